@@ -1,0 +1,30 @@
+# Two entry points: `make demo` and `make test`. Each builds .venv from the
+# project's own files the first time (torch pinned to the local CPU wheel).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DIR ?= build/demo
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml requirements/test.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -r requirements/test.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python scripts/demo.py --out $(DEMO_DIR)
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q tests
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench_dataset.py
+	$(BIN)/python scripts/bench_metric.py
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

@@ -1,0 +1,5 @@
+import sys
+
+from novabench.cli import main
+
+sys.exit(main())

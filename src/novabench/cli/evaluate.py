@@ -1,0 +1,12 @@
+"""`nova evaluate`: placeholder until its module lands (owned by one work stream)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the `evaluate` sub-command (placeholder)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser("evaluate", help="(not yet available)")
+    parser.set_defaults(func=lambda args: parser.error("not implemented yet"))

@@ -1,0 +1,12 @@
+"""`nova export`: placeholder until its module lands (owned by one work stream)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the `export` sub-command (placeholder)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser("export", help="(not yet available)")
+    parser.set_defaults(func=lambda args: parser.error("not implemented yet"))

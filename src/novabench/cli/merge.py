@@ -1,0 +1,12 @@
+"""`nova merge`: placeholder until its module lands (owned by one work stream)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the `merge` sub-command (placeholder)."""
+    parser: argparse.ArgumentParser = subparsers.add_parser("merge", help="(not yet available)")
+    parser.set_defaults(func=lambda args: parser.error("not implemented yet"))
