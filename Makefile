@@ -10,7 +10,6 @@ DEMO_DIR ?= build/demo
 
 $(STAMP): pyproject.toml requirements/test.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -r requirements/test.txt
 	$(BIN)/pip install --quiet --no-deps -e .
