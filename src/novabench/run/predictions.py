@@ -1,0 +1,861 @@
+"""Prediction files: JSON Lines read, validated, aligned to a release, parsed, written and merged.
+
+One JSON object per line. An image line is keyed by ``filename`` and carries the answer to
+localisation and/or captioning, either parsed or raw::
+
+    {"filename": "case0001_001.png", "boxes": [[x, y, w, h], ...], "scores": [...], "caption": "..."}
+    {"filename": "case0001_001.png", "raw_boxes": "...", "raw_caption": "...", "input_size": [w, h]}
+
+A case line is keyed by ``case_id`` and carries the diagnoses::
+
+    {"case_id": "case0001", "diagnoses": ["most likely", "other", ...]}
+    {"case_id": "case0001", "raw_diagnoses": "..."}
+
+Boxes are ``[x, y, width, height]`` in pixels of the original image. Lines written by the
+runner may also carry ``task`` (which task the line answers), ``latency_s``, ``model``,
+``error`` (the item failed; no answer), ``parse_status`` (added by :func:`parse_raw`) and a
+free-form ``meta`` object. Any other key is refused, so a typo such as ``"box"`` cannot
+silently turn into "no prediction".
+
+Each (task, item) may be answered once per file. The one exception makes reruns safe: a line
+that records an ``error`` may be superseded by a later line for the same task and item.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "CASE_TASKS",
+    "IMAGE_TASKS",
+    "TASKS",
+    "PredictionRecord",
+    "PredictionSet",
+    "manifest_path_for",
+    "merge_prediction_files",
+    "parse_raw",
+    "read_manifest",
+    "read_predictions",
+    "write_manifest",
+    "write_predictions",
+]
+
+TASKS: tuple[str, ...] = ("localization", "captioning", "diagnosis")
+IMAGE_TASKS: tuple[str, ...] = ("localization", "captioning")
+CASE_TASKS: tuple[str, ...] = ("diagnosis",)
+
+# Which keys of a line belong to which task; the first key of each group is the raw answer.
+_TASK_FIELDS: dict[str, tuple[str, ...]] = {
+    "localization": ("raw_boxes", "boxes", "scores", "input_size"),
+    "captioning": ("raw_caption", "caption"),
+    "diagnosis": ("raw_diagnoses", "diagnoses"),
+}
+_ANSWER_FIELDS: dict[str, tuple[str, str]] = {  # task -> (parsed answer, raw answer)
+    "localization": ("boxes", "raw_boxes"),
+    "captioning": ("caption", "raw_caption"),
+    "diagnosis": ("diagnoses", "raw_diagnoses"),
+}
+_COMMON_FIELDS = ("task", "latency_s", "model", "error", "parse_status", "meta")
+_IMAGE_KEYS = frozenset(("filename", *_COMMON_FIELDS, *_TASK_FIELDS["localization"], *_TASK_FIELDS["captioning"]))
+_CASE_KEYS = frozenset(("case_id", *_COMMON_FIELDS, *_TASK_FIELDS["diagnosis"]))
+
+
+@dataclass(frozen=True)
+class PredictionRecord:
+    """One task's answer for one item, as read from one line of a predictions file.
+
+    Attributes:
+        task: ``"localization"``, ``"captioning"`` or ``"diagnosis"``.
+        key: the filename (image tasks) or case id (diagnosis).
+        source: the file it came from.
+        line: its 1-based line number in that file.
+        boxes: parsed boxes ``[[x, y, w, h], ...]`` (localisation), or None when not parsed.
+        scores: one confidence per box, or None.
+        caption: parsed caption (captioning), or None.
+        diagnoses: parsed diagnoses, most likely first (diagnosis), or None.
+        raw: the model's raw answer text, or None.
+        input_size: ``(width, height)`` of the image the model saw, when recorded.
+        latency_s: seconds the model took for this item, when recorded.
+        model: the model that answered, when recorded.
+        error: why the item has no answer (the model call failed), or None.
+        parse_status: the parser's verdict on ``raw``, or None when not parsed.
+    """
+
+    task: str
+    key: str
+    source: str
+    line: int
+    boxes: list[list[float]] | None = None
+    scores: list[float] | None = None
+    caption: str | None = None
+    diagnoses: list[str] | None = None
+    raw: str | None = None
+    input_size: tuple[int, int] | None = None
+    latency_s: float | None = None
+    model: str | None = None
+    error: str | None = None
+    parse_status: str | None = None
+
+    @property
+    def is_parsed(self) -> bool:
+        """True when the record holds a parsed answer usable by the metrics."""
+        return {"localization": self.boxes, "captioning": self.caption, "diagnosis": self.diagnoses}[
+            self.task
+        ] is not None
+
+    @property
+    def where(self) -> str:
+        """``"<file>, line N"``, for messages."""
+        return f"{self.source}, line {self.line}"
+
+
+def _release_keys(release: Any) -> tuple[list[str], list[str]]:
+    """Filenames and case ids of a release, in its order (images sorted by filename)."""
+    filenames = [image.filename for image in release.images]
+    case_ids = [case.case_id for case in release.cases()]
+    return filenames, case_ids
+
+
+@dataclass
+class PredictionSet:
+    """The predictions of one file (or several merged), per task, optionally aligned to a release.
+
+    Attributes:
+        source: the file(s) the predictions came from.
+        records: ``{task: {item key: PredictionRecord}}`` in file order.
+        filenames: the release's filenames (release order), or the file's when no release was given.
+        case_ids: the release's case ids, or the file's when no release was given.
+        aligned: True when ``filenames``/``case_ids`` come from a release.
+        superseded: error lines replaced by a later answer for the same task and item.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "pred.jsonl"
+        >>> _ = path.write_text(json.dumps({"filename": "case0001_001.png", "boxes": [[1, 2, 3, 4]]}) + "\\n")
+        >>> predictions = read_predictions(path)
+        >>> predictions.localization()
+        [{'boxes': [[1.0, 2.0, 3.0, 4.0]]}]
+    """
+
+    source: str
+    records: dict[str, dict[str, PredictionRecord]]
+    filenames: list[str]
+    case_ids: list[str]
+    aligned: bool = False
+    superseded: int = 0
+
+    def _keys(self, task: str) -> list[str]:
+        if task not in TASKS:
+            raise NovaInputError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}", field="task")
+        return self.case_ids if task in CASE_TASKS else self.filenames
+
+    @property
+    def missing_images(self) -> list[str]:
+        """Filenames with no line at all (no localisation and no caption answer)."""
+        answered = set(self.records["localization"]) | set(self.records["captioning"])
+        return [name for name in self.filenames if name not in answered]
+
+    @property
+    def missing_cases(self) -> list[str]:
+        """Case ids with no diagnosis line."""
+        return [case_id for case_id in self.case_ids if case_id not in self.records["diagnosis"]]
+
+    def missing(self, task: str) -> list[str]:
+        """Items without a usable answer for ``task``: no line, or a line that records an error.
+
+        Example:
+            >>> PredictionSet("x", {t: {} for t in TASKS}, ["a.png"], [], aligned=True).missing("captioning")
+            ['a.png']
+        """
+        records = self.records[task] if task in self.records else {}
+        return [key for key in self._keys(task) if key not in records or records[key].error is not None]
+
+    def errors(self, task: str) -> dict[str, str]:
+        """``{item: error message}`` of the items of ``task`` whose model call failed."""
+        self._keys(task)
+        return {key: record.error for key, record in self.records[task].items() if record.error is not None}
+
+    def parse_counts(self, task: str) -> dict[str, int]:
+        """How many answers of ``task`` got each parse status (empty when nothing was parsed)."""
+        self._keys(task)
+        counts = Counter(
+            record.parse_status for record in self.records[task].values() if record.parse_status is not None
+        )
+        return dict(sorted(counts.items()))
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per task: items expected, answered, missing, errors and parse-status counts.
+
+        Example:
+            >>> PredictionSet("x", {t: {} for t in TASKS}, ["a.png"], ["case0001"]).summary()["diagnosis"]
+            {'items': 1, 'answered': 0, 'missing': 1, 'errors': 0, 'parse_status': {}}
+        """
+        report: dict[str, dict[str, Any]] = {}
+        for task in TASKS:
+            missing = self.missing(task)
+            report[task] = {
+                "items": len(self._keys(task)),
+                "answered": len(self._keys(task)) - len(missing),
+                "missing": len(missing),
+                "errors": len(self.errors(task)),
+                "parse_status": self.parse_counts(task),
+            }
+        return report
+
+    def _answers(self, task: str) -> Iterator[PredictionRecord | None]:
+        """The record of each item in order (None when missing or failed); refuses unparsed raw."""
+        for key in self._keys(task):
+            record = self.records[task].get(key)
+            if record is None or record.error is not None:
+                yield None
+                continue
+            if not record.is_parsed:
+                raise NovaInputError(
+                    f"holds only the raw {task} answer; parse it first with "
+                    "novabench.run.predictions.parse_raw(...) or `nova parse`",
+                    source=record.source,
+                    record=f"line {record.line} ({key})",
+                    field=_ANSWER_FIELDS[task][1],
+                )
+            yield record
+
+    def localization(self) -> list[dict[str, list]]:
+        """One ``{"boxes": [...], "scores"?: [...]}`` per image, in order; missing images get no box.
+
+        A missing prediction counts as "the model found nothing", the same as ``no target``.
+        """
+        predictions: list[dict[str, list]] = []
+        for record in self._answers("localization"):
+            if record is None:
+                predictions.append({"boxes": []})
+                continue
+            prediction: dict[str, list] = {"boxes": [list(box) for box in record.boxes or []]}
+            if record.scores is not None:
+                prediction["scores"] = list(record.scores)
+            predictions.append(prediction)
+        return predictions
+
+    def captions(self) -> list[str]:
+        """One caption per image, in order; missing images get the empty caption."""
+        return ["" if record is None else str(record.caption) for record in self._answers("captioning")]
+
+    def diagnoses(self) -> list[list[str]]:
+        """One list of diagnoses (most likely first) per case, in order; missing cases get ``[]``."""
+        return [[] if record is None else list(record.diagnoses or []) for record in self._answers("diagnosis")]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class _LineChecker:
+    """Validates the fields of one parsed line; every complaint names file, line and field."""
+
+    def __init__(self, source: str, line: int, key: str | None) -> None:
+        self.source = source
+        self.record = f"line {line}" + (f" ({key})" if key else "")
+
+    def fail(self, message: str, field_name: str | None = None) -> NovaInputError:
+        return NovaInputError(message, source=self.source, record=self.record, field=field_name)
+
+    def string(self, value: Any, name: str, *, allow_empty: bool = True) -> str:
+        if not isinstance(value, str):
+            raise self.fail(f"must be a string, got {type(value).__name__}", name)
+        if not allow_empty and not value.strip():
+            raise self.fail("must not be empty", name)
+        return value
+
+    def finite(self, value: Any, name: str) -> float:
+        if not _is_number(value):
+            raise self.fail(f"must be a number, got {type(value).__name__} {value!r}", name)
+        if not math.isfinite(value):
+            raise self.fail(f"must be a finite number, got {value!r}", name)
+        return float(value)
+
+    def boxes(self, value: Any) -> list[list[float]]:
+        if not isinstance(value, list):
+            raise self.fail(f"must be a list of [x, y, width, height], got {type(value).__name__}", "boxes")
+        boxes = []
+        for index, box in enumerate(value):
+            name = f"boxes[{index}]"
+            if not isinstance(box, list) or len(box) != 4:
+                raise self.fail(f"must be [x, y, width, height], got {box!r}", name)
+            x, y, width, height = (self.finite(v, f"{name}[{i}]") for i, v in enumerate(box))
+            if width < 0 or height < 0:
+                raise self.fail(f"width and height must not be negative, got {box!r}", name)
+            boxes.append([x, y, width, height])
+        return boxes
+
+    def scores(self, value: Any, n_boxes: int | None) -> list[float]:
+        if not isinstance(value, list):
+            raise self.fail(f"must be a list of numbers, got {type(value).__name__}", "scores")
+        scores = [self.finite(v, f"scores[{i}]") for i, v in enumerate(value)]
+        if n_boxes is None:
+            raise self.fail("scores given without boxes", "scores")
+        if len(scores) != n_boxes:
+            raise self.fail(f"{len(scores)} scores for {n_boxes} boxes; give one score per box", "scores")
+        return scores
+
+    def diagnoses(self, value: Any) -> list[str]:
+        if not isinstance(value, list):
+            raise self.fail(f"must be a list of strings, got {type(value).__name__}", "diagnoses")
+        return [self.string(v, f"diagnoses[{i}]") for i, v in enumerate(value)]
+
+    def input_size(self, value: Any) -> tuple[int, int]:
+        if (
+            not isinstance(value, list)
+            or len(value) != 2
+            or not all(_is_number(v) and math.isfinite(v) and v > 0 and float(v).is_integer() for v in value)
+        ):
+            raise self.fail(f"must be [width, height] in whole positive pixels, got {value!r}", "input_size")
+        return int(value[0]), int(value[1])
+
+
+def _line_records(
+    payload: Any, source: str, line: int, filenames: set[str] | None, case_ids: set[str] | None
+) -> list[PredictionRecord]:
+    """Validate one decoded line and split it into one record per task it answers."""
+    if not isinstance(payload, dict):
+        raise NovaInputError(
+            f"must be a JSON object, got {type(payload).__name__}", source=source, record=f"line {line}"
+        )
+    has_filename, has_case = "filename" in payload, "case_id" in payload
+    if has_filename == has_case:
+        raise NovaInputError(
+            "needs exactly one of 'filename' (image tasks) or 'case_id' (diagnosis)",
+            source=source,
+            record=f"line {line}",
+            field="filename" if has_filename else "case_id",
+        )
+    key_field = "filename" if has_filename else "case_id"
+    check = _LineChecker(source, line, None)
+    key = check.string(payload[key_field], key_field, allow_empty=False)
+    check = _LineChecker(source, line, key)
+    known = filenames if has_filename else case_ids
+    if known is not None and key not in known:
+        kind = "filename" if has_filename else "case id"
+        raise check.fail(f"unknown {kind} {key!r}: not in the release", key_field)
+    allowed = _IMAGE_KEYS if has_filename else _CASE_KEYS
+    unknown = sorted(set(payload) - allowed)
+    if unknown:
+        raise check.fail(
+            f"unknown key(s) {', '.join(map(repr, unknown))} on a {key_field} line; allowed: "
+            + ", ".join(sorted(allowed)),
+            unknown[0],
+        )
+    line_tasks = IMAGE_TASKS if has_filename else CASE_TASKS
+
+    # Common fields.
+    task = payload.get("task")
+    if task is not None:
+        check.string(task, "task")
+        if task not in line_tasks:
+            raise check.fail(f"{task!r} is not a task of a {key_field} line; expected one of {line_tasks}", "task")
+    latency = payload.get("latency_s")
+    if latency is not None:
+        latency = check.finite(latency, "latency_s")
+        if latency < 0:
+            raise check.fail(f"must not be negative, got {latency}", "latency_s")
+    model = check.string(payload["model"], "model") if payload.get("model") is not None else None
+    error = check.string(payload["error"], "error") if payload.get("error") is not None else None
+    meta = payload.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        raise check.fail(f"must be an object, got {type(meta).__name__}", "meta")
+    status = payload.get("parse_status")
+    if status is not None and not isinstance(status, (str, dict)):
+        raise check.fail("must be a string or an object {task: status}", "parse_status")
+    if isinstance(status, dict):
+        for status_task, value in status.items():
+            if status_task not in line_tasks:
+                raise check.fail(f"unknown task {status_task!r}", f"parse_status.{status_task}")
+            check.string(value, f"parse_status.{status_task}")
+
+    tasks_here = [t for t in line_tasks if any(payload.get(name) is not None for name in _TASK_FIELDS[t])]
+    if task is not None:
+        stray = [t for t in tasks_here if t != task]
+        if stray:
+            raise check.fail(f"line says task {task!r} but carries {stray[0]} fields", _TASK_FIELDS[stray[0]][0])
+        tasks_here = [task]
+    if not tasks_here:
+        if error is not None:
+            raise check.fail("an error line must say which task failed", "task")
+        raise check.fail(
+            "carries no prediction: expected one of " + ", ".join(n for t in line_tasks for n in _TASK_FIELDS[t]),
+            key_field,
+        )
+
+    records: list[PredictionRecord] = []
+    for current in tasks_here:
+        values: dict[str, Any] = {}
+        if current == "localization":
+            if payload.get("boxes") is not None:
+                values["boxes"] = check.boxes(payload["boxes"])
+            if payload.get("scores") is not None:
+                values["scores"] = check.scores(payload["scores"], len(values["boxes"]) if "boxes" in values else None)
+            if payload.get("input_size") is not None:
+                values["input_size"] = check.input_size(payload["input_size"])
+        elif current == "captioning" and payload.get("caption") is not None:
+            values["caption"] = check.string(payload["caption"], "caption")
+        elif current == "diagnosis" and payload.get("diagnoses") is not None:
+            values["diagnoses"] = check.diagnoses(payload["diagnoses"])
+        raw_field = _ANSWER_FIELDS[current][1]
+        raw = check.string(payload[raw_field], raw_field) if payload.get(raw_field) is not None else None
+        parsed_field = _ANSWER_FIELDS[current][0]
+        if error is None and raw is None and parsed_field not in values:
+            raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
+        task_status = status.get(current) if isinstance(status, dict) else status
+        records.append(
+            PredictionRecord(
+                task=current,
+                key=key,
+                source=source,
+                line=line,
+                raw=raw,
+                latency_s=latency,
+                model=model,
+                error=error,
+                parse_status=task_status,
+                **values,
+            )
+        )
+    return records
+
+
+def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, decoded object)`` of every non-blank line; broken JSON raises."""
+    source = str(path)
+    with path.open("r", encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                yield number, json.loads(text)
+            except json.JSONDecodeError as error:
+                hint = ""
+                if not text.endswith("\n"):
+                    hint = " (the last line is cut off, as after an interrupted run; `nova run` repairs it on resume)"
+                raise NovaInputError(
+                    f"not valid JSON: {error.msg} at column {error.colno}{hint}", source=source, record=f"line {number}"
+                ) from None
+
+
+def _add_record(
+    records: dict[str, dict[str, PredictionRecord]], record: PredictionRecord
+) -> bool:
+    """Insert ``record``; True when it superseded an error line. Duplicates raise."""
+    previous = records[record.task].get(record.key)
+    if previous is not None:
+        if previous.error is None:
+            raise NovaInputError(
+                f"duplicate {record.task} prediction for {record.key!r}: already given at {previous.where}",
+                source=record.source,
+                record=f"line {record.line} ({record.key})",
+                field="filename" if record.task in IMAGE_TASKS else "case_id",
+            )
+        del records[record.task][record.key]  # keep file order: the answer sits where it was written
+    records[record.task][record.key] = record
+    return previous is not None
+
+
+def read_predictions(path: str | os.PathLike, release: Any = None) -> PredictionSet:
+    """Read and validate a predictions JSONL file.
+
+    Args:
+        path: the ``.jsonl`` file.
+        release: a ``NovaRelease`` (or anything with ``.images`` and ``.cases()``). When
+            given, unknown filenames/case ids are errors and the predictions are aligned to
+            the release order, with the items lacking a prediction listed as missing.
+
+    Returns:
+        A :class:`PredictionSet`.
+
+    Raises:
+        NovaInputError: broken JSON, unknown or duplicate item, wrong type, NaN or a negative
+            size, unknown key; the message names the file, line number and field.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "pred.jsonl"
+        >>> _ = path.write_text('{"case_id": "case0001", "diagnoses": ["glioma"]}\\n{"case_id": "case0001"}\\n')
+        >>> read_predictions(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...pred.jsonl, line 2 (case0001), field 'case_id': carries no prediction: ...
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise NovaInputError("no such predictions file", source=str(path))
+    filenames = case_ids = None
+    if release is not None:
+        release_filenames, release_case_ids = _release_keys(release)
+        filenames, case_ids = set(release_filenames), set(release_case_ids)
+    records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
+    superseded = 0
+    for number, payload in _iter_json_lines(path):
+        for record in _line_records(payload, str(path), number, filenames, case_ids):
+            superseded += _add_record(records, record)
+    if release is not None:
+        order_images, order_cases, aligned = release_filenames, release_case_ids, True
+    else:
+        order_images = list(dict.fromkeys([*records["localization"], *records["captioning"]]))
+        order_cases, aligned = list(records["diagnosis"]), False
+    return PredictionSet(str(path), records, order_images, order_cases, aligned, superseded)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _record_payload(record: PredictionRecord) -> dict[str, Any]:
+    """The JSON object of one record (one task per line, so lines stay independent)."""
+    payload: dict[str, Any] = {"case_id" if record.task in CASE_TASKS else "filename": record.key}
+    payload["task"] = record.task
+    parsed_field, raw_field = _ANSWER_FIELDS[record.task]
+    value = getattr(record, parsed_field)
+    if value is not None:
+        payload[parsed_field] = value
+    if record.task == "localization" and record.scores is not None:
+        payload["scores"] = record.scores
+    if record.raw is not None:
+        payload[raw_field] = record.raw
+    if record.input_size is not None:
+        payload["input_size"] = list(record.input_size)
+    for name in ("parse_status", "latency_s", "model", "error"):
+        if getattr(record, name) is not None:
+            payload[name] = getattr(record, name)
+    return payload
+
+
+def _dump(payload: Mapping[str, Any]) -> str:
+    # allow_nan=False: a NaN must never reach a file that the reader would then refuse.
+    return json.dumps(payload, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_predictions(
+    path: str | os.PathLike, predictions: PredictionSet | Iterable[Mapping[str, Any]]
+) -> int:
+    """Append predictions to a JSONL file, one line each, flushed line by line.
+
+    Args:
+        path: the ``.jsonl`` file; created when absent, appended to otherwise (nothing
+            already written is ever rewritten).
+        predictions: a :class:`PredictionSet` (written one task per line) or plain line
+            objects such as ``{"filename": ..., "boxes": [...]}``.
+
+    Returns:
+        The number of lines written.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "pred.jsonl"
+        >>> write_predictions(path, [{"filename": "case0001_001.png", "caption": "Axial FLAIR."}])
+        1
+        >>> read_predictions(path).captions()
+        ['Axial FLAIR.']
+    """
+    path = Path(path)
+    if isinstance(predictions, PredictionSet):
+        items: Iterable[Mapping[str, Any]] = (
+            _record_payload(record) for task in TASKS for record in predictions.records[task].values()
+        )
+    else:
+        items = predictions
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = _count_lines(path)
+    written = 0
+    with path.open("a", encoding="utf-8") as handle:
+        for payload in items:
+            line += 1
+            # Refuse a bad line before it reaches the file, naming the line it would have been.
+            _line_records(payload, str(path), line, None, None)
+            _append_line(handle, payload)
+            written += 1
+    return written
+
+
+def _count_lines(path: Path) -> int:
+    """Number of complete lines already in ``path`` (0 when it does not exist)."""
+    if not path.exists():
+        return 0
+    with path.open("rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
+def _append_line(handle: TextIO, payload: Mapping[str, Any]) -> None:
+    """Write one line and push it to the OS, so a crash loses at most the line being written."""
+    handle.write(_dump(payload))
+    handle.flush()
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def parse_raw(
+    predictions: PredictionSet, release: Any, *, box_convention: str = "auto"
+) -> PredictionSet:
+    """Parse every raw answer into boxes, captions and diagnoses; counts land in ``parse_status``.
+
+    Records that already hold a parsed answer are kept as they are. Localisation answers are
+    rescaled to pixels of the original image, using the size of the image the model saw
+    (``input_size``) when the answer is in absolute pixels of that input.
+
+    Args:
+        predictions: a set read with :func:`read_predictions`.
+        release: the release the predictions answer (image sizes come from it).
+        box_convention: passed to ``parse_localization(convention=...)``.
+
+    Returns:
+        A new :class:`PredictionSet` aligned to the release; ``parse_counts(task)`` gives the
+        parse statistics.
+
+    Example:
+        >>> import json, tempfile, pathlib, types
+        >>> image = types.SimpleNamespace(filename="case0001_001.png", case_id="case0001", width=480, height=480)
+        >>> release = types.SimpleNamespace(images=[image], cases=lambda: [])
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
+        >>> _ = path.write_text(json.dumps({"filename": "case0001_001.png", "raw_caption": "Axial T2."}) + "\\n")
+        >>> parsed = parse_raw(read_predictions(path, release), release)
+        >>> parsed.captions(), parsed.parse_counts("captioning")
+        (['Axial T2.'], {'ok': 1})
+    """
+    from novabench.run import parsers
+
+    sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
+    aligned = predictions if predictions.aligned else _realign(predictions, release)
+    records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
+    for task in TASKS:
+        for key, record in aligned.records[task].items():
+            if record.error is not None or record.raw is None or record.is_parsed:
+                records[task][key] = record
+                continue
+            if task == "localization":
+                parsed = parsers.parse_localization(
+                    record.raw, image_size=sizes[key], input_size=record.input_size, convention=box_convention
+                )
+                boxes = [[float(v) for v in box] for box in parsed.boxes]
+                records[task][key] = replace(record, boxes=boxes, parse_status=_status_text(parsed.status))
+            elif task == "captioning":
+                parsed = parsers.parse_caption(record.raw)
+                caption = parsed.caption or ""
+                records[task][key] = replace(record, caption=caption, parse_status=_status_text(parsed.status))
+            else:
+                parsed = parsers.parse_diagnoses(record.raw)
+                diagnoses = [str(d) for d in parsed.diagnoses or []]
+                records[task][key] = replace(record, diagnoses=diagnoses, parse_status=_status_text(parsed.status))
+    return replace(aligned, records=records)
+
+
+def _status_text(status: Any) -> str:
+    """A parser status as plain text (enums contribute their value)."""
+    return str(getattr(status, "value", status))
+
+
+def _realign(predictions: PredictionSet, release: Any) -> PredictionSet:
+    """Align a set read without a release, checking every key belongs to it."""
+    filenames, case_ids = _release_keys(release)
+    known = {task: set(case_ids if task in CASE_TASKS else filenames) for task in TASKS}
+    for task in TASKS:
+        for key, record in predictions.records[task].items():
+            if key not in known[task]:
+                raise NovaInputError(
+                    f"unknown {'case id' if task in CASE_TASKS else 'filename'} {key!r}: not in the release",
+                    source=record.source,
+                    record=f"line {record.line}",
+                    field="case_id" if task in CASE_TASKS else "filename",
+                )
+    return replace(predictions, filenames=filenames, case_ids=case_ids, aligned=True)
+
+
+# --------------------------------------------------------------------------- manifests and merging
+
+# Manifest keys that legitimately differ between the shards of one run.
+SHARD_SPECIFIC_KEYS = frozenset(("shard", "counts", "created_at", "updated_at", "status", "elapsed_s", "host"))
+
+
+def manifest_path_for(predictions_path: str | os.PathLike) -> Path:
+    """The manifest that travels with a predictions file: ``<file>.manifest.json``.
+
+    Example:
+        >>> manifest_path_for("runs/qwen.jsonl").name
+        'qwen.jsonl.manifest.json'
+    """
+    path = Path(predictions_path)
+    return path.with_name(path.name + ".manifest.json")
+
+
+def read_manifest(predictions_path: str | os.PathLike) -> dict[str, Any] | None:
+    """The manifest of a predictions file, or None when it has none.
+
+    Example:
+        >>> read_manifest("/nonexistent/pred.jsonl") is None
+        True
+    """
+    path = manifest_path_for(predictions_path)
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise NovaInputError(f"not valid JSON: {error.msg}", source=str(path), record=f"line {error.lineno}") from None
+    if not isinstance(manifest, dict):
+        raise NovaInputError("a manifest must be a JSON object", source=str(path))
+    return manifest
+
+
+def write_manifest(predictions_path: str | os.PathLike, manifest: Mapping[str, Any]) -> Path:
+    """Write the manifest of a predictions file atomically (temporary file, then rename).
+
+    A reader never sees a half-written manifest, even if the process dies mid-write.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> target = pathlib.Path(tempfile.mkdtemp()) / "pred.jsonl"
+        >>> write_manifest(target, {"model": "tiny"}).name
+        'pred.jsonl.manifest.json'
+        >>> read_manifest(target)
+        {'model': 'tiny'}
+    """
+    path = manifest_path_for(predictions_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(manifest, handle, indent=2, ensure_ascii=False, allow_nan=False, default=str)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _comparable(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in manifest.items() if key not in SHARD_SPECIFIC_KEYS}
+
+
+def merge_prediction_files(
+    paths: Sequence[str | os.PathLike], out: str | os.PathLike, *, release: Any = None, overwrite: bool = False
+) -> PredictionSet:
+    """Join the outputs of sharded runs into one predictions file (and one manifest).
+
+    Every line is copied as written. The same task and item in two files is an error naming
+    both files and lines; so are shard manifests that differ in anything but the shard's own
+    fields (shard index, counts, dates), since that would mix two configurations in one score.
+
+    Args:
+        paths: the shard files, e.g. ``pred.shard0.jsonl pred.shard1.jsonl``.
+        out: the merged file; written atomically, never over an existing file unless
+            ``overwrite``.
+        release: optional release to validate item names against.
+        overwrite: replace ``out`` when it exists.
+
+    Returns:
+        The merged :class:`PredictionSet`.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "a.jsonl").write_text('{"case_id": "case0001", "diagnoses": ["glioma"]}\\n')
+        >>> _ = (folder / "b.jsonl").write_text('{"case_id": "case0002", "diagnoses": ["abscess"]}\\n')
+        >>> merged = merge_prediction_files([folder / "a.jsonl", folder / "b.jsonl"], folder / "all.jsonl")
+        >>> merged.case_ids, merged.diagnoses()
+        (['case0001', 'case0002'], [['glioma'], ['abscess']])
+    """
+    if not paths:
+        raise NovaInputError("nothing to merge: give at least one predictions file", field="paths")
+    out = Path(out)
+    resolved = [Path(p) for p in paths]
+    if out.exists() and not overwrite:
+        raise NovaInputError("exists already; choose another output or allow overwriting", source=str(out))
+    if out.resolve() in {p.resolve() for p in resolved}:
+        raise NovaInputError("the output must not be one of the inputs", source=str(out))
+
+    manifests = [read_manifest(p) for p in resolved]
+    with_manifest = [p for p, m in zip(resolved, manifests) if m is not None]
+    if with_manifest and len(with_manifest) != len(resolved):
+        lacking = next(p for p, m in zip(resolved, manifests) if m is None)
+        raise NovaInputError(
+            f"has no manifest while {with_manifest[0]} has one; cannot tell whether they come from one run",
+            source=str(lacking),
+        )
+    if with_manifest:
+        reference = _comparable(manifests[0])
+        for p, manifest in zip(resolved[1:], manifests[1:]):
+            candidate = _comparable(manifest)
+            differing = sorted(k for k in set(reference) | set(candidate) if reference.get(k) != candidate.get(k))
+            if differing:
+                raise NovaInputError(
+                    f"its run differs from {resolved[0]}'s in {', '.join(differing)}; only shard fields may differ",
+                    source=str(manifest_path_for(p)),
+                    field=differing[0],
+                )
+
+    filenames = case_ids = None
+    if release is not None:
+        release_filenames, release_case_ids = _release_keys(release)
+        filenames, case_ids = set(release_filenames), set(release_case_ids)
+    records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
+    superseded = 0
+    lines: list[Any] = []
+    for p in resolved:
+        if not p.is_file():
+            raise NovaInputError("no such predictions file", source=str(p))
+        for number, payload in _iter_json_lines(p):
+            for record in _line_records(payload, str(p), number, filenames, case_ids):
+                superseded += _add_record(records, record)
+            lines.append(payload)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            for payload in lines:
+                handle.write(_dump(payload))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    if with_manifest:
+        merged = dict(manifests[0])
+        merged["shard"] = None
+        merged["merged_from"] = [
+            {"path": str(p), "shard": m.get("shard"), "counts": m.get("counts")} for p, m in zip(resolved, manifests)
+        ]
+        merged["counts"] = _sum_counts([m.get("counts") for m in manifests])
+        write_manifest(out, merged)
+
+    if release is not None:
+        order_images, order_cases, aligned = release_filenames, release_case_ids, True
+    else:
+        order_images = sorted({*records["localization"], *records["captioning"]})
+        order_cases, aligned = sorted(records["diagnosis"]), False
+    return PredictionSet(str(out), records, order_images, order_cases, aligned, superseded)
+
+
+def _sum_counts(all_counts: Sequence[Any]) -> dict[str, dict[str, int]]:
+    """Add per-task integer counters of several shard manifests."""
+    total: dict[str, Counter] = {}
+    for counts in all_counts:
+        if not isinstance(counts, dict):
+            continue
+        for task, numbers in counts.items():
+            if isinstance(numbers, dict):
+                bucket = total.setdefault(task, Counter())
+                bucket.update({k: v for k, v in numbers.items() if _is_number(v)})
+    return {task: dict(bucket) for task, bucket in total.items()}
