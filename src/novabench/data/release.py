@@ -22,6 +22,9 @@ non-positive size, they are an error.
 from __future__ import annotations
 
 import csv
+import dataclasses
+import hashlib
+import json
 import math
 import re
 from collections import Counter
@@ -226,6 +229,24 @@ class NovaRelease:
     def raters(self) -> tuple[str, ...]:
         """Names of the individual raters seen in the boxes, sorted."""
         return tuple(sorted({entry["rater"] for image in self.images for entry in image.rater_boxes}))
+
+    def fingerprint(self) -> str:
+        """A digest of the release content (records and image bytes), not of its location.
+
+        Two copies of the same release share it; any change of text, box or pixel changes
+        it. The builder keys its cache on it, so an edited release is never served stale.
+
+        Example:
+            >>> NovaRelease(root=Path("."), layout="v1", images=[]).fingerprint()[:8]
+            '4f53cda1'
+        """
+        digest = hashlib.sha256()
+        for image in self.images:
+            fields = {k: v for k, v in dataclasses.asdict(image).items() if k != "image_path"}
+            digest.update(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+            digest.update(hashlib.sha256(image.image_path.read_bytes()).digest())
+        digest.update(json.dumps(list(self.extra_meta_keys)).encode("utf-8"))
+        return digest.hexdigest()[:16]
 
     def summary(self) -> dict[str, Any]:
         """Counts that describe the release, JSON-ready (``nova info`` prints them).

@@ -1,0 +1,225 @@
+"""NOVA as a Hugging Face ``datasets`` dataset: ``NovaBuilder`` and ``load_nova``.
+
+NOVA is an evaluation-only benchmark: about 900 brain MRI images of 281 rare pathologies
+with captions, clinical histories, final diagnoses and expert boxes (Eurorad teaching
+cases). It must never be used to train or fine-tune a model.
+
+- Paper: "NOVA: A Benchmark for Anomaly Localization and Clinical Reasoning in Brain MRI",
+  NeurIPS 2025 Datasets and Benchmarks track, arXiv 2505.14064.
+- Homepage: https://huggingface.co/datasets/c-i-ber/Nova
+- License of the data: CC BY-NC-SA 4.0.
+
+Loading scripts are gone from ``datasets`` (>= 4), so the builder is used as a class:
+``NovaBuilder(config_name="cases", data_dir=RELEASE).download_and_prepare()``; or simply
+``load_nova(RELEASE)``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import datasets
+import yaml
+
+from novabench.data.release import (
+    NovaRelease,
+    _front_matter,
+    detect_layout,
+    iter_case_rows,
+    iter_image_rows,
+    read_release,
+)
+from novabench.data.schema import case_features, image_features
+from novabench.errors import NovaInputError
+
+__all__ = ["CITATION", "CONFIG_NAMES", "HOMEPAGE", "LICENSE", "NovaBuilder", "load_nova"]
+
+HOMEPAGE = "https://huggingface.co/datasets/c-i-ber/Nova"
+LICENSE = "cc-by-nc-sa-4.0"
+CONFIG_NAMES = ("images", "cases")
+CITATION = """\
+@inproceedings{bercea2025nova,
+  title     = {{NOVA}: A Benchmark for Anomaly Localization and Clinical Reasoning in Brain {MRI}},
+  author    = {Bercea, Cosmin I. and others},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS), Datasets and Benchmarks Track},
+  year      = {2025},
+  eprint    = {2505.14064},
+  archivePrefix = {arXiv},
+}
+"""
+DESCRIPTION = (
+    "NOVA: an evaluation-only benchmark of brain MRI images of rare pathologies for anomaly "
+    "localisation, captioning and diagnostic reasoning. Never train on it."
+)
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+class NovaBuilder(datasets.GeneratorBasedBuilder):
+    """Builds NOVA from a local release folder (official v1 or legacy layout).
+
+    Configurations: ``images`` (default, one row per image) and ``cases`` (one row per
+    case, images in scan order); one split, ``test``. The release is read and validated
+    when the builder is created (``novabench.data.release.read_release``); its extra meta
+    keys become extra string columns. Images are embedded as PNG bytes, so the prepared
+    cache keeps working after the release folder moves; the cache is keyed on the release
+    content (``NovaRelease.fingerprint``), so an edited release is rebuilt, never served stale.
+
+    Evaluation only: NOVA must not be used for training. License CC BY-NC-SA 4.0.
+    Cite arXiv 2505.14064 (``CITATION``).
+
+    Example:
+        >>> import sys, tempfile
+        >>> sys.path.insert(0, "tests")
+        >>> from release_factory import write_v1_release
+        >>> release = write_v1_release(tempfile.mkdtemp(), image_size=(64, 64))
+        >>> builder = NovaBuilder(config_name="cases", data_dir=str(release), cache_dir=tempfile.mkdtemp())
+        >>> builder.download_and_prepare()
+        >>> builder.as_dataset(split="test")["filenames"][1]
+        ['case0002_001.png', 'case0002_002.png']
+    """
+
+    VERSION = datasets.Version("1.0.0")
+    BUILDER_CONFIGS = [
+        datasets.BuilderConfig(name="images", version=VERSION, description="One row per image."),
+        datasets.BuilderConfig(name="cases", version=VERSION, description="One row per case, images in order."),
+    ]
+    DEFAULT_CONFIG_NAME = "images"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        data_dir = kwargs.get("data_dir")
+        if data_dir is None:
+            raise NovaInputError(
+                "NovaBuilder needs the release folder: NovaBuilder(data_dir='/path/to/Nova')",
+                source="NovaBuilder",
+                field="data_dir",
+            )
+        config_name = kwargs.get("config_name") or (args[2] if len(args) > 2 else None)
+        if config_name is not None and config_name not in CONFIG_NAMES:
+            raise NovaInputError(
+                f"unknown configuration {config_name!r}; choose one of {', '.join(CONFIG_NAMES)}",
+                source="NovaBuilder",
+                field="config_name",
+            )
+        self.release: NovaRelease = read_release(data_dir)
+        kwargs["data_dir"] = str(self.release.root)
+        kwargs.setdefault("dataset_name", "nova")
+        kwargs.setdefault("hash", self.release.fingerprint())
+        super().__init__(*args, **kwargs)
+
+    def _info(self) -> datasets.DatasetInfo:
+        extra = self.release.extra_meta_keys
+        features = case_features(extra) if self.config.name == "cases" else image_features(extra)
+        return datasets.DatasetInfo(
+            description=DESCRIPTION,
+            features=features,
+            homepage=HOMEPAGE,
+            license=LICENSE,
+            citation=CITATION,
+        )
+
+    def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
+        return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={})]
+
+    def _generate_examples(self) -> Any:
+        if self.config.name == "cases":
+            for row in iter_case_rows(self.release):
+                yield row["case_id"], row
+        else:
+            for row in iter_image_rows(self.release, embed_images=True):
+                yield row["filename"], row
+
+
+def _export_config_names(folder: Path) -> list[str]:
+    header = yaml.safe_load(_front_matter(folder / "README.md")) or {}
+    return [entry.get("config_name", "default") for entry in header.get("configs", []) if isinstance(entry, dict)]
+
+
+def _download(repo_id: str) -> Path:
+    """A local snapshot of a Hub dataset repository, or a NovaInputError saying what to do."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, RepositoryNotFoundError
+
+    how = (
+        "download the release once (e.g. `hf download c-i-ber/Nova --repo-type dataset "
+        "--local-dir /path/to/Nova`) and point at the folder: load_nova('/path/to/Nova')"
+    )
+    try:
+        return Path(snapshot_download(repo_id, repo_type="dataset"))
+    except RepositoryNotFoundError as error:
+        raise NovaInputError(f"no such dataset on the Hub (or no access); {how}", source=repo_id) from error
+    except (OfflineModeIsEnabled, OSError, HfHubHTTPError) as error:
+        offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+        reason = "HF_HUB_OFFLINE is set" if offline else "the Hub is unreachable"
+        raise NovaInputError(
+            f"cannot fetch the dataset from the Hub ({reason}) and it is not in the local cache; {how}",
+            source=repo_id,
+        ) from error
+
+
+def load_nova(
+    source: str | os.PathLike[str],
+    config: str = "images",
+    split: str | None = "test",
+    *,
+    streaming: bool = False,
+    cache_dir: str | None = None,
+) -> Any:
+    """Load NOVA as a ``datasets`` dataset from a release folder, an export or the Hub.
+
+    Args:
+        source: a local release folder (official v1 or legacy layout), a folder written by
+            ``nova export``, or a Hub dataset id ``owner/name`` (downloaded with
+            ``huggingface_hub.snapshot_download`` and then read the same way).
+        config: ``"images"`` (one row per image) or ``"cases"`` (one row per case).
+        split: ``"test"`` (the only split); None returns the ``DatasetDict``.
+        streaming: return an ``IterableDataset`` that reads rows lazily.
+        cache_dir: where prepared Arrow files go (default: the ``datasets`` cache).
+
+    Returns:
+        A ``Dataset`` (or ``IterableDataset`` when streaming; a dict of them when
+        ``split`` is None). Rows match ``novabench.data.schema``.
+
+    Raises:
+        NovaInputError: unknown configuration, not a NOVA folder, or a Hub id that cannot
+            be fetched (offline: the message says how to use a local copy).
+
+    Example:
+        >>> import sys, tempfile
+        >>> sys.path.insert(0, "tests")
+        >>> from release_factory import write_legacy_release
+        >>> folder = write_legacy_release(tempfile.mkdtemp(), image_size=(64, 64))
+        >>> test = load_nova(folder, cache_dir=tempfile.mkdtemp())
+        >>> test.num_rows, test[0]["filename"], test[0]["image"].size
+        (6, 'case0001_001.png', (64, 64))
+    """
+    if config not in CONFIG_NAMES:
+        raise NovaInputError(
+            f"unknown configuration {config!r}; choose one of {', '.join(CONFIG_NAMES)}",
+            source="load_nova",
+            field="config",
+        )
+    text = os.fspath(source)
+    folder = Path(text).expanduser()
+    if not folder.exists():
+        if not _HUB_ID.match(text):
+            raise NovaInputError(
+                "neither an existing folder nor a Hub dataset id of the form owner/name", source=text
+            )
+        folder = _download(text)
+    if detect_layout(folder) == "export":
+        available = _export_config_names(folder)
+        if config not in available:
+            raise NovaInputError(
+                f"configuration {config!r} is not in this export (it has: {', '.join(available) or 'none'})",
+                source=str(folder / "README.md"),
+                field="configs",
+            )
+        return datasets.load_dataset(str(folder), config, split=split, streaming=streaming, cache_dir=cache_dir)
+    builder = NovaBuilder(config_name=config, data_dir=str(folder), cache_dir=cache_dir)
+    if streaming:
+        return builder.as_streaming_dataset(split=split)
+    builder.download_and_prepare()
+    return builder.as_dataset(split=split)
