@@ -1,0 +1,508 @@
+"""Overlap metrics for captions: BLEU-4, ROUGE-L and METEOR, with their tokenisers.
+
+BLEU-4 and ROUGE-L are implemented here (not called through their libraries) so
+that each caption pair is reduced once to a few numbers -- its *sufficient
+statistics* -- and any resample of pairs (a bootstrap) is re-scored from those
+numbers without tokenising again. The implementations are checked for parity
+with the reference libraries in ``tests/metrics/test_text_parity.py``:
+
+- :func:`corpus_bleu` equals ``sacrebleu.corpus_bleu(hyps, [refs]).score / 100``
+  (sacrebleu 2.6 defaults: ``13a`` tokeniser, case-sensitive, ``exp``
+  smoothing, brevity penalty, one reference per hypothesis).
+- :func:`rouge_l_f1` equals ``RougeScorer(["rougeL"], use_stemmer=...)``'s
+  F-measure from ``rouge_score`` (its default tokeniser).
+- :func:`meteor` *calls* nltk's ``meteor_score`` per pair on the tokens of
+  :func:`tokenize_meteor`; with the WordNet corpus installed it runs nltk's
+  full exact + stem + synonym matching, otherwise exact + Porter-stem matching
+  only (see :func:`meteor_variant`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+__all__ = [
+    "BLEU_MAX_ORDER",
+    "bleu_from_statistics",
+    "bleu_statistics",
+    "corpus_bleu",
+    "lcs_length",
+    "meteor",
+    "meteor_scores",
+    "meteor_variant",
+    "rouge_l_f1",
+    "rouge_l_scores",
+    "tokenize_13a",
+    "tokenize_meteor",
+    "tokenize_rouge",
+]
+
+BLEU_MAX_ORDER = 4
+
+# --------------------------------------------------------------------------- #
+# Tokenisers
+# --------------------------------------------------------------------------- #
+
+# mteval-v13a splits off every ASCII symbol except apostrophe, hyphen, period
+# and comma; those three follow context rules below.
+_13A_SYMBOLS = "!\"#$%&()*+/:;<=>?@[\\]^_`{|}~"
+_13A_SPLIT_SYMBOLS = str.maketrans({symbol: f" {symbol} " for symbol in _13A_SYMBOLS})
+# The three context rules of mteval-v13a, applied in this order with
+# consuming (not look-around) matches as the Perl original does, so runs such
+# as "a.,b" split the same way: a period or comma after a non-digit, a period
+# or comma before a non-digit, a hyphen after a digit. re.ASCII: mteval's
+# digits are 0-9 only.
+_13A_CONTEXT_RULES = (
+    (re.compile(r"(\D)([.,])", re.ASCII), r"\1 \2 "),
+    (re.compile(r"([.,])(\D)", re.ASCII), r" \1 \2"),
+    (re.compile(r"(\d)(-)", re.ASCII), r"\1 \2 "),
+)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def tokenize_13a(text: str) -> tuple[str, ...]:
+    """Tokenise like sacrebleu's default ``13a`` tokeniser (mteval-v13a, used by WMT).
+
+    Trailing whitespace is dropped, ``<skipped>`` markers and hyphenated line
+    breaks removed, the four HTML entities ``&quot; &amp; &lt; &gt;`` decoded,
+    ASCII symbols split off, periods and commas split off unless inside a
+    number, and a hyphen split off after a digit. Case is kept.
+
+    Args:
+        text: one caption.
+
+    Returns:
+        The tokens.
+
+    Example:
+        >>> tokenize_13a("T2-weighted image: 3.5 cm lesion, (left).")
+        ('T2', '-', 'weighted', 'image', ':', '3.5', 'cm', 'lesion', ',', '(', 'left', ')', '.')
+    """
+    line = text.rstrip().replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        for entity, character in (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">")):
+            line = line.replace(entity, character)
+    line = f" {line} ".translate(_13A_SPLIT_SYMBOLS)
+    for rule, replacement in _13A_CONTEXT_RULES:
+        line = rule.sub(replacement, line)
+    return tuple(line.split())
+
+
+_ROUGE_NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def tokenize_rouge(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
+    """Tokenise like ``rouge_score``'s default tokeniser.
+
+    Lowercase, every run of characters outside ``[a-z0-9]`` becomes a
+    separator (so accented letters and other scripts separate words and are
+    dropped); with ``use_stemmer`` tokens longer than three characters are
+    reduced by nltk's Porter stemmer, as ``rouge_score`` does.
+
+    Args:
+        text: one caption.
+        use_stemmer: apply the Porter stemmer to tokens of four or more characters.
+
+    Returns:
+        The tokens.
+
+    Example:
+        >>> tokenize_rouge("Ring-enhancing Lesions, 12mm (Café)")
+        ('ring', 'enhancing', 'lesions', '12mm', 'caf')
+        >>> tokenize_rouge("Ring-enhancing Lesions", use_stemmer=True)
+        ('ring', 'enhanc', 'lesion')
+    """
+    tokens = _ROUGE_NON_ALPHANUMERIC.sub(" ", text.lower()).split()
+    if use_stemmer:
+        stem = _porter_stem
+        tokens = [stem(token) if len(token) > 3 else token for token in tokens]
+    return tuple(tokens)
+
+
+_METEOR_WORD = re.compile(r"[^\W_]+")
+
+
+def tokenize_meteor(text: str) -> list[str]:
+    """Tokenise a caption for METEOR: lowercase, then runs of Unicode letters and digits.
+
+    The regex is ``[^\\W_]+`` applied to ``text.lower()``: every character that
+    is not a letter or digit (punctuation, hyphens, underscores, spaces)
+    separates words, so ``"T2-weighted"`` gives ``["t2", "weighted"]`` and
+    ``"3.5"`` gives ``["3", "5"]``.
+
+    Args:
+        text: one caption.
+
+    Returns:
+        The tokens.
+
+    Example:
+        >>> tokenize_meteor("Axial T2-weighted: Œdème, 3.5 cm")
+        ['axial', 't2', 'weighted', 'œdème', '3', '5', 'cm']
+    """
+    return _METEOR_WORD.findall(text.lower())
+
+
+# --------------------------------------------------------------------------- #
+# BLEU
+# --------------------------------------------------------------------------- #
+
+
+def _ngram_counts(tokens: Sequence[str], max_order: int) -> Counter[tuple[str, ...]]:
+    counts: Counter[tuple[str, ...]] = Counter()
+    for order in range(1, max_order + 1):
+        counts.update(zip(*(tokens[start:] for start in range(order))))
+    return counts
+
+
+def bleu_statistics(
+    predictions: Sequence[str], references: Sequence[str], *, max_order: int = BLEU_MAX_ORDER
+) -> np.ndarray:
+    """Per-pair sufficient statistics of corpus BLEU.
+
+    Row ``i`` holds, for pair ``i`` (13a tokens, one reference):
+    ``[hypothesis_length, reference_length, matches_1..matches_N, totals_1..totals_N]``
+    where ``matches_n`` counts the hypothesis n-grams found in the reference
+    (each clipped to its count there) and ``totals_n`` counts all hypothesis
+    n-grams. Summing rows over any multiset of pairs and passing the sum to
+    :func:`bleu_from_statistics` gives the corpus BLEU of those pairs.
+
+    Args:
+        predictions: hypothesis captions (``""`` is allowed: all zeros but the reference length).
+        references: one reference caption per hypothesis.
+        max_order: highest n-gram order (4 for BLEU-4).
+
+    Returns:
+        An ``int64`` array of shape ``(n_pairs, 2 + 2 * max_order)``.
+
+    Example:
+        >>> bleu_statistics(["a small lesion"], ["a small cyst"]).tolist()
+        [[3, 3, 2, 1, 0, 0, 3, 2, 1, 0]]
+    """
+    statistics = np.zeros((len(predictions), 2 + 2 * max_order), dtype=np.int64)
+    for row, (prediction, reference) in enumerate(zip(predictions, references)):
+        hypothesis_tokens = tokenize_13a(prediction)
+        reference_tokens = tokenize_13a(reference)
+        reference_counts = _ngram_counts(reference_tokens, max_order)
+        matches = [0] * max_order
+        totals = [0] * max_order
+        for ngram, count in _ngram_counts(hypothesis_tokens, max_order).items():
+            order = len(ngram) - 1
+            totals[order] += count
+            in_reference = reference_counts.get(ngram)
+            if in_reference:
+                matches[order] += min(count, in_reference)
+        statistics[row] = [len(hypothesis_tokens), len(reference_tokens), *matches, *totals]
+    return statistics
+
+
+def bleu_from_statistics(summed: Sequence[int] | np.ndarray, *, max_order: int = BLEU_MAX_ORDER) -> float:
+    """Corpus BLEU, as a fraction in [0, 1], from summed :func:`bleu_statistics` rows.
+
+    Precisions of orders with no match are smoothed by sacrebleu's ``exp``
+    method (the k-th such order gets ``1 / (2**k * total)``); a corpus with no
+    match at any order scores 0; an order with no hypothesis n-gram at all
+    makes the score 0; the brevity penalty is ``exp(1 - r / c)`` when the
+    hypotheses are shorter than the references (0 when they are empty).
+
+    Args:
+        summed: ``[hyp_len, ref_len, matches..., totals...]`` summed over pairs.
+        max_order: highest n-gram order.
+
+    Returns:
+        BLEU in [0, 1].
+
+    Example:
+        Precisions 3/4, 2/3, 1/2 and, for the unmatched 4-gram order, 1/(2 * 1);
+        (0.75 * 0.6667 * 0.5 * 0.5) ** (1/4) = 0.125 ** 0.25:
+
+        >>> round(bleu_from_statistics([4, 4, 3, 2, 1, 0, 4, 3, 2, 1]), 6)
+        0.594604
+    """
+    hypothesis_length, reference_length = int(summed[0]), int(summed[1])
+    matches = [int(value) for value in summed[2 : 2 + max_order]]
+    totals = [int(value) for value in summed[2 + max_order : 2 + 2 * max_order]]
+    if not any(matches):
+        return 0.0
+    if hypothesis_length < reference_length:
+        if hypothesis_length == 0:
+            return 0.0
+        brevity_penalty = math.exp(1 - reference_length / hypothesis_length)
+    else:
+        brevity_penalty = 1.0
+    # Percent precisions and this exact order of operations keep us bit-identical to sacrebleu.
+    log_precision_sum = 0.0
+    unmatched_orders = 0
+    for order in range(max_order):
+        if totals[order] == 0:
+            return 0.0  # sacrebleu floors log(0) to -1e10: exp of that is 0.0.
+        if matches[order] == 0:
+            unmatched_orders += 1
+            precision = 100.0 / (2.0**unmatched_orders * totals[order])
+        else:
+            precision = 100.0 * matches[order] / totals[order]
+        log_precision_sum += math.log(precision)
+    return brevity_penalty * math.exp(log_precision_sum / max_order) / 100.0
+
+
+def corpus_bleu(predictions: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus BLEU-4 as a fraction: sacrebleu 2.6's default ``corpus_bleu(...).score / 100``.
+
+    Args:
+        predictions: hypothesis captions.
+        references: one reference caption per hypothesis.
+
+    Returns:
+        BLEU-4 in [0, 1].
+
+    Example:
+        >>> round(corpus_bleu(["small ring-enhancing lesion in the left thalamus ."],
+        ...                   ["small ring-enhancing lesion in the right thalamus ."]), 6)
+        0.594604
+    """
+    return bleu_from_statistics(bleu_statistics(predictions, references).sum(axis=0))
+
+
+# --------------------------------------------------------------------------- #
+# ROUGE-L
+# --------------------------------------------------------------------------- #
+
+
+def lcs_length(first: Sequence[str], second: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token sequences.
+
+    Bit-parallel (Crochemore et al., 2001; Hyyrö, 2004): the DP column over
+    ``first`` is one Python integer, updated with an add, two ANDs and an OR
+    per token of ``second`` -- O(len(second)) big-int operations instead of a
+    len(first) x len(second) table.
+
+    Args:
+        first: tokens.
+        second: tokens.
+
+    Returns:
+        The LCS length.
+
+    Example:
+        >>> lcs_length("a b c d e".split(), "a c x e".split())
+        3
+    """
+    if len(first) < len(second):
+        first, second = second, first  # the shorter one drives the loop
+    positions: dict[str, int] = {}
+    for index, token in enumerate(first):
+        positions[token] = positions.get(token, 0) | (1 << index)
+    all_ones = (1 << len(first)) - 1
+    column = all_ones  # a 0 bit marks a row where the LCS grows
+    for token in second:
+        match = positions.get(token)
+        if match:
+            kept = column & match
+            column = ((column + kept) | (column - kept)) & all_ones
+    return len(first) - column.bit_count()
+
+
+def _rouge_l_from_tokens(reference_tokens: Sequence[str], prediction_tokens: Sequence[str]) -> float:
+    if not reference_tokens or not prediction_tokens:
+        return 0.0
+    common = lcs_length(reference_tokens, prediction_tokens)
+    precision = common / len(prediction_tokens)
+    recall = common / len(reference_tokens)
+    if precision + recall > 0:
+        return 2 * precision * recall / (precision + recall)
+    return 0.0
+
+
+def rouge_l_scores(
+    predictions: Sequence[str], references: Sequence[str], *, use_stemmer: bool = False
+) -> np.ndarray:
+    """Per-pair ROUGE-L F-measure, identical to ``rouge_score``'s ``rougeL`` ``fmeasure``.
+
+    A pair where either side has no token (after :func:`tokenize_rouge`) scores 0.
+
+    Args:
+        predictions: predicted captions.
+        references: reference captions.
+        use_stemmer: Porter-stem tokens of four or more characters, as ``RougeScorer(use_stemmer=True)``.
+
+    Returns:
+        A float array of shape ``(n_pairs,)``.
+
+    Example:
+        >>> rouge_l_scores(["lesion in left frontal lobe", ""], ["left frontal lobe lesion", "cyst"]).round(4).tolist()
+        [0.6667, 0.0]
+    """
+    return np.array(
+        [
+            _rouge_l_from_tokens(tokenize_rouge(reference, use_stemmer), tokenize_rouge(prediction, use_stemmer))
+            for prediction, reference in zip(predictions, references)
+        ],
+        dtype=np.float64,
+    )
+
+
+def rouge_l_f1(predictions: Sequence[str], references: Sequence[str], *, use_stemmer: bool = False) -> float:
+    """Mean over pairs of the ROUGE-L F-measure (see :func:`rouge_l_scores`).
+
+    Args:
+        predictions: predicted captions.
+        references: reference captions.
+        use_stemmer: Porter-stem tokens of four or more characters.
+
+    Returns:
+        Mean ROUGE-L F1 in [0, 1] (NaN for no pairs).
+
+    Example:
+        >>> round(rouge_l_f1(["lesion in left frontal lobe", ""], ["left frontal lobe lesion", "cyst"]), 4)
+        0.3333
+    """
+    scores = rouge_l_scores(predictions, references, use_stemmer=use_stemmer)
+    return float(scores.mean()) if scores.size else math.nan
+
+
+# --------------------------------------------------------------------------- #
+# METEOR
+# --------------------------------------------------------------------------- #
+
+
+class _NoSynonyms:
+    """A stand-in for nltk's WordNet reader that knows no synsets.
+
+    nltk's METEOR then runs its own exact and Porter-stem stages unchanged and
+    its synonym stage matches nothing.
+    """
+
+    def synsets(self, *args: object, **kwargs: object) -> list:  # noqa: D102 - mirrors nltk
+        return []
+
+
+NO_SYNONYMS = _NoSynonyms()
+
+
+@functools.lru_cache(maxsize=1)
+def _wordnet_reader() -> object | None:
+    """nltk's WordNet reader when the corpus is installed locally, else None (never downloads)."""
+    try:
+        from nltk.corpus import wordnet
+
+        wordnet.ensure_loaded()
+        wordnet.synsets("brain")
+    except LookupError:
+        return None
+    return wordnet
+
+
+def meteor_variant() -> Literal["wordnet", "exact+stem"]:
+    """Which METEOR matching stages will run on this machine.
+
+    ``"wordnet"`` when nltk finds the WordNet corpus (exact, stem and synonym
+    matching), ``"exact+stem"`` otherwise. Scores of the two variants are not
+    comparable: results carry this string as ``METEOR_variant``.
+
+    Returns:
+        ``"wordnet"`` or ``"exact+stem"``.
+
+    Example:
+        >>> meteor_variant() in ("wordnet", "exact+stem")
+        True
+    """
+    return "wordnet" if _wordnet_reader() is not None else "exact+stem"
+
+
+@functools.lru_cache(maxsize=1)
+def _porter() -> object:
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _porter_stem(word: str) -> str:
+    return _porter().stem(word)
+
+
+class _CachedPorterStemmer:
+    """nltk's Porter stemmer with a memo: same stems, each word stemmed once per process."""
+
+    def stem(self, word: str) -> str:
+        return _porter_stem(word)
+
+
+def meteor_scores(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    *,
+    variant: Literal["wordnet", "exact+stem"] | None = None,
+) -> np.ndarray:
+    """Per-pair METEOR from nltk's ``meteor_score`` on :func:`tokenize_meteor` tokens.
+
+    nltk's defaults are kept (alpha 0.9, beta 3, gamma 0.5, Porter stemmer).
+    An empty prediction or reference scores 0 (nltk's rule when nothing matches).
+
+    Args:
+        predictions: predicted captions.
+        references: reference captions.
+        variant: ``"wordnet"`` (needs the corpus installed), ``"exact+stem"``, or
+            None for :func:`meteor_variant`.
+
+    Returns:
+        A float array of shape ``(n_pairs,)``.
+
+    Raises:
+        LookupError: ``variant="wordnet"`` but the corpus is not installed.
+
+    Example:
+        >>> meteor_scores(["an enhancing lesion"], ["an enhancing lesion"], variant="exact+stem").round(4).tolist()
+        [0.9815]
+    """
+    from nltk.translate.meteor_score import meteor_score
+
+    chosen = variant or meteor_variant()
+    if chosen == "wordnet":
+        reader = _wordnet_reader()
+        if reader is None:
+            raise LookupError("METEOR variant 'wordnet' needs the nltk WordNet corpus, which is not installed")
+    else:
+        reader = NO_SYNONYMS
+    stemmer = _CachedPorterStemmer()
+    return np.array(
+        [
+            meteor_score(
+                [tokenize_meteor(reference)], tokenize_meteor(prediction), stemmer=stemmer, wordnet=reader
+            )
+            for prediction, reference in zip(predictions, references)
+        ],
+        dtype=np.float64,
+    )
+
+
+def meteor(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    *,
+    variant: Literal["wordnet", "exact+stem"] | None = None,
+) -> float:
+    """Mean over pairs of :func:`meteor_scores`.
+
+    Args:
+        predictions: predicted captions.
+        references: reference captions.
+        variant: see :func:`meteor_scores`.
+
+    Returns:
+        Mean METEOR in [0, 1] (NaN for no pairs).
+
+    Example:
+        >>> round(meteor(["an enhancing lesion", ""], ["an enhancing lesion", "a cyst"], variant="exact+stem"), 4)
+        0.4907
+    """
+    scores = meteor_scores(predictions, references, variant=variant)
+    return float(scores.mean()) if scores.size else math.nan

@@ -1,0 +1,152 @@
+"""Parity of our BLEU-4 / ROUGE-L / METEOR with sacrebleu, rouge_score and nltk on random captions."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sacrebleu
+from nltk.translate.meteor_score import meteor_score
+from rouge_score import rouge_scorer
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+from novabench.metrics import text
+
+_BENCH = Path(__file__).resolve().parents[2] / "scripts" / "bench_captioning.py"
+_spec = importlib.util.spec_from_file_location("bench_captioning", _BENCH)
+bench_captioning = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_captioning)
+
+N_PAIRS = 300
+
+
+@pytest.fixture(scope="module")
+def pairs() -> tuple[list[str], list[str]]:
+    return bench_captioning.random_caption_pairs(N_PAIRS, seed=7)
+
+
+def test_generator_covers_the_tricky_inputs(pairs):
+    predictions, references = pairs
+    joined = " ".join(predictions + references)
+    assert "" in predictions
+    for needle in ("-", "3.5", "œdème", "&amp;", "<skipped>", "FLAIR"):
+        assert needle in joined
+    vocabulary = set(bench_captioning._VOCABULARY)
+    case_changed = [w for p in predictions for w in p.split() if w not in vocabulary]
+    assert any(w.isupper() for w in case_changed) and any(w.istitle() for w in case_changed)
+    assert any(prediction.isspace() for prediction in predictions)
+    assert any("\n" in reference for reference in references)
+
+
+def test_13a_tokens_match_sacrebleu(pairs):
+    reference_tokenizer = Tokenizer13a()
+    tricky = ["a.,b", "3.5,2", "1-2-3", "x.y", "end.", ",start", "a..b", "U.S.A.", "10-15mm", "T2*-w"]
+    for caption in [*pairs[0], *pairs[1], *tricky]:
+        assert list(text.tokenize_13a(caption)) == reference_tokenizer(caption.rstrip()).split(), caption
+
+
+def test_corpus_bleu_matches_sacrebleu(pairs):
+    predictions, references = pairs
+    expected = sacrebleu.corpus_bleu(predictions, [references]).score / 100
+    assert 0 < expected < 1
+    assert text.corpus_bleu(predictions, references) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 17])
+def test_corpus_bleu_matches_sacrebleu_on_small_corpora(pairs, size):
+    # Small corpora reach sacrebleu's special branches: no match at all, an
+    # n-gram order with no hypothesis n-gram, smoothing, empty hypotheses.
+    predictions, references = pairs
+    rng = random.Random(size)
+    for _ in range(40):
+        chosen = rng.sample(range(N_PAIRS), size)
+        hyps = [predictions[i] for i in chosen]
+        refs = [references[i] for i in chosen]
+        expected = sacrebleu.corpus_bleu(hyps, [refs]).score / 100
+        assert text.corpus_bleu(hyps, refs) == pytest.approx(expected, abs=1e-9), (hyps, refs)
+
+
+def test_bleu_special_cases_match_sacrebleu():
+    cases = [
+        ([""], ["a lesion"]),  # empty hypothesis: brevity penalty 0
+        (["cyst"], ["a lesion"]),  # no match at all
+        (["a b"], ["a b"]),  # no 3-grams: score 0
+        (["a b c d"], ["a b c d"]),  # perfect
+        (["a b c d e f"], ["a b c"]),  # longer than the reference: no brevity penalty
+        (["a x b y"], ["a b a b"]),  # only unigram matches: exp smoothing on three orders
+    ]
+    for hyps, refs in cases:
+        expected = sacrebleu.corpus_bleu(hyps, [refs]).score / 100
+        assert text.corpus_bleu(hyps, refs) == pytest.approx(expected, abs=1e-12), (hyps, refs)
+
+
+def test_bleu_statistics_sum_like_sacrebleu(pairs):
+    predictions, references = pairs
+    reference_score = sacrebleu.corpus_bleu(predictions, [references])
+    summed = text.bleu_statistics(predictions, references).sum(axis=0)
+    assert summed[0] == reference_score.sys_len
+    assert summed[1] == reference_score.ref_len
+    assert summed[2:6].tolist() == list(reference_score.counts)
+    assert summed[6:10].tolist() == list(reference_score.totals)
+
+
+@pytest.mark.parametrize("use_stemmer", [False, True])
+def test_rouge_l_matches_rouge_score_per_pair(pairs, use_stemmer):
+    predictions, references = pairs
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
+    expected = [scorer.score(r, p)["rougeL"].fmeasure for p, r in zip(predictions, references)]
+    ours = text.rouge_l_scores(predictions, references, use_stemmer=use_stemmer)
+    assert ours.tolist() == expected  # exact, pair by pair
+    assert text.rouge_l_f1(predictions, references, use_stemmer=use_stemmer) == pytest.approx(
+        float(np.mean(expected)), abs=1e-12
+    )
+
+
+def test_bit_parallel_lcs_matches_the_dynamic_programme():
+    def lcs_table(first, second):
+        previous = [0] * (len(second) + 1)
+        for a in first:
+            current = [0]
+            for j, b in enumerate(second):
+                current.append(previous[j] + 1 if a == b else max(previous[j + 1], current[j]))
+            previous = current
+        return previous[-1]
+
+    rng = random.Random(3)
+    for _ in range(300):
+        first = [rng.choice("abcde") for _ in range(rng.randint(0, 70))]
+        second = [rng.choice("abcdef") for _ in range(rng.randint(0, 70))]
+        assert text.lcs_length(first, second) == lcs_table(first, second)
+
+
+def test_meteor_matches_nltk_with_the_same_stand_in_wordnet(pairs):
+    predictions, references = pairs
+    expected = [
+        meteor_score([text.tokenize_meteor(r)], text.tokenize_meteor(p), wordnet=text.NO_SYNONYMS)
+        for p, r in zip(predictions, references)
+    ]
+    ours = text.meteor_scores(predictions, references, variant="exact+stem")
+    assert ours.tolist() == expected
+    assert text.meteor(predictions, references, variant="exact+stem") == pytest.approx(np.mean(expected), abs=1e-12)
+    assert max(expected) > 0.5  # the pairs do overlap: the comparison is not all zeros
+
+
+def test_meteor_stem_stage_runs_without_wordnet():
+    # "lesions" and "lesion" share the Porter stem: matched in the stem stage.
+    # 1 match of 1 word each side: P = R = 1, Fmean = 1, one chunk:
+    # penalty = 0.5 * (1/1) ** 3 = 0.5 -> 0.5.
+    assert text.meteor_scores(["lesions"], ["lesion"], variant="exact+stem").tolist() == [0.5]
+
+
+def test_meteor_wordnet_variant_refuses_when_the_corpus_is_missing():
+    if text.meteor_variant() == "wordnet":
+        pytest.skip("WordNet is installed here")
+    with pytest.raises(LookupError, match="WordNet"):
+        text.meteor_scores(["a"], ["a"], variant="wordnet")
+
+
+def test_tokenize_meteor_rule():
+    assert text.tokenize_meteor("T2-weighted_FLAIR, 3.5cm ÉDÈME") == ["t2", "weighted", "flair", "3", "5cm", "édème"]
