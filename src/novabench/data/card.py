@@ -5,18 +5,15 @@ The header is never typed by hand. ``configs`` and ``dataset_info`` are written 
 and :class:`datasets.info.DatasetInfosDict`) into a :class:`huggingface_hub.DatasetCardData`,
 so what the Hub and ``load_dataset`` read back is exactly what the Features say. The body
 comes from ``dataset_card/README.template.md`` (``${name}`` placeholders), filled with
-statistics counted while the export streams the rows (:class:`ReleaseStatistics`).
+statistics counted while the export streams the rows (:func:`summarize_release`).
 
 Example:
-    >>> from novabench.data.card import ReleaseStatistics
-    >>> stats = ReleaseStatistics()
-    >>> stats.add_image_row({"filename": "case0001_001.png", "width": 480, "height": 480,
-    ...                      "boxes": [[10.0, 20.0, 30.0, 40.0]], "rater_boxes": []})
-    >>> stats.add_case_row({"case_id": "case0001", "final_diagnosis": "Final diagnosis not found.",
-    ...                     "filenames": ["case0001_001.png"]})
-    >>> summary = stats.summary(source_layout="v1", extra_meta_keys=())
-    >>> summary.n_images, summary.n_gold_boxes, summary.n_placeholder_diagnoses
-    (1, 1, 1)
+    >>> import datasets
+    >>> from novabench.data.schema import case_features, image_features
+    >>> features = {"images": image_features(), "cases": case_features()}
+    >>> card = render_dataset_card(ReleaseSummary(n_images=2, n_cases=1), features)
+    >>> check_dataset_card(card, features)["license"]
+    'cc-by-nc-sa-4.0'
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 import yaml
@@ -38,25 +35,30 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from novabench import __version__
+from novabench.citation import NOVA_BIBTEX, NOVA_LICENSE
+from novabench.data.schema import extra_columns
 from novabench.errors import NovaInputError
+
+if TYPE_CHECKING:
+    from novabench.data.release import NovaRelease
 
 __all__ = [
     "CARD_LICENSE",
     "CARD_TAGS",
     "CONFIG_NAMES",
     "ConfigSize",
-    "ReleaseStatistics",
-    "ReleaseSummary",
+        "ReleaseSummary",
     "build_card_data",
     "check_dataset_card",
     "default_template_path",
     "render_dataset_card",
+    "summarize_release",
 ]
 
 CONFIG_NAMES: tuple[str, str] = ("images", "cases")
 DEFAULT_CONFIG = "images"
 SPLIT = "test"
-CARD_LICENSE = "cc-by-nc-sa-4.0"
+CARD_LICENSE = NOVA_LICENSE
 CARD_TAGS: tuple[str, ...] = (
     "medical",
     "mri",
@@ -72,15 +74,6 @@ TASK_CATEGORIES: tuple[str, ...] = (
     "visual-question-answering",
     "text-generation",
 )
-NOVA_BIBTEX = """@inproceedings{nova2025,
-  title     = {{NOVA}: A Benchmark for Rare Anomaly Localization and Clinical Reasoning in Brain {MRI}},
-  booktitle = {Advances in Neural Information Processing Systems (NeurIPS), Datasets and Benchmarks Track},
-  year      = {2025},
-  eprint    = {2505.14064},
-  archivePrefix = {arXiv},
-  primaryClass  = {cs.CV},
-  url       = {https://arxiv.org/abs/2505.14064}
-}"""
 
 # What each column means; extra meta keys get a generic sentence (see _describe_column).
 COLUMN_DESCRIPTIONS: dict[str, str] = {
@@ -97,7 +90,7 @@ COLUMN_DESCRIPTIONS: dict[str, str] = {
     "publication_date": "Publication date of the teaching case, as written in the release.",
     "boxes": "Gold (consensus) boxes, `[x, y, width, height]` in pixels, top-left origin.",
     "rater_boxes": "Each rater's own boxes: `{rater, boxes}` with boxes as in `boxes`.",
-    "filenames": "File names of the case's images, in filename order.",
+    "filenames": "File names of the case's images, ordered by scan id.",
     "captions": "Captions of the case's images, in the order of `filenames`.",
 }
 CASE_COLUMN_DESCRIPTIONS: dict[str, str] = {
@@ -166,66 +159,38 @@ class ReleaseSummary:
         return ", ".join(f"{w}x{h}: {count}" for (w, h), count in ordered)
 
 
-class ReleaseStatistics:
-    """Counts rows one at a time, so an export can summarise while it streams.
+def summarize_release(release: NovaRelease) -> ReleaseSummary:
+    """Count what the card prints from a release read by :func:`novabench.data.release.read_release`.
 
-    Rows are the dicts of the ``images`` and ``cases`` Features
-    (:func:`novabench.data.release.iter_image_rows` / ``iter_case_rows``).
+    Args:
+        release: the validated release.
+
+    Returns:
+        Its :class:`ReleaseSummary`.
 
     Example:
-        >>> stats = ReleaseStatistics()
-        >>> stats.add_image_row({"filename": "a.png", "width": 480, "height": 480, "boxes": [],
-        ...     "rater_boxes": [{"rater": "rater1", "boxes": [[1.0, 2.0, 3.0, 4.0]]}]})
-        >>> s = stats.summary()
-        >>> (s.n_images_without_gold, s.n_rater_boxes, s.raters)
-        (1, 1, ('rater1',))
+        >>> import sys, tempfile
+        >>> sys.path.insert(0, "tests")
+        >>> from release_factory import write_v1_release
+        >>> from novabench.data.release import read_release
+        >>> release = read_release(write_v1_release(tempfile.mkdtemp(), image_size=(64, 64)))
+        >>> s = summarize_release(release)
+        >>> s.n_images, s.n_cases, s.n_images_without_gold, s.n_placeholder_diagnoses, s.image_sizes_text()
+        (6, 3, 1, 1, '64x64: 6')
     """
-
-    def __init__(self) -> None:
-        self._n_images = 0
-        self._n_cases = 0
-        self._n_gold = 0
-        self._n_rater = 0
-        self._raters: set[str] = set()
-        self._without_gold = 0
-        self._placeholders = 0
-        self._images_per_case: Counter[int] = Counter()
-        self._image_sizes: Counter[tuple[int, int]] = Counter()
-
-    def add_image_row(self, row: Mapping[str, Any]) -> None:
-        """Count one row of the ``images`` configuration."""
-        self._n_images += 1
-        gold = row.get("boxes") or []
-        self._n_gold += len(gold)
-        self._without_gold += not gold
-        for entry in row.get("rater_boxes") or []:
-            self._raters.add(str(entry["rater"]))
-            self._n_rater += len(entry.get("boxes") or [])
-        self._image_sizes[(int(row["width"]), int(row["height"]))] += 1
-
-    def add_case_row(self, row: Mapping[str, Any]) -> None:
-        """Count one row of the ``cases`` configuration."""
-        from novabench.data.release import is_placeholder_diagnosis
-
-        self._n_cases += 1
-        self._images_per_case[len(row.get("filenames") or [])] += 1
-        self._placeholders += bool(is_placeholder_diagnosis(row.get("final_diagnosis")))
-
-    def summary(self, *, source_layout: str = "unknown", extra_meta_keys: Sequence[str] = ()) -> ReleaseSummary:
-        """The counts so far as a :class:`ReleaseSummary`."""
-        return ReleaseSummary(
-            n_images=self._n_images,
-            n_cases=self._n_cases,
-            n_gold_boxes=self._n_gold,
-            n_rater_boxes=self._n_rater,
-            raters=tuple(sorted(self._raters)),
-            n_images_without_gold=self._without_gold,
-            n_placeholder_diagnoses=self._placeholders,
-            images_per_case=dict(self._images_per_case),
-            image_sizes=dict(self._image_sizes),
-            extra_meta_keys=tuple(extra_meta_keys),
-            source_layout=source_layout,
-        )
+    return ReleaseSummary(
+        n_images=release.n_images,
+        n_cases=release.n_cases,
+        n_gold_boxes=release.n_gold_boxes,
+        n_rater_boxes=sum(len(entry["boxes"]) for image in release.images for entry in image.rater_boxes),
+        raters=release.raters,
+        n_images_without_gold=release.n_images_without_gold,
+        n_placeholder_diagnoses=release.n_placeholder_diagnoses,
+        images_per_case=release.images_per_case,
+        image_sizes=dict(Counter((image.width, image.height) for image in release.images)),
+        extra_meta_keys=tuple(release.extra_meta_keys),
+        source_layout=release.layout,
+    )
 
 
 def default_template_path() -> Path:
@@ -329,18 +294,21 @@ def _feature_type(feature: Any) -> str:
     return type(feature).__name__
 
 
-def _describe_column(name: str, config: str) -> str:
+def _describe_column(name: str, config: str, extra_origin: Mapping[str, str]) -> str:
     if config == "cases" and name in CASE_COLUMN_DESCRIPTIONS:
         return CASE_COLUMN_DESCRIPTIONS[name]
+    if name in extra_origin:
+        return f"Extra per-case field of the release (`meta` key `{extra_origin[name]}`), kept verbatim."
     if name in COLUMN_DESCRIPTIONS:
         return COLUMN_DESCRIPTIONS[name]
-    return f"Extra per-case field of the release (`meta.{name}`), kept verbatim."
+    return "Extra per-case field of the release, kept verbatim."
 
 
-def _fields_table(features: datasets.Features, config: str) -> str:
+def _fields_table(features: datasets.Features, config: str, extra_origin: Mapping[str, str]) -> str:
     lines = ["| field | type | description |", "|---|---|---|"]
     for name, feature in features.items():
-        lines.append(f"| `{name}` | `{_feature_type(feature)}` | {_describe_column(name, config)} |")
+        description = _describe_column(name, config, extra_origin)
+        lines.append(f"| `{name}` | `{_feature_type(feature)}` | {description} |")
     return "\n".join(lines)
 
 
@@ -351,10 +319,12 @@ def _preview(value: Any) -> Any:
     if isinstance(value, float):
         return round(value, 2)
     if isinstance(value, Mapping):
-        if "bytes" in value and isinstance(value.get("bytes"), (bytes, bytearray)):
+        if isinstance(value.get("bytes"), (bytes, bytearray)):
             return _image_repr(bytes(value["bytes"]))
         return {key: _preview(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
+        if all(isinstance(item, (int, float)) for item in value):
+            return [_preview(item) for item in value]  # a box: always whole
         shown = [_preview(item) for item in value[:3]]
         return shown + ["…"] if len(value) > 3 else shown
     return value
@@ -369,9 +339,11 @@ def _image_repr(data: bytes) -> str:
 
 
 def _instance_json(row: Mapping[str, Any] | None) -> str:
-    if row is None:
+    """One key per line, values on one line each: readable and still valid JSON."""
+    if not row:
         return "{}"
-    return json.dumps({key: _preview(value) for key, value in row.items()}, indent=2, ensure_ascii=False)
+    lines = [f"  {json.dumps(key)}: {json.dumps(_preview(value), ensure_ascii=False)}" for key, value in row.items()]
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
 def render_dataset_card(
@@ -388,7 +360,7 @@ def render_dataset_card(
     """The full ``README.md`` of an export: generated YAML header, then the templated body.
 
     Args:
-        release_summary: counts of the exported rows (:class:`ReleaseStatistics`).
+        release_summary: counts of the exported rows (:func:`summarize_release`).
         features_by_config: Features of the ``images`` and ``cases`` configurations.
         pretty_name: dataset name shown on the Hub and in the title.
         sizes_by_config: rows and bytes per configuration; rows default to the summary's
@@ -424,6 +396,7 @@ def render_dataset_card(
     except OSError as error:
         raise NovaInputError(f"cannot read the card template: {error}", source=str(path)) from error
     s = release_summary
+    extra_origin = {column: key for key, column in extra_columns(s.extra_meta_keys).items()}
     values = {
         "pretty_name": pretty_name,
         "novabench_version": __version__,
@@ -440,10 +413,10 @@ def render_dataset_card(
         "images_per_case": s.images_per_case_text(),
         "image_instance": _instance_json(image_instance),
         "case_instance": _instance_json(case_instance),
-        "image_fields_table": _fields_table(features_by_config["images"], "images"),
-        "case_fields_table": _fields_table(features_by_config["cases"], "cases"),
+        "image_fields_table": _fields_table(features_by_config["images"], "images", extra_origin),
+        "case_fields_table": _fields_table(features_by_config["cases"], "cases", extra_origin),
         "hub_id": hub_id,
-        "bibtex": NOVA_BIBTEX,
+        "bibtex": NOVA_BIBTEX.strip(),
     }
     try:
         body = template.substitute(values)

@@ -1,0 +1,719 @@
+"""Export a NOVA release as a Hub-ready dataset folder (Parquet + card) or as COCO JSON.
+
+Parquet (the default)::
+
+    OUT/README.md                                   card, YAML header generated from the Features
+    OUT/data/images/test-00000-of-0000N.parquet     one row per image, PNG bytes embedded
+    OUT/data/cases/test-00000-of-00001.parquet      one row per case
+
+``datasets.load_dataset(OUT, "images", split="test")`` (or ``"cases"``, or a Hub id after
+``push_to``) reads it offline, with ``streaming=True`` too. Rows are streamed: one image
+is read at a time and a row group is flushed every ``ROW_GROUP_MAX_ROWS`` rows or
+``ROW_GROUP_MAX_BYTES`` bytes, so memory does not grow with the number of images. Each
+Parquet file carries the ``huggingface`` schema metadata of the Features, so ``Image`` and
+``List`` columns come back with their types.
+
+COCO::
+
+    OUT/images/<filename>                 the PNGs, copied byte for byte
+    OUT/annotations/gold.json             COCO detection file of the gold boxes
+    OUT/annotations/raters.json           each rater's boxes, with a ``rater`` field (optional)
+
+Both formats are written into a temporary sibling of ``OUT`` and renamed at the end: an
+error midway leaves nothing at ``OUT``.
+
+Example:
+    >>> import sys, tempfile
+    >>> sys.path.insert(0, "tests")
+    >>> from release_factory import write_v1_release
+    >>> release = write_v1_release(tempfile.mkdtemp(), image_size=(64, 64))
+    >>> summary = export_release(release, Path(tempfile.mkdtemp()) / "nova", progress=False)
+    >>> summary.n_images, summary.n_cases, [p.as_posix() for p in summary.files][:2]
+    (6, 3, ['README.md', 'data/cases/test-00000-of-00001.parquet'])
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from novabench import __version__
+from novabench.citation import NOVA_ARXIV_URL, NOVA_LICENSE
+from novabench.data.card import (
+    SPLIT,
+    ConfigSize,
+    check_dataset_card,
+    render_dataset_card,
+    summarize_release,
+)
+from novabench.data.release import NovaRelease, iter_case_rows, iter_image_rows, read_release
+from novabench.data.schema import case_features, image_features
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "DEFAULT_MAX_SHARD_BYTES",
+    "ExportSummary",
+    "coco_document",
+    "export_coco",
+    "export_release",
+    "push_export",
+]
+
+ExportFormat = Literal["parquet", "coco"]
+CocoSource = Literal["gold", "raters"]
+
+DEFAULT_MAX_SHARD_BYTES = 256 * 1024 * 1024
+# Small row groups keep random access (and the Hub viewer) cheap on image rows.
+ROW_GROUP_MAX_ROWS = 100
+ROW_GROUP_MAX_BYTES = 32 * 1024 * 1024
+# Content-defined pages let the Hub (Xet) deduplicate unchanged images between two pushes.
+_WRITER_OPTIONS: dict[str, Any] = {"write_page_index": True}
+if "use_content_defined_chunking" in inspect.signature(pq.ParquetWriter.__init__).parameters:
+    _WRITER_OPTIONS["use_content_defined_chunking"] = True
+COCO_CATEGORY = {"id": 1, "name": "abnormality", "supercategory": "finding"}
+LICENSE_URL = "https://creativecommons.org/licenses/by-nc-sa/4.0/"
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """What an export wrote.
+
+    Attributes:
+        out_dir: the export folder (or, for ``export_coco``, the JSON file's folder).
+        fmt: ``"parquet"`` or ``"coco"``.
+        n_images: image rows (or COCO images) written.
+        n_cases: case rows written (parquet) or cases covered (coco).
+        n_gold_boxes: gold boxes written.
+        n_placeholder_diagnoses: cases whose final diagnosis is a placeholder.
+        files: written files, relative to ``out_dir``, sorted.
+        total_bytes: size of those files on disk.
+        sizes: rows and bytes per configuration (parquet only).
+        repo_url: the Hub commit URL when pushed, else None.
+    """
+
+    out_dir: Path
+    fmt: str
+    n_images: int
+    n_cases: int
+    n_gold_boxes: int
+    n_placeholder_diagnoses: int
+    files: tuple[Path, ...]
+    total_bytes: int
+    sizes: Mapping[str, ConfigSize] = field(default_factory=dict)
+    repo_url: str | None = None
+
+    def describe(self) -> str:
+        """One line for a terminal.
+
+        Example:
+            >>> ExportSummary(Path("out"), "parquet", 906, 281, 1000, 3, (Path("README.md"),), 2**20).describe()
+            'exported 906 images, 281 cases, 1000 gold boxes (3 placeholder diagnoses) as parquet: 1 files, 1.0 MB at out'
+        """
+        line = (
+            f"exported {self.n_images} images, {self.n_cases} cases, {self.n_gold_boxes} gold boxes "
+            f"({self.n_placeholder_diagnoses} placeholder diagnoses) as {self.fmt}: "
+            f"{len(self.files)} files, {self.total_bytes / 2**20:.1f} MB at {self.out_dir}"
+        )
+        if self.repo_url:
+            line += f"; pushed to {self.repo_url}"
+        return line
+
+
+# --------------------------------------------------------------------------- atomic folders
+
+
+def _check_destination(out: Path, release_root: Path, overwrite: bool) -> None:
+    if out.exists() and not overwrite:
+        raise NovaInputError(
+            "already exists; pass overwrite=True (--overwrite) to replace it", source=str(out)
+        )
+    resolved = out.resolve()
+    root = release_root.resolve()
+    if resolved == root or resolved in root.parents:
+        raise NovaInputError(
+            f"the export folder would replace the release it reads ({root})", source=str(out)
+        )
+
+
+def _commit_folder(staging: Path, out: Path) -> None:
+    """Move a finished staging folder to ``out``, replacing what was there only now."""
+    if out.exists() or out.is_symlink():
+        retired = out.with_name(f".{out.name}.replaced-{uuid.uuid4().hex[:8]}")
+        out.rename(retired)
+        staging.rename(out)
+        if retired.is_dir() and not retired.is_symlink():
+            shutil.rmtree(retired)
+        else:
+            retired.unlink()
+    else:
+        staging.rename(out)
+
+
+def _write_atomically(out: Path, writer: Any) -> Any:
+    """Run ``writer(staging_folder)`` in a temporary sibling of ``out``; rename it to ``out`` on success."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        result = writer(staging)
+        _commit_folder(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return result
+
+
+def _files_under(folder: Path) -> tuple[tuple[Path, ...], int]:
+    files = sorted(path for path in folder.rglob("*") if path.is_file())
+    return tuple(path.relative_to(folder) for path in files), sum(path.stat().st_size for path in files)
+
+
+# --------------------------------------------------------------------------- parquet
+
+
+def _leaf_paths(name: str, arrow_type: pa.DataType) -> Iterator[str]:
+    """Parquet column paths under one top-level column (``col.list.element.field``)."""
+    if pa.types.is_struct(arrow_type):
+        for child in arrow_type:
+            yield from _leaf_paths(f"{name}.{child.name}", child.type)
+    elif pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        yield from _leaf_paths(f"{name}.list.element", arrow_type.value_type)
+    else:
+        yield name
+
+
+def _column_options(features: datasets.Features) -> dict[str, Any]:
+    """PNG bytes are already compressed: store them plain; compress everything else."""
+    compression: dict[str, str] = {}
+    use_dictionary: list[str] = []
+    column_encoding: dict[str, str] = {}
+    for name, feature in features.items():
+        for leaf in _leaf_paths(name, features.arrow_schema.field(name).type):
+            if isinstance(feature, datasets.Image) and leaf.endswith(".bytes"):
+                compression[leaf] = "none"
+                column_encoding[leaf] = "PLAIN"
+            else:
+                compression[leaf] = "snappy"
+                use_dictionary.append(leaf)
+    return {"compression": compression, "use_dictionary": use_dictionary, "column_encoding": column_encoding}
+
+
+def _row_bytes(value: Any) -> int:
+    """A cheap estimate of a row's size, to bound row groups and shards."""
+    if isinstance(value, (bytes, bytearray, str)):
+        return len(value)
+    if isinstance(value, Mapping):
+        return sum(_row_bytes(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return 8 + sum(_row_bytes(item) for item in value)
+    return 8
+
+
+class _ShardWriter:
+    """Writes rows of one configuration as ``test-XXXXX-of-YYYYY.parquet`` shards, streaming."""
+
+    def __init__(
+        self,
+        folder: Path,
+        features: datasets.Features,
+        *,
+        max_shard_bytes: int,
+        rows_per_shard: int | None,
+        source: str,
+    ) -> None:
+        self.folder = folder
+        self.features = features
+        self.schema = features.arrow_schema
+        self.options = _column_options(features)
+        self.max_shard_bytes = max_shard_bytes
+        self.rows_per_shard = rows_per_shard
+        self.source = source
+        self.num_examples = 0
+        self.num_bytes = 0
+        self._shards: list[Path] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._shard_rows = 0
+        self._shard_bytes = 0
+        self._group: list[dict[str, Any]] = []
+        self._group_bytes = 0
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def add(self, row: dict[str, Any]) -> None:
+        size = _row_bytes(row)
+        shard_full = self._shard_rows > 0 and (
+            self._shard_bytes + size > self.max_shard_bytes
+            or (self.rows_per_shard is not None and self._shard_rows >= self.rows_per_shard)
+        )
+        if shard_full:
+            self._close_shard()
+        self._group.append(row)
+        self._group_bytes += size
+        self._shard_rows += 1
+        self._shard_bytes += size
+        if len(self._group) >= ROW_GROUP_MAX_ROWS or self._group_bytes >= ROW_GROUP_MAX_BYTES:
+            self._flush_group()
+
+    def _table(self, rows: list[dict[str, Any]]) -> pa.Table:
+        try:
+            return pa.Table.from_pylist(rows, schema=self.schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+            for row in rows:  # find the row to name in the error
+                for column in self.schema.names:
+                    try:
+                        pa.array([row.get(column)], type=self.schema.field(column).type)
+                    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as error:
+                        raise NovaInputError(
+                            f"value does not fit the {self.features[column]!r} feature: {error}",
+                            source=self.source,
+                            record=str(row.get("filename") or row.get("case_id")),
+                            field=column,
+                        ) from error
+            raise
+
+    def _flush_group(self) -> None:
+        if not self._group:
+            return
+        table = self._table(self._group)
+        if self._writer is None:
+            path = self.folder / f".shard-{len(self._shards):05d}.parquet"
+            self._writer = pq.ParquetWriter(path, self.schema, **_WRITER_OPTIONS, **self.options)
+            self._shards.append(path)
+        self._writer.write_table(table, row_group_size=len(self._group))
+        self.num_examples += table.num_rows
+        self.num_bytes += table.nbytes
+        self._group = []
+        self._group_bytes = 0
+
+    def _close_shard(self) -> None:
+        self._flush_group()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        self._shard_rows = 0
+        self._shard_bytes = 0
+
+    def close(self) -> list[Path]:
+        """Flush, then give the shards their final ``test-i-of-n`` names (n is known only now)."""
+        self._close_shard()
+        if not self._shards:  # an empty configuration still gets one (empty) file
+            writer = pq.ParquetWriter(self.folder / ".shard-00000.parquet", self.schema, **self.options)
+            writer.close()
+            self._shards.append(self.folder / ".shard-00000.parquet")
+        total = len(self._shards)
+        final = []
+        for index, path in enumerate(self._shards):
+            target = self.folder / f"{SPLIT}-{index:05d}-of-{total:05d}.parquet"
+            path.rename(target)
+            final.append(target)
+        return final
+
+
+def _image_rows(release: NovaRelease) -> Iterator[dict[str, Any]]:
+    """Image rows with the PNG bytes embedded; a file that vanished since reading is an input error."""
+    rows = iter_image_rows(release, embed_images=True)
+    for image in release.images:
+        try:
+            row = next(rows)
+        except OSError as error:
+            raise NovaInputError(
+                f"cannot read the image: {error}", source=str(image.image_path), record=image.filename, field="image"
+            ) from error
+        # Only the file name travels with the bytes: absolute paths would leak and break.
+        row["image"] = {"bytes": row["image"]["bytes"], "path": image.filename}
+        yield row
+
+
+def _preview_row(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if row is None else dict(row)
+
+
+def _write_parquet(
+    release: NovaRelease,
+    staging: Path,
+    *,
+    max_shard_bytes: int,
+    rows_per_shard: int | None,
+    pretty_name: str,
+    hub_id: str,
+    progress: bool,
+) -> dict[str, ConfigSize]:
+    features = {
+        "images": image_features(release.extra_meta_keys),
+        "cases": case_features(release.extra_meta_keys),
+    }
+    sizes: dict[str, ConfigSize] = {}
+    first_image: dict[str, Any] | None = None
+    images = _ShardWriter(
+        staging / "data" / "images",
+        features["images"],
+        max_shard_bytes=max_shard_bytes,
+        rows_per_shard=rows_per_shard,
+        source=str(release.root),
+    )
+    bar = tqdm(
+        _image_rows(release), total=release.n_images, desc="export images", unit="img", disable=not progress
+    )
+    for row in bar:
+        if first_image is None:
+            first_image = row
+        images.add(row)
+    image_shards = images.close()
+    sizes["images"] = ConfigSize(images.num_examples, images.num_bytes, sum(p.stat().st_size for p in image_shards))
+
+    first_case: dict[str, Any] | None = None
+    cases = _ShardWriter(
+        staging / "data" / "cases",
+        features["cases"],
+        max_shard_bytes=max(max_shard_bytes, DEFAULT_MAX_SHARD_BYTES),
+        rows_per_shard=None,
+        source=str(release.root),
+    )
+    for row in iter_case_rows(release):
+        if first_case is None:
+            first_case = row
+        cases.add(row)
+    case_shards = cases.close()
+    sizes["cases"] = ConfigSize(cases.num_examples, cases.num_bytes, sum(p.stat().st_size for p in case_shards))
+
+    card = render_dataset_card(
+        summarize_release(release),
+        features,
+        pretty_name=pretty_name,
+        sizes_by_config=sizes,
+        hub_id=hub_id,
+        image_instance=_preview_row(first_image),
+        case_instance=_preview_row(first_case),
+    )
+    check_dataset_card(card, features)  # a card the Hub would misread is our bug: fail here
+    (staging / "README.md").write_text(card, encoding="utf-8")
+    return sizes
+
+
+# --------------------------------------------------------------------------- coco
+
+
+def coco_document(release: NovaRelease, *, source: CocoSource = "gold") -> dict[str, Any]:
+    """The COCO detection document of a release, as a dict ready for ``json.dump``.
+
+    Image ids run from 1 in filename order, annotation ids from 1 (pycocotools treats id 0
+    as unmatched). ``bbox`` is ``[x, y, width, height]`` as in the release, ``area`` is
+    ``width * height``, ``iscrowd`` 0, one category ``abnormality`` (id 1). With
+    ``source="raters"`` the annotations are every rater's boxes, each with a ``rater`` field.
+
+    Args:
+        release: a release from :func:`novabench.data.release.read_release`.
+        source: ``"gold"`` (consensus boxes) or ``"raters"``.
+
+    Returns:
+        ``{"info", "licenses", "images", "annotations", "categories"}``.
+
+    Example:
+        >>> import sys, tempfile
+        >>> sys.path.insert(0, "tests")
+        >>> from release_factory import write_v1_release
+        >>> release = read_release(write_v1_release(tempfile.mkdtemp(), image_size=(64, 64)))
+        >>> doc = coco_document(release)
+        >>> doc["images"][0]["id"], doc["annotations"][0]["id"], len(doc["annotations"])
+        (1, 1, 5)
+    """
+    if source not in ("gold", "raters"):
+        raise NovaInputError(f"source must be 'gold' or 'raters', got {source!r}", source="source")
+    images: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+
+    def annotate(image_id: int, box: list[float], extra: Mapping[str, Any]) -> None:
+        x, y, width, height = (float(value) for value in box)
+        annotations.append(
+            {
+                "id": len(annotations) + 1,
+                "image_id": image_id,
+                "category_id": COCO_CATEGORY["id"],
+                "bbox": [x, y, width, height],
+                "area": width * height,
+                "iscrowd": 0,
+                **extra,
+            }
+        )
+
+    for image_id, image in enumerate(sorted(release.images, key=lambda record: record.filename), start=1):
+        images.append(
+            {
+                "id": image_id,
+                "file_name": image.filename,
+                "width": image.width,
+                "height": image.height,
+                "case_id": image.case_id,
+                "scan_id": image.scan_id,
+                "license": 1,
+            }
+        )
+        if source == "gold":
+            for box in image.boxes:
+                annotate(image_id, box, {})
+        else:
+            for entry in image.rater_boxes:
+                for box in entry["boxes"]:
+                    annotate(image_id, box, {"rater": entry["rater"]})
+    return {
+        "info": {
+            "description": f"NOVA brain MRI benchmark, {source} boxes (evaluation only)",
+            "url": NOVA_ARXIV_URL,
+            "version": "1.0",
+            "contributor": f"exported by novabench {__version__} from {release.layout} layout",
+        },
+        "licenses": [{"id": 1, "name": NOVA_LICENSE, "url": LICENSE_URL}],
+        "images": images,
+        "annotations": annotations,
+        "categories": [dict(COCO_CATEGORY)],
+    }
+
+
+def _dump_json(document: Mapping[str, Any], path: Path) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        json.dump(document, handle, ensure_ascii=False)
+
+
+def export_coco(
+    release_dir: str | Path,
+    out_json: str | Path,
+    *,
+    source: CocoSource = "gold",
+    overwrite: bool = False,
+) -> Path:
+    """Write the boxes of a release as one COCO detection JSON file that pycocotools loads.
+
+    Args:
+        release_dir: the release folder (v1 or legacy layout).
+        out_json: the JSON file to write (its folder is created).
+        source: ``"gold"`` boxes, or ``"raters"`` (every rater's boxes with a ``rater`` field).
+        overwrite: replace an existing file.
+
+    Returns:
+        ``out_json`` as a Path. ``file_name`` of each image is the release filename.
+
+    Raises:
+        NovaInputError: a bad release, or ``out_json`` exists and ``overwrite`` is False.
+
+    Example:
+        >>> import sys, tempfile
+        >>> sys.path.insert(0, "tests")
+        >>> from release_factory import write_v1_release
+        >>> release = write_v1_release(tempfile.mkdtemp(), image_size=(64, 64))
+        >>> path = export_coco(release, Path(tempfile.mkdtemp()) / "gold.json")
+        >>> from pycocotools.coco import COCO
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()):
+        ...     coco = COCO(str(path))
+        >>> len(coco.getImgIds()), len(coco.getAnnIds())
+        (6, 5)
+    """
+    out = Path(out_json)
+    if out.exists() and not overwrite:
+        raise NovaInputError("already exists; pass overwrite=True (--overwrite) to replace it", source=str(out))
+    document = coco_document(read_release(release_dir), source=source)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.partial-", dir=out.parent)
+    os.close(handle)
+    try:
+        _dump_json(document, Path(temporary))
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return out
+
+
+def _write_coco_folder(release: NovaRelease, staging: Path, *, include_raters: bool, progress: bool) -> None:
+    image_dir = staging / "images"
+    image_dir.mkdir()
+    for image in tqdm(release.images, desc="copy images", unit="img", disable=not progress):
+        try:
+            shutil.copyfile(image.image_path, image_dir / image.filename)
+        except OSError as error:
+            raise NovaInputError(
+                f"cannot copy the image: {error}", source=str(image.image_path), record=image.filename, field="image"
+            ) from error
+    annotations = staging / "annotations"
+    annotations.mkdir()
+    _dump_json(coco_document(release, source="gold"), annotations / "gold.json")
+    if include_raters:
+        _dump_json(coco_document(release, source="raters"), annotations / "raters.json")
+
+
+# --------------------------------------------------------------------------- push
+
+
+def _hub_offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def _check_can_push(repo_id: str) -> None:
+    if _hub_offline():
+        raise NovaInputError(
+            "cannot push: the Hugging Face Hub is in offline mode (HF_HUB_OFFLINE=1); unset it, "
+            "log in with `hf auth login` and run again",
+            source=repo_id,
+            field="push_to",
+        )
+
+
+def push_export(out_dir: str | Path, repo_id: str, *, private: bool = False) -> str:
+    """Upload an export folder to a Hub dataset repository (created if missing).
+
+    Args:
+        out_dir: a folder written by :func:`export_release`.
+        repo_id: ``"user/name"`` of the dataset repository.
+        private: create the repository private (an existing repository keeps its visibility).
+
+    Returns:
+        The URL of the upload commit.
+
+    Raises:
+        NovaInputError: offline mode, no network, refused credentials or a bad repo id; the
+            message says the local export is complete.
+
+    Example:
+        >>> push_export("build/nova-export", "me/nova")  # doctest: +SKIP
+        'https://huggingface.co/datasets/me/nova/commit/...'
+    """
+    _check_can_push(repo_id)
+    import httpx
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    folder = Path(out_dir)
+    api = HfApi()
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        commit = api.upload_folder(
+            folder_path=folder,
+            repo_id=repo_id,
+            repo_type="dataset",
+            commit_message=f"NOVA export by novabench {__version__}",
+        )
+    except (HfHubHTTPError, httpx.HTTPError, OSError, ValueError) as error:
+        raise NovaInputError(
+            f"push failed ({type(error).__name__}: {error}); the local export at {folder} is complete, "
+            f"upload it later with `hf upload {repo_id} {folder} --repo-type dataset`",
+            source=repo_id,
+            field="push_to",
+        ) from error
+    return str(getattr(commit, "commit_url", commit))
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def export_release(
+    release_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    fmt: ExportFormat = "parquet",
+    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    rows_per_shard: int | None = None,
+    overwrite: bool = False,
+    push_to: str | None = None,
+    private: bool = False,
+    include_raters: bool = False,
+    pretty_name: str = "NOVA",
+    progress: bool = True,
+) -> ExportSummary:
+    """Export a release folder as a Hub-ready Parquet dataset (default) or a COCO folder.
+
+    Args:
+        release_dir: the release (official v1 or legacy layout, or a sample / ingest output).
+        out_dir: the folder to create; written atomically (nothing appears there on error).
+        fmt: ``"parquet"`` (shards + card, loadable by ``datasets.load_dataset``) or
+            ``"coco"`` (``images/`` + ``annotations/gold.json``).
+        max_shard_bytes: upper bound of one image shard's data size (a single larger row
+            still gets its own shard).
+        rows_per_shard: optional upper bound of rows per image shard.
+        overwrite: replace an existing ``out_dir`` (only once the new export is complete).
+        push_to: a Hub dataset id (``"user/name"``) to upload the parquet export to.
+        private: create the Hub repository private.
+        include_raters: COCO only: also write ``annotations/raters.json``.
+        pretty_name: dataset name in the card.
+        progress: show tqdm progress bars.
+
+    Returns:
+        An :class:`ExportSummary`; ``.describe()`` is a one-line report.
+
+    Raises:
+        NovaInputError: bad release, bad arguments, ``out_dir`` exists, or the push failed.
+
+    Example:
+        >>> import sys, tempfile
+        >>> sys.path.insert(0, "tests")
+        >>> from release_factory import write_v1_release
+        >>> release = write_v1_release(tempfile.mkdtemp(), image_size=(64, 64))
+        >>> out = Path(tempfile.mkdtemp()) / "nova"
+        >>> _ = export_release(release, out, progress=False)
+        >>> ds = datasets.load_dataset(str(out), "images", split="test")
+        >>> ds.num_rows, ds[0]["filename"], ds.features["boxes"]
+        (6, 'case0001_001.png', List(List(Value('float32'))))
+    """
+    if fmt not in ("parquet", "coco"):
+        raise NovaInputError(f"format must be 'parquet' or 'coco', got {fmt!r}", source="fmt")
+    if max_shard_bytes <= 0:
+        raise NovaInputError(f"must be positive, got {max_shard_bytes}", source="max_shard_bytes")
+    if rows_per_shard is not None and rows_per_shard <= 0:
+        raise NovaInputError(f"must be positive, got {rows_per_shard}", source="rows_per_shard")
+    if push_to is not None and fmt != "parquet":
+        raise NovaInputError("only the parquet format can be pushed to the Hub", source="push_to")
+    out = Path(out_dir).expanduser()
+    release_root = Path(release_dir).expanduser()
+    _check_destination(out, release_root, overwrite)
+    if push_to is not None:
+        _check_can_push(push_to)  # fail before minutes of work, not after
+    release = read_release(release_root)
+
+    sizes: dict[str, ConfigSize] = {}
+
+    def write(staging: Path) -> None:
+        if fmt == "parquet":
+            sizes.update(
+                _write_parquet(
+                    release,
+                    staging,
+                    max_shard_bytes=max_shard_bytes,
+                    rows_per_shard=rows_per_shard,
+                    pretty_name=pretty_name,
+                    hub_id=push_to or out.name,
+                    progress=progress,
+                )
+            )
+        else:
+            _write_coco_folder(release, staging, include_raters=include_raters, progress=progress)
+
+    _write_atomically(out, write)
+    files, total_bytes = _files_under(out)
+    summary = ExportSummary(
+        out_dir=out,
+        fmt=fmt,
+        n_images=release.n_images,
+        n_cases=release.n_cases,
+        n_gold_boxes=release.n_gold_boxes,
+        n_placeholder_diagnoses=release.n_placeholder_diagnoses,
+        files=files,
+        total_bytes=total_bytes,
+        sizes=sizes,
+    )
+    if push_to is not None:
+        url = push_export(out, push_to, private=private)
+        summary = ExportSummary(**{**summary.__dict__, "repo_url": url})
+    return summary
+
