@@ -157,9 +157,9 @@ def _arrow_schema(rows: Sequence[dict[str, Any]]) -> pa.Schema:
             ]
             all_int = bool(coordinates) and all(_is_int(c) for c in coordinates)
             if not all(c is None or isinstance(c, (int, float)) for c in coordinates):
-                fields.append(pa.field(key, pa.array(values).type))  # injected bad types
-                continue
-            number = pa.int64() if all_int else pa.float64()
+                number = pa.string()  # injected non-numbers: write_v1_parquet stringifies all
+            else:
+                number = pa.int64() if all_int else pa.float64()
             box_type = pa.struct([pa.field(k, number) for k in BOX_KEYS] + [pa.field("source", pa.string())])
             fields.append(pa.field(key, pa.list_(box_type)))
         elif all(value is None or isinstance(value, str) for value in values):
@@ -172,7 +172,14 @@ def _arrow_schema(rows: Sequence[dict[str, Any]]) -> pa.Schema:
 def write_v1_parquet(path: Path, rows: Sequence[dict[str, Any]], *, schema: pa.Schema | None = None) -> Path:
     """Write ``rows`` as a v1 parquet file (official types unless ``schema`` is given)."""
     clean = [{k: v for k, v in row.items() if not k.startswith("_")} for row in rows]
-    table = pa.Table.from_pylist(clean, schema=schema or _arrow_schema(clean))
+    schema = schema or _arrow_schema(clean)
+    if "bboxes" in schema.names and schema.field("bboxes").type.value_type.field("x").type == pa.string():
+        for row in clean:
+            for box in row.get("bboxes") or []:
+                for name in BOX_KEYS:
+                    if box.get(name) is not None:
+                        box[name] = str(box[name])
+    table = pa.Table.from_pylist(clean, schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
     return path

@@ -453,16 +453,20 @@ def _read_csv(root: Path, name: str) -> tuple[list[str], list[tuple[int, dict[st
                     field=missing[0],
                 )
             rows = []
-            for values in reader:
+            while True:
+                first_line = reader.line_num + 1  # a quoted field may span several lines
+                values = next(reader, None)
+                if values is None:
+                    break
                 if not values:
                     continue  # csv yields [] only for a truly blank line
                 if len(values) != len(header):
                     raise NovaInputError(
                         f"expected {len(header)} fields, got {len(values)}",
                         source=name,
-                        record=f"line {reader.line_num}",
+                        record=f"line {first_line}",
                     )
-                rows.append((reader.line_num, dict(zip(header, values))))
+                rows.append((first_line, dict(zip(header, values))))
     except FileNotFoundError as error:
         raise NovaInputError("required file of the legacy layout is missing", source=name) from error
     except (UnicodeDecodeError, csv.Error) as error:
