@@ -1,0 +1,734 @@
+"""Localisation metrics of NOVA: COCO-exact average precision and image-level hit rates.
+
+The NOVA paper reports "mAP@30", "mAP@50", "mAP@[50:95]", ACC50, TP30, FP30 and FNR
+but public re-implementations disagree on what "mAP@30" is (see NOVA_REFERENCE.md,
+section 3). This module reports both readings under names nobody can confuse:
+
+- ``mAP@30``, ``mAP@50``, ``mAP@50:95``: COCO average precision, class-agnostic,
+  numerically identical to pycocotools' ``COCOeval`` (bbox, one category, area "all",
+  ``maxDets`` = ``max_detections``). With no scores this is definition (b) of the
+  reference: every score is 1.0, so ties keep the given order.
+- ``hit@30``, ``hit@50``: the share of images with gold boxes whose best
+  prediction-vs-gold IoU reaches 0.30 / 0.50: definition (a), the image-level hit
+  rate with which the paper's co-authors reproduce its "mAP@30".
+
+Everything is vectorised over images: detections and gold boxes are flattened, the IoU of
+every (detection, gold box) pair of the same image is computed once, and COCO's greedy
+matching runs as one loop over detection rank (at most ``max_detections`` steps) handling
+all images and all IoU thresholds at once. Matching is done once in
+:func:`prepare_localization`; :meth:`LocalizationEvaluation.aggregate` only redoes the
+cheap accumulation, so bootstrap resamples of images cost little.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from novabench.errors import NovaInputError
+from novabench.metrics.boxes import (
+    _as_box_array,
+    _check_box_format,
+    first_invalid_box,
+    paired_iou_xywh,
+    to_xywh,
+    validate_boxes,
+)
+
+__all__ = [
+    "COCO_IOU_THRESHOLDS",
+    "LOCALIZATION_METRIC_KEYS",
+    "RECALL_POINTS",
+    "LocalizationEvaluation",
+    "coco_average_precision",
+    "LocalizationWarning",
+    "prepare_localization",
+    "score_localization",
+]
+
+#: IoU thresholds of COCO's default run (0.50:0.05:0.95), built exactly as COCO's Params do.
+COCO_IOU_THRESHOLDS: np.ndarray = np.linspace(0.5, 0.95, 10)
+#: The 101 recall points at which COCO samples the precision envelope.
+RECALL_POINTS: np.ndarray = np.linspace(0.0, 1.0, 101)
+# Row 0 is the 0.30 run, rows 1..10 the COCO default run (row 1 is 0.50).
+_THRESHOLDS: np.ndarray = np.concatenate(([0.3], COCO_IOU_THRESHOLDS))
+_ROW_30 = 0
+_ROW_50 = 1
+
+#: Keys of :meth:`LocalizationEvaluation.aggregate`, all fractions in [0, 1] or NaN.
+LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
+    "mAP@30",
+    "mAP@50",
+    "mAP@50:95",
+    "hit@30",
+    "hit@50",
+    "ACC50",
+    "TP30",
+    "FP30",
+    "FNR",
+)
+
+_PREDICTION_KEYS = frozenset({"boxes", "scores"})
+
+
+class LocalizationWarning(UserWarning):
+    """A localisation score is undefined (NaN) or predictions were cut at ``max_detections``."""
+
+
+# --------------------------------------------------------------------------- input reading
+
+
+def _check_collection(value: Any, name: str) -> int:
+    if isinstance(value, (str, bytes, Mapping)) or not (
+        hasattr(value, "__len__") and hasattr(value, "__iter__")
+    ):
+        raise NovaInputError(
+            f"{name} must be a list with one entry per image, got {type(value).__name__}",
+            field=name,
+        )
+    return len(value)
+
+
+def _read_scores(prediction: Mapping[str, Any], n_boxes: int, record: str) -> np.ndarray:
+    scores = prediction.get("scores")
+    if scores is None:
+        # No scores: every box scores 1.0, so the stable sorts keep the given order.
+        return np.ones(n_boxes, dtype=np.float64)
+    if isinstance(scores, (str, bytes, Mapping)) or not hasattr(scores, "__len__"):
+        raise NovaInputError(
+            f"scores must be a list of numbers, got {type(scores).__name__}",
+            record=record,
+            field="predictions.scores",
+        )
+    if len(scores) != n_boxes:
+        raise NovaInputError(
+            f"scores has {len(scores)} values but there are {n_boxes} boxes",
+            record=record,
+            field="predictions.scores",
+        )
+    try:
+        array = np.asarray(scores)
+    except (ValueError, TypeError):
+        array = np.asarray(list(scores), dtype=object)
+    if array.ndim == 1 and array.dtype.kind in "iuf":
+        array = array.astype(np.float64)
+        finite = np.isfinite(array)
+        if finite.all():
+            return array
+        bad = int(np.argmin(finite))
+        raise NovaInputError(
+            f"scores must be finite, got {array[bad]!r}",
+            record=record,
+            field=f"predictions.scores[{bad}]",
+        )
+    for index, value in enumerate(scores):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise NovaInputError(
+                f"scores must be numbers, got {type(value).__name__} {value!r}",
+                record=record,
+                field=f"predictions.scores[{index}]",
+            )
+    raise NovaInputError(  # pragma: no cover - defensive
+        "scores could not be read as numbers", record=record, field="predictions.scores"
+    )
+
+
+def _read_box_list(boxes: Any, record: str, field: str, box_format: str) -> np.ndarray:
+    """Fast path: one ``np.asarray`` per image; any problem goes through validate_boxes."""
+    array = None
+    if boxes is not None and not isinstance(boxes, (str, bytes, Mapping)):
+        array = _as_box_array(boxes)
+    if array is None:
+        # Raises with the offending box index (or accepts nothing wrong: defensive re-read).
+        array = validate_boxes(boxes, record=record, field=field, box_format=box_format)
+    return array
+
+
+class _Inputs:
+    """Validated inputs, flattened: boxes grouped by image in the given order, xywh."""
+
+    def __init__(
+        self,
+        predictions: Any,
+        references: Any,
+        box_format: str,
+        reference_box_format: str,
+    ) -> None:
+        _check_box_format(box_format)
+        _check_box_format(reference_box_format)
+        n_predictions = _check_collection(predictions, "predictions")
+        n_references = _check_collection(references, "references")
+        if n_predictions != n_references:
+            raise NovaInputError(
+                f"got {n_predictions} predictions for {n_references} references: "
+                "give exactly one prediction (possibly with no boxes) per image",
+                field="predictions",
+            )
+        det_arrays: list[np.ndarray] = []
+        score_arrays: list[np.ndarray] = []
+        gold_arrays: list[np.ndarray] = []
+        for index, (prediction, reference) in enumerate(zip(predictions, references)):
+            record = f"example {index}"
+            if not isinstance(prediction, Mapping):
+                raise NovaInputError(
+                    'a prediction must be a dict like {"boxes": [...], "scores": [...]}, '
+                    f"got {type(prediction).__name__}",
+                    record=record,
+                    field="predictions",
+                )
+            unknown = sorted(str(key) for key in prediction if key not in _PREDICTION_KEYS)
+            if unknown:
+                raise NovaInputError(
+                    f"unknown key {unknown[0]!r} in a prediction; allowed keys: boxes, scores",
+                    record=record,
+                    field=f"predictions.{unknown[0]}",
+                )
+            if "boxes" not in prediction:
+                raise NovaInputError(
+                    'a prediction needs a "boxes" list (empty when the model found nothing)',
+                    record=record,
+                    field="predictions.boxes",
+                )
+            boxes = _read_box_list(prediction["boxes"], record, "predictions.boxes", box_format)
+            det_arrays.append(boxes)
+            score_arrays.append(_read_scores(prediction, len(boxes), record))
+
+            if not isinstance(reference, Mapping) or "boxes" not in reference:
+                raise NovaInputError(
+                    'a reference must be a mapping with a "boxes" key (a dataset row works)',
+                    record=record,
+                    field="references.boxes",
+                )
+            gold = reference["boxes"]
+            # A null box list in a dataset row means "no marked abnormality".
+            gold_arrays.append(
+                np.zeros((0, 4))
+                if gold is None
+                else _read_box_list(gold, record, "references.boxes", reference_box_format)
+            )
+
+        self.n_images = n_predictions
+        self.det_counts = np.array([len(a) for a in det_arrays], dtype=np.int64)
+        self.gold_counts = np.array([len(a) for a in gold_arrays], dtype=np.int64)
+        det_boxes = np.concatenate(det_arrays) if det_arrays else np.zeros((0, 4))
+        gold_boxes = np.concatenate(gold_arrays) if gold_arrays else np.zeros((0, 4))
+        self.det_scores = np.concatenate(score_arrays) if score_arrays else np.zeros(0)
+        # Sizes are checked once over all boxes; a failure is traced back to its image.
+        for name, boxes, counts, fmt, source in (
+            ("predictions.boxes", det_boxes, self.det_counts, box_format, det_arrays),
+            ("references.boxes", gold_boxes, self.gold_counts, reference_box_format, gold_arrays),
+        ):
+            bad_row = first_invalid_box(boxes, fmt)
+            if bad_row is not None:
+                image = int(np.searchsorted(np.cumsum(counts), bad_row, side="right"))
+                validate_boxes(source[image], record=f"example {image}", field=name, box_format=fmt)
+        self.det_boxes = to_xywh(det_boxes, box_format)
+        self.gold_boxes = to_xywh(gold_boxes, reference_box_format)
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """Start of each group in a flat array given group sizes."""
+    return np.cumsum(counts) - counts
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def _greedy_match(
+    pair_iou: np.ndarray,
+    pair_det: np.ndarray,
+    pair_gold: np.ndarray,
+    pair_rank: np.ndarray,
+    n_det: int,
+    n_gold: int,
+    thresholds: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """COCO's greedy matching (``COCOeval.evaluateImg``) for all images and thresholds at once.
+
+    Detections are visited by rank within their image (highest score first). Each one takes,
+    among the still unmatched gold boxes of its image with IoU >= threshold, the one with the
+    highest IoU; on an exact IoU tie COCO keeps the LAST such gold box in gold order (its scan
+    replaces the candidate when ``iou >= best so far``), and so do we.
+
+    Pairs must be ordered by (image, detection rank, gold index).
+
+    Returns:
+        ``(det_matched, gold_matched)``: bool arrays ``(T, n_det)`` and ``(T, n_gold)``.
+    """
+    n_thresholds = len(thresholds)
+    det_matched = np.zeros((n_thresholds, n_det), dtype=bool)
+    gold_matched = np.zeros((n_thresholds, n_gold), dtype=bool)
+    if len(pair_iou) == 0:
+        return det_matched, gold_matched
+    by_rank = np.argsort(pair_rank, kind="stable")  # -> (rank, image, gold) order
+    rank_bounds = np.searchsorted(pair_rank[by_rank], np.arange(int(pair_rank.max()) + 2))
+    # COCO compares against min(t, 1 - 1e-10) so that IoU 1.0 can still match at t = 1.
+    limits = np.minimum(thresholds, 1 - 1e-10)[:, None]
+    for rank in range(len(rank_bounds) - 1):
+        chunk = by_rank[rank_bounds[rank] : rank_bounds[rank + 1]]
+        if len(chunk) == 0:
+            continue
+        iou, gold, det = pair_iou[chunk], pair_gold[chunk], pair_det[chunk]
+        # One segment per detection: its image's gold boxes, in gold order.
+        starts = np.flatnonzero(np.concatenate(([True], det[1:] != det[:-1])))
+        segment = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(det))))
+        available = (iou >= limits) & ~gold_matched[:, gold]
+        candidate_iou = np.where(available, iou, -1.0)
+        best_iou = np.maximum.reduceat(candidate_iou, starts, axis=1)
+        is_best = available & (candidate_iou == best_iou[:, segment])
+        position = np.where(is_best, np.arange(len(chunk)), -1)
+        chosen = np.maximum.reduceat(position, starts, axis=1)  # last best gold, as COCO
+        rows, segments = np.nonzero(chosen >= 0)
+        picked = chosen[rows, segments]
+        gold_matched[rows, gold[picked]] = True
+        det_matched[rows, det[picked]] = True
+    return det_matched, gold_matched
+
+
+def _segment_max(values: np.ndarray, group: np.ndarray, n_groups: int, empty: float) -> np.ndarray:
+    """Maximum of ``values`` per group (``group`` sorted ascending); ``empty`` for empty groups."""
+    out = np.full(n_groups, empty, dtype=np.float64)
+    if len(values):
+        starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
+        out[group[starts]] = np.maximum.reduceat(values, starts)
+    return out
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    """``numerator / denominator``, NaN (never an exception or a silent 0) when undefined."""
+    return float(numerator) / float(denominator) if denominator else float("nan")
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+class LocalizationEvaluation:
+    """Matched predictions of a localisation run, ready to aggregate on any resample of images.
+
+    Built by :func:`prepare_localization`; follows the ``prepare_*`` / ``aggregate(indices)``
+    protocol of ``novabench.metrics.stats``.
+
+    Attributes:
+        n_items: number of images.
+        max_detections: predictions kept per image (highest scores first).
+        n_images_with_gold, n_gold_boxes, n_predicted_boxes, n_truncated_predictions: counts
+            over the full set (``n_predicted_boxes`` counts every given box, including the
+            ``n_truncated_predictions`` beyond ``max_detections``).
+    """
+
+    def __init__(self, inputs: _Inputs, *, max_detections: int, thresholds: np.ndarray) -> None:
+        self.n_items = inputs.n_images
+        self.max_detections = max_detections
+        self._thresholds = np.asarray(thresholds, dtype=np.float64)
+        n_images = inputs.n_images
+        gold_counts = inputs.gold_counts
+        given_counts = inputs.det_counts
+        self._gold_counts = gold_counts
+        self._given_counts = given_counts
+        self.n_images_with_gold = int(np.count_nonzero(gold_counts))
+        self.n_gold_boxes = int(gold_counts.sum())
+        self.n_predicted_boxes = int(given_counts.sum())
+
+        # Rank detections within each image by score, stable (COCO's mergesort), then cut.
+        det_image = np.repeat(np.arange(n_images), given_counts)
+        order = np.lexsort((-inputs.det_scores, det_image))
+        rank = np.arange(len(order)) - np.repeat(_offsets(given_counts), given_counts)
+        keep = order[rank < max_detections]
+        kept_counts = np.minimum(given_counts, max_detections)
+        self._kept_counts = kept_counts
+        self.n_truncated_predictions = int((given_counts - kept_counts).sum())
+        kept_boxes = inputs.det_boxes[keep]
+        kept_scores = inputs.det_scores[keep]
+        kept_image = np.repeat(np.arange(n_images), kept_counts)
+
+        # Every (detection, gold) pair of the same image, ordered by (image, rank, gold).
+        pairs_per_image = kept_counts * gold_counts
+        pair_image = np.repeat(np.arange(n_images), pairs_per_image)
+        local = np.arange(int(pairs_per_image.sum())) - np.repeat(
+            _offsets(pairs_per_image), pairs_per_image
+        )
+        golds_of_pair = gold_counts[pair_image]
+        pair_rank = local // golds_of_pair
+        pair_det = _offsets(kept_counts)[pair_image] + pair_rank
+        pair_gold = _offsets(gold_counts)[pair_image] + local % golds_of_pair
+        pair_iou = paired_iou_xywh(kept_boxes[pair_det], inputs.gold_boxes[pair_gold])
+
+        det_matched, gold_matched = _greedy_match(
+            pair_iou, pair_det, pair_gold, pair_rank, len(keep), self.n_gold_boxes, self._thresholds
+        )
+
+        # Per-image quantities for the hit rates, ACC50, TP30/FP30 and FNR.
+        has_gold = gold_counts > 0
+        self._has_gold = has_gold
+        best_iou = _segment_max(pair_iou, pair_image, n_images, 0.0)
+        first = pair_rank == 0
+        first_iou = _segment_max(pair_iou[first], pair_image[first], n_images, 0.0)
+        self._best_iou = np.where(has_gold, best_iou, np.nan)
+        self._first_iou = np.where(has_gold, first_iou, np.nan)
+        self._no_prediction = has_gold & (given_counts == 0)
+        # Box-level counts at IoU 0.30 (only when that threshold was run).
+        row_30 = np.flatnonzero(self._thresholds == 0.3)
+        gold_image = np.repeat(np.arange(n_images), gold_counts)
+        self._matched_gold_30 = np.zeros(n_images)
+        self._matched_det_30 = np.zeros(n_images)
+        if len(row_30):
+            self._matched_gold_30 = np.bincount(
+                gold_image, weights=gold_matched[row_30[0]], minlength=n_images
+            )
+            self._matched_det_30 = np.bincount(
+                kept_image, weights=det_matched[row_30[0]], minlength=n_images
+            )
+
+        # AP state: detections in COCO's global order (stable sort by score over images in
+        # order), grouped into blocks of equal score within one image, the unit that a
+        # resample repeats as a whole (see aggregate).
+        global_order = np.argsort(-kept_scores, kind="stable")
+        self._sorted_matched = det_matched[:, global_order]
+        sorted_image = kept_image[global_order]
+        sorted_scores = kept_scores[global_order]
+        new_block = np.ones(len(global_order), dtype=bool)
+        new_block[1:] = (sorted_image[1:] != sorted_image[:-1]) | (
+            sorted_scores[1:] != sorted_scores[:-1]
+        )
+        self._block_start = np.flatnonzero(new_block)
+        self._block_length = np.diff(np.append(self._block_start, len(global_order)))
+        self._block_image = sorted_image[self._block_start]
+
+    # ------------------------------------------------------------------ public views
+
+    @property
+    def per_image_best_iou(self) -> list[float | None]:
+        """Best IoU of any kept prediction with any gold box, per image (None: no gold box)."""
+        return [None if np.isnan(value) else float(value) for value in self._best_iou]
+
+    def counts(self) -> dict[str, int]:
+        """The counts reported next to the scores, over the full set of images.
+
+        Example:
+            >>> evaluation = prepare_localization([{"boxes": []}], [{"boxes": [[0, 0, 5, 5]]}])
+            >>> evaluation.counts()["n_gold_boxes"]
+            1
+        """
+        return {
+            "n_images": self.n_items,
+            "n_images_with_gold": self.n_images_with_gold,
+            "n_gold_boxes": self.n_gold_boxes,
+            "n_predicted_boxes": self.n_predicted_boxes,
+            "n_truncated_predictions": self.n_truncated_predictions,
+        }
+
+    def _weights(self, indices: np.ndarray | Iterable[int] | None) -> np.ndarray | None:
+        if indices is None:
+            return None
+        array = np.asarray(indices)
+        if array.ndim != 1 or (array.size and array.dtype.kind not in "iu"):
+            raise NovaInputError(
+                "indices must be a 1-D array of integer image positions", field="indices"
+            )
+        if array.size and (array.min() < 0 or array.max() >= self.n_items):
+            raise NovaInputError(
+                f"indices must lie in [0, {self.n_items}), got values from "
+                f"{array.min()} to {array.max()}",
+                field="indices",
+            )
+        return np.bincount(array.astype(np.int64), minlength=self.n_items)
+
+    def precision_at_recall_points(
+        self, indices: np.ndarray | Iterable[int] | None = None
+    ) -> np.ndarray | None:
+        """COCO's interpolated precision, shape ``(n_thresholds, 101)``; None without gold.
+
+        Rows follow the evaluation's IoU thresholds: for :func:`prepare_localization`, row 0
+        is IoU 0.30 and rows 1..10 are 0.50:0.05:0.95. This is the ``precision`` array of
+        pycocotools' ``COCOeval.eval`` for one category, area "all", ``maxDets[-1]``.
+
+        Args:
+            indices: image positions of a resample (may repeat); None for the full set.
+
+        Returns:
+            The precision envelope sampled at the 101 recall points, or None when the
+            selected images hold no gold box (COCO's -1).
+
+        Example:
+            >>> evaluation = prepare_localization([{"boxes": [[0, 0, 5, 5]]}], [{"boxes": [[0, 0, 5, 5]]}])
+            >>> evaluation.precision_at_recall_points().shape
+            (11, 101)
+        """
+        weights = self._weights(indices)
+        n_gold = self.n_gold_boxes if weights is None else int(weights @ self._gold_counts)
+        if n_gold == 0:
+            return None
+        if weights is None:
+            matched = self._sorted_matched
+        else:
+            # A resample is the concatenation of the chosen images in their original order,
+            # each repeated as often as drawn. Under the stable global sort, every block of
+            # equal-score detections of one image then appears `weight` times in a row.
+            copies = weights[self._block_image]
+            out_lengths = self._block_length * copies
+            block = np.repeat(np.arange(len(copies)), out_lengths)
+            within = np.arange(len(block)) - np.repeat(_offsets(out_lengths), out_lengths)
+            matched = self._sorted_matched[
+                :, self._block_start[block] + within % self._block_length[block]
+            ]
+        n_detections = matched.shape[1]
+        true_positives = np.cumsum(matched, axis=1).astype(np.float64)
+        false_positives = np.cumsum(~matched, axis=1).astype(np.float64)
+        recall = true_positives / n_gold
+        precision = true_positives / (false_positives + true_positives + np.spacing(1))
+        envelope = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
+        sampled = np.zeros((len(self._thresholds), len(RECALL_POINTS)))
+        for row in range(len(self._thresholds)):
+            at = np.searchsorted(recall[row], RECALL_POINTS, side="left")
+            reached = at < n_detections  # recall points beyond the last detection stay 0
+            sampled[row, reached] = envelope[row, at[reached]]
+        return sampled
+
+    def aggregate(self, indices: np.ndarray | Iterable[int] | None = None) -> dict[str, float]:
+        """The localisation scores on all images, or on a resample of them.
+
+        A resample is the multiset of images given by ``indices`` (positions may repeat),
+        taken in the original image order, so score ties across images resolve exactly as in
+        the full set; the order of ``indices`` itself does not matter. No warning is issued
+        here (the bootstrap calls this a thousand times): undefined scores are NaN.
+
+        Args:
+            indices: image positions (0-based, may repeat); None for every image once.
+
+        Returns:
+            The keys of :data:`LOCALIZATION_METRIC_KEYS`, as fractions (NaN if undefined).
+
+        Example:
+            >>> evaluation = prepare_localization(
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": []}],
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}])
+            >>> evaluation.aggregate()["hit@30"], evaluation.aggregate([0, 0])["hit@30"]
+            (0.5, 1.0)
+        """
+        weights = self._weights(indices)
+        if weights is None:
+            weights = np.ones(self.n_items, dtype=np.int64)
+        precision = self.precision_at_recall_points(indices)
+        if precision is None:
+            ap_30 = ap_50 = ap_50_95 = float("nan")
+        else:
+            ap_30 = float(np.mean(precision[_ROW_30]))
+            ap_50 = float(np.mean(precision[_ROW_50]))
+            ap_50_95 = float(np.mean(precision[_ROW_50:].ravel()))
+        with_gold = weights * self._has_gold
+        n_with_gold = with_gold.sum()
+        kept = int(weights @ self._kept_counts)
+        return {
+            "mAP@30": ap_30,
+            "mAP@50": ap_50,
+            "mAP@50:95": ap_50_95,
+            "hit@30": _ratio(with_gold @ (self._best_iou >= 0.3), n_with_gold),
+            "hit@50": _ratio(with_gold @ (self._best_iou >= 0.5), n_with_gold),
+            "ACC50": _ratio(with_gold @ (self._first_iou >= 0.5), n_with_gold),
+            "TP30": _ratio(weights @ self._matched_gold_30, weights @ self._gold_counts),
+            "FP30": _ratio(kept - weights @ self._matched_det_30, kept),
+            "FNR": _ratio(weights @ self._no_prediction, n_with_gold),
+        }
+
+
+def _check_max_detections(max_detections: Any) -> int:
+    if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)):
+        raise NovaInputError(
+            f"max_detections must be a positive integer, got {max_detections!r}",
+            field="max_detections",
+        )
+    if max_detections < 1:
+        raise NovaInputError(
+            f"max_detections must be >= 1, got {max_detections}", field="max_detections"
+        )
+    return int(max_detections)
+
+
+def prepare_localization(
+    predictions: Any,
+    references: Any,
+    *,
+    box_format: str = "xywh",
+    max_detections: int = 100,
+    reference_box_format: str = "xywh",
+) -> LocalizationEvaluation:
+    """Validate, rank and match predictions once; aggregate later (see :func:`score_localization`).
+
+    Args:
+        predictions: one dict per image, ``{"boxes": [[...], ...], "scores": [...]}``;
+            ``scores`` is optional.
+        references: one mapping per image with a ``"boxes"`` key (dataset rows work;
+            other keys are ignored; ``None`` boxes mean no gold box).
+        box_format: format of the predicted boxes, ``"xywh"`` or ``"xyxy"``.
+        max_detections: predictions kept per image, highest scores first.
+        reference_box_format: format of the reference boxes; the NOVA dataset stores
+            ``"xywh"``.
+
+    Returns:
+        A :class:`LocalizationEvaluation` (``.n_items``, ``.aggregate(indices)``,
+        ``.per_image_best_iou``, ``.counts()``).
+
+    Raises:
+        NovaInputError: malformed input, naming the example index and the field.
+
+    Example:
+        >>> evaluation = prepare_localization([{"boxes": [[0, 0, 10, 10]]}],
+        ...                                   [{"boxes": [[0, 0, 10, 10]]}])
+        >>> evaluation.n_items, round(evaluation.aggregate()["mAP@50:95"], 12)
+        (1, 1.0)
+    """
+    max_detections = _check_max_detections(max_detections)
+    inputs = _Inputs(predictions, references, box_format, reference_box_format)
+    evaluation = LocalizationEvaluation(
+        inputs, max_detections=max_detections, thresholds=_THRESHOLDS
+    )
+    if evaluation.n_gold_boxes == 0:
+        warnings.warn(
+            "no reference has a gold box: mAP, hit@, ACC50, TP30 and FNR are undefined (NaN)",
+            LocalizationWarning,
+            stacklevel=2,
+        )
+    if evaluation.n_truncated_predictions:
+        warnings.warn(
+            f"{evaluation.n_truncated_predictions} predicted boxes beyond max_detections="
+            f"{max_detections} per image were not scored (see n_truncated_predictions)",
+            LocalizationWarning,
+            stacklevel=2,
+        )
+    return evaluation
+
+
+def score_localization(
+    predictions: Any,
+    references: Any,
+    *,
+    box_format: str = "xywh",
+    max_detections: int = 100,
+    reference_box_format: str = "xywh",
+) -> dict[str, Any]:
+    """Score predicted boxes against the gold boxes of NOVA, COCO-exact and image-level.
+
+    Within an image, predictions are ranked by score with a stable sort (equal scores keep
+    the given order) and only the first ``max_detections`` are scored everywhere below;
+    the rest are counted in ``n_truncated_predictions``. Missing scores mean every score is
+    1.0: predictions keep their given order within an image and images their order in the
+    list, exactly what pycocotools does with equal scores (NOVA_REFERENCE definition (b)).
+
+    Keys (fractions in [0, 1]):
+
+    - ``mAP@30``, ``mAP@50``, ``mAP@50:95``: class-agnostic COCO AP, identical to pycocotools
+      ``COCOeval`` with ``iouThrs`` [0.3], [0.5] and the default 0.50:0.05:0.95: greedy
+      one-to-one matching per image in score order (best unmatched gold box at IoU >= t),
+      one global stable sort by score, precision envelope sampled at 101 recall points,
+      mean over recall points (and thresholds).
+    - ``hit@30``, ``hit@50``: share of images with gold boxes whose best IoU between any
+      prediction and any gold box is >= 0.30 / 0.50 (definition (a), image-level hit rate).
+    - ``ACC50``: share of images with gold boxes whose first-ranked prediction (highest
+      score, else first given) has IoU >= 0.5 with some gold box (grounding accuracy).
+    - ``TP30``: share of gold boxes matched one-to-one at IoU >= 0.30 (box-level recall,
+      COCO's greedy matching).
+    - ``FP30``: share of scored predicted boxes not matched at IoU >= 0.30 (box-level false
+      discovery rate).
+    - ``FNR``: share of images with gold boxes for which the model gave no box at all.
+
+    Counts: ``n_images``, ``n_images_with_gold``, ``n_gold_boxes``, ``n_predicted_boxes``
+    (every given box), ``n_truncated_predictions``; and ``per_image_best_iou`` (list, None for
+    images without gold box, 0.0 for an image with gold but no prediction).
+
+    Edge cases:
+
+    - Images without gold boxes still count their predictions as false positives in AP,
+      TP30/FP30; they are left out of the hit@, ACC50 and FNR denominators.
+    - No gold box in the whole set: AP keys are NaN (COCO reports -1), hit@, ACC50, TP30 and
+      FNR are NaN, and a :class:`LocalizationWarning` is issued.
+    - No prediction anywhere while gold exists: AP is 0.0, FNR 1.0; FP30 is NaN (0/0).
+    - Zero-size boxes are legal and have IoU 0 with everything.
+    - As in COCO, precision is ``tp / (tp + fp + eps)``, so a perfect AP is
+      ``1 - 2.2e-16``: compare with a tolerance or round for display.
+    - Any other undefined ratio is NaN, never a silent 0.
+
+    Args:
+        predictions: one dict per image, ``{"boxes": [[x, y, w, h], ...], "scores": [...]}``;
+            ``scores`` optional (or None); no other keys are accepted (a typo such as
+            ``"score"`` would otherwise silently change the ranking).
+        references: one mapping per image with a ``"boxes"`` key (e.g. NOVA dataset rows);
+            ``None`` boxes mean no gold box.
+        box_format: format of the predicted boxes: ``"xywh"`` (default) or ``"xyxy"``.
+        max_detections: predictions scored per image (COCO's ``maxDets``), highest first.
+        reference_box_format: format of the reference boxes (NOVA stores ``"xywh"``).
+
+    Returns:
+        A dict with the scores, counts and ``per_image_best_iou`` described above.
+
+    Raises:
+        NovaInputError: mismatched lengths, a box that is not 4 finite numbers, a negative
+            width/height, scores of the wrong length or not finite, an unknown key.
+
+    Example:
+        >>> predictions = [{"boxes": [[0, 0, 10, 10]], "scores": [0.9]},
+        ...                {"boxes": [[5, 0, 10, 10]], "scores": [0.8]}]
+        >>> references = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}]
+        >>> result = score_localization(predictions, references)
+        >>> round(result["mAP@30"], 4), round(result["mAP@50"], 4), result["hit@30"], result["hit@50"]
+        (1.0, 0.505, 1.0, 0.5)
+        >>> result["per_image_best_iou"]
+        [1.0, 0.3333333333333333]
+    """
+    evaluation = prepare_localization(
+        predictions,
+        references,
+        box_format=box_format,
+        max_detections=max_detections,
+        reference_box_format=reference_box_format,
+    )
+    result: dict[str, Any] = dict(evaluation.aggregate())
+    result.update(evaluation.counts())
+    result["per_image_best_iou"] = evaluation.per_image_best_iou
+    return result
+
+
+def coco_average_precision(
+    predictions: Any,
+    references: Any,
+    *,
+    iou_thresholds: Iterable[float] = tuple(COCO_IOU_THRESHOLDS),
+    box_format: str = "xywh",
+    max_detections: int = 100,
+) -> float:
+    """Class-agnostic COCO AP averaged over ``iou_thresholds`` only (NaN without gold boxes).
+
+    The same computation as ``mAP@50:95`` of :func:`score_localization` without the extra
+    0.30 run and image-level rates: the like-for-like counterpart of one default
+    ``COCOeval`` run, used by the benchmark script.
+
+    Args:
+        predictions: as for :func:`score_localization`.
+        references: as for :func:`score_localization`.
+        iou_thresholds: the IoU thresholds to average over (COCO's default 0.50:0.05:0.95).
+        box_format: format of the predicted boxes.
+        max_detections: predictions scored per image.
+
+    Returns:
+        The mean of the precision envelope over 101 recall points and the thresholds.
+
+    Example:
+        >>> ap = coco_average_precision([{"boxes": [[0, 0, 10, 10]]}], [{"boxes": [[0, 0, 10, 10]]}])
+        >>> round(ap, 12)  # COCO divides by tp + fp + eps: a perfect run is 1 - 2.2e-16
+        1.0
+    """
+    max_detections = _check_max_detections(max_detections)
+    thresholds = np.asarray(list(iou_thresholds), dtype=np.float64)
+    if thresholds.ndim != 1 or not len(thresholds) or not np.all((thresholds > 0) & (thresholds <= 1)):
+        raise NovaInputError(
+            f"iou_thresholds must be numbers in (0, 1], got {thresholds.tolist()}",
+            field="iou_thresholds",
+        )
+    inputs = _Inputs(predictions, references, box_format, "xywh")
+    evaluation = LocalizationEvaluation(
+        inputs, max_detections=max_detections, thresholds=thresholds
+    )
+    precision = evaluation.precision_at_recall_points()
+    return float("nan") if precision is None else float(np.mean(precision.ravel()))
