@@ -1,0 +1,1348 @@
+"""Turn raw model answers into boxes, captions and diagnoses, and count how it went.
+
+Every parser here is total: whatever the text (empty, ``None``, bytes, a cut-off
+JSON list, prose around a code fence), it returns a result with a ``status``
+instead of raising. Failures are statuses so a report can say how many answers
+of a model could not be read: a parser that silently drops a valid box changes
+that model's score.
+
+Localisation conventions (``convention=``):
+
+============== ====================================== =====================================
+name           numbers                                 scale
+============== ====================================== =====================================
+protocol       ``[ymin, xmin, ymax, xmax]``            0..1000 of the image height/width
+qwen           ``bbox_2d: [x1, y1, x2, y2]``           pixels of the image the model saw
+xyxy_norm1     ``[x1, y1, x2, y2]``                    0..1 of the image width/height
+xyxy_norm1000  ``[x1, y1, x2, y2]``                    0..1000 (Qwen2-VL, Qwen3-VL grounding)
+xyxy_pixel     ``[x1, y1, x2, y2]``                    pixels of the image the model saw
+xywh_pixel     ``[x, y, width, height]``               pixels of the image the model saw
+============== ====================================== =====================================
+
+"Pixels of the image the model saw" are rescaled from ``input_size`` to
+``image_size`` (the original image); without ``input_size`` the model is
+assumed to have seen the original size. Qwen2.5-VL answers in absolute pixels
+of its internally resized input, so pass that size (``input_size``) for it;
+Qwen3-VL answers ``bbox_2d`` in 0..1000 (use ``convention="xyxy_norm1000"``).
+
+``convention="auto"`` decides only when the form of the answer is unambiguous
+and records which convention it used: a ``bbox_2d`` key means ``qwen``, a
+``box_2d`` key means ``protocol`` order (Gemini's form), Qwen2-VL's
+``<|box_start|>`` tokens mean ``xyxy_norm1000``, labelled lines or bare
+4-number lists with every value <= 1000 mean ``protocol``, values all in [0, 1]
+written with decimals mean ``xyxy_norm1``, explicit ``x``/``y``/``width``/``height``
+keys with pixel values mean ``xywh_pixel``. Anything else (for example a
+generic ``"bbox": [..]`` key with values above 1, or lines with values above
+1000) gives the status ``"ambiguous_convention"`` and no boxes rather than a
+guess: the runner must then pass a convention.
+
+All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
+Boxes come out as ``[x, y, width, height]`` floats in pixels of the original
+image, clipped to it, with positive width and height.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Union
+
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "CAPTION_STATUSES",
+    "CONVENTIONS",
+    "DIAGNOSIS_STATUSES",
+    "FAILURE_STATUSES",
+    "LOCALIZATION_STATUSES",
+    "ParseStats",
+    "ParsedBoxes",
+    "ParsedCaption",
+    "ParsedDiagnoses",
+    "parse_caption",
+    "parse_diagnoses",
+    "parse_localization",
+]
+
+#: Conventions accepted by :func:`parse_localization` (``"auto"`` decides per answer).
+CONVENTIONS: tuple[str, ...] = (
+    "auto", "protocol", "qwen", "xyxy_norm1", "xyxy_norm1000", "xyxy_pixel", "xywh_pixel",
+)
+
+#: Statuses of :class:`ParsedBoxes`.
+LOCALIZATION_STATUSES: tuple[str, ...] = (
+    "ok", "no_target", "empty", "unparseable", "truncated_ok", "ambiguous_convention",
+)
+#: Statuses of :class:`ParsedDiagnoses`.
+DIAGNOSIS_STATUSES: tuple[str, ...] = ("ok", "partial", "fallback_list", "empty", "unparseable")
+#: Statuses of :class:`ParsedCaption`.
+CAPTION_STATUSES: tuple[str, ...] = ("ok", "empty", "unparseable")
+#: Statuses meaning "nothing usable was read from the answer".
+FAILURE_STATUSES: frozenset[str] = frozenset({"empty", "unparseable", "ambiguous_convention"})
+
+# Answers longer than this are read only up to here (a runaway generation);
+# the cut is recorded in the notes.
+_MAX_CHARS = 200_000
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class ParsedBoxes:
+    """Boxes read from one localisation answer.
+
+    Attributes:
+        boxes: ``[x, y, width, height]`` in pixels of the original image, clipped to it.
+        labels: one label per box (``""`` when the model gave none).
+        status: one of :data:`LOCALIZATION_STATUSES`: ``"ok"``; ``"no_target"`` (the model
+            said nothing abnormal is visible: a valid empty answer); ``"empty"`` (no text);
+            ``"unparseable"``; ``"truncated_ok"`` (boxes recovered from a cut-off answer);
+            ``"ambiguous_convention"`` (boxes present but their convention cannot be told).
+        convention: the convention used (``None`` when no box was converted).
+        n_degenerate_dropped: boxes dropped for zero area after clipping (or NaN values).
+        n_out_of_range: boxes that had at least one coordinate clipped to the image.
+        n_swapped: boxes whose corners came in the wrong order and were put right.
+        error: why nothing (or not everything) could be read; ``None`` when all went well.
+        notes: other remarks worth a report line (assumed sizes, contradictions).
+
+    Example:
+        >>> parsed = parse_localization("lesion: [250, 100, 750, 500]", image_size=(480, 480))
+        >>> parsed.status, parsed.boxes, parsed.n_boxes
+        ('ok', [[48.0, 120.0, 192.0, 240.0]], 1)
+    """
+
+    boxes: list[list[float]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    status: str = "ok"
+    convention: str | None = None
+    n_degenerate_dropped: int = 0
+    n_out_of_range: int = 0
+    n_swapped: int = 0
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_boxes(self) -> int:
+        """Number of boxes kept.
+
+        Example:
+            >>> ParsedBoxes().n_boxes
+            0
+        """
+        return len(self.boxes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form (lists and strings), e.g. for a predictions file.
+
+        Example:
+            >>> ParsedBoxes(status="empty").to_dict()["status"]
+            'empty'
+        """
+        result = asdict(self)
+        result["notes"] = list(self.notes)
+        return result
+
+
+@dataclass(frozen=True)
+class ParsedDiagnoses:
+    """Diagnoses read from one diagnosis answer, most likely first.
+
+    Attributes:
+        diagnoses: the diagnoses in the model's order, duplicates removed
+            (case-insensitively, first kept). All are kept, even beyond five:
+            the metric looks at the first five only.
+        status: one of :data:`DIAGNOSIS_STATUSES`: ``"ok"`` (the JSON object, five or
+            more diagnoses), ``"partial"`` (the JSON object, fewer than five),
+            ``"fallback_list"`` (no usable JSON; read from a numbered or bulleted list,
+            ``Most likely: X`` lines or a bare one-line answer), ``"empty"``, ``"unparseable"``.
+        n_duplicates_removed: diagnoses dropped as repeats.
+        error: why nothing could be read, else ``None``.
+        notes: other remarks (a cut-off JSON object, for instance).
+
+    Example:
+        >>> parse_diagnoses('{"most_likely_diagnosis": "Glioma", "other_possible_diagnoses": []}')
+        ParsedDiagnoses(diagnoses=['Glioma'], status='partial', n_duplicates_removed=0, error=None, notes=())
+    """
+
+    diagnoses: list[str] = field(default_factory=list)
+    status: str = "ok"
+    n_duplicates_removed: int = 0
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def most_likely(self) -> str | None:
+        """The first diagnosis, or None.
+
+        Example:
+            >>> parse_diagnoses("1. Glioma\\n2. Lymphoma").most_likely
+            'Glioma'
+        """
+        return self.diagnoses[0] if self.diagnoses else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form.
+
+        Example:
+            >>> ParsedDiagnoses(status="empty").to_dict()["diagnoses"]
+            []
+        """
+        result = asdict(self)
+        result["notes"] = list(self.notes)
+        return result
+
+
+@dataclass(frozen=True)
+class ParsedCaption:
+    """A caption cleaned of chat wrapping (prefixes, markdown, fences, quotes).
+
+    Attributes:
+        caption: the cleaned caption (``""`` when empty).
+        status: one of :data:`CAPTION_STATUSES`.
+        error: why nothing could be read, else ``None``.
+
+    Example:
+        >>> parse_caption("**Caption:** Axial T2 image.")
+        ParsedCaption(caption='Axial T2 image.', status='ok', error=None)
+    """
+
+    caption: str = ""
+    status: str = "ok"
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form.
+
+        Example:
+            >>> ParsedCaption("x").to_dict()
+            {'caption': 'x', 'status': 'ok', 'error': None}
+        """
+        return asdict(self)
+
+
+Parsed = Union[ParsedBoxes, ParsedDiagnoses, ParsedCaption]
+
+
+# --------------------------------------------------------------------------- text input
+
+
+def _coerce_text(value: Any) -> tuple[str | None, str | None]:
+    """Return (text, error) for any input; text None means 'not text'."""
+    if value is None:
+        return "", None
+    if isinstance(value, str):
+        return value, None
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace"), None
+    if isinstance(value, (dict, list)):
+        try:
+            return json.dumps(value), None
+        except (TypeError, ValueError):
+            return None, f"expected text, got a {type(value).__name__} that is not JSON"
+    return None, f"expected text, got {type(value).__name__}"
+
+
+_NULL_LITERALS = frozenset({"none", "null", "nil", "n/a", "na", "nan", "undefined"})
+
+
+def _is_null_literal(text: str) -> bool:
+    return text.strip().strip(".`'\"").strip().lower() in _NULL_LITERALS
+
+
+_FENCE_PATTERN = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|\Z)", re.S)
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    """Contents of ```-fenced blocks (an unclosed final fence runs to the end)."""
+    return [match.group(2) for match in _FENCE_PATTERN.finditer(text) if match.group(2).strip()]
+
+
+def _without_fences(text: str) -> str:
+    """The text with fence markers removed but their contents kept."""
+    return re.sub(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*", "\n", text)
+
+
+# --------------------------------------------------------------------------- lenient JSON
+
+
+class _ParseError(Exception):
+    pass
+
+
+_MISSING = object()
+_NUMBER_PATTERN = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_WORD_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD_VALUES: dict[str, Any] = {
+    "true": True, "false": False, "null": None, "none": None, "nan": math.nan,
+    "infinity": math.inf,
+}
+_MAX_DEPTH = 40
+
+
+class _LenientJSON:
+    """A forgiving JSON reader for model output.
+
+    Accepts ``//`` and ``/* */`` comments, trailing or missing commas, single
+    quotes, bare keys and words, Python literals, and whitespace-separated
+    numbers. At the end of the text (a cut-off answer) it returns what was
+    complete: an array drops its unfinished last element, an object keeps the
+    partial container of its last key. ``complete`` tells whether the value
+    was closed.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.length = len(text)
+
+    def skip(self, pos: int) -> int:
+        text, length = self.text, self.length
+        while pos < length:
+            char = text[pos]
+            if char.isspace():
+                pos += 1
+            elif text.startswith("//", pos):
+                end = text.find("\n", pos)
+                pos = length if end < 0 else end + 1
+            elif text.startswith("/*", pos):
+                end = text.find("*/", pos + 2)
+                pos = length if end < 0 else end + 2
+            else:
+                break
+        return pos
+
+    def value(self, pos: int, depth: int = 0) -> tuple[Any, int, bool]:
+        if depth > _MAX_DEPTH:
+            raise _ParseError("nested too deeply")
+        pos = self.skip(pos)
+        if pos >= self.length:
+            return _MISSING, pos, False
+        char = self.text[pos]
+        if char == "{":
+            return self.object(pos + 1, depth + 1)
+        if char == "[":
+            return self.array(pos + 1, depth + 1)
+        if char in "\"'":
+            return self.string(pos)
+        number = _NUMBER_PATTERN.match(self.text, pos)
+        if number:
+            end = number.end()
+            token = number.group()
+            return _number_token(token), end, end < self.length
+        word = _WORD_PATTERN.match(self.text, pos)
+        if word:
+            end = word.end()
+            token = word.group()
+            result = _WORD_VALUES.get(token.lower(), token)
+            return result, end, end < self.length
+        raise _ParseError(f"unexpected character {char!r} at {pos}")
+
+    def string(self, pos: int) -> tuple[Any, int, bool]:
+        quote = self.text[pos]
+        pos += 1
+        parts: list[str] = []
+        text, length = self.text, self.length
+        while pos < length:
+            char = text[pos]
+            if char == quote:
+                return "".join(parts), pos + 1, True
+            if char == "\\" and pos + 1 < length:
+                escaped = text[pos + 1]
+                if escaped == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[pos + 2:pos + 6]):
+                    parts.append(chr(int(text[pos + 2:pos + 6], 16)))
+                    pos += 6
+                    continue
+                parts.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(escaped, escaped))
+                pos += 2
+                continue
+            parts.append(char)
+            pos += 1
+        return _MISSING, pos, False
+
+    def array(self, pos: int, depth: int) -> tuple[Any, int, bool]:
+        items: list[Any] = []
+        while True:
+            pos = self.skip(pos)
+            if pos >= self.length:
+                return items, pos, False
+            char = self.text[pos]
+            if char == "]":
+                return items, pos + 1, True
+            if char in ",;":
+                pos += 1
+                continue
+            item, pos, complete = self.value(pos, depth)
+            if not complete:
+                return items, pos, False
+            items.append(item)
+
+    def object(self, pos: int, depth: int) -> tuple[Any, int, bool]:
+        result: dict[str, Any] = {}
+        while True:
+            pos = self.skip(pos)
+            if pos >= self.length:
+                return result, pos, False
+            char = self.text[pos]
+            if char == "}":
+                return result, pos + 1, True
+            if char in ",;":
+                pos += 1
+                continue
+            key, pos, complete = self.value(pos, depth)
+            if not complete:
+                return result, pos, False
+            if isinstance(key, (dict, list)):
+                raise _ParseError("a container cannot be a key")
+            pos = self.skip(pos)
+            if pos >= self.length:
+                return result, pos, False
+            if self.text[pos] not in ":=":
+                raise _ParseError(f"expected ':' at {pos}")
+            item, pos, complete = self.value(pos + 1, depth)
+            if complete:
+                result[str(key)] = item
+                continue
+            if isinstance(item, (dict, list)):
+                result[str(key)] = item
+            return result, pos, False
+
+
+def _json_values(text: str) -> Iterator[tuple[Any, bool]]:
+    """Every top-level JSON-like structure in ``text`` with its completeness."""
+    reader = _LenientJSON(text)
+    pos = 0
+    starts = re.compile(r"[\[{]")
+    while True:
+        match = starts.search(text, pos)
+        if match is None:
+            return
+        try:
+            value, end, complete = reader.value(match.start())
+        except _ParseError:
+            pos = match.start() + 1
+            continue
+        yield value, complete
+        pos = max(end, match.start() + 1)
+
+
+def _structures(text: str) -> list[tuple[Any, bool]]:
+    blocks = _fenced_blocks(text)
+    sources = blocks if blocks else [text]
+    found: list[tuple[Any, bool]] = []
+    for source in sources:
+        found.extend(_json_values(source))
+    if blocks and not found:
+        found.extend(_json_values(text))
+    return found
+
+
+# --------------------------------------------------------------------------- localisation
+
+
+@dataclass
+class _Candidate:
+    label: str
+    numbers: list[float]  # ints stay ints: a float means the model wrote decimals
+    hint: str  # how the box was written: decides the convention under "auto"
+    from_json_object: bool = False
+
+    @property
+    def decimals(self) -> bool:
+        return any(isinstance(v, float) for v in self.numbers)
+
+
+@dataclass
+class _Extraction:
+    candidates: list[_Candidate] = field(default_factory=list)
+    truncated: bool = False
+    said_not_found: bool = False
+    explicit_empty: bool = False
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _four_numbers(value: Any) -> list[float] | None:
+    """4 numbers from ``[a, b, c, d]``, ``[[a, b], [c, d]]`` or ``[[a, b, c, d]]``."""
+    if not isinstance(value, list):
+        return None
+    if len(value) == 1 and isinstance(value[0], list):
+        value = value[0]
+    if len(value) == 4 and all(_is_number(v) for v in value):
+        return list(value)
+    if len(value) == 2 and all(isinstance(v, list) and len(v) == 2 for v in value):
+        flat = value[0] + value[1]
+        if all(_is_number(v) for v in flat):
+            return flat
+    return None
+
+
+def _norm_key(key: Any) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", str(key).lower()).strip("_")
+
+
+_QWEN_KEYS = frozenset({"bbox_2d", "bbox2d"})
+_YXYX_KEYS = frozenset({"box_2d", "box2d"})
+_GENERIC_BOX_KEYS = frozenset({
+    "bbox", "box", "bounding_box", "boundingbox", "coordinates", "coords", "bbox_xyxy",
+    "box_xyxy", "xyxy", "location", "position", "rect", "region_box",
+})
+_LABEL_KEYS = ("label", "name", "class", "category", "finding", "type", "description", "object", "text")
+_CONTAINER_KEYS = frozenset({
+    "boxes", "bboxes", "bounding_boxes", "objects", "detections", "findings", "regions",
+    "results", "annotations", "abnormalities", "lesions", "targets", "predictions", "answer",
+    "output", "data", "items", "anomalies",
+})
+_XYXY_KEY_SETS = (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax"),
+                  ("x_min", "y_min", "x_max", "y_max"), ("left", "top", "right", "bottom"))
+_XYWH_KEY_SETS = (("x", "y", "width", "height"), ("x", "y", "w", "h"))
+_NOT_FOUND_KEYS = frozenset({"found", "has_target", "abnormal", "abnormality_found", "detected"})
+
+
+def _label_of(obj: dict[str, Any]) -> str:
+    for key, value in obj.items():
+        if _norm_key(key) in _LABEL_KEYS and isinstance(value, (str, int, float)):
+            return str(value)
+    return ""
+
+
+def _walk(value: Any, extraction: _Extraction, label: str, depth: int = 0) -> None:
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(value, dict):
+        _walk_object(value, extraction, depth)
+    elif isinstance(value, list):
+        numbers = _four_numbers(value)
+        if numbers is not None:
+            extraction.candidates.append(_Candidate(label, numbers, "bare", from_json_object=depth > 0))
+            return
+        if not value and depth == 0:
+            extraction.explicit_empty = True
+        for item in value:
+            _walk(item, extraction, label, depth + 1)
+
+
+def _walk_object(obj: dict[str, Any], extraction: _Extraction, depth: int) -> None:
+    keys = {_norm_key(key): key for key in obj}
+    label = _label_of(obj)
+    for key, value in obj.items():
+        norm = _norm_key(key)
+        if norm in _NOT_FOUND_KEYS and value is False:
+            extraction.said_not_found = True
+        if norm in _CONTAINER_KEYS and isinstance(value, list) and not value:
+            extraction.explicit_empty = True
+    for key_set, hint in ((_XYXY_KEY_SETS, "xyxy_named"), (_XYWH_KEY_SETS, "xywh_named")):
+        for names in key_set:
+            if all(name in keys for name in names):
+                values = [obj[keys[name]] for name in names]
+                if all(_is_number(v) for v in values):
+                    extraction.candidates.append(
+                        _Candidate(label, values, hint, from_json_object=True))
+                    return
+    found_box = False
+    for key, value in obj.items():
+        norm = _norm_key(key)
+        if norm in _QWEN_KEYS:
+            hint = "qwen"
+        elif norm in _YXYX_KEYS:
+            hint = "yxyx1000"
+        elif norm in _GENERIC_BOX_KEYS:
+            hint = "generic_key"
+        else:
+            continue
+        boxes = [value] if _four_numbers(value) is not None else (value if isinstance(value, list) else [])
+        for box in boxes:
+            numbers = _four_numbers(box)
+            if numbers is not None:
+                extraction.candidates.append(_Candidate(label, numbers, hint, from_json_object=True))
+                found_box = True
+    if found_box:
+        return
+    for key, value in obj.items():
+        norm = _norm_key(key)
+        numbers = _four_numbers(value)
+        if numbers is not None and norm not in _CONTAINER_KEYS:
+            # {"left frontal lesion": [ymin, xmin, ymax, xmax]}: the key is the label.
+            extraction.candidates.append(_Candidate(str(key), numbers, "bare", from_json_object=True))
+        elif isinstance(value, (dict, list)):
+            _walk(value, extraction, label, depth + 1)
+
+
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_SEP = r"(?:\s*[,;]\s*|\s+)"
+_BRACKET_BOX = re.compile(
+    rf"[\[(]\s*({_NUM}){_SEP}({_NUM}){_SEP}({_NUM}){_SEP}({_NUM})\s*,?\s*[\])]")
+_QWEN2_BOX = re.compile(
+    rf"(?:<\|object_ref_start\|>(?P<label>.*?)<\|object_ref_end\|>\s*)?<\|box_start\|>\s*"
+    rf"\(\s*(?P<a>{_NUM})\s*,\s*(?P<b>{_NUM})\s*\)\s*,?\s*\(\s*(?P<c>{_NUM})\s*,\s*(?P<d>{_NUM})\s*\)"
+    rf"\s*<\|box_end\|>", re.S)
+_OPEN_BOX_AT_END = re.compile(rf"[\[(]\s*{_NUM}[^\])]*$")
+
+
+def _clean_label(text: str) -> str:
+    text = re.sub(r"[*_`]{2,}|`", "", text)
+    text = re.sub(r"^\s*(?:[-*\u2022+]|\d+[.)])\s+", "", text)
+    text = text.strip(" \t\"',;{}")
+    text = text.lstrip(":=-[(").rstrip(":=-")
+    text = text.strip(" \t\"',;")
+    return " ".join(text.split())
+
+
+def _number_token(token: str) -> float | int:
+    """An int when written without decimals, so 'written with decimals' is kept."""
+    if any(c in token for c in ".eE") or len(token) > 15:
+        return float(token)  # long digit runs become float (inf if huge), never an overflow
+    return int(token)
+
+
+def _line_candidates(text: str, extraction: _Extraction) -> None:
+    """Bracketed 4-number groups (or Qwen2-VL box tokens), with the label before them."""
+    qwen2 = list(_QWEN2_BOX.finditer(text))
+    if qwen2:
+        for match in qwen2:
+            numbers = [_number_token(match.group(g)) for g in "abcd"]
+            extraction.candidates.append(
+                _Candidate(_clean_label(match.group("label") or ""), numbers, "qwen2_tokens"))
+        return
+    for line in text.splitlines():
+        label = ""
+        previous_end = 0
+        for match in _BRACKET_BOX.finditer(line):
+            between = _clean_label(line[previous_end:match.start()])
+            if between:
+                label = between  # else a second box on the line shares the first's label
+            numbers = [_number_token(token) for token in match.groups()]
+            extraction.candidates.append(_Candidate(label, numbers, "bare"))
+            previous_end = match.end()
+    if extraction.candidates and _OPEN_BOX_AT_END.search(text.rstrip()[-200:]):
+        extraction.truncated = True
+
+
+_NO_TARGET_PATTERN = re.compile(
+    r"""\b(?:
+        no[\s_-]*targets?
+      | no\s+(?:(?:clear|clearly|obvious|obviously|apparent|definite|definitive|visible|significant|
+                  evident|detectable|discernible|focal|other)\s+)*
+            (?:abnormalit(?:y|ies)|abnormal\b(?:\s+\w+)?|anomal(?:y|ies)|lesions?|findings?|patholog(?:y|ies)|
+               bounding\s+box(?:es)?|regions?\s+of\s+(?:concern|abnormality))
+      | nothing\s+(?:abnormal|suspicious|to\s+(?:report|locali[sz]e))
+      | (?:within\s+)?normal\s+(?:limits|study|scan|examination|exam|brain|mri|image|appearance)
+      | no\s+targets?\s+found
+    )""",
+    re.I | re.X,
+)
+
+
+def _says_no_target(text: str) -> bool:
+    return bool(_NO_TARGET_PATTERN.search(text))
+
+
+def _resolve_auto(candidates: list[_Candidate]) -> tuple[str | None, str]:
+    """Pick a convention from the form of the answer, or explain why not."""
+    hints = {c.hint for c in candidates}
+    decimals = any(c.decimals for c in candidates)
+    values = [v for c in candidates for v in c.numbers]
+    finite = [v for v in values if math.isfinite(v)]
+    top = max(finite) if finite else 0.0
+    fraction = bool(finite) and decimals and all(0.0 <= v <= 1.0 for v in finite)
+    if len(hints) > 1:
+        return None, f"boxes written in several forms ({', '.join(sorted(hints))})"
+    hint = hints.pop()
+    if hint == "qwen":
+        return "qwen", ""
+    if hint == "yxyx1000":
+        return "protocol", ""
+    if hint == "qwen2_tokens":
+        return "xyxy_norm1000", ""
+    if fraction and hint in {"bare", "generic_key", "xyxy_named"}:
+        return "xyxy_norm1", ""
+    if hint == "xywh_named":
+        if top > 1.0:
+            return "xywh_pixel", ""
+        return None, "x/y/width/height keys with values all in [0, 1]: unknown scale"
+    if hint == "bare":
+        if top <= 1.0 and not decimals:
+            return None, "every value is 0 or 1: 0..1 fractions or 0..1000 units cannot be told apart"
+        if top <= 1000.0:
+            return "protocol", ""
+        return None, f"values up to {top:g} exceed 1000, so they are not the protocol's 0..1000 units"
+    return None, f"a generic box key with values up to {top:g}: pixels or 0..1000 units, xyxy or yxyx"
+
+
+def _to_pixel_corners(
+    numbers: list[float], convention: str, width: float, height: float,
+    input_width: float, input_height: float,
+) -> tuple[float, float, float, float]:
+    a, b, c, d = numbers
+    if convention == "protocol":
+        return b * width / 1000.0, a * height / 1000.0, d * width / 1000.0, c * height / 1000.0
+    if convention == "xyxy_norm1":
+        return a * width, b * height, c * width, d * height
+    if convention == "xyxy_norm1000":
+        return a * width / 1000.0, b * height / 1000.0, c * width / 1000.0, d * height / 1000.0
+    scale_x, scale_y = width / input_width, height / input_height
+    if convention == "xywh_pixel":
+        c, d = a + c, b + d
+    return a * scale_x, b * scale_y, c * scale_x, d * scale_y
+
+
+def _validate_size(value: Any, name: str) -> tuple[float, float]:
+    try:
+        w, h = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise NovaInputError(f"{name} must be (width, height), got {value!r}", field=name) from None
+    if not (math.isfinite(w) and math.isfinite(h) and w > 0 and h > 0):
+        raise NovaInputError(f"{name} must be positive (width, height), got {value!r}", field=name)
+    return w, h
+
+
+def parse_localization(
+    text: Any,
+    *,
+    image_size: tuple[int, int],
+    input_size: tuple[int, int] | None = None,
+    convention: str = "auto",
+) -> ParsedBoxes:
+    """Read the boxes of one localisation answer, in pixels of the original image.
+
+    Never raises on the answer: empty text, ``None``, prose, code fences, JSON
+    with comments, trailing commas or single quotes, JSON cut off mid-list,
+    ``{"found": false, "boxes": []}``, "no target" variants, labels holding
+    colons or brackets, runaway lists (all boxes kept; the metric keeps 100),
+    negative or out-of-image values (clipped, counted), swapped corners
+    (reordered, counted) and zero-area boxes (dropped, counted) all give a
+    :class:`ParsedBoxes` with a status.
+
+    Args:
+        text: the raw answer (str; bytes, None or an already-decoded JSON
+            list/dict are accepted too).
+        image_size: ``(width, height)`` of the original image.
+        input_size: ``(width, height)`` of the image the model was given, when
+            its processor resized it; used by the pixel conventions.
+        convention: one of :data:`CONVENTIONS`; see the module docstring.
+
+    Returns:
+        The parsed boxes with a status from :data:`LOCALIZATION_STATUSES`.
+
+    Raises:
+        NovaInputError: only for a wrong argument (unknown convention, a size
+            that is not two positive numbers), never because of the answer.
+
+    Example:
+        >>> answer = '```json\\n[{"bbox_2d": [48, 120, 240, 360], "label": "mass"}]\\n``` Done.'
+        >>> parsed = parse_localization(answer, image_size=(480, 480), input_size=(960, 960))
+        >>> parsed.status, parsed.convention, parsed.boxes, parsed.labels
+        ('ok', 'qwen', [[24.0, 60.0, 96.0, 120.0]], ['mass'])
+        >>> parse_localization("No target.", image_size=(480, 480)).status
+        'no_target'
+        >>> parse_localization('{"bbox": [10, 20, 30, 40]}', image_size=(480, 480)).status
+        'ambiguous_convention'
+    """
+    if convention not in CONVENTIONS:
+        raise NovaInputError(
+            f"unknown box convention {convention!r}; expected one of {', '.join(CONVENTIONS)}",
+            field="convention")
+    width, height = _validate_size(image_size, "image_size")
+    if input_size is not None:
+        input_width, input_height = _validate_size(input_size, "input_size")
+    else:
+        input_width, input_height = width, height
+    try:
+        return _parse_localization(text, width, height, input_width, input_height,
+                                   input_size is not None, convention)
+    except Exception as exc:  # the contract: a status, never an exception
+        return ParsedBoxes(status="unparseable", error=f"internal parser error: {exc!r}")
+
+
+def _parse_localization(
+    raw: Any, width: float, height: float, input_width: float, input_height: float,
+    has_input_size: bool, convention: str,
+) -> ParsedBoxes:
+    text, type_error = _coerce_text(raw)
+    if text is None:
+        return ParsedBoxes(status="unparseable", error=type_error)
+    notes: list[str] = []
+    if len(text) > _MAX_CHARS:
+        notes.append(f"answer of {len(text)} characters read up to {_MAX_CHARS}")
+        text = text[:_MAX_CHARS]
+    if not text.strip():
+        return ParsedBoxes(status="empty", error="no answer text", notes=tuple(notes))
+    if _is_null_literal(text):
+        return ParsedBoxes(status="empty", error=f"answer is the null literal {text.strip()!r}",
+                           notes=tuple(notes))
+
+    extraction = _Extraction()
+    structures = _structures(text)
+    for value, complete in structures:
+        if not complete:
+            extraction.truncated = True
+        _walk(value, extraction, "")
+    if not any(c.from_json_object for c in extraction.candidates):
+        # No boxes inside JSON objects: read labelled lines instead, which keeps
+        # labels such as "lesion [left]" that a JSON reader would split.
+        json_truncated = extraction.truncated
+        extraction = _Extraction(said_not_found=extraction.said_not_found,
+                                 explicit_empty=extraction.explicit_empty)
+        _line_candidates(_without_fences(text), extraction)
+        extraction.truncated = extraction.truncated or (json_truncated and bool(extraction.candidates))
+
+    candidates = extraction.candidates
+    if not candidates:
+        if extraction.said_not_found or extraction.explicit_empty or _says_no_target(text):
+            return ParsedBoxes(status="no_target", notes=tuple(notes))
+        if extraction.truncated:
+            return ParsedBoxes(status="unparseable", notes=tuple(notes),
+                               error="answer cut off before the first complete box")
+        return ParsedBoxes(status="unparseable", notes=tuple(notes),
+                           error="no box and no 'no target' statement found")
+
+    if extraction.said_not_found:
+        notes.append("the answer says nothing was found but also gives boxes; boxes kept")
+    elif _says_no_target(_strip_json_strings(text)) and not extraction.truncated:
+        notes.append("the answer mentions 'no target' but also gives boxes; boxes kept")
+
+    used = convention
+    if convention == "auto":
+        chosen, reason = _resolve_auto(candidates)
+        if chosen is None:
+            return ParsedBoxes(
+                status="ambiguous_convention", notes=tuple(notes),
+                error=f"{len(candidates)} box(es) found but the convention is ambiguous: {reason}; "
+                      "pass convention= explicitly")
+        used = chosen
+    if used in {"qwen"} and not has_input_size:
+        notes.append("input_size not given: assumed the model saw the original image size")
+
+    boxes: list[list[float]] = []
+    labels: list[str] = []
+    n_degenerate = n_out = n_swapped = 0
+    for candidate in candidates:
+        x1, y1, x2, y2 = _to_pixel_corners(candidate.numbers, used, width, height,
+                                           input_width, input_height)
+        if any(math.isnan(v) for v in (x1, y1, x2, y2)):
+            n_degenerate += 1
+            continue
+        if x1 > x2 or y1 > y2:
+            n_swapped += 1
+            x1, x2 = min(x1, x2), max(x1, x2)
+            y1, y2 = min(y1, y2), max(y1, y2)
+        cx1, cy1 = min(max(x1, 0.0), width), min(max(y1, 0.0), height)
+        cx2, cy2 = min(max(x2, 0.0), width), min(max(y2, 0.0), height)
+        if (cx1, cy1, cx2, cy2) != (x1, y1, x2, y2):
+            n_out += 1
+        box_width, box_height = cx2 - cx1, cy2 - cy1
+        if not (box_width > 0.0 and box_height > 0.0):
+            n_degenerate += 1
+            continue
+        boxes.append([cx1, cy1, box_width, box_height])
+        labels.append(candidate.label)
+    if not boxes:
+        notes.append("every box had zero area after clipping")
+    return ParsedBoxes(
+        boxes=boxes,
+        labels=labels,
+        status="truncated_ok" if extraction.truncated and boxes else "ok",
+        convention=used,
+        n_degenerate_dropped=n_degenerate,
+        n_out_of_range=n_out,
+        n_swapped=n_swapped,
+        error=None,
+        notes=tuple(notes),
+    )
+
+
+def _strip_json_strings(text: str) -> str:
+    """Text without quoted strings, so a label like "no lesion" is not read as a statement."""
+    return re.sub(r'"[^"\n]*"', '""', text)
+
+
+# --------------------------------------------------------------------------- diagnosis
+
+
+_MOST_LIKELY_KEYS = frozenset({
+    "most_likely_diagnosis", "most_likely", "most_likely_dx", "primary_diagnosis", "diagnosis",
+    "top_diagnosis", "final_diagnosis", "likely_diagnosis", "main_diagnosis", "leading_diagnosis",
+    "best_diagnosis", "top_1", "top1", "working_diagnosis",
+})
+_OTHER_KEYS = frozenset({
+    "other_possible_diagnoses", "other_diagnoses", "differentials", "differential",
+    "differential_diagnoses", "differential_diagnosis", "alternatives", "alternative_diagnoses",
+    "possible_diagnoses", "other_possible_diagnosis", "ddx", "others", "diagnoses",
+    "top_5", "top5", "other_differentials",
+})
+_DIAGNOSIS_NAME_KEYS = ("diagnosis", "name", "label", "dx", "condition", "disease", "value")
+
+
+def _is_most_likely_key(norm: str) -> bool:
+    return norm in _MOST_LIKELY_KEYS or "most_likely" in norm or (
+        "primary" in norm and "diagnos" in norm)
+
+
+def _is_other_key(norm: str) -> bool:
+    return norm in _OTHER_KEYS or "differential" in norm or norm.startswith("other") or (
+        "alternative" in norm)
+
+
+def _strings_of(value: Any, depth: int = 0) -> list[str]:
+    if depth > 5:
+        return []
+    if isinstance(value, str):
+        parts = re.split(r"\s*;\s*|\n+", value) if (";" in value or "\n" in value) else [value]
+        return parts
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _norm_key(key) in _DIAGNOSIS_NAME_KEYS and isinstance(item, str):
+                return [item]
+        return [item for item in value.values() if isinstance(item, str)][:1]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings_of(item, depth + 1)]
+    return []
+
+
+def _clean_diagnosis(text: str) -> str:
+    text = re.sub(r"\*\*|__|`", "", text)
+    text = re.sub(r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\(?[a-eA-E][.)])\s*", "", text)
+    text = " ".join(text.split())
+    text = text.strip(" \"'\u201c\u201d")
+    text = text.rstrip(" .;,")
+    return text if re.search(r"[A-Za-z0-9]", text) else ""
+
+
+def _deduplicate(items: Iterable[str]) -> tuple[list[str], int]:
+    kept: list[str] = []
+    seen: set[str] = set()
+    removed = 0
+    for item in items:
+        cleaned = _clean_diagnosis(item)
+        if not cleaned:
+            continue
+        key = " ".join(cleaned.casefold().split())
+        if key in seen:
+            removed += 1
+            continue
+        seen.add(key)
+        kept.append(cleaned)
+    return kept, removed
+
+
+def _diagnoses_from_object(obj: dict[str, Any]) -> list[str] | None:
+    """Most likely first, then the others; None when no recognised key."""
+    first: list[str] = []
+    others: list[str] = []
+    recognised = False
+    for key, value in obj.items():
+        norm = _norm_key(key)
+        if _is_most_likely_key(norm) and not _is_other_key(norm):
+            recognised = True
+            first.extend(_strings_of(value))
+        elif _is_other_key(norm):
+            recognised = True
+            others.extend(_strings_of(value))
+    if recognised:
+        return first + others
+    for value in obj.values():
+        if isinstance(value, dict):
+            nested = _diagnoses_from_object(value)
+            if nested is not None:
+                return nested
+    return None
+
+
+_MOST_LIKELY_LINE = re.compile(
+    r"^\W*(?:the\s+)?(?:most\s+likely|primary|leading|final|working)(?:\s+diagnosis)?\**\s*"
+    r"(?:is|:|-|\u2013)\s*\**\s*(?P<value>.+)$", re.I)
+_DIAGNOSIS_LINE = re.compile(r"^\W*diagnosis\**\s*:\s*\**\s*(?P<value>.+)$", re.I)
+_DIFFERENTIAL_LINE = re.compile(
+    r"^\W*(?:other\s+(?:possible\s+)?diagnoses|differentials?(?:\s+diagnos[ie]s)?|"
+    r"alternatives?)\**\s*(?:include|are|:|-)\s*\**\s*(?P<value>.+)$", re.I)
+_LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[.):]|[-*\u2022+]|\(?[a-e][.)])\s+(?P<value>.+)$")
+_REFUSAL = re.compile(r"\b(?:cannot|can't|can not|unable|not able|sorry|as an ai)\b", re.I)
+
+
+def _item_name(text: str) -> str:
+    """The diagnosis at the start of a list item, without the explanation after it."""
+    bold = re.match(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)", text)
+    if bold:
+        return bold.group(1).rstrip(":")
+    return re.split(r"\s+[-\u2013\u2014]\s+|:\s+|\s+\((?:most likely|likely|less likely)",
+                    text, maxsplit=1)[0]
+
+
+def _fallback_diagnoses(text: str) -> list[str]:
+    most_likely: list[str] = []
+    items: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        match = _MOST_LIKELY_LINE.match(stripped) or _DIAGNOSIS_LINE.match(stripped)
+        if match:
+            if not most_likely:
+                most_likely.append(_item_name(match.group("value")))
+            continue
+        match = _DIFFERENTIAL_LINE.match(stripped)
+        if match:
+            value = match.group("value")
+            parts = value.split(";") if ";" in value else re.split(r",\s*|\s+or\s+", value)
+            items.extend(parts)
+            continue
+        match = _LIST_ITEM.match(line)
+        if match:
+            value = match.group("value")
+            inner = _MOST_LIKELY_LINE.match(value)
+            if inner and not most_likely:
+                most_likely.append(_item_name(inner.group("value")))
+                continue
+            name = _item_name(value)
+            if re.fullmatch(r"[^:]*(?:diagnos[ie]s|differentials?)\s*:?\s*", name, re.I):
+                continue  # a heading such as "**Differential diagnoses:**"
+            items.append(name)
+    return most_likely + items
+
+
+def parse_diagnoses(text: Any) -> ParsedDiagnoses:
+    """Read the ranked diagnoses of one diagnosis answer, most likely first.
+
+    The JSON object of the contract is found even inside code fences, with
+    prose around it, single quotes, comments, trailing commas, other key
+    spellings (``"most likely diagnosis"``, ``"differentials"``...) or cut off
+    (complete strings are kept). Without usable JSON, numbered or bulleted
+    lists, ``Most likely: X`` / ``Differentials: A, B`` lines, or a bare
+    one-line answer are read (status ``"fallback_list"``). Duplicates are
+    removed case-insensitively, keeping the first.
+
+    Args:
+        text: the raw answer (str; bytes, None or a decoded dict/list too).
+
+    Returns:
+        The diagnoses with a status from :data:`DIAGNOSIS_STATUSES`; never raises.
+
+    Example:
+        >>> answer = '''Here you go:
+        ... ```json
+        ... {"most_likely_diagnosis": "Glioblastoma",
+        ...  "other_possible_diagnoses": ["Lymphoma", "Metastasis", "Abscess", "lymphoma", "Tumefactive MS",]}
+        ... ```'''
+        >>> parsed = parse_diagnoses(answer)
+        >>> parsed.status, parsed.diagnoses, parsed.n_duplicates_removed
+        ('ok', ['Glioblastoma', 'Lymphoma', 'Metastasis', 'Abscess', 'Tumefactive MS'], 1)
+    """
+    try:
+        return _parse_diagnoses(text)
+    except Exception as exc:  # the contract: a status, never an exception
+        return ParsedDiagnoses(status="unparseable", error=f"internal parser error: {exc!r}")
+
+
+def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
+    text, type_error = _coerce_text(raw)
+    if text is None:
+        return ParsedDiagnoses(status="unparseable", error=type_error)
+    text = text[:_MAX_CHARS]
+    if not text.strip():
+        return ParsedDiagnoses(status="empty", error="no answer text")
+    if _is_null_literal(text):
+        return ParsedDiagnoses(status="empty", error=f"answer is the null literal {text.strip()!r}")
+
+    notes: list[str] = []
+    json_list: list[str] | None = None
+    for value, complete in _structures(text):
+        found = _diagnoses_from_object(value) if isinstance(value, dict) else None
+        if found is not None:
+            diagnoses, removed = _deduplicate(found)
+            if diagnoses:
+                if not complete:
+                    notes.append("the JSON object was cut off; complete entries kept")
+                status = "ok" if len(diagnoses) >= 5 else "partial"
+                return ParsedDiagnoses(diagnoses, status, removed, None, tuple(notes))
+        if json_list is None and isinstance(value, list) and value and all(
+                isinstance(item, str) for item in value):
+            json_list = value
+
+    if json_list is not None:
+        diagnoses, removed = _deduplicate(json_list)
+        if diagnoses:
+            notes.append("a JSON list of strings, not the requested object")
+            return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
+
+    plain = _without_fences(text)
+    diagnoses, removed = _deduplicate(_fallback_diagnoses(plain))
+    if diagnoses:
+        return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
+
+    lines = [line.strip() for line in plain.splitlines() if line.strip()]
+    if len(lines) == 1 and len(lines[0].split()) <= 12 and not _REFUSAL.search(lines[0]) \
+            and not re.search(r"[{}\[\]]", lines[0]):
+        single, _ = _deduplicate([_item_name(lines[0])])
+        if single:
+            notes.append("a bare one-line answer")
+            return ParsedDiagnoses(single, "fallback_list", 0, None, tuple(notes))
+    return ParsedDiagnoses(status="unparseable", notes=tuple(notes),
+                           error="no diagnosis JSON object, list or one-line answer found")
+
+
+# --------------------------------------------------------------------------- caption
+
+
+_CAPTION_PREAMBLE = re.compile(
+    r"^\s*(?:(?:sure|certainly|of course|absolutely|okay|ok|alright)\b[!.,]?\s*)?"
+    r"(?:here(?:'s|\s+is|\s+are)\b[^:\n]*:\s*)", re.I)
+_CAPTION_COURTESY = re.compile(r"^\s*(?:sure|certainly|of course|absolutely|okay|ok)\s*[!.,]\s*$", re.I)
+_CAPTION_PREFIX = re.compile(
+    r"^\s*(?:\*\*|__)?\s*(?:caption|answer|description|radiology\s+description|image\s+description|"
+    r"findings|figure\s+legend|legend|response)\s*(?:\*\*|__)?\s*[:\-\u2013]\s*(?:\*\*|__)?\s*", re.I)
+_CAPTION_HEADER_ONLY = re.compile(
+    r"^(?:caption|answer|description|radiology description|image description|findings|"
+    r"figure legend|legend|response)\s*:?$", re.I)
+_CAPTION_TRAILER = re.compile(
+    r"^\s*(?:let me know|i hope|please (?:note|consult)|note:|disclaimer|this (?:description|caption) "
+    r"(?:is|was)|feel free)", re.I)
+
+
+def _strip_markdown_line(line: str) -> tuple[str, bool]:
+    """Return the line without markdown and whether it was a list item."""
+    line = re.sub(r"^\s*#{1,6}\s*", "", line)
+    is_item = bool(re.match(r"^\s*(?:[-*\u2022+]|\d{1,2}[.)])\s+", line))
+    line = re.sub(r"^\s*(?:[-*\u2022+]|\d{1,2}[.)])\s+", "", line)
+    line = re.sub(r"(\*\*|__)(.+?)\1", r"\2", line)
+    line = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"\1", line)
+    line = line.replace("**", "").replace("`", "")
+    return line.strip(), is_item
+
+
+def parse_caption(text: Any) -> ParsedCaption:
+    """Clean a captioning answer down to the caption itself.
+
+    Removes code fences, chat preambles ("Sure! Here is the caption:"),
+    answer prefixes ("Caption:", "Answer:", "Description:"), markdown (bold,
+    headers; bullet items become sentences), trailing courtesy lines ("Let me
+    know if..."), surrounding quotes, and collapses whitespace. A JSON object
+    with a ``caption`` or ``description`` key gives that value.
+
+    Args:
+        text: the raw answer (str; bytes or None too).
+
+    Returns:
+        The caption with a status from :data:`CAPTION_STATUSES`; never raises.
+
+    Example:
+        >>> parse_caption('Sure! Here is the caption:\\n\\n"Axial FLAIR image  showing a left frontal lesion."').caption
+        'Axial FLAIR image showing a left frontal lesion.'
+        >>> parse_caption("- Axial T2\\n- **Right** thalamic infarct").caption
+        'Axial T2. Right thalamic infarct.'
+        >>> parse_caption("   ").status
+        'empty'
+    """
+    try:
+        return _parse_caption(text)
+    except Exception as exc:  # the contract: a status, never an exception
+        return ParsedCaption(status="unparseable", error=f"internal parser error: {exc!r}")
+
+
+def _parse_caption(raw: Any) -> ParsedCaption:
+    text, type_error = _coerce_text(raw)
+    if text is None:
+        return ParsedCaption(status="unparseable", error=type_error)
+    text = text[:_MAX_CHARS]
+    if not text.strip() or _is_null_literal(text):
+        return ParsedCaption(status="empty", error="no answer text")
+
+    stripped = text.strip()
+    if stripped[:1] == "{" or stripped.startswith("```"):
+        for value, _ in _structures(stripped):
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    if _norm_key(key) in {"caption", "description", "answer", "findings"} and isinstance(
+                            item, str) and item.strip():
+                        text = item
+                        break
+                break
+
+    text = _without_fences(text)
+    text = _CAPTION_PREAMBLE.sub("", text, count=1)
+    sentences: list[str] = []
+    for line in text.splitlines():
+        if _CAPTION_COURTESY.match(line):
+            continue
+        cleaned, is_item = _strip_markdown_line(line)
+        if not cleaned or _CAPTION_HEADER_ONLY.match(cleaned):
+            continue
+        previous = None
+        while previous != cleaned:
+            previous = cleaned
+            cleaned = _CAPTION_PREFIX.sub("", cleaned, count=1)
+            cleaned = _CAPTION_PREAMBLE.sub("", cleaned, count=1)
+        if not cleaned:
+            continue
+        if sentences and _CAPTION_TRAILER.match(cleaned):
+            break
+        if is_item and not re.search(r"[.!?:;]$", cleaned):
+            cleaned += "."
+        sentences.append(cleaned)
+    caption = " ".join(" ".join(sentences).split())
+    caption = _strip_quotes(caption)
+    if not caption:
+        return ParsedCaption(status="empty", error="nothing left after removing the chat wrapping")
+    return ParsedCaption(caption=caption, status="ok")
+
+
+_QUOTE_PAIRS = (('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("`", "`"))
+
+
+def _strip_quotes(text: str) -> str:
+    changed = True
+    while changed and len(text) >= 2:
+        changed = False
+        for left, right in _QUOTE_PAIRS:
+            if text.startswith(left) and text.endswith(right) and text.count(left) + (
+                    text.count(right) if left != right else 0) <= 2:
+                text = text[len(left):-len(right)].strip()
+                changed = True
+    return text
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@dataclass
+class ParseStats:
+    """Counts of parse outcomes over many answers of one task.
+
+    Add parsed results one by one (:meth:`add`) or in bulk (:meth:`from_results`);
+    :meth:`as_dict` gives the numbers for a report. Mixing tasks is refused.
+
+    Example:
+        >>> stats = ParseStats.from_results(
+        ...     parse_localization(answer, image_size=(480, 480))
+        ...     for answer in ["lesion: [0, 0, 500, 500]", "no target", "", "???"])
+        >>> stats.status_counts
+        {'ok': 1, 'no_target': 1, 'empty': 1, 'unparseable': 1}
+        >>> stats.n_answers, stats.n_failed, stats.failure_rate
+        (4, 2, 0.5)
+    """
+
+    task: str | None = None
+    n_answers: int = 0
+    status_counts: dict[str, int] = field(default_factory=dict)
+    convention_counts: dict[str, int] = field(default_factory=dict)
+    n_boxes: int = 0
+    n_degenerate_dropped: int = 0
+    n_out_of_range: int = 0
+    n_swapped: int = 0
+    n_diagnoses: int = 0
+    n_duplicates_removed: int = 0
+
+    def add(self, parsed: Parsed) -> None:
+        """Count one parsed answer.
+
+        Args:
+            parsed: a :class:`ParsedBoxes`, :class:`ParsedDiagnoses` or :class:`ParsedCaption`.
+
+        Raises:
+            NovaInputError: the result is of another task than those counted so far.
+
+        Example:
+            >>> stats = ParseStats()
+            >>> stats.add(parse_caption("Axial T1."))
+            >>> stats.task, stats.status_counts
+            ('captioning', {'ok': 1})
+        """
+        task = _task_of(parsed)
+        if self.task is None:
+            self.task = task
+        elif task != self.task:
+            raise NovaInputError(f"ParseStats counts {self.task} answers, got a {task} result")
+        self.n_answers += 1
+        self.status_counts[parsed.status] = self.status_counts.get(parsed.status, 0) + 1
+        if isinstance(parsed, ParsedBoxes):
+            if parsed.convention is not None:
+                self.convention_counts[parsed.convention] = (
+                    self.convention_counts.get(parsed.convention, 0) + 1)
+            self.n_boxes += parsed.n_boxes
+            self.n_degenerate_dropped += parsed.n_degenerate_dropped
+            self.n_out_of_range += parsed.n_out_of_range
+            self.n_swapped += parsed.n_swapped
+        elif isinstance(parsed, ParsedDiagnoses):
+            self.n_diagnoses += len(parsed.diagnoses)
+            self.n_duplicates_removed += parsed.n_duplicates_removed
+
+    @classmethod
+    def from_results(cls, results: Iterable[Parsed]) -> ParseStats:
+        """Count every result of an iterable.
+
+        Example:
+            >>> ParseStats.from_results([parse_diagnoses("1. A\\n2. B")]).status_counts
+            {'fallback_list': 1}
+        """
+        stats = cls()
+        for parsed in results:
+            stats.add(parsed)
+        return stats
+
+    @property
+    def n_failed(self) -> int:
+        """Answers with a status in :data:`FAILURE_STATUSES` (nothing usable read).
+
+        Example:
+            >>> ParseStats(n_answers=2, status_counts={"ok": 1, "empty": 1}).n_failed
+            1
+        """
+        return sum(count for status, count in self.status_counts.items() if status in FAILURE_STATUSES)
+
+    @property
+    def failure_rate(self) -> float:
+        """``n_failed / n_answers`` (0.0 when nothing was counted).
+
+        Example:
+            >>> ParseStats().failure_rate
+            0.0
+        """
+        return self.n_failed / self.n_answers if self.n_answers else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts as plain JSON, fractions in [0, 1].
+
+        Example:
+            >>> ParseStats.from_results([parse_caption("")]).as_dict()["n_failed"]
+            1
+        """
+        result: dict[str, Any] = {
+            "task": self.task,
+            "n_answers": self.n_answers,
+            "status_counts": dict(self.status_counts),
+            "n_failed": self.n_failed,
+            "failure_rate": self.failure_rate,
+        }
+        if self.task == "localization":
+            result.update(convention_counts=dict(self.convention_counts), n_boxes=self.n_boxes,
+                          n_degenerate_dropped=self.n_degenerate_dropped,
+                          n_out_of_range=self.n_out_of_range, n_swapped=self.n_swapped)
+        elif self.task == "diagnosis":
+            result.update(n_diagnoses=self.n_diagnoses, n_duplicates_removed=self.n_duplicates_removed)
+        return result
+
+    def summary(self) -> str:
+        """One line for a terminal or a report, statuses by decreasing count.
+
+        Example:
+            >>> ParseStats.from_results([parse_caption("x"), parse_caption("")]).summary()
+            'captioning: 2 answers, 1 unusable (50.0%); ok 1, empty 1'
+        """
+        ordered = Counter(self.status_counts).most_common()
+        parts = ", ".join(f"{status} {count}" for status, count in ordered)
+        return (f"{self.task or 'no task'}: {self.n_answers} answers, {self.n_failed} unusable "
+                f"({100.0 * self.failure_rate:.1f}%); {parts}")
+
+
+def _task_of(parsed: Any) -> str:
+    if isinstance(parsed, ParsedBoxes):
+        return "localization"
+    if isinstance(parsed, ParsedDiagnoses):
+        return "diagnosis"
+    if isinstance(parsed, ParsedCaption):
+        return "captioning"
+    raise NovaInputError(f"ParseStats counts parser results, got {type(parsed).__name__}")
