@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import datasets
+import numpy as np
 import yaml
 
 from novabench.data.release import (
@@ -124,12 +125,22 @@ class NovaBuilder(datasets.GeneratorBasedBuilder):
         return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={})]
 
     def _generate_examples(self) -> Any:
+        # Boxes are rounded to float32 here, as Arrow stores them, so a streamed row equals
+        # the prepared one exactly.
         if self.config.name == "cases":
             for row in iter_case_rows(self.release):
+                row["boxes"] = [_float32(boxes) for boxes in row["boxes"]]
                 yield row["case_id"], row
         else:
             for row in iter_image_rows(self.release, embed_images=True):
+                row["boxes"] = _float32(row["boxes"])
+                for entry in row["rater_boxes"]:
+                    entry["boxes"] = _float32(entry["boxes"])
                 yield row["filename"], row
+
+
+def _float32(boxes: list[list[float]]) -> list[list[float]]:
+    return [np.asarray(box, dtype=np.float32).tolist() for box in boxes]
 
 
 def _export_config_names(folder: Path) -> list[str]:

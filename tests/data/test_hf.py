@@ -1,0 +1,178 @@
+"""The datasets builder and load_nova: configurations, round trips, streaming, exports, Hub ids."""
+
+from __future__ import annotations
+
+import shutil
+
+import datasets
+import numpy as np
+import pytest
+
+from novabench.data.hf import NovaBuilder, load_nova
+from novabench.data.release import iter_case_rows, iter_image_rows, read_release
+from novabench.data.schema import case_features, image_features
+from novabench.errors import NovaInputError
+from tests.release_factory import default_rows, write_legacy_release, write_v1_release
+
+SMALL = (64, 64)
+WRITERS = {"v1": write_v1_release, "legacy": write_legacy_release}
+
+
+def _as_float32(boxes):
+    return np.asarray(boxes, dtype=np.float32).tolist()
+
+
+def _expected_image_rows(release):
+    """Release rows as the dataset must give them back: boxes at float32 precision."""
+    rows = []
+    for row in iter_image_rows(release, embed_images=False):
+        row = dict(row, boxes=_as_float32(row["boxes"]))
+        row["rater_boxes"] = [dict(e, boxes=_as_float32(e["boxes"])) for e in row["rater_boxes"]]
+        del row["image"]
+        rows.append(row)
+    return rows
+
+
+def _without_image(row):
+    return {k: v for k, v in row.items() if k != "image"}
+
+
+@pytest.fixture(scope="module")
+def v1_release(tmp_path_factory):
+    return write_v1_release(tmp_path_factory.mktemp("v1"), image_size=SMALL, shuffle_seed=7)
+
+
+@pytest.mark.parametrize("layout", sorted(WRITERS))
+def test_images_config_round_trips_the_release(tmp_path, layout):
+    folder = WRITERS[layout](tmp_path / "release", image_size=SMALL)
+    release = read_release(folder)
+    builder = NovaBuilder(config_name="images", data_dir=str(folder), cache_dir=str(tmp_path / "cache"))
+    builder.download_and_prepare()
+    test = builder.as_dataset(split="test")
+    assert test.features == image_features(["differential_diagnosis"])
+    assert [_without_image(row) for row in test] == _expected_image_rows(release)
+    for row, record in zip(test, release.images):
+        assert row["image"].size == (record.width, record.height)
+        assert np.array_equal(np.asarray(row["image"]), np.asarray(datasets.Image().decode_example(
+            {"path": None, "bytes": record.image_path.read_bytes()})))
+
+
+def test_cases_config_lists_ordered_images(tmp_path, v1_release):
+    test = load_nova(v1_release, "cases", cache_dir=str(tmp_path))
+    release = read_release(v1_release)
+    assert test.features == case_features(["differential_diagnosis"])
+    assert test["case_id"] == ["case0001", "case0002", "case0003"]
+    assert test[2]["filenames"] == ["case0003_001.png", "case0003_002.png", "case0003_003.png"]
+    expected = list(iter_case_rows(release))
+    for row, want in zip(test, expected):
+        assert row["captions"] == want["captions"]  # text exact
+        assert row["boxes"] == [_as_float32(boxes) for boxes in want["boxes"]]
+        assert row["final_diagnosis"] == want["final_diagnosis"]
+    assert test[1]["boxes"][1] == []  # case0002_002.png has null bboxes
+
+
+def test_builder_requires_a_release_and_a_known_config(tmp_path, v1_release):
+    with pytest.raises(NovaInputError, match="data_dir"):
+        NovaBuilder(config_name="images", cache_dir=str(tmp_path))
+    with pytest.raises(NovaInputError, match="unknown configuration"):
+        NovaBuilder(config_name="volumes", data_dir=str(v1_release), cache_dir=str(tmp_path))
+    with pytest.raises(NovaInputError, match="unknown configuration"):
+        load_nova(v1_release, "volumes")
+
+
+def test_default_config_is_images(tmp_path, v1_release):
+    builder = NovaBuilder(data_dir=str(v1_release), cache_dir=str(tmp_path))
+    assert builder.config.name == "images"
+    assert builder.info.license == "cc-by-nc-sa-4.0"
+    assert "2505.14064" in builder.info.citation
+
+
+def test_split_none_gives_the_dataset_dict(tmp_path, v1_release):
+    everything = load_nova(v1_release, split=None, cache_dir=str(tmp_path))
+    assert isinstance(everything, datasets.DatasetDict)
+    assert list(everything) == ["test"] and everything["test"].num_rows == 6
+
+
+@pytest.mark.parametrize("config", ["images", "cases"])
+def test_streaming_yields_the_same_rows(tmp_path, v1_release, config):
+    stored = load_nova(v1_release, config, cache_dir=str(tmp_path))
+    streamed = load_nova(v1_release, config, streaming=True, cache_dir=str(tmp_path / "s"))
+    assert isinstance(streamed, datasets.IterableDataset)
+    streamed_rows = list(streamed)
+    assert [_without_image(r) for r in streamed_rows] == [_without_image(r) for r in stored]
+    if config == "images":
+        assert [r["image"].size for r in streamed_rows] == [r["image"].size for r in stored]
+
+
+def test_prepared_dataset_survives_removing_the_release(tmp_path):
+    folder = write_v1_release(tmp_path / "release", image_size=SMALL)
+    test = load_nova(folder, cache_dir=str(tmp_path / "cache"))
+    shutil.rmtree(folder)
+    assert test[0]["image"].size == SMALL  # PNG bytes were embedded, not linked
+
+
+def test_an_edited_release_is_rebuilt_not_served_from_cache(tmp_path):
+    folder, cache = tmp_path / "release", str(tmp_path / "cache")
+    write_v1_release(folder, image_size=SMALL)
+    assert load_nova(folder, cache_dir=cache)[0]["caption"].startswith("Axial")
+    rows = default_rows(image_size=SMALL)
+    rows[0]["caption_text"] = "Edited caption."
+    shutil.rmtree(folder)
+    write_v1_release(folder, rows, image_size=SMALL)
+    assert load_nova(folder, cache_dir=cache)[0]["caption"] == "Edited caption."
+
+
+def test_full_size_images_round_trip(tmp_path):
+    folder = write_v1_release(tmp_path / "release", n_cases=1, image_size=(480, 480))
+    test = load_nova(folder, cache_dir=str(tmp_path / "cache"))
+    assert (test[0]["width"], test[0]["height"]) == (480, 480)
+    assert test[0]["image"].size == (480, 480)
+
+
+def _write_export(folder, dataset_by_config):
+    """A folder in the Hub-native shape (what `nova export` writes): shards + configs YAML."""
+    yaml_lines = ["---", "configs:"]
+    for config, dataset in dataset_by_config.items():
+        dataset.to_parquet(str(folder / "data" / config / "test-00000-of-00001.parquet"))
+        yaml_lines += [f"- config_name: {config}", "  data_files:", "  - split: test",
+                       f"    path: data/{config}/test-*.parquet"]
+    (folder / "README.md").write_text("\n".join(yaml_lines + ["---", "# NOVA", ""]), encoding="utf-8")
+
+
+def test_load_nova_reads_an_export_folder(tmp_path, v1_release):
+    images = load_nova(v1_release, cache_dir=str(tmp_path / "cache"))
+    export = tmp_path / "export"
+    _write_export(export, {"images": images})
+    for streaming in (False, True):
+        loaded = load_nova(export, "images", streaming=streaming, cache_dir=str(tmp_path / "cache2"))
+        rows = list(loaded)
+        assert [_without_image(r) for r in rows] == [_without_image(r) for r in images]
+        assert rows[0]["image"].size == SMALL
+    with pytest.raises(NovaInputError, match="'cases' is not in this export"):
+        load_nova(export, "cases")
+
+
+def test_hub_id_offline_explains_how_to_use_a_local_copy(monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(NovaInputError) as caught:
+        load_nova("nobody-here/NotNova")
+    message = str(caught.value)
+    assert caught.value.source == "nobody-here/NotNova"
+    assert "HF_HUB_OFFLINE" in message and "load_nova('/path/to/Nova')" in message
+
+
+def test_a_missing_path_that_is_no_hub_id_is_named(tmp_path):
+    with pytest.raises(NovaInputError, match="neither an existing folder nor a Hub dataset id"):
+        load_nova(str(tmp_path / "no" / "such" / "release"))
+
+
+def test_the_top_level_face_reexports():
+    import nova_dataset
+
+    assert nova_dataset.NovaBuilder is NovaBuilder
+    assert nova_dataset.load_nova is load_nova
+    assert nova_dataset.read_release is read_release
+    assert sorted(nova_dataset.__all__) == ["NovaBuilder", "load_nova", "read_release"]
