@@ -1,12 +1,83 @@
-"""`nova export`: placeholder until its module lands (owned by one work stream)."""
+"""``nova export``: a release as a Hub-ready Parquet dataset (with its card) or as COCO JSON.
+
+Examples::
+
+    nova export path/to/release build/nova-export
+    nova export path/to/release build/nova-export --overwrite --push me/nova --private
+    nova export path/to/release build/nova-coco --format coco --include-raters
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
+from novabench.data.export import DEFAULT_MAX_SHARD_BYTES, export_release
+from novabench.errors import NovaInputError
+
+MEGABYTE = 1024 * 1024
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the export described by parsed arguments and print a one-line summary.
+
+    Example:
+        >>> run(argparse.Namespace(release="r", out="o", format="parquet", overwrite=False, push=None,
+        ...     private=False, max_shard_mb=0, include_raters=False, quiet=True))
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: --max-shard-mb: must be positive, got 0
+    """
+    if args.max_shard_mb <= 0:
+        raise NovaInputError(f"must be positive, got {args.max_shard_mb:g}", source="--max-shard-mb")
+    summary = export_release(
+        args.release,
+        args.out,
+        fmt=args.format,
+        max_shard_bytes=int(args.max_shard_mb * MEGABYTE),
+        overwrite=args.overwrite,
+        push_to=args.push,
+        private=args.private,
+        include_raters=args.include_raters,
+        progress=not args.quiet,
+    )
+    print(summary.describe())
+    return 0
+
 
 def register(subparsers: Any) -> None:
-    """Add the `export` sub-command (placeholder)."""
-    parser: argparse.ArgumentParser = subparsers.add_parser("export", help="(not yet available)")
-    parser.set_defaults(func=lambda args: parser.error("not implemented yet"))
+    """Add the ``export`` sub-command.
+
+    Example:
+        >>> from novabench.cli import build_parser
+        >>> args = build_parser().parse_args(["export", "release", "out", "--format", "coco"])
+        >>> args.format, args.max_shard_mb, args.func is run
+        ('coco', 256.0, True)
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "export",
+        help="write a release as Hub-ready Parquet + dataset card, or as COCO JSON",
+        description=(
+            "Export a NOVA release folder. parquet: OUT/data/<config>/test-*.parquet with the "
+            "images embedded and a generated README.md card; datasets.load_dataset(OUT, 'images') "
+            "reads it. coco: OUT/images/ and OUT/annotations/gold.json. OUT is written atomically."
+        ),
+    )
+    parser.add_argument("release", help="release folder (official v1 or legacy layout, sample, ingest output)")
+    parser.add_argument("out", help="folder to create")
+    parser.add_argument("--format", choices=("parquet", "coco"), default="parquet", help="default: parquet")
+    parser.add_argument("--overwrite", action="store_true", help="replace OUT once the new export is complete")
+    parser.add_argument("--push", metavar="REPO", help="upload the parquet export to this Hub dataset repo")
+    parser.add_argument("--private", action="store_true", help="create the Hub repo private (with --push)")
+    parser.add_argument(
+        "--max-shard-mb",
+        type=float,
+        default=DEFAULT_MAX_SHARD_BYTES / MEGABYTE,
+        metavar="N",
+        help="upper bound of one image shard in MB (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--include-raters", action="store_true", help="coco: also write annotations/raters.json"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run)
