@@ -1,4 +1,9 @@
-"""`nova merge`: placeholder until its module lands (owned by one work stream)."""
+"""`nova merge SHARD... --out PRED.jsonl`: join the outputs of `nova run --shard i/n`.
+
+Lines are copied as written. An item answered in two shards is an error naming both files
+and lines, and shards run with different settings (model, prompts, box convention, release)
+are refused: only the shard's own fields may differ.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,31 @@ import argparse
 from typing import Any
 
 
+def run(args: argparse.Namespace) -> int:
+    """Execute `nova merge`; prints what the merged file holds."""
+    from novabench.data.release import read_release
+    from novabench.run.predictions import merge_prediction_files
+
+    release = read_release(args.data) if args.data else None
+    merged = merge_prediction_files(args.shards, args.out, release=release, overwrite=args.force)
+    for task, counts in merged.summary().items():
+        if counts["answered"] or counts["errors"] or (release is not None and counts["items"]):
+            missing = f"  missing {counts['missing']:>5}" if release is not None else ""
+            print(f"{task:<13} answered {counts['answered']:>5}  failed {counts['errors']:>5}{missing}")
+    print(f"merged {len(args.shards)} file(s) into {args.out}")
+    return 0
+
+
 def register(subparsers: Any) -> None:
-    """Add the `merge` sub-command (placeholder)."""
-    parser: argparse.ArgumentParser = subparsers.add_parser("merge", help="(not yet available)")
-    parser.set_defaults(func=lambda args: parser.error("not implemented yet"))
+    """Add the `merge` sub-command to the `nova` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "merge",
+        help="join the prediction files of sharded runs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("shards", nargs="+", metavar="SHARD.jsonl", help="files written by `nova run --shard`")
+    parser.add_argument("--out", required=True, help="merged JSONL to write")
+    parser.add_argument("--data", help="release folder, to check item names and count missing items")
+    parser.add_argument("--force", action="store_true", help="replace --out when it exists")
+    parser.set_defaults(func=run)

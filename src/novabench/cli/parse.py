@@ -1,12 +1,85 @@
-"""`nova parse`: placeholder until its module lands (owned by one work stream)."""
+"""`nova parse RAW.jsonl --data DATA --out PRED.jsonl`: raw model answers -> scored predictions.
+
+Every raw answer goes through the toolkit's parsers (boxes rescaled to pixels of the
+original image, captions cleaned, diagnoses read from JSON or lists). The output keeps the
+raw text next to the parsed value and adds ``parse_status``; the status counts are printed,
+because an answer the parser could not read changes a model's score. The box convention
+defaults to the one recorded in the raw file's manifest (``nova run --box-convention``).
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
+
+from novabench.errors import NovaInputError
+from novabench.run.parsers import CONVENTIONS
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute `nova parse`; prints parse-status counts per task."""
+    from novabench.data.release import read_release
+    from novabench.run.predictions import (
+        TASKS,
+        parse_raw,
+        read_manifest,
+        read_predictions,
+        write_manifest,
+        write_predictions,
+    )
+
+    raw_path, out = Path(args.raw), Path(args.out)
+    if out.exists() and not args.force:
+        raise NovaInputError("exists already; choose another output or pass --force", source=str(out))
+    if out.resolve() == raw_path.resolve():
+        raise NovaInputError("the output must not be the raw file itself", source=str(out))
+    release = read_release(args.data)
+    manifest = read_manifest(raw_path)
+    convention = args.box_convention or (manifest or {}).get("box_convention") or "auto"
+    parsed = parse_raw(read_predictions(raw_path, release), release, box_convention=convention)
+
+    temporary = out.with_name(out.name + ".tmp")
+    temporary.unlink(missing_ok=True)
+    write_predictions(temporary, parsed)
+    temporary.replace(out)  # the finished file appears at once, never half-written
+    summary = parsed.summary()
+    new_manifest = dict(manifest or {})
+    new_manifest["parsed"] = {
+        "from": str(raw_path),
+        "box_convention": convention,
+        "summary": summary,
+    }
+    write_manifest(out, new_manifest)
+
+    for task in TASKS:
+        counts = summary[task]
+        if not counts["answered"] and not counts["errors"] and not counts["parse_status"]:
+            continue
+        statuses = ", ".join(f"{name} {n}" for name, n in counts["parse_status"].items()) or "nothing to parse"
+        print(
+            f"{task:<13} items {counts['items']:>5}  answered {counts['answered']:>5}  "
+            f"missing {counts['missing']:>5} (failed {counts['errors']})  parse: {statuses}"
+        )
+    print(f"predictions: {out}")
+    return 0
 
 
 def register(subparsers: Any) -> None:
-    """Add the `parse` sub-command (placeholder)."""
-    parser: argparse.ArgumentParser = subparsers.add_parser("parse", help="(not yet available)")
-    parser.set_defaults(func=lambda args: parser.error("not implemented yet"))
+    """Add the `parse` sub-command to the `nova` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "parse",
+        help="turn raw model answers into predictions (boxes, captions, diagnoses) with parse statuses",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("raw", metavar="RAW.jsonl", help="raw answers written by `nova run` (or by hand)")
+    parser.add_argument("--data", required=True, help="release folder the answers belong to")
+    parser.add_argument("--out", required=True, help="predictions JSONL to write")
+    parser.add_argument(
+        "--box-convention",
+        choices=CONVENTIONS,
+        help="how to read boxes (default: the raw file's manifest, else auto)",
+    )
+    parser.add_argument("--force", action="store_true", help="replace --out when it exists")
+    parser.set_defaults(func=run)

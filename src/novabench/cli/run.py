@@ -1,12 +1,169 @@
-"""`nova run`: placeholder until its module lands (owned by one work stream)."""
+"""`nova run`: ask a model, an endpoint or a baseline every NOVA question; write raw answers.
+
+Examples::
+
+    nova run --data Nova/ --task all --model Qwen/Qwen2.5-VL-7B-Instruct --out runs/qwen7b.jsonl
+    nova run --data Nova/ --task localization --endpoint http://gpu:8000/v1 --model-name qwen72b \\
+        --out runs/qwen72b.jsonl --shard 0/4
+    nova run --data Nova/ --task all --baseline floor --out runs/floor.jsonl
+
+Rerunning the same command resumes: answered items are skipped, failed ones retried.
+Then ``nova parse`` turns the raw answers into predictions.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import Any
+
+from novabench.errors import NovaInputError
+from novabench.run.parsers import CONVENTIONS
+
+
+def parse_prompt_files(values: list[str] | None) -> dict[str, str]:
+    """Read repeated ``TASK=PATH`` options into ``{task: path}``.
+
+    Example:
+        >>> parse_prompt_files(["localization=my_prompt.txt"])
+        {'localization': 'my_prompt.txt'}
+    """
+    prompts: dict[str, str] = {}
+    for value in values or []:
+        task, separator, path = value.partition("=")
+        if not separator or not task.strip() or not path.strip():
+            raise NovaInputError(f"expected TASK=PATH, got {value!r}", field="--prompt-file")
+        if task.strip() in prompts:
+            raise NovaInputError(f"two prompt files for {task.strip()!r}", field="--prompt-file")
+        prompts[task.strip()] = path.strip()
+    return prompts
+
+
+def build_backend(args: argparse.Namespace) -> Any:
+    """The backend chosen by ``--model``, ``--endpoint`` or ``--baseline``."""
+    if args.baseline:
+        try:
+            from novabench.run.baselines import get_baseline
+        except ImportError:
+            raise NovaInputError(
+                "baselines are not available in this installation (novabench.run.baselines.get_baseline "
+                "is missing)",
+                field="--baseline",
+            ) from None
+        return get_baseline(args.baseline)
+    if args.endpoint:
+        from novabench.run.backends import OpenAIEndpointBackend
+
+        if not args.model_name:
+            raise NovaInputError("--endpoint needs --model-name (the model the server serves)", field="--model-name")
+        api_key = None
+        if args.api_key_env:
+            api_key = os.environ.get(args.api_key_env)
+            if not api_key:
+                raise NovaInputError(f"environment variable {args.api_key_env} is not set", field="--api-key-env")
+        return OpenAIEndpointBackend(
+            args.endpoint,
+            args.model_name,
+            api_key=api_key,
+            max_concurrency=args.max_concurrency,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            max_tokens=args.max_new_tokens,
+            temperature=args.temperature,
+        )
+    from novabench.run.backends import TransformersBackend
+
+    return TransformersBackend(
+        args.model,
+        device=args.device,
+        batch_size=args.batch_size or 4,
+        max_new_tokens=args.max_new_tokens,
+        torch_dtype=args.dtype,
+        revision=args.revision,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute `nova run`; 0 when every item has an answer, 1 when some failed (rerun to retry)."""
+    from novabench.data.release import read_release
+    from novabench.run.runner import parse_shard, parse_tasks, run_model
+
+    tasks = parse_tasks(args.task)
+    prompts = parse_prompt_files(args.prompt_file)
+    shard = parse_shard(args.shard)
+    release = read_release(args.data)
+    backend = build_backend(args)
+    summary = run_model(
+        release,
+        tasks=tasks,
+        backend=backend,
+        out_path=args.out,
+        prompts=prompts,
+        shard=shard,
+        batch_size=args.batch_size,
+        box_convention=args.box_convention,
+        limit=args.limit,
+        progress=not args.no_progress,
+    )
+    if summary.repaired_fragment is not None:
+        print(f"a cut-off last line was set aside in {summary.repaired_fragment}", file=sys.stderr)
+    for task, counts in summary.counts.items():
+        print(
+            f"{task:<13} items {counts['items']:>5}  already done {counts['done_before']:>5}  "
+            f"answered {counts['answered']:>5}  failed {counts['errors']:>5}"
+        )
+    print(f"raw answers: {summary.out_path}\nmanifest:    {summary.manifest_path}")
+    if summary.n_errors:
+        print(f"{summary.n_errors} item(s) failed; rerun the same command to retry them", file=sys.stderr)
+        return 1
+    return 0
 
 
 def register(subparsers: Any) -> None:
-    """Add the `run` sub-command (placeholder)."""
-    parser: argparse.ArgumentParser = subparsers.add_parser("run", help="(not yet available)")
-    parser.set_defaults(func=lambda args: parser.error("not implemented yet"))
+    """Add the `run` sub-command to the `nova` parser."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="ask a model, an OpenAI-compatible endpoint or a baseline; write raw answers (resumable)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--data", required=True, help="release folder (v1 or legacy layout)")
+    parser.add_argument(
+        "--task",
+        required=True,
+        choices=("localization", "captioning", "diagnosis", "all"),
+        help="which task to ask",
+    )
+    parser.add_argument("--out", required=True, help="raw answers JSONL (appended to; rerun to resume)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="transformers model id or local folder (image-text-to-text)")
+    source.add_argument("--endpoint", help="OpenAI-compatible API root, e.g. http://localhost:8000/v1")
+    source.add_argument("--baseline", help="a floor baseline of novabench.run.baselines, e.g. floor")
+    parser.add_argument("--model-name", help="model name to request from --endpoint")
+    parser.add_argument("--api-key-env", help="environment variable holding the endpoint's API key")
+    parser.add_argument(
+        "--prompt-file",
+        action="append",
+        metavar="TASK=PATH",
+        help="use the prompt in PATH for TASK (repeatable); default prompts otherwise",
+    )
+    parser.add_argument("--shard", metavar="I/N", help="only shard I of N (0-based); merge with `nova merge`")
+    parser.add_argument("--batch-size", type=int, help="requests per model call (default: the backend's)")
+    parser.add_argument("--max-new-tokens", type=int, default=256, help="answer length limit (default 256)")
+    parser.add_argument("--limit", type=int, help="at most this many items per task, for a quick trial")
+    parser.add_argument(
+        "--box-convention",
+        default="auto",
+        choices=CONVENTIONS,
+        help="how `nova parse` reads boxes (recorded in the manifest; default auto)",
+    )
+    parser.add_argument("--device", help="transformers device: cpu, cuda:0, mps, auto (device_map)")
+    parser.add_argument("--dtype", help="transformers dtype: auto, bfloat16, float16, float32")
+    parser.add_argument("--revision", help="Hub revision of --model (branch, tag or commit)")
+    parser.add_argument("--max-concurrency", type=int, default=4, help="endpoint requests in flight (default 4)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="endpoint seconds per attempt (default 60)")
+    parser.add_argument("--max-retries", type=int, default=3, help="endpoint retries per item (default 3)")
+    parser.add_argument("--temperature", type=float, default=0.0, help="endpoint temperature (default 0)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)

@@ -1,0 +1,548 @@
+"""Backends: whatever turns a prompt (and an image) into an answer text.
+
+A backend is any object with
+
+- ``name: str``, a short label written on each answer line;
+- ``describe() -> dict``, everything needed to reproduce the run (model id and revision,
+  generation settings, library versions), stored in the run manifest; never secrets;
+- ``generate(requests) -> list[Answer]``, one :class:`Answer` per :class:`Request`, in order.
+
+Three kinds ship with the toolkit: :class:`TransformersBackend` (a local model through
+``transformers.pipeline("image-text-to-text")``), :class:`OpenAIEndpointBackend` (any
+OpenAI-compatible chat-completions server: vLLM, TGI, llama.cpp, hosted APIs) and the
+floor baselines of ``novabench.run.baselines``, which are backends too.
+
+A backend reports a failed item with ``Answer(error=...)``; raising aborts the run (after
+everything answered so far has been written), which is right for bugs and wrong for a
+flaky network.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+import platform
+import random
+import socket
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from novabench import __version__
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "Answer",
+    "Backend",
+    "OpenAIEndpointBackend",
+    "Request",
+    "TransformersBackend",
+    "effective_input_size",
+    "image_to_data_url",
+]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One question to a model.
+
+    Attributes:
+        item_id: the filename (image tasks) or case id (diagnosis) the answer belongs to.
+        task: ``"localization"``, ``"captioning"`` or ``"diagnosis"``.
+        prompt: the full prompt text.
+        image: the image (``PIL.Image.Image``, RGB) for image tasks, None for diagnosis.
+        context: the task's inputs as data, for backends that do not read prompts (baselines):
+            ``{"filename", "case_id", "width", "height"}`` for image tasks,
+            ``{"case_id", "clinical_history", "findings"}`` for diagnosis. Never ground truth.
+
+    Example:
+        >>> Request("case0001", "diagnosis", "Clinical history: ...").image is None
+        True
+    """
+
+    item_id: str
+    task: str
+    prompt: str
+    image: Any = None
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def image_size(self) -> tuple[int, int] | None:
+        """``(width, height)`` of the image, or None for text-only requests."""
+        return None if self.image is None else tuple(self.image.size)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A model's answer to one :class:`Request`.
+
+    Attributes:
+        text: the raw answer text (None when the call failed).
+        latency_s: seconds spent on this item; for batched backends, the batch time shared
+            evenly among its items.
+        input_size: ``(width, height)`` of the image as the model saw it after its own
+            resizing, when that matters for reading absolute-pixel boxes; otherwise the
+            original size; None for text-only requests.
+        error: why there is no answer, or None.
+
+    Example:
+        >>> Answer(text="no target", latency_s=0.2).ok
+        True
+    """
+
+    text: str | None = None
+    latency_s: float | None = None
+    input_size: tuple[int, int] | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the model answered."""
+        return self.error is None and self.text is not None
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What the runner needs from a model; see the module docstring.
+
+    A backend may also expose ``batch_size: int``, the number of requests it likes to get
+    per ``generate`` call; the runner uses it unless told otherwise.
+    """
+
+    name: str
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description of the backend for the run manifest."""
+        ...
+
+    def generate(self, requests: Sequence[Request]) -> list[Answer]:
+        """One answer per request, in order."""
+        ...
+
+
+def _library_versions(*names: str) -> dict[str, str]:
+    """Versions of the named installed libraries, plus Python and novabench."""
+    from importlib import metadata
+
+    versions = {"python": platform.python_version(), "novabench": __version__}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+# --------------------------------------------------------------------------- transformers
+
+
+def effective_input_size(image_processor: Any, image: Any) -> tuple[int, int] | None:
+    """Size of ``image`` as a dynamic-resolution processor feeds it to the model, else None.
+
+    Qwen2-VL style processors resize every image to a multiple of their patch size and
+    report the patch grid as ``image_grid_thw``; such models answer boxes in absolute pixels
+    of that resized image, so the parser needs its size. Fixed-size processors (LLaVA, ...)
+    produce no grid: their models answer relative to the image, and None is returned.
+
+    Args:
+        image_processor: a transformers image processor.
+        image: a PIL image.
+
+    Returns:
+        ``(width, height)`` in pixels seen by the model, or None.
+
+    Example:
+        >>> import numpy as np
+        >>> class GridProcessor:  # stands in for a Qwen2-VL image processor
+        ...     patch_size = 14
+        ...     def __call__(self, images, return_tensors):
+        ...         return {"image_grid_thw": np.array([[1, 36, 52]])}
+        >>> effective_input_size(GridProcessor(), object())
+        (728, 504)
+    """
+    outputs = image_processor(images=[image], return_tensors="np")
+    grid = outputs.get("image_grid_thw") if hasattr(outputs, "get") else None
+    if grid is None:
+        return None
+    patch = getattr(image_processor, "patch_size", None)
+    if not isinstance(patch, int):
+        return None
+    _, rows, columns = (int(v) for v in list(grid[0]))
+    return columns * patch, rows * patch
+
+
+def _chat(request: Request) -> list[dict[str, Any]]:
+    """The request as a one-turn chat, image first (how most VLM chat templates expect it)."""
+    content: list[dict[str, Any]] = []
+    if request.image is not None:
+        content.append({"type": "image", "image": request.image})
+    content.append({"type": "text", "text": request.prompt})
+    return [{"role": "user", "content": content}]
+
+
+class TransformersBackend:
+    """A local vision-language model run through ``pipeline("image-text-to-text")``.
+
+    Greedy decoding (``do_sample=False``) so a rerun gives the same answers. Requests with
+    and without an image are sent in separate batches (the pipeline cannot pad them
+    together). For batching, decoder-only tokenizers are switched to left padding and given
+    a pad token (the end-of-sequence token) when they have none.
+
+    Args:
+        model: a Hub model id, a local folder, or a ready pipeline.
+        device: ``None`` (the pipeline's default), ``"auto"`` (``device_map="auto"``, needs
+            accelerate), or a device such as ``"cpu"``, ``"cuda:0"``, ``"mps"`` or an index.
+        batch_size: requests per forward pass.
+        max_new_tokens: answer length limit.
+        torch_dtype: e.g. ``"bfloat16"``, ``"float16"``, ``"auto"``; None keeps the default.
+        revision: Hub revision (branch, tag or commit) to load.
+        generate_kwargs: further ``generate`` settings, recorded in the manifest.
+        trust_remote_code: allow model code from the Hub (off by default).
+
+    Example:
+        >>> backend = TransformersBackend("path/to/model")  # doctest: +SKIP
+        >>> backend.generate([Request("case0001_001.png", "captioning", "Describe.", image)])  # doctest: +SKIP
+        [Answer(text='Axial FLAIR ...', latency_s=0.8, input_size=(480, 480), error=None)]
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        device: str | int | None = None,
+        batch_size: int = 4,
+        max_new_tokens: int = 256,
+        torch_dtype: str | None = None,
+        revision: str | None = None,
+        generate_kwargs: Mapping[str, Any] | None = None,
+        trust_remote_code: bool = False,
+    ) -> None:
+        if batch_size < 1:
+            raise NovaInputError(f"must be at least 1, got {batch_size}", field="batch_size")
+        if max_new_tokens < 1:
+            raise NovaInputError(f"must be at least 1, got {max_new_tokens}", field="max_new_tokens")
+        self.batch_size = batch_size
+        self.max_new_tokens = max_new_tokens
+        self.generate_kwargs = {"do_sample": False, **dict(generate_kwargs or {})}
+        self._requested = {"device": device, "torch_dtype": torch_dtype, "revision": revision}
+        self.pipeline = model if hasattr(model, "model") and callable(model) else self._load(
+            model, device=device, torch_dtype=torch_dtype, revision=revision, trust_remote_code=trust_remote_code
+        )
+        self.model_id = str(getattr(self.pipeline.model, "name_or_path", model))
+        self.name = self.model_id
+        self._grid_processor: bool | None = None  # learnt on the first image
+        self._prepare_padding()
+
+    @staticmethod
+    def _load(model: str, *, device: Any, torch_dtype: Any, revision: Any, trust_remote_code: bool) -> Any:
+        from transformers import pipeline
+
+        kwargs: dict[str, Any] = {"task": "image-text-to-text", "model": model, "trust_remote_code": trust_remote_code}
+        if device == "auto":
+            kwargs["device_map"] = "auto"
+        elif device is not None:
+            kwargs["device"] = device
+        if torch_dtype is not None:
+            kwargs["dtype"] = torch_dtype
+        if revision is not None:
+            kwargs["revision"] = revision
+        return pipeline(**kwargs)
+
+    def _prepare_padding(self) -> None:
+        tokenizer = getattr(getattr(self.pipeline, "processor", None), "tokenizer", None) or getattr(
+            self.pipeline, "tokenizer", None
+        )
+        if tokenizer is None:
+            return
+        if not getattr(self.pipeline.model.config, "is_encoder_decoder", False):
+            tokenizer.padding_side = "left"  # right padding would put pads between prompt and answer
+        if tokenizer.pad_token is None and tokenizer.eos_token is not None:
+            tokenizer.pad_token = tokenizer.eos_token
+
+    def describe(self) -> dict[str, Any]:
+        """Model id, revision, classes, device, dtype, generation settings, library versions.
+
+        Example:
+            >>> TransformersBackend(tiny_pipeline).describe()["type"]  # doctest: +SKIP
+            'transformers'
+        """
+        model = self.pipeline.model
+        config = model.config
+        return {
+            "type": "transformers",
+            "model": self.model_id,
+            "revision": self._requested["revision"] or getattr(config, "_commit_hash", None),
+            "model_class": type(model).__name__,
+            "processor_class": type(getattr(self.pipeline, "processor", None)).__name__,
+            "device": str(getattr(self.pipeline, "device", None)),
+            "device_map": "auto" if self._requested["device"] == "auto" else None,
+            "dtype": str(getattr(model, "dtype", None)),
+            "batch_size": self.batch_size,
+            "generation": {"max_new_tokens": self.max_new_tokens, **self.generate_kwargs},
+            "versions": _library_versions("transformers", "torch", "tokenizers"),
+        }
+
+    def _input_size(self, image: Any) -> tuple[int, int]:
+        processor = getattr(getattr(self.pipeline, "processor", None), "image_processor", None)
+        if processor is not None and self._grid_processor is not False:
+            size = effective_input_size(processor, image)
+            self._grid_processor = size is not None
+            if size is not None:
+                return size
+        return tuple(image.size)
+
+    def generate(self, requests: Sequence[Request]) -> list[Answer]:
+        """Answer ``requests`` in batches of ``batch_size``; image and text requests apart.
+
+        Example:
+            >>> backend.generate([Request("case0001", "diagnosis", "History: ...")])  # doctest: +SKIP
+            [Answer(text='{"most_likely_diagnosis": ...}', latency_s=0.4, input_size=None, error=None)]
+        """
+        answers: list[Answer | None] = [None] * len(requests)
+        for wants_image in (True, False):
+            indices = [i for i, r in enumerate(requests) if (r.image is not None) == wants_image]
+            for start in range(0, len(indices), self.batch_size):
+                chunk = indices[start : start + self.batch_size]
+                begin = time.perf_counter()
+                outputs = self.pipeline(
+                    [_chat(requests[i]) for i in chunk],
+                    batch_size=len(chunk),
+                    max_new_tokens=self.max_new_tokens,
+                    return_full_text=False,
+                    generate_kwargs=dict(self.generate_kwargs),
+                )
+                latency = (time.perf_counter() - begin) / len(chunk)
+                for i, output in zip(chunk, outputs):
+                    first = output[0] if isinstance(output, list) else output
+                    text = first["generated_text"]
+                    if not isinstance(text, str):  # a chat came back: take the assistant turn
+                        text = str(text[-1]["content"])
+                    image = requests[i].image
+                    size = self._input_size(image) if image is not None else None
+                    answers[i] = Answer(text=text, latency_s=latency, input_size=size)
+        return [answer if answer is not None else Answer(error="no output") for answer in answers]
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible endpoint
+
+
+def image_to_data_url(image: Any) -> str:
+    """Encode a PIL image as a ``data:image/png;base64,...`` URL (lossless, as the release PNGs).
+
+    Example:
+        >>> from PIL import Image
+        >>> image_to_data_url(Image.new("L", (2, 2)))[:22]
+        'data:image/png;base64,'
+    """
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+class _RetryableError(Exception):
+    """A failure worth another attempt (timeout, connection, 429, 5xx)."""
+
+
+class OpenAIEndpointBackend:
+    """Any OpenAI-compatible ``/chat/completions`` server (vLLM, TGI, llama.cpp, hosted APIs).
+
+    Images go inline as base64 PNG data URLs. Up to ``max_concurrency`` requests are in
+    flight at once. Timeouts, connection errors, HTTP 429 and 5xx are retried up to
+    ``max_retries`` times with exponential backoff (``backoff * 2**attempt`` seconds, plus
+    jitter, or the server's ``Retry-After`` when shorter than a minute); other HTTP errors
+    and malformed replies are not retried. A final failure becomes ``Answer(error=...)`` so
+    one bad item never aborts a run. Only the standard library is used.
+
+    Args:
+        base_url: the API root, e.g. ``http://localhost:8000/v1`` (``/chat/completions`` is appended).
+        model_name: the ``model`` field of each request.
+        api_key: sent as a bearer token; never written to manifests.
+        max_concurrency: requests in flight at most.
+        timeout: seconds per HTTP attempt.
+        max_retries: further attempts after the first.
+        backoff: base delay in seconds between attempts.
+        max_tokens: answer length limit.
+        temperature: sampling temperature (0 for reproducible answers).
+        extra_body: further fields for the request body (e.g. ``{"top_p": 1}``), recorded.
+
+    Example:
+        >>> backend = OpenAIEndpointBackend("http://127.0.0.1:8000/v1", "qwen2.5-vl-72b")
+        >>> backend.describe()["endpoint"]
+        'http://127.0.0.1:8000/v1/chat/completions'
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model_name: str,
+        *,
+        api_key: str | None = None,
+        max_concurrency: int = 4,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        parsed = urllib.parse.urlsplit(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise NovaInputError(f"must be an http(s) URL such as http://host:8000/v1, got {base_url!r}", field="base_url")
+        if max_concurrency < 1 or max_retries < 0 or timeout <= 0 or backoff < 0 or max_tokens < 1:
+            raise NovaInputError(
+                "need max_concurrency >= 1, max_retries >= 0, timeout > 0, backoff >= 0, max_tokens >= 1",
+                field="OpenAIEndpointBackend",
+            )
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/chat/completions"
+        self.model_name = model_name
+        self.name = model_name
+        self._api_key = api_key
+        self.max_concurrency = max_concurrency
+        self.batch_size = max_concurrency * 2  # keep every worker busy between runner batches
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.extra_body = dict(extra_body or {})
+        self._random = random.Random(0)
+        self._random_lock = threading.Lock()
+
+    def describe(self) -> dict[str, Any]:
+        """Endpoint (without credentials), model name, generation and retry settings."""
+        parts = urllib.parse.urlsplit(self.url)
+        netloc = parts.hostname or ""
+        if parts.port:
+            netloc += f":{parts.port}"
+        return {
+            "type": "openai-endpoint",
+            "endpoint": urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", "")),
+            "model": self.model_name,
+            "revision": None,
+            "generation": {"max_tokens": self.max_tokens, "temperature": self.temperature, **self.extra_body},
+            "max_concurrency": self.max_concurrency,
+            "timeout_s": self.timeout,
+            "max_retries": self.max_retries,
+            "image_encoding": "png-base64-data-url",
+            "versions": _library_versions(),
+        }
+
+    def _body(self, request: Request) -> bytes:
+        if request.image is None:
+            content: Any = request.prompt
+        else:
+            content = [
+                {"type": "image_url", "image_url": {"url": image_to_data_url(request.image)}},
+                {"type": "text", "text": request.prompt},
+            ]
+        body = {
+            "model": self.model_name,
+            "messages": [{"role": "user", "content": content}],
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            **self.extra_body,
+        }
+        return json.dumps(body).encode("utf-8")
+
+    def _post(self, body: bytes) -> str:
+        """One HTTP attempt; returns the answer text or raises (_RetryableError when worth retrying)."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        http_request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(http_request, timeout=self.timeout) as response:
+                payload = response.read()
+        except urllib.error.HTTPError as error:
+            detail = error.read(300).decode("utf-8", "replace").strip()
+            message = f"HTTP {error.code} from {self.url}: {detail or error.reason}"
+            if error.code == 429 or error.code >= 500:
+                raise _RetryableError(message, _retry_after(error.headers)) from None
+            raise RuntimeError(message) from None
+        except (TimeoutError, socket.timeout) as error:
+            raise _RetryableError(f"timed out after {self.timeout:g} s ({error})", None) from None
+        except urllib.error.URLError as error:
+            reason = error.reason
+            if isinstance(reason, (TimeoutError, socket.timeout)):
+                raise _RetryableError(f"timed out after {self.timeout:g} s", None) from None
+            raise _RetryableError(f"connection failed: {reason}", None) from None
+        except (ConnectionError, OSError) as error:  # reset mid-response, remote closed, ...
+            raise _RetryableError(f"connection failed: {error}", None) from None
+        return _answer_text(payload)
+
+    def _ask(self, request: Request) -> Answer:
+        body = self._body(request)
+        size = request.image_size
+        begin = time.perf_counter()
+        for attempt in range(self.max_retries + 1):
+            try:
+                text = self._post(body)
+                return Answer(text=text, latency_s=time.perf_counter() - begin, input_size=size)
+            except _RetryableError as error:
+                message, retry_after = error.args
+                if attempt == self.max_retries:
+                    return Answer(error=f"{message} (gave up after {attempt + 1} attempts)", input_size=size)
+                time.sleep(self._delay(attempt, retry_after))
+            except Exception as error:  # malformed reply, 4xx: retrying would not help
+                return Answer(error=str(error) or type(error).__name__, input_size=size)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None and 0 <= retry_after <= 60:
+            return retry_after
+        with self._random_lock:
+            jitter = self._random.uniform(0, 0.1 * self.backoff)
+        return self.backoff * (2**attempt) + jitter
+
+    def generate(self, requests: Sequence[Request]) -> list[Answer]:
+        """Send ``requests`` with at most ``max_concurrency`` in flight; answers keep request order.
+
+        Example:
+            >>> backend.generate([Request("case0001", "diagnosis", "History: ...")])  # doctest: +SKIP
+            [Answer(text='{"most_likely_diagnosis": ...}', latency_s=1.3, input_size=None, error=None)]
+        """
+        if not requests:
+            return []
+        if len(requests) == 1 or self.max_concurrency == 1:
+            return [self._ask(request) for request in requests]
+        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
+            return list(pool.map(self._ask, requests))
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds from a ``Retry-After`` header given in seconds, else None."""
+    value = headers.get("Retry-After") if headers is not None else None
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and math.isfinite(seconds) else None
+
+
+def _answer_text(payload: bytes) -> str:
+    """The assistant text of a chat-completions reply; ValueError naming what is malformed."""
+    try:
+        data = json.loads(payload)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ValueError(f"malformed reply (not JSON): {payload[:200]!r}") from None
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ValueError(f"malformed reply (no choices[0].message.content): {str(data)[:200]}") from None
+    if content is None:
+        return ""  # some servers send null for an empty answer
+    if isinstance(content, list):  # content parts
+        texts = [part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"]
+        return "".join(texts)
+    if not isinstance(content, str):
+        raise ValueError(f"malformed reply (content is {type(content).__name__})")
+    return content

@@ -1,0 +1,487 @@
+"""Run a model (or a baseline) over a release and write its raw answers, resumably.
+
+:func:`run_model` asks a :class:`~novabench.run.backends.Backend` every pending question of
+the chosen tasks and appends one JSON line per answered item to the output file as soon as
+the answer arrives::
+
+    {"filename": "case0001_001.png", "task": "localization", "raw_boxes": "...",
+     "input_size": [480, 480], "latency_s": 0.41, "model": "..."}
+    {"case_id": "case0001", "task": "diagnosis", "raw_diagnoses": "...", "latency_s": 0.9, "model": "..."}
+    {"filename": "case0002_001.png", "task": "captioning", "error": "HTTP 500 ...", "model": "..."}
+
+Localisation and captioning are asked per image with the image; diagnosis per case, as
+text only: the case's clinical history plus its reference captions as the MRI findings
+(the NOVA protocol). Answers are parsed later (``nova parse`` /
+:func:`novabench.run.predictions.parse_raw`), so a better parser never needs a rerun.
+
+Guarantees:
+
+- resume: a rerun with the same output skips what is already answered and retries the
+  items that failed; a last line cut off by a crash is set aside (saved next to the output)
+  and the file repaired, with every complete line kept;
+- one configuration per file: the manifest ``<out>.manifest.json`` records the backend
+  (model id, revision, generation settings), the prompts (name and SHA-256), the box
+  convention, the shard and the release fingerprint; resuming with a different
+  configuration is refused;
+- sharding: ``shard=(i, n)`` keeps the items whose SHA-256 of the item id is ``i`` modulo
+  ``n``, so n machines cover every item exactly once with no coordination.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import platform
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from novabench import __version__
+from novabench.errors import NovaInputError
+from novabench.run.backends import Answer, Backend, Request
+from novabench.run.predictions import (
+    CASE_TASKS,
+    TASKS,
+    _append_line,
+    manifest_path_for,
+    read_manifest,
+    read_predictions,
+    write_manifest,
+)
+
+__all__ = [
+    "RUNTIME_KEYS",
+    "RunSummary",
+    "in_shard",
+    "parse_shard",
+    "parse_tasks",
+    "repair_partial_last_line",
+    "run_model",
+]
+
+# Backend description keys that say how a run was executed, not what answered: they may
+# differ between the shards of one run (one GPU each) and between a run and its resume.
+RUNTIME_KEYS = frozenset(("device", "device_map", "batch_size", "max_concurrency", "timeout_s", "max_retries"))
+
+_RAW_FIELD = {"localization": "raw_boxes", "captioning": "raw_caption", "diagnosis": "raw_diagnoses"}
+
+
+@dataclass
+class RunSummary:
+    """What a run did.
+
+    Attributes:
+        out_path: the predictions (raw answers) file.
+        manifest_path: its manifest.
+        counts: per task: ``items`` (in this shard, after ``limit``), ``done_before`` (found
+            in the file), ``answered`` and ``errors`` (this call).
+        repaired_fragment: where a cut-off last line was saved, when one was found.
+        elapsed_s: wall time of this call.
+    """
+
+    out_path: Path
+    manifest_path: Path
+    counts: dict[str, dict[str, int]]
+    repaired_fragment: Path | None = None
+    elapsed_s: float = 0.0
+    tasks: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def n_answered(self) -> int:
+        """Items answered by this call, over all tasks."""
+        return sum(c["answered"] for c in self.counts.values())
+
+    @property
+    def n_errors(self) -> int:
+        """Items whose model call failed in this call (rerun to retry them)."""
+        return sum(c["errors"] for c in self.counts.values())
+
+    @property
+    def complete(self) -> bool:
+        """True when every item of every task has an answer in the file."""
+        return all(c["done_before"] + c["answered"] == c["items"] for c in self.counts.values())
+
+
+def parse_tasks(tasks: str | Sequence[str]) -> tuple[str, ...]:
+    """Normalise ``"all"``, one task or several into canonical task names, in toolkit order.
+
+    Example:
+        >>> parse_tasks("all")
+        ('localization', 'captioning', 'diagnosis')
+        >>> parse_tasks(["diagnosis", "localisation"])
+        ('localization', 'diagnosis')
+    """
+    from novabench.run.prompts import _canonical_task
+
+    names = [tasks] if isinstance(tasks, str) else list(tasks)
+    if not names:
+        raise NovaInputError("no task given", field="tasks")
+    chosen: set[str] = set()
+    for name in names:
+        chosen.update(TASKS if name == "all" else (_canonical_task(name),))
+    return tuple(task for task in TASKS if task in chosen)
+
+
+def parse_shard(text: str | Sequence[int] | None) -> tuple[int, int] | None:
+    """Read ``"i/n"`` (or ``(i, n)``) into a checked shard, 0 <= i < n.
+
+    Example:
+        >>> parse_shard("1/4")
+        (1, 4)
+        >>> parse_shard(None) is None
+        True
+    """
+    if text is None:
+        return None
+    try:
+        if isinstance(text, str):
+            index_text, count_text = text.split("/")
+            index, count = int(index_text), int(count_text)
+        else:
+            index, count = (int(v) for v in text)
+    except (ValueError, TypeError):
+        raise NovaInputError(f"a shard is written i/n, e.g. 0/4; got {text!r}", field="shard") from None
+    if count < 1 or not 0 <= index < count:
+        raise NovaInputError(f"a shard i/n needs 0 <= i < n; got {index}/{count}", field="shard")
+    return index, count
+
+
+def in_shard(item_id: str, shard: tuple[int, int] | None) -> bool:
+    """True when ``item_id`` belongs to ``shard``; stable across machines and Python runs.
+
+    Example:
+        >>> ids = [f"case{i:04d}_001.png" for i in range(1, 50)]
+        >>> sum(in_shard(i, (0, 3)) + in_shard(i, (1, 3)) + in_shard(i, (2, 3)) for i in ids)
+        49
+    """
+    if shard is None:
+        return True
+    index, count = shard
+    digest = hashlib.sha256(item_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % count == index
+
+
+def repair_partial_last_line(path: str | os.PathLike) -> Path | None:
+    """Make ``path`` end at a complete line, keeping whatever a crash left half-written.
+
+    A last line without its newline is either complete JSON (the newline is added) or a
+    fragment: the fragment is saved to ``<path>.partial-<UTC time>`` and cut from the file.
+    Complete lines are never touched.
+
+    Returns:
+        The file holding the fragment, or None when nothing was cut.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
+        >>> _ = path.write_text('{"case_id": "case0001", "raw_diagnoses": "x"}\\n{"case_id": "ca')
+        >>> saved = repair_partial_last_line(path)
+        >>> path.read_text(), saved.read_text()
+        ('{"case_id": "case0001", "raw_diagnoses": "x"}\\n', '{"case_id": "ca')
+    """
+    import json
+
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    with path.open("rb") as handle:
+        data = handle.read()
+    if data.endswith(b"\n"):
+        return None
+    cut = data.rfind(b"\n") + 1  # 0 when the file holds a single partial line
+    fragment = data[cut:]
+    try:
+        json.loads(fragment.decode("utf-8"))
+        complete = True
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        complete = False
+    if complete:
+        with path.open("ab") as handle:
+            handle.write(b"\n")
+        return None
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    saved = path.with_name(f"{path.name}.partial-{stamp}")
+    saved.write_bytes(fragment)
+    with path.open("r+b") as handle:
+        handle.truncate(cut)
+    return saved
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _resolve_prompts(tasks: Sequence[str], prompts: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The prompt of each task: given (TaskPrompt or a file path) or the default."""
+    from novabench.run.prompts import TaskPrompt, default_prompt, load_prompt
+
+    given: dict[str, Any] = {}
+    for task, prompt in (prompts or {}).items():
+        canonical = parse_tasks(task)[0] if task != "all" else task
+        given[canonical] = prompt
+    unknown = sorted(set(given) - set(tasks))
+    if unknown:
+        raise NovaInputError(f"a prompt was given for {unknown[0]!r}, which this run does not ask", field="prompts")
+    resolved: dict[str, Any] = {}
+    for task in tasks:
+        prompt = given.get(task)
+        if prompt is None:
+            resolved[task] = default_prompt(task)
+        elif isinstance(prompt, TaskPrompt):
+            if prompt.task != task:
+                raise NovaInputError(f"the prompt given for {task} is a {prompt.task} prompt", field="prompts")
+            resolved[task] = prompt
+        else:
+            resolved[task] = load_prompt(task, prompt)
+    return resolved
+
+
+def _split_description(description: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(what answered, how it ran): the second part may differ between shards and resumes."""
+    what = {k: v for k, v in description.items() if k not in RUNTIME_KEYS}
+    how = {k: v for k, v in description.items() if k in RUNTIME_KEYS}
+    return what, how
+
+
+def _check_resumable(existing: Mapping[str, Any], manifest: Mapping[str, Any], path: Path) -> None:
+    """Refuse to append answers of another configuration to a file."""
+    for key in ("backend", "box_convention", "shard", "release"):
+        if existing.get(key) != manifest.get(key):
+            raise NovaInputError(
+                f"the file was written by a different configuration ({key}: {existing.get(key)!r} now "
+                f"{manifest.get(key)!r}); write to a new output file",
+                source=str(path),
+                field=key,
+            )
+    old_prompts = existing.get("prompts") or {}
+    for task, prompt in (manifest.get("prompts") or {}).items():
+        if task in old_prompts and old_prompts[task].get("sha256") != prompt.get("sha256"):
+            raise NovaInputError(
+                f"the {task} answers in the file were asked with another prompt "
+                f"({old_prompts[task].get('name')}); write to a new output file",
+                source=str(path),
+                field=f"prompts.{task}",
+            )
+
+
+def _load_image(path: Path) -> Any:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return image.convert("RGB")
+
+
+def _items(release: Any, task: str) -> list[Any]:
+    return release.cases() if task in CASE_TASKS else list(release.images)
+
+
+def _request(task: str, item: Any, prompt: Any) -> Request:
+    """The question of ``task`` about one image or case (images are loaded here, lazily)."""
+    if task in CASE_TASKS:
+        from novabench.run.prompts import render_diagnosis_prompt
+
+        findings = [caption for caption in item.captions if caption]
+        return Request(
+            item_id=item.case_id,
+            task=task,
+            prompt=render_diagnosis_prompt(prompt, item.clinical_history, findings),
+            context={"case_id": item.case_id, "clinical_history": item.clinical_history, "findings": findings},
+        )
+    return Request(
+        item_id=item.filename,
+        task=task,
+        prompt=prompt.text,
+        image=_load_image(Path(item.image_path)),
+        context={"filename": item.filename, "case_id": item.case_id, "width": item.width, "height": item.height},
+    )
+
+
+def _answer_line(request: Request, answer: Answer, model: str) -> dict[str, Any]:
+    key = "case_id" if request.task in CASE_TASKS else "filename"
+    line: dict[str, Any] = {key: request.item_id, "task": request.task}
+    if answer.error is not None or answer.text is None:
+        line["error"] = answer.error or "the backend returned no text"
+    else:
+        line[_RAW_FIELD[request.task]] = answer.text
+        if request.task == "localization":
+            size = answer.input_size or request.image_size
+            if size is not None:
+                line["input_size"] = [int(size[0]), int(size[1])]
+    if answer.latency_s is not None:
+        line["latency_s"] = round(float(answer.latency_s), 4)
+    line["model"] = model
+    return line
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def run_model(
+    release: Any,
+    *,
+    tasks: str | Sequence[str],
+    backend: Backend,
+    out_path: str | os.PathLike,
+    prompts: Mapping[str, Any] | None = None,
+    shard: tuple[int, int] | str | None = None,
+    batch_size: int | None = None,
+    box_convention: str = "auto",
+    limit: int | None = None,
+    progress: bool = True,
+) -> RunSummary:
+    """Ask ``backend`` every pending question of ``tasks`` and append the raw answers to ``out_path``.
+
+    Args:
+        release: a ``NovaRelease`` (``novabench.data.release.read_release``).
+        tasks: ``"all"``, one task, or several.
+        backend: a :class:`~novabench.run.backends.Backend` (transformers model, endpoint, baseline).
+        out_path: the JSONL file of raw answers; appended to, never rewritten.
+        prompts: ``{task: TaskPrompt or prompt file}``; the default prompt for the others.
+        shard: ``(i, n)`` or ``"i/n"``: only the items of shard ``i`` of ``n``.
+        batch_size: requests per ``backend.generate`` call (default: the backend's own).
+        box_convention: how ``nova parse`` should read localisation answers; recorded in the
+            manifest (answers are stored raw).
+        limit: at most this many items per task (after sharding), for a quick trial.
+        progress: show a progress bar.
+
+    Returns:
+        A :class:`RunSummary`.
+
+    Raises:
+        NovaInputError: bad arguments, a broken output file, or an output written by
+            another configuration.
+
+    Example:
+        >>> from novabench.run.backends import Answer
+        >>> class Echo:
+        ...     name = "echo"
+        ...     def describe(self): return {"type": "test", "model": "echo"}
+        ...     def generate(self, requests): return [Answer(text="no target") for _ in requests]
+        >>> summary = run_model(release, tasks="localization", backend=Echo(), out_path=out)  # doctest: +SKIP
+        >>> summary.counts["localization"]["answered"] == release.n_images  # doctest: +SKIP
+        True
+    """
+    started = time.perf_counter()
+    chosen = parse_tasks(tasks)
+    shard = parse_shard(shard)
+    from novabench.run.parsers import CONVENTIONS
+
+    if box_convention not in CONVENTIONS:
+        raise NovaInputError(
+            f"unknown box convention {box_convention!r}; expected one of {', '.join(CONVENTIONS)}",
+            field="box_convention",
+        )
+    if limit is not None and limit < 0:
+        raise NovaInputError(f"limit must not be negative, got {limit}", field="limit")
+    size = int(batch_size or getattr(backend, "batch_size", 1) or 1)
+    if size < 1:
+        raise NovaInputError(f"batch_size must be at least 1, got {size}", field="batch_size")
+    resolved_prompts = _resolve_prompts(chosen, prompts)
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    what, how = _split_description(backend.describe())
+    release_info = {
+        "layout": getattr(release, "layout", None),
+        "n_images": len(release.images),
+        "n_cases": len(release.cases()),
+        "fingerprint": release.fingerprint() if hasattr(release, "fingerprint") else None,
+    }
+    manifest: dict[str, Any] = {
+        "format": "novabench-raw-answers",
+        "format_version": 1,
+        "novabench_version": __version__,
+        "backend": what,
+        "model": what.get("model", getattr(backend, "name", None)),
+        "revision": what.get("revision"),
+        "prompts": {t: {"name": p.name, "sha256": p.sha256} for t, p in resolved_prompts.items()},
+        "generation": what.get("generation"),
+        "box_convention": box_convention,
+        "shard": None if shard is None else {"index": shard[0], "count": shard[1]},
+        "release": release_info,
+    }
+
+    # Resume: repair a crash's leftovers, check the configuration, collect what is done.
+    repaired = repair_partial_last_line(out)
+    existing = read_manifest(out)
+    has_lines = out.is_file() and out.stat().st_size > 0
+    if has_lines and existing is None:
+        raise NovaInputError(
+            "exists and has no manifest, so it was not written by a run of this toolkit; choose a new output",
+            source=str(out),
+        )
+    done: dict[str, set[str]] = {task: set() for task in TASKS}
+    if existing is not None:
+        _check_resumable(existing, manifest, manifest_path_for(out))
+        manifest["prompts"] = {**(existing.get("prompts") or {}), **manifest["prompts"]}
+        manifest["created_at"] = existing.get("created_at")
+    if has_lines:
+        previous = read_predictions(out, release)
+        for task in TASKS:
+            done[task] = {key for key, record in previous.records[task].items() if record.error is None}
+    manifest.setdefault("created_at", None)
+    manifest["created_at"] = manifest["created_at"] or _now()
+    manifest["runtime"] = {
+        **how,
+        "limit": limit,
+        "python": platform.python_version(),
+    }
+
+    pending: dict[str, list[Any]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for task in chosen:
+        key_of = (lambda item: item.case_id) if task in CASE_TASKS else (lambda item: item.filename)
+        items = [item for item in _items(release, task) if in_shard(key_of(item), shard)]
+        if limit is not None:
+            items = items[:limit]
+        todo = [item for item in items if key_of(item) not in done[task]]
+        pending[task] = todo
+        counts[task] = {"items": len(items), "done_before": len(items) - len(todo), "answered": 0, "errors": 0}
+    manifest["tasks"] = sorted(set(existing.get("tasks", []) if existing else []) | set(chosen), key=TASKS.index)
+
+    def save_manifest(status: str) -> Path:
+        manifest.update(status=status, updated_at=_now(), counts=counts)
+        return write_manifest(out, manifest)
+
+    manifest_path = save_manifest("running")
+    model_label = str(getattr(backend, "name", what.get("model", "model")))
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=sum(len(v) for v in pending.values()), unit="item", desc="nova run", disable=not progress)
+    status = "interrupted"
+    try:
+        with out.open("a", encoding="utf-8") as handle:
+            for task in chosen:
+                bar.set_postfix_str(task)
+                for chunk in _chunks(pending[task], size):
+                    requests = [_request(task, item, resolved_prompts[task]) for item in chunk]
+                    answers = backend.generate(requests)
+                    if len(answers) != len(requests):
+                        raise RuntimeError(
+                            f"backend {model_label!r} returned {len(answers)} answers for {len(requests)} requests"
+                        )
+                    for request, answer in zip(requests, answers):
+                        line = _answer_line(request, answer, model_label)
+                        _append_line(handle, line)
+                        counts[task]["errors" if "error" in line else "answered"] += 1
+                        bar.update(1)
+        status = "complete"
+    finally:
+        bar.close()
+        if status == "complete":
+            every_item_done = all(c["done_before"] + c["answered"] == c["items"] for c in counts.values())
+            status = "complete" if every_item_done else "complete-with-errors"
+        save_manifest(status)
+    return RunSummary(
+        out_path=out,
+        manifest_path=manifest_path,
+        counts=counts,
+        repaired_fragment=repaired,
+        elapsed_s=time.perf_counter() - started,
+        tasks=chosen,
+    )
