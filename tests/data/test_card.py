@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,20 +11,19 @@ import pytest
 import yaml
 from huggingface_hub import DatasetCard
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from release_factory import default_rows, write_v1_release  # noqa: E402
+from tests.release_factory import default_rows, write_v1_release
 
-from novabench.data import card as card_module  # noqa: E402
-from novabench.data.card import (  # noqa: E402
+from novabench.data import card as card_module
+from novabench.data.card import (
     ConfigSize,
     ReleaseSummary,
     check_dataset_card,
     render_dataset_card,
     summarize_release,
 )
-from novabench.data.release import read_release  # noqa: E402
-from novabench.data.schema import case_features, image_features  # noqa: E402
-from novabench.errors import NovaInputError  # noqa: E402
+from novabench.data.release import read_release
+from novabench.data.schema import case_features, image_features
+from novabench.errors import NovaInputError
 
 EXTRA_KEYS = ("differential_diagnosis", "link (Eurorad)")
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -21,15 +20,14 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from release_factory import default_rows, write_legacy_release, write_v1_release  # noqa: E402
+from tests.release_factory import default_rows, write_legacy_release, write_v1_release
 
-from novabench.cli import main  # noqa: E402
-from novabench.data import export as export_module  # noqa: E402
-from novabench.data.export import coco_document, export_coco, export_release  # noqa: E402
-from novabench.data.release import read_release  # noqa: E402
-from novabench.data.schema import case_features, image_features  # noqa: E402
-from novabench.errors import NovaInputError  # noqa: E402
+from novabench.cli import main
+from novabench.data import export as export_module
+from novabench.data.export import coco_document, export_coco, export_release
+from novabench.data.release import read_release
+from novabench.data.schema import case_features, image_features
+from novabench.errors import NovaInputError
 
 N_CASES = 4  # cases of 1, 2, 3, 1 images: 7 images, one without boxes, one placeholder
 IMAGE_SIZE = (96, 80)  # not square, so width/height mix-ups show
