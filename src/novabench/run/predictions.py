@@ -681,7 +681,7 @@ def _realign(predictions: PredictionSet, release: Any) -> PredictionSet:
 # --------------------------------------------------------------------------- manifests and merging
 
 # Manifest keys that legitimately differ between the shards of one run.
-SHARD_SPECIFIC_KEYS = frozenset(("shard", "counts", "created_at", "updated_at", "status", "elapsed_s", "host"))
+SHARD_SPECIFIC_KEYS = frozenset(("shard", "counts", "created_at", "updated_at", "status", "runtime", "merged_from"))
 
 
 def manifest_path_for(predictions_path: str | os.PathLike) -> Path:
@@ -838,6 +838,9 @@ def merge_prediction_files(
             {"path": str(p), "shard": m.get("shard"), "counts": m.get("counts")} for p, m in zip(resolved, manifests)
         ]
         merged["counts"] = _sum_counts([m.get("counts") for m in manifests])
+        statuses = {m.get("status") for m in manifests}
+        merged["status"] = statuses.pop() if len(statuses) == 1 else "mixed: " + ", ".join(sorted(map(str, statuses)))
+        merged["runtime"] = [m.get("runtime") for m in manifests]
         write_manifest(out, merged)
 
     if release is not None:

@@ -1,0 +1,335 @@
+"""Prediction files: round trips, every bad line named by file/line/field, missing items, merge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.data.release import read_release
+from novabench.errors import NovaInputError
+from novabench.run.parsers import parse_caption, parse_diagnoses, parse_localization
+from novabench.run.predictions import (
+    manifest_path_for,
+    merge_prediction_files,
+    parse_raw,
+    read_manifest,
+    read_predictions,
+    write_manifest,
+    write_predictions,
+)
+from tests.release_factory import write_v1_release
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    # 3 cases with 1, 2 and 3 images: 6 images, non-square so width/height mix-ups show.
+    root = write_v1_release(tmp_path_factory.mktemp("release"), n_cases=3, image_size=(40, 32))
+    return read_release(root)
+
+
+def write_lines(path: Path, lines: list) -> Path:
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return path
+
+
+def full_predictions(release) -> list[dict]:
+    lines: list[dict] = []
+    for index, image in enumerate(release.images):
+        lines.append(
+            {
+                "filename": image.filename,
+                "boxes": [[1.5 + index, 2.0, 10.0, 4.25]],
+                "scores": [0.5],
+                "caption": f"Axial FLAIR {index}",
+            }
+        )
+    for case in release.cases():
+        lines.append({"case_id": case.case_id, "diagnoses": [f"glioma {case.case_id}", "abscess"]})
+    return lines
+
+
+def test_round_trip_aligns_to_release_order(release, tmp_path):
+    lines = full_predictions(release)
+    path = tmp_path / "pred.jsonl"
+    # Written in reverse: the reader must align to the release, not to the file order.
+    assert write_predictions(path, list(reversed(lines))) == len(lines)
+    predictions = read_predictions(path, release)
+
+    image_lines = lines[: len(release.images)]
+    assert predictions.localization() == [{"boxes": line["boxes"], "scores": line["scores"]} for line in image_lines]
+    assert predictions.captions() == [line["caption"] for line in image_lines]
+    assert predictions.diagnoses() == [line["diagnoses"] for line in lines[len(release.images) :]]
+    assert predictions.missing_images == [] and predictions.missing_cases == []
+    summary = predictions.summary()
+    assert summary["localization"] == {"items": 6, "answered": 6, "missing": 0, "errors": 0, "parse_status": {}}
+    assert summary["diagnosis"]["items"] == 3
+
+
+def test_prediction_set_rewrites_to_an_equivalent_file(release, tmp_path):
+    first = read_predictions(write_lines(tmp_path / "a.jsonl", full_predictions(release)), release)
+    write_predictions(tmp_path / "b.jsonl", first)
+    second = read_predictions(tmp_path / "b.jsonl", release)
+    assert second.localization() == first.localization()
+    assert second.captions() == first.captions()
+    assert second.diagnoses() == first.diagnoses()
+
+
+def test_write_appends_and_keeps_earlier_lines(tmp_path):
+    path = tmp_path / "pred.jsonl"
+    write_predictions(path, [{"case_id": "case0001", "diagnoses": ["a"]}])
+    before = path.read_text()
+    write_predictions(path, [{"case_id": "case0002", "diagnoses": ["b"]}])
+    assert path.read_text().startswith(before)
+    assert read_predictions(path).diagnoses() == [["a"], ["b"]]
+
+
+def test_write_refuses_a_bad_line_naming_the_line_it_would_have_been(tmp_path):
+    path = tmp_path / "pred.jsonl"
+    write_predictions(path, [{"case_id": "case0001", "diagnoses": ["a"]}])
+    with pytest.raises(NovaInputError) as caught:
+        write_predictions(path, [{"filename": "case0001_001.png", "boxes": [[float("nan"), 0, 1, 1]]}])
+    assert caught.value.record.startswith("line 2") and caught.value.field == "boxes[0][0]"
+    assert len(path.read_text().splitlines()) == 1  # nothing bad reached the file
+
+
+GOOD_IMAGE = {"filename": "case0001_001.png", "boxes": [[1, 2, 3, 4]]}
+
+BAD_FILES = [
+    # (lines, bad line number, field named, words in the message)
+    ([GOOD_IMAGE, '{"filename": "case0002_001.png", "boxes": [[1, 2'], 2, None, "not valid JSON"),
+    ([{"filename": "case9999_001.png", "boxes": []}], 1, "filename", "unknown filename"),
+    ([{"case_id": "case0042", "diagnoses": ["x"]}], 1, "case_id", "unknown case id"),
+    ([GOOD_IMAGE, {"case_id": "case0001", "diagnoses": []}, GOOD_IMAGE], 3, "filename", "already given at"),
+    (['{"filename": "case0001_001.png", "boxes": [[NaN, 2, 3, 4]]}'], 1, "boxes[0][0]", "finite"),
+    (['{"filename": "case0001_001.png", "boxes": [[1, 2, Infinity, 4]]}'], 1, "boxes[0][2]", "finite"),
+    ([{"filename": "case0001_001.png", "boxes": "1,2,3,4"}], 1, "boxes", "list"),
+    ([{"filename": "case0001_001.png", "boxes": [[1, 2, 3]]}], 1, "boxes[0]", "[x, y, width, height]"),
+    ([{"filename": "case0001_001.png", "boxes": [[1, 2, "3", 4]]}], 1, "boxes[0][2]", "number"),
+    ([{"filename": "case0001_001.png", "boxes": [[1, 2, True, 4]]}], 1, "boxes[0][2]", "number"),
+    ([{"filename": "case0001_001.png", "boxes": [[1, 2, -3, 4]]}], 1, "boxes[0]", "negative"),
+    ([{"filename": "case0001_001.png", "boxes": [[1, 2, 3, 4]], "scores": [0.1, 0.2]}], 1, "scores", "one score per box"),
+    ([{"filename": "case0001_001.png", "scores": [0.1]}], 1, "scores", "without boxes"),
+    ([{"filename": "case0001_001.png", "caption": 5}], 1, "caption", "string"),
+    ([{"case_id": "case0001", "diagnoses": "glioma"}], 1, "diagnoses", "list"),
+    ([{"case_id": "case0001", "diagnoses": ["glioma", 3]}], 1, "diagnoses[1]", "string"),
+    ([{"filename": "case0001_001.png", "raw_boxes": "x", "input_size": [0, 10]}], 1, "input_size", "positive"),
+    ([{"filename": "case0001_001.png", "caption": "x", "latency_s": float("nan")}], 1, "latency_s", "finite"),
+    ([{"filename": "case0001_001.png", "box": [[1, 2, 3, 4]]}], 1, "box", "unknown key"),
+    ([{"filename": "case0001_001.png", "diagnoses": ["x"]}], 1, "diagnoses", "unknown key"),
+    ([{"filename": "case0001_001.png", "case_id": "case0001", "caption": "x"}], 1, "filename", "exactly one"),
+    ([["case0001_001.png", [1, 2, 3, 4]]], 1, None, "JSON object"),
+    ([{"filename": "", "caption": "x"}], 1, "filename", "empty"),
+    ([{"filename": "case0001_001.png"}], 1, "filename", "carries no prediction"),
+    ([{"filename": "case0001_001.png", "task": "captioning", "raw_boxes": "x"}], 1, "raw_boxes", "task"),
+    ([{"filename": "case0001_001.png", "error": "HTTP 500"}], 1, "task", "which task"),
+]
+
+
+@pytest.mark.parametrize(("lines", "line_number", "field", "words"), BAD_FILES)
+def test_every_bad_line_is_named_by_file_line_and_field(release, tmp_path, lines, line_number, field, words):
+    path = write_lines(tmp_path / "bad.jsonl", lines)
+    with pytest.raises(NovaInputError) as caught:
+        read_predictions(path, release)
+    error = caught.value
+    assert error.source == str(path)
+    assert error.record.split(" (")[0] == f"line {line_number}"
+    assert error.field == field
+    assert words in str(error)
+
+
+def test_unknown_names_pass_without_a_release_and_fail_when_aligned_later(release, tmp_path):
+    path = write_lines(tmp_path / "pred.jsonl", [{"filename": "case9999_001.png", "raw_caption": "x"}])
+    loose = read_predictions(path)
+    assert loose.filenames == ["case9999_001.png"] and not loose.aligned
+    with pytest.raises(NovaInputError, match="unknown filename") as caught:
+        parse_raw(loose, release)
+    assert caught.value.record == "line 1"
+
+
+def test_a_cut_off_last_line_says_how_to_repair_it(tmp_path):
+    path = tmp_path / "pred.jsonl"
+    path.write_text(json.dumps(GOOD_IMAGE) + '\n{"filename": "case0001_0')
+    with pytest.raises(NovaInputError, match="cut off") as caught:
+        read_predictions(path)
+    assert caught.value.record == "line 2"
+
+
+def test_missing_predictions_are_counted_and_scored_as_nothing(release, tmp_path):
+    names = [image.filename for image in release.images]
+    case_ids = [case.case_id for case in release.cases()]
+    path = write_lines(
+        tmp_path / "partial.jsonl",
+        [
+            {"filename": names[1], "boxes": [[1, 1, 2, 2]]},
+            {"filename": names[4], "caption": "Sagittal T1."},
+            {"case_id": case_ids[2], "diagnoses": ["meningioma"]},
+        ],
+    )
+    predictions = read_predictions(path, release)
+    assert predictions.missing_images == [n for i, n in enumerate(names) if i not in (1, 4)]
+    assert predictions.missing_cases == case_ids[:2]
+    assert predictions.missing("localization") == [n for i, n in enumerate(names) if i != 1]
+    assert predictions.missing("captioning") == [n for i, n in enumerate(names) if i != 4]
+    boxes = predictions.localization()
+    assert boxes[1] == {"boxes": [[1.0, 1.0, 2.0, 2.0]]}
+    assert [b for i, b in enumerate(boxes) if i != 1] == [{"boxes": []}] * 5
+    assert predictions.captions()[4] == "Sagittal T1." and predictions.captions().count("") == 5
+    assert predictions.diagnoses() == [[], [], ["meningioma"]]
+    summary = predictions.summary()
+    assert (summary["localization"]["answered"], summary["localization"]["missing"]) == (1, 5)
+    assert (summary["diagnosis"]["answered"], summary["diagnosis"]["missing"]) == (1, 2)
+
+
+def test_an_error_line_counts_as_missing_and_a_later_answer_supersedes_it(release, tmp_path):
+    name = release.images[0].filename
+    failed = {"filename": name, "task": "captioning", "error": "timed out", "model": "m"}
+    path = write_lines(tmp_path / "pred.jsonl", [failed])
+    predictions = read_predictions(path, release)
+    assert predictions.errors("captioning") == {name: "timed out"}
+    assert name in predictions.missing("captioning")
+    assert predictions.captions()[0] == ""
+
+    write_lines(path, [failed, {"filename": name, "task": "captioning", "caption": "Axial T2."}])
+    retried = read_predictions(path, release)
+    assert retried.superseded == 1
+    assert retried.errors("captioning") == {} and retried.captions()[0] == "Axial T2."
+
+    # An answer is final: a second answer for the same task and item is a duplicate.
+    write_lines(path, [{"filename": name, "caption": "a"}, {"filename": name, "task": "captioning", "error": "x"}])
+    with pytest.raises(NovaInputError, match="line 1"):
+        read_predictions(path, release)
+
+
+def test_one_line_may_answer_both_image_tasks_but_not_twice(release, tmp_path):
+    name = release.images[0].filename
+    path = write_lines(tmp_path / "pred.jsonl", [{"filename": name, "boxes": [], "caption": "c"}])
+    predictions = read_predictions(path, release)
+    assert predictions.localization()[0] == {"boxes": []} and predictions.captions()[0] == "c"
+    write_lines(path, [{"filename": name, "boxes": []}, {"filename": name, "caption": "c"}])
+    assert read_predictions(path, release).missing_images == [i.filename for i in release.images[1:]]
+
+
+def test_raw_answers_must_be_parsed_before_scoring(release, tmp_path):
+    path = write_lines(tmp_path / "raw.jsonl", [{"filename": release.images[0].filename, "raw_boxes": "no target"}])
+    with pytest.raises(NovaInputError, match="parse") as caught:
+        read_predictions(path, release).localization()
+    assert caught.value.field == "raw_boxes" and caught.value.record.startswith("line 1")
+
+
+def test_parse_raw_uses_the_parsers_and_counts_statuses(release, tmp_path):
+    images = release.images
+    case = release.cases()[0]
+    answers = [
+        {"filename": images[0].filename, "raw_boxes": "lesion: [100, 200, 500, 600]", "input_size": [40, 32]},
+        {"filename": images[1].filename, "raw_boxes": '[{"bbox_2d": [10, 20, 30, 40]}]', "input_size": [80, 64]},
+        {"filename": images[2].filename, "raw_boxes": "no target"},
+        {"filename": images[3].filename, "raw_boxes": ""},
+        {"filename": images[0].filename, "raw_caption": "```\nAxial FLAIR, right frontal.\n```"},
+        {"case_id": case.case_id, "raw_diagnoses": '{"most_likely_diagnosis": "glioma", "other_possible_diagnoses": ["a"]}'},
+        {"filename": images[5].filename, "boxes": [[0, 0, 1, 1]]},  # already parsed: kept
+    ]
+    parsed = parse_raw(read_predictions(write_lines(tmp_path / "raw.jsonl", answers), release), release)
+
+    size = (images[0].width, images[0].height)
+    expected = [
+        parse_localization(answers[0]["raw_boxes"], image_size=size, input_size=(40, 32)).boxes,
+        parse_localization(answers[1]["raw_boxes"], image_size=size, input_size=(80, 64)).boxes,
+        [],
+        [],
+        [],  # no answer
+        [[0.0, 0.0, 1.0, 1.0]],
+    ]
+    assert [p["boxes"] for p in parsed.localization()] == expected
+    assert expected[0] == [[8.0, 3.2, 16.0, 12.8]]  # protocol [ymin,xmin,ymax,xmax]/1000 of 40x32
+    expected_statuses = [
+        parse_localization(a["raw_boxes"], image_size=size, input_size=tuple(a["input_size"]) if "input_size" in a else None).status
+        for a in answers[:4]
+    ]
+    assert parsed.parse_counts("localization") == {s: expected_statuses.count(s) for s in set(expected_statuses)}
+    assert parsed.captions()[0] == parse_caption(answers[4]["raw_caption"]).caption
+    assert parsed.diagnoses()[0] == parse_diagnoses(answers[5]["raw_diagnoses"]).diagnoses
+    assert parsed.parse_counts("diagnosis") == {parse_diagnoses(answers[5]["raw_diagnoses"]).status: 1}
+
+    # The parsed set writes out with raw text and status kept, and reads back the same.
+    write_predictions(tmp_path / "pred.jsonl", parsed)
+    again = read_predictions(tmp_path / "pred.jsonl", release)
+    assert again.localization() == parsed.localization()
+    assert again.parse_counts("localization") == parsed.parse_counts("localization")
+    assert again.records["localization"][images[0].filename].raw == answers[0]["raw_boxes"]
+
+
+def test_manifest_is_written_atomically_and_read_back(tmp_path):
+    target = tmp_path / "pred.jsonl"
+    write_manifest(target, {"model": "a"})
+    write_manifest(target, {"model": "b"})
+    assert read_manifest(target) == {"model": "b"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pred.jsonl.manifest.json"]  # no temp files left
+    manifest_path_for(target).write_text("{broken")
+    with pytest.raises(NovaInputError, match="not valid JSON"):
+        read_manifest(target)
+
+
+def shard_files(release, tmp_path, manifests=True):
+    lines = full_predictions(release)
+    first, second = tmp_path / "s0.jsonl", tmp_path / "s1.jsonl"
+    write_lines(first, lines[::2])
+    write_lines(second, lines[1::2])
+    if manifests:
+        base = {"model": "m", "prompts": {"captioning": {"sha256": "abc"}}, "status": "complete"}
+        write_manifest(first, {**base, "shard": {"index": 0, "count": 2}, "counts": {"captioning": {"answered": 3}}})
+        write_manifest(second, {**base, "shard": {"index": 1, "count": 2}, "counts": {"captioning": {"answered": 4}}})
+    return first, second
+
+
+def test_merge_joins_shards_and_their_manifests(release, tmp_path):
+    first, second = shard_files(release, tmp_path)
+    merged = merge_prediction_files([first, second], tmp_path / "all.jsonl", release=release)
+    assert merged.missing_images == [] and merged.missing_cases == []
+    reread = read_predictions(tmp_path / "all.jsonl", release)
+    whole = read_predictions(write_lines(tmp_path / "whole.jsonl", full_predictions(release)), release)
+    assert reread.localization() == whole.localization() and reread.diagnoses() == whole.diagnoses()
+    manifest = read_manifest(tmp_path / "all.jsonl")
+    assert manifest["shard"] is None and manifest["model"] == "m"
+    assert manifest["counts"] == {"captioning": {"answered": 7}}
+    assert [entry["shard"]["index"] for entry in manifest["merged_from"]] == [0, 1]
+
+
+def test_merge_refuses_duplicates_naming_both_files_and_lines(release, tmp_path):
+    first, second = shard_files(release, tmp_path, manifests=False)
+    with second.open("a") as handle:
+        handle.write(json.dumps(full_predictions(release)[0]) + "\n")  # line 1 of s0
+    n_second = len(second.read_text().splitlines())
+    with pytest.raises(NovaInputError) as caught:
+        merge_prediction_files([first, second], tmp_path / "all.jsonl")
+    message = str(caught.value)
+    assert f"{first}, line 1" in message and caught.value.source == str(second)
+    assert caught.value.record.startswith(f"line {n_second}")
+    assert not (tmp_path / "all.jsonl").exists()
+
+
+def test_merge_refuses_shards_of_different_runs(release, tmp_path):
+    first, second = shard_files(release, tmp_path)
+    manifest = read_manifest(second)
+    manifest["prompts"] = {"captioning": {"sha256": "other"}}
+    write_manifest(second, manifest)
+    with pytest.raises(NovaInputError, match="prompts") as caught:
+        merge_prediction_files([first, second], tmp_path / "all.jsonl")
+    assert caught.value.field == "prompts"
+
+    manifest_path_for(second).unlink()
+    with pytest.raises(NovaInputError, match="no manifest"):
+        merge_prediction_files([first, second], tmp_path / "all.jsonl")
+
+
+def test_merge_never_overwrites_by_accident(release, tmp_path):
+    first, second = shard_files(release, tmp_path, manifests=False)
+    out = write_lines(tmp_path / "all.jsonl", [GOOD_IMAGE])
+    with pytest.raises(NovaInputError, match="exists"):
+        merge_prediction_files([first, second], out)
+    assert read_predictions(out).filenames == ["case0001_001.png"]
+    merge_prediction_files([first, second], out, overwrite=True)
+    assert len(read_predictions(out).filenames) == 6
+    with pytest.raises(NovaInputError, match="one of the inputs"):
+        merge_prediction_files([first, out], out, overwrite=True)
