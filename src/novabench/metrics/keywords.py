@@ -1,0 +1,382 @@
+"""Neuroradiology keywords of a caption: the sets behind ClinicalF1, ModalityF1 and BinaryF1.
+
+The NOVA paper extracts keywords with an LLM judge; that is neither offline
+nor deterministic, so the default here is :class:`LexiconKeywordExtractor`: a
+phrase matcher over our own lexicon (``novabench/resources/neuro_lexicon.json``,
+200+ canonical terms with about 950 synonyms). Any callable that follows the
+:class:`KeywordExtractor` protocol (an LLM judge, a stricter lexicon) can
+replace it in :func:`novabench.metrics.captioning.score_captioning`.
+
+What the lexicon extractor returns for one caption:
+
+- ``modality``: sequences and planes. The NOVA modality vocabulary
+  ``{flair, axial, sagittal, t1, t2, coronal, dwi, t1w, t2w, weighted}`` folds
+  into canonical terms: ``T1``, ``T1w``, ``T1-weighted``, ``T1WI``, ``MPRAGE``
+  -> ``t1w``; ``T2``, ``T2w``, ``T2-weighted`` -> ``t2w``; ``FLAIR``, ``T2-FLAIR``
+  -> ``flair``; ``DWI``, ``diffusion-weighted`` -> ``dwi``; the three planes
+  keep their names; ``weighted`` on its own is not a keyword (it only
+  qualifies a sequence). Further sequences count too: ``adc``, ``swi``, ``gre``
+  (T2*), ``contrast`` (post-gadolinium, ``T1+C``), ``pd``, ``stir``, ``mra``,
+  ``mrv``, ``perfusion``, ``spectroscopy``.
+- ``clinical``: anatomy (lobes, sides, deep grey nuclei, ventricles, posterior
+  fossa, meninges, vessels, ...), signal and enhancement characteristics, and
+  findings, each as its canonical term (British spelling: ``oedema``,
+  ``haemorrhage``); characteristics and findings under negation as
+  ``"no:<term>"``. A sequence named inside a characteristic ("T2
+  hyperintensity") gives the modality ``t2w`` *and* the characteristic
+  ``hyperintensity``.
+- ``abnormal``: True when a finding, or a characteristic that implies
+  abnormality (``hyperintensity``, ``enhancement``, ``restricted diffusion``,
+  ...), is present and not negated; False when no such term is present and the
+  caption states normality (``normal``, ``unremarkable``, ``no abnormality``,
+  ...); None otherwise (nothing decides it, e.g. "Axial FLAIR image." or
+  "No haemorrhage."). See :mod:`novabench.metrics.captioning` for how None
+  enters BinaryF1.
+
+Matching: the caption is normalised (Unicode compatibility form, accents
+removed, lowercase, ``œ``/``æ`` spelt out, a few rewrites such as ``T2*`` ->
+``t2star`` and ``T1+C`` -> ``t1 postcontrast``), split into words and clause
+punctuation (hyphens, slashes and other symbols separate words; decimals stay
+one word), each word's British spelling folded to American for matching, and
+phrases matched longest first, left to right. Plurals of anatomy,
+characteristic and finding phrases are generated.
+
+Negation: a trigger (``no``, ``not``, ``without``, ``absence of``, ``negative
+for``, ``free of``, ``no evidence of``, ...) negates the characteristics and
+findings after it up to a clause boundary: ``. ; : ! ?``, a terminator
+(``but``, ``however``, ``although``, ``which``, ``there is``, ...), or a comma or
+``and`` that is not followed directly by another characteristic or finding
+(so "no haemorrhage, oedema or mass effect" negates all three, "no
+haemorrhage and the ventricles are enlarged" only the first). A prefix
+(``non-enhancing``) negates the next term only. A post-negation (``is absent``,
+``not seen``, ``ruled out``, ``resolved``, ...) negates the characteristics and
+findings of its clause before it. Pseudo-negations (``no change``, ``not
+only``) negate nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "CLINICAL_FAMILIES",
+    "NEGATED_PREFIX",
+    "CaptionKeywords",
+    "KeywordExtractor",
+    "KeywordMatch",
+    "LexiconKeywordExtractor",
+    "default_keyword_extractor",
+    "load_lexicon",
+]
+
+Family = Literal["modality", "anatomy", "characteristic", "finding"]
+FAMILIES: tuple[Family, ...] = ("modality", "anatomy", "characteristic", "finding")
+CLINICAL_FAMILIES: tuple[Family, ...] = ("anatomy", "characteristic", "finding")
+NEGATABLE_FAMILIES: frozenset[str] = frozenset({"characteristic", "finding"})
+NEGATED_PREFIX = "no:"
+
+
+@dataclass(frozen=True)
+class CaptionKeywords:
+    """The keywords of one caption.
+
+    Attributes:
+        modality: canonical sequence and plane terms.
+        clinical: canonical anatomy, characteristic and finding terms;
+            negated characteristics and findings as ``"no:<term>"``.
+        abnormal: True (abnormal), False (stated normal), None (undecidable).
+    """
+
+    modality: frozenset[str]
+    clinical: frozenset[str]
+    abnormal: bool | None
+
+
+@runtime_checkable
+class KeywordExtractor(Protocol):
+    """Anything that turns a caption into :class:`CaptionKeywords`.
+
+    It must be deterministic for scores to be reproducible; it is called once
+    per distinct caption.
+    """
+
+    def __call__(self, text: str) -> CaptionKeywords:  # pragma: no cover - protocol
+        ...
+
+
+@dataclass(frozen=True)
+class KeywordMatch:
+    """One matched term, for inspecting why a caption got its keywords.
+
+    Attributes:
+        family: ``"modality"``, ``"anatomy"``, ``"characteristic"`` or ``"finding"``.
+        term: the canonical term.
+        negated: whether a negation applies.
+        phrase: the normalised words that matched.
+    """
+
+    family: str
+    term: str
+    negated: bool
+    phrase: str
+
+
+# --------------------------------------------------------------------------- #
+# Lexicon loading
+# --------------------------------------------------------------------------- #
+
+_LEXICON_RESOURCE = "neuro_lexicon.json"
+_WORD_OR_PUNCTUATION = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*|[.;:!?,]")
+_CLAUSE_END = frozenset(".;:!?")
+_SPELT_OUT = str.maketrans({"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "đ": "d", "ł": "l"})
+
+
+def load_lexicon(source: str | Path | Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Read a keyword lexicon: ours by default, or a JSON file / mapping of the same shape.
+
+    Args:
+        source: None for the bundled ``neuro_lexicon.json``, a path to a JSON
+            file, or an already-loaded mapping.
+
+    Returns:
+        The lexicon as a dict.
+
+    Example:
+        >>> lexicon = load_lexicon()
+        >>> sorted(lexicon["families"])
+        ['anatomy', 'characteristic', 'finding', 'modality']
+        >>> "oedema" in lexicon["families"]["finding"]
+        True
+    """
+    if source is None:
+        text = resources.files("novabench").joinpath("resources", _LEXICON_RESOURCE).read_text("utf-8")
+        return json.loads(text)
+    if isinstance(source, Mapping):
+        return dict(source)
+    return json.loads(Path(source).read_text("utf-8"))
+
+
+def _normalise(text: str, rewrites: list[tuple[re.Pattern[str], str]]) -> str:
+    text = unicodedata.normalize("NFKD", text.casefold().translate(_SPELT_OUT))
+    text = "".join(character for character in text if not unicodedata.combining(character))
+    for pattern, replacement in rewrites:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _plural(word: str) -> str:
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    kind: str  # term, trigger, prefix, post, pseudo, terminator, normal
+    emits: tuple[tuple[str, str], ...] = ()
+
+
+class LexiconKeywordExtractor:
+    """Deterministic, offline keyword extractor over a neuroradiology lexicon.
+
+    The matching, negation and normality rules are described in the module
+    docstring of :mod:`novabench.metrics.keywords`.
+
+    Args:
+        lexicon: None for our bundled lexicon, a JSON path or a mapping of the same shape.
+
+    Raises:
+        ValueError: the lexicon maps one phrase to two different meanings.
+
+    Example:
+        >>> extract = LexiconKeywordExtractor()
+        >>> keywords = extract("Axial T2-weighted image: hyperintense lesion in the left thalamus "
+        ...                    "without haemorrhage.")
+        >>> sorted(keywords.modality)
+        ['axial', 't2w']
+        >>> sorted(keywords.clinical)
+        ['hyperintensity', 'left', 'lesion', 'no:haemorrhage', 'thalamus']
+        >>> keywords.abnormal
+        True
+        >>> extract("Unremarkable brain MRI, no hemorrhage.").abnormal
+        False
+    """
+
+    def __init__(self, lexicon: str | Path | Mapping[str, Any] | None = None) -> None:
+        data = load_lexicon(lexicon)
+        self._rewrites = [(re.compile(pattern), replacement) for pattern, replacement in data.get("rewrites", [])]
+        self._folds = [tuple(pair) for pair in data.get("spelling_folds", [])]
+        neutral = set(data.get("neutral_characteristics", []))
+        no_plural = set(data.get("no_plural", []))
+        self._phrases: dict[tuple[str, ...], _Entry] = {}
+        self._abnormal_terms: set[tuple[str, str]] = set()
+
+        generated: list[tuple[tuple[str, ...], _Entry]] = []
+        for family, terms in data["families"].items():
+            if family not in FAMILIES:
+                raise ValueError(f"unknown keyword family {family!r}; expected one of {FAMILIES}")
+            for term, synonyms in terms.items():
+                entry = _Entry("term", ((family, term),))
+                if family == "finding" or (family == "characteristic" and term not in neutral):
+                    self._abnormal_terms.add((family, term))
+                for phrase in {term, *synonyms}:
+                    words = self._phrase_words(phrase)
+                    self._add(words, entry, phrase)
+                    if family != "modality" and term not in no_plural:
+                        generated.append(((*words[:-1], self._fold(_plural(words[-1]))), entry))
+        for phrase, emits in data.get("compounds", {}).items():
+            self._add(self._phrase_words(phrase), _Entry("term", tuple((f, t) for f, t in emits)), phrase)
+        for kind, key in (
+            ("trigger", "negation_triggers"),
+            ("prefix", "negation_prefixes"),
+            ("post", "post_negation_triggers"),
+            ("pseudo", "pseudo_negations"),
+            ("terminator", "scope_terminators"),
+            ("normal", "normal_phrases"),
+        ):
+            for phrase in data.get(key, []):
+                self._add(self._phrase_words(phrase), _Entry(kind), phrase)
+        for words, entry in generated:  # a generated plural never overrides a listed phrase
+            self._phrases.setdefault(words, entry)
+        self._longest = max(len(words) for words in self._phrases)
+        self.n_terms = sum(len(terms) for terms in data["families"].values())
+
+    # -- construction helpers ------------------------------------------------ #
+
+    def _fold(self, word: str) -> str:
+        for british, american in self._folds:
+            if british in word:
+                word = word.replace(british, american)
+        return word
+
+    def _words(self, text: str) -> list[str]:
+        return [
+            token if token in _CLAUSE_END or token == "," else self._fold(token)
+            for token in _WORD_OR_PUNCTUATION.findall(_normalise(text, self._rewrites))
+        ]
+
+    def _phrase_words(self, phrase: str) -> tuple[str, ...]:
+        words = tuple(self._words(phrase))
+        if not words or any(word in _CLAUSE_END or word == "," for word in words):
+            raise ValueError(f"lexicon phrase {phrase!r} must be words only")
+        return words
+
+    def _add(self, words: tuple[str, ...], entry: _Entry, phrase: str) -> None:
+        existing = self._phrases.get(words)
+        if existing is not None and existing != entry:
+            raise ValueError(f"lexicon phrase {phrase!r} has two meanings: {existing} and {entry}")
+        self._phrases[words] = entry
+
+    # -- extraction ---------------------------------------------------------- #
+
+    def _segments(self, words: list[str]) -> Iterator[tuple[str, _Entry | None]]:
+        """Longest-first phrase matching: yields (matched text, entry or None for a plain word)."""
+        position = 0
+        while position < len(words):
+            for length in range(min(self._longest, len(words) - position), 0, -1):
+                entry = self._phrases.get(tuple(words[position : position + length]))
+                if entry is not None:
+                    yield " ".join(words[position : position + length]), entry
+                    position += length
+                    break
+            else:
+                yield words[position], None
+                position += 1
+
+    def explain(self, text: str) -> tuple[list[KeywordMatch], bool]:
+        """Every matched term with its negation, and whether normality is stated.
+
+        Args:
+            text: one caption.
+
+        Returns:
+            ``(matches, states_normal)``.
+
+        Example:
+            >>> matches, normal = LexiconKeywordExtractor().explain("Non-enhancing mass; oedema is absent.")
+            >>> [(m.term, m.negated, m.phrase) for m in matches], normal
+            ([('enhancement', True, 'enhancing'), ('mass', False, 'mass'), ('oedema', True, 'edema')], False)
+        """
+        segments = list(self._segments(self._words(text)))
+        matches: list[KeywordMatch] = []
+        states_normal = False
+        in_scope = False  # inside a negation trigger's scope
+        prefix_pending = False  # "non-" waits for its term
+        clause_start = 0  # index in matches where the current clause began
+
+        def starts_negatable(index: int) -> bool:
+            entry = segments[index][1] if index < len(segments) else None
+            return entry is not None and entry.kind == "term" and any(
+                family in NEGATABLE_FAMILIES for family, _ in entry.emits
+            )
+
+        for index, (phrase, entry) in enumerate(segments):
+            kind = entry.kind if entry is not None else None
+            if phrase in _CLAUSE_END or kind == "terminator":
+                in_scope = prefix_pending = False
+                clause_start = len(matches)
+            elif phrase in (",", "and"):
+                if not starts_negatable(index + 1):
+                    in_scope = False
+            elif kind == "trigger":
+                in_scope = True
+            elif kind == "prefix":
+                prefix_pending = True
+            elif kind == "post":
+                for earlier in range(clause_start, len(matches)):
+                    match = matches[earlier]
+                    if match.family in NEGATABLE_FAMILIES and not match.negated:
+                        matches[earlier] = KeywordMatch(match.family, match.term, True, match.phrase)
+            elif kind == "normal":
+                states_normal = True
+            elif kind == "term":
+                for family, term in entry.emits:
+                    negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
+                    matches.append(KeywordMatch(family, term, negated, phrase))
+                prefix_pending = False
+        return matches, states_normal
+
+    def __call__(self, text: str) -> CaptionKeywords:
+        """Extract the keywords of one caption (see the class example)."""
+        matches, states_normal = self.explain(text)
+        modality = frozenset(match.term for match in matches if match.family == "modality")
+        clinical = frozenset(
+            f"{NEGATED_PREFIX}{match.term}" if match.negated else match.term
+            for match in matches
+            if match.family in CLINICAL_FAMILIES
+        )
+        if any(not match.negated and (match.family, match.term) in self._abnormal_terms for match in matches):
+            abnormal: bool | None = True
+        elif states_normal:
+            abnormal = False
+        else:
+            abnormal = None
+        return CaptionKeywords(modality=modality, clinical=clinical, abnormal=abnormal)
+
+
+_DEFAULT: LexiconKeywordExtractor | None = None
+
+
+def default_keyword_extractor() -> LexiconKeywordExtractor:
+    """The shared :class:`LexiconKeywordExtractor` over our bundled lexicon (built once per process).
+
+    Returns:
+        The extractor.
+
+    Example:
+        >>> default_keyword_extractor() is default_keyword_extractor()
+        True
+    """
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = LexiconKeywordExtractor()
+    return _DEFAULT

@@ -1,0 +1,168 @@
+"""The lexicon keyword extractor: synonyms, spelling, plurals, negation, normality, lexicon integrity."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from novabench.metrics.keywords import (
+    CaptionKeywords,
+    KeywordExtractor,
+    LexiconKeywordExtractor,
+    default_keyword_extractor,
+    load_lexicon,
+)
+
+
+@pytest.fixture(scope="module")
+def extract() -> LexiconKeywordExtractor:
+    return default_keyword_extractor()
+
+
+def test_lexicon_is_data_with_150_plus_terms_and_loads_without_conflicts():
+    lexicon = load_lexicon()
+    n_terms = sum(len(terms) for terms in lexicon["families"].values())
+    assert n_terms >= 150
+    assert sum(len(synonyms) for terms in lexicon["families"].values() for synonyms in terms.values()) > 500
+    LexiconKeywordExtractor(lexicon)  # raises on a phrase with two meanings
+
+
+def test_conflicting_lexicon_is_refused():
+    lexicon = load_lexicon()
+    lexicon["families"]["finding"]["cyst"].append("lesion")  # "lesion" already means lesion
+    with pytest.raises(ValueError, match="two meanings"):
+        LexiconKeywordExtractor(lexicon)
+
+
+def test_custom_lexicon_from_a_file(tmp_path):
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps({"families": {"finding": {"blob": ["smudge"]}}, "negation_triggers": ["no"]}))
+    keywords = LexiconKeywordExtractor(path)("A smudge, no blob.")
+    assert keywords == CaptionKeywords(frozenset(), frozenset({"blob", "no:blob"}), True)
+
+
+def test_extractor_satisfies_the_protocol(extract):
+    assert isinstance(extract, KeywordExtractor)
+
+
+@pytest.mark.parametrize(
+    ("caption", "modality"),
+    [
+        ("T1-weighted", {"t1w"}),
+        ("T1 weighted image", {"t1w"}),
+        ("T1WI", {"t1w"}),
+        ("t1", {"t1w"}),
+        ("T2w", {"t2w"}),
+        ("T2-FLAIR", {"flair"}),
+        ("fluid-attenuated inversion recovery", {"flair"}),
+        ("Diffusion-weighted imaging", {"dwi"}),
+        ("T2*-weighted gradient echo", {"gre"}),
+        ("T1+C", {"t1w", "contrast"}),
+        ("post-gadolinium T1", {"contrast", "t1w"}),
+        ("Axial, coronal and sagittal", {"axial", "coronal", "sagittal"}),
+        ("susceptibility-weighted", {"swi"}),
+        ("weighted", set()),
+    ],
+)
+def test_modality_synonyms(extract, caption, modality):
+    assert extract(caption).modality == modality
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("oedema", "edema"),
+        ("haemorrhage", "hemorrhage"),
+        ("haematoma", "hematoma"),
+        ("ischaemic", "ischemic"),
+        ("tumour", "tumor"),
+        ("grey matter", "gray matter"),
+        ("leucoencephalopathy", "leukoencephalopathy"),
+        ("lesion", "lesions"),
+        ("mass", "masses"),
+        ("metastasis", "metastases"),
+        ("thalamus", "thalami"),
+        ("cyst", "CYSTS"),
+        ("Hæmorrhage", "haemorrhage"),  # ligature spelt out
+        ("Œdema", "oedema"),
+        ("Lésion", "lesion"),  # accents removed
+        ("hyperintense", "hyperintensities"),
+        ("high signal", "increased signal intensity"),
+        ("ring-enhancing", "rim enhancement"),
+        ("restricted diffusion", "diffusion restriction"),
+    ],
+)
+def test_synonyms_spellings_and_plurals_map_to_one_canonical_term(extract, first, second):
+    assert extract(first).clinical == extract(second).clinical != frozenset()
+
+
+def test_canonical_terms_use_british_spelling(extract):
+    assert extract("hemorrhage and edema").clinical == {"haemorrhage", "oedema"}
+
+
+def test_sequence_inside_a_characteristic_counts_as_modality(extract):
+    keywords = extract("T2 hyperintensity")
+    assert keywords.modality == {"t2w"} and keywords.clinical == {"hyperintensity"}
+
+
+def test_compound_location_gives_both_lobes(extract):
+    assert extract("right fronto-parietal mass").clinical == {"right", "frontal lobe", "parietal lobe", "mass"}
+
+
+@pytest.mark.parametrize(
+    ("caption", "clinical"),
+    [
+        ("No haemorrhage, oedema or mass effect.", {"no:haemorrhage", "no:oedema", "no:mass effect"}),
+        ("Lesion without enhancement.", {"lesion", "no:enhancement"}),
+        ("Absence of restricted diffusion", {"no:restricted diffusion"}),
+        ("Negative for haemorrhage", {"no:haemorrhage"}),
+        ("No midline shift and the ventricles are enlarged.", {"no:midline shift", "ventricular system", "enlargement"}),
+        ("No haemorrhage. Large cyst.", {"no:haemorrhage", "cyst"}),
+        ("No haemorrhage but a cyst", {"no:haemorrhage", "cyst"}),
+        ("No haemorrhage; cyst", {"no:haemorrhage", "cyst"}),
+        ("Non-enhancing mass", {"no:enhancement", "mass"}),
+        ("Oedema is absent", {"no:oedema"}),
+        ("Haemorrhage is not seen, cyst in the pons", {"no:haemorrhage", "cyst", "pons"}),
+        ("No change in the size of the tumour", {"tumour"}),
+        ("no lesion in the left frontal lobe", {"no:lesion", "left", "frontal lobe"}),
+    ],
+)
+def test_negation_scope(extract, caption, clinical):
+    assert extract(caption).clinical == clinical
+
+
+@pytest.mark.parametrize(
+    ("caption", "abnormal"),
+    [
+        ("Large ring-enhancing mass in the left temporal lobe.", True),
+        ("T2 hyperintensity in the pons", True),  # a characteristic that implies abnormality
+        ("Normal MRI.", False),
+        ("Unremarkable study, no haemorrhage.", False),
+        ("No abnormality detected.", False),
+        ("Within normal limits", False),
+        ("Normal ventricles; cyst in the pineal gland.", True),  # a finding beats a normal phrase
+        ("No haemorrhage.", None),  # rules one thing out, states nothing normal
+        ("Axial FLAIR image of the brain.", None),
+        ("Homogeneous, well-defined, symmetric", None),  # neutral characteristics only
+        ("", None),
+    ],
+)
+def test_abnormal_label(extract, caption, abnormal):
+    assert extract(caption).abnormal is abnormal
+
+
+def test_explain_shows_the_matches(extract):
+    matches, states_normal = extract.explain("No oedema; enhancing lesion.")
+    assert [(m.family, m.term, m.negated) for m in matches] == [
+        ("finding", "oedema", True),
+        ("characteristic", "enhancement", False),
+        ("finding", "lesion", False),
+    ]
+    assert states_normal is False
+
+
+def test_extraction_is_deterministic_and_shared(extract):
+    caption = "Sagittal T1-weighted post-contrast image: ring-enhancing lesion with vasogenic oedema."
+    assert LexiconKeywordExtractor()(caption) == extract(caption)
+    assert default_keyword_extractor() is extract
