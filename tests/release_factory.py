@@ -100,7 +100,7 @@ def default_rows(*, n_cases: int = 3, image_size: tuple[int, int] = (480, 480)) 
         for scan_number in range(1, (case_number - 1) % 3 + 2):
             filename = f"{case_id}_{scan_number:03d}.png"
             x = width * 0.25 + 3 * scan_number + 0.3
-            y = height * 0.3 + 2 * case_number
+            y = height * 0.3 + 2 * (case_number % 20)  # stays inside for any number of cases
             box_w = width * 0.2
             box_h = height * 0.15 + 0.5
             bboxes: list[dict[str, Any]] | None = [

@@ -467,3 +467,46 @@ def test_nova_info_on_a_broken_release_exits_2(tmp_path, capsys):
     assert main(["info", str(root)]) == 2
     err = capsys.readouterr().err
     assert "nova-v1.parquet" in err and "case0001_001.png" in err and "bboxes[0].width" in err
+
+
+def test_two_rows_sharing_one_image_file(tmp_path):
+    rows = _rows()
+    _row(rows, "case0003_002.png")["image_path"] = "images/case0003_001.png"
+    write_v1_release(tmp_path, rows, image_size=SMALL)
+    with pytest.raises(NovaInputError, match="already the image of case0003_001.png") as caught:
+        read_release(tmp_path)
+    assert caught.value.record.endswith("(case0003_002.png)") and caught.value.field == "image_path"
+
+
+def test_legacy_row_with_wrong_number_of_fields(tmp_path):
+    root = write_legacy_release(tmp_path, image_size=SMALL)
+    with (root / "bboxes_gold.csv").open("a", encoding="utf-8") as handle:
+        handle.write("case0001_001.png,1.0,2.0\n")
+    # bboxes_gold.csv: header + 5 gold boxes on lines 2-6, the appended record is line 7.
+    with pytest.raises(NovaInputError, match="expected 5 fields, got 3") as caught:
+        read_release(root)
+    assert (caught.value.source, caught.value.record) == ("bboxes_gold.csv", "line 7")
+
+
+def test_oddities_that_do_not_stop_reading_are_reported(tmp_path):
+    rows = _rows()
+    rows[0]["split"] = "train"
+    rows[1]["caption_text"] = ""
+    for row in rows:
+        row["modality"] = "MRI"
+    release = read_release(write_v1_release(tmp_path, rows, image_size=SMALL))
+    assert release.n_images == 6
+    assert len(release.warnings) == 3
+    joined = "\n".join(release.warnings)
+    assert "modality" in joined  # an unknown column is named, not silently dropped
+    assert "'train': 1" in joined
+    assert f"({rows[1]['filename']}): empty caption" in joined
+    assert release.summary()["warnings"] == release.warnings
+
+
+def test_legacy_without_rater_file_warns(tmp_path):
+    root = write_legacy_release(tmp_path, image_size=SMALL)
+    (root / "bboxes_raters.csv").unlink()
+    release = read_release(root)
+    assert release.raters == () and release.n_gold_boxes == 5
+    assert release.warnings == ["bboxes_raters.csv is missing: no rater boxes were read"]

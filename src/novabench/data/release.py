@@ -623,8 +623,17 @@ def _build_records(
         _check_identity(raw, seen)
     records: list[ImageRecord] = []
     first_of_case: dict[str, tuple[ImageRecord, _RawImage]] = {}
+    owner_of_path: dict[Path, str] = {}
     for raw in sorted(raws, key=lambda r: r.filename):
         path, width, height = _image_size(root, raw)
+        if path.resolve() in owner_of_path:
+            raise NovaInputError(
+                f"image {raw.image_path} is already the image of {owner_of_path[path.resolve()]}",
+                source=raw.source,
+                record=raw.where(),
+                field="image_path",
+            )
+        owner_of_path[path.resolve()] = raw.filename
         gold: list[list[float]] = []
         by_rater: dict[str, list[list[float]]] = {}
         for box in raw.boxes:
