@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Mapping
+from itertools import chain
+from numbers import Real
 from typing import Any
 
 import numpy as np
 
 from novabench.errors import NovaInputError
 from novabench.metrics.boxes import (
-    _as_box_array,
     _check_box_format,
     first_invalid_box,
     paired_iou_xywh,
@@ -92,59 +93,98 @@ def _check_collection(value: Any, name: str) -> int:
     return len(value)
 
 
-def _read_scores(prediction: Mapping[str, Any], n_boxes: int, record: str) -> np.ndarray:
-    scores = prediction.get("scores")
-    if scores is None:
-        # No scores: every box scores 1.0, so the stable sorts keep the given order.
-        return np.ones(n_boxes, dtype=np.float64)
+def _scores_problem(scores: Any, n_boxes: int) -> tuple[str, str] | None:
+    """(message, field) describing what is wrong with one image's scores, or None."""
     if isinstance(scores, (str, bytes, Mapping)) or not hasattr(scores, "__len__"):
-        raise NovaInputError(
-            f"scores must be a list of numbers, got {type(scores).__name__}",
-            record=record,
-            field="predictions.scores",
-        )
+        return f"scores must be a list of numbers, got {type(scores).__name__}", "predictions.scores"
     if len(scores) != n_boxes:
-        raise NovaInputError(
-            f"scores has {len(scores)} values but there are {n_boxes} boxes",
-            record=record,
-            field="predictions.scores",
-        )
-    try:
-        array = np.asarray(scores)
-    except (ValueError, TypeError):
-        array = np.asarray(list(scores), dtype=object)
-    if array.ndim == 1 and array.dtype.kind in "iuf":
-        array = array.astype(np.float64)
-        finite = np.isfinite(array)
-        if finite.all():
-            return array
-        bad = int(np.argmin(finite))
-        raise NovaInputError(
-            f"scores must be finite, got {array[bad]!r}",
-            record=record,
-            field=f"predictions.scores[{bad}]",
-        )
+        return f"scores has {len(scores)} values but there are {n_boxes} boxes", "predictions.scores"
     for index, value in enumerate(scores):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-            raise NovaInputError(
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.number)):
+            return (
                 f"scores must be numbers, got {type(value).__name__} {value!r}",
-                record=record,
-                field=f"predictions.scores[{index}]",
+                f"predictions.scores[{index}]",
             )
-    raise NovaInputError(  # pragma: no cover - defensive
-        "scores could not be read as numbers", record=record, field="predictions.scores"
+        if not np.isfinite(float(value)):
+            return f"scores must be finite, got {value!r}", f"predictions.scores[{index}]"
+    return None
+
+
+def _box_list_length(boxes: Any, record: str, field: str) -> int:
+    if isinstance(boxes, (str, bytes, Mapping)) or not hasattr(boxes, "__len__"):
+        raise NovaInputError(
+            f"boxes must be a list of boxes (each 4 numbers), got {type(boxes).__name__}",
+            record=record,
+            field=field,
+        )
+    return len(boxes)
+
+
+def _flatten_boxes(
+    per_image: list[Any], counts: np.ndarray, field: str, box_format: str
+) -> np.ndarray:
+    """All images' boxes as one float64 ``(n, 4)`` array, validated.
+
+    One ``np.array`` call over every box at once (the fast path); on any failure the
+    images are re-read one by one so the error names the example and the box.
+    """
+    total = int(counts.sum())
+    flat: np.ndarray | None = None
+    if total:
+        try:
+            raw = np.array(list(chain.from_iterable(per_image)))
+        except (ValueError, TypeError):  # ragged or mixed nesting
+            raw = None
+        if raw is not None and raw.shape == (total, 4) and raw.dtype.kind in "iuf":
+            flat = raw.astype(np.float64, copy=False)
+    else:
+        flat = np.zeros((0, 4))
+    bad_row = None if flat is None else first_invalid_box(flat, box_format)
+    if flat is None or bad_row is not None:
+        # Slow path, only for bad input: find the culprit image and let it raise.
+        images = range(len(per_image))
+        if bad_row is not None:
+            images = [int(np.searchsorted(np.cumsum(counts), bad_row, side="right"))]
+        for image in images:
+            validate_boxes(
+                per_image[image], record=f"example {image}", field=field, box_format=box_format
+            )
+        raise NovaInputError(  # pragma: no cover - defensive: validate_boxes raised above
+            "boxes could not be read as numbers", field=field
+        )
+    return flat
+
+
+def _flatten_scores(per_image: list[Any], counts: np.ndarray) -> np.ndarray:
+    """All scores as one float64 array (1.0 where an image gave none), validated."""
+    given = [scores for scores in per_image if scores is not None]
+    flat: np.ndarray | None = None
+    try:
+        raw = np.array(list(chain.from_iterable(given)), dtype=None) if given else np.zeros(0)
+        if raw.ndim == 1 and (raw.dtype.kind in "iuf" or raw.size == 0):
+            flat = raw.astype(np.float64, copy=False)
+    except (ValueError, TypeError):
+        flat = None
+    lengths_ok = all(
+        scores is None or (hasattr(scores, "__len__") and not isinstance(scores, (str, bytes))
+                           and len(scores) == count)
+        for scores, count in zip(per_image, counts.tolist())
     )
-
-
-def _read_box_list(boxes: Any, record: str, field: str, box_format: str) -> np.ndarray:
-    """Fast path: one ``np.asarray`` per image; any problem goes through validate_boxes."""
-    array = None
-    if boxes is not None and not isinstance(boxes, (str, bytes, Mapping)):
-        array = _as_box_array(boxes)
-    if array is None:
-        # Raises with the offending box index (or accepts nothing wrong: defensive re-read).
-        array = validate_boxes(boxes, record=record, field=field, box_format=box_format)
-    return array
+    if flat is None or not lengths_ok or not np.isfinite(flat).all():
+        for image, (scores, count) in enumerate(zip(per_image, counts.tolist())):
+            problem = None if scores is None else _scores_problem(scores, count)
+            if problem is not None:
+                raise NovaInputError(problem[0], record=f"example {image}", field=problem[1])
+        raise NovaInputError(  # pragma: no cover - defensive
+            "scores could not be read as numbers", field="predictions.scores"
+        )
+    if all(scores is not None for scores in per_image):
+        return flat
+    # No scores for an image: every box scores 1.0, so the stable sorts keep the given order.
+    out = np.ones(int(counts.sum()), dtype=np.float64)
+    has_scores = np.array([scores is not None for scores in per_image])
+    out[np.repeat(has_scores, counts)] = flat
+    return out
 
 
 class _Inputs:
@@ -167,64 +207,58 @@ class _Inputs:
                 "give exactly one prediction (possibly with no boxes) per image",
                 field="predictions",
             )
-        det_arrays: list[np.ndarray] = []
-        score_arrays: list[np.ndarray] = []
-        gold_arrays: list[np.ndarray] = []
+        det_lists: list[Any] = []
+        score_lists: list[Any] = []
+        gold_lists: list[Any] = []
+        det_counts: list[int] = []
+        gold_counts: list[int] = []
+        allowed = _PREDICTION_KEYS
         for index, (prediction, reference) in enumerate(zip(predictions, references)):
-            record = f"example {index}"
             if not isinstance(prediction, Mapping):
                 raise NovaInputError(
                     'a prediction must be a dict like {"boxes": [...], "scores": [...]}, '
                     f"got {type(prediction).__name__}",
-                    record=record,
+                    record=f"example {index}",
                     field="predictions",
                 )
-            unknown = sorted(str(key) for key in prediction if key not in _PREDICTION_KEYS)
-            if unknown:
+            if not allowed.issuperset(prediction):
+                unknown = sorted(str(key) for key in prediction if key not in allowed)
                 raise NovaInputError(
                     f"unknown key {unknown[0]!r} in a prediction; allowed keys: boxes, scores",
-                    record=record,
+                    record=f"example {index}",
                     field=f"predictions.{unknown[0]}",
                 )
             if "boxes" not in prediction:
                 raise NovaInputError(
                     'a prediction needs a "boxes" list (empty when the model found nothing)',
-                    record=record,
+                    record=f"example {index}",
                     field="predictions.boxes",
                 )
-            boxes = _read_box_list(prediction["boxes"], record, "predictions.boxes", box_format)
-            det_arrays.append(boxes)
-            score_arrays.append(_read_scores(prediction, len(boxes), record))
+            boxes = prediction["boxes"]
+            det_counts.append(_box_list_length(boxes, f"example {index}", "predictions.boxes"))
+            det_lists.append(boxes)
+            score_lists.append(prediction.get("scores"))
 
             if not isinstance(reference, Mapping) or "boxes" not in reference:
                 raise NovaInputError(
                     'a reference must be a mapping with a "boxes" key (a dataset row works)',
-                    record=record,
+                    record=f"example {index}",
                     field="references.boxes",
                 )
             gold = reference["boxes"]
-            # A null box list in a dataset row means "no marked abnormality".
-            gold_arrays.append(
-                np.zeros((0, 4))
-                if gold is None
-                else _read_box_list(gold, record, "references.boxes", reference_box_format)
-            )
+            if gold is None:
+                gold = ()  # a null box list in a dataset row means "no marked abnormality"
+            gold_counts.append(_box_list_length(gold, f"example {index}", "references.boxes"))
+            gold_lists.append(gold)
 
         self.n_images = n_predictions
-        self.det_counts = np.array([len(a) for a in det_arrays], dtype=np.int64)
-        self.gold_counts = np.array([len(a) for a in gold_arrays], dtype=np.int64)
-        det_boxes = np.concatenate(det_arrays) if det_arrays else np.zeros((0, 4))
-        gold_boxes = np.concatenate(gold_arrays) if gold_arrays else np.zeros((0, 4))
-        self.det_scores = np.concatenate(score_arrays) if score_arrays else np.zeros(0)
-        # Sizes are checked once over all boxes; a failure is traced back to its image.
-        for name, boxes, counts, fmt, source in (
-            ("predictions.boxes", det_boxes, self.det_counts, box_format, det_arrays),
-            ("references.boxes", gold_boxes, self.gold_counts, reference_box_format, gold_arrays),
-        ):
-            bad_row = first_invalid_box(boxes, fmt)
-            if bad_row is not None:
-                image = int(np.searchsorted(np.cumsum(counts), bad_row, side="right"))
-                validate_boxes(source[image], record=f"example {image}", field=name, box_format=fmt)
+        self.det_counts = np.array(det_counts, dtype=np.int64)
+        self.gold_counts = np.array(gold_counts, dtype=np.int64)
+        det_boxes = _flatten_boxes(det_lists, self.det_counts, "predictions.boxes", box_format)
+        self.det_scores = _flatten_scores(score_lists, self.det_counts)
+        gold_boxes = _flatten_boxes(
+            gold_lists, self.gold_counts, "references.boxes", reference_box_format
+        )
         self.det_boxes = to_xywh(det_boxes, box_format)
         self.gold_boxes = to_xywh(gold_boxes, reference_box_format)
 

@@ -1,0 +1,212 @@
+"""Benchmark of the localisation metric against pycocotools and faster-coco-eval.
+
+Times, on the same seeded synthetic set (default 10,000 images x 10 predictions):
+
+- ours, full: ``score_localization`` (mAP@50:95 + mAP@30 + mAP@50 + hit rates + counts);
+- ours, AP only: ``coco_average_precision`` (thresholds 0.50:0.05:0.95 only), the
+  like-for-like counterpart of one default COCOeval run;
+- pycocotools ``COCOeval`` evaluate + accumulate (stdout suppressed), and separately the
+  time to build its COCO objects from the same Python lists;
+- faster-coco-eval ``COCOeval_faster`` evaluate + accumulate, same split.
+
+It prints seconds, ratios, the peak memory of our full run (tracemalloc) and whether the
+three mAP@50:95 values agree to 1e-9. It asserts nothing: speed is not a test.
+
+Usage:
+    python scripts/bench_localization.py [--images 10000] [--per-image 10] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import time
+import tracemalloc
+import warnings
+from typing import Any
+
+import numpy as np
+
+from novabench.metrics.localization import (
+    LocalizationWarning,
+    coco_average_precision,
+    score_localization,
+)
+
+
+def make_synthetic_set(
+    n_images: int, dets_per_image: int, seed: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Seeded NOVA-like set: 1-3 gold boxes per 480 px image, jittered and random predictions.
+
+    Args:
+        n_images: number of images.
+        dets_per_image: predicted boxes per image.
+        seed: seed of numpy's default_rng.
+
+    Returns:
+        ``(predictions, references)`` as plain Python lists, as a user would pass them.
+
+    Example:
+        >>> predictions, references = make_synthetic_set(3, 2, seed=0)
+        >>> len(predictions), len(predictions[0]["boxes"])
+        (3, 2)
+    """
+    rng = np.random.default_rng(seed)
+    predictions, references = [], []
+    for _ in range(n_images):
+        n_gold = int(rng.integers(1, 4))
+        gold = np.column_stack(
+            (rng.uniform(0, 400, (n_gold, 2)), rng.uniform(10, 80, (n_gold, 2)))
+        )
+        near = gold[rng.integers(0, n_gold, dets_per_image)]
+        jitter = rng.normal(0, 0.08, (dets_per_image, 4)) * near[:, [2, 3, 2, 3]]
+        boxes = np.abs(near + jitter)
+        random_boxes = rng.random(dets_per_image) < 0.4
+        boxes[random_boxes] = np.column_stack(
+            (rng.uniform(0, 400, (random_boxes.sum(), 2)), rng.uniform(10, 80, (random_boxes.sum(), 2)))
+        )
+        predictions.append({"boxes": boxes.tolist(), "scores": rng.random(dets_per_image).tolist()})
+        references.append({"boxes": gold.tolist()})
+    return predictions, references
+
+
+def _coco_inputs(predictions: list[dict[str, Any]], references: list[dict[str, Any]]):
+    images = [{"id": i + 1} for i in range(len(references))]
+    annotations, detections = [], []
+    for i, reference in enumerate(references):
+        for box in reference["boxes"]:
+            annotations.append(
+                {"id": len(annotations) + 1, "image_id": i + 1, "category_id": 1,
+                 "bbox": box, "area": box[2] * box[3], "iscrowd": 0}
+            )
+    for i, prediction in enumerate(predictions):
+        for box, score in zip(prediction["boxes"], prediction["scores"]):
+            detections.append({"image_id": i + 1, "category_id": 1, "bbox": box, "score": score})
+    dataset = {"images": images, "annotations": annotations, "categories": [{"id": 1}]}
+    return dataset, detections
+
+
+def _run_coco(coco_module, make_evaluator, dataset, detections) -> tuple[float, float, float]:
+    """(build seconds, evaluate+accumulate seconds, mAP@50:95) for one COCO implementation."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        start = time.perf_counter()
+        gt = coco_module.COCO()
+        gt.dataset = {key: list(value) for key, value in dataset.items()}
+        gt.createIndex()
+        dt = gt.loadRes([dict(d) for d in detections])
+        built = time.perf_counter()
+        evaluator = make_evaluator(gt, dt)
+        evaluator.params.maxDets = [100]
+        evaluator.evaluate()
+        evaluator.accumulate()
+        done = time.perf_counter()
+    area_all = list(evaluator.params.areaRngLbl).index("all")
+    precision = evaluator.eval["precision"][:, :, 0, area_all, -1]
+    return built - start, done - built, float(np.mean(precision[precision > -1]))
+
+
+def run_localization_benchmark(
+    n_images: int = 10000, dets_per_image: int = 10, seed: int = 0
+) -> dict[str, Any]:
+    """Time ours, pycocotools and faster-coco-eval on one synthetic set; print and return figures.
+
+    Args:
+        n_images: number of synthetic images.
+        dets_per_image: predictions per image.
+        seed: seed of the synthetic set.
+
+    Returns:
+        A dict of seconds (``ours_full_s``, ``ours_ap_only_s``, ``pycocotools_build_s``,
+        ``pycocotools_eval_s``, ``faster_build_s``, ``faster_eval_s``), ratios, peak memory
+        (``ours_peak_mib``) and ``ap_agree`` (all three mAP@50:95 within 1e-9).
+
+    Example:
+        >>> figures = run_localization_benchmark(n_images=20, dets_per_image=3)  # doctest: +ELLIPSIS
+        images: 20 ...
+        >>> figures["ap_agree"]
+        True
+    """
+    predictions, references = make_synthetic_set(n_images, dets_per_image, seed)
+    figures: dict[str, Any] = {"n_images": n_images, "dets_per_image": dets_per_image}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LocalizationWarning)
+        start = time.perf_counter()
+        ours = score_localization(predictions, references)
+        figures["ours_full_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        ours_ap_only = coco_average_precision(predictions, references)
+        figures["ours_ap_only_s"] = time.perf_counter() - start
+        tracemalloc.start()
+        score_localization(predictions, references)
+        figures["ours_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+
+    dataset, detections = _coco_inputs(predictions, references)
+    aps = {"ours": ours["mAP@50:95"], "ours_ap_only": ours_ap_only}
+    try:
+        from pycocotools import coco as pycoco
+        from pycocotools.cocoeval import COCOeval
+
+        build, evaluate, ap = _run_coco(
+            pycoco, lambda gt, dt: COCOeval(gt, dt, "bbox"), dataset, detections
+        )
+        figures.update(pycocotools_build_s=build, pycocotools_eval_s=evaluate)
+        aps["pycocotools"] = ap
+    except ImportError:
+        print("pycocotools not installed: skipped")
+    try:
+        import faster_coco_eval
+
+        build, evaluate, ap = _run_coco(
+            faster_coco_eval,
+            lambda gt, dt: faster_coco_eval.COCOeval_faster(
+                gt, dt, "bbox", print_function=lambda *args: None
+            ),
+            dataset,
+            detections,
+        )
+        figures.update(faster_build_s=build, faster_eval_s=evaluate)
+        aps["faster_coco_eval"] = ap
+    except ImportError:
+        print("faster-coco-eval not installed: skipped")
+
+    values = list(aps.values())
+    figures["ap_values"] = aps
+    figures["ap_agree"] = bool(max(values) - min(values) <= 1e-9)
+
+    print(f"images: {n_images}, predictions per image: {dets_per_image}, seed: {seed}")
+    print(f"  ours  score_localization (all keys)      {figures['ours_full_s']:8.3f} s")
+    print(f"  ours  coco_average_precision (50:95)     {figures['ours_ap_only_s']:8.3f} s")
+    print(f"  ours  peak memory (tracemalloc)          {figures['ours_peak_mib']:8.1f} MiB")
+    for name, label in (("pycocotools", "pycocotools"), ("faster", "faster-coco-eval")):
+        if f"{name}_eval_s" not in figures:
+            continue
+        evaluate, build = figures[f"{name}_eval_s"], figures[f"{name}_build_s"]
+        print(f"  {label:17s} evaluate+accumulate    {evaluate:8.3f} s  (+ {build:.3f} s building COCO objects)")
+        figures[f"{name}_over_ours_full"] = evaluate / figures["ours_full_s"]
+        figures[f"{name}_over_ours_ap_only"] = evaluate / figures["ours_ap_only_s"]
+        figures[f"{name}_with_build_over_ours_full"] = (evaluate + build) / figures["ours_full_s"]
+        print(
+            f"    ratio {label}/ours: {figures[f'{name}_over_ours_ap_only']:.2f}x vs AP only, "
+            f"{figures[f'{name}_over_ours_full']:.2f}x vs all keys, "
+            f"{figures[f'{name}_with_build_over_ours_full']:.2f}x incl. building vs all keys"
+        )
+    print("  mAP@50:95: " + ", ".join(f"{k}={v:.12f}" for k, v in aps.items()))
+    print(f"  agree to 1e-9: {figures['ap_agree']}")
+    return figures
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=10000)
+    parser.add_argument("--per-image", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    run_localization_benchmark(args.images, args.per_image, args.seed)
+
+
+if __name__ == "__main__":
+    main()
