@@ -1,0 +1,908 @@
+"""NIfTI volumes and lesion masks -> a release in the NOVA layout.
+
+An in-house collection of rare cases becomes scoreable with the same toolkit: each case
+lists one or more *series* (a 3-D volume, an optional lesion mask, the plane to cut and
+a caption). For every series we cut 2-D slices through the lesions, window intensities
+to 8 bit, resample to a square grayscale PNG (aspect kept by padding) and turn the
+connected components of the mask on that slice into gold boxes in PNG pixels.
+
+Orientation and display conventions (radiological): volumes are first reoriented to
+canonical RAS; axial and coronal images show the patient's right on the image left;
+sagittal images show anterior on the left; superior (or anterior, for axial) is at the
+top. Lesions are the 3-D connected components (26-connectivity) of ``mask > 0``; gold
+boxes are the 2-D connected components (8-connectivity) of the mask on the slice.
+
+Slice choice per series: lesions are ranked by volume; each contributes, in turn, its
+slice of largest area, then further slices spread across its extent (greedy farthest
+point among slices where the lesion covers at least a quarter of its largest area, then
+any slice it touches), until ``n_slices`` distinct slices are chosen. A series without a
+mask (or with an empty one) gives the central slices and null boxes. Explicit
+``slice_indices`` override all of this.
+
+The release is written to a temporary sibling folder and renamed at the end, so a
+failure never leaves a half-written release at ``out_dir``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import numpy as np
+
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "BOX_FIELDS",
+    "IngestCase",
+    "IngestSeries",
+    "PLANES",
+    "ingest_manifest",
+    "ingest_volumes",
+    "read_manifest",
+    "summarize_release",
+]
+
+PLANES: tuple[str, ...] = ("axial", "coronal", "sagittal")
+#: Fields of one box struct in ``bboxes`` of ``data/nova-v1.parquet``, in order.
+BOX_FIELDS: tuple[str, ...] = ("x", "y", "width", "height")
+FIXED_META_KEYS: tuple[str, ...] = ("title", "publication_date", "clinical_history", "final_diagnosis")
+PARQUET_RELATIVE_PATH = "data/nova-v1.parquet"
+# Case ids become filename prefixes ``<case_id>_<scan>.png``: no underscore, no separators.
+_CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+_RATER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+# Voxel axis cut by each plane in canonical RAS (0: x, 1: y, 2: z).
+_PLANE_AXIS = {"sagittal": 0, "coronal": 1, "axial": 2}
+
+#: A volume or mask: a NIfTI path, or an in-memory nibabel image (e.g. ``nibabel.Nifti1Image``).
+VolumeSource = Union[str, "os.PathLike[str]", Any]
+
+
+@dataclass(frozen=True)
+class IngestSeries:
+    """One 3-D acquisition of a case, cut into one or more 2-D images.
+
+    Args:
+        volume: NIfTI path or in-memory nibabel image.
+        plane: ``"axial"``, ``"coronal"`` or ``"sagittal"``.
+        caption: caption of every image cut from this series (the figure legend).
+        sequence: e.g. ``"FLAIR"``; only used to build ``"<Plane> <sequence>."`` when
+            ``caption`` is not given.
+        mask: lesion mask of the same grid (nonzero = lesion), or None (no boxes).
+        rater_masks: per rater name, that rater's mask; their boxes are stored with
+            ``source=<rater name>``.
+        n_slices: images to cut; default ``slices_per_lesion`` times the number of lesions.
+        slice_indices: explicit slice numbers along the plane's axis in canonical RAS
+            voxel order; overrides the automatic choice.
+
+    Example:
+        >>> IngestSeries("flair.nii.gz", plane="axial", caption="Axial FLAIR.").plane
+        'axial'
+    """
+
+    volume: VolumeSource
+    plane: str = "axial"
+    caption: str | None = None
+    sequence: str | None = None
+    mask: VolumeSource | None = None
+    rater_masks: Mapping[str, VolumeSource] = field(default_factory=dict)
+    n_slices: int | None = None
+    slice_indices: Sequence[int] | None = None
+
+
+@dataclass(frozen=True)
+class IngestCase:
+    """A case: its series and the per-case metadata of the release.
+
+    Args:
+        case_id: e.g. ``"case0001"``; letters, digits and ``-`` only (it prefixes filenames).
+        series: the case's series, in the order their images are numbered.
+        title: case title.
+        clinical_history: clinical history text.
+        final_diagnosis: final diagnosis text (verbatim, placeholders included).
+        publication_date: e.g. ``"24.09.2018"``; may be empty.
+        extras: further per-case string metadata (e.g. ``differential_diagnosis``, ``link``).
+
+    Example:
+        >>> case = IngestCase("case0001", [IngestSeries("t2.nii.gz", caption="Axial T2.")],
+        ...                   title="Susac syndrome", clinical_history="Headache.",
+        ...                   final_diagnosis="Susac syndrome")
+        >>> len(case.series)
+        1
+    """
+
+    case_id: str
+    series: Sequence[IngestSeries]
+    title: str
+    clinical_history: str
+    final_diagnosis: str
+    publication_date: str = ""
+    extras: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Image:
+    """One written image and its annotations, before the metadata tables are written."""
+
+    filename: str
+    case_id: str
+    scan_id: str
+    caption: str
+    boxes: list[tuple[str, list[float]]]  # (source, [x, y, w, h]), gold first
+
+
+# --------------------------------------------------------------------------- volumes
+
+
+def _load_canonical(source: VolumeSource, *, where: str, record: str, field_name: str) -> Any:
+    """A nibabel image in closest-canonical (RAS) orientation, 3-D, or a NovaInputError."""
+    import nibabel as nib
+
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise NovaInputError(f"volume file not found: {path}", source=where, record=record, field=field_name)
+        try:
+            image = nib.load(str(path))
+        except Exception as error:  # nibabel raises several types for unreadable files
+            raise NovaInputError(
+                f"cannot read {path} as a NIfTI volume ({type(error).__name__}: {error})",
+                source=where,
+                record=record,
+                field=field_name,
+            ) from error
+    elif hasattr(source, "affine") and hasattr(source, "dataobj"):
+        image = source
+    else:
+        raise NovaInputError(
+            f"expected a NIfTI path or a nibabel image, got {type(source).__name__}",
+            source=where,
+            record=record,
+            field=field_name,
+        )
+    shape = tuple(image.shape)
+    if len(shape) > 3 and all(size == 1 for size in shape[3:]):
+        image = _squeeze(image)
+    if len(image.shape) != 3:
+        raise NovaInputError(
+            f"expected a 3-D volume, got shape {tuple(image.shape)}", source=where, record=record, field=field_name
+        )
+    try:
+        return nib.as_closest_canonical(image)
+    except Exception as error:
+        raise NovaInputError(
+            f"cannot reorient the volume to RAS ({error})", source=where, record=record, field=field_name
+        ) from error
+
+
+def _squeeze(image: Any) -> Any:
+    """Drop trailing singleton dimensions (``(x, y, z, 1)`` volumes are common)."""
+    import nibabel as nib
+
+    data = np.asanyarray(image.dataobj).reshape(image.shape[:3])
+    return nib.Nifti1Image(data, image.affine)
+
+
+def _to_display(plane_slice: np.ndarray) -> np.ndarray:
+    """Voxel-order 2-D slice -> radiological display orientation (rows top to bottom).
+
+    For every plane the first remaining RAS axis runs along image columns reversed
+    (patient right on the left; anterior on the left for sagittal) and the second along
+    rows reversed (superior, or anterior for axial, at the top).
+    """
+    return plane_slice[::-1, ::-1].T
+
+
+def _take_slice(volume: np.ndarray, axis: int, index: int) -> np.ndarray:
+    return _to_display(np.take(volume, index, axis=axis))
+
+
+def _in_plane_spacing(zooms: Sequence[float], axis: int) -> tuple[float, float]:
+    """(row spacing, column spacing) in mm of display images cut along ``axis``."""
+    remaining = [float(zooms[a]) for a in range(3) if a != axis]
+    return remaining[1], remaining[0]
+
+
+def _lesion_profiles(mask: np.ndarray, axis: int) -> list[np.ndarray]:
+    """Per 3-D connected lesion (largest first), its area on every slice along ``axis``."""
+    from scipy import ndimage
+
+    spans = []
+    for a in range(3):  # label only the bounding region of the mask: far cheaper
+        present = np.flatnonzero(mask.any(axis=tuple(b for b in range(3) if b != a)))
+        if present.size == 0:
+            return []
+        spans.append(slice(int(present[0]), int(present[-1]) + 1))
+    labels, count = ndimage.label(mask[tuple(spans)], structure=np.ones((3, 3, 3), dtype=bool))
+    sizes = np.bincount(labels.ravel())[1:]
+    other_axes = tuple(b for b in range(3) if b != axis)
+    profiles = []
+    for label in sorted(range(1, count + 1), key=lambda i: (-int(sizes[i - 1]), i)):
+        profile = np.zeros(mask.shape[axis], dtype=np.int64)
+        profile[spans[axis]] = (labels == label).sum(axis=other_axes)
+        profiles.append(profile)
+    return profiles
+
+
+def _spread_slices(areas: np.ndarray) -> list[int]:
+    """Slices of one lesion in preference order: largest area, then spread out."""
+    present = np.flatnonzero(areas > 0)
+    if present.size == 0:
+        return []
+    best = int(np.argmax(areas))
+    strong = [int(i) for i in present if areas[i] * 4 >= areas[best] and i != best]
+    weak = sorted((int(i) for i in present if areas[i] * 4 < areas[best]), key=lambda i: (abs(i - best), i))
+    chosen = [best]
+    while strong:
+        # farthest from every slice already chosen; ties -> larger area, then lower index
+        pick = max(strong, key=lambda i: (min(abs(i - c) for c in chosen), areas[i], -i))
+        chosen.append(pick)
+        strong.remove(pick)
+    return chosen + weak
+
+
+def _choose_slices(
+    profiles: Sequence[np.ndarray], n_slices: int, *, where: str, record: str, field_name: str
+) -> list[int]:
+    """Slice numbers (sorted) following the module docstring's rule, from lesion area profiles."""
+    preferences = [_spread_slices(profile) for profile in profiles]
+    chosen: list[int] = []
+    depth = 0
+    while len(chosen) < n_slices and any(depth < len(p) for p in preferences):
+        for preference in preferences:
+            if depth < len(preference) and preference[depth] not in chosen and len(chosen) < n_slices:
+                chosen.append(preference[depth])
+        depth += 1
+    if len(chosen) < n_slices:
+        raise NovaInputError(
+            f"{n_slices} slices requested but the lesions touch only {len(chosen)} slices along this plane",
+            source=where,
+            record=record,
+            field=field_name,
+        )
+    return sorted(chosen)
+
+
+def _central_slices(length: int, n_slices: int) -> list[int]:
+    """``n_slices`` distinct slices around the middle of an axis of ``length`` slices."""
+    middle = length // 2
+    offsets = [0]
+    step = 1
+    while len(offsets) < min(n_slices, length):
+        for candidate in (step, -step):
+            if 0 <= middle + candidate < length and len(offsets) < n_slices:
+                offsets.append(candidate)
+        step += 1
+    return sorted(middle + offset for offset in offsets)
+
+
+def _window(volume: np.ndarray, percentiles: tuple[float, float]) -> tuple[float, float]:
+    """Robust intensity window from percentiles of the foreground (voxels above the minimum)."""
+    sample = volume[::2, ::2, ::2] if volume.size > 2_000_000 else volume
+    floor = float(sample.min())
+    foreground = sample[sample > floor]
+    if foreground.size == 0:
+        return floor, floor + 1.0
+    low, high = (float(v) for v in np.percentile(foreground, percentiles))
+    if high <= low:
+        high = low + 1.0
+    return low, high
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    """How a display slice of ``rows x cols`` voxels maps into the square PNG."""
+
+    image_size: int
+    new_width: int
+    new_height: int
+    pad_x: int
+    pad_y: int
+    scale_x: float  # PNG pixels per voxel column
+    scale_y: float
+
+    @classmethod
+    def fit(cls, rows: int, cols: int, spacing: tuple[float, float], image_size: int) -> _Geometry:
+        height_mm, width_mm = rows * spacing[0], cols * spacing[1]
+        pixels_per_mm = image_size / max(height_mm, width_mm)
+        new_width = min(image_size, max(1, round(width_mm * pixels_per_mm)))
+        new_height = min(image_size, max(1, round(height_mm * pixels_per_mm)))
+        return cls(
+            image_size,
+            new_width,
+            new_height,
+            (image_size - new_width) // 2,
+            (image_size - new_height) // 2,
+            new_width / cols,
+            new_height / rows,
+        )
+
+    def box(self, row0: int, row1: int, col0: int, col1: int) -> list[float]:
+        """PNG box ``[x, y, w, h]`` covering voxel rows ``row0..row1`` and cols ``col0..col1``."""
+        return [
+            round(self.pad_x + col0 * self.scale_x, 4),
+            round(self.pad_y + row0 * self.scale_y, 4),
+            round((col1 - col0 + 1) * self.scale_x, 4),
+            round((row1 - row0 + 1) * self.scale_y, 4),
+        ]
+
+
+def _slice_boxes(mask_slice: np.ndarray, geometry: _Geometry) -> list[list[float]]:
+    """Boxes of the 8-connected components of a 2-D display-oriented mask slice."""
+    from scipy import ndimage
+
+    labels, count = ndimage.label(mask_slice, structure=np.ones((3, 3), dtype=bool))
+    boxes = []
+    for rows, cols in ndimage.find_objects(labels)[:count]:
+        boxes.append(geometry.box(rows.start, rows.stop - 1, cols.start, cols.stop - 1))
+    return sorted(boxes)
+
+
+def _render_png(pixels: np.ndarray, geometry: _Geometry, window: tuple[float, float], path: Path) -> None:
+    from PIL import Image
+
+    low, high = window
+    scaled = np.clip((pixels.astype(np.float32) - low) / (high - low), 0.0, 1.0)
+    eight_bit = np.round(scaled * 255.0).astype(np.uint8)
+    resized = Image.fromarray(np.ascontiguousarray(eight_bit), mode="L").resize(
+        (geometry.new_width, geometry.new_height), Image.Resampling.BICUBIC
+    )
+    canvas = Image.new("L", (geometry.image_size, geometry.image_size), 0)
+    canvas.paste(resized, (geometry.pad_x, geometry.pad_y))
+    canvas.save(path, format="PNG", optimize=False)
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def _require_text(value: Any, *, where: str, record: str, field_name: str, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise NovaInputError(
+            f"expected a string, got {type(value).__name__}", source=where, record=record, field=field_name
+        )
+    if not allow_empty and not value.strip():
+        raise NovaInputError("must not be empty", source=where, record=record, field=field_name)
+    return value
+
+
+def _check_case(case: IngestCase, where: str, seen: set[str]) -> None:
+    record = f"case {case.case_id!r}"
+    if not isinstance(case.case_id, str) or not _CASE_ID.match(case.case_id):
+        raise NovaInputError(
+            "case id must be letters, digits and '-' (it prefixes filenames '<case_id>_001.png')",
+            source=where,
+            record=record,
+            field="case_id",
+        )
+    if case.case_id in seen:
+        raise NovaInputError("duplicate case id", source=where, record=record, field="case_id")
+    seen.add(case.case_id)
+    for name in ("title", "clinical_history", "final_diagnosis"):
+        _require_text(getattr(case, name), where=where, record=record, field_name=name)
+    _require_text(case.publication_date, where=where, record=record, field_name="publication_date", allow_empty=True)
+    for key, value in case.extras.items():
+        if not isinstance(key, str) or not key or key in FIXED_META_KEYS:
+            raise NovaInputError(
+                f"extra meta key {key!r} is empty or shadows a fixed key", source=where, record=record, field="extras"
+            )
+        _require_text(value, where=where, record=record, field_name=f"extras.{key}", allow_empty=True)
+    if not case.series:
+        raise NovaInputError("a case needs at least one series", source=where, record=record, field="series")
+
+
+def _series_caption(series: IngestSeries, *, where: str, record: str, field_name: str) -> str:
+    if series.caption is not None:
+        return _require_text(series.caption, where=where, record=record, field_name=f"{field_name}.caption")
+    if series.sequence is not None:
+        sequence = _require_text(series.sequence, where=where, record=record, field_name=f"{field_name}.sequence")
+        return f"{series.plane.capitalize()} {sequence}."
+    raise NovaInputError("give a caption (or at least a sequence)", source=where, record=record, field=f"{field_name}.caption")
+
+
+def _mask_array(
+    source: VolumeSource, volume_image: Any, *, where: str, record: str, field_name: str
+) -> np.ndarray:
+    mask_image = _load_canonical(source, where=where, record=record, field_name=field_name)
+    if tuple(mask_image.shape) != tuple(volume_image.shape):
+        raise NovaInputError(
+            f"mask shape {tuple(mask_image.shape)} differs from the volume shape {tuple(volume_image.shape)}",
+            source=where,
+            record=record,
+            field=field_name,
+        )
+    if not np.allclose(mask_image.affine, volume_image.affine, atol=1e-3):
+        raise NovaInputError(
+            "mask affine differs from the volume affine (not the same voxel grid)",
+            source=where,
+            record=record,
+            field=field_name,
+        )
+    return np.asanyarray(mask_image.dataobj) > 0
+
+
+def _ingest_series(
+    series: IngestSeries,
+    *,
+    case_id: str,
+    first_scan: int,
+    index: int,
+    images_dir: Path,
+    slices_per_lesion: int,
+    image_size: int,
+    window_percentiles: tuple[float, float],
+    where: str,
+) -> list[_Image]:
+    record = f"case {case_id!r}"
+    field_name = f"series[{index}]"
+    if series.plane not in PLANES:
+        raise NovaInputError(
+            f"plane must be one of {PLANES}, got {series.plane!r}", source=where, record=record, field=f"{field_name}.plane"
+        )
+    caption = _series_caption(series, where=where, record=record, field_name=field_name)
+    volume_image = _load_canonical(series.volume, where=where, record=record, field_name=f"{field_name}.volume")
+    mask = None
+    if series.mask is not None:
+        mask = _mask_array(series.mask, volume_image, where=where, record=record, field_name=f"{field_name}.mask")
+    rater_masks: dict[str, np.ndarray] = {}
+    for rater, source in series.rater_masks.items():
+        if not isinstance(rater, str) or not _RATER.match(rater) or rater == "gold":
+            raise NovaInputError(
+                f"rater name {rater!r} must be letters, digits, '_' or '-', and not 'gold'",
+                source=where,
+                record=record,
+                field=f"{field_name}.rater_masks",
+            )
+        rater_masks[rater] = _mask_array(
+            source, volume_image, where=where, record=record, field_name=f"{field_name}.rater_masks.{rater}"
+        )
+    axis = _PLANE_AXIS[series.plane]
+    length = volume_image.shape[axis]
+    if series.slice_indices is not None:
+        slices = [int(i) for i in series.slice_indices]
+        bad = [i for i in slices if not 0 <= i < length]
+        if bad or not slices or len(set(slices)) != len(slices):
+            raise NovaInputError(
+                f"slice indices must be distinct, within 0..{length - 1}, got {list(series.slice_indices)}",
+                source=where,
+                record=record,
+                field=f"{field_name}.slice_indices",
+            )
+    else:
+        profiles = _lesion_profiles(mask, axis) if mask is not None else []
+        wanted = series.n_slices if series.n_slices is not None else slices_per_lesion * max(len(profiles), 1)
+        if not isinstance(wanted, int) or wanted < 1:
+            raise NovaInputError(
+                f"n_slices must be a positive integer, got {wanted!r}", source=where, record=record, field=f"{field_name}.n_slices"
+            )
+        if profiles:
+            slices = _choose_slices(profiles, wanted, where=where, record=record, field_name=f"{field_name}.n_slices")
+        else:
+            slices = _central_slices(length, wanted)
+    volume = np.asarray(volume_image.get_fdata(dtype=np.float32))
+    window = _window(volume, window_percentiles)
+    spacing = _in_plane_spacing(volume_image.header.get_zooms()[:3], axis)
+    images: list[_Image] = []
+    for offset, slice_index in enumerate(slices):
+        scan_number = first_scan + offset
+        if scan_number > 999:
+            raise NovaInputError("more than 999 images in one case", source=where, record=record, field=field_name)
+        pixels = _take_slice(volume, axis, slice_index)
+        geometry = _Geometry.fit(pixels.shape[0], pixels.shape[1], spacing, image_size)
+        filename = f"{case_id}_{scan_number:03d}.png"
+        _render_png(pixels, geometry, window, images_dir / filename)
+        boxes: list[tuple[str, list[float]]] = []
+        if mask is not None:
+            boxes.extend(("gold", box) for box in _slice_boxes(_take_slice(mask, axis, slice_index), geometry))
+        for rater in sorted(rater_masks):
+            rater_slice = _take_slice(rater_masks[rater], axis, slice_index)
+            boxes.extend((rater, box) for box in _slice_boxes(rater_slice, geometry))
+        images.append(_Image(filename, case_id, f"{scan_number:03d}", caption, boxes))
+    return images
+
+
+# --------------------------------------------------------------------------- writers
+
+
+def _meta(case: IngestCase, extra_keys: Sequence[str]) -> dict[str, str | None]:
+    meta: dict[str, str | None] = {key: getattr(case, key) for key in FIXED_META_KEYS}
+    meta.update({key: case.extras.get(key) for key in extra_keys})
+    return meta
+
+
+def _write_v1(root: Path, images: Sequence[_Image], metas: Mapping[str, Mapping[str, str | None]], meta_keys: Sequence[str]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    box_type = pa.struct([pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())])
+    schema = pa.schema(
+        [
+            pa.field("filename", pa.string()),
+            pa.field("case_id", pa.string()),
+            pa.field("scan_id", pa.string()),
+            pa.field("caption_text", pa.string()),
+            pa.field("image_path", pa.string()),
+            pa.field("split", pa.string()),
+            pa.field("meta", pa.struct([pa.field(key, pa.string()) for key in meta_keys])),
+            pa.field("bboxes", pa.list_(box_type)),
+        ]
+    )
+    rows = [
+        {
+            "filename": image.filename,
+            "case_id": image.case_id,
+            "scan_id": image.scan_id,
+            "caption_text": image.caption,
+            "image_path": f"images/{image.filename}",
+            "split": "test",
+            "meta": dict(metas[image.case_id]),
+            "bboxes": [dict(zip(BOX_FIELDS, box), source=source) for source, box in image.boxes] or None,
+        }
+        for image in images
+    ]
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), root / PARQUET_RELATIVE_PATH)
+
+
+def _write_csv(path: Path, header: Sequence[str], records: Iterable[Sequence[Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(records)
+
+
+def _write_legacy(root: Path, images: Sequence[_Image], metas: Mapping[str, Mapping[str, str | None]], meta_keys: Sequence[str]) -> None:
+    _write_csv(
+        root / "captions.csv",
+        ("filename", "case_id", "scan_id", "caption"),
+        ((image.filename, image.case_id, image.scan_id, image.caption) for image in images),
+    )
+    _write_csv(
+        root / "case_metadata.csv",
+        ("case_id", *meta_keys),
+        ([case_id, *(meta.get(key) or "" for key in meta_keys)] for case_id, meta in metas.items()),
+    )
+    gold_rows, rater_rows = [], []
+    for image in images:
+        for source, box in image.boxes:
+            numbers = [repr(float(value)) for value in box]
+            if source == "gold":
+                gold_rows.append([image.filename, *numbers])
+            else:
+                rater_rows.append([image.filename, source, *numbers])
+    _write_csv(root / "bboxes_gold.csv", ("filename", *BOX_FIELDS), gold_rows)
+    _write_csv(root / "bboxes_raters.csv", ("filename", "rater", *BOX_FIELDS), rater_rows)
+
+
+def _prepare_target(out_dir: Path, overwrite: bool) -> Path:
+    if out_dir.exists() and not overwrite:
+        raise NovaInputError("output folder exists; pass overwrite=True (--overwrite) to replace it", source=str(out_dir))
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+
+
+def _publish(staging: Path, out_dir: Path) -> None:
+    """Move the finished release into place, replacing an old one only at the very end."""
+    trash = None
+    if out_dir.exists():
+        trash = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+        os.replace(out_dir, trash / "old")
+    os.replace(staging, out_dir)
+    if trash is not None:
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+def ingest_volumes(
+    cases: Iterable[IngestCase],
+    out_dir: str | os.PathLike[str],
+    *,
+    slices_per_lesion: int = 1,
+    image_size: int = 480,
+    layout: Literal["v1", "legacy"] = "v1",
+    window_percentiles: tuple[float, float] = (0.5, 99.5),
+    overwrite: bool = False,
+    row_shuffle_seed: int | None = None,
+    progress: bool = True,
+    source: str = "cases",
+) -> Path:
+    """Cut, window and annotate NIfTI series into a release in the NOVA layout.
+
+    Args:
+        cases: the cases; may be a generator (volumes are read one series at a time).
+        out_dir: release folder to create.
+        slices_per_lesion: images per lesion of a series without ``n_slices``.
+        image_size: side of the square PNGs (the official release uses 480).
+        layout: ``"v1"`` (``data/nova-v1.parquet`` + ``images/``) or ``"legacy"``
+            (``captions.csv``, ``case_metadata.csv``, ``bboxes_gold.csv``,
+            ``bboxes_raters.csv`` + ``test/``).
+        window_percentiles: foreground percentiles mapped to black and white.
+        overwrite: replace an existing ``out_dir`` (only once the new release is complete).
+        row_shuffle_seed: if set, v1 parquet rows are shuffled with this seed, as in the
+            official release whose rows are not sorted by filename.
+        progress: show a tqdm progress bar.
+        source: how to name the input in error messages (e.g. the manifest path).
+
+    Returns:
+        The release folder.
+
+    Raises:
+        NovaInputError: a missing or unreadable volume, a mask on another grid, an empty
+            field, a bad plane or slice request; nothing is left at ``out_dir`` then.
+
+    Example:
+        >>> import numpy as np, nibabel as nib, tempfile, pathlib
+        >>> volume = np.zeros((20, 40, 10), dtype=np.float32); volume[2:18, 2:38, :] = 100
+        >>> mask = np.zeros(volume.shape, dtype=np.uint8); mask[4:8, 10:14, 3:7] = 1
+        >>> case = IngestCase("case0001", [IngestSeries(nib.Nifti1Image(volume, np.eye(4)),
+        ...     caption="Axial T1.", mask=nib.Nifti1Image(mask, np.eye(4)))],
+        ...     title="Toy", clinical_history="None.", final_diagnosis="Toy lesion")
+        >>> out = ingest_volumes([case], pathlib.Path(tempfile.mkdtemp()) / "rel", progress=False)
+        >>> sorted(p.name for p in (out / "images").iterdir())
+        ['case0001_001.png']
+    """
+    if layout not in ("v1", "legacy"):
+        raise NovaInputError(f"layout must be 'v1' or 'legacy', got {layout!r}", source=source, field="layout")
+    if not isinstance(slices_per_lesion, int) or slices_per_lesion < 1:
+        raise NovaInputError("slices_per_lesion must be a positive integer", source=source, field="slices_per_lesion")
+    if not isinstance(image_size, int) or image_size < 8:
+        raise NovaInputError("image_size must be an integer of at least 8", source=source, field="image_size")
+    low, high = window_percentiles
+    if not 0 <= low < high <= 100:
+        raise NovaInputError("window percentiles must satisfy 0 <= low < high <= 100", source=source, field="window_percentiles")
+    out_dir = Path(out_dir)
+    staging = _prepare_target(out_dir, overwrite)
+    try:
+        images_dir = staging / ("images" if layout == "v1" else "test")
+        images_dir.mkdir()
+        images: list[_Image] = []
+        case_list: list[IngestCase] = []
+        seen: set[str] = set()
+        for case in _progress(cases, progress):
+            _check_case(case, source, seen)
+            next_scan = 1
+            for index, series in enumerate(case.series):
+                new = _ingest_series(
+                    series,
+                    case_id=case.case_id,
+                    first_scan=next_scan,
+                    index=index,
+                    images_dir=images_dir,
+                    slices_per_lesion=slices_per_lesion,
+                    image_size=image_size,
+                    window_percentiles=(float(low), float(high)),
+                    where=source,
+                )
+                images.extend(new)
+                next_scan += len(new)
+            case_list.append(case)
+        if not case_list:
+            raise NovaInputError("no cases to ingest", source=source)
+        extra_keys: list[str] = []
+        for case in case_list:
+            extra_keys.extend(key for key in case.extras if key not in extra_keys)
+        meta_keys = [*FIXED_META_KEYS, *extra_keys]
+        metas = {case.case_id: _meta(case, extra_keys) for case in case_list}
+        if layout == "v1":
+            if row_shuffle_seed is not None:
+                images = list(images)
+                random.Random(row_shuffle_seed).shuffle(images)
+            _write_v1(staging, images, metas, meta_keys)
+        else:
+            _write_legacy(staging, images, metas, meta_keys)
+        _publish(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out_dir
+
+
+def _progress(cases: Iterable[IngestCase], enabled: bool) -> Iterator[IngestCase]:
+    from tqdm.auto import tqdm
+
+    total = len(cases) if isinstance(cases, Sized) else None
+    yield from tqdm(cases, total=total, desc="ingest", unit="case", disable=not enabled)
+
+
+def summarize_release(root: str | os.PathLike[str]) -> str:
+    """One line counting cases, images, gold boxes and null-box images of a written release.
+
+    Reads only the tables this module writes (v1 parquet or legacy CSVs), no pixels.
+
+    Args:
+        root: release folder written by ``ingest_volumes`` (or the sample).
+
+    Returns:
+        e.g. ``"2 cases, 3 images, 4 gold boxes, 1 image without gold box"``.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (root / "captions.csv").write_text("filename,case_id,scan_id,caption\\na_001.png,a,001,x\\n")
+        >>> _ = (root / "bboxes_gold.csv").write_text("filename,x,y,width,height\\n")
+        >>> summarize_release(root)
+        '1 case, 1 image, 0 gold boxes, 1 image without gold box'
+    """
+    root = Path(root)
+    parquet = root / PARQUET_RELATIVE_PATH
+    if parquet.is_file():
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(parquet, columns=["filename", "case_id", "bboxes"]).to_pylist()
+        filenames = [row["filename"] for row in table]
+        case_ids = {row["case_id"] for row in table}
+        gold = [(row["filename"]) for row in table for box in row["bboxes"] or [] if box["source"] == "gold"]
+    else:
+        with (root / "captions.csv").open(encoding="utf-8", newline="") as handle:
+            captions = list(csv.DictReader(handle))
+        with (root / "bboxes_gold.csv").open(encoding="utf-8", newline="") as handle:
+            gold = [row["filename"] for row in csv.DictReader(handle)]
+        filenames = [row["filename"] for row in captions]
+        case_ids = {row["case_id"] for row in captions}
+    without = len(set(filenames) - set(gold))
+
+    def count(number: int, singular: str, plural: str) -> str:
+        return f"{number} {singular if number == 1 else plural}"
+
+    return ", ".join(
+        [
+            count(len(case_ids), "case", "cases"),
+            count(len(filenames), "image", "images"),
+            count(len(gold), "gold box", "gold boxes"),
+            count(without, "image", "images") + " without gold box",
+        ]
+    )
+
+
+# --------------------------------------------------------------------------- manifest
+
+_CASE_KEYS = {"case_id", "title", "publication_date", "clinical_history", "final_diagnosis", "extras", "series"}
+_SERIES_KEYS = {"volume", "mask", "plane", "caption", "sequence", "rater_masks", "n_slices", "slice_indices"}
+
+
+def _resolve(value: Any, base: Path, *, where: str, record: str, field_name: str) -> str:
+    text = _require_text(value, where=where, record=record, field_name=field_name)
+    path = Path(text).expanduser()
+    return str(path if path.is_absolute() else base / path)
+
+
+def _parse_series(raw: Any, base: Path, *, where: str, record: str, field_name: str) -> IngestSeries:
+    if not isinstance(raw, dict):
+        raise NovaInputError("a series must be a JSON object", source=where, record=record, field=field_name)
+    unknown = sorted(set(raw) - _SERIES_KEYS)
+    if unknown:
+        raise NovaInputError(f"unknown keys {unknown}; allowed: {sorted(_SERIES_KEYS)}", source=where, record=record, field=field_name)
+    if "volume" not in raw:
+        raise NovaInputError("missing", source=where, record=record, field=f"{field_name}.volume")
+    raters = raw.get("rater_masks") or {}
+    if not isinstance(raters, dict):
+        raise NovaInputError("must be an object {rater: path}", source=where, record=record, field=f"{field_name}.rater_masks")
+    mask = raw.get("mask")
+    return IngestSeries(
+        volume=_resolve(raw["volume"], base, where=where, record=record, field_name=f"{field_name}.volume"),
+        plane=_require_text(raw.get("plane", "axial"), where=where, record=record, field_name=f"{field_name}.plane"),
+        caption=raw.get("caption"),
+        sequence=raw.get("sequence"),
+        mask=None if mask is None else _resolve(mask, base, where=where, record=record, field_name=f"{field_name}.mask"),
+        rater_masks={
+            name: _resolve(path, base, where=where, record=record, field_name=f"{field_name}.rater_masks.{name}")
+            for name, path in raters.items()
+        },
+        n_slices=raw.get("n_slices"),
+        slice_indices=raw.get("slice_indices"),
+    )
+
+
+def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
+    """Read a JSON or JSONL manifest listing cases, their series and metadata.
+
+    JSON: a list of case objects, or ``{"cases": [...]}``; JSONL: one case object per
+    line. Each case: ``title``, ``clinical_history``, ``final_diagnosis`` (required,
+    non-empty), ``case_id`` (default ``case0001``, ``case0002``... in order),
+    ``publication_date``, ``extras`` (object of strings) and ``series``: a list of
+    ``{"volume", "mask"?, "plane"?, "caption"?, "sequence"?, "rater_masks"?,
+    "n_slices"?, "slice_indices"?}``. Relative paths are relative to the manifest.
+
+    Args:
+        path: the manifest file.
+
+    Returns:
+        The cases, in manifest order.
+
+    Raises:
+        NovaInputError: unreadable JSON, unknown keys, empty or missing fields.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> manifest = pathlib.Path(tempfile.mkdtemp()) / "cases.json"
+        >>> _ = manifest.write_text(json.dumps([{"title": "T", "clinical_history": "H",
+        ...     "final_diagnosis": "D", "series": [{"volume": "v.nii.gz", "caption": "Axial FLAIR."}]}]))
+        >>> [case.case_id for case in read_manifest(manifest)]
+        ['case0001']
+    """
+    path = Path(path)
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise NovaInputError(f"cannot read the manifest ({error.strerror or error})", source=where) from error
+    raw_cases: list[tuple[str, Any]] = []
+    try:
+        if path.suffix.lower() == ".jsonl":
+            for number, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
+                    raw_cases.append((f"line {number}", json.loads(line)))
+        else:
+            document = json.loads(text)
+            if isinstance(document, dict) and "cases" in document:
+                document = document["cases"]
+            if not isinstance(document, list):
+                raise NovaInputError("expected a list of cases or {'cases': [...]}", source=where)
+            raw_cases = [(f"case #{number}", item) for number, item in enumerate(document, start=1)]
+    except json.JSONDecodeError as error:
+        raise NovaInputError(f"invalid JSON: {error.msg} (line {error.lineno}, column {error.colno})", source=where) from error
+    if not raw_cases:
+        raise NovaInputError("the manifest lists no cases", source=where)
+    base = path.parent
+    cases = []
+    for number, (record, raw) in enumerate(raw_cases, start=1):
+        if not isinstance(raw, dict):
+            raise NovaInputError("a case must be a JSON object", source=where, record=record)
+        unknown = sorted(set(raw) - _CASE_KEYS)
+        if unknown:
+            raise NovaInputError(f"unknown keys {unknown}; allowed: {sorted(_CASE_KEYS)}", source=where, record=record)
+        for name in ("title", "clinical_history", "final_diagnosis", "series"):
+            if name not in raw:
+                raise NovaInputError("missing", source=where, record=record, field=name)
+        series = raw["series"]
+        if not isinstance(series, list) or not series:
+            raise NovaInputError("must be a non-empty list", source=where, record=record, field="series")
+        extras = raw.get("extras") or {}
+        if not isinstance(extras, dict):
+            raise NovaInputError("must be an object of strings", source=where, record=record, field="extras")
+        case_id = raw.get("case_id", f"case{number:04d}")
+        cases.append(
+            IngestCase(
+                case_id=case_id,
+                series=[
+                    _parse_series(item, base, where=where, record=record, field_name=f"series[{index}]")
+                    for index, item in enumerate(series)
+                ],
+                title=raw["title"],
+                clinical_history=raw["clinical_history"],
+                final_diagnosis=raw["final_diagnosis"],
+                publication_date=raw.get("publication_date", ""),
+                extras=extras,
+            )
+        )
+    seen: set[str] = set()
+    for case in cases:  # validate every case before any volume is read
+        _check_case(case, where, seen)
+    return cases
+
+
+def ingest_manifest(manifest: str | os.PathLike[str], out_dir: str | os.PathLike[str], **options: Any) -> Path:
+    """Read a manifest (see ``read_manifest``) and ingest it with ``ingest_volumes``.
+
+    Args:
+        manifest: JSON or JSONL manifest path.
+        out_dir: release folder to create.
+        **options: keyword options of ``ingest_volumes``.
+
+    Returns:
+        The release folder.
+
+    Example:
+        >>> ingest_manifest("missing.json", "out")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        novabench.errors.NovaInputError: missing.json: cannot read the manifest
+    """
+    cases = read_manifest(manifest)
+    return ingest_volumes(cases, out_dir, source=str(manifest), **options)
