@@ -176,3 +176,15 @@ def test_the_top_level_face_reexports():
     assert nova_dataset.load_nova is load_nova
     assert nova_dataset.read_release is read_release
     assert sorted(nova_dataset.__all__) == ["NovaBuilder", "load_nova", "read_release"]
+
+
+@pytest.mark.parametrize("config", ["images", "cases"])
+def test_load_nova_on_a_nova_export_equals_the_release(tmp_path, v1_release, config):
+    from novabench.data.export import export_release
+
+    out = tmp_path / "nova"
+    export_release(v1_release, out, progress=False)
+    exported = load_nova(out, config, cache_dir=str(tmp_path / "a"))
+    direct = load_nova(v1_release, config, cache_dir=str(tmp_path / "b"))
+    assert exported.features == direct.features
+    assert [_without_image(r) for r in exported] == [_without_image(r) for r in direct]
