@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
@@ -125,7 +126,7 @@ def test_integer_coordinates_are_read_as_floats(tmp_path):
             for key in ("x", "y", "width", "height"):
                 box[key] = int(box[key])
     release = read_release(write_v1_release(tmp_path, rows, image_size=SMALL))
-    parquet_type = pa.parquet.read_schema(tmp_path / "data" / "nova-v1.parquet").field("bboxes").type
+    parquet_type = pq.read_schema(tmp_path / "data" / "nova-v1.parquet").field("bboxes").type
     assert parquet_type.value_type.field("x").type == pa.int64()
     box = release.images[0].boxes[0]
     assert box == [float(int(v)) for v in (rows[0]["bboxes"][0][k] for k in ("x", "y", "width", "height"))]
