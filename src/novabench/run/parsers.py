@@ -473,6 +473,9 @@ def _four_numbers(value: Any) -> list[float] | None:
         return None
     if len(value) == 1 and isinstance(value[0], list):
         value = value[0]
+    if len(value) == 4 and all(isinstance(v, str) for v in value) and all(
+            _NUMBER_PATTERN.fullmatch(v.strip()) for v in value):
+        value = [_number_token(v.strip()) for v in value]  # {"bbox_2d": ["10", "20", ...]}
     if len(value) == 4 and all(_is_number(v) for v in value):
         return list(value)
     if len(value) == 2 and all(isinstance(v, list) and len(v) == 2 for v in value):
@@ -585,6 +588,7 @@ _OPEN_BOX_AT_END = re.compile(rf"[\[(]\s*{_NUM}[^\])]*$")
 
 
 def _clean_label(text: str) -> str:
+    text = re.split(r"(?<=[.!?])\s+(?=\S)", text)[-1]  # prose before the label's sentence
     text = re.sub(r"[*_`]{2,}|`", "", text)
     text = re.sub(r"^\s*(?:[-*\u2022+]|\d+[.)])\s+", "", text)
     text = text.strip(" \t\"',;{}")
@@ -619,7 +623,7 @@ def _line_candidates(text: str, extraction: _Extraction) -> None:
             numbers = [_number_token(token) for token in match.groups()]
             extraction.candidates.append(_Candidate(label, numbers, "bare"))
             previous_end = match.end()
-    if extraction.candidates and _OPEN_BOX_AT_END.search(text.rstrip()[-200:]):
+    if _OPEN_BOX_AT_END.search(text.rstrip()[-200:]):
         extraction.truncated = True
 
 
@@ -779,9 +783,12 @@ def _parse_localization(
     extraction = _Extraction()
     structures = _structures(text)
     for value, complete in structures:
+        explicit_empty = extraction.explicit_empty
+        _walk(value, extraction, "")
         if not complete:
             extraction.truncated = True
-        _walk(value, extraction, "")
+            # "[" cut off before its first item is not an empty answer.
+            extraction.explicit_empty = explicit_empty
     if not any(c.from_json_object for c in extraction.candidates):
         # No boxes inside JSON objects: read labelled lines instead, which keeps
         # labels such as "lesion [left]" that a JSON reader would split.
@@ -961,6 +968,9 @@ _DIFFERENTIAL_LINE = re.compile(
     r"^\W*(?:other\s+(?:possible\s+)?diagnoses|differentials?(?:\s+diagnos[ie]s)?|"
     r"alternatives?)\**\s*(?:include|are|:|-)\s*\**\s*(?P<value>.+)$", re.I)
 _LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[.):]|[-*\u2022+]|\(?[a-e][.)])\s+(?P<value>.+)$")
+_STATEMENT_BREAK = re.compile(
+    r"(?<=[.;])\s+(?=(?:\*\*)?(?:most\s+likely|other\s+(?:possible\s+)?diagnoses|differentials?|"
+    r"alternatives?|primary)\b)", re.I)
 _REFUSAL = re.compile(r"\b(?:cannot|can't|can not|unable|not able|sorry|as an ai)\b", re.I)
 
 
@@ -976,6 +986,8 @@ def _item_name(text: str) -> str:
 def _fallback_diagnoses(text: str) -> list[str]:
     most_likely: list[str] = []
     items: list[str] = []
+    # "Most likely: X. Differentials: A, B" on one line: one statement per line.
+    text = _STATEMENT_BREAK.sub("\n", text)
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped:
@@ -1171,13 +1183,14 @@ def _parse_caption(raw: Any) -> ParsedCaption:
         cleaned, is_item = _strip_markdown_line(line)
         if not cleaned or _CAPTION_HEADER_ONLY.match(cleaned):
             continue
-        previous = None
-        while previous != cleaned:
-            previous = cleaned
-            cleaned = _CAPTION_PREFIX.sub("", cleaned, count=1)
-            cleaned = _CAPTION_PREAMBLE.sub("", cleaned, count=1)
-        if not cleaned:
-            continue
+        if not sentences:  # answer prefixes only open the answer; later "Findings:" is content
+            previous = None
+            while previous != cleaned:
+                previous = cleaned
+                cleaned = _CAPTION_PREFIX.sub("", cleaned, count=1)
+                cleaned = _CAPTION_PREAMBLE.sub("", cleaned, count=1)
+            if not cleaned:
+                continue
         if sentences and _CAPTION_TRAILER.match(cleaned):
             break
         if is_item and not re.search(r"[.!?:;]$", cleaned):

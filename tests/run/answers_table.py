@@ -1,0 +1,367 @@
+"""Realistic model answers with the results the parsers must give, as data.
+
+The answers are modelled on what GPT-4o, Gemini, Qwen2-VL, Qwen2.5-VL-72B and
+Qwen3-VL really write to NOVA-style prompts (NOVA_REFERENCE section 2): code
+fences with prose around them, ``//`` comments in JSON, coordinates slightly
+above the input size, ``{"found": false, "boxes": []}``, empty strings and
+``None``, JSON cut off mid-list, runaway lists. Every expected box was
+computed by hand; the arithmetic is shown for the first of each kind.
+
+Boxes are ``[x, y, width, height]`` in pixels of the original image.
+Protocol answers are ``[ymin, xmin, ymax, xmax]`` in 0..1000, so on a 480 x 480
+image one unit is 0.48 px.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SQUARE = (480, 480)  # (width, height), the NOVA release size
+WIDE = (640, 512)  # not square, so a swapped x/y shows up
+
+
+@dataclass(frozen=True)
+class LocalizationCase:
+    id: str
+    text: Any
+    status: str
+    boxes: list[list[float]] = field(default_factory=list)
+    labels: list[str] | None = None
+    convention_used: str | None = None
+    image_size: tuple[int, int] = SQUARE
+    input_size: tuple[int, int] | None = None
+    convention: str = "auto"
+    n_out_of_range: int = 0
+    n_swapped: int = 0
+    n_degenerate_dropped: int = 0
+    note_contains: str | None = None
+    error_contains: str | None = None
+
+
+@dataclass(frozen=True)
+class DiagnosisCase:
+    id: str
+    text: Any
+    status: str
+    diagnoses: list[str] = field(default_factory=list)
+    n_duplicates_removed: int = 0
+
+
+@dataclass(frozen=True)
+class CaptionCase:
+    id: str
+    text: Any
+    status: str
+    caption: str = ""
+
+
+def _runaway_answer(count: int) -> str:
+    objects = ",\n  ".join(
+        f'{{"bbox_2d": [{10 * i}, {10 * i}, {10 * i + 20}, {10 * i + 20}], "label": "lesion"}}'
+        for i in range(count))
+    return f"```json\n[\n  {objects}\n]\n```"
+
+
+RUNAWAY_COUNT = 40
+# Box i is x1 = y1 = 10 i, x2 = y2 = 10 i + 20 in pixels of a 480 x 480 input that is
+# the original image: [10 i, 10 i, 20, 20]; the last one ends at 410 < 480, so none is clipped.
+RUNAWAY_BOXES = [[10.0 * i, 10.0 * i, 20.0, 20.0] for i in range(RUNAWAY_COUNT)]
+
+
+LOCALIZATION_CASES: list[LocalizationCase] = [
+    # --- the protocol format (GPT-4o, Gemini, most instruction-following models)
+    LocalizationCase(
+        "protocol_single", "lesion: [250, 100, 750, 500]", "ok",
+        # x = 100 * 0.48 = 48, y = 250 * 0.48 = 120,
+        # w = (500 - 100) * 0.48 = 192, h = (750 - 250) * 0.48 = 240
+        [[48, 120, 192, 240]], ["lesion"], "protocol"),
+    LocalizationCase(
+        "protocol_not_square", "mass: [250, 100, 750, 500]", "ok",
+        # 640 x 512: x = 100/1000 * 640 = 64, y = 250/1000 * 512 = 128,
+        # w = 400/1000 * 640 = 256, h = 500/1000 * 512 = 256
+        [[64, 128, 256, 256]], ["mass"], "protocol", image_size=WIDE),
+    LocalizationCase(
+        "label_with_brackets", "lesion [left]: [120, 80, 300, 260]", "ok",
+        # x = 80 * 0.48 = 38.4, y = 120 * 0.48 = 57.6, w = 180 * 0.48 = 86.4, h = 180 * 0.48 = 86.4
+        [[38.4, 57.6, 86.4, 86.4]], ["lesion [left]"], "protocol"),
+    LocalizationCase(
+        "label_with_colons", "Finding: ring-enhancing mass: [400, 300, 600, 550]", "ok",
+        # x = 300 * 0.48 = 144, y = 400 * 0.48 = 192, w = 250 * 0.48 = 120, h = 200 * 0.48 = 96
+        [[144, 192, 120, 96]], ["Finding: ring-enhancing mass"], "protocol"),
+    LocalizationCase(
+        "two_lines", "Tumor: [200, 150, 400, 350]\nEdema: [150, 100, 500, 450]", "ok",
+        # 1: x = 150*0.48 = 72, y = 200*0.48 = 96, w = 200*0.48 = 96, h = 96
+        # 2: x = 100*0.48 = 48, y = 150*0.48 = 72, w = 350*0.48 = 168, h = 168
+        [[72, 96, 96, 96], [48, 72, 168, 168]], ["Tumor", "Edema"], "protocol"),
+    LocalizationCase(
+        "numbered_list", "1. Left frontal mass: [200, 150, 400, 350]\n"
+        "2. Perilesional oedema: [150, 100, 500, 450]", "ok",
+        [[72, 96, 96, 96], [48, 72, 168, 168]], ["Left frontal mass", "Perilesional oedema"],
+        "protocol"),
+    LocalizationCase(
+        "gpt4o_prose_and_bold", "Here are the abnormal regions I identified:\n\n"
+        "- **Hyperintense lesion**: [300, 550, 450, 700]\n\nThese coordinates are approximate.", "ok",
+        # x = 550*0.48 = 264, y = 300*0.48 = 144, w = 150*0.48 = 72, h = 72
+        [[264, 144, 72, 72]], ["Hyperintense lesion"], "protocol"),
+    LocalizationCase(
+        "protocol_in_fence", "```\nlesion: [100, 200, 300, 400]\n```", "ok",
+        # x = 200*0.48 = 96, y = 100*0.48 = 48, w = 200*0.48 = 96, h = 96
+        [[96, 48, 96, 96]], ["lesion"], "protocol"),
+    LocalizationCase(
+        "prose_sentence_before_label", "The image shows [likely] a tumour. lesion: [250, 100, 750, 500]",
+        "ok", [[48, 120, 192, 240]], ["lesion"], "protocol"),
+    LocalizationCase(
+        "space_separated", "lesion: [120 80 300 260]", "ok",
+        [[38.4, 57.6, 86.4, 86.4]], ["lesion"], "protocol"),
+    LocalizationCase(
+        "parentheses", "lesion: (250, 100, 750, 500)", "ok", [[48, 120, 192, 240]], ["lesion"],
+        "protocol"),
+    LocalizationCase(
+        "protocol_floats", "lesion: [250.5, 100.0, 750.5, 500.0]", "ok",
+        # y = 250.5 * 0.48 = 120.24; h = (750.5 - 250.5) * 0.48 = 240
+        [[48, 120.24, 192, 240]], ["lesion"], "protocol"),
+    LocalizationCase(
+        "two_boxes_one_line", "lesion: [100, 100, 200, 200], [300, 300, 400, 400]", "ok",
+        # 100*0.48 = 48, 100*0.48 = 48; 300*0.48 = 144
+        [[48, 48, 48, 48], [144, 144, 48, 48]], ["lesion", "lesion"], "protocol"),
+    LocalizationCase(
+        "swapped_corners", "lesion: [750, 500, 250, 100]", "ok",
+        # corners reordered to [250, 100, 750, 500]: as protocol_single
+        [[48, 120, 192, 240]], ["lesion"], "protocol", n_swapped=1),
+    LocalizationCase(
+        "negative_value", "lesion: [-50, 100, 300, 500]", "ok",
+        # y1 = -50*0.48 = -24 -> clipped to 0; h = 300*0.48 - 0 = 144
+        [[48, 0, 192, 144]], ["lesion"], "protocol", n_out_of_range=1),
+    LocalizationCase(
+        "zero_area_dropped", "spot: [300, 300, 300, 500]\nmass: [100, 100, 200, 200]", "ok",
+        # the first has ymin == ymax: zero height, dropped
+        [[48, 48, 48, 48]], ["mass"], "protocol", n_degenerate_dropped=1),
+    LocalizationCase(
+        "only_zero_area", "dot: [500, 500, 500, 500]", "ok", [], [], "protocol",
+        n_degenerate_dropped=1, note_contains="zero area"),
+    LocalizationCase(
+        "protocol_truncated_line", "lesion: [200, 150, 400, 350]\nedema: [150, 100, 5", "truncated_ok",
+        [[72, 96, 96, 96]], ["lesion"], "protocol"),
+    LocalizationCase(
+        "bytes_input", b"lesion: [250, 100, 750, 500]", "ok", [[48, 120, 192, 240]], ["lesion"],
+        "protocol"),
+    LocalizationCase(
+        "label_map_json", '{"left thalamic lesion": [400, 450, 550, 600]}', "ok",
+        # x = 450*0.48 = 216, y = 400*0.48 = 192, w = h = 150*0.48 = 72
+        [[216, 192, 72, 72]], ["left thalamic lesion"], "protocol"),
+    LocalizationCase(
+        "gemini_box_2d", '```json\n[\n  {"box_2d": [250, 100, 750, 500], "label": "lesion"}\n]\n```',
+        "ok", [[48, 120, 192, 240]], ["lesion"], "protocol"),
+    LocalizationCase(
+        "protocol_explicit_clips_above_1000", "lesion: [100, 200, 1200, 900]", "ok",
+        # y2 = 1200*0.48 = 576 -> 480; x = 96, y = 48, w = 700*0.48 = 336, h = 480 - 48 = 432
+        [[96, 48, 336, 432]], ["lesion"], "protocol", convention="protocol", n_out_of_range=1),
+    # --- "no target" and empty answers
+    LocalizationCase("no_target_plain", "no target", "no_target"),
+    LocalizationCase("no_target_period", "No target.", "no_target"),
+    LocalizationCase("no_target_caps", "NO TARGET", "no_target"),
+    LocalizationCase("no_target_bold", "**No target**", "no_target"),
+    LocalizationCase("no_abnormality", "no abnormality", "no_target"),
+    LocalizationCase("no_abnormality_sentence", "There is no abnormality visible in this image.",
+                     "no_target"),
+    LocalizationCase("no_abnormal_findings", "No abnormal findings detected.", "no_target"),
+    LocalizationCase("found_false", '{"found": false, "boxes": []}', "no_target"),
+    LocalizationCase("found_false_fenced_comment",
+                     '```json\n{\n  "found": false, // nothing abnormal\n  "boxes": []\n}\n```',
+                     "no_target"),
+    LocalizationCase("empty_json_list", "```json\n[]\n```", "no_target"),
+    LocalizationCase("empty_string", "", "empty"),
+    LocalizationCase("whitespace", "  \n\t ", "empty"),
+    LocalizationCase("python_none", None, "empty"),
+    LocalizationCase("none_string", "None", "empty"),
+    LocalizationCase("refusal", "I'm unable to analyse medical images.", "unparseable"),
+    LocalizationCase("prose_only", "The lesion is in the left frontal lobe.", "unparseable"),
+    LocalizationCase("not_text", 42, "unparseable", error_contains="int"),
+    LocalizationCase("cut_before_first_box", '```json\n[\n  {"bbox_2d": [12', "unparseable",
+                     error_contains="cut off"),
+    # --- Qwen2.5-VL: bbox_2d in pixels of its resized input
+    LocalizationCase(
+        "qwen_fence_comment_prose",
+        '```json\n[\n\t{"bbox_2d": [310, 402, 455, 530], "label": "hyperintense lesion"} '
+        '// right hemisphere\n]\n```\nThe box marks the lesion.', "ok",
+        # input 960 -> image 480 halves everything: x = 155, y = 201,
+        # w = (455 - 310) / 2 = 72.5, h = (530 - 402) / 2 = 64
+        [[155, 201, 72.5, 64]], ["hyperintense lesion"], "qwen", input_size=(960, 960)),
+    LocalizationCase(
+        "qwen_slightly_above_input", '[{"bbox_2d": [512, 256, 1036, 768], "label": "edema"}]', "ok",
+        # scale 480/1024 = 0.46875: x1 = 240, y1 = 120, x2 = 1036*0.46875 = 485.625 -> 480,
+        # y2 = 768*0.46875 = 360 -> [240, 120, 240, 240]
+        [[240, 120, 240, 240]], ["edema"], "qwen", input_size=(1024, 1024), n_out_of_range=1),
+    LocalizationCase(
+        "qwen_no_input_size", '[{"bbox_2d": [48, 120, 240, 360], "label": "mass"}]', "ok",
+        [[48, 120, 192, 240]], ["mass"], "qwen", note_contains="input_size not given"),
+    LocalizationCase(
+        "qwen_truncated_mid_list",
+        '```json\n[\n  {"bbox_2d": [100, 100, 200, 200], "label": "a"},\n'
+        '  {"bbox_2d": [300, 300, 400, 400], "label": "b"},\n  {"bbox_2d": [500, 50', "truncated_ok",
+        [[100, 100, 100, 100], [300, 300, 100, 100]], ["a", "b"], "qwen", input_size=SQUARE),
+    LocalizationCase(
+        "qwen_single_quotes_trailing_commas", "[{'bbox_2d': [10, 20, 110, 220], 'label': 'cyst',},]",
+        "ok", [[10, 20, 100, 200]], ["cyst"], "qwen", input_size=SQUARE),
+    LocalizationCase(
+        "qwen_numeric_strings", '[{"bbox_2d": ["10", "20", "110", "220"], "label": "cyst"}]', "ok",
+        [[10, 20, 100, 200]], ["cyst"], "qwen", input_size=SQUARE),
+    LocalizationCase(
+        "qwen_found_true_nested",
+        '{"found": true, "boxes": [{"label": "mass", "bbox_2d": [100, 100, 300, 200]}]}', "ok",
+        [[100, 100, 200, 100]], ["mass"], "qwen"),
+    LocalizationCase(
+        "qwen_runaway_list", _runaway_answer(RUNAWAY_COUNT), "ok", RUNAWAY_BOXES,
+        ["lesion"] * RUNAWAY_COUNT, "qwen", input_size=SQUARE),
+    LocalizationCase(
+        "qwen3_bbox_2d_norm1000", '[{"bbox_2d": [100, 250, 500, 750], "label": "lesion"}]', "ok",
+        # xyxy in 0..1000: x1 = 48, y1 = 120, x2 = 240, y2 = 360
+        [[48, 120, 192, 240]], ["lesion"], "xyxy_norm1000", convention="xyxy_norm1000"),
+    LocalizationCase(
+        "qwen2_box_tokens",
+        "<|object_ref_start|>tumor<|object_ref_end|><|box_start|>(100,250),(500,750)<|box_end|>", "ok",
+        [[48, 120, 192, 240]], ["tumor"], "xyxy_norm1000"),
+    # --- 0..1 fractions, explicit pixel conventions, ambiguity
+    LocalizationCase(
+        "norm1_generic_key", '[{"label": "lesion", "box": [0.1, 0.25, 0.5, 0.75]}]', "ok",
+        # 640 x 512: x = 0.1*640 = 64, y = 0.25*512 = 128, w = 0.4*640 = 256, h = 0.5*512 = 256
+        [[64, 128, 256, 256]], ["lesion"], "xyxy_norm1", image_size=WIDE),
+    LocalizationCase(
+        "norm1_label_line", "lesion: [0.25, 0.1, 0.75, 0.5]", "ok",
+        # read as x1, y1, x2, y2: x = 0.25*480 = 120, y = 0.1*480 = 48, w = 240, h = 192
+        [[120, 48, 240, 192]], ["lesion"], "xyxy_norm1"),
+    LocalizationCase(
+        "norm1_truncated_container",
+        '```json\n{"boxes": [{"label": "a", "bbox": [0.1, 0.1, 0.2, 0.2]}, {"label": "b", "bbox": [0.3',
+        "truncated_ok", [[48, 48, 48, 48]], ["a"], "xyxy_norm1"),
+    LocalizationCase(
+        "generic_bbox_ambiguous", '{"bbox": [120, 80, 300, 260]}', "ambiguous_convention",
+        error_contains="convention="),
+    LocalizationCase(
+        "generic_bbox_xyxy_pixel", '{"bbox": [120, 80, 300, 260]}', "ok", [[120, 80, 180, 180]], [""],
+        "xyxy_pixel", convention="xyxy_pixel"),
+    LocalizationCase(
+        "generic_bbox_xywh_pixel", '{"bbox": [120, 80, 300, 260]}', "ok", [[120, 80, 300, 260]], [""],
+        "xywh_pixel", convention="xywh_pixel"),
+    LocalizationCase(
+        "xyxy_pixel_rescaled", "[[100, 200, 300, 400]]", "ok",
+        # input 960 -> image 480: x = 50, y = 100, w = 100, h = 100
+        [[50, 100, 100, 100]], [""], "xyxy_pixel", convention="xyxy_pixel", input_size=(960, 960)),
+    LocalizationCase(
+        "named_xywh_keys", '{"x": 100, "y": 50, "width": 120, "height": 90, "label": "mass"}', "ok",
+        [[100, 50, 120, 90]], ["mass"], "xywh_pixel"),
+    LocalizationCase("above_1000_ambiguous", "lesion: [100, 200, 1200, 900]", "ambiguous_convention",
+                     error_contains="1000"),
+    LocalizationCase("zero_one_ambiguous", "lesion: [0, 0, 1, 1]", "ambiguous_convention"),
+    LocalizationCase("mixed_forms_ambiguous", '[{"bbox_2d": [1, 2, 3, 4]}, {"box_2d": [1, 2, 3, 4]}]',
+                     "ambiguous_convention", error_contains="several forms"),
+]
+
+
+DIAGNOSIS_CASES: list[DiagnosisCase] = [
+    DiagnosisCase(
+        "clean_json",
+        '{"most_likely_diagnosis": "Glioblastoma", "other_possible_diagnoses": '
+        '["Lymphoma", "Metastasis", "Abscess", "Tumefactive demyelination"]}', "ok",
+        ["Glioblastoma", "Lymphoma", "Metastasis", "Abscess", "Tumefactive demyelination"]),
+    DiagnosisCase(
+        "gpt4o_prose_around_unfenced_json",
+        "Based on the history and findings, here is my assessment:\n"
+        '{"most_likely_diagnosis": "Creutzfeldt-Jakob disease", "other_possible_diagnoses": '
+        '["Wernicke encephalopathy", "Hypoxic-ischemic encephalopathy", "Autoimmune encephalitis", '
+        '"Hypoglycemia"]}\nPlease correlate clinically.', "ok",
+        ["Creutzfeldt-Jakob disease", "Wernicke encephalopathy", "Hypoxic-ischemic encephalopathy",
+         "Autoimmune encephalitis", "Hypoglycemia"]),
+    DiagnosisCase(
+        "fence_single_quotes_comment_other_keys",
+        "```json\n{'most likely diagnosis': 'Herpes encephalitis', // top\n"
+        " 'differentials': ['Limbic encephalitis', 'Status epilepticus', 'Glioma',],}\n```\n"
+        "These are based on the history.", "partial",
+        ["Herpes encephalitis", "Limbic encephalitis", "Status epilepticus", "Glioma"]),
+    DiagnosisCase(
+        "title_case_keys",
+        '{"Most Likely Diagnosis": "Moyamoya disease", "Differential Diagnoses": '
+        '["Intracranial atherosclerosis", "Vasculitis", "Sickle cell vasculopathy", "NF1 vasculopathy"]}',
+        "ok", ["Moyamoya disease", "Intracranial atherosclerosis", "Vasculitis",
+               "Sickle cell vasculopathy", "NF1 vasculopathy"]),
+    DiagnosisCase(
+        "more_than_four_kept",
+        '{"most_likely_diagnosis": "A", "other_possible_diagnoses": ["B", "C", "D", "E", "F", "G"]}',
+        "ok", ["A", "B", "C", "D", "E", "F", "G"]),
+    DiagnosisCase(
+        "truncated_json",
+        '{"most_likely_diagnosis": "Neurosarcoidosis", "other_possible_diagnoses": '
+        '["Tuberculous meningitis", "Lymphoma", "IgG4-related dis', "partial",
+        ["Neurosarcoidosis", "Tuberculous meningitis", "Lymphoma"]),
+    DiagnosisCase(
+        "duplicates_case_insensitive",
+        '{"most_likely_diagnosis": "Glioblastoma", "other_possible_diagnoses": '
+        '["glioblastoma", "GBM", "Lymphoma", "Lymphoma ", "Metastasis"]}', "partial",
+        ["Glioblastoma", "GBM", "Lymphoma", "Metastasis"], n_duplicates_removed=2),
+    DiagnosisCase(
+        "semicolon_string_value", '{"diagnosis": "CADASIL", "differential_diagnosis": "MS; Susac syndrome"}',
+        "partial", ["CADASIL", "MS", "Susac syndrome"]),
+    DiagnosisCase(
+        "nested_with_dict_items",
+        '{"answer": {"most_likely_diagnosis": "Toxoplasmosis", "other_possible_diagnoses": '
+        '[{"diagnosis": "Lymphoma", "probability": 0.2}, {"name": "Tuberculoma"}]}}', "partial",
+        ["Toxoplasmosis", "Lymphoma", "Tuberculoma"]),
+    DiagnosisCase(
+        "template_echoed", '{"most_likely_diagnosis": "...", "other_possible_diagnoses": ["...", "..."]}',
+        "unparseable"),
+    DiagnosisCase("json_list_of_strings", '["Meningioma", "Schwannoma", "meningioma"]', "fallback_list",
+                  ["Meningioma", "Schwannoma"], n_duplicates_removed=1),
+    DiagnosisCase("numbered_list", "1. Glioblastoma\n2. Lymphoma\n3. Metastasis", "fallback_list",
+                  ["Glioblastoma", "Lymphoma", "Metastasis"]),
+    DiagnosisCase(
+        "markdown_sections",
+        "**Most likely diagnosis:** Neurocysticercosis\n\n**Differential diagnoses:**\n"
+        "- Tuberculoma - common in endemic areas\n- **Toxoplasmosis**: immunocompromised\n- Abscess",
+        "fallback_list", ["Neurocysticercosis", "Tuberculoma", "Toxoplasmosis", "Abscess"]),
+    DiagnosisCase(
+        "one_line_most_likely_and_differentials",
+        "Most likely: CADASIL. Differentials: MS, small vessel disease, Susac syndrome",
+        "fallback_list", ["CADASIL", "MS", "small vessel disease", "Susac syndrome"]),
+    DiagnosisCase("bare_one_line", "Moyamoya disease", "fallback_list", ["Moyamoya disease"]),
+    DiagnosisCase("refusal", "I'm sorry, but I can't provide a diagnosis.", "unparseable"),
+    DiagnosisCase("empty", "", "empty"),
+    DiagnosisCase("none", None, "empty"),
+    DiagnosisCase("none_string", "None", "empty"),
+    DiagnosisCase("bytes", b'{"most_likely_diagnosis": "Abscess"}', "partial", ["Abscess"]),
+]
+
+
+CAPTION_CASES: list[CaptionCase] = [
+    CaptionCase("plain", "Axial FLAIR image showing a left frontal hyperintense lesion.", "ok",
+                "Axial FLAIR image showing a left frontal hyperintense lesion."),
+    CaptionCase("sure_here_is_quoted",
+                'Sure! Here is the caption:\n\n"Axial FLAIR image  showing a left frontal lesion."', "ok",
+                "Axial FLAIR image showing a left frontal lesion."),
+    CaptionCase("bold_prefix",
+                "**Caption:** Axial T2-weighted MRI showing a hyperintense lesion in the right thalamus.",
+                "ok", "Axial T2-weighted MRI showing a hyperintense lesion in the right thalamus."),
+    CaptionCase("header_and_bullets",
+                "## Description\n- **Sequence:** T1 post-contrast\n- **Plane:** axial\n"
+                "- **Findings:** ring-enhancing lesion", "ok",
+                "Sequence: T1 post-contrast. Plane: axial. Findings: ring-enhancing lesion."),
+    CaptionCase("code_fence", "```\nCoronal FLAIR: bilateral hippocampal hyperintensity.\n```", "ok",
+                "Coronal FLAIR: bilateral hippocampal hyperintensity."),
+    CaptionCase("answer_prefix_and_courtesy",
+                "Answer: Sagittal T1 showing a Chiari malformation.\n\nLet me know if you need more detail.",
+                "ok", "Sagittal T1 showing a Chiari malformation."),
+    CaptionCase("json_caption", '{"caption": "Axial DWI: restricted diffusion."}', "ok",
+                "Axial DWI: restricted diffusion."),
+    CaptionCase("certainly_then_description", "Certainly.\nDescription: Axial T2 image.", "ok",
+                "Axial T2 image."),
+    CaptionCase("curly_quotes", "\u201cAxial SWI: multiple microbleeds.\u201d", "ok",
+                "Axial SWI: multiple microbleeds."),
+    CaptionCase("multi_paragraph",
+                "Axial T2-weighted image.\n\nThere is a   hyperintense lesion in the pons.", "ok",
+                "Axial T2-weighted image. There is a hyperintense lesion in the pons."),
+    CaptionCase("only_quotes", "''", "empty"),
+    CaptionCase("whitespace", "\n\n  ", "empty"),
+    CaptionCase("none", None, "empty"),
+    CaptionCase("none_string", "None", "empty"),
+    CaptionCase("not_text", 3.5, "unparseable"),
+]

@@ -1,0 +1,245 @@
+"""Parsers against the table of realistic answers, plus their edge rules and ParseStats."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from novabench.errors import NovaInputError
+from novabench.run.parsers import (
+    CAPTION_STATUSES,
+    CONVENTIONS,
+    DIAGNOSIS_STATUSES,
+    LOCALIZATION_STATUSES,
+    ParsedBoxes,
+    ParseStats,
+    parse_caption,
+    parse_diagnoses,
+    parse_localization,
+)
+
+from .answers_table import (
+    CAPTION_CASES,
+    DIAGNOSIS_CASES,
+    LOCALIZATION_CASES,
+    CaptionCase,
+    DiagnosisCase,
+    LocalizationCase,
+)
+
+
+def test_table_is_wide_and_covers_every_status() -> None:
+    assert len(LOCALIZATION_CASES) + len(DIAGNOSIS_CASES) + len(CAPTION_CASES) >= 60
+    assert {case.status for case in LOCALIZATION_CASES} == set(LOCALIZATION_STATUSES)
+    assert {case.status for case in DIAGNOSIS_CASES} == set(DIAGNOSIS_STATUSES)
+    assert {case.status for case in CAPTION_CASES} == set(CAPTION_STATUSES)
+    for table in (LOCALIZATION_CASES, DIAGNOSIS_CASES, CAPTION_CASES):
+        ids = [case.id for case in table]
+        assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("case", LOCALIZATION_CASES, ids=lambda case: case.id)
+def test_localization_table(case: LocalizationCase) -> None:
+    parsed = parse_localization(case.text, image_size=case.image_size, input_size=case.input_size,
+                                convention=case.convention)
+    assert parsed.status == case.status, parsed.error
+    assert len(parsed.boxes) == len(case.boxes)
+    for got, expected in zip(parsed.boxes, case.boxes):
+        assert got == pytest.approx(expected, abs=1e-9)
+    if case.labels is not None:
+        assert parsed.labels == case.labels
+    assert len(parsed.labels) == len(parsed.boxes)
+    assert parsed.convention == case.convention_used
+    assert parsed.n_out_of_range == case.n_out_of_range
+    assert parsed.n_swapped == case.n_swapped
+    assert parsed.n_degenerate_dropped == case.n_degenerate_dropped
+    if case.note_contains:
+        assert any(case.note_contains in note for note in parsed.notes), parsed.notes
+    if case.error_contains:
+        assert parsed.error is not None and case.error_contains in parsed.error
+    if parsed.status in {"ok", "truncated_ok", "no_target"}:
+        assert parsed.error is None
+    else:
+        assert parsed.boxes == [] and parsed.error
+
+
+@pytest.mark.parametrize("case", DIAGNOSIS_CASES, ids=lambda case: case.id)
+def test_diagnosis_table(case: DiagnosisCase) -> None:
+    parsed = parse_diagnoses(case.text)
+    assert parsed.status == case.status, parsed.error
+    assert parsed.diagnoses == case.diagnoses
+    assert parsed.n_duplicates_removed == case.n_duplicates_removed
+    assert (parsed.error is None) == (parsed.status not in {"empty", "unparseable"})
+
+
+@pytest.mark.parametrize("case", CAPTION_CASES, ids=lambda case: case.id)
+def test_caption_table(case: CaptionCase) -> None:
+    parsed = parse_caption(case.text)
+    assert parsed.status == case.status
+    assert parsed.caption == case.caption
+
+
+# --- localisation rules not in the table
+
+
+def test_runaway_list_keeps_every_box_beyond_the_metric_cap() -> None:
+    # 150 boxes: more than the metric's 100 detections; the parser keeps all of them.
+    answer = "\n".join(f"lesion {i}: [{i}, {i}, {i + 10}, {i + 10}]" for i in range(150))
+    parsed = parse_localization(answer, image_size=(480, 480))
+    assert parsed.status == "ok" and parsed.n_boxes == 150
+    assert parsed.labels[149] == "lesion 149"
+
+
+def test_all_conventions_read_the_same_box() -> None:
+    # One box, x 48..240, y 120..360 on 480 x 480, written in every convention.
+    expected = [48.0, 120.0, 192.0, 240.0]
+    answers = {
+        "protocol": "[250, 100, 750, 500]",     # ymin, xmin, ymax, xmax in 0..1000
+        "qwen": "[96, 240, 480, 720]",           # xyxy pixels of a 960 x 960 input
+        "xyxy_norm1": "[0.1, 0.25, 0.5, 0.75]",  # 48/480, 120/480, 240/480, 360/480
+        "xyxy_norm1000": "[100, 250, 500, 750]",
+        "xyxy_pixel": "[96, 240, 480, 720]",     # also pixels of the 960 x 960 input
+        "xywh_pixel": "[96, 240, 384, 480]",     # width 480 - 96, height 720 - 240
+    }
+    assert set(answers) == set(CONVENTIONS) - {"auto"}
+    for convention, answer in answers.items():
+        parsed = parse_localization(answer, image_size=(480, 480), input_size=(960, 960),
+                                    convention=convention)
+        assert parsed.status == "ok" and parsed.convention == convention
+        assert parsed.boxes[0] == pytest.approx(expected), convention
+
+
+def test_explicit_convention_overrides_the_form() -> None:
+    # A bbox_2d answer from Qwen3-VL is 0..1000, not pixels: the caller says so.
+    answer = '[{"bbox_2d": [100, 250, 500, 750]}]'
+    auto = parse_localization(answer, image_size=(480, 480))
+    explicit = parse_localization(answer, image_size=(480, 480), convention="xyxy_norm1000")
+    # read as pixels: x2 = 500 and y2 = 750 clip to 480: w = 480 - 100 = 380, h = 480 - 250 = 230
+    assert auto.convention == "qwen" and auto.boxes == [[100.0, 250.0, 380.0, 230.0]]
+    assert explicit.boxes[0] == pytest.approx([48.0, 120.0, 192.0, 240.0])
+
+
+def test_box_fully_outside_is_dropped_and_counted() -> None:
+    parsed = parse_localization("far: [1500, 1500, 1900, 1900]", image_size=(480, 480),
+                                convention="protocol")
+    assert parsed.boxes == [] and parsed.n_degenerate_dropped == 1 and parsed.n_out_of_range == 1
+
+
+def test_no_target_mixed_with_box_keeps_box_and_notes_it() -> None:
+    parsed = parse_localization("lesion: [250, 100, 750, 500]\nOtherwise no target.",
+                                image_size=(480, 480))
+    assert parsed.n_boxes == 1
+    assert any("no target" in note for note in parsed.notes)
+
+
+def test_found_false_with_boxes_keeps_boxes_and_notes_it() -> None:
+    parsed = parse_localization('{"found": false, "boxes": [{"bbox_2d": [1, 2, 30, 40]}]}',
+                                image_size=(480, 480))
+    assert parsed.n_boxes == 1 and any("nothing was found" in note for note in parsed.notes)
+
+
+def test_label_text_no_lesion_is_not_a_no_target_statement() -> None:
+    parsed = parse_localization('[{"bbox_2d": [1, 2, 30, 40], "label": "no lesion here?"}]',
+                                image_size=(480, 480))
+    assert parsed.notes == ("input_size not given: assumed the model saw the original image size",)
+
+
+def test_decoded_json_input_is_accepted() -> None:
+    parsed = parse_localization([{"bbox_2d": [10, 20, 110, 220], "label": "cyst"}], image_size=(480, 480))
+    assert parsed.boxes == [[10.0, 20.0, 100.0, 200.0]]
+
+
+def test_nan_coordinates_are_dropped() -> None:
+    parsed = parse_localization('{"bbox": [NaN, 10, 20, 30]}', image_size=(480, 480),
+                                convention="xyxy_pixel")
+    assert parsed.boxes == [] and parsed.n_degenerate_dropped == 1
+
+
+def test_huge_numbers_do_not_overflow() -> None:
+    parsed = parse_localization("lesion: [1" + "0" * 400 + ", 0, 10, 10]", image_size=(480, 480),
+                                convention="protocol")
+    assert parsed.status == "ok"
+    assert parsed.n_swapped == 1 and parsed.n_out_of_range == 1
+
+
+def test_deep_nesting_is_not_a_crash() -> None:
+    parsed = parse_localization("[" * 5000 + "1, 2, 3, 4" + "]" * 5000, image_size=(480, 480))
+    assert parsed.status in LOCALIZATION_STATUSES
+    assert parsed.error is None or "internal" not in parsed.error
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"image_size": (480, 480), "convention": "yxyx"}, "convention"),
+    ({"image_size": (0, 480)}, "image_size"),
+    ({"image_size": "480"}, "image_size"),
+    ({"image_size": (480, 480), "input_size": (-1, 5)}, "input_size"),
+])
+def test_bad_arguments_raise_input_error(kwargs: dict, field: str) -> None:
+    with pytest.raises(NovaInputError) as info:
+        parse_localization("lesion: [1, 2, 3, 4]", **kwargs)
+    assert info.value.field == field
+
+
+def test_to_dict_is_json_serialisable() -> None:
+    parsed = parse_localization("lesion: [250, 100, 750, 500]", image_size=(480, 480))
+    data = json.loads(json.dumps(parsed.to_dict()))
+    assert data["boxes"] == [[48.0, 120.0, 192.0, 240.0]] and data["status"] == "ok"
+    assert json.loads(json.dumps(parse_diagnoses("1. A").to_dict()))["diagnoses"] == ["A"]
+    assert parse_caption("Axial.").to_dict()["caption"] == "Axial."
+
+
+# --- diagnosis and caption rules not in the table
+
+
+def test_diagnosis_prefers_the_contract_object_over_other_json() -> None:
+    answer = ('Scores: {"confidence": 0.7}\n'
+              '{"most_likely_diagnosis": "Abscess", "other_possible_diagnoses": ["Glioma"]}')
+    assert parse_diagnoses(answer).diagnoses == ["Abscess", "Glioma"]
+
+
+def test_diagnosis_most_likely_property() -> None:
+    assert parse_diagnoses("").most_likely is None
+    assert parse_diagnoses('{"most_likely_diagnosis": "X"}').most_likely == "X"
+
+
+def test_caption_keeps_inner_markdown_text() -> None:
+    parsed = parse_caption("Axial *T2* image with a **large** cyst.")
+    assert parsed.caption == "Axial T2 image with a large cyst."
+
+
+# --- ParseStats
+
+
+def test_parse_stats_counts_localization() -> None:
+    answers = ["lesion: [250, 100, 750, 500]", "lesion: [-50, 100, 300, 500]", "no target", "",
+               '{"bbox": [1, 2, 3, 4]}', "lesion: [750, 500, 250, 100]"]
+    stats = ParseStats.from_results(parse_localization(a, image_size=(480, 480)) for a in answers)
+    assert stats.task == "localization" and stats.n_answers == 6
+    assert stats.status_counts == {"ok": 3, "no_target": 1, "empty": 1, "ambiguous_convention": 1}
+    assert stats.convention_counts == {"protocol": 3}
+    assert (stats.n_boxes, stats.n_out_of_range, stats.n_swapped) == (3, 1, 1)
+    # empty + ambiguous are failures: 2 of 6
+    assert stats.n_failed == 2 and stats.failure_rate == pytest.approx(2 / 6)
+    report = stats.as_dict()
+    assert report["n_boxes"] == 3 and report["status_counts"]["ok"] == 3
+    assert json.loads(json.dumps(report)) == report
+    assert stats.summary().startswith("localization: 6 answers, 2 unusable (33.3%); ok 3")
+
+
+def test_parse_stats_counts_diagnoses_and_refuses_mixing() -> None:
+    stats = ParseStats()
+    stats.add(parse_diagnoses('["A", "a", "B"]'))
+    stats.add(parse_diagnoses("no idea at all, sorry, I cannot say anything about this case"))
+    assert stats.as_dict()["n_diagnoses"] == 2 and stats.n_duplicates_removed == 1
+    assert stats.status_counts == {"fallback_list": 1, "unparseable": 1}
+    with pytest.raises(NovaInputError, match="diagnosis"):
+        stats.add(parse_caption("Axial T1."))
+    with pytest.raises(NovaInputError):
+        stats.add("not a parse result")  # type: ignore[arg-type]
+
+
+def test_parse_stats_empty() -> None:
+    stats = ParseStats()
+    assert stats.failure_rate == 0.0 and stats.as_dict()["n_answers"] == 0
+    assert isinstance(ParsedBoxes().to_dict(), dict)
