@@ -124,8 +124,8 @@ def edit_ratio(a: str, b: str) -> float:
     Example:
         >>> edit_ratio("leukoencephalopathy", "leukoencephalopaty")  # 1 edit in 19 letters
         0.9473684210526316
-        >>> edit_ratio("ependymoma", "subependymoma")  # 3 edits in 13 letters
-        0.7692307692307693
+        >>> round(edit_ratio("ependymoma", "subependymoma"), 4)  # 1 - 3 / 13
+        0.7692
     """
     longest = max(len(a), len(b))
     if longest == 0:
