@@ -51,7 +51,12 @@ def build_backend(args: argparse.Namespace) -> Any:
                 "is missing)",
                 field="--baseline",
             ) from None
-        return get_baseline(args.baseline)
+        try:
+            return get_baseline(args.baseline)
+        except NovaInputError:
+            raise
+        except (KeyError, ValueError) as error:  # an unknown name, whatever the registry raises
+            raise NovaInputError(str(error).strip("'\""), field="--baseline") from None
     if args.endpoint:
         from novabench.run.backends import OpenAIEndpointBackend
 

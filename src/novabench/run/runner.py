@@ -114,14 +114,20 @@ def parse_tasks(tasks: str | Sequence[str]) -> tuple[str, ...]:
         >>> parse_tasks(["diagnosis", "localisation"])
         ('localization', 'diagnosis')
     """
-    from novabench.run.prompts import _canonical_task
+    from novabench.run.prompts import default_prompt
 
     names = [tasks] if isinstance(tasks, str) else list(tasks)
     if not names:
         raise NovaInputError("no task given", field="tasks")
     chosen: set[str] = set()
     for name in names:
-        chosen.update(TASKS if name == "all" else (_canonical_task(name),))
+        if name == "all" or name in TASKS:
+            chosen.update(TASKS if name == "all" else (name,))
+            continue
+        try:  # aliases such as "localisation" are the prompts module's to define
+            chosen.add(default_prompt(name).task)
+        except NovaInputError as error:
+            raise NovaInputError(error.message, field="tasks") from None
     return tuple(task for task in TASKS if task in chosen)
 
 

@@ -1,0 +1,373 @@
+"""The runner: requests per task, resume after a crash, shards, manifests, the transformers path, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.data.release import read_release
+from novabench.errors import NovaInputError
+from novabench.run.backends import Answer, Request, TransformersBackend, effective_input_size
+from novabench.run.predictions import read_manifest, read_predictions
+from novabench.run.prompts import TaskPrompt, default_prompt, prompt_hash, render_diagnosis_prompt
+from novabench.run.runner import in_shard, parse_shard, parse_tasks, repair_partial_last_line, run_model
+from tests.release_factory import write_v1_release
+from tests.run.tiny_vlm import build_tiny_llava
+
+
+@pytest.fixture(scope="module")
+def release_dir(tmp_path_factory):
+    return write_v1_release(tmp_path_factory.mktemp("release"), n_cases=4, image_size=(40, 32))
+
+
+@pytest.fixture(scope="module")
+def release(release_dir):
+    return read_release(release_dir)  # 4 cases, 1+2+3+1 = 7 images
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(tmp_path_factory):
+    return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))
+
+
+class ScriptedBackend:
+    """Answers in the protocol's formats; remembers every request; can fail on purpose."""
+
+    def __init__(self, name="scripted", *, crash_after=None, fail_items=(), batch_size=2):
+        self.name = name
+        self.batch_size = batch_size
+        self.crash_after = crash_after
+        self.fail_items = set(fail_items)
+        self.requests: list[Request] = []
+
+    def describe(self):
+        return {"type": "test", "model": self.name, "generation": {"max_new_tokens": 8}, "batch_size": self.batch_size}
+
+    def generate(self, requests):
+        answers = []
+        for request in requests:
+            if self.crash_after is not None and len(self.requests) >= self.crash_after:
+                raise RuntimeError("simulated crash")
+            self.requests.append(request)
+            if request.item_id in self.fail_items:
+                answers.append(Answer(error="simulated failure"))
+            elif request.task == "localization":
+                answers.append(Answer(text="lesion: [100, 200, 500, 600]", latency_s=0.01, input_size=request.image_size))
+            elif request.task == "captioning":
+                answers.append(Answer(text=f"Axial T2 of {request.item_id}.", latency_s=0.01))
+            else:
+                answers.append(Answer(text='{"most_likely_diagnosis": "glioma", "other_possible_diagnoses": []}'))
+        return answers
+
+
+def lines_of(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_all_tasks_ask_the_right_questions_and_write_one_line_per_item(release, tmp_path):
+    backend = ScriptedBackend()
+    out = tmp_path / "raw.jsonl"
+    summary = run_model(release, tasks="all", backend=backend, out_path=out, progress=False)
+
+    n_images, cases = len(release.images), release.cases()
+    assert summary.counts == {
+        "localization": {"items": n_images, "done_before": 0, "answered": n_images, "errors": 0},
+        "captioning": {"items": n_images, "done_before": 0, "answered": n_images, "errors": 0},
+        "diagnosis": {"items": len(cases), "done_before": 0, "answered": len(cases), "errors": 0},
+    }
+    assert summary.complete and summary.n_errors == 0
+
+    by_task = {task: [r for r in backend.requests if r.task == task] for task in ("localization", "captioning", "diagnosis")}
+    assert [r.item_id for r in by_task["localization"]] == [image.filename for image in release.images]
+    for request, image in zip(by_task["captioning"], release.images):
+        assert request.image.mode == "RGB" and request.image.size == (image.width, image.height)
+        assert request.prompt == default_prompt("captioning").text
+        assert request.context == {"filename": image.filename, "case_id": image.case_id, "width": 40, "height": 32}
+    for request, case in zip(by_task["diagnosis"], cases):
+        assert request.image is None and request.item_id == case.case_id
+        assert case.clinical_history in request.prompt
+        assert all(caption.splitlines()[0] in request.prompt for caption in case.captions)
+        assert request.prompt == render_diagnosis_prompt(default_prompt("diagnosis"), case.clinical_history, case.captions)
+        assert request.context["findings"] == case.captions
+
+    lines = lines_of(out)
+    assert len(lines) == 2 * n_images + len(cases)
+    first = lines[0]
+    assert first == {
+        "filename": release.images[0].filename,
+        "task": "localization",
+        "raw_boxes": "lesion: [100, 200, 500, 600]",
+        "input_size": [40, 32],
+        "latency_s": 0.01,
+        "model": "scripted",
+    }
+    assert all("input_size" not in line for line in lines if line["task"] != "localization")
+
+
+def test_manifest_records_what_is_needed_to_reproduce_the_run(release, tmp_path):
+    out = tmp_path / "raw.jsonl"
+    mine = TaskPrompt.from_text("captioning", "Describe the slice briefly.", name="short.txt")
+    run_model(
+        release,
+        tasks=["captioning", "diagnosis"],
+        backend=ScriptedBackend(),
+        out_path=out,
+        prompts={"captioning": mine},
+        box_convention="protocol",
+        progress=False,
+    )
+    manifest = read_manifest(out)
+    assert manifest["novabench_version"]
+    assert manifest["backend"] == {"type": "test", "model": "scripted", "generation": {"max_new_tokens": 8}}
+    assert manifest["runtime"]["batch_size"] == 2  # how it ran, kept apart from what answered
+    assert manifest["model"] == "scripted" and manifest["generation"] == {"max_new_tokens": 8}
+    assert manifest["prompts"] == {
+        "captioning": {"name": "short.txt", "sha256": prompt_hash("Describe the slice briefly.")},
+        "diagnosis": {"name": "default", "sha256": prompt_hash(default_prompt("diagnosis").text)},
+    }
+    assert manifest["box_convention"] == "protocol" and manifest["shard"] is None
+    assert manifest["tasks"] == ["captioning", "diagnosis"]
+    assert manifest["release"]["fingerprint"] == release.fingerprint()
+    assert manifest["status"] == "complete" and manifest["created_at"] <= manifest["updated_at"]
+    assert manifest["counts"]["diagnosis"]["answered"] == len(release.cases())
+
+
+def test_a_crash_midway_loses_nothing_and_the_rerun_finishes_without_duplicates(release, tmp_path):
+    out = tmp_path / "raw.jsonl"
+    crashing = ScriptedBackend(crash_after=5)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_model(release, tasks="all", backend=crashing, out_path=out, progress=False)
+    written = lines_of(out)
+    assert len(written) == 4  # answers of the completed batches (2 per batch) are on disk
+    assert read_manifest(out)["status"] == "interrupted"
+
+    resumed = ScriptedBackend()
+    summary = run_model(release, tasks="all", backend=resumed, out_path=out, progress=False)
+    assert summary.counts["localization"]["done_before"] == 4
+    assert [r.item_id for r in resumed.requests[:3]] == [i.filename for i in release.images[4:]]
+    assert lines_of(out)[:4] == written
+    predictions = read_predictions(out, release)  # would raise on a duplicate
+    assert all(predictions.missing(task) == [] for task in ("localization", "captioning", "diagnosis"))
+    assert read_manifest(out)["status"] == "complete"
+
+
+def test_a_cut_off_last_line_is_set_aside_and_the_item_asked_again(release, tmp_path):
+    out = tmp_path / "raw.jsonl"
+    run_model(release, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False)
+    complete = out.read_bytes()
+    cut = complete[: complete.rstrip(b"\n").rfind(b"\n") + 1] + complete.splitlines()[-1][:25]
+    out.write_bytes(cut)  # as if the process died while writing the last line
+
+    resumed = ScriptedBackend()
+    summary = run_model(release, tasks="captioning", backend=resumed, out_path=out, progress=False)
+    assert [r.item_id for r in resumed.requests] == [release.images[-1].filename]
+    assert summary.repaired_fragment.read_bytes() == complete.splitlines()[-1][:25]
+    assert out.read_bytes().startswith(cut[: cut.rfind(b"\n") + 1])
+    assert read_predictions(out, release).missing("captioning") == []
+
+
+def test_repair_keeps_a_complete_last_line_that_only_lacks_its_newline(tmp_path):
+    path = tmp_path / "raw.jsonl"
+    path.write_text('{"case_id": "case0001", "raw_diagnoses": "a"}')
+    assert repair_partial_last_line(path) is None
+    assert path.read_text() == '{"case_id": "case0001", "raw_diagnoses": "a"}\n'
+    assert repair_partial_last_line(path) is None and len(list(tmp_path.iterdir())) == 1
+
+
+def test_failed_items_are_recorded_counted_and_retried_on_rerun(release, tmp_path):
+    out = tmp_path / "raw.jsonl"
+    bad = release.images[2].filename
+    summary = run_model(release, tasks="localization", backend=ScriptedBackend(fail_items={bad}), out_path=out, progress=False)
+    assert summary.counts["localization"]["errors"] == 1 and not summary.complete
+    assert read_manifest(out)["status"] == "complete-with-errors"
+    failed = [line for line in lines_of(out) if "error" in line]
+    assert failed == [{"filename": bad, "task": "localization", "error": "simulated failure", "model": "scripted"}]
+
+    retry = ScriptedBackend()
+    summary = run_model(release, tasks="localization", backend=retry, out_path=out, progress=False)
+    assert [r.item_id for r in retry.requests] == [bad] and summary.complete
+    predictions = read_predictions(out, release)
+    assert predictions.superseded == 1 and predictions.errors("localization") == {}
+
+
+def test_resuming_with_another_configuration_is_refused(release, tmp_path):
+    out = tmp_path / "raw.jsonl"
+    run_model(release, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False, limit=2)
+    with pytest.raises(NovaInputError) as caught:
+        run_model(release, tasks="captioning", backend=ScriptedBackend("other-model"), out_path=out, progress=False)
+    assert caught.value.field == "backend"
+    other_prompt = {"captioning": TaskPrompt.from_text("captioning", "Say anything.")}
+    with pytest.raises(NovaInputError) as caught:
+        run_model(release, tasks="captioning", backend=ScriptedBackend(), out_path=out, prompts=other_prompt, progress=False)
+    assert caught.value.field == "prompts.captioning"
+    with pytest.raises(NovaInputError) as caught:
+        run_model(release, tasks="captioning", backend=ScriptedBackend(), out_path=out, shard=(0, 2), progress=False)
+    assert caught.value.field == "shard"
+    # A runtime setting (batch size) may change; so may the task list.
+    summary = run_model(
+        release, tasks="all", backend=ScriptedBackend(batch_size=3), out_path=out, progress=False
+    )
+    assert summary.counts["captioning"]["done_before"] == 2 and summary.complete
+    assert read_manifest(out)["tasks"] == ["localization", "captioning", "diagnosis"]
+
+
+def test_a_foreign_file_is_never_appended_to(release, tmp_path):
+    out = tmp_path / "mine.jsonl"
+    out.write_text('{"case_id": "case0001", "diagnoses": ["x"]}\n')
+    with pytest.raises(NovaInputError, match="no manifest"):
+        run_model(release, tasks="diagnosis", backend=ScriptedBackend(), out_path=out, progress=False)
+    assert out.read_text() == '{"case_id": "case0001", "diagnoses": ["x"]}\n'
+
+
+def test_limit_and_bad_arguments(release, tmp_path):
+    summary = run_model(release, tasks="diagnosis", backend=ScriptedBackend(), out_path=tmp_path / "a.jsonl", limit=2, progress=False)
+    assert summary.counts["diagnosis"]["items"] == 2 and len(lines_of(tmp_path / "a.jsonl")) == 2
+    for kwargs, field in [
+        ({"tasks": "segmentation"}, "tasks"),
+        ({"tasks": "all", "box_convention": "yxyx"}, "box_convention"),
+        ({"tasks": "all", "shard": "2/2"}, "shard"),
+        ({"tasks": "all", "limit": -1}, "limit"),
+        ({"tasks": "captioning", "prompts": {"diagnosis": default_prompt("diagnosis")}}, "prompts"),
+    ]:
+        with pytest.raises(NovaInputError) as caught:
+            run_model(release, backend=ScriptedBackend(), out_path=tmp_path / "b.jsonl", progress=False, **kwargs)
+        assert caught.value.field == field, kwargs
+
+
+def test_a_backend_that_loses_answers_stops_the_run(release, tmp_path):
+    class Lossy(ScriptedBackend):
+        def generate(self, requests):
+            return super().generate(requests)[:-1]
+
+    with pytest.raises(RuntimeError, match="returned 1 answers for 2 requests"):
+        run_model(release, tasks="captioning", backend=Lossy(), out_path=tmp_path / "a.jsonl", progress=False)
+
+
+def test_shards_cover_every_item_exactly_once_and_merge(release, release_dir, tmp_path):
+    shard_paths = []
+    for index in range(2):
+        path = tmp_path / f"shard{index}.jsonl"
+        run_model(release, tasks="all", backend=ScriptedBackend(), out_path=path, shard=(index, 2), progress=False)
+        shard_paths.append(path)
+    keys = [{(line["task"], line.get("filename") or line.get("case_id")) for line in lines_of(p)} for p in shard_paths]
+    assert keys[0] and keys[1] and not keys[0] & keys[1]
+    everything = {(t, i.filename) for t in ("localization", "captioning") for i in release.images}
+    everything |= {("diagnosis", c.case_id) for c in release.cases()}
+    assert keys[0] | keys[1] == everything
+    # The same image falls in the same shard for both image tasks.
+    assert {k for t, k in keys[0] if t == "localization"} == {k for t, k in keys[0] if t == "captioning"}
+
+    merged = tmp_path / "merged.jsonl"
+    code = main(["merge", *map(str, shard_paths), "--out", str(merged), "--data", str(release_dir)])
+    assert code == 0
+    predictions = read_predictions(merged, release)
+    assert all(predictions.missing(task) == [] for task in ("localization", "captioning", "diagnosis"))
+    assert read_manifest(merged)["shard"] is None
+    assert main(["merge", *map(str, shard_paths), "--out", str(merged)]) == 2  # exists: refused
+
+
+def test_shard_helpers():
+    assert parse_shard("0/1") == (0, 1) and parse_shard((3, 4)) == (3, 4)
+    for bad in ("1/1", "a/2", "1-2", "-1/2", (0, 0)):
+        with pytest.raises(NovaInputError):
+            parse_shard(bad)
+    ids = [f"case{i:04d}_00{j}.png" for i in range(200) for j in range(1, 3)]
+    counts = [sum(in_shard(item, (k, 4)) for item in ids) for k in range(4)]
+    assert sum(counts) == len(ids) and min(counts) > 0
+    assert parse_tasks(["captioning", "all"]) == ("localization", "captioning", "diagnosis")
+
+
+def test_effective_input_size_reads_the_patch_grid_of_dynamic_processors():
+    import numpy as np
+    from PIL import Image
+
+    class GridProcessor:
+        patch_size = 14
+
+        def __call__(self, images, return_tensors):
+            width, height = images[0].size
+            return {"image_grid_thw": np.array([[1, round(height / 14), round(width / 14)]])}
+
+    class FixedProcessor:
+        def __call__(self, images, return_tensors):
+            return {"pixel_values": np.zeros((1, 3, 28, 28))}
+
+    image = Image.new("RGB", (480, 470))
+    assert effective_input_size(GridProcessor(), image) == (14 * round(480 / 14), 14 * round(470 / 14))
+    assert effective_input_size(FixedProcessor(), image) is None
+
+
+def test_transformers_backend_end_to_end_on_a_tiny_llava(release, tiny_llava, tmp_path):
+    backend = TransformersBackend(str(tiny_llava), batch_size=3, max_new_tokens=4)
+    description = backend.describe()
+    assert description["type"] == "transformers" and description["model"] == str(tiny_llava)
+    assert description["model_class"] == "LlavaForConditionalGeneration"
+    assert description["generation"] == {"max_new_tokens": 4, "do_sample": False}
+    assert "transformers" in description["versions"] and description["device"] == "cpu"
+
+    out = tmp_path / "raw.jsonl"
+    summary = run_model(release, tasks="all", backend=backend, out_path=out, progress=False)
+    assert summary.complete and summary.n_errors == 0
+    lines = lines_of(out)
+    assert len(lines) == 2 * len(release.images) + len(release.cases())
+    raw_field = {"localization": "raw_boxes", "captioning": "raw_caption", "diagnosis": "raw_diagnoses"}
+    for line in lines:
+        assert isinstance(line[raw_field[line["task"]]], str)
+        assert line["model"] == str(tiny_llava) and line["latency_s"] >= 0
+        if line["task"] == "localization":
+            assert line["input_size"] == [40, 32]  # a fixed-size processor: the original size is kept
+    manifest = read_manifest(out)
+    assert manifest["backend"]["model_class"] == "LlavaForConditionalGeneration"
+    assert manifest["runtime"]["batch_size"] == 3 and manifest["runtime"]["device"] == "cpu"
+
+    # Mixed image and text requests in one call are split into separate batches.
+    image = read_release(release.root).images[0]
+    from PIL import Image
+
+    with Image.open(image.image_path) as opened:
+        picture = opened.convert("RGB")
+    answers = backend.generate([Request("x.png", "captioning", "Describe.", picture), Request("case0001", "diagnosis", "Why?")])
+    assert [type(a.text) for a in answers] == [str, str]
+    assert answers[0].input_size == (40, 32) and answers[1].input_size is None
+
+
+def test_nova_run_then_parse_on_the_tiny_llava(release_dir, tiny_llava, tmp_path, capsys):
+    raw, parsed = tmp_path / "raw.jsonl", tmp_path / "pred.jsonl"
+    arguments = ["run", "--data", str(release_dir), "--task", "all", "--model", str(tiny_llava),
+                 "--out", str(raw), "--limit", "2", "--max-new-tokens", "3", "--batch-size", "2", "--no-progress"]
+    assert main(arguments) == 0
+    assert len(lines_of(raw)) == 6
+    assert main(arguments) == 0  # resumed: nothing left to ask
+    assert "already done     2" in capsys.readouterr().out
+    assert len(lines_of(raw)) == 6
+
+    assert main(["parse", str(raw), "--data", str(release_dir), "--out", str(parsed)]) == 0
+    printed = capsys.readouterr().out
+    assert "localization" in printed and "parse:" in printed
+    release = read_release(release_dir)
+    predictions = read_predictions(parsed, release)
+    counts = predictions.summary()
+    assert sum(counts["localization"]["parse_status"].values()) == 2
+    assert sum(counts["diagnosis"]["parse_status"].values()) == 2
+    assert len(predictions.localization()) == len(release.images)  # aligned; unasked images are missing
+    assert counts["localization"]["missing"] == len(release.images) - 2
+    assert read_manifest(parsed)["parsed"]["box_convention"] == "auto"
+    assert main(["parse", str(raw), "--data", str(release_dir), "--out", str(parsed)]) == 2  # exists
+
+
+def test_nova_run_with_a_baseline_or_bad_arguments(release_dir, tmp_path, capsys):
+    out = str(tmp_path / "raw.jsonl")
+    base = ["run", "--data", str(release_dir), "--task", "all", "--out", out, "--no-progress"]
+    assert main([*base, "--model", "x", "--prompt-file", "localization"]) == 2
+    assert main([*base, "--model", "x", "--shard", "3/2"]) == 2
+    assert main([*base, "--endpoint", "http://127.0.0.1:9/v1"]) == 2  # no --model-name
+    assert "--model-name" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        main([*base, "--model", "x", "--baseline", "floor"])  # two sources
+    assert exited.value.code == 2
+    code = main([*base, "--baseline", "no-such-baseline"])
+    assert code == 2 and "baseline" in capsys.readouterr().err
+    assert not Path(out).exists()
