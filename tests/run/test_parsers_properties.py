@@ -1,0 +1,188 @@
+"""Property tests: the parsers are total and their outputs keep their invariants."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from novabench.run.parsers import (
+    CAPTION_STATUSES,
+    CONVENTIONS,
+    DIAGNOSIS_STATUSES,
+    LOCALIZATION_STATUSES,
+    ParsedBoxes,
+    parse_caption,
+    parse_diagnoses,
+    parse_localization,
+)
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Characters that matter to the parsers, so random text often looks like an answer.
+ANSWER_ALPHABET = st.sampled_from(list("[]{}(),:;.-+'\"`/*\n 0123456789eE.abxyno_tlg") + [
+    "```json\n", "```", "bbox_2d", "box_2d", "no target", "//", "/*", "*/", "found", "false",
+    "<|box_start|>", "<|box_end|>", "1000", "1036", "NaN", "\u00e9", "\U0001F600"])
+answer_text = st.one_of(st.text(), st.lists(ANSWER_ALPHABET, max_size=60).map("".join))
+sizes = st.tuples(st.integers(1, 2000), st.integers(1, 2000))
+
+
+def assert_boxes_valid(parsed: ParsedBoxes, image_size: tuple[int, int]) -> None:
+    width, height = image_size
+    assert parsed.status in LOCALIZATION_STATUSES
+    assert parsed.error is None or not parsed.error.startswith("internal"), parsed.error
+    assert len(parsed.labels) == len(parsed.boxes)
+    assert all(isinstance(label, str) for label in parsed.labels)
+    for x, y, w, h in parsed.boxes:
+        assert w > 0 and h > 0
+        assert 0 <= x and 0 <= y
+        assert x + w <= width * (1 + 1e-9) and y + h <= height * (1 + 1e-9)
+    if parsed.status not in {"ok", "truncated_ok"}:
+        assert parsed.boxes == []
+    if parsed.status == "truncated_ok":
+        assert parsed.boxes
+    assert min(parsed.n_degenerate_dropped, parsed.n_out_of_range, parsed.n_swapped) >= 0
+
+
+@SETTINGS
+@given(text=answer_text, image_size=sizes, input_size=st.none() | sizes,
+       convention=st.sampled_from(CONVENTIONS))
+def test_localization_is_total_on_any_text(text, image_size, input_size, convention) -> None:
+    parsed = parse_localization(text, image_size=image_size, input_size=input_size, convention=convention)
+    assert_boxes_valid(parsed, image_size)
+
+
+@SETTINGS
+@given(value=st.one_of(st.none(), st.integers(), st.floats(), st.binary(max_size=50),
+                       st.lists(st.integers(), max_size=5),
+                       st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)))
+def test_parsers_are_total_on_non_text(value) -> None:
+    assert_boxes_valid(parse_localization(value, image_size=(480, 480)), (480, 480))
+    assert parse_diagnoses(value).status in DIAGNOSIS_STATUSES
+    assert parse_caption(value).status in CAPTION_STATUSES
+
+
+# --- structured random box answers
+
+coordinate = st.one_of(st.integers(-300, 1300), st.floats(-300, 1300, allow_nan=False))
+box_numbers = st.lists(coordinate, min_size=4, max_size=4)
+label = st.text(alphabet=st.sampled_from(list("abc XYZ:[]()-'")), max_size=12)
+
+
+def render(style: int, boxes: list[tuple[str, list[float]]]) -> str:
+    if style == 0:  # protocol lines
+        return "\n".join(f"{name}: [{', '.join(str(v) for v in numbers)}]" for name, numbers in boxes)
+    if style == 1:  # Qwen JSON in a fence, with a comment and trailing commas
+        items = ",\n".join(f'  {{"bbox_2d": {json.dumps(numbers)}, "label": {json.dumps(name)}}}, // x'
+                           for name, numbers in boxes)
+        return f"Result:\n```json\n[\n{items}\n]\n```\nDone."
+    if style == 2:  # found/boxes object
+        return json.dumps({"found": bool(boxes), "boxes": [{"box": n, "label": m} for m, n in boxes]})
+    return " ; ".join(f"[{' '.join(str(v) for v in numbers)}]" for _, numbers in boxes)  # spaces
+
+
+@SETTINGS
+@given(boxes=st.lists(st.tuples(label, box_numbers), max_size=8), style=st.integers(0, 3),
+       cut=st.floats(0, 1), image_size=sizes, input_size=st.none() | sizes,
+       convention=st.sampled_from(CONVENTIONS))
+def test_localization_on_random_box_answers(boxes, style, cut, image_size, input_size,
+                                            convention) -> None:
+    text = render(style, boxes)
+    text = text[: int(len(text) * cut)] if cut < 0.5 else text
+    parsed = parse_localization(text, image_size=image_size, input_size=input_size, convention=convention)
+    assert_boxes_valid(parsed, image_size)
+
+
+ordered_protocol_box = st.tuples(st.integers(0, 999), st.integers(0, 999), st.integers(1, 1000),
+                                 st.integers(1, 1000)).filter(lambda b: b[0] < b[2] and b[1] < b[3])
+
+
+@SETTINGS
+@given(boxes=st.lists(ordered_protocol_box, min_size=1, max_size=6), image_size=sizes)
+def test_protocol_lines_round_trip(boxes, image_size) -> None:
+    width, height = image_size
+    text = "\n".join(f"finding {i}: [{a}, {b}, {c}, {d}]" for i, (a, b, c, d) in enumerate(boxes))
+    parsed = parse_localization(text, image_size=image_size)
+    assume(any(v > 1 for box in boxes for v in box))  # all-0/1 boxes are ambiguous by design
+    assert parsed.status == "ok" and parsed.convention == "protocol"
+    assert parsed.labels == [f"finding {i}" for i in range(len(boxes))]
+    for (ymin, xmin, ymax, xmax), got in zip(boxes, parsed.boxes):
+        expected = [xmin / 1000 * width, ymin / 1000 * height,
+                    (xmax - xmin) / 1000 * width, (ymax - ymin) / 1000 * height]
+        assert all(abs(g - e) <= 1e-9 * max(width, height) for g, e in zip(got, expected))
+
+
+pixel_box = st.tuples(st.integers(0, 400), st.integers(0, 400), st.integers(1, 80), st.integers(1, 80))
+
+
+@SETTINGS
+@given(boxes=st.lists(pixel_box, min_size=1, max_size=6), cut=st.integers(0, 10_000))
+def test_truncated_qwen_json_recovers_a_prefix(boxes, cut) -> None:
+    items = [{"bbox_2d": [x, y, x + w, y + h], "label": f"l{i}"} for i, (x, y, w, h) in enumerate(boxes)]
+    full = "```json\n" + json.dumps(items, indent=2) + "\n```"
+    text = full[: cut % (len(full) + 1)]
+    parsed = parse_localization(text, image_size=(480, 480), input_size=(480, 480))
+    expected = [[float(x), float(y), float(w), float(h)] for x, y, w, h in boxes]
+    assert parsed.status in {"ok", "truncated_ok", "unparseable", "empty"}
+    assert parsed.boxes == expected[: len(parsed.boxes)]
+    assert parsed.labels == [f"l{i}" for i in range(len(parsed.boxes))]
+    if text == full:
+        assert parsed.status == "ok" and parsed.boxes == expected
+
+
+# --- diagnoses and captions
+
+word = st.text(alphabet=st.sampled_from(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN")), min_size=1,
+               max_size=8)
+diagnosis_name = st.lists(word, min_size=1, max_size=4).map(" ".join)
+
+
+@SETTINGS
+@given(text=answer_text)
+def test_diagnoses_total_and_deduplicated(text) -> None:
+    parsed = parse_diagnoses(text)
+    assert parsed.status in DIAGNOSIS_STATUSES
+    assert parsed.error is None or not parsed.error.startswith("internal"), parsed.error
+    assert all(isinstance(d, str) and d.strip() == d and d for d in parsed.diagnoses)
+    keys = [" ".join(d.casefold().split()) for d in parsed.diagnoses]
+    assert len(keys) == len(set(keys))
+    assert bool(parsed.diagnoses) == (parsed.status in {"ok", "partial", "fallback_list"})
+
+
+@SETTINGS
+@given(first=diagnosis_name, others=st.lists(diagnosis_name, max_size=7), fenced=st.booleans(),
+       quote=st.sampled_from(['"', "'"]))
+def test_diagnosis_json_round_trip(first, others, fenced, quote) -> None:
+    def q(text: str) -> str:
+        return f"{quote}{text}{quote}"
+
+    body = (f"{{{q('most_likely_diagnosis')}: {q(first)}, "
+            f"{q('other_possible_diagnoses')}: [{', '.join(q(o) for o in others)}]}}")
+    text = f"Answer:\n```json\n{body}\n```\nHope this helps." if fenced else body
+    expected: list[str] = []
+    for name in [first, *others]:  # keep the first spelling of each case-insensitive name
+        if name.casefold() not in {e.casefold() for e in expected}:
+            expected.append(name)
+    parsed = parse_diagnoses(text)
+    assert parsed.diagnoses == expected
+    assert parsed.status == ("ok" if len(expected) >= 5 else "partial")
+    assert parsed.n_duplicates_removed == 1 + len(others) - len(expected)
+
+
+@SETTINGS
+@given(text=answer_text)
+def test_caption_total_and_clean(text) -> None:
+    parsed = parse_caption(text)
+    assert parsed.status in CAPTION_STATUSES
+    assert parsed.caption == " ".join(parsed.caption.split())
+    assert (parsed.caption == "") == (parsed.status != "ok")
+
+
+@SETTINGS
+@given(words=st.lists(word, min_size=1, max_size=12), prefix=st.sampled_from(
+    ["", "Caption: ", "**Answer:** ", "Sure! Here is the description:\n", "Description - "]))
+def test_caption_prefix_is_removed(words, prefix) -> None:
+    sentence = " ".join(words) + "."
+    assume(parse_caption(sentence).caption == sentence)  # the sentence itself is not a prefix
+    assert parse_caption(prefix + sentence).caption == sentence
