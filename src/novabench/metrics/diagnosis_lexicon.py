@@ -104,6 +104,7 @@ _HEDGE_PHRASES: tuple[tuple[str, ...], ...] = tuple(
 _LEADING_LABELS: tuple[tuple[str, ...], ...] = (
     ("final", "diagnosis"), ("most", "likely", "diagnosis"), ("differential", "diagnosis"),
     ("primary", "diagnosis"), ("working", "diagnosis"), ("diagnosis",), ("answer",), ("dx",),
+    ("imaging", "findings", "are"), ("findings", "are"), ("imaging", "findings"), ("findings",),
 )
 
 _PARENTHESIS = re.compile(r"[(\[]([^()\[\]]*)[)\]]")

@@ -1,0 +1,558 @@
+"""Tests of the diagnosis metric, its normalisation and the lexicon matcher."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from novabench.errors import NovaInputError
+from novabench.metrics.diagnosis import (
+    LexiconDiagnosisMatcher,
+    describe_matcher,
+    diagnosis_aliases,
+    edit_ratio,
+    normalize_diagnosis,
+    prepare_diagnosis,
+    score_diagnosis,
+)
+from novabench.metrics.diagnosis_lexicon import (
+    DiagnosisEntry,
+    DiagnosisLexicon,
+    load_diagnosis_lexicon,
+)
+
+
+@pytest.fixture(scope="module")
+def matcher() -> LexiconDiagnosisMatcher:
+    return LexiconDiagnosisMatcher()
+
+
+# ---------------------------------------------------------------------------------------
+# Normalisation
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Glioblastoma", "glioblastoma"),
+        ("  Most likely: Creutzfeldt-Jakob's disease.", "creutzfeldt jakob disease"),
+        ("Probable haemorrhagic metastasis", "hemorrhagic metastasis"),
+        ("Findings consistent with a tumour", "tumor"),
+        ("Suggestive of oedema", "edema"),
+        ("Final diagnosis: Behçet's disease", "behcet disease"),
+        ("In keeping with the leucodystrophy", "leukodystrophy"),
+        ("Neurofibromatosis type II", "neurofibromatosis type 2"),
+        ("Chiari II", "chiari 2"),
+        ("WHO grade IV astrocytoma", "who grade 4 astrocytoma"),
+        ("X-linked adrenoleukodystrophy", "x linked adrenoleukodystrophy"),  # x stays a letter
+        ("Progressive multifocal leukoencephalopathy (PML)", "progressive multifocal leukoencephalopathy"),
+        ("Glioma (low grade)", "glioma low grade"),  # a non-abbreviation parenthesis stays
+        ("Sjögren’s syndrome", "sjogren syndrome"),
+        ("Suspected ischaemic stroke?", "ischemic stroke"),
+        ("", ""),
+        ("likely", ""),
+    ],
+)
+def test_normalize_diagnosis(text: str, expected: str) -> None:
+    assert normalize_diagnosis(text) == expected
+
+
+def test_aliases_keep_parenthesised_abbreviations() -> None:
+    assert diagnosis_aliases("Acute disseminated encephalomyelitis (ADEM)") == (
+        "acute disseminated encephalomyelitis", "adem")
+    assert diagnosis_aliases("Atypical teratoid/rhabdoid tumour (AT/RT)") == (
+        "atypical teratoid rhabdoid tumor", "at rt")
+    assert diagnosis_aliases("Neurofibromatosis (NF1)") == ("neurofibromatosis", "nf1")
+    assert diagnosis_aliases("   ") == ()
+
+
+def test_normalize_rejects_non_strings() -> None:
+    with pytest.raises(NovaInputError, match="text"):
+        normalize_diagnosis(None)  # type: ignore[arg-type]
+
+
+def test_edit_ratio_matches_hand_counts() -> None:
+    # glioblastoma -> glioblastom: one deletion over 12 letters.
+    assert edit_ratio("glioblastoma", "glioblastom") == pytest.approx(1 - 1 / 12)
+    # kitten -> sitting: 3 edits (k->s, e->i, +g) over 7 letters.
+    assert edit_ratio("kitten", "sitting") == pytest.approx(1 - 3 / 7)
+    assert edit_ratio("", "") == 1.0
+    assert edit_ratio("abc", "") == 0.0
+    assert edit_ratio("abc", "xyz") == 0.0
+
+
+# ---------------------------------------------------------------------------------------
+# Lexicon
+# ---------------------------------------------------------------------------------------
+
+
+def test_lexicon_size_groups_and_fields() -> None:
+    lexicon = load_diagnosis_lexicon()
+    specific = [e for e in lexicon.entries if not e.is_category]
+    assert len(specific) >= 200
+    groups = {e.group for e in lexicon.entries}
+    for group in ("demyelinating", "infectious", "inflammatory and autoimmune", "neoplastic",
+                  "vascular", "metabolic and toxic", "genetic and neurocutaneous", "congenital",
+                  "degenerative"):
+        assert group in groups
+    # Every specific entry hangs in the tree or is a deliberate root with cue words.
+    assert sum(1 for e in specific if e.parent is None) < 10
+    assert sum(1 for e in specific if e.cues) > 0.9 * len(specific)
+
+
+def test_every_name_and_synonym_resolves_to_its_own_entry() -> None:
+    lexicon = load_diagnosis_lexicon()
+    for entry in lexicon.entries:
+        for name in entry.names:
+            found = lexicon.lookup(name)
+            assert found is not None and found.name == entry.name, (name, entry.name)
+
+
+@pytest.mark.parametrize(
+    ("alias", "canonical"),
+    [
+        ("MS", "multiple sclerosis"), ("ADEM", "acute disseminated encephalomyelitis"),
+        ("PML", "progressive multifocal leukoencephalopathy"),
+        ("PRES", "posterior reversible encephalopathy syndrome"), ("CADASIL", "CADASIL"),
+        ("MELAS", "MELAS"), ("NMOSD", "neuromyelitis optica spectrum disorder"),
+        ("CJD", "Creutzfeldt-Jakob disease"), ("HSV encephalitis", "herpes simplex encephalitis"),
+        ("AVM", "arteriovenous malformation"), ("DVA", "developmental venous anomaly"),
+        ("GBM", "glioblastoma"), ("PCNSL", "primary CNS lymphoma"),
+        ("DNET", "dysembryoplastic neuroepithelial tumor"),
+        ("Dysembryoplastic neuroepithelial tumour", "dysembryoplastic neuroepithelial tumor"),
+        ("Haemangioblastoma", "hemangioblastoma"), ("Wilsons disease", "Wilson disease"),
+        ("Devic's disease", "neuromyelitis optica spectrum disorder"),
+        ("NF-1", "neurofibromatosis type 1"), ("von Recklinghausen's disease", "neurofibromatosis type 1"),
+        ("brain metastases", "metastasis"), ("Chiari type II", "Chiari 2 malformation"),
+        ("Guillain-Barré syndrome", "Guillain-Barre syndrome"),
+    ],
+)
+def test_lookup_of_abbreviations_and_variants(alias: str, canonical: str) -> None:
+    entry = load_diagnosis_lexicon().lookup(alias)
+    assert entry is not None and entry.name == canonical
+
+
+def test_hierarchy() -> None:
+    lexicon = load_diagnosis_lexicon()
+    assert lexicon.is_ancestor("glioma", "glioblastoma")
+    assert lexicon.is_ancestor("meningitis", "tuberculous meningitis")
+    assert lexicon.is_ancestor("CNS tuberculosis", "tuberculous meningitis")  # second parent
+    assert not lexicon.is_ancestor("glioblastoma", "glioma")
+    assert not lexicon.is_ancestor("ependymoma", "subependymoma")
+    assert lexicon.get("intracranial neoplasm").is_category
+    assert lexicon.get("glioblastoma").parent == "high-grade glioma"
+
+
+def _entry(name: str, synonyms: tuple[str, ...] = (), parents: tuple[str, ...] = ()) -> DiagnosisEntry:
+    return DiagnosisEntry(name=name, synonyms=synonyms, parents=parents, cues=(), group="test")
+
+
+def test_lexicon_validation_rejects_broken_tables() -> None:
+    with pytest.raises(NovaInputError, match="duplicate"):
+        DiagnosisLexicon([_entry("a disease"), _entry("a disease")])
+    with pytest.raises(NovaInputError, match="unknown parent"):
+        DiagnosisLexicon([_entry("a disease", parents=("nothing",))])
+    with pytest.raises(NovaInputError, match="cycle"):
+        DiagnosisLexicon([_entry("alpha", parents=("beta",)), _entry("beta", parents=("alpha",))])
+    with pytest.raises(NovaInputError, match="also names"):
+        DiagnosisLexicon([_entry("alpha", synonyms=("XY",)), _entry("beta", synonyms=("xy",))])
+
+
+def test_find_mentions_reports_leftover_words() -> None:
+    found, leftover = load_diagnosis_lexicon().find_mentions(
+        normalize_diagnosis("Left frontal glioblastoma with leptomeningeal metastases"))
+    assert [e.name for e in found] == ["glioblastoma", "leptomeningeal carcinomatosis"]
+    assert leftover == ["left", "frontal", "with"]
+
+
+# ---------------------------------------------------------------------------------------
+# The lexicon matcher: hand-labelled pairs
+# ---------------------------------------------------------------------------------------
+
+# (reference, candidate): each must match.
+MATCHING_PAIRS = [
+    # identical after normalisation, spelling variants, possessives, hedges
+    ("Glioblastoma", "glioblastoma"),
+    ("Subdural haematoma", "subdural hematoma"),
+    ("Haemangioblastoma", "Hemangioblastoma"),
+    ("Creutzfeldt-Jakob disease", "Creutzfeldt-Jakob's disease"),
+    ("Metachromatic leukodystrophy", "metachromatic leucodystrophy"),
+    ("Ischemic stroke", "Probable ischaemic stroke"),
+    ("Neurosarcoidosis", "Findings are consistent with neurosarcoidosis"),
+    ("Tuberous sclerosis complex", "suggestive of tuberous sclerosis"),
+    ("Dysembryoplastic neuroepithelial tumor", "Dysembryoplastic neuroepithelial tumour (DNET)"),
+    ("Neuro-Behçet disease", "neuro-Behcet disease"),
+    # synonyms and abbreviations
+    ("Glioblastoma", "GBM"),
+    ("Glioblastoma multiforme", "Glioblastoma, IDH-wildtype"),
+    ("Progressive multifocal leukoencephalopathy", "PML"),
+    ("Progressive multifocal leukoencephalopathy (PML)", "pml"),
+    ("Acute disseminated encephalomyelitis", "ADEM"),
+    ("Neuromyelitis optica spectrum disorder", "Devic's disease"),
+    ("Neuromyelitis optica", "NMOSD"),
+    ("Posterior reversible encephalopathy syndrome", "PRES"),
+    ("CADASIL", "Cerebral autosomal dominant arteriopathy with subcortical infarcts and leukoencephalopathy"),
+    ("MELAS", "mitochondrial encephalomyopathy, lactic acidosis and stroke-like episodes"),
+    ("Herpes simplex encephalitis", "HSV encephalitis"),
+    ("Creutzfeldt-Jakob disease", "likely CJD"),
+    ("Arteriovenous malformation", "AVM"),
+    ("Developmental venous anomaly", "venous angioma"),
+    ("Primary CNS lymphoma", "PCNSL"),
+    ("Osmotic demyelination syndrome", "central pontine myelinolysis"),
+    ("Vestibular schwannoma", "acoustic neuroma"),
+    ("Cavernous malformation", "cavernoma"),
+    ("Neurofibromatosis type 1", "NF1"),
+    ("Neurofibromatosis type 2", "NF-II"),
+    ("Multiple sclerosis", "relapsing-remitting MS"),
+    ("Moyamoya", "Moyamoya disease"),
+    ("Chiari I malformation", "Chiari type 1"),
+    ("Cerebral abscess", "brain abscess"),
+    ("Idiopathic intracranial hypertension", "pseudotumor cerebri"),
+    ("Spinocerebellar ataxia type 3", "SCA3"),
+    ("Wernicke's encephalopathy", "Wernicke encephalopathy"),
+    # specificity, both ways
+    ("Glioblastoma", "glioma"),
+    ("Glioma", "glioblastoma"),
+    ("Tuberculous meningitis", "meningitis"),
+    ("Meningitis", "tuberculous meningitis"),
+    ("Tuberculous meningitis", "CNS tuberculosis"),
+    ("Herpes simplex encephalitis", "viral encephalitis"),
+    ("Anti-NMDA receptor encephalitis", "autoimmune encephalitis"),
+    ("Pilocytic astrocytoma", "astrocytoma"),
+    ("Lymphoma", "primary CNS lymphoma"),
+    ("Leptomeningeal metastases", "metastatic disease"),
+    ("Variant Creutzfeldt-Jakob disease", "CJD"),
+    ("Spinocerebellar ataxia", "SCA3"),
+    # qualifiers that do not change the disease
+    ("Right temporal glioblastoma", "glioblastoma"),
+    ("Pilocytic astrocytoma of the cerebellum", "juvenile pilocytic astrocytoma"),
+    ("Glioblastoma", "glioblastoma WHO grade 4"),
+    # typos (edit ratio >= 0.88)
+    ("Oligodendroglioma", "oligodendrogliomma"),
+    ("Leukoencephalopathy with vanishing white matter", "leukoencephalopaty with vanishing white matter"),
+    # outside the lexicon: fuzzy words, specificity by word coverage
+    ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis"),
+    ("Erdheim syndrome variant xyz", "erdheim xyz"),
+]
+
+# (reference, candidate): each must NOT match.
+NON_MATCHING_PAIRS = [
+    # different diseases that share words
+    ("Neurofibromatosis type 1", "neurofibromatosis type 2"),
+    ("NF1", "NF2"),
+    ("Herpes simplex encephalitis", "autoimmune encephalitis"),
+    ("Ependymoma", "subependymoma"),
+    ("Tuberculous meningitis", "bacterial meningitis"),
+    ("Chiari I malformation", "Chiari II malformation"),
+    ("Susac syndrome", "Sjogren syndrome"),
+    ("Multiple sclerosis", "multiple system atrophy"),
+    ("Multiple sclerosis", "systemic sclerosis"),
+    ("Primary CNS lymphoma", "metastasis"),
+    ("Glioblastoma", "gliosarcoma of the spine xyz"),
+    ("Pilocytic astrocytoma", "pilomyxoid xyz"),
+    ("Sporadic Creutzfeldt-Jakob disease", "variant CJD"),
+    ("Metachromatic leukodystrophy", "X-linked adrenoleukodystrophy"),
+    ("Epidural hematoma", "subdural hematoma"),
+    ("Choroid plexus papilloma", "choroid plexus carcinoma"),
+    ("Anaplastic astrocytoma", "anaplastic oligodendroglioma"),
+    # a generic ancestor outside a partly recognised disease is not the disease
+    ("Bickerstaff brainstem encephalitis", "HSV encephalitis"),
+    # numbers and laterality must agree
+    ("Spinocerebellar ataxia type 3", "spinocerebellar ataxia type 6"),
+    ("Right MCA infarct", "left MCA infarct"),
+    ("Glutaric aciduria type 1", "glutaric aciduria type 2"),
+    # categories and vague head words are not diagnoses
+    ("Glioblastoma", "brain tumour"),
+    ("Glioblastoma", "tumor"),
+    ("Corticobasal degeneration", "degeneration"),
+    ("Wernicke encephalopathy", "encephalopathy"),
+    ("Colloid cyst", "cyst"),
+    # unrelated or empty
+    ("Glioblastoma", "xyz"),
+    ("Glioblastoma", ""),
+    ("Glioblastoma", "   "),
+    ("Glioblastoma", "likely"),
+]
+
+
+@pytest.mark.parametrize(("reference", "candidate"), MATCHING_PAIRS)
+def test_lexicon_matcher_accepts(matcher: LexiconDiagnosisMatcher, reference: str, candidate: str) -> None:
+    assert matcher(reference, candidate), matcher.explain(reference, candidate)
+
+
+@pytest.mark.parametrize(("reference", "candidate"), NON_MATCHING_PAIRS)
+def test_lexicon_matcher_rejects(matcher: LexiconDiagnosisMatcher, reference: str, candidate: str) -> None:
+    assert not matcher(reference, candidate), matcher.explain(reference, candidate)
+
+
+@pytest.mark.parametrize(("reference", "candidate", "rule"), [
+    ("Glioblastoma", "glioblastoma", "exact"),
+    ("Glioblastoma", "GBM", "lexicon"),
+    ("Ependymoma", "subependymoma", "lexicon-different"),
+    ("Bickerstaff brainstem encephalitis", "HSV encephalitis", "no-match"),
+    ("Bickerstaff brainstem encephalitis", "glioblastoma xyz", "mentions-different"),
+    ("Xyz syndrome", "brain tumor", "too-vague"),
+    ("Right MCA infarct", "left MCA infarct", "qualifier-mismatch"),
+    ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis", "fuzzy"),
+    ("Glioblastoma", "", "empty"),
+])
+def test_explain_names_the_deciding_rule(matcher: LexiconDiagnosisMatcher, reference: str,
+                                         candidate: str, rule: str) -> None:
+    assert matcher.explain(reference, candidate).rule == rule
+
+
+def test_matcher_is_symmetric_on_the_table(matcher: LexiconDiagnosisMatcher) -> None:
+    # Every rule is symmetric (specificity is accepted both ways), so swapping must agree.
+    for reference, candidate in MATCHING_PAIRS + NON_MATCHING_PAIRS:
+        if candidate.strip() and normalize_diagnosis(candidate):
+            assert matcher(reference, candidate) == matcher(candidate, reference), (reference, candidate)
+
+
+def test_fuzzy_threshold_controls_typo_tolerance() -> None:
+    # "oligodendrogliomma": 1 insertion over 18 letters -> ratio 1 - 1/18 = 0.944.
+    assert LexiconDiagnosisMatcher(0.88)("Oligodendroglioma", "oligodendrogliomma")
+    assert not LexiconDiagnosisMatcher(0.95)("Oligodendroglioma", "oligodendrogliomma")
+    assert LexiconDiagnosisMatcher(1.0)("Oligodendroglioma", "oligodendroglioma")
+
+
+@pytest.mark.parametrize("threshold", [0.0, -0.1, 1.5, "0.9", None])
+def test_fuzzy_threshold_is_validated(threshold: object) -> None:
+    with pytest.raises(NovaInputError, match="fuzzy_threshold"):
+        LexiconDiagnosisMatcher(threshold)  # type: ignore[arg-type]
+
+
+def test_matcher_rejects_non_strings(matcher: LexiconDiagnosisMatcher) -> None:
+    with pytest.raises(NovaInputError, match="candidate"):
+        matcher("glioma", None)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------------------
+
+
+def test_top1_top5_hand_computation() -> None:
+    predictions = [
+        ["GBM", "metastasis"],                                  # hit at rank 1
+        ["meningioma", "abscess", "lymphoma", "PCNSL", "x"],    # hit at rank 3 (lymphoma is an ancestor)
+        ["stroke", "MS", "ADEM", "glioma", "abscess"],          # no hit
+        [],                                                      # empty: miss
+    ]
+    references = ["Glioblastoma", "Primary CNS lymphoma", "Susac syndrome", "Krabbe disease"]
+    result = score_diagnosis(predictions, references)
+    # top1 = 1 hit / 4 cases = 0.25; top5 = 2 hits (cases 0 and 1) / 4 = 0.5
+    assert result["top1"] == pytest.approx(1 / 4)
+    assert result["top5"] == pytest.approx(2 / 4)
+    assert result["n_cases"] == 4
+    assert result["n_empty_predictions"] == 1
+    assert result["n_cases_without_reference"] == 0
+    assert result["n_predictions_truncated"] == 0
+    assert result["matcher"].startswith("lexicon matcher")
+
+
+def test_placeholders_are_excluded_and_counted() -> None:
+    predictions = [["glioma"], ["anything"], ["abscess"], ["x"]]
+    references = ["Glioma", "Final diagnosis not found.", "Lymphoma",
+                  {"case_id": "case0004", "final_diagnosis": "N/A"}]
+    result = score_diagnosis(predictions, references)
+    # 2 scored cases (0 and 2); one hit -> top1 = top5 = 1/2.
+    assert result["n_cases"] == 2
+    assert result["n_cases_without_reference"] == 2
+    assert result["top1"] == pytest.approx(0.5) and result["top5"] == pytest.approx(0.5)
+
+
+def test_all_placeholders_give_nan_not_zero() -> None:
+    result = score_diagnosis([["glioma"]], ["Final diagnosis not found."])
+    assert result["n_cases"] == 0 and math.isnan(result["top1"]) and math.isnan(result["top5"])
+
+
+def test_only_the_first_five_count_and_truncation_is_reported() -> None:
+    six = ["a", "b", "c", "d", "e", "Glioblastoma"]
+    result = score_diagnosis([six, six[:5], ["GBM"] * 7], ["Glioblastoma"] * 3)
+    # case 0: the hit is 6th -> not counted; case 1: no hit; case 2: hit at rank 1.
+    assert result["top5"] == pytest.approx(1 / 3)
+    assert result["top1"] == pytest.approx(1 / 3)
+    assert result["n_predictions_truncated"] == 2
+    evaluation = prepare_diagnosis([six], ["Glioblastoma"])
+    assert evaluation.cases[0].predictions == tuple(six[:5])
+    assert evaluation.cases[0].truncated
+
+
+def test_plain_string_prediction_is_a_one_item_list() -> None:
+    assert score_diagnosis(["GBM", "abscess"], ["Glioblastoma", "Glioma"])["top1"] == pytest.approx(0.5)
+
+
+def test_empty_strings_are_misses_and_never_reach_the_matcher() -> None:
+    seen: list[tuple[str, str]] = []
+
+    def recording(reference: str, candidate: str) -> bool:
+        seen.append((reference, candidate))
+        return True
+
+    evaluation = prepare_diagnosis([["", "  ", "glioma"], [""]], ["Glioma", "Lymphoma"], matcher=recording)
+    assert evaluation.cases[0].verdicts == (False, False, True)
+    assert evaluation.cases[0].first_hit_rank == 3
+    assert evaluation.cases[1].verdicts == (False,)
+    assert seen == [("Glioma", "glioma")]
+    assert evaluation.result()["n_empty_predictions"] == 1
+
+
+def test_each_distinct_pair_is_judged_once() -> None:
+    calls: list[tuple[str, str]] = []
+
+    def recording(reference: str, candidate: str) -> bool:
+        calls.append((reference, candidate))
+        return reference.lower() == candidate.lower()
+
+    prepare_diagnosis([["glioma", "glioma"], ["glioma"], ["abscess"]], ["Glioma"] * 3, matcher=recording)
+    assert sorted(calls) == [("Glioma", "abscess"), ("Glioma", "glioma")]
+
+
+def test_custom_matcher_and_description() -> None:
+    def same_text(reference: str, candidate: str) -> bool:
+        return reference == candidate
+
+    result = score_diagnosis([["Glioma"], ["glioma"]], ["Glioma", "Glioma"], matcher=same_text)
+    assert result["top1"] == pytest.approx(0.5)
+    assert result["matcher"] == "callable test_custom_matcher_and_description.<locals>.same_text"
+    assert describe_matcher(LexiconDiagnosisMatcher()) == LexiconDiagnosisMatcher().description
+
+
+def test_batch_matcher_receives_all_pairs_with_labels() -> None:
+    class Batch:
+        description = "batch test matcher"
+
+        def __init__(self) -> None:
+            self.received: list[tuple[list[tuple[str, str]], list[str]]] = []
+
+        def __call__(self, reference: str, candidate: str) -> bool:
+            raise AssertionError("match_many must be used")
+
+        def match_many(self, pairs, *, labels=None):  # type: ignore[no-untyped-def]
+            self.received.append((list(pairs), list(labels)))
+            return [reference == candidate for reference, candidate in pairs]
+
+    batch = Batch()
+    rows = [{"case_id": "case0001", "final_diagnosis": "A"}, {"case_id": "case0002", "final_diagnosis": "B"}]
+    result = score_diagnosis([["x", "A"], ["B"]], rows, matcher=batch)
+    assert result["top1"] == pytest.approx(0.5) and result["top5"] == pytest.approx(1.0)
+    assert result["matcher"] == "batch test matcher"
+    pairs, labels = batch.received[0]
+    assert pairs == [("A", "x"), ("A", "A"), ("B", "B")]
+    assert labels == ["example 0 (case0001), prediction 1", "example 0 (case0001), prediction 2",
+                      "example 1 (case0002), prediction 1"]
+
+
+def test_matcher_errors_name_the_case() -> None:
+    def broken(reference: str, candidate: str) -> bool:
+        raise RuntimeError("endpoint down")
+
+    with pytest.raises(RuntimeError) as info:
+        score_diagnosis([["a"], ["b"]], ["X", "Y"], matcher=broken)
+    notes = getattr(info.value, "__notes__", None)
+    if notes is not None:  # add_note exists from Python 3.11
+        assert "example 0, prediction 1" in notes[0]
+
+
+# ---------------------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("predictions", "references", "record", "field"),
+    [
+        ([["a"]], [None], "example 0", "reference"),
+        ([["a"], ["b"]], ["X", ""], "example 1", "reference"),
+        ([["a"], ["b"]], ["X", "   "], "example 1", "reference"),
+        ([["a"]], [{"case_id": "case0007"}], "example 0 (case0007)", "final_diagnosis"),
+        ([["a"]], [{"case_id": "case0007", "final_diagnosis": None}], "example 0 (case0007)", "final_diagnosis"),
+        ([["a"]], [3], "example 0", "reference"),
+        ([["a", None]], ["X"], "example 0", "predictions[1]"),
+        ([["a"], ["b", 7]], ["X", "Y"], "example 1", "predictions[1]"),
+        ([None], ["X"], "example 0", "predictions"),
+        ([{"a"}], ["X"], "example 0", "predictions"),
+        ([{"diagnoses": ["a"]}], ["X"], "example 0", "predictions"),
+    ],
+)
+def test_bad_inputs_name_the_example_and_field(predictions: list, references: list, record: str,
+                                               field: str) -> None:
+    with pytest.raises(NovaInputError) as info:
+        score_diagnosis(predictions, references)
+    assert info.value.record == record
+    assert info.value.field == field
+
+
+def test_mismatched_lengths() -> None:
+    with pytest.raises(NovaInputError, match="2 prediction lists for 1 references"):
+        score_diagnosis([["a"], ["b"]], ["X"])
+
+
+@pytest.mark.parametrize(("predictions", "references"), [("glioma", ["X"]), ([["a"]], "X"), (None, ["X"])])
+def test_top_level_must_be_lists(predictions: object, references: object) -> None:
+    with pytest.raises(NovaInputError):
+        score_diagnosis(predictions, references)  # type: ignore[arg-type]
+
+
+def test_matcher_must_return_bool_and_be_callable() -> None:
+    with pytest.raises(NovaInputError, match="must return a bool") as info:
+        score_diagnosis([["a"]], ["X"], matcher=lambda reference, candidate: "yes")  # type: ignore[arg-type, return-value]
+    assert info.value.record == "example 0, prediction 1"
+    with pytest.raises(NovaInputError, match="callable"):
+        score_diagnosis([["a"]], ["X"], matcher="judge")  # type: ignore[arg-type]
+
+
+def test_numpy_bools_are_accepted() -> None:
+    result = score_diagnosis([["a"]], ["a"], matcher=lambda r, c: np.bool_(r == c))  # type: ignore[arg-type, return-value]
+    assert result["top1"] == 1.0
+
+
+# ---------------------------------------------------------------------------------------
+# Resampling protocol
+# ---------------------------------------------------------------------------------------
+
+
+def _random_cases(seed: int, n: int) -> tuple[list[list[str]], list[str]]:
+    rng = np.random.default_rng(seed)
+    names = ["Glioblastoma", "GBM", "meningioma", "abscess", "lymphoma", "PML", "ADEM", "MS", ""]
+    references = [str(rng.choice(["Glioblastoma", "Meningioma", "Lymphoma", "Multiple sclerosis",
+                                  "Final diagnosis not found."])) for _ in range(n)]
+    predictions = [[str(x) for x in rng.choice(names, size=int(rng.integers(0, 7)))] for _ in range(n)]
+    return predictions, references
+
+
+def test_aggregate_over_all_items_equals_the_full_result() -> None:
+    predictions, references = _random_cases(0, 60)
+    evaluation = prepare_diagnosis(predictions, references)
+    full = score_diagnosis(predictions, references)
+    assert evaluation.aggregate(np.arange(evaluation.n_items)) == {"top1": full["top1"], "top5": full["top5"]}
+    assert evaluation.aggregate() == {"top1": full["top1"], "top5": full["top5"]}
+
+
+def test_resample_equals_the_score_of_the_repeated_list() -> None:
+    predictions, references = _random_cases(1, 40)
+    evaluation = prepare_diagnosis(predictions, references)
+    rng = np.random.default_rng(2)
+    indices = rng.integers(0, evaluation.n_items, size=evaluation.n_items)
+    positions = evaluation.item_indices[indices]
+    repeated = score_diagnosis([predictions[i] for i in positions], [references[i] for i in positions])
+    assert evaluation.aggregate(indices) == pytest.approx({"top1": repeated["top1"], "top5": repeated["top5"]})
+
+
+@pytest.mark.parametrize("indices", [np.array([0, 5]), np.array([-1]), np.array([0.5]), np.zeros((1, 1), int)])
+def test_aggregate_rejects_bad_indices(indices: np.ndarray) -> None:
+    evaluation = prepare_diagnosis([["a"], ["b"]], ["a", "b"])
+    with pytest.raises(NovaInputError, match="indices"):
+        evaluation.aggregate(indices)
+
+
+def test_per_case_records() -> None:
+    rows = [{"case_id": "case0001", "final_diagnosis": "Glioblastoma"},
+            {"case_id": "case0002", "final_diagnosis": "Final diagnosis not found."}]
+    records = prepare_diagnosis([["meningioma", "GBM"], ["x"]], rows).per_case()
+    assert records[0]["case_id"] == "case0001"
+    assert records[0]["verdicts"] == [False, True] and records[0]["first_hit_rank"] == 2
+    assert records[1]["has_reference"] is False and records[1]["verdicts"] == [False]
