@@ -265,7 +265,11 @@ def test_shards_cover_every_item_exactly_once_and_merge(release, release_dir, tm
     assert code == 0
     predictions = read_predictions(merged, release)
     assert all(predictions.missing(task) == [] for task in ("localization", "captioning", "diagnosis"))
-    assert read_manifest(merged)["shard"] is None
+    assert read_manifest(merged)["shard"] is None and read_manifest(merged)["missing_shards"] == []
+    partial = tmp_path / "partial.jsonl"
+    assert main(["merge", str(shard_paths[0]), "--out", str(partial), "--data", str(release_dir)]) == 0
+    assert read_manifest(partial)["missing_shards"] == [1]
+    assert read_predictions(partial, release).missing("diagnosis")  # the other shard's items are missing
     assert main(["merge", *map(str, shard_paths), "--out", str(merged)]) == 2  # exists: refused
 
 

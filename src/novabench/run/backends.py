@@ -168,7 +168,7 @@ def effective_input_size(image_processor: Any, image: Any) -> tuple[int, int] | 
         >>> effective_input_size(GridProcessor(), object())
         (728, 504)
     """
-    outputs = image_processor(images=[image], return_tensors="np")
+    outputs = image_processor(images=[image], return_tensors="pt")  # fast processors only speak torch
     grid = outputs.get("image_grid_thw") if hasattr(outputs, "get") else None
     if grid is None:
         return None

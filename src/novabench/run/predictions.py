@@ -841,6 +841,7 @@ def merge_prediction_files(
         statuses = {m.get("status") for m in manifests}
         merged["status"] = statuses.pop() if len(statuses) == 1 else "mixed: " + ", ".join(sorted(map(str, statuses)))
         merged["runtime"] = [m.get("runtime") for m in manifests]
+        merged["missing_shards"] = _missing_shards([m.get("shard") for m in manifests])
         write_manifest(out, merged)
 
     if release is not None:
@@ -849,6 +850,16 @@ def merge_prediction_files(
         order_images = sorted({*records["localization"], *records["captioning"]})
         order_cases, aligned = sorted(records["diagnosis"]), False
     return PredictionSet(str(out), records, order_images, order_cases, aligned, superseded)
+
+
+def _missing_shards(shards: Sequence[Any]) -> list[int]:
+    """Shard indices of an ``n``-way split that none of the merged files holds."""
+    counts = {s.get("count") for s in shards if isinstance(s, dict)}
+    if len(counts) != 1:
+        return []
+    count = counts.pop()
+    present = {s.get("index") for s in shards if isinstance(s, dict)}
+    return [index for index in range(int(count)) if index not in present]
 
 
 def _sum_counts(all_counts: Sequence[Any]) -> dict[str, dict[str, int]]:

@@ -363,14 +363,19 @@ def run_model(
             another configuration.
 
     Example:
-        >>> from novabench.run.backends import Answer
+        >>> import pathlib, tempfile, types
+        >>> case = types.SimpleNamespace(case_id="case0001", clinical_history="Headache.",
+        ...                              captions=["Axial FLAIR: right frontal hyperintensity."])
+        >>> release = types.SimpleNamespace(images=[], cases=lambda: [case])  # stands in for read_release(...)
         >>> class Echo:
         ...     name = "echo"
         ...     def describe(self): return {"type": "test", "model": "echo"}
-        ...     def generate(self, requests): return [Answer(text="no target") for _ in requests]
-        >>> summary = run_model(release, tasks="localization", backend=Echo(), out_path=out)  # doctest: +SKIP
-        >>> summary.counts["localization"]["answered"] == release.n_images  # doctest: +SKIP
-        True
+        ...     def generate(self, requests): return [Answer(text="Glioma.") for _ in requests]
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
+        >>> run_model(release, tasks="diagnosis", backend=Echo(), out_path=out, progress=False).counts
+        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0}}
+        >>> print(out.read_text(), end="")
+        {"case_id": "case0001", "task": "diagnosis", "raw_diagnoses": "Glioma.", "model": "echo"}
     """
     started = time.perf_counter()
     chosen = parse_tasks(tasks)
