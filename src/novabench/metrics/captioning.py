@@ -189,8 +189,6 @@ def _bertscore_setup_hint() -> str:
 
 
 def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: int | None) -> tuple[str, int]:
-    from bert_score.utils import model2layers
-
     if model is None:
         from huggingface_hub import try_to_load_from_cache
 
@@ -207,6 +205,8 @@ def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: i
     if looks_like_path and not os.path.isdir(model):
         raise NovaInputError(f"no model folder at {model!r}; {_bertscore_setup_hint()}", source="bertscore_model")
     if num_layers is None:
+        from bert_score.utils import model2layers  # imports torch: only when a default layer is needed
+
         if model not in model2layers:
             raise NovaInputError(
                 f"bert_score has no default layer for {model!r}: pass bertscore_num_layers "

