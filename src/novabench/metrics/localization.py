@@ -120,6 +120,30 @@ def _box_list_length(boxes: Any, record: str, field: str) -> int:
     return len(boxes)
 
 
+def _is_real_number_type(kind: type) -> bool:
+    return kind is not bool and kind is not np.bool_ and issubclass(kind, (Real, np.number))
+
+
+def _all_real_numbers(per_image: list[Any], depth: int) -> bool:
+    """Whether every leaf of the per-image lists is a real number (booleans excluded).
+
+    numpy would silently read ``True`` as 1.0 once mixed with floats, so the leaf types are
+    checked before converting: one C-level pass over the values, no per-value Python code.
+    Arrays are judged by their dtype.
+    """
+    lists = [values for values in per_image if not isinstance(values, np.ndarray)]
+    if any(values.dtype.kind not in "iuf" for values in per_image if isinstance(values, np.ndarray)):
+        return False
+    try:
+        leaves: Iterable[Any] = chain.from_iterable(lists)
+        for _ in range(depth - 1):
+            leaves = chain.from_iterable(leaves)
+        kinds = set(map(type, leaves))
+    except TypeError:  # a number where a list was expected
+        return False
+    return all(_is_real_number_type(kind) for kind in kinds)
+
+
 def _flatten_boxes(
     per_image: list[Any], counts: np.ndarray, field: str, box_format: str
 ) -> np.ndarray:
@@ -130,15 +154,15 @@ def _flatten_boxes(
     """
     total = int(counts.sum())
     flat: np.ndarray | None = None
-    if total:
+    if total == 0:
+        flat = np.zeros((0, 4))
+    elif _all_real_numbers(per_image, depth=2):
         try:
             raw = np.array(list(chain.from_iterable(per_image)))
         except (ValueError, TypeError):  # ragged or mixed nesting
             raw = None
         if raw is not None and raw.shape == (total, 4) and raw.dtype.kind in "iuf":
             flat = raw.astype(np.float64, copy=False)
-    else:
-        flat = np.zeros((0, 4))
     bad_row = None if flat is None else first_invalid_box(flat, box_format)
     if flat is None or bad_row is not None:
         # Slow path, only for bad input: find the culprit image and let it raise.
@@ -159,12 +183,13 @@ def _flatten_scores(per_image: list[Any], counts: np.ndarray) -> np.ndarray:
     """All scores as one float64 array (1.0 where an image gave none), validated."""
     given = [scores for scores in per_image if scores is not None]
     flat: np.ndarray | None = None
-    try:
-        raw = np.array(list(chain.from_iterable(given)), dtype=None) if given else np.zeros(0)
-        if raw.ndim == 1 and (raw.dtype.kind in "iuf" or raw.size == 0):
-            flat = raw.astype(np.float64, copy=False)
-    except (ValueError, TypeError):
-        flat = None
+    if _all_real_numbers(given, depth=1):
+        try:
+            raw = np.array(list(chain.from_iterable(given))) if given else np.zeros(0)
+            if raw.ndim == 1 and (raw.dtype.kind in "iuf" or raw.size == 0):
+                flat = raw.astype(np.float64, copy=False)
+        except (ValueError, TypeError):
+            flat = None
     lengths_ok = all(
         scores is None or (hasattr(scores, "__len__") and not isinstance(scores, (str, bytes))
                            and len(scores) == count)
