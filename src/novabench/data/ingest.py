@@ -57,8 +57,9 @@ PLANES: tuple[str, ...] = ("axial", "coronal", "sagittal")
 BOX_FIELDS: tuple[str, ...] = ("x", "y", "width", "height")
 FIXED_META_KEYS: tuple[str, ...] = ("title", "publication_date", "clinical_history", "final_diagnosis")
 PARQUET_RELATIVE_PATH = "data/nova-v1.parquet"
-# Case ids become filename prefixes ``<case_id>_<scan>.png``: no underscore, no separators.
-_CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+# Case ids prefix filenames ``<case_id>_<scan>.png``; the release reader accepts NOVA's own
+# pattern only (``case`` + 4 digits), so ingest enforces it up front.
+_CASE_ID = re.compile(r"^case\d{4}$")
 _RATER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 # Voxel axis cut by each plane in canonical RAS (0: x, 1: y, 2: z).
 _PLANE_AXIS = {"sagittal": 0, "coronal": 1, "axial": 2}
@@ -104,7 +105,7 @@ class IngestCase:
     """A case: its series and the per-case metadata of the release.
 
     Args:
-        case_id: e.g. ``"case0001"``; letters, digits and ``-`` only (it prefixes filenames).
+        case_id: ``"case"`` and 4 digits, e.g. ``"case0001"`` (it prefixes filenames).
         series: the case's series, in the order their images are numbered.
         title: case title.
         clinical_history: clinical history text.
@@ -378,7 +379,7 @@ def _check_case(case: IngestCase, where: str, seen: set[str]) -> None:
     record = f"case {case.case_id!r}"
     if not isinstance(case.case_id, str) or not _CASE_ID.match(case.case_id):
         raise NovaInputError(
-            "case id must be letters, digits and '-' (it prefixes filenames '<case_id>_001.png')",
+            "case id must be 'case' and 4 digits, e.g. 'case0001' (it prefixes filenames 'case0001_001.png')",
             source=where,
             record=record,
             field="case_id",
@@ -408,10 +409,27 @@ def _series_caption(series: IngestSeries, *, where: str, record: str, field_name
     raise NovaInputError("give a caption (or at least a sequence)", source=where, record=record, field=f"{field_name}.caption")
 
 
+def _source_key(source: VolumeSource) -> tuple[str, Any]:
+    """Identity of a volume within one case: the same file or image object is read once."""
+    if isinstance(source, (str, os.PathLike)):
+        return ("path", os.fspath(source))
+    return ("object", id(source))  # objects stay alive while their case is processed
+
+
+def _cached(cache: dict[Any, Any], key: Any, compute: Any) -> Any:
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 def _mask_array(
-    source: VolumeSource, volume_image: Any, *, where: str, record: str, field_name: str
+    source: VolumeSource, volume_image: Any, cache: dict[Any, Any], *, where: str, record: str, field_name: str
 ) -> np.ndarray:
-    mask_image = _load_canonical(source, where=where, record=record, field_name=field_name)
+    mask_image = _cached(
+        cache,
+        ("image", _source_key(source)),
+        lambda: _load_canonical(source, where=where, record=record, field_name=field_name),
+    )
     if tuple(mask_image.shape) != tuple(volume_image.shape):
         raise NovaInputError(
             f"mask shape {tuple(mask_image.shape)} differs from the volume shape {tuple(volume_image.shape)}",
@@ -426,7 +444,7 @@ def _mask_array(
             record=record,
             field=field_name,
         )
-    return np.asanyarray(mask_image.dataobj) > 0
+    return _cached(cache, ("mask", _source_key(source)), lambda: np.asanyarray(mask_image.dataobj) > 0)
 
 
 def _ingest_series(
@@ -440,6 +458,7 @@ def _ingest_series(
     image_size: int,
     window_percentiles: tuple[float, float],
     where: str,
+    cache: dict[Any, Any],
 ) -> list[_Image]:
     record = f"case {case_id!r}"
     field_name = f"series[{index}]"
@@ -448,10 +467,15 @@ def _ingest_series(
             f"plane must be one of {PLANES}, got {series.plane!r}", source=where, record=record, field=f"{field_name}.plane"
         )
     caption = _series_caption(series, where=where, record=record, field_name=field_name)
-    volume_image = _load_canonical(series.volume, where=where, record=record, field_name=f"{field_name}.volume")
+    volume_key = _source_key(series.volume)
+    volume_image = _cached(
+        cache,
+        ("image", volume_key),
+        lambda: _load_canonical(series.volume, where=where, record=record, field_name=f"{field_name}.volume"),
+    )
     mask = None
     if series.mask is not None:
-        mask = _mask_array(series.mask, volume_image, where=where, record=record, field_name=f"{field_name}.mask")
+        mask = _mask_array(series.mask, volume_image, cache, where=where, record=record, field_name=f"{field_name}.mask")
     rater_masks: dict[str, np.ndarray] = {}
     for rater, source in series.rater_masks.items():
         if not isinstance(rater, str) or not _RATER.match(rater) or rater == "gold":
@@ -462,7 +486,7 @@ def _ingest_series(
                 field=f"{field_name}.rater_masks",
             )
         rater_masks[rater] = _mask_array(
-            source, volume_image, where=where, record=record, field_name=f"{field_name}.rater_masks.{rater}"
+            source, volume_image, cache, where=where, record=record, field_name=f"{field_name}.rater_masks.{rater}"
         )
     axis = _PLANE_AXIS[series.plane]
     length = volume_image.shape[axis]
@@ -477,7 +501,11 @@ def _ingest_series(
                 field=f"{field_name}.slice_indices",
             )
     else:
-        profiles = _lesion_profiles(mask, axis) if mask is not None else []
+        profiles = (
+            _cached(cache, ("profiles", _source_key(series.mask), axis), lambda: _lesion_profiles(mask, axis))
+            if mask is not None
+            else []
+        )
         wanted = series.n_slices if series.n_slices is not None else slices_per_lesion * max(len(profiles), 1)
         if not isinstance(wanted, int) or wanted < 1:
             raise NovaInputError(
@@ -487,8 +515,8 @@ def _ingest_series(
             slices = _choose_slices(profiles, wanted, where=where, record=record, field_name=f"{field_name}.n_slices")
         else:
             slices = _central_slices(length, wanted)
-    volume = np.asarray(volume_image.get_fdata(dtype=np.float32))
-    window = _window(volume, window_percentiles)
+    volume = _cached(cache, ("voxels", volume_key), lambda: np.asarray(volume_image.get_fdata(dtype=np.float32)))
+    window = _cached(cache, ("window", volume_key), lambda: _window(volume, window_percentiles))
     spacing = _in_plane_spacing(volume_image.header.get_zooms()[:3], axis)
     images: list[_Image] = []
     for offset, slice_index in enumerate(slices):
@@ -668,6 +696,7 @@ def ingest_volumes(
         for case in _progress(cases, progress):
             _check_case(case, source, seen)
             next_scan = 1
+            cache: dict[Any, Any] = {}  # volumes and masks shared by several series of the case
             for index, series in enumerate(case.series):
                 new = _ingest_series(
                     series,
@@ -679,6 +708,7 @@ def ingest_volumes(
                     image_size=image_size,
                     window_percentiles=(float(low), float(high)),
                     where=source,
+                    cache=cache,
                 )
                 images.extend(new)
                 next_scan += len(new)

@@ -146,6 +146,14 @@ def _template() -> _Template:
     return _Template(np.ascontiguousarray(t1[crop]), np.ascontiguousarray(brain[crop]), affine)
 
 
+@functools.lru_cache(maxsize=8)
+def _base_contrast(contrast: str) -> np.ndarray:
+    """The lesion-free template in one contrast, computed once per process (read-only)."""
+    volume = _contrast(_template(), contrast)
+    volume.flags.writeable = False
+    return volume
+
+
 def _contrast(template: _Template, contrast: str) -> np.ndarray:
     """Template T1 rendered as another sequence (a rough, monotone intensity mapping)."""
     t1 = template.t1
@@ -328,11 +336,11 @@ def _case(number: int, n_images: int, seed: int, pathology: Pathology, *, placeh
             raters[name][rater_region] |= ((rater_distance <= threshold) & template.brain[rater_region]).astype(np.uint8)
     texture = np.random.default_rng([seed, number, 1])
     for key in sequences:
-        volume = _contrast(template, SEQUENCES[key].contrast)
+        volume = _base_contrast(SEQUENCES[key].contrast).copy()
         for region, distance, alpha, local in fields:
             target = _lesion_value(pathology, SEQUENCES[key].contrast, distance, texture, local)
-            volume[region] = volume[region] * (1.0 - alpha) + target * alpha
-        contrasts[key] = np.clip(volume, 0.0, 255.0).astype(np.float32)
+            volume[region] = np.clip(volume[region] * (1.0 - alpha) + target * alpha, 0.0, 255.0)
+        contrasts[key] = volume
 
     def image(array: np.ndarray) -> Any:
         return nib.Nifti1Image(array, template.affine)
