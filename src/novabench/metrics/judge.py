@@ -1,0 +1,648 @@
+"""LLM-judge matchers for the diagnosis metric.
+
+The paper decides whether a predicted diagnosis matches the final diagnosis with an LLM
+judge that accepts synonyms and differences in specificity but not a different disease.
+Any callable ``(reference, candidate) -> bool`` is a matcher for
+:func:`novabench.metrics.diagnosis.score_diagnosis`; this module adds:
+
+- :class:`CachedJudge`: wraps any matcher with an on-disk cache of verdicts, so a second
+  scoring run (or a rerun after a crash) costs no model call;
+- :class:`OpenAIChatJudge`: a client for OpenAI-compatible ``/v1/chat/completions``
+  endpoints (vLLM, TGI, llama.cpp server, hosted APIs) with our judge prompt, retries with
+  exponential backoff, strict reply parsing, a cache and bounded concurrency.
+
+Both expose ``match_many``: ``score_diagnosis(..., matcher=judge)`` sends every distinct
+pair in one batch, judged by at most ``max_workers`` threads; ``judge.last_batch`` then
+says how many verdicts came from the cache.
+
+Example:
+    >>> import tempfile
+    >>> from novabench.metrics.diagnosis import score_diagnosis
+    >>> def exact(reference, candidate):
+    ...     return reference.lower() == candidate.lower()
+    >>> judge = CachedJudge(exact, tempfile.mkdtemp(), identity="exact-v1")
+    >>> score_diagnosis([["glioma"], ["abscess"]], ["Glioma", "Lymphoma"], matcher=judge)["top1"]
+    0.5
+    >>> judge.last_batch.cache_hits, judge.last_batch.judged
+    (0, 2)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import re
+import socket
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from novabench.errors import NovaError, NovaInputError
+from novabench.metrics.diagnosis_lexicon import normalize_diagnosis
+
+__all__ = [
+    "JUDGE_PROMPT_VERSION",
+    "JUDGE_SYSTEM_PROMPT",
+    "CachedJudge",
+    "JudgeBatchSummary",
+    "JudgeError",
+    "JudgeStats",
+    "OpenAIChatJudge",
+    "build_judge_messages",
+    "parse_judge_verdict",
+    "verdict_cache_key",
+]
+
+JUDGE_PROMPT_VERSION = "nova-diagnosis-judge-1"
+
+JUDGE_SYSTEM_PROMPT = """\
+You grade answers to a neuroradiology diagnosis benchmark. You are given the reference \
+final diagnosis of a case and one diagnosis proposed by a model. Decide whether the \
+proposed diagnosis names the same disease as the reference.
+
+Rules:
+- Judge the core disease only. Wording, spelling, abbreviations, eponyms, hedges such as \
+"likely", and added details of location, grade or cause do not matter.
+- Synonyms of the same disease match.
+- A broader or narrower name of the same disease matches (a subtype and its parent \
+disease, in either direction). A vague class on its own, such as "brain tumour", \
+"infection" or "lesion", does not.
+- A different disease does not match, even when it shares words with the reference or \
+belongs to the same family.
+
+Reply with JSON only, no explanation: {"match": true} or {"match": false}"""
+
+
+def build_judge_messages(reference: str, candidate: str) -> list[dict[str, str]]:
+    """The chat messages sent to the judge model for one pair.
+
+    Args:
+        reference: the final diagnosis of the case.
+        candidate: the diagnosis proposed by the model under test.
+
+    Returns:
+        A system message with :data:`JUDGE_SYSTEM_PROMPT` and a user message with the pair.
+
+    Example:
+        >>> messages = build_judge_messages("Glioblastoma", "GBM")
+        >>> [m["role"] for m in messages]
+        ['system', 'user']
+        >>> print(messages[1]["content"])
+        Reference diagnosis: Glioblastoma
+        Proposed diagnosis: GBM
+    """
+    return [
+        {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
+        {"role": "user", "content": f"Reference diagnosis: {reference.strip()}\n"
+                                    f"Proposed diagnosis: {candidate.strip()}"},
+    ]
+
+
+_YES = frozenset({"true", "yes", "match", "matches", "correct", "same"})
+_NO = frozenset({"false", "no", "mismatch", "incorrect", "different"})
+_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_JSON_OBJECT = re.compile(r"\{[^{}]*\}")
+
+
+def _as_verdict(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _YES | _NO:
+        return value.strip().lower() in _YES
+    return None
+
+
+def parse_judge_verdict(text: str | None) -> bool | None:
+    """Read a judge reply: a JSON object with ``match``, or a single yes/no word.
+
+    Reasoning blocks (``<think>...</think>``) and code fences are ignored. A reply is read
+    as a verdict when its JSON objects agree on a boolean ``match`` (``true``/``false``,
+    or the strings ``"yes"``/``"no"``...), or when the whole reply is one word among
+    true/yes/match/correct/same and false/no/mismatch/incorrect/different. Anything else,
+    including contradicting objects, is unreadable.
+
+    Args:
+        text: the reply content (``None`` for a missing content).
+
+    Returns:
+        The verdict, or ``None`` when the reply cannot be read.
+
+    Example:
+        >>> parse_judge_verdict('```json\\n{"match": true}\\n```')
+        True
+        >>> parse_judge_verdict("No.")
+        False
+        >>> parse_judge_verdict("It depends on the grade.") is None
+        True
+    """
+    if not isinstance(text, str):
+        return None
+    text = _THINKING.sub(" ", text)
+    found: set[bool] = set()
+    saw_json = False
+    for chunk in _JSON_OBJECT.findall(text):
+        try:
+            obj = json.loads(chunk)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "match" in obj:
+            saw_json = True
+            verdict = _as_verdict(obj["match"])
+            if verdict is None:
+                return None
+            found.add(verdict)
+    if saw_json:
+        return found.pop() if len(found) == 1 else None
+    words = re.findall(r"[a-z]+", text.lower().replace("```", " "))
+    if len(words) == 1 and words[0] in _YES | _NO:
+        return words[0] in _YES
+    return None
+
+
+def verdict_cache_key(identity: str, prompt_version: str, reference: str, candidate: str) -> str:
+    """SHA-256 key of a verdict: judge identity, prompt version and the normalised pair.
+
+    Normalising the pair (:func:`~novabench.metrics.diagnosis.normalize_diagnosis`) lets
+    ``"Glioma."`` and ``"glioma"`` share one verdict; the identity and prompt version keep
+    verdicts of different judges or prompts apart.
+
+    Example:
+        >>> verdict_cache_key("m", "v1", "Glioma.", "GBM") == verdict_cache_key("m", "v1", "glioma", "gbm")
+        True
+        >>> verdict_cache_key("m", "v1", "glioma", "gbm") == verdict_cache_key("m", "v2", "glioma", "gbm")
+        False
+    """
+    payload = json.dumps([identity, prompt_version, normalize_diagnosis(reference),
+                          normalize_diagnosis(candidate)], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class JudgeError(NovaError):
+    """The judge could not give a verdict (unreadable replies, HTTP errors after retries).
+
+    Args:
+        message: what went wrong.
+        case: where the pair comes from, e.g. ``"example 3 (case0004), prediction 2"``.
+        reference: the reference diagnosis of the pair.
+        candidate: the candidate diagnosis of the pair.
+        reply: the last reply text or error body, if any.
+
+    Example:
+        >>> str(JudgeError("unreadable reply", case="example 0, prediction 1",
+        ...                reference="Glioma", candidate="GBM"))
+        "example 0, prediction 1 (reference 'Glioma', candidate 'GBM'): unreadable reply"
+    """
+
+    def __init__(self, message: str, *, case: str | None = None, reference: str | None = None,
+                 candidate: str | None = None, reply: str | None = None) -> None:
+        self.message = message
+        self.case = case
+        self.reference = reference
+        self.candidate = candidate
+        self.reply = reply
+        where = case or "pair"
+        if reference is not None or candidate is not None:
+            where += f" (reference {reference!r}, candidate {candidate!r})"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class JudgeStats:
+    """Counters of a judge since it was created.
+
+    Attributes:
+        calls: verdicts asked for (single calls plus pairs of batches).
+        cache_hits: verdicts read from the cache.
+        cache_misses: verdicts that had to be judged (by the model or the wrapped matcher).
+        requests: HTTP requests sent, retries included (0 for wrapped callables).
+        retries: requests that were repeats after a failure.
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    requests: int = 0
+    retries: int = 0
+
+
+@dataclass(frozen=True)
+class JudgeBatchSummary:
+    """What one ``match_many`` batch cost.
+
+    Attributes:
+        n_pairs: pairs asked for.
+        cache_hits: verdicts read from the cache.
+        judged: verdicts judged anew (cache misses).
+        requests: HTTP requests sent for this batch, retries included.
+    """
+
+    n_pairs: int
+    cache_hits: int
+    judged: int
+    requests: int
+
+
+def _check_positive(value: Any, name: str, source: str, *, allow_zero: bool = False,
+                    integer: bool = False) -> None:
+    kinds = (int,) if integer else (int, float)
+    ok = isinstance(value, kinds) and not isinstance(value, bool) and (
+        value >= 0 if allow_zero else value > 0)
+    if not ok:
+        bound = ">= 0" if allow_zero else "> 0"
+        raise NovaInputError(f"must be {'an integer' if integer else 'a number'} {bound}, got {value!r}",
+                             source=source, field=name)
+
+
+class _VerdictCache:
+    """One small JSON file per verdict under ``<dir>/<key[:2]>/<key>.json`` (atomic writes)."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory).expanduser()
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> bool | None:
+        path = self._path(key)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as error:
+            warnings.warn(f"unreadable judge cache entry {path} ({error}); judging again", stacklevel=3)
+            return None
+        verdict = record.get("match") if isinstance(record, dict) else None
+        if not isinstance(verdict, bool):
+            warnings.warn(f"judge cache entry {path} has no boolean 'match'; judging again", stacklevel=3)
+            return None
+        return verdict
+
+    def put(self, key: str, verdict: bool, details: dict[str, Any]) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                json.dump({"match": verdict, **details}, stream, ensure_ascii=False)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+
+class _CachingJudge:
+    """Shared machinery: cache lookups, counters and bounded-concurrency batches."""
+
+    identity: str
+    prompt_version: str
+
+    def __init__(self, cache_dir: str | os.PathLike[str] | None, max_workers: int, source: str) -> None:
+        _check_positive(max_workers, "max_workers", source, integer=True)
+        self.max_workers = max_workers
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
+        self._cache = _VerdictCache(cache_dir) if cache_dir is not None else None
+        self._lock = threading.Lock()
+        self._counts = {"calls": 0, "cache_hits": 0, "cache_misses": 0, "requests": 0, "retries": 0}
+        self.last_batch: JudgeBatchSummary | None = None
+
+    def _count(self, name: str, amount: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += amount
+
+    @property
+    def stats(self) -> JudgeStats:
+        """A snapshot of the counters (see :class:`JudgeStats`)."""
+        with self._lock:
+            return JudgeStats(**self._counts)
+
+    def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> bool:
+        raise NotImplementedError
+
+    def _key(self, reference: str, candidate: str) -> str:
+        return verdict_cache_key(self.identity, self.prompt_version, reference, candidate)
+
+    def _cached(self, reference: str, candidate: str) -> bool | None:
+        if self._cache is None:
+            return None
+        return self._cache.get(self._key(reference, candidate))
+
+    def _judge_and_store(self, reference: str, candidate: str, case: str | None) -> bool:
+        verdict = self._judge_uncached(reference, candidate, case)
+        if not isinstance(verdict, bool):
+            raise JudgeError(f"the judge returned {type(verdict).__name__}, not a bool", case=case,
+                             reference=reference, candidate=candidate)
+        if self._cache is not None:
+            self._cache.put(self._key(reference, candidate), verdict, {
+                "identity": self.identity, "prompt_version": self.prompt_version,
+                "reference": reference, "candidate": candidate})
+        return verdict
+
+    def _check_pair(self, reference: Any, candidate: Any, case: str | None) -> None:
+        for name, value in (("reference", reference), ("candidate", candidate)):
+            if not isinstance(value, str):
+                raise NovaInputError(f"expected a string, got {type(value).__name__}",
+                                     source="judge", record=case, field=name)
+
+    def __call__(self, reference: str, candidate: str) -> bool:
+        """Judge one pair, reading and filling the cache.
+
+        Raises:
+            JudgeError: no verdict could be obtained.
+        """
+        self._check_pair(reference, candidate, None)
+        self._count("calls")
+        cached = self._cached(reference, candidate)
+        if cached is not None:
+            self._count("cache_hits")
+            return cached
+        self._count("cache_misses")
+        return self._judge_and_store(reference, candidate, None)
+
+    def match_many(self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] | None = None,
+                   max_workers: int | None = None) -> list[bool]:
+        """Judge many pairs: cached verdicts first, the rest by at most ``max_workers`` threads.
+
+        Verdicts are cached as they arrive, so a batch interrupted by an error resumes
+        where it stopped on the next run. ``last_batch`` summarises the batch.
+
+        Args:
+            pairs: ``(reference, candidate)`` pairs.
+            labels: where each pair comes from, for error messages (same length as pairs).
+            max_workers: concurrency bound for this batch; the judge's default otherwise.
+
+        Returns:
+            One verdict per pair, in order.
+
+        Raises:
+            JudgeError: a pair got no verdict (the first such error is raised).
+            NovaInputError: labels of a different length, a pair that is not two strings.
+        """
+        pairs = [tuple(pair) for pair in pairs]
+        if labels is not None and len(labels) != len(pairs):
+            raise NovaInputError(f"{len(labels)} labels for {len(pairs)} pairs", source="judge",
+                                 field="labels")
+        cases = list(labels) if labels is not None else [f"pair {i}" for i in range(len(pairs))]
+        workers = self.max_workers if max_workers is None else max_workers
+        _check_positive(workers, "max_workers", "judge", integer=True)
+        for (reference, candidate), case in zip(pairs, cases):
+            self._check_pair(reference, candidate, case)
+        requests_before = self.stats.requests
+        verdicts: list[bool | None] = [None] * len(pairs)
+        todo: dict[str, list[int]] = {}
+        hits = 0
+        for i, (reference, candidate) in enumerate(pairs):
+            self._count("calls")
+            cached = self._cached(reference, candidate)
+            if cached is not None:
+                verdicts[i] = cached
+                hits += 1
+                continue
+            todo.setdefault(self._key(reference, candidate), []).append(i)
+        self._count("cache_hits", hits)
+        self._count("cache_misses", len(pairs) - hits)
+        if todo:
+            with ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+                futures = {pool.submit(self._judge_and_store, *pairs[positions[0]], cases[positions[0]]): positions
+                           for positions in todo.values()}
+                try:
+                    for future, positions in futures.items():
+                        verdict = future.result()
+                        for i in positions:
+                            verdicts[i] = verdict
+                except BaseException:
+                    for future in futures:
+                        future.cancel()
+                    raise
+        self.last_batch = JudgeBatchSummary(len(pairs), hits, len(pairs) - hits,
+                                            self.stats.requests - requests_before)
+        return [bool(v) for v in verdicts]
+
+
+class CachedJudge(_CachingJudge):
+    """Any matcher with an on-disk cache of its verdicts.
+
+    The cache key is a SHA-256 of (judge identity, prompt version, normalised reference,
+    normalised candidate); each verdict is one small JSON file in ``cache_dir`` (written
+    atomically, safe across threads and processes), so a new instance on the same
+    directory reuses every verdict.
+
+    Args:
+        judge: a callable ``(reference, candidate) -> bool``.
+        cache_dir: directory of the cache (created if missing).
+        identity: names the judge in the cache key; defaults to ``judge.identity`` or the
+            judge's qualified name. Change it whenever the judge's behaviour changes.
+        prompt_version: second part of the key; defaults to ``judge.prompt_version`` or
+            ``"none"``.
+        max_workers: default concurrency of :meth:`match_many`.
+
+    Raises:
+        NovaInputError: ``judge`` is not callable or ``max_workers`` < 1.
+
+    Example:
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> judge = CachedJudge(lambda r, c: r.lower() == c.lower(), folder, identity="lower-v1")
+        >>> judge("Glioma", "glioma"), judge("Glioma", "glioma"), judge.stats.cache_hits
+        (True, True, 1)
+        >>> CachedJudge(print, folder, identity="lower-v1")("Glioma", "glioma")  # from the cache
+        True
+    """
+
+    def __init__(self, judge: Callable[[str, str], bool], cache_dir: str | os.PathLike[str], *,
+                 identity: str | None = None, prompt_version: str | None = None,
+                 max_workers: int = 4) -> None:
+        if not callable(judge):
+            raise NovaInputError("the judge must be callable as judge(reference, candidate)",
+                                 source="CachedJudge", field="judge")
+        super().__init__(cache_dir, max_workers, "CachedJudge")
+        self.judge = judge
+        default_identity = getattr(judge, "identity", None)
+        if not isinstance(default_identity, str):
+            default_identity = f"{getattr(judge, '__module__', '')}.{getattr(judge, '__qualname__', type(judge).__qualname__)}"
+        self.identity = identity or default_identity
+        version = getattr(judge, "prompt_version", None)
+        self.prompt_version = prompt_version or (version if isinstance(version, str) else "none")
+
+    @property
+    def description(self) -> str:
+        """One line for reports."""
+        return f"cached judge {self.identity} (prompt {self.prompt_version})"
+
+    def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> bool:
+        ask = getattr(self.judge, "ask", None)
+        if callable(ask):  # an OpenAIChatJudge: keep the case label in its errors
+            return ask(reference, candidate, case=case)
+        verdict = self.judge(reference, candidate)
+        return bool(verdict) if isinstance(verdict, (bool, np.bool_)) else verdict
+
+
+_RETRYABLE_STATUS = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
+
+
+class OpenAIChatJudge(_CachingJudge):
+    """An LLM judge behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+    Each pair is sent with :func:`build_judge_messages` (our prompt, version
+    :data:`JUDGE_PROMPT_VERSION`) and the reply is read with :func:`parse_judge_verdict`.
+    Timeouts, connection errors, HTTP 408/429/5xx and unreadable replies are retried up to
+    ``max_retries`` times, waiting ``backoff * 2**attempt`` seconds (or a longer
+    ``Retry-After``, capped at 60 s); other HTTP errors fail at once. The API key is sent
+    as a bearer token and never written to the cache or to descriptions.
+
+    Args:
+        base_url: server address, e.g. ``"http://localhost:8000"``, ``".../v1"`` or the full
+            ``".../v1/chat/completions"``.
+        model: model name at the endpoint.
+        api_key: bearer token, if the endpoint needs one.
+        timeout: seconds to wait for each HTTP request.
+        max_retries: retries after the first attempt.
+        backoff: base of the exponential wait between attempts, in seconds.
+        temperature: sampling temperature (0 for reproducible verdicts).
+        cache_dir: directory of the verdict cache; ``None`` for no cache.
+        max_workers: default concurrency of :meth:`match_many`.
+        max_tokens: reply length limit sent to the endpoint (``None``: not sent).
+
+    Raises:
+        NovaInputError: an empty URL or model, or a non-positive timeout/backoff/worker count.
+
+    Example:
+        >>> judge = OpenAIChatJudge("http://localhost:8000", "Qwen2.5-72B-Instruct")
+        >>> judge.endpoint
+        'http://localhost:8000/v1/chat/completions'
+        >>> judge.identity
+        'openai-chat:Qwen2.5-72B-Instruct:temperature=0'
+    """
+
+    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 30.0,
+                 max_retries: int = 3, backoff: float = 1.0, temperature: float = 0.0,
+                 cache_dir: str | os.PathLike[str] | None = None, max_workers: int = 4,
+                 max_tokens: int | None = None) -> None:
+        source = "OpenAIChatJudge"
+        if not isinstance(base_url, str) or not base_url.strip():
+            raise NovaInputError("an endpoint URL is needed", source=source, field="base_url")
+        if not isinstance(model, str) or not model.strip():
+            raise NovaInputError("a model name is needed", source=source, field="model")
+        _check_positive(timeout, "timeout", source)
+        _check_positive(max_retries, "max_retries", source, allow_zero=True, integer=True)
+        _check_positive(backoff, "backoff", source, allow_zero=True)
+        _check_positive(temperature, "temperature", source, allow_zero=True)
+        if max_tokens is not None:
+            _check_positive(max_tokens, "max_tokens", source, integer=True)
+        super().__init__(cache_dir, max_workers, source)
+        url = base_url.strip().rstrip("/")
+        if not url.endswith("/chat/completions"):
+            url += "/chat/completions" if url.endswith("/v1") else "/v1/chat/completions"
+        self.endpoint = url
+        self.model = model
+        self._api_key = api_key
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.backoff = float(backoff)
+        self.temperature = float(temperature)
+        self.max_tokens = max_tokens
+        self.identity = f"openai-chat:{model}:temperature={self.temperature:g}"
+        self.prompt_version = JUDGE_PROMPT_VERSION
+
+    @property
+    def description(self) -> str:
+        """One line for reports (no API key)."""
+        return f"LLM judge {self.model} at {self.endpoint} (prompt {self.prompt_version})"
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatJudge({self.endpoint!r}, {self.model!r}, cache_dir={self.cache_dir!r})"
+
+    def _request_body(self, reference: str, candidate: str) -> bytes:
+        body: dict[str, Any] = {"model": self.model, "messages": build_judge_messages(reference, candidate),
+                                "temperature": self.temperature, "stream": False}
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
+        return json.dumps(body).encode("utf-8")
+
+    def _post(self, body: bytes) -> str:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(self.endpoint, data=body, headers=headers, method="POST")
+        self._count("requests")
+        with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            return response.read().decode("utf-8", errors="replace")
+
+    @staticmethod
+    def _reply_content(raw: str) -> str | None:
+        try:
+            payload = json.loads(raw)
+            content = payload["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None
+        return content if isinstance(content, str) else None
+
+    def _wait(self, attempt: int, retry_after: str | None) -> None:
+        delay = self.backoff * (2 ** attempt)
+        if retry_after:
+            try:
+                delay = max(delay, float(retry_after))
+            except ValueError:
+                pass
+        time.sleep(min(delay, 60.0))
+
+    def ask(self, reference: str, candidate: str, *, case: str | None = None) -> bool:
+        """Ask the endpoint for one verdict, without the cache.
+
+        Args:
+            reference: the final diagnosis.
+            candidate: the proposed diagnosis.
+            case: where the pair comes from, for the error message.
+
+        Returns:
+            The verdict.
+
+        Raises:
+            JudgeError: a non-retryable HTTP error, or no readable reply after all retries.
+        """
+        body = self._request_body(reference, candidate)
+        last_problem = "no attempt made"
+        last_reply: str | None = None
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                self._count("retries")
+            retry_after = None
+            try:
+                raw = self._post(body)
+            except urllib.error.HTTPError as error:
+                detail = error.read().decode("utf-8", errors="replace")[:500] if error.fp else ""
+                if error.code not in _RETRYABLE_STATUS:
+                    raise JudgeError(f"HTTP {error.code} from {self.endpoint}", case=case,
+                                     reference=reference, candidate=candidate, reply=detail) from error
+                last_problem, last_reply = f"HTTP {error.code}", detail
+                retry_after = error.headers.get("Retry-After") if error.headers else None
+            except (urllib.error.URLError, TimeoutError, socket.timeout, ConnectionError,
+                    http.client.HTTPException) as error:
+                reason = getattr(error, "reason", error)
+                last_problem, last_reply = f"{type(reason).__name__}: {reason}", None
+            else:
+                content = self._reply_content(raw)
+                verdict = parse_judge_verdict(content)
+                if verdict is not None:
+                    return verdict
+                last_reply = content if content is not None else raw[:500]
+                last_problem = "unreadable reply" if content is not None else "malformed response body"
+            if attempt < self.max_retries:
+                self._wait(attempt, retry_after)
+        raise JudgeError(f"no verdict after {self.max_retries + 1} attempts ({last_problem}); "
+                         f"last reply: {last_reply!r}", case=case, reference=reference,
+                         candidate=candidate, reply=last_reply)
+
+    def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> bool:
+        return self.ask(reference, candidate, case=case)
