@@ -7,8 +7,9 @@ callable ``(reference, candidate) -> bool``. The default, :class:`LexiconDiagnos
 is deterministic and offline; an LLM judge (:mod:`novabench.metrics.judge`) follows the
 paper's protocol more closely and plugs in the same way.
 
-Cases whose reference is a placeholder ("Final diagnosis not found.") have no ground truth:
-they are left out of both denominators and counted in ``n_cases_without_reference``.
+Cases whose reference is a placeholder ("Final diagnosis not found.", as recognised by
+:func:`novabench.data.release.is_placeholder_diagnosis`) have no ground truth: they are left
+out of both denominators and counted in ``n_cases_without_reference``.
 
 Example:
     >>> result = score_diagnosis(
@@ -27,11 +28,11 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from novabench.data.release import is_placeholder_diagnosis
 from novabench.errors import NovaInputError
 from novabench.metrics.diagnosis_lexicon import (
     _IGNORABLE_WORDS,
     DiagnosisLexicon,
-    _fold,
     _key,
     _singular,
     diagnosis_aliases,
@@ -420,23 +421,6 @@ def describe_matcher(matcher: Any) -> str:
 # Scoring
 # ---------------------------------------------------------------------------------------
 
-_PLACEHOLDERS = frozenset({
-    "final diagnosis not found", "diagnosis not found", "not found", "no diagnosis",
-    "no final diagnosis", "final diagnosis not available", "diagnosis not available",
-    "not available", "final diagnosis not provided", "diagnosis not provided", "not provided",
-    "final diagnosis unknown", "diagnosis unknown", "unknown", "n a", "na", "none", "null",
-    "nan", "tbd", "missing", "",
-})
-
-
-def _is_placeholder_diagnosis(text: str) -> bool:
-    """Whether a non-empty reference text says the diagnosis is missing.
-
-    Private stand-in for ``novabench.data.release.is_placeholder_diagnosis``.
-    """
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", _fold(text)).split()) in _PLACEHOLDERS
-
-
 @dataclass(frozen=True)
 class DiagnosisCaseResult:
     """The verdicts on one case.
@@ -684,7 +668,7 @@ def prepare_diagnosis(
     for index, (case_predictions, reference) in enumerate(zip(predictions, references)):
         reference_text, case_id = _read_reference(index, reference)
         items, truncated = _read_predictions(index, case_predictions)
-        has_reference = not _is_placeholder_diagnosis(reference_text)
+        has_reference = not is_placeholder_diagnosis(reference_text)
         parsed.append((index, case_id, reference_text, items, truncated, has_reference))
         if not has_reference:
             continue
