@@ -492,3 +492,24 @@ def test_push_uploads_the_folder_as_a_dataset(
     assert len(uploads) == 1
     assert uploads[0]["folder_path"] == out and uploads[0]["repo_type"] == "dataset"
     assert 'load_dataset("me/nova", "images"' in (out / "README.md").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- the synthetic sample
+
+
+@pytest.mark.parametrize("config", ["images", "cases"])
+def test_sample_export_equals_the_builder_on_the_release(
+    sample_release: Path, tmp_path: Path, config: str
+) -> None:
+    """The export read by load_dataset gives the rows NovaBuilder makes from the release itself."""
+    from novabench.data.hf import load_nova
+
+    out = tmp_path / "sample-export"
+    export_release(sample_release, out, progress=False)
+    exported = datasets.load_dataset(str(out), config, split="test", cache_dir=str(tmp_path / "c1"))
+    built = load_nova(sample_release, config, cache_dir=str(tmp_path / "c2"))
+    assert exported.features == built.features
+    if config == "images":
+        exported, built = _undecoded(exported), _undecoded(built)
+    assert exported.num_rows == built.num_rows > 0
+    assert exported.to_list() == built.to_list()

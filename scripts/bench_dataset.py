@@ -1,0 +1,272 @@
+"""Benchmark of the Parquet export and of reading it back, against the plainest alternatives.
+
+On the synthetic sample release with the real distribution (281 cases, 906 images of
+480x480 PNG, ``write_sample_release(n_cases=281, seed=0)``) it measures, each in a FRESH
+Python process so that imports, caches and peak memory of one run never pollute another:
+
+- ``export_release`` time and peak RSS at three sizes (about 1/3, 2/3 and all of the
+  images, subsets taken by whole cases) to show that memory does not grow with N;
+- ``load_dataset(export, "images")`` time, cold (fresh cache dir: Parquet -> Arrow cache)
+  and warm (same cache dir again);
+- decode-and-iterate throughput (images/s, every image decoded to a numpy array) of:
+  the export through ``datasets`` (row iteration, ``with_format("numpy")``, streaming; the
+  streaming set-up, where datasets 5.2 imports torch when it is installed, is timed apart),
+  a plain PIL loop over the PNG files, and ``load_dataset("imagefolder")`` on the same PNGs.
+
+Peak RSS is ``VmHWM`` of the child process (``/proc/self/status``); the import baseline
+(RSS after ``import datasets``) is printed beside it. It asserts nothing: speed is not a test.
+
+Usage:
+    python scripts/bench_dataset.py [--n-cases 281] [--seed 0] [--workdir DIR] [--repeat 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# --------------------------------------------------------------------------- child side
+
+
+def _memory_mb(key: str) -> float:
+    """``VmHWM`` (peak) or ``VmRSS`` (current) of this process, in MB."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _decode_all(rows: Any) -> int:
+    import numpy as np
+
+    count = 0
+    for row in rows:
+        pixels = np.asarray(row["image"])
+        count += pixels.ndim > 0
+    return count
+
+
+def _child(operation: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Run one measured operation; the parent reads the JSON this returns."""
+    import datasets
+    import numpy as np
+
+    from novabench.data.export import export_release
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity_error()
+    baseline = _memory_mb("VmRSS")
+    count = 0
+    start = time.perf_counter()
+    if operation == "export":
+        summary = export_release(params["release"], params["out"], overwrite=True, progress=False)
+        count = summary.n_images
+    elif operation == "load":
+        dataset = datasets.load_dataset(params["export"], "images", split="test", cache_dir=params["cache"])
+        count = dataset.num_rows
+    elif operation == "iterate_rows":
+        dataset = datasets.load_dataset(params["export"], "images", split="test", cache_dir=params["cache"])
+        start = time.perf_counter()  # warm cache: only the iteration is timed
+        count = _decode_all(dataset)
+    elif operation == "iterate_numpy":
+        dataset = datasets.load_dataset(params["export"], "images", split="test", cache_dir=params["cache"])
+        start = time.perf_counter()
+        for batch in dataset.with_format("numpy").select_columns(["image"]).iter(batch_size=32):
+            count += len(batch["image"])
+    elif operation == "streaming_setup":
+        stream = datasets.load_dataset(params["export"], "images", split="test", streaming=True)
+        count = sum(1 for _ in stream.select_columns(["filename"]))  # no image decoding
+    elif operation == "iterate_streaming":
+        stream = datasets.load_dataset(params["export"], "images", split="test", streaming=True)
+        start = time.perf_counter()  # the one-off setup (datasets imports torch here) is timed apart
+        count = _decode_all(stream)
+    elif operation == "iterate_pil":
+        from PIL import Image
+
+        for path in sorted(Path(params["images"]).glob("*.png")):
+            with Image.open(path) as image:
+                count += np.asarray(image).ndim > 0
+    elif operation == "imagefolder_load":
+        dataset = datasets.load_dataset("imagefolder", data_dir=params["images"], split="train", cache_dir=params["cache"])
+        count = dataset.num_rows
+    elif operation == "iterate_imagefolder":
+        dataset = datasets.load_dataset("imagefolder", data_dir=params["images"], split="train", cache_dir=params["cache"])
+        start = time.perf_counter()
+        count = _decode_all(dataset)
+    else:
+        raise SystemExit(f"unknown operation {operation!r}")
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "count": count, "peak_mb": _memory_mb("VmHWM"), "baseline_mb": baseline}
+
+
+# --------------------------------------------------------------------------- parent side
+
+
+def measure(operation: str, repeat: int = 1, **params: Any) -> dict[str, Any]:
+    """Run ``operation`` ``repeat`` times, each in a fresh interpreter; median seconds, max peak.
+
+    Example:
+        >>> measure("iterate_pil", images="/nonexistent")["count"]  # doctest: +SKIP
+        0
+    """
+    runs = []
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TQDM_DISABLE": "1"}
+    for _ in range(repeat):
+        completed = subprocess.run(
+            [sys.executable, __file__, "--child", operation, json.dumps(params)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        if completed.returncode != 0:
+            raise RuntimeError(f"{operation} failed:\n{completed.stderr[-3000:]}")
+        runs.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+    return {
+        "seconds": statistics.median(run["seconds"] for run in runs),
+        "count": runs[0]["count"],
+        "peak_mb": max(run["peak_mb"] for run in runs),
+        "baseline_mb": statistics.median(run["baseline_mb"] for run in runs),
+    }
+
+
+def subset_release(source: Path, target: Path, n_images: int) -> int:
+    """A v1 release holding the first whole cases of ``source`` up to about ``n_images`` images.
+
+    Images are hard-linked (copied when links are impossible); returns the image count.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(source / "data" / "nova-v1.parquet")
+    counts: dict[str, int] = {}
+    for case_id in table.column("case_id").to_pylist():
+        counts[case_id] = counts.get(case_id, 0) + 1
+    kept: list[str] = []
+    total = 0
+    for case_id in sorted(counts):
+        if total >= n_images:
+            break
+        kept.append(case_id)
+        total += counts[case_id]
+    subset = table.filter(pc.is_in(table.column("case_id"), value_set=pa.array(kept)))
+    (target / "data").mkdir(parents=True)
+    (target / "images").mkdir()
+    pq.write_table(subset, target / "data" / "nova-v1.parquet")
+    for relative in subset.column("image_path").to_pylist():
+        try:
+            os.link(source / relative, target / relative)
+        except OSError:
+            shutil.copyfile(source / relative, target / relative)
+    return subset.num_rows
+
+
+def _row(name: str, result: dict[str, Any], reference_rate: float | None) -> str:
+    rate = result["count"] / result["seconds"] if result["seconds"] > 0 else float("inf")
+    ratio = f"{rate / reference_rate:6.2f}x" if reference_rate else "      -"
+    return (
+        f"{name:<44} {result['count']:>6} {result['seconds']:>9.2f} {rate:>10.0f} {ratio} "
+        f"{result['peak_mb']:>9.0f} {result['baseline_mb']:>9.0f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build the sample, run every measurement in its own process, print one table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n-cases", type=int, default=281, help="cases of the sample (281 -> 906 images)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workdir", type=Path, default=None, help="kept when given; a temp dir otherwise")
+    parser.add_argument("--repeat", type=int, default=1, help="fresh-process runs per measurement (median)")
+    parser.add_argument("--child", nargs=2, metavar=("OPERATION", "JSON"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(_child(args.child[0], json.loads(args.child[1]))))
+        return 0
+
+    from novabench.data.sample import write_sample_release
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="nova-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        release = workdir / "release"
+        if not (release / "data" / "nova-v1.parquet").is_file():
+            start = time.perf_counter()
+            write_sample_release(release, n_cases=args.n_cases, seed=args.seed, overwrite=True, progress=False)
+            print(f"sample release: {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        n_total = len(list((release / "images").glob("*.png")))
+        png_mb = sum(p.stat().st_size for p in (release / "images").glob("*.png")) / 2**20
+
+        sizes = sorted({max(1, n_total // 3), max(1, 2 * n_total // 3), n_total})
+        export_rows = []
+        for target in sizes:
+            source = release
+            if target < n_total:
+                source = workdir / f"release-{target}"
+                if not source.exists():
+                    subset_release(release, source, target)
+            result = measure("export", args.repeat, release=str(source), out=str(workdir / f"export-{target}"))
+            export_rows.append((f"export_release ({result['count']} images)", result))
+        export = str(workdir / f"export-{n_total}")
+        export_mb = sum(p.stat().st_size for p in Path(export).rglob("*.parquet")) / 2**20
+
+        cache = workdir / "cache-export"
+        shutil.rmtree(cache, ignore_errors=True)
+        load_cold = measure("load", 1, export=export, cache=str(cache))
+        load_warm = measure("load", args.repeat, export=export, cache=str(cache))
+        rows = measure("iterate_rows", args.repeat, export=export, cache=str(cache))
+        numpy_rows = measure("iterate_numpy", args.repeat, export=export, cache=str(cache))
+        streaming_setup = measure("streaming_setup", args.repeat, export=export)
+        streaming = measure("iterate_streaming", args.repeat, export=export)
+        pil = measure("iterate_pil", args.repeat, images=str(release / "images"))
+        folder_cache = workdir / "cache-imagefolder"
+        shutil.rmtree(folder_cache, ignore_errors=True)
+        folder_cold = measure("imagefolder_load", 1, images=str(release / "images"), cache=str(folder_cache))
+        folder_rows = measure("iterate_imagefolder", args.repeat, images=str(release / "images"), cache=str(folder_cache))
+
+        pil_rate = pil["count"] / pil["seconds"]
+        header = (
+            f"{'operation (fresh process each)':<44} {'images':>6} {'seconds':>9} {'images/s':>10} "
+            f"{'vs PIL':>7} {'peak MB':>9} {'base MB':>9}"
+        )
+        print(f"\nNOVA dataset benchmark: {n_total} images, PNGs {png_mb:.1f} MB, export parquet {export_mb:.1f} MB, "
+              f"python {sys.version.split()[0]}, {os.cpu_count()} cores (shared)")
+        print(header)
+        print("-" * len(header))
+        for name, result in export_rows:
+            print(_row(name, result, None))
+        print(_row("load_dataset(export) cold, fresh cache", load_cold, None))
+        print(_row("load_dataset(export) warm", load_warm, None))
+        print(_row("load_dataset(export, streaming) + read text", streaming_setup, None))
+        print(_row("load_dataset(imagefolder) cold, fresh cache", folder_cold, None))
+        print(_row("decode+iterate: PIL loop over PNG files", pil, pil_rate))
+        print(_row("decode+iterate: export, Dataset rows", rows, pil_rate))
+        print(_row("decode+iterate: export, with_format(numpy)", numpy_rows, pil_rate))
+        print(_row("decode+iterate: export, streaming=True", streaming, pil_rate))
+        print(_row("decode+iterate: imagefolder, Dataset rows", folder_rows, pil_rate))
+        first, last = export_rows[0][1], export_rows[-1][1]
+        print(
+            f"\nexport peak RSS above import baseline: {first['peak_mb'] - first['baseline_mb']:.0f} MB at "
+            f"{first['count']} images vs {last['peak_mb'] - last['baseline_mb']:.0f} MB at {last['count']} images "
+            f"(x{last['count'] / first['count']:.1f} images)"
+        )
+        print("'seconds' exclude interpreter start and imports; decode+iterate rows exclude load_dataset; "
+              "the PIL loop includes opening the files; numpy-format rows decode in batches of 32.")
+    finally:
+        if args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
