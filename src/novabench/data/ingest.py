@@ -288,7 +288,9 @@ def _central_slices(length: int, n_slices: int) -> list[int]:
 
 def _window(volume: np.ndarray, percentiles: tuple[float, float]) -> tuple[float, float]:
     """Robust intensity window from percentiles of the foreground (voxels above the minimum)."""
-    sample = volume[::2, ::2, ::2] if volume.size > 2_000_000 else volume
+    # A regular subsample of ~300k voxels estimates percentiles well and keeps this cheap.
+    stride = max(1, round((volume.size / 300_000) ** (1 / 3)))
+    sample = volume[::stride, ::stride, ::stride]
     floor = float(sample.min())
     foreground = sample[sample > floor]
     if foreground.size == 0:
@@ -359,7 +361,8 @@ def _render_png(pixels: np.ndarray, geometry: _Geometry, window: tuple[float, fl
     )
     canvas = Image.new("L", (geometry.image_size, geometry.image_size), 0)
     canvas.paste(resized, (geometry.pad_x, geometry.pad_y))
-    canvas.save(path, format="PNG", optimize=False)
+    # zlib level 3: about 4x faster than PIL's default 6 for ~8% larger files; still deterministic.
+    canvas.save(path, format="PNG", compress_level=3)
 
 
 # --------------------------------------------------------------------------- cases
