@@ -41,11 +41,12 @@ class FakeOpenAIServer:
         barrier_parties: int = 1,
         hold_seconds: float = 0.0,
         max_requests: int = 200,
+        barrier_timeout: float = 60.0,
     ) -> None:
         self.slow_seconds = slow_seconds
         self.hold_seconds = hold_seconds
         self.max_requests = max_requests
-        self.barrier = threading.Barrier(barrier_parties, timeout=10)
+        self.barrier = threading.Barrier(barrier_parties, timeout=barrier_timeout)
         self.lock = threading.Lock()
         self.attempts: dict[str, int] = {}
         self.bodies: list[dict[str, Any]] = []
@@ -123,8 +124,12 @@ class FakeOpenAIServer:
                 if isinstance(content, str):
                     text, image_url = content, None
                 else:
-                    text = "".join(part.get("text", "") for part in content if part["type"] == "text")
-                    urls = [part["image_url"]["url"] for part in content if part["type"] == "image_url"]
+                    text = "".join(
+                        part.get("text", "") for part in content if part["type"] == "text"
+                    )
+                    urls = [
+                        part["image_url"]["url"] for part in content if part["type"] == "image_url"
+                    ]
                     image_url = urls[0] if urls else None
                 match = _MODE.search(text)
                 mode = match.group(1) if match else "ok"
@@ -160,7 +165,13 @@ class FakeOpenAIServer:
                     "id": "chatcmpl-fake",
                     "object": "chat.completion",
                     "model": body.get("model"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": answer},
+                            "finish_reason": "stop",
+                        }
+                    ],
                 }
                 self._send(200, json.dumps(reply).encode())
 

@@ -27,7 +27,13 @@ def release_dir(tmp_path_factory):
 
 
 def backend_for(server, **kwargs):
-    settings = {"max_concurrency": 2, "timeout": 5.0, "max_retries": 2, "backoff": 0.01, "max_tokens": 64}
+    settings = {
+        "max_concurrency": 2,
+        "timeout": 120.0,  # generous: a loaded test machine must not look like a timeout
+        "max_retries": 2,
+        "backoff": 0.01,
+        "max_tokens": 64,
+    }
     settings.update(kwargs)
     return OpenAIEndpointBackend(server.base_url, "fake-vlm", **settings)
 
@@ -39,20 +45,32 @@ def image_request(prompt="Describe.", item="case0001_001.png", size=(36, 30)):
 def test_a_normal_reply_with_and_without_an_image():
     with FakeOpenAIServer() as server:
         backend = backend_for(server, api_key="sk-test")
-        answers = backend.generate([image_request(), Request("case0001", "diagnosis", "History: headache.")])
+        answers = backend.generate(
+            [image_request(), Request("case0001", "diagnosis", "History: headache.")]
+        )
         assert [a.ok for a in answers] == [True, True]
         assert answers[0].text.endswith("(with image)") and answers[1].text.endswith("(text only)")
         assert answers[0].input_size == (36, 30) and answers[1].input_size is None
         assert all(a.latency_s >= 0 for a in answers)
 
-        bodies = sorted(server.bodies, key=lambda body: isinstance(body["messages"][0]["content"], str))
+        bodies = sorted(
+            server.bodies, key=lambda body: isinstance(body["messages"][0]["content"], str)
+        )
         image_body, text_body = bodies
-        assert image_body["model"] == "fake-vlm" and image_body["max_tokens"] == 64 and image_body["temperature"] == 0.0
+        assert (
+            image_body["model"] == "fake-vlm"
+            and image_body["max_tokens"] == 64
+            and image_body["temperature"] == 0.0
+        )
         parts = image_body["messages"][0]["content"]
         url = next(p["image_url"]["url"] for p in parts if p["type"] == "image_url")
         assert url.startswith("data:image/png;base64,")
         decoded = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
-        assert decoded.format == "PNG" and decoded.size == (36, 30) and decoded.getpixel((0, 0)) == (20, 40, 60)
+        assert (
+            decoded.format == "PNG"
+            and decoded.size == (36, 30)
+            and decoded.getpixel((0, 0)) == (20, 40, 60)
+        )
         assert text_body["messages"][0]["content"] == "History: headache."
         assert all(h.get("Authorization") == "Bearer sk-test" for h in server.headers)
     assert "sk-test" not in json.dumps(backend.describe())
@@ -76,16 +94,26 @@ def test_a_persistent_server_error_becomes_an_error_after_the_retries():
 
 def test_a_timeout_is_retried_then_recorded():
     with FakeOpenAIServer(slow_seconds=1.5) as server:
-        [answer] = backend_for(server, timeout=0.3, max_retries=1).generate([image_request("MODE:slow")])
+        [answer] = backend_for(server, timeout=0.3, max_retries=1).generate(
+            [image_request("MODE:slow")]
+        )
         assert not answer.ok and "timed out" in answer.error and "2 attempts" in answer.error
         assert server.n_requests == 2
 
 
-@pytest.mark.parametrize(("mode", "words"), [("malformed", "no choices[0].message.content"), ("not-json", "not JSON")])
+@pytest.mark.parametrize(
+    ("mode", "words"), [("malformed", "no choices[0].message.content"), ("not-json", "not JSON")]
+)
 def test_a_malformed_reply_is_an_error_without_retrying(mode, words):
     with FakeOpenAIServer() as server:
-        answers = backend_for(server).generate([image_request(f"MODE:{mode}"), image_request("fine", item="b.png")])
-        assert not answers[0].ok and "malformed reply" in answers[0].error and words in answers[0].error
+        answers = backend_for(server).generate(
+            [image_request(f"MODE:{mode}"), image_request("fine", item="b.png")]
+        )
+        assert (
+            not answers[0].ok
+            and "malformed reply" in answers[0].error
+            and words in answers[0].error
+        )
         assert answers[1].ok  # the other item is unaffected
         assert server.n_requests == 2
 
@@ -94,7 +122,9 @@ def test_a_refused_connection_is_retried_then_recorded():
     with socket.socket() as probe:  # a port nobody listens on once closed
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    backend = OpenAIEndpointBackend(f"http://127.0.0.1:{port}/v1", "m", max_retries=1, backoff=0.01, timeout=2)
+    backend = OpenAIEndpointBackend(
+        f"http://127.0.0.1:{port}/v1", "m", max_retries=1, backoff=0.01, timeout=2
+    )
     [answer] = backend.generate([image_request()])
     assert not answer.ok and "connection failed" in answer.error and "2 attempts" in answer.error
 
@@ -108,10 +138,14 @@ def test_requests_really_overlap_up_to_the_bound_and_never_beyond():
         assert all(a.ok for a in answers)
         assert server.max_in_flight == 3
     with FakeOpenAIServer(hold_seconds=0.05) as server:
-        answers = backend_for(server, max_concurrency=2).generate([image_request(f"{i}") for i in range(7)])
+        answers = backend_for(server, max_concurrency=2).generate(
+            [image_request(f"{i}") for i in range(7)]
+        )
         assert all(a.ok for a in answers) and server.max_in_flight <= 2
         # Answers keep the request order whatever order the server finished in.
-        assert [a.text for a in answers] == [backend_for(server).generate([image_request(f"{i}")])[0].text for i in range(7)]
+        assert [a.text for a in answers] == [
+            backend_for(server).generate([image_request(f"{i}")])[0].text for i in range(7)
+        ]
 
 
 def test_bad_settings_are_refused():
@@ -130,39 +164,78 @@ def test_a_run_through_the_endpoint_records_failures_and_continues(release_dir, 
     broken_captions = {"captioning": TaskPrompt.from_text("captioning", "Describe. MODE:malformed")}
     with FakeOpenAIServer() as server:
         summary = run_model(
-            release, tasks="all", backend=backend_for(server), out_path=out, prompts=broken_captions, progress=False
+            release,
+            tasks="all",
+            backend=backend_for(server),
+            out_path=out,
+            prompts=broken_captions,
+            progress=False,
         )
     n_images = len(release.images)
     assert summary.counts["localization"]["answered"] == n_images
-    assert summary.counts["captioning"] == {"items": n_images, "done_before": 0, "answered": 0, "errors": n_images}
+    assert summary.counts["captioning"] == {
+        "items": n_images,
+        "done_before": 0,
+        "answered": 0,
+        "errors": n_images,
+    }
     assert summary.counts["diagnosis"]["answered"] == len(release.cases())
     predictions = read_predictions(out, release)
     assert len(predictions.errors("captioning")) == n_images
     assert all("malformed" in message for message in predictions.errors("captioning").values())
     manifest = read_manifest(out)
     assert manifest["status"] == "complete-with-errors"
-    assert manifest["backend"]["type"] == "openai-endpoint" and manifest["backend"]["model"] == "fake-vlm"
+    assert (
+        manifest["backend"]["type"] == "openai-endpoint"
+        and manifest["backend"]["model"] == "fake-vlm"
+    )
     assert manifest["runtime"]["max_concurrency"] == 2
 
 
 def test_nova_run_with_an_endpoint_exit_codes(release_dir, tmp_path, capsys, monkeypatch):
     common = ["run", "--data", str(release_dir), "--no-progress"]
     with FakeOpenAIServer() as server:
-        endpoint = ["--endpoint", server.base_url, "--model-name", "fake-vlm", "--max-concurrency", "2"]
+        endpoint = [
+            "--endpoint",
+            server.base_url,
+            "--model-name",
+            "fake-vlm",
+            "--max-concurrency",
+            "2",
+        ]
         out = tmp_path / "raw.jsonl"
         assert main([*common, *endpoint, "--task", "diagnosis", "--out", str(out)]) == 0
         assert len(read_predictions(out, read_release(release_dir)).records["diagnosis"]) == 3
 
         prompt = tmp_path / "caption.txt"
         prompt.write_text("Describe. MODE:always-500")
-        failing = ["--task", "captioning", "--out", str(tmp_path / "c.jsonl"), "--max-retries", "0",
-                   "--prompt-file", f"captioning={prompt}", "--limit", "2"]
-        assert main([*common, *endpoint, *failing]) == 1  # some items failed; the file keeps the errors
+        failing = [
+            "--task",
+            "captioning",
+            "--out",
+            str(tmp_path / "c.jsonl"),
+            "--max-retries",
+            "0",
+            "--prompt-file",
+            f"captioning={prompt}",
+            "--limit",
+            "2",
+        ]
+        assert (
+            main([*common, *endpoint, *failing]) == 1
+        )  # some items failed; the file keeps the errors
         assert "rerun" in capsys.readouterr().err
         assert len(read_predictions(tmp_path / "c.jsonl").errors("captioning")) == 2
 
         monkeypatch.delenv("NOVA_TEST_KEY", raising=False)
-        keyed = ["--task", "diagnosis", "--out", str(tmp_path / "k.jsonl"), "--api-key-env", "NOVA_TEST_KEY"]
+        keyed = [
+            "--task",
+            "diagnosis",
+            "--out",
+            str(tmp_path / "k.jsonl"),
+            "--api-key-env",
+            "NOVA_TEST_KEY",
+        ]
         assert main([*common, *endpoint, *keyed]) == 2
         monkeypatch.setenv("NOVA_TEST_KEY", "sk-from-env")
         assert main([*common, *endpoint, *keyed]) == 0

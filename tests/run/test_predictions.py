@@ -30,7 +30,9 @@ def release(tmp_path_factory):
 
 
 def write_lines(path: Path, lines: list) -> Path:
-    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    path.write_text(
+        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines)
+    )
     return path
 
 
@@ -58,12 +60,20 @@ def test_round_trip_aligns_to_release_order(release, tmp_path):
     predictions = read_predictions(path, release)
 
     image_lines = lines[: len(release.images)]
-    assert predictions.localization() == [{"boxes": line["boxes"], "scores": line["scores"]} for line in image_lines]
+    assert predictions.localization() == [
+        {"boxes": line["boxes"], "scores": line["scores"]} for line in image_lines
+    ]
     assert predictions.captions() == [line["caption"] for line in image_lines]
     assert predictions.diagnoses() == [line["diagnoses"] for line in lines[len(release.images) :]]
     assert predictions.missing_images == [] and predictions.missing_cases == []
     summary = predictions.summary()
-    assert summary["localization"] == {"items": 6, "answered": 6, "missing": 0, "errors": 0, "parse_status": {}}
+    assert summary["localization"] == {
+        "items": 6,
+        "answered": 6,
+        "missing": 0,
+        "errors": 0,
+        "parse_status": {},
+    }
     assert summary["diagnosis"]["items"] == 3
 
 
@@ -89,7 +99,9 @@ def test_write_refuses_a_bad_line_naming_the_line_it_would_have_been(tmp_path):
     path = tmp_path / "pred.jsonl"
     write_predictions(path, [{"case_id": "case0001", "diagnoses": ["a"]}])
     with pytest.raises(NovaInputError) as caught:
-        write_predictions(path, [{"filename": "case0001_001.png", "boxes": [[float("nan"), 0, 1, 1]]}])
+        write_predictions(
+            path, [{"filename": "case0001_001.png", "boxes": [[float("nan"), 0, 1, 1]]}]
+        )
     assert caught.value.record.startswith("line 2") and caught.value.field == "boxes[0][0]"
     assert len(path.read_text().splitlines()) == 1  # nothing bad reached the file
 
@@ -101,34 +113,76 @@ BAD_FILES = [
     ([GOOD_IMAGE, '{"filename": "case0002_001.png", "boxes": [[1, 2'], 2, None, "not valid JSON"),
     ([{"filename": "case9999_001.png", "boxes": []}], 1, "filename", "unknown filename"),
     ([{"case_id": "case0042", "diagnoses": ["x"]}], 1, "case_id", "unknown case id"),
-    ([GOOD_IMAGE, {"case_id": "case0001", "diagnoses": []}, GOOD_IMAGE], 3, "filename", "already given at"),
+    (
+        [GOOD_IMAGE, {"case_id": "case0001", "diagnoses": []}, GOOD_IMAGE],
+        3,
+        "filename",
+        "already given at",
+    ),
     (['{"filename": "case0001_001.png", "boxes": [[NaN, 2, 3, 4]]}'], 1, "boxes[0][0]", "finite"),
-    (['{"filename": "case0001_001.png", "boxes": [[1, 2, Infinity, 4]]}'], 1, "boxes[0][2]", "finite"),
+    (
+        ['{"filename": "case0001_001.png", "boxes": [[1, 2, Infinity, 4]]}'],
+        1,
+        "boxes[0][2]",
+        "finite",
+    ),
     ([{"filename": "case0001_001.png", "boxes": "1,2,3,4"}], 1, "boxes", "list"),
-    ([{"filename": "case0001_001.png", "boxes": [[1, 2, 3]]}], 1, "boxes[0]", "[x, y, width, height]"),
+    (
+        [{"filename": "case0001_001.png", "boxes": [[1, 2, 3]]}],
+        1,
+        "boxes[0]",
+        "[x, y, width, height]",
+    ),
     ([{"filename": "case0001_001.png", "boxes": [[1, 2, "3", 4]]}], 1, "boxes[0][2]", "number"),
     ([{"filename": "case0001_001.png", "boxes": [[1, 2, True, 4]]}], 1, "boxes[0][2]", "number"),
     ([{"filename": "case0001_001.png", "boxes": [[1, 2, -3, 4]]}], 1, "boxes[0]", "negative"),
-    ([{"filename": "case0001_001.png", "boxes": [[1, 2, 3, 4]], "scores": [0.1, 0.2]}], 1, "scores", "one score per box"),
+    (
+        [{"filename": "case0001_001.png", "boxes": [[1, 2, 3, 4]], "scores": [0.1, 0.2]}],
+        1,
+        "scores",
+        "one score per box",
+    ),
     ([{"filename": "case0001_001.png", "scores": [0.1]}], 1, "scores", "without boxes"),
     ([{"filename": "case0001_001.png", "caption": 5}], 1, "caption", "string"),
     ([{"case_id": "case0001", "diagnoses": "glioma"}], 1, "diagnoses", "list"),
     ([{"case_id": "case0001", "diagnoses": ["glioma", 3]}], 1, "diagnoses[1]", "string"),
-    ([{"filename": "case0001_001.png", "raw_boxes": "x", "input_size": [0, 10]}], 1, "input_size", "positive"),
-    ([{"filename": "case0001_001.png", "caption": "x", "latency_s": float("nan")}], 1, "latency_s", "finite"),
+    (
+        [{"filename": "case0001_001.png", "raw_boxes": "x", "input_size": [0, 10]}],
+        1,
+        "input_size",
+        "positive",
+    ),
+    (
+        [{"filename": "case0001_001.png", "caption": "x", "latency_s": float("nan")}],
+        1,
+        "latency_s",
+        "finite",
+    ),
     ([{"filename": "case0001_001.png", "box": [[1, 2, 3, 4]]}], 1, "box", "unknown key"),
     ([{"filename": "case0001_001.png", "diagnoses": ["x"]}], 1, "diagnoses", "unknown key"),
-    ([{"filename": "case0001_001.png", "case_id": "case0001", "caption": "x"}], 1, "filename", "exactly one"),
+    (
+        [{"filename": "case0001_001.png", "case_id": "case0001", "caption": "x"}],
+        1,
+        "filename",
+        "exactly one",
+    ),
     ([["case0001_001.png", [1, 2, 3, 4]]], 1, None, "JSON object"),
     ([{"filename": "", "caption": "x"}], 1, "filename", "empty"),
     ([{"filename": "case0001_001.png"}], 1, "filename", "carries no prediction"),
-    ([{"filename": "case0001_001.png", "task": "captioning", "raw_boxes": "x"}], 1, "raw_boxes", "task"),
+    (
+        [{"filename": "case0001_001.png", "task": "captioning", "raw_boxes": "x"}],
+        1,
+        "raw_boxes",
+        "task",
+    ),
     ([{"filename": "case0001_001.png", "error": "HTTP 500"}], 1, "task", "which task"),
 ]
 
 
 @pytest.mark.parametrize(("lines", "line_number", "field", "words"), BAD_FILES)
-def test_every_bad_line_is_named_by_file_line_and_field(release, tmp_path, lines, line_number, field, words):
+def test_every_bad_line_is_named_by_file_line_and_field(
+    release, tmp_path, lines, line_number, field, words
+):
     path = write_lines(tmp_path / "bad.jsonl", lines)
     with pytest.raises(NovaInputError) as caught:
         read_predictions(path, release)
@@ -140,7 +194,9 @@ def test_every_bad_line_is_named_by_file_line_and_field(release, tmp_path, lines
 
 
 def test_unknown_names_pass_without_a_release_and_fail_when_aligned_later(release, tmp_path):
-    path = write_lines(tmp_path / "pred.jsonl", [{"filename": "case9999_001.png", "raw_caption": "x"}])
+    path = write_lines(
+        tmp_path / "pred.jsonl", [{"filename": "case9999_001.png", "raw_caption": "x"}]
+    )
     loose = read_predictions(path)
     assert loose.filenames == ["case9999_001.png"] and not loose.aligned
     with pytest.raises(NovaInputError, match="unknown filename") as caught:
@@ -197,7 +253,13 @@ def test_an_error_line_counts_as_missing_and_a_later_answer_supersedes_it(releas
     assert retried.errors("captioning") == {} and retried.captions()[0] == "Axial T2."
 
     # An answer is final: a second answer for the same task and item is a duplicate.
-    write_lines(path, [{"filename": name, "caption": "a"}, {"filename": name, "task": "captioning", "error": "x"}])
+    write_lines(
+        path,
+        [
+            {"filename": name, "caption": "a"},
+            {"filename": name, "task": "captioning", "error": "x"},
+        ],
+    )
     with pytest.raises(NovaInputError, match="line 1"):
         read_predictions(path, release)
 
@@ -208,11 +270,15 @@ def test_one_line_may_answer_both_image_tasks_but_not_twice(release, tmp_path):
     predictions = read_predictions(path, release)
     assert predictions.localization()[0] == {"boxes": []} and predictions.captions()[0] == "c"
     write_lines(path, [{"filename": name, "boxes": []}, {"filename": name, "caption": "c"}])
-    assert read_predictions(path, release).missing_images == [i.filename for i in release.images[1:]]
+    assert read_predictions(path, release).missing_images == [
+        i.filename for i in release.images[1:]
+    ]
 
 
 def test_raw_answers_must_be_parsed_before_scoring(release, tmp_path):
-    path = write_lines(tmp_path / "raw.jsonl", [{"filename": release.images[0].filename, "raw_boxes": "no target"}])
+    path = write_lines(
+        tmp_path / "raw.jsonl", [{"filename": release.images[0].filename, "raw_boxes": "no target"}]
+    )
     with pytest.raises(NovaInputError, match="parse") as caught:
         read_predictions(path, release).localization()
     assert caught.value.field == "raw_boxes" and caught.value.record.startswith("line 1")
@@ -222,15 +288,28 @@ def test_parse_raw_uses_the_parsers_and_counts_statuses(release, tmp_path):
     images = release.images
     case = release.cases()[0]
     answers = [
-        {"filename": images[0].filename, "raw_boxes": "lesion: [100, 200, 500, 600]", "input_size": [40, 32]},
-        {"filename": images[1].filename, "raw_boxes": '[{"bbox_2d": [10, 20, 30, 40]}]', "input_size": [80, 64]},
+        {
+            "filename": images[0].filename,
+            "raw_boxes": "lesion: [100, 200, 500, 600]",
+            "input_size": [40, 32],
+        },
+        {
+            "filename": images[1].filename,
+            "raw_boxes": '[{"bbox_2d": [10, 20, 30, 40]}]',
+            "input_size": [80, 64],
+        },
         {"filename": images[2].filename, "raw_boxes": "no target"},
         {"filename": images[3].filename, "raw_boxes": ""},
         {"filename": images[0].filename, "raw_caption": "```\nAxial FLAIR, right frontal.\n```"},
-        {"case_id": case.case_id, "raw_diagnoses": '{"most_likely_diagnosis": "glioma", "other_possible_diagnoses": ["a"]}'},
+        {
+            "case_id": case.case_id,
+            "raw_diagnoses": '{"most_likely_diagnosis": "glioma", "other_possible_diagnoses": ["a"]}',
+        },
         {"filename": images[5].filename, "boxes": [[0, 0, 1, 1]]},  # already parsed: kept
     ]
-    parsed = parse_raw(read_predictions(write_lines(tmp_path / "raw.jsonl", answers), release), release)
+    parsed = parse_raw(
+        read_predictions(write_lines(tmp_path / "raw.jsonl", answers), release), release
+    )
 
     size = (images[0].width, images[0].height)
     expected = [
@@ -244,13 +323,21 @@ def test_parse_raw_uses_the_parsers_and_counts_statuses(release, tmp_path):
     assert [p["boxes"] for p in parsed.localization()] == expected
     assert expected[0] == [[8.0, 3.2, 16.0, 12.8]]  # protocol [ymin,xmin,ymax,xmax]/1000 of 40x32
     expected_statuses = [
-        parse_localization(a["raw_boxes"], image_size=size, input_size=tuple(a["input_size"]) if "input_size" in a else None).status
+        parse_localization(
+            a["raw_boxes"],
+            image_size=size,
+            input_size=tuple(a["input_size"]) if "input_size" in a else None,
+        ).status
         for a in answers[:4]
     ]
-    assert parsed.parse_counts("localization") == {s: expected_statuses.count(s) for s in set(expected_statuses)}
+    assert parsed.parse_counts("localization") == {
+        s: expected_statuses.count(s) for s in set(expected_statuses)
+    }
     assert parsed.captions()[0] == parse_caption(answers[4]["raw_caption"]).caption
     assert parsed.diagnoses()[0] == parse_diagnoses(answers[5]["raw_diagnoses"]).diagnoses
-    assert parsed.parse_counts("diagnosis") == {parse_diagnoses(answers[5]["raw_diagnoses"]).status: 1}
+    assert parsed.parse_counts("diagnosis") == {
+        parse_diagnoses(answers[5]["raw_diagnoses"]).status: 1
+    }
 
     # The parsed set writes out with raw text and status kept, and reads back the same.
     write_predictions(tmp_path / "pred.jsonl", parsed)
@@ -265,7 +352,9 @@ def test_manifest_is_written_atomically_and_read_back(tmp_path):
     write_manifest(target, {"model": "a"})
     write_manifest(target, {"model": "b"})
     assert read_manifest(target) == {"model": "b"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["pred.jsonl.manifest.json"]  # no temp files left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "pred.jsonl.manifest.json"
+    ]  # no temp files left
     manifest_path_for(target).write_text("{broken")
     with pytest.raises(NovaInputError, match="not valid JSON"):
         read_manifest(target)
@@ -278,8 +367,14 @@ def shard_files(release, tmp_path, manifests=True):
     write_lines(second, lines[1::2])
     if manifests:
         base = {"model": "m", "prompts": {"captioning": {"sha256": "abc"}}, "status": "complete"}
-        write_manifest(first, {**base, "shard": {"index": 0, "count": 2}, "counts": {"captioning": {"answered": 3}}})
-        write_manifest(second, {**base, "shard": {"index": 1, "count": 2}, "counts": {"captioning": {"answered": 4}}})
+        write_manifest(
+            first,
+            {**base, "shard": {"index": 0, "count": 2}, "counts": {"captioning": {"answered": 3}}},
+        )
+        write_manifest(
+            second,
+            {**base, "shard": {"index": 1, "count": 2}, "counts": {"captioning": {"answered": 4}}},
+        )
     return first, second
 
 
@@ -288,7 +383,9 @@ def test_merge_joins_shards_and_their_manifests(release, tmp_path):
     merged = merge_prediction_files([first, second], tmp_path / "all.jsonl", release=release)
     assert merged.missing_images == [] and merged.missing_cases == []
     reread = read_predictions(tmp_path / "all.jsonl", release)
-    whole = read_predictions(write_lines(tmp_path / "whole.jsonl", full_predictions(release)), release)
+    whole = read_predictions(
+        write_lines(tmp_path / "whole.jsonl", full_predictions(release)), release
+    )
     assert reread.localization() == whole.localization() and reread.diagnoses() == whole.diagnoses()
     manifest = read_manifest(tmp_path / "all.jsonl")
     assert manifest["shard"] is None and manifest["model"] == "m"

@@ -13,7 +13,13 @@ from novabench.errors import NovaInputError
 from novabench.run.backends import Answer, Request, TransformersBackend, effective_input_size
 from novabench.run.predictions import read_manifest, read_predictions
 from novabench.run.prompts import TaskPrompt, default_prompt, prompt_hash, render_diagnosis_prompt
-from novabench.run.runner import in_shard, parse_shard, parse_tasks, repair_partial_last_line, run_model
+from novabench.run.runner import (
+    in_shard,
+    parse_shard,
+    parse_tasks,
+    repair_partial_last_line,
+    run_model,
+)
 from tests.release_factory import write_v1_release
 from tests.run.tiny_vlm import build_tiny_llava
 
@@ -44,7 +50,12 @@ class ScriptedBackend:
         self.requests: list[Request] = []
 
     def describe(self):
-        return {"type": "test", "model": self.name, "generation": {"max_new_tokens": 8}, "batch_size": self.batch_size}
+        return {
+            "type": "test",
+            "model": self.name,
+            "generation": {"max_new_tokens": 8},
+            "batch_size": self.batch_size,
+        }
 
     def generate(self, requests):
         answers = []
@@ -55,11 +66,21 @@ class ScriptedBackend:
             if request.item_id in self.fail_items:
                 answers.append(Answer(error="simulated failure"))
             elif request.task == "localization":
-                answers.append(Answer(text="lesion: [100, 200, 500, 600]", latency_s=0.01, input_size=request.image_size))
+                answers.append(
+                    Answer(
+                        text="lesion: [100, 200, 500, 600]",
+                        latency_s=0.01,
+                        input_size=request.image_size,
+                    )
+                )
             elif request.task == "captioning":
                 answers.append(Answer(text=f"Axial T2 of {request.item_id}.", latency_s=0.01))
             else:
-                answers.append(Answer(text='{"most_likely_diagnosis": "glioma", "other_possible_diagnoses": []}'))
+                answers.append(
+                    Answer(
+                        text='{"most_likely_diagnosis": "glioma", "other_possible_diagnoses": []}'
+                    )
+                )
         return answers
 
 
@@ -80,17 +101,29 @@ def test_all_tasks_ask_the_right_questions_and_write_one_line_per_item(release, 
     }
     assert summary.complete and summary.n_errors == 0
 
-    by_task = {task: [r for r in backend.requests if r.task == task] for task in ("localization", "captioning", "diagnosis")}
-    assert [r.item_id for r in by_task["localization"]] == [image.filename for image in release.images]
+    by_task = {
+        task: [r for r in backend.requests if r.task == task]
+        for task in ("localization", "captioning", "diagnosis")
+    }
+    assert [r.item_id for r in by_task["localization"]] == [
+        image.filename for image in release.images
+    ]
     for request, image in zip(by_task["captioning"], release.images):
         assert request.image.mode == "RGB" and request.image.size == (image.width, image.height)
         assert request.prompt == default_prompt("captioning").text
-        assert request.context == {"filename": image.filename, "case_id": image.case_id, "width": 40, "height": 32}
+        assert request.context == {
+            "filename": image.filename,
+            "case_id": image.case_id,
+            "width": 40,
+            "height": 32,
+        }
     for request, case in zip(by_task["diagnosis"], cases):
         assert request.image is None and request.item_id == case.case_id
         assert case.clinical_history in request.prompt
         assert all(caption.splitlines()[0] in request.prompt for caption in case.captions)
-        assert request.prompt == render_diagnosis_prompt(default_prompt("diagnosis"), case.clinical_history, case.captions)
+        assert request.prompt == render_diagnosis_prompt(
+            default_prompt("diagnosis"), case.clinical_history, case.captions
+        )
         assert request.context["findings"] == case.captions
 
     lines = lines_of(out)
@@ -121,7 +154,11 @@ def test_manifest_records_what_is_needed_to_reproduce_the_run(release, tmp_path)
     )
     manifest = read_manifest(out)
     assert manifest["novabench_version"]
-    assert manifest["backend"] == {"type": "test", "model": "scripted", "generation": {"max_new_tokens": 8}}
+    assert manifest["backend"] == {
+        "type": "test",
+        "model": "scripted",
+        "generation": {"max_new_tokens": 8},
+    }
     assert manifest["runtime"]["batch_size"] == 2  # how it ran, kept apart from what answered
     assert manifest["model"] == "scripted" and manifest["generation"] == {"max_new_tokens": 8}
     assert manifest["prompts"] == {
@@ -150,7 +187,9 @@ def test_a_crash_midway_loses_nothing_and_the_rerun_finishes_without_duplicates(
     assert [r.item_id for r in resumed.requests[:3]] == [i.filename for i in release.images[4:]]
     assert lines_of(out)[:4] == written
     predictions = read_predictions(out, release)  # would raise on a duplicate
-    assert all(predictions.missing(task) == [] for task in ("localization", "captioning", "diagnosis"))
+    assert all(
+        predictions.missing(task) == [] for task in ("localization", "captioning", "diagnosis")
+    )
     assert read_manifest(out)["status"] == "complete"
 
 
@@ -180,11 +219,19 @@ def test_repair_keeps_a_complete_last_line_that_only_lacks_its_newline(tmp_path)
 def test_failed_items_are_recorded_counted_and_retried_on_rerun(release, tmp_path):
     out = tmp_path / "raw.jsonl"
     bad = release.images[2].filename
-    summary = run_model(release, tasks="localization", backend=ScriptedBackend(fail_items={bad}), out_path=out, progress=False)
+    summary = run_model(
+        release,
+        tasks="localization",
+        backend=ScriptedBackend(fail_items={bad}),
+        out_path=out,
+        progress=False,
+    )
     assert summary.counts["localization"]["errors"] == 1 and not summary.complete
     assert read_manifest(out)["status"] == "complete-with-errors"
     failed = [line for line in lines_of(out) if "error" in line]
-    assert failed == [{"filename": bad, "task": "localization", "error": "simulated failure", "model": "scripted"}]
+    assert failed == [
+        {"filename": bad, "task": "localization", "error": "simulated failure", "model": "scripted"}
+    ]
 
     retry = ScriptedBackend()
     summary = run_model(release, tasks="localization", backend=retry, out_path=out, progress=False)
@@ -195,16 +242,43 @@ def test_failed_items_are_recorded_counted_and_retried_on_rerun(release, tmp_pat
 
 def test_resuming_with_another_configuration_is_refused(release, tmp_path):
     out = tmp_path / "raw.jsonl"
-    run_model(release, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False, limit=2)
+    run_model(
+        release,
+        tasks="captioning",
+        backend=ScriptedBackend(),
+        out_path=out,
+        progress=False,
+        limit=2,
+    )
     with pytest.raises(NovaInputError) as caught:
-        run_model(release, tasks="captioning", backend=ScriptedBackend("other-model"), out_path=out, progress=False)
+        run_model(
+            release,
+            tasks="captioning",
+            backend=ScriptedBackend("other-model"),
+            out_path=out,
+            progress=False,
+        )
     assert caught.value.field == "backend"
     other_prompt = {"captioning": TaskPrompt.from_text("captioning", "Say anything.")}
     with pytest.raises(NovaInputError) as caught:
-        run_model(release, tasks="captioning", backend=ScriptedBackend(), out_path=out, prompts=other_prompt, progress=False)
+        run_model(
+            release,
+            tasks="captioning",
+            backend=ScriptedBackend(),
+            out_path=out,
+            prompts=other_prompt,
+            progress=False,
+        )
     assert caught.value.field == "prompts.captioning"
     with pytest.raises(NovaInputError) as caught:
-        run_model(release, tasks="captioning", backend=ScriptedBackend(), out_path=out, shard=(0, 2), progress=False)
+        run_model(
+            release,
+            tasks="captioning",
+            backend=ScriptedBackend(),
+            out_path=out,
+            shard=(0, 2),
+            progress=False,
+        )
     assert caught.value.field == "shard"
     # A runtime setting (batch size) may change; so may the task list.
     summary = run_model(
@@ -218,12 +292,21 @@ def test_a_foreign_file_is_never_appended_to(release, tmp_path):
     out = tmp_path / "mine.jsonl"
     out.write_text('{"case_id": "case0001", "diagnoses": ["x"]}\n')
     with pytest.raises(NovaInputError, match="no manifest"):
-        run_model(release, tasks="diagnosis", backend=ScriptedBackend(), out_path=out, progress=False)
+        run_model(
+            release, tasks="diagnosis", backend=ScriptedBackend(), out_path=out, progress=False
+        )
     assert out.read_text() == '{"case_id": "case0001", "diagnoses": ["x"]}\n'
 
 
 def test_limit_and_bad_arguments(release, tmp_path):
-    summary = run_model(release, tasks="diagnosis", backend=ScriptedBackend(), out_path=tmp_path / "a.jsonl", limit=2, progress=False)
+    summary = run_model(
+        release,
+        tasks="diagnosis",
+        backend=ScriptedBackend(),
+        out_path=tmp_path / "a.jsonl",
+        limit=2,
+        progress=False,
+    )
     assert summary.counts["diagnosis"]["items"] == 2 and len(lines_of(tmp_path / "a.jsonl")) == 2
     for kwargs, field in [
         ({"tasks": "segmentation"}, "tasks"),
@@ -233,7 +316,13 @@ def test_limit_and_bad_arguments(release, tmp_path):
         ({"tasks": "captioning", "prompts": {"diagnosis": default_prompt("diagnosis")}}, "prompts"),
     ]:
         with pytest.raises(NovaInputError) as caught:
-            run_model(release, backend=ScriptedBackend(), out_path=tmp_path / "b.jsonl", progress=False, **kwargs)
+            run_model(
+                release,
+                backend=ScriptedBackend(),
+                out_path=tmp_path / "b.jsonl",
+                progress=False,
+                **kwargs,
+            )
         assert caught.value.field == field, kwargs
 
 
@@ -243,33 +332,57 @@ def test_a_backend_that_loses_answers_stops_the_run(release, tmp_path):
             return super().generate(requests)[:-1]
 
     with pytest.raises(RuntimeError, match="returned 1 answers for 2 requests"):
-        run_model(release, tasks="captioning", backend=Lossy(), out_path=tmp_path / "a.jsonl", progress=False)
+        run_model(
+            release,
+            tasks="captioning",
+            backend=Lossy(),
+            out_path=tmp_path / "a.jsonl",
+            progress=False,
+        )
 
 
 def test_shards_cover_every_item_exactly_once_and_merge(release, release_dir, tmp_path):
     shard_paths = []
     for index in range(2):
         path = tmp_path / f"shard{index}.jsonl"
-        run_model(release, tasks="all", backend=ScriptedBackend(), out_path=path, shard=(index, 2), progress=False)
+        run_model(
+            release,
+            tasks="all",
+            backend=ScriptedBackend(),
+            out_path=path,
+            shard=(index, 2),
+            progress=False,
+        )
         shard_paths.append(path)
-    keys = [{(line["task"], line.get("filename") or line.get("case_id")) for line in lines_of(p)} for p in shard_paths]
+    keys = [
+        {(line["task"], line.get("filename") or line.get("case_id")) for line in lines_of(p)}
+        for p in shard_paths
+    ]
     assert keys[0] and keys[1] and not keys[0] & keys[1]
     everything = {(t, i.filename) for t in ("localization", "captioning") for i in release.images}
     everything |= {("diagnosis", c.case_id) for c in release.cases()}
     assert keys[0] | keys[1] == everything
     # The same image falls in the same shard for both image tasks.
-    assert {k for t, k in keys[0] if t == "localization"} == {k for t, k in keys[0] if t == "captioning"}
+    assert {k for t, k in keys[0] if t == "localization"} == {
+        k for t, k in keys[0] if t == "captioning"
+    }
 
     merged = tmp_path / "merged.jsonl"
     code = main(["merge", *map(str, shard_paths), "--out", str(merged), "--data", str(release_dir)])
     assert code == 0
     predictions = read_predictions(merged, release)
-    assert all(predictions.missing(task) == [] for task in ("localization", "captioning", "diagnosis"))
+    assert all(
+        predictions.missing(task) == [] for task in ("localization", "captioning", "diagnosis")
+    )
     assert read_manifest(merged)["shard"] is None and read_manifest(merged)["missing_shards"] == []
     partial = tmp_path / "partial.jsonl"
-    assert main(["merge", str(shard_paths[0]), "--out", str(partial), "--data", str(release_dir)]) == 0
+    assert (
+        main(["merge", str(shard_paths[0]), "--out", str(partial), "--data", str(release_dir)]) == 0
+    )
     assert read_manifest(partial)["missing_shards"] == [1]
-    assert read_predictions(partial, release).missing("diagnosis")  # the other shard's items are missing
+    assert read_predictions(partial, release).missing(
+        "diagnosis"
+    )  # the other shard's items are missing
     assert main(["merge", *map(str, shard_paths), "--out", str(merged)]) == 2  # exists: refused
 
 
@@ -300,7 +413,10 @@ def test_effective_input_size_reads_the_patch_grid_of_dynamic_processors():
             return {"pixel_values": np.zeros((1, 3, 28, 28))}
 
     image = Image.new("RGB", (480, 470))
-    assert effective_input_size(GridProcessor(), image) == (14 * round(480 / 14), 14 * round(470 / 14))
+    assert effective_input_size(GridProcessor(), image) == (
+        14 * round(480 / 14),
+        14 * round(470 / 14),
+    )
     assert effective_input_size(FixedProcessor(), image) is None
 
 
@@ -317,12 +433,19 @@ def test_transformers_backend_end_to_end_on_a_tiny_llava(release, tiny_llava, tm
     assert summary.complete and summary.n_errors == 0
     lines = lines_of(out)
     assert len(lines) == 2 * len(release.images) + len(release.cases())
-    raw_field = {"localization": "raw_boxes", "captioning": "raw_caption", "diagnosis": "raw_diagnoses"}
+    raw_field = {
+        "localization": "raw_boxes",
+        "captioning": "raw_caption",
+        "diagnosis": "raw_diagnoses",
+    }
     for line in lines:
         assert isinstance(line[raw_field[line["task"]]], str)
         assert line["model"] == str(tiny_llava) and line["latency_s"] >= 0
         if line["task"] == "localization":
-            assert line["input_size"] == [40, 32]  # a fixed-size processor: the original size is kept
+            assert line["input_size"] == [
+                40,
+                32,
+            ]  # a fixed-size processor: the original size is kept
     manifest = read_manifest(out)
     assert manifest["backend"]["model_class"] == "LlavaForConditionalGeneration"
     assert manifest["runtime"]["batch_size"] == 3 and manifest["runtime"]["device"] == "cpu"
@@ -333,15 +456,36 @@ def test_transformers_backend_end_to_end_on_a_tiny_llava(release, tiny_llava, tm
 
     with Image.open(image.image_path) as opened:
         picture = opened.convert("RGB")
-    answers = backend.generate([Request("x.png", "captioning", "Describe.", picture), Request("case0001", "diagnosis", "Why?")])
+    answers = backend.generate(
+        [
+            Request("x.png", "captioning", "Describe.", picture),
+            Request("case0001", "diagnosis", "Why?"),
+        ]
+    )
     assert [type(a.text) for a in answers] == [str, str]
     assert answers[0].input_size == (40, 32) and answers[1].input_size is None
 
 
 def test_nova_run_then_parse_on_the_tiny_llava(release_dir, tiny_llava, tmp_path, capsys):
     raw, parsed = tmp_path / "raw.jsonl", tmp_path / "pred.jsonl"
-    arguments = ["run", "--data", str(release_dir), "--task", "all", "--model", str(tiny_llava),
-                 "--out", str(raw), "--limit", "2", "--max-new-tokens", "3", "--batch-size", "2", "--no-progress"]
+    arguments = [
+        "run",
+        "--data",
+        str(release_dir),
+        "--task",
+        "all",
+        "--model",
+        str(tiny_llava),
+        "--out",
+        str(raw),
+        "--limit",
+        "2",
+        "--max-new-tokens",
+        "3",
+        "--batch-size",
+        "2",
+        "--no-progress",
+    ]
     assert main(arguments) == 0
     assert len(lines_of(raw)) == 6
     assert main(arguments) == 0  # resumed: nothing left to ask
@@ -356,10 +500,14 @@ def test_nova_run_then_parse_on_the_tiny_llava(release_dir, tiny_llava, tmp_path
     counts = predictions.summary()
     assert sum(counts["localization"]["parse_status"].values()) == 2
     assert sum(counts["diagnosis"]["parse_status"].values()) == 2
-    assert len(predictions.localization()) == len(release.images)  # aligned; unasked images are missing
+    assert len(predictions.localization()) == len(
+        release.images
+    )  # aligned; unasked images are missing
     assert counts["localization"]["missing"] == len(release.images) - 2
     assert read_manifest(parsed)["parsed"]["box_convention"] == "auto"
-    assert main(["parse", str(raw), "--data", str(release_dir), "--out", str(parsed)]) == 2  # exists
+    assert (
+        main(["parse", str(raw), "--data", str(release_dir), "--out", str(parsed)]) == 2
+    )  # exists
 
 
 def test_nova_run_with_a_baseline_or_bad_arguments(release_dir, tmp_path, capsys):

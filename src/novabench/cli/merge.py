@@ -21,7 +21,9 @@ def run(args: argparse.Namespace) -> int:
     for task, counts in merged.summary().items():
         if counts["answered"] or counts["errors"] or (release is not None and counts["items"]):
             missing = f"  missing {counts['missing']:>5}" if release is not None else ""
-            print(f"{task:<13} answered {counts['answered']:>5}  failed {counts['errors']:>5}{missing}")
+            print(
+                f"{task:<13} answered {counts['answered']:>5}  failed {counts['errors']:>5}{missing}"
+            )
     print(f"merged {len(args.shards)} file(s) into {args.out}")
     return 0
 
@@ -34,8 +36,12 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("shards", nargs="+", metavar="SHARD.jsonl", help="files written by `nova run --shard`")
+    parser.add_argument(
+        "shards", nargs="+", metavar="SHARD.jsonl", help="files written by `nova run --shard`"
+    )
     parser.add_argument("--out", required=True, help="merged JSONL to write")
-    parser.add_argument("--data", help="release folder, to check item names and count missing items")
+    parser.add_argument(
+        "--data", help="release folder, to check item names and count missing items"
+    )
     parser.add_argument("--force", action="store_true", help="replace --out when it exists")
     parser.set_defaults(func=run)

@@ -31,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
 
     raw_path, out = Path(args.raw), Path(args.out)
     if out.exists() and not args.force:
-        raise NovaInputError("exists already; choose another output or pass --force", source=str(out))
+        raise NovaInputError(
+            "exists already; choose another output or pass --force", source=str(out)
+        )
     if out.resolve() == raw_path.resolve():
         raise NovaInputError("the output must not be the raw file itself", source=str(out))
     release = read_release(args.data)
@@ -56,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
         counts = summary[task]
         if not counts["answered"] and not counts["errors"] and not counts["parse_status"]:
             continue
-        statuses = ", ".join(f"{name} {n}" for name, n in counts["parse_status"].items()) or "nothing to parse"
+        statuses = (
+            ", ".join(f"{name} {n}" for name, n in counts["parse_status"].items())
+            or "nothing to parse"
+        )
         print(
             f"{task:<13} items {counts['items']:>5}  answered {counts['answered']:>5}  "
             f"missing {counts['missing']:>5} (failed {counts['errors']})  parse: {statuses}"
@@ -73,7 +78,9 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("raw", metavar="RAW.jsonl", help="raw answers written by `nova run` (or by hand)")
+    parser.add_argument(
+        "raw", metavar="RAW.jsonl", help="raw answers written by `nova run` (or by hand)"
+    )
     parser.add_argument("--data", required=True, help="release folder the answers belong to")
     parser.add_argument("--out", required=True, help="predictions JSONL to write")
     parser.add_argument(

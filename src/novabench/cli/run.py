@@ -61,12 +61,16 @@ def build_backend(args: argparse.Namespace) -> Any:
         from novabench.run.backends import OpenAIEndpointBackend
 
         if not args.model_name:
-            raise NovaInputError("--endpoint needs --model-name (the model the server serves)", field="--model-name")
+            raise NovaInputError(
+                "--endpoint needs --model-name (the model the server serves)", field="--model-name"
+            )
         api_key = None
         if args.api_key_env:
             api_key = os.environ.get(args.api_key_env)
             if not api_key:
-                raise NovaInputError(f"environment variable {args.api_key_env} is not set", field="--api-key-env")
+                raise NovaInputError(
+                    f"environment variable {args.api_key_env} is not set", field="--api-key-env"
+                )
         return OpenAIEndpointBackend(
             args.endpoint,
             args.model_name,
@@ -120,7 +124,10 @@ def run(args: argparse.Namespace) -> int:
         )
     print(f"raw answers: {summary.out_path}\nmanifest:    {summary.manifest_path}")
     if summary.n_errors:
-        print(f"{summary.n_errors} item(s) failed; rerun the same command to retry them", file=sys.stderr)
+        print(
+            f"{summary.n_errors} item(s) failed; rerun the same command to retry them",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -140,11 +147,19 @@ def register(subparsers: Any) -> None:
         choices=("localization", "captioning", "diagnosis", "all"),
         help="which task to ask",
     )
-    parser.add_argument("--out", required=True, help="raw answers JSONL (appended to; rerun to resume)")
+    parser.add_argument(
+        "--out", required=True, help="raw answers JSONL (appended to; rerun to resume)"
+    )
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="transformers model id or local folder (image-text-to-text)")
-    source.add_argument("--endpoint", help="OpenAI-compatible API root, e.g. http://localhost:8000/v1")
-    source.add_argument("--baseline", help="a floor baseline of novabench.run.baselines, e.g. floor")
+    source.add_argument(
+        "--model", help="transformers model id or local folder (image-text-to-text)"
+    )
+    source.add_argument(
+        "--endpoint", help="OpenAI-compatible API root, e.g. http://localhost:8000/v1"
+    )
+    source.add_argument(
+        "--baseline", help="a floor baseline of novabench.run.baselines, e.g. floor"
+    )
     parser.add_argument("--model-name", help="model name to request from --endpoint")
     parser.add_argument("--api-key-env", help="environment variable holding the endpoint's API key")
     parser.add_argument(
@@ -153,10 +168,18 @@ def register(subparsers: Any) -> None:
         metavar="TASK=PATH",
         help="use the prompt in PATH for TASK (repeatable); default prompts otherwise",
     )
-    parser.add_argument("--shard", metavar="I/N", help="only shard I of N (0-based); merge with `nova merge`")
-    parser.add_argument("--batch-size", type=int, help="requests per model call (default: the backend's)")
-    parser.add_argument("--max-new-tokens", type=int, default=256, help="answer length limit (default 256)")
-    parser.add_argument("--limit", type=int, help="at most this many items per task, for a quick trial")
+    parser.add_argument(
+        "--shard", metavar="I/N", help="only shard I of N (0-based); merge with `nova merge`"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, help="requests per model call (default: the backend's)"
+    )
+    parser.add_argument(
+        "--max-new-tokens", type=int, default=256, help="answer length limit (default 256)"
+    )
+    parser.add_argument(
+        "--limit", type=int, help="at most this many items per task, for a quick trial"
+    )
     parser.add_argument(
         "--box-convention",
         default="auto",
@@ -166,9 +189,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--device", help="transformers device: cpu, cuda:0, mps, auto (device_map)")
     parser.add_argument("--dtype", help="transformers dtype: auto, bfloat16, float16, float32")
     parser.add_argument("--revision", help="Hub revision of --model (branch, tag or commit)")
-    parser.add_argument("--max-concurrency", type=int, default=4, help="endpoint requests in flight (default 4)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="endpoint seconds per attempt (default 60)")
-    parser.add_argument("--max-retries", type=int, default=3, help="endpoint retries per item (default 3)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="endpoint temperature (default 0)")
+    parser.add_argument(
+        "--max-concurrency", type=int, default=4, help="endpoint requests in flight (default 4)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="endpoint seconds per attempt (default 60)"
+    )
+    parser.add_argument(
+        "--max-retries", type=int, default=3, help="endpoint retries per item (default 3)"
+    )
+    parser.add_argument(
+        "--temperature", type=float, default=0.0, help="endpoint temperature (default 0)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

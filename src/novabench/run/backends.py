@@ -168,7 +168,9 @@ def effective_input_size(image_processor: Any, image: Any) -> tuple[int, int] | 
         >>> effective_input_size(GridProcessor(), object())
         (728, 504)
     """
-    outputs = image_processor(images=[image], return_tensors="pt")  # fast processors only speak torch
+    outputs = image_processor(
+        images=[image], return_tensors="pt"
+    )  # fast processors only speak torch
     grid = outputs.get("image_grid_thw") if hasattr(outputs, "get") else None
     if grid is None:
         return None
@@ -228,13 +230,23 @@ class TransformersBackend:
         if batch_size < 1:
             raise NovaInputError(f"must be at least 1, got {batch_size}", field="batch_size")
         if max_new_tokens < 1:
-            raise NovaInputError(f"must be at least 1, got {max_new_tokens}", field="max_new_tokens")
+            raise NovaInputError(
+                f"must be at least 1, got {max_new_tokens}", field="max_new_tokens"
+            )
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens
         self.generate_kwargs = {"do_sample": False, **dict(generate_kwargs or {})}
         self._requested = {"device": device, "torch_dtype": torch_dtype, "revision": revision}
-        self.pipeline = model if hasattr(model, "model") and callable(model) else self._load(
-            model, device=device, torch_dtype=torch_dtype, revision=revision, trust_remote_code=trust_remote_code
+        self.pipeline = (
+            model
+            if hasattr(model, "model") and callable(model)
+            else self._load(
+                model,
+                device=device,
+                torch_dtype=torch_dtype,
+                revision=revision,
+                trust_remote_code=trust_remote_code,
+            )
         )
         self.model_id = str(getattr(self.pipeline.model, "name_or_path", model))
         self.name = self.model_id
@@ -242,10 +254,16 @@ class TransformersBackend:
         self._prepare_padding()
 
     @staticmethod
-    def _load(model: str, *, device: Any, torch_dtype: Any, revision: Any, trust_remote_code: bool) -> Any:
+    def _load(
+        model: str, *, device: Any, torch_dtype: Any, revision: Any, trust_remote_code: bool
+    ) -> Any:
         from transformers import pipeline
 
-        kwargs: dict[str, Any] = {"task": "image-text-to-text", "model": model, "trust_remote_code": trust_remote_code}
+        kwargs: dict[str, Any] = {
+            "task": "image-text-to-text",
+            "model": model,
+            "trust_remote_code": trust_remote_code,
+        }
         if device == "auto":
             kwargs["device_map"] = "auto"
         elif device is not None:
@@ -257,13 +275,15 @@ class TransformersBackend:
         return pipeline(**kwargs)
 
     def _prepare_padding(self) -> None:
-        tokenizer = getattr(getattr(self.pipeline, "processor", None), "tokenizer", None) or getattr(
-            self.pipeline, "tokenizer", None
-        )
+        tokenizer = getattr(
+            getattr(self.pipeline, "processor", None), "tokenizer", None
+        ) or getattr(self.pipeline, "tokenizer", None)
         if tokenizer is None:
             return
         if not getattr(self.pipeline.model.config, "is_encoder_decoder", False):
-            tokenizer.padding_side = "left"  # right padding would put pads between prompt and answer
+            tokenizer.padding_side = (
+                "left"  # right padding would put pads between prompt and answer
+            )
         if tokenizer.pad_token is None and tokenizer.eos_token is not None:
             tokenizer.pad_token = tokenizer.eos_token
 
@@ -395,7 +415,10 @@ class OpenAIEndpointBackend:
     ) -> None:
         parsed = urllib.parse.urlsplit(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise NovaInputError(f"must be an http(s) URL such as http://host:8000/v1, got {base_url!r}", field="base_url")
+            raise NovaInputError(
+                f"must be an http(s) URL such as http://host:8000/v1, got {base_url!r}",
+                field="base_url",
+            )
         if max_concurrency < 1 or max_retries < 0 or timeout <= 0 or backoff < 0 or max_tokens < 1:
             raise NovaInputError(
                 "need max_concurrency >= 1, max_retries >= 0, timeout > 0, backoff >= 0, max_tokens >= 1",
@@ -428,7 +451,11 @@ class OpenAIEndpointBackend:
             "endpoint": urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", "")),
             "model": self.model_name,
             "revision": None,
-            "generation": {"max_tokens": self.max_tokens, "temperature": self.temperature, **self.extra_body},
+            "generation": {
+                "max_tokens": self.max_tokens,
+                "temperature": self.temperature,
+                **self.extra_body,
+            },
             "max_concurrency": self.max_concurrency,
             "timeout_s": self.timeout,
             "max_retries": self.max_retries,
@@ -468,7 +495,7 @@ class OpenAIEndpointBackend:
             if error.code == 429 or error.code >= 500:
                 raise _RetryableError(message, _retry_after(error.headers)) from None
             raise RuntimeError(message) from None
-        except (TimeoutError, socket.timeout) as error:
+        except TimeoutError as error:
             raise _RetryableError(f"timed out after {self.timeout:g} s ({error})", None) from None
         except urllib.error.URLError as error:
             reason = error.reason
@@ -490,7 +517,9 @@ class OpenAIEndpointBackend:
             except _RetryableError as error:
                 message, retry_after = error.args
                 if attempt == self.max_retries:
-                    return Answer(error=f"{message} (gave up after {attempt + 1} attempts)", input_size=size)
+                    return Answer(
+                        error=f"{message} (gave up after {attempt + 1} attempts)", input_size=size
+                    )
                 time.sleep(self._delay(attempt, retry_after))
             except Exception as error:  # malformed reply, 4xx: retrying would not help
                 return Answer(error=str(error) or type(error).__name__, input_size=size)
@@ -537,11 +566,17 @@ def _answer_text(payload: bytes) -> str:
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise ValueError(f"malformed reply (no choices[0].message.content): {str(data)[:200]}") from None
+        raise ValueError(
+            f"malformed reply (no choices[0].message.content): {str(data)[:200]}"
+        ) from None
     if content is None:
         return ""  # some servers send null for an empty answer
     if isinstance(content, list):  # content parts
-        texts = [part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"]
+        texts = [
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        ]
         return "".join(texts)
     if not isinstance(content, str):
         raise ValueError(f"malformed reply (content is {type(content).__name__})")

@@ -66,7 +66,9 @@ _ANSWER_FIELDS: dict[str, tuple[str, str]] = {  # task -> (parsed answer, raw an
     "diagnosis": ("diagnoses", "raw_diagnoses"),
 }
 _COMMON_FIELDS = ("task", "latency_s", "model", "error", "parse_status", "meta")
-_IMAGE_KEYS = frozenset(("filename", *_COMMON_FIELDS, *_TASK_FIELDS["localization"], *_TASK_FIELDS["captioning"]))
+_IMAGE_KEYS = frozenset(
+    ("filename", *_COMMON_FIELDS, *_TASK_FIELDS["localization"], *_TASK_FIELDS["captioning"])
+)
 _CASE_KEYS = frozenset(("case_id", *_COMMON_FIELDS, *_TASK_FIELDS["diagnosis"]))
 
 
@@ -109,9 +111,11 @@ class PredictionRecord:
     @property
     def is_parsed(self) -> bool:
         """True when the record holds a parsed answer usable by the metrics."""
-        return {"localization": self.boxes, "captioning": self.caption, "diagnosis": self.diagnoses}[
-            self.task
-        ] is not None
+        return {
+            "localization": self.boxes,
+            "captioning": self.caption,
+            "diagnosis": self.diagnoses,
+        }[self.task] is not None
 
     @property
     def where(self) -> str:
@@ -156,7 +160,9 @@ class PredictionSet:
 
     def _keys(self, task: str) -> list[str]:
         if task not in TASKS:
-            raise NovaInputError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}", field="task")
+            raise NovaInputError(
+                f"unknown task {task!r}; expected one of {', '.join(TASKS)}", field="task"
+            )
         return self.case_ids if task in CASE_TASKS else self.filenames
 
     @property
@@ -178,18 +184,26 @@ class PredictionSet:
             ['a.png']
         """
         records = self.records[task] if task in self.records else {}
-        return [key for key in self._keys(task) if key not in records or records[key].error is not None]
+        return [
+            key for key in self._keys(task) if key not in records or records[key].error is not None
+        ]
 
     def errors(self, task: str) -> dict[str, str]:
         """``{item: error message}`` of the items of ``task`` whose model call failed."""
         self._keys(task)
-        return {key: record.error for key, record in self.records[task].items() if record.error is not None}
+        return {
+            key: record.error
+            for key, record in self.records[task].items()
+            if record.error is not None
+        }
 
     def parse_counts(self, task: str) -> dict[str, int]:
         """How many answers of ``task`` got each parse status (empty when nothing was parsed)."""
         self._keys(task)
         counts = Counter(
-            record.parse_status for record in self.records[task].values() if record.parse_status is not None
+            record.parse_status
+            for record in self.records[task].values()
+            if record.parse_status is not None
         )
         return dict(sorted(counts.items()))
 
@@ -247,11 +261,16 @@ class PredictionSet:
 
     def captions(self) -> list[str]:
         """One caption per image, in order; missing images get the empty caption."""
-        return ["" if record is None else str(record.caption) for record in self._answers("captioning")]
+        return [
+            "" if record is None else str(record.caption) for record in self._answers("captioning")
+        ]
 
     def diagnoses(self) -> list[list[str]]:
         """One list of diagnoses (most likely first) per case, in order; missing cases get ``[]``."""
-        return [[] if record is None else list(record.diagnoses or []) for record in self._answers("diagnosis")]
+        return [
+            [] if record is None else list(record.diagnoses or [])
+            for record in self._answers("diagnosis")
+        ]
 
 
 # --------------------------------------------------------------------------- reading
@@ -287,7 +306,9 @@ class _LineChecker:
 
     def boxes(self, value: Any) -> list[list[float]]:
         if not isinstance(value, list):
-            raise self.fail(f"must be a list of [x, y, width, height], got {type(value).__name__}", "boxes")
+            raise self.fail(
+                f"must be a list of [x, y, width, height], got {type(value).__name__}", "boxes"
+            )
         boxes = []
         for index, box in enumerate(value):
             name = f"boxes[{index}]"
@@ -306,7 +327,9 @@ class _LineChecker:
         if n_boxes is None:
             raise self.fail("scores given without boxes", "scores")
         if len(scores) != n_boxes:
-            raise self.fail(f"{len(scores)} scores for {n_boxes} boxes; give one score per box", "scores")
+            raise self.fail(
+                f"{len(scores)} scores for {n_boxes} boxes; give one score per box", "scores"
+            )
         return scores
 
     def diagnoses(self, value: Any) -> list[str]:
@@ -318,9 +341,14 @@ class _LineChecker:
         if (
             not isinstance(value, list)
             or len(value) != 2
-            or not all(_is_number(v) and math.isfinite(v) and v > 0 and float(v).is_integer() for v in value)
+            or not all(
+                _is_number(v) and math.isfinite(v) and v > 0 and float(v).is_integer()
+                for v in value
+            )
         ):
-            raise self.fail(f"must be [width, height] in whole positive pixels, got {value!r}", "input_size")
+            raise self.fail(
+                f"must be [width, height] in whole positive pixels, got {value!r}", "input_size"
+            )
         return int(value[0]), int(value[1])
 
 
@@ -330,7 +358,9 @@ def _line_records(
     """Validate one decoded line and split it into one record per task it answers."""
     if not isinstance(payload, dict):
         raise NovaInputError(
-            f"must be a JSON object, got {type(payload).__name__}", source=source, record=f"line {line}"
+            f"must be a JSON object, got {type(payload).__name__}",
+            source=source,
+            record=f"line {line}",
         )
     has_filename, has_case = "filename" in payload, "case_id" in payload
     if has_filename == has_case:
@@ -363,7 +393,10 @@ def _line_records(
     if task is not None:
         check.string(task, "task")
         if task not in line_tasks:
-            raise check.fail(f"{task!r} is not a task of a {key_field} line; expected one of {line_tasks}", "task")
+            raise check.fail(
+                f"{task!r} is not a task of a {key_field} line; expected one of {line_tasks}",
+                "task",
+            )
     latency = payload.get("latency_s")
     if latency is not None:
         latency = check.finite(latency, "latency_s")
@@ -383,17 +416,22 @@ def _line_records(
                 raise check.fail(f"unknown task {status_task!r}", f"parse_status.{status_task}")
             check.string(value, f"parse_status.{status_task}")
 
-    tasks_here = [t for t in line_tasks if any(payload.get(name) is not None for name in _TASK_FIELDS[t])]
+    tasks_here = [
+        t for t in line_tasks if any(payload.get(name) is not None for name in _TASK_FIELDS[t])
+    ]
     if task is not None:
         stray = [t for t in tasks_here if t != task]
         if stray:
-            raise check.fail(f"line says task {task!r} but carries {stray[0]} fields", _TASK_FIELDS[stray[0]][0])
+            raise check.fail(
+                f"line says task {task!r} but carries {stray[0]} fields", _TASK_FIELDS[stray[0]][0]
+            )
         tasks_here = [task]
     if not tasks_here:
         if error is not None:
             raise check.fail("an error line must say which task failed", "task")
         raise check.fail(
-            "carries no prediction: expected one of " + ", ".join(n for t in line_tasks for n in _TASK_FIELDS[t]),
+            "carries no prediction: expected one of "
+            + ", ".join(n for t in line_tasks for n in _TASK_FIELDS[t]),
             key_field,
         )
 
@@ -404,7 +442,9 @@ def _line_records(
             if payload.get("boxes") is not None:
                 values["boxes"] = check.boxes(payload["boxes"])
             if payload.get("scores") is not None:
-                values["scores"] = check.scores(payload["scores"], len(values["boxes"]) if "boxes" in values else None)
+                values["scores"] = check.scores(
+                    payload["scores"], len(values["boxes"]) if "boxes" in values else None
+                )
             if payload.get("input_size") is not None:
                 values["input_size"] = check.input_size(payload["input_size"])
         elif current == "captioning" and payload.get("caption") is not None:
@@ -412,7 +452,11 @@ def _line_records(
         elif current == "diagnosis" and payload.get("diagnoses") is not None:
             values["diagnoses"] = check.diagnoses(payload["diagnoses"])
         raw_field = _ANSWER_FIELDS[current][1]
-        raw = check.string(payload[raw_field], raw_field) if payload.get(raw_field) is not None else None
+        raw = (
+            check.string(payload[raw_field], raw_field)
+            if payload.get(raw_field) is not None
+            else None
+        )
         parsed_field = _ANSWER_FIELDS[current][0]
         if error is None and raw is None and parsed_field not in values:
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
@@ -448,13 +492,13 @@ def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
                 if not text.endswith("\n"):
                     hint = " (the last line is cut off, as after an interrupted run; `nova run` repairs it on resume)"
                 raise NovaInputError(
-                    f"not valid JSON: {error.msg} at column {error.colno}{hint}", source=source, record=f"line {number}"
+                    f"not valid JSON: {error.msg} at column {error.colno}{hint}",
+                    source=source,
+                    record=f"line {number}",
                 ) from None
 
 
-def _add_record(
-    records: dict[str, dict[str, PredictionRecord]], record: PredictionRecord
-) -> bool:
+def _add_record(records: dict[str, dict[str, PredictionRecord]], record: PredictionRecord) -> bool:
     """Insert ``record``; True when it superseded an error line. Duplicates raise."""
     previous = records[record.task].get(record.key)
     if previous is not None:
@@ -465,7 +509,9 @@ def _add_record(
                 record=f"line {record.line} ({record.key})",
                 field="filename" if record.task in IMAGE_TASKS else "case_id",
             )
-        del records[record.task][record.key]  # keep file order: the answer sits where it was written
+        del records[record.task][
+            record.key
+        ]  # keep file order: the answer sits where it was written
     records[record.task][record.key] = record
     return previous is not None
 
@@ -568,7 +614,9 @@ def write_predictions(
     path = Path(path)
     if isinstance(predictions, PredictionSet):
         items: Iterable[Mapping[str, Any]] = (
-            _record_payload(record) for task in TASKS for record in predictions.records[task].values()
+            _record_payload(record)
+            for task in TASKS
+            for record in predictions.records[task].values()
         )
     else:
         items = predictions
@@ -642,18 +690,27 @@ def parse_raw(
                 continue
             if task == "localization":
                 parsed = parsers.parse_localization(
-                    record.raw, image_size=sizes[key], input_size=record.input_size, convention=box_convention
+                    record.raw,
+                    image_size=sizes[key],
+                    input_size=record.input_size,
+                    convention=box_convention,
                 )
                 boxes = [[float(v) for v in box] for box in parsed.boxes]
-                records[task][key] = replace(record, boxes=boxes, parse_status=_status_text(parsed.status))
+                records[task][key] = replace(
+                    record, boxes=boxes, parse_status=_status_text(parsed.status)
+                )
             elif task == "captioning":
                 parsed = parsers.parse_caption(record.raw)
                 caption = parsed.caption or ""
-                records[task][key] = replace(record, caption=caption, parse_status=_status_text(parsed.status))
+                records[task][key] = replace(
+                    record, caption=caption, parse_status=_status_text(parsed.status)
+                )
             else:
                 parsed = parsers.parse_diagnoses(record.raw)
                 diagnoses = [str(d) for d in parsed.diagnoses or []]
-                records[task][key] = replace(record, diagnoses=diagnoses, parse_status=_status_text(parsed.status))
+                records[task][key] = replace(
+                    record, diagnoses=diagnoses, parse_status=_status_text(parsed.status)
+                )
     return replace(aligned, records=records)
 
 
@@ -681,7 +738,9 @@ def _realign(predictions: PredictionSet, release: Any) -> PredictionSet:
 # --------------------------------------------------------------------------- manifests and merging
 
 # Manifest keys that legitimately differ between the shards of one run.
-SHARD_SPECIFIC_KEYS = frozenset(("shard", "counts", "created_at", "updated_at", "status", "runtime", "merged_from"))
+SHARD_SPECIFIC_KEYS = frozenset(
+    ("shard", "counts", "created_at", "updated_at", "status", "runtime", "merged_from")
+)
 
 
 def manifest_path_for(predictions_path: str | os.PathLike) -> Path:
@@ -708,7 +767,9 @@ def read_manifest(predictions_path: str | os.PathLike) -> dict[str, Any] | None:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise NovaInputError(f"not valid JSON: {error.msg}", source=str(path), record=f"line {error.lineno}") from None
+        raise NovaInputError(
+            f"not valid JSON: {error.msg}", source=str(path), record=f"line {error.lineno}"
+        ) from None
     if not isinstance(manifest, dict):
         raise NovaInputError("a manifest must be a JSON object", source=str(path))
     return manifest
@@ -748,7 +809,11 @@ def _comparable(manifest: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def merge_prediction_files(
-    paths: Sequence[str | os.PathLike], out: str | os.PathLike, *, release: Any = None, overwrite: bool = False
+    paths: Sequence[str | os.PathLike],
+    out: str | os.PathLike,
+    *,
+    release: Any = None,
+    overwrite: bool = False,
 ) -> PredictionSet:
     """Join the outputs of sharded runs into one predictions file (and one manifest).
 
@@ -780,7 +845,9 @@ def merge_prediction_files(
     out = Path(out)
     resolved = [Path(p) for p in paths]
     if out.exists() and not overwrite:
-        raise NovaInputError("exists already; choose another output or allow overwriting", source=str(out))
+        raise NovaInputError(
+            "exists already; choose another output or allow overwriting", source=str(out)
+        )
     if out.resolve() in {p.resolve() for p in resolved}:
         raise NovaInputError("the output must not be one of the inputs", source=str(out))
 
@@ -796,7 +863,9 @@ def merge_prediction_files(
         reference = _comparable(manifests[0])
         for p, manifest in zip(resolved[1:], manifests[1:]):
             candidate = _comparable(manifest)
-            differing = sorted(k for k in set(reference) | set(candidate) if reference.get(k) != candidate.get(k))
+            differing = sorted(
+                k for k in set(reference) | set(candidate) if reference.get(k) != candidate.get(k)
+            )
             if differing:
                 raise NovaInputError(
                     f"its run differs from {resolved[0]}'s in {', '.join(differing)}; only shard fields may differ",
@@ -835,11 +904,16 @@ def merge_prediction_files(
         merged = dict(manifests[0])
         merged["shard"] = None
         merged["merged_from"] = [
-            {"path": str(p), "shard": m.get("shard"), "counts": m.get("counts")} for p, m in zip(resolved, manifests)
+            {"path": str(p), "shard": m.get("shard"), "counts": m.get("counts")}
+            for p, m in zip(resolved, manifests)
         ]
         merged["counts"] = _sum_counts([m.get("counts") for m in manifests])
         statuses = {m.get("status") for m in manifests}
-        merged["status"] = statuses.pop() if len(statuses) == 1 else "mixed: " + ", ".join(sorted(map(str, statuses)))
+        merged["status"] = (
+            statuses.pop()
+            if len(statuses) == 1
+            else "mixed: " + ", ".join(sorted(map(str, statuses)))
+        )
         merged["runtime"] = [m.get("runtime") for m in manifests]
         merged["missing_shards"] = _missing_shards([m.get("shard") for m in manifests])
         write_manifest(out, merged)

@@ -64,9 +64,15 @@ __all__ = [
 
 # Backend description keys that say how a run was executed, not what answered: they may
 # differ between the shards of one run (one GPU each) and between a run and its resume.
-RUNTIME_KEYS = frozenset(("device", "device_map", "batch_size", "max_concurrency", "timeout_s", "max_retries"))
+RUNTIME_KEYS = frozenset(
+    ("device", "device_map", "batch_size", "max_concurrency", "timeout_s", "max_retries")
+)
 
-_RAW_FIELD = {"localization": "raw_boxes", "captioning": "raw_caption", "diagnosis": "raw_diagnoses"}
+_RAW_FIELD = {
+    "localization": "raw_boxes",
+    "captioning": "raw_caption",
+    "diagnosis": "raw_diagnoses",
+}
 
 
 @dataclass
@@ -149,7 +155,9 @@ def parse_shard(text: str | Sequence[int] | None) -> tuple[int, int] | None:
         else:
             index, count = (int(v) for v in text)
     except (ValueError, TypeError):
-        raise NovaInputError(f"a shard is written i/n, e.g. 0/4; got {text!r}", field="shard") from None
+        raise NovaInputError(
+            f"a shard is written i/n, e.g. 0/4; got {text!r}", field="shard"
+        ) from None
     if count < 1 or not 0 <= index < count:
         raise NovaInputError(f"a shard i/n needs 0 <= i < n; got {index}/{count}", field="shard")
     return index, count
@@ -230,7 +238,9 @@ def _resolve_prompts(tasks: Sequence[str], prompts: Mapping[str, Any] | None) ->
         given[canonical] = prompt
     unknown = sorted(set(given) - set(tasks))
     if unknown:
-        raise NovaInputError(f"a prompt was given for {unknown[0]!r}, which this run does not ask", field="prompts")
+        raise NovaInputError(
+            f"a prompt was given for {unknown[0]!r}, which this run does not ask", field="prompts"
+        )
     resolved: dict[str, Any] = {}
     for task in tasks:
         prompt = given.get(task)
@@ -238,7 +248,9 @@ def _resolve_prompts(tasks: Sequence[str], prompts: Mapping[str, Any] | None) ->
             resolved[task] = default_prompt(task)
         elif isinstance(prompt, TaskPrompt):
             if prompt.task != task:
-                raise NovaInputError(f"the prompt given for {task} is a {prompt.task} prompt", field="prompts")
+                raise NovaInputError(
+                    f"the prompt given for {task} is a {prompt.task} prompt", field="prompts"
+                )
             resolved[task] = prompt
         else:
             resolved[task] = load_prompt(task, prompt)
@@ -294,14 +306,23 @@ def _request(task: str, item: Any, prompt: Any) -> Request:
             item_id=item.case_id,
             task=task,
             prompt=render_diagnosis_prompt(prompt, item.clinical_history, findings),
-            context={"case_id": item.case_id, "clinical_history": item.clinical_history, "findings": findings},
+            context={
+                "case_id": item.case_id,
+                "clinical_history": item.clinical_history,
+                "findings": findings,
+            },
         )
     return Request(
         item_id=item.filename,
         task=task,
         prompt=prompt.text,
         image=_load_image(Path(item.image_path)),
-        context={"filename": item.filename, "case_id": item.case_id, "width": item.width, "height": item.height},
+        context={
+            "filename": item.filename,
+            "case_id": item.case_id,
+            "width": item.width,
+            "height": item.height,
+        },
     )
 
 
@@ -434,7 +455,9 @@ def run_model(
     if has_lines:
         previous = read_predictions(out, release)
         for task in TASKS:
-            done[task] = {key for key, record in previous.records[task].items() if record.error is None}
+            done[task] = {
+                key for key, record in previous.records[task].items() if record.error is None
+            }
     manifest.setdefault("created_at", None)
     manifest["created_at"] = manifest["created_at"] or _now()
     manifest["runtime"] = {
@@ -452,8 +475,15 @@ def run_model(
             items = items[:limit]
         todo = [item for item in items if key_of(item) not in done[task]]
         pending[task] = todo
-        counts[task] = {"items": len(items), "done_before": len(items) - len(todo), "answered": 0, "errors": 0}
-    manifest["tasks"] = sorted(set(existing.get("tasks", []) if existing else []) | set(chosen), key=TASKS.index)
+        counts[task] = {
+            "items": len(items),
+            "done_before": len(items) - len(todo),
+            "answered": 0,
+            "errors": 0,
+        }
+    manifest["tasks"] = sorted(
+        set(existing.get("tasks", []) if existing else []) | set(chosen), key=TASKS.index
+    )
 
     def save_manifest(status: str) -> Path:
         manifest.update(status=status, updated_at=_now(), counts=counts)
@@ -463,7 +493,12 @@ def run_model(
     model_label = str(getattr(backend, "name", what.get("model", "model")))
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=sum(len(v) for v in pending.values()), unit="item", desc="nova run", disable=not progress)
+    bar = tqdm(
+        total=sum(len(v) for v in pending.values()),
+        unit="item",
+        desc="nova run",
+        disable=not progress,
+    )
     status = "interrupted"
     try:
         with out.open("a", encoding="utf-8") as handle:
@@ -485,7 +520,9 @@ def run_model(
     finally:
         bar.close()
         if status == "complete":
-            every_item_done = all(c["done_before"] + c["answered"] == c["items"] for c in counts.values())
+            every_item_done = all(
+                c["done_before"] + c["answered"] == c["items"] for c in counts.values()
+            )
             status = "complete" if every_item_done else "complete-with-errors"
         save_manifest(status)
     return RunSummary(
