@@ -84,6 +84,27 @@ def test_edit_ratio_matches_hand_counts() -> None:
     assert edit_ratio("abc", "xyz") == 0.0
 
 
+def test_banded_edit_distance_agrees_with_the_plain_recurrence() -> None:
+    from novabench.metrics.diagnosis import _levenshtein
+
+    def plain(a: str, b: str) -> int:  # textbook full-table Levenshtein, the reference
+        previous = list(range(len(b) + 1))
+        for i, char_a in enumerate(a, start=1):
+            current = [i]
+            for j, char_b in enumerate(b, start=1):
+                current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b)))
+            previous = current
+        return previous[-1]
+
+    rng = np.random.default_rng(7)
+    for _ in range(2000):
+        a = "".join(rng.choice(list("abc"), size=int(rng.integers(0, 9))))
+        b = "".join(rng.choice(list("abc"), size=int(rng.integers(0, 9))))
+        limit = int(rng.integers(0, 10))
+        distance = plain(a, b)
+        assert _levenshtein(a, b, limit) == (distance if distance <= limit else limit + 1), (a, b, limit)
+
+
 # ---------------------------------------------------------------------------------------
 # Lexicon
 # ---------------------------------------------------------------------------------------

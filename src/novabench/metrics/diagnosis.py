@@ -93,17 +93,29 @@ class BatchDiagnosisMatcher(Protocol):
 
 
 def _levenshtein(a: str, b: str, limit: int) -> int:
-    """Edit distance of ``a`` and ``b``, or ``limit + 1`` as soon as it must exceed ``limit``."""
+    """Edit distance of ``a`` and ``b``, or ``limit + 1`` as soon as it must exceed ``limit``.
+
+    Only the band of cells within ``limit`` of the diagonal is computed.
+    """
+    too_far = limit + 1
     if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    previous = list(range(len(b) + 1))
+        return too_far
+    if a == b:
+        return 0
+    previous = [j if j <= limit else too_far for j in range(len(b) + 1)]
     for i, char_a in enumerate(a, start=1):
-        current = [i]
-        for j, char_b in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1,
-                               previous[j - 1] + (char_a != char_b)))
-        if min(current) > limit:
-            return limit + 1
+        low, high = max(1, i - limit), min(len(b), i + limit)
+        current = [too_far] * (len(b) + 1)
+        current[0] = i if i <= limit else too_far
+        for j in range(low, high + 1):
+            cost = previous[j - 1] + (char_a != b[j - 1])
+            if previous[j] + 1 < cost:
+                cost = previous[j] + 1
+            if current[j - 1] + 1 < cost:
+                cost = current[j - 1] + 1
+            current[j] = cost if cost <= limit else too_far
+        if min(current[low - 1:high + 1]) > limit:
+            return too_far
         previous = current
     return previous[-1]
 

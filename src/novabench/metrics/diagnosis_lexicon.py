@@ -142,6 +142,11 @@ def _remove_phrases(tokens: list[str], phrases: Iterable[tuple[str, ...]]) -> li
 
 
 def _normalize_tokens(text: str) -> list[str]:
+    return list(_normalized_tuple(text))
+
+
+@lru_cache(maxsize=65536)
+def _normalized_tuple(text: str) -> tuple[str, ...]:
     folded = _fold(text)
     folded = _POSSESSIVE.sub(r"\1", folded).replace("'", "")
     tokens = [_fix_spelling(t) for t in _NON_ALNUM.sub(" ", folded).split()]
@@ -153,7 +158,7 @@ def _normalize_tokens(text: str) -> list[str]:
             tokens = tokens[len(label):]
             break
     tokens = _remove_phrases(tokens, _HEDGE_PHRASES)
-    return [t for t in tokens if t not in _ARTICLES]
+    return tuple(t for t in tokens if t not in _ARTICLES)
 
 
 def _split_abbreviations(text: str) -> tuple[str, list[str]]:
