@@ -286,6 +286,10 @@ def test_resuming_with_another_configuration_is_refused(release, tmp_path):
     )
     assert summary.counts["captioning"]["done_before"] == 2 and summary.complete
     assert read_manifest(out)["tasks"] == ["localization", "captioning", "diagnosis"]
+    # Once the answers are deleted, a stale manifest no longer binds the file name.
+    out.unlink()
+    run_model(release, tasks="diagnosis", backend=ScriptedBackend("other-model"), out_path=out, progress=False)
+    assert read_manifest(out)["model"] == "other-model" and read_manifest(out)["tasks"] == ["diagnosis"]
 
 
 def test_a_foreign_file_is_never_appended_to(release, tmp_path):

@@ -448,6 +448,8 @@ def run_model(
             source=str(out),
         )
     done: dict[str, set[str]] = {task: set() for task in TASKS}
+    if existing is not None and not has_lines:
+        existing = None  # a manifest without answers (file deleted, or a crash before any line)
     if existing is not None:
         _check_resumable(existing, manifest, manifest_path_for(out))
         manifest["prompts"] = {**(existing.get("prompts") or {}), **manifest["prompts"]}
