@@ -1,0 +1,271 @@
+"""Bootstrap confidence intervals and paired model comparisons for every metric family.
+
+Works on anything following the ``prepare_*`` protocol of ``novabench.metrics`` (see
+:class:`SupportsAggregate`): ``n_items`` items (images or cases) and
+``aggregate(indices)`` returning the scores recomputed on the items at ``indices``.
+
+Resampling rules, identical for every family:
+
+- A resample draws ``n_items`` item positions with replacement from
+  ``numpy.random.default_rng(seed)``; the same seed gives the same resamples.
+- The drawn positions are sorted before ``aggregate`` sees them: a resample keeps items in
+  their original relative order (repeats adjacent), so rank-based scores such as COCO AP
+  resolve score ties across images exactly as on the full set.
+- Only scalar (real-number) keys are bootstrapped; lists and counts-as-lists are skipped.
+- A key whose full-set value is NaN gets ``(nan, nan)``. Resamples on which a key is
+  undefined (NaN, e.g. a resample without any gold box) are left out of that key's
+  interval and counted in a :class:`BootstrapWarning`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from numbers import Real
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "BootstrapWarning",
+    "SupportsAggregate",
+    "bootstrap_confidence_intervals",
+    "paired_bootstrap",
+]
+
+
+@runtime_checkable
+class SupportsAggregate(Protocol):
+    """What the bootstrap needs from a prepared evaluation (``prepare_*`` result)."""
+
+    @property
+    def n_items(self) -> int:
+        """Number of items (images, captions or cases) the scores are computed over."""
+        ...
+
+    def aggregate(self, indices: np.ndarray | None = None) -> Mapping[str, Any]:
+        """Scores on the items at ``indices`` (repeats allowed); all items when None."""
+        ...
+
+
+class BootstrapWarning(UserWarning):
+    """Some resamples left a score undefined; its interval uses the other resamples."""
+
+
+def _check_evaluation(evaluation: Any, name: str) -> int:
+    if not isinstance(evaluation, SupportsAggregate):
+        raise NovaInputError(
+            f"{name} must have .n_items and .aggregate(indices) (use a prepare_* function), "
+            f"got {type(evaluation).__name__}",
+            field=name,
+        )
+    n_items = evaluation.n_items
+    if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)) or n_items < 1:
+        raise NovaInputError(
+            f"cannot bootstrap an evaluation over {n_items!r} items", field=f"{name}.n_items"
+        )
+    return int(n_items)
+
+
+def _check_settings(n_resamples: Any, confidence: Any) -> None:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise NovaInputError(
+            f"n_resamples must be a positive integer, got {n_resamples!r}", field="n_resamples"
+        )
+    if isinstance(confidence, bool) or not isinstance(confidence, Real) or not 0 < confidence < 1:
+        raise NovaInputError(
+            f"confidence must be strictly between 0 and 1, got {confidence!r}", field="confidence"
+        )
+
+
+def _scalar_scores(scores: Mapping[str, Any]) -> dict[str, float]:
+    """The real-number entries of an aggregate() result, as floats (booleans and lists skipped)."""
+    return {
+        key: float(value)
+        for key, value in scores.items()
+        if isinstance(value, (Real, np.number)) and not isinstance(value, (bool, np.bool_))
+    }
+
+
+def _resampled_scores(
+    aggregates: list[Callable[[np.ndarray], Mapping[str, Any]]],
+    keys: list[str],
+    n_items: int,
+    n_resamples: int,
+    seed: int,
+) -> list[np.ndarray]:
+    """For each aggregate function, an ``(n_resamples, len(keys))`` array of resampled scores.
+
+    Every function sees the same sorted indices in each resample (paired resampling).
+    """
+    rng = np.random.default_rng(seed)
+    out = [np.full((n_resamples, len(keys)), np.nan) for _ in aggregates]
+    for resample in range(n_resamples):
+        indices = np.sort(rng.integers(0, n_items, size=n_items))
+        for table, aggregate in zip(out, aggregates):
+            scores = aggregate(indices)
+            table[resample] = [float(scores.get(key, math.nan)) for key in keys]
+    return out
+
+
+def _percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """Percentile interval of the defined (non-NaN) values; (nan, nan) if there are none."""
+    defined = values[~np.isnan(values)]
+    if len(defined) == 0:
+        return (math.nan, math.nan)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return (float(low), float(high))
+
+
+def _warn_undefined(samples: np.ndarray, keys: list[str], checked: list[bool]) -> None:
+    """One warning naming every key that some resamples left undefined, with counts."""
+    undefined = np.isnan(samples).sum(axis=0)
+    parts = [
+        f"{key} {count}/{len(samples)}"
+        for key, count, check in zip(keys, undefined.tolist(), checked)
+        if check and count
+    ]
+    if parts:
+        warnings.warn(
+            "some resamples left scores undefined (NaN); their intervals use the other "
+            "resamples: " + ", ".join(parts),
+            BootstrapWarning,
+            stacklevel=3,
+        )
+
+
+def bootstrap_confidence_intervals(
+    evaluation: SupportsAggregate,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """Percentile bootstrap confidence intervals for every scalar score of an evaluation.
+
+    Items are resampled with replacement (``n_items`` draws per resample, sorted so items keep
+    their original order), the scores recomputed with ``evaluation.aggregate(indices)``, and
+    the interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles
+    (numpy's linear interpolation) of the resampled values.
+
+    Args:
+        evaluation: a prepared evaluation (``prepare_localization(...)`` and the like).
+        n_resamples: number of bootstrap resamples.
+        confidence: coverage of the interval, strictly between 0 and 1.
+        seed: seed of ``numpy.random.default_rng``; same seed, same intervals.
+
+    Returns:
+        ``{key: (low, high)}`` for every real-number key of ``evaluation.aggregate()``;
+        ``(nan, nan)`` where the full-set score is NaN.
+
+    Raises:
+        NovaInputError: not an evaluation, zero items, or bad settings.
+
+    Example:
+        >>> from novabench.metrics.localization import prepare_localization
+        >>> gold = [{"boxes": [[0, 0, 10, 10]]}] * 4
+        >>> predictions = [{"boxes": [[0, 0, 10, 10]]}] * 3 + [{"boxes": []}]
+        >>> intervals = bootstrap_confidence_intervals(
+        ...     prepare_localization(predictions, gold), n_resamples=200)
+        >>> low, high = intervals["hit@50"]
+        >>> 0.0 <= low <= 0.75 <= high <= 1.0
+        True
+    """
+    n_items = _check_evaluation(evaluation, "evaluation")
+    _check_settings(n_resamples, confidence)
+    point = _scalar_scores(evaluation.aggregate(None))
+    keys = list(point)
+    (samples,) = _resampled_scores([evaluation.aggregate], keys, n_items, int(n_resamples), seed)
+    defined = [not math.isnan(point[key]) for key in keys]
+    _warn_undefined(samples, keys, defined)
+    return {
+        key: _percentile_interval(samples[:, column], confidence) if defined[column]
+        else (math.nan, math.nan)
+        for column, key in enumerate(keys)
+    }
+
+
+def paired_bootstrap(
+    evaluation_a: SupportsAggregate,
+    evaluation_b: SupportsAggregate,
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, dict[str, Any]]:
+    """Paired bootstrap comparison of two models scored on the same items.
+
+    Each resample draws one set of item positions and applies it to BOTH evaluations, so the
+    difference ``a - b`` is compared on identical items (item difficulty cancels out).
+
+    For each scalar key present in both, the result holds:
+
+    - ``"a"``, ``"b"``: the full-set scores;
+    - ``"difference"``: observed ``a - b``;
+    - ``"ci"``: percentile interval of the resampled differences;
+    - ``"p_value"``: two-sided bootstrap p-value of "no difference": the resampled
+      differences, centred on the observed one, stand in for the null distribution;
+      ``p = (1 + #{|d* - d| >= |d|}) / (1 + n)`` over the ``n`` resamples where the key is
+      defined (the +1 keeps p above 0, the resolution of a finite bootstrap). A model
+      compared with itself gives difference 0 and p-value 1.
+
+    Args:
+        evaluation_a: evaluation of model A.
+        evaluation_b: evaluation of model B over the same items, in the same order.
+        n_resamples: number of bootstrap resamples.
+        confidence: coverage of the interval of the difference.
+        seed: seed of ``numpy.random.default_rng``.
+
+    Returns:
+        ``{key: {"a", "b", "difference", "ci", "p_value"}}``; NaN entries where either
+        full-set score is NaN.
+
+    Raises:
+        NovaInputError: the evaluations cover different numbers of items, or bad settings.
+
+    Example:
+        >>> from novabench.metrics.localization import prepare_localization
+        >>> gold = [{"boxes": [[0, 0, 10, 10]]}] * 5
+        >>> model = prepare_localization([{"boxes": [[0, 0, 10, 10]]}] * 5, gold)
+        >>> result = paired_bootstrap(model, model, n_resamples=100)["hit@50"]
+        >>> result["difference"], result["ci"], result["p_value"]
+        (0.0, (0.0, 0.0), 1.0)
+    """
+    n_items = _check_evaluation(evaluation_a, "evaluation_a")
+    n_items_b = _check_evaluation(evaluation_b, "evaluation_b")
+    if n_items != n_items_b:
+        raise NovaInputError(
+            f"a paired comparison needs both models scored on the same items; evaluation_a "
+            f"has {n_items} items and evaluation_b {n_items_b}",
+            field="evaluation_b",
+        )
+    _check_settings(n_resamples, confidence)
+    point_a = _scalar_scores(evaluation_a.aggregate(None))
+    point_b = _scalar_scores(evaluation_b.aggregate(None))
+    keys = [key for key in point_a if key in point_b]
+    samples_a, samples_b = _resampled_scores(
+        [evaluation_a.aggregate, evaluation_b.aggregate], keys, n_items, int(n_resamples), seed
+    )
+    differences = samples_a - samples_b
+    _warn_undefined(differences, keys, [not math.isnan(point_a[k] - point_b[k]) for k in keys])
+    results: dict[str, dict[str, Any]] = {}
+    for column, key in enumerate(keys):
+        observed = point_a[key] - point_b[key]
+        entry: dict[str, Any] = {"a": point_a[key], "b": point_b[key], "difference": observed}
+        if math.isnan(observed):
+            entry.update(ci=(math.nan, math.nan), p_value=math.nan)
+        else:
+            resampled = differences[:, column]
+            entry["ci"] = _percentile_interval(resampled, confidence)
+            defined = resampled[~np.isnan(resampled)]
+            if len(defined) == 0:
+                entry["p_value"] = math.nan
+            else:
+                as_extreme = np.count_nonzero(np.abs(defined - observed) >= abs(observed))
+                entry["p_value"] = float((1 + as_extreme) / (1 + len(defined)))
+        results[key] = entry
+    return results

@@ -1,0 +1,235 @@
+"""Bootstrap confidence intervals and the paired bootstrap.
+
+Expected numbers come from normal-approximation theory (computed in the comments) or from
+the definition of the procedure; tolerances are derived from the Monte Carlo error.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from novabench.errors import NovaInputError
+from novabench.metrics.localization import LocalizationWarning, prepare_localization
+from novabench.metrics.stats import (
+    BootstrapWarning,
+    SupportsAggregate,
+    bootstrap_confidence_intervals,
+    paired_bootstrap,
+)
+
+
+class MeanEvaluation:
+    """Mean of per-item values: the simplest evaluation following the protocol."""
+
+    def __init__(self, values, extra=None):
+        self.values = np.asarray(values, dtype=float)
+        self.n_items = len(self.values)
+        self.extra = extra or {}
+        self.seen: list[np.ndarray] = []
+
+    def aggregate(self, indices=None):
+        if indices is not None:
+            self.seen.append(np.array(indices))
+        chosen = self.values if indices is None else self.values[indices]
+        return {"mean": float(chosen.mean()) if len(chosen) else math.nan, **self.extra}
+
+
+def normal_quantile(probability: float) -> float:
+    """Inverse of the standard normal CDF by bisection on math.erf (no scipy needed)."""
+    low, high = -10.0, 10.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        if 0.5 * (1 + math.erf(middle / math.sqrt(2))) < probability:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
+
+
+def localization_case(n_images: int = 60, hit_every: int = 3):
+    """n images with one gold box each; every `hit_every`-th prediction is exact, others miss."""
+    gold = [{"boxes": [[0, 0, 10, 10]]} for _ in range(n_images)]
+    predictions = [
+        {"boxes": [[0, 0, 10, 10]] if i % hit_every == 0 else [[40, 40, 5, 5]], "scores": [0.5]}
+        for i in range(n_images)
+    ]
+    return prepare_localization(predictions, gold)
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.90])
+def test_interval_of_a_bernoulli_mean_matches_the_normal_approximation(confidence) -> None:
+    # 1000 items, 300 ones: the bootstrap distribution of the mean is Binomial(1000, .3)/1000,
+    # sd = sqrt(.3 * .7 / 1000) = 0.014491. Normal interval: .3 -/+ z * 0.014491, where
+    # z = 1.95996 (95%: +/- 0.02840) or 1.64485 (90%: +/- 0.02384).
+    # Tolerance 0.003: percentile Monte Carlo error with 2000 resamples is about 0.0009 (sd),
+    # the lattice step is 0.001; a wrong coverage (95% vs 90%) would be off by 0.0046.
+    values = np.array([1] * 300 + [0] * 700)
+    np.random.default_rng(1).shuffle(values)
+    low, high = bootstrap_confidence_intervals(
+        MeanEvaluation(values), n_resamples=2000, confidence=confidence, seed=3
+    )["mean"]
+    half_width = normal_quantile(0.5 + confidence / 2) * math.sqrt(0.3 * 0.7 / 1000)
+    assert low == pytest.approx(0.3 - half_width, abs=0.003)
+    assert high == pytest.approx(0.3 + half_width, abs=0.003)
+
+
+def test_interval_contains_the_point_estimate_and_is_within_0_1() -> None:
+    evaluation = localization_case()  # hit rate 20/60
+    point = evaluation.aggregate()
+    intervals = bootstrap_confidence_intervals(evaluation, n_resamples=300)
+    for key in ("hit@30", "hit@50", "ACC50", "TP30", "FP30", "mAP@30", "mAP@50:95"):
+        low, high = intervals[key]
+        assert 0.0 <= low <= point[key] <= high <= 1.0, key
+        assert low < high, key  # the resamples really vary
+    assert intervals["FNR"] == (0.0, 0.0)  # every image has a box: FNR is 0 in every resample
+
+
+def test_same_seed_same_interval_other_seed_differs() -> None:
+    evaluation = localization_case()
+    first = bootstrap_confidence_intervals(evaluation, n_resamples=200, seed=11)
+    again = bootstrap_confidence_intervals(evaluation, n_resamples=200, seed=11)
+    other = bootstrap_confidence_intervals(evaluation, n_resamples=200, seed=12)
+    assert first == again
+    assert first != other
+
+
+def test_resamples_are_sorted_draws_with_replacement() -> None:
+    evaluation = MeanEvaluation(np.arange(50.0))
+    bootstrap_confidence_intervals(evaluation, n_resamples=20)
+    assert len(evaluation.seen) == 20
+    for indices in evaluation.seen:
+        assert len(indices) == 50 and indices.min() >= 0 and indices.max() < 50
+        assert np.all(np.diff(indices) >= 0)  # sorted: items keep their original order
+    assert any(len(np.unique(indices)) < 50 for indices in evaluation.seen)  # with replacement
+
+
+def test_non_scalar_keys_are_skipped_and_nan_keys_give_nan() -> None:
+    evaluation = MeanEvaluation([0.0, 1.0, 1.0], extra={"ids": [1, 2], "flag": True, "n": 3, "undefined": math.nan})
+    intervals = bootstrap_confidence_intervals(evaluation, n_resamples=50)
+    assert set(intervals) == {"mean", "n", "undefined"}
+    assert all(math.isnan(v) for v in intervals["undefined"])
+    assert intervals["n"] == (3.0, 3.0)
+
+
+def test_no_gold_localization_gives_nan_intervals() -> None:
+    with pytest.warns(LocalizationWarning):
+        evaluation = prepare_localization([{"boxes": [[0, 0, 1, 1]]}] * 4, [{"boxes": []}] * 4)
+    intervals = bootstrap_confidence_intervals(evaluation, n_resamples=30)
+    assert all(math.isnan(v) for v in intervals["hit@30"] + intervals["mAP@50"])
+    assert intervals["FP30"] == (1.0, 1.0)
+
+
+def test_resamples_where_a_score_is_undefined_are_counted_in_a_warning() -> None:
+    # One image of 20 has a gold box; a resample misses it with probability (19/20)^20 = 0.36,
+    # leaving hit@30 undefined there.
+    gold = [{"boxes": [[0, 0, 10, 10]]}] + [{"boxes": []}] * 19
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LocalizationWarning)
+        evaluation = prepare_localization([{"boxes": [[0, 0, 10, 10]]}] * 20, gold)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        intervals = bootstrap_confidence_intervals(evaluation, n_resamples=200)
+    assert len(caught) == 1 and caught[0].category is BootstrapWarning  # one warning, all keys
+    message = str(caught[0].message)
+    undefined = int(message.split("hit@30 ")[1].split("/")[0])
+    assert 40 <= undefined <= 105  # expected 0.36 * 200 = 72 (binomial sd 6.8)
+    assert f"mAP@50 {undefined}/200" in message and "FP30" not in message  # FP30 always defined
+    assert intervals["hit@30"] == (1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"n_resamples": 0}, "n_resamples"),
+        ({"n_resamples": 2.5}, "n_resamples"),
+        ({"confidence": 1.0}, "confidence"),
+        ({"confidence": 0}, "confidence"),
+        ({"confidence": "95%"}, "confidence"),
+    ],
+)
+def test_bad_settings_raise(kwargs, field) -> None:
+    with pytest.raises(NovaInputError) as info:
+        bootstrap_confidence_intervals(MeanEvaluation([1.0, 0.0]), **kwargs)
+    assert info.value.field == field
+
+
+def test_not_an_evaluation_or_empty_raises() -> None:
+    with pytest.raises(NovaInputError, match="prepare_"):
+        bootstrap_confidence_intervals({"mean": 0.5})  # a result dict, not an evaluation
+    with pytest.raises(NovaInputError, match="0 items"):
+        bootstrap_confidence_intervals(MeanEvaluation([]))
+    assert isinstance(MeanEvaluation([1.0]), SupportsAggregate)
+
+
+# --------------------------------------------------------------------------- paired
+
+
+def test_model_against_itself_differs_by_zero_with_p_value_one() -> None:
+    evaluation = localization_case()
+    results = paired_bootstrap(evaluation, evaluation, n_resamples=200)
+    for key in ("mAP@30", "mAP@50:95", "hit@30", "ACC50", "TP30", "FP30", "FNR"):
+        assert results[key]["difference"] == 0.0
+        assert results[key]["ci"] == (0.0, 0.0)
+        assert results[key]["p_value"] == 1.0
+
+
+def test_paired_resampling_uses_the_same_indices_for_both_models() -> None:
+    a, b = MeanEvaluation(np.arange(30.0)), MeanEvaluation(np.zeros(30))
+    paired_bootstrap(a, b, n_resamples=25, seed=4)
+    assert len(a.seen) == len(b.seen) == 25
+    assert all(np.array_equal(x, y) for x, y in zip(a.seen, b.seen))
+
+
+def test_clearly_better_model_has_tiny_p_value() -> None:
+    # A hits all 50 images, B hits every third (17 of 50): difference 1 - 17/50 = 0.66.
+    # No resample can bring the difference to 0 (A never misses) and |d* - 0.66| >= 0.66 would
+    # need d* = 0 or d* >= 1.32: impossible, so p = 1 / (1 + 400).
+    better, worse = localization_case(50, hit_every=1), localization_case(50, hit_every=3)
+    result = paired_bootstrap(better, worse, n_resamples=400)["hit@50"]
+    assert result["difference"] == pytest.approx(1 - 17 / 50)
+    assert result["p_value"] == pytest.approx(1 / 401)
+    assert 0 < result["ci"][0] <= result["difference"] <= result["ci"][1]
+    assert (result["a"], result["b"]) == (1.0, pytest.approx(17 / 50))
+
+
+def test_paired_p_value_and_interval_match_normal_theory() -> None:
+    # Per-item differences: 40 items +1, 30 items -1, 930 items 0 (n = 1000).
+    # Observed difference 10/1000 = 0.01; variance per item 0.07 - 0.01^2 = 0.0699,
+    # standard error sqrt(0.0699 / 1000) = 0.008361.
+    # Interval: 0.01 -/+ 1.96 * 0.008361 = [-0.00639, 0.02639] (tolerance 0.003 as above).
+    # p-value: P(|d* - 0.01| >= 0.01) on a 0.001 lattice, with continuity correction
+    # 2 * (1 - Phi((0.01 - 0.0005) / 0.008361)) = 2 * (1 - Phi(1.1362)) = 0.2559;
+    # Monte Carlo sd with 2000 resamples is sqrt(.256 * .744 / 2000) = 0.0098 -> tolerance 0.035.
+    a = np.array([1] * 40 + [0] * 30 + [0] * 930, dtype=float)
+    b = np.array([0] * 40 + [1] * 30 + [0] * 930, dtype=float)
+    order = np.random.default_rng(5).permutation(1000)
+    result = paired_bootstrap(MeanEvaluation(a[order]), MeanEvaluation(b[order]), n_resamples=2000, seed=9)["mean"]
+    se = math.sqrt(0.0699 / 1000)
+    assert result["difference"] == pytest.approx(0.01)
+    assert result["ci"][0] == pytest.approx(0.01 - 1.959964 * se, abs=0.003)
+    assert result["ci"][1] == pytest.approx(0.01 + 1.959964 * se, abs=0.003)
+    expected_p = 2 * (1 - 0.5 * (1 + math.erf((0.0095 / se) / math.sqrt(2))))
+    assert result["p_value"] == pytest.approx(expected_p, abs=0.035)
+
+
+def test_paired_needs_the_same_items() -> None:
+    with pytest.raises(NovaInputError, match="same items") as info:
+        paired_bootstrap(localization_case(60), localization_case(59), n_resamples=10)
+    assert info.value.field == "evaluation_b"
+
+
+def test_paired_keeps_only_shared_scalar_keys_and_nan_entries() -> None:
+    a = MeanEvaluation([1.0, 0.0], extra={"only_a": 1.0, "undefined": math.nan})
+    b = MeanEvaluation([0.0, 0.0], extra={"undefined": 0.5})
+    results = paired_bootstrap(a, b, n_resamples=20)
+    assert set(results) == {"mean", "undefined"}
+    assert math.isnan(results["undefined"]["difference"])
+    assert math.isnan(results["undefined"]["p_value"])
+    assert all(math.isnan(v) for v in results["undefined"]["ci"])
