@@ -1,0 +1,61 @@
+"""Drawing NOVA annotations on a slice, for Space demos, reports and notebooks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+__all__ = ["GOLD_COLOUR", "PREDICTION_COLOUR", "RATER_COLOURS", "draw_annotations"]
+
+GOLD_COLOUR = (0, 200, 83)
+PREDICTION_COLOUR = (229, 57, 53)
+RATER_COLOURS = ((255, 193, 7), (41, 182, 246), (171, 71, 188))
+
+
+def draw_annotations(
+    image: Image.Image,
+    *,
+    boxes: Sequence[Sequence[float]] = (),
+    rater_boxes: Sequence[Mapping[str, Any]] = (),
+    predicted_boxes: Sequence[Sequence[float]] = (),
+    width: int = 2,
+) -> Image.Image:
+    """Return an RGB copy of ``image`` with gold, rater and predicted boxes drawn.
+
+    Gold boxes are green, each rater has its own colour (thin lines), predictions
+    are red. Boxes are ``[x, y, width, height]`` pixels.
+
+    Args:
+        image: the slice (any PIL mode).
+        boxes: gold boxes.
+        rater_boxes: ``[{"rater": name, "boxes": [[x, y, w, h], ...]}, ...]`` as in the dataset.
+        predicted_boxes: a model's boxes.
+        width: line width of gold and predicted boxes in pixels.
+
+    Returns:
+        A new RGB image; the input is not modified.
+
+    Example:
+        >>> slice_ = Image.new("L", (64, 64))
+        >>> drawn = draw_annotations(slice_, boxes=[[8, 8, 20, 20]], predicted_boxes=[[30, 30, 10, 10]])
+        >>> drawn.mode, drawn.getpixel((8, 15)), drawn.getpixel((30, 35)), slice_.getpixel((8, 15))
+        ('RGB', (0, 200, 83), (229, 57, 53), 0)
+    """
+    canvas = image.convert("RGB")
+    pen = ImageDraw.Draw(canvas)
+    for index, rater in enumerate(rater_boxes):
+        colour = RATER_COLOURS[index % len(RATER_COLOURS)]
+        for box in rater.get("boxes", []):
+            pen.rectangle(_corners(box), outline=colour, width=1)
+    for box in boxes:
+        pen.rectangle(_corners(box), outline=GOLD_COLOUR, width=width)
+    for box in predicted_boxes:
+        pen.rectangle(_corners(box), outline=PREDICTION_COLOUR, width=width)
+    return canvas
+
+
+def _corners(box: Sequence[float]) -> tuple[float, float, float, float]:
+    x, y, w, h = (float(v) for v in box)
+    return (x, y, x + max(w, 0.0) - 1, y + max(h, 0.0) - 1)
