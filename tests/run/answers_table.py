@@ -166,6 +166,8 @@ LOCALIZATION_CASES: list[LocalizationCase] = [
     LocalizationCase("no_abnormality_sentence", "There is no abnormality visible in this image.",
                      "no_target"),
     LocalizationCase("no_abnormal_findings", "No abnormal findings detected.", "no_target"),
+    LocalizationCase("appears_normal", "The brain appears normal.", "no_target"),
+    LocalizationCase("no_target_underscore", '"no_target"', "no_target"),
     LocalizationCase("found_false", '{"found": false, "boxes": []}', "no_target"),
     LocalizationCase("found_false_fenced_comment",
                      '```json\n{\n  "found": false, // nothing abnormal\n  "boxes": []\n}\n```',
@@ -222,6 +224,12 @@ LOCALIZATION_CASES: list[LocalizationCase] = [
         "qwen2_box_tokens",
         "<|object_ref_start|>tumor<|object_ref_end|><|box_start|>(100,250),(500,750)<|box_end|>", "ok",
         [[48, 120, 192, 240]], ["tumor"], "xyxy_norm1000"),
+    LocalizationCase(
+        "qwen2_box_tokens_two_objects",
+        "<|object_ref_start|>tumor<|object_ref_end|><|box_start|>(100,250),(500,750)<|box_end|> and "
+        "<|object_ref_start|>edema<|object_ref_end|><|box_start|>(0,0),(1000,500)<|box_end|>", "ok",
+        # second: x1 = 0, y1 = 0, x2 = 1000*0.48 = 480, y2 = 500*0.48 = 240
+        [[48, 120, 192, 240], [0, 0, 480, 240]], ["tumor", "edema"], "xyxy_norm1000"),
     # --- 0..1 fractions, explicit pixel conventions, ambiguity
     LocalizationCase(
         "norm1_generic_key", '[{"label": "lesion", "box": [0.1, 0.25, 0.5, 0.75]}]', "ok",

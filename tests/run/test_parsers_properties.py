@@ -94,8 +94,15 @@ def test_localization_on_random_box_answers(boxes, style, cut, image_size, input
     assert_boxes_valid(parsed, image_size)
 
 
-ordered_protocol_box = st.tuples(st.integers(0, 999), st.integers(0, 999), st.integers(1, 1000),
-                                 st.integers(1, 1000)).filter(lambda b: b[0] < b[2] and b[1] < b[3])
+def _ordered(low: int, span: int) -> tuple[int, int]:
+    return low, min(low + span, 1000)  # low <= 999 so high > low
+
+
+# (ymin, xmin, ymax, xmax) with min < max, built without filtering (no rejected examples).
+ordered_protocol_box = st.tuples(
+    st.builds(_ordered, st.integers(0, 999), st.integers(1, 1000)),
+    st.builds(_ordered, st.integers(0, 999), st.integers(1, 1000)),
+).map(lambda yx: (yx[0][0], yx[1][0], yx[0][1], yx[1][1]))
 
 
 @SETTINGS

@@ -274,6 +274,10 @@ class _ParseError(Exception):
     pass
 
 
+class _BudgetExceeded(Exception):
+    pass
+
+
 _MISSING = object()
 _NUMBER_PATTERN = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _WORD_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -282,6 +286,8 @@ _WORD_VALUES: dict[str, Any] = {
     "infinity": math.inf,
 }
 _MAX_DEPTH = 40
+_MAX_FAILED_STARTS = 1000
+_MAX_VALUES_READ = 1_000_000
 
 
 class _LenientJSON:
@@ -298,6 +304,7 @@ class _LenientJSON:
     def __init__(self, text: str) -> None:
         self.text = text
         self.length = len(text)
+        self.budget = _MAX_VALUES_READ
 
     def skip(self, pos: int) -> int:
         text, length = self.text, self.length
@@ -318,6 +325,9 @@ class _LenientJSON:
     def value(self, pos: int, depth: int = 0) -> tuple[Any, int, bool]:
         if depth > _MAX_DEPTH:
             raise _ParseError("nested too deeply")
+        self.budget -= 1
+        if self.budget < 0:
+            raise _BudgetExceeded
         pos = self.skip(pos)
         if pos >= self.length:
             return _MISSING, pos, False
@@ -412,17 +422,26 @@ class _LenientJSON:
 
 
 def _json_values(text: str) -> Iterator[tuple[Any, bool]]:
-    """Every top-level JSON-like structure in ``text`` with its completeness."""
+    """Every top-level JSON-like structure in ``text`` with its completeness.
+
+    A failed start is retried one character later (prose such as "[left]" can
+    precede real JSON); the number of failed starts and of values read are
+    capped so adversarial text stays linear instead of quadratic.
+    """
     reader = _LenientJSON(text)
     pos = 0
+    failures = 0
     starts = re.compile(r"[\[{]")
-    while True:
+    while failures < _MAX_FAILED_STARTS:
         match = starts.search(text, pos)
         if match is None:
             return
         try:
             value, end, complete = reader.value(match.start())
+        except _BudgetExceeded:
+            return
         except _ParseError:
+            failures += 1
             pos = match.start() + 1
             continue
         yield value, complete
@@ -581,9 +600,10 @@ _SEP = r"(?:\s*[,;]\s*|\s+)"
 _BRACKET_BOX = re.compile(
     rf"[\[(]\s*({_NUM}){_SEP}({_NUM}){_SEP}({_NUM}){_SEP}({_NUM})\s*,?\s*[\])]")
 _QWEN2_BOX = re.compile(
-    rf"(?:<\|object_ref_start\|>(?P<label>.*?)<\|object_ref_end\|>\s*)?<\|box_start\|>\s*"
+    rf"<\|box_start\|>\s*"
     rf"\(\s*(?P<a>{_NUM})\s*,\s*(?P<b>{_NUM})\s*\)\s*,?\s*\(\s*(?P<c>{_NUM})\s*,\s*(?P<d>{_NUM})\s*\)"
-    rf"\s*<\|box_end\|>", re.S)
+    rf"\s*<\|box_end\|>")
+_QWEN2_REF = re.compile(r"<\|object_ref_start\|>([^<]*)<\|object_ref_end\|>")
 _OPEN_BOX_AT_END = re.compile(rf"[\[(]\s*{_NUM}[^\])]*$")
 
 
@@ -608,10 +628,14 @@ def _line_candidates(text: str, extraction: _Extraction) -> None:
     """Bracketed 4-number groups (or Qwen2-VL box tokens), with the label before them."""
     qwen2 = list(_QWEN2_BOX.finditer(text))
     if qwen2:
+        previous_end = 0
         for match in qwen2:
+            # The label is the last object reference between the previous box and this one.
+            refs = _QWEN2_REF.findall(text, previous_end, match.start())
             numbers = [_number_token(match.group(g)) for g in "abcd"]
             extraction.candidates.append(
-                _Candidate(_clean_label(match.group("label") or ""), numbers, "qwen2_tokens"))
+                _Candidate(_clean_label(refs[-1] if refs else ""), numbers, "qwen2_tokens"))
+            previous_end = match.end()
         return
     for line in text.splitlines():
         label = ""
@@ -636,6 +660,7 @@ _NO_TARGET_PATTERN = re.compile(
                bounding\s+box(?:es)?|regions?\s+of\s+(?:concern|abnormality))
       | nothing\s+(?:abnormal|suspicious|to\s+(?:report|locali[sz]e))
       | (?:within\s+)?normal\s+(?:limits|study|scan|examination|exam|brain|mri|image|appearance)
+      | (?:appears|looks|is)\s+(?:entirely\s+|completely\s+)?normal\b
       | no\s+targets?\s+found
     )""",
     re.I | re.X,
