@@ -64,8 +64,9 @@ def make_synthetic_set(
         jitter = rng.normal(0, 0.08, (dets_per_image, 4)) * near[:, [2, 3, 2, 3]]
         boxes = np.abs(near + jitter)
         random_boxes = rng.random(dets_per_image) < 0.4
+        n_random = int(random_boxes.sum())
         boxes[random_boxes] = np.column_stack(
-            (rng.uniform(0, 400, (random_boxes.sum(), 2)), rng.uniform(10, 80, (random_boxes.sum(), 2)))
+            (rng.uniform(0, 400, (n_random, 2)), rng.uniform(10, 80, (n_random, 2)))
         )
         predictions.append({"boxes": boxes.tolist(), "scores": rng.random(dets_per_image).tolist()})
         references.append({"boxes": gold.tolist()})
@@ -123,8 +124,8 @@ def run_localization_benchmark(
         (``ours_peak_mib``) and ``ap_agree`` (all three mAP@50:95 within 1e-9).
 
     Example:
-        >>> figures = run_localization_benchmark(n_images=20, dets_per_image=3)  # doctest: +ELLIPSIS
-        images: 20 ...
+        >>> figures = run_localization_benchmark(20, 3)  # doctest: +ELLIPSIS
+        images: 20, ...
         >>> figures["ap_agree"]
         True
     """
@@ -185,7 +186,10 @@ def run_localization_benchmark(
         if f"{name}_eval_s" not in figures:
             continue
         evaluate, build = figures[f"{name}_eval_s"], figures[f"{name}_build_s"]
-        print(f"  {label:17s} evaluate+accumulate    {evaluate:8.3f} s  (+ {build:.3f} s building COCO objects)")
+        print(
+            f"  {label:17s} evaluate+accumulate    {evaluate:8.3f} s"
+            f"  (+ {build:.3f} s building COCO objects)"
+        )
         figures[f"{name}_over_ours_full"] = evaluate / figures["ours_full_s"]
         figures[f"{name}_over_ours_ap_only"] = evaluate / figures["ours_ap_only_s"]
         figures[f"{name}_with_build_over_ours_full"] = (evaluate + build) / figures["ours_full_s"]

@@ -87,8 +87,8 @@ def random_case(seed: int) -> tuple[list[dict], list[dict]]:
             x, y, w, h = (int(v) for v in rng.integers([0, 0, 10, 10], [60, 60, 30, 30]))
             shift = int(rng.integers(1, w))
             gold[0], gold[1] = [x + shift, y, w, h], [x - shift, y, w, h]
-            middle, on_gold = [float(x), float(y), float(w), float(h)], list(gold[int(rng.integers(2))])
-            boxes[:0] = [middle, on_gold]
+            middle = [float(x), float(y), float(w), float(h)]
+            boxes[:0] = [middle, list(gold[int(rng.integers(2))])]
         prediction: dict = {"boxes": boxes}
         if score_mode == "tied" or (score_mode == "mixed" and rng.random() < 0.5):
             prediction["scores"] = [float(v) for v in rng.choice([0.2, 0.5, 0.9], size=len(boxes))]
@@ -219,7 +219,9 @@ def test_parity_with_pycocotools(chunk: int) -> None:
             if theirs is None:
                 assert ours is None, (seed, key)
             else:
-                np.testing.assert_allclose(ours[rows], theirs, rtol=0, atol=TOLERANCE, err_msg=f"seed {seed} {key}")
+                np.testing.assert_allclose(
+                    ours[rows], theirs, rtol=0, atol=TOLERANCE, err_msg=f"seed {seed} {key}"
+                )
             assert same(result[key], coco_mean(theirs)), (seed, key, result[key], coco_mean(theirs))
 
             if key == "mAP@30" and evaluator is not None:

@@ -111,7 +111,8 @@ def test_resamples_are_sorted_draws_with_replacement() -> None:
 
 
 def test_non_scalar_keys_are_skipped_and_nan_keys_give_nan() -> None:
-    evaluation = MeanEvaluation([0.0, 1.0, 1.0], extra={"ids": [1, 2], "flag": True, "n": 3, "undefined": math.nan})
+    extra = {"ids": [1, 2], "flag": True, "n": 3, "undefined": math.nan}
+    evaluation = MeanEvaluation([0.0, 1.0, 1.0], extra=extra)
     intervals = bootstrap_confidence_intervals(evaluation, n_resamples=50)
     assert set(intervals) == {"mean", "n", "undefined"}
     assert all(math.isnan(v) for v in intervals["undefined"])
@@ -210,7 +211,9 @@ def test_paired_p_value_and_interval_match_normal_theory() -> None:
     a = np.array([1] * 40 + [0] * 30 + [0] * 930, dtype=float)
     b = np.array([0] * 40 + [1] * 30 + [0] * 930, dtype=float)
     order = np.random.default_rng(5).permutation(1000)
-    result = paired_bootstrap(MeanEvaluation(a[order]), MeanEvaluation(b[order]), n_resamples=2000, seed=9)["mean"]
+    result = paired_bootstrap(
+        MeanEvaluation(a[order]), MeanEvaluation(b[order]), n_resamples=2000, seed=9
+    )["mean"]
     se = math.sqrt(0.0699 / 1000)
     assert result["difference"] == pytest.approx(0.01)
     assert result["ci"][0] == pytest.approx(0.01 - 1.959964 * se, abs=0.003)

@@ -94,10 +94,10 @@ def validate_boxes(
         [[10.0, 20.0, 30.0, 40.0]]
         >>> validate_boxes([], record="example 0").shape
         (0, 4)
-        >>> validate_boxes([[0, 0, -1, 5]], record="example 2", field="predictions.boxes")
+        >>> validate_boxes([[0, 0, -1, 5]], record="example 2")
         Traceback (most recent call last):
         ...
-        novabench.errors.NovaInputError: example 2, field 'predictions.boxes[0]': width must be >= 0, got -1.0
+        novabench.errors.NovaInputError: example 2, field 'boxes[0]': width must be >= 0, got -1.0
     """
     _check_box_format(box_format)
     if boxes is None or isinstance(boxes, (str, bytes, dict)) or not isinstance(
@@ -115,7 +115,9 @@ def validate_boxes(
         for index, box in enumerate(boxes):
             problem = _describe_bad_box(box)
             if problem is not None:
-                raise NovaInputError(problem, source=source, record=record, field=f"{field}[{index}]")
+                raise NovaInputError(
+                    problem, source=source, record=record, field=f"{field}[{index}]"
+                )
         raise NovaInputError(  # pragma: no cover - defensive: every failure has a culprit
             "boxes could not be read as an (n, 4) array of numbers",
             source=source,
@@ -259,7 +261,8 @@ def iou_matrix_xywh(a: Any, b: Any) -> np.ndarray:
         float64 array of shape ``(n, m)``.
 
     Example:
-        >>> iou_matrix_xywh([[0, 0, 10, 10]], [[0, 0, 10, 10], [5, 0, 10, 10], [0, 0, 0, 0]]).tolist()
+        >>> others = [[0, 0, 10, 10], [5, 0, 10, 10], [0, 0, 0, 0]]
+        >>> iou_matrix_xywh([[0, 0, 10, 10]], others).tolist()
         [[1.0, 0.3333333333333333, 0.0]]
     """
     a = np.asarray(a, dtype=np.float64).reshape(-1, 4)

@@ -71,7 +71,8 @@ def _check_evaluation(evaluation: Any, name: str) -> int:
 
 
 def _check_settings(n_resamples: Any, confidence: Any) -> None:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+    is_integer = isinstance(n_resamples, (int, np.integer)) and not isinstance(n_resamples, bool)
+    if not is_integer or n_resamples < 1:
         raise NovaInputError(
             f"n_resamples must be a positive integer, got {n_resamples!r}", field="n_resamples"
         )
