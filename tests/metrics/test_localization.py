@@ -415,3 +415,31 @@ def test_bad_box_format() -> None:
     with pytest.raises(NovaInputError) as info:
         score_localization([{"boxes": []}], [GOLD], box_format="yxyx")
     assert info.value.field == "box_format"
+
+
+def test_a_datasets_table_works_as_references() -> None:
+    # NOVA rows come from `datasets` (boxes: List(List(float32)), null for unmarked images).
+    datasets = pytest.importorskip("datasets")
+    table = datasets.Dataset.from_dict(
+        {
+            "filename": ["case0001_001.png", "case0001_002.png"],
+            "boxes": [[[0.0, 0.0, 10.0, 10.0]], None],
+        },
+        features=datasets.Features(
+            {
+                "filename": datasets.Value("string"),
+                "boxes": datasets.List(datasets.List(datasets.Value("float32"))),
+            }
+        ),
+    )
+    predictions = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[3, 3, 2, 2]]}]
+    result = quiet_score(predictions, table)
+    # Image 0: exact hit; image 1 has no gold, so its box is a false positive: 1 of 2 boxes.
+    assert (result["hit@50"], result["FP30"], result["n_images_with_gold"]) == (1.0, 0.5, 1)
+    assert result["per_image_best_iou"] == [1.0, None]
+
+
+def test_validate_boxes_reads_arrays_and_rejects_boolean_arrays() -> None:
+    assert validate_boxes(np.array([[1, 2, 3, 4]], dtype=np.int32)).dtype == np.float64
+    with pytest.raises(NovaInputError, match="real numbers"):
+        validate_boxes(np.array([[True, False, True, True]]), record="example 0")
