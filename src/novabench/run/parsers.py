@@ -165,8 +165,9 @@ class ParsedDiagnoses:
         notes: other remarks (a cut-off JSON object, for instance).
 
     Example:
-        >>> parse_diagnoses('{"most_likely_diagnosis": "Glioma", "other_possible_diagnoses": []}')
-        ParsedDiagnoses(diagnoses=['Glioma'], status='partial', n_duplicates_removed=0, error=None, notes=())
+        >>> parsed = parse_diagnoses('{"most_likely_diagnosis": "Glioma", "differentials": []}')
+        >>> parsed.diagnoses, parsed.status, parsed.n_duplicates_removed
+        (['Glioma'], 'partial', 0)
     """
 
     diagnoses: list[str] = field(default_factory=list)
@@ -286,6 +287,7 @@ _WORD_VALUES: dict[str, Any] = {
     "infinity": math.inf,
 }
 _MAX_DEPTH = 40
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
 _MAX_FAILED_STARTS = 1000
 _MAX_VALUES_READ = 1_000_000
 
@@ -366,7 +368,7 @@ class _LenientJSON:
                     parts.append(chr(int(text[pos + 2:pos + 6], 16)))
                     pos += 6
                     continue
-                parts.append({"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}.get(escaped, escaped))
+                parts.append(_ESCAPES.get(escaped, escaped))
                 pos += 2
                 continue
             parts.append(char)
@@ -577,7 +579,10 @@ def _walk_object(obj: dict[str, Any], extraction: _Extraction, depth: int) -> No
             hint = "generic_key"
         else:
             continue
-        boxes = [value] if _four_numbers(value) is not None else (value if isinstance(value, list) else [])
+        if _four_numbers(value) is not None:
+            boxes = [value]
+        else:  # {"bbox": [[...], [...]]}: several boxes under one key
+            boxes = value if isinstance(value, list) else []
         for box in boxes:
             numbers = _four_numbers(box)
             if numbers is not None:
@@ -1063,7 +1068,8 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
         >>> answer = '''Here you go:
         ... ```json
         ... {"most_likely_diagnosis": "Glioblastoma",
-        ...  "other_possible_diagnoses": ["Lymphoma", "Metastasis", "Abscess", "lymphoma", "Tumefactive MS",]}
+        ...  "other_possible_diagnoses": ["Lymphoma", "Metastasis", "Abscess", "lymphoma",
+        ...                               "Tumefactive MS",]}
         ... ```'''
         >>> parsed = parse_diagnoses(answer)
         >>> parsed.status, parsed.diagnoses, parsed.n_duplicates_removed
@@ -1167,8 +1173,8 @@ def parse_caption(text: Any) -> ParsedCaption:
         The caption with a status from :data:`CAPTION_STATUSES`; never raises.
 
     Example:
-        >>> parse_caption('Sure! Here is the caption:\\n\\n"Axial FLAIR image  showing a left frontal lesion."').caption
-        'Axial FLAIR image showing a left frontal lesion.'
+        >>> parse_caption('Sure! Here is the caption:\\n\\n"Axial FLAIR  image, left frontal lesion."').caption
+        'Axial FLAIR image, left frontal lesion.'
         >>> parse_caption("- Axial T2\\n- **Right** thalamic infarct").caption
         'Axial T2. Right thalamic infarct.'
         >>> parse_caption("   ").status
@@ -1329,7 +1335,8 @@ class ParseStats:
             >>> ParseStats(n_answers=2, status_counts={"ok": 1, "empty": 1}).n_failed
             1
         """
-        return sum(count for status, count in self.status_counts.items() if status in FAILURE_STATUSES)
+        return sum(count for status, count in self.status_counts.items()
+                   if status in FAILURE_STATUSES)
 
     @property
     def failure_rate(self) -> float:
