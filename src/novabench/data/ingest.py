@@ -543,10 +543,9 @@ def _ingest_series(
 # --------------------------------------------------------------------------- writers
 
 
-def _meta(case: IngestCase, extra_keys: Sequence[str]) -> dict[str, str | None]:
-    meta: dict[str, str | None] = {key: getattr(case, key) for key in FIXED_META_KEYS}
-    meta.update({key: case.extras.get(key) for key in extra_keys})
-    return meta
+def _case_texts(case: IngestCase) -> dict[str, str]:
+    """The case's metadata strings only: cases may carry whole volumes, never keep those."""
+    return {**{key: getattr(case, key) for key in FIXED_META_KEYS}, **dict(case.extras)}
 
 
 def _write_v1(root: Path, images: Sequence[_Image], metas: Mapping[str, Mapping[str, str | None]], meta_keys: Sequence[str]) -> None:
@@ -694,7 +693,7 @@ def ingest_volumes(
         images_dir = staging / ("images" if layout == "v1" else "test")
         images_dir.mkdir()
         images: list[_Image] = []
-        case_list: list[IngestCase] = []
+        case_texts: dict[str, dict[str, str]] = {}
         seen: set[str] = set()
         for case in _progress(cases, progress):
             _check_case(case, source, seen)
@@ -715,14 +714,14 @@ def ingest_volumes(
                 )
                 images.extend(new)
                 next_scan += len(new)
-            case_list.append(case)
-        if not case_list:
+            case_texts[case.case_id] = _case_texts(case)
+        if not case_texts:
             raise NovaInputError("no cases to ingest", source=source)
         extra_keys: list[str] = []
-        for case in case_list:
-            extra_keys.extend(key for key in case.extras if key not in extra_keys)
+        for texts in case_texts.values():
+            extra_keys.extend(key for key in texts if key not in FIXED_META_KEYS and key not in extra_keys)
         meta_keys = [*FIXED_META_KEYS, *extra_keys]
-        metas = {case.case_id: _meta(case, extra_keys) for case in case_list}
+        metas = {case_id: {key: texts.get(key) for key in meta_keys} for case_id, texts in case_texts.items()}
         if layout == "v1":
             if row_shuffle_seed is not None:
                 images = list(images)
