@@ -13,11 +13,12 @@ Python process so that imports, caches and peak memory of one run never pollute 
   streaming set-up, where datasets 5.2 imports torch when it is installed, is timed apart),
   a plain PIL loop over the PNG files, and ``load_dataset("imagefolder")`` on the same PNGs.
 
-Peak RSS is ``VmHWM`` of the child process (``/proc/self/status``); the import baseline
+Runs are interleaved round by round and the fastest of ``--repeat`` is kept, because the
+machine is shared and a slow run measures the neighbours, not the code. Peak RSS is ``VmHWM`` of the child process (``/proc/self/status``); the import baseline
 (RSS after ``import datasets``) is printed beside it. It asserts nothing: speed is not a test.
 
 Usage:
-    python scripts/bench_dataset.py [--n-cases 281] [--seed 0] [--workdir DIR] [--repeat 1]
+    python scripts/bench_dataset.py [--n-cases 281] [--seed 0] [--workdir DIR] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -112,31 +113,42 @@ def _child(operation: str, params: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- parent side
 
 
-def measure(operation: str, repeat: int = 1, **params: Any) -> dict[str, Any]:
-    """Run ``operation`` ``repeat`` times, each in a fresh interpreter; median seconds, max peak.
+def measure_once(operation: str, **params: Any) -> dict[str, Any]:
+    """Run ``operation`` once in a fresh interpreter and return its JSON report.
 
     Example:
-        >>> measure("iterate_pil", images="/nonexistent")["count"]  # doctest: +SKIP
+        >>> measure_once("iterate_pil", images="/nonexistent")["count"]  # doctest: +SKIP
         0
     """
-    runs = []
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TQDM_DISABLE": "1"}
+    completed = subprocess.run(
+        [sys.executable, __file__, "--child", operation, json.dumps(params)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"{operation} failed:\n{completed.stderr[-3000:]}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def measure_rounds(jobs: dict[str, tuple[str, dict[str, Any]]], repeat: int) -> dict[str, dict[str, Any]]:
+    """Run every job ``repeat`` times, interleaved round by round so that all alternatives see
+    the same machine load; keep the fastest run (the least disturbed one) and the highest peak.
+    """
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in jobs}
     for _ in range(repeat):
-        completed = subprocess.run(
-            [sys.executable, __file__, "--child", operation, json.dumps(params)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        if completed.returncode != 0:
-            raise RuntimeError(f"{operation} failed:\n{completed.stderr[-3000:]}")
-        runs.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+        for name, (operation, params) in jobs.items():
+            runs[name].append(measure_once(operation, **params))
     return {
-        "seconds": statistics.median(run["seconds"] for run in runs),
-        "count": runs[0]["count"],
-        "peak_mb": max(run["peak_mb"] for run in runs),
-        "baseline_mb": statistics.median(run["baseline_mb"] for run in runs),
+        name: {
+            "seconds": min(run["seconds"] for run in results),
+            "count": results[0]["count"],
+            "peak_mb": max(run["peak_mb"] for run in results),
+            "baseline_mb": statistics.median(run["baseline_mb"] for run in results),
+        }
+        for name, results in runs.items()
     }
 
 
@@ -187,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-cases", type=int, default=281, help="cases of the sample (281 -> 906 images)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None, help="kept when given; a temp dir otherwise")
-    parser.add_argument("--repeat", type=int, default=1, help="fresh-process runs per measurement (median)")
+    parser.add_argument("--repeat", type=int, default=3, help="fresh-process runs per measurement (fastest kept)")
     parser.add_argument("--child", nargs=2, metavar=("OPERATION", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -208,31 +220,48 @@ def main(argv: list[str] | None = None) -> int:
         png_mb = sum(p.stat().st_size for p in (release / "images").glob("*.png")) / 2**20
 
         sizes = sorted({max(1, n_total // 3), max(1, 2 * n_total // 3), n_total})
-        export_rows = []
+        export_jobs: dict[str, tuple[str, dict[str, Any]]] = {}
         for target in sizes:
             source = release
             if target < n_total:
                 source = workdir / f"release-{target}"
                 if not source.exists():
                     subset_release(release, source, target)
-            result = measure("export", args.repeat, release=str(source), out=str(workdir / f"export-{target}"))
-            export_rows.append((f"export_release ({result['count']} images)", result))
+            export_jobs[f"export-{target}"] = ("export", {"release": str(source), "out": str(workdir / f"export-{target}")})
+        exports = measure_rounds(export_jobs, args.repeat)
+        export_rows = [(f"export_release ({r['count']} images)", r) for r in exports.values()]
         export = str(workdir / f"export-{n_total}")
         export_mb = sum(p.stat().st_size for p in Path(export).rglob("*.parquet")) / 2**20
 
         cache = workdir / "cache-export"
-        shutil.rmtree(cache, ignore_errors=True)
-        load_cold = measure("load", 1, export=export, cache=str(cache))
-        load_warm = measure("load", args.repeat, export=export, cache=str(cache))
-        rows = measure("iterate_rows", args.repeat, export=export, cache=str(cache))
-        numpy_rows = measure("iterate_numpy", args.repeat, export=export, cache=str(cache))
-        streaming_setup = measure("streaming_setup", args.repeat, export=export)
-        streaming = measure("iterate_streaming", args.repeat, export=export)
-        pil = measure("iterate_pil", args.repeat, images=str(release / "images"))
         folder_cache = workdir / "cache-imagefolder"
+        images = str(release / "images")
+        shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(folder_cache, ignore_errors=True)
-        folder_cold = measure("imagefolder_load", 1, images=str(release / "images"), cache=str(folder_cache))
-        folder_rows = measure("iterate_imagefolder", args.repeat, images=str(release / "images"), cache=str(folder_cache))
+        cold = measure_rounds(
+            {
+                "load_cold": ("load", {"export": export, "cache": str(cache)}),
+                "folder_cold": ("imagefolder_load", {"images": images, "cache": str(folder_cache)}),
+            },
+            1,  # a cold load happens once per cache
+        )
+        load_cold, folder_cold = cold["load_cold"], cold["folder_cold"]
+        warm = measure_rounds(
+            {
+                "load_warm": ("load", {"export": export, "cache": str(cache)}),
+                "streaming_setup": ("streaming_setup", {"export": export}),
+                "pil": ("iterate_pil", {"images": images}),
+                "rows": ("iterate_rows", {"export": export, "cache": str(cache)}),
+                "numpy_rows": ("iterate_numpy", {"export": export, "cache": str(cache)}),
+                "streaming": ("iterate_streaming", {"export": export}),
+                "folder_rows": ("iterate_imagefolder", {"images": images, "cache": str(folder_cache)}),
+            },
+            args.repeat,
+        )
+        load_warm, streaming_setup, pil = warm["load_warm"], warm["streaming_setup"], warm["pil"]
+        rows, numpy_rows, streaming, folder_rows = (
+            warm["rows"], warm["numpy_rows"], warm["streaming"], warm["folder_rows"]
+        )
 
         pil_rate = pil["count"] / pil["seconds"]
         header = (
@@ -240,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{'vs PIL':>7} {'peak MB':>9} {'base MB':>9}"
         )
         print(f"\nNOVA dataset benchmark: {n_total} images, PNGs {png_mb:.1f} MB, export parquet {export_mb:.1f} MB, "
-              f"python {sys.version.split()[0]}, {os.cpu_count()} cores (shared)")
+              f"python {sys.version.split()[0]}, {os.cpu_count()} cores (shared), fastest of {args.repeat} "
+              f"interleaved runs, load average {os.getloadavg()[0]:.1f}")
         print(header)
         print("-" * len(header))
         for name, result in export_rows:

@@ -406,6 +406,20 @@ def test_image_vanishing_midway_names_the_file(tmp_path: Path, monkeypatch: pyte
     assert not out.exists() and _leftovers(tmp_path) == []
 
 
+def test_outputs_get_the_umask_permissions_not_private_temp_ones(release_dir: Path, tmp_path: Path) -> None:
+    import os
+
+    previous = os.umask(0o022)
+    try:
+        export_release(release_dir, tmp_path / "shared", progress=False)
+        gold = export_coco(release_dir, tmp_path / "gold.json")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "shared").stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / "shared" / "README.md").stat().st_mode & 0o777 == 0o644
+    assert gold.stat().st_mode & 0o777 == 0o644
+
+
 def test_out_must_not_replace_the_release(release_dir: Path) -> None:
     with pytest.raises(NovaInputError, match="replace the release"):
         export_release(release_dir, release_dir, overwrite=True, progress=False)

@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import os
@@ -150,16 +151,27 @@ def _check_destination(out: Path, release_root: Path, overwrite: bool) -> None:
 
 def _commit_folder(staging: Path, out: Path) -> None:
     """Move a finished staging folder to ``out``, replacing what was there only now."""
-    if out.exists() or out.is_symlink():
-        retired = out.with_name(f".{out.name}.replaced-{uuid.uuid4().hex[:8]}")
-        out.rename(retired)
+    if not (out.exists() or out.is_symlink()):
         staging.rename(out)
-        if retired.is_dir() and not retired.is_symlink():
-            shutil.rmtree(retired)
-        else:
-            retired.unlink()
+        return
+    retired = out.with_name(f".{out.name}.replaced-{uuid.uuid4().hex[:8]}")
+    out.rename(retired)
+    try:
+        staging.rename(out)
+    except BaseException:
+        retired.rename(out)  # put the previous export back
+        raise
+    if retired.is_dir() and not retired.is_symlink():
+        shutil.rmtree(retired)
     else:
-        staging.rename(out)
+        retired.unlink()
+
+
+def _usual_permissions(path: Path) -> None:
+    """mkdtemp/mkstemp create private (0700/0600) entries; an export should get the umask's mode."""
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
 
 
 def _write_atomically(out: Path, writer: Any) -> Any:
@@ -167,6 +179,7 @@ def _write_atomically(out: Path, writer: Any) -> Any:
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
+        _usual_permissions(staging)
         result = writer(staging)
         _commit_folder(staging, out)
     except BaseException:
@@ -527,6 +540,7 @@ def export_coco(
     handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.partial-", dir=out.parent)
     os.close(handle)
     try:
+        _usual_permissions(Path(temporary))
         _dump_json(document, Path(temporary))
         os.replace(temporary, out)
     except BaseException:
@@ -714,6 +728,6 @@ def export_release(
     )
     if push_to is not None:
         url = push_export(out, push_to, private=private)
-        summary = ExportSummary(**{**summary.__dict__, "repo_url": url})
+        summary = dataclasses.replace(summary, repo_url=url)
     return summary
 
