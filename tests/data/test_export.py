@@ -251,8 +251,12 @@ def test_export_card_reports_the_exported_sizes(exported: Path) -> None:
 
 def test_summary_and_cli_line(release_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "cli-out"
-    assert main(["export", str(release_dir), str(out), "--quiet", "--max-shard-mb", "0.0001"]) == 0
+    assert main(["export", str(release_dir), str(out), "--quiet", "--max-shard-mb", "0.0001",
+                 "--pretty-name", "NOVA sample", "--card-notice", "Synthetic sample.\nNot the NOVA release."]) == 0
     line = capsys.readouterr().out.strip()
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "pretty_name: NOVA sample" in card
+    assert "# Dataset Card for NOVA sample\n\n> Synthetic sample.\n> Not the NOVA release.\n\nNOVA sample is" in card
     assert line.startswith("exported 7 images, 4 cases, 6 gold boxes (1 placeholder diagnoses) as parquet")
     assert len(list((out / "data" / "images").glob("*.parquet"))) == 7
 

@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
 
     Example:
         >>> run(argparse.Namespace(release="r", out="o", format="parquet", overwrite=False, push=None,
-        ...     private=False, max_shard_mb=0, include_raters=False, quiet=True))
+        ...     private=False, max_shard_mb=0, include_raters=False, pretty_name="NOVA", card_notice=None,
+        ...     quiet=True))
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: --max-shard-mb: must be positive, got 0
@@ -39,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
         push_to=args.push,
         private=args.private,
         include_raters=args.include_raters,
+        pretty_name=args.pretty_name,
+        card_notice=args.card_notice,
         progress=not args.quiet,
     )
     print(summary.describe())
@@ -78,6 +81,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--include-raters", action="store_true", help="coco: also write annotations/raters.json"
+    )
+    parser.add_argument("--pretty-name", default="NOVA", help="dataset name in the card (default: NOVA)")
+    parser.add_argument(
+        "--card-notice", metavar="TEXT", help="paragraph quoted under the card title, e.g. 'Synthetic sample'"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

@@ -356,6 +356,7 @@ def render_dataset_card(
     image_instance: Mapping[str, Any] | None = None,
     case_instance: Mapping[str, Any] | None = None,
     template_path: Path | str | None = None,
+    notice: str | None = None,
 ) -> str:
     """The full ``README.md`` of an export: generated YAML header, then the templated body.
 
@@ -369,6 +370,8 @@ def render_dataset_card(
         image_instance: one ``images`` row to show (image bytes are described, not printed).
         case_instance: one ``cases`` row to show.
         template_path: body template; ``dataset_card/README.template.md`` by default.
+        notice: a paragraph shown as a quote right under the title, e.g. to say that the
+            export holds the synthetic sample and not the real release.
 
     Returns:
         The card text, ready to be written as ``README.md``.
@@ -399,6 +402,7 @@ def render_dataset_card(
     extra_origin = {column: key for key, column in extra_columns(s.extra_meta_keys).items()}
     values = {
         "pretty_name": pretty_name,
+        "notice": "".join(f"> {line}\n" for line in notice.strip().splitlines()) + "\n" if notice else "",
         "novabench_version": __version__,
         "source_layout": s.source_layout,
         "n_images": s.n_images,

@@ -360,6 +360,7 @@ def _write_parquet(
     rows_per_shard: int | None,
     pretty_name: str,
     hub_id: str,
+    notice: str | None,
     progress: bool,
 ) -> dict[str, ConfigSize]:
     features = {
@@ -408,6 +409,7 @@ def _write_parquet(
         hub_id=hub_id,
         image_instance=_preview_row(first_image),
         case_instance=_preview_row(first_case),
+        notice=notice,
     )
     check_dataset_card(card, features)  # a card the Hub would misread is our bug: fail here
     (staging / "README.md").write_text(card, encoding="utf-8")
@@ -644,6 +646,7 @@ def export_release(
     private: bool = False,
     include_raters: bool = False,
     pretty_name: str = "NOVA",
+    card_notice: str | None = None,
     progress: bool = True,
 ) -> ExportSummary:
     """Export a release folder as a Hub-ready Parquet dataset (default) or a COCO folder.
@@ -661,6 +664,8 @@ def export_release(
         private: create the Hub repository private.
         include_raters: COCO only: also write ``annotations/raters.json``.
         pretty_name: dataset name in the card.
+        card_notice: a paragraph quoted under the card's title, e.g. "Synthetic sample, not
+            the NOVA release" when exporting ``nova sample`` output.
         progress: show tqdm progress bars.
 
     Returns:
@@ -707,6 +712,7 @@ def export_release(
                     rows_per_shard=rows_per_shard,
                     pretty_name=pretty_name,
                     hub_id=push_to or out.name,
+                    notice=card_notice,
                     progress=progress,
                 )
             )
