@@ -150,3 +150,43 @@ def test_meteor_wordnet_variant_refuses_when_the_corpus_is_missing():
 
 def test_tokenize_meteor_rule():
     assert text.tokenize_meteor("T2-weighted_FLAIR, 3.5cm ÉDÈME") == ["t2", "weighted", "flair", "3", "5cm", "édème"]
+
+
+class _Lemma:
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+class _Synset:
+    def __init__(self, *names: str) -> None:
+        self._lemmas = [_Lemma(name) for name in names]
+
+    def lemmas(self) -> list[_Lemma]:
+        return self._lemmas
+
+
+class _TinyWordNet:
+    """A WordNet stand-in that knows one synonym pair, to exercise the 'wordnet' variant offline."""
+
+    def synsets(self, word: str, *args: object, **kwargs: object) -> list[_Synset]:
+        return [_Synset("tumour", "neoplasm")] if word in ("tumour", "neoplasm") else []
+
+
+def test_wordnet_variant_is_used_when_nltk_finds_the_corpus(monkeypatch):
+    import nltk.corpus
+
+    tiny = _TinyWordNet()
+    monkeypatch.setattr(nltk.corpus, "wordnet", tiny)
+    text._wordnet_reader.cache_clear()
+    try:
+        assert text.meteor_variant() == "wordnet"
+        with_synonyms = text.meteor_scores(["neoplasm"], ["tumour"])
+        expected = meteor_score([["tumour"]], ["neoplasm"], wordnet=tiny)
+        assert with_synonyms.tolist() == [expected] and expected == 0.5  # matched only by the synonym stage
+        assert text.meteor_scores(["neoplasm"], ["tumour"], variant="exact+stem").tolist() == [0.0]
+    finally:
+        monkeypatch.undo()
+        text._wordnet_reader.cache_clear()

@@ -393,8 +393,7 @@ def _wordnet_reader() -> object | None:
     try:
         from nltk.corpus import wordnet
 
-        wordnet.ensure_loaded()
-        wordnet.synsets("brain")
+        wordnet.synsets("brain")  # the first use loads the corpus, or raises LookupError
     except LookupError:
         return None
     return wordnet
