@@ -72,6 +72,7 @@ __all__ = [
     "CaptioningEvaluation",
     "bertscore_f1_scores",
     "binary_macro_f1",
+    "bertscore_available",
     "clear_bertscore_cache",
     "keyword_f1",
     "prepare_captioning",
@@ -186,6 +187,21 @@ def _bertscore_setup_hint() -> str:
         "bertscore_num_layers=6 (scores are comparable only between runs with the same BERTScore_hash); "
         "or exclude=['BERTScore-F1']"
     )
+
+
+def bertscore_available(model: str | os.PathLike[str] | None = None) -> bool:
+    """Whether BERTScore can run offline with ``model`` (default: roberta-large in the local cache).
+
+    Example:
+        >>> import tempfile
+        >>> bertscore_available(tempfile.mkdtemp())  # an existing local folder counts
+        True
+    """
+    if model is not None:
+        return os.path.isdir(model)
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(DEFAULT_BERTSCORE_MODEL, "config.json"), str)
 
 
 def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: int | None) -> tuple[str, int]:
@@ -317,6 +333,24 @@ class CaptioningEvaluation:
     reference_labels: np.ndarray | None = None
     prediction_labels: np.ndarray | None = None
     info: dict[str, str] = field(default_factory=dict)
+
+    def result(self) -> dict[str, Any]:
+        """The full result of :func:`score_captioning`: metrics, counts and run facts.
+
+        Example:
+            >>> evaluation = prepare_captioning(["Axial T2."], ["Axial T2 image."], exclude=["BERTScore-F1"])
+            >>> evaluation.result()["n_captions"], evaluation.result()["ModalityF1"]
+            (1, 1.0)
+        """
+        result: dict[str, Any] = dict(self.aggregate())
+        result["n_captions"] = self.n_items
+        for family, counts in self.keyword_counts.items():
+            result[f"n_pairs_without_{family}_keywords"] = int(np.count_nonzero(counts.sum(axis=1) == 0))
+        if self.reference_labels is not None:
+            result["n_pairs_without_reference_label"] = int(np.count_nonzero(self.reference_labels == UNDECIDED))
+            result["n_predictions_without_label"] = int(np.count_nonzero(self.prediction_labels == UNDECIDED))
+        result.update(self.info)
+        return result
 
     def aggregate(self, indices: np.ndarray | None = None) -> dict[str, float]:
         """The headline metrics on the pairs ``indices`` (all pairs when None; repeats allowed).
@@ -558,12 +592,4 @@ def score_captioning(
         keyword_extractor=keyword_extractor,
         keyword_averaging=keyword_averaging,
     )
-    result: dict[str, Any] = dict(evaluation.aggregate())
-    result["n_captions"] = evaluation.n_items
-    for family, counts in evaluation.keyword_counts.items():
-        result[f"n_pairs_without_{family}_keywords"] = int(np.count_nonzero(counts.sum(axis=1) == 0))
-    if evaluation.reference_labels is not None:
-        result["n_pairs_without_reference_label"] = int(np.count_nonzero(evaluation.reference_labels == UNDECIDED))
-        result["n_predictions_without_label"] = int(np.count_nonzero(evaluation.prediction_labels == UNDECIDED))
-    result.update(evaluation.info)
-    return result
+    return evaluation.result()

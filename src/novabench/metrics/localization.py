@@ -47,6 +47,7 @@ __all__ = [
     "coco_average_precision",
     "LocalizationWarning",
     "prepare_localization",
+    "prepare_localization_from_arrays",
     "score_localization",
 ]
 
@@ -289,6 +290,63 @@ class _Inputs:
         )
         self.det_boxes = to_xywh(det_boxes, box_format)
         self.gold_boxes = to_xywh(gold_boxes, reference_box_format)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        det_boxes: np.ndarray,
+        det_counts: np.ndarray,
+        det_scores: np.ndarray | None,
+        gold_boxes: np.ndarray,
+        gold_counts: np.ndarray,
+        box_format: str,
+        reference_box_format: str,
+    ) -> _Inputs:
+        """Validated inputs from stacked arrays (see ``prepare_localization_from_arrays``)."""
+        _check_box_format(box_format)
+        _check_box_format(reference_box_format)
+        inputs = cls.__new__(cls)
+        inputs.det_counts = np.asarray(det_counts, dtype=np.int64).reshape(-1)
+        inputs.gold_counts = np.asarray(gold_counts, dtype=np.int64).reshape(-1)
+        if len(inputs.det_counts) != len(inputs.gold_counts):
+            raise NovaInputError(
+                f"got {len(inputs.det_counts)} predictions for {len(inputs.gold_counts)} references",
+                field="predictions",
+            )
+        inputs.n_images = len(inputs.det_counts)
+        checked = []
+        for boxes, counts, field, fmt in (
+            (det_boxes, inputs.det_counts, "predictions.boxes", box_format),
+            (gold_boxes, inputs.gold_counts, "references.boxes", reference_box_format),
+        ):
+            array = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+            if len(array) != int(counts.sum()):
+                raise NovaInputError(f"{len(array)} boxes for counts summing to {int(counts.sum())}", field=field)
+            bad_row = first_invalid_box(array, fmt)
+            if bad_row is not None:
+                ends = np.cumsum(counts)
+                image = int(np.searchsorted(ends, bad_row, side="right"))
+                validate_boxes(array[ends[image] - counts[image] : ends[image]],
+                               record=f"example {image}", field=field, box_format=fmt)
+            checked.append(array)
+        if det_scores is None:
+            inputs.det_scores = np.ones(len(checked[0]), dtype=np.float64)
+        else:
+            scores = np.asarray(det_scores, dtype=np.float64).reshape(-1)
+            if len(scores) != len(checked[0]):
+                raise NovaInputError(f"{len(scores)} scores for {len(checked[0])} boxes", field="predictions.scores")
+            bad = np.flatnonzero(~np.isfinite(scores))
+            if len(bad):
+                image = int(np.searchsorted(np.cumsum(inputs.det_counts), bad[0], side="right"))
+                raise NovaInputError(
+                    f"scores must be finite numbers, got {scores[bad[0]]}",
+                    record=f"example {image}",
+                    field="predictions.scores",
+                )
+            inputs.det_scores = scores
+        inputs.det_boxes = to_xywh(checked[0], box_format)
+        inputs.gold_boxes = to_xywh(checked[1], reference_box_format)
+        return inputs
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -561,6 +619,19 @@ class LocalizationEvaluation:
             sampled[row, reached] = envelope[row, at[reached]]
         return sampled
 
+    def result(self) -> dict[str, Any]:
+        """The full result of :func:`score_localization`: scores, counts and per-image best IoU.
+
+        Example:
+            >>> evaluation = prepare_localization([{"boxes": [[0, 0, 10, 10]]}], [{"boxes": [[0, 0, 10, 10]]}])
+            >>> evaluation.result()["n_gold_boxes"], evaluation.result()["per_image_best_iou"]
+            (1, [1.0])
+        """
+        result: dict[str, Any] = dict(self.aggregate())
+        result.update(self.counts())
+        result["per_image_best_iou"] = self.per_image_best_iou
+        return result
+
     def aggregate(self, indices: np.ndarray | Iterable[int] | None = None) -> dict[str, float]:
         """The localisation scores on all images, or on a resample of them.
 
@@ -656,6 +727,55 @@ def prepare_localization(
     """
     max_detections = _check_max_detections(max_detections)
     inputs = _Inputs(predictions, references, box_format, reference_box_format)
+    return _evaluate_inputs(inputs, max_detections)
+
+
+def prepare_localization_from_arrays(
+    det_boxes: np.ndarray,
+    det_counts: np.ndarray,
+    gold_boxes: np.ndarray,
+    gold_counts: np.ndarray,
+    *,
+    det_scores: np.ndarray | None = None,
+    box_format: str = "xywh",
+    max_detections: int = 100,
+    reference_box_format: str = "xywh",
+) -> LocalizationEvaluation:
+    """The columnar form of :func:`prepare_localization`, for callers that hold arrays.
+
+    Boxes of all images are stacked in image order; ``*_counts[i]`` says how many belong to
+    image ``i``. This is what the ``evaluate`` face feeds from its Arrow columns, so no Python
+    object is made per box. Validation and every rule are those of ``prepare_localization``;
+    errors name the example (image index) and the box.
+
+    Args:
+        det_boxes: ``(n_det, 4)`` predicted boxes.
+        det_counts: predicted boxes per image, length ``n_images``.
+        gold_boxes: ``(n_gold, 4)`` gold boxes.
+        gold_counts: gold boxes per image, length ``n_images``.
+        det_scores: ``(n_det,)`` scores; None means every score is 1.0 (given order).
+        box_format: format of ``det_boxes``; ``reference_box_format`` of ``gold_boxes``.
+        max_detections: detections scored per image.
+        reference_box_format: format of ``gold_boxes``.
+
+    Returns:
+        A :class:`LocalizationEvaluation`.
+
+    Example:
+        >>> evaluation = prepare_localization_from_arrays(
+        ...     np.array([[0, 0, 10, 10], [50, 50, 5, 5]]), np.array([2]),
+        ...     np.array([[0, 0, 10, 10]]), np.array([1]), det_scores=np.array([0.9, 0.1]))
+        >>> evaluation.result()["TP30"], evaluation.result()["FP30"]
+        (1.0, 0.5)
+    """
+    max_detections = _check_max_detections(max_detections)
+    inputs = _Inputs.from_arrays(
+        det_boxes, det_counts, det_scores, gold_boxes, gold_counts, box_format, reference_box_format
+    )
+    return _evaluate_inputs(inputs, max_detections)
+
+
+def _evaluate_inputs(inputs: _Inputs, max_detections: int) -> LocalizationEvaluation:
     evaluation = LocalizationEvaluation(
         inputs, max_detections=max_detections, thresholds=_THRESHOLDS
     )
@@ -663,14 +783,14 @@ def prepare_localization(
         warnings.warn(
             "no reference has a gold box: mAP, hit@, ACC50, TP30 and FNR are undefined (NaN)",
             LocalizationWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     if evaluation.n_truncated_predictions:
         warnings.warn(
             f"{evaluation.n_truncated_predictions} predicted boxes beyond max_detections="
             f"{max_detections} per image were not scored (see n_truncated_predictions)",
             LocalizationWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return evaluation
 
@@ -760,10 +880,7 @@ def score_localization(
         max_detections=max_detections,
         reference_box_format=reference_box_format,
     )
-    result: dict[str, Any] = dict(evaluation.aggregate())
-    result.update(evaluation.counts())
-    result["per_image_best_iou"] = evaluation.per_image_best_iou
-    return result
+    return evaluation.result()
 
 
 def coco_average_precision(

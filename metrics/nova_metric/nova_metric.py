@@ -1,0 +1,119 @@
+"""NOVA metric: anomaly localisation, captioning and diagnosis scores for the NOVA brain-MRI benchmark.
+
+A thin ``evaluate`` face over ``novabench.metrics``: input Features, input
+normalisation and every formula live in the ``novabench`` package; this file
+only declares the module. See README.md beside it (the metric card).
+"""
+
+import evaluate
+import pyarrow as pa
+
+from novabench.citation import NOVA_ARXIV_URL
+from novabench.citation import NOVA_BIBTEX
+from novabench.metrics import tasks
+
+_CITATION = NOVA_BIBTEX
+
+_DESCRIPTION = """\
+Scores the three NOVA tasks. `localization`: COCO-exact class-agnostic average
+precision (mAP@30, mAP@50, mAP@50:95) against the gold boxes, image-level hit
+rates (hit@30, hit@50), ACC50, TP30, FP30 and FNR. `captioning`: BLEU-4 (sacrebleu
+default), ROUGE-L (rouge_score), METEOR (nltk), BERTScore-F1 (bert_score), and
+keyword F1s (ClinicalF1, ModalityF1, BinaryF1) from an offline neuroradiology
+lexicon or a pluggable extractor. `diagnosis`: Top-1 and Top-5 accuracy with an
+offline lexicon matcher or an LLM judge. `all`: the three together from
+per-image predictions and NOVA `images` rows. Every result is a fraction in [0, 1].
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: per task,
+        localization: {"boxes": [[x, y, w, h], ...], "scores": [...]} (scores optional);
+        captioning: a caption string;
+        diagnosis: a list of up to five diagnosis strings, most likely first;
+        all: {"boxes", "scores", "caption", "diagnoses"} per image.
+    references: per task,
+        localization: {"boxes": [[x, y, w, h], ...]} or a NOVA `images` row;
+        captioning: the reference caption or a NOVA `images` row;
+        diagnosis: the final diagnosis or a NOVA `cases` row;
+        all: NOVA `images` rows. A whole `datasets.Dataset` works too.
+    box_format: "xywh" (default) or "xyxy", pixels.
+    max_detections: detections kept per image for AP (default 100, as COCO).
+    exclude: captioning metric names to leave out (absent from the result).
+    bertscore_model, bertscore_num_layers: a local BERTScore model path and layer.
+    keyword_extractor: a callable text -> keywords; keyword_averaging: "sample" or "micro".
+    matcher: a callable (reference, candidate) -> bool for diagnosis (e.g. an LLM judge).
+    bootstrap_resamples, confidence, seed: add seeded bootstrap confidence intervals.
+Returns:
+    localization: mAP@30, mAP@50, mAP@50:95, hit@30, hit@50, ACC50, TP30, FP30, FNR, n_images, ...
+    captioning: BLEU-4, ROUGE-L, METEOR, BERTScore-F1, ClinicalF1, ModalityF1, BinaryF1, n_captions, ...
+    diagnosis: top1, top5, n_cases, ...
+    all: {"localization": {...}, "captioning": {...}, "diagnosis": {...}}
+Examples:
+    >>> nova = evaluate.load("metrics/nova_metric", "diagnosis")
+    >>> nova.compute(predictions=[["MS", "ADEM"]], references=["Multiple sclerosis"])["top1"]
+    1.0
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class NovaMetric(evaluate.Metric):
+    """The NOVA benchmark metric (configurations: localization, captioning, diagnosis, all)."""
+
+    def _info(self):
+        task = self.config_name if self.config_name != "default" else "all"
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=tasks.metric_features(task),
+            homepage="https://huggingface.co/datasets/c-i-ber/Nova",
+            license="apache-2.0",
+            reference_urls=[NOVA_ARXIV_URL],
+        )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # _compute reads Arrow columns (no Python object per box). MetricInfo refuses a
+        # format with nested features when it is built, so the format is set afterwards.
+        self._module_info.format = "arrow"
+
+    @property
+    def task(self):
+        """The NOVA task of this configuration (``default`` means ``all``)."""
+        return self.config_name if self.config_name != "default" else "all"
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch; predictions and references are normalised (dataset rows allowed) first."""
+        if kwargs:
+            raise ValueError(f"Bad inputs for evaluation module: {sorted(kwargs)}; expected predictions and references")
+        start = getattr(self, "_nova_items_added", 0)
+        batch = {
+            "predictions": tasks.normalize_predictions(self.task, predictions, start_index=start),
+            "references": tasks.normalize_references(self.task, references, start_index=start),
+        }
+        if len(batch["predictions"]) != len(batch["references"]):
+            raise ValueError(
+                f"Mismatch in the number of predictions ({len(batch['predictions'])}) "
+                f"and references ({len(batch['references'])})"
+            )
+        if self.writer is None:
+            self.selected_feature_format = self._infer_feature_from_batch(batch)
+            self._init_writer()
+        try:
+            # The features hold plain values only, so evaluate's per-value encode step is skipped.
+            self.writer.write_batch(batch)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            tasks.explain_bad_batch(self.task, batch["predictions"], batch["references"], start_index=start)
+            raise
+        self._nova_items_added = start + len(batch["predictions"])
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one prediction and its reference."""
+        self.add_batch(predictions=[prediction], references=[reference], **kwargs)
+
+    def _compute(self, predictions, references, **kwargs):
+        """Score everything added (on process 0 in distributed runs)."""
+        self._nova_items_added = 0
+        return tasks.compute_task_from_arrow(self.task, predictions, references, **kwargs)

@@ -1,0 +1,638 @@
+"""The NOVA tasks as the ``evaluate`` module sees them: input Features, input
+normalisation and one ``compute_task`` entry point.
+
+This is the layer between the thin ``evaluate`` face
+(``metrics/nova_metric/nova_metric.py``) and the functional metric families
+(``localization``, ``captioning``, ``diagnosis``). It knows three input forms:
+
+- plain: localisation ``{"boxes": [...], "scores": [...]}`` (scores optional),
+  caption strings, lists of diagnosis strings (most likely first);
+- dataset rows: mappings as produced by the ``images`` / ``cases``
+  configurations of the NOVA dataset (only the needed fields are read);
+- a whole ``datasets.Dataset``: only the needed columns are read, so images are
+  never decoded.
+
+The ``all`` task takes one prediction per image with ``boxes``, ``scores``
+(optional), ``caption`` and ``diagnoses`` and ``images`` rows as references;
+diagnosis is scored once per case (rows grouped by ``case_id``, in order of
+first appearance; the diagnoses of a case must agree across its images).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "TASKS",
+    "compute_task",
+    "compute_task_from_arrow",
+    "explain_bad_batch",
+    "metric_features",
+    "normalize_predictions",
+    "normalize_references",
+]
+
+TASKS: tuple[str, ...] = ("localization", "captioning", "diagnosis", "all")
+
+# Keys a prediction of each task may carry; anything else is a mistake worth
+# reporting (a misspelt "score" would otherwise silently mean "no scores").
+_PREDICTION_KEYS: dict[str, frozenset[str]] = {
+    "localization": frozenset({"boxes", "scores"}),
+    "all": frozenset({"boxes", "scores", "caption", "diagnoses", "case_id", "filename"}),
+}
+
+_BOXES = datasets.List(datasets.List(datasets.Value("float64")))
+_SCORES = datasets.List(datasets.Value("float64"))
+_STRINGS = datasets.List(datasets.Value("string"))
+
+_LOCALIZATION_KWARGS = frozenset({"box_format", "max_detections"})
+_CAPTIONING_KWARGS = frozenset(
+    {
+        "exclude",
+        "bertscore_model",
+        "bertscore_num_layers",
+        "bertscore_batch_size",
+        "keyword_extractor",
+        "keyword_averaging",
+    }
+)
+_DIAGNOSIS_KWARGS = frozenset({"matcher"})
+_STATS_KWARGS = frozenset({"bootstrap_resamples", "confidence", "seed"})
+
+
+def metric_features(task: str) -> datasets.Features:
+    """The ``datasets.Features`` an ``evaluate`` module declares for ``task``.
+
+    Args:
+        task: one of ``localization``, ``captioning``, ``diagnosis``, ``all``.
+
+    Returns:
+        Features with ``predictions`` and ``references`` columns.
+
+    Example:
+        >>> sorted(metric_features("captioning"))
+        ['predictions', 'references']
+        >>> metric_features("diagnosis")["references"]
+        Value('string')
+    """
+    _check_task(task)
+    if task == "localization":
+        return datasets.Features(
+            {
+                "predictions": {"boxes": _BOXES, "scores": _SCORES},
+                "references": {"boxes": _BOXES},
+            }
+        )
+    if task == "captioning":
+        return datasets.Features(
+            {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
+        )
+    if task == "diagnosis":
+        return datasets.Features({"predictions": _STRINGS, "references": datasets.Value("string")})
+    return datasets.Features(
+        {
+            "predictions": {
+                "boxes": _BOXES,
+                "scores": _SCORES,
+                "caption": datasets.Value("string"),
+                "diagnoses": _STRINGS,
+            },
+            "references": {
+                "boxes": _BOXES,
+                "caption": datasets.Value("string"),
+                "final_diagnosis": datasets.Value("string"),
+                "case_id": datasets.Value("string"),
+            },
+        }
+    )
+
+
+def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) -> list[Any]:
+    """Turn user predictions into the plain form ``metric_features(task)`` encodes.
+
+    Missing ``scores`` mean "no scores" (given order), a single diagnosis string
+    becomes a one-item list, numpy arrays become lists. Unknown keys raise. Box
+    values are checked later, vectorised, by the metric core.
+
+    Args:
+        task: the task name.
+        predictions: a sequence (or ``datasets.Dataset``) of predictions.
+        start_index: index of the first item in the whole evaluation, so errors
+            name the example the user knows.
+
+    Returns:
+        A list of plain predictions.
+
+    Example:
+        >>> normalize_predictions("localization", [{"boxes": np.array([[1, 2, 3, 4]])}])
+        [{'boxes': [[1, 2, 3, 4]], 'scores': []}]
+        >>> normalize_predictions("diagnosis", ["glioma"])
+        [['glioma']]
+    """
+    _check_task(task)
+    items = _as_items(predictions, _prediction_columns(task))
+    out: list[Any] = []
+    allowed = _PREDICTION_KEYS.get(task)
+    for offset, item in enumerate(items):
+        if task == "localization" and _plain_box_prediction(item, allowed):
+            out.append(item)  # already plain: Arrow reads a missing "scores" as none given
+            continue
+        record = f"example {start_index + offset}"
+        if task == "captioning":
+            out.append(_text(item, record, "predictions", allow_empty=True))
+        elif task == "diagnosis":
+            out.append(_diagnosis_list(item, record, "predictions"))
+        else:
+            out.append(_box_prediction(task, item, record))
+    return out
+
+
+def normalize_references(task: str, references: Any, *, start_index: int = 0) -> list[Any]:
+    """Turn user references (plain values or NOVA dataset rows) into plain form.
+
+    Args:
+        task: the task name.
+        references: a sequence (or ``datasets.Dataset``) of references: for
+            localisation mappings with ``boxes``; for captioning strings or
+            ``images`` rows (``caption``); for diagnosis strings or ``cases`` rows
+            (``final_diagnosis``); for ``all`` ``images`` rows.
+        start_index: index of the first item in the whole evaluation.
+
+    Returns:
+        A list of plain references.
+
+    Example:
+        >>> normalize_references("captioning", [{"caption": "Axial FLAIR.", "filename": "x.png"}])
+        ['Axial FLAIR.']
+    """
+    _check_task(task)
+    items = _as_items(references, _reference_columns(task))
+    out: list[Any] = []
+    for offset, item in enumerate(items):
+        if task == "localization" and type(item) is dict and type(item.get("boxes")) is list:
+            out.append({"boxes": item["boxes"]})
+            continue
+        record = f"example {start_index + offset}"
+        if task == "localization":
+            out.append({"boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes")})
+        elif task == "captioning":
+            value = item["caption"] if isinstance(item, Mapping) else item
+            out.append(_text(value, record, "references", allow_empty=True))
+        elif task == "diagnosis":
+            value = item["final_diagnosis"] if isinstance(item, Mapping) else item
+            out.append(_text(value, record, "references", allow_empty=True))
+        else:
+            if not isinstance(item, Mapping):
+                raise NovaInputError(
+                    "the 'all' task takes NOVA `images` rows as references", record=record, field="references"
+                )
+            out.append(
+                {
+                    "boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes"),
+                    "caption": _text(_field(item, "caption", record, "references"), record, "references.caption", allow_empty=True),
+                    "final_diagnosis": _text(
+                        _field(item, "final_diagnosis", record, "references"),
+                        record,
+                        "references.final_diagnosis",
+                        allow_empty=True,
+                    ),
+                    "case_id": _text(_field(item, "case_id", record, "references"), record, "references.case_id"),
+                }
+            )
+    return out
+
+
+def compute_task(
+    task: str,
+    predictions: Sequence[Any],
+    references: Sequence[Any],
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Score plain predictions against plain references for one NOVA task.
+
+    Keyword arguments are routed to the metric family that takes them:
+    ``box_format``, ``max_detections`` (localisation); ``exclude``,
+    ``bertscore_model``, ``bertscore_num_layers``, ``bertscore_batch_size``,
+    ``keyword_extractor``, ``keyword_averaging`` (captioning); ``matcher``
+    (diagnosis). ``bootstrap_resamples`` (default 0: none), ``confidence``
+    (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
+    ``{key: [low, high]}`` of seeded percentile-bootstrap intervals.
+
+    Args:
+        task: the task name.
+        predictions: plain predictions (see ``normalize_predictions``).
+        references: plain references (see ``normalize_references``).
+        **kwargs: options listed above.
+
+    Returns:
+        The result dict; for ``all`` the three task dicts under their names.
+
+    Example:
+        >>> compute_task("diagnosis", [["multiple sclerosis"]], ["Multiple sclerosis"])["top1"]
+        1.0
+    """
+    stats, options = _split_options(task, kwargs)
+    if len(predictions) != len(references):
+        raise NovaInputError(
+            f"got {len(predictions)} predictions but {len(references)} references",
+            field="predictions",
+        )
+    if task == "all":
+        localization = _prepare(
+            "localization",
+            [{"boxes": p["boxes"], "scores": p.get("scores")} for p in predictions],
+            [{"boxes": r["boxes"]} for r in references],
+            _only(options, _LOCALIZATION_KWARGS),
+        )
+        return _compute_all(localization, list(predictions), list(references), stats, options)
+    evaluation = _prepare(task, list(predictions), list(references), options)
+    return _finish(evaluation, stats)
+
+
+def compute_task_from_arrow(task: str, predictions: Any, references: Any, **kwargs: Any) -> dict[str, Any]:
+    """``compute_task`` on Arrow columns (what the ``evaluate`` face stores).
+
+    Localisation boxes go from Arrow buffers to stacked numpy arrays without a
+    Python object per box (``prepare_localization_from_arrays``); text columns
+    are read as Python strings.
+
+    Args:
+        task: the task name.
+        predictions: a ``pyarrow`` (Chunked)Array of the task's prediction type.
+        references: the same for references.
+        **kwargs: as for ``compute_task``.
+
+    Returns:
+        The same result as ``compute_task`` on the equivalent Python lists.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> predictions = pa.array([{"boxes": [[0.0, 0.0, 10.0, 10.0]], "scores": []}])
+        >>> references = pa.array([{"boxes": [[0.0, 0.0, 10.0, 10.0]]}])
+        >>> compute_task_from_arrow("localization", predictions, references)["hit@50"]
+        1.0
+    """
+    stats, options = _split_options(task, kwargs)
+    if len(predictions) != len(references):
+        raise NovaInputError(
+            f"got {len(predictions)} predictions but {len(references)} references", field="predictions"
+        )
+    if task not in ("localization", "all"):
+        return compute_task(task, predictions.to_pylist(), references.to_pylist(), **stats, **options)
+    predictions, references = _combined(predictions), _combined(references)
+    localization = _localization_from_arrow(predictions, references, _only(options, _LOCALIZATION_KWARGS))
+    if task == "localization":
+        return _finish(localization, stats)
+    text_predictions = [
+        {"caption": c, "diagnoses": d}
+        for c, d in zip(
+            pc.struct_field(predictions, "caption").to_pylist(),
+            pc.struct_field(predictions, "diagnoses").to_pylist(),
+        )
+    ]
+    text_references = [
+        {"caption": c, "final_diagnosis": f, "case_id": i}
+        for c, f, i in zip(
+            pc.struct_field(references, "caption").to_pylist(),
+            pc.struct_field(references, "final_diagnosis").to_pylist(),
+            pc.struct_field(references, "case_id").to_pylist(),
+        )
+    ]
+    return _compute_all(localization, text_predictions, text_references, stats, options)
+
+
+def explain_bad_batch(task: str, predictions: Sequence[Any], references: Sequence[Any], *, start_index: int = 0) -> None:
+    """Find and raise the precise error of a batch Arrow refused (the slow path, bad input only).
+
+    Args:
+        task: the task name.
+        predictions: normalised predictions of the batch.
+        references: normalised references of the batch.
+        start_index: index of the batch's first item in the whole evaluation.
+
+    Raises:
+        NovaInputError: naming the example and the field.
+
+    Example:
+        >>> explain_bad_batch("localization", [{"boxes": [[1, 2, "x", 4]], "scores": []}], [{"boxes": []}])
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 0, field 'predictions.boxes[0]': ...
+    """
+    if task not in ("localization", "all"):
+        return
+    from novabench.metrics.boxes import validate_boxes
+
+    for offset, (prediction, reference) in enumerate(zip(predictions, references)):
+        record = f"example {start_index + offset}"
+        validate_boxes(prediction["boxes"], record=record, field="predictions.boxes")
+        validate_boxes(reference["boxes"], record=record, field="references.boxes")
+        _scores(prediction["scores"], record, "predictions.scores", strict=True)
+
+
+def _split_options(task: str, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    _check_task(task)
+    allowed = _STATS_KWARGS | {
+        "localization": _LOCALIZATION_KWARGS,
+        "captioning": _CAPTIONING_KWARGS,
+        "diagnosis": _DIAGNOSIS_KWARGS,
+        "all": _LOCALIZATION_KWARGS | _CAPTIONING_KWARGS | _DIAGNOSIS_KWARGS,
+    }[task]
+    unknown = sorted(set(kwargs) - allowed)
+    if unknown:
+        raise NovaInputError(f"unknown option(s) {unknown} for task '{task}'; valid: {sorted(allowed)}")
+    stats = {key: value for key, value in kwargs.items() if key in _STATS_KWARGS}
+    options = {key: value for key, value in kwargs.items() if key not in _STATS_KWARGS}
+    return stats, options
+
+
+def _only(options: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    return {key: value for key, value in options.items() if key in keys}
+
+
+def _combined(column: Any) -> Any:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _stacked_boxes(boxes: Any, field: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(n, 4)`` float64 boxes and per-item counts from an Arrow list<list<double>> column."""
+    counts = pc.list_value_length(boxes).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    per_box = pc.list_flatten(boxes)
+    lengths = pc.list_value_length(per_box).fill_null(-1).to_numpy(zero_copy_only=False)
+    bad = np.flatnonzero(lengths != 4)
+    if len(bad):
+        ends = np.cumsum(counts)
+        item = int(np.searchsorted(ends, bad[0], side="right"))
+        position = int(bad[0] - (ends[item] - counts[item]))
+        raise NovaInputError(
+            f"a box must be 4 numbers [x, y, width, height], got {per_box[int(bad[0])].as_py()!r}",
+            record=f"example {item}",
+            field=f"{field}[{position}]",
+        )
+    coordinates = pc.list_flatten(per_box).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    return coordinates.reshape(-1, 4), counts
+
+
+def _localization_from_arrow(predictions: Any, references: Any, options: dict[str, Any]) -> Any:
+    from novabench.metrics.localization import prepare_localization_from_arrays
+
+    det_boxes, det_counts = _stacked_boxes(pc.struct_field(predictions, "boxes"), "predictions.boxes")
+    gold_boxes, gold_counts = _stacked_boxes(pc.struct_field(references, "boxes"), "references.boxes")
+    scores = pc.struct_field(predictions, "scores")
+    score_counts = pc.list_value_length(scores).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    scored = score_counts == det_counts
+    wrong = np.flatnonzero(~scored & (score_counts != 0))
+    if len(wrong):
+        item = int(wrong[0])
+        raise NovaInputError(
+            f"{score_counts[item]} scores for {det_counts[item]} boxes: give one score per box, or none",
+            record=f"example {item}",
+            field="predictions.scores",
+        )
+    det_scores = None
+    if score_counts.any():
+        # Images that gave no scores keep their given order (every score 1.0), as in the core.
+        det_scores = np.ones(len(det_boxes), dtype=np.float64)
+        det_scores[np.repeat(scored & (det_counts > 0), det_counts)] = (
+            pc.list_flatten(scores).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        )
+    return prepare_localization_from_arrays(
+        det_boxes,
+        det_counts,
+        gold_boxes,
+        gold_counts,
+        det_scores=det_scores,
+        box_format=options.get("box_format", "xywh"),
+        max_detections=options.get("max_detections", 100),
+    )
+
+
+def _compute_all(
+    localization: Any,
+    predictions: list[Mapping[str, Any]],
+    references: list[Mapping[str, Any]],
+    stats: dict[str, Any],
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    captioning = _prepare(
+        "captioning",
+        [p.get("caption") or "" for p in predictions],
+        [r["caption"] for r in references],
+        _only(options, _CAPTIONING_KWARGS),
+    )
+    case_predictions, case_references = _group_by_case(predictions, references)
+    diagnosis = _prepare("diagnosis", case_predictions, case_references, _only(options, _DIAGNOSIS_KWARGS))
+    return {
+        "localization": _finish(localization, stats),
+        "captioning": _finish(captioning, stats),
+        "diagnosis": _finish(diagnosis, stats),
+    }
+
+
+def _group_by_case(
+    predictions: list[Mapping[str, Any]], references: list[Mapping[str, Any]]
+) -> tuple[list[list[str]], list[str]]:
+    """One diagnosis item per case, in order of first appearance."""
+    by_case: dict[str, tuple[list[str], str, int]] = {}
+    for index, (prediction, reference) in enumerate(zip(predictions, references)):
+        case_id = reference["case_id"]
+        diagnoses = list(prediction.get("diagnoses") or [])
+        if case_id not in by_case:
+            by_case[case_id] = (diagnoses, reference["final_diagnosis"], index)
+            continue
+        known, truth, first = by_case[case_id]
+        if truth != reference["final_diagnosis"]:
+            raise NovaInputError(
+                f"case {case_id} has two final diagnoses ({truth!r} at example {first})",
+                record=f"example {index}",
+                field="references.final_diagnosis",
+            )
+        if diagnoses and known and diagnoses != known:
+            raise NovaInputError(
+                f"case {case_id} has different diagnoses on two of its images (first at example {first})",
+                record=f"example {index}",
+                field="predictions.diagnoses",
+            )
+        if diagnoses and not known:
+            by_case[case_id] = (diagnoses, truth, first)
+    return [v[0] for v in by_case.values()], [v[1] for v in by_case.values()]
+
+
+def _prepare(task: str, predictions: list[Any], references: list[Any], options: dict[str, Any]) -> Any:
+    if task == "localization":
+        from novabench.metrics.localization import prepare_localization
+
+        return prepare_localization(_restore_missing_scores(predictions), references, **options)
+    if task == "captioning":
+        from novabench.metrics.captioning import prepare_captioning
+
+        return prepare_captioning(predictions, references, **options)
+    from novabench.metrics.diagnosis import prepare_diagnosis
+
+    return prepare_diagnosis(predictions, references, **options)
+
+
+def _restore_missing_scores(predictions: list[Any]) -> list[dict[str, Any]]:
+    # Arrow stores "no scores" as an empty list; boxes without scores keep their given order.
+    restored = []
+    for prediction in predictions:
+        boxes = prediction["boxes"]
+        scores = prediction.get("scores")
+        unscored = scores is None or (len(scores) == 0 and len(boxes) > 0)
+        restored.append({"boxes": boxes} if unscored else {"boxes": boxes, "scores": scores})
+    return restored
+
+
+def _finish(evaluation: Any, stats: dict[str, Any]) -> dict[str, Any]:
+    result = dict(evaluation.result())
+    n_resamples = int(stats.get("bootstrap_resamples", 0) or 0)
+    if n_resamples > 0:
+        from novabench.metrics.stats import bootstrap_confidence_intervals
+
+        intervals = bootstrap_confidence_intervals(
+            evaluation,
+            n_resamples=n_resamples,
+            confidence=float(stats.get("confidence", 0.95)),
+            seed=int(stats.get("seed", 0)),
+        )
+        result["confidence_intervals"] = {key: [low, high] for key, (low, high) in intervals.items()}
+    return result
+
+
+def _check_task(task: str) -> None:
+    if task not in TASKS:
+        raise NovaInputError(f"unknown NOVA task {task!r}; choose one of {list(TASKS)}")
+
+
+def _prediction_columns(task: str) -> list[str] | None:
+    return {"localization": ["boxes", "scores"], "all": ["boxes", "scores", "caption", "diagnoses"]}.get(task)
+
+
+def _reference_columns(task: str) -> list[str] | None:
+    return {
+        "localization": ["boxes"],
+        "captioning": ["caption"],
+        "diagnosis": ["final_diagnosis"],
+        "all": ["boxes", "caption", "final_diagnosis", "case_id"],
+    }[task]
+
+
+def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
+    """A list of items; a ``datasets.Dataset`` is read column-wise (no image decoding)."""
+    if isinstance(values, datasets.Dataset):
+        wanted = [c for c in (columns or []) if c in values.column_names]
+        if not wanted:
+            raise NovaInputError(
+                f"the dataset has none of the columns {columns}; it has {values.column_names}",
+                field="references",
+            )
+        table = values.select_columns(wanted).to_dict()
+        if len(wanted) == 1 and columns and wanted[0] in ("caption", "final_diagnosis"):
+            return [{wanted[0]: v} for v in table[wanted[0]]]
+        return [dict(zip(wanted, row)) for row in zip(*(table[c] for c in wanted))]
+    if values is None:
+        raise NovaInputError("no values given", field="predictions/references")
+    if isinstance(values, (str, bytes, Mapping)):
+        raise NovaInputError(
+            f"expected a sequence of items, got a single {type(values).__name__}", field="predictions/references"
+        )
+    return list(values)
+
+
+def _field(item: Any, key: str, record: str, field: str) -> Any:
+    if not isinstance(item, Mapping):
+        raise NovaInputError(f"expected a mapping with '{key}', got {type(item).__name__}", record=record, field=field)
+    if key not in item:
+        raise NovaInputError(f"missing key '{key}'", record=record, field=f"{field}.{key}")
+    return item[key]
+
+
+def _text(value: Any, record: str, field: str, *, allow_empty: bool = False) -> str:
+    if value is None and allow_empty:
+        return ""
+    if not isinstance(value, str):
+        raise NovaInputError(f"expected a string, got {type(value).__name__}", record=record, field=field)
+    if not allow_empty and not value.strip():
+        raise NovaInputError("empty text", record=record, field=field)
+    return value
+
+
+def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if not isinstance(value, Iterable):
+        raise NovaInputError(f"expected a list of strings, got {type(value).__name__}", record=record, field=field)
+    items = list(value)
+    for position, item in enumerate(items):
+        if not isinstance(item, str):
+            raise NovaInputError(
+                f"expected a string, got {type(item).__name__}", record=record, field=f"{field}[{position}]"
+            )
+    return items
+
+
+def _boxes(value: Any, record: str, field: str) -> Any:
+    """Box lists pass through untouched (values are checked later, vectorised); None is empty."""
+    if value is None:
+        return []
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise NovaInputError(f"expected a list of boxes, got {type(value).__name__}", record=record, field=field)
+    return value if isinstance(value, list) else list(value)
+
+
+def _scores(value: Any, record: str, field: str, *, strict: bool = False) -> Any:
+    if value is None:
+        return []
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise NovaInputError(f"scores must be a list of numbers, got {value!r}", record=record, field=field)
+    value = value if isinstance(value, list) else list(value)
+    if strict:
+        for position, score in enumerate(value):
+            if isinstance(score, bool) or not isinstance(score, (int, float, np.number)) or not np.isfinite(score):
+                raise NovaInputError(f"a score must be a finite number, got {score!r}", record=record,
+                                     field=f"{field}[{position}]")
+    return value
+
+
+def _plain_box_prediction(item: Any, allowed: frozenset[str] | None) -> bool:
+    """Whether a localisation prediction is already a dict of plain lists with known keys."""
+    return (
+        type(item) is dict
+        and allowed is not None
+        and allowed.issuperset(item)
+        and type(item.get("boxes")) is list
+        and type(item.get("scores", [])) is list
+    )
+
+
+def _box_prediction(task: str, item: Any, record: str) -> dict[str, Any]:
+    if not isinstance(item, Mapping):
+        raise NovaInputError(f"expected a mapping with 'boxes', got {type(item).__name__}", record=record, field="predictions")
+    unknown = sorted(set(item) - _PREDICTION_KEYS[task])
+    if unknown:
+        raise NovaInputError(
+            f"unknown key(s) {unknown}; allowed: {sorted(_PREDICTION_KEYS[task])}", record=record, field="predictions"
+        )
+    out: dict[str, Any] = {
+        "boxes": _boxes(item.get("boxes"), record, "predictions.boxes"),
+        "scores": _scores(item.get("scores"), record, "predictions.scores"),
+    }
+    if task == "all":
+        out["caption"] = _text(item.get("caption"), record, "predictions.caption", allow_empty=True)
+        out["diagnoses"] = _diagnosis_list(item.get("diagnoses"), record, "predictions.diagnoses")
+    return out
+

@@ -1,0 +1,208 @@
+"""The evaluate module folder: offline loading, parity with the functional core, dataset rows as
+references, batching, error locations, bootstrap intervals and two-process gathering."""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+evaluate = pytest.importorskip("evaluate")
+
+from novabench.errors import NovaInputError  # noqa: E402
+from novabench.metrics.captioning import score_captioning  # noqa: E402
+from novabench.metrics.diagnosis import score_diagnosis  # noqa: E402
+from novabench.metrics.localization import score_localization  # noqa: E402
+
+MODULE = str(Path(__file__).resolve().parents[2] / "metrics" / "nova_metric")
+
+
+def random_localization(rng: np.random.Generator, n_images: int) -> tuple[list[dict], list[dict]]:
+    predictions, references = [], []
+    for _ in range(n_images):
+        n_gold, n_pred = int(rng.integers(0, 3)), int(rng.integers(0, 5))
+        gold = [[*rng.uniform(0, 300, 2), *rng.uniform(5, 120, 2)] for _ in range(n_gold)]
+        boxes = [[*rng.uniform(0, 300, 2), *rng.uniform(5, 120, 2)] for _ in range(n_pred)]
+        predictions.append({"boxes": [list(map(float, b)) for b in boxes], "scores": rng.random(n_pred).tolist()})
+        references.append({"boxes": [list(map(float, b)) for b in gold]})
+    return predictions, references
+
+
+def assert_same(result: dict, expected: dict, keys: list[str]) -> None:
+    for key in keys:
+        a, b = result[key], expected[key]
+        if isinstance(b, float) and math.isnan(b):
+            assert math.isnan(a), key
+        else:
+            assert a == pytest.approx(b, abs=1e-12), key
+
+
+LOCALIZATION_KEYS = ["mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FP30", "FNR", "n_images"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_localization_face_equals_functional_core(seed: int) -> None:
+    predictions, references = random_localization(np.random.default_rng(seed), 40)
+    metric = evaluate.load(MODULE, "localization")
+    result = metric.compute(predictions=predictions, references=references)
+    assert_same(result, score_localization(predictions, references), LOCALIZATION_KEYS)
+    assert len(result["per_image_best_iou"]) == 40
+
+
+def test_missing_scores_keep_the_given_order_through_arrow() -> None:
+    # Two boxes, the first misses, the second hits: without scores the first ranks first.
+    predictions = [{"boxes": [[200, 200, 10, 10], [0, 0, 10, 10]]}]
+    references = [{"boxes": [[0, 0, 10, 10]]}]
+    face = evaluate.load(MODULE, "localization").compute(predictions=predictions, references=references)
+    core = score_localization(predictions, references)
+    assert face["mAP@50"] == core["mAP@50"] == pytest.approx(0.5)
+    # Precision at the one recall level reached is 1/2 (hit ranked second) on all 101 points: AP = 0.5.
+
+
+def test_add_batch_in_pieces_equals_one_compute() -> None:
+    predictions, references = random_localization(np.random.default_rng(7), 30)
+    metric = evaluate.load(MODULE, "localization")
+    for start in range(0, 30, 7):
+        metric.add_batch(predictions=predictions[start : start + 7], references=references[start : start + 7])
+    assert_same(metric.compute(), score_localization(predictions, references), LOCALIZATION_KEYS)
+
+
+def test_errors_name_the_example_across_batches() -> None:
+    metric = evaluate.load(MODULE, "localization")
+    metric.add_batch(predictions=[{"boxes": []}] * 3, references=[{"boxes": []}] * 3)
+    with pytest.raises(NovaInputError, match=r"example 4.*predictions"):
+        metric.add_batch(
+            predictions=[{"boxes": []}, {"boxes": [], "score": [1.0]}], references=[{"boxes": []}] * 2
+        )
+
+
+def test_bad_box_is_reported_with_its_example_index() -> None:
+    metric = evaluate.load(MODULE, "localization")
+    with pytest.raises(ValueError, match=r"example 1"):
+        metric.compute(
+            predictions=[{"boxes": []}, {"boxes": [[1, 2, -3, 4]]}], references=[{"boxes": []}, {"boxes": []}]
+        )
+
+
+def test_captioning_face_equals_core_and_exclude_leaves_keys_out() -> None:
+    predictions = ["Axial FLAIR: hyperintense lesion in the left thalamus.", "", "Coronal T2 image, normal."]
+    references = [
+        "Axial FLAIR shows a hyperintense left thalamic lesion.",
+        "Sagittal T1-weighted image with a cerebellar mass.",
+        "Coronal T2: no abnormality.",
+    ]
+    face = evaluate.load(MODULE, "captioning").compute(
+        predictions=predictions, references=references, exclude=["BERTScore-F1"]
+    )
+    core = score_captioning(predictions, references, exclude=["BERTScore-F1"])
+    assert_same(face, core, ["BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "n_captions"])
+    assert "BERTScore-F1" not in face
+
+
+def test_diagnosis_face_accepts_strings_and_cases_rows() -> None:
+    predictions = [["MS", "ADEM"], "glioblastoma", []]
+    rows = [
+        {"case_id": "case0001", "final_diagnosis": "Multiple sclerosis", "clinical_history": "..."},
+        {"case_id": "case0002", "final_diagnosis": "Glioblastoma", "clinical_history": "..."},
+        {"case_id": "case0003", "final_diagnosis": "Final diagnosis not found.", "clinical_history": "..."},
+    ]
+    face = evaluate.load(MODULE, "diagnosis").compute(predictions=predictions, references=rows)
+    core = score_diagnosis([["MS", "ADEM"], ["glioblastoma"], []], [r["final_diagnosis"] for r in rows])
+    assert_same(face, core, ["top1", "top5", "n_cases", "n_cases_without_reference"])
+    # Cases 1 and 2 hit at rank 1; case 3 has a placeholder and is excluded: 2/2.
+    assert face["top1"] == 1.0 and face["n_cases_without_reference"] == 1
+
+
+def test_dataset_rows_as_references(sample_release: Path) -> None:
+    from novabench.data.hf import load_nova
+
+    images = load_nova(sample_release, "images", split="test")
+    gold = [{"boxes": boxes} for boxes in images["boxes"]]
+    metric = evaluate.load(MODULE, "localization")
+    result = metric.compute(predictions=gold, references=images)
+    # Predicting exactly the gold boxes: every gold box matched at IoU 1 (float32 boxes both sides).
+    # pycocotools divides by tp + fp + eps, so a perfect AP is 1 - 2.2e-16.
+    assert result["mAP@50:95"] == pytest.approx(1.0, abs=1e-12) and result["FNR"] == 0.0
+    assert result["n_images"] == images.num_rows
+
+    captions = evaluate.load(MODULE, "captioning").compute(
+        predictions=images["caption"], references=images, exclude=["BERTScore-F1", "METEOR"]
+    )
+    assert captions["BLEU-4"] == pytest.approx(1.0) and captions["ROUGE-L"] == pytest.approx(1.0)
+
+
+def test_all_task_groups_diagnosis_by_case(sample_release: Path) -> None:
+    from novabench.data.hf import load_nova
+
+    images = load_nova(sample_release, "images", split="test")
+    rows = images.remove_columns("image").to_list()
+    predictions = [
+        {"boxes": row["boxes"], "caption": row["caption"], "diagnoses": [row["final_diagnosis"]]} for row in rows
+    ]
+    result = evaluate.load(MODULE, "all").compute(
+        predictions=predictions, references=rows, exclude=["BERTScore-F1", "METEOR"]
+    )
+    assert set(result) == {"localization", "captioning", "diagnosis"}
+    n_cases = len({row["case_id"] for row in rows})
+    diagnosis = result["diagnosis"]
+    assert diagnosis["n_cases"] + diagnosis["n_cases_without_reference"] == n_cases
+    assert diagnosis["top1"] == 1.0
+
+
+def test_all_task_rejects_conflicting_diagnoses_within_a_case() -> None:
+    rows = [
+        {"boxes": [], "caption": "x", "final_diagnosis": "Glioma", "case_id": "case0001"},
+        {"boxes": [], "caption": "y", "final_diagnosis": "Glioma", "case_id": "case0001"},
+    ]
+    predictions = [{"boxes": [], "caption": "x", "diagnoses": ["a"]}, {"boxes": [], "caption": "y", "diagnoses": ["b"]}]
+    with pytest.raises(NovaInputError, match=r"example 1.*diagnoses"):
+        evaluate.load(MODULE, "all").compute(predictions=predictions, references=rows, exclude=["BERTScore-F1"])
+
+
+def test_bootstrap_intervals_are_seeded_and_bracket_the_value() -> None:
+    predictions, references = random_localization(np.random.default_rng(3), 60)
+    metric = evaluate.load(MODULE, "localization")
+    first = metric.compute(predictions=predictions, references=references, bootstrap_resamples=200, seed=1)
+    again = metric.compute(predictions=predictions, references=references, bootstrap_resamples=200, seed=1)
+    assert first["confidence_intervals"] == again["confidence_intervals"]
+    low, high = first["confidence_intervals"]["hit@30"]
+    assert low <= first["hit@30"] <= high
+
+
+def test_unknown_option_is_named() -> None:
+    with pytest.raises(NovaInputError, match="bertscore_modle"):
+        evaluate.load(MODULE, "captioning").compute(predictions=["a"], references=["b"], bertscore_modle="x")
+
+
+def _worker(process_id: int, experiment_id: str, cache_dir: str, predictions: list, references: list, queue) -> None:
+    import evaluate as evaluate_in_child
+
+    metric = evaluate_in_child.load(
+        MODULE, "localization", num_process=2, process_id=process_id, experiment_id=experiment_id, cache_dir=cache_dir
+    )
+    half = len(predictions) // 2
+    part = slice(0, half) if process_id == 0 else slice(half, None)
+    metric.add_batch(predictions=predictions[part], references=references[part])
+    queue.put((process_id, metric.compute()))
+
+
+def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
+    predictions, references = random_localization(np.random.default_rng(11), 24)
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    experiment_id = uuid.uuid4().hex
+    workers = [
+        context.Process(target=_worker, args=(i, experiment_id, str(tmp_path), predictions, references, queue))
+        for i in (0, 1)
+    ]
+    for worker in workers:
+        worker.start()
+    results = dict(queue.get(timeout=240) for _ in workers)
+    for worker in workers:
+        worker.join(timeout=60)
+    assert results[1] is None
+    assert_same(results[0], score_localization(predictions, references), LOCALIZATION_KEYS)
