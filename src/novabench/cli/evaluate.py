@@ -1,12 +1,102 @@
-"""`nova evaluate`: placeholder until its module lands (owned by one work stream)."""
+"""``nova evaluate``: score predictions against a release and write the report."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
+
+from novabench.errors import NovaInputError
 
 
 def register(subparsers: Any) -> None:
-    """Add the `evaluate` sub-command (placeholder)."""
-    parser: argparse.ArgumentParser = subparsers.add_parser("evaluate", help="(not yet available)")
-    parser.set_defaults(func=lambda args: parser.error("not implemented yet"))
+    """Add the ``evaluate`` sub-command.
+
+    Example:
+        >>> import argparse
+        >>> parser = argparse.ArgumentParser(); register(parser.add_subparsers())
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "evaluate",
+        help="score predictions (every task present) and write a report",
+        description=(
+            "Score a predictions JSONL file against a NOVA release with the metric module, print a "
+            "table in percent with bootstrap confidence intervals and parse-failure counts, and write "
+            "the report (metric keys in fractions) as JSON and optionally Markdown."
+        ),
+    )
+    parser.add_argument("--data", required=True, help="release folder (official v1 or legacy layout)")
+    parser.add_argument(
+        "--predictions", required=True, nargs="+", help="predictions JSONL file(s), parsed or raw"
+    )
+    parser.add_argument("--out", required=True, help="report JSON path")
+    parser.add_argument("--markdown", help="also write the report as Markdown here")
+    parser.add_argument("--task", action="append", choices=("localization", "captioning", "diagnosis"),
+                        help="score only this task (repeatable); default: every task answered")
+    parser.add_argument("--box-convention", default=None,
+                        help="how raw localisation answers are read (auto, protocol, qwen, xyxy_norm1, ...); "
+                             "default: the convention recorded in the run's manifest, else auto")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bertscore-model", help="local BERTScore model path (default: roberta-large if cached)")
+    parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer of that model")
+    parser.add_argument("--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)")
+    parser.add_argument("--keyword-averaging", choices=("sample", "micro"), default="sample")
+    parser.add_argument("--judge-endpoint", help="OpenAI-compatible base URL of an LLM judge for diagnosis")
+    parser.add_argument("--judge-model", help="model name at the judge endpoint")
+    parser.add_argument("--judge-cache", default=".nova-judge-cache", help="on-disk cache of judge verdicts")
+    parser.add_argument("--judge-api-key-env", metavar="VAR",
+                        help="name of the environment variable holding the judge's API key (kept off the command line)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``nova evaluate``; returns the exit code."""
+    from novabench.run.report import evaluate_predictions, render_markdown, render_table, write_report
+
+    caption_options: dict[str, Any] = {"exclude": list(args.exclude), "keyword_averaging": args.keyword_averaging}
+    if args.bertscore_model:
+        if args.bertscore_layers is None:
+            raise NovaInputError("--bertscore-model needs --bertscore-layers", field="--bertscore-layers")
+        caption_options.update(bertscore_model=args.bertscore_model, bertscore_num_layers=args.bertscore_layers)
+    matcher = None
+    if args.judge_endpoint:
+        if not args.judge_model:
+            raise NovaInputError("--judge-endpoint needs --judge-model", field="--judge-model")
+        from novabench.metrics.judge import OpenAIChatJudge
+
+        api_key = None
+        if args.judge_api_key_env:
+            import os
+
+            api_key = os.environ.get(args.judge_api_key_env)
+            if not api_key:
+                raise NovaInputError(f"environment variable {args.judge_api_key_env} is empty or unset",
+                                     field="--judge-api-key-env")
+        matcher = OpenAIChatJudge(args.judge_endpoint, args.judge_model, api_key=api_key, cache_dir=args.judge_cache)
+
+    report = evaluate_predictions(
+        args.data,
+        args.predictions,
+        tasks=args.task,
+        box_convention=args.box_convention,
+        n_resamples=args.bootstrap,
+        confidence=args.confidence,
+        seed=args.seed,
+        caption_options=caption_options,
+        matcher=matcher,
+    )
+    if matcher is not None and "diagnosis" in report["tasks"]:
+        stats = matcher.stats
+        report["tasks"]["diagnosis"]["notes"].append(
+            f"judge {args.judge_model}: {stats.calls} verdicts, {stats.cache_hits} from the cache "
+            f"({args.judge_cache}), {stats.requests} requests, {stats.retries} retries"
+        )
+    write_report(report, args.out)
+    if args.markdown:
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.markdown).write_text(render_markdown(report), encoding="utf-8")
+    print(render_table(report))
+    print(f"\nreport written to {args.out}" + (f" and {args.markdown}" if args.markdown else ""))
+    return 0

@@ -1,0 +1,322 @@
+"""Scoring a predictions file into a NOVA report.
+
+``evaluate_predictions`` reads the release and the predictions, parses raw
+answers if needed, scores every task present with the metric core (the same
+code the ``evaluate`` module runs), adds seeded bootstrap confidence
+intervals, and keeps the counts a reader needs to trust the numbers: items
+missing, model errors, parse statuses, placeholder diagnoses excluded.
+
+The report's metric keys are the metric module's, in fractions; the table and
+the Markdown show percent.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from novabench import __version__
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "HEADLINE_KEYS",
+    "evaluate_predictions",
+    "render_markdown",
+    "render_table",
+    "write_report",
+]
+
+HEADLINE_KEYS: dict[str, tuple[str, ...]] = {
+    "localization": ("mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FP30", "FNR"),
+    "captioning": ("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "ClinicalF1", "ModalityF1", "BinaryF1"),
+    "diagnosis": ("top1", "top5"),
+}
+TASK_ORDER: tuple[str, ...] = ("localization", "captioning", "diagnosis")
+
+
+def evaluate_predictions(
+    data: str | os.PathLike[str],
+    predictions: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    tasks: Sequence[str] | None = None,
+    box_convention: str | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    caption_options: Mapping[str, Any] | None = None,
+    matcher: Callable[[str, str], bool] | None = None,
+) -> dict[str, Any]:
+    """Score a predictions JSONL file (or several, one per task) against a NOVA release.
+
+    Args:
+        data: a release folder (official v1 or legacy layout).
+        predictions: one predictions file, or several (e.g. one per task); items
+            may not repeat across files.
+        tasks: tasks to score; by default every task the file(s) answer.
+        box_convention: how raw localisation answers are read (see
+            ``novabench.run.parsers.parse_localization``); by default the convention
+            recorded in the run's manifest, else ``"auto"``.
+        n_resamples: bootstrap resamples for confidence intervals (0: none).
+        confidence: confidence level of the intervals.
+        seed: bootstrap seed.
+        caption_options: options of ``score_captioning`` (``exclude``,
+            ``bertscore_model``, ``bertscore_num_layers``, ``keyword_averaging``...).
+            Without a BERTScore model and without roberta-large in the local
+            cache, BERTScore-F1 is left out and the report says why.
+        matcher: a diagnosis matcher (e.g. an LLM judge); the lexicon matcher by default.
+
+    Returns:
+        The report: ``{"toolkit", "data", "predictions", "tasks": {task: {...}}}``.
+
+    Example:
+        >>> import tempfile, pathlib, json
+        >>> from novabench.data.sample import write_sample_release
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=2, seed=0)
+        >>> lines = [json.dumps({"case_id": "case0001", "diagnoses": ["glioma"]})]
+        >>> _ = (root / "pred.jsonl").write_text("\\n".join(lines) + "\\n")
+        >>> report = evaluate_predictions(release, root / "pred.jsonl", n_resamples=0)
+        >>> sorted(report["tasks"]), report["tasks"]["diagnosis"]["coverage"]["missing"]
+        (['diagnosis'], 1)
+    """
+    from novabench.data.release import read_release
+    from novabench.run.predictions import TASKS, parse_raw, read_manifest, read_predictions
+
+    release = read_release(data)
+    paths = [Path(predictions)] if isinstance(predictions, (str, os.PathLike)) else [Path(p) for p in predictions]
+    if not paths:
+        raise NovaInputError("no predictions file given", field="predictions")
+    prediction_set = _read_all(paths, release, read_predictions)
+    manifests = [read_manifest(p) for p in paths]
+    if box_convention is None:
+        recorded = {m.get("box_convention") for m in manifests if m and m.get("box_convention")}
+        if len(recorded) > 1:
+            raise NovaInputError(
+                f"the runs record different box conventions {sorted(recorded)}; pass one explicitly",
+                field="box_convention",
+            )
+        box_convention = recorded.pop() if recorded else "auto"
+    prediction_set = parse_raw(prediction_set, release, box_convention=box_convention)
+
+    wanted = list(tasks) if tasks else [t for t in TASK_ORDER if prediction_set.records[t]]
+    for task in wanted:
+        if task not in TASKS:
+            raise NovaInputError(f"unknown task {task!r}; choose from {list(TASK_ORDER)}", field="tasks")
+    if not wanted:
+        raise NovaInputError("the predictions answer no task", source=", ".join(map(str, paths)))
+
+    summary = prediction_set.summary()
+    stats = {"bootstrap_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    task_reports: dict[str, Any] = {}
+    for task in (t for t in TASK_ORDER if t in wanted):
+        if task == "localization":
+            result = _score("localization", prediction_set.localization(), [{"boxes": i.boxes} for i in release.images], stats, {})
+            best = result.pop("per_image_best_iou", None)
+            if best is not None:
+                result["per_image_best_iou"] = dict(zip([i.filename for i in release.images], best))
+        elif task == "captioning":
+            result = _score_captions(prediction_set.captions(), [i.caption for i in release.images], stats, caption_options)
+        else:
+            options = {"matcher": matcher} if matcher is not None else {}
+            result = _score("diagnosis", prediction_set.diagnoses(), [c.final_diagnosis for c in release.cases()], stats, options)
+        task_reports[task] = {
+            "metrics": {k: v for k, v in result.items() if k not in ("confidence_intervals", "notes")},
+            "confidence_intervals": result.get("confidence_intervals", {}),
+            "notes": result.get("notes", []),
+            "coverage": summary[task],
+        }
+
+    return {
+        "toolkit": {"name": "novabench", "version": __version__},
+        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "data": {
+            "path": str(Path(data)),
+            "layout": release.layout,
+            "n_images": len(release.images),
+            "n_cases": len(release.cases()),
+        },
+        "predictions": {
+            "paths": [str(p) for p in paths],
+            "manifests": manifests,
+            "box_convention": box_convention,
+        },
+        "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
+        "tasks": task_reports,
+    }
+
+
+def _read_all(paths: list[Path], release: Any, read_predictions: Callable[..., Any]) -> Any:
+    """One prediction set from several files (e.g. one per task).
+
+    An item may not be answered twice; an answer replaces a failed attempt (an
+    ``error`` line) for the same item, as in a single file.
+    """
+    from dataclasses import replace
+
+    sets = [read_predictions(path, release) for path in paths]
+    combined = {task: dict(records) for task, records in sets[0].records.items()}
+    for path, other in zip(paths[1:], sets[1:]):
+        for task, records in other.records.items():
+            for key, record in records.items():
+                first = combined[task].get(key)
+                if first is not None and record.error is not None:
+                    continue  # a failed attempt never replaces an answer
+                if first is not None and first.error is None:
+                    raise NovaInputError(
+                        f"{task} answer for {key} also in {first.source} line {first.line}",
+                        source=str(path),
+                        record=f"line {record.line}",
+                        field="filename" if task != "diagnosis" else "case_id",
+                    )
+                combined[task][key] = record
+    return replace(sets[0], source=", ".join(map(str, paths)), records=combined)
+
+
+def _score(task: str, predictions: list[Any], references: list[Any], stats: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    from novabench.metrics.tasks import compute_task
+
+    return compute_task(task, predictions, references, **stats, **options)
+
+
+def _score_captions(
+    predictions: list[str],
+    references: list[str],
+    stats: dict[str, Any],
+    caption_options: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    from novabench.metrics.captioning import bertscore_available
+
+    options = dict(caption_options or {})
+    notes: list[str] = []
+    excluded = set(options.get("exclude", ()))
+    if "BERTScore-F1" not in excluded and not options.get("bertscore_model") and not bertscore_available():
+        excluded.add("BERTScore-F1")
+        notes.append(
+            "BERTScore-F1 left out: roberta-large is not in the local cache; pass a local model "
+            "(--bertscore-model PATH --bertscore-layers N) to report it"
+        )
+    options["exclude"] = sorted(excluded)
+    result = _score("captioning", predictions, references, stats, options)
+    result["notes"] = notes
+    return result
+
+
+def _percent(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{100 * float(value):.1f}"
+
+
+def _interval(report_task: Mapping[str, Any], key: str) -> str:
+    interval = report_task.get("confidence_intervals", {}).get(key)
+    if not interval or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in interval):
+        return ""
+    return f"[{_percent(interval[0])}, {_percent(interval[1])}]"
+
+
+def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for task in TASK_ORDER:
+        if task not in report["tasks"]:
+            continue
+        task_report = report["tasks"][task]
+        for key in HEADLINE_KEYS[task]:
+            if key in task_report["metrics"]:
+                rows.append((task, key, _percent(task_report["metrics"][key]), _interval(task_report, key)))
+    return rows
+
+
+def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for task in TASK_ORDER:
+        if task not in report["tasks"]:
+            continue
+        task_report = report["tasks"][task]
+        coverage = task_report["coverage"]
+        parse = ", ".join(f"{status} {count}" for status, count in coverage.get("parse_status", {}).items())
+        line = (
+            f"{task}: {coverage['answered']}/{coverage['items']} answered, {coverage['missing']} missing "
+            f"(scored as no prediction), {coverage['errors']} model errors"
+        )
+        if parse:
+            line += f"; parse: {parse}"
+        metrics = task_report["metrics"]
+        if task == "diagnosis" and metrics.get("n_cases_without_reference"):
+            line += f"; cases without a final diagnosis (excluded): {metrics['n_cases_without_reference']}"
+        if task == "localization" and metrics.get("n_truncated_predictions"):
+            line += f"; {metrics['n_truncated_predictions']} boxes beyond max_detections not scored for AP"
+        lines.append(line)
+        lines.extend(f"{task}: note: {note}" for note in task_report.get("notes", []))
+    return lines
+
+
+def render_table(report: Mapping[str, Any]) -> str:
+    """A plain-text table in percent with confidence intervals, then coverage lines.
+
+    Example:
+        >>> report = {"bootstrap": {"confidence": 0.95}, "tasks": {"diagnosis": {"metrics": {"top1": 0.25, "top5": 0.5},
+        ...     "confidence_intervals": {"top1": [0.0, 0.75]}, "notes": [],
+        ...     "coverage": {"items": 4, "answered": 4, "missing": 0, "errors": 0, "parse_status": {}}}}}
+        >>> print(render_table(report).splitlines()[2])
+        diagnosis     top1          25.0  [0.0, 75.0]
+    """
+    level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    header = f"{'task':<13} {'metric':<12} {'value %':>7}  {level}% CI"
+    lines = [header, "-" * len(header)]
+    for task, key, value, interval in _rows(report):
+        lines.append(f"{task:<13} {key:<12} {value:>5}  {interval}".rstrip())
+    lines.append("")
+    lines.extend(_coverage_lines(report))
+    return "\n".join(lines)
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The report as Markdown: a table per task in percent, coverage and provenance.
+
+    Example:
+        >>> report = {"toolkit": {"version": "0"}, "data": {"path": "d", "n_images": 1, "n_cases": 1},
+        ...     "bootstrap": {"confidence": 0.95, "n_resamples": 0, "seed": 0}, "predictions": {"paths": ["p"]},
+        ...     "tasks": {"diagnosis": {"metrics": {"top1": 1.0, "top5": 1.0}, "confidence_intervals": {},
+        ...     "notes": [], "coverage": {"items": 1, "answered": 1, "missing": 0, "errors": 0, "parse_status": {}}}}}
+        >>> "| diagnosis | top1 | 100.0 |" in render_markdown(report)
+        True
+    """
+    level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    lines = [
+        "# NOVA evaluation report",
+        "",
+        f"Data: `{report['data']['path']}` ({report['data']['n_images']} images, {report['data']['n_cases']} cases). "
+        f"Predictions: {', '.join('`' + p + '`' for p in report['predictions']['paths'])}. "
+        f"novabench {report['toolkit']['version']}.",
+        "",
+        f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
+        "|---|---|---:|---|",
+    ]
+    lines += [f"| {task} | {key} | {value} | {interval} |" for task, key, value, interval in _rows(report)]
+    lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write the report as JSON atomically (a crash never leaves half a file).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> out = write_report({"tasks": {}}, pathlib.Path(tempfile.mkdtemp()) / "r.json")
+        >>> json.loads(out.read_text())
+        {'tasks': {}}
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(report, stream, indent=2, allow_nan=True, default=str)
+        stream.write("\n")
+    os.replace(temporary, target)
+    return target

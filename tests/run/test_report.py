@@ -1,0 +1,139 @@
+"""nova evaluate and the report: values known by construction, coverage counts, file rules, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.data.release import is_placeholder_diagnosis, read_release
+from novabench.errors import NovaInputError
+from novabench.run.predictions import write_manifest
+from novabench.run.report import evaluate_predictions, render_markdown, render_table
+
+FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
+
+
+def write_lines(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def perfect_lines(release_dir: Path) -> list[dict]:
+    """Predictions equal to the ground truth: gold boxes, reference captions, final diagnoses."""
+    release = read_release(release_dir)
+    lines = [{"filename": i.filename, "boxes": i.boxes, "caption": i.caption} for i in release.images]
+    lines += [{"case_id": c.case_id, "diagnoses": [c.final_diagnosis]} for c in release.cases()]
+    return lines
+
+
+def test_perfect_predictions_score_one_everywhere(sample_release: Path, tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release))
+    report = evaluate_predictions(sample_release, path, n_resamples=0, caption_options=FAST_CAPTIONS)
+    localization = report["tasks"]["localization"]["metrics"]
+    # Every gold box predicted exactly: IoU 1 everywhere (AP is 1 - 2.2e-16 as in pycocotools).
+    for key in ("mAP@30", "mAP@50", "mAP@50:95"):
+        assert localization[key] == pytest.approx(1.0, abs=1e-12)
+    assert localization["hit@30"] == localization["ACC50"] == localization["TP30"] == 1.0
+    assert localization["FP30"] == localization["FNR"] == 0.0
+    captioning = report["tasks"]["captioning"]["metrics"]
+    assert captioning["BLEU-4"] == pytest.approx(1.0) and captioning["ROUGE-L"] == pytest.approx(1.0)
+    assert "BERTScore-F1" not in captioning and "METEOR" not in captioning
+    diagnosis = report["tasks"]["diagnosis"]["metrics"]
+    release = read_release(sample_release)
+    placeholders = sum(is_placeholder_diagnosis(c.final_diagnosis) for c in release.cases())
+    assert placeholders >= 1  # the sample carries one on purpose
+    assert diagnosis["top1"] == 1.0 and diagnosis["n_cases_without_reference"] == placeholders
+    for task in ("localization", "captioning", "diagnosis"):
+        assert report["tasks"][task]["coverage"]["missing"] == 0
+
+
+def test_missing_items_count_as_no_prediction(sample_release: Path, tmp_path: Path) -> None:
+    release = read_release(sample_release)
+    with_gold = [i for i in release.images if i.boxes]
+    kept = with_gold[: len(with_gold) // 2]
+    lines = [{"filename": i.filename, "boxes": i.boxes} for i in kept]
+    report = evaluate_predictions(sample_release, write_lines(tmp_path / "half.jsonl", lines), n_resamples=0)
+    assert sorted(report["tasks"]) == ["localization"]
+    metrics = report["tasks"]["localization"]["metrics"]
+    coverage = report["tasks"]["localization"]["coverage"]
+    assert coverage["missing"] == len(release.images) - len(kept)
+    # Hit rate: answered images with gold over all images with gold; the rest gave nothing (FNR).
+    assert metrics["hit@30"] == pytest.approx(len(kept) / len(with_gold))
+    assert metrics["FNR"] == pytest.approx(1 - len(kept) / len(with_gold))
+
+
+def test_bootstrap_intervals_and_rendering(sample_release: Path, tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release)[:5])
+    report = evaluate_predictions(sample_release, path, n_resamples=200, seed=3, caption_options=FAST_CAPTIONS)
+    intervals = report["tasks"]["localization"]["confidence_intervals"]
+    low, high = intervals["hit@30"]
+    assert 0.0 <= low <= report["tasks"]["localization"]["metrics"]["hit@30"] <= high <= 1.0
+    table = render_table(report)
+    assert "95% CI" in table and "hit@30" in table and "missing" in table
+    markdown = render_markdown(report)
+    assert markdown.startswith("# NOVA evaluation report") and "| localization | hit@30 |" in markdown
+
+
+def test_per_task_files_combine_and_duplicates_are_refused(sample_release: Path, tmp_path: Path) -> None:
+    lines = perfect_lines(sample_release)
+    images = write_lines(tmp_path / "images.jsonl", [line for line in lines if "filename" in line])
+    cases = write_lines(tmp_path / "cases.jsonl", [line for line in lines if "case_id" in line])
+    report = evaluate_predictions(sample_release, [images, cases], n_resamples=0, caption_options=FAST_CAPTIONS)
+    assert sorted(report["tasks"]) == ["captioning", "diagnosis", "localization"]
+    with pytest.raises(NovaInputError, match=r"images\.jsonl.*line 1"):
+        evaluate_predictions(sample_release, [images, images], n_resamples=0, caption_options=FAST_CAPTIONS)
+
+
+def test_an_answer_in_a_later_file_replaces_a_failed_attempt(sample_release: Path, tmp_path: Path) -> None:
+    first_case = read_release(sample_release).cases()[0]
+    failed = write_lines(tmp_path / "a.jsonl", [{"case_id": first_case.case_id, "task": "diagnosis", "error": "timeout"}])
+    retried = write_lines(tmp_path / "b.jsonl", [{"case_id": first_case.case_id, "diagnoses": [first_case.final_diagnosis]}])
+    report = evaluate_predictions(sample_release, [failed, retried], n_resamples=0)
+    assert report["tasks"]["diagnosis"]["coverage"]["errors"] == 0
+    assert report["tasks"]["diagnosis"]["coverage"]["answered"] == 1
+
+
+def test_box_convention_comes_from_the_run_manifest(sample_release: Path, tmp_path: Path) -> None:
+    image = read_release(sample_release).images[0]
+    # Pixel xyxy answer [10, 20, 110, 70] -> xywh [10, 20, 100, 50].
+    path = write_lines(tmp_path / "raw.jsonl", [{"filename": image.filename, "raw_boxes": "[[10, 20, 110, 70]]"}])
+    write_manifest(path, {"box_convention": "xyxy_pixel"})
+    report = evaluate_predictions(sample_release, path, n_resamples=0)
+    assert report["predictions"]["box_convention"] == "xyxy_pixel"
+    assert report["tasks"]["localization"]["coverage"]["parse_status"] == {"ok": 1}
+
+
+def test_bertscore_left_out_with_a_note_when_no_model_is_at_hand(sample_release: Path, tmp_path: Path) -> None:
+    from novabench.metrics.captioning import bertscore_available
+
+    if bertscore_available():
+        pytest.skip("roberta-large is in the local cache here")
+    image = read_release(sample_release).images[0]
+    path = write_lines(tmp_path / "c.jsonl", [{"filename": image.filename, "caption": image.caption}])
+    report = evaluate_predictions(sample_release, path, n_resamples=0, caption_options={"exclude": ["METEOR"]})
+    assert "BERTScore-F1" not in report["tasks"]["captioning"]["metrics"]
+    assert any("BERTScore-F1 left out" in note for note in report["tasks"]["captioning"]["notes"])
+
+
+def test_cli_writes_json_and_markdown(sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release))
+    out, markdown = tmp_path / "report.json", tmp_path / "report.md"
+    code = main(["evaluate", "--data", str(sample_release), "--predictions", str(path), "--out", str(out),
+                 "--markdown", str(markdown), "--bootstrap", "50", "--exclude", "BERTScore-F1"])
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert report["tasks"]["diagnosis"]["metrics"]["top1"] == 1.0
+    assert markdown.read_text().startswith("# NOVA evaluation report")
+    assert "top1" in capsys.readouterr().out
+
+
+def test_cli_names_the_bad_line(sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"case_id": "case0001", "diagnoses": ["x"]}\n{"case_id": \n', encoding="utf-8")
+    code = main(["evaluate", "--data", str(sample_release), "--predictions", str(path), "--out", str(tmp_path / "r.json")])
+    assert code == 2
+    assert "line 2" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
