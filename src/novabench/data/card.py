@@ -194,13 +194,15 @@ def summarize_release(release: NovaRelease) -> ReleaseSummary:
 
 
 def default_template_path() -> Path:
-    """Where the card body template lives: ``dataset_card/README.template.md`` of the project.
+    """Where the card body template lives (package data, so wheels carry it).
+
+    ``dataset_card/README.template.md`` at the project's top level links to this file.
 
     Example:
         >>> default_template_path().name
         'README.template.md'
     """
-    return Path(__file__).resolve().parents[3] / "dataset_card" / "README.template.md"
+    return Path(__file__).resolve().parents[1] / "resources" / "dataset_card" / "README.template.md"
 
 
 def _size_category(n_rows: int) -> str:
