@@ -90,6 +90,10 @@ class FakeOpenAIServer:
                 pass
 
             def _send(self, code: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+                # The request stops counting as in flight before its reply can reach the
+                # client: otherwise a client thread that already has its answer and sends
+                # the next request is counted as a third concurrent one.
+                self._leave()
                 try:
                     self.send_response(code)
                     self.send_header("Content-Type", "application/json")
@@ -110,9 +114,15 @@ class FakeOpenAIServer:
                     fake.headers.append(dict(self.headers.items()))
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                self._counted = True
                 try:
                     self._respond(body)
                 finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                if getattr(self, "_counted", False):
+                    self._counted = False
                     with fake.lock:
                         fake.in_flight -= 1
 
