@@ -19,7 +19,8 @@ demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python scripts/demo.py --out $(DEMO_DIR)
 
 test: $(STAMP)
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q tests
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q \
+		--doctest-modules tests src/novabench scripts nova_dataset.py
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_dataset.py

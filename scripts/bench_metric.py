@@ -46,8 +46,8 @@ def run_face_overhead(n_images: int, n_pairs: int, repeats: int) -> dict[str, fl
     Example:
         >>> figures = run_face_overhead(50, 20, 1)  # doctest: +ELLIPSIS
         evaluate face vs functional core...
-        >>> sorted(figures)[:2]
-        ['captioning_core_s', 'captioning_face_s']
+        >>> sorted(key for key in figures if key.startswith("localization"))
+        ['localization_core_s', 'localization_face_over_core', 'localization_face_s']
     """
     import evaluate
 
