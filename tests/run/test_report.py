@@ -137,3 +137,33 @@ def test_cli_names_the_bad_line(sample_release: Path, tmp_path: Path, capsys: py
     assert code == 2
     assert "line 2" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_compare_a_model_with_itself_gives_no_difference(sample_release: Path, tmp_path: Path) -> None:
+    from novabench.run.report import compare_predictions
+
+    path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release))
+    comparison = compare_predictions(sample_release, path, path, n_resamples=100, caption_options=FAST_CAPTIONS)
+    for task, rows in comparison["tasks"].items():
+        for key, row in rows.items():
+            if isinstance(row["difference"], float) and row["difference"] == row["difference"]:
+                assert row["difference"] == 0.0, (task, key)
+                assert row["p_value"] == 1.0, (task, key)
+
+
+def test_compare_perfect_against_nothing(sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    release = read_release(sample_release)
+    perfect = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release))
+    # Model B answers every image with "no target": hit@30 is 1 for A and 0 for B.
+    nothing = write_lines(tmp_path / "nothing.jsonl", [{"filename": i.filename, "boxes": []} for i in release.images])
+    out = tmp_path / "comparison.json"
+    code = main(["compare", "--data", str(sample_release), "--a", str(perfect), "--b", str(nothing),
+                 "--out", str(out), "--bootstrap", "200"])
+    assert code == 0
+    comparison = json.loads(out.read_text())
+    assert sorted(comparison["tasks"]) == ["localization"]  # the only task both answer
+    row = comparison["tasks"]["localization"]["hit@30"]
+    assert (row["a"], row["b"], row["difference"]) == (1.0, 0.0, 1.0)
+    # Every resample gives a difference of 1 (A hits, B misses): the interval is [1, 1].
+    assert row["ci"] == [1.0, 1.0] and row["p_value"] < 0.01
+    assert "hit@30" in capsys.readouterr().out

@@ -25,6 +25,7 @@ COMMANDS: tuple[str, ...] = (
     "parse",
     "merge",
     "evaluate",
+    "compare",
 )
 
 

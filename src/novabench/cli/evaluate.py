@@ -33,6 +33,39 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--markdown", help="also write the report as Markdown here")
     parser.add_argument("--task", action="append", choices=("localization", "captioning", "diagnosis"),
                         help="score only this task (repeatable); default: every task answered")
+    add_scoring_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``nova evaluate``; returns the exit code."""
+    from novabench.run.report import evaluate_predictions, render_markdown, render_table, write_report
+
+    caption_options, matcher = scoring_options(args)
+    report = evaluate_predictions(
+        args.data,
+        args.predictions,
+        tasks=args.task,
+        box_convention=args.box_convention,
+        n_resamples=args.bootstrap,
+        confidence=args.confidence,
+        seed=args.seed,
+        caption_options=caption_options,
+        matcher=matcher,
+    )
+    if matcher is not None and "diagnosis" in report["tasks"]:
+        report["tasks"]["diagnosis"]["notes"].append(judge_note(args, matcher))
+    write_report(report, args.out)
+    if args.markdown:
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.markdown).write_text(render_markdown(report), encoding="utf-8")
+    print(render_table(report))
+    print(f"\nreport written to {args.out}" + (f" and {args.markdown}" if args.markdown else ""))
+    return 0
+
+
+def add_scoring_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``nova evaluate`` and ``nova compare``: parsing, bootstrap, metric settings."""
     parser.add_argument("--box-convention", default=None,
                         help="how raw localisation answers are read (auto, protocol, qwen, xyxy_norm1, ...); "
                              "default: the convention recorded in the run's manifest, else auto")
@@ -48,13 +81,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--judge-cache", default=".nova-judge-cache", help="on-disk cache of judge verdicts")
     parser.add_argument("--judge-api-key-env", metavar="VAR",
                         help="name of the environment variable holding the judge's API key (kept off the command line)")
-    parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    """Execute ``nova evaluate``; returns the exit code."""
-    from novabench.run.report import evaluate_predictions, render_markdown, render_table, write_report
-
+def scoring_options(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
+    """Captioning options and the diagnosis matcher (None: the lexicon) chosen on the command line."""
     caption_options: dict[str, Any] = {"exclude": list(args.exclude), "keyword_averaging": args.keyword_averaging}
     if args.bertscore_model:
         if args.bertscore_layers is None:
@@ -76,27 +106,13 @@ def run(args: argparse.Namespace) -> int:
                                      field="--judge-api-key-env")
         matcher = OpenAIChatJudge(args.judge_endpoint, args.judge_model, api_key=api_key, cache_dir=args.judge_cache)
 
-    report = evaluate_predictions(
-        args.data,
-        args.predictions,
-        tasks=args.task,
-        box_convention=args.box_convention,
-        n_resamples=args.bootstrap,
-        confidence=args.confidence,
-        seed=args.seed,
-        caption_options=caption_options,
-        matcher=matcher,
+    return caption_options, matcher
+
+
+def judge_note(args: argparse.Namespace, matcher: Any) -> str:
+    """One line on where the judge's verdicts came from."""
+    stats = matcher.stats
+    return (
+        f"judge {args.judge_model}: {stats.calls} verdicts, {stats.cache_hits} from the cache "
+        f"({args.judge_cache}), {stats.requests} requests, {stats.retries} retries"
     )
-    if matcher is not None and "diagnosis" in report["tasks"]:
-        stats = matcher.stats
-        report["tasks"]["diagnosis"]["notes"].append(
-            f"judge {args.judge_model}: {stats.calls} verdicts, {stats.cache_hits} from the cache "
-            f"({args.judge_cache}), {stats.requests} requests, {stats.retries} retries"
-        )
-    write_report(report, args.out)
-    if args.markdown:
-        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.markdown).write_text(render_markdown(report), encoding="utf-8")
-    print(render_table(report))
-    print(f"\nreport written to {args.out}" + (f" and {args.markdown}" if args.markdown else ""))
-    return 0

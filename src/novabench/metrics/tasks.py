@@ -35,6 +35,7 @@ __all__ = [
     "compute_task",
     "compute_task_from_arrow",
     "explain_bad_batch",
+    "prepare_task",
     "metric_features",
     "normalize_predictions",
     "normalize_references",
@@ -255,6 +256,27 @@ def compute_task(
         return _compute_all(localization, list(predictions), list(references), stats, options)
     evaluation = _prepare(task, list(predictions), list(references), options)
     return _finish(evaluation, stats)
+
+
+def prepare_task(task: str, predictions: Sequence[Any], references: Sequence[Any], **options: Any) -> Any:
+    """The evaluation object of one task (``localization``, ``captioning`` or ``diagnosis``).
+
+    Its ``aggregate(indices)`` rescores any resample of items, which is what
+    ``novabench.metrics.stats`` needs for bootstrap intervals and paired comparisons.
+
+    Example:
+        >>> evaluation = prepare_task("diagnosis", [["glioma"], []], ["Glioma", "Meningioma"])
+        >>> evaluation.n_items, evaluation.aggregate()["top1"]
+        (2, 0.5)
+    """
+    if task not in ("localization", "captioning", "diagnosis"):
+        raise NovaInputError(f"prepare_task takes a single task, not {task!r}", field="task")
+    _, options = _split_options(task, options)
+    if len(predictions) != len(references):
+        raise NovaInputError(
+            f"got {len(predictions)} predictions but {len(references)} references", field="predictions"
+        )
+    return _prepare(task, list(predictions), list(references), options)
 
 
 def compute_task_from_arrow(task: str, predictions: Any, references: Any, **kwargs: Any) -> dict[str, Any]:

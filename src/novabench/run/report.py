@@ -18,6 +18,7 @@ import math
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,9 @@ from novabench.errors import NovaInputError
 
 __all__ = [
     "HEADLINE_KEYS",
+    "compare_predictions",
     "evaluate_predictions",
+    "render_comparison",
     "render_markdown",
     "render_table",
     "write_report",
@@ -88,6 +91,153 @@ def evaluate_predictions(
     from novabench.data.release import read_release
     from novabench.run.predictions import TASKS, parse_raw, read_manifest, read_predictions
 
+    loaded = _load(data, predictions, tasks, box_convention)
+    summary = loaded.prediction_set.summary()
+    stats = {"bootstrap_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    task_reports: dict[str, Any] = {}
+    for task in loaded.tasks:
+        task_predictions, references = _task_inputs(task, loaded)
+        options, notes = _task_options(task, caption_options, matcher)
+        result = _score(task, task_predictions, references, stats, options)
+        if task == "localization" and result.get("per_image_best_iou") is not None:
+            filenames = [image.filename for image in loaded.release.images]
+            result["per_image_best_iou"] = dict(zip(filenames, result["per_image_best_iou"]))
+        task_reports[task] = {
+            "metrics": {k: v for k, v in result.items() if k != "confidence_intervals"},
+            "confidence_intervals": result.get("confidence_intervals", {}),
+            "notes": notes,
+            "coverage": summary[task],
+        }
+    return {
+        **_provenance(data, loaded),
+        "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
+        "tasks": task_reports,
+    }
+
+
+def compare_predictions(
+    data: str | os.PathLike[str],
+    predictions_a: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    predictions_b: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    tasks: Sequence[str] | None = None,
+    box_convention: str | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    caption_options: Mapping[str, Any] | None = None,
+    matcher: Callable[[str, str], bool] | None = None,
+) -> dict[str, Any]:
+    """Compare two models on the same NOVA items with a paired bootstrap.
+
+    Both prediction sets are aligned to the release (missing items are "no
+    prediction" for either), so every resample draws the same images or cases
+    for A and B: the interval is of the difference A - B, not of two separate
+    scores, and is much tighter than comparing two unpaired intervals.
+
+    Args:
+        data: the release folder.
+        predictions_a: predictions file(s) of model A.
+        predictions_b: predictions file(s) of model B.
+        tasks: tasks to compare; by default every task both answer.
+        box_convention: as in :func:`evaluate_predictions` (per run, from its manifest by default).
+        n_resamples: bootstrap resamples.
+        confidence: confidence level of the intervals.
+        seed: bootstrap seed.
+        caption_options: options of ``score_captioning`` (both models get the same).
+        matcher: diagnosis matcher (both models get the same).
+
+    Returns:
+        ``{"a": provenance, "b": provenance, "tasks": {task: {metric: {"a", "b", "difference",
+        "ci", "p_value"}}}}``.
+
+    Example:
+        >>> import tempfile, pathlib, json
+        >>> from novabench.data.sample import write_sample_release
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=3, seed=0, progress=False)
+        >>> _ = (root / "a.jsonl").write_text(json.dumps({"case_id": "case0001", "diagnoses": ["glioma"]}) + "\\n")
+        >>> comparison = compare_predictions(release, root / "a.jsonl", root / "a.jsonl", n_resamples=50)
+        >>> comparison["tasks"]["diagnosis"]["top1"]["difference"]
+        0.0
+    """
+    from novabench.metrics.stats import paired_bootstrap
+    from novabench.metrics.tasks import prepare_task
+
+    loaded_a = _load(data, predictions_a, tasks, box_convention)
+    loaded_b = _load(data, predictions_b, tasks, box_convention)
+    shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
+    if not shared:
+        raise NovaInputError("the two prediction sets answer no task in common", field="predictions")
+    compared: dict[str, Any] = {}
+    notes: dict[str, list[str]] = {}
+    for task in shared:
+        options, notes[task] = _task_options(task, caption_options, matcher)
+        evaluation_a = prepare_task(task, *_task_inputs(task, loaded_a), **options)
+        evaluation_b = prepare_task(task, *_task_inputs(task, loaded_b), **options)
+        compared[task] = paired_bootstrap(
+            evaluation_a, evaluation_b, n_resamples=n_resamples, confidence=confidence, seed=seed
+        )
+    return {
+        "a": _provenance(data, loaded_a),
+        "b": _provenance(data, loaded_b),
+        "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed, "paired": True},
+        "tasks": compared,
+        "notes": notes,
+    }
+
+
+def render_comparison(comparison: Mapping[str, Any]) -> str:
+    """A plain-text table of a comparison: A, B, A - B with its interval and p-value, in percent.
+
+    Example:
+        >>> comparison = {"bootstrap": {"confidence": 0.95}, "tasks": {"diagnosis": {"top1": {
+        ...     "a": 0.5, "b": 0.25, "difference": 0.25, "ci": [0.0, 0.5], "p_value": 0.04}}}}
+        >>> print(render_comparison(comparison).splitlines()[2])
+        diagnosis     top1           50.0   25.0  +25.0  [+0.0, +50.0]  p=0.040
+    """
+    level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
+    header = f"{'task':<13} {'metric':<12} {'A %':>6} {'B %':>6} {'A-B':>6}  {level}% CI of A-B, p"
+    lines = [header, "-" * len(header)]
+    for task in TASK_ORDER:
+        for key in HEADLINE_KEYS[task]:
+            row = comparison["tasks"].get(task, {}).get(key)
+            if row is None:
+                continue
+            low, high = row["ci"]
+            lines.append(
+                f"{task:<13} {key:<12} {_percent(row['a']):>6} {_percent(row['b']):>6} "
+                f"{_signed(row['difference']):>6}  [{_signed(low)}, {_signed(high)}]  p={row['p_value']:.3f}"
+            )
+    return "\n".join(lines)
+
+
+def _signed(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{100 * float(value):+.1f}"
+
+
+@dataclass
+class _Loaded:
+    release: Any
+    paths: list[Path]
+    prediction_set: Any
+    manifests: list[Any]
+    box_convention: str
+    tasks: list[str]
+
+
+def _load(
+    data: str | os.PathLike[str],
+    predictions: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    tasks: Sequence[str] | None,
+    box_convention: str | None,
+) -> _Loaded:
+    """Release and predictions read, raw answers parsed, tasks to score decided."""
+    from novabench.data.release import read_release
+    from novabench.run.predictions import TASKS, parse_raw, read_manifest, read_predictions
+
     release = read_release(data)
     paths = [Path(predictions)] if isinstance(predictions, (str, os.PathLike)) else [Path(p) for p in predictions]
     if not paths:
@@ -103,51 +253,64 @@ def evaluate_predictions(
             )
         box_convention = recorded.pop() if recorded else "auto"
     prediction_set = parse_raw(prediction_set, release, box_convention=box_convention)
-
     wanted = list(tasks) if tasks else [t for t in TASK_ORDER if prediction_set.records[t]]
     for task in wanted:
         if task not in TASKS:
             raise NovaInputError(f"unknown task {task!r}; choose from {list(TASK_ORDER)}", field="tasks")
     if not wanted:
         raise NovaInputError("the predictions answer no task", source=", ".join(map(str, paths)))
+    ordered = [t for t in TASK_ORDER if t in wanted]
+    return _Loaded(release, paths, prediction_set, manifests, box_convention, ordered)
 
-    summary = prediction_set.summary()
-    stats = {"bootstrap_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    task_reports: dict[str, Any] = {}
-    for task in (t for t in TASK_ORDER if t in wanted):
-        if task == "localization":
-            result = _score("localization", prediction_set.localization(), [{"boxes": i.boxes} for i in release.images], stats, {})
-            best = result.pop("per_image_best_iou", None)
-            if best is not None:
-                result["per_image_best_iou"] = dict(zip([i.filename for i in release.images], best))
-        elif task == "captioning":
-            result = _score_captions(prediction_set.captions(), [i.caption for i in release.images], stats, caption_options)
-        else:
-            options = {"matcher": matcher} if matcher is not None else {}
-            result = _score("diagnosis", prediction_set.diagnoses(), [c.final_diagnosis for c in release.cases()], stats, options)
-        task_reports[task] = {
-            "metrics": {k: v for k, v in result.items() if k not in ("confidence_intervals", "notes")},
-            "confidence_intervals": result.get("confidence_intervals", {}),
-            "notes": result.get("notes", []),
-            "coverage": summary[task],
-        }
 
+def _task_inputs(task: str, loaded: _Loaded) -> tuple[list[Any], list[Any]]:
+    """Plain predictions and references of one task, in release order."""
+    release, predictions = loaded.release, loaded.prediction_set
+    if task == "localization":
+        return predictions.localization(), [{"boxes": image.boxes} for image in release.images]
+    if task == "captioning":
+        return predictions.captions(), [image.caption for image in release.images]
+    return predictions.diagnoses(), [case.final_diagnosis for case in release.cases()]
+
+
+def _task_options(
+    task: str, caption_options: Mapping[str, Any] | None, matcher: Callable[[str, str], bool] | None
+) -> tuple[dict[str, Any], list[str]]:
+    """Options of one task's metric, and notes on what was left out and why."""
+    if task == "diagnosis":
+        return ({"matcher": matcher} if matcher is not None else {}), []
+    if task != "captioning":
+        return {}, []
+    from novabench.metrics.captioning import bertscore_available
+
+    options = dict(caption_options or {})
+    excluded = set(options.get("exclude", ()))
+    notes = []
+    if "BERTScore-F1" not in excluded and not options.get("bertscore_model") and not bertscore_available():
+        excluded.add("BERTScore-F1")
+        notes.append(
+            "BERTScore-F1 left out: roberta-large is not in the local cache; pass a local model "
+            "(--bertscore-model PATH --bertscore-layers N) to report it"
+        )
+    options["exclude"] = sorted(excluded)
+    return options, notes
+
+
+def _provenance(data: str | os.PathLike[str], loaded: _Loaded) -> dict[str, Any]:
     return {
         "toolkit": {"name": "novabench", "version": __version__},
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "data": {
             "path": str(Path(data)),
-            "layout": release.layout,
-            "n_images": len(release.images),
-            "n_cases": len(release.cases()),
+            "layout": loaded.release.layout,
+            "n_images": len(loaded.release.images),
+            "n_cases": len(loaded.release.cases()),
         },
         "predictions": {
-            "paths": [str(p) for p in paths],
-            "manifests": manifests,
-            "box_convention": box_convention,
+            "paths": [str(p) for p in loaded.paths],
+            "manifests": loaded.manifests,
+            "box_convention": loaded.box_convention,
         },
-        "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
-        "tasks": task_reports,
     }
 
 
@@ -182,29 +345,6 @@ def _score(task: str, predictions: list[Any], references: list[Any], stats: dict
     from novabench.metrics.tasks import compute_task
 
     return compute_task(task, predictions, references, **stats, **options)
-
-
-def _score_captions(
-    predictions: list[str],
-    references: list[str],
-    stats: dict[str, Any],
-    caption_options: Mapping[str, Any] | None,
-) -> dict[str, Any]:
-    from novabench.metrics.captioning import bertscore_available
-
-    options = dict(caption_options or {})
-    notes: list[str] = []
-    excluded = set(options.get("exclude", ()))
-    if "BERTScore-F1" not in excluded and not options.get("bertscore_model") and not bertscore_available():
-        excluded.add("BERTScore-F1")
-        notes.append(
-            "BERTScore-F1 left out: roberta-large is not in the local cache; pass a local model "
-            "(--bertscore-model PATH --bertscore-layers N) to report it"
-        )
-    options["exclude"] = sorted(excluded)
-    result = _score("captioning", predictions, references, stats, options)
-    result["notes"] = notes
-    return result
 
 
 def _percent(value: Any) -> str:

@@ -1,0 +1,62 @@
+"""``nova compare``: two models on the same items, with a paired bootstrap of their difference."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from novabench.cli.evaluate import add_scoring_options, judge_note, scoring_options
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``compare`` sub-command.
+
+    Example:
+        >>> import argparse
+        >>> parser = argparse.ArgumentParser(); register(parser.add_subparsers())
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "compare",
+        help="compare two models' predictions on the same items (paired bootstrap)",
+        description=(
+            "Score two prediction sets against the same release and report, per metric, A, B and "
+            "the difference A - B with a paired-bootstrap confidence interval and p-value: every "
+            "resample draws the same images or cases for both models."
+        ),
+    )
+    parser.add_argument("--data", required=True, help="release folder")
+    parser.add_argument("--a", required=True, nargs="+", metavar="PRED", help="predictions of model A")
+    parser.add_argument("--b", required=True, nargs="+", metavar="PRED", help="predictions of model B")
+    parser.add_argument("--out", required=True, help="comparison JSON path")
+    parser.add_argument("--task", action="append", choices=("localization", "captioning", "diagnosis"),
+                        help="compare only this task (repeatable); default: every task both answer")
+    add_scoring_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``nova compare``; returns the exit code."""
+    from novabench.run.report import compare_predictions, render_comparison, write_report
+
+    caption_options, matcher = scoring_options(args)
+    comparison = compare_predictions(
+        args.data,
+        args.a,
+        args.b,
+        tasks=args.task,
+        box_convention=args.box_convention,
+        n_resamples=args.bootstrap,
+        confidence=args.confidence,
+        seed=args.seed,
+        caption_options=caption_options,
+        matcher=matcher,
+    )
+    if matcher is not None:
+        comparison["notes"].setdefault("diagnosis", []).append(judge_note(args, matcher))
+    write_report(comparison, args.out)
+    print(render_comparison(comparison))
+    for task, notes in comparison["notes"].items():
+        for note in notes:
+            print(f"{task}: note: {note}")
+    print(f"\ncomparison written to {args.out}")
+    return 0
