@@ -38,21 +38,10 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
     from novabench.run.report import compare_predictions, render_comparison, write_report
 
-    caption_options, matcher = scoring_options(args)
-    comparison = compare_predictions(
-        args.data,
-        args.a,
-        args.b,
-        tasks=args.task,
-        box_convention=args.box_convention,
-        n_resamples=args.bootstrap,
-        confidence=args.confidence,
-        seed=args.seed,
-        caption_options=caption_options,
-        matcher=matcher,
-    )
-    if matcher is not None:
-        comparison["notes"].setdefault("diagnosis", []).append(judge_note(args, matcher))
+    options = scoring_options(args)
+    comparison = compare_predictions(args.data, args.a, args.b, **options)
+    if options["matcher"] is not None:
+        comparison["notes"].setdefault("diagnosis", []).append(judge_note(args, options["matcher"]))
     write_report(comparison, args.out)
     print(render_comparison(comparison))
     for task, notes in comparison["notes"].items():

@@ -41,20 +41,10 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
     from novabench.run.report import evaluate_predictions, render_markdown, render_table, write_report
 
-    caption_options, matcher = scoring_options(args)
-    report = evaluate_predictions(
-        args.data,
-        args.predictions,
-        tasks=args.task,
-        box_convention=args.box_convention,
-        n_resamples=args.bootstrap,
-        confidence=args.confidence,
-        seed=args.seed,
-        caption_options=caption_options,
-        matcher=matcher,
-    )
-    if matcher is not None and "diagnosis" in report["tasks"]:
-        report["tasks"]["diagnosis"]["notes"].append(judge_note(args, matcher))
+    options = scoring_options(args)
+    report = evaluate_predictions(args.data, args.predictions, **options)
+    if options["matcher"] is not None and "diagnosis" in report["tasks"]:
+        report["tasks"]["diagnosis"]["notes"].append(judge_note(args, options["matcher"]))
     write_report(report, args.out)
     if args.markdown:
         Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
@@ -83,8 +73,11 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
                         help="name of the environment variable holding the judge's API key (kept off the command line)")
 
 
-def scoring_options(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
-    """Captioning options and the diagnosis matcher (None: the lexicon) chosen on the command line."""
+def scoring_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments of ``evaluate_predictions``/``compare_predictions`` chosen on the command line.
+
+    The diagnosis ``matcher`` is None for the default lexicon matcher.
+    """
     caption_options: dict[str, Any] = {"exclude": list(args.exclude), "keyword_averaging": args.keyword_averaging}
     if args.bertscore_model:
         if args.bertscore_layers is None:
@@ -105,8 +98,15 @@ def scoring_options(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
                 raise NovaInputError(f"environment variable {args.judge_api_key_env} is empty or unset",
                                      field="--judge-api-key-env")
         matcher = OpenAIChatJudge(args.judge_endpoint, args.judge_model, api_key=api_key, cache_dir=args.judge_cache)
-
-    return caption_options, matcher
+    return {
+        "tasks": args.task,
+        "box_convention": args.box_convention,
+        "n_resamples": args.bootstrap,
+        "confidence": args.confidence,
+        "seed": args.seed,
+        "caption_options": caption_options,
+        "matcher": matcher,
+    }
 
 
 def judge_note(args: argparse.Namespace, matcher: Any) -> str:
