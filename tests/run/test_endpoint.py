@@ -240,3 +240,29 @@ def test_nova_run_with_an_endpoint_exit_codes(release_dir, tmp_path, capsys, mon
         monkeypatch.setenv("NOVA_TEST_KEY", "sk-from-env")
         assert main([*common, *endpoint, *keyed]) == 0
         assert server.headers[-1]["Authorization"] == "Bearer sk-from-env"
+
+
+def test_qwen_input_size_rule_matches_hand_arithmetic():
+    from novabench.run.backends import qwen2_5_vl_input_size
+
+    # 480 / 28 = 17.14 -> 17 * 28 = 476 on both sides.
+    assert qwen2_5_vl_input_size(480, 480) == (476, 476)
+    # 1024 / 28 = 36.57 -> 37 * 28 = 1036 (the "up to 1036 for a 1024 input" seen in real answers);
+    # 768 / 28 = 27.43 -> 27 * 28 = 756.
+    assert qwen2_5_vl_input_size(1024, 768) == (1036, 756)
+    # 20 x 20 rounds to 28 x 28 = 784 px < 3136: grown by sqrt(3136 / 400) = 2.8 -> ceil(56 / 28) * 28 = 56.
+    assert qwen2_5_vl_input_size(20, 20) == (56, 56)
+    # Over max_pixels=1000*28*28: shrink = sqrt(4000*4000 / 784000) = 4.517; floor(4000 / 4.517 / 28) * 28 = 868.
+    assert qwen2_5_vl_input_size(4000, 4000, max_pixels=1000 * 28 * 28) == (868, 868)
+
+
+def test_endpoint_records_the_qwen_input_size_when_asked(tmp_path):
+    with FakeOpenAIServer() as server:
+        backend = backend_for(server, input_size_rule="qwen2.5-vl")
+        answer = backend.generate([image_request("find the lesion", size=(480, 480))])[0]
+        assert answer.ok and answer.input_size == (476, 476)
+        original = backend_for(server).generate([image_request("find the lesion", size=(480, 480))])[0]
+        assert original.input_size == (480, 480)
+        assert backend.describe()["input_size_rule"] == "qwen2.5-vl"
+    with pytest.raises(NovaInputError, match="input size rule"):
+        OpenAIEndpointBackend("http://127.0.0.1:9/v1", "m", input_size_rule="qwen3")

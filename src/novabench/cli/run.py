@@ -80,6 +80,7 @@ def build_backend(args: argparse.Namespace) -> Any:
             max_retries=args.max_retries,
             max_tokens=args.max_new_tokens,
             temperature=args.temperature,
+            input_size_rule=args.input_size_rule,
         )
     from novabench.run.backends import TransformersBackend
 
@@ -161,6 +162,13 @@ def register(subparsers: Any) -> None:
         "--baseline", help="a floor baseline of novabench.run.baselines, e.g. floor"
     )
     parser.add_argument("--model-name", help="model name to request from --endpoint")
+    parser.add_argument(
+        "--input-size-rule",
+        choices=("original", "qwen2.5-vl"),
+        default="original",
+        help="--endpoint only: the input size recorded for each image; 'qwen2.5-vl' when the server "
+        "resizes images as Qwen2(.5)-VL does (its bbox_2d answers are pixels of that size)",
+    )
     parser.add_argument("--api-key-env", help="environment variable holding the endpoint's API key")
     parser.add_argument(
         "--prompt-file",

@@ -46,6 +46,7 @@ __all__ = [
     "Request",
     "TransformersBackend",
     "effective_input_size",
+    "qwen2_5_vl_input_size",
     "image_to_data_url",
 ]
 
@@ -354,6 +355,39 @@ class TransformersBackend:
 # --------------------------------------------------------------------------- OpenAI-compatible endpoint
 
 
+INPUT_SIZE_RULES: tuple[str, ...] = ("original", "qwen2.5-vl")
+
+
+def qwen2_5_vl_input_size(
+    width: int, height: int, *, factor: int = 28, min_pixels: int = 56 * 56, max_pixels: int = 28 * 28 * 16384
+) -> tuple[int, int]:
+    """The ``(width, height)`` Qwen2(.5)-VL's processor resizes an image to (its ``smart_resize`` rule).
+
+    Each side is rounded to a multiple of ``factor`` (patch 14 x merge 2), then the
+    whole image is scaled down or up, keeping the aspect ratio, when its area leaves
+    ``[min_pixels, max_pixels]`` (the processor's defaults). A server such as vLLM
+    applies this itself, so an endpoint run must record it for ``bbox_2d`` pixel answers
+    to be rescaled correctly.
+
+    Example:
+        >>> qwen2_5_vl_input_size(480, 480), qwen2_5_vl_input_size(1024, 768)
+        ((476, 476), (1036, 756))
+    """
+    if width < 1 or height < 1:
+        raise NovaInputError(f"image size must be positive, got {width}x{height}", field="image")
+    new_height = max(factor, round(height / factor) * factor)
+    new_width = max(factor, round(width / factor) * factor)
+    if new_height * new_width > max_pixels:
+        shrink = math.sqrt(height * width / max_pixels)
+        new_height = max(factor, math.floor(height / shrink / factor) * factor)
+        new_width = max(factor, math.floor(width / shrink / factor) * factor)
+    elif new_height * new_width < min_pixels:
+        grow = math.sqrt(min_pixels / (height * width))
+        new_height = math.ceil(height * grow / factor) * factor
+        new_width = math.ceil(width * grow / factor) * factor
+    return new_width, new_height
+
+
 def image_to_data_url(image: Any) -> str:
     """Encode a PIL image as a ``data:image/png;base64,...`` URL (lossless, as the release PNGs).
 
@@ -392,6 +426,9 @@ class OpenAIEndpointBackend:
         max_tokens: answer length limit.
         temperature: sampling temperature (0 for reproducible answers).
         extra_body: further fields for the request body (e.g. ``{"top_p": 1}``), recorded.
+        input_size_rule: the image size to record as the model's input: ``"original"`` (the
+            server does not resize, or the answers are not in its pixels) or ``"qwen2.5-vl"``
+            (the server resizes with Qwen2(.5)-VL's rule; see :func:`qwen2_5_vl_input_size`).
 
     Example:
         >>> backend = OpenAIEndpointBackend("http://127.0.0.1:8000/v1", "qwen2.5-vl-72b")
@@ -412,7 +449,14 @@ class OpenAIEndpointBackend:
         max_tokens: int = 256,
         temperature: float = 0.0,
         extra_body: Mapping[str, Any] | None = None,
+        input_size_rule: str = "original",
     ) -> None:
+        if input_size_rule not in INPUT_SIZE_RULES:
+            raise NovaInputError(
+                f"unknown input size rule {input_size_rule!r}; choose one of {list(INPUT_SIZE_RULES)}",
+                field="input_size_rule",
+            )
+        self.input_size_rule = input_size_rule
         parsed = urllib.parse.urlsplit(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.netloc:
             raise NovaInputError(
@@ -460,6 +504,7 @@ class OpenAIEndpointBackend:
             "timeout_s": self.timeout,
             "max_retries": self.max_retries,
             "image_encoding": "png-base64-data-url",
+            "input_size_rule": self.input_size_rule,
             "versions": _library_versions(),
         }
 
@@ -509,6 +554,8 @@ class OpenAIEndpointBackend:
     def _ask(self, request: Request) -> Answer:
         body = self._body(request)
         size = request.image_size
+        if size is not None and self.input_size_rule == "qwen2.5-vl":
+            size = qwen2_5_vl_input_size(*size)
         begin = time.perf_counter()
         for attempt in range(self.max_retries + 1):
             try:
