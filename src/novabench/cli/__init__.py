@@ -62,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nova {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"nova {args.command}: interrupted; files written so far are kept", file=sys.stderr)
+        # Each command decides what survives: runs keep every answered line, exports and
+        # ingests remove their temporary folder, so nothing half-written is left at OUT.
+        print(f"nova {args.command}: interrupted", file=sys.stderr)
         return 130
 
 
