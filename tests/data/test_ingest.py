@@ -174,6 +174,16 @@ def test_unreadable_volume_raises(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_non_volume_image_file_raises(tmp_path: Path) -> None:
+    # nibabel reads a GIFTI surface fine, but it has no voxel grid (it used to fail with AttributeError).
+    surface = tmp_path / "surface.gii"
+    nib.save(nib.gifti.GiftiImage(darrays=[nib.gifti.GiftiDataArray(np.zeros(5, np.float32))]), surface)
+    with pytest.raises(NovaInputError, match="GiftiImage, not a volume") as error:
+        ingest_volumes([_case([IngestSeries(surface, caption="x")])], tmp_path / "out", progress=False)
+    assert error.value.field == "series[0].volume"
+    assert not (tmp_path / "out").exists()
+
+
 def test_mask_shape_mismatch_raises_after_partial_work(tmp_path: Path) -> None:
     parent = tmp_path / "parent"
     parent.mkdir()

@@ -147,13 +147,14 @@ class _Image:
 def _load_canonical(source: VolumeSource, *, where: str, record: str, field_name: str) -> Any:
     """A nibabel image in closest-canonical (RAS) orientation, 3-D, or a NovaInputError."""
     import nibabel as nib
+    from nibabel.spatialimages import SpatialImage
 
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
             raise NovaInputError(f"volume file not found: {path}", source=where, record=record, field=field_name)
         try:
-            image = nib.load(str(path))
+            loaded = nib.load(str(path))
         except Exception as error:  # nibabel raises several types for unreadable files
             raise NovaInputError(
                 f"cannot read {path} as a NIfTI volume ({type(error).__name__}: {error})",
@@ -161,6 +162,14 @@ def _load_canonical(source: VolumeSource, *, where: str, record: str, field_name
                 record=record,
                 field=field_name,
             ) from error
+        if not isinstance(loaded, SpatialImage):  # e.g. a GIFTI surface or a CIFTI matrix
+            raise NovaInputError(
+                f"{path} is a {type(loaded).__name__}, not a volume with a voxel grid",
+                source=where,
+                record=record,
+                field=field_name,
+            )
+        image = loaded
     elif hasattr(source, "affine") and hasattr(source, "dataobj"):
         image = source
     else:
