@@ -393,6 +393,19 @@ def test_merge_joins_shards_and_their_manifests(release, tmp_path):
     assert [entry["shard"]["index"] for entry in manifest["merged_from"]] == [0, 1]
 
 
+def test_merge_of_shards_without_a_count_lists_no_missing_shard(release, tmp_path):
+    # A shard entry without "count" cannot tell which shards are missing; it used to crash
+    # the merge with int(None) after the merged file was already written.
+    first, second = shard_files(release, tmp_path)
+    for path, index in ((first, 0), (second, 1)):
+        manifest = read_manifest(path)
+        manifest["shard"] = {"index": index}
+        write_manifest(path, manifest)
+    merge_prediction_files([first, second], tmp_path / "all.jsonl", release=release)
+    manifest = read_manifest(tmp_path / "all.jsonl")
+    assert manifest["missing_shards"] == [] and manifest["counts"] == {"captioning": {"answered": 7}}
+
+
 def test_merge_refuses_duplicates_naming_both_files_and_lines(release, tmp_path):
     first, second = shard_files(release, tmp_path, manifests=False)
     with second.open("a") as handle:

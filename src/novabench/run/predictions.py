@@ -689,27 +689,27 @@ def parse_raw(
                 records[task][key] = record
                 continue
             if task == "localization":
-                parsed = parsers.parse_localization(
+                parsed_boxes = parsers.parse_localization(
                     record.raw,
                     image_size=sizes[key],
                     input_size=record.input_size,
                     convention=box_convention,
                 )
-                boxes = [[float(v) for v in box] for box in parsed.boxes]
+                boxes = [[float(v) for v in box] for box in parsed_boxes.boxes]
                 records[task][key] = replace(
-                    record, boxes=boxes, parse_status=_status_text(parsed.status)
+                    record, boxes=boxes, parse_status=_status_text(parsed_boxes.status)
                 )
             elif task == "captioning":
-                parsed = parsers.parse_caption(record.raw)
-                caption = parsed.caption or ""
+                parsed_caption = parsers.parse_caption(record.raw)
+                caption = parsed_caption.caption or ""
                 records[task][key] = replace(
-                    record, caption=caption, parse_status=_status_text(parsed.status)
+                    record, caption=caption, parse_status=_status_text(parsed_caption.status)
                 )
             else:
-                parsed = parsers.parse_diagnoses(record.raw)
-                diagnoses = [str(d) for d in parsed.diagnoses or []]
+                parsed_diagnoses = parsers.parse_diagnoses(record.raw)
+                diagnoses = [str(d) for d in parsed_diagnoses.diagnoses or []]
                 records[task][key] = replace(
-                    record, diagnoses=diagnoses, parse_status=_status_text(parsed.status)
+                    record, diagnoses=diagnoses, parse_status=_status_text(parsed_diagnoses.status)
                 )
     return replace(aligned, records=records)
 
@@ -859,9 +859,11 @@ def merge_prediction_files(
             f"has no manifest while {with_manifest[0]} has one; cannot tell whether they come from one run",
             source=str(lacking),
         )
+    # From here on either every input has a manifest (with_manifest) or none has.
+    known = [m for m in manifests if m is not None]
     if with_manifest:
-        reference = _comparable(manifests[0])
-        for p, manifest in zip(resolved[1:], manifests[1:]):
+        reference = _comparable(known[0])
+        for p, manifest in zip(resolved[1:], known[1:]):
             candidate = _comparable(manifest)
             differing = sorted(
                 k for k in set(reference) | set(candidate) if reference.get(k) != candidate.get(k)
@@ -901,21 +903,21 @@ def merge_prediction_files(
         Path(temporary).unlink(missing_ok=True)
         raise
     if with_manifest:
-        merged = dict(manifests[0])
+        merged = dict(known[0])
         merged["shard"] = None
         merged["merged_from"] = [
             {"path": str(p), "shard": m.get("shard"), "counts": m.get("counts")}
-            for p, m in zip(resolved, manifests)
+            for p, m in zip(resolved, known)
         ]
-        merged["counts"] = _sum_counts([m.get("counts") for m in manifests])
-        statuses = {m.get("status") for m in manifests}
+        merged["counts"] = _sum_counts([m.get("counts") for m in known])
+        statuses = {m.get("status") for m in known}
         merged["status"] = (
             statuses.pop()
             if len(statuses) == 1
             else "mixed: " + ", ".join(sorted(map(str, statuses)))
         )
-        merged["runtime"] = [m.get("runtime") for m in manifests]
-        merged["missing_shards"] = _missing_shards([m.get("shard") for m in manifests])
+        merged["runtime"] = [m.get("runtime") for m in known]
+        merged["missing_shards"] = _missing_shards([m.get("shard") for m in known])
         write_manifest(out, merged)
 
     if release is not None:
@@ -932,6 +934,8 @@ def _missing_shards(shards: Sequence[Any]) -> list[int]:
     if len(counts) != 1:
         return []
     count = counts.pop()
+    if count is None:  # shards that do not say how many there are: nothing to tell
+        return []
     present = {s.get("index") for s in shards if isinstance(s, dict)}
     return [index for index in range(int(count)) if index not in present]
 
