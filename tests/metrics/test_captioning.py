@@ -309,3 +309,13 @@ def test_bertscore_matches_bert_score_called_directly(minilm_path):
     scores, _ = captioning.bertscore_f1_scores(predictions[:2], references[:2], model=minilm_path, num_layers=6)
     assert captioning._BERTSCORERS == cached
     assert scores.tolist() == pytest.approx(per_pair[:2].tolist(), abs=1e-6)
+
+
+def test_evaluation_missing_the_statistics_of_a_listed_metric_says_so() -> None:
+    # A hand-built evaluation that lists ROUGE-L without its per-pair scores fails clearly
+    # (it used to fail with "'NoneType' object is not subscriptable").
+    evaluation = captioning.CaptioningEvaluation(n_items=1, metrics=("ROUGE-L",), keyword_averaging="sample")
+    with pytest.raises(RuntimeError, match="ROUGE-L is in metrics but its per-pair statistics are missing"):
+        evaluation.aggregate()
+    evaluation.rouge_l = np.array([0.5])
+    assert evaluation.aggregate() == {"ROUGE-L": 0.5}

@@ -371,18 +371,32 @@ class CaptioningEvaluation:
         result: dict[str, float] = {}
         for name in self.metrics:
             if name == "BLEU-4":
-                result[name] = text.bleu_from_statistics(self.bleu_statistics[chosen].sum(axis=0))
+                statistics = self._per_pair(self.bleu_statistics, name)
+                result[name] = text.bleu_from_statistics(statistics[chosen].sum(axis=0))
             elif name == "ROUGE-L":
-                result[name] = float(self.rouge_l[chosen].mean())
+                result[name] = float(self._per_pair(self.rouge_l, name)[chosen].mean())
             elif name == "METEOR":
-                result[name] = float(self.meteor[chosen].mean())
+                result[name] = float(self._per_pair(self.meteor, name)[chosen].mean())
             elif name == "BERTScore-F1":
-                result[name] = float(self.bertscore_f1[chosen].mean())
+                result[name] = float(self._per_pair(self.bertscore_f1, name)[chosen].mean())
             elif name in KEYWORD_FAMILIES:
                 result[name] = keyword_f1(self.keyword_counts[KEYWORD_FAMILIES[name]][chosen], self.keyword_averaging)
             elif name == "BinaryF1":
-                result[name] = binary_macro_f1(self.reference_labels[chosen], self.prediction_labels[chosen])
+                result[name] = binary_macro_f1(
+                    self._per_pair(self.reference_labels, name)[chosen],
+                    self._per_pair(self.prediction_labels, name)[chosen],
+                )
         return result
+
+    @staticmethod
+    def _per_pair(values: np.ndarray | None, name: str) -> np.ndarray:
+        """The per-pair statistics of metric ``name``, which ``metrics`` promises are there."""
+        if values is None:
+            raise RuntimeError(
+                f"{name} is in metrics but its per-pair statistics are missing; "
+                "build the evaluation with prepare_captioning"
+            )
+        return values
 
 
 # --------------------------------------------------------------------------- #
