@@ -156,7 +156,7 @@ def load_lexicon(source: str | Path | Mapping[str, Any] | None = None) -> dict[s
         True
     """
     if source is None:
-        text = resources.files("novabench").joinpath("resources", _LEXICON_RESOURCE).read_text("utf-8")
+        text = resources.files("novabench").joinpath("resources").joinpath(_LEXICON_RESOURCE).read_text("utf-8")
         return json.loads(text)
     if isinstance(source, Mapping):
         return dict(source)
@@ -339,6 +339,7 @@ class LexiconKeywordExtractor:
             elif kind == "normal":
                 states_normal = True
             elif kind == "term":
+                assert entry is not None  # kind is None exactly when entry is None
                 for family, term in entry.emits:
                     negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
                     matches.append(KeywordMatch(family, term, negated, phrase))

@@ -166,7 +166,7 @@ def default_prompt(task: str) -> TaskPrompt:
         True
     """
     canonical = _canonical_task(task)
-    resource = resources.files("novabench").joinpath("resources", "prompts", f"{canonical}.txt")
+    resource = resources.files("novabench").joinpath("resources").joinpath("prompts").joinpath(f"{canonical}.txt")
     text = _strip_final_newlines(resource.read_text(encoding="utf-8"))
     return TaskPrompt(task=canonical, text=text, name="default", sha256=prompt_hash(text))
 
