@@ -26,6 +26,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -674,7 +675,7 @@ def _build_records(
     return records
 
 
-def read_release(path: str | Path) -> NovaRelease:
+def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     """Read and validate a NOVA release folder (v1 or legacy layout).
 
     Everything but the pixels is validated: columns, filenames and ids, duplicates, image

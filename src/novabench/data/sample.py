@@ -27,7 +27,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -370,7 +370,8 @@ def _case(number: int, n_images: int, seed: int, pathology: Pathology, *, placeh
         for (key, plane), count in counts.items()
     ]
     if null_image:
-        z_profile = gold.any(axis=(0, 1))
+        # numpy types any() over some axes as "scalar or array"; over 2 of 3 axes it is a 1-D array
+        z_profile = cast(np.ndarray, gold.any(axis=(0, 1)))
         present = np.flatnonzero(z_profile)
         brain_z = np.flatnonzero(template.brain.any(axis=(0, 1)))
         middle = (brain_z[0] + brain_z[-1]) // 2

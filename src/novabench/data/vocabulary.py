@@ -8,6 +8,7 @@ The text is our own summary of textbook descriptions, written for demonstration 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = ["PATHOLOGIES", "REGIONS", "SEQUENCES", "MriSequence", "Pathology", "Region"]
@@ -114,7 +115,9 @@ class Pathology:
     differentials: tuple[str, ...]
 
 
-def _p(name, regions, shape, radius, t2, t1, enhancement, dwi, bilateral, age, histories, finding, differentials):  # type: ignore[no-untyped-def]
+def _p(name: str, regions: Sequence[str], shape: str, radius: tuple[float, float], t2: str, t1: str,
+       enhancement: str, dwi: bool, bilateral: bool, age: tuple[int, int], histories: Sequence[str],
+       finding: str, differentials: Sequence[str]) -> Pathology:
     return Pathology(name, tuple(regions), shape, radius, t2, t1, enhancement, dwi, bilateral, age,
                      tuple(histories), finding, tuple(differentials))
 

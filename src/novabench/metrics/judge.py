@@ -389,20 +389,20 @@ class _CachingJudge:
             JudgeError: a pair got no verdict (the first such error is raised).
             NovaInputError: labels of a different length, a pair that is not two strings.
         """
-        pairs = [tuple(pair) for pair in pairs]
-        if labels is not None and len(labels) != len(pairs):
-            raise NovaInputError(f"{len(labels)} labels for {len(pairs)} pairs", source="judge",
+        batch = [tuple(pair) for pair in pairs]  # tuples of any length; _check_pair vets them
+        if labels is not None and len(labels) != len(batch):
+            raise NovaInputError(f"{len(labels)} labels for {len(batch)} pairs", source="judge",
                                  field="labels")
-        cases = list(labels) if labels is not None else [f"pair {i}" for i in range(len(pairs))]
+        cases = list(labels) if labels is not None else [f"pair {i}" for i in range(len(batch))]
         workers = self.max_workers if max_workers is None else max_workers
         _check_positive(workers, "max_workers", "judge", integer=True)
-        for (reference, candidate), case in zip(pairs, cases):
+        for (reference, candidate), case in zip(batch, cases):
             self._check_pair(reference, candidate, case)
         requests_before = self.stats.requests
-        verdicts: list[bool | None] = [None] * len(pairs)
+        verdicts: list[bool | None] = [None] * len(batch)
         todo: dict[str, list[int]] = {}
         hits = 0
-        for i, (reference, candidate) in enumerate(pairs):
+        for i, (reference, candidate) in enumerate(batch):
             self._count("calls")
             cached = self._cached(reference, candidate)
             if cached is not None:
@@ -411,10 +411,12 @@ class _CachingJudge:
                 continue
             todo.setdefault(self._key(reference, candidate), []).append(i)
         self._count("cache_hits", hits)
-        self._count("cache_misses", len(pairs) - hits)
+        self._count("cache_misses", len(batch) - hits)
         if todo:
             with ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-                futures = {pool.submit(self._judge_and_store, *pairs[positions[0]], cases[positions[0]]): positions
+                # Every pair unpacked into two above, so [0] and [1] are the whole pair.
+                futures = {pool.submit(self._judge_and_store, batch[positions[0]][0], batch[positions[0]][1],
+                                       cases[positions[0]]): positions
                            for positions in todo.values()}
                 try:
                     for future, positions in futures.items():
@@ -425,7 +427,7 @@ class _CachingJudge:
                     for future in futures:
                         future.cancel()
                     raise
-        self.last_batch = JudgeBatchSummary(len(pairs), hits, len(pairs) - hits,
+        self.last_batch = JudgeBatchSummary(len(batch), hits, len(batch) - hits,
                                             self.stats.requests - requests_before)
         return [bool(v) for v in verdicts]
 

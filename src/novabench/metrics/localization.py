@@ -23,10 +23,10 @@ cheap accumulation, so bootstrap resamples of images cost little.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from numbers import Real
-from typing import Any
+from typing import Any, SupportsFloat
 
 import numpy as np
 
@@ -170,7 +170,7 @@ def _flatten_boxes(
     bad_row = None if flat is None else first_invalid_box(flat, box_format)
     if flat is None or bad_row is not None:
         # Slow path, only for bad input: find the culprit image and let it raise.
-        images = range(len(per_image))
+        images: Sequence[int] = range(len(per_image))
         if bad_row is not None:
             images = [int(np.searchsorted(np.cumsum(counts), bad_row, side="right"))]
         for image in images:
@@ -417,7 +417,7 @@ def _segment_max(values: np.ndarray, group: np.ndarray, n_groups: int, empty: fl
     return out
 
 
-def _ratio(numerator: float, denominator: float) -> float:
+def _ratio(numerator: SupportsFloat, denominator: SupportsFloat) -> float:
     """``numerator / denominator``, NaN (never an exception or a silent 0) when undefined."""
     return float(numerator) / float(denominator) if denominator else float("nan")
 
@@ -501,8 +501,9 @@ class LocalizationEvaluation:
         # Box-level counts at IoU 0.30 (only when that threshold was run).
         row_30 = np.flatnonzero(self._thresholds == 0.3)
         gold_image = np.repeat(np.arange(n_images), gold_counts)
-        self._matched_gold_30 = np.zeros(n_images)
-        self._matched_det_30 = np.zeros(n_images)
+        # float64 per image (bincount with weights counts in float)
+        self._matched_gold_30: np.ndarray = np.zeros(n_images)
+        self._matched_det_30: np.ndarray = np.zeros(n_images)
         if len(row_30):
             self._matched_gold_30 = np.bincount(
                 gold_image, weights=gold_matched[row_30[0]], minlength=n_images

@@ -76,7 +76,8 @@ def _check_settings(n_resamples: Any, confidence: Any) -> None:
         raise NovaInputError(
             f"n_resamples must be a positive integer, got {n_resamples!r}", field="n_resamples"
         )
-    if isinstance(confidence, bool) or not isinstance(confidence, Real) or not 0 < confidence < 1:
+    # "not 0 < c < 1" spelt with the comparisons numbers.Real declares (it has no __gt__); NaN fails it too.
+    if isinstance(confidence, bool) or not isinstance(confidence, Real) or confidence <= 0 or not confidence < 1:
         raise NovaInputError(
             f"confidence must be strictly between 0 and 1, got {confidence!r}", field="confidence"
         )

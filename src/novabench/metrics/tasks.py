@@ -439,8 +439,8 @@ def _localization_from_arrow(predictions: Any, references: Any, options: dict[st
 
 def _compute_all(
     localization: Any,
-    predictions: list[Mapping[str, Any]],
-    references: list[Mapping[str, Any]],
+    predictions: Sequence[Mapping[str, Any]],
+    references: Sequence[Mapping[str, Any]],
     stats: dict[str, Any],
     options: dict[str, Any],
 ) -> dict[str, Any]:
@@ -460,7 +460,7 @@ def _compute_all(
 
 
 def _group_by_case(
-    predictions: list[Mapping[str, Any]], references: list[Mapping[str, Any]]
+    predictions: Sequence[Mapping[str, Any]], references: Sequence[Mapping[str, Any]]
 ) -> tuple[list[list[str]], list[str]]:
     """One diagnosis item per case, in order of first appearance."""
     by_case: dict[str, tuple[list[str], str, int]] = {}

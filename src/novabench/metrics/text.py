@@ -24,9 +24,12 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:  # nltk is imported lazily at run time
+    from nltk.stem.porter import PorterStemmer
 
 __all__ = [
     "BLEU_MAX_ORDER",
@@ -417,7 +420,7 @@ def meteor_variant() -> Literal["wordnet", "exact+stem"]:
 
 
 @functools.lru_cache(maxsize=1)
-def _porter() -> object:
+def _porter() -> PorterStemmer:
     from nltk.stem.porter import PorterStemmer
 
     return PorterStemmer()
