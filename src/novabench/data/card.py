@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import datasets
 import yaml
@@ -459,7 +459,9 @@ def check_dataset_card(text: str, features_by_config: Mapping[str, datasets.Feat
         raise NovaInputError("the card has no YAML metadata", source=source, field="YAML header")
     try:
         header = yaml.safe_load(text.split("---\n", 2)[1])
-        card_data = DatasetCard(text).data
+        # DatasetCard parses into its card_data_class, DatasetCardData; huggingface_hub types
+        # .data as the base class CardData.
+        card_data = cast(DatasetCardData, DatasetCard(text).data)
     except (yaml.YAMLError, ValueError, IndexError) as error:
         raise NovaInputError(f"the YAML header does not parse: {error}", source=source, field="YAML header") from error
     if not isinstance(header, dict):

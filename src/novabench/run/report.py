@@ -245,7 +245,7 @@ def _load(
     prediction_set = _read_all(paths, release, read_predictions)
     manifests = [read_manifest(p) for p in paths]
     if box_convention is None:
-        recorded = {m.get("box_convention") for m in manifests if m and m.get("box_convention")}
+        recorded = {m["box_convention"] for m in manifests if m and m.get("box_convention")}
         if len(recorded) > 1:
             raise NovaInputError(
                 f"the runs record different box conventions {sorted(recorded)}; pass one explicitly",
