@@ -18,7 +18,9 @@ $(STAMP): pyproject.toml requirements/test.txt
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python scripts/demo.py --out $(DEMO_DIR)
 
+# Type check first (config in pyproject.toml's [tool.mypy]): a type error fails `make test`.
 test: $(STAMP)
+	$(BIN)/mypy src/novabench
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q \
 		--doctest-modules tests src/novabench scripts nova_dataset.py
 
@@ -27,4 +29,4 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_metric.py
 
 clean:
-	rm -rf $(VENV) build .pytest_cache
+	rm -rf $(VENV) build .pytest_cache .mypy_cache
