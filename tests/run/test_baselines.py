@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 
 from novabench.run.baselines import describe_findings, diagnosis_answer, localization_answer, rank_diagnoses
 from tests.run.test_detector import phantom

@@ -88,8 +88,6 @@ def evaluate_predictions(
         >>> sorted(report["tasks"]), report["tasks"]["diagnosis"]["coverage"]["missing"]
         (['diagnosis'], 1)
     """
-    from novabench.data.release import read_release
-    from novabench.run.predictions import TASKS, parse_raw, read_manifest, read_predictions
 
     loaded = _load(data, predictions, tasks, box_convention)
     summary = loaded.prediction_set.summary()
