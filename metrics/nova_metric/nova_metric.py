@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from novabench.citation import NOVA_ARXIV_URL
 from novabench.citation import NOVA_BIBTEX
+from novabench.errors import NovaInputError
 from novabench.metrics import tasks
 
 _CITATION = NOVA_BIBTEX
@@ -94,9 +95,9 @@ class NovaMetric(evaluate.Metric):
             "references": tasks.normalize_references(self.task, references, start_index=start),
         }
         if len(batch["predictions"]) != len(batch["references"]):
-            raise ValueError(
-                f"Mismatch in the number of predictions ({len(batch['predictions'])}) "
-                f"and references ({len(batch['references'])})"
+            raise NovaInputError(
+                f"got {len(batch['predictions'])} predictions but {len(batch['references'])} references",
+                field="predictions",
             )
         if self.writer is None:
             self.selected_feature_format = self._infer_feature_from_batch(batch)

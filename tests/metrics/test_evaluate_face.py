@@ -206,3 +206,34 @@ def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
         worker.join(timeout=60)
     assert results[1] is None
     assert_same(results[0], score_localization(predictions, references), LOCALIZATION_KEYS)
+
+
+def test_all_task_refuses_a_join_key_it_would_ignore() -> None:
+    rows = [{"boxes": [], "caption": "x", "final_diagnosis": "Glioma", "case_id": "case0001"}]
+    with pytest.raises(NovaInputError, match=r"example 0.*filename"):
+        evaluate.load(MODULE, "all").compute(
+            predictions=[{"boxes": [], "caption": "x", "diagnoses": [], "filename": "a.png"}],
+            references=rows,
+            exclude=["BERTScore-F1"],
+        )
+
+
+def test_diagnosis_refuses_an_images_dataset(sample_release: Path) -> None:
+    from novabench.data.hf import load_nova
+
+    images = load_nova(sample_release, "images", split="test")
+    with pytest.raises(NovaInputError, match="cases"):
+        evaluate.load(MODULE, "diagnosis").compute(predictions=[["x"]] * images.num_rows, references=images)
+
+
+def test_reference_box_format_and_missing_reference_keys() -> None:
+    # The same square given as xyxy on both sides: IoU 1 once both formats are declared.
+    result = evaluate.load(MODULE, "localization").compute(
+        predictions=[{"boxes": [[10, 10, 20, 20]]}], references=[{"boxes": [[10, 10, 20, 20]]}],
+        box_format="xyxy", reference_box_format="xyxy",
+    )
+    assert result["per_image_best_iou"] == [1.0]
+    with pytest.raises(NovaInputError, match=r"example 0.*references\.caption"):
+        evaluate.load(MODULE, "captioning").compute(predictions=["a"], references=[{"text": "b"}])
+    with pytest.raises(NovaInputError, match="2 predictions but 1 references"):
+        evaluate.load(MODULE, "diagnosis").compute(predictions=[["a"], ["b"]], references=["c"])

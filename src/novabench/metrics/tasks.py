@@ -47,14 +47,16 @@ TASKS: tuple[str, ...] = ("localization", "captioning", "diagnosis", "all")
 # reporting (a misspelt "score" would otherwise silently mean "no scores").
 _PREDICTION_KEYS: dict[str, frozenset[str]] = {
     "localization": frozenset({"boxes", "scores"}),
-    "all": frozenset({"boxes", "scores", "caption", "diagnoses", "case_id", "filename"}),
+    # No filename/case_id: the module pairs by position, and an ignored join key would hide a
+    # misaligned list; align predictions to the references before adding them.
+    "all": frozenset({"boxes", "scores", "caption", "diagnoses"}),
 }
 
 _BOXES = datasets.List(datasets.List(datasets.Value("float64")))
 _SCORES = datasets.List(datasets.Value("float64"))
 _STRINGS = datasets.List(datasets.Value("string"))
 
-_LOCALIZATION_KWARGS = frozenset({"box_format", "max_detections"})
+_LOCALIZATION_KWARGS = frozenset({"box_format", "reference_box_format", "max_detections"})
 _CAPTIONING_KWARGS = frozenset(
     {
         "exclude",
@@ -185,10 +187,10 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
         if task == "localization":
             out.append({"boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes")})
         elif task == "captioning":
-            value = item["caption"] if isinstance(item, Mapping) else item
+            value = _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
             out.append(_text(value, record, "references", allow_empty=True))
         elif task == "diagnosis":
-            value = item["final_diagnosis"] if isinstance(item, Mapping) else item
+            value = _field(item, "final_diagnosis", record, "references") if isinstance(item, Mapping) else item
             out.append(_text(value, record, "references", allow_empty=True))
         else:
             if not isinstance(item, Mapping):
@@ -434,6 +436,7 @@ def _localization_from_arrow(predictions: Any, references: Any, options: dict[st
         det_scores=det_scores,
         box_format=options.get("box_format", "xywh"),
         max_detections=options.get("max_detections", 100),
+        reference_box_format=options.get("reference_box_format", "xywh"),
     )
 
 
@@ -550,6 +553,12 @@ def _reference_columns(task: str) -> list[str] | None:
 def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
     """A list of items; a ``datasets.Dataset`` is read column-wise (no image decoding)."""
     if isinstance(values, datasets.Dataset):
+        if columns == ["final_diagnosis"] and "filename" in values.column_names:
+            raise NovaInputError(
+                "diagnosis is scored per case: pass the `cases` configuration, not `images` "
+                "(one row per image would count a case once per image)",
+                field="references",
+            )
         wanted = [c for c in (columns or []) if c in values.column_names]
         if not wanted:
             raise NovaInputError(
