@@ -162,8 +162,11 @@ def compare_predictions(
     from novabench.metrics.stats import paired_bootstrap
     from novabench.metrics.tasks import prepare_task
 
-    loaded_a = _load(data, predictions_a, tasks, box_convention)
-    loaded_b = _load(data, predictions_b, tasks, box_convention)
+    from novabench.data.release import read_release
+
+    release = read_release(data)  # read and validated once for both models
+    loaded_a = _load(data, predictions_a, tasks, box_convention, release=release)
+    loaded_b = _load(data, predictions_b, tasks, box_convention, release=release)
     shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
     if not shared:
         raise NovaInputError("the two prediction sets answer no task in common", field="predictions")
@@ -231,12 +234,15 @@ def _load(
     predictions: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     tasks: Sequence[str] | None,
     box_convention: str | None,
+    *,
+    release: Any = None,
 ) -> _Loaded:
-    """Release and predictions read, raw answers parsed, tasks to score decided."""
+    """Release (unless given) and predictions read, raw answers parsed, tasks to score decided."""
     from novabench.data.release import read_release
     from novabench.run.predictions import TASKS, parse_raw, read_manifest, read_predictions
 
-    release = read_release(data)
+    if release is None:
+        release = read_release(data)
     paths = [Path(predictions)] if isinstance(predictions, (str, os.PathLike)) else [Path(p) for p in predictions]
     if not paths:
         raise NovaInputError("no predictions file given", field="predictions")
