@@ -117,6 +117,14 @@ def test_diagnosis_face_accepts_strings_and_cases_rows() -> None:
     assert face["top1"] == 1.0 and face["n_cases_without_reference"] == 1
 
 
+def test_diagnosis_face_counts_a_null_final_diagnosis_as_missing_ground_truth() -> None:
+    # A `cases` row read from a release with a null diagnosis (the reader keeps None).
+    rows = [{"case_id": "case0001", "final_diagnosis": "Glioblastoma"},
+            {"case_id": "case0002", "final_diagnosis": None}]
+    face = evaluate.load(MODULE, "diagnosis").compute(predictions=[["GBM"], ["x"]], references=rows)
+    assert face["n_cases"] == 1 and face["n_cases_without_reference"] == 1 and face["top1"] == 1.0
+
+
 def test_dataset_rows_as_references(sample_release: Path) -> None:
     from novabench.data.hf import load_nova
 

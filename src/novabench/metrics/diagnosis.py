@@ -7,9 +7,10 @@ callable ``(reference, candidate) -> bool``. The default, :class:`LexiconDiagnos
 is deterministic and offline; an LLM judge (:mod:`novabench.metrics.judge`) follows the
 paper's protocol more closely and plugs in the same way.
 
-Cases whose reference is a placeholder ("Final diagnosis not found.", as recognised by
-:func:`novabench.data.release.is_placeholder_diagnosis`) have no ground truth: they are left
-out of both denominators and counted in ``n_cases_without_reference``.
+Cases whose reference is ``None``, blank or a placeholder ("Final diagnosis not found.", as
+recognised by :func:`novabench.data.release.is_placeholder_diagnosis`, the dataset reader's
+rule) have no ground truth: they are left out of both denominators and counted in
+``n_cases_without_reference``.
 
 Example:
     >>> result = score_diagnosis(
@@ -560,6 +561,7 @@ class DiagnosisEvaluation:
 
 
 def _read_reference(index: int, reference: Any) -> tuple[str, str | None]:
+    """The reference text ("" for None: no ground truth, like a placeholder) and case id."""
     record = f"example {index}"
     case_id = None
     if isinstance(reference, Mapping):
@@ -574,12 +576,11 @@ def _read_reference(index: int, reference: Any) -> tuple[str, str | None]:
         field = "final_diagnosis"
     else:
         field = "reference"
+    if reference is None:
+        return "", case_id  # missing ground truth, as the dataset reader treats it
     if not isinstance(reference, str):
         raise NovaInputError(f"expected a string, got {type(reference).__name__}",
                              source="references", record=record, field=field)
-    if not reference.strip():
-        raise NovaInputError("the reference diagnosis is empty", source="references",
-                             record=record, field=field)
     return reference, case_id
 
 
@@ -638,8 +639,10 @@ def prepare_diagnosis(
             counts as a one-item list; only the first five items count; an empty list is
             legal (a miss).
         references: per case, the final diagnosis: a string or a ``cases`` row (a mapping
-            with ``final_diagnosis``, optionally ``case_id`` for messages). Placeholders
-            ("Final diagnosis not found.") are excluded and counted.
+            with ``final_diagnosis``, optionally ``case_id`` for messages). A reference
+            without ground truth (``None``, blank, or a placeholder such as "Final diagnosis
+            not found.", see ``novabench.data.release.is_placeholder_diagnosis``) is
+            excluded and counted, as the dataset reader counts it.
         matcher: any callable ``(reference, candidate) -> bool``; defaults to
             :class:`LexiconDiagnosisMatcher`.
 
@@ -647,8 +650,8 @@ def prepare_diagnosis(
         A :class:`DiagnosisEvaluation`.
 
     Raises:
-        NovaInputError: different lengths, a reference that is missing, ``None``, empty or
-            not a string, a prediction list that is not a list, a prediction that is not a
+        NovaInputError: different lengths, a reference row without a ``final_diagnosis``
+            key, a reference that is neither a string nor ``None``, a prediction list that is not a list, a prediction that is not a
             string, or a matcher verdict that is not a bool. The message names the example
             index and field.
 
@@ -714,7 +717,7 @@ def score_diagnosis(
 
     Returns:
         ``top1`` and ``top5`` (fractions of the scored cases; NaN when none), ``n_cases``
-        (scored cases), ``n_cases_without_reference`` (placeholder references, excluded),
+        (scored cases), ``n_cases_without_reference`` (references without ground truth, excluded),
         ``n_empty_predictions`` and ``n_predictions_truncated`` (among scored cases), and
         ``matcher`` (its description).
 
