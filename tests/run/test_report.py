@@ -12,6 +12,7 @@ from novabench.data.release import is_placeholder_diagnosis, read_release
 from novabench.errors import NovaInputError
 from novabench.run.predictions import write_manifest
 from novabench.run.report import evaluate_predictions, render_markdown, render_table
+from tests.release_factory import default_rows, write_v1_release
 
 FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
 
@@ -167,3 +168,31 @@ def test_compare_perfect_against_nothing(sample_release: Path, tmp_path: Path, c
     # Every resample gives a difference of 1 (A hits, B misses): the interval is [1, 1].
     assert row["ci"] == [1.0, 1.0] and row["p_value"] < 0.01
     assert "hit@30" in capsys.readouterr().out
+
+
+def test_null_reference_fields_through_nova_evaluate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A release whose first case has a null final diagnosis and a null caption.
+    rows = default_rows(n_cases=3, image_size=(64, 64))
+    rows[0]["meta"]["final_diagnosis"] = None
+    rows[0]["caption_text"] = None
+    release_dir = write_v1_release(tmp_path / "release", rows, image_size=(64, 64))
+    release = read_release(release_dir)
+    lines = [{"filename": i.filename, "boxes": i.boxes, "caption": i.caption or ""} for i in release.images]
+    lines += [{"case_id": c.case_id, "diagnoses": [c.final_diagnosis or "anything"]} for c in release.cases()]
+    predictions = write_lines(tmp_path / "pred.jsonl", lines)
+    # Diagnosis: the null diagnosis is missing ground truth, counted like a placeholder.
+    report = evaluate_predictions(release_dir, predictions, tasks=["diagnosis"], n_resamples=0)
+    metrics = report["tasks"]["diagnosis"]["metrics"]
+    placeholders = sum(is_placeholder_diagnosis(c.final_diagnosis) for c in release.cases())
+    assert placeholders == 2  # the null one and the factory's placeholder case
+    assert metrics["n_cases_without_reference"] == placeholders
+    assert metrics["n_cases"] == release.n_cases - placeholders and metrics["top1"] == 1.0
+    # Captioning: the error names the image, not an index, and nothing is written.
+    with pytest.raises(NovaInputError) as info:
+        evaluate_predictions(release_dir, predictions, tasks=["captioning"], n_resamples=0,
+                             caption_options=FAST_CAPTIONS)
+    assert info.value.record == rows[0]["filename"] and info.value.field == "caption"
+    out = tmp_path / "r.json"
+    code = main(["evaluate", "--data", str(release_dir), "--predictions", str(predictions), "--out", str(out),
+                 "--exclude", "BERTScore-F1"])
+    assert code == 2 and rows[0]["filename"] in capsys.readouterr().err and not out.exists()

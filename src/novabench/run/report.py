@@ -273,6 +273,16 @@ def _task_inputs(task: str, loaded: _Loaded) -> tuple[list[Any], list[Any]]:
     if task == "localization":
         return predictions.localization(), [{"boxes": image.boxes} for image in release.images]
     if task == "captioning":
+        for image in release.images:
+            if image.caption is None or not image.caption.strip():
+                # The metric would name only an index; name the image and the way out.
+                raise NovaInputError(
+                    "the release has no reference caption for this image, so captioning cannot "
+                    "be scored; score the other tasks with --task localization --task diagnosis",
+                    source=str(release.root),
+                    record=image.filename,
+                    field="caption",
+                )
         return predictions.captions(), [image.caption for image in release.images]
     return predictions.diagnoses(), [case.final_diagnosis for case in release.cases()]
 
