@@ -24,7 +24,11 @@ def register(subparsers: Any) -> None:
             "resample draws the same images or cases for both models."
         ),
     )
-    parser.add_argument("--data", required=True, help="release folder")
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="release folder (official v1 or legacy layout, or a `nova export` folder)",
+    )
     parser.add_argument("--a", required=True, nargs="+", metavar="PRED", help="predictions of model A")
     parser.add_argument("--b", required=True, nargs="+", metavar="PRED", help="predictions of model B")
     parser.add_argument("--out", required=True, help="comparison JSON path")

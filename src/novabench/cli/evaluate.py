@@ -25,7 +25,11 @@ def register(subparsers: Any) -> None:
             "the report (metric keys in fractions) as JSON and optionally Markdown."
         ),
     )
-    parser.add_argument("--data", required=True, help="release folder (official v1 or legacy layout)")
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="release folder (official v1 or legacy layout, or a `nova export` folder)",
+    )
     parser.add_argument(
         "--predictions", required=True, nargs="+", help="predictions JSONL file(s), parsed or raw"
     )

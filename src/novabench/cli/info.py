@@ -65,6 +65,9 @@ def register(subparsers: Any) -> None:
             "Exit code 2 names the file, row and field of the first problem."
         ),
     )
-    parser.add_argument("data", help="release folder (contains data/nova-v1.parquet or captions.csv)")
+    parser.add_argument(
+        "data",
+        help="release folder (official v1 or legacy layout, or a `nova export` folder)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(func=run)

@@ -41,7 +41,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--out", required=True, help="merged JSONL to write")
     parser.add_argument(
-        "--data", help="release folder, to check item names and count missing items"
+        "--data",
+        help="release folder (official v1 or legacy layout, or a `nova export` folder), to check "
+        "item names and count missing items",
     )
     parser.add_argument("--force", action="store_true", help="replace --out when it exists")
     parser.set_defaults(func=run)

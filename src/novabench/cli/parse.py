@@ -81,7 +81,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "raw", metavar="RAW.jsonl", help="raw answers written by `nova run` (or by hand)"
     )
-    parser.add_argument("--data", required=True, help="release folder the answers belong to")
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="release folder the answers belong to (official v1 or legacy layout, or a "
+        "`nova export` folder)",
+    )
     parser.add_argument("--out", required=True, help="predictions JSONL to write")
     parser.add_argument(
         "--box-convention",

@@ -141,7 +141,11 @@ def register(subparsers: Any) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--data", required=True, help="release folder (v1 or legacy layout)")
+    parser.add_argument(
+        "--data",
+        required=True,
+        help="release folder (official v1 or legacy layout, or a `nova export` folder)",
+    )
     parser.add_argument(
         "--task",
         required=True,

@@ -15,7 +15,8 @@ Parquet file carries the ``huggingface`` schema metadata of the Features, so ``I
 
 COCO::
 
-    OUT/images/<filename>                 the PNGs, copied byte for byte
+    OUT/images/<filename>                 the PNGs, copied byte for byte (or written from the bytes
+                                          embedded in an export that is exported again)
     OUT/annotations/gold.json             COCO detection file of the gold boxes
     OUT/annotations/raters.json           each rater's boxes, with a ``rater`` field (optional)
 
@@ -60,7 +61,13 @@ from novabench.data.card import (
     render_dataset_card,
     summarize_release,
 )
-from novabench.data.release import NovaRelease, iter_case_rows, iter_image_rows, read_release
+from novabench.data.release import (
+    ImageRecord,
+    NovaRelease,
+    iter_case_rows,
+    iter_image_rows,
+    read_release,
+)
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
 
@@ -333,6 +340,11 @@ class _ShardWriter:
         return final
 
 
+def _image_source(release: NovaRelease, image: ImageRecord) -> str:
+    """Where an image comes from, for errors: its file, or the export folder that embeds it."""
+    return str(image.image_path if image.image_path is not None else release.root)
+
+
 def _image_rows(release: NovaRelease) -> Iterator[dict[str, Any]]:
     """Image rows with the PNG bytes embedded; a file that vanished since reading is an input error."""
     rows = iter_image_rows(release, embed_images=True)
@@ -341,7 +353,10 @@ def _image_rows(release: NovaRelease) -> Iterator[dict[str, Any]]:
             row = next(rows)
         except OSError as error:
             raise NovaInputError(
-                f"cannot read the image: {error}", source=str(image.image_path), record=image.filename, field="image"
+                f"cannot read the image: {error}",
+                source=_image_source(release, image),
+                record=image.filename,
+                field="image",
             ) from error
         # Only the file name travels with the bytes: absolute paths would leak and break.
         row["image"] = {"bytes": row["image"]["bytes"], "path": image.filename}
@@ -510,7 +525,7 @@ def export_coco(
     """Write the boxes of a release as one COCO detection JSON file that pycocotools loads.
 
     Args:
-        release_dir: the release folder (v1 or legacy layout).
+        release_dir: the release folder (v1 or legacy layout, or a ``nova export`` folder).
         out_json: the JSON file to write (its folder is created).
         source: ``"gold"`` boxes, or ``"raters"`` (every rater's boxes with a ``rater`` field).
         overwrite: replace an existing file.
@@ -556,10 +571,16 @@ def _write_coco_folder(release: NovaRelease, staging: Path, *, include_raters: b
     image_dir.mkdir()
     for image in tqdm(release.images, desc="copy images", unit="img", disable=not progress):
         try:
-            shutil.copyfile(image.image_path, image_dir / image.filename)
+            if image.image_path is not None:
+                shutil.copyfile(image.image_path, image_dir / image.filename)
+            else:  # read from a `nova export` folder: the PNG is embedded
+                (image_dir / image.filename).write_bytes(image.read_bytes())
         except OSError as error:
             raise NovaInputError(
-                f"cannot copy the image: {error}", source=str(image.image_path), record=image.filename, field="image"
+                f"cannot copy the image: {error}",
+                source=_image_source(release, image),
+                record=image.filename,
+                field="image",
             ) from error
     annotations = staging / "annotations"
     annotations.mkdir()
@@ -652,7 +673,8 @@ def export_release(
     """Export a release folder as a Hub-ready Parquet dataset (default) or a COCO folder.
 
     Args:
-        release_dir: the release (official v1 or legacy layout, or a sample / ingest output).
+        release_dir: the release (official v1 or legacy layout, a sample / ingest output, or
+            a folder written by ``nova export``, e.g. a Hub download).
         out_dir: the folder to create; written atomically (nothing appears there on error).
         fmt: ``"parquet"`` (shards + card, loadable by ``datasets.load_dataset``) or
             ``"coco"`` (``images/`` + ``annotations/gold.json``).

@@ -1,18 +1,26 @@
 """Read a NOVA release from disk, validate it, and hand out records.
 
-Two on-disk layouts hold the same information (see ``NOVA_REFERENCE.md``):
+The two official on-disk layouts hold the same information (see ``NOVA_REFERENCE.md``):
 
 - ``v1``: ``data/nova-v1.parquet`` (one row per image, a per-case ``meta`` struct and a
   ``bboxes`` list of ``{x, y, width, height, source}``) and PNGs under ``images/``;
 - ``legacy``: ``captions.csv``, ``case_metadata.csv``, ``bboxes_gold.csv``,
   ``bboxes_raters.csv`` and PNGs under ``test/``.
 
-A third, ``export``, is a folder written by ``nova export`` (Hub-native Parquet shards and a
-card); ``detect_layout`` recognises it and ``novabench.data.hf.load_nova`` loads it.
+A third, ``export``, is a folder written by ``nova export`` (the form a Hub download takes):
+``README.md`` whose YAML header has ``configs:``, and Parquet shards
+``data/images/test-*.parquet`` (one row per image, the PNG bytes embedded in the ``image``
+struct ``{bytes, path}``, boxes as float32 lists ``[x, y, width, height]``, extra meta keys as
+string columns named by ``schema.extra_columns``) plus ``data/cases/...`` (not read here: it
+repeats the image rows per case). ``read_release`` reads the image shards and returns the
+same records as the release the export was made from; its images carry their bytes
+(``ImageRecord.image_bytes``) instead of a path. ``novabench.data.hf.load_nova`` loads any of
+the three as a ``datasets`` dataset.
 
 Rows are joined by filename (the parquet is not sorted like the images). Every problem
 raises ``NovaInputError`` naming the file, the row (0-based parquet row or 1-based CSV line,
-plus the filename) and the field. Image sizes come from the PNG headers.
+plus the filename) and the field. Image sizes come from the PNG headers; in an export the
+``width``/``height`` columns must match them.
 
 Boxes are kept verbatim when they lie at most ``BOX_TOLERANCE`` (10 %) of the image size
 beyond its border and overlap the image; further out, or with a non-finite coordinate or a
@@ -24,6 +32,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
+import io
 import json
 import math
 import os
@@ -34,11 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image, UnidentifiedImageError
 
-from novabench.data.schema import extra_columns
+from novabench.data.schema import IMAGE_COLUMNS, extra_columns
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -67,6 +77,7 @@ LEGACY_FILES: dict[str, tuple[str, ...]] = {
     "bboxes_gold.csv": ("filename", "x", "y", "width", "height"),
     "bboxes_raters.csv": ("filename", "rater", "x", "y", "width", "height"),
 }
+EXPORT_IMAGE_DIR = "data/images"
 FIXED_META_KEYS = ("title", "publication_date", "clinical_history", "final_diagnosis")
 BOX_FIELDS = ("x", "y", "width", "height")
 GOLD_SOURCE = "gold"
@@ -117,12 +128,16 @@ class ImageRecord:
     ``rater_boxes`` is ``[{"rater": name, "boxes": [[x, y, w, h], ...]}, ...]`` sorted by
     rater name; ``extra`` maps every extra meta key of the release to this case's value
     (None when absent). Case-level fields are identical across the images of one case.
+
+    The PNG is the file ``image_path`` (v1 and legacy layouts) or, for a release read from a
+    ``nova export`` folder, the embedded ``image_bytes`` (``image_path`` is then None);
+    ``read_bytes()`` gives it either way.
     """
 
     filename: str
     case_id: str
     scan_id: str
-    image_path: Path
+    image_path: Path | None
     width: int
     height: int
     caption: str | None
@@ -133,6 +148,25 @@ class ImageRecord:
     boxes: list[list[float]] = field(default_factory=list)
     rater_boxes: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, str | None] = field(default_factory=dict)
+    image_bytes: bytes | None = field(default=None, repr=False)
+
+    def read_bytes(self) -> bytes:
+        """The PNG file's bytes: the embedded ones, else read from ``image_path``.
+
+        Raises:
+            OSError: the file cannot be read (e.g. it vanished since the release was read).
+            ValueError: the record has neither bytes nor a path.
+
+        Example:
+            >>> ImageRecord("case0001_001.png", "case0001", "001", None, 1, 1, None, None, None,
+            ...             None, None, image_bytes=b"PNG...").read_bytes()
+            b'PNG...'
+        """
+        if self.image_bytes is not None:
+            return self.image_bytes
+        if self.image_path is None:
+            raise ValueError(f"{self.filename}: the record has neither image bytes nor an image path")
+        return self.image_path.read_bytes()
 
 
 @dataclass
@@ -243,9 +277,11 @@ class NovaRelease:
         """
         digest = hashlib.sha256()
         for image in self.images:
-            fields = {k: v for k, v in dataclasses.asdict(image).items() if k != "image_path"}
+            fields = {
+                k: v for k, v in dataclasses.asdict(image).items() if k not in ("image_path", "image_bytes")
+            }
             digest.update(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8"))
-            digest.update(hashlib.sha256(image.image_path.read_bytes()).digest())
+            digest.update(hashlib.sha256(image.read_bytes()).digest())
         digest.update(json.dumps(list(self.extra_meta_keys)).encode("utf-8"))
         return digest.hexdigest()[:16]
 
@@ -359,6 +395,8 @@ class _RawImage:
     image_path: Any
     meta: dict[str, Any]
     boxes: list[_RawBox] = field(default_factory=list)
+    image_bytes: Any = None  # export layout: the embedded PNG (image_path is then unused)
+    size: tuple[Any, Any] | None = None  # export layout: the row's (width, height)
 
     def where(self) -> str:
         return f"{self.record} ({self.filename})" if isinstance(self.filename, str) else self.record
@@ -530,10 +568,191 @@ def _read_legacy(root: Path, warnings: list[str]) -> tuple[list[_RawImage], list
     return raws, extra
 
 
+_CARD_EXTRA_ROW = re.compile(
+    r"^\| `(?P<column>[0-9A-Za-z_]+)` \| `string` \| Extra per-case field of the release "
+    r"\(`meta` key `(?P<key>.*)`\), kept verbatim\. \|$",
+    re.MULTILINE,
+)
+
+
+def _export_extra_keys(root: Path, columns: list[str]) -> list[str]:
+    """The release's extra meta keys behind the export's extra columns.
+
+    ``nova export`` names the columns with ``extra_columns`` (``"link (Eurorad)"`` becomes
+    ``link_Eurorad``) and its card's field table records each original key. Keys found there
+    are used when they map back to exactly these columns; otherwise the column names are the
+    keys (an edited card, or a folder written by other means).
+    """
+    try:
+        card = (root / "README.md").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        card = ""
+    origin: dict[str, str] = {}
+    for match in _CARD_EXTRA_ROW.finditer(card):
+        origin.setdefault(match.group("column"), match.group("key"))
+    keys = [origin.get(column, column) for column in columns]
+    if list(extra_columns(keys).values()) == columns and len(set(keys)) == len(keys):
+        return keys
+    return list(columns)
+
+
+def _shortest_float32(value: Any) -> Any:
+    """A float read from a float32 column as the shortest decimal that is that float32.
+
+    ``159.2675`` is stored as the float32 nearest to it, which Arrow widens to
+    ``159.26750183105469``; the release had ``159.2675``. Both are the same float32, so the
+    short one is kept and a release read from its export has the boxes of the original.
+    Other values are returned unchanged (validation reports them).
+    """
+    if isinstance(value, float) and math.isfinite(value):
+        return float(str(np.float32(value)))
+    return value
+
+
+def _export_box(values: Any, source: str, record: str, prefix: str) -> dict[str, Any]:
+    """``[x, y, width, height]`` of an export row as a dict keyed by ``BOX_FIELDS``."""
+    if not isinstance(values, (list, tuple)) or len(values) != len(BOX_FIELDS):
+        raise NovaInputError(
+            f"a box must be a list [x, y, width, height], got {values!r}",
+            source=source,
+            record=record,
+            field=prefix[:-1],
+        )
+    return {name: _shortest_float32(value) for name, value in zip(BOX_FIELDS, values)}
+
+
+def _export_image_rows(shard: Path, source: str, columns: list[str]) -> list[dict[str, Any]]:
+    """The rows of one image shard, after checking its columns against the first shard's."""
+    try:
+        table = pq.read_table(shard)
+    except (pa.ArrowException, OSError) as error:
+        raise NovaInputError(f"cannot read the parquet file: {error}", source=source) from error
+    for column in IMAGE_COLUMNS:
+        if column not in table.column_names:
+            raise NovaInputError(
+                f"required column '{column}' is missing (columns: {', '.join(table.column_names)})",
+                source=source,
+                field=column,
+            )
+    image_type = table.schema.field("image").type
+    if not (pa.types.is_struct(image_type) and image_type.get_field_index("bytes") != -1):
+        raise NovaInputError(
+            f"'image' must be a struct with the embedded PNG in 'bytes', got {image_type}",
+            source=source,
+            field="image",
+        )
+    if columns and table.column_names != columns:
+        differing = sorted(set(table.column_names) ^ set(columns)) or ["(column order)"]
+        raise NovaInputError(
+            f"the columns differ from the first image shard's ({', '.join(differing)})",
+            source=source,
+            field=differing[0],
+        )
+    columns[:] = table.column_names
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
+
+
+def _read_export(root: Path, warnings: list[str]) -> tuple[list[_RawImage], list[str]]:
+    shards = sorted(
+        path for path in (root / EXPORT_IMAGE_DIR).glob("*.parquet") if not path.name.startswith(".")
+    )
+    if not shards:
+        raise NovaInputError(
+            f"no image shards: expected {EXPORT_IMAGE_DIR}/test-*.parquet (the `images` configuration "
+            "written by `nova export`)",
+            source=str(root),
+        )
+    columns: list[str] = []
+    extra: dict[str, str] | None = None  # column -> meta key
+    raws: list[_RawImage] = []
+    for shard in shards:
+        source = shard.relative_to(root).as_posix()
+        rows = _export_image_rows(shard, source, columns)
+        if extra is None:
+            extra_names = [column for column in columns if column not in IMAGE_COLUMNS]
+            extra = dict(zip(extra_names, _export_extra_keys(root, extra_names)))
+        for index, row in enumerate(rows):
+            image = row["image"]
+            raw = _RawImage(
+                source=source,
+                record=f"row {index}",
+                filename=row["filename"],
+                case_id=row["case_id"],
+                scan_id=row["scan_id"],
+                caption=row["caption"],
+                image_path=None,
+                meta={},
+                image_bytes=image.get("bytes") if isinstance(image, dict) else None,
+                size=(row["width"], row["height"]),
+            )
+            for position, values in enumerate(row["boxes"] or []):
+                prefix = f"boxes[{position}]."
+                box = _export_box(values, source, raw.where(), prefix)
+                raw.boxes.append(_RawBox(box, None, source, raw.where(), prefix))
+            for entry_index, entry in enumerate(row["rater_boxes"] or []):
+                entry_prefix = f"rater_boxes[{entry_index}]."
+                rater = entry.get("rater") if isinstance(entry, dict) else None
+                if not isinstance(rater, str) or not rater.strip():
+                    raise NovaInputError(
+                        f"rater name must be a non-empty string, got {rater!r}",
+                        source=source,
+                        record=raw.where(),
+                        field=entry_prefix + "rater",
+                    )
+                for position, values in enumerate(entry.get("boxes") or []):
+                    prefix = f"{entry_prefix}boxes[{position}]."
+                    box = _export_box(values, source, raw.where(), prefix)
+                    raw.boxes.append(_RawBox(box, rater, source, raw.where(), prefix))
+            raw.meta = {key: row[key] for key in FIXED_META_KEYS}
+            raw.meta.update({key: row[column] for column, key in extra.items()})
+            raws.append(raw)
+        del rows  # the PNG bytes now live in the raw images only
+    return raws, list((extra or {}).values())
+
+
 # --------------------------------------------------------------------------- validation
 
 
-def _image_size(root: Path, raw: _RawImage) -> tuple[Path, int, int]:
+def _png_size(image_file: Path | io.BytesIO, label: str, where: dict[str, str]) -> tuple[int, int]:
+    """Width and height of a PNG after ``PIL.Image.verify`` (the pixels are not decoded)."""
+    try:
+        with Image.open(image_file) as image:
+            image_format, (width, height) = image.format, image.size
+            image.verify()
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+        raise NovaInputError(f"unreadable or corrupt PNG {label}: {error}", **where) from error
+    if image_format != "PNG":
+        raise NovaInputError(f"{label} is a {image_format} image, not a PNG", **where)
+    return width, height
+
+
+def _embedded_image_size(raw: _RawImage) -> tuple[int, int]:
+    """Size of an export row's embedded PNG; the row's ``width``/``height`` must equal it."""
+    where = dict(source=raw.source, record=raw.where(), field="image.bytes")
+    data = raw.image_bytes
+    if not isinstance(data, (bytes, bytearray)) or not data:
+        raise NovaInputError(
+            f"the PNG bytes are missing (image.bytes is {'empty' if data is not None else 'null'}); "
+            "a `nova export` folder embeds every image",
+            **where,
+        )
+    width, height = _png_size(io.BytesIO(data), f"embedded image {raw.filename}", where)
+    for name, claimed, actual in zip(("width", "height"), raw.size or (None, None), (width, height)):
+        if claimed != actual or isinstance(claimed, bool):
+            raise NovaInputError(
+                f"{name} is {claimed!r} but the embedded PNG is {width}x{height}",
+                source=raw.source,
+                record=raw.where(),
+                field=name,
+            )
+    return width, height
+
+
+def _image_size(root: Path, raw: _RawImage) -> tuple[Path | None, int, int]:
+    """The image file and its size; for an embedded image (export layout) no file."""
+    if raw.image_path is None:
+        return (None, *_embedded_image_size(raw))
     where = dict(source=raw.source, record=raw.where(), field="image_path")
     relative = raw.image_path
     if not isinstance(relative, str) or not relative.strip():
@@ -546,14 +765,7 @@ def _image_size(root: Path, raw: _RawImage) -> tuple[Path, int, int]:
         raise NovaInputError(f"image path {relative!r} escapes the release folder (symlink)", **where)
     if not path.is_file():
         raise NovaInputError(f"image file not found: {relative}", **where)
-    try:
-        with Image.open(path) as image:
-            image_format, (width, height) = image.format, image.size
-            image.verify()
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
-        raise NovaInputError(f"unreadable or corrupt PNG {relative}: {error}", **where) from error
-    if image_format != "PNG":
-        raise NovaInputError(f"{relative} is a {image_format} image, not a PNG", **where)
+    width, height = _png_size(path, relative, where)
     return path, width, height
 
 
@@ -627,14 +839,15 @@ def _build_records(
     owner_of_path: dict[Path, str] = {}
     for raw in sorted(raws, key=lambda r: r.filename):
         path, width, height = _image_size(root, raw)
-        if path.resolve() in owner_of_path:
-            raise NovaInputError(
-                f"image {raw.image_path} is already the image of {owner_of_path[path.resolve()]}",
-                source=raw.source,
-                record=raw.where(),
-                field="image_path",
-            )
-        owner_of_path[path.resolve()] = raw.filename
+        if path is not None:
+            if path.resolve() in owner_of_path:
+                raise NovaInputError(
+                    f"image {raw.image_path} is already the image of {owner_of_path[path.resolve()]}",
+                    source=raw.source,
+                    record=raw.where(),
+                    field="image_path",
+                )
+            owner_of_path[path.resolve()] = raw.filename
         gold: list[list[float]] = []
         by_rater: dict[str, list[list[float]]] = {}
         for box in raw.boxes:
@@ -669,6 +882,7 @@ def _build_records(
             boxes=gold,
             rater_boxes=[{"rater": name, "boxes": by_rater[name]} for name in sorted(by_rater)],
             extra={key: meta[key] for key in extra_keys},
+            image_bytes=None if path is not None else bytes(raw.image_bytes),
         )
         first_of_case.setdefault(raw.case_id, (record, raw))
         records.append(record)
@@ -676,10 +890,14 @@ def _build_records(
 
 
 def read_release(path: str | os.PathLike[str]) -> NovaRelease:
-    """Read and validate a NOVA release folder (v1 or legacy layout).
+    """Read and validate a NOVA release folder: official v1 or legacy layout, or ``nova export``.
 
     Everything but the pixels is validated: columns, filenames and ids, duplicates, image
-    paths, PNG integrity (``PIL.Image.verify``) and sizes, boxes.
+    paths, PNG integrity (``PIL.Image.verify``) and sizes, boxes. An export folder (Parquet
+    shards under ``data/images/``, PNGs embedded) gives the records of the release it was
+    exported from, with ``layout == "export"``: each image holds its PNG bytes
+    (``ImageRecord.image_bytes``, ``image_path`` None), the row's ``width``/``height`` must
+    match the PNG, and float32 boxes come back as the shortest decimals that round to them.
 
     Args:
         path: the release folder.
@@ -706,11 +924,7 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     elif layout == "legacy":
         raws, extra_keys = _read_legacy(root, warnings)
     else:
-        raise NovaInputError(
-            "this folder was written by `nova export`; load it with "
-            "novabench.data.hf.load_nova(folder) instead of read_release",
-            source=str(root),
-        )
+        raws, extra_keys = _read_export(root, warnings)
     images = _build_records(root, layout, raws, extra_keys, warnings)
     return NovaRelease(
         root=root, layout=layout, images=images, extra_meta_keys=tuple(extra_keys), warnings=warnings
@@ -726,7 +940,9 @@ def iter_image_rows(release: NovaRelease, *, embed_images: bool) -> Iterator[dic
     Args:
         release: a release from ``read_release``.
         embed_images: put the PNG bytes in the row (``{"path": filename, "bytes": ...}``) so
-            the dataset no longer needs the release folder; otherwise the absolute path.
+            the dataset no longer needs the release folder; otherwise the absolute path
+            (an image read from a `nova export` folder has no file: its bytes are embedded
+            either way).
 
     Example:
         >>> release = NovaRelease(root=Path("."), layout="v1", images=[])
@@ -736,8 +952,8 @@ def iter_image_rows(release: NovaRelease, *, embed_images: bool) -> Iterator[dic
     columns = extra_columns(release.extra_meta_keys)
     for image in release.images:
         row: dict[str, Any] = {
-            "image": {"path": image.filename, "bytes": image.image_path.read_bytes()}
-            if embed_images
+            "image": {"path": image.filename, "bytes": image.read_bytes()}
+            if embed_images or image.image_path is None
             else str(image.image_path),
             "filename": image.filename,
             "case_id": image.case_id,

@@ -285,10 +285,14 @@ def _check_resumable(existing: Mapping[str, Any], manifest: Mapping[str, Any], p
             )
 
 
-def _load_image(path: Path) -> Any:
+def _load_image(item: Any) -> Any:
+    """An image record's PNG as RGB: its embedded bytes (a `nova export` folder), else its file."""
+    import io
+
     from PIL import Image
 
-    with Image.open(path) as image:
+    data = getattr(item, "image_bytes", None)
+    with Image.open(io.BytesIO(data) if data is not None else Path(item.image_path)) as image:
         return image.convert("RGB")
 
 
@@ -316,7 +320,7 @@ def _request(task: str, item: Any, prompt: Any) -> Request:
         item_id=item.filename,
         task=task,
         prompt=prompt.text,
-        image=_load_image(Path(item.image_path)),
+        image=_load_image(item),
         context={
             "filename": item.filename,
             "case_id": item.case_id,
