@@ -245,3 +245,22 @@ def test_reference_box_format_and_missing_reference_keys() -> None:
         evaluate.load(MODULE, "captioning").compute(predictions=["a"], references=[{"text": "b"}])
     with pytest.raises(NovaInputError, match="2 predictions but 1 references"):
         evaluate.load(MODULE, "diagnosis").compute(predictions=[["a"], ["b"]], references=["c"])
+
+
+@pytest.mark.parametrize(
+    ("predictions", "references", "field"),
+    [
+        ([{"boxes": [[1, 1, 5, 5]], "scores": [True]}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.scores[0]"),
+        ([{"boxes": [[1, 1, 5, True]]}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
+        ([{"boxes": ((1, 1, 5, np.bool_(True)),)}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
+        ([{"boxes": [[1, 1, 5, 5]], "scores": np.array([True])}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.scores[0]"),
+        ([{"boxes": [[1, 1, 5, 5]]}], [{"boxes": [[1, 1, 5, False]]}], "references.boxes[0]"),
+    ],
+)
+def test_face_refuses_booleans_that_arrow_would_store_as_numbers(predictions: list, references: list,
+                                                                  field: str) -> None:
+    metric = evaluate.load(MODULE, "localization")
+    metric.add_batch(predictions=[{"boxes": []}], references=[{"boxes": []}])  # errors name the global index
+    with pytest.raises(NovaInputError) as info:
+        metric.add_batch(predictions=predictions, references=references)
+    assert info.value.record == "example 1" and info.value.field == field

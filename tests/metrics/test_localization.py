@@ -443,3 +443,23 @@ def test_validate_boxes_reads_arrays_and_rejects_boolean_arrays() -> None:
     assert validate_boxes(np.array([[1, 2, 3, 4]], dtype=np.int32)).dtype == np.float64
     with pytest.raises(NovaInputError, match="real numbers"):
         validate_boxes(np.array([[True, False, True, True]]), record="example 0")
+
+
+def test_zero_area_gold_box_is_a_missed_gold_box_with_a_warning_naming_it() -> None:
+    gold = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[5, 5, 10, 10], [20, 20, 0, 4]]}]
+    predictions = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[5, 5, 10, 10], [20, 20, 0, 4]]}]
+    with pytest.warns(LocalizationWarning, match=r"1 reference boxes .*example 1, references.boxes\[1\]"):
+        result = score_localization(predictions, gold)
+    # 3 gold boxes, the zero-area one unmatchable even by an identical prediction: 2/3.
+    assert result["TP30"] == pytest.approx(2 / 3)
+    assert result["hit@30"] == 1.0  # both images still have a real hit
+
+
+def test_booleans_are_refused_as_box_values_and_scores() -> None:
+    gold = [{"boxes": [[0, 0, 10, 10]]}]
+    with pytest.raises(NovaInputError) as info:
+        score_localization([{"boxes": [[0, 0, 10, True]]}], gold)
+    assert info.value.record == "example 0" and info.value.field.startswith("predictions.boxes")
+    with pytest.raises(NovaInputError) as info:
+        score_localization([{"boxes": [[0, 0, 10, 10]], "scores": [False]}], gold)
+    assert info.value.field.startswith("predictions.scores")

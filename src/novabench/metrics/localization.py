@@ -786,6 +786,19 @@ def _evaluate_inputs(inputs: _Inputs, max_detections: int) -> LocalizationEvalua
             LocalizationWarning,
             stacklevel=3,
         )
+    degenerate = (inputs.gold_boxes[:, 2] <= 0) | (inputs.gold_boxes[:, 3] <= 0)
+    if degenerate.any():
+        # Legal (pycocotools scores them the same way) but almost surely a data error.
+        first = int(np.argmax(degenerate))
+        image = int(np.searchsorted(np.cumsum(inputs.gold_counts), first, side="right"))
+        position = first - int(inputs.gold_counts[:image].sum())
+        warnings.warn(
+            f"{int(degenerate.sum())} reference boxes have zero width or height (first: example "
+            f"{image}, references.boxes[{position}]); no prediction can match them (IoU 0), so "
+            "they count as missed gold boxes",
+            LocalizationWarning,
+            stacklevel=3,
+        )
     if evaluation.n_truncated_predictions:
         warnings.warn(
             f"{evaluation.n_truncated_predictions} predicted boxes beyond max_detections="

@@ -21,6 +21,7 @@ first appearance; the diagnoses of a case must agree across its images).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 import datasets
@@ -155,6 +156,8 @@ def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) 
             out.append(_diagnosis_list(item, record, "predictions"))
         else:
             out.append(_box_prediction(task, item, record))
+    if task == "localization":
+        _reject_booleans_in_batch(out, start_index, "predictions")
     return out
 
 
@@ -210,6 +213,8 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
                     "case_id": _text(_field(item, "case_id", record, "references"), record, "references.case_id"),
                 }
             )
+    if task == "localization":
+        _reject_booleans_in_batch(out, start_index, "references")
     return out
 
 
@@ -613,14 +618,53 @@ def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
 
 
 def _boxes(value: Any, record: str, field: str) -> Any:
-    """Box lists pass through untouched (values are checked later, vectorised); None is empty."""
+    """Box lists pass through (values are checked later, vectorised; booleans here); None is empty."""
     if value is None:
         return []
     if isinstance(value, np.ndarray):
+        if value.dtype == np.bool_:
+            raise NovaInputError("box values must be numbers, got booleans", record=record, field=field)
         return value.tolist()
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise NovaInputError(f"expected a list of boxes, got {type(value).__name__}", record=record, field=field)
-    return value if isinstance(value, list) else list(value)
+    boxes = value if isinstance(value, list) else list(value)
+    _reject_booleans(boxes, record, field)
+    return boxes
+
+
+_BOOLEAN_TYPES = (bool, np.bool_)
+
+
+def _reject_booleans_in_batch(items: list[dict[str, Any]], start_index: int, side: str) -> None:
+    """``_reject_booleans`` over plain box items, with one C-level pass when all is well."""
+    try:
+        boxes = chain.from_iterable(item["boxes"] for item in items)
+        types = set(map(type, chain.from_iterable(boxes)))
+        types.update(map(type, chain.from_iterable(item.get("scores") or () for item in items)))
+    except TypeError:  # a malformed box; the per-item pass and Arrow's errors name it
+        types = set(_BOOLEAN_TYPES)
+    if types.isdisjoint(_BOOLEAN_TYPES):
+        return
+    for offset, item in enumerate(items):
+        record = f"example {start_index + offset}"
+        _reject_booleans(item["boxes"], record, f"{side}.boxes")
+        _reject_booleans(item.get("scores") or (), record, f"{side}.scores")
+
+
+def _reject_booleans(values: Any, record: str, field: str) -> None:
+    """Refuse True/False among box values or scores: Arrow would store them as 1.0/0.0.
+
+    The vectorised checks of the metric core see only the float64 columns, so a boolean
+    must be caught here, before the batch is written.
+    """
+    for position, value in enumerate(values):
+        if type(value) is list or type(value) is tuple:
+            if any(type(number) is bool or type(number) is np.bool_ for number in value):
+                raise NovaInputError(f"box values must be numbers, got {value!r}", record=record,
+                                     field=f"{field}[{position}]")
+        elif type(value) is bool or type(value) is np.bool_:
+            raise NovaInputError(f"expected a number, got {value!r}", record=record,
+                                 field=f"{field}[{position}]")
 
 
 def _scores(value: Any, record: str, field: str, *, strict: bool = False) -> Any:
@@ -631,6 +675,7 @@ def _scores(value: Any, record: str, field: str, *, strict: bool = False) -> Any
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise NovaInputError(f"scores must be a list of numbers, got {value!r}", record=record, field=field)
     value = value if isinstance(value, list) else list(value)
+    _reject_booleans(value, record, field)
     if strict:
         for position, score in enumerate(value):
             if isinstance(score, bool) or not isinstance(score, (int, float, np.number)) or not np.isfinite(score):
