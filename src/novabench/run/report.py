@@ -58,7 +58,7 @@ def evaluate_predictions(
     """Score a predictions JSONL file (or several, one per task) against a NOVA release.
 
     Args:
-        data: a release folder (official v1 or legacy layout).
+        data: a release folder (official v1 or legacy layout, or a ``nova export`` folder).
         predictions: one predictions file, or several (e.g. one per task); items
             may not repeat across files.
         tasks: tasks to score; by default every task the file(s) answer.
