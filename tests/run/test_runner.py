@@ -527,3 +527,42 @@ def test_nova_run_with_a_baseline_or_bad_arguments(release_dir, tmp_path, capsys
     code = main([*base, "--baseline", "no-such-baseline"])
     assert code == 2 and "baseline" in capsys.readouterr().err
     assert not Path(out).exists()
+
+
+def test_a_model_that_cannot_be_loaded_is_a_clear_error_not_a_traceback(release_dir, tmp_path, capsys):
+    out = tmp_path / "raw.jsonl"
+    missing = tmp_path / "no-such-model"
+    code = main(["run", "--data", str(release_dir), "--task", "captioning", "--model", str(missing),
+                 "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "cannot load" in err and str(missing) in err and "--model" in err
+    assert "Traceback" not in err and not out.exists()
+
+
+def test_trust_remote_code_reaches_the_pipeline(monkeypatch, release_dir, tmp_path):
+    from novabench.run import backends
+
+    seen = {}
+
+    def fake_load(model, **options):
+        seen.update(options, model=model)
+        raise NovaInputError("stop here", field="--model")
+
+    monkeypatch.setattr(backends.TransformersBackend, "_load", staticmethod(fake_load))
+    base = ["run", "--data", str(release_dir), "--task", "captioning", "--model", "m",
+            "--out", str(tmp_path / "raw.jsonl"), "--no-progress"]
+    assert main(base) == 2 and seen["trust_remote_code"] is False
+    assert main([*base, "--trust-remote-code"]) == 2 and seen["trust_remote_code"] is True
+
+
+def test_a_task_the_backend_cannot_answer_is_refused_before_anything_is_written(release_dir, tmp_path, capsys):
+    out = tmp_path / "raw.jsonl"
+    code = main(["run", "--data", str(release_dir), "--task", "all", "--baseline", "outlier-detector",
+                 "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "does not answer captioning, diagnosis" in err and "--task localization" in err
+    assert not out.exists()
+    # The task it does answer runs as before.
+    assert main(["run", "--data", str(release_dir), "--task", "localization", "--baseline",
+                 "outlier-detector", "--out", str(out), "--no-progress"]) == 0

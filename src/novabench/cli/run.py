@@ -91,6 +91,7 @@ def build_backend(args: argparse.Namespace) -> Any:
         max_new_tokens=args.max_new_tokens,
         torch_dtype=args.dtype,
         revision=args.revision,
+        trust_remote_code=args.trust_remote_code,
     )
 
 
@@ -201,6 +202,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--device", help="transformers device: cpu, cuda:0, mps, auto (device_map)")
     parser.add_argument("--dtype", help="transformers dtype: auto, bfloat16, float16, float32")
     parser.add_argument("--revision", help="Hub revision of --model (branch, tag or commit)")
+    parser.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="let --model run the code its repository ships (only for models you trust)",
+    )
     parser.add_argument(
         "--max-concurrency", type=int, default=4, help="endpoint requests in flight (default 4)"
     )

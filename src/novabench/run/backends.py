@@ -115,7 +115,9 @@ class Backend(Protocol):
     """What the runner needs from a model; see the module docstring.
 
     A backend may also expose ``batch_size: int``, the number of requests it likes to get
-    per ``generate`` call; the runner uses it unless told otherwise.
+    per ``generate`` call; the runner uses it unless told otherwise; and ``tasks``, the
+    tasks it can answer at all: the runner refuses other tasks before asking anything,
+    since a rerun could never fill them in.
     """
 
     name: str
@@ -273,7 +275,20 @@ class TransformersBackend:
             kwargs["dtype"] = torch_dtype
         if revision is not None:
             kwargs["revision"] = revision
-        return pipeline(**kwargs)
+        try:
+            return pipeline(**kwargs)
+        except (OSError, ValueError, KeyError, ImportError, RuntimeError) as error:
+            # transformers' own message is kept (chained); this one says what to do here.
+            first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            raise NovaInputError(
+                f"cannot load {model!r} as an image-text-to-text pipeline "
+                f"({type(error).__name__}: {first_line}). Check that it is a local model folder "
+                "or a Hub id (a download needs the network and no HF_HUB_OFFLINE=1) of a model "
+                "transformers supports for image-text-to-text (--trust-remote-code for models "
+                "that ship their own code)",
+                source=str(model),
+                field="--model",
+            ) from error
 
     def _prepare_padding(self) -> None:
         tokenizer = getattr(

@@ -405,6 +405,14 @@ def run_model(
     started = time.perf_counter()
     chosen = parse_tasks(tasks)
     shard = parse_shard(shard)
+    supported = getattr(backend, "tasks", None)
+    if supported is not None and not set(chosen) <= set(supported):
+        unsupported = [task for task in chosen if task not in supported]
+        raise NovaInputError(
+            f"{backend.name} does not answer {', '.join(unsupported)} (it answers "
+            f"{', '.join(supported)}); choose --task {' --task '.join(supported)} or another backend",
+            field="--task",
+        )
     from novabench.run.parsers import CONVENTIONS
 
     if box_convention not in CONVENTIONS:
