@@ -187,7 +187,6 @@ def test_bad_captions_name_the_example_and_field(predictions, references, record
     ("kwargs", "message"),
     [
         ({"predictions": ["a"], "references": ["a", "b"]}, "1 predictions but 2 references"),
-        ({"predictions": [], "references": []}, "no captions"),
         ({"predictions": "a caption", "references": ["a"]}, "list of strings"),
         ({"predictions": ["a"], "references": ["a"], "keyword_averaging": "macro"}, "'sample' or 'micro'"),
         ({"predictions": ["a"], "references": ["a"], "bertscore_batch_size": 0}, "positive integer"),
@@ -319,3 +318,19 @@ def test_evaluation_missing_the_statistics_of_a_listed_metric_says_so() -> None:
         evaluation.aggregate()
     evaluation.rouge_l = np.array([0.5])
     assert evaluation.aggregate() == {"ROUGE-L": 0.5}
+
+
+def test_no_caption_pair_at_all_gives_nan_like_the_other_tasks():
+    from novabench.metrics.diagnosis import score_diagnosis
+    from novabench.metrics.localization import score_localization
+
+    result = score_captioning([], [], exclude=["BERTScore-F1"])
+    assert result["n_captions"] == 0
+    assert all(math.isnan(result[name]) for name in ("BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1",
+                                                       "ModalityF1", "BinaryF1"))
+    assert math.isnan(score_diagnosis([], [])["top1"])
+    with pytest.warns(UserWarning):  # no gold box at all
+        assert math.isnan(score_localization([], [])["mAP@30"])
+    # An empty resample of a non-empty evaluation is NaN too, not a crash.
+    evaluation = captioning.prepare_captioning(["a"], ["a"], exclude=["BERTScore-F1"])
+    assert math.isnan(evaluation.aggregate(np.array([], dtype=int))["ROUGE-L"])

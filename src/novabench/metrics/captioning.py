@@ -38,7 +38,8 @@ Definitions (every value a fraction in [0, 1]; NaN where stated):
 
 Input rules:
 
-- ``predictions`` and ``references`` are equally long, non-empty lists of strings.
+- ``predictions`` and ``references`` are equally long lists of strings. Empty lists give
+  NaN for every metric and ``n_captions`` 0 (nothing to score, as in the other tasks).
 - An empty or whitespace-only prediction is legal (a model that said nothing):
   BLEU counts it with length 0, ROUGE-L, METEOR and BERTScore give it 0
   (bert_score 0.3.13 crashes on it under transformers 5, and its own rule for
@@ -368,6 +369,8 @@ class CaptioningEvaluation:
             (0.75, 1.0)
         """
         chosen = np.arange(self.n_items) if indices is None else np.asarray(indices, dtype=np.intp)
+        if chosen.size == 0:  # nothing to score: undefined, as in the other tasks
+            return {name: math.nan for name in self.metrics}
         result: dict[str, float] = {}
         for name in self.metrics:
             if name == "BLEU-4":
@@ -425,8 +428,6 @@ def _validate_captions(predictions: Sequence[str], references: Sequence[str]) ->
             f"{len(predictions)} predictions but {len(references)} references: one reference per prediction",
             source="predictions",
         )
-    if not references:
-        raise NovaInputError("no captions to score", source="references")
     for index, (prediction, reference) in enumerate(zip(predictions, references)):
         record = f"example {index}"
         if not isinstance(prediction, str):
