@@ -531,3 +531,52 @@ def test_sample_export_equals_the_builder_on_the_release(
         exported, built = _undecoded(exported), _undecoded(built)
     assert exported.num_rows == built.num_rows > 0
     assert exported.to_list() == built.to_list()
+
+
+# --------------------------------------------------------------------------- provenance and card notice
+
+
+def _notice_of(card_path: Path) -> list[str]:
+    """The quoted lines right under the card's title."""
+    body = card_path.read_text(encoding="utf-8").split("\n# Dataset Card for ", 1)[1].splitlines()
+    return [line for line in body[1:4] if line.startswith("> ")]
+
+
+def test_sample_and_ingest_output_carry_their_provenance_into_the_card(sample_release: Path, tmp_path: Path) -> None:
+    from tests.conftest import SAMPLE_CASES, SAMPLE_SEED
+
+    release = read_release(sample_release)
+    assert release.provenance == {"origin": "nova sample", "cases": SAMPLE_CASES, "seed": SAMPLE_SEED}
+    out = tmp_path / "nova-export"
+    export_release(sample_release, out, progress=False)
+    [notice] = _notice_of(out / "README.md")
+    assert f"`nova sample --cases {SAMPLE_CASES} --seed {SAMPLE_SEED}`" in notice and "not the NOVA release" in notice
+    # A re-export of the export keeps it (the shards carry it beside datasets' metadata) ...
+    again = tmp_path / "again"
+    export_release(out, again, progress=False)
+    assert read_release(out).provenance == release.provenance
+    assert _notice_of(again / "README.md") == [notice]
+    assert datasets.load_dataset(str(again), "images", split="test").num_rows == release.n_images
+    # ... an explicit notice replaces it and "" removes it.
+    export_release(sample_release, tmp_path / "own", card_notice="Internal copy.", progress=False)
+    assert _notice_of(tmp_path / "own" / "README.md") == ["> Internal copy."]
+    export_release(sample_release, tmp_path / "none", card_notice="", progress=False)
+    assert _notice_of(tmp_path / "none" / "README.md") == []
+
+
+def test_a_release_novabench_did_not_make_gets_no_notice(release_dir: Path, tmp_path: Path) -> None:
+    assert read_release(release_dir).provenance is None  # written like the official files
+    export_release(release_dir, tmp_path / "out", progress=False)
+    assert _notice_of(tmp_path / "out" / "README.md") == []
+
+
+def test_card_usage_snippets_load_a_path_that_works(release_dir: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "my-export"
+    export_release(release_dir, out, progress=False)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert 'load_dataset("./my-export", "images", split="test")' in card
+    monkeypatch.chdir(tmp_path)  # the snippet is relative to the folder's parent
+    assert datasets.load_dataset("./my-export", "images", split="test").num_rows == read_release(release_dir).n_images
+    assert main(["export", str(release_dir), str(tmp_path / "o2"), "--quiet", "--card-hub-id", "lab/nova"]) == 0
+    assert 'load_dataset("lab/nova", "cases", split="test")' in (tmp_path / "o2" / "README.md").read_text()

@@ -14,6 +14,7 @@ from PIL import Image
 
 from novabench.cli import main
 from novabench.data.ingest import IngestCase, IngestSeries, ingest_volumes, read_manifest
+from novabench.data.release import read_release
 from novabench.errors import NovaInputError
 
 SHAPE = (20, 40, 10)  # x (left->right), y (posterior->anterior), z (inferior->superior)
@@ -64,6 +65,8 @@ def test_axial_box_of_a_cube_matches_hand_computation(tmp_path: Path) -> None:
     assert pixels.shape == (480, 480)
     assert pixels[312 + 12 : 312 + 36, 264 + 12 : 264 + 36].min() == 255
     assert pixels[:, :120].max() == 0 and pixels[:, 360:].max() == 0
+    # The parquet says who made it (schema metadata; official readers ignore the key).
+    assert read_release(out).provenance == {"origin": "nova ingest"}
 
 
 def test_coronal_anisotropic_voxels_keep_aspect(tmp_path: Path) -> None:

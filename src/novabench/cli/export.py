@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     Example:
         >>> run(argparse.Namespace(release="r", out="o", format="parquet", overwrite=False, push=None,
         ...     private=False, max_shard_mb=0, include_raters=False, pretty_name="NOVA", card_notice=None,
-        ...     quiet=True))
+        ...     card_hub_id=None, quiet=True))
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: --max-shard-mb: must be positive, got 0
@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
         include_raters=args.include_raters,
         pretty_name=args.pretty_name,
         card_notice=args.card_notice,
+        card_hub_id=args.card_hub_id,
         progress=not args.quiet,
     )
     print(summary.describe())
@@ -84,7 +85,15 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--pretty-name", default="NOVA", help="dataset name in the card (default: NOVA)")
     parser.add_argument(
-        "--card-notice", metavar="TEXT", help="paragraph quoted under the card title, e.g. 'Synthetic sample'"
+        "--card-notice",
+        metavar="TEXT",
+        help="paragraph quoted under the card title (default: a notice for nova sample / nova "
+        "ingest output, none for the official release; '' for none)",
+    )
+    parser.add_argument(
+        "--card-hub-id",
+        metavar="REPO",
+        help="id the card's load_dataset examples use (default: --push, else ./OUT's folder name)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)

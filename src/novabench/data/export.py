@@ -66,6 +66,8 @@ from novabench.data.release import (
     NovaRelease,
     iter_case_rows,
     iter_image_rows,
+    provenance_metadata,
+    provenance_notice,
     read_release,
 )
 from novabench.data.schema import case_features, image_features
@@ -252,10 +254,15 @@ class _ShardWriter:
         max_shard_bytes: int,
         rows_per_shard: int | None,
         source: str,
+        provenance: Mapping[str, Any] | None = None,
     ) -> None:
         self.folder = folder
         self.features = features
         self.schema = features.arrow_schema
+        if provenance:  # kept beside datasets' own "huggingface" key, so a re-export knows it
+            self.schema = self.schema.with_metadata(
+                {**(self.schema.metadata or {}), **provenance_metadata(provenance)}
+            )
         self.options = _column_options(features)
         self.max_shard_bytes = max_shard_bytes
         self.rows_per_shard = rows_per_shard
@@ -390,6 +397,7 @@ def _write_parquet(
         max_shard_bytes=max_shard_bytes,
         rows_per_shard=rows_per_shard,
         source=str(release.root),
+        provenance=release.provenance,
     )
     bar = tqdm(
         _image_rows(release), total=release.n_images, desc="export images", unit="img", disable=not progress
@@ -408,6 +416,7 @@ def _write_parquet(
         max_shard_bytes=max(max_shard_bytes, DEFAULT_MAX_SHARD_BYTES),
         rows_per_shard=None,
         source=str(release.root),
+        provenance=release.provenance,
     )
     for row in iter_case_rows(release):
         if first_case is None:
@@ -424,7 +433,7 @@ def _write_parquet(
         hub_id=hub_id,
         image_instance=_preview_row(first_image),
         case_instance=_preview_row(first_case),
-        notice=notice,
+        notice=notice if notice is not None else provenance_notice(release.provenance),
     )
     check_dataset_card(card, features)  # a card the Hub would misread is our bug: fail here
     (staging / "README.md").write_text(card, encoding="utf-8")
@@ -668,6 +677,7 @@ def export_release(
     include_raters: bool = False,
     pretty_name: str = "NOVA",
     card_notice: str | None = None,
+    card_hub_id: str | None = None,
     progress: bool = True,
 ) -> ExportSummary:
     """Export a release folder as a Hub-ready Parquet dataset (default) or a COCO folder.
@@ -686,8 +696,11 @@ def export_release(
         private: create the Hub repository private.
         include_raters: COCO only: also write ``annotations/raters.json``.
         pretty_name: dataset name in the card.
-        card_notice: a paragraph quoted under the card's title, e.g. "Synthetic sample, not
-            the NOVA release" when exporting ``nova sample`` output.
+        card_notice: a paragraph quoted under the card's title. By default, data made by
+            ``nova sample`` or ``nova ingest`` (recorded in its parquet metadata) gets a
+            notice saying so, and the official release none; ``""`` suppresses it.
+        card_hub_id: the id the card's usage snippets load (default: ``push_to``, else
+            ``"./<out folder name>"``, a path relative to the folder's parent).
         progress: show tqdm progress bars.
 
     Returns:
@@ -733,7 +746,7 @@ def export_release(
                     max_shard_bytes=max_shard_bytes,
                     rows_per_shard=rows_per_shard,
                     pretty_name=pretty_name,
-                    hub_id=push_to or out.name,
+                    hub_id=card_hub_id or push_to or f"./{out.name}",
                     notice=card_notice,
                     progress=progress,
                 )

@@ -557,9 +557,17 @@ def _case_texts(case: IngestCase) -> dict[str, str]:
     return {**{key: getattr(case, key) for key in FIXED_META_KEYS}, **dict(case.extras)}
 
 
-def _write_v1(root: Path, images: Sequence[_Image], metas: Mapping[str, Mapping[str, str | None]], meta_keys: Sequence[str]) -> None:
+def _write_v1(
+    root: Path,
+    images: Sequence[_Image],
+    metas: Mapping[str, Mapping[str, str | None]],
+    meta_keys: Sequence[str],
+    provenance: Mapping[str, Any],
+) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from novabench.data.release import provenance_metadata
 
     box_type = pa.struct([pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())])
     schema = pa.schema(
@@ -572,7 +580,8 @@ def _write_v1(root: Path, images: Sequence[_Image], metas: Mapping[str, Mapping[
             pa.field("split", pa.string()),
             pa.field("meta", pa.struct([pa.field(key, pa.string()) for key in meta_keys])),
             pa.field("bboxes", pa.list_(box_type)),
-        ]
+        ],
+        metadata=provenance_metadata(provenance),  # so an export's card can say what this is
     )
     rows = [
         {
@@ -651,6 +660,7 @@ def ingest_volumes(
     row_shuffle_seed: int | None = None,
     progress: bool = True,
     source: str = "cases",
+    provenance: Mapping[str, Any] | None = None,
 ) -> Path:
     """Cut, window and annotate NIfTI series into a release in the NOVA layout.
 
@@ -668,6 +678,9 @@ def ingest_volumes(
             official release whose rows are not sorted by filename.
         progress: show a tqdm progress bar.
         source: how to name the input in error messages (e.g. the manifest path).
+        provenance: what made the release, stored in the v1 parquet's schema metadata
+            (default ``{"origin": "nova ingest"}``); ``nova export`` turns it into the
+            card's notice. CSV (legacy) files cannot carry it.
 
     Returns:
         The release folder.
@@ -735,7 +748,7 @@ def ingest_volumes(
             if row_shuffle_seed is not None:
                 images = list(images)
                 random.Random(row_shuffle_seed).shuffle(images)
-            _write_v1(staging, images, metas, meta_keys)
+            _write_v1(staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"})
         else:
             _write_legacy(staging, images, metas, meta_keys)
         _publish(staging, out_dir)

@@ -38,7 +38,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal
@@ -206,6 +206,7 @@ class NovaRelease:
     images: list[ImageRecord]
     extra_meta_keys: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] | None = None  # set when novabench made it (sample, ingest)
 
     def cases(self) -> list[CaseRecord]:
         """Cases ordered by case id, each with its images ordered by scan id and filename."""
@@ -927,8 +928,80 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
         raws, extra_keys = _read_export(root, warnings)
     images = _build_records(root, layout, raws, extra_keys, warnings)
     return NovaRelease(
-        root=root, layout=layout, images=images, extra_meta_keys=tuple(extra_keys), warnings=warnings
+        root=root,
+        layout=layout,
+        images=images,
+        extra_meta_keys=tuple(extra_keys),
+        warnings=warnings,
+        provenance=_read_provenance(root, layout, warnings),
     )
+
+
+# --------------------------------------------------------------------------- provenance
+
+PROVENANCE_METADATA_KEY = b"novabench.provenance"
+
+
+def provenance_metadata(provenance: Mapping[str, Any]) -> dict[bytes, bytes]:
+    """Parquet schema metadata recording which novabench command made a release or export.
+
+    Readers that do not know the key ignore it, so the file stays in the official layout.
+
+    Example:
+        >>> provenance_metadata({"origin": "nova sample", "cases": 2, "seed": 0})
+        {b'novabench.provenance': b'{"cases": 2, "origin": "nova sample", "seed": 0}'}
+    """
+    return {PROVENANCE_METADATA_KEY: json.dumps(dict(provenance), sort_keys=True).encode()}
+
+
+def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
+    """The card notice for data novabench made itself; None for anything else.
+
+    Example:
+        >>> print(provenance_notice({"origin": "nova sample", "cases": 40, "seed": 0}))
+        Synthetic sample made by novabench (`nova sample --cases 40 --seed 0`), not the NOVA release: slices of the MNI152 template with synthetic lesions, for trying the toolkit. Scores on it say nothing about clinical ability.
+        >>> provenance_notice(None) is None
+        True
+    """
+    if not provenance:
+        return None
+    origin = provenance.get("origin")
+    if origin == "nova sample":
+        return (
+            f"Synthetic sample made by novabench (`nova sample --cases {provenance.get('cases')} "
+            f"--seed {provenance.get('seed')}`), not the NOVA release: slices of the MNI152 "
+            "template with synthetic lesions, for trying the toolkit. Scores on it say nothing "
+            "about clinical ability."
+        )
+    if origin == "nova ingest":
+        return (
+            "Built with `nova ingest` from local NIfTI volumes and lesion masks, not the NOVA "
+            "release: see its maintainers for the source, consent and licence of the images."
+        )
+    return None
+
+
+def _read_provenance(root: Path, layout: Layout, warnings: list[str]) -> dict[str, Any] | None:
+    """The provenance stored in the parquet schema metadata (v1 or export layout), if any."""
+    if layout == "v1":
+        path = root / V1_PARQUET
+    elif layout == "export":
+        shards = sorted((root / EXPORT_IMAGE_DIR).glob("[!.]*.parquet"))
+        if not shards:
+            return None
+        path = shards[0]
+    else:
+        return None  # CSV files carry no metadata
+    metadata = pq.read_schema(path).metadata or {}
+    raw = metadata.get(PROVENANCE_METADATA_KEY)
+    if raw is None:
+        return None
+    try:
+        provenance = json.loads(raw)
+    except ValueError:
+        warnings.append(f"{path.relative_to(root).as_posix()}: unreadable novabench provenance ignored")
+        return None
+    return provenance if isinstance(provenance, dict) else None
 
 
 # --------------------------------------------------------------------------- dataset rows

@@ -455,6 +455,7 @@ def write_sample_release(
         row_shuffle_seed=seed,  # the official parquet is not sorted by filename either
         progress=progress,
         source="sample release",
+        provenance={"origin": "nova sample", "cases": n_cases, "seed": seed},
     )
 
 
