@@ -35,6 +35,16 @@ def test_metric_space_builds_and_scores_its_examples() -> None:
     assert result["hit@50"] == 0.5 and result["FNR"] == 0.5
 
 
+def test_metric_space_captioning_with_and_without_the_bundled_bertscore_model() -> None:
+    app = load_app("metrics/nova_metric/app.py")
+    predictions, references = app.EXAMPLES["captioning"]
+    without = app.score("captioning", json.dumps(predictions), json.dumps(references))
+    assert "BERTScore-F1" not in without and "error" not in without
+    with_model = app.score("captioning", json.dumps(predictions), json.dumps(references), True)
+    assert 0.0 < with_model["BERTScore-F1"] <= 1.0 and "_L6_" in with_model["BERTScore_hash"]
+    assert with_model["ROUGE-L"] == without["ROUGE-L"]
+
+
 def test_metric_space_reports_bad_json_and_bad_boxes() -> None:
     app = load_app("metrics/nova_metric/app.py")
     assert "not valid JSON" in app.score("captioning", "[", "[]")["error"]

@@ -452,6 +452,8 @@ def test_transformers_backend_end_to_end_on_a_tiny_llava(release, tiny_llava, tm
             ]  # a fixed-size processor: the original size is kept
     manifest = read_manifest(out)
     assert manifest["backend"]["model_class"] == "LlavaForConditionalGeneration"
+    # Which image backend transformers chose (torchvision or PIL) is part of the record.
+    assert manifest["backend"]["image_processor_class"] == "LlavaImageProcessorPil"  # no torchvision here
     assert manifest["runtime"]["batch_size"] == 3 and manifest["runtime"]["device"] == "cpu"
 
     # Mixed image and text requests in one call are split into separate batches.

@@ -318,12 +318,17 @@ class TransformersBackend:
             "revision": self._requested["revision"] or getattr(config, "_commit_hash", None),
             "model_class": type(model).__name__,
             "processor_class": type(getattr(self.pipeline, "processor", None)).__name__,
+            # transformers 5 picks a torchvision or a PIL image backend by what is installed;
+            # their resizing can differ, so the run records which one it was.
+            "image_processor_class": type(
+                getattr(getattr(self.pipeline, "processor", None), "image_processor", None)
+            ).__name__,
             "device": str(getattr(self.pipeline, "device", None)),
             "device_map": "auto" if self._requested["device"] == "auto" else None,
             "dtype": str(getattr(model, "dtype", None)),
             "batch_size": self.batch_size,
             "generation": {"max_new_tokens": self.max_new_tokens, **self.generate_kwargs},
-            "versions": _library_versions("transformers", "torch", "tokenizers"),
+            "versions": _library_versions("transformers", "torch", "torchvision", "tokenizers"),
         }
 
     def _input_size(self, image: Any) -> tuple[int, int]:
