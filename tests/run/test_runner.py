@@ -292,6 +292,26 @@ def test_resuming_with_another_configuration_is_refused(release, tmp_path):
     assert read_manifest(out)["model"] == "other-model" and read_manifest(out)["tasks"] == ["diagnosis"]
 
 
+def test_a_run_on_the_release_resumes_on_its_export_and_not_on_other_data(sample_release, tmp_path):
+    from novabench.data.export import export_release
+
+    # The sample's boxes survive float32 exactly, so its export has the same fingerprint
+    # (release_dir's deliberately float32-unfriendly boxes would not).
+    release = read_release(sample_release)
+    out = tmp_path / "raw.jsonl"
+    run_model(release, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False, limit=3)
+    exported = read_release(export_release(sample_release, tmp_path / "export", progress=False).out_dir)
+    assert exported.layout == "export" and exported.fingerprint() == release.fingerprint()
+    summary = run_model(exported, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False)
+    assert summary.counts["captioning"]["done_before"] == 3 and summary.complete
+    # Other content (one caption changed) is still refused.
+    edited = read_release(sample_release)
+    edited.images[0].caption = (edited.images[0].caption or "") + " Edited."
+    with pytest.raises(NovaInputError) as caught:
+        run_model(edited, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False)
+    assert caught.value.field == "release"
+
+
 def test_a_foreign_file_is_never_appended_to(release, tmp_path):
     out = tmp_path / "mine.jsonl"
     out.write_text('{"case_id": "case0001", "diagnoses": ["x"]}\n')

@@ -265,9 +265,19 @@ def _split_description(description: Mapping[str, Any]) -> tuple[dict[str, Any], 
 
 
 def _check_resumable(existing: Mapping[str, Any], manifest: Mapping[str, Any], path: Path) -> None:
-    """Refuse to append answers of another configuration to a file."""
+    """Refuse to append answers of another configuration to a file.
+
+    The release is compared by content (fingerprint and counts), not by layout: the same
+    data read from the official folder or from its ``nova export`` may resume each other.
+    """
+
+    def comparable(key: str, value: Any) -> Any:
+        if key == "release" and isinstance(value, Mapping):
+            return {name: item for name, item in value.items() if name != "layout"}
+        return value
+
     for key in ("backend", "box_convention", "shard", "release"):
-        if existing.get(key) != manifest.get(key):
+        if comparable(key, existing.get(key)) != comparable(key, manifest.get(key)):
             raise NovaInputError(
                 f"the file was written by a different configuration ({key}: {existing.get(key)!r} now "
                 f"{manifest.get(key)!r}); write to a new output file",
