@@ -7,10 +7,11 @@ callable ``(reference, candidate) -> bool``. The default, :class:`LexiconDiagnos
 is deterministic and offline; an LLM judge (:mod:`novabench.metrics.judge`) follows the
 paper's protocol more closely and plugs in the same way.
 
-Cases whose reference is ``None``, blank or a placeholder ("Final diagnosis not found.", as
-recognised by :func:`novabench.data.release.is_placeholder_diagnosis`, the dataset reader's
-rule) have no ground truth: they are left out of both denominators and counted in
-``n_cases_without_reference``.
+Cases whose reference is a placeholder ("Final diagnosis not found.", as recognised by
+:func:`novabench.data.release.is_placeholder_diagnosis`), or a ``cases`` row whose
+``final_diagnosis`` is null or blank (the dataset reader's rule), have no ground truth: they
+are left out of both denominators and counted in ``n_cases_without_reference``. A plain
+reference string that is None or blank is an input error.
 
 Example:
     >>> result = score_diagnosis(
@@ -560,8 +561,17 @@ class DiagnosisEvaluation:
         ]
 
 
+# The official release's own wording for a case without a diagnosis; a `cases` row whose
+# final_diagnosis is null or blank stands for the same thing (is_placeholder_diagnosis).
+NO_DIAGNOSIS_PLACEHOLDER = "Final diagnosis not found."
+
+
 def _read_reference(index: int, reference: Any) -> tuple[str, str | None]:
-    """The reference text ("" for None: no ground truth, like a placeholder) and case id."""
+    """The reference text and case id.
+
+    A dataset row with a null or blank ``final_diagnosis`` has no ground truth (the
+    reader's rule); a plain reference that is None or blank is an input error.
+    """
     record = f"example {index}"
     case_id = None
     if isinstance(reference, Mapping):
@@ -574,13 +584,16 @@ def _read_reference(index: int, reference: Any) -> tuple[str, str | None]:
                                  record=record, field="final_diagnosis")
         reference = reference["final_diagnosis"]
         field = "final_diagnosis"
+        if reference is None or (isinstance(reference, str) and not reference.strip()):
+            return NO_DIAGNOSIS_PLACEHOLDER, case_id
     else:
         field = "reference"
-    if reference is None:
-        return "", case_id  # missing ground truth, as the dataset reader treats it
     if not isinstance(reference, str):
         raise NovaInputError(f"expected a string, got {type(reference).__name__}",
                              source="references", record=record, field=field)
+    if not reference.strip():
+        raise NovaInputError("the reference diagnosis is empty", source="references",
+                             record=record, field=field)
     return reference, case_id
 
 
@@ -640,9 +653,10 @@ def prepare_diagnosis(
             legal (a miss).
         references: per case, the final diagnosis: a string or a ``cases`` row (a mapping
             with ``final_diagnosis``, optionally ``case_id`` for messages). A reference
-            without ground truth (``None``, blank, or a placeholder such as "Final diagnosis
-            not found.", see ``novabench.data.release.is_placeholder_diagnosis``) is
-            excluded and counted, as the dataset reader counts it.
+            without ground truth (a placeholder such as "Final diagnosis not found.", see
+            ``novabench.data.release.is_placeholder_diagnosis``, or a row whose
+            ``final_diagnosis`` is null or blank, as the dataset reader counts it) is
+            excluded and counted. A plain reference that is None or blank is an error.
         matcher: any callable ``(reference, candidate) -> bool``; defaults to
             :class:`LexiconDiagnosisMatcher`.
 
@@ -651,7 +665,7 @@ def prepare_diagnosis(
 
     Raises:
         NovaInputError: different lengths, a reference row without a ``final_diagnosis``
-            key, a reference that is neither a string nor ``None``, a prediction list that is not a list, a prediction that is not a
+            key, a plain reference that is not a string or is blank, a prediction list that is not a list, a prediction that is not a
             string, or a matcher verdict that is not a bool. The message names the example
             index and field.
 

@@ -193,7 +193,10 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
             value = _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
             out.append(_text(value, record, "references", allow_empty=True))
         elif task == "diagnosis":
-            value = _field(item, "final_diagnosis", record, "references") if isinstance(item, Mapping) else item
+            if isinstance(item, Mapping):
+                value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
+            else:
+                value = item
             out.append(_text(value, record, "references", allow_empty=True))
         else:
             if not isinstance(item, Mapping):
@@ -205,7 +208,7 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
                     "boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes"),
                     "caption": _text(_field(item, "caption", record, "references"), record, "references.caption", allow_empty=True),
                     "final_diagnosis": _text(
-                        _field(item, "final_diagnosis", record, "references"),
+                        _row_diagnosis(_field(item, "final_diagnosis", record, "references")),
                         record,
                         "references.final_diagnosis",
                         allow_empty=True,
@@ -589,6 +592,15 @@ def _field(item: Any, key: str, record: str, field: str) -> Any:
     if key not in item:
         raise NovaInputError(f"missing key '{key}'", record=record, field=f"{field}.{key}")
     return item[key]
+
+
+def _row_diagnosis(value: Any) -> Any:
+    """A dataset row's null or blank final diagnosis is the release saying "none" (counted)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        from novabench.metrics.diagnosis import NO_DIAGNOSIS_PLACEHOLDER
+
+        return NO_DIAGNOSIS_PLACEHOLDER
+    return value
 
 
 def _text(value: Any, record: str, field: str, *, allow_empty: bool = False) -> str:

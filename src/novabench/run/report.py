@@ -284,7 +284,10 @@ def _task_inputs(task: str, loaded: _Loaded) -> tuple[list[Any], list[Any]]:
                     field="caption",
                 )
         return predictions.captions(), [image.caption for image in release.images]
-    return predictions.diagnoses(), [case.final_diagnosis for case in release.cases()]
+    # Rows, not strings: a null diagnosis in the release is "no ground truth" (counted).
+    return predictions.diagnoses(), [
+        {"case_id": case.case_id, "final_diagnosis": case.final_diagnosis} for case in release.cases()
+    ]
 
 
 def _task_options(
