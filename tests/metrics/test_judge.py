@@ -232,7 +232,7 @@ def test_rate_limit_then_success_is_retried(server: ScriptedChatServer) -> None:
 
 def test_timeout_is_retried(server: ScriptedChatServer) -> None:
     server.script.append(("stall", None))  # held until the test ends, far beyond the timeout
-    judge = _judge(server, timeout=0.3)
+    judge = _judge(server, timeout=1.0)  # room for the second, normal reply on a loaded machine
     assert judge("Glioma", "glioma") is True
     assert len(server.requests) == 2 and judge.stats.retries == 1
 
