@@ -297,6 +297,7 @@ V1_BAD_INPUTS = {
     "relative escape": (_set("case0003_002.png", "image_path", "../case0003_002.png"), "case0003_002.png", "image_path", "escapes"),
     "absolute path": (_set("case0003_002.png", "image_path", "/etc/hostname"), "case0003_002.png", "image_path", "escapes"),
     "missing image": (_set("case0003_002.png", "_image", None), "case0003_002.png", "image_path", "not found"),
+    "null image path": (_set("case0003_002.png", "image_path", None), "case0003_002.png", "image_path", "non-empty string"),
     "corrupt png": (_set("case0003_002.png", "_image", png_bytes(SMALL)[:60]), "case0003_002.png", "image_path", "corrupt"),
     "not a png": (_set("case0003_002.png", "_image", b"GIF89a" + b"\0" * 40), "case0003_002.png", "image_path", "corrupt"),
     "nan x": (_set_box("case0003_001.png", x=math.nan), "case0003_001.png", "bboxes[0].x", "finite"),

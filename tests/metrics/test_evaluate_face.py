@@ -255,6 +255,8 @@ def test_reference_box_format_and_missing_reference_keys() -> None:
         ([{"boxes": ((1, 1, 5, np.bool_(True)),)}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
         ([{"boxes": [[1, 1, 5, 5]], "scores": np.array([True])}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.scores[0]"),
         ([{"boxes": [[1, 1, 5, 5]]}], [{"boxes": [[1, 1, 5, False]]}], "references.boxes[0]"),
+        ([{"boxes": [np.array([False, False, True, True])]}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
+        ([{"boxes": [[0.5, 1, 5, True]]}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
     ],
 )
 def test_face_refuses_booleans_that_arrow_would_store_as_numbers(predictions: list, references: list,

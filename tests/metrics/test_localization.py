@@ -463,3 +463,28 @@ def test_booleans_are_refused_as_box_values_and_scores() -> None:
     with pytest.raises(NovaInputError) as info:
         score_localization([{"boxes": [[0, 0, 10, 10]], "scores": [False]}], gold)
     assert info.value.field.startswith("predictions.scores")
+
+
+def test_booleans_beside_floats_are_refused_too() -> None:
+    # numpy turns [0.5, 0, 10, True] into floats, hiding the boolean from a dtype check.
+    with pytest.raises(NovaInputError) as info:
+        validate_boxes([[0.5, 0, 10, True]], record="example 3")
+    assert info.value.record == "example 3" and info.value.field == "boxes[0]"
+    with pytest.raises(NovaInputError) as info:
+        score_localization([{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0.5, 0, 10, np.True_]]}],
+                           [GOLD, GOLD])
+    assert info.value.record == "example 1" and info.value.field == "predictions.boxes[0]"
+    with pytest.raises(NovaInputError) as info:
+        score_localization([{"boxes": []}], [{"boxes": [[0.5, 0, 10, False]]}])
+    assert info.value.record == "example 0" and info.value.field == "references.boxes[0]"
+
+
+def test_array_entry_point_refuses_boolean_arrays() -> None:
+    from novabench.metrics.localization import prepare_localization_from_arrays
+
+    boxes, counts = np.array([[0, 0, 10, 10.0]]), np.array([1])
+    with pytest.raises(NovaInputError, match="boolean"):
+        prepare_localization_from_arrays(boxes, counts, boxes, counts, det_scores=np.array([True]))
+    with pytest.raises(NovaInputError, match="boolean") as info:
+        prepare_localization_from_arrays(np.ones((1, 4), dtype=bool), counts, boxes, counts)
+    assert info.value.field == "predictions.boxes"

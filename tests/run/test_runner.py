@@ -304,6 +304,13 @@ def test_a_run_on_the_release_resumes_on_its_export_and_not_on_other_data(sample
     assert exported.layout == "export" and exported.fingerprint() == release.fingerprint()
     summary = run_model(exported, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False)
     assert summary.counts["captioning"]["done_before"] == 3 and summary.complete
+    # Shards of one run made on the folder and on its export merge too (same content).
+    shards = [tmp_path / "s0.jsonl", tmp_path / "s1.jsonl"]
+    for index, data in enumerate((release, exported)):
+        run_model(data, tasks="diagnosis", backend=ScriptedBackend(), out_path=shards[index],
+                  shard=(index, 2), progress=False)
+    assert main(["merge", *map(str, shards), "--out", str(tmp_path / "m.jsonl"),
+                 "--data", str(sample_release)]) == 0
     # Other content (one caption changed) is still refused.
     edited = read_release(sample_release)
     edited.images[0].caption = (edited.images[0].caption or "") + " Edited."
@@ -560,6 +567,27 @@ def test_a_model_that_cannot_be_loaded_is_a_clear_error_not_a_traceback(release_
     assert code == 2
     assert "cannot load" in err and str(missing) in err and "--model" in err
     assert "Traceback" not in err and not out.exists()
+
+
+def test_out_of_memory_at_load_is_not_dressed_up_as_a_wrong_model(monkeypatch):
+    import sys
+    import types
+
+    import torch
+
+    def out_of_memory(**_):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    def missing(**_):
+        raise OSError("no such repo")
+
+    # A stand-in transformers module: _load imports `pipeline` from it at call time.
+    monkeypatch.setitem(sys.modules, "transformers", types.SimpleNamespace(pipeline=out_of_memory))
+    with pytest.raises(torch.OutOfMemoryError):
+        TransformersBackend("some/model")
+    monkeypatch.setitem(sys.modules, "transformers", types.SimpleNamespace(pipeline=missing))
+    with pytest.raises(NovaInputError, match="cannot load 'some/model'.*no such repo"):
+        TransformersBackend("some/model")
 
 
 def test_trust_remote_code_reaches_the_pipeline(monkeypatch, release_dir, tmp_path):

@@ -87,8 +87,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--card-notice",
         metavar="TEXT",
-        help="paragraph quoted under the card title (default: a notice for nova sample / nova "
-        "ingest output, none for the official release; '' for none)",
+        help="paragraph quoted under the card title (default: a notice for v1-layout nova sample / "
+        "nova ingest output, which records its origin in the parquet; none otherwise; '' for none)",
     )
     parser.add_argument(
         "--card-hub-id",

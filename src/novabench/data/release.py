@@ -396,7 +396,8 @@ class _RawImage:
     image_path: Any
     meta: dict[str, Any]
     boxes: list[_RawBox] = field(default_factory=list)
-    image_bytes: Any = None  # export layout: the embedded PNG (image_path is then unused)
+    embedded: bool = False  # export layout: the PNG is in the row (image_path unused)
+    image_bytes: Any = None  # export layout: the embedded PNG
     size: tuple[Any, Any] | None = None  # export layout: the row's (width, height)
 
     def where(self) -> str:
@@ -684,6 +685,7 @@ def _read_export(root: Path, warnings: list[str]) -> tuple[list[_RawImage], list
                 caption=row["caption"],
                 image_path=None,
                 meta={},
+                embedded=True,
                 image_bytes=image.get("bytes") if isinstance(image, dict) else None,
                 size=(row["width"], row["height"]),
             )
@@ -752,7 +754,7 @@ def _embedded_image_size(raw: _RawImage) -> tuple[int, int]:
 
 def _image_size(root: Path, raw: _RawImage) -> tuple[Path | None, int, int]:
     """The image file and its size; for an embedded image (export layout) no file."""
-    if raw.image_path is None:
+    if raw.embedded:  # by layout, so a v1 row with a null image_path is named as such
         return (None, *_embedded_image_size(raw))
     where = dict(source=raw.source, record=raw.where(), field="image_path")
     relative = raw.image_path
@@ -825,7 +827,7 @@ def _check_identity(raw: _RawImage, seen: dict[str, str]) -> re.Match[str]:
         raise NovaInputError(
             f"duplicate filename, first seen at {seen[raw.filename]}", field="filename", **where
         )
-    seen[raw.filename] = raw.record
+    seen[raw.filename] = f"{raw.source}, {raw.record}"  # shards of an export are several files
     return match
 
 
@@ -862,7 +864,7 @@ def _build_records(
             if differing:
                 warnings.append(
                     f"{raw.source}, {raw.where()}: meta {', '.join(differing)} differ from "
-                    f"{first_raw.where()} of the same case; the values of {first.filename} were kept"
+                    f"{first_raw.source}, {first_raw.where()} of the same case; the values of {first.filename} were kept"
                 )
             meta = dict(kept)
         caption = _text(raw.caption)

@@ -145,10 +145,10 @@ def _as_box_array(boxes: Any) -> np.ndarray | None:
         return np.zeros((0, 4), dtype=np.float64)
     if raw.ndim != 2 or raw.shape[1] != 4 or raw.dtype.kind not in "iuf":
         return None
-    if raw.dtype.kind in "iu" and not isinstance(boxes, np.ndarray) and any(
+    if not isinstance(boxes, np.ndarray) and any(
         isinstance(value, (bool, np.bool_)) for box in boxes for value in box
     ):
-        return None  # numpy reads True among ints as 1; the slow path names the box
+        return None  # numpy reads True as 1 (or 1.0 beside a float); the slow path names it
     array = raw.astype(np.float64, copy=True)
     if not np.isfinite(array).all():
         return None

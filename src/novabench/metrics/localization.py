@@ -319,6 +319,8 @@ class _Inputs:
             (det_boxes, inputs.det_counts, "predictions.boxes", box_format),
             (gold_boxes, inputs.gold_counts, "references.boxes", reference_box_format),
         ):
+            if np.asarray(boxes).dtype == np.bool_:  # would become 0/1 silently
+                raise NovaInputError("box values must be numbers, got a boolean array", field=field)
             array = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
             if len(array) != int(counts.sum()):
                 raise NovaInputError(f"{len(array)} boxes for counts summing to {int(counts.sum())}", field=field)
@@ -332,6 +334,8 @@ class _Inputs:
         if det_scores is None:
             inputs.det_scores = np.ones(len(checked[0]), dtype=np.float64)
         else:
+            if np.asarray(det_scores).dtype == np.bool_:
+                raise NovaInputError("scores must be numbers, got a boolean array", field="predictions.scores")
             scores = np.asarray(det_scores, dtype=np.float64).reshape(-1)
             if len(scores) != len(checked[0]):
                 raise NovaInputError(f"{len(scores)} scores for {len(checked[0])} boxes", field="predictions.scores")

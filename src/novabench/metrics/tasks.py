@@ -654,13 +654,15 @@ def _reject_booleans_in_batch(items: list[dict[str, Any]], start_index: int, sid
         types = set(map(type, chain.from_iterable(boxes)))
         types.update(map(type, chain.from_iterable(item.get("scores") or () for item in items)))
     except TypeError:  # a malformed box; the per-item pass and Arrow's errors name it
-        types = set(_BOOLEAN_TYPES)
-    if types.isdisjoint(_BOOLEAN_TYPES):
+        types = None
+    if types is not None and types.isdisjoint(_BOOLEAN_TYPES):
         return
     for offset, item in enumerate(items):
         record = f"example {start_index + offset}"
         _reject_booleans(item["boxes"], record, f"{side}.boxes")
         _reject_booleans(item.get("scores") or (), record, f"{side}.scores")
+    if types is not None and not types.isdisjoint(_BOOLEAN_TYPES):  # pragma: no cover - defensive
+        raise NovaInputError("box values and scores must be numbers, got booleans", field=f"{side}.boxes")
 
 
 def _reject_booleans(values: Any, record: str, field: str) -> None:
@@ -670,7 +672,12 @@ def _reject_booleans(values: Any, record: str, field: str) -> None:
     must be caught here, before the batch is written.
     """
     for position, value in enumerate(values):
-        if type(value) is list or type(value) is tuple:
+        if isinstance(value, np.ndarray):
+            if value.dtype == np.bool_ or (value.dtype == object and any(
+                    isinstance(number, (bool, np.bool_)) for number in value.reshape(-1))):
+                raise NovaInputError(f"box values must be numbers, got {value.tolist()!r}", record=record,
+                                     field=f"{field}[{position}]")
+        elif type(value) is list or type(value) is tuple:
             if any(type(number) is bool or type(number) is np.bool_ for number in value):
                 raise NovaInputError(f"box values must be numbers, got {value!r}", record=record,
                                      field=f"{field}[{position}]")

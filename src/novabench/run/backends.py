@@ -278,6 +278,8 @@ class TransformersBackend:
         try:
             return pipeline(**kwargs)
         except (OSError, ValueError, KeyError, ImportError, RuntimeError) as error:
+            if type(error).__name__ == "OutOfMemoryError" or "out of memory" in str(error).lower():
+                raise  # not a wrong --model: the device is too small (try --dtype or --device)
             # transformers' own message is kept (chained); this one says what to do here.
             first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
             raise NovaInputError(

@@ -804,8 +804,24 @@ def write_manifest(predictions_path: str | os.PathLike, manifest: Mapping[str, A
     return path
 
 
+def release_identity(release_info: Any) -> Any:
+    """A manifest's ``release`` entry without its layout: the same content (fingerprint and
+    counts) read from the official folder or from its ``nova export`` is the same release.
+
+    Example:
+        >>> release_identity({"layout": "export", "fingerprint": "ab12", "n_images": 3})
+        {'fingerprint': 'ab12', 'n_images': 3}
+    """
+    if isinstance(release_info, Mapping):
+        return {key: value for key, value in release_info.items() if key != "layout"}
+    return release_info
+
+
 def _comparable(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in manifest.items() if key not in SHARD_SPECIFIC_KEYS}
+    kept = {key: value for key, value in manifest.items() if key not in SHARD_SPECIFIC_KEYS}
+    if "release" in kept:
+        kept["release"] = release_identity(kept["release"])
+    return kept
 
 
 def merge_prediction_files(

@@ -271,10 +271,10 @@ def _check_resumable(existing: Mapping[str, Any], manifest: Mapping[str, Any], p
     data read from the official folder or from its ``nova export`` may resume each other.
     """
 
+    from novabench.run.predictions import release_identity
+
     def comparable(key: str, value: Any) -> Any:
-        if key == "release" and isinstance(value, Mapping):
-            return {name: item for name, item in value.items() if name != "layout"}
-        return value
+        return release_identity(value) if key == "release" else value
 
     for key in ("backend", "box_convention", "shard", "release"):
         if comparable(key, existing.get(key)) != comparable(key, manifest.get(key)):
