@@ -196,3 +196,86 @@ def test_null_reference_fields_through_nova_evaluate(tmp_path: Path, capsys: pyt
     code = main(["evaluate", "--data", str(release_dir), "--predictions", str(predictions), "--out", str(out),
                  "--exclude", "BERTScore-F1"])
     assert code == 2 and rows[0]["filename"] in capsys.readouterr().err and not out.exists()
+
+
+def test_outputs_never_overwrite_the_inputs(sample_release: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    predictions = write_lines(tmp_path / "run.jsonl", perfect_lines(sample_release))
+    before = predictions.read_bytes()
+    base = ["--data", str(sample_release), "--exclude", "BERTScore-F1", "--bootstrap", "20"]
+    assert main(["evaluate", *base, "--predictions", str(predictions), "--out", str(predictions)]) == 2
+    assert "--out" in capsys.readouterr().err
+    manifest = tmp_path / "run.jsonl.manifest.json"
+    assert main(["evaluate", *base, "--predictions", str(predictions), "--out", str(manifest)]) == 2
+    assert not manifest.exists()
+    # A folder as --markdown is refused before the JSON report is written (nothing half done).
+    (tmp_path / "adir").mkdir()
+    out = tmp_path / "r.json"
+    assert main(["evaluate", *base, "--predictions", str(predictions), "--out", str(out),
+                 "--markdown", str(tmp_path / "adir")]) == 2
+    assert "is a folder" in capsys.readouterr().err and not out.exists()
+    assert main(["compare", *base, "--a", str(predictions), "--b", str(predictions), "--out", str(predictions)]) == 2
+    assert predictions.read_bytes() == before
+
+
+def test_report_json_is_strict_and_readable_by_the_lab(sample_release: Path, tmp_path: Path) -> None:
+    import os
+    import stat
+
+    # No predicted box at all: FP30 is undefined (NaN in Python), null in the file.
+    lines = [{"filename": image.filename, "boxes": []} for image in read_release(sample_release).images]
+    predictions = write_lines(tmp_path / "empty.jsonl", lines)
+    out = tmp_path / "report.json"
+    umask = os.umask(0o022)
+    try:
+        assert main(["evaluate", "--data", str(sample_release), "--predictions", str(predictions),
+                     "--out", str(out), "--bootstrap", "0"]) == 0
+    finally:
+        os.umask(umask)
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"non-standard JSON constant {constant}")
+
+    report = json.loads(out.read_text(), parse_constant=refuse)
+    assert report["tasks"]["localization"]["metrics"]["FP30"] is None
+    assert report["data"]["fingerprint"] == read_release(sample_release).fingerprint()
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+
+
+def test_a_run_made_on_other_data_is_refused_unless_allowed(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    first = write_v1_release(tmp_path / "first", default_rows(n_cases=3, image_size=(64, 64)), image_size=(64, 64))
+    rows = default_rows(n_cases=3, image_size=(64, 64))
+    rows[0]["caption_text"] = "Edited caption."
+    second = write_v1_release(tmp_path / "second", rows, image_size=(64, 64))
+    predictions = write_lines(tmp_path / "run.jsonl", perfect_lines(first))
+    write_manifest(predictions, {"model": "m", "release": {"fingerprint": read_release(first).fingerprint()}})
+    assert evaluate_predictions(first, predictions, n_resamples=0, tasks=["diagnosis"])["tasks"]
+    with pytest.raises(NovaInputError) as info:
+        evaluate_predictions(second, predictions, n_resamples=0, tasks=["diagnosis"])
+    assert info.value.field == "release.fingerprint" and "--allow-other-release" in str(info.value)
+    report = evaluate_predictions(second, predictions, n_resamples=0, tasks=["diagnosis"], allow_other_release=True)
+    assert report["tasks"]["diagnosis"]["metrics"]["top1"] == 1.0
+    out = tmp_path / "r.json"
+    assert main(["evaluate", "--data", str(second), "--predictions", str(predictions), "--out", str(out),
+                 "--task", "diagnosis"]) == 2 and not out.exists()
+    assert main(["evaluate", "--data", str(second), "--predictions", str(predictions), "--out", str(out),
+                 "--task", "diagnosis", "--allow-other-release"]) == 0
+
+
+def test_compare_shows_coverage_and_needs_resamples(sample_release: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    release = read_release(sample_release)
+    full = write_lines(tmp_path / "full.jsonl", [{"case_id": c.case_id, "diagnoses": ["glioma"]} for c in release.cases()])
+    partial = write_lines(tmp_path / "partial.jsonl", [{"case_id": release.cases()[0].case_id, "diagnoses": ["x"]}])
+    out = tmp_path / "cmp.json"
+    assert main(["compare", "--data", str(sample_release), "--a", str(full), "--b", str(partial),
+                 "--out", str(out), "--bootstrap", "50"]) == 0
+    printed = capsys.readouterr().out
+    n_cases = release.n_cases
+    assert f"A diagnosis: {n_cases}/{n_cases} answered, 0 missing" in printed
+    assert f"B diagnosis: 1/{n_cases} answered, {n_cases - 1} missing" in printed
+    assert json.loads(out.read_text())["coverage"]["diagnosis"]["b"]["missing"] == n_cases - 1
+    assert main(["compare", "--data", str(sample_release), "--a", str(full), "--b", str(partial),
+                 "--out", str(out), "--bootstrap", "0"]) == 2
+    assert "--bootstrap" in capsys.readouterr().err

@@ -42,6 +42,17 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
     from novabench.run.report import compare_predictions, render_comparison, write_report
 
+    from novabench._files import check_output_paths
+
+    check_output_paths({"--out": args.out}, [*args.a, *args.b])
+    if args.bootstrap < 1:
+        from novabench.errors import NovaInputError
+
+        raise NovaInputError(
+            "a comparison needs bootstrap resamples for its paired intervals and p-values "
+            "(default 1000)",
+            field="--bootstrap",
+        )
     options = scoring_options(args)
     comparison = compare_predictions(args.data, args.a, args.b, **options)
     if options["matcher"] is not None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from novabench.errors import NovaInputError
@@ -45,14 +44,16 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
     from novabench.run.report import evaluate_predictions, render_markdown, render_table, write_report
 
+    from novabench._files import check_output_paths, write_text_atomic
+
+    check_output_paths({"--out": args.out, "--markdown": args.markdown}, list(args.predictions))
     options = scoring_options(args)
     report = evaluate_predictions(args.data, args.predictions, **options)
     if options["matcher"] is not None and "diagnosis" in report["tasks"]:
         report["tasks"]["diagnosis"]["notes"].append(judge_note(args, options["matcher"]))
     write_report(report, args.out)
     if args.markdown:
-        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.markdown).write_text(render_markdown(report), encoding="utf-8")
+        write_text_atomic(args.markdown, render_markdown(report))
     print(render_table(report))
     print(f"\nreport written to {args.out}" + (f" and {args.markdown}" if args.markdown else ""))
     return 0
@@ -64,6 +65,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
                         help="how raw localisation answers are read (auto, protocol, qwen, xyxy_norm1, ...); "
                              "default: the convention recorded in the run's manifest, else auto")
     parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
+    parser.add_argument("--allow-other-release", action="store_true",
+                        help="score a run whose manifest records another release fingerprint")
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bertscore-model", help="local BERTScore model path (default: roberta-large if cached)")
@@ -105,6 +108,7 @@ def scoring_options(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "tasks": args.task,
         "box_convention": args.box_convention,
+        "allow_other_release": args.allow_other_release,
         "n_resamples": args.bootstrap,
         "confidence": args.confidence,
         "seed": args.seed,

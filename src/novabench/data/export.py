@@ -53,6 +53,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from novabench import __version__
+from novabench._files import give_usual_permissions
 from novabench.citation import NOVA_ARXIV_URL, NOVA_LICENSE
 from novabench.data.card import (
     SPLIT,
@@ -176,19 +177,12 @@ def _commit_folder(staging: Path, out: Path) -> None:
         retired.unlink()
 
 
-def _usual_permissions(path: Path) -> None:
-    """mkdtemp/mkstemp create private (0700/0600) entries; an export should get the umask's mode."""
-    umask = os.umask(0)
-    os.umask(umask)
-    path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
-
-
 def _write_atomically(out: Path, writer: Any) -> Any:
     """Run ``writer(staging_folder)`` in a temporary sibling of ``out``; rename it to ``out`` on success."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
-        _usual_permissions(staging)
+        give_usual_permissions(staging)
         result = writer(staging)
         _commit_folder(staging, out)
     except BaseException:
@@ -566,7 +560,7 @@ def export_coco(
     handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.partial-", dir=out.parent)
     os.close(handle)
     try:
-        _usual_permissions(Path(temporary))
+        give_usual_permissions(Path(temporary))
         _dump_json(document, Path(temporary))
         os.replace(temporary, out)
     except BaseException:

@@ -39,6 +39,7 @@ from typing import Any, Literal, Union
 
 import numpy as np
 
+from novabench._files import give_usual_permissions
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -634,7 +635,9 @@ def _prepare_target(out_dir: Path, overwrite: bool) -> Path:
     if out_dir.exists() and not overwrite:
         raise NovaInputError("output folder exists; pass overwrite=True (--overwrite) to replace it", source=str(out_dir))
     out_dir.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    give_usual_permissions(staging)  # mkdtemp is private; a release is shared in a lab
+    return staging
 
 
 def _publish(staging: Path, out_dir: Path) -> None:

@@ -48,6 +48,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from novabench._files import give_usual_permissions
 from novabench.errors import NovaError, NovaInputError
 from novabench.metrics.diagnosis_lexicon import normalize_diagnosis
 
@@ -296,6 +297,7 @@ class _VerdictCache:
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
                 json.dump({"match": verdict, **details}, stream, ensure_ascii=False)
+            give_usual_permissions(temporary)
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from novabench._files import give_usual_permissions
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -797,6 +798,7 @@ def write_manifest(predictions_path: str | os.PathLike, manifest: Mapping[str, A
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())
+        give_usual_permissions(temporary)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -914,6 +916,7 @@ def merge_prediction_files(
                 handle.write(_dump(payload))
             handle.flush()
             os.fsync(handle.fileno())
+        give_usual_permissions(temporary)
         os.replace(temporary, out)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

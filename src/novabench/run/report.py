@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from novabench import __version__
+from novabench._files import give_usual_permissions, json_safe
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -49,6 +50,7 @@ def evaluate_predictions(
     *,
     tasks: Sequence[str] | None = None,
     box_convention: str | None = None,
+    allow_other_release: bool = False,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
@@ -65,6 +67,8 @@ def evaluate_predictions(
         box_convention: how raw localisation answers are read (see
             ``novabench.run.parsers.parse_localization``); by default the convention
             recorded in the run's manifest, else ``"auto"``.
+        allow_other_release: score a run whose manifest records another release
+            fingerprint (by default that is an error: the answers belong to other data).
         n_resamples: bootstrap resamples for confidence intervals (0: none).
         confidence: confidence level of the intervals.
         seed: bootstrap seed.
@@ -89,7 +93,7 @@ def evaluate_predictions(
         (['diagnosis'], 1)
     """
 
-    loaded = _load(data, predictions, tasks, box_convention)
+    loaded = _load(data, predictions, tasks, box_convention, allow_other_release=allow_other_release)
     summary = loaded.prediction_set.summary()
     stats = {"bootstrap_resamples": n_resamples, "confidence": confidence, "seed": seed}
     task_reports: dict[str, Any] = {}
@@ -120,6 +124,7 @@ def compare_predictions(
     *,
     tasks: Sequence[str] | None = None,
     box_convention: str | None = None,
+    allow_other_release: bool = False,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
@@ -139,6 +144,7 @@ def compare_predictions(
         predictions_b: predictions file(s) of model B.
         tasks: tasks to compare; by default every task both answer.
         box_convention: as in :func:`evaluate_predictions` (per run, from its manifest by default).
+        allow_other_release: as in :func:`evaluate_predictions`.
         n_resamples: bootstrap resamples.
         confidence: confidence level of the intervals.
         seed: bootstrap seed.
@@ -165,8 +171,10 @@ def compare_predictions(
     from novabench.data.release import read_release
 
     release = read_release(data)  # read and validated once for both models
-    loaded_a = _load(data, predictions_a, tasks, box_convention, release=release)
-    loaded_b = _load(data, predictions_b, tasks, box_convention, release=release)
+    loaded_a = _load(data, predictions_a, tasks, box_convention, release=release,
+                     allow_other_release=allow_other_release)
+    loaded_b = _load(data, predictions_b, tasks, box_convention, release=release,
+                     allow_other_release=allow_other_release)
     shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
     if not shared:
         raise NovaInputError("the two prediction sets answer no task in common", field="predictions")
@@ -179,11 +187,14 @@ def compare_predictions(
         compared[task] = paired_bootstrap(
             evaluation_a, evaluation_b, n_resamples=n_resamples, confidence=confidence, seed=seed
         )
+    summaries = {"a": loaded_a.prediction_set.summary(), "b": loaded_b.prediction_set.summary()}
     return {
         "a": _provenance(data, loaded_a),
         "b": _provenance(data, loaded_b),
         "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed, "paired": True},
         "tasks": compared,
+        # Missing answers score as misses; a difference can come from coverage alone.
+        "coverage": {task: {side: summaries[side][task] for side in ("a", "b")} for task in shared},
         "notes": notes,
     }
 
@@ -210,6 +221,17 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
                 f"{task:<13} {key:<12} {_percent(row['a']):>6} {_percent(row['b']):>6} "
                 f"{_signed(row['difference']):>6}  [{_signed(low)}, {_signed(high)}]  p={row['p_value']:.3f}"
             )
+    coverage = comparison.get("coverage") or {}
+    if coverage:
+        lines.append("")
+    for task in TASK_ORDER:
+        for side in ("a", "b"):
+            counts = coverage.get(task, {}).get(side)
+            if counts:
+                lines.append(
+                    f"{side.upper()} {task}: {counts['answered']}/{counts['items']} answered, "
+                    f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
+                )
     return "\n".join(lines)
 
 
@@ -236,6 +258,7 @@ def _load(
     box_convention: str | None,
     *,
     release: Any = None,
+    allow_other_release: bool = False,
 ) -> _Loaded:
     """Release (unless given) and predictions read, raw answers parsed, tasks to score decided."""
     from novabench.data.release import read_release
@@ -248,6 +271,23 @@ def _load(
         raise NovaInputError("no predictions file given", field="predictions")
     prediction_set = _read_all(paths, release, read_predictions)
     manifests = [read_manifest(p) for p in paths]
+    recorded_fingerprints = {
+        str(p): m["release"]["fingerprint"]
+        for p, m in zip(paths, manifests)
+        if m and isinstance(m.get("release"), Mapping) and m["release"].get("fingerprint")
+    }
+    if recorded_fingerprints and not allow_other_release:
+        fingerprint = release.fingerprint()
+        for path, recorded in recorded_fingerprints.items():
+            if recorded != fingerprint:
+                # Answers to other images or text would be scored against this ground truth.
+                raise NovaInputError(
+                    f"the run was made on other data (release fingerprint {recorded}, this one "
+                    f"{fingerprint}); score it against the data it was run on, or pass "
+                    "--allow-other-release (allow_other_release=True) if the change is intended",
+                    source=path,
+                    field="release.fingerprint",
+                )
     if box_convention is None:
         recorded = {m["box_convention"] for m in manifests if m and m.get("box_convention")}
         if len(recorded) > 1:
@@ -322,6 +362,7 @@ def _provenance(data: str | os.PathLike[str], loaded: _Loaded) -> dict[str, Any]
             "layout": loaded.release.layout,
             "n_images": len(loaded.release.images),
             "n_cases": len(loaded.release.cases()),
+            "fingerprint": loaded.release.fingerprint(),
         },
         "predictions": {
             "paths": [str(p) for p in loaded.paths],
@@ -472,8 +513,14 @@ def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        json.dump(report, stream, indent=2, allow_nan=True, default=str)
-        stream.write("\n")
-    os.replace(temporary, target)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            # Undefined metrics (NaN) are written as null: strict JSON readers refuse NaN.
+            json.dump(json_safe(report), stream, indent=2, allow_nan=False, default=str)
+            stream.write("\n")
+        give_usual_permissions(temporary)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
     return target
