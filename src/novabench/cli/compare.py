@@ -40,9 +40,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
-    from novabench.run.report import compare_predictions, render_comparison, write_report
-
     from novabench._files import check_output_paths
+    from novabench.run.report import compare_predictions, render_comparison, write_report
 
     check_output_paths({"--out": args.out}, [*args.a, *args.b])
     if args.bootstrap < 1:

@@ -42,9 +42,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
-    from novabench.run.report import evaluate_predictions, render_markdown, render_table, write_report
-
     from novabench._files import check_output_paths, write_text_atomic
+    from novabench.run.report import (
+        evaluate_predictions,
+        render_markdown,
+        render_table,
+        write_report,
+    )
 
     check_output_paths({"--out": args.out, "--markdown": args.markdown}, list(args.predictions))
     options = scoring_options(args)

@@ -165,10 +165,9 @@ def compare_predictions(
         >>> comparison["tasks"]["diagnosis"]["top1"]["difference"]
         0.0
     """
+    from novabench.data.release import read_release
     from novabench.metrics.stats import paired_bootstrap
     from novabench.metrics.tasks import prepare_task
-
-    from novabench.data.release import read_release
 
     release = read_release(data)  # read and validated once for both models
     loaded_a = _load(data, predictions_a, tasks, box_convention, release=release,
