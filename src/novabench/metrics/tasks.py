@@ -194,6 +194,11 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
             out.append(_text(value, record, "references", allow_empty=True))
         elif task == "diagnosis":
             if isinstance(item, Mapping):
+                if "filename" in item and "filenames" not in item:
+                    raise NovaInputError(
+                        "diagnosis is scored per case: pass `cases` rows, not `images` rows "
+                        "(one row per image would count a case once per image)",
+                        record=record, field="references")
                 value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
             else:
                 value = item
@@ -368,6 +373,53 @@ def explain_bad_batch(task: str, predictions: Sequence[Any], references: Sequenc
         validate_boxes(prediction["boxes"], record=record, field="predictions.boxes")
         validate_boxes(reference["boxes"], record=record, field="references.boxes")
         _scores(prediction["scores"], record, "predictions.scores", strict=True)
+
+
+def check_options(task: str, options: Mapping[str, Any]) -> None:
+    """Validate the keyword options of ``compute`` before any scoring starts.
+
+    The ``evaluate`` face calls this before handing its collected batches to
+    ``evaluate``'s ``compute``, which discards them once it runs: a mistyped option must
+    fail while the data can still be scored with a corrected call.
+
+    Raises:
+        NovaInputError: an unknown option, or a value its metric would refuse.
+
+    Example:
+        >>> check_options("localization", {"box_format": "xyxy", "max_detections": 10})
+        >>> check_options("localization", {"box_fromat": "xyxy"})
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: unknown option(s) ['box_fromat'] for task 'localization'; valid: ['bootstrap_resamples', 'box_format', 'confidence', 'max_detections', 'reference_box_format', 'seed']
+    """
+    stats, rest = _split_options(task, options)
+    from novabench.metrics.boxes import _check_box_format
+
+    for name in ("box_format", "reference_box_format"):
+        if name in rest:
+            _check_box_format(rest[name])
+    if "max_detections" in rest:
+        from novabench.metrics.localization import _check_max_detections
+
+        _check_max_detections(rest["max_detections"])
+    if "exclude" in rest:
+        from novabench.metrics.captioning import _validated_exclude
+
+        _validated_exclude(rest["exclude"])
+    if rest.get("keyword_averaging", "sample") not in ("sample", "micro"):
+        raise NovaInputError(f"must be 'sample' or 'micro', got {rest['keyword_averaging']!r}",
+                             field="keyword_averaging")
+    if task in ("captioning", "all"):
+        excluded = rest.get("exclude") or ()
+        if "BERTScore-F1" not in ([excluded] if isinstance(excluded, str) else list(excluded)):
+            from novabench.metrics.captioning import _resolve_bertscore_model
+
+            # The model must be at hand (no download) and have the layer asked for.
+            _resolve_bertscore_model(rest.get("bertscore_model"), rest.get("bertscore_num_layers"))
+    if stats.get("bootstrap_resamples"):
+        from novabench.metrics.stats import _check_settings
+
+        _check_settings(stats["bootstrap_resamples"], stats.get("confidence", 0.95))
 
 
 def _split_options(task: str, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -618,8 +670,14 @@ def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
         return []
     if isinstance(value, str):
         return [value] if value.strip() else []
-    if not isinstance(value, Iterable):
-        raise NovaInputError(f"expected a list of strings, got {type(value).__name__}", record=record, field=field)
+    if isinstance(value, (Mapping, set, frozenset)) or not isinstance(value, Iterable):
+        # A dict would be read as its keys (the prompt's JSON answer is a dict: parse it first)
+        # and a set has no order, so neither is a ranked list of diagnoses.
+        raise NovaInputError(
+            f"expected a list of diagnoses, most likely first, got {type(value).__name__}"
+            + ("; for the prompt's JSON answer pass [most_likely_diagnosis, *other_possible_diagnoses]"
+               if isinstance(value, Mapping) else ""),
+            record=record, field=field)
     items = list(value)
     for position, item in enumerate(items):
         if not isinstance(item, str):
@@ -648,14 +706,25 @@ _BOOLEAN_TYPES = (bool, np.bool_)
 
 
 def _reject_booleans_in_batch(items: list[dict[str, Any]], start_index: int, side: str) -> None:
-    """``_reject_booleans`` over plain box items, with one C-level pass when all is well."""
+    """``_reject_booleans`` over plain box items, with one C-level pass when all is well.
+
+    The same pass refuses NaN and infinite values, so the evaluate face names such a box
+    when its batch is added, not at ``compute()`` after every batch was collected.
+    (Negative sizes depend on ``box_format``, a ``compute()`` option: checked there.)
+    """
     try:
-        boxes = chain.from_iterable(item["boxes"] for item in items)
-        types = set(map(type, chain.from_iterable(boxes)))
-        types.update(map(type, chain.from_iterable(item.get("scores") or () for item in items)))
+        values = list(chain.from_iterable(chain.from_iterable(item["boxes"] for item in items)))
+        values.extend(chain.from_iterable(item.get("scores") or () for item in items))
+        types = set(map(type, values))
     except TypeError:  # a malformed box; the per-item pass and Arrow's errors name it
         types = None
     if types is not None and types.isdisjoint(_BOOLEAN_TYPES):
+        try:
+            finite = bool(np.isfinite(np.asarray(values, dtype=np.float64)).all()) if values else True
+        except (TypeError, ValueError):  # strings or nested junk: Arrow's errors name them
+            return
+        if not finite:
+            _name_non_finite(items, start_index, side)
         return
     for offset, item in enumerate(items):
         record = f"example {start_index + offset}"
@@ -663,6 +732,20 @@ def _reject_booleans_in_batch(items: list[dict[str, Any]], start_index: int, sid
         _reject_booleans(item.get("scores") or (), record, f"{side}.scores")
     if types is not None and not types.isdisjoint(_BOOLEAN_TYPES):  # pragma: no cover - defensive
         raise NovaInputError("box values and scores must be numbers, got booleans", field=f"{side}.boxes")
+
+
+def _name_non_finite(items: list[dict[str, Any]], start_index: int, side: str) -> None:
+    """Raise for the first NaN or infinite box value or score, naming example and field."""
+    for offset, item in enumerate(items):
+        record = f"example {start_index + offset}"
+        for position, box in enumerate(item["boxes"]):
+            if not np.isfinite(np.asarray(box, dtype=np.float64)).all():
+                raise NovaInputError(f"box values must be finite, got {list(box)!r}", record=record,
+                                     field=f"{side}.boxes[{position}]")
+        for position, score in enumerate(item.get("scores") or ()):
+            if not np.isfinite(float(score)):
+                raise NovaInputError(f"a score must be a finite number, got {score!r}", record=record,
+                                     field=f"{side}.scores[{position}]")
 
 
 def _reject_booleans(values: Any, record: str, field: str) -> None:
