@@ -372,7 +372,7 @@ def test_a_backend_that_loses_answers_stops_the_run(release, tmp_path):
         )
 
 
-def test_shards_cover_every_item_exactly_once_and_merge(release, release_dir, tmp_path):
+def test_shards_cover_every_item_exactly_once_and_merge(release, release_dir, tmp_path, capsys):
     shard_paths = []
     for index in range(2):
         path = tmp_path / f"shard{index}.jsonl"
@@ -411,6 +411,7 @@ def test_shards_cover_every_item_exactly_once_and_merge(release, release_dir, tm
         main(["merge", str(shard_paths[0]), "--out", str(partial), "--data", str(release_dir)]) == 0
     )
     assert read_manifest(partial)["missing_shards"] == [1]
+    assert "shard(s) [1]" in capsys.readouterr().err  # said aloud, not only in the manifest
     assert read_predictions(partial, release).missing(
         "diagnosis"
     )  # the other shard's items are missing

@@ -25,6 +25,14 @@ def run(args: argparse.Namespace) -> int:
                 f"{task:<13} answered {counts['answered']:>5}  failed {counts['errors']:>5}{missing}"
             )
     print(f"merged {len(args.shards)} file(s) into {args.out}")
+    from novabench.run.predictions import read_manifest
+
+    missing_shards = (read_manifest(args.out) or {}).get("missing_shards") or []
+    if missing_shards:
+        import sys
+
+        print(f"note: shard(s) {missing_shards} of this run were not merged; the items they hold "
+              "count as missing until they are", file=sys.stderr)
     return 0
 
 
