@@ -264,6 +264,30 @@ LOCALIZATION_CASES: list[LocalizationCase] = [
     LocalizationCase("zero_one_ambiguous", "lesion: [0, 0, 1, 1]", "ambiguous_convention"),
     LocalizationCase("mixed_forms_ambiguous", '[{"bbox_2d": [1, 2, 3, 4]}, {"box_2d": [1, 2, 3, 4]}]',
                      "ambiguous_convention", error_contains="several forms"),
+    # --- thinking models: the <think> block is reasoning, never boxes or a "no target" statement
+    LocalizationCase(
+        "think_then_protocol_box",
+        "<think>\nThe hyperintensity could be at [100, 100, 200, 200], or is there no abnormality? "
+        "Looking again it is larger.\n</think>\n\nlesion: [250, 100, 750, 500]", "ok",
+        # only the answer's box: as protocol_single
+        [[48, 120, 192, 240]], ["lesion"], "protocol", note_contains="reasoning block was removed"),
+    LocalizationCase(
+        "think_box_then_no_target",
+        "<think>Maybe lesion: [250, 100, 750, 500]? No, that is the normal choroid plexus.</think>\n"
+        "No target.", "no_target", note_contains="reasoning"),
+    LocalizationCase(
+        "qwen3_think_then_fenced_json",
+        "<think>\nI should answer bbox_2d in 0..1000, e.g. [0, 0, 1000, 1000] would be the whole image.\n"
+        '</think>\n\n```json\n[{"bbox_2d": [100, 250, 500, 750], "label": "tumor"}]\n```', "ok",
+        [[48, 120, 192, 240]], ["tumor"], "xyxy_norm1000", convention="xyxy_norm1000"),
+    LocalizationCase(
+        "think_closing_tag_only",
+        "The prompt opened the block. A box at [1, 2, 3, 4]?\n</think>\nmass: [250, 100, 750, 500]", "ok",
+        [[48, 120, 192, 240]], ["mass"], "protocol"),
+    LocalizationCase(
+        "think_cut_off_by_max_tokens",
+        "<think>\nThe lesion is in the left frontal lobe, roughly [200, 150, 400, 350], but let me check",
+        "empty", error_contains="cut off"),
 ]
 
 
@@ -337,6 +361,87 @@ DIAGNOSIS_CASES: list[DiagnosisCase] = [
     DiagnosisCase("none", None, "empty"),
     DiagnosisCase("none_string", "None", "empty"),
     DiagnosisCase("bytes", b'{"most_likely_diagnosis": "Abscess"}', "partial", ["Abscess"]),
+    # --- numbered lists whose items start with a label word ("Primary ...")
+    DiagnosisCase(
+        "numbered_list_primary_first", "1. Primary CNS lymphoma\n2. Tuberculoma\n3. Abscess",
+        "fallback_list", ["Primary CNS lymphoma", "Tuberculoma", "Abscess"]),
+    DiagnosisCase(
+        "numbered_list_primary_second",
+        "1. Glioblastoma\n2. Primary CNS lymphoma\n3. Metastasis\n4. Primary angiitis of the CNS",
+        "fallback_list",
+        ["Glioblastoma", "Primary CNS lymphoma", "Metastasis", "Primary angiitis of the CNS"]),
+    DiagnosisCase(
+        "heading_then_numbered_primary",
+        "Differential diagnosis:\n1. Primary CNS lymphoma\n2. Toxoplasmosis\n3. Glioblastoma",
+        "fallback_list", ["Primary CNS lymphoma", "Toxoplasmosis", "Glioblastoma"]),
+    DiagnosisCase(
+        "bold_numbers_primary", "**1.** Primary CNS lymphoma\n**2.** Glioblastoma", "fallback_list",
+        ["Primary CNS lymphoma", "Glioblastoma"]),
+    DiagnosisCase(
+        "primary_progressive_is_a_name",
+        "1. Primary-progressive multiple sclerosis\n2. Primary isolated angiitis\n3. ADEM",
+        "fallback_list", ["Primary-progressive multiple sclerosis", "Primary isolated angiitis", "ADEM"]),
+    DiagnosisCase(
+        "list_item_with_its_own_sentences",
+        "1. CADASIL. Anterior temporal involvement is typical.\n2. Susac syndrome. Less likely: vasculitis"
+        "\n3. Multiple sclerosis", "fallback_list", ["CADASIL", "Susac syndrome", "Multiple sclerosis"]),
+    DiagnosisCase(
+        "genus_initials_are_not_list_markers",
+        '{"most_likely_diagnosis": "E. coli meningitis", "other_possible_diagnoses": '
+        '["C. neoformans meningitis", "B. burgdorferi (Lyme) neuroborreliosis", "a) Tuberculous meningitis"]}',
+        "partial", ["E. coli meningitis", "C. neoformans meningitis", "B. burgdorferi (Lyme) neuroborreliosis",
+                    "Tuberculous meningitis"]),
+    DiagnosisCase(
+        "list_item_abbreviation_kept", "1. St. Louis encephalitis\n2. West Nile encephalitis",
+        "fallback_list", ["St. Louis encephalitis", "West Nile encephalitis"]),
+    # --- labelled "others" lines after the most likely one
+    DiagnosisCase(
+        "most_likely_then_others_line",
+        "Most likely: Multiple sclerosis\nOthers: ADEM, NMOSD, Susac syndrome", "fallback_list",
+        ["Multiple sclerosis", "ADEM", "NMOSD", "Susac syndrome"]),
+    DiagnosisCase(
+        "bold_alternatives_semicolons",
+        "**Most likely diagnosis:** Herpes simplex encephalitis\n"
+        "**Alternatives:** Limbic encephalitis; Status epilepticus; Gliomatosis cerebri", "fallback_list",
+        ["Herpes simplex encephalitis", "Limbic encephalitis", "Status epilepticus",
+         "Gliomatosis cerebri"]),
+    DiagnosisCase(
+        "one_line_other_possibilities_include",
+        "Most likely: Glioblastoma. Other possibilities include lymphoma, metastasis, or abscess.",
+        "fallback_list", ["Glioblastoma", "lymphoma", "metastasis", "abscess"]),
+    DiagnosisCase(
+        "numbered_most_likely_then_others",
+        "1. Most likely: Meningioma. Others: Hemangiopericytoma, Dural metastasis", "fallback_list",
+        ["Meningioma", "Hemangiopericytoma", "Dural metastasis"]),
+    DiagnosisCase(
+        "others_are_less_likely_is_a_remark", "Most likely: Meningioma\nOthers are less likely.",
+        "fallback_list", ["Meningioma"]),
+    # --- thinking models
+    DiagnosisCase(
+        "think_then_numbered_list",
+        "<think>\nA periventricular enhancing mass in an immunocompromised patient. Toxoplasmosis?\n"
+        "1. Toxoplasmosis would be ring-enhancing...\n</think>\n\n"
+        "1. Primary CNS lymphoma\n2. Toxoplasmosis\n3. Glioblastoma", "fallback_list",
+        ["Primary CNS lymphoma", "Toxoplasmosis", "Glioblastoma"]),
+    DiagnosisCase(
+        "think_with_json_then_json",
+        '<think>Draft: {"most_likely_diagnosis": "Glioma", "other_possible_diagnoses": []}. '
+        "No, the rim is smooth.</think>\n"
+        '{"most_likely_diagnosis": "Abscess", "other_possible_diagnoses": ["Glioblastoma", "Metastasis"]}',
+        "partial", ["Abscess", "Glioblastoma", "Metastasis"]),
+    DiagnosisCase(
+        "thinking_tags_then_most_likely",
+        "<thinking>Bilateral thalamic T2 signal...</thinking>\n"
+        "Most likely: Deep venous thrombosis\nDifferentials: Wernicke encephalopathy, CJD",
+        "fallback_list", ["Deep venous thrombosis", "Wernicke encephalopathy", "CJD"]),
+    DiagnosisCase(
+        "think_closing_tag_only",
+        "The chat template opened the block. Most likely: glioma? Let me reconsider.\n</think>\n\n"
+        "1. Abscess\n2. Glioblastoma", "fallback_list", ["Abscess", "Glioblastoma"]),
+    DiagnosisCase(
+        "think_cut_off_by_max_tokens",
+        "<think>\nRing enhancement with restricted diffusion. Most likely: abscess. Differentials: "
+        "glioblastoma, metastasis. But wait", "empty"),
 ]
 
 
@@ -372,4 +477,23 @@ CAPTION_CASES: list[CaptionCase] = [
     CaptionCase("none", None, "empty"),
     CaptionCase("none_string", "None", "empty"),
     CaptionCase("not_text", 3.5, "unparseable"),
+    # --- thinking models: only the text after the reasoning is the caption
+    CaptionCase(
+        "think_then_caption",
+        "<think>\nI see a bright region in the left frontal lobe. Maybe a glioma?\n</think>\n\n"
+        "Axial FLAIR image shows a left frontal hyperintense lesion.", "ok",
+        "Axial FLAIR image shows a left frontal hyperintense lesion."),
+    CaptionCase(
+        "thinking_tags_then_prefix",
+        "<thinking>The sequence looks T2-weighted.</thinking>\nCaption: Axial T2 image with a pontine lesion.",
+        "ok", "Axial T2 image with a pontine lesion."),
+    CaptionCase(
+        "qwen3_empty_think_block", "<think>\n\n</think>\n\nSagittal T1 image showing a Chiari malformation.",
+        "ok", "Sagittal T1 image showing a Chiari malformation."),
+    CaptionCase(
+        "think_closing_tag_only", "Hmm, which plane is this? Coronal.\n</think>\nCoronal FLAIR image.",
+        "ok", "Coronal FLAIR image."),
+    CaptionCase(
+        "think_cut_off_by_max_tokens",
+        "<think>\nThe image is an axial FLAIR. There is a hyperintense lesion in the", "empty"),
 ]

@@ -13,6 +13,7 @@ from novabench.run.parsers import (
     DIAGNOSIS_STATUSES,
     LOCALIZATION_STATUSES,
     ParsedBoxes,
+    ParsedCaption,
     ParseStats,
     parse_caption,
     parse_diagnoses,
@@ -206,6 +207,100 @@ def test_diagnosis_most_likely_property() -> None:
 def test_caption_keeps_inner_markdown_text() -> None:
     parsed = parse_caption("Axial *T2* image with a **large** cyst.")
     assert parsed.caption == "Axial T2 image with a large cyst."
+
+
+@pytest.mark.parametrize("marker", ["{n}.", "{n})", "({n})", "{n}:", "-", "*", "\u2022", "+", "**{n}.**"])
+@pytest.mark.parametrize("heading", ["", "Differential diagnosis:\n", "**Differential diagnoses:**\n\n",
+                                     "<think>\n1. Glioma? No.\n</think>\n\n", "Ranked list:\n"])
+def test_diagnosis_list_items_starting_with_label_words(marker: str, heading: str) -> None:
+    # "Primary", "Leading", "Final", "Working", "Other": label words of "Primary diagnosis: X"
+    # lines, but here the first word of a name.
+    names = ["Primary CNS lymphoma", "Leading-edge demyelination", "Final stage CJD", "Other thing",
+             "Working memory disorder", "Primary angiitis of the CNS"]
+    answer = heading + "\n".join(f"{marker.format(n=i)} {name}" for i, name in enumerate(names, 1))
+    parsed = parse_diagnoses(answer)
+    assert parsed.status == "fallback_list" and parsed.diagnoses == names
+
+
+@pytest.mark.parametrize("label", ["Others", "Other diagnoses", "Other possible diagnoses", "Alternatives",
+                                   "Differentials", "Differential diagnosis", "Differential (ranked)",
+                                   "DDx", "**Others**", "Other considerations"])
+@pytest.mark.parametrize("separator", [", ", "; ", ", or "])
+def test_diagnosis_labelled_others_line(label: str, separator: str) -> None:
+    answer = f"Most likely: Multiple sclerosis\n{label}: ADEM{separator}NMOSD"
+    assert parse_diagnoses(answer).diagnoses == ["Multiple sclerosis", "ADEM", "NMOSD"]
+
+
+def test_diagnosis_labelled_others_inside_a_list() -> None:
+    answer = "- Most likely: Meningioma\n- Others: Schwannoma, Metastasis\n- Most likely: ignored"
+    assert parse_diagnoses(answer).diagnoses == ["Meningioma", "Schwannoma", "Metastasis"]
+
+
+def test_diagnosis_label_needs_a_separator() -> None:
+    # "Primary is X" and "Primary - X" are labels; "Primary isolated ..." and "Primary-..." are names.
+    assert parse_diagnoses("Primary is glioma").diagnoses == ["glioma"]
+    assert parse_diagnoses("Primary diagnosis - glioma").diagnoses == ["glioma"]
+    assert parse_diagnoses("1. Primary isolated angiitis\n2. Vasculitis").diagnoses == [
+        "Primary isolated angiitis", "Vasculitis"]
+
+
+def test_diagnosis_value_ends_at_its_first_sentence() -> None:
+    parsed = parse_diagnoses("Most likely diagnosis: Glioblastoma. It crosses the corpus callosum.")
+    assert parsed.diagnoses == ["Glioblastoma"]
+    parsed = parse_diagnoses("1. N. meningitidis meningitis. Common in young adults.\n2. E. coli abscess")
+    assert parsed.diagnoses == ["N. meningitidis meningitis", "E. coli abscess"]
+
+
+# --- reasoning blocks of thinking models
+
+
+@pytest.mark.parametrize("opening, closing", [
+    ("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<THINK>", "</THINK>"),
+    ("\u25c1think\u25b7", "\u25c1/think\u25b7"), ("", "</think>")])
+def test_reasoning_is_removed_from_every_task(opening: str, closing: str) -> None:
+    reasoning = ("\nlesion: [100, 100, 200, 200]? Most likely: glioma. No target? "
+                 '{"most_likely_diagnosis": "Glioma"}\n')
+    caption = parse_caption(f"{opening}{reasoning}{closing}\n\nAxial T2 image.")
+    assert caption == ParsedCaption("Axial T2 image.", "ok", None)
+    diagnoses = parse_diagnoses(f"{opening}{reasoning}{closing}\n1. Abscess\n2. Primary CNS lymphoma")
+    assert diagnoses.diagnoses == ["Abscess", "Primary CNS lymphoma"]
+    assert "a <think> reasoning block was removed" in diagnoses.notes
+    boxes = parse_localization(f"{opening}{reasoning}{closing}mass: [250, 100, 750, 500]",
+                               image_size=(480, 480))
+    assert boxes.status == "ok" and boxes.boxes == [[48.0, 120.0, 192.0, 240.0]]
+    assert boxes.labels == ["mass"] and "a <think> reasoning block was removed" in boxes.notes
+
+
+def test_reasoning_between_answer_parts_is_removed() -> None:
+    answer = "Axial FLAIR image.<think>was it FLAIR? yes</think> Left frontal lesion."
+    assert parse_caption(answer).caption == "Axial FLAIR image. Left frontal lesion."
+    nested = "<think>a <think> tag inside</think>Axial DWI."
+    assert parse_caption(nested).caption == "Axial DWI."
+
+
+@pytest.mark.parametrize("answer", [
+    "<think>\nAxial FLAIR with a lesion, lesion: [250, 100, 750, 500], most likely glioma",
+    "<think>\n\n</think>\n\n", "Some reasoning</think>  ",
+])
+def test_answer_that_is_only_reasoning_is_a_counted_failure(answer: str) -> None:
+    results = [parse_caption(answer), parse_diagnoses(answer),
+               parse_localization(answer, image_size=(480, 480))]
+    cut_off = "</think>" not in answer
+    for parsed in results:
+        assert parsed.status == "empty" and parsed.error
+        assert ("cut off" in parsed.error) == cut_off, parsed.error
+    assert ParseStats.from_results(results[1:2]).n_failed == 1
+
+
+def test_answer_before_a_cut_off_reasoning_block_is_kept() -> None:
+    parsed = parse_caption("Axial T1 image. <think>\nwait, is it T1? The fat is")
+    assert parsed.caption == "Axial T1 image."
+
+
+def test_cut_off_reasoning_counts_as_failed_in_stats() -> None:
+    answers = ["<think>\nI think this is axial FLAIR with", "<think>x</think>Axial FLAIR."]
+    stats = ParseStats.from_results(parse_caption(a) for a in answers)
+    assert stats.status_counts == {"empty": 1, "ok": 1} and stats.n_failed == 1
 
 
 # --- ParseStats

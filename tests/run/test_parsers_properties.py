@@ -23,7 +23,8 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 # Characters that matter to the parsers, so random text often looks like an answer.
 ANSWER_ALPHABET = st.sampled_from(list("[]{}(),:;.-+'\"`/*\n 0123456789eE.abxyno_tlg") + [
     "```json\n", "```", "bbox_2d", "box_2d", "no target", "//", "/*", "*/", "found", "false",
-    "<|box_start|>", "<|box_end|>", "1000", "1036", "NaN", "\u00e9", "\U0001F600"])
+    "<|box_start|>", "<|box_end|>", "1000", "1036", "NaN", "\u00e9", "\U0001F600",
+    "<think>", "</think>", "<thinking>", "\u25c1/think\u25b7", "\n1. Primary ", "Others: ", "Most likely: "])
 answer_text = st.one_of(st.text(), st.lists(ANSWER_ALPHABET, max_size=60).map("".join))
 sizes = st.tuples(st.integers(1, 2000), st.integers(1, 2000))
 
@@ -193,3 +194,58 @@ def test_caption_prefix_is_removed(words, prefix) -> None:
     sentence = " ".join(words) + "."
     assume(parse_caption(sentence).caption == sentence)  # the sentence itself is not a prefix
     assert parse_caption(prefix + sentence).caption == sentence
+
+
+# --- reasoning blocks and fallback lists
+
+TAG_WORDS = ("think", "\u25c1", "\u25b7")
+tag_free_text = answer_text.filter(lambda text: not any(w in text.lower() for w in TAG_WORDS))
+
+
+@SETTINGS
+@given(reasoning=tag_free_text, answer=tag_free_text, thinking=st.booleans(), closed=st.booleans())
+def test_reasoning_never_changes_the_parse(reasoning, answer, thinking, closed) -> None:
+    tag = "thinking" if thinking else "think"
+    # A closed block, or the closing tag alone (the template opened it in the prompt).
+    text = f"<{tag}>{reasoning}</{tag}>{answer}" if closed else f"{reasoning}</{tag}>{answer}"
+    expected_caption, got_caption = parse_caption(answer), parse_caption(text)
+    assert (got_caption.caption, got_caption.status) == (expected_caption.caption, expected_caption.status)
+    expected_dx, got_dx = parse_diagnoses(answer), parse_diagnoses(text)
+    assert (got_dx.diagnoses, got_dx.status) == (expected_dx.diagnoses, expected_dx.status)
+    expected_boxes = parse_localization(answer, image_size=(480, 480))
+    got_boxes = parse_localization(text, image_size=(480, 480))
+    assert (got_boxes.boxes, got_boxes.labels, got_boxes.status) == (
+        expected_boxes.boxes, expected_boxes.labels, expected_boxes.status)
+
+
+@SETTINGS
+@given(reasoning=tag_free_text)
+def test_cut_off_reasoning_is_a_failure(reasoning) -> None:
+    text = "<think>" + reasoning
+    assert parse_caption(text).status == "empty"
+    assert parse_diagnoses(text).status == "empty"
+    assert parse_localization(text, image_size=(480, 480)).status == "empty"
+
+
+# Names whose first word is also a label word ("Primary", "Other"...), then plain words.
+# Connector words ("is", "are", "include") would make "Primary is x" a label: left out.
+plain_word = st.text(alphabet=st.sampled_from(list("abcdefghijklmnopqrstuvwxyz")), min_size=1,
+                     max_size=8).filter(lambda w: w not in {"is", "are", "include", "includes"})
+first_word = st.sampled_from(["Primary", "Leading", "Final", "Working", "Other", "Differential",
+                              "Alternative", "Most", "Glioma", "Abscess"]) | word
+list_name = st.builds(lambda first, rest: " ".join([first, *rest]), first_word,
+                      st.lists(plain_word, min_size=1, max_size=3))
+
+
+@SETTINGS
+@given(names=st.lists(list_name, min_size=1, max_size=8),
+       marker=st.sampled_from(["{n}.", "{n})", "({n})", "-", "*", "\u2022", "**{n}.**"]),
+       heading=st.sampled_from(["", "Differential diagnosis:\n", "<think>\n1. Primary x\n</think>\n"]))
+def test_fallback_list_round_trip(names, marker, heading) -> None:
+    text = heading + "\n".join(f"{marker.format(n=i)} {name}" for i, name in enumerate(names, 1))
+    expected: list[str] = []
+    for name in names:
+        if name.casefold() not in {e.casefold() for e in expected}:
+            expected.append(name)
+    parsed = parse_diagnoses(text)
+    assert parsed.status == "fallback_list" and parsed.diagnoses == expected

@@ -6,6 +6,14 @@ instead of raising. Failures are statuses so a report can say how many answers
 of a model could not be read: a parser that silently drops a valid box changes
 that model's score.
 
+The reasoning of thinking models (``<think>...</think>``, ``<thinking>...</thinking>``,
+Kimi-VL's ``\u25c1think\u25b7...\u25c1/think\u25b7``) is removed before anything is read, so
+neither a box, a diagnosis nor a sentence of the reasoning is scored. A closing
+tag without an opening one (the chat template opened the block in the prompt)
+makes everything before it reasoning; a block that is never closed (the answer
+ran out of tokens while thinking) makes everything after its opening reasoning,
+so such an answer is ``"empty"``: a counted failure, not a caption.
+
 Localisation conventions (``convention=``):
 
 ============== ====================================== =====================================
@@ -253,6 +261,65 @@ _NULL_LITERALS = frozenset({"none", "null", "nil", "n/a", "na", "nan", "undefine
 
 def _is_null_literal(text: str) -> bool:
     return text.strip().strip(".`'\"").strip().lower() in _NULL_LITERALS
+
+
+# Reasoning blocks of thinking VLMs: <think>...</think> (Qwen3-VL thinking, GLM-4.1V-Thinking,
+# DeepSeek-style), <thinking>...</thinking>, and Kimi-VL's \u25c1think\u25b7...\u25c1/think\u25b7.
+_REASONING_TAG = re.compile(
+    r"(?:<|\u25c1)\s*(?P<close>/?)\s*(?:think|thinking)\s*(?:>|\u25b7)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Reasoning:
+    text: str  # the answer without its reasoning blocks
+    removed: bool = False  # at least one block (or a closing tag's reasoning) was removed
+    cut_off: bool = False  # a block was opened and never closed: the answer ran out inside it
+
+    def note(self) -> str | None:
+        if self.cut_off:
+            return "a <think> reasoning block was never closed; it was dropped up to the end"
+        if self.removed:
+            return "a <think> reasoning block was removed"
+        return None
+
+    def empty_error(self) -> str:
+        if self.cut_off:
+            return ("the answer is a <think> reasoning block cut off before the answer "
+                    "(out of new tokens?)")
+        return "nothing but a <think> reasoning block"
+
+
+def _strip_reasoning(text: str) -> _Reasoning:
+    """The answer without the reasoning blocks of a thinking model.
+
+    ``<think>...</think>`` blocks are removed wherever they are; a closing tag
+    without an opening one (the chat template put ``<think>`` in the prompt)
+    means everything before it was reasoning; an opening tag that is never
+    closed (generation cut off by the token limit) means everything after it
+    is reasoning. One pass over the tags, so the cost stays linear.
+    """
+    kept: list[str] = []
+    start = 0  # where the current stretch of answer text began
+    open_at: int | None = None
+    removed = False
+    for tag in _REASONING_TAG.finditer(text):
+        removed = True
+        if not tag.group("close"):
+            if open_at is None:  # a tag opened inside a block is part of the block
+                kept.append(text[start:tag.start()])
+                open_at = tag.start()
+        elif open_at is not None:
+            open_at = None
+            start = tag.end()
+        else:  # a closing tag with no opening: what came before was reasoning
+            kept = []
+            start = tag.end()
+    if not removed:
+        return _Reasoning(text)
+    if open_at is None:
+        kept.append(text[start:])
+    answer = "\n".join(part for part in kept if part)
+    return _Reasoning(answer, removed=True, cut_off=open_at is not None)
 
 
 _FENCE_PATTERN = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n?(.*?)(?:```|\Z)", re.S)
@@ -746,7 +813,8 @@ def parse_localization(
 
     Never raises on the answer: empty text, ``None``, prose, code fences, JSON
     with comments, trailing commas or single quotes, JSON cut off mid-list,
-    ``{"found": false, "boxes": []}``, "no target" variants, labels holding
+    ``{"found": false, "boxes": []}``, "no target" variants, ``<think>`` reasoning
+    blocks (removed first; see the module docstring), labels holding
     colons or brackets, runaway lists (all boxes kept; the metric keeps 100),
     negative or out-of-image values (clipped, counted), swapped corners
     (reordered, counted) and zero-area boxes (dropped, counted) all give a
@@ -801,11 +869,16 @@ def _parse_localization(
     if text is None:
         return ParsedBoxes(status="unparseable", error=type_error)
     notes: list[str] = []
+    reasoning = _strip_reasoning(text)
+    text = reasoning.text
+    if reasoning.note():
+        notes.append(str(reasoning.note()))
     if len(text) > _MAX_CHARS:
         notes.append(f"answer of {len(text)} characters read up to {_MAX_CHARS}")
         text = text[:_MAX_CHARS]
     if not text.strip():
-        return ParsedBoxes(status="empty", error="no answer text", notes=tuple(notes))
+        error = reasoning.empty_error() if reasoning.removed else "no answer text"
+        return ParsedBoxes(status="empty", error=error, notes=tuple(notes))
     if _is_null_literal(text):
         return ParsedBoxes(status="empty", error=f"answer is the null literal {text.strip()!r}",
                            notes=tuple(notes))
@@ -943,7 +1016,9 @@ def _strings_of(value: Any, depth: int = 0) -> list[str]:
 
 def _clean_diagnosis(text: str) -> str:
     text = re.sub(r"\*\*|__|`", "", text)
-    text = re.sub(r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\(?[a-eA-E][.)])\s*", "", text)
+    # "a)", "(b)", "C." are list markers; "E. coli", "C. neoformans" are genus initials.
+    text = re.sub(r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\(?[a-eA-E]\)|[a-eA-E]\.(?!\s*[a-z]))\s*",
+                  "", text)
     text = " ".join(text.split())
     text = text.strip(" \"'\u201c\u201d")
     text = text.rstrip(" .;,")
@@ -990,56 +1065,105 @@ def _diagnoses_from_object(obj: dict[str, Any]) -> list[str] | None:
     return None
 
 
-_MOST_LIKELY_LINE = re.compile(
-    r"^\W*(?:the\s+)?(?:most\s+likely|primary|leading|final|working)(?:\s+diagnosis)?\**\s*"
-    r"(?:is|:|-|\u2013)\s*\**\s*(?P<value>.+)$", re.I)
+# "Most likely: X", "Primary diagnosis is X", "**Leading diagnosis** - X" (a hyphen only with
+# a space next to it, so "Primary-progressive MS" is a name, not a label).
+_MOST_LIKELY_LABEL = (
+    r"(?:the\s+)?(?:most\s+likely|primary|leading|final|working)(?:\s+diagnosis)?"
+    r"\**(?:\s*:|\s+is\b|\s+[-\u2013\u2014]|[-\u2013\u2014](?=\s))")
+# "Others: A, B", "Other possible diagnoses include A, B", "Differential (ranked): A; B", ...
+_DIFFERENTIAL_LABEL = (
+    r"(?:other\s+(?:possible\s+|potential\s+|likely\s+|differential\s+)?"
+    r"(?:diagnos[ie]s|differentials?|possibilities|considerations)(?:\s+to\s+consider)?"
+    r"|others?|differentials?(?:\s+diagnos[ie]s)?|alternatives?(?:\s+diagnos[ie]s)?|ddx)"
+    r"\**(?:\s*\([^)\n]{0,60}\))?\**(?:\s*:|\s+includes?\b|\s+[-\u2013\u2014]|[-\u2013\u2014](?=\s)"
+    # "Others are A, B" but not "Others are less likely": that is a remark, not names.
+    r"|\s+are\b(?!\s+(?:less|more|not|also|un\w*|possible|possibly|considered|ruled|excluded)\b))")
+_MOST_LIKELY_LINE = re.compile(rf"^\W*{_MOST_LIKELY_LABEL}\s*\**\s*(?P<value>.+)$", re.I)
 _DIAGNOSIS_LINE = re.compile(r"^\W*diagnosis\**\s*:\s*\**\s*(?P<value>.+)$", re.I)
-_DIFFERENTIAL_LINE = re.compile(
-    r"^\W*(?:other\s+(?:possible\s+)?diagnoses|differentials?(?:\s+diagnos[ie]s)?|"
-    r"alternatives?)\**\s*(?:include|are|:|-)\s*\**\s*(?P<value>.+)$", re.I)
-_LIST_ITEM = re.compile(r"^\s*(?:\(?\d{1,2}[.):]|[-*\u2022+]|\(?[a-e][.)])\s+(?P<value>.+)$")
+_DIFFERENTIAL_LINE = re.compile(rf"^\W*{_DIFFERENTIAL_LABEL}\s*\**\s*(?P<value>.+)$", re.I)
+# A list marker: "1.", "1)", "(1)", "1:", "a.", "(a)", "-", "*", "+", a bullet; "**1.**" too.
+_LIST_MARKER = re.compile(
+    r"^\s*(?:\*\*|__)?(?:\(?\d{1,2}[.):]|[-*\u2022+]|\(?[a-e][.)])(?:\*\*|__)?\s+")
+_LIST_ITEM = re.compile(_LIST_MARKER.pattern + r"(?P<value>.+)$")
+# A labelled statement after a sentence on the same line ("Most likely: X. Others: A, B").
 _STATEMENT_BREAK = re.compile(
-    r"(?<=[.;])\s+(?=(?:\*\*)?(?:most\s+likely|other\s+(?:possible\s+)?diagnoses|differentials?|"
-    r"alternatives?|primary)\b)", re.I)
+    rf"(?<=[.;])\s+(?=(?:\*\*|__)?(?:{_MOST_LIKELY_LABEL}|{_DIFFERENTIAL_LABEL}))", re.I)
 _REFUSAL = re.compile(r"\b(?:cannot|can't|can not|unable|not able|sorry|as an ai)\b", re.I)
+# Words a period may follow inside a name ("St. Louis encephalitis", "vs.", "e.g.").
+_ABBREVIATIONS = frozenset({
+    "st", "vs", "v", "dr", "mr", "mrs", "no", "sp", "spp", "approx", "etc", "incl", "e.g", "i.e",
+    "cf", "var", "subsp", "mt", "ca", "ie", "eg", "susp", "prob", "poss",
+})
+
+
+_SENTENCE_END = re.compile(r"(?<![A-Za-z.])(?P<word>[A-Za-z.]*)\.\s+(?=\S)")
+
+
+def _first_sentence(text: str) -> str:
+    """The text up to its first sentence end (a period and a space, not an abbreviation)."""
+    first_letter = re.search(r"[A-Za-z]", text)
+    if first_letter is None:
+        return text
+    for end in _SENTENCE_END.finditer(text, first_letter.start()):  # "1. " opens no sentence
+        word = end.group("word").strip(".")
+        if len(word) == 1 or word.lower() in _ABBREVIATIONS:
+            continue  # an initial ("N. meningitidis") or an abbreviation ("St. Louis")
+        return text[:end.start("word") + len(end.group("word"))]
+    return text
 
 
 def _item_name(text: str) -> str:
-    """The diagnosis at the start of a list item, without the explanation after it."""
+    """The diagnosis at the start of a list item, without the explanation after it.
+
+    The explanation is what follows a bold name, a spaced dash, a colon, a
+    "(most likely" remark or the end of the first sentence: in
+    ``"2. Susac syndrome. Less likely: vasculitis"`` the item is "Susac syndrome".
+    """
     bold = re.match(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)", text)
     if bold:
         return bold.group(1).rstrip(":")
+    text = _first_sentence(text)
     return re.split(r"\s+[-\u2013\u2014]\s+|:\s+|\s+\((?:most likely|likely|less likely)",
                     text, maxsplit=1)[0]
+
+
+def _split_names(value: str) -> list[str]:
+    """The names of a labelled line: ``"A; B"``, ``"A, B, or C"``, ``"A or B"``."""
+    value = _first_sentence(value)
+    if ";" in value:
+        return value.split(";")
+    return re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+", value)
+
+
+def _break_statements(text: str) -> str:
+    """One labelled statement per line; a list marker's own period is not a sentence end."""
+    lines = []
+    for line in text.splitlines():
+        marker = _LIST_MARKER.match(line)
+        head = marker.group() if marker else ""
+        lines.append(head + _STATEMENT_BREAK.sub("\n", line[len(head):]))
+    return "\n".join(lines)
 
 
 def _fallback_diagnoses(text: str) -> list[str]:
     most_likely: list[str] = []
     items: list[str] = []
-    # "Most likely: X. Differentials: A, B" on one line: one statement per line.
-    text = _STATEMENT_BREAK.sub("\n", text)
-    for line in text.splitlines():
+    for line in _break_statements(text).splitlines():
         stripped = line.strip()
         if not stripped:
             continue
-        match = _MOST_LIKELY_LINE.match(stripped) or _DIAGNOSIS_LINE.match(stripped)
+        item = _LIST_ITEM.match(line)
+        value = item.group("value") if item else stripped
+        match = _MOST_LIKELY_LINE.match(value) or _DIAGNOSIS_LINE.match(value)
         if match:
-            if not most_likely:
+            if not most_likely:  # a later "Final diagnosis: X" restates the first
                 most_likely.append(_item_name(match.group("value")))
             continue
-        match = _DIFFERENTIAL_LINE.match(stripped)
+        match = _DIFFERENTIAL_LINE.match(value)
         if match:
-            value = match.group("value")
-            parts = value.split(";") if ";" in value else re.split(r",\s*|\s+or\s+", value)
-            items.extend(parts)
+            items.extend(_split_names(match.group("value")))
             continue
-        match = _LIST_ITEM.match(line)
-        if match:
-            value = match.group("value")
-            inner = _MOST_LIKELY_LINE.match(value)
-            if inner and not most_likely:
-                most_likely.append(_item_name(inner.group("value")))
-                continue
+        if item:
             name = _item_name(value)
             if re.fullmatch(r"[^:]*(?:diagnos[ie]s|differentials?)\s*:?\s*", name, re.I):
                 continue  # a heading such as "**Differential diagnoses:**"
@@ -1054,9 +1178,12 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     prose around it, single quotes, comments, trailing commas, other key
     spellings (``"most likely diagnosis"``, ``"differentials"``...) or cut off
     (complete strings are kept). Without usable JSON, numbered or bulleted
-    lists, ``Most likely: X`` / ``Differentials: A, B`` lines, or a bare
-    one-line answer are read (status ``"fallback_list"``). Duplicates are
-    removed case-insensitively, keeping the first.
+    lists (``1.``, ``1)``, ``(1)``, ``-``, ``*``, ``\u2022``), ``Most likely: X`` lines,
+    labelled ``Differentials: A, B`` / ``Others: A; B`` / ``Alternatives: ...``
+    lines, or a bare one-line answer are read (status ``"fallback_list"``). A
+    list item is its name: the explanation after a colon, a spaced dash or
+    the item's first sentence is left out. Duplicates are removed
+    case-insensitively, keeping the first. ``<think>`` reasoning is removed first.
 
     Args:
         text: the raw answer (str; bytes, None or a decoded dict/list too).
@@ -1085,13 +1212,16 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     text, type_error = _coerce_text(raw)
     if text is None:
         return ParsedDiagnoses(status="unparseable", error=type_error)
-    text = text[:_MAX_CHARS]
+    reasoning = _strip_reasoning(text)
+    notes: list[str] = [str(reasoning.note())] if reasoning.note() else []
+    text = reasoning.text[:_MAX_CHARS]
     if not text.strip():
-        return ParsedDiagnoses(status="empty", error="no answer text")
+        error = reasoning.empty_error() if reasoning.removed else "no answer text"
+        return ParsedDiagnoses(status="empty", error=error, notes=tuple(notes))
     if _is_null_literal(text):
-        return ParsedDiagnoses(status="empty", error=f"answer is the null literal {text.strip()!r}")
+        return ParsedDiagnoses(status="empty", notes=tuple(notes),
+                               error=f"answer is the null literal {text.strip()!r}")
 
-    notes: list[str] = []
     json_list: list[str] | None = None
     for value, complete in _structures(text):
         found = _diagnoses_from_object(value) if isinstance(value, dict) else None
@@ -1161,6 +1291,7 @@ def parse_caption(text: Any) -> ParsedCaption:
     """Clean a captioning answer down to the caption itself.
 
     Removes code fences, chat preambles ("Sure! Here is the caption:"),
+    ``<think>`` reasoning blocks (an answer that is only reasoning is ``"empty"``),
     answer prefixes ("Caption:", "Answer:", "Description:"), markdown (bold,
     headers; bullet items become sentences), trailing courtesy lines ("Let me
     know if..."), surrounding quotes, and collapses whitespace. A JSON object
@@ -1190,7 +1321,10 @@ def _parse_caption(raw: Any) -> ParsedCaption:
     text, type_error = _coerce_text(raw)
     if text is None:
         return ParsedCaption(status="unparseable", error=type_error)
-    text = text[:_MAX_CHARS]
+    reasoning = _strip_reasoning(text)
+    text = reasoning.text[:_MAX_CHARS]
+    if not text.strip() and reasoning.removed:
+        return ParsedCaption(status="empty", error=reasoning.empty_error())
     if not text.strip() or _is_null_literal(text):
         return ParsedCaption(status="empty", error="no answer text")
 
