@@ -443,3 +443,18 @@ def test_merge_never_overwrites_by_accident(release, tmp_path):
     assert len(read_predictions(out).filenames) == 6
     with pytest.raises(NovaInputError, match="one of the inputs"):
         merge_prediction_files([first, out], out, overwrite=True)
+
+
+def test_clipped_boxes_are_counted_apart_from_clean_ones(release, tmp_path):
+    # Qwen3-VL answers bbox_2d in 0..1000; read as Qwen2.5-VL pixels of a 40x32 input they
+    # run past the image and get clipped: the status says so instead of a plain "ok".
+    image = release.images[0]
+    answers = [
+        {"filename": image.filename, "raw_boxes": '[{"bbox_2d": [389, 466, 487, 565]}]',
+         "input_size": [image.width, image.height]},
+        {"filename": release.images[1].filename, "raw_boxes": '[{"bbox_2d": [2, 3, 10, 12]}]',
+         "input_size": [release.images[1].width, release.images[1].height]},
+    ]
+    parsed = parse_raw(read_predictions(write_lines(tmp_path / "raw.jsonl", answers), release), release,
+                       box_convention="qwen")
+    assert parsed.parse_counts("localization") == {"ok": 1, "ok_clipped": 1}

@@ -667,7 +667,8 @@ def parse_raw(
 
     Returns:
         A new :class:`PredictionSet` aligned to the release; ``parse_counts(task)`` gives the
-        parse statistics.
+        parse statistics. A localisation answer whose boxes had to be clipped to the image
+        gets the status ``ok_clipped`` (a frequent sign of a wrong ``box_convention``).
 
     Example:
         >>> import json, tempfile, pathlib, types
@@ -697,9 +698,10 @@ def parse_raw(
                     convention=box_convention,
                 )
                 boxes = [[float(v) for v in box] for box in parsed_boxes.boxes]
-                records[task][key] = replace(
-                    record, boxes=boxes, parse_status=_status_text(parsed_boxes.status)
-                )
+                status = _status_text(parsed_boxes.status)
+                if status == "ok" and parsed_boxes.n_out_of_range:
+                    status = "ok_clipped"  # often a wrong --box-convention: counted, not hidden
+                records[task][key] = replace(record, boxes=boxes, parse_status=status)
             elif task == "captioning":
                 parsed_caption = parsers.parse_caption(record.raw)
                 caption = parsed_caption.caption or ""

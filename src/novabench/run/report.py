@@ -446,6 +446,8 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         metrics = task_report["metrics"]
         if task == "diagnosis" and metrics.get("n_cases_without_reference"):
             line += f"; cases without a final diagnosis (excluded): {metrics['n_cases_without_reference']}"
+        if task == "localization" and coverage.get("parse_status", {}).get("ok_clipped"):
+            line += " (ok_clipped: boxes ran past the image and were clipped; check --box-convention)"
         if task == "localization" and metrics.get("n_truncated_predictions"):
             line += f"; {metrics['n_truncated_predictions']} boxes beyond max_detections not scored for AP"
         lines.append(line)
