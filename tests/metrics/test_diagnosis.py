@@ -21,6 +21,7 @@ from novabench.metrics.diagnosis_lexicon import (
     DiagnosisEntry,
     DiagnosisLexicon,
     load_diagnosis_lexicon,
+    read_diagnosis,
 )
 
 
@@ -319,6 +320,8 @@ def test_lexicon_matcher_rejects(matcher: LexiconDiagnosisMatcher, reference: st
     ("Right MCA infarct", "left MCA infarct", "qualifier-mismatch"),
     ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis", "fuzzy"),
     ("Glioblastoma", "", "empty"),
+    ("Cerebral toxoplasmosis", "no evidence of toxoplasmosis", "negated"),
+    ("Cerebral toxoplasmosis", "Glioma or toxoplasmosis", "several-diseases"),
 ])
 def test_explain_names_the_deciding_rule(matcher: LexiconDiagnosisMatcher, reference: str,
                                          candidate: str, rule: str) -> None:
@@ -326,10 +329,157 @@ def test_explain_names_the_deciding_rule(matcher: LexiconDiagnosisMatcher, refer
 
 
 def test_matcher_is_symmetric_on_the_table(matcher: LexiconDiagnosisMatcher) -> None:
-    # Every rule is symmetric (specificity is accepted both ways), so swapping must agree.
+    # Between single diagnoses every rule is symmetric (specificity is accepted both ways),
+    # so swapping must agree. (The several-diseases rule reads the candidate only.)
     for reference, candidate in MATCHING_PAIRS + NON_MATCHING_PAIRS:
         if candidate.strip() and normalize_diagnosis(candidate):
             assert matcher(reference, candidate) == matcher(candidate, reference), (reference, candidate)
+
+
+# ---------------------------------------------------------------------------------------
+# One prediction names one diagnosis: negation, hedges, compounds
+# ---------------------------------------------------------------------------------------
+
+# (reference, candidate, match, deciding rule)
+ONE_DIAGNOSIS_CASES = [
+    # negated mentions do not name the disease
+    ("Cerebral toxoplasmosis", "Glioblastoma (toxoplasmosis ruled out)", False, "negated"),
+    ("Cerebral toxoplasmosis", "no evidence of toxoplasmosis", False, "negated"),
+    ("Cerebral toxoplasmosis", "not toxoplasmosis", False, "negated"),
+    ("Cerebral toxoplasmosis", "without toxoplasmosis", False, "negated"),
+    ("Cerebral toxoplasmosis", "excluded toxoplasmosis", False, "negated"),
+    ("Cerebral toxoplasmosis", "toxoplasmosis excluded", False, "negated"),
+    ("Cerebral toxoplasmosis", "unlikely toxoplasmosis", False, "negated"),
+    ("Cerebral toxoplasmosis", "Toxoplasmosis is unlikely", False, "negated"),
+    ("Cerebral toxoplasmosis", "Toxoplasmosis has been ruled out", False, "negated"),
+    ("Cerebral toxoplasmosis", "Lymphoma rather than toxoplasmosis", False, "negated"),
+    ("Cerebral toxoplasmosis", "Lymphoma; toxoplasmosis less likely", False, "negated"),
+    ("Cerebral toxoplasmosis", "negative for toxoplasmosis", False, "negated"),
+    ("Progressive multifocal leukoencephalopathy",
+     "No progressive multifocal leukoencephalopathy (PML)", False, "negated"),
+    ("PML", "No progressive multifocal leukoencephalopathy (PML)", False, "negated"),
+    ("Glioblastoma", "Not glioblastoma (GBM)", False, "negated"),
+    ("Erdheim syndrome variant xyz", "no erdheim xyz", False, "negated"),
+    # what the candidate affirms still counts
+    ("Glioblastoma", "Glioblastoma (toxoplasmosis ruled out)", True, "exact"),
+    ("Glioblastoma", "Glioblastoma, no evidence of toxoplasmosis", True, "exact"),
+    ("Primary CNS lymphoma", "Lymphoma rather than toxoplasmosis", True, "lexicon"),
+    ("Glioblastoma", "Glioblastoma with toxoplasmosis ruled out", True, "lexicon"),
+    ("Lymphoma", "not toxoplasmosis but lymphoma", True, "exact"),
+    # double negatives are hedges, not negations
+    ("Cerebral toxoplasmosis", "Toxoplasmosis cannot be excluded", True, "lexicon"),
+    ("Cerebral toxoplasmosis", "toxoplasmosis cannot be ruled out", True, "lexicon"),
+    ("Cerebral toxoplasmosis", "toxoplasmosis not ruled out", True, "lexicon"),
+    # hedges: several diseases as alternatives match none of them
+    ("Cerebral toxoplasmosis", "Glioma or toxoplasmosis", False, "several-diseases"),
+    ("Cerebral toxoplasmosis", "Glioma, Cerebral toxoplasmosis, Lymphoma", False, "several-diseases"),
+    ("Progressive multifocal leukoencephalopathy", "Multiple sclerosis or PML", False, "several-diseases"),
+    ("PML", "Multiple sclerosis or PML", False, "several-diseases"),
+    ("Multiple sclerosis", "Multiple sclerosis or PML", False, "several-diseases"),
+    ("Cerebral toxoplasmosis", "Glioma/toxoplasmosis", False, "several-diseases"),
+    ("Cerebral toxoplasmosis", "Glioma; toxoplasmosis", False, "several-diseases"),
+    ("Cerebral toxoplasmosis", "Glioma vs. toxoplasmosis", False, "several-diseases"),
+    ("Cerebral toxoplasmosis", "Glioma versus toxoplasmosis", False, "several-diseases"),
+    ("Cerebral toxoplasmosis", "Glioma and/or toxoplasmosis", False, "several-diseases"),
+    ("Cerebral toxoplasmosis", "either glioma or toxoplasmosis", False, "several-diseases"),
+    ("Primary CNS lymphoma", "Glioma or lymphoma (PCNSL)", False, "several-diseases"),
+    ("Glioma", "Glioblastoma or oligodendroglioma", False, "several-diseases"),
+    ("Glioblastoma", "Final diagnosis: glioblastoma. Differential: metastasis, lymphoma", False,
+     "several-diseases"),
+    # one diagnosis: a disease with its own subtype or supertype, or with qualifiers
+    ("Glioblastoma", "glioma, likely glioblastoma", True, "lexicon"),
+    ("Glioma", "glioma, likely glioblastoma", True, "lexicon"),
+    ("Oligodendroglioma", "glioma, likely glioblastoma", False, "lexicon-different"),
+    ("Glioblastoma", "Glioblastoma or glioma", True, "lexicon"),
+    ("Glioblastoma", "Glioma or brain tumour", True, "lexicon"),
+    ("Glioblastoma", "Glioblastoma, IDH-wildtype, left temporal", True, "lexicon"),
+    ("Glioblastoma", "Glioblastoma, with necrosis", True, "fuzzy"),
+    ("MELAS", "Mitochondrial encephalomyopathy, lactic acidosis and stroke-like episodes", True,
+     "lexicon"),
+    ("Atypical teratoid rhabdoid tumor", "Atypical teratoid/rhabdoid tumour (AT/RT)", True, "exact"),
+    # compounds name the disease stated first, or match a reference naming them all
+    ("Cerebral toxoplasmosis", "Glioma with toxoplasmosis", False, "several-diseases"),
+    ("Cerebral toxoplasmosis", "Glioma and toxoplasmosis", False, "several-diseases"),
+    ("Metastasis", "Melanoma metastasis with hemorrhage", True, "lexicon"),
+    ("Intracranial hemorrhage", "Metastasis with hemorrhage", False, "several-diseases"),
+    ("Glioblastoma with leptomeningeal metastases", "Leptomeningeal metastases from glioblastoma",
+     True, "lexicon"),
+    ("Glioblastoma with leptomeningeal metastases", "Glioblastoma or leptomeningeal metastases",
+     False, "several-diseases"),
+    # a reference may name several diseases; a candidate naming one of them matches
+    ("Glioblastoma with leptomeningeal metastases", "Glioblastoma", True, "lexicon"),
+    ("Glioma or toxoplasmosis", "Cerebral toxoplasmosis", True, "lexicon"),
+    # outside the lexicon: single terms still match fuzzily, alternatives do not
+    ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis", True, "fuzzy"),
+    ("Bickerstaff brainstem encephalitis",
+     "Bickerstaff brainstem encephalitis or Miller Fisher syndrome", False, "several-diseases"),
+    ("Cockayne syndrome", "Cockayne syndrome or Aicardi syndrome", False, "several-diseases"),
+    ("Cockayne syndrome", "Cockayne or Aicardi", False, "several-diseases"),
+    ("Menkes disease", "Glioblastoma, Menkes disease", False, "several-diseases"),
+    ("Glioblastoma", "Glioblastoma, Menkes disease", False, "several-diseases"),
+    ("Glioblastoma", "Glioblastoma, ring-enhancing", True, "fuzzy"),
+    ("Cockayne syndrome", "Cockayne syndrome, left", True, "fuzzy"),
+    ("Cockayne syndrome", "Cockayne syndrome without retinopathy", True, "exact"),
+]
+
+
+@pytest.mark.parametrize(("reference", "candidate", "expected", "rule"), ONE_DIAGNOSIS_CASES)
+def test_one_diagnosis_per_prediction(matcher: LexiconDiagnosisMatcher, reference: str,
+                                      candidate: str, expected: bool, rule: str) -> None:
+    explanation = matcher.explain(reference, candidate)
+    assert (explanation.match, explanation.rule) == (expected, rule), explanation
+    assert matcher(reference, candidate) is expected
+
+
+def test_every_alternative_of_a_hedge_is_a_miss(matcher: LexiconDiagnosisMatcher) -> None:
+    # Whichever alternative is the truth, the hedge earns nothing; each alone would.
+    hedge = "Glioma, Cerebral toxoplasmosis, Lymphoma"
+    for reference in ("Glioma", "Cerebral toxoplasmosis", "Lymphoma", "Primary CNS lymphoma"):
+        assert not matcher(reference, hedge), reference
+    for single in ("Glioma", "Cerebral toxoplasmosis", "Lymphoma"):
+        assert matcher(single, single) and matcher(single, single.lower())
+
+
+def test_explanation_lists_named_and_negated_entries(matcher: LexiconDiagnosisMatcher) -> None:
+    explanation = matcher.explain("Cerebral toxoplasmosis", "Glioblastoma (toxoplasmosis ruled out)")
+    assert explanation.candidate_entries == ("glioblastoma",)
+    assert explanation.negated_entries == ("toxoplasmosis",)
+    assert explanation.reference_entries == ("toxoplasmosis",)
+    # A chain names its most specific member.
+    assert matcher.explain("Glioma", "glioma, likely glioblastoma").candidate_entries == ("glioblastoma",)
+    hedge = matcher.explain("PML", "Multiple sclerosis or PML")
+    assert hedge.candidate_entries == ("multiple sclerosis", "progressive multifocal leukoencephalopathy")
+
+
+def test_read_diagnosis_negation_scope_and_alternatives() -> None:
+    reading = read_diagnosis("Glioblastoma (toxoplasmosis ruled out)")
+    assert normalize_diagnosis(reading.affirmed) == "glioblastoma"
+    assert reading.negated == ("toxoplasmosis ruled out",)
+    # A forward cue runs to the end of its clause, through "or", not past a comma.
+    reading = read_diagnosis("no toxoplasmosis or lymphoma, glioma")
+    assert reading.negated == ("no toxoplasmosis or lymphoma",)
+    assert normalize_diagnosis(reading.affirmed) == "glioma"
+    # A parenthesised abbreviation stays in its clause.
+    assert read_diagnosis("no progressive multifocal leukoencephalopathy (PML)").negated == (
+        "no progressive multifocal leukoencephalopathy (PML)",)
+    # Double negatives and boilerplate negate nothing and are dropped.
+    for text in ("Toxoplasmosis cannot be excluded", "Toxoplasmosis can't be ruled out",
+                 "Toxoplasmosis not ruled out", "Toxoplasmosis, not otherwise specified"):
+        reading = read_diagnosis(text)
+        assert reading.negated == () and normalize_diagnosis(reading.affirmed) == "toxoplasmosis", text
+    # Without a cue the text is untouched.
+    assert read_diagnosis("Glioma or lymphoma").affirmed == "Glioma or lymphoma"
+    # Alternatives: explicit words, punctuation, and parts that continue the one before.
+    reading = read_diagnosis("Glioma, abscess or toxoplasmosis")
+    assert [part.strip() for part in reading.segments] == ["Glioma", "abscess", "toxoplasmosis"]
+    assert reading.explicit
+    reading = read_diagnosis("Glioma and/or lymphoma")
+    assert [part.strip() for part in reading.segments] == ["Glioma and", "lymphoma"]
+    assert read_diagnosis("Glioblastoma, with necrosis").segments == ("Glioblastoma, with necrosis",)
+    assert read_diagnosis("graft-versus-host disease").segments == ("graft-versus-host disease",)
+    assert not read_diagnosis("Glioblastoma, IDH-wildtype").explicit
+    with pytest.raises(NovaInputError):
+        read_diagnosis(None)  # type: ignore[arg-type]
 
 
 def test_fuzzy_threshold_controls_typo_tolerance() -> None:
@@ -372,6 +522,29 @@ def test_top1_top5_hand_computation() -> None:
     assert result["n_cases_without_reference"] == 0
     assert result["n_predictions_truncated"] == 0
     assert result["matcher"].startswith("lexicon matcher")
+
+
+def test_top1_top5_hand_computation_with_hedges_and_negations() -> None:
+    predictions = [
+        ["Glioma or toxoplasmosis", "Cerebral toxoplasmosis"],       # hedge, then hit at rank 2
+        ["no evidence of toxoplasmosis", "lymphoma"],                 # negated, other: no hit
+        ["Glioma, Cerebral toxoplasmosis, Lymphoma"],                 # one hedged slot: no hit
+        ["Multiple sclerosis or PML", "PML"],                         # hedge, then hit at rank 2
+        ["glioma, likely glioblastoma"],                              # one chain: hit at rank 1
+        ["Glioblastoma, IDH-wildtype, left temporal"],                # qualifiers: hit at rank 1
+        ["Glioblastoma (toxoplasmosis ruled out)", "toxoplasmosis"],  # negated, hit at rank 2
+    ]
+    references = ["Cerebral toxoplasmosis", "Cerebral toxoplasmosis", "Cerebral toxoplasmosis",
+                  "Progressive multifocal leukoencephalopathy", "Glioblastoma", "Glioblastoma",
+                  "Cerebral toxoplasmosis"]
+    evaluation = prepare_diagnosis(predictions, references)
+    assert [case.first_hit_rank for case in evaluation.cases] == [2, None, None, 2, 1, 1, 2]
+    result = evaluation.result()
+    # top1: cases 4 and 5 -> 2/7; top5: cases 0, 3, 4, 5 and 6 -> 5/7.
+    # (Counting hedged and negated mentions as hits, as before, gave 7/7 for both.)
+    assert result["top1"] == pytest.approx(2 / 7)
+    assert result["top5"] == pytest.approx(5 / 7)
+    assert result["n_cases"] == 7
 
 
 def test_placeholders_are_excluded_and_counted() -> None:

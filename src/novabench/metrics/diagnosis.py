@@ -7,6 +7,16 @@ callable ``(reference, candidate) -> bool``. The default, :class:`LexiconDiagnos
 is deterministic and offline; an LLM judge (:mod:`novabench.metrics.judge`) follows the
 paper's protocol more closely and plugs in the same way.
 
+One prediction names one diagnosis. The lexicon matcher does not count a disease the
+prediction negates ("no evidence of X", "X ruled out", "not X", "without X", "X unlikely"),
+and a prediction that names two or more different lexicon diseases as alternatives ("X or
+Y", "X/Y", "X, Y, Z", "X vs Y", "X and/or Y") is a hedge that matches none of them, so
+stuffing a differential into one slot cannot buy a Top-1 (or Top-5) hit. A disease with its
+own subtype ("glioma, likely glioblastoma") is one diagnosis, and so is a disease with
+qualifiers that are not diseases ("Glioblastoma, IDH-wildtype, left temporal"). A compound
+("X with Y") counts as X unless the reference names both. See
+:class:`LexiconDiagnosisMatcher` for every rule.
+
 Cases whose reference is a placeholder ("Final diagnosis not found.", as recognised by
 :func:`novabench.data.release.is_placeholder_diagnosis`), or a ``cases`` row whose
 ``final_diagnosis`` is null or blank (the dataset reader's rule), have no ground truth: they
@@ -19,12 +29,14 @@ Example:
     ...     ["Glioblastoma", "Neuromyelitis optica spectrum disorder"])
     >>> result["top1"], result["top5"], result["n_cases"]
     (0.5, 1.0, 2)
+    >>> score_diagnosis([["Glioma or toxoplasmosis"]], ["Cerebral toxoplasmosis"])["top1"]
+    0.0
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -40,6 +52,7 @@ from novabench.metrics.diagnosis_lexicon import (
     diagnosis_aliases,
     load_diagnosis_lexicon,
     normalize_diagnosis,
+    read_diagnosis,
 )
 
 __all__ = [
@@ -170,6 +183,17 @@ _GENERIC_WORDS = frozenset("""
     seizure seizures hydrocephalus leukodystrophy malignancy cancer carcinoma
 """.split())
 _QUALIFIER = re.compile(r"\d")
+# Words that make a part outside the lexicon read as a disease of its own when only a comma,
+# semicolon or slash sets it apart ("Glioblastoma, Menkes disease"); other words there read as
+# qualifiers ("Glioblastoma, ring-enhancing").
+_DISEASE_HEADS = frozenset("""
+    disease diseases disorder syndrome malformation tumor neoplasm cancer carcinoma malignancy
+    infection abscess cyst infarct infarction stroke hematoma dementia ataxia epilepsy
+    leukodystrophy anomaly
+""".split())
+_DISEASE_ENDINGS = ("oma", "omas", "itis", "osis", "oses", "iasis", "pathy", "pathies", "plasia",
+                    "trophy", "ectasia", "emia", "ism")
+_NOT_DISEASES = frozenset({"diagnosis", "prognosis", "necrosis", "gliosis", "atrophy"})
 
 
 @dataclass(frozen=True)
@@ -180,32 +204,74 @@ class MatchExplanation:
         match: the verdict.
         rule: which rule decided (``"exact"``, ``"lexicon"``, ``"lexicon-different"``,
             ``"mentions-different"``, ``"too-vague"``, ``"qualifier-mismatch"``, ``"fuzzy"``,
-            ``"no-match"``, ``"empty"``).
-        reference_entries: lexicon entries recognised in the reference.
-        candidate_entries: lexicon entries recognised in the candidate.
+            ``"no-match"``, ``"empty"``, ``"negated"``, ``"several-diseases"``).
+        reference_entries: lexicon entries the reference names (the most specific of each
+            is-a chain, negated mentions left out).
+        candidate_entries: lexicon entries the candidate names, likewise.
+        negated_entries: lexicon entries the candidate mentions only under a negation.
     """
 
     match: bool
     rule: str
     reference_entries: tuple[str, ...] = ()
     candidate_entries: tuple[str, ...] = ()
+    negated_entries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class _Resolution:
-    entries: frozenset[str]
+    entries: frozenset[str]  # the most specific entry of each is-a chain named
     complete: bool  # every word of the text is a lexicon name or an ignorable qualifier
+    first: str | None = None  # the entry the main text mentions first
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """One side of a comparison, read by the matcher."""
+
+    forms: tuple[str, ...]  # normalised forms of the affirmed text (negations removed)
+    resolution: _Resolution
+    negated_entries: frozenset[str]
+    negated_words: tuple[tuple[str, ...], ...]  # fuzzy content words of each negated span
+    # The parts set apart as alternatives (read_diagnosis) that name something: the entries
+    # each names (empty for a term outside the lexicon) and its normalised text. Empty
+    # when the text has a single part.
+    parts: tuple[tuple[frozenset[str], str], ...]
 
 
 class LexiconDiagnosisMatcher:
     """The default diagnosis matcher: deterministic, offline, rule-based.
 
-    Both strings are normalised (:func:`normalize_diagnosis`; parenthesised abbreviations
-    are kept as aliases). Then, in order:
+    **One prediction names one diagnosis.** Each string is first *read*
+    (:func:`~novabench.metrics.diagnosis_lexicon.read_diagnosis`): negated mentions ("no
+    evidence of X", "X ruled out", "not X", "without X", "excluded X", "X unlikely", "rather
+    than X"...) are set aside, since they do not name X; double negatives ("cannot be
+    excluded", "not ruled out") are hedges and negate nothing. The affirmed rest is
+    normalised (:func:`normalize_diagnosis`; parenthesised abbreviations are kept as
+    aliases) and looked up in the lexicon. A side *names* the most specific entry of each
+    is-a chain it mentions: a disease stated with its own subtype or supertype is one
+    diagnosis ("glioma, likely glioblastoma" names glioblastoma). Then, in order:
 
-    1. **Empty**: an empty candidate never matches.
-    2. **Exact**: any normalised form of the reference equals any form of the candidate.
-    3. **Lexicon** (both sides fully recognised): each side is *recognised* when it is a
+    1. **Empty**: an empty candidate never matches; **exact**: two statements that
+       normalise alike always match.
+    2. **Negated**: a candidate whose every mention is negated never matches.
+    3. **Several diseases** (the candidate names two or more lexicon entries, none an
+       ancestor of another): a *hedge*, where an alternative separates two of them
+       (``or``, ``vs``, ``versus``, ``and/or``, ``,``, ``;``, ``/``: "Glioma or
+       toxoplasmosis", "Glioma, cerebral toxoplasmosis, lymphoma"), matches none of them:
+       stuffing alternatives into one prediction buys no hit. A *compound* that states them
+       together ("X with Y", "X in Y", "X secondary to Y", "X and Y") matches a reference
+       that names every one of them (up to specificity: "glioblastoma with leptomeningeal
+       metastases"); otherwise it names the disease it states first, the rest being
+       context, and is judged as that disease by the rules below ("metastasis with
+       hemorrhage" matches metastasis, not intracranial hemorrhage). Either way one
+       prediction earns at most what one diagnosis would. Words that are not diseases are
+       not alternatives: "Glioblastoma, IDH-wildtype, left temporal" names glioblastoma.
+       This rule reads the candidate only: a reference that names several diseases still
+       matches a candidate naming one of them.
+    4. **Exact forms**: any normalised form of the reference equals any form of the
+       candidate.
+    5. **Lexicon** (both sides fully recognised): each side is *recognised* when it is a
        lexicon name or alias as a whole, or when lexicon names found inside it (longest
        first) leave over only qualifiers that do not change the disease (laterality,
        location, acute/chronic, grade and molecular words; a left-over number does not
@@ -218,10 +284,20 @@ class LexiconDiagnosisMatcher:
        ancestor and descendant never match, whatever words they share
        (``neurofibromatosis type 1`` / ``type 2``, ``HSV encephalitis`` / ``autoimmune
        encephalitis``, ``ependymoma`` / ``subependymoma``).
-    4. **Different diseases mentioned**: if both sides mention lexicon entries (even
-       partly recognised) and no pair is related as in rule 3, no match.
-    5. **Too vague**: a side recognised as categories only does not match.
-    6. **Fuzzy tokens** (a side not recognised): numbers and single letters (``type 3``,
+    6. **Different diseases mentioned**: if both sides mention lexicon entries (even
+       partly recognised) and no pair is related as in rule 5, no match.
+    7. **Too vague**: a side recognised as categories only does not match.
+    8. **Several terms** (before the fuzzy rule, so for text outside the lexicon): a
+       candidate with two or more alternatives that each name something is a hedge and
+       does not match, unless the lexicon shows they are one disease. A part outside the
+       lexicon names something when an explicit ``or``/``vs``/``versus`` sets it apart and
+       it has a word that is not a qualifier ("Cockayne or Aicardi"), or, when
+       only a comma, semicolon or slash does, when it reads as a disease (``disease``,
+       ``syndrome``, ``tumor``, ``cyst``..., or a word ending in ``-oma``, ``-itis``,
+       ``-osis``, ``-pathy``...: "Glioblastoma, Menkes disease"); other words after a comma
+       are qualifiers ("Glioblastoma, ring-enhancing"). A part that starts with ``with``,
+       ``in``, ``secondary to``, ``due to``, ``and``... continues the one before it.
+    9. **Fuzzy tokens** (a side not recognised): numbers and single letters (``type 3``,
        ``type c``) must be identical when both sides state some, and laterality likewise;
        the content words (stopwords such as disease/syndrome/of/the/acute/chronic/brain
        removed, plural ``s`` dropped) of one side must all be *covered* by the other's: each
@@ -229,6 +305,16 @@ class LexiconDiagnosisMatcher:
        Either direction suffices (specificity again), but the covered side needs a
        content word that is not a vague head word alone (``encephalopathy``,
        ``degeneration``, ``cyst``, ``tumor``...).
+
+    A miss whose reference the candidate mentions only under a negation is explained as
+    ``"negated"`` ("Glioblastoma (toxoplasmosis ruled out)" for toxoplasmosis).
+
+    Known limits: terms outside the lexicon joined by ``with`` or ``and``, or set apart by
+    a comma when they do not read as diseases ("Cockayne, Aicardi"), count as
+    one term with qualifiers, since the fuzzy rule cannot tell a second disease from a
+    qualifier. A compound stated effect first names the effect: "hemorrhage due to AVM"
+    does not match arteriovenous malformation. Negation is read clause by clause, so
+    "lymphoma and toxoplasmosis ruled out" negates both.
 
     Args:
         fuzzy_threshold: minimum :func:`edit_ratio` for two words (or two whole lexicon
@@ -247,6 +333,12 @@ class LexiconDiagnosisMatcher:
         False
         >>> match.explain("Tuberculous meningitis", "meningitis").rule
         'lexicon'
+        >>> match("Progressive multifocal leukoencephalopathy", "Multiple sclerosis or PML")
+        False
+        >>> match.explain("Cerebral toxoplasmosis", "no evidence of toxoplasmosis").rule
+        'negated'
+        >>> match("Glioblastoma", "glioma, likely glioblastoma")
+        True
     """
 
     def __init__(self, fuzzy_threshold: float = 0.88, *, lexicon: DiagnosisLexicon | None = None) -> None:
@@ -256,6 +348,7 @@ class LexiconDiagnosisMatcher:
         self.fuzzy_threshold = float(fuzzy_threshold)
         self.lexicon = lexicon if lexicon is not None else load_diagnosis_lexicon()
         self._resolve = lru_cache(maxsize=16384)(self._resolve_uncached)
+        self._read = lru_cache(maxsize=16384)(self._read_uncached)
 
     @property
     def description(self) -> str:
@@ -266,7 +359,7 @@ class LexiconDiagnosisMatcher:
             True
         """
         return (f"lexicon matcher (nova-diagnosis-lexicon, {len(self.lexicon)} entries, "
-                f"fuzzy_threshold={self.fuzzy_threshold:g})")
+                f"fuzzy_threshold={self.fuzzy_threshold:g}, one diagnosis per prediction)")
 
     def __repr__(self) -> str:
         return f"LexiconDiagnosisMatcher(fuzzy_threshold={self.fuzzy_threshold:g})"
@@ -303,12 +396,18 @@ class LexiconDiagnosisMatcher:
                 best_names.add(entry.name)
         return next(iter(best_names)) if len(best_names) == 1 else None
 
-    def _resolve_uncached(self, text: str) -> _Resolution:
-        forms = diagnosis_aliases(text)
+    def _most_specific(self, names: set[str] | frozenset[str]) -> frozenset[str]:
+        """The entries no other entry of ``names`` descends from: one per is-a chain."""
+        return frozenset(name for name in names if not any(
+            other != name and self.lexicon.is_ancestor(name, other) for other in names))
+
+    def _resolve_uncached(self, forms: tuple[str, ...]) -> _Resolution:
         whole = {entry.name for form in forms if (entry := self.lexicon.lookup_key(_key(form)))}
-        if whole:
-            return _Resolution(frozenset(whole), True)
+        main = self.lexicon.lookup_key(_key(forms[0]))
+        if main is not None:
+            return _Resolution(self._most_specific(whole), True, main.name)
         mentioned: set[str] = set()
+        first: str | None = None
         complete = True
         for form in forms:
             found, leftover = self.lexicon.find_mentions(form)
@@ -318,16 +417,54 @@ class LexiconDiagnosisMatcher:
                 if self._explained(short_found, short_leftover):
                     found, leftover = short_found, short_leftover
             mentioned.update(entry.name for entry in found)
+            first = first or (found[0].name if found else None)
             complete = complete and self._explained(found, leftover)
+        if whole:  # an abbreviation names an entry: "Left frontal glioblastoma (GBM)"
+            return _Resolution(self._most_specific(whole | mentioned), True,
+                               first or next(iter(sorted(whole))))
         if mentioned:
-            return _Resolution(frozenset(mentioned), complete)
-        fuzzy = self._fuzzy_lookup(forms[0]) if forms else None
-        return _Resolution(frozenset({fuzzy} if fuzzy else ()), fuzzy is not None)
+            return _Resolution(self._most_specific(mentioned), complete, first)
+        fuzzy = self._fuzzy_lookup(forms[0])
+        return _Resolution(frozenset({fuzzy} if fuzzy else ()), fuzzy is not None, fuzzy)
 
     @staticmethod
     def _explained(found: list[Any], leftover: list[str]) -> bool:
         return bool(found) and not any(
             t not in _IGNORABLE_WORDS or _QUALIFIER.search(t) for t in leftover)
+
+    def _names_a_term(self, normalized: str, explicit: bool) -> bool:
+        """Whether a part outside the lexicon names something of its own (rule 8)."""
+        tokens = normalized.split()
+        if not any(t not in _IGNORABLE_WORDS and t not in _FUZZY_STOPWORDS and len(t) > 1
+                   and not _QUALIFIER.search(t) for t in tokens):
+            return False
+        return explicit or any(
+            t in _DISEASE_HEADS or (t.endswith(_DISEASE_ENDINGS) and t not in _NOT_DISEASES)
+            for t in tokens)
+
+    def _read_uncached(self, text: str) -> _Statement:
+        reading = read_diagnosis(text)
+        forms = diagnosis_aliases(reading.affirmed)
+        resolution = self._resolve(forms) if forms else _Resolution(frozenset(), False)
+        negated_entries: set[str] = set()
+        negated_words: list[tuple[str, ...]] = []
+        for span in reading.negated:
+            span_forms = diagnosis_aliases(span)
+            if span_forms:
+                negated_entries.update(self._resolve(span_forms).entries)
+                negated_words.append(tuple(self._fuzzy_tokens(span_forms[0])[0]))
+        parts: list[tuple[frozenset[str], str]] = []
+        if len(reading.segments) > 1 and forms and self.lexicon.lookup_key(_key(forms[0])) is None:
+            # A whole lexicon name is one diagnosis even with commas inside (MELAS spelt out).
+            for segment in reading.segments:
+                segment_forms = diagnosis_aliases(segment)
+                if not segment_forms:
+                    continue
+                entries = self._resolve(segment_forms).entries
+                if entries or self._names_a_term(segment_forms[0], reading.explicit):
+                    parts.append((entries, segment_forms[0]))
+        return _Statement(forms, resolution, frozenset(negated_entries), tuple(negated_words),
+                          tuple(parts))
 
     def _related(self, a: str, b: str, *, allow_categories: bool) -> bool:
         if a == b:
@@ -345,6 +482,29 @@ class LexiconDiagnosisMatcher:
     def _only_categories(self, resolution: _Resolution) -> bool:
         return resolution.complete and bool(resolution.entries) and all(
             self.lexicon.get(name).is_category for name in resolution.entries)
+
+    def _hedges_entries(self, statement: _Statement) -> bool:
+        """Two alternatives of the statement name unrelated lexicon entries (rule 3)."""
+        named = [entries for entries, _ in statement.parts if entries]
+        return any(not self._related(a, b, allow_categories=True)
+                   for i, left in enumerate(named) for right in named[i + 1:]
+                   for a in left for b in right)
+
+    def _hedges_terms(self, statement: _Statement) -> bool:
+        """Two or more alternatives name something, not all one lexicon disease (rule 8)."""
+        if len(statement.parts) < 2:
+            return False
+        entries = [named for named, _ in statement.parts]
+        return not (all(entries) and len(self._most_specific(frozenset().union(*entries))) == 1)
+
+    def _negates_reference(self, reference: _Statement, candidate: _Statement) -> bool:
+        """The candidate mentions the reference's disease, but under a negation."""
+        if self._any_related(candidate.negated_entries, reference.resolution.entries,
+                             allow_categories=False):
+            return True
+        words = self._fuzzy_tokens(reference.forms[0])[0] if reference.forms else []
+        return any(w not in _GENERIC_WORDS for w in words) and any(
+            self._covered(words, list(negated)) for negated in candidate.negated_words)
 
     # -- fuzzy tokens ------------------------------------------------------------------
 
@@ -376,6 +536,9 @@ class LexiconDiagnosisMatcher:
             >>> explanation = LexiconDiagnosisMatcher().explain("Ependymoma", "subependymoma")
             >>> explanation.match, explanation.rule
             (False, 'lexicon-different')
+            >>> explanation = LexiconDiagnosisMatcher().explain("Lymphoma", "Glioma, lymphoma")
+            >>> explanation.match, explanation.rule, explanation.candidate_entries
+            (False, 'several-diseases', ('glioma', 'lymphoma'))
         """
         if not isinstance(reference, str) or not isinstance(candidate, str):
             raise NovaInputError("reference and candidate must be strings", source="matcher",
@@ -384,22 +547,54 @@ class LexiconDiagnosisMatcher:
         candidate_forms = diagnosis_aliases(candidate)
         if not reference_forms or not candidate_forms:
             return MatchExplanation(False, "empty")
-        if set(reference_forms) & set(candidate_forms):
+        if reference_forms == candidate_forms:
             return MatchExplanation(True, "exact")
-        ref, cand = self._resolve(reference), self._resolve(candidate)
-        named = dict(reference_entries=tuple(sorted(ref.entries)),
-                     candidate_entries=tuple(sorted(cand.entries)))
-        if ref.complete and cand.complete and ref.entries and cand.entries:
-            if self._any_related(ref.entries, cand.entries, allow_categories=False):
+        ref, cand = self._read(reference), self._read(candidate)
+        verdict = self._decide(ref, cand)
+        if not verdict.match and verdict.rule != "negated" and self._negates_reference(ref, cand):
+            return replace(verdict, rule="negated")
+        return verdict
+
+    def _decide(self, ref: _Statement, cand: _Statement) -> MatchExplanation:
+        reference, candidate = ref.resolution, cand.resolution
+        named = dict(reference_entries=tuple(sorted(reference.entries)),
+                     candidate_entries=tuple(sorted(candidate.entries)),
+                     negated_entries=tuple(sorted(cand.negated_entries)))
+        if not cand.forms:
+            return MatchExplanation(False, "negated", **named)
+        if not ref.forms:
+            return MatchExplanation(False, "empty", **named)
+        if len(candidate.entries) > 1:
+            if self._hedges_entries(cand):
+                return MatchExplanation(False, "several-diseases", **named)
+            if not all(any(self._related(c, r, allow_categories=True) for r in reference.entries)
+                       for c in candidate.entries):
+                # Not a compound the reference states in full: the compound names the
+                # disease it states first ("metastasis with hemorrhage" names metastasis).
+                head = frozenset(c for c in candidate.entries if candidate.first is not None
+                                 and self._related(c, candidate.first, allow_categories=True))
+                if not self._any_related(head, reference.entries, allow_categories=True):
+                    # The reference is among the diseases stated besides (or none is).
+                    return MatchExplanation(False, "several-diseases", **named)
+                candidate = _Resolution(head, candidate.complete, candidate.first)
+        if set(ref.forms) & set(cand.forms):
+            return MatchExplanation(True, "exact", **named)
+        if reference.complete and candidate.complete and reference.entries and candidate.entries:
+            if self._any_related(reference.entries, candidate.entries, allow_categories=False):
                 return MatchExplanation(True, "lexicon", **named)
             return MatchExplanation(False, "lexicon-different", **named)
-        if ref.entries and cand.entries and not self._any_related(
-                ref.entries, cand.entries, allow_categories=True):
+        if reference.entries and candidate.entries and not self._any_related(
+                reference.entries, candidate.entries, allow_categories=True):
             return MatchExplanation(False, "mentions-different", **named)
-        if self._only_categories(ref) or self._only_categories(cand):
+        if self._only_categories(reference) or self._only_categories(candidate):
             return MatchExplanation(False, "too-vague", **named)
-        ref_words, ref_qualifiers, ref_sides = self._fuzzy_tokens(reference_forms[0])
-        cand_words, cand_qualifiers, cand_sides = self._fuzzy_tokens(candidate_forms[0])
+        if self._hedges_terms(cand):
+            return MatchExplanation(False, "several-diseases", **named)
+        # With one part naming something, the other parts are its qualifiers: the fuzzy
+        # rule compares that part ("Cockayne, Fahr disease" names Fahr disease).
+        cand_form = cand.parts[0][1] if len(cand.parts) == 1 else cand.forms[0]
+        ref_words, ref_qualifiers, ref_sides = self._fuzzy_tokens(ref.forms[0])
+        cand_words, cand_qualifiers, cand_sides = self._fuzzy_tokens(cand_form)
         if (ref_qualifiers and cand_qualifiers and ref_qualifiers != cand_qualifiers) or (
                 ref_sides and cand_sides and ref_sides != cand_sides):
             return MatchExplanation(False, "qualifier-mismatch", **named)
