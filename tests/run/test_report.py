@@ -279,3 +279,16 @@ def test_compare_shows_coverage_and_needs_resamples(sample_release: Path, tmp_pa
     assert main(["compare", "--data", str(sample_release), "--a", str(full), "--b", str(partial),
                  "--out", str(out), "--bootstrap", "0"]) == 2
     assert "--bootstrap" in capsys.readouterr().err
+
+
+def test_boxes_running_past_the_image_get_a_note(sample_release: Path, tmp_path: Path) -> None:
+    release = read_release(sample_release)
+    # Gold boxes written as [x1, y1, x2, y2] but read as [x, y, w, h]: most overrun the image.
+    lines = [{"filename": i.filename, "boxes": [[x, y, x + w, y + h] for x, y, w, h in i.boxes]}
+             for i in release.images]
+    report = evaluate_predictions(sample_release, write_lines(tmp_path / "xyxy.jsonl", lines), n_resamples=0)
+    [note] = report["tasks"]["localization"]["notes"]
+    assert "extend past their image" in note and "[x, y, width, height]" in note
+    clean = [{"filename": i.filename, "boxes": i.boxes} for i in release.images]
+    report = evaluate_predictions(sample_release, write_lines(tmp_path / "ok.jsonl", clean), n_resamples=0)
+    assert report["tasks"]["localization"]["notes"] == []

@@ -619,6 +619,10 @@ def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
                 "(one row per image would count a case once per image)",
                 field="references",
             )
+        if columns and "boxes" in columns and "filenames" in values.column_names:
+            raise NovaInputError(
+                "localisation and captioning are scored per image: pass the `images` "
+                "configuration, not `cases`", field="references")
         wanted = [c for c in (columns or []) if c in values.column_names]
         if not wanted:
             raise NovaInputError(
@@ -631,6 +635,10 @@ def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
         return [dict(zip(wanted, row)) for row in zip(*(table[c] for c in wanted))]
     if values is None:
         raise NovaInputError("no values given", field="predictions/references")
+    if isinstance(values, datasets.DatasetDict):
+        raise NovaInputError(
+            f"expected one split, got a DatasetDict with splits {list(values)}: pass e.g. "
+            f"ds[{next(iter(values), 'test')!r}]", field="predictions/references")
     if isinstance(values, (str, bytes, Mapping)):
         raise NovaInputError(
             f"expected a sequence of items, got a single {type(values).__name__}", field="predictions/references"

@@ -100,6 +100,8 @@ def evaluate_predictions(
     for task in loaded.tasks:
         task_predictions, references = _task_inputs(task, loaded)
         options, notes = _task_options(task, caption_options, matcher)
+        if task == "localization":
+            notes.extend(_box_overrun_notes(task_predictions, loaded.release.images))
         result = _score(task, task_predictions, references, stats, options)
         if task == "localization" and result.get("per_image_best_iou") is not None:
             filenames = [image.filename for image in loaded.release.images]
@@ -326,6 +328,24 @@ def _task_inputs(task: str, loaded: _Loaded) -> tuple[list[Any], list[Any]]:
     # Rows, not strings: a null diagnosis in the release is "no ground truth" (counted).
     return predictions.diagnoses(), [
         {"case_id": case.case_id, "final_diagnosis": case.final_diagnosis} for case in release.cases()
+    ]
+
+
+def _box_overrun_notes(predictions: list[Any], images: list[Any]) -> list[str]:
+    """A note when predicted boxes run well past their image: often xyxy given as xywh."""
+    over, where = 0, 0
+    for prediction, image in zip(predictions, images):
+        boxes = prediction.get("boxes") or []
+        limit_x, limit_y = 1.02 * image.width, 1.02 * image.height
+        past = sum(1 for x, y, w, h in boxes if x + w > limit_x or y + h > limit_y)
+        over += past
+        where += bool(past)
+    if not over:
+        return []
+    return [
+        f"{over} predicted boxes in {where} images extend past their image by more than 2%: "
+        "if they are [x1, y1, x2, y2], convert them to [x, y, width, height] (raw answers: "
+        "--box-convention xyxy_pixel)"
     ]
 
 
