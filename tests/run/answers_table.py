@@ -442,6 +442,119 @@ DIAGNOSIS_CASES: list[DiagnosisCase] = [
         "think_cut_off_by_max_tokens",
         "<think>\nRing enhancement with restricted diffusion. Most likely: abscess. Differentials: "
         "glioblastoma, metastasis. But wait", "empty"),
+    # --- prose: GPT-4o-class models that ignore the JSON instruction. The lead statement's
+    # name comes first, then the differentials in the order written; " and " is read with the
+    # diagnosis lexicon (a known name containing "and" stays whole).
+    DiagnosisCase(
+        "prose_most_likely_then_differentials",
+        "Based on the findings, the most likely diagnosis is glioblastoma. Differential diagnoses "
+        "include lymphoma, metastasis and abscess.", "fallback_list",
+        ["glioblastoma", "lymphoma", "metastasis", "abscess"]),
+    DiagnosisCase(
+        "prose_subject_first_trailing_clause_dropped",
+        "Glioblastoma is the most likely diagnosis, given the irregular ring enhancement and "
+        "central necrosis in this elderly patient. Other considerations include primary CNS "
+        "lymphoma, metastases, or a brain abscess.", "fallback_list",
+        ["Glioblastoma", "primary CNS lymphoma", "metastases", "brain abscess"]),
+    DiagnosisCase(
+        "prose_most_consistent_with_in_this_patient",
+        "The imaging findings are most consistent with herpes simplex encephalitis in this "
+        "patient. Differentials include autoimmune limbic encephalitis and status epilepticus.",
+        "fallback_list",
+        ["herpes simplex encephalitis", "autoimmune limbic encephalitis", "status epilepticus"]),
+    DiagnosisCase(
+        "prose_favour_over_then_less_likely",
+        "Given the incomplete ring of enhancement, I favour tumefactive demyelination over a "
+        "high-grade glioma. Other possibilities include lymphoma and, less likely, abscess.",
+        "fallback_list", ["tumefactive demyelination", "lymphoma", "abscess"]),
+    DiagnosisCase(
+        "prose_suggestive_of_then_to_consider",
+        "The findings are suggestive of neurocysticercosis. To consider: tuberculoma, "
+        "toxoplasmosis, pyogenic abscess and metastasis.", "fallback_list",
+        ["neurocysticercosis", "tuberculoma", "toxoplasmosis", "pyogenic abscess", "metastasis"]),
+    DiagnosisCase(
+        "prose_name_with_comma_and_and_kept",
+        "The most likely diagnosis is hand, foot and mouth disease (enterovirus 71 "
+        "rhombencephalitis). Differential diagnoses include ADEM, listeria rhombencephalitis and "
+        "Bickerstaff encephalitis.", "fallback_list",
+        ["hand, foot and mouth disease (enterovirus 71 rhombencephalitis)", "ADEM",
+         "listeria rhombencephalitis", "Bickerstaff encephalitis"]),
+    DiagnosisCase(
+        "prose_lexicon_name_with_and_kept",
+        "Findings favour hypomyelination with atrophy of the basal ganglia and cerebellum (H-ABC). "
+        "Differentials include Pelizaeus-Merzbacher disease and vanishing white matter disease.",
+        "fallback_list",
+        ["hypomyelination with atrophy of the basal ganglia and cerebellum (H-ABC)",
+         "Pelizaeus-Merzbacher disease", "vanishing white matter disease"]),
+    DiagnosisCase(
+        "prose_and_between_two_known_diseases",
+        "Most consistent with tuberous sclerosis and subependymal giant cell astrocytoma.",
+        "fallback_list", ["tuberous sclerosis", "subependymal giant cell astrocytoma"]),
+    DiagnosisCase(
+        "prose_represents_then_oxford_or",
+        "This most likely represents a meningioma. Differential diagnoses include a dural "
+        "metastasis, a solitary fibrous tumour, or lymphoma.", "fallback_list",
+        ["meningioma", "dural metastasis", "solitary fibrous tumour", "lymphoma"]),
+    DiagnosisCase(
+        "prose_should_also_be_considered",
+        "The lesion most likely represents a pilocytic astrocytoma; medulloblastoma and ependymoma "
+        "should also be considered.", "fallback_list",
+        ["pilocytic astrocytoma", "medulloblastoma", "ependymoma"]),
+    DiagnosisCase(
+        "prose_i_think_subject_other_considerations",
+        "Given the age and location, I think pilocytic astrocytoma is the most likely diagnosis; "
+        "medulloblastoma and ependymoma are other considerations.", "fallback_list",
+        ["pilocytic astrocytoma", "medulloblastoma", "ependymoma"]),
+    DiagnosisCase(
+        "prose_followed_by",
+        "Given the history of HIV, toxoplasmosis is the most likely diagnosis, followed by primary "
+        "CNS lymphoma and progressive multifocal leukoencephalopathy.", "fallback_list",
+        ["toxoplasmosis", "primary CNS lymphoma", "progressive multifocal leukoencephalopathy"]),
+    DiagnosisCase(
+        "prose_with_as_differentials",
+        "The most likely diagnosis is glioblastoma (WHO grade 4), with metastasis, lymphoma and "
+        "abscess as differentials.", "fallback_list",
+        ["glioblastoma (WHO grade 4)", "metastasis", "lymphoma", "abscess"]),
+    DiagnosisCase(
+        "prose_negated_favour_skipped",
+        "I would not favour lymphoma given the absence of restricted diffusion. The leading "
+        "diagnosis is glioblastoma; differentials are metastasis and abscess.", "fallback_list",
+        ["glioblastoma", "metastasis", "abscess"]),
+    DiagnosisCase(
+        "prose_not_x_but_y",
+        "The most likely diagnosis is not glioblastoma but primary CNS lymphoma, given the "
+        "homogeneous enhancement.", "fallback_list", ["primary CNS lymphoma"]),
+    DiagnosisCase(
+        "prose_qualifier_after_comma_known_to_lexicon",
+        "The most likely diagnosis is glioblastoma, IDH-wildtype, given the necrosis. Differential "
+        "diagnoses include: primary CNS lymphoma; metastasis; abscess.", "fallback_list",
+        ["glioblastoma, IDH-wildtype", "primary CNS lymphoma", "metastasis", "abscess"]),
+    DiagnosisCase(
+        "prose_broad_differential_then_lead",
+        "The differential diagnosis is broad and includes metastasis, lymphoma and high-grade "
+        "glioma, but the most likely diagnosis is glioblastoma.", "fallback_list",
+        ["glioblastoma", "metastasis", "lymphoma", "high-grade glioma"]),
+    DiagnosisCase(
+        "prose_bold_names",
+        "Based on the imaging, the most likely diagnosis is **neurocysticercosis**. Differential "
+        "diagnoses include **tuberculoma**, **toxoplasmosis** and **pyogenic abscess**.",
+        "fallback_list",
+        ["neurocysticercosis", "tuberculoma", "toxoplasmosis", "pyogenic abscess"]),
+    DiagnosisCase(
+        "prose_lead_before_numbered_list",
+        "The findings are most consistent with a demyelinating process.\n\n"
+        "Differential diagnosis:\n1. Multiple sclerosis - periventricular ovoid lesions\n"
+        "2. ADEM\n3. Susac syndrome",
+        "fallback_list", ["demyelinating process", "Multiple sclerosis", "ADEM", "Susac syndrome"]),
+    DiagnosisCase(
+        "prose_consistent_with_under_list_item_is_no_lead",
+        "1. Glioblastoma\n   The irregular rim is consistent with necrosis.\n2. Lymphoma",
+        "fallback_list", ["Glioblastoma", "Lymphoma"]),
+    DiagnosisCase(
+        "prose_after_thinking",
+        "<think>\nMaybe the most likely diagnosis is lymphoma? The rim is irregular.\n</think>\n\n"
+        "The most likely diagnosis is glioblastoma. Differentials include lymphoma and metastasis.",
+        "fallback_list", ["glioblastoma", "lymphoma", "metastasis"]),
 ]
 
 

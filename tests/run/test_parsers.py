@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -249,6 +250,184 @@ def test_diagnosis_value_ends_at_its_first_sentence() -> None:
     assert parsed.diagnoses == ["Glioblastoma"]
     parsed = parse_diagnoses("1. N. meningitidis meningitis. Common in young adults.\n2. E. coli abscess")
     assert parsed.diagnoses == ["N. meningitidis meningitis", "E. coli abscess"]
+
+
+# --- diagnoses in prose
+
+
+@pytest.mark.parametrize("names, expected", [
+    # both sides known diseases: two diagnoses
+    ("metastasis and abscess", ["metastasis", "abscess"]),
+    ("CADASIL and CARASIL", ["CADASIL", "CARASIL"]),
+    # the whole is a name of the lexicon: kept, even with a comma inside
+    ("hypomyelination with atrophy of the basal ganglia and cerebellum",
+     ["hypomyelination with atrophy of the basal ganglia and cerebellum"]),
+    ("mitochondrial encephalomyopathy, lactic acidosis, and stroke-like episodes, and CADASIL",
+     ["mitochondrial encephalomyopathy, lactic acidosis, and stroke-like episodes", "CADASIL"]),
+    ("hypomyelination with atrophy of the basal ganglia and cerebellum and Alexander disease",
+     ["hypomyelination with atrophy of the basal ganglia and cerebellum", "Alexander disease"]),
+    ("Hand, foot and mouth disease, ADEM", ["Hand, foot and mouth disease", "ADEM"]),
+    # the words show one name: one unknown word before "and", or an "X with/of ... and ..."
+    ("foot and mouth disease", ["foot and mouth disease"]),
+    ("hypoxic and ischaemic injury", ["hypoxic and ischaemic injury"]),
+    ("glioblastoma with necrosis and haemorrhage", ["glioblastoma with necrosis and haemorrhage"]),
+    ("leukoencephalopathy with brainstem and spinal cord involvement and lactate elevation, "
+     "and Alexander disease",
+     ["leukoencephalopathy with brainstem and spinal cord involvement and lactate elevation",
+      "Alexander disease"]),
+    # otherwise the whole is not a known name: split
+    ("post-treatment change and radiation-induced injury",
+     ["post-treatment change", "radiation-induced injury"]),
+    ("toxo and lymphoma", ["toxo", "lymphoma"]),
+    # brackets are never cut, semicolons beat commas, inline numbers separate
+    ("CADASIL (cerebral autosomal dominant arteriopathy with subcortical infarcts and "
+     "leukoencephalopathy), Susac syndrome",
+     ["CADASIL (cerebral autosomal dominant arteriopathy with subcortical infarcts and "
+      "leukoencephalopathy)", "Susac syndrome"]),
+    ("Glioblastoma, IDH-wildtype; lymphoma, EBV-positive; abscess",
+     ["Glioblastoma, IDH-wildtype", "lymphoma, EBV-positive", "abscess"]),
+    ("1) glioblastoma 2) lymphoma (grade 2) 3) abscess",
+     ["glioblastoma", "lymphoma (grade 2)", "abscess"]),
+])
+def test_diagnosis_differential_list_and_rule(names: str, expected: list[str]) -> None:
+    parsed = parse_diagnoses(f"Differential diagnoses include {names}.")
+    assert parsed.status == "fallback_list" and parsed.diagnoses == expected
+
+
+@pytest.mark.parametrize("sentence", [
+    "The most likely diagnosis is glioblastoma.",
+    "The leading diagnosis here is glioblastoma.",
+    "My top diagnosis would be glioblastoma.",
+    "Glioblastoma is the most likely diagnosis.",
+    "Based on the findings, glioblastoma is the most likely diagnosis.",
+    "Overall, I think that glioblastoma is my favoured diagnosis.",
+    "Glioblastoma is favoured.",
+    "This most likely represents a glioblastoma.",
+    "The lesion is most likely a glioblastoma.",
+    "I favour glioblastoma over lymphoma.",
+    "The features favor glioblastoma.",
+    "The findings are in favour of a glioblastoma.",
+    "The findings are most consistent with a glioblastoma.",
+    "The findings are suggestive of glioblastoma in this patient.",
+    "The imaging features strongly suggest glioblastoma.",
+    "Highly suggestive of glioblastoma.",
+    "The diagnosis is probably glioblastoma, given the necrosis.",
+    "The most likely diagnosis is glioblastoma, which explains the necrosis.",
+    "The most likely diagnosis is glioblastoma because of the necrosis.",
+    "The most likely diagnosis: glioblastoma - typical butterfly pattern.",
+    "I would not favour lymphoma; the most likely diagnosis is glioblastoma.",
+])
+def test_diagnosis_lead_statements(sentence: str) -> None:
+    parsed = parse_diagnoses(f"{sentence} Differentials include lymphoma and metastasis.")
+    assert [d.lower() for d in parsed.diagnoses] == ["glioblastoma", "lymphoma", "metastasis"]
+
+
+@pytest.mark.parametrize("sentence", [
+    "Differential diagnoses include lymphoma and metastasis.",
+    "Differentials include lymphoma and metastasis.",
+    "Differentials are lymphoma and metastasis.",
+    "Other considerations include lymphoma and metastasis.",
+    "Other possibilities are lymphoma, and metastasis.",
+    "The main differentials include lymphoma, metastasis.",
+    "The differential diagnosis for this ring-enhancing lesion includes lymphoma and metastasis.",
+    "To consider: lymphoma; metastasis.",
+    "Also consider lymphoma or metastasis.",
+    "Lymphoma and metastasis should also be considered.",
+    "Lymphoma and metastasis are also in the differential.",
+    "The differential is broad and includes lymphoma and metastasis.",
+])
+def test_diagnosis_differential_statements(sentence: str) -> None:
+    parsed = parse_diagnoses(f"The most likely diagnosis is glioblastoma. {sentence}")
+    assert [d.lower() for d in parsed.diagnoses] == ["glioblastoma", "lymphoma", "metastasis"]
+
+
+@pytest.mark.parametrize("answer", [
+    "Differentials include lymphoma and metastasis, but glioblastoma is the most likely diagnosis.",
+    "Differentials include lymphoma and metastasis, and the most likely diagnosis is glioblastoma.",
+    "The differential includes lymphoma and metastasis, but the most likely diagnosis is "
+    "glioblastoma.",
+])
+def test_diagnosis_lead_statement_after_the_list_ends_it(answer: str) -> None:
+    assert parse_diagnoses(answer).diagnoses == ["glioblastoma", "lymphoma", "metastasis"]
+
+
+def test_diagnosis_prose_ranks_the_lead_first_and_keeps_the_written_order() -> None:
+    answer = ("Differentials include lymphoma and metastasis. Abscess should also be considered. "
+              "However, glioblastoma is the most likely diagnosis. Later: the most likely "
+              "diagnosis is lymphoma.")
+    expected = ["glioblastoma", "lymphoma", "metastasis", "Abscess"]
+    assert parse_diagnoses(answer).diagnoses == expected
+
+
+@pytest.mark.parametrize("answer", [
+    "I would not favour lymphoma. The rim is thin.",
+    "The findings are not suggestive of a tumour. The rim is thin.",
+    "The lesion is most likely. It is large.",
+])
+def test_diagnosis_negated_or_empty_lead_reads_nothing(answer: str) -> None:
+    parsed = parse_diagnoses(answer)
+    assert parsed.status == "unparseable" and parsed.diagnoses == []
+
+
+def test_diagnosis_prose_without_the_lexicon_still_cuts_at_punctuation(monkeypatch) -> None:
+    from novabench.run import parsers
+
+    def broken() -> None:
+        raise RuntimeError("lexicon unavailable")
+
+    monkeypatch.setattr(parsers, "load_diagnosis_lexicon", broken)
+    parsed = parse_diagnoses("The most likely diagnosis is glioblastoma. Differentials include "
+                             "lymphoma, metastasis, and abscess.")
+    assert parsed.diagnoses == ["glioblastoma", "lymphoma", "metastasis", "abscess"]
+
+
+def test_diagnosis_runaway_prose_list_is_read_up_to_its_first_100_names() -> None:
+    names = [f"disease {i}" for i in range(150)]
+    parsed = parse_diagnoses("Differentials include " + ", ".join(names) + ".")
+    assert parsed.diagnoses == names[:100]
+
+
+_HOSTILE = 200_000
+
+
+def _fill(unit: str, prefix: str = "") -> str:
+    return (prefix + unit * (_HOSTILE // len(unit) + 1))[:_HOSTILE]
+
+
+@pytest.mark.parametrize("answer", [
+    _fill("the most likely diagnosis is "),
+    _fill("glioma is the most likely diagnosis "),
+    _fill("a, is most likely "),
+    _fill("a, ", "Differential diagnoses include "),
+    _fill("glioma and ", "Differentials include "),
+    _fill("xx and ", "Differentials include "),
+    _fill("lymphoma, ", "Differentials include "),
+    _fill("Differentials include a, b and c. "),
+    _fill("(", "Differentials include "),
+    _fill("1) a ", "Differentials include "),
+    _fill("findings are consistent with "),
+    _fill("not favour x "),
+    _fill("with a, b "),
+    _fill("with a as differentials "),
+    _fill("a should be considered "),
+    _fill("a, b, should be considered "),
+    _fill("followed by "),
+    _fill(" and", "Differentials include a"),
+    _fill("I think ", "x, ") + " is the most likely diagnosis",
+    _fill("possibly the ", "Differentials include "),
+    _fill("in the the ", "Differentials include glioma "),
+    "Differentials include" + " " * _HOSTILE + "glioma",
+    "Most likely: " + _fill("glioma and "),
+    "\n".join(f"The most likely diagnosis is g{i}. Differentials include lymphoma, metastasis "
+              "and abscess." for i in range(3000))[:_HOSTILE],
+], ids=lambda answer: answer[:30])
+def test_diagnosis_prose_stays_linear_on_hostile_answers(answer: str) -> None:
+    parse_diagnoses("Differentials include glioma and lymphoma.")  # the lexicon is built once
+    start = time.perf_counter()
+    parsed = parse_diagnoses(answer)
+    assert time.perf_counter() - start < 0.5
+    assert parsed.status in DIAGNOSIS_STATUSES
+    assert parsed.error is None or "internal" not in parsed.error
 
 
 # --- reasoning blocks of thinking models

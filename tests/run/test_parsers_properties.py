@@ -146,16 +146,19 @@ word = st.text(alphabet=st.sampled_from(list("abcdefghijklmnopqrstuvwxyzABCDEFGH
 diagnosis_name = st.lists(word, min_size=1, max_size=4).map(" ".join)
 
 
-@SETTINGS
-@given(text=answer_text)
-def test_diagnoses_total_and_deduplicated(text) -> None:
-    parsed = parse_diagnoses(text)
+def assert_diagnoses_valid(parsed) -> None:
     assert parsed.status in DIAGNOSIS_STATUSES
     assert parsed.error is None or not parsed.error.startswith("internal"), parsed.error
     assert all(isinstance(d, str) and d.strip() == d and d for d in parsed.diagnoses)
     keys = [" ".join(d.casefold().split()) for d in parsed.diagnoses]
     assert len(keys) == len(set(keys))
     assert bool(parsed.diagnoses) == (parsed.status in {"ok", "partial", "fallback_list"})
+
+
+@SETTINGS
+@given(text=answer_text)
+def test_diagnoses_total_and_deduplicated(text) -> None:
+    assert_diagnoses_valid(parse_diagnoses(text))
 
 
 @SETTINGS
@@ -249,3 +252,94 @@ def test_fallback_list_round_trip(names, marker, heading) -> None:
             expected.append(name)
     parsed = parse_diagnoses(text)
     assert parsed.status == "fallback_list" and parsed.diagnoses == expected
+
+
+# --- diagnoses in prose
+
+# Pieces of prose answers: statements, separators, brackets, negations, known and joined names.
+PROSE_TOKENS = st.sampled_from([
+    "The most likely diagnosis is ", "Differential diagnoses include ", "Differentials: ",
+    " is the most likely diagnosis", "Most likely: ", "I favour ", "I would not favour ",
+    "the findings are consistent with ", "most consistent with ", " should also be considered",
+    "followed by ", " with ", " as differentials", " over ", ", given the ", " in this patient",
+    "The differential is broad and includes ", " is most likely", "not ", " but ", "the lesion",
+    " and ", ", ", "; ", " or ", ", and ", "(", ")", "1) ", ". ", "\n", "**", "- ", "e.g. ", "etc.",
+    "possibly a ", "glioblastoma", "lymphoma", "abscess", "hand, foot and mouth disease", "x",
+    "hypomyelination with atrophy of the basal ganglia and cerebellum", "<think>", "</think>",
+])
+prose_text = st.lists(PROSE_TOKENS, max_size=40).map("".join)
+
+
+@SETTINGS
+@given(text=prose_text)
+def test_prose_answers_are_total_and_deduplicated(text) -> None:
+    assert_diagnoses_valid(parse_diagnoses(text))
+
+
+# Made-up names no lexicon holds and no cue, hedge or clause word can be ("zqbt zqkm"):
+# two words or more, so " and " between two of them is a list separator.
+pseudo_word = st.text(alphabet=st.sampled_from(list("bcdfghjklmnprstvz")), min_size=1,
+                      max_size=5).map(lambda letters: "zq" + letters)
+prose_name = st.lists(pseudo_word, min_size=2, max_size=3).map(" ".join)
+STRONG_LEADS = [
+    "Based on the findings, the most likely diagnosis is {}.",
+    "{} is the most likely diagnosis, given the imaging findings.",
+    "Overall, I think {} is the leading diagnosis in this patient.",
+    "I favour {} over the alternatives.", "This most likely represents a {}.",
+    "The most likely diagnosis: {} - typical appearance.",
+]
+WEAK_LEADS = ["The findings are most consistent with {} in this patient.",
+              "The imaging features are suggestive of {}.", "Highly suggestive of {}."]
+DIFFERENTIALS = ["Differential diagnoses include {}.", "Other considerations include {}.",
+                 "To consider: {}.", "{} should also be considered.",
+                 "The differential is broad and includes {}.", "Differentials: {}."]
+LAST_SEPARATORS = [" and ", ", and ", " or ", ", or ", ", "]
+
+
+def _render_list(names: list[str], last: str) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + last + names[-1]
+
+
+def _unique(names: list[str]) -> list[str]:
+    kept: list[str] = []
+    for name in names:
+        if name.casefold() not in {k.casefold() for k in kept}:
+            kept.append(name)
+    return kept
+
+
+@SETTINGS
+@given(first=prose_name, others=st.lists(prose_name, min_size=1, max_size=6),
+       lead=st.sampled_from(STRONG_LEADS), differential=st.sampled_from(DIFFERENTIALS),
+       last=st.sampled_from(LAST_SEPARATORS), lead_last=st.booleans())
+def test_prose_round_trip(first, others, lead, differential, last, lead_last) -> None:
+    statements = [lead.format(first), differential.format(_render_list(others, last))]
+    text = " ".join(statements[::-1] if lead_last else statements)
+    parsed = parse_diagnoses(text)
+    assert parsed.status == "fallback_list"
+    assert parsed.diagnoses == _unique([first, *others]), text
+
+
+@SETTINGS
+@given(first=prose_name, lead=st.sampled_from(WEAK_LEADS),
+       others=st.lists(prose_name, max_size=4), last=st.sampled_from(LAST_SEPARATORS))
+def test_prose_weak_lead_round_trip(first, lead, others, last) -> None:
+    text = lead.format(first)
+    if others:
+        text += " Differentials include " + _render_list(others, last) + "."
+    assert parse_diagnoses(text).diagnoses == _unique([first, *others]), text
+
+
+@SETTINGS
+@given(names=st.lists(prose_name, min_size=1, max_size=6), last=st.sampled_from(LAST_SEPARATORS),
+       negated=st.sampled_from(["I would not favour {}.", "The findings are not suggestive of {}.",
+                                "The most likely diagnosis is not {} but {}."]))
+def test_prose_negated_lead_is_never_first(names, last, negated) -> None:
+    rejected = names[0]
+    text = negated.format(rejected, names[-1]) + " Differentials include " + \
+        _render_list(names[1:] or ["zqx zqy"], last) + "."
+    parsed = parse_diagnoses(text)
+    if "but" in negated:
+        assert parsed.diagnoses[0] == names[-1]
+    elif rejected not in names[1:]:
+        assert rejected not in parsed.diagnoses
