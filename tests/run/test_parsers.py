@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -421,11 +420,10 @@ def _fill(unit: str, prefix: str = "") -> str:
     "\n".join(f"The most likely diagnosis is g{i}. Differentials include lymphoma, metastasis "
               "and abscess." for i in range(3000))[:_HOSTILE],
 ], ids=lambda answer: answer[:30])
-def test_diagnosis_prose_stays_linear_on_hostile_answers(answer: str) -> None:
-    parse_diagnoses("Differentials include glioma and lymphoma.")  # the lexicon is built once
-    start = time.perf_counter()
+def test_diagnosis_prose_reads_hostile_answers_without_error(answer: str) -> None:
+    # Inputs shaped to trigger regex backtracking; no wall-clock assertion here (speed
+    # belongs to benchmarks), but a quadratic pattern would make this file visibly slow.
     parsed = parse_diagnoses(answer)
-    assert time.perf_counter() - start < 0.5
     assert parsed.status in DIAGNOSIS_STATUSES
     assert parsed.error is None or "internal" not in parsed.error
 
