@@ -64,11 +64,29 @@ class ScriptedChatServer:
                         server.condition.wait_for(
                             lambda: server.in_flight >= server.hold_until_in_flight
                             or 0 < server.expected_requests <= len(server.requests), timeout=5.0)
+                self._counted = True
                 try:
                     self._answer(body, action)
                 finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                # Called before a reply is written: once the client has its answer it may send
+                # the next request, which must not meet this one still counted in flight.
+                if getattr(self, "_counted", False):
+                    self._counted = False
                     with server.condition:
                         server.in_flight -= 1
+
+            def _reply(self, code: int, payload: bytes, extra: dict[str, str] | None = None) -> None:
+                self._leave()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                for name, value in (extra or {}).items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def _answer(self, body: dict[str, Any], action: tuple[str, Any] | None) -> None:
                 if action is None:
@@ -82,14 +100,7 @@ class ScriptedChatServer:
                     server.release.wait(5.0)
                     return
                 if kind == "status":
-                    self.send_response(value)
-                    self.send_header("Content-Type", "application/json")
-                    if value == 429:
-                        self.send_header("Retry-After", "0")
-                    payload = b'{"error": "scripted"}'
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
+                    self._reply(value, b'{"error": "scripted"}', {"Retry-After": "0"} if value == 429 else None)
                     return
                 if kind == "verdict":
                     payload = json.dumps({"id": "x", "object": "chat.completion", "choices": [
@@ -97,11 +108,7 @@ class ScriptedChatServer:
                          "finish_reason": "stop"}]}).encode()
                 else:  # raw body
                     payload = str(value).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self._reply(200, payload)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
