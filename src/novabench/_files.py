@@ -46,8 +46,12 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, durable: bool = False) -> Path:
     """Write ``text`` to ``path`` through a temporary sibling, so a failure leaves no half file.
+
+    The file gets the umask's mode (see :func:`give_usual_permissions`); ``durable=True``
+    also syncs it to disk before the rename, for files a crash must not lose (run manifests,
+    merged runs).
 
     Example:
         >>> import tempfile
@@ -63,6 +67,9 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
+            if durable:
+                stream.flush()
+                os.fsync(stream.fileno())
         give_usual_permissions(temporary)
         os.replace(temporary, target)
     except BaseException:

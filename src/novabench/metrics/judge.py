@@ -35,7 +35,6 @@ import json
 import os
 import re
 import socket
-import tempfile
 import threading
 import time
 import urllib.error
@@ -48,7 +47,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from novabench._files import give_usual_permissions
+from novabench._files import write_text_atomic
 from novabench.errors import NovaError, NovaInputError
 from novabench.metrics.diagnosis_lexicon import normalize_diagnosis
 
@@ -291,17 +290,7 @@ class _VerdictCache:
         return verdict
 
     def put(self, key: str, verdict: bool, details: dict[str, Any]) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump({"match": verdict, **details}, stream, ensure_ascii=False)
-            give_usual_permissions(temporary)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_text_atomic(self._path(key), json.dumps({"match": verdict, **details}, ensure_ascii=False))
 
 
 class _CachingJudge:

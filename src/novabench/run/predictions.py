@@ -26,14 +26,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from novabench._files import give_usual_permissions
+from novabench._files import write_text_atomic
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -791,21 +790,8 @@ def write_manifest(predictions_path: str | os.PathLike, manifest: Mapping[str, A
         >>> read_manifest(target)
         {'model': 'tiny'}
     """
-    path = manifest_path_for(predictions_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(manifest, handle, indent=2, ensure_ascii=False, allow_nan=False, default=str)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        give_usual_permissions(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
+    text = json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+    return write_text_atomic(manifest_path_for(predictions_path), text, durable=True)
 
 
 def release_identity(release_info: Any) -> Any:
@@ -910,19 +896,7 @@ def merge_prediction_files(
                 superseded += _add_record(records, record)
             lines.append(payload)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            for payload in lines:
-                handle.write(_dump(payload))
-            handle.flush()
-            os.fsync(handle.fileno())
-        give_usual_permissions(temporary)
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_text_atomic(out, "".join(_dump(payload) for payload in lines), durable=True)
     if with_manifest:
         merged = dict(known[0])
         merged["shard"] = None

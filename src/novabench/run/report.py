@@ -16,14 +16,13 @@ import datetime as _dt
 import json
 import math
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from novabench import __version__
-from novabench._files import give_usual_permissions, json_safe
+from novabench._files import json_safe, write_text_atomic
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -531,17 +530,6 @@ def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
         >>> json.loads(out.read_text())
         {'tasks': {}}
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            # Undefined metrics (NaN) are written as null: strict JSON readers refuse NaN.
-            json.dump(json_safe(report), stream, indent=2, allow_nan=False, default=str)
-            stream.write("\n")
-        give_usual_permissions(temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
+    # Undefined metrics (NaN) are written as null: strict JSON readers refuse NaN.
+    text = json.dumps(json_safe(report), indent=2, allow_nan=False, default=str) + "\n"
+    return write_text_atomic(path, text)
