@@ -38,7 +38,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal
@@ -413,19 +413,25 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
-def _read_v1(root: Path, warnings: list[str]) -> tuple[list[_RawImage], list[str]]:
-    source = V1_PARQUET
+def _read_parquet(path: Path, source: str, required: Sequence[str]) -> pa.Table:
+    """A parquet file of the release, with its required columns checked (errors name them)."""
     try:
-        table = pq.read_table(root / V1_PARQUET)
+        table = pq.read_table(path)
     except (pa.ArrowException, OSError) as error:
         raise NovaInputError(f"cannot read the parquet file: {error}", source=source) from error
-    for column in V1_REQUIRED_COLUMNS:
+    for column in required:
         if column not in table.column_names:
             raise NovaInputError(
                 f"required column '{column}' is missing (columns: {', '.join(table.column_names)})",
                 source=source,
                 field=column,
             )
+    return table
+
+
+def _read_v1(root: Path, warnings: list[str]) -> tuple[list[_RawImage], list[str]]:
+    source = V1_PARQUET
+    table = _read_parquet(root / V1_PARQUET, source, V1_REQUIRED_COLUMNS)
     meta_type = table.schema.field("meta").type
     if not pa.types.is_struct(meta_type):
         raise NovaInputError(f"'meta' must be a struct, got {meta_type}", source=source, field="meta")
@@ -625,17 +631,7 @@ def _export_box(values: Any, source: str, record: str, prefix: str) -> dict[str,
 
 def _export_image_rows(shard: Path, source: str, columns: list[str]) -> list[dict[str, Any]]:
     """The rows of one image shard, after checking its columns against the first shard's."""
-    try:
-        table = pq.read_table(shard)
-    except (pa.ArrowException, OSError) as error:
-        raise NovaInputError(f"cannot read the parquet file: {error}", source=source) from error
-    for column in IMAGE_COLUMNS:
-        if column not in table.column_names:
-            raise NovaInputError(
-                f"required column '{column}' is missing (columns: {', '.join(table.column_names)})",
-                source=source,
-                field=column,
-            )
+    table = _read_parquet(shard, source, IMAGE_COLUMNS)
     image_type = table.schema.field("image").type
     if not (pa.types.is_struct(image_type) and image_type.get_field_index("bytes") != -1):
         raise NovaInputError(
