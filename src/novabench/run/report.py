@@ -170,11 +170,12 @@ def compare_predictions(
     from novabench.metrics.stats import paired_bootstrap
     from novabench.metrics.tasks import prepare_task
 
-    release = read_release(data)  # read and validated once for both models
+    release = read_release(data)  # read, validated and fingerprinted once for both models
+    fingerprint = release.fingerprint()
     loaded_a = _load(data, predictions_a, tasks, box_convention, release=release,
-                     allow_other_release=allow_other_release)
+                     fingerprint=fingerprint, allow_other_release=allow_other_release)
     loaded_b = _load(data, predictions_b, tasks, box_convention, release=release,
-                     allow_other_release=allow_other_release)
+                     fingerprint=fingerprint, allow_other_release=allow_other_release)
     shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
     if not shared:
         raise NovaInputError("the two prediction sets answer no task in common", field="predictions")
@@ -249,6 +250,7 @@ class _Loaded:
     manifests: list[Any]
     box_convention: str
     tasks: list[str]
+    fingerprint: str  # of the release; hashing every image is the costly part, so once
 
 
 def _load(
@@ -258,6 +260,7 @@ def _load(
     box_convention: str | None,
     *,
     release: Any = None,
+    fingerprint: str | None = None,
     allow_other_release: bool = False,
 ) -> _Loaded:
     """Release (unless given) and predictions read, raw answers parsed, tasks to score decided."""
@@ -276,8 +279,9 @@ def _load(
         for p, m in zip(paths, manifests)
         if m and isinstance(m.get("release"), Mapping) and m["release"].get("fingerprint")
     }
-    if recorded_fingerprints and not allow_other_release:
+    if fingerprint is None:
         fingerprint = release.fingerprint()
+    if recorded_fingerprints and not allow_other_release:
         for path, recorded in recorded_fingerprints.items():
             if recorded != fingerprint:
                 # Answers to other images or text would be scored against this ground truth.
@@ -304,7 +308,7 @@ def _load(
     if not wanted:
         raise NovaInputError("the predictions answer no task", source=", ".join(map(str, paths)))
     ordered = [t for t in TASK_ORDER if t in wanted]
-    return _Loaded(release, paths, prediction_set, manifests, box_convention, ordered)
+    return _Loaded(release, paths, prediction_set, manifests, box_convention, ordered, fingerprint)
 
 
 def _task_inputs(task: str, loaded: _Loaded) -> tuple[list[Any], list[Any]]:
@@ -380,7 +384,7 @@ def _provenance(data: str | os.PathLike[str], loaded: _Loaded) -> dict[str, Any]
             "layout": loaded.release.layout,
             "n_images": len(loaded.release.images),
             "n_cases": len(loaded.release.cases()),
-            "fingerprint": loaded.release.fingerprint(),
+            "fingerprint": loaded.fingerprint,
         },
         "predictions": {
             "paths": [str(p) for p in loaded.paths],
