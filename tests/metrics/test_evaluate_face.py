@@ -335,3 +335,17 @@ def test_wrong_dataset_shapes_say_what_to_pass(sample_release: Path) -> None:
     both = datasets.DatasetDict({"test": cases})
     with pytest.raises(NovaInputError, match=r"DatasetDict.*ds\['test'\]"):
         evaluate.load(MODULE, "diagnosis").compute(predictions=[["x"]] * cases.num_rows, references=both)
+
+
+def test_all_task_refuses_booleans_and_nan_in_its_boxes_too() -> None:
+    row = {"boxes": [[1, 1, 5, 5]], "caption": "Axial T2.", "final_diagnosis": "Glioma", "case_id": "case0001"}
+    metric = evaluate.load(MODULE, "all")
+    for prediction, field in [({"boxes": [[1, 1, 5, True]]}, "predictions.boxes[0]"),
+                              ({"boxes": [[1, 1, 5, 5]], "scores": [np.True_]}, "predictions.scores[0]"),
+                              ({"boxes": [[1, 1, float("nan"), 5]]}, "predictions.boxes[0]")]:
+        with pytest.raises(NovaInputError) as info:
+            metric.add_batch(predictions=[prediction], references=[row])
+        assert info.value.record == "example 0" and info.value.field == field
+    with pytest.raises(NovaInputError) as info:
+        metric.add_batch(predictions=[{"boxes": []}], references=[{**row, "boxes": [[1, 1, 5, False]]}])
+    assert info.value.field == "references.boxes[0]"

@@ -156,7 +156,7 @@ def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) 
             out.append(_diagnosis_list(item, record, "predictions"))
         else:
             out.append(_box_prediction(task, item, record))
-    if task == "localization":
+    if task in ("localization", "all"):
         _reject_booleans_in_batch(out, start_index, "predictions")
     return out
 
@@ -195,10 +195,7 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
         elif task == "diagnosis":
             if isinstance(item, Mapping):
                 if "filename" in item and "filenames" not in item:
-                    raise NovaInputError(
-                        "diagnosis is scored per case: pass `cases` rows, not `images` rows "
-                        "(one row per image would count a case once per image)",
-                        record=record, field="references")
+                    raise NovaInputError(_PER_CASE, record=record, field="references")
                 value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
             else:
                 value = item
@@ -221,7 +218,7 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
                     "case_id": _text(_field(item, "case_id", record, "references"), record, "references.case_id"),
                 }
             )
-    if task == "localization":
+    if task in ("localization", "all"):
         _reject_booleans_in_batch(out, start_index, "references")
     return out
 
@@ -601,6 +598,10 @@ def _prediction_columns(task: str) -> list[str] | None:
     return {"localization": ["boxes", "scores"], "all": ["boxes", "scores", "caption", "diagnoses"]}.get(task)
 
 
+_PER_CASE = ("diagnosis is scored per case: pass the `cases` configuration (rows), not `images` "
+             "(one row per image would count a case once per image)")
+
+
 def _reference_columns(task: str) -> list[str] | None:
     return {
         "localization": ["boxes"],
@@ -614,11 +615,7 @@ def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
     """A list of items; a ``datasets.Dataset`` is read column-wise (no image decoding)."""
     if isinstance(values, datasets.Dataset):
         if columns == ["final_diagnosis"] and "filename" in values.column_names:
-            raise NovaInputError(
-                "diagnosis is scored per case: pass the `cases` configuration, not `images` "
-                "(one row per image would count a case once per image)",
-                field="references",
-            )
+            raise NovaInputError(_PER_CASE, field="references")
         if columns and "boxes" in columns and "filenames" in values.column_names:
             raise NovaInputError(
                 "localisation and captioning are scored per image: pass the `images` "
@@ -696,18 +693,14 @@ def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
 
 
 def _boxes(value: Any, record: str, field: str) -> Any:
-    """Box lists pass through (values are checked later, vectorised; booleans here); None is empty."""
+    """Box lists pass through (values are checked later: booleans and NaN per batch); None is empty."""
     if value is None:
         return []
     if isinstance(value, np.ndarray):
-        if value.dtype == np.bool_:
-            raise NovaInputError("box values must be numbers, got booleans", record=record, field=field)
         return value.tolist()
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise NovaInputError(f"expected a list of boxes, got {type(value).__name__}", record=record, field=field)
-    boxes = value if isinstance(value, list) else list(value)
-    _reject_booleans(boxes, record, field)
-    return boxes
+    return value if isinstance(value, list) else list(value)
 
 
 _BOOLEAN_TYPES = (bool, np.bool_)
@@ -785,7 +778,6 @@ def _scores(value: Any, record: str, field: str, *, strict: bool = False) -> Any
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise NovaInputError(f"scores must be a list of numbers, got {value!r}", record=record, field=field)
     value = value if isinstance(value, list) else list(value)
-    _reject_booleans(value, record, field)
     if strict:
         for position, score in enumerate(value):
             if isinstance(score, bool) or not isinstance(score, (int, float, np.number)) or not np.isfinite(score):
