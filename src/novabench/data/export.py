@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import os
 import shutil
 import tempfile
 import uuid
@@ -53,7 +52,7 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from novabench import __version__
-from novabench._files import give_usual_permissions
+from novabench._files import give_usual_permissions, write_text_atomic
 from novabench.citation import NOVA_ARXIV_URL, NOVA_LICENSE
 from novabench.data.card import (
     SPLIT,
@@ -556,17 +555,7 @@ def export_coco(
     if out.exists() and not overwrite:
         raise NovaInputError("already exists; pass overwrite=True (--overwrite) to replace it", source=str(out))
     document = coco_document(read_release(release_dir), source=source)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.partial-", dir=out.parent)
-    os.close(handle)
-    try:
-        give_usual_permissions(Path(temporary))
-        _dump_json(document, Path(temporary))
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return out
+    return write_text_atomic(out, json.dumps(document, ensure_ascii=False))
 
 
 def _write_coco_folder(release: NovaRelease, staging: Path, *, include_raters: bool, progress: bool) -> None:
