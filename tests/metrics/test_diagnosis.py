@@ -17,7 +17,7 @@ from novabench.metrics.diagnosis import (
     prepare_diagnosis,
     score_diagnosis,
 )
-from novabench.metrics.diagnosis_lexicon import (
+from novabench.lexicon.diagnoses import (
     DiagnosisEntry,
     DiagnosisLexicon,
     load_diagnosis_lexicon,

@@ -44,7 +44,7 @@ import numpy as np
 
 from novabench.data.release import is_placeholder_diagnosis
 from novabench.errors import NovaInputError
-from novabench.metrics.diagnosis_lexicon import (
+from novabench.lexicon.diagnoses import (
     _IGNORABLE_WORDS,
     DiagnosisLexicon,
     _key,
@@ -243,7 +243,7 @@ class LexiconDiagnosisMatcher:
     """The default diagnosis matcher: deterministic, offline, rule-based.
 
     **One prediction names one diagnosis.** Each string is first *read*
-    (:func:`~novabench.metrics.diagnosis_lexicon.read_diagnosis`): negated mentions ("no
+    (:func:`~novabench.lexicon.diagnoses.read_diagnosis`): negated mentions ("no
     evidence of X", "X ruled out", "not X", "without X", "excluded X", "X unlikely", "rather
     than X"...) are set aside, since they do not name X; double negatives ("cannot be
     excluded", "not ruled out") are hedges and negate nothing. The affirmed rest is

@@ -49,7 +49,7 @@ import numpy as np
 
 from novabench._files import write_text_atomic
 from novabench.errors import NovaError, NovaInputError
-from novabench.metrics.diagnosis_lexicon import normalize_diagnosis
+from novabench.lexicon.diagnoses import normalize_diagnosis
 
 __all__ = [
     "JUDGE_PROMPT_VERSION",

@@ -147,7 +147,7 @@ def _words(text: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _ranking_entries() -> tuple[_RankedEntry, ...]:
-    from novabench.metrics.diagnosis_lexicon import load_diagnosis_lexicon
+    from novabench.lexicon.diagnoses import load_diagnosis_lexicon
 
     entries = []
     for entry in load_diagnosis_lexicon().entries:

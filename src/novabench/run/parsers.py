@@ -60,7 +60,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Union
 
 from novabench.errors import NovaInputError
-from novabench.metrics.diagnosis_lexicon import (
+from novabench.lexicon.diagnoses import (
     DiagnosisLexicon,
     load_diagnosis_lexicon,
     normalize_diagnosis,
@@ -1800,7 +1800,7 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
       lexicon is kept whole ("mitochondrial encephalomyopathy, lactic acidosis,
       and stroke-like episodes"; also "hand, foot and mouth disease").
     - " and " between two pieces is read with the lexicon
-      (:mod:`novabench.metrics.diagnosis_lexicon`, exact look-up after its
+      (:mod:`novabench.lexicon.diagnoses`, exact look-up after its
       normalisation): when the whole is a known name it is kept ("hypomyelination
       with atrophy of basal ganglia and cerebellum"); else it is split when the
       left side is a known disease ("metastasis and abscess", "tuberous
