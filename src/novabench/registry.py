@@ -1,0 +1,231 @@
+"""The three NOVA tasks, each declared once.
+
+Everything the toolkit knows about a task that is not the task's own algorithm lives
+here: the unit it is answered per (an image or a case), the fields of a raw and of a
+parsed answer in a predictions file, the prompt resource, the parser and the scorer
+(as import paths, so reading the registry imports nothing heavy), the headline metric
+keys a report leads with, and every parse status an answer can get.
+
+The runner, the predictions files, the evaluate adapter, the report, the CLI and the
+Spaces read this module; no other module lists the tasks. It imports nothing of the
+package but ``novabench.errors``, so any module may use it.
+
+Example:
+    >>> from novabench.registry import TASKS, get_task
+    >>> list(TASKS)
+    ['localization', 'captioning', 'diagnosis']
+    >>> spec = get_task("localisation")
+    >>> spec.unit, spec.key_field, spec.raw_field, spec.answer_field
+    ('image', 'filename', 'raw_boxes', 'boxes')
+    >>> "ok_clipped" in spec.parse_statuses
+    True
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "ALL_TASKS",
+    "CASE_TASKS",
+    "IMAGE_TASKS",
+    "TASKS",
+    "TASK_NAMES",
+    "TaskSpec",
+    "Unit",
+    "canonical_task",
+    "get_task",
+]
+
+Unit = Literal["image", "case"]
+
+#: The pseudo-task of the evaluate face that scores every task from one row per image.
+ALL_TASKS = "all"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One NOVA task: how it is asked, answered, stored, read and scored.
+
+    Attributes:
+        name: canonical name (``"localization"``, ``"captioning"``, ``"diagnosis"``).
+        title: the name a report or a Space shows.
+        unit: ``"image"`` (one answer per PNG) or ``"case"`` (one answer per case).
+        key_field: the predictions-file field naming the item (``filename`` or ``case_id``).
+        raw_field: the field holding the model's raw answer text.
+        answer_field: the field holding the parsed answer.
+        extra_fields: further task fields a predictions line may carry.
+        prompt_resource: the default prompt, under ``novabench/resources/``.
+        parser: ``"module:function"`` turning a raw answer into a parsed one.
+        scorer: ``"module:function"`` preparing the task's evaluation
+            (``prepare_<family>(predictions, references, **options)``).
+        headline_keys: the metric keys a report's table leads with, in order.
+        parse_statuses: every status a parsed answer of this task can carry.
+        failure_statuses: the statuses meaning "nothing usable was read".
+
+    Example:
+        >>> spec = TASKS["diagnosis"]
+        >>> spec.fields
+        ('raw_diagnoses', 'diagnoses')
+        >>> spec.load_parser().__name__
+        'parse_diagnoses'
+    """
+
+    name: str
+    title: str
+    unit: Unit
+    key_field: str
+    raw_field: str
+    answer_field: str
+    extra_fields: tuple[str, ...]
+    prompt_resource: str
+    parser: str
+    scorer: str
+    headline_keys: tuple[str, ...]
+    parse_statuses: tuple[str, ...]
+    failure_statuses: frozenset[str]
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Every task field of a predictions line, the raw answer first.
+
+        Example:
+            >>> TASKS["localization"].fields
+            ('raw_boxes', 'boxes', 'scores', 'input_size')
+        """
+        return (self.raw_field, self.answer_field, *self.extra_fields)
+
+    def load_parser(self) -> Callable[..., Any]:
+        """Import and return the task's parser.
+
+        Example:
+            >>> TASKS["captioning"].load_parser().__name__
+            'parse_caption'
+        """
+        return _load(self.parser)
+
+    def load_scorer(self) -> Callable[..., Any]:
+        """Import and return the task's ``prepare_*`` function.
+
+        Example:
+            >>> TASKS["captioning"].load_scorer().__name__
+            'prepare_captioning'
+        """
+        return _load(self.scorer)
+
+
+def _load(target: str) -> Callable[..., Any]:
+    module_name, _, attribute = target.partition(":")
+    function: Callable[..., Any] = getattr(importlib.import_module(module_name), attribute)
+    return function
+
+
+_FAILURES = frozenset({"empty", "unparseable"})
+
+TASKS: Mapping[str, TaskSpec] = MappingProxyType(
+    {
+        "localization": TaskSpec(
+            name="localization",
+            title="Anomaly localisation",
+            unit="image",
+            key_field="filename",
+            raw_field="raw_boxes",
+            answer_field="boxes",
+            extra_fields=("scores", "input_size"),
+            prompt_resource="prompts/localization.txt",
+            parser="novabench.run.parsers:parse_localization",
+            scorer="novabench.metrics.localization:prepare_localization",
+            headline_keys=(
+                "mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FP30", "FNR",
+            ),
+            # ok_clipped: boxes ran past the image and were clipped, often a wrong convention.
+            parse_statuses=(
+                "ok", "ok_clipped", "no_target", "empty", "unparseable", "truncated_ok",
+                "ambiguous_convention",
+            ),
+            failure_statuses=_FAILURES | {"ambiguous_convention"},
+        ),
+        "captioning": TaskSpec(
+            name="captioning",
+            title="Image captioning",
+            unit="image",
+            key_field="filename",
+            raw_field="raw_caption",
+            answer_field="caption",
+            extra_fields=(),
+            prompt_resource="prompts/captioning.txt",
+            parser="novabench.run.parsers:parse_caption",
+            scorer="novabench.metrics.captioning:prepare_captioning",
+            headline_keys=(
+                "BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "ClinicalF1", "ModalityF1", "BinaryF1",
+            ),
+            parse_statuses=("ok", "empty", "unparseable"),
+            failure_statuses=_FAILURES,
+        ),
+        "diagnosis": TaskSpec(
+            name="diagnosis",
+            title="Diagnostic reasoning",
+            unit="case",
+            key_field="case_id",
+            raw_field="raw_diagnoses",
+            answer_field="diagnoses",
+            extra_fields=(),
+            prompt_resource="prompts/diagnosis.txt",
+            parser="novabench.run.parsers:parse_diagnoses",
+            scorer="novabench.metrics.diagnosis:prepare_diagnosis",
+            headline_keys=("top1", "top5"),
+            parse_statuses=("ok", "partial", "fallback_list", "empty", "unparseable"),
+            failure_statuses=_FAILURES,
+        ),
+    }
+)
+
+#: Canonical task names in report order.
+TASK_NAMES: tuple[str, ...] = tuple(TASKS)
+#: Tasks answered once per image / once per case.
+IMAGE_TASKS: tuple[str, ...] = tuple(name for name, spec in TASKS.items() if spec.unit == "image")
+CASE_TASKS: tuple[str, ...] = tuple(name for name, spec in TASKS.items() if spec.unit == "case")
+
+# Spellings people type, mapped to the canonical name.
+_ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        **{name: name for name in TASKS},
+        "localisation": "localization",
+        "detection": "localization",
+        "caption": "captioning",
+        "reasoning": "diagnosis",
+        "diagnostic_reasoning": "diagnosis",
+    }
+)
+
+
+def canonical_task(task: str) -> str:
+    """The canonical name of a task as people type it (case, ``-``/space and UK spelling folded).
+
+    Raises:
+        ValueError (``NovaInputError``): an unknown task, naming the known ones.
+
+    Example:
+        >>> canonical_task("Localisation"), canonical_task("diagnostic-reasoning")
+        ('localization', 'diagnosis')
+    """
+    key = str(task).strip().lower().replace("-", "_").replace(" ", "_")
+    if key not in _ALIASES:
+        raise NovaInputError(f"unknown task {task!r}; expected one of {', '.join(TASK_NAMES)}")
+    return _ALIASES[key]
+
+
+def get_task(task: str) -> TaskSpec:
+    """The declaration of a task, by any accepted spelling.
+
+    Example:
+        >>> get_task("caption").headline_keys[:2]
+        ('BLEU-4', 'ROUGE-L')
+    """
+    return TASKS[canonical_task(task)]
