@@ -2,7 +2,7 @@
 
 Times, on the same seeded synthetic set (default 10,000 images x 10 predictions):
 
-- ours, full: ``score_localization`` (mAP@50:95 + mAP@30 + mAP@50 + hit rates + counts);
+- ours, full: ``score_localization`` (COCO-AP@50:95, @30, @50 + protocol hit rates + counts);
 - ours, AP only: ``coco_average_precision`` (thresholds 0.50:0.05:0.95 only), the
   like-for-like counterpart of one default COCOeval run;
 - pycocotools ``COCOeval`` evaluate + accumulate (stdout suppressed), and separately the
@@ -10,7 +10,7 @@ Times, on the same seeded synthetic set (default 10,000 images x 10 predictions)
 - faster-coco-eval ``COCOeval_faster`` evaluate + accumulate, same split.
 
 It prints seconds, ratios, the peak memory of our full run (tracemalloc) and whether the
-three mAP@50:95 values agree to 1e-9. It asserts nothing: speed is not a test.
+three COCO-AP@50:95 values agree to 1e-9. It asserts nothing: speed is not a test.
 
 Usage:
     python scripts/bench_localization.py [--images 10000] [--per-image 10] [--seed 0]
@@ -121,7 +121,7 @@ def run_localization_benchmark(
     Returns:
         A dict of seconds (``ours_full_s``, ``ours_ap_only_s``, ``pycocotools_build_s``,
         ``pycocotools_eval_s``, ``faster_build_s``, ``faster_eval_s``), ratios, peak memory
-        (``ours_peak_mib``) and ``ap_agree`` (all three mAP@50:95 within 1e-9).
+        (``ours_peak_mib``) and ``ap_agree`` (all three COCO-AP@50:95 within 1e-9).
 
     Example:
         >>> figures = run_localization_benchmark(20, 3)  # doctest: +ELLIPSIS
@@ -146,7 +146,7 @@ def run_localization_benchmark(
         tracemalloc.stop()
 
     dataset, detections = _coco_inputs(predictions, references)
-    aps = {"ours": ours["mAP@50:95"], "ours_ap_only": ours_ap_only}
+    aps = {"ours": ours["COCO-AP@50:95"], "ours_ap_only": ours_ap_only}
     try:
         from pycocotools import coco as pycoco
         from pycocotools.cocoeval import COCOeval
@@ -198,7 +198,7 @@ def run_localization_benchmark(
             f"{figures[f'{name}_over_ours_full']:.2f}x vs all keys, "
             f"{figures[f'{name}_with_build_over_ours_full']:.2f}x incl. building vs all keys"
         )
-    print("  mAP@50:95: " + ", ".join(f"{k}={v:.12f}" for k, v in aps.items()))
+    print("  COCO-AP@50:95: " + ", ".join(f"{k}={v:.12f}" for k, v in aps.items()))
     print(f"  agree to 1e-9: {figures['ap_agree']}")
     return figures
 

@@ -98,9 +98,10 @@ def main() -> int:
     via_report = json.loads(report.read_text())["tasks"]["localization"]["metrics"]
     agree = all(
         (math.isnan(via_module[k]) and math.isnan(via_report[k])) or abs(via_module[k] - via_report[k]) < 1e-12
-        for k in ("mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50")
+        for k in ("mAP@30", "mAP@50", "mAP@50:95", "COCO-AP@30", "hit@30")
     )
-    print(f"   evaluate module mAP@30 {100 * via_module['mAP@30']:.1f}, hit@30 {100 * via_module['hit@30']:.1f}; "
+    print(f"   evaluate module mAP@30 {100 * via_module['mAP@30']:.1f}, "
+          f"COCO-AP@30 {100 * via_module['COCO-AP@30']:.1f}; "
           f"agrees with nova evaluate: {'yes' if agree else 'NO'}")
     print(f"   ({time.perf_counter() - started:.1f} s)")
     print(f"\nreport: {report} and {out / 'report.md'}")

@@ -16,9 +16,10 @@ from novabench.metrics import tasks
 _CITATION = NOVA_BIBTEX
 
 _DESCRIPTION = """\
-Scores the three NOVA tasks. `localization`: COCO-exact class-agnostic average
-precision (mAP@30, mAP@50, mAP@50:95) against the gold boxes, image-level hit
-rates (hit@30, hit@50), ACC50, TP30, FP30 and FNR. `captioning`: BLEU-4 (sacrebleu
+Scores the three NOVA tasks. `localization`: the protocol's mAP@30, mAP@50 and
+mAP@50:95 (image-level hit rates over all images), ACC50, TP30, FP30 and FNR against
+the gold boxes, with COCO-exact class-agnostic average precision beside them
+(COCO-AP@30, COCO-AP@50, COCO-AP@50:95) and hit rates over images with gold (hit@30, hit@50). `captioning`: BLEU-4 (sacrebleu
 default), ROUGE-L (rouge_score), METEOR (nltk), BERTScore-F1 (bert_score), and
 keyword F1s (ClinicalF1, ModalityF1, BinaryF1) from an offline neuroradiology
 lexicon or a pluggable extractor. `diagnosis`: Top-1 and Top-5 accuracy with an
@@ -46,7 +47,8 @@ Args:
     matcher: a callable (reference, candidate) -> bool for diagnosis (e.g. an LLM judge).
     bootstrap_resamples, confidence, seed: add seeded bootstrap confidence intervals.
 Returns:
-    localization: mAP@30, mAP@50, mAP@50:95, hit@30, hit@50, ACC50, TP30, FP30, FNR, n_images, ...
+    localization: mAP@30, mAP@50, mAP@50:95, ACC50, TP30, FP30, FNR, COCO-AP@30, COCO-AP@50,
+        COCO-AP@50:95, hit@30, hit@50, n_images, n_true_positives_30, ...
     captioning: BLEU-4, ROUGE-L, METEOR, BERTScore-F1, ClinicalF1, ModalityF1, BinaryF1, n_captions, ...
     diagnosis: top1, top5, n_cases, ...
     all: {"localization": {...}, "captioning": {...}, "diagnosis": {...}}

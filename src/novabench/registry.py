@@ -141,8 +141,10 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             prompt_resource="prompts/localization.txt",
             parser="novabench.run.parsers:parse_localization",
             scorer="novabench.metrics.localization:prepare_localization",
+            # The protocol's keys first; COCO AP and the diagnostic hit rates beside them.
             headline_keys=(
-                "mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FP30", "FNR",
+                "mAP@30", "mAP@50", "mAP@50:95", "ACC50", "TP30", "FP30", "FNR",
+                "COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95", "hit@30", "hit@50",
             ),
             # ok_clipped: boxes ran past the image and were clipped, often a wrong convention.
             parse_statuses=(

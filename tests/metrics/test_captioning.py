@@ -330,7 +330,7 @@ def test_no_caption_pair_at_all_gives_nan_like_the_other_tasks():
                                                        "ModalityF1", "BinaryF1"))
     assert math.isnan(score_diagnosis([], [])["top1"])
     with pytest.warns(UserWarning):  # no gold box at all
-        assert math.isnan(score_localization([], [])["mAP@30"])
+        assert math.isnan(score_localization([], [])["COCO-AP@30"])
     # An empty resample of a non-empty evaluation is NaN too, not a crash.
     evaluation = captioning.prepare_captioning(["a"], ["a"], exclude=["BERTScore-F1"])
     assert math.isnan(evaluation.aggregate(np.array([], dtype=int))["ROUGE-L"])

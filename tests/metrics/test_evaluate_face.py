@@ -42,7 +42,7 @@ def assert_same(result: dict, expected: dict, keys: list[str]) -> None:
             assert a == pytest.approx(b, abs=1e-12), key
 
 
-LOCALIZATION_KEYS = ["mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FP30", "FNR", "n_images"]
+LOCALIZATION_KEYS = ["mAP@30", "mAP@50", "mAP@50:95", "COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FP30", "FNR", "n_images"]
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -60,7 +60,7 @@ def test_missing_scores_keep_the_given_order_through_arrow() -> None:
     references = [{"boxes": [[0, 0, 10, 10]]}]
     face = evaluate.load(MODULE, "localization").compute(predictions=predictions, references=references)
     core = score_localization(predictions, references)
-    assert face["mAP@50"] == core["mAP@50"] == pytest.approx(0.5)
+    assert face["COCO-AP@50"] == core["COCO-AP@50"] == pytest.approx(0.5)
     # Precision at the one recall level reached is 1/2 (hit ranked second) on all 101 points: AP = 0.5.
 
 
@@ -135,7 +135,7 @@ def test_dataset_rows_as_references(sample_release: Path) -> None:
     result = metric.compute(predictions=gold, references=images)
     # Predicting exactly the gold boxes: every gold box matched at IoU 1 (float32 boxes both sides).
     # pycocotools divides by tp + fp + eps, so a perfect AP is 1 - 2.2e-16.
-    assert result["mAP@50:95"] == pytest.approx(1.0, abs=1e-12) and result["FNR"] == 0.0
+    assert result["COCO-AP@50:95"] == pytest.approx(1.0, abs=1e-12) and result["FNR"] == 0.0
     assert result["n_images"] == images.num_rows
 
     captions = evaluate.load(MODULE, "captioning").compute(

@@ -73,16 +73,16 @@ def test_average_precision_by_hand() -> None:
     #   AP = 67/101.
     # t in 0.55..0.95 (9 thresholds): TP, FP, FP -> recall stays 1/3; k = 0..33 (34 points)
     #   read precision 1 -> AP = 34/101.
-    # mAP@50:95 = (67/101 + 9 * 34/101) / 10 = 373/1010.
+    # COCO-AP@50:95 = (67/101 + 9 * 34/101) / 10 = 373/1010.
     predictions = [
         {"boxes": [[0, 0, 10, 10], [20, 20, 5, 5]], "scores": [0.9, 0.6]},
         {"boxes": [[0, 0, 10, 5]], "scores": [0.8]},
     ]
     references = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10], [50, 50, 10, 10]]}]
     result = quiet_score(predictions, references)
-    assert result["mAP@30"] == pytest.approx(67 / 101, **close)
-    assert result["mAP@50"] == pytest.approx(67 / 101, **close)
-    assert result["mAP@50:95"] == pytest.approx(373 / 1010, **close)
+    assert result["COCO-AP@30"] == pytest.approx(67 / 101, **close)
+    assert result["COCO-AP@50"] == pytest.approx(67 / 101, **close)
+    assert result["COCO-AP@50:95"] == pytest.approx(373 / 1010, **close)
     # Best IoUs 1 and 0.5: both images hit at 0.30 and 0.50; first-ranked boxes are a and c.
     assert (result["hit@30"], result["hit@50"], result["ACC50"]) == (1.0, 1.0, 1.0)
     # G0 and G1 matched at 0.30, G2 not: 2/3. Of 3 predictions only b is unmatched: 1/3.
@@ -131,8 +131,8 @@ def test_missing_scores_keep_the_given_order() -> None:
     gold = [{"boxes": [[0, 0, 10, 10]]}]
     miss_first = quiet_score([{"boxes": [[50, 50, 5, 5], [0, 0, 10, 10]]}], gold)
     hit_first = quiet_score([{"boxes": [[0, 0, 10, 10], [50, 50, 5, 5]]}], gold)
-    assert miss_first["mAP@50"] == pytest.approx(0.5, **close)
-    assert hit_first["mAP@50"] == pytest.approx(1.0, **close)
+    assert miss_first["COCO-AP@50"] == pytest.approx(0.5, **close)
+    assert hit_first["COCO-AP@50"] == pytest.approx(1.0, **close)
     # The image-level rates do not depend on the order, except ACC50 (first box only).
     assert miss_first["hit@50"] == hit_first["hit@50"] == 1.0
     assert (miss_first["ACC50"], hit_first["ACC50"]) == (0.0, 1.0)
@@ -144,8 +144,8 @@ def test_equal_scores_across_images_keep_image_order() -> None:
     # the images ranks the true positive first -> AP 1.
     no_gold, gold = {"boxes": []}, {"boxes": [[0, 0, 10, 10]]}
     fp, tp = {"boxes": [[50, 50, 5, 5]]}, {"boxes": [[0, 0, 10, 10]]}
-    assert quiet_score([fp, tp], [no_gold, gold])["mAP@50"] == pytest.approx(0.5, **close)
-    assert quiet_score([tp, fp], [gold, no_gold])["mAP@50"] == pytest.approx(1.0, **close)
+    assert quiet_score([fp, tp], [no_gold, gold])["COCO-AP@50"] == pytest.approx(0.5, **close)
+    assert quiet_score([tp, fp], [gold, no_gold])["COCO-AP@50"] == pytest.approx(1.0, **close)
 
 
 def test_exact_iou_tie_takes_the_last_gold_box_like_coco() -> None:
@@ -164,7 +164,7 @@ def test_one_to_one_matching_counts_duplicates_as_false_positives() -> None:
     # Three identical boxes on one gold box: one TP, two FP at every threshold.
     # Order TP, FP, FP: precision 1, 1/2, 1/3 at recall 1 -> envelope 1 at recall 1 -> AP 1.
     result = quiet_score([{"boxes": [[0, 0, 10, 10]] * 3}], [{"boxes": [[0, 0, 10, 10]]}])
-    assert result["mAP@50:95"] == pytest.approx(1.0, **close)
+    assert result["COCO-AP@50:95"] == pytest.approx(1.0, **close)
     assert result["TP30"] == 1.0
     assert result["FP30"] == pytest.approx(2 / 3)
 
@@ -177,7 +177,7 @@ def test_no_gold_anywhere_gives_nan_and_warns() -> None:
     references = [{"boxes": []}, {"boxes": None}]  # None: a null dataset cell
     with pytest.warns(LocalizationWarning, match="no reference has a gold box"):
         result = score_localization(predictions, references)
-    for key in ("mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FNR"):
+    for key in ("COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FNR"):
         assert math.isnan(result[key]), key
     assert result["FP30"] == 1.0  # the one box is unmatched
     assert result["per_image_best_iou"] == [None, None]
@@ -187,7 +187,7 @@ def test_no_prediction_anywhere() -> None:
     # Gold exists, nothing predicted: AP 0, every gold image is a false negative, FP30 is
     # 0/0 -> NaN (documented), TP30 0.
     result = quiet_score([{"boxes": []}, {"boxes": []}], [{"boxes": [[0, 0, 5, 5]]}, {"boxes": []}])
-    assert (result["mAP@30"], result["mAP@50"], result["mAP@50:95"]) == (0.0, 0.0, 0.0)
+    assert (result["COCO-AP@30"], result["COCO-AP@50"], result["COCO-AP@50:95"]) == (0.0, 0.0, 0.0)
     assert (result["hit@30"], result["ACC50"]) == (0.0, 0.0)
     assert (result["FNR"], result["TP30"]) == (1.0, 0.0)
     assert math.isnan(result["FP30"])
@@ -207,7 +207,7 @@ def test_truncation_is_counted_and_applies_to_every_key() -> None:
     with pytest.warns(LocalizationWarning, match="5 predicted boxes beyond max_detections=100"):
         result = score_localization([{"boxes": boxes}], [{"boxes": [[0, 0, 10, 10]]}])
     assert (result["n_predicted_boxes"], result["n_truncated_predictions"]) == (105, 5)
-    assert (result["mAP@30"], result["hit@30"], result["TP30"]) == (0.0, 0.0, 0.0)
+    assert (result["COCO-AP@30"], result["hit@30"], result["TP30"]) == (0.0, 0.0, 0.0)
     assert result["FP30"] == 1.0  # 100 scored boxes, none matched
     assert result["per_image_best_iou"] == [0.0]
     # Ranking by score happens before the cut: give the exact box the top score.
@@ -299,7 +299,7 @@ def test_aggregate_on_indices_equals_scoring_the_resampled_set() -> None:
             want = pytest.approx(expected[key], nan_ok=True, rel=0, abs=1e-12)
             assert got[key] == want, (seed, key)
             assert shuffled[key] == pytest.approx(got[key], nan_ok=True, rel=0, abs=0), (seed, key)
-        checked += not math.isnan(expected["mAP@50"])
+        checked += not math.isnan(expected["COCO-AP@50"])
     assert checked > 20
 
 
@@ -314,7 +314,7 @@ def test_aggregate_without_indices_equals_score() -> None:
     for key in LOCALIZATION_METRIC_KEYS:
         assert evaluation.aggregate()[key] == pytest.approx(full[key], nan_ok=True, rel=0, abs=0)
         assert every_item_once[key] == pytest.approx(full[key], nan_ok=True, rel=0, abs=0)
-    assert not math.isnan(full["mAP@50"])  # a case with gold boxes, so the check has teeth
+    assert not math.isnan(full["COCO-AP@50"])  # a case with gold boxes, so the check has teeth
     assert evaluation.per_image_best_iou == full["per_image_best_iou"]
 
 
@@ -488,3 +488,98 @@ def test_array_entry_point_refuses_boolean_arrays() -> None:
     with pytest.raises(NovaInputError, match="boolean") as info:
         prepare_localization_from_arrays(np.ones((1, 4), dtype=bool), counts, boxes, counts)
     assert info.value.field == "predictions.boxes"
+
+
+# --------------------------------------------------------------------------- the protocol's mAP
+
+
+def test_protocol_map_is_a_hit_rate_over_all_images_by_hand() -> None:
+    gold = [0, 0, 10, 10]
+    predictions = [
+        {"boxes": [[0, 0, 3, 10]]},  # inside the gold box: IoU 30/100 = 0.3 exactly -> hit at 0.30 only
+        {"boxes": []},  # gold, no prediction: best IoU 0
+        {"boxes": [[0, 0, 5, 5]]},  # no gold: never a hit
+        {"boxes": [[50, 50, 5, 5], [20, 20, 10, 10]]},  # the 2nd box is exact: IoU 1
+        {"boxes": []},  # no gold, no prediction
+        {"boxes": [[0, 0, 10, 7.2]]},  # IoU 72/100 = 0.72: hit at 0.50..0.70, miss from 0.75
+    ]
+    references = [
+        {"boxes": [gold]}, {"boxes": [gold]}, {"boxes": []},
+        {"boxes": [gold, [20, 20, 10, 10]]}, {"boxes": []}, {"boxes": [gold]},
+    ]
+    result = quiet_score(predictions, references)
+    # Hits at 0.30: images 0, 3, 5 of 6. At 0.50: images 3, 5.
+    assert result["mAP@30"] == pytest.approx(3 / 6)
+    assert result["mAP@50"] == pytest.approx(2 / 6)
+    # Over 0.50..0.95 (10 thresholds): image 3 hits 10 times, image 5 five times -> 15 / (10 * 6).
+    assert result["mAP@50:95"] == pytest.approx(15 / 60)
+    # The diagnostic hit rates divide by the 4 images with gold instead.
+    assert (result["hit@30"], result["hit@50"]) == (pytest.approx(3 / 4), pytest.approx(2 / 4))
+    # Counts at IoU 0.30 (one-to-one): gold 5, matched 3 (images 0, 3's second gold, 5);
+    # 1 + 0 + 1 + 2 + 0 + 1 = 5 kept predictions -> 2 false positives; 2 gold boxes unmatched.
+    assert (result["n_true_positives_30"], result["n_false_positives_30"],
+            result["n_false_negatives_30"]) == (3, 2, 2)
+
+
+def test_protocol_map_ignores_scores_and_order() -> None:
+    references = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}]
+    ranked = [{"boxes": [[0, 0, 10, 10], [40, 40, 5, 5]], "scores": [0.9, 0.1]}, {"boxes": [[60, 0, 5, 5]]}]
+    reversed_ = [{"boxes": [[40, 40, 5, 5], [0, 0, 10, 10]], "scores": [0.9, 0.1]}, {"boxes": [[60, 0, 5, 5]]}]
+    first, second = quiet_score(ranked, references), quiet_score(reversed_, references)
+    for key in ("mAP@30", "mAP@50", "mAP@50:95"):
+        assert first[key] == second[key] == pytest.approx(0.5)
+    # COCO AP and ACC50 do depend on the ranking: the check above is not vacuous.
+    assert first["COCO-AP@50"] > second["COCO-AP@50"] and first["ACC50"] > second["ACC50"]
+
+
+def test_protocol_map_without_any_gold_is_zero_and_without_images_nan() -> None:
+    with pytest.warns(LocalizationWarning, match="every image is a miss"):
+        result = score_localization([{"boxes": [[0, 0, 5, 5]]}], [{"boxes": []}])
+    assert (result["mAP@30"], result["mAP@50"], result["mAP@50:95"]) == (0.0, 0.0, 0.0)
+    assert math.isnan(result["COCO-AP@30"]) and math.isnan(result["hit@30"])
+    with pytest.warns(LocalizationWarning):
+        empty = score_localization([], [])
+    assert all(math.isnan(empty[key]) for key in ("mAP@30", "mAP@50", "mAP@50:95"))
+
+
+def _reference_iou(a: list[float], b: list[float]) -> float:
+    # Written apart from metrics.boxes on purpose: xywh, zero-area boxes overlap nothing.
+    width = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+    height = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+    if width <= 0 or height <= 0:
+        return 0.0
+    inter = width * height
+    return inter / (a[2] * a[3] + b[2] * b[3] - inter)
+
+
+def _reference_protocol_map(predictions, references, threshold: float) -> float:
+    hits = 0
+    for prediction, reference in zip(predictions, references):
+        best = max((_reference_iou(p, g) for p in prediction["boxes"] for g in reference["boxes"]),
+                   default=0.0)
+        hits += best >= threshold
+    return hits / len(predictions)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_protocol_map_matches_a_plain_loop_on_random_inputs(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_images = int(rng.integers(1, 30))
+    references = [
+        {"boxes": np.round(rng.uniform(0, 60, (int(rng.integers(0, 4)), 4)), 1).tolist()}
+        for _ in range(n_images)
+    ]
+    # Predictions jittered around the gold boxes, so every threshold is crossed somewhere.
+    predictions = []
+    for reference in references:
+        near = [np.add(box, rng.normal(0, 4, 4)).clip(0.5).tolist() for box in reference["boxes"]]
+        far = rng.uniform(0, 60, (int(rng.integers(0, 3)), 4)).tolist()
+        predictions.append({"boxes": [near[i] for i in rng.permutation(len(near))[: rng.integers(0, len(near) + 1)]] + far})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LocalizationWarning)
+        result = score_localization(predictions, references)
+    assert result["mAP@30"] == pytest.approx(_reference_protocol_map(predictions, references, 0.3), abs=1e-12)
+    assert result["mAP@50"] == pytest.approx(_reference_protocol_map(predictions, references, 0.5), abs=1e-12)
+    expected_50_95 = np.mean([_reference_protocol_map(predictions, references, t)
+                              for t in np.linspace(0.5, 0.95, 10)])
+    assert result["mAP@50:95"] == pytest.approx(expected_50_95, abs=1e-12)

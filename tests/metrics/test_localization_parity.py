@@ -211,9 +211,9 @@ def test_parity_with_pycocotools(chunk: int) -> None:
         ours = evaluation.precision_at_recall_points()
 
         for iou_thresholds, rows, key in (
-            ([0.3], slice(0, 1), "mAP@30"),
-            ([0.5], slice(1, 2), "mAP@50"),
-            (COCO_IOU_THRESHOLDS, slice(1, 11), "mAP@50:95"),
+            ([0.3], slice(0, 1), "COCO-AP@30"),
+            ([0.5], slice(1, 2), "COCO-AP@50"),
+            (COCO_IOU_THRESHOLDS, slice(1, 11), "COCO-AP@50:95"),
         ):
             theirs, evaluator = pycocotools_precision(predictions, references, iou_thresholds)
             if theirs is None:
@@ -224,7 +224,7 @@ def test_parity_with_pycocotools(chunk: int) -> None:
                 )
             assert same(result[key], coco_mean(theirs)), (seed, key, result[key], coco_mean(theirs))
 
-            if key == "mAP@30" and evaluator is not None:
+            if key == "COCO-AP@30" and evaluator is not None:
                 # Box-level counts from COCOeval's own matches at IoU 0.30.
                 per_image = [e for e in evaluator.evalImgs if e is not None]
                 matched_gold = sum(int((e["gtMatches"][0] > 0).sum()) for e in per_image)

@@ -84,7 +84,7 @@ def test_interval_contains_the_point_estimate_and_is_within_0_1() -> None:
     evaluation = localization_case()  # hit rate 20/60
     point = evaluation.aggregate()
     intervals = bootstrap_confidence_intervals(evaluation, n_resamples=300)
-    for key in ("hit@30", "hit@50", "ACC50", "TP30", "FP30", "mAP@30", "mAP@50:95"):
+    for key in ("hit@30", "hit@50", "ACC50", "TP30", "FP30", "COCO-AP@30", "COCO-AP@50:95"):
         low, high = intervals[key]
         assert 0.0 <= low <= point[key] <= high <= 1.0, key
         assert low < high, key  # the resamples really vary
@@ -123,7 +123,7 @@ def test_no_gold_localization_gives_nan_intervals() -> None:
     with pytest.warns(LocalizationWarning):
         evaluation = prepare_localization([{"boxes": [[0, 0, 1, 1]]}] * 4, [{"boxes": []}] * 4)
     intervals = bootstrap_confidence_intervals(evaluation, n_resamples=30)
-    assert all(math.isnan(v) for v in intervals["hit@30"] + intervals["mAP@50"])
+    assert all(math.isnan(v) for v in intervals["hit@30"] + intervals["COCO-AP@50"])
     assert intervals["FP30"] == (1.0, 1.0)
 
 
@@ -141,7 +141,7 @@ def test_resamples_where_a_score_is_undefined_are_counted_in_a_warning() -> None
     message = str(caught[0].message)
     undefined = int(message.split("hit@30 ")[1].split("/")[0])
     assert 40 <= undefined <= 105  # expected 0.36 * 200 = 72 (binomial sd 6.8)
-    assert f"mAP@50 {undefined}/200" in message and "FP30" not in message  # FP30 always defined
+    assert f"COCO-AP@50 {undefined}/200" in message and "FP30" not in message  # FP30 always defined
     assert intervals["hit@30"] == (1.0, 1.0)
 
 
@@ -175,7 +175,7 @@ def test_not_an_evaluation_or_empty_raises() -> None:
 def test_model_against_itself_differs_by_zero_with_p_value_one() -> None:
     evaluation = localization_case()
     results = paired_bootstrap(evaluation, evaluation, n_resamples=200)
-    for key in ("mAP@30", "mAP@50:95", "hit@30", "ACC50", "TP30", "FP30", "FNR"):
+    for key in ("COCO-AP@30", "COCO-AP@50:95", "hit@30", "ACC50", "TP30", "FP30", "FNR"):
         assert results[key]["difference"] == 0.0
         assert results[key]["ci"] == (0.0, 0.0)
         assert results[key]["p_value"] == 1.0

@@ -35,8 +35,14 @@ def test_perfect_predictions_score_one_everywhere(sample_release: Path, tmp_path
     report = evaluate_predictions(sample_release, path, n_resamples=0, caption_options=FAST_CAPTIONS)
     localization = report["tasks"]["localization"]["metrics"]
     # Every gold box predicted exactly: IoU 1 everywhere (AP is 1 - 2.2e-16 as in pycocotools).
-    for key in ("mAP@30", "mAP@50", "mAP@50:95"):
+    for key in ("COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95"):
         assert localization[key] == pytest.approx(1.0, abs=1e-12)
+    # The protocol's mAP divides by every image: those without gold can never be hits.
+    images = read_release(sample_release).images
+    with_gold = sum(bool(image.boxes) for image in images)
+    assert 0 < with_gold < len(images)  # the sample has normal images, so this has teeth
+    for key in ("mAP@30", "mAP@50", "mAP@50:95"):
+        assert localization[key] == with_gold / len(images)
     assert localization["hit@30"] == localization["ACC50"] == localization["TP30"] == 1.0
     assert localization["FP30"] == localization["FNR"] == 0.0
     captioning = report["tasks"]["captioning"]["metrics"]

@@ -1,16 +1,23 @@
-"""Localisation metrics of NOVA: COCO-exact average precision and image-level hit rates.
+"""Localisation metrics of NOVA: the protocol's hit rates and COCO-exact average precision.
 
-The NOVA paper reports "mAP@30", "mAP@50", "mAP@[50:95]", ACC50, TP30, FP30 and FNR
-but public re-implementations disagree on what "mAP@30" is (see NOVA_REFERENCE.md,
-section 3). This module reports both readings under names nobody can confuse:
+The NOVA paper reports "mAP@30", "mAP@50", "mAP@[50:95]", ACC50, TP30, FP30 and FNR.
+The keys named after the paper compute the paper's quantity as far as public evidence
+shows (NOVA_REFERENCE.md, section 3); every other reading has a name of its own:
 
-- ``mAP@30``, ``mAP@50``, ``mAP@50:95``: COCO average precision, class-agnostic,
-  numerically identical to pycocotools' ``COCOeval`` (bbox, one category, area "all",
-  ``maxDets`` = ``max_detections``). With no scores this is definition (b) of the
-  reference: every score is 1.0, so ties keep the given order.
-- ``hit@30``, ``hit@50``: the share of images with gold boxes whose best
-  prediction-vs-gold IoU reaches 0.30 / 0.50: definition (a), the image-level hit
-  rate with which the paper's co-authors reproduce its "mAP@30".
+- ``mAP@30``, ``mAP@50`` (protocol; definition from the co-authors' later harness): per
+  image, the best IoU between any predicted and any gold box (0 when either list is
+  empty); the score is the share of ALL evaluated images whose best IoU reaches 0.30 /
+  0.50. Images without a gold box are never hits. Confidence scores play no part.
+- ``mAP@50:95`` (inferred): the mean of that hit rate over IoU 0.50, 0.55, ..., 0.95.
+- ``COCO-AP@30``, ``COCO-AP@50``, ``COCO-AP@50:95`` (COCO's definition): average
+  precision, class-agnostic, numerically identical to pycocotools' ``COCOeval`` (bbox,
+  one category, area "all", ``maxDets`` = ``max_detections``). With no scores every score
+  is 1.0, so ties keep the given order.
+- ``hit@30``, ``hit@50`` (ours, a diagnostic): the same hit rate over the images that
+  have a gold box only; equal to ``mAP@30`` / ``mAP@50`` when every image has one.
+- ``ACC50``, ``TP30``, ``FP30``, ``FNR`` (ours; the paper's definitions are not public):
+  see :meth:`LocalizationEvaluation.aggregate`. The box counts at IoU 0.30 that
+  reproductions tabulate are in :meth:`LocalizationEvaluation.counts`.
 
 Everything is vectorised over images: detections and gold boxes are flattened, the IoU of
 every (detection, gold box) pair of the same image is computed once, and COCO's greedy
@@ -59,12 +66,17 @@ RECALL_POINTS: np.ndarray = np.linspace(0.0, 1.0, 101)
 _THRESHOLDS: np.ndarray = np.concatenate(([0.3], COCO_IOU_THRESHOLDS))
 _ROW_30 = 0
 _ROW_50 = 1
+# The protocol's hit-rate thresholds: 0.30, then 0.50:0.05:0.95 (row 1 is 0.50).
+_PROTOCOL_THRESHOLDS: np.ndarray = _THRESHOLDS
 
 #: Keys of :meth:`LocalizationEvaluation.aggregate`, all fractions in [0, 1] or NaN.
 LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
     "mAP@30",
     "mAP@50",
     "mAP@50:95",
+    "COCO-AP@30",
+    "COCO-AP@50",
+    "COCO-AP@50:95",
     "hit@30",
     "hit@50",
     "ACC50",
@@ -544,15 +556,21 @@ class LocalizationEvaluation:
         Example:
             >>> evaluation = prepare_localization([{"boxes": []}],
             ...                                   [{"boxes": [[0, 0, 5, 5]]}])
-            >>> evaluation.counts()["n_gold_boxes"]
-            1
+            >>> counts = evaluation.counts()
+            >>> counts["n_gold_boxes"], counts["n_true_positives_30"], counts["n_false_negatives_30"]
+            (1, 0, 1)
         """
+        matched_30 = int(self._matched_det_30.sum())
         return {
             "n_images": self.n_items,
             "n_images_with_gold": self.n_images_with_gold,
             "n_gold_boxes": self.n_gold_boxes,
             "n_predicted_boxes": self.n_predicted_boxes,
             "n_truncated_predictions": self.n_truncated_predictions,
+            # Box counts at IoU 0.30 under one-to-one matching (the counts reproductions tabulate).
+            "n_true_positives_30": matched_30,
+            "n_false_positives_30": int(self._kept_counts.sum()) - matched_30,
+            "n_false_negatives_30": self.n_gold_boxes - matched_30,
         }
 
     def _weights(self, indices: np.ndarray | Iterable[int] | None) -> np.ndarray | None:
@@ -648,6 +666,22 @@ class LocalizationEvaluation:
         Args:
             indices: image positions (0-based, may repeat); None for every image once.
 
+        The keys, with ``best IoU`` the highest IoU of any kept prediction with any gold box
+        of an image (0 when either list is empty):
+
+        - ``mAP@30`` / ``mAP@50``: images whose best IoU is >= 0.30 / 0.50, over all images
+          (the protocol's reading; images without gold count as misses); NaN without images.
+        - ``mAP@50:95``: the mean of that rate at IoU 0.50, 0.55, ..., 0.95 (inferred).
+        - ``COCO-AP@30`` / ``COCO-AP@50`` / ``COCO-AP@50:95``: pycocotools' AP; NaN when the
+          images hold no gold box (COCO's -1).
+        - ``hit@30`` / ``hit@50``: the hit rate over images with gold only; NaN without them.
+        - ``ACC50``: images with gold whose top-ranked prediction has IoU >= 0.50, over
+          images with gold.
+        - ``TP30``: gold boxes matched one-to-one at IoU 0.30, over gold boxes.
+        - ``FP30``: kept predictions left unmatched at IoU 0.30, over kept predictions
+          (NaN when nothing was predicted).
+        - ``FNR``: images with gold and no prediction at all, over images with gold.
+
         Returns:
             The keys of :data:`LOCALIZATION_METRIC_KEYS`, as fractions (NaN if undefined).
 
@@ -670,13 +704,19 @@ class LocalizationEvaluation:
             ap_50_95 = float(np.mean(precision[_ROW_50:].ravel()))
         with_gold = weights * self._has_gold
         n_with_gold = with_gold.sum()
+        n_images = weights.sum()
         kept = int(weights @ self._kept_counts)
+        # Images without gold have a NaN best IoU, which reaches no threshold: never a hit.
+        hits = weights @ (self._best_iou[None, :] >= _PROTOCOL_THRESHOLDS[:, None]).T
         return {
-            "mAP@30": ap_30,
-            "mAP@50": ap_50,
-            "mAP@50:95": ap_50_95,
-            "hit@30": _ratio(with_gold @ (self._best_iou >= 0.3), n_with_gold),
-            "hit@50": _ratio(with_gold @ (self._best_iou >= 0.5), n_with_gold),
+            "mAP@30": _ratio(hits[0], n_images),
+            "mAP@50": _ratio(hits[1], n_images),
+            "mAP@50:95": _ratio(hits[1:].mean(), n_images),
+            "COCO-AP@30": ap_30,
+            "COCO-AP@50": ap_50,
+            "COCO-AP@50:95": ap_50_95,
+            "hit@30": _ratio(hits[0], n_with_gold),
+            "hit@50": _ratio(hits[1], n_with_gold),
             "ACC50": _ratio(with_gold @ (self._first_iou >= 0.5), n_with_gold),
             "TP30": _ratio(weights @ self._matched_gold_30, weights @ self._gold_counts),
             "FP30": _ratio(kept - weights @ self._matched_det_30, kept),
@@ -727,7 +767,7 @@ def prepare_localization(
     Example:
         >>> evaluation = prepare_localization([{"boxes": [[0, 0, 10, 10]]}],
         ...                                   [{"boxes": [[0, 0, 10, 10]]}])
-        >>> evaluation.n_items, round(evaluation.aggregate()["mAP@50:95"], 12)
+        >>> evaluation.n_items, evaluation.aggregate()["mAP@50:95"]
         (1, 1.0)
     """
     max_detections = _check_max_detections(max_detections)
@@ -786,7 +826,8 @@ def _evaluate_inputs(inputs: _Inputs, max_detections: int) -> LocalizationEvalua
     )
     if evaluation.n_gold_boxes == 0:
         warnings.warn(
-            "no reference has a gold box: mAP, hit@, ACC50, TP30 and FNR are undefined (NaN)",
+            "no reference has a gold box: mAP@ keys are 0 (every image is a miss); COCO-AP, "
+            "hit@, ACC50, TP30 and FNR are undefined (NaN)",
             LocalizationWarning,
             stacklevel=3,
         )
@@ -821,44 +862,56 @@ def score_localization(
     max_detections: int = 100,
     reference_box_format: str = "xywh",
 ) -> dict[str, Any]:
-    """Score predicted boxes against the gold boxes of NOVA, COCO-exact and image-level.
+    """Score predicted boxes against the gold boxes of NOVA: the protocol's rates and COCO AP.
 
     Within an image, predictions are ranked by score with a stable sort (equal scores keep
     the given order) and only the first ``max_detections`` are scored everywhere below;
     the rest are counted in ``n_truncated_predictions``. Missing scores mean every score is
     1.0: predictions keep their given order within an image and images their order in the
-    list, exactly what pycocotools does with equal scores (NOVA_REFERENCE definition (b)).
+    list, exactly what pycocotools does with equal scores. Only the COCO keys and ACC50
+    depend on the ranking; the protocol's keys use no score.
 
-    Keys (fractions in [0, 1]):
+    Keys (fractions in [0, 1]); "best IoU" is the highest IoU between any prediction and any
+    gold box of an image, 0 when either list is empty:
 
-    - ``mAP@30``, ``mAP@50``, ``mAP@50:95``: class-agnostic COCO AP, identical to pycocotools
-      ``COCOeval`` with ``iouThrs`` [0.3], [0.5] and the default 0.50:0.05:0.95: greedy
-      one-to-one matching per image in score order (best unmatched gold box at IoU >= t),
-      one global stable sort by score, precision envelope sampled at 101 recall points,
-      mean over recall points (and thresholds).
-    - ``hit@30``, ``hit@50``: share of images with gold boxes whose best IoU between any
-      prediction and any gold box is >= 0.30 / 0.50 (definition (a), image-level hit rate).
-    - ``ACC50``: share of images with gold boxes whose first-ranked prediction (highest
+    - ``mAP@30``, ``mAP@50`` (the NOVA protocol, as the co-authors' later harness computes
+      it): share of ALL images whose best IoU is >= 0.30 / 0.50. An image without a gold
+      box is never a hit.
+    - ``mAP@50:95`` (inferred): the mean of that share at IoU 0.50, 0.55, ..., 0.95.
+    - ``COCO-AP@30``, ``COCO-AP@50``, ``COCO-AP@50:95``: class-agnostic COCO AP, identical to
+      pycocotools ``COCOeval`` with ``iouThrs`` [0.3], [0.5] and the default 0.50:0.05:0.95:
+      greedy one-to-one matching per image in score order (best unmatched gold box at
+      IoU >= t), one global stable sort by score, precision envelope sampled at 101 recall
+      points, mean over recall points (and thresholds).
+    - ``hit@30``, ``hit@50`` (ours, a diagnostic): share of images WITH gold boxes whose best
+      IoU is >= 0.30 / 0.50; equal to ``mAP@30`` / ``mAP@50`` when every image has gold.
+    - ``ACC50`` (ours): share of images with gold boxes whose first-ranked prediction (highest
       score, else first given) has IoU >= 0.5 with some gold box (grounding accuracy).
-    - ``TP30``: share of gold boxes matched one-to-one at IoU >= 0.30 (box-level recall,
-      COCO's greedy matching).
-    - ``FP30``: share of scored predicted boxes not matched at IoU >= 0.30 (box-level false
-      discovery rate).
-    - ``FNR``: share of images with gold boxes for which the model gave no box at all.
+    - ``TP30`` (ours): share of gold boxes matched one-to-one at IoU >= 0.30 (box-level
+      recall, COCO's greedy matching).
+    - ``FP30`` (ours): share of scored predicted boxes not matched at IoU >= 0.30 (box-level
+      false discovery rate).
+    - ``FNR`` (ours): share of images with gold boxes for which the model gave no box at all.
 
     Counts: ``n_images``, ``n_images_with_gold``, ``n_gold_boxes``, ``n_predicted_boxes``
-    (every given box), ``n_truncated_predictions``; and ``per_image_best_iou`` (list, None for
-    images without gold box, 0.0 for an image with gold but no prediction).
+    (every given box), ``n_truncated_predictions``, ``n_true_positives_30``,
+    ``n_false_positives_30``, ``n_false_negatives_30`` (boxes, one-to-one matching at IoU
+    0.30); and ``per_image_best_iou`` (list, None for images without gold box, 0.0 for an
+    image with gold but no prediction).
 
     Edge cases:
 
-    - Images without gold boxes still count their predictions as false positives in AP,
-      TP30/FP30; they are left out of the hit@, ACC50 and FNR denominators.
-    - No gold box in the whole set: AP keys are NaN (COCO reports -1), hit@, ACC50, TP30 and
-      FNR are NaN, and a :class:`LocalizationWarning` is issued.
-    - No prediction anywhere while gold exists: AP is 0.0, FNR 1.0; FP30 is NaN (0/0).
+    - Images without gold boxes are misses in ``mAP@*`` (the protocol divides by all
+      images), count their predictions as false positives in COCO AP and TP30/FP30, and are
+      left out of the hit@, ACC50 and FNR denominators.
+    - No gold box in the whole set: ``mAP@*`` are 0.0 (every image is a miss), COCO AP keys
+      are NaN (COCO reports -1), hit@, ACC50, TP30 and FNR are NaN, and a
+      :class:`LocalizationWarning` is issued.
+    - No image at all: every key is NaN.
+    - No prediction anywhere while gold exists: ``mAP@*`` and COCO AP are 0.0, FNR 1.0;
+      FP30 is NaN (0/0).
     - Zero-size boxes are legal and have IoU 0 with everything.
-    - As in COCO, precision is ``tp / (tp + fp + eps)``, so a perfect AP is
+    - As in COCO, precision is ``tp / (tp + fp + eps)``, so a perfect COCO AP is
       ``1 - 2.2e-16``: compare with a tolerance or round for display.
     - Any other undefined ratio is NaN, never a silent 0.
 
@@ -884,10 +937,10 @@ def score_localization(
         ...                {"boxes": [[5, 0, 10, 10]], "scores": [0.8]}]
         >>> references = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}]
         >>> result = score_localization(predictions, references)
-        >>> round(result["mAP@30"], 4), round(result["mAP@50"], 4)
-        (1.0, 0.505)
-        >>> result["hit@30"], result["hit@50"], result["ACC50"], result["FNR"]
+        >>> result["mAP@30"], result["mAP@50"], result["ACC50"], result["FNR"]
         (1.0, 0.5, 0.5, 0.0)
+        >>> round(result["COCO-AP@30"], 4), round(result["COCO-AP@50"], 4)
+        (1.0, 0.505)
         >>> result["per_image_best_iou"]
         [1.0, 0.3333333333333333]
     """
@@ -911,7 +964,7 @@ def coco_average_precision(
 ) -> float:
     """Class-agnostic COCO AP averaged over ``iou_thresholds`` only (NaN without gold boxes).
 
-    The same computation as ``mAP@50:95`` of :func:`score_localization` without the extra
+    The same computation as ``COCO-AP@50:95`` of :func:`score_localization` without the extra
     0.30 run and image-level rates: the like-for-like counterpart of one default
     ``COCOeval`` run, used by the benchmark script.
 

@@ -36,7 +36,8 @@ __all__ = [
 ]
 
 HEADLINE_KEYS: dict[str, tuple[str, ...]] = {
-    "localization": ("mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FP30", "FNR"),
+    "localization": ("mAP@30", "mAP@50", "mAP@50:95", "COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95",
+                     "hit@30", "hit@50", "ACC50", "TP30", "FP30", "FNR"),
     "captioning": ("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1", "ClinicalF1", "ModalityF1", "BinaryF1"),
     "diagnosis": ("top1", "top5"),
 }
