@@ -40,7 +40,11 @@ from typing import Any, Literal, Union
 import numpy as np
 
 from novabench._files import give_usual_permissions
+from novabench.data.layouts import legacy as legacy_layout
+from novabench.data.layouts import v1 as v1_layout
+from novabench.data.layouts.rows import ImageRow
 from novabench.errors import NovaInputError
+from novabench.records import BOX_FIELDS, FIXED_META_KEYS
 
 __all__ = [
     "BOX_FIELDS",
@@ -54,10 +58,6 @@ __all__ = [
 ]
 
 PLANES: tuple[str, ...] = ("axial", "coronal", "sagittal")
-#: Fields of one box struct in ``bboxes`` of ``data/nova-v1.parquet``, in order.
-BOX_FIELDS: tuple[str, ...] = ("x", "y", "width", "height")
-FIXED_META_KEYS: tuple[str, ...] = ("title", "publication_date", "clinical_history", "final_diagnosis")
-PARQUET_RELATIVE_PATH = "data/nova-v1.parquet"
 # Case ids prefix filenames ``<case_id>_<scan>.png``; the release reader accepts NOVA's own
 # pattern only (``case`` + 4 digits), so ingest enforces it up front.
 _CASE_ID = re.compile(r"^case\d{4}$")
@@ -129,17 +129,6 @@ class IngestCase:
     final_diagnosis: str
     publication_date: str = ""
     extras: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class _Image:
-    """One written image and its annotations, before the metadata tables are written."""
-
-    filename: str
-    case_id: str
-    scan_id: str
-    caption: str
-    boxes: list[tuple[str, list[float]]]  # (source, [x, y, w, h]), gold first
 
 
 # --------------------------------------------------------------------------- volumes
@@ -472,7 +461,7 @@ def _ingest_series(
     window_percentiles: tuple[float, float],
     where: str,
     cache: dict[Any, Any],
-) -> list[_Image]:
+) -> list[ImageRow]:
     record = f"case {case_id!r}"
     field_name = f"series[{index}]"
     if series.plane not in PLANES:
@@ -531,7 +520,7 @@ def _ingest_series(
     volume = _cached(cache, ("voxels", volume_key), lambda: np.asarray(volume_image.get_fdata(dtype=np.float32)))
     window = _cached(cache, ("window", volume_key), lambda: _window(volume, window_percentiles))
     spacing = _in_plane_spacing(volume_image.header.get_zooms()[:3], axis)
-    images: list[_Image] = []
+    images: list[ImageRow] = []
     for offset, slice_index in enumerate(slices):
         scan_number = first_scan + offset
         if scan_number > 999:
@@ -546,89 +535,16 @@ def _ingest_series(
         for rater in sorted(rater_masks):
             rater_slice = _take_slice(rater_masks[rater], axis, slice_index)
             boxes.extend((rater, box) for box in _slice_boxes(rater_slice, geometry))
-        images.append(_Image(filename, case_id, f"{scan_number:03d}", caption, boxes))
+        images.append(ImageRow(filename, case_id, f"{scan_number:03d}", caption, boxes))
     return images
 
 
-# --------------------------------------------------------------------------- writers
+# --------------------------------------------------------------------------- release
 
 
 def _case_texts(case: IngestCase) -> dict[str, str]:
     """The case's metadata strings only: cases may carry whole volumes, never keep those."""
     return {**{key: getattr(case, key) for key in FIXED_META_KEYS}, **dict(case.extras)}
-
-
-def _write_v1(
-    root: Path,
-    images: Sequence[_Image],
-    metas: Mapping[str, Mapping[str, str | None]],
-    meta_keys: Sequence[str],
-    provenance: Mapping[str, Any],
-) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from novabench.data.release import provenance_metadata
-
-    box_type = pa.struct([pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())])
-    schema = pa.schema(
-        [
-            pa.field("filename", pa.string()),
-            pa.field("case_id", pa.string()),
-            pa.field("scan_id", pa.string()),
-            pa.field("caption_text", pa.string()),
-            pa.field("image_path", pa.string()),
-            pa.field("split", pa.string()),
-            pa.field("meta", pa.struct([pa.field(key, pa.string()) for key in meta_keys])),
-            pa.field("bboxes", pa.list_(box_type)),
-        ],
-        metadata=provenance_metadata(provenance),  # so an export's card can say what this is
-    )
-    rows = [
-        {
-            "filename": image.filename,
-            "case_id": image.case_id,
-            "scan_id": image.scan_id,
-            "caption_text": image.caption,
-            "image_path": f"images/{image.filename}",
-            "split": "test",
-            "meta": dict(metas[image.case_id]),
-            "bboxes": [dict(zip(BOX_FIELDS, box), source=source) for source, box in image.boxes] or None,
-        }
-        for image in images
-    ]
-    (root / "data").mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), root / PARQUET_RELATIVE_PATH)
-
-
-def _write_csv(path: Path, header: Sequence[str], records: Iterable[Sequence[Any]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(records)
-
-
-def _write_legacy(root: Path, images: Sequence[_Image], metas: Mapping[str, Mapping[str, str | None]], meta_keys: Sequence[str]) -> None:
-    _write_csv(
-        root / "captions.csv",
-        ("filename", "case_id", "scan_id", "caption"),
-        ((image.filename, image.case_id, image.scan_id, image.caption) for image in images),
-    )
-    _write_csv(
-        root / "case_metadata.csv",
-        ("case_id", *meta_keys),
-        ([case_id, *(meta.get(key) or "" for key in meta_keys)] for case_id, meta in metas.items()),
-    )
-    gold_rows, rater_rows = [], []
-    for image in images:
-        for source, box in image.boxes:
-            numbers = [repr(float(value)) for value in box]
-            if source == "gold":
-                gold_rows.append([image.filename, *numbers])
-            else:
-                rater_rows.append([image.filename, source, *numbers])
-    _write_csv(root / "bboxes_gold.csv", ("filename", *BOX_FIELDS), gold_rows)
-    _write_csv(root / "bboxes_raters.csv", ("filename", "rater", *BOX_FIELDS), rater_rows)
 
 
 def _prepare_target(out_dir: Path, overwrite: bool) -> Path:
@@ -715,9 +631,9 @@ def ingest_volumes(
     out_dir = Path(out_dir)
     staging = _prepare_target(out_dir, overwrite)
     try:
-        images_dir = staging / ("images" if layout == "v1" else "test")
+        images_dir = staging / (v1_layout.IMAGE_DIR if layout == "v1" else legacy_layout.IMAGE_DIR)
         images_dir.mkdir()
-        images: list[_Image] = []
+        images: list[ImageRow] = []
         case_texts: dict[str, dict[str, str]] = {}
         seen: set[str] = set()
         for case in _progress(cases, progress):
@@ -751,9 +667,9 @@ def ingest_volumes(
             if row_shuffle_seed is not None:
                 images = list(images)
                 random.Random(row_shuffle_seed).shuffle(images)
-            _write_v1(staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"})
+            v1_layout.write(staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"})
         else:
-            _write_legacy(staging, images, metas, meta_keys)
+            legacy_layout.write(staging, images, metas, meta_keys)
         _publish(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -788,7 +704,7 @@ def summarize_release(root: str | os.PathLike[str]) -> str:
         '1 case, 1 image, 0 gold boxes, 1 image without gold box'
     """
     root = Path(root)
-    parquet = root / PARQUET_RELATIVE_PATH
+    parquet = root / v1_layout.PARQUET
     if parquet.is_file():
         import pyarrow.parquet as pq
 
