@@ -38,6 +38,11 @@ def _png_size(image_file: Path | io.BytesIO, label: str, where: dict[str, str]) 
         with Image.open(image_file) as image:
             image_format, (width, height) = image.format, image.size
             image.verify()
+    except Image.DecompressionBombError as error:  # not an OSError: it would escape as a traceback
+        raise NovaInputError(
+            f"PNG {label} claims more pixels than PIL decodes safely (a decompression bomb?): {error}",
+            **where,
+        ) from error
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise NovaInputError(f"unreadable or corrupt PNG {label}: {error}", **where) from error
     if image_format != "PNG":
