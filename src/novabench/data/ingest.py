@@ -40,8 +40,10 @@ from novabench.data.slicing import (
     PLANES,
     SliceGeometry,
     VolumeSource,
+    boxes_over_no_data,
     central_slices,
     choose_slices,
+    has_finite_data,
     in_plane_spacing,
     intensity_window,
     lesion_profiles,
@@ -179,6 +181,13 @@ def _series_caption(series: IngestSeries, *, where: str, record: str, field_name
     raise NovaInputError("give a caption (or at least a sequence)", source=where, record=record, field=f"{field_name}.caption")
 
 
+def _volume_name(source: VolumeSource) -> str:
+    """A volume as errors name it: its file, or the kind of in-memory image."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return f"the in-memory {type(source).__name__}"
+
+
 def _source_key(source: VolumeSource) -> tuple[str, Any]:
     """Identity of a volume within one case: the same file or image object is read once."""
     if isinstance(source, (str, os.PathLike)):
@@ -294,12 +303,30 @@ def _ingest_series(
         if scan_number > 999:
             raise NovaInputError("more than 999 images in one case", source=where, record=record, field=field_name)
         pixels = take_slice(volume, axis, slice_index)
+        where_slice = f"slice {slice_index} ({series.plane}) of {_volume_name(series.volume)}"
+        if not has_finite_data(pixels):
+            raise NovaInputError(
+                f"{where_slice} has no finite voxel (all NaN or infinite): it would be a black image",
+                source=where,
+                record=record,
+                field=f"{field_name}.volume",
+            )
         geometry = SliceGeometry.fit(pixels.shape[0], pixels.shape[1], spacing, image_size)
         filename = f"{case_id}_{scan_number:03d}.png"
         render_png(pixels, geometry, window, images_dir / filename)
         boxes: list[tuple[str, list[float]]] = []
         if mask is not None:
-            boxes.extend(("gold", box) for box in slice_boxes(take_slice(mask, axis, slice_index), geometry))
+            mask_slice = take_slice(mask, axis, slice_index)
+            over_nothing = boxes_over_no_data(mask_slice, pixels, geometry)
+            if over_nothing:
+                raise NovaInputError(
+                    f"gold box {over_nothing[0]} on {where_slice} lies over no data "
+                    "(only NaN or infinite voxels under the lesion mask)",
+                    source=where,
+                    record=record,
+                    field=f"{field_name}.mask",
+                )
+            boxes.extend(("gold", box) for box in slice_boxes(mask_slice, geometry))
         for rater in sorted(rater_masks):
             rater_slice = take_slice(rater_masks[rater], axis, slice_index)
             boxes.extend((rater, box) for box in slice_boxes(rater_slice, geometry))

@@ -34,8 +34,10 @@ __all__ = [
     "PLANE_AXIS",
     "SliceGeometry",
     "VolumeSource",
+    "boxes_over_no_data",
     "central_slices",
     "choose_slices",
+    "has_finite_data",
     "in_plane_spacing",
     "intensity_window",
     "lesion_profiles",
@@ -252,14 +254,23 @@ def central_slices(length: int, n_slices: int) -> list[int]:
 def intensity_window(volume: np.ndarray, percentiles: tuple[float, float]) -> tuple[float, float]:
     """Robust intensity window from percentiles of the foreground (voxels above the minimum).
 
+    NaN and infinite voxels (no data, e.g. outside a registered brain) are left out, so they
+    can neither blank the window nor stretch it; ``render_png`` draws them black.
+
     Example:
         >>> volume = np.zeros((10, 10, 10), dtype=np.float32); volume[2:8, 2:8, 2:8] = 100
+        >>> intensity_window(volume, (0.5, 99.5))
+        (100.0, 101.0)
+        >>> volume[0] = np.nan; volume[1] = np.inf
         >>> intensity_window(volume, (0.5, 99.5))
         (100.0, 101.0)
     """
     # A regular subsample of ~300k voxels estimates percentiles well and keeps this cheap.
     stride = max(1, round((volume.size / 300_000) ** (1 / 3)))
     sample = volume[::stride, ::stride, ::stride]
+    sample = sample[np.isfinite(sample)]
+    if sample.size == 0:  # no data at all: every slice is refused by has_finite_data
+        return 0.0, 1.0
     floor = float(sample.min())
     foreground = sample[sample > floor]
     if foreground.size == 0:
@@ -334,6 +345,40 @@ def slice_boxes(mask_slice: np.ndarray, geometry: SliceGeometry) -> list[list[fl
     return sorted(boxes)
 
 
+def has_finite_data(pixels: np.ndarray) -> bool:
+    """Whether a slice holds any finite voxel (an all-NaN/inf slice would render black).
+
+    Example:
+        >>> has_finite_data(np.array([[np.nan, np.inf]])), has_finite_data(np.array([[np.nan, 0.0]]))
+        (False, True)
+    """
+    return bool(np.isfinite(pixels).any())
+
+
+def boxes_over_no_data(
+    mask_slice: np.ndarray, pixels: np.ndarray, geometry: SliceGeometry
+) -> list[list[float]]:
+    """Boxes (as ``slice_boxes`` gives them) of mask components lying only on non-finite voxels.
+
+    Example:
+        >>> mask = np.zeros((4, 4), dtype=bool); mask[0, 0] = mask[3, 3] = True
+        >>> pixels = np.ones((4, 4)); pixels[0, 0] = np.nan
+        >>> boxes_over_no_data(mask, pixels, SliceGeometry.fit(4, 4, (1.0, 1.0), image_size=4))
+        [[0.0, 0.0, 1.0, 1.0]]
+    """
+    from scipy import ndimage
+
+    labels, count = ndimage.label(mask_slice, structure=np.ones((3, 3), dtype=bool))
+    if count == 0:
+        return []
+    finite_per_label = np.bincount(labels.ravel(), weights=np.isfinite(pixels).ravel(), minlength=count + 1)
+    empty = []
+    for label, (rows, cols) in enumerate(ndimage.find_objects(labels)[:count], start=1):
+        if finite_per_label[label] == 0:
+            empty.append(geometry.box(rows.start, rows.stop - 1, cols.start, cols.stop - 1))
+    return sorted(empty)
+
+
 def render_png(pixels: np.ndarray, geometry: SliceGeometry, window: tuple[float, float], path: Path) -> None:
     """Window a display slice to 8 bit, resample it into the padded square and save the PNG.
 
@@ -348,7 +393,9 @@ def render_png(pixels: np.ndarray, geometry: SliceGeometry, window: tuple[float,
     from PIL import Image
 
     low, high = window
-    scaled = np.clip((pixels.astype(np.float32) - low) / (high - low), 0.0, 1.0)
+    values = pixels.astype(np.float32)
+    finite = np.isfinite(values)
+    scaled = np.clip((np.where(finite, values, low) - low) / (high - low), 0.0, 1.0)  # no data: black
     eight_bit = np.round(scaled * 255.0).astype(np.uint8)
     resized = Image.fromarray(np.ascontiguousarray(eight_bit), mode="L").resize(
         (geometry.new_width, geometry.new_height), Image.Resampling.BICUBIC
