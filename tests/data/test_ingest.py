@@ -340,8 +340,10 @@ def test_gold_box_over_no_data_is_refused(tmp_path: Path) -> None:
     volume, mask = _volume()
     data = np.asarray(volume.dataobj).copy()
     data[CUBE] = np.nan  # the lesion mask lies on voxels without data
-    series = IngestSeries(nib.Nifti1Image(data, volume.affine), plane="axial", caption="Axial T1.", mask=mask)
+    image = nib.Nifti1Image(data, volume.affine)
+    series = IngestSeries(image, plane="axial", caption="Axial T1.", mask=mask)
     with pytest.raises(NovaInputError, match="over no data") as error:
         ingest_volumes([_case([series])], tmp_path / "out", progress=False)
-    assert "[264.0, 312.0, 48.0, 48.0]" in error.value.message and "slice 3 (axial)" in error.value.message
+    assert "[264.0, 312.0, 48.0, 48.0]" in error.value.message
+    assert "slice 3 (axial)" in error.value.message
     assert "case0001" in error.value.record and error.value.field == "series[0].mask"

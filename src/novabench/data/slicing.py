@@ -349,8 +349,10 @@ def has_finite_data(pixels: np.ndarray) -> bool:
     """Whether a slice holds any finite voxel (an all-NaN/inf slice would render black).
 
     Example:
-        >>> has_finite_data(np.array([[np.nan, np.inf]])), has_finite_data(np.array([[np.nan, 0.0]]))
-        (False, True)
+        >>> has_finite_data(np.array([[np.nan, np.inf]]))
+        False
+        >>> has_finite_data(np.array([[np.nan, 0.0]]))
+        True
     """
     return bool(np.isfinite(pixels).any())
 
@@ -371,7 +373,8 @@ def boxes_over_no_data(
     labels, count = ndimage.label(mask_slice, structure=np.ones((3, 3), dtype=bool))
     if count == 0:
         return []
-    finite_per_label = np.bincount(labels.ravel(), weights=np.isfinite(pixels).ravel(), minlength=count + 1)
+    finite = np.isfinite(pixels).ravel()
+    finite_per_label = np.bincount(labels.ravel(), weights=finite, minlength=count + 1)
     empty = []
     for label, (rows, cols) in enumerate(ndimage.find_objects(labels)[:count], start=1):
         if finite_per_label[label] == 0:
@@ -386,7 +389,8 @@ def render_png(pixels: np.ndarray, geometry: SliceGeometry, window: tuple[float,
         >>> import tempfile
         >>> from PIL import Image
         >>> path = Path(tempfile.mkdtemp()) / "slice.png"
-        >>> render_png(np.full((4, 8), 50.0), SliceGeometry.fit(4, 8, (1.0, 1.0), 16), (0.0, 100.0), path)
+        >>> geometry = SliceGeometry.fit(4, 8, (1.0, 1.0), 16)
+        >>> render_png(np.full((4, 8), 50.0), geometry, (0.0, 100.0), path)
         >>> Image.open(path).size
         (16, 16)
     """
@@ -395,7 +399,8 @@ def render_png(pixels: np.ndarray, geometry: SliceGeometry, window: tuple[float,
     low, high = window
     values = pixels.astype(np.float32)
     finite = np.isfinite(values)
-    scaled = np.clip((np.where(finite, values, low) - low) / (high - low), 0.0, 1.0)  # no data: black
+    # No data (NaN, inf) is drawn black, like the padding.
+    scaled = np.clip((np.where(finite, values, low) - low) / (high - low), 0.0, 1.0)
     eight_bit = np.round(scaled * 255.0).astype(np.uint8)
     resized = Image.fromarray(np.ascontiguousarray(eight_bit), mode="L").resize(
         (geometry.new_width, geometry.new_height), Image.Resampling.BICUBIC
