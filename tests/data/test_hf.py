@@ -188,3 +188,12 @@ def test_load_nova_on_a_nova_export_equals_the_release(tmp_path, v1_release, con
     direct = load_nova(v1_release, config, cache_dir=str(tmp_path / "b"))
     assert exported.features == direct.features
     assert [_without_image(r) for r in exported] == [_without_image(r) for r in direct]
+
+
+def test_builder_cites_the_one_citation_source(tmp_path) -> None:
+    from novabench.citation import NOVA_BIBTEX, NOVA_LICENSE
+
+    release = write_v1_release(tmp_path / "release", image_size=SMALL)
+    builder = NovaBuilder(data_dir=str(release), cache_dir=str(tmp_path / "cache"))
+    assert builder.info.citation == NOVA_BIBTEX
+    assert builder.info.license == NOVA_LICENSE

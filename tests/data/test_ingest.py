@@ -286,3 +286,64 @@ def test_manifest_jsonl_and_errors(tmp_path: Path) -> None:
         read_manifest(manifest)
     assert main(["ingest", str(tmp_path / "absent.json"), str(tmp_path / "out"), "--quiet"]) == 2
     assert not (tmp_path / "out").exists()
+
+
+def _nan_background_volume(path: Path) -> Path:
+    """The test volume with NaN outside the tissue, a tissue ramp and one infinite voxel, saved."""
+    volume, _ = _volume()
+    data = np.asarray(volume.dataobj).copy()
+    tissue = data == 100.0
+    data[tissue] = np.broadcast_to(np.linspace(50.0, 150.0, SHAPE[1])[None, :, None], SHAPE)[tissue]
+    data[data == 0.0] = np.nan
+    data[2, 30, 8] = np.inf  # away from the lesion's slices
+    nib.save(nib.Nifti1Image(data, volume.affine), path)
+    return path
+
+
+def test_nan_and_inf_voxels_are_masked_out_of_the_window(tmp_path: Path) -> None:
+    from novabench.data.slicing import intensity_window
+
+    path = _nan_background_volume(tmp_path / "t1.nii.gz")
+    _, mask = _volume()
+    series = IngestSeries(path, plane="axial", caption="Axial T1.", mask=mask, slice_indices=[4])
+    out = ingest_volumes([_case([series])], tmp_path / "rel", progress=False)
+    pixels = np.asarray(Image.open(out / "images" / "case0001_001.png"))
+    # Same geometry as the cube test: the lesion box is [264, 312, 48, 48], the image 240 px wide.
+    assert pixels[312 + 12 : 312 + 36, 264 + 12 : 264 + 36].min() == 255  # lesion at the window top
+    tissue = pixels[24:300, 132:348]  # tissue rows above the lesion, inside the NaN border
+    assert 0 < tissue.min() and tissue.max() < 255 and tissue.std() > 10  # the ramp, not black
+    assert pixels[:, :120].max() == 0  # padding stays black
+    # The window is the percentiles of the finite foreground, computed here independently.
+    data = np.asarray(nib.load(path).dataobj)
+    finite = data[np.isfinite(data)]
+    expected = np.percentile(finite[finite > finite.min()], (0.5, 99.5))
+    assert intensity_window(data, (0.5, 99.5)) == tuple(float(v) for v in expected)
+
+
+def test_slice_without_finite_voxels_is_refused_naming_file_slice_and_case(tmp_path: Path) -> None:
+    volume, mask = _volume()
+    data = np.asarray(volume.dataobj).copy()
+    data[:, :, 0] = np.nan
+    path = tmp_path / "t1.nii.gz"
+    nib.save(nib.Nifti1Image(data, volume.affine), path)
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    series = IngestSeries(path, plane="axial", caption="Axial T1.", slice_indices=[5, 0])
+    with pytest.raises(NovaInputError, match="no finite voxel") as error:
+        ingest_volumes([_case([series], case_id="case0007")], parent / "out", progress=False)
+    assert "slice 0 (axial)" in error.value.message and str(path) in error.value.message
+    assert "case0007" in error.value.record and error.value.field == "series[0].volume"
+    assert _leaves_nothing(parent)
+
+
+def test_gold_box_over_no_data_is_refused(tmp_path: Path) -> None:
+    volume, mask = _volume()
+    data = np.asarray(volume.dataobj).copy()
+    data[CUBE] = np.nan  # the lesion mask lies on voxels without data
+    image = nib.Nifti1Image(data, volume.affine)
+    series = IngestSeries(image, plane="axial", caption="Axial T1.", mask=mask)
+    with pytest.raises(NovaInputError, match="over no data") as error:
+        ingest_volumes([_case([series])], tmp_path / "out", progress=False)
+    assert "[264.0, 312.0, 48.0, 48.0]" in error.value.message
+    assert "slice 3 (axial)" in error.value.message
+    assert "case0001" in error.value.record and error.value.field == "series[0].mask"

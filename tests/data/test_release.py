@@ -513,3 +513,41 @@ def test_legacy_without_rater_file_warns(tmp_path):
     release = read_release(root)
     assert release.raters == () and release.n_gold_boxes == 5
     assert release.warnings == ["bboxes_raters.csv is missing: no rater boxes were read"]
+
+
+def _decompression_bomb_png(side: int = 20_000) -> bytes:
+    """A valid few-byte PNG header claiming side x side 1-bit pixels (beyond PIL's safe limit)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+
+
+def _bomb_release(root):
+    rows = _rows()
+    _row(rows, "case0002_001.png")["_image"] = _decompression_bomb_png()
+    return write_v1_release(root, rows, image_size=SMALL)
+
+
+def test_decompression_bomb_is_an_input_error_naming_the_file(tmp_path):
+    assert Image.MAX_IMAGE_PIXELS is not None and 20_000**2 > 2 * Image.MAX_IMAGE_PIXELS
+    with pytest.raises(NovaInputError, match="decompression bomb") as caught:
+        read_release(_bomb_release(tmp_path))
+    assert caught.value.field == "image_path"
+    assert "case0002_001.png" in caught.value.record
+
+
+@pytest.mark.parametrize("command", ["info", "export"])
+def test_nova_info_and_export_refuse_a_decompression_bomb_in_one_line(tmp_path, capsys, command):
+    root = _bomb_release(tmp_path / "release")
+    argv = [command, str(root)] + ([str(tmp_path / "out")] if command == "export" else [])
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "case0002_001.png" in lines[0] and "decompression bomb" in lines[0]
+    assert not (tmp_path / "out").exists()

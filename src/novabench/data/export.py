@@ -7,11 +7,9 @@ Parquet (the default)::
     OUT/data/cases/test-00000-of-00001.parquet      one row per case
 
 ``datasets.load_dataset(OUT, "images", split="test")`` (or ``"cases"``, or a Hub id after
-``push_to``) reads it offline, with ``streaming=True`` too. Rows are streamed: one image
-is read at a time and a row group is flushed every ``ROW_GROUP_MAX_ROWS`` rows or
-``ROW_GROUP_MAX_BYTES`` bytes, so memory does not grow with the number of images. Each
-Parquet file carries the ``huggingface`` schema metadata of the Features, so ``Image`` and
-``List`` columns come back with their types.
+``push_to``) reads it offline, with ``streaming=True`` too. The shards are the export
+layout's (``novabench.data.layouts.export`` writes them, streaming, and reads them back);
+this module adds the card, the COCO form and the push.
 
 COCO::
 
@@ -36,40 +34,31 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import datasets
-import pyarrow as pa
-import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from novabench import __version__
 from novabench._files import give_usual_permissions, write_text_atomic
 from novabench.citation import NOVA_ARXIV_URL, NOVA_LICENSE
 from novabench.data.card import (
-    SPLIT,
     ConfigSize,
     check_dataset_card,
     render_dataset_card,
     summarize_release,
 )
-from novabench.data.release import (
-    ImageRecord,
-    NovaRelease,
-    iter_case_rows,
-    iter_image_rows,
-    provenance_metadata,
-    provenance_notice,
-    read_release,
-)
+from novabench.data.layouts import export as export_layout
+from novabench.data.layouts.export import DEFAULT_MAX_SHARD_BYTES, image_source
+from novabench.data.provenance import provenance_notice
+from novabench.data.release import NovaRelease, read_release
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
 
@@ -85,14 +74,6 @@ __all__ = [
 ExportFormat = Literal["parquet", "coco"]
 CocoSource = Literal["gold", "raters"]
 
-DEFAULT_MAX_SHARD_BYTES = 256 * 1024 * 1024
-# Small row groups keep random access (and the Hub viewer) cheap on image rows.
-ROW_GROUP_MAX_ROWS = 100
-ROW_GROUP_MAX_BYTES = 32 * 1024 * 1024
-# Content-defined pages let the Hub (Xet) deduplicate unchanged images between two pushes.
-_WRITER_OPTIONS: dict[str, Any] = {"write_page_index": True}
-if "use_content_defined_chunking" in inspect.signature(pq.ParquetWriter.__init__).parameters:
-    _WRITER_OPTIONS["use_content_defined_chunking"] = True
 COCO_CATEGORY = {"id": 1, "name": "abnormality", "supercategory": "finding"}
 LICENSE_URL = "https://creativecommons.org/licenses/by-nc-sa/4.0/"
 
@@ -198,171 +179,6 @@ def _files_under(folder: Path) -> tuple[tuple[Path, ...], int]:
 # --------------------------------------------------------------------------- parquet
 
 
-def _leaf_paths(name: str, arrow_type: pa.DataType) -> Iterator[str]:
-    """Parquet column paths under one top-level column (``col.list.element.field``)."""
-    if pa.types.is_struct(arrow_type):
-        for child in arrow_type:
-            yield from _leaf_paths(f"{name}.{child.name}", child.type)
-    elif pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        yield from _leaf_paths(f"{name}.list.element", arrow_type.value_type)
-    else:
-        yield name
-
-
-def _column_options(features: datasets.Features) -> dict[str, Any]:
-    """PNG bytes are already compressed: store them plain; compress everything else."""
-    compression: dict[str, str] = {}
-    use_dictionary: list[str] = []
-    column_encoding: dict[str, str] = {}
-    for name, feature in features.items():
-        for leaf in _leaf_paths(name, features.arrow_schema.field(name).type):
-            if isinstance(feature, datasets.Image) and leaf.endswith(".bytes"):
-                compression[leaf] = "none"
-                column_encoding[leaf] = "PLAIN"
-            else:
-                compression[leaf] = "snappy"
-                use_dictionary.append(leaf)
-    return {"compression": compression, "use_dictionary": use_dictionary, "column_encoding": column_encoding}
-
-
-def _row_bytes(value: Any) -> int:
-    """A cheap estimate of a row's size, to bound row groups and shards."""
-    if isinstance(value, (bytes, bytearray, str)):
-        return len(value)
-    if isinstance(value, Mapping):
-        return sum(_row_bytes(item) for item in value.values())
-    if isinstance(value, (list, tuple)):
-        return 8 + sum(_row_bytes(item) for item in value)
-    return 8
-
-
-class _ShardWriter:
-    """Writes rows of one configuration as ``test-XXXXX-of-YYYYY.parquet`` shards, streaming."""
-
-    def __init__(
-        self,
-        folder: Path,
-        features: datasets.Features,
-        *,
-        max_shard_bytes: int,
-        rows_per_shard: int | None,
-        source: str,
-        provenance: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.folder = folder
-        self.features = features
-        self.schema = features.arrow_schema
-        if provenance:  # kept beside datasets' own "huggingface" key, so a re-export knows it
-            self.schema = self.schema.with_metadata(
-                {**(self.schema.metadata or {}), **provenance_metadata(provenance)}
-            )
-        self.options = _column_options(features)
-        self.max_shard_bytes = max_shard_bytes
-        self.rows_per_shard = rows_per_shard
-        self.source = source
-        self.num_examples = 0
-        self.num_bytes = 0
-        self._shards: list[Path] = []
-        self._writer: pq.ParquetWriter | None = None
-        self._shard_rows = 0
-        self._shard_bytes = 0
-        self._group: list[dict[str, Any]] = []
-        self._group_bytes = 0
-        folder.mkdir(parents=True, exist_ok=True)
-
-    def add(self, row: dict[str, Any]) -> None:
-        size = _row_bytes(row)
-        shard_full = self._shard_rows > 0 and (
-            self._shard_bytes + size > self.max_shard_bytes
-            or (self.rows_per_shard is not None and self._shard_rows >= self.rows_per_shard)
-        )
-        if shard_full:
-            self._close_shard()
-        self._group.append(row)
-        self._group_bytes += size
-        self._shard_rows += 1
-        self._shard_bytes += size
-        if len(self._group) >= ROW_GROUP_MAX_ROWS or self._group_bytes >= ROW_GROUP_MAX_BYTES:
-            self._flush_group()
-
-    def _table(self, rows: list[dict[str, Any]]) -> pa.Table:
-        try:
-            return pa.Table.from_pylist(rows, schema=self.schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-            for row in rows:  # find the row to name in the error
-                for column in self.schema.names:
-                    try:
-                        pa.array([row.get(column)], type=self.schema.field(column).type)
-                    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as error:
-                        raise NovaInputError(
-                            f"value does not fit the {self.features[column]!r} feature: {error}",
-                            source=self.source,
-                            record=str(row.get("filename") or row.get("case_id")),
-                            field=column,
-                        ) from error
-            raise
-
-    def _flush_group(self) -> None:
-        if not self._group:
-            return
-        table = self._table(self._group)
-        if self._writer is None:
-            path = self.folder / f".shard-{len(self._shards):05d}.parquet"
-            self._writer = pq.ParquetWriter(path, self.schema, **_WRITER_OPTIONS, **self.options)
-            self._shards.append(path)
-        self._writer.write_table(table, row_group_size=len(self._group))
-        self.num_examples += table.num_rows
-        self.num_bytes += table.nbytes
-        self._group = []
-        self._group_bytes = 0
-
-    def _close_shard(self) -> None:
-        self._flush_group()
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        self._shard_rows = 0
-        self._shard_bytes = 0
-
-    def close(self) -> list[Path]:
-        """Flush, then give the shards their final ``test-i-of-n`` names (n is known only now)."""
-        self._close_shard()
-        if not self._shards:  # an empty configuration still gets one (empty) file
-            writer = pq.ParquetWriter(self.folder / ".shard-00000.parquet", self.schema, **self.options)
-            writer.close()
-            self._shards.append(self.folder / ".shard-00000.parquet")
-        total = len(self._shards)
-        final = []
-        for index, path in enumerate(self._shards):
-            target = self.folder / f"{SPLIT}-{index:05d}-of-{total:05d}.parquet"
-            path.rename(target)
-            final.append(target)
-        return final
-
-
-def _image_source(release: NovaRelease, image: ImageRecord) -> str:
-    """Where an image comes from, for errors: its file, or the export folder that embeds it."""
-    return str(image.image_path if image.image_path is not None else release.root)
-
-
-def _image_rows(release: NovaRelease) -> Iterator[dict[str, Any]]:
-    """Image rows with the PNG bytes embedded; a file that vanished since reading is an input error."""
-    rows = iter_image_rows(release, embed_images=True)
-    for image in release.images:
-        try:
-            row = next(rows)
-        except OSError as error:
-            raise NovaInputError(
-                f"cannot read the image: {error}",
-                source=_image_source(release, image),
-                record=image.filename,
-                field="image",
-            ) from error
-        # Only the file name travels with the bytes: absolute paths would leak and break.
-        row["image"] = {"bytes": row["image"]["bytes"], "path": image.filename}
-        yield row
-
-
 def _preview_row(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if row is None else dict(row)
 
@@ -378,54 +194,22 @@ def _write_parquet(
     notice: str | None,
     progress: bool,
 ) -> dict[str, ConfigSize]:
+    written = export_layout.write(
+        release, staging, max_shard_bytes=max_shard_bytes, rows_per_shard=rows_per_shard, progress=progress
+    )
+    sizes = written.sizes
     features = {
         "images": image_features(release.extra_meta_keys),
         "cases": case_features(release.extra_meta_keys),
     }
-    sizes: dict[str, ConfigSize] = {}
-    first_image: dict[str, Any] | None = None
-    images = _ShardWriter(
-        staging / "data" / "images",
-        features["images"],
-        max_shard_bytes=max_shard_bytes,
-        rows_per_shard=rows_per_shard,
-        source=str(release.root),
-        provenance=release.provenance,
-    )
-    bar = tqdm(
-        _image_rows(release), total=release.n_images, desc="export images", unit="img", disable=not progress
-    )
-    for row in bar:
-        if first_image is None:
-            first_image = row
-        images.add(row)
-    image_shards = images.close()
-    sizes["images"] = ConfigSize(images.num_examples, images.num_bytes, sum(p.stat().st_size for p in image_shards))
-
-    first_case: dict[str, Any] | None = None
-    cases = _ShardWriter(
-        staging / "data" / "cases",
-        features["cases"],
-        max_shard_bytes=max(max_shard_bytes, DEFAULT_MAX_SHARD_BYTES),
-        rows_per_shard=None,
-        source=str(release.root),
-        provenance=release.provenance,
-    )
-    for row in iter_case_rows(release):
-        if first_case is None:
-            first_case = row
-        cases.add(row)
-    case_shards = cases.close()
-    sizes["cases"] = ConfigSize(cases.num_examples, cases.num_bytes, sum(p.stat().st_size for p in case_shards))
-
     card = render_dataset_card(
         summarize_release(release),
         features,
         pretty_name=pretty_name,
         sizes_by_config=sizes,
         hub_id=hub_id,
-        image_instance=_preview_row(first_image),
-        case_instance=_preview_row(first_case),
+        image_instance=_preview_row(written.first_image_row),
+        case_instance=_preview_row(written.first_case_row),
         notice=notice if notice is not None else provenance_notice(release.provenance),
     )
     check_dataset_card(card, features)  # a card the Hub would misread is our bug: fail here
@@ -570,7 +354,7 @@ def _write_coco_folder(release: NovaRelease, staging: Path, *, include_raters: b
         except OSError as error:
             raise NovaInputError(
                 f"cannot copy the image: {error}",
-                source=_image_source(release, image),
+                source=image_source(release, image),
                 record=image.filename,
                 field="image",
             ) from error

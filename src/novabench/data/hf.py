@@ -4,8 +4,8 @@ NOVA is an evaluation-only benchmark: about 900 brain MRI images of 281 rare pat
 with captions, clinical histories, final diagnoses and expert boxes (Eurorad teaching
 cases). It must never be used to train or fine-tune a model.
 
-- Paper: "NOVA: A Benchmark for Anomaly Localization and Clinical Reasoning in Brain MRI",
-  NeurIPS 2025 Datasets and Benchmarks track, arXiv 2505.14064.
+- Paper: NeurIPS 2025 Datasets and Benchmarks track, arXiv 2505.14064 (title and BibTeX:
+  ``novabench.citation.NOVA_BIBTEX``, the one citation every face uses).
 - Homepage: https://huggingface.co/datasets/c-i-ber/Nova
 - License of the data: CC BY-NC-SA 4.0.
 
@@ -25,6 +25,7 @@ import datasets
 import numpy as np
 import yaml
 
+from novabench.citation import NOVA_BIBTEX, NOVA_HUB_ID, NOVA_LICENSE
 from novabench.data.release import (
     NovaRelease,
     _front_matter,
@@ -38,19 +39,11 @@ from novabench.errors import NovaInputError
 
 __all__ = ["CITATION", "CONFIG_NAMES", "HOMEPAGE", "LICENSE", "NovaBuilder", "load_nova"]
 
-HOMEPAGE = "https://huggingface.co/datasets/c-i-ber/Nova"
-LICENSE = "cc-by-nc-sa-4.0"
+# One citation source for every face (card, metric, builder): novabench.citation.
+HOMEPAGE = f"https://huggingface.co/datasets/{NOVA_HUB_ID}"
+LICENSE = NOVA_LICENSE
 CONFIG_NAMES = ("images", "cases")
-CITATION = """\
-@inproceedings{bercea2025nova,
-  title     = {{NOVA}: A Benchmark for Anomaly Localization and Clinical Reasoning in Brain {MRI}},
-  author    = {Bercea, Cosmin I. and others},
-  booktitle = {Advances in Neural Information Processing Systems (NeurIPS), Datasets and Benchmarks Track},
-  year      = {2025},
-  eprint    = {2505.14064},
-  archivePrefix = {arXiv},
-}
-"""
+CITATION = NOVA_BIBTEX
 DESCRIPTION = (
     "NOVA: an evaluation-only benchmark of brain MRI images of rare pathologies for anomaly "
     "localisation, captioning and diagnostic reasoning. Never train on it."

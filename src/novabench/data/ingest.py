@@ -6,18 +6,10 @@ a caption). For every series we cut 2-D slices through the lesions, window inten
 to 8 bit, resample to a square grayscale PNG (aspect kept by padding) and turn the
 connected components of the mask on that slice into gold boxes in PNG pixels.
 
-Orientation and display conventions (radiological): volumes are first reoriented to
-canonical RAS; axial and coronal images show the patient's right on the image left;
-sagittal images show anterior on the left; superior (or anterior, for axial) is at the
-top. Lesions are the 3-D connected components (26-connectivity) of ``mask > 0``; gold
-boxes are the 2-D connected components (8-connectivity) of the mask on the slice.
-
-Slice choice per series: lesions are ranked by volume; each contributes, in turn, its
-slice of largest area, then further slices spread across its extent (greedy farthest
-point among slices where the lesion covers at least a quarter of its largest area, then
-any slice it touches), until ``n_slices`` distinct slices are chosen. A series without a
-mask (or with an empty one) gives the central slices and null boxes. Explicit
-``slice_indices`` override all of this.
+The imaging (orientation, slice choice, windowing, geometry, boxes, PNGs) is
+``novabench.data.slicing``; explicit ``slice_indices`` override its slice choice. This
+module checks cases, drives the slicing per series, and writes the release through the
+layout writers (``novabench.data.layouts.v1`` / ``legacy``); it also reads manifests.
 
 The release is written to a temporary sibling folder and renamed at the end, so a
 failure never leaves a half-written release at ``out_dir``.
@@ -35,12 +27,33 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import numpy as np
 
 from novabench._files import give_usual_permissions
+from novabench.data.layouts import legacy as legacy_layout
+from novabench.data.layouts import v1 as v1_layout
+from novabench.data.layouts.rows import ImageRow
+from novabench.data.slicing import (
+    PLANE_AXIS,
+    PLANES,
+    SliceGeometry,
+    VolumeSource,
+    boxes_over_no_data,
+    central_slices,
+    choose_slices,
+    has_finite_data,
+    in_plane_spacing,
+    intensity_window,
+    lesion_profiles,
+    load_canonical,
+    render_png,
+    slice_boxes,
+    take_slice,
+)
 from novabench.errors import NovaInputError
+from novabench.records import BOX_FIELDS, FIXED_META_KEYS
 
 __all__ = [
     "BOX_FIELDS",
@@ -53,20 +66,10 @@ __all__ = [
     "summarize_release",
 ]
 
-PLANES: tuple[str, ...] = ("axial", "coronal", "sagittal")
-#: Fields of one box struct in ``bboxes`` of ``data/nova-v1.parquet``, in order.
-BOX_FIELDS: tuple[str, ...] = ("x", "y", "width", "height")
-FIXED_META_KEYS: tuple[str, ...] = ("title", "publication_date", "clinical_history", "final_diagnosis")
-PARQUET_RELATIVE_PATH = "data/nova-v1.parquet"
 # Case ids prefix filenames ``<case_id>_<scan>.png``; the release reader accepts NOVA's own
 # pattern only (``case`` + 4 digits), so ingest enforces it up front.
 _CASE_ID = re.compile(r"^case\d{4}$")
 _RATER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-# Voxel axis cut by each plane in canonical RAS (0: x, 1: y, 2: z).
-_PLANE_AXIS = {"sagittal": 0, "coronal": 1, "axial": 2}
-
-#: A volume or mask: a NIfTI path, or an in-memory nibabel image (e.g. ``nibabel.Nifti1Image``).
-VolumeSource = Union[str, "os.PathLike[str]", Any]
 
 
 @dataclass(frozen=True)
@@ -131,250 +134,6 @@ class IngestCase:
     extras: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class _Image:
-    """One written image and its annotations, before the metadata tables are written."""
-
-    filename: str
-    case_id: str
-    scan_id: str
-    caption: str
-    boxes: list[tuple[str, list[float]]]  # (source, [x, y, w, h]), gold first
-
-
-# --------------------------------------------------------------------------- volumes
-
-
-def _load_canonical(source: VolumeSource, *, where: str, record: str, field_name: str) -> Any:
-    """A nibabel image in closest-canonical (RAS) orientation, 3-D, or a NovaInputError."""
-    import nibabel as nib
-    from nibabel.spatialimages import SpatialImage
-
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise NovaInputError(f"volume file not found: {path}", source=where, record=record, field=field_name)
-        try:
-            loaded = nib.load(str(path))
-        except Exception as error:  # nibabel raises several types for unreadable files
-            raise NovaInputError(
-                f"cannot read {path} as a NIfTI volume ({type(error).__name__}: {error})",
-                source=where,
-                record=record,
-                field=field_name,
-            ) from error
-        if not isinstance(loaded, SpatialImage):  # e.g. a GIFTI surface or a CIFTI matrix
-            raise NovaInputError(
-                f"{path} is a {type(loaded).__name__}, not a volume with a voxel grid",
-                source=where,
-                record=record,
-                field=field_name,
-            )
-        image = loaded
-    elif hasattr(source, "affine") and hasattr(source, "dataobj"):
-        image = source
-    else:
-        raise NovaInputError(
-            f"expected a NIfTI path or a nibabel image, got {type(source).__name__}",
-            source=where,
-            record=record,
-            field=field_name,
-        )
-    shape = tuple(image.shape)
-    if len(shape) > 3 and all(size == 1 for size in shape[3:]):
-        image = _squeeze(image)
-    if len(image.shape) != 3:
-        raise NovaInputError(
-            f"expected a 3-D volume, got shape {tuple(image.shape)}", source=where, record=record, field=field_name
-        )
-    try:
-        return nib.as_closest_canonical(image)
-    except Exception as error:
-        raise NovaInputError(
-            f"cannot reorient the volume to RAS ({error})", source=where, record=record, field=field_name
-        ) from error
-
-
-def _squeeze(image: Any) -> Any:
-    """Drop trailing singleton dimensions (``(x, y, z, 1)`` volumes are common)."""
-    import nibabel as nib
-
-    data = np.asanyarray(image.dataobj).reshape(image.shape[:3])
-    return nib.Nifti1Image(data, image.affine)
-
-
-def _to_display(plane_slice: np.ndarray) -> np.ndarray:
-    """Voxel-order 2-D slice -> radiological display orientation (rows top to bottom).
-
-    For every plane the first remaining RAS axis runs along image columns reversed
-    (patient right on the left; anterior on the left for sagittal) and the second along
-    rows reversed (superior, or anterior for axial, at the top).
-    """
-    return plane_slice[::-1, ::-1].T
-
-
-def _take_slice(volume: np.ndarray, axis: int, index: int) -> np.ndarray:
-    return _to_display(np.take(volume, index, axis=axis))
-
-
-def _in_plane_spacing(zooms: Sequence[float], axis: int) -> tuple[float, float]:
-    """(row spacing, column spacing) in mm of display images cut along ``axis``."""
-    remaining = [float(zooms[a]) for a in range(3) if a != axis]
-    return remaining[1], remaining[0]
-
-
-def _lesion_profiles(mask: np.ndarray, axis: int) -> list[np.ndarray]:
-    """Per 3-D connected lesion (largest first), its area on every slice along ``axis``."""
-    from scipy import ndimage
-
-    spans = []
-    for a in range(3):  # label only the bounding region of the mask: far cheaper
-        present = np.flatnonzero(mask.any(axis=tuple(b for b in range(3) if b != a)))
-        if present.size == 0:
-            return []
-        spans.append(slice(int(present[0]), int(present[-1]) + 1))
-    labels, count = ndimage.label(mask[tuple(spans)], structure=np.ones((3, 3, 3), dtype=bool))
-    sizes = np.bincount(labels.ravel())[1:]
-    other_axes = tuple(b for b in range(3) if b != axis)
-    profiles = []
-    for label in sorted(range(1, count + 1), key=lambda i: (-int(sizes[i - 1]), i)):
-        profile = np.zeros(mask.shape[axis], dtype=np.int64)
-        profile[spans[axis]] = (labels == label).sum(axis=other_axes)
-        profiles.append(profile)
-    return profiles
-
-
-def _spread_slices(areas: np.ndarray) -> list[int]:
-    """Slices of one lesion in preference order: largest area, then spread out."""
-    present = np.flatnonzero(areas > 0)
-    if present.size == 0:
-        return []
-    best = int(np.argmax(areas))
-    strong = [int(i) for i in present if areas[i] * 4 >= areas[best] and i != best]
-    weak = sorted((int(i) for i in present if areas[i] * 4 < areas[best]), key=lambda i: (abs(i - best), i))
-    chosen = [best]
-    while strong:
-        # farthest from every slice already chosen; ties -> larger area, then lower index
-        pick = max(strong, key=lambda i: (min(abs(i - c) for c in chosen), areas[i], -i))
-        chosen.append(pick)
-        strong.remove(pick)
-    return chosen + weak
-
-
-def _choose_slices(
-    profiles: Sequence[np.ndarray], n_slices: int, *, where: str, record: str, field_name: str
-) -> list[int]:
-    """Slice numbers (sorted) following the module docstring's rule, from lesion area profiles."""
-    preferences = [_spread_slices(profile) for profile in profiles]
-    chosen: list[int] = []
-    depth = 0
-    while len(chosen) < n_slices and any(depth < len(p) for p in preferences):
-        for preference in preferences:
-            if depth < len(preference) and preference[depth] not in chosen and len(chosen) < n_slices:
-                chosen.append(preference[depth])
-        depth += 1
-    if len(chosen) < n_slices:
-        raise NovaInputError(
-            f"{n_slices} slices requested but the lesions touch only {len(chosen)} slices along this plane",
-            source=where,
-            record=record,
-            field=field_name,
-        )
-    return sorted(chosen)
-
-
-def _central_slices(length: int, n_slices: int) -> list[int]:
-    """``n_slices`` distinct slices around the middle of an axis of ``length`` slices."""
-    middle = length // 2
-    offsets = [0]
-    step = 1
-    while len(offsets) < min(n_slices, length):
-        for candidate in (step, -step):
-            if 0 <= middle + candidate < length and len(offsets) < n_slices:
-                offsets.append(candidate)
-        step += 1
-    return sorted(middle + offset for offset in offsets)
-
-
-def _window(volume: np.ndarray, percentiles: tuple[float, float]) -> tuple[float, float]:
-    """Robust intensity window from percentiles of the foreground (voxels above the minimum)."""
-    # A regular subsample of ~300k voxels estimates percentiles well and keeps this cheap.
-    stride = max(1, round((volume.size / 300_000) ** (1 / 3)))
-    sample = volume[::stride, ::stride, ::stride]
-    floor = float(sample.min())
-    foreground = sample[sample > floor]
-    if foreground.size == 0:
-        return floor, floor + 1.0
-    low, high = (float(v) for v in np.percentile(foreground, percentiles))
-    if high <= low:
-        high = low + 1.0
-    return low, high
-
-
-@dataclass(frozen=True)
-class _Geometry:
-    """How a display slice of ``rows x cols`` voxels maps into the square PNG."""
-
-    image_size: int
-    new_width: int
-    new_height: int
-    pad_x: int
-    pad_y: int
-    scale_x: float  # PNG pixels per voxel column
-    scale_y: float
-
-    @classmethod
-    def fit(cls, rows: int, cols: int, spacing: tuple[float, float], image_size: int) -> _Geometry:
-        height_mm, width_mm = rows * spacing[0], cols * spacing[1]
-        pixels_per_mm = image_size / max(height_mm, width_mm)
-        new_width = min(image_size, max(1, round(width_mm * pixels_per_mm)))
-        new_height = min(image_size, max(1, round(height_mm * pixels_per_mm)))
-        return cls(
-            image_size,
-            new_width,
-            new_height,
-            (image_size - new_width) // 2,
-            (image_size - new_height) // 2,
-            new_width / cols,
-            new_height / rows,
-        )
-
-    def box(self, row0: int, row1: int, col0: int, col1: int) -> list[float]:
-        """PNG box ``[x, y, w, h]`` covering voxel rows ``row0..row1`` and cols ``col0..col1``."""
-        return [
-            round(self.pad_x + col0 * self.scale_x, 4),
-            round(self.pad_y + row0 * self.scale_y, 4),
-            round((col1 - col0 + 1) * self.scale_x, 4),
-            round((row1 - row0 + 1) * self.scale_y, 4),
-        ]
-
-
-def _slice_boxes(mask_slice: np.ndarray, geometry: _Geometry) -> list[list[float]]:
-    """Boxes of the 8-connected components of a 2-D display-oriented mask slice."""
-    from scipy import ndimage
-
-    labels, count = ndimage.label(mask_slice, structure=np.ones((3, 3), dtype=bool))
-    boxes = []
-    for rows, cols in ndimage.find_objects(labels)[:count]:
-        boxes.append(geometry.box(rows.start, rows.stop - 1, cols.start, cols.stop - 1))
-    return sorted(boxes)
-
-
-def _render_png(pixels: np.ndarray, geometry: _Geometry, window: tuple[float, float], path: Path) -> None:
-    from PIL import Image
-
-    low, high = window
-    scaled = np.clip((pixels.astype(np.float32) - low) / (high - low), 0.0, 1.0)
-    eight_bit = np.round(scaled * 255.0).astype(np.uint8)
-    resized = Image.fromarray(np.ascontiguousarray(eight_bit), mode="L").resize(
-        (geometry.new_width, geometry.new_height), Image.Resampling.BICUBIC
-    )
-    canvas = Image.new("L", (geometry.image_size, geometry.image_size), 0)
-    canvas.paste(resized, (geometry.pad_x, geometry.pad_y))
-    # zlib level 3: about 4x faster than PIL's default 6 for ~8% larger files; still deterministic.
-    canvas.save(path, format="PNG", compress_level=3)
-
-
 # --------------------------------------------------------------------------- cases
 
 
@@ -422,6 +181,13 @@ def _series_caption(series: IngestSeries, *, where: str, record: str, field_name
     raise NovaInputError("give a caption (or at least a sequence)", source=where, record=record, field=f"{field_name}.caption")
 
 
+def _volume_name(source: VolumeSource) -> str:
+    """A volume as errors name it: its file, or the kind of in-memory image."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return f"the in-memory {type(source).__name__}"
+
+
 def _source_key(source: VolumeSource) -> tuple[str, Any]:
     """Identity of a volume within one case: the same file or image object is read once."""
     if isinstance(source, (str, os.PathLike)):
@@ -441,7 +207,7 @@ def _mask_array(
     mask_image = _cached(
         cache,
         ("image", _source_key(source)),
-        lambda: _load_canonical(source, where=where, record=record, field_name=field_name),
+        lambda: load_canonical(source, where=where, record=record, field_name=field_name),
     )
     if tuple(mask_image.shape) != tuple(volume_image.shape):
         raise NovaInputError(
@@ -472,7 +238,7 @@ def _ingest_series(
     window_percentiles: tuple[float, float],
     where: str,
     cache: dict[Any, Any],
-) -> list[_Image]:
+) -> list[ImageRow]:
     record = f"case {case_id!r}"
     field_name = f"series[{index}]"
     if series.plane not in PLANES:
@@ -484,7 +250,7 @@ def _ingest_series(
     volume_image = _cached(
         cache,
         ("image", volume_key),
-        lambda: _load_canonical(series.volume, where=where, record=record, field_name=f"{field_name}.volume"),
+        lambda: load_canonical(series.volume, where=where, record=record, field_name=f"{field_name}.volume"),
     )
     mask = None
     if series.mask is not None:
@@ -501,7 +267,7 @@ def _ingest_series(
         rater_masks[rater] = _mask_array(
             source, volume_image, cache, where=where, record=record, field_name=f"{field_name}.rater_masks.{rater}"
         )
-    axis = _PLANE_AXIS[series.plane]
+    axis = PLANE_AXIS[series.plane]
     length = volume_image.shape[axis]
     if series.slice_indices is not None:
         slices = [int(i) for i in series.slice_indices]
@@ -515,7 +281,7 @@ def _ingest_series(
             )
     else:
         profiles = (
-            _cached(cache, ("profiles", _source_key(series.mask), axis), lambda: _lesion_profiles(mask, axis))
+            _cached(cache, ("profiles", _source_key(series.mask), axis), lambda: lesion_profiles(mask, axis))
             if mask is not None
             else []
         )
@@ -525,110 +291,55 @@ def _ingest_series(
                 f"n_slices must be a positive integer, got {wanted!r}", source=where, record=record, field=f"{field_name}.n_slices"
             )
         if profiles:
-            slices = _choose_slices(profiles, wanted, where=where, record=record, field_name=f"{field_name}.n_slices")
+            slices = choose_slices(profiles, wanted, where=where, record=record, field_name=f"{field_name}.n_slices")
         else:
-            slices = _central_slices(length, wanted)
+            slices = central_slices(length, wanted)
     volume = _cached(cache, ("voxels", volume_key), lambda: np.asarray(volume_image.get_fdata(dtype=np.float32)))
-    window = _cached(cache, ("window", volume_key), lambda: _window(volume, window_percentiles))
-    spacing = _in_plane_spacing(volume_image.header.get_zooms()[:3], axis)
-    images: list[_Image] = []
+    window = _cached(cache, ("window", volume_key), lambda: intensity_window(volume, window_percentiles))
+    spacing = in_plane_spacing(volume_image.header.get_zooms()[:3], axis)
+    images: list[ImageRow] = []
     for offset, slice_index in enumerate(slices):
         scan_number = first_scan + offset
         if scan_number > 999:
             raise NovaInputError("more than 999 images in one case", source=where, record=record, field=field_name)
-        pixels = _take_slice(volume, axis, slice_index)
-        geometry = _Geometry.fit(pixels.shape[0], pixels.shape[1], spacing, image_size)
+        pixels = take_slice(volume, axis, slice_index)
+        where_slice = f"slice {slice_index} ({series.plane}) of {_volume_name(series.volume)}"
+        if not has_finite_data(pixels):
+            raise NovaInputError(
+                f"{where_slice} has no finite voxel (all NaN or infinite): it would be a black image",
+                source=where,
+                record=record,
+                field=f"{field_name}.volume",
+            )
+        geometry = SliceGeometry.fit(pixels.shape[0], pixels.shape[1], spacing, image_size)
         filename = f"{case_id}_{scan_number:03d}.png"
-        _render_png(pixels, geometry, window, images_dir / filename)
+        render_png(pixels, geometry, window, images_dir / filename)
         boxes: list[tuple[str, list[float]]] = []
         if mask is not None:
-            boxes.extend(("gold", box) for box in _slice_boxes(_take_slice(mask, axis, slice_index), geometry))
+            mask_slice = take_slice(mask, axis, slice_index)
+            over_nothing = boxes_over_no_data(mask_slice, pixels, geometry)
+            if over_nothing:
+                raise NovaInputError(
+                    f"gold box {over_nothing[0]} on {where_slice} lies over no data "
+                    "(only NaN or infinite voxels under the lesion mask)",
+                    source=where,
+                    record=record,
+                    field=f"{field_name}.mask",
+                )
+            boxes.extend(("gold", box) for box in slice_boxes(mask_slice, geometry))
         for rater in sorted(rater_masks):
-            rater_slice = _take_slice(rater_masks[rater], axis, slice_index)
-            boxes.extend((rater, box) for box in _slice_boxes(rater_slice, geometry))
-        images.append(_Image(filename, case_id, f"{scan_number:03d}", caption, boxes))
+            rater_slice = take_slice(rater_masks[rater], axis, slice_index)
+            boxes.extend((rater, box) for box in slice_boxes(rater_slice, geometry))
+        images.append(ImageRow(filename, case_id, f"{scan_number:03d}", caption, boxes))
     return images
 
 
-# --------------------------------------------------------------------------- writers
+# --------------------------------------------------------------------------- release
 
 
 def _case_texts(case: IngestCase) -> dict[str, str]:
     """The case's metadata strings only: cases may carry whole volumes, never keep those."""
     return {**{key: getattr(case, key) for key in FIXED_META_KEYS}, **dict(case.extras)}
-
-
-def _write_v1(
-    root: Path,
-    images: Sequence[_Image],
-    metas: Mapping[str, Mapping[str, str | None]],
-    meta_keys: Sequence[str],
-    provenance: Mapping[str, Any],
-) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from novabench.data.release import provenance_metadata
-
-    box_type = pa.struct([pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())])
-    schema = pa.schema(
-        [
-            pa.field("filename", pa.string()),
-            pa.field("case_id", pa.string()),
-            pa.field("scan_id", pa.string()),
-            pa.field("caption_text", pa.string()),
-            pa.field("image_path", pa.string()),
-            pa.field("split", pa.string()),
-            pa.field("meta", pa.struct([pa.field(key, pa.string()) for key in meta_keys])),
-            pa.field("bboxes", pa.list_(box_type)),
-        ],
-        metadata=provenance_metadata(provenance),  # so an export's card can say what this is
-    )
-    rows = [
-        {
-            "filename": image.filename,
-            "case_id": image.case_id,
-            "scan_id": image.scan_id,
-            "caption_text": image.caption,
-            "image_path": f"images/{image.filename}",
-            "split": "test",
-            "meta": dict(metas[image.case_id]),
-            "bboxes": [dict(zip(BOX_FIELDS, box), source=source) for source, box in image.boxes] or None,
-        }
-        for image in images
-    ]
-    (root / "data").mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), root / PARQUET_RELATIVE_PATH)
-
-
-def _write_csv(path: Path, header: Sequence[str], records: Iterable[Sequence[Any]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(records)
-
-
-def _write_legacy(root: Path, images: Sequence[_Image], metas: Mapping[str, Mapping[str, str | None]], meta_keys: Sequence[str]) -> None:
-    _write_csv(
-        root / "captions.csv",
-        ("filename", "case_id", "scan_id", "caption"),
-        ((image.filename, image.case_id, image.scan_id, image.caption) for image in images),
-    )
-    _write_csv(
-        root / "case_metadata.csv",
-        ("case_id", *meta_keys),
-        ([case_id, *(meta.get(key) or "" for key in meta_keys)] for case_id, meta in metas.items()),
-    )
-    gold_rows, rater_rows = [], []
-    for image in images:
-        for source, box in image.boxes:
-            numbers = [repr(float(value)) for value in box]
-            if source == "gold":
-                gold_rows.append([image.filename, *numbers])
-            else:
-                rater_rows.append([image.filename, source, *numbers])
-    _write_csv(root / "bboxes_gold.csv", ("filename", *BOX_FIELDS), gold_rows)
-    _write_csv(root / "bboxes_raters.csv", ("filename", "rater", *BOX_FIELDS), rater_rows)
 
 
 def _prepare_target(out_dir: Path, overwrite: bool) -> Path:
@@ -715,9 +426,9 @@ def ingest_volumes(
     out_dir = Path(out_dir)
     staging = _prepare_target(out_dir, overwrite)
     try:
-        images_dir = staging / ("images" if layout == "v1" else "test")
+        images_dir = staging / (v1_layout.IMAGE_DIR if layout == "v1" else legacy_layout.IMAGE_DIR)
         images_dir.mkdir()
-        images: list[_Image] = []
+        images: list[ImageRow] = []
         case_texts: dict[str, dict[str, str]] = {}
         seen: set[str] = set()
         for case in _progress(cases, progress):
@@ -751,9 +462,9 @@ def ingest_volumes(
             if row_shuffle_seed is not None:
                 images = list(images)
                 random.Random(row_shuffle_seed).shuffle(images)
-            _write_v1(staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"})
+            v1_layout.write(staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"})
         else:
-            _write_legacy(staging, images, metas, meta_keys)
+            legacy_layout.write(staging, images, metas, meta_keys)
         _publish(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -788,7 +499,7 @@ def summarize_release(root: str | os.PathLike[str]) -> str:
         '1 case, 1 image, 0 gold boxes, 1 image without gold box'
     """
     root = Path(root)
-    parquet = root / PARQUET_RELATIVE_PATH
+    parquet = root / v1_layout.PARQUET
     if parquet.is_file():
         import pyarrow.parquet as pq
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
+from novabench.data.pixels import to_rgb8
+
 __all__ = ["GOLD_COLOUR", "PREDICTION_COLOUR", "RATER_COLOURS", "draw_annotations"]
 
 GOLD_COLOUR = (0, 200, 83)
@@ -28,7 +30,8 @@ def draw_annotations(
     are red. Boxes are ``[x, y, width, height]`` pixels.
 
     Args:
-        image: the slice (any PIL mode).
+        image: the slice (8-bit modes, or high-bit-depth grayscale windowed by
+            ``novabench.data.pixels.to_rgb8``).
         boxes: gold boxes.
         rater_boxes: ``[{"rater": name, "boxes": [[x, y, w, h], ...]}, ...]`` as in the dataset.
         predicted_boxes: a model's boxes.
@@ -43,7 +46,7 @@ def draw_annotations(
         >>> drawn.mode, drawn.getpixel((8, 15)), drawn.getpixel((30, 35)), slice_.getpixel((8, 15))
         ('RGB', (0, 200, 83), (229, 57, 53), 0)
     """
-    canvas = image.convert("RGB")
+    canvas = to_rgb8(image, source="draw_annotations")  # a 16-bit slice is windowed, not clipped
     pen = ImageDraw.Draw(canvas)
     for index, rater in enumerate(rater_boxes):
         colour = RATER_COLOURS[index % len(RATER_COLOURS)]

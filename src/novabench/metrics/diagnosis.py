@@ -18,7 +18,7 @@ qualifiers that are not diseases ("Glioblastoma, IDH-wildtype, left temporal"). 
 :class:`LexiconDiagnosisMatcher` for every rule.
 
 Cases whose reference is a placeholder ("Final diagnosis not found.", as recognised by
-:func:`novabench.data.release.is_placeholder_diagnosis`), or a ``cases`` row whose
+:func:`novabench.records.is_placeholder_diagnosis`), or a ``cases`` row whose
 ``final_diagnosis`` is null or blank (the dataset reader's rule), have no ground truth: they
 are left out of both denominators and counted in ``n_cases_without_reference``. A plain
 reference string that is None or blank is an input error.
@@ -42,7 +42,7 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from novabench.data.release import is_placeholder_diagnosis
+from novabench.records import is_placeholder_diagnosis
 from novabench.errors import NovaInputError
 from novabench.lexicon.diagnoses import (
     _IGNORABLE_WORDS,
@@ -849,7 +849,7 @@ def prepare_diagnosis(
         references: per case, the final diagnosis: a string or a ``cases`` row (a mapping
             with ``final_diagnosis``, optionally ``case_id`` for messages). A reference
             without ground truth (a placeholder such as "Final diagnosis not found.", see
-            ``novabench.data.release.is_placeholder_diagnosis``, or a row whose
+            ``novabench.records.is_placeholder_diagnosis``, or a row whose
             ``final_diagnosis`` is null or blank, as the dataset reader counts it) is
             excluded and counted. A plain reference that is None or blank is an error.
         matcher: any callable ``(reference, candidate) -> bool``; defaults to

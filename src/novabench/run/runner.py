@@ -301,9 +301,11 @@ def _load_image(item: Any) -> Any:
 
     from PIL import Image
 
+    from novabench.data.pixels import to_rgb8
+
     data = getattr(item, "image_bytes", None)
     with Image.open(io.BytesIO(data) if data is not None else Path(item.image_path)) as image:
-        return image.convert("RGB")
+        return to_rgb8(image, source=str(item.image_path or "embedded image"), record=item.filename)
 
 
 def _items(release: Any, task: str) -> list[Any]:

@@ -1,0 +1,165 @@
+"""The official v1 layout: ``data/nova-v1.parquet`` plus the PNGs under ``images/``.
+
+One parquet row per image: ``filename``, ``case_id``, ``scan_id``, ``caption_text``,
+``image_path`` (``images/<filename>``), ``split``, a per-case ``meta`` struct of strings and
+``bboxes``, a list of ``{x, y, width, height, source}`` (``source`` is ``gold`` or a rater
+name) or null. Rows are not sorted. ``read`` gives the rows of such a folder, ``write``
+makes one (``nova sample`` and ``nova ingest`` go through it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from novabench.data.layouts.rows import GOLD_SOURCE, ImageRow, RawBox, RawImage, read_parquet
+from novabench.data.provenance import provenance_metadata
+from novabench.errors import NovaInputError
+from novabench.records import BOX_FIELDS, FIXED_META_KEYS
+
+__all__ = ["IMAGE_DIR", "PARQUET", "REQUIRED_COLUMNS", "read", "write"]
+
+PARQUET = "data/nova-v1.parquet"
+IMAGE_DIR = "images"
+REQUIRED_COLUMNS = ("filename", "case_id", "scan_id", "caption_text", "image_path", "meta", "bboxes")
+OPTIONAL_COLUMNS = ("split",)
+
+
+def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
+    """The image rows of a v1 release and its extra meta keys (in ``meta`` order).
+
+    Args:
+        root: the release folder.
+        warnings: notes on what was ignored are appended here.
+
+    Returns:
+        The unvalidated rows (``novabench.data.validate`` checks them) and the meta keys
+        beyond ``FIXED_META_KEYS``.
+
+    Raises:
+        NovaInputError: unreadable parquet, a missing column or meta key, a null box or a
+            box without a source, naming the row.
+
+    Example:
+        >>> import sys, tempfile
+        >>> sys.path.insert(0, "tests")
+        >>> from release_factory import write_v1_release
+        >>> rows, extra = read(write_v1_release(tempfile.mkdtemp(), image_size=(64, 64)), [])
+        >>> len(rows), extra
+        (6, ['differential_diagnosis'])
+    """
+    source = PARQUET
+    table = read_parquet(root / PARQUET, source, REQUIRED_COLUMNS)
+    meta_type = table.schema.field("meta").type
+    if not pa.types.is_struct(meta_type):
+        raise NovaInputError(f"'meta' must be a struct, got {meta_type}", source=source, field="meta")
+    meta_keys = [meta_type.field(i).name for i in range(meta_type.num_fields)]
+    for key in FIXED_META_KEYS:
+        if key not in meta_keys:
+            raise NovaInputError(
+                f"required meta key '{key}' is missing (meta keys: {', '.join(meta_keys)})",
+                source=source,
+                field=f"meta.{key}",
+            )
+    ignored = [c for c in table.column_names if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
+    if ignored:
+        warnings.append(f"{source}: columns not part of the NOVA v1 layout were ignored: {', '.join(ignored)}")
+    if "split" in table.column_names:
+        splits = Counter(table.column("split").to_pylist())
+        others = {k: v for k, v in splits.items() if k != "test"}
+        if others:
+            warnings.append(f"{source}: rows with a split other than 'test' were kept: {others}")
+    raws = []
+    for index, row in enumerate(table.to_pylist()):
+        raw = RawImage(
+            source=source,
+            record=f"row {index}",
+            filename=row["filename"],
+            case_id=row["case_id"],
+            scan_id=row["scan_id"],
+            caption=row["caption_text"],
+            image_path=row["image_path"],
+            meta=dict(row["meta"] or {}),
+        )
+        for position, box in enumerate(row["bboxes"] or []):
+            prefix = f"bboxes[{position}]."
+            if not isinstance(box, dict):
+                raise NovaInputError("box is null", source=source, record=raw.where(), field=prefix[:-1])
+            rater = box.get("source")
+            if not isinstance(rater, str) or not rater.strip():
+                raise NovaInputError(
+                    f"box source must name 'gold' or a rater, got {rater!r}",
+                    source=source,
+                    record=raw.where(),
+                    field=prefix + "source",
+                )
+            values = {name: box.get(name) for name in BOX_FIELDS}
+            raw.boxes.append(
+                RawBox(values, None if rater == GOLD_SOURCE else rater, source, raw.where(), prefix)
+            )
+        raws.append(raw)
+    return raws, [key for key in meta_keys if key not in FIXED_META_KEYS]
+
+
+def write(
+    root: Path,
+    images: Sequence[ImageRow],
+    metas: Mapping[str, Mapping[str, str | None]],
+    meta_keys: Sequence[str],
+    provenance: Mapping[str, Any],
+) -> None:
+    """Write ``data/nova-v1.parquet`` of images whose PNGs are already under ``images/``.
+
+    Rows keep the order given. The schema is the official one (see CONTRIBUTING), with the
+    provenance in its metadata so an export's card can say what made the data.
+
+    Args:
+        root: the release folder.
+        images: one row per image.
+        metas: per case id, its metadata by key.
+        meta_keys: the ``meta`` struct's fields, in order (``FIXED_META_KEYS`` first).
+        provenance: what made the release (``novabench.data.provenance``).
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> box = ("gold", [1, 2, 3, 4])
+        >>> row = ImageRow("case0001_001.png", "case0001", "001", "Axial T2.", [box])
+        >>> write(root, [row], {"case0001": {"title": "T"}}, ["title"], {"origin": "nova ingest"})
+        >>> pq.read_table(root / PARQUET).column("bboxes").to_pylist()
+        [[{'x': 1.0, 'y': 2.0, 'width': 3.0, 'height': 4.0, 'source': 'gold'}]]
+    """
+    box_type = pa.struct([pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())])
+    schema = pa.schema(
+        [
+            pa.field("filename", pa.string()),
+            pa.field("case_id", pa.string()),
+            pa.field("scan_id", pa.string()),
+            pa.field("caption_text", pa.string()),
+            pa.field("image_path", pa.string()),
+            pa.field("split", pa.string()),
+            pa.field("meta", pa.struct([pa.field(key, pa.string()) for key in meta_keys])),
+            pa.field("bboxes", pa.list_(box_type)),
+        ],
+        metadata=provenance_metadata(provenance),  # so an export's card can say what this is
+    )
+    rows = [
+        {
+            "filename": image.filename,
+            "case_id": image.case_id,
+            "scan_id": image.scan_id,
+            "caption_text": image.caption,
+            "image_path": f"{IMAGE_DIR}/{image.filename}",
+            "split": "test",
+            "meta": dict(metas[image.case_id]),
+            "bboxes": [dict(zip(BOX_FIELDS, box), source=source) for source, box in image.boxes] or None,
+        }
+        for image in images
+    ]
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), root / PARQUET)

@@ -1,0 +1,97 @@
+"""Provenance of data novabench made itself (``nova sample``, ``nova ingest``).
+
+It travels in the parquet schema metadata under ``novabench.provenance`` (readers that do
+not know the key ignore it, so the files stay in the official layout): the v1 parquet of
+a sample or ingest output, and every shard of its export, whose card then says what the
+data is. CSV (legacy) files cannot carry it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+__all__ = [
+    "PROVENANCE_METADATA_KEY",
+    "provenance_metadata",
+    "provenance_notice",
+    "read_provenance",
+]
+
+PROVENANCE_METADATA_KEY = b"novabench.provenance"
+
+
+def provenance_metadata(provenance: Mapping[str, Any]) -> dict[bytes, bytes]:
+    """Parquet schema metadata recording which novabench command made a release or export.
+
+    Readers that do not know the key ignore it, so the file stays in the official layout.
+
+    Example:
+        >>> provenance_metadata({"origin": "nova sample", "cases": 2, "seed": 0})
+        {b'novabench.provenance': b'{"cases": 2, "origin": "nova sample", "seed": 0}'}
+    """
+    return {PROVENANCE_METADATA_KEY: json.dumps(dict(provenance), sort_keys=True).encode()}
+
+
+def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
+    """The card notice for data novabench made itself; None for anything else.
+
+    Example:
+        >>> print(provenance_notice({"origin": "nova sample", "cases": 40, "seed": 0}))
+        Synthetic sample made by novabench (`nova sample --cases 40 --seed 0`), not the NOVA release: slices of the MNI152 template with synthetic lesions, for trying the toolkit. Scores on it say nothing about clinical ability.
+        >>> provenance_notice(None) is None
+        True
+    """
+    if not provenance:
+        return None
+    origin = provenance.get("origin")
+    if origin == "nova sample":
+        return (
+            f"Synthetic sample made by novabench (`nova sample --cases {provenance.get('cases')} "
+            f"--seed {provenance.get('seed')}`), not the NOVA release: slices of the MNI152 "
+            "template with synthetic lesions, for trying the toolkit. Scores on it say nothing "
+            "about clinical ability."
+        )
+    if origin == "nova ingest":
+        return (
+            "Built with `nova ingest` from local NIfTI volumes and lesion masks, not the NOVA "
+            "release: see its maintainers for the source, consent and licence of the images."
+        )
+    return None
+
+
+
+def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, Any] | None:
+    """The provenance stored in a parquet file's schema metadata, if any.
+
+    Args:
+        path: the parquet file (the v1 table, or an export's first image shard).
+        label: how a warning names it (the path relative to the release).
+        warnings: an unreadable provenance is noted here and ignored.
+
+    Returns:
+        The provenance dict, or None when the file has none (e.g. the official release).
+
+    Example:
+        >>> import pyarrow as pa, tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "t.parquet"
+        >>> metadata = provenance_metadata({"origin": "nova ingest"})
+        >>> schema = pa.schema([("a", pa.int64())], metadata=metadata)
+        >>> pq.write_table(pa.table({"a": [1]}, schema=schema), path)
+        >>> read_provenance(path, "t.parquet", [])
+        {'origin': 'nova ingest'}
+    """
+    metadata = pq.read_schema(path).metadata or {}
+    raw = metadata.get(PROVENANCE_METADATA_KEY)
+    if raw is None:
+        return None
+    try:
+        provenance = json.loads(raw)
+    except ValueError:
+        warnings.append(f"{label}: unreadable novabench provenance ignored")
+        return None
+    return provenance if isinstance(provenance, dict) else None
