@@ -80,6 +80,7 @@ class ParsedBoxes:
             said nothing abnormal is visible: a valid empty answer); ``"empty"`` (no text);
             ``"unparseable"``; ``"truncated_ok"`` (boxes recovered from a cut-off answer);
             ``"ambiguous_convention"`` (boxes present but their convention cannot be told).
+            Never ``"ok_clipped"``: the predictions layer gives that one after parsing.
         convention: the convention used (``None`` when no box was converted).
         n_degenerate_dropped: boxes dropped for zero area after clipping (or NaN values).
         n_out_of_range: boxes that had at least one coordinate clipped to the image.
@@ -430,7 +431,8 @@ def parse_localization(
         convention: one of :data:`CONVENTIONS`; see the module docstring.
 
     Returns:
-        The parsed boxes with a status from :data:`LOCALIZATION_STATUSES`.
+        The parsed boxes with a status from :data:`LOCALIZATION_STATUSES` (never
+        ``"ok_clipped"``, which is given after parsing).
 
     Raises:
         NovaInputError: only for a wrong argument (unknown convention, a size
