@@ -1,0 +1,340 @@
+"""Diagnosis answers to ranked diagnoses: :func:`parse_diagnoses` and :class:`ParsedDiagnoses`.
+
+The JSON object of the protocol is read here (any spelling of its keys, cut off or not);
+an answer without one is handed to :mod:`novabench.run.parsers.diagnosis_prose`, which
+reads lists, labelled lines and prose. A bare one-line answer is the last resort.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from novabench.registry import TASKS
+from novabench.run.parsers.diagnosis_prose import _item_name, _read_written_diagnoses
+from novabench.run.parsers.lenient_json import _norm_key, _structures
+from novabench.run.parsers.text import (
+    _MAX_CHARS,
+    _coerce_text,
+    _is_null_literal,
+    _strip_reasoning,
+    _without_fences,
+)
+
+
+@dataclass(frozen=True)
+class ParsedDiagnoses:
+    """Diagnoses read from one diagnosis answer, most likely first.
+
+    Attributes:
+        diagnoses: the diagnoses in the model's order, duplicates removed
+            (case-insensitively, first kept). All are kept, even beyond five:
+            the metric looks at the first five only.
+        status: one of :data:`DIAGNOSIS_STATUSES`: ``"ok"`` (the JSON object, five or
+            more diagnoses), ``"partial"`` (the JSON object, fewer than five),
+            ``"fallback_list"`` (no usable JSON; read from a numbered or bulleted list,
+            ``Most likely: X`` lines, prose statements such as "the most likely diagnosis
+            is X. Differentials include A and B" or a bare one-line answer), ``"empty"``,
+            ``"unparseable"``.
+        n_duplicates_removed: diagnoses dropped as repeats.
+        error: why nothing could be read, else ``None``.
+        notes: other remarks (a cut-off JSON object, for instance).
+
+    Example:
+        >>> parsed = parse_diagnoses('{"most_likely_diagnosis": "Glioma", "differentials": []}')
+        >>> parsed.diagnoses, parsed.status, parsed.n_duplicates_removed
+        (['Glioma'], 'partial', 0)
+    """
+
+    #: The task of :mod:`novabench.registry` this result answers.
+    TASK: ClassVar[str] = "diagnosis"
+    #: Counts :class:`ParseStats` adds up over the answers (attributes of both).
+    COUNTED: ClassVar[tuple[str, ...]] = ("n_diagnoses", "n_duplicates_removed")
+    #: Attributes whose values :class:`ParseStats` counts in its ``<name>_counts``.
+    TALLIED: ClassVar[tuple[str, ...]] = ()
+
+    diagnoses: list[str] = field(default_factory=list)
+    status: str = "ok"
+    n_duplicates_removed: int = 0
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_diagnoses(self) -> int:
+        """Number of diagnoses kept.
+
+        Example:
+            >>> parse_diagnoses("1. Glioma\\n2. Lymphoma").n_diagnoses
+            2
+        """
+        return len(self.diagnoses)
+
+    @property
+    def most_likely(self) -> str | None:
+        """The first diagnosis, or None.
+
+        Example:
+            >>> parse_diagnoses("1. Glioma\\n2. Lymphoma").most_likely
+            'Glioma'
+        """
+        return self.diagnoses[0] if self.diagnoses else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-JSON form.
+
+        Example:
+            >>> ParsedDiagnoses(status="empty").to_dict()["diagnoses"]
+            []
+        """
+        result = asdict(self)
+        result["notes"] = list(self.notes)
+        return result
+
+
+#: Statuses of :class:`ParsedDiagnoses`, as the task registry declares them.
+DIAGNOSIS_STATUSES: tuple[str, ...] = TASKS[ParsedDiagnoses.TASK].parse_statuses
+
+
+# --------------------------------------------------------------------------- the JSON object
+
+
+_MOST_LIKELY_KEYS = frozenset({
+    "most_likely_diagnosis", "most_likely", "most_likely_dx", "primary_diagnosis", "diagnosis",
+    "top_diagnosis", "final_diagnosis", "likely_diagnosis", "main_diagnosis", "leading_diagnosis",
+    "best_diagnosis", "top_1", "top1", "working_diagnosis",
+})
+_OTHER_KEYS = frozenset({
+    "other_possible_diagnoses", "other_diagnoses", "differentials", "differential",
+    "differential_diagnoses", "differential_diagnosis", "alternatives", "alternative_diagnoses",
+    "possible_diagnoses", "other_possible_diagnosis", "ddx", "others", "diagnoses",
+    "top_5", "top5", "other_differentials",
+})
+_DIAGNOSIS_NAME_KEYS = ("diagnosis", "name", "label", "dx", "condition", "disease", "value")
+
+
+def _is_most_likely_key(norm: str) -> bool:
+    return norm in _MOST_LIKELY_KEYS or "most_likely" in norm or (
+        "primary" in norm and "diagnos" in norm)
+
+
+def _is_other_key(norm: str) -> bool:
+    return norm in _OTHER_KEYS or "differential" in norm or norm.startswith("other") or (
+        "alternative" in norm)
+
+
+def _strings_of(value: Any, depth: int = 0) -> list[str]:
+    if depth > 5:
+        return []
+    if isinstance(value, str):
+        parts = re.split(r"\s*;\s*|\n+", value) if (";" in value or "\n" in value) else [value]
+        return parts
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _norm_key(key) in _DIAGNOSIS_NAME_KEYS and isinstance(item, str):
+                return [item]
+        return [item for item in value.values() if isinstance(item, str)][:1]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings_of(item, depth + 1)]
+    return []
+
+
+def _clean_diagnosis(text: str) -> str:
+    text = re.sub(r"\*\*|__|`", "", text)
+    # "a)", "(b)", "C." are list markers; "E. coli", "C. neoformans" are genus initials.
+    text = re.sub(r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\(?[a-eA-E]\)|[a-eA-E]\.(?!\s*[a-z]))\s*",
+                  "", text)
+    text = " ".join(text.split())
+    text = text.strip(" \"'\u201c\u201d")
+    text = text.rstrip(" .;,")
+    return text if re.search(r"[A-Za-z0-9]", text) else ""
+
+
+def _deduplicate(items: Iterable[str]) -> tuple[list[str], int]:
+    kept: list[str] = []
+    seen: set[str] = set()
+    removed = 0
+    for item in items:
+        cleaned = _clean_diagnosis(item)
+        if not cleaned:
+            continue
+        key = " ".join(cleaned.casefold().split())
+        if key in seen:
+            removed += 1
+            continue
+        seen.add(key)
+        kept.append(cleaned)
+    return kept, removed
+
+
+def _diagnoses_from_object(obj: dict[str, Any]) -> list[str] | None:
+    """Most likely first, then the others; None when no recognised key."""
+    first: list[str] = []
+    others: list[str] = []
+    recognised = False
+    for key, value in obj.items():
+        norm = _norm_key(key)
+        if _is_most_likely_key(norm) and not _is_other_key(norm):
+            recognised = True
+            first.extend(_strings_of(value))
+        elif _is_other_key(norm):
+            recognised = True
+            others.extend(_strings_of(value))
+    if recognised:
+        return first + others
+    for value in obj.values():
+        if isinstance(value, dict):
+            nested = _diagnoses_from_object(value)
+            if nested is not None:
+                return nested
+    return None
+
+
+_REFUSAL = re.compile(r"\b(?:cannot|can't|can not|unable|not able|sorry|as an ai)\b", re.I)
+
+
+# --------------------------------------------------------------------------- the answer
+
+
+def parse_diagnoses(text: Any) -> ParsedDiagnoses:
+    """Read the ranked diagnoses of one diagnosis answer, most likely first.
+
+    The JSON object of the contract is found even inside code fences, with
+    prose around it, single quotes, comments, trailing commas, other key
+    spellings (``"most likely diagnosis"``, ``"differentials"``...) or cut off
+    (complete strings are kept). Without usable JSON, numbered or bulleted
+    lists (``1.``, ``1)``, ``(1)``, ``-``, ``*``, ``\u2022``), ``Most likely: X`` lines,
+    labelled ``Differentials: A, B`` / ``Others: A; B`` / ``Alternatives: ...``
+    lines, statements in prose, or a bare one-line answer are read (status
+    ``"fallback_list"``). A list item is its name: the explanation after a colon,
+    a spaced dash or the item's first sentence is left out. Duplicates are
+    removed case-insensitively, keeping the first. ``<think>`` reasoning is
+    removed first.
+
+    Prose (how models answer when they ignore the JSON instruction) is read
+    sentence by sentence, in the order it ranks:
+
+    - the most likely diagnosis comes first, from a lead statement: "the most
+      likely (leading, top, working...) diagnosis is X", "X is the most likely
+      diagnosis", "X is favoured", "this most likely represents X", "I favour X",
+      "in favour of X"; failing one, from "(the findings are) most consistent
+      with X", "findings are suggestive of / consistent with X", "the imaging
+      features suggest X" (in an answer with a numbered or bulleted list, only
+      when X mentions a disease of the lexicon, so "the rim is consistent with
+      necrosis" under a list item ranks nothing). A negated statement ("I would
+      not favour X") and a pronoun or "the lesion" as X are skipped; of "not X
+      but Y" Y is read; a one-line answer made of such a statement is
+      ``"unparseable"``, not a bare name. The first lead statement counts, a
+      later one restates it.
+    - the others follow, in text order, from differential statements:
+      "differential diagnoses (for this lesion) include A, B", "differentials
+      are", "other considerations / possibilities include", "to consider: A",
+      "also consider A", "followed by A and B", "with A and B as differentials",
+      "A and B should also be considered", "A is also in the differential".
+    - a name ends at a clause: hedges and articles are left out ("possibly a
+      glioma" is "glioma"), and so is what follows ", given ...", " because",
+      " which", " over" ("I favour X over Y"), " in this patient", " in the
+      setting of ...", a spaced dash or a colon. A lead statement's name ends at
+      its first comma ("glioblastoma, which..."), unless the lexicon knows the
+      name with it ("Glioblastoma, IDH-wildtype"); "X or Y" there gives X, then Y.
+    - a list is cut at semicolons if it has any, else at commas, and at "or",
+      "vs" and inline "1) ... 2) ..." numbers, never inside brackets ("CADASIL
+      (cerebral autosomal dominant arteriopathy with subcortical infarcts and
+      leukoencephalopathy)" stays whole); ", and" / ", or" before the last name
+      is a comma. A run of pieces that together are a name of the diagnosis
+      lexicon is kept whole ("mitochondrial encephalomyopathy, lactic acidosis,
+      and stroke-like episodes"; also "hand, foot and mouth disease").
+    - " and " between two pieces is read with the lexicon
+      (:mod:`novabench.lexicon.diagnoses`, exact look-up after its
+      normalisation): when the whole is a known name it is kept ("hypomyelination
+      with atrophy of basal ganglia and cerebellum"); else it is split when the
+      left side is a known disease ("metastasis and abscess", "tuberous
+      sclerosis and SEGA"), or when the right side is known and the left is not
+      an "X with / of ..." construction; with neither side known it is split
+      unless the left side is one word ("foot and mouth disease", "hypoxic and
+      ischaemic injury") or an "X with / of ..." construction
+      ("leukoencephalopathy with brainstem and spinal cord involvement"). So
+      " and " splits whenever the whole is not a known name, except where the
+      words show one name.
+
+    A prose or labelled list is read up to its first 100 names, and lexicon
+    look-ups are budgeted per answer, so hostile answers stay linear.
+
+    Args:
+        text: the raw answer (str; bytes, None or a decoded dict/list too).
+
+    Returns:
+        The diagnoses with a status from :data:`DIAGNOSIS_STATUSES`; never raises.
+
+    Example:
+        >>> answer = '''Here you go:
+        ... ```json
+        ... {"most_likely_diagnosis": "Glioblastoma",
+        ...  "other_possible_diagnoses": ["Lymphoma", "Metastasis", "Abscess", "lymphoma",
+        ...                               "Tumefactive MS",]}
+        ... ```'''
+        >>> parsed = parse_diagnoses(answer)
+        >>> parsed.status, parsed.diagnoses, parsed.n_duplicates_removed
+        ('ok', ['Glioblastoma', 'Lymphoma', 'Metastasis', 'Abscess', 'Tumefactive MS'], 1)
+        >>> prose = ("Based on the findings, the most likely diagnosis is glioblastoma. "
+        ...          "Differential diagnoses include lymphoma, metastasis and abscess.")
+        >>> parse_diagnoses(prose).diagnoses
+        ['glioblastoma', 'lymphoma', 'metastasis', 'abscess']
+    """
+    try:
+        return _parse_diagnoses(text)
+    except Exception as exc:  # the contract: a status, never an exception
+        return ParsedDiagnoses(status="unparseable", error=f"internal parser error: {exc!r}")
+
+
+def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
+    text, type_error = _coerce_text(raw)
+    if text is None:
+        return ParsedDiagnoses(status="unparseable", error=type_error)
+    reasoning = _strip_reasoning(text)
+    notes: list[str] = [str(reasoning.note())] if reasoning.note() else []
+    text = reasoning.text[:_MAX_CHARS]
+    if not text.strip():
+        error = reasoning.empty_error() if reasoning.removed else "no answer text"
+        return ParsedDiagnoses(status="empty", error=error, notes=tuple(notes))
+    if _is_null_literal(text):
+        return ParsedDiagnoses(status="empty", notes=tuple(notes),
+                               error=f"answer is the null literal {text.strip()!r}")
+
+    json_list: list[str] | None = None
+    for value, complete in _structures(text):
+        found = _diagnoses_from_object(value) if isinstance(value, dict) else None
+        if found is not None:
+            diagnoses, removed = _deduplicate(found)
+            if diagnoses:
+                if not complete:
+                    notes.append("the JSON object was cut off; complete entries kept")
+                status = "ok" if len(diagnoses) >= 5 else "partial"
+                return ParsedDiagnoses(diagnoses, status, removed, None, tuple(notes))
+        if json_list is None and isinstance(value, list) and value and all(
+                isinstance(item, str) for item in value):
+            json_list = value
+
+    if json_list is not None:
+        diagnoses, removed = _deduplicate(json_list)
+        if diagnoses:
+            notes.append("a JSON list of strings, not the requested object")
+            return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
+
+    plain = _without_fences(text)
+    prose = _read_written_diagnoses(plain)
+    diagnoses, removed = _deduplicate(prose.ranked())
+    if diagnoses:
+        return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
+
+    lines = [line.strip() for line in plain.splitlines() if line.strip()]
+    if len(lines) == 1 and len(lines[0].split()) <= 12 and not _REFUSAL.search(lines[0]) \
+            and not prose.unnamed_lead \
+            and not re.search(r"[{}\[\]]", lines[0]):
+        single, _ = _deduplicate([_item_name(lines[0])])
+        if single:
+            notes.append("a bare one-line answer")
+            return ParsedDiagnoses(single, "fallback_list", 0, None, tuple(notes))
+    return ParsedDiagnoses(status="unparseable", notes=tuple(notes),
+                           error="no diagnosis JSON object, list or one-line answer found")

@@ -1,0 +1,696 @@
+"""Diagnosis answers written as text: lists, labelled lines and prose statements.
+
+When a diagnosis answer holds no usable JSON, ``_read_written_diagnoses`` reads what the
+model wrote instead: numbered or bulleted lists, ``Most likely: X`` and ``Others: A, B``
+lines, and prose statements ("the most likely diagnosis is X. Differentials include A and
+B"). Lists are cut into names with the diagnosis lexicon
+(:mod:`novabench.lexicon.diagnoses`) deciding when " and " joins two diagnoses and when it
+is part of one. The rules are spelled out in :func:`novabench.run.parsers.parse_diagnoses`.
+Private to :mod:`novabench.run.parsers`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from novabench.lexicon.diagnoses import (
+    DiagnosisLexicon,
+    load_diagnosis_lexicon,
+    normalize_diagnosis,
+)
+
+# --------------------------------------------------------------------------- lines and lists
+
+
+# "Most likely: X", "Primary diagnosis is X", "**Leading diagnosis** - X" (a hyphen only with
+# a space next to it, so "Primary-progressive MS" is a name, not a label).
+_MOST_LIKELY_LABEL = (
+    r"(?:the\s+)?(?:most\s+likely|primary|leading|final|working)(?:\s+diagnosis)?"
+    r"\**(?:\s*:|\s+is\b|\s+[-\u2013\u2014]|[-\u2013\u2014](?=\s))")
+# "Others: A, B", "Other possible diagnoses include A, B", "Differential (ranked): A; B", ...
+_DIFFERENTIAL_LABEL = (
+    r"(?:other\s+(?:possible\s+|potential\s+|likely\s+|differential\s+)?"
+    r"(?:diagnos[ie]s|differentials?|possibilities|considerations)(?:\s+to\s+consider)?"
+    r"|others?|differentials?(?:\s+diagnos[ie]s)?|alternatives?(?:\s+diagnos[ie]s)?|ddx)"
+    r"\**(?:\s*\([^)\n]{0,60}\))?\**(?:\s*:|\s+includes?\b|\s+[-\u2013\u2014]|[-\u2013\u2014](?=\s)"
+    # "Others are A, B" but not "Others are less likely": that is a remark, not names.
+    r"|\s+are\b(?!\s+(?:less|more|not|also|un\w*|possible|possibly|considered|ruled|excluded)\b))")
+_MOST_LIKELY_LINE = re.compile(rf"^\W*{_MOST_LIKELY_LABEL}\s*\**\s*(?P<value>.+)$", re.I)
+_DIAGNOSIS_LINE = re.compile(r"^\W*diagnosis\**\s*:\s*\**\s*(?P<value>.+)$", re.I)
+_DIFFERENTIAL_LINE = re.compile(rf"^\W*{_DIFFERENTIAL_LABEL}\s*\**\s*(?P<value>.+)$", re.I)
+# A list marker: "1.", "1)", "(1)", "1:", "a.", "(a)", "-", "*", "+", a bullet; "**1.**" too.
+_LIST_MARKER = re.compile(
+    r"^\s*(?:\*\*|__)?(?:\(?\d{1,2}[.):]|[-*\u2022+]|\(?[a-e][.)])(?:\*\*|__)?\s+")
+_LIST_ITEM = re.compile(_LIST_MARKER.pattern + r"(?P<value>.+)$")
+# A labelled statement after a sentence on the same line ("Most likely: X. Others: A, B").
+_STATEMENT_BREAK = re.compile(
+    rf"(?<=[.;])\s+(?=(?:\*\*|__)?(?:{_MOST_LIKELY_LABEL}|{_DIFFERENTIAL_LABEL}))", re.I)
+# Words a period may follow inside a name ("St. Louis encephalitis", "vs.", "e.g.").
+_ABBREVIATIONS = frozenset({
+    "st", "vs", "v", "dr", "mr", "mrs", "no", "sp", "spp", "approx", "etc", "incl", "e.g", "i.e",
+    "cf", "var", "subsp", "mt", "ca", "ie", "eg", "susp", "prob", "poss",
+})
+
+
+_SENTENCE_END = re.compile(r"(?<![A-Za-z.])(?P<word>[A-Za-z.]*)\.\s+(?=\S)")
+
+
+def _first_sentence(text: str) -> str:
+    """The text up to its first sentence end (a period and a space, not an abbreviation)."""
+    first_letter = re.search(r"[A-Za-z]", text)
+    if first_letter is None:
+        return text
+    for end in _SENTENCE_END.finditer(text, first_letter.start()):  # "1. " opens no sentence
+        word = end.group("word").strip(".")
+        if len(word) == 1 or word.lower() in _ABBREVIATIONS:
+            continue  # an initial ("N. meningitidis") or an abbreviation ("St. Louis")
+        return text[:end.start("word") + len(end.group("word"))]
+    return text
+
+
+def _item_name(text: str) -> str:
+    """The diagnosis at the start of a list item, without the explanation after it.
+
+    The explanation is what follows a bold name, a spaced dash, a colon, a
+    "(most likely" remark or the end of the first sentence: in
+    ``"2. Susac syndrome. Less likely: vasculitis"`` the item is "Susac syndrome".
+    """
+    bold = re.match(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)", text)
+    if bold:
+        return bold.group(1).rstrip(":")
+    text = _first_sentence(text)
+    return re.split(r"\s+[-\u2013\u2014]\s+|:\s+|\s+\((?:most likely|likely|less likely)",
+                    text, maxsplit=1)[0]
+
+
+def _break_statements(text: str) -> str:
+    """One labelled statement per line; a list marker's own period is not a sentence end."""
+    lines = []
+    for line in text.splitlines():
+        marker = _LIST_MARKER.match(line)
+        head = marker.group() if marker else ""
+        lines.append(head + _STATEMENT_BREAK.sub("\n", line[len(head):]))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- prose
+
+_LOOKUP_BUDGET = 400  # lexicon look-ups per answer; past it names are cut by punctuation only
+_MAX_NAME_CHARS = 160  # longer text is never looked up as one name (the longest alias is ~90)
+_MAX_LIST_NAMES = 100  # names read from one statement's list (a runaway list is cut there)
+_MAX_CUE_ATTEMPTS = 20  # negated or subject-less cues tried in one sentence
+_NAME_WINDOW = 4  # pieces one known name may span ("mitochondrial encephalomyopathy, lactic ...")
+_MAX_SUBJECT_CHARS = 300  # how far back a "X is the most likely diagnosis" subject is looked for
+# Names with a comma or an "and" that the lexicon does not hold, as lower-case letters and digits.
+_JOINED_NAMES = frozenset({"handfootandmouthdisease", "handfootandmouth", "handfootmouthdisease"})
+
+# Separators of the names of a list: brackets (tracked, never cut inside), punctuation, words.
+_NAME_SEPARATOR = re.compile(
+    r"(?:^| )\(?\d{1,2}\)(?= )|[()\[\];,]| (?:and/or|or|and|as well as|&|vs\.?|versus) (?=\S)",
+    re.I)
+# Hedges, articles and connectives before a name ("and possibly a", "such as", "less likely").
+_NAME_LEAD_IN = re.compile(
+    r"(?:(?:and/or|and|or|also|possibly|probably|perhaps|maybe|presumably|potentially|"
+    r"(?:most|more|less)\s+likely|likely|less\s+commonly|rarely|including|namely|either|both|"
+    r"e\.g\.|i\.e\.|such\s+as|a\s+diagnosis\s+of|the\s+diagnosis\s+of|a\s+case\s+of|"
+    r"(?:an?|the)(?=\s+\S))(?![\w/-])[\s,:]*)+", re.I)
+# The end of a name inside a sentence: an explanation, a reason, the patient or a rival.
+_NAME_TAIL = re.compile(
+    r"\s[-\u2013\u2014]\s|:\s|\s\((?:most\s+|more\s+|less\s+)?likely\b"
+    r"|\s(?:given|because|since|considering|based\s+on|as\s+(?:evidenced|suggested|indicated|"
+    r"seen|shown)|in\s+view\s+of|in\s+light\s+of|which|rather\s+than|instead\s+of|over|"
+    r"although|though|but|however|whereas|while|"
+    r"with\s+(?:a\s+|the\s+)?(?:differentials?|alternatives?|others?)|"
+    r"in\s+(?:this|a|an|the|our)\s+(?:[\w-]+\s+){0,2}?(?:patient|case|setting|context|scenario|"
+    r"population|age\s+group|individual|child|adult|man|woman|person|clinical))\b", re.I)
+# A remark before the names: "(in order of likelihood): A, B".
+_REMARK_FIRST = re.compile(r"^\([^()]{0,80}\)\s*:?\s*")
+# A piece of a list that is a clause, not a name ("lymphoma, given the location, and ...").
+_CLAUSE_PIECE = re.compile(
+    r"(?:given|because|since|as|which|who|where|when|if|especially|particularly|although|though|"
+    r"but|however|considering|based|while|whereas|depending|that|this|these|those|it|they|there|"
+    r"making|suggesting|indicating|supporting|so|then|thus|hence|therefore|not|no)\b", re.I)
+# Whole values that are no name: pronouns, the lesion itself, "broad", "as follows".
+_NOT_A_NAME = re.compile(
+    r"(?:(?:this|that|the|these|its?)\s+)?(?:this|that|it|these|those|they|which|one|lesions?|"
+    r"mass(?:es)?|findings?|abnormalit(?:y|ies)|appearances?|diagnos[ie]s|differentials?|"
+    r"pictures?|case|patient|imaging|presentation|pattern|others?|following|below|above|broad|"
+    r"wide|extensive|limited|numerous|several|many|various|unclear|uncertain|unknown|none|"
+    r"unlikely|possible|likely|less\s+likely|etc|the|an)", re.I)
+_SEPARATOR_RANK = {"": 0, "or": 1, "and": 1, ",": 2, ";": 3}
+_JOINERS = {",": ", ", ";": "; ", "and": " and ", "or": " or "}
+_NAME_TRAILERS = frozenset({"etc", "etc.", "and", "or", "others", "so", "on"})
+
+# "The most likely diagnosis is X", "X is most likely Y", "I favour X", "in favour of X".
+_LEAD_WORDS = (r"(?:most\s+likely|likeliest|most\s+probable|leading|top|favou?red|preferred|"
+               r"primary|working|final|main|best|presumptive|presumed)")
+_LEAD_CUE = re.compile(
+    rf"\b{_LEAD_WORDS}\s+(?:diagnosis|diagnostic\s+consideration|consideration|possibility|"
+    r"etiology|aetiology|explanation|impression)"
+    r"(?:\s+(?:here|in\s+this\s+(?:case|patient)|for\s+this\s+(?:case|patient|lesion)))?"
+    r"\s*(?:(?:is|would\s+be|remains|seems\s+to\s+be|appears\s+to\s+be)\b|:|=)\s*"
+    r"|\b(?:the|my|our)\s+(?:(?:radiological|imaging|clinical|overall)\s+)?diagnosis\s+"
+    r"(?:here\s+|in\s+this\s+case\s+)?(?:is|would\s+be)\s+"
+    r"|\b(?:is|are|represents?|reflects?)\s+most\s+(?:likely|probably)\s+(?:to\s+be\s+)?"
+    r"|\bmost\s+(?:likely|probably)\s+(?:represents?|reflects?|is|are|to\s+be)\s+"
+    r"|\bin\s+favou?r\s+of\s+|\bfavou?r(?:s|ing)?\s+(?!of\b)", re.I)
+# "X is the most likely diagnosis", "X is favoured": the name comes before.
+_LEAD_AFTER = re.compile(
+    r"\b(?:is|are|remains|would\s+be|seems\s+to\s+be|appears\s+to\s+be)\s+(?:the|my|our)\s+"
+    rf"(?:{_LEAD_WORDS}|first)\s+(?:diagnosis|diagnoses|consideration|possibility|choice|"
+    r"candidate)\b"
+    r"|\b(?:is|are)\s+(?:most\s+likely|the\s+most\s+likely|favou?red|the\s+likeliest|"
+    r"most\s+probable)(?=\s*(?:[.,;:!?)]|$)|\s(?:given|because|based|here|in\s+this|over|"
+    r"considering)\b)", re.I)
+# "Findings are suggestive of X", "most consistent with X": weaker, used when nothing stronger is.
+_SUGGESTS = (r"(?:consistent\s+with|suggestive\s+of|compatible\s+with|in\s+keeping\s+with|"
+             r"characteristic\s+of|typical\s+of|diagnostic\s+of|concerning\s+for|"
+             r"suspicious\s+for|indicative\s+of)")
+_SUGGEST_CUE = re.compile(
+    rf"\b(?:(?P<degree>most|highly|strongly|very|quite)\s+)?(?:{_SUGGESTS}|(?P<verb>suggests?))"
+    r"\s+(?:a\s+diagnosis\s+of\s+)?", re.I)
+# What must come before a plain "consistent with" / "suggest": "the findings are", "imaging
+# features ... suggest". Searched in the few words before the cue only.
+_SUGGEST_SUBJECT = re.compile(
+    r"\b(?:findings|appearances?|features|picture|pattern|constellation|presentation|imaging)"
+    r"\b(?:\s[\w-]+){0,6}?\s?$", re.I)
+_SUGGEST_LINK = re.compile(r"\b(?:is|are|seems?|appears?|be)\s(?:not\s)?$", re.I)
+# "Differential diagnoses include A, B", "other considerations are", "to consider: A".
+_DIFFERENTIAL_QUALIFIER = (
+    r"(?:\s+(?:to\s+consider|to\s+be\s+considered|that\s+should\s+be\s+considered|"
+    r"worth\s+considering|here|in\s+this\s+case|for\s+(?:a|an|this|these|the|such)\s+"
+    r"(?:[\w-]+\s+){0,5}?(?:lesions?|findings?|appearances?|cases?|patients?|presentation|"
+    r"mass(?:es)?|abnormalit(?:y|ies)|pattern)))?"
+    r"\s*(?:(?:would|could|may|might|should|must)\s+)?(?:also\s+)?")
+_DIFFERENTIAL_CUE = re.compile(
+    # "differential(s)" may be followed by "are"/"is"; "possibilities are" only after "other"
+    r"\b(?:differentials?(?:\s+diagnos[ie]s)?|differential\s+considerations?)"
+    rf"{_DIFFERENTIAL_QUALIFIER}(?:(?:include|includes|including|are|is)\b|:)\s*"
+    r"|\b(?:considerations|possibilities|alternatives|diagnoses|others|entities|conditions)"
+    rf"{_DIFFERENTIAL_QUALIFIER}(?:(?:include|includes|including)\b|:)\s*"
+    r"|(?<=other )(?:considerations|possibilities|alternatives|diagnoses)\s+are\s+"
+    r"|\bto\s+consider\s*(?::|(?:include|are)\b)\s*|\balso\s+consider(?:ed)?\s*:?\s+"
+    r"|\b(?:followed|trailed)\s+by\s+", re.I)
+# "The differential is broad and includes A, B": the names follow "includes".
+_BROAD_DIFFERENTIAL = re.compile(
+    r"(?:broad|wide|extensive|long|limited|varied)\b[^,:;]{0,40}?\binclud(?:es|ing|e)\b\s*:?\s*",
+    re.I)
+# "X, with A and B as differentials": the names between "with" and "as" (looked for backwards).
+_AS_DIFFERENTIALS = re.compile(
+    r"\bas\s+(?:the\s+)?(?:(?:main|other|possible|alternative|less\s+likely)\s+)?"
+    r"(?:differentials?|differential\s+diagnos[ie]s|alternatives|considerations|possibilities)\b",
+    re.I)
+# "A and B should also be considered", "C is also in the differential": the names come before.
+_DIFFERENTIAL_AFTER = re.compile(
+    r"\b(?:should|could|may|might|must|can|would)\s+(?:also\s+)?be\s+considered\b"
+    r"|\b(?:is|are)\s+(?:also\s+)?in\s+the\s+differential\b"
+    r"|\b(?:is|are)\s+also\s+(?:possible|a\s+consideration|a\s+possibility)\b"
+    r"|\b(?:is|are)\s+(?:also\s+)?(?:(?:other|additional|alternative|less\s+likely|possible)\s+)?"
+    r"(?:considerations|possibilities|differentials|alternatives)\b", re.I)
+# Words that open a sentence before its subject ("I think", "Overall,", "Therefore").
+_SUBJECT_LEAD_IN = re.compile(
+    r"(?:(?:(?:i|we)\s+(?:would\s+|still\s+)?(?:think|believe|suspect|say|feel|consider|"
+    r"suggest)(?:\s+that)?|overall|therefore|thus|hence|so|then|ultimately|in\s+summary|"
+    r"in\s+conclusion|in\s+short|however|but|yet|although|though|while|whereas|and|that)"
+    r"\b[\s,]*)+", re.I)
+_STATEMENT_VERB = re.compile(r"\b(?:is|are|was|were|be|include|includes|including)\b", re.I)
+_NOT_BUT = re.compile(r"not\s+[^,;]{0,80}?\bbut\s+(?:rather\s+)?", re.I)
+# Words one of which each kind of statement needs: a cheap test before the regular expressions.
+_DIFFERENTIAL_WORDS = ("differential", "consider", "possib", "alternative", "diagnoses", "others",
+                       "entities", "conditions", "followed", "trailed")
+_LEAD_WORDS_NEEDED = ("diagnos", "consideration", "possibility", "etiology", "explanation",
+                      "impression", "choice", "candidate", "most likely", "most probabl", "favo",
+                      "likeliest")
+_SUGGEST_WORDS = ("consistent", "suggest", "compatible", "keeping", "characteristic", "typical",
+                  "diagnostic", "concerning", "suspicious", "indicative")
+_NEGATED_BEFORE = re.compile(r"(?:\bnot|\bnever|\bless|n't)\s+(?:\w+\s+)?$", re.I)
+
+
+def _diagnosis_lexicon() -> DiagnosisLexicon | None:
+    """The diagnosis lexicon, or None if it cannot be built (names are then cut by punctuation)."""
+    try:
+        return load_diagnosis_lexicon()
+    except Exception:  # the parser stays total even with a broken lexicon
+        return None
+
+
+def _sentences(text: str) -> Iterator[str]:
+    """The sentences of a line (a period and a space that is no initial or abbreviation)."""
+    start = 0
+    for end in _SENTENCE_END.finditer(text):
+        word = end.group("word").strip(".")
+        if len(word) == 1 or word.lower() in _ABBREVIATIONS:
+            continue
+        yield text[start:end.start("word") + len(end.group("word"))]
+        start = end.end()
+    yield text[start:]
+
+
+def _plain_sentence(text: str) -> str:
+    """A sentence without markdown emphasis and with single spaces."""
+    return " ".join(text.replace("**", "").replace("__", "").replace("`", "").split())
+
+
+def _subject_start(text: str, end: int, floor: int = 0, *, names: bool = False) -> int:
+    """Where the noun phrase before ``end`` starts: after the last bracket-free ``,;:(``
+    (looked for at most :data:`_MAX_SUBJECT_CHARS` back, never before ``floor``), past
+    opening words such as "I think", "Overall," or "although". With ``names`` the phrase
+    is a list ("A, B and C should also be considered"): commas between names are crossed.
+    """
+    start = max(floor, end - _MAX_SUBJECT_CHARS)
+    depth = 0
+    for position in range(end - 1, start - 1, -1):
+        char = text[position]
+        if char == ")":
+            depth += 1
+        elif char == "(" and depth:
+            depth -= 1
+        elif char in (";:(" if names else ",;:(") and not depth:
+            start = position + 1
+            break
+    if names:
+        start = _list_start(text, start, end)
+    while start < end and text[start] == " ":
+        start += 1
+    lead_in = _SUBJECT_LEAD_IN.match(text, start, end)
+    return lead_in.end() if lead_in else start
+
+
+def _list_start(text: str, start: int, end: int) -> int:
+    """Where a list of names ending at ``end`` starts, walking back over its commas until a
+    piece opens a clause ("but A, B") or the piece before is a clause or a statement
+    ("Given the history, A, B", "The most likely diagnosis is X, A and B")."""
+    piece_end = end
+    while True:
+        comma = text.rfind(",", start, piece_end)
+        if comma < 0:
+            return start
+        current = text[comma + 1:piece_end].strip()
+        previous_comma = text.rfind(",", start, comma)
+        previous_start = previous_comma + 1 if previous_comma >= 0 else start
+        previous = text[previous_start:comma].strip()
+        conjunction = re.match(r"(?:and|or)\s", current, re.I)  # ", and C": still the list
+        if (not conjunction and (_SUBJECT_LEAD_IN.match(current) or _CLAUSE_PIECE.match(current))) \
+                or _STATEMENT_VERB.search(previous):
+            return comma + 1
+        if _SUBJECT_LEAD_IN.match(previous):  # "..., but A, B and C": the list opens there
+            return previous_start
+        if _CLAUSE_PIECE.match(previous):  # "Given the history, A and B"
+            return comma + 1
+        piece_end = comma
+
+
+def _subject_before(text: str, end: int) -> str:
+    """The noun phrase before ``end`` (see :func:`_subject_start`)."""
+    return text[_subject_start(text, end):end].strip()
+
+
+class _NameReader:
+    """Cuts prose and labelled values into diagnosis names, knowing names from the lexicon.
+
+    Look-ups are budgeted per answer, so a hostile answer stays linear: once the budget is
+    spent, names are cut at punctuation, "or" and every " and ".
+    """
+
+    def __init__(self) -> None:
+        self.budget = _LOOKUP_BUDGET
+        self._lexicon: DiagnosisLexicon | None = None
+        self._loaded = False
+
+    def lexicon(self) -> DiagnosisLexicon | None:
+        if not self._loaded:
+            self._lexicon, self._loaded = _diagnosis_lexicon(), True
+        return self._lexicon
+
+    def known(self, text: str) -> bool:
+        """Whether ``text`` as a whole names one disease of the lexicon (or a joined name)."""
+        if not text or len(text) > _MAX_NAME_CHARS or self.budget <= 0:
+            return False
+        self.budget -= 1
+        if re.sub(r"[^0-9a-z]", "", text.casefold()) in _JOINED_NAMES:
+            return True
+        lexicon = self.lexicon()
+        if lexicon is not None and lexicon.lookup(text) is not None:
+            return True
+        # "hand, foot and mouth disease (enterovirus 71 rhombencephalitis)": the name before
+        # an explanation in brackets
+        bracket = text.rfind("(")
+        return text.endswith(")") and bracket > 0 and self.known(text[:bracket].strip())
+
+    def mentions(self, text: str) -> bool:
+        """Whether ``text`` mentions a disease of the lexicon anywhere."""
+        if self.known(text):
+            return True
+        lexicon = self.lexicon()
+        if lexicon is None or self.budget <= 0:
+            return False
+        self.budget -= 5  # a scan costs several look-ups
+        found, _ = lexicon.find_mentions(normalize_diagnosis(text[:_MAX_NAME_CHARS]))
+        return bool(found)
+
+    def splits_at_and(self, left: str, right: str) -> bool:
+        """Whether ``left and right`` are two diagnoses (see :func:`parse_diagnoses`)."""
+        if self.known(left):
+            return True
+        construction = re.search(r"\b(?:with|without|of)\b", left, re.I) is not None
+        if self.known(right):
+            return not construction
+        return not construction and len(left.split()) > 1
+
+    def names(self, value: str, *, first_only: bool = False) -> list[str]:
+        """The names of a list such as ``"A, B, or C"``, ``"A; B and C"``, in order.
+
+        With ``first_only``, only the names before the first comma or semicolon (a lead
+        statement's name is followed by a clause, not by more names).
+        """
+        texts, joiners, kinds = _name_pieces(value)
+        names: list[str] = []
+        count = len(texts)
+        i = 0
+        while i < count:
+            if first_only and i and kinds[i] in ",;":
+                break
+            span = 0
+            for width in range(min(_NAME_WINDOW, count - i) if self.budget > 0 else 0, 1, -1):
+                if all(kinds[k] in (",", "and") for k in range(i + 1, i + width)) \
+                        and self.known(_joined(texts, joiners, i, i + width)):
+                    span = width
+                    break
+            if span:
+                names.append(_joined(texts, joiners, i, i + span))
+                i += span
+                continue
+            current, j = texts[i], i
+            while j + 1 < count and kinds[j + 1] == "and" and not self.splits_at_and(
+                    current, texts[j + 1]):
+                current = f"{current} and {texts[j + 1]}"
+                j += 1
+            names.append(current)
+            i = j + 1
+        return [name for name in names if not _NOT_A_NAME.fullmatch(name)]
+
+    def lead(self, value: str) -> list[str]:
+        """The name(s) of a lead statement, most likely first ("glioma or lymphoma, given...")."""
+        value = value.strip()
+        rather = _NOT_BUT.match(value)  # "the most likely diagnosis is not X but Y"
+        return self.names(value[rather.end():] if rather else value, first_only=True)
+
+
+def _tidy_name(text: str) -> str:
+    """A piece of a list without hedges, articles, explanations and trailing clauses."""
+    text = _REMARK_FIRST.sub("", text.strip(" ,.;:"), count=1)
+    lead_in = _NAME_LEAD_IN.match(text)
+    if lead_in:
+        text = text[lead_in.end():]
+    if _CLAUSE_PIECE.match(text):
+        return ""
+    tail = _NAME_TAIL.search(text)
+    if tail:
+        text = text[:tail.start()]
+    words = text.split()
+    while words and (words[-1].lower().strip(",.") in _NAME_TRAILERS or (
+            len(words) > 1 and words[-1].lower() in ("a", "an", "the"))):
+        words.pop()
+    return " ".join(words).strip(" ,.;:")
+
+
+def _name_pieces(value: str) -> tuple[list[str], list[str], list[str]]:
+    """Cut a list at separators outside brackets: (texts, joiners, kinds).
+
+    ``kinds[i]`` is how piece ``i`` is set apart from the one before: ``""`` (first),
+    ``","``, ``";"``, ``"and"`` or ``"or"``; ``joiners[i]`` is the separator as written,
+    for looking a joined name up. Semicolons, when there are any, are the only
+    punctuation that separates (commas are then inside names: "Glioblastoma, IDH-wildtype;
+    lymphoma"). Pieces left empty by tidying are dropped, their separator merged.
+    """
+    value = " ".join(value.split())
+    semicolons = ";" in value and _semicolon_outside_brackets(value)
+    separators: list[tuple[int, int, str]] = []  # (start, end, kind) of the cuts outside brackets
+    depth = 0
+    end = len(value)
+    for seen, match in enumerate(_NAME_SEPARATOR.finditer(value)):
+        token = match.group()
+        if seen == 8 * _MAX_LIST_NAMES:  # brackets and separators of a runaway list
+            end = match.start()
+            break
+        if token in ("(", "["):
+            depth += 1
+            continue
+        if token in (")", "]") or (depth and token.endswith(")")):  # "(grade 2)": a bracket
+            depth = max(0, depth - 1)
+            continue
+        if depth or (token == "," and semicolons):
+            continue
+        if len(separators) + 1 >= _MAX_LIST_NAMES:  # a runaway list: the rest is not read
+            end = match.start()
+            break
+        word = token.strip().lower()
+        kind = (token if token in (",", ";") else "," if token.endswith(")")  # "1) A 2) B"
+                else "and" if word in ("and", "&", "as well as") else "or")
+        separators.append((match.start(), match.end(), kind))
+    raw: list[tuple[str, str, str]] = []  # (text, joiner, kind)
+    start, joiner, kind = 0, "", ""
+    for cut_start, cut_end, cut_kind in separators:
+        raw.append((value[start:cut_start], joiner, kind))
+        start, kind = cut_end, cut_kind
+        joiner = _JOINERS[cut_kind]
+    raw.append((value[start:end], joiner, kind))
+
+    texts: list[str] = []
+    joiners: list[str] = []
+    kinds: list[str] = []
+    carried_joiner, carried_kind = "", ""  # the separators of pieces dropped since the last kept
+    for text, joiner, kind in raw:
+        if carried_kind:  # ", and C": the comma decides (a list item), the "and" is kept to look up
+            joiner = carried_joiner.rstrip() + joiner
+            kind = carried_kind if _SEPARATOR_RANK[carried_kind] >= _SEPARATOR_RANK[kind] else kind
+        name = _tidy_name(text)
+        if not name:
+            carried_joiner, carried_kind = joiner, kind
+            continue
+        texts.append(name)
+        joiners.append(joiner if len(texts) > 1 else "")
+        kinds.append(kind if len(texts) > 1 else "")
+        carried_joiner, carried_kind = "", ""
+    return texts, joiners, kinds
+
+
+def _semicolon_outside_brackets(value: str) -> bool:
+    depth = 0
+    for match in re.finditer(r"[()\[\];]", value):
+        char = match.group()
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(0, depth - 1)
+        elif not depth:
+            return True
+    return False
+
+
+def _joined(texts: list[str], joiners: list[str], start: int, stop: int) -> str:
+    """Pieces ``start..stop-1`` joined with their separators as written."""
+    return texts[start] + "".join(joiners[k] + texts[k] for k in range(start + 1, stop))
+
+
+@dataclass
+class _ProseFindings:
+    """What the statements of one answer say, in text order."""
+
+    lead: list[str] | None = None  # from "Most likely: X" or "the most likely diagnosis is X"
+    suggested: list[str] | None = None  # from "findings are most consistent with X"
+    suggested_known: bool = False  # the suggested name is a disease of the lexicon
+    # A lead statement was read but named nothing ("I would not favour lymphoma", "the lesion
+    # is most likely"): the line is prose, not a bare one-line answer.
+    unnamed_lead: bool = False
+    others: list[str] = field(default_factory=list)  # differentials and list items
+    list_items: int = 0  # how many of the others are numbered or bulleted list items
+
+    def ranked(self) -> list[str]:
+        if self.lead:
+            return self.lead + self.others
+        # A "consistent with" remark in an answer with a list must name a disease:
+        # "1. Glioblastoma\n   The rim is consistent with necrosis" gives no lead.
+        if self.suggested and (self.suggested_known or not self.list_items):
+            return self.suggested + self.others
+        return list(self.others)
+
+
+def _read_prose_sentence(sentence: str, reader: _NameReader, found: _ProseFindings) -> None:
+    """Read the lead and differential statements of one sentence of prose."""
+    lowered = sentence.lower()
+    differentials = any(word in lowered for word in _DIFFERENTIAL_WORDS)
+    lead = found.lead is None and any(word in lowered for word in _LEAD_WORDS_NEEDED)
+    suggests = found.lead is None and found.suggested is None and any(
+        word in lowered for word in _SUGGEST_WORDS)
+    if not (differentials or lead or suggests):
+        return
+    text = _plain_sentence(sentence)
+    statement = _differential_statement(text) if differentials else None
+    head = text[:statement.start] if statement else text
+    names: list[str] = []
+    if lead:
+        names, _, seen = _lead_statement(head, reader)
+        if not names and statement and statement.names_end == len(text):
+            # "Differentials include A and B, but the most likely diagnosis is X": the
+            # lead statement after the list also ends the list.
+            names, lead_at, seen_after = _lead_statement(text, reader, statement.after)
+            seen = seen or seen_after
+            if names:
+                statement = _Differential(statement.start, statement.names_start, lead_at,
+                                          statement.after)
+        if names:
+            found.lead = names
+        found.unnamed_lead = found.unnamed_lead or (seen and not names)
+    if statement:
+        found.others.extend(reader.names(text[statement.names_start:statement.names_end]))
+    if suggests and not names:
+        names, seen = _suggested_names(head, reader)
+        if names:
+            found.suggested = names
+            found.suggested_known = reader.mentions(names[0])
+        found.unnamed_lead = found.unnamed_lead or (seen and not names)
+
+
+@dataclass(frozen=True)
+class _Differential:
+    """Where a differential statement of a sentence is."""
+
+    start: int  # where the statement begins (its cue, "with", or its names when they come first)
+    names_start: int  # the span of its list of names
+    names_end: int
+    after: int  # where the text after the statement's cue begins
+
+
+def _differential_statement(text: str) -> _Differential | None:
+    """The first differential statement of a sentence, if any."""
+    differential = _DIFFERENTIAL_CUE.search(text)
+    listed = _AS_DIFFERENTIALS.search(text)
+    if listed:  # "with A and B as differentials": from the last "with" before "as"
+        window_start = max(0, listed.start() - _MAX_SUBJECT_CHARS)
+        with_at = text.rfind(" with ", window_start, listed.start())
+        if with_at >= 0 and not (differential and differential.start() < with_at):
+            return _Differential(with_at, with_at + len(" with "), listed.start(), listed.end())
+    if differential:
+        broad = _BROAD_DIFFERENTIAL.match(text, differential.end())
+        names_start = broad.end() if broad else differential.end()
+        return _Differential(differential.start(), names_start, len(text), differential.end())
+    considered = _DIFFERENTIAL_AFTER.search(text)
+    if considered:  # "A and B should also be considered"
+        subject = _subject_start(text, considered.start(), names=True)
+        return _Differential(subject, subject, considered.start(), considered.end())
+    return None
+
+
+def _lead_statement(text: str, reader: _NameReader,
+                    start: int = 0) -> tuple[list[str], int, bool]:
+    """The name(s) of the first lead statement in ``text[start:]`` that is not negated,
+    where the statement begins, and whether any lead statement (negated too) was seen."""
+    forward = None
+    seen = False
+    for attempt, match in enumerate(_LEAD_CUE.finditer(text, start)):
+        seen = True
+        if attempt == _MAX_CUE_ATTEMPTS:
+            break
+        if not _NEGATED_BEFORE.search(text[max(start, match.start() - 30):match.start()]):
+            forward = match
+            break
+    backward = _LEAD_AFTER.search(text, start)
+
+    def after_cue() -> tuple[list[str], int]:  # "the most likely diagnosis is X"
+        if forward is None:
+            return [], 0
+        return reader.lead(text[forward.end():]), forward.start()
+
+    def before_cue() -> tuple[list[str], int]:  # "X is the most likely diagnosis"
+        if backward is None:
+            return [], 0
+        subject = _subject_start(text, backward.start(), start)
+        return reader.lead(text[subject:backward.start()]), subject
+
+    # The earlier statement counts; the other one only if the earlier names nothing.
+    first, second = after_cue, before_cue
+    if backward and (forward is None or backward.start() <= forward.start()):
+        first, second = before_cue, after_cue
+    names, at = first()
+    if not names:
+        names, at = second()
+    return names, at, seen or backward is not None
+
+
+def _suggested_names(head: str, reader: _NameReader) -> tuple[list[str], bool]:
+    """The name(s) after "most consistent with", "the findings are suggestive of"..., and
+    whether such a statement (a negated one too) was seen."""
+    seen = False
+    for attempt, match in enumerate(_SUGGEST_CUE.finditer(head)):
+        if attempt == _MAX_CUE_ATTEMPTS:
+            break
+        before = head[max(0, match.start() - 80):match.start()]
+        if match.group("verb"):  # "the imaging features strongly suggest X"
+            if not _SUGGEST_SUBJECT.search(before):
+                continue
+        elif not match.group("degree"):  # "the findings are consistent with X"
+            link = _SUGGEST_LINK.search(before)
+            if link is None or not _SUGGEST_SUBJECT.search(before[:link.start()]):
+                continue
+        seen = True
+        if re.search(r"\b(?:not|no|never)\b|n't", match.group(), re.I) \
+                or _NEGATED_BEFORE.search(before[-30:]):
+            continue
+        names = reader.lead(head[match.end():])
+        if names:
+            return names, True
+    return [], seen
+
+
+def _read_labelled_list(value: str, reader: _NameReader, found: _ProseFindings) -> None:
+    """Read the names of an ``Others: A, B`` line; a lead statement in it ends the list
+    ("Differentials include A and B, but the most likely diagnosis is X")."""
+    text = _plain_sentence(value)
+    end = len(text)
+    lowered = text.lower()
+    if found.lead is None and any(word in lowered for word in _LEAD_WORDS_NEEDED):
+        names, lead_at, _ = _lead_statement(text, reader)
+        if names:
+            found.lead, end = names, lead_at
+    found.others.extend(reader.names(text[:end]))
+
+
+def _read_written_diagnoses(text: str) -> _ProseFindings:
+    reader = _NameReader()
+    found = _ProseFindings()
+    for line in _break_statements(text).splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        item = _LIST_ITEM.match(line)
+        value = item.group("value") if item else stripped
+        match = _MOST_LIKELY_LINE.match(value) or _DIAGNOSIS_LINE.match(value)
+        if match:
+            if found.lead is None:  # a later "Final diagnosis: X" restates the first
+                found.lead = reader.lead(_item_name(match.group("value"))) or None
+            for sentence in _sentences(match.group("value")):  # "X, followed by A and B"
+                _read_prose_sentence(sentence, reader, found)
+            continue
+        match = _DIFFERENTIAL_LINE.match(value)
+        if match:
+            first = _first_sentence(match.group("value"))
+            _read_labelled_list(first, reader, found)
+            for sentence in _sentences(match.group("value")[len(first):]):
+                _read_prose_sentence(sentence, reader, found)
+            continue
+        if item:
+            name = _item_name(value)
+            if re.fullmatch(r"[^:]*(?:diagnos[ie]s|differentials?)\s*:?\s*", name, re.I):
+                continue  # a heading such as "**Differential diagnoses:**"
+            ranked = _LEAD_AFTER.search(name)  # "1. Glioblastoma is the most likely diagnosis"
+            if ranked and _subject_before(name, ranked.start()):
+                name = _subject_before(name, ranked.start())
+            found.others.append(name)
+            found.list_items += 1
+            continue
+        for sentence in _sentences(stripped):
+            _read_prose_sentence(sentence, reader, found)
+    return found
