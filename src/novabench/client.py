@@ -478,7 +478,8 @@ class ChatClient:
             max_tokens: reply length limit (not sent when None).
             temperature: sampling temperature (not sent when None).
             response_format: e.g. ``{"type": "json_object"}`` for servers that support it.
-            extra_body: further request fields (``top_p``, ``seed``, ...).
+            extra_body: further request fields (``top_p``, ``seed``, ...); they win over the
+                named ones (``stream`` is always false: the reader expects one document).
             max_retries: retries for this call instead of the client's ``max_retries``.
 
         Returns:
@@ -492,9 +493,11 @@ class ChatClient:
             >>> client.chat([{"role": "user", "content": "Say hi"}], max_tokens=8).text  # doctest: +SKIP
             'Hi!'
         """
-        options: dict[str, Any] = dict(extra_body or {})
-        options.update(max_tokens=max_tokens, temperature=temperature,
-                       response_format=dict(response_format) if response_format else None)
+        options: dict[str, Any] = {
+            "max_tokens": max_tokens, "temperature": temperature,
+            "response_format": dict(response_format) if response_format else None,
+            **dict(extra_body or {}),
+        }
         body = self._body(messages, options)
         allowed = self.max_retries if max_retries is None else max_retries
         _check_number(allowed, "max_retries", minimum=0, integer=True)

@@ -18,7 +18,7 @@ from novabench.run.predictions import read_manifest, read_predictions
 from novabench.run.prompts import TaskPrompt
 from novabench.run.runner import run_model
 from tests.release_factory import write_v1_release
-from tests.run.fake_openai_server import FakeOpenAIServer
+from tests.fake_openai_server import FakeOpenAIServer
 
 
 @pytest.fixture(scope="module")
