@@ -85,11 +85,20 @@ class DripRecord:
 
 def chat_completion(content: str | None, model: str | None = "fake-model") -> bytes:
     """A minimal chat-completions body with ``content`` (JSON escapes lone surrogates)."""
-    return json.dumps({
-        "id": "chatcmpl-fake", "object": "chat.completion", "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                     "finish_reason": "stop"}],
-    }).encode()
+    return json.dumps(
+        {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+    ).encode()
 
 
 def request_text(body: dict[str, Any]) -> tuple[str, str | None]:
@@ -163,8 +172,11 @@ class FakeOpenAIServer:
 
     def _serve(self) -> None:
         ends = time.monotonic() + self.lifetime
-        while (not self._stop.is_set() and self.n_requests < self.max_requests
-               and time.monotonic() < ends):
+        while (
+            not self._stop.is_set()
+            and self.n_requests < self.max_requests
+            and time.monotonic() < ends
+        ):
             self._server.handle_request()
 
     def __enter__(self) -> FakeOpenAIServer:
@@ -304,7 +316,9 @@ class FakeOpenAIServer:
                 if mode == "slow" and fake._stop.wait(fake.slow_seconds):
                     return self._hang_up()
                 if mode == "malformed":
-                    return self._send(200, b'{"id": "x", "object": "chat.completion", "choices": []}')
+                    return self._send(
+                        200, b'{"id": "x", "object": "chat.completion", "choices": []}'
+                    )
                 if mode == "not-json":
                     return self._send(200, b"<html>gateway says hello</html>")
                 if mode == "barrier":

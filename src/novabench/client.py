@@ -99,8 +99,16 @@ class ChatClientError(NovaError):
         True
     """
 
-    def __init__(self, url: str, attempts: int, cause: str, *, kind: str,
-                 status: int | None = None, body: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        attempts: int,
+        cause: str,
+        *,
+        kind: str,
+        status: int | None = None,
+        body: str | None = None,
+    ) -> None:
         self.url = url
         self.attempts = attempts
         self.cause = cause
@@ -184,8 +192,9 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def retry_delay(retry: int, *, backoff: float, max_wait: float,
-                retry_after: float | None = None) -> float:
+def retry_delay(
+    retry: int, *, backoff: float, max_wait: float, retry_after: float | None = None
+) -> float:
     """Seconds to wait before retry number ``retry`` (0 for the first retry).
 
     ``backoff * 2**retry``, or the server's ``Retry-After`` when longer, capped at ``max_wait``.
@@ -294,8 +303,15 @@ class _DeadlineSocket:
 class _Failure(Exception):
     """One failed attempt, as the retry loop sees it."""
 
-    def __init__(self, cause: str, kind: str, *, status: int | None = None,
-                 body: str | None = None, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        cause: str,
+        kind: str,
+        *,
+        status: int | None = None,
+        body: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(cause)
         self.cause = cause
         self.kind = kind
@@ -310,16 +326,22 @@ class _Failure(Exception):
         return self.kind in ("timeout", "connection")
 
 
-def _check_number(value: Any, name: str, *, minimum: float, integer: bool = False,
-                  strict: bool = False) -> None:
+def _check_number(
+    value: Any, name: str, *, minimum: float, integer: bool = False, strict: bool = False
+) -> None:
     kinds = (int,) if integer else (int, float)
-    ok = (isinstance(value, kinds) and not isinstance(value, bool) and math.isfinite(value)
-          and (value > minimum if strict else value >= minimum))
+    ok = (
+        isinstance(value, kinds)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (value > minimum if strict else value >= minimum)
+    )
     if not ok:
         bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
         kind = "an integer" if integer else "a number"
-        raise NovaInputError(f"must be {kind} {bound}, got {value!r}", source="ChatClient",
-                             field=name)
+        raise NovaInputError(
+            f"must be {kind} {bound}, got {value!r}", source="ChatClient", field=name
+        )
 
 
 class ChatClient:
@@ -354,15 +376,28 @@ class ChatClient:
         'Hello! How can I help?'
     """
 
-    def __init__(self, base_url: str, model: str, *, api_key: str | None = None,
-                 api_key_env: str | None = None, timeout: float = 60.0, max_retries: int = 3,
-                 backoff: float = 1.0, max_wait: float = 60.0, max_concurrency: int = 4,
-                 sleep: Callable[[float], None] | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        max_wait: float = 60.0,
+        max_concurrency: int = 4,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
         parts = urllib.parse.urlsplit(base_url.strip() if isinstance(base_url, str) else "")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             shown = _without_credentials(base_url) if isinstance(base_url, str) else base_url
-            raise NovaInputError(f"must be an http(s) URL such as http://host:8000/v1, got {shown!r}",
-                                 source="ChatClient", field="base_url")
+            raise NovaInputError(
+                f"must be an http(s) URL such as http://host:8000/v1, got {shown!r}",
+                source="ChatClient",
+                field="base_url",
+            )
         if not isinstance(model, str) or not model.strip():
             raise NovaInputError("a model name is needed", source="ChatClient", field="model")
         _check_number(timeout, "timeout", minimum=0, strict=True)
@@ -373,8 +408,11 @@ class ChatClient:
         if api_key is None and api_key_env:
             api_key = os.environ.get(api_key_env) or None
             if api_key is None:
-                raise NovaInputError(f"environment variable {api_key_env} is empty or unset",
-                                     source="ChatClient", field="api_key_env")
+                raise NovaInputError(
+                    f"environment variable {api_key_env} is empty or unset",
+                    source="ChatClient",
+                    field="api_key_env",
+                )
         try:
             port = parts.port
         except ValueError as error:
@@ -384,8 +422,9 @@ class ChatClient:
         self._port = port
         path = parts.path.rstrip("/") + "/chat/completions"
         self._target = path + (f"?{parts.query}" if parts.query else "")
-        self.url = _without_credentials(urllib.parse.urlunsplit(
-            (parts.scheme, parts.netloc, path, parts.query, "")))
+        self.url = _without_credentials(
+            urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+        )
         self.model = model
         self.timeout = float(timeout)
         self.max_retries = max_retries
@@ -408,8 +447,10 @@ class ChatClient:
 
     def __repr__(self) -> str:
         key = "'***'" if self._authorization else None
-        return (f"ChatClient({self.url!r}, {self.model!r}, api_key={key}, timeout={self.timeout:g}, "
-                f"max_retries={self.max_retries}, max_concurrency={self.max_concurrency})")
+        return (
+            f"ChatClient({self.url!r}, {self.model!r}, api_key={key}, timeout={self.timeout:g}, "
+            f"max_retries={self.max_retries}, max_concurrency={self.max_concurrency})"
+        )
 
     @property
     def stats(self) -> ChatClientStats:
@@ -424,9 +465,15 @@ class ChatClient:
             >>> ChatClient("http://u:pw@h:1/v1", "m").describe()["endpoint"]
             'http://h:1/v1/chat/completions'
         """
-        return {"endpoint": self.url, "model": self.model, "timeout_s": self.timeout,
-                "max_retries": self.max_retries, "backoff_s": self.backoff,
-                "max_wait_s": self.max_wait, "max_concurrency": self.max_concurrency}
+        return {
+            "endpoint": self.url,
+            "model": self.model,
+            "timeout_s": self.timeout,
+            "max_retries": self.max_retries,
+            "backoff_s": self.backoff,
+            "max_wait_s": self.max_wait,
+            "max_concurrency": self.max_concurrency,
+        }
 
     def _count(self, name: str) -> None:
         with self._lock:
@@ -448,29 +495,44 @@ class ChatClient:
             0.0
             0.0
         """
-        delay = retry_delay(retry, backoff=self.backoff, max_wait=self.max_wait,
-                            retry_after=retry_after)
+        delay = retry_delay(
+            retry, backoff=self.backoff, max_wait=self.max_wait, retry_after=retry_after
+        )
         self._sleep(delay)
         return delay
 
     def _body(self, messages: Sequence[Mapping[str, Any]], options: Mapping[str, Any]) -> bytes:
         if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
-            raise NovaInputError("expected a non-empty list of chat messages", source="ChatClient",
-                                 field="messages")
+            raise NovaInputError(
+                "expected a non-empty list of chat messages", source="ChatClient", field="messages"
+            )
         for index, message in enumerate(messages):
-            if not isinstance(message, Mapping) or "role" not in message or "content" not in message:
-                raise NovaInputError("each message needs 'role' and 'content'",
-                                     source="ChatClient", record=f"message {index}",
-                                     field="messages")
+            if (
+                not isinstance(message, Mapping)
+                or "role" not in message
+                or "content" not in message
+            ):
+                raise NovaInputError(
+                    "each message needs 'role' and 'content'",
+                    source="ChatClient",
+                    record=f"message {index}",
+                    field="messages",
+                )
         body: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         body.update({name: value for name, value in options.items() if value is not None})
         body["stream"] = False  # the reader expects one JSON document
         return json.dumps(body).encode("utf-8")
 
-    def chat(self, messages: Sequence[Mapping[str, Any]], *, max_tokens: int | None = None,
-             temperature: float | None = None, response_format: Mapping[str, Any] | None = None,
-             extra_body: Mapping[str, Any] | None = None,
-             max_retries: int | None = None) -> ChatReply:
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+    ) -> ChatReply:
         """Send one chat request (retrying by the client's rules) and read the reply.
 
         Args:
@@ -490,11 +552,13 @@ class ChatClient:
             NovaInputError: malformed ``messages``.
 
         Example:
-            >>> client.chat([{"role": "user", "content": "Say hi"}], max_tokens=8).text  # doctest: +SKIP
+            >>> hello = [{"role": "user", "content": "Say hi"}]
+            >>> client.chat(hello, max_tokens=8).text  # doctest: +SKIP
             'Hi!'
         """
         options: dict[str, Any] = {
-            "max_tokens": max_tokens, "temperature": temperature,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
             "response_format": dict(response_format) if response_format else None,
             **dict(extra_body or {}),
         }
@@ -520,22 +584,32 @@ class ChatClient:
                 if not failure.retryable or attempt > allowed:
                     self._count("failures")
                     body_text = self._scrub(failure.body) if failure.body is not None else None
-                    raise ChatClientError(self.url, attempt, self._scrub(failure.cause),
-                                          kind=failure.kind, status=failure.status,
-                                          body=body_text) from None
+                    raise ChatClientError(
+                        self.url,
+                        attempt,
+                        self._scrub(failure.cause),
+                        kind=failure.kind,
+                        status=failure.status,
+                        body=body_text,
+                    ) from None
                 self.wait_before_retry(attempt - 1, failure.retry_after)
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         if self._https:
-            return http.client.HTTPSConnection(self._host or "", self._port, timeout=timeout,
-                                               context=ssl.create_default_context())
+            return http.client.HTTPSConnection(
+                self._host or "", self._port, timeout=timeout, context=ssl.create_default_context()
+            )
         return http.client.HTTPConnection(self._host or "", self._port, timeout=timeout)
 
     def _attempt(self, body: bytes) -> bytes:
         """One HTTP attempt within ``timeout``; the body of a 200, else raises :class:`_Failure`."""
         deadline = time.monotonic() + self.timeout
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   "User-Agent": f"novabench/{__version__}", "Connection": "close"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"novabench/{__version__}",
+            "Connection": "close",
+        }
         if self._authorization:
             headers["Authorization"] = self._authorization
         connection = self._connection(self.timeout)
@@ -544,8 +618,9 @@ class ChatClient:
             sock = connection.sock
             sock.settimeout(max(deadline - time.monotonic(), 1e-3))  # sendall: a total bound
             connection.request("POST", self._target, body=body, headers=headers)
-            response = http.client.HTTPResponse(cast(Any, _DeadlineSocket(sock, deadline)),
-                                                method="POST")
+            response = http.client.HTTPResponse(
+                cast(Any, _DeadlineSocket(sock, deadline)), method="POST"
+            )
             response.begin()
             payload = response.read()
             status = response.status
@@ -553,22 +628,29 @@ class ChatClient:
         except ssl.SSLCertVerificationError as error:  # retrying cannot fix a certificate
             raise _Failure(f"TLS certificate rejected: {error}", "certificate") from None
         except TimeoutError:
-            raise _Failure(f"timed out: no complete reply within {self.timeout:g} s",
-                           "timeout") from None
+            raise _Failure(
+                f"timed out: no complete reply within {self.timeout:g} s", "timeout"
+            ) from None
         except (OSError, http.client.HTTPException) as error:
             # refused, reset, closed before or during the reply (RemoteDisconnected,
             # IncompleteRead), DNS failures, broken status lines
             detail = str(error) or type(error).__name__
-            raise _Failure(f"connection failed: {type(error).__name__}: {detail}",
-                           "connection") from None
+            raise _Failure(
+                f"connection failed: {type(error).__name__}: {detail}", "connection"
+            ) from None
         finally:
             connection.close()
         if not 200 <= status < 300:
-            excerpt = payload[:_ERROR_EXCERPT * 4].decode("utf-8", "replace").strip()
+            excerpt = payload[: _ERROR_EXCERPT * 4].decode("utf-8", "replace").strip()
             excerpt = excerpt[:_ERROR_EXCERPT]
             reason = excerpt or response.reason or ""
-            raise _Failure(f"HTTP {status}: {reason}".rstrip(": "), "http", status=status,
-                           body=excerpt, retry_after=retry_after)
+            raise _Failure(
+                f"HTTP {status}: {reason}".rstrip(": "),
+                "http",
+                status=status,
+                body=excerpt,
+                retry_after=retry_after,
+            )
         return payload
 
 

@@ -17,8 +17,8 @@ from novabench.run.backends import OpenAIEndpointBackend, Request
 from novabench.run.predictions import read_manifest, read_predictions
 from novabench.run.prompts import TaskPrompt
 from novabench.run.runner import run_model
-from tests.release_factory import write_v1_release
 from tests.fake_openai_server import FakeOpenAIServer
+from tests.release_factory import write_v1_release
 
 
 @pytest.fixture(scope="module")
