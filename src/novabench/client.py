@@ -85,8 +85,8 @@ class ChatClientError(NovaError):
         attempts: HTTP attempts made (retries included).
         cause: what went wrong on the last attempt, in a few words.
         kind: ``"http"`` (an error status), ``"timeout"`` (deadline exceeded),
-            ``"connection"`` (refused, reset, closed) or ``"reply"`` (a 200 that is not a
-            readable chat completion).
+            ``"connection"`` (refused, reset, closed), ``"certificate"`` (TLS verification
+            failed; not retried) or ``"reply"`` (a 2xx that is not a readable chat completion).
         status: the HTTP status of the last attempt, if one came back.
         body: an excerpt of the last error body or malformed reply, if any.
 
