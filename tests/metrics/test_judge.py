@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
-import threading
-from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -23,120 +22,39 @@ from novabench.metrics.judge import (
     parse_judge_verdict,
     verdict_cache_key,
 )
+from tests.fake_openai_server import FakeOpenAIServer, Reply
 
 
-class ScriptedChatServer:
-    """A chat-completions server on 127.0.0.1 whose replies follow a script.
+class JudgeServer(FakeOpenAIServer):
+    """The shared fake server answering as a judge when its script is empty.
 
-    Each request pops the next action from ``script``; when the script is empty the
-    verdict is ``reference.lower() == candidate.lower()`` or a synonym listed in ``same``.
-    Actions: ``("verdict", content)``, ``("status", code)``, ``("stall", None)`` (hold the
-    request until the test ends, at most 5 s), ``("body", raw_text)``.
+    The verdict is ``reference.lower() == candidate.lower()`` or a synonym listed in ``same``.
     """
 
-    def __init__(self) -> None:
-        self.script: deque[tuple[str, Any]] = deque()
+    def __init__(self, **options: Any) -> None:
+        super().__init__(answer=self._verdict, **options)
         self.same: set[tuple[str, str]] = set()
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.hold_until_in_flight = 0  # >0: hold each request until that many are in flight ...
-        self.expected_requests = 0  # ... or until this many have arrived (the last may be alone)
-        self.condition = threading.Condition()
-        self.release = threading.Event()
-        server = self
+        self.url = self.root_url  # the judge adds /v1/chat/completions itself
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # keep test output clean
-                pass
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.bodies
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server.condition:
-                    server.requests.append(body)
-                    server.headers.append(dict(self.headers))
-                    action = server.script.popleft() if server.script else None
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                    server.condition.notify_all()
-                    if server.hold_until_in_flight:
-                        server.condition.wait_for(
-                            lambda: server.in_flight >= server.hold_until_in_flight
-                            or 0 < server.expected_requests <= len(server.requests), timeout=5.0)
-                self._counted = True
-                try:
-                    self._answer(body, action)
-                finally:
-                    self._leave()
-
-            def _leave(self) -> None:
-                # Called before a reply is written: once the client has its answer it may send
-                # the next request, which must not meet this one still counted in flight.
-                if getattr(self, "_counted", False):
-                    self._counted = False
-                    with server.condition:
-                        server.in_flight -= 1
-
-            def _reply(self, code: int, payload: bytes, extra: dict[str, str] | None = None) -> None:
-                self._leave()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                for name, value in (extra or {}).items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def _answer(self, body: dict[str, Any], action: tuple[str, Any] | None) -> None:
-                if action is None:
-                    user = body["messages"][-1]["content"].splitlines()
-                    reference = user[0].split(": ", 1)[1]
-                    candidate = user[1].split(": ", 1)[1]
-                    match = reference.lower() == candidate.lower() or (reference, candidate) in server.same
-                    action = ("verdict", json.dumps({"match": match}))
-                kind, value = action
-                if kind == "stall":
-                    server.release.wait(5.0)
-                    return
-                if kind == "status":
-                    self._reply(value, b'{"error": "scripted"}', {"Retry-After": "0"} if value == 429 else None)
-                    return
-                if kind == "verdict":
-                    payload = json.dumps({"id": "x", "object": "chat.completion", "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": value},
-                         "finish_reason": "stop"}]}).encode()
-                else:  # raw body
-                    payload = str(value).encode()
-                self._reply(200, payload)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                       daemon=True)
-
-    def __enter__(self) -> ScriptedChatServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release.set()
-        with self.condition:
-            self.hold_until_in_flight = 0
-            self.condition.notify_all()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(timeout=5.0)
+    def _verdict(self, body: dict[str, Any]) -> str:
+        user = body["messages"][-1]["content"].splitlines()
+        reference = user[0].split(": ", 1)[1]
+        candidate = user[1].split(": ", 1)[1]
+        return json.dumps({"match": reference.lower() == candidate.lower()
+                           or (reference, candidate) in self.same})
 
 
 @pytest.fixture
-def server() -> Iterator[ScriptedChatServer]:
-    with ScriptedChatServer() as running:
+def server() -> Iterator[JudgeServer]:
+    with JudgeServer() as running:
         yield running
 
 
-def _judge(server: ScriptedChatServer, **options: Any) -> OpenAIChatJudge:
+def _judge(server: JudgeServer, **options: Any) -> OpenAIChatJudge:
     settings: dict[str, Any] = {"timeout": 5.0, "max_retries": 2, "backoff": 0.0}
     settings.update(options)
     return OpenAIChatJudge(server.url, "judge-model", **settings)
@@ -196,7 +114,7 @@ def test_cache_key_separates_judges_prompts_and_pairs_but_not_spelling() -> None
 # ---------------------------------------------------------------------------------------
 
 
-def test_correct_verdict_and_request_format(server: ScriptedChatServer) -> None:
+def test_correct_verdict_and_request_format(server: JudgeServer) -> None:
     judge = _judge(server, api_key="test-token", temperature=0.0, max_tokens=16)
     server.same.add(("Glioblastoma", "GBM"))
     assert judge("Glioblastoma", "GBM") is True
@@ -223,37 +141,37 @@ def test_endpoint_forms(base_url: str, endpoint: str) -> None:
     assert OpenAIChatJudge(base_url, "m").endpoint == endpoint
 
 
-def test_server_error_then_success_is_retried(server: ScriptedChatServer) -> None:
-    server.script.extend([("status", 500), ("status", 503)])
+def test_server_error_then_success_is_retried(server: JudgeServer) -> None:
+    server.script.extend([Reply(status=500), Reply(status=503)])
     judge = _judge(server)
     assert judge("Glioma", "glioma") is True
     assert len(server.requests) == 3
     assert judge.stats.requests == 3 and judge.stats.retries == 2
 
 
-def test_rate_limit_then_success_is_retried(server: ScriptedChatServer) -> None:
-    server.script.append(("status", 429))
+def test_rate_limit_then_success_is_retried(server: JudgeServer) -> None:
+    server.script.append(Reply(status=429, headers={"Retry-After": "0"}))
     assert _judge(server)("Glioma", "glioma") is True
     assert len(server.requests) == 2
 
 
-def test_timeout_is_retried(server: ScriptedChatServer) -> None:
-    server.script.append(("stall", None))  # held until the test ends, far beyond the timeout
+def test_timeout_is_retried(server: JudgeServer) -> None:
+    server.script.append(Reply(stall=True))  # held until the test ends, far beyond the timeout
     judge = _judge(server, timeout=1.0)  # room for the second, normal reply on a loaded machine
     assert judge("Glioma", "glioma") is True
     assert len(server.requests) == 2 and judge.stats.retries == 1
 
 
-def test_timeouts_on_every_attempt_raise_judge_error(server: ScriptedChatServer) -> None:
-    server.script.extend([("stall", None)] * 2)
+def test_timeouts_on_every_attempt_raise_judge_error(server: JudgeServer) -> None:
+    server.script.extend([Reply(stall=True)] * 2)
     judge = _judge(server, timeout=0.2, max_retries=1)
     with pytest.raises(JudgeError, match="no verdict after 2 attempts"):
         judge("Glioma", "glioma")
     assert len(server.requests) == 2
 
 
-def test_malformed_reply_after_retries_names_the_case(server: ScriptedChatServer) -> None:
-    server.script.extend([("verdict", "Probably, depending on grade")] * 3)
+def test_malformed_reply_after_retries_names_the_case(server: JudgeServer) -> None:
+    server.script.extend([Reply(content="Probably, depending on grade")] * 3)
     judge = _judge(server, max_retries=2)
     with pytest.raises(JudgeError) as info:
         judge.match_many([("Glioma", "astrocytoma")], labels=["example 4 (case0005), prediction 2"])
@@ -265,14 +183,42 @@ def test_malformed_reply_after_retries_names_the_case(server: ScriptedChatServer
     assert len(server.requests) == 3
 
 
-def test_response_body_that_is_not_chat_json_raises(server: ScriptedChatServer) -> None:
-    server.script.extend([("body", "<html>gateway</html>")] * 2)
-    with pytest.raises(JudgeError, match="malformed response body"):
+def test_response_body_that_is_not_chat_json_raises_without_retrying(server: JudgeServer) -> None:
+    server.script.extend([Reply(body="<html>gateway</html>")] * 2)
+    with pytest.raises(JudgeError, match="malformed response body") as info:
         _judge(server, max_retries=1)("Glioma", "glioma")
+    assert len(server.requests) == 1  # asking again would get the same page
+    assert info.value.reply == "<html>gateway</html>"
 
 
-def test_client_errors_are_not_retried(server: ScriptedChatServer) -> None:
-    server.script.append(("status", 401))
+def test_an_unreadable_verdict_is_asked_again_within_the_same_budget(server: JudgeServer) -> None:
+    server.script.extend(
+        [Reply(status=500), Reply(content="hmm"), Reply(content='{"match": true}')])
+    judge = _judge(server, max_retries=2)
+    assert judge("Glioma", "astrocytoma") is True
+    assert judge.stats.requests == 3 and judge.stats.retries == 2
+
+
+def test_server_errors_and_unreadable_verdicts_share_one_budget(server: JudgeServer) -> None:
+    server.script.extend([Reply(status=503), Reply(content="hmm"), Reply(content="hmm"),
+                          Reply(content='{"match": true}')])
+    judge = _judge(server, max_retries=2)
+    with pytest.raises(JudgeError, match="no verdict after 3 attempts"):
+        judge("Glioma", "astrocytoma")
+    assert len(server.requests) == 3 and judge.stats.retries == 2
+
+
+def test_the_api_key_stays_out_of_judge_errors(server: JudgeServer) -> None:
+    server.script.append(Reply(status=403, body="key sk-judge-secret is not allowed"))
+    judge = _judge(server, api_key="sk-judge-secret")
+    with pytest.raises(JudgeError) as info:
+        judge("Glioma", "glioma")
+    assert "sk-judge-secret" not in str(info.value) + (info.value.reply or "") + repr(judge)
+    assert "HTTP 403" in str(info.value)
+
+
+def test_client_errors_are_not_retried(server: JudgeServer) -> None:
+    server.script.append(Reply(status=401))
     with pytest.raises(JudgeError, match="HTTP 401") as info:
         _judge(server)("Glioma", "glioma")
     assert len(server.requests) == 1
@@ -315,7 +261,7 @@ REFERENCES = ["Glioblastoma", "Primary CNS lymphoma", "Final diagnosis not found
 SYNONYMS = {("Glioblastoma", "GBM"), ("Primary CNS lymphoma", "PCNSL")}
 
 
-def test_scoring_with_the_judge_and_its_cache(server: ScriptedChatServer, tmp_path: Path) -> None:
+def test_scoring_with_the_judge_and_its_cache(server: JudgeServer, tmp_path: Path) -> None:
     server.same |= SYNONYMS
     judge = _judge(server, cache_dir=tmp_path / "cache", max_workers=3)
     first = score_diagnosis(PREDICTIONS, REFERENCES, matcher=judge)
@@ -343,7 +289,7 @@ def test_scoring_with_the_judge_and_its_cache(server: ScriptedChatServer, tmp_pa
     assert len(server.requests) == 10  # the model is part of the cache key
 
 
-def test_single_calls_use_the_cache_too(server: ScriptedChatServer, tmp_path: Path) -> None:
+def test_single_calls_use_the_cache_too(server: JudgeServer, tmp_path: Path) -> None:
     judge = _judge(server, cache_dir=tmp_path)
     assert judge("Glioma", "glioma") is True
     assert judge("Glioma.", "GLIOMA") is True  # same normalised pair -> same entry
@@ -355,7 +301,8 @@ def test_single_calls_use_the_cache_too(server: ScriptedChatServer, tmp_path: Pa
     assert record["match"] is True and record["prompt_version"] == JUDGE_PROMPT_VERSION
 
 
-def test_corrupt_cache_entry_is_judged_again_with_a_warning(server: ScriptedChatServer, tmp_path: Path) -> None:
+def test_corrupt_cache_entry_is_judged_again_with_a_warning(server: JudgeServer,
+                                                            tmp_path: Path) -> None:
     judge = _judge(server, cache_dir=tmp_path)
     judge("Glioma", "glioma")
     (entry,) = tmp_path.rglob("*.json")
@@ -366,28 +313,46 @@ def test_corrupt_cache_entry_is_judged_again_with_a_warning(server: ScriptedChat
     assert json.loads(entry.read_text())["match"] is True  # repaired
 
 
-def test_concurrency_bound_is_respected(server: ScriptedChatServer) -> None:
-    # Each request is held until two are in flight, so a bound of 2 is reached exactly and
-    # a client exceeding it would show a larger maximum. The last request is released on
-    # arrival: its partner may already have finished, and holding it alone would run into
-    # the client's timeout and a retry (a seventh request) on a loaded machine.
-    server.hold_until_in_flight = 2
-    server.expected_requests = 6
-    judge = _judge(server, max_workers=2)
-    pairs = [(f"Disease {i}", f"disease {i}") for i in range(6)]
-    assert judge.match_many(pairs) == [True] * 6
-    assert server.max_in_flight == 2
-    assert len(server.requests) == 6
+def test_opening_the_cache_removes_stale_temporaries_of_crashed_writers(server: JudgeServer,
+                                                                       tmp_path: Path) -> None:
+    judge = _judge(server, cache_dir=tmp_path)
+    judge("Glioma", "glioma")
+    (entry,) = tmp_path.rglob("*.json")
+    stale = entry.parent / f".{entry.name}.k3j_x9.tmp"  # write_text_atomic's naming
+    fresh = entry.parent / f".{entry.name}.a1b2c3.tmp"  # a writer busy right now
+    foreign = entry.parent / "notes.tmp"
+    outside = tmp_path / f".{entry.name}.old.tmp"  # not in a shard folder: not ours to judge
+    for path in (stale, fresh, foreign, outside):
+        path.write_text("{half a verd")
+    two_hours_ago = time.time() - 7200
+    for path in (stale, foreign, outside):
+        os.utime(path, (two_hours_ago, two_hours_ago))
+    reopened = _judge(server, cache_dir=tmp_path)
+    assert not stale.exists()
+    assert fresh.exists() and foreign.exists() and outside.exists() and entry.exists()
+    assert reopened._cache is not None and reopened._cache.removed_stale == 1
+    assert reopened("Glioma", "glioma") is True and len(server.requests) == 1  # entry intact
 
 
-def test_batch_deduplicates_pairs_with_the_same_key(server: ScriptedChatServer) -> None:
+def test_concurrency_bound_is_respected() -> None:
+    # Each request waits at the server until two wait together, so a bound of 2 is reached
+    # exactly and a client exceeding it would show a larger maximum.
+    with JudgeServer(barrier_parties=2, script=[Reply(barrier=True)] * 6) as server:
+        judge = _judge(server, max_workers=2, timeout=60.0)
+        pairs = [(f"Disease {i}", f"disease {i}") for i in range(6)]
+        assert judge.match_many(pairs) == [True] * 6
+        assert server.max_in_flight == 2
+        assert len(server.requests) == 6
+
+
+def test_batch_deduplicates_pairs_with_the_same_key(server: JudgeServer) -> None:
     judge = _judge(server)
     verdicts = judge.match_many([("Glioma", "glioma"), ("glioma", "Glioma."), ("Glioma", "lymphoma")])
     assert verdicts == [True, True, False]
     assert len(server.requests) == 2
 
 
-def test_batch_rejects_bad_pairs_and_labels(server: ScriptedChatServer) -> None:
+def test_batch_rejects_bad_pairs_and_labels(server: JudgeServer) -> None:
     judge = _judge(server)
     with pytest.raises(NovaInputError, match="labels"):
         judge.match_many([("a", "b")], labels=["x", "y"])
@@ -397,8 +362,8 @@ def test_batch_rejects_bad_pairs_and_labels(server: ScriptedChatServer) -> None:
     assert server.requests == []
 
 
-def test_judge_error_in_scoring_names_the_case(server: ScriptedChatServer) -> None:
-    server.script.extend([("verdict", "maybe")] * 2)
+def test_judge_error_in_scoring_names_the_case(server: JudgeServer) -> None:
+    server.script.extend([Reply(content="maybe")] * 2)
     judge = _judge(server, max_retries=1, max_workers=1)
     rows = [{"case_id": "case0009", "final_diagnosis": "Glioma"}]
     with pytest.raises(JudgeError, match=r"example 0 \(case0009\), prediction 1"):
@@ -434,8 +399,9 @@ def test_cached_judge_rejects_non_bool_verdicts_and_non_callables(tmp_path: Path
         CachedJudge("not callable", tmp_path)  # type: ignore[arg-type]
 
 
-def test_cached_judge_around_the_http_judge_keeps_case_labels(server: ScriptedChatServer, tmp_path: Path) -> None:
-    server.script.extend([("verdict", "unsure")] * 2)
+def test_cached_judge_around_the_http_judge_keeps_case_labels(server: JudgeServer,
+                                                              tmp_path: Path) -> None:
+    server.script.extend([Reply(content="unsure")] * 2)
     inner = _judge(server, max_retries=1)
     judge = CachedJudge(inner, tmp_path)
     assert judge.identity == inner.identity and judge.prompt_version == JUDGE_PROMPT_VERSION

@@ -17,8 +17,8 @@ from novabench.run.backends import OpenAIEndpointBackend, Request
 from novabench.run.predictions import read_manifest, read_predictions
 from novabench.run.prompts import TaskPrompt
 from novabench.run.runner import run_model
+from tests.fake_openai_server import FakeOpenAIServer, Reply
 from tests.release_factory import write_v1_release
-from tests.run.fake_openai_server import FakeOpenAIServer
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +116,19 @@ def test_a_malformed_reply_is_an_error_without_retrying(mode, words):
         )
         assert answers[1].ok  # the other item is unaffected
         assert server.n_requests == 2
+
+
+def test_the_shared_client_rules_apply_to_the_backend():
+    # 408 is retried like 5xx (the one retryable-status rule); a null content is an error
+    # naming the finish reason, not an empty answer that would parse as a model failure.
+    null_content = '{"choices": [{"message": {"content": null}, "finish_reason": "length"}]}'
+    script = [Reply(status=408), Reply(content="second try"), Reply(body=null_content)]
+    with FakeOpenAIServer(script=script) as server:
+        backend = backend_for(server, max_concurrency=1)
+        retried, null = backend.generate([image_request("a"), image_request("b")])
+    assert retried.ok and retried.text == "second try"
+    assert not null.ok and "content is null, finish_reason 'length'" in null.error
+    assert server.n_requests == 3
 
 
 def test_a_refused_connection_is_retried_then_recorded():

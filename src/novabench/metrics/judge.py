@@ -30,15 +30,11 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import re
-import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -48,6 +44,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from novabench._files import write_text_atomic
+from novabench.client import ChatClient, ChatClientError
 from novabench.errors import NovaError, NovaInputError
 from novabench.lexicon.diagnoses import normalize_diagnosis
 
@@ -264,12 +261,40 @@ def _check_positive(value: Any, name: str, source: str, *, allow_zero: bool = Fa
                              source=source, field=name)
 
 
-class _VerdictCache:
-    """One small JSON file per verdict under ``<dir>/<key[:2]>/<key>.json`` (atomic writes)."""
+_STALE_TEMPORARY = re.compile(r"\.[0-9a-f]{64}\.json\..+\.tmp")  # write_text_atomic's siblings
+_SHARD = re.compile(r"[0-9a-f]{2}")
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+
+class _VerdictCache:
+    """One small JSON file per verdict under ``<dir>/<key[:2]>/<key>.json`` (atomic writes).
+
+    A writer that crashed between creating its temporary sibling and renaming it leaves
+    ``.<key>.json.<random>.tmp`` behind; opening the cache removes such files once they
+    are older than ``stale_after`` seconds (a live write takes milliseconds), and
+    ``removed_stale`` says how many went.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, stale_after: float = 3600.0) -> None:
         self.directory = Path(directory).expanduser()
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.removed_stale = self._remove_stale_temporaries(stale_after)
+
+    def _remove_stale_temporaries(self, stale_after: float) -> int:
+        oldest_kept = time.time() - stale_after
+        removed = 0
+        for shard in os.scandir(self.directory):
+            if not (_SHARD.fullmatch(shard.name) and shard.is_dir(follow_symlinks=False)):
+                continue
+            for entry in os.scandir(shard.path):
+                if not _STALE_TEMPORARY.fullmatch(entry.name):
+                    continue
+                try:
+                    if entry.stat(follow_symlinks=False).st_mtime < oldest_kept:
+                        os.unlink(entry.path)
+                        removed += 1
+                except FileNotFoundError:  # another process cleaned it first
+                    continue
+        return removed
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -481,30 +506,31 @@ class CachedJudge(_CachingJudge):
         return bool(verdict) if isinstance(verdict, (bool, np.bool_)) else verdict
 
 
-_RETRYABLE_STATUS = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
-
-
 class OpenAIChatJudge(_CachingJudge):
     """An LLM judge behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
     Each pair is sent with :func:`build_judge_messages` (our prompt, version
     :data:`JUDGE_PROMPT_VERSION`) and the reply is read with :func:`parse_judge_verdict`.
-    Timeouts, connection errors, HTTP 408/429/5xx and unreadable replies are retried up to
-    ``max_retries`` times, waiting ``backoff * 2**attempt`` seconds (or a longer
-    ``Retry-After``, capped at 60 s); other HTTP errors fail at once. The API key is sent
-    as a bearer token and never written to the cache or to descriptions.
+    The HTTP side is a :class:`novabench.client.ChatClient` and follows its rules: a
+    deadline of ``timeout`` seconds per attempt; HTTP 408/409/425/429/5xx, dropped
+    connections and deadlines retried, waiting ``backoff * 2**attempt`` seconds (or a longer
+    ``Retry-After``, capped at 60 s); other HTTP errors and malformed response bodies fail at
+    once. An unreadable verdict is asked again the same way. All attempts of one verdict
+    share the budget of ``max_retries + 1``. The API key is sent as a bearer token and never
+    written to the cache, to errors or to descriptions.
 
     Args:
         base_url: server address, e.g. ``"http://localhost:8000"``, ``".../v1"`` or the full
             ``".../v1/chat/completions"``.
         model: model name at the endpoint.
         api_key: bearer token, if the endpoint needs one.
-        timeout: seconds to wait for each HTTP request.
+        timeout: seconds for each HTTP attempt, as a whole (a deadline).
         max_retries: retries after the first attempt.
         backoff: base of the exponential wait between attempts, in seconds.
         temperature: sampling temperature (0 for reproducible verdicts).
         cache_dir: directory of the verdict cache; ``None`` for no cache.
-        max_workers: default concurrency of :meth:`match_many`.
+        max_workers: default concurrency of :meth:`match_many`, and the most requests this
+            judge has in flight at once whatever the number of calling threads.
         max_tokens: reply length limit sent to the endpoint (``None``: not sent).
 
     Raises:
@@ -535,11 +561,15 @@ class OpenAIChatJudge(_CachingJudge):
             _check_positive(max_tokens, "max_tokens", source, integer=True)
         super().__init__(cache_dir, max_workers, source)
         url = base_url.strip().rstrip("/")
-        if not url.endswith("/chat/completions"):
-            url += "/chat/completions" if url.endswith("/v1") else "/v1/chat/completions"
-        self.endpoint = url
+        if url.endswith("/chat/completions"):
+            url = url[: -len("/chat/completions")]
+        elif not url.endswith("/v1"):
+            url += "/v1"
+        self._client = ChatClient(url, model, api_key=api_key, timeout=timeout,
+                                  max_retries=max_retries, backoff=backoff,
+                                  max_concurrency=max_workers)
+        self.endpoint = self._client.url  # without credentials
         self.model = model
-        self._api_key = api_key
         self.timeout = float(timeout)
         self.max_retries = max_retries
         self.backoff = float(backoff)
@@ -556,40 +586,6 @@ class OpenAIChatJudge(_CachingJudge):
     def __repr__(self) -> str:
         return f"OpenAIChatJudge({self.endpoint!r}, {self.model!r}, cache_dir={self.cache_dir!r})"
 
-    def _request_body(self, reference: str, candidate: str) -> bytes:
-        body: dict[str, Any] = {"model": self.model, "messages": build_judge_messages(reference, candidate),
-                                "temperature": self.temperature, "stream": False}
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
-        return json.dumps(body).encode("utf-8")
-
-    def _post(self, body: bytes) -> str:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        request = urllib.request.Request(self.endpoint, data=body, headers=headers, method="POST")
-        self._count("requests")
-        with urllib.request.urlopen(request, timeout=self.timeout) as response:
-            return response.read().decode("utf-8", errors="replace")
-
-    @staticmethod
-    def _reply_content(raw: str) -> str | None:
-        try:
-            payload = json.loads(raw)
-            content = payload["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            return None
-        return content if isinstance(content, str) else None
-
-    def _wait(self, attempt: int, retry_after: str | None) -> None:
-        delay = self.backoff * (2 ** attempt)
-        if retry_after:
-            try:
-                delay = max(delay, float(retry_after))
-            except ValueError:
-                pass
-        time.sleep(min(delay, 60.0))
-
     def ask(self, reference: str, candidate: str, *, case: str | None = None) -> bool:
         """Ask the endpoint for one verdict, without the cache.
 
@@ -604,38 +600,39 @@ class OpenAIChatJudge(_CachingJudge):
         Raises:
             JudgeError: a non-retryable HTTP error, or no readable reply after all retries.
         """
-        body = self._request_body(reference, candidate)
-        last_problem = "no attempt made"
-        last_reply: str | None = None
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                self._count("retries")
-            retry_after = None
+        messages = build_judge_messages(reference, candidate)
+        budget = self.max_retries + 1
+        used = 0
+        while True:
             try:
-                raw = self._post(body)
-            except urllib.error.HTTPError as error:
-                detail = error.read().decode("utf-8", errors="replace")[:500] if error.fp else ""
-                if error.code not in _RETRYABLE_STATUS:
-                    raise JudgeError(f"HTTP {error.code} from {self.endpoint}", case=case,
-                                     reference=reference, candidate=candidate, reply=detail) from error
-                last_problem, last_reply = f"HTTP {error.code}", detail
-                retry_after = error.headers.get("Retry-After") if error.headers else None
-            except (urllib.error.URLError, TimeoutError, socket.timeout, ConnectionError,
-                    http.client.HTTPException) as error:
-                reason = getattr(error, "reason", error)
-                last_problem, last_reply = f"{type(reason).__name__}: {reason}", None
-            else:
-                content = self._reply_content(raw)
-                verdict = parse_judge_verdict(content)
-                if verdict is not None:
-                    return verdict
-                last_reply = content if content is not None else raw[:500]
-                last_problem = "unreadable reply" if content is not None else "malformed response body"
-            if attempt < self.max_retries:
-                self._wait(attempt, retry_after)
-        raise JudgeError(f"no verdict after {self.max_retries + 1} attempts ({last_problem}); "
-                         f"last reply: {last_reply!r}", case=case, reference=reference,
-                         candidate=candidate, reply=last_reply)
+                reply = self._client.chat(messages, temperature=self.temperature,
+                                          max_tokens=self.max_tokens,
+                                          max_retries=budget - used - 1)
+            except ChatClientError as error:
+                self._count_attempts(error.attempts, asked_before=used > 0)
+                used += error.attempts
+                problem = error.cause
+                if error.kind == "reply":
+                    problem = f"malformed response body: {problem}"
+                raise JudgeError(f"no verdict after {used} attempt{'s' if used != 1 else ''} "
+                                 f"({problem}) from {self.endpoint}", case=case,
+                                 reference=reference, candidate=candidate,
+                                 reply=error.body) from error
+            self._count_attempts(reply.attempts, asked_before=used > 0)
+            used += reply.attempts
+            verdict = parse_judge_verdict(reply.text)
+            if verdict is not None:
+                return verdict
+            if used >= budget:
+                raise JudgeError(f"no verdict after {used} attempt{'s' if used != 1 else ''} "
+                                 f"(unreadable reply); last reply: {reply.text!r}", case=case,
+                                 reference=reference, candidate=candidate, reply=reply.text)
+            self._client.wait_before_retry(used - 1)
+
+    def _count_attempts(self, attempts: int, *, asked_before: bool) -> None:
+        """Count one client call: each attempt is a request; all but a verdict's first retry."""
+        self._count("requests", attempts)
+        self._count("retries", attempts - (0 if asked_before else 1))
 
     def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> bool:
         return self.ask(reference, candidate, case=case)

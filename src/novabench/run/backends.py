@@ -21,22 +21,16 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import math
 import platform
-import random
-import socket
-import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from novabench import __version__
+from novabench.client import ChatClient, ChatClientError
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -423,26 +417,23 @@ def image_to_data_url(image: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-class _RetryableError(Exception):
-    """A failure worth another attempt (timeout, connection, 429, 5xx)."""
-
-
 class OpenAIEndpointBackend:
     """Any OpenAI-compatible ``/chat/completions`` server (vLLM, TGI, llama.cpp, hosted APIs).
 
-    Images go inline as base64 PNG data URLs. Up to ``max_concurrency`` requests are in
-    flight at once. Timeouts, connection errors, HTTP 429 and 5xx are retried up to
-    ``max_retries`` times with exponential backoff (``backoff * 2**attempt`` seconds, plus
-    jitter, or the server's ``Retry-After`` when shorter than a minute); other HTTP errors
-    and malformed replies are not retried. A final failure becomes ``Answer(error=...)`` so
-    one bad item never aborts a run. Only the standard library is used.
+    Images go inline as base64 PNG data URLs. The HTTP side is a
+    :class:`novabench.client.ChatClient`: up to ``max_concurrency`` requests in flight,
+    ``timeout`` as a deadline for each attempt, and its retry rule (HTTP 408/409/425/429/5xx,
+    dropped connections and deadlines are retried up to ``max_retries`` times, waiting
+    ``backoff * 2**attempt`` seconds or the server's longer ``Retry-After``, at most a
+    minute; other HTTP errors and malformed replies are not). A final failure becomes
+    ``Answer(error=...)`` so one bad item never aborts a run.
 
     Args:
         base_url: the API root, e.g. ``http://localhost:8000/v1`` (``/chat/completions`` is appended).
         model_name: the ``model`` field of each request.
         api_key: sent as a bearer token; never written to manifests.
         max_concurrency: requests in flight at most.
-        timeout: seconds per HTTP attempt.
+        timeout: seconds per HTTP attempt, as a whole (a deadline, not a per-read timeout).
         max_retries: further attempts after the first.
         backoff: base delay in seconds between attempts.
         max_tokens: answer length limit.
@@ -479,22 +470,23 @@ class OpenAIEndpointBackend:
                 field="input_size_rule",
             )
         self.input_size_rule = input_size_rule
-        parsed = urllib.parse.urlsplit(base_url)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise NovaInputError(
-                f"must be an http(s) URL such as http://host:8000/v1, got {base_url!r}",
-                field="base_url",
-            )
         if max_concurrency < 1 or max_retries < 0 or timeout <= 0 or backoff < 0 or max_tokens < 1:
             raise NovaInputError(
                 "need max_concurrency >= 1, max_retries >= 0, timeout > 0, backoff >= 0, max_tokens >= 1",
                 field="OpenAIEndpointBackend",
             )
-        self.base_url = base_url.rstrip("/")
-        self.url = self.base_url + "/chat/completions"
+        self._client = ChatClient(
+            base_url,
+            model_name,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_concurrency=max_concurrency,
+        )
+        self.url = self._client.url  # without credentials
         self.model_name = model_name
         self.name = model_name
-        self._api_key = api_key
         self.max_concurrency = max_concurrency
         self.batch_size = max_concurrency * 2  # keep every worker busy between runner batches
         self.timeout = timeout
@@ -503,18 +495,12 @@ class OpenAIEndpointBackend:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
-        self._random = random.Random(0)
-        self._random_lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
         """Endpoint (without credentials), model name, generation and retry settings."""
-        parts = urllib.parse.urlsplit(self.url)
-        netloc = parts.hostname or ""
-        if parts.port:
-            netloc += f":{parts.port}"
         return {
             "type": "openai-endpoint",
-            "endpoint": urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", "")),
+            "endpoint": self.url,
             "model": self.model_name,
             "revision": None,
             "generation": {
@@ -530,7 +516,7 @@ class OpenAIEndpointBackend:
             "versions": _library_versions(),
         }
 
-    def _body(self, request: Request) -> bytes:
+    def _messages(self, request: Request) -> list[dict[str, Any]]:
         if request.image is None:
             content: Any = request.prompt
         else:
@@ -538,68 +524,24 @@ class OpenAIEndpointBackend:
                 {"type": "image_url", "image_url": {"url": image_to_data_url(request.image)}},
                 {"type": "text", "text": request.prompt},
             ]
-        body = {
-            "model": self.model_name,
-            "messages": [{"role": "user", "content": content}],
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            **self.extra_body,
-        }
-        return json.dumps(body).encode("utf-8")
-
-    def _post(self, body: bytes) -> str:
-        """One HTTP attempt; returns the answer text or raises (_RetryableError when worth retrying)."""
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        http_request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(http_request, timeout=self.timeout) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as error:
-            detail = error.read(300).decode("utf-8", "replace").strip()
-            message = f"HTTP {error.code} from {self.url}: {detail or error.reason}"
-            if error.code == 429 or error.code >= 500:
-                raise _RetryableError(message, _retry_after(error.headers)) from None
-            raise RuntimeError(message) from None
-        except TimeoutError as error:
-            raise _RetryableError(f"timed out after {self.timeout:g} s ({error})", None) from None
-        except urllib.error.URLError as error:
-            reason = error.reason
-            if isinstance(reason, (TimeoutError, socket.timeout)):
-                raise _RetryableError(f"timed out after {self.timeout:g} s", None) from None
-            raise _RetryableError(f"connection failed: {reason}", None) from None
-        except (ConnectionError, OSError) as error:  # reset mid-response, remote closed, ...
-            raise _RetryableError(f"connection failed: {error}", None) from None
-        return _answer_text(payload)
+        return [{"role": "user", "content": content}]
 
     def _ask(self, request: Request) -> Answer:
-        body = self._body(request)
+        messages = self._messages(request)
         size = request.image_size
         if size is not None and self.input_size_rule == "qwen2.5-vl":
             size = qwen2_5_vl_input_size(*size)
         begin = time.perf_counter()
-        for attempt in range(self.max_retries + 1):
-            try:
-                text = self._post(body)
-                return Answer(text=text, latency_s=time.perf_counter() - begin, input_size=size)
-            except _RetryableError as error:
-                message, retry_after = error.args
-                if attempt == self.max_retries:
-                    return Answer(
-                        error=f"{message} (gave up after {attempt + 1} attempts)", input_size=size
-                    )
-                time.sleep(self._delay(attempt, retry_after))
-            except Exception as error:  # malformed reply, 4xx: retrying would not help
-                return Answer(error=str(error) or type(error).__name__, input_size=size)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None and 0 <= retry_after <= 60:
-            return retry_after
-        with self._random_lock:
-            jitter = self._random.uniform(0, 0.1 * self.backoff)
-        return self.backoff * (2**attempt) + jitter
+        try:
+            reply = self._client.chat(
+                messages,
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                extra_body=self.extra_body,
+            )
+        except ChatClientError as error:  # retried already where retrying can help
+            return Answer(error=str(error), input_size=size)
+        return Answer(text=reply.text, latency_s=time.perf_counter() - begin, input_size=size)
 
     def generate(self, requests: Sequence[Request]) -> list[Answer]:
         """Send ``requests`` with at most ``max_concurrency`` in flight; answers keep request order.
@@ -615,38 +557,3 @@ class OpenAIEndpointBackend:
         with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
             return list(pool.map(self._ask, requests))
 
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds from a ``Retry-After`` header given in seconds, else None."""
-    value = headers.get("Retry-After") if headers is not None else None
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None
-    return seconds if seconds is not None and math.isfinite(seconds) else None
-
-
-def _answer_text(payload: bytes) -> str:
-    """The assistant text of a chat-completions reply; ValueError naming what is malformed."""
-    try:
-        data = json.loads(payload)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ValueError(f"malformed reply (not JSON): {payload[:200]!r}") from None
-    try:
-        content = data["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise ValueError(
-            f"malformed reply (no choices[0].message.content): {str(data)[:200]}"
-        ) from None
-    if content is None:
-        return ""  # some servers send null for an empty answer
-    if isinstance(content, list):  # content parts
-        texts = [
-            part.get("text", "")
-            for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        ]
-        return "".join(texts)
-    if not isinstance(content, str):
-        raise ValueError(f"malformed reply (content is {type(content).__name__})")
-    return content

@@ -1,0 +1,671 @@
+"""One client for OpenAI-compatible chat-completions servers (vLLM, TGI, llama.cpp, hosted APIs).
+
+Everything in novabench that talks to a chat model over HTTP goes through
+:class:`ChatClient`: the runner's endpoint backend and the LLM judges. Callers pass a
+messages list and get the reply text back; the client owns the rules that must not differ
+from one caller to the next:
+
+- **Deadline.** ``timeout`` bounds each attempt as a whole (connect, send, status line,
+  headers, body), not each socket read: every read is given only the time left, so a
+  server that drips a byte now and then cannot keep a request alive past the deadline.
+  (Name resolution is left to the operating system and is not bounded.)
+- **Retries.** HTTP 408, 409, 425, 429 and 5xx, refused/reset/closed connections (also
+  mid-reply) and an exceeded deadline are retried up to ``max_retries`` times. The wait
+  before retry ``n`` (0-based) is ``backoff * 2**n`` seconds, no jitter, or the server's
+  ``Retry-After`` (delta-seconds or HTTP-date) when that is longer, never more than
+  ``max_wait``. Other statuses and malformed replies are not retried: asking again would
+  get the same answer.
+- **Concurrency.** At most ``max_concurrency`` requests are in flight at once, whatever
+  the number of threads calling :meth:`ChatClient.chat`; a retry waiting out its backoff
+  does not hold a slot.
+- **Reply text.** The text is ``choices[0].message.content`` (a string, or a list of text
+  parts, joined). Anything else is a :class:`ChatClientError`. JSON must be UTF-8: each
+  byte of invalid UTF-8 in the body and each lone UTF-16 surrogate in the content (a
+  ``"\\ud800"`` escape without its pair) becomes one U+FFFD, so the text always encodes to
+  UTF-8 and can be written to any report or JSONL file; :attr:`ChatReply.replaced` counts
+  them, so no change is silent.
+- **Secrets.** The API key is sent as a bearer token and never appears in ``repr``, in
+  errors or in :meth:`ChatClient.describe`; credentials in the URL are stripped the same way.
+
+Only the standard library is used: importing this module imports no numpy, torch or datasets.
+
+Example:
+    >>> client = ChatClient("http://127.0.0.1:8000/v1", "qwen2.5-72b", api_key="sk-secret")
+    >>> client.url
+    'http://127.0.0.1:8000/v1/chat/completions'
+    >>> "sk-secret" in repr(client)
+    False
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import io
+import json
+import math
+import os
+import re
+import ssl
+import threading
+import time
+import urllib.parse
+from base64 import b64encode
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, cast
+
+from novabench import __version__
+from novabench.errors import NovaError, NovaInputError
+
+__all__ = [
+    "RETRYABLE_STATUS",
+    "ChatClient",
+    "ChatClientError",
+    "ChatClientStats",
+    "ChatReply",
+    "parse_retry_after",
+    "read_chat_reply",
+    "retry_delay",
+]
+
+RETRYABLE_STATUS: frozenset[int] = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
+"""HTTP statuses worth another attempt: timeout, conflict, too early, rate limit, server errors."""
+
+_ERROR_EXCERPT = 300  # characters of an error body kept in messages
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class ChatClientError(NovaError):
+    """A chat request that gave no usable reply.
+
+    Args:
+        url: the endpoint, without credentials.
+        attempts: HTTP attempts made (retries included).
+        cause: what went wrong on the last attempt, in a few words.
+        kind: ``"http"`` (an error status), ``"timeout"`` (deadline exceeded),
+            ``"connection"`` (refused, reset, closed), ``"certificate"`` (TLS verification
+            failed; not retried) or ``"reply"`` (a 2xx that is not a readable chat completion).
+        status: the HTTP status of the last attempt, if one came back.
+        body: an excerpt of the last error body or malformed reply, if any.
+
+    Example:
+        >>> error = ChatClientError("http://h/v1/chat/completions", 3, "HTTP 503: busy",
+        ...                         kind="http", status=503)
+        >>> str(error)
+        'POST http://h/v1/chat/completions failed after 3 attempts: HTTP 503: busy'
+        >>> error.retryable
+        True
+    """
+
+    def __init__(
+        self,
+        url: str,
+        attempts: int,
+        cause: str,
+        *,
+        kind: str,
+        status: int | None = None,
+        body: str | None = None,
+    ) -> None:
+        self.url = url
+        self.attempts = attempts
+        self.cause = cause
+        self.kind = kind
+        self.status = status
+        self.body = body
+        plural = "" if attempts == 1 else "s"
+        super().__init__(f"POST {url} failed after {attempts} attempt{plural}: {cause}")
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the last failure was of a kind the client retries (so retries ran out)."""
+        if self.kind == "http":
+            return self.status in RETRYABLE_STATUS
+        return self.kind in ("timeout", "connection")
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """A chat completion's answer.
+
+    Attributes:
+        text: ``choices[0].message.content`` (see the module docstring for the text rule).
+        finish_reason: ``choices[0].finish_reason`` as the server sent it, or None.
+        attempts: HTTP attempts it took (1 when the first one answered).
+        replaced: invalid UTF-8 bytes and lone surrogates replaced by U+FFFD in ``text``.
+    """
+
+    text: str
+    finish_reason: str | None = None
+    attempts: int = 1
+    replaced: int = 0
+
+
+@dataclass(frozen=True)
+class ChatClientStats:
+    """Counters of a client since it was created.
+
+    Attributes:
+        requests: HTTP attempts sent, retries included.
+        retries: attempts that repeated a failed one.
+        failures: :meth:`ChatClient.chat` calls that raised :class:`ChatClientError`.
+    """
+
+    requests: int = 0
+    retries: int = 0
+    failures: int = 0
+
+
+def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date.
+
+    A date in the past means no wait (0.0); an unreadable value is ignored (None).
+
+    Args:
+        value: the header value, or None when absent.
+        now: the current time for HTTP-dates (the clock when None).
+
+    Example:
+        >>> parse_retry_after("7"), parse_retry_after("soon") is None
+        (7.0, True)
+        >>> now = datetime(2015, 10, 21, 7, 27, 30, tzinfo=timezone.utc)
+        >>> parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=now)
+        30.0
+        >>> parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now=now)
+        0.0
+    """
+    if value is None or not value.strip():
+        return None
+    text = value.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):  # RFC 9110 says an integer; decimals are harmless
+        seconds = float(text)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - (now or datetime.now(timezone.utc))).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def retry_delay(
+    retry: int, *, backoff: float, max_wait: float, retry_after: float | None = None
+) -> float:
+    """Seconds to wait before retry number ``retry`` (0 for the first retry).
+
+    ``backoff * 2**retry``, or the server's ``Retry-After`` when longer, capped at ``max_wait``.
+
+    Example:
+        >>> [retry_delay(n, backoff=0.5, max_wait=60) for n in range(4)]
+        [0.5, 1.0, 2.0, 4.0]
+        >>> retry_delay(0, backoff=0.5, max_wait=60, retry_after=10.0)
+        10.0
+        >>> retry_delay(0, backoff=0.5, max_wait=60, retry_after=3600.0)
+        60.0
+    """
+    delay = backoff * 2.0 ** min(retry, 64)  # the bound keeps the float finite
+    if retry_after is not None:
+        delay = max(delay, retry_after)
+    return float(min(delay, max_wait))
+
+
+def _replace_lone_surrogates(text: str) -> tuple[str, int]:
+    return _LONE_SURROGATE.subn("\ufffd", text)
+
+
+def read_chat_reply(payload: bytes) -> ChatReply:
+    """Read a chat-completions response body (see the module docstring for the text rule).
+
+    Args:
+        payload: the raw HTTP body.
+
+    Returns:
+        The reply (``attempts`` is left at 1).
+
+    Raises:
+        ValueError: the body is not JSON or has no string ``choices[0].message.content``;
+            the message starts with ``"malformed reply"`` and says what is missing.
+
+    Example:
+        >>> read_chat_reply(b'{"choices": [{"message": {"content": "no target"}}]}').text
+        'no target'
+        >>> reply = read_chat_reply(b'{"choices": [{"message": {"content": "a\\\\ud800 b\\xff"}}]}')
+        >>> reply.text, reply.replaced
+        ('a\ufffd b\ufffd', 2)
+        >>> read_chat_reply(b'{"choices": []}')
+        Traceback (most recent call last):
+        ...
+        ValueError: malformed reply (no choices[0].message.content): {"choices": []}
+    """
+    # Invalid bytes become lone surrogates here, so one rule below replaces both kinds.
+    decoded = payload.decode("utf-8", errors="surrogateescape")
+    try:
+        data = json.loads(decoded)
+    except ValueError:
+        excerpt, _ = _replace_lone_surrogates(decoded[:200])
+        raise ValueError(f"malformed reply (not JSON): {excerpt!r}") from None
+    try:
+        choice = data["choices"][0]
+        content = choice["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        excerpt, _ = _replace_lone_surrogates(decoded[:200])
+        raise ValueError(f"malformed reply (no choices[0].message.content): {excerpt}") from None
+    finish_reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    finish = finish_reason if isinstance(finish_reason, str) else None
+    if isinstance(content, list):  # content parts: keep the text ones, in order
+        if not all(isinstance(part, dict) for part in content):
+            raise ValueError("malformed reply (content parts that are not objects)")
+        texts = [part.get("text") for part in content if part.get("type") == "text"]
+        if not all(isinstance(text, str) for text in texts):
+            raise ValueError("malformed reply (a text part without a string 'text')")
+        content = "".join(cast(list[str], texts))
+    if not isinstance(content, str):
+        kind = "null" if content is None else type(content).__name__
+        raise ValueError(f"malformed reply (content is {kind}, finish_reason {finish!r})")
+    text, replaced = _replace_lone_surrogates(content)
+    return ChatReply(text=text, finish_reason=finish, replaced=replaced)
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A socket's bytes where every read gets only the time left before the deadline."""
+
+    def __init__(self, sock: Any, deadline: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("deadline exceeded")
+        self._sock.settimeout(remaining)
+        return int(self._sock.recv_into(buffer))
+
+
+class _DeadlineSocket:
+    """What ``http.client.HTTPResponse`` needs from a socket: a deadline-bound ``makefile``."""
+
+    def __init__(self, sock: Any, deadline: float) -> None:
+        self._sock = sock
+        self._deadline = deadline
+
+    def makefile(self, mode: str, *args: Any, **kwargs: Any) -> io.BufferedReader:
+        return io.BufferedReader(_DeadlineReader(self._sock, self._deadline))
+
+
+class _Failure(Exception):
+    """One failed attempt, as the retry loop sees it."""
+
+    def __init__(
+        self,
+        cause: str,
+        kind: str,
+        *,
+        status: int | None = None,
+        body: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.kind = kind
+        self.status = status
+        self.body = body
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        if self.kind == "http":
+            return self.status in RETRYABLE_STATUS
+        return self.kind in ("timeout", "connection")
+
+
+def _check_number(
+    value: Any, name: str, *, minimum: float, integer: bool = False, strict: bool = False
+) -> None:
+    kinds = (int,) if integer else (int, float)
+    ok = (
+        isinstance(value, kinds)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (value > minimum if strict else value >= minimum)
+    )
+    if not ok:
+        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
+        kind = "an integer" if integer else "a number"
+        raise NovaInputError(
+            f"must be {kind} {bound}, got {value!r}", source="ChatClient", field=name
+        )
+
+
+class ChatClient:
+    """``POST {base_url}/chat/completions`` with deadlines, retries and bounded concurrency.
+
+    See the module docstring for the rules. Thread-safe: one client may serve many threads.
+
+    Args:
+        base_url: the API root, e.g. ``http://localhost:8000/v1``; a query string (such as
+            ``?api-version=...``) is kept. Credentials in it (``user:pass@``) are sent as
+            HTTP basic authentication when there is no API key, and never shown.
+        model: the ``model`` field of each request.
+        api_key: bearer token; when None, read from the environment variable ``api_key_env``.
+        api_key_env: name of an environment variable holding the key (must be set if given
+            and ``api_key`` is None).
+        timeout: seconds for each attempt as a whole (the deadline).
+        max_retries: attempts after the first one.
+        backoff: base of the exponential wait between attempts, in seconds.
+        max_wait: longest wait between attempts, ``Retry-After`` included.
+        max_concurrency: requests in flight at most, across threads.
+        sleep: how to wait between attempts (``time.sleep``; tests pass a recorder).
+
+    Raises:
+        NovaInputError: a URL that is not http(s), an empty model, a missing environment
+            variable, or a setting out of range.
+
+    Example:
+        >>> client = ChatClient("http://127.0.0.1:8000/v1", "m", timeout=30, max_retries=2)
+        >>> client.describe()["endpoint"], client.stats.requests
+        ('http://127.0.0.1:8000/v1/chat/completions', 0)
+        >>> client.chat([{"role": "user", "content": "Hello"}]).text  # doctest: +SKIP
+        'Hello! How can I help?'
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        max_wait: float = 60.0,
+        max_concurrency: int = 4,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        parts = urllib.parse.urlsplit(base_url.strip() if isinstance(base_url, str) else "")
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            shown = _without_credentials(base_url) if isinstance(base_url, str) else base_url
+            raise NovaInputError(
+                f"must be an http(s) URL such as http://host:8000/v1, got {shown!r}",
+                source="ChatClient",
+                field="base_url",
+            )
+        if not isinstance(model, str) or not model.strip():
+            raise NovaInputError("a model name is needed", source="ChatClient", field="model")
+        _check_number(timeout, "timeout", minimum=0, strict=True)
+        _check_number(max_retries, "max_retries", minimum=0, integer=True)
+        _check_number(backoff, "backoff", minimum=0)
+        _check_number(max_wait, "max_wait", minimum=0)
+        _check_number(max_concurrency, "max_concurrency", minimum=1, integer=True)
+        if api_key is None and api_key_env:
+            api_key = os.environ.get(api_key_env) or None
+            if api_key is None:
+                raise NovaInputError(
+                    f"environment variable {api_key_env} is empty or unset",
+                    source="ChatClient",
+                    field="api_key_env",
+                )
+        try:
+            port = parts.port
+        except ValueError as error:
+            raise NovaInputError(str(error), source="ChatClient", field="base_url") from None
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = port
+        path = parts.path.rstrip("/") + "/chat/completions"
+        self._target = path + (f"?{parts.query}" if parts.query else "")
+        self.url = _without_credentials(
+            urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+        )
+        self.model = model
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.backoff = float(backoff)
+        self.max_wait = float(max_wait)
+        self.max_concurrency = max_concurrency
+        self._secrets = [secret for secret in (api_key, parts.password) if secret]
+        self._authorization: str | None = None
+        if api_key:
+            self._authorization = f"Bearer {api_key}"
+        elif parts.username is not None:
+            user = urllib.parse.unquote(parts.username)
+            password = urllib.parse.unquote(parts.password or "")
+            token = b64encode(f"{user}:{password}".encode()).decode("ascii")
+            self._authorization = f"Basic {token}"
+        self._sleep = sleep or time.sleep
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._lock = threading.Lock()
+        self._counts = {"requests": 0, "retries": 0, "failures": 0}
+
+    def __repr__(self) -> str:
+        key = "'***'" if self._authorization else None
+        return (
+            f"ChatClient({self.url!r}, {self.model!r}, api_key={key}, timeout={self.timeout:g}, "
+            f"max_retries={self.max_retries}, max_concurrency={self.max_concurrency})"
+        )
+
+    @property
+    def stats(self) -> ChatClientStats:
+        """A snapshot of the counters (see :class:`ChatClientStats`)."""
+        with self._lock:
+            return ChatClientStats(**self._counts)
+
+    def describe(self) -> dict[str, Any]:
+        """Endpoint (without credentials), model and retry settings, for manifests and reports.
+
+        Example:
+            >>> ChatClient("http://u:pw@h:1/v1", "m").describe()["endpoint"]
+            'http://h:1/v1/chat/completions'
+        """
+        return {
+            "endpoint": self.url,
+            "model": self.model,
+            "timeout_s": self.timeout,
+            "max_retries": self.max_retries,
+            "backoff_s": self.backoff,
+            "max_wait_s": self.max_wait,
+            "max_concurrency": self.max_concurrency,
+        }
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self._counts[name] += 1
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def wait_before_retry(self, retry: int, retry_after: float | None = None) -> float:
+        """Sleep before retry number ``retry`` (0 first) by the client's rule; return the delay.
+
+        For callers that retry on their own grounds (a judge re-asking after an unreadable
+        verdict) and should wait as the client would.
+
+        Example:
+            >>> ChatClient("http://h/v1", "m", backoff=0, sleep=print).wait_before_retry(2)
+            0.0
+            0.0
+        """
+        delay = retry_delay(
+            retry, backoff=self.backoff, max_wait=self.max_wait, retry_after=retry_after
+        )
+        self._sleep(delay)
+        return delay
+
+    def _body(self, messages: Sequence[Mapping[str, Any]], options: Mapping[str, Any]) -> bytes:
+        if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence) or not messages:
+            raise NovaInputError(
+                "expected a non-empty list of chat messages", source="ChatClient", field="messages"
+            )
+        for index, message in enumerate(messages):
+            if (
+                not isinstance(message, Mapping)
+                or "role" not in message
+                or "content" not in message
+            ):
+                raise NovaInputError(
+                    "each message needs 'role' and 'content'",
+                    source="ChatClient",
+                    record=f"message {index}",
+                    field="messages",
+                )
+        body: dict[str, Any] = {"model": self.model, "messages": list(messages)}
+        body.update({name: value for name, value in options.items() if value is not None})
+        body["stream"] = False  # the reader expects one JSON document
+        return json.dumps(body).encode("utf-8")
+
+    def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_retries: int | None = None,
+    ) -> ChatReply:
+        """Send one chat request (retrying by the client's rules) and read the reply.
+
+        Args:
+            messages: OpenAI chat messages, each with ``role`` and ``content``.
+            max_tokens: reply length limit (not sent when None).
+            temperature: sampling temperature (not sent when None).
+            response_format: e.g. ``{"type": "json_object"}`` for servers that support it.
+            extra_body: further request fields (``top_p``, ``seed``, ...); they win over the
+                named ones (``stream`` is always false: the reader expects one document).
+            max_retries: retries for this call instead of the client's ``max_retries``.
+
+        Returns:
+            The reply; ``reply.text`` is the answer.
+
+        Raises:
+            ChatClientError: no readable reply (after the retries, for retryable failures).
+            NovaInputError: malformed ``messages``.
+
+        Example:
+            >>> hello = [{"role": "user", "content": "Say hi"}]
+            >>> client.chat(hello, max_tokens=8).text  # doctest: +SKIP
+            'Hi!'
+        """
+        options: dict[str, Any] = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "response_format": dict(response_format) if response_format else None,
+            **dict(extra_body or {}),
+        }
+        body = self._body(messages, options)
+        allowed = self.max_retries if max_retries is None else max_retries
+        _check_number(allowed, "max_retries", minimum=0, integer=True)
+        attempt = 0
+        while True:
+            attempt += 1
+            self._count("requests")
+            if attempt > 1:
+                self._count("retries")
+            try:
+                with self._slots:
+                    payload = self._attempt(body)
+                try:
+                    reply = read_chat_reply(payload)
+                except ValueError as error:
+                    excerpt = payload[:_ERROR_EXCERPT].decode("utf-8", "replace")
+                    raise _Failure(str(error), "reply", status=200, body=excerpt) from None
+                return ChatReply(reply.text, reply.finish_reason, attempt, reply.replaced)
+            except _Failure as failure:
+                if not failure.retryable or attempt > allowed:
+                    self._count("failures")
+                    body_text = self._scrub(failure.body) if failure.body is not None else None
+                    raise ChatClientError(
+                        self.url,
+                        attempt,
+                        self._scrub(failure.cause),
+                        kind=failure.kind,
+                        status=failure.status,
+                        body=body_text,
+                    ) from None
+                self.wait_before_retry(attempt - 1, failure.retry_after)
+
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        if self._https:
+            return http.client.HTTPSConnection(
+                self._host or "", self._port, timeout=timeout, context=ssl.create_default_context()
+            )
+        return http.client.HTTPConnection(self._host or "", self._port, timeout=timeout)
+
+    def _attempt(self, body: bytes) -> bytes:
+        """One HTTP attempt within ``timeout``; the body of a 200, else raises :class:`_Failure`."""
+        deadline = time.monotonic() + self.timeout
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"novabench/{__version__}",
+            "Connection": "close",
+        }
+        if self._authorization:
+            headers["Authorization"] = self._authorization
+        connection = self._connection(self.timeout)
+        try:
+            connection.connect()
+            sock = connection.sock
+            sock.settimeout(max(deadline - time.monotonic(), 1e-3))  # sendall: a total bound
+            connection.request("POST", self._target, body=body, headers=headers)
+            response = http.client.HTTPResponse(
+                cast(Any, _DeadlineSocket(sock, deadline)), method="POST"
+            )
+            response.begin()
+            payload = response.read()
+            status = response.status
+            retry_after = parse_retry_after(response.getheader("Retry-After"))
+        except ssl.SSLCertVerificationError as error:  # retrying cannot fix a certificate
+            raise _Failure(f"TLS certificate rejected: {error}", "certificate") from None
+        except TimeoutError:
+            raise _Failure(
+                f"timed out: no complete reply within {self.timeout:g} s", "timeout"
+            ) from None
+        except (OSError, http.client.HTTPException) as error:
+            # refused, reset, closed before or during the reply (RemoteDisconnected,
+            # IncompleteRead), DNS failures, broken status lines
+            detail = str(error) or type(error).__name__
+            raise _Failure(
+                f"connection failed: {type(error).__name__}: {detail}", "connection"
+            ) from None
+        finally:
+            connection.close()
+        if not 200 <= status < 300:
+            excerpt = payload[: _ERROR_EXCERPT * 4].decode("utf-8", "replace").strip()
+            excerpt = excerpt[:_ERROR_EXCERPT]
+            reason = excerpt or response.reason or ""
+            raise _Failure(
+                f"HTTP {status}: {reason}".rstrip(": "),
+                "http",
+                status=status,
+                body=excerpt,
+                retry_after=retry_after,
+            )
+        return payload
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` without ``user:password@`` (what may be shown in messages and manifests)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    netloc = parts.hostname or ""
+    if ":" in netloc:  # an IPv6 literal
+        netloc = f"[{netloc}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port:
+        netloc += f":{port}"
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
