@@ -460,7 +460,7 @@ def test_clipped_boxes_are_counted_apart_from_clean_ones(release, tmp_path):
     assert parsed.parse_counts("localization") == {"ok": 1, "ok_clipped": 1}
 
 
-# --------------------------------------------------------------------------- several files, one reader
+# ------------------------------------------------------------------- several files, one reader
 
 
 def test_reading_several_files_gives_one_set_in_release_order(release, tmp_path):
@@ -473,7 +473,8 @@ def test_reading_several_files_gives_one_set_in_release_order(release, tmp_path)
     assert both.captions() == whole.captions() and both.diagnoses() == whole.diagnoses()
     assert both.source == f"{cases}, {images}"
     # A single path given as a list reads exactly like the path itself.
-    assert read_predictions([images], release).captions() == read_predictions(images, release).captions()
+    alone = read_predictions(images, release)
+    assert read_predictions([images], release).captions() == alone.captions()
 
 
 def test_an_item_repeated_across_files_is_refused_naming_both_files(release, tmp_path):
@@ -481,7 +482,10 @@ def test_an_item_repeated_across_files_is_refused_naming_both_files(release, tmp
     first = write_lines(tmp_path / "first.jsonl", [{"filename": image, "caption": "Axial T2."}])
     second = write_lines(
         tmp_path / "second.jsonl",
-        [{"case_id": release.cases()[0].case_id, "diagnoses": ["x"]}, {"filename": image, "caption": "Again."}],
+        [
+            {"case_id": release.cases()[0].case_id, "diagnoses": ["x"]},
+            {"filename": image, "caption": "Again."},
+        ],
     )
     with pytest.raises(NovaInputError) as caught:
         read_predictions([first, second], release)
@@ -562,7 +566,8 @@ def test_run_manifest_refuses_a_field_of_the_wrong_kind_naming_file_and_field(tm
     manifest_path_for(tmp_path / "pred.jsonl").write_text(json.dumps({"release": "v1"}))
     with pytest.raises(NovaInputError) as caught:
         RunManifest.read(tmp_path / "pred.jsonl")
-    assert caught.value.field == "release" and caught.value.source.endswith("pred.jsonl.manifest.json")
+    assert caught.value.field == "release"
+    assert caught.value.source.endswith("pred.jsonl.manifest.json")
     manifest_path_for(tmp_path / "list.jsonl").write_text("[1, 2]")
     with pytest.raises(NovaInputError, match="JSON object"):
         RunManifest.read(tmp_path / "list.jsonl")

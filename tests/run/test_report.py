@@ -10,8 +10,8 @@ import pytest
 from novabench.cli import main
 from novabench.data.release import is_placeholder_diagnosis, read_release
 from novabench.errors import NovaInputError
-from novabench.run.predictions import write_manifest
 from novabench.report import evaluate_predictions, render_markdown, render_table
+from novabench.run.predictions import write_manifest
 from tests.release_factory import default_rows, write_v1_release
 
 FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
@@ -294,7 +294,9 @@ def test_boxes_running_past_the_image_get_a_note(sample_release: Path, tmp_path:
     assert report["tasks"]["localization"]["notes"] == []
 
 
-def test_scoring_options_object_and_keywords_score_alike(sample_release: Path, tmp_path: Path) -> None:
+def test_scoring_options_object_and_keywords_score_alike(
+    sample_release: Path, tmp_path: Path
+) -> None:
     from novabench.report import ScoringOptions
 
     path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release))
@@ -308,7 +310,9 @@ def test_scoring_options_object_and_keywords_score_alike(sample_release: Path, t
     assert by_object == by_keywords
     assert by_object["bootstrap"] == {"n_resamples": 20, "confidence": 0.95, "seed": 4}
     # A keyword overrides the object; a keyword that is not an option is refused.
-    overridden = evaluate_predictions(sample_release, path, options, tasks=["diagnosis"], n_resamples=0)
+    overridden = evaluate_predictions(
+        sample_release, path, options, tasks=["diagnosis"], n_resamples=0
+    )
     assert sorted(overridden["tasks"]) == ["diagnosis"]
     with pytest.raises(TypeError, match="n_resample"):
         evaluate_predictions(sample_release, path, options, n_resample=0)

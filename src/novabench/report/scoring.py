@@ -90,7 +90,8 @@ class ScoringOptions:
                     raise NovaInputError(error.message, field="tasks") from None
             object.__setattr__(self, "tasks", tuple(dict.fromkeys(canonical)) or None)
         # Frozen all the way down: the caption options cannot change under a running score.
-        object.__setattr__(self, "caption_options", MappingProxyType(dict(self.caption_options or {})))
+        caption_options = MappingProxyType(dict(self.caption_options or {}))
+        object.__setattr__(self, "caption_options", caption_options)
 
     @classmethod
     def build(cls, options: ScoringOptions | None = None, **overrides: Any) -> ScoringOptions:
@@ -275,7 +276,9 @@ def compare_predictions(
     loaded_b = _load(data, predictions_b, chosen, release=release, fingerprint=fingerprint)
     shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
     if not shared:
-        raise NovaInputError("the two prediction sets answer no task in common", field="predictions")
+        raise NovaInputError(
+            "the two prediction sets answer no task in common", field="predictions"
+        )
     compared: dict[str, Any] = {}
     notes: dict[str, list[str]] = {}
     for task in shared:

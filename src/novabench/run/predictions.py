@@ -506,7 +506,8 @@ def _answer_values(check: _LineChecker, payload: Mapping[str, Any], task: str) -
         if payload.get(name) is None:
             continue
         if name == "scores":  # one per box: checked against the boxes read just before
-            values[name] = check.scores(payload[name], len(values["boxes"]) if "boxes" in values else None)
+            n_boxes = len(values["boxes"]) if "boxes" in values else None
+            values[name] = check.scores(payload[name], n_boxes)
         elif name in ("boxes", "diagnoses", "input_size"):
             values[name] = getattr(check, name)(payload[name])
         else:
@@ -976,7 +977,7 @@ class RunManifest:
         for key, value in data.items():
             kinds = _MANIFEST_KINDS.get(key)
             if value is not None and kinds is not None and not isinstance(value, kinds):
-                kind = "an object" if kinds == (dict,) else "a list" if kinds == (list,) else "a string"
+                kind = "an object" if dict in kinds else "a list" if list in kinds else "a string"
                 raise NovaInputError(
                     f"must be {kind} or null, got {type(value).__name__}", source=source, field=key
                 )
@@ -1187,7 +1188,8 @@ def merge_prediction_files(
     if with_manifest and len(with_manifest) != len(resolved):
         lacking = next(p for p, m in zip(resolved, manifests) if m is None)
         raise NovaInputError(
-            f"has no manifest while {with_manifest[0][0]} has one; cannot tell whether they come from one run",
+            f"has no manifest while {with_manifest[0][0]} has one; "
+            "cannot tell whether they come from one run",
             source=str(lacking),
         )
     # From here on either every input has a manifest (with_manifest) or none has.

@@ -265,8 +265,9 @@ def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -
             old, new = release_identity(old), release_identity(new)
         if old != new:
             raise NovaInputError(
-                f"the file was written by a different configuration ({key}: {getattr(existing, key)!r} now "
-                f"{getattr(manifest, key)!r}); write to a new output file",
+                "the file was written by a different configuration "
+                f"({key}: {getattr(existing, key)!r} now {getattr(manifest, key)!r}); "
+                "write to a new output file",
                 source=str(path),
                 field=key,
             )
