@@ -672,12 +672,13 @@ def _record_payload(record: PredictionRecord) -> dict[str, Any]:
     spec = registry.TASKS[record.task]
     payload: dict[str, Any] = {spec.key_field: record.key}
     payload["task"] = record.task
-    for name in (spec.answer_field, *spec.extra_fields):
-        value = getattr(record, name)
+    # The answer and its companions, the raw text, then what the model saw (the files' key order).
+    answer = [spec.answer_field, *(f for f in spec.extra_fields if f != "input_size")]
+    seen = ["input_size"] if "input_size" in spec.extra_fields else []
+    for name in (*answer, spec.raw_field, *seen):
+        value = record.raw if name == spec.raw_field else getattr(record, name)
         if value is not None:
             payload[name] = list(value) if isinstance(value, tuple) else value
-    if record.raw is not None:
-        payload[spec.raw_field] = record.raw
     for name in ("parse_status", "latency_s", "model", "error"):
         if getattr(record, name) is not None:
             payload[name] = getattr(record, name)
