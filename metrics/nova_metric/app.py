@@ -6,6 +6,8 @@ import os
 import evaluate
 import gradio as gr
 
+from novabench.registry import TASK_NAMES
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 EXAMPLES = {
@@ -56,7 +58,7 @@ def build_demo() -> gr.Blocks:
             "image-level hit rates), captioning (BLEU-4, ROUGE-L, METEOR, BERTScore, keyword F1s) and "
             "diagnosis (Top-1/Top-5). Boxes are `[x, y, width, height]` pixels. See the metric card."
         )
-        task = gr.Dropdown(list(EXAMPLES), value="localization", label="task")
+        task = gr.Dropdown(list(TASK_NAMES), value=TASK_NAMES[0], label="task")
         with gr.Row():
             predictions = gr.Code(json.dumps(EXAMPLES["localization"][0], indent=1), language="json", label="predictions")
             references = gr.Code(json.dumps(EXAMPLES["localization"][1], indent=1), language="json", label="references")

@@ -458,3 +458,144 @@ def test_clipped_boxes_are_counted_apart_from_clean_ones(release, tmp_path):
     parsed = parse_raw(read_predictions(write_lines(tmp_path / "raw.jsonl", answers), release), release,
                        box_convention="qwen")
     assert parsed.parse_counts("localization") == {"ok": 1, "ok_clipped": 1}
+
+
+# ------------------------------------------------------------------- several files, one reader
+
+
+def test_reading_several_files_gives_one_set_in_release_order(release, tmp_path):
+    lines = full_predictions(release)
+    images = write_lines(tmp_path / "images.jsonl", [line for line in lines if "filename" in line])
+    cases = write_lines(tmp_path / "cases.jsonl", [line for line in lines if "case_id" in line])
+    both = read_predictions([cases, images], release)
+    whole = read_predictions(write_lines(tmp_path / "whole.jsonl", lines), release)
+    assert both.localization() == whole.localization()
+    assert both.captions() == whole.captions() and both.diagnoses() == whole.diagnoses()
+    assert both.source == f"{cases}, {images}"
+    # A single path given as a list reads exactly like the path itself.
+    alone = read_predictions(images, release)
+    assert read_predictions([images], release).captions() == alone.captions()
+
+
+def test_an_item_repeated_across_files_is_refused_naming_both_files(release, tmp_path):
+    image = release.images[0].filename
+    first = write_lines(tmp_path / "first.jsonl", [{"filename": image, "caption": "Axial T2."}])
+    second = write_lines(
+        tmp_path / "second.jsonl",
+        [
+            {"case_id": release.cases()[0].case_id, "diagnoses": ["x"]},
+            {"filename": image, "caption": "Again."},
+        ],
+    )
+    with pytest.raises(NovaInputError) as caught:
+        read_predictions([first, second], release)
+    message = str(caught.value)
+    assert str(first) in message and str(second) in message
+    assert f"{first}, line 1" in message and caught.value.record.startswith("line 2")
+    assert caught.value.field == "filename"
+
+
+def test_across_files_an_answer_replaces_a_failure_and_a_failure_never_replaces_an_answer(
+    release, tmp_path
+):
+    case_id = release.cases()[0].case_id
+    failed = {"case_id": case_id, "task": "diagnosis", "error": "timeout"}
+    answer = {"case_id": case_id, "diagnoses": ["glioma"]}
+    failed_path = write_lines(tmp_path / "failed.jsonl", [failed])
+    answer_path = write_lines(tmp_path / "answer.jsonl", [answer])
+    for order in ([failed_path, answer_path], [answer_path, failed_path]):
+        predictions = read_predictions(order, release)
+        assert predictions.diagnoses()[0] == ["glioma"] and predictions.errors("diagnosis") == {}
+        assert predictions.superseded == 1  # the failed attempt is counted, not hidden
+    # Within one file an answer followed by a failure is still a duplicate.
+    with pytest.raises(NovaInputError, match="duplicate diagnosis"):
+        read_predictions(write_lines(tmp_path / "one.jsonl", [answer, failed]), release)
+
+
+def test_reading_no_file_is_refused(release):
+    with pytest.raises(NovaInputError, match="no predictions file"):
+        read_predictions([], release)
+
+
+# --------------------------------------------------------------------------- RunManifest
+
+
+def run_manifest(**changes):
+    from novabench.run.predictions import RunManifest
+
+    base = RunManifest(
+        format="novabench-raw-answers",
+        format_version=1,
+        backend={"type": "baseline", "model": "floor"},
+        model="floor",
+        prompts={"captioning": {"name": "default", "sha256": "abc"}},
+        box_convention="protocol",
+        shard={"index": 0, "count": 2},
+        release={"layout": "v1", "fingerprint": "f00d", "n_images": 6, "n_cases": 3},
+        tasks=["captioning"],
+        status="complete",
+        counts={"captioning": {"answered": 3}},
+        extra={"note": "kept as written"},
+    )
+    from dataclasses import replace
+
+    return replace(base, **changes)
+
+
+def test_run_manifest_round_trips_through_its_file(tmp_path):
+    from novabench.run.predictions import RunManifest
+
+    manifest = run_manifest()
+    path = manifest.write(tmp_path / "pred.jsonl")
+    assert path == manifest_path_for(tmp_path / "pred.jsonl")
+    again = RunManifest.read(tmp_path / "pred.jsonl")
+    assert again == manifest
+    on_disk = json.loads(path.read_text())
+    assert on_disk["note"] == "kept as written"  # unknown keys survive a rewrite
+    assert "revision" in on_disk and on_disk["revision"] is None  # a run states every run field
+    assert read_manifest(tmp_path / "pred.jsonl") == on_disk  # the thin reader gives the JSON
+    # Through the thin writer too, from a plain dict.
+    write_manifest(tmp_path / "copy.jsonl", on_disk)
+    assert RunManifest.read(tmp_path / "copy.jsonl") == manifest
+    assert RunManifest.read(tmp_path / "absent.jsonl") is None
+
+
+def test_run_manifest_refuses_a_field_of_the_wrong_kind_naming_file_and_field(tmp_path):
+    from novabench.run.predictions import RunManifest
+
+    manifest_path_for(tmp_path / "pred.jsonl").write_text(json.dumps({"release": "v1"}))
+    with pytest.raises(NovaInputError) as caught:
+        RunManifest.read(tmp_path / "pred.jsonl")
+    assert caught.value.field == "release"
+    assert caught.value.source.endswith("pred.jsonl.manifest.json")
+    manifest_path_for(tmp_path / "list.jsonl").write_text("[1, 2]")
+    with pytest.raises(NovaInputError, match="JSON object"):
+        RunManifest.read(tmp_path / "list.jsonl")
+
+
+def test_run_manifest_compares_runs_ignoring_shard_fields_and_release_layout():
+    first = run_manifest()
+    sibling = run_manifest(
+        shard={"index": 1, "count": 2}, status="running", counts={"captioning": {"answered": 4}},
+        release={"layout": "export", "fingerprint": "f00d", "n_images": 6, "n_cases": 3},
+    )
+    assert first.differences(sibling) == []
+    assert first.release_identity == {"fingerprint": "f00d", "n_images": 6, "n_cases": 3}
+    assert first.release_fingerprint == "f00d"
+    other = run_manifest(model="other", box_convention="qwen")
+    assert first.differences(other) == ["box_convention", "model"]
+
+
+def test_run_manifest_merged_adds_counts_and_lists_missing_shards():
+    from novabench.run.predictions import RunManifest
+
+    first = run_manifest(shard={"index": 0, "count": 3})
+    second = run_manifest(shard={"index": 2, "count": 3}, status="interrupted",
+                          counts={"captioning": {"answered": 4}})
+    merged = RunManifest.merged([(Path("a.jsonl"), first), (Path("b.jsonl"), second)])
+    assert merged.shard is None and merged.to_dict()["shard"] is None
+    assert merged.counts == {"captioning": {"answered": 7}}
+    assert merged.missing_shards == [1]
+    assert merged.status == "mixed: complete, interrupted"
+    assert [entry["path"] for entry in merged.merged_from] == ["a.jsonl", "b.jsonl"]
+    assert merged.model == first.model and merged.extra == first.extra

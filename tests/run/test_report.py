@@ -10,8 +10,8 @@ import pytest
 from novabench.cli import main
 from novabench.data.release import is_placeholder_diagnosis, read_release
 from novabench.errors import NovaInputError
+from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.run.predictions import write_manifest
-from novabench.run.report import evaluate_predictions, render_markdown, render_table
 from tests.release_factory import default_rows, write_v1_release
 
 FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
@@ -147,7 +147,7 @@ def test_cli_names_the_bad_line(sample_release: Path, tmp_path: Path, capsys: py
 
 
 def test_compare_a_model_with_itself_gives_no_difference(sample_release: Path, tmp_path: Path) -> None:
-    from novabench.run.report import compare_predictions
+    from novabench.report import compare_predictions
 
     path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release))
     comparison = compare_predictions(sample_release, path, path, n_resamples=100, caption_options=FAST_CAPTIONS)
@@ -298,3 +298,30 @@ def test_boxes_running_past_the_image_get_a_note(sample_release: Path, tmp_path:
     clean = [{"filename": i.filename, "boxes": i.boxes} for i in release.images]
     report = evaluate_predictions(sample_release, write_lines(tmp_path / "ok.jsonl", clean), n_resamples=0)
     assert report["tasks"]["localization"]["notes"] == []
+
+
+def test_scoring_options_object_and_keywords_score_alike(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    from novabench.report import ScoringOptions
+
+    path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release))
+    options = ScoringOptions(tasks=["Localisation", "diagnosis"], n_resamples=20, seed=4)
+    assert options.tasks == ("localization", "diagnosis")  # spellings folded by the registry
+    by_object = evaluate_predictions(sample_release, path, options)
+    by_keywords = evaluate_predictions(sample_release, path, tasks=["localization", "diagnosis"],
+                                       n_resamples=20, seed=4)
+    for report in (by_object, by_keywords):
+        report.pop("created_at")
+    assert by_object == by_keywords
+    assert by_object["bootstrap"] == {"n_resamples": 20, "confidence": 0.95, "seed": 4}
+    # A keyword overrides the object; a keyword that is not an option is refused.
+    overridden = evaluate_predictions(
+        sample_release, path, options, tasks=["diagnosis"], n_resamples=0
+    )
+    assert sorted(overridden["tasks"]) == ["diagnosis"]
+    with pytest.raises(TypeError, match="n_resample"):
+        evaluate_predictions(sample_release, path, options, n_resample=0)
+    with pytest.raises(NovaInputError, match="unknown task") as caught:
+        ScoringOptions(tasks=["segmentation"])
+    assert caught.value.field == "tasks"

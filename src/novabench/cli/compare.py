@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from novabench.cli.evaluate import add_scoring_options, judge_note, scoring_options
+from novabench.registry import TASK_NAMES
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +33,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--a", required=True, nargs="+", metavar="PRED", help="predictions of model A")
     parser.add_argument("--b", required=True, nargs="+", metavar="PRED", help="predictions of model B")
     parser.add_argument("--out", required=True, help="comparison JSON path")
-    parser.add_argument("--task", action="append", choices=("localization", "captioning", "diagnosis"),
+    parser.add_argument("--task", action="append", choices=TASK_NAMES,
                         help="compare only this task (repeatable); default: every task both answer")
     add_scoring_options(parser)
     parser.set_defaults(func=run)
@@ -41,7 +42,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
     from novabench._files import check_output_paths
-    from novabench.run.report import compare_predictions, render_comparison, write_report
+    from novabench.report import compare_predictions, render_comparison, write_report
 
     check_output_paths({"--out": args.out}, [*args.a, *args.b])
     if args.bootstrap < 1:
@@ -53,9 +54,9 @@ def run(args: argparse.Namespace) -> int:
             field="--bootstrap",
         )
     options = scoring_options(args)
-    comparison = compare_predictions(args.data, args.a, args.b, **options)
-    if options["matcher"] is not None:
-        comparison["notes"].setdefault("diagnosis", []).append(judge_note(args, options["matcher"]))
+    comparison = compare_predictions(args.data, args.a, args.b, options)
+    for task in options.judged_tasks:
+        comparison["notes"].setdefault(task, []).append(judge_note(args, options.matcher))
     write_report(comparison, args.out)
     print(render_comparison(comparison))
     for task, notes in comparison["notes"].items():

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novabench.errors import NovaInputError
+from novabench.registry import TASK_NAMES
+
+if TYPE_CHECKING:
+    from novabench.report.scoring import ScoringOptions
 
 
 def register(subparsers: Any) -> None:
@@ -34,7 +38,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--out", required=True, help="report JSON path")
     parser.add_argument("--markdown", help="also write the report as Markdown here")
-    parser.add_argument("--task", action="append", choices=("localization", "captioning", "diagnosis"),
+    parser.add_argument("--task", action="append", choices=TASK_NAMES,
                         help="score only this task (repeatable); default: every task answered")
     add_scoring_options(parser)
     parser.set_defaults(func=run)
@@ -43,18 +47,14 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
     from novabench._files import check_output_paths, write_text_atomic
-    from novabench.run.report import (
-        evaluate_predictions,
-        render_markdown,
-        render_table,
-        write_report,
-    )
+    from novabench.report import evaluate_predictions, render_markdown, render_table, write_report
 
     check_output_paths({"--out": args.out, "--markdown": args.markdown}, list(args.predictions))
     options = scoring_options(args)
-    report = evaluate_predictions(args.data, args.predictions, **options)
-    if options["matcher"] is not None and "diagnosis" in report["tasks"]:
-        report["tasks"]["diagnosis"]["notes"].append(judge_note(args, options["matcher"]))
+    report = evaluate_predictions(args.data, args.predictions, options)
+    for task in options.judged_tasks:
+        if task in report["tasks"]:
+            report["tasks"][task]["notes"].append(judge_note(args, options.matcher))
     write_report(report, args.out)
     if args.markdown:
         write_text_atomic(args.markdown, render_markdown(report))
@@ -84,11 +84,22 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
                         help="name of the environment variable holding the judge's API key (kept off the command line)")
 
 
-def scoring_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Keyword arguments of ``evaluate_predictions``/``compare_predictions`` chosen on the command line.
+def scoring_options(args: argparse.Namespace) -> ScoringOptions:
+    """The scoring options chosen on the command line, built once for ``evaluate``/``compare``.
 
     The diagnosis ``matcher`` is None for the default lexicon matcher.
+
+    Example:
+        >>> import argparse
+        >>> parser = argparse.ArgumentParser(); add_scoring_options(parser)
+        >>> parser.add_argument("--task", action="append", choices=TASK_NAMES)  # doctest: +ELLIPSIS
+        _AppendAction(...)
+        >>> options = scoring_options(parser.parse_args(["--task", "diagnosis", "--bootstrap", "0"]))
+        >>> options.tasks, options.n_resamples
+        (('diagnosis',), 0)
     """
+    from novabench.report.scoring import ScoringOptions
+
     caption_options: dict[str, Any] = {"exclude": list(args.exclude), "keyword_averaging": args.keyword_averaging}
     if args.bertscore_model:
         if args.bertscore_layers is None:
@@ -109,16 +120,16 @@ def scoring_options(args: argparse.Namespace) -> dict[str, Any]:
                 raise NovaInputError(f"environment variable {args.judge_api_key_env} is empty or unset",
                                      field="--judge-api-key-env")
         matcher = OpenAIChatJudge(args.judge_endpoint, args.judge_model, api_key=api_key, cache_dir=args.judge_cache)
-    return {
-        "tasks": args.task,
-        "box_convention": args.box_convention,
-        "allow_other_release": args.allow_other_release,
-        "n_resamples": args.bootstrap,
-        "confidence": args.confidence,
-        "seed": args.seed,
-        "caption_options": caption_options,
-        "matcher": matcher,
-    }
+    return ScoringOptions(
+        tasks=args.task,
+        box_convention=args.box_convention,
+        allow_other_release=args.allow_other_release,
+        n_resamples=args.bootstrap,
+        confidence=args.confidence,
+        seed=args.seed,
+        caption_options=caption_options,
+        matcher=matcher,
+    )
 
 
 def judge_note(args: argparse.Namespace, matcher: Any) -> str:

@@ -25,9 +25,9 @@ def run(args: argparse.Namespace) -> int:
                 f"{task:<13} answered {counts['answered']:>5}  failed {counts['errors']:>5}{missing}"
             )
     print(f"merged {len(args.shards)} file(s) into {args.out}")
-    from novabench.run.predictions import read_manifest
+    from novabench.run.predictions import RunManifest
 
-    missing_shards = (read_manifest(args.out) or {}).get("missing_shards") or []
+    missing_shards = (RunManifest.read(args.out) or RunManifest()).missing_shards or []
     if missing_shards:
         import sys
 

@@ -10,6 +10,7 @@ defaults to the one recorded in the raw file's manifest (``nova run --box-conven
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +21,11 @@ from novabench.run.parsers import CONVENTIONS
 def run(args: argparse.Namespace) -> int:
     """Execute `nova parse`; prints parse-status counts per task."""
     from novabench.data.release import read_release
+    from novabench.registry import TASK_NAMES
     from novabench.run.predictions import (
-        TASKS,
+        RunManifest,
         parse_raw,
-        read_manifest,
         read_predictions,
-        write_manifest,
         write_predictions,
     )
 
@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
     if out.resolve() == raw_path.resolve():
         raise NovaInputError("the output must not be the raw file itself", source=str(out))
     release = read_release(args.data)
-    manifest = read_manifest(raw_path)
-    convention = args.box_convention or (manifest or {}).get("box_convention") or "auto"
+    manifest = RunManifest.read(raw_path) or RunManifest()
+    convention = args.box_convention or manifest.box_convention or "auto"
     parsed = parse_raw(read_predictions(raw_path, release), release, box_convention=convention)
 
     temporary = out.with_name(out.name + ".tmp")
@@ -46,15 +46,10 @@ def run(args: argparse.Namespace) -> int:
     write_predictions(temporary, parsed)
     temporary.replace(out)  # the finished file appears at once, never half-written
     summary = parsed.summary()
-    new_manifest = dict(manifest or {})
-    new_manifest["parsed"] = {
-        "from": str(raw_path),
-        "box_convention": convention,
-        "summary": summary,
-    }
-    write_manifest(out, new_manifest)
+    parsed_from = {"from": str(raw_path), "box_convention": convention, "summary": summary}
+    replace(manifest, parsed=parsed_from).write(out)
 
-    for task in TASKS:
+    for task in TASK_NAMES:
         counts = summary[task]
         if not counts["answered"] and not counts["errors"] and not counts["parse_status"]:
             continue

@@ -19,6 +19,7 @@ import sys
 from typing import Any
 
 from novabench.errors import NovaInputError
+from novabench.registry import ALL_TASKS, TASK_NAMES
 from novabench.run.parsers import CONVENTIONS
 
 
@@ -150,7 +151,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--task",
         required=True,
-        choices=("localization", "captioning", "diagnosis", "all"),
+        choices=(*TASK_NAMES, ALL_TASKS),
         help="which task to ask",
     )
     parser.add_argument(

@@ -31,6 +31,7 @@ from functools import lru_cache
 import numpy as np
 
 from novabench.errors import NovaInputError
+from novabench.registry import TASK_NAMES
 from novabench.run.detector import Detection, DetectorSettings, detect_anomalies, head_mask
 
 __all__ = [
@@ -47,7 +48,7 @@ BASELINES: dict[str, tuple[str, ...]] = {
     "outlier-detector": ("localization",),
     "template-caption": ("captioning",),
     "lexicon-ranking": ("diagnosis",),
-    "floor": ("localization", "captioning", "diagnosis"),
+    "floor": TASK_NAMES,  # one baseline per task, together
 }
 
 

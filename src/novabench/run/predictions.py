@@ -27,11 +27,12 @@ import json
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
+from novabench import registry
 from novabench._files import write_text_atomic
 from novabench.errors import NovaInputError
 
@@ -41,35 +42,50 @@ __all__ = [
     "TASKS",
     "PredictionRecord",
     "PredictionSet",
+    "RunManifest",
     "manifest_path_for",
     "merge_prediction_files",
     "parse_raw",
     "read_manifest",
     "read_predictions",
+    "release_identity",
     "write_manifest",
     "write_predictions",
 ]
 
-TASKS: tuple[str, ...] = ("localization", "captioning", "diagnosis")
-IMAGE_TASKS: tuple[str, ...] = ("localization", "captioning")
-CASE_TASKS: tuple[str, ...] = ("diagnosis",)
+# The task lists are the registry's; these names stay for the modules that import them here.
+TASKS: tuple[str, ...] = registry.TASK_NAMES
+IMAGE_TASKS: tuple[str, ...] = registry.IMAGE_TASKS
+CASE_TASKS: tuple[str, ...] = registry.CASE_TASKS
 
 # Which keys of a line belong to which task; the first key of each group is the raw answer.
 _TASK_FIELDS: dict[str, tuple[str, ...]] = {
-    "localization": ("raw_boxes", "boxes", "scores", "input_size"),
-    "captioning": ("raw_caption", "caption"),
-    "diagnosis": ("raw_diagnoses", "diagnoses"),
+    name: spec.fields for name, spec in registry.TASKS.items()
 }
 _ANSWER_FIELDS: dict[str, tuple[str, str]] = {  # task -> (parsed answer, raw answer)
-    "localization": ("boxes", "raw_boxes"),
-    "captioning": ("caption", "raw_caption"),
-    "diagnosis": ("diagnoses", "raw_diagnoses"),
+    name: (spec.answer_field, spec.raw_field) for name, spec in registry.TASKS.items()
 }
 _COMMON_FIELDS = ("task", "latency_s", "model", "error", "parse_status", "meta")
-_IMAGE_KEYS = frozenset(
-    ("filename", *_COMMON_FIELDS, *_TASK_FIELDS["localization"], *_TASK_FIELDS["captioning"])
-)
-_CASE_KEYS = frozenset(("case_id", *_COMMON_FIELDS, *_TASK_FIELDS["diagnosis"]))
+# The keys a line of each unit may carry: its key field, the common fields, its tasks' fields.
+_UNIT_KEYS: dict[str, frozenset[str]] = {
+    key_field: frozenset(
+        (
+            key_field,
+            *_COMMON_FIELDS,
+            *(f for spec in registry.TASKS.values() if spec.key_field == key_field
+              for f in spec.fields),
+        )
+    )
+    for key_field in dict.fromkeys(spec.key_field for spec in registry.TASKS.values())
+}
+_UNIT_TASKS: dict[str, tuple[str, ...]] = {
+    key_field: tuple(n for n, spec in registry.TASKS.items() if spec.key_field == key_field)
+    for key_field in _UNIT_KEYS
+}
+
+
+def _key_field(task: str) -> str:
+    return registry.TASKS[task].key_field
 
 
 @dataclass(frozen=True)
@@ -111,11 +127,7 @@ class PredictionRecord:
     @property
     def is_parsed(self) -> bool:
         """True when the record holds a parsed answer usable by the metrics."""
-        return {
-            "localization": self.boxes,
-            "captioning": self.caption,
-            "diagnosis": self.diagnoses,
-        }[self.task] is not None
+        return getattr(self, registry.TASKS[self.task].answer_field) is not None
 
     @property
     def where(self) -> str:
@@ -168,13 +180,14 @@ class PredictionSet:
     @property
     def missing_images(self) -> list[str]:
         """Filenames with no line at all (no localisation and no caption answer)."""
-        answered = set(self.records["localization"]) | set(self.records["captioning"])
+        answered = {key for task in IMAGE_TASKS for key in self.records[task]}
         return [name for name in self.filenames if name not in answered]
 
     @property
     def missing_cases(self) -> list[str]:
         """Case ids with no diagnosis line."""
-        return [case_id for case_id in self.case_ids if case_id not in self.records["diagnosis"]]
+        answered = {key for task in CASE_TASKS for key in self.records[task]}
+        return [case_id for case_id in self.case_ids if case_id not in answered]
 
     def missing(self, task: str) -> list[str]:
         """Items without a usable answer for ``task``: no line, or a line that records an error.
@@ -243,6 +256,16 @@ class PredictionSet:
                 )
             yield record
 
+    def answers(self, task: str) -> list[Any]:
+        """The answers of ``task`` in item order, as its metric takes them.
+
+        Example:
+            >>> PredictionSet("x", {t: {} for t in TASKS}, ["a.png"], ["case0001"]).answers("diagnosis")
+            [[]]
+        """
+        self._keys(task)
+        return _ANSWERS_BY_FIELD[registry.TASKS[task].answer_field](self)
+
     def localization(self) -> list[dict[str, list]]:
         """One ``{"boxes": [...], "scores"?: [...]}`` per image, in order; missing images get no box.
 
@@ -272,6 +295,13 @@ class PredictionSet:
             for record in self._answers("diagnosis")
         ]
 
+
+# Which accessor gives a task's answers, per answer field.
+_ANSWERS_BY_FIELD: dict[str, Callable[[PredictionSet], list[Any]]] = {
+    "boxes": PredictionSet.localization,
+    "caption": PredictionSet.captions,
+    "diagnoses": PredictionSet.diagnoses,
+}
 
 # --------------------------------------------------------------------------- reading
 
@@ -362,23 +392,26 @@ def _line_records(
             source=source,
             record=f"line {line}",
         )
-    has_filename, has_case = "filename" in payload, "case_id" in payload
-    if has_filename == has_case:
+    present = [name for name in _UNIT_KEYS if name in payload]
+    if len(present) != 1:
         raise NovaInputError(
-            "needs exactly one of 'filename' (image tasks) or 'case_id' (diagnosis)",
+            "needs exactly one of "
+            + " or ".join(
+                f"{name!r} ({', '.join(tasks)})" for name, tasks in _UNIT_TASKS.items()
+            ),
             source=source,
             record=f"line {line}",
-            field="filename" if has_filename else "case_id",
+            field=present[0] if present else list(_UNIT_KEYS)[-1],
         )
-    key_field = "filename" if has_filename else "case_id"
+    key_field = present[0]
     check = _LineChecker(source, line, None)
     key = check.string(payload[key_field], key_field, allow_empty=False)
     check = _LineChecker(source, line, key)
-    known = filenames if has_filename else case_ids
+    known = filenames if key_field == "filename" else case_ids
     if known is not None and key not in known:
-        kind = "filename" if has_filename else "case id"
+        kind = key_field.replace("_", " ")
         raise check.fail(f"unknown {kind} {key!r}: not in the release", key_field)
-    allowed = _IMAGE_KEYS if has_filename else _CASE_KEYS
+    allowed = _UNIT_KEYS[key_field]
     unknown = sorted(set(payload) - allowed)
     if unknown:
         raise check.fail(
@@ -386,7 +419,7 @@ def _line_records(
             + ", ".join(sorted(allowed)),
             unknown[0],
         )
-    line_tasks = IMAGE_TASKS if has_filename else CASE_TASKS
+    line_tasks = _UNIT_TASKS[key_field]
 
     # Common fields.
     task = payload.get("task")
@@ -437,20 +470,7 @@ def _line_records(
 
     records: list[PredictionRecord] = []
     for current in tasks_here:
-        values: dict[str, Any] = {}
-        if current == "localization":
-            if payload.get("boxes") is not None:
-                values["boxes"] = check.boxes(payload["boxes"])
-            if payload.get("scores") is not None:
-                values["scores"] = check.scores(
-                    payload["scores"], len(values["boxes"]) if "boxes" in values else None
-                )
-            if payload.get("input_size") is not None:
-                values["input_size"] = check.input_size(payload["input_size"])
-        elif current == "captioning" and payload.get("caption") is not None:
-            values["caption"] = check.string(payload["caption"], "caption")
-        elif current == "diagnosis" and payload.get("diagnoses") is not None:
-            values["diagnoses"] = check.diagnoses(payload["diagnoses"])
+        values = _answer_values(check, payload, current)
         raw_field = _ANSWER_FIELDS[current][1]
         raw = (
             check.string(payload[raw_field], raw_field)
@@ -478,6 +498,23 @@ def _line_records(
     return records
 
 
+def _answer_values(check: _LineChecker, payload: Mapping[str, Any], task: str) -> dict[str, Any]:
+    """The parsed answer of ``task`` and its extra fields on a line, each checked by its kind."""
+    spec = registry.TASKS[task]
+    values: dict[str, Any] = {}
+    for name in (spec.answer_field, *spec.extra_fields):
+        if payload.get(name) is None:
+            continue
+        if name == "scores":  # one per box: checked against the boxes read just before
+            n_boxes = len(values["boxes"]) if "boxes" in values else None
+            values[name] = check.scores(payload[name], n_boxes)
+        elif name in ("boxes", "diagnoses", "input_size"):
+            values[name] = getattr(check, name)(payload[name])
+        else:
+            values[name] = check.string(payload[name], name)
+    return values
+
+
 def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, decoded object)`` of every non-blank line; broken JSON raises."""
     source = str(path)
@@ -498,16 +535,26 @@ def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
                 ) from None
 
 
-def _add_record(records: dict[str, dict[str, PredictionRecord]], record: PredictionRecord) -> bool:
-    """Insert ``record``; True when it superseded an error line. Duplicates raise."""
+def _add_record(
+    records: dict[str, dict[str, PredictionRecord]],
+    record: PredictionRecord,
+    *,
+    keep_answer_over_later_error: bool = False,
+) -> bool:
+    """Insert ``record``; True when it superseded an error line (or, with
+    ``keep_answer_over_later_error``, was itself a later error set aside). Duplicates raise."""
     previous = records[record.task].get(record.key)
     if previous is not None:
         if previous.error is None:
+            if keep_answer_over_later_error and record.error is not None and (
+                record.source != previous.source
+            ):
+                return True  # a failed attempt in another file never replaces an answer
             raise NovaInputError(
                 f"duplicate {record.task} prediction for {record.key!r}: already given at {previous.where}",
                 source=record.source,
                 record=f"line {record.line} ({record.key})",
-                field="filename" if record.task in IMAGE_TASKS else "case_id",
+                field=_key_field(record.task),
             )
         del records[record.task][
             record.key
@@ -516,17 +563,30 @@ def _add_record(records: dict[str, dict[str, PredictionRecord]], record: Predict
     return previous is not None
 
 
-def read_predictions(path: str | os.PathLike, release: Any = None) -> PredictionSet:
-    """Read and validate a predictions JSONL file.
+PathOrPaths = str | os.PathLike | Sequence[str | os.PathLike]
+
+
+def _as_paths(path: PathOrPaths) -> list[Path]:
+    """One path or several, as a list of paths (a lone string is one path, not characters)."""
+    if isinstance(path, (str, os.PathLike)):
+        return [Path(path)]
+    return [Path(p) for p in path]
+
+
+def read_predictions(path: PathOrPaths, release: Any = None) -> PredictionSet:
+    """Read and validate a predictions JSONL file, or several as one set (e.g. one per task).
 
     Args:
-        path: the ``.jsonl`` file.
+        path: the ``.jsonl`` file, or a list of them. Across files an item may be answered
+            once per task, as within one file: a repeat is an error naming both files. An
+            answer in any file replaces a failed attempt (an ``error`` line) in another, and a
+            failed attempt never replaces an answer (both are counted in ``superseded``).
         release: a ``NovaRelease`` (or anything with ``.images`` and ``.cases()``). When
             given, unknown filenames/case ids are errors and the predictions are aligned to
             the release order, with the items lacking a prediction listed as missing.
 
     Returns:
-        A :class:`PredictionSet`.
+        A :class:`PredictionSet`; its ``source`` lists the files read, comma-separated.
 
     Raises:
         NovaInputError: broken JSON, unknown or duplicate item, wrong type, NaN or a negative
@@ -534,31 +594,74 @@ def read_predictions(path: str | os.PathLike, release: Any = None) -> Prediction
 
     Example:
         >>> import json, tempfile, pathlib
-        >>> path = pathlib.Path(tempfile.mkdtemp()) / "pred.jsonl"
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> path = folder / "pred.jsonl"
         >>> _ = path.write_text('{"case_id": "case0001", "diagnoses": ["glioma"]}\\n{"case_id": "case0001"}\\n')
         >>> read_predictions(path)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: ...pred.jsonl, line 2 (case0001), field 'case_id': carries no prediction: ...
+        >>> _ = (folder / "a.jsonl").write_text('{"case_id": "case0001", "diagnoses": ["glioma"]}\\n')
+        >>> _ = (folder / "b.jsonl").write_text('{"filename": "case0001_001.png", "caption": "Axial T2."}\\n')
+        >>> both = read_predictions([folder / "a.jsonl", folder / "b.jsonl"])
+        >>> both.diagnoses(), both.captions()
+        ([['glioma']], ['Axial T2.'])
     """
-    path = Path(path)
-    if not path.is_file():
-        raise NovaInputError("no such predictions file", source=str(path))
+    paths = _as_paths(path)
+    if not paths:
+        raise NovaInputError("no predictions file given", field="predictions")
+    records, superseded = _read_records(paths, release, keep_answer_over_later_error=True)
+    return _prediction_set(", ".join(map(str, paths)), records, release, superseded)
+
+
+def _read_records(
+    paths: Sequence[Path],
+    release: Any,
+    *,
+    keep_answer_over_later_error: bool,
+    lines: list[Any] | None = None,
+) -> tuple[dict[str, dict[str, PredictionRecord]], int]:
+    """Every record of ``paths`` in file order (the one reading loop of reader and merger).
+
+    Decoded lines are appended to ``lines`` when given, so a merger can copy them verbatim.
+    """
     filenames = case_ids = None
     if release is not None:
         release_filenames, release_case_ids = _release_keys(release)
         filenames, case_ids = set(release_filenames), set(release_case_ids)
     records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
     superseded = 0
-    for number, payload in _iter_json_lines(path):
-        for record in _line_records(payload, str(path), number, filenames, case_ids):
-            superseded += _add_record(records, record)
+    for path in paths:
+        if not path.is_file():
+            raise NovaInputError("no such predictions file", source=str(path))
+        for number, payload in _iter_json_lines(path):
+            for record in _line_records(payload, str(path), number, filenames, case_ids):
+                superseded += _add_record(
+                    records, record, keep_answer_over_later_error=keep_answer_over_later_error
+                )
+            if lines is not None:
+                lines.append(payload)
+    return records, superseded
+
+
+def _prediction_set(
+    source: str,
+    records: dict[str, dict[str, PredictionRecord]],
+    release: Any,
+    superseded: int,
+    *,
+    sort_keys: bool = False,
+) -> PredictionSet:
+    """A set over ``records``: in release order when a release is given, else in file order
+    (or sorted, for merged shards whose file order means nothing)."""
     if release is not None:
-        order_images, order_cases, aligned = release_filenames, release_case_ids, True
-    else:
-        order_images = list(dict.fromkeys([*records["localization"], *records["captioning"]]))
-        order_cases, aligned = list(records["diagnosis"]), False
-    return PredictionSet(str(path), records, order_images, order_cases, aligned, superseded)
+        filenames, case_ids = _release_keys(release)
+        return PredictionSet(source, records, filenames, case_ids, True, superseded)
+    image_keys = list(dict.fromkeys(key for task in IMAGE_TASKS for key in records[task]))
+    case_keys = list(dict.fromkeys(key for task in CASE_TASKS for key in records[task]))
+    if sort_keys:
+        image_keys, case_keys = sorted(image_keys), sorted(case_keys)
+    return PredictionSet(source, records, image_keys, case_keys, False, superseded)
 
 
 # --------------------------------------------------------------------------- writing
@@ -566,18 +669,16 @@ def read_predictions(path: str | os.PathLike, release: Any = None) -> Prediction
 
 def _record_payload(record: PredictionRecord) -> dict[str, Any]:
     """The JSON object of one record (one task per line, so lines stay independent)."""
-    payload: dict[str, Any] = {"case_id" if record.task in CASE_TASKS else "filename": record.key}
+    spec = registry.TASKS[record.task]
+    payload: dict[str, Any] = {spec.key_field: record.key}
     payload["task"] = record.task
-    parsed_field, raw_field = _ANSWER_FIELDS[record.task]
-    value = getattr(record, parsed_field)
-    if value is not None:
-        payload[parsed_field] = value
-    if record.task == "localization" and record.scores is not None:
-        payload["scores"] = record.scores
-    if record.raw is not None:
-        payload[raw_field] = record.raw
-    if record.input_size is not None:
-        payload["input_size"] = list(record.input_size)
+    # The answer and its companions, the raw text, then what the model saw (the files' key order).
+    answer = [spec.answer_field, *(f for f in spec.extra_fields if f != "input_size")]
+    seen = ["input_size"] if "input_size" in spec.extra_fields else []
+    for name in (*answer, spec.raw_field, *seen):
+        value = record.raw if name == spec.raw_field else getattr(record, name)
+        if value is not None:
+            payload[name] = list(value) if isinstance(value, tuple) else value
     for name in ("parse_status", "latency_s", "model", "error"):
         if getattr(record, name) is not None:
             payload[name] = getattr(record, name)
@@ -679,41 +780,40 @@ def parse_raw(
         >>> parsed.captions(), parsed.parse_counts("captioning")
         (['Axial T2.'], {'ok': 1})
     """
-    from novabench.run import parsers
-
     sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
     aligned = predictions if predictions.aligned else _realign(predictions, release)
     records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
     for task in TASKS:
+        spec = registry.TASKS[task]
+        parser = spec.load_parser()
         for key, record in aligned.records[task].items():
             if record.error is not None or record.raw is None or record.is_parsed:
                 records[task][key] = record
                 continue
-            if task == "localization":
-                parsed_boxes = parsers.parse_localization(
-                    record.raw,
-                    image_size=sizes[key],
-                    input_size=record.input_size,
-                    convention=box_convention,
-                )
-                boxes = [[float(v) for v in box] for box in parsed_boxes.boxes]
-                status = _status_text(parsed_boxes.status)
-                if status == "ok" and parsed_boxes.n_out_of_range:
-                    status = "ok_clipped"  # often a wrong --box-convention: counted, not hidden
-                records[task][key] = replace(record, boxes=boxes, parse_status=status)
-            elif task == "captioning":
-                parsed_caption = parsers.parse_caption(record.raw)
-                caption = parsed_caption.caption or ""
-                records[task][key] = replace(
-                    record, caption=caption, parse_status=_status_text(parsed_caption.status)
-                )
-            else:
-                parsed_diagnoses = parsers.parse_diagnoses(record.raw)
-                diagnoses = [str(d) for d in parsed_diagnoses.diagnoses or []]
-                records[task][key] = replace(
-                    record, diagnoses=diagnoses, parse_status=_status_text(parsed_diagnoses.status)
-                )
+            options: dict[str, Any] = {}
+            if "input_size" in spec.extra_fields:  # answers in pixels of the image the model saw
+                options = {
+                    "image_size": sizes[key],
+                    "input_size": record.input_size,
+                    "convention": box_convention,
+                }
+            parsed = parser(record.raw, **options)
+            status = _status_text(parsed.status)
+            if status == "ok" and "ok_clipped" in spec.parse_statuses and parsed.n_out_of_range:
+                status = "ok_clipped"  # often a wrong --box-convention: counted, not hidden
+            answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
+            records[task][key] = replace(
+                record, **{spec.answer_field: answer}, parse_status=status
+            )
     return replace(aligned, records=records)
+
+
+# A parser's answer as a predictions record holds it, per answer field.
+_PARSED_VALUE: dict[str, Callable[[Any], Any]] = {
+    "boxes": lambda boxes: [[float(v) for v in box] for box in boxes or []],
+    "caption": lambda caption: caption or "",
+    "diagnoses": lambda diagnoses: [str(d) for d in diagnoses or []],
+}
 
 
 def _status_text(status: Any) -> str:
@@ -726,13 +826,14 @@ def _realign(predictions: PredictionSet, release: Any) -> PredictionSet:
     filenames, case_ids = _release_keys(release)
     known = {task: set(case_ids if task in CASE_TASKS else filenames) for task in TASKS}
     for task in TASKS:
+        key_field = _key_field(task)
         for key, record in predictions.records[task].items():
             if key not in known[task]:
                 raise NovaInputError(
-                    f"unknown {'case id' if task in CASE_TASKS else 'filename'} {key!r}: not in the release",
+                    f"unknown {key_field.replace('_', ' ')} {key!r}: not in the release",
                     source=record.source,
                     record=f"line {record.line}",
-                    field="case_id" if task in CASE_TASKS else "filename",
+                    field=key_field,
                 )
     return replace(predictions, filenames=filenames, case_ids=case_ids, aligned=True)
 
@@ -743,44 +844,276 @@ def _realign(predictions: PredictionSet, release: Any) -> PredictionSet:
 SHARD_SPECIFIC_KEYS = frozenset(
     ("shard", "counts", "created_at", "updated_at", "status", "runtime", "merged_from")
 )
+# Fields a run's manifest (one with a ``format``) always states, null meaning "not set".
+_RUN_FIELDS = (
+    "format", "format_version", "novabench_version", "backend", "model", "revision", "prompts",
+    "generation", "box_convention", "shard", "release", "created_at", "runtime", "tasks",
+    "status", "updated_at", "counts",
+)
+# Expected JSON kinds of the fields a reader relies on (others are kept as written).
+_MANIFEST_KINDS: dict[str, tuple[type, ...]] = {
+    "format": (str,), "model": (str,), "box_convention": (str,), "status": (str,),
+    "backend": (dict,), "prompts": (dict,), "shard": (dict,), "release": (dict,),
+    "counts": (dict,), "parsed": (dict,), "tasks": (list,), "merged_from": (list,),
+    "missing_shards": (list,),
+}
+
+
+@dataclass
+class RunManifest:
+    """The record of one run, kept next to its predictions as ``<file>.manifest.json``.
+
+    It says what answered (backend, model, revision, generation settings), how it was asked
+    (prompts and their SHA-256, box convention), on what (the release's fingerprint and
+    counts), which shard, and how far the run got. :func:`merge_prediction_files`, the runner,
+    ``nova parse`` and the report all read and write manifests through this class.
+
+    Every attribute is optional (None when the manifest does not say). Keys this class does
+    not know are kept in ``extra`` and written back unchanged.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> target = pathlib.Path(tempfile.mkdtemp()) / "pred.jsonl"
+        >>> manifest = RunManifest(model="tiny", release={"layout": "v1", "fingerprint": "ab12"})
+        >>> manifest.write(target).name
+        'pred.jsonl.manifest.json'
+        >>> RunManifest.read(target) == manifest, manifest.release_identity
+        (True, {'fingerprint': 'ab12'})
+    """
+
+    #: Keys that legitimately differ between the shards of one run.
+    SHARD_KEYS: ClassVar[frozenset[str]] = SHARD_SPECIFIC_KEYS
+
+    format: str | None = None
+    format_version: int | None = None
+    novabench_version: str | None = None
+    backend: dict[str, Any] | None = None
+    model: str | None = None
+    revision: Any = None
+    prompts: dict[str, Any] | None = None
+    generation: Any = None
+    box_convention: str | None = None
+    shard: dict[str, Any] | None = None
+    release: dict[str, Any] | None = None
+    created_at: str | None = None
+    runtime: Any = None
+    tasks: list[str] | None = None
+    status: str | None = None
+    updated_at: str | None = None
+    counts: dict[str, Any] | None = None
+    merged_from: list[Any] | None = None
+    missing_shards: list[int] | None = None
+    parsed: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ files
+
+    @staticmethod
+    def path_for(predictions_path: str | os.PathLike) -> Path:
+        """The manifest that travels with a predictions file: ``<file>.manifest.json``.
+
+        Example:
+            >>> RunManifest.path_for("runs/qwen.jsonl").name
+            'qwen.jsonl.manifest.json'
+        """
+        path = Path(predictions_path)
+        return path.with_name(path.name + ".manifest.json")
+
+    @classmethod
+    def read(cls, predictions_path: str | os.PathLike) -> RunManifest | None:
+        """The manifest of a predictions file, or None when it has none.
+
+        Raises:
+            NovaInputError: the manifest is not a JSON object, or a field has the wrong kind.
+
+        Example:
+            >>> RunManifest.read("/nonexistent/pred.jsonl") is None
+            True
+        """
+        path = cls.path_for(predictions_path)
+        if not path.is_file():
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise NovaInputError(
+                f"not valid JSON: {error.msg}", source=str(path), record=f"line {error.lineno}"
+            ) from None
+        return cls.from_dict(data, source=str(path))
+
+    def write(self, predictions_path: str | os.PathLike) -> Path:
+        """Write the manifest next to its predictions file, atomically and durably.
+
+        A reader never sees a half-written manifest, even if the process dies mid-write.
+
+        Example:
+            >>> import tempfile, pathlib
+            >>> RunManifest(model="m").write(pathlib.Path(tempfile.mkdtemp()) / "p.jsonl").name
+            'p.jsonl.manifest.json'
+        """
+        text = (
+            json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False, default=str)
+            + "\n"
+        )
+        return write_text_atomic(self.path_for(predictions_path), text, durable=True)
+
+    # ------------------------------------------------------------------ dicts
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str | None = None) -> RunManifest:
+        """A manifest from its JSON object; unknown keys go to ``extra``.
+
+        Example:
+            >>> RunManifest.from_dict({"model": "m", "note": "x"}).extra
+            {'note': 'x'}
+            >>> RunManifest.from_dict({"shard": 3})  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            novabench.errors.NovaInputError: field 'shard': must be an object or null, got int
+        """
+        if not isinstance(data, Mapping):
+            raise NovaInputError("a manifest must be a JSON object", source=source)
+        known = {f.name for f in fields(cls)} - {"extra"}
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            kinds = _MANIFEST_KINDS.get(key)
+            if value is not None and kinds is not None and not isinstance(value, kinds):
+                kind = "an object" if dict in kinds else "a list" if list in kinds else "a string"
+                raise NovaInputError(
+                    f"must be {kind} or null, got {type(value).__name__}", source=source, field=key
+                )
+            values[key] = value
+        extra = {key: value for key, value in values.items() if key not in known}
+        return cls(**{k: v for k, v in values.items() if k in known}, extra=extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object written to disk.
+
+        A run's manifest (one with a ``format``) states every run field, null meaning "not
+        set", and a merged one states ``shard: null`` (no longer a shard); any other manifest
+        holds only what it was given.
+
+        Example:
+            >>> RunManifest(model="m", shard=None).to_dict()
+            {'model': 'm'}
+            >>> RunManifest(format="novabench-raw-answers").to_dict()["shard"] is None
+            True
+        """
+        always = set(_RUN_FIELDS) if self.format is not None else set()
+        if self.merged_from is not None:
+            always.add("shard")
+        data = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "extra" and (getattr(self, f.name) is not None or f.name in always)
+        }
+        data.update(self.extra)
+        return data
+
+    # ------------------------------------------------------------------ comparing
+
+    @property
+    def release_identity(self) -> Any:
+        """The ``release`` entry without its layout (see :func:`release_identity`).
+
+        Example:
+            >>> RunManifest(release={"layout": "export", "fingerprint": "ab12"}).release_identity
+            {'fingerprint': 'ab12'}
+        """
+        return release_identity(self.release)
+
+    @property
+    def release_fingerprint(self) -> str | None:
+        """The fingerprint of the release the run answered, when recorded.
+
+        Example:
+            >>> RunManifest(release={"fingerprint": "ab12"}).release_fingerprint
+            'ab12'
+        """
+        fingerprint = (self.release or {}).get("fingerprint")
+        return str(fingerprint) if fingerprint else None
+
+    def run_identity(self) -> dict[str, Any]:
+        """What must agree between the shards of one run: every key but the shard keys,
+        with the release compared by content.
+
+        Example:
+            >>> RunManifest(model="m", status="complete", shard={"index": 0}).run_identity()
+            {'model': 'm'}
+        """
+        kept = {key: v for key, v in self.to_dict().items() if key not in self.SHARD_KEYS}
+        if "release" in kept:
+            kept["release"] = release_identity(kept["release"])
+        return kept
+
+    def differences(self, other: RunManifest) -> list[str]:
+        """The keys in which two manifests disagree as runs (shard keys ignored), sorted.
+
+        Example:
+            >>> RunManifest(model="a", shard={"index": 0}).differences(RunManifest(model="b"))
+            ['model']
+        """
+        mine, theirs = self.run_identity(), other.run_identity()
+        return sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+
+    @classmethod
+    def merged(cls, shards: Sequence[tuple[Path, RunManifest]]) -> RunManifest:
+        """The manifest of shard files joined into one: the first shard's run fields, every
+        shard's counts added up, their statuses and runtimes kept, and the shards not merged.
+
+        Example:
+            >>> a = RunManifest(model="m", shard={"index": 0, "count": 2}, status="complete")
+            >>> merged = RunManifest.merged([(Path("a.jsonl"), a)])
+            >>> merged.shard is None, merged.missing_shards, merged.status
+            (True, [1], 'complete')
+        """
+        first = shards[0][1]
+        statuses = {m.status for _, m in shards}
+        return replace(
+            first,
+            shard=None,
+            merged_from=[
+                {"path": str(p), "shard": m.shard, "counts": m.counts} for p, m in shards
+            ],
+            counts=_sum_counts([m.counts for _, m in shards]),
+            status=(
+                statuses.pop()
+                if len(statuses) == 1
+                else "mixed: " + ", ".join(sorted(map(str, statuses)))
+            ),
+            runtime=[m.runtime for _, m in shards],
+            missing_shards=_missing_shards([m.shard for _, m in shards]),
+            extra=dict(first.extra),
+        )
 
 
 def manifest_path_for(predictions_path: str | os.PathLike) -> Path:
-    """The manifest that travels with a predictions file: ``<file>.manifest.json``.
+    """The manifest that travels with a predictions file (:meth:`RunManifest.path_for`).
 
     Example:
         >>> manifest_path_for("runs/qwen.jsonl").name
         'qwen.jsonl.manifest.json'
     """
-    path = Path(predictions_path)
-    return path.with_name(path.name + ".manifest.json")
+    return RunManifest.path_for(predictions_path)
 
 
 def read_manifest(predictions_path: str | os.PathLike) -> dict[str, Any] | None:
-    """The manifest of a predictions file, or None when it has none.
+    """The manifest of a predictions file as a plain dict, or None when it has none.
+
+    A thin form of :meth:`RunManifest.read` for callers that want the JSON object.
 
     Example:
         >>> read_manifest("/nonexistent/pred.jsonl") is None
         True
     """
-    path = manifest_path_for(predictions_path)
-    if not path.is_file():
-        return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise NovaInputError(
-            f"not valid JSON: {error.msg}", source=str(path), record=f"line {error.lineno}"
-        ) from None
-    if not isinstance(manifest, dict):
-        raise NovaInputError("a manifest must be a JSON object", source=str(path))
-    return manifest
+    manifest = RunManifest.read(predictions_path)
+    return None if manifest is None else manifest.to_dict()
 
 
-def write_manifest(predictions_path: str | os.PathLike, manifest: Mapping[str, Any]) -> Path:
-    """Write the manifest of a predictions file atomically (temporary file, then rename).
-
-    A reader never sees a half-written manifest, even if the process dies mid-write.
+def write_manifest(
+    predictions_path: str | os.PathLike, manifest: RunManifest | Mapping[str, Any]
+) -> Path:
+    """Write the manifest of a predictions file atomically (:meth:`RunManifest.write`).
 
     Example:
         >>> import tempfile, pathlib
@@ -790,8 +1123,9 @@ def write_manifest(predictions_path: str | os.PathLike, manifest: Mapping[str, A
         >>> read_manifest(target)
         {'model': 'tiny'}
     """
-    text = json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
-    return write_text_atomic(manifest_path_for(predictions_path), text, durable=True)
+    if not isinstance(manifest, RunManifest):
+        manifest = RunManifest.from_dict(manifest, source=str(manifest_path_for(predictions_path)))
+    return manifest.write(predictions_path)
 
 
 def release_identity(release_info: Any) -> Any:
@@ -805,13 +1139,6 @@ def release_identity(release_info: Any) -> Any:
     if isinstance(release_info, Mapping):
         return {key: value for key, value in release_info.items() if key != "layout"}
     return release_info
-
-
-def _comparable(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    kept = {key: value for key, value in manifest.items() if key not in SHARD_SPECIFIC_KEYS}
-    if "release" in kept:
-        kept["release"] = release_identity(kept["release"])
-    return kept
 
 
 def merge_prediction_files(
@@ -857,23 +1184,20 @@ def merge_prediction_files(
     if out.resolve() in {p.resolve() for p in resolved}:
         raise NovaInputError("the output must not be one of the inputs", source=str(out))
 
-    manifests = [read_manifest(p) for p in resolved]
-    with_manifest = [p for p, m in zip(resolved, manifests) if m is not None]
+    manifests = [RunManifest.read(p) for p in resolved]
+    with_manifest = [(p, m) for p, m in zip(resolved, manifests) if m is not None]
     if with_manifest and len(with_manifest) != len(resolved):
         lacking = next(p for p, m in zip(resolved, manifests) if m is None)
         raise NovaInputError(
-            f"has no manifest while {with_manifest[0]} has one; cannot tell whether they come from one run",
+            f"has no manifest while {with_manifest[0][0]} has one; "
+            "cannot tell whether they come from one run",
             source=str(lacking),
         )
     # From here on either every input has a manifest (with_manifest) or none has.
-    known = [m for m in manifests if m is not None]
     if with_manifest:
-        reference = _comparable(known[0])
-        for p, manifest in zip(resolved[1:], known[1:]):
-            candidate = _comparable(manifest)
-            differing = sorted(
-                k for k in set(reference) | set(candidate) if reference.get(k) != candidate.get(k)
-            )
+        reference = with_manifest[0][1]
+        for p, manifest in with_manifest[1:]:
+            differing = reference.differences(manifest)
             if differing:
                 raise NovaInputError(
                     f"its run differs from {resolved[0]}'s in {', '.join(differing)}; only shard fields may differ",
@@ -881,46 +1205,14 @@ def merge_prediction_files(
                     field=differing[0],
                 )
 
-    filenames = case_ids = None
-    if release is not None:
-        release_filenames, release_case_ids = _release_keys(release)
-        filenames, case_ids = set(release_filenames), set(release_case_ids)
-    records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
-    superseded = 0
     lines: list[Any] = []
-    for p in resolved:
-        if not p.is_file():
-            raise NovaInputError("no such predictions file", source=str(p))
-        for number, payload in _iter_json_lines(p):
-            for record in _line_records(payload, str(p), number, filenames, case_ids):
-                superseded += _add_record(records, record)
-            lines.append(payload)
-
+    records, superseded = _read_records(
+        resolved, release, keep_answer_over_later_error=False, lines=lines
+    )
     write_text_atomic(out, "".join(_dump(payload) for payload in lines), durable=True)
     if with_manifest:
-        merged = dict(known[0])
-        merged["shard"] = None
-        merged["merged_from"] = [
-            {"path": str(p), "shard": m.get("shard"), "counts": m.get("counts")}
-            for p, m in zip(resolved, known)
-        ]
-        merged["counts"] = _sum_counts([m.get("counts") for m in known])
-        statuses = {m.get("status") for m in known}
-        merged["status"] = (
-            statuses.pop()
-            if len(statuses) == 1
-            else "mixed: " + ", ".join(sorted(map(str, statuses)))
-        )
-        merged["runtime"] = [m.get("runtime") for m in known]
-        merged["missing_shards"] = _missing_shards([m.get("shard") for m in known])
-        write_manifest(out, merged)
-
-    if release is not None:
-        order_images, order_cases, aligned = release_filenames, release_case_ids, True
-    else:
-        order_images = sorted({*records["localization"], *records["captioning"]})
-        order_cases, aligned = sorted(records["diagnosis"]), False
-    return PredictionSet(str(out), records, order_images, order_cases, aligned, superseded)
+        RunManifest.merged(with_manifest).write(out)
+    return _prediction_set(str(out), records, release, superseded, sort_keys=True)
 
 
 def _missing_shards(shards: Sequence[Any]) -> list[int]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from novabench import registry
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -41,23 +42,11 @@ __all__ = [
     "render_diagnosis_prompt",
 ]
 
-#: The three tasks, in the spelling used across the toolkit.
-TASKS: tuple[str, ...] = ("localization", "captioning", "diagnosis")
+#: The three tasks, in the spelling used across the toolkit (the registry's).
+TASKS: tuple[str, ...] = registry.TASK_NAMES
 
 #: Placeholders a diagnosis template must contain (filled by :func:`render_diagnosis_prompt`).
 DIAGNOSIS_PLACEHOLDERS: tuple[str, ...] = ("{clinical_history}", "{findings}")
-
-# Spellings people type; mapped to the canonical task name.
-_TASK_ALIASES = {
-    "localization": "localization",
-    "localisation": "localization",
-    "detection": "localization",
-    "captioning": "captioning",
-    "caption": "captioning",
-    "diagnosis": "diagnosis",
-    "reasoning": "diagnosis",
-    "diagnostic_reasoning": "diagnosis",
-}
 
 # One pass over both placeholders, so text inside the history that happens to
 # read "{findings}" is never substituted a second time.
@@ -166,7 +155,9 @@ def default_prompt(task: str) -> TaskPrompt:
         True
     """
     canonical = _canonical_task(task)
-    resource = resources.files("novabench").joinpath("resources").joinpath("prompts").joinpath(f"{canonical}.txt")
+    resource = resources.files("novabench").joinpath("resources")
+    for part in registry.TASKS[canonical].prompt_resource.split("/"):
+        resource = resource.joinpath(part)
     text = _strip_final_newlines(resource.read_text(encoding="utf-8"))
     return TaskPrompt(task=canonical, text=text, name="default", sha256=prompt_hash(text))
 
@@ -276,10 +267,7 @@ def render_diagnosis_prompt(
 
 
 def _canonical_task(task: str) -> str:
-    key = str(task).strip().lower().replace("-", "_").replace(" ", "_")
-    if key not in _TASK_ALIASES:
-        raise NovaInputError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
-    return _TASK_ALIASES[key]
+    return registry.canonical_task(task)
 
 
 def _validate_text(task: str, text: str, *, source: str) -> None:

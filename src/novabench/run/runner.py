@@ -39,17 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from novabench import __version__
+from novabench import __version__, registry
 from novabench.errors import NovaInputError
+from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
 from novabench.run.predictions import (
-    CASE_TASKS,
-    TASKS,
+    RunManifest,
     _append_line,
-    manifest_path_for,
-    read_manifest,
     read_predictions,
-    write_manifest,
+    release_identity,
 )
 
 __all__ = [
@@ -67,13 +65,6 @@ __all__ = [
 RUNTIME_KEYS = frozenset(
     ("device", "device_map", "batch_size", "max_concurrency", "timeout_s", "max_retries")
 )
-
-_RAW_FIELD = {
-    "localization": "raw_boxes",
-    "captioning": "raw_caption",
-    "diagnosis": "raw_diagnoses",
-}
-
 
 @dataclass
 class RunSummary:
@@ -120,21 +111,19 @@ def parse_tasks(tasks: str | Sequence[str]) -> tuple[str, ...]:
         >>> parse_tasks(["diagnosis", "localisation"])
         ('localization', 'diagnosis')
     """
-    from novabench.run.prompts import default_prompt
-
     names = [tasks] if isinstance(tasks, str) else list(tasks)
     if not names:
         raise NovaInputError("no task given", field="tasks")
     chosen: set[str] = set()
     for name in names:
-        if name == "all" or name in TASKS:
-            chosen.update(TASKS if name == "all" else (name,))
+        if name == registry.ALL_TASKS:
+            chosen.update(TASK_NAMES)
             continue
-        try:  # aliases such as "localisation" are the prompts module's to define
-            chosen.add(default_prompt(name).task)
+        try:  # aliases such as "localisation" are the registry's to define
+            chosen.add(registry.canonical_task(name))
         except NovaInputError as error:
             raise NovaInputError(error.message, field="tasks") from None
-    return tuple(task for task in TASKS if task in chosen)
+    return tuple(task for task in TASK_NAMES if task in chosen)
 
 
 def parse_shard(text: str | Sequence[int] | None) -> tuple[int, int] | None:
@@ -264,28 +253,26 @@ def _split_description(description: Mapping[str, Any]) -> tuple[dict[str, Any], 
     return what, how
 
 
-def _check_resumable(existing: Mapping[str, Any], manifest: Mapping[str, Any], path: Path) -> None:
+def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -> None:
     """Refuse to append answers of another configuration to a file.
 
     The release is compared by content (fingerprint and counts), not by layout: the same
     data read from the official folder or from its ``nova export`` may resume each other.
     """
-
-    from novabench.run.predictions import release_identity
-
-    def comparable(key: str, value: Any) -> Any:
-        return release_identity(value) if key == "release" else value
-
     for key in ("backend", "box_convention", "shard", "release"):
-        if comparable(key, existing.get(key)) != comparable(key, manifest.get(key)):
+        old, new = getattr(existing, key), getattr(manifest, key)
+        if key == "release":
+            old, new = release_identity(old), release_identity(new)
+        if old != new:
             raise NovaInputError(
-                f"the file was written by a different configuration ({key}: {existing.get(key)!r} now "
-                f"{manifest.get(key)!r}); write to a new output file",
+                "the file was written by a different configuration "
+                f"({key}: {getattr(existing, key)!r} now {getattr(manifest, key)!r}); "
+                "write to a new output file",
                 source=str(path),
                 field=key,
             )
-    old_prompts = existing.get("prompts") or {}
-    for task, prompt in (manifest.get("prompts") or {}).items():
+    old_prompts = existing.prompts or {}
+    for task, prompt in (manifest.prompts or {}).items():
         if task in old_prompts and old_prompts[task].get("sha256") != prompt.get("sha256"):
             raise NovaInputError(
                 f"the {task} answers in the file were asked with another prompt "
@@ -343,13 +330,13 @@ def _request(task: str, item: Any, prompt: Any) -> Request:
 
 
 def _answer_line(request: Request, answer: Answer, model: str) -> dict[str, Any]:
-    key = "case_id" if request.task in CASE_TASKS else "filename"
-    line: dict[str, Any] = {key: request.item_id, "task": request.task}
+    spec = registry.TASKS[request.task]
+    line: dict[str, Any] = {spec.key_field: request.item_id, "task": request.task}
     if answer.error is not None or answer.text is None:
         line["error"] = answer.error or "the backend returned no text"
     else:
-        line[_RAW_FIELD[request.task]] = answer.text
-        if request.task == "localization":
+        line[spec.raw_field] = answer.text
+        if "input_size" in spec.extra_fields:  # the size the model saw, to rescale its boxes
             size = answer.input_size or request.image_size
             if size is not None:
                 line["input_size"] = [int(size[0]), int(size[1])]
@@ -448,45 +435,44 @@ def run_model(
         "n_cases": len(release.cases()),
         "fingerprint": release.fingerprint() if hasattr(release, "fingerprint") else None,
     }
-    manifest: dict[str, Any] = {
-        "format": "novabench-raw-answers",
-        "format_version": 1,
-        "novabench_version": __version__,
-        "backend": what,
-        "model": what.get("model", getattr(backend, "name", None)),
-        "revision": what.get("revision"),
-        "prompts": {t: {"name": p.name, "sha256": p.sha256} for t, p in resolved_prompts.items()},
-        "generation": what.get("generation"),
-        "box_convention": box_convention,
-        "shard": None if shard is None else {"index": shard[0], "count": shard[1]},
-        "release": release_info,
-    }
+    manifest = RunManifest(
+        format="novabench-raw-answers",
+        format_version=1,
+        novabench_version=__version__,
+        backend=what,
+        model=what.get("model", getattr(backend, "name", None)),
+        revision=what.get("revision"),
+        prompts={t: {"name": p.name, "sha256": p.sha256} for t, p in resolved_prompts.items()},
+        generation=what.get("generation"),
+        box_convention=box_convention,
+        shard=None if shard is None else {"index": shard[0], "count": shard[1]},
+        release=release_info,
+    )
 
     # Resume: repair a crash's leftovers, check the configuration, collect what is done.
     repaired = repair_partial_last_line(out)
-    existing = read_manifest(out)
+    existing = RunManifest.read(out)
     has_lines = out.is_file() and out.stat().st_size > 0
     if has_lines and existing is None:
         raise NovaInputError(
             "exists and has no manifest, so it was not written by a run of this toolkit; choose a new output",
             source=str(out),
         )
-    done: dict[str, set[str]] = {task: set() for task in TASKS}
+    done: dict[str, set[str]] = {task: set() for task in TASK_NAMES}
     if existing is not None and not has_lines:
         existing = None  # a manifest without answers (file deleted, or a crash before any line)
     if existing is not None:
-        _check_resumable(existing, manifest, manifest_path_for(out))
-        manifest["prompts"] = {**(existing.get("prompts") or {}), **manifest["prompts"]}
-        manifest["created_at"] = existing.get("created_at")
+        _check_resumable(existing, manifest, RunManifest.path_for(out))
+        manifest.prompts = {**(existing.prompts or {}), **(manifest.prompts or {})}
+        manifest.created_at = existing.created_at
     if has_lines:
         previous = read_predictions(out, release)
-        for task in TASKS:
+        for task in TASK_NAMES:
             done[task] = {
                 key for key, record in previous.records[task].items() if record.error is None
             }
-    manifest.setdefault("created_at", None)
-    manifest["created_at"] = manifest["created_at"] or _now()
-    manifest["runtime"] = {
+    manifest.created_at = manifest.created_at or _now()
+    manifest.runtime = {
         **how,
         "limit": limit,
         "python": platform.python_version(),
@@ -495,7 +481,8 @@ def run_model(
     pending: dict[str, list[Any]] = {}
     counts: dict[str, dict[str, int]] = {}
     for task in chosen:
-        key_of = (lambda item: item.case_id) if task in CASE_TASKS else (lambda item: item.filename)
+        key_field = registry.TASKS[task].key_field  # the item's own attribute of that name
+        key_of = (lambda item, name=key_field: getattr(item, name))
         items = [item for item in _items(release, task) if in_shard(key_of(item), shard)]
         if limit is not None:
             items = items[:limit]
@@ -507,13 +494,13 @@ def run_model(
             "answered": 0,
             "errors": 0,
         }
-    manifest["tasks"] = sorted(
-        set(existing.get("tasks", []) if existing else []) | set(chosen), key=TASKS.index
+    manifest.tasks = sorted(
+        set((existing.tasks or []) if existing else []) | set(chosen), key=TASK_NAMES.index
     )
 
     def save_manifest(status: str) -> Path:
-        manifest.update(status=status, updated_at=_now(), counts=counts)
-        return write_manifest(out, manifest)
+        manifest.status, manifest.updated_at, manifest.counts = status, _now(), counts
+        return manifest.write(out)
 
     manifest_path = save_manifest("running")
     model_label = str(getattr(backend, "name", what.get("model", "model")))

@@ -1,0 +1,33 @@
+"""The NOVA report: scoring predictions against a release, and showing the result.
+
+- :mod:`novabench.report.scoring`: predictions + release -> results with bootstrap CIs
+  (:func:`evaluate_predictions`, :func:`compare_predictions`, :class:`ScoringOptions`).
+- :mod:`novabench.report.render`: the terminal table, Markdown and the JSON file.
+
+Example:
+    >>> from novabench.report import ScoringOptions, render_table
+    >>> ScoringOptions(tasks=["caption"]).tasks
+    ('captioning',)
+"""
+
+from novabench.report.render import (
+    HEADLINE_KEYS,
+    TASK_ORDER,
+    render_comparison,
+    render_markdown,
+    render_table,
+    write_report,
+)
+from novabench.report.scoring import ScoringOptions, compare_predictions, evaluate_predictions
+
+__all__ = [
+    "HEADLINE_KEYS",
+    "TASK_ORDER",
+    "ScoringOptions",
+    "compare_predictions",
+    "evaluate_predictions",
+    "render_comparison",
+    "render_markdown",
+    "render_table",
+    "write_report",
+]

@@ -1,0 +1,194 @@
+"""Showing a NOVA report or comparison: a terminal table, Markdown, and the JSON file.
+
+Reports hold fractions; everything rendered here is in percent. Rows follow the registry:
+tasks in :data:`TASK_ORDER`, metrics in each task's declared headline order.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from novabench import registry
+from novabench._files import json_safe, write_text_atomic
+
+__all__ = [
+    "HEADLINE_KEYS",
+    "TASK_ORDER",
+    "render_comparison",
+    "render_markdown",
+    "render_table",
+    "write_report",
+]
+
+#: The metric keys a report's table shows per task, in order (declared in the registry).
+HEADLINE_KEYS: dict[str, tuple[str, ...]] = {
+    name: spec.headline_keys for name, spec in registry.TASKS.items()
+}
+#: Tasks in report order.
+TASK_ORDER: tuple[str, ...] = registry.TASK_NAMES
+
+# What a parse status means for the reader, for the statuses that call for a note.
+_STATUS_NOTES: dict[str, str] = {
+    "ok_clipped": "boxes ran past the image and were clipped; check --box-convention",
+}
+
+
+def render_comparison(comparison: Mapping[str, Any]) -> str:
+    """A plain-text table of a comparison: A, B, A - B with its interval and p-value, in percent.
+
+    Example:
+        >>> comparison = {"bootstrap": {"confidence": 0.95}, "tasks": {"diagnosis": {"top1": {
+        ...     "a": 0.5, "b": 0.25, "difference": 0.25, "ci": [0.0, 0.5], "p_value": 0.04}}}}
+        >>> print(render_comparison(comparison).splitlines()[2])
+        diagnosis     top1           50.0   25.0  +25.0  [+0.0, +50.0]  p=0.040
+    """
+    level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
+    header = f"{'task':<13} {'metric':<12} {'A %':>6} {'B %':>6} {'A-B':>6}  {level}% CI of A-B, p"
+    lines = [header, "-" * len(header)]
+    for task in TASK_ORDER:
+        for key in HEADLINE_KEYS[task]:
+            row = comparison["tasks"].get(task, {}).get(key)
+            if row is None:
+                continue
+            low, high = row["ci"]
+            lines.append(
+                f"{task:<13} {key:<12} {_percent(row['a']):>6} {_percent(row['b']):>6} "
+                f"{_signed(row['difference']):>6}  [{_signed(low)}, {_signed(high)}]  p={row['p_value']:.3f}"
+            )
+    coverage = comparison.get("coverage") or {}
+    if coverage:
+        lines.append("")
+    for task in TASK_ORDER:
+        for side in ("a", "b"):
+            counts = coverage.get(task, {}).get(side)
+            if counts:
+                lines.append(
+                    f"{side.upper()} {task}: {counts['answered']}/{counts['items']} answered, "
+                    f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
+                )
+    return "\n".join(lines)
+
+
+def _signed(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{100 * float(value):+.1f}"
+
+
+def _percent(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{100 * float(value):.1f}"
+
+
+def _interval(report_task: Mapping[str, Any], key: str) -> str:
+    interval = report_task.get("confidence_intervals", {}).get(key)
+    if not interval or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in interval):
+        return ""
+    return f"[{_percent(interval[0])}, {_percent(interval[1])}]"
+
+
+def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for task in TASK_ORDER:
+        if task not in report["tasks"]:
+            continue
+        task_report = report["tasks"][task]
+        for key in HEADLINE_KEYS[task]:
+            if key in task_report["metrics"]:
+                rows.append((task, key, _percent(task_report["metrics"][key]), _interval(task_report, key)))
+    return rows
+
+
+def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for task in TASK_ORDER:
+        if task not in report["tasks"]:
+            continue
+        task_report = report["tasks"][task]
+        coverage = task_report["coverage"]
+        statuses = coverage.get("parse_status", {})
+        parse = ", ".join(f"{status} {count}" for status, count in statuses.items())
+        line = (
+            f"{task}: {coverage['answered']}/{coverage['items']} answered, {coverage['missing']} missing "
+            f"(scored as no prediction), {coverage['errors']} model errors"
+        )
+        if parse:
+            line += f"; parse: {parse}"
+        metrics = task_report["metrics"]
+        if metrics.get("n_cases_without_reference"):
+            line += f"; cases without a final diagnosis (excluded): {metrics['n_cases_without_reference']}"
+        for status in registry.TASKS[task].parse_statuses:
+            if statuses.get(status) and status in _STATUS_NOTES:
+                line += f" ({status}: {_STATUS_NOTES[status]})"
+        if metrics.get("n_truncated_predictions"):
+            line += f"; {metrics['n_truncated_predictions']} boxes beyond max_detections not scored for AP"
+        lines.append(line)
+        lines.extend(f"{task}: note: {note}" for note in task_report.get("notes", []))
+    return lines
+
+
+def render_table(report: Mapping[str, Any]) -> str:
+    """A plain-text table in percent with confidence intervals, then coverage lines.
+
+    Example:
+        >>> report = {"bootstrap": {"confidence": 0.95}, "tasks": {"diagnosis": {"metrics": {"top1": 0.25, "top5": 0.5},
+        ...     "confidence_intervals": {"top1": [0.0, 0.75]}, "notes": [],
+        ...     "coverage": {"items": 4, "answered": 4, "missing": 0, "errors": 0, "parse_status": {}}}}}
+        >>> print(render_table(report).splitlines()[2])
+        diagnosis     top1          25.0  [0.0, 75.0]
+    """
+    level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    header = f"{'task':<13} {'metric':<12} {'value %':>7}  {level}% CI"
+    lines = [header, "-" * len(header)]
+    for task, key, value, interval in _rows(report):
+        lines.append(f"{task:<13} {key:<12} {value:>5}  {interval}".rstrip())
+    lines.append("")
+    lines.extend(_coverage_lines(report))
+    return "\n".join(lines)
+
+
+def render_markdown(report: Mapping[str, Any]) -> str:
+    """The report as Markdown: a table per task in percent, coverage and provenance.
+
+    Example:
+        >>> report = {"toolkit": {"version": "0"}, "data": {"path": "d", "n_images": 1, "n_cases": 1},
+        ...     "bootstrap": {"confidence": 0.95, "n_resamples": 0, "seed": 0}, "predictions": {"paths": ["p"]},
+        ...     "tasks": {"diagnosis": {"metrics": {"top1": 1.0, "top5": 1.0}, "confidence_intervals": {},
+        ...     "notes": [], "coverage": {"items": 1, "answered": 1, "missing": 0, "errors": 0, "parse_status": {}}}}}
+        >>> "| diagnosis | top1 | 100.0 |" in render_markdown(report)
+        True
+    """
+    level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    lines = [
+        "# NOVA evaluation report",
+        "",
+        f"Data: `{report['data']['path']}` ({report['data']['n_images']} images, {report['data']['n_cases']} cases). "
+        f"Predictions: {', '.join('`' + p + '`' for p in report['predictions']['paths'])}. "
+        f"novabench {report['toolkit']['version']}.",
+        "",
+        f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
+        "|---|---|---:|---|",
+    ]
+    lines += [f"| {task} | {key} | {value} | {interval} |" for task, key, value, interval in _rows(report)]
+    lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write the report as JSON atomically (a crash never leaves half a file).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> out = write_report({"tasks": {}}, pathlib.Path(tempfile.mkdtemp()) / "r.json")
+        >>> json.loads(out.read_text())
+        {'tasks': {}}
+    """
+    # Undefined metrics (NaN) are written as null: strict JSON readers refuse NaN.
+    text = json.dumps(json_safe(report), indent=2, allow_nan=False, default=str) + "\n"
+    return write_text_atomic(path, text)

@@ -1,0 +1,439 @@
+"""Scoring predictions into a NOVA report: predictions + release -> results with CIs.
+
+:func:`evaluate_predictions` reads the release and the predictions, parses raw answers if
+needed, scores every task present with the metric core (the same code the ``evaluate``
+module runs), adds seeded bootstrap confidence intervals, and keeps the counts a reader
+needs to trust the numbers: items missing, model errors, parse statuses, placeholder
+diagnoses excluded. :func:`compare_predictions` scores two models on the same items with a
+paired bootstrap.
+
+Every choice of how to score is one :class:`ScoringOptions`, built once (``nova evaluate``
+and ``nova compare`` build it from their shared options) and passed whole. Python callers
+may pass ``options=`` or the same settings as keyword arguments (they override ``options``).
+
+The report's metric keys are the metric module's, in fractions; :mod:`novabench.report.render`
+shows them in percent.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from novabench import __version__, registry
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "ScoringOptions",
+    "compare_predictions",
+    "evaluate_predictions",
+]
+
+PredictionPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+# Answers whose metric matches names with a matcher (the lexicon's, or an LLM judge).
+_MATCHED_FIELDS = ("diagnoses",)
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How predictions are scored: which tasks, how raw answers are read, the bootstrap,
+    and the metric settings.
+
+    Attributes:
+        tasks: tasks to score (any spelling the registry accepts; kept as a tuple of
+            canonical names); None: every task answered.
+        box_convention: how raw localisation answers are read (see
+            ``novabench.run.parsers.parse_localization``); None: the convention recorded in
+            the run's manifest, else ``"auto"``.
+        allow_other_release: score a run whose manifest records another release fingerprint
+            (by default an error: the answers belong to other data).
+        n_resamples: bootstrap resamples for confidence intervals (0: none).
+        confidence: confidence level of the intervals.
+        seed: bootstrap seed.
+        caption_options: options of ``score_captioning`` (``exclude``, ``bertscore_model``,
+            ``bertscore_num_layers``, ``keyword_averaging``...). Without a BERTScore model and
+            without roberta-large in the local cache, BERTScore-F1 is left out with a note.
+        matcher: a diagnosis matcher (e.g. an LLM judge); None: the lexicon matcher.
+
+    Example:
+        >>> options = ScoringOptions(tasks=("Localisation",), n_resamples=0)
+        >>> options.tasks, options.bootstrap
+        (('localization',), {'n_resamples': 0, 'confidence': 0.95, 'seed': 0})
+        >>> ScoringOptions.build(options, seed=3).seed
+        3
+    """
+
+    tasks: Sequence[str] | None = None
+    box_convention: str | None = None
+    allow_other_release: bool = False
+    n_resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+    caption_options: Mapping[str, Any] = field(default_factory=dict)
+    matcher: Callable[[str, str], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if self.tasks is not None:
+            names = [self.tasks] if isinstance(self.tasks, str) else list(self.tasks)
+            canonical = []
+            for name in names:
+                try:
+                    canonical.append(registry.canonical_task(name))
+                except NovaInputError as error:
+                    raise NovaInputError(error.message, field="tasks") from None
+            object.__setattr__(self, "tasks", tuple(dict.fromkeys(canonical)) or None)
+        # Frozen all the way down: the caption options cannot change under a running score.
+        caption_options = MappingProxyType(dict(self.caption_options or {}))
+        object.__setattr__(self, "caption_options", caption_options)
+
+    @classmethod
+    def build(cls, options: ScoringOptions | None = None, **overrides: Any) -> ScoringOptions:
+        """``options`` (or the defaults) with some settings replaced, named as the attributes.
+
+        Raises:
+            TypeError: a keyword that is not a scoring option.
+
+        Example:
+            >>> ScoringOptions.build(n_resamples=10).n_resamples
+            10
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise TypeError(f"unknown scoring option(s): {', '.join(unknown)}")
+        base = options if options is not None else cls()
+        return replace(base, **overrides) if overrides else base
+
+    @property
+    def bootstrap(self) -> dict[str, Any]:
+        """The bootstrap settings as the report records them."""
+        return {"n_resamples": self.n_resamples, "confidence": self.confidence, "seed": self.seed}
+
+    @property
+    def judged_tasks(self) -> tuple[str, ...]:
+        """The tasks whose answers ``matcher`` matches (none without a matcher).
+
+        Example:
+            >>> ScoringOptions().judged_tasks, ScoringOptions(matcher=str.__eq__).judged_tasks
+            ((), ('diagnosis',))
+        """
+        if self.matcher is None:
+            return ()
+        return tuple(
+            name for name, spec in registry.TASKS.items() if spec.answer_field in _MATCHED_FIELDS
+        )
+
+    def metric_options(self, task: str) -> tuple[dict[str, Any], list[str]]:
+        """Keyword options of one task's metric, and notes on what was left out and why.
+
+        Example:
+            >>> ScoringOptions().metric_options("localization")
+            ({}, [])
+        """
+        answer_field = registry.TASKS[task].answer_field
+        if answer_field in _MATCHED_FIELDS:
+            return ({"matcher": self.matcher} if self.matcher is not None else {}), []
+        if answer_field != "caption":
+            return {}, []
+        from novabench.metrics.captioning import bertscore_available
+
+        options = dict(self.caption_options)
+        excluded = set(options.get("exclude", ()))
+        notes = []
+        if (
+            "BERTScore-F1" not in excluded
+            and not options.get("bertscore_model")
+            and not bertscore_available()
+        ):
+            excluded.add("BERTScore-F1")
+            notes.append(
+                "BERTScore-F1 left out: roberta-large is not in the local cache; pass a local model "
+                "(--bertscore-model PATH --bertscore-layers N) to report it"
+            )
+        options["exclude"] = sorted(excluded)
+        return options, notes
+
+
+def evaluate_predictions(
+    data: str | os.PathLike[str],
+    predictions: PredictionPaths,
+    options: ScoringOptions | None = None,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Score a predictions JSONL file (or several, one per task) against a NOVA release.
+
+    Args:
+        data: a release folder (official v1 or legacy layout, or a ``nova export`` folder).
+        predictions: one predictions file, or several (e.g. one per task); items
+            may not repeat across files.
+        options: how to score (see :class:`ScoringOptions`); the defaults when None.
+        **settings: any :class:`ScoringOptions` attribute as a keyword (``tasks=``,
+            ``n_resamples=``, ``caption_options=``, ``matcher=``...), overriding ``options``.
+
+    Returns:
+        The report: ``{"toolkit", "data", "predictions", "bootstrap", "tasks": {task: {...}}}``.
+
+    Example:
+        >>> import tempfile, pathlib, json
+        >>> from novabench.data.sample import write_sample_release
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=2, seed=0)
+        >>> lines = [json.dumps({"case_id": "case0001", "diagnoses": ["glioma"]})]
+        >>> _ = (root / "pred.jsonl").write_text("\\n".join(lines) + "\\n")
+        >>> report = evaluate_predictions(release, root / "pred.jsonl", n_resamples=0)
+        >>> sorted(report["tasks"]), report["tasks"]["diagnosis"]["coverage"]["missing"]
+        (['diagnosis'], 1)
+    """
+    from novabench.metrics.tasks import compute_task
+
+    chosen = ScoringOptions.build(options, **settings)
+    loaded = _load(data, predictions, chosen)
+    summary = loaded.prediction_set.summary()
+    task_reports: dict[str, Any] = {}
+    for task in loaded.tasks:
+        spec = registry.TASKS[task]
+        task_predictions, references = _task_inputs(task, loaded)
+        metric_options, notes = chosen.metric_options(task)
+        if spec.answer_field == "boxes":
+            notes.extend(_box_overrun_notes(task_predictions, loaded.release.images))
+        result = compute_task(
+            task,
+            task_predictions,
+            references,
+            bootstrap_resamples=chosen.n_resamples,
+            confidence=chosen.confidence,
+            seed=chosen.seed,
+            **metric_options,
+        )
+        if spec.unit == "image" and result.get("per_image_best_iou") is not None:
+            filenames = [image.filename for image in loaded.release.images]
+            result["per_image_best_iou"] = dict(zip(filenames, result["per_image_best_iou"]))
+        task_reports[task] = {
+            "metrics": {k: v for k, v in result.items() if k != "confidence_intervals"},
+            "confidence_intervals": result.get("confidence_intervals", {}),
+            "notes": notes,
+            "coverage": summary[task],
+        }
+    return {
+        **_provenance(data, loaded),
+        "bootstrap": chosen.bootstrap,
+        "tasks": task_reports,
+    }
+
+
+def compare_predictions(
+    data: str | os.PathLike[str],
+    predictions_a: PredictionPaths,
+    predictions_b: PredictionPaths,
+    options: ScoringOptions | None = None,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Compare two models on the same NOVA items with a paired bootstrap.
+
+    Both prediction sets are aligned to the release (missing items are "no
+    prediction" for either), so every resample draws the same images or cases
+    for A and B: the interval is of the difference A - B, not of two separate
+    scores, and is much tighter than comparing two unpaired intervals.
+
+    Args:
+        data: the release folder.
+        predictions_a: predictions file(s) of model A.
+        predictions_b: predictions file(s) of model B.
+        options: as in :func:`evaluate_predictions`; both models get the same. ``tasks``
+            None means every task both answer; the box convention is per run (from its
+            manifest) unless given.
+        **settings: :class:`ScoringOptions` attributes as keywords, overriding ``options``.
+
+    Returns:
+        ``{"a": provenance, "b": provenance, "tasks": {task: {metric: {"a", "b", "difference",
+        "ci", "p_value"}}}}``.
+
+    Example:
+        >>> import tempfile, pathlib, json
+        >>> from novabench.data.sample import write_sample_release
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=3, seed=0, progress=False)
+        >>> _ = (root / "a.jsonl").write_text(json.dumps({"case_id": "case0001", "diagnoses": ["glioma"]}) + "\\n")
+        >>> comparison = compare_predictions(release, root / "a.jsonl", root / "a.jsonl", n_resamples=50)
+        >>> comparison["tasks"]["diagnosis"]["top1"]["difference"]
+        0.0
+    """
+    from novabench.data.release import read_release
+    from novabench.metrics.stats import paired_bootstrap
+    from novabench.metrics.tasks import prepare_task
+
+    chosen = ScoringOptions.build(options, **settings)
+    release = read_release(data)  # read, validated and fingerprinted once for both models
+    fingerprint = release.fingerprint()
+    loaded_a = _load(data, predictions_a, chosen, release=release, fingerprint=fingerprint)
+    loaded_b = _load(data, predictions_b, chosen, release=release, fingerprint=fingerprint)
+    shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
+    if not shared:
+        raise NovaInputError(
+            "the two prediction sets answer no task in common", field="predictions"
+        )
+    compared: dict[str, Any] = {}
+    notes: dict[str, list[str]] = {}
+    for task in shared:
+        metric_options, notes[task] = chosen.metric_options(task)
+        evaluation_a = prepare_task(task, *_task_inputs(task, loaded_a), **metric_options)
+        evaluation_b = prepare_task(task, *_task_inputs(task, loaded_b), **metric_options)
+        compared[task] = paired_bootstrap(evaluation_a, evaluation_b, **chosen.bootstrap)
+    summaries = {"a": loaded_a.prediction_set.summary(), "b": loaded_b.prediction_set.summary()}
+    return {
+        "a": _provenance(data, loaded_a),
+        "b": _provenance(data, loaded_b),
+        "bootstrap": {**chosen.bootstrap, "paired": True},
+        "tasks": compared,
+        # Missing answers score as misses; a difference can come from coverage alone.
+        "coverage": {task: {side: summaries[side][task] for side in ("a", "b")} for task in shared},
+        "notes": notes,
+    }
+
+
+@dataclass
+class _Loaded:
+    release: Any
+    paths: list[Path]
+    prediction_set: Any
+    manifests: list[Any]
+    box_convention: str
+    tasks: list[str]
+    fingerprint: str  # of the release; hashing every image is the costly part, so once
+
+
+def _load(
+    data: str | os.PathLike[str],
+    predictions: PredictionPaths,
+    options: ScoringOptions,
+    *,
+    release: Any = None,
+    fingerprint: str | None = None,
+) -> _Loaded:
+    """Release (unless given) and predictions read, raw answers parsed, tasks to score decided."""
+    from novabench.data.release import read_release
+    from novabench.run.predictions import RunManifest, parse_raw, read_predictions
+
+    if release is None:
+        release = read_release(data)
+    paths = (
+        [Path(predictions)]
+        if isinstance(predictions, (str, os.PathLike))
+        else [Path(p) for p in predictions]
+    )
+    if not paths:
+        raise NovaInputError("no predictions file given", field="predictions")
+    prediction_set = read_predictions(paths, release)
+    manifests = [RunManifest.read(p) for p in paths]
+    if fingerprint is None:
+        fingerprint = release.fingerprint()
+    if not options.allow_other_release:
+        for path, manifest in zip(paths, manifests):
+            recorded = manifest.release_fingerprint if manifest is not None else None
+            if recorded is not None and recorded != fingerprint:
+                # Answers to other images or text would be scored against this ground truth.
+                raise NovaInputError(
+                    f"the run was made on other data (release fingerprint {recorded}, this one "
+                    f"{fingerprint}); score it against the data it was run on, or pass "
+                    "--allow-other-release (allow_other_release=True) if the change is intended",
+                    source=str(path),
+                    field="release.fingerprint",
+                )
+    box_convention = options.box_convention
+    if box_convention is None:
+        recorded_conventions = {m.box_convention for m in manifests if m and m.box_convention}
+        if len(recorded_conventions) > 1:
+            raise NovaInputError(
+                f"the runs record different box conventions {sorted(recorded_conventions)}; "
+                "pass one explicitly",
+                field="box_convention",
+            )
+        box_convention = recorded_conventions.pop() if recorded_conventions else "auto"
+    prediction_set = parse_raw(prediction_set, release, box_convention=box_convention)
+    wanted = options.tasks or [t for t in registry.TASK_NAMES if prediction_set.records[t]]
+    if not wanted:
+        raise NovaInputError("the predictions answer no task", source=", ".join(map(str, paths)))
+    ordered = [t for t in registry.TASK_NAMES if t in wanted]
+    return _Loaded(
+        release,
+        paths,
+        prediction_set,
+        [None if m is None else m.to_dict() for m in manifests],
+        box_convention,
+        ordered,
+        fingerprint,
+    )
+
+
+def _task_inputs(task: str, loaded: _Loaded) -> tuple[list[Any], list[Any]]:
+    """Plain predictions and references of one task, in release order."""
+    spec = registry.TASKS[task]
+    release = loaded.release
+    items = list(release.images) if spec.unit == "image" else release.cases()
+    if spec.answer_field == "caption":
+        for image in items:
+            if image.caption is None or not image.caption.strip():
+                # The metric would name only an index; name the image and the way out.
+                others = " ".join(f"--task {t}" for t in registry.TASK_NAMES if t != task)
+                raise NovaInputError(
+                    f"the release has no reference caption for this image, so {task} cannot "
+                    f"be scored; score the other tasks with {others}",
+                    source=str(release.root),
+                    record=image.filename,
+                    field="caption",
+                )
+    references = [_REFERENCE[spec.answer_field](item) for item in items]
+    return loaded.prediction_set.answers(task), references
+
+
+# The reference a task's metric takes, per answer field, from a release image or case.
+_REFERENCE: dict[str, Callable[[Any], Any]] = {
+    "boxes": lambda image: {"boxes": image.boxes},
+    "caption": lambda image: image.caption,
+    # Rows, not strings: a null diagnosis in the release is "no ground truth" (counted).
+    "diagnoses": lambda case: {"case_id": case.case_id, "final_diagnosis": case.final_diagnosis},
+}
+
+
+def _box_overrun_notes(predictions: list[Any], images: list[Any]) -> list[str]:
+    """A note when predicted boxes run well past their image: often xyxy given as xywh."""
+    over, where = 0, 0
+    for prediction, image in zip(predictions, images):
+        boxes = prediction.get("boxes") or []
+        limit_x, limit_y = 1.02 * image.width, 1.02 * image.height
+        past = sum(1 for x, y, w, h in boxes if x + w > limit_x or y + h > limit_y)
+        over += past
+        where += bool(past)
+    if not over:
+        return []
+    return [
+        f"{over} predicted boxes in {where} images extend past their image by more than 2%: "
+        "if they are [x1, y1, x2, y2], convert them to [x, y, width, height] (raw answers: "
+        "--box-convention xyxy_pixel)"
+    ]
+
+
+def _provenance(data: str | os.PathLike[str], loaded: _Loaded) -> dict[str, Any]:
+    return {
+        "toolkit": {"name": "novabench", "version": __version__},
+        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "data": {
+            "path": str(Path(data)),
+            "layout": loaded.release.layout,
+            "n_images": len(loaded.release.images),
+            "n_cases": len(loaded.release.cases()),
+            "fingerprint": loaded.fingerprint,
+        },
+        "predictions": {
+            "paths": [str(p) for p in loaded.paths],
+            "manifests": loaded.manifests,
+            "box_convention": loaded.box_convention,
+        },
+    }
