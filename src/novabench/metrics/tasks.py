@@ -21,7 +21,6 @@ first appearance; the diagnoses of a case must agree across its images).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
 from typing import Any
 
 import datasets
@@ -29,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from novabench import checks, registry
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -42,7 +42,8 @@ __all__ = [
     "normalize_references",
 ]
 
-TASKS: tuple[str, ...] = ("localization", "captioning", "diagnosis", "all")
+#: The tasks the evaluate face takes: the registry's, then its pseudo-task "all".
+TASKS: tuple[str, ...] = (*registry.TASK_NAMES, registry.ALL_TASKS)
 
 # Keys a prediction of each task may carry; anything else is a mistake worth
 # reporting (a misspelt "score" would otherwise silently mean "no scores").
@@ -50,7 +51,7 @@ _PREDICTION_KEYS: dict[str, frozenset[str]] = {
     "localization": frozenset({"boxes", "scores"}),
     # No filename/case_id: the module pairs by position, and an ignored join key would hide a
     # misaligned list; align predictions to the references before adding them.
-    "all": frozenset({"boxes", "scores", "caption", "diagnoses"}),
+    registry.ALL_TASKS: frozenset({"boxes", "scores", "caption", "diagnoses"}),
 }
 
 _BOXES = datasets.List(datasets.List(datasets.Value("float64")))
@@ -72,6 +73,28 @@ _DIAGNOSIS_KWARGS = frozenset({"matcher"})
 _STATS_KWARGS = frozenset({"bootstrap_resamples", "confidence", "seed"})
 
 
+# The plain form of each task's predictions and references, as Arrow stores it.
+_FEATURES: dict[str, dict[str, Any]] = {
+    "localization": {"predictions": {"boxes": _BOXES, "scores": _SCORES}, "references": {"boxes": _BOXES}},
+    "captioning": {"predictions": datasets.Value("string"), "references": datasets.Value("string")},
+    "diagnosis": {"predictions": _STRINGS, "references": datasets.Value("string")},
+    registry.ALL_TASKS: {
+        "predictions": {
+            "boxes": _BOXES,
+            "scores": _SCORES,
+            "caption": datasets.Value("string"),
+            "diagnoses": _STRINGS,
+        },
+        "references": {
+            "boxes": _BOXES,
+            "caption": datasets.Value("string"),
+            "final_diagnosis": datasets.Value("string"),
+            "case_id": datasets.Value("string"),
+        },
+    },
+}
+
+
 def metric_features(task: str) -> datasets.Features:
     """The ``datasets.Features`` an ``evaluate`` module declares for ``task``.
 
@@ -88,35 +111,7 @@ def metric_features(task: str) -> datasets.Features:
         Value('string')
     """
     _check_task(task)
-    if task == "localization":
-        return datasets.Features(
-            {
-                "predictions": {"boxes": _BOXES, "scores": _SCORES},
-                "references": {"boxes": _BOXES},
-            }
-        )
-    if task == "captioning":
-        return datasets.Features(
-            {"predictions": datasets.Value("string"), "references": datasets.Value("string")}
-        )
-    if task == "diagnosis":
-        return datasets.Features({"predictions": _STRINGS, "references": datasets.Value("string")})
-    return datasets.Features(
-        {
-            "predictions": {
-                "boxes": _BOXES,
-                "scores": _SCORES,
-                "caption": datasets.Value("string"),
-                "diagnoses": _STRINGS,
-            },
-            "references": {
-                "boxes": _BOXES,
-                "caption": datasets.Value("string"),
-                "final_diagnosis": datasets.Value("string"),
-                "case_id": datasets.Value("string"),
-            },
-        }
-    )
+    return datasets.Features(_FEATURES[task])
 
 
 def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) -> list[Any]:
@@ -156,8 +151,8 @@ def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) 
             out.append(_diagnosis_list(item, record, "predictions"))
         else:
             out.append(_box_prediction(task, item, record))
-    if task in ("localization", "all"):
-        _reject_booleans_in_batch(out, start_index, "predictions")
+    if task in ("localization", registry.ALL_TASKS):
+        checks.box_values(out, side="predictions", start_index=start_index)
     return out
 
 
@@ -218,8 +213,8 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
                     "case_id": _text(_field(item, "case_id", record, "references"), record, "references.case_id"),
                 }
             )
-    if task in ("localization", "all"):
-        _reject_booleans_in_batch(out, start_index, "references")
+    if task in ("localization", registry.ALL_TASKS):
+        checks.box_values(out, side="references", start_index=start_index)
     return out
 
 
@@ -258,7 +253,7 @@ def compute_task(
             f"got {len(predictions)} predictions but {len(references)} references",
             field="predictions",
         )
-    if task == "all":
+    if task == registry.ALL_TASKS:
         localization = _prepare(
             "localization",
             [{"boxes": p["boxes"], "scores": p.get("scores")} for p in predictions],
@@ -281,7 +276,7 @@ def prepare_task(task: str, predictions: Sequence[Any], references: Sequence[Any
         >>> evaluation.n_items, evaluation.aggregate()["top1"]
         (2, 0.5)
     """
-    if task not in ("localization", "captioning", "diagnosis"):
+    if task not in registry.TASK_NAMES:
         raise NovaInputError(f"prepare_task takes a single task, not {task!r}", field="task")
     _, options = _split_options(task, options)
     if len(predictions) != len(references):
@@ -319,7 +314,7 @@ def compute_task_from_arrow(task: str, predictions: Any, references: Any, **kwar
         raise NovaInputError(
             f"got {len(predictions)} predictions but {len(references)} references", field="predictions"
         )
-    if task not in ("localization", "all"):
+    if task not in ("localization", registry.ALL_TASKS):
         return compute_task(task, predictions.to_pylist(), references.to_pylist(), **stats, **options)
     predictions, references = _combined(predictions), _combined(references)
     localization = _localization_from_arrow(predictions, references, _only(options, _LOCALIZATION_KWARGS))
@@ -361,14 +356,12 @@ def explain_bad_batch(task: str, predictions: Sequence[Any], references: Sequenc
         ...
         novabench.errors.NovaInputError: example 0, field 'predictions.boxes[0]': ...
     """
-    if task not in ("localization", "all"):
+    if task not in ("localization", registry.ALL_TASKS):
         return
-    from novabench.metrics.boxes import validate_boxes
-
     for offset, (prediction, reference) in enumerate(zip(predictions, references)):
         record = f"example {start_index + offset}"
-        validate_boxes(prediction["boxes"], record=record, field="predictions.boxes")
-        validate_boxes(reference["boxes"], record=record, field="references.boxes")
+        checks.box_list(prediction["boxes"], record=record, field="predictions.boxes")
+        checks.box_list(reference["boxes"], record=record, field="references.boxes")
         _scores(prediction["scores"], record, "predictions.scores", strict=True)
 
 
@@ -390,11 +383,9 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
         novabench.errors.NovaInputError: unknown option(s) ['box_fromat'] for task 'localization'; valid: ['bootstrap_resamples', 'box_format', 'confidence', 'max_detections', 'reference_box_format', 'seed']
     """
     stats, rest = _split_options(task, options)
-    from novabench.metrics.boxes import _check_box_format
-
     for name in ("box_format", "reference_box_format"):
         if name in rest:
-            _check_box_format(rest[name])
+            checks.box_format(rest[name], field=name)
     if "max_detections" in rest:
         from novabench.metrics.localization import _check_max_detections
 
@@ -406,7 +397,7 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
     if rest.get("keyword_averaging", "sample") not in ("sample", "micro"):
         raise NovaInputError(f"must be 'sample' or 'micro', got {rest['keyword_averaging']!r}",
                              field="keyword_averaging")
-    if task in ("captioning", "all"):
+    if task in ("captioning", registry.ALL_TASKS):
         excluded = rest.get("exclude") or ()
         if "BERTScore-F1" not in ([excluded] if isinstance(excluded, str) else list(excluded)):
             from novabench.metrics.captioning import _resolve_bertscore_model
@@ -425,7 +416,7 @@ def _split_options(task: str, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any]
         "localization": _LOCALIZATION_KWARGS,
         "captioning": _CAPTIONING_KWARGS,
         "diagnosis": _DIAGNOSIS_KWARGS,
-        "all": _LOCALIZATION_KWARGS | _CAPTIONING_KWARGS | _DIAGNOSIS_KWARGS,
+        registry.ALL_TASKS: _LOCALIZATION_KWARGS | _CAPTIONING_KWARGS | _DIAGNOSIS_KWARGS,
     }[task]
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
@@ -549,17 +540,9 @@ def _group_by_case(
 
 
 def _prepare(task: str, predictions: list[Any], references: list[Any], options: dict[str, Any]) -> Any:
-    if task == "localization":
-        from novabench.metrics.localization import prepare_localization
-
-        return prepare_localization(_restore_missing_scores(predictions), references, **options)
-    if task == "captioning":
-        from novabench.metrics.captioning import prepare_captioning
-
-        return prepare_captioning(predictions, references, **options)
-    from novabench.metrics.diagnosis import prepare_diagnosis
-
-    return prepare_diagnosis(predictions, references, **options)
+    plain = _PLAIN_FORM.get(task)
+    scorer = registry.get_task(task).load_scorer()
+    return scorer(plain(predictions) if plain else predictions, references, **options)
 
 
 def _restore_missing_scores(predictions: list[Any]) -> list[dict[str, Any]]:
@@ -571,6 +554,10 @@ def _restore_missing_scores(predictions: list[Any]) -> list[dict[str, Any]]:
         unscored = scores is None or (len(scores) == 0 and len(boxes) > 0)
         restored.append({"boxes": boxes} if unscored else {"boxes": boxes, "scores": scores})
     return restored
+
+
+# Per-task reading of the plain form before scoring (what Arrow cannot say directly).
+_PLAIN_FORM = {"localization": _restore_missing_scores}
 
 
 def _finish(evaluation: Any, stats: dict[str, Any]) -> dict[str, Any]:
@@ -595,7 +582,7 @@ def _check_task(task: str) -> None:
 
 
 def _prediction_columns(task: str) -> list[str] | None:
-    return {"localization": ["boxes", "scores"], "all": ["boxes", "scores", "caption", "diagnoses"]}.get(task)
+    return {"localization": ["boxes", "scores"], registry.ALL_TASKS: ["boxes", "scores", "caption", "diagnoses"]}.get(task)
 
 
 _PER_CASE = ("diagnosis is scored per case: pass the `cases` configuration (rows), not `images` "
@@ -607,7 +594,7 @@ def _reference_columns(task: str) -> list[str] | None:
         "localization": ["boxes"],
         "captioning": ["caption"],
         "diagnosis": ["final_diagnosis"],
-        "all": ["boxes", "caption", "final_diagnosis", "case_id"],
+        registry.ALL_TASKS: ["boxes", "caption", "final_diagnosis", "case_id"],
     }[task]
 
 
@@ -661,13 +648,8 @@ def _row_diagnosis(value: Any) -> Any:
 
 
 def _text(value: Any, record: str, field: str, *, allow_empty: bool = False) -> str:
-    if value is None and allow_empty:
-        return ""
-    if not isinstance(value, str):
-        raise NovaInputError(f"expected a string, got {type(value).__name__}", record=record, field=field)
-    if not allow_empty and not value.strip():
-        raise NovaInputError("empty text", record=record, field=field)
-    return value
+    return checks.text(value, record=record, field=field, allow_blank=allow_empty,
+                       none_as_empty=allow_empty)
 
 
 def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
@@ -685,10 +667,7 @@ def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
             record=record, field=field)
     items = list(value)
     for position, item in enumerate(items):
-        if not isinstance(item, str):
-            raise NovaInputError(
-                f"expected a string, got {type(item).__name__}", record=record, field=f"{field}[{position}]"
-            )
+        checks.text(item, record=record, field=f"{field}[{position}]", allow_blank=True)
     return items
 
 
@@ -703,73 +682,6 @@ def _boxes(value: Any, record: str, field: str) -> Any:
     return value if isinstance(value, list) else list(value)
 
 
-_BOOLEAN_TYPES = (bool, np.bool_)
-
-
-def _reject_booleans_in_batch(items: list[dict[str, Any]], start_index: int, side: str) -> None:
-    """``_reject_booleans`` over plain box items, with one C-level pass when all is well.
-
-    The same pass refuses NaN and infinite values, so the evaluate face names such a box
-    when its batch is added, not at ``compute()`` after every batch was collected.
-    (Negative sizes depend on ``box_format``, a ``compute()`` option: checked there.)
-    """
-    try:
-        values = list(chain.from_iterable(chain.from_iterable(item["boxes"] for item in items)))
-        values.extend(chain.from_iterable(item.get("scores") or () for item in items))
-        types = set(map(type, values))
-    except TypeError:  # a malformed box; the per-item pass and Arrow's errors name it
-        types = None
-    if types is not None and types.isdisjoint(_BOOLEAN_TYPES):
-        try:
-            finite = bool(np.isfinite(np.asarray(values, dtype=np.float64)).all()) if values else True
-        except (TypeError, ValueError):  # strings or nested junk: Arrow's errors name them
-            return
-        if not finite:
-            _name_non_finite(items, start_index, side)
-        return
-    for offset, item in enumerate(items):
-        record = f"example {start_index + offset}"
-        _reject_booleans(item["boxes"], record, f"{side}.boxes")
-        _reject_booleans(item.get("scores") or (), record, f"{side}.scores")
-    if types is not None and not types.isdisjoint(_BOOLEAN_TYPES):  # pragma: no cover - defensive
-        raise NovaInputError("box values and scores must be numbers, got booleans", field=f"{side}.boxes")
-
-
-def _name_non_finite(items: list[dict[str, Any]], start_index: int, side: str) -> None:
-    """Raise for the first NaN or infinite box value or score, naming example and field."""
-    for offset, item in enumerate(items):
-        record = f"example {start_index + offset}"
-        for position, box in enumerate(item["boxes"]):
-            if not np.isfinite(np.asarray(box, dtype=np.float64)).all():
-                raise NovaInputError(f"box values must be finite, got {list(box)!r}", record=record,
-                                     field=f"{side}.boxes[{position}]")
-        for position, score in enumerate(item.get("scores") or ()):
-            if not np.isfinite(float(score)):
-                raise NovaInputError(f"a score must be a finite number, got {score!r}", record=record,
-                                     field=f"{side}.scores[{position}]")
-
-
-def _reject_booleans(values: Any, record: str, field: str) -> None:
-    """Refuse True/False among box values or scores: Arrow would store them as 1.0/0.0.
-
-    The vectorised checks of the metric core see only the float64 columns, so a boolean
-    must be caught here, before the batch is written.
-    """
-    for position, value in enumerate(values):
-        if isinstance(value, np.ndarray):
-            if value.dtype == np.bool_ or (value.dtype == object and any(
-                    isinstance(number, (bool, np.bool_)) for number in value.reshape(-1))):
-                raise NovaInputError(f"box values must be numbers, got {value.tolist()!r}", record=record,
-                                     field=f"{field}[{position}]")
-        elif type(value) is list or type(value) is tuple:
-            if any(type(number) is bool or type(number) is np.bool_ for number in value):
-                raise NovaInputError(f"box values must be numbers, got {value!r}", record=record,
-                                     field=f"{field}[{position}]")
-        elif type(value) is bool or type(value) is np.bool_:
-            raise NovaInputError(f"expected a number, got {value!r}", record=record,
-                                 field=f"{field}[{position}]")
-
-
 def _scores(value: Any, record: str, field: str, *, strict: bool = False) -> Any:
     if value is None:
         return []
@@ -780,9 +692,7 @@ def _scores(value: Any, record: str, field: str, *, strict: bool = False) -> Any
     value = value if isinstance(value, list) else list(value)
     if strict:
         for position, score in enumerate(value):
-            if isinstance(score, bool) or not isinstance(score, (int, float, np.number)) or not np.isfinite(score):
-                raise NovaInputError(f"a score must be a finite number, got {score!r}", record=record,
-                                     field=f"{field}[{position}]")
+            checks.number(score, record=record, field=f"{field}[{position}]")
     return value
 
 
@@ -809,7 +719,7 @@ def _box_prediction(task: str, item: Any, record: str) -> dict[str, Any]:
         "boxes": _boxes(item.get("boxes"), record, "predictions.boxes"),
         "scores": _scores(item.get("scores"), record, "predictions.scores"),
     }
-    if task == "all":
+    if task == registry.ALL_TASKS:
         out["caption"] = _text(item.get("caption"), record, "predictions.caption", allow_empty=True)
         out["diagnoses"] = _diagnosis_list(item.get("diagnoses"), record, "predictions.diagnoses")
     return out
