@@ -28,8 +28,8 @@ from typing import Any, SupportsFloat
 
 import numpy as np
 
-from novabench.errors import NovaInputError
 from novabench import checks
+from novabench.errors import NovaInputError
 from novabench.metrics.boxes import paired_iou_xywh, to_xywh
 
 __all__ = [
