@@ -15,7 +15,11 @@ HUGE = 10**400  # a 400-digit integer: float() would raise OverflowError
 def test_number_refuses_python_and_numpy_booleans(value) -> None:
     with pytest.raises(NovaInputError, match="real number") as info:
         checks.number(value, source="s", record="example 1", field="scores[0]")
-    assert (info.value.source, info.value.record, info.value.field) == ("s", "example 1", "scores[0]")
+    assert (info.value.source, info.value.record, info.value.field) == (
+        "s",
+        "example 1",
+        "scores[0]",
+    )
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -np.inf, np.float32("nan")])
@@ -91,7 +95,11 @@ def test_box_format() -> None:
 def test_box_list_names_the_bad_box(boxes, field, words) -> None:
     with pytest.raises(NovaInputError, match=words) as info:
         checks.box_list(boxes, source="file.jsonl", record="line 4", field="boxes")
-    assert (info.value.source, info.value.record, info.value.field) == ("file.jsonl", "line 4", field)
+    assert (info.value.source, info.value.record, info.value.field) == (
+        "file.jsonl",
+        "line 4",
+        field,
+    )
 
 
 def test_box_list_formats_and_arrays() -> None:
@@ -109,7 +117,9 @@ def test_box_batch_fast_path_matches_the_input() -> None:
     flat = checks.box_batch(per_item, counts, field="predictions.boxes")
     assert flat.tolist() == [box for boxes in per_item for box in boxes]
     arrays = [np.asarray(boxes, dtype=np.float32).reshape(-1, 4) for boxes in per_item]
-    np.testing.assert_array_equal(checks.box_batch(arrays, counts, field="b"), flat.astype(np.float32))
+    np.testing.assert_array_equal(
+        checks.box_batch(arrays, counts, field="b"), flat.astype(np.float32)
+    )
 
 
 @pytest.mark.parametrize(
@@ -153,9 +163,15 @@ def test_score_batch_aligns_scores_with_boxes() -> None:
 
 @pytest.mark.parametrize(
     ("bad", "words"),
-    [([True], "real number"), ([np.False_], "real number"), ([np.nan], "finite"),
-     ([HUGE], "too large"), (["high"], "real number"), (0.5, "list of numbers"),
-     (np.array([True]), "real number")],
+    [
+        ([True], "real number"),
+        ([np.False_], "real number"),
+        ([np.nan], "finite"),
+        ([HUGE], "too large"),
+        (["high"], "real number"),
+        (0.5, "list of numbers"),
+        (np.array([True]), "real number"),
+    ],
 )
 def test_score_batch_names_bad_values(bad, words) -> None:
     with pytest.raises(NovaInputError, match=words) as info:
@@ -200,8 +216,12 @@ def test_box_values_leaves_shapes_and_sizes_to_compute() -> None:
 
 
 def test_is_real_number() -> None:
-    assert [checks.is_real_number(v) for v in (1, 2.5, np.int8(1), np.float16(1), HUGE)] == [True] * 5
-    assert [checks.is_real_number(v) for v in (True, np.True_, "1", None, 1j, np.complex64(1))] == [False] * 6
+    assert [checks.is_real_number(v) for v in (1, 2.5, np.int8(1), np.float16(1), HUGE)] == [
+        True
+    ] * 5
+    assert [checks.is_real_number(v) for v in (True, np.True_, "1", None, 1j, np.complex64(1))] == [
+        False
+    ] * 6
 
 
 def test_metric_entry_paths_name_a_huge_integer_instead_of_overflowing() -> None:
@@ -209,8 +229,10 @@ def test_metric_entry_paths_name_a_huge_integer_instead_of_overflowing() -> None
     from novabench.metrics.tasks import normalize_predictions
 
     with pytest.raises(NovaInputError, match="too large") as info:
-        score_localization([{"boxes": [[0, 0, 1, 1]]}, {"boxes": [[0, 0, HUGE, 1]]}],
-                           [{"boxes": []}, {"boxes": []}])
+        score_localization(
+            [{"boxes": [[0, 0, 1, 1]]}, {"boxes": [[0, 0, HUGE, 1]]}],
+            [{"boxes": []}, {"boxes": []}],
+        )
     assert (info.value.record, info.value.field) == ("example 1", "predictions.boxes[0]")
     with pytest.raises(NovaInputError, match="too large") as info:
         normalize_predictions("localization", [{"boxes": [[0, 0, 1, HUGE]], "scores": [1]}])

@@ -277,14 +277,16 @@ def box_list(
     if boxes is None or isinstance(boxes, (str, bytes, Mapping)) or not isinstance(
         boxes, (Sequence, np.ndarray)
     ):
-        raise NovaInputError(f"boxes must be a list of [x, y, w, h] lists, got {type(boxes).__name__}",
-                             source=source, record=record, field=field)
+        raise NovaInputError(
+            f"boxes must be a list of [x, y, w, h] lists, got {type(boxes).__name__}",
+            source=source, record=record, field=field)
     array = _as_box_array(boxes)
     if array is None:
         for index, box in enumerate(boxes):
             problem = _box_problem(box)
             if problem is not None:
-                raise NovaInputError(problem, source=source, record=record, field=f"{field}[{index}]")
+                raise NovaInputError(problem, source=source, record=record,
+                                     field=f"{field}[{index}]")
         raise NovaInputError(  # pragma: no cover - defensive: every failure has a culprit
             "boxes could not be read as an (n, 4) array of numbers", source=source, record=record,
             field=field)
@@ -440,14 +442,16 @@ def score_batch(
             flat = None
     lengths = [None] * len(per_item) if counts is None else counts.tolist()
     lengths_ok = all(
-        scores is None or (hasattr(scores, "__len__") and not isinstance(scores, (str, bytes, Mapping))
-                           and (count is None or len(scores) == count))
+        scores is None
+        or (hasattr(scores, "__len__") and not isinstance(scores, (str, bytes, Mapping))
+            and (count is None or len(scores) == count))
         for scores, count in zip(per_item, lengths))
     if flat is None or not lengths_ok or not np.isfinite(flat).all():
         for item, (scores, count) in enumerate(zip(per_item, lengths)):
             problem = None if scores is None else _score_problem(scores, count, field)
             if problem is not None:
-                raise NovaInputError(problem[0], record=_record(start_index + item), field=problem[1])
+                raise NovaInputError(problem[0], record=_record(start_index + item),
+                                     field=problem[1])
         raise NovaInputError("scores could not be read as numbers", field=field)  # pragma: no cover
     if counts is None or all(scores is not None for scores in per_item):
         return flat
@@ -456,7 +460,9 @@ def score_batch(
     return out
 
 
-def score_columns(scores: Any, counts: np.ndarray, *, field: str = "predictions.scores") -> np.ndarray:
+def score_columns(
+    scores: Any, counts: np.ndarray, *, field: str = "predictions.scores"
+) -> np.ndarray:
     """Stacked scores (the columnar form), one finite number per box.
 
     Example:
@@ -512,10 +518,11 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
         record = _record(start_index + offset)
         for position, box in enumerate(item["boxes"]):
             if isinstance(box, (list, tuple, np.ndarray)):
-                values = np.asarray(box).reshape(-1).tolist() if isinstance(box, np.ndarray) else box
-                if any(isinstance(value, _BOOLEANS) for value in values) or (
+                is_array = isinstance(box, np.ndarray)
+                leaves = np.asarray(box).reshape(-1).tolist() if is_array else list(box)
+                if any(isinstance(value, _BOOLEANS) for value in leaves) or (
                         isinstance(box, np.ndarray) and box.dtype == np.bool_):
-                    raise NovaInputError(f"box values must be numbers, got {_short(list(values))}",
+                    raise NovaInputError(f"box values must be numbers, got {_short(leaves)}",
                                          record=record, field=f"{side}.boxes[{position}]")
                 problem = _box_problem(box) if len(box) == 4 else None
                 if problem is not None and "real numbers" not in problem:

@@ -23,14 +23,15 @@ cheap accumulation, so bootstrap resamples of images cost little.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, SupportsFloat
 
 import numpy as np
 
 from novabench import checks
 from novabench.errors import NovaInputError
-from novabench.metrics.boxes import paired_iou_xywh, to_xywh
+from novabench.metrics.boxes import paired_iou_xywh
+from novabench.metrics.localization_inputs import LocalizationInputs
 
 __all__ = [
     "COCO_IOU_THRESHOLDS",
@@ -66,145 +67,8 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
     "FNR",
 )
 
-_PREDICTION_KEYS = frozenset({"boxes", "scores"})
-
-
 class LocalizationWarning(UserWarning):
     """A localisation score is undefined (NaN) or predictions were cut at ``max_detections``."""
-
-
-# --------------------------------------------------------------------------- input reading
-
-
-def _check_collection(value: Any, name: str) -> int:
-    if isinstance(value, (str, bytes, Mapping)) or not (
-        hasattr(value, "__len__") and hasattr(value, "__iter__")
-    ):
-        raise NovaInputError(
-            f"{name} must be a list with one entry per image, got {type(value).__name__}",
-            field=name,
-        )
-    return len(value)
-
-
-def _box_list_length(boxes: Any, record: str, field: str) -> int:
-    if isinstance(boxes, (str, bytes, Mapping)) or not hasattr(boxes, "__len__"):
-        raise NovaInputError(
-            f"boxes must be a list of boxes (each 4 numbers), got {type(boxes).__name__}",
-            record=record,
-            field=field,
-        )
-    return len(boxes)
-
-
-class _Inputs:
-    """Validated inputs, flattened: boxes grouped by image in the given order, xywh."""
-
-    def __init__(
-        self,
-        predictions: Any,
-        references: Any,
-        box_format: str,
-        reference_box_format: str,
-    ) -> None:
-        checks.box_format(box_format)
-        checks.box_format(reference_box_format, field="reference_box_format")
-        n_predictions = _check_collection(predictions, "predictions")
-        n_references = _check_collection(references, "references")
-        if n_predictions != n_references:
-            raise NovaInputError(
-                f"got {n_predictions} predictions for {n_references} references: "
-                "give exactly one prediction (possibly with no boxes) per image",
-                field="predictions",
-            )
-        det_lists: list[Any] = []
-        score_lists: list[Any] = []
-        gold_lists: list[Any] = []
-        det_counts: list[int] = []
-        gold_counts: list[int] = []
-        allowed = _PREDICTION_KEYS
-        for index, (prediction, reference) in enumerate(zip(predictions, references)):
-            if not isinstance(prediction, Mapping):
-                raise NovaInputError(
-                    'a prediction must be a dict like {"boxes": [...], "scores": [...]}, '
-                    f"got {type(prediction).__name__}",
-                    record=f"example {index}",
-                    field="predictions",
-                )
-            if not allowed.issuperset(prediction):
-                unknown = sorted(str(key) for key in prediction if key not in allowed)
-                raise NovaInputError(
-                    f"unknown key {unknown[0]!r} in a prediction; allowed keys: boxes, scores",
-                    record=f"example {index}",
-                    field=f"predictions.{unknown[0]}",
-                )
-            if "boxes" not in prediction:
-                raise NovaInputError(
-                    'a prediction needs a "boxes" list (empty when the model found nothing)',
-                    record=f"example {index}",
-                    field="predictions.boxes",
-                )
-            boxes = prediction["boxes"]
-            det_counts.append(_box_list_length(boxes, f"example {index}", "predictions.boxes"))
-            det_lists.append(boxes)
-            score_lists.append(prediction.get("scores"))
-
-            if not isinstance(reference, Mapping) or "boxes" not in reference:
-                raise NovaInputError(
-                    'a reference must be a mapping with a "boxes" key (a dataset row works)',
-                    record=f"example {index}",
-                    field="references.boxes",
-                )
-            gold = reference["boxes"]
-            if gold is None:
-                gold = ()  # a null box list in a dataset row means "no marked abnormality"
-            gold_counts.append(_box_list_length(gold, f"example {index}", "references.boxes"))
-            gold_lists.append(gold)
-
-        self.n_images = n_predictions
-        self.det_counts = np.array(det_counts, dtype=np.int64)
-        self.gold_counts = np.array(gold_counts, dtype=np.int64)
-        det_boxes = checks.box_batch(det_lists, self.det_counts, field="predictions.boxes",
-                                     box_format=box_format)
-        self.det_scores = checks.score_batch(score_lists, self.det_counts)
-        gold_boxes = checks.box_batch(gold_lists, self.gold_counts, field="references.boxes",
-                                      box_format=reference_box_format)
-        self.det_boxes = to_xywh(det_boxes, box_format)
-        self.gold_boxes = to_xywh(gold_boxes, reference_box_format)
-
-    @classmethod
-    def from_arrays(
-        cls,
-        det_boxes: np.ndarray,
-        det_counts: np.ndarray,
-        det_scores: np.ndarray | None,
-        gold_boxes: np.ndarray,
-        gold_counts: np.ndarray,
-        box_format: str,
-        reference_box_format: str,
-    ) -> _Inputs:
-        """Validated inputs from stacked arrays (see ``prepare_localization_from_arrays``)."""
-        checks.box_format(box_format)
-        checks.box_format(reference_box_format, field="reference_box_format")
-        inputs = cls.__new__(cls)
-        inputs.det_counts = np.asarray(det_counts, dtype=np.int64).reshape(-1)
-        inputs.gold_counts = np.asarray(gold_counts, dtype=np.int64).reshape(-1)
-        if len(inputs.det_counts) != len(inputs.gold_counts):
-            raise NovaInputError(
-                f"got {len(inputs.det_counts)} predictions for {len(inputs.gold_counts)} references",
-                field="predictions",
-            )
-        inputs.n_images = len(inputs.det_counts)
-        det_array = checks.box_columns(det_boxes, inputs.det_counts, field="predictions.boxes",
-                                       box_format=box_format)
-        gold_array = checks.box_columns(gold_boxes, inputs.gold_counts, field="references.boxes",
-                                        box_format=reference_box_format)
-        inputs.det_scores = (np.ones(len(det_array), dtype=np.float64) if det_scores is None
-                             else checks.score_columns(det_scores, inputs.det_counts))
-        checked = [det_array, gold_array]
-        inputs.det_boxes = to_xywh(checked[0], box_format)
-        inputs.gold_boxes = to_xywh(checked[1], reference_box_format)
-        return inputs
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -306,7 +170,7 @@ class LocalizationEvaluation:
         (0.5, 1.0)
     """
 
-    def __init__(self, inputs: _Inputs, *, max_detections: int, thresholds: np.ndarray) -> None:
+    def __init__(self, inputs: LocalizationInputs, *, max_detections: int, thresholds: np.ndarray) -> None:
         self.n_items = inputs.n_images
         self.max_detections = max_detections
         self._thresholds = np.asarray(thresholds, dtype=np.float64)
@@ -576,7 +440,7 @@ def prepare_localization(
         (1, 1.0)
     """
     max_detections = _check_max_detections(max_detections)
-    inputs = _Inputs(predictions, references, box_format, reference_box_format)
+    inputs = LocalizationInputs(predictions, references, box_format, reference_box_format)
     return _evaluate_inputs(inputs, max_detections)
 
 
@@ -619,13 +483,13 @@ def prepare_localization_from_arrays(
         (1.0, 0.5)
     """
     max_detections = _check_max_detections(max_detections)
-    inputs = _Inputs.from_arrays(
+    inputs = LocalizationInputs.from_arrays(
         det_boxes, det_counts, det_scores, gold_boxes, gold_counts, box_format, reference_box_format
     )
     return _evaluate_inputs(inputs, max_detections)
 
 
-def _evaluate_inputs(inputs: _Inputs, max_detections: int) -> LocalizationEvaluation:
+def _evaluate_inputs(inputs: LocalizationInputs, max_detections: int) -> LocalizationEvaluation:
     evaluation = LocalizationEvaluation(
         inputs, max_detections=max_detections, thresholds=_THRESHOLDS
     )
@@ -784,7 +648,7 @@ def coco_average_precision(
             f"iou_thresholds must be numbers in (0, 1], got {thresholds.tolist()}",
             field="iou_thresholds",
         )
-    inputs = _Inputs(predictions, references, box_format, "xywh")
+    inputs = LocalizationInputs(predictions, references, box_format, "xywh")
     evaluation = LocalizationEvaluation(
         inputs, max_detections=max_detections, thresholds=thresholds
     )
