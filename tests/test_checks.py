@@ -226,7 +226,7 @@ def test_is_real_number() -> None:
 
 def test_metric_entry_paths_name_a_huge_integer_instead_of_overflowing() -> None:
     from novabench.metrics.localization import score_localization
-    from novabench.metrics.tasks import normalize_predictions
+    from novabench.metrics.evaluate_adapter import normalize_predictions
 
     with pytest.raises(NovaInputError, match="too large") as info:
         score_localization(
