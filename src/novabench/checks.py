@@ -498,22 +498,22 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
         ...
         novabench.errors.NovaInputError: example 4, field 'references.boxes[0]': box values must be finite, got [0, 0, 1, inf]
     """
-    per_item_boxes = [item["boxes"] for item in items]
-    box_types = _leaf_types(per_item_boxes, 2)
-    score_types = _leaf_types([item.get("scores") or () for item in items], 1)
-    if box_types is not None and score_types is not None:
-        kinds = box_types | score_types
-        if kinds and all(kind not in _BOOLEANS and issubclass(kind, (int, float, np.number))
-                         for kind in kinds):
+    values: list[Any] | None
+    try:  # one flat list of every value: its types and finiteness in C-level passes
+        values = list(chain.from_iterable(chain.from_iterable(item["boxes"] for item in items)))
+        values.extend(chain.from_iterable(item.get("scores") or () for item in items))
+    except (TypeError, ValueError):  # malformed nesting: the per-item pass below names it
+        values = None
+    if values is not None:
+        kinds = set(map(type, values))
+        if not kinds:
+            return
+        if all(kind not in _BOOLEANS and issubclass(kind, (int, float, np.number)) for kind in kinds):
             try:
-                values = list(chain.from_iterable(chain.from_iterable(per_item_boxes)))
-                values.extend(chain.from_iterable(item.get("scores") or () for item in items))
                 if np.isfinite(np.asarray(values, dtype=np.float64)).all():
                     return
             except (TypeError, ValueError, OverflowError):
                 pass
-        elif not kinds:
-            return
     for offset, item in enumerate(items):
         record = _record(start_index + offset)
         for position, box in enumerate(item["boxes"]):
