@@ -11,7 +11,7 @@ import pyarrow as pa
 from novabench.citation import NOVA_ARXIV_URL
 from novabench.citation import NOVA_BIBTEX
 from novabench.errors import NovaInputError
-from novabench.metrics import tasks
+from novabench.metrics import evaluate_adapter
 
 _CITATION = NOVA_BIBTEX
 
@@ -70,7 +70,7 @@ class NovaMetric(evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=tasks.metric_features(task),
+            features=evaluate_adapter.metric_features(task),
             homepage="https://huggingface.co/datasets/c-i-ber/Nova",
             license="apache-2.0",
             reference_urls=[NOVA_ARXIV_URL],
@@ -93,8 +93,8 @@ class NovaMetric(evaluate.Metric):
             raise ValueError(f"Bad inputs for evaluation module: {sorted(kwargs)}; expected predictions and references")
         start = getattr(self, "_nova_items_added", 0)
         batch = {
-            "predictions": tasks.normalize_predictions(self.task, predictions, start_index=start),
-            "references": tasks.normalize_references(self.task, references, start_index=start),
+            "predictions": evaluate_adapter.normalize_predictions(self.task, predictions, start_index=start),
+            "references": evaluate_adapter.normalize_references(self.task, references, start_index=start),
         }
         if len(batch["predictions"]) != len(batch["references"]):
             raise NovaInputError(
@@ -108,7 +108,7 @@ class NovaMetric(evaluate.Metric):
             # The features hold plain values only, so evaluate's per-value encode step is skipped.
             self.writer.write_batch(batch)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
-            tasks.explain_bad_batch(self.task, batch["predictions"], batch["references"], start_index=start)
+            evaluate_adapter.explain_bad_batch(self.task, batch["predictions"], batch["references"], start_index=start)
             raise
         self._nova_items_added = start + len(batch["predictions"])
 
@@ -118,10 +118,10 @@ class NovaMetric(evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Score everything added; options are checked first, while a bad one can still be fixed."""
-        tasks.check_options(self.task, kwargs)
+        evaluate_adapter.check_options(self.task, kwargs)
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, **kwargs):
         """Score everything added (on process 0 in distributed runs)."""
         self._nova_items_added = 0
-        return tasks.compute_task_from_arrow(self.task, predictions, references, **kwargs)
+        return evaluate_adapter.compute_task_from_arrow(self.task, predictions, references, **kwargs)

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from novabench.errors import NovaInputError
-from novabench.metrics.boxes import iou_matrix_xywh, paired_iou_xywh, to_xywh, validate_boxes
+from novabench.checks import box_list as validate_boxes
+from novabench.metrics.boxes import iou_matrix_xywh, paired_iou_xywh, to_xywh
 from novabench.metrics.localization import (
     LOCALIZATION_METRIC_KEYS,
     LocalizationWarning,

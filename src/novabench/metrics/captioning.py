@@ -65,6 +65,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.metrics import text
 from novabench.metrics.keywords import CaptionKeywords, KeywordExtractor, default_keyword_extractor
@@ -235,8 +236,7 @@ def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: i
                 source="bertscore_num_layers",
             )
         num_layers = model2layers[model]
-    if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
-        raise NovaInputError(f"must be a positive integer, got {num_layers!r}", source="bertscore_num_layers")
+    num_layers = checks.positive_int(num_layers, source="bertscore_num_layers")
     available = _model_depth(model)
     if available is not None and num_layers > available:
         # bert_score would fail with a bare AssertionError deep inside the model.
@@ -451,18 +451,13 @@ def _validate_captions(predictions: Sequence[str], references: Sequence[str]) ->
         )
     for index, (prediction, reference) in enumerate(zip(predictions, references)):
         record = f"example {index}"
-        if not isinstance(prediction, str):
+        if not isinstance(prediction, str):  # says what to give instead, so not checks.text
             raise NovaInputError(
                 f"prediction must be a string (use \"\" for no answer), got {type(prediction).__name__}",
                 record=record,
                 field="predictions",
             )
-        if not isinstance(reference, str):
-            raise NovaInputError(
-                f"reference must be a string, got {type(reference).__name__}", record=record, field="references"
-            )
-        if not reference.strip():
-            raise NovaInputError("reference caption is empty", record=record, field="references")
+        checks.text(reference, record=record, field="references")
 
 
 # --------------------------------------------------------------------------- #
@@ -522,8 +517,7 @@ def prepare_captioning(
         raise NovaInputError(
             f"must be 'sample' or 'micro', got {keyword_averaging!r}", source="keyword_averaging"
         )
-    if isinstance(bertscore_batch_size, bool) or not isinstance(bertscore_batch_size, int) or bertscore_batch_size < 1:
-        raise NovaInputError(f"must be a positive integer, got {bertscore_batch_size!r}", source="bertscore_batch_size")
+    checks.positive_int(bertscore_batch_size, source="bertscore_batch_size")
     _validate_captions(predictions, references)
     predictions, references = list(predictions), list(references)
     metrics = tuple(name for name in METRIC_NAMES if name not in excluded)

@@ -42,7 +42,7 @@ from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from novabench.records import is_placeholder_diagnosis
+from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.lexicon.diagnoses import (
     _IGNORABLE_WORDS,
@@ -54,6 +54,7 @@ from novabench.lexicon.diagnoses import (
     normalize_diagnosis,
     read_diagnosis,
 )
+from novabench.records import is_placeholder_diagnosis
 
 __all__ = [
     "MAX_PREDICTIONS",
@@ -783,12 +784,7 @@ def _read_reference(index: int, reference: Any) -> tuple[str, str | None]:
             return NO_DIAGNOSIS_PLACEHOLDER, case_id
     else:
         field = "reference"
-    if not isinstance(reference, str):
-        raise NovaInputError(f"expected a string, got {type(reference).__name__}",
-                             source="references", record=record, field=field)
-    if not reference.strip():
-        raise NovaInputError("the reference diagnosis is empty", source="references",
-                             record=record, field=field)
+    checks.text(reference, source="references", record=record, field=field)
     return reference, case_id
 
 
@@ -802,9 +798,8 @@ def _read_predictions(index: int, predictions: Any) -> tuple[list[str], bool]:
             source="predictions", record=record, field="predictions")
     items = list(predictions)
     for position, item in enumerate(items):
-        if not isinstance(item, str):
-            raise NovaInputError(f"expected a string, got {type(item).__name__}",
-                                 source="predictions", record=record, field=f"predictions[{position}]")
+        checks.text(item, source="predictions", record=record, field=f"predictions[{position}]",
+                    allow_blank=True)
     return items[:MAX_PREDICTIONS], len(items) > MAX_PREDICTIONS
 
 

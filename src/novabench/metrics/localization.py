@@ -30,21 +30,15 @@ cheap accumulation, so bootstrap resamples of images cost little.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain
-from numbers import Real
+from collections.abc import Iterable
 from typing import Any, SupportsFloat
 
 import numpy as np
 
+from novabench import checks
 from novabench.errors import NovaInputError
-from novabench.metrics.boxes import (
-    _check_box_format,
-    first_invalid_box,
-    paired_iou_xywh,
-    to_xywh,
-    validate_boxes,
-)
+from novabench.metrics.boxes import paired_iou_xywh
+from novabench.metrics.localization_inputs import LocalizationInputs
 
 __all__ = [
     "COCO_IOU_THRESHOLDS",
@@ -85,284 +79,8 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
     "FNR",
 )
 
-_PREDICTION_KEYS = frozenset({"boxes", "scores"})
-
-
 class LocalizationWarning(UserWarning):
     """A localisation score is undefined (NaN) or predictions were cut at ``max_detections``."""
-
-
-# --------------------------------------------------------------------------- input reading
-
-
-def _check_collection(value: Any, name: str) -> int:
-    if isinstance(value, (str, bytes, Mapping)) or not (
-        hasattr(value, "__len__") and hasattr(value, "__iter__")
-    ):
-        raise NovaInputError(
-            f"{name} must be a list with one entry per image, got {type(value).__name__}",
-            field=name,
-        )
-    return len(value)
-
-
-def _scores_problem(scores: Any, n_boxes: int) -> tuple[str, str] | None:
-    """(message, field) describing what is wrong with one image's scores, or None."""
-    if isinstance(scores, (str, bytes, Mapping)) or not hasattr(scores, "__len__"):
-        message = f"scores must be a list of numbers, got {type(scores).__name__}"
-        return message, "predictions.scores"
-    if len(scores) != n_boxes:
-        message = f"scores has {len(scores)} values but there are {n_boxes} boxes"
-        return message, "predictions.scores"
-    for index, value in enumerate(scores):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Real, np.number)):
-            return (
-                f"scores must be numbers, got {type(value).__name__} {value!r}",
-                f"predictions.scores[{index}]",
-            )
-        if not np.isfinite(float(value)):
-            return f"scores must be finite, got {value!r}", f"predictions.scores[{index}]"
-    return None
-
-
-def _box_list_length(boxes: Any, record: str, field: str) -> int:
-    if isinstance(boxes, (str, bytes, Mapping)) or not hasattr(boxes, "__len__"):
-        raise NovaInputError(
-            f"boxes must be a list of boxes (each 4 numbers), got {type(boxes).__name__}",
-            record=record,
-            field=field,
-        )
-    return len(boxes)
-
-
-def _is_real_number_type(kind: type) -> bool:
-    return kind is not bool and kind is not np.bool_ and issubclass(kind, (Real, np.number))
-
-
-def _all_real_numbers(per_image: list[Any], depth: int) -> bool:
-    """Whether every leaf of the per-image lists is a real number (booleans excluded).
-
-    numpy would silently read ``True`` as 1.0 once mixed with floats, so the leaf types are
-    checked before converting: one C-level pass over the values, no per-value Python code.
-    Arrays are judged by their dtype.
-    """
-    lists = [values for values in per_image if not isinstance(values, np.ndarray)]
-    arrays = [values for values in per_image if isinstance(values, np.ndarray)]
-    if any(values.dtype.kind not in "iuf" for values in arrays):
-        return False
-    try:
-        leaves: Iterable[Any] = chain.from_iterable(lists)
-        for _ in range(depth - 1):
-            leaves = chain.from_iterable(leaves)
-        kinds = set(map(type, leaves))
-    except TypeError:  # a number where a list was expected
-        return False
-    return all(_is_real_number_type(kind) for kind in kinds)
-
-
-def _flatten_boxes(
-    per_image: list[Any], counts: np.ndarray, field: str, box_format: str
-) -> np.ndarray:
-    """All images' boxes as one float64 ``(n, 4)`` array, validated.
-
-    One ``np.array`` call over every box at once (the fast path); on any failure the
-    images are re-read one by one so the error names the example and the box.
-    """
-    total = int(counts.sum())
-    flat: np.ndarray | None = None
-    if total == 0:
-        flat = np.zeros((0, 4))
-    elif _all_real_numbers(per_image, depth=2):
-        try:
-            raw = np.array(list(chain.from_iterable(per_image)))
-        except (ValueError, TypeError):  # ragged or mixed nesting
-            raw = None
-        if raw is not None and raw.shape == (total, 4) and raw.dtype.kind in "iuf":
-            flat = raw.astype(np.float64, copy=False)
-    bad_row = None if flat is None else first_invalid_box(flat, box_format)
-    if flat is None or bad_row is not None:
-        # Slow path, only for bad input: find the culprit image and let it raise.
-        images: Sequence[int] = range(len(per_image))
-        if bad_row is not None:
-            images = [int(np.searchsorted(np.cumsum(counts), bad_row, side="right"))]
-        for image in images:
-            validate_boxes(
-                per_image[image], record=f"example {image}", field=field, box_format=box_format
-            )
-        raise NovaInputError(  # pragma: no cover - defensive: validate_boxes raised above
-            "boxes could not be read as numbers", field=field
-        )
-    return flat
-
-
-def _flatten_scores(per_image: list[Any], counts: np.ndarray) -> np.ndarray:
-    """All scores as one float64 array (1.0 where an image gave none), validated."""
-    given = [scores for scores in per_image if scores is not None]
-    flat: np.ndarray | None = None
-    if _all_real_numbers(given, depth=1):
-        try:
-            raw = np.array(list(chain.from_iterable(given))) if given else np.zeros(0)
-            if raw.ndim == 1 and (raw.dtype.kind in "iuf" or raw.size == 0):
-                flat = raw.astype(np.float64, copy=False)
-        except (ValueError, TypeError):
-            flat = None
-    lengths_ok = all(
-        scores is None or (hasattr(scores, "__len__") and not isinstance(scores, (str, bytes))
-                           and len(scores) == count)
-        for scores, count in zip(per_image, counts.tolist())
-    )
-    if flat is None or not lengths_ok or not np.isfinite(flat).all():
-        for image, (scores, count) in enumerate(zip(per_image, counts.tolist())):
-            problem = None if scores is None else _scores_problem(scores, count)
-            if problem is not None:
-                raise NovaInputError(problem[0], record=f"example {image}", field=problem[1])
-        raise NovaInputError(  # pragma: no cover - defensive
-            "scores could not be read as numbers", field="predictions.scores"
-        )
-    if all(scores is not None for scores in per_image):
-        return flat
-    # No scores for an image: every box scores 1.0, so the stable sorts keep the given order.
-    out = np.ones(int(counts.sum()), dtype=np.float64)
-    has_scores = np.array([scores is not None for scores in per_image])
-    out[np.repeat(has_scores, counts)] = flat
-    return out
-
-
-class _Inputs:
-    """Validated inputs, flattened: boxes grouped by image in the given order, xywh."""
-
-    def __init__(
-        self,
-        predictions: Any,
-        references: Any,
-        box_format: str,
-        reference_box_format: str,
-    ) -> None:
-        _check_box_format(box_format)
-        _check_box_format(reference_box_format)
-        n_predictions = _check_collection(predictions, "predictions")
-        n_references = _check_collection(references, "references")
-        if n_predictions != n_references:
-            raise NovaInputError(
-                f"got {n_predictions} predictions for {n_references} references: "
-                "give exactly one prediction (possibly with no boxes) per image",
-                field="predictions",
-            )
-        det_lists: list[Any] = []
-        score_lists: list[Any] = []
-        gold_lists: list[Any] = []
-        det_counts: list[int] = []
-        gold_counts: list[int] = []
-        allowed = _PREDICTION_KEYS
-        for index, (prediction, reference) in enumerate(zip(predictions, references)):
-            if not isinstance(prediction, Mapping):
-                raise NovaInputError(
-                    'a prediction must be a dict like {"boxes": [...], "scores": [...]}, '
-                    f"got {type(prediction).__name__}",
-                    record=f"example {index}",
-                    field="predictions",
-                )
-            if not allowed.issuperset(prediction):
-                unknown = sorted(str(key) for key in prediction if key not in allowed)
-                raise NovaInputError(
-                    f"unknown key {unknown[0]!r} in a prediction; allowed keys: boxes, scores",
-                    record=f"example {index}",
-                    field=f"predictions.{unknown[0]}",
-                )
-            if "boxes" not in prediction:
-                raise NovaInputError(
-                    'a prediction needs a "boxes" list (empty when the model found nothing)',
-                    record=f"example {index}",
-                    field="predictions.boxes",
-                )
-            boxes = prediction["boxes"]
-            det_counts.append(_box_list_length(boxes, f"example {index}", "predictions.boxes"))
-            det_lists.append(boxes)
-            score_lists.append(prediction.get("scores"))
-
-            if not isinstance(reference, Mapping) or "boxes" not in reference:
-                raise NovaInputError(
-                    'a reference must be a mapping with a "boxes" key (a dataset row works)',
-                    record=f"example {index}",
-                    field="references.boxes",
-                )
-            gold = reference["boxes"]
-            if gold is None:
-                gold = ()  # a null box list in a dataset row means "no marked abnormality"
-            gold_counts.append(_box_list_length(gold, f"example {index}", "references.boxes"))
-            gold_lists.append(gold)
-
-        self.n_images = n_predictions
-        self.det_counts = np.array(det_counts, dtype=np.int64)
-        self.gold_counts = np.array(gold_counts, dtype=np.int64)
-        det_boxes = _flatten_boxes(det_lists, self.det_counts, "predictions.boxes", box_format)
-        self.det_scores = _flatten_scores(score_lists, self.det_counts)
-        gold_boxes = _flatten_boxes(
-            gold_lists, self.gold_counts, "references.boxes", reference_box_format
-        )
-        self.det_boxes = to_xywh(det_boxes, box_format)
-        self.gold_boxes = to_xywh(gold_boxes, reference_box_format)
-
-    @classmethod
-    def from_arrays(
-        cls,
-        det_boxes: np.ndarray,
-        det_counts: np.ndarray,
-        det_scores: np.ndarray | None,
-        gold_boxes: np.ndarray,
-        gold_counts: np.ndarray,
-        box_format: str,
-        reference_box_format: str,
-    ) -> _Inputs:
-        """Validated inputs from stacked arrays (see ``prepare_localization_from_arrays``)."""
-        _check_box_format(box_format)
-        _check_box_format(reference_box_format)
-        inputs = cls.__new__(cls)
-        inputs.det_counts = np.asarray(det_counts, dtype=np.int64).reshape(-1)
-        inputs.gold_counts = np.asarray(gold_counts, dtype=np.int64).reshape(-1)
-        if len(inputs.det_counts) != len(inputs.gold_counts):
-            raise NovaInputError(
-                f"got {len(inputs.det_counts)} predictions for {len(inputs.gold_counts)} references",
-                field="predictions",
-            )
-        inputs.n_images = len(inputs.det_counts)
-        checked = []
-        for boxes, counts, field, fmt in (
-            (det_boxes, inputs.det_counts, "predictions.boxes", box_format),
-            (gold_boxes, inputs.gold_counts, "references.boxes", reference_box_format),
-        ):
-            if np.asarray(boxes).dtype == np.bool_:  # would become 0/1 silently
-                raise NovaInputError("box values must be numbers, got a boolean array", field=field)
-            array = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
-            if len(array) != int(counts.sum()):
-                raise NovaInputError(f"{len(array)} boxes for counts summing to {int(counts.sum())}", field=field)
-            bad_row = first_invalid_box(array, fmt)
-            if bad_row is not None:
-                ends = np.cumsum(counts)
-                image = int(np.searchsorted(ends, bad_row, side="right"))
-                validate_boxes(array[ends[image] - counts[image] : ends[image]],
-                               record=f"example {image}", field=field, box_format=fmt)
-            checked.append(array)
-        if det_scores is None:
-            inputs.det_scores = np.ones(len(checked[0]), dtype=np.float64)
-        else:
-            if np.asarray(det_scores).dtype == np.bool_:
-                raise NovaInputError("scores must be numbers, got a boolean array", field="predictions.scores")
-            scores = np.asarray(det_scores, dtype=np.float64).reshape(-1)
-            if len(scores) != len(checked[0]):
-                raise NovaInputError(f"{len(scores)} scores for {len(checked[0])} boxes", field="predictions.scores")
-            bad = np.flatnonzero(~np.isfinite(scores))
-            if len(bad):
-                image = int(np.searchsorted(np.cumsum(inputs.det_counts), bad[0], side="right"))
-                raise NovaInputError(
-                    f"scores must be finite numbers, got {scores[bad[0]]}",
-                    record=f"example {image}",
-                    field="predictions.scores",
-                )
-            inputs.det_scores = scores
-        inputs.det_boxes = to_xywh(checked[0], box_format)
-        inputs.gold_boxes = to_xywh(checked[1], reference_box_format)
-        return inputs
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -464,7 +182,7 @@ class LocalizationEvaluation:
         (0.5, 1.0)
     """
 
-    def __init__(self, inputs: _Inputs, *, max_detections: int, thresholds: np.ndarray) -> None:
+    def __init__(self, inputs: LocalizationInputs, *, max_detections: int, thresholds: np.ndarray) -> None:
         self.n_items = inputs.n_images
         self.max_detections = max_detections
         self._thresholds = np.asarray(thresholds, dtype=np.float64)
@@ -725,16 +443,7 @@ class LocalizationEvaluation:
 
 
 def _check_max_detections(max_detections: Any) -> int:
-    if isinstance(max_detections, bool) or not isinstance(max_detections, (int, np.integer)):
-        raise NovaInputError(
-            f"max_detections must be a positive integer, got {max_detections!r}",
-            field="max_detections",
-        )
-    if max_detections < 1:
-        raise NovaInputError(
-            f"max_detections must be >= 1, got {max_detections}", field="max_detections"
-        )
-    return int(max_detections)
+    return checks.positive_int(max_detections, field="max_detections")
 
 
 def prepare_localization(
@@ -771,7 +480,7 @@ def prepare_localization(
         (1, 1.0)
     """
     max_detections = _check_max_detections(max_detections)
-    inputs = _Inputs(predictions, references, box_format, reference_box_format)
+    inputs = LocalizationInputs(predictions, references, box_format, reference_box_format)
     return _evaluate_inputs(inputs, max_detections)
 
 
@@ -814,13 +523,13 @@ def prepare_localization_from_arrays(
         (1.0, 0.5)
     """
     max_detections = _check_max_detections(max_detections)
-    inputs = _Inputs.from_arrays(
+    inputs = LocalizationInputs.from_arrays(
         det_boxes, det_counts, det_scores, gold_boxes, gold_counts, box_format, reference_box_format
     )
     return _evaluate_inputs(inputs, max_detections)
 
 
-def _evaluate_inputs(inputs: _Inputs, max_detections: int) -> LocalizationEvaluation:
+def _evaluate_inputs(inputs: LocalizationInputs, max_detections: int) -> LocalizationEvaluation:
     evaluation = LocalizationEvaluation(
         inputs, max_detections=max_detections, thresholds=_THRESHOLDS
     )
@@ -992,7 +701,7 @@ def coco_average_precision(
             f"iou_thresholds must be numbers in (0, 1], got {thresholds.tolist()}",
             field="iou_thresholds",
         )
-    inputs = _Inputs(predictions, references, box_format, "xywh")
+    inputs = LocalizationInputs(predictions, references, box_format, "xywh")
     evaluation = LocalizationEvaluation(
         inputs, max_detections=max_detections, thresholds=thresholds
     )

@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Mapping
-from numbers import Real
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from novabench import checks
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -71,13 +71,9 @@ def _check_evaluation(evaluation: Any, name: str) -> int:
 
 
 def _check_settings(n_resamples: Any, confidence: Any) -> None:
-    is_integer = isinstance(n_resamples, (int, np.integer)) and not isinstance(n_resamples, bool)
-    if not is_integer or n_resamples < 1:
-        raise NovaInputError(
-            f"n_resamples must be a positive integer, got {n_resamples!r}", field="n_resamples"
-        )
-    # "not 0 < c < 1" spelt with the comparisons numbers.Real declares (it has no __gt__); NaN fails it too.
-    if isinstance(confidence, bool) or not isinstance(confidence, Real) or confidence <= 0 or not confidence < 1:
+    checks.positive_int(n_resamples, field="n_resamples")
+    # "not 0 < c < 1" spelt so that NaN fails it too.
+    if not checks.is_real_number(confidence) or confidence <= 0 or not confidence < 1:
         raise NovaInputError(
             f"confidence must be strictly between 0 and 1, got {confidence!r}", field="confidence"
         )
@@ -88,7 +84,7 @@ def _scalar_scores(scores: Mapping[str, Any]) -> dict[str, float]:
     return {
         key: float(value)
         for key, value in scores.items()
-        if isinstance(value, (Real, np.number)) and not isinstance(value, (bool, np.bool_))
+        if checks.is_real_number(value)
     }
 
 

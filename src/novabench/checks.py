@@ -1,0 +1,535 @@
+"""Input checks shared by every entry path: one rule, one message, one place.
+
+Each check raises :class:`novabench.errors.NovaInputError` naming the source, record and
+field of the bad value. Booleans are refused wherever a number is expected (``bool`` and
+``numpy.bool_``): Arrow and numpy silently turn ``True`` into ``1.0``. Integers too large
+for a float (a 400-digit box value) are a named error, never an ``OverflowError``.
+
+Example:
+    >>> from novabench import checks
+    >>> checks.positive_int(5, field="max_detections")
+    5
+    >>> checks.number(True, record="example 2", field="scores[0]")
+    Traceback (most recent call last):
+    ...
+    novabench.errors.NovaInputError: example 2, field 'scores[0]': expected a real number, got bool True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "BOX_FORMATS",
+    "box_batch",
+    "box_columns",
+    "box_format",
+    "box_list",
+    "box_values",
+    "first_invalid_box",
+    "integer",
+    "is_real_number",
+    "number",
+    "positive_int",
+    "score_batch",
+    "score_columns",
+    "text",
+]
+
+BOX_FORMATS: tuple[str, ...] = ("xywh", "xyxy")
+_BOOLEANS = (bool, np.bool_)
+
+
+def _record(index: int) -> str:
+    return f"example {index}"
+
+
+def is_real_number(value: Any) -> bool:
+    """Whether ``value`` is a real number (Python or numpy), booleans excluded.
+
+    Example:
+        >>> is_real_number(3), is_real_number(np.float32(2.5)), is_real_number(np.True_)
+        (True, True, False)
+    """
+    return isinstance(value, (Real, np.number)) and not isinstance(value, _BOOLEANS) and not (
+        isinstance(value, np.number) and value.dtype.kind == "c")
+
+
+def number(
+    value: Any,
+    *,
+    source: str | None = None,
+    record: str | None = None,
+    field: str | None = None,
+    finite: bool = True,
+) -> float:
+    """A real number (not a boolean) as a float; NaN and infinity refused unless ``finite=False``.
+
+    Example:
+        >>> number(2, field="confidence")
+        2.0
+        >>> number(float("nan"), record="example 0", field="scores[1]")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 0, field 'scores[1]': expected a finite number, got nan
+    """
+    if not is_real_number(value):
+        raise NovaInputError(f"expected a real number, got {type(value).__name__} {value!r}",
+                             source=source, record=record, field=field)
+    try:
+        converted = float(value)
+    except OverflowError:
+        raise NovaInputError(f"number too large for a float: {_short(value)}",
+                             source=source, record=record, field=field) from None
+    if finite and not np.isfinite(converted):
+        raise NovaInputError(f"expected a finite number, got {value!r}",
+                             source=source, record=record, field=field)
+    return converted
+
+
+def integer(
+    value: Any,
+    *,
+    minimum: int | None = None,
+    source: str | None = None,
+    record: str | None = None,
+    field: str | None = None,
+) -> int:
+    """An integer (Python or numpy, not a boolean) at least ``minimum``.
+
+    Example:
+        >>> integer(0, minimum=0, field="seed")
+        0
+        >>> integer(1.5, field="seed")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'seed': expected an integer, got float 1.5
+    """
+    if isinstance(value, _BOOLEANS) or not isinstance(value, (int, np.integer)):
+        raise NovaInputError(f"expected an integer, got {type(value).__name__} {value!r}",
+                             source=source, record=record, field=field)
+    if minimum is not None and value < minimum:
+        raise NovaInputError(f"must be >= {minimum}, got {value}", source=source, record=record,
+                             field=field)
+    return int(value)
+
+
+def positive_int(
+    value: Any, *, source: str | None = None, record: str | None = None, field: str | None = None
+) -> int:
+    """A positive integer option (``max_detections``, ``n_resamples``, a batch size...).
+
+    Example:
+        >>> positive_int(0, field="max_detections")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'max_detections': must be a positive integer, got 0
+    """
+    if isinstance(value, _BOOLEANS) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise NovaInputError(f"must be a positive integer, got {value!r}", source=source,
+                             record=record, field=field)
+    return int(value)
+
+
+def text(
+    value: Any,
+    *,
+    source: str | None = None,
+    record: str | None = None,
+    field: str | None = None,
+    allow_blank: bool = False,
+    none_as_empty: bool = False,
+) -> str:
+    """A string; blank refused unless ``allow_blank``; ``None`` is ``""`` when ``none_as_empty``.
+
+    Example:
+        >>> text("Glioma", field="reference")
+        'Glioma'
+        >>> text("  ", record="example 1", field="reference")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 1, field 'reference': empty text
+    """
+    if value is None and none_as_empty:
+        return ""
+    if not isinstance(value, str):
+        raise NovaInputError(f"expected a string, got {type(value).__name__}", source=source,
+                             record=record, field=field)
+    if not allow_blank and not value.strip():
+        raise NovaInputError("empty text", source=source, record=record, field=field)
+    return value
+
+
+def box_format(value: Any, *, field: str = "box_format") -> str:
+    """``"xywh"`` or ``"xyxy"``.
+
+    Example:
+        >>> box_format("xyxy")
+        'xyxy'
+    """
+    if value not in BOX_FORMATS:
+        raise NovaInputError(f"box_format must be one of {BOX_FORMATS}, got {value!r}", field=field)
+    return str(value)
+
+
+_check_box_format = box_format
+
+
+def _short(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else f"{shown[:40]}... ({len(shown)} characters)"
+
+
+def _box_problem(box: Any) -> str | None:
+    """Why one box is not four finite real numbers fitting a float, or None if it is."""
+    if isinstance(box, (str, bytes)) or not isinstance(box, (Sequence, np.ndarray)):
+        return f"a box must be a list of 4 numbers, got {type(box).__name__} {_short(box)}"
+    if len(box) != 4:
+        return f"a box must have 4 numbers, got {len(box)}: {_short(list(box))}"
+    for value in box:
+        if not is_real_number(value):
+            return f"box values must be real numbers, got {type(value).__name__} {_short(value)}"
+        try:
+            converted = float(value)
+        except OverflowError:
+            return f"box value too large for a float: {_short(value)}"
+        if not np.isfinite(converted):
+            return f"box values must be finite, got {_short(list(box))}"
+    return None
+
+
+def first_invalid_box(array: np.ndarray, box_format: str = "xywh") -> int | None:
+    """Row of the first box with a negative size or a non-finite value, or None.
+
+    Example:
+        >>> first_invalid_box(np.array([[0, 0, 1, 1], [0, 0, 1, -1.0]]))
+        1
+        >>> first_invalid_box(np.array([[5, 5, 6, 6.0]]), "xyxy") is None
+        True
+    """
+    if array.shape[0] == 0:
+        return None
+    sizes = array[:, 2:] - array[:, :2] if box_format == "xyxy" else array[:, 2:]
+    bad = ~np.isfinite(array).all(axis=1) | (sizes < 0).any(axis=1)
+    return int(np.argmax(bad)) if bad.any() else None
+
+
+def _size_problem(box: np.ndarray, box_format: str) -> str:
+    if not np.isfinite(box).all():
+        return f"box values must be finite, got {box.tolist()!r}"
+    if box_format == "xyxy":
+        if box[2] < box[0]:
+            return f"x_max must be >= x_min, got {box.tolist()!r}"
+        return f"y_max must be >= y_min, got {box.tolist()!r}"
+    if box[2] < 0:
+        return f"width must be >= 0, got {float(box[2])!r}"
+    return f"height must be >= 0, got {float(box[3])!r}"
+
+
+def _as_box_array(boxes: Any) -> np.ndarray | None:
+    """``boxes`` as a float64 ``(n, 4)`` array, or None when it is not numeric of that shape."""
+    try:
+        raw = np.asarray(boxes)
+    except (ValueError, TypeError, OverflowError):  # ragged nesting
+        return None
+    if raw.size == 0 and raw.ndim in (1, 2) and (raw.ndim == 1 or raw.shape[1] in (0, 4)):
+        return np.zeros((0, 4), dtype=np.float64)
+    if raw.ndim != 2 or raw.shape[1] != 4 or raw.dtype.kind not in "iuf":
+        return None
+    if not isinstance(boxes, np.ndarray) and any(
+        isinstance(value, _BOOLEANS) for box in boxes for value in box
+    ):
+        return None  # numpy reads True as 1 (or 1.0 beside a float); the slow path names it
+    array = raw.astype(np.float64, copy=True)
+    return array if np.isfinite(array).all() else None
+
+
+def box_list(
+    boxes: Any,
+    *,
+    source: str | None = None,
+    record: str | None = None,
+    field: str = "boxes",
+    box_format: str | None = "xywh",
+) -> np.ndarray:
+    """One item's boxes as a float64 ``(n, 4)`` array (in the given format), checked.
+
+    Each box is four finite real numbers; with a ``box_format`` a negative width or
+    height (``x_max < x_min`` in xyxy) is refused too (``None`` skips the size check).
+
+    Example:
+        >>> box_list([[10, 20, 30, 40]], record="example 0").tolist()
+        [[10.0, 20.0, 30.0, 40.0]]
+        >>> box_list([[0, 0, -1, 5]], record="example 2")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 2, field 'boxes[0]': width must be >= 0, got -1.0
+    """
+    if box_format is not None:
+        _check_box_format(box_format)
+    if boxes is None or isinstance(boxes, (str, bytes, Mapping)) or not isinstance(
+        boxes, (Sequence, np.ndarray)
+    ):
+        raise NovaInputError(
+            f"boxes must be a list of [x, y, w, h] lists, got {type(boxes).__name__}",
+            source=source, record=record, field=field)
+    array = _as_box_array(boxes)
+    if array is None:
+        for index, box in enumerate(boxes):
+            problem = _box_problem(box)
+            if problem is not None:
+                raise NovaInputError(problem, source=source, record=record,
+                                     field=f"{field}[{index}]")
+        raise NovaInputError(  # pragma: no cover - defensive: every failure has a culprit
+            "boxes could not be read as an (n, 4) array of numbers", source=source, record=record,
+            field=field)
+    bad_row = None if box_format is None else first_invalid_box(array, box_format)
+    if bad_row is not None:
+        raise NovaInputError(_size_problem(array[bad_row], str(box_format)), source=source,
+                             record=record, field=f"{field}[{bad_row}]")
+    return array
+
+
+def _leaf_types(per_item: list[Any], depth: int) -> set[type] | None:
+    """Types of the values ``depth`` levels down (one C-level pass), None on wrong nesting."""
+    try:
+        leaves: Iterable[Any] = chain.from_iterable(per_item)
+        for _ in range(depth - 1):
+            leaves = chain.from_iterable(leaves)
+        return set(map(type, leaves))
+    except TypeError:  # a number where a list was expected
+        return None
+
+
+def _all_real(per_item: list[Any], depth: int) -> bool:
+    """Whether every leaf is a real number (booleans excluded); arrays judged by dtype."""
+    lists = [values for values in per_item if not isinstance(values, np.ndarray)]
+    if any(values.dtype.kind not in "iuf" for values in per_item if isinstance(values, np.ndarray)):
+        return False
+    kinds = _leaf_types(lists, depth)
+    return kinds is not None and all(
+        kind not in _BOOLEANS and issubclass(kind, (Real, np.number)) for kind in kinds)
+
+
+def box_batch(
+    per_item: Sequence[Any],
+    counts: np.ndarray,
+    *,
+    field: str,
+    box_format: str | None = "xywh",
+    source: str | None = None,
+    start_index: int = 0,
+) -> np.ndarray:
+    """Every item's boxes stacked as one float64 ``(sum(counts), 4)`` array, checked.
+
+    The fast path is one ``np.array`` call over all boxes after one pass over the value
+    types; any failure re-reads the culprit item so the error names it
+    (``example {start_index + i}``) and the box.
+
+    Example:
+        >>> box_batch([[[0, 0, 1, 1]], []], np.array([1, 0]), field="boxes").shape
+        (1, 4)
+        >>> box_batch([[], [[0, 0, 1, np.True_]]], np.array([0, 1]), field="boxes")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 1, field 'boxes[0]': box values must be real numbers, got bool np.True_
+    """
+    per_item = list(per_item)
+    total = int(counts.sum())
+    flat: np.ndarray | None = None
+    if total == 0:
+        flat = np.zeros((0, 4))
+    elif _all_real(per_item, depth=2):
+        try:
+            raw = np.array(list(chain.from_iterable(per_item)))
+        except (ValueError, TypeError, OverflowError):  # ragged or mixed nesting
+            raw = None
+        if raw is not None and raw.shape == (total, 4) and raw.dtype.kind in "iuf":
+            flat = raw.astype(np.float64, copy=False)
+    bad_row = None
+    if flat is not None:
+        bad_row = (first_invalid_box(flat, box_format) if box_format is not None
+                   else (None if np.isfinite(flat).all() else first_invalid_box(flat)))
+    if flat is None or bad_row is not None:
+        items: Sequence[int] = range(len(per_item))
+        if bad_row is not None:
+            items = [int(np.searchsorted(np.cumsum(counts), bad_row, side="right"))]
+        for item in items:
+            box_list(per_item[item], source=source, record=_record(start_index + item), field=field,
+                     box_format=box_format)
+        raise NovaInputError(  # pragma: no cover - defensive: box_list raised above
+            "boxes could not be read as numbers", source=source, field=field)
+    return flat
+
+
+def box_columns(
+    boxes: Any, counts: np.ndarray, *, field: str, box_format: str = "xywh"
+) -> np.ndarray:
+    """Stacked boxes (the columnar form) as float64 ``(n, 4)``, checked against ``counts``.
+
+    Example:
+        >>> box_columns(np.ones((1, 4), dtype=bool), np.array([1]), field="boxes")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'boxes': box values must be numbers, got a boolean array
+    """
+    if np.asarray(boxes).dtype == np.bool_:  # would become 0/1 silently
+        raise NovaInputError("box values must be numbers, got a boolean array", field=field)
+    array = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    if len(array) != int(counts.sum()):
+        raise NovaInputError(f"{len(array)} boxes for counts summing to {int(counts.sum())}",
+                             field=field)
+    bad_row = first_invalid_box(array, box_format)
+    if bad_row is not None:
+        ends = np.cumsum(counts)
+        item = int(np.searchsorted(ends, bad_row, side="right"))
+        box_list(array[ends[item] - counts[item] : ends[item]], record=_record(item), field=field,
+                 box_format=box_format)
+    return array
+
+
+def _score_problem(scores: Any, n_boxes: int | None, field: str) -> tuple[str, str] | None:
+    """(message, field) of what is wrong with one item's scores, or None."""
+    if isinstance(scores, (str, bytes, Mapping)) or not hasattr(scores, "__len__"):
+        return f"scores must be a list of numbers, got {type(scores).__name__}", field
+    if n_boxes is not None and len(scores) != n_boxes:
+        return f"scores has {len(scores)} values but there are {n_boxes} boxes", field
+    for index, value in enumerate(scores):
+        try:
+            number(value, field=f"{field}[{index}]")
+        except NovaInputError as error:
+            return f"scores must be finite numbers: {error.message}", f"{field}[{index}]"
+    return None
+
+
+def score_batch(
+    per_item: Sequence[Any],
+    counts: np.ndarray | None,
+    *,
+    field: str = "predictions.scores",
+    start_index: int = 0,
+) -> np.ndarray:
+    """Every item's scores as one float64 array, aligned with the boxes.
+
+    ``None`` for an item means "no scores": each of its ``counts[i]`` boxes scores 1.0, so
+    stable sorts keep the given order. With ``counts=None`` only the values are checked
+    (any length) and the given scores are returned.
+
+    Example:
+        >>> score_batch([[0.9], None], np.array([1, 2])).tolist()
+        [0.9, 1.0, 1.0]
+        >>> score_batch([[0.9, 0.1]], np.array([1]))
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 0, field 'predictions.scores': scores has 2 values but there are 1 boxes
+    """
+    per_item = list(per_item)
+    given = [scores for scores in per_item if scores is not None]
+    flat: np.ndarray | None = None
+    if _all_real(given, depth=1):
+        try:
+            raw = np.array(list(chain.from_iterable(given))) if given else np.zeros(0)
+            if raw.ndim == 1 and (raw.dtype.kind in "iuf" or raw.size == 0):
+                flat = raw.astype(np.float64, copy=False)
+        except (ValueError, TypeError, OverflowError):
+            flat = None
+    lengths = [None] * len(per_item) if counts is None else counts.tolist()
+    lengths_ok = all(
+        scores is None
+        or (hasattr(scores, "__len__") and not isinstance(scores, (str, bytes, Mapping))
+            and (count is None or len(scores) == count))
+        for scores, count in zip(per_item, lengths))
+    if flat is None or not lengths_ok or not np.isfinite(flat).all():
+        for item, (scores, count) in enumerate(zip(per_item, lengths)):
+            problem = None if scores is None else _score_problem(scores, count, field)
+            if problem is not None:
+                raise NovaInputError(problem[0], record=_record(start_index + item),
+                                     field=problem[1])
+        raise NovaInputError("scores could not be read as numbers", field=field)  # pragma: no cover
+    if counts is None or all(scores is not None for scores in per_item):
+        return flat
+    out = np.ones(int(counts.sum()), dtype=np.float64)
+    out[np.repeat(np.array([scores is not None for scores in per_item]), counts)] = flat
+    return out
+
+
+def score_columns(
+    scores: Any, counts: np.ndarray, *, field: str = "predictions.scores"
+) -> np.ndarray:
+    """Stacked scores (the columnar form), one finite number per box.
+
+    Example:
+        >>> score_columns(np.array([0.5, np.nan]), np.array([1, 1]))
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 1, field 'predictions.scores': scores must be finite numbers, got nan
+    """
+    if np.asarray(scores).dtype == np.bool_:
+        raise NovaInputError("scores must be numbers, got a boolean array", field=field)
+    flat = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if len(flat) != int(counts.sum()):
+        raise NovaInputError(f"{len(flat)} scores for {int(counts.sum())} boxes", field=field)
+    bad = np.flatnonzero(~np.isfinite(flat))
+    if len(bad):
+        item = int(np.searchsorted(np.cumsum(counts), bad[0], side="right"))
+        raise NovaInputError(f"scores must be finite numbers, got {flat[bad[0]]}",
+                             record=_record(item), field=field)
+    return flat
+
+
+def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: int = 0) -> None:
+    """Box values and scores of plain items are numbers (no booleans) and finite.
+
+    What the ``evaluate`` face checks as a batch is added, before Arrow would store
+    ``True`` as 1.0. Box lengths and sizes (which depend on ``box_format``) are checked
+    at ``compute()``; malformed nesting is left to Arrow's errors (then explained).
+
+    Example:
+        >>> box_values([{"boxes": [[0, 0, 1, 1]], "scores": [0.5]}], side="predictions")
+        >>> box_values([{"boxes": [[0, 0, 1, float("inf")]]}], side="references", start_index=4)
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 4, field 'references.boxes[0]': box values must be finite, got [0, 0, 1, inf]
+    """
+    values: list[Any] | None
+    try:  # one flat list of every value: its types and finiteness in C-level passes
+        values = list(chain.from_iterable(chain.from_iterable(item["boxes"] for item in items)))
+        values.extend(chain.from_iterable(item.get("scores") or () for item in items))
+    except (TypeError, ValueError):  # malformed nesting: the per-item pass below names it
+        values = None
+    if values is not None:
+        kinds = set(map(type, values))
+        if not kinds:
+            return
+        if all(kind not in _BOOLEANS and issubclass(kind, (int, float, np.number)) for kind in kinds):
+            try:
+                if np.isfinite(np.asarray(values, dtype=np.float64)).all():
+                    return
+            except (TypeError, ValueError, OverflowError):
+                pass
+    for offset, item in enumerate(items):
+        record = _record(start_index + offset)
+        for position, box in enumerate(item["boxes"]):
+            if isinstance(box, (list, tuple, np.ndarray)):
+                is_array = isinstance(box, np.ndarray)
+                leaves = np.asarray(box).reshape(-1).tolist() if is_array else list(box)
+                if any(isinstance(value, _BOOLEANS) for value in leaves) or (
+                        isinstance(box, np.ndarray) and box.dtype == np.bool_):
+                    raise NovaInputError(f"box values must be numbers, got {_short(leaves)}",
+                                         record=record, field=f"{side}.boxes[{position}]")
+                problem = _box_problem(box) if len(box) == 4 else None
+                if problem is not None and "real numbers" not in problem:
+                    raise NovaInputError(problem, record=record, field=f"{side}.boxes[{position}]")
+            elif isinstance(box, _BOOLEANS):
+                raise NovaInputError(f"expected a number, got {box!r}", record=record,
+                                     field=f"{side}.boxes[{position}]")
+        for position, score in enumerate(item.get("scores") or ()):
+            if isinstance(score, _BOOLEANS) or is_real_number(score):
+                number(score, record=record, field=f"{side}.scores[{position}]")

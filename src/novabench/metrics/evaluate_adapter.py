@@ -1,0 +1,533 @@
+"""The ``evaluate`` adapter: Features per task, normalisation of the face's inputs, the
+Arrow fast path and early option checks.
+
+This is the layer between the thin ``evaluate`` face
+(``metrics/nova_metric/nova_metric.py``) and the functional metric families
+(``localization``, ``captioning``, ``diagnosis``). It knows three input forms:
+
+- plain: localisation ``{"boxes": [...], "scores": [...]}`` (scores optional),
+  caption strings, lists of diagnosis strings (most likely first);
+- dataset rows: mappings as produced by the ``images`` / ``cases``
+  configurations of the NOVA dataset (only the needed fields are read);
+- a whole ``datasets.Dataset``: only the needed columns are read, so images are
+  never decoded.
+
+The ``all`` task takes one prediction per image with ``boxes``, ``scores``
+(optional), ``caption`` and ``diagnoses`` and ``images`` rows as references;
+diagnosis is scored once per case (rows grouped by ``case_id``, in order of
+first appearance; the diagnoses of a case must agree across its images).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import datasets
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from novabench import checks, registry
+from novabench.errors import NovaInputError
+from novabench.metrics.tasks import (
+    _LOCALIZATION_KWARGS,
+    _check_task,
+    _compute_all,
+    _finish,
+    _only,
+    _split_options,
+    compute_task,
+)
+
+__all__ = [
+    "check_options",
+    "compute_task_from_arrow",
+    "explain_bad_batch",
+    "metric_features",
+    "normalize_predictions",
+    "normalize_references",
+]
+
+# Keys a prediction of each task may carry; anything else is a mistake worth
+# reporting (a misspelt "score" would otherwise silently mean "no scores").
+_PREDICTION_KEYS: dict[str, frozenset[str]] = {
+    "localization": frozenset({"boxes", "scores"}),
+    # No filename/case_id: the module pairs by position, and an ignored join key would hide a
+    # misaligned list; align predictions to the references before adding them.
+    registry.ALL_TASKS: frozenset({"boxes", "scores", "caption", "diagnoses"}),
+}
+
+_BOXES = datasets.List(datasets.List(datasets.Value("float64")))
+_SCORES = datasets.List(datasets.Value("float64"))
+_STRINGS = datasets.List(datasets.Value("string"))
+
+# The plain form of each task's predictions and references, as Arrow stores it.
+_FEATURES: dict[str, dict[str, Any]] = {
+    "localization": {"predictions": {"boxes": _BOXES, "scores": _SCORES}, "references": {"boxes": _BOXES}},
+    "captioning": {"predictions": datasets.Value("string"), "references": datasets.Value("string")},
+    "diagnosis": {"predictions": _STRINGS, "references": datasets.Value("string")},
+    registry.ALL_TASKS: {
+        "predictions": {
+            "boxes": _BOXES,
+            "scores": _SCORES,
+            "caption": datasets.Value("string"),
+            "diagnoses": _STRINGS,
+        },
+        "references": {
+            "boxes": _BOXES,
+            "caption": datasets.Value("string"),
+            "final_diagnosis": datasets.Value("string"),
+            "case_id": datasets.Value("string"),
+        },
+    },
+}
+
+
+def metric_features(task: str) -> datasets.Features:
+    """The ``datasets.Features`` an ``evaluate`` module declares for ``task``.
+
+    Args:
+        task: one of ``localization``, ``captioning``, ``diagnosis``, ``all``.
+
+    Returns:
+        Features with ``predictions`` and ``references`` columns.
+
+    Example:
+        >>> sorted(metric_features("captioning"))
+        ['predictions', 'references']
+        >>> metric_features("diagnosis")["references"]
+        Value('string')
+    """
+    _check_task(task)
+    return datasets.Features(_FEATURES[task])
+
+
+def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) -> list[Any]:
+    """Turn user predictions into the plain form ``metric_features(task)`` encodes.
+
+    Missing ``scores`` mean "no scores" (given order), a single diagnosis string
+    becomes a one-item list, numpy arrays become lists. Unknown keys raise. Box
+    values are checked later, vectorised, by the metric core.
+
+    Args:
+        task: the task name.
+        predictions: a sequence (or ``datasets.Dataset``) of predictions.
+        start_index: index of the first item in the whole evaluation, so errors
+            name the example the user knows.
+
+    Returns:
+        A list of plain predictions.
+
+    Example:
+        >>> normalize_predictions("localization", [{"boxes": np.array([[1, 2, 3, 4]])}])
+        [{'boxes': [[1, 2, 3, 4]], 'scores': []}]
+        >>> normalize_predictions("diagnosis", ["glioma"])
+        [['glioma']]
+    """
+    _check_task(task)
+    items = _as_items(predictions, _prediction_columns(task))
+    out: list[Any] = []
+    allowed = _PREDICTION_KEYS.get(task)
+    for offset, item in enumerate(items):
+        if task == "localization" and _plain_box_prediction(item, allowed):
+            out.append(item)  # already plain: Arrow reads a missing "scores" as none given
+            continue
+        record = f"example {start_index + offset}"
+        if task == "captioning":
+            out.append(_text(item, record, "predictions", allow_empty=True))
+        elif task == "diagnosis":
+            out.append(_diagnosis_list(item, record, "predictions"))
+        else:
+            out.append(_box_prediction(task, item, record))
+    if task in ("localization", registry.ALL_TASKS):
+        checks.box_values(out, side="predictions", start_index=start_index)
+    return out
+
+
+def normalize_references(task: str, references: Any, *, start_index: int = 0) -> list[Any]:
+    """Turn user references (plain values or NOVA dataset rows) into plain form.
+
+    Args:
+        task: the task name.
+        references: a sequence (or ``datasets.Dataset``) of references: for
+            localisation mappings with ``boxes``; for captioning strings or
+            ``images`` rows (``caption``); for diagnosis strings or ``cases`` rows
+            (``final_diagnosis``); for ``all`` ``images`` rows.
+        start_index: index of the first item in the whole evaluation.
+
+    Returns:
+        A list of plain references.
+
+    Example:
+        >>> normalize_references("captioning", [{"caption": "Axial FLAIR.", "filename": "x.png"}])
+        ['Axial FLAIR.']
+    """
+    _check_task(task)
+    items = _as_items(references, _reference_columns(task))
+    out: list[Any] = []
+    for offset, item in enumerate(items):
+        if task == "localization" and type(item) is dict and type(item.get("boxes")) is list:
+            out.append({"boxes": item["boxes"]})
+            continue
+        record = f"example {start_index + offset}"
+        if task == "localization":
+            out.append({"boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes")})
+        elif task == "captioning":
+            value = _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
+            out.append(_text(value, record, "references", allow_empty=True))
+        elif task == "diagnosis":
+            if isinstance(item, Mapping):
+                if "filename" in item and "filenames" not in item:
+                    raise NovaInputError(_PER_CASE, record=record, field="references")
+                value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
+            else:
+                value = item
+            out.append(_text(value, record, "references", allow_empty=True))
+        else:
+            if not isinstance(item, Mapping):
+                raise NovaInputError(
+                    "the 'all' task takes NOVA `images` rows as references", record=record, field="references"
+                )
+            out.append(
+                {
+                    "boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes"),
+                    "caption": _text(_field(item, "caption", record, "references"), record, "references.caption", allow_empty=True),
+                    "final_diagnosis": _text(
+                        _row_diagnosis(_field(item, "final_diagnosis", record, "references")),
+                        record,
+                        "references.final_diagnosis",
+                        allow_empty=True,
+                    ),
+                    "case_id": _text(_field(item, "case_id", record, "references"), record, "references.case_id"),
+                }
+            )
+    if task in ("localization", registry.ALL_TASKS):
+        checks.box_values(out, side="references", start_index=start_index)
+    return out
+
+
+def compute_task_from_arrow(task: str, predictions: Any, references: Any, **kwargs: Any) -> dict[str, Any]:
+    """``compute_task`` on Arrow columns (what the ``evaluate`` face stores).
+
+    Localisation boxes go from Arrow buffers to stacked numpy arrays without a
+    Python object per box (``prepare_localization_from_arrays``); text columns
+    are read as Python strings.
+
+    Args:
+        task: the task name.
+        predictions: a ``pyarrow`` (Chunked)Array of the task's prediction type.
+        references: the same for references.
+        **kwargs: as for ``compute_task``.
+
+    Returns:
+        The same result as ``compute_task`` on the equivalent Python lists.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> predictions = pa.array([{"boxes": [[0.0, 0.0, 10.0, 10.0]], "scores": []}])
+        >>> references = pa.array([{"boxes": [[0.0, 0.0, 10.0, 10.0]]}])
+        >>> compute_task_from_arrow("localization", predictions, references)["hit@50"]
+        1.0
+    """
+    stats, options = _split_options(task, kwargs)
+    if len(predictions) != len(references):
+        raise NovaInputError(
+            f"got {len(predictions)} predictions but {len(references)} references", field="predictions"
+        )
+    if task not in ("localization", registry.ALL_TASKS):
+        return compute_task(task, predictions.to_pylist(), references.to_pylist(), **stats, **options)
+    predictions, references = _combined(predictions), _combined(references)
+    localization = _localization_from_arrow(predictions, references, _only(options, _LOCALIZATION_KWARGS))
+    if task == "localization":
+        return _finish(localization, stats)
+    text_predictions = [
+        {"caption": c, "diagnoses": d}
+        for c, d in zip(
+            pc.struct_field(predictions, "caption").to_pylist(),
+            pc.struct_field(predictions, "diagnoses").to_pylist(),
+        )
+    ]
+    text_references = [
+        {"caption": c, "final_diagnosis": f, "case_id": i}
+        for c, f, i in zip(
+            pc.struct_field(references, "caption").to_pylist(),
+            pc.struct_field(references, "final_diagnosis").to_pylist(),
+            pc.struct_field(references, "case_id").to_pylist(),
+        )
+    ]
+    return _compute_all(localization, text_predictions, text_references, stats, options)
+
+
+def explain_bad_batch(task: str, predictions: Sequence[Any], references: Sequence[Any], *, start_index: int = 0) -> None:
+    """Find and raise the precise error of a batch Arrow refused (the slow path, bad input only).
+
+    Args:
+        task: the task name.
+        predictions: normalised predictions of the batch.
+        references: normalised references of the batch.
+        start_index: index of the batch's first item in the whole evaluation.
+
+    Raises:
+        NovaInputError: naming the example and the field.
+
+    Example:
+        >>> explain_bad_batch("localization", [{"boxes": [[1, 2, "x", 4]], "scores": []}], [{"boxes": []}])
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 0, field 'predictions.boxes[0]': ...
+    """
+    if task not in ("localization", registry.ALL_TASKS):
+        return
+    for offset, (prediction, reference) in enumerate(zip(predictions, references)):
+        record = f"example {start_index + offset}"
+        checks.box_list(prediction["boxes"], record=record, field="predictions.boxes")
+        checks.box_list(reference["boxes"], record=record, field="references.boxes")
+        _scores(prediction["scores"], record, "predictions.scores", strict=True)
+
+
+def check_options(task: str, options: Mapping[str, Any]) -> None:
+    """Validate the keyword options of ``compute`` before any scoring starts.
+
+    The ``evaluate`` face calls this before handing its collected batches to
+    ``evaluate``'s ``compute``, which discards them once it runs: a mistyped option must
+    fail while the data can still be scored with a corrected call.
+
+    Raises:
+        NovaInputError: an unknown option, or a value its metric would refuse.
+
+    Example:
+        >>> check_options("localization", {"box_format": "xyxy", "max_detections": 10})
+        >>> check_options("localization", {"box_fromat": "xyxy"})
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: unknown option(s) ['box_fromat'] for task 'localization'; valid: ['bootstrap_resamples', 'box_format', 'confidence', 'max_detections', 'reference_box_format', 'seed']
+    """
+    stats, rest = _split_options(task, options)
+    for name in ("box_format", "reference_box_format"):
+        if name in rest:
+            checks.box_format(rest[name], field=name)
+    if "max_detections" in rest:
+        from novabench.metrics.localization import _check_max_detections
+
+        _check_max_detections(rest["max_detections"])
+    if "exclude" in rest:
+        from novabench.metrics.captioning import _validated_exclude
+
+        _validated_exclude(rest["exclude"])
+    if rest.get("keyword_averaging", "sample") not in ("sample", "micro"):
+        raise NovaInputError(f"must be 'sample' or 'micro', got {rest['keyword_averaging']!r}",
+                             field="keyword_averaging")
+    if task in ("captioning", registry.ALL_TASKS):
+        excluded = rest.get("exclude") or ()
+        if "BERTScore-F1" not in ([excluded] if isinstance(excluded, str) else list(excluded)):
+            from novabench.metrics.captioning import _resolve_bertscore_model
+
+            # The model must be at hand (no download) and have the layer asked for.
+            _resolve_bertscore_model(rest.get("bertscore_model"), rest.get("bertscore_num_layers"))
+    if stats.get("bootstrap_resamples"):
+        from novabench.metrics.stats import _check_settings
+
+        _check_settings(stats["bootstrap_resamples"], stats.get("confidence", 0.95))
+
+
+def _combined(column: Any) -> Any:
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _stacked_boxes(boxes: Any, field: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(n, 4)`` float64 boxes and per-item counts from an Arrow list<list<double>> column."""
+    counts = pc.list_value_length(boxes).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    per_box = pc.list_flatten(boxes)
+    lengths = pc.list_value_length(per_box).fill_null(-1).to_numpy(zero_copy_only=False)
+    bad = np.flatnonzero(lengths != 4)
+    if len(bad):
+        ends = np.cumsum(counts)
+        item = int(np.searchsorted(ends, bad[0], side="right"))
+        position = int(bad[0] - (ends[item] - counts[item]))
+        raise NovaInputError(
+            f"a box must be 4 numbers [x, y, width, height], got {per_box[int(bad[0])].as_py()!r}",
+            record=f"example {item}",
+            field=f"{field}[{position}]",
+        )
+    coordinates = pc.list_flatten(per_box).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    return coordinates.reshape(-1, 4), counts
+
+
+def _localization_from_arrow(predictions: Any, references: Any, options: dict[str, Any]) -> Any:
+    from novabench.metrics.localization import prepare_localization_from_arrays
+
+    det_boxes, det_counts = _stacked_boxes(pc.struct_field(predictions, "boxes"), "predictions.boxes")
+    gold_boxes, gold_counts = _stacked_boxes(pc.struct_field(references, "boxes"), "references.boxes")
+    scores = pc.struct_field(predictions, "scores")
+    score_counts = pc.list_value_length(scores).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    scored = score_counts == det_counts
+    wrong = np.flatnonzero(~scored & (score_counts != 0))
+    if len(wrong):
+        item = int(wrong[0])
+        raise NovaInputError(
+            f"{score_counts[item]} scores for {det_counts[item]} boxes: give one score per box, or none",
+            record=f"example {item}",
+            field="predictions.scores",
+        )
+    det_scores = None
+    if score_counts.any():
+        # Images that gave no scores keep their given order (every score 1.0), as in the core.
+        det_scores = np.ones(len(det_boxes), dtype=np.float64)
+        det_scores[np.repeat(scored & (det_counts > 0), det_counts)] = (
+            pc.list_flatten(scores).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        )
+    return prepare_localization_from_arrays(
+        det_boxes,
+        det_counts,
+        gold_boxes,
+        gold_counts,
+        det_scores=det_scores,
+        box_format=options.get("box_format", "xywh"),
+        max_detections=options.get("max_detections", 100),
+        reference_box_format=options.get("reference_box_format", "xywh"),
+    )
+
+
+def _prediction_columns(task: str) -> list[str] | None:
+    return {"localization": ["boxes", "scores"], registry.ALL_TASKS: ["boxes", "scores", "caption", "diagnoses"]}.get(task)
+
+
+_PER_CASE = ("diagnosis is scored per case: pass the `cases` configuration (rows), not `images` "
+             "(one row per image would count a case once per image)")
+
+
+def _reference_columns(task: str) -> list[str] | None:
+    return {
+        "localization": ["boxes"],
+        "captioning": ["caption"],
+        "diagnosis": ["final_diagnosis"],
+        registry.ALL_TASKS: ["boxes", "caption", "final_diagnosis", "case_id"],
+    }[task]
+
+
+def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
+    """A list of items; a ``datasets.Dataset`` is read column-wise (no image decoding)."""
+    if isinstance(values, datasets.Dataset):
+        if columns == ["final_diagnosis"] and "filename" in values.column_names:
+            raise NovaInputError(_PER_CASE, field="references")
+        if columns and "boxes" in columns and "filenames" in values.column_names:
+            raise NovaInputError(
+                "localisation and captioning are scored per image: pass the `images` "
+                "configuration, not `cases`", field="references")
+        wanted = [c for c in (columns or []) if c in values.column_names]
+        if not wanted:
+            raise NovaInputError(
+                f"the dataset has none of the columns {columns}; it has {values.column_names}",
+                field="references",
+            )
+        table = values.select_columns(wanted).to_dict()
+        if len(wanted) == 1 and columns and wanted[0] in ("caption", "final_diagnosis"):
+            return [{wanted[0]: v} for v in table[wanted[0]]]
+        return [dict(zip(wanted, row)) for row in zip(*(table[c] for c in wanted))]
+    if values is None:
+        raise NovaInputError("no values given", field="predictions/references")
+    if isinstance(values, datasets.DatasetDict):
+        raise NovaInputError(
+            f"expected one split, got a DatasetDict with splits {list(values)}: pass e.g. "
+            f"ds[{next(iter(values), 'test')!r}]", field="predictions/references")
+    if isinstance(values, (str, bytes, Mapping)):
+        raise NovaInputError(
+            f"expected a sequence of items, got a single {type(values).__name__}", field="predictions/references"
+        )
+    return list(values)
+
+
+def _field(item: Any, key: str, record: str, field: str) -> Any:
+    if not isinstance(item, Mapping):
+        raise NovaInputError(f"expected a mapping with '{key}', got {type(item).__name__}", record=record, field=field)
+    if key not in item:
+        raise NovaInputError(f"missing key '{key}'", record=record, field=f"{field}.{key}")
+    return item[key]
+
+
+def _row_diagnosis(value: Any) -> Any:
+    """A dataset row's null or blank final diagnosis is the release saying "none" (counted)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        from novabench.metrics.diagnosis import NO_DIAGNOSIS_PLACEHOLDER
+
+        return NO_DIAGNOSIS_PLACEHOLDER
+    return value
+
+
+def _text(value: Any, record: str, field: str, *, allow_empty: bool = False) -> str:
+    return checks.text(value, record=record, field=field, allow_blank=allow_empty,
+                       none_as_empty=allow_empty)
+
+
+def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, (Mapping, set, frozenset)) or not isinstance(value, Iterable):
+        # A dict would be read as its keys (the prompt's JSON answer is a dict: parse it first)
+        # and a set has no order, so neither is a ranked list of diagnoses.
+        raise NovaInputError(
+            f"expected a list of diagnoses, most likely first, got {type(value).__name__}"
+            + ("; for the prompt's JSON answer pass [most_likely_diagnosis, *other_possible_diagnoses]"
+               if isinstance(value, Mapping) else ""),
+            record=record, field=field)
+    items = list(value)
+    for position, item in enumerate(items):
+        checks.text(item, record=record, field=f"{field}[{position}]", allow_blank=True)
+    return items
+
+
+def _boxes(value: Any, record: str, field: str) -> Any:
+    """Box lists pass through (values are checked later: booleans and NaN per batch); None is empty."""
+    if value is None:
+        return []
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise NovaInputError(f"expected a list of boxes, got {type(value).__name__}", record=record, field=field)
+    return value if isinstance(value, list) else list(value)
+
+
+def _scores(value: Any, record: str, field: str, *, strict: bool = False) -> Any:
+    if value is None:
+        return []
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise NovaInputError(f"scores must be a list of numbers, got {value!r}", record=record, field=field)
+    value = value if isinstance(value, list) else list(value)
+    if strict:
+        for position, score in enumerate(value):
+            checks.number(score, record=record, field=f"{field}[{position}]")
+    return value
+
+
+def _plain_box_prediction(item: Any, allowed: frozenset[str] | None) -> bool:
+    """Whether a localisation prediction is already a dict of plain lists with known keys."""
+    return (
+        type(item) is dict
+        and allowed is not None
+        and allowed.issuperset(item)
+        and type(item.get("boxes")) is list
+        and type(item.get("scores", [])) is list
+    )
+
+
+def _box_prediction(task: str, item: Any, record: str) -> dict[str, Any]:
+    if not isinstance(item, Mapping):
+        raise NovaInputError(f"expected a mapping with 'boxes', got {type(item).__name__}", record=record, field="predictions")
+    unknown = sorted(set(item) - _PREDICTION_KEYS[task])
+    if unknown:
+        raise NovaInputError(
+            f"unknown key(s) {unknown}; allowed: {sorted(_PREDICTION_KEYS[task])}", record=record, field="predictions"
+        )
+    out: dict[str, Any] = {
+        "boxes": _boxes(item.get("boxes"), record, "predictions.boxes"),
+        "scores": _scores(item.get("scores"), record, "predictions.scores"),
+    }
+    if task == registry.ALL_TASKS:
+        out["caption"] = _text(item.get("caption"), record, "predictions.caption", allow_empty=True)
+        out["diagnoses"] = _diagnosis_list(item.get("diagnoses"), record, "predictions.diagnoses")
+    return out

@@ -1,0 +1,239 @@
+"""Every check of novabench.checks: booleans, non-finite values, shapes, huge ints, nesting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from novabench import checks
+from novabench.errors import NovaInputError
+
+HUGE = 10**400  # a 400-digit integer: float() would raise OverflowError
+
+
+@pytest.mark.parametrize("value", [True, False, np.True_, np.bool_(False)])
+def test_number_refuses_python_and_numpy_booleans(value) -> None:
+    with pytest.raises(NovaInputError, match="real number") as info:
+        checks.number(value, source="s", record="example 1", field="scores[0]")
+    assert (info.value.source, info.value.record, info.value.field) == (
+        "s",
+        "example 1",
+        "scores[0]",
+    )
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -np.inf, np.float32("nan")])
+def test_number_refuses_nan_and_infinity_unless_allowed(value) -> None:
+    with pytest.raises(NovaInputError, match="finite"):
+        checks.number(value, field="x")
+    assert not np.isfinite(checks.number(value, field="x", finite=False))
+
+
+def test_number_names_an_integer_too_large_for_a_float() -> None:
+    with pytest.raises(NovaInputError, match="too large") as info:
+        checks.number(HUGE, record="example 0", field="x")
+    assert info.value.field == "x"
+    assert len(str(info.value)) < 200  # the 400 digits are cut short in the message
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.0, True, np.True_, "3", None])
+def test_positive_int_refuses_non_positive_non_integers_and_booleans(value) -> None:
+    with pytest.raises(NovaInputError, match="positive integer") as info:
+        checks.positive_int(value, field="max_detections")
+    assert info.value.field == "max_detections"
+
+
+def test_positive_int_and_integer_accept_numpy_integers() -> None:
+    assert checks.positive_int(np.int64(3), field="n") == 3
+    assert checks.integer(np.uint8(0), minimum=0, field="seed") == 0
+    with pytest.raises(NovaInputError, match=">= 0"):
+        checks.integer(-1, minimum=0, field="seed")
+    with pytest.raises(NovaInputError, match="integer"):
+        checks.integer(np.False_, field="seed")
+
+
+def test_text_rules() -> None:
+    assert checks.text(None, field="caption", none_as_empty=True) == ""
+    assert checks.text(" ", field="caption", allow_blank=True) == " "
+    with pytest.raises(NovaInputError, match="empty text") as info:
+        checks.text("  ", record="example 2", field="reference")
+    assert (info.value.record, info.value.field) == ("example 2", "reference")
+    with pytest.raises(NovaInputError, match="expected a string, got int"):
+        checks.text(3, field="reference")
+    with pytest.raises(NovaInputError, match="expected a string"):
+        checks.text(None, field="reference")
+
+
+def test_box_format() -> None:
+    assert checks.box_format("xywh") == "xywh"
+    with pytest.raises(NovaInputError, match="box_format") as info:
+        checks.box_format("cxcywh", field="reference_box_format")
+    assert info.value.field == "reference_box_format"
+
+
+@pytest.mark.parametrize(
+    ("boxes", "field", "words"),
+    [
+        ([[0, 0, 1, True]], "boxes[0]", "real numbers"),
+        ([[0.5, 0, 1, np.True_]], "boxes[0]", "real numbers"),  # hidden beside a float
+        (np.array([[1, 0, 1, 1]], dtype=bool), "boxes[0]", "real numbers"),
+        ([[0, 0, 1, float("nan")]], "boxes[0]", "finite"),
+        ([[0, 0, 1, 1], [0, 0, float("inf"), 1]], "boxes[1]", "finite"),
+        ([[0, 0, 1]], "boxes[0]", "4 numbers, got 3"),
+        ([[0, 0, 1, 1, 1]], "boxes[0]", "4 numbers, got 5"),
+        ([0, 0, 1, 1], "boxes[0]", "list of 4 numbers"),  # one level too shallow
+        ([[[0, 0, 1, 1]]], "boxes[0]", "4 numbers, got 1"),  # one level too deep
+        ([[[0, 0], [1, 1], [2, 2], [3, 3]]], "boxes[0]", "real numbers"),  # deep nesting
+        ([[HUGE, 0, 1, 1]], "boxes[0]", "too large"),
+        ([[0, 0, -1, 1]], "boxes[0]", "width must be >= 0"),
+        ([[0, 0, 1, -1]], "boxes[0]", "height must be >= 0"),
+        ("[[0, 0, 1, 1]]", "boxes", "list of"),
+        (None, "boxes", "list of"),
+        ({"x": 1}, "boxes", "list of"),
+    ],
+)
+def test_box_list_names_the_bad_box(boxes, field, words) -> None:
+    with pytest.raises(NovaInputError, match=words) as info:
+        checks.box_list(boxes, source="file.jsonl", record="line 4", field="boxes")
+    assert (info.value.source, info.value.record, info.value.field) == (
+        "file.jsonl",
+        "line 4",
+        field,
+    )
+
+
+def test_box_list_formats_and_arrays() -> None:
+    assert checks.box_list(np.array([[1, 2, 3, 4]], dtype=np.int32)).dtype == np.float64
+    assert checks.box_list([]).shape == (0, 4)
+    with pytest.raises(NovaInputError, match="x_max must be >= x_min"):
+        checks.box_list([[10, 0, 5, 5]], box_format="xyxy")
+    assert checks.box_list([[10, 0, 5, 5]], box_format=None).tolist() == [[10.0, 0.0, 5.0, 5.0]]
+
+
+def test_box_batch_fast_path_matches_the_input() -> None:
+    rng = np.random.default_rng(0)
+    per_item = [rng.uniform(0, 100, size=(int(n), 4)).tolist() for n in rng.integers(0, 5, 200)]
+    counts = np.array([len(boxes) for boxes in per_item])
+    flat = checks.box_batch(per_item, counts, field="predictions.boxes")
+    assert flat.tolist() == [box for boxes in per_item for box in boxes]
+    arrays = [np.asarray(boxes, dtype=np.float32).reshape(-1, 4) for boxes in per_item]
+    np.testing.assert_array_equal(
+        checks.box_batch(arrays, counts, field="b"), flat.astype(np.float32)
+    )
+
+
+@pytest.mark.parametrize(
+    ("bad_boxes", "field", "words"),
+    [
+        ([[0, 0, 1, np.bool_(True)]], "p.boxes[0]", "real numbers"),
+        (np.array([[0, 0, 1, 1]], dtype=bool), "p.boxes[0]", "real numbers"),
+        ([[0, 0, 1, 1], [HUGE, 0, 1, 1]], "p.boxes[1]", "too large"),
+        ([[0, 0, float("nan"), 1]], "p.boxes[0]", "finite"),
+        ([[0, 0, 1, -2]], "p.boxes[0]", "height"),
+        ([[[0, 0, 1, 1]]], "p.boxes[0]", "4 numbers"),
+    ],
+)
+def test_box_batch_names_the_record_and_box(bad_boxes, field, words) -> None:
+    per_item = [[[0, 0, 1, 1]], [], bad_boxes]
+    counts = np.array([len(boxes) for boxes in per_item])
+    with pytest.raises(NovaInputError, match=words) as info:
+        checks.box_batch(per_item, counts, field="p.boxes", start_index=10)
+    assert (info.value.record, info.value.field) == ("example 12", field)
+
+
+def test_box_columns() -> None:
+    counts = np.array([1, 1])
+    assert checks.box_columns(np.zeros((2, 4)), counts, field="b").shape == (2, 4)
+    with pytest.raises(NovaInputError, match="boolean array"):
+        checks.box_columns(np.ones((2, 4), dtype=bool), counts, field="b")
+    with pytest.raises(NovaInputError, match="2 boxes for counts summing to 3"):
+        checks.box_columns(np.zeros((2, 4)), np.array([1, 2]), field="b")
+    with pytest.raises(NovaInputError, match="width") as info:
+        checks.box_columns(np.array([[0, 0, 1, 1], [0, 0, -1, 1.0]]), counts, field="b")
+    assert (info.value.record, info.value.field) == ("example 1", "b[0]")
+
+
+def test_score_batch_aligns_scores_with_boxes() -> None:
+    counts = np.array([2, 1, 0])
+    assert checks.score_batch([[0.5, 0.25], None, []], counts).tolist() == [0.5, 0.25, 1.0]
+    with pytest.raises(NovaInputError, match="1 values but there are 2 boxes") as info:
+        checks.score_batch([[0.5], None, []], counts)
+    assert (info.value.record, info.value.field) == ("example 0", "predictions.scores")
+
+
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        ([True], "real number"),
+        ([np.False_], "real number"),
+        ([np.nan], "finite"),
+        ([HUGE], "too large"),
+        (["high"], "real number"),
+        (0.5, "list of numbers"),
+        (np.array([True]), "real number"),
+    ],
+)
+def test_score_batch_names_bad_values(bad, words) -> None:
+    with pytest.raises(NovaInputError, match=words) as info:
+        checks.score_batch([[0.5], bad], np.array([1, 1]), field="p.scores", start_index=3)
+    assert info.value.record == "example 4" and info.value.field.startswith("p.scores")
+
+
+def test_score_columns() -> None:
+    with pytest.raises(NovaInputError, match="boolean array"):
+        checks.score_columns(np.array([True]), np.array([1]))
+    with pytest.raises(NovaInputError, match="2 scores for 1 boxes"):
+        checks.score_columns(np.array([0.1, 0.2]), np.array([1]))
+    with pytest.raises(NovaInputError, match="finite") as info:
+        checks.score_columns(np.array([0.1, np.inf]), np.array([1, 1]))
+    assert info.value.record == "example 1"
+
+
+@pytest.mark.parametrize(
+    ("item", "field", "words"),
+    [
+        ({"boxes": [[0, 0, 1, True]]}, "predictions.boxes[0]", "numbers"),
+        ({"boxes": [np.array([0, 0, 1, 1], dtype=bool)]}, "predictions.boxes[0]", "numbers"),
+        ({"boxes": [[0.5, 0, 1, np.True_]]}, "predictions.boxes[0]", "numbers"),
+        ({"boxes": [[0, 0, 1, float("nan")]]}, "predictions.boxes[0]", "finite"),
+        ({"boxes": [[0, 0, 1, HUGE]]}, "predictions.boxes[0]", "too large"),
+        ({"boxes": [[0, 0, 1, 1]], "scores": [np.True_]}, "predictions.scores[0]", "real number"),
+        ({"boxes": [[0, 0, 1, 1]], "scores": [float("-inf")]}, "predictions.scores[0]", "finite"),
+        ({"boxes": [[0, 0, 1, 1]], "scores": [HUGE]}, "predictions.scores[0]", "too large"),
+    ],
+)
+def test_box_values_of_a_face_batch(item, field, words) -> None:
+    items = [{"boxes": [[1, 2, 3, 4]], "scores": [0.5]}, item]
+    with pytest.raises(NovaInputError, match=words) as info:
+        checks.box_values(items, side="predictions", start_index=7)
+    assert (info.value.record, info.value.field) == ("example 8", field)
+
+
+def test_box_values_leaves_shapes_and_sizes_to_compute() -> None:
+    # Negative sizes depend on box_format (a compute option); wrong lengths are Arrow's to report.
+    checks.box_values([{"boxes": [[0, 0, -1, 1], [1, 2, 3]]}, {"boxes": []}], side="references")
+    checks.box_values([], side="references")
+
+
+def test_is_real_number() -> None:
+    assert [checks.is_real_number(v) for v in (1, 2.5, np.int8(1), np.float16(1), HUGE)] == [
+        True
+    ] * 5
+    assert [checks.is_real_number(v) for v in (True, np.True_, "1", None, 1j, np.complex64(1))] == [
+        False
+    ] * 6
+
+
+def test_metric_entry_paths_name_a_huge_integer_instead_of_overflowing() -> None:
+    from novabench.metrics.localization import score_localization
+    from novabench.metrics.evaluate_adapter import normalize_predictions
+
+    with pytest.raises(NovaInputError, match="too large") as info:
+        score_localization(
+            [{"boxes": [[0, 0, 1, 1]]}, {"boxes": [[0, 0, HUGE, 1]]}],
+            [{"boxes": []}, {"boxes": []}],
+        )
+    assert (info.value.record, info.value.field) == ("example 1", "predictions.boxes[0]")
+    with pytest.raises(NovaInputError, match="too large") as info:
+        normalize_predictions("localization", [{"boxes": [[0, 0, 1, HUGE]], "scores": [1]}])
+    assert (info.value.record, info.value.field) == ("example 0", "predictions.boxes[0]")
