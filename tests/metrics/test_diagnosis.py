@@ -86,7 +86,7 @@ def test_edit_ratio_matches_hand_counts() -> None:
 
 
 def test_banded_edit_distance_agrees_with_the_plain_recurrence() -> None:
-    from novabench.metrics.diagnosis import _levenshtein
+    from novabench.metrics.diagnosis_matcher import _levenshtein
 
     def plain(a: str, b: str) -> int:  # textbook full-table Levenshtein, the reference
         previous = list(range(len(b) + 1))
