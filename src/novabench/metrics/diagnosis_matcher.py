@@ -26,6 +26,7 @@ from novabench.lexicon.diagnoses import (
     _singular,
     diagnosis_aliases,
     load_diagnosis_lexicon,
+    normalize_diagnosis,
     read_diagnosis,
 )
 
@@ -128,6 +129,46 @@ _DISEASE_HEADS = frozenset("""
 _DISEASE_ENDINGS = ("oma", "omas", "itis", "osis", "oses", "iasis", "pathy", "pathies", "plasia",
                     "trophy", "ectasia", "emia", "ism")
 _NOT_DISEASES = frozenset({"diagnosis", "prognosis", "necrosis", "gliosis", "atrophy"})
+# Words after which the rest of a statement is context (a cause, a feature, the patient):
+# "GBM with central necrosis", "PML in a patient on natalizumab", "PRES due to eclampsia".
+_CONTEXT_MARKERS = frozenset("""
+    with without in on at of due secondary caused causing from after following associated
+    related complicated complicating involving extending compressing invading crossing
+    because resulting including presenting
+""".split())
+# Markers after which the text names the cause of what precedes it ("hemorrhage from AVM").
+_CAUSE_MARKERS: tuple[tuple[str, ...], ...] = (
+    ("due", "to"), ("secondary", "to"), ("caused", "by"), ("from",), ("because", "of"),
+    ("resulting", "from"), ("after",), ("following",), ("related", "to"))
+# Entries that are often the consequence of another disease: stated with a cause, the
+# cause is the diagnosis ("subarachnoid hemorrhage due to a ruptured aneurysm").
+_CONSEQUENCES = frozenset({"intracranial hemorrhage", "hydrocephalus", "ischemic stroke",
+                           "superficial siderosis", "venous infarct"})
+# Words that turn a disease into something else ("meningioma-like", "glioblastoma mimic").
+_CHANGING_WORDS = frozenset({"mimic", "mimics", "mimicking", "like", "simulating", "resembling",
+                             "masquerading", "lookalike", "pseudotumor", "pseudoprogression"})
+# Location words that define a disease: the same word class on both sides must agree.
+# Compartments: a bleed or collection in one is a different diagnosis from one in another.
+_COMPARTMENTS = {"epidural": "epidural", "extradural": "epidural", "subdural": "subdural",
+                 "subarachnoid": "subarachnoid", "intraventricular": "intraventricular",
+                 "intraparenchymal": "parenchymal", "parenchymal": "parenchymal",
+                 "intracerebral": "parenchymal"}
+# Brain or spinal cord: counted only when an entry's own name says where it is
+# ("spinal cord infarction" is no cerebellar infarct).
+_AXES = {"spinal": "spinal", "cord": "spinal", "intramedullary": "spinal", "conus": "spinal",
+         "brain": "brain", "cerebral": "brain", "cerebellar": "brain", "cerebellum": "brain",
+         "brainstem": "brain", "intracranial": "brain", "cranial": "brain", "frontal": "brain",
+         "temporal": "brain", "parietal": "brain", "occipital": "brain", "thalamic": "brain",
+         "pontine": "brain", "midbrain": "brain", "supratentorial": "brain",
+         "infratentorial": "brain", "hemispheric": "brain", "medullary": "brain"}
+
+
+def _head_tokens(tokens: list[str]) -> list[str]:
+    """The tokens before the first context marker (all of them when the first is one)."""
+    for index, token in enumerate(tokens):
+        if index and token in _CONTEXT_MARKERS:
+            return tokens[:index]
+    return tokens
 
 
 @dataclass(frozen=True)
@@ -171,6 +212,16 @@ class _Statement:
     # each names (empty for a term outside the lexicon) and its normalised text. Empty
     # when the text has a single part.
     parts: tuple[tuple[frozenset[str], str], ...]
+    # Words of the main text before any context marker that no lexicon name explains and
+    # that are not qualifiers: what the statement adds to the diseases it names.
+    head_words: tuple[str, ...] = ()
+    # The head names something else: a disease outside the lexicon or a changing word.
+    head_names_other: bool = False
+    # Entries named after a cause marker ("... due to X"): the stated cause.
+    cause_entries: frozenset[str] = frozenset()
+    # Location classes stated (compartments, and brain/spinal axis), see _COMPARTMENTS.
+    compartments: frozenset[str] = frozenset()
+    axes: frozenset[str] = frozenset()
 
 
 class LexiconDiagnosisMatcher:
@@ -346,10 +397,16 @@ class LexiconDiagnosisMatcher:
         for form in forms:
             found, leftover = self.lexicon.find_mentions(form)
             if not self._explained(found, leftover):
-                # Two-letter names ("MS") count only when they explain the rest of the text.
+                # Two-letter names ("MS") count only when they explain the rest of the text,
+                # or the text before its context ("MS with Dawson fingers").
                 short_found, short_leftover = self.lexicon.find_mentions(form, short_names=True)
                 if self._explained(short_found, short_leftover):
                     found, leftover = short_found, short_leftover
+                elif not found:
+                    head = " ".join(_head_tokens(form.split()))
+                    if head != form and self._explained(
+                            *self.lexicon.find_mentions(head, short_names=True)):
+                        found, leftover = short_found, short_leftover
             mentioned.update(entry.name for entry in found)
             first = first or (found[0].name if found else None)
             complete = complete and self._explained(found, leftover)
@@ -397,8 +454,82 @@ class LexiconDiagnosisMatcher:
                 entries = self._resolve(segment_forms).entries
                 if entries or self._names_a_term(segment_forms[0], reading.explicit):
                     parts.append((entries, segment_forms[0]))
+        head_words, head_names_other = self._head_words(forms[0]) if forms else ((), False)
+        words = {t for form in forms for t in form.split()}
         return _Statement(forms, resolution, frozenset(negated_entries), tuple(negated_words),
-                          tuple(parts))
+                          tuple(parts), head_words, head_names_other,
+                          self._cause_entries(forms[0]) if forms else frozenset(),
+                          frozenset(_COMPARTMENTS[w] for w in words if w in _COMPARTMENTS),
+                          frozenset(_AXES[w] for w in words if w in _AXES))
+
+    def _head_words(self, form: str) -> tuple[tuple[str, ...], bool]:
+        """What the text before its context adds to the diseases it names (see _Statement)."""
+        tokens = form.split()
+        head = _head_tokens(tokens)
+        found, leftover = self.lexicon.find_mentions(" ".join(head))
+        if not found:
+            short_found, short_leftover = self.lexicon.find_mentions(" ".join(head),
+                                                                     short_names=True)
+            if short_found:
+                leftover = short_leftover
+        words = tuple(_singular(t) for t in leftover
+                      if t not in _IGNORABLE_WORDS and t not in _FUZZY_STOPWORDS
+                      and t not in _GENERIC_WORDS and t not in _DISEASE_HEADS)
+        names_other = any(t in _CHANGING_WORDS or t.startswith("pseudo") for t in tokens) or any(
+            w.endswith(_DISEASE_ENDINGS) and w not in _NOT_DISEASES and not _QUALIFIER.search(w)
+            for w in words) or bool(
+            # a name outside the lexicon: "Glioblastoma, Kluver-Bucy syndrome"
+            any(t in _DISEASE_HEADS for t in leftover) and any(not _QUALIFIER.search(w) for w in words))
+        return words, names_other
+
+    def _cause_entries(self, form: str) -> frozenset[str]:
+        """Entries the text names after a cause marker ("hemorrhage due to AVM": AVM)."""
+        tokens = form.split()
+        for start in range(1, len(tokens)):
+            for marker in _CAUSE_MARKERS:
+                if tuple(tokens[start:start + len(marker)]) == marker:
+                    found, _ = self.lexicon.find_mentions(" ".join(tokens[start + len(marker):]))
+                    return frozenset(entry.name for entry in found)
+        return frozenset()
+
+    def _is_consequence(self, name: str) -> bool:
+        return name in _CONSEQUENCES or bool(self.lexicon.ancestors(name) & _CONSEQUENCES)
+
+    def _relaxed_match(self, ref: _Statement, cand: _Statement, reference: _Resolution,
+                       candidate: _Resolution) -> bool:
+        """Both sides name the same disease and their extra words name no other (rule 6a)."""
+        if ref.head_names_other or cand.head_names_other or self._hedges_terms(cand):
+            return False
+        ref_sides = {t for t in ref.forms[0].split() if t in _LATERALITY}
+        cand_sides = {t for t in cand.forms[0].split() if t in _LATERALITY}
+        if ref_sides and cand_sides and ref_sides != cand_sides:
+            return False  # "right MCA infarct" is no left one
+        for r in reference.entries:
+            for c in candidate.entries:
+                if not self._related(r, c, allow_categories=False):
+                    continue
+                if r == c:
+                    if not (ref.head_words and cand.head_words) or self._covered(
+                            list(ref.head_words), list(cand.head_words)) or self._covered(
+                            list(cand.head_words), list(ref.head_words)):
+                        return True
+                elif self.lexicon.is_ancestor(r, c):
+                    # The less specific side may not specify anything of its own
+                    # ("fungal meningitis" is no tuberculous meningitis).
+                    if not ref.head_words:
+                        return True
+                elif not cand.head_words:
+                    return True
+        return False
+
+    def _location_conflict(self, ref: _Statement, cand: _Statement, reference: _Resolution,
+                           candidate: _Resolution) -> bool:
+        """The two sides put the disease in different places (a defining location)."""
+        if ref.compartments and cand.compartments and not ref.compartments & cand.compartments:
+            return True
+        named_axes = {_AXES[w] for name in reference.entries | candidate.entries
+                      for w in normalize_diagnosis(name).split() if w in _AXES}
+        return bool(named_axes and ref.axes and cand.axes and not ref.axes & cand.axes)
 
     def _related(self, a: str, b: str, *, allow_categories: bool) -> bool:
         if a == b:
@@ -485,6 +616,9 @@ class LexiconDiagnosisMatcher:
             return MatchExplanation(True, "exact")
         ref, cand = self._read(reference), self._read(candidate)
         verdict = self._decide(ref, cand)
+        if verdict.match and verdict.rule != "exact" and self._location_conflict(
+                ref, cand, ref.resolution, cand.resolution):
+            verdict = replace(verdict, match=False, rule="location-mismatch")
         if not verdict.match and verdict.rule != "negated" and self._negates_reference(ref, cand):
             return replace(verdict, rule="negated")
         return verdict
@@ -508,6 +642,11 @@ class LexiconDiagnosisMatcher:
                 head = frozenset(c for c in candidate.entries if candidate.first is not None
                                  and self._related(c, candidate.first, allow_categories=True))
                 if not self._any_related(head, reference.entries, allow_categories=True):
+                    if head and all(self._is_consequence(h) for h in head) and self._any_related(
+                            cand.cause_entries, reference.entries, allow_categories=False):
+                        # A consequence stated with its cause names the cause:
+                        # "subarachnoid hemorrhage due to a ruptured aneurysm".
+                        return MatchExplanation(True, "cause", **named)
                     # The reference is among the diseases stated besides (or none is).
                     return MatchExplanation(False, "several-diseases", **named)
                 candidate = _Resolution(head, candidate.complete, candidate.first)
@@ -517,6 +656,9 @@ class LexiconDiagnosisMatcher:
             if self._any_related(reference.entries, candidate.entries, allow_categories=False):
                 return MatchExplanation(True, "lexicon", **named)
             return MatchExplanation(False, "lexicon-different", **named)
+        if reference.entries and candidate.entries and self._relaxed_match(
+                ref, cand, reference, candidate):
+            return MatchExplanation(True, "lexicon-context", **named)
         if reference.entries and candidate.entries and not self._any_related(
                 reference.entries, candidate.entries, allow_categories=True):
             return MatchExplanation(False, "mentions-different", **named)
