@@ -153,14 +153,25 @@ _COMPARTMENTS = {"epidural": "epidural", "extradural": "epidural", "subdural": "
                  "subarachnoid": "subarachnoid", "intraventricular": "intraventricular",
                  "intraparenchymal": "parenchymal", "parenchymal": "parenchymal",
                  "intracerebral": "parenchymal"}
-# Brain or spinal cord: counted only when an entry's own name says where it is
-# ("spinal cord infarction" is no cerebellar infarct).
+# Brain or spinal cord ("spinal cord infarction" is no cerebellar infarct).
 _AXES = {"spinal": "spinal", "cord": "spinal", "intramedullary": "spinal", "conus": "spinal",
          "brain": "brain", "cerebral": "brain", "cerebellar": "brain", "cerebellum": "brain",
          "brainstem": "brain", "intracranial": "brain", "cranial": "brain", "frontal": "brain",
          "temporal": "brain", "parietal": "brain", "occipital": "brain", "thalamic": "brain",
          "pontine": "brain", "midbrain": "brain", "supratentorial": "brain",
          "infratentorial": "brain", "hemispheric": "brain", "medullary": "brain"}
+
+
+def _drop_likeness(form: str) -> str:
+    """Leave out a disease a text only compares with: "glioblastoma-like metastasis" names
+    metastasis, "metastasis mimicking meningioma" too."""
+    tokens = form.split()
+    for index, token in enumerate(tokens):
+        if token == "like" and index:
+            return " ".join(tokens[index + 1:])
+        if token in _CHANGING_WORDS and token != "like" and index:
+            return " ".join(tokens[:index])
+    return form
 
 
 def _head_tokens(tokens: list[str]) -> list[str]:
@@ -219,9 +230,6 @@ class _Statement:
     head_names_other: bool = False
     # Entries named after a cause marker ("... due to X"): the stated cause.
     cause_entries: frozenset[str] = frozenset()
-    # Location classes stated (compartments, and brain/spinal axis), see _COMPARTMENTS.
-    compartments: frozenset[str] = frozenset()
-    axes: frozenset[str] = frozenset()
 
 
 class LexiconDiagnosisMatcher:
@@ -435,7 +443,9 @@ class LexiconDiagnosisMatcher:
 
     def _read_uncached(self, text: str) -> _Statement:
         reading = read_diagnosis(text)
-        forms = diagnosis_aliases(reading.affirmed)
+        forms = tuple(form for form in (
+            alias if self.lexicon.lookup_key(_key(alias)) else _drop_likeness(alias)
+            for alias in diagnosis_aliases(reading.affirmed)) if form)
         resolution = self._resolve(forms) if forms else _Resolution(frozenset(), False)
         negated_entries: set[str] = set()
         negated_words: list[tuple[str, ...]] = []
@@ -455,12 +465,9 @@ class LexiconDiagnosisMatcher:
                 if entries or self._names_a_term(segment_forms[0], reading.explicit):
                     parts.append((entries, segment_forms[0]))
         head_words, head_names_other = self._head_words(forms[0]) if forms else ((), False)
-        words = {t for form in forms for t in form.split()}
         return _Statement(forms, resolution, frozenset(negated_entries), tuple(negated_words),
                           tuple(parts), head_words, head_names_other,
-                          self._cause_entries(forms[0]) if forms else frozenset(),
-                          frozenset(_COMPARTMENTS[w] for w in words if w in _COMPARTMENTS),
-                          frozenset(_AXES[w] for w in words if w in _AXES))
+                          self._cause_entries(forms[0]) if forms else frozenset())
 
     def _head_words(self, form: str) -> tuple[tuple[str, ...], bool]:
         """What the text before its context adds to the diseases it names (see _Statement)."""
@@ -525,11 +532,15 @@ class LexiconDiagnosisMatcher:
     def _location_conflict(self, ref: _Statement, cand: _Statement, reference: _Resolution,
                            candidate: _Resolution) -> bool:
         """The two sides put the disease in different places (a defining location)."""
-        if ref.compartments and cand.compartments and not ref.compartments & cand.compartments:
-            return True
-        named_axes = {_AXES[w] for name in reference.entries | candidate.entries
-                      for w in normalize_diagnosis(name).split() if w in _AXES}
-        return bool(named_axes and ref.axes and cand.axes and not ref.axes & cand.axes)
+        for classes in (_COMPARTMENTS, _AXES):
+            # what each side writes, and what the names of the entries it names say
+            # ("SAH" is subarachnoid)
+            places = [{classes[w] for text in (*statement.forms, *resolution.entries)
+                       for w in normalize_diagnosis(text).split() if w in classes}
+                      for statement, resolution in ((ref, reference), (cand, candidate))]
+            if places[0] and places[1] and not places[0] & places[1]:
+                return True
+        return False
 
     def _related(self, a: str, b: str, *, allow_categories: bool) -> bool:
         if a == b:
