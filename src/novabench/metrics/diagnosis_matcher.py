@@ -189,8 +189,9 @@ class MatchExplanation:
     Attributes:
         match: the verdict.
         rule: which rule decided (``"exact"``, ``"lexicon"``, ``"lexicon-different"``,
-            ``"mentions-different"``, ``"too-vague"``, ``"qualifier-mismatch"``, ``"fuzzy"``,
-            ``"no-match"``, ``"empty"``, ``"negated"``, ``"several-diseases"``).
+            ``"lexicon-context"``, ``"cause"``, ``"mentions-different"``, ``"too-vague"``,
+            ``"qualifier-mismatch"``, ``"location-mismatch"``, ``"fuzzy"``, ``"no-match"``,
+            ``"empty"``, ``"negated"``, ``"several-diseases"``).
         reference_entries: lexicon entries the reference names (the most specific of each
             is-a chain, negated mentions left out).
         candidate_entries: lexicon entries the candidate names, likewise.
@@ -243,7 +244,9 @@ class LexiconDiagnosisMatcher:
     normalised (:func:`normalize_diagnosis`; parenthesised abbreviations are kept as
     aliases) and looked up in the lexicon. A side *names* the most specific entry of each
     is-a chain it mentions: a disease stated with its own subtype or supertype is one
-    diagnosis ("glioma, likely glioblastoma" names glioblastoma). Then, in order:
+    diagnosis ("glioma, likely glioblastoma" names glioblastoma). A disease the text only
+    compares with is not named ("glioblastoma-like metastasis", "metastasis mimicking
+    meningioma" name metastasis). Then, in order:
 
     1. **Empty**: an empty candidate never matches; **exact**: two statements that
        normalise alike always match.
@@ -257,7 +260,10 @@ class LexiconDiagnosisMatcher:
        that names every one of them (up to specificity: "glioblastoma with leptomeningeal
        metastases"); otherwise it names the disease it states first, the rest being
        context, and is judged as that disease by the rules below ("metastasis with
-       hemorrhage" matches metastasis, not intracranial hemorrhage). Either way one
+       hemorrhage" matches metastasis, not intracranial hemorrhage), except that a
+       consequence (a hemorrhage, hydrocephalus, an infarct...) stated with its cause
+       after ``due to``, ``secondary to``, ``from``, ``after``... names the cause
+       ("subarachnoid hemorrhage due to a ruptured aneurysm" matches aneurysm). Either way one
        prediction earns at most what one diagnosis would. Words that are not diseases are
        not alternatives: "Glioblastoma, IDH-wildtype, left temporal" names glioblastoma.
        This rule reads the candidate only: a reference that names several diseases still
@@ -277,6 +283,16 @@ class LexiconDiagnosisMatcher:
        ancestor and descendant never match, whatever words they share
        (``neurofibromatosis type 1`` / ``type 2``, ``HSV encephalitis`` / ``autoimmune
        encephalitis``, ``ependymoma`` / ``subependymoma``).
+    6a. **Same disease in context** (a side only partly recognised): both sides name
+       related entries as in rule 5 and the words that no lexicon name explains name no
+       other disease. Only the words before the first context marker (``with``, ``in``,
+       ``of``, ``due``, ``secondary``, ``from``, ``after``, ``associated``...) count: what
+       follows is a cause, a feature or the patient ("GBM with central necrosis", "PML in
+       a patient on natalizumab", "left MCA infarct"). Those head words must not read as a
+       disease outside the lexicon (``-oma``, ``-itis``, ``syndrome`` with a name...) or a
+       comparison (``-like``, ``mimic``, ``pseudo-``); when both sides have some, one
+       side's must cover the other's (fuzzily), laterality must agree, and the less
+       specific side may not have any ("fungal meningitis" is no tuberculous meningitis).
     6. **Different diseases mentioned**: if both sides mention lexicon entries (even
        partly recognised) and no pair is related as in rule 5, no match.
     7. **Too vague**: a side recognised as categories only does not match.
@@ -299,15 +315,20 @@ class LexiconDiagnosisMatcher:
        content word that is not a vague head word alone (``encephalopathy``,
        ``degeneration``, ``cyst``, ``tumor``...).
 
+    **Location** vetoes any match but an exact one: a compartment (epidural, subdural,
+    subarachnoid, intraventricular, intraparenchymal) or the brain/spinal axis stated by
+    both sides, in the text or in the name of an entry named (``SAH`` is subarachnoid),
+    must agree: "intraventricular hemorrhage" is no subdural hematoma, "spinal cord
+    infarction" no cerebellar infarct (rule ``"location-mismatch"``).
+
     A miss whose reference the candidate mentions only under a negation is explained as
     ``"negated"`` ("Glioblastoma (toxoplasmosis ruled out)" for toxoplasmosis).
 
     Known limits: terms outside the lexicon joined by ``with`` or ``and``, or set apart by
-    a comma when they do not read as diseases ("Cockayne, Aicardi"), count as
-    one term with qualifiers, since the fuzzy rule cannot tell a second disease from a
-    qualifier. A compound stated effect first names the effect: "hemorrhage due to AVM"
-    does not match arteriovenous malformation. Negation is read clause by clause, so
-    "lymphoma and toxoplasmosis ruled out" negates both.
+    a comma when they do not read as diseases, count as one term with qualifiers, since
+    the fuzzy rule cannot tell a second disease from a qualifier. A primary tumour named
+    beside a metastasis reads as a second disease ("metastatic breast cancer"). Negation
+    is read clause by clause, so "lymphoma and toxoplasmosis ruled out" negates both.
 
     Args:
         fuzzy_threshold: minimum :func:`edit_ratio` for two words (or two whole lexicon
@@ -332,6 +353,10 @@ class LexiconDiagnosisMatcher:
         'negated'
         >>> match("Glioblastoma", "glioma, likely glioblastoma")
         True
+        >>> match("Glioblastoma", "GBM with central necrosis")
+        True
+        >>> match.explain("Intraventricular hemorrhage", "subdural hematoma").match
+        False
     """
 
     def __init__(self, fuzzy_threshold: float = 0.88, *, lexicon: DiagnosisLexicon | None = None) -> None:
@@ -486,7 +511,8 @@ class LexiconDiagnosisMatcher:
             w.endswith(_DISEASE_ENDINGS) and w not in _NOT_DISEASES and not _QUALIFIER.search(w)
             for w in words) or bool(
             # a name outside the lexicon: "Glioblastoma, Kluver-Bucy syndrome"
-            any(t in _DISEASE_HEADS for t in leftover) and any(not _QUALIFIER.search(w) for w in words))
+            any(t in _DISEASE_HEADS for t in leftover)
+            and any(not _QUALIFIER.search(w) for w in words))
         return words, names_other
 
     def _cause_entries(self, form: str) -> frozenset[str]:
