@@ -86,7 +86,7 @@ def test_edit_ratio_matches_hand_counts() -> None:
 
 
 def test_banded_edit_distance_agrees_with_the_plain_recurrence() -> None:
-    from novabench.metrics.diagnosis import _levenshtein
+    from novabench.metrics.diagnosis_matcher import _levenshtein
 
     def plain(a: str, b: str) -> int:  # textbook full-table Levenshtein, the reference
         previous = list(range(len(b) + 1))
@@ -258,6 +258,15 @@ MATCHING_PAIRS = [
     # outside the lexicon: fuzzy words, specificity by word coverage
     ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis"),
     ("Erdheim syndrome variant xyz", "erdheim xyz"),
+    ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome"),
+    # a disease followed by context words that name no other disease (rule 6a)
+    ("Glioblastoma", "gliosarcoma of the spine xyz"),
+    ("Glioblastoma", "GBM with central necrosis"),
+    ("Brain abscess", "cerebral abscess secondary to sinusitis"),
+    ("Multiple sclerosis", "MS with Dawson fingers"),
+    ("Subarachnoid hemorrhage", "subarachnoid bleed"),
+    # a consequence stated with its cause names the cause
+    ("Intracranial aneurysm", "subarachnoid hemorrhage due to a ruptured aneurysm"),
 ]
 
 # (reference, candidate): each must NOT match.
@@ -273,7 +282,6 @@ NON_MATCHING_PAIRS = [
     ("Multiple sclerosis", "multiple system atrophy"),
     ("Multiple sclerosis", "systemic sclerosis"),
     ("Primary CNS lymphoma", "metastasis"),
-    ("Glioblastoma", "gliosarcoma of the spine xyz"),
     ("Pilocytic astrocytoma", "pilomyxoid xyz"),
     ("Sporadic Creutzfeldt-Jakob disease", "variant CJD"),
     ("Metachromatic leukodystrophy", "X-linked adrenoleukodystrophy"),
@@ -314,11 +322,16 @@ def test_lexicon_matcher_rejects(matcher: LexiconDiagnosisMatcher, reference: st
     ("Glioblastoma", "glioblastoma", "exact"),
     ("Glioblastoma", "GBM", "lexicon"),
     ("Ependymoma", "subependymoma", "lexicon-different"),
-    ("Bickerstaff brainstem encephalitis", "HSV encephalitis", "no-match"),
+    ("Opsoclonus myoclonus ataxia syndrome", "HSV encephalitis", "no-match"),
     ("Bickerstaff brainstem encephalitis", "glioblastoma xyz", "mentions-different"),
     ("Xyz syndrome", "brain tumor", "too-vague"),
     ("Right MCA infarct", "left MCA infarct", "qualifier-mismatch"),
-    ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis", "fuzzy"),
+    ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome", "fuzzy"),
+    ("Glioblastoma", "GBM with central necrosis", "lexicon-context"),
+    ("Intraventricular hemorrhage", "intraventricular bleed", "lexicon"),
+    ("Subarachnoid hemorrhage", "intraventricular hemorrhage", "lexicon-different"),
+    ("Spinal cord infarction", "cerebellar infarct", "location-mismatch"),
+    ("Intracranial aneurysm", "subarachnoid hemorrhage due to a ruptured aneurysm", "cause"),
     ("Glioblastoma", "", "empty"),
     ("Cerebral toxoplasmosis", "no evidence of toxoplasmosis", "negated"),
     ("Cerebral toxoplasmosis", "Glioma or toxoplasmosis", "several-diseases"),
@@ -393,7 +406,7 @@ ONE_DIAGNOSIS_CASES = [
     ("Glioblastoma", "Glioblastoma or glioma", True, "lexicon"),
     ("Glioblastoma", "Glioma or brain tumour", True, "lexicon"),
     ("Glioblastoma", "Glioblastoma, IDH-wildtype, left temporal", True, "lexicon"),
-    ("Glioblastoma", "Glioblastoma, with necrosis", True, "fuzzy"),
+    ("Glioblastoma", "Glioblastoma, with necrosis", True, "lexicon-context"),
     ("MELAS", "Mitochondrial encephalomyopathy, lactic acidosis and stroke-like episodes", True,
      "lexicon"),
     ("Atypical teratoid rhabdoid tumor", "Atypical teratoid/rhabdoid tumour (AT/RT)", True, "exact"),
@@ -410,15 +423,22 @@ ONE_DIAGNOSIS_CASES = [
     ("Glioblastoma with leptomeningeal metastases", "Glioblastoma", True, "lexicon"),
     ("Glioma or toxoplasmosis", "Cerebral toxoplasmosis", True, "lexicon"),
     # outside the lexicon: single terms still match fuzzily, alternatives do not
-    ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis", True, "fuzzy"),
+    ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis", True, "lexicon"),
+    ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome", True, "fuzzy"),
+    ("Opsoclonus myoclonus syndrome", "Opsoclonus myoclonus syndrome or Kluver-Bucy syndrome",
+     False, "several-diseases"),
+    ("Opsoclonus myoclonus syndrome", "Opsoclonus myoclonus or Kluver-Bucy", False,
+     "several-diseases"),
+    ("Glioblastoma", "Glioblastoma, Kluver-Bucy syndrome", False, "several-diseases"),
     ("Bickerstaff brainstem encephalitis",
      "Bickerstaff brainstem encephalitis or Miller Fisher syndrome", False, "several-diseases"),
     ("Cockayne syndrome", "Cockayne syndrome or Aicardi syndrome", False, "several-diseases"),
     ("Cockayne syndrome", "Cockayne or Aicardi", False, "several-diseases"),
     ("Menkes disease", "Glioblastoma, Menkes disease", False, "several-diseases"),
     ("Glioblastoma", "Glioblastoma, Menkes disease", False, "several-diseases"),
-    ("Glioblastoma", "Glioblastoma, ring-enhancing", True, "fuzzy"),
-    ("Cockayne syndrome", "Cockayne syndrome, left", True, "fuzzy"),
+    ("Glioblastoma", "Glioblastoma, ring-enhancing", True, "lexicon-context"),
+    ("Cockayne syndrome", "Cockayne syndrome, left", True, "lexicon"),
+    ("Opsoclonus myoclonus syndrome", "Opsoclonus myoclonus syndrome, left", True, "fuzzy"),
     ("Cockayne syndrome", "Cockayne syndrome without retinopathy", True, "exact"),
 ]
 

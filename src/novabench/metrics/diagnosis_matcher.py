@@ -1,0 +1,739 @@
+"""The lexicon diagnosis matcher: the default, offline judge of two diagnoses.
+
+:class:`LexiconDiagnosisMatcher` decides whether a predicted diagnosis names the reference
+diagnosis with the diagnosis lexicon (:mod:`novabench.lexicon.diagnoses`) and a few
+reading rules; :func:`edit_ratio` is the word similarity its fuzzy rule uses, and
+:func:`describe_matcher` the one-line description of any matcher for reports.
+:mod:`novabench.metrics.diagnosis` scores Top-1/Top-5 with it and re-exports these names.
+
+Example:
+    >>> LexiconDiagnosisMatcher()("Glioblastoma", "GBM")
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
+
+from novabench.errors import NovaInputError
+from novabench.lexicon.diagnoses import (
+    _IGNORABLE_WORDS,
+    DiagnosisLexicon,
+    _key,
+    _singular,
+    diagnosis_aliases,
+    load_diagnosis_lexicon,
+    normalize_diagnosis,
+    read_diagnosis,
+)
+
+__all__ = [
+    "LexiconDiagnosisMatcher",
+    "MatchExplanation",
+    "describe_matcher",
+    "edit_ratio",
+]
+
+# ---------------------------------------------------------------------------------------
+# Edit-distance similarity
+# ---------------------------------------------------------------------------------------
+
+
+def _levenshtein(a: str, b: str, limit: int) -> int:
+    """Edit distance of ``a`` and ``b``, or ``limit + 1`` as soon as it must exceed ``limit``.
+
+    Only the band of cells within ``limit`` of the diagonal is computed.
+    """
+    too_far = limit + 1
+    if abs(len(a) - len(b)) > limit:
+        return too_far
+    if a == b:
+        return 0
+    previous = [j if j <= limit else too_far for j in range(len(b) + 1)]
+    for i, char_a in enumerate(a, start=1):
+        low, high = max(1, i - limit), min(len(b), i + limit)
+        current = [too_far] * (len(b) + 1)
+        current[0] = i if i <= limit else too_far
+        for j in range(low, high + 1):
+            cost = previous[j - 1] + (char_a != b[j - 1])
+            if previous[j] + 1 < cost:
+                cost = previous[j] + 1
+            if current[j - 1] + 1 < cost:
+                cost = current[j - 1] + 1
+            current[j] = cost if cost <= limit else too_far
+        if min(current[low - 1:high + 1]) > limit:
+            return too_far
+        previous = current
+    return previous[-1]
+
+
+def edit_ratio(a: str, b: str) -> float:
+    """Similarity of two strings: ``1 - levenshtein(a, b) / max(len(a), len(b))``.
+
+    1.0 for identical strings (and for two empty strings), 0.0 for nothing in common.
+    At the default matcher threshold 0.88, a word of 8 letters or fewer must be spelled
+    exactly, 9 to 16 letters allow one edit, 17 to 24 two.
+
+    Args:
+        a: first string.
+        b: second string.
+
+    Returns:
+        The similarity in [0, 1].
+
+    Example:
+        >>> edit_ratio("leukoencephalopathy", "leukoencephalopaty")  # 1 edit in 19 letters
+        0.9473684210526316
+        >>> round(edit_ratio("ependymoma", "subependymoma"), 4)  # 1 - 3 / 13
+        0.7692
+    """
+    longest = max(len(a), len(b))
+    if longest == 0:
+        return 1.0
+    return 1.0 - _levenshtein(a, b, longest) / longest
+
+
+# ---------------------------------------------------------------------------------------
+# The lexicon matcher
+# ---------------------------------------------------------------------------------------
+
+_LATERALITY = frozenset({"left", "right", "bilateral", "unilateral"})
+# Words that carry no identity of a disease in the fuzzy comparison.
+_FUZZY_STOPWORDS = frozenset("""
+    disease disorder syndrome of the a an and or with without in on to due from by for vs
+    versus secondary associated related induced acute subacute chronic type grade who form
+    variant lesion lesions process condition brain cerebral intracranial cns central nervous
+    system early late stage
+""".split())
+# Head words too vague to be a diagnosis by themselves (never matched through fuzzy rules).
+_GENERIC_WORDS = frozenset("""
+    degeneration encephalopathy atrophy malformation anomaly abnormality injury damage edema
+    necrosis mass tumor neoplasm cyst infection inflammation hemorrhage infarct infarction
+    leukoencephalopathy myelopathy neuropathy vasculopathy angiopathy dysplasia hypoplasia
+    calcification sclerosis gliosis lesion disease syndrome disorder process pathology
+    encephalitis meningitis myelitis abscess hematoma stroke dementia ataxia epilepsy
+    seizure seizures hydrocephalus leukodystrophy malignancy cancer carcinoma
+""".split())
+_QUALIFIER = re.compile(r"\d")
+# Words that make a part outside the lexicon read as a disease of its own when only a comma,
+# semicolon or slash sets it apart ("Glioblastoma, Menkes disease"); other words there read as
+# qualifiers ("Glioblastoma, ring-enhancing").
+_DISEASE_HEADS = frozenset("""
+    disease diseases disorder syndrome malformation tumor neoplasm cancer carcinoma malignancy
+    infection abscess cyst infarct infarction stroke hematoma dementia ataxia epilepsy
+    leukodystrophy anomaly
+""".split())
+_DISEASE_ENDINGS = ("oma", "omas", "itis", "osis", "oses", "iasis", "pathy", "pathies", "plasia",
+                    "trophy", "ectasia", "emia", "ism")
+_NOT_DISEASES = frozenset({"diagnosis", "prognosis", "necrosis", "gliosis", "atrophy"})
+# Words after which the rest of a statement is context (a cause, a feature, the patient):
+# "GBM with central necrosis", "PML in a patient on natalizumab", "PRES due to eclampsia".
+_CONTEXT_MARKERS = frozenset("""
+    with without in on at of due secondary caused causing from after following associated
+    related complicated complicating involving extending compressing invading crossing
+    because resulting including presenting
+""".split())
+# Markers after which the text names the cause of what precedes it ("hemorrhage from AVM").
+_CAUSE_MARKERS: tuple[tuple[str, ...], ...] = (
+    ("due", "to"), ("secondary", "to"), ("caused", "by"), ("from",), ("because", "of"),
+    ("resulting", "from"), ("after",), ("following",), ("related", "to"))
+# Entries that are often the consequence of another disease: stated with a cause, the
+# cause is the diagnosis ("subarachnoid hemorrhage due to a ruptured aneurysm").
+_CONSEQUENCES = frozenset({"intracranial hemorrhage", "hydrocephalus", "ischemic stroke",
+                           "superficial siderosis", "venous infarct"})
+# Words that turn a disease into something else ("meningioma-like", "glioblastoma mimic").
+_CHANGING_WORDS = frozenset({"mimic", "mimics", "mimicking", "like", "simulating", "resembling",
+                             "masquerading", "lookalike", "pseudotumor", "pseudoprogression"})
+# Location words that define a disease: the same word class on both sides must agree.
+# Compartments: a bleed or collection in one is a different diagnosis from one in another.
+_COMPARTMENTS = {"epidural": "epidural", "extradural": "epidural", "subdural": "subdural",
+                 "subarachnoid": "subarachnoid", "intraventricular": "intraventricular",
+                 "intraparenchymal": "parenchymal", "parenchymal": "parenchymal",
+                 "intracerebral": "parenchymal"}
+# Brain or spinal cord ("spinal cord infarction" is no cerebellar infarct).
+_AXES = {"spinal": "spinal", "cord": "spinal", "intramedullary": "spinal", "conus": "spinal",
+         "brain": "brain", "cerebral": "brain", "cerebellar": "brain", "cerebellum": "brain",
+         "brainstem": "brain", "intracranial": "brain", "cranial": "brain", "frontal": "brain",
+         "temporal": "brain", "parietal": "brain", "occipital": "brain", "thalamic": "brain",
+         "pontine": "brain", "midbrain": "brain", "supratentorial": "brain",
+         "infratentorial": "brain", "hemispheric": "brain", "medullary": "brain"}
+
+
+def _drop_likeness(form: str) -> str:
+    """Leave out a disease a text only compares with: "glioblastoma-like metastasis" names
+    metastasis, "metastasis mimicking meningioma" too."""
+    tokens = form.split()
+    for index, token in enumerate(tokens):
+        if token == "like" and index:
+            return " ".join(tokens[index + 1:])
+        if token in _CHANGING_WORDS and token != "like" and index:
+            return " ".join(tokens[:index])
+    return form
+
+
+def _head_tokens(tokens: list[str]) -> list[str]:
+    """The tokens before the first context marker (all of them when the first is one)."""
+    for index, token in enumerate(tokens):
+        if index and token in _CONTEXT_MARKERS:
+            return tokens[:index]
+    return tokens
+
+
+@dataclass(frozen=True)
+class MatchExplanation:
+    """Why the lexicon matcher decided what it did.
+
+    Attributes:
+        match: the verdict.
+        rule: which rule decided (``"exact"``, ``"lexicon"``, ``"lexicon-different"``,
+            ``"lexicon-context"``, ``"cause"``, ``"mentions-different"``, ``"too-vague"``,
+            ``"qualifier-mismatch"``, ``"location-mismatch"``, ``"fuzzy"``, ``"no-match"``,
+            ``"empty"``, ``"negated"``, ``"several-diseases"``).
+        reference_entries: lexicon entries the reference names (the most specific of each
+            is-a chain, negated mentions left out).
+        candidate_entries: lexicon entries the candidate names, likewise.
+        negated_entries: lexicon entries the candidate mentions only under a negation.
+    """
+
+    match: bool
+    rule: str
+    reference_entries: tuple[str, ...] = ()
+    candidate_entries: tuple[str, ...] = ()
+    negated_entries: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Resolution:
+    entries: frozenset[str]  # the most specific entry of each is-a chain named
+    complete: bool  # every word of the text is a lexicon name or an ignorable qualifier
+    first: str | None = None  # the entry the main text mentions first
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """One side of a comparison, read by the matcher."""
+
+    forms: tuple[str, ...]  # normalised forms of the affirmed text (negations removed)
+    resolution: _Resolution
+    negated_entries: frozenset[str]
+    negated_words: tuple[tuple[str, ...], ...]  # fuzzy content words of each negated span
+    # The parts set apart as alternatives (read_diagnosis) that name something: the entries
+    # each names (empty for a term outside the lexicon) and its normalised text. Empty
+    # when the text has a single part.
+    parts: tuple[tuple[frozenset[str], str], ...]
+    # Words of the main text before any context marker that no lexicon name explains and
+    # that are not qualifiers: what the statement adds to the diseases it names.
+    head_words: tuple[str, ...] = ()
+    # The head names something else: a disease outside the lexicon or a changing word.
+    head_names_other: bool = False
+    # Entries named after a cause marker ("... due to X"): the stated cause.
+    cause_entries: frozenset[str] = frozenset()
+
+
+class LexiconDiagnosisMatcher:
+    """The default diagnosis matcher: deterministic, offline, rule-based.
+
+    **One prediction names one diagnosis.** Each string is first *read*
+    (:func:`~novabench.lexicon.diagnoses.read_diagnosis`): negated mentions ("no
+    evidence of X", "X ruled out", "not X", "without X", "excluded X", "X unlikely", "rather
+    than X"...) are set aside, since they do not name X; double negatives ("cannot be
+    excluded", "not ruled out") are hedges and negate nothing. The affirmed rest is
+    normalised (:func:`normalize_diagnosis`; parenthesised abbreviations are kept as
+    aliases) and looked up in the lexicon. A side *names* the most specific entry of each
+    is-a chain it mentions: a disease stated with its own subtype or supertype is one
+    diagnosis ("glioma, likely glioblastoma" names glioblastoma). A disease the text only
+    compares with is not named ("glioblastoma-like metastasis", "metastasis mimicking
+    meningioma" name metastasis). Then, in order:
+
+    1. **Empty**: an empty candidate never matches; **exact**: two statements that
+       normalise alike always match.
+    2. **Negated**: a candidate whose every mention is negated never matches.
+    3. **Several diseases** (the candidate names two or more lexicon entries, none an
+       ancestor of another): a *hedge*, where an alternative separates two of them
+       (``or``, ``vs``, ``versus``, ``and/or``, ``,``, ``;``, ``/``: "Glioma or
+       toxoplasmosis", "Glioma, cerebral toxoplasmosis, lymphoma"), matches none of them:
+       stuffing alternatives into one prediction buys no hit. A *compound* that states them
+       together ("X with Y", "X in Y", "X secondary to Y", "X and Y") matches a reference
+       that names every one of them (up to specificity: "glioblastoma with leptomeningeal
+       metastases"); otherwise it names the disease it states first, the rest being
+       context, and is judged as that disease by the rules below ("metastasis with
+       hemorrhage" matches metastasis, not intracranial hemorrhage), except that a
+       consequence (a hemorrhage, hydrocephalus, an infarct...) stated with its cause
+       after ``due to``, ``secondary to``, ``from``, ``after``... names the cause
+       ("subarachnoid hemorrhage due to a ruptured aneurysm" matches aneurysm). Either way one
+       prediction earns at most what one diagnosis would. Words that are not diseases are
+       not alternatives: "Glioblastoma, IDH-wildtype, left temporal" names glioblastoma.
+       This rule reads the candidate only: a reference that names several diseases still
+       matches a candidate naming one of them.
+    4. **Exact forms**: any normalised form of the reference equals any form of the
+       candidate.
+    5. **Lexicon** (both sides fully recognised): each side is *recognised* when it is a
+       lexicon name or alias as a whole, or when lexicon names found inside it (longest
+       first) leave over only qualifiers that do not change the disease (laterality,
+       location, acute/chronic, grade and molecular words; a left-over number does not
+       qualify). A typo of a whole lexicon name (edit ratio >= ``fuzzy_threshold`` on the
+       space-free name, same digits, one best entry) also counts. When both sides are
+       recognised, they match iff some reference entry and some candidate entry are the
+       same entry or one is an ancestor of the other (a difference in specificity:
+       ``glioma`` / ``glioblastoma``). A *category* (``brain tumor``, ``infection``...) is
+       never accepted in place of a specific disease. Different entries that are not
+       ancestor and descendant never match, whatever words they share
+       (``neurofibromatosis type 1`` / ``type 2``, ``HSV encephalitis`` / ``autoimmune
+       encephalitis``, ``ependymoma`` / ``subependymoma``).
+    6a. **Same disease in context** (a side only partly recognised): both sides name
+       related entries as in rule 5 and the words that no lexicon name explains name no
+       other disease. Only the words before the first context marker (``with``, ``in``,
+       ``of``, ``due``, ``secondary``, ``from``, ``after``, ``associated``...) count: what
+       follows is a cause, a feature or the patient ("GBM with central necrosis", "PML in
+       a patient on natalizumab", "left MCA infarct"). Those head words must not read as a
+       disease outside the lexicon (``-oma``, ``-itis``, ``syndrome`` with a name...) or a
+       comparison (``-like``, ``mimic``, ``pseudo-``); when both sides have some, one
+       side's must cover the other's (fuzzily), laterality must agree, and the less
+       specific side may not have any ("fungal meningitis" is no tuberculous meningitis).
+    6. **Different diseases mentioned**: if both sides mention lexicon entries (even
+       partly recognised) and no pair is related as in rule 5, no match.
+    7. **Too vague**: a side recognised as categories only does not match.
+    8. **Several terms** (before the fuzzy rule, so for text outside the lexicon): a
+       candidate with two or more alternatives that each name something is a hedge and
+       does not match, unless the lexicon shows they are one disease. A part outside the
+       lexicon names something when an explicit ``or``/``vs``/``versus`` sets it apart and
+       it has a word that is not a qualifier ("Cockayne or Aicardi"), or, when
+       only a comma, semicolon or slash does, when it reads as a disease (``disease``,
+       ``syndrome``, ``tumor``, ``cyst``..., or a word ending in ``-oma``, ``-itis``,
+       ``-osis``, ``-pathy``...: "Glioblastoma, Menkes disease"); other words after a comma
+       are qualifiers ("Glioblastoma, ring-enhancing"). A part that starts with ``with``,
+       ``in``, ``secondary to``, ``due to``, ``and``... continues the one before it.
+    9. **Fuzzy tokens** (a side not recognised): numbers and single letters (``type 3``,
+       ``type c``) must be identical when both sides state some, and laterality likewise;
+       the content words (stopwords such as disease/syndrome/of/the/acute/chronic/brain
+       removed, plural ``s`` dropped) of one side must all be *covered* by the other's: each
+       has a word on the other side with :func:`edit_ratio` >= ``fuzzy_threshold``.
+       Either direction suffices (specificity again), but the covered side needs a
+       content word that is not a vague head word alone (``encephalopathy``,
+       ``degeneration``, ``cyst``, ``tumor``...).
+
+    **Location** vetoes any match but an exact one: a compartment (epidural, subdural,
+    subarachnoid, intraventricular, intraparenchymal) or the brain/spinal axis stated by
+    both sides, in the text or in the name of an entry named (``SAH`` is subarachnoid),
+    must agree: "intraventricular hemorrhage" is no subdural hematoma, "spinal cord
+    infarction" no cerebellar infarct (rule ``"location-mismatch"``).
+
+    A miss whose reference the candidate mentions only under a negation is explained as
+    ``"negated"`` ("Glioblastoma (toxoplasmosis ruled out)" for toxoplasmosis).
+
+    Known limits: terms outside the lexicon joined by ``with`` or ``and``, or set apart by
+    a comma when they do not read as diseases, count as one term with qualifiers, since
+    the fuzzy rule cannot tell a second disease from a qualifier. A primary tumour named
+    beside a metastasis reads as a second disease ("metastatic breast cancer"). Negation
+    is read clause by clause, so "lymphoma and toxoplasmosis ruled out" negates both.
+
+    Args:
+        fuzzy_threshold: minimum :func:`edit_ratio` for two words (or two whole lexicon
+            names) to count as the same, in (0, 1]. 0.88 tolerates one typo in 9 to 16
+            letters and two in 17 to 24, and nothing in words of 8 letters or fewer.
+        lexicon: the lexicon to use; the built-in one by default.
+
+    Raises:
+        NovaInputError: ``fuzzy_threshold`` outside (0, 1].
+
+    Example:
+        >>> match = LexiconDiagnosisMatcher()
+        >>> match("Glioblastoma, IDH-wildtype", "likely GBM")
+        True
+        >>> match("Neurofibromatosis type 1", "NF2")
+        False
+        >>> match.explain("Tuberculous meningitis", "meningitis").rule
+        'lexicon'
+        >>> match("Progressive multifocal leukoencephalopathy", "Multiple sclerosis or PML")
+        False
+        >>> match.explain("Cerebral toxoplasmosis", "no evidence of toxoplasmosis").rule
+        'negated'
+        >>> match("Glioblastoma", "glioma, likely glioblastoma")
+        True
+        >>> match("Glioblastoma", "GBM with central necrosis")
+        True
+        >>> match.explain("Intraventricular hemorrhage", "subdural hematoma").match
+        False
+    """
+
+    def __init__(self, fuzzy_threshold: float = 0.88, *, lexicon: DiagnosisLexicon | None = None) -> None:
+        if not isinstance(fuzzy_threshold, (int, float)) or not 0.0 < float(fuzzy_threshold) <= 1.0:
+            raise NovaInputError(f"must be in (0, 1], got {fuzzy_threshold!r}",
+                                 source="LexiconDiagnosisMatcher", field="fuzzy_threshold")
+        self.fuzzy_threshold = float(fuzzy_threshold)
+        self.lexicon = lexicon if lexicon is not None else load_diagnosis_lexicon()
+        self._resolve = lru_cache(maxsize=16384)(self._resolve_uncached)
+        self._read = lru_cache(maxsize=16384)(self._read_uncached)
+
+    @property
+    def description(self) -> str:
+        """A one-line description for reports.
+
+        Example:
+            >>> LexiconDiagnosisMatcher().description.startswith("lexicon matcher")
+            True
+        """
+        return (f"lexicon matcher (nova-diagnosis-lexicon, {len(self.lexicon)} entries, "
+                f"fuzzy_threshold={self.fuzzy_threshold:g}, one diagnosis per prediction)")
+
+    def __repr__(self) -> str:
+        return f"LexiconDiagnosisMatcher(fuzzy_threshold={self.fuzzy_threshold:g})"
+
+    def __call__(self, reference: str, candidate: str) -> bool:
+        """Whether ``candidate`` names the ``reference`` diagnosis (see the class docstring).
+
+        Example:
+            >>> LexiconDiagnosisMatcher()("Herpes simplex encephalitis", "autoimmune encephalitis")
+            False
+        """
+        return self.explain(reference, candidate).match
+
+    # -- resolution ------------------------------------------------------------------
+
+    def _fuzzy_lookup(self, normalized: str) -> str | None:
+        key = _key(normalized)
+        if len(key) < 5:
+            return None
+        slack = int((1.0 - self.fuzzy_threshold) * len(key) / self.fuzzy_threshold)
+        digits = re.findall(r"\d+", key)
+        best_ratio, best_names = 0.0, set()
+        for other, entry in self.lexicon.keys_near_length(len(key), slack):
+            if re.findall(r"\d+", other) != digits:
+                continue
+            longest = max(len(key), len(other))
+            distance = _levenshtein(key, other, int((1.0 - self.fuzzy_threshold) * longest))
+            ratio = 1.0 - distance / longest
+            if ratio < self.fuzzy_threshold:
+                continue
+            if ratio > best_ratio:
+                best_ratio, best_names = ratio, {entry.name}
+            elif ratio == best_ratio:
+                best_names.add(entry.name)
+        return next(iter(best_names)) if len(best_names) == 1 else None
+
+    def _most_specific(self, names: set[str] | frozenset[str]) -> frozenset[str]:
+        """The entries no other entry of ``names`` descends from: one per is-a chain."""
+        return frozenset(name for name in names if not any(
+            other != name and self.lexicon.is_ancestor(name, other) for other in names))
+
+    def _resolve_uncached(self, forms: tuple[str, ...]) -> _Resolution:
+        whole = {entry.name for form in forms if (entry := self.lexicon.lookup_key(_key(form)))}
+        main = self.lexicon.lookup_key(_key(forms[0]))
+        if main is not None:
+            return _Resolution(self._most_specific(whole), True, main.name)
+        mentioned: set[str] = set()
+        first: str | None = None
+        complete = True
+        for form in forms:
+            found, leftover = self.lexicon.find_mentions(form)
+            if not self._explained(found, leftover):
+                # Two-letter names ("MS") count only when they explain the rest of the text,
+                # or the text before its context ("MS with Dawson fingers").
+                short_found, short_leftover = self.lexicon.find_mentions(form, short_names=True)
+                if self._explained(short_found, short_leftover):
+                    found, leftover = short_found, short_leftover
+                elif not found:
+                    head = " ".join(_head_tokens(form.split()))
+                    if head != form and self._explained(
+                            *self.lexicon.find_mentions(head, short_names=True)):
+                        found, leftover = short_found, short_leftover
+            mentioned.update(entry.name for entry in found)
+            first = first or (found[0].name if found else None)
+            complete = complete and self._explained(found, leftover)
+        if whole:  # an abbreviation names an entry: "Left frontal glioblastoma (GBM)"
+            return _Resolution(self._most_specific(whole | mentioned), True,
+                               first or next(iter(sorted(whole))))
+        if mentioned:
+            return _Resolution(self._most_specific(mentioned), complete, first)
+        fuzzy = self._fuzzy_lookup(forms[0])
+        return _Resolution(frozenset({fuzzy} if fuzzy else ()), fuzzy is not None, fuzzy)
+
+    @staticmethod
+    def _explained(found: list[Any], leftover: list[str]) -> bool:
+        return bool(found) and not any(
+            t not in _IGNORABLE_WORDS or _QUALIFIER.search(t) for t in leftover)
+
+    def _names_a_term(self, normalized: str, explicit: bool) -> bool:
+        """Whether a part outside the lexicon names something of its own (rule 8)."""
+        tokens = normalized.split()
+        if not any(t not in _IGNORABLE_WORDS and t not in _FUZZY_STOPWORDS and len(t) > 1
+                   and not _QUALIFIER.search(t) for t in tokens):
+            return False
+        return explicit or any(
+            t in _DISEASE_HEADS or (t.endswith(_DISEASE_ENDINGS) and t not in _NOT_DISEASES)
+            for t in tokens)
+
+    def _read_uncached(self, text: str) -> _Statement:
+        reading = read_diagnosis(text)
+        forms = tuple(form for form in (
+            alias if self.lexicon.lookup_key(_key(alias)) else _drop_likeness(alias)
+            for alias in diagnosis_aliases(reading.affirmed)) if form)
+        resolution = self._resolve(forms) if forms else _Resolution(frozenset(), False)
+        negated_entries: set[str] = set()
+        negated_words: list[tuple[str, ...]] = []
+        for span in reading.negated:
+            span_forms = diagnosis_aliases(span)
+            if span_forms:
+                negated_entries.update(self._resolve(span_forms).entries)
+                negated_words.append(tuple(self._fuzzy_tokens(span_forms[0])[0]))
+        parts: list[tuple[frozenset[str], str]] = []
+        if len(reading.segments) > 1 and forms and self.lexicon.lookup_key(_key(forms[0])) is None:
+            # A whole lexicon name is one diagnosis even with commas inside (MELAS spelt out).
+            for segment in reading.segments:
+                segment_forms = diagnosis_aliases(segment)
+                if not segment_forms:
+                    continue
+                entries = self._resolve(segment_forms).entries
+                if entries or self._names_a_term(segment_forms[0], reading.explicit):
+                    parts.append((entries, segment_forms[0]))
+        head_words, head_names_other = self._head_words(forms[0]) if forms else ((), False)
+        return _Statement(forms, resolution, frozenset(negated_entries), tuple(negated_words),
+                          tuple(parts), head_words, head_names_other,
+                          self._cause_entries(forms[0]) if forms else frozenset())
+
+    def _head_words(self, form: str) -> tuple[tuple[str, ...], bool]:
+        """What the text before its context adds to the diseases it names (see _Statement)."""
+        tokens = form.split()
+        head = _head_tokens(tokens)
+        found, leftover = self.lexicon.find_mentions(" ".join(head))
+        if not found:
+            short_found, short_leftover = self.lexicon.find_mentions(" ".join(head),
+                                                                     short_names=True)
+            if short_found:
+                leftover = short_leftover
+        words = tuple(_singular(t) for t in leftover
+                      if t not in _IGNORABLE_WORDS and t not in _FUZZY_STOPWORDS
+                      and t not in _GENERIC_WORDS and t not in _DISEASE_HEADS)
+        names_other = any(t in _CHANGING_WORDS or t.startswith("pseudo") for t in tokens) or any(
+            w.endswith(_DISEASE_ENDINGS) and w not in _NOT_DISEASES and not _QUALIFIER.search(w)
+            for w in words) or bool(
+            # a name outside the lexicon: "Glioblastoma, Kluver-Bucy syndrome"
+            any(t in _DISEASE_HEADS for t in leftover)
+            and any(not _QUALIFIER.search(w) for w in words))
+        return words, names_other
+
+    def _cause_entries(self, form: str) -> frozenset[str]:
+        """Entries the text names after a cause marker ("hemorrhage due to AVM": AVM)."""
+        tokens = form.split()
+        for start in range(1, len(tokens)):
+            for marker in _CAUSE_MARKERS:
+                if tuple(tokens[start:start + len(marker)]) == marker:
+                    found, _ = self.lexicon.find_mentions(" ".join(tokens[start + len(marker):]))
+                    return frozenset(entry.name for entry in found)
+        return frozenset()
+
+    def _is_consequence(self, name: str) -> bool:
+        return name in _CONSEQUENCES or bool(self.lexicon.ancestors(name) & _CONSEQUENCES)
+
+    def _relaxed_match(self, ref: _Statement, cand: _Statement, reference: _Resolution,
+                       candidate: _Resolution) -> bool:
+        """Both sides name the same disease and their extra words name no other (rule 6a)."""
+        if ref.head_names_other or cand.head_names_other or self._hedges_terms(cand):
+            return False
+        ref_sides = {t for t in ref.forms[0].split() if t in _LATERALITY}
+        cand_sides = {t for t in cand.forms[0].split() if t in _LATERALITY}
+        if ref_sides and cand_sides and ref_sides != cand_sides:
+            return False  # "right MCA infarct" is no left one
+        for r in reference.entries:
+            for c in candidate.entries:
+                if not self._related(r, c, allow_categories=False):
+                    continue
+                if r == c:
+                    if not (ref.head_words and cand.head_words) or self._covered(
+                            list(ref.head_words), list(cand.head_words)) or self._covered(
+                            list(cand.head_words), list(ref.head_words)):
+                        return True
+                elif self.lexicon.is_ancestor(r, c):
+                    # The less specific side may not specify anything of its own
+                    # ("fungal meningitis" is no tuberculous meningitis).
+                    if not ref.head_words:
+                        return True
+                elif not cand.head_words:
+                    return True
+        return False
+
+    def _location_conflict(self, ref: _Statement, cand: _Statement, reference: _Resolution,
+                           candidate: _Resolution) -> bool:
+        """The two sides put the disease in different places (a defining location)."""
+        for classes in (_COMPARTMENTS, _AXES):
+            # what each side writes, and what the names of the entries it names say
+            # ("SAH" is subarachnoid)
+            places = [{classes[w] for text in (*statement.forms, *resolution.entries)
+                       for w in normalize_diagnosis(text).split() if w in classes}
+                      for statement, resolution in ((ref, reference), (cand, candidate))]
+            if places[0] and places[1] and not places[0] & places[1]:
+                return True
+        return False
+
+    def _related(self, a: str, b: str, *, allow_categories: bool) -> bool:
+        if a == b:
+            return True
+        lexicon = self.lexicon
+        if lexicon.is_ancestor(a, b):
+            return allow_categories or not lexicon.get(a).is_category
+        if lexicon.is_ancestor(b, a):
+            return allow_categories or not lexicon.get(b).is_category
+        return False
+
+    def _any_related(self, left: frozenset[str], right: frozenset[str], *, allow_categories: bool) -> bool:
+        return any(self._related(a, b, allow_categories=allow_categories) for a in left for b in right)
+
+    def _only_categories(self, resolution: _Resolution) -> bool:
+        return resolution.complete and bool(resolution.entries) and all(
+            self.lexicon.get(name).is_category for name in resolution.entries)
+
+    def _hedges_entries(self, statement: _Statement) -> bool:
+        """Two alternatives of the statement name unrelated lexicon entries (rule 3)."""
+        named = [entries for entries, _ in statement.parts if entries]
+        return any(not self._related(a, b, allow_categories=True)
+                   for i, left in enumerate(named) for right in named[i + 1:]
+                   for a in left for b in right)
+
+    def _hedges_terms(self, statement: _Statement) -> bool:
+        """Two or more alternatives name something, not all one lexicon disease (rule 8)."""
+        if len(statement.parts) < 2:
+            return False
+        entries = [named for named, _ in statement.parts]
+        return not (all(entries) and len(self._most_specific(frozenset().union(*entries))) == 1)
+
+    def _negates_reference(self, reference: _Statement, candidate: _Statement) -> bool:
+        """The candidate mentions the reference's disease, but under a negation."""
+        if self._any_related(candidate.negated_entries, reference.resolution.entries,
+                             allow_categories=False):
+            return True
+        words = self._fuzzy_tokens(reference.forms[0])[0] if reference.forms else []
+        return any(w not in _GENERIC_WORDS for w in words) and any(
+            self._covered(words, list(negated)) for negated in candidate.negated_words)
+
+    # -- fuzzy tokens ------------------------------------------------------------------
+
+    def _fuzzy_tokens(self, normalized: str) -> tuple[list[str], set[str], set[str]]:
+        tokens = normalized.split()
+        qualifiers = {t for t in tokens if _QUALIFIER.search(t) or len(t) == 1}
+        laterality = {t for t in tokens if t in _LATERALITY}
+        content = [_singular(t) for t in tokens
+                   if t not in qualifiers and t not in laterality and t not in _FUZZY_STOPWORDS]
+        return content, qualifiers, laterality
+
+    def _covered(self, words: list[str], by: list[str]) -> bool:
+        return all(any(edit_ratio(w, other) >= self.fuzzy_threshold for other in by) for w in words)
+
+    def explain(self, reference: str, candidate: str) -> MatchExplanation:
+        """The verdict together with the rule that decided it.
+
+        Args:
+            reference: the ground-truth diagnosis.
+            candidate: a predicted diagnosis.
+
+        Returns:
+            A :class:`MatchExplanation`.
+
+        Raises:
+            NovaInputError: either argument is not a string.
+
+        Example:
+            >>> explanation = LexiconDiagnosisMatcher().explain("Ependymoma", "subependymoma")
+            >>> explanation.match, explanation.rule
+            (False, 'lexicon-different')
+            >>> explanation = LexiconDiagnosisMatcher().explain("Lymphoma", "Glioma, lymphoma")
+            >>> explanation.match, explanation.rule, explanation.candidate_entries
+            (False, 'several-diseases', ('glioma', 'lymphoma'))
+        """
+        if not isinstance(reference, str) or not isinstance(candidate, str):
+            raise NovaInputError("reference and candidate must be strings", source="matcher",
+                                 field="reference" if not isinstance(reference, str) else "candidate")
+        reference_forms = diagnosis_aliases(reference)
+        candidate_forms = diagnosis_aliases(candidate)
+        if not reference_forms or not candidate_forms:
+            return MatchExplanation(False, "empty")
+        if reference_forms == candidate_forms:
+            return MatchExplanation(True, "exact")
+        ref, cand = self._read(reference), self._read(candidate)
+        verdict = self._decide(ref, cand)
+        if verdict.match and verdict.rule != "exact" and self._location_conflict(
+                ref, cand, ref.resolution, cand.resolution):
+            verdict = replace(verdict, match=False, rule="location-mismatch")
+        if not verdict.match and verdict.rule != "negated" and self._negates_reference(ref, cand):
+            return replace(verdict, rule="negated")
+        return verdict
+
+    def _decide(self, ref: _Statement, cand: _Statement) -> MatchExplanation:
+        reference, candidate = ref.resolution, cand.resolution
+        named = dict(reference_entries=tuple(sorted(reference.entries)),
+                     candidate_entries=tuple(sorted(candidate.entries)),
+                     negated_entries=tuple(sorted(cand.negated_entries)))
+        if not cand.forms:
+            return MatchExplanation(False, "negated", **named)
+        if not ref.forms:
+            return MatchExplanation(False, "empty", **named)
+        if len(candidate.entries) > 1:
+            if self._hedges_entries(cand):
+                return MatchExplanation(False, "several-diseases", **named)
+            if not all(any(self._related(c, r, allow_categories=True) for r in reference.entries)
+                       for c in candidate.entries):
+                # Not a compound the reference states in full: the compound names the
+                # disease it states first ("metastasis with hemorrhage" names metastasis).
+                head = frozenset(c for c in candidate.entries if candidate.first is not None
+                                 and self._related(c, candidate.first, allow_categories=True))
+                if not self._any_related(head, reference.entries, allow_categories=True):
+                    if head and all(self._is_consequence(h) for h in head) and self._any_related(
+                            cand.cause_entries, reference.entries, allow_categories=False):
+                        # A consequence stated with its cause names the cause:
+                        # "subarachnoid hemorrhage due to a ruptured aneurysm".
+                        return MatchExplanation(True, "cause", **named)
+                    # The reference is among the diseases stated besides (or none is).
+                    return MatchExplanation(False, "several-diseases", **named)
+                candidate = _Resolution(head, candidate.complete, candidate.first)
+        if set(ref.forms) & set(cand.forms):
+            return MatchExplanation(True, "exact", **named)
+        if reference.complete and candidate.complete and reference.entries and candidate.entries:
+            if self._any_related(reference.entries, candidate.entries, allow_categories=False):
+                return MatchExplanation(True, "lexicon", **named)
+            return MatchExplanation(False, "lexicon-different", **named)
+        if reference.entries and candidate.entries and self._relaxed_match(
+                ref, cand, reference, candidate):
+            return MatchExplanation(True, "lexicon-context", **named)
+        if reference.entries and candidate.entries and not self._any_related(
+                reference.entries, candidate.entries, allow_categories=True):
+            return MatchExplanation(False, "mentions-different", **named)
+        if self._only_categories(reference) or self._only_categories(candidate):
+            return MatchExplanation(False, "too-vague", **named)
+        if self._hedges_terms(cand):
+            return MatchExplanation(False, "several-diseases", **named)
+        # With one part naming something, the other parts are its qualifiers: the fuzzy
+        # rule compares that part ("Cockayne, Fahr disease" names Fahr disease).
+        cand_form = cand.parts[0][1] if len(cand.parts) == 1 else cand.forms[0]
+        ref_words, ref_qualifiers, ref_sides = self._fuzzy_tokens(ref.forms[0])
+        cand_words, cand_qualifiers, cand_sides = self._fuzzy_tokens(cand_form)
+        if (ref_qualifiers and cand_qualifiers and ref_qualifiers != cand_qualifiers) or (
+                ref_sides and cand_sides and ref_sides != cand_sides):
+            return MatchExplanation(False, "qualifier-mismatch", **named)
+        if not ref_words or not cand_words:
+            return MatchExplanation(False, "no-match", **named)
+        for words, other in ((ref_words, cand_words), (cand_words, ref_words)):
+            if any(w not in _GENERIC_WORDS for w in words) and self._covered(words, other):
+                return MatchExplanation(True, "fuzzy", **named)
+        return MatchExplanation(False, "no-match", **named)
+
+
+def describe_matcher(matcher: Any) -> str:
+    """A one-line description of a matcher, for reports.
+
+    Uses the matcher's ``description`` attribute when it has one, otherwise its
+    qualified name.
+
+    Example:
+        >>> describe_matcher(LexiconDiagnosisMatcher()).split(" (")[0]
+        'lexicon matcher'
+        >>> def same(reference, candidate): return reference == candidate
+        >>> describe_matcher(same)
+        'callable same'
+    """
+    description = getattr(matcher, "description", None)
+    if isinstance(description, str) and description:
+        return description
+    name = getattr(matcher, "__qualname__", None) or type(matcher).__qualname__
+    return f"callable {name}"
