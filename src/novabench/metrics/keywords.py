@@ -247,6 +247,8 @@ class LexiconKeywordExtractor:
                 self._add(self._phrase_words(phrase), _Entry(kind), phrase)
         for words, entry in generated:  # a generated plural never overrides a listed phrase
             self._phrases.setdefault(words, entry)
+        # "abnormal" names a finding on its own, but in "abnormal enhancement" it only qualifies.
+        self._qualifiers = frozenset(" ".join(self._phrase_words(phrase)) for phrase in data.get("qualifiers", []))
         self._longest = max(len(words) for words in self._phrases)
         self.n_terms = sum(len(terms) for terms in data["families"].values())
 
@@ -340,6 +342,8 @@ class LexiconKeywordExtractor:
                 states_normal = True
             elif kind == "term":
                 assert entry is not None  # kind is None exactly when entry is None
+                if phrase in self._qualifiers and starts_negatable(index + 1):
+                    continue
                 for family, term in entry.emits:
                     negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
                     matches.append(KeywordMatch(family, term, negated, phrase))
