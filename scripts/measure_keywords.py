@@ -68,7 +68,9 @@ def parse_gold(text: str, source: str = "gold") -> list[GoldCaption]:
             continue
         parts = [part.strip() for part in stripped.split("|")]
         if len(parts) != 3 or not category or parts[2] not in LABELS or not parts[0]:
-            raise ValueError(f"{source}:{number}: expected 'caption | keywords | label' under a '## category'")
+            raise ValueError(
+                f"{source}:{number}: expected 'caption | keywords | label' under a '## category'"
+            )
         keywords = frozenset(word.strip() for word in parts[1].split(";") if word.strip())
         captions.append(GoldCaption(category, parts[0], keywords, LABELS[parts[2]]))
     return captions
@@ -85,11 +87,12 @@ def load_gold(path: Path = GOLD) -> list[GoldCaption]:
 
 
 def extracted_keywords(keywords: Any) -> frozenset[str]:
-    """A :class:`CaptionKeywords` as one set: modality terms as ``m:<term>``, clinical terms as they are.
+    """A :class:`CaptionKeywords` as one set: ``m:<term>`` for modality, clinical terms as they are.
 
     Example:
         >>> from novabench.metrics.keywords import CaptionKeywords
-        >>> sorted(extracted_keywords(CaptionKeywords(frozenset({"t1w"}), frozenset({"cyst"}), True)))
+        >>> keywords = CaptionKeywords(frozenset({"t1w"}), frozenset({"cyst"}), True)
+        >>> sorted(extracted_keywords(keywords))
         ['cyst', 'm:t1w']
     """
     return frozenset({f"m:{term}" for term in keywords.modality} | set(keywords.clinical))
@@ -116,8 +119,13 @@ def measure(gold: list[GoldCaption], extract: Callable[[str], Any]) -> dict[str,
     for item in gold:
         keywords = extract(item.caption)
         found = extracted_keywords(keywords)
-        row = [len(found & item.keywords), len(found - item.keywords), len(item.keywords - found),
-               int(keywords.abnormal is item.abnormal), 1]
+        row = [
+            len(found & item.keywords),
+            len(found - item.keywords),
+            len(item.keywords - found),
+            int(keywords.abnormal is item.abnormal),
+            1,
+        ]
         for category in (item.category, "all"):
             totals[category] = [a + b for a, b in zip(totals.get(category, [0] * 5), row)]
     result = {}
@@ -134,9 +142,11 @@ def measure(gold: list[GoldCaption], extract: Callable[[str], Any]) -> dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--gold", type=Path, default=GOLD, help="gold file (default: the bundled set)")
+    parser.add_argument("--gold", type=Path, default=GOLD, help="gold file (default: ours)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--misses", action="store_true", help="list every caption's missed and extra keywords")
+    parser.add_argument(
+        "--misses", action="store_true", help="list each caption's misses and extras"
+    )
     args = parser.parse_args(argv)
 
     import novabench
@@ -150,16 +160,22 @@ def main(argv: list[str] | None = None) -> int:
             keywords = extract(item.caption)
             found = extracted_keywords(keywords)
             if found != item.keywords or keywords.abnormal is not item.abnormal:
-                print(f"[{item.category}] {item.caption}\n    missed {sorted(item.keywords - found)}"
-                      f"  extra {sorted(found - item.keywords)}  label {keywords.abnormal} (gold {item.abnormal})")
+                print(
+                    f"[{item.category}] {item.caption}\n"
+                    f"    missed {sorted(item.keywords - found)}"
+                    f"  extra {sorted(found - item.keywords)}"
+                    f"  label {keywords.abnormal} (gold {item.abnormal})"
+                )
     if args.json:
         print(json.dumps(scores, indent=1))
         return 0
     print(f"novabench from {Path(novabench.__file__).parent}")
     print(f"{'category':<24}{'n':>5}{'recall':>9}{'precision':>11}{'label':>8}")
     for category, values in scores.items():
-        print(f"{category:<24}{values['n']:>5}{values['recall']:>9.3f}{values['precision']:>11.3f}"
-              f"{values['label']:>8.3f}")
+        print(
+            f"{category:<24}{values['n']:>5}{values['recall']:>9.3f}{values['precision']:>11.3f}"
+            f"{values['label']:>8.3f}"
+        )
     return 0
 
 

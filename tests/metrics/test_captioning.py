@@ -1,5 +1,5 @@
-"""score_captioning / prepare_captioning: keyword F1 arithmetic and the paper's modality split, BinaryF1 (abnormal
-F1) by hand and against sklearn, exclude, bad input, bootstrap."""
+"""score_captioning / prepare_captioning: keyword F1 arithmetic and the paper's modality split,
+BinaryF1 (abnormal F1) by hand and against sklearn, exclude, bad input, bootstrap."""
 
 from __future__ import annotations
 
@@ -75,7 +75,8 @@ def test_keyword_f1_sample_average_by_hand():
     result = score_table("sample")
     assert result["ClinicalF1"] == pytest.approx((4 / 6 + 2 / 5) / 2)
     assert result["ModalityF1"] == pytest.approx((2 / 3 + 0) / 2)
-    assert result["SequencePlaneF1"] == result["ModalityF1"]  # every modality keyword here is one of the ten
+    # Every modality keyword here is one of the ten.
+    assert result["SequencePlaneF1"] == result["ModalityF1"]
     assert result["n_pairs_without_clinical_keywords"] == 1
     assert result["n_pairs_without_modality_keywords"] == 1
     assert result["keyword_averaging"] == "sample"
@@ -94,7 +95,8 @@ def test_keyword_f1_is_nan_when_no_pair_has_keywords():
 
 
 def test_binary_f1_by_hand_with_an_undecided_prediction_and_reference():
-    # TABLE pairs (reference, prediction): (abnormal, abnormal), (abnormal, abnormal), (normal, undecided).
+    # TABLE pairs (reference, prediction): (abnormal, abnormal), (abnormal, abnormal),
+    # (normal, undecided).
     # Abnormal is the positive class: TP 2, FP 0, FN 0 -> 1. The undecided prediction of a normal
     # reference costs nothing (it is not a positive); the old macro average gave 0.5 here.
     result = score_table("sample")
@@ -114,7 +116,7 @@ def test_binary_f1_by_hand_with_an_undecided_prediction_and_reference():
     ("references", "predictions"),
     [
         ([-1, -1], [1, 0]),  # no reference has a label: nothing to score
-        ([0, 0, -1], [0, -1, 1]),  # kept pairs have no abnormal reference and no abnormal prediction: 0/0
+        ([0, 0, -1], [0, -1, 1]),  # no abnormal reference or prediction among kept pairs: 0/0
         ([], []),
     ],
 )
@@ -123,7 +125,7 @@ def test_binary_f1_is_nan_without_a_kept_pair_or_without_any_positive(references
 
 
 def test_binary_f1_one_stray_normal_among_906_abnormal_references_moves_it_by_a_hair():
-    # 905 abnormal references and one normal, every prediction abnormal: TP 905, FP 1 -> 1810 / 1811.
+    # 905 abnormal references and one normal, all predictions abnormal: TP 905, FP 1 -> 1810/1811.
     references = np.array([1] * 905 + [0])
     predictions = np.ones(906, dtype=int)
     assert binary_f1(references, predictions) == pytest.approx(1810 / 1811)
@@ -157,8 +159,9 @@ def test_binary_f1_matches_sklearn_positive_class_f1_on_random_labels():
 def test_paper_modality_split_by_hand():
     # Reference: axial ADC map after contrast, a cyst. Prediction: axial SWI, a cyst.
     # ModalityF1 (the ten terms): R {axial} P {axial} -> 1.
-    # ClinicalF1 (the rest, sequences outside the ten included): R {cyst, adc, contrast} P {cyst, swi}:
-    #   TP 1, FP 1, FN 2 -> 2 / 5. SequencePlaneF1: R {axial, adc, contrast} P {axial, swi} -> 2 / 5.
+    # ClinicalF1 (the rest, sequences outside the ten included):
+    #   R {cyst, adc, contrast} P {cyst, swi}: TP 1, FP 1, FN 2 -> 2 / 5.
+    # SequencePlaneF1: R {axial, adc, contrast} P {axial, swi} -> 2 / 5.
     table = {
         "r": ({"axial", "adc", "contrast"}, {"cyst"}, True),
         "p": ({"axial", "swi"}, {"cyst"}, True),
@@ -172,19 +175,25 @@ def test_paper_modality_split_by_hand():
 
 
 def test_paper_modality_terms_are_the_ten_and_an_llm_style_extractor_keeps_t1_and_weighted():
-    assert PAPER_MODALITY_TERMS == {"flair", "axial", "sagittal", "t1", "t2", "coronal", "dwi", "t1w", "t2w",
-                                    "weighted"}
-    split = paper_keyword_split(CaptionKeywords(frozenset({"t1", "weighted", "mprage"}), frozenset(), None))
+    assert PAPER_MODALITY_TERMS == {
+        "flair", "axial", "sagittal", "t1", "t2", "coronal", "dwi", "t1w", "t2w", "weighted"
+    }  # fmt: skip
+    keywords = CaptionKeywords(frozenset({"t1", "weighted", "mprage"}), frozenset(), None)
+    split = paper_keyword_split(keywords)
     assert split["modality"] == {"t1", "weighted"}
     assert split["clinical"] == {"mprage"}
 
 
 def test_lexicon_modality_terms_map_onto_the_paper_set():
     # The lexicon folds T1/T1WI/MPRAGE into t1w etc.: its forms of the ten are inside the set.
-    result = score_captioning(["Axial DWI: restricted diffusion."], ["Axial ADC map: restricted diffusion."],
-                              exclude=("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"))
+    result = score_captioning(
+        ["Axial DWI: restricted diffusion."],
+        ["Axial ADC map: restricted diffusion."],
+        exclude=("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"),
+    )
     assert result["ModalityF1"] == pytest.approx(2 / 3)  # R {axial} P {axial, dwi}
-    assert result["ClinicalF1"] == pytest.approx(2 / 3)  # R {restricted diffusion, adc} P {restricted diffusion}
+    # R {restricted diffusion, adc} P {restricted diffusion}
+    assert result["ClinicalF1"] == pytest.approx(2 / 3)
     assert result["SequencePlaneF1"] == pytest.approx(2 / 4)  # R {axial, adc} P {axial, dwi}
 
 
@@ -192,8 +201,8 @@ def test_full_result_keys_and_parity_with_reference_libraries():
     predictions, references = bench_captioning.random_caption_pairs(60, seed=3)
     result = score_captioning(predictions, references, exclude=NO_BERT)
     assert set(result) == {
-        "BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1", "n_captions",
-        "METEOR_variant", "keyword_averaging", "n_pairs_without_clinical_keywords",
+        "BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1",
+        "n_captions", "METEOR_variant", "keyword_averaging", "n_pairs_without_clinical_keywords",
         "n_pairs_without_modality_keywords", "n_pairs_without_sequence_plane_keywords",
         "n_pairs_without_reference_label", "n_predictions_without_label",
     }  # fmt: skip

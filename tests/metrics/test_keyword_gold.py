@@ -2,8 +2,8 @@
 
 Figures from ``scripts/measure_keywords.py`` when the floors were set (lexicon v2):
 
-- ``keyword_gold.txt`` (194 captions, written with the lexicon extension, so in-sample): every category
-  recall >= 0.988 and precision >= 0.994 (before the extension: signs 0.626/0.895,
+- ``keyword_gold.txt`` (194 captions, written with the lexicon extension, so in-sample): every
+  category recall >= 0.988 and precision >= 0.994 (before the extension: signs 0.626/0.895,
   spectroscopy_perfusion 0.481/0.806, anatomy 0.667/0.906, developmental 0.475/0.528,
   negation 0.860/0.949, sequence_plane 1.000/1.000, findings 0.970/0.970; all 0.692/0.867).
 - ``keyword_gold_heldout.txt`` (52 captions written afterwards, never tuned on): all 0.923/0.963
@@ -30,7 +30,15 @@ _spec.loader.exec_module(measure_keywords)
 
 GOLD = Path(__file__).resolve().parent / "keyword_gold.txt"
 HELDOUT = Path(__file__).resolve().parent / "keyword_gold_heldout.txt"
-CATEGORIES = {"signs", "spectroscopy_perfusion", "anatomy", "developmental", "negation", "sequence_plane", "findings"}
+CATEGORIES = {
+    "signs",
+    "spectroscopy_perfusion",
+    "anatomy",
+    "developmental",
+    "negation",
+    "sequence_plane",
+    "findings",
+}
 
 # category: (recall floor, precision floor, label-agreement floor)
 IN_SAMPLE_FLOORS = {category: (0.95, 0.95, 0.95) for category in CATEGORIES | {"all"}}
@@ -65,10 +73,12 @@ def test_gold_sets_cover_every_category_with_150_plus_captions():
 
 @pytest.mark.parametrize("path", [GOLD, HELDOUT], ids=["in_sample", "heldout"])
 def test_every_gold_keyword_is_a_canonical_lexicon_term(path):
-    # A typo in the gold would silently count as a miss; every keyword must name a term of its family.
+    # A gold typo would count as a silent miss: every keyword must name a term of its family.
     families = load_lexicon()["families"]
     modality = set(families["modality"])
-    clinical = {term for family in ("anatomy", "characteristic", "finding") for term in families[family]}
+    clinical = {
+        term for family in ("anatomy", "characteristic", "finding") for term in families[family]
+    }
     for item in measure_keywords.load_gold(path):
         for keyword in item.keywords:
             if keyword.startswith("m:"):
@@ -81,14 +91,22 @@ def test_every_gold_keyword_is_a_canonical_lexicon_term(path):
 def test_in_sample_floors(scores, category):
     recall, precision, label = IN_SAMPLE_FLOORS[category]
     measured = scores["in_sample"][category]
-    assert measured["recall"] >= recall and measured["precision"] >= precision and measured["label"] >= label, measured
+    assert (
+        measured["recall"] >= recall
+        and measured["precision"] >= precision
+        and measured["label"] >= label
+    ), measured
 
 
 @pytest.mark.parametrize("category", sorted(HELDOUT_FLOORS))
 def test_heldout_floors(scores, category):
     recall, precision, label = HELDOUT_FLOORS[category]
     measured = scores["heldout"][category]
-    assert measured["recall"] >= recall and measured["precision"] >= precision and measured["label"] >= label, measured
+    assert (
+        measured["recall"] >= recall
+        and measured["precision"] >= precision
+        and measured["label"] >= label
+    ), measured
 
 
 def test_measure_counts_by_hand():

@@ -178,7 +178,10 @@ def test_extraction_is_deterministic_and_shared(extract):
     [
         (["hot cross bun sign", "hot-cross-bun", "pontine cross sign"], "hot cross bun sign"),
         (["eye of the tiger", "eye-of-the-tiger sign"], "eye of the tiger sign"),
-        (["face of the giant panda", "giant panda sign", "double panda sign"], "face of the giant panda sign"),
+        (
+            ["face of the giant panda", "giant panda sign", "double panda sign"],
+            "face of the giant panda sign",
+        ),
         (["Dawson's fingers", "Dawson fingers"], "dawson fingers"),
         (["dural tail", "dural tail sign"], "dural tail sign"),
         (["string of pearls"], "string of pearls sign"),
@@ -200,7 +203,8 @@ def test_named_signs_are_one_finding_each(extract, variants, sign):
 
 
 def test_signs_were_moved_out_of_their_broader_characteristics(extract):
-    # Open-ring enhancement is the sign and a ring enhancement; a dural tail is no longer plain dural enhancement.
+    # Open-ring enhancement is the sign and a ring enhancement; a dural tail is no longer plain
+    # dural enhancement.
     assert extract("open-ring enhancement").clinical == {"open ring sign", "ring enhancement"}
     assert extract("dural tail").clinical == {"dural tail sign"}
     assert extract("dural enhancement").clinical == {"dural enhancement"}
@@ -277,7 +281,7 @@ def test_developmental_findings_are_their_own_terms(extract, caption, finding):
 
 
 def test_developmental_findings_no_longer_match_each_other(extract):
-    # They all used to fold into "malformation": a lissencephaly answer scored perfect against polymicrogyria.
+    # All used to fold into "malformation": lissencephaly scored perfect against polymicrogyria.
     assert extract("polymicrogyria").clinical != extract("lissencephaly").clinical
     assert extract("agenesis of the corpus callosum").clinical == {"agenesis", "corpus callosum"}
     assert extract("callosal agenesis").clinical == {"agenesis", "corpus callosum"}
@@ -286,18 +290,24 @@ def test_developmental_findings_no_longer_match_each_other(extract):
 @pytest.mark.parametrize(
     ("caption", "clinical", "abnormal"),
     [
-        ("No abnormal enhancement.", {"no:enhancement"}, None),  # a negated finding, not a normal study
-        ("No abnormal enhancement or restricted diffusion.", {"no:enhancement", "no:restricted diffusion"}, None),
+        ("No abnormal enhancement.", {"no:enhancement"}, None),  # negated finding, not normal
+        (
+            "No abnormal enhancement or restricted diffusion.",
+            {"no:enhancement", "no:restricted diffusion"},
+            None,
+        ),
         ("Lesion with no abnormal enhancement.", {"lesion", "no:enhancement"}, True),
         ("Abnormal enhancement of the dura.", {"enhancement", "dura mater"}, True),
         ("Without restricted diffusion.", {"no:restricted diffusion"}, None),
         ("The mass does not enhance.", {"mass", "no:enhancement"}, True),
         ("The lesion does not restrict diffusion.", {"lesion", "no:restricted diffusion"}, True),
-        ("Abnormal signal in the pons.", {"abnormality", "pons"}, True),  # standing alone it is still a finding
+        ("Abnormal signal in the pons.", {"abnormality", "pons"}, True),  # alone: still a finding
         ("No abnormality.", set(), False),
     ],
 )
-def test_abnormal_qualifies_and_negated_findings_are_not_a_normal_study(extract, caption, clinical, abnormal):
+def test_abnormal_qualifies_and_negated_findings_are_not_a_normal_study(
+    extract, caption, clinical, abnormal
+):
     keywords = extract(caption)
     assert keywords.clinical == clinical
     assert keywords.abnormal is abnormal

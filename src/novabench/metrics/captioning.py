@@ -160,7 +160,7 @@ def keyword_f1(counts: np.ndarray, averaging: KeywordAveraging = "sample") -> fl
 
 
 def binary_f1(reference_labels: np.ndarray, prediction_labels: np.ndarray) -> float:
-    """F1 of the abnormal label (1 abnormal, 0 normal, -1 undecidable); abnormal is the positive class.
+    """F1 of the abnormal label (1 abnormal, 0 normal, -1 undecidable), abnormal being positive.
 
     Pairs whose reference is -1 are skipped. Among the rest: TP = both
     abnormal, FP = reference normal and prediction abnormal, FN = reference
@@ -195,7 +195,7 @@ def binary_f1(reference_labels: np.ndarray, prediction_labels: np.ndarray) -> fl
 
 
 def paper_keyword_split(keywords: CaptionKeywords) -> dict[str, frozenset[str]]:
-    """A caption's keyword sets per F1 family: the paper's modality/clinical split, and all sequences.
+    """A caption's keyword set per F1 family: the paper's modality/clinical split, all sequences.
 
     ``modality``: the keywords in :data:`PAPER_MODALITY_TERMS`. ``clinical``:
     every other keyword, including sequence keywords outside the ten terms
@@ -209,7 +209,8 @@ def paper_keyword_split(keywords: CaptionKeywords) -> dict[str, frozenset[str]]:
         ``{"modality": ..., "clinical": ..., "sequence_plane": ...}``.
 
     Example:
-        >>> split = paper_keyword_split(CaptionKeywords(frozenset({"axial", "adc"}), frozenset({"cyst"}), True))
+        >>> keywords = CaptionKeywords(frozenset({"axial", "adc"}), frozenset({"cyst"}), True)
+        >>> split = paper_keyword_split(keywords)
         >>> sorted(split["modality"]), sorted(split["clinical"]), sorted(split["sequence_plane"])
         (['axial'], ['adc', 'cyst'], ['adc', 'axial'])
     """
@@ -671,7 +672,8 @@ def score_captioning(
         ...     ["Axial FLAIR image: hyperintense lesion in the left thalamus.", ""],
         ...     ["Axial FLAIR: hyperintense lesion of the left thalamus, no haemorrhage.", "Sagittal T1: normal."],
         ...     exclude=["BERTScore-F1"])
-        >>> result["n_captions"], result["ModalityF1"], result["BinaryF1"]  # BinaryF1: TP 1, FP 0, FN 0
+        >>> # BinaryF1: TP 1, FP 0, FN 0 (the normal reference's undecidable "" costs nothing)
+        >>> result["n_captions"], result["ModalityF1"], result["BinaryF1"]
         (2, 0.5, 1.0)
         >>> "BERTScore-F1" in result, result["METEOR_variant"] in ("wordnet", "exact+stem")
         (False, True)

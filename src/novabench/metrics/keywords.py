@@ -44,8 +44,8 @@ What the lexicon extractor returns for one caption:
   caption states normality (``normal``, ``unremarkable``, ``no abnormality``,
   ...); None otherwise (nothing decides it, e.g. "Axial FLAIR image.",
   "No haemorrhage." or "No abnormal enhancement.": ruling one finding out is a
-  negated finding, not a statement that the study is normal). See :mod:`novabench.metrics.captioning` for how None
-  enters BinaryF1.
+  negated finding, not a statement that the study is normal). See
+  :mod:`novabench.metrics.captioning` for how None enters BinaryF1.
 
 Matching: the caption is normalised (Unicode compatibility form, accents
 removed, lowercase, ``œ``/``æ`` spelt out, a few rewrites such as ``T2*`` ->
@@ -265,7 +265,9 @@ class LexiconKeywordExtractor:
         for words, entry in generated:  # a generated plural never overrides a listed phrase
             self._phrases.setdefault(words, entry)
         # "abnormal" names a finding on its own, but in "abnormal enhancement" it only qualifies.
-        self._qualifiers = frozenset(" ".join(self._phrase_words(phrase)) for phrase in data.get("qualifiers", []))
+        self._qualifiers = frozenset(
+            " ".join(self._phrase_words(phrase)) for phrase in data.get("qualifiers", [])
+        )
         self._longest = max(len(words) for words in self._phrases)
         self.n_terms = sum(len(terms) for terms in data["families"].values())
 
