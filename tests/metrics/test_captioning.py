@@ -1,4 +1,5 @@
-"""score_captioning / prepare_captioning: keyword F1 arithmetic, BinaryF1 parity, exclude, bad input, bootstrap."""
+"""score_captioning / prepare_captioning: keyword F1 arithmetic and the paper's modality split,
+BinaryF1 (abnormal F1) by hand and against sklearn, exclude, bad input, bootstrap."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from novabench.errors import NovaInputError
 from novabench.metrics import captioning, text
 from novabench.metrics.captioning import (
     METRIC_NAMES,
-    binary_macro_f1,
+    PAPER_MODALITY_TERMS,
+    binary_f1,
     keyword_f1,
+    paper_keyword_split,
     prepare_captioning,
     score_captioning,
 )
@@ -72,6 +75,8 @@ def test_keyword_f1_sample_average_by_hand():
     result = score_table("sample")
     assert result["ClinicalF1"] == pytest.approx((4 / 6 + 2 / 5) / 2)
     assert result["ModalityF1"] == pytest.approx((2 / 3 + 0) / 2)
+    # Every modality keyword here is one of the ten.
+    assert result["SequencePlaneF1"] == result["ModalityF1"]
     assert result["n_pairs_without_clinical_keywords"] == 1
     assert result["n_pairs_without_modality_keywords"] == 1
     assert result["keyword_averaging"] == "sample"
@@ -90,48 +95,121 @@ def test_keyword_f1_is_nan_when_no_pair_has_keywords():
 
 
 def test_binary_f1_by_hand_with_an_undecided_prediction_and_reference():
-    # Pairs (reference, prediction): (abnormal, abnormal), (normal, undecided), (undecided ref -> left out).
-    # Kept: 2 pairs. Abnormal: TP 1, FP 0, FN 0 -> 1. Normal: TP 0, FP 0, FN 1 -> 0. Macro = 0.5.
+    # TABLE pairs (reference, prediction): (abnormal, abnormal), (abnormal, abnormal),
+    # (normal, undecided).
+    # Abnormal is the positive class: TP 2, FP 0, FN 0 -> 1. The undecided prediction of a normal
+    # reference costs nothing (it is not a positive); the old macro average gave 0.5 here.
     result = score_table("sample")
-    assert result["BinaryF1"] == pytest.approx(0.5)
+    assert result["BinaryF1"] == 1.0
     assert result["n_pairs_without_reference_label"] == 0
     assert result["n_predictions_without_label"] == 1
-    # With a left-out reference: only the kept pair counts.
-    labels = binary_macro_f1(np.array([1, -1]), np.array([1, 0]))
-    assert labels == 1.0
-    assert math.isnan(binary_macro_f1(np.array([-1, -1]), np.array([1, 0])))
+    # An undecided prediction of an abnormal reference is a false negative: TP 1, FN 1 -> 2/3.
+    assert binary_f1(np.array([1, 1]), np.array([1, -1])) == pytest.approx(2 / 3)
+    # A left-out (undecided) reference: only the kept pair counts.
+    assert binary_f1(np.array([1, -1]), np.array([1, 0])) == 1.0
+    # Normal predicted abnormal: TP 1, FP 1, FN 0 -> 2/3; abnormal predicted normal: TP 0 -> 0.
+    assert binary_f1(np.array([1, 0]), np.array([1, 1])) == pytest.approx(2 / 3)
+    assert binary_f1(np.array([1, 0]), np.array([0, 0])) == 0.0
 
 
-def test_binary_f1_matches_sklearn_macro_on_random_labels():
+@pytest.mark.parametrize(
+    ("references", "predictions"),
+    [
+        ([-1, -1], [1, 0]),  # no reference has a label: nothing to score
+        ([0, 0, -1], [0, -1, 1]),  # no abnormal reference or prediction among kept pairs: 0/0
+        ([], []),
+    ],
+)
+def test_binary_f1_is_nan_without_a_kept_pair_or_without_any_positive(references, predictions):
+    assert math.isnan(binary_f1(np.array(references, dtype=int), np.array(predictions, dtype=int)))
+
+
+def test_binary_f1_one_stray_normal_among_906_abnormal_references_moves_it_by_a_hair():
+    # 905 abnormal references and one normal, all predictions abnormal: TP 905, FP 1 -> 1810/1811.
+    references = np.array([1] * 905 + [0])
+    predictions = np.ones(906, dtype=int)
+    assert binary_f1(references, predictions) == pytest.approx(1810 / 1811)
+    assert 1 - binary_f1(references, predictions) < 0.001  # a macro average would give about 0.5
+
+
+def test_binary_f1_matches_sklearn_positive_class_f1_on_random_labels():
     rng = np.random.default_rng(0)
-    names = {0: "normal", 1: "abnormal", -1: "undecided"}
-    for _ in range(300):
-        size = int(rng.integers(1, 12))
-        references = rng.choice([0, 1, -1], size=size, p=[0.3, 0.5, 0.2])
+    names = {0: "normal", 1: "abnormal", -1: "normal"}  # an undecided prediction is not a positive
+    for _ in range(500):
+        size = int(rng.integers(1, 15))
+        references = rng.choice([0, 1, -1], size=size, p=rng.dirichlet([1, 1, 1]))
         predictions = rng.choice([0, 1, -1], size=size, p=rng.dirichlet([1, 1, 1]))
         kept = references != -1
+        ours = binary_f1(references, predictions)
         if not kept.any():
-            assert math.isnan(binary_macro_f1(references, predictions))
+            assert math.isnan(ours)
             continue
         y_true = [names[label] for label in references[kept]]
         y_pred = [names[label] for label in predictions[kept]]
-        present = sorted({label for label in y_true + y_pred if label != "undecided"})
-        expected = f1_score(y_true, y_pred, labels=present, average="macro", zero_division=0)
-        assert binary_macro_f1(references, predictions) == expected
+        expected = f1_score(
+            y_true, y_pred, labels=["normal", "abnormal"], pos_label="abnormal", average="binary",
+            zero_division=np.nan,
+        )
+        if math.isnan(expected):
+            assert math.isnan(ours)
+        else:
+            assert ours == pytest.approx(expected, abs=1e-15)
+
+
+def test_paper_modality_split_by_hand():
+    # Reference: axial ADC map after contrast, a cyst. Prediction: axial SWI, a cyst.
+    # ModalityF1 (the ten terms): R {axial} P {axial} -> 1.
+    # ClinicalF1 (the rest, sequences outside the ten included):
+    #   R {cyst, adc, contrast} P {cyst, swi}: TP 1, FP 1, FN 2 -> 2 / 5.
+    # SequencePlaneF1: R {axial, adc, contrast} P {axial, swi} -> 2 / 5.
+    table = {
+        "r": ({"axial", "adc", "contrast"}, {"cyst"}, True),
+        "p": ({"axial", "swi"}, {"cyst"}, True),
+    }
+    result = score_captioning(["p"], ["r"], exclude=("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"),
+                              keyword_extractor=TableExtractor(table))
+    assert result["ModalityF1"] == 1.0
+    assert result["ClinicalF1"] == pytest.approx(2 / 5)
+    assert result["SequencePlaneF1"] == pytest.approx(2 / 5)
+    assert result["n_pairs_without_sequence_plane_keywords"] == 0
+
+
+def test_paper_modality_terms_are_the_ten_and_an_llm_style_extractor_keeps_t1_and_weighted():
+    assert PAPER_MODALITY_TERMS == {
+        "flair", "axial", "sagittal", "t1", "t2", "coronal", "dwi", "t1w", "t2w", "weighted"
+    }  # fmt: skip
+    keywords = CaptionKeywords(frozenset({"t1", "weighted", "mprage"}), frozenset(), None)
+    split = paper_keyword_split(keywords)
+    assert split["modality"] == {"t1", "weighted"}
+    assert split["clinical"] == {"mprage"}
+
+
+def test_lexicon_modality_terms_map_onto_the_paper_set():
+    # The lexicon folds T1/T1WI/MPRAGE into t1w etc.: its forms of the ten are inside the set.
+    result = score_captioning(
+        ["Axial DWI: restricted diffusion."],
+        ["Axial ADC map: restricted diffusion."],
+        exclude=("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"),
+    )
+    assert result["ModalityF1"] == pytest.approx(2 / 3)  # R {axial} P {axial, dwi}
+    # R {restricted diffusion, adc} P {restricted diffusion}
+    assert result["ClinicalF1"] == pytest.approx(2 / 3)
+    assert result["SequencePlaneF1"] == pytest.approx(2 / 4)  # R {axial, adc} P {axial, dwi}
 
 
 def test_full_result_keys_and_parity_with_reference_libraries():
     predictions, references = bench_captioning.random_caption_pairs(60, seed=3)
     result = score_captioning(predictions, references, exclude=NO_BERT)
     assert set(result) == {
-        "BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "n_captions",
-        "METEOR_variant", "keyword_averaging", "n_pairs_without_clinical_keywords",
-        "n_pairs_without_modality_keywords", "n_pairs_without_reference_label", "n_predictions_without_label",
+        "BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1",
+        "n_captions", "METEOR_variant", "keyword_averaging", "n_pairs_without_clinical_keywords",
+        "n_pairs_without_modality_keywords", "n_pairs_without_sequence_plane_keywords",
+        "n_pairs_without_reference_label", "n_predictions_without_label",
     }  # fmt: skip
     assert result["n_captions"] == 60
     assert result["BLEU-4"] == pytest.approx(sacrebleu.corpus_bleu(predictions, [references]).score / 100, abs=1e-9)
     assert result["ROUGE-L"] == pytest.approx(text.rouge_l_f1(predictions, references), abs=1e-15)
-    for name in ("ClinicalF1", "ModalityF1", "BinaryF1"):
+    for name in ("ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1"):
         assert 0.0 <= result[name] <= 1.0
 
 
@@ -327,7 +405,7 @@ def test_no_caption_pair_at_all_gives_nan_like_the_other_tasks():
     result = score_captioning([], [], exclude=["BERTScore-F1"])
     assert result["n_captions"] == 0
     assert all(math.isnan(result[name]) for name in ("BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1",
-                                                       "ModalityF1", "BinaryF1"))
+                                                       "ModalityF1", "BinaryF1", "SequencePlaneF1"))
     assert math.isnan(score_diagnosis([], [])["top1"])
     with pytest.warns(UserWarning):  # no gold box at all
         assert math.isnan(score_localization([], [])["COCO-AP@30"])

@@ -166,3 +166,148 @@ def test_extraction_is_deterministic_and_shared(extract):
     caption = "Sagittal T1-weighted post-contrast image: ring-enhancing lesion with vasogenic oedema."
     assert LexiconKeywordExtractor()(caption) == extract(caption)
     assert default_keyword_extractor() is extract
+
+
+# --------------------------------------------------------------------------- #
+# Lexicon v2: named signs, spectroscopy/perfusion, small anatomy, developmental, qualifiers
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize(
+    ("variants", "sign"),
+    [
+        (["hot cross bun sign", "hot-cross-bun", "pontine cross sign"], "hot cross bun sign"),
+        (["eye of the tiger", "eye-of-the-tiger sign"], "eye of the tiger sign"),
+        (
+            ["face of the giant panda", "giant panda sign", "double panda sign"],
+            "face of the giant panda sign",
+        ),
+        (["Dawson's fingers", "Dawson fingers"], "dawson fingers"),
+        (["dural tail", "dural tail sign"], "dural tail sign"),
+        (["string of pearls"], "string of pearls sign"),
+        (["ivy sign"], "ivy sign"),
+        (["molar tooth sign", "molar tooth appearance"], "molar tooth sign"),
+        (["target sign", "eccentric target sign", "target appearance"], "target sign"),
+        (["open ring", "incomplete ring"], "open ring sign"),
+        (["swirl sign"], "swirl sign"),
+        (["empty delta sign", "empty triangle sign"], "empty delta sign"),
+        (["hyperdense MCA sign", "dense middle cerebral artery sign"], "dense mca sign"),
+        (["pulvinar sign", "hockey stick sign"], "pulvinar sign"),
+    ],
+)
+def test_named_signs_are_one_finding_each(extract, variants, sign):
+    for variant in variants:
+        keywords = extract(variant)
+        assert keywords.clinical == {sign}, variant
+        assert keywords.abnormal is True
+
+
+def test_signs_were_moved_out_of_their_broader_characteristics(extract):
+    # Open-ring enhancement is the sign and a ring enhancement; a dural tail is no longer plain
+    # dural enhancement.
+    assert extract("open-ring enhancement").clinical == {"open ring sign", "ring enhancement"}
+    assert extract("dural tail").clinical == {"dural tail sign"}
+    assert extract("dural enhancement").clinical == {"dural enhancement"}
+
+
+@pytest.mark.parametrize(
+    ("caption", "clinical"),
+    [
+        ("elevated choline peak", {"elevated choline"}),
+        ("choline peak with reduced NAA", {"elevated choline", "reduced naa"}),
+        ("increased Cho/NAA ratio", {"elevated choline", "reduced naa"}),
+        ("NAA reduction", {"reduced naa"}),
+        ("inverted lactate doublet", {"lactate peak"}),
+        ("lipid-lactate peak", {"lipid peak", "lactate peak"}),
+        ("raised myo-inositol", {"elevated myo inositol"}),
+        ("raised rCBV", {"hyperperfusion"}),
+        ("low rCBV", {"hypoperfusion"}),
+        ("hypoperfusion", {"hypoperfusion"}),
+        ("prolonged Tmax", {"hypoperfusion"}),
+    ],
+)
+def test_spectroscopy_and_perfusion_findings(extract, caption, clinical):
+    keywords = extract(caption)
+    assert keywords.clinical == clinical and keywords.abnormal is True
+
+
+def test_perfusion_maps_are_still_a_sequence(extract):
+    assert extract("rCBV map").modality == {"perfusion"}
+    assert extract("MR spectroscopy").modality == {"spectroscopy"}
+
+
+@pytest.mark.parametrize(
+    ("caption", "anatomy"),
+    [
+        ("mammillary bodies", "mammillary bodies"),
+        ("fornix", "fornix"),
+        ("tectal plate", "tectum"),
+        ("periaqueductal grey matter", "periaqueductal gray"),
+        ("dentate nuclei", "dentate nucleus"),
+        ("claustrum", "claustrum"),
+        ("substantia nigra", "substantia nigra"),
+        ("inferior olive", "inferior olivary nucleus"),
+        ("Meckel's cave", "meckel cave"),
+        ("cerebral peduncles", "cerebral peduncle"),
+    ],
+)
+def test_small_anatomy(extract, caption, anatomy):
+    assert extract(caption).clinical == {anatomy}
+
+
+def test_periventricular_is_not_swallowed_by_white_matter(extract):
+    assert extract("periventricular white matter").clinical == {"periventricular", "white matter"}
+    assert extract("subcortical white matter").clinical == {"subcortical", "white matter"}
+    assert extract("deep white matter").clinical == {"white matter"}
+
+
+@pytest.mark.parametrize(
+    ("caption", "finding"),
+    [
+        ("grey matter heterotopia", "heterotopia"),
+        ("band heterotopia", "heterotopia"),
+        ("agenesis", "agenesis"),
+        ("hypoplastic", "hypoplasia"),
+        ("open-lip schizencephaly", "schizencephaly"),
+        ("polymicrogyria", "polymicrogyria"),
+        ("pachygyria", "lissencephaly"),
+        ("focal cortical dysplasia", "cortical dysplasia"),
+        ("Chiari I malformation", "chiari malformation"),
+        ("Dandy-Walker malformation", "dandy walker malformation"),
+    ],
+)
+def test_developmental_findings_are_their_own_terms(extract, caption, finding):
+    assert extract(caption).clinical == {finding}
+
+
+def test_developmental_findings_no_longer_match_each_other(extract):
+    # All used to fold into "malformation": lissencephaly scored perfect against polymicrogyria.
+    assert extract("polymicrogyria").clinical != extract("lissencephaly").clinical
+    assert extract("agenesis of the corpus callosum").clinical == {"agenesis", "corpus callosum"}
+    assert extract("callosal agenesis").clinical == {"agenesis", "corpus callosum"}
+
+
+@pytest.mark.parametrize(
+    ("caption", "clinical", "abnormal"),
+    [
+        ("No abnormal enhancement.", {"no:enhancement"}, None),  # negated finding, not normal
+        (
+            "No abnormal enhancement or restricted diffusion.",
+            {"no:enhancement", "no:restricted diffusion"},
+            None,
+        ),
+        ("Lesion with no abnormal enhancement.", {"lesion", "no:enhancement"}, True),
+        ("Abnormal enhancement of the dura.", {"enhancement", "dura mater"}, True),
+        ("Without restricted diffusion.", {"no:restricted diffusion"}, None),
+        ("The mass does not enhance.", {"mass", "no:enhancement"}, True),
+        ("The lesion does not restrict diffusion.", {"lesion", "no:restricted diffusion"}, True),
+        ("Abnormal signal in the pons.", {"abnormality", "pons"}, True),  # alone: still a finding
+        ("No abnormality.", set(), False),
+    ],
+)
+def test_abnormal_qualifies_and_negated_findings_are_not_a_normal_study(
+    extract, caption, clinical, abnormal
+):
+    keywords = extract(caption)
+    assert keywords.clinical == clinical
+    assert keywords.abnormal is abnormal

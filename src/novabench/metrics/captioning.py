@@ -1,5 +1,7 @@
 """Captioning metrics of NOVA: BLEU-4, ROUGE-L, METEOR, BERTScore-F1, ClinicalF1, ModalityF1, BinaryF1.
 
+Also ``SequencePlaneF1``, ours: a keyword F1 over every sequence and plane keyword.
+
 :func:`score_captioning` scores predicted captions against reference captions
 (one reference per image); :func:`prepare_captioning` reduces every pair once
 to per-pair statistics so that :meth:`CaptioningEvaluation.aggregate`
@@ -18,23 +20,36 @@ Definitions (every value a fraction in [0, 1]; NaN where stated):
   rescaling) with ``bertscore_model`` at layer ``bertscore_num_layers``;
   ``BERTScore_hash`` is bert_score's hash of that setting -- compare runs only
   when the hashes agree.
-- ``ClinicalF1`` / ``ModalityF1``: keyword F1 between the reference's and the
-  prediction's clinical / modality keyword sets (see
-  :mod:`novabench.metrics.keywords`). Per pair ``F1 = 2TP / (2TP + FP + FN)``.
-  ``keyword_averaging="sample"``: mean of the per-pair F1; ``"micro"``: F1 of
-  TP, FP, FN summed over pairs. A pair where neither caption has a keyword of
-  the family is left out of that family's score and counted in
-  ``n_pairs_without_<family>_keywords``; if every pair is left out the score
-  is NaN.
-- ``BinaryF1``: each caption is labelled abnormal, normal or undecidable by the
-  keyword extractor. Pairs whose *reference* is undecidable are left out and
-  counted (``n_pairs_without_reference_label``); an undecidable *prediction*
-  is labelled ``"undecided"``, which is never a reference label: it costs the
-  reference's class a false negative and no class a false positive. The score
-  is the macro F1 over the labels present among the kept pairs (normal and/or
-  abnormal, in references or predictions) -- identical to
-  ``sklearn.metrics.f1_score(y_true, y_pred, labels=present, average="macro")``.
-  NaN when no pair is kept.
+- ``ModalityF1`` / ``ClinicalF1``: keyword F1 between the reference's and the
+  prediction's keyword sets, split as the paper splits them (see
+  :func:`paper_keyword_split`): ``ModalityF1`` over the keywords in the paper's
+  ten-term set :data:`PAPER_MODALITY_TERMS` ``{flair, axial, sagittal, t1, t2,
+  coronal, dwi, t1w, t2w, weighted}``; ``ClinicalF1`` over every other keyword
+  (anatomy, characteristics, findings, negated ``no:<term>``, and sequences
+  outside the ten, such as ``adc``, ``swi`` or ``contrast``: the paper's "the
+  rest"; our reading, provenance inferred). Per pair
+  ``F1 = 2TP / (2TP + FP + FN)``. ``keyword_averaging="sample"``: mean of the
+  per-pair F1; ``"micro"``: F1 of TP, FP, FN summed over pairs. A pair where
+  neither caption has a keyword of the family is left out of that family's
+  score and counted in ``n_pairs_without_<family>_keywords``; if every pair is
+  left out the score is NaN.
+- ``SequencePlaneF1`` (ours, not a paper metric): the same keyword F1 over every
+  sequence and plane keyword the extractor returns (the ten-term set and
+  ``adc``, ``swi``, ``gre``, ``contrast``, ``pd``, ``stir``, ``mra``, ``mrv``,
+  ``perfusion``, ``spectroscopy``); family ``sequence_plane``.
+- ``BinaryF1``: the F1 of the *abnormal* label, abnormal being the positive
+  class (not a macro average over normal and abnormal). Each caption is
+  labelled abnormal, normal or undecidable by the keyword extractor. Pairs
+  whose *reference* is undecidable are left out and counted
+  (``n_pairs_without_reference_label``). Among the kept pairs: TP = reference
+  and prediction abnormal; FP = reference normal, prediction abnormal; FN =
+  reference abnormal, prediction normal *or undecidable* (an undecidable
+  prediction, counted in ``n_predictions_without_label``, never counts as
+  abnormal). ``BinaryF1 = 2TP / (2TP + FP + FN)``, identical to
+  ``sklearn.metrics.f1_score(y_true, y_pred, pos_label=abnormal,
+  zero_division=nan)`` with undecidable predictions read as normal. NaN when
+  no pair is kept, or when no kept pair has an abnormal reference or an
+  abnormal prediction (no positive anywhere: F1 is 0/0).
 
 Input rules:
 
@@ -74,11 +89,13 @@ __all__ = [
     "DEFAULT_BERTSCORE_MODEL",
     "METRIC_NAMES",
     "CaptioningEvaluation",
+    "PAPER_MODALITY_TERMS",
     "bertscore_f1_scores",
-    "binary_macro_f1",
+    "binary_f1",
     "bertscore_available",
     "clear_bertscore_cache",
     "keyword_f1",
+    "paper_keyword_split",
     "prepare_captioning",
     "score_captioning",
 ]
@@ -91,9 +108,18 @@ METRIC_NAMES: tuple[str, ...] = (
     "ClinicalF1",
     "ModalityF1",
     "BinaryF1",
+    "SequencePlaneF1",
 )
 DEFAULT_BERTSCORE_MODEL = "roberta-large"
-KEYWORD_FAMILIES: dict[str, str] = {"ClinicalF1": "clinical", "ModalityF1": "modality"}
+KEYWORD_FAMILIES: dict[str, str] = {
+    "ClinicalF1": "clinical",
+    "ModalityF1": "modality",
+    "SequencePlaneF1": "sequence_plane",
+}
+PAPER_MODALITY_TERMS: frozenset[str] = frozenset(
+    {"flair", "axial", "sagittal", "t1", "t2", "coronal", "dwi", "t1w", "t2w", "weighted"}
+)
+"""The paper's ModalityF1 vocabulary; every other keyword counts for ClinicalF1."""
 KeywordAveraging = Literal["sample", "micro"]
 
 NORMAL, ABNORMAL, UNDECIDED = 0, 1, -1
@@ -134,38 +160,67 @@ def keyword_f1(counts: np.ndarray, averaging: KeywordAveraging = "sample") -> fl
     return float(np.mean(2 * true_positives[kept] / denominators[kept]))
 
 
-def binary_macro_f1(reference_labels: np.ndarray, prediction_labels: np.ndarray) -> float:
-    """Macro F1 of normal (0) vs abnormal (1) over the labels present; -1 means undecidable.
+def binary_f1(reference_labels: np.ndarray, prediction_labels: np.ndarray) -> float:
+    """F1 of the abnormal label (1 abnormal, 0 normal, -1 undecidable), abnormal being positive.
 
-    Pairs whose reference is -1 are skipped; a prediction of -1 matches no
-    class. Equals ``sklearn.metrics.f1_score(average="macro")`` restricted to
-    the labels {0, 1} that occur among the kept pairs.
+    Pairs whose reference is -1 are skipped. Among the rest: TP = both
+    abnormal, FP = reference normal and prediction abnormal, FN = reference
+    abnormal and prediction normal or -1 (an undecidable prediction is never a
+    positive). Equals ``sklearn.metrics.f1_score(y_true, y_pred, pos_label=1,
+    zero_division=np.nan)`` with predictions of -1 read as 0.
 
     Args:
         reference_labels: integer array of 0, 1, -1.
         prediction_labels: integer array of 0, 1, -1, same length.
 
     Returns:
-        Macro F1 in [0, 1], NaN when no pair has a reference label.
+        ``2TP / (2TP + FP + FN)`` in [0, 1]; NaN when no reference has a label,
+        or when no kept pair has an abnormal reference or prediction (0/0).
 
     Example:
-        References abnormal, abnormal, normal; predictions abnormal, normal, normal.
-        Abnormal: TP 1, FP 0, FN 1 -> 2/3; normal: TP 1, FP 1, FN 0 -> 2/3.
+        References abnormal, abnormal, normal, undecidable; predictions abnormal,
+        undecidable, abnormal, normal. Kept: the first three. TP 1, FP 1, FN 1.
 
-        >>> round(binary_macro_f1(np.array([1, 1, 0]), np.array([1, 0, 0])), 4)
-        0.6667
+        >>> binary_f1(np.array([1, 1, 0, -1]), np.array([1, -1, 1, 0]))  # 2 / (2 + 1 + 1)
+        0.5
+        >>> binary_f1(np.array([0, 0]), np.array([0, -1]))  # no positive anywhere
+        nan
     """
     kept = reference_labels != UNDECIDED
-    references, predictions = reference_labels[kept], prediction_labels[kept]
-    if references.size == 0:
+    references, predictions = reference_labels[kept], prediction_labels[kept] == ABNORMAL
+    true_positives = int(np.count_nonzero((references == ABNORMAL) & predictions))
+    denominator = int(np.count_nonzero(references == ABNORMAL)) + int(np.count_nonzero(predictions))
+    if denominator == 0:
         return math.nan
-    present = [label for label in (NORMAL, ABNORMAL) if (references == label).any() or (predictions == label).any()]
-    scores = []
-    for label in present:
-        true_positives = int(np.count_nonzero((references == label) & (predictions == label)))
-        support = int(np.count_nonzero(references == label)) + int(np.count_nonzero(predictions == label))
-        scores.append(2 * true_positives / support)
-    return float(np.mean(scores))
+    return 2 * true_positives / denominator
+
+
+def paper_keyword_split(keywords: CaptionKeywords) -> dict[str, frozenset[str]]:
+    """A caption's keyword set per F1 family: the paper's modality/clinical split, all sequences.
+
+    ``modality``: the keywords in :data:`PAPER_MODALITY_TERMS`. ``clinical``:
+    every other keyword, including sequence keywords outside the ten terms
+    (``adc``, ``swi``, ``contrast``, ...). ``sequence_plane``: every modality
+    keyword the extractor returned (for ``SequencePlaneF1``).
+
+    Args:
+        keywords: what a keyword extractor returned for one caption.
+
+    Returns:
+        ``{"modality": ..., "clinical": ..., "sequence_plane": ...}``.
+
+    Example:
+        >>> keywords = CaptionKeywords(frozenset({"axial", "adc"}), frozenset({"cyst"}), True)
+        >>> split = paper_keyword_split(keywords)
+        >>> sorted(split["modality"]), sorted(split["clinical"]), sorted(split["sequence_plane"])
+        (['axial'], ['adc', 'cyst'], ['adc', 'axial'])
+    """
+    modality = frozenset(keywords.modality)
+    return {
+        "modality": modality & PAPER_MODALITY_TERMS,
+        "clinical": frozenset(keywords.clinical) | (modality - PAPER_MODALITY_TERMS),
+        "sequence_plane": modality,
+    }
 
 
 # --------------------------------------------------------------------------- #
@@ -338,7 +393,8 @@ class CaptioningEvaluation:
         rouge_l: ``(n,)`` ROUGE-L F1, or None.
         meteor: ``(n,)`` METEOR, or None.
         bertscore_f1: ``(n,)`` BERTScore F1, or None.
-        keyword_counts: family (``"clinical"``, ``"modality"``) -> ``(n, 3)`` TP, FP, FN.
+        keyword_counts: family (``"clinical"``, ``"modality"``, ``"sequence_plane"``) -> ``(n, 3)``
+            TP, FP, FN.
         reference_labels: ``(n,)`` 1 abnormal, 0 normal, -1 undecidable (or None).
         prediction_labels: same for the predictions.
         info: non-numeric facts of the run (``METEOR_variant``, ``BERTScore_hash``, ``keyword_averaging``).
@@ -406,7 +462,7 @@ class CaptioningEvaluation:
             elif name in KEYWORD_FAMILIES:
                 result[name] = keyword_f1(self.keyword_counts[KEYWORD_FAMILIES[name]][chosen], self.keyword_averaging)
             elif name == "BinaryF1":
-                result[name] = binary_macro_f1(
+                result[name] = binary_f1(
                     self._per_pair(self.reference_labels, name)[chosen],
                     self._per_pair(self.prediction_labels, name)[chosen],
                 )
@@ -547,6 +603,8 @@ def prepare_captioning(
         memo: dict[str, CaptionKeywords] = {}
         reference_keywords = _extract_all(references, extractor, memo, "references")
         prediction_keywords = _extract_all(predictions, extractor, memo, "predictions")
+        reference_sets = [paper_keyword_split(keywords) for keywords in reference_keywords]
+        prediction_sets = [paper_keyword_split(keywords) for keywords in prediction_keywords]
         for name in keyword_metrics:
             if name == "BinaryF1":
                 evaluation.reference_labels = np.array([_LABEL_OF[k.abnormal] for k in reference_keywords])
@@ -554,8 +612,8 @@ def prepare_captioning(
                 continue
             family = KEYWORD_FAMILIES[name]
             counts = np.zeros((evaluation.n_items, 3), dtype=np.int64)
-            for row, (reference, prediction) in enumerate(zip(reference_keywords, prediction_keywords)):
-                expected, found = getattr(reference, family), getattr(prediction, family)
+            for row, (reference, prediction) in enumerate(zip(reference_sets, prediction_sets)):
+                expected, found = reference[family], prediction[family]
                 counts[row] = (len(expected & found), len(found - expected), len(expected - found))
             evaluation.keyword_counts[family] = counts
         if any(name in KEYWORD_FAMILIES for name in metrics):
@@ -593,10 +651,11 @@ def score_captioning(
 
     Returns:
         ``BLEU-4``, ``ROUGE-L``, ``METEOR``, ``BERTScore-F1``, ``ClinicalF1``,
-        ``ModalityF1``, ``BinaryF1`` (those not excluded), ``n_captions``;
-        ``METEOR_variant``, ``BERTScore_hash``, ``keyword_averaging`` when the
-        metrics they describe ran; ``n_pairs_without_clinical_keywords``,
-        ``n_pairs_without_modality_keywords``, ``n_pairs_without_reference_label``
+        ``ModalityF1``, ``BinaryF1``, ``SequencePlaneF1`` (those not excluded),
+        ``n_captions``; ``METEOR_variant``, ``BERTScore_hash``,
+        ``keyword_averaging`` when the metrics they describe ran;
+        ``n_pairs_without_clinical_keywords``, ``n_pairs_without_modality_keywords``,
+        ``n_pairs_without_sequence_plane_keywords``, ``n_pairs_without_reference_label``
         and ``n_predictions_without_label`` for the keyword metrics that ran.
 
     Raises:
@@ -607,8 +666,9 @@ def score_captioning(
         ...     ["Axial FLAIR image: hyperintense lesion in the left thalamus.", ""],
         ...     ["Axial FLAIR: hyperintense lesion of the left thalamus, no haemorrhage.", "Sagittal T1: normal."],
         ...     exclude=["BERTScore-F1"])
+        >>> # BinaryF1: TP 1, FP 0, FN 0 (the normal reference's undecidable "" costs nothing)
         >>> result["n_captions"], result["ModalityF1"], result["BinaryF1"]
-        (2, 0.5, 0.5)
+        (2, 0.5, 1.0)
         >>> "BERTScore-F1" in result, result["METEOR_variant"] in ("wordnet", "exact+stem")
         (False, True)
     """

@@ -3,7 +3,7 @@
 The NOVA paper extracts keywords with an LLM judge; that is neither offline
 nor deterministic, so the default here is :class:`LexiconKeywordExtractor`: a
 phrase matcher over our own lexicon (``novabench/resources/neuro_lexicon.json``,
-216 canonical terms with about 930 synonyms). Any callable that follows the
+326 canonical terms with about 1,750 synonyms). Any callable that follows the
 :class:`KeywordExtractor` protocol (an LLM judge, a stricter lexicon) can
 replace it in :func:`novabench.metrics.captioning.score_captioning`.
 
@@ -19,19 +19,33 @@ What the lexicon extractor returns for one caption:
   (T2*), ``contrast`` (post-gadolinium, ``T1+C``), ``pd``, ``stir``, ``mra``,
   ``mrv``, ``perfusion``, ``spectroscopy``.
 - ``clinical``: anatomy (lobes, sides, deep grey nuclei, ventricles, posterior
-  fossa, meninges, vessels, ...), signal and enhancement characteristics, and
-  findings, each as its canonical term (British spelling: ``oedema``,
-  ``haemorrhage``); characteristics and findings under negation as
-  ``"no:<term>"``. A sequence named inside a characteristic ("T2
-  hyperintensity") gives the modality ``t2w`` *and* the characteristic
-  ``hyperintensity``.
+  fossa, meninges, vessels, and small structures such as the mammillary bodies,
+  fornix, tectum, periaqueductal grey, dentate nucleus, claustrum), signal and
+  enhancement characteristics, and findings, each as its canonical term
+  (British spelling: ``oedema``, ``haemorrhage``); characteristics and findings
+  under negation as ``"no:<term>"``. Findings include the named signs of
+  neuroradiology, each one term with its variants (``hot cross bun sign``,
+  ``eye of the tiger sign``, ``face of the giant panda sign``, ``dawson
+  fingers``, ``dural tail sign``, ``ivy sign``, ``molar tooth sign``,
+  ``target sign``, ``open ring sign``, ``swirl sign``, ``empty delta sign``,
+  ``dense mca sign``, ``pulvinar sign`` (hockey stick), ...), spectroscopy
+  (``elevated choline``, ``reduced naa``, ``lactate peak``, ``lipid peak``,
+  ``elevated myo inositol``) and perfusion (``hyperperfusion`` for raised rCBV,
+  ``hypoperfusion``) findings, and developmental entities as their own terms
+  (``heterotopia``, ``agenesis``, ``hypoplasia``, ``schizencephaly``,
+  ``polymicrogyria``, ``lissencephaly``, ...), not one broad "malformation".
+  A sequence named inside a characteristic ("T2 hyperintensity") gives the
+  modality ``t2w`` *and* the characteristic ``hyperintensity``; a compound
+  keeps its specific part ("periventricular white matter" gives
+  ``periventricular`` and ``white matter``).
 - ``abnormal``: True when a finding, or a characteristic that implies
   abnormality (``hyperintensity``, ``enhancement``, ``restricted diffusion``,
   ...), is present and not negated; False when no such term is present and the
   caption states normality (``normal``, ``unremarkable``, ``no abnormality``,
-  ...); None otherwise (nothing decides it, e.g. "Axial FLAIR image." or
-  "No haemorrhage."). See :mod:`novabench.metrics.captioning` for how None
-  enters BinaryF1.
+  ...); None otherwise (nothing decides it, e.g. "Axial FLAIR image.",
+  "No haemorrhage." or "No abnormal enhancement.": ruling one finding out is a
+  negated finding, not a statement that the study is normal). See
+  :mod:`novabench.metrics.captioning` for how None enters BinaryF1.
 
 Matching: the caption is normalised (Unicode compatibility form, accents
 removed, lowercase, ``œ``/``æ`` spelt out, a few rewrites such as ``T2*`` ->
@@ -39,7 +53,10 @@ removed, lowercase, ``œ``/``æ`` spelt out, a few rewrites such as ``T2*`` ->
 punctuation (hyphens, slashes and other symbols separate words; decimals stay
 one word), each word's British spelling folded to American for matching, and
 phrases matched longest first, left to right. Plurals of anatomy,
-characteristic and finding phrases are generated.
+characteristic and finding phrases are generated. A qualifier (``abnormal``,
+``pathological``) names the finding ``abnormality`` only when it stands alone:
+directly before a characteristic or finding it only qualifies it
+("abnormal enhancement" is ``enhancement``).
 
 Negation: a trigger (``no``, ``not``, ``without``, ``absence of``, ``negative
 for``, ``free of``, ``no evidence of``, ...) negates the characteristics and
@@ -247,6 +264,10 @@ class LexiconKeywordExtractor:
                 self._add(self._phrase_words(phrase), _Entry(kind), phrase)
         for words, entry in generated:  # a generated plural never overrides a listed phrase
             self._phrases.setdefault(words, entry)
+        # "abnormal" names a finding on its own, but in "abnormal enhancement" it only qualifies.
+        self._qualifiers = frozenset(
+            " ".join(self._phrase_words(phrase)) for phrase in data.get("qualifiers", [])
+        )
         self._longest = max(len(words) for words in self._phrases)
         self.n_terms = sum(len(terms) for terms in data["families"].values())
 
@@ -340,6 +361,8 @@ class LexiconKeywordExtractor:
                 states_normal = True
             elif kind == "term":
                 assert entry is not None  # kind is None exactly when entry is None
+                if phrase in self._qualifiers and starts_negatable(index + 1):
+                    continue
                 for family, term in entry.emits:
                     negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
                     matches.append(KeywordMatch(family, term, negated, phrase))
