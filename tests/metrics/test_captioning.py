@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +11,7 @@ from sklearn.metrics import f1_score
 
 from novabench.errors import NovaInputError
 from novabench.metrics import captioning, text
+from novabench.metrics.caption_pairs import random_caption_pairs
 from novabench.metrics.captioning import (
     METRIC_NAMES,
     binary_macro_f1,
@@ -21,11 +20,6 @@ from novabench.metrics.captioning import (
     score_captioning,
 )
 from novabench.metrics.keywords import CaptionKeywords
-
-_BENCH = Path(__file__).resolve().parents[2] / "scripts" / "bench_captioning.py"
-_spec = importlib.util.spec_from_file_location("bench_captioning", _BENCH)
-bench_captioning = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_captioning)
 
 NO_BERT = ("BERTScore-F1",)
 
@@ -121,7 +115,7 @@ def test_binary_f1_matches_sklearn_macro_on_random_labels():
 
 
 def test_full_result_keys_and_parity_with_reference_libraries():
-    predictions, references = bench_captioning.random_caption_pairs(60, seed=3)
+    predictions, references = random_caption_pairs(60, seed=3)
     result = score_captioning(predictions, references, exclude=NO_BERT)
     assert set(result) == {
         "BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "n_captions",
@@ -221,7 +215,7 @@ def test_bertscore_model_path_errors():
 
 
 def test_aggregate_on_all_indices_equals_the_full_result():
-    predictions, references = bench_captioning.random_caption_pairs(80, seed=11)
+    predictions, references = random_caption_pairs(80, seed=11)
     evaluation = prepare_captioning(predictions, references, exclude=NO_BERT)
     full = score_captioning(predictions, references, exclude=NO_BERT)
     assert evaluation.aggregate(np.arange(evaluation.n_items)) == {name: full[name] for name in evaluation.metrics}
@@ -230,7 +224,7 @@ def test_aggregate_on_all_indices_equals_the_full_result():
 
 @pytest.mark.parametrize("averaging", ["sample", "micro"])
 def test_resample_with_repeats_equals_scoring_the_repeated_list(averaging):
-    predictions, references = bench_captioning.random_caption_pairs(80, seed=5)
+    predictions, references = random_caption_pairs(80, seed=5)
     evaluation = prepare_captioning(predictions, references, exclude=NO_BERT, keyword_averaging=averaging)
     rng = np.random.default_rng(1)
     for _ in range(3):
