@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import sacrebleu
+from rouge_score import rouge_scorer
 from sklearn.metrics import f1_score
 
 from novabench.errors import NovaInputError
@@ -19,7 +20,7 @@ from novabench.metrics.captioning import (
     prepare_captioning,
     score_captioning,
 )
-from novabench.metrics.keywords import CaptionKeywords
+from novabench.metrics.keywords import CaptionKeywords, default_keyword_extractor
 
 NO_BERT = ("BERTScore-F1",)
 
@@ -124,9 +125,30 @@ def test_full_result_keys_and_parity_with_reference_libraries():
     }  # fmt: skip
     assert result["n_captions"] == 60
     assert result["BLEU-4"] == pytest.approx(sacrebleu.corpus_bleu(predictions, [references]).score / 100, abs=1e-9)
-    assert result["ROUGE-L"] == pytest.approx(text.rouge_l_f1(predictions, references), abs=1e-15)
-    for name in ("ClinicalF1", "ModalityF1", "BinaryF1"):
-        assert 0.0 <= result[name] <= 1.0
+    scorer = rouge_scorer.RougeScorer(["rougeL"])
+    rouge = [scorer.score(r, p)["rougeL"].fmeasure for p, r in zip(predictions, references)]
+    assert result["ROUGE-L"] == pytest.approx(float(np.mean(rouge)), abs=1e-12)
+    # Keyword F1s from the extractor's sets, by the textbook formula: per pair
+    # 2 |P & R| / (|P| + |R|), pairs with no keyword on either side left out, then averaged.
+    extract = default_keyword_extractor()
+    pairs = [(extract(p), extract(r)) for p, r in zip(predictions, references)]
+    for name, family in (("ClinicalF1", "clinical"), ("ModalityF1", "modality")):
+        scores = [
+            2 * len(getattr(p, family) & getattr(r, family)) / (len(getattr(p, family)) + len(getattr(r, family)))
+            for p, r in pairs
+            if getattr(p, family) or getattr(r, family)
+        ]
+        assert len(scores) > 30, name  # the random captions do carry keywords
+        assert result[name] == pytest.approx(float(np.mean(scores)), abs=1e-12), name
+        assert result[f"n_pairs_without_{family}_keywords"] == 60 - len(scores)
+    # BinaryF1: sklearn's macro F1 over the pairs whose reference states normal/abnormal.
+    names = {True: "abnormal", False: "normal", None: "undecided"}
+    labelled = [(names[r.abnormal], names[p.abnormal]) for p, r in pairs if r.abnormal is not None]
+    y_true, y_pred = [t for t, _ in labelled], [q for _, q in labelled]
+    present = sorted({label for label in y_true + y_pred if label != "undecided"})
+    expected_binary = f1_score(y_true, y_pred, labels=present, average="macro", zero_division=0)
+    assert result["BinaryF1"] == pytest.approx(expected_binary, abs=1e-12)
+    assert result["n_pairs_without_reference_label"] == 60 - len(labelled)
 
 
 @pytest.mark.parametrize("excluded", [("BLEU-4",), ("METEOR", "BERTScore-F1"), tuple(METRIC_NAMES)])
