@@ -49,9 +49,8 @@ def test_extractor_keeps_the_protocol_contract(extract):
     keywords = as_protocol("Axial FLAIR: hyperintense lesion in the left thalamus.")
     assert type(keywords) is CaptionKeywords
     assert type(keywords.modality) is frozenset and type(keywords.clinical) is frozenset
-    assert keywords == CaptionKeywords(
-        frozenset({"axial", "flair"}), frozenset({"hyperintensity", "lesion", "left", "thalamus"}), True
-    )
+    clinical = frozenset({"hyperintensity", "lesion", "left", "thalamus"})
+    assert keywords == CaptionKeywords(frozenset({"axial", "flair"}), clinical, True)
     assert as_protocol("") == CaptionKeywords(frozenset(), frozenset(), None)
 
 
