@@ -153,7 +153,9 @@ def test_manifest_records_what_is_needed_to_reproduce_the_run(release, tmp_path)
         progress=False,
     )
     manifest = read_manifest(out)
-    assert manifest["novabench_version"]
+    from importlib.metadata import version
+
+    assert manifest["novabench_version"] == version("novabench")  # the installed distribution
     assert manifest["backend"] == {
         "type": "test",
         "model": "scripted",
