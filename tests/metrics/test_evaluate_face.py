@@ -217,6 +217,7 @@ def _worker(process_id: int, experiment_id: str, cache_dir: str, predictions: li
     queue.put((process_id, metric.compute()))
 
 
+@pytest.mark.slow  # two spawned interpreters importing evaluate: about 40 s on 2 shared cores
 def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
     predictions, references = random_localization(np.random.default_rng(11), 24)
     context = multiprocessing.get_context("spawn")
