@@ -414,9 +414,10 @@ def test_shards_cover_every_item_exactly_once_and_merge(release, release_dir, tm
     )
     assert read_manifest(partial)["missing_shards"] == [1]
     assert "shard(s) [1]" in capsys.readouterr().err  # said aloud, not only in the manifest
-    assert read_predictions(partial, release).missing(
-        "diagnosis"
-    )  # the other shard's items are missing
+    # Exactly the other shard's items are missing.
+    partial_predictions = read_predictions(partial, release)
+    for task in ("localization", "captioning", "diagnosis"):
+        assert sorted(partial_predictions.missing(task)) == sorted(k for t, k in keys[1] if t == task)
     assert main(["merge", *map(str, shard_paths), "--out", str(merged)]) == 2  # exists: refused
 
 
