@@ -154,11 +154,16 @@ def test_compare_a_model_with_itself_gives_no_difference(sample_release: Path, t
 
     path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release))
     comparison = compare_predictions(sample_release, path, path, n_resamples=100, caption_options=FAST_CAPTIONS)
+    assert sorted(comparison["tasks"]) == ["captioning", "diagnosis", "localization"]
+    checked = []
     for task, rows in comparison["tasks"].items():
         for key, row in rows.items():
             if isinstance(row["difference"], float) and row["difference"] == row["difference"]:
                 assert row["difference"] == 0.0, (task, key)
                 assert row["p_value"] == 1.0, (task, key)
+                checked.append((task, key))
+    # Every headline score is defined on perfect predictions, so none may slip past the check.
+    assert {("localization", "hit@30"), ("captioning", "BLEU-4"), ("diagnosis", "top1")} <= set(checked)
 
 
 def test_compare_perfect_against_nothing(sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
