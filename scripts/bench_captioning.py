@@ -1,7 +1,7 @@
 """Benchmark the captioning metrics against the reference libraries, side by side.
 
-On ``n_pairs`` seeded random caption pairs (the same generator the parity
-tests use), times our BLEU-4, ROUGE-L and BERTScore against sacrebleu,
+On ``n_pairs`` seeded random caption pairs (``novabench.metrics.caption_pairs``, the
+generator the parity tests use), times our BLEU-4, ROUGE-L and BERTScore against sacrebleu,
 rouge_score and bert_score called directly (MiniLM, ``num_layers=6``), checks
 that both give the same number, and times a 1,000-resample bootstrap of
 BLEU-4 + ROUGE-L on our precomputed statistics.
@@ -13,77 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-# Word pieces of neuroradiology captions, with the things tokenisers trip on:
-# hyphens, decimals, units, parentheses, slashes, HTML entities, accents,
-# ligatures, case changes and a sacrebleu "<skipped>" marker.
-_VOCABULARY = (
-    "axial sagittal coronal FLAIR T1-weighted T2-weighted T2w T1w DWI ADC SWI post-contrast "
-    "gadolinium-enhanced image MRI shows demonstrates reveals a an the of in with and or no "
-    "without there is are large small ill-defined well-circumscribed heterogeneous "
-    "hyperintense hypointense isointense lesion lesions mass cyst oedema edema haemorrhage "
-    "hemorrhage infarct calcification ring-enhancing enhancement restricted diffusion "
-    "midline shift hydrocephalus atrophy left right bilateral frontal parietal temporal "
-    "occipital lobe thalamus basal ganglia cerebellum pons midbrain corpus callosum "
-    "periventricular white matter meninges dura ventricle 3.5 cm 12mm 2,5 (arrow) [arrowhead] "
-    "1/3 e.g. 45-year-old T2/FLAIR &amp; &quot;target&quot; œdème café naïve Ætiology ﬁbrous "
-    "İnsula <skipped> mass-effect 10-15 mm , . ; : ! ?"
-).split()
-
-
-def random_caption_pairs(n_pairs: int, seed: int = 0) -> tuple[list[str], list[str]]:
-    """Seeded random (prediction, reference) caption pairs for parity tests and benchmarks.
-
-    References have 3 to 30 words; predictions are an edited copy of their
-    reference (words dropped, swapped for random ones, case changed), an
-    unrelated caption, an empty string (about 5%) or whitespace only (about 2%).
-
-    Args:
-        n_pairs: how many pairs.
-        seed: random seed.
-
-    Returns:
-        ``(predictions, references)``.
-
-    Example:
-        >>> predictions, references = random_caption_pairs(3, seed=1)
-        >>> len(predictions), all(reference.strip() for reference in references)
-        (3, True)
-    """
-    rng = random.Random(seed)
-    predictions: list[str] = []
-    references: list[str] = []
-    for _ in range(n_pairs):
-        reference_words = [rng.choice(_VOCABULARY) for _ in range(rng.randint(3, 30))]
-        roll = rng.random()
-        if roll < 0.05:
-            prediction = ""
-        elif roll < 0.07:
-            prediction = rng.choice([" ", "\t", " \n "])
-        elif roll < 0.25:
-            prediction = " ".join(rng.choice(_VOCABULARY) for _ in range(rng.randint(1, 30)))
-        else:
-            words = []
-            for word in reference_words:
-                edit = rng.random()
-                if edit < 0.15:
-                    continue
-                if edit < 0.3:
-                    word = rng.choice(_VOCABULARY)
-                elif edit < 0.38:
-                    word = word.upper() if rng.random() < 0.5 else word.capitalize()
-                words.append(word)
-            prediction = " ".join(words)
-        joiner = "\n" if rng.random() < 0.03 else " "
-        predictions.append(prediction)
-        references.append(joiner.join(reference_words))
-    return predictions, references
+from novabench.metrics.caption_pairs import random_caption_pairs
 
 
 def _timed(function: Callable[[], Any]) -> tuple[float, Any]:
@@ -97,7 +33,7 @@ def run_captioning_benchmark(n_pairs: int = 1000, seed: int = 0, *, bertscore: b
 
     Args:
         n_pairs: number of caption pairs.
-        seed: seed of :func:`random_caption_pairs`.
+        seed: seed of :func:`novabench.metrics.caption_pairs.random_caption_pairs`.
         bertscore: also time BERTScore (MiniLM; tens of seconds per 1,000 pairs on 2 shared cores).
 
     Returns:

@@ -23,10 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from novabench.metrics.caption_pairs import random_caption_pairs
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_captioning import random_caption_pairs, run_captioning_benchmark  # noqa: E402
+from bench_captioning import run_captioning_benchmark  # noqa: E402
 from bench_localization import make_synthetic_set, run_localization_benchmark  # noqa: E402
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from novabench.data.hf import NovaBuilder, load_nova
-from novabench.data.release import iter_case_rows, iter_image_rows, read_release
+from novabench.data.release import read_release
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
 from tests.release_factory import default_rows, write_legacy_release, write_v1_release
@@ -22,15 +22,35 @@ def _as_float32(boxes):
     return np.asarray(boxes, dtype=np.float32).tolist()
 
 
-def _expected_image_rows(release):
-    """Release rows as the dataset must give them back: boxes at float32 precision."""
-    rows = []
-    for row in iter_image_rows(release, embed_images=False):
-        row = dict(row, boxes=_as_float32(row["boxes"]))
-        row["rater_boxes"] = [dict(e, boxes=_as_float32(e["boxes"])) for e in row["rater_boxes"]]
-        del row["image"]
-        rows.append(row)
-    return rows
+META_KEYS = ("clinical_history", "final_diagnosis", "title", "publication_date",
+             "differential_diagnosis")
+
+
+def _xywh(box):
+    return [box["x"], box["y"], box["width"], box["height"]]
+
+
+def _expected_image_rows(factory_rows, image_size):
+    """Image rows as the dataset must give them back, derived from the rows the factory wrote
+    (not through read_release / iter_image_rows, which the builder itself uses): sorted by
+    filename, gold and rater boxes split by source, boxes at float32 precision."""
+    expected = []
+    for row in sorted(factory_rows, key=lambda row: row["filename"]):
+        boxes = row["bboxes"] or []
+        raters = sorted({box["source"] for box in boxes} - {"gold"})
+        meta = row["meta"]
+        expected.append({
+            "filename": row["filename"], "case_id": row["case_id"], "scan_id": row["scan_id"],
+            "width": image_size[0], "height": image_size[1], "caption": row["caption_text"],
+            **{key: meta[key] for key in META_KEYS},
+            "boxes": _as_float32([_xywh(box) for box in boxes if box["source"] == "gold"]),
+            "rater_boxes": [
+                {"rater": name,
+                 "boxes": _as_float32([_xywh(b) for b in boxes if b["source"] == name])}
+                for name in raters
+            ],
+        })
+    return expected
 
 
 def _without_image(row):
@@ -50,7 +70,8 @@ def test_images_config_round_trips_the_release(tmp_path, layout):
     builder.download_and_prepare()
     test = builder.as_dataset(split="test")
     assert test.features == image_features(["differential_diagnosis"])
-    assert [_without_image(row) for row in test] == _expected_image_rows(release)
+    expected = _expected_image_rows(default_rows(image_size=SMALL), SMALL)
+    assert [_without_image(row) for row in test] == expected
     for row, record in zip(test, release.images):
         assert row["image"].size == (record.width, record.height)
         assert np.array_equal(np.asarray(row["image"]), np.asarray(datasets.Image().decode_example(
@@ -59,15 +80,17 @@ def test_images_config_round_trips_the_release(tmp_path, layout):
 
 def test_cases_config_lists_ordered_images(tmp_path, v1_release):
     test = load_nova(v1_release, "cases", cache_dir=str(tmp_path))
-    release = read_release(v1_release)
     assert test.features == case_features(["differential_diagnosis"])
     assert test["case_id"] == ["case0001", "case0002", "case0003"]
     assert test[2]["filenames"] == ["case0003_001.png", "case0003_002.png", "case0003_003.png"]
-    expected = list(iter_case_rows(release))
-    for row, want in zip(test, expected):
-        assert row["captions"] == want["captions"]  # text exact
-        assert row["boxes"] == [_as_float32(boxes) for boxes in want["boxes"]]
-        assert row["final_diagnosis"] == want["final_diagnosis"]
+    # Expected per case from the factory's rows (the release the fixture wrote), in scan order.
+    images = _expected_image_rows(default_rows(image_size=SMALL), SMALL)
+    for row in test:
+        mine = [image for image in images if image["case_id"] == row["case_id"]]
+        assert row["filenames"] == [image["filename"] for image in mine]
+        assert row["captions"] == [image["caption"] for image in mine]  # text exact
+        assert row["boxes"] == [image["boxes"] for image in mine]
+        assert row["final_diagnosis"] == mine[0]["final_diagnosis"]
     assert test[1]["boxes"][1] == []  # case0002_002.png has null bboxes
 
 

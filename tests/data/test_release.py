@@ -93,6 +93,9 @@ def test_rows_are_joined_by_filename_not_by_order(tmp_path):
             row["bboxes"][0]["x"] = float(index)  # a box unique to this filename
     release = read_release(write_v1_release(tmp_path, rows, image_size=SMALL, shuffle_seed=11))
     expected_x = {row["filename"]: float(i) for i, row in enumerate(rows) if row["bboxes"]}
+    assert len(expected_x) >= 3  # enough boxed images that a join by position would show
+    stored = pq.read_table(tmp_path / "data" / "nova-v1.parquet", columns=["filename"]).column(0)
+    assert stored.to_pylist() != sorted(stored.to_pylist())  # rows are not in filename order
     for record in release.images:
         assert record.caption == f"caption of {record.filename}"
         if record.filename in expected_x:

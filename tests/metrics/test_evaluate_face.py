@@ -18,6 +18,7 @@ from novabench.errors import NovaInputError  # noqa: E402
 from novabench.metrics.captioning import score_captioning  # noqa: E402
 from novabench.metrics.diagnosis import score_diagnosis  # noqa: E402
 from novabench.metrics.localization import score_localization  # noqa: E402
+from tests.bootstrap_reference import percentile_bootstrap_ratio  # noqa: E402
 
 MODULE = str(Path(__file__).resolve().parents[2] / "metrics" / "nova_metric")
 
@@ -83,10 +84,11 @@ def test_errors_name_the_example_across_batches() -> None:
 
 def test_bad_box_is_reported_with_its_example_index() -> None:
     metric = evaluate.load(MODULE, "localization")
-    with pytest.raises(ValueError, match=r"example 1"):
+    with pytest.raises(NovaInputError, match=r"example 1.*width must be >= 0") as info:
         metric.compute(
             predictions=[{"boxes": []}, {"boxes": [[1, 2, -3, 4]]}], references=[{"boxes": []}, {"boxes": []}]
         )
+    assert (info.value.record, info.value.field) == ("example 1", "predictions.boxes[0]")
 
 
 def test_captioning_face_equals_core_and_exclude_leaves_keys_out() -> None:
@@ -172,14 +174,30 @@ def test_all_task_rejects_conflicting_diagnoses_within_a_case() -> None:
         evaluate.load(MODULE, "all").compute(predictions=predictions, references=rows, exclude=["BERTScore-F1"])
 
 
-def test_bootstrap_intervals_are_seeded_and_bracket_the_value() -> None:
+def _iou_xywh(a: list[float], b: list[float]) -> float:
+    width = max(0.0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]))
+    height = max(0.0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))
+    overlap = width * height
+    return overlap / (a[2] * a[3] + b[2] * b[3] - overlap)
+
+
+def test_bootstrap_intervals_are_seeded_and_equal_a_bootstrap_by_hand() -> None:
     predictions, references = random_localization(np.random.default_rng(3), 60)
     metric = evaluate.load(MODULE, "localization")
     first = metric.compute(predictions=predictions, references=references, bootstrap_resamples=200, seed=1)
     again = metric.compute(predictions=predictions, references=references, bootstrap_resamples=200, seed=1)
     assert first["confidence_intervals"] == again["confidence_intervals"]
-    low, high = first["confidence_intervals"]["hit@30"]
-    assert low <= first["hit@30"] <= high
+    # hit@30 by hand: an image with gold is a hit when some predicted box overlaps some
+    # gold box at IoU >= 0.3; images without gold are left out (denominator 0).
+    has_gold = [1.0 if reference["boxes"] else 0.0 for reference in references]
+    hits = [
+        float(any(_iou_xywh(p, g) >= 0.3 for p in prediction["boxes"] for g in reference["boxes"]))
+        for prediction, reference in zip(predictions, references)
+    ]
+    assert first["hit@30"] == pytest.approx(sum(hits) / sum(has_gold), abs=1e-12)
+    expected = percentile_bootstrap_ratio(hits, has_gold, n_resamples=200, seed=1)
+    assert first["confidence_intervals"]["hit@30"] == pytest.approx(expected, abs=1e-12)
+    assert expected[0] < first["hit@30"] < expected[1]
 
 
 def test_unknown_option_is_named() -> None:
@@ -199,6 +217,7 @@ def _worker(process_id: int, experiment_id: str, cache_dir: str, predictions: li
     queue.put((process_id, metric.compute()))
 
 
+@pytest.mark.slow  # two spawned interpreters importing evaluate: about 40 s on 2 shared cores
 def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
     predictions, references = random_localization(np.random.default_rng(11), 24)
     context = multiprocessing.get_context("spawn")

@@ -42,8 +42,16 @@ def test_custom_lexicon_from_a_file(tmp_path):
     assert keywords == CaptionKeywords(frozenset(), frozenset({"blob", "no:blob"}), True)
 
 
-def test_extractor_satisfies_the_protocol(extract):
-    assert isinstance(extract, KeywordExtractor)
+def test_extractor_keeps_the_protocol_contract(extract):
+    # What score_captioning relies on from any KeywordExtractor: a caption in, a
+    # CaptionKeywords of frozensets out (hashable, order-free), None when nothing is stated.
+    as_protocol: KeywordExtractor = extract
+    keywords = as_protocol("Axial FLAIR: hyperintense lesion in the left thalamus.")
+    assert type(keywords) is CaptionKeywords
+    assert type(keywords.modality) is frozenset and type(keywords.clinical) is frozenset
+    clinical = frozenset({"hyperintensity", "lesion", "left", "thalamus"})
+    assert keywords == CaptionKeywords(frozenset({"axial", "flair"}), clinical, True)
+    assert as_protocol("") == CaptionKeywords(frozenset(), frozenset(), None)
 
 
 @pytest.mark.parametrize(

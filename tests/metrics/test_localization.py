@@ -370,9 +370,7 @@ def test_bad_prediction_names_example_and_field(bad_prediction, field, message) 
     with pytest.raises(NovaInputError, match=message) as info:
         score_localization(predictions, [GOLD] * 4)
     assert isinstance(info.value, ValueError)
-    assert info.value.field == field
-    if field != "predictions" or isinstance(bad_prediction, list):
-        assert info.value.record == "example 3"
+    assert (info.value.record, info.value.field) == ("example 3", field)
 
 
 @pytest.mark.parametrize(

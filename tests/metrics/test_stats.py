@@ -16,10 +16,10 @@ from novabench.errors import NovaInputError
 from novabench.metrics.localization import LocalizationWarning, prepare_localization
 from novabench.metrics.stats import (
     BootstrapWarning,
-    SupportsAggregate,
     bootstrap_confidence_intervals,
     paired_bootstrap,
 )
+from tests.bootstrap_reference import percentile_bootstrap_ratio
 
 
 class MeanEvaluation:
@@ -80,15 +80,37 @@ def test_interval_of_a_bernoulli_mean_matches_the_normal_approximation(confidenc
     assert high == pytest.approx(0.3 + half_width, abs=0.003)
 
 
-def test_interval_contains_the_point_estimate_and_is_within_0_1() -> None:
+def test_interval_equals_a_percentile_bootstrap_computed_by_hand() -> None:
+    # One gold box and one predicted box per image, exact on every third image: per image,
+    # hit@30 = hit@50 = ACC50 = TP30 = 1 on a hit and FP30 = 1 on a miss, so each of these
+    # scores is a plain mean of per-image values. The same seed draws the same resamples.
     evaluation = localization_case()  # hit rate 20/60
+    hits = [1.0 if i % 3 == 0 else 0.0 for i in range(60)]
+    intervals = bootstrap_confidence_intervals(evaluation, n_resamples=300, seed=4)
+    by_hand = percentile_bootstrap_ratio(hits, n_resamples=300, seed=4)
+    misses = percentile_bootstrap_ratio([1 - hit for hit in hits], n_resamples=300, seed=4)
+    # Every image has a gold box and hits are exact (IoU 1): the protocol's mAP@ keys are the
+    # same per-image mean at every threshold.
+    for key in ("mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50", "TP30"):
+        assert intervals[key] == pytest.approx(by_hand, abs=1e-12), key
+    assert intervals["FP30"] == pytest.approx(misses, abs=1e-12)
+    assert by_hand[0] < 20 / 60 < by_hand[1]  # the reference itself is not degenerate
     point = evaluation.aggregate()
-    intervals = bootstrap_confidence_intervals(evaluation, n_resamples=300)
-    for key in ("hit@30", "hit@50", "ACC50", "TP30", "FP30", "COCO-AP@30", "COCO-AP@50:95"):
+    for key in ("COCO-AP@30", "COCO-AP@50:95"):  # AP has no per-image form: it must bracket the value
         low, high = intervals[key]
-        assert 0.0 <= low <= point[key] <= high <= 1.0, key
-        assert low < high, key  # the resamples really vary
+        assert 0.0 <= low < point[key] < high <= 1.0, key
     assert intervals["FNR"] == (0.0, 0.0)  # every image has a box: FNR is 0 in every resample
+
+
+def test_interval_shrinks_like_one_over_root_n() -> None:
+    # Hit rate 1/3 on 60 and on 240 images: the normal-theory width is 2 * 1.96 *
+    # sqrt(p (1 - p) / n), 0.239 and 0.119; four times the items, half the width.
+    small = bootstrap_confidence_intervals(localization_case(60), n_resamples=1000)["hit@30"]
+    large = bootstrap_confidence_intervals(localization_case(240), n_resamples=1000)["hit@30"]
+    small_width, large_width = small[1] - small[0], large[1] - large[0]
+    assert small_width == pytest.approx(2 * 1.959964 * math.sqrt(2 / 9 / 60), abs=0.03)
+    assert large_width == pytest.approx(2 * 1.959964 * math.sqrt(2 / 9 / 240), abs=0.015)
+    assert 0.35 < large_width / small_width < 0.65
 
 
 def test_same_seed_same_interval_other_seed_differs() -> None:
@@ -166,7 +188,25 @@ def test_not_an_evaluation_or_empty_raises() -> None:
         bootstrap_confidence_intervals({"mean": 0.5})  # a result dict, not an evaluation
     with pytest.raises(NovaInputError, match="0 items"):
         bootstrap_confidence_intervals(MeanEvaluation([]))
-    assert isinstance(MeanEvaluation([1.0]), SupportsAggregate)
+
+    class NoAggregate:
+        n_items = 3
+
+    class NoCount:
+        def aggregate(self, indices=None):
+            return {"mean": 0.5}
+
+    for half_an_evaluation in (NoAggregate(), NoCount()):
+        with pytest.raises(NovaInputError, match="aggregate") as info:
+            bootstrap_confidence_intervals(half_an_evaluation)  # type: ignore[arg-type]
+        assert info.value.field == "evaluation"
+        with pytest.raises(NovaInputError) as info:
+            paired_bootstrap(MeanEvaluation([1.0]), half_an_evaluation)  # type: ignore[arg-type]
+        assert info.value.field == "evaluation_b"
+    # Anything with both (no base class needed) is accepted and bootstrapped.
+    values = [0.0, 1.0, 1.0, 0.0, 1.0]
+    interval = bootstrap_confidence_intervals(MeanEvaluation(values), n_resamples=50)["mean"]
+    assert interval == pytest.approx(percentile_bootstrap_ratio(values, n_resamples=50), abs=1e-12)
 
 
 # --------------------------------------------------------------------------- paired
@@ -196,7 +236,11 @@ def test_clearly_better_model_has_tiny_p_value() -> None:
     result = paired_bootstrap(better, worse, n_resamples=400)["hit@50"]
     assert result["difference"] == pytest.approx(1 - 17 / 50)
     assert result["p_value"] == pytest.approx(1 / 401)
-    assert 0 < result["ci"][0] <= result["difference"] <= result["ci"][1]
+    # Per image the difference is 1 - (B hits): its percentile bootstrap, by hand.
+    differences = [0.0 if i % 3 == 0 else 1.0 for i in range(50)]
+    expected = percentile_bootstrap_ratio(differences, n_resamples=400)
+    assert result["ci"] == pytest.approx(expected, abs=1e-12)
+    assert 0 < result["ci"][0] < result["difference"] < result["ci"][1]
     assert (result["a"], result["b"]) == (1.0, pytest.approx(17 / 50))
 
 

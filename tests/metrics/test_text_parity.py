@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,18 +12,14 @@ from rouge_score import rouge_scorer
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from novabench.metrics import text
-
-_BENCH = Path(__file__).resolve().parents[2] / "scripts" / "bench_captioning.py"
-_spec = importlib.util.spec_from_file_location("bench_captioning", _BENCH)
-bench_captioning = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_captioning)
+from novabench.metrics.caption_pairs import CAPTION_WORDS, random_caption_pairs
 
 N_PAIRS = 300
 
 
 @pytest.fixture(scope="module")
 def pairs() -> tuple[list[str], list[str]]:
-    return bench_captioning.random_caption_pairs(N_PAIRS, seed=7)
+    return random_caption_pairs(N_PAIRS, seed=7)
 
 
 def test_generator_covers_the_tricky_inputs(pairs):
@@ -34,7 +28,7 @@ def test_generator_covers_the_tricky_inputs(pairs):
     assert "" in predictions
     for needle in ("-", "3.5", "œdème", "&amp;", "<skipped>", "FLAIR"):
         assert needle in joined
-    vocabulary = set(bench_captioning._VOCABULARY)
+    vocabulary = set(CAPTION_WORDS)
     case_changed = [w for p in predictions for w in p.split() if w not in vocabulary]
     assert any(w.isupper() for w in case_changed) and any(w.istitle() for w in case_changed)
     assert any(prediction.isspace() for prediction in predictions)

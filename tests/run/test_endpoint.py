@@ -162,9 +162,10 @@ def test_requests_really_overlap_up_to_the_bound_and_never_beyond():
 
 
 def test_bad_settings_are_refused():
-    with pytest.raises(NovaInputError):
+    with pytest.raises(NovaInputError, match="http") as info:
         OpenAIEndpointBackend("localhost:8000", "m")
-    with pytest.raises(NovaInputError):
+    assert info.value.field == "base_url"
+    with pytest.raises(NovaInputError, match="max_concurrency >= 1"):
         OpenAIEndpointBackend("http://localhost:8000/v1", "m", max_concurrency=0)
     description = OpenAIEndpointBackend("http://user:secret@localhost:8000/v1/", "m").describe()
     assert description["endpoint"] == "http://localhost:8000/v1/chat/completions"

@@ -172,9 +172,11 @@ def test_huge_numbers_do_not_overflow() -> None:
 
 
 def test_deep_nesting_is_not_a_crash() -> None:
+    # 5000 brackets around one protocol box: no recursion error, the box is still read.
+    # [ymin, xmin, ymax, xmax] = [1, 2, 3, 4] / 1000 of 480 -> x 0.96, y 0.48, w 0.96, h 0.96.
     parsed = parse_localization("[" * 5000 + "1, 2, 3, 4" + "]" * 5000, image_size=(480, 480))
-    assert parsed.status in LOCALIZATION_STATUSES
-    assert parsed.error is None or "internal" not in parsed.error
+    assert (parsed.status, parsed.convention, parsed.error) == ("ok", "protocol", None)
+    assert parsed.boxes == [pytest.approx([0.96, 0.48, 0.96, 0.96], abs=1e-12)]
 
 
 def _strings_in(value: object) -> list[str]:
@@ -484,6 +486,13 @@ def test_diagnosis_prose_reads_hostile_answers_without_error(answer: str) -> Non
     # belongs to benchmarks), but a quadratic pattern would make this file visibly slow.
     parsed = parse_diagnoses(answer)
     assert parsed.status in DIAGNOSIS_STATUSES
+    # Whatever it reads obeys the output contract: at most 100 clean, distinct names, an
+    # error exactly when nothing could be read, and never an internal error.
+    assert len(parsed.diagnoses) <= 100
+    assert all(name and name == name.strip() for name in parsed.diagnoses)
+    assert len({name.casefold() for name in parsed.diagnoses}) == len(parsed.diagnoses)
+    assert (parsed.error is None) == (parsed.status not in {"empty", "unparseable"}), parsed.error
+    assert bool(parsed.diagnoses) == (parsed.status not in {"empty", "unparseable"})
     assert parsed.error is None or "internal" not in parsed.error
 
 
@@ -608,4 +617,7 @@ def test_parse_stats_counts_diagnoses_and_refuses_mixing() -> None:
 def test_parse_stats_empty() -> None:
     stats = ParseStats()
     assert stats.failure_rate == 0.0 and stats.as_dict()["n_answers"] == 0
-    assert isinstance(ParsedBoxes().to_dict(), dict)
+    assert ParsedBoxes().to_dict() == {
+        "boxes": [], "labels": [], "status": "ok", "convention": None, "n_degenerate_dropped": 0,
+        "n_out_of_range": 0, "n_swapped": 0, "error": None, "notes": [],
+    }

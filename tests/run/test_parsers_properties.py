@@ -60,8 +60,13 @@ def test_localization_is_total_on_any_text(text, image_size, input_size, convent
                        st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)))
 def test_parsers_are_total_on_non_text(value) -> None:
     assert_boxes_valid(parse_localization(value, image_size=(480, 480)), (480, 480))
-    assert parse_diagnoses(value).status in DIAGNOSIS_STATUSES
-    assert parse_caption(value).status in CAPTION_STATUSES
+    assert_diagnoses_valid(parse_diagnoses(value))
+    if value is None or isinstance(value, (int, float)):  # no text at all: nothing to read
+        assert parse_diagnoses(value).diagnoses == [] and parse_diagnoses(value).error
+    caption = parse_caption(value)
+    assert caption.status in CAPTION_STATUSES
+    assert caption.caption == " ".join(caption.caption.split())
+    assert (caption.caption == "") == (caption.status != "ok")
 
 
 # --- structured random box answers

@@ -9,7 +9,6 @@ import pytest
 
 from novabench.data.release import read_release
 from novabench.errors import NovaInputError
-from novabench.run.parsers import parse_caption, parse_diagnoses, parse_localization
 from novabench.run.predictions import (
     manifest_path_for,
     merge_prediction_files,
@@ -311,33 +310,24 @@ def test_parse_raw_uses_the_parsers_and_counts_statuses(release, tmp_path):
         read_predictions(write_lines(tmp_path / "raw.jsonl", answers), release), release
     )
 
-    size = (images[0].width, images[0].height)
+    # Expected values by hand (the images are 40x32):
+    # 0: protocol [ymin, xmin, ymax, xmax] / 1000 = [100, 200, 500, 600] -> x 0.2 * 40 = 8,
+    #    y 0.1 * 32 = 3.2, w 0.4 * 40 = 16, h 0.4 * 32 = 12.8.
+    # 1: Qwen pixel xyxy [10, 20, 30, 40] on an 80x64 model input, halved to the 40x32 image:
+    #    [5, 10, 15, 20] -> xywh [5, 10, 10, 10].
     expected = [
-        parse_localization(answers[0]["raw_boxes"], image_size=size, input_size=(40, 32)).boxes,
-        parse_localization(answers[1]["raw_boxes"], image_size=size, input_size=(80, 64)).boxes,
-        [],
-        [],
+        [[8.0, 3.2, 16.0, 12.8]],
+        [[5.0, 10.0, 10.0, 10.0]],
+        [],  # "no target"
+        [],  # empty answer
         [],  # no answer
         [[0.0, 0.0, 1.0, 1.0]],
     ]
     assert [p["boxes"] for p in parsed.localization()] == expected
-    assert expected[0] == [[8.0, 3.2, 16.0, 12.8]]  # protocol [ymin,xmin,ymax,xmax]/1000 of 40x32
-    expected_statuses = [
-        parse_localization(
-            a["raw_boxes"],
-            image_size=size,
-            input_size=tuple(a["input_size"]) if "input_size" in a else None,
-        ).status
-        for a in answers[:4]
-    ]
-    assert parsed.parse_counts("localization") == {
-        s: expected_statuses.count(s) for s in set(expected_statuses)
-    }
-    assert parsed.captions()[0] == parse_caption(answers[4]["raw_caption"]).caption
-    assert parsed.diagnoses()[0] == parse_diagnoses(answers[5]["raw_diagnoses"]).diagnoses
-    assert parsed.parse_counts("diagnosis") == {
-        parse_diagnoses(answers[5]["raw_diagnoses"]).status: 1
-    }
+    assert parsed.parse_counts("localization") == {"ok": 2, "no_target": 1, "empty": 1}
+    assert parsed.captions()[0] == "Axial FLAIR, right frontal."  # the code fence is dropped
+    assert parsed.diagnoses()[0] == ["glioma", "a"]
+    assert parsed.parse_counts("diagnosis") == {"partial": 1}  # fewer than five names
 
     # The parsed set writes out with raw text and status kept, and reads back the same.
     write_predictions(tmp_path / "pred.jsonl", parsed)

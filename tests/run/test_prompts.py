@@ -27,9 +27,21 @@ def test_default_prompt_hash_is_sha256_of_its_text(task: str) -> None:
     assert prompt.sha256 == hashlib.sha256(prompt.text.encode("utf-8")).hexdigest()
 
 
+PROMPT_FILES = Path(__file__).resolve().parents[2] / "src" / "novabench" / "resources" / "prompts"
+
+
 @pytest.mark.parametrize("task", TASKS)
-def test_default_prompt_is_stable_across_calls(task: str) -> None:
-    assert default_prompt(task) == default_prompt(task)
+def test_default_prompt_is_the_shipped_file_and_loads_alike_as_a_user_file(task: str) -> None:
+    # The default wording is the packaged file, verbatim but for its final newline(s); read
+    # as a user prompt file, the same text gives the same hash (only the name differs).
+    path = PROMPT_FILES / f"{task}.txt"
+    raw = path.read_bytes().decode("utf-8")
+    prompt = default_prompt(task)
+    assert prompt.text == raw.rstrip("\n") and prompt.text.strip()
+    assert prompt.sha256 == hashlib.sha256(raw.rstrip("\n").encode("utf-8")).hexdigest()
+    as_user_file = load_prompt(task, path)
+    assert (as_user_file.text, as_user_file.sha256) == (prompt.text, prompt.sha256)
+    assert as_user_file.name == str(path) != prompt.name
 
 
 def test_default_hashes_differ_between_tasks() -> None:

@@ -12,6 +12,7 @@ from novabench.data.release import is_placeholder_diagnosis, read_release
 from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.run.predictions import write_manifest
+from tests.bootstrap_reference import percentile_bootstrap_ratio
 from tests.release_factory import default_rows, write_v1_release
 
 FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
@@ -76,8 +77,16 @@ def test_bootstrap_intervals_and_rendering(sample_release: Path, tmp_path: Path)
     path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release)[:5])
     report = evaluate_predictions(sample_release, path, n_resamples=200, seed=3, caption_options=FAST_CAPTIONS)
     intervals = report["tasks"]["localization"]["confidence_intervals"]
-    low, high = intervals["hit@30"]
-    assert 0.0 <= low <= report["tasks"]["localization"]["metrics"]["hit@30"] <= high <= 1.0
+    # The five answered images (the first five by filename) get their gold boxes exactly;
+    # every other image counts as answered with nothing. hit@30 resamples all images.
+    images = read_release(sample_release).images
+    has_gold = [1.0 if image.boxes else 0.0 for image in images]
+    hits = [gold if index < 5 else 0.0 for index, gold in enumerate(has_gold)]
+    point = report["tasks"]["localization"]["metrics"]["hit@30"]
+    assert point == pytest.approx(sum(hits) / sum(has_gold))
+    expected = percentile_bootstrap_ratio(hits, has_gold, n_resamples=200, seed=3)
+    assert tuple(intervals["hit@30"]) == pytest.approx(expected, abs=1e-12)
+    assert 0.0 < expected[0] < expected[1] < 1.0
     table = render_table(report)
     assert "95% CI" in table and "hit@30" in table and "missing" in table
     markdown = render_markdown(report)
@@ -151,11 +160,16 @@ def test_compare_a_model_with_itself_gives_no_difference(sample_release: Path, t
 
     path = write_lines(tmp_path / "perfect.jsonl", perfect_lines(sample_release))
     comparison = compare_predictions(sample_release, path, path, n_resamples=100, caption_options=FAST_CAPTIONS)
+    assert sorted(comparison["tasks"]) == ["captioning", "diagnosis", "localization"]
+    checked = []
     for task, rows in comparison["tasks"].items():
         for key, row in rows.items():
             if isinstance(row["difference"], float) and row["difference"] == row["difference"]:
                 assert row["difference"] == 0.0, (task, key)
                 assert row["p_value"] == 1.0, (task, key)
+                checked.append((task, key))
+    # Every headline score is defined on perfect predictions, so none may slip past the check.
+    assert {("localization", "hit@30"), ("captioning", "BLEU-4"), ("diagnosis", "top1")} <= set(checked)
 
 
 def test_compare_perfect_against_nothing(sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

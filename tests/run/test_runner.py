@@ -153,7 +153,9 @@ def test_manifest_records_what_is_needed_to_reproduce_the_run(release, tmp_path)
         progress=False,
     )
     manifest = read_manifest(out)
-    assert manifest["novabench_version"]
+    from importlib.metadata import version
+
+    assert manifest["novabench_version"] == version("novabench")  # the installed distribution
     assert manifest["backend"] == {
         "type": "test",
         "model": "scripted",
@@ -412,20 +414,24 @@ def test_shards_cover_every_item_exactly_once_and_merge(release, release_dir, tm
     )
     assert read_manifest(partial)["missing_shards"] == [1]
     assert "shard(s) [1]" in capsys.readouterr().err  # said aloud, not only in the manifest
-    assert read_predictions(partial, release).missing(
-        "diagnosis"
-    )  # the other shard's items are missing
+    # Exactly the other shard's items are missing.
+    partial_predictions = read_predictions(partial, release)
+    for task in ("localization", "captioning", "diagnosis"):
+        assert sorted(partial_predictions.missing(task)) == sorted(k for t, k in keys[1] if t == task)
     assert main(["merge", *map(str, shard_paths), "--out", str(merged)]) == 2  # exists: refused
 
 
 def test_shard_helpers():
     assert parse_shard("0/1") == (0, 1) and parse_shard((3, 4)) == (3, 4)
     for bad in ("1/1", "a/2", "1-2", "-1/2", (0, 0)):
-        with pytest.raises(NovaInputError):
+        with pytest.raises(NovaInputError) as info:
             parse_shard(bad)
+        assert info.value.field == "shard", bad
     ids = [f"case{i:04d}_00{j}.png" for i in range(200) for j in range(1, 3)]
+    # Every item falls in exactly one of the four shards, and no shard is empty.
+    assert all(sum(in_shard(item, (k, 4)) for k in range(4)) == 1 for item in ids)
     counts = [sum(in_shard(item, (k, 4)) for item in ids) for k in range(4)]
-    assert sum(counts) == len(ids) and min(counts) > 0
+    assert min(counts) > 0
     assert parse_tasks(["captioning", "all"]) == ("localization", "captioning", "diagnosis")
 
 

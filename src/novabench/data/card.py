@@ -169,14 +169,15 @@ def summarize_release(release: NovaRelease) -> ReleaseSummary:
         Its :class:`ReleaseSummary`.
 
     Example:
-        >>> import sys, tempfile
-        >>> sys.path.insert(0, "tests")
-        >>> from release_factory import write_v1_release
+        >>> import tempfile
+        >>> from novabench.data.sample import write_sample_release
         >>> from novabench.data.release import read_release
-        >>> release = read_release(write_v1_release(tempfile.mkdtemp(), image_size=(64, 64)))
+        >>> folder = write_sample_release(
+        ...     Path(tempfile.mkdtemp()) / "nova", n_cases=2, progress=False)
+        >>> release = read_release(folder)
         >>> s = summarize_release(release)
         >>> s.n_images, s.n_cases, s.n_images_without_gold, s.n_placeholder_diagnoses, s.image_sizes_text()
-        (6, 3, 1, 1, '64x64: 6')
+        (7, 2, 1, 1, '480x480: 7')
     """
     return ReleaseSummary(
         n_images=release.n_images,

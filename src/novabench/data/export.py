@@ -22,13 +22,13 @@ Both formats are written into a temporary sibling of ``OUT`` and renamed at the 
 error midway leaves nothing at ``OUT``.
 
 Example:
-    >>> import sys, tempfile
-    >>> sys.path.insert(0, "tests")
-    >>> from release_factory import write_v1_release
-    >>> release = write_v1_release(tempfile.mkdtemp(), image_size=(64, 64))
+    >>> import tempfile
+    >>> from novabench.data.sample import write_sample_release
+    >>> release = write_sample_release(
+    ...     Path(tempfile.mkdtemp()) / "nova", n_cases=2, progress=False)
     >>> summary = export_release(release, Path(tempfile.mkdtemp()) / "nova", progress=False)
     >>> summary.n_images, summary.n_cases, [p.as_posix() for p in summary.files][:2]
-    (6, 3, ['README.md', 'data/cases/test-00000-of-00001.parquet'])
+    (7, 2, ['README.md', 'data/cases/test-00000-of-00001.parquet'])
 """
 
 from __future__ import annotations
@@ -236,13 +236,14 @@ def coco_document(release: NovaRelease, *, source: CocoSource = "gold") -> dict[
         ``{"info", "licenses", "images", "annotations", "categories"}``.
 
     Example:
-        >>> import sys, tempfile
-        >>> sys.path.insert(0, "tests")
-        >>> from release_factory import write_v1_release
-        >>> release = read_release(write_v1_release(tempfile.mkdtemp(), image_size=(64, 64)))
+        >>> import tempfile
+        >>> from novabench.data.sample import write_sample_release
+        >>> folder = write_sample_release(
+        ...     Path(tempfile.mkdtemp()) / "nova", n_cases=2, progress=False)
+        >>> release = read_release(folder)
         >>> doc = coco_document(release)
         >>> doc["images"][0]["id"], doc["annotations"][0]["id"], len(doc["annotations"])
-        (1, 1, 5)
+        (1, 1, 7)
     """
     if source not in ("gold", "raters"):
         raise NovaInputError(f"source must be 'gold' or 'raters', got {source!r}", source="source")
@@ -323,17 +324,17 @@ def export_coco(
         NovaInputError: a bad release, or ``out_json`` exists and ``overwrite`` is False.
 
     Example:
-        >>> import sys, tempfile
-        >>> sys.path.insert(0, "tests")
-        >>> from release_factory import write_v1_release
-        >>> release = write_v1_release(tempfile.mkdtemp(), image_size=(64, 64))
+        >>> import tempfile
+        >>> from novabench.data.sample import write_sample_release
+        >>> release = write_sample_release(
+        ...     Path(tempfile.mkdtemp()) / "nova", n_cases=2, progress=False)
         >>> path = export_coco(release, Path(tempfile.mkdtemp()) / "gold.json")
         >>> from pycocotools.coco import COCO
         >>> import contextlib, io
         >>> with contextlib.redirect_stdout(io.StringIO()):
         ...     coco = COCO(str(path))
         >>> len(coco.getImgIds()), len(coco.getAnnIds())
-        (6, 5)
+        (7, 7)
     """
     out = Path(out_json)
     if out.exists() and not overwrite:
@@ -477,15 +478,15 @@ def export_release(
         NovaInputError: bad release, bad arguments, ``out_dir`` exists, or the push failed.
 
     Example:
-        >>> import sys, tempfile
-        >>> sys.path.insert(0, "tests")
-        >>> from release_factory import write_v1_release
-        >>> release = write_v1_release(tempfile.mkdtemp(), image_size=(64, 64))
+        >>> import tempfile
+        >>> from novabench.data.sample import write_sample_release
+        >>> release = write_sample_release(
+        ...     Path(tempfile.mkdtemp()) / "nova", n_cases=2, progress=False)
         >>> out = Path(tempfile.mkdtemp()) / "nova"
         >>> _ = export_release(release, out, progress=False)
         >>> ds = datasets.load_dataset(str(out), "images", split="test")
         >>> ds.num_rows, ds[0]["filename"], ds.features["boxes"]
-        (6, 'case0001_001.png', List(List(Value('float32'))))
+        (7, 'case0001_001.png', List(List(Value('float32'))))
     """
     if fmt not in ("parquet", "coco"):
         raise NovaInputError(f"format must be 'parquet' or 'coco', got {fmt!r}", source="fmt")

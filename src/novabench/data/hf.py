@@ -65,13 +65,13 @@ class NovaBuilder(datasets.GeneratorBasedBuilder):
     Cite arXiv 2505.14064 (``CITATION``).
 
     Example:
-        >>> import sys, tempfile
-        >>> sys.path.insert(0, "tests")
-        >>> from release_factory import write_v1_release
-        >>> release = write_v1_release(tempfile.mkdtemp(), image_size=(64, 64))
+        >>> import tempfile
+        >>> from novabench.data.sample import write_sample_release
+        >>> release = write_sample_release(
+        ...     Path(tempfile.mkdtemp()) / "nova", n_cases=2, progress=False)
         >>> builder = NovaBuilder(config_name="cases", data_dir=str(release), cache_dir=tempfile.mkdtemp())
         >>> builder.download_and_prepare()
-        >>> builder.as_dataset(split="test")["filenames"][1]
+        >>> builder.as_dataset(split="test")["filenames"][1][:2]
         ['case0002_001.png', 'case0002_002.png']
     """
 
@@ -191,13 +191,13 @@ def load_nova(
             be fetched (offline: the message says how to use a local copy).
 
     Example:
-        >>> import sys, tempfile
-        >>> sys.path.insert(0, "tests")
-        >>> from release_factory import write_legacy_release
-        >>> folder = write_legacy_release(tempfile.mkdtemp(), image_size=(64, 64))
+        >>> import tempfile
+        >>> from novabench.data.sample import write_sample_release
+        >>> folder = write_sample_release(
+        ...     Path(tempfile.mkdtemp()) / "nova", n_cases=2, layout="legacy", progress=False)
         >>> test = load_nova(folder, cache_dir=tempfile.mkdtemp())
         >>> test.num_rows, test[0]["filename"], test[0]["image"].size
-        (6, 'case0001_001.png', (64, 64))
+        (7, 'case0001_001.png', (480, 480))
     """
     if config not in CONFIG_NAMES:
         raise NovaInputError(

@@ -263,12 +263,13 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
         NovaInputError: naming the file, the row and the field of the first problem.
 
     Example:
-        >>> import tempfile, sys
-        >>> sys.path.insert(0, "tests")
-        >>> from release_factory import write_v1_release
-        >>> release = read_release(write_v1_release(tempfile.mkdtemp(), image_size=(64, 64)))
+        >>> import tempfile
+        >>> from novabench.data.sample import write_sample_release
+        >>> folder = write_sample_release(
+        ...     Path(tempfile.mkdtemp()) / "nova", n_cases=2, progress=False)
+        >>> release = read_release(folder)
         >>> release.layout, release.n_images, release.n_cases, release.raters
-        ('v1', 6, 3, ('rater1', 'rater2'))
+        ('v1', 7, 2, ('rater1', 'rater2'))
     """
     root = Path(path).expanduser().resolve()
     layout = detect_layout(root)
