@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml requirements/test.txt
 demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python scripts/demo.py --out $(DEMO_DIR)
 
-# Type check first (config in pyproject.toml's [tool.mypy]): a type error fails `make test`.
+# Lint, format check and type check first (config in pyproject.toml): any finding fails `make test`.
 # Then every test not marked slow, and every docstring example.
 test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy src/novabench
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q -m "not slow" \
 		--doctest-modules tests src/novabench scripts nova_dataset.py
