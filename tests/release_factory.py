@@ -61,7 +61,9 @@ FIXED_META_KEYS = ("title", "publication_date", "clinical_history", "final_diagn
 BOX_KEYS = ("x", "y", "width", "height")
 
 
-def png_bytes(size: tuple[int, int] = (64, 64), *, seed: int = 0, box: Sequence[float] | None = None) -> bytes:
+def png_bytes(
+    size: tuple[int, int] = (64, 64), *, seed: int = 0, box: Sequence[float] | None = None
+) -> bytes:
     """A small deterministic 8-bit grayscale PNG; ``box`` (xywh) is painted bright."""
     width, height = size
     rng = np.random.default_rng(seed)
@@ -79,7 +81,9 @@ def _box(x: float, y: float, width: float, height: float, source: str) -> dict[s
     return {"x": x, "y": y, "width": width, "height": height, "source": source}
 
 
-def default_rows(*, n_cases: int = 3, image_size: tuple[int, int] = (480, 480)) -> list[dict[str, Any]]:
+def default_rows(
+    *, n_cases: int = 3, image_size: tuple[int, int] = (480, 480)
+) -> list[dict[str, Any]]:
     """The default content described in the module docstring, as v1 parquet rows.
 
     Boxes scale with ``image_size`` so they always lie inside the image. Coordinates are
@@ -160,7 +164,9 @@ def _arrow_schema(rows: Sequence[dict[str, Any]]) -> pa.Schema:
                 number = pa.string()  # injected non-numbers: write_v1_parquet stringifies all
             else:
                 number = pa.int64() if all_int else pa.float64()
-            box_type = pa.struct([pa.field(k, number) for k in BOX_KEYS] + [pa.field("source", pa.string())])
+            box_type = pa.struct(
+                [pa.field(k, number) for k in BOX_KEYS] + [pa.field("source", pa.string())]
+            )
             fields.append(pa.field(key, pa.list_(box_type)))
         elif all(value is None or isinstance(value, str) for value in values):
             fields.append(pa.field(key, pa.string()))
@@ -169,11 +175,16 @@ def _arrow_schema(rows: Sequence[dict[str, Any]]) -> pa.Schema:
     return pa.schema(fields)
 
 
-def write_v1_parquet(path: Path, rows: Sequence[dict[str, Any]], *, schema: pa.Schema | None = None) -> Path:
+def write_v1_parquet(
+    path: Path, rows: Sequence[dict[str, Any]], *, schema: pa.Schema | None = None
+) -> Path:
     """Write ``rows`` as a v1 parquet file (official types unless ``schema`` is given)."""
     clean = [{k: v for k, v in row.items() if not k.startswith("_")} for row in rows]
     schema = schema or _arrow_schema(clean)
-    if "bboxes" in schema.names and schema.field("bboxes").type.value_type.field("x").type == pa.string():
+    if (
+        "bboxes" in schema.names
+        and schema.field("bboxes").type.value_type.field("x").type == pa.string()
+    ):
         for row in clean:
             for box in row.get("bboxes") or []:
                 for name in BOX_KEYS:
@@ -195,13 +206,19 @@ def _gold_box(row: dict[str, Any]) -> Sequence[float] | None:
     return None
 
 
-def _write_images(root: Path, rows: Iterable[dict[str, Any]], folder: str | None, image_size: tuple[int, int]) -> None:
+def _write_images(
+    root: Path, rows: Iterable[dict[str, Any]], folder: str | None, image_size: tuple[int, int]
+) -> None:
     """One PNG per row, at ``folder/filename`` (legacy) or at the row's ``image_path`` (v1)."""
     for index, row in enumerate(rows):
         if "_image" in row and row["_image"] is None:
             continue
         relative = f"{folder}/{row['filename']}" if folder else row.get("image_path")
-        if not isinstance(relative, str) or relative.startswith("/") or ".." in Path(relative).parts:
+        if (
+            not isinstance(relative, str)
+            or relative.startswith("/")
+            or ".." in Path(relative).parts
+        ):
             continue  # a bad path is the point of such a test; never write outside the release
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -238,7 +255,9 @@ def write_v1_release(
         ``root`` as a Path.
     """
     root = Path(root)
-    rows = copy.deepcopy(list(rows if rows is not None else default_rows(n_cases=n_cases, image_size=image_size)))
+    rows = copy.deepcopy(
+        list(rows if rows is not None else default_rows(n_cases=n_cases, image_size=image_size))
+    )
     _write_images(root, rows, None, image_size)
     if shuffle_seed is not None:
         random.Random(shuffle_seed).shuffle(rows)
@@ -271,7 +290,9 @@ def write_legacy_release(
         ``root`` as a Path.
     """
     root = Path(root)
-    rows = copy.deepcopy(list(rows if rows is not None else default_rows(n_cases=n_cases, image_size=image_size)))
+    rows = copy.deepcopy(
+        list(rows if rows is not None else default_rows(n_cases=n_cases, image_size=image_size))
+    )
     root.mkdir(parents=True, exist_ok=True)
     _write_images(root, rows, "test", image_size)
     _write_csv(
@@ -288,7 +309,10 @@ def write_legacy_release(
     _write_csv(
         root / "case_metadata.csv",
         ["case_id", *meta_keys],
-        ([case_id, *(meta.get(k) or "" for k in meta_keys)] for case_id, meta in first_meta.items()),
+        (
+            [case_id, *(meta.get(k) or "" for k in meta_keys)]
+            for case_id, meta in first_meta.items()
+        ),
     )
     gold: list[list[Any]] = []
     raters: list[list[Any]] = []

@@ -225,8 +225,8 @@ def test_is_real_number() -> None:
 
 
 def test_metric_entry_paths_name_a_huge_integer_instead_of_overflowing() -> None:
-    from novabench.metrics.localization import score_localization
     from novabench.metrics.evaluate_adapter import normalize_predictions
+    from novabench.metrics.localization import score_localization
 
     with pytest.raises(NovaInputError, match="too large") as info:
         score_localization(

@@ -22,7 +22,9 @@ def _modules_after_import(module: str) -> set[str]:
     )
     path = os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")])
     env = dict(os.environ, PYTHONPATH=path)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
     return set(json.loads(out.stdout))
 
 

@@ -22,7 +22,9 @@ def test_parser_and_scorer_resolve_to_functions_of_the_declared_shape(name: str)
 
 @pytest.mark.parametrize("name", TASK_NAMES)
 def test_prompt_resource_is_shipped(name: str) -> None:
-    prompt = resources.files("novabench").joinpath("resources").joinpath(TASKS[name].prompt_resource)
+    prompt = (
+        resources.files("novabench").joinpath("resources").joinpath(TASKS[name].prompt_resource)
+    )
     assert prompt.read_text(encoding="utf-8").strip()
 
 
@@ -47,10 +49,16 @@ def test_fields_are_unique_across_tasks_of_one_unit() -> None:
         assert len(fields) == len(set(fields))
 
 
-@pytest.mark.parametrize("typed, expected", [
-    ("Localisation", "localization"), ("detection", "localization"), ("caption", "captioning"),
-    ("diagnostic reasoning", "diagnosis"), ("DIAGNOSIS", "diagnosis"),
-])
+@pytest.mark.parametrize(
+    "typed, expected",
+    [
+        ("Localisation", "localization"),
+        ("detection", "localization"),
+        ("caption", "captioning"),
+        ("diagnostic reasoning", "diagnosis"),
+        ("DIAGNOSIS", "diagnosis"),
+    ],
+)
 def test_canonical_task_folds_spellings(typed: str, expected: str) -> None:
     assert canonical_task(typed) == expected
     assert get_task(typed) is TASKS[expected]

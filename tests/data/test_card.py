@@ -11,8 +11,6 @@ import pytest
 import yaml
 from huggingface_hub import DatasetCard
 
-from tests.release_factory import default_rows, write_v1_release
-
 from novabench.data import card as card_module
 from novabench.data.card import (
     ConfigSize,
@@ -24,6 +22,7 @@ from novabench.data.card import (
 from novabench.data.release import read_release
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
+from tests.release_factory import default_rows, write_v1_release
 
 EXTRA_KEYS = ("differential_diagnosis", "link (Eurorad)")
 
@@ -38,7 +37,9 @@ def rows() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def release(rows: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return read_release(write_v1_release(tmp_path_factory.mktemp("card") / "nova", rows, image_size=(64, 64)))
+    return read_release(
+        write_v1_release(tmp_path_factory.mktemp("card") / "nova", rows, image_size=(64, 64))
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +53,12 @@ def sizes() -> dict[str, ConfigSize]:
 
 
 @pytest.fixture(scope="module")
-def card_text(release: Any, features: dict[str, datasets.Features], sizes: dict[str, ConfigSize]) -> str:
-    return render_dataset_card(summarize_release(release), features, sizes_by_config=sizes, hub_id="me/nova")
+def card_text(
+    release: Any, features: dict[str, datasets.Features], sizes: dict[str, ConfigSize]
+) -> str:
+    return render_dataset_card(
+        summarize_release(release), features, sizes_by_config=sizes, hub_id="me/nova"
+    )
 
 
 def _header(text: str) -> dict[str, Any]:
@@ -65,9 +70,15 @@ def _header(text: str) -> dict[str, Any]:
 def test_header_lists_both_configs_with_images_default(card_text: str) -> None:
     configs = {c["config_name"]: c for c in _header(card_text)["configs"]}
     assert configs == {
-        "images": {"config_name": "images", "data_files": [{"split": "test", "path": "data/images/test-*"}],
-                   "default": True},
-        "cases": {"config_name": "cases", "data_files": [{"split": "test", "path": "data/cases/test-*"}]},
+        "images": {
+            "config_name": "images",
+            "data_files": [{"split": "test", "path": "data/images/test-*"}],
+            "default": True,
+        },
+        "cases": {
+            "config_name": "cases",
+            "data_files": [{"split": "test", "path": "data/cases/test-*"}],
+        },
     }
 
 
@@ -79,7 +90,11 @@ def test_header_dataset_info_equals_schema_and_sizes(
     for name in ("images", "cases"):
         assert datasets.Features._from_yaml_list(infos[name]["features"]) == features[name]
         assert infos[name]["splits"] == [
-            {"name": "test", "num_bytes": sizes[name].num_bytes, "num_examples": sizes[name].num_examples}
+            {
+                "name": "test",
+                "num_bytes": sizes[name].num_bytes,
+                "num_examples": sizes[name].num_examples,
+            }
         ]
         assert infos[name]["download_size"] == sizes[name].download_size
         assert infos[name]["dataset_size"] == sizes[name].num_bytes
@@ -94,8 +109,15 @@ def test_header_hub_metadata(card_text: str) -> None:
     assert header["language"] == ["en"]
     assert header["size_categories"] == ["n<1K"]
     assert {"object-detection", "image-to-text"} <= set(header["task_categories"])
-    assert set(header["tags"]) >= {"medical", "mri", "brain", "neuroradiology", "anomaly-detection",
-                                   "benchmark", "evaluation-only"}
+    assert set(header["tags"]) >= {
+        "medical",
+        "mri",
+        "brain",
+        "neuroradiology",
+        "anomaly-detection",
+        "benchmark",
+        "evaluation-only",
+    }
 
 
 def test_huggingface_hub_and_datasets_read_the_card_back(
@@ -120,7 +142,13 @@ def test_body_states_the_release_numbers(card_text: str, rows: list[dict[str, An
     gold = sum(1 for row in rows for box in row["bboxes"] or [] if box["source"] == "gold")
     raters = sum(1 for row in rows for box in row["bboxes"] or [] if box["source"] != "gold")
     without = sum(1 for row in rows if not row["bboxes"])
-    placeholders = len({row["case_id"] for row in rows if row["meta"]["final_diagnosis"] == "Final diagnosis not found."})
+    placeholders = len(
+        {
+            row["case_id"]
+            for row in rows
+            if row["meta"]["final_diagnosis"] == "Final diagnosis not found."
+        }
+    )
     assert (n_images, n_cases, placeholders) == (9, 5, 1)
     assert f"| images (2-D MRI slices, PNG) | {n_images} |" in card_text
     assert f"| cases (one patient, one teaching case) | {n_cases} |" in card_text
@@ -134,10 +162,20 @@ def test_body_states_the_release_numbers(card_text: str, rows: list[dict[str, An
 
 
 def test_body_sections_and_facts(card_text: str) -> None:
-    for section in ("## Dataset Summary", "## Supported Tasks", "### Evaluation only: never train on this data",
-                    "### Data Instances", "### Data Fields", "### Bounding boxes", "### Data Splits",
-                    "## How to use", "## Dataset Creation", "## Considerations for Using the Data",
-                    "## Licensing Information", "## Citation Information"):
+    for section in (
+        "## Dataset Summary",
+        "## Supported Tasks",
+        "### Evaluation only: never train on this data",
+        "### Data Instances",
+        "### Data Fields",
+        "### Bounding boxes",
+        "### Data Splits",
+        "## How to use",
+        "## Dataset Creation",
+        "## Considerations for Using the Data",
+        "## Licensing Information",
+        "## Citation Information",
+    ):
         assert section in card_text
     assert "[x, y, width, height]" in card_text and "top-left corner" in card_text
     assert "CC BY 4.0" in card_text and "CC BY-NC-SA 4.0" in card_text
@@ -148,7 +186,9 @@ def test_body_sections_and_facts(card_text: str) -> None:
     assert "${" not in card_text  # every placeholder filled
 
 
-def test_fields_tables_list_every_column(card_text: str, features: dict[str, datasets.Features]) -> None:
+def test_fields_tables_list_every_column(
+    card_text: str, features: dict[str, datasets.Features]
+) -> None:
     fields = card_text.split("### Data Fields", 1)[1].split("### Bounding boxes", 1)[0]
     images_part, cases_part = fields.split("\n`cases`:\n", 1)
     assert re.findall(r"^\| `([^`]+)` \|", images_part, re.MULTILINE) == list(features["images"])
@@ -157,14 +197,18 @@ def test_fields_tables_list_every_column(card_text: str, features: dict[str, dat
     assert "`meta` key `link (Eurorad)`" in images_part
 
 
-def test_instances_are_valid_json_and_hide_image_bytes(release: Any, features: dict[str, datasets.Features]) -> None:
+def test_instances_are_valid_json_and_hide_image_bytes(
+    release: Any, features: dict[str, datasets.Features]
+) -> None:
     import json
 
     from novabench.data.release import iter_case_rows, iter_image_rows
 
     image_row = next(iter_image_rows(release, embed_images=True))
     case_row = next(iter_case_rows(release))
-    text = render_dataset_card(summarize_release(release), features, image_instance=image_row, case_instance=case_row)
+    text = render_dataset_card(
+        summarize_release(release), features, image_instance=image_row, case_instance=case_row
+    )
     blocks = re.findall(r"```json\n(.*?)\n```", text, re.DOTALL)
     assert len(blocks) == 2
     shown_image, shown_case = (json.loads(block) for block in blocks)
@@ -178,18 +222,24 @@ def test_sizes_default_to_the_summary_counts(features: dict[str, datasets.Featur
     text = render_dataset_card(ReleaseSummary(n_images=2000, n_cases=600), features)
     header = _header(text)
     assert header["size_categories"] == ["1K<n<10K"]
-    counts = {info["config_name"]: info["splits"][0]["num_examples"] for info in header["dataset_info"]}
+    counts = {
+        info["config_name"]: info["splits"][0]["num_examples"] for info in header["dataset_info"]
+    }
     assert counts == {"images": 2000, "cases": 600}
 
 
-def test_unknown_placeholder_in_template_is_an_error(tmp_path: Path, features: dict[str, datasets.Features]) -> None:
+def test_unknown_placeholder_in_template_is_an_error(
+    tmp_path: Path, features: dict[str, datasets.Features]
+) -> None:
     template = tmp_path / "README.template.md"
     template.write_text("# ${pretty_name}\n${no_such_value}\n", encoding="utf-8")
     with pytest.raises(NovaInputError, match="no_such_value") as error:
         render_dataset_card(ReleaseSummary(n_images=1, n_cases=1), features, template_path=template)
     assert error.value.source == str(template)
     with pytest.raises(NovaInputError, match="cannot read"):
-        render_dataset_card(ReleaseSummary(n_images=1, n_cases=1), features, template_path=tmp_path / "missing.md")
+        render_dataset_card(
+            ReleaseSummary(n_images=1, n_cases=1), features, template_path=tmp_path / "missing.md"
+        )
 
 
 def test_missing_configuration_is_an_error() -> None:
@@ -210,7 +260,10 @@ def _edit_header(text: str, edit: Any) -> str:
         (lambda h: h.update(license="cc-by-4.0"), "license"),
         (lambda h: h.pop("tags"), "tags"),
         (lambda h: h.update(tags=["medical"]), "tags"),
-        (lambda h: h.update(configs=[c for c in h["configs"] if c["config_name"] != "cases"]), "configs"),
+        (
+            lambda h: h.update(configs=[c for c in h["configs"] if c["config_name"] != "cases"]),
+            "configs",
+        ),
         (lambda h: [c.update(default=True) for c in h["configs"]], "configs"),
         (lambda h: h.update(dataset_info=h["dataset_info"][:1]), "dataset_info"),
         (lambda h: h["dataset_info"][1]["features"].pop(), "dataset_info.features"),
@@ -241,7 +294,9 @@ def test_template_ships_with_the_project() -> None:
 
 def test_summary_counts_match_release_properties(release: Any, rows: list[dict[str, Any]]) -> None:
     summary = summarize_release(release)
-    assert summary.n_rater_boxes == sum(1 for row in rows for box in row["bboxes"] or [] if box["source"] != "gold")
+    assert summary.n_rater_boxes == sum(
+        1 for row in rows for box in row["bboxes"] or [] if box["source"] != "gold"
+    )
     assert summary.raters == ("rater1", "rater2")
     assert summary.extra_meta_keys == EXTRA_KEYS
     assert summary.source_layout == "v1"

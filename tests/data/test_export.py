@@ -20,14 +20,13 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from tests.release_factory import default_rows, write_legacy_release, write_v1_release
-
 from novabench.cli import main
 from novabench.data import export as export_module
 from novabench.data.export import coco_document, export_coco, export_release
 from novabench.data.release import read_release
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
+from tests.release_factory import default_rows, write_legacy_release, write_v1_release
 
 N_CASES = 4  # cases of 1, 2, 3, 1 images: 7 images, one without boxes, one placeholder
 IMAGE_SIZE = (96, 80)  # not square, so width/height mix-ups show
@@ -39,7 +38,10 @@ IMAGE_SIZE = (96, 80)  # not square, so width/height mix-ups show
 @pytest.fixture(scope="module")
 def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_v1_release(
-        tmp_path_factory.mktemp("release") / "nova", n_cases=N_CASES, image_size=IMAGE_SIZE, shuffle_seed=3
+        tmp_path_factory.mktemp("release") / "nova",
+        n_cases=N_CASES,
+        image_size=IMAGE_SIZE,
+        shuffle_seed=3,
     )
 
 
@@ -55,12 +57,18 @@ def cache_dir(tmp_path: Path) -> str:
     return str(tmp_path / "hf-cache")
 
 
-def _release_truth(release_dir: Path) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+def _release_truth(
+    release_dir: Path,
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """Expected image and case rows, from the raw v1 parquet and PNG files."""
     table = pq.read_table(release_dir / "data" / "nova-v1.parquet").to_pylist()
     images: dict[str, dict[str, Any]] = {}
     for row in table:
-        gold = [[b["x"], b["y"], b["width"], b["height"]] for b in row["bboxes"] or [] if b["source"] == "gold"]
+        gold = [
+            [b["x"], b["y"], b["width"], b["height"]]
+            for b in row["bboxes"] or []
+            if b["source"] == "gold"
+        ]
         raters: dict[str, list[list[float]]] = defaultdict(list)
         for b in row["bboxes"] or []:
             if b["source"] != "gold":
@@ -72,20 +80,28 @@ def _release_truth(release_dir: Path) -> tuple[dict[str, dict[str, Any]], dict[s
             "caption": row["caption_text"],
             "width": IMAGE_SIZE[0],
             "height": IMAGE_SIZE[1],
-            **{key: row["meta"][key] for key in ("title", "publication_date", "clinical_history", "final_diagnosis")},
+            **{
+                key: row["meta"][key]
+                for key in ("title", "publication_date", "clinical_history", "final_diagnosis")
+            },
             "differential_diagnosis": row["meta"]["differential_diagnosis"],
             "boxes": gold,
             "rater_boxes": [{"rater": name, "boxes": raters[name]} for name in sorted(raters)],
             "png": (release_dir / row["image_path"]).read_bytes(),
         }
     cases: dict[str, dict[str, Any]] = {}
-    for filename in sorted(images, key=lambda name: (images[name]["case_id"], images[name]["scan_id"])):
+    for filename in sorted(
+        images, key=lambda name: (images[name]["case_id"], images[name]["scan_id"])
+    ):
         image = images[filename]
         case = cases.setdefault(
             image["case_id"],
             {
                 "case_id": image["case_id"],
-                **{k: image[k] for k in ("title", "publication_date", "clinical_history", "final_diagnosis")},
+                **{
+                    k: image[k]
+                    for k in ("title", "publication_date", "clinical_history", "final_diagnosis")
+                },
                 "differential_diagnosis": image["differential_diagnosis"],
                 "filenames": [],
                 "captions": [],
@@ -107,13 +123,25 @@ def _assert_image_rows(rows: list[dict[str, Any]], release_dir: Path) -> None:
     assert [row["filename"] for row in rows] == sorted(truth)
     for row in rows:
         expected = truth[row["filename"]]
-        for key in ("case_id", "scan_id", "caption", "title", "publication_date", "clinical_history",
-                    "final_diagnosis", "differential_diagnosis", "width", "height"):
+        for key in (
+            "case_id",
+            "scan_id",
+            "caption",
+            "title",
+            "publication_date",
+            "clinical_history",
+            "final_diagnosis",
+            "differential_diagnosis",
+            "width",
+            "height",
+        ):
             assert row[key] == expected[key], (row["filename"], key)
         assert len(row["boxes"]) == len(expected["boxes"])
         if expected["boxes"]:
             np.testing.assert_array_equal(_as_float32(row["boxes"]), _as_float32(expected["boxes"]))
-        assert [entry["rater"] for entry in row["rater_boxes"]] == [e["rater"] for e in expected["rater_boxes"]]
+        assert [entry["rater"] for entry in row["rater_boxes"]] == [
+            e["rater"] for e in expected["rater_boxes"]
+        ]
         for got, want in zip(row["rater_boxes"], expected["rater_boxes"]):
             np.testing.assert_array_equal(_as_float32(got["boxes"]), _as_float32(want["boxes"]))
         assert row["image"]["bytes"] == expected["png"], row["filename"]
@@ -126,19 +154,27 @@ def _undecoded(dataset: Any) -> Any:
 
 def _leftovers(folder: Path) -> list[str]:
     """Staging or retired folders an export could leave next to OUT."""
-    return sorted(path.name for path in folder.iterdir() if ".partial-" in path.name or ".replaced-" in path.name)
+    return sorted(
+        path.name
+        for path in folder.iterdir()
+        if ".partial-" in path.name or ".replaced-" in path.name
+    )
 
 
 # --------------------------------------------------------------------------- parquet round trip
 
 
-def test_images_config_round_trips_exactly(exported: Path, release_dir: Path, cache_dir: str) -> None:
+def test_images_config_round_trips_exactly(
+    exported: Path, release_dir: Path, cache_dir: str
+) -> None:
     dataset = datasets.load_dataset(str(exported), "images", split="test", cache_dir=cache_dir)
     assert dataset.features == image_features(["differential_diagnosis"])
     _assert_image_rows(list(_undecoded(dataset)), release_dir)
 
 
-def test_images_decode_to_the_release_pixels(exported: Path, release_dir: Path, cache_dir: str) -> None:
+def test_images_decode_to_the_release_pixels(
+    exported: Path, release_dir: Path, cache_dir: str
+) -> None:
     from PIL import Image
 
     dataset = datasets.load_dataset(str(exported), "images", split="test", cache_dir=cache_dir)
@@ -148,7 +184,9 @@ def test_images_decode_to_the_release_pixels(exported: Path, release_dir: Path, 
     assert row["image"].size == IMAGE_SIZE
 
 
-def test_cases_config_round_trips_exactly(exported: Path, release_dir: Path, cache_dir: str) -> None:
+def test_cases_config_round_trips_exactly(
+    exported: Path, release_dir: Path, cache_dir: str
+) -> None:
     _, truth = _release_truth(release_dir)
     dataset = datasets.load_dataset(str(exported), "cases", split="test", cache_dir=cache_dir)
     assert dataset.features == case_features(["differential_diagnosis"])
@@ -156,12 +194,21 @@ def test_cases_config_round_trips_exactly(exported: Path, release_dir: Path, cac
     assert [row["case_id"] for row in rows] == sorted(truth)
     for row in rows:
         expected = truth[row["case_id"]]
-        for key in ("title", "publication_date", "clinical_history", "final_diagnosis",
-                    "differential_diagnosis", "filenames", "captions"):
+        for key in (
+            "title",
+            "publication_date",
+            "clinical_history",
+            "final_diagnosis",
+            "differential_diagnosis",
+            "filenames",
+            "captions",
+        ):
             assert row[key] == expected[key], (row["case_id"], key)
         assert len(row["boxes"]) == len(expected["boxes"])
         for got, want in zip(row["boxes"], expected["boxes"]):
-            np.testing.assert_array_equal(_as_float32(got).reshape(-1, 4), _as_float32(want).reshape(-1, 4))
+            np.testing.assert_array_equal(
+                _as_float32(got).reshape(-1, 4), _as_float32(want).reshape(-1, 4)
+            )
 
 
 def test_default_config_is_images(exported: Path, cache_dir: str) -> None:
@@ -182,11 +229,17 @@ def test_parquet_files_carry_the_features_and_store_pngs_uncompressed(exported: 
     parquet = pq.ParquetFile(shard)
     features = datasets.Features.from_arrow_schema(parquet.schema_arrow)
     assert features == image_features(["differential_diagnosis"])
-    columns = {parquet.metadata.row_group(0).column(i).path_in_schema: parquet.metadata.row_group(0).column(i)
-               for i in range(parquet.metadata.num_columns)}
+    columns = {
+        parquet.metadata.row_group(0).column(i).path_in_schema: parquet.metadata.row_group(
+            0
+        ).column(i)
+        for i in range(parquet.metadata.num_columns)
+    }
     assert columns["image.bytes"].compression == "UNCOMPRESSED"
     assert columns["caption"].compression == "SNAPPY"
-    assert sorted(p.relative_to(exported).as_posix() for p in exported.rglob("*") if p.is_file()) == [
+    assert sorted(
+        p.relative_to(exported).as_posix() for p in exported.rglob("*") if p.is_file()
+    ) == [
         "README.md",
         "data/cases/test-00000-of-00001.parquet",
         "data/images/test-00000-of-00001.parquet",
@@ -200,14 +253,19 @@ def test_tiny_shards_split_the_images_and_keep_every_row(release_dir: Path, tmp_
     assert [p.name for p in shards] == [f"test-{i:05d}-of-00007.parquet" for i in range(7)]
     assert summary.sizes["images"].num_examples == 7
     assert summary.sizes["images"].download_size == sum(p.stat().st_size for p in shards)
-    dataset = datasets.load_dataset(str(out), "images", split="test", cache_dir=str(tmp_path / "cache"))
+    dataset = datasets.load_dataset(
+        str(out), "images", split="test", cache_dir=str(tmp_path / "cache")
+    )
     _assert_image_rows(list(_undecoded(dataset)), release_dir)
 
 
 def test_rows_per_shard_bounds_rows(release_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "by-rows"
     export_release(release_dir, out, rows_per_shard=3, progress=False)
-    counts = [pq.ParquetFile(p).metadata.num_rows for p in sorted((out / "data" / "images").glob("*.parquet"))]
+    counts = [
+        pq.ParquetFile(p).metadata.num_rows
+        for p in sorted((out / "data" / "images").glob("*.parquet"))
+    ]
     assert counts == [3, 3, 1]
 
 
@@ -249,15 +307,37 @@ def test_export_card_reports_the_exported_sizes(exported: Path) -> None:
         assert infos[config]["dataset_size"] == pytest.approx(arrow_bytes, rel=0.01)
 
 
-def test_summary_and_cli_line(release_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_summary_and_cli_line(
+    release_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "cli-out"
-    assert main(["export", str(release_dir), str(out), "--quiet", "--max-shard-mb", "0.0001",
-                 "--pretty-name", "NOVA sample", "--card-notice", "Synthetic sample.\nNot the NOVA release."]) == 0
+    assert (
+        main(
+            [
+                "export",
+                str(release_dir),
+                str(out),
+                "--quiet",
+                "--max-shard-mb",
+                "0.0001",
+                "--pretty-name",
+                "NOVA sample",
+                "--card-notice",
+                "Synthetic sample.\nNot the NOVA release.",
+            ]
+        )
+        == 0
+    )
     line = capsys.readouterr().out.strip()
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "pretty_name: NOVA sample" in card
-    assert "# Dataset Card for NOVA sample\n\n> Synthetic sample.\n> Not the NOVA release.\n\nNOVA sample is" in card
-    assert line.startswith("exported 7 images, 4 cases, 6 gold boxes (1 placeholder diagnoses) as parquet")
+    assert (
+        "# Dataset Card for NOVA sample\n\n> Synthetic sample.\n> Not the NOVA release.\n\nNOVA sample is"
+        in card
+    )
+    assert line.startswith(
+        "exported 7 images, 4 cases, 6 gold boxes (1 placeholder diagnoses) as parquet"
+    )
     assert len(list((out / "data" / "images").glob("*.parquet"))) == 7
 
 
@@ -271,7 +351,9 @@ def _load_coco(path: Path) -> Any:
         return COCO(str(path))
 
 
-def test_coco_gold_file_loads_in_pycocotools_with_exact_boxes(release_dir: Path, tmp_path: Path) -> None:
+def test_coco_gold_file_loads_in_pycocotools_with_exact_boxes(
+    release_dir: Path, tmp_path: Path
+) -> None:
     truth, _ = _release_truth(release_dir)
     path = export_coco(release_dir, tmp_path / "coco" / "gold.json")
     coco = _load_coco(path)
@@ -288,9 +370,13 @@ def test_coco_gold_file_loads_in_pycocotools_with_exact_boxes(release_dir: Path,
     for ann in annotations:
         assert ann["area"] == ann["bbox"][2] * ann["bbox"][3]
         assert ann["iscrowd"] == 0 and ann["category_id"] == 1
-    assert coco.loadCats(coco.getCatIds()) == [{"id": 1, "name": "abnormality", "supercategory": "finding"}]
+    assert coco.loadCats(coco.getCatIds()) == [
+        {"id": 1, "name": "abnormality", "supercategory": "finding"}
+    ]
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert document["licenses"][0]["name"] == "cc-by-nc-sa-4.0" and document["info"]["url"].endswith("2505.14064")
+    assert document["licenses"][0]["name"] == "cc-by-nc-sa-4.0" and document["info"][
+        "url"
+    ].endswith("2505.14064")
 
 
 def test_coco_gold_boxes_evaluate_to_a_perfect_score(release_dir: Path, tmp_path: Path) -> None:
@@ -320,14 +406,21 @@ def test_coco_rater_file_names_each_rater(release_dir: Path, tmp_path: Path) -> 
     assert dict(by_rater) == dict(expected)
 
 
-def test_coco_folder_export_copies_images_and_writes_both_files(release_dir: Path, tmp_path: Path) -> None:
+def test_coco_folder_export_copies_images_and_writes_both_files(
+    release_dir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "coco-folder"
-    assert main(["export", str(release_dir), str(out), "--format", "coco", "--include-raters", "-q"]) == 0
+    assert (
+        main(["export", str(release_dir), str(out), "--format", "coco", "--include-raters", "-q"])
+        == 0
+    )
     assert sorted(p.name for p in (out / "annotations").iterdir()) == ["gold.json", "raters.json"]
     for image in (release_dir / "images").iterdir():
         assert (out / "images" / image.name).read_bytes() == image.read_bytes()
     coco = _load_coco(out / "annotations" / "gold.json")
-    assert all((out / "images" / img["file_name"]).is_file() for img in coco.loadImgs(coco.getImgIds()))
+    assert all(
+        (out / "images" / img["file_name"]).is_file() for img in coco.loadImgs(coco.getImgIds())
+    )
 
 
 def test_coco_rejects_unknown_source_and_existing_file(release_dir: Path, tmp_path: Path) -> None:
@@ -346,7 +439,9 @@ def test_coco_rejects_unknown_source_and_existing_file(release_dir: Path, tmp_pa
 # --------------------------------------------------------------------------- atomicity and bad input
 
 
-def test_broken_release_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_broken_release_exits_2_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rows = default_rows(n_cases=2, image_size=(32, 32))
     rows[1]["bboxes"][0]["width"] = -5.0
     release = write_v1_release(tmp_path / "broken", rows)
@@ -387,7 +482,9 @@ def test_failure_midway_leaves_nothing_and_keeps_an_old_export(
     def explode(*args: Any, **kwargs: Any) -> str:
         raise NovaInputError("card template is broken", source="template")
 
-    monkeypatch.setattr(export_module, "render_dataset_card", explode)  # after every shard is written
+    monkeypatch.setattr(
+        export_module, "render_dataset_card", explode
+    )  # after every shard is written
     with pytest.raises(NovaInputError, match="card template"):
         export_release(release_dir, out, overwrite=True, progress=False)
     assert [p.name for p in out.iterdir()] == ["previous.txt"]
@@ -398,7 +495,9 @@ def test_failure_midway_leaves_nothing_and_keeps_an_old_export(
     assert _leftovers(tmp_path) == []
 
 
-def test_image_vanishing_midway_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_image_vanishing_midway_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     release_dir = write_v1_release(tmp_path / "release", n_cases=3, image_size=(32, 32))
     release = read_release(release_dir)
     monkeypatch.setattr(export_module, "read_release", lambda path: release)
@@ -410,7 +509,9 @@ def test_image_vanishing_midway_names_the_file(tmp_path: Path, monkeypatch: pyte
     assert not out.exists() and _leftovers(tmp_path) == []
 
 
-def test_outputs_get_the_umask_permissions_not_private_temp_ones(release_dir: Path, tmp_path: Path) -> None:
+def test_outputs_get_the_umask_permissions_not_private_temp_ones(
+    release_dir: Path, tmp_path: Path
+) -> None:
     import os
 
     previous = os.umask(0o022)
@@ -441,14 +542,18 @@ def test_out_must_not_replace_the_release(release_dir: Path) -> None:
         ({"fmt": "coco", "push_to": "me/nova"}, "only the parquet"),
     ],
 )
-def test_bad_arguments(release_dir: Path, tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
+def test_bad_arguments(
+    release_dir: Path, tmp_path: Path, kwargs: dict[str, Any], message: str
+) -> None:
     with pytest.raises(NovaInputError, match=message):
         export_release(release_dir, tmp_path / "out", progress=False, **kwargs)
     assert not (tmp_path / "out").exists()
 
 
 def test_cli_rejects_non_positive_shard_size(release_dir: Path, tmp_path: Path) -> None:
-    assert main(["export", str(release_dir), str(tmp_path / "o"), "--max-shard-mb", "-1", "-q"]) == 2
+    assert (
+        main(["export", str(release_dir), str(tmp_path / "o"), "--max-shard-mb", "-1", "-q"]) == 2
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -456,7 +561,10 @@ def test_cli_rejects_non_positive_shard_size(release_dir: Path, tmp_path: Path) 
 
 
 def test_push_offline_is_a_clear_error_before_any_work(
-    release_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    release_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from huggingface_hub import constants
 
@@ -542,15 +650,24 @@ def _notice_of(card_path: Path) -> list[str]:
     return [line for line in body[1:4] if line.startswith("> ")]
 
 
-def test_sample_and_ingest_output_carry_their_provenance_into_the_card(sample_release: Path, tmp_path: Path) -> None:
+def test_sample_and_ingest_output_carry_their_provenance_into_the_card(
+    sample_release: Path, tmp_path: Path
+) -> None:
     from tests.conftest import SAMPLE_CASES, SAMPLE_SEED
 
     release = read_release(sample_release)
-    assert release.provenance == {"origin": "nova sample", "cases": SAMPLE_CASES, "seed": SAMPLE_SEED}
+    assert release.provenance == {
+        "origin": "nova sample",
+        "cases": SAMPLE_CASES,
+        "seed": SAMPLE_SEED,
+    }
     out = tmp_path / "nova-export"
     export_release(sample_release, out, progress=False)
     [notice] = _notice_of(out / "README.md")
-    assert f"`nova sample --cases {SAMPLE_CASES} --seed {SAMPLE_SEED}`" in notice and "not the NOVA release" in notice
+    assert (
+        f"`nova sample --cases {SAMPLE_CASES} --seed {SAMPLE_SEED}`" in notice
+        and "not the NOVA release" in notice
+    )
     # A re-export of the export keeps it (the shards carry it beside datasets' metadata) ...
     again = tmp_path / "again"
     export_release(out, again, progress=False)
@@ -570,13 +687,32 @@ def test_a_release_novabench_did_not_make_gets_no_notice(release_dir: Path, tmp_
     assert _notice_of(tmp_path / "out" / "README.md") == []
 
 
-def test_card_usage_snippets_load_a_path_that_works(release_dir: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_card_usage_snippets_load_a_path_that_works(
+    release_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "my-export"
     export_release(release_dir, out, progress=False)
     card = (out / "README.md").read_text(encoding="utf-8")
     assert 'load_dataset("./my-export", "images", split="test")' in card
     monkeypatch.chdir(tmp_path)  # the snippet is relative to the folder's parent
-    assert datasets.load_dataset("./my-export", "images", split="test").num_rows == read_release(release_dir).n_images
-    assert main(["export", str(release_dir), str(tmp_path / "o2"), "--quiet", "--card-hub-id", "lab/nova"]) == 0
-    assert 'load_dataset("lab/nova", "cases", split="test")' in (tmp_path / "o2" / "README.md").read_text()
+    assert (
+        datasets.load_dataset("./my-export", "images", split="test").num_rows
+        == read_release(release_dir).n_images
+    )
+    assert (
+        main(
+            [
+                "export",
+                str(release_dir),
+                str(tmp_path / "o2"),
+                "--quiet",
+                "--card-hub-id",
+                "lab/nova",
+            ]
+        )
+        == 0
+    )
+    assert (
+        'load_dataset("lab/nova", "cases", split="test")'
+        in (tmp_path / "o2" / "README.md").read_text()
+    )

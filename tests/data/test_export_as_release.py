@@ -28,7 +28,10 @@ from tests.release_factory import default_rows, write_v1_release
 SHARD = "data/images/test-00000-of-00002.parquet"  # odd_export has two image shards
 IMAGE_SIZE = (64, 48)  # not square, so width/height mix-ups show
 # Keys that export renames (extra_columns): the original names must come back.
-ODD_EXTRA_KEYS = {"link (Eurorad)": "https://example.org/{case_id}", "caption": "meta `caption` | {case_id}"}
+ODD_EXTRA_KEYS = {
+    "link (Eurorad)": "https://example.org/{case_id}",
+    "caption": "meta `caption` | {case_id}",
+}
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +46,12 @@ def odd_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """3 cases, 6 non-square images, float64 boxes, extra meta keys that export renames."""
     rows = default_rows(n_cases=3, image_size=IMAGE_SIZE)
     for row in rows:
-        row["meta"].update({key: value.format(case_id=row["case_id"]) for key, value in ODD_EXTRA_KEYS.items()})
-    return write_v1_release(tmp_path_factory.mktemp("odd") / "nova", rows, image_size=IMAGE_SIZE, shuffle_seed=1)
+        row["meta"].update(
+            {key: value.format(case_id=row["case_id"]) for key, value in ODD_EXTRA_KEYS.items()}
+        )
+    return write_v1_release(
+        tmp_path_factory.mktemp("odd") / "nova", rows, image_size=IMAGE_SIZE, shuffle_seed=1
+    )
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +82,14 @@ def assert_same_records(got: NovaRelease, want: NovaRelease, *, exact_boxes: boo
         assert mine.read_bytes() == theirs.read_bytes(), mine.filename
         fields, expected = _fields(mine), _fields(theirs)
         if not exact_boxes:
-            fields["boxes"], expected["boxes"] = _float32(fields["boxes"]), _float32(expected["boxes"])
+            fields["boxes"], expected["boxes"] = (
+                _float32(fields["boxes"]),
+                _float32(expected["boxes"]),
+            )
             for entries in (fields, expected):
                 entries["rater_boxes"] = [
-                    {"rater": entry["rater"], "boxes": _float32(entry["boxes"])} for entry in entries["rater_boxes"]
+                    {"rater": entry["rater"], "boxes": _float32(entry["boxes"])}
+                    for entry in entries["rater_boxes"]
                 ]
         assert fields == expected, mine.filename
     got_summary, want_summary = got.summary(), want.summary()
@@ -90,7 +101,9 @@ def assert_same_records(got: NovaRelease, want: NovaRelease, *, exact_boxes: boo
 # --------------------------------------------------------------------------- (1) records
 
 
-def test_an_export_reads_as_the_release_it_came_from(sample_release: Path, sample_export: Path) -> None:
+def test_an_export_reads_as_the_release_it_came_from(
+    sample_release: Path, sample_export: Path
+) -> None:
     release, exported = read_release(sample_release), read_release(sample_export)
     assert exported.layout == "export" and exported.root == sample_export.resolve()
     assert exported.n_images == release.n_images > 0
@@ -105,18 +118,24 @@ def test_renamed_extra_keys_and_float64_boxes(odd_release: Path, odd_export: Pat
     release, exported = read_release(odd_release), read_release(odd_export)
     assert len(list((odd_export / "data" / "images").glob("*.parquet"))) == 2
     assert release.extra_meta_keys == ("differential_diagnosis", *ODD_EXTRA_KEYS)
-    assert_same_records(exported, release, exact_boxes=False)  # e.g. 7.699999999999999 is a float32 7.7
+    assert_same_records(
+        exported, release, exact_boxes=False
+    )  # e.g. 7.699999999999999 is a float32 7.7
     assert exported.images[0].extra["link (Eurorad)"] == "https://example.org/case0001"
     assert (exported.images[0].width, exported.images[0].height) == IMAGE_SIZE
 
 
-def test_extra_keys_fall_back_to_the_column_names_without_the_card(odd_export: Path, tmp_path: Path) -> None:
+def test_extra_keys_fall_back_to_the_column_names_without_the_card(
+    odd_export: Path, tmp_path: Path
+) -> None:
     import shutil
 
     copy = tmp_path / "edited"
     shutil.copytree(odd_export, copy)
     card = (copy / "README.md").read_text(encoding="utf-8")
-    (copy / "README.md").write_text(card.split("\n---\n", 1)[0] + "\n---\n# NOVA\n", encoding="utf-8")
+    (copy / "README.md").write_text(
+        card.split("\n---\n", 1)[0] + "\n---\n# NOVA\n", encoding="utf-8"
+    )
     exported = read_release(copy)
     assert exported.extra_meta_keys == ("differential_diagnosis", "link_Eurorad", "meta_caption")
     assert exported.images[0].extra["link_Eurorad"] == "https://example.org/case0001"
@@ -127,7 +146,10 @@ def test_extra_keys_fall_back_to_the_column_names_without_the_card(odd_export: P
 
 def _report_numbers(path: Path) -> dict[str, Any]:
     report = json.loads(path.read_text(encoding="utf-8"))
-    return {"tasks": report["tasks"], "counts": {k: v for k, v in report["data"].items() if k.startswith("n_")}}
+    return {
+        "tasks": report["tasks"],
+        "counts": {k: v for k, v in report["data"].items() if k.startswith("n_")},
+    }
 
 
 def _imperfect_predictions(release: NovaRelease) -> list[dict[str, Any]]:
@@ -141,7 +163,12 @@ def _imperfect_predictions(release: NovaRelease) -> list[dict[str, Any]]:
         caption = images[(index + index % 2) % len(images)].caption
         lines.append({"filename": image.filename, "boxes": boxes, "caption": caption})
     for index, case in enumerate(cases):
-        lines.append({"case_id": case.case_id, "diagnoses": [cases[(index + index % 2) % len(cases)].final_diagnosis]})
+        lines.append(
+            {
+                "case_id": case.case_id,
+                "diagnoses": [cases[(index + index % 2) % len(cases)].final_diagnosis],
+            }
+        )
     return lines
 
 
@@ -154,13 +181,28 @@ def test_evaluate_on_the_export_gives_the_numbers_of_the_release(
     reports = {}
     for name, data in (("release", sample_release), ("export", sample_export)):
         out = tmp_path / f"{name}.json"
-        code = main(["evaluate", "--data", str(data), "--predictions", str(predictions), "--out", str(out),
-                     "--bootstrap", "50", "--exclude", "BERTScore-F1"])
+        code = main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--predictions",
+                str(predictions),
+                "--out",
+                str(out),
+                "--bootstrap",
+                "50",
+                "--exclude",
+                "BERTScore-F1",
+            ]
+        )
         assert code == 0
         reports[name] = _report_numbers(out)
     assert json.loads(Path(tmp_path / "export.json").read_text())["data"]["layout"] == "export"
     metrics = reports["export"]["tasks"]["localization"]["metrics"]
-    assert 0 < metrics["mAP@30"] < 1 and reports["export"]["tasks"]["diagnosis"]["metrics"]["top1"] < 1
+    assert (
+        0 < metrics["mAP@30"] < 1 and reports["export"]["tasks"]["diagnosis"]["metrics"]["top1"] < 1
+    )
     assert reports["export"] == reports["release"]
 
 
@@ -170,20 +212,68 @@ def test_run_parse_compare_merge_and_info_take_an_export(
     answers = {}
     for name, data in (("release", sample_release), ("export", sample_export)):
         raw = tmp_path / f"{name}.raw.jsonl"
-        assert main(["run", "--data", str(data), "--task", "all", "--baseline", "floor", "--out", str(raw),
-                     "--no-progress"]) == 0
+        assert (
+            main(
+                [
+                    "run",
+                    "--data",
+                    str(data),
+                    "--task",
+                    "all",
+                    "--baseline",
+                    "floor",
+                    "--out",
+                    str(raw),
+                    "--no-progress",
+                ]
+            )
+            == 0
+        )
         answers[name] = [
-            {k: v for k, v in json.loads(line).items() if k != "latency_s"} for line in raw.read_text().splitlines()
+            {k: v for k, v in json.loads(line).items() if k != "latency_s"}
+            for line in raw.read_text().splitlines()
         ]
     assert len(answers["export"]) == 25 + 25 + 8  # the sample: 25 images, 8 cases
     assert answers["export"] == answers["release"]  # the detector saw the same pixels
 
     merged, predictions = tmp_path / "merged.raw.jsonl", tmp_path / "pred.jsonl"
-    assert main(["merge", str(tmp_path / "export.raw.jsonl"), "--data", str(sample_export), "--out", str(merged)]) == 0
-    assert main(["parse", str(merged), "--data", str(sample_export), "--out", str(predictions)]) == 0
+    assert (
+        main(
+            [
+                "merge",
+                str(tmp_path / "export.raw.jsonl"),
+                "--data",
+                str(sample_export),
+                "--out",
+                str(merged),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(["parse", str(merged), "--data", str(sample_export), "--out", str(predictions)]) == 0
+    )
     comparison = tmp_path / "comparison.json"
-    assert main(["compare", "--data", str(sample_export), "--a", str(predictions), "--b", str(predictions),
-                 "--out", str(comparison), "--task", "diagnosis", "--bootstrap", "20"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--data",
+                str(sample_export),
+                "--a",
+                str(predictions),
+                "--b",
+                str(predictions),
+                "--out",
+                str(comparison),
+                "--task",
+                "diagnosis",
+                "--bootstrap",
+                "20",
+            ]
+        )
+        == 0
+    )
     assert "diagnosis" in json.loads(comparison.read_text(encoding="utf-8"))["tasks"]
     capsys.readouterr()
     assert main(["info", str(sample_export), "--json"]) == 0
@@ -195,7 +285,9 @@ def test_run_parse_compare_merge_and_info_take_an_export(
 # --------------------------------------------------------------------------- (4) export again
 
 
-def test_an_export_exports_again_as_parquet_and_coco(odd_release: Path, odd_export: Path, tmp_path: Path) -> None:
+def test_an_export_exports_again_as_parquet_and_coco(
+    odd_release: Path, odd_export: Path, tmp_path: Path
+) -> None:
     release, exported = read_release(odd_release), read_release(odd_export)
     again = tmp_path / "again"
     assert main(["export", str(odd_export), str(again), "--quiet"]) == 0
@@ -211,7 +303,9 @@ def test_an_export_exports_again_as_parquet_and_coco(odd_release: Path, odd_expo
     expected = coco_document(release, source="gold")
     assert gold["images"] == expected["images"]
     got_boxes = [annotation["bbox"] for annotation in gold["annotations"]]
-    assert _float32(got_boxes) == _float32([annotation["bbox"] for annotation in expected["annotations"]])
+    assert _float32(got_boxes) == _float32(
+        [annotation["bbox"] for annotation in expected["annotations"]]
+    )
     raters = json.loads((coco / "annotations" / "raters.json").read_text(encoding="utf-8"))
     assert {a["rater"] for a in raters["annotations"]} == {"rater1", "rater2"}
 
@@ -234,7 +328,9 @@ def _replace_cell(table: pa.Table, column: str, row: int, value: Any) -> pa.Tabl
     values = table.column(column).to_pylist()
     values[row] = value
     index = table.column_names.index(column)
-    return table.set_column(index, table.schema.field(index), pa.array(values, type=table.schema.field(column).type))
+    return table.set_column(
+        index, table.schema.field(index), pa.array(values, type=table.schema.field(column).type)
+    )
 
 
 def _row_of(table: pa.Table, row: int) -> str:
@@ -255,47 +351,79 @@ def test_a_corrupt_png_in_the_bytes_is_named(odd_export: Path, tmp_path: Path) -
     broken = _broken_copy(odd_export, tmp_path, lambda t: _replace_cell(t, "image", 2, corrupt))
     with pytest.raises(NovaInputError, match="unreadable or corrupt PNG") as caught:
         read_release(broken)
-    assert (caught.value.source, caught.value.record, caught.value.field) == (SHARD, _row_of(table, 2), "image.bytes")
+    assert (caught.value.source, caught.value.record, caught.value.field) == (
+        SHARD,
+        _row_of(table, 2),
+        "image.bytes",
+    )
     jpeg = io.BytesIO()
     Image.new("L", IMAGE_SIZE).save(jpeg, format="JPEG")
-    broken = _broken_copy(odd_export, tmp_path / "jpeg", lambda t: _replace_cell(
-        t, "image", 1, {"bytes": jpeg.getvalue(), "path": "x.png"}))
+    broken = _broken_copy(
+        odd_export,
+        tmp_path / "jpeg",
+        lambda t: _replace_cell(t, "image", 1, {"bytes": jpeg.getvalue(), "path": "x.png"}),
+    )
     with pytest.raises(NovaInputError, match="is a JPEG image, not a PNG") as caught:
         read_release(broken)
     assert caught.value.record == _row_of(table, 1)
 
 
-@pytest.mark.parametrize("column, value", [("width", IMAGE_SIZE[0] + 1), ("height", IMAGE_SIZE[0]), ("width", None)])
-def test_width_or_height_unlike_the_png_is_named(odd_export: Path, tmp_path: Path, column: str, value: Any) -> None:
+@pytest.mark.parametrize(
+    "column, value", [("width", IMAGE_SIZE[0] + 1), ("height", IMAGE_SIZE[0]), ("width", None)]
+)
+def test_width_or_height_unlike_the_png_is_named(
+    odd_export: Path, tmp_path: Path, column: str, value: Any
+) -> None:
     table = pq.read_table(odd_export / SHARD)
     broken = _broken_copy(odd_export, tmp_path, lambda t: _replace_cell(t, column, 3, value))
-    with pytest.raises(NovaInputError, match=f"{column} is {value!r} but the embedded PNG is 64x48") as caught:
+    with pytest.raises(
+        NovaInputError, match=f"{column} is {value!r} but the embedded PNG is 64x48"
+    ) as caught:
         read_release(broken)
-    assert (caught.value.source, caught.value.record, caught.value.field) == (SHARD, _row_of(table, 3), column)
+    assert (caught.value.source, caught.value.record, caught.value.field) == (
+        SHARD,
+        _row_of(table, 3),
+        column,
+    )
 
 
 def test_missing_bytes_and_bad_boxes_are_named(odd_export: Path, tmp_path: Path) -> None:
     table = pq.read_table(odd_export / SHARD)
-    broken = _broken_copy(odd_export, tmp_path, lambda t: _replace_cell(t, "image", 0, {"bytes": None, "path": "a.png"}))
+    broken = _broken_copy(
+        odd_export,
+        tmp_path,
+        lambda t: _replace_cell(t, "image", 0, {"bytes": None, "path": "a.png"}),
+    )
     with pytest.raises(NovaInputError, match="PNG bytes are missing") as caught:
         read_release(broken)
     assert (caught.value.record, caught.value.field) == (_row_of(table, 0), "image.bytes")
 
     boxes_row = next(i for i, boxes in enumerate(table.column("boxes").to_pylist()) if boxes)
-    broken = _broken_copy(odd_export, tmp_path / "b", lambda t: _replace_cell(t, "boxes", boxes_row, [[1.0, 2.0, 3.0]]))
-    with pytest.raises(NovaInputError, match=r"a box must be a list \[x, y, width, height\]") as caught:
+    broken = _broken_copy(
+        odd_export,
+        tmp_path / "b",
+        lambda t: _replace_cell(t, "boxes", boxes_row, [[1.0, 2.0, 3.0]]),
+    )
+    with pytest.raises(
+        NovaInputError, match=r"a box must be a list \[x, y, width, height\]"
+    ) as caught:
         read_release(broken)
     assert (caught.value.record, caught.value.field) == (_row_of(table, boxes_row), "boxes[0]")
 
-    broken = _broken_copy(odd_export, tmp_path / "c", lambda t: _replace_cell(
-        t, "boxes", boxes_row, [[1.0, 2.0, -3.0, 4.0]]))
+    broken = _broken_copy(
+        odd_export,
+        tmp_path / "c",
+        lambda t: _replace_cell(t, "boxes", boxes_row, [[1.0, 2.0, -3.0, 4.0]]),
+    )
     with pytest.raises(NovaInputError, match="width must be positive") as caught:
         read_release(broken)
     assert caught.value.field == "boxes[0].width"
 
     raters = table.column("rater_boxes").to_pylist()[boxes_row]
     raters[0]["boxes"][0][0] = 500.0  # far right of the 64-pixel-wide image
-    broken = _broken_copy(odd_export, tmp_path / "d", lambda t: _replace_cell(t, "rater_boxes", boxes_row, raters))
+    broken = _broken_copy(
+        odd_export, tmp_path / "d", lambda t: _replace_cell(t, "rater_boxes", boxes_row, raters)
+    )
     with pytest.raises(NovaInputError, match="lies outside the 64x48 image") as caught:
         read_release(broken)
     assert caught.value.field == "rater_boxes[0].boxes[0]"
@@ -303,10 +431,18 @@ def test_missing_bytes_and_bad_boxes_are_named(odd_export: Path, tmp_path: Path)
 
 def test_identity_checks_apply_to_exports(odd_export: Path, tmp_path: Path) -> None:
     table = pq.read_table(odd_export / SHARD)
-    broken = _broken_copy(odd_export, tmp_path, lambda t: _replace_cell(t, "case_id", 1, "case0009"))
-    with pytest.raises(NovaInputError, match="case_id 'case0009' does not match the filename") as caught:
+    broken = _broken_copy(
+        odd_export, tmp_path, lambda t: _replace_cell(t, "case_id", 1, "case0009")
+    )
+    with pytest.raises(
+        NovaInputError, match="case_id 'case0009' does not match the filename"
+    ) as caught:
         read_release(broken)
-    assert (caught.value.source, caught.value.record, caught.value.field) == (SHARD, _row_of(table, 1), "case_id")
+    assert (caught.value.source, caught.value.record, caught.value.field) == (
+        SHARD,
+        _row_of(table, 1),
+        "case_id",
+    )
 
 
 def test_an_export_without_image_shards_is_refused(odd_export: Path, tmp_path: Path) -> None:

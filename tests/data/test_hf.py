@@ -22,8 +22,13 @@ def _as_float32(boxes):
     return np.asarray(boxes, dtype=np.float32).tolist()
 
 
-META_KEYS = ("clinical_history", "final_diagnosis", "title", "publication_date",
-             "differential_diagnosis")
+META_KEYS = (
+    "clinical_history",
+    "final_diagnosis",
+    "title",
+    "publication_date",
+    "differential_diagnosis",
+)
 
 
 def _xywh(box):
@@ -39,17 +44,25 @@ def _expected_image_rows(factory_rows, image_size):
         boxes = row["bboxes"] or []
         raters = sorted({box["source"] for box in boxes} - {"gold"})
         meta = row["meta"]
-        expected.append({
-            "filename": row["filename"], "case_id": row["case_id"], "scan_id": row["scan_id"],
-            "width": image_size[0], "height": image_size[1], "caption": row["caption_text"],
-            **{key: meta[key] for key in META_KEYS},
-            "boxes": _as_float32([_xywh(box) for box in boxes if box["source"] == "gold"]),
-            "rater_boxes": [
-                {"rater": name,
-                 "boxes": _as_float32([_xywh(b) for b in boxes if b["source"] == name])}
-                for name in raters
-            ],
-        })
+        expected.append(
+            {
+                "filename": row["filename"],
+                "case_id": row["case_id"],
+                "scan_id": row["scan_id"],
+                "width": image_size[0],
+                "height": image_size[1],
+                "caption": row["caption_text"],
+                **{key: meta[key] for key in META_KEYS},
+                "boxes": _as_float32([_xywh(box) for box in boxes if box["source"] == "gold"]),
+                "rater_boxes": [
+                    {
+                        "rater": name,
+                        "boxes": _as_float32([_xywh(b) for b in boxes if b["source"] == name]),
+                    }
+                    for name in raters
+                ],
+            }
+        )
     return expected
 
 
@@ -66,7 +79,9 @@ def v1_release(tmp_path_factory):
 def test_images_config_round_trips_the_release(tmp_path, layout):
     folder = WRITERS[layout](tmp_path / "release", image_size=SMALL)
     release = read_release(folder)
-    builder = NovaBuilder(config_name="images", data_dir=str(folder), cache_dir=str(tmp_path / "cache"))
+    builder = NovaBuilder(
+        config_name="images", data_dir=str(folder), cache_dir=str(tmp_path / "cache")
+    )
     builder.download_and_prepare()
     test = builder.as_dataset(split="test")
     assert test.features == image_features(["differential_diagnosis"])
@@ -74,8 +89,14 @@ def test_images_config_round_trips_the_release(tmp_path, layout):
     assert [_without_image(row) for row in test] == expected
     for row, record in zip(test, release.images):
         assert row["image"].size == (record.width, record.height)
-        assert np.array_equal(np.asarray(row["image"]), np.asarray(datasets.Image().decode_example(
-            {"path": None, "bytes": record.image_path.read_bytes()})))
+        assert np.array_equal(
+            np.asarray(row["image"]),
+            np.asarray(
+                datasets.Image().decode_example(
+                    {"path": None, "bytes": record.image_path.read_bytes()}
+                )
+            ),
+        )
 
 
 def test_cases_config_lists_ordered_images(tmp_path, v1_release):
@@ -157,9 +178,15 @@ def _write_export(folder, dataset_by_config):
     yaml_lines = ["---", "configs:"]
     for config, dataset in dataset_by_config.items():
         dataset.to_parquet(str(folder / "data" / config / "test-00000-of-00001.parquet"))
-        yaml_lines += [f"- config_name: {config}", "  data_files:", "  - split: test",
-                       f"    path: data/{config}/test-*.parquet"]
-    (folder / "README.md").write_text("\n".join(yaml_lines + ["---", "# NOVA", ""]), encoding="utf-8")
+        yaml_lines += [
+            f"- config_name: {config}",
+            "  data_files:",
+            "  - split: test",
+            f"    path: data/{config}/test-*.parquet",
+        ]
+    (folder / "README.md").write_text(
+        "\n".join(yaml_lines + ["---", "# NOVA", ""]), encoding="utf-8"
+    )
 
 
 def test_load_nova_reads_an_export_folder(tmp_path, v1_release):
@@ -167,7 +194,9 @@ def test_load_nova_reads_an_export_folder(tmp_path, v1_release):
     export = tmp_path / "export"
     _write_export(export, {"images": images})
     for streaming in (False, True):
-        loaded = load_nova(export, "images", streaming=streaming, cache_dir=str(tmp_path / "cache2"))
+        loaded = load_nova(
+            export, "images", streaming=streaming, cache_dir=str(tmp_path / "cache2")
+        )
         rows = list(loaded)
         assert [_without_image(r) for r in rows] == [_without_image(r) for r in images]
         assert rows[0]["image"].size == SMALL

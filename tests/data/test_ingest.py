@@ -21,7 +21,9 @@ SHAPE = (20, 40, 10)  # x (left->right), y (posterior->anterior), z (inferior->s
 CUBE = (slice(4, 8), slice(10, 14), slice(3, 7))  # x 4..7, y 10..13, z 3..6
 
 
-def _volume(zooms: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> tuple[nib.Nifti1Image, nib.Nifti1Image]:
+def _volume(
+    zooms: tuple[float, float, float] = (1.0, 1.0, 1.0),
+) -> tuple[nib.Nifti1Image, nib.Nifti1Image]:
     """A grey box of tissue with a bright cubic lesion, and the lesion mask, in RAS."""
     data = np.zeros(SHAPE, dtype=np.float32)
     data[1:19, 1:39, 1:9] = 100.0
@@ -33,17 +35,27 @@ def _volume(zooms: tuple[float, float, float] = (1.0, 1.0, 1.0)) -> tuple[nib.Ni
 
 
 def _case(series: list[IngestSeries], case_id: str = "case0001", **meta: str) -> IngestCase:
-    fields = {"title": "Cube", "clinical_history": "A synthetic test.", "final_diagnosis": "Cubic lesion"}
+    fields = {
+        "title": "Cube",
+        "clinical_history": "A synthetic test.",
+        "final_diagnosis": "Cubic lesion",
+    }
     fields.update(meta)
     return IngestCase(case_id, series, **fields)
 
 
 def _rows(root: Path) -> dict[str, dict]:
-    return {row["filename"]: row for row in pq.read_table(root / "data" / "nova-v1.parquet").to_pylist()}
+    return {
+        row["filename"]: row for row in pq.read_table(root / "data" / "nova-v1.parquet").to_pylist()
+    }
 
 
 def _gold(row: dict) -> list[list[float]]:
-    return [[b["x"], b["y"], b["width"], b["height"]] for b in row["bboxes"] or [] if b["source"] == "gold"]
+    return [
+        [b["x"], b["y"], b["width"], b["height"]]
+        for b in row["bboxes"] or []
+        if b["source"] == "gold"
+    ]
 
 
 def test_axial_box_of_a_cube_matches_hand_computation(tmp_path: Path) -> None:
@@ -111,9 +123,17 @@ def test_two_lesions_raters_and_null_boxes(tmp_path: Path) -> None:
     rater = np.zeros(SHAPE, dtype=np.uint8)
     rater[12:17, 10:14, 3:7] = 1  # the rater marks only the second cube, one voxel wider
     series = [
-        IngestSeries(volume, plane="axial", caption="Axial T1.", mask=two, n_slices=1,
-                     rater_masks={"rater1": nib.Nifti1Image(rater, mask.affine)}),
-        IngestSeries(volume, plane="axial", caption="Axial T1, no lesion here.", mask=two, slice_indices=[8]),
+        IngestSeries(
+            volume,
+            plane="axial",
+            caption="Axial T1.",
+            mask=two,
+            n_slices=1,
+            rater_masks={"rater1": nib.Nifti1Image(rater, mask.affine)},
+        ),
+        IngestSeries(
+            volume, plane="axial", caption="Axial T1, no lesion here.", mask=two, slice_indices=[8]
+        ),
         IngestSeries(volume, plane="axial", caption="Axial T1 without a mask."),
     ]
     out = ingest_volumes([_case(series)], tmp_path / "rel", progress=False)
@@ -122,9 +142,11 @@ def test_two_lesions_raters_and_null_boxes(tmp_path: Path) -> None:
     # Second cube: x 12..15 -> cols 19-15..19-12 = 4..7 -> x = 120 + 4*12 = 168.
     assert _gold(first) == [[168.0, 312.0, 48.0, 48.0], [264.0, 312.0, 48.0, 48.0]]
     # Rater: x 12..16 -> cols 3..7 -> x = 120 + 36 = 156, w = 60.
-    assert [[b["x"], b["y"], b["width"], b["height"]] for b in first["bboxes"] if b["source"] == "rater1"] == [
-        [156.0, 312.0, 60.0, 48.0]
-    ]
+    assert [
+        [b["x"], b["y"], b["width"], b["height"]]
+        for b in first["bboxes"]
+        if b["source"] == "rater1"
+    ] == [[156.0, 312.0, 60.0, 48.0]]
     assert rows["case0001_002.png"]["bboxes"] is None  # z = 8 holds no lesion voxel
     assert rows["case0001_003.png"]["bboxes"] is None  # no mask at all
     assert rows["case0001_003.png"]["caption_text"] == "Axial T1 without a mask."
@@ -136,7 +158,11 @@ def test_legacy_layout_tables(tmp_path: Path) -> None:
     case = _case([series], publication_date="24.09.2018", extras={"link": "https://example.org/x"})
     out = ingest_volumes([case], tmp_path / "rel", layout="legacy", progress=False)
     assert sorted(p.name for p in out.iterdir()) == [
-        "bboxes_gold.csv", "bboxes_raters.csv", "captions.csv", "case_metadata.csv", "test",
+        "bboxes_gold.csv",
+        "bboxes_raters.csv",
+        "captions.csv",
+        "case_metadata.csv",
+        "test",
     ]
     assert (out / "test" / "case0001_001.png").is_file()
 
@@ -144,14 +170,25 @@ def test_legacy_layout_tables(tmp_path: Path) -> None:
         with (out / name).open(encoding="utf-8", newline="") as handle:
             return list(csv.reader(handle))
 
-    assert read("captions.csv") == [["filename", "case_id", "scan_id", "caption"],
-                                    ["case0001_001.png", "case0001", "001", 'Axial T1, "quoted", ünïcode.']]
+    assert read("captions.csv") == [
+        ["filename", "case_id", "scan_id", "caption"],
+        ["case0001_001.png", "case0001", "001", 'Axial T1, "quoted", ünïcode.'],
+    ]
     assert read("case_metadata.csv") == [
         ["case_id", "title", "publication_date", "clinical_history", "final_diagnosis", "link"],
-        ["case0001", "Cube", "24.09.2018", "A synthetic test.", "Cubic lesion", "https://example.org/x"],
+        [
+            "case0001",
+            "Cube",
+            "24.09.2018",
+            "A synthetic test.",
+            "Cubic lesion",
+            "https://example.org/x",
+        ],
     ]
-    assert read("bboxes_gold.csv") == [["filename", "x", "y", "width", "height"],
-                                       ["case0001_001.png", "264.0", "312.0", "48.0", "48.0"]]
+    assert read("bboxes_gold.csv") == [
+        ["filename", "x", "y", "width", "height"],
+        ["case0001_001.png", "264.0", "312.0", "48.0", "48.0"],
+    ]
     assert read("bboxes_raters.csv") == [["filename", "rater", "x", "y", "width", "height"]]
 
 
@@ -180,9 +217,13 @@ def test_unreadable_volume_raises(tmp_path: Path) -> None:
 def test_non_volume_image_file_raises(tmp_path: Path) -> None:
     # nibabel reads a GIFTI surface fine, but it has no voxel grid (it used to fail with AttributeError).
     surface = tmp_path / "surface.gii"
-    nib.save(nib.gifti.GiftiImage(darrays=[nib.gifti.GiftiDataArray(np.zeros(5, np.float32))]), surface)
+    nib.save(
+        nib.gifti.GiftiImage(darrays=[nib.gifti.GiftiDataArray(np.zeros(5, np.float32))]), surface
+    )
     with pytest.raises(NovaInputError, match="GiftiImage, not a volume") as error:
-        ingest_volumes([_case([IngestSeries(surface, caption="x")])], tmp_path / "out", progress=False)
+        ingest_volumes(
+            [_case([IngestSeries(surface, caption="x")])], tmp_path / "out", progress=False
+        )
     assert error.value.field == "series[0].volume"
     assert not (tmp_path / "out").exists()
 
@@ -192,10 +233,16 @@ def test_mask_shape_mismatch_raises_after_partial_work(tmp_path: Path) -> None:
     parent.mkdir()
     volume, mask = _volume()
     good = IngestSeries(volume, caption="Axial T1.", mask=mask)
-    wrong = IngestSeries(volume, caption="Axial T1.", mask=nib.Nifti1Image(np.zeros((20, 40, 9), np.uint8), np.eye(4)))
+    wrong = IngestSeries(
+        volume,
+        caption="Axial T1.",
+        mask=nib.Nifti1Image(np.zeros((20, 40, 9), np.uint8), np.eye(4)),
+    )
     # The first case's PNG is already written when the second fails: nothing may remain.
     with pytest.raises(NovaInputError, match="differs from the volume shape") as error:
-        ingest_volumes([_case([good]), _case([wrong], case_id="case0002")], parent / "out", progress=False)
+        ingest_volumes(
+            [_case([good]), _case([wrong], case_id="case0002")], parent / "out", progress=False
+        )
     assert error.value.field == "series[0].mask"
     assert _leaves_nothing(parent)
 
@@ -212,11 +259,15 @@ def test_mask_shape_mismatch_raises_after_partial_work(tmp_path: Path) -> None:
 )
 def test_bad_case_fields(tmp_path: Path, change: dict, message: str) -> None:
     volume, mask = _volume()
-    series_fields = {k: change.pop(k) for k in ("plane", "n_slices", "slice_indices") if k in change}
+    series_fields = {
+        k: change.pop(k) for k in ("plane", "n_slices", "slice_indices") if k in change
+    }
     series = IngestSeries(volume, caption="Axial T1.", mask=mask, **series_fields)
     case_id = change.pop("case_id", "case0001")
     with pytest.raises(NovaInputError, match=message):
-        ingest_volumes([_case([series], case_id=case_id, **change)], tmp_path / "out", progress=False)
+        ingest_volumes(
+            [_case([series], case_id=case_id, **change)], tmp_path / "out", progress=False
+        )
     assert not (tmp_path / "out").exists()
 
 
@@ -243,9 +294,21 @@ def _write_manifest_inputs(folder: Path) -> None:
 def test_manifest_json_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _write_manifest_inputs(tmp_path)
     manifest = tmp_path / "cases.json"
-    case = {"title": "Cube", "clinical_history": "History.", "final_diagnosis": "Cube disease",
-            "publication_date": "01.02.2020", "extras": {"differential_diagnosis": "A; B"},
-            "series": [{"volume": "t1.nii.gz", "mask": "mask.nii.gz", "plane": "axial", "sequence": "T1-weighted"}]}
+    case = {
+        "title": "Cube",
+        "clinical_history": "History.",
+        "final_diagnosis": "Cube disease",
+        "publication_date": "01.02.2020",
+        "extras": {"differential_diagnosis": "A; B"},
+        "series": [
+            {
+                "volume": "t1.nii.gz",
+                "mask": "mask.nii.gz",
+                "plane": "axial",
+                "sequence": "T1-weighted",
+            }
+        ],
+    }
     manifest.write_text(json.dumps({"cases": [case, {**case, "title": "Cube 2"}]}))
     cases = read_manifest(manifest)
     assert [c.case_id for c in cases] == ["case0001", "case0002"]
@@ -262,10 +325,17 @@ def test_manifest_json_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_manifest_jsonl_and_errors(tmp_path: Path) -> None:
     _write_manifest_inputs(tmp_path)
-    good = {"case_id": "case0007", "title": "T", "clinical_history": "H", "final_diagnosis": "D",
-            "series": [{"volume": "t1.nii.gz", "caption": "Axial T1."}]}
+    good = {
+        "case_id": "case0007",
+        "title": "T",
+        "clinical_history": "H",
+        "final_diagnosis": "D",
+        "series": [{"volume": "t1.nii.gz", "caption": "Axial T1."}],
+    }
     manifest = tmp_path / "cases.jsonl"
-    manifest.write_text(json.dumps(good) + "\n\n" + json.dumps({**good, "case_id": "case0008"}) + "\n")
+    manifest.write_text(
+        json.dumps(good) + "\n\n" + json.dumps({**good, "case_id": "case0008"}) + "\n"
+    )
     assert [c.case_id for c in read_manifest(manifest)] == ["case0007", "case0008"]
 
     manifest.write_text(json.dumps({**good, "title": ""}) + "\n")
@@ -275,7 +345,9 @@ def test_manifest_jsonl_and_errors(tmp_path: Path) -> None:
     manifest.write_text(json.dumps({**good, "series": []}) + "\n")
     with pytest.raises(NovaInputError, match="non-empty list"):
         read_manifest(manifest)
-    manifest.write_text(json.dumps({**good, "series": [{"volume": "t1.nii.gz", "colour": "red"}]}) + "\n")
+    manifest.write_text(
+        json.dumps({**good, "series": [{"volume": "t1.nii.gz", "colour": "red"}]}) + "\n"
+    )
     with pytest.raises(NovaInputError, match="unknown keys"):
         read_manifest(manifest)
     manifest.write_text("{not json")

@@ -45,7 +45,9 @@ def test_twelve_bit_data_in_a_sixteen_bit_png_uses_the_full_8_bit_range() -> Non
 
 def test_eight_bit_images_convert_exactly_as_before() -> None:
     gray = Image.fromarray(np.arange(256, dtype=np.uint8).reshape(16, 16))
-    np.testing.assert_array_equal(np.asarray(to_rgb8(gray, source="g.png")), np.asarray(gray.convert("RGB")))
+    np.testing.assert_array_equal(
+        np.asarray(to_rgb8(gray, source="g.png")), np.asarray(gray.convert("RGB"))
+    )
 
 
 def test_float_image_nan_is_black_and_constant_image_is_black() -> None:
@@ -61,15 +63,29 @@ def test_unsupported_mode_and_all_nan_are_refused_by_name() -> None:
         to_rgb8(Image.new("CMYK", (2, 2)), source="c.png", record="case0001_001.png")
     assert caught.value.record == "case0001_001.png" and caught.value.field == "image"
     with pytest.raises(NovaInputError, match="no finite pixel"):
-        to_rgb8(Image.fromarray(np.full((2, 2), np.nan, dtype=np.float32), mode="F"), source="n.png")
+        to_rgb8(
+            Image.fromarray(np.full((2, 2), np.nan, dtype=np.float32), mode="F"), source="n.png"
+        )
 
 
 def test_runner_hands_the_model_the_windowed_image() -> None:
     from novabench.run.runner import _load_image
 
     data = _sixteen_bit_png(RAMP)
-    record = ImageRecord("case0001_001.png", "case0001", "001", None, 64, 64, None, None, None,
-                         None, None, image_bytes=data)
+    record = ImageRecord(
+        "case0001_001.png",
+        "case0001",
+        "001",
+        None,
+        64,
+        64,
+        None,
+        None,
+        None,
+        None,
+        None,
+        image_bytes=data,
+    )
     loaded = _load_image(record)
     with Image.open(io.BytesIO(data)) as image:
         expected = to_rgb8(image, source="x")

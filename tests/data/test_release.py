@@ -36,7 +36,10 @@ SMALL = (64, 64)
 
 def _comparable(release):
     """Records without the absolute image path, which differs between folders."""
-    return [{k: v for k, v in dataclasses.asdict(r).items() if k != "image_path"} for r in release.images]
+    return [
+        {k: v for k, v in dataclasses.asdict(r).items() if k != "image_path"}
+        for r in release.images
+    ]
 
 
 def _rows(**overrides):
@@ -81,7 +84,9 @@ def test_text_is_kept_exactly_through_csv_and_parquet(tmp_path):
             source = by_name[record.filename]
             assert record.caption == source["caption_text"]
             assert record.clinical_history == source["meta"]["clinical_history"]
-            assert record.extra["differential_diagnosis"] == source["meta"]["differential_diagnosis"]
+            assert (
+                record.extra["differential_diagnosis"] == source["meta"]["differential_diagnosis"]
+            )
     assert "\n" in rows[0]["caption_text"] and '"' in rows[0]["caption_text"]
 
 
@@ -132,7 +137,9 @@ def test_integer_coordinates_are_read_as_floats(tmp_path):
     parquet_type = pq.read_schema(tmp_path / "data" / "nova-v1.parquet").field("bboxes").type
     assert parquet_type.value_type.field("x").type == pa.int64()
     box = release.images[0].boxes[0]
-    assert box == [float(int(v)) for v in (rows[0]["bboxes"][0][k] for k in ("x", "y", "width", "height"))]
+    assert box == [
+        float(int(v)) for v in (rows[0]["bboxes"][0][k] for k in ("x", "y", "width", "height"))
+    ]
     assert all(isinstance(v, float) for v in box)
 
 
@@ -158,7 +165,10 @@ def test_differing_case_metadata_keeps_the_first_and_warns(tmp_path):
     second["meta"]["title"] = "Another title"
     release = read_release(write_v1_release(tmp_path, rows, image_size=SMALL, shuffle_seed=5))
     titles = {r.filename: r.title for r in release.images if r.case_id == "case0002"}
-    assert titles == {"case0002_001.png": "Rare lesion number 2", "case0002_002.png": "Rare lesion number 2"}
+    assert titles == {
+        "case0002_001.png": "Rare lesion number 2",
+        "case0002_002.png": "Rare lesion number 2",
+    }
     assert len(release.warnings) == 1
     assert "case0002_002.png" in release.warnings[0] and "title" in release.warnings[0]
 
@@ -203,7 +213,10 @@ def test_slightly_outside_boxes_are_kept_verbatim(tmp_path):
 def test_image_rows_embed_bytes_or_give_the_absolute_path(tmp_path):
     release = read_release(write_v1_release(tmp_path, image_size=SMALL))
     embedded = next(iter_image_rows(release, embed_images=True))
-    assert embedded["image"] == {"path": "case0001_001.png", "bytes": (tmp_path / "images" / "case0001_001.png").read_bytes()}
+    assert embedded["image"] == {
+        "path": "case0001_001.png",
+        "bytes": (tmp_path / "images" / "case0001_001.png").read_bytes(),
+    }
     linked = next(iter_image_rows(release, embed_images=False))
     assert linked["image"] == str((tmp_path / "images" / "case0001_001.png").resolve())
     assert Path(linked["image"]).is_absolute()
@@ -220,8 +233,20 @@ def test_fingerprint_depends_on_content_not_location(tmp_path):
 
 @pytest.mark.parametrize(
     "text",
-    ["Final diagnosis not found.", "final diagnosis not found", "FINAL DIAGNOSIS: NOT FOUND!", "Not found",
-     "N/A", "n.a.", "Unknown", "Diagnosis not available", "  ", "", None, "No final diagnosis"],
+    [
+        "Final diagnosis not found.",
+        "final diagnosis not found",
+        "FINAL DIAGNOSIS: NOT FOUND!",
+        "Not found",
+        "N/A",
+        "n.a.",
+        "Unknown",
+        "Diagnosis not available",
+        "  ",
+        "",
+        None,
+        "No final diagnosis",
+    ],
 )
 def test_placeholder_diagnoses_are_recognised(text):
     assert is_placeholder_diagnosis(text)
@@ -229,8 +254,13 @@ def test_placeholder_diagnoses_are_recognised(text):
 
 @pytest.mark.parametrize(
     "text",
-    ["Glioblastoma", "Unknown primary tumour", "Not found: a lesion", "Neurosarcoidosis (not found elsewhere)",
-     "Nasu-Hakola disease"],
+    [
+        "Glioblastoma",
+        "Unknown primary tumour",
+        "Not found: a lesion",
+        "Neurosarcoidosis (not found elsewhere)",
+        "Nasu-Hakola disease",
+    ],
 )
 def test_real_diagnoses_are_not_placeholders(text):
     assert not is_placeholder_diagnosis(text)
@@ -248,7 +278,9 @@ def test_detect_layout(tmp_path):
     (export / "README.md").write_text("---\nconfigs:\n- config_name: images\n---\n# NOVA\n")
     assert detect_layout(export) == "export"
     # read_release reads exports (tests/data/test_export_as_release.py); this one has no image shards.
-    with pytest.raises(NovaInputError, match=r"no image shards: expected data/images/test-\*\.parquet"):
+    with pytest.raises(
+        NovaInputError, match=r"no image shards: expected data/images/test-\*\.parquet"
+    ):
         read_release(export)
 
 
@@ -294,24 +326,109 @@ def _duplicate(rows):
 # (mutation, filename named in the error, field, words of the message)
 V1_BAD_INPUTS = {
     "duplicate filename": (_duplicate, "case0001_001.png", "filename", "duplicate"),
-    "bad filename": (_set("case0002_001.png", "filename", "scan_2.png"), "scan_2.png", "filename", "caseNNNN_NNN"),
-    "case id mismatch": (_set("case0002_001.png", "case_id", "case0003"), "case0002_001.png", "case_id", "does not match"),
-    "scan id mismatch": (_set("case0002_001.png", "scan_id", "002"), "case0002_001.png", "scan_id", "does not match"),
-    "relative escape": (_set("case0003_002.png", "image_path", "../case0003_002.png"), "case0003_002.png", "image_path", "escapes"),
-    "absolute path": (_set("case0003_002.png", "image_path", "/etc/hostname"), "case0003_002.png", "image_path", "escapes"),
-    "missing image": (_set("case0003_002.png", "_image", None), "case0003_002.png", "image_path", "not found"),
-    "null image path": (_set("case0003_002.png", "image_path", None), "case0003_002.png", "image_path", "non-empty string"),
-    "corrupt png": (_set("case0003_002.png", "_image", png_bytes(SMALL)[:60]), "case0003_002.png", "image_path", "corrupt"),
-    "not a png": (_set("case0003_002.png", "_image", b"GIF89a" + b"\0" * 40), "case0003_002.png", "image_path", "corrupt"),
-    "nan x": (_set_box("case0003_001.png", x=math.nan), "case0003_001.png", "bboxes[0].x", "finite"),
-    "inf height": (_set_box("case0003_001.png", height=math.inf), "case0003_001.png", "bboxes[0].height", "finite"),
-    "zero width": (_set_box("case0003_001.png", width=0.0), "case0003_001.png", "bboxes[0].width", "positive"),
-    "negative height": (_set_box("case0003_001.png", height=-4.0), "case0003_001.png", "bboxes[0].height", "positive"),
+    "bad filename": (
+        _set("case0002_001.png", "filename", "scan_2.png"),
+        "scan_2.png",
+        "filename",
+        "caseNNNN_NNN",
+    ),
+    "case id mismatch": (
+        _set("case0002_001.png", "case_id", "case0003"),
+        "case0002_001.png",
+        "case_id",
+        "does not match",
+    ),
+    "scan id mismatch": (
+        _set("case0002_001.png", "scan_id", "002"),
+        "case0002_001.png",
+        "scan_id",
+        "does not match",
+    ),
+    "relative escape": (
+        _set("case0003_002.png", "image_path", "../case0003_002.png"),
+        "case0003_002.png",
+        "image_path",
+        "escapes",
+    ),
+    "absolute path": (
+        _set("case0003_002.png", "image_path", "/etc/hostname"),
+        "case0003_002.png",
+        "image_path",
+        "escapes",
+    ),
+    "missing image": (
+        _set("case0003_002.png", "_image", None),
+        "case0003_002.png",
+        "image_path",
+        "not found",
+    ),
+    "null image path": (
+        _set("case0003_002.png", "image_path", None),
+        "case0003_002.png",
+        "image_path",
+        "non-empty string",
+    ),
+    "corrupt png": (
+        _set("case0003_002.png", "_image", png_bytes(SMALL)[:60]),
+        "case0003_002.png",
+        "image_path",
+        "corrupt",
+    ),
+    "not a png": (
+        _set("case0003_002.png", "_image", b"GIF89a" + b"\0" * 40),
+        "case0003_002.png",
+        "image_path",
+        "corrupt",
+    ),
+    "nan x": (
+        _set_box("case0003_001.png", x=math.nan),
+        "case0003_001.png",
+        "bboxes[0].x",
+        "finite",
+    ),
+    "inf height": (
+        _set_box("case0003_001.png", height=math.inf),
+        "case0003_001.png",
+        "bboxes[0].height",
+        "finite",
+    ),
+    "zero width": (
+        _set_box("case0003_001.png", width=0.0),
+        "case0003_001.png",
+        "bboxes[0].width",
+        "positive",
+    ),
+    "negative height": (
+        _set_box("case0003_001.png", height=-4.0),
+        "case0003_001.png",
+        "bboxes[0].height",
+        "positive",
+    ),
     # 64 px image, 10 % tolerance: a box ending at 75 > 70.4 is too far out.
-    "beyond tolerance": (_set_box("case0003_001.png", x=55.0, width=20.0), "case0003_001.png", "bboxes[0]", "outside"),
-    "no overlap": (_set_box("case0003_001.png", x=-5.0, width=4.0), "case0003_001.png", "bboxes[0]", "outside"),
-    "null source": (_set_box("case0003_001.png", source=None), "case0003_001.png", "bboxes[0].source", "source"),
-    "text coordinate": (_set_box("case0003_001.png", y="twelve"), "case0003_001.png", "bboxes[0].y", "not a number"),
+    "beyond tolerance": (
+        _set_box("case0003_001.png", x=55.0, width=20.0),
+        "case0003_001.png",
+        "bboxes[0]",
+        "outside",
+    ),
+    "no overlap": (
+        _set_box("case0003_001.png", x=-5.0, width=4.0),
+        "case0003_001.png",
+        "bboxes[0]",
+        "outside",
+    ),
+    "null source": (
+        _set_box("case0003_001.png", source=None),
+        "case0003_001.png",
+        "bboxes[0].source",
+        "source",
+    ),
+    "text coordinate": (
+        _set_box("case0003_001.png", y="twelve"),
+        "case0003_001.png",
+        "bboxes[0].y",
+        "not a number",
+    ),
 }
 
 
@@ -354,7 +471,9 @@ def test_missing_v1_column_is_named(tmp_path, column):
     rows = _rows()
     for row in rows:
         del row[column]
-    write_v1_release(tmp_path, rows, image_size=SMALL) if column != "image_path" else _write_without_images(tmp_path, rows)
+    write_v1_release(
+        tmp_path, rows, image_size=SMALL
+    ) if column != "image_path" else _write_without_images(tmp_path, rows)
     with pytest.raises(NovaInputError) as caught:
         read_release(tmp_path)
     assert caught.value.source == "data/nova-v1.parquet" and caught.value.field == column
@@ -397,7 +516,11 @@ def test_legacy_bad_box_names_csv_line_filename_and_field(tmp_path):
     with pytest.raises(NovaInputError) as caught:
         read_release(root)
     error = caught.value
-    assert (error.source, error.record, error.field) == ("bboxes_gold.csv", f"line 3 ({fields[0]})", "width")
+    assert (error.source, error.record, error.field) == (
+        "bboxes_gold.csv",
+        f"line 3 ({fields[0]})",
+        "width",
+    )
 
 
 def test_legacy_box_of_unknown_filename(tmp_path):
@@ -406,7 +529,9 @@ def test_legacy_box_of_unknown_filename(tmp_path):
     with pytest.raises(NovaInputError) as caught:
         read_release(root)
     assert (caught.value.source, caught.value.record, caught.value.field) == (
-        "bboxes_raters.csv", "line 2 (case0009_001.png)", "filename"
+        "bboxes_raters.csv",
+        "line 2 (case0009_001.png)",
+        "filename",
     )
 
 
@@ -416,13 +541,17 @@ def test_legacy_case_without_metadata(tmp_path):
     with pytest.raises(NovaInputError) as caught:
         read_release(root)
     assert (caught.value.source, caught.value.record, caught.value.field) == (
-        "captions.csv", "line 2 (case0001_001.png)", "case_id"
+        "captions.csv",
+        "line 2 (case0001_001.png)",
+        "case_id",
     )
 
 
 def test_legacy_missing_column_and_file(tmp_path):
     root = write_legacy_release(tmp_path / "a", image_size=SMALL)
-    _rewrite(root / "captions.csv", "filename,case_id,scan_id,caption", "filename,case_id,scan_id,text")
+    _rewrite(
+        root / "captions.csv", "filename,case_id,scan_id,caption", "filename,case_id,scan_id,text"
+    )
     with pytest.raises(NovaInputError) as caught:
         read_release(root)
     assert (caught.value.source, caught.value.field) == ("captions.csv", "caption")
@@ -524,10 +653,17 @@ def _decompression_bomb_png(side: int = 20_000) -> bytes:
     import zlib
 
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
 
     header = struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b""))
+        + chunk(b"IEND", b"")
+    )
 
 
 def _bomb_release(root):

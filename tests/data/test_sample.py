@@ -16,12 +16,30 @@ import pytest
 from PIL import Image
 
 from novabench.cli import main
-from novabench.data.sample import IMAGES_PER_CASE, PLACEHOLDER_DIAGNOSIS, images_per_case, write_sample_release
+from novabench.data.sample import (
+    IMAGES_PER_CASE,
+    PLACEHOLDER_DIAGNOSIS,
+    images_per_case,
+    write_sample_release,
+)
 
 BOX = pa.struct(
-    [("x", pa.float64()), ("y", pa.float64()), ("width", pa.float64()), ("height", pa.float64()), ("source", pa.string())]
+    [
+        ("x", pa.float64()),
+        ("y", pa.float64()),
+        ("width", pa.float64()),
+        ("height", pa.float64()),
+        ("source", pa.string()),
+    ]
 )
-META_KEYS = ["title", "publication_date", "clinical_history", "final_diagnosis", "differential_diagnosis", "link"]
+META_KEYS = [
+    "title",
+    "publication_date",
+    "clinical_history",
+    "final_diagnosis",
+    "differential_diagnosis",
+    "link",
+]
 
 
 def _hashes(root: Path) -> dict[str, str]:
@@ -75,10 +93,16 @@ def test_v1_schema_is_exactly_the_documented_one(sample_release: Path) -> None:
     assert sorted(p.name for p in (sample_release / "images").iterdir()) == sorted(filenames)
 
 
-def test_legacy_tables_hold_the_same_content(sample_release: Path, sample_release_legacy: Path) -> None:
+def test_legacy_tables_hold_the_same_content(
+    sample_release: Path, sample_release_legacy: Path
+) -> None:
     root = sample_release_legacy
     assert sorted(p.name for p in root.iterdir()) == [
-        "bboxes_gold.csv", "bboxes_raters.csv", "captions.csv", "case_metadata.csv", "test",
+        "bboxes_gold.csv",
+        "bboxes_raters.csv",
+        "captions.csv",
+        "case_metadata.csv",
+        "test",
     ]
 
     def read(name: str) -> list[dict[str, str]]:
@@ -97,13 +121,17 @@ def test_legacy_tables_hold_the_same_content(sample_release: Path, sample_releas
     }
     rows = {row["filename"]: row for row in _rows(sample_release)}
     captions = read("captions.csv")
-    assert {r["filename"]: r["caption"] for r in captions} == {f: r["caption_text"] for f, r in rows.items()}
+    assert {r["filename"]: r["caption"] for r in captions} == {
+        f: r["caption_text"] for f, r in rows.items()
+    }
     gold = collections.Counter(r["filename"] for r in read("bboxes_gold.csv"))
     assert gold == collections.Counter(
         f for f, r in rows.items() for b in r["bboxes"] or [] if b["source"] == "gold"
     )
     for name in rows:  # same pixels in both layouts
-        assert (root / "test" / name).read_bytes() == (sample_release / "images" / name).read_bytes()
+        assert (root / "test" / name).read_bytes() == (
+            sample_release / "images" / name
+        ).read_bytes()
 
 
 def test_pngs_are_480_grayscale(sample_release: Path) -> None:
@@ -154,7 +182,9 @@ def test_lesion_pixels_match_caption_side_and_signal(sample_release: Path) -> No
         pixels = np.asarray(Image.open(sample_release / row["image_path"]), dtype=np.float64)
         brain = pixels[pixels > 0]
         x, y, w, h = max(gold, key=lambda b: b[2] * b[3])
-        core = pixels[int(y + h * 0.35) : int(y + h * 0.65) + 1, int(x + w * 0.35) : int(x + w * 0.65) + 1]
+        core = pixels[
+            int(y + h * 0.35) : int(y + h * 0.65) + 1, int(x + w * 0.35) : int(x + w * 0.65) + 1
+        ]
         # Radiological convention: the patient's left is on the image right (axial, coronal).
         if not caption.startswith("Sagittal"):
             if " left " in caption:
@@ -189,10 +219,14 @@ def test_images_per_case_follows_the_real_distribution() -> None:
     assert exact != images_per_case(281, seed=4)  # same multiset, other order
     drawn = collections.Counter(images_per_case(40, seed=1))
     assert all(drawn[k] <= IMAGES_PER_CASE[k] for k in drawn)  # drawn without replacement
-    assert collections.Counter(images_per_case(300, seed=0)[:281]) == collections.Counter(IMAGES_PER_CASE)
+    assert collections.Counter(images_per_case(300, seed=0)[:281]) == collections.Counter(
+        IMAGES_PER_CASE
+    )
 
 
-def test_reader_gives_identical_records_for_both_layouts(sample_release: Path, sample_release_legacy: Path) -> None:
+def test_reader_gives_identical_records_for_both_layouts(
+    sample_release: Path, sample_release_legacy: Path
+) -> None:
     from novabench.data.release import is_placeholder_diagnosis, read_release
 
     v1, legacy = read_release(sample_release), read_release(sample_release_legacy)
@@ -211,7 +245,10 @@ def test_reader_gives_identical_records_for_both_layouts(sample_release: Path, s
 
 def test_cli_sample_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "nova"
-    assert main(["sample", str(out), "--cases", "2", "--seed", "1", "--layout", "legacy", "--quiet"]) == 0
+    assert (
+        main(["sample", str(out), "--cases", "2", "--seed", "1", "--layout", "legacy", "--quiet"])
+        == 0
+    )
     assert re.search(r"2 cases, \d+ images, \d+ gold boxes", capsys.readouterr().out)
     assert (out / "captions.csv").is_file()
     assert main(["sample", str(out), "--cases", "2", "--quiet"]) == 2  # exists

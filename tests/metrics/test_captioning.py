@@ -142,7 +142,11 @@ def test_binary_f1_matches_sklearn_positive_class_f1_on_random_labels():
         y_true = [names[label] for label in references[kept]]
         y_pred = [names[label] for label in predictions[kept]]
         expected = f1_score(
-            y_true, y_pred, labels=["normal", "abnormal"], pos_label="abnormal", average="binary",
+            y_true,
+            y_pred,
+            labels=["normal", "abnormal"],
+            pos_label="abnormal",
+            average="binary",
             zero_division=np.nan,
         )
         if math.isnan(expected):
@@ -161,8 +165,12 @@ def test_paper_modality_split_by_hand():
         "r": ({"axial", "adc", "contrast"}, {"cyst"}, True),
         "p": ({"axial", "swi"}, {"cyst"}, True),
     }
-    result = score_captioning(["p"], ["r"], exclude=("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"),
-                              keyword_extractor=TableExtractor(table))
+    result = score_captioning(
+        ["p"],
+        ["r"],
+        exclude=("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"),
+        keyword_extractor=TableExtractor(table),
+    )
     assert result["ModalityF1"] == 1.0
     assert result["ClinicalF1"] == pytest.approx(2 / 5)
     assert result["SequencePlaneF1"] == pytest.approx(2 / 5)
@@ -202,7 +210,9 @@ def test_full_result_keys_and_parity_with_reference_libraries():
         "n_pairs_without_reference_label", "n_predictions_without_label",
     }  # fmt: skip
     assert result["n_captions"] == 60
-    assert result["BLEU-4"] == pytest.approx(sacrebleu.corpus_bleu(predictions, [references]).score / 100, abs=1e-9)
+    assert result["BLEU-4"] == pytest.approx(
+        sacrebleu.corpus_bleu(predictions, [references]).score / 100, abs=1e-9
+    )
     scorer = rouge_scorer.RougeScorer(["rougeL"])
     rouge = [scorer.score(r, p)["rougeL"].fmeasure for p, r in zip(predictions, references)]
     assert result["ROUGE-L"] == pytest.approx(float(np.mean(rouge)), abs=1e-12)
@@ -249,7 +259,11 @@ def test_unknown_excluded_name_lists_the_valid_ones():
 
 def test_empty_prediction_scores_zero_on_overlap_metrics():
     result = score_captioning(["", "   "], ["a cyst in the pons", "normal"], exclude=NO_BERT)
-    assert result["BLEU-4"] == 0.0 == sacrebleu.corpus_bleu(["", "   "], [["a cyst in the pons", "normal"]]).score
+    assert (
+        result["BLEU-4"]
+        == 0.0
+        == sacrebleu.corpus_bleu(["", "   "], [["a cyst in the pons", "normal"]]).score
+    )
     assert result["ROUGE-L"] == 0.0
     assert result["METEOR"] == 0.0
     evaluation = prepare_captioning([""], ["a cyst"], exclude=NO_BERT)
@@ -280,8 +294,14 @@ def test_bad_captions_name_the_example_and_field(predictions, references, record
     [
         ({"predictions": ["a"], "references": ["a", "b"]}, "1 predictions but 2 references"),
         ({"predictions": "a caption", "references": ["a"]}, "list of strings"),
-        ({"predictions": ["a"], "references": ["a"], "keyword_averaging": "macro"}, "'sample' or 'micro'"),
-        ({"predictions": ["a"], "references": ["a"], "bertscore_batch_size": 0}, "positive integer"),
+        (
+            {"predictions": ["a"], "references": ["a"], "keyword_averaging": "macro"},
+            "'sample' or 'micro'",
+        ),
+        (
+            {"predictions": ["a"], "references": ["a"], "bertscore_batch_size": 0},
+            "positive integer",
+        ),
     ],
 )
 def test_bad_arguments(kwargs, message):
@@ -291,7 +311,9 @@ def test_bad_arguments(kwargs, message):
 
 def test_extractor_returning_the_wrong_type_is_reported():
     with pytest.raises(NovaInputError, match="not CaptionKeywords") as caught:
-        score_captioning(["a"], ["b"], exclude=NO_BERT, keyword_extractor=lambda caption: {"clinical": set()})
+        score_captioning(
+            ["a"], ["b"], exclude=NO_BERT, keyword_extractor=lambda caption: {"clinical": set()}
+        )
     assert caught.value.field == "references" and caught.value.record == "example 0"
 
 
@@ -316,14 +338,18 @@ def test_aggregate_on_all_indices_equals_the_full_result():
     predictions, references = random_caption_pairs(80, seed=11)
     evaluation = prepare_captioning(predictions, references, exclude=NO_BERT)
     full = score_captioning(predictions, references, exclude=NO_BERT)
-    assert evaluation.aggregate(np.arange(evaluation.n_items)) == {name: full[name] for name in evaluation.metrics}
+    assert evaluation.aggregate(np.arange(evaluation.n_items)) == {
+        name: full[name] for name in evaluation.metrics
+    }
     assert evaluation.aggregate() == evaluation.aggregate(np.arange(80))
 
 
 @pytest.mark.parametrize("averaging", ["sample", "micro"])
 def test_resample_with_repeats_equals_scoring_the_repeated_list(averaging):
     predictions, references = random_caption_pairs(80, seed=5)
-    evaluation = prepare_captioning(predictions, references, exclude=NO_BERT, keyword_averaging=averaging)
+    evaluation = prepare_captioning(
+        predictions, references, exclude=NO_BERT, keyword_averaging=averaging
+    )
     rng = np.random.default_rng(1)
     for _ in range(3):
         indices = rng.integers(0, 80, size=80)
@@ -397,7 +423,9 @@ def test_bertscore_matches_bert_score_called_directly(minilm_path):
 
     # The model stays loaded: a second call reuses it.
     cached = dict(captioning._BERTSCORERS)
-    scores, _ = captioning.bertscore_f1_scores(predictions[:2], references[:2], model=minilm_path, num_layers=6)
+    scores, _ = captioning.bertscore_f1_scores(
+        predictions[:2], references[:2], model=minilm_path, num_layers=6
+    )
     assert captioning._BERTSCORERS == cached
     assert scores.tolist() == pytest.approx(per_pair[:2].tolist(), abs=1e-6)
 
@@ -405,8 +433,12 @@ def test_bertscore_matches_bert_score_called_directly(minilm_path):
 def test_evaluation_missing_the_statistics_of_a_listed_metric_says_so() -> None:
     # A hand-built evaluation that lists ROUGE-L without its per-pair scores fails clearly
     # (it used to fail with "'NoneType' object is not subscriptable").
-    evaluation = captioning.CaptioningEvaluation(n_items=1, metrics=("ROUGE-L",), keyword_averaging="sample")
-    with pytest.raises(RuntimeError, match="ROUGE-L is in metrics but its per-pair statistics are missing"):
+    evaluation = captioning.CaptioningEvaluation(
+        n_items=1, metrics=("ROUGE-L",), keyword_averaging="sample"
+    )
+    with pytest.raises(
+        RuntimeError, match="ROUGE-L is in metrics but its per-pair statistics are missing"
+    ):
         evaluation.aggregate()
     evaluation.rouge_l = np.array([0.5])
     assert evaluation.aggregate() == {"ROUGE-L": 0.5}
@@ -418,8 +450,18 @@ def test_no_caption_pair_at_all_gives_nan_like_the_other_tasks():
 
     result = score_captioning([], [], exclude=["BERTScore-F1"])
     assert result["n_captions"] == 0
-    assert all(math.isnan(result[name]) for name in ("BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1",
-                                                       "ModalityF1", "BinaryF1", "SequencePlaneF1"))
+    assert all(
+        math.isnan(result[name])
+        for name in (
+            "BLEU-4",
+            "ROUGE-L",
+            "METEOR",
+            "ClinicalF1",
+            "ModalityF1",
+            "BinaryF1",
+            "SequencePlaneF1",
+        )
+    )
     assert math.isnan(score_diagnosis([], [])["top1"])
     with pytest.warns(UserWarning):  # no gold box at all
         assert math.isnan(score_localization([], [])["COCO-AP@30"])

@@ -9,6 +9,12 @@ import numpy as np
 import pytest
 
 from novabench.errors import NovaInputError
+from novabench.lexicon.diagnoses import (
+    DiagnosisEntry,
+    DiagnosisLexicon,
+    load_diagnosis_lexicon,
+    read_diagnosis,
+)
 from novabench.metrics.diagnosis import (
     LexiconDiagnosisMatcher,
     describe_matcher,
@@ -17,12 +23,6 @@ from novabench.metrics.diagnosis import (
     normalize_diagnosis,
     prepare_diagnosis,
     score_diagnosis,
-)
-from novabench.lexicon.diagnoses import (
-    DiagnosisEntry,
-    DiagnosisLexicon,
-    load_diagnosis_lexicon,
-    read_diagnosis,
 )
 
 
@@ -50,7 +50,10 @@ def matcher() -> LexiconDiagnosisMatcher:
         ("Chiari II", "chiari 2"),
         ("WHO grade IV astrocytoma", "who grade 4 astrocytoma"),
         ("X-linked adrenoleukodystrophy", "x linked adrenoleukodystrophy"),  # x stays a letter
-        ("Progressive multifocal leukoencephalopathy (PML)", "progressive multifocal leukoencephalopathy"),
+        (
+            "Progressive multifocal leukoencephalopathy (PML)",
+            "progressive multifocal leukoencephalopathy",
+        ),
         ("Glioma (low grade)", "glioma low grade"),  # a non-abbreviation parenthesis stays
         ("Sjögren’s syndrome", "sjogren syndrome"),
         ("Suspected ischaemic stroke?", "ischemic stroke"),
@@ -64,9 +67,13 @@ def test_normalize_diagnosis(text: str, expected: str) -> None:
 
 def test_aliases_keep_parenthesised_abbreviations() -> None:
     assert diagnosis_aliases("Acute disseminated encephalomyelitis (ADEM)") == (
-        "acute disseminated encephalomyelitis", "adem")
+        "acute disseminated encephalomyelitis",
+        "adem",
+    )
     assert diagnosis_aliases("Atypical teratoid/rhabdoid tumour (AT/RT)") == (
-        "atypical teratoid rhabdoid tumor", "at rt")
+        "atypical teratoid rhabdoid tumor",
+        "at rt",
+    )
     assert diagnosis_aliases("Neurofibromatosis (NF1)") == ("neurofibromatosis", "nf1")
     assert diagnosis_aliases("   ") == ()
 
@@ -94,7 +101,9 @@ def test_banded_edit_distance_agrees_with_the_plain_recurrence() -> None:
         for i, char_a in enumerate(a, start=1):
             current = [i]
             for j, char_b in enumerate(b, start=1):
-                current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b)))
+                current.append(
+                    min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
+                )
             previous = current
         return previous[-1]
 
@@ -104,7 +113,11 @@ def test_banded_edit_distance_agrees_with_the_plain_recurrence() -> None:
         b = "".join(rng.choice(list("abc"), size=int(rng.integers(0, 9))))
         limit = int(rng.integers(0, 10))
         distance = plain(a, b)
-        assert _levenshtein(a, b, limit) == (distance if distance <= limit else limit + 1), (a, b, limit)
+        assert _levenshtein(a, b, limit) == (distance if distance <= limit else limit + 1), (
+            a,
+            b,
+            limit,
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -117,9 +130,17 @@ def test_lexicon_size_groups_and_fields() -> None:
     specific = [e for e in lexicon.entries if not e.is_category]
     assert len(specific) >= 200
     groups = {e.group for e in lexicon.entries}
-    for group in ("demyelinating", "infectious", "inflammatory and autoimmune", "neoplastic",
-                  "vascular", "metabolic and toxic", "genetic and neurocutaneous", "congenital",
-                  "degenerative"):
+    for group in (
+        "demyelinating",
+        "infectious",
+        "inflammatory and autoimmune",
+        "neoplastic",
+        "vascular",
+        "metabolic and toxic",
+        "genetic and neurocutaneous",
+        "congenital",
+        "degenerative",
+    ):
         assert group in groups
     # Every specific entry hangs in the tree or is a deliberate root with cue words.
     assert sum(1 for e in specific if e.parent is None) < 10
@@ -137,19 +158,28 @@ def test_every_name_and_synonym_resolves_to_its_own_entry() -> None:
 @pytest.mark.parametrize(
     ("alias", "canonical"),
     [
-        ("MS", "multiple sclerosis"), ("ADEM", "acute disseminated encephalomyelitis"),
+        ("MS", "multiple sclerosis"),
+        ("ADEM", "acute disseminated encephalomyelitis"),
         ("PML", "progressive multifocal leukoencephalopathy"),
-        ("PRES", "posterior reversible encephalopathy syndrome"), ("CADASIL", "CADASIL"),
-        ("MELAS", "MELAS"), ("NMOSD", "neuromyelitis optica spectrum disorder"),
-        ("CJD", "Creutzfeldt-Jakob disease"), ("HSV encephalitis", "herpes simplex encephalitis"),
-        ("AVM", "arteriovenous malformation"), ("DVA", "developmental venous anomaly"),
-        ("GBM", "glioblastoma"), ("PCNSL", "primary CNS lymphoma"),
+        ("PRES", "posterior reversible encephalopathy syndrome"),
+        ("CADASIL", "CADASIL"),
+        ("MELAS", "MELAS"),
+        ("NMOSD", "neuromyelitis optica spectrum disorder"),
+        ("CJD", "Creutzfeldt-Jakob disease"),
+        ("HSV encephalitis", "herpes simplex encephalitis"),
+        ("AVM", "arteriovenous malformation"),
+        ("DVA", "developmental venous anomaly"),
+        ("GBM", "glioblastoma"),
+        ("PCNSL", "primary CNS lymphoma"),
         ("DNET", "dysembryoplastic neuroepithelial tumor"),
         ("Dysembryoplastic neuroepithelial tumour", "dysembryoplastic neuroepithelial tumor"),
-        ("Haemangioblastoma", "hemangioblastoma"), ("Wilsons disease", "Wilson disease"),
+        ("Haemangioblastoma", "hemangioblastoma"),
+        ("Wilsons disease", "Wilson disease"),
         ("Devic's disease", "neuromyelitis optica spectrum disorder"),
-        ("NF-1", "neurofibromatosis type 1"), ("von Recklinghausen's disease", "neurofibromatosis type 1"),
-        ("brain metastases", "metastasis"), ("Chiari type II", "Chiari 2 malformation"),
+        ("NF-1", "neurofibromatosis type 1"),
+        ("von Recklinghausen's disease", "neurofibromatosis type 1"),
+        ("brain metastases", "metastasis"),
+        ("Chiari type II", "Chiari 2 malformation"),
         ("Guillain-Barré syndrome", "Guillain-Barre syndrome"),
     ],
 )
@@ -169,7 +199,9 @@ def test_hierarchy() -> None:
     assert lexicon.get("glioblastoma").parent == "high-grade glioma"
 
 
-def _entry(name: str, synonyms: tuple[str, ...] = (), parents: tuple[str, ...] = ()) -> DiagnosisEntry:
+def _entry(
+    name: str, synonyms: tuple[str, ...] = (), parents: tuple[str, ...] = ()
+) -> DiagnosisEntry:
     return DiagnosisEntry(name=name, synonyms=synonyms, parents=parents, cues=(), group="test")
 
 
@@ -186,7 +218,8 @@ def test_lexicon_validation_rejects_broken_tables() -> None:
 
 def test_find_mentions_reports_leftover_words() -> None:
     found, leftover = load_diagnosis_lexicon().find_mentions(
-        normalize_diagnosis("Left frontal glioblastoma with leptomeningeal metastases"))
+        normalize_diagnosis("Left frontal glioblastoma with leptomeningeal metastases")
+    )
     assert [e.name for e in found] == ["glioblastoma", "leptomeningeal carcinomatosis"]
     assert leftover == ["left", "frontal", "with"]
 
@@ -217,7 +250,10 @@ MATCHING_PAIRS = [
     ("Neuromyelitis optica spectrum disorder", "Devic's disease"),
     ("Neuromyelitis optica", "NMOSD"),
     ("Posterior reversible encephalopathy syndrome", "PRES"),
-    ("CADASIL", "Cerebral autosomal dominant arteriopathy with subcortical infarcts and leukoencephalopathy"),
+    (
+        "CADASIL",
+        "Cerebral autosomal dominant arteriopathy with subcortical infarcts and leukoencephalopathy",
+    ),
     ("MELAS", "mitochondrial encephalomyopathy, lactic acidosis and stroke-like episodes"),
     ("Herpes simplex encephalitis", "HSV encephalitis"),
     ("Creutzfeldt-Jakob disease", "likely CJD"),
@@ -255,7 +291,10 @@ MATCHING_PAIRS = [
     ("Glioblastoma", "glioblastoma WHO grade 4"),
     # typos (edit ratio >= 0.88)
     ("Oligodendroglioma", "oligodendrogliomma"),
-    ("Leukoencephalopathy with vanishing white matter", "leukoencephalopaty with vanishing white matter"),
+    (
+        "Leukoencephalopathy with vanishing white matter",
+        "leukoencephalopaty with vanishing white matter",
+    ),
     # outside the lexicon: fuzzy words, specificity by word coverage
     ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis"),
     ("Erdheim syndrome variant xyz", "erdheim xyz"),
@@ -310,35 +349,43 @@ NON_MATCHING_PAIRS = [
 
 
 @pytest.mark.parametrize(("reference", "candidate"), MATCHING_PAIRS)
-def test_lexicon_matcher_accepts(matcher: LexiconDiagnosisMatcher, reference: str, candidate: str) -> None:
+def test_lexicon_matcher_accepts(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str
+) -> None:
     assert matcher(reference, candidate), matcher.explain(reference, candidate)
 
 
 @pytest.mark.parametrize(("reference", "candidate"), NON_MATCHING_PAIRS)
-def test_lexicon_matcher_rejects(matcher: LexiconDiagnosisMatcher, reference: str, candidate: str) -> None:
+def test_lexicon_matcher_rejects(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str
+) -> None:
     assert not matcher(reference, candidate), matcher.explain(reference, candidate)
 
 
-@pytest.mark.parametrize(("reference", "candidate", "rule"), [
-    ("Glioblastoma", "glioblastoma", "exact"),
-    ("Glioblastoma", "GBM", "lexicon"),
-    ("Ependymoma", "subependymoma", "lexicon-different"),
-    ("Opsoclonus myoclonus ataxia syndrome", "HSV encephalitis", "no-match"),
-    ("Bickerstaff brainstem encephalitis", "glioblastoma xyz", "mentions-different"),
-    ("Xyz syndrome", "brain tumor", "too-vague"),
-    ("Right MCA infarct", "left MCA infarct", "qualifier-mismatch"),
-    ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome", "fuzzy"),
-    ("Glioblastoma", "GBM with central necrosis", "lexicon-context"),
-    ("Intraventricular hemorrhage", "intraventricular bleed", "lexicon"),
-    ("Subarachnoid hemorrhage", "intraventricular hemorrhage", "lexicon-different"),
-    ("Spinal cord infarction", "cerebellar infarct", "location-mismatch"),
-    ("Intracranial aneurysm", "subarachnoid hemorrhage due to a ruptured aneurysm", "cause"),
-    ("Glioblastoma", "", "empty"),
-    ("Cerebral toxoplasmosis", "no evidence of toxoplasmosis", "negated"),
-    ("Cerebral toxoplasmosis", "Glioma or toxoplasmosis", "several-diseases"),
-])
-def test_explain_names_the_deciding_rule(matcher: LexiconDiagnosisMatcher, reference: str,
-                                         candidate: str, rule: str) -> None:
+@pytest.mark.parametrize(
+    ("reference", "candidate", "rule"),
+    [
+        ("Glioblastoma", "glioblastoma", "exact"),
+        ("Glioblastoma", "GBM", "lexicon"),
+        ("Ependymoma", "subependymoma", "lexicon-different"),
+        ("Opsoclonus myoclonus ataxia syndrome", "HSV encephalitis", "no-match"),
+        ("Bickerstaff brainstem encephalitis", "glioblastoma xyz", "mentions-different"),
+        ("Xyz syndrome", "brain tumor", "too-vague"),
+        ("Right MCA infarct", "left MCA infarct", "qualifier-mismatch"),
+        ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome", "fuzzy"),
+        ("Glioblastoma", "GBM with central necrosis", "lexicon-context"),
+        ("Intraventricular hemorrhage", "intraventricular bleed", "lexicon"),
+        ("Subarachnoid hemorrhage", "intraventricular hemorrhage", "lexicon-different"),
+        ("Spinal cord infarction", "cerebellar infarct", "location-mismatch"),
+        ("Intracranial aneurysm", "subarachnoid hemorrhage due to a ruptured aneurysm", "cause"),
+        ("Glioblastoma", "", "empty"),
+        ("Cerebral toxoplasmosis", "no evidence of toxoplasmosis", "negated"),
+        ("Cerebral toxoplasmosis", "Glioma or toxoplasmosis", "several-diseases"),
+    ],
+)
+def test_explain_names_the_deciding_rule(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str, rule: str
+) -> None:
     assert matcher.explain(reference, candidate).rule == rule
 
 
@@ -347,7 +394,10 @@ def test_matcher_is_symmetric_on_the_table(matcher: LexiconDiagnosisMatcher) -> 
     # so swapping must agree. (The several-diseases rule reads the candidate only.)
     for reference, candidate in MATCHING_PAIRS + NON_MATCHING_PAIRS:
         if candidate.strip() and normalize_diagnosis(candidate):
-            assert matcher(reference, candidate) == matcher(candidate, reference), (reference, candidate)
+            assert matcher(reference, candidate) == matcher(candidate, reference), (
+                reference,
+                candidate,
+            )
 
 
 # ---------------------------------------------------------------------------------------
@@ -369,8 +419,12 @@ ONE_DIAGNOSIS_CASES = [
     ("Cerebral toxoplasmosis", "Lymphoma rather than toxoplasmosis", False, "negated"),
     ("Cerebral toxoplasmosis", "Lymphoma; toxoplasmosis less likely", False, "negated"),
     ("Cerebral toxoplasmosis", "negative for toxoplasmosis", False, "negated"),
-    ("Progressive multifocal leukoencephalopathy",
-     "No progressive multifocal leukoencephalopathy (PML)", False, "negated"),
+    (
+        "Progressive multifocal leukoencephalopathy",
+        "No progressive multifocal leukoencephalopathy (PML)",
+        False,
+        "negated",
+    ),
     ("PML", "No progressive multifocal leukoencephalopathy (PML)", False, "negated"),
     ("Glioblastoma", "Not glioblastoma (GBM)", False, "negated"),
     ("Erdheim syndrome variant xyz", "no erdheim xyz", False, "negated"),
@@ -386,8 +440,18 @@ ONE_DIAGNOSIS_CASES = [
     ("Cerebral toxoplasmosis", "toxoplasmosis not ruled out", True, "lexicon"),
     # hedges: several diseases as alternatives match none of them
     ("Cerebral toxoplasmosis", "Glioma or toxoplasmosis", False, "several-diseases"),
-    ("Cerebral toxoplasmosis", "Glioma, Cerebral toxoplasmosis, Lymphoma", False, "several-diseases"),
-    ("Progressive multifocal leukoencephalopathy", "Multiple sclerosis or PML", False, "several-diseases"),
+    (
+        "Cerebral toxoplasmosis",
+        "Glioma, Cerebral toxoplasmosis, Lymphoma",
+        False,
+        "several-diseases",
+    ),
+    (
+        "Progressive multifocal leukoencephalopathy",
+        "Multiple sclerosis or PML",
+        False,
+        "several-diseases",
+    ),
     ("PML", "Multiple sclerosis or PML", False, "several-diseases"),
     ("Multiple sclerosis", "Multiple sclerosis or PML", False, "several-diseases"),
     ("Cerebral toxoplasmosis", "Glioma/toxoplasmosis", False, "several-diseases"),
@@ -398,8 +462,12 @@ ONE_DIAGNOSIS_CASES = [
     ("Cerebral toxoplasmosis", "either glioma or toxoplasmosis", False, "several-diseases"),
     ("Primary CNS lymphoma", "Glioma or lymphoma (PCNSL)", False, "several-diseases"),
     ("Glioma", "Glioblastoma or oligodendroglioma", False, "several-diseases"),
-    ("Glioblastoma", "Final diagnosis: glioblastoma. Differential: metastasis, lymphoma", False,
-     "several-diseases"),
+    (
+        "Glioblastoma",
+        "Final diagnosis: glioblastoma. Differential: metastasis, lymphoma",
+        False,
+        "several-diseases",
+    ),
     # one diagnosis: a disease with its own subtype or supertype, or with qualifiers
     ("Glioblastoma", "glioma, likely glioblastoma", True, "lexicon"),
     ("Glioma", "glioma, likely glioblastoma", True, "lexicon"),
@@ -408,31 +476,60 @@ ONE_DIAGNOSIS_CASES = [
     ("Glioblastoma", "Glioma or brain tumour", True, "lexicon"),
     ("Glioblastoma", "Glioblastoma, IDH-wildtype, left temporal", True, "lexicon"),
     ("Glioblastoma", "Glioblastoma, with necrosis", True, "lexicon-context"),
-    ("MELAS", "Mitochondrial encephalomyopathy, lactic acidosis and stroke-like episodes", True,
-     "lexicon"),
-    ("Atypical teratoid rhabdoid tumor", "Atypical teratoid/rhabdoid tumour (AT/RT)", True, "exact"),
+    (
+        "MELAS",
+        "Mitochondrial encephalomyopathy, lactic acidosis and stroke-like episodes",
+        True,
+        "lexicon",
+    ),
+    (
+        "Atypical teratoid rhabdoid tumor",
+        "Atypical teratoid/rhabdoid tumour (AT/RT)",
+        True,
+        "exact",
+    ),
     # compounds name the disease stated first, or match a reference naming them all
     ("Cerebral toxoplasmosis", "Glioma with toxoplasmosis", False, "several-diseases"),
     ("Cerebral toxoplasmosis", "Glioma and toxoplasmosis", False, "several-diseases"),
     ("Metastasis", "Melanoma metastasis with hemorrhage", True, "lexicon"),
     ("Intracranial hemorrhage", "Metastasis with hemorrhage", False, "several-diseases"),
-    ("Glioblastoma with leptomeningeal metastases", "Leptomeningeal metastases from glioblastoma",
-     True, "lexicon"),
-    ("Glioblastoma with leptomeningeal metastases", "Glioblastoma or leptomeningeal metastases",
-     False, "several-diseases"),
+    (
+        "Glioblastoma with leptomeningeal metastases",
+        "Leptomeningeal metastases from glioblastoma",
+        True,
+        "lexicon",
+    ),
+    (
+        "Glioblastoma with leptomeningeal metastases",
+        "Glioblastoma or leptomeningeal metastases",
+        False,
+        "several-diseases",
+    ),
     # a reference may name several diseases; a candidate naming one of them matches
     ("Glioblastoma with leptomeningeal metastases", "Glioblastoma", True, "lexicon"),
     ("Glioma or toxoplasmosis", "Cerebral toxoplasmosis", True, "lexicon"),
     # outside the lexicon: single terms still match fuzzily, alternatives do not
     ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis", True, "lexicon"),
     ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome", True, "fuzzy"),
-    ("Opsoclonus myoclonus syndrome", "Opsoclonus myoclonus syndrome or Kluver-Bucy syndrome",
-     False, "several-diseases"),
-    ("Opsoclonus myoclonus syndrome", "Opsoclonus myoclonus or Kluver-Bucy", False,
-     "several-diseases"),
+    (
+        "Opsoclonus myoclonus syndrome",
+        "Opsoclonus myoclonus syndrome or Kluver-Bucy syndrome",
+        False,
+        "several-diseases",
+    ),
+    (
+        "Opsoclonus myoclonus syndrome",
+        "Opsoclonus myoclonus or Kluver-Bucy",
+        False,
+        "several-diseases",
+    ),
     ("Glioblastoma", "Glioblastoma, Kluver-Bucy syndrome", False, "several-diseases"),
-    ("Bickerstaff brainstem encephalitis",
-     "Bickerstaff brainstem encephalitis or Miller Fisher syndrome", False, "several-diseases"),
+    (
+        "Bickerstaff brainstem encephalitis",
+        "Bickerstaff brainstem encephalitis or Miller Fisher syndrome",
+        False,
+        "several-diseases",
+    ),
     ("Cockayne syndrome", "Cockayne syndrome or Aicardi syndrome", False, "several-diseases"),
     ("Cockayne syndrome", "Cockayne or Aicardi", False, "several-diseases"),
     ("Menkes disease", "Glioblastoma, Menkes disease", False, "several-diseases"),
@@ -445,8 +542,9 @@ ONE_DIAGNOSIS_CASES = [
 
 
 @pytest.mark.parametrize(("reference", "candidate", "expected", "rule"), ONE_DIAGNOSIS_CASES)
-def test_one_diagnosis_per_prediction(matcher: LexiconDiagnosisMatcher, reference: str,
-                                      candidate: str, expected: bool, rule: str) -> None:
+def test_one_diagnosis_per_prediction(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str, expected: bool, rule: str
+) -> None:
     explanation = matcher.explain(reference, candidate)
     assert (explanation.match, explanation.rule) == (expected, rule), explanation
     assert matcher(reference, candidate) is expected
@@ -462,14 +560,21 @@ def test_every_alternative_of_a_hedge_is_a_miss(matcher: LexiconDiagnosisMatcher
 
 
 def test_explanation_lists_named_and_negated_entries(matcher: LexiconDiagnosisMatcher) -> None:
-    explanation = matcher.explain("Cerebral toxoplasmosis", "Glioblastoma (toxoplasmosis ruled out)")
+    explanation = matcher.explain(
+        "Cerebral toxoplasmosis", "Glioblastoma (toxoplasmosis ruled out)"
+    )
     assert explanation.candidate_entries == ("glioblastoma",)
     assert explanation.negated_entries == ("toxoplasmosis",)
     assert explanation.reference_entries == ("toxoplasmosis",)
     # A chain names its most specific member.
-    assert matcher.explain("Glioma", "glioma, likely glioblastoma").candidate_entries == ("glioblastoma",)
+    assert matcher.explain("Glioma", "glioma, likely glioblastoma").candidate_entries == (
+        "glioblastoma",
+    )
     hedge = matcher.explain("PML", "Multiple sclerosis or PML")
-    assert hedge.candidate_entries == ("multiple sclerosis", "progressive multifocal leukoencephalopathy")
+    assert hedge.candidate_entries == (
+        "multiple sclerosis",
+        "progressive multifocal leukoencephalopathy",
+    )
 
 
 def test_read_diagnosis_negation_scope_and_alternatives() -> None:
@@ -482,12 +587,19 @@ def test_read_diagnosis_negation_scope_and_alternatives() -> None:
     assert normalize_diagnosis(reading.affirmed) == "glioma"
     # A parenthesised abbreviation stays in its clause.
     assert read_diagnosis("no progressive multifocal leukoencephalopathy (PML)").negated == (
-        "no progressive multifocal leukoencephalopathy (PML)",)
+        "no progressive multifocal leukoencephalopathy (PML)",
+    )
     # Double negatives and boilerplate negate nothing and are dropped.
-    for text in ("Toxoplasmosis cannot be excluded", "Toxoplasmosis can't be ruled out",
-                 "Toxoplasmosis not ruled out", "Toxoplasmosis, not otherwise specified"):
+    for text in (
+        "Toxoplasmosis cannot be excluded",
+        "Toxoplasmosis can't be ruled out",
+        "Toxoplasmosis not ruled out",
+        "Toxoplasmosis, not otherwise specified",
+    ):
         reading = read_diagnosis(text)
-        assert reading.negated == () and normalize_diagnosis(reading.affirmed) == "toxoplasmosis", text
+        assert reading.negated == () and normalize_diagnosis(reading.affirmed) == "toxoplasmosis", (
+            text
+        )
     # Without a cue the text is untouched.
     assert read_diagnosis("Glioma or lymphoma").affirmed == "Glioma or lymphoma"
     # Alternatives: explicit words, punctuation, and parts that continue the one before.
@@ -496,7 +608,9 @@ def test_read_diagnosis_negation_scope_and_alternatives() -> None:
     assert reading.explicit
     reading = read_diagnosis("Glioma and/or lymphoma")
     assert [part.strip() for part in reading.segments] == ["Glioma and", "lymphoma"]
-    assert read_diagnosis("Glioblastoma, with necrosis").segments == ("Glioblastoma, with necrosis",)
+    assert read_diagnosis("Glioblastoma, with necrosis").segments == (
+        "Glioblastoma, with necrosis",
+    )
     assert read_diagnosis("graft-versus-host disease").segments == ("graft-versus-host disease",)
     assert not read_diagnosis("Glioblastoma, IDH-wildtype").explicit
     with pytest.raises(NovaInputError):
@@ -528,10 +642,16 @@ def test_matcher_rejects_non_strings(matcher: LexiconDiagnosisMatcher) -> None:
 
 def test_top1_top5_hand_computation() -> None:
     predictions = [
-        ["GBM", "metastasis"],                                  # hit at rank 1
-        ["meningioma", "abscess", "lymphoma", "PCNSL", "x"],    # hit at rank 3 (lymphoma is an ancestor)
-        ["stroke", "MS", "ADEM", "glioma", "abscess"],          # no hit
-        [],                                                      # empty: miss
+        ["GBM", "metastasis"],  # hit at rank 1
+        [
+            "meningioma",
+            "abscess",
+            "lymphoma",
+            "PCNSL",
+            "x",
+        ],  # hit at rank 3 (lymphoma is an ancestor)
+        ["stroke", "MS", "ADEM", "glioma", "abscess"],  # no hit
+        [],  # empty: miss
     ]
     references = ["Glioblastoma", "Primary CNS lymphoma", "Susac syndrome", "Krabbe disease"]
     result = score_diagnosis(predictions, references)
@@ -547,17 +667,23 @@ def test_top1_top5_hand_computation() -> None:
 
 def test_top1_top5_hand_computation_with_hedges_and_negations() -> None:
     predictions = [
-        ["Glioma or toxoplasmosis", "Cerebral toxoplasmosis"],       # hedge, then hit at rank 2
-        ["no evidence of toxoplasmosis", "lymphoma"],                 # negated, other: no hit
-        ["Glioma, Cerebral toxoplasmosis, Lymphoma"],                 # one hedged slot: no hit
-        ["Multiple sclerosis or PML", "PML"],                         # hedge, then hit at rank 2
-        ["glioma, likely glioblastoma"],                              # one chain: hit at rank 1
-        ["Glioblastoma, IDH-wildtype, left temporal"],                # qualifiers: hit at rank 1
+        ["Glioma or toxoplasmosis", "Cerebral toxoplasmosis"],  # hedge, then hit at rank 2
+        ["no evidence of toxoplasmosis", "lymphoma"],  # negated, other: no hit
+        ["Glioma, Cerebral toxoplasmosis, Lymphoma"],  # one hedged slot: no hit
+        ["Multiple sclerosis or PML", "PML"],  # hedge, then hit at rank 2
+        ["glioma, likely glioblastoma"],  # one chain: hit at rank 1
+        ["Glioblastoma, IDH-wildtype, left temporal"],  # qualifiers: hit at rank 1
         ["Glioblastoma (toxoplasmosis ruled out)", "toxoplasmosis"],  # negated, hit at rank 2
     ]
-    references = ["Cerebral toxoplasmosis", "Cerebral toxoplasmosis", "Cerebral toxoplasmosis",
-                  "Progressive multifocal leukoencephalopathy", "Glioblastoma", "Glioblastoma",
-                  "Cerebral toxoplasmosis"]
+    references = [
+        "Cerebral toxoplasmosis",
+        "Cerebral toxoplasmosis",
+        "Cerebral toxoplasmosis",
+        "Progressive multifocal leukoencephalopathy",
+        "Glioblastoma",
+        "Glioblastoma",
+        "Cerebral toxoplasmosis",
+    ]
     evaluation = prepare_diagnosis(predictions, references)
     assert [case.first_hit_rank for case in evaluation.cases] == [2, None, None, 2, 1, 1, 2]
     result = evaluation.result()
@@ -570,8 +696,12 @@ def test_top1_top5_hand_computation_with_hedges_and_negations() -> None:
 
 def test_placeholders_are_excluded_and_counted() -> None:
     predictions = [["glioma"], ["anything"], ["abscess"], ["x"]]
-    references = ["Glioma", "Final diagnosis not found.", "Lymphoma",
-                  {"case_id": "case0004", "final_diagnosis": "N/A"}]
+    references = [
+        "Glioma",
+        "Final diagnosis not found.",
+        "Lymphoma",
+        {"case_id": "case0004", "final_diagnosis": "N/A"},
+    ]
     result = score_diagnosis(predictions, references)
     # 2 scored cases (0 and 2); one hit -> top1 = top5 = 1/2.
     assert result["n_cases"] == 2
@@ -584,9 +714,11 @@ def test_rows_with_a_null_or_blank_diagnosis_are_missing_ground_truth_like_place
     # (is_placeholder_diagnosis); the metric agrees for dataset rows rather than abort.
     # (A plain None or "" reference is a user's error: see the bad-input table.)
     predictions = [["glioma"], ["a"], ["b"]]
-    references = [{"case_id": "case0001", "final_diagnosis": "Glioma"},
-                  {"case_id": "case0002", "final_diagnosis": None},
-                  {"case_id": "case0003", "final_diagnosis": "  "}]
+    references = [
+        {"case_id": "case0001", "final_diagnosis": "Glioma"},
+        {"case_id": "case0002", "final_diagnosis": None},
+        {"case_id": "case0003", "final_diagnosis": "  "},
+    ]
     result = score_diagnosis(predictions, references)
     assert result["n_cases"] == 1 and result["n_cases_without_reference"] == 2
     assert result["top1"] == 1.0
@@ -613,7 +745,9 @@ def test_only_the_first_five_count_and_truncation_is_reported() -> None:
 
 
 def test_plain_string_prediction_is_a_one_item_list() -> None:
-    assert score_diagnosis(["GBM", "abscess"], ["Glioblastoma", "Glioma"])["top1"] == pytest.approx(0.5)
+    assert score_diagnosis(["GBM", "abscess"], ["Glioblastoma", "Glioma"])["top1"] == pytest.approx(
+        0.5
+    )
 
 
 def test_empty_strings_are_misses_and_never_reach_the_matcher() -> None:
@@ -623,7 +757,9 @@ def test_empty_strings_are_misses_and_never_reach_the_matcher() -> None:
         seen.append((reference, candidate))
         return True
 
-    evaluation = prepare_diagnosis([["", "  ", "glioma"], [""]], ["Glioma", "Lymphoma"], matcher=recording)
+    evaluation = prepare_diagnosis(
+        [["", "  ", "glioma"], [""]], ["Glioma", "Lymphoma"], matcher=recording
+    )
     assert evaluation.cases[0].verdicts == (False, False, True)
     assert evaluation.cases[0].first_hit_rank == 3
     assert evaluation.cases[1].verdicts == (False,)
@@ -638,7 +774,9 @@ def test_each_distinct_pair_is_judged_once() -> None:
         calls.append((reference, candidate))
         return reference.lower() == candidate.lower()
 
-    prepare_diagnosis([["glioma", "glioma"], ["glioma"], ["abscess"]], ["Glioma"] * 3, matcher=recording)
+    prepare_diagnosis(
+        [["glioma", "glioma"], ["glioma"], ["abscess"]], ["Glioma"] * 3, matcher=recording
+    )
     assert sorted(calls) == [("Glioma", "abscess"), ("Glioma", "glioma")]
 
 
@@ -667,14 +805,20 @@ def test_batch_matcher_receives_all_pairs_with_labels() -> None:
             return [reference == candidate for reference, candidate in pairs]
 
     batch = Batch()
-    rows = [{"case_id": "case0001", "final_diagnosis": "A"}, {"case_id": "case0002", "final_diagnosis": "B"}]
+    rows = [
+        {"case_id": "case0001", "final_diagnosis": "A"},
+        {"case_id": "case0002", "final_diagnosis": "B"},
+    ]
     result = score_diagnosis([["x", "A"], ["B"]], rows, matcher=batch)
     assert result["top1"] == pytest.approx(0.5) and result["top5"] == pytest.approx(1.0)
     assert result["matcher"] == "batch test matcher"
     pairs, labels = batch.received[0]
     assert pairs == [("A", "x"), ("A", "A"), ("B", "B")]
-    assert labels == ["example 0 (case0001), prediction 1", "example 0 (case0001), prediction 2",
-                      "example 1 (case0002), prediction 1"]
+    assert labels == [
+        "example 0 (case0001), prediction 1",
+        "example 0 (case0001), prediction 2",
+        "example 1 (case0002), prediction 1",
+    ]
 
 
 def test_matcher_errors_name_the_case() -> None:
@@ -685,7 +829,8 @@ def test_matcher_errors_name_the_case() -> None:
         score_diagnosis([["a"], ["b"]], ["X", "Y"], matcher=broken)
     if sys.version_info >= (3, 11):  # add_note exists from Python 3.11: the note must be there
         assert info.value.__notes__ == [
-            "while matching example 0, prediction 1: reference 'X', candidate 'a'"]
+            "while matching example 0, prediction 1: reference 'X', candidate 'a'"
+        ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -708,8 +853,9 @@ def test_matcher_errors_name_the_case() -> None:
         ([{"diagnoses": ["a"]}], ["X"], "example 0", "predictions"),
     ],
 )
-def test_bad_inputs_name_the_example_and_field(predictions: list, references: list, record: str,
-                                               field: str) -> None:
+def test_bad_inputs_name_the_example_and_field(
+    predictions: list, references: list, record: str, field: str
+) -> None:
     with pytest.raises(NovaInputError) as info:
         score_diagnosis(predictions, references)
     assert info.value.record == record
@@ -721,7 +867,9 @@ def test_mismatched_lengths() -> None:
         score_diagnosis([["a"], ["b"]], ["X"])
 
 
-@pytest.mark.parametrize(("predictions", "references"), [("glioma", ["X"]), ([["a"]], "X"), (None, ["X"])])
+@pytest.mark.parametrize(
+    ("predictions", "references"), [("glioma", ["X"]), ([["a"]], "X"), (None, ["X"])]
+)
 def test_top_level_must_be_lists(predictions: object, references: object) -> None:
     with pytest.raises(NovaInputError, match="expected a list with one entry per case") as info:
         score_diagnosis(predictions, references)  # type: ignore[arg-type]
@@ -749,9 +897,23 @@ def test_numpy_bools_are_accepted() -> None:
 def _random_cases(seed: int, n: int) -> tuple[list[list[str]], list[str]]:
     rng = np.random.default_rng(seed)
     names = ["Glioblastoma", "GBM", "meningioma", "abscess", "lymphoma", "PML", "ADEM", "MS", ""]
-    references = [str(rng.choice(["Glioblastoma", "Meningioma", "Lymphoma", "Multiple sclerosis",
-                                  "Final diagnosis not found."])) for _ in range(n)]
-    predictions = [[str(x) for x in rng.choice(names, size=int(rng.integers(0, 7)))] for _ in range(n)]
+    references = [
+        str(
+            rng.choice(
+                [
+                    "Glioblastoma",
+                    "Meningioma",
+                    "Lymphoma",
+                    "Multiple sclerosis",
+                    "Final diagnosis not found.",
+                ]
+            )
+        )
+        for _ in range(n)
+    ]
+    predictions = [
+        [str(x) for x in rng.choice(names, size=int(rng.integers(0, 7)))] for _ in range(n)
+    ]
     return predictions, references
 
 
@@ -759,7 +921,10 @@ def test_aggregate_over_all_items_equals_the_full_result() -> None:
     predictions, references = _random_cases(0, 60)
     evaluation = prepare_diagnosis(predictions, references)
     full = score_diagnosis(predictions, references)
-    assert evaluation.aggregate(np.arange(evaluation.n_items)) == {"top1": full["top1"], "top5": full["top5"]}
+    assert evaluation.aggregate(np.arange(evaluation.n_items)) == {
+        "top1": full["top1"],
+        "top5": full["top5"],
+    }
     assert evaluation.aggregate() == {"top1": full["top1"], "top5": full["top5"]}
 
 
@@ -769,11 +934,17 @@ def test_resample_equals_the_score_of_the_repeated_list() -> None:
     rng = np.random.default_rng(2)
     indices = rng.integers(0, evaluation.n_items, size=evaluation.n_items)
     positions = evaluation.item_indices[indices]
-    repeated = score_diagnosis([predictions[i] for i in positions], [references[i] for i in positions])
-    assert evaluation.aggregate(indices) == pytest.approx({"top1": repeated["top1"], "top5": repeated["top5"]})
+    repeated = score_diagnosis(
+        [predictions[i] for i in positions], [references[i] for i in positions]
+    )
+    assert evaluation.aggregate(indices) == pytest.approx(
+        {"top1": repeated["top1"], "top5": repeated["top5"]}
+    )
 
 
-@pytest.mark.parametrize("indices", [np.array([0, 5]), np.array([-1]), np.array([0.5]), np.zeros((1, 1), int)])
+@pytest.mark.parametrize(
+    "indices", [np.array([0, 5]), np.array([-1]), np.array([0.5]), np.zeros((1, 1), int)]
+)
 def test_aggregate_rejects_bad_indices(indices: np.ndarray) -> None:
     evaluation = prepare_diagnosis([["a"], ["b"]], ["a", "b"])
     with pytest.raises(NovaInputError, match="indices"):
@@ -781,8 +952,10 @@ def test_aggregate_rejects_bad_indices(indices: np.ndarray) -> None:
 
 
 def test_per_case_records() -> None:
-    rows = [{"case_id": "case0001", "final_diagnosis": "Glioblastoma"},
-            {"case_id": "case0002", "final_diagnosis": "Final diagnosis not found."}]
+    rows = [
+        {"case_id": "case0001", "final_diagnosis": "Glioblastoma"},
+        {"case_id": "case0002", "final_diagnosis": "Final diagnosis not found."},
+    ]
     records = prepare_diagnosis([["meningioma", "GBM"], ["x"]], rows).per_case()
     assert records[0]["case_id"] == "case0001"
     assert records[0]["verdicts"] == [False, True] and records[0]["first_hit_rank"] == 2

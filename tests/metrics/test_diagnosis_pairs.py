@@ -41,13 +41,18 @@ def matcher() -> LexiconDiagnosisMatcher:
 
 @pytest.mark.parametrize(("filename", "agreement", "false_accepts", "per_category"), FLOORS)
 def test_matcher_agrees_with_the_judged_pairs(
-    matcher: LexiconDiagnosisMatcher, filename: str, agreement: float, false_accepts: float,
+    matcher: LexiconDiagnosisMatcher,
+    filename: str,
+    agreement: float,
+    false_accepts: float,
     per_category: float,
 ) -> None:
     pairs = measure_matcher.read_pairs(_DATA / filename)
     by_category, overall, errors = measure_matcher.measure(pairs, matcher)
-    shown = "\n".join(f"[{p.category}] expected {p.expected}: {p.reference!r} vs {p.prediction!r}"
-                      for p, _ in errors)
+    shown = "\n".join(
+        f"[{p.category}] expected {p.expected}: {p.reference!r} vs {p.prediction!r}"
+        for p, _ in errors
+    )
     assert overall.agreement >= agreement, shown
     assert overall.false_accept_rate <= false_accepts, shown
     for name, result in by_category.items():
@@ -57,15 +62,27 @@ def test_matcher_agrees_with_the_judged_pairs(
 def test_the_pairs_cover_every_category_in_both_verdicts() -> None:
     pairs = measure_matcher.read_pairs(_DATA / "diagnosis_pairs.tsv")
     categories = {p.category for p in pairs}
-    assert categories == {"abbreviation", "clause", "different", "eponym", "location",
-                          "negation", "specificity", "spelling", "synonym", "vague"}
+    assert categories == {
+        "abbreviation",
+        "clause",
+        "different",
+        "eponym",
+        "location",
+        "negation",
+        "specificity",
+        "spelling",
+        "synonym",
+        "vague",
+    }
     assert len(pairs) >= 600
     assert sum(not p.expected for p in pairs) >= 200
 
 
 def test_read_pairs_refuses_a_malformed_row(tmp_path: Path) -> None:
     path = tmp_path / "pairs.tsv"
-    path.write_text("category\treference\tprediction\texpected\nsynonym\tGBM\tglioblastoma\tyes\n",
-                    encoding="utf-8")
+    path.write_text(
+        "category\treference\tprediction\texpected\nsynonym\tGBM\tglioblastoma\tyes\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ValueError, match="row 2"):
         measure_matcher.read_pairs(path)

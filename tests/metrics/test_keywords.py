@@ -24,7 +24,10 @@ def test_lexicon_is_data_with_150_plus_terms_and_loads_without_conflicts():
     lexicon = load_lexicon()
     n_terms = sum(len(terms) for terms in lexicon["families"].values())
     assert n_terms >= 150
-    assert sum(len(synonyms) for terms in lexicon["families"].values() for synonyms in terms.values()) > 500
+    assert (
+        sum(len(synonyms) for terms in lexicon["families"].values() for synonyms in terms.values())
+        > 500
+    )
     LexiconKeywordExtractor(lexicon)  # raises on a phrase with two meanings
 
 
@@ -37,7 +40,9 @@ def test_conflicting_lexicon_is_refused():
 
 def test_custom_lexicon_from_a_file(tmp_path):
     path = tmp_path / "tiny.json"
-    path.write_text(json.dumps({"families": {"finding": {"blob": ["smudge"]}}, "negation_triggers": ["no"]}))
+    path.write_text(
+        json.dumps({"families": {"finding": {"blob": ["smudge"]}}, "negation_triggers": ["no"]})
+    )
     keywords = LexiconKeywordExtractor(path)("A smudge, no blob.")
     assert keywords == CaptionKeywords(frozenset(), frozenset({"blob", "no:blob"}), True)
 
@@ -115,17 +120,28 @@ def test_sequence_inside_a_characteristic_counts_as_modality(extract):
 
 
 def test_compound_location_gives_both_lobes(extract):
-    assert extract("right fronto-parietal mass").clinical == {"right", "frontal lobe", "parietal lobe", "mass"}
+    assert extract("right fronto-parietal mass").clinical == {
+        "right",
+        "frontal lobe",
+        "parietal lobe",
+        "mass",
+    }
 
 
 @pytest.mark.parametrize(
     ("caption", "clinical"),
     [
-        ("No haemorrhage, oedema or mass effect.", {"no:haemorrhage", "no:oedema", "no:mass effect"}),
+        (
+            "No haemorrhage, oedema or mass effect.",
+            {"no:haemorrhage", "no:oedema", "no:mass effect"},
+        ),
         ("Lesion without enhancement.", {"lesion", "no:enhancement"}),
         ("Absence of restricted diffusion", {"no:restricted diffusion"}),
         ("Negative for haemorrhage", {"no:haemorrhage"}),
-        ("No midline shift and the ventricles are enlarged.", {"no:midline shift", "ventricular system", "enlargement"}),
+        (
+            "No midline shift and the ventricles are enlarged.",
+            {"no:midline shift", "ventricular system", "enlargement"},
+        ),
         ("No haemorrhage. Large cyst.", {"no:haemorrhage", "cyst"}),
         ("No haemorrhage but a cyst", {"no:haemorrhage", "cyst"}),
         ("No haemorrhage; cyst", {"no:haemorrhage", "cyst"}),
@@ -171,7 +187,9 @@ def test_explain_shows_the_matches(extract):
 
 
 def test_extraction_is_deterministic_and_shared(extract):
-    caption = "Sagittal T1-weighted post-contrast image: ring-enhancing lesion with vasogenic oedema."
+    caption = (
+        "Sagittal T1-weighted post-contrast image: ring-enhancing lesion with vasogenic oedema."
+    )
     assert LexiconKeywordExtractor()(caption) == extract(caption)
     assert default_keyword_extractor() is extract
 

@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 import pytest
 
-from novabench.errors import NovaInputError
 from novabench.checks import box_list as validate_boxes
+from novabench.errors import NovaInputError
 from novabench.metrics.boxes import iou_matrix_xywh, paired_iou_xywh, to_xywh
 from novabench.metrics.localization import (
     LOCALIZATION_METRIC_KEYS,
@@ -92,7 +92,9 @@ def test_average_precision_by_hand() -> None:
     assert result["FNR"] == 0.0
     assert result["per_image_best_iou"] == [1.0, 0.5]
     assert {k: result[k] for k in ("n_images", "n_images_with_gold", "n_gold_boxes")} == {
-        "n_images": 2, "n_images_with_gold": 2, "n_gold_boxes": 3
+        "n_images": 2,
+        "n_images_with_gold": 2,
+        "n_gold_boxes": 3,
     }
     assert (result["n_predicted_boxes"], result["n_truncated_predictions"]) == (3, 0)
 
@@ -178,7 +180,16 @@ def test_no_gold_anywhere_gives_nan_and_warns() -> None:
     references = [{"boxes": []}, {"boxes": None}]  # None: a null dataset cell
     with pytest.warns(LocalizationWarning, match="no reference has a gold box"):
         result = score_localization(predictions, references)
-    for key in ("COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95", "hit@30", "hit@50", "ACC50", "TP30", "FNR"):
+    for key in (
+        "COCO-AP@30",
+        "COCO-AP@50",
+        "COCO-AP@50:95",
+        "hit@30",
+        "hit@50",
+        "ACC50",
+        "TP30",
+        "FNR",
+    ):
         assert math.isnan(result[key]), key
     assert result["FP30"] == 1.0  # the one box is unmatched
     assert result["per_image_best_iou"] == [None, None]
@@ -447,7 +458,9 @@ def test_validate_boxes_reads_arrays_and_rejects_boolean_arrays() -> None:
 def test_zero_area_gold_box_is_a_missed_gold_box_with_a_warning_naming_it() -> None:
     gold = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[5, 5, 10, 10], [20, 20, 0, 4]]}]
     predictions = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[5, 5, 10, 10], [20, 20, 0, 4]]}]
-    with pytest.warns(LocalizationWarning, match=r"1 reference boxes .*example 1, references.boxes\[1\]"):
+    with pytest.warns(
+        LocalizationWarning, match=r"1 reference boxes .*example 1, references.boxes\[1\]"
+    ):
         result = score_localization(predictions, gold)
     # 3 gold boxes, the zero-area one unmatchable even by an identical prediction: 2/3.
     assert result["TP30"] == pytest.approx(2 / 3)
@@ -470,8 +483,9 @@ def test_booleans_beside_floats_are_refused_too() -> None:
         validate_boxes([[0.5, 0, 10, True]], record="example 3")
     assert info.value.record == "example 3" and info.value.field == "boxes[0]"
     with pytest.raises(NovaInputError) as info:
-        score_localization([{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0.5, 0, 10, np.True_]]}],
-                           [GOLD, GOLD])
+        score_localization(
+            [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0.5, 0, 10, np.True_]]}], [GOLD, GOLD]
+        )
     assert info.value.record == "example 1" and info.value.field == "predictions.boxes[0]"
     with pytest.raises(NovaInputError) as info:
         score_localization([{"boxes": []}], [{"boxes": [[0.5, 0, 10, False]]}])
@@ -495,7 +509,9 @@ def test_array_entry_point_refuses_boolean_arrays() -> None:
 def test_protocol_map_is_a_hit_rate_over_all_images_by_hand() -> None:
     gold = [0, 0, 10, 10]
     predictions = [
-        {"boxes": [[0, 0, 3, 10]]},  # inside the gold box: IoU 30/100 = 0.3 exactly -> hit at 0.30 only
+        {
+            "boxes": [[0, 0, 3, 10]]
+        },  # inside the gold box: IoU 30/100 = 0.3 exactly -> hit at 0.30 only
         {"boxes": []},  # gold, no prediction: best IoU 0
         {"boxes": [[0, 0, 5, 5]]},  # no gold: never a hit
         {"boxes": [[50, 50, 5, 5], [20, 20, 10, 10]]},  # the 2nd box is exact: IoU 1
@@ -503,8 +519,12 @@ def test_protocol_map_is_a_hit_rate_over_all_images_by_hand() -> None:
         {"boxes": [[0, 0, 10, 7.2]]},  # IoU 72/100 = 0.72: hit at 0.50..0.70, miss from 0.75
     ]
     references = [
-        {"boxes": [gold]}, {"boxes": [gold]}, {"boxes": []},
-        {"boxes": [gold, [20, 20, 10, 10]]}, {"boxes": []}, {"boxes": [gold]},
+        {"boxes": [gold]},
+        {"boxes": [gold]},
+        {"boxes": []},
+        {"boxes": [gold, [20, 20, 10, 10]]},
+        {"boxes": []},
+        {"boxes": [gold]},
     ]
     result = quiet_score(predictions, references)
     # Hits at 0.30: images 0, 3, 5 of 6. At 0.50: images 3, 5.
@@ -516,14 +536,23 @@ def test_protocol_map_is_a_hit_rate_over_all_images_by_hand() -> None:
     assert (result["hit@30"], result["hit@50"]) == (pytest.approx(3 / 4), pytest.approx(2 / 4))
     # Counts at IoU 0.30 (one-to-one): gold 5, matched 3 (images 0, 3's second gold, 5);
     # 1 + 0 + 1 + 2 + 0 + 1 = 5 kept predictions -> 2 false positives; 2 gold boxes unmatched.
-    assert (result["n_true_positives_30"], result["n_false_positives_30"],
-            result["n_false_negatives_30"]) == (3, 2, 2)
+    assert (
+        result["n_true_positives_30"],
+        result["n_false_positives_30"],
+        result["n_false_negatives_30"],
+    ) == (3, 2, 2)
 
 
 def test_protocol_map_ignores_scores_and_order() -> None:
     references = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}]
-    ranked = [{"boxes": [[0, 0, 10, 10], [40, 40, 5, 5]], "scores": [0.9, 0.1]}, {"boxes": [[60, 0, 5, 5]]}]
-    reversed_ = [{"boxes": [[40, 40, 5, 5], [0, 0, 10, 10]], "scores": [0.9, 0.1]}, {"boxes": [[60, 0, 5, 5]]}]
+    ranked = [
+        {"boxes": [[0, 0, 10, 10], [40, 40, 5, 5]], "scores": [0.9, 0.1]},
+        {"boxes": [[60, 0, 5, 5]]},
+    ]
+    reversed_ = [
+        {"boxes": [[40, 40, 5, 5], [0, 0, 10, 10]], "scores": [0.9, 0.1]},
+        {"boxes": [[60, 0, 5, 5]]},
+    ]
     first, second = quiet_score(ranked, references), quiet_score(reversed_, references)
     for key in ("mAP@30", "mAP@50", "mAP@50:95"):
         assert first[key] == second[key] == pytest.approx(0.5)
@@ -554,8 +583,10 @@ def _reference_iou(a: list[float], b: list[float]) -> float:
 def _reference_protocol_map(predictions, references, threshold: float) -> float:
     hits = 0
     for prediction, reference in zip(predictions, references):
-        best = max((_reference_iou(p, g) for p in prediction["boxes"] for g in reference["boxes"]),
-                   default=0.0)
+        best = max(
+            (_reference_iou(p, g) for p in prediction["boxes"] for g in reference["boxes"]),
+            default=0.0,
+        )
         hits += best >= threshold
     return hits / len(predictions)
 
@@ -573,12 +604,24 @@ def test_protocol_map_matches_a_plain_loop_on_random_inputs(seed: int) -> None:
     for reference in references:
         near = [np.add(box, rng.normal(0, 4, 4)).clip(0.5).tolist() for box in reference["boxes"]]
         far = rng.uniform(0, 60, (int(rng.integers(0, 3)), 4)).tolist()
-        predictions.append({"boxes": [near[i] for i in rng.permutation(len(near))[: rng.integers(0, len(near) + 1)]] + far})
+        predictions.append(
+            {
+                "boxes": [
+                    near[i] for i in rng.permutation(len(near))[: rng.integers(0, len(near) + 1)]
+                ]
+                + far
+            }
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LocalizationWarning)
         result = score_localization(predictions, references)
-    assert result["mAP@30"] == pytest.approx(_reference_protocol_map(predictions, references, 0.3), abs=1e-12)
-    assert result["mAP@50"] == pytest.approx(_reference_protocol_map(predictions, references, 0.5), abs=1e-12)
-    expected_50_95 = np.mean([_reference_protocol_map(predictions, references, t)
-                              for t in np.linspace(0.5, 0.95, 10)])
+    assert result["mAP@30"] == pytest.approx(
+        _reference_protocol_map(predictions, references, 0.3), abs=1e-12
+    )
+    assert result["mAP@50"] == pytest.approx(
+        _reference_protocol_map(predictions, references, 0.5), abs=1e-12
+    )
+    expected_50_95 = np.mean(
+        [_reference_protocol_map(predictions, references, t) for t in np.linspace(0.5, 0.95, 10)]
+    )
     assert result["mAP@50:95"] == pytest.approx(expected_50_95, abs=1e-12)

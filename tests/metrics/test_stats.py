@@ -96,7 +96,10 @@ def test_interval_equals_a_percentile_bootstrap_computed_by_hand() -> None:
     assert intervals["FP30"] == pytest.approx(misses, abs=1e-12)
     assert by_hand[0] < 20 / 60 < by_hand[1]  # the reference itself is not degenerate
     point = evaluation.aggregate()
-    for key in ("COCO-AP@30", "COCO-AP@50:95"):  # AP has no per-image form: it must bracket the value
+    for key in (
+        "COCO-AP@30",
+        "COCO-AP@50:95",
+    ):  # AP has no per-image form: it must bracket the value
         low, high = intervals[key]
         assert 0.0 <= low < point[key] < high <= 1.0, key
     assert intervals["FNR"] == (0.0, 0.0)  # every image has a box: FNR is 0 in every resample

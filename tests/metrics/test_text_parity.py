@@ -37,9 +37,22 @@ def test_generator_covers_the_tricky_inputs(pairs):
 
 def test_13a_tokens_match_sacrebleu(pairs):
     reference_tokenizer = Tokenizer13a()
-    tricky = ["a.,b", "3.5,2", "1-2-3", "x.y", "end.", ",start", "a..b", "U.S.A.", "10-15mm", "T2*-w"]
+    tricky = [
+        "a.,b",
+        "3.5,2",
+        "1-2-3",
+        "x.y",
+        "end.",
+        ",start",
+        "a..b",
+        "U.S.A.",
+        "10-15mm",
+        "T2*-w",
+    ]
     for caption in [*pairs[0], *pairs[1], *tricky]:
-        assert list(text.tokenize_13a(caption)) == reference_tokenizer(caption.rstrip()).split(), caption
+        assert list(text.tokenize_13a(caption)) == reference_tokenizer(caption.rstrip()).split(), (
+            caption
+        )
 
 
 def test_corpus_bleu_matches_sacrebleu(pairs):
@@ -124,7 +137,9 @@ def test_meteor_matches_nltk_with_the_same_stand_in_wordnet(pairs):
     ]
     ours = text.meteor_scores(predictions, references, variant="exact+stem")
     assert ours.tolist() == expected
-    assert text.meteor(predictions, references, variant="exact+stem") == pytest.approx(np.mean(expected), abs=1e-12)
+    assert text.meteor(predictions, references, variant="exact+stem") == pytest.approx(
+        np.mean(expected), abs=1e-12
+    )
     assert max(expected) > 0.5  # the pairs do overlap: the comparison is not all zeros
 
 
@@ -143,7 +158,14 @@ def test_meteor_wordnet_variant_refuses_when_the_corpus_is_missing():
 
 
 def test_tokenize_meteor_rule():
-    assert text.tokenize_meteor("T2-weighted_FLAIR, 3.5cm ÉDÈME") == ["t2", "weighted", "flair", "3", "5cm", "édème"]
+    assert text.tokenize_meteor("T2-weighted_FLAIR, 3.5cm ÉDÈME") == [
+        "t2",
+        "weighted",
+        "flair",
+        "3",
+        "5cm",
+        "édème",
+    ]
 
 
 class _Lemma:
@@ -179,7 +201,9 @@ def test_wordnet_variant_is_used_when_nltk_finds_the_corpus(monkeypatch):
         assert text.meteor_variant() == "wordnet"
         with_synonyms = text.meteor_scores(["neoplasm"], ["tumour"])
         expected = meteor_score([["tumour"]], ["neoplasm"], wordnet=tiny)
-        assert with_synonyms.tolist() == [expected] and expected == 0.5  # matched only by the synonym stage
+        assert (
+            with_synonyms.tolist() == [expected] and expected == 0.5
+        )  # matched only by the synonym stage
         assert text.meteor_scores(["neoplasm"], ["tumour"], variant="exact+stem").tolist() == [0.0]
     finally:
         monkeypatch.undo()

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
-
-from novabench.run.baselines import describe_findings, diagnosis_answer, localization_answer, rank_diagnoses
+from novabench.run.baselines import (
+    describe_findings,
+    diagnosis_answer,
+    localization_answer,
+    rank_diagnoses,
+)
 from tests.run.test_detector import phantom
 
 
@@ -52,7 +56,9 @@ def test_rank_diagnoses_is_deterministic_and_uses_the_history() -> None:
 def test_diagnosis_answer_is_the_protocol_json() -> None:
     from novabench.run.parsers import parse_diagnoses
 
-    answer = diagnosis_answer("Seizures and facial angiofibromas.", ["Cortical tubers and subependymal nodules."])
+    answer = diagnosis_answer(
+        "Seizures and facial angiofibromas.", ["Cortical tubers and subependymal nodules."]
+    )
     payload = json.loads(answer)
     assert len(payload["other_possible_diagnoses"]) == 4
     assert parse_diagnoses(answer).diagnoses[0] == payload["most_likely_diagnosis"]

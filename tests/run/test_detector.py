@@ -8,11 +8,15 @@ import pytest
 from novabench.run.detector import DetectorSettings, detect_anomalies, head_mask
 
 
-def phantom(size: int = 160, lesion: tuple[int, int, int] | None = None, lesion_value: float = 160.0) -> np.ndarray:
+def phantom(
+    size: int = 160, lesion: tuple[int, int, int] | None = None, lesion_value: float = 160.0
+) -> np.ndarray:
     """A left-right symmetric elliptical 'brain' (value 80) with an optional disc lesion (row, col, radius)."""
     yy, xx = np.mgrid[:size, :size]
     centre = size / 2
-    image = ((((yy - centre) / (0.42 * size)) ** 2 + ((xx - centre) / (0.34 * size)) ** 2) <= 1) * 80.0
+    image = (
+        (((yy - centre) / (0.42 * size)) ** 2 + ((xx - centre) / (0.34 * size)) ** 2) <= 1
+    ) * 80.0
     if lesion is not None:
         row, col, radius = lesion
         image[(yy - row) ** 2 + (xx - col) ** 2 <= radius**2] = lesion_value
@@ -31,7 +35,9 @@ def test_blank_image_gives_nothing() -> None:
     ("lesion", "value", "signal"),
     [((60, 55, 8), 160.0, "hyperintense"), ((95, 105, 9), 20.0, "hypointense")],
 )
-def test_lesion_is_found_where_it_was_put(lesion: tuple[int, int, int], value: float, signal: str) -> None:
+def test_lesion_is_found_where_it_was_put(
+    lesion: tuple[int, int, int], value: float, signal: str
+) -> None:
     row, col, radius = lesion
     found = detect_anomalies(phantom(lesion=lesion, lesion_value=value))
     assert found, "the lesion was missed"

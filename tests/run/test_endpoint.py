@@ -275,7 +275,9 @@ def test_endpoint_records_the_qwen_input_size_when_asked(tmp_path):
         backend = backend_for(server, input_size_rule="qwen2.5-vl")
         answer = backend.generate([image_request("find the lesion", size=(480, 480))])[0]
         assert answer.ok and answer.input_size == (476, 476)
-        original = backend_for(server).generate([image_request("find the lesion", size=(480, 480))])[0]
+        original = backend_for(server).generate(
+            [image_request("find the lesion", size=(480, 480))]
+        )[0]
         assert original.input_size == (480, 480)
         assert backend.describe()["input_size_rule"] == "qwen2.5-vl"
     with pytest.raises(NovaInputError, match="input size rule"):

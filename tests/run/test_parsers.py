@@ -39,7 +39,8 @@ def test_table_is_wide_and_covers_every_status() -> None:
     # parsing (boxes clipped to the image), never by parse_localization itself.
     assert "ok_clipped" in LOCALIZATION_STATUSES
     assert {case.status for case in LOCALIZATION_CASES} == set(LOCALIZATION_STATUSES) - {
-        "ok_clipped"}
+        "ok_clipped"
+    }
     assert {case.status for case in DIAGNOSIS_CASES} == set(DIAGNOSIS_STATUSES)
     assert {case.status for case in CAPTION_CASES} == set(CAPTION_STATUSES)
     for table in (LOCALIZATION_CASES, DIAGNOSIS_CASES, CAPTION_CASES):
@@ -49,8 +50,12 @@ def test_table_is_wide_and_covers_every_status() -> None:
 
 @pytest.mark.parametrize("case", LOCALIZATION_CASES, ids=lambda case: case.id)
 def test_localization_table(case: LocalizationCase) -> None:
-    parsed = parse_localization(case.text, image_size=case.image_size, input_size=case.input_size,
-                                convention=case.convention)
+    parsed = parse_localization(
+        case.text,
+        image_size=case.image_size,
+        input_size=case.input_size,
+        convention=case.convention,
+    )
     assert parsed.status == case.status, parsed.error
     assert len(parsed.boxes) == len(case.boxes)
     for got, expected in zip(parsed.boxes, case.boxes):
@@ -103,17 +108,18 @@ def test_all_conventions_read_the_same_box() -> None:
     # One box, x 48..240, y 120..360 on 480 x 480, written in every convention.
     expected = [48.0, 120.0, 192.0, 240.0]
     answers = {
-        "protocol": "[250, 100, 750, 500]",     # ymin, xmin, ymax, xmax in 0..1000
-        "qwen": "[96, 240, 480, 720]",           # xyxy pixels of a 960 x 960 input
+        "protocol": "[250, 100, 750, 500]",  # ymin, xmin, ymax, xmax in 0..1000
+        "qwen": "[96, 240, 480, 720]",  # xyxy pixels of a 960 x 960 input
         "xyxy_norm1": "[0.1, 0.25, 0.5, 0.75]",  # 48/480, 120/480, 240/480, 360/480
         "xyxy_norm1000": "[100, 250, 500, 750]",
-        "xyxy_pixel": "[96, 240, 480, 720]",     # also pixels of the 960 x 960 input
-        "xywh_pixel": "[96, 240, 384, 480]",     # width 480 - 96, height 720 - 240
+        "xyxy_pixel": "[96, 240, 480, 720]",  # also pixels of the 960 x 960 input
+        "xywh_pixel": "[96, 240, 384, 480]",  # width 480 - 96, height 720 - 240
     }
     assert set(answers) == set(CONVENTIONS) - {"auto"}
     for convention, answer in answers.items():
-        parsed = parse_localization(answer, image_size=(480, 480), input_size=(960, 960),
-                                    convention=convention)
+        parsed = parse_localization(
+            answer, image_size=(480, 480), input_size=(960, 960), convention=convention
+        )
         assert parsed.status == "ok" and parsed.convention == convention
         assert parsed.boxes[0] == pytest.approx(expected), convention
 
@@ -129,44 +135,52 @@ def test_explicit_convention_overrides_the_form() -> None:
 
 
 def test_box_fully_outside_is_dropped_and_counted() -> None:
-    parsed = parse_localization("far: [1500, 1500, 1900, 1900]", image_size=(480, 480),
-                                convention="protocol")
+    parsed = parse_localization(
+        "far: [1500, 1500, 1900, 1900]", image_size=(480, 480), convention="protocol"
+    )
     assert parsed.boxes == [] and parsed.n_degenerate_dropped == 1 and parsed.n_out_of_range == 1
 
 
 def test_no_target_mixed_with_box_keeps_box_and_notes_it() -> None:
-    parsed = parse_localization("lesion: [250, 100, 750, 500]\nOtherwise no target.",
-                                image_size=(480, 480))
+    parsed = parse_localization(
+        "lesion: [250, 100, 750, 500]\nOtherwise no target.", image_size=(480, 480)
+    )
     assert parsed.n_boxes == 1
     assert any("no target" in note for note in parsed.notes)
 
 
 def test_found_false_with_boxes_keeps_boxes_and_notes_it() -> None:
-    parsed = parse_localization('{"found": false, "boxes": [{"bbox_2d": [1, 2, 30, 40]}]}',
-                                image_size=(480, 480))
+    parsed = parse_localization(
+        '{"found": false, "boxes": [{"bbox_2d": [1, 2, 30, 40]}]}', image_size=(480, 480)
+    )
     assert parsed.n_boxes == 1 and any("nothing was found" in note for note in parsed.notes)
 
 
 def test_label_text_no_lesion_is_not_a_no_target_statement() -> None:
-    parsed = parse_localization('[{"bbox_2d": [1, 2, 30, 40], "label": "no lesion here?"}]',
-                                image_size=(480, 480))
+    parsed = parse_localization(
+        '[{"bbox_2d": [1, 2, 30, 40], "label": "no lesion here?"}]', image_size=(480, 480)
+    )
     assert parsed.notes == ("input_size not given: assumed the model saw the original image size",)
 
 
 def test_decoded_json_input_is_accepted() -> None:
-    parsed = parse_localization([{"bbox_2d": [10, 20, 110, 220], "label": "cyst"}], image_size=(480, 480))
+    parsed = parse_localization(
+        [{"bbox_2d": [10, 20, 110, 220], "label": "cyst"}], image_size=(480, 480)
+    )
     assert parsed.boxes == [[10.0, 20.0, 100.0, 200.0]]
 
 
 def test_nan_coordinates_are_dropped() -> None:
-    parsed = parse_localization('{"bbox": [NaN, 10, 20, 30]}', image_size=(480, 480),
-                                convention="xyxy_pixel")
+    parsed = parse_localization(
+        '{"bbox": [NaN, 10, 20, 30]}', image_size=(480, 480), convention="xyxy_pixel"
+    )
     assert parsed.boxes == [] and parsed.n_degenerate_dropped == 1
 
 
 def test_huge_numbers_do_not_overflow() -> None:
-    parsed = parse_localization("lesion: [1" + "0" * 400 + ", 0, 10, 10]", image_size=(480, 480),
-                                convention="protocol")
+    parsed = parse_localization(
+        "lesion: [1" + "0" * 400 + ", 0, 10, 10]", image_size=(480, 480), convention="protocol"
+    )
     assert parsed.status == "ok"
     assert parsed.n_swapped == 1 and parsed.n_out_of_range == 1
 
@@ -207,10 +221,14 @@ SURROGATE_ANSWERS = [
 
 @pytest.mark.parametrize("answer", SURROGATE_ANSWERS, ids=lambda answer: ascii(answer)[:30])
 def test_lone_surrogates_are_read_and_never_leak_into_results(answer: str) -> None:
-    results = [parse_localization(answer, image_size=(480, 480)), parse_diagnoses(answer),
-               parse_caption(answer)]
-    for parsed, statuses in zip(results, (LOCALIZATION_STATUSES, DIAGNOSIS_STATUSES,
-                                          CAPTION_STATUSES)):
+    results = [
+        parse_localization(answer, image_size=(480, 480)),
+        parse_diagnoses(answer),
+        parse_caption(answer),
+    ]
+    for parsed, statuses in zip(
+        results, (LOCALIZATION_STATUSES, DIAGNOSIS_STATUSES, CAPTION_STATUSES)
+    ):
         assert parsed.status in statuses
         assert parsed.error is None or "internal" not in parsed.error, parsed.error
         for text in _strings_in(parsed.to_dict()):
@@ -218,21 +236,26 @@ def test_lone_surrogates_are_read_and_never_leak_into_results(answer: str) -> No
 
 
 def test_lone_surrogates_become_replacement_characters_and_pairs_are_joined() -> None:
-    boxes = parse_localization('[{"bbox_2d": [10, 20, 110, 220], "label": "cyst \\udc00"}]',
-                               image_size=(480, 480))
+    boxes = parse_localization(
+        '[{"bbox_2d": [10, 20, 110, 220], "label": "cyst \\udc00"}]', image_size=(480, 480)
+    )
     assert boxes.boxes == [[10.0, 20.0, 100.0, 200.0]] and boxes.labels == ["cyst \ufffd"]
-    diagnoses = parse_diagnoses('{"most_likely_diagnosis": "Glioma \\ud83d\\ude00", '
-                                '"differentials": ["Abscess\udbff"]}')
-    assert diagnoses.diagnoses == ["Glioma \U0001F600", "Abscess\ufffd"]
-    assert parse_caption("Axial \ud83d\ude00 T2\ud800.").caption == "Axial \U0001F600 T2\ufffd."
+    diagnoses = parse_diagnoses(
+        '{"most_likely_diagnosis": "Glioma \\ud83d\\ude00", "differentials": ["Abscess\udbff"]}'
+    )
+    assert diagnoses.diagnoses == ["Glioma \U0001f600", "Abscess\ufffd"]
+    assert parse_caption("Axial \ud83d\ude00 T2\ud800.").caption == "Axial \U0001f600 T2\ufffd."
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    ({"image_size": (480, 480), "convention": "yxyx"}, "convention"),
-    ({"image_size": (0, 480)}, "image_size"),
-    ({"image_size": "480"}, "image_size"),
-    ({"image_size": (480, 480), "input_size": (-1, 5)}, "input_size"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"image_size": (480, 480), "convention": "yxyx"}, "convention"),
+        ({"image_size": (0, 480)}, "image_size"),
+        ({"image_size": "480"}, "image_size"),
+        ({"image_size": (480, 480), "input_size": (-1, 5)}, "input_size"),
+    ],
+)
 def test_bad_arguments_raise_input_error(kwargs: dict, field: str) -> None:
     with pytest.raises(NovaInputError) as info:
         parse_localization("lesion: [1, 2, 3, 4]", **kwargs)
@@ -251,8 +274,10 @@ def test_to_dict_is_json_serialisable() -> None:
 
 
 def test_diagnosis_prefers_the_contract_object_over_other_json() -> None:
-    answer = ('Scores: {"confidence": 0.7}\n'
-              '{"most_likely_diagnosis": "Abscess", "other_possible_diagnoses": ["Glioma"]}')
+    answer = (
+        'Scores: {"confidence": 0.7}\n'
+        '{"most_likely_diagnosis": "Abscess", "other_possible_diagnoses": ["Glioma"]}'
+    )
     assert parse_diagnoses(answer).diagnoses == ["Abscess", "Glioma"]
 
 
@@ -266,22 +291,50 @@ def test_caption_keeps_inner_markdown_text() -> None:
     assert parsed.caption == "Axial T2 image with a large cyst."
 
 
-@pytest.mark.parametrize("marker", ["{n}.", "{n})", "({n})", "{n}:", "-", "*", "\u2022", "+", "**{n}.**"])
-@pytest.mark.parametrize("heading", ["", "Differential diagnosis:\n", "**Differential diagnoses:**\n\n",
-                                     "<think>\n1. Glioma? No.\n</think>\n\n", "Ranked list:\n"])
+@pytest.mark.parametrize(
+    "marker", ["{n}.", "{n})", "({n})", "{n}:", "-", "*", "\u2022", "+", "**{n}.**"]
+)
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "",
+        "Differential diagnosis:\n",
+        "**Differential diagnoses:**\n\n",
+        "<think>\n1. Glioma? No.\n</think>\n\n",
+        "Ranked list:\n",
+    ],
+)
 def test_diagnosis_list_items_starting_with_label_words(marker: str, heading: str) -> None:
     # "Primary", "Leading", "Final", "Working", "Other": label words of "Primary diagnosis: X"
     # lines, but here the first word of a name.
-    names = ["Primary CNS lymphoma", "Leading-edge demyelination", "Final stage CJD", "Other thing",
-             "Working memory disorder", "Primary angiitis of the CNS"]
+    names = [
+        "Primary CNS lymphoma",
+        "Leading-edge demyelination",
+        "Final stage CJD",
+        "Other thing",
+        "Working memory disorder",
+        "Primary angiitis of the CNS",
+    ]
     answer = heading + "\n".join(f"{marker.format(n=i)} {name}" for i, name in enumerate(names, 1))
     parsed = parse_diagnoses(answer)
     assert parsed.status == "fallback_list" and parsed.diagnoses == names
 
 
-@pytest.mark.parametrize("label", ["Others", "Other diagnoses", "Other possible diagnoses", "Alternatives",
-                                   "Differentials", "Differential diagnosis", "Differential (ranked)",
-                                   "DDx", "**Others**", "Other considerations"])
+@pytest.mark.parametrize(
+    "label",
+    [
+        "Others",
+        "Other diagnoses",
+        "Other possible diagnoses",
+        "Alternatives",
+        "Differentials",
+        "Differential diagnosis",
+        "Differential (ranked)",
+        "DDx",
+        "**Others**",
+        "Other considerations",
+    ],
+)
 @pytest.mark.parametrize("separator", [", ", "; ", ", or "])
 def test_diagnosis_labelled_others_line(label: str, separator: str) -> None:
     answer = f"Most likely: Multiple sclerosis\n{label}: ADEM{separator}NMOSD"
@@ -298,128 +351,179 @@ def test_diagnosis_label_needs_a_separator() -> None:
     assert parse_diagnoses("Primary is glioma").diagnoses == ["glioma"]
     assert parse_diagnoses("Primary diagnosis - glioma").diagnoses == ["glioma"]
     assert parse_diagnoses("1. Primary isolated angiitis\n2. Vasculitis").diagnoses == [
-        "Primary isolated angiitis", "Vasculitis"]
+        "Primary isolated angiitis",
+        "Vasculitis",
+    ]
 
 
 def test_diagnosis_value_ends_at_its_first_sentence() -> None:
     parsed = parse_diagnoses("Most likely diagnosis: Glioblastoma. It crosses the corpus callosum.")
     assert parsed.diagnoses == ["Glioblastoma"]
-    parsed = parse_diagnoses("1. N. meningitidis meningitis. Common in young adults.\n2. E. coli abscess")
+    parsed = parse_diagnoses(
+        "1. N. meningitidis meningitis. Common in young adults.\n2. E. coli abscess"
+    )
     assert parsed.diagnoses == ["N. meningitidis meningitis", "E. coli abscess"]
 
 
 # --- diagnoses in prose
 
 
-@pytest.mark.parametrize("names, expected", [
-    # both sides known diseases: two diagnoses
-    ("metastasis and abscess", ["metastasis", "abscess"]),
-    ("CADASIL and CARASIL", ["CADASIL", "CARASIL"]),
-    # the whole is a name of the lexicon: kept, even with a comma inside
-    ("hypomyelination with atrophy of the basal ganglia and cerebellum",
-     ["hypomyelination with atrophy of the basal ganglia and cerebellum"]),
-    ("mitochondrial encephalomyopathy, lactic acidosis, and stroke-like episodes, and CADASIL",
-     ["mitochondrial encephalomyopathy, lactic acidosis, and stroke-like episodes", "CADASIL"]),
-    ("hypomyelination with atrophy of the basal ganglia and cerebellum and Alexander disease",
-     ["hypomyelination with atrophy of the basal ganglia and cerebellum", "Alexander disease"]),
-    ("Hand, foot and mouth disease, ADEM", ["Hand, foot and mouth disease", "ADEM"]),
-    # the words show one name: one unknown word before "and", or an "X with/of ... and ..."
-    ("foot and mouth disease", ["foot and mouth disease"]),
-    ("hypoxic and ischaemic injury", ["hypoxic and ischaemic injury"]),
-    ("glioblastoma with necrosis and haemorrhage", ["glioblastoma with necrosis and haemorrhage"]),
-    ("leukoencephalopathy with brainstem and spinal cord involvement and lactate elevation, "
-     "and Alexander disease",
-     ["leukoencephalopathy with brainstem and spinal cord involvement and lactate elevation",
-      "Alexander disease"]),
-    # otherwise the whole is not a known name: split
-    ("post-treatment change and radiation-induced injury",
-     ["post-treatment change", "radiation-induced injury"]),
-    ("toxo and lymphoma", ["toxo", "lymphoma"]),
-    # brackets are never cut, semicolons beat commas, inline numbers separate
-    ("CADASIL (cerebral autosomal dominant arteriopathy with subcortical infarcts and "
-     "leukoencephalopathy), Susac syndrome",
-     ["CADASIL (cerebral autosomal dominant arteriopathy with subcortical infarcts and "
-      "leukoencephalopathy)", "Susac syndrome"]),
-    ("Glioblastoma, IDH-wildtype; lymphoma, EBV-positive; abscess",
-     ["Glioblastoma, IDH-wildtype", "lymphoma, EBV-positive", "abscess"]),
-    ("1) glioblastoma 2) lymphoma (grade 2) 3) abscess",
-     ["glioblastoma", "lymphoma (grade 2)", "abscess"]),
-])
+@pytest.mark.parametrize(
+    "names, expected",
+    [
+        # both sides known diseases: two diagnoses
+        ("metastasis and abscess", ["metastasis", "abscess"]),
+        ("CADASIL and CARASIL", ["CADASIL", "CARASIL"]),
+        # the whole is a name of the lexicon: kept, even with a comma inside
+        (
+            "hypomyelination with atrophy of the basal ganglia and cerebellum",
+            ["hypomyelination with atrophy of the basal ganglia and cerebellum"],
+        ),
+        (
+            "mitochondrial encephalomyopathy, lactic acidosis, and stroke-like episodes, and CADASIL",
+            [
+                "mitochondrial encephalomyopathy, lactic acidosis, and stroke-like episodes",
+                "CADASIL",
+            ],
+        ),
+        (
+            "hypomyelination with atrophy of the basal ganglia and cerebellum and Alexander disease",
+            [
+                "hypomyelination with atrophy of the basal ganglia and cerebellum",
+                "Alexander disease",
+            ],
+        ),
+        ("Hand, foot and mouth disease, ADEM", ["Hand, foot and mouth disease", "ADEM"]),
+        # the words show one name: one unknown word before "and", or an "X with/of ... and ..."
+        ("foot and mouth disease", ["foot and mouth disease"]),
+        ("hypoxic and ischaemic injury", ["hypoxic and ischaemic injury"]),
+        (
+            "glioblastoma with necrosis and haemorrhage",
+            ["glioblastoma with necrosis and haemorrhage"],
+        ),
+        (
+            "leukoencephalopathy with brainstem and spinal cord involvement and lactate elevation, "
+            "and Alexander disease",
+            [
+                "leukoencephalopathy with brainstem and spinal cord involvement and lactate elevation",
+                "Alexander disease",
+            ],
+        ),
+        # otherwise the whole is not a known name: split
+        (
+            "post-treatment change and radiation-induced injury",
+            ["post-treatment change", "radiation-induced injury"],
+        ),
+        ("toxo and lymphoma", ["toxo", "lymphoma"]),
+        # brackets are never cut, semicolons beat commas, inline numbers separate
+        (
+            "CADASIL (cerebral autosomal dominant arteriopathy with subcortical infarcts and "
+            "leukoencephalopathy), Susac syndrome",
+            [
+                "CADASIL (cerebral autosomal dominant arteriopathy with subcortical infarcts and "
+                "leukoencephalopathy)",
+                "Susac syndrome",
+            ],
+        ),
+        (
+            "Glioblastoma, IDH-wildtype; lymphoma, EBV-positive; abscess",
+            ["Glioblastoma, IDH-wildtype", "lymphoma, EBV-positive", "abscess"],
+        ),
+        (
+            "1) glioblastoma 2) lymphoma (grade 2) 3) abscess",
+            ["glioblastoma", "lymphoma (grade 2)", "abscess"],
+        ),
+    ],
+)
 def test_diagnosis_differential_list_and_rule(names: str, expected: list[str]) -> None:
     parsed = parse_diagnoses(f"Differential diagnoses include {names}.")
     assert parsed.status == "fallback_list" and parsed.diagnoses == expected
 
 
-@pytest.mark.parametrize("sentence", [
-    "The most likely diagnosis is glioblastoma.",
-    "The leading diagnosis here is glioblastoma.",
-    "My top diagnosis would be glioblastoma.",
-    "Glioblastoma is the most likely diagnosis.",
-    "Based on the findings, glioblastoma is the most likely diagnosis.",
-    "Overall, I think that glioblastoma is my favoured diagnosis.",
-    "Glioblastoma is favoured.",
-    "This most likely represents a glioblastoma.",
-    "The lesion is most likely a glioblastoma.",
-    "I favour glioblastoma over lymphoma.",
-    "The features favor glioblastoma.",
-    "The findings are in favour of a glioblastoma.",
-    "The findings are most consistent with a glioblastoma.",
-    "The findings are suggestive of glioblastoma in this patient.",
-    "The imaging features strongly suggest glioblastoma.",
-    "Highly suggestive of glioblastoma.",
-    "The diagnosis is probably glioblastoma, given the necrosis.",
-    "The most likely diagnosis is glioblastoma, which explains the necrosis.",
-    "The most likely diagnosis is glioblastoma because of the necrosis.",
-    "The most likely diagnosis: glioblastoma - typical butterfly pattern.",
-    "I would not favour lymphoma; the most likely diagnosis is glioblastoma.",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The most likely diagnosis is glioblastoma.",
+        "The leading diagnosis here is glioblastoma.",
+        "My top diagnosis would be glioblastoma.",
+        "Glioblastoma is the most likely diagnosis.",
+        "Based on the findings, glioblastoma is the most likely diagnosis.",
+        "Overall, I think that glioblastoma is my favoured diagnosis.",
+        "Glioblastoma is favoured.",
+        "This most likely represents a glioblastoma.",
+        "The lesion is most likely a glioblastoma.",
+        "I favour glioblastoma over lymphoma.",
+        "The features favor glioblastoma.",
+        "The findings are in favour of a glioblastoma.",
+        "The findings are most consistent with a glioblastoma.",
+        "The findings are suggestive of glioblastoma in this patient.",
+        "The imaging features strongly suggest glioblastoma.",
+        "Highly suggestive of glioblastoma.",
+        "The diagnosis is probably glioblastoma, given the necrosis.",
+        "The most likely diagnosis is glioblastoma, which explains the necrosis.",
+        "The most likely diagnosis is glioblastoma because of the necrosis.",
+        "The most likely diagnosis: glioblastoma - typical butterfly pattern.",
+        "I would not favour lymphoma; the most likely diagnosis is glioblastoma.",
+    ],
+)
 def test_diagnosis_lead_statements(sentence: str) -> None:
     parsed = parse_diagnoses(f"{sentence} Differentials include lymphoma and metastasis.")
     assert [d.lower() for d in parsed.diagnoses] == ["glioblastoma", "lymphoma", "metastasis"]
 
 
-@pytest.mark.parametrize("sentence", [
-    "Differential diagnoses include lymphoma and metastasis.",
-    "Differentials include lymphoma and metastasis.",
-    "Differentials are lymphoma and metastasis.",
-    "Other considerations include lymphoma and metastasis.",
-    "Other possibilities are lymphoma, and metastasis.",
-    "The main differentials include lymphoma, metastasis.",
-    "The differential diagnosis for this ring-enhancing lesion includes lymphoma and metastasis.",
-    "To consider: lymphoma; metastasis.",
-    "Also consider lymphoma or metastasis.",
-    "Lymphoma and metastasis should also be considered.",
-    "Lymphoma and metastasis are also in the differential.",
-    "The differential is broad and includes lymphoma and metastasis.",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Differential diagnoses include lymphoma and metastasis.",
+        "Differentials include lymphoma and metastasis.",
+        "Differentials are lymphoma and metastasis.",
+        "Other considerations include lymphoma and metastasis.",
+        "Other possibilities are lymphoma, and metastasis.",
+        "The main differentials include lymphoma, metastasis.",
+        "The differential diagnosis for this ring-enhancing lesion includes lymphoma and metastasis.",
+        "To consider: lymphoma; metastasis.",
+        "Also consider lymphoma or metastasis.",
+        "Lymphoma and metastasis should also be considered.",
+        "Lymphoma and metastasis are also in the differential.",
+        "The differential is broad and includes lymphoma and metastasis.",
+    ],
+)
 def test_diagnosis_differential_statements(sentence: str) -> None:
     parsed = parse_diagnoses(f"The most likely diagnosis is glioblastoma. {sentence}")
     assert [d.lower() for d in parsed.diagnoses] == ["glioblastoma", "lymphoma", "metastasis"]
 
 
-@pytest.mark.parametrize("answer", [
-    "Differentials include lymphoma and metastasis, but glioblastoma is the most likely diagnosis.",
-    "Differentials include lymphoma and metastasis, and the most likely diagnosis is glioblastoma.",
-    "The differential includes lymphoma and metastasis, but the most likely diagnosis is "
-    "glioblastoma.",
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Differentials include lymphoma and metastasis, but glioblastoma is the most likely diagnosis.",
+        "Differentials include lymphoma and metastasis, and the most likely diagnosis is glioblastoma.",
+        "The differential includes lymphoma and metastasis, but the most likely diagnosis is "
+        "glioblastoma.",
+    ],
+)
 def test_diagnosis_lead_statement_after_the_list_ends_it(answer: str) -> None:
     assert parse_diagnoses(answer).diagnoses == ["glioblastoma", "lymphoma", "metastasis"]
 
 
 def test_diagnosis_prose_ranks_the_lead_first_and_keeps_the_written_order() -> None:
-    answer = ("Differentials include lymphoma and metastasis. Abscess should also be considered. "
-              "However, glioblastoma is the most likely diagnosis. Later: the most likely "
-              "diagnosis is lymphoma.")
+    answer = (
+        "Differentials include lymphoma and metastasis. Abscess should also be considered. "
+        "However, glioblastoma is the most likely diagnosis. Later: the most likely "
+        "diagnosis is lymphoma."
+    )
     expected = ["glioblastoma", "lymphoma", "metastasis", "Abscess"]
     assert parse_diagnoses(answer).diagnoses == expected
 
 
-@pytest.mark.parametrize("answer", [
-    "I would not favour lymphoma. The rim is thin.",
-    "The findings are not suggestive of a tumour. The rim is thin.",
-    "The lesion is most likely. It is large.",
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I would not favour lymphoma. The rim is thin.",
+        "The findings are not suggestive of a tumour. The rim is thin.",
+        "The lesion is most likely. It is large.",
+    ],
+)
 def test_diagnosis_negated_or_empty_lead_reads_nothing(answer: str) -> None:
     parsed = parse_diagnoses(answer)
     assert parsed.status == "unparseable" and parsed.diagnoses == []
@@ -435,8 +539,10 @@ def test_diagnosis_prose_without_the_lexicon_still_cuts_at_punctuation(monkeypat
         raise RuntimeError("lexicon unavailable")
 
     monkeypatch.setattr(diagnosis_prose, "load_diagnosis_lexicon", broken)
-    parsed = parse_diagnoses("The most likely diagnosis is glioblastoma. Differentials include "
-                             "lymphoma, metastasis, and abscess.")
+    parsed = parse_diagnoses(
+        "The most likely diagnosis is glioblastoma. Differentials include "
+        "lymphoma, metastasis, and abscess."
+    )
     assert parsed.diagnoses == ["glioblastoma", "lymphoma", "metastasis", "abscess"]
     assert calls  # the parser did ask for the lexicon, and carried on without it
 
@@ -454,33 +560,40 @@ def _fill(unit: str, prefix: str = "") -> str:
     return (prefix + unit * (_HOSTILE // len(unit) + 1))[:_HOSTILE]
 
 
-@pytest.mark.parametrize("answer", [
-    _fill("the most likely diagnosis is "),
-    _fill("glioma is the most likely diagnosis "),
-    _fill("a, is most likely "),
-    _fill("a, ", "Differential diagnoses include "),
-    _fill("glioma and ", "Differentials include "),
-    _fill("xx and ", "Differentials include "),
-    _fill("lymphoma, ", "Differentials include "),
-    _fill("Differentials include a, b and c. "),
-    _fill("(", "Differentials include "),
-    _fill("1) a ", "Differentials include "),
-    _fill("findings are consistent with "),
-    _fill("not favour x "),
-    _fill("with a, b "),
-    _fill("with a as differentials "),
-    _fill("a should be considered "),
-    _fill("a, b, should be considered "),
-    _fill("followed by "),
-    _fill(" and", "Differentials include a"),
-    _fill("I think ", "x, ") + " is the most likely diagnosis",
-    _fill("possibly the ", "Differentials include "),
-    _fill("in the the ", "Differentials include glioma "),
-    "Differentials include" + " " * _HOSTILE + "glioma",
-    "Most likely: " + _fill("glioma and "),
-    "\n".join(f"The most likely diagnosis is g{i}. Differentials include lymphoma, metastasis "
-              "and abscess." for i in range(3000))[:_HOSTILE],
-], ids=lambda answer: answer[:30])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        _fill("the most likely diagnosis is "),
+        _fill("glioma is the most likely diagnosis "),
+        _fill("a, is most likely "),
+        _fill("a, ", "Differential diagnoses include "),
+        _fill("glioma and ", "Differentials include "),
+        _fill("xx and ", "Differentials include "),
+        _fill("lymphoma, ", "Differentials include "),
+        _fill("Differentials include a, b and c. "),
+        _fill("(", "Differentials include "),
+        _fill("1) a ", "Differentials include "),
+        _fill("findings are consistent with "),
+        _fill("not favour x "),
+        _fill("with a, b "),
+        _fill("with a as differentials "),
+        _fill("a should be considered "),
+        _fill("a, b, should be considered "),
+        _fill("followed by "),
+        _fill(" and", "Differentials include a"),
+        _fill("I think ", "x, ") + " is the most likely diagnosis",
+        _fill("possibly the ", "Differentials include "),
+        _fill("in the the ", "Differentials include glioma "),
+        "Differentials include" + " " * _HOSTILE + "glioma",
+        "Most likely: " + _fill("glioma and "),
+        "\n".join(
+            f"The most likely diagnosis is g{i}. Differentials include lymphoma, metastasis "
+            "and abscess."
+            for i in range(3000)
+        )[:_HOSTILE],
+    ],
+    ids=lambda answer: answer[:30],
+)
 def test_diagnosis_prose_reads_hostile_answers_without_error(answer: str) -> None:
     # Inputs shaped to trigger regex backtracking; no wall-clock assertion here (speed
     # belongs to benchmarks), but a quadratic pattern would make this file visibly slow.
@@ -499,19 +612,31 @@ def test_diagnosis_prose_reads_hostile_answers_without_error(answer: str) -> Non
 # --- reasoning blocks of thinking models
 
 
-@pytest.mark.parametrize("opening, closing", [
-    ("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<THINK>", "</THINK>"),
-    ("\u25c1think\u25b7", "\u25c1/think\u25b7"), ("", "</think>")])
+@pytest.mark.parametrize(
+    "opening, closing",
+    [
+        ("<think>", "</think>"),
+        ("<thinking>", "</thinking>"),
+        ("<THINK>", "</THINK>"),
+        ("\u25c1think\u25b7", "\u25c1/think\u25b7"),
+        ("", "</think>"),
+    ],
+)
 def test_reasoning_is_removed_from_every_task(opening: str, closing: str) -> None:
-    reasoning = ("\nlesion: [100, 100, 200, 200]? Most likely: glioma. No target? "
-                 '{"most_likely_diagnosis": "Glioma"}\n')
+    reasoning = (
+        "\nlesion: [100, 100, 200, 200]? Most likely: glioma. No target? "
+        '{"most_likely_diagnosis": "Glioma"}\n'
+    )
     caption = parse_caption(f"{opening}{reasoning}{closing}\n\nAxial T2 image.")
     assert caption == ParsedCaption("Axial T2 image.", "ok", None)
-    diagnoses = parse_diagnoses(f"{opening}{reasoning}{closing}\n1. Abscess\n2. Primary CNS lymphoma")
+    diagnoses = parse_diagnoses(
+        f"{opening}{reasoning}{closing}\n1. Abscess\n2. Primary CNS lymphoma"
+    )
     assert diagnoses.diagnoses == ["Abscess", "Primary CNS lymphoma"]
     assert "a <think> reasoning block was removed" in diagnoses.notes
-    boxes = parse_localization(f"{opening}{reasoning}{closing}mass: [250, 100, 750, 500]",
-                               image_size=(480, 480))
+    boxes = parse_localization(
+        f"{opening}{reasoning}{closing}mass: [250, 100, 750, 500]", image_size=(480, 480)
+    )
     assert boxes.status == "ok" and boxes.boxes == [[48.0, 120.0, 192.0, 240.0]]
     assert boxes.labels == ["mass"] and "a <think> reasoning block was removed" in boxes.notes
 
@@ -523,13 +648,20 @@ def test_reasoning_between_answer_parts_is_removed() -> None:
     assert parse_caption(nested).caption == "Axial DWI."
 
 
-@pytest.mark.parametrize("answer", [
-    "<think>\nAxial FLAIR with a lesion, lesion: [250, 100, 750, 500], most likely glioma",
-    "<think>\n\n</think>\n\n", "Some reasoning</think>  ",
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "<think>\nAxial FLAIR with a lesion, lesion: [250, 100, 750, 500], most likely glioma",
+        "<think>\n\n</think>\n\n",
+        "Some reasoning</think>  ",
+    ],
+)
 def test_answer_that_is_only_reasoning_is_a_counted_failure(answer: str) -> None:
-    results = [parse_caption(answer), parse_diagnoses(answer),
-               parse_localization(answer, image_size=(480, 480))]
+    results = [
+        parse_caption(answer),
+        parse_diagnoses(answer),
+        parse_localization(answer, image_size=(480, 480)),
+    ]
     cut_off = "</think>" not in answer
     for parsed in results:
         assert parsed.status == "empty" and parsed.error
@@ -557,13 +689,19 @@ def test_statuses_are_the_registry_declarations() -> None:
     assert CAPTION_STATUSES == TASKS["captioning"].parse_statuses
     assert FAILURE_STATUSES == {"empty", "unparseable", "ambiguous_convention"}
     for spec in TASKS.values():
-        assert spec.failure_statuses <= FAILURE_STATUSES <= set().union(
-            *(other.parse_statuses for other in TASKS.values()))
+        assert (
+            spec.failure_statuses
+            <= FAILURE_STATUSES
+            <= set().union(*(other.parse_statuses for other in TASKS.values()))
+        )
 
 
 def test_each_result_type_names_its_task_and_counters() -> None:
-    parser_of = {ParsedBoxes: parse_localization, ParsedDiagnoses: parse_diagnoses,
-                 ParsedCaption: parse_caption}
+    parser_of = {
+        ParsedBoxes: parse_localization,
+        ParsedDiagnoses: parse_diagnoses,
+        ParsedCaption: parse_caption,
+    }
     assert {kind.TASK for kind in parser_of} == set(TASKS)
     for kind, parser in parser_of.items():
         assert TASKS[kind.TASK].load_parser() is parser  # the registry's parser gives this type
@@ -578,17 +716,27 @@ def test_parse_stats_as_dict_reports_each_task_its_own_counters() -> None:
     diagnoses = ParseStats.from_results([parse_diagnoses("1. A")])
     captions = ParseStats.from_results([parse_caption("Axial T1.")])
     common = {"task", "n_answers", "status_counts", "n_failed", "failure_rate"}
-    assert set(boxes.as_dict()) == common | {"convention_counts", "n_boxes",
-                                             "n_degenerate_dropped", "n_out_of_range",
-                                             "n_swapped"}
+    assert set(boxes.as_dict()) == common | {
+        "convention_counts",
+        "n_boxes",
+        "n_degenerate_dropped",
+        "n_out_of_range",
+        "n_swapped",
+    }
     assert set(diagnoses.as_dict()) == common | {"n_diagnoses", "n_duplicates_removed"}
     assert set(captions.as_dict()) == common
     assert ParseStats(task="localization").as_dict()["convention_counts"] == {}
 
 
 def test_parse_stats_counts_localization() -> None:
-    answers = ["lesion: [250, 100, 750, 500]", "lesion: [-50, 100, 300, 500]", "no target", "",
-               '{"bbox": [1, 2, 3, 4]}', "lesion: [750, 500, 250, 100]"]
+    answers = [
+        "lesion: [250, 100, 750, 500]",
+        "lesion: [-50, 100, 300, 500]",
+        "no target",
+        "",
+        '{"bbox": [1, 2, 3, 4]}',
+        "lesion: [750, 500, 250, 100]",
+    ]
     stats = ParseStats.from_results(parse_localization(a, image_size=(480, 480)) for a in answers)
     assert stats.task == "localization" and stats.n_answers == 6
     assert stats.status_counts == {"ok": 3, "no_target": 1, "empty": 1, "ambiguous_convention": 1}
@@ -618,6 +766,13 @@ def test_parse_stats_empty() -> None:
     stats = ParseStats()
     assert stats.failure_rate == 0.0 and stats.as_dict()["n_answers"] == 0
     assert ParsedBoxes().to_dict() == {
-        "boxes": [], "labels": [], "status": "ok", "convention": None, "n_degenerate_dropped": 0,
-        "n_out_of_range": 0, "n_swapped": 0, "error": None, "notes": [],
+        "boxes": [],
+        "labels": [],
+        "status": "ok",
+        "convention": None,
+        "n_degenerate_dropped": 0,
+        "n_out_of_range": 0,
+        "n_swapped": 0,
+        "error": None,
+        "notes": [],
     }

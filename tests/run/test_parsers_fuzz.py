@@ -32,15 +32,67 @@ INPUTS_PER_SEED = 1000
 
 # Pieces the parsers treat specially, inserted by the mutations.
 TOKENS = [
-    "[", "]", "{", "}", "(", ")", '"', "'", ",", ":", ";", "\n", "\n\n", " ", "```", "```json\n",
-    "<think>", "</think>", "\u25c1/think\u25b7", "//", "/*", "*/", "\\", "\\u", "\\ud800",
-    "\ud800", "\udfff", "\ud83d", "\ufffd", "\x00", "0", "1000", "-7", "1e999", "NaN", ".5",
-    "null", "true", "bbox_2d", "box_2d", "<|box_start|>", "<|box_end|>", "1. ", "- ", "**",
-    "Most likely: ", "Others: ", "Differentials include ", " and ", " or ", "no target",
-    "\u00e9", "\U0001F600", "\u200b",
+    "[",
+    "]",
+    "{",
+    "}",
+    "(",
+    ")",
+    '"',
+    "'",
+    ",",
+    ":",
+    ";",
+    "\n",
+    "\n\n",
+    " ",
+    "```",
+    "```json\n",
+    "<think>",
+    "</think>",
+    "\u25c1/think\u25b7",
+    "//",
+    "/*",
+    "*/",
+    "\\",
+    "\\u",
+    "\\ud800",
+    "\ud800",
+    "\udfff",
+    "\ud83d",
+    "\ufffd",
+    "\x00",
+    "0",
+    "1000",
+    "-7",
+    "1e999",
+    "NaN",
+    ".5",
+    "null",
+    "true",
+    "bbox_2d",
+    "box_2d",
+    "<|box_start|>",
+    "<|box_end|>",
+    "1. ",
+    "- ",
+    "**",
+    "Most likely: ",
+    "Others: ",
+    "Differentials include ",
+    " and ",
+    " or ",
+    "no target",
+    "\u00e9",
+    "\U0001f600",
+    "\u200b",
 ]
-REAL_ANSWERS = [case.text for table in (LOCALIZATION_CASES, DIAGNOSIS_CASES, CAPTION_CASES)
-                for case in table if isinstance(case.text, str) and case.text]
+REAL_ANSWERS = [
+    case.text
+    for table in (LOCALIZATION_CASES, DIAGNOSIS_CASES, CAPTION_CASES)
+    for case in table
+    if isinstance(case.text, str) and case.text
+]
 
 
 def _random_bytes(rng: random.Random) -> bytes:
@@ -49,8 +101,10 @@ def _random_bytes(rng: random.Random) -> bytes:
 
 def _random_code_points(rng: random.Random) -> str:
     # Mostly ASCII, then anything below U+110000, surrogates included.
-    return "".join(chr(rng.randrange(128) if rng.random() < 0.7 else rng.randrange(0x110000))
-                   for _ in range(rng.randrange(0, 200)))
+    return "".join(
+        chr(rng.randrange(128) if rng.random() < 0.7 else rng.randrange(0x110000))
+        for _ in range(rng.randrange(0, 200))
+    )
 
 
 def _mutate(rng: random.Random, text: str) -> str:
@@ -71,7 +125,7 @@ def _mutate(rng: random.Random, text: str) -> str:
         elif choice == 5:  # splice in part of another real answer
             other = rng.choice(REAL_ANSWERS)
             start = rng.randint(0, len(other))
-            text = text[:at] + other[start:start + 80] + text[end:]
+            text = text[:at] + other[start : start + 80] + text[end:]
         else:  # change the case of a span
             text = text[:at] + text[at:end].swapcase() + text[end:]
     return text
@@ -114,8 +168,11 @@ def test_fuzz_inputs_are_seeded_and_varied() -> None:
     assert _fuzz_inputs(0) == _fuzz_inputs(0)
     inputs = [answer for seed in SEEDS for answer in _fuzz_inputs(seed)]
     assert any(isinstance(answer, bytes) for answer in inputs)
-    surrogate = [answer for answer in inputs if isinstance(answer, str) and any(
-        "\ud800" <= char <= "\udfff" for char in answer)]
+    surrogate = [
+        answer
+        for answer in inputs
+        if isinstance(answer, str) and any("\ud800" <= char <= "\udfff" for char in answer)
+    ]
     assert len(surrogate) >= 10  # the case issue 9 is about is well represented
     assert len(set(map(repr, inputs))) > 0.9 * len(inputs)
 
@@ -126,8 +183,12 @@ def test_localization_never_raises_and_boxes_stay_in_the_image(seed: int) -> Non
     for answer in _fuzz_inputs(seed):
         width, height = rng.randint(1, 2000), rng.randint(1, 2000)
         input_size = rng.choice([None, (rng.randint(1, 2000), rng.randint(1, 2000))])
-        parsed = parse_localization(answer, image_size=(width, height), input_size=input_size,
-                                    convention=rng.choice(CONVENTIONS))
+        parsed = parse_localization(
+            answer,
+            image_size=(width, height),
+            input_size=input_size,
+            convention=rng.choice(CONVENTIONS),
+        )
         _assert_declared(parsed, LOCALIZATION_STATUSES, answer)
         assert parsed.status != "ok_clipped"  # given after parsing, by the predictions layer
         assert len(parsed.labels) == len(parsed.boxes)
@@ -136,11 +197,17 @@ def test_localization_never_raises_and_boxes_stay_in_the_image(seed: int) -> Non
             assert x + box_width <= width + 1e-6 and y + box_height <= height + 1e-6
 
 
-@pytest.mark.parametrize("parse, statuses", [
-    (parse_diagnoses, DIAGNOSIS_STATUSES), (parse_caption, CAPTION_STATUSES),
-], ids=["diagnoses", "caption"])
+@pytest.mark.parametrize(
+    "parse, statuses",
+    [
+        (parse_diagnoses, DIAGNOSIS_STATUSES),
+        (parse_caption, CAPTION_STATUSES),
+    ],
+    ids=["diagnoses", "caption"],
+)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_text_parsers_never_raise(seed: int, parse: Callable[[Any], Any],
-                                  statuses: tuple[str, ...]) -> None:
+def test_text_parsers_never_raise(
+    seed: int, parse: Callable[[Any], Any], statuses: tuple[str, ...]
+) -> None:
     for answer in _fuzz_inputs(seed):
         _assert_declared(parse(answer), statuses, answer)

@@ -393,7 +393,9 @@ def test_merge_of_shards_without_a_count_lists_no_missing_shard(release, tmp_pat
         write_manifest(path, manifest)
     merge_prediction_files([first, second], tmp_path / "all.jsonl", release=release)
     manifest = read_manifest(tmp_path / "all.jsonl")
-    assert manifest["missing_shards"] == [] and manifest["counts"] == {"captioning": {"answered": 7}}
+    assert manifest["missing_shards"] == [] and manifest["counts"] == {
+        "captioning": {"answered": 7}
+    }
 
 
 def test_merge_refuses_duplicates_naming_both_files_and_lines(release, tmp_path):
@@ -440,13 +442,22 @@ def test_clipped_boxes_are_counted_apart_from_clean_ones(release, tmp_path):
     # run past the image and get clipped: the status says so instead of a plain "ok".
     image = release.images[0]
     answers = [
-        {"filename": image.filename, "raw_boxes": '[{"bbox_2d": [389, 466, 487, 565]}]',
-         "input_size": [image.width, image.height]},
-        {"filename": release.images[1].filename, "raw_boxes": '[{"bbox_2d": [2, 3, 10, 12]}]',
-         "input_size": [release.images[1].width, release.images[1].height]},
+        {
+            "filename": image.filename,
+            "raw_boxes": '[{"bbox_2d": [389, 466, 487, 565]}]',
+            "input_size": [image.width, image.height],
+        },
+        {
+            "filename": release.images[1].filename,
+            "raw_boxes": '[{"bbox_2d": [2, 3, 10, 12]}]',
+            "input_size": [release.images[1].width, release.images[1].height],
+        },
     ]
-    parsed = parse_raw(read_predictions(write_lines(tmp_path / "raw.jsonl", answers), release), release,
-                       box_convention="qwen")
+    parsed = parse_raw(
+        read_predictions(write_lines(tmp_path / "raw.jsonl", answers), release),
+        release,
+        box_convention="qwen",
+    )
     assert parsed.parse_counts("localization") == {"ok": 1, "ok_clipped": 1}
 
 
@@ -566,7 +577,9 @@ def test_run_manifest_refuses_a_field_of_the_wrong_kind_naming_file_and_field(tm
 def test_run_manifest_compares_runs_ignoring_shard_fields_and_release_layout():
     first = run_manifest()
     sibling = run_manifest(
-        shard={"index": 1, "count": 2}, status="running", counts={"captioning": {"answered": 4}},
+        shard={"index": 1, "count": 2},
+        status="running",
+        counts={"captioning": {"answered": 4}},
         release={"layout": "export", "fingerprint": "f00d", "n_images": 6, "n_cases": 3},
     )
     assert first.differences(sibling) == []
@@ -580,8 +593,9 @@ def test_run_manifest_merged_adds_counts_and_lists_missing_shards():
     from novabench.run.predictions import RunManifest
 
     first = run_manifest(shard={"index": 0, "count": 3})
-    second = run_manifest(shard={"index": 2, "count": 3}, status="interrupted",
-                          counts={"captioning": {"answered": 4}})
+    second = run_manifest(
+        shard={"index": 2, "count": 3}, status="interrupted", counts={"captioning": {"answered": 4}}
+    )
     merged = RunManifest.merged([(Path("a.jsonl"), first), (Path("b.jsonl"), second)])
     assert merged.shard is None and merged.to_dict()["shard"] is None
     assert merged.counts == {"captioning": {"answered": 7}}

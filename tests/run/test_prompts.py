@@ -70,8 +70,15 @@ def test_diagnosis_prompt_has_placeholders_and_json_contract() -> None:
     assert '"other_possible_diagnoses"' in text
 
 
-@pytest.mark.parametrize("alias, task", [("localisation", "localization"), ("Caption", "captioning"),
-                                         ("reasoning", "diagnosis"), ("DIAGNOSIS", "diagnosis")])
+@pytest.mark.parametrize(
+    "alias, task",
+    [
+        ("localisation", "localization"),
+        ("Caption", "captioning"),
+        ("reasoning", "diagnosis"),
+        ("DIAGNOSIS", "diagnosis"),
+    ],
+)
 def test_task_aliases(alias: str, task: str) -> None:
     assert default_prompt(alias).task == task
 
@@ -112,9 +119,11 @@ def test_load_prompt_ignores_byte_order_mark(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content, missing",
-    [("History: {clinical_history}", "{findings}"),
-     ("Findings: {findings}", "{clinical_history}"),
-     ("History: {history}\nFindings: {finding}", "{clinical_history}, {findings}")],
+    [
+        ("History: {clinical_history}", "{findings}"),
+        ("Findings: {findings}", "{clinical_history}"),
+        ("History: {history}\nFindings: {finding}", "{clinical_history}, {findings}"),
+    ],
 )
 def test_diagnosis_file_missing_placeholder_names_file_and_placeholder(
     tmp_path: Path, content: str, missing: str
@@ -145,14 +154,22 @@ def test_from_text_validates() -> None:
     with pytest.raises(NovaInputError, match=r"\{findings\}"):
         TaskPrompt.from_text("diagnosis", "only {clinical_history}")
     prompt = TaskPrompt.from_text("caption", "Describe.", name="inline")
-    assert (prompt.task, prompt.name, prompt.short_hash) == ("captioning", "inline", prompt.sha256[:12])
+    assert (prompt.task, prompt.name, prompt.short_hash) == (
+        "captioning",
+        "inline",
+        prompt.sha256[:12],
+    )
 
 
 def test_render_includes_history_and_every_caption_numbered() -> None:
-    captions = ["Axial FLAIR shows a right frontal hyperintense lesion.",
-                "Sagittal T1 post-contrast: ring enhancement.",
-                "DWI: restricted diffusion centrally."]
-    text = render_diagnosis_prompt(default_prompt("diagnosis"), "62-year-old man with headache.", captions)
+    captions = [
+        "Axial FLAIR shows a right frontal hyperintense lesion.",
+        "Sagittal T1 post-contrast: ring enhancement.",
+        "DWI: restricted diffusion centrally.",
+    ]
+    text = render_diagnosis_prompt(
+        default_prompt("diagnosis"), "62-year-old man with headache.", captions
+    )
     assert "62-year-old man with headache." in text
     for number, caption in enumerate(captions, start=1):
         assert f"Image {number}: {caption}" in text

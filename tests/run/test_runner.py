@@ -290,8 +290,16 @@ def test_resuming_with_another_configuration_is_refused(release, tmp_path):
     assert read_manifest(out)["tasks"] == ["localization", "captioning", "diagnosis"]
     # Once the answers are deleted, a stale manifest no longer binds the file name.
     out.unlink()
-    run_model(release, tasks="diagnosis", backend=ScriptedBackend("other-model"), out_path=out, progress=False)
-    assert read_manifest(out)["model"] == "other-model" and read_manifest(out)["tasks"] == ["diagnosis"]
+    run_model(
+        release,
+        tasks="diagnosis",
+        backend=ScriptedBackend("other-model"),
+        out_path=out,
+        progress=False,
+    )
+    assert read_manifest(out)["model"] == "other-model" and read_manifest(out)["tasks"] == [
+        "diagnosis"
+    ]
 
 
 def test_a_run_on_the_release_resumes_on_its_export_and_not_on_other_data(sample_release, tmp_path):
@@ -301,23 +309,53 @@ def test_a_run_on_the_release_resumes_on_its_export_and_not_on_other_data(sample
     # (release_dir's deliberately float32-unfriendly boxes would not).
     release = read_release(sample_release)
     out = tmp_path / "raw.jsonl"
-    run_model(release, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False, limit=3)
-    exported = read_release(export_release(sample_release, tmp_path / "export", progress=False).out_dir)
+    run_model(
+        release,
+        tasks="captioning",
+        backend=ScriptedBackend(),
+        out_path=out,
+        progress=False,
+        limit=3,
+    )
+    exported = read_release(
+        export_release(sample_release, tmp_path / "export", progress=False).out_dir
+    )
     assert exported.layout == "export" and exported.fingerprint() == release.fingerprint()
-    summary = run_model(exported, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False)
+    summary = run_model(
+        exported, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False
+    )
     assert summary.counts["captioning"]["done_before"] == 3 and summary.complete
     # Shards of one run made on the folder and on its export merge too (same content).
     shards = [tmp_path / "s0.jsonl", tmp_path / "s1.jsonl"]
     for index, data in enumerate((release, exported)):
-        run_model(data, tasks="diagnosis", backend=ScriptedBackend(), out_path=shards[index],
-                  shard=(index, 2), progress=False)
-    assert main(["merge", *map(str, shards), "--out", str(tmp_path / "m.jsonl"),
-                 "--data", str(sample_release)]) == 0
+        run_model(
+            data,
+            tasks="diagnosis",
+            backend=ScriptedBackend(),
+            out_path=shards[index],
+            shard=(index, 2),
+            progress=False,
+        )
+    assert (
+        main(
+            [
+                "merge",
+                *map(str, shards),
+                "--out",
+                str(tmp_path / "m.jsonl"),
+                "--data",
+                str(sample_release),
+            ]
+        )
+        == 0
+    )
     # Other content (one caption changed) is still refused.
     edited = read_release(sample_release)
     edited.images[0].caption = (edited.images[0].caption or "") + " Edited."
     with pytest.raises(NovaInputError) as caught:
-        run_model(edited, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False)
+        run_model(
+            edited, tasks="captioning", backend=ScriptedBackend(), out_path=out, progress=False
+        )
     assert caught.value.field == "release"
 
 
@@ -417,7 +455,9 @@ def test_shards_cover_every_item_exactly_once_and_merge(release, release_dir, tm
     # Exactly the other shard's items are missing.
     partial_predictions = read_predictions(partial, release)
     for task in ("localization", "captioning", "diagnosis"):
-        assert sorted(partial_predictions.missing(task)) == sorted(k for t, k in keys[1] if t == task)
+        assert sorted(partial_predictions.missing(task)) == sorted(
+            k for t, k in keys[1] if t == task
+        )
     assert main(["merge", *map(str, shard_paths), "--out", str(merged)]) == 2  # exists: refused
 
 
@@ -487,7 +527,9 @@ def test_transformers_backend_end_to_end_on_a_tiny_llava(release, tiny_llava, tm
     manifest = read_manifest(out)
     assert manifest["backend"]["model_class"] == "LlavaForConditionalGeneration"
     # Which image backend transformers chose (torchvision or PIL) is part of the record.
-    assert manifest["backend"]["image_processor_class"] == "LlavaImageProcessorPil"  # no torchvision here
+    assert (
+        manifest["backend"]["image_processor_class"] == "LlavaImageProcessorPil"
+    )  # no torchvision here
     assert manifest["runtime"]["batch_size"] == 3 and manifest["runtime"]["device"] == "cpu"
 
     # Mixed image and text requests in one call are split into separate batches.
@@ -565,11 +607,25 @@ def test_nova_run_with_a_baseline_or_bad_arguments(release_dir, tmp_path, capsys
     assert not Path(out).exists()
 
 
-def test_a_model_that_cannot_be_loaded_is_a_clear_error_not_a_traceback(release_dir, tmp_path, capsys):
+def test_a_model_that_cannot_be_loaded_is_a_clear_error_not_a_traceback(
+    release_dir, tmp_path, capsys
+):
     out = tmp_path / "raw.jsonl"
     missing = tmp_path / "no-such-model"
-    code = main(["run", "--data", str(release_dir), "--task", "captioning", "--model", str(missing),
-                 "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "run",
+            "--data",
+            str(release_dir),
+            "--task",
+            "captioning",
+            "--model",
+            str(missing),
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "cannot load" in err and str(missing) in err and "--model" in err
@@ -607,19 +663,62 @@ def test_trust_remote_code_reaches_the_pipeline(monkeypatch, release_dir, tmp_pa
         raise NovaInputError("stop here", field="--model")
 
     monkeypatch.setattr(backends.TransformersBackend, "_load", staticmethod(fake_load))
-    base = ["run", "--data", str(release_dir), "--task", "captioning", "--model", "m",
-            "--out", str(tmp_path / "raw.jsonl"), "--no-progress"]
+    base = [
+        "run",
+        "--data",
+        str(release_dir),
+        "--task",
+        "captioning",
+        "--model",
+        "m",
+        "--out",
+        str(tmp_path / "raw.jsonl"),
+        "--no-progress",
+    ]
     assert main(base) == 2 and seen["trust_remote_code"] is False
     assert main([*base, "--trust-remote-code"]) == 2 and seen["trust_remote_code"] is True
 
 
-def test_a_task_the_backend_cannot_answer_is_refused_before_anything_is_written(release_dir, tmp_path, capsys):
+def test_a_task_the_backend_cannot_answer_is_refused_before_anything_is_written(
+    release_dir, tmp_path, capsys
+):
     out = tmp_path / "raw.jsonl"
-    code = main(["run", "--data", str(release_dir), "--task", "all", "--baseline", "outlier-detector",
-                 "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "run",
+            "--data",
+            str(release_dir),
+            "--task",
+            "all",
+            "--baseline",
+            "outlier-detector",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err
-    assert code == 2 and "does not answer captioning, diagnosis" in err and "--task localization" in err
+    assert (
+        code == 2
+        and "does not answer captioning, diagnosis" in err
+        and "--task localization" in err
+    )
     assert not out.exists()
     # The task it does answer runs as before.
-    assert main(["run", "--data", str(release_dir), "--task", "localization", "--baseline",
-                 "outlier-detector", "--out", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--data",
+                str(release_dir),
+                "--task",
+                "localization",
+                "--baseline",
+                "outlier-detector",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )

@@ -30,11 +30,19 @@ def register(subparsers: Any) -> None:
         required=True,
         help="release folder (official v1 or legacy layout, or a `nova export` folder)",
     )
-    parser.add_argument("--a", required=True, nargs="+", metavar="PRED", help="predictions of model A")
-    parser.add_argument("--b", required=True, nargs="+", metavar="PRED", help="predictions of model B")
+    parser.add_argument(
+        "--a", required=True, nargs="+", metavar="PRED", help="predictions of model A"
+    )
+    parser.add_argument(
+        "--b", required=True, nargs="+", metavar="PRED", help="predictions of model B"
+    )
     parser.add_argument("--out", required=True, help="comparison JSON path")
-    parser.add_argument("--task", action="append", choices=TASK_NAMES,
-                        help="compare only this task (repeatable); default: every task both answer")
+    parser.add_argument(
+        "--task",
+        action="append",
+        choices=TASK_NAMES,
+        help="compare only this task (repeatable); default: every task both answer",
+    )
     add_scoring_options(parser)
     parser.set_defaults(func=run)
 

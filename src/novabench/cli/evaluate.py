@@ -38,8 +38,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--out", required=True, help="report JSON path")
     parser.add_argument("--markdown", help="also write the report as Markdown here")
-    parser.add_argument("--task", action="append", choices=TASK_NAMES,
-                        help="score only this task (repeatable); default: every task answered")
+    parser.add_argument(
+        "--task",
+        action="append",
+        choices=TASK_NAMES,
+        help="score only this task (repeatable); default: every task answered",
+    )
     add_scoring_options(parser)
     parser.set_defaults(func=run)
 
@@ -65,23 +69,42 @@ def run(args: argparse.Namespace) -> int:
 
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``nova evaluate`` and ``nova compare``: parsing, bootstrap, metric settings."""
-    parser.add_argument("--box-convention", default=None,
-                        help="how raw localisation answers are read (auto, protocol, qwen, xyxy_norm1, ...); "
-                             "default: the convention recorded in the run's manifest, else auto")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)")
-    parser.add_argument("--allow-other-release", action="store_true",
-                        help="score a run whose manifest records another release fingerprint")
+    parser.add_argument(
+        "--box-convention",
+        default=None,
+        help="how raw localisation answers are read (auto, protocol, qwen, xyxy_norm1, ...); "
+        "default: the convention recorded in the run's manifest, else auto",
+    )
+    parser.add_argument(
+        "--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)"
+    )
+    parser.add_argument(
+        "--allow-other-release",
+        action="store_true",
+        help="score a run whose manifest records another release fingerprint",
+    )
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bertscore-model", help="local BERTScore model path (default: roberta-large if cached)")
+    parser.add_argument(
+        "--bertscore-model", help="local BERTScore model path (default: roberta-large if cached)"
+    )
     parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer of that model")
-    parser.add_argument("--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)")
+    parser.add_argument(
+        "--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)"
+    )
     parser.add_argument("--keyword-averaging", choices=("sample", "micro"), default="sample")
-    parser.add_argument("--judge-endpoint", help="OpenAI-compatible base URL of an LLM judge for diagnosis")
+    parser.add_argument(
+        "--judge-endpoint", help="OpenAI-compatible base URL of an LLM judge for diagnosis"
+    )
     parser.add_argument("--judge-model", help="model name at the judge endpoint")
-    parser.add_argument("--judge-cache", default=".nova-judge-cache", help="on-disk cache of judge verdicts")
-    parser.add_argument("--judge-api-key-env", metavar="VAR",
-                        help="name of the environment variable holding the judge's API key (kept off the command line)")
+    parser.add_argument(
+        "--judge-cache", default=".nova-judge-cache", help="on-disk cache of judge verdicts"
+    )
+    parser.add_argument(
+        "--judge-api-key-env",
+        metavar="VAR",
+        help="name of the environment variable holding the judge's API key (kept off the command line)",
+    )
 
 
 def scoring_options(args: argparse.Namespace) -> ScoringOptions:
@@ -100,11 +123,18 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
     """
     from novabench.report.scoring import ScoringOptions
 
-    caption_options: dict[str, Any] = {"exclude": list(args.exclude), "keyword_averaging": args.keyword_averaging}
+    caption_options: dict[str, Any] = {
+        "exclude": list(args.exclude),
+        "keyword_averaging": args.keyword_averaging,
+    }
     if args.bertscore_model:
         if args.bertscore_layers is None:
-            raise NovaInputError("--bertscore-model needs --bertscore-layers", field="--bertscore-layers")
-        caption_options.update(bertscore_model=args.bertscore_model, bertscore_num_layers=args.bertscore_layers)
+            raise NovaInputError(
+                "--bertscore-model needs --bertscore-layers", field="--bertscore-layers"
+            )
+        caption_options.update(
+            bertscore_model=args.bertscore_model, bertscore_num_layers=args.bertscore_layers
+        )
     matcher = None
     if args.judge_endpoint:
         if not args.judge_model:
@@ -117,9 +147,13 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
 
             api_key = os.environ.get(args.judge_api_key_env)
             if not api_key:
-                raise NovaInputError(f"environment variable {args.judge_api_key_env} is empty or unset",
-                                     field="--judge-api-key-env")
-        matcher = OpenAIChatJudge(args.judge_endpoint, args.judge_model, api_key=api_key, cache_dir=args.judge_cache)
+                raise NovaInputError(
+                    f"environment variable {args.judge_api_key_env} is empty or unset",
+                    field="--judge-api-key-env",
+                )
+        matcher = OpenAIChatJudge(
+            args.judge_endpoint, args.judge_model, api_key=api_key, cache_dir=args.judge_cache
+        )
     return ScoringOptions(
         tasks=args.task,
         box_convention=args.box_convention,

@@ -30,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
         novabench.errors.NovaInputError: --max-shard-mb: must be positive, got 0
     """
     if args.max_shard_mb <= 0:
-        raise NovaInputError(f"must be positive, got {args.max_shard_mb:g}", source="--max-shard-mb")
+        raise NovaInputError(
+            f"must be positive, got {args.max_shard_mb:g}", source="--max-shard-mb"
+        )
     summary = export_release(
         args.release,
         args.out,
@@ -67,12 +69,22 @@ def register(subparsers: Any) -> None:
             "reads it. coco: OUT/images/ and OUT/annotations/gold.json. OUT is written atomically."
         ),
     )
-    parser.add_argument("release", help="release folder (official v1 or legacy layout, sample, ingest output)")
+    parser.add_argument(
+        "release", help="release folder (official v1 or legacy layout, sample, ingest output)"
+    )
     parser.add_argument("out", help="folder to create")
-    parser.add_argument("--format", choices=("parquet", "coco"), default="parquet", help="default: parquet")
-    parser.add_argument("--overwrite", action="store_true", help="replace OUT once the new export is complete")
-    parser.add_argument("--push", metavar="REPO", help="upload the parquet export to this Hub dataset repo")
-    parser.add_argument("--private", action="store_true", help="create the Hub repo private (with --push)")
+    parser.add_argument(
+        "--format", choices=("parquet", "coco"), default="parquet", help="default: parquet"
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace OUT once the new export is complete"
+    )
+    parser.add_argument(
+        "--push", metavar="REPO", help="upload the parquet export to this Hub dataset repo"
+    )
+    parser.add_argument(
+        "--private", action="store_true", help="create the Hub repo private (with --push)"
+    )
     parser.add_argument(
         "--max-shard-mb",
         type=float,
@@ -83,7 +95,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--include-raters", action="store_true", help="coco: also write annotations/raters.json"
     )
-    parser.add_argument("--pretty-name", default="NOVA", help="dataset name in the card (default: NOVA)")
+    parser.add_argument(
+        "--pretty-name", default="NOVA", help="dataset name in the card (default: NOVA)"
+    )
     parser.add_argument(
         "--card-notice",
         metavar="TEXT",

@@ -50,7 +50,9 @@ def format_summary(summary: dict[str, Any]) -> str:
 def run(args: argparse.Namespace) -> int:
     """Read and validate the release at ``args.data``; print its summary."""
     summary = read_release(args.data).summary()
-    print(json.dumps(summary, indent=2, ensure_ascii=False) if args.json else format_summary(summary))
+    print(
+        json.dumps(summary, indent=2, ensure_ascii=False) if args.json else format_summary(summary)
+    )
     return 0
 
 

@@ -24,11 +24,22 @@ def register(subparsers: Any) -> None:
             "from the mask's connected components. See novabench.data.ingest.read_manifest for the manifest format."
         ),
     )
-    parser.add_argument("manifest", type=Path, help="JSON (list or {'cases': [...]}) or JSONL manifest")
+    parser.add_argument(
+        "manifest", type=Path, help="JSON (list or {'cases': [...]}) or JSONL manifest"
+    )
     parser.add_argument("out", type=Path, help="release folder to create")
-    parser.add_argument("--layout", choices=("v1", "legacy"), default="v1", help="v1 parquet (default) or legacy CSVs")
-    parser.add_argument("--slices-per-lesion", type=int, default=1, help="images per lesion of a series (default 1)")
-    parser.add_argument("--image-size", type=int, default=480, help="side of the square PNGs (default 480)")
+    parser.add_argument(
+        "--layout",
+        choices=("v1", "legacy"),
+        default="v1",
+        help="v1 parquet (default) or legacy CSVs",
+    )
+    parser.add_argument(
+        "--slices-per-lesion", type=int, default=1, help="images per lesion of a series (default 1)"
+    )
+    parser.add_argument(
+        "--image-size", type=int, default=480, help="side of the square PNGs (default 480)"
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

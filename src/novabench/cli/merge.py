@@ -31,8 +31,11 @@ def run(args: argparse.Namespace) -> int:
     if missing_shards:
         import sys
 
-        print(f"note: shard(s) {missing_shards} of this run were not merged; the items they hold "
-              "count as missing until they are", file=sys.stderr)
+        print(
+            f"note: shard(s) {missing_shards} of this run were not merged; the items they hold "
+            "count as missing until they are",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -25,9 +25,18 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("out", type=Path, help="release folder to create")
-    parser.add_argument("--cases", type=int, default=12, help="number of cases (default 12; 281 gives 906 images)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed; same seed, same bytes (default 0)")
-    parser.add_argument("--layout", choices=("v1", "legacy"), default="v1", help="v1 parquet (default) or legacy CSVs")
+    parser.add_argument(
+        "--cases", type=int, default=12, help="number of cases (default 12; 281 gives 906 images)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="random seed; same seed, same bytes (default 0)"
+    )
+    parser.add_argument(
+        "--layout",
+        choices=("v1", "legacy"),
+        default="v1",
+        help="v1 parquet (default) or legacy CSVs",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
@@ -39,7 +48,14 @@ def run(args: argparse.Namespace) -> int:
     from novabench.data.sample import write_sample_release
 
     out = write_sample_release(
-        args.out, n_cases=args.cases, seed=args.seed, layout=args.layout, overwrite=args.overwrite, progress=not args.quiet
+        args.out,
+        n_cases=args.cases,
+        seed=args.seed,
+        layout=args.layout,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
     )
-    print(f"nova sample: {summarize_release(out)} (seed {args.seed}, layout {args.layout}) -> {out}")
+    print(
+        f"nova sample: {summarize_release(out)} (seed {args.seed}, layout {args.layout}) -> {out}"
+    )
     return 0

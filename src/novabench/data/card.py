@@ -47,7 +47,7 @@ __all__ = [
     "CARD_TAGS",
     "CONFIG_NAMES",
     "ConfigSize",
-        "ReleaseSummary",
+    "ReleaseSummary",
     "build_card_data",
     "check_dataset_card",
     "default_template_path",
@@ -183,7 +183,9 @@ def summarize_release(release: NovaRelease) -> ReleaseSummary:
         n_images=release.n_images,
         n_cases=release.n_cases,
         n_gold_boxes=release.n_gold_boxes,
-        n_rater_boxes=sum(len(entry["boxes"]) for image in release.images for entry in image.rater_boxes),
+        n_rater_boxes=sum(
+            len(entry["boxes"]) for image in release.images for entry in image.rater_boxes
+        ),
         raters=release.raters,
         n_images_without_gold=release.n_images_without_gold,
         n_placeholder_diagnoses=release.n_placeholder_diagnoses,
@@ -238,7 +240,11 @@ def build_card_data(
         >>> [c["config_name"] for c in data["configs"]], data["license"]
         (['cases', 'images'], 'cc-by-nc-sa-4.0')
     """
-    missing = [name for name in CONFIG_NAMES if name not in features_by_config or name not in sizes_by_config]
+    missing = [
+        name
+        for name in CONFIG_NAMES
+        if name not in features_by_config or name not in sizes_by_config
+    ]
     if missing:
         raise NovaInputError(
             f"features and sizes are needed for every configuration; missing {missing}",
@@ -345,7 +351,10 @@ def _instance_json(row: Mapping[str, Any] | None) -> str:
     """One key per line, values on one line each: readable and still valid JSON."""
     if not row:
         return "{}"
-    lines = [f"  {json.dumps(key)}: {json.dumps(_preview(value), ensure_ascii=False)}" for key, value in row.items()]
+    lines = [
+        f"  {json.dumps(key)}: {json.dumps(_preview(value), ensure_ascii=False)}"
+        for key, value in row.items()
+    ]
     return "{\n" + ",\n".join(lines) + "\n}"
 
 
@@ -405,7 +414,9 @@ def render_dataset_card(
     extra_origin = {column: key for key, column in extra_columns(s.extra_meta_keys).items()}
     values = {
         "pretty_name": pretty_name,
-        "notice": "".join(f"> {line}\n" for line in notice.strip().splitlines()) + "\n" if notice else "",
+        "notice": "".join(f"> {line}\n" for line in notice.strip().splitlines()) + "\n"
+        if notice
+        else "",
         "novabench_version": __version__,
         "source_layout": s.source_layout,
         "n_images": s.n_images,
@@ -428,11 +439,15 @@ def render_dataset_card(
     try:
         body = template.substitute(values)
     except (KeyError, ValueError) as error:
-        raise NovaInputError(f"the card template has an unknown or malformed placeholder: {error}", source=str(path)) from error
+        raise NovaInputError(
+            f"the card template has an unknown or malformed placeholder: {error}", source=str(path)
+        ) from error
     return f"---\n{card_data.to_yaml()}\n---\n\n{body}"
 
 
-def check_dataset_card(text: str, features_by_config: Mapping[str, datasets.Features] | None = None) -> DatasetCardData:
+def check_dataset_card(
+    text: str, features_by_config: Mapping[str, datasets.Features] | None = None
+) -> DatasetCardData:
     """Check a card offline the way the Hub and ``load_dataset`` will read it.
 
     Parses the YAML header with ``huggingface_hub``, then reads ``configs`` and ``dataset_info``
@@ -464,14 +479,28 @@ def check_dataset_card(text: str, features_by_config: Mapping[str, datasets.Feat
         # .data as the base class CardData.
         card_data = cast(DatasetCardData, DatasetCard(text).data)
     except (yaml.YAMLError, ValueError, IndexError) as error:
-        raise NovaInputError(f"the YAML header does not parse: {error}", source=source, field="YAML header") from error
+        raise NovaInputError(
+            f"the YAML header does not parse: {error}", source=source, field="YAML header"
+        ) from error
     if not isinstance(header, dict):
         raise NovaInputError("the YAML header is not a mapping", source=source, field="YAML header")
-    for key in ("license", "configs", "dataset_info", "pretty_name", "task_categories", "tags", "language"):
+    for key in (
+        "license",
+        "configs",
+        "dataset_info",
+        "pretty_name",
+        "task_categories",
+        "tags",
+        "language",
+    ):
         if not card_data.get(key):
             raise NovaInputError("required key is missing or empty", source=source, field=key)
     if card_data["license"] != CARD_LICENSE:
-        raise NovaInputError(f"licence must be {CARD_LICENSE}, got {card_data['license']!r}", source=source, field="license")
+        raise NovaInputError(
+            f"licence must be {CARD_LICENSE}, got {card_data['license']!r}",
+            source=source,
+            field="license",
+        )
     missing_tags = sorted(set(CARD_TAGS) - set(card_data["tags"]))
     if missing_tags:
         raise NovaInputError(f"tags {missing_tags} are missing", source=source, field="tags")
@@ -489,13 +518,20 @@ def check_dataset_card(text: str, features_by_config: Mapping[str, datasets.Feat
             field="configs",
         )
     if sorted(infos) != sorted(CONFIG_NAMES):
-        raise NovaInputError(f"dataset_info lists {sorted(infos)}", source=source, field="dataset_info")
+        raise NovaInputError(
+            f"dataset_info lists {sorted(infos)}", source=source, field="dataset_info"
+        )
     for name in CONFIG_NAMES:
         info = infos[name]
         if info.splits is None or SPLIT not in info.splits:
-            raise NovaInputError(f"no {SPLIT!r} split", source=source, record=name, field="dataset_info.splits")
+            raise NovaInputError(
+                f"no {SPLIT!r} split", source=source, record=name, field="dataset_info.splits"
+            )
         if features_by_config is not None and info.features != features_by_config[name]:
             raise NovaInputError(
-                "features differ from the schema", source=source, record=name, field="dataset_info.features"
+                "features differ from the schema",
+                source=source,
+                record=name,
+                field="dataset_info.features",
             )
     return card_data

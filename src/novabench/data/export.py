@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import datasets
 from tqdm.auto import tqdm
 
 from novabench import __version__
@@ -173,7 +172,9 @@ def _write_atomically(out: Path, writer: Any) -> Any:
 
 def _files_under(folder: Path) -> tuple[tuple[Path, ...], int]:
     files = sorted(path for path in folder.rglob("*") if path.is_file())
-    return tuple(path.relative_to(folder) for path in files), sum(path.stat().st_size for path in files)
+    return tuple(path.relative_to(folder) for path in files), sum(
+        path.stat().st_size for path in files
+    )
 
 
 # --------------------------------------------------------------------------- parquet
@@ -195,7 +196,11 @@ def _write_parquet(
     progress: bool,
 ) -> dict[str, ConfigSize]:
     written = export_layout.write(
-        release, staging, max_shard_bytes=max_shard_bytes, rows_per_shard=rows_per_shard, progress=progress
+        release,
+        staging,
+        max_shard_bytes=max_shard_bytes,
+        rows_per_shard=rows_per_shard,
+        progress=progress,
     )
     sizes = written.sizes
     features = {
@@ -264,7 +269,9 @@ def coco_document(release: NovaRelease, *, source: CocoSource = "gold") -> dict[
             }
         )
 
-    for image_id, image in enumerate(sorted(release.images, key=lambda record: record.filename), start=1):
+    for image_id, image in enumerate(
+        sorted(release.images, key=lambda record: record.filename), start=1
+    ):
         images.append(
             {
                 "id": image_id,
@@ -338,12 +345,16 @@ def export_coco(
     """
     out = Path(out_json)
     if out.exists() and not overwrite:
-        raise NovaInputError("already exists; pass overwrite=True (--overwrite) to replace it", source=str(out))
+        raise NovaInputError(
+            "already exists; pass overwrite=True (--overwrite) to replace it", source=str(out)
+        )
     document = coco_document(read_release(release_dir), source=source)
     return write_text_atomic(out, json.dumps(document, ensure_ascii=False))
 
 
-def _write_coco_folder(release: NovaRelease, staging: Path, *, include_raters: bool, progress: bool) -> None:
+def _write_coco_folder(
+    release: NovaRelease, staging: Path, *, include_raters: bool, progress: bool
+) -> None:
     image_dir = staging / "images"
     image_dir.mkdir()
     for image in tqdm(release.images, desc="copy images", unit="img", disable=not progress):
@@ -539,4 +550,3 @@ def export_release(
         url = push_export(out, push_to, private=private)
         summary = dataclasses.replace(summary, repo_url=url)
     return summary
-

@@ -78,7 +78,9 @@ class NovaBuilder(datasets.GeneratorBasedBuilder):
     VERSION = datasets.Version("1.0.0")
     BUILDER_CONFIGS = [
         datasets.BuilderConfig(name="images", version=VERSION, description="One row per image."),
-        datasets.BuilderConfig(name="cases", version=VERSION, description="One row per case, images in order."),
+        datasets.BuilderConfig(
+            name="cases", version=VERSION, description="One row per case, images in order."
+        ),
     ]
     DEFAULT_CONFIG_NAME = "images"
 
@@ -138,7 +140,11 @@ def _float32(boxes: list[list[float]]) -> list[list[float]]:
 
 def _export_config_names(folder: Path) -> list[str]:
     header = yaml.safe_load(_front_matter(folder / "README.md")) or {}
-    return [entry.get("config_name", "default") for entry in header.get("configs", []) if isinstance(entry, dict)]
+    return [
+        entry.get("config_name", "default")
+        for entry in header.get("configs", [])
+        if isinstance(entry, dict)
+    ]
 
 
 def _download(repo_id: str) -> Path:
@@ -153,7 +159,9 @@ def _download(repo_id: str) -> Path:
     try:
         return Path(snapshot_download(repo_id, repo_type="dataset"))
     except RepositoryNotFoundError as error:
-        raise NovaInputError(f"no such dataset on the Hub (or no access); {how}", source=repo_id) from error
+        raise NovaInputError(
+            f"no such dataset on the Hub (or no access); {how}", source=repo_id
+        ) from error
     except (OfflineModeIsEnabled, OSError, HfHubHTTPError) as error:
         offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
         reason = "HF_HUB_OFFLINE is set" if offline else "the Hub is unreachable"
@@ -210,7 +218,8 @@ def load_nova(
     if not folder.exists():
         if not _HUB_ID.match(text):
             raise NovaInputError(
-                "neither an existing folder nor a Hub dataset id of the form owner/name", source=text
+                "neither an existing folder nor a Hub dataset id of the form owner/name",
+                source=text,
             )
         folder = _download(text)
     if detect_layout(folder) == "export":
@@ -221,7 +230,9 @@ def load_nova(
                 source=str(folder / "README.md"),
                 field="configs",
             )
-        return datasets.load_dataset(str(folder), config, split=split, streaming=streaming, cache_dir=cache_dir)
+        return datasets.load_dataset(
+            str(folder), config, split=split, streaming=streaming, cache_dir=cache_dir
+        )
     builder = NovaBuilder(config_name=config, data_dir=str(folder), cache_dir=cache_dir)
     if streaming:
         return builder.as_streaming_dataset(split=split)

@@ -137,10 +137,15 @@ class IngestCase:
 # --------------------------------------------------------------------------- cases
 
 
-def _require_text(value: Any, *, where: str, record: str, field_name: str, allow_empty: bool = False) -> str:
+def _require_text(
+    value: Any, *, where: str, record: str, field_name: str, allow_empty: bool = False
+) -> str:
     if not isinstance(value, str):
         raise NovaInputError(
-            f"expected a string, got {type(value).__name__}", source=where, record=record, field=field_name
+            f"expected a string, got {type(value).__name__}",
+            source=where,
+            record=record,
+            field=field_name,
         )
     if not allow_empty and not value.strip():
         raise NovaInputError("must not be empty", source=where, record=record, field=field_name)
@@ -161,24 +166,46 @@ def _check_case(case: IngestCase, where: str, seen: set[str]) -> None:
     seen.add(case.case_id)
     for name in ("title", "clinical_history", "final_diagnosis"):
         _require_text(getattr(case, name), where=where, record=record, field_name=name)
-    _require_text(case.publication_date, where=where, record=record, field_name="publication_date", allow_empty=True)
+    _require_text(
+        case.publication_date,
+        where=where,
+        record=record,
+        field_name="publication_date",
+        allow_empty=True,
+    )
     for key, value in case.extras.items():
         if not isinstance(key, str) or not key or key in FIXED_META_KEYS:
             raise NovaInputError(
-                f"extra meta key {key!r} is empty or shadows a fixed key", source=where, record=record, field="extras"
+                f"extra meta key {key!r} is empty or shadows a fixed key",
+                source=where,
+                record=record,
+                field="extras",
             )
-        _require_text(value, where=where, record=record, field_name=f"extras.{key}", allow_empty=True)
+        _require_text(
+            value, where=where, record=record, field_name=f"extras.{key}", allow_empty=True
+        )
     if not case.series:
-        raise NovaInputError("a case needs at least one series", source=where, record=record, field="series")
+        raise NovaInputError(
+            "a case needs at least one series", source=where, record=record, field="series"
+        )
 
 
 def _series_caption(series: IngestSeries, *, where: str, record: str, field_name: str) -> str:
     if series.caption is not None:
-        return _require_text(series.caption, where=where, record=record, field_name=f"{field_name}.caption")
+        return _require_text(
+            series.caption, where=where, record=record, field_name=f"{field_name}.caption"
+        )
     if series.sequence is not None:
-        sequence = _require_text(series.sequence, where=where, record=record, field_name=f"{field_name}.sequence")
+        sequence = _require_text(
+            series.sequence, where=where, record=record, field_name=f"{field_name}.sequence"
+        )
         return f"{series.plane.capitalize()} {sequence}."
-    raise NovaInputError("give a caption (or at least a sequence)", source=where, record=record, field=f"{field_name}.caption")
+    raise NovaInputError(
+        "give a caption (or at least a sequence)",
+        source=where,
+        record=record,
+        field=f"{field_name}.caption",
+    )
 
 
 def _volume_name(source: VolumeSource) -> str:
@@ -202,7 +229,13 @@ def _cached(cache: dict[Any, Any], key: Any, compute: Any) -> Any:
 
 
 def _mask_array(
-    source: VolumeSource, volume_image: Any, cache: dict[Any, Any], *, where: str, record: str, field_name: str
+    source: VolumeSource,
+    volume_image: Any,
+    cache: dict[Any, Any],
+    *,
+    where: str,
+    record: str,
+    field_name: str,
 ) -> np.ndarray:
     mask_image = _cached(
         cache,
@@ -223,7 +256,9 @@ def _mask_array(
             record=record,
             field=field_name,
         )
-    return _cached(cache, ("mask", _source_key(source)), lambda: np.asanyarray(mask_image.dataobj) > 0)
+    return _cached(
+        cache, ("mask", _source_key(source)), lambda: np.asanyarray(mask_image.dataobj) > 0
+    )
 
 
 def _ingest_series(
@@ -243,18 +278,30 @@ def _ingest_series(
     field_name = f"series[{index}]"
     if series.plane not in PLANES:
         raise NovaInputError(
-            f"plane must be one of {PLANES}, got {series.plane!r}", source=where, record=record, field=f"{field_name}.plane"
+            f"plane must be one of {PLANES}, got {series.plane!r}",
+            source=where,
+            record=record,
+            field=f"{field_name}.plane",
         )
     caption = _series_caption(series, where=where, record=record, field_name=field_name)
     volume_key = _source_key(series.volume)
     volume_image = _cached(
         cache,
         ("image", volume_key),
-        lambda: load_canonical(series.volume, where=where, record=record, field_name=f"{field_name}.volume"),
+        lambda: load_canonical(
+            series.volume, where=where, record=record, field_name=f"{field_name}.volume"
+        ),
     )
     mask = None
     if series.mask is not None:
-        mask = _mask_array(series.mask, volume_image, cache, where=where, record=record, field_name=f"{field_name}.mask")
+        mask = _mask_array(
+            series.mask,
+            volume_image,
+            cache,
+            where=where,
+            record=record,
+            field_name=f"{field_name}.mask",
+        )
     rater_masks: dict[str, np.ndarray] = {}
     for rater, source in series.rater_masks.items():
         if not isinstance(rater, str) or not _RATER.match(rater) or rater == "gold":
@@ -265,7 +312,12 @@ def _ingest_series(
                 field=f"{field_name}.rater_masks",
             )
         rater_masks[rater] = _mask_array(
-            source, volume_image, cache, where=where, record=record, field_name=f"{field_name}.rater_masks.{rater}"
+            source,
+            volume_image,
+            cache,
+            where=where,
+            record=record,
+            field_name=f"{field_name}.rater_masks.{rater}",
         )
     axis = PLANE_AXIS[series.plane]
     length = volume_image.shape[axis]
@@ -281,27 +333,46 @@ def _ingest_series(
             )
     else:
         profiles = (
-            _cached(cache, ("profiles", _source_key(series.mask), axis), lambda: lesion_profiles(mask, axis))
+            _cached(
+                cache,
+                ("profiles", _source_key(series.mask), axis),
+                lambda: lesion_profiles(mask, axis),
+            )
             if mask is not None
             else []
         )
-        wanted = series.n_slices if series.n_slices is not None else slices_per_lesion * max(len(profiles), 1)
+        wanted = (
+            series.n_slices
+            if series.n_slices is not None
+            else slices_per_lesion * max(len(profiles), 1)
+        )
         if not isinstance(wanted, int) or wanted < 1:
             raise NovaInputError(
-                f"n_slices must be a positive integer, got {wanted!r}", source=where, record=record, field=f"{field_name}.n_slices"
+                f"n_slices must be a positive integer, got {wanted!r}",
+                source=where,
+                record=record,
+                field=f"{field_name}.n_slices",
             )
         if profiles:
-            slices = choose_slices(profiles, wanted, where=where, record=record, field_name=f"{field_name}.n_slices")
+            slices = choose_slices(
+                profiles, wanted, where=where, record=record, field_name=f"{field_name}.n_slices"
+            )
         else:
             slices = central_slices(length, wanted)
-    volume = _cached(cache, ("voxels", volume_key), lambda: np.asarray(volume_image.get_fdata(dtype=np.float32)))
-    window = _cached(cache, ("window", volume_key), lambda: intensity_window(volume, window_percentiles))
+    volume = _cached(
+        cache, ("voxels", volume_key), lambda: np.asarray(volume_image.get_fdata(dtype=np.float32))
+    )
+    window = _cached(
+        cache, ("window", volume_key), lambda: intensity_window(volume, window_percentiles)
+    )
     spacing = in_plane_spacing(volume_image.header.get_zooms()[:3], axis)
     images: list[ImageRow] = []
     for offset, slice_index in enumerate(slices):
         scan_number = first_scan + offset
         if scan_number > 999:
-            raise NovaInputError("more than 999 images in one case", source=where, record=record, field=field_name)
+            raise NovaInputError(
+                "more than 999 images in one case", source=where, record=record, field=field_name
+            )
         pixels = take_slice(volume, axis, slice_index)
         where_slice = f"slice {slice_index} ({series.plane}) of {_volume_name(series.volume)}"
         if not has_finite_data(pixels):
@@ -344,7 +415,10 @@ def _case_texts(case: IngestCase) -> dict[str, str]:
 
 def _prepare_target(out_dir: Path, overwrite: bool) -> Path:
     if out_dir.exists() and not overwrite:
-        raise NovaInputError("output folder exists; pass overwrite=True (--overwrite) to replace it", source=str(out_dir))
+        raise NovaInputError(
+            "output folder exists; pass overwrite=True (--overwrite) to replace it",
+            source=str(out_dir),
+        )
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
     give_usual_permissions(staging)  # mkdtemp is private; a release is shared in a lab
@@ -415,14 +489,24 @@ def ingest_volumes(
         ['case0001_001.png']
     """
     if layout not in ("v1", "legacy"):
-        raise NovaInputError(f"layout must be 'v1' or 'legacy', got {layout!r}", source=source, field="layout")
+        raise NovaInputError(
+            f"layout must be 'v1' or 'legacy', got {layout!r}", source=source, field="layout"
+        )
     if not isinstance(slices_per_lesion, int) or slices_per_lesion < 1:
-        raise NovaInputError("slices_per_lesion must be a positive integer", source=source, field="slices_per_lesion")
+        raise NovaInputError(
+            "slices_per_lesion must be a positive integer", source=source, field="slices_per_lesion"
+        )
     if not isinstance(image_size, int) or image_size < 8:
-        raise NovaInputError("image_size must be an integer of at least 8", source=source, field="image_size")
+        raise NovaInputError(
+            "image_size must be an integer of at least 8", source=source, field="image_size"
+        )
     low, high = window_percentiles
     if not 0 <= low < high <= 100:
-        raise NovaInputError("window percentiles must satisfy 0 <= low < high <= 100", source=source, field="window_percentiles")
+        raise NovaInputError(
+            "window percentiles must satisfy 0 <= low < high <= 100",
+            source=source,
+            field="window_percentiles",
+        )
     out_dir = Path(out_dir)
     staging = _prepare_target(out_dir, overwrite)
     try:
@@ -455,14 +539,21 @@ def ingest_volumes(
             raise NovaInputError("no cases to ingest", source=source)
         extra_keys: list[str] = []
         for texts in case_texts.values():
-            extra_keys.extend(key for key in texts if key not in FIXED_META_KEYS and key not in extra_keys)
+            extra_keys.extend(
+                key for key in texts if key not in FIXED_META_KEYS and key not in extra_keys
+            )
         meta_keys = [*FIXED_META_KEYS, *extra_keys]
-        metas = {case_id: {key: texts.get(key) for key in meta_keys} for case_id, texts in case_texts.items()}
+        metas = {
+            case_id: {key: texts.get(key) for key in meta_keys}
+            for case_id, texts in case_texts.items()
+        }
         if layout == "v1":
             if row_shuffle_seed is not None:
                 images = list(images)
                 random.Random(row_shuffle_seed).shuffle(images)
-            v1_layout.write(staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"})
+            v1_layout.write(
+                staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"}
+            )
         else:
             legacy_layout.write(staging, images, metas, meta_keys)
         _publish(staging, out_dir)
@@ -506,7 +597,12 @@ def summarize_release(root: str | os.PathLike[str]) -> str:
         table = pq.read_table(parquet, columns=["filename", "case_id", "bboxes"]).to_pylist()
         filenames = [row["filename"] for row in table]
         case_ids = {row["case_id"] for row in table}
-        gold = [(row["filename"]) for row in table for box in row["bboxes"] or [] if box["source"] == "gold"]
+        gold = [
+            (row["filename"])
+            for row in table
+            for box in row["bboxes"] or []
+            if box["source"] == "gold"
+        ]
     else:
         with (root / "captions.csv").open(encoding="utf-8", newline="") as handle:
             captions = list(csv.DictReader(handle))
@@ -531,8 +627,25 @@ def summarize_release(root: str | os.PathLike[str]) -> str:
 
 # --------------------------------------------------------------------------- manifest
 
-_CASE_KEYS = {"case_id", "title", "publication_date", "clinical_history", "final_diagnosis", "extras", "series"}
-_SERIES_KEYS = {"volume", "mask", "plane", "caption", "sequence", "rater_masks", "n_slices", "slice_indices"}
+_CASE_KEYS = {
+    "case_id",
+    "title",
+    "publication_date",
+    "clinical_history",
+    "final_diagnosis",
+    "extras",
+    "series",
+}
+_SERIES_KEYS = {
+    "volume",
+    "mask",
+    "plane",
+    "caption",
+    "sequence",
+    "rater_masks",
+    "n_slices",
+    "slice_indices",
+}
 
 
 def _resolve(value: Any, base: Path, *, where: str, record: str, field_name: str) -> str:
@@ -541,26 +654,52 @@ def _resolve(value: Any, base: Path, *, where: str, record: str, field_name: str
     return str(path if path.is_absolute() else base / path)
 
 
-def _parse_series(raw: Any, base: Path, *, where: str, record: str, field_name: str) -> IngestSeries:
+def _parse_series(
+    raw: Any, base: Path, *, where: str, record: str, field_name: str
+) -> IngestSeries:
     if not isinstance(raw, dict):
-        raise NovaInputError("a series must be a JSON object", source=where, record=record, field=field_name)
+        raise NovaInputError(
+            "a series must be a JSON object", source=where, record=record, field=field_name
+        )
     unknown = sorted(set(raw) - _SERIES_KEYS)
     if unknown:
-        raise NovaInputError(f"unknown keys {unknown}; allowed: {sorted(_SERIES_KEYS)}", source=where, record=record, field=field_name)
+        raise NovaInputError(
+            f"unknown keys {unknown}; allowed: {sorted(_SERIES_KEYS)}",
+            source=where,
+            record=record,
+            field=field_name,
+        )
     if "volume" not in raw:
         raise NovaInputError("missing", source=where, record=record, field=f"{field_name}.volume")
     raters = raw.get("rater_masks") or {}
     if not isinstance(raters, dict):
-        raise NovaInputError("must be an object {rater: path}", source=where, record=record, field=f"{field_name}.rater_masks")
+        raise NovaInputError(
+            "must be an object {rater: path}",
+            source=where,
+            record=record,
+            field=f"{field_name}.rater_masks",
+        )
     mask = raw.get("mask")
     return IngestSeries(
-        volume=_resolve(raw["volume"], base, where=where, record=record, field_name=f"{field_name}.volume"),
-        plane=_require_text(raw.get("plane", "axial"), where=where, record=record, field_name=f"{field_name}.plane"),
+        volume=_resolve(
+            raw["volume"], base, where=where, record=record, field_name=f"{field_name}.volume"
+        ),
+        plane=_require_text(
+            raw.get("plane", "axial"), where=where, record=record, field_name=f"{field_name}.plane"
+        ),
         caption=raw.get("caption"),
         sequence=raw.get("sequence"),
-        mask=None if mask is None else _resolve(mask, base, where=where, record=record, field_name=f"{field_name}.mask"),
+        mask=None
+        if mask is None
+        else _resolve(mask, base, where=where, record=record, field_name=f"{field_name}.mask"),
         rater_masks={
-            name: _resolve(path, base, where=where, record=record, field_name=f"{field_name}.rater_masks.{name}")
+            name: _resolve(
+                path,
+                base,
+                where=where,
+                record=record,
+                field_name=f"{field_name}.rater_masks.{name}",
+            )
             for name, path in raters.items()
         },
         n_slices=raw.get("n_slices"),
@@ -600,7 +739,9 @@ def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
-        raise NovaInputError(f"cannot read the manifest ({error.strerror or error})", source=where) from error
+        raise NovaInputError(
+            f"cannot read the manifest ({error.strerror or error})", source=where
+        ) from error
     raw_cases: list[tuple[str, Any]] = []
     try:
         if path.suffix.lower() == ".jsonl":
@@ -615,7 +756,9 @@ def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
                 raise NovaInputError("expected a list of cases or {'cases': [...]}", source=where)
             raw_cases = [(f"case #{number}", item) for number, item in enumerate(document, start=1)]
     except json.JSONDecodeError as error:
-        raise NovaInputError(f"invalid JSON: {error.msg} (line {error.lineno}, column {error.colno})", source=where) from error
+        raise NovaInputError(
+            f"invalid JSON: {error.msg} (line {error.lineno}, column {error.colno})", source=where
+        ) from error
     if not raw_cases:
         raise NovaInputError("the manifest lists no cases", source=where)
     base = path.parent
@@ -625,22 +768,32 @@ def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
             raise NovaInputError("a case must be a JSON object", source=where, record=record)
         unknown = sorted(set(raw) - _CASE_KEYS)
         if unknown:
-            raise NovaInputError(f"unknown keys {unknown}; allowed: {sorted(_CASE_KEYS)}", source=where, record=record)
+            raise NovaInputError(
+                f"unknown keys {unknown}; allowed: {sorted(_CASE_KEYS)}",
+                source=where,
+                record=record,
+            )
         for name in ("title", "clinical_history", "final_diagnosis", "series"):
             if name not in raw:
                 raise NovaInputError("missing", source=where, record=record, field=name)
         series = raw["series"]
         if not isinstance(series, list) or not series:
-            raise NovaInputError("must be a non-empty list", source=where, record=record, field="series")
+            raise NovaInputError(
+                "must be a non-empty list", source=where, record=record, field="series"
+            )
         extras = raw.get("extras") or {}
         if not isinstance(extras, dict):
-            raise NovaInputError("must be an object of strings", source=where, record=record, field="extras")
+            raise NovaInputError(
+                "must be an object of strings", source=where, record=record, field="extras"
+            )
         case_id = raw.get("case_id", f"case{number:04d}")
         cases.append(
             IngestCase(
                 case_id=case_id,
                 series=[
-                    _parse_series(item, base, where=where, record=record, field_name=f"series[{index}]")
+                    _parse_series(
+                        item, base, where=where, record=record, field_name=f"series[{index}]"
+                    )
                     for index, item in enumerate(series)
                 ],
                 title=raw["title"],
@@ -656,7 +809,9 @@ def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
     return cases
 
 
-def ingest_manifest(manifest: str | os.PathLike[str], out_dir: str | os.PathLike[str], **options: Any) -> Path:
+def ingest_manifest(
+    manifest: str | os.PathLike[str], out_dir: str | os.PathLike[str], **options: Any
+) -> Path:
     """Read a manifest (see ``read_manifest``) and ingest it with ``ingest_volumes``.
 
     Args:

@@ -64,7 +64,6 @@ def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-
 def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, Any] | None:
     """The provenance stored in a parquet file's schema metadata, if any.
 

@@ -134,7 +134,9 @@ class NovaRelease:
     @property
     def raters(self) -> tuple[str, ...]:
         """Names of the individual raters seen in the boxes, sorted."""
-        return tuple(sorted({entry["rater"] for image in self.images for entry in image.rater_boxes}))
+        return tuple(
+            sorted({entry["rater"] for image in self.images for entry in image.rater_boxes})
+        )
 
     def fingerprint(self) -> str:
         """A digest of the release content (records and image bytes), not of its location.
@@ -149,7 +151,9 @@ class NovaRelease:
         digest = hashlib.sha256()
         for image in self.images:
             fields = {
-                k: v for k, v in dataclasses.asdict(image).items() if k not in ("image_path", "image_bytes")
+                k: v
+                for k, v in dataclasses.asdict(image).items()
+                if k not in ("image_path", "image_bytes")
             }
             digest.update(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8"))
             digest.update(hashlib.sha256(image.read_bytes()).digest())
@@ -274,7 +278,9 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     root = Path(path).expanduser().resolve()
     layout = detect_layout(root)
     warnings: list[str] = []
-    reader = {"v1": v1_layout.read, "legacy": legacy_layout.read, "export": export_layout.read}[layout]
+    reader = {"v1": v1_layout.read, "legacy": legacy_layout.read, "export": export_layout.read}[
+        layout
+    ]
     raws, extra_keys = reader(root, warnings)
     images = build_records(root, raws, extra_keys, warnings)
     return NovaRelease(

@@ -45,7 +45,20 @@ __all__ = [
 ]
 
 #: Images per case in the public release: {images: number of cases} (281 cases, 906 images).
-IMAGES_PER_CASE: dict[int, int] = {1: 70, 2: 62, 3: 54, 4: 30, 5: 23, 6: 16, 7: 11, 8: 7, 9: 3, 10: 2, 11: 2, 17: 1}
+IMAGES_PER_CASE: dict[int, int] = {
+    1: 70,
+    2: 62,
+    3: 54,
+    4: 30,
+    5: 23,
+    6: 16,
+    7: 11,
+    8: 7,
+    9: 3,
+    10: 2,
+    11: 2,
+    17: 1,
+}
 PLACEHOLDER_DIAGNOSIS = "Final diagnosis not found."
 SAMPLE_RATERS: tuple[str, ...] = ("rater1", "rater2")
 TEMPLATE_FILE = "mni_icbm152_t1_tal_nlin_sym_09a_converted.nii.gz"
@@ -107,7 +120,9 @@ def images_per_case(n_cases: int, seed: int = 0) -> list[int]:
         5
     """
     if not isinstance(n_cases, int) or n_cases < 1:
-        raise NovaInputError(f"n_cases must be a positive integer, got {n_cases!r}", field="n_cases")
+        raise NovaInputError(
+            f"n_cases must be a positive integer, got {n_cases!r}", field="n_cases"
+        )
     population = np.array([count for count, cases in IMAGES_PER_CASE.items() for _ in range(cases)])
     rng = np.random.default_rng([seed, 281])
     blocks = [rng.permutation(population) for _ in range(n_cases // population.size)]
@@ -184,23 +199,33 @@ class _Lesion:
     lobes: np.ndarray  # lobulated: (k, 3) offsets in radii
     lobe_radii: np.ndarray
 
-    def distance(self, shape: tuple[int, ...], shift: np.ndarray | None = None) -> tuple[tuple[slice, ...], np.ndarray]:
+    def distance(
+        self, shape: tuple[int, ...], shift: np.ndarray | None = None
+    ) -> tuple[tuple[slice, ...], np.ndarray]:
         """Normalised distance (<= 1 inside) on the lesion's bounding region of the grid."""
         centre = self.centre + (0 if shift is None else shift)
         reach = int(np.ceil(self.radius * 1.6)) + 2
         region = tuple(
-            slice(max(int(round(c)) - reach, 0), min(int(round(c)) + reach + 1, size)) for c, size in zip(centre, shape)
+            slice(max(int(round(c)) - reach, 0), min(int(round(c)) + reach + 1, size))
+            for c, size in zip(centre, shape)
         )
-        grids = np.meshgrid(*(np.arange(s.start, s.stop, dtype=np.float32) for s in region), indexing="ij")
+        grids = np.meshgrid(
+            *(np.arange(s.start, s.stop, dtype=np.float32) for s in region), indexing="ij"
+        )
         offset = np.stack([g - c for g, c in zip(grids, centre)], axis=-1) / self.radius
         if self.shape == "lobulated":
-            distances = [np.linalg.norm(offset - lobe, axis=-1) / r for lobe, r in zip(self.lobes, self.lobe_radii)]
+            distances = [
+                np.linalg.norm(offset - lobe, axis=-1) / r
+                for lobe, r in zip(self.lobes, self.lobe_radii)
+            ]
             return region, np.minimum.reduce(distances)
         local = offset @ self.rotation
         return region, np.sqrt(((local / self.axes) ** 2).sum(axis=-1))
 
 
-def _make_lesion(rng: np.random.Generator, centre: np.ndarray, radius: float, shape: str) -> _Lesion:
+def _make_lesion(
+    rng: np.random.Generator, centre: np.ndarray, radius: float, shape: str
+) -> _Lesion:
     rotation, _ = np.linalg.qr(rng.normal(size=(3, 3)))
     axes = np.ones(3) if shape == "round" else np.array([1.0, *rng.uniform(0.6, 0.95, size=2)])
     count = 4
@@ -210,7 +235,13 @@ def _make_lesion(rng: np.random.Generator, centre: np.ndarray, radius: float, sh
     return _Lesion(centre, radius, shape, rotation, axes, lobes, rng.uniform(0.5, 0.75, size=count))
 
 
-def _lesion_value(pathology: Pathology, contrast: str, distance: np.ndarray, rng: np.random.Generator, local: np.ndarray) -> np.ndarray:
+def _lesion_value(
+    pathology: Pathology,
+    contrast: str,
+    distance: np.ndarray,
+    rng: np.random.Generator,
+    local: np.ndarray,
+) -> np.ndarray:
     """Target intensity of lesion voxels on one contrast (the template's 0..255 scale)."""
     if contrast in ("t2", "flair"):
         base = np.full(distance.shape, 225.0 if pathology.t2 == "hyperintense" else 25.0)
@@ -254,13 +285,27 @@ def _place(pathology: Pathology, rng: np.random.Generator, template: _Template) 
     elif bilateral:
         centres_mm += [(abs(x), y, z), (-abs(x), y, z)]
     else:
-        centres_mm.append((abs(x) if side == "right" else -abs(x), y, z))  # RAS: +x is the patient's right
-    first = _make_lesion(rng, (inverse @ np.array([*centres_mm[0], 1.0]))[:3], radius, pathology.shape)
+        centres_mm.append(
+            (abs(x) if side == "right" else -abs(x), y, z)
+        )  # RAS: +x is the patient's right
+    first = _make_lesion(
+        rng, (inverse @ np.array([*centres_mm[0], 1.0]))[:3], radius, pathology.shape
+    )
     lesions = [first]
     if bilateral:  # mirror image of the first lesion
         mirror = np.diag([-1.0, 1.0, 1.0])
         centre = (inverse @ np.array([*centres_mm[1], 1.0]))[:3]
-        lesions.append(_Lesion(centre, radius, first.shape, mirror @ first.rotation, first.axes, first.lobes @ mirror, first.lobe_radii))
+        lesions.append(
+            _Lesion(
+                centre,
+                radius,
+                first.shape,
+                mirror @ first.rotation,
+                first.axes,
+                first.lobes @ mirror,
+                first.lobe_radii,
+            )
+        )
     return _Placement(region.name, None if bilateral else side, bilateral, tuple(lesions))
 
 
@@ -268,7 +313,9 @@ def _article(word: str) -> str:
     return "an" if word[0] in "aeiou" else "a"
 
 
-def _caption(pathology: Pathology, placement: _Placement, sequence_key: str, plane: str, diameter_mm: int) -> str:
+def _caption(
+    pathology: Pathology, placement: _Placement, sequence_key: str, plane: str, diameter_mm: int
+) -> str:
     sequence = SEQUENCES[sequence_key]
     shape = pathology.shape
     if sequence_key in ("t2", "flair"):
@@ -294,7 +341,9 @@ def _caption(pathology: Pathology, placement: _Placement, sequence_key: str, pla
         what += " with restricted diffusion"
     size = f", measuring about {diameter_mm} mm" + (" each" if placement.bilateral else "")
     # A finding about enhancement is only visible post-contrast; other findings are read on T2/FLAIR.
-    shows_finding = sequence_key == "t1c" if "enhanc" in pathology.finding else sequence_key in ("t2", "flair")
+    shows_finding = (
+        sequence_key == "t1c" if "enhanc" in pathology.finding else sequence_key in ("t2", "flair")
+    )
     tail = f", {pathology.finding}" if pathology.finding and shows_finding else ""
     return f"{plane.capitalize()} {sequence.wording} image shows {what}{size}{tail}."
 
@@ -308,7 +357,15 @@ def _normal_caption(sequence_key: str, relation: str) -> str:
     return f"Axial {SEQUENCES[sequence_key].wording} image at a level {relation} the lesion shows no focal abnormality."
 
 
-def _case(number: int, n_images: int, seed: int, pathology: Pathology, *, placeholder: bool, null_image: bool) -> IngestCase:
+def _case(
+    number: int,
+    n_images: int,
+    seed: int,
+    pathology: Pathology,
+    *,
+    placeholder: bool,
+    null_image: bool,
+) -> IngestCase:
     import nibabel as nib
 
     rng = np.random.default_rng([seed, number])
@@ -325,7 +382,10 @@ def _case(number: int, n_images: int, seed: int, pathology: Pathology, *, placeh
         inside = (distance <= 1.0) & template.brain[region]
         gold[region] |= inside.astype(np.uint8)
         alpha = np.clip((1.15 - distance) / 0.3, 0.0, 1.0) * template.brain[region]
-        offset = np.stack(np.meshgrid(*(np.arange(s.start, s.stop) for s in region), indexing="ij"), -1) - lesion.centre
+        offset = (
+            np.stack(np.meshgrid(*(np.arange(s.start, s.stop) for s in region), indexing="ij"), -1)
+            - lesion.centre
+        )
         fields.append((region, distance, alpha, (offset / lesion.radius) @ lesion.rotation))
         for name in SAMPLE_RATERS:
             if lesion.radius < _SMALL_RADIUS_MM and rng.random() < _MISS_RATE:
@@ -333,7 +393,9 @@ def _case(number: int, n_images: int, seed: int, pathology: Pathology, *, placeh
             shift = rng.integers(-1, 2, size=3).astype(np.float64)
             rater_region, rater_distance = lesion.distance(grid, shift)
             threshold = 1.0 + rng.uniform(-0.12, 0.18)
-            raters[name][rater_region] |= ((rater_distance <= threshold) & template.brain[rater_region]).astype(np.uint8)
+            raters[name][rater_region] |= (
+                (rater_distance <= threshold) & template.brain[rater_region]
+            ).astype(np.uint8)
     texture = np.random.default_rng([seed, number, 1])
     for key in sequences:
         volume = _base_contrast(SEQUENCES[key].contrast).copy()
@@ -357,7 +419,9 @@ def _case(number: int, n_images: int, seed: int, pathology: Pathology, *, placeh
     counts: dict[tuple[str, str], int] = {}
     for spec in specs:
         counts[spec] = counts.get(spec, 0) + 1
-    diameter = int(round(2 * placement.lesions[0].radius * float(np.mean(placement.lesions[0].axes))))
+    diameter = int(
+        round(2 * placement.lesions[0].radius * float(np.mean(placement.lesions[0].axes)))
+    )
     series = [
         IngestSeries(
             volume_images[key],
@@ -382,11 +446,21 @@ def _case(number: int, n_images: int, seed: int, pathology: Pathology, *, placeh
             level = int(present[0] - 1) if present[0] > 0 else int(present[-1] + 1)
         key = "flair" if rng.random() < 0.5 else "t2"
         series.append(
-            IngestSeries(volume_images[key], plane="axial", caption=_normal_caption(key, "below" if below else "above"),
-                         mask=gold_image, rater_masks=rater_images, slice_indices=[level])
+            IngestSeries(
+                volume_images[key],
+                plane="axial",
+                caption=_normal_caption(key, "below" if below else "above"),
+                mask=gold_image,
+                rater_masks=rater_images,
+                slice_indices=[level],
+            )
         )
     age = int(rng.integers(pathology.age[0], pathology.age[1] + 1))
-    sex = ("girl" if rng.random() < 0.5 else "boy") if age < 16 else ("woman" if rng.random() < 0.5 else "man")
+    sex = (
+        ("girl" if rng.random() < 0.5 else "boy")
+        if age < 16
+        else ("woman" if rng.random() < 0.5 else "man")
+    )
     history = pathology.histories[int(rng.integers(len(pathology.histories)))]
     case_id = f"case{number:04d}"
     date = _FIRST_DATE + dt.timedelta(days=int(rng.integers(_DATE_SPAN_DAYS + 1)))
@@ -397,7 +471,10 @@ def _case(number: int, n_images: int, seed: int, pathology: Pathology, *, placeh
         clinical_history=f"{'An' if _spoken_with_vowel(age) else 'A'} {age}-year-old {sex} with {history}.",
         final_diagnosis=PLACEHOLDER_DIAGNOSIS if placeholder else pathology.name,
         publication_date=date.strftime("%d.%m.%Y"),
-        extras={"differential_diagnosis": "; ".join(pathology.differentials), "link": f"https://example.org/nova-sample/{case_id}"},
+        extras={
+            "differential_diagnosis": "; ".join(pathology.differentials),
+            "link": f"https://example.org/nova-sample/{case_id}",
+        },
     )
 
 
@@ -412,7 +489,14 @@ def _cases(n_cases: int, seed: int) -> Iterator[IngestCase]:
         null_cases.add(multi[0])
     for index, count in enumerate(counts):
         pathology = PATHOLOGIES[order[index % len(order)]]
-        yield _case(index + 1, count, seed, pathology, placeholder=index + 1 == placeholder_case, null_image=index in null_cases)
+        yield _case(
+            index + 1,
+            count,
+            seed,
+            pathology,
+            placeholder=index + 1 == placeholder_case,
+            null_image=index in null_cases,
+        )
 
 
 def write_sample_release(

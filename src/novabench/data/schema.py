@@ -44,7 +44,12 @@ IMAGE_COLUMNS: tuple[str, ...] = (
     "rater_boxes",
 )
 # Per-case text columns shared by both configurations.
-CASE_TEXT_COLUMNS: tuple[str, ...] = ("title", "publication_date", "clinical_history", "final_diagnosis")
+CASE_TEXT_COLUMNS: tuple[str, ...] = (
+    "title",
+    "publication_date",
+    "clinical_history",
+    "final_diagnosis",
+)
 # Columns of the ``cases`` configuration: the extra meta columns go between these two groups.
 CASE_COLUMNS: tuple[str, ...] = ("case_id", *CASE_TEXT_COLUMNS)
 CASE_LIST_COLUMNS: tuple[str, ...] = ("filenames", "captions", "boxes")

@@ -77,7 +77,9 @@ def load_canonical(source: VolumeSource, *, where: str, record: str, field_name:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
-            raise NovaInputError(f"volume file not found: {path}", source=where, record=record, field=field_name)
+            raise NovaInputError(
+                f"volume file not found: {path}", source=where, record=record, field=field_name
+            )
         try:
             loaded = nib.load(str(path))
         except Exception as error:  # nibabel raises several types for unreadable files
@@ -109,13 +111,19 @@ def load_canonical(source: VolumeSource, *, where: str, record: str, field_name:
         image = _squeeze(image)
     if len(image.shape) != 3:
         raise NovaInputError(
-            f"expected a 3-D volume, got shape {tuple(image.shape)}", source=where, record=record, field=field_name
+            f"expected a 3-D volume, got shape {tuple(image.shape)}",
+            source=where,
+            record=record,
+            field=field_name,
         )
     try:
         return nib.as_closest_canonical(image)
     except Exception as error:
         raise NovaInputError(
-            f"cannot reorient the volume to RAS ({error})", source=where, record=record, field=field_name
+            f"cannot reorient the volume to RAS ({error})",
+            source=where,
+            record=record,
+            field=field_name,
         ) from error
 
 
@@ -192,7 +200,9 @@ def _spread_slices(areas: np.ndarray) -> list[int]:
         return []
     best = int(np.argmax(areas))
     strong = [int(i) for i in present if areas[i] * 4 >= areas[best] and i != best]
-    weak = sorted((int(i) for i in present if areas[i] * 4 < areas[best]), key=lambda i: (abs(i - best), i))
+    weak = sorted(
+        (int(i) for i in present if areas[i] * 4 < areas[best]), key=lambda i: (abs(i - best), i)
+    )
     chosen = [best]
     while strong:
         # farthest from every slice already chosen; ties -> larger area, then lower index
@@ -220,7 +230,11 @@ def choose_slices(
     depth = 0
     while len(chosen) < n_slices and any(depth < len(p) for p in preferences):
         for preference in preferences:
-            if depth < len(preference) and preference[depth] not in chosen and len(chosen) < n_slices:
+            if (
+                depth < len(preference)
+                and preference[depth] not in chosen
+                and len(chosen) < n_slices
+            ):
                 chosen.append(preference[depth])
         depth += 1
     if len(chosen) < n_slices:
@@ -302,7 +316,9 @@ class SliceGeometry:
     scale_y: float
 
     @classmethod
-    def fit(cls, rows: int, cols: int, spacing: tuple[float, float], image_size: int) -> SliceGeometry:
+    def fit(
+        cls, rows: int, cols: int, spacing: tuple[float, float], image_size: int
+    ) -> SliceGeometry:
         """Fit a slice of ``rows x cols`` voxels of ``spacing`` mm, aspect kept, into the square."""
         height_mm, width_mm = rows * spacing[0], cols * spacing[1]
         pixels_per_mm = image_size / max(height_mm, width_mm)
@@ -382,7 +398,9 @@ def boxes_over_no_data(
     return sorted(empty)
 
 
-def render_png(pixels: np.ndarray, geometry: SliceGeometry, window: tuple[float, float], path: Path) -> None:
+def render_png(
+    pixels: np.ndarray, geometry: SliceGeometry, window: tuple[float, float], path: Path
+) -> None:
     """Window a display slice to 8 bit, resample it into the padded square and save the PNG.
 
     Example:

@@ -61,7 +61,9 @@ def _embedded_image_size(raw: RawImage) -> tuple[int, int]:
             **where,
         )
     width, height = _png_size(io.BytesIO(data), f"embedded image {raw.filename}", where)
-    for name, claimed, actual in zip(("width", "height"), raw.size or (None, None), (width, height)):
+    for name, claimed, actual in zip(
+        ("width", "height"), raw.size or (None, None), (width, height)
+    ):
         if claimed != actual or isinstance(claimed, bool):
             raise NovaInputError(
                 f"{name} is {claimed!r} but the embedded PNG is {width}x{height}",
@@ -85,7 +87,9 @@ def _image_size(root: Path, raw: RawImage) -> tuple[Path | None, int, int]:
         raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
     path = root / posix
     if not path.resolve().is_relative_to(root.resolve()):
-        raise NovaInputError(f"image path {relative!r} escapes the release folder (symlink)", **where)
+        raise NovaInputError(
+            f"image path {relative!r} escapes the release folder (symlink)", **where
+        )
     if not path.is_file():
         raise NovaInputError(f"image file not found: {relative}", **where)
     width, height = _png_size(path, relative, where)
@@ -118,7 +122,9 @@ def _validated_box(box: RawBox, width: int, height: int) -> list[float]:
             )
     slack_x, slack_y = BOX_TOLERANCE * width, BOX_TOLERANCE * height
     overlaps = x < width and y < height and x + w > 0 and y + h > 0
-    within = x >= -slack_x and y >= -slack_y and x + w <= width + slack_x and y + h <= height + slack_y
+    within = (
+        x >= -slack_x and y >= -slack_y and x + w <= width + slack_x and y + h <= height + slack_y
+    )
     if not (overlaps and within):
         raise NovaInputError(
             f"box [x={x}, y={y}, width={w}, height={h}] lies outside the {width}x{height} image "
@@ -135,13 +141,17 @@ def _check_identity(raw: RawImage, seen: dict[str, str]) -> re.Match[str]:
     match = FILENAME_PATTERN.match(raw.filename) if isinstance(raw.filename, str) else None
     if match is None:
         raise NovaInputError(
-            f"filename {raw.filename!r} is not of the form caseNNNN_NNN.png", field="filename", **where
+            f"filename {raw.filename!r} is not of the form caseNNNN_NNN.png",
+            field="filename",
+            **where,
         )
     for name, expected in (("case_id", match.group(1)), ("scan_id", match.group(2))):
         value = getattr(raw, name)
         if value != expected:
             raise NovaInputError(
-                f"{name} {value!r} does not match the filename (expected {expected!r})", field=name, **where
+                f"{name} {value!r} does not match the filename (expected {expected!r})",
+                field=name,
+                **where,
             )
     if raw.filename in seen:
         raise NovaInputError(

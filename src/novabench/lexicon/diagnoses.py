@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from itertools import pairwise
-from typing import Iterable
 
 from novabench.errors import NovaInputError
 
@@ -52,8 +52,22 @@ _TABLE_RESOURCE = "diagnosis_lexicon.txt"
 # Text normalisation
 # --------------------------------------------------------------------------------------
 
-_SPECIAL_LETTERS = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "ae", "ø": "o", "Ø": "o", "œ": "oe",
-                                  "Œ": "oe", "ł": "l", "đ": "d", "’": "'", "‘": "'", "ʼ": "'"})
+_SPECIAL_LETTERS = str.maketrans(
+    {
+        "ß": "ss",
+        "æ": "ae",
+        "Æ": "ae",
+        "ø": "o",
+        "Ø": "o",
+        "œ": "oe",
+        "Œ": "oe",
+        "ł": "l",
+        "đ": "d",
+        "’": "'",
+        "‘": "'",
+        "ʼ": "'",
+    }
+)
 
 # British -> American, applied per token; ordered, each a (pattern, replacement).
 _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -80,37 +94,102 @@ _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 
-_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7",
-          "viii": "8", "ix": "9", "x": "10", "xi": "11", "xii": "12"}
+_ROMAN = {
+    "i": "1",
+    "ii": "2",
+    "iii": "3",
+    "iv": "4",
+    "v": "5",
+    "vi": "6",
+    "vii": "7",
+    "viii": "8",
+    "ix": "9",
+    "x": "10",
+    "xi": "11",
+    "xii": "12",
+}
 # A roman numeral is read as a number only right after one of these words, so that the
 # letters "i", "v" and "x" elsewhere ("x linked") stay letters.
-_ROMAN_TRIGGERS = frozenset({"type", "grade", "stage", "class", "group", "chiari", "who",
-                             "neurofibromatosis", "nf", "mps", "sca", "phase", "aciduria",
-                             "acidemia", "mucopolysaccharidosis"})
+_ROMAN_TRIGGERS = frozenset(
+    {
+        "type",
+        "grade",
+        "stage",
+        "class",
+        "group",
+        "chiari",
+        "who",
+        "neurofibromatosis",
+        "nf",
+        "mps",
+        "sca",
+        "phase",
+        "aciduria",
+        "acidemia",
+        "mucopolysaccharidosis",
+    }
+)
 
 _ARTICLES = frozenset({"a", "an", "the"})
 
 # Hedges and report boilerplate removed wherever they occur (longest first).
 _HEDGE_PHRASES: tuple[tuple[str, ...], ...] = tuple(
     sorted(
-        (tuple(phrase.split()) for phrase in (
-            "most likely", "more likely", "likely", "most probably", "probable", "probably",
-            "possible", "possibly", "presumed", "presumptive", "suspected", "suspicion of",
-            "consistent with", "compatible with", "in keeping with", "suggestive of",
-            "suggesting", "suspicious for", "suspicious of", "concerning for", "favor",
-            "favored", "favoring", "highly", "cannot exclude", "cannot be excluded",
-            "rule out", "radiological diagnosis", "imaging diagnosis", "features of",
-            "findings of", "in favor of",
-        )),
+        (
+            tuple(phrase.split())
+            for phrase in (
+                "most likely",
+                "more likely",
+                "likely",
+                "most probably",
+                "probable",
+                "probably",
+                "possible",
+                "possibly",
+                "presumed",
+                "presumptive",
+                "suspected",
+                "suspicion of",
+                "consistent with",
+                "compatible with",
+                "in keeping with",
+                "suggestive of",
+                "suggesting",
+                "suspicious for",
+                "suspicious of",
+                "concerning for",
+                "favor",
+                "favored",
+                "favoring",
+                "highly",
+                "cannot exclude",
+                "cannot be excluded",
+                "rule out",
+                "radiological diagnosis",
+                "imaging diagnosis",
+                "features of",
+                "findings of",
+                "in favor of",
+            )
+        ),
         key=len,
         reverse=True,
     )
 )
 # Report labels removed only at the start of the text ("Final diagnosis: glioma").
 _LEADING_LABELS: tuple[tuple[str, ...], ...] = (
-    ("final", "diagnosis"), ("most", "likely", "diagnosis"), ("differential", "diagnosis"),
-    ("primary", "diagnosis"), ("working", "diagnosis"), ("diagnosis",), ("answer",), ("dx",),
-    ("imaging", "findings", "are"), ("findings", "are"), ("imaging", "findings"), ("findings",),
+    ("final", "diagnosis"),
+    ("most", "likely", "diagnosis"),
+    ("differential", "diagnosis"),
+    ("primary", "diagnosis"),
+    ("working", "diagnosis"),
+    ("diagnosis",),
+    ("answer",),
+    ("dx",),
+    ("imaging", "findings", "are"),
+    ("findings", "are"),
+    ("imaging", "findings"),
+    ("findings",),
 )
 
 _PARENTHESIS = re.compile(r"[(\[]([^()\[\]]*)[)\]]")
@@ -138,7 +217,7 @@ def _remove_phrases(tokens: list[str], phrases: Iterable[tuple[str, ...]]) -> li
     i = 0
     while i < len(tokens):
         for phrase in phrases:
-            if tuple(tokens[i:i + len(phrase)]) == phrase:
+            if tuple(tokens[i : i + len(phrase)]) == phrase:
                 i += len(phrase)
                 break
         else:
@@ -160,8 +239,8 @@ def _normalized_tuple(text: str) -> tuple[str, ...]:
         if tokens[i] in _ROMAN and tokens[i - 1] in _ROMAN_TRIGGERS:
             tokens[i] = _ROMAN[tokens[i]]
     for label in _LEADING_LABELS:
-        if tuple(tokens[:len(label)]) == label:
-            tokens = tokens[len(label):]
+        if tuple(tokens[: len(label)]) == label:
+            tokens = tokens[len(label) :]
             break
     tokens = _remove_phrases(tokens, _HEDGE_PHRASES)
     return tuple(t for t in tokens if t not in _ARTICLES)
@@ -173,7 +252,9 @@ def _split_abbreviations(text: str) -> tuple[str, list[str]]:
 
     def replace(match: re.Match[str]) -> str:
         inner = match.group(1).strip()
-        if _ABBREVIATION.match(inner) and (any(c.isupper() for c in inner) or any(c.isdigit() for c in inner)):
+        if _ABBREVIATION.match(inner) and (
+            any(c.isupper() for c in inner) or any(c.isdigit() for c in inner)
+        ):
             abbreviations.append(inner)
             return " "
         return f" {inner} "
@@ -252,8 +333,14 @@ def diagnosis_aliases(text: str) -> tuple[str, ...]:
 
 # Words a lookup key leaves out when other words remain: "Krabbe" == "Krabbe disease".
 _KEY_OPTIONAL = frozenset({"disease", "syndrome", "disorder"})
-_PLURALS = {"metastases": "metastasis", "stenoses": "stenosis", "thromboses": "thrombosis",
-            "sclerosis": "sclerosis", "fistulae": "fistula", "fistulas": "fistula"}
+_PLURALS = {
+    "metastases": "metastasis",
+    "stenoses": "stenosis",
+    "thromboses": "thrombosis",
+    "sclerosis": "sclerosis",
+    "fistulae": "fistula",
+    "fistulas": "fistula",
+}
 
 
 def _singular(token: str) -> str:
@@ -278,7 +365,8 @@ def _key(normalized: str) -> str:
 
 # Words that may surround a recognised disease name without changing which disease it is:
 # location, laterality, course, grade and molecular qualifiers, connectors.
-_IGNORABLE_WORDS = frozenset("""
+_IGNORABLE_WORDS = frozenset(
+    """
     with without and or vs versus of in on at to from by for due secondary associated related
     induced complicated complicating plus involving involvement extending
     left right bilateral unilateral midline multiple multifocal solitary single isolated
@@ -300,7 +388,8 @@ _IGNORABLE_WORDS = frozenset("""
     intra cns central nervous system supratentorial infratentorial posterior anterior fossa
     cerebellopontine angle cpa orbit orbital hippocampal hippocampus mesial deep
     superficial cortical subcortical juxtacortical white gray matter
-""".split())
+""".split()
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -319,15 +408,37 @@ _ALTERNATIVE_WORDS = frozenset({"or", "vs", "versus"})
 # Words that end a clause like punctuation does ("not toxoplasmosis but lymphoma").
 _CLAUSE_WORDS = frozenset({"but", "however", "although", "though", "whereas"})
 # Words that carry no content of their own around a negation ("X has been ruled out").
-_FILLERS = frozenset({"is", "are", "was", "were", "be", "been", "being", "has", "have", "had",
-                      "it", "this", "very", "highly", "much", "far", "considered", "felt"})
+_FILLERS = frozenset(
+    {
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "it",
+        "this",
+        "very",
+        "highly",
+        "much",
+        "far",
+        "considered",
+        "felt",
+    }
+)
 # A part after a comma that starts with one of these continues the diagnosis before it
 # ("glioblastoma, with necrosis"): it is not a new alternative.
-_CONTINUATIONS = frozenset("""
+_CONTINUATIONS = frozenset(
+    """
     with without in secondary due associated complicated complicating involving extending
     from plus and of on at to by for including eg ie such affecting causing caused related
     induced
-""".split())
+""".split()
+)
 
 _NEGATE_FORWARD, _NEGATE_BACKWARD, _NEUTRAL = "forward", "backward", "neutral"
 # Negation cues. A forward cue negates the rest of its clause ("no evidence of X", "not X",
@@ -338,25 +449,81 @@ _NEGATE_FORWARD, _NEGATE_BACKWARD, _NEUTRAL = "forward", "backward", "neutral"
 # "absent", "absence of", "lack of" and "negative" are no cues: they name congenital
 # diagnoses ("absent septum pellucidum") more often than they negate one.
 _CUES: dict[tuple[str, ...], str] = {
-    **{tuple(p.split()): _NEGATE_FORWARD for p in (
-        "no", "not", "without", "negative for", "free of", "neither", "nor", "rather than",
-        "instead of", "than", "excluding", "rules out", "ruling out")},
-    **{tuple(p.split()): _NEGATE_BACKWARD for p in (
-        "ruled out", "excluded", "unlikely", "less likely", "not likely", "improbable",
-        "not favored", "not favoured", "not supported", "not seen", "not present",
-        "not identified")},
-    **{tuple(p.split()): _NEUTRAL for p in (
-        "not only", "not otherwise specified", "not elsewhere classified", "no change",
-        "no significant change", "no interval change")},
+    **{
+        tuple(p.split()): _NEGATE_FORWARD
+        for p in (
+            "no",
+            "not",
+            "without",
+            "negative for",
+            "free of",
+            "neither",
+            "nor",
+            "rather than",
+            "instead of",
+            "than",
+            "excluding",
+            "rules out",
+            "ruling out",
+        )
+    },
+    **{
+        tuple(p.split()): _NEGATE_BACKWARD
+        for p in (
+            "ruled out",
+            "excluded",
+            "unlikely",
+            "less likely",
+            "not likely",
+            "improbable",
+            "not favored",
+            "not favoured",
+            "not supported",
+            "not seen",
+            "not present",
+            "not identified",
+        )
+    },
+    **{
+        tuple(p.split()): _NEUTRAL
+        for p in (
+            "not only",
+            "not otherwise specified",
+            "not elsewhere classified",
+            "no change",
+            "no significant change",
+            "no interval change",
+        )
+    },
 }
 _CUE_LENGTH = max(len(p) for p in _CUES)
 # "cannot [be] excluded", "can't rule out", "not excluded", "not unlikely": negated negations.
-_DOUBLE_NEGATORS = ((("cannot",), ("cant",), ("can", "not"), ("could", "not"), ("couldnt",),
-                     ("not",), ("never",)))
-_DOUBLE_FILLERS = frozenset({"be", "been", "to", "yet", "completely", "entirely", "definitely",
-                             "fully", "safely", "reliably", "confidently", "firmly"})
-_NEGATED_NEGATIONS = (("excluded",), ("exclude",), ("ruled", "out"), ("rule", "out"),
-                      ("unlikely",))
+_DOUBLE_NEGATORS = (
+    ("cannot",),
+    ("cant",),
+    ("can", "not"),
+    ("could", "not"),
+    ("couldnt",),
+    ("not",),
+    ("never",),
+)
+_DOUBLE_FILLERS = frozenset(
+    {
+        "be",
+        "been",
+        "to",
+        "yet",
+        "completely",
+        "entirely",
+        "definitely",
+        "fully",
+        "safely",
+        "reliably",
+        "confidently",
+        "firmly",
+    }
+)
+_NEGATED_NEGATIONS = (("excluded",), ("exclude",), ("ruled", "out"), ("rule", "out"), ("unlikely",))
 
 
 @dataclass(frozen=True)
@@ -389,15 +556,15 @@ def _chunk_key(chunk: str) -> str:
 def _phrase_at(keys: list[str], position: int, end: int) -> tuple[int, str]:
     """The longest cue (or negated negation) starting at ``position``: (length, kind)."""
     for negator in _DOUBLE_NEGATORS:
-        if tuple(keys[position:position + len(negator)]) == negator:
+        if tuple(keys[position : position + len(negator)]) == negator:
             after = position + len(negator)
             while after < end and keys[after] in _DOUBLE_FILLERS:
                 after += 1
             for tail in _NEGATED_NEGATIONS:
-                if after + len(tail) <= end and tuple(keys[after:after + len(tail)]) == tail:
+                if after + len(tail) <= end and tuple(keys[after : after + len(tail)]) == tail:
                     return after + len(tail) - position, _NEUTRAL
     for length in range(min(_CUE_LENGTH, end - position), 0, -1):
-        kind = _CUES.get(tuple(keys[position:position + length]))
+        kind = _CUES.get(tuple(keys[position : position + length]))
         if kind is not None:
             return length, kind
     return 0, ""
@@ -405,8 +572,9 @@ def _phrase_at(keys: list[str], position: int, end: int) -> tuple[int, str]:
 
 @lru_cache(maxsize=16384)
 def _read_diagnosis(text: str) -> DiagnosisReading:
-    spans = [(m.start(), m.end(), key) for m in _CHUNK.finditer(text)
-             if (key := _chunk_key(m.group()))]
+    spans = [
+        (m.start(), m.end(), key) for m in _CHUNK.finditer(text) if (key := _chunk_key(m.group()))
+    ]
     if not spans:
         return DiagnosisReading(text, (), ())
     keys = [key for _, _, key in spans]
@@ -415,20 +583,24 @@ def _read_diagnosis(text: str) -> DiagnosisReading:
     # leukoencephalopathy (PML)" negates the PML too.
     transparent = []
     for i, (start, end, _) in enumerate(spans):
-        before = text[spans[i - 1][1] if i else 0:start]
-        after = text[end:spans[i + 1][0] if i + 1 < count else len(text)]
+        before = text[spans[i - 1][1] if i else 0 : start]
+        after = text[end : spans[i + 1][0] if i + 1 < count else len(text)]
         chunk = text[start:end]
-        transparent.append("(" in before and ")" in after and _ABBREVIATION.match(chunk) is not None
-                           and any(c.isupper() or c.isdigit() for c in chunk))
+        transparent.append(
+            "(" in before
+            and ")" in after
+            and _ABBREVIATION.match(chunk) is not None
+            and any(c.isupper() or c.isdigit() for c in chunk)
+        )
 
     def clause_break(i: int) -> bool:
         """Whether a clause ends between chunk ``i - 1`` and chunk ``i``."""
-        gap = set(text[spans[i - 1][1]:spans[i][0]])
+        gap = set(text[spans[i - 1][1] : spans[i][0]])
         if transparent[i]:
             gap.discard("(")
         if transparent[i - 1]:
             gap.discard(")")
-        previous = text[spans[i - 1][0]:spans[i - 1][1]]
+        previous = text[spans[i - 1][0] : spans[i - 1][1]]
         sentence_end = previous.endswith(".") and len(keys[i - 1]) >= 4
         return bool(gap & _CLAUSE_PUNCTUATION) or sentence_end
 
@@ -482,7 +654,7 @@ def _read_diagnosis(text: str) -> DiagnosisReading:
             end = spans[run[-1]][1]
             if transparent[run[-1]]:  # the abbreviation's closing parenthesis
                 end = text.index(")", end) + 1
-            negated_spans.append(text[spans[run[0]][0]:end])
+            negated_spans.append(text[spans[run[0]][0] : end])
             run = []
         run.append(i)
 
@@ -617,14 +789,22 @@ class DiagnosisLexicon:
         self._by_name: dict[str, DiagnosisEntry] = {}
         for entry in self.entries:
             if entry.name in self._by_name:
-                raise NovaInputError("duplicate lexicon entry", source="diagnosis lexicon",
-                                     record=entry.name, field="name")
+                raise NovaInputError(
+                    "duplicate lexicon entry",
+                    source="diagnosis lexicon",
+                    record=entry.name,
+                    field="name",
+                )
             self._by_name[entry.name] = entry
         for entry in self.entries:
             for parent in entry.parents:
                 if parent not in self._by_name:
-                    raise NovaInputError(f"unknown parent {parent!r}", source="diagnosis lexicon",
-                                         record=entry.name, field="parents")
+                    raise NovaInputError(
+                        f"unknown parent {parent!r}",
+                        source="diagnosis lexicon",
+                        record=entry.name,
+                        field="parents",
+                    )
         self._ancestors: dict[str, frozenset[str]] = {}
         for entry in self.entries:
             self._ancestors[entry.name] = self._collect_ancestors(entry.name, ())
@@ -638,9 +818,12 @@ class DiagnosisLexicon:
                     continue
                 owner = self._index.setdefault(key, entry.name)
                 if owner != entry.name:
-                    raise NovaInputError(f"alias {alias!r} also names {owner!r}",
-                                         source="diagnosis lexicon", record=entry.name,
-                                         field="synonyms")
+                    raise NovaInputError(
+                        f"alias {alias!r} also names {owner!r}",
+                        source="diagnosis lexicon",
+                        record=entry.name,
+                        field="synonyms",
+                    )
                 self.max_alias_tokens = max(self.max_alias_tokens, len(normalized.split()))
         self._keys_by_length: dict[int, list[str]] = {}
         for key in self._index:
@@ -648,8 +831,12 @@ class DiagnosisLexicon:
 
     def _collect_ancestors(self, name: str, path: tuple[str, ...]) -> frozenset[str]:
         if name in path:
-            raise NovaInputError("cycle in the hierarchy: " + " -> ".join((*path, name)),
-                                 source="diagnosis lexicon", record=name, field="parents")
+            raise NovaInputError(
+                "cycle in the hierarchy: " + " -> ".join((*path, name)),
+                source="diagnosis lexicon",
+                record=name,
+                field="parents",
+            )
         found: set[str] = set()
         for parent in self._by_name[name].parents:
             found.add(parent)
@@ -757,16 +944,16 @@ class DiagnosisLexicon:
         found: list[tuple[int, str]] = []
         for length in range(min(self.max_alias_tokens, len(tokens)), 0, -1):
             for start in range(len(tokens) - length + 1):
-                if any(used[start:start + length]):
+                if any(used[start : start + length]):
                     continue
-                span = tokens[start:start + length]
+                span = tokens[start : start + length]
                 key = _key_from_tokens(span)
                 if key not in self._index:
                     continue
                 if len(key) < 3 and not short_names:
                     continue
                 found.append((start, self._index[key]))
-                used[start:start + length] = [True] * length
+                used[start : start + length] = [True] * length
         found.sort()
         leftover = [t for t, u in zip(tokens, used) if not u]
         return [self._by_name[name] for _, name in found], leftover
@@ -786,18 +973,27 @@ def _parse_table(table: str, source: str = _TABLE_RESOURCE) -> list[DiagnosisEnt
             continue
         fields = [f.strip() for f in line.split("|")]
         if len(fields) != 4 or not fields[0]:
-            raise NovaInputError("expected 'name | synonyms | parents | cues'",
-                                 source=source, record=f"line {line_number}")
+            raise NovaInputError(
+                "expected 'name | synonyms | parents | cues'",
+                source=source,
+                record=f"line {line_number}",
+            )
         name, synonyms, parents, cues = fields
         is_category = name.startswith("*")
 
         def split(cell: str) -> tuple[str, ...]:
             return tuple(part.strip() for part in cell.split(";") if part.strip())
 
-        entries.append(DiagnosisEntry(
-            name=name.lstrip("*").strip(), synonyms=split(synonyms), parents=split(parents),
-            cues=split(cues), group=group, is_category=is_category,
-        ))
+        entries.append(
+            DiagnosisEntry(
+                name=name.lstrip("*").strip(),
+                synonyms=split(synonyms),
+                parents=split(parents),
+                cues=split(cues),
+                group=group,
+                is_category=is_category,
+            )
+        )
     return entries
 
 

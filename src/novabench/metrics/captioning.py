@@ -263,7 +263,9 @@ def bertscore_available(model: str | os.PathLike[str] | None = None) -> bool:
     return isinstance(try_to_load_from_cache(DEFAULT_BERTSCORE_MODEL, "config.json"), str)
 
 
-def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: int | None) -> tuple[str, int]:
+def _resolve_bertscore_model(
+    model: str | os.PathLike[str] | None, num_layers: int | None
+) -> tuple[str, int]:
     if model is None:
         from huggingface_hub import try_to_load_from_cache
 
@@ -278,7 +280,9 @@ def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: i
     model = os.fspath(model)
     looks_like_path = os.sep in model or model.startswith(".") or os.path.exists(model)
     if looks_like_path and not os.path.isdir(model):
-        raise NovaInputError(f"no model folder at {model!r}; {_bertscore_setup_hint()}", source="bertscore_model")
+        raise NovaInputError(
+            f"no model folder at {model!r}; {_bertscore_setup_hint()}", source="bertscore_model"
+        )
     if num_layers is None:
         from bert_score.utils import (
             model2layers,  # imports torch: only when a default layer is needed
@@ -295,8 +299,10 @@ def _resolve_bertscore_model(model: str | os.PathLike[str] | None, num_layers: i
     available = _model_depth(model)
     if available is not None and num_layers > available:
         # bert_score would fail with a bare AssertionError deep inside the model.
-        raise NovaInputError(f"the model has {available} layers, got layer {num_layers}",
-                             source="bertscore_num_layers")
+        raise NovaInputError(
+            f"the model has {available} layers, got layer {num_layers}",
+            source="bertscore_num_layers",
+        )
     return model, num_layers
 
 
@@ -368,7 +374,9 @@ def bertscore_f1_scores(
     spoken = [index for index, prediction in enumerate(predictions) if prediction.strip()]
     if spoken:
         _, _, spoken_f1 = scorer.score(
-            [predictions[index] for index in spoken], [references[index] for index in spoken], batch_size=batch_size
+            [predictions[index] for index in spoken],
+            [references[index] for index in spoken],
+            batch_size=batch_size,
         )
         f1[spoken] = spoken_f1.double().numpy()
     return f1, scorer.hash
@@ -423,10 +431,16 @@ class CaptioningEvaluation:
         result: dict[str, Any] = dict(self.aggregate())
         result["n_captions"] = self.n_items
         for family, counts in self.keyword_counts.items():
-            result[f"n_pairs_without_{family}_keywords"] = int(np.count_nonzero(counts.sum(axis=1) == 0))
+            result[f"n_pairs_without_{family}_keywords"] = int(
+                np.count_nonzero(counts.sum(axis=1) == 0)
+            )
         if self.reference_labels is not None:
-            result["n_pairs_without_reference_label"] = int(np.count_nonzero(self.reference_labels == UNDECIDED))
-            result["n_predictions_without_label"] = int(np.count_nonzero(self.prediction_labels == UNDECIDED))
+            result["n_pairs_without_reference_label"] = int(
+                np.count_nonzero(self.reference_labels == UNDECIDED)
+            )
+            result["n_predictions_without_label"] = int(
+                np.count_nonzero(self.prediction_labels == UNDECIDED)
+            )
         result.update(self.info)
         return result
 
@@ -460,7 +474,9 @@ class CaptioningEvaluation:
             elif name == "BERTScore-F1":
                 result[name] = float(self._per_pair(self.bertscore_f1, name)[chosen].mean())
             elif name in KEYWORD_FAMILIES:
-                result[name] = keyword_f1(self.keyword_counts[KEYWORD_FAMILIES[name]][chosen], self.keyword_averaging)
+                result[name] = keyword_f1(
+                    self.keyword_counts[KEYWORD_FAMILIES[name]][chosen], self.keyword_averaging
+                )
             elif name == "BinaryF1":
                 result[name] = binary_f1(
                     self._per_pair(self.reference_labels, name)[chosen],
@@ -489,7 +505,8 @@ def _validated_exclude(exclude: str | Iterable[str]) -> frozenset[str]:
     unknown = [name for name in names if name not in METRIC_NAMES]
     if unknown:
         raise NovaInputError(
-            f"unknown metric name(s) {unknown}; valid names are {list(METRIC_NAMES)}", source="exclude"
+            f"unknown metric name(s) {unknown}; valid names are {list(METRIC_NAMES)}",
+            source="exclude",
         )
     return frozenset(names)
 
@@ -498,7 +515,9 @@ def _validate_captions(predictions: Sequence[str], references: Sequence[str]) ->
     for argument, values in (("predictions", predictions), ("references", references)):
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             raise NovaInputError(
-                f"must be a list of strings, got {type(values).__name__}", source=argument, field=argument
+                f"must be a list of strings, got {type(values).__name__}",
+                source=argument,
+                field=argument,
             )
     if len(predictions) != len(references):
         raise NovaInputError(
@@ -509,7 +528,7 @@ def _validate_captions(predictions: Sequence[str], references: Sequence[str]) ->
         record = f"example {index}"
         if not isinstance(prediction, str):  # says what to give instead, so not checks.text
             raise NovaInputError(
-                f"prediction must be a string (use \"\" for no answer), got {type(prediction).__name__}",
+                f'prediction must be a string (use "" for no answer), got {type(prediction).__name__}',
                 record=record,
                 field="predictions",
             )
@@ -522,7 +541,10 @@ def _validate_captions(predictions: Sequence[str], references: Sequence[str]) ->
 
 
 def _extract_all(
-    captions: Sequence[str], extractor: KeywordExtractor, memo: dict[str, CaptionKeywords], argument: str
+    captions: Sequence[str],
+    extractor: KeywordExtractor,
+    memo: dict[str, CaptionKeywords],
+    argument: str,
 ) -> list[CaptionKeywords]:
     extracted = []
     for index, caption in enumerate(captions):
@@ -577,7 +599,9 @@ def prepare_captioning(
     _validate_captions(predictions, references)
     predictions, references = list(predictions), list(references)
     metrics = tuple(name for name in METRIC_NAMES if name not in excluded)
-    evaluation = CaptioningEvaluation(n_items=len(references), metrics=metrics, keyword_averaging=keyword_averaging)
+    evaluation = CaptioningEvaluation(
+        n_items=len(references), metrics=metrics, keyword_averaging=keyword_averaging
+    )
 
     # BERTScore first: a missing model is an input error better raised before the slower work.
     if "BERTScore-F1" in metrics:
@@ -599,7 +623,9 @@ def prepare_captioning(
 
     keyword_metrics = [name for name in metrics if name in KEYWORD_FAMILIES or name == "BinaryF1"]
     if keyword_metrics:
-        extractor = keyword_extractor if keyword_extractor is not None else default_keyword_extractor()
+        extractor = (
+            keyword_extractor if keyword_extractor is not None else default_keyword_extractor()
+        )
         memo: dict[str, CaptionKeywords] = {}
         reference_keywords = _extract_all(references, extractor, memo, "references")
         prediction_keywords = _extract_all(predictions, extractor, memo, "predictions")
@@ -607,8 +633,12 @@ def prepare_captioning(
         prediction_sets = [paper_keyword_split(keywords) for keywords in prediction_keywords]
         for name in keyword_metrics:
             if name == "BinaryF1":
-                evaluation.reference_labels = np.array([_LABEL_OF[k.abnormal] for k in reference_keywords])
-                evaluation.prediction_labels = np.array([_LABEL_OF[k.abnormal] for k in prediction_keywords])
+                evaluation.reference_labels = np.array(
+                    [_LABEL_OF[k.abnormal] for k in reference_keywords]
+                )
+                evaluation.prediction_labels = np.array(
+                    [_LABEL_OF[k.abnormal] for k in prediction_keywords]
+                )
                 continue
             family = KEYWORD_FAMILIES[name]
             counts = np.zeros((evaluation.n_items, 3), dtype=np.int64)

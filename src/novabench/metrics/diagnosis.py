@@ -35,8 +35,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -77,8 +78,7 @@ class DiagnosisMatcher(Protocol):
     Any callable with this signature works: a function, a lambda, an LLM judge.
     """
 
-    def __call__(self, reference: str, candidate: str) -> bool:
-        ...
+    def __call__(self, reference: str, candidate: str) -> bool: ...
 
 
 @runtime_checkable
@@ -89,18 +89,17 @@ class BatchDiagnosisMatcher(Protocol):
     matcher has it; ``labels[i]`` names where pair ``i`` first occurs, for error messages.
     """
 
-    def __call__(self, reference: str, candidate: str) -> bool:
-        ...
+    def __call__(self, reference: str, candidate: str) -> bool: ...
 
     def match_many(
         self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] | None = None
-    ) -> Sequence[bool]:
-        ...
+    ) -> Sequence[bool]: ...
 
 
 # ---------------------------------------------------------------------------------------
 # Scoring
 # ---------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class DiagnosisCaseResult:
@@ -155,7 +154,8 @@ class DiagnosisEvaluation:
         self._top5 = (ranks >= 1).astype(np.float64)
         self.n_cases_without_reference = len(self.cases) - len(scored)
         self.n_empty_predictions = sum(
-            1 for case in scored if not any(p.strip() for p in case.predictions))
+            1 for case in scored if not any(p.strip() for p in case.predictions)
+        )
         self.n_predictions_truncated = sum(1 for case in scored if case.truncated)
 
     @property
@@ -186,11 +186,15 @@ class DiagnosisEvaluation:
         else:
             chosen = np.asarray(indices)
             if chosen.ndim != 1 or (chosen.size and not np.issubdtype(chosen.dtype, np.integer)):
-                raise NovaInputError("must be a 1-D array of integers", source="aggregate",
-                                     field="indices")
+                raise NovaInputError(
+                    "must be a 1-D array of integers", source="aggregate", field="indices"
+                )
             if chosen.size and (chosen.min() < 0 or chosen.max() >= self.n_items):
-                raise NovaInputError(f"must lie in [0, {self.n_items}), got {chosen.min()}..{chosen.max()}",
-                                     source="aggregate", field="indices")
+                raise NovaInputError(
+                    f"must lie in [0, {self.n_items}), got {chosen.min()}..{chosen.max()}",
+                    source="aggregate",
+                    field="indices",
+                )
             top1, top5 = self._top1[chosen], self._top5[chosen]
         if top1.size == 0:
             return {"top1": float("nan"), "top5": float("nan")}
@@ -220,10 +224,16 @@ class DiagnosisEvaluation:
             2
         """
         return [
-            {"index": case.index, "case_id": case.case_id, "reference": case.reference,
-             "predictions": list(case.predictions), "verdicts": list(case.verdicts),
-             "first_hit_rank": case.first_hit_rank, "has_reference": case.has_reference,
-             "truncated": case.truncated}
+            {
+                "index": case.index,
+                "case_id": case.case_id,
+                "reference": case.reference,
+                "predictions": list(case.predictions),
+                "verdicts": list(case.verdicts),
+                "first_hit_rank": case.first_hit_rank,
+                "has_reference": case.has_reference,
+                "truncated": case.truncated,
+            }
             for case in self.cases
         ]
 
@@ -247,8 +257,12 @@ def _read_reference(index: int, reference: Any) -> tuple[str, str | None]:
         if case_id:
             record = f"example {index} ({case_id})"
         if "final_diagnosis" not in reference:
-            raise NovaInputError("a reference row needs a 'final_diagnosis'", source="references",
-                                 record=record, field="final_diagnosis")
+            raise NovaInputError(
+                "a reference row needs a 'final_diagnosis'",
+                source="references",
+                record=record,
+                field="final_diagnosis",
+            )
         reference = reference["final_diagnosis"]
         field = "final_diagnosis"
         if reference is None or (isinstance(reference, str) and not reference.strip()):
@@ -266,11 +280,19 @@ def _read_predictions(index: int, predictions: Any) -> tuple[list[str], bool]:
     if not isinstance(predictions, (list, tuple, np.ndarray)):
         raise NovaInputError(
             f"expected a list of diagnoses (most likely first), got {type(predictions).__name__}",
-            source="predictions", record=record, field="predictions")
+            source="predictions",
+            record=record,
+            field="predictions",
+        )
     items = list(predictions)
     for position, item in enumerate(items):
-        checks.text(item, source="predictions", record=record, field=f"predictions[{position}]",
-                    allow_blank=True)
+        checks.text(
+            item,
+            source="predictions",
+            record=record,
+            field=f"predictions[{position}]",
+            allow_blank=True,
+        )
     return items[:MAX_PREDICTIONS], len(items) > MAX_PREDICTIONS
 
 
@@ -278,8 +300,11 @@ def _judge_pairs(matcher: Any, pairs: list[tuple[str, str]], labels: list[str]) 
     if isinstance(matcher, BatchDiagnosisMatcher):
         verdicts = list(matcher.match_many(pairs, labels=labels))
         if len(verdicts) != len(pairs):
-            raise NovaInputError(f"match_many returned {len(verdicts)} verdicts for {len(pairs)} pairs",
-                                 source="matcher", field="match_many")
+            raise NovaInputError(
+                f"match_many returned {len(verdicts)} verdicts for {len(pairs)} pairs",
+                source="matcher",
+                field="match_many",
+            )
     else:
         verdicts = []
         for pair, label in zip(pairs, labels):
@@ -287,12 +312,18 @@ def _judge_pairs(matcher: Any, pairs: list[tuple[str, str]], labels: list[str]) 
                 verdicts.append(matcher(*pair))
             except Exception as error:
                 if hasattr(error, "add_note"):
-                    error.add_note(f"while matching {label}: reference {pair[0]!r}, candidate {pair[1]!r}")
+                    error.add_note(
+                        f"while matching {label}: reference {pair[0]!r}, candidate {pair[1]!r}"
+                    )
                 raise
     for verdict, label in zip(verdicts, labels):
         if not isinstance(verdict, (bool, np.bool_)):
-            raise NovaInputError(f"the matcher must return a bool, got {type(verdict).__name__}",
-                                 source="matcher", record=label, field="verdict")
+            raise NovaInputError(
+                f"the matcher must return a bool, got {type(verdict).__name__}",
+                source="matcher",
+                record=label,
+                field="verdict",
+            )
     return [bool(v) for v in verdicts]
 
 
@@ -338,19 +369,29 @@ def prepare_diagnosis(
         >>> evaluation.n_items, evaluation.cases[0].verdicts
         (1, (False, True))
     """
-    if isinstance(predictions, (str, Mapping)) or not isinstance(predictions, (Sequence, np.ndarray)):
-        raise NovaInputError("expected a list with one entry per case", source="predictions",
-                             field="predictions")
+    if isinstance(predictions, (str, Mapping)) or not isinstance(
+        predictions, (Sequence, np.ndarray)
+    ):
+        raise NovaInputError(
+            "expected a list with one entry per case", source="predictions", field="predictions"
+        )
     if isinstance(references, (str, Mapping)) or not isinstance(references, (Sequence, np.ndarray)):
-        raise NovaInputError("expected a list with one entry per case", source="references",
-                             field="references")
+        raise NovaInputError(
+            "expected a list with one entry per case", source="references", field="references"
+        )
     if len(predictions) != len(references):
-        raise NovaInputError(f"{len(predictions)} prediction lists for {len(references)} references",
-                             source="predictions", field="length")
+        raise NovaInputError(
+            f"{len(predictions)} prediction lists for {len(references)} references",
+            source="predictions",
+            field="length",
+        )
     matcher = matcher if matcher is not None else LexiconDiagnosisMatcher()
     if not callable(matcher):
-        raise NovaInputError("the matcher must be callable as matcher(reference, candidate)",
-                             source="matcher", field="matcher")
+        raise NovaInputError(
+            "the matcher must be callable as matcher(reference, candidate)",
+            source="matcher",
+            field="matcher",
+        )
 
     parsed = []
     pair_ids: dict[tuple[str, str], int] = {}
@@ -374,9 +415,19 @@ def prepare_diagnosis(
     for index, case_id, reference_text, items, truncated, has_reference in parsed:
         case_verdicts = tuple(
             has_reference and bool(item.strip()) and verdicts[pair_ids[(reference_text, item)]]
-            for item in items)
-        cases.append(DiagnosisCaseResult(index, case_id, reference_text, tuple(items),
-                                         case_verdicts, has_reference, truncated))
+            for item in items
+        )
+        cases.append(
+            DiagnosisCaseResult(
+                index,
+                case_id,
+                reference_text,
+                tuple(items),
+                case_verdicts,
+                has_reference,
+                truncated,
+            )
+        )
     return DiagnosisEvaluation(cases, describe_matcher(matcher))
 
 

@@ -64,7 +64,7 @@ def _levenshtein(a: str, b: str, limit: int) -> int:
             if current[j - 1] + 1 < cost:
                 cost = current[j - 1] + 1
             current[j] = cost if cost <= limit else too_far
-        if min(current[low - 1:high + 1]) > limit:
+        if min(current[low - 1 : high + 1]) > limit:
             return too_far
         previous = current
     return previous[-1]
@@ -102,64 +102,136 @@ def edit_ratio(a: str, b: str) -> float:
 
 _LATERALITY = frozenset({"left", "right", "bilateral", "unilateral"})
 # Words that carry no identity of a disease in the fuzzy comparison.
-_FUZZY_STOPWORDS = frozenset("""
+_FUZZY_STOPWORDS = frozenset(
+    """
     disease disorder syndrome of the a an and or with without in on to due from by for vs
     versus secondary associated related induced acute subacute chronic type grade who form
     variant lesion lesions process condition brain cerebral intracranial cns central nervous
     system early late stage
-""".split())
+""".split()
+)
 # Head words too vague to be a diagnosis by themselves (never matched through fuzzy rules).
-_GENERIC_WORDS = frozenset("""
+_GENERIC_WORDS = frozenset(
+    """
     degeneration encephalopathy atrophy malformation anomaly abnormality injury damage edema
     necrosis mass tumor neoplasm cyst infection inflammation hemorrhage infarct infarction
     leukoencephalopathy myelopathy neuropathy vasculopathy angiopathy dysplasia hypoplasia
     calcification sclerosis gliosis lesion disease syndrome disorder process pathology
     encephalitis meningitis myelitis abscess hematoma stroke dementia ataxia epilepsy
     seizure seizures hydrocephalus leukodystrophy malignancy cancer carcinoma
-""".split())
+""".split()
+)
 _QUALIFIER = re.compile(r"\d")
 # Words that make a part outside the lexicon read as a disease of its own when only a comma,
 # semicolon or slash sets it apart ("Glioblastoma, Menkes disease"); other words there read as
 # qualifiers ("Glioblastoma, ring-enhancing").
-_DISEASE_HEADS = frozenset("""
+_DISEASE_HEADS = frozenset(
+    """
     disease diseases disorder syndrome malformation tumor neoplasm cancer carcinoma malignancy
     infection abscess cyst infarct infarction stroke hematoma dementia ataxia epilepsy
     leukodystrophy anomaly
-""".split())
-_DISEASE_ENDINGS = ("oma", "omas", "itis", "osis", "oses", "iasis", "pathy", "pathies", "plasia",
-                    "trophy", "ectasia", "emia", "ism")
+""".split()
+)
+_DISEASE_ENDINGS = (
+    "oma",
+    "omas",
+    "itis",
+    "osis",
+    "oses",
+    "iasis",
+    "pathy",
+    "pathies",
+    "plasia",
+    "trophy",
+    "ectasia",
+    "emia",
+    "ism",
+)
 _NOT_DISEASES = frozenset({"diagnosis", "prognosis", "necrosis", "gliosis", "atrophy"})
 # Words after which the rest of a statement is context (a cause, a feature, the patient):
 # "GBM with central necrosis", "PML in a patient on natalizumab", "PRES due to eclampsia".
-_CONTEXT_MARKERS = frozenset("""
+_CONTEXT_MARKERS = frozenset(
+    """
     with without in on at of due secondary caused causing from after following associated
     related complicated complicating involving extending compressing invading crossing
     because resulting including presenting
-""".split())
+""".split()
+)
 # Markers after which the text names the cause of what precedes it ("hemorrhage from AVM").
 _CAUSE_MARKERS: tuple[tuple[str, ...], ...] = (
-    ("due", "to"), ("secondary", "to"), ("caused", "by"), ("from",), ("because", "of"),
-    ("resulting", "from"), ("after",), ("following",), ("related", "to"))
+    ("due", "to"),
+    ("secondary", "to"),
+    ("caused", "by"),
+    ("from",),
+    ("because", "of"),
+    ("resulting", "from"),
+    ("after",),
+    ("following",),
+    ("related", "to"),
+)
 # Entries that are often the consequence of another disease: stated with a cause, the
 # cause is the diagnosis ("subarachnoid hemorrhage due to a ruptured aneurysm").
-_CONSEQUENCES = frozenset({"intracranial hemorrhage", "hydrocephalus", "ischemic stroke",
-                           "superficial siderosis", "venous infarct"})
+_CONSEQUENCES = frozenset(
+    {
+        "intracranial hemorrhage",
+        "hydrocephalus",
+        "ischemic stroke",
+        "superficial siderosis",
+        "venous infarct",
+    }
+)
 # Words that turn a disease into something else ("meningioma-like", "glioblastoma mimic").
-_CHANGING_WORDS = frozenset({"mimic", "mimics", "mimicking", "like", "simulating", "resembling",
-                             "masquerading", "lookalike", "pseudotumor", "pseudoprogression"})
+_CHANGING_WORDS = frozenset(
+    {
+        "mimic",
+        "mimics",
+        "mimicking",
+        "like",
+        "simulating",
+        "resembling",
+        "masquerading",
+        "lookalike",
+        "pseudotumor",
+        "pseudoprogression",
+    }
+)
 # Location words that define a disease: the same word class on both sides must agree.
 # Compartments: a bleed or collection in one is a different diagnosis from one in another.
-_COMPARTMENTS = {"epidural": "epidural", "extradural": "epidural", "subdural": "subdural",
-                 "subarachnoid": "subarachnoid", "intraventricular": "intraventricular",
-                 "intraparenchymal": "parenchymal", "parenchymal": "parenchymal",
-                 "intracerebral": "parenchymal"}
+_COMPARTMENTS = {
+    "epidural": "epidural",
+    "extradural": "epidural",
+    "subdural": "subdural",
+    "subarachnoid": "subarachnoid",
+    "intraventricular": "intraventricular",
+    "intraparenchymal": "parenchymal",
+    "parenchymal": "parenchymal",
+    "intracerebral": "parenchymal",
+}
 # Brain or spinal cord ("spinal cord infarction" is no cerebellar infarct).
-_AXES = {"spinal": "spinal", "cord": "spinal", "intramedullary": "spinal", "conus": "spinal",
-         "brain": "brain", "cerebral": "brain", "cerebellar": "brain", "cerebellum": "brain",
-         "brainstem": "brain", "intracranial": "brain", "cranial": "brain", "frontal": "brain",
-         "temporal": "brain", "parietal": "brain", "occipital": "brain", "thalamic": "brain",
-         "pontine": "brain", "midbrain": "brain", "supratentorial": "brain",
-         "infratentorial": "brain", "hemispheric": "brain", "medullary": "brain"}
+_AXES = {
+    "spinal": "spinal",
+    "cord": "spinal",
+    "intramedullary": "spinal",
+    "conus": "spinal",
+    "brain": "brain",
+    "cerebral": "brain",
+    "cerebellar": "brain",
+    "cerebellum": "brain",
+    "brainstem": "brain",
+    "intracranial": "brain",
+    "cranial": "brain",
+    "frontal": "brain",
+    "temporal": "brain",
+    "parietal": "brain",
+    "occipital": "brain",
+    "thalamic": "brain",
+    "pontine": "brain",
+    "midbrain": "brain",
+    "supratentorial": "brain",
+    "infratentorial": "brain",
+    "hemispheric": "brain",
+    "medullary": "brain",
+}
 
 
 def _drop_likeness(form: str) -> str:
@@ -168,7 +240,7 @@ def _drop_likeness(form: str) -> str:
     tokens = form.split()
     for index, token in enumerate(tokens):
         if token == "like" and index:
-            return " ".join(tokens[index + 1:])
+            return " ".join(tokens[index + 1 :])
         if token in _CHANGING_WORDS and token != "like" and index:
             return " ".join(tokens[:index])
     return form
@@ -359,10 +431,15 @@ class LexiconDiagnosisMatcher:
         False
     """
 
-    def __init__(self, fuzzy_threshold: float = 0.88, *, lexicon: DiagnosisLexicon | None = None) -> None:
+    def __init__(
+        self, fuzzy_threshold: float = 0.88, *, lexicon: DiagnosisLexicon | None = None
+    ) -> None:
         if not isinstance(fuzzy_threshold, (int, float)) or not 0.0 < float(fuzzy_threshold) <= 1.0:
-            raise NovaInputError(f"must be in (0, 1], got {fuzzy_threshold!r}",
-                                 source="LexiconDiagnosisMatcher", field="fuzzy_threshold")
+            raise NovaInputError(
+                f"must be in (0, 1], got {fuzzy_threshold!r}",
+                source="LexiconDiagnosisMatcher",
+                field="fuzzy_threshold",
+            )
         self.fuzzy_threshold = float(fuzzy_threshold)
         self.lexicon = lexicon if lexicon is not None else load_diagnosis_lexicon()
         self._resolve = lru_cache(maxsize=16384)(self._resolve_uncached)
@@ -376,8 +453,10 @@ class LexiconDiagnosisMatcher:
             >>> LexiconDiagnosisMatcher().description.startswith("lexicon matcher")
             True
         """
-        return (f"lexicon matcher (nova-diagnosis-lexicon, {len(self.lexicon)} entries, "
-                f"fuzzy_threshold={self.fuzzy_threshold:g}, one diagnosis per prediction)")
+        return (
+            f"lexicon matcher (nova-diagnosis-lexicon, {len(self.lexicon)} entries, "
+            f"fuzzy_threshold={self.fuzzy_threshold:g}, one diagnosis per prediction)"
+        )
 
     def __repr__(self) -> str:
         return f"LexiconDiagnosisMatcher(fuzzy_threshold={self.fuzzy_threshold:g})"
@@ -416,8 +495,11 @@ class LexiconDiagnosisMatcher:
 
     def _most_specific(self, names: set[str] | frozenset[str]) -> frozenset[str]:
         """The entries no other entry of ``names`` descends from: one per is-a chain."""
-        return frozenset(name for name in names if not any(
-            other != name and self.lexicon.is_ancestor(name, other) for other in names))
+        return frozenset(
+            name
+            for name in names
+            if not any(other != name and self.lexicon.is_ancestor(name, other) for other in names)
+        )
 
     def _resolve_uncached(self, forms: tuple[str, ...]) -> _Resolution:
         whole = {entry.name for form in forms if (entry := self.lexicon.lookup_key(_key(form)))}
@@ -438,14 +520,16 @@ class LexiconDiagnosisMatcher:
                 elif not found:
                     head = " ".join(_head_tokens(form.split()))
                     if head != form and self._explained(
-                            *self.lexicon.find_mentions(head, short_names=True)):
+                        *self.lexicon.find_mentions(head, short_names=True)
+                    ):
                         found, leftover = short_found, short_leftover
             mentioned.update(entry.name for entry in found)
             first = first or (found[0].name if found else None)
             complete = complete and self._explained(found, leftover)
         if whole:  # an abbreviation names an entry: "Left frontal glioblastoma (GBM)"
-            return _Resolution(self._most_specific(whole | mentioned), True,
-                               first or next(iter(sorted(whole))))
+            return _Resolution(
+                self._most_specific(whole | mentioned), True, first or next(iter(sorted(whole)))
+            )
         if mentioned:
             return _Resolution(self._most_specific(mentioned), complete, first)
         fuzzy = self._fuzzy_lookup(forms[0])
@@ -454,23 +538,35 @@ class LexiconDiagnosisMatcher:
     @staticmethod
     def _explained(found: list[Any], leftover: list[str]) -> bool:
         return bool(found) and not any(
-            t not in _IGNORABLE_WORDS or _QUALIFIER.search(t) for t in leftover)
+            t not in _IGNORABLE_WORDS or _QUALIFIER.search(t) for t in leftover
+        )
 
     def _names_a_term(self, normalized: str, explicit: bool) -> bool:
         """Whether a part outside the lexicon names something of its own (rule 8)."""
         tokens = normalized.split()
-        if not any(t not in _IGNORABLE_WORDS and t not in _FUZZY_STOPWORDS and len(t) > 1
-                   and not _QUALIFIER.search(t) for t in tokens):
+        if not any(
+            t not in _IGNORABLE_WORDS
+            and t not in _FUZZY_STOPWORDS
+            and len(t) > 1
+            and not _QUALIFIER.search(t)
+            for t in tokens
+        ):
             return False
         return explicit or any(
             t in _DISEASE_HEADS or (t.endswith(_DISEASE_ENDINGS) and t not in _NOT_DISEASES)
-            for t in tokens)
+            for t in tokens
+        )
 
     def _read_uncached(self, text: str) -> _Statement:
         reading = read_diagnosis(text)
-        forms = tuple(form for form in (
-            alias if self.lexicon.lookup_key(_key(alias)) else _drop_likeness(alias)
-            for alias in diagnosis_aliases(reading.affirmed)) if form)
+        forms = tuple(
+            form
+            for form in (
+                alias if self.lexicon.lookup_key(_key(alias)) else _drop_likeness(alias)
+                for alias in diagnosis_aliases(reading.affirmed)
+            )
+            if form
+        )
         resolution = self._resolve(forms) if forms else _Resolution(frozenset(), False)
         negated_entries: set[str] = set()
         negated_words: list[tuple[str, ...]] = []
@@ -490,9 +586,16 @@ class LexiconDiagnosisMatcher:
                 if entries or self._names_a_term(segment_forms[0], reading.explicit):
                     parts.append((entries, segment_forms[0]))
         head_words, head_names_other = self._head_words(forms[0]) if forms else ((), False)
-        return _Statement(forms, resolution, frozenset(negated_entries), tuple(negated_words),
-                          tuple(parts), head_words, head_names_other,
-                          self._cause_entries(forms[0]) if forms else frozenset())
+        return _Statement(
+            forms,
+            resolution,
+            frozenset(negated_entries),
+            tuple(negated_words),
+            tuple(parts),
+            head_words,
+            head_names_other,
+            self._cause_entries(forms[0]) if forms else frozenset(),
+        )
 
     def _head_words(self, form: str) -> tuple[tuple[str, ...], bool]:
         """What the text before its context adds to the diseases it names (see _Statement)."""
@@ -500,19 +603,31 @@ class LexiconDiagnosisMatcher:
         head = _head_tokens(tokens)
         found, leftover = self.lexicon.find_mentions(" ".join(head))
         if not found:
-            short_found, short_leftover = self.lexicon.find_mentions(" ".join(head),
-                                                                     short_names=True)
+            short_found, short_leftover = self.lexicon.find_mentions(
+                " ".join(head), short_names=True
+            )
             if short_found:
                 leftover = short_leftover
-        words = tuple(_singular(t) for t in leftover
-                      if t not in _IGNORABLE_WORDS and t not in _FUZZY_STOPWORDS
-                      and t not in _GENERIC_WORDS and t not in _DISEASE_HEADS)
-        names_other = any(t in _CHANGING_WORDS or t.startswith("pseudo") for t in tokens) or any(
-            w.endswith(_DISEASE_ENDINGS) and w not in _NOT_DISEASES and not _QUALIFIER.search(w)
-            for w in words) or bool(
-            # a name outside the lexicon: "Glioblastoma, Kluver-Bucy syndrome"
-            any(t in _DISEASE_HEADS for t in leftover)
-            and any(not _QUALIFIER.search(w) for w in words))
+        words = tuple(
+            _singular(t)
+            for t in leftover
+            if t not in _IGNORABLE_WORDS
+            and t not in _FUZZY_STOPWORDS
+            and t not in _GENERIC_WORDS
+            and t not in _DISEASE_HEADS
+        )
+        names_other = (
+            any(t in _CHANGING_WORDS or t.startswith("pseudo") for t in tokens)
+            or any(
+                w.endswith(_DISEASE_ENDINGS) and w not in _NOT_DISEASES and not _QUALIFIER.search(w)
+                for w in words
+            )
+            or bool(
+                # a name outside the lexicon: "Glioblastoma, Kluver-Bucy syndrome"
+                any(t in _DISEASE_HEADS for t in leftover)
+                and any(not _QUALIFIER.search(w) for w in words)
+            )
+        )
         return words, names_other
 
     def _cause_entries(self, form: str) -> frozenset[str]:
@@ -520,16 +635,17 @@ class LexiconDiagnosisMatcher:
         tokens = form.split()
         for start in range(1, len(tokens)):
             for marker in _CAUSE_MARKERS:
-                if tuple(tokens[start:start + len(marker)]) == marker:
-                    found, _ = self.lexicon.find_mentions(" ".join(tokens[start + len(marker):]))
+                if tuple(tokens[start : start + len(marker)]) == marker:
+                    found, _ = self.lexicon.find_mentions(" ".join(tokens[start + len(marker) :]))
                     return frozenset(entry.name for entry in found)
         return frozenset()
 
     def _is_consequence(self, name: str) -> bool:
         return name in _CONSEQUENCES or bool(self.lexicon.ancestors(name) & _CONSEQUENCES)
 
-    def _relaxed_match(self, ref: _Statement, cand: _Statement, reference: _Resolution,
-                       candidate: _Resolution) -> bool:
+    def _relaxed_match(
+        self, ref: _Statement, cand: _Statement, reference: _Resolution, candidate: _Resolution
+    ) -> bool:
         """Both sides name the same disease and their extra words name no other (rule 6a)."""
         if ref.head_names_other or cand.head_names_other or self._hedges_terms(cand):
             return False
@@ -542,9 +658,11 @@ class LexiconDiagnosisMatcher:
                 if not self._related(r, c, allow_categories=False):
                     continue
                 if r == c:
-                    if not (ref.head_words and cand.head_words) or self._covered(
-                            list(ref.head_words), list(cand.head_words)) or self._covered(
-                            list(cand.head_words), list(ref.head_words)):
+                    if (
+                        not (ref.head_words and cand.head_words)
+                        or self._covered(list(ref.head_words), list(cand.head_words))
+                        or self._covered(list(cand.head_words), list(ref.head_words))
+                    ):
                         return True
                 elif self.lexicon.is_ancestor(r, c):
                     # The less specific side may not specify anything of its own
@@ -555,15 +673,22 @@ class LexiconDiagnosisMatcher:
                     return True
         return False
 
-    def _location_conflict(self, ref: _Statement, cand: _Statement, reference: _Resolution,
-                           candidate: _Resolution) -> bool:
+    def _location_conflict(
+        self, ref: _Statement, cand: _Statement, reference: _Resolution, candidate: _Resolution
+    ) -> bool:
         """The two sides put the disease in different places (a defining location)."""
         for classes in (_COMPARTMENTS, _AXES):
             # what each side writes, and what the names of the entries it names say
             # ("SAH" is subarachnoid)
-            places = [{classes[w] for text in (*statement.forms, *resolution.entries)
-                       for w in normalize_diagnosis(text).split() if w in classes}
-                      for statement, resolution in ((ref, reference), (cand, candidate))]
+            places = [
+                {
+                    classes[w]
+                    for text in (*statement.forms, *resolution.entries)
+                    for w in normalize_diagnosis(text).split()
+                    if w in classes
+                }
+                for statement, resolution in ((ref, reference), (cand, candidate))
+            ]
             if places[0] and places[1] and not places[0] & places[1]:
                 return True
         return False
@@ -578,19 +703,30 @@ class LexiconDiagnosisMatcher:
             return allow_categories or not lexicon.get(b).is_category
         return False
 
-    def _any_related(self, left: frozenset[str], right: frozenset[str], *, allow_categories: bool) -> bool:
-        return any(self._related(a, b, allow_categories=allow_categories) for a in left for b in right)
+    def _any_related(
+        self, left: frozenset[str], right: frozenset[str], *, allow_categories: bool
+    ) -> bool:
+        return any(
+            self._related(a, b, allow_categories=allow_categories) for a in left for b in right
+        )
 
     def _only_categories(self, resolution: _Resolution) -> bool:
-        return resolution.complete and bool(resolution.entries) and all(
-            self.lexicon.get(name).is_category for name in resolution.entries)
+        return (
+            resolution.complete
+            and bool(resolution.entries)
+            and all(self.lexicon.get(name).is_category for name in resolution.entries)
+        )
 
     def _hedges_entries(self, statement: _Statement) -> bool:
         """Two alternatives of the statement name unrelated lexicon entries (rule 3)."""
         named = [entries for entries, _ in statement.parts if entries]
-        return any(not self._related(a, b, allow_categories=True)
-                   for i, left in enumerate(named) for right in named[i + 1:]
-                   for a in left for b in right)
+        return any(
+            not self._related(a, b, allow_categories=True)
+            for i, left in enumerate(named)
+            for right in named[i + 1 :]
+            for a in left
+            for b in right
+        )
 
     def _hedges_terms(self, statement: _Statement) -> bool:
         """Two or more alternatives name something, not all one lexicon disease (rule 8)."""
@@ -601,12 +737,14 @@ class LexiconDiagnosisMatcher:
 
     def _negates_reference(self, reference: _Statement, candidate: _Statement) -> bool:
         """The candidate mentions the reference's disease, but under a negation."""
-        if self._any_related(candidate.negated_entries, reference.resolution.entries,
-                             allow_categories=False):
+        if self._any_related(
+            candidate.negated_entries, reference.resolution.entries, allow_categories=False
+        ):
             return True
         words = self._fuzzy_tokens(reference.forms[0])[0] if reference.forms else []
         return any(w not in _GENERIC_WORDS for w in words) and any(
-            self._covered(words, list(negated)) for negated in candidate.negated_words)
+            self._covered(words, list(negated)) for negated in candidate.negated_words
+        )
 
     # -- fuzzy tokens ------------------------------------------------------------------
 
@@ -614,8 +752,11 @@ class LexiconDiagnosisMatcher:
         tokens = normalized.split()
         qualifiers = {t for t in tokens if _QUALIFIER.search(t) or len(t) == 1}
         laterality = {t for t in tokens if t in _LATERALITY}
-        content = [_singular(t) for t in tokens
-                   if t not in qualifiers and t not in laterality and t not in _FUZZY_STOPWORDS]
+        content = [
+            _singular(t)
+            for t in tokens
+            if t not in qualifiers and t not in laterality and t not in _FUZZY_STOPWORDS
+        ]
         return content, qualifiers, laterality
 
     def _covered(self, words: list[str], by: list[str]) -> bool:
@@ -643,8 +784,11 @@ class LexiconDiagnosisMatcher:
             (False, 'several-diseases', ('glioma', 'lymphoma'))
         """
         if not isinstance(reference, str) or not isinstance(candidate, str):
-            raise NovaInputError("reference and candidate must be strings", source="matcher",
-                                 field="reference" if not isinstance(reference, str) else "candidate")
+            raise NovaInputError(
+                "reference and candidate must be strings",
+                source="matcher",
+                field="reference" if not isinstance(reference, str) else "candidate",
+            )
         reference_forms = diagnosis_aliases(reference)
         candidate_forms = diagnosis_aliases(candidate)
         if not reference_forms or not candidate_forms:
@@ -653,8 +797,11 @@ class LexiconDiagnosisMatcher:
             return MatchExplanation(True, "exact")
         ref, cand = self._read(reference), self._read(candidate)
         verdict = self._decide(ref, cand)
-        if verdict.match and verdict.rule != "exact" and self._location_conflict(
-                ref, cand, ref.resolution, cand.resolution):
+        if (
+            verdict.match
+            and verdict.rule != "exact"
+            and self._location_conflict(ref, cand, ref.resolution, cand.resolution)
+        ):
             verdict = replace(verdict, match=False, rule="location-mismatch")
         if not verdict.match and verdict.rule != "negated" and self._negates_reference(ref, cand):
             return replace(verdict, rule="negated")
@@ -662,9 +809,11 @@ class LexiconDiagnosisMatcher:
 
     def _decide(self, ref: _Statement, cand: _Statement) -> MatchExplanation:
         reference, candidate = ref.resolution, cand.resolution
-        named = dict(reference_entries=tuple(sorted(reference.entries)),
-                     candidate_entries=tuple(sorted(candidate.entries)),
-                     negated_entries=tuple(sorted(cand.negated_entries)))
+        named = dict(
+            reference_entries=tuple(sorted(reference.entries)),
+            candidate_entries=tuple(sorted(candidate.entries)),
+            negated_entries=tuple(sorted(cand.negated_entries)),
+        )
         if not cand.forms:
             return MatchExplanation(False, "negated", **named)
         if not ref.forms:
@@ -672,15 +821,26 @@ class LexiconDiagnosisMatcher:
         if len(candidate.entries) > 1:
             if self._hedges_entries(cand):
                 return MatchExplanation(False, "several-diseases", **named)
-            if not all(any(self._related(c, r, allow_categories=True) for r in reference.entries)
-                       for c in candidate.entries):
+            if not all(
+                any(self._related(c, r, allow_categories=True) for r in reference.entries)
+                for c in candidate.entries
+            ):
                 # Not a compound the reference states in full: the compound names the
                 # disease it states first ("metastasis with hemorrhage" names metastasis).
-                head = frozenset(c for c in candidate.entries if candidate.first is not None
-                                 and self._related(c, candidate.first, allow_categories=True))
+                head = frozenset(
+                    c
+                    for c in candidate.entries
+                    if candidate.first is not None
+                    and self._related(c, candidate.first, allow_categories=True)
+                )
                 if not self._any_related(head, reference.entries, allow_categories=True):
-                    if head and all(self._is_consequence(h) for h in head) and self._any_related(
-                            cand.cause_entries, reference.entries, allow_categories=False):
+                    if (
+                        head
+                        and all(self._is_consequence(h) for h in head)
+                        and self._any_related(
+                            cand.cause_entries, reference.entries, allow_categories=False
+                        )
+                    ):
                         # A consequence stated with its cause names the cause:
                         # "subarachnoid hemorrhage due to a ruptured aneurysm".
                         return MatchExplanation(True, "cause", **named)
@@ -693,11 +853,17 @@ class LexiconDiagnosisMatcher:
             if self._any_related(reference.entries, candidate.entries, allow_categories=False):
                 return MatchExplanation(True, "lexicon", **named)
             return MatchExplanation(False, "lexicon-different", **named)
-        if reference.entries and candidate.entries and self._relaxed_match(
-                ref, cand, reference, candidate):
+        if (
+            reference.entries
+            and candidate.entries
+            and self._relaxed_match(ref, cand, reference, candidate)
+        ):
             return MatchExplanation(True, "lexicon-context", **named)
-        if reference.entries and candidate.entries and not self._any_related(
-                reference.entries, candidate.entries, allow_categories=True):
+        if (
+            reference.entries
+            and candidate.entries
+            and not self._any_related(reference.entries, candidate.entries, allow_categories=True)
+        ):
             return MatchExplanation(False, "mentions-different", **named)
         if self._only_categories(reference) or self._only_categories(candidate):
             return MatchExplanation(False, "too-vague", **named)
@@ -709,7 +875,8 @@ class LexiconDiagnosisMatcher:
         ref_words, ref_qualifiers, ref_sides = self._fuzzy_tokens(ref.forms[0])
         cand_words, cand_qualifiers, cand_sides = self._fuzzy_tokens(cand_form)
         if (ref_qualifiers and cand_qualifiers and ref_qualifiers != cand_qualifiers) or (
-                ref_sides and cand_sides and ref_sides != cand_sides):
+            ref_sides and cand_sides and ref_sides != cand_sides
+        ):
             return MatchExplanation(False, "qualifier-mismatch", **named)
         if not ref_words or not cand_words:
             return MatchExplanation(False, "no-match", **named)

@@ -64,7 +64,10 @@ _STRINGS = datasets.List(datasets.Value("string"))
 
 # The plain form of each task's predictions and references, as Arrow stores it.
 _FEATURES: dict[str, dict[str, Any]] = {
-    "localization": {"predictions": {"boxes": _BOXES, "scores": _SCORES}, "references": {"boxes": _BOXES}},
+    "localization": {
+        "predictions": {"boxes": _BOXES, "scores": _SCORES},
+        "references": {"boxes": _BOXES},
+    },
     "captioning": {"predictions": datasets.Value("string"), "references": datasets.Value("string")},
     "diagnosis": {"predictions": _STRINGS, "references": datasets.Value("string")},
     registry.ALL_TASKS: {
@@ -172,9 +175,17 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
             continue
         record = f"example {start_index + offset}"
         if task == "localization":
-            out.append({"boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes")})
+            out.append(
+                {
+                    "boxes": _boxes(
+                        _field(item, "boxes", record, "references"), record, "references.boxes"
+                    )
+                }
+            )
         elif task == "captioning":
-            value = _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
+            value = (
+                _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
+            )
             out.append(_text(value, record, "references", allow_empty=True))
         elif task == "diagnosis":
             if isinstance(item, Mapping):
@@ -187,19 +198,30 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
         else:
             if not isinstance(item, Mapping):
                 raise NovaInputError(
-                    "the 'all' task takes NOVA `images` rows as references", record=record, field="references"
+                    "the 'all' task takes NOVA `images` rows as references",
+                    record=record,
+                    field="references",
                 )
             out.append(
                 {
-                    "boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes"),
-                    "caption": _text(_field(item, "caption", record, "references"), record, "references.caption", allow_empty=True),
+                    "boxes": _boxes(
+                        _field(item, "boxes", record, "references"), record, "references.boxes"
+                    ),
+                    "caption": _text(
+                        _field(item, "caption", record, "references"),
+                        record,
+                        "references.caption",
+                        allow_empty=True,
+                    ),
                     "final_diagnosis": _text(
                         _row_diagnosis(_field(item, "final_diagnosis", record, "references")),
                         record,
                         "references.final_diagnosis",
                         allow_empty=True,
                     ),
-                    "case_id": _text(_field(item, "case_id", record, "references"), record, "references.case_id"),
+                    "case_id": _text(
+                        _field(item, "case_id", record, "references"), record, "references.case_id"
+                    ),
                 }
             )
     if task in ("localization", registry.ALL_TASKS):
@@ -207,7 +229,9 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
     return out
 
 
-def compute_task_from_arrow(task: str, predictions: Any, references: Any, **kwargs: Any) -> dict[str, Any]:
+def compute_task_from_arrow(
+    task: str, predictions: Any, references: Any, **kwargs: Any
+) -> dict[str, Any]:
     """``compute_task`` on Arrow columns (what the ``evaluate`` face stores).
 
     Localisation boxes go from Arrow buffers to stacked numpy arrays without a
@@ -233,12 +257,17 @@ def compute_task_from_arrow(task: str, predictions: Any, references: Any, **kwar
     stats, options = _split_options(task, kwargs)
     if len(predictions) != len(references):
         raise NovaInputError(
-            f"got {len(predictions)} predictions but {len(references)} references", field="predictions"
+            f"got {len(predictions)} predictions but {len(references)} references",
+            field="predictions",
         )
     if task not in ("localization", registry.ALL_TASKS):
-        return compute_task(task, predictions.to_pylist(), references.to_pylist(), **stats, **options)
+        return compute_task(
+            task, predictions.to_pylist(), references.to_pylist(), **stats, **options
+        )
     predictions, references = _combined(predictions), _combined(references)
-    localization = _localization_from_arrow(predictions, references, _only(options, _LOCALIZATION_KWARGS))
+    localization = _localization_from_arrow(
+        predictions, references, _only(options, _LOCALIZATION_KWARGS)
+    )
     if task == "localization":
         return _finish(localization, stats)
     text_predictions = [
@@ -259,7 +288,9 @@ def compute_task_from_arrow(task: str, predictions: Any, references: Any, **kwar
     return _compute_all(localization, text_predictions, text_references, stats, options)
 
 
-def explain_bad_batch(task: str, predictions: Sequence[Any], references: Sequence[Any], *, start_index: int = 0) -> None:
+def explain_bad_batch(
+    task: str, predictions: Sequence[Any], references: Sequence[Any], *, start_index: int = 0
+) -> None:
     """Find and raise the precise error of a batch Arrow refused (the slow path, bad input only).
 
     Args:
@@ -316,8 +347,10 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
 
         _validated_exclude(rest["exclude"])
     if rest.get("keyword_averaging", "sample") not in ("sample", "micro"):
-        raise NovaInputError(f"must be 'sample' or 'micro', got {rest['keyword_averaging']!r}",
-                             field="keyword_averaging")
+        raise NovaInputError(
+            f"must be 'sample' or 'micro', got {rest['keyword_averaging']!r}",
+            field="keyword_averaging",
+        )
     if task in ("captioning", registry.ALL_TASKS):
         excluded = rest.get("exclude") or ()
         if "BERTScore-F1" not in ([excluded] if isinstance(excluded, str) else list(excluded)):
@@ -337,7 +370,9 @@ def _combined(column: Any) -> Any:
 
 def _stacked_boxes(boxes: Any, field: str) -> tuple[np.ndarray, np.ndarray]:
     """``(n, 4)`` float64 boxes and per-item counts from an Arrow list<list<double>> column."""
-    counts = pc.list_value_length(boxes).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    counts = (
+        pc.list_value_length(boxes).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    )
     per_box = pc.list_flatten(boxes)
     lengths = pc.list_value_length(per_box).fill_null(-1).to_numpy(zero_copy_only=False)
     bad = np.flatnonzero(lengths != 4)
@@ -350,17 +385,25 @@ def _stacked_boxes(boxes: Any, field: str) -> tuple[np.ndarray, np.ndarray]:
             record=f"example {item}",
             field=f"{field}[{position}]",
         )
-    coordinates = pc.list_flatten(per_box).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    coordinates = (
+        pc.list_flatten(per_box).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    )
     return coordinates.reshape(-1, 4), counts
 
 
 def _localization_from_arrow(predictions: Any, references: Any, options: dict[str, Any]) -> Any:
     from novabench.metrics.localization import prepare_localization_from_arrays
 
-    det_boxes, det_counts = _stacked_boxes(pc.struct_field(predictions, "boxes"), "predictions.boxes")
-    gold_boxes, gold_counts = _stacked_boxes(pc.struct_field(references, "boxes"), "references.boxes")
+    det_boxes, det_counts = _stacked_boxes(
+        pc.struct_field(predictions, "boxes"), "predictions.boxes"
+    )
+    gold_boxes, gold_counts = _stacked_boxes(
+        pc.struct_field(references, "boxes"), "references.boxes"
+    )
     scores = pc.struct_field(predictions, "scores")
-    score_counts = pc.list_value_length(scores).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    score_counts = (
+        pc.list_value_length(scores).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    )
     scored = score_counts == det_counts
     wrong = np.flatnonzero(~scored & (score_counts != 0))
     if len(wrong):
@@ -390,11 +433,16 @@ def _localization_from_arrow(predictions: Any, references: Any, options: dict[st
 
 
 def _prediction_columns(task: str) -> list[str] | None:
-    return {"localization": ["boxes", "scores"], registry.ALL_TASKS: ["boxes", "scores", "caption", "diagnoses"]}.get(task)
+    return {
+        "localization": ["boxes", "scores"],
+        registry.ALL_TASKS: ["boxes", "scores", "caption", "diagnoses"],
+    }.get(task)
 
 
-_PER_CASE = ("diagnosis is scored per case: pass the `cases` configuration (rows), not `images` "
-             "(one row per image would count a case once per image)")
+_PER_CASE = (
+    "diagnosis is scored per case: pass the `cases` configuration (rows), not `images` "
+    "(one row per image would count a case once per image)"
+)
 
 
 def _reference_columns(task: str) -> list[str] | None:
@@ -414,7 +462,9 @@ def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
         if columns and "boxes" in columns and "filenames" in values.column_names:
             raise NovaInputError(
                 "localisation and captioning are scored per image: pass the `images` "
-                "configuration, not `cases`", field="references")
+                "configuration, not `cases`",
+                field="references",
+            )
         wanted = [c for c in (columns or []) if c in values.column_names]
         if not wanted:
             raise NovaInputError(
@@ -430,17 +480,24 @@ def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
     if isinstance(values, datasets.DatasetDict):
         raise NovaInputError(
             f"expected one split, got a DatasetDict with splits {list(values)}: pass e.g. "
-            f"ds[{next(iter(values), 'test')!r}]", field="predictions/references")
+            f"ds[{next(iter(values), 'test')!r}]",
+            field="predictions/references",
+        )
     if isinstance(values, (str, bytes, Mapping)):
         raise NovaInputError(
-            f"expected a sequence of items, got a single {type(values).__name__}", field="predictions/references"
+            f"expected a sequence of items, got a single {type(values).__name__}",
+            field="predictions/references",
         )
     return list(values)
 
 
 def _field(item: Any, key: str, record: str, field: str) -> Any:
     if not isinstance(item, Mapping):
-        raise NovaInputError(f"expected a mapping with '{key}', got {type(item).__name__}", record=record, field=field)
+        raise NovaInputError(
+            f"expected a mapping with '{key}', got {type(item).__name__}",
+            record=record,
+            field=field,
+        )
     if key not in item:
         raise NovaInputError(f"missing key '{key}'", record=record, field=f"{field}.{key}")
     return item[key]
@@ -456,8 +513,9 @@ def _row_diagnosis(value: Any) -> Any:
 
 
 def _text(value: Any, record: str, field: str, *, allow_empty: bool = False) -> str:
-    return checks.text(value, record=record, field=field, allow_blank=allow_empty,
-                       none_as_empty=allow_empty)
+    return checks.text(
+        value, record=record, field=field, allow_blank=allow_empty, none_as_empty=allow_empty
+    )
 
 
 def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
@@ -470,9 +528,14 @@ def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
         # and a set has no order, so neither is a ranked list of diagnoses.
         raise NovaInputError(
             f"expected a list of diagnoses, most likely first, got {type(value).__name__}"
-            + ("; for the prompt's JSON answer pass [most_likely_diagnosis, *other_possible_diagnoses]"
-               if isinstance(value, Mapping) else ""),
-            record=record, field=field)
+            + (
+                "; for the prompt's JSON answer pass [most_likely_diagnosis, *other_possible_diagnoses]"
+                if isinstance(value, Mapping)
+                else ""
+            ),
+            record=record,
+            field=field,
+        )
     items = list(value)
     for position, item in enumerate(items):
         checks.text(item, record=record, field=f"{field}[{position}]", allow_blank=True)
@@ -486,7 +549,9 @@ def _boxes(value: Any, record: str, field: str) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise NovaInputError(f"expected a list of boxes, got {type(value).__name__}", record=record, field=field)
+        raise NovaInputError(
+            f"expected a list of boxes, got {type(value).__name__}", record=record, field=field
+        )
     return value if isinstance(value, list) else list(value)
 
 
@@ -496,7 +561,9 @@ def _scores(value: Any, record: str, field: str, *, strict: bool = False) -> Any
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise NovaInputError(f"scores must be a list of numbers, got {value!r}", record=record, field=field)
+        raise NovaInputError(
+            f"scores must be a list of numbers, got {value!r}", record=record, field=field
+        )
     value = value if isinstance(value, list) else list(value)
     if strict:
         for position, score in enumerate(value):
@@ -517,11 +584,17 @@ def _plain_box_prediction(item: Any, allowed: frozenset[str] | None) -> bool:
 
 def _box_prediction(task: str, item: Any, record: str) -> dict[str, Any]:
     if not isinstance(item, Mapping):
-        raise NovaInputError(f"expected a mapping with 'boxes', got {type(item).__name__}", record=record, field="predictions")
+        raise NovaInputError(
+            f"expected a mapping with 'boxes', got {type(item).__name__}",
+            record=record,
+            field="predictions",
+        )
     unknown = sorted(set(item) - _PREDICTION_KEYS[task])
     if unknown:
         raise NovaInputError(
-            f"unknown key(s) {unknown}; allowed: {sorted(_PREDICTION_KEYS[task])}", record=record, field="predictions"
+            f"unknown key(s) {unknown}; allowed: {sorted(_PREDICTION_KEYS[task])}",
+            record=record,
+            field="predictions",
         )
     out: dict[str, Any] = {
         "boxes": _boxes(item.get("boxes"), record, "predictions.boxes"),

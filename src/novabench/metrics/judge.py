@@ -36,10 +36,11 @@ import re
 import threading
 import time
 import warnings
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -101,8 +102,11 @@ def build_judge_messages(reference: str, candidate: str) -> list[dict[str, str]]
     """
     return [
         {"role": "system", "content": JUDGE_SYSTEM_PROMPT},
-        {"role": "user", "content": f"Reference diagnosis: {reference.strip()}\n"
-                                    f"Proposed diagnosis: {candidate.strip()}"},
+        {
+            "role": "user",
+            "content": f"Reference diagnosis: {reference.strip()}\n"
+            f"Proposed diagnosis: {candidate.strip()}",
+        },
     ]
 
 
@@ -180,8 +184,10 @@ def verdict_cache_key(identity: str, prompt_version: str, reference: str, candid
         >>> verdict_cache_key("m", "v1", "glioma", "gbm") == verdict_cache_key("m", "v2", "glioma", "gbm")
         False
     """
-    payload = json.dumps([identity, prompt_version, normalize_diagnosis(reference),
-                          normalize_diagnosis(candidate)], ensure_ascii=False)
+    payload = json.dumps(
+        [identity, prompt_version, normalize_diagnosis(reference), normalize_diagnosis(candidate)],
+        ensure_ascii=False,
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -201,8 +207,15 @@ class JudgeError(NovaError):
         "example 0, prediction 1 (reference 'Glioma', candidate 'GBM'): unreadable reply"
     """
 
-    def __init__(self, message: str, *, case: str | None = None, reference: str | None = None,
-                 candidate: str | None = None, reply: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        case: str | None = None,
+        reference: str | None = None,
+        candidate: str | None = None,
+        reply: str | None = None,
+    ) -> None:
         self.message = message
         self.case = case
         self.reference = reference
@@ -250,15 +263,22 @@ class JudgeBatchSummary:
     requests: int
 
 
-def _check_positive(value: Any, name: str, source: str, *, allow_zero: bool = False,
-                    integer: bool = False) -> None:
+def _check_positive(
+    value: Any, name: str, source: str, *, allow_zero: bool = False, integer: bool = False
+) -> None:
     kinds = (int,) if integer else (int, float)
-    ok = isinstance(value, kinds) and not isinstance(value, bool) and (
-        value >= 0 if allow_zero else value > 0)
+    ok = (
+        isinstance(value, kinds)
+        and not isinstance(value, bool)
+        and (value >= 0 if allow_zero else value > 0)
+    )
     if not ok:
         bound = ">= 0" if allow_zero else "> 0"
-        raise NovaInputError(f"must be {'an integer' if integer else 'a number'} {bound}, got {value!r}",
-                             source=source, field=name)
+        raise NovaInputError(
+            f"must be {'an integer' if integer else 'a number'} {bound}, got {value!r}",
+            source=source,
+            field=name,
+        )
 
 
 _STALE_TEMPORARY = re.compile(r"\.[0-9a-f]{64}\.json\..+\.tmp")  # write_text_atomic's siblings
@@ -306,16 +326,22 @@ class _VerdictCache:
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as error:
-            warnings.warn(f"unreadable judge cache entry {path} ({error}); judging again", stacklevel=3)
+            warnings.warn(
+                f"unreadable judge cache entry {path} ({error}); judging again", stacklevel=3
+            )
             return None
         verdict = record.get("match") if isinstance(record, dict) else None
         if not isinstance(verdict, bool):
-            warnings.warn(f"judge cache entry {path} has no boolean 'match'; judging again", stacklevel=3)
+            warnings.warn(
+                f"judge cache entry {path} has no boolean 'match'; judging again", stacklevel=3
+            )
             return None
         return verdict
 
     def put(self, key: str, verdict: bool, details: dict[str, Any]) -> None:
-        write_text_atomic(self._path(key), json.dumps({"match": verdict, **details}, ensure_ascii=False))
+        write_text_atomic(
+            self._path(key), json.dumps({"match": verdict, **details}, ensure_ascii=False)
+        )
 
 
 class _CachingJudge:
@@ -324,7 +350,9 @@ class _CachingJudge:
     identity: str
     prompt_version: str
 
-    def __init__(self, cache_dir: str | os.PathLike[str] | None, max_workers: int, source: str) -> None:
+    def __init__(
+        self, cache_dir: str | os.PathLike[str] | None, max_workers: int, source: str
+    ) -> None:
         _check_positive(max_workers, "max_workers", source, integer=True)
         self.max_workers = max_workers
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
@@ -357,19 +385,34 @@ class _CachingJudge:
     def _judge_and_store(self, reference: str, candidate: str, case: str | None) -> bool:
         verdict = self._judge_uncached(reference, candidate, case)
         if not isinstance(verdict, bool):
-            raise JudgeError(f"the judge returned {type(verdict).__name__}, not a bool", case=case,
-                             reference=reference, candidate=candidate)
+            raise JudgeError(
+                f"the judge returned {type(verdict).__name__}, not a bool",
+                case=case,
+                reference=reference,
+                candidate=candidate,
+            )
         if self._cache is not None:
-            self._cache.put(self._key(reference, candidate), verdict, {
-                "identity": self.identity, "prompt_version": self.prompt_version,
-                "reference": reference, "candidate": candidate})
+            self._cache.put(
+                self._key(reference, candidate),
+                verdict,
+                {
+                    "identity": self.identity,
+                    "prompt_version": self.prompt_version,
+                    "reference": reference,
+                    "candidate": candidate,
+                },
+            )
         return verdict
 
     def _check_pair(self, reference: Any, candidate: Any, case: str | None) -> None:
         for name, value in (("reference", reference), ("candidate", candidate)):
             if not isinstance(value, str):
-                raise NovaInputError(f"expected a string, got {type(value).__name__}",
-                                     source="judge", record=case, field=name)
+                raise NovaInputError(
+                    f"expected a string, got {type(value).__name__}",
+                    source="judge",
+                    record=case,
+                    field=name,
+                )
 
     def __call__(self, reference: str, candidate: str) -> bool:
         """Judge one pair, reading and filling the cache.
@@ -386,8 +429,13 @@ class _CachingJudge:
         self._count("cache_misses")
         return self._judge_and_store(reference, candidate, None)
 
-    def match_many(self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] | None = None,
-                   max_workers: int | None = None) -> list[bool]:
+    def match_many(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        *,
+        labels: Sequence[str] | None = None,
+        max_workers: int | None = None,
+    ) -> list[bool]:
         """Judge many pairs: cached verdicts first, the rest by at most ``max_workers`` threads.
 
         Verdicts are cached as they arrive, so a batch interrupted by an error resumes
@@ -407,8 +455,9 @@ class _CachingJudge:
         """
         batch = [tuple(pair) for pair in pairs]  # tuples of any length; _check_pair vets them
         if labels is not None and len(labels) != len(batch):
-            raise NovaInputError(f"{len(labels)} labels for {len(batch)} pairs", source="judge",
-                                 field="labels")
+            raise NovaInputError(
+                f"{len(labels)} labels for {len(batch)} pairs", source="judge", field="labels"
+            )
         cases = list(labels) if labels is not None else [f"pair {i}" for i in range(len(batch))]
         workers = self.max_workers if max_workers is None else max_workers
         _check_positive(workers, "max_workers", "judge", integer=True)
@@ -431,9 +480,15 @@ class _CachingJudge:
         if todo:
             with ThreadPoolExecutor(max_workers=min(workers, len(todo))) as pool:
                 # Every pair unpacked into two above, so [0] and [1] are the whole pair.
-                futures = {pool.submit(self._judge_and_store, batch[positions[0]][0], batch[positions[0]][1],
-                                       cases[positions[0]]): positions
-                           for positions in todo.values()}
+                futures = {
+                    pool.submit(
+                        self._judge_and_store,
+                        batch[positions[0]][0],
+                        batch[positions[0]][1],
+                        cases[positions[0]],
+                    ): positions
+                    for positions in todo.values()
+                }
                 try:
                     for future, positions in futures.items():
                         verdict = future.result()
@@ -443,8 +498,9 @@ class _CachingJudge:
                     for future in futures:
                         future.cancel()
                     raise
-        self.last_batch = JudgeBatchSummary(len(batch), hits, len(batch) - hits,
-                                            self.stats.requests - requests_before)
+        self.last_batch = JudgeBatchSummary(
+            len(batch), hits, len(batch) - hits, self.stats.requests - requests_before
+        )
         return [bool(v) for v in verdicts]
 
 
@@ -478,12 +534,21 @@ class CachedJudge(_CachingJudge):
         True
     """
 
-    def __init__(self, judge: Callable[[str, str], bool], cache_dir: str | os.PathLike[str], *,
-                 identity: str | None = None, prompt_version: str | None = None,
-                 max_workers: int = 4) -> None:
+    def __init__(
+        self,
+        judge: Callable[[str, str], bool],
+        cache_dir: str | os.PathLike[str],
+        *,
+        identity: str | None = None,
+        prompt_version: str | None = None,
+        max_workers: int = 4,
+    ) -> None:
         if not callable(judge):
-            raise NovaInputError("the judge must be callable as judge(reference, candidate)",
-                                 source="CachedJudge", field="judge")
+            raise NovaInputError(
+                "the judge must be callable as judge(reference, candidate)",
+                source="CachedJudge",
+                field="judge",
+            )
         super().__init__(cache_dir, max_workers, "CachedJudge")
         self.judge = judge
         default_identity = getattr(judge, "identity", None)
@@ -544,10 +609,20 @@ class OpenAIChatJudge(_CachingJudge):
         'openai-chat:Qwen2.5-72B-Instruct:temperature=0'
     """
 
-    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 30.0,
-                 max_retries: int = 3, backoff: float = 1.0, temperature: float = 0.0,
-                 cache_dir: str | os.PathLike[str] | None = None, max_workers: int = 4,
-                 max_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        temperature: float = 0.0,
+        cache_dir: str | os.PathLike[str] | None = None,
+        max_workers: int = 4,
+        max_tokens: int | None = None,
+    ) -> None:
         source = "OpenAIChatJudge"
         if not isinstance(base_url, str) or not base_url.strip():
             raise NovaInputError("an endpoint URL is needed", source=source, field="base_url")
@@ -565,9 +640,15 @@ class OpenAIChatJudge(_CachingJudge):
             url = url[: -len("/chat/completions")]
         elif not url.endswith("/v1"):
             url += "/v1"
-        self._client = ChatClient(url, model, api_key=api_key, timeout=timeout,
-                                  max_retries=max_retries, backoff=backoff,
-                                  max_concurrency=max_workers)
+        self._client = ChatClient(
+            url,
+            model,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_concurrency=max_workers,
+        )
         self.endpoint = self._client.url  # without credentials
         self.model = model
         self.timeout = float(timeout)
@@ -605,28 +686,40 @@ class OpenAIChatJudge(_CachingJudge):
         used = 0
         while True:
             try:
-                reply = self._client.chat(messages, temperature=self.temperature,
-                                          max_tokens=self.max_tokens,
-                                          max_retries=budget - used - 1)
+                reply = self._client.chat(
+                    messages,
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    max_retries=budget - used - 1,
+                )
             except ChatClientError as error:
                 self._count_attempts(error.attempts, asked_before=used > 0)
                 used += error.attempts
                 problem = error.cause
                 if error.kind == "reply":
                     problem = f"malformed response body: {problem}"
-                raise JudgeError(f"no verdict after {used} attempt{'s' if used != 1 else ''} "
-                                 f"({problem}) from {self.endpoint}", case=case,
-                                 reference=reference, candidate=candidate,
-                                 reply=error.body) from error
+                raise JudgeError(
+                    f"no verdict after {used} attempt{'s' if used != 1 else ''} "
+                    f"({problem}) from {self.endpoint}",
+                    case=case,
+                    reference=reference,
+                    candidate=candidate,
+                    reply=error.body,
+                ) from error
             self._count_attempts(reply.attempts, asked_before=used > 0)
             used += reply.attempts
             verdict = parse_judge_verdict(reply.text)
             if verdict is not None:
                 return verdict
             if used >= budget:
-                raise JudgeError(f"no verdict after {used} attempt{'s' if used != 1 else ''} "
-                                 f"(unreadable reply); last reply: {reply.text!r}", case=case,
-                                 reference=reference, candidate=candidate, reply=reply.text)
+                raise JudgeError(
+                    f"no verdict after {used} attempt{'s' if used != 1 else ''} "
+                    f"(unreadable reply); last reply: {reply.text!r}",
+                    case=case,
+                    reference=reference,
+                    candidate=candidate,
+                    reply=reply.text,
+                )
             self._client.wait_before_retry(used - 1)
 
     def _count_attempts(self, attempts: int, *, asked_before: bool) -> None:

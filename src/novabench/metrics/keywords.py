@@ -173,7 +173,12 @@ def load_lexicon(source: str | Path | Mapping[str, Any] | None = None) -> dict[s
         True
     """
     if source is None:
-        text = resources.files("novabench").joinpath("resources").joinpath(_LEXICON_RESOURCE).read_text("utf-8")
+        text = (
+            resources.files("novabench")
+            .joinpath("resources")
+            .joinpath(_LEXICON_RESOURCE)
+            .read_text("utf-8")
+        )
         return json.loads(text)
     if isinstance(source, Mapping):
         return dict(source)
@@ -230,7 +235,9 @@ class LexiconKeywordExtractor:
 
     def __init__(self, lexicon: str | Path | Mapping[str, Any] | None = None) -> None:
         data = load_lexicon(lexicon)
-        self._rewrites = [(re.compile(pattern), replacement) for pattern, replacement in data.get("rewrites", [])]
+        self._rewrites = [
+            (re.compile(pattern), replacement) for pattern, replacement in data.get("rewrites", [])
+        ]
         self._folds = [tuple(pair) for pair in data.get("spelling_folds", [])]
         neutral = set(data.get("neutral_characteristics", []))
         no_plural = set(data.get("no_plural", []))
@@ -251,7 +258,9 @@ class LexiconKeywordExtractor:
                     if family != "modality" and term not in no_plural:
                         generated.append(((*words[:-1], self._fold(_plural(words[-1]))), entry))
         for phrase, emits in data.get("compounds", {}).items():
-            self._add(self._phrase_words(phrase), _Entry("term", tuple((f, t) for f, t in emits)), phrase)
+            self._add(
+                self._phrase_words(phrase), _Entry("term", tuple((f, t) for f, t in emits)), phrase
+            )
         for kind, key in (
             ("trigger", "negation_triggers"),
             ("prefix", "negation_prefixes"),
@@ -336,8 +345,10 @@ class LexiconKeywordExtractor:
 
         def starts_negatable(index: int) -> bool:
             entry = segments[index][1] if index < len(segments) else None
-            return entry is not None and entry.kind == "term" and any(
-                family in NEGATABLE_FAMILIES for family, _ in entry.emits
+            return (
+                entry is not None
+                and entry.kind == "term"
+                and any(family in NEGATABLE_FAMILIES for family, _ in entry.emits)
             )
 
         for index, (phrase, entry) in enumerate(segments):
@@ -356,7 +367,9 @@ class LexiconKeywordExtractor:
                 for earlier in range(clause_start, len(matches)):
                     match = matches[earlier]
                     if match.family in NEGATABLE_FAMILIES and not match.negated:
-                        matches[earlier] = KeywordMatch(match.family, match.term, True, match.phrase)
+                        matches[earlier] = KeywordMatch(
+                            match.family, match.term, True, match.phrase
+                        )
             elif kind == "normal":
                 states_normal = True
             elif kind == "term":
@@ -378,7 +391,10 @@ class LexiconKeywordExtractor:
             for match in matches
             if match.family in CLINICAL_FAMILIES
         )
-        if any(not match.negated and (match.family, match.term) in self._abnormal_terms for match in matches):
+        if any(
+            not match.negated and (match.family, match.term) in self._abnormal_terms
+            for match in matches
+        ):
             abnormal: bool | None = True
         elif states_normal:
             abnormal = False

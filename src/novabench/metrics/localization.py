@@ -79,6 +79,7 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
     "FNR",
 )
 
+
 class LocalizationWarning(UserWarning):
     """A localisation score is undefined (NaN) or predictions were cut at ``max_detections``."""
 
@@ -182,7 +183,9 @@ class LocalizationEvaluation:
         (0.5, 1.0)
     """
 
-    def __init__(self, inputs: LocalizationInputs, *, max_detections: int, thresholds: np.ndarray) -> None:
+    def __init__(
+        self, inputs: LocalizationInputs, *, max_detections: int, thresholds: np.ndarray
+    ) -> None:
         self.n_items = inputs.n_images
         self.max_detections = max_detections
         self._thresholds = np.asarray(thresholds, dtype=np.float64)

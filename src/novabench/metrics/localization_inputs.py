@@ -121,11 +121,13 @@ class LocalizationInputs:
         self.n_images = n_predictions
         self.det_counts = np.array(det_counts, dtype=np.int64)
         self.gold_counts = np.array(gold_counts, dtype=np.int64)
-        det_boxes = checks.box_batch(det_lists, self.det_counts, field="predictions.boxes",
-                                     box_format=box_format)
+        det_boxes = checks.box_batch(
+            det_lists, self.det_counts, field="predictions.boxes", box_format=box_format
+        )
         self.det_scores = checks.score_batch(score_lists, self.det_counts)
-        gold_boxes = checks.box_batch(gold_lists, self.gold_counts, field="references.boxes",
-                                      box_format=reference_box_format)
+        gold_boxes = checks.box_batch(
+            gold_lists, self.gold_counts, field="references.boxes", box_format=reference_box_format
+        )
         self.det_boxes = to_xywh(det_boxes, box_format)
         self.gold_boxes = to_xywh(gold_boxes, reference_box_format)
 
@@ -153,12 +155,20 @@ class LocalizationInputs:
                 field="predictions",
             )
         inputs.n_images = len(inputs.det_counts)
-        det_array = checks.box_columns(det_boxes, inputs.det_counts, field="predictions.boxes",
-                                       box_format=box_format)
-        gold_array = checks.box_columns(gold_boxes, inputs.gold_counts, field="references.boxes",
-                                        box_format=reference_box_format)
-        inputs.det_scores = (np.ones(len(det_array), dtype=np.float64) if det_scores is None
-                             else checks.score_columns(det_scores, inputs.det_counts))
+        det_array = checks.box_columns(
+            det_boxes, inputs.det_counts, field="predictions.boxes", box_format=box_format
+        )
+        gold_array = checks.box_columns(
+            gold_boxes,
+            inputs.gold_counts,
+            field="references.boxes",
+            box_format=reference_box_format,
+        )
+        inputs.det_scores = (
+            np.ones(len(det_array), dtype=np.float64)
+            if det_scores is None
+            else checks.score_columns(det_scores, inputs.det_counts)
+        )
         checked = [det_array, gold_array]
         inputs.det_boxes = to_xywh(checked[0], box_format)
         inputs.gold_boxes = to_xywh(checked[1], reference_box_format)

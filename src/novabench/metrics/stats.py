@@ -81,11 +81,7 @@ def _check_settings(n_resamples: Any, confidence: Any) -> None:
 
 def _scalar_scores(scores: Mapping[str, Any]) -> dict[str, float]:
     """The real-number entries of an aggregate() result, as floats (booleans and lists skipped)."""
-    return {
-        key: float(value)
-        for key, value in scores.items()
-        if checks.is_real_number(value)
-    }
+    return {key: float(value) for key, value in scores.items() if checks.is_real_number(value)}
 
 
 def _resampled_scores(
@@ -181,7 +177,8 @@ def bootstrap_confidence_intervals(
     defined = [not math.isnan(point[key]) for key in keys]
     _warn_undefined(samples, keys, defined)
     return {
-        key: _percentile_interval(samples[:, column], confidence) if defined[column]
+        key: _percentile_interval(samples[:, column], confidence)
+        if defined[column]
         else (math.nan, math.nan)
         for column, key in enumerate(keys)
     }

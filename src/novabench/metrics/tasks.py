@@ -82,7 +82,9 @@ def compute_task(
     return _finish(evaluation, stats)
 
 
-def prepare_task(task: str, predictions: Sequence[Any], references: Sequence[Any], **options: Any) -> Any:
+def prepare_task(
+    task: str, predictions: Sequence[Any], references: Sequence[Any], **options: Any
+) -> Any:
     """The evaluation object of one task (``localization``, ``captioning`` or ``diagnosis``).
 
     Its ``aggregate(indices)`` rescores any resample of items, which is what
@@ -98,22 +100,28 @@ def prepare_task(task: str, predictions: Sequence[Any], references: Sequence[Any
     _, options = _split_options(task, options)
     if len(predictions) != len(references):
         raise NovaInputError(
-            f"got {len(predictions)} predictions but {len(references)} references", field="predictions"
+            f"got {len(predictions)} predictions but {len(references)} references",
+            field="predictions",
         )
     return _prepare(task, list(predictions), list(references), options)
 
 
 def _split_options(task: str, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     _check_task(task)
-    allowed = _STATS_KWARGS | {
-        "localization": _LOCALIZATION_KWARGS,
-        "captioning": _CAPTIONING_KWARGS,
-        "diagnosis": _DIAGNOSIS_KWARGS,
-        registry.ALL_TASKS: _LOCALIZATION_KWARGS | _CAPTIONING_KWARGS | _DIAGNOSIS_KWARGS,
-    }[task]
+    allowed = (
+        _STATS_KWARGS
+        | {
+            "localization": _LOCALIZATION_KWARGS,
+            "captioning": _CAPTIONING_KWARGS,
+            "diagnosis": _DIAGNOSIS_KWARGS,
+            registry.ALL_TASKS: _LOCALIZATION_KWARGS | _CAPTIONING_KWARGS | _DIAGNOSIS_KWARGS,
+        }[task]
+    )
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
-        raise NovaInputError(f"unknown option(s) {unknown} for task '{task}'; valid: {sorted(allowed)}")
+        raise NovaInputError(
+            f"unknown option(s) {unknown} for task '{task}'; valid: {sorted(allowed)}"
+        )
     stats = {key: value for key, value in kwargs.items() if key in _STATS_KWARGS}
     options = {key: value for key, value in kwargs.items() if key not in _STATS_KWARGS}
     return stats, options
@@ -137,7 +145,9 @@ def _compute_all(
         _only(options, _CAPTIONING_KWARGS),
     )
     case_predictions, case_references = _group_by_case(predictions, references)
-    diagnosis = _prepare("diagnosis", case_predictions, case_references, _only(options, _DIAGNOSIS_KWARGS))
+    diagnosis = _prepare(
+        "diagnosis", case_predictions, case_references, _only(options, _DIAGNOSIS_KWARGS)
+    )
     return {
         "localization": _finish(localization, stats),
         "captioning": _finish(captioning, stats),
@@ -174,7 +184,9 @@ def _group_by_case(
     return [v[0] for v in by_case.values()], [v[1] for v in by_case.values()]
 
 
-def _prepare(task: str, predictions: list[Any], references: list[Any], options: dict[str, Any]) -> Any:
+def _prepare(
+    task: str, predictions: list[Any], references: list[Any], options: dict[str, Any]
+) -> Any:
     plain = _PLAIN_FORM.get(task)
     scorer = registry.get_task(task).load_scorer()
     return scorer(plain(predictions) if plain else predictions, references, **options)
@@ -207,7 +219,9 @@ def _finish(evaluation: Any, stats: dict[str, Any]) -> dict[str, Any]:
             confidence=float(stats.get("confidence", 0.95)),
             seed=int(stats.get("seed", 0)),
         )
-        result["confidence_intervals"] = {key: [low, high] for key, (low, high) in intervals.items()}
+        result["confidence_intervals"] = {
+            key: [low, high] for key, (low, high) in intervals.items()
+        }
     return result
 
 

@@ -55,7 +55,7 @@ BLEU_MAX_ORDER = 4
 
 # mteval-v13a splits off every ASCII symbol except apostrophe, hyphen, period
 # and comma; those three follow context rules below.
-_13A_SYMBOLS = "!\"#$%&()*+/:;<=>?@[\\]^_`{|}~"
+_13A_SYMBOLS = '!"#$%&()*+/:;<=>?@[\\]^_`{|}~'
 _13A_SPLIT_SYMBOLS = str.maketrans({symbol: f" {symbol} " for symbol in _13A_SYMBOLS})
 # The three context rules of mteval-v13a, applied in this order with
 # consuming (not look-around) matches as the Perl original does, so runs such
@@ -207,7 +207,9 @@ def bleu_statistics(
     return statistics
 
 
-def bleu_from_statistics(summed: Sequence[int] | np.ndarray, *, max_order: int = BLEU_MAX_ORDER) -> float:
+def bleu_from_statistics(
+    summed: Sequence[int] | np.ndarray, *, max_order: int = BLEU_MAX_ORDER
+) -> float:
     """Corpus BLEU, as a fraction in [0, 1], from summed :func:`bleu_statistics` rows.
 
     Precisions of orders with no match are smoothed by sacrebleu's ``exp``
@@ -313,7 +315,9 @@ def lcs_length(first: Sequence[str], second: Sequence[str]) -> int:
     return len(first) - column.bit_count()
 
 
-def _rouge_l_from_tokens(reference_tokens: Sequence[str], prediction_tokens: Sequence[str]) -> float:
+def _rouge_l_from_tokens(
+    reference_tokens: Sequence[str], prediction_tokens: Sequence[str]
+) -> float:
     if not reference_tokens or not prediction_tokens:
         return 0.0
     common = lcs_length(reference_tokens, prediction_tokens)
@@ -345,14 +349,18 @@ def rouge_l_scores(
     """
     return np.array(
         [
-            _rouge_l_from_tokens(tokenize_rouge(reference, use_stemmer), tokenize_rouge(prediction, use_stemmer))
+            _rouge_l_from_tokens(
+                tokenize_rouge(reference, use_stemmer), tokenize_rouge(prediction, use_stemmer)
+            )
             for prediction, reference in zip(predictions, references)
         ],
         dtype=np.float64,
     )
 
 
-def rouge_l_f1(predictions: Sequence[str], references: Sequence[str], *, use_stemmer: bool = False) -> float:
+def rouge_l_f1(
+    predictions: Sequence[str], references: Sequence[str], *, use_stemmer: bool = False
+) -> float:
     """Mean over pairs of the ROUGE-L F-measure (see :func:`rouge_l_scores`).
 
     Args:
@@ -471,14 +479,19 @@ def meteor_scores(
     if chosen == "wordnet":
         reader = _wordnet_reader()
         if reader is None:
-            raise LookupError("METEOR variant 'wordnet' needs the nltk WordNet corpus, which is not installed")
+            raise LookupError(
+                "METEOR variant 'wordnet' needs the nltk WordNet corpus, which is not installed"
+            )
     else:
         reader = NO_SYNONYMS
     stemmer = _CachedPorterStemmer()
     return np.array(
         [
             meteor_score(
-                [tokenize_meteor(reference)], tokenize_meteor(prediction), stemmer=stemmer, wordnet=reader
+                [tokenize_meteor(reference)],
+                tokenize_meteor(prediction),
+                stemmer=stemmer,
+                wordnet=reader,
             )
             for prediction, reference in zip(predictions, references)
         ],

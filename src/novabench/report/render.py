@@ -101,7 +101,9 @@ def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
         task_report = report["tasks"][task]
         for key in HEADLINE_KEYS[task]:
             if key in task_report["metrics"]:
-                rows.append((task, key, _percent(task_report["metrics"][key]), _interval(task_report, key)))
+                rows.append(
+                    (task, key, _percent(task_report["metrics"][key]), _interval(task_report, key))
+                )
     return rows
 
 
@@ -175,7 +177,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
         "|---|---|---:|---|",
     ]
-    lines += [f"| {task} | {key} | {value} | {interval} |" for task, key, value, interval in _rows(report)]
+    lines += [
+        f"| {task} | {key} | {value} | {interval} |" for task, key, value, interval in _rows(report)
+    ]
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
     return "\n".join(lines) + "\n"
 

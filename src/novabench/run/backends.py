@@ -375,7 +375,12 @@ INPUT_SIZE_RULES: tuple[str, ...] = ("original", "qwen2.5-vl")
 
 
 def qwen2_5_vl_input_size(
-    width: int, height: int, *, factor: int = 28, min_pixels: int = 56 * 56, max_pixels: int = 28 * 28 * 16384
+    width: int,
+    height: int,
+    *,
+    factor: int = 28,
+    min_pixels: int = 56 * 56,
+    max_pixels: int = 28 * 28 * 16384,
 ) -> tuple[int, int]:
     """The ``(width, height)`` Qwen2(.5)-VL's processor resizes an image to (its ``smart_resize`` rule).
 
@@ -556,4 +561,3 @@ class OpenAIEndpointBackend:
             return [self._ask(request) for request in requests]
         with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
             return list(pool.map(self._ask, requests))
-

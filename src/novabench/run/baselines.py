@@ -24,9 +24,9 @@ import re
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -122,7 +122,11 @@ def _position_words(detection: Detection, mask: np.ndarray) -> tuple[str, str]:
         # Radiological convention: the patient's right is on the image's left.
         side = "right" if cx < centre_x else "left"
     fraction = (cy - rows[0]) / max(rows[-1] - rows[0], 1)
-    region = "frontal region" if fraction < 0.38 else ("parietal region" if fraction < 0.68 else "occipital region")
+    region = (
+        "frontal region"
+        if fraction < 0.38
+        else ("parietal region" if fraction < 0.68 else "occipital region")
+    )
     if side == "midline":
         return "midline", region.replace(" region", " midline region")
     return side, region
@@ -230,7 +234,9 @@ class BaselineBackend:
 
     def __init__(self, name: str, settings: DetectorSettings | None = None) -> None:
         if name not in BASELINES:
-            raise NovaInputError(f"unknown baseline {name!r}; choose one of {sorted(BASELINES)}", field="baseline")
+            raise NovaInputError(
+                f"unknown baseline {name!r}; choose one of {sorted(BASELINES)}", field="baseline"
+            )
         self.name = f"baseline:{name}"
         self.baseline = name
         self.tasks = BASELINES[name]
@@ -255,11 +261,15 @@ class BaselineBackend:
         for request in requests:
             started = time.perf_counter()
             if request.task not in self.tasks:
-                answers.append(Answer(error=f"baseline {self.baseline} does not answer {request.task}"))
+                answers.append(
+                    Answer(error=f"baseline {self.baseline} does not answer {request.task}")
+                )
                 continue
             if request.task == "diagnosis":
                 context = request.context
-                text = diagnosis_answer(context.get("clinical_history") or "", list(context.get("findings") or []))
+                text = diagnosis_answer(
+                    context.get("clinical_history") or "", list(context.get("findings") or [])
+                )
                 answers.append(Answer(text=text, latency_s=time.perf_counter() - started))
                 continue
             pixels = np.asarray(request.image.convert("L"), dtype=np.float64)
@@ -268,7 +278,11 @@ class BaselineBackend:
             else:
                 text = describe_findings(pixels, self.settings)
             answers.append(
-                Answer(text=text, latency_s=time.perf_counter() - started, input_size=tuple(request.image.size))
+                Answer(
+                    text=text,
+                    latency_s=time.perf_counter() - started,
+                    input_size=tuple(request.image.size),
+                )
             )
         return answers
 

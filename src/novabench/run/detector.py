@@ -91,7 +91,9 @@ def head_mask(image: np.ndarray, *, erosion_fraction: float = 0.12) -> np.ndarra
     return mask
 
 
-def detect_anomalies(image: np.ndarray, settings: DetectorSettings | None = None) -> list[Detection]:
+def detect_anomalies(
+    image: np.ndarray, settings: DetectorSettings | None = None
+) -> list[Detection]:
     """Find regions of a brain slice that are intensity outliers and asymmetric.
 
     Args:
@@ -145,7 +147,9 @@ def detect_anomalies(image: np.ndarray, settings: DetectorSettings | None = None
                 float(cols.stop - cols.start),
                 float(rows.stop - rows.start),
             )
-            detections.append(Detection(box=box, score=contrast * float(np.log1p(area)), signal=signal, area=area))
+            detections.append(
+                Detection(box=box, score=contrast * float(np.log1p(area)), signal=signal, area=area)
+            )
     detections.sort(key=lambda d: (-d.score, d.box))
     return detections[: settings.max_detections]
 

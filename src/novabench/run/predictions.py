@@ -72,8 +72,12 @@ _UNIT_KEYS: dict[str, frozenset[str]] = {
         (
             key_field,
             *_COMMON_FIELDS,
-            *(f for spec in registry.TASKS.values() if spec.key_field == key_field
-              for f in spec.fields),
+            *(
+                f
+                for spec in registry.TASKS.values()
+                if spec.key_field == key_field
+                for f in spec.fields
+            ),
         )
     )
     for key_field in dict.fromkeys(spec.key_field for spec in registry.TASKS.values())
@@ -396,9 +400,7 @@ def _line_records(
     if len(present) != 1:
         raise NovaInputError(
             "needs exactly one of "
-            + " or ".join(
-                f"{name!r} ({', '.join(tasks)})" for name, tasks in _UNIT_TASKS.items()
-            ),
+            + " or ".join(f"{name!r} ({', '.join(tasks)})" for name, tasks in _UNIT_TASKS.items()),
             source=source,
             record=f"line {line}",
             field=present[0] if present else list(_UNIT_KEYS)[-1],
@@ -546,8 +548,10 @@ def _add_record(
     previous = records[record.task].get(record.key)
     if previous is not None:
         if previous.error is None:
-            if keep_answer_over_later_error and record.error is not None and (
-                record.source != previous.source
+            if (
+                keep_answer_over_later_error
+                and record.error is not None
+                and (record.source != previous.source)
             ):
                 return True  # a failed attempt in another file never replaces an answer
             raise NovaInputError(
@@ -802,9 +806,7 @@ def parse_raw(
             if status == "ok" and "ok_clipped" in spec.parse_statuses and parsed.n_out_of_range:
                 status = "ok_clipped"  # often a wrong --box-convention: counted, not hidden
             answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
-            records[task][key] = replace(
-                record, **{spec.answer_field: answer}, parse_status=status
-            )
+            records[task][key] = replace(record, **{spec.answer_field: answer}, parse_status=status)
     return replace(aligned, records=records)
 
 
@@ -846,15 +848,38 @@ SHARD_SPECIFIC_KEYS = frozenset(
 )
 # Fields a run's manifest (one with a ``format``) always states, null meaning "not set".
 _RUN_FIELDS = (
-    "format", "format_version", "novabench_version", "backend", "model", "revision", "prompts",
-    "generation", "box_convention", "shard", "release", "created_at", "runtime", "tasks",
-    "status", "updated_at", "counts",
+    "format",
+    "format_version",
+    "novabench_version",
+    "backend",
+    "model",
+    "revision",
+    "prompts",
+    "generation",
+    "box_convention",
+    "shard",
+    "release",
+    "created_at",
+    "runtime",
+    "tasks",
+    "status",
+    "updated_at",
+    "counts",
 )
 # Expected JSON kinds of the fields a reader relies on (others are kept as written).
 _MANIFEST_KINDS: dict[str, tuple[type, ...]] = {
-    "format": (str,), "model": (str,), "box_convention": (str,), "status": (str,),
-    "backend": (dict,), "prompts": (dict,), "shard": (dict,), "release": (dict,),
-    "counts": (dict,), "parsed": (dict,), "tasks": (list,), "merged_from": (list,),
+    "format": (str,),
+    "model": (str,),
+    "box_convention": (str,),
+    "status": (str,),
+    "backend": (dict,),
+    "prompts": (dict,),
+    "shard": (dict,),
+    "release": (dict,),
+    "counts": (dict,),
+    "parsed": (dict,),
+    "tasks": (list,),
+    "merged_from": (list,),
     "missing_shards": (list,),
 }
 
@@ -1072,9 +1097,7 @@ class RunManifest:
         return replace(
             first,
             shard=None,
-            merged_from=[
-                {"path": str(p), "shard": m.shard, "counts": m.counts} for p, m in shards
-            ],
+            merged_from=[{"path": str(p), "shard": m.shard, "counts": m.counts} for p, m in shards],
             counts=_sum_counts([m.counts for _, m in shards]),
             status=(
                 statuses.pop()

@@ -202,7 +202,9 @@ def load_prompt(task: str, path: str | Path | None = None) -> TaskPrompt:
     try:
         raw = file_path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise NovaInputError(f"{canonical} prompt file does not exist", source=str(file_path)) from None
+        raise NovaInputError(
+            f"{canonical} prompt file does not exist", source=str(file_path)
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise NovaInputError(
             f"cannot read the {canonical} prompt file as UTF-8 text: {exc}", source=str(file_path)

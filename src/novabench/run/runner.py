@@ -66,6 +66,7 @@ RUNTIME_KEYS = frozenset(
     ("device", "device_map", "batch_size", "max_concurrency", "timeout_s", "max_retries")
 )
 
+
 @dataclass
 class RunSummary:
     """What a run did.
@@ -482,11 +483,12 @@ def run_model(
     counts: dict[str, dict[str, int]] = {}
     for task in chosen:
         key_field = registry.TASKS[task].key_field  # the item's own attribute of that name
-        key_of = (lambda item, name=key_field: getattr(item, name))
-        items = [item for item in _items(release, task) if in_shard(key_of(item), shard)]
+        items = [
+            item for item in _items(release, task) if in_shard(getattr(item, key_field), shard)
+        ]
         if limit is not None:
             items = items[:limit]
-        todo = [item for item in items if key_of(item) not in done[task]]
+        todo = [item for item in items if getattr(item, key_field) not in done[task]]
         pending[task] = todo
         counts[task] = {
             "items": len(items),

@@ -258,7 +258,11 @@ def _column_options(features: datasets.Features) -> dict[str, Any]:
             else:
                 compression[leaf] = "snappy"
                 use_dictionary.append(leaf)
-    return {"compression": compression, "use_dictionary": use_dictionary, "column_encoding": column_encoding}
+    return {
+        "compression": compression,
+        "use_dictionary": use_dictionary,
+        "column_encoding": column_encoding,
+    }
 
 
 def _row_bytes(value: Any) -> int:
@@ -364,7 +368,9 @@ class _ShardWriter:
         """Flush, then give the shards their final ``test-i-of-n`` names (n is known only now)."""
         self._close_shard()
         if not self._shards:  # an empty configuration still gets one (empty) file
-            writer = pq.ParquetWriter(self.folder / ".shard-00000.parquet", self.schema, **self.options)
+            writer = pq.ParquetWriter(
+                self.folder / ".shard-00000.parquet", self.schema, **self.options
+            )
             writer.close()
             self._shards.append(self.folder / ".shard-00000.parquet")
         total = len(self._shards)
@@ -466,14 +472,20 @@ def write(
         provenance=release.provenance,
     )
     bar = tqdm(
-        _image_rows(release), total=release.n_images, desc="export images", unit="img", disable=not progress
+        _image_rows(release),
+        total=release.n_images,
+        desc="export images",
+        unit="img",
+        disable=not progress,
     )
     for row in bar:
         if first_image is None:
             first_image = row
         images.add(row)
     written = images.close()
-    sizes["images"] = ConfigSize(images.num_examples, images.num_bytes, sum(p.stat().st_size for p in written))
+    sizes["images"] = ConfigSize(
+        images.num_examples, images.num_bytes, sum(p.stat().st_size for p in written)
+    )
 
     first_case: dict[str, Any] | None = None
     cases = _ShardWriter(
@@ -489,5 +501,7 @@ def write(
             first_case = row
         cases.add(row)
     written = cases.close()
-    sizes["cases"] = ConfigSize(cases.num_examples, cases.num_bytes, sum(p.stat().st_size for p in written))
+    sizes["cases"] = ConfigSize(
+        cases.num_examples, cases.num_bytes, sum(p.stat().st_size for p in written)
+    )
     return WrittenShards(sizes, first_image, first_case)

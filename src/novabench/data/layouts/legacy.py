@@ -24,7 +24,13 @@ IMAGE_DIR = "test"
 #: Each CSV file of the layout and the columns it must have.
 FILES: dict[str, tuple[str, ...]] = {
     "captions.csv": ("filename", "case_id", "scan_id", "caption"),
-    "case_metadata.csv": ("case_id", "title", "publication_date", "clinical_history", "final_diagnosis"),
+    "case_metadata.csv": (
+        "case_id",
+        "title",
+        "publication_date",
+        "clinical_history",
+        "final_diagnosis",
+    ),
     "bboxes_gold.csv": ("filename", "x", "y", "width", "height"),
     "bboxes_raters.csv": ("filename", "rater", "x", "y", "width", "height"),
 }
@@ -62,7 +68,9 @@ def _read_csv(root: Path, name: str) -> tuple[list[str], list[tuple[int, dict[st
                     )
                 rows.append((first_line, dict(zip(header, values))))
     except FileNotFoundError as error:
-        raise NovaInputError("required file of the legacy layout is missing", source=name) from error
+        raise NovaInputError(
+            "required file of the legacy layout is missing", source=name
+        ) from error
     except (UnicodeDecodeError, csv.Error) as error:
         raise NovaInputError(f"cannot read the CSV file: {error}", source=name) from error
     return header, rows
@@ -136,11 +144,16 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
             record = f"line {line} ({row['filename']})"
             if owner is None:
                 raise NovaInputError(
-                    "box for a filename that is not in captions.csv", source=name, record=record, field="filename"
+                    "box for a filename that is not in captions.csv",
+                    source=name,
+                    record=record,
+                    field="filename",
                 )
             rater = None if name == "bboxes_gold.csv" else row["rater"]
             if rater is not None and not rater.strip():
-                raise NovaInputError("rater name is empty", source=name, record=record, field="rater")
+                raise NovaInputError(
+                    "rater name is empty", source=name, record=record, field="rater"
+                )
             owner.boxes.append(RawBox({k: row[k] for k in BOX_FIELDS}, rater, name, record, ""))
     extra = [key for key in meta_header if key != "case_id" and key not in FIXED_META_KEYS]
     return raws, extra

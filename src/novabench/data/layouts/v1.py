@@ -26,7 +26,15 @@ __all__ = ["IMAGE_DIR", "PARQUET", "REQUIRED_COLUMNS", "read", "write"]
 
 PARQUET = "data/nova-v1.parquet"
 IMAGE_DIR = "images"
-REQUIRED_COLUMNS = ("filename", "case_id", "scan_id", "caption_text", "image_path", "meta", "bboxes")
+REQUIRED_COLUMNS = (
+    "filename",
+    "case_id",
+    "scan_id",
+    "caption_text",
+    "image_path",
+    "meta",
+    "bboxes",
+)
 OPTIONAL_COLUMNS = ("split",)
 
 
@@ -57,7 +65,9 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
     table = read_parquet(root / PARQUET, source, REQUIRED_COLUMNS)
     meta_type = table.schema.field("meta").type
     if not pa.types.is_struct(meta_type):
-        raise NovaInputError(f"'meta' must be a struct, got {meta_type}", source=source, field="meta")
+        raise NovaInputError(
+            f"'meta' must be a struct, got {meta_type}", source=source, field="meta"
+        )
     meta_keys = [meta_type.field(i).name for i in range(meta_type.num_fields)]
     for key in FIXED_META_KEYS:
         if key not in meta_keys:
@@ -68,7 +78,9 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
             )
     ignored = [c for c in table.column_names if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
     if ignored:
-        warnings.append(f"{source}: columns not part of the NOVA v1 layout were ignored: {', '.join(ignored)}")
+        warnings.append(
+            f"{source}: columns not part of the NOVA v1 layout were ignored: {', '.join(ignored)}"
+        )
     if "split" in table.column_names:
         splits = Counter(table.column("split").to_pylist())
         others = {k: v for k, v in splits.items() if k != "test"}
@@ -89,7 +101,9 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
         for position, box in enumerate(row["bboxes"] or []):
             prefix = f"bboxes[{position}]."
             if not isinstance(box, dict):
-                raise NovaInputError("box is null", source=source, record=raw.where(), field=prefix[:-1])
+                raise NovaInputError(
+                    "box is null", source=source, record=raw.where(), field=prefix[:-1]
+                )
             rater = box.get("source")
             if not isinstance(rater, str) or not rater.strip():
                 raise NovaInputError(
@@ -134,7 +148,9 @@ def write(
         >>> pq.read_table(root / PARQUET).column("bboxes").to_pylist()
         [[{'x': 1.0, 'y': 2.0, 'width': 3.0, 'height': 4.0, 'source': 'gold'}]]
     """
-    box_type = pa.struct([pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())])
+    box_type = pa.struct(
+        [pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())]
+    )
     schema = pa.schema(
         [
             pa.field("filename", pa.string()),
@@ -157,7 +173,8 @@ def write(
             "image_path": f"{IMAGE_DIR}/{image.filename}",
             "split": "test",
             "meta": dict(metas[image.case_id]),
-            "bboxes": [dict(zip(BOX_FIELDS, box), source=source) for source, box in image.boxes] or None,
+            "bboxes": [dict(zip(BOX_FIELDS, box), source=source) for source, box in image.boxes]
+            or None,
         }
         for image in images
     ]

@@ -65,7 +65,13 @@ from novabench.run.parsers.text import (
 
 #: Conventions accepted by :func:`parse_localization` (``"auto"`` decides per answer).
 CONVENTIONS: tuple[str, ...] = (
-    "auto", "protocol", "qwen", "xyxy_norm1", "xyxy_norm1000", "xyxy_pixel", "xywh_pixel",
+    "auto",
+    "protocol",
+    "qwen",
+    "xyxy_norm1",
+    "xyxy_norm1000",
+    "xyxy_pixel",
+    "xywh_pixel",
 )
 
 
@@ -98,7 +104,11 @@ class ParsedBoxes:
     TASK: ClassVar[str] = "localization"
     #: Counts :class:`ParseStats` adds up over the answers (attributes of both).
     COUNTED: ClassVar[tuple[str, ...]] = (
-        "n_boxes", "n_degenerate_dropped", "n_out_of_range", "n_swapped")
+        "n_boxes",
+        "n_degenerate_dropped",
+        "n_out_of_range",
+        "n_swapped",
+    )
     #: Attributes whose values :class:`ParseStats` counts in its ``<name>_counts``.
     TALLIED: ClassVar[tuple[str, ...]] = ("convention",)
 
@@ -174,8 +184,11 @@ def _four_numbers(value: Any) -> list[float] | None:
         return None
     if len(value) == 1 and isinstance(value[0], list):
         value = value[0]
-    if len(value) == 4 and all(isinstance(v, str) for v in value) and all(
-            _NUMBER_PATTERN.fullmatch(v.strip()) for v in value):
+    if (
+        len(value) == 4
+        and all(isinstance(v, str) for v in value)
+        and all(_NUMBER_PATTERN.fullmatch(v.strip()) for v in value)
+    ):
         value = [_number_token(v.strip()) for v in value]  # {"bbox_2d": ["10", "20", ...]}
     if len(value) == 4 and all(_is_number(v) for v in value):
         return list(value)
@@ -188,18 +201,62 @@ def _four_numbers(value: Any) -> list[float] | None:
 
 _QWEN_KEYS = frozenset({"bbox_2d", "bbox2d"})
 _YXYX_KEYS = frozenset({"box_2d", "box2d"})
-_GENERIC_BOX_KEYS = frozenset({
-    "bbox", "box", "bounding_box", "boundingbox", "coordinates", "coords", "bbox_xyxy",
-    "box_xyxy", "xyxy", "location", "position", "rect", "region_box",
-})
-_LABEL_KEYS = ("label", "name", "class", "category", "finding", "type", "description", "object", "text")
-_CONTAINER_KEYS = frozenset({
-    "boxes", "bboxes", "bounding_boxes", "objects", "detections", "findings", "regions",
-    "results", "annotations", "abnormalities", "lesions", "targets", "predictions", "answer",
-    "output", "data", "items", "anomalies",
-})
-_XYXY_KEY_SETS = (("x1", "y1", "x2", "y2"), ("xmin", "ymin", "xmax", "ymax"),
-                  ("x_min", "y_min", "x_max", "y_max"), ("left", "top", "right", "bottom"))
+_GENERIC_BOX_KEYS = frozenset(
+    {
+        "bbox",
+        "box",
+        "bounding_box",
+        "boundingbox",
+        "coordinates",
+        "coords",
+        "bbox_xyxy",
+        "box_xyxy",
+        "xyxy",
+        "location",
+        "position",
+        "rect",
+        "region_box",
+    }
+)
+_LABEL_KEYS = (
+    "label",
+    "name",
+    "class",
+    "category",
+    "finding",
+    "type",
+    "description",
+    "object",
+    "text",
+)
+_CONTAINER_KEYS = frozenset(
+    {
+        "boxes",
+        "bboxes",
+        "bounding_boxes",
+        "objects",
+        "detections",
+        "findings",
+        "regions",
+        "results",
+        "annotations",
+        "abnormalities",
+        "lesions",
+        "targets",
+        "predictions",
+        "answer",
+        "output",
+        "data",
+        "items",
+        "anomalies",
+    }
+)
+_XYXY_KEY_SETS = (
+    ("x1", "y1", "x2", "y2"),
+    ("xmin", "ymin", "xmax", "ymax"),
+    ("x_min", "y_min", "x_max", "y_max"),
+    ("left", "top", "right", "bottom"),
+)
 _XYWH_KEY_SETS = (("x", "y", "width", "height"), ("x", "y", "w", "h"))
 _NOT_FOUND_KEYS = frozenset({"found", "has_target", "abnormal", "abnormality_found", "detected"})
 
@@ -219,7 +276,9 @@ def _walk(value: Any, extraction: _Extraction, label: str, depth: int = 0) -> No
     elif isinstance(value, list):
         numbers = _four_numbers(value)
         if numbers is not None:
-            extraction.candidates.append(_Candidate(label, numbers, "bare", from_json_object=depth > 0))
+            extraction.candidates.append(
+                _Candidate(label, numbers, "bare", from_json_object=depth > 0)
+            )
             return
         if not value and depth == 0:
             extraction.explicit_empty = True
@@ -242,7 +301,8 @@ def _walk_object(obj: dict[str, Any], extraction: _Extraction, depth: int) -> No
                 values = [obj[keys[name]] for name in names]
                 if all(_is_number(v) for v in values):
                     extraction.candidates.append(
-                        _Candidate(label, values, hint, from_json_object=True))
+                        _Candidate(label, values, hint, from_json_object=True)
+                    )
                     return
     found_box = False
     for key, value in obj.items():
@@ -262,7 +322,9 @@ def _walk_object(obj: dict[str, Any], extraction: _Extraction, depth: int) -> No
         for box in boxes:
             numbers = _four_numbers(box)
             if numbers is not None:
-                extraction.candidates.append(_Candidate(label, numbers, hint, from_json_object=True))
+                extraction.candidates.append(
+                    _Candidate(label, numbers, hint, from_json_object=True)
+                )
                 found_box = True
     if found_box:
         return
@@ -271,7 +333,9 @@ def _walk_object(obj: dict[str, Any], extraction: _Extraction, depth: int) -> No
         numbers = _four_numbers(value)
         if numbers is not None and norm not in _CONTAINER_KEYS:
             # {"left frontal lesion": [ymin, xmin, ymax, xmax]}: the key is the label.
-            extraction.candidates.append(_Candidate(str(key), numbers, "bare", from_json_object=True))
+            extraction.candidates.append(
+                _Candidate(str(key), numbers, "bare", from_json_object=True)
+            )
         elif isinstance(value, (dict, list)):
             _walk(value, extraction, label, depth + 1)
 
@@ -279,11 +343,13 @@ def _walk_object(obj: dict[str, Any], extraction: _Extraction, depth: int) -> No
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _SEP = r"(?:\s*[,;]\s*|\s+)"
 _BRACKET_BOX = re.compile(
-    rf"[\[(]\s*({_NUM}){_SEP}({_NUM}){_SEP}({_NUM}){_SEP}({_NUM})\s*,?\s*[\])]")
+    rf"[\[(]\s*({_NUM}){_SEP}({_NUM}){_SEP}({_NUM}){_SEP}({_NUM})\s*,?\s*[\])]"
+)
 _QWEN2_BOX = re.compile(
     rf"<\|box_start\|>\s*"
     rf"\(\s*(?P<a>{_NUM})\s*,\s*(?P<b>{_NUM})\s*\)\s*,?\s*\(\s*(?P<c>{_NUM})\s*,\s*(?P<d>{_NUM})\s*\)"
-    rf"\s*<\|box_end\|>")
+    rf"\s*<\|box_end\|>"
+)
 _QWEN2_REF = re.compile(r"<\|object_ref_start\|>([^<]*)<\|object_ref_end\|>")
 _OPEN_BOX_AT_END = re.compile(rf"[\[(]\s*{_NUM}[^\])]*$")
 
@@ -308,14 +374,15 @@ def _line_candidates(text: str, extraction: _Extraction) -> None:
             refs = _QWEN2_REF.findall(text, previous_end, match.start())
             numbers = [_number_token(match.group(g)) for g in "abcd"]
             extraction.candidates.append(
-                _Candidate(_clean_label(refs[-1] if refs else ""), numbers, "qwen2_tokens"))
+                _Candidate(_clean_label(refs[-1] if refs else ""), numbers, "qwen2_tokens")
+            )
             previous_end = match.end()
         return
     for line in text.splitlines():
         label = ""
         previous_end = 0
         for match in _BRACKET_BOX.finditer(line):
-            between = _clean_label(line[previous_end:match.start()])
+            between = _clean_label(line[previous_end : match.start()])
             if between:
                 label = between  # else a second box on the line shares the first's label
             numbers = [_number_token(token) for token in match.groups()]
@@ -370,16 +437,29 @@ def _resolve_auto(candidates: list[_Candidate]) -> tuple[str | None, str]:
         return None, "x/y/width/height keys with values all in [0, 1]: unknown scale"
     if hint == "bare":
         if top <= 1.0 and not decimals:
-            return None, "every value is 0 or 1: 0..1 fractions or 0..1000 units cannot be told apart"
+            return (
+                None,
+                "every value is 0 or 1: 0..1 fractions or 0..1000 units cannot be told apart",
+            )
         if top <= 1000.0:
             return "protocol", ""
-        return None, f"values up to {top:g} exceed 1000, so they are not the protocol's 0..1000 units"
-    return None, f"a generic box key with values up to {top:g}: pixels or 0..1000 units, xyxy or yxyx"
+        return (
+            None,
+            f"values up to {top:g} exceed 1000, so they are not the protocol's 0..1000 units",
+        )
+    return (
+        None,
+        f"a generic box key with values up to {top:g}: pixels or 0..1000 units, xyxy or yxyx",
+    )
 
 
 def _to_pixel_corners(
-    numbers: list[float], convention: str, width: float, height: float,
-    input_width: float, input_height: float,
+    numbers: list[float],
+    convention: str,
+    width: float,
+    height: float,
+    input_width: float,
+    input_height: float,
 ) -> tuple[float, float, float, float]:
     a, b, c, d = numbers
     if convention == "protocol":
@@ -451,22 +531,29 @@ def parse_localization(
     if convention not in CONVENTIONS:
         raise NovaInputError(
             f"unknown box convention {convention!r}; expected one of {', '.join(CONVENTIONS)}",
-            field="convention")
+            field="convention",
+        )
     width, height = _validate_size(image_size, "image_size")
     if input_size is not None:
         input_width, input_height = _validate_size(input_size, "input_size")
     else:
         input_width, input_height = width, height
     try:
-        return _parse_localization(text, width, height, input_width, input_height,
-                                   input_size is not None, convention)
+        return _parse_localization(
+            text, width, height, input_width, input_height, input_size is not None, convention
+        )
     except Exception as exc:  # the contract: a status, never an exception
         return ParsedBoxes(status="unparseable", error=f"internal parser error: {exc!r}")
 
 
 def _parse_localization(
-    raw: Any, width: float, height: float, input_width: float, input_height: float,
-    has_input_size: bool, convention: str,
+    raw: Any,
+    width: float,
+    height: float,
+    input_width: float,
+    input_height: float,
+    has_input_size: bool,
+    convention: str,
 ) -> ParsedBoxes:
     text, type_error = _coerce_text(raw)
     if text is None:
@@ -483,8 +570,9 @@ def _parse_localization(
         error = reasoning.empty_error() if reasoning.removed else "no answer text"
         return ParsedBoxes(status="empty", error=error, notes=tuple(notes))
     if _is_null_literal(text):
-        return ParsedBoxes(status="empty", error=f"answer is the null literal {text.strip()!r}",
-                           notes=tuple(notes))
+        return ParsedBoxes(
+            status="empty", error=f"answer is the null literal {text.strip()!r}", notes=tuple(notes)
+        )
 
     extraction = _Extraction()
     structures = _structures(text)
@@ -499,20 +587,29 @@ def _parse_localization(
         # No boxes inside JSON objects: read labelled lines instead, which keeps
         # labels such as "lesion [left]" that a JSON reader would split.
         json_truncated = extraction.truncated
-        extraction = _Extraction(said_not_found=extraction.said_not_found,
-                                 explicit_empty=extraction.explicit_empty)
+        extraction = _Extraction(
+            said_not_found=extraction.said_not_found, explicit_empty=extraction.explicit_empty
+        )
         _line_candidates(_without_fences(text), extraction)
-        extraction.truncated = extraction.truncated or (json_truncated and bool(extraction.candidates))
+        extraction.truncated = extraction.truncated or (
+            json_truncated and bool(extraction.candidates)
+        )
 
     candidates = extraction.candidates
     if not candidates:
         if extraction.said_not_found or extraction.explicit_empty or _says_no_target(text):
             return ParsedBoxes(status="no_target", notes=tuple(notes))
         if extraction.truncated:
-            return ParsedBoxes(status="unparseable", notes=tuple(notes),
-                               error="answer cut off before the first complete box")
-        return ParsedBoxes(status="unparseable", notes=tuple(notes),
-                           error="no box and no 'no target' statement found")
+            return ParsedBoxes(
+                status="unparseable",
+                notes=tuple(notes),
+                error="answer cut off before the first complete box",
+            )
+        return ParsedBoxes(
+            status="unparseable",
+            notes=tuple(notes),
+            error="no box and no 'no target' statement found",
+        )
 
     if extraction.said_not_found:
         notes.append("the answer says nothing was found but also gives boxes; boxes kept")
@@ -524,9 +621,11 @@ def _parse_localization(
         chosen, reason = _resolve_auto(candidates)
         if chosen is None:
             return ParsedBoxes(
-                status="ambiguous_convention", notes=tuple(notes),
+                status="ambiguous_convention",
+                notes=tuple(notes),
                 error=f"{len(candidates)} box(es) found but the convention is ambiguous: {reason}; "
-                      "pass convention= explicitly")
+                "pass convention= explicitly",
+            )
         used = chosen
     if used in {"qwen"} and not has_input_size:
         notes.append("input_size not given: assumed the model saw the original image size")
@@ -535,8 +634,9 @@ def _parse_localization(
     labels: list[str] = []
     n_degenerate = n_out = n_swapped = 0
     for candidate in candidates:
-        x1, y1, x2, y2 = _to_pixel_corners(candidate.numbers, used, width, height,
-                                           input_width, input_height)
+        x1, y1, x2, y2 = _to_pixel_corners(
+            candidate.numbers, used, width, height, input_width, input_height
+        )
         if any(math.isnan(v) for v in (x1, y1, x2, y2)):
             n_degenerate += 1
             continue

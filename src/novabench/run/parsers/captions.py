@@ -65,17 +65,27 @@ CAPTION_STATUSES: tuple[str, ...] = TASKS[ParsedCaption.TASK].parse_statuses
 
 _CAPTION_PREAMBLE = re.compile(
     r"^\s*(?:(?:sure|certainly|of course|absolutely|okay|ok|alright)\b[!.,]?\s*)?"
-    r"(?:here(?:'s|\s+is|\s+are)\b[^:\n]*:\s*)", re.I)
-_CAPTION_COURTESY = re.compile(r"^\s*(?:sure|certainly|of course|absolutely|okay|ok)\s*[!.,]\s*$", re.I)
+    r"(?:here(?:'s|\s+is|\s+are)\b[^:\n]*:\s*)",
+    re.I,
+)
+_CAPTION_COURTESY = re.compile(
+    r"^\s*(?:sure|certainly|of course|absolutely|okay|ok)\s*[!.,]\s*$", re.I
+)
 _CAPTION_PREFIX = re.compile(
     r"^\s*(?:\*\*|__)?\s*(?:caption|answer|description|radiology\s+description|image\s+description|"
-    r"findings|figure\s+legend|legend|response)\s*(?:\*\*|__)?\s*[:\-\u2013]\s*(?:\*\*|__)?\s*", re.I)
+    r"findings|figure\s+legend|legend|response)\s*(?:\*\*|__)?\s*[:\-\u2013]\s*(?:\*\*|__)?\s*",
+    re.I,
+)
 _CAPTION_HEADER_ONLY = re.compile(
     r"^(?:caption|answer|description|radiology description|image description|findings|"
-    r"figure legend|legend|response)\s*:?$", re.I)
+    r"figure legend|legend|response)\s*:?$",
+    re.I,
+)
 _CAPTION_TRAILER = re.compile(
     r"^\s*(?:let me know|i hope|please (?:note|consult)|note:|disclaimer|this (?:description|caption) "
-    r"(?:is|was)|feel free)", re.I)
+    r"(?:is|was)|feel free)",
+    re.I,
+)
 
 
 def _strip_markdown_line(line: str) -> tuple[str, bool]:
@@ -135,8 +145,11 @@ def _parse_caption(raw: Any) -> ParsedCaption:
         for value, _ in _structures(stripped):
             if isinstance(value, dict):
                 for key, item in value.items():
-                    if _norm_key(key) in {"caption", "description", "answer", "findings"} and isinstance(
-                            item, str) and item.strip():
+                    if (
+                        _norm_key(key) in {"caption", "description", "answer", "findings"}
+                        and isinstance(item, str)
+                        and item.strip()
+                    ):
                         text = item
                         break
                 break
@@ -178,8 +191,11 @@ def _strip_quotes(text: str) -> str:
     while changed and len(text) >= 2:
         changed = False
         for left, right in _QUOTE_PAIRS:
-            if text.startswith(left) and text.endswith(right) and text.count(left) + (
-                    text.count(right) if left != right else 0) <= 2:
-                text = text[len(left):-len(right)].strip()
+            if (
+                text.startswith(left)
+                and text.endswith(right)
+                and text.count(left) + (text.count(right) if left != right else 0) <= 2
+            ):
+                text = text[len(left) : -len(right)].strip()
                 changed = True
     return text

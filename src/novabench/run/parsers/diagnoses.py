@@ -100,28 +100,62 @@ DIAGNOSIS_STATUSES: tuple[str, ...] = TASKS[ParsedDiagnoses.TASK].parse_statuses
 # --------------------------------------------------------------------------- the JSON object
 
 
-_MOST_LIKELY_KEYS = frozenset({
-    "most_likely_diagnosis", "most_likely", "most_likely_dx", "primary_diagnosis", "diagnosis",
-    "top_diagnosis", "final_diagnosis", "likely_diagnosis", "main_diagnosis", "leading_diagnosis",
-    "best_diagnosis", "top_1", "top1", "working_diagnosis",
-})
-_OTHER_KEYS = frozenset({
-    "other_possible_diagnoses", "other_diagnoses", "differentials", "differential",
-    "differential_diagnoses", "differential_diagnosis", "alternatives", "alternative_diagnoses",
-    "possible_diagnoses", "other_possible_diagnosis", "ddx", "others", "diagnoses",
-    "top_5", "top5", "other_differentials",
-})
+_MOST_LIKELY_KEYS = frozenset(
+    {
+        "most_likely_diagnosis",
+        "most_likely",
+        "most_likely_dx",
+        "primary_diagnosis",
+        "diagnosis",
+        "top_diagnosis",
+        "final_diagnosis",
+        "likely_diagnosis",
+        "main_diagnosis",
+        "leading_diagnosis",
+        "best_diagnosis",
+        "top_1",
+        "top1",
+        "working_diagnosis",
+    }
+)
+_OTHER_KEYS = frozenset(
+    {
+        "other_possible_diagnoses",
+        "other_diagnoses",
+        "differentials",
+        "differential",
+        "differential_diagnoses",
+        "differential_diagnosis",
+        "alternatives",
+        "alternative_diagnoses",
+        "possible_diagnoses",
+        "other_possible_diagnosis",
+        "ddx",
+        "others",
+        "diagnoses",
+        "top_5",
+        "top5",
+        "other_differentials",
+    }
+)
 _DIAGNOSIS_NAME_KEYS = ("diagnosis", "name", "label", "dx", "condition", "disease", "value")
 
 
 def _is_most_likely_key(norm: str) -> bool:
-    return norm in _MOST_LIKELY_KEYS or "most_likely" in norm or (
-        "primary" in norm and "diagnos" in norm)
+    return (
+        norm in _MOST_LIKELY_KEYS
+        or "most_likely" in norm
+        or ("primary" in norm and "diagnos" in norm)
+    )
 
 
 def _is_other_key(norm: str) -> bool:
-    return norm in _OTHER_KEYS or "differential" in norm or norm.startswith("other") or (
-        "alternative" in norm)
+    return (
+        norm in _OTHER_KEYS
+        or "differential" in norm
+        or norm.startswith("other")
+        or ("alternative" in norm)
+    )
 
 
 def _strings_of(value: Any, depth: int = 0) -> list[str]:
@@ -143,8 +177,9 @@ def _strings_of(value: Any, depth: int = 0) -> list[str]:
 def _clean_diagnosis(text: str) -> str:
     text = re.sub(r"\*\*|__|`", "", text)
     # "a)", "(b)", "C." are list markers; "E. coli", "C. neoformans" are genus initials.
-    text = re.sub(r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\(?[a-eA-E]\)|[a-eA-E]\.(?!\s*[a-z]))\s*",
-                  "", text)
+    text = re.sub(
+        r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\(?[a-eA-E]\)|[a-eA-E]\.(?!\s*[a-z]))\s*", "", text
+    )
     text = " ".join(text.split())
     text = text.strip(" \"'\u201c\u201d")
     text = text.rstrip(" .;,")
@@ -299,8 +334,9 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
         error = reasoning.empty_error() if reasoning.removed else "no answer text"
         return ParsedDiagnoses(status="empty", error=error, notes=tuple(notes))
     if _is_null_literal(text):
-        return ParsedDiagnoses(status="empty", notes=tuple(notes),
-                               error=f"answer is the null literal {text.strip()!r}")
+        return ParsedDiagnoses(
+            status="empty", notes=tuple(notes), error=f"answer is the null literal {text.strip()!r}"
+        )
 
     json_list: list[str] | None = None
     for value, complete in _structures(text):
@@ -312,8 +348,12 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
                     notes.append("the JSON object was cut off; complete entries kept")
                 status = "ok" if len(diagnoses) >= 5 else "partial"
                 return ParsedDiagnoses(diagnoses, status, removed, None, tuple(notes))
-        if json_list is None and isinstance(value, list) and value and all(
-                isinstance(item, str) for item in value):
+        if (
+            json_list is None
+            and isinstance(value, list)
+            and value
+            and all(isinstance(item, str) for item in value)
+        ):
             json_list = value
 
     if json_list is not None:
@@ -329,12 +369,19 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
         return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
 
     lines = [line.strip() for line in plain.splitlines() if line.strip()]
-    if len(lines) == 1 and len(lines[0].split()) <= 12 and not _REFUSAL.search(lines[0]) \
-            and not prose.unnamed_lead \
-            and not re.search(r"[{}\[\]]", lines[0]):
+    if (
+        len(lines) == 1
+        and len(lines[0].split()) <= 12
+        and not _REFUSAL.search(lines[0])
+        and not prose.unnamed_lead
+        and not re.search(r"[{}\[\]]", lines[0])
+    ):
         single, _ = _deduplicate([_item_name(lines[0])])
         if single:
             notes.append("a bare one-line answer")
             return ParsedDiagnoses(single, "fallback_list", 0, None, tuple(notes))
-    return ParsedDiagnoses(status="unparseable", notes=tuple(notes),
-                           error="no diagnosis JSON object, list or one-line answer found")
+    return ParsedDiagnoses(
+        status="unparseable",
+        notes=tuple(notes),
+        error="no diagnosis JSON object, list or one-line answer found",
+    )

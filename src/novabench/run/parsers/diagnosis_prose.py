@@ -28,7 +28,8 @@ from novabench.lexicon.diagnoses import (
 # a space next to it, so "Primary-progressive MS" is a name, not a label).
 _MOST_LIKELY_LABEL = (
     r"(?:the\s+)?(?:most\s+likely|primary|leading|final|working)(?:\s+diagnosis)?"
-    r"\**(?:\s*:|\s+is\b|\s+[-\u2013\u2014]|[-\u2013\u2014](?=\s))")
+    r"\**(?:\s*:|\s+is\b|\s+[-\u2013\u2014]|[-\u2013\u2014](?=\s))"
+)
 # "Others: A, B", "Other possible diagnoses include A, B", "Differential (ranked): A; B", ...
 _DIFFERENTIAL_LABEL = (
     r"(?:other\s+(?:possible\s+|potential\s+|likely\s+|differential\s+)?"
@@ -36,22 +37,49 @@ _DIFFERENTIAL_LABEL = (
     r"|others?|differentials?(?:\s+diagnos[ie]s)?|alternatives?(?:\s+diagnos[ie]s)?|ddx)"
     r"\**(?:\s*\([^)\n]{0,60}\))?\**(?:\s*:|\s+includes?\b|\s+[-\u2013\u2014]|[-\u2013\u2014](?=\s)"
     # "Others are A, B" but not "Others are less likely": that is a remark, not names.
-    r"|\s+are\b(?!\s+(?:less|more|not|also|un\w*|possible|possibly|considered|ruled|excluded)\b))")
+    r"|\s+are\b(?!\s+(?:less|more|not|also|un\w*|possible|possibly|considered|ruled|excluded)\b))"
+)
 _MOST_LIKELY_LINE = re.compile(rf"^\W*{_MOST_LIKELY_LABEL}\s*\**\s*(?P<value>.+)$", re.I)
 _DIAGNOSIS_LINE = re.compile(r"^\W*diagnosis\**\s*:\s*\**\s*(?P<value>.+)$", re.I)
 _DIFFERENTIAL_LINE = re.compile(rf"^\W*{_DIFFERENTIAL_LABEL}\s*\**\s*(?P<value>.+)$", re.I)
 # A list marker: "1.", "1)", "(1)", "1:", "a.", "(a)", "-", "*", "+", a bullet; "**1.**" too.
 _LIST_MARKER = re.compile(
-    r"^\s*(?:\*\*|__)?(?:\(?\d{1,2}[.):]|[-*\u2022+]|\(?[a-e][.)])(?:\*\*|__)?\s+")
+    r"^\s*(?:\*\*|__)?(?:\(?\d{1,2}[.):]|[-*\u2022+]|\(?[a-e][.)])(?:\*\*|__)?\s+"
+)
 _LIST_ITEM = re.compile(_LIST_MARKER.pattern + r"(?P<value>.+)$")
 # A labelled statement after a sentence on the same line ("Most likely: X. Others: A, B").
 _STATEMENT_BREAK = re.compile(
-    rf"(?<=[.;])\s+(?=(?:\*\*|__)?(?:{_MOST_LIKELY_LABEL}|{_DIFFERENTIAL_LABEL}))", re.I)
+    rf"(?<=[.;])\s+(?=(?:\*\*|__)?(?:{_MOST_LIKELY_LABEL}|{_DIFFERENTIAL_LABEL}))", re.I
+)
 # Words a period may follow inside a name ("St. Louis encephalitis", "vs.", "e.g.").
-_ABBREVIATIONS = frozenset({
-    "st", "vs", "v", "dr", "mr", "mrs", "no", "sp", "spp", "approx", "etc", "incl", "e.g", "i.e",
-    "cf", "var", "subsp", "mt", "ca", "ie", "eg", "susp", "prob", "poss",
-})
+_ABBREVIATIONS = frozenset(
+    {
+        "st",
+        "vs",
+        "v",
+        "dr",
+        "mr",
+        "mrs",
+        "no",
+        "sp",
+        "spp",
+        "approx",
+        "etc",
+        "incl",
+        "e.g",
+        "i.e",
+        "cf",
+        "var",
+        "subsp",
+        "mt",
+        "ca",
+        "ie",
+        "eg",
+        "susp",
+        "prob",
+        "poss",
+    }
+)
 
 
 _SENTENCE_END = re.compile(r"(?<![A-Za-z.])(?P<word>[A-Za-z.]*)\.\s+(?=\S)")
@@ -66,7 +94,7 @@ def _first_sentence(text: str) -> str:
         word = end.group("word").strip(".")
         if len(word) == 1 or word.lower() in _ABBREVIATIONS:
             continue  # an initial ("N. meningitidis") or an abbreviation ("St. Louis")
-        return text[:end.start("word") + len(end.group("word"))]
+        return text[: end.start("word") + len(end.group("word"))]
     return text
 
 
@@ -81,8 +109,9 @@ def _item_name(text: str) -> str:
     if bold:
         return bold.group(1).rstrip(":")
     text = _first_sentence(text)
-    return re.split(r"\s+[-\u2013\u2014]\s+|:\s+|\s+\((?:most likely|likely|less likely)",
-                    text, maxsplit=1)[0]
+    return re.split(
+        r"\s+[-\u2013\u2014]\s+|:\s+|\s+\((?:most likely|likely|less likely)", text, maxsplit=1
+    )[0]
 
 
 def _break_statements(text: str) -> str:
@@ -91,7 +120,7 @@ def _break_statements(text: str) -> str:
     for line in text.splitlines():
         marker = _LIST_MARKER.match(line)
         head = marker.group() if marker else ""
-        lines.append(head + _STATEMENT_BREAK.sub("\n", line[len(head):]))
+        lines.append(head + _STATEMENT_BREAK.sub("\n", line[len(head) :]))
     return "\n".join(lines)
 
 
@@ -108,14 +137,16 @@ _JOINED_NAMES = frozenset({"handfootandmouthdisease", "handfootandmouth", "handf
 
 # Separators of the names of a list: brackets (tracked, never cut inside), punctuation, words.
 _NAME_SEPARATOR = re.compile(
-    r"(?:^| )\(?\d{1,2}\)(?= )|[()\[\];,]| (?:and/or|or|and|as well as|&|vs\.?|versus) (?=\S)",
-    re.I)
+    r"(?:^| )\(?\d{1,2}\)(?= )|[()\[\];,]| (?:and/or|or|and|as well as|&|vs\.?|versus) (?=\S)", re.I
+)
 # Hedges, articles and connectives before a name ("and possibly a", "such as", "less likely").
 _NAME_LEAD_IN = re.compile(
     r"(?:(?:and/or|and|or|also|possibly|probably|perhaps|maybe|presumably|potentially|"
     r"(?:most|more|less)\s+likely|likely|less\s+commonly|rarely|including|namely|either|both|"
     r"e\.g\.|i\.e\.|such\s+as|a\s+diagnosis\s+of|the\s+diagnosis\s+of|a\s+case\s+of|"
-    r"(?:an?|the)(?=\s+\S))(?![\w/-])[\s,:]*)+", re.I)
+    r"(?:an?|the)(?=\s+\S))(?![\w/-])[\s,:]*)+",
+    re.I,
+)
 # The end of a name inside a sentence: an explanation, a reason, the patient or a rival.
 _NAME_TAIL = re.compile(
     r"\s[-\u2013\u2014]\s|:\s|\s\((?:most\s+|more\s+|less\s+)?likely\b"
@@ -124,28 +155,36 @@ _NAME_TAIL = re.compile(
     r"although|though|but|however|whereas|while|"
     r"with\s+(?:a\s+|the\s+)?(?:differentials?|alternatives?|others?)|"
     r"in\s+(?:this|a|an|the|our)\s+(?:[\w-]+\s+){0,2}?(?:patient|case|setting|context|scenario|"
-    r"population|age\s+group|individual|child|adult|man|woman|person|clinical))\b", re.I)
+    r"population|age\s+group|individual|child|adult|man|woman|person|clinical))\b",
+    re.I,
+)
 # A remark before the names: "(in order of likelihood): A, B".
 _REMARK_FIRST = re.compile(r"^\([^()]{0,80}\)\s*:?\s*")
 # A piece of a list that is a clause, not a name ("lymphoma, given the location, and ...").
 _CLAUSE_PIECE = re.compile(
     r"(?:given|because|since|as|which|who|where|when|if|especially|particularly|although|though|"
     r"but|however|considering|based|while|whereas|depending|that|this|these|those|it|they|there|"
-    r"making|suggesting|indicating|supporting|so|then|thus|hence|therefore|not|no)\b", re.I)
+    r"making|suggesting|indicating|supporting|so|then|thus|hence|therefore|not|no)\b",
+    re.I,
+)
 # Whole values that are no name: pronouns, the lesion itself, "broad", "as follows".
 _NOT_A_NAME = re.compile(
     r"(?:(?:this|that|the|these|its?)\s+)?(?:this|that|it|these|those|they|which|one|lesions?|"
     r"mass(?:es)?|findings?|abnormalit(?:y|ies)|appearances?|diagnos[ie]s|differentials?|"
     r"pictures?|case|patient|imaging|presentation|pattern|others?|following|below|above|broad|"
     r"wide|extensive|limited|numerous|several|many|various|unclear|uncertain|unknown|none|"
-    r"unlikely|possible|likely|less\s+likely|etc|the|an)", re.I)
+    r"unlikely|possible|likely|less\s+likely|etc|the|an)",
+    re.I,
+)
 _SEPARATOR_RANK = {"": 0, "or": 1, "and": 1, ",": 2, ";": 3}
 _JOINERS = {",": ", ", ";": "; ", "and": " and ", "or": " or "}
 _NAME_TRAILERS = frozenset({"etc", "etc.", "and", "or", "others", "so", "on"})
 
 # "The most likely diagnosis is X", "X is most likely Y", "I favour X", "in favour of X".
-_LEAD_WORDS = (r"(?:most\s+likely|likeliest|most\s+probable|leading|top|favou?red|preferred|"
-               r"primary|working|final|main|best|presumptive|presumed)")
+_LEAD_WORDS = (
+    r"(?:most\s+likely|likeliest|most\s+probable|leading|top|favou?red|preferred|"
+    r"primary|working|final|main|best|presumptive|presumed)"
+)
 _LEAD_CUE = re.compile(
     rf"\b{_LEAD_WORDS}\s+(?:diagnosis|diagnostic\s+consideration|consideration|possibility|"
     r"etiology|aetiology|explanation|impression)"
@@ -155,7 +194,9 @@ _LEAD_CUE = re.compile(
     r"(?:here\s+|in\s+this\s+case\s+)?(?:is|would\s+be)\s+"
     r"|\b(?:is|are|represents?|reflects?)\s+most\s+(?:likely|probably)\s+(?:to\s+be\s+)?"
     r"|\bmost\s+(?:likely|probably)\s+(?:represents?|reflects?|is|are|to\s+be)\s+"
-    r"|\bin\s+favou?r\s+of\s+|\bfavou?r(?:s|ing)?\s+(?!of\b)", re.I)
+    r"|\bin\s+favou?r\s+of\s+|\bfavou?r(?:s|ing)?\s+(?!of\b)",
+    re.I,
+)
 # "X is the most likely diagnosis", "X is favoured": the name comes before.
 _LEAD_AFTER = re.compile(
     r"\b(?:is|are|remains|would\s+be|seems\s+to\s+be|appears\s+to\s+be)\s+(?:the|my|our)\s+"
@@ -163,19 +204,27 @@ _LEAD_AFTER = re.compile(
     r"candidate)\b"
     r"|\b(?:is|are)\s+(?:most\s+likely|the\s+most\s+likely|favou?red|the\s+likeliest|"
     r"most\s+probable)(?=\s*(?:[.,;:!?)]|$)|\s(?:given|because|based|here|in\s+this|over|"
-    r"considering)\b)", re.I)
+    r"considering)\b)",
+    re.I,
+)
 # "Findings are suggestive of X", "most consistent with X": weaker, used when nothing stronger is.
-_SUGGESTS = (r"(?:consistent\s+with|suggestive\s+of|compatible\s+with|in\s+keeping\s+with|"
-             r"characteristic\s+of|typical\s+of|diagnostic\s+of|concerning\s+for|"
-             r"suspicious\s+for|indicative\s+of)")
+_SUGGESTS = (
+    r"(?:consistent\s+with|suggestive\s+of|compatible\s+with|in\s+keeping\s+with|"
+    r"characteristic\s+of|typical\s+of|diagnostic\s+of|concerning\s+for|"
+    r"suspicious\s+for|indicative\s+of)"
+)
 _SUGGEST_CUE = re.compile(
     rf"\b(?:(?P<degree>most|highly|strongly|very|quite)\s+)?(?:{_SUGGESTS}|(?P<verb>suggests?))"
-    r"\s+(?:a\s+diagnosis\s+of\s+)?", re.I)
+    r"\s+(?:a\s+diagnosis\s+of\s+)?",
+    re.I,
+)
 # What must come before a plain "consistent with" / "suggest": "the findings are", "imaging
 # features ... suggest". Searched in the few words before the cue only.
 _SUGGEST_SUBJECT = re.compile(
     r"\b(?:findings|appearances?|features|picture|pattern|constellation|presentation|imaging)"
-    r"\b(?:\s[\w-]+){0,6}?\s?$", re.I)
+    r"\b(?:\s[\w-]+){0,6}?\s?$",
+    re.I,
+)
 _SUGGEST_LINK = re.compile(r"\b(?:is|are|seems?|appears?|be)\s(?:not\s)?$", re.I)
 # "Differential diagnoses include A, B", "other considerations are", "to consider: A".
 _DIFFERENTIAL_QUALIFIER = (
@@ -183,7 +232,8 @@ _DIFFERENTIAL_QUALIFIER = (
     r"worth\s+considering|here|in\s+this\s+case|for\s+(?:a|an|this|these|the|such)\s+"
     r"(?:[\w-]+\s+){0,5}?(?:lesions?|findings?|appearances?|cases?|patients?|presentation|"
     r"mass(?:es)?|abnormalit(?:y|ies)|pattern)))?"
-    r"\s*(?:(?:would|could|may|might|should|must)\s+)?(?:also\s+)?")
+    r"\s*(?:(?:would|could|may|might|should|must)\s+)?(?:also\s+)?"
+)
 _DIFFERENTIAL_CUE = re.compile(
     # "differential(s)" may be followed by "are"/"is"; "possibilities are" only after "other"
     r"\b(?:differentials?(?:\s+diagnos[ie]s)?|differential\s+considerations?)"
@@ -192,39 +242,78 @@ _DIFFERENTIAL_CUE = re.compile(
     rf"{_DIFFERENTIAL_QUALIFIER}(?:(?:include|includes|including)\b|:)\s*"
     r"|(?<=other )(?:considerations|possibilities|alternatives|diagnoses)\s+are\s+"
     r"|\bto\s+consider\s*(?::|(?:include|are)\b)\s*|\balso\s+consider(?:ed)?\s*:?\s+"
-    r"|\b(?:followed|trailed)\s+by\s+", re.I)
+    r"|\b(?:followed|trailed)\s+by\s+",
+    re.I,
+)
 # "The differential is broad and includes A, B": the names follow "includes".
 _BROAD_DIFFERENTIAL = re.compile(
     r"(?:broad|wide|extensive|long|limited|varied)\b[^,:;]{0,40}?\binclud(?:es|ing|e)\b\s*:?\s*",
-    re.I)
+    re.I,
+)
 # "X, with A and B as differentials": the names between "with" and "as" (looked for backwards).
 _AS_DIFFERENTIALS = re.compile(
     r"\bas\s+(?:the\s+)?(?:(?:main|other|possible|alternative|less\s+likely)\s+)?"
     r"(?:differentials?|differential\s+diagnos[ie]s|alternatives|considerations|possibilities)\b",
-    re.I)
+    re.I,
+)
 # "A and B should also be considered", "C is also in the differential": the names come before.
 _DIFFERENTIAL_AFTER = re.compile(
     r"\b(?:should|could|may|might|must|can|would)\s+(?:also\s+)?be\s+considered\b"
     r"|\b(?:is|are)\s+(?:also\s+)?in\s+the\s+differential\b"
     r"|\b(?:is|are)\s+also\s+(?:possible|a\s+consideration|a\s+possibility)\b"
     r"|\b(?:is|are)\s+(?:also\s+)?(?:(?:other|additional|alternative|less\s+likely|possible)\s+)?"
-    r"(?:considerations|possibilities|differentials|alternatives)\b", re.I)
+    r"(?:considerations|possibilities|differentials|alternatives)\b",
+    re.I,
+)
 # Words that open a sentence before its subject ("I think", "Overall,", "Therefore").
 _SUBJECT_LEAD_IN = re.compile(
     r"(?:(?:(?:i|we)\s+(?:would\s+|still\s+)?(?:think|believe|suspect|say|feel|consider|"
     r"suggest)(?:\s+that)?|overall|therefore|thus|hence|so|then|ultimately|in\s+summary|"
     r"in\s+conclusion|in\s+short|however|but|yet|although|though|while|whereas|and|that)"
-    r"\b[\s,]*)+", re.I)
+    r"\b[\s,]*)+",
+    re.I,
+)
 _STATEMENT_VERB = re.compile(r"\b(?:is|are|was|were|be|include|includes|including)\b", re.I)
 _NOT_BUT = re.compile(r"not\s+[^,;]{0,80}?\bbut\s+(?:rather\s+)?", re.I)
 # Words one of which each kind of statement needs: a cheap test before the regular expressions.
-_DIFFERENTIAL_WORDS = ("differential", "consider", "possib", "alternative", "diagnoses", "others",
-                       "entities", "conditions", "followed", "trailed")
-_LEAD_WORDS_NEEDED = ("diagnos", "consideration", "possibility", "etiology", "explanation",
-                      "impression", "choice", "candidate", "most likely", "most probabl", "favo",
-                      "likeliest")
-_SUGGEST_WORDS = ("consistent", "suggest", "compatible", "keeping", "characteristic", "typical",
-                  "diagnostic", "concerning", "suspicious", "indicative")
+_DIFFERENTIAL_WORDS = (
+    "differential",
+    "consider",
+    "possib",
+    "alternative",
+    "diagnoses",
+    "others",
+    "entities",
+    "conditions",
+    "followed",
+    "trailed",
+)
+_LEAD_WORDS_NEEDED = (
+    "diagnos",
+    "consideration",
+    "possibility",
+    "etiology",
+    "explanation",
+    "impression",
+    "choice",
+    "candidate",
+    "most likely",
+    "most probabl",
+    "favo",
+    "likeliest",
+)
+_SUGGEST_WORDS = (
+    "consistent",
+    "suggest",
+    "compatible",
+    "keeping",
+    "characteristic",
+    "typical",
+    "diagnostic",
+    "concerning",
+    "suspicious",
+    "indicative",
+)
 _NEGATED_BEFORE = re.compile(r"(?:\bnot|\bnever|\bless|n't)\s+(?:\w+\s+)?$", re.I)
 
 
@@ -243,7 +332,7 @@ def _sentences(text: str) -> Iterator[str]:
         word = end.group("word").strip(".")
         if len(word) == 1 or word.lower() in _ABBREVIATIONS:
             continue
-        yield text[start:end.start("word") + len(end.group("word"))]
+        yield text[start : end.start("word") + len(end.group("word"))]
         start = end.end()
     yield text[start:]
 
@@ -287,13 +376,14 @@ def _list_start(text: str, start: int, end: int) -> int:
         comma = text.rfind(",", start, piece_end)
         if comma < 0:
             return start
-        current = text[comma + 1:piece_end].strip()
+        current = text[comma + 1 : piece_end].strip()
         previous_comma = text.rfind(",", start, comma)
         previous_start = previous_comma + 1 if previous_comma >= 0 else start
         previous = text[previous_start:comma].strip()
         conjunction = re.match(r"(?:and|or)\s", current, re.I)  # ", and C": still the list
-        if (not conjunction and (_SUBJECT_LEAD_IN.match(current) or _CLAUSE_PIECE.match(current))) \
-                or _STATEMENT_VERB.search(previous):
+        if (
+            not conjunction and (_SUBJECT_LEAD_IN.match(current) or _CLAUSE_PIECE.match(current))
+        ) or _STATEMENT_VERB.search(previous):
             return comma + 1
         if _SUBJECT_LEAD_IN.match(previous):  # "..., but A, B and C": the list opens there
             return previous_start
@@ -304,7 +394,7 @@ def _list_start(text: str, start: int, end: int) -> int:
 
 def _subject_before(text: str, end: int) -> str:
     """The noun phrase before ``end`` (see :func:`_subject_start`)."""
-    return text[_subject_start(text, end):end].strip()
+    return text[_subject_start(text, end) : end].strip()
 
 
 class _NameReader:
@@ -374,8 +464,9 @@ class _NameReader:
                 break
             span = 0
             for width in range(min(_NAME_WINDOW, count - i) if self.budget > 0 else 0, 1, -1):
-                if all(kinds[k] in (",", "and") for k in range(i + 1, i + width)) \
-                        and self.known(_joined(texts, joiners, i, i + width)):
+                if all(kinds[k] in (",", "and") for k in range(i + 1, i + width)) and self.known(
+                    _joined(texts, joiners, i, i + width)
+                ):
                     span = width
                     break
             if span:
@@ -383,8 +474,11 @@ class _NameReader:
                 i += span
                 continue
             current, j = texts[i], i
-            while j + 1 < count and kinds[j + 1] == "and" and not self.splits_at_and(
-                    current, texts[j + 1]):
+            while (
+                j + 1 < count
+                and kinds[j + 1] == "and"
+                and not self.splits_at_and(current, texts[j + 1])
+            ):
                 current = f"{current} and {texts[j + 1]}"
                 j += 1
             names.append(current)
@@ -395,7 +489,7 @@ class _NameReader:
         """The name(s) of a lead statement, most likely first ("glioma or lymphoma, given...")."""
         value = value.strip()
         rather = _NOT_BUT.match(value)  # "the most likely diagnosis is not X but Y"
-        return self.names(value[rather.end():] if rather else value, first_only=True)
+        return self.names(value[rather.end() :] if rather else value, first_only=True)
 
 
 def _tidy_name(text: str) -> str:
@@ -403,15 +497,17 @@ def _tidy_name(text: str) -> str:
     text = _REMARK_FIRST.sub("", text.strip(" ,.;:"), count=1)
     lead_in = _NAME_LEAD_IN.match(text)
     if lead_in:
-        text = text[lead_in.end():]
+        text = text[lead_in.end() :]
     if _CLAUSE_PIECE.match(text):
         return ""
     tail = _NAME_TAIL.search(text)
     if tail:
-        text = text[:tail.start()]
+        text = text[: tail.start()]
     words = text.split()
-    while words and (words[-1].lower().strip(",.") in _NAME_TRAILERS or (
-            len(words) > 1 and words[-1].lower() in ("a", "an", "the"))):
+    while words and (
+        words[-1].lower().strip(",.") in _NAME_TRAILERS
+        or (len(words) > 1 and words[-1].lower() in ("a", "an", "the"))
+    ):
         words.pop()
     return " ".join(words).strip(" ,.;:")
 
@@ -447,8 +543,15 @@ def _name_pieces(value: str) -> tuple[list[str], list[str], list[str]]:
             end = match.start()
             break
         word = token.strip().lower()
-        kind = (token if token in (",", ";") else "," if token.endswith(")")  # "1) A 2) B"
-                else "and" if word in ("and", "&", "as well as") else "or")
+        kind = (
+            token
+            if token in (",", ";")
+            else ","
+            if token.endswith(")")  # "1) A 2) B"
+            else "and"
+            if word in ("and", "&", "as well as")
+            else "or"
+        )
         separators.append((match.start(), match.end(), kind))
     raw: list[tuple[str, str, str]] = []  # (text, joiner, kind)
     start, joiner, kind = 0, "", ""
@@ -523,13 +626,16 @@ def _read_prose_sentence(sentence: str, reader: _NameReader, found: _ProseFindin
     lowered = sentence.lower()
     differentials = any(word in lowered for word in _DIFFERENTIAL_WORDS)
     lead = found.lead is None and any(word in lowered for word in _LEAD_WORDS_NEEDED)
-    suggests = found.lead is None and found.suggested is None and any(
-        word in lowered for word in _SUGGEST_WORDS)
+    suggests = (
+        found.lead is None
+        and found.suggested is None
+        and any(word in lowered for word in _SUGGEST_WORDS)
+    )
     if not (differentials or lead or suggests):
         return
     text = _plain_sentence(sentence)
     statement = _differential_statement(text) if differentials else None
-    head = text[:statement.start] if statement else text
+    head = text[: statement.start] if statement else text
     names: list[str] = []
     if lead:
         names, _, seen = _lead_statement(head, reader)
@@ -539,13 +645,14 @@ def _read_prose_sentence(sentence: str, reader: _NameReader, found: _ProseFindin
             names, lead_at, seen_after = _lead_statement(text, reader, statement.after)
             seen = seen or seen_after
             if names:
-                statement = _Differential(statement.start, statement.names_start, lead_at,
-                                          statement.after)
+                statement = _Differential(
+                    statement.start, statement.names_start, lead_at, statement.after
+                )
         if names:
             found.lead = names
         found.unnamed_lead = found.unnamed_lead or (seen and not names)
     if statement:
-        found.others.extend(reader.names(text[statement.names_start:statement.names_end]))
+        found.others.extend(reader.names(text[statement.names_start : statement.names_end]))
     if suggests and not names:
         names, seen = _suggested_names(head, reader)
         if names:
@@ -584,8 +691,7 @@ def _differential_statement(text: str) -> _Differential | None:
     return None
 
 
-def _lead_statement(text: str, reader: _NameReader,
-                    start: int = 0) -> tuple[list[str], int, bool]:
+def _lead_statement(text: str, reader: _NameReader, start: int = 0) -> tuple[list[str], int, bool]:
     """The name(s) of the first lead statement in ``text[start:]`` that is not negated,
     where the statement begins, and whether any lead statement (negated too) was seen."""
     forward = None
@@ -594,7 +700,7 @@ def _lead_statement(text: str, reader: _NameReader,
         seen = True
         if attempt == _MAX_CUE_ATTEMPTS:
             break
-        if not _NEGATED_BEFORE.search(text[max(start, match.start() - 30):match.start()]):
+        if not _NEGATED_BEFORE.search(text[max(start, match.start() - 30) : match.start()]):
             forward = match
             break
     backward = _LEAD_AFTER.search(text, start)
@@ -602,13 +708,13 @@ def _lead_statement(text: str, reader: _NameReader,
     def after_cue() -> tuple[list[str], int]:  # "the most likely diagnosis is X"
         if forward is None:
             return [], 0
-        return reader.lead(text[forward.end():]), forward.start()
+        return reader.lead(text[forward.end() :]), forward.start()
 
     def before_cue() -> tuple[list[str], int]:  # "X is the most likely diagnosis"
         if backward is None:
             return [], 0
         subject = _subject_start(text, backward.start(), start)
-        return reader.lead(text[subject:backward.start()]), subject
+        return reader.lead(text[subject : backward.start()]), subject
 
     # The earlier statement counts; the other one only if the earlier names nothing.
     first, second = after_cue, before_cue
@@ -627,19 +733,20 @@ def _suggested_names(head: str, reader: _NameReader) -> tuple[list[str], bool]:
     for attempt, match in enumerate(_SUGGEST_CUE.finditer(head)):
         if attempt == _MAX_CUE_ATTEMPTS:
             break
-        before = head[max(0, match.start() - 80):match.start()]
+        before = head[max(0, match.start() - 80) : match.start()]
         if match.group("verb"):  # "the imaging features strongly suggest X"
             if not _SUGGEST_SUBJECT.search(before):
                 continue
         elif not match.group("degree"):  # "the findings are consistent with X"
             link = _SUGGEST_LINK.search(before)
-            if link is None or not _SUGGEST_SUBJECT.search(before[:link.start()]):
+            if link is None or not _SUGGEST_SUBJECT.search(before[: link.start()]):
                 continue
         seen = True
-        if re.search(r"\b(?:not|no|never)\b|n't", match.group(), re.I) \
-                or _NEGATED_BEFORE.search(before[-30:]):
+        if re.search(r"\b(?:not|no|never)\b|n't", match.group(), re.I) or _NEGATED_BEFORE.search(
+            before[-30:]
+        ):
             continue
-        names = reader.lead(head[match.end():])
+        names = reader.lead(head[match.end() :])
         if names:
             return names, True
     return [], seen
@@ -678,7 +785,7 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
         if match:
             first = _first_sentence(match.group("value"))
             _read_labelled_list(first, reader, found)
-            for sentence in _sentences(match.group("value")[len(first):]):
+            for sentence in _sentences(match.group("value")[len(first) :]):
                 _read_prose_sentence(sentence, reader, found)
             continue
         if item:

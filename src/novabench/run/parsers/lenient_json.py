@@ -16,6 +16,7 @@ from typing import Any
 
 from novabench.run.parsers.text import _fenced_blocks, _without_surrogates
 
+
 class _ParseError(Exception):
     pass
 
@@ -28,7 +29,11 @@ _MISSING = object()
 _NUMBER_PATTERN = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _WORD_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD_VALUES: dict[str, Any] = {
-    "true": True, "false": False, "null": None, "none": None, "nan": math.nan,
+    "true": True,
+    "false": False,
+    "null": None,
+    "none": None,
+    "nan": math.nan,
     "infinity": math.inf,
 }
 _MAX_DEPTH = 40
@@ -109,8 +114,8 @@ class _LenientJSON:
                 return _without_surrogates("".join(parts)), pos + 1, True
             if char == "\\" and pos + 1 < length:
                 escaped = text[pos + 1]
-                if escaped == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[pos + 2:pos + 6]):
-                    parts.append(chr(int(text[pos + 2:pos + 6], 16)))
+                if escaped == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", text[pos + 2 : pos + 6]):
+                    parts.append(chr(int(text[pos + 2 : pos + 6], 16)))
                     pos += 6
                     continue
                 parts.append(_ESCAPES.get(escaped, escaped))

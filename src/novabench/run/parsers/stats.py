@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Union, get_args
+from typing import Any, get_args
 
 from novabench.errors import NovaInputError
 from novabench.registry import TASKS
@@ -20,10 +20,11 @@ from novabench.run.parsers.diagnoses import ParsedDiagnoses
 
 #: Statuses meaning "nothing usable was read from the answer", over every task of the registry.
 FAILURE_STATUSES: frozenset[str] = frozenset().union(
-    *(spec.failure_statuses for spec in TASKS.values()))
+    *(spec.failure_statuses for spec in TASKS.values())
+)
 
 #: A result of any of the parsers.
-Parsed = Union[ParsedBoxes, ParsedDiagnoses, ParsedCaption]
+Parsed = ParsedBoxes | ParsedDiagnoses | ParsedCaption
 
 _RESULT_TYPES: tuple[type[Parsed], ...] = get_args(Parsed)
 _RESULT_TYPE_OF_TASK: dict[str, type[Parsed]] = {kind.TASK: kind for kind in _RESULT_TYPES}
@@ -83,7 +84,8 @@ class ParseStats:
             self.task = parsed.TASK
         elif parsed.TASK != self.task:
             raise NovaInputError(
-                f"ParseStats counts {self.task} answers, got a {parsed.TASK} result")
+                f"ParseStats counts {self.task} answers, got a {parsed.TASK} result"
+            )
         self.n_answers += 1
         self.status_counts[parsed.status] = self.status_counts.get(parsed.status, 0) + 1
         for name in parsed.COUNTED:
@@ -147,8 +149,9 @@ class ParseStats:
         }
         kind = _RESULT_TYPE_OF_TASK.get(self.task or "")
         if kind is not None:
-            result.update({f"{name}_counts": dict(getattr(self, f"{name}_counts"))
-                           for name in kind.TALLIED})
+            result.update(
+                {f"{name}_counts": dict(getattr(self, f"{name}_counts")) for name in kind.TALLIED}
+            )
             result.update({name: getattr(self, name) for name in kind.COUNTED})
         return result
 
@@ -162,6 +165,7 @@ class ParseStats:
         """
         ordered = Counter(self.status_counts).most_common()
         parts = ", ".join(f"{status} {count}" for status, count in ordered)
-        return (f"{self.task or 'no task'}: {self.n_answers} answers, {self.n_failed} unusable "
-                f"({100.0 * self.failure_rate:.1f}%); {parts}")
-
+        return (
+            f"{self.task or 'no task'}: {self.n_answers} answers, {self.n_failed} unusable "
+            f"({100.0 * self.failure_rate:.1f}%); {parts}"
+        )

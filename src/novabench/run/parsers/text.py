@@ -71,7 +71,8 @@ def _is_null_literal(text: str) -> bool:
 # Reasoning blocks of thinking VLMs: <think>...</think> (Qwen3-VL thinking, GLM-4.1V-Thinking,
 # DeepSeek-style), <thinking>...</thinking>, and Kimi-VL's \u25c1think\u25b7...\u25c1/think\u25b7.
 _REASONING_TAG = re.compile(
-    r"(?:<|\u25c1)\s*(?P<close>/?)\s*(?:think|thinking)\s*(?:>|\u25b7)", re.IGNORECASE)
+    r"(?:<|\u25c1)\s*(?P<close>/?)\s*(?:think|thinking)\s*(?:>|\u25b7)", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,10 @@ class _Reasoning:
 
     def empty_error(self) -> str:
         if self.cut_off:
-            return ("the answer is a <think> reasoning block cut off before the answer "
-                    "(out of new tokens?)")
+            return (
+                "the answer is a <think> reasoning block cut off before the answer "
+                "(out of new tokens?)"
+            )
         return "nothing but a <think> reasoning block"
 
 
@@ -111,7 +114,7 @@ def _strip_reasoning(text: str) -> _Reasoning:
         removed = True
         if not tag.group("close"):
             if open_at is None:  # a tag opened inside a block is part of the block
-                kept.append(text[start:tag.start()])
+                kept.append(text[start : tag.start()])
                 open_at = tag.start()
         elif open_at is not None:
             open_at = None
