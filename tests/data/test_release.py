@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -690,3 +691,19 @@ def test_nova_info_and_export_refuse_a_decompression_bomb_in_one_line(tmp_path, 
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and "case0002_001.png" in lines[0] and "decompression bomb" in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", [10**400, "1e999", np.True_])
+def test_a_box_coordinate_that_is_no_finite_float_is_named(value) -> None:
+    # A CSV cell or parquet value that float() cannot hold, or a numpy boolean: one named error.
+    from novabench.data.layouts.rows import RawBox
+    from novabench.data.validate import _coordinate
+
+    box = RawBox({"x": value}, None, "bboxes_gold.csv", "line 3", "")
+    with pytest.raises(NovaInputError) as caught:
+        _coordinate(box, "x")
+    assert (caught.value.source, caught.value.record, caught.value.field) == (
+        "bboxes_gold.csv",
+        "line 3",
+        "x",
+    )

@@ -135,6 +135,19 @@ BAD_FILES = [
     ([{"filename": "case0001_001.png", "boxes": [[1, 2, "3", 4]]}], 1, "boxes[0][2]", "number"),
     ([{"filename": "case0001_001.png", "boxes": [[1, 2, True, 4]]}], 1, "boxes[0][2]", "number"),
     ([{"filename": "case0001_001.png", "boxes": [[1, 2, -3, 4]]}], 1, "boxes[0]", "negative"),
+    # A 400-digit integer is valid JSON but no float: named, not an OverflowError traceback.
+    (
+        [{"filename": "case0001_001.png", "boxes": [[1, 2, 10**400, 4]]}],
+        1,
+        "boxes[0][2]",
+        "too large",
+    ),
+    (
+        [{"filename": "case0001_001.png", "raw_boxes": "x", "input_size": [10**400, 10]}],
+        1,
+        "input_size",
+        "positive",
+    ),
     (
         [{"filename": "case0001_001.png", "boxes": [[1, 2, 3, 4]], "scores": [0.1, 0.2]}],
         1,

@@ -19,6 +19,7 @@ import math
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
@@ -99,11 +100,15 @@ def _image_size(root: Path, raw: RawImage) -> tuple[Path | None, int, int]:
 def _coordinate(box: RawBox, name: str) -> float:
     value = box.values.get(name)
     where = dict(source=box.source, record=box.record, field=box.field_prefix + name)
-    if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
+    if (
+        isinstance(value, (bool, np.bool_))
+        or value is None
+        or (isinstance(value, str) and not value.strip())
+    ):
         raise NovaInputError(f"{name} is missing or not a number: {value!r}", **where)
     try:
         number = float(value)
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, OverflowError) as error:
         raise NovaInputError(f"{name} is not a number: {value!r}", **where) from error
     if not math.isfinite(number):
         raise NovaInputError(f"{name} must be finite, got {value!r}", **where)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
-from novabench import registry
+from novabench import checks, registry
 from novabench._files import write_text_atomic
 from novabench.errors import NovaInputError
 
@@ -314,6 +314,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _is_finite_number(value: Any) -> bool:
+    # A JSON integer of hundreds of digits is a number, but no finite float.
+    try:
+        return _is_number(value) and math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 class _LineChecker:
     """Validates the fields of one parsed line; every complaint names file, line and field."""
 
@@ -334,9 +342,7 @@ class _LineChecker:
     def finite(self, value: Any, name: str) -> float:
         if not _is_number(value):
             raise self.fail(f"must be a number, got {type(value).__name__} {value!r}", name)
-        if not math.isfinite(value):
-            raise self.fail(f"must be a finite number, got {value!r}", name)
-        return float(value)
+        return checks.number(value, source=self.source, record=self.record, field=name)
 
     def boxes(self, value: Any) -> list[list[float]]:
         if not isinstance(value, list):
@@ -375,10 +381,7 @@ class _LineChecker:
         if (
             not isinstance(value, list)
             or len(value) != 2
-            or not all(
-                _is_number(v) and math.isfinite(v) and v > 0 and float(v).is_integer()
-                for v in value
-            )
+            or not all(_is_finite_number(v) and v > 0 and float(v).is_integer() for v in value)
         ):
             raise self.fail(
                 f"must be [width, height] in whole positive pixels, got {value!r}", "input_size"
