@@ -495,6 +495,7 @@ def export_release(
         ...     Path(tempfile.mkdtemp()) / "nova", n_cases=2, progress=False)
         >>> out = Path(tempfile.mkdtemp()) / "nova"
         >>> _ = export_release(release, out, progress=False)
+        >>> import datasets
         >>> ds = datasets.load_dataset(str(out), "images", split="test")
         >>> ds.num_rows, ds[0]["filename"], ds.features["boxes"]
         (7, 'case0001_001.png', List(List(Value('float32'))))
