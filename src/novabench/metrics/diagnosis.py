@@ -332,6 +332,7 @@ def prepare_diagnosis(
     references: Sequence[str | Mapping[str, Any]],
     *,
     matcher: DiagnosisMatcher | None = None,
+    case_judge: Any = None,
 ) -> DiagnosisEvaluation:
     """Validate the inputs and judge every prediction, keeping per-case verdicts.
 
@@ -351,6 +352,9 @@ def prepare_diagnosis(
             excluded and counted. A plain reference that is None or blank is an error.
         matcher: any callable ``(reference, candidate) -> bool``; defaults to
             :class:`LexiconDiagnosisMatcher`.
+        case_judge: instead of a matcher, a judge with ``judge_cases`` (such as
+            :class:`novabench.metrics.judge.OpenAICaseJudge`): one verdict per scored case
+            with a non-blank prediction gives its Top-1 and Top-5 (protocol mode).
 
     Returns:
         A :class:`DiagnosisEvaluation`.
@@ -385,8 +389,21 @@ def prepare_diagnosis(
             source="predictions",
             field="length",
         )
+    if case_judge is not None:
+        if matcher is not None:
+            raise NovaInputError(
+                "give either a matcher or a case judge, not both",
+                source="matcher",
+                field="case_judge",
+            )
+        if not callable(getattr(case_judge, "judge_cases", None)):
+            raise NovaInputError(
+                "the case judge needs a judge_cases(cases, labels=...) method",
+                source="matcher",
+                field="case_judge",
+            )
     matcher = matcher if matcher is not None else LexiconDiagnosisMatcher()
-    if not callable(matcher):
+    if case_judge is None and not callable(matcher):
         raise NovaInputError(
             "the matcher must be callable as matcher(reference, candidate)",
             source="matcher",
@@ -401,7 +418,7 @@ def prepare_diagnosis(
         items, truncated = _read_predictions(index, case_predictions)
         has_reference = not is_placeholder_diagnosis(reference_text)
         parsed.append((index, case_id, reference_text, items, truncated, has_reference))
-        if not has_reference:
+        if not has_reference or case_judge is not None:
             continue
         for rank, item in enumerate(items, start=1):
             if item.strip() and (reference_text, item) not in pair_ids:
@@ -409,6 +426,8 @@ def prepare_diagnosis(
                 where = f"example {index}" + (f" ({case_id})" if case_id else "")
                 labels.append(f"{where}, prediction {rank}")
 
+    if case_judge is not None:
+        return _judge_by_case(case_judge, parsed)
     pairs = list(pair_ids)
     verdicts = _judge_pairs(matcher, pairs, labels) if pairs else []
     cases = []
@@ -431,11 +450,57 @@ def prepare_diagnosis(
     return DiagnosisEvaluation(cases, describe_matcher(matcher))
 
 
+def _judge_by_case(case_judge: Any, parsed: list[Any]) -> DiagnosisEvaluation:
+    """Protocol mode: one case-judge verdict per scored case with a non-blank prediction."""
+    asked = [
+        (index, case_id, reference_text, items)
+        for index, case_id, reference_text, items, _, has_reference in parsed
+        if has_reference and any(item.strip() for item in items)
+    ]
+    labels = [
+        f"example {index}" + (f" ({case_id})" if case_id else "") for index, case_id, _, _ in asked
+    ]
+    verdicts = case_judge.judge_cases(
+        [(reference_text, items) for _, _, reference_text, items in asked], labels=labels
+    )
+    if len(verdicts) != len(asked):
+        raise NovaInputError(
+            f"judge_cases returned {len(verdicts)} verdicts for {len(asked)} cases",
+            source="matcher",
+            field="judge_cases",
+        )
+    slots = {entry[0]: verdict.matched_slot for entry, verdict in zip(asked, verdicts)}
+    cases = []
+    for index, case_id, reference_text, items, truncated, has_reference in parsed:
+        slot = slots.get(index)
+        # A slot naming a blank prediction is not a hit: blanks are misses in every mode.
+        case_verdicts = tuple(
+            has_reference and bool(item.strip()) and rank == slot
+            for rank, item in enumerate(items, start=1)
+        )
+        cases.append(
+            DiagnosisCaseResult(
+                index,
+                case_id,
+                reference_text,
+                tuple(items),
+                case_verdicts,
+                has_reference,
+                truncated,
+            )
+        )
+    description = getattr(case_judge, "description", None)
+    return DiagnosisEvaluation(
+        cases, description if isinstance(description, str) else type(case_judge).__name__
+    )
+
+
 def score_diagnosis(
     predictions: Sequence[Sequence[str] | str],
     references: Sequence[str | Mapping[str, Any]],
     *,
     matcher: DiagnosisMatcher | None = None,
+    case_judge: Any = None,
 ) -> dict[str, Any]:
     """Top-1 and Top-5 diagnostic accuracy.
 
@@ -458,4 +523,6 @@ def score_diagnosis(
         >>> round(result["top1"], 4), round(result["top5"], 4)
         (0.3333, 0.6667)
     """
-    return prepare_diagnosis(predictions, references, matcher=matcher).result()
+    return prepare_diagnosis(
+        predictions, references, matcher=matcher, case_judge=case_judge
+    ).result()

@@ -50,14 +50,22 @@ from novabench.errors import NovaError, NovaInputError
 from novabench.lexicon.diagnoses import normalize_diagnosis
 
 __all__ = [
+    "CASE_JUDGE_PROMPT_VERSION",
+    "CASE_JUDGE_SYSTEM_PROMPT",
+    "CaseJudgeStats",
+    "CaseVerdict",
     "JUDGE_PROMPT_VERSION",
     "JUDGE_SYSTEM_PROMPT",
     "CachedJudge",
     "JudgeBatchSummary",
     "JudgeError",
     "JudgeStats",
+    "OpenAICaseJudge",
     "OpenAIChatJudge",
+    "build_case_judge_messages",
+    "case_verdict_cache_key",
     "build_judge_messages",
+    "parse_case_verdict",
     "parse_judge_verdict",
     "verdict_cache_key",
 ]
@@ -729,3 +737,462 @@ class OpenAIChatJudge(_CachingJudge):
 
     def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> bool:
         return self.ask(reference, candidate, case=case)
+
+
+# ---------------------------------------------------------------------------------------
+# Protocol mode: one call per case, the whole ranked list at once
+# ---------------------------------------------------------------------------------------
+
+CASE_JUDGE_PROMPT_VERSION = "nova-case-judge-1"
+
+# The co-authors' procedure (one call per case, reference plus the ranked list), in our words.
+CASE_JUDGE_SYSTEM_PROMPT = """\
+You grade a neuroradiology diagnosis benchmark. You receive the reference final \
+diagnosis of one case and a numbered list of up to five diagnoses proposed by a model, \
+most likely first. Find the first item of the list that names the same diagnosis as the \
+reference.
+
+How to compare:
+- Look at the central diagnosis only, whatever cause, trigger or mechanism is stated.
+- Synonyms, abbreviations, spelling variants and alternative names count as the same.
+- The same diagnostic entity counts as a match, whether it is named as an imaging \
+pattern, a pathological finding or a clinical condition.
+- A more specific or more general name, or a different stated cause, is not a reason to \
+reject, unless the proposed disease is fundamentally a different one.
+
+Reply with JSON only, no explanation: {"matched_slot": k} where k is the number of the \
+first matching item, or {"matched_slot": null} when no item matches."""
+
+
+def build_case_judge_messages(
+    reference: str, predictions: Sequence[str], context: str | None = None
+) -> list[dict[str, str]]:
+    """The chat messages sent to the case judge: the reference and the numbered predictions.
+
+    Args:
+        reference: the final diagnosis of the case.
+        predictions: the model's ranked diagnoses (at most five are expected); a blank item
+            is shown as ``(no answer)`` so the numbering keeps the ranks.
+        context: optional case context (e.g. the clinical history) shown before the pair.
+
+    Returns:
+        A system message with :data:`CASE_JUDGE_SYSTEM_PROMPT` and one user message.
+
+    Example:
+        >>> messages = build_case_judge_messages("Glioblastoma", ["Meningioma", "GBM"])
+        >>> print(messages[1]["content"])
+        Reference diagnosis: Glioblastoma
+        Proposed diagnoses:
+        1. Meningioma
+        2. GBM
+    """
+    lines = []
+    if context is not None and context.strip():
+        lines.append(f"Case context: {context.strip()}")
+    lines.append(f"Reference diagnosis: {reference.strip()}")
+    lines.append("Proposed diagnoses:")
+    for slot, item in enumerate(predictions, start=1):
+        lines.append(f"{slot}. {item.strip() or '(no answer)'}")
+    return [
+        {"role": "system", "content": CASE_JUDGE_SYSTEM_PROMPT},
+        {"role": "user", "content": "\n".join(lines)},
+    ]
+
+
+@dataclass(frozen=True)
+class CaseVerdict:
+    """The case judge's verdict on one case.
+
+    Attributes:
+        top1: the first prediction matches the reference.
+        top5: one of the (at most five) predictions matches.
+        matched_slot: 1-based number of the first matching prediction, ``None`` for none.
+    """
+
+    top1: bool
+    top5: bool
+    matched_slot: int | None
+
+    @classmethod
+    def from_slot(cls, slot: int | None) -> CaseVerdict:
+        """The verdict naming ``slot`` (``None``: no match).
+
+        Example:
+            >>> CaseVerdict.from_slot(3)
+            CaseVerdict(top1=False, top5=True, matched_slot=3)
+        """
+        return cls(top1=slot == 1, top5=slot is not None and 1 <= slot <= 5, matched_slot=slot)
+
+
+def parse_case_verdict(text: str | None, n_predictions: int = 5) -> CaseVerdict | None:
+    """Read a case judge reply: one JSON object ``{"matched_slot": k or null}``.
+
+    Reasoning blocks (``<think>...</think>``) and code fences are ignored. The slot must be
+    an integer in ``1..n_predictions`` (and at most 5) or null; every JSON object carrying
+    ``matched_slot`` must agree. Anything else is unreadable.
+
+    Args:
+        text: the reply content (``None`` for a missing content).
+        n_predictions: how many predictions were shown to the judge.
+
+    Returns:
+        The verdict, or ``None`` when the reply is malformed or names a slot out of range.
+
+    Example:
+        >>> parse_case_verdict('```json\\n{"matched_slot": 3}\\n```')
+        CaseVerdict(top1=False, top5=True, matched_slot=3)
+        >>> parse_case_verdict('{"matched_slot": null}')
+        CaseVerdict(top1=False, top5=False, matched_slot=None)
+        >>> parse_case_verdict('{"matched_slot": 4}', n_predictions=2) is None
+        True
+        >>> parse_case_verdict("slot two") is None
+        True
+    """
+    if not isinstance(text, str):
+        return None
+    text = _THINKING.sub(" ", text)
+    slots: set[int | None] = set()
+    for chunk in _JSON_OBJECT.findall(text):
+        try:
+            obj = json.loads(chunk)
+        except ValueError:
+            continue
+        if not (isinstance(obj, dict) and "matched_slot" in obj):
+            continue
+        slot = obj["matched_slot"]
+        if slot is not None and (isinstance(slot, bool) or not isinstance(slot, int)):
+            return None
+        if slot is not None and not 1 <= slot <= min(n_predictions, 5):
+            return None
+        slots.add(slot)
+    if len(slots) != 1:
+        return None
+    return CaseVerdict.from_slot(slots.pop())
+
+
+def case_verdict_cache_key(
+    identity: str, prompt_version: str, reference: str, predictions: Sequence[str]
+) -> str:
+    """SHA-256 key of a case verdict: judge identity, prompt version, reference, predictions.
+
+    Example:
+        >>> a = case_verdict_cache_key("m", "v1", "glioma", ["GBM", "abscess"])
+        >>> a == case_verdict_cache_key("m", "v1", "glioma", ["abscess", "GBM"])
+        False
+    """
+    payload = json.dumps(
+        [identity, prompt_version, reference, list(predictions)], ensure_ascii=False
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class _CaseVerdictCache(_VerdictCache):
+    """The verdict cache layout, holding ``matched_slot`` instead of ``match``."""
+
+    def get_slot(self, key: str) -> tuple[bool, int | None]:
+        """``(found, slot)``: found is False when there is no usable entry."""
+        path = self._path(key)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return False, None
+        except (OSError, ValueError) as error:
+            warnings.warn(
+                f"unreadable case judge cache entry {path} ({error}); judging again",
+                stacklevel=3,
+            )
+            return False, None
+        if not isinstance(record, dict) or "matched_slot" not in record:
+            return False, None
+        slot = record["matched_slot"]
+        if slot is not None and (isinstance(slot, bool) or not isinstance(slot, int)):
+            return False, None
+        return True, slot
+
+    def put_slot(self, key: str, slot: int | None, details: dict[str, Any]) -> None:
+        write_text_atomic(
+            self._path(key), json.dumps({"matched_slot": slot, **details}, ensure_ascii=False)
+        )
+
+
+@dataclass(frozen=True)
+class CaseJudgeStats:
+    """Counters of a case judge since it was created.
+
+    Attributes:
+        calls: case verdicts asked for.
+        cache_hits: verdicts read from the cache.
+        requests: HTTP requests sent, retries included.
+        retries: requests that repeated a failed or unreadable one.
+        failures: cases that got no verdict (a :class:`JudgeError` was raised).
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    requests: int = 0
+    retries: int = 0
+    failures: int = 0
+
+
+def _v1_url(base_url: str) -> str:
+    url = base_url.strip().rstrip("/")
+    if url.endswith("/chat/completions"):
+        return url[: -len("/chat/completions")]
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+class OpenAICaseJudge:
+    """The protocol-mode judge: one call per case decides its Top-1 and Top-5.
+
+    The reference and the whole ranked list go to the endpoint in one request
+    (:func:`build_case_judge_messages`, prompt :data:`CASE_JUDGE_PROMPT_VERSION`); the reply
+    names the first matching slot (:func:`parse_case_verdict`). HTTP retries follow
+    :class:`novabench.client.ChatClient`; an unreadable or out-of-range verdict is asked
+    again within the same budget of ``max_retries + 1`` attempts. Verdicts are cached on
+    disk under a hash of (model, temperature, prompt version, reference, predictions).
+
+    Args:
+        base_url: server address (``.../v1``, the root, or the full completions URL).
+        model: model name at the endpoint.
+        api_key: bearer token, if needed (never cached or reported).
+        timeout: seconds for each HTTP attempt.
+        max_retries: retries after the first attempt, per case.
+        backoff: base of the exponential wait between attempts, in seconds.
+        temperature: sampling temperature.
+        cache_dir: directory of the verdict cache; ``None`` for no cache.
+        max_workers: most cases judged at once.
+        max_tokens: reply length limit sent to the endpoint (``None``: not sent).
+
+    Raises:
+        NovaInputError: an empty URL or model, or a non-positive timeout/worker count.
+
+    Example:
+        >>> judge = OpenAICaseJudge("http://localhost:8000", "Qwen2.5-72B-Instruct")
+        >>> judge.endpoint, judge.prompt_version
+        ('http://localhost:8000/v1/chat/completions', 'nova-case-judge-1')
+        >>> len(judge.prompt_sha256)
+        64
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        temperature: float = 0.0,
+        cache_dir: str | os.PathLike[str] | None = None,
+        max_workers: int = 4,
+        max_tokens: int | None = None,
+    ) -> None:
+        source = "OpenAICaseJudge"
+        if not isinstance(base_url, str) or not base_url.strip():
+            raise NovaInputError("an endpoint URL is needed", source=source, field="base_url")
+        if not isinstance(model, str) or not model.strip():
+            raise NovaInputError("a model name is needed", source=source, field="model")
+        _check_positive(timeout, "timeout", source)
+        _check_positive(max_retries, "max_retries", source, allow_zero=True, integer=True)
+        _check_positive(backoff, "backoff", source, allow_zero=True)
+        _check_positive(temperature, "temperature", source, allow_zero=True)
+        _check_positive(max_workers, "max_workers", source, integer=True)
+        if max_tokens is not None:
+            _check_positive(max_tokens, "max_tokens", source, integer=True)
+        self._client = ChatClient(
+            _v1_url(base_url),
+            model,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_concurrency=max_workers,
+        )
+        self.endpoint = self._client.url
+        self.model = model
+        self.max_retries = max_retries
+        self.temperature = float(temperature)
+        self.max_tokens = max_tokens
+        self.max_workers = max_workers
+        self.identity = f"openai-case:{model}:temperature={self.temperature:g}"
+        self.prompt_version = CASE_JUDGE_PROMPT_VERSION
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
+        self._cache = _CaseVerdictCache(cache_dir) if cache_dir is not None else None
+        self._lock = threading.Lock()
+        self._counts = {"calls": 0, "cache_hits": 0, "requests": 0, "retries": 0, "failures": 0}
+
+    @property
+    def prompt_sha256(self) -> str:
+        """SHA-256 of the system prompt, for reports."""
+        return hashlib.sha256(CASE_JUDGE_SYSTEM_PROMPT.encode("utf-8")).hexdigest()
+
+    @property
+    def description(self) -> str:
+        """One line for reports (no API key)."""
+        return (
+            f"LLM case judge {self.model} at {self.endpoint} "
+            f"(prompt {self.prompt_version}, sha256 {self.prompt_sha256[:12]})"
+        )
+
+    @property
+    def stats(self) -> CaseJudgeStats:
+        """A snapshot of the counters (see :class:`CaseJudgeStats`)."""
+        with self._lock:
+            return CaseJudgeStats(**self._counts)
+
+    def _count(self, name: str, amount: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += amount
+
+    def __repr__(self) -> str:
+        return f"OpenAICaseJudge({self.endpoint!r}, {self.model!r}, cache_dir={self.cache_dir!r})"
+
+    def judge_case(
+        self, reference: str, predictions: Sequence[str], *, case: str | None = None
+    ) -> CaseVerdict:
+        """Top-1 and Top-5 of one case from one verdict (the cache first).
+
+        Args:
+            reference: the final diagnosis.
+            predictions: the ranked predictions (1 to 5 strings).
+            case: where the case comes from, for error messages.
+
+        Returns:
+            The case verdict.
+
+        Raises:
+            JudgeError: no readable verdict within the retry budget (counted in ``failures``).
+            NovaInputError: a reference or prediction that is not a string, or a list that
+                is empty or longer than five.
+        """
+        items = self._check_case(reference, predictions, case)
+        self._count("calls")
+        key = case_verdict_cache_key(self.identity, self.prompt_version, reference, items)
+        if self._cache is not None:
+            found, slot = self._cache.get_slot(key)
+            if found and (slot is None or 1 <= slot <= len(items)):
+                self._count("cache_hits")
+                return CaseVerdict.from_slot(slot)
+        try:
+            verdict = self._ask(reference, items, case)
+        except JudgeError:
+            self._count("failures")
+            raise
+        if self._cache is not None:
+            self._cache.put_slot(
+                key,
+                verdict.matched_slot,
+                {
+                    "identity": self.identity,
+                    "prompt_version": self.prompt_version,
+                    "reference": reference,
+                    "predictions": items,
+                },
+            )
+        return verdict
+
+    def judge_cases(
+        self,
+        cases: Sequence[tuple[str, Sequence[str]]],
+        *,
+        labels: Sequence[str] | None = None,
+    ) -> list[CaseVerdict]:
+        """Judge many cases, at most ``max_workers`` at once, keeping their order.
+
+        Args:
+            cases: ``(reference, predictions)`` per case.
+            labels: where each case comes from, for error messages.
+
+        Returns:
+            One verdict per case.
+
+        Raises:
+            JudgeError: a case got no verdict (the first such error is raised).
+            NovaInputError: labels of a different length, or a malformed case.
+        """
+        batch = list(cases)
+        if labels is not None and len(labels) != len(batch):
+            raise NovaInputError(
+                f"{len(labels)} labels for {len(batch)} cases", source="judge", field="labels"
+            )
+        names = list(labels) if labels is not None else [f"case {i}" for i in range(len(batch))]
+        for (reference, predictions), name in zip(batch, names):
+            self._check_case(reference, predictions, name)
+        if not batch:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(batch))) as pool:
+            futures = [
+                pool.submit(self.judge_case, reference, predictions, case=name)
+                for (reference, predictions), name in zip(batch, names)
+            ]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+
+    def _check_case(self, reference: Any, predictions: Any, case: str | None) -> list[str]:
+        if not isinstance(reference, str):
+            raise NovaInputError(
+                f"expected a string, got {type(reference).__name__}",
+                source="judge",
+                record=case,
+                field="reference",
+            )
+        if isinstance(predictions, str) or not isinstance(predictions, Sequence):
+            raise NovaInputError(
+                "expected a list of predictions", source="judge", record=case, field="predictions"
+            )
+        items = list(predictions)
+        if not 1 <= len(items) <= 5 or not all(isinstance(item, str) for item in items):
+            raise NovaInputError(
+                f"expected 1 to 5 strings, got {len(items)} items",
+                source="judge",
+                record=case,
+                field="predictions",
+            )
+        return items
+
+    def _ask(self, reference: str, items: list[str], case: str | None) -> CaseVerdict:
+        messages = build_case_judge_messages(reference, items)
+        shown = f"{len(items)} predictions"
+        budget = self.max_retries + 1
+        used = 0
+        while True:
+            try:
+                reply = self._client.chat(
+                    messages,
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    max_retries=budget - used - 1,
+                )
+            except ChatClientError as error:
+                self._count("requests", error.attempts)
+                self._count("retries", error.attempts - (0 if used else 1))
+                used += error.attempts
+                raise JudgeError(
+                    f"no verdict after {used} attempt{'s' if used != 1 else ''} "
+                    f"({error.cause}) from {self.endpoint}",
+                    case=case,
+                    reference=reference,
+                    candidate=shown,
+                    reply=error.body,
+                ) from error
+            self._count("requests", reply.attempts)
+            self._count("retries", reply.attempts - (0 if used else 1))
+            used += reply.attempts
+            verdict = parse_case_verdict(reply.text, len(items))
+            if verdict is not None:
+                return verdict
+            if used >= budget:
+                raise JudgeError(
+                    f"no verdict after {used} attempt{'s' if used != 1 else ''} "
+                    f"(unreadable or out-of-range reply); last reply: {reply.text!r}",
+                    case=case,
+                    reference=reference,
+                    candidate=shown,
+                    reply=reply.text,
+                )
+            self._client.wait_before_retry(used - 1)
