@@ -632,30 +632,16 @@ class OpenAIChatJudge(_CachingJudge):
         max_tokens: int | None = None,
     ) -> None:
         source = "OpenAIChatJudge"
-        if not isinstance(base_url, str) or not base_url.strip():
-            raise NovaInputError("an endpoint URL is needed", source=source, field="base_url")
-        if not isinstance(model, str) or not model.strip():
-            raise NovaInputError("a model name is needed", source=source, field="model")
-        _check_positive(timeout, "timeout", source)
-        _check_positive(max_retries, "max_retries", source, allow_zero=True, integer=True)
-        _check_positive(backoff, "backoff", source, allow_zero=True)
-        _check_positive(temperature, "temperature", source, allow_zero=True)
-        if max_tokens is not None:
-            _check_positive(max_tokens, "max_tokens", source, integer=True)
+        client_settings = _judge_client_settings(
+            source, base_url, model, timeout, max_retries, backoff, temperature, max_tokens
+        )
         super().__init__(cache_dir, max_workers, source)
-        url = base_url.strip().rstrip("/")
-        if url.endswith("/chat/completions"):
-            url = url[: -len("/chat/completions")]
-        elif not url.endswith("/v1"):
-            url += "/v1"
         self._client = ChatClient(
-            url,
+            _v1_url(base_url),
             model,
             api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
             max_concurrency=max_workers,
+            **client_settings,
         )
         self.endpoint = self._client.url  # without credentials
         self.model = model
@@ -941,6 +927,30 @@ def _v1_url(base_url: str) -> str:
     return url if url.endswith("/v1") else url + "/v1"
 
 
+def _judge_client_settings(
+    source: str,
+    base_url: Any,
+    model: Any,
+    timeout: Any,
+    max_retries: Any,
+    backoff: Any,
+    temperature: Any,
+    max_tokens: Any,
+) -> dict[str, Any]:
+    """Check the settings both judges share; the ChatClient keywords they give."""
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise NovaInputError("an endpoint URL is needed", source=source, field="base_url")
+    if not isinstance(model, str) or not model.strip():
+        raise NovaInputError("a model name is needed", source=source, field="model")
+    _check_positive(timeout, "timeout", source)
+    _check_positive(max_retries, "max_retries", source, allow_zero=True, integer=True)
+    _check_positive(backoff, "backoff", source, allow_zero=True)
+    _check_positive(temperature, "temperature", source, allow_zero=True)
+    if max_tokens is not None:
+        _check_positive(max_tokens, "max_tokens", source, integer=True)
+    return {"timeout": timeout, "max_retries": max_retries, "backoff": backoff}
+
+
 class OpenAICaseJudge:
     """The protocol-mode judge: one call per case decides its Top-1 and Top-5.
 
@@ -989,25 +999,16 @@ class OpenAICaseJudge:
         max_tokens: int | None = None,
     ) -> None:
         source = "OpenAICaseJudge"
-        if not isinstance(base_url, str) or not base_url.strip():
-            raise NovaInputError("an endpoint URL is needed", source=source, field="base_url")
-        if not isinstance(model, str) or not model.strip():
-            raise NovaInputError("a model name is needed", source=source, field="model")
-        _check_positive(timeout, "timeout", source)
-        _check_positive(max_retries, "max_retries", source, allow_zero=True, integer=True)
-        _check_positive(backoff, "backoff", source, allow_zero=True)
-        _check_positive(temperature, "temperature", source, allow_zero=True)
+        client_settings = _judge_client_settings(
+            source, base_url, model, timeout, max_retries, backoff, temperature, max_tokens
+        )
         _check_positive(max_workers, "max_workers", source, integer=True)
-        if max_tokens is not None:
-            _check_positive(max_tokens, "max_tokens", source, integer=True)
         self._client = ChatClient(
             _v1_url(base_url),
             model,
             api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
             max_concurrency=max_workers,
+            **client_settings,
         )
         self.endpoint = self._client.url
         self.model = model
