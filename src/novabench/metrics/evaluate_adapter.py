@@ -351,6 +351,7 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
             f"must be 'sample' or 'micro', got {rest['keyword_averaging']!r}",
             field="keyword_averaging",
         )
+    _check_judges(rest)
     if task in ("captioning", registry.ALL_TASKS):
         excluded = rest.get("exclude") or ()
         if "BERTScore-F1" not in ([excluded] if isinstance(excluded, str) else list(excluded)):
@@ -362,6 +363,20 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
         from novabench.metrics.stats import _check_settings
 
         _check_settings(stats["bootstrap_resamples"], stats.get("confidence", 0.95))
+
+
+def _check_judges(options: Mapping[str, Any]) -> None:
+    """Judge objects (case judge, keyword judge) have the method their metric calls."""
+    for name, method, rival in (
+        ("case_judge", "judge_cases", "matcher"),
+        ("keyword_judge", "extract_pairs", "keyword_extractor"),
+    ):
+        if options.get(name) is None:
+            continue
+        if not callable(getattr(options[name], method, None)):
+            raise NovaInputError(f"needs a {method}(..., labels=...) method", field=name)
+        if options.get(rival) is not None:
+            raise NovaInputError(f"give either {rival} or {name}, not both", field=name)
 
 
 def _combined(column: Any) -> Any:

@@ -29,9 +29,10 @@ _CAPTIONING_KWARGS = frozenset(
         "bertscore_batch_size",
         "keyword_extractor",
         "keyword_averaging",
+        "keyword_judge",
     }
 )
-_DIAGNOSIS_KWARGS = frozenset({"matcher"})
+_DIAGNOSIS_KWARGS = frozenset({"matcher", "case_judge"})
 _STATS_KWARGS = frozenset({"bootstrap_resamples", "confidence", "seed"})
 
 
@@ -46,9 +47,9 @@ def compute_task(
     Keyword arguments are routed to the metric family that takes them:
     ``box_format``, ``max_detections`` (localisation); ``exclude``,
     ``bertscore_model``, ``bertscore_num_layers``, ``bertscore_batch_size``,
-    ``keyword_extractor``, ``keyword_averaging`` (captioning); ``matcher``
-    (diagnosis). ``bootstrap_resamples`` (default 0: none), ``confidence``
-    (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
+    ``keyword_extractor``, ``keyword_averaging``, ``keyword_judge`` (captioning);
+    ``matcher``, ``case_judge`` (diagnosis). ``bootstrap_resamples`` (default 0: none),
+    ``confidence`` (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
     ``{key: [low, high]}`` of seeded percentile-bootstrap intervals.
 
     Args:
