@@ -130,6 +130,7 @@ def test_pair_mode_and_lexicon_mode(
     sample_release: Path, predictions: Path, server: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     endpoint = ["--judge-endpoint", server.base_url, "--judge-model", "judge-model"]
+    endpoint += ["--judge-cache", str(tmp_path / "cache")]
     code, report = evaluate(
         sample_release,
         predictions,
