@@ -204,3 +204,41 @@ def test_the_python_api_records_the_judge_too(
     record = report["tasks"]["diagnosis"]["judge"]
     assert record["kind"] == "case" and record["stats"]["requests"] == server.n_requests
     assert record["description"] == case.description
+
+
+def test_compare_records_the_judge_and_notes_it(
+    sample_release: Path, predictions: Path, server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "comparison.json"
+    code = main(
+        [
+            "compare",
+            "--data",
+            str(sample_release),
+            "--a",
+            str(predictions),
+            "--b",
+            str(predictions),
+            "--out",
+            str(out),
+            "--task",
+            "diagnosis",
+            "--bootstrap",
+            "20",
+            "--judge-endpoint",
+            server.base_url,
+            "--judge-model",
+            "judge-model",
+            "--judge-cache",
+            str(tmp_path / "cache"),
+        ]
+    )
+    assert code == 0
+    comparison = json.loads(out.read_text(encoding="utf-8"))
+    n_cases = scored_cases(sample_release)
+    record = comparison["judges"]["diagnosis"]
+    # A and B are the same file: the second model's cases all come from the cache.
+    assert record["kind"] == "case" and record["stats"]["calls"] == 2 * n_cases
+    assert record["stats"]["cache_hits"] == n_cases and server.n_requests == n_cases
+    assert comparison["tasks"]["diagnosis"]["top1"]["a"] == 1.0
+    assert any(note.startswith("case judge") for note in comparison["notes"]["diagnosis"])
