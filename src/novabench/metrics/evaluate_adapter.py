@@ -67,16 +67,17 @@ class _InputForm:
     Attributes:
         prediction_feature: the Arrow type of a plain prediction.
         reference_feature: the Arrow type of a plain reference.
-        read_prediction: ``(item, index) -> plain prediction``; raises naming the example.
-        read_reference: ``(item, index) -> plain reference``.
+        read_predictions: ``(items, start_index) -> plain predictions``; raises naming the
+            example.
+        read_references: ``(items, start_index) -> plain references``.
         prediction_columns: the dataset columns a prediction is read from (None: whole rows).
         boxes: the form carries boxes (checked per batch, read from Arrow buffers).
     """
 
     prediction_feature: Any
     reference_feature: Any
-    read_prediction: Callable[[Any, int], Any]
-    read_reference: Callable[[Any, int], Any]
+    read_predictions: Callable[[list[Any], int], list[Any]]
+    read_references: Callable[[list[Any], int], list[Any]]
     prediction_columns: tuple[str, ...] | None = None
     boxes: bool = False
 
@@ -126,9 +127,7 @@ def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) 
     """
     form = _form(task)
     columns = list(form.prediction_columns) if form.prediction_columns else None
-    items = _as_items(predictions, columns)
-    read = form.read_prediction
-    out = [read(item, start_index + offset) for offset, item in enumerate(items)]
+    out = form.read_predictions(_as_items(predictions, columns), start_index)
     if form.boxes:
         checks.box_values(out, side="predictions", start_index=start_index)
     return out
@@ -153,9 +152,7 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
         ['Axial FLAIR.']
     """
     form = _form(task)
-    items = _as_items(references, _reference_columns(task))
-    read = form.read_reference
-    out = [read(item, start_index + offset) for offset, item in enumerate(items)]
+    out = form.read_references(_as_items(references, _reference_columns(task)), start_index)
     if form.boxes:
         checks.box_values(out, side="references", start_index=start_index)
     return out
@@ -546,19 +543,37 @@ def _box_prediction(item: Any, record: str, allowed: frozenset[str]) -> dict[str
 # --------------------------------------------------------------------------- #
 
 
-def _read_box_prediction(item: Any, index: int) -> Any:
-    if _plain_box_prediction(item, _BOX_PREDICTION_KEYS):
-        return item  # already plain: Arrow reads a missing "scores" as none given
-    return _box_prediction(item, f"example {index}", _BOX_PREDICTION_KEYS)
+def _each(read: Callable[[Any, int], Any]) -> Callable[[list[Any], int], list[Any]]:
+    """A batch reader from an item reader ``(item, index)``."""
+
+    def read_all(items: list[Any], start_index: int) -> list[Any]:
+        return [read(item, start_index + offset) for offset, item in enumerate(items)]
+
+    return read_all
 
 
-def _read_box_reference(item: Any, index: int) -> Any:
-    if type(item) is dict and type(item.get("boxes")) is list:
-        return {"boxes": item["boxes"]}
-    record = f"example {index}"
-    return {
-        "boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes")
-    }
+# Box batches are the large ones: items already plain skip the per-item reader.
+def _read_box_predictions(items: list[Any], start_index: int) -> list[Any]:
+    out: list[Any] = []
+    for offset, item in enumerate(items):
+        if _plain_box_prediction(item, _BOX_PREDICTION_KEYS):
+            out.append(item)  # already plain: Arrow reads a missing "scores" as none given
+        else:
+            record = f"example {start_index + offset}"
+            out.append(_box_prediction(item, record, _BOX_PREDICTION_KEYS))
+    return out
+
+
+def _read_box_references(items: list[Any], start_index: int) -> list[Any]:
+    out: list[Any] = []
+    for offset, item in enumerate(items):
+        if type(item) is dict and type(item.get("boxes")) is list:
+            out.append({"boxes": item["boxes"]})
+            continue
+        record = f"example {start_index + offset}"
+        boxes = _boxes(_field(item, "boxes", record, "references"), record, "references.boxes")
+        out.append({"boxes": boxes})
+    return out
 
 
 def _read_caption_prediction(item: Any, index: int) -> str:
@@ -627,14 +642,16 @@ _FORMS: dict[str, _InputForm] = {
     "boxes": _InputForm(
         prediction_feature={"boxes": _BOXES, "scores": _SCORES},
         reference_feature={"boxes": _BOXES},
-        read_prediction=_read_box_prediction,
-        read_reference=_read_box_reference,
+        read_predictions=_read_box_predictions,
+        read_references=_read_box_references,
         prediction_columns=("boxes", "scores"),
         boxes=True,
     ),
-    "caption": _InputForm(_STRING, _STRING, _read_caption_prediction, _read_caption_reference),
+    "caption": _InputForm(
+        _STRING, _STRING, _each(_read_caption_prediction), _each(_read_caption_reference)
+    ),
     "diagnoses": _InputForm(
-        _STRINGS, _STRING, _read_diagnoses_prediction, _read_diagnoses_reference
+        _STRINGS, _STRING, _each(_read_diagnoses_prediction), _each(_read_diagnoses_reference)
     ),
 }
 
@@ -659,8 +676,8 @@ def _all_form() -> _InputForm:
     return _InputForm(
         predictions,
         references,
-        _read_all_prediction,
-        _read_all_reference,
+        _each(_read_all_prediction),
+        _each(_read_all_reference),
         prediction_columns=tuple(predictions),
         boxes=True,
     )
