@@ -17,7 +17,7 @@ from novabench.metrics.keyword_judge import KEYWORD_GROUPS, OpenAIKeywordJudge
 from novabench.records import is_placeholder_diagnosis
 from novabench.report import evaluate_predictions
 from novabench.report.scoring import ScoringOptions
-from tests.fake_openai_server import FakeOpenAIServer, request_text
+from tests.fake_openai_server import FakeOpenAIServer, Reply, request_text
 
 SAME_KEYWORDS = {
     **{group: [] for group in KEYWORD_GROUPS},
@@ -242,3 +242,35 @@ def test_compare_records_the_judge_and_notes_it(
     assert record["stats"]["cache_hits"] == n_cases and server.n_requests == n_cases
     assert comparison["tasks"]["diagnosis"]["top1"]["a"] == 1.0
     assert any(note.startswith("case judge") for note in comparison["notes"]["diagnosis"])
+
+
+def test_a_judge_that_cannot_answer_stops_the_report_with_the_pairs_named(
+    sample_release: Path,
+    predictions: Path,
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    distinct_pairs = len({i.caption for i in read_release(sample_release).images})
+    # A client error is not retried, so each pair fails at once.
+    server.script.extend(Reply(status=400, body="bad request") for _ in range(distinct_pairs))
+    code, _ = evaluate(
+        sample_release,
+        predictions,
+        tmp_path / "r.json",
+        "--judge-endpoint",
+        server.base_url,
+        "--judge-model",
+        "judge-model",
+        "--judge-mode",
+        "lexicon",
+        "--keyword-judge",
+        "--judge-cache",
+        str(tmp_path / "cache"),
+        "--task",
+        "captioning",
+    )
+    assert code == 2 and not (tmp_path / "r.json").exists()
+    assert f"{distinct_pairs} of {distinct_pairs} caption pairs got no keywords" in (
+        capsys.readouterr().err
+    )
