@@ -206,9 +206,7 @@ def _judges(args: argparse.Namespace) -> dict[str, Any]:
             args.judge_endpoint, args.judge_model, **endpoint
         )
     elif mode == "pair":
-        judges["matcher"] = judge.OpenAIChatJudge(
-            args.judge_endpoint, args.judge_model, **endpoint
-        )
+        judges["matcher"] = judge.OpenAIChatJudge(args.judge_endpoint, args.judge_model, **endpoint)
     if args.keyword_judge:
         judges["keyword_judge"] = keyword_judge.OpenAIKeywordJudge(
             args.judge_endpoint, args.judge_model, **endpoint
