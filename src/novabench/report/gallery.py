@@ -103,7 +103,7 @@ def select_gallery(images: pd.DataFrame, n: int = 4, *, seed: int = 0) -> dict[s
     shown = set(best_names) | set(worst_names)
     rest = sorted(str(f) for f in images["filename"] if f not in shown)
     rng = np.random.default_rng(seed)
-    chosen = rng.choice(len(rest), size=min(n, len(rest)), replace=False) if rest else []
+    chosen = rng.choice(len(rest), size=min(n, len(rest)), replace=False) if rest else ()
     return {
         "best": best_names,
         "worst": worst_names,

@@ -66,7 +66,9 @@ def _new_figure(width: float, height: float) -> Figure:
     return figure
 
 
-def hit_rates(best_iou: Sequence[float] | np.ndarray, thresholds: Sequence[float]) -> np.ndarray:
+def hit_rates(
+    best_iou: Sequence[float] | np.ndarray, thresholds: Sequence[float] | np.ndarray
+) -> np.ndarray:
     """Share of the given best IoUs that are >= each threshold (NaN when there are none).
 
     Example:
@@ -266,7 +268,7 @@ def breakdown_figure(
     for position, too_small in zip(positions, small):
         if too_small:
             axes.text(
-                position, 2, "too small", ha="center", va="bottom", rotation=90, fontsize="small"
+                float(position), 2, "too small", ha="center", va="bottom", rotation=90, fontsize="small"
             )
     axes.set_xticks(positions, labels, fontsize="small")
     axes.set_ylim(0, 105)
@@ -295,10 +297,10 @@ def parse_status_figure(report: Mapping[str, Any]) -> Figure:
     segments: dict[str, list[float]] = {}
     for index, task in enumerate(tasks):
         coverage = report["tasks"][task]["coverage"]
-        counts = dict(coverage.get("parse_status", {}))
-        counts["model error"] = coverage.get("errors", 0)
-        counts["missing"] = coverage.get("missing", 0)
-        for status, count in counts.items():
+        task_counts = dict(coverage.get("parse_status", {}))
+        task_counts["model error"] = coverage.get("errors", 0)
+        task_counts["missing"] = coverage.get("missing", 0)
+        for status, count in task_counts.items():
             segments.setdefault(status, [0.0] * len(tasks))[index] = float(count)
     segments = {status: counts for status, counts in segments.items() if any(counts)}
     figure = _new_figure(6.5, 0.6 * len(tasks) + 1.6)
