@@ -22,7 +22,7 @@ from typing import Any
 
 from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["render_comparison_html", "render_html", "write_html"]
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
@@ -245,9 +245,7 @@ def render_html(
     return "\n".join(parts) + "\n"
 
 
-def write_html(
-    report: Mapping[str, Any], path: str | os.PathLike[str], **options: Any
-) -> Path:
+def write_html(report: Mapping[str, Any], path: str | os.PathLike[str], **options: Any) -> Path:
     """Write :func:`render_html` to ``path`` atomically; options as :func:`render_html`'s.
 
     Example:
@@ -261,3 +259,62 @@ def write_html(
 
     return write_text_atomic(path, render_html(report, **options))
 
+
+def render_comparison_html(comparison: Mapping[str, Any]) -> str:
+    """A ``nova compare`` result as one self-contained HTML page naming both models.
+
+    Example:
+        >>> side = lambda name: {"predictions": {"paths": [name + ".jsonl"],
+        ...     "manifests": [{"model": name}]}, "data": {"path": "nova"}}
+        >>> comparison = {"a": side("qwen"), "b": side("llava"), "bootstrap": {"confidence": 0.95},
+        ...     "tasks": {"diagnosis": {"top1": {"a": 0.5, "b": 0.25, "difference": 0.25,
+        ...     "ci": [0.0, 0.5], "p_value": 0.04}}}}
+        >>> page = render_comparison_html(comparison)
+        >>> "<title>NOVA comparison: qwen vs llava</title>" in page, "<th>llava (%)</th>" in page
+        (True, True)
+    """
+    from novabench.report.render import _comparison_rows, _p_value, _signed
+
+    names = {side: model_name(comparison[side]) for side in ("a", "b")}
+    level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
+    data = comparison["a"].get("data", {})
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>NOVA comparison: {_text(names['a'])} vs {_text(names['b'])}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>NOVA comparison: {_text(names['a'])} (A) vs {_text(names['b'])} (B)</h1>",
+        f'<p class="lead">A: <b>{_text(names["a"])}</b>, B: <b>{_text(names["b"])}</b>, on '
+        f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
+        "for both models).</p>",
+        f"<table><tr><th>task</th><th>metric</th><th>{_text(names['a'])} (%)</th>"
+        f"<th>{_text(names['b'])} (%)</th><th>A - B</th><th>{level}% CI of A - B</th>"
+        "<th>p</th></tr>",
+    ]
+    for task, key, row in _comparison_rows(comparison):
+        low, high = row["ci"]
+        parts.append(
+            f"<tr><td>{_text(task)}</td><td>{_text(key)}</td>"
+            f'<td class="num">{_percent(row["a"])}</td><td class="num">{_percent(row["b"])}</td>'
+            f'<td class="num">{_signed(row["difference"])}</td>'
+            f"<td>[{_signed(low)}, {_signed(high)}]</td>"
+            f'<td class="num">{_p_value(row["p_value"])}</td></tr>'
+        )
+    parts.append("</table>")
+    coverage = comparison.get("coverage") or {}
+    items = [
+        f"{names[side]} ({side.upper()}) {task}: {counts['answered']}/{counts['items']} answered, "
+        f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
+        for task in TASK_ORDER
+        for side in ("a", "b")
+        if (counts := coverage.get(task, {}).get(side))
+    ]
+    items += [
+        f"{task}: note: {note}"
+        for task, notes in (comparison.get("notes") or {}).items()
+        for note in notes
+    ]
+    if items:
+        parts += ["<ul>", *(f"<li>{_text(item)}</li>" for item in items), "</ul>"]
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

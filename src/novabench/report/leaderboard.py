@@ -314,8 +314,11 @@ def _columns(board: Mapping[str, Any]) -> list[tuple[str, str]]:
     for task in TASK_ORDER:
         if task in present:
             columns.append((task, "rank"))
-            keys = {k for model in board["models"] for k in model["tasks"].get(task, {}).get(
-                "metrics", {})}
+            keys = {
+                k
+                for model in board["models"]
+                for k in model["tasks"].get(task, {}).get("metrics", {})
+            }
             columns += [(task, key) for key in HEADLINE_KEYS[task] if key in keys]
     return columns
 
@@ -377,7 +380,8 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
     lines += ["| " + " | ".join(_escape_markdown(c) for c in row) + " |" for row in rows]
     lines += ["", "## Ranks", ""]
     lines += [
-        f"- {task}: on {rule['metric']}, {rule['method']}" for task, rule in board["ranking"].items()
+        f"- {task}: on {rule['metric']}, {rule['method']}"
+        for task, rule in board["ranking"].items()
     ]
     lines += [f"- note: {note}" for note in board.get("notes", [])]
     return "\n".join(lines) + "\n"

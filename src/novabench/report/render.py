@@ -69,8 +69,13 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
         for side in ("a", "b"):
             counts = coverage.get(task, {}).get(side)
             if counts:
+                who = (
+                    f"{side.upper()} ({model_name(comparison[side])})"
+                    if side in comparison
+                    else side.upper()
+                )
                 lines.append(
-                    f"{side.upper()} {task}: {counts['answered']}/{counts['items']} answered, "
+                    f"{who} {task}: {counts['answered']}/{counts['items']} answered, "
                     f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
                 )
     return "\n".join(lines)
@@ -268,7 +273,9 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         for side in ("a", "b")
         if (counts := coverage.get(task, {}).get(side))
     ]
-    extra += [f"- {task}: note: {note}" for task, task_notes in notes.items() for note in task_notes]
+    extra += [
+        f"- {task}: note: {note}" for task, task_notes in notes.items() for note in task_notes
+    ]
     if extra:
         lines += ["", "## Coverage and notes", "", *extra]
     return "\n".join(lines) + "\n"

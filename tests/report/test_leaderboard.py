@@ -1,0 +1,130 @@
+"""nova leaderboard: one release, ranks with ties from paired bootstrap over per-item tables."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.errors import NovaInputError
+from novabench.report.leaderboard import build_leaderboard, leaderboard_csv
+from tests.report.contract_tables import cases_table, images_table, report_dict, write_items
+
+N_IMAGES = 40
+
+
+def saved_report(tmp_path: Path, name: str, hits: int, *, items: bool = True, **options) -> Path:
+    """A report whose localisation mAP@30 is hits/N_IMAGES, backed by matching item tables."""
+    ious = [0.6] * hits + [0.1] * (N_IMAGES - hits)
+    entry = None
+    if items:
+        entry = write_items(tmp_path / f"{name}-items", images_table(ious), cases_table([True]))
+    report = report_dict(name, hit_30=hits / N_IMAGES, items=entry, **options)
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def load(paths: list[Path]) -> list[dict]:
+    return [json.loads(p.read_text()) for p in paths]
+
+
+def ranks(board: dict, task: str = "localization") -> dict[str, int]:
+    return {m["model"]: m["tasks"][task]["rank"] for m in board["models"]}
+
+
+def test_neighbours_the_bootstrap_cannot_separate_share_a_rank(tmp_path: Path) -> None:
+    # B misses one image A hits: a resample leaves that image out with probability ~e^-1,
+    # so the lower end of the 95% interval of A - B is 0 -> tie. C hits nothing -> separable.
+    paths = [
+        saved_report(tmp_path, "C", 0),
+        saved_report(tmp_path, "A", 40),
+        saved_report(tmp_path, "B", 39),
+    ]
+    board = build_leaderboard(load(paths), paths, n_resamples=300)
+    assert ranks(board) == {"A": 1, "B": 1, "C": 3}
+    neighbours = board["ranking"]["localization"]["neighbours"]
+    assert [(n["a"], n["b"], n["separable"]) for n in neighbours] == [
+        ("A", "B", False),
+        ("B", "C", True),
+    ]
+    assert neighbours[0]["difference"] == pytest.approx(1 / 40)
+    assert neighbours[0]["ci"][0] == 0.0
+    assert "paired bootstrap" in board["ranking"]["localization"]["method"]
+
+
+def test_without_items_ranks_follow_point_estimates_and_say_so(tmp_path: Path) -> None:
+    paths = [
+        saved_report(tmp_path, "A", 40, items=False),
+        saved_report(tmp_path, "B", 39, items=False),
+    ]
+    board = build_leaderboard(load(paths), paths)
+    assert ranks(board) == {"A": 1, "B": 2}
+    assert "ties cannot be assessed" in board["ranking"]["localization"]["method"]
+    assert any("ties cannot be assessed" in note for note in board["notes"])
+
+
+def test_reports_on_other_releases_are_refused_naming_the_files(tmp_path: Path) -> None:
+    paths = [
+        saved_report(tmp_path, "A", 4, items=False),
+        saved_report(tmp_path, "B", 3, items=False, fingerprint="other"),
+    ]
+    with pytest.raises(NovaInputError) as caught:
+        build_leaderboard(load(paths), paths)
+    message = str(caught.value)
+    assert "\n" not in message and str(paths[0]) in message and str(paths[1]) in message
+    assert "abc123" in message and "other" in message
+
+
+def test_table_has_cis_ranks_and_the_human_rows(tmp_path: Path) -> None:
+    paths = [saved_report(tmp_path, "A", 20), saved_report(tmp_path, "B", 10)]
+    board = build_leaderboard(load(paths), paths, n_resamples=200)
+    rows = list(csv.reader(io.StringIO(leaderboard_csv(board))))
+    header = rows[0]
+    assert header[:3] == ["model", "localization rank (mAP@30)", "localization mAP@30 (%)"]
+    by_model = {row[0]: dict(zip(header, row)) for row in rows[1:]}
+    assert by_model["A"]["localization hit@30 (%)"] == "50.0 [30.0, 70.0]"
+    assert by_model["A"]["localization rank (mAP@30)"] == "1"
+    assert by_model["human: rater 1 vs gold"]["localization hit@30 (%)"] == "90.0"
+    assert by_model["human: rater 1 vs rater 2"]["localization hit@30 (%)"] == "80.0"
+    assert by_model["human: rater 1 vs gold"]["localization rank (mAP@30)"] == ""
+
+
+def test_cli_writes_markdown_html_and_csv(tmp_path: Path, capsys) -> None:
+    paths = [saved_report(tmp_path, "A", 20), saved_report(tmp_path, "B", 10)]
+    out = {kind: tmp_path / f"board.{kind}" for kind in ("md", "html", "csv")}
+    code = main(
+        [
+            "leaderboard",
+            *map(str, paths),
+            "--markdown",
+            str(out["md"]),
+            "--html",
+            str(out["html"]),
+            "--csv",
+            str(out["csv"]),
+            "--bootstrap",
+            "100",
+        ]
+    )
+    assert code == 0
+    markdown = out["md"].read_text()
+    assert markdown.startswith("# NOVA leaderboard") and "| A | 1 |" in markdown
+    assert "<td>human: rater 1 vs gold</td>" in out["html"].read_text()
+    assert out["csv"].read_text().splitlines()[0].startswith("model,")
+    assert "| B | 2 |" in capsys.readouterr().out
+
+
+def test_cli_refuses_mixed_releases_in_one_line(tmp_path: Path, capsys) -> None:
+    paths = [
+        saved_report(tmp_path, "A", 4, items=False),
+        saved_report(tmp_path, "B", 3, items=False, fingerprint="zzz"),
+    ]
+    assert main(["leaderboard", *map(str, paths)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "\n" not in error and error.startswith("nova leaderboard: error:")
+    assert "A.json" in error and "B.json" in error
