@@ -33,6 +33,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
 
@@ -42,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     from novabench._files import check_output_paths, write_text_atomic
     from novabench.errors import NovaInputError
+    from novabench.progress import progress_enabled
     from novabench.report.leaderboard import (
         build_leaderboard,
         leaderboard_csv,
@@ -64,13 +66,14 @@ def run(args: argparse.Namespace) -> int:
                 reports.append(json.load(handle))
         except (OSError, json.JSONDecodeError) as error:
             raise NovaInputError(f"cannot read the report: {error}", source=path) from None
-    board = build_leaderboard(
-        reports,
-        args.reports,
-        n_resamples=args.bootstrap,
-        confidence=args.confidence,
-        seed=args.seed,
-    )
+    with progress_enabled(not args.quiet):
+        board = build_leaderboard(
+            reports,
+            args.reports,
+            n_resamples=args.bootstrap,
+            confidence=args.confidence,
+            seed=args.seed,
+        )
     markdown = render_leaderboard_markdown(board)
     if args.markdown:
         write_text_atomic(args.markdown, markdown)
