@@ -11,7 +11,12 @@ import pytest
 
 from novabench.cli import main
 from novabench.errors import NovaInputError
-from novabench.report.leaderboard import build_leaderboard, leaderboard_csv
+from novabench.report.leaderboard import (
+    build_leaderboard,
+    leaderboard_csv,
+    read_item_tables,
+    render_leaderboard_html,
+)
 from tests.report.contract_tables import cases_table, images_table, report_dict, write_items
 
 N_IMAGES = 40
@@ -114,7 +119,9 @@ def test_cli_writes_markdown_html_and_csv(tmp_path: Path, capsys) -> None:
     assert code == 0
     markdown = out["md"].read_text()
     assert markdown.startswith("# NOVA leaderboard") and "| A | 1 |" in markdown
-    assert "<td>human: rater 1 vs gold</td>" in out["html"].read_text()
+    page = out["html"].read_text()
+    assert "<td>human: rater 1 vs gold</td>" in page
+    assert '<img alt="hit rate against the IoU threshold"' in page  # one curve per model
     assert out["csv"].read_text().splitlines()[0].startswith("model,")
     assert "| B | 2 |" in capsys.readouterr().out
 
@@ -128,3 +135,18 @@ def test_cli_refuses_mixed_releases_in_one_line(tmp_path: Path, capsys) -> None:
     error = capsys.readouterr().err.strip()
     assert "\n" not in error and error.startswith("nova leaderboard: error:")
     assert "A.json" in error and "B.json" in error
+
+
+def test_html_curve_has_one_line_per_model_and_the_raters(tmp_path: Path) -> None:
+    from novabench.report.plots import hit_rate_curve
+
+    paths = [saved_report(tmp_path, "A", 20), saved_report(tmp_path, "B", 10)]
+    images = {
+        name: read_item_tables(report, path)["images"]
+        for name, report, path in zip("AB", load(paths), paths)
+    }
+    labels = [line.get_label() for line in hit_rate_curve(images).axes[0].lines]
+    assert labels == ["A", "B", "rater 1 vs gold", "rater 2 vs gold"]
+    assert "data:image/png;base64," in render_leaderboard_html(
+        build_leaderboard(load(paths), paths, n_resamples=50), images
+    )

@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from novabench.report.leaderboard import (
         build_leaderboard,
         leaderboard_csv,
+        read_item_tables,
         render_leaderboard_html,
         render_leaderboard_markdown,
     )
@@ -78,7 +79,12 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         write_text_atomic(args.markdown, markdown)
     if args.html:
-        write_text_atomic(args.html, render_leaderboard_html(board))
+        images = {
+            model["model"]: read_item_tables(report, path)["images"]
+            for model, report, path in zip(board["models"], reports, args.reports)
+            if report.get("items") and "localization" in model["tasks"]
+        }
+        write_text_atomic(args.html, render_leaderboard_html(board, images or None))
     if args.csv:
         write_text_atomic(args.csv, leaderboard_csv(board))
     if args.out:

@@ -387,8 +387,16 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_leaderboard_html(board: Mapping[str, Any]) -> str:
+def render_leaderboard_html(
+    board: Mapping[str, Any], images: Mapping[str, Any] | None = None
+) -> str:
     """The leaderboard as one self-contained HTML page (inline CSS, no external URL).
+
+    Args:
+        board: :func:`build_leaderboard`'s result.
+        images: ``{model name: per-item images table}``; when given, the page adds the hit
+            rate against the IoU threshold with one curve per model (raters dashed),
+            embedded as a PNG.
 
     Example:
         >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
@@ -415,7 +423,18 @@ def render_leaderboard_html(board: Mapping[str, Any]) -> str:
         for task, rule in board["ranking"].items()
     ]
     parts += [f"<li>note: {escape(note)}</li>" for note in board.get("notes", [])]
-    parts.append("</ul></body></html>")
+    parts.append("</ul>")
+    if images:
+        import base64
+
+        from novabench.report.plots import figure_png, hit_rate_curve
+
+        png = base64.b64encode(figure_png(hit_rate_curve(images))).decode("ascii")
+        parts.append(
+            '<figure><img alt="hit rate against the IoU threshold" '
+            f'style="max-width:100%" src="data:image/png;base64,{png}"></figure>'
+        )
+    parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
