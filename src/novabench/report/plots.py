@@ -268,7 +268,13 @@ def breakdown_figure(
     for position, too_small in zip(positions, small):
         if too_small:
             axes.text(
-                float(position), 2, "too small", ha="center", va="bottom", rotation=90, fontsize="small"
+                float(position),
+                2,
+                "too small",
+                ha="center",
+                va="bottom",
+                rotation=90,
+                fontsize="small",
             )
     axes.set_xticks(positions, labels, fontsize="small")
     axes.set_ylim(0, 105)
