@@ -150,3 +150,39 @@ def test_html_curve_has_one_line_per_model_and_the_raters(tmp_path: Path) -> Non
     assert "data:image/png;base64," in render_leaderboard_html(
         build_leaderboard(load(paths), paths, n_resamples=50), images
     )
+
+
+def test_cases_without_a_final_diagnosis_are_left_out_of_the_tie_test(tmp_path: Path) -> None:
+    paths = []
+    for name, hit in (("A", True), ("B", False)):
+        cases = cases_table([hit] * 29 + [False])
+        cases.loc[29, "final_diagnosis"] = "Final diagnosis not found."
+        entry = write_items(tmp_path / f"{name}-items", images_table([0.5] * 4), cases)
+        report = report_dict(name, top1=1.0 if hit else 0.0, items=entry)
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(report), encoding="utf-8")
+    board = build_leaderboard(load(paths), paths, n_resamples=50)
+    (neighbours,) = board["ranking"]["diagnosis"]["neighbours"]
+    assert neighbours["difference"] == 1.0  # 29 of 29 scored cases; 29/30 with the placeholder
+
+
+def test_a_rank_metric_without_per_item_values_falls_back_to_point_estimates(
+    tmp_path: Path,
+) -> None:
+    paths = []
+    for name, hits in (("A", 20), ("B", 10)):
+        images = images_table([0.6] * hits + [0.1] * (N_IMAGES - hits))
+        images["ROUGE-L"] = None  # e.g. the metric was excluded
+        entry = write_items(tmp_path / f"{name}-items", images, cases_table([True]))
+        report = report_dict(name, hit_30=hits / N_IMAGES, items=entry)
+        report["tasks"]["captioning"] = {
+            "metrics": {"ROUGE-L": hits / 100},
+            "confidence_intervals": {},
+            "coverage": {"items": 4, "answered": 4, "missing": 0, "errors": 0, "parse_status": {}},
+        }
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(report), encoding="utf-8")
+    board = build_leaderboard(load(paths), paths, n_resamples=50)
+    assert "ties cannot be assessed" in board["ranking"]["captioning"]["method"]
+    assert "paired bootstrap" in board["ranking"]["localization"]["method"]
+    assert ranks(board, "captioning") == {"A": 1, "B": 2}

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from novabench.errors import NovaInputError
+from novabench.records import is_placeholder_diagnosis
 from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
 
 __all__ = [
@@ -93,8 +94,25 @@ def _item_values(task: str, tables: Mapping[str, Any]) -> tuple[list[str], np.nd
         values = images[RANK_METRICS[task]].astype(float).fillna(0.0).to_numpy()
         return list(images["filename"]), values
     cases = tables["cases"]
-    scored = cases[cases["final_diagnosis"].notna() & (cases["final_diagnosis"] != "")]
+    # Cases without a final diagnosis are excluded from top1, as the metric does.
+    scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
     return list(scored["case_id"]), scored["top1"].astype(bool).to_numpy(float)
+
+
+# The per-item column each task's rank metric needs, per table.
+_ITEM_COLUMNS: dict[str, tuple[str, str]] = {
+    "localization": ("images", "best_iou"),
+    "captioning": ("images", RANK_METRICS["captioning"]),
+    "diagnosis": ("cases", "top1"),
+}
+
+
+def _has_item_values(task: str, tables: Mapping[str, Any] | None) -> bool:
+    """Whether the tables hold the task's per-item values (a metric may have been excluded)."""
+    if tables is None:
+        return False
+    table, column = _ITEM_COLUMNS[task]
+    return column in tables[table].columns and bool(tables[table][column].notna().any())
 
 
 @dataclass(frozen=True)
@@ -181,7 +199,7 @@ def build_leaderboard(
         >>> [(m["model"], m["tasks"]["diagnosis"]["rank"]) for m in board["models"]]
         [('a', 2), ('b', 1)]
         >>> board["ranking"]["diagnosis"]["method"]
-        'point estimate (no per-item tables: ties cannot be assessed)'
+        'point estimate (no per-item values for every model: ties cannot be assessed)'
     """
     if not reports or len(reports) != len(paths):
         raise NovaInputError("give at least one report, each with its path", field="reports")
@@ -226,7 +244,7 @@ def build_leaderboard(
         if not scored:
             continue
         scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
-        with_items = all(tables[index] is not None for index in scored)
+        with_items = all(_has_item_values(task, tables[index]) for index in scored)
         neighbours = []
         rank = 1
         for position, index in enumerate(scored):
@@ -254,7 +272,7 @@ def build_leaderboard(
             f"paired bootstrap of neighbours (n={n_resamples}, seed={seed}, "
             f"{int(round(100 * confidence))}% CI of the difference contains 0: tie)"
             if with_items
-            else "point estimate (no per-item tables: ties cannot be assessed)"
+            else "point estimate (no per-item values for every model: ties cannot be assessed)"
         )
         ranking[task] = {"metric": metric, "method": method, "neighbours": neighbours}
     if any(table is None for table in tables) and len(reports) > 1:
