@@ -216,10 +216,7 @@ def render_html(
         f"<h1>NOVA evaluation report: {_text(model)}</h1>",
         f'<p class="lead">{lead}</p>',
     ]
-    parts += _headline_section(report)
-    for task in TASK_ORDER:
-        for note in (report["tasks"].get(task) or {}).get("notes", []):
-            parts.append(f'<p class="note">{_text(task)}: {_text(note)}</p>')
+    parts += _headline_section(report)  # its coverage list carries every task's notes
     from novabench.report.plots import best_iou_histogram, hit_rate_curve, parse_status_figure
 
     parts += ["<h2>Parse status</h2>", _figure(parse_status_figure(report), "parse status mix")]

@@ -41,6 +41,14 @@ IOU_THRESHOLDS: np.ndarray = np.round(np.arange(0.05, 0.951, 0.05), 2)
 
 # Model curves cycle through these; the palette's box colours are kept for people (raters).
 _MODEL_COLOURS = ("#0072b2", "#d55e00", "#cc79a7", "#000000", "#f0e442", "#56b4e9")
+# Parse statuses that mean the same everywhere keep one colour; the others take the rest.
+_STATUS_COLOURS = {
+    "ok": hex_colour(GOLD_COLOUR),
+    "ok_clipped": "#f0e442",
+    "model error": "#000000",
+    "missing": "#bbbbbb",
+}
+_OTHER_STATUS_COLOURS = ("#d55e00", "#0072b2", "#cc79a7", "#e69f00", "#56b4e9")
 # Human reference curves: (column of the images table, label, colour).
 _HUMAN_CURVES = (
     ("rater_1_best_iou", "rater 1 vs gold", hex_colour(RATER_COLOURS[0])),
@@ -312,9 +320,9 @@ def parse_status_figure(report: Mapping[str, Any]) -> Figure:
     figure = _new_figure(6.5, 0.6 * len(tasks) + 1.6)
     axes = figure.add_subplot()
     left = np.zeros(len(tasks))
-    colours = _MODEL_COLOURS + tuple(hex_colour(c) for c in RATER_COLOURS)
-    for index, (status, counts) in enumerate(segments.items()):
-        colour = "#bbbbbb" if status == "missing" else colours[index % len(colours)]
+    others = iter(_OTHER_STATUS_COLOURS * (1 + len(segments) // len(_OTHER_STATUS_COLOURS)))
+    for status, counts in segments.items():
+        colour = _STATUS_COLOURS.get(status) or next(others)
         axes.barh(tasks, counts, left=left, label=status, color=colour, edgecolor="white")
         left += np.asarray(counts)
     axes.invert_yaxis()
