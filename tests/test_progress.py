@@ -107,3 +107,43 @@ def test_judge_batches_show_a_judging_bar(tmp_path: Path, monkeypatch: pytest.Mo
             True,
         ]
     assert "judging" in terminal.getvalue()
+
+
+def test_a_function_asked_for_no_progress_shows_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert list(progress_bar(range(3), desc="work", enabled=False)) == [0, 1, 2]
+    assert terminal.getvalue() == ""
+
+
+def test_quiet_commands_hide_their_library_bars_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    release = tmp_path / "nova"
+    assert main(["sample", str(release), "--cases", "1", "--quiet"]) == 0
+    assert main(["info", str(release)]) == 0  # reads and fingerprints: bars on a terminal
+    shown = terminal.getvalue()
+    assert "reading release" in shown
+    terminal.seek(0)
+    terminal.truncate()
+    out = tmp_path / "floor.jsonl"
+    assert (
+        main(
+            [
+                "run",
+                "--data",
+                str(release),
+                "--task",
+                "diagnosis",
+                "--baseline",
+                "floor",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert terminal.getvalue() == ""  # neither the run's bar nor reading the release

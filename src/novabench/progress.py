@@ -5,7 +5,9 @@ parsing answers, scoring, bootstrap resamples, judge calls) wraps its loop in
 :func:`progress_bar`. Whether bars show is decided here, once:
 
 - never when stderr is not a terminal (CI logs, pipes, tests, notebooks' captured stderr);
-- never inside ``with progress_enabled(False):`` (what ``--quiet`` sets);
+- never inside ``with progress_enabled(False):`` (what ``--quiet`` / ``--no-progress`` set
+  for a whole ``nova`` command, in ``novabench.cli.main``);
+- never for a function called with ``progress=False``;
 - otherwise shown.
 
 The setting is a context variable, so a command switches every bar below it without
@@ -67,6 +69,7 @@ def progress_bar(
     desc: str,
     total: int | None = None,
     unit: str = "it",
+    enabled: bool = True,
 ) -> Any:
     """A tqdm bar on stderr over ``iterable`` (or updated by hand), hidden when not shown.
 
@@ -77,6 +80,7 @@ def progress_bar(
         desc: what is being done ("reading images", "bootstrap localization", ...).
         total: number of steps when ``iterable`` has no length.
         unit: what one step is ("image", "resample", "pair", ...).
+        enabled: False hides this bar whatever the setting (a function's ``progress=False``).
 
     Example:
         >>> sum(progress_bar(range(4), desc="counting", unit="n"))
@@ -90,7 +94,7 @@ def progress_bar(
         total=total,
         unit=unit,
         file=sys.stderr,
-        disable=not progress_shown(),
+        disable=not (enabled and progress_shown()),
         leave=False,
         dynamic_ncols=True,
     )

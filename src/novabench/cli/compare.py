@@ -52,7 +52,6 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
     from novabench._files import check_output_paths, write_text_atomic
-    from novabench.progress import progress_enabled
     from novabench.report import compare_predictions, render_comparison, write_report
     from novabench.report.render import model_name, render_comparison_markdown
 
@@ -67,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
             field="--bootstrap",
         )
     options = scoring_options(args)
-    with progress_enabled(not args.quiet):
-        comparison = compare_predictions(args.data, args.a, args.b, options)
+    comparison = compare_predictions(args.data, args.a, args.b, options)
     for task in options.judged_tasks:
         comparison["notes"].setdefault(task, []).append(judge_note(args, options.matcher))
     write_report(comparison, args.out)

@@ -54,14 +54,12 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
     from novabench._files import check_output_paths, write_text_atomic
-    from novabench.progress import progress_enabled
     from novabench.report import evaluate_predictions, render_markdown, render_table, write_report
 
     outputs = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
     check_output_paths(outputs, list(args.predictions))
     options = scoring_options(args)
-    with progress_enabled(not args.quiet):
-        report = evaluate_predictions(args.data, args.predictions, options)
+    report = evaluate_predictions(args.data, args.predictions, options)
     for task in options.judged_tasks:
         if task in report["tasks"]:
             report["tasks"][task]["notes"].append(judge_note(args, options.matcher))

@@ -43,7 +43,6 @@ def run(args: argparse.Namespace) -> int:
 
     from novabench._files import check_output_paths, write_text_atomic
     from novabench.errors import NovaInputError
-    from novabench.progress import progress_enabled
     from novabench.report.leaderboard import (
         build_leaderboard,
         leaderboard_csv,
@@ -67,14 +66,13 @@ def run(args: argparse.Namespace) -> int:
                 reports.append(json.load(handle))
         except (OSError, json.JSONDecodeError) as error:
             raise NovaInputError(f"cannot read the report: {error}", source=path) from None
-    with progress_enabled(not args.quiet):
-        board = build_leaderboard(
-            reports,
-            args.reports,
-            n_resamples=args.bootstrap,
-            confidence=args.confidence,
-            seed=args.seed,
-        )
+    board = build_leaderboard(
+        reports,
+        args.reports,
+        n_resamples=args.bootstrap,
+        confidence=args.confidence,
+        seed=args.seed,
+    )
     markdown = render_leaderboard_markdown(board)
     if args.markdown:
         write_text_atomic(args.markdown, markdown)
