@@ -510,8 +510,8 @@ def test_compare_shows_coverage_and_needs_resamples(
     )
     printed = capsys.readouterr().out
     n_cases = release.n_cases
-    assert f"A diagnosis: {n_cases}/{n_cases} answered, 0 missing" in printed
-    assert f"B diagnosis: 1/{n_cases} answered, {n_cases - 1} missing" in printed
+    assert f"A (full) diagnosis: {n_cases}/{n_cases} answered, 0 missing" in printed
+    assert f"B (partial) diagnosis: 1/{n_cases} answered, {n_cases - 1} missing" in printed
     assert json.loads(out.read_text())["coverage"]["diagnosis"]["b"]["missing"] == n_cases - 1
     assert (
         main(

@@ -26,6 +26,7 @@ COMMANDS: tuple[str, ...] = (
     "merge",
     "evaluate",
     "compare",
+    "leaderboard",
 )
 
 
@@ -54,10 +55,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     Example:
         >>> main(["--help"])  # doctest: +SKIP
     """
+    from novabench.progress import progress_enabled
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    # --quiet / --no-progress hide every bar of the command, its library calls' too.
+    quiet = bool(getattr(args, "quiet", False) or getattr(args, "no_progress", False))
     try:
-        return int(args.func(args) or 0)
+        with progress_enabled(not quiet):
+            return int(args.func(args) or 0)
     except NovaError as error:
         print(f"nova {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -37,6 +37,8 @@ def register(subparsers: Any) -> None:
         "--b", required=True, nargs="+", metavar="PRED", help="predictions of model B"
     )
     parser.add_argument("--out", required=True, help="comparison JSON path")
+    parser.add_argument("--markdown", help="also write the comparison as Markdown here")
+    parser.add_argument("--html", help="also write the comparison as a self-contained HTML page")
     parser.add_argument(
         "--task",
         action="append",
@@ -49,10 +51,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
-    from novabench._files import check_output_paths
+    from novabench._files import check_output_paths, write_text_atomic
     from novabench.report import compare_predictions, render_comparison, write_report
+    from novabench.report.render import model_name, render_comparison_markdown
 
-    check_output_paths({"--out": args.out}, [*args.a, *args.b])
+    outputs = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
+    check_output_paths(outputs, [*args.a, *args.b])
     if args.bootstrap < 1:
         from novabench.errors import NovaInputError
 
@@ -66,9 +70,17 @@ def run(args: argparse.Namespace) -> int:
     for task in options.judged_tasks:
         comparison["notes"].setdefault(task, []).append(judge_note(args, options.judge_of(task)))
     write_report(comparison, args.out)
+    if args.markdown:
+        write_text_atomic(args.markdown, render_comparison_markdown(comparison))
+    if args.html:
+        from novabench.report.html import render_comparison_html
+
+        write_text_atomic(args.html, render_comparison_html(comparison))
+    print(f"A: {model_name(comparison['a'])}\nB: {model_name(comparison['b'])}\n")
     print(render_comparison(comparison))
     for task, notes in comparison["notes"].items():
         for note in notes:
             print(f"{task}: note: {note}")
-    print(f"\ncomparison written to {args.out}")
+    written = [path for path in (args.out, args.markdown, args.html) if path]
+    print(f"\ncomparison written to {', '.join(written)}")
     return 0

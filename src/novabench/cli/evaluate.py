@@ -42,6 +42,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", required=True, help="report JSON path")
     parser.add_argument("--markdown", help="also write the report as Markdown here")
     parser.add_argument(
+        "--html", help="also write a self-contained HTML report (plots, overlays) here"
+    )
+    parser.add_argument(
         "--task",
         action="append",
         choices=TASK_NAMES,
@@ -56,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from novabench._files import check_output_paths, write_text_atomic
     from novabench.report import evaluate_predictions, render_markdown, render_table, write_report
 
-    check_output_paths({"--out": args.out, "--markdown": args.markdown}, list(args.predictions))
+    outputs = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
+    check_output_paths(outputs, list(args.predictions))
     options = scoring_options(args)
     report = evaluate_predictions(args.data, args.predictions, options)
     for task in options.judged_tasks:
@@ -65,8 +69,13 @@ def run(args: argparse.Namespace) -> int:
     write_report(report, args.out)
     if args.markdown:
         write_text_atomic(args.markdown, render_markdown(report))
+    if args.html:
+        from novabench.report.html import write_html
+
+        write_html(report, args.html, release=args.data, report_path=args.out)
     print(render_table(report))
-    print(f"\nreport written to {args.out}" + (f" and {args.markdown}" if args.markdown else ""))
+    written = [path for path in (args.out, args.markdown, args.html) if path]
+    print(f"\nreport written to {' and '.join(written)}")
     return 0
 
 
@@ -88,6 +97,9 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
+    )
     parser.add_argument(
         "--bertscore-model", help="local BERTScore model path (default: roberta-large if cached)"
     )

@@ -43,8 +43,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tqdm.auto import tqdm
-
 from novabench import __version__
 from novabench._files import give_usual_permissions, write_text_atomic
 from novabench.citation import NOVA_ARXIV_URL, NOVA_LICENSE
@@ -60,6 +58,7 @@ from novabench.data.provenance import provenance_notice
 from novabench.data.release import NovaRelease, read_release
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
+from novabench.progress import progress_bar
 
 __all__ = [
     "DEFAULT_MAX_SHARD_BYTES",
@@ -357,7 +356,7 @@ def _write_coco_folder(
 ) -> None:
     image_dir = staging / "images"
     image_dir.mkdir()
-    for image in tqdm(release.images, desc="copy images", unit="img", disable=not progress):
+    for image in progress_bar(release.images, desc="copy images", unit="img", enabled=progress):
         try:
             if image.image_path is not None:
                 shutil.copyfile(image.image_path, image_dir / image.filename)
@@ -480,7 +479,7 @@ def export_release(
             notice saying so, and the official release none; ``""`` suppresses it.
         card_hub_id: the id the card's usage snippets load (default: ``push_to``, else
             ``"./<out folder name>"``, a path relative to the folder's parent).
-        progress: show tqdm progress bars.
+        progress: show progress bars (on a terminal; see novabench.progress).
 
     Returns:
         An :class:`ExportSummary`; ``.describe()`` is a one-line report.

@@ -564,10 +564,10 @@ def ingest_volumes(
 
 
 def _progress(cases: Iterable[IngestCase], enabled: bool) -> Iterator[IngestCase]:
-    from tqdm.auto import tqdm
+    from novabench.progress import progress_bar
 
     total = len(cases) if isinstance(cases, Sized) else None
-    yield from tqdm(cases, total=total, desc="ingest", unit="case", disable=not enabled)
+    yield from progress_bar(cases, total=total, desc="ingest", unit="case", enabled=enabled)
 
 
 def summarize_release(root: str | os.PathLike[str]) -> str:

@@ -149,7 +149,9 @@ class NovaRelease:
             '4f53cda1'
         """
         digest = hashlib.sha256()
-        for image in self.images:
+        from novabench.progress import progress_bar
+
+        for image in progress_bar(self.images, desc="fingerprinting release", unit="image"):
             fields = {
                 k: v
                 for k, v in dataclasses.asdict(image).items()

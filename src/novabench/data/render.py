@@ -9,11 +9,30 @@ from PIL import Image, ImageDraw
 
 from novabench.data.pixels import to_rgb8
 
-__all__ = ["GOLD_COLOUR", "PREDICTION_COLOUR", "RATER_COLOURS", "draw_annotations"]
+__all__ = [
+    "GOLD_COLOUR",
+    "PREDICTION_COLOUR",
+    "RATER_COLOURS",
+    "draw_annotations",
+    "hex_colour",
+]
 
-GOLD_COLOUR = (0, 200, 83)
-PREDICTION_COLOUR = (229, 57, 53)
-RATER_COLOURS = ((255, 193, 7), (41, 182, 246), (171, 71, 188))
+# One colour-blind-safe palette (Okabe & Ito, 2008) for every picture of boxes: the Spaces,
+# the report's gallery and plots, notebooks. Change it here only.
+GOLD_COLOUR = (0, 158, 115)  # bluish green
+PREDICTION_COLOUR = (213, 94, 0)  # vermillion
+RATER_COLOURS = ((230, 159, 0), (86, 180, 233), (204, 121, 167))  # orange, sky blue, purple
+
+
+def hex_colour(colour: Sequence[int]) -> str:
+    """An RGB triple as the ``#rrggbb`` text matplotlib and CSS take.
+
+    Example:
+        >>> hex_colour(GOLD_COLOUR)
+        '#009e73'
+    """
+    red, green, blue = (int(v) for v in colour)
+    return f"#{red:02x}{green:02x}{blue:02x}"
 
 
 def draw_annotations(
@@ -26,8 +45,8 @@ def draw_annotations(
 ) -> Image.Image:
     """Return an RGB copy of ``image`` with gold, rater and predicted boxes drawn.
 
-    Gold boxes are green, each rater has its own colour (thin lines), predictions
-    are red. Boxes are ``[x, y, width, height]`` pixels.
+    Gold boxes are bluish green, each rater has its own colour (thin lines), predictions
+    vermillion (the colour-blind-safe palette above). Boxes are ``[x, y, width, height]`` pixels.
 
     Args:
         image: the slice (8-bit modes, or high-bit-depth grayscale windowed by
@@ -44,7 +63,7 @@ def draw_annotations(
         >>> slice_ = Image.new("L", (64, 64))
         >>> drawn = draw_annotations(slice_, boxes=[[8, 8, 20, 20]], predicted_boxes=[[30, 30, 10, 10]])
         >>> drawn.mode, drawn.getpixel((8, 15)), drawn.getpixel((30, 35)), slice_.getpixel((8, 15))
-        ('RGB', (0, 200, 83), (229, 57, 53), 0)
+        ('RGB', (0, 158, 115), (213, 94, 0), 0)
     """
     canvas = to_rgb8(image, source="draw_annotations")  # a 16-bit slice is windowed, not clipped
     pen = ImageDraw.Draw(canvas)

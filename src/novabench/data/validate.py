@@ -24,6 +24,7 @@ from PIL import Image, UnidentifiedImageError
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
 from novabench.errors import NovaInputError
+from novabench.progress import progress_bar
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS, ImageRecord
 
 __all__ = ["BOX_TOLERANCE", "FILENAME_PATTERN", "build_records"]
@@ -194,7 +195,8 @@ def build_records(
     records: list[ImageRecord] = []
     first_of_case: dict[str, tuple[ImageRecord, RawImage]] = {}
     owner_of_path: dict[Path, str] = {}
-    for raw in sorted(raws, key=lambda r: r.filename):
+    ordered = sorted(raws, key=lambda r: r.filename)
+    for raw in progress_bar(ordered, desc="reading release", unit="image"):
         path, width, height = _image_size(root, raw)
         if path is not None:
             if path.resolve() in owner_of_path:

@@ -48,6 +48,7 @@ from novabench._files import write_text_atomic
 from novabench.client import ChatClient, ChatClientError
 from novabench.errors import NovaError, NovaInputError
 from novabench.lexicon.diagnoses import normalize_diagnosis
+from novabench.progress import progress_bar
 
 __all__ = [
     "CASE_JUDGE_PROMPT_VERSION",
@@ -512,7 +513,8 @@ class _CachingJudge:
                     for positions in todo.values()
                 }
                 try:
-                    for future, positions in futures.items():
+                    arriving = progress_bar(futures.items(), desc="judging", unit="pair")
+                    for future, positions in arriving:
                         verdict = future.result()
                         for i in positions:
                             verdicts[i] = verdict

@@ -28,6 +28,7 @@ import numpy as np
 
 from novabench import checks
 from novabench.errors import NovaInputError
+from novabench.progress import progress_bar
 
 __all__ = [
     "BootstrapWarning",
@@ -97,7 +98,7 @@ def _resampled_scores(
     """
     rng = np.random.default_rng(seed)
     out = [np.full((n_resamples, len(keys)), np.nan) for _ in aggregates]
-    for resample in range(n_resamples):
+    for resample in progress_bar(range(n_resamples), desc="bootstrap", unit="resample"):
         indices = np.sort(rng.integers(0, n_items, size=n_items))
         for table, aggregate in zip(out, aggregates):
             scores = aggregate(indices)

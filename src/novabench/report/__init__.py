@@ -3,6 +3,10 @@
 - :mod:`novabench.report.scoring`: predictions + release -> results with bootstrap CIs
   (:func:`evaluate_predictions`, :func:`compare_predictions`, :class:`ScoringOptions`).
 - :mod:`novabench.report.render`: the terminal table, Markdown and the JSON file.
+- :mod:`novabench.report.plots`, :mod:`novabench.report.gallery`, :mod:`novabench.report.html`:
+  plots, box overlays and the self-contained HTML page (need the ``report`` extra:
+  matplotlib, pandas; imported on use, not here).
+- :mod:`novabench.report.leaderboard`: several reports on one release, ranked with ties.
 
 Example:
     >>> from novabench.report import ScoringOptions, render_table

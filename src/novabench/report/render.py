@@ -19,7 +19,9 @@ from novabench._files import json_safe, write_text_atomic
 __all__ = [
     "HEADLINE_KEYS",
     "TASK_ORDER",
+    "model_name",
     "render_comparison",
+    "render_comparison_markdown",
     "render_markdown",
     "render_table",
     "write_report",
@@ -67,8 +69,13 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
         for side in ("a", "b"):
             counts = coverage.get(task, {}).get(side)
             if counts:
+                who = (
+                    f"{side.upper()} ({model_name(comparison[side])})"
+                    if side in comparison
+                    else side.upper()
+                )
                 lines.append(
-                    f"{side.upper()} {task}: {counts['answered']}/{counts['items']} answered, "
+                    f"{who} {task}: {counts['answered']}/{counts['items']} answered, "
                     f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
                 )
     return "\n".join(lines)
@@ -163,13 +170,16 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         ...     "bootstrap": {"confidence": 0.95, "n_resamples": 0, "seed": 0}, "predictions": {"paths": ["p"]},
         ...     "tasks": {"diagnosis": {"metrics": {"top1": 1.0, "top5": 1.0}, "confidence_intervals": {},
         ...     "notes": [], "coverage": {"items": 1, "answered": 1, "missing": 0, "errors": 0, "parse_status": {}}}}}
-        >>> "| diagnosis | top1 | 100.0 |" in render_markdown(report)
-        True
+        >>> markdown = render_markdown(report)
+        >>> "| diagnosis | top1 | 100.0 |" in markdown, markdown.splitlines()[0]
+        (True, '# NOVA evaluation report: p')
     """
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    model = model_name(report)
     lines = [
-        "# NOVA evaluation report",
+        f"# NOVA evaluation report: {_markdown_text(model)}",
         "",
+        f"Model: **{_markdown_text(model)}**. "
         f"Data: `{report['data']['path']}` ({report['data']['n_images']} images, {report['data']['n_cases']} cases). "
         f"Predictions: {', '.join('`' + p + '`' for p in report['predictions']['paths'])}. "
         f"novabench {report['toolkit']['version']}.",
@@ -182,6 +192,113 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     ]
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
     return "\n".join(lines) + "\n"
+
+
+def model_name(report: Mapping[str, Any]) -> str:
+    """The model a report (or one side of a comparison) scores, as its run manifests name it.
+
+    The manifests' ``model`` (else the backend's ``model``), distinct names joined by " + ";
+    without a manifest naming one, the predictions files' stems; else "unnamed model".
+
+    Example:
+        >>> model_name({"predictions": {"paths": ["runs/a.jsonl"], "manifests": [{"model": "qwen"}]}})
+        'qwen'
+        >>> model_name({"predictions": {"paths": ["runs/a.jsonl", "runs/b.jsonl"], "manifests": [None, None]}})
+        'a + b'
+    """
+    predictions = report.get("predictions") or {}
+    names: list[str] = []
+    for manifest in predictions.get("manifests") or []:
+        if not manifest:
+            continue
+        name = manifest.get("model") or (manifest.get("backend") or {}).get("model")
+        if name and str(name) not in names:
+            names.append(str(name))
+    if not names:
+        names = list(dict.fromkeys(Path(str(p)).stem for p in predictions.get("paths") or []))
+    return " + ".join(names) if names else "unnamed model"
+
+
+def _markdown_text(text: str) -> str:
+    """Text safe in a Markdown table cell or heading (pipes and markup characters escaped)."""
+    return "".join("\\" + c if c in "\\`*_[]|<>#" else c for c in text.replace("\n", " "))
+
+
+def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
+    """A comparison as Markdown: both models named, A, B, A - B with its interval and p-value.
+
+    Example:
+        >>> side = lambda name: {"predictions": {"paths": [name + ".jsonl"], "manifests": [{"model": name}]},
+        ...     "data": {"path": "nova", "n_images": 4, "n_cases": 2}, "toolkit": {"version": "0"}}
+        >>> comparison = {"a": side("qwen"), "b": side("llava"), "bootstrap": {"confidence": 0.95,
+        ...     "n_resamples": 100, "seed": 0}, "tasks": {"diagnosis": {"top1": {"a": 0.5, "b": 0.25,
+        ...     "difference": 0.25, "ci": [0.0, 0.5], "p_value": 0.04}}}}
+        >>> markdown = render_comparison_markdown(comparison)
+        >>> markdown.splitlines()[0]
+        '# NOVA comparison: qwen (A) vs llava (B)'
+        >>> "| diagnosis | top1 | 50.0 | 25.0 | +25.0 | [+0.0, +50.0] | 0.040 |" in markdown
+        True
+    """
+    names = {side: _markdown_text(model_name(comparison[side])) for side in ("a", "b")}
+    bootstrap = comparison.get("bootstrap", {})
+    level = int(round(100 * bootstrap.get("confidence", 0.95)))
+    data = comparison["a"].get("data", {})
+    lines = [
+        f"# NOVA comparison: {names['a']} (A) vs {names['b']} (B)",
+        "",
+        f"A: **{names['a']}** ({_paths(comparison['a'])}); "
+        f"B: **{names['b']}** ({_paths(comparison['b'])}). "
+        f"Data: `{data.get('path', '?')}` ({data.get('n_images', '?')} images, "
+        f"{data.get('n_cases', '?')} cases). Paired bootstrap: "
+        f"n={bootstrap.get('n_resamples', '?')}, seed={bootstrap.get('seed', '?')}.",
+        "",
+        f"| task | metric | {names['a']} (%) | {names['b']} (%) | A - B | "
+        f"{level}% CI of A - B | p |",
+        "|---|---|---:|---:|---:|---|---:|",
+    ]
+    for task, key, row in _comparison_rows(comparison):
+        low, high = row["ci"]
+        lines.append(
+            f"| {task} | {key} | {_percent(row['a'])} | {_percent(row['b'])} | "
+            f"{_signed(row['difference'])} | [{_signed(low)}, {_signed(high)}] | "
+            f"{_p_value(row['p_value'])} |"
+        )
+    coverage = comparison.get("coverage") or {}
+    notes = comparison.get("notes") or {}
+    extra = [
+        f"- {names[side]} ({side.upper()}) {task}: {counts['answered']}/{counts['items']} "
+        f"answered, {counts['missing']} missing (scored as no prediction), "
+        f"{counts['errors']} model errors"
+        for task in TASK_ORDER
+        for side in ("a", "b")
+        if (counts := coverage.get(task, {}).get(side))
+    ]
+    extra += [
+        f"- {task}: note: {note}" for task, task_notes in notes.items() for note in task_notes
+    ]
+    if extra:
+        lines += ["", "## Coverage and notes", "", *extra]
+    return "\n".join(lines) + "\n"
+
+
+def _comparison_rows(comparison: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    rows = []
+    for task in TASK_ORDER:
+        for key in HEADLINE_KEYS[task]:
+            row = comparison["tasks"].get(task, {}).get(key)
+            if row is not None:
+                rows.append((task, key, row))
+    return rows
+
+
+def _paths(side: Mapping[str, Any]) -> str:
+    return ", ".join("`" + str(p) + "`" for p in (side.get("predictions") or {}).get("paths", []))
+
+
+def _p_value(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{float(value):.3f}"
 
 
 def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:

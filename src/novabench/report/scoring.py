@@ -27,6 +27,7 @@ from typing import Any
 
 from novabench import __version__, registry
 from novabench.errors import NovaInputError
+from novabench.progress import progress_bar
 
 __all__ = [
     "ScoringOptions",
@@ -240,7 +241,7 @@ def evaluate_predictions(
     loaded = _load(data, predictions, chosen)
     summary = loaded.prediction_set.summary()
     task_reports: dict[str, Any] = {}
-    for task in loaded.tasks:
+    for task in progress_bar(loaded.tasks, desc="scoring", unit="task"):
         spec = registry.TASKS[task]
         task_predictions, references = _task_inputs(task, loaded)
         metric_options, notes = chosen.metric_options(task)
@@ -328,7 +329,7 @@ def compare_predictions(
     compared: dict[str, Any] = {}
     notes: dict[str, list[str]] = {}
     judges: dict[str, Any] = {}
-    for task in shared:
+    for task in progress_bar(shared, desc="comparing", unit="task"):
         metric_options, notes[task] = chosen.metric_options(task)
         judge_before = _judge_counts(chosen.judge_of(task))
         evaluation_a = prepare_task(task, *_task_inputs(task, loaded_a), **metric_options)

@@ -35,6 +35,7 @@ from typing import Any, ClassVar, TextIO
 from novabench import checks, registry
 from novabench._files import write_text_atomic
 from novabench.errors import NovaInputError
+from novabench.progress import progress_bar
 
 __all__ = [
     "CASE_TASKS",
@@ -793,7 +794,8 @@ def parse_raw(
     for task in TASKS:
         spec = registry.TASKS[task]
         parser = spec.load_parser()
-        for key, record in aligned.records[task].items():
+        answers = aligned.records[task].items()
+        for key, record in progress_bar(answers, desc=f"parsing {task}", unit="answer"):
             if record.error is not None or record.raw is None or record.is_parsed:
                 records[task][key] = record
                 continue

@@ -506,13 +506,13 @@ def run_model(
 
     manifest_path = save_manifest("running")
     model_label = str(getattr(backend, "name", what.get("model", "model")))
-    from tqdm.auto import tqdm
+    from novabench.progress import progress_bar
 
-    bar = tqdm(
+    bar = progress_bar(
         total=sum(len(v) for v in pending.values()),
         unit="item",
         desc="nova run",
-        disable=not progress,
+        enabled=progress,
     )
     status = "interrupted"
     try:

@@ -30,7 +30,6 @@ import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from tqdm.auto import tqdm
 
 from novabench.data.card import SPLIT, ConfigSize
 from novabench.data.layouts.rows import RawBox, RawImage, read_parquet
@@ -38,6 +37,7 @@ from novabench.data.provenance import provenance_metadata
 from novabench.data.rows import iter_case_rows, iter_image_rows
 from novabench.data.schema import IMAGE_COLUMNS, case_features, extra_columns, image_features
 from novabench.errors import NovaInputError
+from novabench.progress import progress_bar
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS, ImageRecord
 
 if TYPE_CHECKING:
@@ -438,7 +438,7 @@ def write(
         max_shard_bytes: upper bound of one image shard's data size (a single larger row
             still gets its own shard).
         rows_per_shard: optional upper bound of rows per image shard.
-        progress: show a tqdm progress bar over the images.
+        progress: show a progress bar over the images (on a terminal).
 
     Returns:
         A ``WrittenShards``.
@@ -471,12 +471,12 @@ def write(
         source=str(release.root),
         provenance=release.provenance,
     )
-    bar = tqdm(
+    bar = progress_bar(
         _image_rows(release),
         total=release.n_images,
         desc="export images",
         unit="img",
-        disable=not progress,
+        enabled=progress,
     )
     for row in bar:
         if first_image is None:

@@ -1,0 +1,94 @@
+"""``nova leaderboard``: several reports on one release in one ranked table."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``leaderboard`` sub-command.
+
+    Example:
+        >>> import argparse
+        >>> parser = argparse.ArgumentParser(); register(parser.add_subparsers())
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "leaderboard",
+        help="rank several reports on the same release (headline numbers, CIs, ties)",
+        description=(
+            "Put `nova evaluate` reports of several models on the same release into one table: "
+            "headline numbers with their CIs, a rank per task where neighbours a paired bootstrap "
+            "cannot separate share a rank (needs the reports' per-item tables, --items), and the "
+            "human reference row. Reports on different release fingerprints are refused."
+        ),
+    )
+    parser.add_argument("reports", nargs="+", metavar="REPORT.json", help="nova evaluate reports")
+    parser.add_argument("--markdown", help="write the leaderboard as Markdown here")
+    parser.add_argument("--html", help="write the leaderboard as a self-contained HTML page here")
+    parser.add_argument("--csv", help="write the leaderboard table as CSV here")
+    parser.add_argument("--out", help="write the leaderboard as JSON here")
+    parser.add_argument(
+        "--bootstrap", type=int, default=1000, help="paired bootstrap resamples for the tie tests"
+    )
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``nova leaderboard``; returns the exit code."""
+    import json
+
+    from novabench._files import check_output_paths, write_text_atomic
+    from novabench.errors import NovaInputError
+    from novabench.report.leaderboard import (
+        build_leaderboard,
+        leaderboard_csv,
+        read_item_tables,
+        render_leaderboard_html,
+        render_leaderboard_markdown,
+    )
+    from novabench.report.render import write_report
+
+    outputs = {
+        "--markdown": args.markdown,
+        "--html": args.html,
+        "--csv": args.csv,
+        "--out": args.out,
+    }
+    check_output_paths(outputs, list(args.reports))
+    reports = []
+    for path in args.reports:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                reports.append(json.load(handle))
+        except (OSError, json.JSONDecodeError) as error:
+            raise NovaInputError(f"cannot read the report: {error}", source=path) from None
+    board = build_leaderboard(
+        reports,
+        args.reports,
+        n_resamples=args.bootstrap,
+        confidence=args.confidence,
+        seed=args.seed,
+    )
+    markdown = render_leaderboard_markdown(board)
+    if args.markdown:
+        write_text_atomic(args.markdown, markdown)
+    if args.html:
+        images = {
+            model["model"]: read_item_tables(report, path)["images"]
+            for model, report, path in zip(board["models"], reports, args.reports)
+            if report.get("items") and "localization" in model["tasks"]
+        }
+        write_text_atomic(args.html, render_leaderboard_html(board, images or None))
+    if args.csv:
+        write_text_atomic(args.csv, leaderboard_csv(board))
+    if args.out:
+        write_report(board, args.out)
+    print(markdown, end="")
+    written = [path for path in (args.out, args.markdown, args.html, args.csv) if path]
+    if written:
+        print(f"\nleaderboard written to {', '.join(written)}")
+    return 0

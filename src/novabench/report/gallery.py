@@ -1,0 +1,246 @@
+"""A gallery of box overlays: a model's best, worst and a random sample of images.
+
+Picks images from the per-item ``images`` table (``best_iou``, ``n_gold_boxes``, boxes as
+``[x1, y1, x2, y2]`` pixels), reads their PNGs from the release by filename, and draws gold,
+rater 1, rater 2 and predicted boxes in the shared colour-blind-safe palette of
+:mod:`novabench.data.render`. Each :class:`GalleryItem` keeps the reference and the model's
+caption so a page or a figure can show them beside the picture.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from PIL import Image
+
+from novabench.data.render import (
+    GOLD_COLOUR,
+    PREDICTION_COLOUR,
+    RATER_COLOURS,
+    draw_annotations,
+    hex_colour,
+)
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "LEGEND",
+    "GalleryItem",
+    "build_gallery",
+    "gallery_figure",
+    "select_gallery",
+]
+
+#: What each box colour means, in drawing order: (label, ``#rrggbb``).
+LEGEND: tuple[tuple[str, str], ...] = (
+    ("gold", hex_colour(GOLD_COLOUR)),
+    ("rater 1", hex_colour(RATER_COLOURS[0])),
+    ("rater 2", hex_colour(RATER_COLOURS[1])),
+    ("predicted", hex_colour(PREDICTION_COLOUR)),
+)
+
+SECTIONS: tuple[str, ...] = ("best", "worst", "random")
+
+
+@dataclass(frozen=True)
+class GalleryItem:
+    """One overlay of the gallery.
+
+    Attributes:
+        section: ``best``, ``worst`` or ``random``.
+        filename: the release's filename.
+        png: the slice with its boxes drawn, as PNG bytes.
+        best_iou: the image's best IoU (None when the table has none).
+        status: the localisation parse status (``missing`` when unanswered).
+        caption_reference: the release's caption.
+        caption_prediction: the model's caption (None when not answered).
+    """
+
+    section: str
+    filename: str
+    png: bytes
+    best_iou: float | None
+    status: str
+    caption_reference: str
+    caption_prediction: str | None
+
+
+def select_gallery(images: pd.DataFrame, n: int = 4, *, seed: int = 0) -> dict[str, list[str]]:
+    """Filenames of the best, the worst and a seeded random sample of images, ``n`` each.
+
+    Best and worst are among the images with gold boxes, by best IoU (ties by filename);
+    the random sample is drawn from every image not already shown. No image appears twice;
+    a small table gives shorter sections.
+
+    Example:
+        >>> table = pd.DataFrame({"filename": ["a.png", "b.png", "c.png", "d.png"],
+        ...                       "best_iou": [0.9, 0.1, 0.5, 0.0], "n_gold_boxes": [1, 1, 1, 0]})
+        >>> select_gallery(table, n=1, seed=0)
+        {'best': ['a.png'], 'worst': ['b.png'], 'random': ['d.png']}
+    """
+    if n < 0:
+        raise NovaInputError(f"the gallery size must be >= 0, got {n}", field="n")
+    missing = [c for c in ("filename", "best_iou", "n_gold_boxes") if c not in images.columns]
+    if missing:
+        raise NovaInputError(
+            f"the images table lacks the column(s) {', '.join(missing)}", field=missing[0]
+        )
+    with_gold = images[images["n_gold_boxes"].fillna(0).astype(int) > 0]
+    ranked = with_gold.assign(_iou=with_gold["best_iou"].astype(float).fillna(0.0))
+    best = ranked.sort_values(["_iou", "filename"], ascending=[False, True])
+    best_names = [str(f) for f in best["filename"].head(n)]
+    worst = ranked.sort_values(["_iou", "filename"], ascending=[True, True])
+    worst_names = [str(f) for f in worst["filename"] if f not in best_names][:n]
+    shown = set(best_names) | set(worst_names)
+    rest = sorted(str(f) for f in images["filename"] if f not in shown)
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(rest), size=min(n, len(rest)), replace=False) if rest else ()
+    return {
+        "best": best_names,
+        "worst": worst_names,
+        "random": [rest[i] for i in sorted(int(i) for i in chosen)],
+    }
+
+
+def _xywh(boxes: Any) -> list[list[float]]:
+    """Table boxes ``[x1, y1, x2, y2]`` as the drawing's ``[x, y, w, h]``; null is no box."""
+    if boxes is None or (isinstance(boxes, float) and np.isnan(boxes)):
+        return []
+    return [
+        [float(x1), float(y1), float(x2) - float(x1), float(y2) - float(y1)]
+        for x1, y1, x2, y2 in boxes
+    ]
+
+
+def _image_records(release: Any) -> Mapping[str, Any]:
+    if isinstance(release, (str, os.PathLike)):
+        from novabench.data.release import read_release
+
+        release = read_release(release)
+    return {image.filename: image for image in release.images}
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return str(value)
+
+
+def build_gallery(
+    images: pd.DataFrame,
+    release: Any,
+    n: int = 4,
+    *,
+    seed: int = 0,
+) -> list[GalleryItem]:
+    """The overlays of :func:`select_gallery`'s images, in section order.
+
+    Args:
+        images: the per-item images table (contract columns: ``filename``, ``best_iou``,
+            ``n_gold_boxes``, ``gold_boxes``, ``rater_1_boxes``, ``rater_2_boxes``,
+            ``predicted_boxes``, ``localization_status``, ``caption_reference``,
+            ``caption_prediction``).
+        release: a :class:`novabench.data.release.NovaRelease` or its folder.
+        n: images per section.
+        seed: seed of the random sample.
+
+    Raises:
+        NovaInputError: a chosen filename is not in the release.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from novabench.data.sample import write_sample_release
+        >>> from novabench.data.release import read_release
+        >>> release = read_release(write_sample_release(
+        ...     pathlib.Path(tempfile.mkdtemp()) / "nova", n_cases=1, progress=False))
+        >>> first = release.images[0]
+        >>> table = pd.DataFrame([{"filename": first.filename, "best_iou": 0.0,
+        ...     "n_gold_boxes": 1, "gold_boxes": [[10, 10, 40, 40]], "rater_1_boxes": None,
+        ...     "rater_2_boxes": None, "predicted_boxes": None, "localization_status": "missing",
+        ...     "caption_reference": "A lesion.", "caption_prediction": None}])
+        >>> [(item.section, item.png[:4]) for item in build_gallery(table, release, n=1)]
+        [('best', b'\\x89PNG')]
+    """
+    records = _image_records(release)
+    rows = {str(row["filename"]): row for row in images.to_dict("records")}
+    items = []
+    for section, filenames in select_gallery(images, n, seed=seed).items():
+        for filename in filenames:
+            record = records.get(filename)
+            if record is None:
+                raise NovaInputError(
+                    "the images table names an image the release does not have",
+                    record=filename,
+                    field="filename",
+                )
+            row = rows[filename]
+            raters = [
+                {"rater": name, "boxes": _xywh(row.get(column))}
+                for name, column in (("rater 1", "rater_1_boxes"), ("rater 2", "rater_2_boxes"))
+            ]
+            with Image.open(io.BytesIO(record.read_bytes())) as picture:
+                drawn = draw_annotations(
+                    picture,
+                    boxes=_xywh(row.get("gold_boxes")),
+                    rater_boxes=raters,
+                    predicted_boxes=_xywh(row.get("predicted_boxes")),
+                )
+            buffer = io.BytesIO()
+            drawn.save(buffer, format="PNG")
+            best_iou = row.get("best_iou")
+            items.append(
+                GalleryItem(
+                    section=section,
+                    filename=filename,
+                    png=buffer.getvalue(),
+                    best_iou=None if _optional_text(best_iou) is None else float(best_iou),
+                    status=str(row.get("localization_status") or "missing"),
+                    caption_reference=str(row.get("caption_reference") or record.caption or ""),
+                    caption_prediction=_optional_text(row.get("caption_prediction")),
+                )
+            )
+    return items
+
+
+def gallery_figure(items: Sequence[GalleryItem], *, wrap: int = 60) -> Figure:
+    """The gallery as one figure (for notebooks and papers): a row per image, captions beside.
+
+    Example:
+        >>> import numpy as np
+        >>> buffer = io.BytesIO(); Image.new("RGB", (8, 8)).save(buffer, format="PNG")
+        >>> item = GalleryItem("best", "a.png", buffer.getvalue(), 0.5, "ok", "ref", None)
+        >>> [text.get_text() for text in gallery_figure([item]).legends[0].get_texts()]
+        ['gold', 'rater 1', 'rater 2', 'predicted']
+    """
+    figure = Figure(figsize=(9.0, 2.6 * max(1, len(items)) + 0.4), layout="constrained")
+    FigureCanvasAgg(figure)
+    grid = figure.add_gridspec(max(1, len(items)), 2, width_ratios=[1, 1.6])
+    for index, item in enumerate(items):
+        picture = figure.add_subplot(grid[index, 0])
+        with Image.open(io.BytesIO(item.png)) as image:
+            picture.imshow(np.asarray(image.convert("RGB")))
+        picture.set_axis_off()
+        iou = "n/a" if item.best_iou is None else f"{item.best_iou:.2f}"
+        picture.set_title(f"{item.section}: {item.filename} (best IoU {iou})", fontsize="small")
+        text = figure.add_subplot(grid[index, 1])
+        text.set_axis_off()
+        prediction = item.caption_prediction if item.caption_prediction is not None else "(none)"
+        body = (
+            "reference: "
+            + textwrap.fill(item.caption_reference, wrap)
+            + "\n\nmodel: "
+            + textwrap.fill(prediction, wrap)
+        )
+        text.text(0.0, 1.0, body, va="top", ha="left", fontsize="small", wrap=True)
+    handles = [Line2D([0], [0], color=colour, linewidth=2) for _, colour in LEGEND]
+    figure.legend(handles, [label for label, _ in LEGEND], loc="outside upper center", ncols=4)
+    return figure

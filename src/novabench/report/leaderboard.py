@@ -1,0 +1,472 @@
+"""A leaderboard of several reports on one release: headline numbers, CIs, ranks with ties.
+
+Each task is ranked on one metric whose value is a mean over items, so the per-item tables
+(``report["items"]``, written by ``nova evaluate --items``) can resample it:
+
+- localisation: ``mAP@30`` (image hit: best IoU >= 0.30, over all images);
+- captioning: ``ROUGE-L`` (the per-caption column);
+- diagnosis: ``top1`` (over the cases with a final diagnosis).
+
+Models are ordered by the report's value of that metric; two neighbours share a rank when a
+paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
+has an interval containing 0. Ties chain: if A ties B and B ties C, all three share A's
+rank. Without per-item tables for every report, ranks follow the point estimates and the
+leaderboard says ties cannot be assessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from novabench.errors import NovaInputError
+from novabench.records import is_placeholder_diagnosis
+from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
+
+__all__ = [
+    "RANK_METRICS",
+    "build_leaderboard",
+    "leaderboard_csv",
+    "read_item_tables",
+    "render_leaderboard_html",
+    "render_leaderboard_markdown",
+]
+
+#: Per task, the metric ranked on (a mean over the items of the per-item tables).
+RANK_METRICS: dict[str, str] = {
+    "localization": "mAP@30",
+    "captioning": "ROUGE-L",
+    "diagnosis": "top1",
+}
+
+
+def read_item_tables(
+    report: Mapping[str, Any], report_path: str | os.PathLike[str]
+) -> dict[str, Any]:
+    """The per-item tables a report points at (``report["items"]``, relative to the report).
+
+    Raises:
+        NovaInputError: the report has no ``items`` entry, or a table file is missing.
+
+    Example:
+        >>> read_item_tables({"tasks": {}}, "r.json")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: r.json, field 'items': the report has no per-item tables; score it with nova evaluate --items DIR
+    """
+    import pandas as pd
+
+    entry = report.get("items")
+    if not entry:
+        raise NovaInputError(
+            "the report has no per-item tables; score it with nova evaluate --items DIR",
+            source=str(report_path),
+            field="items",
+        )
+    base = Path(report_path).parent
+    tables = {}
+    for name in ("images", "cases"):
+        path = base / str(entry[name])
+        if not path.is_file():
+            raise NovaInputError(
+                f"the per-item table {path} is missing", source=str(report_path), field="items"
+            )
+        tables[name] = pd.read_parquet(path)
+    return tables
+
+
+def _item_values(task: str, tables: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
+    """Item keys and per-item values of the task's rank metric (mean = the metric)."""
+    if task == "localization":
+        images = tables["images"]
+        return list(images["filename"]), (images["best_iou"].astype(float) >= 0.3).to_numpy(float)
+    if task == "captioning":
+        images = tables["images"]
+        values = images[RANK_METRICS[task]].astype(float).fillna(0.0).to_numpy()
+        return list(images["filename"]), values
+    cases = tables["cases"]
+    # Cases without a final diagnosis are excluded from top1, as the metric does.
+    scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
+    return list(scored["case_id"]), scored["top1"].astype(bool).to_numpy(float)
+
+
+# The per-item column each task's rank metric needs, per table.
+_ITEM_COLUMNS: dict[str, tuple[str, str]] = {
+    "localization": ("images", "best_iou"),
+    "captioning": ("images", RANK_METRICS["captioning"]),
+    "diagnosis": ("cases", "top1"),
+}
+
+
+def _has_item_values(task: str, tables: Mapping[str, Any] | None) -> bool:
+    """Whether the tables hold the task's per-item values (a metric may have been excluded)."""
+    if tables is None:
+        return False
+    table, column = _ITEM_COLUMNS[task]
+    return column in tables[table].columns and bool(tables[table][column].notna().any())
+
+
+@dataclass(frozen=True)
+class _ItemMean:
+    """A mean over items in the form the bootstrap of ``metrics.stats`` resamples."""
+
+    values: np.ndarray
+
+    @property
+    def n_items(self) -> int:
+        return len(self.values)
+
+    def aggregate(self, indices: np.ndarray | None = None) -> dict[str, float]:
+        chosen = self.values if indices is None else self.values[np.asarray(indices)]
+        return {"value": float(chosen.mean()) if len(chosen) else math.nan}
+
+
+def _separable(
+    task: str,
+    tables_a: Mapping[str, Any],
+    tables_b: Mapping[str, Any],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> dict[str, Any]:
+    from novabench.metrics.stats import paired_bootstrap
+
+    keys_a, values_a = _item_values(task, tables_a)
+    keys_b, values_b = _item_values(task, tables_b)
+    if sorted(keys_a) != sorted(keys_b):
+        raise NovaInputError(
+            f"the {task} per-item tables of two reports cover different items",
+            field="items",
+        )
+    order_b = {key: index for index, key in enumerate(keys_b)}
+    aligned_b = values_b[[order_b[key] for key in keys_a]]
+    result = paired_bootstrap(
+        _ItemMean(values_a),
+        _ItemMean(aligned_b),
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )["value"]
+    low, high = result["ci"]
+    return {
+        "difference": result["difference"],
+        "ci": [low, high],
+        "p_value": result["p_value"],
+        "separable": bool(low > 0 or high < 0),
+    }
+
+
+def build_leaderboard(
+    reports: Sequence[Mapping[str, Any]],
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Rank several reports on the same release, task by task.
+
+    Args:
+        reports: report dicts (``nova evaluate`` JSON).
+        paths: where each report was read from (names in messages; resolves ``items``).
+        n_resamples: paired bootstrap resamples for the tie tests.
+        confidence: level of the paired intervals.
+        seed: bootstrap seed.
+
+    Returns:
+        ``{"release", "models": [{"model", "path", "tasks": {task: {"metrics", "ci",
+        "rank"}}}], "ranking": {task: {"metric", "method", "neighbours"}},
+        "human_reference": [{"who", "metrics"}], "notes"}``.
+
+    Raises:
+        NovaInputError: fewer than one report, or reports on different release fingerprints.
+
+    Example:
+        >>> def report(name, top1):
+        ...     return {"data": {"fingerprint": "f"}, "predictions": {"manifests": [{"model": name}]},
+        ...             "tasks": {"diagnosis": {"metrics": {"top1": top1}, "confidence_intervals": {}}}}
+        >>> board = build_leaderboard([report("a", 0.2), report("b", 0.6)], ["a.json", "b.json"])
+        >>> [(m["model"], m["tasks"]["diagnosis"]["rank"]) for m in board["models"]]
+        [('a', 2), ('b', 1)]
+        >>> board["ranking"]["diagnosis"]["method"]
+        'point estimate (no per-item values for every model: ties cannot be assessed)'
+    """
+    if not reports or len(reports) != len(paths):
+        raise NovaInputError("give at least one report, each with its path", field="reports")
+    fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
+    if len(set(fingerprints)) > 1:
+        listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
+        raise NovaInputError(
+            f"the reports score different releases and cannot share a leaderboard: {listing}",
+            field="data.fingerprint",
+        )
+    tables: list[dict[str, Any] | None] = [
+        read_item_tables(report, path) if report.get("items") else None
+        for report, path in zip(reports, paths)
+    ]
+    models = []
+    for report, path in zip(reports, paths):
+        entry: dict[str, Any] = {"model": model_name(report), "path": str(path), "tasks": {}}
+        for task in TASK_ORDER:
+            task_report = (report.get("tasks") or {}).get(task)
+            if task_report is None:
+                continue
+            metrics = task_report.get("metrics", {})
+            entry["tasks"][task] = {
+                "metrics": {k: metrics.get(k) for k in HEADLINE_KEYS[task] if k in metrics},
+                "ci": {
+                    k: v
+                    for k, v in (task_report.get("confidence_intervals") or {}).items()
+                    if k in HEADLINE_KEYS[task]
+                },
+                "rank": None,
+            }
+        models.append(entry)
+    ranking: dict[str, Any] = {}
+    notes: list[str] = []
+    for task in TASK_ORDER:
+        metric = RANK_METRICS[task]
+        scored = [
+            index
+            for index, model in enumerate(models)
+            if _number(model["tasks"].get(task, {}).get("metrics", {}).get(metric)) is not None
+        ]
+        if not scored:
+            continue
+        scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
+        with_items = all(_has_item_values(task, tables[index]) for index in scored)
+        neighbours = []
+        rank = 1
+        for position, index in enumerate(scored):
+            if position:
+                previous = scored[position - 1]
+                tie = False
+                if with_items:
+                    test = _separable(
+                        task,
+                        tables[previous] or {},
+                        tables[index] or {},
+                        n_resamples=n_resamples,
+                        confidence=confidence,
+                        seed=seed,
+                    )
+                    tie = not test["separable"]
+                    neighbours.append(
+                        {"a": models[previous]["model"], "b": models[index]["model"], **test}
+                    )
+                else:
+                    tie = _same(models[previous], models[index], task, metric)
+                rank = rank if tie else position + 1
+            models[index]["tasks"][task]["rank"] = rank
+        method = (
+            f"paired bootstrap of neighbours (n={n_resamples}, seed={seed}, "
+            f"{int(round(100 * confidence))}% CI of the difference contains 0: tie)"
+            if with_items
+            else "point estimate (no per-item values for every model: ties cannot be assessed)"
+        )
+        ranking[task] = {"metric": metric, "method": method, "neighbours": neighbours}
+    if any(table is None for table in tables) and len(reports) > 1:
+        notes.append(
+            "some reports have no per-item tables (nova evaluate --items): ranks follow the "
+            "point estimates and ties cannot be assessed"
+        )
+    return {
+        "release": fingerprints[0],
+        "models": models,
+        "ranking": ranking,
+        "human_reference": _human_rows(reports),
+        "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
+        "notes": notes,
+    }
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any], task: str, metric: str) -> bool:
+    return bool(a["tasks"][task]["metrics"][metric] == b["tasks"][task]["metrics"][metric])
+
+
+def _human_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    for report in reports:
+        human = (report.get("human_reference") or {}).get("localization")
+        if human and human.get("available") is not False:
+            return [
+                {"who": name.replace("_", " "), "metrics": dict(row)}
+                for name, row in human.items()
+                if isinstance(row, Mapping)
+            ]
+    return []
+
+
+def _percent(value: Any) -> str:
+    number = _number(value)
+    return "n/a" if number is None else f"{100 * number:.1f}"
+
+
+def _cell(task_entry: Mapping[str, Any], key: str) -> str:
+    text = _percent(task_entry["metrics"].get(key))
+    interval = task_entry.get("ci", {}).get(key)
+    if interval and all(_number(v) is not None for v in interval):
+        text += f" [{_percent(interval[0])}, {_percent(interval[1])}]"
+    return text
+
+
+def _columns(board: Mapping[str, Any]) -> list[tuple[str, str]]:
+    present = {task for model in board["models"] for task in model["tasks"]}
+    columns = []
+    for task in TASK_ORDER:
+        if task in present:
+            columns.append((task, "rank"))
+            keys = {
+                k
+                for model in board["models"]
+                for k in model["tasks"].get(task, {}).get("metrics", {})
+            }
+            columns += [(task, key) for key in HEADLINE_KEYS[task] if key in keys]
+    return columns
+
+
+def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (strings) shared by Markdown, HTML and CSV."""
+    columns = _columns(board)
+    header = ["model"] + [
+        f"{task} rank ({board['ranking'].get(task, {}).get('metric', '?')})"
+        if key == "rank"
+        else f"{task} {key} (%)"
+        for task, key in columns
+    ]
+    rows = []
+    for model in board["models"]:
+        cells = [model["model"]]
+        for task, key in columns:
+            entry = model["tasks"].get(task)
+            if entry is None:
+                cells.append("")
+            elif key == "rank":
+                cells.append("" if entry["rank"] is None else str(entry["rank"]))
+            else:
+                cells.append(_cell(entry, key))
+        rows.append(cells)
+    for human in board["human_reference"]:
+        cells = [f"human: {human['who']}"]
+        for task, key in columns:
+            value = human["metrics"].get(key) if task == "localization" and key != "rank" else None
+            cells.append("" if value is None else _percent(value))
+        rows.append(cells)
+    return header, rows
+
+
+def _escape_markdown(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
+    """The leaderboard as a Markdown table with its ranking rules and notes.
+
+    Example:
+        >>> board = {"release": "f", "models": [{"model": "a", "path": "a.json", "tasks": {
+        ...     "diagnosis": {"metrics": {"top1": 0.5}, "ci": {"top1": [0.25, 0.75]}, "rank": 1}}}],
+        ...     "ranking": {"diagnosis": {"metric": "top1", "method": "point estimate"}},
+        ...     "human_reference": [], "notes": []}
+        >>> print(render_leaderboard_markdown(board).splitlines()[6])
+        | a | 1 | 50.0 [25.0, 75.0] |
+    """
+    header, rows = _table(board)
+    lines = [
+        "# NOVA leaderboard",
+        "",
+        f"Release fingerprint `{board['release']}`; values in percent with bootstrap CIs.",
+        "",
+        "| " + " | ".join(_escape_markdown(h) for h in header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
+    lines += ["| " + " | ".join(_escape_markdown(c) for c in row) + " |" for row in rows]
+    lines += ["", "## Ranks", ""]
+    lines += [
+        f"- {task}: on {rule['metric']}, {rule['method']}"
+        for task, rule in board["ranking"].items()
+    ]
+    lines += [f"- note: {note}" for note in board.get("notes", [])]
+    return "\n".join(lines) + "\n"
+
+
+def render_leaderboard_html(
+    board: Mapping[str, Any], images: Mapping[str, Any] | None = None
+) -> str:
+    """The leaderboard as one self-contained HTML page (inline CSS, no external URL).
+
+    Args:
+        board: :func:`build_leaderboard`'s result.
+        images: ``{model name: per-item images table}``; when given, the page adds the hit
+            rate against the IoU threshold with one curve per model (raters dashed),
+            embedded as a PNG.
+
+    Example:
+        >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
+        >>> "<title>NOVA leaderboard</title>" in render_leaderboard_html(board)
+        True
+    """
+    header, rows = _table(board)
+    escape = html.escape
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>NOVA leaderboard</title>',
+        "<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:"
+        "collapse}th,td{border:1px solid #ccc;padding:.25em .6em}td{text-align:right}"
+        "td:first-child{text-align:left}</style></head><body>",
+        "<h1>NOVA leaderboard</h1>",
+        f"<p>Release fingerprint <code>{escape(str(board['release']))}</code>; values in "
+        "percent with bootstrap CIs.</p>",
+        "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>",
+    ]
+    parts += ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
+    parts.append("</table><ul>")
+    parts += [
+        f"<li>{escape(task)}: on {escape(rule['metric'])}, {escape(rule['method'])}</li>"
+        for task, rule in board["ranking"].items()
+    ]
+    parts += [f"<li>note: {escape(note)}</li>" for note in board.get("notes", [])]
+    parts.append("</ul>")
+    if images:
+        import base64
+
+        from novabench.report.plots import figure_png, hit_rate_curve
+
+        png = base64.b64encode(figure_png(hit_rate_curve(images))).decode("ascii")
+        parts.append(
+            '<figure><img alt="hit rate against the IoU threshold" '
+            f'style="max-width:100%" src="data:image/png;base64,{png}"></figure>'
+        )
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def leaderboard_csv(board: Mapping[str, Any]) -> str:
+    """The leaderboard table as CSV text (the same cells as the Markdown table).
+
+    Example:
+        >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
+        >>> leaderboard_csv(board)
+        'model\\r\\n'
+    """
+    header, rows = _table(board)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()

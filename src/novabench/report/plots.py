@@ -1,0 +1,337 @@
+"""The report's plots: hit rate against the IoU threshold, breakdown bars, best IoU, parse statuses.
+
+Every function builds and returns a :class:`matplotlib.figure.Figure` of its own (Agg canvas,
+no ``pyplot`` state, safe in servers and threads); :func:`figure_png` turns one into PNG bytes.
+Inputs are the per-item tables (``images``: one row per image with ``best_iou``,
+``n_gold_boxes``, ``rater_1_best_iou``, ``rater_2_best_iou``) and the report dict (its
+``tasks[...]["coverage"]`` and ``breakdowns``), as ``novabench.report.items`` writes them.
+
+Localisation curves are over the images WITH gold boxes, as the report's ``hit@30`` /
+``hit@50``: at threshold t, the share of those images whose best IoU is >= t.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from novabench import registry
+from novabench.data.render import GOLD_COLOUR, RATER_COLOURS, hex_colour
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "IOU_THRESHOLDS",
+    "best_iou_histogram",
+    "breakdown_figure",
+    "figure_png",
+    "hit_rate_curve",
+    "hit_rates",
+    "parse_status_figure",
+]
+
+#: The IoU thresholds of the hit-rate curve: 0.05, 0.10, ..., 0.95 (rounded, so 0.3 is 0.3).
+IOU_THRESHOLDS: np.ndarray = np.round(np.arange(0.05, 0.951, 0.05), 2)
+
+# Model curves cycle through these; the palette's box colours are kept for people (raters).
+_MODEL_COLOURS = ("#0072b2", "#d55e00", "#cc79a7", "#000000", "#f0e442", "#56b4e9")
+# Parse statuses that mean the same everywhere keep one colour; the others take the rest.
+_STATUS_COLOURS = {
+    "ok": hex_colour(GOLD_COLOUR),
+    "ok_clipped": "#f0e442",
+    "model error": "#000000",
+    "missing": "#bbbbbb",
+}
+_OTHER_STATUS_COLOURS = ("#d55e00", "#0072b2", "#cc79a7", "#e69f00", "#56b4e9")
+# Human reference curves: (column of the images table, label, colour).
+_HUMAN_CURVES = (
+    ("rater_1_best_iou", "rater 1 vs gold", hex_colour(RATER_COLOURS[0])),
+    ("rater_2_best_iou", "rater 2 vs gold", hex_colour(RATER_COLOURS[1])),
+)
+
+
+def figure_png(figure: Figure, *, dpi: int = 100) -> bytes:
+    """The figure as PNG bytes.
+
+    Example:
+        >>> figure_png(Figure(figsize=(1, 1)))[:8]
+        b'\\x89PNG\\r\\n\\x1a\\n'
+    """
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    figure = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(figure)  # an Agg canvas of its own: nothing goes through pyplot
+    return figure
+
+
+def hit_rates(
+    best_iou: Sequence[float] | np.ndarray, thresholds: Sequence[float] | np.ndarray
+) -> np.ndarray:
+    """Share of the given best IoUs that are >= each threshold (NaN when there are none).
+
+    Example:
+        >>> hit_rates([0.0, 0.4, 0.6, 0.9], [0.3, 0.5]).tolist()
+        [0.75, 0.5]
+    """
+    values = np.asarray(best_iou, dtype=float)
+    limits = np.asarray(thresholds, dtype=float)
+    if values.size == 0:
+        return np.full(limits.shape, math.nan)
+    return (values[None, :] >= limits[:, None]).mean(axis=1)
+
+
+def _as_tables(images: pd.DataFrame | Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    tables = {"model": images} if isinstance(images, pd.DataFrame) else dict(images)
+    if not tables:
+        raise NovaInputError("no images table given", field="images")
+    for name, table in tables.items():
+        missing = [c for c in ("best_iou", "n_gold_boxes") if c not in table.columns]
+        if missing:
+            raise NovaInputError(
+                f"the images table lacks the column(s) {', '.join(missing)}",
+                source=str(name),
+                field=missing[0],
+            )
+    return tables
+
+
+def _with_gold(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["n_gold_boxes"].fillna(0).astype(int) > 0]
+
+
+def hit_rate_curve(
+    images: pd.DataFrame | Mapping[str, pd.DataFrame],
+    *,
+    thresholds: Sequence[float] = tuple(IOU_THRESHOLDS),
+    human_reference: bool = True,
+) -> Figure:
+    """Hit rate against the IoU threshold: one solid curve per model, the raters dashed.
+
+    Args:
+        images: one images table, or ``{model name: images table}`` for several models.
+        thresholds: IoU thresholds (x axis); default 0.05 to 0.95 by 0.05.
+        human_reference: add each rater against gold (dashed) from the first table whose
+            ``rater_1_best_iou`` / ``rater_2_best_iou`` have values; omitted when none has.
+
+    Returns:
+        A figure; its axes hold one line per model (labelled with the model's name) and per
+        rater, over the images with gold boxes.
+
+    Example:
+        >>> table = pd.DataFrame({"best_iou": [0.0, 0.4, 0.6], "n_gold_boxes": [1, 1, 1]})
+        >>> line = hit_rate_curve({"floor": table}, thresholds=[0.3, 0.5]).axes[0].lines[0]
+        >>> line.get_label(), line.get_ydata().tolist()
+        ('floor', [0.6666666666666666, 0.3333333333333333])
+    """
+    tables = _as_tables(images)
+    figure = _new_figure(6.0, 4.0)
+    axes = figure.add_subplot()
+    x = np.asarray(thresholds, dtype=float)
+    for index, (name, table) in enumerate(tables.items()):
+        rated = _with_gold(table)
+        axes.plot(
+            x,
+            hit_rates(rated["best_iou"].astype(float), x),
+            label=str(name),
+            color=_MODEL_COLOURS[index % len(_MODEL_COLOURS)],
+            marker="o",
+            markersize=3,
+        )
+    if human_reference:
+        for column, label, colour in _HUMAN_CURVES:
+            for table in tables.values():
+                if column not in table.columns:
+                    continue
+                rated = _with_gold(table)[column].dropna()
+                if len(rated):
+                    axes.plot(x, hit_rates(rated.astype(float), x), "--", label=label, color=colour)
+                    break
+    axes.set_xlabel("IoU threshold")
+    axes.set_ylabel("hit rate (images with gold boxes)")
+    axes.set_xlim(0.0, 1.0)
+    axes.set_ylim(-0.02, 1.02)
+    axes.grid(alpha=0.3)
+    axes.set_title("Localisation: hit rate against the IoU threshold")
+    axes.legend(loc="lower left", fontsize="small")
+    return figure
+
+
+def best_iou_histogram(
+    images: pd.DataFrame | Mapping[str, pd.DataFrame], *, bins: int = 20
+) -> Figure:
+    """The distribution of the best IoU per image with gold boxes, one outline per model.
+
+    Example:
+        >>> table = pd.DataFrame({"best_iou": [0.0, 0.0, 0.72], "n_gold_boxes": [1, 1, 1]})
+        >>> axes = best_iou_histogram(table, bins=2).axes[0]
+        >>> [float(patch.get_height()) for patch in axes.patches]
+        [2.0, 1.0]
+    """
+    tables = _as_tables(images)
+    figure = _new_figure(6.0, 3.5)
+    axes = figure.add_subplot()
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    several = len(tables) > 1
+    for index, (name, table) in enumerate(tables.items()):
+        values = _with_gold(table)["best_iou"].astype(float).to_numpy()
+        counts, _ = np.histogram(values, bins=edges)
+        axes.bar(
+            edges[:-1],
+            counts.astype(float),
+            width=np.diff(edges),
+            align="edge",
+            label=f"{name} (n={len(values)})",
+            color=_MODEL_COLOURS[index % len(_MODEL_COLOURS)],
+            alpha=0.45 if several else 0.8,
+            edgecolor="black",
+            linewidth=0.5,
+        )
+    axes.set_xlabel("best IoU of the image (0: no predicted box overlaps a gold box)")
+    axes.set_ylabel("images with gold boxes")
+    axes.set_xlim(0.0, 1.0)
+    axes.set_title("Localisation: distribution of the best IoU")
+    axes.legend(fontsize="small")
+    return figure
+
+
+def _default_metric(task: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    for key in registry.TASKS[task].headline_keys:
+        if any(key in row for row in rows):
+            return key
+    raise NovaInputError(
+        f"the {task} breakdown rows hold none of the task's headline metrics",
+        field=f"breakdowns.{task}",
+    )
+
+
+def breakdown_figure(
+    report: Mapping[str, Any],
+    task: str,
+    *,
+    dimension: str = "pathology_category",
+    metric: str | None = None,
+) -> Figure:
+    """Bars of one metric per group of a breakdown, with their bootstrap CIs as error bars.
+
+    Groups under the report's minimum n (``too_small``) are shown, not hidden: an empty bar
+    outline labelled "too small" at zero height.
+
+    Args:
+        report: a report with ``breakdowns[task][dimension]`` rows (``group``, ``n``,
+            ``too_small``, the metric and ``<metric>_ci``).
+        task: the task (any registry spelling).
+        dimension: ``pathology_category``, ``sequence``, ``plane``, ...
+        metric: the metric key; default the task's first headline metric the rows hold.
+
+    Raises:
+        NovaInputError: the report has no such breakdown.
+
+    Example:
+        >>> rows = [{"group": "vascular", "n": 9, "too_small": False, "top1": 0.5,
+        ...          "top1_ci": [0.2, 0.8]}, {"group": "other", "n": 1, "too_small": True,
+        ...          "top1": None, "top1_ci": None}]
+        >>> report = {"breakdowns": {"diagnosis": {"pathology_category": rows}}}
+        >>> axes = breakdown_figure(report, "diagnosis").axes[0]
+        >>> [float(patch.get_height()) for patch in axes.patches]
+        [50.0, 0.0]
+    """
+    task = registry.canonical_task(task)
+    rows = report.get("breakdowns", {}).get(task, {}).get(dimension)
+    if not rows:
+        raise NovaInputError(
+            f"the report has no {task} breakdown by {dimension} (score with --items)",
+            field=f"breakdowns.{task}.{dimension}",
+        )
+    key = metric or _default_metric(task, rows)
+    labels, heights, lows, highs, small = [], [], [], [], []
+    for row in rows:
+        value = row.get(key)
+        interval = row.get(f"{key}_ci")
+        too_small = bool(row.get("too_small")) or value is None
+        labels.append(f"{row['group']}\n(n={row['n']})")
+        heights.append(0.0 if too_small else 100 * float(value))
+        if too_small or not interval or any(v is None for v in interval):
+            lows.append(0.0)
+            highs.append(0.0)
+        else:
+            lows.append(max(0.0, heights[-1] - 100 * float(interval[0])))
+            highs.append(max(0.0, 100 * float(interval[1]) - heights[-1]))
+        small.append(too_small)
+    figure = _new_figure(max(4.0, 0.9 * len(rows) + 1.5), 3.8)
+    axes = figure.add_subplot()
+    positions = np.arange(len(rows))
+    colours = ["none" if s else hex_colour(GOLD_COLOUR) for s in small]
+    axes.bar(positions, heights, color=colours, edgecolor="black", linewidth=0.6)
+    axes.errorbar(positions, heights, yerr=[lows, highs], fmt="none", ecolor="black", capsize=3)
+    for position, too_small in zip(positions, small):
+        if too_small:
+            axes.text(
+                float(position),
+                2,
+                "too small",
+                ha="center",
+                va="bottom",
+                rotation=90,
+                fontsize="small",
+            )
+    axes.set_xticks(positions, labels, fontsize="small")
+    axes.set_ylim(0, 105)
+    axes.set_ylabel(f"{key} (%)")
+    level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    axes.set_title(f"{task}: {key} by {dimension.replace('_', ' ')} ({level}% CI)")
+    return figure
+
+
+def parse_status_figure(report: Mapping[str, Any]) -> Figure:
+    """The mix of parse statuses per task, with missing answers and model errors, as stacked bars.
+
+    Bar segments are counts of items: every parse status of the task's coverage, then
+    ``model error`` and ``missing``.
+
+    Example:
+        >>> report = {"tasks": {"diagnosis": {"coverage": {"items": 3, "answered": 3,
+        ...     "missing": 0, "errors": 0, "parse_status": {"ok": 2, "not_json": 1}}}}}
+        >>> axes = parse_status_figure(report).axes[0]
+        >>> [(c.get_label(), [float(p.get_width()) for p in c]) for c in axes.containers]
+        [('ok', [2.0]), ('not_json', [1.0])]
+    """
+    tasks = [t for t in registry.TASK_NAMES if t in report.get("tasks", {})]
+    if not tasks:
+        raise NovaInputError("the report scores no task", field="tasks")
+    segments: dict[str, list[float]] = {}
+    for index, task in enumerate(tasks):
+        coverage = report["tasks"][task]["coverage"]
+        task_counts = dict(coverage.get("parse_status", {}))
+        task_counts["model error"] = coverage.get("errors", 0)
+        task_counts["missing"] = coverage.get("missing", 0)
+        for status, count in task_counts.items():
+            segments.setdefault(status, [0.0] * len(tasks))[index] = float(count)
+    segments = {status: counts for status, counts in segments.items() if any(counts)}
+    figure = _new_figure(6.5, 0.6 * len(tasks) + 1.6)
+    axes = figure.add_subplot()
+    left = np.zeros(len(tasks))
+    others = iter(_OTHER_STATUS_COLOURS * (1 + len(segments) // len(_OTHER_STATUS_COLOURS)))
+    for status, counts in segments.items():
+        colour = _STATUS_COLOURS.get(status) or next(others)
+        axes.barh(tasks, counts, left=left, label=status, color=colour, edgecolor="white")
+        left += np.asarray(counts)
+    axes.invert_yaxis()
+    axes.set_xlabel("items")
+    axes.set_title("Parse status of the answers")
+    axes.legend(
+        fontsize="small",
+        ncols=min(4, max(1, len(segments))),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.3),
+    )
+    return figure

@@ -1,0 +1,140 @@
+"""nova evaluate --html and nova compare --markdown/--html on real runs of the sample release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.data.release import read_release
+from novabench.run.predictions import RunManifest
+
+FAST = ["--exclude", "BERTScore-F1", "--exclude", "METEOR"]
+
+
+@pytest.fixture(scope="module")
+def runs(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The floor baseline's raw answers, and perfect answers recorded as model 'oracle|v1'."""
+    folder = tmp_path_factory.mktemp("runs")
+    floor = folder / "floor.jsonl"
+    assert (
+        main(
+            [
+                "run",
+                "--data",
+                str(sample_release),
+                "--task",
+                "all",
+                "--baseline",
+                "floor",
+                "--out",
+                str(floor),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    release = read_release(sample_release)
+    lines = [
+        {"filename": i.filename, "boxes": i.boxes, "caption": i.caption} for i in release.images
+    ]
+    lines += [
+        {"case_id": c.case_id, "diagnoses": [c.final_diagnosis or "none"]} for c in release.cases()
+    ]
+    oracle = folder / "oracle.jsonl"
+    oracle.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    RunManifest(model="oracle|v1").write(oracle)
+    return {"floor": floor, "oracle": oracle}
+
+
+def test_evaluate_writes_an_html_page_naming_the_model(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    out, page, markdown = tmp_path / "r.json", tmp_path / "r.html", tmp_path / "r.md"
+    code = main(
+        [
+            "evaluate",
+            "--data",
+            str(sample_release),
+            "--predictions",
+            str(runs["floor"]),
+            "--out",
+            str(out),
+            "--html",
+            str(page),
+            "--markdown",
+            str(markdown),
+            "--bootstrap",
+            "20",
+            *FAST,
+        ]
+    )
+    assert code == 0
+    text = page.read_text()
+    assert "<title>NOVA report: baseline:floor</title>" in text
+    assert "<h1>NOVA evaluation report: baseline:floor</h1>" in text
+    assert "--items DIR" in text  # per-item sections need the tables (not written here)
+    assert markdown.read_text().splitlines()[0] == "# NOVA evaluation report: baseline:floor"
+    assert f"and {page}" in capsys.readouterr().out
+
+
+def test_compare_writes_markdown_and_html_naming_both_models(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    out, markdown, page = tmp_path / "c.json", tmp_path / "c.md", tmp_path / "c.html"
+    code = main(
+        [
+            "compare",
+            "--data",
+            str(sample_release),
+            "--a",
+            str(runs["oracle"]),
+            "--b",
+            str(runs["floor"]),
+            "--out",
+            str(out),
+            "--markdown",
+            str(markdown),
+            "--html",
+            str(page),
+            "--bootstrap",
+            "20",
+            *FAST,
+        ]
+    )
+    assert code == 0
+    comparison = json.loads(out.read_text())
+    text = markdown.read_text()
+    assert text.splitlines()[0] == "# NOVA comparison: oracle\\|v1 (A) vs baseline:floor (B)"
+    top1 = comparison["tasks"]["diagnosis"]["top1"]
+    row = f"| diagnosis | top1 | {100 * top1['a']:.1f} | {100 * top1['b']:.1f} |"
+    assert row in text
+    html_text = page.read_text()
+    assert "<title>NOVA comparison: oracle|v1 vs baseline:floor</title>" in html_text
+    printed = capsys.readouterr().out
+    assert printed.startswith("A: oracle|v1\nB: baseline:floor\n")
+    n_images = len(read_release(sample_release).images)
+    assert f"B (baseline:floor) localization: {n_images}/{n_images} answered" in printed
+
+
+def test_compare_refuses_an_output_over_an_input(
+    sample_release: Path, runs: dict[str, Path], capsys
+) -> None:
+    code = main(
+        [
+            "compare",
+            "--data",
+            str(sample_release),
+            "--a",
+            str(runs["oracle"]),
+            "--b",
+            str(runs["floor"]),
+            "--out",
+            "x.json",
+            "--html",
+            str(runs["floor"]),
+        ]
+    )
+    assert code == 2 and "--html" in capsys.readouterr().err

@@ -1,0 +1,101 @@
+"""The gallery: which images it shows, and that the boxes are drawn where the table says."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from novabench.data.release import read_release
+from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR, RATER_COLOURS
+from novabench.errors import NovaInputError
+from novabench.report.gallery import LEGEND, build_gallery, gallery_figure, select_gallery
+from tests.report.contract_tables import image_row, images_table
+
+
+def test_sections_hold_the_extremes_and_never_repeat_an_image() -> None:
+    ious = [0.1, 0.9, 0.5, 0.0, 0.7, 0.3, 0.8, 0.2, 0.6]
+    table = images_table(ious)
+    chosen = select_gallery(table, n=2, seed=1)
+    by_name = dict(zip(table["filename"], ious))
+    assert [by_name[f] for f in chosen["best"]] == [0.9, 0.8]
+    assert [by_name[f] for f in chosen["worst"]] == [0.0, 0.1]
+    assert len(chosen["random"]) == 2
+    everything = chosen["best"] + chosen["worst"] + chosen["random"]
+    assert len(set(everything)) == 6
+    assert select_gallery(table, n=2, seed=1) == chosen  # seeded
+    samples = {tuple(select_gallery(table, n=2, seed=s)["random"]) for s in range(10)}
+    assert len(samples) > 1  # the seed matters
+
+
+def test_small_tables_give_short_sections() -> None:
+    chosen = select_gallery(images_table([0.4, 0.6]), n=4)
+    assert chosen == {
+        "best": ["case0001_002.png", "case0001_001.png"],
+        "worst": [],
+        "random": [],
+    }
+
+
+def test_images_without_gold_are_never_best_or_worst() -> None:
+    table = pd.DataFrame(
+        [image_row("case0001_001.png", 0.0, gold=()), image_row("case0001_002.png", 0.2)]
+    )
+    chosen = select_gallery(table, n=1, seed=0)
+    assert chosen["best"] == ["case0001_002.png"] and chosen["worst"] == []
+    assert chosen["random"] == ["case0001_001.png"]
+
+
+def _sample_table(sample_release) -> tuple[pd.DataFrame, object]:
+    release = read_release(sample_release)
+    rows = []
+    for index, image in enumerate(release.images[:4]):
+        row = image_row(
+            image.filename,
+            0.2 * index,
+            width=image.width,
+            height=image.height,
+            gold=((10, 10, 40, 40),),
+            predicted=((50, 50, 90, 80),),
+        )
+        row["rater_1_boxes"] = [[100.0, 100.0, 130.0, 140.0]]
+        rows.append(row)
+    return pd.DataFrame(rows), release
+
+
+def test_overlays_draw_each_box_in_its_legend_colour(sample_release) -> None:
+    table, release = _sample_table(sample_release)
+    items = build_gallery(table, release, n=1, seed=0)
+    assert [item.section for item in items] == ["best", "worst", "random"]
+    best = items[0]
+    assert best.filename == table.loc[table["best_iou"].idxmax(), "filename"]
+    pixels = np.asarray(Image.open(io.BytesIO(best.png)).convert("RGB"))
+    assert tuple(pixels[25, 10]) == GOLD_COLOUR  # left edge of gold [10, 10, 40, 40]
+    assert tuple(pixels[65, 50]) == PREDICTION_COLOUR  # left edge of [50, 50, 90, 80]
+    assert tuple(pixels[120, 100]) == RATER_COLOURS[0]
+    assert best.caption_reference.startswith("Axial FLAIR")
+    assert best.caption_prediction == "Axial FLAIR: a lesion."
+    assert [label for label, _ in LEGEND] == ["gold", "rater 1", "rater 2", "predicted"]
+
+
+def test_release_given_as_a_folder_works_too(sample_release) -> None:
+    table, _ = _sample_table(sample_release)
+    assert len(build_gallery(table, sample_release, n=1)) == 3
+
+
+def test_an_image_missing_from_the_release_is_named(sample_release) -> None:
+    table = images_table([0.5])
+    table.loc[0, "filename"] = "case9999_001.png"
+    with pytest.raises(NovaInputError, match="case9999_001.png"):
+        build_gallery(table, sample_release, n=1)
+
+
+def test_figure_shows_every_item_with_both_captions(sample_release) -> None:
+    table, release = _sample_table(sample_release)
+    figure = gallery_figure(build_gallery(table, release, n=1))
+    texts = [t.get_text() for axes in figure.axes for t in axes.texts]
+    assert len(texts) == 3 and all("reference:" in t and "model:" in t for t in texts)
+    assert [t.get_text() for t in figure.legends[0].get_texts()] == [name for name, _ in LEGEND]

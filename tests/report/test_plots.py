@@ -1,0 +1,119 @@
+"""The report's plots: what each axis holds, checked against the tables it was drawn from."""
+
+from __future__ import annotations
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from novabench.errors import NovaInputError
+from novabench.report.plots import (
+    IOU_THRESHOLDS,
+    best_iou_histogram,
+    breakdown_figure,
+    figure_png,
+    hit_rate_curve,
+    parse_status_figure,
+)
+from tests.report.contract_tables import images_table, report_dict
+
+BEST_IOUS = [0.0, 0.12, 0.31, 0.3, 0.49, 0.5, 0.77, 0.95, 1.0]
+
+
+def _line(figure, label):
+    (line,) = [line for line in figure.axes[0].lines if line.get_label() == label]
+    return line
+
+
+def test_thresholds_run_from_five_to_ninety_five_percent() -> None:
+    assert IOU_THRESHOLDS[0] == 0.05 and IOU_THRESHOLDS[-1] == 0.95 and len(IOU_THRESHOLDS) == 19
+    assert 0.3 in IOU_THRESHOLDS and 0.5 in IOU_THRESHOLDS  # rounded, so these are exact
+
+
+def test_curve_at_thirty_and_fifty_is_the_mean_of_the_hit_columns() -> None:
+    table = images_table(BEST_IOUS)
+    line = _line(hit_rate_curve({"tiny-vlm": table}), "tiny-vlm")
+    x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+    assert y[np.flatnonzero(x == 0.3)[0]] == table["hit_30"].mean()
+    assert y[np.flatnonzero(x == 0.5)[0]] == table["hit_50"].mean()
+    # counted by hand: 0.77, 0.95, 1.0 are >= 0.75
+    assert y[np.flatnonzero(x == 0.75)[0]] == pytest.approx(3 / 9)
+
+
+def test_curve_counts_only_images_with_gold_boxes() -> None:
+    table = pd.concat(
+        [images_table([0.6, 0.6]), images_table([0.0], gold=(), predicted=None)],
+        ignore_index=True,
+    )
+    y = _line(hit_rate_curve(table), "model").get_ydata()
+    assert list(y[:10]) == [1.0] * 10  # the image without gold would make it 2/3
+
+
+def test_one_curve_per_model_and_raters_dashed() -> None:
+    a, b = images_table(BEST_IOUS), images_table([0.9] * 9)
+    figure = hit_rate_curve({"model A": a, "model B": b})
+    labels = [line.get_label() for line in figure.axes[0].lines]
+    assert labels == ["model A", "model B", "rater 1 vs gold", "rater 2 vs gold"]
+    assert _line(figure, "rater 1 vs gold").get_linestyle() == "--"
+    assert _line(figure, "model A").get_linestyle() == "-"
+    # every rater best IoU is 0.8 in the table: hit up to 0.8, none above
+    y = _line(figure, "rater 1 vs gold").get_ydata()
+    assert y[IOU_THRESHOLDS <= 0.8].tolist() == [1.0] * 16 and y[IOU_THRESHOLDS > 0.8].sum() == 0
+
+
+def test_no_rater_curve_without_rater_boxes() -> None:
+    table = images_table(BEST_IOUS, rater_1_best_iou=None, rater_2_best_iou=None)
+    assert [line.get_label() for line in hit_rate_curve(table).axes[0].lines] == ["model"]
+
+
+def test_histogram_counts_every_image_with_gold_once() -> None:
+    figure = best_iou_histogram({"m": images_table(BEST_IOUS)}, bins=4)
+    heights = [float(p.get_height()) for p in figure.axes[0].patches]
+    # bins [0, .25) [.25, .5) [.5, .75) [.75, 1]: 0 and .12 | .31 .3 .49 | .5 | .77 .95 1.0
+    assert heights == [2.0, 3.0, 1.0, 3.0]
+
+
+def test_breakdown_bars_carry_values_and_intervals_in_percent() -> None:
+    figure = breakdown_figure(report_dict(), "localisation")
+    axes = figure.axes[0]
+    heights = [float(p.get_height()) for p in axes.patches]
+    assert heights == [60.0, 40.0, 0.0]  # "other" is too small: shown empty, not hidden
+    labels = [t.get_text() for t in axes.get_xticklabels()]
+    assert labels == ["neoplastic\n(n=12)", "vascular\n(n=8)", "other\n(n=2)"]
+    assert "too small" in [t.get_text() for t in axes.texts]
+    (bars,) = [c for c in axes.containers if isinstance(c, matplotlib.container.ErrorbarContainer)]
+    segments = bars.lines[2][0].get_segments()
+    assert [tuple(np.round(s[:, 1], 6)) for s in segments[:2]] == [(50.0, 70.0), (30.0, 40.0 + 10)]
+    assert "hit@30" in axes.get_ylabel()
+
+
+def test_breakdown_missing_is_an_input_error_naming_the_breakdown() -> None:
+    with pytest.raises(NovaInputError, match="no diagnosis breakdown by sequence"):
+        breakdown_figure(report_dict(), "diagnosis", dimension="sequence")
+
+
+def test_parse_status_mix_adds_up_to_the_items() -> None:
+    report = report_dict()
+    axes = parse_status_figure(report).axes[0]
+    widths = {c.get_label(): [float(p.get_width()) for p in c] for c in axes.containers}
+    # tasks in registry order: localization, diagnosis
+    assert widths == {
+        "ok": [2.0, 2.0],
+        "no_target": [1.0, 0.0],
+        "not_json": [0.0, 1.0],
+        "missing": [1.0, 1.0],
+    }
+    totals = np.sum(list(widths.values()), axis=0)
+    assert totals.tolist() == [4.0, 4.0]  # every item once
+
+
+def test_figures_become_png_without_pyplot() -> None:
+    import sys
+
+    png = figure_png(hit_rate_curve(images_table(BEST_IOUS)))
+    assert png.startswith(b"\x89PNG") and len(png) > 1000
+    assert (
+        "matplotlib.pyplot" not in sys.modules
+        or not __import__("matplotlib.pyplot").pyplot.get_fignums()
+    )

@@ -1,0 +1,149 @@
+"""Progress bars: on stderr when it is a terminal, never with --quiet or off a terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.progress import progress_bar, progress_enabled, progress_shown
+
+
+class FakeTerminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_bars_show_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert not progress_shown()
+    assert list(progress_bar(range(3), desc="work")) == [0, 1, 2]
+    assert sys.stderr.getvalue() == ""
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert progress_shown()
+    list(progress_bar(range(3), desc="work", unit="thing"))
+    assert "work" in terminal.getvalue() and "thing" in terminal.getvalue()
+
+
+def test_quiet_block_hides_bars_even_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with progress_enabled(False):
+        assert list(progress_bar(range(3), desc="work")) == [0, 1, 2]
+        with progress_enabled(True):
+            assert progress_shown()  # an inner block may switch them back on
+        assert not progress_shown()
+    assert terminal.getvalue() == ""
+    assert progress_shown()  # restored after the block
+
+
+def _evaluate(release: Path, tmp_path: Path, *extra: str) -> int:
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text(
+        json.dumps({"case_id": "case0001", "raw_diagnoses": '["glioma"]'}) + "\n",
+        encoding="utf-8",
+    )
+    return main(
+        [
+            "evaluate",
+            "--data",
+            str(release),
+            "--predictions",
+            str(predictions),
+            "--out",
+            str(tmp_path / "r.json"),
+            "--bootstrap",
+            "30",
+            *extra,
+        ]
+    )
+
+
+def test_evaluate_shows_reading_parsing_scoring_and_bootstrap_bars(
+    sample_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert _evaluate(sample_release, tmp_path) == 0
+    shown = terminal.getvalue()
+    for step in (
+        "reading release",
+        "fingerprinting release",
+        "parsing diagnosis",
+        "scoring",
+        "bootstrap",
+    ):
+        assert step in shown
+
+
+def test_evaluate_quiet_shows_none(
+    sample_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert _evaluate(sample_release, tmp_path, "--quiet") == 0
+    assert terminal.getvalue() == ""
+
+
+def test_judge_batches_show_a_judging_bar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from novabench.metrics.judge import OpenAIChatJudge
+    from tests.fake_openai_server import FakeOpenAIServer
+
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with FakeOpenAIServer(answer=lambda body: '{"match": true}') as server:
+        judge = OpenAIChatJudge(
+            server.base_url, "judge-model", timeout=5.0, max_retries=0, cache_dir=tmp_path / "cache"
+        )
+        assert judge.match_many([("glioma", "glioma"), ("meningioma", "a meningioma")]) == [
+            True,
+            True,
+        ]
+    assert "judging" in terminal.getvalue()
+
+
+def test_a_function_asked_for_no_progress_shows_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert list(progress_bar(range(3), desc="work", enabled=False)) == [0, 1, 2]
+    assert terminal.getvalue() == ""
+
+
+def test_quiet_commands_hide_their_library_bars_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    release = tmp_path / "nova"
+    assert main(["sample", str(release), "--cases", "1", "--quiet"]) == 0
+    assert main(["info", str(release)]) == 0  # reads and fingerprints: bars on a terminal
+    shown = terminal.getvalue()
+    assert "reading release" in shown
+    terminal.seek(0)
+    terminal.truncate()
+    out = tmp_path / "floor.jsonl"
+    assert (
+        main(
+            [
+                "run",
+                "--data",
+                str(release),
+                "--task",
+                "diagnosis",
+                "--baseline",
+                "floor",
+                "--out",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert terminal.getvalue() == ""  # neither the run's bar nor reading the release
