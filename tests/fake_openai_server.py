@@ -25,9 +25,10 @@ The server counts requests in flight (``in_flight``, ``max_in_flight``), complet
 whole (``n_answered``), and keeps every request body, header set and client port
 (``peers``). It speaks HTTP/1.0 (a connection per request) unless ``keep_alive=True``
 (HTTP/1.1, connections reused as vLLM's server does); ``latency(body)`` gives each
-unscripted request a delay in seconds (seeded latencies for the kill test and benchmarks). It is bounded: it stops after ``max_requests`` requests,
-after ``lifetime`` seconds, or on ``stop()``; stalls, delays, drips and barriers all end
-when it stops, so a failing test cannot hang.
+unscripted request a delay in seconds (seeded latencies for the kill test and benchmarks).
+It is bounded: it stops after ``max_requests`` requests, after ``lifetime`` seconds, or on
+``stop()``; stalls, delays, drips and barriers all end when it stops, so a failing test
+cannot hang.
 """
 
 from __future__ import annotations

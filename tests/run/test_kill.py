@@ -1,4 +1,4 @@
-"""The kill test: `nova run --endpoint` killed (SIGKILL) at seeded random moments, resumed each time.
+"""The kill test: `nova run --endpoint` SIGKILLed at seeded random moments, resumed each time.
 
 A real `nova run` process talks to the scripted local server (127.0.0.1, seeded long-tailed
 latencies, answers that depend only on the question) and is killed again and again, some
@@ -193,7 +193,8 @@ def test_runs_killed_at_random_moments_lose_only_what_was_in_flight(
     assert {task: len(records) for task, records in predictions.records.items()} == expected
 
     def answers(lines: list[dict[str, Any]]) -> list[str]:  # latency aside, in any order
-        return sorted(json.dumps({k: v for k, v in line.items() if k != "latency_s"}) for line in lines)
+        kept = [{k: v for k, v in line.items() if k != "latency_s"} for line in lines]
+        return sorted(json.dumps(line) for line in kept)
 
     assert answers(lines) == answers(answer_lines(uninterrupted.read_bytes()))
 

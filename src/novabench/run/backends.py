@@ -166,7 +166,8 @@ def png_for_model(
     if header is None:
         reason = "not a PNG file"
     elif header[2] > 8:
-        reason = f"{header[2]}-bit {_COLOUR_TYPE_NAMES.get(header[3], 'grayscale')} windowed to 8 bits"
+        kind = _COLOUR_TYPE_NAMES.get(header[3], "grayscale")
+        reason = f"{header[2]}-bit {kind} windowed to 8 bits"
     else:
         reason = f"{_COLOUR_TYPE_NAMES.get(header[3], 'unusual')} PNG as RGB"
     from PIL import Image, UnidentifiedImageError
@@ -658,7 +659,7 @@ class OpenAIEndpointBackend:
 
         Example:
             >>> backend.answer(Request("case0001", "diagnosis", "History: ..."))  # doctest: +SKIP
-            Answer(text='{"most_likely_diagnosis": ...}', latency_s=1.3, input_size=None, error=None)
+            Answer(text='{"most_likely_diagnosis": ...}', latency_s=1.3, ...)
         """
         messages = self._messages(request)
         size = request.image_size

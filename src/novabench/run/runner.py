@@ -360,7 +360,11 @@ def _request(task: str, item: Any, prompt: Any, *, as_png: bool = False) -> Requ
             image_encoding=encoding,
         )
     return Request(
-        item_id=item.filename, task=task, prompt=prompt.text, image=_load_image(item), context=context
+        item_id=item.filename,
+        task=task,
+        prompt=prompt.text,
+        image=_load_image(item),
+        context=context,
     )
 
 
@@ -563,10 +567,9 @@ def run_model(
     # How the images of the whole file were sent, over this call and the earlier ones.
     image_encodings: Counter[str] = Counter()
     earlier_runtime = existing.runtime if existing is not None else None
-    if isinstance(earlier_runtime, dict) and isinstance(earlier_runtime.get("image_encoding"), dict):
-        image_encodings.update(
-            {str(k): int(v) for k, v in earlier_runtime["image_encoding"].items()}
-        )
+    earlier = earlier_runtime.get("image_encoding") if isinstance(earlier_runtime, dict) else None
+    if isinstance(earlier, dict):
+        image_encodings.update({str(k): int(v) for k, v in earlier.items()})
     if as_png:
         manifest.runtime["image_encoding"] = image_encodings
     earlier_endpoints = []
@@ -631,7 +634,8 @@ def run_model(
                     return request, backend.answer(request)  # type: ignore[attr-defined]
 
                 jobs = ((task, item) for task in chosen for item in pending[task])
-                _ask_in_pool(jobs, ask, max(1, int(backend.max_concurrency)), record)  # type: ignore[attr-defined]
+                concurrency = max(1, int(backend.max_concurrency))  # type: ignore[attr-defined]
+                _ask_in_pool(jobs, ask, concurrency, record)
             else:
                 for task in chosen:
                     bar.set_postfix_str(task)
