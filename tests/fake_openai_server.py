@@ -25,7 +25,8 @@ The server counts requests in flight (``in_flight``, ``max_in_flight``), complet
 whole (``n_answered``), and keeps every request body, header set and client port
 (``peers``). It speaks HTTP/1.0 (a connection per request) unless ``keep_alive=True``
 (HTTP/1.1, connections reused as vLLM's server does); ``latency(body)`` gives each
-unscripted request a delay in seconds (seeded latencies for the kill test and benchmarks).
+unscripted request a delay in seconds (seeded latencies for the kill test and benchmarks);
+``record=False`` keeps no bodies (a benchmark sends hundreds of megabytes).
 It is bounded: it stops after ``max_requests`` requests, after ``lifetime`` seconds, or on
 ``stop()``; stalls, delays, drips and barriers all end when it stops, so a failing test
 cannot hang.
@@ -132,6 +133,10 @@ def default_answer(body: dict[str, Any]) -> str:
     return f"answer to {hashlib.sha256(text.encode()).hexdigest()[:8]} ({has_image})"
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # 32 clients connecting at once must not be reset (default 5)
+
+
 class FakeOpenAIServer:
     """A scripted chat-completions server; see the module docstring."""
 
@@ -148,6 +153,7 @@ class FakeOpenAIServer:
         lifetime: float = 300.0,
         keep_alive: bool = False,
         latency: Callable[[dict[str, Any]], float] | None = None,
+        record: bool = True,
     ) -> None:
         self.script: deque[Reply] = deque(script or [])
         self.answer = answer
@@ -157,6 +163,7 @@ class FakeOpenAIServer:
         self.lifetime = lifetime
         self.keep_alive = keep_alive
         self.latency = latency
+        self.record = record  # keep bodies, headers and peers (off for benchmarks)
         self.peers: list[int] = []
         self.n_answered = 0
         self.barrier = threading.Barrier(barrier_parties, timeout=barrier_timeout)
@@ -169,7 +176,7 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self.n_requests = 0
         self._stop = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._server.timeout = 0.1  # handle_request wakes up to check the stop conditions
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -210,6 +217,7 @@ class FakeOpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1" if fake.keep_alive else "HTTP/1.0"
+            disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms stall
 
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
@@ -250,9 +258,10 @@ class FakeOpenAIServer:
                 body = json.loads(self.rfile.read(length))
                 with fake.lock:
                     fake.n_requests += 1
-                    fake.bodies.append(body)
-                    fake.headers.append(dict(self.headers.items()))
-                    fake.peers.append(int(self.client_address[1]))
+                    if fake.record:
+                        fake.bodies.append(body)
+                        fake.headers.append(dict(self.headers.items()))
+                        fake.peers.append(int(self.client_address[1]))
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                     scripted = fake.script.popleft() if fake.script else None

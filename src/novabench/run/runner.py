@@ -42,10 +42,10 @@ import datetime as _dt
 import hashlib
 import os
 import platform
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +90,8 @@ class RunSummary:
             in the file), ``answered`` and ``errors`` (this call).
         repaired_fragment: where a cut-off last line was saved, when one was found.
         elapsed_s: wall time of this call.
+        asking_s: wall time from the first question to the last answer (``elapsed_s`` less
+            reading the file, fingerprinting the release and writing the manifest).
     """
 
     out_path: Path
@@ -98,6 +100,7 @@ class RunSummary:
     repaired_fragment: Path | None = None
     elapsed_s: float = 0.0
     tasks: tuple[str, ...] = field(default_factory=tuple)
+    asking_s: float = 0.0
 
     @property
     def n_answered(self) -> int:
@@ -316,6 +319,8 @@ def _items(release: Any, task: str) -> list[Any]:
 
 def _image_file_bytes(item: Any) -> bytes:
     """An image record's PNG file as stored: its embedded bytes (a `nova export`), else its file."""
+    if callable(getattr(item, "read_bytes", None)):
+        return bytes(item.read_bytes())
     data = getattr(item, "image_bytes", None)
     return bytes(data) if data is not None else Path(item.image_path).read_bytes()
 
@@ -404,35 +409,41 @@ def _ask_in_pool(
 ) -> None:
     """Keep ``concurrency`` jobs in flight until none is left; ``record`` each as it ends.
 
-    ``record`` runs in the calling thread, in completion order. An exception raised by a
-    job is raised here after the answers that finished with it are recorded; jobs not yet
-    started are cancelled and those in flight are not waited for.
+    ``concurrency`` worker threads each take the next job, ask it and record the answer
+    themselves (under one lock, in completion order), so an answer costs no hand-over to
+    another thread. The first exception (a job's or ``record``'s) stops the workers taking
+    new jobs and is raised here once the jobs in flight have ended.
     """
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="nova-run")
-    in_flight: set[Future[tuple[Request, Answer]]] = set()
-    try:
-        exhausted = False
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def work() -> None:
         while True:
-            while not exhausted and len(in_flight) < concurrency:
+            with lock:
+                if failures:
+                    return
                 job = next(jobs, None)
-                if job is None:
-                    exhausted = True
-                else:
-                    in_flight.add(pool.submit(ask, *job))
-            if not in_flight:
+            if job is None:
                 return
-            finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
-            failure: BaseException | None = None
-            for future in finished:
-                error = future.exception()
-                if error is not None:
-                    failure = failure or error
-                else:
-                    record(*future.result())
-            if failure is not None:
-                raise failure
-    finally:
-        pool.shutdown(wait=not in_flight, cancel_futures=True)
+            try:
+                request, answer = ask(*job)
+                with lock:
+                    record(request, answer)
+            except BaseException as error:  # handed to the calling thread
+                with lock:
+                    failures.append(error)
+                return
+
+    workers = [
+        threading.Thread(target=work, name=f"nova-run-{index}", daemon=True)
+        for index in range(concurrency)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if failures:
+        raise failures[0]
 
 
 def run_model(
@@ -616,6 +627,8 @@ def run_model(
         disable=not progress,
     )
     status = "interrupted"
+    asking_started = time.perf_counter()
+    asking_s = 0.0
     try:
         with out.open("a", encoding="utf-8") as handle:
 
@@ -648,6 +661,7 @@ def run_model(
                             )
                         for request, answer in zip(requests, answers):
                             record(request, answer)
+        asking_s = time.perf_counter() - asking_started
         status = "complete"
     finally:
         bar.close()
@@ -664,4 +678,5 @@ def run_model(
         repaired_fragment=repaired,
         elapsed_s=time.perf_counter() - started,
         tasks=chosen,
+        asking_s=asking_s,
     )
