@@ -219,5 +219,6 @@ def main(argv: list[str] | None = None) -> None:
             + (f"{ideal:>7.2f} {asking:>8.2f} {asking / ideal:>6.3f}x" if ideal else "")
         )
 
+
 if __name__ == "__main__":
     main()

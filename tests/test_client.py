@@ -217,6 +217,8 @@ def test_a_thread_keeps_its_connection_alive_when_the_server_allows_it() -> None
         client = client_for(server)
         texts = [client.chat([{"role": "user", "content": f"q{i}"}]).text for i in range(3)]
         assert len(set(texts)) == 3 and len(set(server.peers)) == 1  # one TCP connection
+        client.close()  # closes it; the client stays usable on a new one
+        assert client.chat(HELLO).text and len(set(server.peers)) == 2
         client.close()
     with FakeOpenAIServer() as server:  # HTTP/1.0: the server closes after each reply
         client = client_for(server)

@@ -18,6 +18,10 @@ from one caller to the next:
 - **Concurrency.** At most ``max_concurrency`` requests are in flight at once, whatever
   the number of threads calling :meth:`ChatClient.chat`; a retry waiting out its backoff
   does not hold a slot.
+- **Connections.** Each calling thread keeps its HTTP connection alive between requests
+  when the server allows it (HTTP/1.1, as vLLM, TGI and hosted APIs do), so a run pays no
+  TCP/TLS handshake per request; a kept-alive connection the server closed while idle is
+  replaced at once within the same attempt (nothing of a reply had come back).
 - **Reply text.** The text is ``choices[0].message.content`` (a string, or a list of text
   parts, joined). Anything else is a :class:`ChatClientError`. JSON must be UTF-8: each
   byte of invalid UTF-8 in the body and each lone UTF-16 surrogate in the content (a
@@ -463,6 +467,7 @@ class ChatClient:
         self._sleep = sleep or time.sleep
         self._slots = threading.BoundedSemaphore(max_concurrency)
         self._local = threading.local()  # each thread's kept-alive connection
+        self._kept: set[http.client.HTTPConnection] = set()  # all of them, for close()
         self._lock = threading.Lock()
         self._counts = {"requests": 0, "retries": 0, "failures": 0}
 
@@ -623,14 +628,16 @@ class ChatClient:
         return http.client.HTTPConnection(self._host or "", self._port, timeout=timeout)
 
     def close(self) -> None:
-        """Close the calling thread's kept-alive connection (others close with their threads).
+        """Close every kept-alive connection; call it when no request is in flight.
+
+        The client stays usable: a later request opens a new connection.
 
         Example:
             >>> ChatClient("http://h/v1", "m").close()
         """
-        connection = getattr(self._local, "connection", None)
-        self._local.connection = None
-        if connection is not None:
+        with self._lock:
+            kept, self._kept = self._kept, set()
+        for connection in kept:
             connection.close()
 
     def _exchange(
@@ -676,6 +683,12 @@ class ChatClient:
             headers["Authorization"] = self._authorization
         connection = getattr(self._local, "connection", None)
         self._local.connection = None  # held by this attempt; put back only if reusable
+        if connection is not None:
+            with self._lock:
+                if connection in self._kept:
+                    self._kept.discard(connection)
+                else:  # closed by close() meanwhile
+                    connection = None
         reused = connection is not None
         if connection is None:
             connection = self._connection(self.timeout)
@@ -708,6 +721,8 @@ class ChatClient:
         finally:
             if keep:
                 self._local.connection = connection
+                with self._lock:
+                    self._kept.add(connection)
             else:
                 connection.close()
         if not 200 <= status < 300:

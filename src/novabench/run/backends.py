@@ -677,6 +677,10 @@ class OpenAIEndpointBackend:
             return Answer(error=str(error), input_size=size)
         return Answer(text=reply.text, latency_s=time.perf_counter() - begin, input_size=size)
 
+    def close(self) -> None:
+        """Close the kept-alive connections (the runner calls it when a run ends)."""
+        self._client.close()
+
     def generate(self, requests: Sequence[Request]) -> list[Answer]:
         """Send ``requests`` with at most ``max_concurrency`` in flight; answers keep request order.
 
@@ -686,7 +690,10 @@ class OpenAIEndpointBackend:
         """
         if not requests:
             return []
-        if len(requests) == 1 or self.max_concurrency == 1:
-            return [self.answer(request) for request in requests]
-        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
-            return list(pool.map(self.answer, requests))
+        try:
+            if len(requests) == 1 or self.max_concurrency == 1:
+                return [self.answer(request) for request in requests]
+            with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
+                return list(pool.map(self.answer, requests))
+        finally:
+            self.close()  # the pool's threads are gone; so is any use of their connections

@@ -648,7 +648,12 @@ def run_model(
 
                 jobs = ((task, item) for task in chosen for item in pending[task])
                 concurrency = max(1, int(backend.max_concurrency))  # type: ignore[attr-defined]
-                _ask_in_pool(jobs, ask, concurrency, record)
+                try:
+                    _ask_in_pool(jobs, ask, concurrency, record)
+                finally:
+                    close = getattr(backend, "close", None)
+                    if callable(close):
+                        close()  # the workers' kept-alive connections
             else:
                 for task in chosen:
                     bar.set_postfix_str(task)
