@@ -50,6 +50,7 @@ import json
 import math
 import os
 import re
+import socket
 import ssl
 import threading
 import time
@@ -652,6 +653,9 @@ class ChatClient:
         if connection.sock is None:
             connection.timeout = max(deadline - time.monotonic(), 1e-3)
             connection.connect()
+            # http.client sends a large body apart from its headers; without this the
+            # body's last segment can wait for a delayed ACK (tens of milliseconds).
+            cast(Any, connection.sock).setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock = connection.sock
         sock.settimeout(max(deadline - time.monotonic(), 1e-3))  # sendall: a total bound
         cast(Any, connection).response_class = _deadline_response(deadline)
