@@ -516,3 +516,19 @@ def test_a_file_from_before_image_transport_resumes_with_other_library_versions(
             release, tasks="diagnosis", backend=backend_for(server), out_path=out, progress=False
         )
     assert resumed.counts["diagnosis"]["done_before"] == 1 and resumed.complete
+
+
+def test_nova_run_keeps_sixteen_requests_in_flight_by_default():
+    import argparse
+
+    from novabench.cli.run import build_backend, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(
+        ["run", "--data", "d", "--task", "all", "--out", "o.jsonl"]
+        + ["--endpoint", "http://127.0.0.1:9/v1", "--model-name", "m"]
+    )
+    backend = build_backend(args)
+    assert backend.max_concurrency == 16 and backend.accepts_png
+    assert backend.describe()["max_concurrency"] == 16
