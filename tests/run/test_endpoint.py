@@ -374,8 +374,6 @@ def test_while_one_request_hangs_the_others_keep_flowing(release_dir, tmp_path):
     held: dict[str, bool] = {}
 
     def latency(body):
-        from tests.fake_openai_server import request_text
-
         if "released_by_progress" in held:
             return 0.0
         held["released_by_progress"] = False

@@ -580,7 +580,9 @@ def run_model(
     earlier_runtime = existing.runtime if existing is not None else None
     earlier = earlier_runtime.get("image_encoding") if isinstance(earlier_runtime, dict) else None
     if isinstance(earlier, dict):
-        image_encodings.update({str(k): int(v) for k, v in earlier.items()})
+        image_encodings.update(
+            {str(k): v for k, v in earlier.items() if type(v) is int}  # a hand-edit is ignored
+        )
     if as_png:
         manifest.runtime["image_encoding"] = image_encodings
     earlier_endpoints = []
