@@ -21,10 +21,15 @@ Start it with ``with FakeOpenAIServer() as server: ... server.base_url ...`` (``
 3. else 200 with ``server.answer(body)`` as the content (by default
    ``"answer to <hash of the text> (with image|text only)"``).
 
-The server counts requests in flight (``in_flight``, ``max_in_flight``) and keeps every
-request body and header set. It is bounded: it stops after ``max_requests`` requests,
-after ``lifetime`` seconds, or on ``stop()``; stalls, delays, drips and barriers all end
-when it stops, so a failing test cannot hang.
+The server counts requests in flight (``in_flight``, ``max_in_flight``), completions sent
+whole (``n_answered``), and keeps every request body, header set and client port
+(``peers``). It speaks HTTP/1.0 (a connection per request) unless ``keep_alive=True``
+(HTTP/1.1, connections reused as vLLM's server does); ``latency(body)`` gives each
+unscripted request a delay in seconds (seeded latencies for the kill test and benchmarks);
+``record=False`` keeps no bodies (a benchmark sends hundreds of megabytes).
+It is bounded: it stops after ``max_requests`` requests, after ``lifetime`` seconds, or on
+``stop()``; stalls, delays, drips and barriers all end when it stops, so a failing test
+cannot hang.
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ class Reply:
         drip: seconds between the body's bytes, sent one at a time after the headers.
         close_after: send the headers and this many body bytes, then close the connection.
         hang_up: close the connection without sending anything.
+        drop_after: reply normally, then close the connection without saying so (a kept-alive
+            connection the server dropped while idle).
         barrier: wait until ``barrier_parties`` requests wait together before replying.
     """
 
@@ -70,6 +77,7 @@ class Reply:
     drip: float | None = None
     close_after: int | None = None
     hang_up: bool = False
+    drop_after: bool = False
     barrier: bool = False
 
 
@@ -125,6 +133,10 @@ def default_answer(body: dict[str, Any]) -> str:
     return f"answer to {hashlib.sha256(text.encode()).hexdigest()[:8]} ({has_image})"
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # 32 clients connecting at once must not be reset (default 5)
+
+
 class FakeOpenAIServer:
     """A scripted chat-completions server; see the module docstring."""
 
@@ -139,6 +151,9 @@ class FakeOpenAIServer:
         max_requests: int = 200,
         barrier_timeout: float = 30.0,
         lifetime: float = 300.0,
+        keep_alive: bool = False,
+        latency: Callable[[dict[str, Any]], float] | None = None,
+        record: bool = True,
     ) -> None:
         self.script: deque[Reply] = deque(script or [])
         self.answer = answer
@@ -146,6 +161,11 @@ class FakeOpenAIServer:
         self.hold_seconds = hold_seconds
         self.max_requests = max_requests
         self.lifetime = lifetime
+        self.keep_alive = keep_alive
+        self.latency = latency
+        self.record = record  # keep bodies, headers and peers (off for benchmarks)
+        self.peers: list[int] = []
+        self.n_answered = 0
         self.barrier = threading.Barrier(barrier_parties, timeout=barrier_timeout)
         self.lock = threading.Lock()
         self.attempts: dict[str, int] = {}
@@ -156,7 +176,7 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self.n_requests = 0
         self._stop = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._server.timeout = 0.1  # handle_request wakes up to check the stop conditions
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -196,6 +216,9 @@ class FakeOpenAIServer:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if fake.keep_alive else "HTTP/1.0"
+            disable_nagle_algorithm = True  # headers and body go out at once, no 40 ms stall
+
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
@@ -215,8 +238,12 @@ class FakeOpenAIServer:
                 try:
                     self._head(code, len(body), headers or {})
                     self.wfile.write(body)
+                    self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (deadline); nothing to do
+                    return  # the client gave up (deadline); nothing to do
+                if code == 200:
+                    with fake.lock:
+                        fake.n_answered += 1
 
             def _hang_up(self) -> None:
                 self._leave()
@@ -231,8 +258,10 @@ class FakeOpenAIServer:
                 body = json.loads(self.rfile.read(length))
                 with fake.lock:
                     fake.n_requests += 1
-                    fake.bodies.append(body)
-                    fake.headers.append(dict(self.headers.items()))
+                    if fake.record:
+                        fake.bodies.append(body)
+                        fake.headers.append(dict(self.headers.items()))
+                        fake.peers.append(int(self.client_address[1]))
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                     scripted = fake.script.popleft() if fake.script else None
@@ -283,6 +312,8 @@ class FakeOpenAIServer:
                 if reply.drip is not None:
                     return self._drip(reply, payload)
                 self._send(reply.status, payload, reply.headers)
+                if reply.drop_after:
+                    self._hang_up()
 
             def _drip(self, reply: Reply, payload: bytes) -> None:
                 record = DripRecord(total=len(payload))
@@ -309,6 +340,8 @@ class FakeOpenAIServer:
                     fake.attempts[key] = attempt + 1
                 if fake.hold_seconds:
                     time.sleep(fake.hold_seconds)
+                if fake.latency is not None and fake._stop.wait(fake.latency(body)):
+                    return self._hang_up()
                 if mode == "500-once" and attempt == 0 or mode == "always-500":
                     return self._send(500, b'{"error": "server overloaded"}')
                 if mode == "429-once" and attempt == 0:

@@ -212,6 +212,54 @@ def test_connections_closed_every_time_end_in_a_connection_error() -> None:
     assert "connection failed" in str(info.value)
 
 
+def test_a_thread_keeps_its_connection_alive_when_the_server_allows_it() -> None:
+    with FakeOpenAIServer(keep_alive=True) as server:
+        client = client_for(server)
+        texts = [client.chat([{"role": "user", "content": f"q{i}"}]).text for i in range(3)]
+        assert len(set(texts)) == 3 and len(set(server.peers)) == 1  # one TCP connection
+        client.close()  # closes it; the client stays usable on a new one
+        assert client.chat(HELLO).text and len(set(server.peers)) == 2
+        client.close()
+    with FakeOpenAIServer() as server:  # HTTP/1.0: the server closes after each reply
+        client = client_for(server)
+        for i in range(3):
+            client.chat([{"role": "user", "content": f"q{i}"}])
+        assert len(set(server.peers)) == 3
+
+
+def test_a_connection_dropped_while_idle_is_replaced_within_the_same_attempt() -> None:
+    script = [Reply(content="first", drop_after=True), Reply(content="second")]
+    with FakeOpenAIServer(script=script, keep_alive=True) as server:
+        client = client_for(server)
+        assert client.chat(HELLO).text == "first"
+        reply = client.chat(HELLO)
+        assert reply.text == "second" and reply.attempts == 1
+        assert client.stats.retries == 0 and len(set(server.peers)) == 2
+
+
+def test_a_reused_connection_still_has_a_deadline_per_attempt() -> None:
+    script = [Reply(content="warm"), Reply(content="a reply dripped for a minute", drip=1.5)]
+    with FakeOpenAIServer(script=script, keep_alive=True) as server:
+        client = client_for(server, timeout=2.0, max_retries=0)
+        assert client.chat(HELLO).text == "warm"
+        with pytest.raises(ChatClientError) as info:
+            client.chat(HELLO)
+        [drip] = server.drips
+        assert not drip.finished and drip.sent < drip.total
+        assert len(set(server.peers)) == 1  # the drip came on the kept connection
+    assert info.value.kind == "timeout"
+
+
+def test_a_hang_up_on_a_reused_connection_is_a_failure_once_a_fresh_one_hangs_up_too() -> None:
+    # The first hang-up looks like an idle drop (replaced at once); the second is real.
+    script = [Reply(content="warm"), Reply(hang_up=True), Reply(hang_up=True), Reply(content="ok")]
+    with FakeOpenAIServer(script=script, keep_alive=True) as server:
+        client = client_for(server)
+        client.chat(HELLO)
+        reply = client.chat(HELLO)
+    assert reply.text == "ok" and reply.attempts == 2 and server.n_requests == 4
+
+
 def test_a_refused_connection_is_retried_then_named() -> None:
     with socket.socket() as probe:  # a port nobody listens on once closed
         probe.bind(("127.0.0.1", 0))

@@ -18,6 +18,10 @@ from one caller to the next:
 - **Concurrency.** At most ``max_concurrency`` requests are in flight at once, whatever
   the number of threads calling :meth:`ChatClient.chat`; a retry waiting out its backoff
   does not hold a slot.
+- **Connections.** Each calling thread keeps its HTTP connection alive between requests
+  when the server allows it (HTTP/1.1, as vLLM, TGI and hosted APIs do), so a run pays no
+  TCP/TLS handshake per request; a kept-alive connection the server closed while idle is
+  replaced at once within the same attempt (nothing of a reply had come back).
 - **Reply text.** The text is ``choices[0].message.content`` (a string, or a list of text
   parts, joined). Anything else is a :class:`ChatClientError`. JSON must be UTF-8: each
   byte of invalid UTF-8 in the body and each lone UTF-16 surrogate in the content (a
@@ -46,6 +50,7 @@ import json
 import math
 import os
 import re
+import socket
 import ssl
 import threading
 import time
@@ -276,6 +281,9 @@ class _DeadlineReader(io.RawIOBase):
     def __init__(self, sock: Any, deadline: float) -> None:
         super().__init__()
         self._sock = sock
+        # The socket's own raw file holds a reference, so closing the connection while the
+        # response is still being read (HTTP/1.0, ``Connection: close``) keeps the socket open.
+        self._raw = sock.makefile("rb", buffering=0)
         self._deadline = deadline
 
     def readable(self) -> bool:
@@ -286,7 +294,11 @@ class _DeadlineReader(io.RawIOBase):
         if remaining <= 0:
             raise TimeoutError("deadline exceeded")
         self._sock.settimeout(remaining)
-        return int(self._sock.recv_into(buffer))
+        return int(self._raw.readinto(buffer) or 0)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
 
 
 class _DeadlineSocket:
@@ -298,6 +310,19 @@ class _DeadlineSocket:
 
     def makefile(self, mode: str, *args: Any, **kwargs: Any) -> io.BufferedReader:
         return io.BufferedReader(_DeadlineReader(self._sock, self._deadline))
+
+
+def _deadline_response(deadline: float) -> Callable[..., http.client.HTTPResponse]:
+    """An ``HTTPConnection.response_class`` whose reads all end by ``deadline``."""
+
+    def make(sock: Any, *args: Any, **kwargs: Any) -> http.client.HTTPResponse:
+        return http.client.HTTPResponse(cast(Any, _DeadlineSocket(sock, deadline)), *args, **kwargs)
+
+    return make
+
+
+class _StaleConnection(Exception):
+    """A kept-alive connection the server had closed: nothing of a reply came back."""
 
 
 class _Failure(Exception):
@@ -442,6 +467,8 @@ class ChatClient:
             self._authorization = f"Basic {token}"
         self._sleep = sleep or time.sleep
         self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._local = threading.local()  # each thread's kept-alive connection
+        self._kept: set[http.client.HTTPConnection] = set()  # all of them, for close()
         self._lock = threading.Lock()
         self._counts = {"requests": 0, "retries": 0, "failures": 0}
 
@@ -601,30 +628,87 @@ class ChatClient:
             )
         return http.client.HTTPConnection(self._host or "", self._port, timeout=timeout)
 
+    def close(self) -> None:
+        """Close every kept-alive connection; call it when no request is in flight.
+
+        The client stays usable: a later request opens a new connection.
+
+        Example:
+            >>> ChatClient("http://h/v1", "m").close()
+        """
+        with self._lock:
+            kept, self._kept = self._kept, set()
+        for connection in kept:
+            connection.close()
+
+    def _exchange(
+        self,
+        connection: http.client.HTTPConnection,
+        body: bytes,
+        headers: Mapping[str, str],
+        deadline: float,
+        reused: bool,
+    ) -> tuple[int, bytes, str, float | None, bool]:
+        """Send ``body`` and read the whole reply: status, payload, reason, Retry-After, close."""
+        if connection.sock is None:
+            connection.timeout = max(deadline - time.monotonic(), 1e-3)
+            connection.connect()
+            # http.client sends a large body apart from its headers; without this the
+            # body's last segment can wait for a delayed ACK (tens of milliseconds).
+            cast(Any, connection.sock).setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = connection.sock
+        sock.settimeout(max(deadline - time.monotonic(), 1e-3))  # sendall: a total bound
+        cast(Any, connection).response_class = _deadline_response(deadline)
+        try:
+            connection.request("POST", self._target, body=body, headers=dict(headers))
+            response = connection.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            if reused:  # the server closed it while idle; the request never got an answer
+                raise _StaleConnection() from None
+            raise
+        payload = response.read()
+        retry_after = parse_retry_after(response.getheader("Retry-After"))
+        return response.status, payload, response.reason or "", retry_after, response.will_close
+
     def _attempt(self, body: bytes) -> bytes:
-        """One HTTP attempt within ``timeout``; the body of a 200, else raises :class:`_Failure`."""
+        """One HTTP attempt within ``timeout``; the body of a 2xx, else raises :class:`_Failure`.
+
+        The thread's connection is kept alive between attempts when the server allows it
+        (HTTP/1.1), so a run does not pay a TCP (and TLS) handshake per request. A kept-alive
+        connection the server has meanwhile closed is replaced once, within the same attempt.
+        """
         deadline = time.monotonic() + self.timeout
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"novabench/{__version__}",
-            "Connection": "close",
         }
         if self._authorization:
             headers["Authorization"] = self._authorization
-        connection = self._connection(self.timeout)
+        connection = getattr(self._local, "connection", None)
+        self._local.connection = None  # held by this attempt; put back only if reusable
+        if connection is not None:
+            with self._lock:
+                if connection in self._kept:
+                    self._kept.discard(connection)
+                else:  # closed by close() meanwhile
+                    connection = None
+        reused = connection is not None
+        if connection is None:
+            connection = self._connection(self.timeout)
+        keep = False
         try:
-            connection.connect()
-            sock = connection.sock
-            sock.settimeout(max(deadline - time.monotonic(), 1e-3))  # sendall: a total bound
-            connection.request("POST", self._target, body=body, headers=headers)
-            response = http.client.HTTPResponse(
-                cast(Any, _DeadlineSocket(sock, deadline)), method="POST"
-            )
-            response.begin()
-            payload = response.read()
-            status = response.status
-            retry_after = parse_retry_after(response.getheader("Retry-After"))
+            try:
+                status, payload, reason, retry_after, will_close = self._exchange(
+                    connection, body, headers, deadline, reused
+                )
+            except _StaleConnection:
+                connection.close()
+                connection = self._connection(self.timeout)
+                status, payload, reason, retry_after, will_close = self._exchange(
+                    connection, body, headers, deadline, False
+                )
+            keep = not will_close
         except ssl.SSLCertVerificationError as error:  # retrying cannot fix a certificate
             raise _Failure(f"TLS certificate rejected: {error}", "certificate") from None
         except TimeoutError:
@@ -639,11 +723,16 @@ class ChatClient:
                 f"connection failed: {type(error).__name__}: {detail}", "connection"
             ) from None
         finally:
-            connection.close()
+            if keep:
+                self._local.connection = connection
+                with self._lock:
+                    self._kept.add(connection)
+            else:
+                connection.close()
         if not 200 <= status < 300:
             excerpt = payload[: _ERROR_EXCERPT * 4].decode("utf-8", "replace").strip()
             excerpt = excerpt[:_ERROR_EXCERPT]
-            reason = excerpt or response.reason or ""
+            reason = excerpt or reason
             raise _Failure(
                 f"HTTP {status}: {reason}".rstrip(": "),
                 "http",

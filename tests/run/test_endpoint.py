@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import socket
+import threading
 
 import pytest
 from PIL import Image
@@ -282,3 +283,250 @@ def test_endpoint_records_the_qwen_input_size_when_asked(tmp_path):
         assert backend.describe()["input_size_rule"] == "qwen2.5-vl"
     with pytest.raises(NovaInputError, match="input size rule"):
         OpenAIEndpointBackend("http://127.0.0.1:9/v1", "m", input_size_rule="qwen3")
+
+
+# --------------------------------------------------------------------------- the runner's pool
+
+
+def sent_images(server):
+    """The PNG bytes of every image the server received, in arrival order."""
+    images = []
+    for body in server.bodies:
+        content = body["messages"][0]["content"]
+        if isinstance(content, list):
+            url = next(p["image_url"]["url"] for p in content if p["type"] == "image_url")
+            assert url.startswith("data:image/png;base64,")
+            images.append(base64.b64decode(url.split(",", 1)[1]))
+    return images
+
+
+def test_a_run_sends_the_release_pngs_byte_for_byte_and_records_it(release_dir, tmp_path):
+    release = read_release(release_dir)
+    out = tmp_path / "raw.jsonl"
+    with FakeOpenAIServer() as server:
+        run_model(
+            release,
+            tasks="localization",
+            backend=backend_for(server, input_size_rule="qwen2.5-vl"),
+            out_path=out,
+            progress=False,
+        )
+        sent = sent_images(server)
+    originals = {path.read_bytes() for path in (release_dir / "images").iterdir()}
+    assert len(sent) == len(release.images) and set(sent) == originals
+    assert read_manifest(out)["runtime"]["image_encoding"] == {"original": len(release.images)}
+    # The input size comes from the PNG header (nothing decoded). Qwen's rule for 36 x 30:
+    # 28 x 28 = 784 px < 3136, grown by sqrt(3136 / 1080) = 1.704: ceil(61.3 / 28) * 28 = 84,
+    # ceil(51.1 / 28) * 28 = 56.
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {tuple(line["input_size"]) for line in lines} == {(84, 56)}
+
+
+def test_a_16_bit_png_is_windowed_and_the_manifest_says_it_was_reencoded(tmp_path):
+    import numpy as np
+
+    release_dir = write_v1_release(tmp_path / "release", n_cases=1, image_size=(36, 30))
+    [image_file] = (release_dir / "images").iterdir()
+    ramp = np.linspace(0, 4000, 36 * 30).reshape(30, 36).astype(np.uint16)
+    Image.fromarray(ramp).save(image_file)  # 16-bit: PIL would clip most of it at 255
+    out = tmp_path / "raw.jsonl"
+    with FakeOpenAIServer() as server:
+        run_model(
+            read_release(release_dir),
+            tasks="captioning",
+            backend=backend_for(server),
+            out_path=out,
+            progress=False,
+        )
+        [sent] = sent_images(server)
+    pixels = np.asarray(Image.open(io.BytesIO(sent)))
+    assert pixels.shape == (30, 36, 3) and pixels.min() == 0 and pixels.max() == 255
+    assert np.mean(pixels == 255) < 0.01  # windowed, not saturated
+    encodings = read_manifest(out)["runtime"]["image_encoding"]
+    assert encodings == {"reencoded:16-bit grayscale windowed to 8 bits": 1}
+
+
+def test_png_for_model_sends_only_plain_pngs_as_they_are():
+    from novabench.run.backends import png_for_model
+
+    def png(image):
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+        return buffer.getvalue()
+
+    for plain in (Image.new("L", (4, 3), 7), Image.new("RGB", (4, 3), (1, 2, 3))):
+        assert png_for_model(png(plain)) == (png(plain), "original")
+    rgba = Image.new("RGBA", (4, 3), (10, 20, 30, 0))
+    sent, how = png_for_model(png(rgba))
+    assert how == "reencoded:RGBA PNG as RGB" and Image.open(io.BytesIO(sent)).mode == "RGB"
+    sent, how = png_for_model(png(Image.new("P", (4, 3))))
+    assert how == "reencoded:palette PNG as RGB"
+    with pytest.raises(NovaInputError, match="cannot read the image") as info:
+        png_for_model(b"not an image at all", source="images/x.png", record="x.png")
+    assert info.value.field == "image" and info.value.record == "x.png"
+
+
+def test_while_one_request_hangs_the_others_keep_flowing(release_dir, tmp_path):
+    # The first question is held until eight others have been answered: a pool lets them
+    # through; batches that wait for their slowest member would not (the hold gives up
+    # after a bounded wait, and the test then fails on `released_by_progress`).
+    release = read_release(release_dir)
+    held: dict[str, bool] = {}
+
+    def latency(body):
+        if "released_by_progress" in held:
+            return 0.0
+        held["released_by_progress"] = False
+        for _ in range(600):  # 30 s at most
+            if server.n_answered >= 8:
+                held["released_by_progress"] = True
+                break
+            threading.Event().wait(0.05)
+        return 0.0
+
+    out = tmp_path / "raw.jsonl"
+    with FakeOpenAIServer(latency=latency, keep_alive=True) as server:
+        summary = run_model(
+            release,
+            tasks="all",
+            backend=backend_for(server, max_concurrency=3),
+            out_path=out,
+            progress=False,
+        )
+        assert server.max_in_flight <= 3
+    assert held["released_by_progress"]
+    assert summary.complete and summary.n_answered == 2 * len(release.images) + 3
+
+
+def test_a_run_survives_a_hostile_server_and_a_resume_fills_the_gap(release_dir, tmp_path):
+    release = read_release(release_dir)
+    names = [image.filename for image in release.images]
+    script = [
+        Reply(content="left \ud800 right"),  # a lone surrogate in the answer
+        Reply(status=429, headers={"Retry-After": "0"}),
+        Reply(content="after a rate limit"),
+        Reply(status=500),
+        Reply(content="after a server error"),
+        Reply(close_after=12),  # the connection closed mid-reply
+        Reply(content="after a closed connection"),
+        Reply(content="dripped a byte at a time", drip=0.001),
+        Reply(body="{garbage"),  # not JSON: not retried, recorded as an error
+        Reply(content="last"),
+    ]
+    out = tmp_path / "raw.jsonl"
+    with FakeOpenAIServer(script=script) as server:
+        backend = backend_for(server, max_concurrency=1)
+        first = run_model(
+            release, tasks="captioning", backend=backend, out_path=out, progress=False
+        )
+        assert first.counts["captioning"]["errors"] == 1 and first.n_answered == 5
+        second = run_model(
+            release, tasks="captioning", backend=backend, out_path=out, progress=False
+        )
+        assert second.counts["captioning"]["done_before"] == 5 and second.complete
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    answers = {line["filename"]: line["raw_caption"] for line in lines if "error" not in line}
+    assert sorted(answers) == sorted(names)  # each item answered once, none lost
+    assert len([line for line in lines if "error" not in line]) == len(names)
+    assert answers[names[0]] == "left \ufffd right"
+    assert answers[names[1]] == "after a rate limit" and answers[names[2]] == "after a server error"
+    [error_line] = [line for line in lines if "error" in line]
+    assert answers[names[3]] == "after a closed connection"
+    assert answers[names[4]] == "dripped a byte at a time"
+    assert error_line["filename"] == names[5] and "not JSON" in error_line["error"]
+    assert answers[names[5]] == "last"  # the resume asked it again
+    assert read_predictions(out, release).records["captioning"][names[5]].error is None
+
+
+def test_a_run_resumes_and_shards_merge_across_a_new_endpoint_address(release_dir, tmp_path):
+    from novabench.run.predictions import merge_prediction_files
+
+    release = read_release(release_dir)
+    out = tmp_path / "raw.jsonl"
+    with FakeOpenAIServer() as first_server, FakeOpenAIServer() as second_server:
+        assert first_server.base_url != second_server.base_url
+        run_model(
+            release,
+            tasks="diagnosis",
+            backend=backend_for(first_server),
+            out_path=out,
+            limit=2,
+            progress=False,
+        )
+        resumed = run_model(
+            release,
+            tasks="diagnosis",
+            backend=backend_for(second_server),
+            out_path=out,
+            progress=False,
+        )
+        assert resumed.counts["diagnosis"]["done_before"] == 2 and resumed.complete
+        manifest = read_manifest(out)
+        assert manifest["backend"]["endpoint"].startswith(second_server.base_url)
+        assert manifest["runtime"]["endpoints"] == [
+            first_server.base_url + "/chat/completions",
+            second_server.base_url + "/chat/completions",
+        ]
+        shards = []
+        for index, server in enumerate((first_server, second_server)):
+            shards.append(tmp_path / f"shard{index}.jsonl")
+            run_model(
+                release,
+                tasks="diagnosis",
+                backend=backend_for(server),
+                out_path=shards[-1],
+                shard=(index, 2),
+                progress=False,
+            )
+        merged = merge_prediction_files(shards, tmp_path / "merged.jsonl", release=release)
+        assert len(merged.records["diagnosis"]) == len(release.cases())
+        # What answered still has to match: another model name is refused.
+        other = OpenAIEndpointBackend(second_server.base_url, "another-vlm", max_retries=0)
+        with pytest.raises(NovaInputError, match="different configuration"):
+            run_model(release, tasks="diagnosis", backend=other, out_path=out, progress=False)
+
+
+def test_a_file_from_before_image_transport_resumes_with_other_library_versions(
+    release_dir, tmp_path
+):
+    # Manifests written before this change said "image_encoding" in the backend; versions
+    # differ after any upgrade. Neither decides what answered, so the run resumes.
+    release = read_release(release_dir)
+    out = tmp_path / "raw.jsonl"
+    with FakeOpenAIServer() as server:
+        run_model(
+            release,
+            tasks="diagnosis",
+            backend=backend_for(server),
+            out_path=out,
+            limit=1,
+            progress=False,
+        )
+        manifest_path = out.with_name(out.name + ".manifest.json")
+        manifest = json.loads(manifest_path.read_text())
+        backend = manifest["backend"]
+        del backend["image_transport"]
+        backend["image_encoding"] = "png-base64-data-url"
+        backend["versions"] = {"python": "3.10.0", "novabench": "0.0.9"}
+        manifest["novabench_version"] = "0.0.9"
+        manifest_path.write_text(json.dumps(manifest))
+        resumed = run_model(
+            release, tasks="diagnosis", backend=backend_for(server), out_path=out, progress=False
+        )
+    assert resumed.counts["diagnosis"]["done_before"] == 1 and resumed.complete
+
+
+def test_nova_run_keeps_sixteen_requests_in_flight_by_default():
+    import argparse
+
+    from novabench.cli.run import build_backend, register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(
+        ["run", "--data", "d", "--task", "all", "--out", "o.jsonl"]
+        + ["--endpoint", "http://127.0.0.1:9/v1", "--model-name", "m"]
+    )
+    backend = build_backend(args)
+    assert backend.max_concurrency == 16 and backend.accepts_png
+    assert backend.describe()["max_concurrency"] == 16

@@ -20,6 +20,7 @@ from typing import Any
 
 from novabench.errors import NovaInputError
 from novabench.registry import ALL_TASKS, TASK_NAMES
+from novabench.run.backends import DEFAULT_MAX_CONCURRENCY
 from novabench.run.parsers import CONVENTIONS
 
 
@@ -186,7 +187,10 @@ def register(subparsers: Any) -> None:
         "--shard", metavar="I/N", help="only shard I of N (0-based); merge with `nova merge`"
     )
     parser.add_argument(
-        "--batch-size", type=int, help="requests per model call (default: the backend's)"
+        "--batch-size",
+        type=int,
+        help="--model/--baseline: requests per model call (default: the backend's); an "
+        "endpoint keeps --max-concurrency requests in flight instead",
     )
     parser.add_argument(
         "--max-new-tokens", type=int, default=256, help="answer length limit (default 256)"
@@ -209,7 +213,11 @@ def register(subparsers: Any) -> None:
         help="let --model run the code its repository ships (only for models you trust)",
     )
     parser.add_argument(
-        "--max-concurrency", type=int, default=4, help="endpoint requests in flight (default 4)"
+        "--max-concurrency",
+        type=int,
+        default=DEFAULT_MAX_CONCURRENCY,
+        help="endpoint requests kept in flight at all times (default "
+        f"{DEFAULT_MAX_CONCURRENCY}, suits vLLM/TGI; lower it for rate-limited hosted APIs)",
     )
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="endpoint seconds per attempt (default 60)"

@@ -7,6 +7,13 @@ A backend is any object with
   generation settings, library versions), stored in the run manifest; never secrets;
 - ``generate(requests) -> list[Answer]``, one :class:`Answer` per :class:`Request`, in order.
 
+A backend that answers one request at a time from many threads (an HTTP server) also has
+``answer(request) -> Answer`` (thread-safe) and ``max_concurrency: int``: the runner then
+keeps that many requests in flight at all times instead of calling ``generate`` in batches,
+and builds each request in the worker thread that sends it. Such a backend may also set
+``accepts_png = True``: its image requests then carry the release's own PNG bytes
+(``Request.image_png``, see :func:`png_for_model`) instead of a decoded image.
+
 Three kinds ship with the toolkit: :class:`TransformersBackend` (a local model through
 ``transformers.pipeline("image-text-to-text")``), :class:`OpenAIEndpointBackend` (any
 OpenAI-compatible chat-completions server: vLLM, TGI, llama.cpp, hosted APIs) and the
@@ -23,6 +30,7 @@ import base64
 import io
 import math
 import platform
+import struct
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,8 +48,10 @@ __all__ = [
     "Request",
     "TransformersBackend",
     "effective_input_size",
-    "qwen2_5_vl_input_size",
     "image_to_data_url",
+    "png_for_model",
+    "png_size",
+    "qwen2_5_vl_input_size",
 ]
 
 
@@ -57,10 +67,14 @@ class Request:
         context: the task's inputs as data, for backends that do not read prompts (baselines):
             ``{"filename", "case_id", "width", "height"}`` for image tasks,
             ``{"case_id", "clinical_history", "findings"}`` for diagnosis. Never ground truth.
+        image_png: the image as PNG bytes ready to send, for backends with ``accepts_png``
+            (instead of ``image``); see :func:`png_for_model`.
+        image_encoding: how ``image_png`` was made: ``"original"`` (the release's own file)
+            or ``"reencoded:<reason>"``.
 
     Example:
-        >>> Request("case0001", "diagnosis", "Clinical history: ...").image is None
-        True
+        >>> Request("case0001", "diagnosis", "Clinical history: ...").has_image
+        False
     """
 
     item_id: str
@@ -68,11 +82,108 @@ class Request:
     prompt: str
     image: Any = None
     context: Mapping[str, Any] = field(default_factory=dict)
+    image_png: bytes | None = None
+    image_encoding: str | None = None
+
+    @property
+    def has_image(self) -> bool:
+        """True when the request carries an image (decoded or as PNG bytes)."""
+        return self.image is not None or self.image_png is not None
 
     @property
     def image_size(self) -> tuple[int, int] | None:
         """``(width, height)`` of the image, or None for text-only requests."""
-        return None if self.image is None else tuple(self.image.size)
+        if self.image is not None:
+            return tuple(self.image.size)
+        return None if self.image_png is None else png_size(self.image_png)
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# PNG colour types a server reads as the same pixels we would send: grayscale and RGB.
+# Alpha (4, 6) and palettes (3) are converted differently by different servers (vLLM puts
+# RGBA on white), so they are sent as the RGB image novabench itself would show.
+_PLAIN_COLOUR_TYPES = {0: "grayscale", 2: "RGB"}
+_COLOUR_TYPE_NAMES = {3: "palette", 4: "grayscale+alpha", 6: "RGBA"}
+
+
+def _png_header(data: bytes) -> tuple[int, int, int, int] | None:
+    """``(width, height, bit depth, colour type)`` from a PNG's IHDR, or None if not a PNG."""
+    if len(data) < 26 or data[:8] != _PNG_SIGNATURE or data[12:16] != b"IHDR":
+        return None
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    return width, height, depth, colour
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` read from a PNG's header without decoding it, None if not a PNG.
+
+    Example:
+        >>> from PIL import Image
+        >>> buffer = io.BytesIO(); Image.new("L", (36, 30)).save(buffer, format="PNG")
+        >>> png_size(buffer.getvalue()), png_size(b"GIF89a")
+        ((36, 30), None)
+    """
+    header = _png_header(data)
+    return None if header is None else (header[0], header[1])
+
+
+def png_for_model(
+    data: bytes, *, source: str = "image", record: str | None = None
+) -> tuple[bytes, str]:
+    """The PNG to send a model for a release image: its own bytes when a server reads them
+    as the same pixels, else a lossless re-encoding of what :func:`~novabench.data.pixels.to_rgb8`
+    shows (16-bit windowed, alpha dropped, palette expanded).
+
+    Only the header is read for an 8-bit (or lower) grayscale or RGB PNG: nothing is decoded.
+
+    Args:
+        data: the image file's bytes.
+        source: the file or folder, for errors.
+        record: the image's filename, for errors.
+
+    Returns:
+        ``(png bytes, encoding)`` where encoding is ``"original"`` or ``"reencoded:<reason>"``.
+
+    Raises:
+        NovaInputError: the bytes are not an image PIL can read, or one it cannot show.
+
+    Example:
+        >>> import numpy as np
+        >>> from PIL import Image
+        >>> def png(array):
+        ...     buffer = io.BytesIO(); Image.fromarray(array).save(buffer, format="PNG")
+        ...     return buffer.getvalue()
+        >>> eight_bit = png(np.zeros((4, 4), dtype=np.uint8))
+        >>> png_for_model(eight_bit) == (eight_bit, "original")
+        True
+        >>> sent, how = png_for_model(png(np.array([[0, 4000]], dtype=np.uint16)))
+        >>> how, np.asarray(Image.open(io.BytesIO(sent)))[0, :, 0].tolist()
+        ('reencoded:16-bit grayscale windowed to 8 bits', [0, 255])
+    """
+    header = _png_header(data)
+    if header is not None and header[2] <= 8 and header[3] in _PLAIN_COLOUR_TYPES:
+        return data, "original"
+    if header is None:
+        reason = "not a PNG file"
+    elif header[2] > 8:
+        kind = _COLOUR_TYPE_NAMES.get(header[3], "grayscale")
+        reason = f"{header[2]}-bit {kind} windowed to 8 bits"
+    else:
+        reason = f"{_COLOUR_TYPE_NAMES.get(header[3], 'unusual')} PNG as RGB"
+    from PIL import Image, UnidentifiedImageError
+
+    from novabench.data.pixels import to_rgb8
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            rgb = to_rgb8(image, source=source, record=record)
+    except (UnidentifiedImageError, OSError) as error:
+        raise NovaInputError(
+            f"cannot read the image: {error}", source=source, record=record, field="image"
+        ) from None
+    buffer = io.BytesIO()
+    rgb.save(buffer, format="PNG")
+    return buffer.getvalue(), f"reencoded:{reason}"
 
 
 @dataclass(frozen=True)
@@ -372,6 +483,8 @@ class TransformersBackend:
 
 
 INPUT_SIZE_RULES: tuple[str, ...] = ("original", "qwen2.5-vl")
+#: Requests in flight by default: enough to keep a vLLM/TGI server's continuous batch busy.
+DEFAULT_MAX_CONCURRENCY = 16
 
 
 def qwen2_5_vl_input_size(
@@ -425,19 +538,26 @@ def image_to_data_url(image: Any) -> str:
 class OpenAIEndpointBackend:
     """Any OpenAI-compatible ``/chat/completions`` server (vLLM, TGI, llama.cpp, hosted APIs).
 
-    Images go inline as base64 PNG data URLs. The HTTP side is a
+    Images go inline as base64 PNG data URLs: the release's own PNG bytes when a server
+    reads them as the same pixels, else a lossless re-encoding (:func:`png_for_model`; the
+    runner records which in the manifest). The HTTP side is a
     :class:`novabench.client.ChatClient`: up to ``max_concurrency`` requests in flight,
     ``timeout`` as a deadline for each attempt, and its retry rule (HTTP 408/409/425/429/5xx,
     dropped connections and deadlines are retried up to ``max_retries`` times, waiting
     ``backoff * 2**attempt`` seconds or the server's longer ``Retry-After``, at most a
     minute; other HTTP errors and malformed replies are not). A final failure becomes
-    ``Answer(error=...)`` so one bad item never aborts a run.
+    ``Answer(error=...)`` so one bad item never aborts a run. Each worker thread keeps its
+    HTTP connection alive between requests.
+
+    The runner calls :meth:`answer` from ``max_concurrency`` threads, so that many requests
+    are in flight at all times (a continuous pool); :meth:`generate` is for direct use.
 
     Args:
         base_url: the API root, e.g. ``http://localhost:8000/v1`` (``/chat/completions`` is appended).
         model_name: the ``model`` field of each request.
         api_key: sent as a bearer token; never written to manifests.
-        max_concurrency: requests in flight at most.
+        max_concurrency: requests in flight at most (default 16, which keeps a vLLM or TGI
+            server's batch full; lower it for rate-limited hosted APIs).
         timeout: seconds per HTTP attempt, as a whole (a deadline, not a per-read timeout).
         max_retries: further attempts after the first.
         backoff: base delay in seconds between attempts.
@@ -460,7 +580,7 @@ class OpenAIEndpointBackend:
         model_name: str,
         *,
         api_key: str | None = None,
-        max_concurrency: int = 4,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         timeout: float = 60.0,
         max_retries: int = 3,
         backoff: float = 1.0,
@@ -493,7 +613,7 @@ class OpenAIEndpointBackend:
         self.model_name = model_name
         self.name = model_name
         self.max_concurrency = max_concurrency
-        self.batch_size = max_concurrency * 2  # keep every worker busy between runner batches
+        self.accepts_png = True  # the runner hands over the release's PNG bytes
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
@@ -516,22 +636,31 @@ class OpenAIEndpointBackend:
             "max_concurrency": self.max_concurrency,
             "timeout_s": self.timeout,
             "max_retries": self.max_retries,
-            "image_encoding": "png-base64-data-url",
+            "image_transport": "png-base64-data-url",
             "input_size_rule": self.input_size_rule,
             "versions": _library_versions(),
         }
 
     def _messages(self, request: Request) -> list[dict[str, Any]]:
-        if request.image is None:
-            content: Any = request.prompt
+        if request.image_png is not None:
+            url = "data:image/png;base64," + base64.b64encode(request.image_png).decode("ascii")
+        elif request.image is not None:
+            url = image_to_data_url(request.image)
         else:
-            content = [
-                {"type": "image_url", "image_url": {"url": image_to_data_url(request.image)}},
-                {"type": "text", "text": request.prompt},
-            ]
+            return [{"role": "user", "content": request.prompt}]
+        content = [
+            {"type": "image_url", "image_url": {"url": url}},
+            {"type": "text", "text": request.prompt},
+        ]
         return [{"role": "user", "content": content}]
 
-    def _ask(self, request: Request) -> Answer:
+    def answer(self, request: Request) -> Answer:
+        """Ask one request (thread-safe; the client bounds the requests in flight).
+
+        Example:
+            >>> backend.answer(Request("case0001", "diagnosis", "History: ..."))  # doctest: +SKIP
+            Answer(text='{"most_likely_diagnosis": ...}', latency_s=1.3, ...)
+        """
         messages = self._messages(request)
         size = request.image_size
         if size is not None and self.input_size_rule == "qwen2.5-vl":
@@ -548,6 +677,10 @@ class OpenAIEndpointBackend:
             return Answer(error=str(error), input_size=size)
         return Answer(text=reply.text, latency_s=time.perf_counter() - begin, input_size=size)
 
+    def close(self) -> None:
+        """Close the kept-alive connections (the runner calls it when a run ends)."""
+        self._client.close()
+
     def generate(self, requests: Sequence[Request]) -> list[Answer]:
         """Send ``requests`` with at most ``max_concurrency`` in flight; answers keep request order.
 
@@ -557,7 +690,10 @@ class OpenAIEndpointBackend:
         """
         if not requests:
             return []
-        if len(requests) == 1 or self.max_concurrency == 1:
-            return [self._ask(request) for request in requests]
-        with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
-            return list(pool.map(self._ask, requests))
+        try:
+            if len(requests) == 1 or self.max_concurrency == 1:
+                return [self.answer(request) for request in requests]
+            with ThreadPoolExecutor(max_workers=min(self.max_concurrency, len(requests))) as pool:
+                return list(pool.map(self.answer, requests))
+        finally:
+            self.close()  # the pool's threads are gone; so is any use of their connections

@@ -44,6 +44,7 @@ __all__ = [
     "PredictionRecord",
     "PredictionSet",
     "RunManifest",
+    "backend_identity",
     "manifest_path_for",
     "merge_prediction_files",
     "parse_raw",
@@ -847,10 +848,23 @@ def _realign(predictions: PredictionSet, release: Any) -> PredictionSet:
 
 # --------------------------------------------------------------------------- manifests and merging
 
-# Manifest keys that legitimately differ between the shards of one run.
+# Manifest keys that legitimately differ between the shards of one run (and between a run
+# and its resume): how far it got, when, how it ran, and which novabench version wrote it.
 SHARD_SPECIFIC_KEYS = frozenset(
-    ("shard", "counts", "created_at", "updated_at", "status", "runtime", "merged_from")
+    (
+        "shard",
+        "counts",
+        "created_at",
+        "updated_at",
+        "status",
+        "runtime",
+        "merged_from",
+        "novabench_version",
+    )
 )
+# Backend description keys that are recorded but never compared: where the server was
+# (URL, port), the library versions, and how images travelled do not change what answered.
+RECORDED_BACKEND_KEYS = frozenset(("endpoint", "versions", "image_transport", "image_encoding"))
 # Fields a run's manifest (one with a ``format``) always states, null meaning "not set".
 _RUN_FIELDS = (
     "format",
@@ -1074,6 +1088,8 @@ class RunManifest:
         kept = {key: v for key, v in self.to_dict().items() if key not in self.SHARD_KEYS}
         if "release" in kept:
             kept["release"] = release_identity(kept["release"])
+        if "backend" in kept:
+            kept["backend"] = backend_identity(kept["backend"])
         return kept
 
     def differences(self, other: RunManifest) -> list[str]:
@@ -1154,6 +1170,20 @@ def write_manifest(
     if not isinstance(manifest, RunManifest):
         manifest = RunManifest.from_dict(manifest, source=str(manifest_path_for(predictions_path)))
     return manifest.write(predictions_path)
+
+
+def backend_identity(backend: Any) -> Any:
+    """A manifest's ``backend`` entry without what is recorded but not compared
+    (:data:`RECORDED_BACKEND_KEYS`: endpoint URL, library versions, image transport), so a
+    run resumes, and shards merge, across a changed server address or library upgrade.
+
+    Example:
+        >>> backend_identity({"model": "m", "endpoint": "http://a:8000/v1", "versions": {}})
+        {'model': 'm'}
+    """
+    if not isinstance(backend, Mapping):
+        return backend
+    return {k: v for k, v in backend.items() if k not in RECORDED_BACKEND_KEYS}
 
 
 def release_identity(release_info: Any) -> Any:

@@ -2,7 +2,7 @@
 
 :func:`run_model` asks a :class:`~novabench.run.backends.Backend` every pending question of
 the chosen tasks and appends one JSON line per answered item to the output file as soon as
-the answer arrives::
+the answer arrives (so answers may be out of release order; readers key them by item)::
 
     {"filename": "case0001_001.png", "task": "localization", "raw_boxes": "...",
      "input_size": [480, 480], "latency_s": 0.41, "model": "..."}
@@ -14,15 +14,24 @@ text only: the case's clinical history plus its reference captions as the MRI fi
 (the NOVA protocol). Answers are parsed later (``nova parse`` /
 :func:`novabench.run.predictions.parse_raw`), so a better parser never needs a rerun.
 
+A backend that answers one request at a time from many threads (the endpoint backend:
+``answer`` + ``max_concurrency``) is driven as a continuous pool: ``max_concurrency``
+requests are in flight at all times, over all tasks, with no batch waiting for its slowest
+member; each worker thread builds its request (reads the image) and sends it. Other
+backends get ``generate`` calls of ``batch_size`` requests.
+
 Guarantees:
 
+- nothing finished is lost: each answer is written and flushed as it arrives, so a kill
+  loses only the requests in flight;
 - resume: a rerun with the same output skips what is already answered and retries the
   items that failed; a last line cut off by a crash is set aside (saved next to the output)
   and the file repaired, with every complete line kept;
 - one configuration per file: the manifest ``<out>.manifest.json`` records the backend
   (model id, revision, generation settings), the prompts (name and SHA-256), the box
   convention, the shard and the release fingerprint; resuming with a different
-  configuration is refused;
+  configuration is refused. Where the server was (endpoint URL, port) and the library
+  versions are recorded but not compared, so a run moved to another server resumes;
 - sharding: ``shard=(i, n)`` keeps the items whose SHA-256 of the item id is ``i`` modulo
   ``n``, so n machines cover every item exactly once with no coordination.
 """
@@ -33,8 +42,10 @@ import datetime as _dt
 import hashlib
 import os
 import platform
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +57,7 @@ from novabench.run.backends import Answer, Backend, Request
 from novabench.run.predictions import (
     RunManifest,
     _append_line,
+    backend_identity,
     read_predictions,
     release_identity,
 )
@@ -78,6 +90,8 @@ class RunSummary:
             in the file), ``answered`` and ``errors`` (this call).
         repaired_fragment: where a cut-off last line was saved, when one was found.
         elapsed_s: wall time of this call.
+        asking_s: wall time from the first question to the last answer (``elapsed_s`` less
+            reading the file, fingerprinting the release and writing the manifest).
     """
 
     out_path: Path
@@ -86,6 +100,7 @@ class RunSummary:
     repaired_fragment: Path | None = None
     elapsed_s: float = 0.0
     tasks: tuple[str, ...] = field(default_factory=tuple)
+    asking_s: float = 0.0
 
     @property
     def n_answered(self) -> int:
@@ -264,6 +279,8 @@ def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -
         old, new = getattr(existing, key), getattr(manifest, key)
         if key == "release":
             old, new = release_identity(old), release_identity(new)
+        elif key == "backend":  # the endpoint URL and library versions may change
+            old, new = backend_identity(old), backend_identity(new)
         if old != new:
             raise NovaInputError(
                 "the file was written by a different configuration "
@@ -300,8 +317,20 @@ def _items(release: Any, task: str) -> list[Any]:
     return release.cases() if task in CASE_TASKS else list(release.images)
 
 
-def _request(task: str, item: Any, prompt: Any) -> Request:
-    """The question of ``task`` about one image or case (images are loaded here, lazily)."""
+def _image_file_bytes(item: Any) -> bytes:
+    """An image record's PNG file as stored: its embedded bytes (a `nova export`), else its file."""
+    if callable(getattr(item, "read_bytes", None)):
+        return bytes(item.read_bytes())
+    data = getattr(item, "image_bytes", None)
+    return bytes(data) if data is not None else Path(item.image_path).read_bytes()
+
+
+def _request(task: str, item: Any, prompt: Any, *, as_png: bool = False) -> Request:
+    """The question of ``task`` about one image or case (images are loaded here, lazily).
+
+    With ``as_png`` the image goes as PNG bytes (the release's own when possible, see
+    :func:`~novabench.run.backends.png_for_model`) instead of a decoded image.
+    """
     if task in CASE_TASKS:
         from novabench.run.prompts import render_diagnosis_prompt
 
@@ -316,17 +345,31 @@ def _request(task: str, item: Any, prompt: Any) -> Request:
                 "findings": findings,
             },
         )
+    context = {
+        "filename": item.filename,
+        "case_id": item.case_id,
+        "width": item.width,
+        "height": item.height,
+    }
+    if as_png:
+        from novabench.run.backends import png_for_model
+
+        source = str(item.image_path or "embedded image")
+        png, encoding = png_for_model(_image_file_bytes(item), source=source, record=item.filename)
+        return Request(
+            item_id=item.filename,
+            task=task,
+            prompt=prompt.text,
+            context=context,
+            image_png=png,
+            image_encoding=encoding,
+        )
     return Request(
         item_id=item.filename,
         task=task,
         prompt=prompt.text,
         image=_load_image(item),
-        context={
-            "filename": item.filename,
-            "case_id": item.case_id,
-            "width": item.width,
-            "height": item.height,
-        },
+        context=context,
     )
 
 
@@ -352,6 +395,57 @@ def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
         yield items[start : start + size]
 
 
+def _pooled(backend: Any) -> bool:
+    """Whether ``backend`` answers single requests from many threads (see the module doc)."""
+    concurrency = getattr(backend, "max_concurrency", None)
+    return callable(getattr(backend, "answer", None)) and isinstance(concurrency, int)
+
+
+def _ask_in_pool(
+    jobs: Iterator[tuple[str, Any]],
+    ask: Callable[[str, Any], tuple[Request, Answer]],
+    concurrency: int,
+    record: Callable[[Request, Answer], None],
+) -> None:
+    """Keep ``concurrency`` jobs in flight until none is left; ``record`` each as it ends.
+
+    ``concurrency`` worker threads each take the next job, ask it and record the answer
+    themselves (under one lock, in completion order), so an answer costs no hand-over to
+    another thread. The first exception (a job's or ``record``'s) stops the workers taking
+    new jobs and is raised here once the jobs in flight have ended.
+    """
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def work() -> None:
+        while True:
+            with lock:
+                if failures:
+                    return
+                job = next(jobs, None)
+            if job is None:
+                return
+            try:
+                request, answer = ask(*job)
+                with lock:
+                    record(request, answer)
+            except BaseException as error:  # handed to the calling thread
+                with lock:
+                    failures.append(error)
+                return
+
+    workers = [
+        threading.Thread(target=work, name=f"nova-run-{index}", daemon=True)
+        for index in range(concurrency)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if failures:
+        raise failures[0]
+
+
 def run_model(
     release: Any,
     *,
@@ -374,7 +468,8 @@ def run_model(
         out_path: the JSONL file of raw answers; appended to, never rewritten.
         prompts: ``{task: TaskPrompt or prompt file}``; the default prompt for the others.
         shard: ``(i, n)`` or ``"i/n"``: only the items of shard ``i`` of ``n``.
-        batch_size: requests per ``backend.generate`` call (default: the backend's own).
+        batch_size: requests per ``backend.generate`` call (default: the backend's own);
+            unused by pooled backends (the endpoint), which keep ``max_concurrency`` in flight.
         box_convention: how ``nova parse`` should read localisation answers; recorded in the
             manifest (answers are stored raw).
         limit: at most this many items per task (after sharding), for a quick trial.
@@ -478,6 +573,25 @@ def run_model(
         "limit": limit,
         "python": platform.python_version(),
     }
+    pooled = _pooled(backend)
+    as_png = pooled and bool(getattr(backend, "accepts_png", False))
+    # How the images of the whole file were sent, over this call and the earlier ones.
+    image_encodings: Counter[str] = Counter()
+    earlier_runtime = existing.runtime if existing is not None else None
+    earlier = earlier_runtime.get("image_encoding") if isinstance(earlier_runtime, dict) else None
+    if isinstance(earlier, dict):
+        image_encodings.update(
+            {str(k): v for k, v in earlier.items() if type(v) is int}  # a hand-edit is ignored
+        )
+    if as_png:
+        manifest.runtime["image_encoding"] = image_encodings
+    earlier_endpoints = []
+    if isinstance(earlier_runtime, dict) and isinstance(earlier_runtime.get("endpoints"), list):
+        earlier_endpoints = list(earlier_runtime["endpoints"])
+    old_endpoint = (existing.backend or {}).get("endpoint") if existing is not None else None
+    endpoints = [e for e in [*earlier_endpoints, old_endpoint, what.get("endpoint")] if e]
+    if len(set(endpoints)) > 1:  # a resumed run moved server: say where each part came from
+        manifest.runtime["endpoints"] = list(dict.fromkeys(endpoints))
 
     pending: dict[str, list[Any]] = {}
     counts: dict[str, dict[str, int]] = {}
@@ -515,22 +629,46 @@ def run_model(
         enabled=progress,
     )
     status = "interrupted"
+    asking_started = time.perf_counter()
+    asking_s = 0.0
     try:
         with out.open("a", encoding="utf-8") as handle:
-            for task in chosen:
-                bar.set_postfix_str(task)
-                for chunk in _chunks(pending[task], size):
-                    requests = [_request(task, item, resolved_prompts[task]) for item in chunk]
-                    answers = backend.generate(requests)
-                    if len(answers) != len(requests):
-                        raise RuntimeError(
-                            f"backend {model_label!r} returned {len(answers)} answers for {len(requests)} requests"
-                        )
-                    for request, answer in zip(requests, answers):
-                        line = _answer_line(request, answer, model_label)
-                        _append_line(handle, line)
-                        counts[task]["errors" if "error" in line else "answered"] += 1
-                        bar.update(1)
+
+            def record(request: Request, answer: Answer) -> None:
+                line = _answer_line(request, answer, model_label)
+                _append_line(handle, line)
+                counts[request.task]["errors" if "error" in line else "answered"] += 1
+                if request.image_encoding is not None:
+                    image_encodings[request.image_encoding] += 1
+                bar.update(1)
+
+            if pooled:
+
+                def ask(task: str, item: Any) -> tuple[Request, Answer]:
+                    request = _request(task, item, resolved_prompts[task], as_png=as_png)
+                    return request, backend.answer(request)  # type: ignore[attr-defined]
+
+                jobs = ((task, item) for task in chosen for item in pending[task])
+                concurrency = max(1, int(backend.max_concurrency))  # type: ignore[attr-defined]
+                try:
+                    _ask_in_pool(jobs, ask, concurrency, record)
+                finally:
+                    close = getattr(backend, "close", None)
+                    if callable(close):
+                        close()  # the workers' kept-alive connections
+            else:
+                for task in chosen:
+                    bar.set_postfix_str(task)
+                    for chunk in _chunks(pending[task], size):
+                        requests = [_request(task, item, resolved_prompts[task]) for item in chunk]
+                        answers = backend.generate(requests)
+                        if len(answers) != len(requests):
+                            raise RuntimeError(
+                                f"backend {model_label!r} returned {len(answers)} answers for {len(requests)} requests"
+                            )
+                        for request, answer in zip(requests, answers):
+                            record(request, answer)
+        asking_s = time.perf_counter() - asking_started
         status = "complete"
     finally:
         bar.close()
@@ -547,4 +685,5 @@ def run_model(
         repaired_fragment=repaired,
         elapsed_s=time.perf_counter() - started,
         tasks=chosen,
+        asking_s=asking_s,
     )
