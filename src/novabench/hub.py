@@ -14,13 +14,20 @@ user asked for offline mode (``HF_HUB_OFFLINE=1``, read by ``huggingface_hub``).
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from novabench.errors import NovaInputError
 
-__all__ = ["describe_hub_error", "hub_errors", "hub_offline", "require_token"]
+__all__ = [
+    "describe_hub_error",
+    "hub_errors",
+    "hub_offline",
+    "looks_like_path",
+    "require_token",
+]
 
 _LOGIN = "log in with `hf auth login` (or set HF_TOKEN)"
 
@@ -35,6 +42,33 @@ def hub_offline() -> bool:
     from huggingface_hub import constants
 
     return bool(constants.HF_HUB_OFFLINE)
+
+
+def looks_like_path(text: str, *, bare_name_is_id: bool = False) -> bool:
+    """Whether ``text`` reads as a local path rather than a Hub repository id.
+
+    A path: starts with ``.``, ``~`` or ``/``; holds a Windows separator or more than the
+    one ``/`` of ``owner/name``; has characters no Hub id has; or its first part is an
+    existing local folder (``data/nova`` beside a ``data`` folder). A bare ``name``
+    without owner is a path unless ``bare_name_is_id`` (models such as ``roberta-large``).
+
+    Example:
+        >>> looks_like_path("c-i-ber/Nova"), looks_like_path("./nova"), looks_like_path("a/b/c")
+        (False, True, True)
+        >>> looks_like_path("roberta-large"), looks_like_path("roberta-large", bare_name_is_id=True)
+        (True, False)
+    """
+    if text.startswith((".", "~", "/")) or text.count("/") > 1:
+        return True
+    if any(
+        separator and separator != "/" and separator in text for separator in (os.sep, os.altsep)
+    ):
+        return True
+    if not re.fullmatch(r"(?:[A-Za-z0-9][\w.-]*/)?[\w.-]+", text):
+        return True
+    if "/" not in text:
+        return not bare_name_is_id
+    return os.path.isdir(text.split("/")[0])
 
 
 def require_token(repo_id: str, *, field: str | None = None) -> None:

@@ -86,7 +86,9 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--bertscore-model", help="local BERTScore model path (default: roberta-large if cached)"
+        "--bertscore-model",
+        help="BERTScore model: a local folder or a Hub model id (default roberta-large, layer 17;"
+        " downloaded when not cached unless HF_HUB_OFFLINE=1; or --exclude BERTScore-F1)",
     )
     parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer of that model")
     parser.add_argument(

@@ -17,7 +17,6 @@ Loading scripts are gone from ``datasets`` (>= 4), so the builder is used as a c
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from novabench.data.release import (
 )
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
-from novabench.hub import hub_errors, hub_offline
+from novabench.hub import hub_errors, hub_offline, looks_like_path
 
 __all__ = [
     "CITATION",
@@ -45,7 +44,6 @@ __all__ = [
     "LICENSE",
     "NovaBuilder",
     "load_nova",
-    "looks_like_path",
 ]
 
 # One citation source for every face (card, metric, builder): novabench.citation.
@@ -57,7 +55,6 @@ DESCRIPTION = (
     "NOVA: an evaluation-only benchmark of brain MRI images of rare pathologies for anomaly "
     "localisation, captioning and diagnostic reasoning. Never train on it."
 )
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 class NovaBuilder(datasets.GeneratorBasedBuilder):
@@ -179,26 +176,6 @@ def _download(repo_id: str) -> Path:
     return Path(snapshot)
 
 
-def looks_like_path(text: str) -> bool:
-    """Whether ``text`` reads as a local path rather than a Hub id ``owner/name``.
-
-    A path: starts with ``.``, ``~`` or ``/``, holds a separator other than the one slash of
-    a Hub id (``\\`` on Windows, or a second ``/``), does not have the form ``owner/name``,
-    or its first part is an existing local folder (``data/nova`` beside a ``data`` folder).
-
-    Example:
-        >>> looks_like_path("c-i-ber/Nova"), looks_like_path("./nova"), looks_like_path("a/b/c")
-        (False, True, True)
-    """
-    if text.startswith((".", "~", "/")) or text.count("/") != 1:
-        return True
-    if os.sep != "/" and os.sep in text or (os.altsep and os.altsep != "/" and os.altsep in text):
-        return True
-    if not _HUB_ID.match(text):
-        return True
-    return Path(text.split("/")[0]).is_dir()
-
-
 def load_nova(
     source: str | os.PathLike[str],
     config: str = "images",
@@ -214,7 +191,7 @@ def load_nova(
             ``nova export``, or a Hub dataset id ``owner/name`` (downloaded with
             ``huggingface_hub.snapshot_download`` and then read the same way; from the
             local cache only when ``HF_HUB_OFFLINE=1``). A missing path that reads as a
-            path (see :func:`looks_like_path`) is an error, never a Hub id.
+            path (see :func:`novabench.hub.looks_like_path`) is an error, never a Hub id.
         config: ``"images"`` (one row per image) or ``"cases"`` (one row per case).
         split: ``"test"`` (the only split); None returns the ``DatasetDict``.
         streaming: return an ``IterableDataset`` that reads rows lazily.
