@@ -221,7 +221,9 @@ def test_a_missing_path_that_is_no_hub_id_is_named(tmp_path):
         load_nova(str(tmp_path / "no" / "such" / "release"))
 
 
-@pytest.mark.parametrize("typo", ["./nova", "../nova", "~/nova-missing", "data/nova", "a/b/c", "nova"])
+@pytest.mark.parametrize(
+    "typo", ["./nova", "../nova", "~/nova-missing", "data/nova", "a/b/c", "nova"]
+)
 def test_a_typo_in_a_relative_path_says_no_such_folder_and_never_goes_online(
     typo, tmp_path, monkeypatch
 ):

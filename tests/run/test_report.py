@@ -221,7 +221,8 @@ def test_bertscore_without_a_model_online_downloads_the_default(
     monkeypatch.setattr(captioning, "_bertscorer", fake_scorer)
     images = read_release(sample_release).images
     path = write_lines(
-        tmp_path / "c.jsonl", [{"filename": image.filename, "caption": image.caption} for image in images]
+        tmp_path / "c.jsonl",
+        [{"filename": image.filename, "caption": image.caption} for image in images],
     )
     report = evaluate_predictions(
         sample_release, path, n_resamples=0, caption_options={"exclude": ["METEOR"]}
