@@ -149,7 +149,7 @@ def test_push_failure_is_one_line_exit_2_and_never_reported_done(
     assert len(lines) == 1, captured.err
     assert lines[0].startswith(f"nova export: error: {REPO}")
     assert words in lines[0] and "push failed" in lines[0]
-    assert "nothing was uploaded" in lines[0] and "hf upload" in lines[0]
+    assert "no files were uploaded" in lines[0] and "hf upload" in lines[0]
     assert "commit" not in captured.out and "exported" not in captured.out
     assert calls[-1] == failing  # the failing call was reached, nothing after it
     assert (out / "README.md").is_file()  # the local export is kept whole

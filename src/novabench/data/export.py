@@ -427,7 +427,7 @@ def push_export(out_dir: str | Path, repo_id: str, *, private: bool = False) -> 
     with hub_errors(
         repo_id,
         action="push failed",
-        then=f"nothing was uploaded; the local export at {folder} is complete, upload it later "
+        then=f"no files were uploaded; the local export at {folder} is complete, upload it later "
         f"with `hf upload {repo_id} {folder} --repo-type dataset`",
         field="push_to",
     ):
