@@ -212,3 +212,17 @@ def test_load_nova_of_a_hub_id_online_says_why_in_one_line(
     assert caught.value.source == REPO
     assert FAILURES[name][2] in str(caught.value) and "\n" not in str(caught.value)
     assert "load_nova('/path/to/Nova')" in str(caught.value)
+
+
+def test_a_network_failure_wrapped_by_huggingface_hub_is_named_as_such() -> None:
+    """snapshot_download raises LocalEntryNotFoundError from the connection error."""
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        try:
+            raise _connect_error()
+        except HTTP.HTTPError as cause:
+            raise LocalEntryNotFoundError("cannot find the snapshot folder") from cause
+    except LocalEntryNotFoundError as wrapped:
+        message = describe_hub_error(wrapped, REPO)
+    assert message is not None and message.startswith("the Hugging Face Hub is unreachable")

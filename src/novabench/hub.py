@@ -147,6 +147,14 @@ def describe_hub_error(
         'not logged in to the Hugging Face Hub; log in with `hf auth login` (or set HF_TOKEN)'
         >>> describe_hub_error(KeyError("x"), "me/nova") is None
         True
+        >>> try:
+        ...     try:
+        ...         raise ConnectionError("refused")
+        ...     except ConnectionError as cause:
+        ...         raise FileNotFoundError("no snapshot") from cause
+        ... except FileNotFoundError as wrapped:
+        ...     describe_hub_error(wrapped, "me/nova")[:35]
+        'the Hugging Face Hub is unreachable'
     """
     from huggingface_hub.errors import (
         GatedRepoError,
@@ -188,6 +196,13 @@ def describe_hub_error(
             "check the network connection (and HF_ENDPOINT), or set HF_HUB_OFFLINE=1 to work offline"
         )
     if isinstance(error, (OSError, ValueError)):  # e.g. a file that vanished, a refused argument
+        # huggingface_hub wraps a network failure (snapshot_download: LocalEntryNotFoundError
+        # "from" the ConnectError): the cause says more.
+        cause = error.__cause__ or error.__context__
+        if cause is not None and cause is not error:
+            deeper = describe_hub_error(cause, repo_id, repo_type=repo_type)
+            if deeper is not None and not deeper.startswith(type(cause).__name__ + ":"):
+                return deeper
         return f"{type(error).__name__}: {_one_line(error)}"
     return None
 
