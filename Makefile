@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test test-slow dist bench clean
 
 $(STAMP): pyproject.toml requirements/test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,9 +33,16 @@ test-slow: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q -m slow tests \
 		|| [ $$? -eq 5 ]
 
+# The sdist and the wheel into dist/, then `twine check` of both. Built without isolation
+# (offline) with the venv's setuptools; the version comes from src/novabench/__init__.py.
+dist: $(STAMP)
+	rm -rf dist build/lib src/novabench.egg-info
+	$(BIN)/python -m build --no-isolation --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_dataset.py
 	$(BIN)/python scripts/bench_metric.py
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .mypy_cache
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache

@@ -3,7 +3,9 @@
 NOVA (arXiv 2505.14064) is an evaluation-only brain-MRI benchmark; never train on it.
 Loading scripts are no longer supported by ``datasets`` (>= 4), so import the builder or
 call ``load_nova`` with a local copy of the release (official v1 or legacy layout), a
-folder written by ``nova export``, or a Hub id (cached or online)::
+folder written by ``nova export``, or a Hub id (cached or online). This file is importable
+from the repository root only; wherever novabench is installed, use
+``from novabench import NovaBuilder, load_nova, read_release`` (the same objects)::
 
     from nova_dataset import load_nova, read_release
 

@@ -41,7 +41,8 @@ Args:
     box_format: "xywh" (default) or "xyxy", pixels.
     max_detections: detections kept per image for AP (default 100, as COCO).
     exclude: captioning metric names to leave out (absent from the result).
-    bertscore_model, bertscore_num_layers: a local BERTScore model path and layer.
+    bertscore_model, bertscore_num_layers: the BERTScore model (a local folder or a Hub id;
+        default roberta-large, layer 17, downloaded unless HF_HUB_OFFLINE=1) and layer.
     keyword_extractor: a callable text -> keywords; keyword_averaging: "sample" or "micro".
     keyword_judge: instead of an extractor, an LLM keyword judge
         (novabench.metrics.keyword_judge.OpenAIKeywordJudge: both captions of a pair in one
@@ -58,7 +59,7 @@ Returns:
     diagnosis: top1, top5, n_cases, ...
     all: {"localization": {...}, "captioning": {...}, "diagnosis": {...}}
 Examples:
-    >>> nova = evaluate.load("metrics/nova_metric", "diagnosis")
+    >>> nova = evaluate.load("<user>/nova_metric", "diagnosis")  # or this folder's path
     >>> nova.compute(predictions=[["MS", "ADEM"]], references=["Multiple sclerosis"])["top1"]
     1.0
 """

@@ -9,12 +9,51 @@ Sub-packages, in the direction data flows:
 - ``novabench.metrics``: the functional metric core (localisation, captioning,
   diagnosis, bootstrap statistics) behind the ``evaluate`` module.
 - ``novabench.cli``: the ``nova`` command.
+
+The public entry points of an installed package (``pip install novabench``), importable
+from anywhere::
+
+    from novabench import load_nova, read_release
+    images = load_nova("/path/to/Nova")          # a release folder, an export or a Hub id
+
+They are imported on first use, so ``import novabench`` stays light.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from novabench.errors import NovaError, NovaInputError
 
+# The one source of the version: pyproject.toml reads this line when the package is built.
 __version__ = "0.1.0"
 
-__all__ = ["NovaError", "NovaInputError", "__version__"]
+__all__ = ["NovaBuilder", "NovaError", "NovaInputError", "__version__", "load_nova", "read_release"]
+
+if TYPE_CHECKING:
+    from novabench.data.hf import NovaBuilder, load_nova
+    from novabench.data.release import read_release
+
+# Imported on first use: they pull in `datasets` and pyarrow.
+_LAZY = {
+    "NovaBuilder": "novabench.data.hf",
+    "load_nova": "novabench.data.hf",
+    "read_release": "novabench.data.release",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``novabench.load_nova`` and the other public entry points, imported on first use.
+
+    Example:
+        >>> import novabench
+        >>> novabench.load_nova.__module__
+        'novabench.data.hf'
+    """
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'novabench' has no attribute {name!r}")

@@ -589,6 +589,7 @@ def test_push_network_failure_keeps_the_local_export(
         raise httpx.ConnectError("no route to host")
 
     monkeypatch.setattr(export_module, "_hub_offline", lambda: False)
+    monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token")
     monkeypatch.setattr(HfApi, "create_repo", unreachable)
     out = tmp_path / "pushed"
     with pytest.raises(NovaInputError, match="local export .* is complete") as error:
@@ -610,6 +611,7 @@ def test_push_uploads_the_folder_as_a_dataset(
         return "https://huggingface.co/datasets/me/nova/commit/abc"
 
     monkeypatch.setattr(export_module, "_hub_offline", lambda: False)
+    monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token")
     monkeypatch.setattr(HfApi, "create_repo", lambda self, repo_id, **kwargs: None)
     monkeypatch.setattr(HfApi, "upload_folder", fake_upload)
     out = tmp_path / "pushed"

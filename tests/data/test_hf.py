@@ -217,8 +217,45 @@ def test_hub_id_offline_explains_how_to_use_a_local_copy(monkeypatch):
 
 
 def test_a_missing_path_that_is_no_hub_id_is_named(tmp_path):
-    with pytest.raises(NovaInputError, match="neither an existing folder nor a Hub dataset id"):
+    with pytest.raises(NovaInputError, match="no such folder"):
         load_nova(str(tmp_path / "no" / "such" / "release"))
+
+
+@pytest.mark.parametrize(
+    "typo", ["./nova", "../nova", "~/nova-missing", "data/nova", "a/b/c", "nova"]
+)
+def test_a_typo_in_a_relative_path_says_no_such_folder_and_never_goes_online(
+    typo, tmp_path, monkeypatch
+):
+    import huggingface_hub
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("a path must never be sent to the Hub")
+
+    (tmp_path / "data").mkdir()  # so "data/nova" is a path whose first part exists
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", no_download)
+    with pytest.raises(NovaInputError, match="no such folder") as caught:
+        load_nova(typo)
+    assert caught.value.source == typo
+
+
+def test_a_hub_id_online_is_downloaded(tmp_path, monkeypatch, v1_release):
+    import huggingface_hub
+
+    import novabench.data.hf as hf_module
+
+    asked = []
+
+    def snapshot(repo_id, repo_type):
+        asked.append((repo_id, repo_type))
+        return str(v1_release)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(hf_module, "hub_offline", lambda: False)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot)
+    assert load_nova("someone/nova", cache_dir=str(tmp_path / "c")).num_rows > 0
+    assert asked == [("someone/nova", "dataset")]
 
 
 def test_the_top_level_face_reexports():

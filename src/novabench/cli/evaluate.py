@@ -101,7 +101,9 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
     )
     parser.add_argument(
-        "--bertscore-model", help="local BERTScore model path (default: roberta-large if cached)"
+        "--bertscore-model",
+        help="BERTScore model: a local folder or a Hub model id (default roberta-large, layer 17;"
+        " downloaded when not cached unless HF_HUB_OFFLINE=1; or --exclude BERTScore-F1)",
     )
     parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer of that model")
     parser.add_argument(

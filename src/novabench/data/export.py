@@ -58,6 +58,7 @@ from novabench.data.provenance import provenance_notice
 from novabench.data.release import NovaRelease, read_release
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
+from novabench.hub import hub_errors, hub_offline, require_token
 from novabench.progress import progress_bar
 
 __all__ = [
@@ -380,12 +381,11 @@ def _write_coco_folder(
 
 
 def _hub_offline() -> bool:
-    from huggingface_hub import constants
-
-    return bool(constants.HF_HUB_OFFLINE)
+    return hub_offline()
 
 
 def _check_can_push(repo_id: str) -> None:
+    """Refuse a push that cannot work (offline mode, no token) before any work is done."""
     if _hub_offline():
         raise NovaInputError(
             "cannot push: the Hugging Face Hub is in offline mode (HF_HUB_OFFLINE=1); unset it, "
@@ -393,10 +393,13 @@ def _check_can_push(repo_id: str) -> None:
             source=repo_id,
             field="push_to",
         )
+    require_token(repo_id, field="push_to")
 
 
 def push_export(out_dir: str | Path, repo_id: str, *, private: bool = False) -> str:
     """Upload an export folder to a Hub dataset repository (created if missing).
+
+    The upload is one commit: it either lands whole or not at all.
 
     Args:
         out_dir: a folder written by :func:`export_release`.
@@ -407,21 +410,26 @@ def push_export(out_dir: str | Path, repo_id: str, *, private: bool = False) -> 
         The URL of the upload commit.
 
     Raises:
-        NovaInputError: offline mode, no network, refused credentials or a bad repo id; the
-            message says the local export is complete.
+        NovaInputError: offline mode, no token, an unreachable Hub, refused credentials
+            (401/403), an unknown repository (404) or a bad repo id; one line naming the
+            repository and what to do, saying that the local export is complete.
 
     Example:
         >>> push_export("build/nova-export", "me/nova")  # doctest: +SKIP
         'https://huggingface.co/datasets/me/nova/commit/...'
     """
     _check_can_push(repo_id)
-    import httpx
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError
 
     folder = Path(out_dir)
     api = HfApi()
-    try:
+    with hub_errors(
+        repo_id,
+        action="push failed",
+        then=f"no files were uploaded; the local export at {folder} is complete, upload it later "
+        f"with `hf upload {repo_id} {folder} --repo-type dataset`",
+        field="push_to",
+    ):
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         commit = api.upload_folder(
             folder_path=folder,
@@ -429,13 +437,6 @@ def push_export(out_dir: str | Path, repo_id: str, *, private: bool = False) -> 
             repo_type="dataset",
             commit_message=f"NOVA export by novabench {__version__}",
         )
-    except (HfHubHTTPError, httpx.HTTPError, OSError, ValueError) as error:
-        raise NovaInputError(
-            f"push failed ({type(error).__name__}: {error}); the local export at {folder} is complete, "
-            f"upload it later with `hf upload {repo_id} {folder} --repo-type dataset`",
-            source=repo_id,
-            field="push_to",
-        ) from error
     return str(getattr(commit, "commit_url", commit))
 
 

