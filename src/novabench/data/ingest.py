@@ -31,7 +31,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from novabench._files import give_usual_permissions
+from novabench._files import (
+    check_output_folder,
+    check_output_paths,
+    give_usual_permissions,
+    mark_output_folder,
+)
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
 from novabench.data.layouts.rows import ImageRow
@@ -413,12 +418,20 @@ def _case_texts(case: IngestCase) -> dict[str, str]:
     return {**{key: getattr(case, key) for key in FIXED_META_KEYS}, **dict(case.extras)}
 
 
-def _prepare_target(out_dir: Path, overwrite: bool) -> Path:
-    if out_dir.exists() and not overwrite:
-        raise NovaInputError(
-            "output folder exists; pass overwrite=True (--overwrite) to replace it",
-            source=str(out_dir),
-        )
+def _source_files(cases: Sequence[IngestCase]) -> list[str]:
+    """The files a list of cases reads: volumes, masks and rater masks given as paths."""
+    files = []
+    for case in cases:
+        for series in case.series:
+            for source in (series.volume, series.mask, *series.rater_masks.values()):
+                if isinstance(source, (str, os.PathLike)):
+                    files.append(os.fspath(source))
+    return files
+
+
+def _prepare_target(out_dir: Path, overwrite: bool, command: str, inputs: Any) -> Path:
+    check_output_paths({"OUT": out_dir}, inputs, folders=("OUT",))
+    check_output_folder(out_dir, command=command, overwrite=overwrite)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
     give_usual_permissions(staging)  # mkdtemp is private; a release is shared in a lab
@@ -449,6 +462,7 @@ def ingest_volumes(
     progress: bool = True,
     source: str = "cases",
     provenance: Mapping[str, Any] | None = None,
+    command: str = "ingest",
 ) -> Path:
     """Cut, window and annotate NIfTI series into a release in the NOVA layout.
 
@@ -469,6 +483,8 @@ def ingest_volumes(
         provenance: what made the release, stored in the v1 parquet's schema metadata
             (default ``{"origin": "nova ingest"}``); ``nova export`` turns it into the
             card's notice. CSV (legacy) files cannot carry it.
+        command: the ``nova`` command writing the release, recorded in the folder so that
+            ``overwrite`` replaces only a release that same command wrote.
 
     Returns:
         The release folder.
@@ -508,15 +524,19 @@ def ingest_volumes(
             field="window_percentiles",
         )
     out_dir = Path(out_dir)
-    staging = _prepare_target(out_dir, overwrite)
+    listed = list(cases) if isinstance(cases, (list, tuple)) else None
+    inputs = {"a source volume": _source_files(listed)} if listed is not None else {}
+    staging = _prepare_target(out_dir, overwrite, command, inputs)
     try:
         images_dir = staging / (v1_layout.IMAGE_DIR if layout == "v1" else legacy_layout.IMAGE_DIR)
         images_dir.mkdir()
         images: list[ImageRow] = []
         case_texts: dict[str, dict[str, str]] = {}
         seen: set[str] = set()
+        read: list[str] = []
         for case in _progress(cases, progress):
             _check_case(case, source, seen)
+            read.extend(_source_files([case]))
             next_scan = 1
             cache: dict[Any, Any] = {}  # volumes and masks shared by several series of the case
             for index, series in enumerate(case.series):
@@ -556,6 +576,9 @@ def ingest_volumes(
             )
         else:
             legacy_layout.write(staging, images, metas, meta_keys)
+        if listed is None:  # a generator: its files are known only now, before any replacing
+            check_output_paths({"OUT": out_dir}, {"a source volume": read}, folders=("OUT",))
+        mark_output_folder(staging, command)
         _publish(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -828,4 +851,9 @@ def ingest_manifest(
         novabench.errors.NovaInputError: missing.json: cannot read the manifest
     """
     cases = read_manifest(manifest)
+    check_output_paths(  # before minutes of slicing, not after
+        {"OUT": out_dir},
+        {"the manifest": manifest, "a source volume": _source_files(cases)},
+        folders=("OUT",),
+    )
     return ingest_volumes(cases, out_dir, source=str(manifest), **options)

@@ -540,6 +540,7 @@ def write_sample_release(
         progress=progress,
         source="sample release",
         provenance={"origin": "nova sample", "cases": n_cases, "seed": seed},
+        command="sample",
     )
 
 
