@@ -27,6 +27,75 @@ def give_usual_permissions(path: str | os.PathLike[str]) -> None:
     target.chmod((0o777 if target.is_dir() else 0o666) & ~umask)
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def decode_utf8_line(
+    data: bytes, *, source: str | None = None, record: str | None = None
+) -> str:
+    """One line's bytes as text; bytes that are not UTF-8 are a named error, not a traceback.
+
+    Example:
+        >>> decode_utf8_line("Axial T2.".encode())
+        'Axial T2.'
+        >>> decode_utf8_line(b'{"caption": "\\xff"}', source="pred.jsonl", record="line 3")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: pred.jsonl, line 3: not UTF-8 text: byte 0xff at column 14; save the file as UTF-8
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        from novabench.errors import NovaInputError
+
+        raise NovaInputError(
+            f"not UTF-8 text: byte 0x{data[error.start]:02x} at column {error.start + 1}; "
+            "save the file as UTF-8",
+            source=source,
+            record=record,
+        ) from None
+
+
+def read_text_file(path: str | os.PathLike[str], *, source: str | None = None) -> str:
+    """A whole UTF-8 text file (a byte order mark skipped); unreadable or non-UTF-8 is named.
+
+    The error names the line (and column) of the first byte that is not UTF-8.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "m.json"
+        >>> _ = path.write_bytes(b"\\xef\\xbb\\xbf[1]")
+        >>> read_text_file(path)
+        '[1]'
+        >>> _ = path.write_bytes(b'[\\n"caf\\xe9"]')
+        >>> read_text_file(path, source="m.json")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: m.json, line 2: not UTF-8 text: byte 0xe9 at column 5; save the file as UTF-8
+    """
+    from novabench.errors import NovaInputError
+
+    where = source or str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise NovaInputError(f"cannot read: {error.strerror or error}", source=where) from None
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        line_end = data.find(b"\n", error.start)
+        line = data.count(b"\n", 0, error.start) + 1
+        decode_utf8_line(
+            data[line_start : len(data) if line_end < 0 else line_end],
+            source=where,
+            record=f"line {line}",
+        )
+        raise  # pragma: no cover - decode_utf8_line raised above
+
+
 def json_safe(value: Any) -> Any:
     """``value`` with every NaN or infinite float replaced by None (JSON ``null``).
 

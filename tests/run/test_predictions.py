@@ -446,8 +446,16 @@ def test_merge_never_overwrites_by_accident(release, tmp_path):
     assert read_predictions(out).filenames == ["case0001_001.png"]
     merge_prediction_files([first, second], out, overwrite=True)
     assert len(read_predictions(out).filenames) == 6
-    with pytest.raises(NovaInputError, match="one of the inputs"):
+    with pytest.raises(NovaInputError, match="is an input of this command"):
         merge_prediction_files([first, out], out, overwrite=True)
+    manifest_of_first = first.with_name(first.name + ".manifest.json")
+    with pytest.raises(NovaInputError, match="the manifest of a shard"):
+        merge_prediction_files([first, second], manifest_of_first, overwrite=True)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not predictions", encoding="utf-8")
+    with pytest.raises(NovaInputError, match="not a predictions file novabench wrote"):
+        merge_prediction_files([first, second], notes, overwrite=True)
+    assert notes.read_text(encoding="utf-8") == "not predictions"
 
 
 def test_clipped_boxes_are_counted_apart_from_clean_ones(release, tmp_path):

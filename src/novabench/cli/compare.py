@@ -52,7 +52,10 @@ def run(args: argparse.Namespace) -> int:
     from novabench._files import check_output_paths
     from novabench.report import compare_predictions, render_comparison, write_report
 
-    check_output_paths({"--out": args.out}, [*args.a, *args.b])
+    check_output_paths(
+        {"--out": args.out},
+        {"a predictions file": [*args.a, *args.b], "the release": args.data},
+    )
     if args.bootstrap < 1:
         from novabench.errors import NovaInputError
 

@@ -53,7 +53,10 @@ def run(args: argparse.Namespace) -> int:
     from novabench._files import check_output_paths, write_text_atomic
     from novabench.report import evaluate_predictions, render_markdown, render_table, write_report
 
-    check_output_paths({"--out": args.out, "--markdown": args.markdown}, list(args.predictions))
+    check_output_paths(
+        {"--out": args.out, "--markdown": args.markdown},
+        {"a predictions file": list(args.predictions), "the release": args.data},
+    )
     options = scoring_options(args)
     report = evaluate_predictions(args.data, args.predictions, options)
     for task in options.judged_tasks:
@@ -151,6 +154,14 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
                     f"environment variable {args.judge_api_key_env} is empty or unset",
                     field="--judge-api-key-env",
                 )
+        from pathlib import Path
+
+        if Path(args.judge_cache).exists() and not Path(args.judge_cache).is_dir():
+            raise NovaInputError(
+                "is a file; the judge cache is a folder (give a folder path or a new name)",
+                source=args.judge_cache,
+                field="--judge-cache",
+            )
         matcher = OpenAIChatJudge(
             args.judge_endpoint, args.judge_model, api_key=api_key, cache_dir=args.judge_cache
         )
