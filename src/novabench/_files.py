@@ -30,9 +30,7 @@ def give_usual_permissions(path: str | os.PathLike[str]) -> None:
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def decode_utf8_line(
-    data: bytes, *, source: str | None = None, record: str | None = None
-) -> str:
+def decode_utf8_line(data: bytes, *, source: str | None = None, record: str | None = None) -> str:
     """One line's bytes as text; bytes that are not UTF-8 are a named error, not a traceback.
 
     Example:

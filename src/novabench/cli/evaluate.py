@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.registry import TASK_NAMES
 
@@ -79,19 +80,29 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "default: the convention recorded in the run's manifest, else auto",
     )
     parser.add_argument(
-        "--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)"
+        "--bootstrap",
+        type=checks.nonnegative_int_option,
+        default=1000,
+        help="bootstrap resamples for CIs (0: none)",
     )
     parser.add_argument(
         "--allow-other-release",
         action="store_true",
         help="score a run whose manifest records another release fingerprint",
     )
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--confidence",
+        type=checks.positive_float_option,
+        default=0.95,
+        help="level of the bootstrap intervals, in (0, 1) (default 0.95)",
+    )
+    parser.add_argument("--seed", type=checks.nonnegative_int_option, default=0)
     parser.add_argument(
         "--bertscore-model", help="local BERTScore model path (default: roberta-large if cached)"
     )
-    parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer of that model")
+    parser.add_argument(
+        "--bertscore-layers", type=checks.positive_int_option, help="BERTScore layer of that model"
+    )
     parser.add_argument(
         "--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)"
     )

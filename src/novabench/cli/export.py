@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from novabench import checks
 from novabench.data.export import DEFAULT_MAX_SHARD_BYTES, export_release
 from novabench.errors import NovaInputError
 
@@ -87,7 +88,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-shard-mb",
-        type=float,
+        type=checks.positive_float_option,
         default=DEFAULT_MAX_SHARD_BYTES / MEGABYTE,
         metavar="N",
         help="upper bound of one image shard in MB (default: %(default)g)",

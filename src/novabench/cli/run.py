@@ -18,6 +18,7 @@ import os
 import sys
 from typing import Any
 
+from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.registry import ALL_TASKS, TASK_NAMES
 from novabench.run.parsers import CONVENTIONS
@@ -186,13 +187,20 @@ def register(subparsers: Any) -> None:
         "--shard", metavar="I/N", help="only shard I of N (0-based); merge with `nova merge`"
     )
     parser.add_argument(
-        "--batch-size", type=int, help="requests per model call (default: the backend's)"
+        "--batch-size",
+        type=checks.positive_int_option,
+        help="requests per model call (default: the backend's)",
     )
     parser.add_argument(
-        "--max-new-tokens", type=int, default=256, help="answer length limit (default 256)"
+        "--max-new-tokens",
+        type=checks.positive_int_option,
+        default=256,
+        help="answer length limit (default 256)",
     )
     parser.add_argument(
-        "--limit", type=int, help="at most this many items per task, for a quick trial"
+        "--limit",
+        type=checks.positive_int_option,
+        help="at most this many items per task, for a quick trial",
     )
     parser.add_argument(
         "--box-convention",
@@ -209,16 +217,28 @@ def register(subparsers: Any) -> None:
         help="let --model run the code its repository ships (only for models you trust)",
     )
     parser.add_argument(
-        "--max-concurrency", type=int, default=4, help="endpoint requests in flight (default 4)"
+        "--max-concurrency",
+        type=checks.positive_int_option,
+        default=4,
+        help="endpoint requests in flight (default 4)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=60.0, help="endpoint seconds per attempt (default 60)"
+        "--timeout",
+        type=checks.positive_float_option,
+        default=60.0,
+        help="endpoint seconds per attempt (default 60)",
     )
     parser.add_argument(
-        "--max-retries", type=int, default=3, help="endpoint retries per item (default 3)"
+        "--max-retries",
+        type=checks.nonnegative_int_option,
+        default=3,
+        help="endpoint retries per item (default 3)",
     )
     parser.add_argument(
-        "--temperature", type=float, default=0.0, help="endpoint temperature (default 0)"
+        "--temperature",
+        type=checks.nonnegative_float_option,
+        default=0.0,
+        help="endpoint temperature (default 0)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

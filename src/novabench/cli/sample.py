@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from novabench import checks
+
 
 def register(subparsers: Any) -> None:
     """Add the ``sample`` sub-command.
@@ -26,10 +28,16 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("out", type=Path, help="release folder to create")
     parser.add_argument(
-        "--cases", type=int, default=12, help="number of cases (default 12; 281 gives 906 images)"
+        "--cases",
+        type=checks.positive_int_option,
+        default=12,
+        help="number of cases (default 12; 281 gives 906 images)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="random seed; same seed, same bytes (default 0)"
+        "--seed",
+        type=checks.nonnegative_int_option,
+        default=0,
+        help="random seed; same seed, same bytes (default 0)",
     )
     parser.add_argument(
         "--layout",

@@ -368,9 +368,7 @@ class _LineChecker:
         return [self.string(v, f"diagnoses[{i}]") for i, v in enumerate(value)]
 
     def input_size(self, value: Any) -> tuple[int, int]:
-        return checks.image_size(
-            value, source=self.source, record=self.record, field="input_size"
-        )
+        return checks.image_size(value, source=self.source, record=self.record, field="input_size")
 
 
 def _line_records(
@@ -1262,9 +1260,7 @@ def check_replaceable_output(
     from novabench._files import check_output_paths
 
     out = Path(out)
-    check_output_paths(
-        {field: out, f"{field} (its manifest)": RunManifest.path_for(out)}, inputs
-    )
+    check_output_paths({field: out, f"{field} (its manifest)": RunManifest.path_for(out)}, inputs)
     if not (out.exists() or out.is_symlink()):
         return
     if not overwrite:
