@@ -31,11 +31,13 @@ from typing import Any, Literal
 
 import numpy as np
 
+from novabench import checks
 from novabench._files import (
     check_output_folder,
     check_output_paths,
     give_usual_permissions,
     mark_output_folder,
+    read_text_file,
 )
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
@@ -327,7 +329,20 @@ def _ingest_series(
     axis = PLANE_AXIS[series.plane]
     length = volume_image.shape[axis]
     if series.slice_indices is not None:
-        slices = [int(i) for i in series.slice_indices]
+        indices_field = f"{field_name}.slice_indices"
+        if isinstance(series.slice_indices, (str, bytes, Mapping)) or not isinstance(
+            series.slice_indices, (Sequence, np.ndarray)
+        ):
+            raise NovaInputError(
+                f"must be a list of slice numbers, got {type(series.slice_indices).__name__}",
+                source=where,
+                record=record,
+                field=indices_field,
+            )
+        slices = [  # True is no slice number, nor is 2.0 or "2"
+            checks.integer(i, source=where, record=record, field=f"{indices_field}[{n}]")
+            for n, i in enumerate(series.slice_indices)
+        ]
         bad = [i for i in slices if not 0 <= i < length]
         if bad or not slices or len(set(slices)) != len(slices):
             raise NovaInputError(
@@ -351,13 +366,9 @@ def _ingest_series(
             if series.n_slices is not None
             else slices_per_lesion * max(len(profiles), 1)
         )
-        if not isinstance(wanted, int) or wanted < 1:
-            raise NovaInputError(
-                f"n_slices must be a positive integer, got {wanted!r}",
-                source=where,
-                record=record,
-                field=f"{field_name}.n_slices",
-            )
+        wanted = checks.positive_int(  # `true` is no count, though Python calls it 1
+            wanted, source=where, record=record, field=f"{field_name}.n_slices"
+        )
         if profiles:
             slices = choose_slices(
                 profiles, wanted, where=where, record=record, field_name=f"{field_name}.n_slices"
@@ -703,6 +714,23 @@ def _parse_series(
             field=f"{field_name}.rater_masks",
         )
     mask = raw.get("mask")
+    if raw.get("n_slices") is not None:  # checked before any volume is read
+        checks.positive_int(
+            raw["n_slices"], source=where, record=record, field=f"{field_name}.n_slices"
+        )
+    indices = raw.get("slice_indices")
+    if indices is not None:
+        if not isinstance(indices, list):
+            raise NovaInputError(
+                f"must be a list of slice numbers, got {type(indices).__name__}",
+                source=where,
+                record=record,
+                field=f"{field_name}.slice_indices",
+            )
+        for n, index in enumerate(indices):
+            checks.integer(
+                index, source=where, record=record, field=f"{field_name}.slice_indices[{n}]"
+            )
     return IngestSeries(
         volume=_resolve(
             raw["volume"], base, where=where, record=record, field_name=f"{field_name}.volume"
@@ -728,6 +756,23 @@ def _parse_series(
         n_slices=raw.get("n_slices"),
         slice_indices=raw.get("slice_indices"),
     )
+
+
+def _json_value(text: str, where: str, record: str | None) -> Any:
+    """Decoded JSON; the error names the file, the line and the column."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise NovaInputError(
+            "JSON nested too deeply to read", source=where, record=record
+        ) from None
+    except json.JSONDecodeError as error:
+        position = (
+            f"column {error.colno}" if record else f"line {error.lineno}, column {error.colno}"
+        )
+        raise NovaInputError(
+            f"invalid JSON: {error.msg} ({position})", source=where, record=record
+        ) from None
 
 
 def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
@@ -759,29 +804,29 @@ def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
     """
     path = Path(path)
     where = str(path)
+    if path.is_dir():
+        raise NovaInputError("is a folder; give the manifest file", source=where)
     try:
-        text = path.read_text(encoding="utf-8")
+        path.stat()
     except OSError as error:
         raise NovaInputError(
             f"cannot read the manifest ({error.strerror or error})", source=where
         ) from error
+    text = read_text_file(path, source=where)  # a BOM is skipped; non-UTF-8 names its line
     raw_cases: list[tuple[str, Any]] = []
-    try:
-        if path.suffix.lower() == ".jsonl":
-            for number, line in enumerate(text.splitlines(), start=1):
-                if line.strip():
-                    raw_cases.append((f"line {number}", json.loads(line)))
-        else:
-            document = json.loads(text)
-            if isinstance(document, dict) and "cases" in document:
-                document = document["cases"]
-            if not isinstance(document, list):
-                raise NovaInputError("expected a list of cases or {'cases': [...]}", source=where)
-            raw_cases = [(f"case #{number}", item) for number, item in enumerate(document, start=1)]
-    except json.JSONDecodeError as error:
-        raise NovaInputError(
-            f"invalid JSON: {error.msg} (line {error.lineno}, column {error.colno})", source=where
-        ) from error
+    if path.suffix.lower() == ".jsonl":
+        # Lines end at "\n" only (str.splitlines also splits at \x0b, \x1c, U+2028, ...),
+        # so the line an error names is the line an editor shows.
+        for number, line in enumerate(text.split("\n"), start=1):
+            if line.strip():
+                raw_cases.append((f"line {number}", _json_value(line, where, f"line {number}")))
+    else:
+        document = _json_value(text, where, None)
+        if isinstance(document, dict) and "cases" in document:
+            document = document["cases"]
+        if not isinstance(document, list):
+            raise NovaInputError("expected a list of cases or {'cases': [...]}", source=where)
+        raw_cases = [(f"case #{number}", item) for number, item in enumerate(document, start=1)]
     if not raw_cases:
         raise NovaInputError("the manifest lists no cases", source=where)
     base = path.parent
