@@ -732,7 +732,7 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
                         field=f"{side}.boxes[{position}]",
                     )
                 problem = _box_problem(box) if len(box) == 4 else None
-                if problem is not None and "real numbers" not in problem:
+                if problem is not None:  # "12" too: Arrow would read it as 12.0 silently
                     raise NovaInputError(problem, record=record, field=f"{side}.boxes[{position}]")
             elif isinstance(box, _BOOLEANS):
                 raise NovaInputError(

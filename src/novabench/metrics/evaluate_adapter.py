@@ -138,7 +138,7 @@ def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) 
             continue
         record = f"example {start_index + offset}"
         if task == "captioning":
-            out.append(_text(item, record, "predictions", allow_empty=True))
+            out.append(_caption_prediction(item, record, "predictions"))
         elif task == "diagnosis":
             out.append(_diagnosis_list(item, record, "predictions"))
         else:
@@ -186,15 +186,15 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
             value = (
                 _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
             )
-            out.append(_text(value, record, "references", allow_empty=True))
+            out.append(_text(value, record, "references"))  # the plain functions' rule
         elif task == "diagnosis":
             if isinstance(item, Mapping):
                 if "filename" in item and "filenames" not in item:
                     raise NovaInputError(_PER_CASE, record=record, field="references")
                 value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
             else:
-                value = item
-            out.append(_text(value, record, "references", allow_empty=True))
+                value = item  # a plain reference that is None or blank is an error, as in diagnosis
+            out.append(_text(value, record, "references"))
         else:
             if not isinstance(item, Mapping):
                 raise NovaInputError(
@@ -516,6 +516,17 @@ def _text(value: Any, record: str, field: str, *, allow_empty: bool = False) -> 
     return checks.text(
         value, record=record, field=field, allow_blank=allow_empty, none_as_empty=allow_empty
     )
+
+
+def _caption_prediction(value: Any, record: str, field: str) -> str:
+    """A caption answer, by the rule of ``metrics.captioning``: a string, "" for no answer."""
+    if not isinstance(value, str):
+        raise NovaInputError(
+            f'prediction must be a string (use "" for no answer), got {type(value).__name__}',
+            record=record,
+            field=field,
+        )
+    return value
 
 
 def _diagnosis_list(value: Any, record: str, field: str) -> list[str]:
