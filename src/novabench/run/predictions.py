@@ -468,6 +468,9 @@ def _line_records(
         if error is None and raw is None and parsed_field not in values:
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
         task_status = status.get(current) if isinstance(status, dict) else status
+        if _too_long(values.get(parsed_field)):
+            values[parsed_field] = _PARSED_VALUE[parsed_field](None)
+            task_status = registry.TOO_LONG
         records.append(
             PredictionRecord(
                 task=current,
@@ -483,6 +486,15 @@ def _line_records(
             )
         )
     return records
+
+
+def _too_long(answer: Any) -> bool:
+    """Whether a parsed caption or diagnosis list is beyond ``registry.MAX_CAPTION_CHARS``."""
+    if isinstance(answer, str):
+        return len(answer) > registry.MAX_CAPTION_CHARS
+    if isinstance(answer, list) and answer and isinstance(answer[0], str):
+        return sum(map(len, answer)) > registry.MAX_CAPTION_CHARS
+    return False
 
 
 def _answer_values(check: _LineChecker, payload: Mapping[str, Any], task: str) -> dict[str, Any]:
@@ -797,6 +809,12 @@ def parse_raw(
             if record.error is not None or record.raw is None or record.is_parsed:
                 records[task][key] = record
                 continue
+            if len(record.raw) > registry.MAX_RAW_ANSWER_CHARS:  # marked, not parsed slowly
+                empty = _PARSED_VALUE[spec.answer_field](None)
+                records[task][key] = replace(
+                    record, **{spec.answer_field: empty}, parse_status=registry.TOO_LONG
+                )
+                continue
             options: dict[str, Any] = {}
             if "input_size" in spec.extra_fields:  # answers in pixels of the image the model saw
                 options = {
@@ -809,6 +827,8 @@ def parse_raw(
             if status == "ok" and "ok_clipped" in spec.parse_statuses and parsed.n_out_of_range:
                 status = "ok_clipped"  # often a wrong --box-convention: counted, not hidden
             answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
+            if _too_long(answer):
+                answer, status = _PARSED_VALUE[spec.answer_field](None), registry.TOO_LONG
             records[task][key] = replace(record, **{spec.answer_field: answer}, parse_status=status)
     return replace(aligned, records=records)
 
