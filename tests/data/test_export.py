@@ -744,3 +744,36 @@ def test_card_usage_snippets_load_a_path_that_works(
         'load_dataset("lab/nova", "cases", split="test")'
         in (tmp_path / "o2" / "README.md").read_text()
     )
+
+
+def test_foreign_provenance_never_reaches_shards_or_card(release_dir: Path, tmp_path: Path) -> None:
+    source = shutil.copytree(release_dir, tmp_path / "source")
+    path = source / "data" / "nova-v1.parquet"
+    table = pq.read_table(path)
+    foreign = {
+        "origin": "nova sample",
+        "cases": "<img src=x onerror=alert(1)>",  # not a count: dropped
+        "seed": 3,
+        "local_path": "/home/someone/secret",
+        "hub_token": "hf_" + "x" * 30,
+    }
+    metadata = {
+        **(table.schema.metadata or {}),
+        b"novabench.provenance": json.dumps(foreign).encode(),
+    }
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    release = read_release(source)
+    assert release.provenance == {"origin": "nova sample", "seed": 3}
+    assert any("dropped" in warning and "hub_token" in warning for warning in release.warnings)
+    out = tmp_path / "out"
+    export_release(source, out, progress=False)
+    for shard in (out / "data").rglob("*.parquet"):
+        stored = pq.read_schema(shard).metadata[b"novabench.provenance"].decode()
+        assert json.loads(stored) == {"origin": "nova sample", "seed": 3}
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "hf_" not in card and "<img" not in card and "/home/someone" not in card
+    # An origin novabench never writes is ignored altogether.
+    foreign["origin"] = "**made by me**"
+    metadata[b"novabench.provenance"] = json.dumps(foreign).encode()
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    assert read_release(source).provenance is None
