@@ -519,11 +519,8 @@ def ingest_volumes(
         raise NovaInputError(
             f"layout must be 'v1' or 'legacy', got {layout!r}", source=source, field="layout"
         )
-    if not isinstance(slices_per_lesion, int) or slices_per_lesion < 1:
-        raise NovaInputError(
-            "slices_per_lesion must be a positive integer", source=source, field="slices_per_lesion"
-        )
-    if not isinstance(image_size, int) or image_size < 8:
+    checks.positive_int(slices_per_lesion, source=source, field="slices_per_lesion")
+    if isinstance(image_size, bool) or not isinstance(image_size, int) or image_size < 8:
         raise NovaInputError(
             "image_size must be an integer of at least 8", source=source, field="image_size"
         )
