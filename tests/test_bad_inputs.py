@@ -329,6 +329,16 @@ def _evaluate_judge_cache_file(folder: Path, shared: Shared) -> list[str]:
     ]
 
 
+def _evaluate_over_notes(folder: Path, shared: Shared) -> list[str]:
+    (folder / "report.json").write_text('{"my": "results"}', encoding="utf-8")
+    return _evaluate(shared, shared.predictions, folder)
+
+
+def _evaluate_markdown_over_notes(folder: Path, shared: Shared) -> list[str]:
+    (folder / "paper.md").write_text("# My paper draft", encoding="utf-8")
+    return [*_evaluate(shared, shared.predictions, folder), "--markdown", str(folder / "paper.md")]
+
+
 def _compare_onto_input(folder: Path, shared: Shared) -> list[str]:
     b = _lines(folder, GOOD_IMAGE_LINE, name="b.jsonl")
     return [
@@ -670,6 +680,12 @@ ROWS: list[Row] = [
     ),
     Row("evaluate into the release", _evaluate_into_release, ("sits inside the release",)),
     Row("compare onto an input", _compare_onto_input, ("is an input",)),
+    Row("evaluate over a user's file", _evaluate_over_notes, ("--out", "not a report")),
+    Row(
+        "evaluate markdown over a user's file",
+        _evaluate_markdown_over_notes,
+        ("--markdown", "not a report"),
+    ),
     # ------------------------------------------------------------------ ingest manifests
     Row(
         "manifest not UTF-8",
@@ -792,3 +808,86 @@ def test_bad_input_is_one_line_exit_2_and_nothing_changes(
     for expected in row.expect:
         assert expected in lines[0], (expected, lines[0])
     assert _tree(tmp_path, shared.root) == before
+
+
+# --------------------------------------------------------------------------- what stays allowed
+
+
+def test_a_report_is_replaced_by_the_next_run(
+    shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*_evaluate(shared, shared.predictions, tmp_path), "--markdown", str(tmp_path / "r.md")]
+    assert main(argv) == 0
+    first = (tmp_path / "report.json").read_text(encoding="utf-8")
+    assert main(argv) == 0  # our own report and Markdown: replaced without a flag
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8")).keys() == (
+        json.loads(first).keys()
+    )
+
+
+def test_a_byte_order_mark_is_accepted_everywhere(
+    shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bom = b"\xef\xbb\xbf"
+    predictions = _lines(tmp_path, bom + json.dumps(GOOD_IMAGE_LINE).encode() + b"\n")
+    assert main(_evaluate(shared, predictions, tmp_path)) == 0
+    (tmp_path / "pred.jsonl.manifest.json").write_bytes(bom + b'{"model": "m"}')
+    assert main(_evaluate(shared, predictions, tmp_path)) == 0
+    legacy = shutil.copytree(shared.legacy, tmp_path / "legacy")
+    (legacy / "captions.csv").write_bytes(bom + (legacy / "captions.csv").read_bytes())
+    assert main(["info", str(legacy)]) == 0
+    from novabench.data.ingest import read_manifest
+
+    for name in ("cases.json", "cases.jsonl"):
+        text = json.dumps([_case(shared)] if name.endswith(".json") else _case(shared))
+        (tmp_path / name).write_bytes(bom + text.encode())
+        assert [case.case_id for case in read_manifest(tmp_path / name)] == ["case0001"]
+
+
+def test_an_unexpected_error_is_one_line_naming_a_bug(
+    shared: Shared, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import novabench.cli.info as info
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(info, "read_release", explode)
+    assert main(["info", str(shared.release)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "internal error: KeyError" in err and "bug" in err and "--debug" in err
+    assert main(["--debug", "info", str(shared.release)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("nova info: internal")
+
+
+def test_a_closed_pipe_ends_quietly(shared: Shared, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError
+
+    errors = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    monkeypatch.setattr(sys, "stderr", errors)
+    assert main(["info", str(shared.release)]) == 141
+    assert errors.getvalue() == ""
+
+
+def test_a_real_closed_pipe_leaves_no_traceback(shared: Shared) -> None:
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "novabench.cli", "info", str(shared.release)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before a byte is written, as after `head -1`
+    err = process.stderr.read().decode()
+    process.wait()
+    assert err == "" and process.returncode == 141

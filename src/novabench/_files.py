@@ -258,6 +258,69 @@ def _same_file(first: Any, second: Any) -> bool:
         return False
 
 
+def is_novabench_report(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds a report novabench wrote (JSON of ``nova evaluate``/``compare``,
+    or the Markdown of ``nova evaluate``), which a new report may replace.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "r.json"
+        >>> _ = path.write_text('{"toolkit": {"name": "novabench"}, "tasks": {}}')
+        >>> is_novabench_report(path), is_novabench_report(path.parent / "none.json")
+        (True, False)
+    """
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            head = handle.read(64)
+            if head.startswith("# NOVA evaluation report"):
+                return True
+            document = json.loads(head + handle.read())
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(document, dict):
+        return False
+    sides = [document, *(document.get(side) for side in ("a", "b"))]
+    return any(
+        isinstance(side, dict)
+        and isinstance(side.get("toolkit"), dict)
+        and side["toolkit"].get("name") == "novabench"
+        for side in sides
+    )
+
+
+def check_report_outputs(outputs: dict[str, Any]) -> None:
+    """Refuse to replace an existing file that is not a report novabench wrote.
+
+    ``nova evaluate`` and ``nova compare`` rewrite their reports on every run; a file of
+    the user's at that path (notes, a paper draft) is never replaced.
+
+    Example:
+        >>> import tempfile
+        >>> notes = Path(tempfile.mkdtemp()) / "notes.md"
+        >>> _ = notes.write_text("my notes")
+        >>> check_report_outputs({"--markdown": notes})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...notes.md, field '--markdown': exists and is not a report novabench wrote; ...
+    """
+    from novabench.errors import NovaInputError
+
+    for option, value in outputs.items():
+        if value is None:
+            continue
+        path = Path(value).expanduser()
+        if (path.exists() or path.is_symlink()) and not (
+            path.is_file() and is_novabench_report(path)
+        ):
+            raise NovaInputError(
+                "exists and is not a report novabench wrote; choose another path or remove it",
+                source=str(value),
+                field=option,
+            )
+
+
 def output_folder_writer(folder: str | os.PathLike[str]) -> str | None:
     """The ``nova`` command that wrote ``folder`` (its :data:`OUTPUT_MARKER`), or None.
 

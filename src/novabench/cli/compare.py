@@ -49,13 +49,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
-    from novabench._files import check_output_paths
+    from novabench._files import check_output_paths, check_report_outputs
     from novabench.report import compare_predictions, render_comparison, write_report
 
     check_output_paths(
         {"--out": args.out},
         {"a predictions file": [*args.a, *args.b], "the release": args.data},
     )
+    check_report_outputs({"--out": args.out})
     if args.bootstrap < 1:
         from novabench.errors import NovaInputError
 

@@ -51,13 +51,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
-    from novabench._files import check_output_paths, write_text_atomic
+    from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
     from novabench.report import evaluate_predictions, render_markdown, render_table, write_report
 
     check_output_paths(
         {"--out": args.out, "--markdown": args.markdown},
         {"a predictions file": list(args.predictions), "the release": args.data},
     )
+    check_report_outputs({"--out": args.out, "--markdown": args.markdown})
     options = scoring_options(args)
     report = evaluate_predictions(args.data, args.predictions, options)
     for task in options.judged_tasks:
