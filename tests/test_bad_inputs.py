@@ -753,6 +753,25 @@ ROWS: list[Row] = [
     Row("--confidence nan", _eval_option("--confidence", "nan"), ("--confidence", "finite")),
     Row("--seed text", _eval_option("--seed", "one"), ("--seed", "integer")),
     Row("--judge-cache is a file", _evaluate_judge_cache_file, ("--judge-cache", "cache")),
+    Row(
+        "--judge-cache inside the release",
+        _option(
+            "evaluate",
+            "--data",
+            "{release}",
+            "--predictions",
+            "{pred}",
+            "--out",
+            "{folder}/r.json",
+            "--judge-endpoint",
+            "http://127.0.0.1:9/v1",
+            "--judge-model",
+            "m",
+            "--judge-cache",
+            "{release}/.cache",
+        ),
+        ("--judge-cache", "sits inside the release"),
+    ),  # fmt: skip
     Row("sample --cases 0", _option("sample", "{folder}/s", "--cases", "0"), ("--cases",)),
     Row(
         "ingest --image-size 0",

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from novabench.cli.evaluate import add_scoring_options, judge_note, scoring_options
+from novabench.cli.evaluate import (
+    add_scoring_options,
+    judge_cache_output,
+    judge_note,
+    scoring_options,
+)
 from novabench.registry import TASK_NAMES
 
 
@@ -53,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
     from novabench.report import compare_predictions, render_comparison, write_report
 
     check_output_paths(
-        {"--out": args.out},
+        {"--out": args.out, **judge_cache_output(args)},
         {"a predictions file": [*args.a, *args.b], "the release": args.data},
+        folders=("--judge-cache",),
     )
     check_report_outputs({"--out": args.out})
     if args.bootstrap < 1:

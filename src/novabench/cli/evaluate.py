@@ -55,8 +55,9 @@ def run(args: argparse.Namespace) -> int:
     from novabench.report import evaluate_predictions, render_markdown, render_table, write_report
 
     check_output_paths(
-        {"--out": args.out, "--markdown": args.markdown},
+        {"--out": args.out, "--markdown": args.markdown, **judge_cache_output(args)},
         {"a predictions file": list(args.predictions), "the release": args.data},
+        folders=("--judge-cache",),
     )
     check_report_outputs({"--out": args.out, "--markdown": args.markdown})
     options = scoring_options(args)
@@ -187,6 +188,16 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
         caption_options=caption_options,
         matcher=matcher,
     )
+
+
+def judge_cache_output(args: argparse.Namespace) -> dict[str, Any]:
+    """The judge cache folder as an output to check against the inputs (when a judge is used).
+
+    Example:
+        >>> judge_cache_output(argparse.Namespace(judge_endpoint=None, judge_cache=".cache"))
+        {}
+    """
+    return {"--judge-cache": args.judge_cache} if args.judge_endpoint else {}
 
 
 def judge_note(args: argparse.Namespace, matcher: Any) -> str:
