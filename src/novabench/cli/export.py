@@ -78,7 +78,9 @@ def register(subparsers: Any) -> None:
         "--format", choices=("parquet", "coco"), default="parquet", help="default: parquet"
     )
     parser.add_argument(
-        "--overwrite", action="store_true", help="replace OUT once the new export is complete"
+        "--overwrite",
+        action="store_true",
+        help="replace OUT, an earlier nova export (or empty), once the new export is complete",
     )
     parser.add_argument(
         "--push", metavar="REPO", help="upload the parquet export to this Hub dataset repo"

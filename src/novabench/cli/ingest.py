@@ -48,7 +48,9 @@ def register(subparsers: Any) -> None:
         default=480,
         help="side of the square PNGs (default 480)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace OUT, an earlier nova ingest (or empty)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 

@@ -58,5 +58,7 @@ def register(subparsers: Any) -> None:
         help="release folder (official v1 or legacy layout, or a `nova export` folder), to check "
         "item names and count missing items",
     )
-    parser.add_argument("--force", action="store_true", help="replace --out when it exists")
+    parser.add_argument(
+        "--force", action="store_true", help="replace --out, a predictions file novabench wrote"
+    )
     parser.set_defaults(func=run)

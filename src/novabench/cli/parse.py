@@ -99,5 +99,7 @@ def register(subparsers: Any) -> None:
         choices=CONVENTIONS,
         help="how to read boxes (default: the raw file's manifest, else auto)",
     )
-    parser.add_argument("--force", action="store_true", help="replace --out when it exists")
+    parser.add_argument(
+        "--force", action="store_true", help="replace --out, a predictions file novabench wrote"
+    )
     parser.set_defaults(func=run)

@@ -45,7 +45,9 @@ def register(subparsers: Any) -> None:
         default="v1",
         help="v1 parquet (default) or legacy CSVs",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace OUT, an earlier nova sample (or empty)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 

@@ -490,7 +490,8 @@ def export_release(
         max_shard_bytes: upper bound of one image shard's data size (a single larger row
             still gets its own shard).
         rows_per_shard: optional upper bound of rows per image shard.
-        overwrite: replace an existing ``out_dir`` (only once the new export is complete).
+        overwrite: replace an existing ``out_dir`` (only once the new export is complete), if
+            it is empty or an earlier export (its ``.novabench-output.json`` says so).
         push_to: a Hub dataset id (``"user/name"``) to upload the parquet export to.
         private: create the Hub repository private.
         include_raters: COCO only: also write ``annotations/raters.json``.

@@ -486,7 +486,8 @@ def ingest_volumes(
             (``captions.csv``, ``case_metadata.csv``, ``bboxes_gold.csv``,
             ``bboxes_raters.csv`` + ``test/``).
         window_percentiles: foreground percentiles mapped to black and white.
-        overwrite: replace an existing ``out_dir`` (only once the new release is complete).
+        overwrite: replace an existing ``out_dir`` (only once the new release is complete),
+            if it is empty or this same command wrote it (its ``.novabench-output.json``).
         row_shuffle_seed: if set, v1 parquet rows are shuffled with this seed, as in the
             official release whose rows are not sorted by filename.
         progress: show a tqdm progress bar.

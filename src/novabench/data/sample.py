@@ -514,7 +514,7 @@ def write_sample_release(
         n_cases: number of cases; 281 gives the real release's 906 images.
         seed: random seed; the same seed gives byte-identical files.
         layout: ``"v1"`` (parquet + ``images/``) or ``"legacy"`` (CSVs + ``test/``).
-        overwrite: replace an existing ``out_dir``.
+        overwrite: replace an existing ``out_dir`` that ``nova sample`` wrote (or an empty one).
         progress: show a tqdm progress bar.
 
     Returns:
