@@ -910,3 +910,61 @@ def test_a_real_closed_pipe_leaves_no_traceback(shared: Shared) -> None:
     err = process.stderr.read().decode()
     process.wait()
     assert err == "" and process.returncode == 141
+
+
+# --------------------------------------------------------------------------- metric faces
+
+_BOX = [1.0, 2.0, 3.0, 4.0]
+FACE_ROWS = [
+    # (kind, task, predictions, references, substrings both faces must name)
+    ("numeric string coordinate", "localization", [{"boxes": [["1", 2, 3, 4]]}], [{"boxes": [_BOX]}], ("example 0", "boxes[0]")),  # noqa: E501
+    ("boolean coordinate", "localization", [{"boxes": [[1, 2, True, 4]]}], [{"boxes": [_BOX]}], ("example 0", "boxes[0]")),  # noqa: E501
+    ("NaN coordinate", "localization", [{"boxes": [_BOX]}, {"boxes": [[1, float("nan"), 3, 4]]}], [{"boxes": [_BOX]}] * 2, ("example 1", "boxes[0]")),  # noqa: E501
+    ("boxes a string", "localization", [{"boxes": "[[1, 2, 3, 4]]"}], [{"boxes": [_BOX]}], ("example 0", "boxes")),  # noqa: E501
+    ("None caption prediction", "captioning", [None], ["Axial FLAIR."], ("example 0", "predictions")),  # noqa: E501
+    ("None caption reference", "captioning", ["Axial FLAIR."], [None], ("example 0", "references")),  # noqa: E501
+    ("blank caption reference", "captioning", ["Axial FLAIR."], ["  "], ("example 0", "references")),  # noqa: E501
+    ("None diagnosis reference", "diagnosis", [["glioma"]], [None], ("example 0", "reference")),  # noqa: E501
+    ("diagnoses a dict", "diagnosis", [{"most_likely": "glioma"}], ["Glioma"], ("example 0", "predictions")),  # noqa: E501
+    ("diagnosis not text", "diagnosis", [["glioma", 3]], ["Glioma"], ("example 0", "predictions[1]")),  # noqa: E501
+]  # fmt: skip
+
+
+def _plain(task: str, predictions: list, references: list) -> object:
+    if task == "localization":
+        from novabench.metrics.localization import score_localization
+
+        return score_localization(predictions, references)
+    if task == "captioning":
+        from novabench.metrics.captioning import score_captioning
+
+        return score_captioning(predictions, references, exclude=("BERTScore-F1",))
+    from novabench.metrics.diagnosis import score_diagnosis
+
+    return score_diagnosis(predictions, references)
+
+
+def _face(task: str, predictions: list, references: list) -> object:
+    """The evaluate module's input layer (what `add_batch`/`compute` run before Arrow)."""
+    from novabench.metrics.evaluate_adapter import normalize_predictions, normalize_references
+
+    return normalize_predictions(task, predictions), normalize_references(task, references)
+
+
+@pytest.mark.parametrize(
+    ("kind", "task", "predictions", "references", "expect"),
+    FACE_ROWS,
+    ids=[row[0] for row in FACE_ROWS],
+)
+def test_both_metric_faces_refuse_alike(
+    kind: str, task: str, predictions: list, references: list, expect: tuple[str, ...]
+) -> None:
+    from novabench.errors import NovaInputError
+
+    for face in (_plain, _face):
+        with pytest.raises(NovaInputError) as raised:
+            face(task, predictions, references)
+        message = str(raised.value)
+        assert "\n" not in message
+        for expected in expect:
+            assert expected in message, (face.__name__, expected, message)
