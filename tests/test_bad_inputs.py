@@ -379,6 +379,12 @@ def _eval_option(*extra: str) -> Callable[[Path, Shared], list[str]]:
     )  # fmt: skip
 
 
+def _exported(info_argv: list[str]) -> list[str]:
+    """The export of the release an ``info`` row reads, into a new folder beside it."""
+    release = Path(info_argv[1])
+    return ["export", str(release), str(release.parent / "exported"), "-q"]
+
+
 def _png_bomb(folder: Path, shared: Shared) -> list[str]:
     from PIL import Image
 
@@ -486,6 +492,17 @@ ROWS: list[Row] = [
     Row("image missing", _release(_set(0, "_image", None)), (IMAGE, "image")),
     Row("PNG decompression bomb", _png_bomb, (IMAGE, "image")),
     Row("PNG truncated", _broken_png, (IMAGE, "image")),
+    Row("export of a PNG bomb", lambda f, s: _exported(_png_bomb(f, s)), (IMAGE, "image")),
+    Row(
+        "export of a negative box",
+        lambda f, s: _exported(_release(_set_box(0, "height", -1.0))(f, s)),
+        (IMAGE, "height"),
+    ),
+    Row(
+        "coco export of a missing image",
+        lambda f, s: [*_exported(_release(_set(0, "_image", None))(f, s)), "--format", "coco"],
+        (IMAGE, "image"),
+    ),
     Row("parquet not parquet", _not_parquet, ("nova-v1.parquet",)),
     Row("release with no images", _empty_release, ("rel", "no images")),
     Row("bboxes column of strings", _string_bboxes, ("nova-v1.parquet", "'bboxes'", "string")),
