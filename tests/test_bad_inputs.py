@@ -697,6 +697,11 @@ ROWS: list[Row] = [
     ),
     Row("evaluate into the release", _evaluate_into_release, ("sits inside the release",)),
     Row("compare onto an input", _compare_onto_input, ("is an input",)),
+    Row(
+        "run appending to the release parquet",
+        _option(*_RUN, "--out", "{release}/data/nova-v1.parquet", "--no-progress"),
+        ("--out", "sits inside the release"),
+    ),
     Row("evaluate over a user's file", _evaluate_over_notes, ("--out", "not a report")),
     Row(
         "evaluate markdown over a user's file",

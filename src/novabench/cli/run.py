@@ -102,8 +102,15 @@ def run(args: argparse.Namespace) -> int:
     from novabench.data.release import read_release
     from novabench.run.runner import parse_shard, parse_tasks, run_model
 
+    from novabench._files import check_output_paths
+
     tasks = parse_tasks(args.task)
     prompts = parse_prompt_files(args.prompt_file)
+    out_manifest = f"{args.out}.manifest.json"
+    check_output_paths(  # appending to a release file or a prompt would corrupt it
+        {"--out": args.out, "--out (its manifest)": out_manifest},
+        {"the release": args.data, "a prompt file": list(prompts.values())},
+    )
     shard = parse_shard(args.shard)
     release = read_release(args.data)
     backend = build_backend(args)
