@@ -27,6 +27,73 @@ def give_usual_permissions(path: str | os.PathLike[str]) -> None:
     target.chmod((0o777 if target.is_dir() else 0o666) & ~umask)
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def decode_utf8_line(data: bytes, *, source: str | None = None, record: str | None = None) -> str:
+    """One line's bytes as text; bytes that are not UTF-8 are a named error, not a traceback.
+
+    Example:
+        >>> decode_utf8_line("Axial T2.".encode())
+        'Axial T2.'
+        >>> decode_utf8_line(b'{"caption": "\\xff"}', source="pred.jsonl", record="line 3")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: pred.jsonl, line 3: not UTF-8 text: byte 0xff at column 14; save the file as UTF-8
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        from novabench.errors import NovaInputError
+
+        raise NovaInputError(
+            f"not UTF-8 text: byte 0x{data[error.start]:02x} at column {error.start + 1}; "
+            "save the file as UTF-8",
+            source=source,
+            record=record,
+        ) from None
+
+
+def read_text_file(path: str | os.PathLike[str], *, source: str | None = None) -> str:
+    """A whole UTF-8 text file (a byte order mark skipped); unreadable or non-UTF-8 is named.
+
+    The error names the line (and column) of the first byte that is not UTF-8.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "m.json"
+        >>> _ = path.write_bytes(b"\\xef\\xbb\\xbf[1]")
+        >>> read_text_file(path)
+        '[1]'
+        >>> _ = path.write_bytes(b'[\\n"caf\\xe9"]')
+        >>> read_text_file(path, source="m.json")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: m.json, line 2: not UTF-8 text: byte 0xe9 at column 5; save the file as UTF-8
+    """
+    from novabench.errors import NovaInputError
+
+    where = source or str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise NovaInputError(f"cannot read: {error.strerror or error}", source=where) from None
+    if data.startswith(UTF8_BOM):
+        data = data[len(UTF8_BOM) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        line_end = data.find(b"\n", error.start)
+        line = data.count(b"\n", 0, error.start) + 1
+        decode_utf8_line(
+            data[line_start : len(data) if line_end < 0 else line_end],
+            source=where,
+            record=f"line {line}",
+        )
+        raise  # pragma: no cover - decode_utf8_line raised above
+
+
 def json_safe(value: Any) -> Any:
     """``value`` with every NaN or infinite float replaced by None (JSON ``null``).
 
@@ -80,12 +147,57 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, durable: bool 
     return target
 
 
-def check_output_paths(outputs: dict[str, Any], inputs: list[Any]) -> None:
-    """Refuse outputs that would overwrite an input (or its run manifest), a folder, or each other.
+OUTPUT_MARKER = ".novabench-output.json"
+"""File novabench writes in every output folder it makes, naming the command that wrote it:
+``--overwrite`` replaces a folder only when that same command wrote it (or it is empty)."""
+
+_PREDICTIONS_FILE = "a predictions file"
+
+
+def _path_forms(value: Any) -> set[Path]:
+    """A path as given (made absolute) and with every symbolic link resolved."""
+    given = Path(os.path.abspath(Path(value).expanduser()))
+    return {given, given.resolve()}
+
+
+def _inside(inner: Path, outer: Path) -> bool:
+    return inner != outer and inner.is_relative_to(outer)
+
+
+def _protected_inputs(inputs: Any) -> list[tuple[set[Path], str, str]]:
+    """(forms, what it is, as given) of every input and of the run manifest beside each file."""
+    described: list[tuple[str, Any]] = []
+    if isinstance(inputs, dict):
+        for what, value in inputs.items():
+            values = value if isinstance(value, (list, tuple, set)) else [value]
+            described.extend((what, item) for item in values if item is not None)
+    else:
+        described.extend((_PREDICTIONS_FILE, item) for item in inputs if item is not None)
+    protected = []
+    for what, item in described:
+        path = Path(item).expanduser()
+        protected.append((_path_forms(path), what, str(item)))
+        if not path.is_dir():
+            manifest = path.with_name(path.name + ".manifest.json")
+            protected.append((_path_forms(manifest), f"the manifest of {what}", str(manifest)))
+    return protected
+
+
+def check_output_paths(
+    outputs: dict[str, Any], inputs: Any = (), *, folders: tuple[str, ...] = ()
+) -> None:
+    """Refuse outputs that are, contain or sit inside an input (or its run manifest), or each other.
+
+    Paths are compared as given and with symbolic links resolved (and by inode when both
+    exist), so a link or a ``..`` detour to an input is caught too.
 
     Args:
         outputs: option name -> path (None entries are skipped), e.g. ``{"--out": "r.json"}``.
-        inputs: paths read by the command (predictions files); their manifests count too.
+        inputs: what the command reads: a mapping ``description -> path or paths`` (e.g.
+            ``{"the release": "Nova"}``), or a plain list of predictions files. The run
+            manifest beside every input file (``<file>.manifest.json``) is protected too.
+        folders: the options whose output is a folder; any other output that is an
+            existing folder is refused.
 
     Raises:
         NovaInputError: naming the option and the path.
@@ -95,31 +207,212 @@ def check_output_paths(outputs: dict[str, Any], inputs: list[Any]) -> None:
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: runs/a.jsonl, field '--out': is an input of this command (a predictions file); choose another output path
+        >>> check_output_paths({"OUT": "Nova/images"}, {"the release": "Nova"}, folders=("OUT",))
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: Nova/images, field 'OUT': sits inside the release Nova, an input of this command; choose an output outside it
     """
     from novabench.errors import NovaInputError
 
-    protected: dict[Path, str] = {}
-    for item in inputs:
-        path = Path(item).expanduser().resolve()
-        protected[path] = "a predictions file"
-        protected[path.with_name(path.name + ".manifest.json")] = (
-            "the manifest of a predictions file"
-        )
+    protected = _protected_inputs(inputs)
     seen: dict[Path, str] = {}
     for option, value in outputs.items():
         if value is None:
             continue
-        path = Path(value).expanduser().resolve()
-        if path in protected:
+        forms = _path_forms(value)
+        for input_forms, what, given in protected:
+            if forms & input_forms or _same_file(value, given):
+                raise NovaInputError(
+                    f"is an input of this command ({what}); choose another output path",
+                    source=str(value),
+                    field=option,
+                )
+            if any(_inside(out, inp) for out in forms for inp in input_forms):
+                raise NovaInputError(
+                    f"sits inside {what} {given}, an input of this command; "
+                    "choose an output outside it",
+                    source=str(value),
+                    field=option,
+                )
+            if any(_inside(inp, out) for out in forms for inp in input_forms):
+                raise NovaInputError(
+                    f"contains {what} {given}, an input of this command; "
+                    "choose an output that does not hold it",
+                    source=str(value),
+                    field=option,
+                )
+        if option not in folders and Path(value).expanduser().is_dir():
+            raise NovaInputError("is a folder; give a file path", source=str(value), field=option)
+        for form in forms:
+            if form in seen:
+                raise NovaInputError(
+                    f"is also the {seen[form]} output", source=str(value), field=option
+                )
+        seen.update(dict.fromkeys(forms, option))
+
+
+def _same_file(first: Any, second: Any) -> bool:
+    try:
+        return os.path.samefile(Path(first).expanduser(), Path(second).expanduser())
+    except (OSError, ValueError):
+        return False
+
+
+# How novabench's own Markdown and HTML reports begin (render.py, html.py, leaderboard.py).
+_MARKDOWN_REPORT_TITLES = ("# NOVA evaluation report", "# NOVA comparison", "# NOVA leaderboard")
+_HTML_GENERATOR = '<meta name="generator" content="novabench">'
+_REPORT_HEAD_CHARS = 256
+
+
+def is_novabench_report(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` holds a report novabench wrote, which a new report may replace: the
+    JSON of ``nova evaluate``/``compare``/``leaderboard``, their Markdown, or their HTML.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "r.json"
+        >>> _ = path.write_text('{"toolkit": {"name": "novabench"}, "tasks": {}}')
+        >>> is_novabench_report(path), is_novabench_report(path.parent / "none.json")
+        (True, False)
+    """
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            head = handle.read(_REPORT_HEAD_CHARS)
+            if head.startswith(_MARKDOWN_REPORT_TITLES) or _HTML_GENERATOR in head:
+                return True
+            document = json.loads(head + handle.read())
+    except (OSError, ValueError, RecursionError):
+        return False
+    if not isinstance(document, dict):
+        return False
+    sides = [document, *(document.get(side) for side in ("a", "b"))]
+    return any(
+        isinstance(side, dict)
+        and isinstance(side.get("toolkit"), dict)
+        and side["toolkit"].get("name") == "novabench"
+        for side in sides
+    )
+
+
+def check_report_outputs(outputs: dict[str, Any]) -> None:
+    """Refuse to replace an existing file that is not a report novabench wrote.
+
+    ``nova evaluate`` and ``nova compare`` rewrite their reports on every run; a file of
+    the user's at that path (notes, a paper draft) is never replaced.
+
+    Example:
+        >>> import tempfile
+        >>> notes = Path(tempfile.mkdtemp()) / "notes.md"
+        >>> _ = notes.write_text("my notes")
+        >>> check_report_outputs({"--markdown": notes})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...notes.md, field '--markdown': exists and is not a report novabench wrote; ...
+    """
+    from novabench.errors import NovaInputError
+
+    for option, value in outputs.items():
+        if value is None:
+            continue
+        path = Path(value).expanduser()
+        if (path.exists() or path.is_symlink()) and not (
+            path.is_file() and is_novabench_report(path)
+        ):
             raise NovaInputError(
-                f"is an input of this command ({protected[path]}); choose another output path",
+                "exists and is not a report novabench wrote; choose another path or remove it",
                 source=str(value),
                 field=option,
             )
-        if path.is_dir():
-            raise NovaInputError("is a folder; give a file path", source=str(value), field=option)
-        if path in seen:
-            raise NovaInputError(
-                f"is also the {seen[path]} output", source=str(value), field=option
-            )
-        seen[path] = option
+
+
+def output_folder_writer(folder: str | os.PathLike[str]) -> str | None:
+    """The ``nova`` command that wrote ``folder`` (its :data:`OUTPUT_MARKER`), or None.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp()); mark_output_folder(folder, "export")
+        >>> output_folder_writer(folder), output_folder_writer(folder.parent)
+        ('export', None)
+    """
+    import json
+
+    try:
+        marker = json.loads((Path(folder) / OUTPUT_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or marker.get("written_by") != "novabench":
+        return None
+    command = marker.get("command")
+    return command if isinstance(command, str) else None
+
+
+def mark_output_folder(folder: str | os.PathLike[str], command: str) -> None:
+    """Record in ``folder`` that ``nova <command>`` wrote it (see :data:`OUTPUT_MARKER`).
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp()); mark_output_folder(folder, "sample")
+        >>> (folder / OUTPUT_MARKER).is_file()
+        True
+    """
+    import json
+
+    from novabench import __version__
+
+    marker = {"written_by": "novabench", "command": command, "version": __version__}
+    (Path(folder) / OUTPUT_MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")
+    give_usual_permissions(Path(folder) / OUTPUT_MARKER)
+
+
+def check_output_folder(
+    out: str | os.PathLike[str], *, command: str, overwrite: bool, field: str = "OUT"
+) -> None:
+    """Refuse to write a folder over anything but an earlier output of the same command.
+
+    An existing ``out`` needs ``overwrite``, and even then is replaced only when it is
+    empty or ``nova <command>`` wrote it (its :data:`OUTPUT_MARKER` says so): a folder
+    of the user's, a file or a link is never deleted.
+
+    Raises:
+        NovaInputError: naming ``out`` and why it is kept.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp()); _ = (folder / "notes.txt").write_text("mine")
+        >>> check_output_folder(folder, command="export", overwrite=True)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ..., field 'OUT': was not written by `nova export` ...
+    """
+    from novabench.errors import NovaInputError
+
+    path = Path(out).expanduser()
+    if not (path.exists() or path.is_symlink()):
+        return
+    if not overwrite:
+        raise NovaInputError(
+            "already exists; pass overwrite=True (--overwrite) to replace it",
+            source=str(out),
+            field=field,
+        )
+    if path.is_symlink() or not path.is_dir():
+        kind = "a link" if path.is_symlink() else "a file"
+        raise NovaInputError(
+            f"is {kind}, not a folder `nova {command}` wrote; --overwrite replaces only such "
+            "a folder: remove it yourself or choose another path",
+            source=str(out),
+            field=field,
+        )
+    if next(path.iterdir(), None) is None:
+        return
+    writer = output_folder_writer(path)
+    if writer != command:
+        made_by = f"it was written by `nova {writer}`" if writer else f"no {OUTPUT_MARKER} in it"
+        raise NovaInputError(
+            f"was not written by `nova {command}` ({made_by}); --overwrite replaces only a "
+            "folder that command wrote: remove it yourself or choose another path",
+            source=str(out),
+            field=field,
+        )

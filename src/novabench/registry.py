@@ -135,7 +135,18 @@ def _load(target: str) -> Callable[..., Any]:
     return function
 
 
-_FAILURES = frozenset({"empty", "unparseable"})
+#: Longest raw model answer (in characters) that is parsed. A longer one (a model looping
+#: until its token limit, a server sending garbage) gets the parse status ``too_long`` and
+#: counts as no answer, instead of being parsed and scored slowly.
+MAX_RAW_ANSWER_CHARS = 64 * 1024
+#: Longest parsed caption, or parsed diagnosis list (all names together), in characters; a
+#: longer one gets the status ``too_long`` and counts as no answer (a 50 MB caption made
+#: ``nova evaluate`` run for minutes before).
+MAX_CAPTION_CHARS = 16 * 1024
+#: The status of an answer beyond those caps (a failure: nothing usable was read).
+TOO_LONG = "too_long"
+
+_FAILURES = frozenset({"empty", "unparseable", TOO_LONG})
 
 TASKS: Mapping[str, TaskSpec] = MappingProxyType(
     {
@@ -176,6 +187,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "unparseable",
                 "truncated_ok",
                 "ambiguous_convention",
+                TOO_LONG,
             ),
             failure_statuses=_FAILURES | {"ambiguous_convention"},
         ),
@@ -209,7 +221,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "ModalityF1",
                 "BinaryF1",
             ),
-            parse_statuses=("ok", "empty", "unparseable"),
+            parse_statuses=("ok", "empty", "unparseable", TOO_LONG),
             failure_statuses=_FAILURES,
         ),
         "diagnosis": TaskSpec(
@@ -226,7 +238,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             scorer="novabench.metrics.diagnosis:prepare_diagnosis",
             metric_options=("matcher", "case_judge"),
             headline_keys=("top1", "top5"),
-            parse_statuses=("ok", "partial", "fallback_list", "empty", "unparseable"),
+            parse_statuses=("ok", "partial", "fallback_list", "empty", "unparseable", TOO_LONG),
             failure_statuses=_FAILURES,
         ),
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from novabench._files import mark_output_folder
 from novabench.cli import main
 from novabench.data import export as export_module
 from novabench.data.export import coco_document, export_coco, export_release
@@ -240,6 +242,7 @@ def test_parquet_files_carry_the_features_and_store_pngs_uncompressed(exported: 
     assert sorted(
         p.relative_to(exported).as_posix() for p in exported.rglob("*") if p.is_file()
     ) == [
+        ".novabench-output.json",
         "README.md",
         "data/cases/test-00000-of-00001.parquet",
         "data/images/test-00000-of-00001.parquet",
@@ -431,8 +434,12 @@ def test_coco_rejects_unknown_source_and_existing_file(release_dir: Path, tmp_pa
     target.write_text("keep me", encoding="utf-8")
     with pytest.raises(NovaInputError, match="already exists"):
         export_coco(release_dir, target)
+    with pytest.raises(NovaInputError, match="not a COCO file novabench exported"):
+        export_coco(release_dir, target, overwrite=True)
     assert target.read_text(encoding="utf-8") == "keep me"
-    export_coco(release_dir, target, overwrite=True)
+    target.unlink()
+    export_coco(release_dir, target)
+    export_coco(release_dir, target, overwrite=True)  # our own file may be replaced
     assert json.loads(target.read_text(encoding="utf-8"))["categories"][0]["id"] == 1
 
 
@@ -465,10 +472,25 @@ def test_existing_out_is_an_error_and_stays_untouched(
 
 def test_overwrite_replaces_the_folder(release_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "again"
-    out.mkdir()
+    export_release(release_dir, out, progress=False)
     (out / "stale.txt").write_text("old", encoding="utf-8")
     export_release(release_dir, out, overwrite=True, progress=False)
     assert not (out / "stale.txt").exists() and (out / "README.md").is_file()
+    assert _leftovers(tmp_path) == []
+
+
+def test_overwrite_refuses_a_folder_export_did_not_write(release_dir: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work", encoding="utf-8")
+    with pytest.raises(NovaInputError, match="was not written by `nova export`"):
+        export_release(release_dir, mine, overwrite=True, progress=False)
+    assert [p.name for p in mine.iterdir()] == ["thesis.tex"]
+    sampled = tmp_path / "sampled"
+    shutil.copytree(release_dir, sampled)
+    mark_output_folder(sampled, "sample")  # a release `nova sample` wrote is not an export
+    with pytest.raises(NovaInputError, match="written by `nova sample`"):
+        export_release(release_dir, sampled, overwrite=True, progress=False)
     assert _leftovers(tmp_path) == []
 
 
@@ -476,8 +498,9 @@ def test_failure_midway_leaves_nothing_and_keeps_an_old_export(
     release_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "out"
-    out.mkdir()
+    export_release(release_dir, out, progress=False)
     (out / "previous.txt").write_text("previous export", encoding="utf-8")
+    before = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
 
     def explode(*args: Any, **kwargs: Any) -> str:
         raise NovaInputError("card template is broken", source="template")
@@ -487,7 +510,7 @@ def test_failure_midway_leaves_nothing_and_keeps_an_old_export(
     )  # after every shard is written
     with pytest.raises(NovaInputError, match="card template"):
         export_release(release_dir, out, overwrite=True, progress=False)
-    assert [p.name for p in out.iterdir()] == ["previous.txt"]
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == before
     fresh = tmp_path / "fresh"
     with pytest.raises(NovaInputError):
         export_release(release_dir, fresh, progress=False)
@@ -526,11 +549,16 @@ def test_outputs_get_the_umask_permissions_not_private_temp_ones(
 
 
 def test_out_must_not_replace_the_release(release_dir: Path) -> None:
-    with pytest.raises(NovaInputError, match="replace the release"):
+    n_images = len(list((release_dir / "images").iterdir()))
+    with pytest.raises(NovaInputError, match="is an input of this command"):
         export_release(release_dir, release_dir, overwrite=True, progress=False)
-    with pytest.raises(NovaInputError, match="replace the release"):
+    with pytest.raises(NovaInputError, match="contains the release"):
         export_release(release_dir, release_dir.parent, overwrite=True, progress=False)
+    for inside in ("images", "data", "new"):
+        with pytest.raises(NovaInputError, match="sits inside the release"):
+            export_release(release_dir, release_dir / inside, overwrite=True, progress=False)
     assert (release_dir / "data" / "nova-v1.parquet").is_file()
+    assert len(list((release_dir / "images").iterdir())) == n_images
 
 
 @pytest.mark.parametrize(
@@ -718,3 +746,36 @@ def test_card_usage_snippets_load_a_path_that_works(
         'load_dataset("lab/nova", "cases", split="test")'
         in (tmp_path / "o2" / "README.md").read_text()
     )
+
+
+def test_foreign_provenance_never_reaches_shards_or_card(release_dir: Path, tmp_path: Path) -> None:
+    source = shutil.copytree(release_dir, tmp_path / "source")
+    path = source / "data" / "nova-v1.parquet"
+    table = pq.read_table(path)
+    foreign = {
+        "origin": "nova sample",
+        "cases": "<img src=x onerror=alert(1)>",  # not a count: dropped
+        "seed": 3,
+        "local_path": "/home/someone/secret",
+        "hub_token": "hf_" + "x" * 30,
+    }
+    metadata = {
+        **(table.schema.metadata or {}),
+        b"novabench.provenance": json.dumps(foreign).encode(),
+    }
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    release = read_release(source)
+    assert release.provenance == {"origin": "nova sample", "seed": 3}
+    assert any("dropped" in warning and "hub_token" in warning for warning in release.warnings)
+    out = tmp_path / "out"
+    export_release(source, out, progress=False)
+    for shard in (out / "data").rglob("*.parquet"):
+        stored = pq.read_schema(shard).metadata[b"novabench.provenance"].decode()
+        assert json.loads(stored) == {"origin": "nova sample", "seed": 3}
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "hf_" not in card and "<img" not in card and "/home/someone" not in card
+    # An origin novabench never writes is ignored altogether.
+    foreign["origin"] = "**made by me**"
+    metadata[b"novabench.provenance"] = json.dumps(foreign).encode()
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    assert read_release(source).provenance is None

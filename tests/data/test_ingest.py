@@ -158,6 +158,7 @@ def test_legacy_layout_tables(tmp_path: Path) -> None:
     case = _case([series], publication_date="24.09.2018", extras={"link": "https://example.org/x"})
     out = ingest_volumes([case], tmp_path / "rel", layout="legacy", progress=False)
     assert sorted(p.name for p in out.iterdir()) == [
+        ".novabench-output.json",
         "bboxes_gold.csv",
         "bboxes_raters.csv",
         "captions.csv",
@@ -279,7 +280,12 @@ def test_existing_output_needs_overwrite(tmp_path: Path) -> None:
     (out / "old.txt").write_text("keep me unless overwriting")
     with pytest.raises(NovaInputError, match="exists"):
         ingest_volumes([case], out, progress=False)
-    assert (out / "old.txt").is_file()
+    with pytest.raises(NovaInputError, match="was not written by `nova ingest`"):
+        ingest_volumes([case], out, overwrite=True, progress=False)  # a folder of the user's
+    assert [p.name for p in out.iterdir()] == ["old.txt"]
+    (out / "old.txt").unlink()
+    ingest_volumes([case], out, progress=False, overwrite=True)  # empty: nothing to lose
+    (out / "old.txt").write_text("added to our own release")
     ingest_volumes([case], out, overwrite=True, progress=False)
     assert not (out / "old.txt").exists() and (out / "data" / "nova-v1.parquet").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rel"]  # no staging or trash left

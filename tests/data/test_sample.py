@@ -65,7 +65,11 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path) -> None:
 
 
 def test_v1_schema_is_exactly_the_documented_one(sample_release: Path) -> None:
-    assert sorted(p.name for p in sample_release.iterdir()) == ["data", "images"]
+    assert sorted(p.name for p in sample_release.iterdir()) == [
+        ".novabench-output.json",
+        "data",
+        "images",
+    ]
     schema = pq.read_schema(sample_release / "data" / "nova-v1.parquet")
     expected = pa.schema(
         [
@@ -98,6 +102,7 @@ def test_legacy_tables_hold_the_same_content(
 ) -> None:
     root = sample_release_legacy
     assert sorted(p.name for p in root.iterdir()) == [
+        ".novabench-output.json",
         "bboxes_gold.csv",
         "bboxes_raters.csv",
         "captions.csv",

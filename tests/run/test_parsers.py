@@ -37,12 +37,14 @@ def test_table_is_wide_and_covers_every_status() -> None:
     assert len(LOCALIZATION_CASES) + len(DIAGNOSIS_CASES) + len(CAPTION_CASES) >= 60
     # "ok_clipped" is declared for localisation but given by the predictions layer after
     # parsing (boxes clipped to the image), never by parse_localization itself.
+    # "too_long" likewise: an answer beyond the size caps is never handed to a parser.
     assert "ok_clipped" in LOCALIZATION_STATUSES
     assert {case.status for case in LOCALIZATION_CASES} == set(LOCALIZATION_STATUSES) - {
-        "ok_clipped"
+        "ok_clipped",
+        "too_long",
     }
-    assert {case.status for case in DIAGNOSIS_CASES} == set(DIAGNOSIS_STATUSES)
-    assert {case.status for case in CAPTION_CASES} == set(CAPTION_STATUSES)
+    assert {case.status for case in DIAGNOSIS_CASES} == set(DIAGNOSIS_STATUSES) - {"too_long"}
+    assert {case.status for case in CAPTION_CASES} == set(CAPTION_STATUSES) - {"too_long"}
     for table in (LOCALIZATION_CASES, DIAGNOSIS_CASES, CAPTION_CASES):
         ids = [case.id for case in table]
         assert len(ids) == len(set(ids))
@@ -687,7 +689,7 @@ def test_statuses_are_the_registry_declarations() -> None:
     assert LOCALIZATION_STATUSES == TASKS["localization"].parse_statuses
     assert DIAGNOSIS_STATUSES == TASKS["diagnosis"].parse_statuses
     assert CAPTION_STATUSES == TASKS["captioning"].parse_statuses
-    assert FAILURE_STATUSES == {"empty", "unparseable", "ambiguous_convention"}
+    assert FAILURE_STATUSES == {"empty", "unparseable", "ambiguous_convention", "too_long"}
     for spec in TASKS.values():
         assert (
             spec.failure_statuses

@@ -446,8 +446,16 @@ def test_merge_never_overwrites_by_accident(release, tmp_path):
     assert read_predictions(out).filenames == ["case0001_001.png"]
     merge_prediction_files([first, second], out, overwrite=True)
     assert len(read_predictions(out).filenames) == 6
-    with pytest.raises(NovaInputError, match="one of the inputs"):
+    with pytest.raises(NovaInputError, match="is an input of this command"):
         merge_prediction_files([first, out], out, overwrite=True)
+    manifest_of_first = first.with_name(first.name + ".manifest.json")
+    with pytest.raises(NovaInputError, match="the manifest of a shard"):
+        merge_prediction_files([first, second], manifest_of_first, overwrite=True)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not predictions", encoding="utf-8")
+    with pytest.raises(NovaInputError, match="not a predictions file novabench wrote"):
+        merge_prediction_files([first, second], notes, overwrite=True)
+    assert notes.read_text(encoding="utf-8") == "not predictions"
 
 
 def test_clipped_boxes_are_counted_apart_from_clean_ones(release, tmp_path):
@@ -616,3 +624,35 @@ def test_run_manifest_merged_adds_counts_and_lists_missing_shards():
     assert merged.status == "mixed: complete, interrupted"
     assert [entry["path"] for entry in merged.merged_from] == ["a.jsonl", "b.jsonl"]
     assert merged.model == first.model and merged.extra == first.extra
+
+
+def test_answers_beyond_the_size_caps_are_marked_too_long_not_parsed(release, tmp_path):
+    from novabench import registry
+
+    image, other = release.images[0].filename, release.images[1].filename
+    long_raw = "Axial FLAIR. " * (registry.MAX_RAW_ANSWER_CHARS // 13 + 1)
+    long_caption = "x" * (registry.MAX_CAPTION_CHARS + 1)
+    path = write_lines(
+        tmp_path / "raw.jsonl",
+        [
+            {"filename": image, "raw_caption": long_raw},
+            {"filename": other, "caption": long_caption},
+            {"case_id": "case0001", "diagnoses": ["y" * registry.MAX_CAPTION_CHARS, "z"]},
+            {"case_id": "case0002", "raw_diagnoses": "Glioma"},
+        ],
+    )
+    assert len(long_raw) > registry.MAX_RAW_ANSWER_CHARS
+    predictions = read_predictions(path, release)
+    assert predictions.records["captioning"][other].caption == ""
+    assert predictions.records["captioning"][other].parse_status == "too_long"
+    assert predictions.records["diagnosis"]["case0001"].diagnoses == []
+    parsed = parse_raw(predictions, release)
+    assert parsed.records["captioning"][image].caption == ""
+    assert parsed.parse_counts("captioning") == {"too_long": 2}
+    assert parsed.parse_counts("diagnosis")["too_long"] == 1
+    assert parsed.records["diagnosis"]["case0002"].diagnoses == ["Glioma"]  # short: parsed
+    # A caption exactly at the cap is still scored.
+    at_cap = write_lines(
+        tmp_path / "cap.jsonl", [{"filename": image, "caption": "x" * registry.MAX_CAPTION_CHARS}]
+    )
+    assert read_predictions(at_cap, release).captions()[0] == "x" * registry.MAX_CAPTION_CHARS

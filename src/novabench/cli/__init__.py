@@ -43,35 +43,100 @@ def build_parser() -> argparse.ArgumentParser:
         description="NOVA benchmark toolkit: data, runs and scores.",
     )
     parser.add_argument("--version", action="version", version=f"novabench {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="print the traceback of an unexpected error (a bug)"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"novabench.cli.{name}").register(subparsers)
     return parser
 
 
+BUG_HINT = (
+    "this is a bug in novabench: please report it on the novabench issue tracker with the "
+    "command and the output of the same command run with --debug"
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``nova`` command line; returns the process exit code.
+
+    Every failure ends in one line on stderr: bad input or options exit 2 naming the
+    source, record and field; an unexpected exception exits 1 saying it is a bug (its
+    traceback only with ``nova --debug``); a reader closing the pipe ends quietly.
 
     Example:
         >>> main(["--help"])  # doctest: +SKIP
     """
+    import io
+
     from novabench.progress import progress_enabled
 
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in arguments[: arguments.index("--") if "--" in arguments else None]
+    arguments = (
+        [argument for argument in arguments if argument != "--debug"] if debug else arguments
+    )
     parser = build_parser()
-    args = parser.parse_args(argv)
+    usage_errors = io.StringIO()
+    real_stderr = sys.stderr
+    try:
+        sys.stderr = usage_errors  # argparse prints usage + error: keep only the error line
+        args = parser.parse_args(arguments)
+    except SystemExit as stop:
+        sys.stderr = real_stderr
+        lines = usage_errors.getvalue().strip().splitlines()
+        if lines:
+            print(lines[-1] if stop.code else "\n".join(lines), file=sys.stderr)
+        return int(stop.code or 0) if isinstance(stop.code, (int, type(None))) else 2
+    finally:
+        sys.stderr = real_stderr
     # --quiet / --no-progress hide every bar of the command, its library calls' too.
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "no_progress", False))
     try:
         with progress_enabled(not quiet):
-            return int(args.func(args) or 0)
+            code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
     except NovaError as error:
-        print(f"nova {args.command}: error: {error}", file=sys.stderr)
+        print(f"nova {args.command}: error: {_one_line(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         # Each command decides what survives: runs keep every answered line, exports and
         # ingests remove their temporary folder, so nothing half-written is left at OUT.
         print(f"nova {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        _silence_stdout()  # `nova info ... | head -1`: the reader has all it wanted
+        return 141  # 128 + SIGPIPE, what a shell reports for a command cut off by a pipe
+    except Exception as error:  # the last line of defence: a bug, said in one line
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(
+            f"nova {args.command}: internal error: {type(error).__name__}: {_one_line(error)}; "
+            + BUG_HINT
+            + ("" if debug else " (nova --debug ... prints the traceback)"),
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).splitlines()) or type(error).__name__
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is no real file (tests capture it): nothing to do
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from novabench.cli.evaluate import add_scoring_options, judge_note, scoring_options
+from novabench.cli.evaluate import (
+    add_scoring_options,
+    judge_cache_output,
+    judge_note,
+    scoring_options,
+)
 from novabench.registry import TASK_NAMES
 
 
@@ -51,12 +56,21 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
-    from novabench._files import check_output_paths, write_text_atomic
+    from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
     from novabench.report import compare_predictions, render_comparison, write_report
     from novabench.report.render import model_name, render_comparison_markdown
 
-    outputs = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
-    check_output_paths(outputs, [*args.a, *args.b])
+    check_output_paths(
+        {
+            "--out": args.out,
+            "--markdown": args.markdown,
+            "--html": args.html,
+            **judge_cache_output(args),
+        },
+        {"a predictions file": [*args.a, *args.b], "the release": args.data},
+        folders=("--judge-cache",),
+    )
+    check_report_outputs({"--out": args.out, "--markdown": args.markdown, "--html": args.html})
     if args.bootstrap < 1:
         from novabench.errors import NovaInputError
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.registry import TASK_NAMES
 
@@ -56,11 +57,16 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
-    from novabench._files import check_output_paths, write_text_atomic
+    from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
     from novabench.report import evaluate_predictions, render_markdown, render_table, write_report
 
     outputs = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
-    check_output_paths(outputs, list(args.predictions))
+    check_output_paths(
+        {**outputs, **judge_cache_output(args)},
+        {"a predictions file": list(args.predictions), "the release": args.data},
+        folders=("--judge-cache",),
+    )
+    check_report_outputs(outputs)
     options = scoring_options(args)
     report = evaluate_predictions(args.data, args.predictions, options)
     for task in options.judged_tasks:
@@ -88,15 +94,23 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "default: the convention recorded in the run's manifest, else auto",
     )
     parser.add_argument(
-        "--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs (0: none)"
+        "--bootstrap",
+        type=checks.nonnegative_int_option,
+        default=1000,
+        help="bootstrap resamples for CIs (0: none)",
     )
     parser.add_argument(
         "--allow-other-release",
         action="store_true",
         help="score a run whose manifest records another release fingerprint",
     )
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--confidence",
+        type=checks.positive_float_option,
+        default=0.95,
+        help="level of the bootstrap intervals, in (0, 1) (default 0.95)",
+    )
+    parser.add_argument("--seed", type=checks.nonnegative_int_option, default=0)
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
     )
@@ -105,7 +119,9 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         help="BERTScore model: a local folder or a Hub model id (default roberta-large, layer 17;"
         " downloaded when not cached unless HF_HUB_OFFLINE=1; or --exclude BERTScore-F1)",
     )
-    parser.add_argument("--bertscore-layers", type=int, help="BERTScore layer of that model")
+    parser.add_argument(
+        "--bertscore-layers", type=checks.positive_int_option, help="BERTScore layer of that model"
+    )
     parser.add_argument(
         "--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)"
     )
@@ -184,6 +200,16 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
     )
 
 
+def judge_cache_output(args: argparse.Namespace) -> dict[str, Any]:
+    """The judge cache folder as an output to check against the inputs (when a judge is used).
+
+    Example:
+        >>> judge_cache_output(argparse.Namespace(judge_endpoint=None, judge_cache=".cache"))
+        {}
+    """
+    return {"--judge-cache": args.judge_cache} if args.judge_endpoint else {}
+
+
 def _judges(args: argparse.Namespace) -> dict[str, Any]:
     """The LLM judges the judge options ask for, as ScoringOptions keywords."""
     mode = args.judge_mode or ("case" if args.judge_endpoint else "lexicon")
@@ -213,6 +239,14 @@ def _judges(args: argparse.Namespace) -> dict[str, Any]:
                 f"environment variable {args.judge_api_key_env} is empty or unset",
                 field="--judge-api-key-env",
             )
+    from pathlib import Path
+
+    if Path(args.judge_cache).exists() and not Path(args.judge_cache).is_dir():
+        raise NovaInputError(
+            "is a file; the judge cache is a folder (give a folder path or a new name)",
+            source=args.judge_cache,
+            field="--judge-cache",
+        )
     endpoint = {"api_key": api_key, "cache_dir": args.judge_cache}
     judges: dict[str, Any] = {}
     if mode == "case":

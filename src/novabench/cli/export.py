@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from novabench import checks
 from novabench.data.export import DEFAULT_MAX_SHARD_BYTES, export_release
 from novabench.errors import NovaInputError
 
@@ -77,7 +78,9 @@ def register(subparsers: Any) -> None:
         "--format", choices=("parquet", "coco"), default="parquet", help="default: parquet"
     )
     parser.add_argument(
-        "--overwrite", action="store_true", help="replace OUT once the new export is complete"
+        "--overwrite",
+        action="store_true",
+        help="replace OUT, an earlier nova export (or empty), once the new export is complete",
     )
     parser.add_argument(
         "--push", metavar="REPO", help="upload the parquet export to this Hub dataset repo"
@@ -87,7 +90,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-shard-mb",
-        type=float,
+        type=checks.positive_float_option,
         default=DEFAULT_MAX_SHARD_BYTES / MEGABYTE,
         metavar="N",
         help="upper bound of one image shard in MB (default: %(default)g)",

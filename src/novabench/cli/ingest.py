@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from novabench import checks
+
 
 def register(subparsers: Any) -> None:
     """Add the ``ingest`` sub-command.
@@ -35,12 +37,20 @@ def register(subparsers: Any) -> None:
         help="v1 parquet (default) or legacy CSVs",
     )
     parser.add_argument(
-        "--slices-per-lesion", type=int, default=1, help="images per lesion of a series (default 1)"
+        "--slices-per-lesion",
+        type=checks.positive_int_option,
+        default=1,
+        help="images per lesion of a series (default 1)",
     )
     parser.add_argument(
-        "--image-size", type=int, default=480, help="side of the square PNGs (default 480)"
+        "--image-size",
+        type=checks.positive_int_option,
+        default=480,
+        help="side of the square PNGs (default 480)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace OUT, an earlier nova ingest (or empty)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 

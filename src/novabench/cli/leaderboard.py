@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``nova leaderboard``; returns the exit code."""
     import json
 
-    from novabench._files import check_output_paths, write_text_atomic
+    from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
     from novabench.errors import NovaInputError
     from novabench.report.leaderboard import (
         build_leaderboard,
@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         "--csv": args.csv,
         "--out": args.out,
     }
-    check_output_paths(outputs, list(args.reports))
+    check_output_paths(outputs, {"a report": list(args.reports)})
+    check_report_outputs({key: value for key, value in outputs.items() if key != "--csv"})
     reports = []
     for path in args.reports:
         try:

@@ -14,8 +14,10 @@ from typing import Any
 def run(args: argparse.Namespace) -> int:
     """Execute `nova merge`; prints what the merged file holds."""
     from novabench.data.release import read_release
-    from novabench.run.predictions import merge_prediction_files
+    from novabench.run.predictions import check_replaceable_output, merge_prediction_files
 
+    inputs = {"a shard": args.shards, "the release": args.data}
+    check_replaceable_output(args.out, overwrite=args.force, inputs=inputs)
     release = read_release(args.data) if args.data else None
     merged = merge_prediction_files(args.shards, args.out, release=release, overwrite=args.force)
     for task, counts in merged.summary().items():
@@ -56,5 +58,7 @@ def register(subparsers: Any) -> None:
         help="release folder (official v1 or legacy layout, or a `nova export` folder), to check "
         "item names and count missing items",
     )
-    parser.add_argument("--force", action="store_true", help="replace --out when it exists")
+    parser.add_argument(
+        "--force", action="store_true", help="replace --out, a predictions file novabench wrote"
+    )
     parser.set_defaults(func=run)

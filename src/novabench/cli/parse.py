@@ -10,11 +10,13 @@ defaults to the one recorded in the raw file's manifest (``nova run --box-conven
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from novabench.errors import NovaInputError
+from novabench._files import give_usual_permissions
 from novabench.run.parsers import CONVENTIONS
 
 
@@ -24,27 +26,36 @@ def run(args: argparse.Namespace) -> int:
     from novabench.registry import TASK_NAMES
     from novabench.run.predictions import (
         RunManifest,
+        check_replaceable_output,
         parse_raw,
         read_predictions,
         write_predictions,
     )
 
     raw_path, out = Path(args.raw), Path(args.out)
-    if out.exists() and not args.force:
-        raise NovaInputError(
-            "exists already; choose another output or pass --force", source=str(out)
-        )
-    if out.resolve() == raw_path.resolve():
-        raise NovaInputError("the output must not be the raw file itself", source=str(out))
+    check_replaceable_output(
+        out,
+        overwrite=args.force,
+        inputs={"the raw answers file": raw_path, "the release": args.data},
+    )
     release = read_release(args.data)
     manifest = RunManifest.read(raw_path) or RunManifest()
     convention = args.box_convention or manifest.box_convention or "auto"
     parsed = parse_raw(read_predictions(raw_path, release), release, box_convention=convention)
 
-    temporary = out.with_name(out.name + ".tmp")
-    temporary.unlink(missing_ok=True)
-    write_predictions(temporary, parsed)
-    temporary.replace(out)  # the finished file appears at once, never half-written
+    # A unique temporary sibling: the finished file appears at once, never half-written,
+    # and no file of the user's that happens to bear a fixed temporary name is touched.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial")
+    os.close(handle)
+    temporary = Path(name)
+    try:
+        write_predictions(temporary, parsed)
+        give_usual_permissions(temporary)
+        os.replace(temporary, out)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
     summary = parsed.summary()
     parsed_from = {"from": str(raw_path), "box_convention": convention, "summary": summary}
     replace(manifest, parsed=parsed_from).write(out)
@@ -88,5 +99,7 @@ def register(subparsers: Any) -> None:
         choices=CONVENTIONS,
         help="how to read boxes (default: the raw file's manifest, else auto)",
     )
-    parser.add_argument("--force", action="store_true", help="replace --out when it exists")
+    parser.add_argument(
+        "--force", action="store_true", help="replace --out, a predictions file novabench wrote"
+    )
     parser.set_defaults(func=run)

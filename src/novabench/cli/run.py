@@ -18,6 +18,7 @@ import os
 import sys
 from typing import Any
 
+from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.registry import ALL_TASKS, TASK_NAMES
 from novabench.run.backends import DEFAULT_MAX_CONCURRENCY
@@ -99,11 +100,17 @@ def build_backend(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Execute `nova run`; 0 when every item has an answer, 1 when some failed (rerun to retry)."""
+    from novabench._files import check_output_paths
     from novabench.data.release import read_release
     from novabench.run.runner import parse_shard, parse_tasks, run_model
 
     tasks = parse_tasks(args.task)
     prompts = parse_prompt_files(args.prompt_file)
+    out_manifest = f"{args.out}.manifest.json"
+    check_output_paths(  # appending to a release file or a prompt would corrupt it
+        {"--out": args.out, "--out (its manifest)": out_manifest},
+        {"the release": args.data, "a prompt file": list(prompts.values())},
+    )
     shard = parse_shard(args.shard)
     release = read_release(args.data)
     backend = build_backend(args)
@@ -188,15 +195,20 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=checks.positive_int_option,
         help="--model/--baseline: requests per model call (default: the backend's); an "
         "endpoint keeps --max-concurrency requests in flight instead",
     )
     parser.add_argument(
-        "--max-new-tokens", type=int, default=256, help="answer length limit (default 256)"
+        "--max-new-tokens",
+        type=checks.positive_int_option,
+        default=256,
+        help="answer length limit (default 256)",
     )
     parser.add_argument(
-        "--limit", type=int, help="at most this many items per task, for a quick trial"
+        "--limit",
+        type=checks.positive_int_option,
+        help="at most this many items per task, for a quick trial",
     )
     parser.add_argument(
         "--box-convention",
@@ -214,19 +226,28 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-concurrency",
-        type=int,
+        type=checks.positive_int_option,
         default=DEFAULT_MAX_CONCURRENCY,
         help="endpoint requests kept in flight at all times (default "
         f"{DEFAULT_MAX_CONCURRENCY}, suits vLLM/TGI; lower it for rate-limited hosted APIs)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=60.0, help="endpoint seconds per attempt (default 60)"
+        "--timeout",
+        type=checks.positive_float_option,
+        default=60.0,
+        help="endpoint seconds per attempt (default 60)",
     )
     parser.add_argument(
-        "--max-retries", type=int, default=3, help="endpoint retries per item (default 3)"
+        "--max-retries",
+        type=checks.nonnegative_int_option,
+        default=3,
+        help="endpoint retries per item (default 3)",
     )
     parser.add_argument(
-        "--temperature", type=float, default=0.0, help="endpoint temperature (default 0)"
+        "--temperature",
+        type=checks.nonnegative_float_option,
+        default=0.0,
+        help="endpoint temperature (default 0)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)

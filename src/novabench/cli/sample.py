@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from novabench import checks
+
 
 def register(subparsers: Any) -> None:
     """Add the ``sample`` sub-command.
@@ -26,10 +28,16 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("out", type=Path, help="release folder to create")
     parser.add_argument(
-        "--cases", type=int, default=12, help="number of cases (default 12; 281 gives 906 images)"
+        "--cases",
+        type=checks.positive_int_option,
+        default=12,
+        help="number of cases (default 12; 281 gives 906 images)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="random seed; same seed, same bytes (default 0)"
+        "--seed",
+        type=checks.nonnegative_int_option,
+        default=0,
+        help="random seed; same seed, same bytes (default 0)",
     )
     parser.add_argument(
         "--layout",
@@ -37,7 +45,9 @@ def register(subparsers: Any) -> None:
         default="v1",
         help="v1 parquet (default) or legacy CSVs",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace OUT if it exists")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace OUT, an earlier nova sample (or empty)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 

@@ -44,7 +44,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from novabench import __version__
-from novabench._files import give_usual_permissions, write_text_atomic
+from novabench._files import (
+    OUTPUT_MARKER,
+    check_output_folder,
+    check_output_paths,
+    give_usual_permissions,
+    mark_output_folder,
+    write_text_atomic,
+)
 from novabench.citation import NOVA_ARXIV_URL, NOVA_LICENSE
 from novabench.data.card import (
     ConfigSize,
@@ -126,16 +133,8 @@ class ExportSummary:
 
 
 def _check_destination(out: Path, release_root: Path, overwrite: bool) -> None:
-    if out.exists() and not overwrite:
-        raise NovaInputError(
-            "already exists; pass overwrite=True (--overwrite) to replace it", source=str(out)
-        )
-    resolved = out.resolve()
-    root = release_root.resolve()
-    if resolved == root or resolved in root.parents:
-        raise NovaInputError(
-            f"the export folder would replace the release it reads ({root})", source=str(out)
-        )
+    check_output_paths({"OUT": out}, {"the release": release_root}, folders=("OUT",))
+    check_output_folder(out, command="export", overwrite=overwrite)
 
 
 def _commit_folder(staging: Path, out: Path) -> None:
@@ -163,6 +162,7 @@ def _write_atomically(out: Path, writer: Any) -> Any:
     try:
         give_usual_permissions(staging)
         result = writer(staging)
+        mark_output_folder(staging, "export")
         _commit_folder(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -171,7 +171,9 @@ def _write_atomically(out: Path, writer: Any) -> Any:
 
 
 def _files_under(folder: Path) -> tuple[tuple[Path, ...], int]:
-    files = sorted(path for path in folder.rglob("*") if path.is_file())
+    files = sorted(
+        path for path in folder.rglob("*") if path.is_file() and path.name != OUTPUT_MARKER
+    )
     return tuple(path.relative_to(folder) for path in files), sum(
         path.stat().st_size for path in files
     )
@@ -344,12 +346,29 @@ def export_coco(
         (7, 7)
     """
     out = Path(out_json)
+    check_output_paths({"out_json": out}, {"the release": release_dir})
     if out.exists() and not overwrite:
         raise NovaInputError(
             "already exists; pass overwrite=True (--overwrite) to replace it", source=str(out)
         )
+    if out.exists() and not _is_our_coco(out):
+        raise NovaInputError(
+            "is not a COCO file novabench exported; overwrite replaces only such a file: "
+            "remove it yourself or choose another path",
+            source=str(out),
+        )
     document = coco_document(read_release(release_dir), source=source)
     return write_text_atomic(out, json.dumps(document, ensure_ascii=False))
+
+
+def _is_our_coco(path: Path) -> bool:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    info = document.get("info") if isinstance(document, dict) else None
+    contributor = info.get("contributor") if isinstance(info, dict) else None
+    return isinstance(contributor, str) and contributor.startswith("exported by novabench")
 
 
 def _write_coco_folder(
@@ -435,6 +454,7 @@ def push_export(out_dir: str | Path, repo_id: str, *, private: bool = False) -> 
             folder_path=folder,
             repo_id=repo_id,
             repo_type="dataset",
+            ignore_patterns=[OUTPUT_MARKER],
             commit_message=f"NOVA export by novabench {__version__}",
         )
     return str(getattr(commit, "commit_url", commit))
@@ -470,7 +490,8 @@ def export_release(
         max_shard_bytes: upper bound of one image shard's data size (a single larger row
             still gets its own shard).
         rows_per_shard: optional upper bound of rows per image shard.
-        overwrite: replace an existing ``out_dir`` (only once the new export is complete).
+        overwrite: replace an existing ``out_dir`` (only once the new export is complete), if
+            it is empty or an earlier export (its ``.novabench-output.json`` says so).
         push_to: a Hub dataset id (``"user/name"``) to upload the parquet export to.
         private: create the Hub repository private.
         include_raters: COCO only: also write ``annotations/raters.json``.

@@ -31,7 +31,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from novabench._files import give_usual_permissions
+from novabench import checks
+from novabench._files import (
+    check_output_folder,
+    check_output_paths,
+    give_usual_permissions,
+    mark_output_folder,
+    read_text_file,
+)
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
 from novabench.data.layouts.rows import ImageRow
@@ -322,7 +329,20 @@ def _ingest_series(
     axis = PLANE_AXIS[series.plane]
     length = volume_image.shape[axis]
     if series.slice_indices is not None:
-        slices = [int(i) for i in series.slice_indices]
+        indices_field = f"{field_name}.slice_indices"
+        if isinstance(series.slice_indices, (str, bytes, Mapping)) or not isinstance(
+            series.slice_indices, (Sequence, np.ndarray)
+        ):
+            raise NovaInputError(
+                f"must be a list of slice numbers, got {type(series.slice_indices).__name__}",
+                source=where,
+                record=record,
+                field=indices_field,
+            )
+        slices = [  # True is no slice number, nor is 2.0 or "2"
+            checks.integer(i, source=where, record=record, field=f"{indices_field}[{n}]")
+            for n, i in enumerate(series.slice_indices)
+        ]
         bad = [i for i in slices if not 0 <= i < length]
         if bad or not slices or len(set(slices)) != len(slices):
             raise NovaInputError(
@@ -346,13 +366,9 @@ def _ingest_series(
             if series.n_slices is not None
             else slices_per_lesion * max(len(profiles), 1)
         )
-        if not isinstance(wanted, int) or wanted < 1:
-            raise NovaInputError(
-                f"n_slices must be a positive integer, got {wanted!r}",
-                source=where,
-                record=record,
-                field=f"{field_name}.n_slices",
-            )
+        wanted = checks.positive_int(  # `true` is no count, though Python calls it 1
+            wanted, source=where, record=record, field=f"{field_name}.n_slices"
+        )
         if profiles:
             slices = choose_slices(
                 profiles, wanted, where=where, record=record, field_name=f"{field_name}.n_slices"
@@ -413,12 +429,20 @@ def _case_texts(case: IngestCase) -> dict[str, str]:
     return {**{key: getattr(case, key) for key in FIXED_META_KEYS}, **dict(case.extras)}
 
 
-def _prepare_target(out_dir: Path, overwrite: bool) -> Path:
-    if out_dir.exists() and not overwrite:
-        raise NovaInputError(
-            "output folder exists; pass overwrite=True (--overwrite) to replace it",
-            source=str(out_dir),
-        )
+def _source_files(cases: Sequence[IngestCase]) -> list[str]:
+    """The files a list of cases reads: volumes, masks and rater masks given as paths."""
+    files = []
+    for case in cases:
+        for series in case.series:
+            for source in (series.volume, series.mask, *series.rater_masks.values()):
+                if isinstance(source, (str, os.PathLike)):
+                    files.append(os.fspath(source))
+    return files
+
+
+def _prepare_target(out_dir: Path, overwrite: bool, command: str, inputs: Any) -> Path:
+    check_output_paths({"OUT": out_dir}, inputs, folders=("OUT",))
+    check_output_folder(out_dir, command=command, overwrite=overwrite)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
     give_usual_permissions(staging)  # mkdtemp is private; a release is shared in a lab
@@ -449,6 +473,7 @@ def ingest_volumes(
     progress: bool = True,
     source: str = "cases",
     provenance: Mapping[str, Any] | None = None,
+    command: str = "ingest",
 ) -> Path:
     """Cut, window and annotate NIfTI series into a release in the NOVA layout.
 
@@ -461,7 +486,8 @@ def ingest_volumes(
             (``captions.csv``, ``case_metadata.csv``, ``bboxes_gold.csv``,
             ``bboxes_raters.csv`` + ``test/``).
         window_percentiles: foreground percentiles mapped to black and white.
-        overwrite: replace an existing ``out_dir`` (only once the new release is complete).
+        overwrite: replace an existing ``out_dir`` (only once the new release is complete),
+            if it is empty or this same command wrote it (its ``.novabench-output.json``).
         row_shuffle_seed: if set, v1 parquet rows are shuffled with this seed, as in the
             official release whose rows are not sorted by filename.
         progress: show a tqdm progress bar.
@@ -469,6 +495,8 @@ def ingest_volumes(
         provenance: what made the release, stored in the v1 parquet's schema metadata
             (default ``{"origin": "nova ingest"}``); ``nova export`` turns it into the
             card's notice. CSV (legacy) files cannot carry it.
+        command: the ``nova`` command writing the release, recorded in the folder so that
+            ``overwrite`` replaces only a release that same command wrote.
 
     Returns:
         The release folder.
@@ -492,11 +520,8 @@ def ingest_volumes(
         raise NovaInputError(
             f"layout must be 'v1' or 'legacy', got {layout!r}", source=source, field="layout"
         )
-    if not isinstance(slices_per_lesion, int) or slices_per_lesion < 1:
-        raise NovaInputError(
-            "slices_per_lesion must be a positive integer", source=source, field="slices_per_lesion"
-        )
-    if not isinstance(image_size, int) or image_size < 8:
+    checks.positive_int(slices_per_lesion, source=source, field="slices_per_lesion")
+    if isinstance(image_size, bool) or not isinstance(image_size, int) or image_size < 8:
         raise NovaInputError(
             "image_size must be an integer of at least 8", source=source, field="image_size"
         )
@@ -508,15 +533,19 @@ def ingest_volumes(
             field="window_percentiles",
         )
     out_dir = Path(out_dir)
-    staging = _prepare_target(out_dir, overwrite)
+    listed = list(cases) if isinstance(cases, (list, tuple)) else None
+    inputs = {"a source volume": _source_files(listed)} if listed is not None else {}
+    staging = _prepare_target(out_dir, overwrite, command, inputs)
     try:
         images_dir = staging / (v1_layout.IMAGE_DIR if layout == "v1" else legacy_layout.IMAGE_DIR)
         images_dir.mkdir()
         images: list[ImageRow] = []
         case_texts: dict[str, dict[str, str]] = {}
         seen: set[str] = set()
+        read: list[str] = []
         for case in _progress(cases, progress):
             _check_case(case, source, seen)
+            read.extend(_source_files([case]))
             next_scan = 1
             cache: dict[Any, Any] = {}  # volumes and masks shared by several series of the case
             for index, series in enumerate(case.series):
@@ -556,6 +585,9 @@ def ingest_volumes(
             )
         else:
             legacy_layout.write(staging, images, metas, meta_keys)
+        if listed is None:  # a generator: its files are known only now, before any replacing
+            check_output_paths({"OUT": out_dir}, {"a source volume": read}, folders=("OUT",))
+        mark_output_folder(staging, command)
         _publish(staging, out_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -680,6 +712,23 @@ def _parse_series(
             field=f"{field_name}.rater_masks",
         )
     mask = raw.get("mask")
+    if raw.get("n_slices") is not None:  # checked before any volume is read
+        checks.positive_int(
+            raw["n_slices"], source=where, record=record, field=f"{field_name}.n_slices"
+        )
+    indices = raw.get("slice_indices")
+    if indices is not None:
+        if not isinstance(indices, list):
+            raise NovaInputError(
+                f"must be a list of slice numbers, got {type(indices).__name__}",
+                source=where,
+                record=record,
+                field=f"{field_name}.slice_indices",
+            )
+        for n, index in enumerate(indices):
+            checks.integer(
+                index, source=where, record=record, field=f"{field_name}.slice_indices[{n}]"
+            )
     return IngestSeries(
         volume=_resolve(
             raw["volume"], base, where=where, record=record, field_name=f"{field_name}.volume"
@@ -705,6 +754,23 @@ def _parse_series(
         n_slices=raw.get("n_slices"),
         slice_indices=raw.get("slice_indices"),
     )
+
+
+def _json_value(text: str, where: str, record: str | None) -> Any:
+    """Decoded JSON; the error names the file, the line and the column."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise NovaInputError(
+            "JSON nested too deeply to read", source=where, record=record
+        ) from None
+    except json.JSONDecodeError as error:
+        position = (
+            f"column {error.colno}" if record else f"line {error.lineno}, column {error.colno}"
+        )
+        raise NovaInputError(
+            f"invalid JSON: {error.msg} ({position})", source=where, record=record
+        ) from None
 
 
 def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
@@ -736,29 +802,29 @@ def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
     """
     path = Path(path)
     where = str(path)
+    if path.is_dir():
+        raise NovaInputError("is a folder; give the manifest file", source=where)
     try:
-        text = path.read_text(encoding="utf-8")
+        path.stat()
     except OSError as error:
         raise NovaInputError(
             f"cannot read the manifest ({error.strerror or error})", source=where
         ) from error
+    text = read_text_file(path, source=where)  # a BOM is skipped; non-UTF-8 names its line
     raw_cases: list[tuple[str, Any]] = []
-    try:
-        if path.suffix.lower() == ".jsonl":
-            for number, line in enumerate(text.splitlines(), start=1):
-                if line.strip():
-                    raw_cases.append((f"line {number}", json.loads(line)))
-        else:
-            document = json.loads(text)
-            if isinstance(document, dict) and "cases" in document:
-                document = document["cases"]
-            if not isinstance(document, list):
-                raise NovaInputError("expected a list of cases or {'cases': [...]}", source=where)
-            raw_cases = [(f"case #{number}", item) for number, item in enumerate(document, start=1)]
-    except json.JSONDecodeError as error:
-        raise NovaInputError(
-            f"invalid JSON: {error.msg} (line {error.lineno}, column {error.colno})", source=where
-        ) from error
+    if path.suffix.lower() == ".jsonl":
+        # Lines end at "\n" only (str.splitlines also splits at \x0b, \x1c, U+2028, ...),
+        # so the line an error names is the line an editor shows.
+        for number, line in enumerate(text.split("\n"), start=1):
+            if line.strip():
+                raw_cases.append((f"line {number}", _json_value(line, where, f"line {number}")))
+    else:
+        document = _json_value(text, where, None)
+        if isinstance(document, dict) and "cases" in document:
+            document = document["cases"]
+        if not isinstance(document, list):
+            raise NovaInputError("expected a list of cases or {'cases': [...]}", source=where)
+        raw_cases = [(f"case #{number}", item) for number, item in enumerate(document, start=1)]
     if not raw_cases:
         raise NovaInputError("the manifest lists no cases", source=where)
     base = path.parent
@@ -828,4 +894,9 @@ def ingest_manifest(
         novabench.errors.NovaInputError: missing.json: cannot read the manifest
     """
     cases = read_manifest(manifest)
+    check_output_paths(  # before minutes of slicing, not after
+        {"OUT": out_dir},
+        {"the manifest": manifest, "a source volume": _source_files(cases)},
+        folders=("OUT",),
+    )
     return ingest_volumes(cases, out_dir, source=str(manifest), **options)

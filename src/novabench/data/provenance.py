@@ -16,13 +16,72 @@ from typing import Any
 import pyarrow.parquet as pq
 
 __all__ = [
+    "PROVENANCE_FIELDS",
     "PROVENANCE_METADATA_KEY",
+    "clean_provenance",
     "provenance_metadata",
     "provenance_notice",
     "read_provenance",
 ]
 
 PROVENANCE_METADATA_KEY = b"novabench.provenance"
+
+#: What novabench itself records, per origin: the fields and the check of their values.
+#: Anything else found under the key (a local path, a Hub token, markup) was not written
+#: by novabench and is dropped, never copied into export shards or the card.
+PROVENANCE_FIELDS: dict[str, dict[str, Any]] = {
+    "nova sample": {
+        "cases": lambda value: _whole(value, minimum=1),
+        "seed": lambda value: _whole(value, minimum=0),
+    },
+    "nova ingest": {},
+}
+
+
+def _whole(value: Any, *, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def clean_provenance(
+    provenance: Any, *, label: str = "provenance", warnings: list[str] | None = None
+) -> dict[str, Any] | None:
+    """Only the fields novabench writes, with values of their kind; None if not ours.
+
+    Args:
+        provenance: the decoded ``novabench.provenance`` value.
+        label: how a warning names where it came from.
+        warnings: what was dropped is noted here.
+
+    Example:
+        >>> notes = []
+        >>> clean_provenance({"origin": "nova sample", "cases": 2, "seed": 0,
+        ...                   "token": "hf_abc"}, warnings=notes)
+        {'origin': 'nova sample', 'cases': 2, 'seed': 0}
+        >>> notes
+        ["provenance: fields novabench does not write were dropped: ['token']"]
+        >>> clean_provenance({"origin": "<b>made by me</b>"}) is None
+        True
+    """
+    notes = warnings if warnings is not None else []
+    if not isinstance(provenance, Mapping):
+        return None
+    origin = provenance.get("origin")
+    fields = PROVENANCE_FIELDS.get(origin) if isinstance(origin, str) else None
+    if fields is None:
+        notes.append(f"{label}: provenance of an origin novabench does not write was ignored")
+        return None
+    kept: dict[str, Any] = {"origin": origin}
+    dropped = []
+    for name, value in provenance.items():
+        if name == "origin":
+            continue
+        if name in fields and fields[name](value):
+            kept[name] = value
+        else:
+            dropped.append(str(name))
+    if dropped:
+        notes.append(f"{label}: fields novabench does not write were dropped: {sorted(dropped)}")
+    return kept
 
 
 def provenance_metadata(provenance: Mapping[str, Any]) -> dict[bytes, bytes]:
@@ -34,7 +93,8 @@ def provenance_metadata(provenance: Mapping[str, Any]) -> dict[bytes, bytes]:
         >>> provenance_metadata({"origin": "nova sample", "cases": 2, "seed": 0})
         {b'novabench.provenance': b'{"cases": 2, "origin": "nova sample", "seed": 0}'}
     """
-    return {PROVENANCE_METADATA_KEY: json.dumps(dict(provenance), sort_keys=True).encode()}
+    kept = clean_provenance(provenance) or {}
+    return {PROVENANCE_METADATA_KEY: json.dumps(kept, sort_keys=True).encode()}
 
 
 def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
@@ -50,9 +110,12 @@ def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
         return None
     origin = provenance.get("origin")
     if origin == "nova sample":
+        options = "".join(
+            f" --{name} {provenance[name]}" for name in ("cases", "seed") if name in provenance
+        )
         return (
-            f"Synthetic sample made by novabench (`nova sample --cases {provenance.get('cases')} "
-            f"--seed {provenance.get('seed')}`), not the NOVA release: slices of the MNI152 "
+            f"Synthetic sample made by novabench (`nova sample{options}`), "
+            "not the NOVA release: slices of the MNI152 "
             "template with synthetic lesions, for trying the toolkit. Scores on it say nothing "
             "about clinical ability."
         )
@@ -90,7 +153,7 @@ def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, An
         return None
     try:
         provenance = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         warnings.append(f"{label}: unreadable novabench provenance ignored")
         return None
-    return provenance if isinstance(provenance, dict) else None
+    return clean_provenance(provenance, label=label, warnings=warnings)

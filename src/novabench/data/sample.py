@@ -31,9 +31,10 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from novabench import checks
 from novabench.data.ingest import IngestCase, IngestSeries, ingest_volumes
 from novabench.data.vocabulary import PATHOLOGIES, REGIONS, SEQUENCES, Pathology
-from novabench.errors import NovaError, NovaInputError
+from novabench.errors import NovaError
 
 __all__ = [
     "IMAGES_PER_CASE",
@@ -119,10 +120,8 @@ def images_per_case(n_cases: int, seed: int = 0) -> list[int]:
         >>> len(images_per_case(5, seed=1))
         5
     """
-    if not isinstance(n_cases, int) or n_cases < 1:
-        raise NovaInputError(
-            f"n_cases must be a positive integer, got {n_cases!r}", field="n_cases"
-        )
+    n_cases = checks.positive_int(n_cases, field="n_cases")  # True is no count
+    seed = checks.integer(seed, minimum=0, field="seed")
     population = np.array([count for count, cases in IMAGES_PER_CASE.items() for _ in range(cases)])
     rng = np.random.default_rng([seed, 281])
     blocks = [rng.permutation(population) for _ in range(n_cases // population.size)]
@@ -515,7 +514,7 @@ def write_sample_release(
         n_cases: number of cases; 281 gives the real release's 906 images.
         seed: random seed; the same seed gives byte-identical files.
         layout: ``"v1"`` (parquet + ``images/``) or ``"legacy"`` (CSVs + ``test/``).
-        overwrite: replace an existing ``out_dir``.
+        overwrite: replace an existing ``out_dir`` that ``nova sample`` wrote (or an empty one).
         progress: show a tqdm progress bar.
 
     Returns:
@@ -527,8 +526,7 @@ def write_sample_release(
         >>> (out / "data" / "nova-v1.parquet").is_file()
         True
     """
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise NovaInputError(f"seed must be a non-negative integer, got {seed!r}", field="seed")
+    seed = checks.integer(seed, minimum=0, field="seed")
     total = len(images_per_case(n_cases, seed))
     cases = _cases(n_cases, seed)
     return ingest_volumes(
@@ -540,6 +538,7 @@ def write_sample_release(
         progress=progress,
         source="sample release",
         provenance={"origin": "nova sample", "cases": n_cases, "seed": seed},
+        command="sample",
     )
 
 

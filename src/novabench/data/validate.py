@@ -183,12 +183,20 @@ def build_records(
         The records, sorted by filename.
 
     Raises:
-        NovaInputError: naming the file, the row and the field of the first problem.
+        NovaInputError: naming the file, the row and the field of the first problem; a
+            release without a single image row (nothing could ever be scored on it).
 
     Example:
-        >>> build_records(Path("."), [], [], [])
-        []
+        >>> build_records(Path("Nova"), [], [], [])
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: Nova: the release holds no images (no rows); nothing could be scored on it
     """
+    if not raws:
+        raise NovaInputError(
+            "the release holds no images (no rows); nothing could be scored on it",
+            source=str(root),
+        )
     seen: dict[str, str] = {}
     for raw in raws:
         _check_identity(raw, seen)

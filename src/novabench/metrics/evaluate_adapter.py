@@ -580,13 +580,24 @@ def _read_box_references(items: list[Any], start_index: int) -> list[Any]:
 
 
 def _read_caption_prediction(item: Any, index: int) -> str:
-    return _text(item, f"example {index}", "predictions", allow_empty=True)
+    return _caption_prediction(item, f"example {index}", "predictions")
+
+
+def _caption_prediction(value: Any, record: str, field: str) -> str:
+    """A caption answer, by the rule of ``metrics.captioning``: a string, "" for no answer."""
+    if not isinstance(value, str):
+        raise NovaInputError(
+            f'prediction must be a string (use "" for no answer), got {type(value).__name__}',
+            record=record,
+            field=field,
+        )
+    return value
 
 
 def _read_caption_reference(item: Any, index: int) -> str:
     record = f"example {index}"
     value = _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
-    return _text(value, record, "references", allow_empty=True)
+    return _text(value, record, "references")  # the plain functions' rule
 
 
 def _read_diagnoses_prediction(item: Any, index: int) -> list[str]:
@@ -600,8 +611,8 @@ def _read_diagnoses_reference(item: Any, index: int) -> str:
             raise NovaInputError(_PER_CASE, record=record, field="references")
         value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
     else:
-        value = item
-    return _text(value, record, "references", allow_empty=True)
+        value = item  # a plain reference that is None or blank is an error, as in diagnosis
+    return _text(value, record, "references")
 
 
 def _read_all_prediction(item: Any, index: int) -> dict[str, Any]:

@@ -210,7 +210,7 @@ def render_html(
         lead = "<b>Answered items only.</b> " + lead
     parts = [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">',
         f"<title>NOVA report: {_text(model)}</title>",
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>NOVA evaluation report: {_text(model)}</h1>",
@@ -277,7 +277,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
     data = comparison["a"].get("data", {})
     parts = [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">',
         f"<title>NOVA comparison: {_text(names['a'])} vs {_text(names['b'])}</title>",
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>NOVA comparison: {_text(names['a'])} (A) vs {_text(names['b'])} (B)</h1>",

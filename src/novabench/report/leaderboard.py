@@ -280,7 +280,10 @@ def build_leaderboard(
             "some reports have no per-item tables (nova evaluate --items): ranks follow the "
             "point estimates and ties cannot be assessed"
         )
+    from novabench import __version__
+
     return {
+        "toolkit": {"name": "novabench", "version": __version__},
         "release": fingerprints[0],
         "models": models,
         "ranking": ranking,
@@ -425,7 +428,8 @@ def render_leaderboard_html(
     escape = html.escape
     parts = [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8"><title>NOVA leaderboard</title>',
+        '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">'
+        "<title>NOVA leaderboard</title>",
         "<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:"
         "collapse}th,td{border:1px solid #ccc;padding:.25em .6em}td{text-align:right}"
         "td:first-child{text-align:left}</style></head><body>",

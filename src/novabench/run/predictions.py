@@ -24,7 +24,6 @@ that records an ``error`` may be superseded by a later line for the same task an
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
 from novabench import checks, registry
-from novabench._files import write_text_atomic
+from novabench._files import UTF8_BOM, decode_utf8_line, read_text_file, write_text_atomic
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 
@@ -312,16 +311,7 @@ _ANSWERS_BY_FIELD: dict[str, Callable[[PredictionSet], list[Any]]] = {
 # --------------------------------------------------------------------------- reading
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _is_finite_number(value: Any) -> bool:
-    # A JSON integer of hundreds of digits is a number, but no finite float.
-    try:
-        return _is_number(value) and math.isfinite(value)
-    except OverflowError:
-        return False
+_is_number = checks.is_real_number  # booleans (numpy's too) are no numbers here either
 
 
 class _LineChecker:
@@ -380,15 +370,7 @@ class _LineChecker:
         return [self.string(v, f"diagnoses[{i}]") for i, v in enumerate(value)]
 
     def input_size(self, value: Any) -> tuple[int, int]:
-        if (
-            not isinstance(value, list)
-            or len(value) != 2
-            or not all(_is_finite_number(v) and v > 0 and float(v).is_integer() for v in value)
-        ):
-            raise self.fail(
-                f"must be [width, height] in whole positive pixels, got {value!r}", "input_size"
-            )
-        return int(value[0]), int(value[1])
+        return checks.image_size(value, source=self.source, record=self.record, field="input_size")
 
 
 def _line_records(
@@ -488,6 +470,9 @@ def _line_records(
         if error is None and raw is None and parsed_field not in values:
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
         task_status = status.get(current) if isinstance(status, dict) else status
+        if _too_long(values.get(parsed_field)):
+            values[parsed_field] = _PARSED_VALUE[parsed_field](None)
+            task_status = registry.TOO_LONG
         records.append(
             PredictionRecord(
                 task=current,
@@ -503,6 +488,15 @@ def _line_records(
             )
         )
     return records
+
+
+def _too_long(answer: Any) -> bool:
+    """Whether a parsed caption or diagnosis list is beyond ``registry.MAX_CAPTION_CHARS``."""
+    if isinstance(answer, str):
+        return len(answer) > registry.MAX_CAPTION_CHARS
+    if isinstance(answer, list) and answer and isinstance(answer[0], str):
+        return sum(map(len, answer)) > registry.MAX_CAPTION_CHARS
+    return False
 
 
 def _answer_values(check: _LineChecker, payload: Mapping[str, Any], task: str) -> dict[str, Any]:
@@ -523,14 +517,25 @@ def _answer_values(check: _LineChecker, payload: Mapping[str, Any], task: str) -
 
 
 def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line number, decoded object)`` of every non-blank line; broken JSON raises."""
+    """Yield ``(line number, decoded object)`` of every non-blank line; broken JSON raises.
+
+    Lines end at ``\\n`` only (as :func:`_count_lines` counts them); a UTF-8 byte order
+    mark at the start is skipped; bytes that are not UTF-8 are an error naming the line.
+    """
     source = str(path)
-    with path.open("r", encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for number, data in enumerate(handle, start=1):
+            if number == 1 and data.startswith(UTF8_BOM):
+                data = data[len(UTF8_BOM) :]
+            text = decode_utf8_line(data, source=source, record=f"line {number}")
             if not text.strip():
                 continue
             try:
                 yield number, json.loads(text)
+            except RecursionError:
+                raise NovaInputError(
+                    "JSON nested too deeply to read", source=source, record=f"line {number}"
+                ) from None
             except json.JSONDecodeError as error:
                 hint = ""
                 if not text.endswith("\n"):
@@ -696,7 +701,14 @@ def _record_payload(record: PredictionRecord) -> dict[str, Any]:
 
 def _dump(payload: Mapping[str, Any]) -> str:
     # allow_nan=False: a NaN must never reach a file that the reader would then refuse.
-    return json.dumps(payload, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(payload, ensure_ascii=False, allow_nan=False, default=_plain) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar or array (checked numbers from user code) as the JSON value it holds."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def write_predictions(
@@ -800,6 +812,12 @@ def parse_raw(
             if record.error is not None or record.raw is None or record.is_parsed:
                 records[task][key] = record
                 continue
+            if len(record.raw) > registry.MAX_RAW_ANSWER_CHARS:  # marked, not parsed slowly
+                empty = _PARSED_VALUE[spec.answer_field](None)
+                records[task][key] = replace(
+                    record, **{spec.answer_field: empty}, parse_status=registry.TOO_LONG
+                )
+                continue
             options: dict[str, Any] = {}
             if "input_size" in spec.extra_fields:  # answers in pixels of the image the model saw
                 options = {
@@ -812,6 +830,8 @@ def parse_raw(
             if status == "ok" and "ok_clipped" in spec.parse_statuses and parsed.n_out_of_range:
                 status = "ok_clipped"  # often a wrong --box-convention: counted, not hidden
             answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
+            if _too_long(answer):
+                answer, status = _PARSED_VALUE[spec.answer_field](None), registry.TOO_LONG
             records[task][key] = replace(record, **{spec.answer_field: answer}, parse_status=status)
     return replace(aligned, records=records)
 
@@ -978,7 +998,9 @@ class RunManifest:
         if not path.is_file():
             return None
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text_file(path))
+        except RecursionError:
+            raise NovaInputError("JSON nested too deeply to read", source=str(path)) from None
         except json.JSONDecodeError as error:
             raise NovaInputError(
                 f"not valid JSON: {error.msg}", source=str(path), record=f"line {error.lineno}"
@@ -1235,12 +1257,7 @@ def merge_prediction_files(
         raise NovaInputError("nothing to merge: give at least one predictions file", field="paths")
     out = Path(out)
     resolved = [Path(p) for p in paths]
-    if out.exists() and not overwrite:
-        raise NovaInputError(
-            "exists already; choose another output or allow overwriting", source=str(out)
-        )
-    if out.resolve() in {p.resolve() for p in resolved}:
-        raise NovaInputError("the output must not be one of the inputs", source=str(out))
+    check_replaceable_output(out, overwrite=overwrite, inputs={"a shard": resolved}, field="out")
 
     manifests = [RunManifest.read(p) for p in resolved]
     with_manifest = [(p, m) for p, m in zip(resolved, manifests) if m is not None]
@@ -1271,6 +1288,54 @@ def merge_prediction_files(
     if with_manifest:
         RunManifest.merged(with_manifest).write(out)
     return _prediction_set(str(out), records, release, superseded, sort_keys=True)
+
+
+def check_replaceable_output(
+    out: str | os.PathLike, *, overwrite: bool, inputs: Any, field: str = "--out"
+) -> None:
+    """Refuse a predictions output that is or holds an input, or an existing file not ours.
+
+    ``out`` and the manifest written beside it are checked against ``inputs`` (see
+    :func:`novabench._files.check_output_paths`). An existing ``out`` is replaced only with
+    ``overwrite`` and only when novabench wrote it: a run manifest sits beside it, or every
+    line of it reads as a predictions line. A user's other file is never replaced.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> notes = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
+        >>> _ = notes.write_text("my notes")
+        >>> check_replaceable_output(notes, overwrite=True, inputs=[])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...notes.txt, field '--out': is not a predictions file ...
+    """
+    from novabench._files import check_output_paths
+
+    out = Path(out)
+    check_output_paths({field: out, f"{field} (its manifest)": RunManifest.path_for(out)}, inputs)
+    if not (out.exists() or out.is_symlink()):
+        return
+    if not overwrite:
+        raise NovaInputError(
+            "exists already; choose another output or allow overwriting (--force)",
+            source=str(out),
+            field=field,
+        )
+    if out.is_file() and not out.is_symlink():
+        if RunManifest.path_for(out).is_file():
+            return
+        try:
+            read_predictions(out)
+            return
+        except NovaInputError:
+            pass
+    raise NovaInputError(
+        "is not a predictions file novabench wrote (no run manifest beside it and not "
+        "predictions lines); --force replaces only such a file: remove it yourself or choose "
+        "another path",
+        source=str(out),
+        field=field,
+    )
 
 
 def _missing_shards(shards: Sequence[Any]) -> list[int]:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from novabench._files import read_text_file
 from novabench.data.layouts.rows import GOLD_SOURCE, ImageRow, RawBox, RawImage
 from novabench.errors import NovaInputError
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS
@@ -71,7 +72,10 @@ def _read_csv(root: Path, name: str) -> tuple[list[str], list[tuple[int, dict[st
         raise NovaInputError(
             "required file of the legacy layout is missing", source=name
         ) from error
-    except (UnicodeDecodeError, csv.Error) as error:
+    except UnicodeDecodeError:
+        read_text_file(path, source=name)  # names the line of the first byte not UTF-8
+        raise  # pragma: no cover - read_text_file raised above
+    except csv.Error as error:
         raise NovaInputError(f"cannot read the CSV file: {error}", source=name) from error
     return header, rows
 

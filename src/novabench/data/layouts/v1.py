@@ -68,6 +68,16 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
         raise NovaInputError(
             f"'meta' must be a struct, got {meta_type}", source=source, field="meta"
         )
+    boxes_type = table.schema.field("bboxes").type
+    if not (pa.types.is_list(boxes_type) or pa.types.is_large_list(boxes_type)) and not (
+        pa.types.is_null(boxes_type)
+    ):
+        raise NovaInputError(
+            f"'bboxes' must be a list of {{x, y, width, height, source}} structs, got the "
+            f"column type {boxes_type} (boxes stored as text must be decoded first)",
+            source=source,
+            field="bboxes",
+        )
     meta_keys = [meta_type.field(i).name for i in range(meta_type.num_fields)]
     for key in FIXED_META_KEYS:
         if key not in meta_keys:

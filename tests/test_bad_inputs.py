@@ -1,0 +1,992 @@
+"""The bad-input table: every kind of bad file or option a user could plausibly hand `nova`.
+
+Each row builds its inputs in a fresh folder and runs the command in-process through
+``novabench.cli.main``. Every row must end the same way: exit code 2, exactly one line on
+stderr naming the record and the field (the row lists the substrings), no traceback,
+nothing half-written (no new file anywhere, temporary ones included) and every file that
+existed before byte-identical afterwards (the shared release and the row's own folder are
+hashed before and after).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import nibabel as nib
+import numpy as np
+import pytest
+
+from novabench._files import mark_output_folder
+from novabench.cli import main
+from tests.release_factory import (
+    default_rows,
+    png_bytes,
+    write_legacy_release,
+    write_v1_release,
+)
+
+IMAGE = "case0001_001.png"
+GOOD_IMAGE_LINE = {"filename": IMAGE, "boxes": [[1, 2, 3, 4]]}
+
+
+@dataclass(frozen=True)
+class Shared:
+    """Inputs built once for every row (read-only: hashed around every row)."""
+
+    root: Path
+    release: Path
+    legacy: Path
+    volume: Path
+    mask: Path
+    predictions: Path
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Shared:
+    root = tmp_path_factory.mktemp("shared")
+    release = write_v1_release(root / "release", n_cases=2, image_size=(32, 32))
+    legacy = write_legacy_release(root / "legacy", n_cases=2, image_size=(32, 32))
+    volume = np.zeros((16, 16, 6), dtype=np.float32)
+    volume[2:14, 2:14, :] = 100.0
+    mask = np.zeros(volume.shape, dtype=np.uint8)
+    mask[5:9, 5:9, 2:4] = 1
+    nib.save(nib.Nifti1Image(volume, np.eye(4)), root / "t1.nii.gz")
+    nib.save(nib.Nifti1Image(mask, np.eye(4)), root / "mask.nii.gz")
+    predictions = root / "pred.jsonl"
+    predictions.write_text(json.dumps(GOOD_IMAGE_LINE) + "\n", encoding="utf-8")
+    return Shared(root, release, legacy, root / "t1.nii.gz", root / "mask.nii.gz", predictions)
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def _lines(folder: Path, *lines: object, name: str = "pred.jsonl") -> Path:
+    """A predictions file: str lines as given, bytes raw, anything else as JSON."""
+    path = folder / name
+    data = b""
+    for line in lines:
+        if isinstance(line, bytes):
+            data += line
+        elif isinstance(line, str):
+            data += line.encode("utf-8")
+        else:
+            data += json.dumps(line).encode("utf-8") + b"\n"
+    path.write_bytes(data)
+    return path
+
+
+def _evaluate(shared: Shared, predictions: Path, folder: Path) -> list[str]:
+    return [
+        "evaluate",
+        "--data",
+        str(shared.release),
+        "--predictions",
+        str(predictions),
+        "--out",
+        str(folder / "report.json"),
+        "--bootstrap",
+        "0",
+    ]
+
+
+def _bad_prediction(*lines: object) -> Callable[[Path, Shared], list[str]]:
+    return lambda folder, shared: _evaluate(shared, _lines(folder, *lines), folder)
+
+
+def _release(rows_edit: Callable[[list[dict]], object]) -> Callable[[Path, Shared], list[str]]:
+    def build(folder: Path, shared: Shared) -> list[str]:
+        rows = default_rows(n_cases=2, image_size=(32, 32))
+        rows_edit(rows)
+        return ["info", str(write_v1_release(folder / "rel", rows))]
+
+    return build
+
+
+def _set(row: int, key: str, value: object) -> Callable[[list[dict]], None]:
+    def edit(rows: list[dict]) -> None:
+        rows[row][key] = value
+
+    return edit
+
+
+def _set_box(row: int, key: str, value: object) -> Callable[[list[dict]], None]:
+    def edit(rows: list[dict]) -> None:
+        rows[row]["bboxes"][0][key] = value
+
+    return edit
+
+
+def _manifest(
+    cases: object, *, name: str = "cases.json", raw: bytes | None = None
+) -> Callable[[Path, Shared], list[str]]:
+    def build(folder: Path, shared: Shared) -> list[str]:
+        path = folder / name
+        text = raw
+        if text is None:
+            document = cases(shared) if callable(cases) else cases
+            if name.endswith(".jsonl"):
+                text = b"".join(json.dumps(case).encode() + b"\n" for case in document)
+            else:
+                text = json.dumps(document).encode()
+        path.write_bytes(text)
+        return ["ingest", str(path), str(folder / "out"), "--quiet"]
+
+    return build
+
+
+def _case(shared: Shared, **series: object) -> dict:
+    return {
+        "title": "T",
+        "clinical_history": "H",
+        "final_diagnosis": "D",
+        "series": [
+            {
+                "volume": str(shared.volume),
+                "mask": str(shared.mask),
+                "caption": "Axial T1.",
+                **series,
+            }
+        ],
+    }
+
+
+def _legacy_edit(name: str, edit: Callable[[str], str | bytes]) -> Callable[[Path, Shared], list]:
+    def build(folder: Path, shared: Shared) -> list[str]:
+        copy = shutil.copytree(shared.legacy, folder / "legacy")
+        text = (copy / name).read_text(encoding="utf-8")
+        changed = edit(text)
+        if isinstance(changed, str):
+            changed = changed.encode("utf-8")
+        (copy / name).write_bytes(changed)
+        return ["info", str(copy)]
+
+    return build
+
+
+def _export_into(relative: str, *extra: str) -> Callable[[Path, Shared], list[str]]:
+    def build(folder: Path, shared: Shared) -> list[str]:
+        release = shutil.copytree(shared.release, folder / "rel")
+        return ["export", str(release), str(folder / relative), "-q", *extra]
+
+    return build
+
+
+def _export_over_user_folder(folder: Path, shared: Shared) -> list[str]:
+    mine = folder / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("years of work", encoding="utf-8")
+    return ["export", str(shared.release), str(mine), "-q", "--overwrite"]
+
+
+def _export_over_a_sample(folder: Path, shared: Shared) -> list[str]:
+    sampled = shutil.copytree(shared.release, folder / "sampled")
+    mark_output_folder(sampled, "sample")
+    return ["export", str(shared.release), str(sampled), "-q", "--overwrite"]
+
+
+def _export_through_link(folder: Path, shared: Shared) -> list[str]:
+    release = shutil.copytree(shared.release, folder / "rel")
+    (folder / "link").symlink_to(release / "images")
+    return ["export", str(release), str(folder / "link"), "-q", "--overwrite"]
+
+
+def _ingest_into_volume_folder(folder: Path, shared: Shared) -> list[str]:
+    volumes = folder / "volumes"
+    volumes.mkdir()
+    shutil.copy(shared.volume, volumes / "t1.nii.gz")
+    shutil.copy(shared.mask, volumes / "mask.nii.gz")
+    mark_output_folder(volumes, "ingest")  # even a folder ingest wrote: it holds the inputs
+    manifest = folder / "cases.json"
+    case = {
+        "title": "T",
+        "clinical_history": "H",
+        "final_diagnosis": "D",
+        "series": [{"volume": "volumes/t1.nii.gz", "mask": "volumes/mask.nii.gz"}],
+    }
+    manifest.write_text(json.dumps([case]), encoding="utf-8")
+    return ["ingest", str(manifest), str(volumes), "--overwrite", "--quiet"]
+
+
+def _ingest_onto_manifest(folder: Path, shared: Shared) -> list[str]:
+    manifest = folder / "cases.json"
+    manifest.write_text(json.dumps([_case(shared)]), encoding="utf-8")
+    return ["ingest", str(manifest), str(manifest), "--overwrite", "--quiet"]
+
+
+def _shards(folder: Path) -> tuple[Path, Path]:
+    first = _lines(folder, GOOD_IMAGE_LINE, name="a.jsonl")
+    second = _lines(folder, {"filename": "case0002_001.png", "boxes": []}, name="b.jsonl")
+    for path in (first, second):
+        path.with_name(path.name + ".manifest.json").write_text(
+            json.dumps({"model": "m"}), encoding="utf-8"
+        )
+    return first, second
+
+
+def _merge_onto_manifest(folder: Path, shared: Shared) -> list[str]:
+    first, second = _shards(folder)
+    out = first.with_name(first.name + ".manifest.json")
+    return ["merge", str(first), str(second), "--out", str(out), "--force"]
+
+
+def _merge_onto_input(folder: Path, shared: Shared) -> list[str]:
+    first, second = _shards(folder)
+    return ["merge", str(first), str(second), "--out", str(first), "--force"]
+
+
+def _merge_onto_notes(folder: Path, shared: Shared) -> list[str]:
+    first, second = _shards(folder)
+    (folder / "notes.txt").write_text("my notes", encoding="utf-8")
+    return ["merge", str(first), str(second), "--out", str(folder / "notes.txt"), "--force"]
+
+
+def _merge_existing(folder: Path, shared: Shared) -> list[str]:
+    first, second = _shards(folder)
+    out = _lines(folder, GOOD_IMAGE_LINE, name="all.jsonl")
+    return ["merge", str(first), str(second), "--out", str(out)]
+
+
+def _merge_bad_shard(folder: Path, shared: Shared) -> list[str]:
+    first = _lines(folder, GOOD_IMAGE_LINE, name="a.jsonl")
+    second = _lines(
+        folder, b'{"filename": "case0002_001.png", "raw_boxes": "\xff"}\n', name="b.jsonl"
+    )
+    return ["merge", str(first), str(second), "--out", str(folder / "all.jsonl")]
+
+
+def _merge_mixed_models(folder: Path, shared: Shared) -> list[str]:
+    first, second = _shards(folder)
+    second.with_name(second.name + ".manifest.json").write_text(
+        json.dumps({"model": "other"}), encoding="utf-8"
+    )
+    return ["merge", str(first), str(second), "--out", str(folder / "all.jsonl")]
+
+
+def _parse_onto_raw(folder: Path, shared: Shared) -> list[str]:
+    raw = _lines(folder, {"filename": IMAGE, "raw_boxes": "[1, 2, 3, 4]"}, name="raw.jsonl")
+    return ["parse", str(raw), "--data", str(shared.release), "--out", str(raw), "--force"]
+
+
+def _parse_existing(folder: Path, shared: Shared) -> list[str]:
+    raw = _lines(folder, {"filename": IMAGE, "raw_boxes": "[1, 2, 3, 4]"}, name="raw.jsonl")
+    out = _lines(folder, GOOD_IMAGE_LINE, name="parsed.jsonl")
+    (folder / "parsed.jsonl.tmp").write_text("a file of the user's", encoding="utf-8")
+    return ["parse", str(raw), "--data", str(shared.release), "--out", str(out)]
+
+
+def _parse_into_release(folder: Path, shared: Shared) -> list[str]:
+    raw = _lines(folder, {"filename": IMAGE, "raw_boxes": "[1, 2, 3, 4]"}, name="raw.jsonl")
+    release = shutil.copytree(shared.release, folder / "rel")
+    return ["parse", str(raw), "--data", str(release), "--out", str(release / "p.jsonl")]
+
+
+def _parse_bad_raw(folder: Path, shared: Shared) -> list[str]:
+    raw = _lines(folder, GOOD_IMAGE_LINE, b'{"filename": "case0002_001.png", "raw_boxes": 7}\n')
+    return ["parse", str(raw), "--data", str(shared.release), "--out", str(folder / "p.jsonl")]
+
+
+def _evaluate_onto_predictions(folder: Path, shared: Shared) -> list[str]:
+    predictions = _lines(folder, GOOD_IMAGE_LINE)
+    args = _evaluate(shared, predictions, folder)
+    return [*args[:-3], str(predictions), *args[-2:]]
+
+
+def _evaluate_markdown_onto_report(folder: Path, shared: Shared) -> list[str]:
+    args = _evaluate(shared, shared.predictions, folder)
+    return [*args, "--markdown", str(folder / "report.json")]
+
+
+def _evaluate_onto_predictions_manifest(folder: Path, shared: Shared) -> list[str]:
+    args = _evaluate(shared, shared.predictions, folder)
+    return [*args, "--markdown", str(shared.predictions) + ".manifest.json"]
+
+
+def _evaluate_into_release(folder: Path, shared: Shared) -> list[str]:
+    release = shutil.copytree(shared.release, folder / "rel")
+    args = _evaluate(shared, shared.predictions, folder)
+    args[args.index("--data") + 1] = str(release)
+    args[args.index("--out") + 1] = str(release / "report.json")
+    return args
+
+
+def _evaluate_judge_cache_file(folder: Path, shared: Shared) -> list[str]:
+    (folder / "cache").write_text("not a folder", encoding="utf-8")
+    args = _evaluate(shared, shared.predictions, folder)
+    return [
+        *args,
+        "--judge-endpoint",
+        "http://127.0.0.1:9/v1",
+        "--judge-model",
+        "m",
+        "--judge-cache",
+        str(folder / "cache"),
+    ]
+
+
+def _evaluate_over_notes(folder: Path, shared: Shared) -> list[str]:
+    (folder / "report.json").write_text('{"my": "results"}', encoding="utf-8")
+    return _evaluate(shared, shared.predictions, folder)
+
+
+def _evaluate_markdown_over_notes(folder: Path, shared: Shared) -> list[str]:
+    (folder / "paper.md").write_text("# My paper draft", encoding="utf-8")
+    return [*_evaluate(shared, shared.predictions, folder), "--markdown", str(folder / "paper.md")]
+
+
+def _compare_onto_input(folder: Path, shared: Shared) -> list[str]:
+    b = _lines(folder, GOOD_IMAGE_LINE, name="b.jsonl")
+    return [
+        "compare",
+        "--data",
+        str(shared.release),
+        "--a",
+        str(shared.predictions),
+        "--b",
+        str(b),
+        "--out",
+        str(b),
+    ]
+
+
+def _option(*argv: str) -> Callable[[Path, Shared], list[str]]:
+    def build(folder: Path, shared: Shared) -> list[str]:
+        return [
+            value.format(release=shared.release, folder=folder, pred=shared.predictions)
+            for value in argv
+        ]
+
+    return build
+
+
+_RUN = ("run", "--data", "{release}", "--task", "localization", "--baseline", "floor")
+_RUN_OUT = ("--out", "{folder}/raw.jsonl", "--no-progress")
+
+
+def _run_option(*extra: str) -> Callable[[Path, Shared], list[str]]:
+    return _option(*_RUN, *_RUN_OUT, *extra)
+
+
+def _eval_option(*extra: str) -> Callable[[Path, Shared], list[str]]:
+    return _option(
+        "evaluate", "--data", "{release}", "--predictions", "{pred}", "--out", "{folder}/r.json",
+        *extra,
+    )  # fmt: skip
+
+
+def _exported(info_argv: list[str]) -> list[str]:
+    """The export of the release an ``info`` row reads, into a new folder beside it."""
+    release = Path(info_argv[1])
+    return ["export", str(release), str(release.parent / "exported"), "-q"]
+
+
+def _png_bomb(folder: Path, shared: Shared) -> list[str]:
+    from PIL import Image
+
+    release = shutil.copytree(shared.release, folder / "rel")
+    Image.new("L", (20_000, 20_000)).save(release / "images" / IMAGE, optimize=True)
+    return ["info", str(release)]
+
+
+def _broken_png(folder: Path, shared: Shared) -> list[str]:
+    release = shutil.copytree(shared.release, folder / "rel")
+    (release / "images" / IMAGE).write_bytes(png_bytes((32, 32))[:40])
+    return ["info", str(release)]
+
+
+def _not_parquet(folder: Path, shared: Shared) -> list[str]:
+    release = shutil.copytree(shared.release, folder / "rel")
+    (release / "data" / "nova-v1.parquet").write_bytes(b"PAR1 this is not parquet")
+    return ["info", str(release)]
+
+
+def _empty_release(folder: Path, shared: Shared) -> list[str]:
+    release = write_v1_release(folder / "rel", default_rows(n_cases=1, image_size=(32, 32)))
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(release / "data" / "nova-v1.parquet")
+    pq.write_table(table.slice(0, 0), release / "data" / "nova-v1.parquet")
+    return ["info", str(release)]
+
+
+def _nan_volume(folder: Path, shared: Shared) -> list[str]:
+    volume = np.full((16, 16, 6), np.nan, dtype=np.float32)
+    nib.save(nib.Nifti1Image(volume, np.eye(4)), folder / "nan.nii.gz")
+    manifest = folder / "cases.json"
+    case = _case(shared, volume=str(folder / "nan.nii.gz"))
+    manifest.write_text(json.dumps([case]), encoding="utf-8")
+    return ["ingest", str(manifest), str(folder / "out"), "--quiet"]
+
+
+def _garbage_volume(folder: Path, shared: Shared) -> list[str]:
+    (folder / "v.nii.gz").write_bytes(b"not a nifti volume")
+    manifest = folder / "cases.json"
+    manifest.write_text(json.dumps([_case(shared, volume="v.nii.gz")]), encoding="utf-8")
+    return ["ingest", str(manifest), str(folder / "out"), "--quiet"]
+
+
+def _string_bboxes(folder: Path, shared: Shared) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    release = shutil.copytree(shared.release, folder / "rel")
+    path = release / "data" / "nova-v1.parquet"
+    table = pq.read_table(path)
+    texts = [json.dumps(value) for value in table.column("bboxes").to_pylist()]
+    index = table.schema.get_field_index("bboxes")
+    table = table.set_column(index, "bboxes", pa.array(texts, pa.string()))
+    pq.write_table(table, path)
+    return ["info", str(release)]
+
+
+def _export_existing(folder: Path, shared: Shared) -> list[str]:
+    earlier = folder / "out"
+    earlier.mkdir()
+    (earlier / "README.md").write_text("an earlier export", encoding="utf-8")
+    mark_output_folder(earlier, "export")
+    return ["export", str(shared.release), str(earlier), "-q"]
+
+
+def _deep(depth: int) -> bytes:
+    return (
+        b'{"filename": "' + IMAGE.encode() + b'", "boxes": ' + b"[" * depth + b"]" * depth + b"}\n"
+    )
+
+
+@dataclass(frozen=True)
+class Row:
+    kind: str
+    build: Callable[[Path, Shared], list[str]]
+    expect: tuple[str, ...]
+
+
+ROWS: list[Row] = [
+    # ------------------------------------------------------------------ release reader
+    Row("box width negative", _release(_set_box(0, "width", -5.0)), (IMAGE, "width")),
+    Row("box x NaN", _release(_set_box(0, "x", float("nan"))), (IMAGE, "bboxes[0]")),
+    Row("box x infinite", _release(_set_box(0, "y", float("inf"))), (IMAGE, "bboxes[0]")),
+    Row(
+        "image path leaves the release",
+        _release(_set(0, "image_path", "../../outside.png")),
+        (IMAGE, "image_path"),
+    ),
+    Row("scan id off pattern", _release(_set(0, "scan_id", "1")), (IMAGE, "scan_id")),
+    Row(
+        "filename off pattern", _release(_set(0, "filename", "scan.png")), ("scan.png", "filename")
+    ),
+    Row(
+        "case id disagrees with filename",
+        _release(_set(0, "case_id", "case0009")),
+        (IMAGE, "case_id"),
+    ),
+    Row(
+        "duplicate filename",
+        _release(lambda rows: rows.append(dict(rows[0], bboxes=None))),
+        (IMAGE, "filename"),
+    ),
+    Row("image missing", _release(_set(0, "_image", None)), (IMAGE, "image")),
+    Row("PNG decompression bomb", _png_bomb, (IMAGE, "image")),
+    Row("PNG truncated", _broken_png, (IMAGE, "image")),
+    Row("export of a PNG bomb", lambda f, s: _exported(_png_bomb(f, s)), (IMAGE, "image")),
+    Row(
+        "export of a negative box",
+        lambda f, s: _exported(_release(_set_box(0, "height", -1.0))(f, s)),
+        (IMAGE, "height"),
+    ),
+    Row(
+        "coco export of a missing image",
+        lambda f, s: [*_exported(_release(_set(0, "_image", None))(f, s)), "--format", "coco"],
+        (IMAGE, "image"),
+    ),
+    Row("parquet not parquet", _not_parquet, ("nova-v1.parquet",)),
+    Row("release with no images", _empty_release, ("rel", "no images")),
+    Row("bboxes column of strings", _string_bboxes, ("nova-v1.parquet", "'bboxes'", "string")),
+    Row("release folder missing", _option("info", "{folder}/nowhere"), ("nowhere",)),
+    Row("release is a file", _option("info", "{pred}"), ("pred.jsonl",)),
+    Row(
+        "legacy CSV not UTF-8",
+        _legacy_edit(
+            "captions.csv", lambda text: text.encode("utf-8").replace(b"\xc3\xb8", b"\xf8")
+        ),
+        ("captions.csv", "line", "UTF-8"),
+    ),
+    Row(
+        "legacy box 400 digits",
+        _legacy_edit(
+            "bboxes_gold.csv",
+            lambda text: text.replace(text.splitlines()[1].split(",")[2], "9" * 400, 1),
+        ),
+        ("bboxes_gold.csv", "line 2", IMAGE, "'y'", "finite"),
+    ),
+    Row(
+        "legacy box not a number",
+        _legacy_edit(
+            "bboxes_gold.csv",
+            lambda text: text.replace(text.splitlines()[1].split(",")[2], "wide", 1),
+        ),
+        ("bboxes_gold.csv", "line 2", IMAGE, "'y'", "not a number"),
+    ),
+    # ------------------------------------------------------------------ predictions
+    Row(
+        "predictions not UTF-8",
+        _bad_prediction(GOOD_IMAGE_LINE, b'{"filename": "case0002_001.png", "caption": "\xe9"}\n'),
+        ("pred.jsonl", "line 2", "not UTF-8"),
+    ),
+    Row(
+        "predictions torn JSON",
+        _bad_prediction(GOOD_IMAGE_LINE, '{"filename": "case0002_001.png", "boxes": [[1,\n'),
+        ("pred.jsonl", "line 2", "JSON"),
+    ),
+    Row(
+        "predictions unknown image",
+        _bad_prediction({"filename": "case0999_001.png", "boxes": []}),
+        ("line 1", "case0999_001.png", "filename"),
+    ),
+    Row(
+        "predictions duplicate",
+        _bad_prediction(GOOD_IMAGE_LINE, GOOD_IMAGE_LINE),
+        ("line 2", IMAGE, "filename"),
+    ),
+    Row(
+        "boxes a string",
+        _bad_prediction({"filename": IMAGE, "boxes": "[[1, 2, 3, 4]]"}),
+        ("line 1", "'boxes'"),
+    ),
+    Row(
+        "box of three numbers",
+        _bad_prediction({"filename": IMAGE, "boxes": [[1, 2, 3]]}),
+        ("line 1", "boxes[0]"),
+    ),
+    Row(
+        "box value NaN token",
+        _bad_prediction('{"filename": "case0001_001.png", "boxes": [[1, 2, NaN, 4]]}\n'),
+        ("line 1", "boxes[0][2]", "finite"),
+    ),
+    Row(
+        "box value true",
+        _bad_prediction({"filename": IMAGE, "boxes": [[1, 2, True, 4]]}),
+        ("line 1", "boxes[0][2]", "bool"),
+    ),
+    Row(
+        "box value 400 digits",
+        _bad_prediction(
+            '{"filename": "case0001_001.png", "boxes": [[1, 2, ' + "9" * 400 + ", 4]]}\n"
+        ),
+        ("line 1", "boxes[0][2]", "too large"),
+    ),
+    Row(
+        "box value numeric string",
+        _bad_prediction({"filename": IMAGE, "boxes": [[1, 2, "3", 4]]}),
+        ("line 1", "boxes[0][2]"),
+    ),
+    Row(
+        "predicted box width negative",
+        _bad_prediction({"filename": IMAGE, "boxes": [[1, 2, -3, 4]]}),
+        ("line 1", "boxes[0]", "negative"),
+    ),
+    Row(
+        "scores count",
+        _bad_prediction({"filename": IMAGE, "boxes": [[1, 2, 3, 4]], "scores": [0.5, 0.2]}),
+        ("line 1", "'scores'"),
+    ),
+    Row(
+        "input_size huge",
+        _bad_prediction({"filename": IMAGE, "raw_boxes": "[]", "input_size": [1e308, 1e308]}),
+        ("line 1", "input_size"),
+    ),
+    Row(
+        "input_size zero",
+        _bad_prediction({"filename": IMAGE, "raw_boxes": "[]", "input_size": [0, 32]}),
+        ("line 1", "input_size"),
+    ),
+    Row(
+        "input_size booleans",
+        _bad_prediction({"filename": IMAGE, "raw_boxes": "[]", "input_size": [True, True]}),
+        ("line 1", "input_size"),
+    ),
+    Row(
+        "caption a number",
+        _bad_prediction({"filename": IMAGE, "caption": 12}),
+        ("line 1", "'caption'"),
+    ),
+    Row(
+        "diagnoses a string",
+        _bad_prediction({"case_id": "case0001", "diagnoses": "glioma"}),
+        ("line 1", "'diagnoses'"),
+    ),
+    Row("line a JSON list", _bad_prediction([1, 2]), ("line 1", "JSON object")),
+    Row("JSON nested 100000 deep", _bad_prediction(_deep(100_000)), ("line 1", "nested")),
+    Row(
+        "unknown key",
+        _bad_prediction({"filename": IMAGE, "boxes": [], "boxez": []}),
+        ("line 1", "boxez"),
+    ),
+    Row(
+        "predictions manifest not UTF-8",
+        lambda folder, shared: (
+            (folder / "pred.jsonl.manifest.json").write_bytes(b'{"model": "\xff"}'),
+            _evaluate(shared, _lines(folder, GOOD_IMAGE_LINE), folder),
+        )[1],
+        ("pred.jsonl.manifest.json", "line 1", "not UTF-8"),
+    ),
+    Row(
+        "predictions file missing",
+        _option(
+            "evaluate",
+            "--data",
+            "{release}",
+            "--predictions",
+            "{folder}/none.jsonl",
+            "--out",
+            "{folder}/r.json",
+        ),
+        ("none.jsonl", "no such"),
+    ),  # fmt: skip
+    Row("parse raw answer a number", _parse_bad_raw, ("line 2", "raw_boxes")),
+    # ------------------------------------------------------------------ outputs vs inputs
+    Row(
+        "export into the release images",
+        _export_into("rel/images", "--overwrite"),
+        ("sits inside the release",),
+    ),
+    Row(
+        "export into the release data",
+        _export_into("rel/data", "--overwrite"),
+        ("sits inside the release",),
+    ),
+    Row("export onto the release", _export_into("rel", "--overwrite"), ("is an input",)),
+    Row(
+        "export over the release's parent",
+        _export_into(".", "--overwrite"),
+        ("contains the release",),
+    ),
+    Row("export through a link into the release", _export_through_link, ("the release",)),
+    Row("export over a user's folder", _export_over_user_folder, ("not written by `nova export`",)),
+    Row("export over a sample", _export_over_a_sample, ("written by `nova sample`",)),
+    Row("export onto an existing folder", _export_existing, ("already exists", "--overwrite")),
+    Row(
+        "ingest into the folder of its volumes",
+        _ingest_into_volume_folder,
+        ("contains a source volume",),
+    ),
+    Row("ingest onto its manifest", _ingest_onto_manifest, ("the manifest",)),
+    Row("merge onto a shard's manifest", _merge_onto_manifest, ("the manifest of a shard",)),
+    Row("merge onto a shard", _merge_onto_input, ("is an input",)),
+    Row("merge --force over a user's file", _merge_onto_notes, ("not a predictions file",)),
+    Row("merge onto an existing file", _merge_existing, ("exists already", "--force")),
+    Row("merge a shard not UTF-8", _merge_bad_shard, ("b.jsonl", "line 1", "not UTF-8")),
+    Row("merge shards of two models", _merge_mixed_models, ("b.jsonl.manifest.json", "model")),
+    Row("parse onto its raw file", _parse_onto_raw, ("is an input",)),
+    Row("parse onto an existing file", _parse_existing, ("exists already",)),
+    Row("parse into the release", _parse_into_release, ("sits inside the release",)),
+    Row("evaluate onto its predictions", _evaluate_onto_predictions, ("is an input",)),
+    Row(
+        "evaluate markdown onto the report",
+        _evaluate_markdown_onto_report,
+        ("--markdown", "also the --out"),
+    ),
+    Row(
+        "evaluate onto a predictions manifest",
+        _evaluate_onto_predictions_manifest,
+        ("the manifest of",),
+    ),
+    Row("evaluate into the release", _evaluate_into_release, ("sits inside the release",)),
+    Row("compare onto an input", _compare_onto_input, ("is an input",)),
+    Row(
+        "run appending to the release parquet",
+        _option(*_RUN, "--out", "{release}/data/nova-v1.parquet", "--no-progress"),
+        ("--out", "sits inside the release"),
+    ),
+    Row("evaluate over a user's file", _evaluate_over_notes, ("--out", "not a report")),
+    Row(
+        "evaluate markdown over a user's file",
+        _evaluate_markdown_over_notes,
+        ("--markdown", "not a report"),
+    ),
+    # ------------------------------------------------------------------ ingest manifests
+    Row(
+        "manifest not UTF-8",
+        _manifest(None, raw=b'[{"title": "caf\xe9"}]'),
+        ("cases.json", "line 1", "not UTF-8"),
+    ),
+    Row(
+        "JSONL manifest error names its line",
+        _manifest(None, name="cases.jsonl", raw=b'{"title": "a"}\n\n{"title": \n'),
+        ("cases.jsonl", "line 3", "JSON"),
+    ),
+    Row(
+        "JSONL manifest separator inside a string",
+        _manifest(None, name="cases.jsonl", raw='{"title": "a\u2028b"}\n{"title": }\n'.encode()),
+        ("cases.jsonl", "line 2"),
+    ),
+    Row("n_slices true", _manifest(lambda s: [_case(s, n_slices=True)]), ("case #1", "n_slices")),
+    Row("n_slices zero", _manifest(lambda s: [_case(s, n_slices=0)]), ("case #1", "n_slices")),
+    Row(
+        "slice index a string",
+        _manifest(lambda s: [_case(s, slice_indices=["2"])]),
+        ("case #1", "slice_indices[0]"),
+    ),
+    Row(
+        "unknown case key",
+        _manifest(lambda s: [{**_case(s), "diagnosis": "x"}]),
+        ("case #1", "diagnosis"),
+    ),
+    Row(
+        "case id off pattern",
+        _manifest(lambda s: [{**_case(s), "case_id": "patient1"}]),
+        ("case_id",),
+    ),
+    Row(
+        "volume missing",
+        _manifest(lambda s: [_case(s, volume="nowhere.nii.gz")]),
+        ("case", "series[0].volume"),
+    ),
+    Row("volume not NIfTI", _garbage_volume, ("series[0].volume",)),
+    Row("volume all NaN", _nan_volume, ("case", "series[0]")),
+    Row(
+        "manifest is a folder",
+        _option("ingest", "{folder}", "{folder}/out", "--quiet"),
+        ("folder",),
+    ),
+    # ------------------------------------------------------------------ options
+    Row("--timeout nan", _run_option("--timeout", "nan"), ("--timeout", "finite")),
+    Row("--timeout 0", _run_option("--timeout", "0"), ("--timeout", "positive")),
+    Row("--temperature inf", _run_option("--temperature", "inf"), ("--temperature", "finite")),
+    Row("--batch-size 0", _run_option("--batch-size", "0"), ("--batch-size", "positive")),
+    Row("--max-concurrency -1", _run_option("--max-concurrency", "-1"), ("--max-concurrency",)),
+    Row("--limit 0", _run_option("--limit", "0"), ("--limit", "positive")),
+    Row("--max-retries -1", _run_option("--max-retries", "-1"), ("--max-retries",)),
+    Row(
+        "--max-shard-mb inf",
+        _option("export", "{release}", "{folder}/out", "--max-shard-mb", "inf"),
+        ("--max-shard-mb", "finite"),
+    ),
+    Row(
+        "--max-shard-mb 0",
+        _option("export", "{release}", "{folder}/out", "--max-shard-mb", "0"),
+        ("--max-shard-mb", "positive"),
+    ),
+    Row("--bootstrap -1", _eval_option("--bootstrap", "-1"), ("--bootstrap",)),
+    Row("--confidence nan", _eval_option("--confidence", "nan"), ("--confidence", "finite")),
+    Row("--seed text", _eval_option("--seed", "one"), ("--seed", "integer")),
+    Row("--judge-cache is a file", _evaluate_judge_cache_file, ("--judge-cache", "cache")),
+    Row(
+        "--judge-cache inside the release",
+        _option(
+            "evaluate",
+            "--data",
+            "{release}",
+            "--predictions",
+            "{pred}",
+            "--out",
+            "{folder}/r.json",
+            "--judge-endpoint",
+            "http://127.0.0.1:9/v1",
+            "--judge-model",
+            "m",
+            "--judge-cache",
+            "{release}/.cache",
+        ),
+        ("--judge-cache", "sits inside the release"),
+    ),  # fmt: skip
+    Row("sample --cases 0", _option("sample", "{folder}/s", "--cases", "0"), ("--cases",)),
+    Row(
+        "ingest --image-size 0",
+        _option("ingest", "{pred}", "{folder}/out", "--image-size", "0"),
+        ("--image-size",),
+    ),
+]
+
+
+def _tree(*folders: Path) -> dict[str, str]:
+    """SHA-256 of every file (and the target of every link) under the folders."""
+    digests = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_symlink():
+                digests[str(path)] = "link:" + os.readlink(path)
+            elif path.is_file():
+                digests[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+            else:
+                digests[str(path)] = "folder"
+    return digests
+
+
+def test_the_table_is_large_enough() -> None:
+    assert len(ROWS) >= 60
+    assert len({row.kind for row in ROWS}) == len(ROWS)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{n:02d}-{row.kind}" for n, row in enumerate(ROWS)])
+def test_bad_input_is_one_line_exit_2_and_nothing_changes(
+    row: Row,
+    shared: Shared,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "case"
+    folder.mkdir()
+    argv = row.build(folder, shared)
+    capsys.readouterr()
+    before = _tree(tmp_path, shared.root)
+
+    code = main(argv)
+
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert code == 2, captured.err
+    assert len(lines) == 1, captured.err
+    assert "Traceback" not in captured.err + captured.out
+    assert lines[0].startswith(f"nova {argv[0]}: error: "), lines[0]
+    for expected in row.expect:
+        assert expected in lines[0], (expected, lines[0])
+    assert _tree(tmp_path, shared.root) == before
+
+
+# --------------------------------------------------------------------------- what stays allowed
+
+
+def test_a_report_is_replaced_by_the_next_run(
+    shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*_evaluate(shared, shared.predictions, tmp_path), "--markdown", str(tmp_path / "r.md")]
+    assert main(argv) == 0
+    first = (tmp_path / "report.json").read_text(encoding="utf-8")
+    assert main(argv) == 0  # our own report and Markdown: replaced without a flag
+    assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8")).keys() == (
+        json.loads(first).keys()
+    )
+
+
+def test_a_byte_order_mark_is_accepted_everywhere(
+    shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bom = b"\xef\xbb\xbf"
+    predictions = _lines(tmp_path, bom + json.dumps(GOOD_IMAGE_LINE).encode() + b"\n")
+    assert main(_evaluate(shared, predictions, tmp_path)) == 0
+    (tmp_path / "pred.jsonl.manifest.json").write_bytes(bom + b'{"model": "m"}')
+    assert main(_evaluate(shared, predictions, tmp_path)) == 0
+    legacy = shutil.copytree(shared.legacy, tmp_path / "legacy")
+    (legacy / "captions.csv").write_bytes(bom + (legacy / "captions.csv").read_bytes())
+    assert main(["info", str(legacy)]) == 0
+    from novabench.data.ingest import read_manifest
+
+    for name in ("cases.json", "cases.jsonl"):
+        text = json.dumps([_case(shared)] if name.endswith(".json") else _case(shared))
+        (tmp_path / name).write_bytes(bom + text.encode())
+        assert [case.case_id for case in read_manifest(tmp_path / name)] == ["case0001"]
+
+
+def test_an_unexpected_error_is_one_line_naming_a_bug(
+    shared: Shared, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import novabench.cli.info as info
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(info, "read_release", explode)
+    assert main(["info", str(shared.release)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "internal error: KeyError" in err and "bug" in err and "--debug" in err
+    assert main(["--debug", "info", str(shared.release)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("nova info: internal")
+
+
+def test_a_closed_pipe_ends_quietly(shared: Shared, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError
+
+    errors = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    monkeypatch.setattr(sys, "stderr", errors)
+    assert main(["info", str(shared.release)]) == 141
+    assert errors.getvalue() == ""
+
+
+def test_a_real_closed_pipe_leaves_no_traceback(shared: Shared) -> None:
+    import subprocess
+    import sys
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "novabench.cli", "info", str(shared.release)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before a byte is written, as after `head -1`
+    err = process.stderr.read().decode()
+    process.wait()
+    assert err == "" and process.returncode == 141
+
+
+# --------------------------------------------------------------------------- metric faces
+
+_BOX = [1.0, 2.0, 3.0, 4.0]
+FACE_ROWS = [
+    # (kind, task, predictions, references, substrings both faces must name)
+    ("numeric string coordinate", "localization", [{"boxes": [["1", 2, 3, 4]]}], [{"boxes": [_BOX]}], ("example 0", "boxes[0]")),  # noqa: E501
+    ("boolean coordinate", "localization", [{"boxes": [[1, 2, True, 4]]}], [{"boxes": [_BOX]}], ("example 0", "boxes[0]")),  # noqa: E501
+    ("NaN coordinate", "localization", [{"boxes": [_BOX]}, {"boxes": [[1, float("nan"), 3, 4]]}], [{"boxes": [_BOX]}] * 2, ("example 1", "boxes[0]")),  # noqa: E501
+    ("boxes a string", "localization", [{"boxes": "[[1, 2, 3, 4]]"}], [{"boxes": [_BOX]}], ("example 0", "boxes")),  # noqa: E501
+    ("None caption prediction", "captioning", [None], ["Axial FLAIR."], ("example 0", "predictions")),  # noqa: E501
+    ("None caption reference", "captioning", ["Axial FLAIR."], [None], ("example 0", "references")),  # noqa: E501
+    ("blank caption reference", "captioning", ["Axial FLAIR."], ["  "], ("example 0", "references")),  # noqa: E501
+    ("None diagnosis reference", "diagnosis", [["glioma"]], [None], ("example 0", "reference")),  # noqa: E501
+    ("diagnoses a dict", "diagnosis", [{"most_likely": "glioma"}], ["Glioma"], ("example 0", "predictions")),  # noqa: E501
+    ("diagnosis not text", "diagnosis", [["glioma", 3]], ["Glioma"], ("example 0", "predictions[1]")),  # noqa: E501
+]  # fmt: skip
+
+
+def _plain(task: str, predictions: list, references: list) -> object:
+    if task == "localization":
+        from novabench.metrics.localization import score_localization
+
+        return score_localization(predictions, references)
+    if task == "captioning":
+        from novabench.metrics.captioning import score_captioning
+
+        return score_captioning(predictions, references, exclude=("BERTScore-F1",))
+    from novabench.metrics.diagnosis import score_diagnosis
+
+    return score_diagnosis(predictions, references)
+
+
+def _face(task: str, predictions: list, references: list) -> object:
+    """The evaluate module's input layer (what `add_batch`/`compute` run before Arrow)."""
+    from novabench.metrics.evaluate_adapter import normalize_predictions, normalize_references
+
+    return normalize_predictions(task, predictions), normalize_references(task, references)
+
+
+@pytest.mark.parametrize(
+    ("kind", "task", "predictions", "references", "expect"),
+    FACE_ROWS,
+    ids=[row[0] for row in FACE_ROWS],
+)
+def test_both_metric_faces_refuse_alike(
+    kind: str, task: str, predictions: list, references: list, expect: tuple[str, ...]
+) -> None:
+    from novabench.errors import NovaInputError
+
+    for face in (_plain, _face):
+        with pytest.raises(NovaInputError) as raised:
+            face(task, predictions, references)
+        message = str(raised.value)
+        assert "\n" not in message
+        for expected in expect:
+            assert expected in message, (face.__name__, expected, message)
