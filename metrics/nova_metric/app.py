@@ -1,12 +1,11 @@
 """Gradio Space of the NOVA metric: paste or upload predictions, read scores with CIs.
 
 The logic lives in ``novabench.spaces.metric``; this folder's ``nova_metric.py`` is the
-evaluate module it scores with. ``NOVA_SOURCE`` (a Space variable) names the NOVA data
-offered as references: a release folder, a ``nova export`` folder or a Hub dataset id;
+evaluate module it scores with. ``NOVA_SOURCE`` (a Space variable), else
+``nova_source.txt`` beside this file, names the NOVA data offered as references: a release folder, a ``nova export`` folder or a Hub dataset id;
 without it, the toolkit's synthetic sample.
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -17,9 +16,9 @@ for wheel in sorted(HERE.glob("novabench-*-py3-none-any.whl")):
     sys.path.insert(0, str(wheel))
 
 from novabench.spaces import metric  # noqa: E402
+from novabench.spaces.source import default_source  # noqa: E402
 
 EXAMPLES = metric.EXAMPLES
-DATA_SOURCE = os.environ.get("NOVA_SOURCE", "")
 
 
 def score(task, predictions_json, references_json, with_bertscore=False, **settings):
@@ -31,7 +30,7 @@ def score(task, predictions_json, references_json, with_bertscore=False, **setti
 
 def build_demo():
     """The Space's interface."""
-    return metric.build_demo(HERE, DATA_SOURCE or None)
+    return metric.build_demo(HERE, default_source(HERE) or None)
 
 
 if __name__ == "__main__":

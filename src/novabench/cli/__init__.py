@@ -26,6 +26,7 @@ COMMANDS: tuple[str, ...] = (
     "merge",
     "evaluate",
     "compare",
+    "space",
 )
 
 

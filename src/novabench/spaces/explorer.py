@@ -565,13 +565,13 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
     )
 
 
-def launch(**kwargs: Any) -> None:
-    """Build the explorer over ``$NOVA_SOURCE`` and serve it (the Space's entry point).
+def launch(source: str | None = None, **kwargs: Any) -> None:
+    """Build the explorer over ``source`` (None: ``$NOVA_SOURCE``) and serve it.
 
     Example:
-        >>> launch(server_port=7860)  # doctest: +SKIP
+        >>> launch("owner/nova", server_port=7860)  # doctest: +SKIP
     """
-    build_demo().launch(css=_CSS, **kwargs)
+    build_demo(source).launch(css=_CSS, **kwargs)
 
 
 def theme_css() -> str:

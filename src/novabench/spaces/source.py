@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SOURCE_ENV",
+    "SOURCE_FILE",
+    "default_source",
     "OpenedSource",
     "open_source",
     "scrub_paths",
@@ -30,6 +32,9 @@ __all__ = [
 
 #: The environment variable naming the data a Space shows or scores against.
 SOURCE_ENV = "NOVA_SOURCE"
+
+#: A file beside a built Space's app.py recording its data (written by ``nova space build --data``).
+SOURCE_FILE = "nova_source.txt"
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # An absolute POSIX path of two or more parts, or a Windows drive path.
@@ -55,6 +60,32 @@ class OpenedSource:
     notice: str | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
+
+
+def default_source(space_dir: str | os.PathLike[str]) -> str:
+    """The data a Space in ``space_dir`` shows: ``$NOVA_SOURCE``, else its ``nova_source.txt``.
+
+    A folder named in ``nova_source.txt`` is taken relative to ``space_dir``. The empty
+    string means the synthetic sample.
+
+    Example:
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> os.environ.pop(SOURCE_ENV, None) and None
+        >>> default_source(folder)
+        ''
+        >>> _ = (folder / SOURCE_FILE).write_text("owner/nova\\n")
+        >>> default_source(folder)
+        'owner/nova'
+    """
+    from_env = os.environ.get(SOURCE_ENV, "").strip()
+    if from_env:
+        return from_env
+    recorded = Path(space_dir) / SOURCE_FILE
+    if not recorded.is_file():
+        return ""
+    text = recorded.read_text(encoding="utf-8").strip()
+    local = Path(space_dir) / text
+    return str(local) if text and local.is_dir() else text
 
 
 def sample_release(n_cases: int = 8, seed: int = 0) -> Path:
