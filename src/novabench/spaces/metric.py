@@ -159,16 +159,20 @@ def _percent(value: float) -> str:
     return "n/a" if value != value else f"{100 * value:.1f}"
 
 
-def _rows_of(task: str, metrics: Mapping[str, Any], intervals: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
+def _rows_of(
+    task: str, metrics: Mapping[str, Any], intervals: Mapping[str, Any]
+) -> tuple[list[list[str]], list[str]]:
+    """Numeric rows, and one note per value that is no number (texts, per-item lists)."""
     rows: list[list[str]] = []
-    left_out: list[str] = []
+    notes: list[str] = []
     for key, value in metrics.items():
         if key == "confidence_intervals":
             continue
-        if isinstance(value, bool) or isinstance(value, (list, dict)) or value is None:
-            left_out.append(key)
-            continue
-        if isinstance(value, int):
+        if isinstance(value, bool) or value is None:
+            notes.append(f"{key}: {value}")
+        elif isinstance(value, (list, dict)):
+            notes.append(f"{key}: {len(value)} per-item values (not tabulated)")
+        elif isinstance(value, int):
             rows.append([task, key, str(value), ""])
         elif isinstance(value, float):
             interval = intervals.get(key)
@@ -179,31 +183,32 @@ def _rows_of(task: str, metrics: Mapping[str, Any], intervals: Mapping[str, Any]
             )
             rows.append([task, f"{key} (%)", _percent(value), ci])
         else:
-            rows.append([task, key, str(value), ""])
-    return rows, left_out
+            notes.append(f"{key}: {value}")
+    return rows, notes
 
 
 def result_table(task: str, result: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
-    """Rows ``[task, metric, value, CI]`` of an ``evaluate`` result, and what is not tabulated.
+    """Rows ``[task, metric, value, CI]`` of an ``evaluate`` result, and notes on the rest.
 
-    Scores are shown in percent with one decimal, counts as integers, texts (matcher, hash)
-    as they are; per-item lists are named in the second value instead of printed.
+    Scores are shown in percent with one decimal, counts as integers; texts (the matcher,
+    a hash) and per-item lists become notes under the table, so the table stays narrow.
 
     Example:
-        >>> rows, left = result_table("diagnosis", {"top1": 0.5, "n_cases": 2,
+        >>> rows, notes = result_table("diagnosis", {"top1": 0.5, "n_cases": 2, "matcher": "lexicon",
         ...     "confidence_intervals": {"top1": [0.0, 1.0]}})
-        >>> rows, left
-        ([['diagnosis', 'top1 (%)', '50.0', '0.0 – 100.0'], ['diagnosis', 'n_cases', '2', '']], [])
+        >>> rows, notes
+        ([['diagnosis', 'top1 (%)', '50.0', '0.0 – 100.0'], ['diagnosis', 'n_cases', '2', '']], ['diagnosis matcher: lexicon'])
     """
     if task == registry.ALL_TASKS:
         rows: list[list[str]] = []
-        left_out: list[str] = []
+        notes: list[str] = []
         for name, part in result.items():
-            part_rows, part_left = result_table(name, part)
+            part_rows, part_notes = result_table(name, part)
             rows += part_rows
-            left_out += [f"{name}.{key}" for key in part_left]
-        return rows, left_out
-    return _rows_of(task, result, result.get("confidence_intervals", {}))
+            notes += part_notes
+        return rows, notes
+    rows, notes = _rows_of(task, result, result.get("confidence_intervals", {}))
+    return rows, [f"{task} {note}" for note in notes]
 
 
 def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
@@ -219,7 +224,7 @@ def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]
     rows: list[list[str]] = []
     notes: list[str] = []
     for task, part in report["tasks"].items():
-        part_rows, left_out = _rows_of(task, part["metrics"], part.get("confidence_intervals", {}))
+        part_rows, values = _rows_of(task, part["metrics"], part.get("confidence_intervals", {}))
         rows += part_rows
         coverage = part.get("coverage", {})
         if coverage:
@@ -230,8 +235,7 @@ def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]
                 line += f"; {coverage['errors']} failed model calls"
             notes.append(line)
         notes += [f"{task}: {note}" for note in part.get("notes", [])]
-        if left_out:
-            notes.append(f"{task}: per-item values not tabulated: {', '.join(left_out)}")
+        notes += [f"{task} {value}" for value in values]
     return rows, notes
 
 
@@ -328,11 +332,8 @@ def score_inputs(
         )
     if "error" in result:
         return [], f"**Could not score.** {result['error']}"
-    rows, left_out = result_table(task, result)
-    message = _settings_line(n_resamples, seed)
-    if left_out:
-        message += f"\n\nPer-item values not tabulated: {', '.join(left_out)}."
-    return rows, message
+    rows, notes = result_table(task, result)
+    return rows, "\n\n".join([_settings_line(n_resamples, seed), *notes])
 
 
 def _settings_line(n_resamples: int, seed: int) -> str:
@@ -428,7 +429,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 predictions_file = gr.File(
                     label="or upload predictions (.json / .jsonl)",
                     file_types=[".json", ".jsonl"],
-                    height=90,
+                    height=120,
                     elem_id="nova-predictions-file",
                 )
             with gr.Column(min_width=300) as references_column:
@@ -438,7 +439,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 references_file = gr.File(
                     label="or upload references (.json / .jsonl)",
                     file_types=[".json", ".jsonl"],
-                    height=90,
+                    height=120,
                     elem_id="nova-references-file",
                 )
         with gr.Row():
