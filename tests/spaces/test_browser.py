@@ -111,7 +111,15 @@ def _wait_new_image(page, old: str) -> str:
 def _fetch_png(page, src: str):
     from PIL import Image
 
-    body = page.request.get(src).body()
+    for attempt in range(3):
+        try:
+            body = page.request.get(src).body()
+            break
+        except sync_api.Error:
+            # Gradio may rewrite a cached file of identical content (the gallery holds the
+            # same slice) while it is being read; a second read gets the finished file.
+            if attempt == 2:
+                raise
     assert body[:8] == b"\x89PNG\r\n\x1a\n", f"the slice is not served as PNG: {body[:12]!r}"
     return Image.open(io.BytesIO(body)).convert("RGB")
 

@@ -285,9 +285,11 @@ def compute_json(
             options.update(bootstrap_resamples=int(n_resamples), seed=int(seed))
         import evaluate
 
-        metric = evaluate.load(str(module_dir), task)
+        # The script itself, not its folder: evaluate looks for <folder>/<folder name>.py,
+        # and a Space's folder is named after the Space (on the Hub: app/), not the module.
+        metric = evaluate.load(str(Path(module_dir) / "nova_metric.py"), task)
         return dict(metric.compute(predictions=predictions, references=references, **options))
-    except (NovaError, ValueError, TypeError, KeyError) as error:
+    except (NovaError, ValueError, TypeError, KeyError, OSError) as error:
         return {"error": scrub_paths(str(error), [(str(module_dir), "the metric module")])}
 
 
@@ -471,14 +473,14 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             except (OSError, UnicodeDecodeError) as error:
                 return gr.update(label=f"predictions (upload not read: {type(error).__name__})")
 
-        def on_score(*values: Any) -> tuple[Any, str]:
+        def on_score(*values: Any) -> tuple[list[list[str]], str]:
             name, predictions_text, mode, references_text, resamples, seed_value, bert = values
             rows, text = score_inputs(
                 module_dir, name, predictions_text or "", mode, references_text or "",
                 n_resamples=int(resamples or 0), seed=int(seed_value or 0), with_bertscore=bool(bert),
                 data_source=data_source,
             )
-            return gr.update(value=rows or [["", "", "", ""]]), text
+            return rows, text
 
         task.change(on_task, inputs=[task, predictions, references], outputs=[predictions, references], api_name=False)
         references_mode.change(
