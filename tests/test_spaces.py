@@ -123,7 +123,13 @@ def test_metric_space_messages_carry_no_server_path(tmp_path: Path, sample_relea
     assert outputs[3][0] and "1 of 8 items answered" in outputs[3][1]
     for rows, message in outputs:
         text = message + json.dumps(rows)
-        for server_path in (str(tmp_path), str(sample_release), str(module_dir), "/tmp/", str(REPO)):
+        for server_path in (
+            str(tmp_path),
+            str(sample_release),
+            str(module_dir),
+            "/tmp/",
+            str(REPO),
+        ):
             assert server_path not in text, (server_path, text)
 
 

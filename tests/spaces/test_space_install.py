@@ -37,9 +37,7 @@ def _free_port() -> int:
 def fresh_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv seeing the shared site-packages through links, without novabench in any form."""
     root = tmp_path_factory.mktemp("space-venv")
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True
-    )
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
     python = root / "venv" / "bin" / "python"
     shared = Path(sysconfig.get_paths()["purelib"])
     view = root / "shared-site-packages"
@@ -153,7 +151,5 @@ def _call_endpoint(client, kind: str) -> None:
         assert ["diagnosis", "top1 (%)", "100.0", "100.0 – 100.0"] in [list(r) for r in rows]
         assert "20 resamples" in message
     else:
-        image, gallery, details, _ = client.predict(
-            "case0002", ["gold"], api_name="/show_case"
-        )
+        image, gallery, details, _ = client.predict("case0002", ["gold"], api_name="/show_case")
         assert "case0002" in details and Path(image).suffix == ".png"

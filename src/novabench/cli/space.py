@@ -37,7 +37,9 @@ def register(subparsers: Any) -> None:
     build.add_argument("kind", choices=SPACE_KINDS, help="which Space")
     build.add_argument("out", type=Path, help="folder to write")
     build.add_argument(
-        "--wheel", type=Path, help="novabench wheel to vendor (default: build one from the checkout)"
+        "--wheel",
+        type=Path,
+        help="novabench wheel to vendor (default: build one from the checkout)",
     )
     build.add_argument(
         "--data",

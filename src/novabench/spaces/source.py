@@ -38,7 +38,9 @@ SOURCE_FILE = "nova_source.txt"
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # An absolute POSIX path of two or more parts, or a Windows drive path.
-_ABSOLUTE_PATH = re.compile(r"(?:[A-Za-z]:\\|/)(?:[^\s'\"`,;:()\[\]{}<>|/\\]+[/\\])+([^\s'\"`,;:()\[\]{}<>|/\\]*)")
+_ABSOLUTE_PATH = re.compile(
+    r"(?:[A-Za-z]:\\|/)(?:[^\s'\"`,;:()\[\]{}<>|/\\]+[/\\])+([^\s'\"`,;:()\[\]{}<>|/\\]*)"
+)
 
 _SAMPLE_CACHE: dict[tuple[int, int], Path] = {}
 
@@ -101,7 +103,9 @@ def sample_release(n_cases: int = 8, seed: int = 0) -> Path:
         from novabench.data.sample import write_sample_release
 
         folder = Path(tempfile.mkdtemp(prefix="nova-space-")) / "nova-sample"
-        _SAMPLE_CACHE[key] = write_sample_release(folder, n_cases=n_cases, seed=seed, progress=False)
+        _SAMPLE_CACHE[key] = write_sample_release(
+            folder, n_cases=n_cases, seed=seed, progress=False
+        )
     return _SAMPLE_CACHE[key]
 
 
