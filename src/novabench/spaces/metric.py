@@ -479,8 +479,14 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
         )
         message = gr.Markdown(elem_id="nova-message")
 
-        def on_task(name: str, predictions_text: str, references_text: str) -> tuple[str, str]:
-            return texts_after_task_change(name, predictions_text or "", references_text or "")
+        def on_task(name: str, predictions_text: str, references_text: str) -> tuple[Any, Any]:
+            texts = (predictions_text or "", references_text or "")
+            after = texts_after_task_change(name, *texts)
+            if after == texts:
+                # Send no value at all: echoing the old text back would overwrite an upload
+                # or an edit that landed while this event was on its way.
+                return gr.update(), gr.update()
+            return after
 
         def on_upload(file: Any) -> Any:
             if file is None:
