@@ -110,12 +110,25 @@ def build_wheel(out_dir: Path) -> Path:
             "no novabench checkout to build a wheel from; pass --wheel PATH",
             source="nova space build",
         )
-    command = [
-        sys.executable, "-m", "build", "--wheel", "--no-isolation", "--skip-dependency-check",
-        "--outdir", str(out_dir),
-        str(checkout),
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    with tempfile.TemporaryDirectory(prefix="nova-wheel-src-") as scratch:
+        # Build from a clean copy: an in-tree build reuses build/lib, where modules deleted
+        # from src/ survive and would ship in the wheel.
+        source = Path(scratch) / "novabench"
+        source.mkdir()
+        for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "setup.cfg"):
+            if (checkout / name).is_file():
+                shutil.copy2(checkout / name, source / name)
+        shutil.copytree(
+            checkout / "src",
+            source / "src",
+            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"),
+        )
+        command = [
+            sys.executable, "-m", "build", "--wheel", "--no-isolation", "--skip-dependency-check",
+            "--outdir", str(out_dir),
+            str(source),
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
     wheels = sorted(out_dir.glob("novabench-*-py3-none-any.whl"))
     if done.returncode != 0 or not wheels:
         last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
