@@ -151,8 +151,8 @@ def draw_slice(
         ...     rater_boxes=[{"rater": "A", "boxes": [[30, 30, 10, 10]]}],
         ...     read_bytes=png.getvalue)
         >>> drawn = draw_slice(record, ["A"], ["gold"])
-        >>> drawn.getpixel((8, 15)), drawn.getpixel((30, 35))
-        ((0, 200, 83), (0, 0, 0))
+        >>> drawn.getpixel((8, 15)) == GOLD_COLOUR, drawn.getpixel((30, 35))
+        (True, (0, 0, 0))
         >>> draw_slice(record, ["A"], ["rater A"]).getpixel((30, 35)) == RATER_COLOURS[0]
         True
     """
@@ -189,7 +189,7 @@ def legend_html(raters: Sequence[str], with_model: bool) -> str:
 
     Example:
         >>> legend = legend_html(["A"], with_model=False)
-        >>> "gold" in legend and "rgb(0, 200, 83)" in legend and "rater A" in legend
+        >>> "gold" in legend and f"rgb{GOLD_COLOUR}" in legend and "rater A" in legend
         True
     """
     entries = [(GOLD_COLOUR, "gold (reference)")]
