@@ -1,10 +1,12 @@
-"""The Space apps build with gradio's current API and their handlers answer."""
+"""The Space apps build with gradio's current API, their handlers answer, `nova space build` works."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -65,11 +67,210 @@ def test_metric_space_reports_bad_json_and_bad_boxes() -> None:
     assert "example 0" in error
 
 
-def test_explorer_space_draws_a_sample_image(sample_release: Path) -> None:
+def test_metric_space_table_has_every_task_with_seeded_intervals() -> None:
+    from novabench.metrics.tasks import compute_task
+    from novabench.spaces import metric
+
+    predictions, references = metric.example_texts("all")
+    rows, message = metric.score_inputs(
+        REPO / "metrics" / "nova_metric", "all", predictions, metric.REFERENCES_PASTED,
+        references, n_resamples=40, seed=3,
+    )  # fmt: skip
+    by_metric = {(row[0], row[1]): row for row in rows}
+    assert {row[0] for row in rows} == {"localization", "captioning", "diagnosis"}
+    # The table shows the core's numbers, in percent, with the core's interval at this seed.
+    core = compute_task(
+        "all", *metric.EXAMPLES["all"], bootstrap_resamples=40, seed=3, exclude=["BERTScore-F1"]
+    )
+    rouge = core["captioning"]["ROUGE-L"]
+    low, high = core["captioning"]["confidence_intervals"]["ROUGE-L"]
+    assert by_metric[("captioning", "ROUGE-L (%)")][2:] == [
+        f"{100 * rouge:.1f}",
+        f"{100 * low:.1f} – {100 * high:.1f}",
+    ]
+    assert by_metric[("localization", "n_images")][2] == "2"
+    assert "40 resamples, seed 3" in message and "per_image_best_iou" in message
+
+
+def test_metric_space_task_change_keeps_what_the_user_pasted() -> None:
+    from novabench.spaces.metric import example_texts, texts_after_task_change
+
+    pasted = ('[{"boxes": [[1, 1, 5, 5]]}]', '[{"boxes": []}]')
+    for task in ("captioning", "diagnosis", "all", "localization"):
+        assert texts_after_task_change(task, *pasted) == pasted
+    assert texts_after_task_change("captioning", *example_texts("all")) == example_texts(
+        "captioning"
+    )
+
+
+def test_metric_space_messages_carry_no_server_path(tmp_path: Path, sample_release: Path) -> None:
+    from novabench.spaces import metric
+
+    module_dir = REPO / "metrics" / "nova_metric"
+    bad_line = json.dumps({"filename": "nope.png", "boxes": [[1, 2, 3, 4]]})
+    outputs = [
+        metric.score_inputs(module_dir, "localization", bad_line, metric.REFERENCES_FROM_DATA, "",
+                            n_resamples=0, data_source=str(sample_release)),
+        metric.score_inputs(module_dir, "diagnosis", "[", metric.REFERENCES_PASTED, "[]"),
+        metric.score_inputs(module_dir, "all", "[{}]", metric.REFERENCES_PASTED, "[{}]"),
+        metric.score_inputs(module_dir, "diagnosis", json.dumps({"case_id": "case0001",
+                            "diagnoses": ["glioma"]}), metric.REFERENCES_FROM_DATA, "",
+                            n_resamples=5, data_source=str(sample_release)),
+        metric.score_inputs(module_dir, "diagnosis", "[]", metric.REFERENCES_FROM_DATA, "",
+                            data_source=str(tmp_path / "missing" / "release")),
+    ]  # fmt: skip
+    assert "unknown filename" in outputs[0][1] or "nope.png" in outputs[0][1]
+    assert outputs[3][0] and "1 of 8 items answered" in outputs[3][1]
+    for rows, message in outputs:
+        text = message + json.dumps(rows)
+        for server_path in (
+            str(tmp_path),
+            str(sample_release),
+            str(module_dir),
+            "/tmp/",
+            str(REPO),
+        ):
+            assert server_path not in text, (server_path, text)
+
+
+def test_explorer_draws_layers_in_their_colours_with_scaled_lines(sample_release: Path) -> None:
+    from novabench.data.release import read_release
+    from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR
+    from novabench.spaces import explorer
+
+    release = read_release(sample_release)
+    image = next(i for i in release.images if i.boxes and i.rater_boxes)
+    raters = explorer.rater_names(release)
+    x, y, w, h = (int(v) for v in image.boxes[0])
+    width = explorer.line_width((image.width, image.height))
+    assert width >= 3  # 480-px slices: thick enough to tell layers apart
+    gold_only = explorer.draw_slice(image, raters, [explorer.GOLD_LAYER])
+    for offset in range(width):  # the whole thickness of the left edge is gold
+        assert gold_only.getpixel((x + offset, y + h // 2)) == GOLD_COLOUR
+    nothing = explorer.draw_slice(image, raters, [])
+    assert nothing.getpixel((x, y + h // 2)) != GOLD_COLOUR
+    predicted = [[x + 2, y + 2, w, h]]
+    model_only = explorer.draw_slice(image, raters, [explorer.MODEL_LAYER], predicted)
+    assert model_only.getpixel((x + 2, y + 2 + h // 2)) == PREDICTION_COLOUR
+    assert model_only.getpixel((x, y + h // 2)) != GOLD_COLOUR
+
+
+def test_explorer_case_view_filter_and_predictions(sample_release: Path, tmp_path: Path) -> None:
+    from novabench.data.release import read_release
+    from novabench.spaces import explorer
+
+    release = read_release(sample_release)
+    cases = release.cases()
+    case = cases[0]
+    text = explorer.case_markdown(case)
+    for value in (case.title, case.clinical_history, case.final_diagnosis, case.publication_date):
+        assert value and explorer._cell(value) in text
+    for image in case.images:
+        assert image.filename in text and explorer._cell(image.caption) in text
+    word = case.final_diagnosis.split()[0]
+    assert case.case_id in explorer.filter_cases(cases, word.upper())
+    assert explorer.filter_cases(cases, "no-such-word-anywhere") == []
+    image = next(i for i in case.images if i.boxes)
+    lines = [
+        {"filename": image.filename, "boxes": [list(image.boxes[0])]},
+        {"case_id": case.case_id, "diagnoses": ["something else", case.final_diagnosis]},
+    ]
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    answers = explorer.read_model_answers(path, release, "run.jsonl")
+    shown = explorer.case_markdown(case, answers)
+    assert "| 1.00 |" in shown  # the gold box itself: IoU 1
+    assert f"something else; {explorer._cell(case.final_diagnosis)}" in shown
+    path.write_text('{"filename": "nope.png", "boxes": []}\n')
+    with pytest.raises(Exception) as error:
+        explorer.read_model_answers(path, release, "run.jsonl")
+    assert "run.jsonl" in str(error.value) and str(tmp_path) not in str(error.value)
+
+
+def test_explorer_bad_source_gives_a_page_not_a_crash(tmp_path: Path) -> None:
+    from novabench.spaces import explorer
+    from novabench.spaces.source import open_source
+
+    (tmp_path / "not-nova").mkdir()
+    for source in (str(tmp_path / "not-nova"), str(tmp_path / "absent"), "owner/nova-absent"):
+        opened = open_source(source)  # tests run with HF_HUB_OFFLINE=1: the Hub id fails
+        assert opened.release is None and opened.error and str(tmp_path) not in opened.error
+        assert isinstance(explorer.build_demo(opened=opened), gr.Blocks)
+
+
+def test_explorer_space_builds_over_the_sample(sample_release: Path) -> None:
     app = load_app("spaces/nova_explorer/app.py")
-    rows = app.load_rows(str(sample_release))
-    demo = app.build_demo(rows)
-    assert isinstance(demo, gr.Blocks)
-    image, panel = app.show(rows, rows["filename"][0])
-    assert image.mode == "RGB" and image.size == rows[0]["image"].size
-    assert rows[0]["caption"] in panel and rows[0]["case_id"] in panel
+    from novabench.spaces.source import open_source
+
+    opened = open_source(str(sample_release))
+    assert opened.notice and opened.notice.startswith("Synthetic sample")
+    assert isinstance(app.build_demo(opened=opened), gr.Blocks)
+
+
+def test_space_build_writes_complete_repositories(tmp_path: Path, monkeypatch) -> None:
+    from novabench.spaces import build
+    from novabench.spaces.build import CPU_TORCH_INDEX, PYTHON_VERSION, build_space
+
+    wheel = tmp_path / "novabench-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:  # a wheel's METADATA is all the build reads
+        archive.writestr(
+            "novabench-0.1.0.dist-info/METADATA",
+            "Name: novabench\nVersion: 0.1.0\nRequires-Dist: numpy>=1.26\n"
+            'Requires-Dist: nilearn>=0.11; extra == "sample"\n'
+            'Requires-Dist: bert-score>=0.3.13; extra == "metrics"\n',
+        )
+    pins = (REPO / "requirements" / "test.txt").read_text()
+    gradio_pin = re.search(r"(?m)^gradio==(\S+)", pins).group(1)
+    assert f"on Python {PYTHON_VERSION}" in pins  # the Space's python_version is the pins'
+    for kind in ("explorer", "metric"):
+        out = build_space(kind, tmp_path / kind, wheel=wheel, data="owner/nova")
+        names = {path.name for path in out.iterdir()}
+        assert {"app.py", "README.md", "requirements.txt", wheel.name, "nova_source.txt"} <= names
+        assert (out / "app.py").read_text() == (REPO / build.FACES[kind]).read_text()
+        header = (out / "README.md").read_text().split("---")[1]
+        assert f"sdk_version: {gradio_pin}" in header and "sdk: gradio" in header
+        assert f"python_version: '{PYTHON_VERSION}'" in header and "app_file: app.py" in header
+        requirements = (out / "requirements.txt").read_text().splitlines()
+        assert f"gradio=={gradio_pin}" in requirements and any(
+            r.startswith("numpy==") for r in requirements
+        )
+        assert not any("novabench" in r for r in requirements if not r.startswith("#"))
+    metric_requirements = (tmp_path / "metric" / "requirements.txt").read_text()
+    assert f"--extra-index-url {CPU_TORCH_INDEX}" in metric_requirements
+    assert re.search(r"(?m)^torch==[\d.]+\+cpu$", metric_requirements)  # never a CUDA build
+    assert "bert-score" in metric_requirements and "nilearn" not in metric_requirements
+    assert "torch" not in (tmp_path / "explorer" / "requirements.txt").read_text()
+    assert (tmp_path / "metric" / "nova_metric.py").is_file()
+    with pytest.raises(Exception, match="not empty"):
+        build_space("metric", tmp_path / "metric", wheel=wheel)
+
+
+def test_space_push_failures_are_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    import huggingface_hub
+
+    from novabench.cli import main
+
+    wheel = tmp_path / "novabench-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("novabench-0.1.0.dist-info/METADATA", "Name: novabench\n")
+    pushed = []
+
+    def unreachable(self, *args, **kwargs):
+        raise ConnectionError("Failed to establish a new connection")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", unreachable)
+    code = main(["space", "build", "explorer", str(tmp_path / "out"), "--wheel", str(wheel),
+                 "--push", "me/nova-explorer"])  # fmt: skip
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and len(error.splitlines()) == 1
+    assert "me/nova-explorer" in error and "unreachable" in error
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", lambda self, *a, **k: None)
+    monkeypatch.setattr(
+        huggingface_hub.HfApi, "upload_folder", lambda self, **kwargs: pushed.append(kwargs)
+    )
+    code = main(["space", "build", "explorer", str(tmp_path / "out2"), "--wheel", str(wheel),
+                 "--push", "me/nova-explorer"])  # fmt: skip
+    assert code == 0 and pushed[0]["repo_id"] == "me/nova-explorer"
+    assert pushed[0]["repo_type"] == "space"
+    assert "huggingface.co/spaces/me/nova-explorer" in capsys.readouterr().out

@@ -1,61 +1,24 @@
-"""Gradio Space: browse NOVA images with their gold and rater boxes, caption, history and diagnosis.
+"""Gradio Space: the NOVA explorer (cases, slices, boxes, texts, a model's answers).
 
-Set NOVA_SOURCE to a release folder, an exported folder or a Hub id; without it
-the Space builds the toolkit's synthetic sample release (the real images are
-not redistributed here).
+The logic lives in ``novabench.spaces.explorer``. ``NOVA_SOURCE`` (a Space variable), else
+``nova_source.txt`` beside this file, picks the data: a release folder, a ``nova export``
+folder or a Hub dataset id; without either the toolkit's synthetic sample is shown, with a
+notice saying so.
 """
 
-import os
-import tempfile
+import sys
+from pathlib import Path
 
-import gradio as gr
+HERE = Path(__file__).resolve().parent
+# `nova space build` vendors the novabench wheel beside this file until novabench is on the
+# index; a pure-Python wheel imports straight from sys.path, so the Space runs exactly it.
+for wheel in sorted(HERE.glob("novabench-*-py3-none-any.whl")):
+    sys.path.insert(0, str(wheel))
 
-from novabench.data.hf import load_nova
-from novabench.data.render import draw_annotations
+from novabench.spaces.explorer import build_demo, launch  # noqa: E402
+from novabench.spaces.source import default_source  # noqa: E402
 
-
-def load_rows(source=None):
-    """The `images` rows of NOVA_SOURCE, or of a freshly built sample release."""
-    source = source or os.environ.get("NOVA_SOURCE")
-    if not source:
-        from novabench.data.sample import write_sample_release
-
-        source = write_sample_release(
-            os.path.join(tempfile.mkdtemp(), "nova-sample"), n_cases=8, seed=0
-        )
-    return load_nova(source, "images", split="test")
-
-
-def show(rows, filename):
-    """The drawn slice and a Markdown panel for one filename."""
-    index = rows["filename"].index(filename)
-    row = rows[index]
-    image = draw_annotations(row["image"], boxes=row["boxes"], rater_boxes=row["rater_boxes"])
-    raters = ", ".join(f"{r['rater']}: {len(r['boxes'])}" for r in row["rater_boxes"]) or "none"
-    panel = (
-        f"### {row['filename']} ({row['case_id']})\n"
-        f"**Caption.** {row['caption']}\n\n"
-        f"**Clinical history.** {row['clinical_history']}\n\n"
-        f"**Final diagnosis.** {row['final_diagnosis']}\n\n"
-        f"Gold boxes (green): {len(row['boxes'])}; rater boxes: {raters}"
-    )
-    return image, panel
-
-
-def build_demo(rows=None) -> gr.Blocks:
-    """The Space's interface over `rows` (loaded on first use when None)."""
-    rows = rows if rows is not None else load_rows()
-    names = rows["filename"]
-    with gr.Blocks(title="NOVA explorer") as demo:
-        gr.Markdown("# NOVA explorer\nEvaluation-only benchmark: never train on these images.")
-        choice = gr.Dropdown(names, value=names[0], label="image")
-        with gr.Row():
-            picture = gr.Image(type="pil", label="slice (gold green, raters thin)")
-            details = gr.Markdown()
-        choice.change(lambda name: show(rows, name), inputs=choice, outputs=[picture, details])
-        demo.load(lambda: show(rows, names[0]), outputs=[picture, details])
-    return demo
-
+__all__ = ["build_demo", "launch"]
 
 if __name__ == "__main__":
-    build_demo().launch()
+    launch(default_source(HERE))

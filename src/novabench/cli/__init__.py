@@ -27,6 +27,7 @@ COMMANDS: tuple[str, ...] = (
     "evaluate",
     "compare",
     "leaderboard",
+    "space",
 )
 
 

@@ -42,6 +42,7 @@ def draw_annotations(
     rater_boxes: Sequence[Mapping[str, Any]] = (),
     predicted_boxes: Sequence[Sequence[float]] = (),
     width: int = 2,
+    rater_width: int = 1,
 ) -> Image.Image:
     """Return an RGB copy of ``image`` with gold, rater and predicted boxes drawn.
 
@@ -55,6 +56,7 @@ def draw_annotations(
         rater_boxes: ``[{"rater": name, "boxes": [[x, y, w, h], ...]}, ...]`` as in the dataset.
         predicted_boxes: a model's boxes.
         width: line width of gold and predicted boxes in pixels.
+        rater_width: line width of rater boxes in pixels (thin by default).
 
     Returns:
         A new RGB image; the input is not modified.
@@ -70,7 +72,7 @@ def draw_annotations(
     for index, rater in enumerate(rater_boxes):
         colour = RATER_COLOURS[index % len(RATER_COLOURS)]
         for box in rater.get("boxes", []):
-            pen.rectangle(_corners(box), outline=colour, width=1)
+            pen.rectangle(_corners(box), outline=colour, width=rater_width)
     for box in boxes:
         pen.rectangle(_corners(box), outline=GOLD_COLOUR, width=width)
     for box in predicted_boxes:

