@@ -157,6 +157,33 @@ def _ratio(numerator: SupportsFloat, denominator: SupportsFloat) -> float:
     return float(numerator) / float(denominator) if denominator else float("nan")
 
 
+def _ratios(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+    """:func:`_ratio` elementwise: NaN where the denominator is 0."""
+    numerators = np.asarray(numerators, dtype=np.float64)
+    denominators = np.asarray(denominators, dtype=np.float64)
+    out = np.full(np.broadcast(numerators, denominators).shape, np.nan)
+    np.divide(numerators, denominators, out=out, where=denominators != 0)
+    return out
+
+
+def _first_true_positive_reaching(n_gold: np.ndarray, limit: int) -> np.ndarray:
+    """Per resample and recall point, the smallest ``t >= 1`` with ``t / n_gold >= point``.
+
+    Decided with the same float comparison as COCO's ``searchsorted`` on ``tp / n_gold``;
+    ``limit + 1`` stands for "beyond every true positive".
+
+    Example:
+        >>> _first_true_positive_reaching(np.array([[4.0]]), 10)[0, [0, 1, 25, 26, 100]].tolist()
+        [1, 1, 1, 2, 4]
+    """
+    points = RECALL_POINTS[None, :]
+    first = np.maximum(np.ceil(points * n_gold), 1).astype(np.int64)
+    for _ in range(2):  # the ceiling may be off by one either way in floating point
+        lower = (first > 1) & ((first - 1) / n_gold >= points)
+        first -= lower
+        first += first / n_gold < points
+    return np.minimum(first, limit + 1)
+
 # --------------------------------------------------------------------------- evaluation
 
 
@@ -263,6 +290,7 @@ class LocalizationEvaluation:
         self._block_start = np.flatnonzero(new_block)
         self._block_length = np.diff(np.append(self._block_start, len(global_order)))
         self._block_image = sorted_image[self._block_start]
+        self._match_table_cache: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     # ------------------------------------------------------------------ public views
 
@@ -443,6 +471,146 @@ class LocalizationEvaluation:
             "FP30": _ratio(kept - weights @ self._matched_det_30, kept),
             "FNR": _ratio(weights @ self._no_prediction, n_with_gold),
         }
+
+    def aggregate_resamples(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+        """:meth:`aggregate` of every row of ``indices`` at once (the bootstrap's fast path).
+
+        Each entry equals ``aggregate(indices[row])[key]`` exactly: the rates are integer
+        counts divided as in :meth:`aggregate`, and COCO AP is rebuilt from the matches found
+        once in :func:`prepare_localization` (see :meth:`_resampled_precision`), never by
+        matching again.
+
+        Args:
+            indices: ``(n_resamples, n_images)`` image positions, one resample per row.
+
+        Returns:
+            ``{key: (n_resamples,) array}`` for the keys of :data:`LOCALIZATION_METRIC_KEYS`.
+
+        Example:
+            >>> evaluation = prepare_localization(
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": []}],
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}])
+            >>> evaluation.aggregate_resamples(np.array([[0, 1], [0, 0]]))["hit@30"].tolist()
+            [0.5, 1.0]
+        """
+        weights = self._resample_weights(indices)
+        # Integer counts as float64: exact, and matrix products run in BLAS.
+        counts = weights.astype(np.float64)
+        n_images = counts.sum(axis=1)
+        with_gold = counts * self._has_gold
+        n_with_gold = with_gold.sum(axis=1)
+        kept = counts @ self._kept_counts.astype(np.float64)
+        hit_table = (self._best_iou[:, None] >= _PROTOCOL_THRESHOLDS[None, :]).astype(np.float64)
+        hits = counts @ hit_table
+        precision = self._resampled_precision(weights)
+        ap_30 = precision[:, _ROW_30].mean(axis=1)
+        ap_50 = precision[:, _ROW_50].mean(axis=1)
+        ap_50_95 = precision[:, _ROW_50:].reshape(len(weights), -1).mean(axis=1)
+        return {
+            "mAP@30": _ratios(hits[:, 0], n_images),
+            "mAP@50": _ratios(hits[:, 1], n_images),
+            "mAP@50:95": _ratios(hits[:, 1:].mean(axis=1), n_images),
+            "COCO-AP@30": ap_30,
+            "COCO-AP@50": ap_50,
+            "COCO-AP@50:95": ap_50_95,
+            "hit@30": _ratios(hits[:, 0], n_with_gold),
+            "hit@50": _ratios(hits[:, 1], n_with_gold),
+            "ACC50": _ratios(with_gold @ (self._first_iou >= 0.5), n_with_gold),
+            "TP30": _ratios(counts @ self._matched_gold_30, counts @ self._gold_counts),
+            "FP30": _ratios(kept - counts @ self._matched_det_30, kept),
+            "FNR": _ratios(counts @ self._no_prediction, n_with_gold),
+        }
+
+    def _resample_weights(self, indices: np.ndarray) -> np.ndarray:
+        """``(n_resamples, n_items)`` times each image is drawn, from rows of positions."""
+        rows = np.asarray(indices)
+        if rows.ndim != 2 or (rows.size and rows.dtype.kind not in "iu"):
+            raise NovaInputError(
+                "indices must be a 2-D array of integer image positions, one resample per row",
+                field="indices",
+            )
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_items):
+            raise NovaInputError(
+                f"indices must lie in [0, {self.n_items}), got values from "
+                f"{rows.min()} to {rows.max()}",
+                field="indices",
+            )
+        n_rows = len(rows)
+        flat = rows.astype(np.int64) + (np.arange(n_rows, dtype=np.int64) * self.n_items)[:, None]
+        drawn = np.bincount(flat.ravel(), minlength=n_rows * self.n_items)
+        return drawn.reshape(n_rows, self.n_items)
+
+    def _match_tables(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per IoU threshold, each matched detection's block, place in it, and matches before it.
+
+        Computed once and kept: the bootstrap reads them for every chunk of resamples.
+        """
+        if self._match_table_cache is not None:
+            return self._match_table_cache
+        block_of = np.repeat(np.arange(len(self._block_start)), self._block_length)
+        tables = []
+        for matched in self._sorted_matched:
+            position = np.flatnonzero(matched)
+            block = block_of[position]
+            # Matches earlier in the same block: a running count, restarted at each block.
+            before = np.arange(len(position)) - np.searchsorted(position, self._block_start)[block]
+            tables.append((block, position - self._block_start[block], before))
+        self._match_table_cache = tables
+        return tables
+
+    def _resampled_precision(self, weights: np.ndarray) -> np.ndarray:
+        """:meth:`precision_at_recall_points` of every resample, ``(n_resamples, T, 101)``.
+
+        A resample repeats each block of equal-score detections of an image ``w`` times in a
+        row (``w``: times the image was drawn). Only the rank of each true positive matters:
+        the sampled envelope at recall ``r`` is the best precision ``t / rank_t`` over the
+        true positives ``t`` whose recall ``t / n_gold`` reaches ``r``. Those ranks follow
+        from per-block counts, so no resample is materialised detection by detection.
+        Resamples without gold box get NaN (the per-resample path's None).
+        """
+        n_rows = len(weights)
+        n_thresholds = len(self._thresholds)
+        out = np.zeros((n_rows, n_thresholds, len(RECALL_POINTS)))
+        n_gold = weights @ self._gold_counts
+        out[n_gold == 0] = np.nan
+        if not len(self._block_start):
+            return out
+        copies = weights[:, self._block_image]  # (R, B): times each block repeats
+        length = self._block_length
+        # Detections before each block's first copy, per resample.
+        ranks_before = np.cumsum(copies * length, axis=1) - copies * length
+        gold = np.maximum(n_gold, 1).astype(np.float64)[:, None]
+        for row, (block, place, before) in enumerate(self._match_tables()):
+            per_block = np.bincount(block, minlength=len(length))  # true positives per block
+            tps_in = copies * per_block
+            tps_before = np.cumsum(tps_in, axis=1) - tps_in
+            n_true = tps_in.sum(axis=1)
+            width = int(n_true.max()) if n_rows else 0
+            if width == 0:
+                continue
+            # One entry per (resample, matched detection, copy of its block).
+            repeats = copies[:, block].ravel()
+            entry = np.repeat(np.arange(repeats.size), repeats)
+            copy = np.arange(entry.size) - np.repeat(_offsets(repeats), repeats)
+            resample, match = np.divmod(entry, len(block))
+            match_block = block[match]
+            true_rank = tps_before[resample, match_block] + copy * per_block[match_block]
+            true_rank += before[match] + 1
+            rank = ranks_before[resample, match_block] + copy * length[match_block]
+            rank += place[match] + 1
+            true_float = true_rank.astype(np.float64)
+            # As COCO: precision = tp / (fp + tp + eps), with fp = rank - tp.
+            best = np.zeros((n_rows, width))
+            best[resample, true_rank - 1] = true_float / (
+                (rank.astype(np.float64) - true_float) + true_float + np.spacing(1)
+            )
+            envelope = np.maximum.accumulate(best[:, ::-1], axis=1)[:, ::-1]
+            first = _first_true_positive_reaching(gold, width)
+            reached = first <= n_true[:, None]
+            sampled = np.take_along_axis(envelope, np.minimum(first, width) - 1, axis=1)
+            out[:, row] = np.where(reached, sampled, 0.0)
+        out[n_gold == 0] = np.nan
+        return out
 
 
 def _check_max_detections(max_detections: Any) -> int:
