@@ -146,3 +146,41 @@ def test_paired_bootstrap_is_the_same_on_both_paths() -> None:
         other = mixed[key]
         assert same(entry["p_value"], other["p_value"]), key
         assert all(same(a, b) for a, b in zip(entry["ci"], other["ci"])), key
+
+
+@pytest.mark.parametrize("averaging", ["sample", "micro"])
+def test_captioning_resamples_equal_the_per_resample_scores(averaging) -> None:
+    from novabench.metrics.caption_pairs import random_caption_pairs
+    from novabench.metrics.captioning import prepare_captioning
+
+    predictions, references = random_caption_pairs(80, seed=3)
+    predictions[:5] = ["", "", "axial", "normal study", "flair hyperintensity"]
+    evaluation = prepare_captioning(
+        predictions, references, exclude=["BERTScore-F1"], keyword_averaging=averaging
+    )
+    evaluation.bertscore_f1 = np.random.default_rng(0).random(80)  # stands in for the model
+    evaluation.metrics = (*evaluation.metrics, "BERTScore-F1")
+    indices = np.sort(np.random.default_rng(1).integers(0, 80, (60, 80)), axis=1)
+    indices[0] = 2  # one pair only: keyword and label scores may be undefined
+    many = evaluation.aggregate_resamples(indices)
+    assert sorted(many) == sorted(evaluation.metrics)
+    for row, drawn in enumerate(indices):
+        one = evaluation.aggregate(drawn)
+        assert all(same(one[key], float(many[key][row])) for key in one), row
+
+
+def test_diagnosis_resamples_equal_the_per_resample_scores() -> None:
+    from novabench.metrics.diagnosis import prepare_diagnosis
+
+    rng = np.random.default_rng(4)
+    names = ["glioma", "meningioma", "abscess", "lymphoma", "metastasis"]
+    references = [str(rng.choice(names)) for _ in range(70)]
+    predictions = [list(rng.choice(names, int(rng.integers(0, 4)))) for _ in range(70)]
+    evaluation = prepare_diagnosis(predictions, references)
+    indices = np.sort(rng.integers(0, evaluation.n_items, (50, evaluation.n_items)), axis=1)
+    many = evaluation.aggregate_resamples(indices)
+    for row, drawn in enumerate(indices):
+        one = evaluation.aggregate(drawn)
+        assert all(same(one[key], float(many[key][row])) for key in one), row
+    with pytest.raises(NovaInputError):
+        evaluation.aggregate_resamples(np.array([[evaluation.n_items]]))
