@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, SupportsFloat
 
 import numpy as np
@@ -78,6 +79,31 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
     "FP30",
     "FNR",
 )
+
+
+# Elements of the (resamples, blocks) arrays the bootstrap builds at a time.
+_CHUNK_ELEMENTS = 1 << 21
+
+
+@dataclass(frozen=True)
+class _MatchTable:
+    """Where one IoU threshold's true positives sit in the global order of detections.
+
+    ``blocks``: the blocks (equal score, one image) holding a match, ascending;
+    ``per_block``: matches in each of them; and per match, in global order: ``slot`` (its
+    block's position in ``blocks``), ``place`` (its position in the block) and ``before``
+    (matches ahead of it in the block); ``match_block``, ``per_match`` and ``match_length``
+    are its block, that block's matches and its length, looked up once.
+    """
+
+    blocks: np.ndarray
+    per_block: np.ndarray
+    slot: np.ndarray
+    place: np.ndarray
+    before: np.ndarray
+    match_block: np.ndarray
+    per_match: np.ndarray
+    match_length: np.ndarray
 
 
 class LocalizationWarning(UserWarning):
@@ -164,6 +190,12 @@ def _ratios(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
     out = np.full(np.broadcast(numerators, denominators).shape, np.nan)
     np.divide(numerators, denominators, out=out, where=denominators != 0)
     return out
+
+
+def _coco_precision(true_positives: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """COCO's precision at a detection: ``tp / (fp + tp + eps)`` with ``fp = rank - tp``."""
+    true_float = true_positives.astype(np.float64)
+    return true_float / ((ranks.astype(np.float64) - true_float) + true_float + np.spacing(1))
 
 
 def _first_true_positive_reaching(n_gold: np.ndarray, limit: int) -> np.ndarray:
@@ -290,7 +322,8 @@ class LocalizationEvaluation:
         self._block_start = np.flatnonzero(new_block)
         self._block_length = np.diff(np.append(self._block_start, len(global_order)))
         self._block_image = sorted_image[self._block_start]
-        self._match_table_cache: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+        self._match_table_cache: list[_MatchTable] | None = None
+        self._per_image_cache: np.ndarray | None = None
 
     # ------------------------------------------------------------------ public views
 
@@ -494,14 +527,12 @@ class LocalizationEvaluation:
             [0.5, 1.0]
         """
         weights = self._resample_weights(indices)
-        # Integer counts as float64: exact, and matrix products run in BLAS.
-        counts = weights.astype(np.float64)
-        n_images = counts.sum(axis=1)
-        with_gold = counts * self._has_gold
-        n_with_gold = with_gold.sum(axis=1)
-        kept = counts @ self._kept_counts.astype(np.float64)
-        hit_table = (self._best_iou[:, None] >= _PROTOCOL_THRESHOLDS[None, :]).astype(np.float64)
-        hits = counts @ hit_table
+        # Every count below is a sum over drawn images of a per-image integer: one product.
+        sums = weights.astype(np.float64) @ self._per_image_counts()
+        n_images, n_with_gold, kept, acc_50, matched_gold, gold, matched_det, no_prediction = (
+            sums[:, column] for column in range(8)
+        )
+        hits = sums[:, 8:]
         precision = self._resampled_precision(weights)
         ap_30 = precision[:, _ROW_30].mean(axis=1)
         ap_50 = precision[:, _ROW_50].mean(axis=1)
@@ -515,11 +546,33 @@ class LocalizationEvaluation:
             "COCO-AP@50:95": ap_50_95,
             "hit@30": _ratios(hits[:, 0], n_with_gold),
             "hit@50": _ratios(hits[:, 1], n_with_gold),
-            "ACC50": _ratios(with_gold @ (self._first_iou >= 0.5), n_with_gold),
-            "TP30": _ratios(counts @ self._matched_gold_30, counts @ self._gold_counts),
-            "FP30": _ratios(kept - counts @ self._matched_det_30, kept),
-            "FNR": _ratios(counts @ self._no_prediction, n_with_gold),
+            "ACC50": _ratios(acc_50, n_with_gold),
+            "TP30": _ratios(matched_gold, gold),
+            "FP30": _ratios(kept - matched_det, kept),
+            "FNR": _ratios(no_prediction, n_with_gold),
         }
+
+    def _per_image_counts(self) -> np.ndarray:
+        """``(n_images, 8 + 11)`` per-image integers whose resampled sums make the rates.
+
+        Columns: image, has gold, kept predictions, first prediction hits at 0.50, gold
+        matched at 0.30, gold boxes, predictions matched at 0.30, no prediction, then one
+        hit column per protocol threshold. Integers in float64, so sums are exact.
+        """
+        if self._per_image_cache is None:
+            columns = [
+                np.ones(self.n_items),
+                self._has_gold,
+                self._kept_counts,
+                self._has_gold & (self._first_iou >= 0.5),
+                self._matched_gold_30,
+                self._gold_counts,
+                self._matched_det_30,
+                self._no_prediction,
+                *(self._best_iou >= threshold for threshold in _PROTOCOL_THRESHOLDS),
+            ]
+            self._per_image_cache = np.column_stack(columns).astype(np.float64)
+        return self._per_image_cache
 
     def _resample_weights(self, indices: np.ndarray) -> np.ndarray:
         """``(n_resamples, n_items)`` times each image is drawn, from rows of positions."""
@@ -540,8 +593,8 @@ class LocalizationEvaluation:
         drawn = np.bincount(flat.ravel(), minlength=n_rows * self.n_items)
         return drawn.reshape(n_rows, self.n_items)
 
-    def _match_tables(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Per IoU threshold, each matched detection's block, place in it, and matches before it.
+    def _match_tables(self) -> list[_MatchTable]:
+        """Per IoU threshold, where the true positives sit among the blocks of detections.
 
         Computed once and kept: the bootstrap reads them for every chunk of resamples.
         """
@@ -552,9 +605,21 @@ class LocalizationEvaluation:
         for matched in self._sorted_matched:
             position = np.flatnonzero(matched)
             block = block_of[position]
+            blocks, slot = np.unique(block, return_inverse=True)
             # Matches earlier in the same block: a running count, restarted at each block.
             before = np.arange(len(position)) - np.searchsorted(position, self._block_start)[block]
-            tables.append((block, position - self._block_start[block], before))
+            per_block = np.bincount(slot, minlength=len(blocks))
+            columns = (
+                blocks,
+                per_block,
+                slot.reshape(-1),
+                position - self._block_start[block],
+                before,
+                block,
+                per_block[slot],
+                self._block_length[block],
+            )
+            tables.append(_MatchTable(*(column.astype(np.int32) for column in columns)))
         self._match_table_cache = tables
         return tables
 
@@ -569,48 +634,63 @@ class LocalizationEvaluation:
         Resamples without gold box get NaN (the per-resample path's None).
         """
         n_rows = len(weights)
-        n_thresholds = len(self._thresholds)
-        out = np.zeros((n_rows, n_thresholds, len(RECALL_POINTS)))
-        n_gold = weights @ self._gold_counts
-        out[n_gold == 0] = np.nan
+        out = np.zeros((n_rows, len(self._thresholds), len(RECALL_POINTS)))
+        n_blocks = len(self._block_start)
+        # Rows at a time, so that the (rows, blocks) arrays stay small.
+        step = max(1, _CHUNK_ELEMENTS // max(n_blocks, 1))
+        for start in range(0, n_rows, step):
+            self._precision_of_rows(weights[start : start + step], out[start : start + step])
+        out[(weights @ self._gold_counts) == 0] = np.nan
+        return out
+
+    def _precision_of_rows(self, weights: np.ndarray, out: np.ndarray) -> None:
+        """Fill ``out`` (rows, T, 101) for the resamples of ``weights`` (see the caller)."""
         if not len(self._block_start):
-            return out
-        copies = weights[:, self._block_image]  # (R, B): times each block repeats
-        length = self._block_length
-        # Detections before each block's first copy, per resample.
-        ranks_before = np.cumsum(copies * length, axis=1) - copies * length
-        gold = np.maximum(n_gold, 1).astype(np.float64)[:, None]
-        for row, (block, place, before) in enumerate(self._match_tables()):
-            per_block = np.bincount(block, minlength=len(length))  # true positives per block
-            tps_in = copies * per_block
-            tps_before = np.cumsum(tps_in, axis=1) - tps_in
-            n_true = tps_in.sum(axis=1)
-            width = int(n_true.max()) if n_rows else 0
+            return
+        n_rows = len(weights)
+        gold = np.maximum(weights @ self._gold_counts, 1).astype(np.float64)[:, None]
+        # int32 halves the memory traffic; counts stay far below 2**31.
+        copies = weights.astype(np.int32)[:, self._block_image]  # times each block repeats
+        spans = copies * self._block_length
+        # Detections ahead of each block's first copy, per resample.
+        ranks_before = np.cumsum(spans, axis=1) - spans
+        for row, table in enumerate(self._match_tables()):
+            if not len(table.blocks):
+                continue
+            block_copies = copies[:, table.blocks]  # (rows, matched blocks)
+            true_in = block_copies * table.per_block
+            n_true = true_in.sum(axis=1)
+            width = int(n_true.max())
             if width == 0:
                 continue
-            # One entry per (resample, matched detection, copy of its block).
-            repeats = copies[:, block].ravel()
-            entry = np.repeat(np.arange(repeats.size), repeats)
-            copy = np.arange(entry.size) - np.repeat(_offsets(repeats), repeats)
-            resample, match = np.divmod(entry, len(block))
-            match_block = block[match]
-            true_rank = tps_before[resample, match_block] + copy * per_block[match_block]
-            true_rank += before[match] + 1
-            rank = ranks_before[resample, match_block] + copy * length[match_block]
-            rank += place[match] + 1
-            true_float = true_rank.astype(np.float64)
-            # As COCO: precision = tp / (fp + tp + eps), with fp = rank - tp.
-            best = np.zeros((n_rows, width))
-            best[resample, true_rank - 1] = true_float / (
-                (rank.astype(np.float64) - true_float) + true_float + np.spacing(1)
-            )
+            # Per (resample, match), in the first copy of its block: its true-positive count
+            # and rank. Each further copy adds the block's matches and its length.
+            match_copies = block_copies[:, table.slot]
+            true_rank = (np.cumsum(true_in, axis=1) - true_in)[:, table.slot] + table.before + 1
+            rank = ranks_before[:, table.match_block] + table.place + 1
+            # One spare column takes the matches of images a resample did not draw.
+            best = np.zeros((n_rows, width + 1))
+            row_start = np.arange(n_rows)[:, None] * (width + 1)
+            drawn_at = np.where(match_copies > 0, true_rank - 1, width) + row_start
+            best.ravel()[drawn_at.ravel()] = _coco_precision(true_rank, rank).ravel()
+            # Images drawn more than once: their further copies, one entry each.
+            resample, match = np.nonzero(match_copies > 1)
+            if len(resample):
+                extra = match_copies[resample, match] - 1
+                entry = np.repeat(np.arange(len(extra)), extra)
+                copy = np.arange(1, len(entry) + 1) - np.repeat(_offsets(extra), extra)
+                resample, match = resample[entry], match[entry]
+                copy_true = true_rank[resample, match] + copy * table.per_match[match]
+                copy_rank = rank[resample, match] + copy * table.match_length[match]
+                best.ravel()[row_start[resample, 0] + copy_true - 1] = _coco_precision(
+                    copy_true, copy_rank
+                )
+            best = best[:, :width]
             envelope = np.maximum.accumulate(best[:, ::-1], axis=1)[:, ::-1]
             first = _first_true_positive_reaching(gold, width)
             reached = first <= n_true[:, None]
             sampled = np.take_along_axis(envelope, np.minimum(first, width) - 1, axis=1)
             out[:, row] = np.where(reached, sampled, 0.0)
-        out[n_gold == 0] = np.nan
-        return out
 
 
 def _check_max_detections(max_detections: Any) -> int:
