@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from novabench.data.export import DEFAULT_MAX_SHARD_BYTES, export_release
+from novabench.data.layouts import DEFAULT_MAX_SHARD_BYTES
 from novabench.errors import NovaInputError
 
 MEGABYTE = 1024 * 1024
@@ -33,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
         raise NovaInputError(
             f"must be positive, got {args.max_shard_mb:g}", source="--max-shard-mb"
         )
+    from novabench.data.export import export_release  # imports `datasets`: only when exporting
+
     summary = export_release(
         args.release,
         args.out,

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from novabench.data.layouts import export as export_layout
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
 from novabench.data.provenance import provenance_metadata, provenance_notice, read_provenance
@@ -64,7 +63,8 @@ Layout = Literal["v1", "legacy", "export"]
 V1_PARQUET = v1_layout.PARQUET
 V1_IMAGE_DIR = v1_layout.IMAGE_DIR
 LEGACY_IMAGE_DIR = legacy_layout.IMAGE_DIR
-EXPORT_IMAGE_DIR = export_layout.IMAGE_DIR
+# The export layout's (layouts/export.py imports `datasets`: loaded only to read an export).
+EXPORT_IMAGE_DIR = "data/images"
 
 
 @dataclass
@@ -278,9 +278,12 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     root = Path(path).expanduser().resolve()
     layout = detect_layout(root)
     warnings: list[str] = []
-    reader = {"v1": v1_layout.read, "legacy": legacy_layout.read, "export": export_layout.read}[
-        layout
-    ]
+    if layout == "export":
+        from novabench.data.layouts import export as export_layout
+
+        reader = export_layout.read
+    else:
+        reader = {"v1": v1_layout.read, "legacy": legacy_layout.read}[layout]
     raws, extra_keys = reader(root, warnings)
     images = build_records(root, raws, extra_keys, warnings)
     return NovaRelease(
@@ -298,6 +301,8 @@ def _read_provenance(root: Path, layout: Layout, warnings: list[str]) -> dict[st
     if layout == "v1":
         path = root / V1_PARQUET
     elif layout == "export":
+        from novabench.data.layouts import export as export_layout
+
         shards = export_layout.image_shards(root)
         if not shards:
             return None
