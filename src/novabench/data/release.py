@@ -149,12 +149,16 @@ class NovaRelease:
             '4f53cda1'
         """
         digest = hashlib.sha256()
+        # One pass: each record's fields as JSON, then the SHA-256 of its PNG bytes (read,
+        # never decoded). Fields are read one by one, not deep-copied by dataclasses.asdict:
+        # the JSON text, and so the digest, is the same.
+        names = [
+            record_field.name
+            for record_field in dataclasses.fields(ImageRecord)
+            if record_field.name not in ("image_path", "image_bytes")
+        ]
         for image in self.images:
-            fields = {
-                k: v
-                for k, v in dataclasses.asdict(image).items()
-                if k not in ("image_path", "image_bytes")
-            }
+            fields = {name: getattr(image, name) for name in names}
             digest.update(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8"))
             digest.update(hashlib.sha256(image.read_bytes()).digest())
         digest.update(json.dumps(list(self.extra_meta_keys)).encode("utf-8"))
