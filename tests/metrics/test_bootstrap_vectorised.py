@@ -184,3 +184,17 @@ def test_diagnosis_resamples_equal_the_per_resample_scores() -> None:
         assert all(same(one[key], float(many[key][row])) for key in one), row
     with pytest.raises(NovaInputError):
         evaluation.aggregate_resamples(np.array([[evaluation.n_items]]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_both_ways_of_resampling_ap_agree(seed) -> None:
+    # aggregate_resamples picks one of two AP paths by cost; each must equal aggregate().
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(20):
+        n_images = int(rng.integers(1, 30))
+        evaluation = random_localization(rng, n_images)
+        indices = np.sort(rng.integers(0, n_images, (15, n_images)), axis=1)
+        rebuilt = evaluation._resampled_precision(evaluation._resample_weights(indices))
+        for row, drawn in enumerate(indices):
+            one = evaluation._precision_or_nan(drawn)
+            assert np.array_equal(rebuilt[row], one, equal_nan=True), (n_images, row)

@@ -533,7 +533,12 @@ class LocalizationEvaluation:
             sums[:, column] for column in range(8)
         )
         hits = sums[:, 8:]
-        precision = self._resampled_precision(weights)
+        if self._rebuild_from_match_tables():
+            precision = self._resampled_precision(weights)
+        else:
+            precision = np.stack(
+                [self._precision_or_nan(indices_row) for indices_row in np.asarray(indices)]
+            ).reshape(len(weights), len(self._thresholds), len(RECALL_POINTS))
         ap_30 = precision[:, _ROW_30].mean(axis=1)
         ap_50 = precision[:, _ROW_50].mean(axis=1)
         ap_50_95 = precision[:, _ROW_50:].reshape(len(weights), -1).mean(axis=1)
@@ -573,6 +578,25 @@ class LocalizationEvaluation:
             ]
             self._per_image_cache = np.column_stack(columns).astype(np.float64)
         return self._per_image_cache
+
+    def _rebuild_from_match_tables(self) -> bool:
+        """Whether all resamples' AP is cheaper rebuilt at once than resample by resample.
+
+        Both give the same numbers. The joint rebuild costs a few passes over every true
+        positive of every resample; the per-resample path one pass over every detection, with
+        less memory traffic per element. Measured on 2 cores: the joint rebuild wins when
+        true positives are under about a quarter of the detections (e.g. 10 boxes per
+        image), loses when most boxes hit.
+        """
+        n_matched = sum(len(table.slot) for table in self._match_tables())
+        return n_matched <= 0.25 * self._sorted_matched.size
+
+    def _precision_or_nan(self, indices: np.ndarray) -> np.ndarray:
+        """:meth:`precision_at_recall_points` of one resample, NaN where that gives None."""
+        precision = self.precision_at_recall_points(indices)
+        if precision is None:
+            return np.full((len(self._thresholds), len(RECALL_POINTS)), np.nan)
+        return precision
 
     def _resample_weights(self, indices: np.ndarray) -> np.ndarray:
         """``(n_resamples, n_items)`` times each image is drawn, from rows of positions."""
