@@ -198,3 +198,24 @@ def test_both_ways_of_resampling_ap_agree(seed) -> None:
         for row, drawn in enumerate(indices):
             one = evaluation._precision_or_nan(drawn)
             assert np.array_equal(rebuilt[row], one, equal_nan=True), (n_images, row)
+
+
+def test_a_key_missing_from_the_fast_path_is_still_bootstrapped() -> None:
+    class NewKey(PerResampleOnly):
+        """aggregate() gained a key that aggregate_resamples does not give."""
+
+        def aggregate(self, indices=None):
+            scores = dict(self._evaluation.aggregate(indices))
+            scores["extra"] = scores["hit@50"] / 2
+            return scores
+
+        def aggregate_resamples(self, indices):
+            return self._evaluation.aggregate_resamples(indices)
+
+    evaluation = random_localization(np.random.default_rng(11), 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        intervals = bootstrap_confidence_intervals(NewKey(evaluation), n_resamples=100)
+        reference = bootstrap_confidence_intervals(evaluation, n_resamples=100)
+    low, high = intervals["extra"]
+    assert (low, high) == (reference["hit@50"][0] / 2, reference["hit@50"][1] / 2)

@@ -137,10 +137,12 @@ def _resampled_scores(
         for table, evaluation in zip(out, evaluations):
             if isinstance(evaluation, SupportsResampledAggregate):
                 many = evaluation.aggregate_resamples(indices)
-                for column, key in enumerate(keys):
-                    if key in many:
+                # A key the fast path does not know (a metric added to aggregate() only)
+                # is scored resample by resample below rather than left undefined.
+                if all(key in many for key in keys):
+                    for column, key in enumerate(keys):
                         table[start:stop, column] = many[key]
-                continue
+                    continue
             for row, drawn in enumerate(indices):
                 scores = evaluation.aggregate(drawn)
                 table[start + row] = [float(scores.get(key, math.nan)) for key in keys]
