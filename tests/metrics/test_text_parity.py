@@ -196,6 +196,7 @@ def test_wordnet_variant_is_used_when_nltk_finds_the_corpus(monkeypatch):
 
     tiny = _TinyWordNet()
     monkeypatch.setattr(nltk.corpus, "wordnet", tiny)
+    monkeypatch.setattr(text, "_wordnet_files_present", lambda: True)  # as if installed
     text._wordnet_reader.cache_clear()
     try:
         assert text.meteor_variant() == "wordnet"
@@ -208,3 +209,35 @@ def test_wordnet_variant_is_used_when_nltk_finds_the_corpus(monkeypatch):
     finally:
         monkeypatch.undo()
         text._wordnet_reader.cache_clear()
+
+
+def test_the_cheap_variant_decision_equals_nltks_own_probe_here():
+    # The decision reads the file system; nltk's probe loads the corpus. Same answer.
+    text._wordnet_reader.cache_clear()
+    try:
+        probed = "wordnet" if text._wordnet_reader() is not None else "exact+stem"
+        assert text.meteor_variant() == probed
+        assert text._wordnet_files_present() == (probed == "wordnet")
+    finally:
+        text._wordnet_reader.cache_clear()
+
+
+def test_nltk_data_folders_are_nltks_own_list(monkeypatch, tmp_path):
+    import sys
+
+    import nltk.data
+
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path))
+    monkeypatch.delitem(sys.modules, "nltk.data")  # as before nltk is imported
+    rebuilt = text._nltk_data_paths()
+    assert rebuilt[0] == str(tmp_path)
+    # nltk built its list at import, without our NLTK_DATA: the rest must be the same.
+    assert rebuilt[1:] == [p for p in nltk.data.path if p != str(tmp_path)][: len(rebuilt) - 1]
+
+
+def test_wordnet_files_in_a_data_folder_are_found(monkeypatch, tmp_path):
+    (tmp_path / "corpora").mkdir()
+    monkeypatch.setattr(text, "_nltk_data_paths", lambda: [str(tmp_path)])
+    assert not text._wordnet_files_present()
+    (tmp_path / "corpora" / "wordnet.zip").write_bytes(b"")
+    assert text._wordnet_files_present()

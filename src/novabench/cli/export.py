@@ -13,7 +13,7 @@ import argparse
 from typing import Any
 
 from novabench import checks
-from novabench.data.export import DEFAULT_MAX_SHARD_BYTES, export_release
+from novabench.data.layouts import DEFAULT_MAX_SHARD_BYTES
 from novabench.errors import NovaInputError
 
 MEGABYTE = 1024 * 1024
@@ -34,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
         raise NovaInputError(
             f"must be positive, got {args.max_shard_mb:g}", source="--max-shard-mb"
         )
+    from novabench.data.export import export_release  # imports `datasets`: only when exporting
+
     summary = export_release(
         args.release,
         args.out,

@@ -6,8 +6,6 @@ import argparse
 import json
 from typing import Any
 
-from novabench.data.release import read_release
-
 
 def format_summary(summary: dict[str, Any]) -> str:
     """Human-readable text of ``NovaRelease.summary()``.
@@ -49,6 +47,8 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read and validate the release at ``args.data``; print its summary."""
+    from novabench.data.release import read_release  # pyarrow, PIL: not for `nova --help`
+
     summary = read_release(args.data).summary()
     print(
         json.dumps(summary, indent=2, ensure_ascii=False) if args.json else format_summary(summary)

@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from novabench.data.layouts import export as export_layout
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
 from novabench.data.provenance import provenance_metadata, provenance_notice, read_provenance
@@ -64,7 +63,8 @@ Layout = Literal["v1", "legacy", "export"]
 V1_PARQUET = v1_layout.PARQUET
 V1_IMAGE_DIR = v1_layout.IMAGE_DIR
 LEGACY_IMAGE_DIR = legacy_layout.IMAGE_DIR
-EXPORT_IMAGE_DIR = export_layout.IMAGE_DIR
+# The export layout's (layouts/export.py imports `datasets`: loaded only to read an export).
+EXPORT_IMAGE_DIR = "data/images"
 
 
 @dataclass
@@ -149,14 +149,18 @@ class NovaRelease:
             '4f53cda1'
         """
         digest = hashlib.sha256()
+        # One pass: each record's fields as JSON, then the SHA-256 of its PNG bytes (read,
+        # never decoded). Fields are read one by one, not deep-copied by dataclasses.asdict:
+        # the JSON text, and so the digest, is the same.
+        names = [
+            record_field.name
+            for record_field in dataclasses.fields(ImageRecord)
+            if record_field.name not in ("image_path", "image_bytes")
+        ]
         from novabench.progress import progress_bar
 
         for image in progress_bar(self.images, desc="fingerprinting release", unit="image"):
-            fields = {
-                k: v
-                for k, v in dataclasses.asdict(image).items()
-                if k not in ("image_path", "image_bytes")
-            }
+            fields = {name: getattr(image, name) for name in names}
             digest.update(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8"))
             digest.update(hashlib.sha256(image.read_bytes()).digest())
         digest.update(json.dumps(list(self.extra_meta_keys)).encode("utf-8"))
@@ -280,9 +284,12 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     root = Path(path).expanduser().resolve()
     layout = detect_layout(root)
     warnings: list[str] = []
-    reader = {"v1": v1_layout.read, "legacy": legacy_layout.read, "export": export_layout.read}[
-        layout
-    ]
+    if layout == "export":
+        from novabench.data.layouts import export as export_layout
+
+        reader = export_layout.read
+    else:
+        reader = {"v1": v1_layout.read, "legacy": legacy_layout.read}[layout]
     raws, extra_keys = reader(root, warnings)
     images = build_records(root, raws, extra_keys, warnings)
     return NovaRelease(
@@ -300,6 +307,8 @@ def _read_provenance(root: Path, layout: Layout, warnings: list[str]) -> dict[st
     if layout == "v1":
         path = root / V1_PARQUET
     elif layout == "export":
+        from novabench.data.layouts import export as export_layout
+
         shards = export_layout.image_shards(root)
         if not shards:
             return None

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from novabench.data.schema import extra_columns
-
 if TYPE_CHECKING:
     from novabench.data.release import NovaRelease
 
@@ -35,6 +33,8 @@ def iter_image_rows(release: NovaRelease, *, embed_images: bool) -> Iterator[dic
         >>> list(iter_image_rows(release, embed_images=False))
         []
     """
+    from novabench.data.schema import extra_columns  # schema imports `datasets`: only here
+
     columns = extra_columns(release.extra_meta_keys)
     for image in release.images:
         row: dict[str, Any] = {
@@ -72,6 +72,8 @@ def iter_case_rows(release: NovaRelease) -> Iterator[dict[str, Any]]:
         >>> list(iter_case_rows(release))
         []
     """
+    from novabench.data.schema import extra_columns  # schema imports `datasets`: only here
+
     columns = extra_columns(release.extra_meta_keys)
     for case in release.cases():
         row: dict[str, Any] = {

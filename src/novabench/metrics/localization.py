@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, SupportsFloat
 
 import numpy as np
@@ -78,6 +79,31 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
     "FP30",
     "FNR",
 )
+
+
+# Elements of the (resamples, blocks) arrays the bootstrap builds at a time.
+_CHUNK_ELEMENTS = 1 << 21
+
+
+@dataclass(frozen=True)
+class _MatchTable:
+    """Where one IoU threshold's true positives sit in the global order of detections.
+
+    ``blocks``: the blocks (equal score, one image) holding a match, ascending;
+    ``per_block``: matches in each of them; and per match, in global order: ``slot`` (its
+    block's position in ``blocks``), ``place`` (its position in the block) and ``before``
+    (matches ahead of it in the block); ``match_block``, ``per_match`` and ``match_length``
+    are its block, that block's matches and its length, looked up once.
+    """
+
+    blocks: np.ndarray
+    per_block: np.ndarray
+    slot: np.ndarray
+    place: np.ndarray
+    before: np.ndarray
+    match_block: np.ndarray
+    per_match: np.ndarray
+    match_length: np.ndarray
 
 
 class LocalizationWarning(UserWarning):
@@ -156,6 +182,39 @@ def _ratio(numerator: SupportsFloat, denominator: SupportsFloat) -> float:
     """``numerator / denominator``, NaN (never an exception or a silent 0) when undefined."""
     return float(numerator) / float(denominator) if denominator else float("nan")
 
+
+def _ratios(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+    """:func:`_ratio` elementwise: NaN where the denominator is 0."""
+    numerators = np.asarray(numerators, dtype=np.float64)
+    denominators = np.asarray(denominators, dtype=np.float64)
+    out = np.full(np.broadcast(numerators, denominators).shape, np.nan)
+    np.divide(numerators, denominators, out=out, where=denominators != 0)
+    return out
+
+
+def _coco_precision(true_positives: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """COCO's precision at a detection: ``tp / (fp + tp + eps)`` with ``fp = rank - tp``."""
+    true_float = true_positives.astype(np.float64)
+    return true_float / ((ranks.astype(np.float64) - true_float) + true_float + np.spacing(1))
+
+
+def _first_true_positive_reaching(n_gold: np.ndarray, limit: int) -> np.ndarray:
+    """Per resample and recall point, the smallest ``t >= 1`` with ``t / n_gold >= point``.
+
+    Decided with the same float comparison as COCO's ``searchsorted`` on ``tp / n_gold``;
+    ``limit + 1`` stands for "beyond every true positive".
+
+    Example:
+        >>> _first_true_positive_reaching(np.array([[4.0]]), 10)[0, [0, 1, 25, 26, 100]].tolist()
+        [1, 1, 1, 2, 4]
+    """
+    points = RECALL_POINTS[None, :]
+    first = np.maximum(np.ceil(points * n_gold), 1).astype(np.int64)
+    for _ in range(2):  # the ceiling may be off by one either way in floating point
+        lower = (first > 1) & ((first - 1) / n_gold >= points)
+        first -= lower
+        first += first / n_gold < points
+    return np.minimum(first, limit + 1)
 
 # --------------------------------------------------------------------------- evaluation
 
@@ -263,6 +322,8 @@ class LocalizationEvaluation:
         self._block_start = np.flatnonzero(new_block)
         self._block_length = np.diff(np.append(self._block_start, len(global_order)))
         self._block_image = sorted_image[self._block_start]
+        self._match_table_cache: list[_MatchTable] | None = None
+        self._per_image_cache: np.ndarray | None = None
 
     # ------------------------------------------------------------------ public views
 
@@ -443,6 +504,217 @@ class LocalizationEvaluation:
             "FP30": _ratio(kept - weights @ self._matched_det_30, kept),
             "FNR": _ratio(weights @ self._no_prediction, n_with_gold),
         }
+
+    def aggregate_resamples(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+        """:meth:`aggregate` of every row of ``indices`` at once (the bootstrap's fast path).
+
+        Each entry equals ``aggregate(indices[row])[key]`` exactly: the rates are integer
+        counts divided as in :meth:`aggregate`, and COCO AP is rebuilt from the matches found
+        once in :func:`prepare_localization` (see :meth:`_resampled_precision`), never by
+        matching again.
+
+        Args:
+            indices: ``(n_resamples, n_images)`` image positions, one resample per row.
+
+        Returns:
+            ``{key: (n_resamples,) array}`` for the keys of :data:`LOCALIZATION_METRIC_KEYS`.
+
+        Example:
+            >>> evaluation = prepare_localization(
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": []}],
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}])
+            >>> evaluation.aggregate_resamples(np.array([[0, 1], [0, 0]]))["hit@30"].tolist()
+            [0.5, 1.0]
+        """
+        weights = self._resample_weights(indices)
+        # Every count below is a sum over drawn images of a per-image integer: one product.
+        sums = weights.astype(np.float64) @ self._per_image_counts()
+        n_images, n_with_gold, kept, acc_50, matched_gold, gold, matched_det, no_prediction = (
+            sums[:, column] for column in range(8)
+        )
+        hits = sums[:, 8:]
+        if self._rebuild_from_match_tables():
+            precision = self._resampled_precision(weights)
+        else:
+            precision = np.stack(
+                [self._precision_or_nan(indices_row) for indices_row in np.asarray(indices)]
+            ).reshape(len(weights), len(self._thresholds), len(RECALL_POINTS))
+        ap_30 = precision[:, _ROW_30].mean(axis=1)
+        ap_50 = precision[:, _ROW_50].mean(axis=1)
+        ap_50_95 = precision[:, _ROW_50:].reshape(len(weights), -1).mean(axis=1)
+        return {
+            "mAP@30": _ratios(hits[:, 0], n_images),
+            "mAP@50": _ratios(hits[:, 1], n_images),
+            "mAP@50:95": _ratios(hits[:, 1:].mean(axis=1), n_images),
+            "COCO-AP@30": ap_30,
+            "COCO-AP@50": ap_50,
+            "COCO-AP@50:95": ap_50_95,
+            "hit@30": _ratios(hits[:, 0], n_with_gold),
+            "hit@50": _ratios(hits[:, 1], n_with_gold),
+            "ACC50": _ratios(acc_50, n_with_gold),
+            "TP30": _ratios(matched_gold, gold),
+            "FP30": _ratios(kept - matched_det, kept),
+            "FNR": _ratios(no_prediction, n_with_gold),
+        }
+
+    def _per_image_counts(self) -> np.ndarray:
+        """``(n_images, 8 + 11)`` per-image integers whose resampled sums make the rates.
+
+        Columns: image, has gold, kept predictions, first prediction hits at 0.50, gold
+        matched at 0.30, gold boxes, predictions matched at 0.30, no prediction, then one
+        hit column per protocol threshold. Integers in float64, so sums are exact.
+        """
+        if self._per_image_cache is None:
+            columns = [
+                np.ones(self.n_items),
+                self._has_gold,
+                self._kept_counts,
+                self._has_gold & (self._first_iou >= 0.5),
+                self._matched_gold_30,
+                self._gold_counts,
+                self._matched_det_30,
+                self._no_prediction,
+                *(self._best_iou >= threshold for threshold in _PROTOCOL_THRESHOLDS),
+            ]
+            self._per_image_cache = np.column_stack(columns).astype(np.float64)
+        return self._per_image_cache
+
+    def _rebuild_from_match_tables(self) -> bool:
+        """Whether all resamples' AP is cheaper rebuilt at once than resample by resample.
+
+        Both give the same numbers. The joint rebuild costs a few passes over every true
+        positive of every resample; the per-resample path one pass over every detection, with
+        less memory traffic per element. Measured on 2 cores: the joint rebuild wins when
+        true positives are under about a quarter of the detections (e.g. 10 boxes per
+        image), loses when most boxes hit.
+        """
+        n_matched = sum(len(table.slot) for table in self._match_tables())
+        return n_matched <= 0.25 * self._sorted_matched.size
+
+    def _precision_or_nan(self, indices: np.ndarray) -> np.ndarray:
+        """:meth:`precision_at_recall_points` of one resample, NaN where that gives None."""
+        precision = self.precision_at_recall_points(indices)
+        if precision is None:
+            return np.full((len(self._thresholds), len(RECALL_POINTS)), np.nan)
+        return precision
+
+    def _resample_weights(self, indices: np.ndarray) -> np.ndarray:
+        """``(n_resamples, n_items)`` times each image is drawn, from rows of positions."""
+        rows = np.asarray(indices)
+        if rows.ndim != 2 or (rows.size and rows.dtype.kind not in "iu"):
+            raise NovaInputError(
+                "indices must be a 2-D array of integer image positions, one resample per row",
+                field="indices",
+            )
+        if rows.size and (rows.min() < 0 or rows.max() >= self.n_items):
+            raise NovaInputError(
+                f"indices must lie in [0, {self.n_items}), got values from "
+                f"{rows.min()} to {rows.max()}",
+                field="indices",
+            )
+        n_rows = len(rows)
+        flat = rows.astype(np.int64) + (np.arange(n_rows, dtype=np.int64) * self.n_items)[:, None]
+        drawn = np.bincount(flat.ravel(), minlength=n_rows * self.n_items)
+        return drawn.reshape(n_rows, self.n_items)
+
+    def _match_tables(self) -> list[_MatchTable]:
+        """Per IoU threshold, where the true positives sit among the blocks of detections.
+
+        Computed once and kept: the bootstrap reads them for every chunk of resamples.
+        """
+        if self._match_table_cache is not None:
+            return self._match_table_cache
+        block_of = np.repeat(np.arange(len(self._block_start)), self._block_length)
+        tables = []
+        for matched in self._sorted_matched:
+            position = np.flatnonzero(matched)
+            block = block_of[position]
+            blocks, slot = np.unique(block, return_inverse=True)
+            # Matches earlier in the same block: a running count, restarted at each block.
+            before = np.arange(len(position)) - np.searchsorted(position, self._block_start)[block]
+            per_block = np.bincount(slot, minlength=len(blocks))
+            columns = (
+                blocks,
+                per_block,
+                slot.reshape(-1),
+                position - self._block_start[block],
+                before,
+                block,
+                per_block[slot],
+                self._block_length[block],
+            )
+            tables.append(_MatchTable(*(column.astype(np.int32) for column in columns)))
+        self._match_table_cache = tables
+        return tables
+
+    def _resampled_precision(self, weights: np.ndarray) -> np.ndarray:
+        """:meth:`precision_at_recall_points` of every resample, ``(n_resamples, T, 101)``.
+
+        A resample repeats each block of equal-score detections of an image ``w`` times in a
+        row (``w``: times the image was drawn). Only the rank of each true positive matters:
+        the sampled envelope at recall ``r`` is the best precision ``t / rank_t`` over the
+        true positives ``t`` whose recall ``t / n_gold`` reaches ``r``. Those ranks follow
+        from per-block counts, so no resample is materialised detection by detection.
+        Resamples without gold box get NaN (the per-resample path's None).
+        """
+        n_rows = len(weights)
+        out = np.zeros((n_rows, len(self._thresholds), len(RECALL_POINTS)))
+        n_blocks = len(self._block_start)
+        # Rows at a time, so that the (rows, blocks) arrays stay small.
+        step = max(1, _CHUNK_ELEMENTS // max(n_blocks, 1))
+        for start in range(0, n_rows, step):
+            self._precision_of_rows(weights[start : start + step], out[start : start + step])
+        out[(weights @ self._gold_counts) == 0] = np.nan
+        return out
+
+    def _precision_of_rows(self, weights: np.ndarray, out: np.ndarray) -> None:
+        """Fill ``out`` (rows, T, 101) for the resamples of ``weights`` (see the caller)."""
+        if not len(self._block_start):
+            return
+        n_rows = len(weights)
+        gold = np.maximum(weights @ self._gold_counts, 1).astype(np.float64)[:, None]
+        # int32 halves the memory traffic; counts stay far below 2**31.
+        copies = weights.astype(np.int32)[:, self._block_image]  # times each block repeats
+        spans = copies * self._block_length
+        # Detections ahead of each block's first copy, per resample.
+        ranks_before = np.cumsum(spans, axis=1) - spans
+        for row, table in enumerate(self._match_tables()):
+            if not len(table.blocks):
+                continue
+            block_copies = copies[:, table.blocks]  # (rows, matched blocks)
+            true_in = block_copies * table.per_block
+            n_true = true_in.sum(axis=1)
+            width = int(n_true.max())
+            if width == 0:
+                continue
+            # Per (resample, match), in the first copy of its block: its true-positive count
+            # and rank. Each further copy adds the block's matches and its length.
+            match_copies = block_copies[:, table.slot]
+            true_rank = (np.cumsum(true_in, axis=1) - true_in)[:, table.slot] + table.before + 1
+            rank = ranks_before[:, table.match_block] + table.place + 1
+            # One spare column takes the matches of images a resample did not draw.
+            best = np.zeros((n_rows, width + 1))
+            row_start = np.arange(n_rows)[:, None] * (width + 1)
+            drawn_at = np.where(match_copies > 0, true_rank - 1, width) + row_start
+            best.ravel()[drawn_at.ravel()] = _coco_precision(true_rank, rank).ravel()
+            # Images drawn more than once: their further copies, one entry each.
+            resample, match = np.nonzero(match_copies > 1)
+            if len(resample):
+                extra = match_copies[resample, match] - 1
+                entry = np.repeat(np.arange(len(extra)), extra)
+                copy = np.arange(1, len(entry) + 1) - np.repeat(_offsets(extra), extra)
+                resample, match = resample[entry], match[entry]
+                copy_true = true_rank[resample, match] + copy * table.per_match[match]
+                copy_rank = rank[resample, match] + copy * table.match_length[match]
+                best.ravel()[row_start[resample, 0] + copy_true - 1] = _coco_precision(
+                    copy_true, copy_rank
+                )
+            best = best[:, :width]
+            envelope = np.maximum.accumulate(best[:, ::-1], axis=1)[:, ::-1]
+            first = _first_true_positive_reaching(gold, width)
+            reached = first <= n_true[:, None]
+            sampled = np.take_along_axis(envelope, np.minimum(first, width) - 1, axis=1)
+            out[:, row] = np.where(reached, sampled, 0.0)
 
 
 def _check_max_detections(max_detections: Any) -> int:

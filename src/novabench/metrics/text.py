@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
@@ -410,12 +412,61 @@ def _wordnet_reader() -> object | None:
     return wordnet
 
 
+def _nltk_data_paths() -> list[str]:
+    """The folders nltk searches for data, without importing nltk when it is not loaded yet.
+
+    Once nltk is imported its own ``nltk.data.path`` (which callers may extend) is used;
+    before that, the list nltk builds at import: ``$NLTK_DATA``, ``~/nltk_data``, then
+    the usual folders under ``sys.prefix`` and the system's (Windows: ``%APPDATA%`` too).
+    """
+    loaded = sys.modules.get("nltk.data")
+    if loaded is not None:
+        return [str(folder) for folder in getattr(loaded, "path", [])]
+    paths = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+    if "APPENGINE_RUNTIME" not in os.environ and os.path.expanduser("~/") != "~/":
+        paths.append(os.path.expanduser("~/nltk_data"))
+    prefix = [
+        os.path.join(sys.prefix, *parts)
+        for parts in (("nltk_data",), ("share", "nltk_data"), ("lib", "nltk_data"))
+    ]
+    if os.name == "nt":
+        system = [
+            os.path.join(os.environ.get("APPDATA", "C:\\"), "nltk_data"),
+            r"C:\nltk_data",
+            r"D:\nltk_data",
+            r"E:\nltk_data",
+        ]
+    else:
+        system = [
+            "/usr/share/nltk_data",
+            "/usr/local/share/nltk_data",
+            "/usr/lib/nltk_data",
+            "/usr/local/lib/nltk_data",
+        ]
+    return paths + prefix + system
+
+
+def _wordnet_files_present() -> bool:
+    """Whether some nltk data folder holds ``corpora/wordnet`` or ``corpora/wordnet.zip``."""
+    for folder in _nltk_data_paths():
+        corpora = os.path.join(folder, "corpora")
+        if os.path.isdir(os.path.join(corpora, "wordnet")) or os.path.isfile(
+            os.path.join(corpora, "wordnet.zip")
+        ):
+            return True
+    return False
+
+
 def meteor_variant() -> Literal["wordnet", "exact+stem"]:
     """Which METEOR matching stages will run on this machine.
 
     ``"wordnet"`` when nltk finds the WordNet corpus (exact, stem and synonym
     matching), ``"exact+stem"`` otherwise. Scores of the two variants are not
     comparable: results carry this string as ``METEOR_variant``.
+
+    Without WordNet files in any of nltk's data folders the answer is given from the
+    file system alone (no nltk import, no corpus load); with them, nltk confirms by
+    loading the corpus, which METEOR then needs anyway.
 
     Returns:
         ``"wordnet"`` or ``"exact+stem"``.
@@ -424,6 +475,8 @@ def meteor_variant() -> Literal["wordnet", "exact+stem"]:
         >>> meteor_variant() in ("wordnet", "exact+stem")
         True
     """
+    if not _wordnet_files_present():
+        return "exact+stem"
     return "wordnet" if _wordnet_reader() is not None else "exact+stem"
 
 

@@ -7,3 +7,7 @@
 
 ``novabench.data.release.read_release`` detects the layout and dispatches here.
 """
+
+#: Upper bound of one image shard of an export (``nova export --max-shard-mb``); here, not
+#: in ``export``, so that the command line reads it without importing ``datasets``.
+DEFAULT_MAX_SHARD_BYTES = 256 * 1024 * 1024

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from novabench.data.card import SPLIT, ConfigSize
+from novabench.data.layouts import DEFAULT_MAX_SHARD_BYTES
 from novabench.data.layouts.rows import RawBox, RawImage, read_parquet
 from novabench.data.provenance import provenance_metadata
 from novabench.data.rows import iter_case_rows, iter_image_rows
@@ -55,7 +56,6 @@ __all__ = [
 
 IMAGE_DIR = "data/images"
 CASE_DIR = "data/cases"
-DEFAULT_MAX_SHARD_BYTES = 256 * 1024 * 1024
 # Small row groups keep random access (and the Hub viewer) cheap on image rows.
 ROW_GROUP_MAX_ROWS = 100
 ROW_GROUP_MAX_BYTES = 32 * 1024 * 1024

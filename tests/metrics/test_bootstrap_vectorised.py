@@ -1,0 +1,221 @@
+"""The vectorised bootstrap path equals the resample-by-resample one, bit for bit.
+
+``aggregate_resamples(indices)`` must give exactly what ``aggregate(indices[row])`` gives
+for every row, and the intervals of ``bootstrap_confidence_intervals`` /
+``paired_bootstrap`` must not depend on which path ran. The reference is the per-resample
+``aggregate`` (the definition), forced by hiding ``aggregate_resamples``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from novabench.errors import NovaInputError
+from novabench.metrics.localization import (
+    LOCALIZATION_METRIC_KEYS,
+    LocalizationWarning,
+    prepare_localization,
+)
+from novabench.metrics.stats import (
+    SupportsResampledAggregate,
+    bootstrap_confidence_intervals,
+    paired_bootstrap,
+)
+
+
+class PerResampleOnly:
+    """The same evaluation with only ``aggregate``: the bootstrap must loop over resamples."""
+
+    def __init__(self, evaluation):
+        self._evaluation = evaluation
+        self.n_items = evaluation.n_items
+
+    def aggregate(self, indices=None):
+        return self._evaluation.aggregate(indices)
+
+
+def random_localization(rng: np.random.Generator, n_images: int):
+    """Small integer boxes so that IoU ties, equal scores and repeated boxes all occur."""
+    predictions, references = [], []
+    for _ in range(n_images):
+        n_gold, n_det = int(rng.integers(0, 4)), int(rng.integers(0, 7))
+        gold = rng.integers(0, 20, (n_gold, 4)).astype(float)
+        gold[:, 2:] += 1
+        det = rng.integers(0, 20, (n_det, 4)).astype(float)
+        det[:, 2:] += 1
+        if n_det and n_gold and rng.random() < 0.6:  # a near hit, often an exact one
+            det[0] = gold[0] + rng.integers(-1, 2, 4)
+            det[0, 2:] = np.abs(det[0, 2:]) + 1
+        prediction = {"boxes": det.tolist()}
+        if rng.random() < 0.7:  # else no scores: given order, all ties
+            prediction["scores"] = rng.choice([0.1, 0.5, 0.9], n_det).tolist()
+        predictions.append(prediction)
+        references.append({"boxes": gold.tolist()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LocalizationWarning)
+        return prepare_localization(
+            predictions, references, max_detections=int(rng.integers(1, 6))
+        )
+
+
+def same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_localization_resamples_equal_the_per_resample_scores(seed) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        n_images = int(rng.integers(1, 40))
+        evaluation = random_localization(rng, n_images)
+        indices = np.sort(rng.integers(0, n_images, (30, n_images)), axis=1)
+        many = evaluation.aggregate_resamples(indices)
+        assert sorted(many) == sorted(LOCALIZATION_METRIC_KEYS)
+        for row, drawn in enumerate(indices):
+            one = evaluation.aggregate(drawn)
+            mismatched = [key for key in one if not same(one[key], float(many[key][row]))]
+            assert not mismatched, (n_images, row, mismatched)
+
+
+def test_localization_resamples_cover_the_edge_cases() -> None:
+    box = [0, 0, 10, 10]
+    cases = [
+        ([{"boxes": []}, {"boxes": []}], [{"boxes": [box]}, {"boxes": []}]),  # nothing predicted
+        ([{"boxes": [box]}, {"boxes": [box]}], [{"boxes": []}, {"boxes": []}]),  # no gold anywhere
+        ([{"boxes": [box, box]}], [{"boxes": [box, box]}]),  # duplicates, one image
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LocalizationWarning)
+        for predictions, references in cases:
+            evaluation = prepare_localization(predictions, references)
+            n = evaluation.n_items
+            indices = np.sort(np.random.default_rng(0).integers(0, n, (8, n)), axis=1)
+            many = evaluation.aggregate_resamples(indices)
+            for row, drawn in enumerate(indices):
+                one = evaluation.aggregate(drawn)
+                assert all(same(one[key], float(many[key][row])) for key in one)
+
+
+def test_localization_resamples_reject_bad_indices() -> None:
+    evaluation = prepare_localization([{"boxes": []}], [{"boxes": [[0, 0, 1, 1]]}])
+    with pytest.raises(NovaInputError, match="2-D"):
+        evaluation.aggregate_resamples(np.array([0]))
+    with pytest.raises(NovaInputError, match=r"\[0, 1\)"):
+        evaluation.aggregate_resamples(np.array([[1]]))
+
+
+def test_the_bootstrap_takes_the_vectorised_path_and_gives_the_same_intervals() -> None:
+    evaluation = random_localization(np.random.default_rng(7), 60)
+    assert isinstance(evaluation, SupportsResampledAggregate)
+    assert not isinstance(PerResampleOnly(evaluation), SupportsResampledAggregate)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = bootstrap_confidence_intervals(evaluation, n_resamples=300, seed=5)
+        slow = bootstrap_confidence_intervals(PerResampleOnly(evaluation), n_resamples=300, seed=5)
+    assert fast.keys() == slow.keys()
+    for key in fast:
+        assert all(same(a, b) for a, b in zip(fast[key], slow[key])), key
+
+
+def test_intervals_do_not_depend_on_the_chunk_size(monkeypatch) -> None:
+    from novabench.metrics import stats
+
+    evaluation = random_localization(np.random.default_rng(8), 50)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = bootstrap_confidence_intervals(evaluation, n_resamples=200, seed=2)
+        monkeypatch.setattr(stats, "_CHUNK_ELEMENTS", 7 * 50)  # chunks of 7 resamples
+        chunked = bootstrap_confidence_intervals(evaluation, n_resamples=200, seed=2)
+    assert all(
+        all(same(a, b) for a, b in zip(whole[key], chunked[key])) for key in whole
+    )
+
+
+def test_paired_bootstrap_is_the_same_on_both_paths() -> None:
+    rng = np.random.default_rng(9)
+    model_a, model_b = random_localization(rng, 45), random_localization(rng, 45)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = paired_bootstrap(model_a, model_b, n_resamples=200, seed=1)
+        mixed = paired_bootstrap(model_a, PerResampleOnly(model_b), n_resamples=200, seed=1)
+    for key, entry in fast.items():
+        other = mixed[key]
+        assert same(entry["p_value"], other["p_value"]), key
+        assert all(same(a, b) for a, b in zip(entry["ci"], other["ci"])), key
+
+
+@pytest.mark.parametrize("averaging", ["sample", "micro"])
+def test_captioning_resamples_equal_the_per_resample_scores(averaging) -> None:
+    from novabench.metrics.caption_pairs import random_caption_pairs
+    from novabench.metrics.captioning import prepare_captioning
+
+    predictions, references = random_caption_pairs(80, seed=3)
+    predictions[:5] = ["", "", "axial", "normal study", "flair hyperintensity"]
+    evaluation = prepare_captioning(
+        predictions, references, exclude=["BERTScore-F1"], keyword_averaging=averaging
+    )
+    evaluation.bertscore_f1 = np.random.default_rng(0).random(80)  # stands in for the model
+    evaluation.metrics = (*evaluation.metrics, "BERTScore-F1")
+    indices = np.sort(np.random.default_rng(1).integers(0, 80, (60, 80)), axis=1)
+    indices[0] = 2  # one pair only: keyword and label scores may be undefined
+    many = evaluation.aggregate_resamples(indices)
+    assert sorted(many) == sorted(evaluation.metrics)
+    for row, drawn in enumerate(indices):
+        one = evaluation.aggregate(drawn)
+        assert all(same(one[key], float(many[key][row])) for key in one), row
+
+
+def test_diagnosis_resamples_equal_the_per_resample_scores() -> None:
+    from novabench.metrics.diagnosis import prepare_diagnosis
+
+    rng = np.random.default_rng(4)
+    names = ["glioma", "meningioma", "abscess", "lymphoma", "metastasis"]
+    references = [str(rng.choice(names)) for _ in range(70)]
+    predictions = [list(rng.choice(names, int(rng.integers(0, 4)))) for _ in range(70)]
+    evaluation = prepare_diagnosis(predictions, references)
+    indices = np.sort(rng.integers(0, evaluation.n_items, (50, evaluation.n_items)), axis=1)
+    many = evaluation.aggregate_resamples(indices)
+    for row, drawn in enumerate(indices):
+        one = evaluation.aggregate(drawn)
+        assert all(same(one[key], float(many[key][row])) for key in one), row
+    with pytest.raises(NovaInputError):
+        evaluation.aggregate_resamples(np.array([[evaluation.n_items]]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_both_ways_of_resampling_ap_agree(seed) -> None:
+    # aggregate_resamples picks one of two AP paths by cost; each must equal aggregate().
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(20):
+        n_images = int(rng.integers(1, 30))
+        evaluation = random_localization(rng, n_images)
+        indices = np.sort(rng.integers(0, n_images, (15, n_images)), axis=1)
+        rebuilt = evaluation._resampled_precision(evaluation._resample_weights(indices))
+        for row, drawn in enumerate(indices):
+            one = evaluation._precision_or_nan(drawn)
+            assert np.array_equal(rebuilt[row], one, equal_nan=True), (n_images, row)
+
+
+def test_a_key_missing_from_the_fast_path_is_still_bootstrapped() -> None:
+    class NewKey(PerResampleOnly):
+        """aggregate() gained a key that aggregate_resamples does not give."""
+
+        def aggregate(self, indices=None):
+            scores = dict(self._evaluation.aggregate(indices))
+            scores["extra"] = scores["hit@50"] / 2
+            return scores
+
+        def aggregate_resamples(self, indices):
+            return self._evaluation.aggregate_resamples(indices)
+
+    evaluation = random_localization(np.random.default_rng(11), 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        intervals = bootstrap_confidence_intervals(NewKey(evaluation), n_resamples=100)
+        reference = bootstrap_confidence_intervals(evaluation, n_resamples=100)
+    low, high = intervals["extra"]
+    assert (low, high) == (reference["hit@50"][0] / 2, reference["hit@50"][1] / 2)
