@@ -57,9 +57,7 @@ def random_localization(rng: np.random.Generator, n_images: int):
         references.append({"boxes": gold.tolist()})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LocalizationWarning)
-        return prepare_localization(
-            predictions, references, max_detections=int(rng.integers(1, 6))
-        )
+        return prepare_localization(predictions, references, max_detections=int(rng.integers(1, 6)))
 
 
 def same(a: float, b: float) -> bool:
@@ -130,9 +128,7 @@ def test_intervals_do_not_depend_on_the_chunk_size(monkeypatch) -> None:
         whole = bootstrap_confidence_intervals(evaluation, n_resamples=200, seed=2)
         monkeypatch.setattr(stats, "_CHUNK_ELEMENTS", 7 * 50)  # chunks of 7 resamples
         chunked = bootstrap_confidence_intervals(evaluation, n_resamples=200, seed=2)
-    assert all(
-        all(same(a, b) for a, b in zip(whole[key], chunked[key])) for key in whole
-    )
+    assert all(all(same(a, b) for a, b in zip(whole[key], chunked[key])) for key in whole)
 
 
 def test_paired_bootstrap_is_the_same_on_both_paths() -> None:

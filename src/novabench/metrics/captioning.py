@@ -566,6 +566,7 @@ class CaptioningEvaluation:
                     self._per_pair(self.prediction_labels, name)[chosen],
                 )
         return result
+
     def aggregate_resamples(self, indices: np.ndarray) -> dict[str, np.ndarray]:
         """:meth:`aggregate` of every row of ``indices`` at once (the bootstrap's fast path).
 

@@ -216,6 +216,7 @@ def _first_true_positive_reaching(n_gold: np.ndarray, limit: int) -> np.ndarray:
         first += first / n_gold < points
     return np.minimum(first, limit + 1)
 
+
 # --------------------------------------------------------------------------- evaluation
 
 
