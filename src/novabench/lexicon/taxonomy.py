@@ -367,7 +367,8 @@ def load_category_map(path: str | os.PathLike[str]) -> CategoryMap:
     Example:
         >>> import tempfile, pathlib
         >>> path = pathlib.Path(tempfile.mkdtemp()) / "map.csv"
-        >>> _ = path.write_text("case_id,diagnosis,category\\ncase0001,,vascular\\n,Gliomatosis,neoplastic\\n")
+        >>> rows = ["case_id,diagnosis,category", "case0001,,vascular", ",Gliomatosis,neoplastic"]
+        >>> _ = path.write_text("\\n".join(rows) + "\\n")
         >>> mapping = load_category_map(path)
         >>> dict(mapping.by_case), dict(mapping.by_diagnosis)
         ({'case0001': 'vascular'}, {'gliomatosis': 'neoplastic'})

@@ -239,7 +239,8 @@ class CaseFacts:
         case_id: the case.
         final_diagnosis: as the release writes it (None when missing).
         category: its pathology category; ``category_entry`` / ``category_rule``: the lexicon
-            entry and rule that gave it (see :class:`~novabench.lexicon.taxonomy.CategoryAssignment`).
+            entry and rule that gave it (see
+            :class:`~novabench.lexicon.taxonomy.CategoryAssignment`).
         n_images: images of the case in the release.
     """
 

@@ -129,7 +129,8 @@ def human_reference(
         if missing:
             section[comparison] = {
                 "available": False,
-                "reason": f"the release has {len(names)} rater(s): no {missing[0].replace('_', ' ')}",
+                "reason": f"the release has {len(names)} rater(s): no "
+                + missing[0].replace("_", " "),
             }
             continue
         with warnings.catch_warnings():

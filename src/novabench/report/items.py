@@ -157,7 +157,8 @@ class ItemTables:
 
         Example:
             >>> import tempfile, pandas as pd
-            >>> tables = ItemTables(pd.DataFrame({"filename": ["a.png"], "gold_boxes": [[[0.0, 0, 1, 1]]]}),
+            >>> images = pd.DataFrame({"filename": ["a.png"], "gold_boxes": [[[0.0, 0, 1, 1]]]})
+            >>> tables = ItemTables(images,
             ...                     pd.DataFrame({"case_id": ["case0001"]}))
             >>> paths = tables.write(tempfile.mkdtemp())
             >>> sorted(paths), paths["images_csv"].read_text().splitlines()[1]
@@ -254,10 +255,10 @@ def build_item_tables(
     if answered_only is not None:
         overrides["answered_only"] = answered_only
     if category_map is not None:
-        if not hasattr(category_map, "by_case"):
-            from novabench.lexicon.taxonomy import load_category_map
+        from novabench.lexicon.taxonomy import CategoryMap, load_category_map
 
-            category_map = load_category_map(category_map)  # type: ignore[arg-type]
+        if not isinstance(category_map, CategoryMap):
+            category_map = load_category_map(category_map)
         overrides["category_map"] = category_map
     chosen = ScoringOptions.build(options, **overrides)
     return item_tables(score_predictions(data, predictions, chosen))
@@ -278,7 +279,8 @@ def item_tables(scored: ScoredPredictions) -> ItemTables:
         >>> from novabench.report.scoring import score_predictions
         >>> root = pathlib.Path(tempfile.mkdtemp())
         >>> release = write_sample_release(root / "nova", n_cases=2, seed=0, progress=False)
-        >>> _ = (root / "p.jsonl").write_text(json.dumps({"case_id": "case0001", "diagnoses": []}) + "\\n")
+        >>> line = {"case_id": "case0001", "diagnoses": []}
+        >>> _ = (root / "p.jsonl").write_text(json.dumps(line) + "\\n")
         >>> tables = item_tables(score_predictions(release, root / "p.jsonl", n_resamples=0))
         >>> len(tables.images), tables.cases["diagnosis_status"].tolist()
         (0, ['given', 'missing'])
@@ -346,15 +348,15 @@ def _image_rows(scored: ScoredPredictions) -> list[dict[str, Any]]:
         location["best_iou"] = [v or 0.0 for v in evaluation.per_image_best_iou]
         location.update(evaluation.per_image_hits())
     caption: dict[str, list[Any]] = {}
-    reference_keywords = prediction_keywords = None
-    reference_labels = prediction_labels = None
+    labels: tuple[Any, Any] | None = None  # (references, predictions), what BinaryF1 counts
+    keywords: tuple[Any, Any] | None = None
     if captioning is not None:
         evaluation = scored.evaluations[captioning]
         caption = evaluation.per_pair()
-        reference_keywords = evaluation.reference_keywords
-        prediction_keywords = evaluation.prediction_keywords
-        reference_labels = evaluation.reference_labels
-        prediction_labels = evaluation.prediction_labels
+        if evaluation.reference_labels is not None:
+            labels = (evaluation.reference_labels, evaluation.prediction_labels)
+        if evaluation.reference_keywords is not None:
+            keywords = (evaluation.reference_keywords, evaluation.prediction_keywords)
     # The raters on the rows' images, by the function the report's human reference uses.
     human = human_reference(release, rows_at, n_resamples=0)
     rater_row = {p: i for i, p in enumerate(rows_at)}
@@ -403,14 +405,12 @@ def _image_rows(scored: ScoredPredictions) -> list[dict[str, Any]]:
             row["caption_prediction"] = str(record.caption) if answered else None
             for name, values in caption.items():
                 row[name] = None if item is None else values[item]
-            if item is not None and reference_labels is not None:
-                row["binary_label_reference"] = _LABELS.get(int(reference_labels[item]))
-                row["binary_label_prediction"] = _LABELS.get(int(prediction_labels[item]))
-            if item is not None and reference_keywords is not None:
-                row["keywords_reference"] = _keywords(reference_keywords[item])
-                row["keywords_prediction"] = _keywords(prediction_keywords[item])
-            else:
-                row["keywords_reference"] = row["keywords_prediction"] = None
+            if item is not None and labels is not None:
+                row["binary_label_reference"] = _LABELS.get(int(labels[0][item]))
+                row["binary_label_prediction"] = _LABELS.get(int(labels[1][item]))
+            if item is not None and keywords is not None:
+                row["keywords_reference"] = _keywords(keywords[0][item])
+                row["keywords_prediction"] = _keywords(keywords[1][item])
         rows.append(row)
     return rows
 
