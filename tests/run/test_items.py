@@ -223,6 +223,10 @@ def test_human_reference_scores_the_raters_like_a_model(tmp_path: Path) -> None:
     markdown = render_markdown(scored.report)
     assert "## Human reference (localization)" in markdown
     assert "| mAP@30 | 0.0 | 50.0 | 100.0 | 0.0 |" in markdown
+    assert (
+        "localization: human reference, mAP@30: rater 1 vs gold 50.0, rater 2 vs gold 100.0, "
+        "rater 1 vs rater 2 0.0" in render_table(scored.report)
+    )
 
 
 def test_a_release_without_rater_boxes_says_so(tmp_path: Path) -> None:
@@ -239,6 +243,7 @@ def test_a_release_without_rater_boxes_says_so(tmp_path: Path) -> None:
     section = scored.report["human_reference"]["localization"]
     assert section["available"] is False and "no rater boxes" in section["reason"]
     assert "No human reference: the release has no rater boxes" in render_markdown(scored.report)
+    assert "localization: no human reference (the release" in render_table(scored.report)
     table = item_tables(scored).images
     assert table["rater_1_boxes"].isna().all() and table["rater_2_best_iou"].isna().all()
 

@@ -166,7 +166,25 @@ def render_table(report: Mapping[str, Any]) -> str:
         lines.append(f"{task:<13} {key:<12} {value:>5}  {interval}".rstrip())
     lines.append("")
     lines.extend(_coverage_lines(report))
+    lines.extend(_human_reference_lines(report))
     return "\n".join(lines)
+
+
+def _human_reference_lines(report: Mapping[str, Any]) -> list[str]:
+    """One line per task with a human reference: its first headline key, model and raters."""
+    lines = []
+    for task, section in (report.get("human_reference") or {}).items():
+        if not section.get("available"):
+            lines.append(f"{task}: no human reference ({section.get('reason', 'no rater boxes')})")
+            continue
+        key = HEADLINE_KEYS[task][0]
+        parts = [
+            f"{label} {_percent(section[name].get(key))}"
+            for name, label in _HUMAN_COLUMNS
+            if section.get(name, {}).get("available", True) and name in section
+        ]
+        lines.append(f"{task}: human reference, {key}: " + ", ".join(parts))
+    return lines
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
