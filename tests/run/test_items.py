@@ -287,6 +287,16 @@ def test_answered_only_scores_the_answered_items_and_says_so(
     assert full["tasks"]["localization"]["metrics"]["hit@30"] == pytest.approx(
         with_gold / total_gold
     )
+    # A failed model call is an answer of the run: scored, as a miss.
+    failed = release.images[7]
+    error_line = {"filename": failed.filename, "task": "localization", "error": "timeout"}
+    with predictions.open("a") as handle:
+        handle.write(json.dumps(error_line) + "\n")
+    with_error = score_predictions(sample_release, predictions, n_resamples=0, answered_only=True)
+    error_metrics = with_error.report["tasks"]["localization"]["metrics"]
+    assert error_metrics["n_images"] == len(answered) + 1
+    assert error_metrics["mAP@30"] == pytest.approx(with_gold / (len(answered) + 1))
+    assert item_tables(with_error).images["localization_status"].tolist()[-1] == "error"
     # A task chosen but never answered leaves nothing to score.
     with pytest.raises(NovaInputError, match="no line answers captioning"):
         score_predictions(
