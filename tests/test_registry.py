@@ -21,6 +21,23 @@ def test_parser_and_scorer_resolve_to_functions_of_the_declared_shape(name: str)
 
 
 @pytest.mark.parametrize("name", TASK_NAMES)
+def test_metric_options_are_the_scorers_keyword_options(name: str) -> None:
+    spec = TASKS[name]
+    parameters = inspect.signature(spec.load_scorer()).parameters.values()
+    keyword_only = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert set(spec.metric_options) == keyword_only
+
+
+@pytest.mark.parametrize("name", TASK_NAMES)
+def test_reference_field_is_a_column_of_the_dataset_rows_of_its_unit(name: str) -> None:
+    from novabench.data.schema import case_features, image_features
+
+    spec = TASKS[name]
+    features = image_features([]) if spec.unit == "image" else case_features([])
+    assert spec.reference_field in features
+
+
+@pytest.mark.parametrize("name", TASK_NAMES)
 def test_prompt_resource_is_shipped(name: str) -> None:
     prompt = (
         resources.files("novabench").joinpath("resources").joinpath(TASKS[name].prompt_resource)

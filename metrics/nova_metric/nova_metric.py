@@ -21,9 +21,9 @@ the gold boxes, with COCO-exact class-agnostic average precision beside them
 (COCO-AP@30, COCO-AP@50, COCO-AP@50:95) and hit rates over images with gold (hit@30, hit@50). `captioning`: BLEU-4 (sacrebleu
 default), ROUGE-L (rouge_score), METEOR (nltk), BERTScore-F1 (bert_score), and
 keyword F1s (ClinicalF1, ModalityF1, BinaryF1) from an offline neuroradiology
-lexicon or a pluggable extractor. `diagnosis`: Top-1 and Top-5 accuracy with an
-offline lexicon matcher or an LLM judge. `all`: the three together from
-per-image predictions and NOVA `images` rows. Every result is a fraction in [0, 1].
+lexicon, a pluggable extractor or an LLM keyword judge. `diagnosis`: Top-1 and Top-5
+accuracy with an offline lexicon matcher or an LLM judge (per case or per pair). `all`:
+the three together from per-image predictions and NOVA `images` rows. Every result is a fraction in [0, 1].
 """
 
 _KWARGS_DESCRIPTION = """
@@ -43,7 +43,13 @@ Args:
     exclude: captioning metric names to leave out (absent from the result).
     bertscore_model, bertscore_num_layers: a local BERTScore model path and layer.
     keyword_extractor: a callable text -> keywords; keyword_averaging: "sample" or "micro".
-    matcher: a callable (reference, candidate) -> bool for diagnosis (e.g. an LLM judge).
+    keyword_judge: instead of an extractor, an LLM keyword judge
+        (novabench.metrics.keyword_judge.OpenAIKeywordJudge: both captions of a pair in one
+        call, the paper's procedure); the result's keyword_extractor says which ran.
+    matcher: a callable (reference, candidate) -> bool for diagnosis (e.g. the pair judge
+        novabench.metrics.judge.OpenAIChatJudge).
+    case_judge: instead of a matcher, the protocol-mode diagnosis judge
+        (novabench.metrics.judge.OpenAICaseJudge: one call per case with all predictions).
     bootstrap_resamples, confidence, seed: add seeded bootstrap confidence intervals.
 Returns:
     localization: mAP@30, mAP@50, mAP@50:95, ACC50, TP30, FP30, FNR, COCO-AP@30, COCO-AP@50,

@@ -59,12 +59,17 @@ class TaskSpec:
         unit: ``"image"`` (one answer per PNG) or ``"case"`` (one answer per case).
         key_field: the predictions-file field naming the item (``filename`` or ``case_id``).
         raw_field: the field holding the model's raw answer text.
-        answer_field: the field holding the parsed answer.
+        answer_field: the field holding the parsed answer (also names the answer's form:
+            ``boxes``, ``caption`` or ``diagnoses``, which the evaluate adapter reads by).
         extra_fields: further task fields a predictions line may carry.
+        reference_field: the field of a NOVA dataset row (``images`` or ``cases``) holding
+            the task's reference.
         prompt_resource: the default prompt, under ``novabench/resources/``.
         parser: ``"module:function"`` turning a raw answer into a parsed one.
         scorer: ``"module:function"`` preparing the task's evaluation
             (``prepare_<family>(predictions, references, **options)``).
+        metric_options: the keyword options that scorer takes (what ``compute_task`` and the
+            evaluate face route to the task).
         headline_keys: the metric keys a report's table leads with, in order.
         parse_statuses: every status a parsed answer of this task can carry.
         failure_statuses: the statuses meaning "nothing usable was read".
@@ -75,6 +80,8 @@ class TaskSpec:
         ('raw_diagnoses', 'diagnoses')
         >>> spec.load_parser().__name__
         'parse_diagnoses'
+        >>> spec.reference_field, spec.metric_options
+        ('final_diagnosis', ('matcher', 'case_judge'))
     """
 
     name: str
@@ -84,9 +91,11 @@ class TaskSpec:
     raw_field: str
     answer_field: str
     extra_fields: tuple[str, ...]
+    reference_field: str
     prompt_resource: str
     parser: str
     scorer: str
+    metric_options: tuple[str, ...]
     headline_keys: tuple[str, ...]
     parse_statuses: tuple[str, ...]
     failure_statuses: frozenset[str]
@@ -138,9 +147,11 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             raw_field="raw_boxes",
             answer_field="boxes",
             extra_fields=("scores", "input_size"),
+            reference_field="boxes",
             prompt_resource="prompts/localization.txt",
             parser="novabench.run.parsers:parse_localization",
             scorer="novabench.metrics.localization:prepare_localization",
+            metric_options=("box_format", "reference_box_format", "max_detections"),
             # The protocol's keys first; COCO AP and the diagnostic hit rates beside them.
             headline_keys=(
                 "mAP@30",
@@ -176,9 +187,19 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             raw_field="raw_caption",
             answer_field="caption",
             extra_fields=(),
+            reference_field="caption",
             prompt_resource="prompts/captioning.txt",
             parser="novabench.run.parsers:parse_caption",
             scorer="novabench.metrics.captioning:prepare_captioning",
+            metric_options=(
+                "exclude",
+                "bertscore_model",
+                "bertscore_num_layers",
+                "bertscore_batch_size",
+                "keyword_extractor",
+                "keyword_averaging",
+                "keyword_judge",
+            ),
             headline_keys=(
                 "BLEU-4",
                 "ROUGE-L",
@@ -199,9 +220,11 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             raw_field="raw_diagnoses",
             answer_field="diagnoses",
             extra_fields=(),
+            reference_field="final_diagnosis",
             prompt_resource="prompts/diagnosis.txt",
             parser="novabench.run.parsers:parse_diagnoses",
             scorer="novabench.metrics.diagnosis:prepare_diagnosis",
+            metric_options=("matcher", "case_judge"),
             headline_keys=("top1", "top5"),
             parse_statuses=("ok", "partial", "fallback_list", "empty", "unparseable"),
             failure_statuses=_FAILURES,

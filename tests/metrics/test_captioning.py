@@ -205,11 +205,13 @@ def test_full_result_keys_and_parity_with_reference_libraries():
     result = score_captioning(predictions, references, exclude=NO_BERT)
     assert set(result) == {
         "BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1",
-        "n_captions", "METEOR_variant", "keyword_averaging", "n_pairs_without_clinical_keywords",
+        "n_captions", "METEOR_variant", "keyword_averaging", "keyword_extractor",
+        "n_pairs_without_clinical_keywords",
         "n_pairs_without_modality_keywords", "n_pairs_without_sequence_plane_keywords",
         "n_pairs_without_reference_label", "n_predictions_without_label",
     }  # fmt: skip
     assert result["n_captions"] == 60
+    assert result["keyword_extractor"] == "lexicon (offline)"
     assert result["BLEU-4"] == pytest.approx(
         sacrebleu.corpus_bleu(predictions, [references]).score / 100, abs=1e-9
     )

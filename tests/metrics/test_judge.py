@@ -186,6 +186,7 @@ def test_malformed_reply_after_retries_names_the_case(server: JudgeServer) -> No
     assert error.reply == "Probably, depending on grade"
     assert "example 4 (case0005), prediction 2" in str(error) and "unreadable reply" in str(error)
     assert len(server.requests) == 3
+    assert judge.stats.failures == 1 and judge.stats.requests == 3
 
 
 def test_response_body_that_is_not_chat_json_raises_without_retrying(server: JudgeServer) -> None:

@@ -1049,4 +1049,11 @@ CAPTION_CASES: list[CaptionCase] = [
         "<think>\nThe image is an axial FLAIR. There is a hyperintense lesion in the",
         "empty",
     ),
+    CaptionCase("list_of_numbers_is_not_a_caption", [1, 2], "unparseable"),
+    CaptionCase(
+        "list_of_sentences",
+        ["Axial FLAIR image.", 3, "  ", "Left frontal lesion."],
+        "ok",
+        "Axial FLAIR image. Left frontal lesion.",
+    ),
 ]

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     options = scoring_options(args)
     comparison = compare_predictions(args.data, args.a, args.b, options)
     for task in options.judged_tasks:
-        comparison["notes"].setdefault(task, []).append(judge_note(args, options.matcher))
+        comparison["notes"].setdefault(task, []).append(judge_note(args, options.judge_of(task)))
     write_report(comparison, args.out)
     print(render_comparison(comparison))
     for task, notes in comparison["notes"].items():

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 from novabench.errors import NovaInputError
 from novabench.registry import TASK_NAMES
 
+#: How ``--judge-mode`` matches diagnoses.
+JUDGE_MODES = ("case", "pair", "lexicon")
+
 if TYPE_CHECKING:
     from novabench.report.scoring import ScoringOptions
 
@@ -89,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     report = scored.report
     for task in options.judged_tasks:
         if task in report["tasks"]:
-            report["tasks"][task]["notes"].append(judge_note(args, options.matcher))
+            report["tasks"][task]["notes"].append(judge_note(args, options.judge_of(task)))
     if args.items:
         from novabench.report.items import item_tables
 
@@ -160,9 +163,26 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--keyword-averaging", choices=("sample", "micro"), default="sample")
     parser.add_argument(
-        "--judge-endpoint", help="OpenAI-compatible base URL of an LLM judge for diagnosis"
+        "--judge-endpoint",
+        help="OpenAI-compatible base URL of an LLM judge (diagnosis; captions with "
+        "--keyword-judge)",
     )
     parser.add_argument("--judge-model", help="model name at the judge endpoint")
+    parser.add_argument(
+        "--judge-mode",
+        choices=JUDGE_MODES,
+        default=None,
+        help="how diagnoses are matched: case (the paper's procedure: one LLM call per case "
+        "with all five predictions), pair (one LLM call per prediction), lexicon (offline); "
+        "default: case with --judge-endpoint, else lexicon",
+    )
+    parser.add_argument(
+        "--keyword-judge",
+        action="store_true",
+        help="extract caption keywords (ClinicalF1, ModalityF1, BinaryF1) with the LLM at "
+        "--judge-endpoint, one call per caption pair, as the paper does; default: the offline "
+        "lexicon",
+    )
     parser.add_argument(
         "--judge-cache", default=".nova-judge-cache", help="on-disk cache of judge verdicts"
     )
@@ -176,7 +196,10 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
 def scoring_options(args: argparse.Namespace) -> ScoringOptions:
     """The scoring options chosen on the command line, built once for ``evaluate``/``compare``.
 
-    The diagnosis ``matcher`` is None for the default lexicon matcher.
+    Judges: with ``--judge-endpoint`` diagnoses are matched by the case judge (one call per
+    case, the paper's procedure) unless ``--judge-mode pair`` or ``lexicon`` says otherwise;
+    ``--keyword-judge`` adds the LLM keyword judge for captions. Without an endpoint the
+    offline lexicon matcher and keyword extractor are used.
 
     Example:
         >>> import argparse
@@ -201,25 +224,6 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
         caption_options.update(
             bertscore_model=args.bertscore_model, bertscore_num_layers=args.bertscore_layers
         )
-    matcher = None
-    if args.judge_endpoint:
-        if not args.judge_model:
-            raise NovaInputError("--judge-endpoint needs --judge-model", field="--judge-model")
-        from novabench.metrics.judge import OpenAIChatJudge
-
-        api_key = None
-        if args.judge_api_key_env:
-            import os
-
-            api_key = os.environ.get(args.judge_api_key_env)
-            if not api_key:
-                raise NovaInputError(
-                    f"environment variable {args.judge_api_key_env} is empty or unset",
-                    field="--judge-api-key-env",
-                )
-        matcher = OpenAIChatJudge(
-            args.judge_endpoint, args.judge_model, api_key=api_key, cache_dir=args.judge_cache
-        )
     return ScoringOptions(
         tasks=args.task,
         box_convention=args.box_convention,
@@ -228,14 +232,83 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
         confidence=args.confidence,
         seed=args.seed,
         caption_options=caption_options,
-        matcher=matcher,
+        **_judges(args),
     )
 
 
-def judge_note(args: argparse.Namespace, matcher: Any) -> str:
-    """One line on where the judge's verdicts came from."""
-    stats = matcher.stats
+def _judges(args: argparse.Namespace) -> dict[str, Any]:
+    """The LLM judges the judge options ask for, as ScoringOptions keywords."""
+    mode = args.judge_mode or ("case" if args.judge_endpoint else "lexicon")
+    wanted = mode != "lexicon" or args.keyword_judge
+    if not args.judge_endpoint:
+        if wanted:
+            what = "--keyword-judge" if mode == "lexicon" else f"--judge-mode {mode}"
+            raise NovaInputError(f"{what} needs --judge-endpoint", field="--judge-endpoint")
+        return {}
+    if not args.judge_model:
+        raise NovaInputError("--judge-endpoint needs --judge-model", field="--judge-model")
+    if not wanted:
+        raise NovaInputError(
+            "--judge-endpoint is given but nothing uses it (--judge-mode lexicon without "
+            "--keyword-judge)",
+            field="--judge-mode",
+        )
+    from novabench.metrics import judge, keyword_judge
+
+    api_key = None
+    if args.judge_api_key_env:
+        import os
+
+        api_key = os.environ.get(args.judge_api_key_env)
+        if not api_key:
+            raise NovaInputError(
+                f"environment variable {args.judge_api_key_env} is empty or unset",
+                field="--judge-api-key-env",
+            )
+    endpoint = {"api_key": api_key, "cache_dir": args.judge_cache}
+    judges: dict[str, Any] = {}
+    if mode == "case":
+        judges["case_judge"] = judge.OpenAICaseJudge(
+            args.judge_endpoint, args.judge_model, **endpoint
+        )
+    elif mode == "pair":
+        judges["matcher"] = judge.OpenAIChatJudge(args.judge_endpoint, args.judge_model, **endpoint)
+    if args.keyword_judge:
+        judges["keyword_judge"] = keyword_judge.OpenAIKeywordJudge(
+            args.judge_endpoint, args.judge_model, **endpoint
+        )
+    return judges
+
+
+# What one call of each judge kind judges, for the note.
+_JUDGED_UNIT = {
+    "OpenAICaseJudge": "cases",
+    "OpenAIChatJudge": "verdicts",
+    "OpenAIKeywordJudge": "caption pairs",
+}
+
+
+def judge_note(args: argparse.Namespace, judge: Any) -> str:
+    """One line on where a judge's answers came from (model, cache, requests, failures).
+
+    Example:
+        >>> import argparse
+        >>> from novabench.metrics.judge import OpenAICaseJudge
+        >>> args = argparse.Namespace(judge_model="m", judge_cache="cache")
+        >>> note = judge_note(args, OpenAICaseJudge("http://127.0.0.1:9", "m"))
+        >>> head, counts = note.split(": ")
+        >>> head, counts.split(", ")[:2]
+        ('case judge m (prompt nova-case-judge-1)', ['0 cases', '0 from the cache (cache)'])
+    """
+    stats = judge.stats
+    kind = {"OpenAICaseJudge": "case judge", "OpenAIKeywordJudge": "keyword judge"}.get(
+        type(judge).__name__, "judge"
+    )
+    unit = _JUDGED_UNIT.get(type(judge).__name__, "verdicts")
+    prompt = getattr(judge, "prompt_version", None)
     return (
-        f"judge {args.judge_model}: {stats.calls} verdicts, {stats.cache_hits} from the cache "
-        f"({args.judge_cache}), {stats.requests} requests, {stats.retries} retries"
+        f"{kind} {args.judge_model}" + (f" (prompt {prompt})" if prompt else "") + ": "
+        f"{stats.calls} {unit}, {stats.cache_hits} from the cache ({args.judge_cache}), "
+        f"{stats.requests} requests, {stats.retries} retries, "
+        f"{getattr(stats, 'failures', 0)} failures"
     )

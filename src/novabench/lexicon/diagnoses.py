@@ -44,7 +44,7 @@ __all__ = [
     "read_diagnosis",
 ]
 
-LEXICON_VERSION = "nova-diagnosis-lexicon-1"
+LEXICON_VERSION = "nova-diagnosis-lexicon-2"  # 2: 398 entries (issue 8 matcher work)
 # The table itself is a data file beside the keyword lexicon (neuro_lexicon.json).
 _TABLE_RESOURCE = "diagnosis_lexicon.txt"
 

@@ -83,7 +83,12 @@ import numpy as np
 from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.metrics import text
-from novabench.metrics.keywords import CaptionKeywords, KeywordExtractor, default_keyword_extractor
+from novabench.metrics.keywords import (
+    CaptionKeywords,
+    KeywordExtractor,
+    LexiconKeywordExtractor,
+    default_keyword_extractor,
+)
 
 __all__ = [
     "DEFAULT_BERTSCORE_MODEL",
@@ -405,7 +410,8 @@ class CaptioningEvaluation:
             TP, FP, FN.
         reference_labels: ``(n,)`` 1 abnormal, 0 normal, -1 undecidable (or None).
         prediction_labels: same for the predictions.
-        info: non-numeric facts of the run (``METEOR_variant``, ``BERTScore_hash``, ``keyword_averaging``).
+        info: non-numeric facts of the run (``METEOR_variant``, ``BERTScore_hash``,
+            ``keyword_averaging``, ``keyword_extractor``).
         reference_keywords: the keywords found in each reference (when keyword metrics ran).
         prediction_keywords: the keywords found in each prediction (when keyword metrics ran).
     """
@@ -602,6 +608,54 @@ def _extract_all(
     return extracted
 
 
+def _check_keyword_source(keyword_extractor: Any, keyword_judge: Any) -> None:
+    if keyword_judge is None:
+        return
+    if keyword_extractor is not None:
+        raise NovaInputError(
+            "give either a keyword extractor or a keyword judge, not both", source="keyword_judge"
+        )
+    if not callable(getattr(keyword_judge, "extract_pairs", None)):
+        raise NovaInputError(
+            "the keyword judge needs an extract_pairs(pairs, labels=...) method "
+            "(e.g. novabench.metrics.keyword_judge.OpenAIKeywordJudge)",
+            source="keyword_judge",
+        )
+
+
+def _judge_all(
+    judge: Any, references: Sequence[str], predictions: Sequence[str]
+) -> tuple[list[CaptionKeywords], list[CaptionKeywords]]:
+    """Both captions of every pair read together by the judge (one request per pair)."""
+    labels = [f"example {index}" for index in range(len(references))]
+    extracted = list(judge.extract_pairs(list(zip(references, predictions)), labels=labels))
+    if len(extracted) != len(references):
+        raise NovaInputError(
+            f"the keyword judge returned {len(extracted)} results for {len(references)} pairs",
+            source="keyword_judge",
+        )
+    for index, pair in enumerate(extracted):
+        for side, keywords in zip(("references", "predictions"), pair):
+            if not all(hasattr(keywords, name) for name in ("modality", "clinical", "abnormal")):
+                raise NovaInputError(
+                    f"keyword judge returned {type(keywords).__name__}, not CaptionKeywords",
+                    source="keyword_judge",
+                    record=f"example {index}",
+                    field=side,
+                )
+    return [pair[0] for pair in extracted], [pair[1] for pair in extracted]
+
+
+def _describe(extractor: Any) -> str:
+    """What produced the keywords, for the result (``keyword_extractor``)."""
+    description = getattr(extractor, "description", None)
+    if isinstance(description, str):
+        return description
+    if isinstance(extractor, LexiconKeywordExtractor):
+        return "lexicon (offline)"
+    return getattr(extractor, "__qualname__", type(extractor).__qualname__)
+
+
 def prepare_captioning(
     predictions: Sequence[str],
     references: Sequence[str],
@@ -612,6 +666,7 @@ def prepare_captioning(
     bertscore_batch_size: int = 32,
     keyword_extractor: KeywordExtractor | None = None,
     keyword_averaging: KeywordAveraging = "sample",
+    keyword_judge: Any = None,
 ) -> CaptioningEvaluation:
     """Compute the per-pair statistics of every captioning metric once.
 
@@ -622,7 +677,8 @@ def prepare_captioning(
 
     Raises:
         NovaInputError: bad captions, unknown ``exclude`` names, a bad
-            ``keyword_averaging`` or an unavailable BERTScore model.
+            ``keyword_averaging``, an unavailable BERTScore model, or both a keyword
+            extractor and a keyword judge.
 
     Example:
         >>> evaluation = prepare_captioning(["Axial FLAIR: lesion"], ["Axial T2: lesion"],
@@ -636,6 +692,7 @@ def prepare_captioning(
             f"must be 'sample' or 'micro', got {keyword_averaging!r}", source="keyword_averaging"
         )
     checks.positive_int(bertscore_batch_size, source="bertscore_batch_size")
+    _check_keyword_source(keyword_extractor, keyword_judge)
     _validate_captions(predictions, references)
     predictions, references = list(predictions), list(references)
     metrics = tuple(name for name in METRIC_NAMES if name not in excluded)
@@ -663,14 +720,21 @@ def prepare_captioning(
 
     keyword_metrics = [name for name in metrics if name in KEYWORD_FAMILIES or name == "BinaryF1"]
     if keyword_metrics:
-        extractor = (
-            keyword_extractor if keyword_extractor is not None else default_keyword_extractor()
-        )
-        memo: dict[str, CaptionKeywords] = {}
-        reference_keywords = _extract_all(references, extractor, memo, "references")
-        prediction_keywords = _extract_all(predictions, extractor, memo, "predictions")
-        evaluation.reference_keywords = reference_keywords
-        evaluation.prediction_keywords = prediction_keywords
+        if keyword_judge is not None:
+            reference_keywords, prediction_keywords = _judge_all(
+                keyword_judge, references, predictions
+            )
+            evaluation.info["keyword_extractor"] = _describe(keyword_judge)
+        else:
+            extractor = (
+                keyword_extractor if keyword_extractor is not None else default_keyword_extractor()
+            )
+            memo: dict[str, CaptionKeywords] = {}
+            reference_keywords = _extract_all(references, extractor, memo, "references")
+            prediction_keywords = _extract_all(predictions, extractor, memo, "predictions")
+            evaluation.info["keyword_extractor"] = _describe(extractor)
+        evaluation.reference_keywords = list(reference_keywords)
+        evaluation.prediction_keywords = list(prediction_keywords)
         reference_sets = [paper_keyword_split(keywords) for keywords in reference_keywords]
         prediction_sets = [paper_keyword_split(keywords) for keywords in prediction_keywords]
         for name in keyword_metrics:
@@ -703,6 +767,7 @@ def score_captioning(
     bertscore_batch_size: int = 32,
     keyword_extractor: KeywordExtractor | None = None,
     keyword_averaging: KeywordAveraging = "sample",
+    keyword_judge: Any = None,
 ) -> dict[str, Any]:
     """Score predicted captions against reference captions with the NOVA captioning metrics.
 
@@ -720,12 +785,17 @@ def score_captioning(
         keyword_extractor: a :class:`~novabench.metrics.keywords.KeywordExtractor`;
             None for the lexicon extractor.
         keyword_averaging: ``"sample"`` (mean of per-caption F1) or ``"micro"`` (pooled counts).
+        keyword_judge: instead of an extractor, an LLM keyword judge with ``extract_pairs``
+            (:class:`~novabench.metrics.keyword_judge.OpenAIKeywordJudge`): both captions of
+            a pair read together, one request per pair, as the paper's procedure does. The
+            keyword metrics keep their names; ``keyword_extractor`` in the result says which
+            produced them.
 
     Returns:
         ``BLEU-4``, ``ROUGE-L``, ``METEOR``, ``BERTScore-F1``, ``ClinicalF1``,
         ``ModalityF1``, ``BinaryF1``, ``SequencePlaneF1`` (those not excluded),
         ``n_captions``; ``METEOR_variant``, ``BERTScore_hash``,
-        ``keyword_averaging`` when the metrics they describe ran;
+        ``keyword_averaging`` and ``keyword_extractor`` when the metrics they describe ran;
         ``n_pairs_without_clinical_keywords``, ``n_pairs_without_modality_keywords``,
         ``n_pairs_without_sequence_plane_keywords``, ``n_pairs_without_reference_label``
         and ``n_predictions_without_label`` for the keyword metrics that ran.
@@ -753,5 +823,6 @@ def score_captioning(
         bertscore_batch_size=bertscore_batch_size,
         keyword_extractor=keyword_extractor,
         keyword_averaging=keyword_averaging,
+        keyword_judge=keyword_judge,
     )
     return evaluation.result()

@@ -20,7 +20,8 @@ first appearance; the diagnoses of a case must agree across its images).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import datasets
@@ -31,13 +32,13 @@ import pyarrow.compute as pc
 from novabench import checks, registry
 from novabench.errors import NovaInputError
 from novabench.metrics.tasks import (
-    _LOCALIZATION_KWARGS,
     _check_task,
     _compute_all,
     _finish,
     _only,
     _split_options,
     compute_task,
+    task_options,
 )
 
 __all__ = [
@@ -49,42 +50,36 @@ __all__ = [
     "normalize_references",
 ]
 
-# Keys a prediction of each task may carry; anything else is a mistake worth
-# reporting (a misspelt "score" would otherwise silently mean "no scores").
-_PREDICTION_KEYS: dict[str, frozenset[str]] = {
-    "localization": frozenset({"boxes", "scores"}),
-    # No filename/case_id: the module pairs by position, and an ignored join key would hide a
-    # misaligned list; align predictions to the references before adding them.
-    registry.ALL_TASKS: frozenset({"boxes", "scores", "caption", "diagnoses"}),
-}
-
 _BOXES = datasets.List(datasets.List(datasets.Value("float64")))
 _SCORES = datasets.List(datasets.Value("float64"))
+_STRING = datasets.Value("string")
 _STRINGS = datasets.List(datasets.Value("string"))
+# Keys a box prediction may carry; anything else is a mistake worth reporting (a misspelt
+# "score" would otherwise silently mean "no scores"). No filename/case_id: the module pairs
+# by position, and an ignored join key would hide a misaligned list.
+_BOX_PREDICTION_KEYS = frozenset({"boxes", "scores"})
 
-# The plain form of each task's predictions and references, as Arrow stores it.
-_FEATURES: dict[str, dict[str, Any]] = {
-    "localization": {
-        "predictions": {"boxes": _BOXES, "scores": _SCORES},
-        "references": {"boxes": _BOXES},
-    },
-    "captioning": {"predictions": datasets.Value("string"), "references": datasets.Value("string")},
-    "diagnosis": {"predictions": _STRINGS, "references": datasets.Value("string")},
-    registry.ALL_TASKS: {
-        "predictions": {
-            "boxes": _BOXES,
-            "scores": _SCORES,
-            "caption": datasets.Value("string"),
-            "diagnoses": _STRINGS,
-        },
-        "references": {
-            "boxes": _BOXES,
-            "caption": datasets.Value("string"),
-            "final_diagnosis": datasets.Value("string"),
-            "case_id": datasets.Value("string"),
-        },
-    },
-}
+
+@dataclass(frozen=True)
+class _InputForm:
+    """How the face reads and stores one form of answer (a registry ``answer_field``).
+
+    Attributes:
+        prediction_feature: the Arrow type of a plain prediction.
+        reference_feature: the Arrow type of a plain reference.
+        read_predictions: ``(items, start_index) -> plain predictions``; raises naming the
+            example.
+        read_references: ``(items, start_index) -> plain references``.
+        prediction_columns: the dataset columns a prediction is read from (None: whole rows).
+        boxes: the form carries boxes (checked per batch, read from Arrow buffers).
+    """
+
+    prediction_feature: Any
+    reference_feature: Any
+    read_predictions: Callable[[list[Any], int], list[Any]]
+    read_references: Callable[[list[Any], int], list[Any]]
+    prediction_columns: tuple[str, ...] | None = None
+    boxes: bool = False
 
 
 def metric_features(task: str) -> datasets.Features:
@@ -102,8 +97,10 @@ def metric_features(task: str) -> datasets.Features:
         >>> metric_features("diagnosis")["references"]
         Value('string')
     """
-    _check_task(task)
-    return datasets.Features(_FEATURES[task])
+    form = _form(task)
+    return datasets.Features(
+        {"predictions": form.prediction_feature, "references": form.reference_feature}
+    )
 
 
 def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) -> list[Any]:
@@ -128,22 +125,10 @@ def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) 
         >>> normalize_predictions("diagnosis", ["glioma"])
         [['glioma']]
     """
-    _check_task(task)
-    items = _as_items(predictions, _prediction_columns(task))
-    out: list[Any] = []
-    allowed = _PREDICTION_KEYS.get(task)
-    for offset, item in enumerate(items):
-        if task == "localization" and _plain_box_prediction(item, allowed):
-            out.append(item)  # already plain: Arrow reads a missing "scores" as none given
-            continue
-        record = f"example {start_index + offset}"
-        if task == "captioning":
-            out.append(_text(item, record, "predictions", allow_empty=True))
-        elif task == "diagnosis":
-            out.append(_diagnosis_list(item, record, "predictions"))
-        else:
-            out.append(_box_prediction(task, item, record))
-    if task in ("localization", registry.ALL_TASKS):
+    form = _form(task)
+    columns = list(form.prediction_columns) if form.prediction_columns else None
+    out = form.read_predictions(_as_items(predictions, columns), start_index)
+    if form.boxes:
         checks.box_values(out, side="predictions", start_index=start_index)
     return out
 
@@ -166,65 +151,9 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
         >>> normalize_references("captioning", [{"caption": "Axial FLAIR.", "filename": "x.png"}])
         ['Axial FLAIR.']
     """
-    _check_task(task)
-    items = _as_items(references, _reference_columns(task))
-    out: list[Any] = []
-    for offset, item in enumerate(items):
-        if task == "localization" and type(item) is dict and type(item.get("boxes")) is list:
-            out.append({"boxes": item["boxes"]})
-            continue
-        record = f"example {start_index + offset}"
-        if task == "localization":
-            out.append(
-                {
-                    "boxes": _boxes(
-                        _field(item, "boxes", record, "references"), record, "references.boxes"
-                    )
-                }
-            )
-        elif task == "captioning":
-            value = (
-                _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
-            )
-            out.append(_text(value, record, "references", allow_empty=True))
-        elif task == "diagnosis":
-            if isinstance(item, Mapping):
-                if "filename" in item and "filenames" not in item:
-                    raise NovaInputError(_PER_CASE, record=record, field="references")
-                value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
-            else:
-                value = item
-            out.append(_text(value, record, "references", allow_empty=True))
-        else:
-            if not isinstance(item, Mapping):
-                raise NovaInputError(
-                    "the 'all' task takes NOVA `images` rows as references",
-                    record=record,
-                    field="references",
-                )
-            out.append(
-                {
-                    "boxes": _boxes(
-                        _field(item, "boxes", record, "references"), record, "references.boxes"
-                    ),
-                    "caption": _text(
-                        _field(item, "caption", record, "references"),
-                        record,
-                        "references.caption",
-                        allow_empty=True,
-                    ),
-                    "final_diagnosis": _text(
-                        _row_diagnosis(_field(item, "final_diagnosis", record, "references")),
-                        record,
-                        "references.final_diagnosis",
-                        allow_empty=True,
-                    ),
-                    "case_id": _text(
-                        _field(item, "case_id", record, "references"), record, "references.case_id"
-                    ),
-                }
-            )
-    if task in ("localization", registry.ALL_TASKS):
+    form = _form(task)
+    out = form.read_references(_as_items(references, _reference_columns(task)), start_index)
+    if form.boxes:
         checks.box_values(out, side="references", start_index=start_index)
     return out
 
@@ -260,15 +189,15 @@ def compute_task_from_arrow(
             f"got {len(predictions)} predictions but {len(references)} references",
             field="predictions",
         )
-    if task not in ("localization", registry.ALL_TASKS):
+    if not _form(task).boxes:
         return compute_task(
             task, predictions.to_pylist(), references.to_pylist(), **stats, **options
         )
     predictions, references = _combined(predictions), _combined(references)
     localization = _localization_from_arrow(
-        predictions, references, _only(options, _LOCALIZATION_KWARGS)
+        predictions, references, _only(options, task_options(_BOX_TASK))
     )
-    if task == "localization":
+    if task != registry.ALL_TASKS:
         return _finish(localization, stats)
     text_predictions = [
         {"caption": c, "diagnoses": d}
@@ -308,7 +237,7 @@ def explain_bad_batch(
         ...
         novabench.errors.NovaInputError: example 0, field 'predictions.boxes[0]': ...
     """
-    if task not in ("localization", registry.ALL_TASKS):
+    if not _form(task).boxes:
         return
     for offset, (prediction, reference) in enumerate(zip(predictions, references)):
         record = f"example {start_index + offset}"
@@ -351,7 +280,8 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
             f"must be 'sample' or 'micro', got {rest['keyword_averaging']!r}",
             field="keyword_averaging",
         )
-    if task in ("captioning", registry.ALL_TASKS):
+    _check_judges(rest)
+    if "bertscore_model" in task_options(task):
         excluded = rest.get("exclude") or ()
         if "BERTScore-F1" not in ([excluded] if isinstance(excluded, str) else list(excluded)):
             from novabench.metrics.captioning import _resolve_bertscore_model
@@ -362,6 +292,20 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
         from novabench.metrics.stats import _check_settings
 
         _check_settings(stats["bootstrap_resamples"], stats.get("confidence", 0.95))
+
+
+def _check_judges(options: Mapping[str, Any]) -> None:
+    """Judge objects (case judge, keyword judge) have the method their metric calls."""
+    for name, method, rival in (
+        ("case_judge", "judge_cases", "matcher"),
+        ("keyword_judge", "extract_pairs", "keyword_extractor"),
+    ):
+        if options.get(name) is None:
+            continue
+        if not callable(getattr(options[name], method, None)):
+            raise NovaInputError(f"needs a {method}(..., labels=...) method", field=name)
+        if options.get(rival) is not None:
+            raise NovaInputError(f"give either {rival} or {name}, not both", field=name)
 
 
 def _combined(column: Any) -> Any:
@@ -432,26 +376,18 @@ def _localization_from_arrow(predictions: Any, references: Any, options: dict[st
     )
 
 
-def _prediction_columns(task: str) -> list[str] | None:
-    return {
-        "localization": ["boxes", "scores"],
-        registry.ALL_TASKS: ["boxes", "scores", "caption", "diagnoses"],
-    }.get(task)
-
-
 _PER_CASE = (
     "diagnosis is scored per case: pass the `cases` configuration (rows), not `images` "
     "(one row per image would count a case once per image)"
 )
 
 
-def _reference_columns(task: str) -> list[str] | None:
-    return {
-        "localization": ["boxes"],
-        "captioning": ["caption"],
-        "diagnosis": ["final_diagnosis"],
-        registry.ALL_TASKS: ["boxes", "caption", "final_diagnosis", "case_id"],
-    }[task]
+def _reference_columns(task: str) -> list[str]:
+    """The dataset columns a task's references come from: the registry's reference fields
+    (``all``: every task's, and ``case_id`` to group diagnoses by case)."""
+    if task == registry.ALL_TASKS:
+        return [*(spec.reference_field for spec in registry.TASKS.values()), "case_id"]
+    return [registry.TASKS[task].reference_field]
 
 
 def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
@@ -582,25 +518,181 @@ def _plain_box_prediction(item: Any, allowed: frozenset[str] | None) -> bool:
     )
 
 
-def _box_prediction(task: str, item: Any, record: str) -> dict[str, Any]:
+def _box_prediction(item: Any, record: str, allowed: frozenset[str]) -> dict[str, Any]:
     if not isinstance(item, Mapping):
         raise NovaInputError(
             f"expected a mapping with 'boxes', got {type(item).__name__}",
             record=record,
             field="predictions",
         )
-    unknown = sorted(set(item) - _PREDICTION_KEYS[task])
+    unknown = sorted(set(item) - allowed)
     if unknown:
         raise NovaInputError(
-            f"unknown key(s) {unknown}; allowed: {sorted(_PREDICTION_KEYS[task])}",
+            f"unknown key(s) {unknown}; allowed: {sorted(allowed)}",
             record=record,
             field="predictions",
         )
-    out: dict[str, Any] = {
+    return {
         "boxes": _boxes(item.get("boxes"), record, "predictions.boxes"),
         "scores": _scores(item.get("scores"), record, "predictions.scores"),
     }
-    if task == registry.ALL_TASKS:
-        out["caption"] = _text(item.get("caption"), record, "predictions.caption", allow_empty=True)
-        out["diagnoses"] = _diagnosis_list(item.get("diagnoses"), record, "predictions.diagnoses")
+
+
+# --------------------------------------------------------------------------- #
+# The readers of each answer form, and the forms by the registry's answer_field
+# --------------------------------------------------------------------------- #
+
+
+def _each(read: Callable[[Any, int], Any]) -> Callable[[list[Any], int], list[Any]]:
+    """A batch reader from an item reader ``(item, index)``."""
+
+    def read_all(items: list[Any], start_index: int) -> list[Any]:
+        return [read(item, start_index + offset) for offset, item in enumerate(items)]
+
+    return read_all
+
+
+# Box batches are the large ones: items already plain skip the per-item reader.
+def _read_box_predictions(items: list[Any], start_index: int) -> list[Any]:
+    out: list[Any] = []
+    for offset, item in enumerate(items):
+        if _plain_box_prediction(item, _BOX_PREDICTION_KEYS):
+            out.append(item)  # already plain: Arrow reads a missing "scores" as none given
+        else:
+            record = f"example {start_index + offset}"
+            out.append(_box_prediction(item, record, _BOX_PREDICTION_KEYS))
     return out
+
+
+def _read_box_references(items: list[Any], start_index: int) -> list[Any]:
+    out: list[Any] = []
+    for offset, item in enumerate(items):
+        if type(item) is dict and type(item.get("boxes")) is list:
+            out.append({"boxes": item["boxes"]})
+            continue
+        record = f"example {start_index + offset}"
+        boxes = _boxes(_field(item, "boxes", record, "references"), record, "references.boxes")
+        out.append({"boxes": boxes})
+    return out
+
+
+def _read_caption_prediction(item: Any, index: int) -> str:
+    return _text(item, f"example {index}", "predictions", allow_empty=True)
+
+
+def _read_caption_reference(item: Any, index: int) -> str:
+    record = f"example {index}"
+    value = _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
+    return _text(value, record, "references", allow_empty=True)
+
+
+def _read_diagnoses_prediction(item: Any, index: int) -> list[str]:
+    return _diagnosis_list(item, f"example {index}", "predictions")
+
+
+def _read_diagnoses_reference(item: Any, index: int) -> str:
+    record = f"example {index}"
+    if isinstance(item, Mapping):
+        if "filename" in item and "filenames" not in item:
+            raise NovaInputError(_PER_CASE, record=record, field="references")
+        value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
+    else:
+        value = item
+    return _text(value, record, "references", allow_empty=True)
+
+
+def _read_all_prediction(item: Any, index: int) -> dict[str, Any]:
+    record = f"example {index}"
+    out = _box_prediction(item, record, _all_prediction_keys())
+    out["caption"] = _text(item.get("caption"), record, "predictions.caption", allow_empty=True)
+    out["diagnoses"] = _diagnosis_list(item.get("diagnoses"), record, "predictions.diagnoses")
+    return out
+
+
+def _read_all_reference(item: Any, index: int) -> dict[str, Any]:
+    record = f"example {index}"
+    if not isinstance(item, Mapping):
+        raise NovaInputError(
+            "the 'all' task takes NOVA `images` rows as references",
+            record=record,
+            field="references",
+        )
+    return {
+        "boxes": _boxes(_field(item, "boxes", record, "references"), record, "references.boxes"),
+        "caption": _text(
+            _field(item, "caption", record, "references"),
+            record,
+            "references.caption",
+            allow_empty=True,
+        ),
+        "final_diagnosis": _text(
+            _row_diagnosis(_field(item, "final_diagnosis", record, "references")),
+            record,
+            "references.final_diagnosis",
+            allow_empty=True,
+        ),
+        "case_id": _text(
+            _field(item, "case_id", record, "references"), record, "references.case_id"
+        ),
+    }
+
+
+# One form per registry answer_field: a task is read by the form its declaration names.
+_FORMS: dict[str, _InputForm] = {
+    "boxes": _InputForm(
+        prediction_feature={"boxes": _BOXES, "scores": _SCORES},
+        reference_feature={"boxes": _BOXES},
+        read_predictions=_read_box_predictions,
+        read_references=_read_box_references,
+        prediction_columns=("boxes", "scores"),
+        boxes=True,
+    ),
+    "caption": _InputForm(
+        _STRING, _STRING, _each(_read_caption_prediction), _each(_read_caption_reference)
+    ),
+    "diagnoses": _InputForm(
+        _STRINGS, _STRING, _each(_read_diagnoses_prediction), _each(_read_diagnoses_reference)
+    ),
+}
+
+#: The task whose answers are boxes (its evaluation is built from Arrow buffers).
+_BOX_TASK = next(name for name, spec in registry.TASKS.items() if spec.answer_field == "boxes")
+
+
+def _as_field(feature: Any, name: str) -> dict[str, Any]:
+    """A form's feature as struct fields: a struct as it is, a single value under ``name``."""
+    return dict(feature) if isinstance(feature, dict) else {name: feature}
+
+
+def _all_form() -> _InputForm:
+    """The ``all`` pseudo-task: every task's form side by side in one row per image."""
+    predictions: dict[str, Any] = {}
+    references: dict[str, Any] = {}
+    for spec in registry.TASKS.values():
+        form = _FORMS[spec.answer_field]
+        predictions.update(_as_field(form.prediction_feature, spec.answer_field))
+        references.update(_as_field(form.reference_feature, spec.reference_field))
+    references["case_id"] = _STRING
+    return _InputForm(
+        predictions,
+        references,
+        _each(_read_all_prediction),
+        _each(_read_all_reference),
+        prediction_columns=tuple(predictions),
+        boxes=True,
+    )
+
+
+_FORMS[registry.ALL_TASKS] = _all_form()
+
+
+def _all_prediction_keys() -> frozenset[str]:
+    return frozenset(_FORMS[registry.ALL_TASKS].prediction_feature)
+
+
+def _form(task: str) -> _InputForm:
+    """The input form of a task, by the answer field its registry declaration names."""
+    _check_task(task)
+    if task == registry.ALL_TASKS:
+        return _FORMS[task]
+    return _FORMS[registry.TASKS[task].answer_field]

@@ -245,6 +245,7 @@ class JudgeStats:
         cache_misses: verdicts that had to be judged (by the model or the wrapped matcher).
         requests: HTTP requests sent, retries included (0 for wrapped callables).
         retries: requests that were repeats after a failure.
+        failures: verdicts that could not be obtained (a :class:`JudgeError` was raised).
     """
 
     calls: int = 0
@@ -252,6 +253,7 @@ class JudgeStats:
     cache_misses: int = 0
     requests: int = 0
     retries: int = 0
+    failures: int = 0
 
 
 @dataclass(frozen=True)
@@ -366,7 +368,14 @@ class _CachingJudge:
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
         self._cache = _VerdictCache(cache_dir) if cache_dir is not None else None
         self._lock = threading.Lock()
-        self._counts = {"calls": 0, "cache_hits": 0, "cache_misses": 0, "requests": 0, "retries": 0}
+        self._counts = {
+            "calls": 0,
+            "cache_hits": 0,
+            "cache_misses": 0,
+            "requests": 0,
+            "retries": 0,
+            "failures": 0,
+        }
         self.last_batch: JudgeBatchSummary | None = None
 
     def _count(self, name: str, amount: int = 1) -> None:
@@ -391,8 +400,13 @@ class _CachingJudge:
         return self._cache.get(self._key(reference, candidate))
 
     def _judge_and_store(self, reference: str, candidate: str, case: str | None) -> bool:
-        verdict = self._judge_uncached(reference, candidate, case)
+        try:
+            verdict = self._judge_uncached(reference, candidate, case)
+        except JudgeError:
+            self._count("failures")
+            raise
         if not isinstance(verdict, bool):
+            self._count("failures")
             raise JudgeError(
                 f"the judge returned {type(verdict).__name__}, not a bool",
                 case=case,
@@ -652,6 +666,11 @@ class OpenAIChatJudge(_CachingJudge):
         self.max_tokens = max_tokens
         self.identity = f"openai-chat:{model}:temperature={self.temperature:g}"
         self.prompt_version = JUDGE_PROMPT_VERSION
+
+    @property
+    def prompt_sha256(self) -> str:
+        """SHA-256 of the system prompt, for reports."""
+        return hashlib.sha256(JUDGE_SYSTEM_PROMPT.encode("utf-8")).hexdigest()
 
     @property
     def description(self) -> str:

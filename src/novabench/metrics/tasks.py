@@ -15,24 +15,26 @@ from typing import Any
 from novabench import registry
 from novabench.errors import NovaInputError
 
-__all__ = ["TASKS", "compute_task", "prepare_task"]
+__all__ = ["TASKS", "compute_task", "prepare_task", "task_options"]
 
 #: The tasks the evaluate face takes: the registry's, then its pseudo-task "all".
 TASKS: tuple[str, ...] = (*registry.TASK_NAMES, registry.ALL_TASKS)
 
-_LOCALIZATION_KWARGS = frozenset({"box_format", "reference_box_format", "max_detections"})
-_CAPTIONING_KWARGS = frozenset(
-    {
-        "exclude",
-        "bertscore_model",
-        "bertscore_num_layers",
-        "bertscore_batch_size",
-        "keyword_extractor",
-        "keyword_averaging",
-    }
-)
-_DIAGNOSIS_KWARGS = frozenset({"matcher"})
 _STATS_KWARGS = frozenset({"bootstrap_resamples", "confidence", "seed"})
+
+
+def task_options(task: str) -> frozenset[str]:
+    """The metric options a task takes, as the registry declares them (``all``: every task's).
+
+    Example:
+        >>> sorted(task_options("diagnosis"))
+        ['case_judge', 'matcher']
+        >>> task_options("all") >= task_options("localization") | task_options("captioning")
+        True
+    """
+    if task == registry.ALL_TASKS:
+        return frozenset().union(*(spec.metric_options for spec in registry.TASKS.values()))
+    return frozenset(registry.TASKS[task].metric_options)
 
 
 def compute_task(
@@ -46,9 +48,9 @@ def compute_task(
     Keyword arguments are routed to the metric family that takes them:
     ``box_format``, ``max_detections`` (localisation); ``exclude``,
     ``bertscore_model``, ``bertscore_num_layers``, ``bertscore_batch_size``,
-    ``keyword_extractor``, ``keyword_averaging`` (captioning); ``matcher``
-    (diagnosis). ``bootstrap_resamples`` (default 0: none), ``confidence``
-    (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
+    ``keyword_extractor``, ``keyword_averaging``, ``keyword_judge`` (captioning);
+    ``matcher``, ``case_judge`` (diagnosis). ``bootstrap_resamples`` (default 0: none),
+    ``confidence`` (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
     ``{key: [low, high]}`` of seeded percentile-bootstrap intervals.
 
     Args:
@@ -75,7 +77,7 @@ def compute_task(
             "localization",
             [{"boxes": p["boxes"], "scores": p.get("scores")} for p in predictions],
             [{"boxes": r["boxes"]} for r in references],
-            _only(options, _LOCALIZATION_KWARGS),
+            _only(options, task_options("localization")),
         )
         return _compute_all(localization, list(predictions), list(references), stats, options)
     evaluation = _prepare(task, list(predictions), list(references), options)
@@ -108,15 +110,7 @@ def prepare_task(
 
 def _split_options(task: str, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     _check_task(task)
-    allowed = (
-        _STATS_KWARGS
-        | {
-            "localization": _LOCALIZATION_KWARGS,
-            "captioning": _CAPTIONING_KWARGS,
-            "diagnosis": _DIAGNOSIS_KWARGS,
-            registry.ALL_TASKS: _LOCALIZATION_KWARGS | _CAPTIONING_KWARGS | _DIAGNOSIS_KWARGS,
-        }[task]
-    )
+    allowed = _STATS_KWARGS | task_options(task)
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
         raise NovaInputError(
@@ -142,11 +136,11 @@ def _compute_all(
         "captioning",
         [p.get("caption") or "" for p in predictions],
         [r["caption"] for r in references],
-        _only(options, _CAPTIONING_KWARGS),
+        _only(options, task_options("captioning")),
     )
     case_predictions, case_references = _group_by_case(predictions, references)
     diagnosis = _prepare(
-        "diagnosis", case_predictions, case_references, _only(options, _DIAGNOSIS_KWARGS)
+        "diagnosis", case_predictions, case_references, _only(options, task_options("diagnosis"))
     )
     return {
         "localization": _finish(localization, stats),
@@ -187,8 +181,9 @@ def _group_by_case(
 def _prepare(
     task: str, predictions: list[Any], references: list[Any], options: dict[str, Any]
 ) -> Any:
-    plain = _PLAIN_FORM.get(task)
-    scorer = registry.get_task(task).load_scorer()
+    spec = registry.get_task(task)
+    plain = _PLAIN_FORM.get(spec.answer_field)
+    scorer = spec.load_scorer()
     return scorer(plain(predictions) if plain else predictions, references, **options)
 
 
@@ -203,8 +198,8 @@ def _restore_missing_scores(predictions: list[Any]) -> list[dict[str, Any]]:
     return restored
 
 
-# Per-task reading of the plain form before scoring (what Arrow cannot say directly).
-_PLAIN_FORM = {"localization": _restore_missing_scores}
+# Per answer form, the reading of the plain form before scoring (what Arrow cannot say directly).
+_PLAIN_FORM = {"boxes": _restore_missing_scores}
 
 
 def _finish(evaluation: Any, stats: dict[str, Any]) -> dict[str, Any]:

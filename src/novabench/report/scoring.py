@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -36,6 +36,7 @@ __all__ = [
     "ScoringOptions",
     "compare_predictions",
     "evaluate_predictions",
+    "judge_record",
     "score_predictions",
 ]
 
@@ -65,7 +66,12 @@ class ScoringOptions:
         caption_options: options of ``score_captioning`` (``exclude``, ``bertscore_model``,
             ``bertscore_num_layers``, ``keyword_averaging``...). Without a BERTScore model and
             without roberta-large in the local cache, BERTScore-F1 is left out with a note.
-        matcher: a diagnosis matcher (e.g. an LLM judge); None: the lexicon matcher.
+        matcher: a diagnosis matcher asked pair by pair (e.g. the pair judge
+            ``OpenAIChatJudge``); None: the lexicon matcher.
+        case_judge: instead of ``matcher``, a diagnosis judge asked once per case with the
+            whole ranked list (protocol mode, ``OpenAICaseJudge``).
+        keyword_judge: an LLM keyword judge for the captioning keyword F1s
+            (``OpenAIKeywordJudge``); None: the offline lexicon extractor.
         answered_only: score only the items the predictions answer (a line, even one
             recording a model error, which still scores as a miss); by default an item
             without a line counts as "no prediction". For partial runs (``--limit``).
@@ -89,6 +95,8 @@ class ScoringOptions:
     seed: int = 0
     caption_options: Mapping[str, Any] = field(default_factory=dict)
     matcher: Callable[[str, str], bool] | None = None
+    case_judge: Any = None
+    keyword_judge: Any = None
     answered_only: bool = False
     category_map: CategoryMap | None = None
     min_group_size: int = 10
@@ -97,6 +105,11 @@ class ScoringOptions:
         from novabench import checks
 
         checks.positive_int(self.min_group_size, field="min_group_size")
+        if self.matcher is not None and self.case_judge is not None:
+            raise NovaInputError(
+                "give either a diagnosis matcher (pair judge) or a case judge, not both",
+                field="case_judge",
+            )
         if self.tasks is not None:
             names = [self.tasks] if isinstance(self.tasks, str) else list(self.tasks)
             canonical = []
@@ -135,17 +148,43 @@ class ScoringOptions:
 
     @property
     def judged_tasks(self) -> tuple[str, ...]:
-        """The tasks whose answers ``matcher`` matches (none without a matcher).
+        """The tasks scored with a judge (a matcher, case judge or keyword judge), in order.
 
         Example:
             >>> ScoringOptions().judged_tasks, ScoringOptions(matcher=str.__eq__).judged_tasks
             ((), ('diagnosis',))
         """
-        if self.matcher is None:
-            return ()
-        return tuple(
-            name for name, spec in registry.TASKS.items() if spec.answer_field in _MATCHED_FIELDS
-        )
+        return tuple(name for name in registry.TASK_NAMES if self.judge_of(name) is not None)
+
+    def judge_of(self, task: str) -> Any:
+        """The judge object that scores ``task`` (None: the offline default).
+
+        Example:
+            >>> ScoringOptions(matcher=str.__eq__).judge_of("diagnosis") is str.__eq__
+            True
+        """
+        answer_field = registry.TASKS[task].answer_field
+        if answer_field in _MATCHED_FIELDS:
+            return self.case_judge if self.case_judge is not None else self.matcher
+        if answer_field == "caption":
+            return self.keyword_judge
+        return None
+
+    def judge_kind(self, task: str) -> str | None:
+        """``"case"``, ``"pair"`` or ``"keyword"``: how the judge of ``task`` is asked.
+
+        Example:
+            >>> ScoringOptions(matcher=str.__eq__).judge_kind("diagnosis")
+            'pair'
+        """
+        answer_field = registry.TASKS[task].answer_field
+        if answer_field in _MATCHED_FIELDS:
+            if self.case_judge is not None:
+                return "case"
+            return "pair" if self.matcher is not None else None
+        if answer_field == "caption" and self.keyword_judge is not None:
+            return "keyword"
+        return None
 
     def metric_options(self, task: str) -> tuple[dict[str, Any], list[str]]:
         """Keyword options of one task's metric, and notes on what was left out and why.
@@ -156,12 +195,16 @@ class ScoringOptions:
         """
         answer_field = registry.TASKS[task].answer_field
         if answer_field in _MATCHED_FIELDS:
+            if self.case_judge is not None:
+                return {"case_judge": self.case_judge}, []
             return ({"matcher": self.matcher} if self.matcher is not None else {}), []
         if answer_field != "caption":
             return {}, []
         from novabench.metrics.captioning import bertscore_available
 
         options = dict(self.caption_options)
+        if self.keyword_judge is not None:
+            options["keyword_judge"] = self.keyword_judge
         excluded = set(options.get("exclude", ()))
         notes = []
         if (
@@ -314,6 +357,7 @@ def score_predictions(
         scored_images = [release.images[p] for p in positions[task]] if spec.unit == "image" else []
         if spec.answer_field == "boxes":
             notes.extend(_box_overrun_notes(task_predictions, scored_images))
+        judge_before = _judge_counts(chosen.judge_of(task))
         evaluation = prepare_task(task, task_predictions, references, **metric_options)
         evaluations[task] = evaluation
         result = result_with_intervals(
@@ -331,6 +375,8 @@ def score_predictions(
             "notes": notes,
             "coverage": {**summary[task], "scored": len(positions[task])},
         }
+        if chosen.judge_kind(task) is not None:
+            task_reports[task]["judge"] = judge_record(chosen, task, since=judge_before)
         breakdowns[task] = task_breakdowns(
             task,
             evaluation,
@@ -461,11 +507,15 @@ def compare_predictions(
         )
     compared: dict[str, Any] = {}
     notes: dict[str, list[str]] = {}
+    judges: dict[str, Any] = {}
     for task in shared:
         metric_options, notes[task] = chosen.metric_options(task)
+        judge_before = _judge_counts(chosen.judge_of(task))
         evaluation_a = prepare_task(task, *_task_inputs(task, loaded_a), **metric_options)
         evaluation_b = prepare_task(task, *_task_inputs(task, loaded_b), **metric_options)
         compared[task] = paired_bootstrap(evaluation_a, evaluation_b, **chosen.bootstrap)
+        if chosen.judge_kind(task) is not None:
+            judges[task] = judge_record(chosen, task, since=judge_before)
     summaries = {"a": loaded_a.prediction_set.summary(), "b": loaded_b.prediction_set.summary()}
     return {
         "a": _provenance(data, loaded_a),
@@ -475,7 +525,43 @@ def compare_predictions(
         # Missing answers score as misses; a difference can come from coverage alone.
         "coverage": {task: {side: summaries[side][task] for side in ("a", "b")} for task in shared},
         "notes": notes,
+        **({"judges": judges} if judges else {}),
     }
+
+
+def judge_record(
+    options: ScoringOptions, task: str, *, since: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """What a report keeps about the judge of ``task``: kind, model, prompt, counters.
+
+    ``stats`` are the judge's counters (calls, cache hits, requests, retries, failures...)
+    minus ``since`` (a snapshot taken before scoring), so they describe this scoring only.
+
+    Example:
+        >>> record = judge_record(ScoringOptions(matcher=str.__eq__), "diagnosis")
+        >>> record["kind"], record["model"], record["stats"]
+        ('pair', None, {})
+    """
+    judge = options.judge_of(task)
+    counts = _judge_counts(judge)
+    before = since or {}
+    text = {
+        name: getattr(judge, name, None)
+        for name in ("description", "model", "endpoint", "prompt_version", "prompt_sha256")
+    }
+    return {
+        "kind": options.judge_kind(task),
+        **{name: value if isinstance(value, str) else None for name, value in text.items()},
+        "stats": {name: value - before.get(name, 0) for name, value in counts.items()},
+    }
+
+
+def _judge_counts(judge: Any) -> dict[str, int]:
+    """The judge's counters as a dict (empty for a judge without ``stats``)."""
+    stats = getattr(judge, "stats", None)
+    if stats is None or not hasattr(stats, "__dataclass_fields__"):
+        return {}
+    return {name: int(value) for name, value in asdict(stats).items()}
 
 
 @dataclass

@@ -110,7 +110,8 @@ def parse_caption(text: Any) -> ParsedCaption:
     with a ``caption`` or ``description`` key gives that value.
 
     Args:
-        text: the raw answer (str; bytes or None too).
+        text: the raw answer (str; bytes or None too; a list gives its text items as
+            sentences, and a list without text is ``"unparseable"``).
 
     Returns:
         The caption with a status from :data:`CAPTION_STATUSES`; never raises.
@@ -122,6 +123,8 @@ def parse_caption(text: Any) -> ParsedCaption:
         'Axial T2. Right thalamic infarct.'
         >>> parse_caption("   ").status
         'empty'
+        >>> parse_caption([1, 2]).status
+        'unparseable'
     """
     try:
         return _parse_caption(text)
@@ -130,6 +133,12 @@ def parse_caption(text: Any) -> ParsedCaption:
 
 
 def _parse_caption(raw: Any) -> ParsedCaption:
+    if isinstance(raw, (list, tuple)):
+        # a structured answer given as a list: its text items are the caption's sentences
+        pieces = [item.strip() for item in raw if isinstance(item, str) and item.strip()]
+        if not pieces:
+            return ParsedCaption(status="unparseable", error="a list with no caption text in it")
+        raw = "\n".join(f"- {piece}" for piece in pieces)
     text, type_error = _coerce_text(raw)
     if text is None:
         return ParsedCaption(status="unparseable", error=type_error)

@@ -132,8 +132,6 @@ _MAX_LIST_NAMES = 100  # names read from one statement's list (a runaway list is
 _MAX_CUE_ATTEMPTS = 20  # negated or subject-less cues tried in one sentence
 _NAME_WINDOW = 4  # pieces one known name may span ("mitochondrial encephalomyopathy, lactic ...")
 _MAX_SUBJECT_CHARS = 300  # how far back a "X is the most likely diagnosis" subject is looked for
-# Names with a comma or an "and" that the lexicon does not hold, as lower-case letters and digits.
-_JOINED_NAMES = frozenset({"handfootandmouthdisease", "handfootandmouth", "handfootmouthdisease"})
 
 # Separators of the names of a list: brackets (tracked, never cut inside), punctuation, words.
 _NAME_SEPARATOR = re.compile(
@@ -415,12 +413,10 @@ class _NameReader:
         return self._lexicon
 
     def known(self, text: str) -> bool:
-        """Whether ``text`` as a whole names one disease of the lexicon (or a joined name)."""
+        """Whether ``text`` as a whole names one disease of the lexicon."""
         if not text or len(text) > _MAX_NAME_CHARS or self.budget <= 0:
             return False
         self.budget -= 1
-        if re.sub(r"[^0-9a-z]", "", text.casefold()) in _JOINED_NAMES:
-            return True
         lexicon = self.lexicon()
         if lexicon is not None and lexicon.lookup(text) is not None:
             return True

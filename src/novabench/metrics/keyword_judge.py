@@ -1,0 +1,677 @@
+"""The LLM keyword judge: caption keywords extracted as the NOVA paper describes.
+
+The paper's captioning keyword F1s come from an LLM that reads the reference and the
+prediction *together* and lists their keywords in five groups (anatomy; imaging
+characteristics; diseases or findings; negated findings, kept negated; sequence and
+plane), with synonyms folded to one canonical, string-equal form and broader terms
+preferred, plus a normal/abnormal label per caption. :class:`OpenAIKeywordJudge` follows
+that procedure over an OpenAI-compatible endpoint, one request per caption pair, with our
+own prompt (``novabench/resources/prompts/keyword_judge.txt``, version
+:data:`KEYWORD_JUDGE_PROMPT_VERSION`, its SHA-256 in :attr:`OpenAIKeywordJudge.prompt_sha256`).
+
+How a reply becomes keywords (:meth:`JudgedCaption.keywords`): every keyword is
+normalised (:func:`normalize_keyword`: Unicode compatibility form, lower case, spaces
+collapsed, surrounding punctuation removed); negated ones become ``"no:<term>"``; the
+keywords in the paper's ten-term set :data:`~novabench.metrics.captioning.PAPER_MODALITY_TERMS`
+(from whichever group) are the caption's modality keywords, the sequence/plane group too,
+and everything else is clinical. So ``ModalityF1`` uses the ten-term keywords and
+``ClinicalF1`` the rest, as the paper splits them; ``BinaryF1`` uses the LLM's labels.
+
+Replies are checked strictly (:func:`parse_keyword_reply`): one JSON object with both
+captions, all five groups as lists of strings and a label of ``"normal"`` or
+``"abnormal"``; anything else is asked again within the retry budget and, if it stays
+unreadable, counted as a failure. Results are cached on disk (the judge cache layout of
+:mod:`novabench.metrics.judge`) under a hash of model, temperature, prompt version and
+hash, and the caption pair; HTTP goes through the one client, :class:`novabench.client.ChatClient`.
+
+Example:
+    >>> judge = OpenAIKeywordJudge("http://localhost:8000", "Qwen2.5-72B-Instruct")
+    >>> judge.endpoint, judge.prompt_version
+    ('http://localhost:8000/v1/chat/completions', 'nova-keyword-judge-1')
+    >>> pair = parse_keyword_reply(
+    ...     '{"reference": {"anatomy": ["Thalamus"], "characteristics": [],'
+    ...     ' "findings": ["infarct"],'
+    ...     ' "negated": ["haemorrhage"], "sequence_plane": ["axial", "dwi"], "label": "abnormal"},'
+    ...     ' "prediction": {"anatomy": [], "characteristics": [], "findings": [], "negated": [],'
+    ...     ' "sequence_plane": ["axial"], "label": "normal"}}')
+    >>> keywords = pair.reference.keywords()
+    >>> sorted(keywords.modality), sorted(keywords.clinical), keywords.abnormal
+    (['axial', 'dwi'], ['infarct', 'no:haemorrhage', 'thalamus'], True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import unicodedata
+import warnings
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from novabench.client import ChatClient, ChatClientError
+from novabench.errors import NovaInputError
+from novabench.metrics.judge import (
+    JudgeError,
+    _check_positive,
+    _judge_client_settings,
+    _v1_url,
+    _VerdictCache,
+)
+from novabench.metrics.keywords import NEGATED_PREFIX, CaptionKeywords
+
+__all__ = [
+    "KEYWORD_GROUPS",
+    "KEYWORD_JUDGE_PROMPT_VERSION",
+    "JudgedCaption",
+    "JudgedPair",
+    "KeywordJudgeStats",
+    "OpenAIKeywordJudge",
+    "build_keyword_judge_messages",
+    "keyword_judge_prompt",
+    "keyword_pair_cache_key",
+    "normalize_keyword",
+    "parse_keyword_reply",
+]
+
+KEYWORD_JUDGE_PROMPT_VERSION = "nova-keyword-judge-1"
+#: The five keyword groups of the paper, as the reply names them.
+KEYWORD_GROUPS: tuple[str, ...] = (
+    "anatomy",
+    "characteristics",
+    "findings",
+    "negated",
+    "sequence_plane",
+)
+_LABELS = {"abnormal": True, "normal": False}
+_THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+_EDGE_PUNCTUATION = " \t.,;:!?\"'`()[]{}"
+
+
+@lru_cache(maxsize=1)
+def keyword_judge_prompt() -> str:
+    """The keyword judge's system prompt, read from the package's resources.
+
+    Example:
+        >>> "sequence_plane" in keyword_judge_prompt()
+        True
+    """
+    resource = resources.files("novabench").joinpath("resources/prompts/keyword_judge.txt")
+    return resource.read_text(encoding="utf-8").strip()
+
+
+def normalize_keyword(text: str) -> str:
+    """One keyword in its comparable form: NFKC, lower case, single spaces, no edge punctuation.
+
+    Example:
+        >>> normalize_keyword("  Left  Thalamus. ")
+        'left thalamus'
+    """
+    folded = unicodedata.normalize("NFKC", text).lower()
+    return _SPACES.sub(" ", folded).strip(_EDGE_PUNCTUATION)
+
+
+@dataclass(frozen=True)
+class JudgedCaption:
+    """The keyword groups and label the judge gave one caption (normalised).
+
+    Attributes:
+        anatomy: anatomy keywords.
+        characteristics: imaging characteristics.
+        findings: diseases and findings stated as present.
+        negated: findings stated as absent (the absent thing, without a prefix).
+        sequence_plane: sequences, weightings and planes.
+        abnormal: True (abnormal), False (normal), None (no label: an empty caption).
+    """
+
+    anatomy: frozenset[str] = frozenset()
+    characteristics: frozenset[str] = frozenset()
+    findings: frozenset[str] = frozenset()
+    negated: frozenset[str] = frozenset()
+    sequence_plane: frozenset[str] = frozenset()
+    abnormal: bool | None = None
+
+    def keywords(self) -> CaptionKeywords:
+        """The caption's keywords in the form the captioning metrics take.
+
+        Negated keywords become ``"no:<term>"``. Keywords in the paper's ten-term set go to
+        ``modality`` whichever group named them, with the whole sequence/plane group;
+        the rest to ``clinical``. The captioning metrics then split ``modality`` once more
+        (ten-term set for ``ModalityF1``, the rest for ``ClinicalF1``).
+
+        Example:
+            >>> caption = JudgedCaption(characteristics=frozenset({"t2w", "hyperintensity"}),
+            ...                         sequence_plane=frozenset({"swi"}), abnormal=True)
+            >>> sorted(caption.keywords().modality), sorted(caption.keywords().clinical)
+            (['swi', 't2w'], ['hyperintensity'])
+        """
+        from novabench.metrics.captioning import PAPER_MODALITY_TERMS
+
+        named = (
+            self.anatomy
+            | self.characteristics
+            | self.findings
+            | {NEGATED_PREFIX + term for term in self.negated}
+        )
+        return CaptionKeywords(
+            modality=frozenset(self.sequence_plane | (named & PAPER_MODALITY_TERMS)),
+            clinical=frozenset(named - PAPER_MODALITY_TERMS),
+            abnormal=self.abnormal,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (sorted lists), as the cache stores it.
+
+        Example:
+            >>> JudgedCaption(findings=frozenset({"cyst"}), abnormal=True).to_dict()["findings"]
+            ['cyst']
+        """
+        label = None if self.abnormal is None else ("abnormal" if self.abnormal else "normal")
+        return {**{group: sorted(getattr(self, group)) for group in KEYWORD_GROUPS}, "label": label}
+
+
+@dataclass(frozen=True)
+class JudgedPair:
+    """The judge's reading of one caption pair.
+
+    Attributes:
+        reference: the reference caption's keywords.
+        prediction: the predicted caption's keywords.
+    """
+
+    reference: JudgedCaption
+    prediction: JudgedCaption
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form, as the cache stores it.
+
+        Example:
+            >>> pair = JudgedPair(JudgedCaption(), JudgedCaption())
+            >>> pair.to_dict()["prediction"]["label"] is None
+            True
+        """
+        return {"reference": self.reference.to_dict(), "prediction": self.prediction.to_dict()}
+
+
+def _read_caption(value: Any, *, label_required: bool) -> JudgedCaption | None:
+    if not isinstance(value, Mapping):
+        return None
+    groups: list[frozenset[str]] = []
+    for group in KEYWORD_GROUPS:
+        items = value.get(group)
+        if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+            return None
+        groups.append(frozenset(filter(None, (normalize_keyword(item) for item in items))))
+    label = value.get("label")
+    abnormal: bool | None = None
+    if label is not None or label_required:
+        if not isinstance(label, str) or label.strip().lower() not in _LABELS:
+            return None
+        abnormal = _LABELS[label.strip().lower()]
+    anatomy, characteristics, findings, negated, sequence_plane = groups
+    return JudgedCaption(anatomy, characteristics, findings, negated, sequence_plane, abnormal)
+
+
+def _json_objects(text: str) -> list[Any]:
+    """Every top-level JSON object in ``text`` (nested objects are read whole)."""
+    decoder = json.JSONDecoder()
+    found = []
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except ValueError:
+            position = text.find("{", position + 1)
+            continue
+        found.append(value)
+        position = text.find("{", end)
+    return found
+
+
+def parse_keyword_reply(text: str | None, *, blank_prediction: bool = False) -> JudgedPair | None:
+    """Read a keyword judge reply: one JSON object with ``reference`` and ``prediction``.
+
+    Reasoning blocks (``<think>...</think>``) and code fences are ignored. Each side must
+    carry all five groups of :data:`KEYWORD_GROUPS` as lists of strings and a ``label`` of
+    ``"normal"`` or ``"abnormal"`` (any case); keywords are normalised with
+    :func:`normalize_keyword` and empty ones dropped. Several such objects must agree.
+    Anything else (malformed JSON, a missing group or label, a group that is not a list
+    of strings) is unreadable.
+
+    Args:
+        text: the reply content (``None`` for a missing content).
+        blank_prediction: the prediction was blank: its side is not read (it may be
+            anything or missing) and has no keywords and no label.
+
+    Returns:
+        The pair, or ``None`` when the reply cannot be read.
+
+    Example:
+        >>> side = '"anatomy": [], "characteristics": [], "findings": ["Cyst"], "negated": [], '
+        >>> reply = ('```json\\n{"reference": {' + side
+        ...          + '"sequence_plane": [], "label": "Abnormal"}, "prediction": {' + side
+        ...          + '"sequence_plane": [], "label": "abnormal"}}\\n```')
+        >>> parse_keyword_reply(reply).prediction.findings
+        frozenset({'cyst'})
+        >>> parse_keyword_reply(reply.replace('"findings": ["Cyst"], ', '')) is None
+        True
+        >>> parse_keyword_reply('{"reference": {') is None
+        True
+    """
+    if not isinstance(text, str):
+        return None
+    found: set[JudgedPair] = set()
+    for value in _json_objects(_THINKING.sub(" ", text)):
+        if not (isinstance(value, dict) and "reference" in value):
+            continue
+        if not blank_prediction and "prediction" not in value:
+            return None
+        reference = _read_caption(value["reference"], label_required=True)
+        prediction = (
+            JudgedCaption()
+            if blank_prediction
+            else _read_caption(value["prediction"], label_required=True)
+        )
+        if reference is None or prediction is None:
+            return None
+        found.add(JudgedPair(reference, prediction))
+    return found.pop() if len(found) == 1 else None
+
+
+def _read_cached_pair(record: Any) -> JudgedPair | None:
+    """A cached pair (the prediction of an empty caption has no label)."""
+    if not isinstance(record, Mapping):
+        return None
+    reference = _read_caption(record.get("reference"), label_required=True)
+    prediction = _read_caption(record.get("prediction"), label_required=False)
+    if reference is None or prediction is None:
+        return None
+    return JudgedPair(reference, prediction)
+
+
+def build_keyword_judge_messages(reference: str, prediction: str) -> list[dict[str, str]]:
+    """The chat messages for one caption pair: our system prompt and both captions.
+
+    Args:
+        reference: the reference caption.
+        prediction: the model's caption; a blank one is shown as ``(no caption)``.
+
+    Returns:
+        A system message with :func:`keyword_judge_prompt` and one user message.
+
+    Example:
+        >>> messages = build_keyword_judge_messages("Axial FLAIR: lesion.", "Axial T2.")
+        >>> print(messages[1]["content"])
+        REFERENCE: Axial FLAIR: lesion.
+        PREDICTION: Axial T2.
+    """
+    shown = prediction.strip() or "(no caption)"
+    return [
+        {"role": "system", "content": keyword_judge_prompt()},
+        {"role": "user", "content": f"REFERENCE: {reference.strip()}\nPREDICTION: {shown}"},
+    ]
+
+
+def keyword_pair_cache_key(
+    identity: str, prompt_version: str, prompt_sha256: str, reference: str, prediction: str
+) -> str:
+    """SHA-256 key of a judged pair: judge identity, prompt version and hash, both captions.
+
+    Example:
+        >>> a = keyword_pair_cache_key("m", "v1", "abc", "Axial T2.", "Axial FLAIR.")
+        >>> a == keyword_pair_cache_key("m", "v1", "abc", "Axial FLAIR.", "Axial T2.")
+        False
+        >>> a == keyword_pair_cache_key("m", "v1", "abd", "Axial T2.", "Axial FLAIR.")
+        False
+    """
+    payload = json.dumps(
+        [identity, prompt_version, prompt_sha256, reference, prediction], ensure_ascii=False
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class _KeywordCache(_VerdictCache):
+    """The judge cache layout, holding a judged pair instead of a verdict."""
+
+    def get_pair(self, key: str) -> JudgedPair | None:
+        path = self._path(key)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as error:
+            warnings.warn(
+                f"unreadable keyword judge cache entry {path} ({error}); judging again",
+                stacklevel=3,
+            )
+            return None
+        pair = _read_cached_pair(record.get("keywords") if isinstance(record, dict) else None)
+        if pair is None:
+            warnings.warn(
+                f"keyword judge cache entry {path} is malformed; judging again", stacklevel=3
+            )
+        return pair
+
+    def put_pair(self, key: str, pair: JudgedPair, details: dict[str, Any]) -> None:
+        from novabench._files import write_text_atomic
+
+        write_text_atomic(
+            self._path(key),
+            json.dumps({"keywords": pair.to_dict(), **details}, ensure_ascii=False),
+        )
+
+
+@dataclass(frozen=True)
+class KeywordJudgeStats:
+    """Counters of a keyword judge since it was created.
+
+    Attributes:
+        calls: caption pairs asked for (repeats within a batch counted once).
+        cache_hits: pairs read from the cache.
+        requests: HTTP requests sent, retries included.
+        retries: requests that repeated a failed or unreadable one.
+        failures: pairs that got no readable keywords (a :class:`JudgeError` followed).
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    requests: int = 0
+    retries: int = 0
+    failures: int = 0
+
+
+class OpenAIKeywordJudge:
+    """Caption keywords from an LLM behind an OpenAI-compatible endpoint, one request per pair.
+
+    Each (reference, prediction) pair goes to the endpoint in one request
+    (:func:`build_keyword_judge_messages`); the reply is read with
+    :func:`parse_keyword_reply`. HTTP retries follow :class:`novabench.client.ChatClient`;
+    an unreadable reply is asked again within the same budget of ``max_retries + 1``
+    attempts. Results are cached on disk. Pass it to
+    ``score_captioning(..., keyword_judge=judge)``: ``ClinicalF1``, ``ModalityF1``,
+    ``BinaryF1`` and ``SequencePlaneF1`` are then computed from its keywords.
+
+    Args:
+        base_url: server address (``.../v1``, the root, or the full completions URL).
+        model: model name at the endpoint.
+        api_key: bearer token, if needed (never cached or reported).
+        timeout: seconds for each HTTP attempt.
+        max_retries: retries after the first attempt, per pair.
+        backoff: base of the exponential wait between attempts, in seconds.
+        temperature: sampling temperature.
+        cache_dir: directory of the cache; ``None`` for no cache.
+        max_workers: most pairs judged at once.
+        max_tokens: reply length limit sent to the endpoint (``None``: not sent).
+
+    Raises:
+        NovaInputError: an empty URL or model, or a non-positive timeout/worker count.
+
+    Example:
+        >>> judge = OpenAIKeywordJudge("http://localhost:8000/v1", "judge", temperature=0)
+        >>> judge.identity, len(judge.prompt_sha256)
+        ('openai-keywords:judge:temperature=0', 64)
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        temperature: float = 0.0,
+        cache_dir: str | os.PathLike[str] | None = None,
+        max_workers: int = 4,
+        max_tokens: int | None = None,
+    ) -> None:
+        source = "OpenAIKeywordJudge"
+        client_settings = _judge_client_settings(
+            source, base_url, model, timeout, max_retries, backoff, temperature, max_tokens
+        )
+        _check_positive(max_workers, "max_workers", source, integer=True)
+        self._client = ChatClient(
+            _v1_url(base_url),
+            model,
+            api_key=api_key,
+            max_concurrency=max_workers,
+            **client_settings,
+        )
+        self.endpoint = self._client.url
+        self.model = model
+        self.max_retries = max_retries
+        self.temperature = float(temperature)
+        self.max_tokens = max_tokens
+        self.max_workers = max_workers
+        self.identity = f"openai-keywords:{model}:temperature={self.temperature:g}"
+        self.prompt_version = KEYWORD_JUDGE_PROMPT_VERSION
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
+        self._cache = _KeywordCache(cache_dir) if cache_dir is not None else None
+        self._lock = threading.Lock()
+        self._counts = {"calls": 0, "cache_hits": 0, "requests": 0, "retries": 0, "failures": 0}
+
+    @property
+    def prompt_sha256(self) -> str:
+        """SHA-256 of the system prompt, for reports and the cache key."""
+        return hashlib.sha256(keyword_judge_prompt().encode("utf-8")).hexdigest()
+
+    @property
+    def description(self) -> str:
+        """One line for reports (no API key)."""
+        return (
+            f"LLM keyword judge {self.model} at {self.endpoint} "
+            f"(prompt {self.prompt_version}, sha256 {self.prompt_sha256[:12]})"
+        )
+
+    @property
+    def stats(self) -> KeywordJudgeStats:
+        """A snapshot of the counters (see :class:`KeywordJudgeStats`)."""
+        with self._lock:
+            return KeywordJudgeStats(**self._counts)
+
+    def _count(self, name: str, amount: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += amount
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIKeywordJudge({self.endpoint!r}, {self.model!r}, cache_dir={self.cache_dir!r})"
+        )
+
+    def judge_pair(self, reference: str, prediction: str, *, pair: str | None = None) -> JudgedPair:
+        """The keywords of one caption pair (the cache first).
+
+        A blank prediction has no keywords and no label whatever the reply says (the
+        reference still needs its keywords, so the pair is asked all the same).
+
+        Args:
+            reference: the reference caption.
+            prediction: the predicted caption (``""`` for no answer).
+            pair: where the pair comes from, for error messages.
+
+        Returns:
+            The judged pair.
+
+        Raises:
+            JudgeError: no readable reply within the retry budget (counted in ``failures``).
+            NovaInputError: a caption that is not a string, or a blank reference.
+        """
+        self._check_pair(reference, prediction, pair)
+        self._count("calls")
+        key = keyword_pair_cache_key(
+            self.identity, self.prompt_version, self.prompt_sha256, reference, prediction
+        )
+        if self._cache is not None:
+            cached = self._cache.get_pair(key)
+            if cached is not None:
+                self._count("cache_hits")
+                return cached
+        try:
+            judged = self._ask(reference, prediction, pair)
+        except JudgeError:
+            self._count("failures")
+            raise
+        if self._cache is not None:
+            self._cache.put_pair(
+                key,
+                judged,
+                {
+                    "identity": self.identity,
+                    "prompt_version": self.prompt_version,
+                    "prompt_sha256": self.prompt_sha256,
+                    "reference": reference,
+                    "prediction": prediction,
+                },
+            )
+        return judged
+
+    def judge_pairs(
+        self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] | None = None
+    ) -> list[JudgedPair]:
+        """Judge many pairs, at most ``max_workers`` at once, each distinct pair once.
+
+        Every pair is attempted before an error is raised, so all readable results reach
+        the cache and a rerun asks only for the pairs that failed.
+
+        Args:
+            pairs: ``(reference, prediction)`` caption pairs.
+            labels: where each pair comes from, for error messages.
+
+        Returns:
+            One judged pair per input pair, in order.
+
+        Raises:
+            JudgeError: some pairs got no readable keywords; the message says how many and
+                names the first.
+            NovaInputError: labels of a different length, or a malformed pair.
+        """
+        batch = [tuple(pair) for pair in pairs]
+        if labels is not None and len(labels) != len(batch):
+            raise NovaInputError(
+                f"{len(labels)} labels for {len(batch)} pairs",
+                source="keyword judge",
+                field="labels",
+            )
+        names = list(labels) if labels is not None else [f"pair {i}" for i in range(len(batch))]
+        positions: dict[tuple[str, str], list[int]] = {}
+        for index, (item, name) in enumerate(zip(batch, names)):
+            if len(item) != 2:
+                raise NovaInputError(
+                    f"expected (reference, prediction), got {len(item)} items",
+                    source="keyword judge",
+                    record=name,
+                    field="pairs",
+                )
+            self._check_pair(item[0], item[1], name)
+            positions.setdefault((item[0], item[1]), []).append(index)
+        if not batch:
+            return []
+        results: list[JudgedPair | None] = [None] * len(batch)
+        errors: list[JudgeError] = []
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(positions))) as pool:
+            futures = {
+                pool.submit(self.judge_pair, reference, prediction, pair=names[where[0]]): where
+                for (reference, prediction), where in positions.items()
+            }
+            for future, where in futures.items():
+                try:
+                    judged = future.result()
+                except JudgeError as error:
+                    errors.append(error)
+                    continue
+                for index in where:
+                    results[index] = judged
+        if errors:
+            first = errors[0]
+            raise JudgeError(
+                f"{len(errors)} of {len(positions)} caption pairs got no keywords "
+                "(the judged ones are cached; run again to retry the rest); "
+                f"first: {first.message}",
+                case=first.case,
+                reply=first.reply,
+            ) from first
+        return [judged for judged in results if judged is not None]
+
+    def extract_pairs(
+        self, pairs: Sequence[tuple[str, str]], *, labels: Sequence[str] | None = None
+    ) -> list[tuple[CaptionKeywords, CaptionKeywords]]:
+        """Reference and prediction keywords per pair, as ``score_captioning`` takes them.
+
+        Args:
+            pairs: ``(reference, prediction)`` caption pairs.
+            labels: where each pair comes from, for error messages.
+
+        Returns:
+            ``(reference keywords, prediction keywords)`` per pair, in order.
+
+        Raises:
+            JudgeError: see :meth:`judge_pairs`.
+        """
+        return [
+            (judged.reference.keywords(), judged.prediction.keywords())
+            for judged in self.judge_pairs(pairs, labels=labels)
+        ]
+
+    def _check_pair(self, reference: Any, prediction: Any, pair: str | None) -> None:
+        for name, value in (("reference", reference), ("prediction", prediction)):
+            if not isinstance(value, str):
+                raise NovaInputError(
+                    f"expected a string, got {type(value).__name__}",
+                    source="keyword judge",
+                    record=pair,
+                    field=name,
+                )
+        if not reference.strip():
+            raise NovaInputError(
+                "a reference caption is needed",
+                source="keyword judge",
+                record=pair,
+                field="reference",
+            )
+
+    def _ask(self, reference: str, prediction: str, pair: str | None) -> JudgedPair:
+        messages = build_keyword_judge_messages(reference, prediction)
+        budget = self.max_retries + 1
+        used = 0
+        while True:
+            try:
+                reply = self._client.chat(
+                    messages,
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    max_retries=budget - used - 1,
+                )
+            except ChatClientError as error:
+                self._count("requests", error.attempts)
+                self._count("retries", error.attempts - (0 if used else 1))
+                used += error.attempts
+                raise JudgeError(
+                    f"no keywords after {used} attempt{'s' if used != 1 else ''} "
+                    f"({error.cause}) from {self.endpoint}",
+                    case=pair,
+                    reply=error.body,
+                ) from error
+            self._count("requests", reply.attempts)
+            self._count("retries", reply.attempts - (0 if used else 1))
+            used += reply.attempts
+            judged = parse_keyword_reply(reply.text, blank_prediction=not prediction.strip())
+            if judged is not None:
+                return judged
+            if used >= budget:
+                raise JudgeError(
+                    f"no keywords after {used} attempt{'s' if used != 1 else ''} "
+                    f"(unreadable reply: malformed JSON, a missing group or label); "
+                    f"last reply: {reply.text[:300]!r}",
+                    case=pair,
+                    reply=reply.text,
+                )
+            self._client.wait_before_retry(used - 1)

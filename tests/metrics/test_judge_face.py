@@ -1,0 +1,114 @@
+"""The judges through the evaluate face: compute(case_judge=..., keyword_judge=...)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from novabench.errors import NovaInputError
+from novabench.metrics.judge import OpenAICaseJudge
+from novabench.metrics.keyword_judge import KEYWORD_GROUPS, OpenAIKeywordJudge
+from tests.fake_openai_server import FakeOpenAIServer, request_text
+
+evaluate = pytest.importorskip("evaluate")
+
+MODULE = str(Path(__file__).resolve().parents[2] / "metrics" / "nova_metric")
+KEYWORDS_ONLY = ["BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"]
+
+
+def answer(body: dict[str, Any]) -> str:
+    """Case requests: the slot of the first prediction spelt 'GBM'; keyword requests: fixed sets."""
+    text, _ = request_text(body)
+    if "REFERENCE: " in text:
+        reference = {**{g: [] for g in KEYWORD_GROUPS}, "findings": ["glioma"], "label": "abnormal"}
+        prediction = {**reference, "findings": ["glioma", "oedema"]}
+        return json.dumps({"reference": reference, "prediction": prediction})
+    slots = [line.split(". ", 1) for line in text.splitlines() if line[:1].isdigit()]
+    slot = next((int(number) for number, item in slots if item == "GBM"), None)
+    return json.dumps({"matched_slot": slot})
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer(answer=answer) as fake:
+        yield fake
+
+
+def test_diagnosis_face_with_the_case_judge(server: FakeOpenAIServer) -> None:
+    judge = OpenAICaseJudge(server.base_url, "judge-model", backoff=0.0)
+    predictions = [["GBM", "abscess"], ["abscess", "GBM"], ["abscess"], []]
+    references = ["Glioblastoma", "Glioblastoma", "Glioblastoma", "Glioblastoma"]
+    result = evaluate.load(MODULE, "diagnosis").compute(
+        predictions=predictions, references=references, case_judge=judge
+    )
+    # Slots 1, 2, none; the empty list is a miss never sent: top1 1/4, top5 2/4.
+    assert result["top1"] == 0.25 and result["top5"] == 0.5
+    assert result["matcher"] == judge.description
+    assert server.n_requests == 3 and judge.stats.calls == 3
+
+
+def test_captioning_face_with_the_keyword_judge(server: FakeOpenAIServer) -> None:
+    judge = OpenAIKeywordJudge(server.base_url, "judge-model", backoff=0.0)
+    result = evaluate.load(MODULE, "captioning").compute(
+        predictions=["Glioma with oedema."],
+        references=["Glioma."],
+        keyword_judge=judge,
+        exclude=KEYWORDS_ONLY,
+    )
+    # Clinical R {glioma} P {glioma, oedema}: 2*1/(1+2); no modality keyword on either side.
+    assert result["ClinicalF1"] == pytest.approx(2 / 3)
+    assert result["n_pairs_without_modality_keywords"] == 1
+    assert result["BinaryF1"] == 1.0
+    assert result["keyword_extractor"] == judge.description
+    assert server.n_requests == 1
+
+
+def test_all_face_routes_each_judge(server: FakeOpenAIServer) -> None:
+    rows = [
+        {"boxes": [[0, 0, 9, 9]], "caption": "Glioma.", "final_diagnosis": "GBM", "case_id": "c1"},
+        {"boxes": [[0, 0, 9, 9]], "caption": "Glioma.", "final_diagnosis": "GBM", "case_id": "c1"},
+    ]
+    predictions = [{"boxes": [], "caption": "Glioma, oedema.", "diagnoses": ["x", "GBM"]}] * 2
+    result = evaluate.load(MODULE, "all").compute(
+        predictions=predictions,
+        references=rows,
+        exclude=KEYWORDS_ONLY,
+        case_judge=OpenAICaseJudge(server.base_url, "m", backoff=0.0),
+        keyword_judge=OpenAIKeywordJudge(server.base_url, "m", backoff=0.0),
+    )
+    assert result["diagnosis"]["top1"] == 0.0 and result["diagnosis"]["top5"] == 1.0
+    assert result["captioning"]["ClinicalF1"] == pytest.approx(2 / 3)
+    assert server.n_requests == 2  # one case, one distinct caption pair
+
+
+@pytest.mark.parametrize(
+    ("task", "options", "message"),
+    [
+        ("diagnosis", {"case_judge": object()}, "judge_cases"),
+        ("captioning", {"keyword_judge": "http://judge"}, "extract_pairs"),
+        ("diagnosis", {"case_judge": "CASE", "matcher": str.__eq__}, "not both"),
+        ("captioning", {"keyword_judge": "KEYWORDS", "keyword_extractor": str}, "not both"),
+    ],
+)
+def test_bad_judge_options_fail_before_the_data_is_consumed(
+    server: FakeOpenAIServer, task: str, options: dict[str, Any], message: str
+) -> None:
+    judges = {
+        "CASE": OpenAICaseJudge(server.base_url, "m"),
+        "KEYWORDS": OpenAIKeywordJudge(server.base_url, "m"),
+    }
+    options = {key: judges.get(value, value) if isinstance(value, str) else value
+               for key, value in options.items()}  # fmt: skip
+    metric = evaluate.load(MODULE, task)
+    prediction = ["GBM"] if task == "diagnosis" else "Glioma."
+    metric.add(prediction=prediction, reference="Glioblastoma")
+    extra: dict[str, Any] = {"exclude": KEYWORDS_ONLY} if task == "captioning" else {}
+    with pytest.raises(NovaInputError, match=message):
+        metric.compute(**extra, **options)
+    # The data is still there for a corrected call.
+    assert metric.compute(**extra)
+    assert server.n_requests == 0
