@@ -304,7 +304,9 @@ def test_answered_only_scores_the_answered_items_and_says_so(
         )
 
 
-def test_category_map_overrides_the_taxonomy(sample_release: Path, floor_predictions: Path) -> None:
+def test_category_map_overrides_the_taxonomy(
+    sample_release: Path, floor_predictions: Path, tmp_path: Path
+) -> None:
     first = read_release(sample_release).cases()[0].case_id
     tables = build_item_tables(
         sample_release,
@@ -313,6 +315,14 @@ def test_category_map_overrides_the_taxonomy(sample_release: Path, floor_predict
     )
     assert tables.cases.loc[0, ["category", "category_rule"]].tolist() == ["traumatic", "map-case"]
     assert (tables.images.loc[tables.images["case_id"] == first, "category"] == "traumatic").all()
+    # A mapping file's path works as well, in the options as in the CLI.
+    path = tmp_path / "map.json"
+    path.write_text(json.dumps({"case_id": {first: "degenerative"}}))
+    report = score_predictions(
+        sample_release, floor_predictions, tasks=["diagnosis"], n_resamples=0, category_map=path
+    ).report
+    groups = [row["group"] for row in report["breakdowns"]["diagnosis"]["pathology_category"]]
+    assert "degenerative" in groups and report["breakdown_settings"]["category_map"] == str(path)
 
 
 @pytest.mark.parametrize(

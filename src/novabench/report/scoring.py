@@ -75,8 +75,9 @@ class ScoringOptions:
         answered_only: score only the items the predictions answer (a line, even one
             recording a model error, which still scores as a miss); by default an item
             without a line counts as "no prediction". For partial runs (``--limit``).
-        category_map: a user's pathology-category overrides
-            (:func:`novabench.lexicon.taxonomy.load_category_map`); None: the built-in taxonomy.
+        category_map: a user's pathology-category overrides (a ``CategoryMap``, or the path
+            of a file :func:`novabench.lexicon.taxonomy.load_category_map` reads); None: the
+            built-in taxonomy.
         min_group_size: breakdown cells with fewer items are flagged ``too_small``.
 
     Example:
@@ -105,6 +106,10 @@ class ScoringOptions:
         from novabench import checks
 
         checks.positive_int(self.min_group_size, field="min_group_size")
+        if isinstance(self.category_map, (str, os.PathLike)):  # a mapping file's path
+            from novabench.lexicon.taxonomy import load_category_map
+
+            object.__setattr__(self, "category_map", load_category_map(self.category_map))
         if self.matcher is not None and self.case_judge is not None:
             raise NovaInputError(
                 "give either a diagnosis matcher (pair judge) or a case judge, not both",
