@@ -19,7 +19,7 @@ from novabench.data.release import read_release
 from novabench.errors import NovaInputError
 from novabench.lexicon.taxonomy import PATHOLOGY_CATEGORIES, CategoryMap
 from novabench.report import render_markdown, render_table
-from novabench.report.breakdowns import gold_box_size, parse_acquisition
+from novabench.report.breakdowns import break_down, gold_box_size, parse_acquisition
 from novabench.report.items import CASE_COLUMNS, IMAGE_COLUMNS, build_item_tables, item_tables
 from novabench.report.scoring import score_predictions
 from tests.bootstrap_reference import percentile_bootstrap_ratio
@@ -164,6 +164,36 @@ def test_breakdowns_cover_every_item_and_match_the_tables(scored) -> None:  # ty
     assert len(sequences) >= 3  # the sample names several sequences
     markdown = render_markdown(report)
     assert "### localization by pathology category" in markdown and "(too small)" in markdown
+
+
+def test_localization_groups_prepared_alone_equal_the_whole_evaluation_restricted(
+    scored,  # type: ignore[no-untyped-def]
+) -> None:
+    # The report prepares each localisation group on its own images (faster); restricting
+    # the whole evaluation to the group must give the same values and intervals.
+    evaluation = scored.evaluations["localization"]
+    groups = [facts.groups["gold_box_size"] for facts in scored.images]
+    keys = list(scored.report["breakdowns"]["localization"]["gold_box_size"][0])[3:]
+    restricted = break_down(
+        evaluation,
+        groups,
+        keys=[k for k in keys if not k.endswith("_ci")],
+        order=("small", "medium", "large", "none"),
+        n_resamples=200,
+        seed=4,
+    )
+    assert len(restricted) >= 2
+    for expected, row in zip(
+        restricted, scored.report["breakdowns"]["localization"]["gold_box_size"]
+    ):
+        assert row.keys() == expected.keys()
+        for key, value in expected.items():
+            if isinstance(value, float):
+                assert row[key] == pytest.approx(value, abs=1e-12), key
+            elif isinstance(value, list):
+                assert row[key] == pytest.approx(value, abs=1e-12), key
+            else:
+                assert row[key] == value, key
 
 
 def test_small_groups_are_flagged_not_hidden(sample_release: Path, floor_predictions: Path) -> None:

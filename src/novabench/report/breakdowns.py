@@ -37,7 +37,7 @@ import math
 import re
 import warnings
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -451,6 +451,7 @@ def break_down(
     confidence: float = 0.95,
     seed: int = 0,
     min_group_size: int = 10,
+    prepare_group: Callable[[np.ndarray], Any] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per group: n, too_small, each key's value on the group and its bootstrap CI.
 
@@ -463,6 +464,10 @@ def break_down(
         confidence: interval coverage.
         seed: bootstrap seed (the same for every group).
         min_group_size: groups with fewer items are flagged ``too_small``.
+        prepare_group: optionally, the evaluation of the items at some (sorted) positions
+            prepared on its own, equal to ``evaluation`` on those items but cheaper to
+            resample when its cost grows with the whole set (localisation); by default the
+            group is ``evaluation`` restricted to its items.
 
     Returns:
         Rows ``{"group", "n", "too_small", key: value | None, key + "_ci": [lo, hi] | None}``
@@ -487,7 +492,9 @@ def break_down(
     rows = []
     for group in ranked:
         positions = np.flatnonzero(labels == group).astype(np.int64)
-        subset = _Group(evaluation, positions)
+        subset = (
+            _Group(evaluation, positions) if prepare_group is None else prepare_group(positions)
+        )
         values = subset.aggregate()
         row: dict[str, Any] = {
             "group": group,
@@ -533,6 +540,7 @@ def task_breakdowns(
     seed: int,
     min_group_size: int,
     keys: Sequence[str] | None = None,
+    prepare_group: Callable[[np.ndarray], Any] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every dimension of ``task``: ``{dimension: rows of :func:`break_down`}``.
 
@@ -545,6 +553,7 @@ def task_breakdowns(
         seed: bootstrap seed.
         min_group_size: the too-small flag's threshold.
         keys: metric keys (default: the task's headline keys).
+        prepare_group: see :func:`break_down`.
 
     Example:
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
@@ -566,6 +575,7 @@ def task_breakdowns(
             confidence=confidence,
             seed=seed,
             min_group_size=min_group_size,
+            prepare_group=prepare_group,
         )
         for dimension in task_dimensions(task)
     }

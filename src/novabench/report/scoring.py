@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -390,6 +391,7 @@ def score_predictions(
             confidence=chosen.confidence,
             seed=chosen.seed,
             min_group_size=chosen.min_group_size,
+            prepare_group=_group_preparer(task, task_predictions, references, metric_options),
         )
     human = None
     human_section: dict[str, Any] = {}
@@ -446,6 +448,35 @@ def _scored_positions(task: str, loaded: _Loaded, answered_only: bool) -> list[i
             field=spec.key_field,
         )
     return chosen
+
+
+def _group_preparer(
+    task: str, predictions: list[Any], references: list[Any], options: Mapping[str, Any]
+) -> Callable[[Any], Any] | None:
+    """For localisation, a group's evaluation prepared on its own images.
+
+    Resampling the whole evaluation restricted to a group costs as much as the whole set
+    (every detection takes part in COCO's ranking); a group's own evaluation gives the same
+    numbers (the ranking keeps the images' order) at the cost of the group. Other tasks
+    keep the restriction (preparing captions again would rerun BERTScore).
+    """
+    if registry.TASKS[task].answer_field != "boxes":
+        return None
+    from novabench.metrics.localization import LocalizationWarning
+    from novabench.metrics.tasks import prepare_task
+
+    def prepare(positions: Any) -> Any:
+        with warnings.catch_warnings():
+            # Said once for the whole set; a group without gold boxes is expected.
+            warnings.simplefilter("ignore", LocalizationWarning)
+            return prepare_task(
+                task,
+                [predictions[int(i)] for i in positions],
+                [references[int(i)] for i in positions],
+                **options,
+            )
+
+    return prepare
 
 
 def _item_groups(
