@@ -51,38 +51,111 @@ def register(subparsers: Any) -> None:
         choices=TASK_NAMES,
         help="score only this task (repeatable); default: every task answered",
     )
+    parser.add_argument(
+        "--items",
+        metavar="DIR",
+        help="also write the per-item tables here (images/cases .parquet and .csv)",
+    )
+    parser.add_argument(
+        "--answered-only",
+        action="store_true",
+        help="score only the items the predictions answer (a partial run, --limit); by default "
+        "an item without an answer counts as no prediction",
+    )
+    parser.add_argument(
+        "--category-map",
+        metavar="FILE",
+        help="CSV or JSON mapping case_id or diagnosis -> pathology category, overriding ours",
+    )
+    parser.add_argument(
+        "--min-group-size",
+        type=int,
+        default=10,
+        metavar="N",
+        help="breakdown cells with fewer items are marked too small (default 10)",
+    )
     add_scoring_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
-    from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
-    from novabench.report import evaluate_predictions, render_markdown, render_table, write_report
+    import os
+    from pathlib import Path
 
-    outputs = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
+    from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
+    from novabench.report import render_markdown, render_table, write_report
+    from novabench.report.scoring import ScoringOptions, score_predictions
+
+    outputs: dict[str, Any] = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
+    item_files: dict[str, Any] = {}
+    if args.items:
+        item_files = {f"--items ({name})": Path(args.items) / name for name in _ITEM_FILES}
     check_output_paths(
-        {**outputs, **judge_cache_output(args)},
+        {**outputs, **item_files, **judge_cache_output(args)},
         {"a predictions file": list(args.predictions), "the release": args.data},
         folders=("--judge-cache",),
     )
     check_report_outputs(outputs)
-    options = scoring_options(args)
-    report = evaluate_predictions(args.data, args.predictions, options)
+    options = ScoringOptions.build(scoring_options(args), **item_options(args))
+    scored = score_predictions(args.data, args.predictions, options)
+    report = scored.report
     for task in options.judged_tasks:
         if task in report["tasks"]:
             report["tasks"][task]["notes"].append(judge_note(args, options.judge_of(task)))
-    write_report(report, args.out)
-    if args.markdown:
-        write_text_atomic(args.markdown, render_markdown(report))
-    if args.html:
-        from novabench.report.html import write_html
+    tables = None
+    if args.items:
+        from novabench.report.items import item_tables
 
-        write_html(report, args.html, release=args.data, report_path=args.out)
+        tables = item_tables(scored)
+        report_folder = Path(args.out).resolve().parent
+        report["items"] = {
+            name: os.path.relpath((Path(args.items) / f"{name}.parquet").resolve(), report_folder)
+            for name in ("images", "cases")
+        }
+    # Everything is rendered before anything is written: a failure leaves no partial set.
+    markdown = render_markdown(report) if args.markdown else None
+    page = None
+    if args.html:
+        from novabench.report.html import render_html
+
+        page = render_html(report, items=tables, release=args.data, report_path=args.out)
+    if tables is not None:
+        tables.write(args.items)
+    write_report(report, args.out)
+    if markdown is not None:
+        write_text_atomic(args.markdown, markdown)
+    if page is not None:
+        write_text_atomic(args.html, page)
     print(render_table(report))
-    written = [path for path in (args.out, args.markdown, args.html) if path]
-    print(f"\nreport written to {' and '.join(written)}")
+    written = [path for path in (args.out, args.markdown, args.html, args.items) if path]
+    print(f"\nreport written to {', '.join(map(str, written))}")
     return 0
+
+
+_ITEM_FILES = ("images.parquet", "images.csv", "cases.parquet", "cases.csv")
+
+
+def item_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``nova evaluate`` options that choose what is scored and how it is grouped.
+
+    Example:
+        >>> import argparse
+        >>> args = argparse.Namespace(answered_only=True, category_map=None, min_group_size=5)
+        >>> item_options(args)
+        {'answered_only': True, 'min_group_size': 5}
+    """
+    from novabench import checks
+
+    chosen: dict[str, Any] = {
+        "answered_only": bool(args.answered_only),
+        "min_group_size": checks.positive_int(args.min_group_size, field="--min-group-size"),
+    }
+    if args.category_map:
+        from novabench.lexicon.taxonomy import load_category_map
+
+        chosen["category_map"] = load_category_map(args.category_map)
+    return chosen
 
 
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:

@@ -489,6 +489,8 @@ class CaptioningEvaluation:
         prediction_labels: same for the predictions.
         info: non-numeric facts of the run (``METEOR_variant``, ``BERTScore_hash``,
             ``keyword_averaging``, ``keyword_extractor``).
+        reference_keywords: the keywords found in each reference (when keyword metrics ran).
+        prediction_keywords: the keywords found in each prediction (when keyword metrics ran).
     """
 
     n_items: int
@@ -502,6 +504,44 @@ class CaptioningEvaluation:
     reference_labels: np.ndarray | None = None
     prediction_labels: np.ndarray | None = None
     info: dict[str, str] = field(default_factory=dict)
+    reference_keywords: list[CaptionKeywords] | None = None
+    prediction_keywords: list[CaptionKeywords] | None = None
+
+    def per_pair(self) -> dict[str, list[float | None]]:
+        """Per-pair values of the metrics that have one, for per-item tables.
+
+        ``ROUGE-L``, ``METEOR`` and ``BERTScore-F1`` are the per-pair scores whose mean is the
+        metric. The keyword F1s are each pair's ``2TP / (2TP + FP + FN)``, None when neither
+        caption has a keyword of the family; their mean over the other pairs is the metric
+        under ``keyword_averaging="sample"``. BLEU-4 (a corpus score) and BinaryF1 (an F1
+        over pairs) have no per-pair value; the labels behind BinaryF1 are in
+        ``reference_labels`` / ``prediction_labels``.
+
+        Example:
+            >>> evaluation = prepare_captioning(["a cyst", "axial"], ["a cyst", "a mass"],
+            ...                                 exclude=["BERTScore-F1", "METEOR"])
+            >>> values = evaluation.per_pair()
+            >>> values["ROUGE-L"], values["ClinicalF1"], values["ModalityF1"]
+            ([1.0, 0.0], [1.0, 0.0], [None, 0.0])
+        """
+        values: dict[str, list[float | None]] = {}
+        per_pair_arrays = {
+            "ROUGE-L": self.rouge_l,
+            "METEOR": self.meteor,
+            "BERTScore-F1": self.bertscore_f1,
+        }
+        for name in self.metrics:
+            if name in per_pair_arrays:
+                values[name] = [float(v) for v in self._per_pair(per_pair_arrays[name], name)]
+            elif name in KEYWORD_FAMILIES:
+                counts = self.keyword_counts[KEYWORD_FAMILIES[name]]
+                true_positives = counts[:, 0]
+                denominators = 2 * true_positives + counts[:, 1] + counts[:, 2]
+                values[name] = [
+                    None if denominator == 0 else float(2 * tp / denominator)
+                    for tp, denominator in zip(true_positives.tolist(), denominators.tolist())
+                ]
+        return values
 
     def result(self) -> dict[str, Any]:
         """The full result of :func:`score_captioning`: metrics, counts and run facts.
@@ -826,6 +866,8 @@ def prepare_captioning(
             reference_keywords = _extract_all(references, extractor, memo, "references")
             prediction_keywords = _extract_all(predictions, extractor, memo, "predictions")
             evaluation.info["keyword_extractor"] = _describe(extractor)
+        evaluation.reference_keywords = list(reference_keywords)
+        evaluation.prediction_keywords = list(prediction_keywords)
         reference_sets = [paper_keyword_split(keywords) for keywords in reference_keywords]
         prediction_sets = [paper_keyword_split(keywords) for keywords in prediction_keywords]
         for name in keyword_metrics:

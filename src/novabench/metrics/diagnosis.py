@@ -142,11 +142,18 @@ class DiagnosisEvaluation:
         n_empty_predictions: scored cases with no non-empty prediction.
         n_predictions_truncated: scored cases whose list had more than five predictions.
         matcher: description of the matcher used.
+        match_rule: how verdicts were reached, for per-case tables: ``"matcher"`` (the
+            lexicon matcher), ``"pair-judge"`` (a judge of (reference, candidate) pairs, such
+            as the LLM judges), ``"callable"`` (another matcher function) or ``"case-judge"``
+            (one verdict per case, protocol mode).
     """
 
-    def __init__(self, cases: Sequence[DiagnosisCaseResult], matcher: str) -> None:
+    def __init__(
+        self, cases: Sequence[DiagnosisCaseResult], matcher: str, match_rule: str = "matcher"
+    ) -> None:
         self.cases: tuple[DiagnosisCaseResult, ...] = tuple(cases)
         self.matcher = matcher
+        self.match_rule = match_rule
         scored = [case for case in self.cases if case.has_reference]
         self.item_indices = np.array([case.index for case in scored], dtype=np.int64)
         ranks = np.array([case.first_hit_rank or 0 for case in scored], dtype=np.int64)
@@ -472,7 +479,13 @@ def prepare_diagnosis(
                 truncated,
             )
         )
-    return DiagnosisEvaluation(cases, describe_matcher(matcher))
+    return DiagnosisEvaluation(cases, describe_matcher(matcher), _match_rule(matcher))
+
+
+def _match_rule(matcher: Any) -> str:
+    if isinstance(matcher, LexiconDiagnosisMatcher):
+        return "matcher"
+    return "pair-judge" if isinstance(matcher, BatchDiagnosisMatcher) else "callable"
 
 
 def _judge_by_case(case_judge: Any, parsed: list[Any]) -> DiagnosisEvaluation:
@@ -516,7 +529,9 @@ def _judge_by_case(case_judge: Any, parsed: list[Any]) -> DiagnosisEvaluation:
         )
     description = getattr(case_judge, "description", None)
     return DiagnosisEvaluation(
-        cases, description if isinstance(description, str) else type(case_judge).__name__
+        cases,
+        description if isinstance(description, str) else type(case_judge).__name__,
+        "case-judge",
     )
 
 

@@ -333,6 +333,23 @@ class LocalizationEvaluation:
         """Best IoU of any kept prediction with any gold box, per image (None: no gold box)."""
         return [None if np.isnan(value) else float(value) for value in self._best_iou]
 
+    def per_image_hits(self) -> dict[str, list[bool]]:
+        """Per image, whether its best IoU reaches 0.30 and 0.50: what ``mAP@30``/``mAP@50``
+        (over all images) and ``hit@30``/``hit@50`` (over images with gold) are the shares of.
+
+        An image without gold is never a hit, as in :meth:`aggregate`.
+
+        Example:
+            >>> evaluation = prepare_localization(
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[5, 0, 10, 10]]}, {"boxes": []}],
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}, {"boxes": []}])
+            >>> evaluation.per_image_hits()  # IoU 1, 1/3, and no gold
+            {'hit_30': [True, True, False], 'hit_50': [True, False, False]}
+        """
+        # The comparison aggregate() makes (NaN best IoU, no gold: never a hit).
+        reached = self._best_iou[None, :] >= _PROTOCOL_THRESHOLDS[[_ROW_30, _ROW_50], None]
+        return {"hit_30": reached[0].tolist(), "hit_50": reached[1].tolist()}
+
     def counts(self) -> dict[str, int]:
         """The counts reported next to the scores, over the full set of images.
 

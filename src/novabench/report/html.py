@@ -96,14 +96,15 @@ def _human_section(report: Mapping[str, Any]) -> list[str]:
     if human.get("available") is False:
         reason = human.get("reason", "the release has no rater boxes")
         return parts + [f'<p class="note">No human reference: {_text(reason)}</p>']
-    keys = [k for k in HEADLINE_KEYS["localization"] if any(k in row for row in human.values())]
+    from novabench.report.human_reference import comparison_rows
+
+    compared = comparison_rows(human)
+    keys = [k for k in HEADLINE_KEYS["localization"] if any(k in row for _, row in compared)]
     parts.append(
         "<table><tr><th>who</th>" + "".join(f"<th>{_text(k)} (%)</th>" for k in keys) + "</tr>"
     )
     model = report["tasks"].get("localization", {}).get("metrics")
-    rows = ([(model_name(report), model)] if model else []) + [
-        (name.replace("_", " "), row) for name, row in human.items() if isinstance(row, Mapping)
-    ]
+    rows = ([(model_name(report), model)] if model else []) + compared
     for name, row in rows:
         cells = "".join(f'<td class="num">{_percent(row.get(k))}</td>' for k in keys)
         parts.append(f"<tr><td>{_text(name)}</td>{cells}</tr>")

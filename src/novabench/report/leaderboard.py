@@ -305,14 +305,12 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any], task: str, metric: str) ->
 
 
 def _human_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    from novabench.report.human_reference import comparison_rows
+
     for report in reports:
-        human = (report.get("human_reference") or {}).get("localization")
-        if human and human.get("available") is not False:
-            return [
-                {"who": name.replace("_", " "), "metrics": dict(row)}
-                for name, row in human.items()
-                if isinstance(row, Mapping)
-            ]
+        rows = comparison_rows((report.get("human_reference") or {}).get("localization"))
+        if rows:
+            return [{"who": who, "metrics": dict(row)} for who, row in rows]
     return []
 
 

@@ -19,9 +19,12 @@ from novabench._files import json_safe, write_text_atomic
 __all__ = [
     "HEADLINE_KEYS",
     "TASK_ORDER",
+    "answered_only_line",
     "model_name",
+    "render_breakdowns",
     "render_comparison",
     "render_comparison_markdown",
+    "render_human_reference",
     "render_markdown",
     "render_table",
     "write_report",
@@ -123,10 +126,18 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         coverage = task_report["coverage"]
         statuses = coverage.get("parse_status", {})
         parse = ", ".join(f"{status} {count}" for status, count in statuses.items())
-        line = (
-            f"{task}: {coverage['answered']}/{coverage['items']} answered, {coverage['missing']} missing "
-            f"(scored as no prediction), {coverage['errors']} model errors"
-        )
+        if report.get("answered_only"):
+            left_out = coverage["items"] - coverage.get("scored", coverage["items"])
+            line = (
+                f"{task}: {coverage['answered']}/{coverage['items']} answered, {left_out} without "
+                f"an answer left out (answered items only), {coverage['errors']} model errors "
+                "(scored as no prediction)"
+            )
+        else:
+            line = (
+                f"{task}: {coverage['answered']}/{coverage['items']} answered, {coverage['missing']} missing "
+                f"(scored as no prediction), {coverage['errors']} model errors"
+            )
         if parse:
             line += f"; parse: {parse}"
         metrics = task_report["metrics"]
@@ -155,11 +166,32 @@ def render_table(report: Mapping[str, Any]) -> str:
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     header = f"{'task':<13} {'metric':<12} {'value %':>7}  {level}% CI"
     lines = [header, "-" * len(header)]
+    scope = answered_only_line(report)
+    if scope:
+        lines.insert(0, scope)  # first, so a partial run's numbers are never read as a full one
     for task, key, value, interval in _rows(report):
         lines.append(f"{task:<13} {key:<12} {value:>5}  {interval}".rstrip())
     lines.append("")
     lines.extend(_coverage_lines(report))
+    lines.extend(_human_reference_lines(report))
     return "\n".join(lines)
+
+
+def _human_reference_lines(report: Mapping[str, Any]) -> list[str]:
+    """One line per task with a human reference: its first headline key, model and raters."""
+    lines = []
+    for task, section in (report.get("human_reference") or {}).items():
+        if not section.get("available"):
+            lines.append(f"{task}: no human reference ({section.get('reason', 'no rater boxes')})")
+            continue
+        key = HEADLINE_KEYS[task][0]
+        parts = [
+            f"{label} {_percent(section[name].get(key))}"
+            for name, label in _HUMAN_COLUMNS
+            if section.get(name, {}).get("available", True) and name in section
+        ]
+        lines.append(f"{task}: human reference, {key}: " + ", ".join(parts))
+    return lines
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
@@ -176,8 +208,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     """
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     model = model_name(report)
+    scope = answered_only_line(report)
     lines = [
-        f"# NOVA evaluation report: {_markdown_text(model)}",
+        f"# NOVA evaluation report: {_markdown_text(model)}" + (f" ({scope})" if scope else ""),
         "",
         f"Model: **{_markdown_text(model)}**. "
         f"Data: `{report['data']['path']}` ({report['data']['n_images']} images, {report['data']['n_cases']} cases). "
@@ -191,6 +224,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"| {task} | {key} | {value} | {interval} |" for task, key, value, interval in _rows(report)
     ]
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
+    lines += render_human_reference(report)
+    lines += render_breakdowns(report)
     return "\n".join(lines) + "\n"
 
 
@@ -299,6 +334,159 @@ def _p_value(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     return f"{float(value):.3f}"
+
+
+def answered_only_line(report: Mapping[str, Any]) -> str:
+    """A reader's warning when only answered items were scored ("" otherwise).
+
+    Example:
+        >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
+        ...     "items": 40, "scored": 10}}}})
+        'answered items only: diagnosis 10 of 40 cases scored, the rest left out'
+        >>> answered_only_line({"tasks": {}})
+        ''
+    """
+    if not report.get("answered_only"):
+        return ""
+    parts = []
+    for task in TASK_ORDER:
+        coverage = report["tasks"].get(task, {}).get("coverage")
+        if coverage:
+            unit = "cases" if registry.TASKS[task].unit == "case" else "images"
+            parts.append(
+                f"{task} {coverage.get('scored', coverage['items'])} of {coverage['items']} {unit}"
+            )
+    return f"answered items only: {', '.join(parts)} scored, the rest left out"
+
+
+# Column labels of the human reference, in order.
+_HUMAN_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("rater_1_vs_gold", "rater 1 vs gold"),
+    ("rater_2_vs_gold", "rater 2 vs gold"),
+    ("rater_1_vs_rater_2", "rater 1 vs rater 2"),
+)
+
+
+def _value_with_interval(value: Any, interval: Any) -> str:
+    text = _percent(value)
+    if text != "n/a" and interval and all(v is not None for v in interval):
+        text += f" [{_percent(interval[0])}, {_percent(interval[1])}]"
+    return text
+
+
+def render_human_reference(report: Mapping[str, Any]) -> list[str]:
+    """Markdown lines: the model beside the raters, per localisation metric (percent).
+
+    Example:
+        >>> report = {"tasks": {"localization": {"metrics": {"mAP@30": 0.5},
+        ...     "confidence_intervals": {}}}, "human_reference": {"localization": {
+        ...     "available": False, "reason": "the release has no rater boxes"}}}
+        >>> render_human_reference(report)[-1]
+        'No human reference: the release has no rater boxes.'
+    """
+    lines: list[str] = []
+    for task, section in (report.get("human_reference") or {}).items():
+        model = report["tasks"].get(task)
+        if model is None:
+            continue
+        lines += ["", f"## Human reference ({task})", ""]
+        if not section.get("available"):
+            lines.append(f"No human reference: {section.get('reason', 'no rater boxes')}.")
+            continue
+        raters = section.get("raters", {})
+        lines.append(
+            f"The release's raters ({', '.join(raters.values())}) scored with the model's metric "
+            f"on the same {section.get('n_images', '?')} images; values in percent with CIs."
+        )
+        lines += [
+            "",
+            "| metric | model | " + " | ".join(label for _, label in _HUMAN_COLUMNS) + " |",
+            "|---|" + "---:|" * (1 + len(_HUMAN_COLUMNS)),
+        ]
+        for key in HEADLINE_KEYS[task]:
+            if key not in model["metrics"]:
+                continue
+            cells = [
+                _value_with_interval(
+                    model["metrics"][key], model.get("confidence_intervals", {}).get(key)
+                )
+            ]
+            for name, _ in _HUMAN_COLUMNS:
+                comparison = section.get(name, {})
+                if not comparison or comparison.get("available") is False:
+                    cells.append("n/a")
+                    continue
+                cells.append(
+                    _value_with_interval(
+                        comparison.get(key), comparison.get("confidence_intervals", {}).get(key)
+                    )
+                )
+            lines.append(f"| {key} | " + " | ".join(cells) + " |")
+        lines += [""] + [f"- {note}" for note in section.get("notes", [])]
+    return lines
+
+
+# Breakdown tables show at most this many metric columns (the JSON has every headline key).
+_BREAKDOWN_COLUMNS = 6
+_DIMENSION_TITLES = {
+    "pathology_category": "pathology category",
+    "sequence": "sequence (from the reference caption)",
+    "plane": "plane (from the reference caption)",
+    "n_gold_boxes": "gold boxes per image",
+    "gold_box_size": "largest gold box (share of the image area)",
+    "images_per_case": "images per case",
+}
+
+
+def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
+    """Markdown lines: one table per task and dimension, values in percent with CIs.
+
+    Cells with fewer items than the report's ``min_group_size`` are shown, marked
+    "too small".
+
+    Example:
+        >>> report = {"breakdown_settings": {"min_group_size": 10}, "breakdowns": {
+        ...     "diagnosis": {"images_per_case": [{"group": "1", "n": 4, "too_small": True,
+        ...     "top1": 0.25, "top1_ci": [0.0, 0.75], "top5": 0.5, "top5_ci": None}]}}}
+        >>> render_breakdowns(report)[-1]
+        '| 1 | 4 (too small) | 25.0 [0.0, 75.0] | 50.0 |'
+    """
+    breakdowns = report.get("breakdowns") or {}
+    if not breakdowns:
+        return []
+    settings = report.get("breakdown_settings", {})
+    thresholds = settings.get("gold_box_size_thresholds", {})
+    lines = [
+        "",
+        "## Breakdowns",
+        "",
+        f"Each task's scores per group of items, with n and a bootstrap CI over the group; groups "
+        f"under {settings.get('min_group_size', '?')} items are marked too small (shown, not to be "
+        "trusted).",
+    ]
+    if thresholds:
+        lines[-1] += (
+            f" Gold box size: small under {100 * thresholds['small']:g} % of the image area, "
+            f"medium up to {100 * thresholds['medium']:g} %, large above."
+        )
+    for task in TASK_ORDER:
+        for dimension, rows in (breakdowns.get(task) or {}).items():
+            if not rows:
+                continue
+            keys = [key for key in HEADLINE_KEYS[task] if key in rows[0]][:_BREAKDOWN_COLUMNS]
+            title = _DIMENSION_TITLES.get(dimension, dimension)
+            lines += [
+                "",
+                f"### {task} by {title}",
+                "",
+                "| group | n | " + " | ".join(keys) + " |",
+                "|---|---:|" + "---:|" * len(keys),
+            ]
+            for row in rows:
+                n = f"{row['n']} (too small)" if row.get("too_small") else str(row["n"])
+                cells = [_value_with_interval(row.get(key), row.get(f"{key}_ci")) for key in keys]
+                lines.append(f"| {row['group']} | {n} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:

@@ -19,21 +19,27 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novabench import __version__, registry
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 
+if TYPE_CHECKING:
+    from novabench.lexicon.taxonomy import CategoryMap
+
 __all__ = [
+    "ScoredPredictions",
     "ScoringOptions",
     "compare_predictions",
     "evaluate_predictions",
     "judge_record",
+    "score_predictions",
 ]
 
 PredictionPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
@@ -70,6 +76,13 @@ class ScoringOptions:
             whole ranked list (protocol mode, ``OpenAICaseJudge``).
         keyword_judge: an LLM keyword judge for the captioning keyword F1s
             (``OpenAIKeywordJudge``); None: the offline lexicon extractor.
+        answered_only: score only the items the predictions answer (a line, even one
+            recording a model error, which still scores as a miss); by default an item
+            without a line counts as "no prediction". For partial runs (``--limit``).
+        category_map: a user's pathology-category overrides (a ``CategoryMap``, or the path
+            of a file :func:`novabench.lexicon.taxonomy.load_category_map` reads); None: the
+            built-in taxonomy.
+        min_group_size: breakdown cells with fewer items are flagged ``too_small``.
 
     Example:
         >>> options = ScoringOptions(tasks=("Localisation",), n_resamples=0)
@@ -89,8 +102,18 @@ class ScoringOptions:
     matcher: Callable[[str, str], bool] | None = None
     case_judge: Any = None
     keyword_judge: Any = None
+    answered_only: bool = False
+    category_map: CategoryMap | None = None
+    min_group_size: int = 10
 
     def __post_init__(self) -> None:
+        from novabench import checks
+
+        checks.positive_int(self.min_group_size, field="min_group_size")
+        if isinstance(self.category_map, (str, os.PathLike)):  # a mapping file's path
+            from novabench.lexicon.taxonomy import load_category_map
+
+            object.__setattr__(self, "category_map", load_category_map(self.category_map))
         if self.matcher is not None and self.case_judge is not None:
             raise NovaInputError(
                 "give either a diagnosis matcher (pair judge) or a case judge, not both",
@@ -221,7 +244,9 @@ def evaluate_predictions(
             ``n_resamples=``, ``caption_options=``, ``matcher=``...), overriding ``options``.
 
     Returns:
-        The report: ``{"toolkit", "data", "predictions", "bootstrap", "tasks": {task: {...}}}``.
+        The report: ``{"toolkit", "data", "predictions", "bootstrap", "answered_only",
+        "tasks": {task: {...}}, "human_reference", "breakdown_settings", "breakdowns"}``
+        (see :func:`score_predictions`).
 
     Example:
         >>> import tempfile, pathlib, json
@@ -234,44 +259,235 @@ def evaluate_predictions(
         >>> sorted(report["tasks"]), report["tasks"]["diagnosis"]["coverage"]["missing"]
         (['diagnosis'], 1)
     """
-    from novabench.metrics.tasks import compute_task
+    return score_predictions(data, predictions, options, **settings).report
+
+
+@dataclass
+class ScoredPredictions:
+    """A scored run: the report and what it was computed from, for per-item tables.
+
+    Attributes:
+        report: what :func:`evaluate_predictions` returns.
+        release: the release read.
+        prediction_set: the predictions, parsed and aligned to the release.
+        options: the scoring options used.
+        evaluations: per task, the prepared evaluation the task's numbers come from.
+        positions: per task, the release positions of its scored items (in
+            ``release.images`` for image tasks, ``release.cases()`` for case tasks), in the
+            evaluation's item order.
+        cases: facts (category, images) of every case, in ``release.cases()`` order.
+        images: facts (sequence, plane, boxes) of every image, in ``release.images`` order.
+        human: the human reference on the localisation images (None without localisation).
+    """
+
+    report: dict[str, Any]
+    release: Any
+    prediction_set: Any
+    options: ScoringOptions
+    evaluations: dict[str, Any]
+    positions: dict[str, list[int]]
+    cases: list[Any]
+    images: list[Any]
+    human: Any = None
+
+
+def score_predictions(
+    data: str | os.PathLike[str],
+    predictions: PredictionPaths,
+    options: ScoringOptions | None = None,
+    **settings: Any,
+) -> ScoredPredictions:
+    """Score predictions as :func:`evaluate_predictions` does, keeping the per-item state.
+
+    Every number of the report comes from one prepared evaluation per task: the headline
+    scores and their intervals, the breakdowns (the same evaluation on groups of items,
+    :mod:`novabench.report.breakdowns`) and the per-item tables
+    (:func:`novabench.report.items.item_tables`).
+
+    Report keys beyond the scores: ``answered_only`` (True when only answered items were
+    scored; each task's ``coverage["scored"]`` says how many), ``human_reference``
+    (``{"localization": ...}`` when localisation is scored, see
+    :mod:`novabench.report.human_reference`), ``breakdown_settings`` and ``breakdowns``
+    (``{task: {dimension: rows}}``, see :mod:`novabench.report.breakdowns`).
+
+    Args:
+        data: the release folder.
+        predictions: one predictions file or several.
+        options: how to score (see :class:`ScoringOptions`).
+        **settings: :class:`ScoringOptions` attributes as keywords, overriding ``options``.
+
+    Returns:
+        A :class:`ScoredPredictions`.
+
+    Raises:
+        NovaInputError: bad predictions or options, or (with ``answered_only``) a task
+            chosen that no line answers.
+
+    Example:
+        >>> import tempfile, pathlib, json
+        >>> from novabench.data.sample import write_sample_release
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=3, seed=0, progress=False)
+        >>> lines = [json.dumps({"case_id": "case0001", "diagnoses": ["glioma"]})]
+        >>> _ = (root / "pred.jsonl").write_text("\\n".join(lines) + "\\n")
+        >>> scored = score_predictions(release, root / "pred.jsonl", n_resamples=0,
+        ...                            answered_only=True)
+        >>> scored.positions["diagnosis"], scored.report["tasks"]["diagnosis"]["coverage"]["scored"]
+        ([0], 1)
+    """
+    from novabench.metrics.tasks import prepare_task
+    from novabench.report.breakdowns import (
+        BOX_SIZE_THRESHOLDS,
+        case_facts,
+        image_facts,
+        result_with_intervals,
+        task_breakdowns,
+    )
+    from novabench.report.human_reference import human_reference
 
     chosen = ScoringOptions.build(options, **settings)
     loaded = _load(data, predictions, chosen)
+    release = loaded.release
     summary = loaded.prediction_set.summary()
+    cases = case_facts(release, chosen.category_map)
+    images = image_facts(release, chosen.category_map, cases)
     task_reports: dict[str, Any] = {}
+    evaluations: dict[str, Any] = {}
+    positions: dict[str, list[int]] = {}
+    breakdowns: dict[str, Any] = {}
     for task in progress_bar(loaded.tasks, desc="scoring", unit="task"):
         spec = registry.TASKS[task]
-        task_predictions, references = _task_inputs(task, loaded)
+        positions[task] = _scored_positions(task, loaded, chosen.answered_only)
+        task_predictions, references = _task_inputs(task, loaded, positions[task])
         metric_options, notes = chosen.metric_options(task)
+        scored_images = [release.images[p] for p in positions[task]] if spec.unit == "image" else []
         if spec.answer_field == "boxes":
-            notes.extend(_box_overrun_notes(task_predictions, loaded.release.images))
+            notes.extend(_box_overrun_notes(task_predictions, scored_images))
         judge_before = _judge_counts(chosen.judge_of(task))
-        result = compute_task(
-            task,
-            task_predictions,
-            references,
-            bootstrap_resamples=chosen.n_resamples,
+        evaluation = prepare_task(task, task_predictions, references, **metric_options)
+        evaluations[task] = evaluation
+        result = result_with_intervals(
+            evaluation,
+            n_resamples=chosen.n_resamples,
             confidence=chosen.confidence,
             seed=chosen.seed,
-            **metric_options,
         )
         if spec.unit == "image" and result.get("per_image_best_iou") is not None:
-            filenames = [image.filename for image in loaded.release.images]
+            filenames = [image.filename for image in scored_images]
             result["per_image_best_iou"] = dict(zip(filenames, result["per_image_best_iou"]))
         task_reports[task] = {
             "metrics": {k: v for k, v in result.items() if k != "confidence_intervals"},
             "confidence_intervals": result.get("confidence_intervals", {}),
             "notes": notes,
-            "coverage": summary[task],
+            "coverage": {**summary[task], "scored": len(positions[task])},
         }
         if chosen.judge_kind(task) is not None:
             task_reports[task]["judge"] = judge_record(chosen, task, since=judge_before)
-    return {
+        breakdowns[task] = task_breakdowns(
+            task,
+            evaluation,
+            _item_groups(task, evaluation, positions[task], cases, images),
+            n_resamples=chosen.n_resamples,
+            confidence=chosen.confidence,
+            seed=chosen.seed,
+            min_group_size=chosen.min_group_size,
+            prepare_group=_group_preparer(task, task_predictions, references, metric_options),
+        )
+    human = None
+    human_section: dict[str, Any] = {}
+    for task in loaded.tasks:
+        if registry.TASKS[task].answer_field == "boxes":
+            human = human_reference(
+                release,
+                positions[task],
+                n_resamples=chosen.n_resamples,
+                confidence=chosen.confidence,
+                seed=chosen.seed,
+            )
+            human_section[task] = human.section
+    report = {
         **_provenance(data, loaded),
         "bootstrap": chosen.bootstrap,
+        "answered_only": chosen.answered_only,
         "tasks": task_reports,
+        "human_reference": human_section,
+        "breakdown_settings": {
+            "min_group_size": chosen.min_group_size,
+            "gold_box_size_thresholds": dict(BOX_SIZE_THRESHOLDS),
+            "category_map": chosen.category_map.source if chosen.category_map else None,
+        },
+        "breakdowns": breakdowns,
     }
+    return ScoredPredictions(
+        report,
+        release,
+        loaded.prediction_set,
+        chosen,
+        evaluations,
+        positions,
+        cases,
+        images,
+        human,
+    )
+
+
+def _scored_positions(task: str, loaded: _Loaded, answered_only: bool) -> list[int]:
+    """Release positions of the items of ``task`` to score: all, or those with a line."""
+    spec = registry.TASKS[task]
+    prediction_set = loaded.prediction_set
+    keys = prediction_set.filenames if spec.unit == "image" else prediction_set.case_ids
+    if not answered_only:
+        return list(range(len(keys)))
+    answered = prediction_set.records[task]
+    chosen = [position for position, key in enumerate(keys) if key in answered]
+    if not chosen:
+        raise NovaInputError(
+            f"no line answers {task}, so --answered-only leaves nothing to score; "
+            "leave the task out (--task) or score without --answered-only",
+            source=", ".join(str(p) for p in loaded.paths),
+            field=spec.key_field,
+        )
+    return chosen
+
+
+def _group_preparer(
+    task: str, predictions: list[Any], references: list[Any], options: Mapping[str, Any]
+) -> Callable[[Any], Any] | None:
+    """For localisation, a group's evaluation prepared on its own images.
+
+    Resampling the whole evaluation restricted to a group costs as much as the whole set
+    (every detection takes part in COCO's ranking); a group's own evaluation gives the same
+    numbers (the ranking keeps the images' order) at the cost of the group. Other tasks
+    keep the restriction (preparing captions again would rerun BERTScore).
+    """
+    if registry.TASKS[task].answer_field != "boxes":
+        return None
+    from novabench.metrics.localization import LocalizationWarning
+    from novabench.metrics.tasks import prepare_task
+
+    def prepare(positions: Any) -> Any:
+        with warnings.catch_warnings():
+            # Said once for the whole set; a group without gold boxes is expected.
+            warnings.simplefilter("ignore", LocalizationWarning)
+            return prepare_task(
+                task,
+                [predictions[int(i)] for i in positions],
+                [references[int(i)] for i in positions],
+                **options,
+            )
+
+    return prepare
+
+
+def _item_groups(
+    task: str, evaluation: Any, positions: list[int], cases: list[Any], images: list[Any]
+) -> list[dict[str, str]]:
+    """The breakdown groups of each item of a task's evaluation, in item order."""
+    if registry.TASKS[task].unit == "image":
+        return [images[position].groups for position in positions]
+    # A case evaluation's items are its scored cases (placeholders left out).
+    indices = getattr(evaluation, "item_indices", range(len(positions)))
+    return [cases[positions[int(index)]].groups for index in indices]
 
 
 def compare_predictions(
@@ -458,11 +674,17 @@ def _load(
     )
 
 
-def _task_inputs(task: str, loaded: _Loaded) -> tuple[list[Any], list[Any]]:
-    """Plain predictions and references of one task, in release order."""
+def _task_inputs(
+    task: str, loaded: _Loaded, positions: Sequence[int] | None = None
+) -> tuple[list[Any], list[Any]]:
+    """Plain predictions and references of one task, in release order (at ``positions``)."""
     spec = registry.TASKS[task]
     release = loaded.release
     items = list(release.images) if spec.unit == "image" else release.cases()
+    answers = loaded.prediction_set.answers(task)
+    if positions is not None:
+        items = [items[position] for position in positions]
+        answers = [answers[position] for position in positions]
     if spec.answer_field == "caption":
         for image in items:
             if image.caption is None or not image.caption.strip():
@@ -476,7 +698,7 @@ def _task_inputs(task: str, loaded: _Loaded) -> tuple[list[Any], list[Any]]:
                     field="caption",
                 )
     references = [_REFERENCE[spec.answer_field](item) for item in items]
-    return loaded.prediction_set.answers(task), references
+    return answers, references
 
 
 # The reference a task's metric takes, per answer field, from a release image or case.

@@ -1,0 +1,581 @@
+"""Breakdowns of a report: each task's headline scores per group of items, with n and a CI.
+
+Groups (the *dimensions*), per item:
+
+- ``pathology_category``: the case's category in our taxonomy
+  (:mod:`novabench.lexicon.taxonomy`), or a user's mapping file;
+- ``sequence`` and ``plane``: as the reference caption names them
+  (:func:`parse_acquisition`); ``unstated`` when it names none, ``multiple`` when it
+  names several;
+- ``n_gold_boxes``: gold boxes on the image, ``0``, ``1``, ``2``, ``3+``;
+- ``gold_box_size``: the largest gold box as a fraction of the image area:
+  ``small`` below 1 %, ``medium`` 1 % to 5 %, ``large`` above 5 % (``none`` without a
+  gold box). On NOVA's 480 x 480 slices 1 % is a 48 x 48 px box and 5 % a 107 x 107 px
+  box: with a field of view of about 24 cm, lesions under about 2.5 cm across and over
+  about 5 cm. The cut-offs play the part of COCO's small/medium/large areas (32² and 96²
+  px on ~640 x 480 images, 0.3 % and 3 %), moved up because a brain slice is one large
+  object and its lesions are seldom under 0.3 % of the image. The largest box decides
+  because a hit on any gold box is a hit, and the largest is the one most often found;
+- ``images_per_case``: how many images the item's case has: ``1``, ``2``, ``3``,
+  ``4-5``, ``6+``.
+
+Localisation is broken down by all six, captioning by category, sequence, plane and images
+per case, diagnosis (one item per case) by category and images per case.
+
+Each cell is the task's metric on the items of the group (the evaluation's own
+``aggregate`` on those items, so the same code as the headline numbers) with ``n`` and a
+bootstrap interval from :func:`novabench.metrics.stats.bootstrap_confidence_intervals`,
+resampling the group's items with the report's resamples, confidence and seed. A cell with
+fewer items than ``min_group_size`` is kept and flagged ``too_small``; empty groups are
+left out. Resamples on which a score is undefined are left out of its interval, as in the
+headline intervals (the warning that says so is not repeated per cell).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from novabench import registry
+from novabench.lexicon.taxonomy import PATHOLOGY_CATEGORIES, CategoryMap, assign_category
+
+__all__ = [
+    "BOX_SIZE_THRESHOLDS",
+    "DIMENSIONS",
+    "CaseFacts",
+    "ImageFacts",
+    "break_down",
+    "case_facts",
+    "dimension_order",
+    "gold_box_size",
+    "image_facts",
+    "parse_acquisition",
+    "result_with_intervals",
+    "task_breakdowns",
+    "task_dimensions",
+]
+
+#: Upper bounds (fractions of the image area) of ``small`` and ``medium`` gold boxes.
+BOX_SIZE_THRESHOLDS: dict[str, float] = {"small": 0.01, "medium": 0.05}
+
+#: Every dimension, in report order.
+DIMENSIONS: tuple[str, ...] = (
+    "pathology_category",
+    "sequence",
+    "plane",
+    "n_gold_boxes",
+    "gold_box_size",
+    "images_per_case",
+)
+
+SEQUENCES: tuple[str, ...] = (
+    "FLAIR",
+    "T1",
+    "T1 with contrast",
+    "T2",
+    "DWI/ADC",
+    "SWI/GRE",
+    "PD",
+    "STIR",
+    "MRA",
+    "perfusion",
+)
+PLANES: tuple[str, ...] = ("axial", "coronal", "sagittal")
+UNSTATED = "unstated"
+MULTIPLE = "multiple"
+
+# Groups in display order, per dimension.
+_ORDER: dict[str, tuple[str, ...]] = {
+    "pathology_category": PATHOLOGY_CATEGORIES,
+    "sequence": (*SEQUENCES, MULTIPLE, UNSTATED),
+    "plane": (*PLANES, MULTIPLE, UNSTATED),
+    "n_gold_boxes": ("0", "1", "2", "3+"),
+    "gold_box_size": ("small", "medium", "large", "none"),
+    "images_per_case": ("1", "2", "3", "4-5", "6+"),
+}
+
+# --------------------------------------------------------------------------- acquisition
+
+# A token boundary that treats letters and digits as word characters (so "T1" in "T10" is not).
+_B = r"(?<![a-z0-9])"
+_E = r"(?![a-z0-9])"
+_SEQUENCE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (label, re.compile(pattern))
+    for label, pattern in (
+        ("FLAIR", _B + r"(?:flair|fluid[- ]attenuated inversion recovery)" + _E),
+        (
+            "DWI/ADC",
+            _B
+            + r"(?:dwi|adc|diffusion(?:[- ]weighted)?|apparent diffusion coefficient|b ?1000)"
+            + _E,
+        ),
+        (
+            "SWI/GRE",
+            _B + r"(?:swi|swan|susceptibility(?:[- ]weighted)?|gre|gradient[- ]echo|"
+            r"t2\s*\*|t2[- ]star|t2\s*\*[- ]?weighted)",
+        ),
+        ("T1", _B + r"(?:t1(?:w|wi|[- ]?weighted)?|mprage|mp[- ]rage|spgr|bravo)" + _E),
+        ("T2", _B + r"t2(?:w|wi|[- ]?weighted)?(?![a-z0-9*])(?!\s*\*)(?![- ]star)"),
+        ("PD", _B + r"(?:pd(?:w|[- ]weighted)?|proton[- ]density)" + _E),
+        ("STIR", _B + r"stir" + _E),
+        ("MRA", _B + r"(?:mra|mr angiography|time[- ]of[- ]flight|tof)" + _E),
+        ("perfusion", _B + r"(?:perfusion|dsc|dce|asl|arterial spin labell?ing)" + _E),
+    )
+)
+_CONTRAST = re.compile(
+    _B
+    + r"(?:contrast|gadolinium|gd|post[- ]?gad|enhanced|c\+|\+c|post[- ]?contrast)"
+    + _E
+    + r"|(?<![a-z0-9])t1\s*\+\s*c|t1c"
+    + _E
+)
+_PLANE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("axial", re.compile(_B + r"(?:axial|transverse|transaxial)" + _E)),
+    ("coronal", re.compile(_B + r"coronal" + _E)),
+    ("sagittal", re.compile(_B + r"sagittal" + _E)),
+)
+
+
+def parse_acquisition(caption: str | None) -> tuple[str | None, str | None]:
+    """The MRI sequence and plane a reference caption names, as breakdown groups.
+
+    Sequences: ``FLAIR``, ``T1``, ``T1 with contrast``, ``T2``, ``DWI/ADC``, ``SWI/GRE``
+    (``T2*`` included), ``PD``, ``STIR``, ``MRA``, ``perfusion``. A caption naming contrast
+    (``post-contrast``, ``gadolinium``, ``C+``...) with T1 or with no other sequence is
+    ``T1 with contrast`` (contrast images are T1-weighted unless said otherwise); ``T2`` next
+    to ``FLAIR`` is read as ``T2-FLAIR``; ``DWI`` and ``ADC`` are one group. Planes:
+    ``axial`` (``transverse`` too), ``coronal``, ``sagittal``. Several distinct ones give
+    ``"multiple"``; none gives None.
+
+    Args:
+        caption: a reference caption (None: nothing is named).
+
+    Returns:
+        ``(sequence, plane)``, each a group name or None.
+
+    Example:
+        >>> parse_acquisition("Axial T2-weighted FLAIR image shows a lesion.")
+        ('FLAIR', 'axial')
+        >>> parse_acquisition("Coronal post-contrast T1-weighted image: ring enhancement.")
+        ('T1 with contrast', 'coronal')
+        >>> parse_acquisition("DWI and ADC map; sagittal and axial T1.")
+        ('multiple', 'multiple')
+        >>> parse_acquisition("Susceptibility-weighted image")
+        ('SWI/GRE', None)
+    """
+    if not caption:
+        return None, None
+    text = caption.lower()
+    sequences = {label for label, pattern in _SEQUENCE_PATTERNS if pattern.search(text)}
+    if "FLAIR" in sequences:
+        sequences.discard("T2")  # "T2 FLAIR", "T2-weighted FLAIR": one sequence
+    if _CONTRAST.search(text) and (not sequences or "T1" in sequences):
+        sequences.discard("T1")
+        sequences.add("T1 with contrast")
+    planes = {label for label, pattern in _PLANE_PATTERNS if pattern.search(text)}
+    return _one(sequences), _one(planes)
+
+
+def _one(found: set[str]) -> str | None:
+    if not found:
+        return None
+    return found.pop() if len(found) == 1 else MULTIPLE
+
+
+# --------------------------------------------------------------------------- per-item facts
+
+
+def gold_box_size(boxes: Sequence[Sequence[float]], width: int, height: int) -> tuple[str, float]:
+    """The size group of an image's largest gold box, and its fraction of the image area.
+
+    Args:
+        boxes: gold boxes ``[x, y, w, h]`` in pixels.
+        width: image width in pixels.
+        height: image height in pixels.
+
+    Returns:
+        ``(group, fraction)``: ``("none", 0.0)`` without a box; otherwise ``small`` below
+        :data:`BOX_SIZE_THRESHOLDS` ``["small"]``, ``medium`` up to ``["medium"]``, else
+        ``large``.
+
+    Example:
+        >>> gold_box_size([[0, 0, 48, 40], [10, 10, 100, 100]], 480, 480)
+        ('medium', 0.043402777777777776)
+        >>> gold_box_size([], 480, 480)
+        ('none', 0.0)
+    """
+    if not boxes:
+        return "none", 0.0
+    fraction = max(float(w) * float(h) for _, _, w, h in boxes) / float(width * height)
+    if fraction < BOX_SIZE_THRESHOLDS["small"]:
+        return "small", fraction
+    if fraction <= BOX_SIZE_THRESHOLDS["medium"]:
+        return "medium", fraction
+    return "large", fraction
+
+
+def _count_group(count: int) -> str:
+    return str(count) if count < 3 else "3+"
+
+
+def _case_size_group(count: int) -> str:
+    if count <= 3:
+        return str(count)
+    return "4-5" if count <= 5 else "6+"
+
+
+@dataclass(frozen=True)
+class CaseFacts:
+    """What a breakdown or table needs to know about one case.
+
+    Attributes:
+        case_id: the case.
+        final_diagnosis: as the release writes it (None when missing).
+        category: its pathology category; ``category_entry`` / ``category_rule``: the lexicon
+            entry and rule that gave it (see
+            :class:`~novabench.lexicon.taxonomy.CategoryAssignment`).
+        n_images: images of the case in the release.
+    """
+
+    case_id: str
+    final_diagnosis: str | None
+    category: str
+    category_entry: str | None
+    category_rule: str
+    n_images: int
+
+    @property
+    def groups(self) -> dict[str, str]:
+        """The case's group per case-level dimension."""
+        return {
+            "pathology_category": self.category,
+            "images_per_case": _case_size_group(self.n_images),
+        }
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """What a breakdown or table needs to know about one image (see the module docstring).
+
+    Attributes:
+        filename, case_id: the image and its case.
+        case: the case's :class:`CaseFacts`.
+        sequence, plane: from the reference caption (None: not named).
+        n_gold_boxes: gold boxes on the image.
+        gold_box_size: ``small``/``medium``/``large``/``none``; ``gold_box_fraction`` the
+            largest box's fraction of the image area.
+    """
+
+    filename: str
+    case_id: str
+    case: CaseFacts
+    sequence: str | None
+    plane: str | None
+    n_gold_boxes: int
+    gold_box_size: str
+    gold_box_fraction: float
+
+    @property
+    def groups(self) -> dict[str, str]:
+        """The image's group per dimension."""
+        return {
+            "pathology_category": self.case.category,
+            "sequence": self.sequence or UNSTATED,
+            "plane": self.plane or UNSTATED,
+            "n_gold_boxes": _count_group(self.n_gold_boxes),
+            "gold_box_size": self.gold_box_size,
+            "images_per_case": _case_size_group(self.case.n_images),
+        }
+
+
+def case_facts(release: Any, category_map: CategoryMap | None = None) -> list[CaseFacts]:
+    """Facts of every case of a release, in ``release.cases()`` order.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from novabench.data.release import read_release
+        >>> from novabench.data.sample import write_sample_release
+        >>> release = read_release(write_sample_release(
+        ...     pathlib.Path(tempfile.mkdtemp()) / "nova", n_cases=2, seed=0, progress=False))
+        >>> facts = case_facts(release)
+        >>> [f.n_images for f in facts] == [
+        ...     sum(i.case_id == f.case_id for i in release.images) for f in facts]
+        True
+        >>> facts[0].category in PATHOLOGY_CATEGORIES
+        True
+    """
+    counts = Counter(image.case_id for image in release.images)
+    facts = []
+    for case in release.cases():
+        assignment = assign_category(
+            case.final_diagnosis, case_id=case.case_id, category_map=category_map
+        )
+        facts.append(
+            CaseFacts(
+                case_id=case.case_id,
+                final_diagnosis=case.final_diagnosis,
+                category=assignment.category,
+                category_entry=assignment.entry,
+                category_rule=assignment.rule,
+                n_images=counts[case.case_id],
+            )
+        )
+    return facts
+
+
+def image_facts(
+    release: Any, category_map: CategoryMap | None = None, cases: Sequence[CaseFacts] | None = None
+) -> list[ImageFacts]:
+    """Facts of every image of a release, in ``release.images`` order.
+
+    Args:
+        release: a :class:`~novabench.data.release.NovaRelease`.
+        category_map: a user's category overrides.
+        cases: the :func:`case_facts` of the release, when already at hand.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from novabench.data.release import read_release
+        >>> from novabench.data.sample import write_sample_release
+        >>> release = read_release(write_sample_release(
+        ...     pathlib.Path(tempfile.mkdtemp()) / "nova", n_cases=1, seed=0, progress=False))
+        >>> first = image_facts(release)[0]
+        >>> release.images[0].caption[:17], first.sequence, first.plane
+        ('Axial T1-weighted', 'T1', 'axial')
+    """
+    by_case = {facts.case_id: facts for facts in (cases or case_facts(release, category_map))}
+    facts = []
+    for image in release.images:
+        sequence, plane = parse_acquisition(image.caption)
+        size, fraction = gold_box_size(image.boxes, image.width, image.height)
+        facts.append(
+            ImageFacts(
+                filename=image.filename,
+                case_id=image.case_id,
+                case=by_case[image.case_id],
+                sequence=sequence,
+                plane=plane,
+                n_gold_boxes=len(image.boxes),
+                gold_box_size=size,
+                gold_box_fraction=fraction,
+            )
+        )
+    return facts
+
+
+# --------------------------------------------------------------------------- breakdowns
+
+
+def task_dimensions(task: str) -> tuple[str, ...]:
+    """The dimensions a task is broken down by.
+
+    Example:
+        >>> task_dimensions("diagnosis")
+        ('pathology_category', 'images_per_case')
+    """
+    spec = registry.TASKS[task]
+    if spec.unit == "case":
+        return ("pathology_category", "images_per_case")
+    if spec.answer_field == "boxes":
+        return DIMENSIONS
+    return ("pathology_category", "sequence", "plane", "images_per_case")
+
+
+class _Group:
+    """The items of one group as an evaluation of their own (for the bootstrap).
+
+    ``positions`` are sorted, so a sorted resample of the group stays in the evaluation's
+    item order (the rule :mod:`novabench.metrics.stats` keeps for rank-based scores).
+    """
+
+    def __init__(self, evaluation: Any, positions: np.ndarray) -> None:
+        self._evaluation = evaluation
+        self._positions = positions
+        self.n_items = int(len(positions))
+
+    def aggregate(self, indices: np.ndarray | None = None) -> Mapping[str, Any]:
+        chosen = self._positions if indices is None else self._positions[np.asarray(indices)]
+        result: Mapping[str, Any] = self._evaluation.aggregate(chosen)
+        return result
+
+
+def result_with_intervals(
+    evaluation: Any, *, n_resamples: int, confidence: float = 0.95, seed: int = 0
+) -> dict[str, Any]:
+    """An evaluation's full result and, with resamples, its ``confidence_intervals``.
+
+    What ``novabench.metrics.tasks.compute_task`` returns for a prepared evaluation: the
+    report's task results and the human reference are built with it.
+
+    Example:
+        >>> from novabench.metrics.diagnosis import prepare_diagnosis
+        >>> result = result_with_intervals(prepare_diagnosis([["glioma"]], ["glioma"]),
+        ...                                n_resamples=10)
+        >>> result["top1"], result["confidence_intervals"]["top1"]
+        (1.0, [1.0, 1.0])
+    """
+    from novabench.metrics.stats import bootstrap_confidence_intervals
+
+    result = dict(evaluation.result())
+    if n_resamples > 0:
+        intervals = bootstrap_confidence_intervals(
+            evaluation, n_resamples=n_resamples, confidence=confidence, seed=seed
+        )
+        result["confidence_intervals"] = {
+            key: [low, high] for key, (low, high) in intervals.items()
+        }
+    return result
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def break_down(
+    evaluation: Any,
+    groups: Sequence[str],
+    *,
+    keys: Sequence[str],
+    order: Sequence[str] = (),
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    min_group_size: int = 10,
+    prepare_group: Callable[[np.ndarray], Any] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per group: n, too_small, each key's value on the group and its bootstrap CI.
+
+    Args:
+        evaluation: a prepared evaluation (``prepare_task``) whose items are ``groups``' items.
+        groups: the group of each evaluation item, in item order.
+        keys: the metric keys to report (those ``aggregate`` gives; others are skipped).
+        order: group display order; groups not named come after, sorted.
+        n_resamples: bootstrap resamples per group (0: no intervals).
+        confidence: interval coverage.
+        seed: bootstrap seed (the same for every group).
+        min_group_size: groups with fewer items are flagged ``too_small``.
+        prepare_group: optionally, the evaluation of the items at some (sorted) positions
+            prepared on its own, equal to ``evaluation`` on those items but cheaper to
+            resample when its cost grows with the whole set (localisation); by default the
+            group is ``evaluation`` restricted to its items.
+
+    Returns:
+        Rows ``{"group", "n", "too_small", key: value | None, key + "_ci": [lo, hi] | None}``
+        (None where a score is undefined, or without resamples).
+
+    Example:
+        >>> from novabench.metrics.diagnosis import prepare_diagnosis
+        >>> evaluation = prepare_diagnosis([["glioma"], ["abscess"], ["glioma"]],
+        ...                                ["glioma", "glioma", "glioma"])
+        >>> rows = break_down(evaluation, ["a", "b", "a"], keys=["top1"], n_resamples=0,
+        ...                   min_group_size=2)
+        >>> [(row["group"], row["n"], row["too_small"], row["top1"]) for row in rows]
+        [('a', 2, False, 1.0), ('b', 1, True, 0.0)]
+    """
+    from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
+
+    if len(groups) != evaluation.n_items:
+        raise ValueError(f"{len(groups)} group labels for {evaluation.n_items} items")
+    labels = np.asarray(list(groups), dtype=object)
+    present = list(dict.fromkeys(groups))
+    ranked = [g for g in order if g in present] + sorted(g for g in present if g not in order)
+    rows = []
+    for group in ranked:
+        positions = np.flatnonzero(labels == group).astype(np.int64)
+        subset = (
+            _Group(evaluation, positions) if prepare_group is None else prepare_group(positions)
+        )
+        values = subset.aggregate()
+        row: dict[str, Any] = {
+            "group": group,
+            "n": subset.n_items,
+            "too_small": subset.n_items < min_group_size,
+        }
+        intervals: Mapping[str, tuple[float, float]] = {}
+        if n_resamples > 0:
+            with warnings.catch_warnings():
+                # Undefined resamples are common in small groups; the rule is documented.
+                warnings.simplefilter("ignore", BootstrapWarning)
+                intervals = bootstrap_confidence_intervals(
+                    subset, n_resamples=n_resamples, confidence=confidence, seed=seed
+                )
+        for key in keys:
+            if key not in values:
+                continue
+            row[key] = _number(values[key])
+            low, high = intervals.get(key, (math.nan, math.nan))
+            defined = not (math.isnan(low) or math.isnan(high))
+            row[f"{key}_ci"] = [float(low), float(high)] if defined else None
+        rows.append(row)
+    return rows
+
+
+def dimension_order(dimension: str) -> tuple[str, ...]:
+    """The display order of a dimension's groups.
+
+    Example:
+        >>> dimension_order("gold_box_size")
+        ('small', 'medium', 'large', 'none')
+    """
+    return _ORDER[dimension]
+
+
+def task_breakdowns(
+    task: str,
+    evaluation: Any,
+    item_groups: Sequence[Mapping[str, str]],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+    min_group_size: int,
+    keys: Sequence[str] | None = None,
+    prepare_group: Callable[[np.ndarray], Any] | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every dimension of ``task``: ``{dimension: rows of :func:`break_down`}``.
+
+    Args:
+        task: the task name.
+        evaluation: its prepared evaluation.
+        item_groups: per evaluation item, ``{dimension: group}`` (``ImageFacts.groups``...).
+        n_resamples: bootstrap resamples.
+        confidence: interval coverage.
+        seed: bootstrap seed.
+        min_group_size: the too-small flag's threshold.
+        keys: metric keys (default: the task's headline keys).
+        prepare_group: see :func:`break_down`.
+
+    Example:
+        >>> from novabench.metrics.diagnosis import prepare_diagnosis
+        >>> evaluation = prepare_diagnosis([["glioma"]], ["glioma"])
+        >>> groups = [{"pathology_category": "neoplastic", "images_per_case": "1"}]
+        >>> result = task_breakdowns("diagnosis", evaluation, groups, n_resamples=0,
+        ...     confidence=0.95, seed=0, min_group_size=1)
+        >>> result["pathology_category"][0]["top5"]
+        1.0
+    """
+    chosen_keys = tuple(keys) if keys is not None else registry.TASKS[task].headline_keys
+    return {
+        dimension: break_down(
+            evaluation,
+            [groups[dimension] for groups in item_groups],
+            keys=chosen_keys,
+            order=_ORDER[dimension],
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+            min_group_size=min_group_size,
+            prepare_group=prepare_group,
+        )
+        for dimension in task_dimensions(task)
+    }

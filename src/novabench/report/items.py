@@ -1,0 +1,459 @@
+"""Per-item results: one row per scored image and one per case, joinable to the dataset.
+
+:func:`build_item_tables` scores predictions exactly as ``nova evaluate`` does and keeps
+what each item contributed; :func:`item_tables` does the same from a scoring already done
+(:func:`novabench.report.scoring.score_predictions`). Every value comes from the evaluation
+the report's numbers come from, so the report's aggregates are recomputable from the
+tables: ``mAP@30`` is the mean of ``hit_30`` over the images, ``hit@30`` its mean over images
+with ``n_gold_boxes > 0``, ``top1`` / ``top5`` the means of those columns over the cases that
+have them, and ``ROUGE-L`` / ``METEOR`` / ``BERTScore-F1`` the means of their columns (the
+keyword F1s are the means of theirs over non-null rows under sample averaging).
+
+``images`` columns (null where not applicable; boxes ``[x1, y1, x2, y2]`` in pixels):
+
+- ``filename`` (join key), ``case_id``, ``scan_id``, ``width``, ``height``;
+- ``category`` (the case's pathology category), ``category_rule`` (how it was assigned),
+  ``sequence``, ``plane`` (from the reference caption), ``images_per_case``;
+- ``n_gold_boxes``, ``gold_box_size`` (``small``/``medium``/``large``/``none``),
+  ``gold_box_fraction`` (the largest gold box over the image area), ``gold_boxes``;
+- ``rater_1_boxes``, ``rater_2_boxes`` (null when the release has no such rater);
+- ``predicted_boxes`` (null when the image was not answered), ``predicted_scores``,
+  ``localization_status`` (the parse status; ``"given"`` for parsed answers, ``"error"`` for
+  a failed model call, ``"missing"`` without a line; null when localisation was not scored),
+  ``best_iou`` (0.0 when either side is empty), ``hit_30``, ``hit_50``,
+  ``rater_1_best_iou``, ``rater_2_best_iou`` (each rater against gold);
+- ``caption_reference``, ``caption_prediction``, ``captioning_status``, one column per
+  caption metric with a per-item value (``ROUGE-L``, ``METEOR``, ``BERTScore-F1``,
+  ``ClinicalF1``, ``ModalityF1``, ``SequencePlaneF1``, those computed),
+  ``binary_label_reference`` / ``binary_label_prediction`` (``abnormal``, ``normal`` or null:
+  what BinaryF1 counts), ``keywords_reference``, ``keywords_prediction``.
+
+``cases`` columns: ``case_id``, ``category``, ``category_rule``, ``category_entry``,
+``final_diagnosis``, ``n_images``, ``predicted_diagnoses`` (the five counted),
+``diagnosis_status``, ``has_reference`` (False for a placeholder diagnosis: not scored),
+``matched_slot`` (1..5 or null), ``match_rule`` (``"matcher"``, ``"pair-judge"``,
+``"callable"``, ``"case-judge"``; null without a match), ``top1``, ``top5`` (null when the
+case is not scored).
+
+Rows: the images scored by an image task (every image unless ``answered_only``); the cases
+scored by the diagnosis task, or, without it, the cases of those images.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from novabench import registry
+from novabench.errors import NovaInputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from novabench.lexicon.taxonomy import CategoryMap
+    from novabench.report.scoring import PredictionPaths, ScoredPredictions, ScoringOptions
+
+__all__ = ["CASE_COLUMNS", "IMAGE_COLUMNS", "ItemTables", "build_item_tables", "item_tables"]
+
+#: The images table's fixed columns, in order (caption metric columns follow ``captioning_status``).
+IMAGE_COLUMNS: tuple[str, ...] = (
+    "filename",
+    "case_id",
+    "scan_id",
+    "width",
+    "height",
+    "category",
+    "category_rule",
+    "sequence",
+    "plane",
+    "images_per_case",
+    "n_gold_boxes",
+    "gold_box_size",
+    "gold_box_fraction",
+    "gold_boxes",
+    "rater_1_boxes",
+    "rater_2_boxes",
+    "predicted_boxes",
+    "predicted_scores",
+    "localization_status",
+    "best_iou",
+    "hit_30",
+    "hit_50",
+    "rater_1_best_iou",
+    "rater_2_best_iou",
+    "caption_reference",
+    "caption_prediction",
+    "captioning_status",
+    "binary_label_reference",
+    "binary_label_prediction",
+    "keywords_reference",
+    "keywords_prediction",
+)
+#: The cases table's columns, in order.
+CASE_COLUMNS: tuple[str, ...] = (
+    "case_id",
+    "category",
+    "category_rule",
+    "category_entry",
+    "final_diagnosis",
+    "n_images",
+    "predicted_diagnoses",
+    "diagnosis_status",
+    "has_reference",
+    "matched_slot",
+    "match_rule",
+    "top1",
+    "top5",
+)
+# Nullable pandas dtypes, so a null stays a null (not NaN in a float column or "None").
+_DTYPES: dict[str, str] = {
+    "width": "Int64",
+    "height": "Int64",
+    "images_per_case": "Int64",
+    "n_gold_boxes": "Int64",
+    "n_images": "Int64",
+    "matched_slot": "Int64",
+    "gold_box_fraction": "Float64",
+    "best_iou": "Float64",
+    "rater_1_best_iou": "Float64",
+    "rater_2_best_iou": "Float64",
+    "hit_30": "boolean",
+    "hit_50": "boolean",
+    "has_reference": "boolean",
+    "top1": "boolean",
+    "top5": "boolean",
+}
+_LABELS = {1: "abnormal", 0: "normal"}
+
+
+@dataclass(frozen=True)
+class ItemTables:
+    """The per-image and per-case tables of one evaluation.
+
+    Attributes:
+        images: one row per scored image (see the module docstring for the columns).
+        cases: one row per case.
+    """
+
+    images: pd.DataFrame
+    cases: pd.DataFrame
+
+    def write(self, directory: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write ``images.parquet``, ``images.csv``, ``cases.parquet``, ``cases.csv``.
+
+        The folder is created if needed; each file is written whole or not at all. In the
+        CSV files list columns are JSON text (``[[1.0, 2.0, 3.0, 4.0]]``) and nulls are empty.
+
+        Args:
+            directory: the output folder.
+
+        Returns:
+            ``{"images": parquet path, "images_csv": ..., "cases": ..., "cases_csv": ...}``.
+
+        Example:
+            >>> import tempfile, pandas as pd
+            >>> images = pd.DataFrame({"filename": ["a.png"], "gold_boxes": [[[0.0, 0, 1, 1]]]})
+            >>> tables = ItemTables(images,
+            ...                     pd.DataFrame({"case_id": ["case0001"]}))
+            >>> paths = tables.write(tempfile.mkdtemp())
+            >>> sorted(paths), paths["images_csv"].read_text().splitlines()[1]
+            (['cases', 'cases_csv', 'images', 'images_csv'], 'a.png,"[[0.0, 0.0, 1.0, 1.0]]"')
+        """
+        folder = Path(directory)
+        if folder.exists() and not folder.is_dir():
+            raise NovaInputError("is a file, not a folder", source=str(folder), field="--items")
+        folder.mkdir(parents=True, exist_ok=True)
+        paths: dict[str, Path] = {}
+        for name, table in (("images", self.images), ("cases", self.cases)):
+            paths[name] = _write_atomic(folder / f"{name}.parquet", table, _to_parquet)
+            paths[f"{name}_csv"] = _write_atomic(folder / f"{name}.csv", table, _to_csv)
+        return paths
+
+
+def _to_parquet(table: pd.DataFrame, path: Path) -> None:
+    table.to_parquet(path, index=False)
+
+
+def _to_csv(table: pd.DataFrame, path: Path) -> None:
+    flat = table.copy()
+    for column in flat.columns:
+        if flat[column].dtype == object and flat[column].map(_is_list).any():
+            flat[column] = flat[column].map(lambda v: None if v is None else json.dumps(_plain(v)))
+    flat.to_csv(path, index=False)
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return (
+        float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    )
+
+
+def _write_atomic(path: Path, table: pd.DataFrame, writer: Any) -> Path:
+    from novabench._files import give_usual_permissions
+
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        writer(table, Path(temporary))
+        give_usual_permissions(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def build_item_tables(
+    data: str | os.PathLike[str],
+    predictions: PredictionPaths,
+    options: ScoringOptions | None = None,
+    *,
+    answered_only: bool | None = None,
+    category_map: CategoryMap | str | os.PathLike[str] | None = None,
+) -> ItemTables:
+    """Score predictions as ``nova evaluate`` does and return the per-item tables.
+
+    Args:
+        data: the release folder.
+        predictions: one predictions file or several.
+        options: how to score (:class:`~novabench.report.scoring.ScoringOptions`).
+        answered_only: score only answered items; None: as ``options`` says (default no).
+        category_map: a :class:`~novabench.lexicon.taxonomy.CategoryMap` or the path of a
+            mapping file; None: as ``options`` says (default the built-in taxonomy).
+
+    Returns:
+        An :class:`ItemTables`.
+
+    Example:
+        >>> import tempfile, pathlib, json
+        >>> from novabench.data.sample import write_sample_release
+        >>> from novabench.data.release import read_release
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=2, seed=0, progress=False)
+        >>> image = read_release(release).images[0]
+        >>> line = {"filename": image.filename, "boxes": image.boxes}
+        >>> _ = (root / "pred.jsonl").write_text(json.dumps(line) + "\\n")
+        >>> tables = build_item_tables(release, root / "pred.jsonl", answered_only=True)
+        >>> row = tables.images.iloc[0]
+        >>> row["filename"] == image.filename, round(float(row["best_iou"]), 9), bool(row["hit_50"])
+        (True, 1.0, True)
+    """
+    from novabench.report.scoring import ScoringOptions, score_predictions
+
+    overrides: dict[str, Any] = {"n_resamples": 0}  # tables need no intervals
+    if answered_only is not None:
+        overrides["answered_only"] = answered_only
+    if category_map is not None:
+        from novabench.lexicon.taxonomy import CategoryMap, load_category_map
+
+        if not isinstance(category_map, CategoryMap):
+            category_map = load_category_map(category_map)
+        overrides["category_map"] = category_map
+    chosen = ScoringOptions.build(options, **overrides)
+    return item_tables(score_predictions(data, predictions, chosen))
+
+
+def item_tables(scored: ScoredPredictions) -> ItemTables:
+    """The per-item tables of a scoring already done.
+
+    Args:
+        scored: what :func:`novabench.report.scoring.score_predictions` returned.
+
+    Returns:
+        An :class:`ItemTables`.
+
+    Example:
+        >>> import tempfile, pathlib, json
+        >>> from novabench.data.sample import write_sample_release
+        >>> from novabench.report.scoring import score_predictions
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=2, seed=0, progress=False)
+        >>> line = {"case_id": "case0001", "diagnoses": []}
+        >>> _ = (root / "p.jsonl").write_text(json.dumps(line) + "\\n")
+        >>> tables = item_tables(score_predictions(release, root / "p.jsonl", n_resamples=0))
+        >>> len(tables.images), tables.cases["diagnosis_status"].tolist()
+        (0, ['given', 'missing'])
+    """
+    import pandas as pd
+
+    images = _image_rows(scored)
+    cases = _case_rows(scored, {row["case_id"] for row in images})
+    image_columns = list(IMAGE_COLUMNS)
+    metric_columns = [c for c in (images[0] if images else {}) if c not in IMAGE_COLUMNS]
+    at = image_columns.index("captioning_status") + 1
+    image_columns[at:at] = metric_columns
+    return ItemTables(_frame(pd, images, image_columns), _frame(pd, cases, list(CASE_COLUMNS)))
+
+
+def _frame(pd: Any, rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    table = pd.DataFrame(rows, columns=columns)
+    for column in columns:
+        if column in _DTYPES:
+            table[column] = table[column].astype(_DTYPES[column])
+        elif column in registry.TASKS["captioning"].headline_keys or column.endswith("F1"):
+            table[column] = table[column].astype("Float64")
+        else:
+            table[column] = table[column].astype(object).where(table[column].notna(), None)
+    return table
+
+
+def _xyxy(boxes: Sequence[Sequence[float]] | None) -> list[list[float]] | None:
+    if boxes is None:
+        return None
+    return [[float(x), float(y), float(x) + float(w), float(y) + float(h)] for x, y, w, h in boxes]
+
+
+def _status(record: Any, scored: bool) -> str | None:
+    if not scored:
+        return None
+    if record is None:
+        return "missing"
+    if record.error is not None:
+        return "error"
+    return str(record.parse_status) if record.parse_status is not None else "given"
+
+
+def _task_of(scored: ScoredPredictions, answer_field: str) -> str | None:
+    for task in scored.evaluations:
+        if registry.TASKS[task].answer_field == answer_field:
+            return task
+    return None
+
+
+def _image_rows(scored: ScoredPredictions) -> list[dict[str, Any]]:
+    from novabench.report.human_reference import human_reference
+
+    release = scored.release
+    records = scored.prediction_set.records
+    localization = _task_of(scored, "boxes")
+    captioning = _task_of(scored, "caption")
+    image_tasks = [t for t in (localization, captioning) if t is not None]
+    rows_at = sorted({p for task in image_tasks for p in scored.positions[task]})
+    item_of = {task: {p: i for i, p in enumerate(scored.positions[task])} for task in image_tasks}
+
+    location: dict[str, list[Any]] = {}
+    if localization is not None:
+        evaluation = scored.evaluations[localization]
+        location["best_iou"] = [v or 0.0 for v in evaluation.per_image_best_iou]
+        location.update(evaluation.per_image_hits())
+    caption: dict[str, list[Any]] = {}
+    labels: tuple[Any, Any] | None = None  # (references, predictions), what BinaryF1 counts
+    keywords: tuple[Any, Any] | None = None
+    if captioning is not None:
+        evaluation = scored.evaluations[captioning]
+        caption = evaluation.per_pair()
+        if evaluation.reference_labels is not None:
+            labels = (evaluation.reference_labels, evaluation.prediction_labels)
+        if evaluation.reference_keywords is not None:
+            keywords = (evaluation.reference_keywords, evaluation.prediction_keywords)
+    # The raters on the rows' images, by the function the report's human reference uses.
+    human = human_reference(release, rows_at, n_resamples=0)
+    rater_row = {p: i for i, p in enumerate(rows_at)}
+
+    rows = []
+    for position in rows_at:
+        image = release.images[position]
+        facts = scored.images[position]
+        row: dict[str, Any] = {
+            "filename": image.filename,
+            "case_id": image.case_id,
+            "scan_id": image.scan_id,
+            "width": image.width,
+            "height": image.height,
+            "category": facts.case.category,
+            "category_rule": facts.case.category_rule,
+            "sequence": facts.sequence,
+            "plane": facts.plane,
+            "images_per_case": facts.case.n_images,
+            "n_gold_boxes": facts.n_gold_boxes,
+            "gold_box_size": facts.gold_box_size,
+            "gold_box_fraction": facts.gold_box_fraction,
+            "gold_boxes": _xyxy(image.boxes),
+            "caption_reference": image.caption,
+        }
+        for slot in ("rater_1", "rater_2"):
+            boxes = human.boxes.get(slot)
+            iou = human.best_iou.get(f"{slot}_vs_gold")
+            at = rater_row[position]
+            row[f"{slot}_boxes"] = None if boxes is None else _xyxy(boxes[at])
+            row[f"{slot}_best_iou"] = None if iou is None else iou[at]
+        if localization is not None:
+            item = item_of[localization].get(position)
+            record = records[localization].get(image.filename)
+            row["localization_status"] = _status(record, item is not None)
+            answered = record is not None and record.error is None and item is not None
+            row["predicted_boxes"] = _xyxy(record.boxes or []) if answered else None
+            row["predicted_scores"] = list(record.scores) if answered and record.scores else None
+            for column in ("best_iou", "hit_30", "hit_50"):
+                row[column] = None if item is None else location[column][item]
+        if captioning is not None:
+            item = item_of[captioning].get(position)
+            record = records[captioning].get(image.filename)
+            row["captioning_status"] = _status(record, item is not None)
+            answered = record is not None and record.error is None and item is not None
+            row["caption_prediction"] = str(record.caption) if answered else None
+            for name, values in caption.items():
+                row[name] = None if item is None else values[item]
+            if item is not None and labels is not None:
+                row["binary_label_reference"] = _LABELS.get(int(labels[0][item]))
+                row["binary_label_prediction"] = _LABELS.get(int(labels[1][item]))
+            if item is not None and keywords is not None:
+                row["keywords_reference"] = _keywords(keywords[0][item])
+                row["keywords_prediction"] = _keywords(keywords[1][item])
+        rows.append(row)
+    return rows
+
+
+def _keywords(keywords: Any) -> list[str]:
+    return sorted(set(keywords.modality) | set(keywords.clinical))
+
+
+def _case_rows(scored: ScoredPredictions, image_cases: set[str]) -> list[dict[str, Any]]:
+    diagnosis = _task_of(scored, "diagnoses")
+    results_at: dict[int, Any] = {}
+    match_rule = None
+    if diagnosis is not None:
+        evaluation = scored.evaluations[diagnosis]
+        match_rule = evaluation.match_rule
+        for case in evaluation.cases:
+            results_at[scored.positions[diagnosis][case.index]] = case
+        positions = list(scored.positions[diagnosis])
+    else:
+        positions = [i for i, facts in enumerate(scored.cases) if facts.case_id in image_cases]
+    records = scored.prediction_set.records.get(diagnosis, {}) if diagnosis else {}
+    rows = []
+    for position in positions:
+        facts = scored.cases[position]
+        result = results_at.get(position)
+        row: dict[str, Any] = {
+            "case_id": facts.case_id,
+            "category": facts.category,
+            "category_rule": facts.category_rule,
+            "category_entry": facts.category_entry,
+            "final_diagnosis": facts.final_diagnosis,
+            "n_images": facts.n_images,
+            "diagnosis_status": _status(records.get(facts.case_id), diagnosis is not None),
+        }
+        if result is not None:
+            slot = result.first_hit_rank
+            row.update(
+                predicted_diagnoses=list(result.predictions),
+                has_reference=result.has_reference,
+                matched_slot=slot,
+                match_rule=match_rule if slot is not None else None,
+                top1=(slot == 1) if result.has_reference else None,
+                top5=(slot is not None) if result.has_reference else None,
+            )
+        rows.append(row)
+    return rows
