@@ -888,12 +888,12 @@ def test_a_byte_order_mark_is_accepted_everywhere(
 def test_an_unexpected_error_is_one_line_naming_a_bug(
     shared: Shared, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import novabench.cli.info as info
+    import novabench.data.release as release  # `nova info` imports read_release from here
 
     def explode(*args: object, **kwargs: object) -> None:
         raise KeyError("surprise")
 
-    monkeypatch.setattr(info, "read_release", explode)
+    monkeypatch.setattr(release, "read_release", explode)
     assert main(["info", str(shared.release)]) == 1
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

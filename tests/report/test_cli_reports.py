@@ -77,7 +77,7 @@ def test_evaluate_writes_an_html_page_naming_the_model(
     assert "<h1>NOVA evaluation report: baseline:floor</h1>" in text
     assert "--items DIR" in text  # per-item sections need the tables (not written here)
     assert markdown.read_text().splitlines()[0] == "# NOVA evaluation report: baseline:floor"
-    assert f"and {page}" in capsys.readouterr().out
+    assert f", {page}" in capsys.readouterr().out
 
 
 def test_compare_writes_markdown_and_html_naming_both_models(
