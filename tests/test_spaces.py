@@ -170,6 +170,24 @@ def test_explorer_case_view_filter_and_predictions(sample_release: Path, tmp_pat
     word = case.final_diagnosis.split()[0]
     assert case.case_id in explorer.filter_cases(cases, word.upper())
     assert explorer.filter_cases(cases, "no-such-word-anywhere") == []
+    # The category filter follows the taxonomy the reports' breakdowns use, case by case.
+    from novabench.lexicon.taxonomy import assign_category
+
+    by_category: dict[str, list[str]] = {}
+    for each in cases:
+        by_category.setdefault(assign_category(each.final_diagnosis).category, []).append(
+            each.case_id
+        )
+    assert len(by_category) > 1  # the sample spans several categories, so the filter filters
+    for name, members in by_category.items():
+        assert explorer.filter_cases(cases, "", name) == members
+    assert explorer.filter_cases(cases, "", explorer.ALL_CATEGORIES) == [c.case_id for c in cases]
+    counts = dict(explorer.category_choices(cases))
+    assert {value: label for label, value in counts.items()}[explorer.ALL_CATEGORIES] == (
+        f"all categories ({len(cases)})"
+    )
+    category = explorer.case_category(case)
+    assert f"**Pathology category.** {category}" in text
     image = next(i for i in case.images if i.boxes)
     lines = [
         {"filename": image.filename, "boxes": [list(image.boxes[0])]},

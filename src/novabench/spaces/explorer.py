@@ -218,8 +218,26 @@ def _searchable(case: CaseRecord) -> str:
     return "\n".join(parts).casefold()
 
 
-def filter_cases(cases: Sequence[CaseRecord], text: str) -> list[str]:
-    """Case ids whose id, title, history, diagnosis, metadata or captions hold every word of ``text``.
+#: The category dropdown's choice that keeps every case.
+ALL_CATEGORIES = "all categories"
+
+
+def case_category(case: CaseRecord) -> str:
+    """The case's pathology category (novabench's taxonomy over its final diagnosis).
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> case_category(NS(final_diagnosis="Glioblastoma")), case_category(NS(final_diagnosis=None))
+        ('neoplastic', 'other')
+    """
+    from novabench.lexicon.taxonomy import assign_category
+
+    return assign_category(case.final_diagnosis).category
+
+
+def filter_cases(cases: Sequence[CaseRecord], text: str, category: str | None = None) -> list[str]:
+    """Case ids matching ``text`` (every word, in id, title, history, diagnosis, metadata or
+    captions) and ``category`` (a pathology category; None or :data:`ALL_CATEGORIES`: any).
 
     Example:
         >>> from types import SimpleNamespace as NS
@@ -228,9 +246,35 @@ def filter_cases(cases: Sequence[CaseRecord], text: str) -> list[str]:
         >>> cases = [case("c1", "Glioblastoma"), case("c2", "Multiple sclerosis")]
         >>> filter_cases(cases, "SCLER"), filter_cases(cases, ""), filter_cases(cases, "x y")
         (['c2'], ['c1', 'c2'], [])
+        >>> filter_cases(cases, "", "neoplastic")
+        ['c1']
     """
     words = text.casefold().split()
-    return [case.case_id for case in cases if all(word in _searchable(case) for word in words)]
+    wanted = None if category in (None, "", ALL_CATEGORIES) else category
+    return [
+        case.case_id
+        for case in cases
+        if all(word in _searchable(case) for word in words)
+        and (wanted is None or case_category(case) == wanted)
+    ]
+
+
+def category_choices(cases: Sequence[CaseRecord]) -> list[tuple[str, str]]:
+    """The category dropdown's choices: every category present, with its number of cases.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> category_choices([NS(final_diagnosis="Glioma"), NS(final_diagnosis="Meningioma")])
+        [('all categories (2)', 'all categories'), ('neoplastic (2)', 'neoplastic')]
+    """
+    from collections import Counter
+
+    from novabench.lexicon.taxonomy import PATHOLOGY_CATEGORIES
+
+    counts = Counter(case_category(case) for case in cases)
+    return [(f"{ALL_CATEGORIES} ({len(cases)})", ALL_CATEGORIES)] + [
+        (f"{name} ({counts[name]})", name) for name in PATHOLOGY_CATEGORIES if counts[name]
+    ]
 
 
 def slice_iou(
@@ -339,6 +383,9 @@ def case_markdown(case: CaseRecord, answers: ModelAnswers | None = None) -> str:
         f"**Clinical history.** {_cell(case.clinical_history)}",
         "",
         f"**Final diagnosis.** {_cell(case.final_diagnosis)}",
+        "",
+        f"**Pathology category.** {_cell(case_category(case))} (novabench's taxonomy over the "
+        "final diagnosis, as in the reports' breakdowns)",
     ]
     if answers is not None:
         said = answers.diagnoses.get(case.case_id)
@@ -430,8 +477,14 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
             min_width=200,
             scale=2,
         )
-        # Pathology-category filter: the lead adds a Dropdown here fed by novabench's
-        # taxonomy module; `filter_cases` then also takes the chosen category.
+        category = gr.Dropdown(
+            category_choices(cases),
+            value=ALL_CATEGORIES,
+            label="Pathology category",
+            elem_id="nova-category",
+            min_width=160,
+            scale=1,
+        )
         case_picker = gr.Dropdown(
             [choice_label(case) for case in cases],
             value=ids[0] if ids else None,
@@ -509,15 +562,15 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
     ):
         return render(case_id, shown, answers, slice_name)
 
-    def step(case_id: str | None, text: str, offset: int) -> Any:
-        visible = filter_cases(cases, text or "")
+    def step(case_id: str | None, text: str, chosen: str | None, offset: int) -> Any:
+        visible = filter_cases(cases, text or "", chosen)
         if not visible:
             return gr.update()
         position = visible.index(case_id) if case_id in visible else -1
         return gr.update(value=visible[(position + offset) % len(visible)])
 
-    def filter_choices(text: str, case_id: str | None):
-        visible = set(filter_cases(cases, text or ""))
+    def filter_choices(text: str, chosen: str | None, case_id: str | None):
+        visible = set(filter_cases(cases, text or "", chosen))
         choices = [choice_label(case) for case in cases if case.case_id in visible]
         value = case_id if case_id in visible else (choices[0][1] if choices else None)
         return gr.update(choices=choices, value=value, label=f"Case ({len(choices)} of {len(ids)})")
@@ -581,17 +634,26 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         api_name="show_slice",
     )
     query.change(
-        filter_choices, inputs=[query, case_picker], outputs=case_picker, api_name="filter_cases"
+        filter_choices,
+        inputs=[query, category, case_picker],
+        outputs=case_picker,
+        api_name="filter_cases",
+    )
+    category.change(
+        filter_choices,
+        inputs=[query, category, case_picker],
+        outputs=case_picker,
+        api_name="filter_category",
     )
     previous.click(
-        lambda c, t: step(c, t, -1),
-        inputs=[case_picker, query],
+        lambda c, t, k: step(c, t, k, -1),
+        inputs=[case_picker, query, category],
         outputs=case_picker,
         api_name="previous_case",
     )
     following.click(
-        lambda c, t: step(c, t, 1),
-        inputs=[case_picker, query],
+        lambda c, t, k: step(c, t, k, 1),
+        inputs=[case_picker, query, category],
         outputs=case_picker,
         api_name="next_case",
     )
