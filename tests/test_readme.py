@@ -21,9 +21,9 @@ def test_block_is_about_ten_lines_of_calls() -> None:
     statements = [
         line
         for line in python_api_block().splitlines()
-        if line and not line.startswith(("from ", "import "))
+        if line and not line.startswith(("from ", "import ", "#", " ", ")"))
     ]
-    assert len(statements) <= 10
+    assert len(statements) <= 10  # statements: comments and wrapped arguments do not count
 
 
 def test_every_name_the_block_imports_exists() -> None:

@@ -87,8 +87,9 @@ def item_key(line: dict[str, Any]) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # 12 cases, 24 images: 60 questions over the three tasks.
-    return write_v1_release(tmp_path_factory.mktemp("release"), n_cases=12, image_size=(64, 64))
+    # 30 cases, about 150 questions over the three tasks: a whole run asks for several
+    # seconds even on an idle machine, so the seeded kill moments land inside runs.
+    return write_v1_release(tmp_path_factory.mktemp("release"), n_cases=30, image_size=(64, 64))
 
 
 def nova_run(release_dir: Path, server: FakeOpenAIServer, out: Path) -> list[str]:
@@ -152,7 +153,7 @@ def test_runs_killed_at_random_moments_lose_only_what_was_in_flight(
                         time.sleep(0.01)
                     time.sleep(rng.uniform(0, 0.15))
                 else:  # at a random time after the start: start-up, repair or answering
-                    time.sleep(rng.uniform(0.3, 4.0))
+                    time.sleep(rng.uniform(0.3, 2.0))
                 if process.poll() is None:
                     process.send_signal(signal.SIGKILL)
                     kills += 1
