@@ -117,6 +117,9 @@ def test_the_wheel_ships_resources_and_types(dist: Path) -> None:
         "novabench/resources/prompts/captioning.txt",
         "novabench/resources/prompts/diagnosis.txt",
         "novabench/resources/dataset_card/README.template.md",
+        "novabench/resources/prompts/keyword_judge.txt",
+        "novabench/resources/pathology_categories.txt",
+        f"novabench-{novabench.__version__}.dist-info/licenses/LICENSE",
     ):
         assert needed in names, needed
     assert wheel.name == f"novabench-{novabench.__version__}-py3-none-any.whl"
