@@ -3,7 +3,9 @@
 1. build a synthetic NOVA release in the official layout (`nova sample`);
 2. export it as a Hub-ready Parquet dataset and load it back with `datasets.load_dataset`;
 3. run the three floor baselines over it (`nova run --baseline floor`);
-4. score them (`nova evaluate`), printing the table with bootstrap intervals;
+4. score them (`nova evaluate`), printing the table with bootstrap intervals, and write
+   the Markdown and HTML reports (plots, breakdowns, human reference, box gallery) and the
+   per-item tables;
 5. score the same predictions through the `evaluate` module and check both agree.
 
 Everything is offline and CPU-only. Outputs land under --out (default build/demo).
@@ -50,15 +52,28 @@ def minilm_options() -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="build/demo", help="output folder (replaced)")
+    parser.add_argument(
+        "--out",
+        default="build/demo",
+        help="output folder (replaced when empty or an earlier demo's; any other folder is kept)",
+    )
     parser.add_argument("--cases", type=int, default=40, help="cases in the sample release")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
+    from novabench._files import check_output_folder, mark_output_folder
+    from novabench.errors import NovaInputError
+
     out = Path(args.out)
+    try:  # never delete a folder the demo did not write (a typo'd --out)
+        check_output_folder(out, command="demo", overwrite=True, field="--out")
+    except NovaInputError as error:
+        print(f"demo: error: {error}", file=sys.stderr)
+        return 2
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
+    mark_output_folder(out, "demo")
     release, export = out / "nova-sample", out / "nova-export"
     predictions, report = out / "floor.jsonl", out / "report.json"
 
@@ -97,6 +112,10 @@ def main() -> int:
         report,
         "--markdown",
         out / "report.md",
+        "--html",
+        out / "report.html",
+        "--items",
+        out / "items",
         *minilm_options(),
     )
     print(f"   ({time.perf_counter() - started:.1f} s)")
@@ -126,7 +145,8 @@ def main() -> int:
         f"agrees with nova evaluate: {'yes' if agree else 'NO'}"
     )
     print(f"   ({time.perf_counter() - started:.1f} s)")
-    print(f"\nreport: {report} and {out / 'report.md'}")
+    print(f"\nreport: {report}, {out / 'report.md'}, {out / 'report.html'} (open it in a browser)")
+    print(f"per-item tables: {out / 'items'} (images/cases .parquet and .csv)")
     print("These are floor baselines on synthetic slices: any real model should beat them.")
     return 0 if agree else 1
 
