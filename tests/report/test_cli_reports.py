@@ -80,6 +80,26 @@ def test_evaluate_writes_an_html_page_naming_the_model(
     assert f", {page}" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("gallery_size", [0, 2])
+def test_evaluate_html_with_items_has_the_per_item_sections_and_chosen_gallery(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, gallery_size: int
+) -> None:
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    args = ["evaluate", "--data", str(sample_release), "--predictions", str(runs["floor"])]
+    args += ["--out", str(out), "--html", str(page), "--items", str(tmp_path / "items")]
+    code = main([*args, "--gallery-size", str(gallery_size), "--bootstrap", "20", *FAST])
+    assert code == 0
+    text = page.read_text()
+    assert "--items DIR" not in text  # the tables were there, so every section is drawn
+    assert "hit rate against the IoU threshold" in text and "Human reference" in text
+    overlays = text.count('class="overlay"')
+    # best, worst and random sections of the chosen size (the sample has enough images)
+    assert overlays == 3 * gallery_size
+    assert ("<h2>Gallery</h2>" in text) == (gallery_size > 0)
+    report = json.loads(out.read_text())
+    assert (out.parent / report["items"]["images"]).is_file()
+
+
 def test_compare_writes_markdown_and_html_naming_both_models(
     sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
 ) -> None:

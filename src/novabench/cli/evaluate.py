@@ -46,6 +46,13 @@ def register(subparsers: Any) -> None:
         "--html", help="also write a self-contained HTML report (plots, overlays) here"
     )
     parser.add_argument(
+        "--gallery-size",
+        type=checks.nonnegative_int_option,
+        default=4,
+        help="images in each box-overlay section of the HTML report: the best, the worst and "
+        "a random sample by best IoU (default 4; 0: no gallery)",
+    )
+    parser.add_argument(
         "--task",
         action="append",
         choices=TASK_NAMES,
@@ -119,7 +126,14 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         from novabench.report.html import render_html
 
-        page = render_html(report, items=tables, release=args.data, report_path=args.out)
+        page = render_html(
+            report,
+            items=tables,
+            release=args.data,
+            report_path=args.out,
+            gallery_size=args.gallery_size,
+            seed=args.seed,
+        )
     if tables is not None:
         tables.write(args.items)
     write_report(report, args.out)

@@ -131,6 +131,8 @@ def _breakdown_section(report: Mapping[str, Any]) -> list[str]:
 
 
 def _gallery_section(items: Any, release: Any, n: int, seed: int) -> list[str]:
+    if n <= 0:
+        return []
     from novabench.report.gallery import LEGEND, build_gallery
 
     legend = "".join(
