@@ -197,3 +197,14 @@ def test_a_bad_truncation_mark_is_refused_naming_line_and_field(tmp_path, line, 
     with pytest.raises(NovaInputError, match=message) as caught:
         read_predictions(path)
     assert "line 1" in str(caught.value) and "raw_truncated_from" in str(caught.value)
+
+
+def test_nova_run_says_how_many_answers_it_stored_cut(release_dir, tmp_path, capsys):
+    raw = tmp_path / "raw.jsonl"
+    with FakeOpenAIServer(script=[Reply(content="x" * (CAP + 1))]) as server:
+        args = ["run", "--data", str(release_dir), "--task", "captioning", "--limit", "2"]
+        endpoint = ["--endpoint", server.base_url, "--model-name", "fake-vlm"]
+        settings = ["--max-concurrency", "1", "--out", str(raw), "--no-progress"]
+        assert main([*args, *endpoint, *settings]) == 0
+    assert f"1 answer(s) were longer than {CAP} characters" in capsys.readouterr().err
+    assert [line.get("raw_truncated_from") for line in lines_of(raw)] == [CAP + 1, None]
