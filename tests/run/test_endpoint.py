@@ -193,6 +193,7 @@ def test_a_run_through_the_endpoint_records_failures_and_continues(release_dir, 
         "done_before": 0,
         "answered": 0,
         "errors": n_images,
+        "too_long": 0,
     }
     assert summary.counts["diagnosis"]["answered"] == len(release.cases())
     predictions = read_predictions(out, release)

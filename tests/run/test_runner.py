@@ -94,10 +94,11 @@ def test_all_tasks_ask_the_right_questions_and_write_one_line_per_item(release, 
     summary = run_model(release, tasks="all", backend=backend, out_path=out, progress=False)
 
     n_images, cases = len(release.images), release.cases()
+    none_cut = {"errors": 0, "too_long": 0}
     assert summary.counts == {
-        "localization": {"items": n_images, "done_before": 0, "answered": n_images, "errors": 0},
-        "captioning": {"items": n_images, "done_before": 0, "answered": n_images, "errors": 0},
-        "diagnosis": {"items": len(cases), "done_before": 0, "answered": len(cases), "errors": 0},
+        "localization": {"items": n_images, "done_before": 0, "answered": n_images, **none_cut},
+        "captioning": {"items": n_images, "done_before": 0, "answered": n_images, **none_cut},
+        "diagnosis": {"items": len(cases), "done_before": 0, "answered": len(cases), **none_cut},
     }
     assert summary.complete and summary.n_errors == 0
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from novabench import checks
 from novabench.errors import NovaInputError
-from novabench.registry import ALL_TASKS, TASK_NAMES
+from novabench.registry import ALL_TASKS, MAX_RAW_ANSWER_CHARS, TASK_NAMES
 from novabench.run.backends import DEFAULT_MAX_CONCURRENCY
 from novabench.run.parsers import CONVENTIONS
 
@@ -134,6 +134,12 @@ def run(args: argparse.Namespace) -> int:
             f"answered {counts['answered']:>5}  failed {counts['errors']:>5}"
         )
     print(f"raw answers: {summary.out_path}\nmanifest:    {summary.manifest_path}")
+    if summary.n_too_long:  # stored cut; they score as too_long failures
+        print(
+            f"{summary.n_too_long} answer(s) were longer than {MAX_RAW_ANSWER_CHARS} characters "
+            "and were stored cut (parse status too_long)",
+            file=sys.stderr,
+        )
     if summary.n_errors:
         print(
             f"{summary.n_errors} item(s) failed; rerun the same command to retry them",

@@ -13,8 +13,10 @@ A case line is keyed by ``case_id`` and carries the diagnoses::
 
 Boxes are ``[x, y, width, height]`` in pixels of the original image. Lines written by the
 runner may also carry ``task`` (which task the line answers), ``latency_s``, ``model``,
-``error`` (the item failed; no answer), ``parse_status`` (added by :func:`parse_raw`) and a
-free-form ``meta`` object. Any other key is refused, so a typo such as ``"box"`` cannot
+``error`` (the item failed; no answer), ``parse_status`` (added by :func:`parse_raw`),
+``raw_truncated_from`` (the answer was longer than ``registry.MAX_RAW_ANSWER_CHARS``: only
+that prefix of the raw text is stored and this is the original length in characters; the
+item is ``too_long``, never parsed) and a free-form ``meta`` object. Any other key is refused, so a typo such as ``"box"`` cannot
 silently turn into "no prediction".
 
 Each (task, item) may be answered once per file. The one exception makes reruns safe: a line
@@ -44,6 +46,7 @@ __all__ = [
     "PredictionSet",
     "RunManifest",
     "backend_identity",
+    "cap_raw_answer",
     "manifest_path_for",
     "merge_prediction_files",
     "parse_raw",
@@ -66,7 +69,15 @@ _TASK_FIELDS: dict[str, tuple[str, ...]] = {
 _ANSWER_FIELDS: dict[str, tuple[str, str]] = {  # task -> (parsed answer, raw answer)
     name: (spec.answer_field, spec.raw_field) for name, spec in registry.TASKS.items()
 }
-_COMMON_FIELDS = ("task", "latency_s", "model", "error", "parse_status", "meta")
+_COMMON_FIELDS = (
+    "task",
+    "latency_s",
+    "model",
+    "error",
+    "parse_status",
+    "meta",
+    "raw_truncated_from",
+)
 # The keys a line of each unit may carry: its key field, the common fields, its tasks' fields.
 _UNIT_KEYS: dict[str, frozenset[str]] = {
     key_field: frozenset(
@@ -112,6 +123,9 @@ class PredictionRecord:
         model: the model that answered, when recorded.
         error: why the item has no answer (the model call failed), or None.
         parse_status: the parser's verdict on ``raw``, or None when not parsed.
+        raw_truncated_from: the original length (characters) of an answer stored only as a
+            prefix of ``registry.MAX_RAW_ANSWER_CHARS`` characters, or None when ``raw`` is
+            whole. Such an item is ``too_long`` and its prefix is never parsed.
     """
 
     task: str
@@ -128,6 +142,7 @@ class PredictionRecord:
     model: str | None = None
     error: str | None = None
     parse_status: str | None = None
+    raw_truncated_from: int | None = None
 
     @property
     def is_parsed(self) -> bool:
@@ -457,6 +472,13 @@ def _line_records(
             key_field,
         )
 
+    truncated_from = payload.get("raw_truncated_from")
+    if truncated_from is not None and len(tasks_here) != 1:
+        raise check.fail(
+            "a line whose raw answer was cut must answer one task; give 'task'",
+            "raw_truncated_from",
+        )
+
     records: list[PredictionRecord] = []
     for current in tasks_here:
         values = _answer_values(check, payload, current)
@@ -470,7 +492,10 @@ def _line_records(
         if error is None and raw is None and parsed_field not in values:
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
         task_status = status.get(current) if isinstance(status, dict) else status
-        if _too_long(values.get(parsed_field)):
+        if truncated_from is not None:
+            truncated_from = _truncated_length(check, truncated_from, raw, raw_field)
+        if truncated_from is not None or _too_long(values.get(parsed_field)):
+            # Marked and counted as a failure; a cut answer's prefix is never taken as whole.
             values[parsed_field] = _PARSED_VALUE[parsed_field](None)
             task_status = registry.TOO_LONG
         records.append(
@@ -484,10 +509,44 @@ def _line_records(
                 model=model,
                 error=error,
                 parse_status=task_status,
+                raw_truncated_from=truncated_from,
                 **values,
             )
         )
     return records
+
+
+def _truncated_length(check: _LineChecker, value: Any, raw: str | None, raw_field: str) -> int:
+    """A checked ``raw_truncated_from``: an integer longer than the stored prefix."""
+    name = "raw_truncated_from"
+    if raw is None:
+        raise check.fail(f"given without {raw_field}, the prefix it describes", name)
+    value = checks.integer(value, source=check.source, record=check.record, field=name)
+    if value <= len(raw):
+        raise check.fail(f"says the answer had {value} characters but {len(raw)} are stored", name)
+    return value
+
+
+def cap_raw_answer(text: str) -> tuple[str, int | None]:
+    """The part of a raw answer that is stored, and its original length when it was cut.
+
+    An answer of at most ``registry.MAX_RAW_ANSWER_CHARS`` characters is kept whole (the
+    same string); a longer one keeps that many leading characters, and its length is
+    returned so the line can record it as ``raw_truncated_from``. Every backend's answer
+    goes through here (the runner writes its lines with it), so a runaway generation or a
+    hostile server cannot fill the disk, nor make every later reader slow.
+
+    Example:
+        >>> from novabench import registry
+        >>> cap_raw_answer("Glioma.")
+        ('Glioma.', None)
+        >>> kept, length = cap_raw_answer("x" * (registry.MAX_RAW_ANSWER_CHARS + 5))
+        >>> len(kept) == registry.MAX_RAW_ANSWER_CHARS, length - registry.MAX_RAW_ANSWER_CHARS
+        (True, 5)
+    """
+    if len(text) <= registry.MAX_RAW_ANSWER_CHARS:
+        return text, None
+    return text[: registry.MAX_RAW_ANSWER_CHARS], len(text)
 
 
 def _too_long(answer: Any) -> bool:
@@ -693,6 +752,8 @@ def _record_payload(record: PredictionRecord) -> dict[str, Any]:
         value = record.raw if name == spec.raw_field else getattr(record, name)
         if value is not None:
             payload[name] = list(value) if isinstance(value, tuple) else value
+        if name == spec.raw_field and record.raw_truncated_from is not None:
+            payload["raw_truncated_from"] = record.raw_truncated_from
     for name in ("parse_status", "latency_s", "model", "error"):
         if getattr(record, name) is not None:
             payload[name] = getattr(record, name)
@@ -812,7 +873,8 @@ def parse_raw(
             if record.error is not None or record.raw is None or record.is_parsed:
                 records[task][key] = record
                 continue
-            if len(record.raw) > registry.MAX_RAW_ANSWER_CHARS:  # marked, not parsed slowly
+            cut = record.raw_truncated_from is not None  # only a prefix was stored
+            if cut or len(record.raw) > registry.MAX_RAW_ANSWER_CHARS:  # marked, not parsed
                 empty = _PARSED_VALUE[spec.answer_field](None)
                 records[task][key] = replace(
                     record, **{spec.answer_field: empty}, parse_status=registry.TOO_LONG

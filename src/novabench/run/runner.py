@@ -8,6 +8,8 @@ the answer arrives (so answers may be out of release order; readers key them by 
      "input_size": [480, 480], "latency_s": 0.41, "model": "..."}
     {"case_id": "case0001", "task": "diagnosis", "raw_diagnoses": "...", "latency_s": 0.9, "model": "..."}
     {"filename": "case0002_001.png", "task": "captioning", "error": "HTTP 500 ...", "model": "..."}
+    {"filename": "case0003_001.png", "task": "captioning", "raw_caption": "<first 64 KiB>",
+     "raw_truncated_from": 52428800, "model": "..."}
 
 Localisation and captioning are asked per image with the image; diagnosis per case, as
 text only: the case's clinical history plus its reference captions as the MRI findings
@@ -22,6 +24,11 @@ backends get ``generate`` calls of ``batch_size`` requests.
 
 Guarantees:
 
+- bounded answers: an answer longer than ``registry.MAX_RAW_ANSWER_CHARS`` (a runaway
+  generation, a hostile server) is stored as that prefix with its original length in
+  ``raw_truncated_from``; the item is parsed as ``too_long`` and counted in the summary and
+  the manifest (``too_long``). Shorter answers are stored exactly as received. Every
+  backend's answers take this one path (:func:`_answer_line`);
 - nothing finished is lost: each answer is written and flushed as it arrives, so a kill
   loses only the requests in flight;
 - resume: a rerun with the same output skips what is already answered and retries the
@@ -58,6 +65,7 @@ from novabench.run.predictions import (
     RunManifest,
     _append_line,
     backend_identity,
+    cap_raw_answer,
     read_predictions,
     release_identity,
 )
@@ -87,7 +95,9 @@ class RunSummary:
         out_path: the predictions (raw answers) file.
         manifest_path: its manifest.
         counts: per task: ``items`` (in this shard, after ``limit``), ``done_before`` (found
-            in the file), ``answered`` and ``errors`` (this call).
+            in the file), ``answered`` and ``errors`` (this call), and ``too_long`` (answered
+            this call but beyond ``registry.MAX_RAW_ANSWER_CHARS``, so stored cut; these are
+            among ``answered`` and score as failures).
         repaired_fragment: where a cut-off last line was saved, when one was found.
         elapsed_s: wall time of this call.
         asking_s: wall time from the first question to the last answer (``elapsed_s`` less
@@ -111,6 +121,11 @@ class RunSummary:
     def n_errors(self) -> int:
         """Items whose model call failed in this call (rerun to retry them)."""
         return sum(c["errors"] for c in self.counts.values())
+
+    @property
+    def n_too_long(self) -> int:
+        """Answers of this call stored cut at ``registry.MAX_RAW_ANSWER_CHARS`` (over all tasks)."""
+        return sum(c.get("too_long", 0) for c in self.counts.values())
 
     @property
     def complete(self) -> bool:
@@ -379,7 +394,9 @@ def _answer_line(request: Request, answer: Answer, model: str) -> dict[str, Any]
     if answer.error is not None or answer.text is None:
         line["error"] = answer.error or "the backend returned no text"
     else:
-        line[spec.raw_field] = answer.text
+        line[spec.raw_field], truncated_from = cap_raw_answer(answer.text)
+        if truncated_from is not None:
+            line["raw_truncated_from"] = truncated_from
         if "input_size" in spec.extra_fields:  # the size the model saw, to rescale its boxes
             size = answer.input_size or request.image_size
             if size is not None:
@@ -493,7 +510,7 @@ def run_model(
         ...     def generate(self, requests): return [Answer(text="Glioma.") for _ in requests]
         >>> out = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
         >>> run_model(release, tasks="diagnosis", backend=Echo(), out_path=out, progress=False).counts
-        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0}}
+        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0, 'too_long': 0}}
         >>> print(out.read_text(), end="")
         {"case_id": "case0001", "task": "diagnosis", "raw_diagnoses": "Glioma.", "model": "echo"}
     """
@@ -609,6 +626,7 @@ def run_model(
             "done_before": len(items) - len(todo),
             "answered": 0,
             "errors": 0,
+            "too_long": 0,
         }
     manifest.tasks = sorted(
         set((existing.tasks or []) if existing else []) | set(chosen), key=TASK_NAMES.index
@@ -638,6 +656,7 @@ def run_model(
                 line = _answer_line(request, answer, model_label)
                 _append_line(handle, line)
                 counts[request.task]["errors" if "error" in line else "answered"] += 1
+                counts[request.task]["too_long"] += "raw_truncated_from" in line
                 if request.image_encoding is not None:
                     image_encodings[request.image_encoding] += 1
                 bar.update(1)
