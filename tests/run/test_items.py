@@ -458,3 +458,29 @@ def test_nova_evaluate_refuses_a_bad_category_map(
     assert code != 0
     error = capsys.readouterr().err
     assert "line 2" in error and "tumours" in error and not (tmp_path / "r.json").exists()
+
+
+def test_group_intervals_from_the_fast_path_equal_the_resample_loop() -> None:
+    # A group of an evaluation with aggregate_resamples is bootstrapped through it; the rows
+    # must equal those of the one-resample-at-a-time path, interval for interval.
+    from novabench.metrics.captioning import prepare_captioning
+    from novabench.report import breakdowns
+
+    rng = np.random.default_rng(7)
+    words = ["axial", "flair", "lesion", "frontal", "t2", "enhancement", "normal", "mass"]
+    references = [" ".join(rng.choice(words, size=6)) for _ in range(60)]
+    predictions = [" ".join(rng.choice(words, size=5)) for _ in range(60)]
+    evaluation = prepare_captioning(
+        predictions, references, exclude=["BERTScore-F1", "METEOR", "BLEU-4"]
+    )
+    groups = [str(label) for label in rng.choice(["a", "b", "c"], size=60)]
+    options = {"keys": ["ROUGE-L", "ClinicalF1"], "n_resamples": 200, "min_group_size": 1}
+    fast = break_down(evaluation, groups, **options)
+    slow = break_down(
+        evaluation,
+        groups,
+        prepare_group=lambda positions: breakdowns._Group(evaluation, positions),
+        **options,
+    )
+    assert isinstance(breakdowns._group(evaluation, np.arange(3)), breakdowns._ResampledGroup)
+    assert fast == slow and all(row["ROUGE-L_ci"] is not None for row in fast)

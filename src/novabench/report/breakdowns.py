@@ -406,6 +406,28 @@ class _Group:
         return result
 
 
+class _ResampledGroup(_Group):
+    """A group of an evaluation that scores many resamples at once: so does the group.
+
+    A sorted row of group indices maps to sorted evaluation positions, so each row is
+    scored exactly as :meth:`aggregate` would score it.
+    """
+
+    def aggregate_resamples(self, indices: np.ndarray) -> Mapping[str, np.ndarray]:
+        result: Mapping[str, np.ndarray] = self._evaluation.aggregate_resamples(
+            self._positions[np.asarray(indices)]
+        )
+        return result
+
+
+def _group(evaluation: Any, positions: np.ndarray) -> _Group:
+    from novabench.metrics.stats import SupportsResampledAggregate
+
+    if isinstance(evaluation, SupportsResampledAggregate):
+        return _ResampledGroup(evaluation, positions)
+    return _Group(evaluation, positions)
+
+
 def result_with_intervals(
     evaluation: Any, *, n_resamples: int, confidence: float = 0.95, seed: int = 0
 ) -> dict[str, Any]:
@@ -493,7 +515,7 @@ def break_down(
     for group in ranked:
         positions = np.flatnonzero(labels == group).astype(np.int64)
         subset = (
-            _Group(evaluation, positions) if prepare_group is None else prepare_group(positions)
+            _group(evaluation, positions) if prepare_group is None else prepare_group(positions)
         )
         values = subset.aggregate()
         row: dict[str, Any] = {
