@@ -100,7 +100,7 @@ def test_an_endpoint_means_the_case_judge_and_the_report_records_both_judges(
     assert diagnosis["metrics"]["top1"] == 1.0 and diagnosis["metrics"]["n_cases"] == n_cases
     judge = diagnosis["judge"]
     assert judge["kind"] == "case" and judge["model"] == "judge-model"
-    assert judge["prompt_version"] == "nova-case-judge-1"
+    assert judge["prompt_version"] == "nova-case-judge-2"
     assert judge["prompt_sha256"] == OpenAICaseJudge(server.base_url, "m").prompt_sha256
     assert judge["stats"]["calls"] == n_cases and judge["stats"]["cache_hits"] == 0
     assert judge["stats"]["failures"] == 0
