@@ -448,9 +448,7 @@ def prepare_diagnosis(
             field="length",
         )
     if contexts is not None:
-        if isinstance(contexts, (str, Mapping)) or not isinstance(
-            contexts, (Sequence, np.ndarray)
-        ):
+        if isinstance(contexts, (str, Mapping)) or not isinstance(contexts, (Sequence, np.ndarray)):
             raise NovaInputError(
                 "expected a list with one context per case", source="contexts", field="contexts"
             )

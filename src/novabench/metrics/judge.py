@@ -1138,9 +1138,7 @@ class OpenAICaseJudge:
         _check_context(context, case)
         context = _case_context(context)
         self._count("calls")
-        key = case_verdict_cache_key(
-            self.identity, self.prompt_version, reference, items, context
-        )
+        key = case_verdict_cache_key(self.identity, self.prompt_version, reference, items, context)
         if self._cache is not None:
             found, slot = self._cache.get_slot(key)
             if found and (slot is None or 1 <= slot <= len(items)):
