@@ -36,7 +36,8 @@ Args:
     references: per task,
         localization: {"boxes": [[x, y, w, h], ...]} or a NOVA `images` row;
         captioning: the reference caption or a NOVA `images` row;
-        diagnosis: the final diagnosis or a NOVA `cases` row;
+        diagnosis: the final diagnosis or a NOVA `cases` row (its clinical_history goes to a
+            case_judge with the case);
         all: NOVA `images` rows. A whole `datasets.Dataset` works too.
     box_format: "xywh" (default) or "xyxy", pixels.
     max_detections: detections kept per image for AP (default 100, as COCO).

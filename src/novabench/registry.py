@@ -81,7 +81,7 @@ class TaskSpec:
         >>> spec.load_parser().__name__
         'parse_diagnoses'
         >>> spec.reference_field, spec.metric_options
-        ('final_diagnosis', ('matcher', 'case_judge'))
+        ('final_diagnosis', ('matcher', 'case_judge', 'contexts'))
     """
 
     name: str
@@ -236,7 +236,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             prompt_resource="prompts/diagnosis.txt",
             parser="novabench.run.parsers:parse_diagnoses",
             scorer="novabench.metrics.diagnosis:prepare_diagnosis",
-            metric_options=("matcher", "case_judge"),
+            metric_options=("matcher", "case_judge", "contexts"),
             headline_keys=("top1", "top5"),
             parse_statuses=("ok", "partial", "fallback_list", "empty", "unparseable", TOO_LONG),
             failure_statuses=_FAILURES,

@@ -11,6 +11,7 @@ import pytest
 from novabench.errors import NovaInputError
 from novabench.metrics.diagnosis import score_diagnosis
 from novabench.metrics.judge import (
+    CASE_JUDGE_SYSTEM_PROMPT,
     CaseVerdict,
     JudgeError,
     OpenAICaseJudge,
@@ -121,3 +122,86 @@ def test_parse_and_messages() -> None:
         "1. a",
         "2. (no answer)",
     ]
+
+
+def test_the_clinical_history_is_sent_and_a_blank_one_is_not(server) -> None:
+    server.script.extend(Reply(content='{"matched_slot": 1}') for _ in range(3))
+    judge = _judge(server)
+    judge.judge_case("Glioblastoma", FIVE, context="  A 61-year-old man with seizures. ")
+    judge.judge_case("Glioblastoma", FIVE, context="   ")
+    judge.judge_case("Glioblastoma", FIVE)
+    sent = [request_text(body)[0] for body in server.bodies]
+    user_lines = [text.split(CASE_JUDGE_SYSTEM_PROMPT + "\n")[1].splitlines() for text in sent]
+    assert user_lines[0][:2] == [
+        "Case context: A 61-year-old man with seizures.",
+        "Reference diagnosis: Glioblastoma",
+    ]
+    # Blank and missing histories send the same request, without a context line.
+    assert user_lines[1] == user_lines[2]
+    assert user_lines[1][0] == "Reference diagnosis: Glioblastoma"
+    assert not any("Case context" in text for text in sent[1:])
+
+
+def test_the_cache_tells_two_histories_apart(server, tmp_path: Path) -> None:
+    server.script.extend(
+        [Reply(content='{"matched_slot": 2}'), Reply(content='{"matched_slot": null}')]
+    )
+    judge = _judge(server, cache_dir=tmp_path)
+    assert judge.judge_case("Abscess", FIVE, context="Fever.").matched_slot == 2
+    assert judge.judge_case("Abscess", FIVE, context="No fever.").matched_slot is None
+    assert server.n_requests == 2
+    # A verdict made without the history is not reused for a case with one, and back.
+    server.script.append(Reply(content='{"matched_slot": 5}'))
+    assert judge.judge_case("Abscess", FIVE).matched_slot == 5
+    assert server.n_requests == 3
+    again = _judge(server, cache_dir=tmp_path)
+    assert again.judge_case("Abscess", FIVE, context=" Fever. ").matched_slot == 2
+    assert again.judge_case("Abscess", FIVE, context="").matched_slot == 5
+    assert again.stats.cache_hits == 2 and server.n_requests == 3
+
+
+def test_judge_cases_takes_one_context_per_case(server) -> None:
+    def answer(body: dict) -> str:
+        text, _ = request_text(body)
+        return json.dumps({"matched_slot": 1 if "Case context: Headache." in text else None})
+
+    server.answer = answer
+    judge = _judge(server)
+    cases = [("Glioma", ["glioma"]), ("Glioma", ["glioma"])]
+    verdicts = judge.judge_cases(cases, contexts=["Headache.", None])
+    assert [v.matched_slot for v in verdicts] == [1, None]
+    assert [v.matched_slot for v in judge.judge_cases(cases)] == [None, None]
+    with pytest.raises(NovaInputError, match="1 contexts for 2 cases"):
+        judge.judge_cases(cases, contexts=["Headache."])
+    with pytest.raises(NovaInputError, match="context"):
+        judge.judge_cases(cases, contexts=["Headache.", 3])  # type: ignore[list-item]
+
+
+def test_score_diagnosis_sends_the_rows_history_or_the_contexts_given(server) -> None:
+    server.answer = lambda body: json.dumps({"matched_slot": None})
+    rows = [
+        {"case_id": "case0001", "final_diagnosis": "Glioma", "clinical_history": "Seizures."},
+        {"case_id": "case0002", "final_diagnosis": "Abscess", "clinical_history": None},
+        {"case_id": "case0003", "final_diagnosis": "Lymphoma"},
+    ]
+    score_diagnosis([["x"]] * 3, rows, case_judge=_judge(server))
+    sent = sorted(request_text(body)[0] for body in server.bodies)
+    contexts = [line for text in sent for line in text.splitlines() if "Case context" in line]
+    assert contexts == ["Case context: Seizures."]
+
+    score_diagnosis(
+        [["x"], ["y"]], ["Glioma", "Abscess"], case_judge=_judge(server), contexts=["Fever.", " "]
+    )
+    sent = [request_text(body)[0] for body in server.bodies[3:]]
+    assert sum("Case context: Fever.\nReference diagnosis: Glioma" in t for t in sent) == 1
+    assert not any("Reference diagnosis: Abscess" in t and "Case context" in t for t in sent)
+    with pytest.raises(NovaInputError, match="contexts"):
+        score_diagnosis([["x"]], ["Glioma"], case_judge=_judge(server), contexts=[])
+
+
+def test_a_case_judge_without_contexts_still_works_on_plain_references() -> None:
+    class SlotOne:
+        def judge_cases(self, cases, *, labels=None):
+            return [CaseVerdict.from_slot(1) for _ in cases]
+
+    assert score_diagnosis([["a"]], ["Glioma"], case_judge=SlotOne())["top1"] == 1.0

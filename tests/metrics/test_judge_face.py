@@ -51,6 +51,26 @@ def test_diagnosis_face_with_the_case_judge(server: FakeOpenAIServer) -> None:
     assert server.n_requests == 3 and judge.stats.calls == 3
 
 
+def test_diagnosis_face_passes_the_case_rows_clinical_history(server: FakeOpenAIServer) -> None:
+    import datasets
+
+    rows = [
+        {"case_id": "c1", "final_diagnosis": "Glioblastoma", "clinical_history": "Seizures."},
+        {"case_id": "c2", "final_diagnosis": "Abscess", "clinical_history": " "},
+    ]
+    for references in (rows, datasets.Dataset.from_list(rows)):
+        judge = OpenAICaseJudge(server.base_url, "judge-model", backoff=0.0)
+        start = server.n_requests
+        evaluate.load(MODULE, "diagnosis").compute(
+            predictions=[["GBM"], ["GBM"]], references=references, case_judge=judge
+        )
+        sent = [request_text(body)[0] for body in server.bodies[start:]]
+        assert len(sent) == 2
+        with_context = [text for text in sent if "Case context:" in text]
+        assert len(with_context) == 1
+        assert "Case context: Seizures.\nReference diagnosis: Glioblastoma" in with_context[0]
+
+
 def test_captioning_face_with_the_keyword_judge(server: FakeOpenAIServer) -> None:
     judge = OpenAIKeywordJudge(server.base_url, "judge-model", backoff=0.0)
     result = evaluate.load(MODULE, "captioning").compute(

@@ -12,7 +12,11 @@ import pytest
 from novabench.cli import main
 from novabench.data.release import read_release
 from novabench.errors import NovaInputError
-from novabench.metrics.judge import OpenAICaseJudge, OpenAIChatJudge
+from novabench.metrics.judge import (
+    CASE_JUDGE_SYSTEM_PROMPT,
+    OpenAICaseJudge,
+    OpenAIChatJudge,
+)
 from novabench.metrics.keyword_judge import KEYWORD_GROUPS, OpenAIKeywordJudge
 from novabench.records import is_placeholder_diagnosis
 from novabench.report import evaluate_predictions
@@ -100,7 +104,7 @@ def test_an_endpoint_means_the_case_judge_and_the_report_records_both_judges(
     assert diagnosis["metrics"]["top1"] == 1.0 and diagnosis["metrics"]["n_cases"] == n_cases
     judge = diagnosis["judge"]
     assert judge["kind"] == "case" and judge["model"] == "judge-model"
-    assert judge["prompt_version"] == "nova-case-judge-1"
+    assert judge["prompt_version"] == "nova-case-judge-2"
     assert judge["prompt_sha256"] == OpenAICaseJudge(server.base_url, "m").prompt_sha256
     assert judge["stats"]["calls"] == n_cases and judge["stats"]["cache_hits"] == 0
     assert judge["stats"]["failures"] == 0
@@ -124,6 +128,32 @@ def test_an_endpoint_means_the_case_judge_and_the_report_records_both_judges(
     assert again["tasks"]["diagnosis"]["judge"]["stats"]["cache_hits"] == n_cases
     assert again["tasks"]["captioning"]["judge"]["stats"]["cache_hits"] == distinct_pairs
     assert again["tasks"]["diagnosis"]["metrics"]["top1"] == 1.0
+
+
+def test_case_mode_sends_each_case_its_clinical_history_from_the_release(
+    sample_release: Path, predictions: Path, server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    endpoint = ["--judge-endpoint", server.base_url, "--judge-model", "judge-model"]
+    endpoint += ["--judge-cache", str(tmp_path / "cache"), "--judge-mode", "case"]
+    endpoint += ["--task", "diagnosis"]
+    code, _ = evaluate(sample_release, predictions, tmp_path / "r.json", *endpoint)
+    assert code == 0
+    scored = [
+        case for case in read_release(sample_release).cases()
+        if not is_placeholder_diagnosis(case.final_diagnosis)
+    ]  # fmt: skip
+    assert scored and all(case.clinical_history for case in scored)
+    expected = sorted(
+        f"Case context: {case.clinical_history.strip()}\n"
+        f"Reference diagnosis: {case.final_diagnosis.strip()}\n"
+        for case in scored
+        if case.clinical_history is not None and case.final_diagnosis is not None
+    )
+    sent = sorted(
+        request_text(body)[0].split(CASE_JUDGE_SYSTEM_PROMPT + "\n")[1].split("Proposed")[0]
+        for body in server.bodies
+    )
+    assert sent == expected
 
 
 def test_pair_mode_and_lexicon_mode(

@@ -367,7 +367,7 @@ def judge_note(args: argparse.Namespace, judge: Any) -> str:
         >>> note = judge_note(args, OpenAICaseJudge("http://127.0.0.1:9", "m"))
         >>> head, counts = note.split(": ")
         >>> head, counts.split(", ")[:2]
-        ('case judge m (prompt nova-case-judge-1)', ['0 cases', '0 from the cache (cache)'])
+        ('case judge m (prompt nova-case-judge-2)', ['0 cases', '0 from the cache (cache)'])
     """
     stats = judge.stats
     kind = {"OpenAICaseJudge": "case judge", "OpenAIKeywordJudge": "keyword judge"}.get(

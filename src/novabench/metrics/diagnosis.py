@@ -305,6 +305,25 @@ def _read_reference(index: int, reference: Any) -> tuple[str, str | None]:
     return reference, case_id
 
 
+def _read_context(index: int, reference: Any, contexts: Sequence[Any] | None) -> str | None:
+    """The case's clinical context: ``contexts[index]`` when given, else the row's history."""
+    record = f"example {index}"
+    if contexts is not None:
+        context, field = contexts[index], "contexts"
+    elif isinstance(reference, Mapping):
+        context, field = reference.get("clinical_history"), "clinical_history"
+    else:
+        return None
+    if context is not None and not isinstance(context, str):
+        raise NovaInputError(
+            f"expected a string or None, got {type(context).__name__}",
+            source="references",
+            record=record,
+            field=field,
+        )
+    return context if context is not None and context.strip() else None
+
+
 def _read_predictions(index: int, predictions: Any) -> tuple[list[str], bool]:
     record = f"example {index}"
     if isinstance(predictions, str):
@@ -365,6 +384,7 @@ def prepare_diagnosis(
     *,
     matcher: DiagnosisMatcher | None = None,
     case_judge: Any = None,
+    contexts: Sequence[str | None] | None = None,
 ) -> DiagnosisEvaluation:
     """Validate the inputs and judge every prediction, keeping per-case verdicts.
 
@@ -386,16 +406,22 @@ def prepare_diagnosis(
             :class:`LexiconDiagnosisMatcher`.
         case_judge: instead of a matcher, a judge with ``judge_cases`` (such as
             :class:`novabench.metrics.judge.OpenAICaseJudge`): one verdict per scored case
-            with a non-blank prediction gives its Top-1 and Top-5 (protocol mode).
+            with a non-blank prediction gives its Top-1 and Top-5 (protocol mode). The
+            judge also receives each case's clinical context (``contexts=`` of its
+            ``judge_cases``).
+        contexts: per case, the clinical history sent to the case judge (None or blank:
+            none). By default a reference row's ``clinical_history``; a plain string
+            reference has none. Matchers do not use it.
 
     Returns:
         A :class:`DiagnosisEvaluation`.
 
     Raises:
         NovaInputError: different lengths, a reference row without a ``final_diagnosis``
-            key, a plain reference that is not a string or is blank, a prediction list that is not a list, a prediction that is not a
-            string, or a matcher verdict that is not a bool. The message names the example
-            index and field.
+            key, a plain reference that is not a string or is blank, a prediction list that
+            is not a list, a prediction that is not a string, a context that is not a
+            string or None, contexts of another length than the references, or a matcher
+            verdict that is not a bool. The message names the example index and field.
 
     Example:
         >>> evaluation = prepare_diagnosis(
@@ -421,6 +447,17 @@ def prepare_diagnosis(
             source="predictions",
             field="length",
         )
+    if contexts is not None:
+        if isinstance(contexts, (str, Mapping)) or not isinstance(contexts, (Sequence, np.ndarray)):
+            raise NovaInputError(
+                "expected a list with one context per case", source="contexts", field="contexts"
+            )
+        if len(contexts) != len(references):
+            raise NovaInputError(
+                f"{len(contexts)} contexts for {len(references)} references",
+                source="contexts",
+                field="length",
+            )
     if case_judge is not None:
         if matcher is not None:
             raise NovaInputError(
@@ -445,11 +482,14 @@ def prepare_diagnosis(
     parsed = []
     pair_ids: dict[tuple[str, str], int] = {}
     labels: list[str] = []
+    case_contexts: list[str | None] = []
     for index, (case_predictions, reference) in enumerate(zip(predictions, references)):
         reference_text, case_id = _read_reference(index, reference)
+        context = _read_context(index, reference, contexts)
         items, truncated = _read_predictions(index, case_predictions)
         has_reference = not is_placeholder_diagnosis(reference_text)
         parsed.append((index, case_id, reference_text, items, truncated, has_reference))
+        case_contexts.append(context)
         if not has_reference or case_judge is not None:
             continue
         for rank, item in enumerate(items, start=1):
@@ -459,7 +499,7 @@ def prepare_diagnosis(
                 labels.append(f"{where}, prediction {rank}")
 
     if case_judge is not None:
-        return _judge_by_case(case_judge, parsed)
+        return _judge_by_case(case_judge, parsed, case_contexts)
     pairs = list(pair_ids)
     verdicts = _judge_pairs(matcher, pairs, labels) if pairs else []
     cases = []
@@ -488,8 +528,14 @@ def _match_rule(matcher: Any) -> str:
     return "pair-judge" if isinstance(matcher, BatchDiagnosisMatcher) else "callable"
 
 
-def _judge_by_case(case_judge: Any, parsed: list[Any]) -> DiagnosisEvaluation:
-    """Protocol mode: one case-judge verdict per scored case with a non-blank prediction."""
+def _judge_by_case(
+    case_judge: Any, parsed: list[Any], contexts: list[str | None]
+) -> DiagnosisEvaluation:
+    """Protocol mode: one case-judge verdict per scored case with a non-blank prediction.
+
+    The cases' contexts go with them only when one is known, so a judge without a
+    ``contexts`` argument still works on references without a history.
+    """
     asked = [
         (index, case_id, reference_text, items)
         for index, case_id, reference_text, items, _, has_reference in parsed
@@ -498,8 +544,14 @@ def _judge_by_case(case_judge: Any, parsed: list[Any]) -> DiagnosisEvaluation:
     labels = [
         f"example {index}" + (f" ({case_id})" if case_id else "") for index, case_id, _, _ in asked
     ]
+    asked_contexts = [contexts[index] for index, _, _, _ in asked]
+    context_option = (
+        {"contexts": asked_contexts} if any(c is not None for c in asked_contexts) else {}
+    )
     verdicts = case_judge.judge_cases(
-        [(reference_text, items) for _, _, reference_text, items in asked], labels=labels
+        [(reference_text, items) for _, _, reference_text, items in asked],
+        labels=labels,
+        **context_option,
     )
     if len(verdicts) != len(asked):
         raise NovaInputError(
@@ -541,6 +593,7 @@ def score_diagnosis(
     *,
     matcher: DiagnosisMatcher | None = None,
     case_judge: Any = None,
+    contexts: Sequence[str | None] | None = None,
 ) -> dict[str, Any]:
     """Top-1 and Top-5 diagnostic accuracy.
 
@@ -564,5 +617,5 @@ def score_diagnosis(
         (0.3333, 0.6667)
     """
     return prepare_diagnosis(
-        predictions, references, matcher=matcher, case_judge=case_judge
+        predictions, references, matcher=matcher, case_judge=case_judge, contexts=contexts
     ).result()

@@ -54,6 +54,9 @@ _BOXES = datasets.List(datasets.List(datasets.Value("float64")))
 _SCORES = datasets.List(datasets.Value("float64"))
 _STRING = datasets.Value("string")
 _STRINGS = datasets.List(datasets.Value("string"))
+# A diagnosis reference: the final diagnosis and the case's clinical history (None: none),
+# which a case judge receives with the case.
+_DIAGNOSIS_REFERENCE = {"final_diagnosis": _STRING, "clinical_history": _STRING}
 # Keys a box prediction may carry; anything else is a mistake worth reporting (a misspelt
 # "score" would otherwise silently mean "no scores"). No filename/case_id: the module pairs
 # by position, and an ignored join key would hide a misaligned list.
@@ -94,8 +97,8 @@ def metric_features(task: str) -> datasets.Features:
     Example:
         >>> sorted(metric_features("captioning"))
         ['predictions', 'references']
-        >>> metric_features("diagnosis")["references"]
-        Value('string')
+        >>> sorted(metric_features("diagnosis")["references"])
+        ['clinical_history', 'final_diagnosis']
     """
     form = _form(task)
     return datasets.Features(
@@ -141,7 +144,8 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
         references: a sequence (or ``datasets.Dataset``) of references: for
             localisation mappings with ``boxes``; for captioning strings or
             ``images`` rows (``caption``); for diagnosis strings or ``cases`` rows
-            (``final_diagnosis``); for ``all`` ``images`` rows.
+            (``final_diagnosis``, and ``clinical_history`` when present, which a case
+            judge receives); for ``all`` ``images`` rows.
         start_index: index of the first item in the whole evaluation.
 
     Returns:
@@ -150,6 +154,8 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
     Example:
         >>> normalize_references("captioning", [{"caption": "Axial FLAIR.", "filename": "x.png"}])
         ['Axial FLAIR.']
+        >>> normalize_references("diagnosis", ["Glioma"])
+        [{'final_diagnosis': 'Glioma', 'clinical_history': None}]
     """
     form = _form(task)
     out = form.read_references(_as_items(references, _reference_columns(task)), start_index)
@@ -390,13 +396,15 @@ def _reference_columns(task: str) -> list[str]:
     (``all``: every task's, and ``case_id`` to group diagnoses by case)."""
     if task == registry.ALL_TASKS:
         return [*(spec.reference_field for spec in registry.TASKS.values()), "case_id"]
+    if _form(task).reference_feature is _DIAGNOSIS_REFERENCE:
+        return list(_DIAGNOSIS_REFERENCE)
     return [registry.TASKS[task].reference_field]
 
 
 def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
     """A list of items; a ``datasets.Dataset`` is read column-wise (no image decoding)."""
     if isinstance(values, datasets.Dataset):
-        if columns == ["final_diagnosis"] and "filename" in values.column_names:
+        if columns == list(_DIAGNOSIS_REFERENCE) and "filename" in values.column_names:
             raise NovaInputError(_PER_CASE, field="references")
         if columns and "boxes" in columns and "filenames" in values.column_names:
             raise NovaInputError(
@@ -604,15 +612,22 @@ def _read_diagnoses_prediction(item: Any, index: int) -> list[str]:
     return _diagnosis_list(item, f"example {index}", "predictions")
 
 
-def _read_diagnoses_reference(item: Any, index: int) -> str:
+def _read_diagnoses_reference(item: Any, index: int) -> dict[str, str | None]:
     record = f"example {index}"
+    history = None
     if isinstance(item, Mapping):
         if "filename" in item and "filenames" not in item:
             raise NovaInputError(_PER_CASE, record=record, field="references")
         value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
+        history = item.get("clinical_history")
+        if history is not None:
+            history = _text(history, record, "references.clinical_history", allow_empty=True)
     else:
         value = item  # a plain reference that is None or blank is an error, as in diagnosis
-    return _text(value, record, "references")
+    return {
+        "final_diagnosis": _text(value, record, "references"),
+        "clinical_history": history if history and history.strip() else None,
+    }
 
 
 def _read_all_prediction(item: Any, index: int) -> dict[str, Any]:
@@ -665,7 +680,10 @@ _FORMS: dict[str, _InputForm] = {
         _STRING, _STRING, _each(_read_caption_prediction), _each(_read_caption_reference)
     ),
     "diagnoses": _InputForm(
-        _STRINGS, _STRING, _each(_read_diagnoses_prediction), _each(_read_diagnoses_reference)
+        _STRINGS,
+        _DIAGNOSIS_REFERENCE,
+        _each(_read_diagnoses_prediction),
+        _each(_read_diagnoses_reference),
     ),
 }
 
@@ -685,7 +703,11 @@ def _all_form() -> _InputForm:
     for spec in registry.TASKS.values():
         form = _FORMS[spec.answer_field]
         predictions.update(_as_field(form.prediction_feature, spec.answer_field))
-        references.update(_as_field(form.reference_feature, spec.reference_field))
+        # `all` reads images rows and groups diagnoses by case; it sends no clinical history.
+        feature = form.reference_feature
+        references.update(
+            _as_field(_STRING if feature is _DIAGNOSIS_REFERENCE else feature, spec.reference_field)
+        )
     references["case_id"] = _STRING
     return _InputForm(
         predictions,

@@ -750,14 +750,15 @@ class OpenAIChatJudge(_CachingJudge):
 # Protocol mode: one call per case, the whole ranked list at once
 # ---------------------------------------------------------------------------------------
 
-CASE_JUDGE_PROMPT_VERSION = "nova-case-judge-1"
+CASE_JUDGE_PROMPT_VERSION = "nova-case-judge-2"
 
-# The co-authors' procedure (one call per case, reference plus the ranked list), in our words.
+# The co-authors' procedure (one call per case: its clinical context, the reference and the
+# ranked list), in our words.
 CASE_JUDGE_SYSTEM_PROMPT = """\
 You grade a neuroradiology diagnosis benchmark. You receive the reference final \
-diagnosis of one case and a numbered list of up to five diagnoses proposed by a model, \
-most likely first. Find the first item of the list that names the same diagnosis as the \
-reference.
+diagnosis of one case, usually with the case's clinical context, and a numbered list of \
+up to five diagnoses proposed by a model, most likely first. Find the first item of the \
+list that names the same diagnosis as the reference.
 
 How to compare:
 - Look at the central diagnosis only, whatever cause, trigger or mechanism is stated.
@@ -766,6 +767,8 @@ How to compare:
 pattern, a pathological finding or a clinical condition.
 - A more specific or more general name, or a different stated cause, is not a reason to \
 reject, unless the proposed disease is fundamentally a different one.
+- The clinical context only helps to read the names (e.g. an ambiguous abbreviation); \
+do not grade whether a proposal fits the history.
 
 Reply with JSON only, no explanation: {"matched_slot": k} where k is the number of the \
 first matching item, or {"matched_slot": null} when no item matches."""
@@ -780,7 +783,8 @@ def build_case_judge_messages(
         reference: the final diagnosis of the case.
         predictions: the model's ranked diagnoses (at most five are expected); a blank item
             is shown as ``(no answer)`` so the numbering keeps the ranks.
-        context: optional case context (e.g. the clinical history) shown before the pair.
+        context: the case's clinical context (its clinical history), shown first as a
+            ``Case context:`` line; None or blank: no such line.
 
     Returns:
         A system message with :data:`CASE_JUDGE_SYSTEM_PROMPT` and one user message.
@@ -792,10 +796,16 @@ def build_case_judge_messages(
         Proposed diagnoses:
         1. Meningioma
         2. GBM
+        >>> print(build_case_judge_messages("Glioblastoma", ["GBM"], "Headache.")[1]["content"])
+        Case context: Headache.
+        Reference diagnosis: Glioblastoma
+        Proposed diagnoses:
+        1. GBM
     """
     lines = []
-    if context is not None and context.strip():
-        lines.append(f"Case context: {context.strip()}")
+    shown_context = _case_context(context)
+    if shown_context is not None:
+        lines.append(f"Case context: {shown_context}")
     lines.append(f"Reference diagnosis: {reference.strip()}")
     lines.append("Proposed diagnoses:")
     for slot, item in enumerate(predictions, start=1):
@@ -804,6 +814,13 @@ def build_case_judge_messages(
         {"role": "system", "content": CASE_JUDGE_SYSTEM_PROMPT},
         {"role": "user", "content": "\n".join(lines)},
     ]
+
+
+def _case_context(context: str | None) -> str | None:
+    """The context as the judge sees it: stripped, with None for none or blank."""
+    if context is None or not context.strip():
+        return None
+    return context.strip()
 
 
 @dataclass(frozen=True)
@@ -878,17 +895,27 @@ def parse_case_verdict(text: str | None, n_predictions: int = 5) -> CaseVerdict 
 
 
 def case_verdict_cache_key(
-    identity: str, prompt_version: str, reference: str, predictions: Sequence[str]
+    identity: str,
+    prompt_version: str,
+    reference: str,
+    predictions: Sequence[str],
+    context: str | None = None,
 ) -> str:
-    """SHA-256 key of a case verdict: judge identity, prompt version, reference, predictions.
+    """SHA-256 key of a case verdict: judge identity, prompt version, reference, predictions
+    and the clinical context as sent (a blank context is the same as none).
 
     Example:
         >>> a = case_verdict_cache_key("m", "v1", "glioma", ["GBM", "abscess"])
         >>> a == case_verdict_cache_key("m", "v1", "glioma", ["abscess", "GBM"])
         False
+        >>> a == case_verdict_cache_key("m", "v1", "glioma", ["GBM", "abscess"], "Seizures.")
+        False
+        >>> a == case_verdict_cache_key("m", "v1", "glioma", ["GBM", "abscess"], "  ")
+        True
     """
     payload = json.dumps(
-        [identity, prompt_version, reference, list(predictions)], ensure_ascii=False
+        [identity, prompt_version, reference, list(predictions), _case_context(context)],
+        ensure_ascii=False,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -972,15 +999,28 @@ def _judge_client_settings(
     return {"timeout": timeout, "max_retries": max_retries, "backoff": backoff}
 
 
+def _check_context(context: Any, case: str | None) -> None:
+    """A case context is a string or None."""
+    if context is not None and not isinstance(context, str):
+        raise NovaInputError(
+            f"expected a string or None, got {type(context).__name__}",
+            source="judge",
+            record=case,
+            field="context",
+        )
+
+
 class OpenAICaseJudge:
     """The protocol-mode judge: one call per case decides its Top-1 and Top-5.
 
-    The reference and the whole ranked list go to the endpoint in one request
-    (:func:`build_case_judge_messages`, prompt :data:`CASE_JUDGE_PROMPT_VERSION`); the reply
-    names the first matching slot (:func:`parse_case_verdict`). HTTP retries follow
-    :class:`novabench.client.ChatClient`; an unreadable or out-of-range verdict is asked
-    again within the same budget of ``max_retries + 1`` attempts. Verdicts are cached on
-    disk under a hash of (model, temperature, prompt version, reference, predictions).
+    The case's clinical context (its clinical history, when given), the reference and the
+    whole ranked list go to the endpoint in one request (:func:`build_case_judge_messages`,
+    prompt :data:`CASE_JUDGE_PROMPT_VERSION`); a None or blank context sends no context
+    line. The reply names the first matching slot (:func:`parse_case_verdict`). HTTP retries
+    follow :class:`novabench.client.ChatClient`; an unreadable or out-of-range verdict is
+    asked again within the same budget of ``max_retries + 1`` attempts. Verdicts are cached
+    on disk under a hash of (model, temperature, prompt version, reference, predictions,
+    context), so a case judged without its history is judged again with it.
 
     Args:
         base_url: server address (``.../v1``, the root, or the full completions URL).
@@ -1000,7 +1040,7 @@ class OpenAICaseJudge:
     Example:
         >>> judge = OpenAICaseJudge("http://localhost:8000", "Qwen2.5-72B-Instruct")
         >>> judge.endpoint, judge.prompt_version
-        ('http://localhost:8000/v1/chat/completions', 'nova-case-judge-1')
+        ('http://localhost:8000/v1/chat/completions', 'nova-case-judge-2')
         >>> len(judge.prompt_sha256)
         64
     """
@@ -1071,7 +1111,12 @@ class OpenAICaseJudge:
         return f"OpenAICaseJudge({self.endpoint!r}, {self.model!r}, cache_dir={self.cache_dir!r})"
 
     def judge_case(
-        self, reference: str, predictions: Sequence[str], *, case: str | None = None
+        self,
+        reference: str,
+        predictions: Sequence[str],
+        *,
+        case: str | None = None,
+        context: str | None = None,
     ) -> CaseVerdict:
         """Top-1 and Top-5 of one case from one verdict (the cache first).
 
@@ -1079,25 +1124,28 @@ class OpenAICaseJudge:
             reference: the final diagnosis.
             predictions: the ranked predictions (1 to 5 strings).
             case: where the case comes from, for error messages.
+            context: the case's clinical history, sent with the case; None or blank: none.
 
         Returns:
             The case verdict.
 
         Raises:
             JudgeError: no readable verdict within the retry budget (counted in ``failures``).
-            NovaInputError: a reference or prediction that is not a string, or a list that
-                is empty or longer than five.
+            NovaInputError: a reference, prediction or context that is not a string, or a
+                list that is empty or longer than five.
         """
         items = self._check_case(reference, predictions, case)
+        _check_context(context, case)
+        context = _case_context(context)
         self._count("calls")
-        key = case_verdict_cache_key(self.identity, self.prompt_version, reference, items)
+        key = case_verdict_cache_key(self.identity, self.prompt_version, reference, items, context)
         if self._cache is not None:
             found, slot = self._cache.get_slot(key)
             if found and (slot is None or 1 <= slot <= len(items)):
                 self._count("cache_hits")
                 return CaseVerdict.from_slot(slot)
         try:
-            verdict = self._ask(reference, items, case)
+            verdict = self._ask(reference, items, case, context)
         except JudgeError:
             self._count("failures")
             raise
@@ -1110,6 +1158,7 @@ class OpenAICaseJudge:
                     "prompt_version": self.prompt_version,
                     "reference": reference,
                     "predictions": items,
+                    "context": context,
                 },
             )
         return verdict
@@ -1119,34 +1168,40 @@ class OpenAICaseJudge:
         cases: Sequence[tuple[str, Sequence[str]]],
         *,
         labels: Sequence[str] | None = None,
+        contexts: Sequence[str | None] | None = None,
     ) -> list[CaseVerdict]:
         """Judge many cases, at most ``max_workers`` at once, keeping their order.
 
         Args:
             cases: ``(reference, predictions)`` per case.
             labels: where each case comes from, for error messages.
+            contexts: each case's clinical history (None or blank: none); None: no context
+                for any case.
 
         Returns:
             One verdict per case.
 
         Raises:
             JudgeError: a case got no verdict (the first such error is raised).
-            NovaInputError: labels of a different length, or a malformed case.
+            NovaInputError: labels or contexts of a different length, or a malformed case.
         """
         batch = list(cases)
-        if labels is not None and len(labels) != len(batch):
-            raise NovaInputError(
-                f"{len(labels)} labels for {len(batch)} cases", source="judge", field="labels"
-            )
+        for name, given in (("labels", labels), ("contexts", contexts)):
+            if given is not None and len(given) != len(batch):
+                raise NovaInputError(
+                    f"{len(given)} {name} for {len(batch)} cases", source="judge", field=name
+                )
         names = list(labels) if labels is not None else [f"case {i}" for i in range(len(batch))]
-        for (reference, predictions), name in zip(batch, names):
+        histories = list(contexts) if contexts is not None else [None] * len(batch)
+        for (reference, predictions), name, context in zip(batch, names, histories):
             self._check_case(reference, predictions, name)
+            _check_context(context, name)
         if not batch:
             return []
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(batch))) as pool:
             futures = [
-                pool.submit(self.judge_case, reference, predictions, case=name)
-                for (reference, predictions), name in zip(batch, names)
+                pool.submit(self.judge_case, reference, predictions, case=name, context=context)
+                for (reference, predictions), name, context in zip(batch, names, histories)
             ]
             try:
                 return [future.result() for future in futures]
@@ -1177,8 +1232,10 @@ class OpenAICaseJudge:
             )
         return items
 
-    def _ask(self, reference: str, items: list[str], case: str | None) -> CaseVerdict:
-        messages = build_case_judge_messages(reference, items)
+    def _ask(
+        self, reference: str, items: list[str], case: str | None, context: str | None
+    ) -> CaseVerdict:
+        messages = build_case_judge_messages(reference, items, context)
         shown = f"{len(items)} predictions"
         budget = self.max_retries + 1
         used = 0

@@ -28,7 +28,7 @@ def task_options(task: str) -> frozenset[str]:
 
     Example:
         >>> sorted(task_options("diagnosis"))
-        ['case_judge', 'matcher']
+        ['case_judge', 'contexts', 'matcher']
         >>> task_options("all") >= task_options("localization") | task_options("captioning")
         True
     """
@@ -49,8 +49,9 @@ def compute_task(
     ``box_format``, ``max_detections`` (localisation); ``exclude``,
     ``bertscore_model``, ``bertscore_num_layers``, ``bertscore_batch_size``,
     ``keyword_extractor``, ``keyword_averaging``, ``keyword_judge`` (captioning);
-    ``matcher``, ``case_judge`` (diagnosis). ``bootstrap_resamples`` (default 0: none),
-    ``confidence`` (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
+    ``matcher``, ``case_judge``, ``contexts`` (diagnosis; ``contexts`` is one clinical
+    history per case for the case judge, not for ``all``). ``bootstrap_resamples`` (default
+    0: none), ``confidence`` (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
     ``{key: [low, high]}`` of seeded percentile-bootstrap intervals.
 
     Args:

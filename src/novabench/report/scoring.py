@@ -705,8 +705,13 @@ def _task_inputs(
 _REFERENCE: dict[str, Callable[[Any], Any]] = {
     "boxes": lambda image: {"boxes": image.boxes},
     "caption": lambda image: image.caption,
-    # Rows, not strings: a null diagnosis in the release is "no ground truth" (counted).
-    "diagnoses": lambda case: {"case_id": case.case_id, "final_diagnosis": case.final_diagnosis},
+    # Rows, not strings: a null diagnosis in the release is "no ground truth" (counted); the
+    # clinical history goes to a case judge with the case.
+    "diagnoses": lambda case: {
+        "case_id": case.case_id,
+        "final_diagnosis": case.final_diagnosis,
+        "clinical_history": case.clinical_history,
+    },
 }
 
 
