@@ -117,3 +117,13 @@ def test_figures_become_png_without_pyplot() -> None:
         "matplotlib.pyplot" not in sys.modules
         or not __import__("matplotlib.pyplot").pyplot.get_fignums()
     )
+
+
+def test_breakdown_labels_wrap_long_category_names() -> None:
+    report = report_dict()
+    rows = report["breakdowns"]["localization"]["pathology_category"]
+    rows[0] = {**rows[0], "group": "inflammatory and demyelinating"}
+    axes = breakdown_figure(report, "localisation").axes[0]
+    first = axes.get_xticklabels()[0].get_text()
+    assert first == "inflammatory\nand\ndemyelinating\n(n=12)"
+    assert max(len(line) for line in first.splitlines()) <= 14

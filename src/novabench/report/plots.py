@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -258,7 +259,9 @@ def breakdown_figure(
         value = row.get(key)
         interval = row.get(f"{key}_ci")
         too_small = bool(row.get("too_small")) or value is None
-        labels.append(f"{row['group']}\n(n={row['n']})")
+        # long category names wrap onto lines of their own so neighbours never overlap
+        name = "\n".join(textwrap.wrap(str(row["group"]), width=14)) or str(row["group"])
+        labels.append(f"{name}\n(n={row['n']})")
         heights.append(0.0 if too_small else 100 * float(value))
         if too_small or not interval or any(v is None for v in interval):
             lows.append(0.0)
