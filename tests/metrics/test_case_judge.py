@@ -205,3 +205,15 @@ def test_a_case_judge_without_contexts_still_works_on_plain_references() -> None
             return [CaseVerdict.from_slot(1) for _ in cases]
 
     assert score_diagnosis([["a"]], ["Glioma"], case_judge=SlotOne())["top1"] == 1.0
+
+
+def test_close_drops_kept_alive_connections_and_the_judge_reconnects() -> None:
+    with FakeOpenAIServer(keep_alive=True) as server:
+        server.script.extend([Reply(content='{"matched_slot": 1}')] * 2)
+        with _judge(server) as judge:
+            assert judge.judge_case("Glioma", ["glioma"]).top1
+            assert judge._client._kept  # the connection stayed open for the next case
+            judge.close()
+            assert not judge._client._kept
+            assert judge.judge_case("Glioma", ["glioma", "x"]).top1  # usable after close
+        assert not judge._client._kept  # leaving the with-block closed it again

@@ -7,6 +7,7 @@ from typing import Any
 
 from novabench.cli.evaluate import (
     add_scoring_options,
+    close_judges,
     judge_cache_output,
     judge_note,
     scoring_options,
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     comparison = compare_predictions(args.data, args.a, args.b, options)
     for task in options.judged_tasks:
         comparison["notes"].setdefault(task, []).append(judge_note(args, options.judge_of(task)))
+    close_judges(options)
     write_report(comparison, args.out)
     if args.markdown:
         write_text_atomic(args.markdown, render_comparison_markdown(comparison))

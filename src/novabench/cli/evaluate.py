@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     for task in options.judged_tasks:
         if task in report["tasks"]:
             report["tasks"][task]["notes"].append(judge_note(args, options.judge_of(task)))
+    close_judges(options)
     tables = None
     if args.items:
         from novabench.report.items import item_tables
@@ -285,6 +286,19 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
         caption_options=caption_options,
         **_judges(args),
     )
+
+
+def close_judges(options: ScoringOptions) -> None:
+    """Close the kept-alive connections of the options' LLM judges once scoring is done.
+
+    Example:
+        >>> from novabench.report.scoring import ScoringOptions
+        >>> close_judges(ScoringOptions())  # no judge: nothing to close
+    """
+    for task in options.judged_tasks:
+        close = getattr(options.judge_of(task), "close", None)
+        if callable(close):
+            close()
 
 
 def judge_cache_output(args: argparse.Namespace) -> dict[str, Any]:

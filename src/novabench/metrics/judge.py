@@ -355,6 +355,26 @@ class _VerdictCache:
         )
 
 
+class _HttpJudge:
+    """What every judge behind an HTTP endpoint shares: closing its kept-alive connections."""
+
+    _client: ChatClient
+
+    def close(self) -> None:
+        """Close the judge's kept-alive connections (it stays usable; a call reconnects).
+
+        Example:
+            >>> OpenAICaseJudge("http://127.0.0.1:9", "judge-model").close()
+        """
+        self._client.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
 class _CachingJudge:
     """Shared machinery: cache lookups, counters and bounded-concurrency batches."""
 
@@ -595,7 +615,7 @@ class CachedJudge(_CachingJudge):
         return bool(verdict) if isinstance(verdict, (bool, np.bool_)) else verdict
 
 
-class OpenAIChatJudge(_CachingJudge):
+class OpenAIChatJudge(_CachingJudge, _HttpJudge):
     """An LLM judge behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
     Each pair is sent with :func:`build_judge_messages` (our prompt, version
@@ -1010,7 +1030,7 @@ def _check_context(context: Any, case: str | None) -> None:
         )
 
 
-class OpenAICaseJudge:
+class OpenAICaseJudge(_HttpJudge):
     """The protocol-mode judge: one call per case decides its Top-1 and Top-5.
 
     The case's clinical context (its clinical history, when given), the reference and the

@@ -61,6 +61,7 @@ from novabench.errors import NovaInputError
 from novabench.metrics.judge import (
     JudgeError,
     _check_positive,
+    _HttpJudge,
     _judge_client_settings,
     _v1_url,
     _VerdictCache,
@@ -388,7 +389,7 @@ class KeywordJudgeStats:
     failures: int = 0
 
 
-class OpenAIKeywordJudge:
+class OpenAIKeywordJudge(_HttpJudge):
     """Caption keywords from an LLM behind an OpenAI-compatible endpoint, one request per pair.
 
     Each (reference, prediction) pair goes to the endpoint in one request
