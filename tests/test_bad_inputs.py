@@ -307,6 +307,13 @@ def _evaluate_onto_predictions_manifest(folder: Path, shared: Shared) -> list[st
     return [*args, "--markdown", str(shared.predictions) + ".manifest.json"]
 
 
+def _evaluate_a_manifest(folder: Path, shared: Shared) -> list[str]:
+    from novabench.run.predictions import RunManifest
+
+    RunManifest(model="m").write(folder / "run.jsonl")  # writes run.jsonl.manifest.json only
+    return _evaluate(shared, folder / "run.jsonl.manifest.json", folder)
+
+
 def _evaluate_into_release(folder: Path, shared: Shared) -> list[str]:
     release = shutil.copytree(shared.release, folder / "rel")
     args = _evaluate(shared, shared.predictions, folder)
@@ -696,6 +703,16 @@ ROWS: list[Row] = [
         ("the manifest of",),
     ),
     Row("evaluate into the release", _evaluate_into_release, ("sits inside the release",)),
+    Row(
+        "a run manifest given as predictions",
+        _evaluate_a_manifest,
+        ("this is a run manifest", "line 1"),
+    ),
+    Row(
+        "a predictions file given to leaderboard",
+        lambda folder, shared: ["leaderboard", str(shared.predictions)],
+        ("predictions", "nova evaluate first"),
+    ),
     Row("compare onto an input", _compare_onto_input, ("is an input",)),
     Row(
         "run appending to the release parquet",

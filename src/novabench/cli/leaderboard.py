@@ -61,12 +61,27 @@ def run(args: argparse.Namespace) -> int:
     check_output_paths(outputs, {"a report": list(args.reports)})
     check_report_outputs({key: value for key, value in outputs.items() if key != "--csv"})
     reports = []
+    not_a_report = (
+        "is not a report of nova evaluate (no novabench toolkit and tasks); if it holds "
+        "predictions, score it with nova evaluate first"
+    )
     for path in args.reports:
         try:
             with open(path, encoding="utf-8") as handle:
-                reports.append(json.load(handle))
+                document = json.load(handle)
         except (OSError, json.JSONDecodeError) as error:
-            raise NovaInputError(f"cannot read the report: {error}", source=path) from None
+            hint = ""
+            if str(path).endswith(".jsonl") or "Extra data" in str(error):
+                hint = " (this looks like a predictions file: score it with nova evaluate first)"
+            raise NovaInputError(f"cannot read the report: {error}{hint}", source=path) from None
+        toolkit = document.get("toolkit") if isinstance(document, dict) else None
+        if not (
+            isinstance(toolkit, dict)
+            and toolkit.get("name") == "novabench"
+            and isinstance(document.get("tasks"), dict)
+        ):
+            raise NovaInputError(not_a_report, source=path)
+        reports.append(document)
     board = build_leaderboard(
         reports,
         args.reports,

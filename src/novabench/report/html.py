@@ -28,6 +28,8 @@ _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 table { border-collapse: collapse; margin: 0.5em 0; }
+/* a wide table scrolls inside the page instead of widening it */
+table { display: block; max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .lead { font-size: 1.1em; } .note { color: #6a4a00; background: #fff6dd; padding: 0.4em; }

@@ -429,7 +429,7 @@ def render_leaderboard_html(
         '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">'
         "<title>NOVA leaderboard</title>",
         "<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:"
-        "collapse}th,td{border:1px solid #ccc;padding:.25em .6em}td{text-align:right}"
+        "collapse;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;padding:.25em .6em}td{text-align:right}"
         "td:first-child{text-align:left}</style></head><body>",
         "<h1>NOVA leaderboard</h1>",
         f"<p>Release fingerprint <code>{escape(str(board['release']))}</code>; values in "

@@ -205,8 +205,15 @@ def best_iou_histogram(
     return figure
 
 
+# Per-item means read well as bars per group; BLEU-4 is a corpus score (about 9% for a good
+# caption), so captioning bars default to ROUGE-L, the leaderboard's captioning rank metric.
+_BAR_METRIC_FIRST = {"captioning": "ROUGE-L"}
+
+
 def _default_metric(task: str, rows: Sequence[Mapping[str, Any]]) -> str:
-    for key in registry.TASKS[task].headline_keys:
+    spec = registry.TASKS[task]
+    preferred = _BAR_METRIC_FIRST.get(spec.name)
+    for key in ((preferred,) if preferred else ()) + tuple(spec.headline_keys):
         if any(key in row for row in rows):
             return key
     raise NovaInputError(

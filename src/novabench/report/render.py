@@ -50,10 +50,10 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
         >>> comparison = {"bootstrap": {"confidence": 0.95}, "tasks": {"diagnosis": {"top1": {
         ...     "a": 0.5, "b": 0.25, "difference": 0.25, "ci": [0.0, 0.5], "p_value": 0.04}}}}
         >>> print(render_comparison(comparison).splitlines()[2])
-        diagnosis     top1           50.0   25.0  +25.0  [+0.0, +50.0]  p=0.040
+        diagnosis     top1            50.0   25.0  +25.0  [+0.0, +50.0]  p=0.040
     """
     level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
-    header = f"{'task':<13} {'metric':<12} {'A %':>6} {'B %':>6} {'A-B':>6}  {level}% CI of A-B, p"
+    header = f"{'task':<13} {'metric':<13} {'A %':>6} {'B %':>6} {'A-B':>6}  {level}% CI of A-B, p"
     lines = [header, "-" * len(header)]
     for task in TASK_ORDER:
         for key in HEADLINE_KEYS[task]:
@@ -62,7 +62,7 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
                 continue
             low, high = row["ci"]
             lines.append(
-                f"{task:<13} {key:<12} {_percent(row['a']):>6} {_percent(row['b']):>6} "
+                f"{task:<13} {key:<13} {_percent(row['a']):>6} {_percent(row['b']):>6} "
                 f"{_signed(row['difference']):>6}  [{_signed(low)}, {_signed(high)}]  p={row['p_value']:.3f}"
             )
     coverage = comparison.get("coverage") or {}
@@ -161,16 +161,16 @@ def render_table(report: Mapping[str, Any]) -> str:
         ...     "confidence_intervals": {"top1": [0.0, 0.75]}, "notes": [],
         ...     "coverage": {"items": 4, "answered": 4, "missing": 0, "errors": 0, "parse_status": {}}}}}
         >>> print(render_table(report).splitlines()[2])
-        diagnosis     top1          25.0  [0.0, 75.0]
+        diagnosis     top1           25.0  [0.0, 75.0]
     """
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
-    header = f"{'task':<13} {'metric':<12} {'value %':>7}  {level}% CI"
+    header = f"{'task':<13} {'metric':<13} {'value %':>7}  {level}% CI"
     lines = [header, "-" * len(header)]
     scope = answered_only_line(report)
     if scope:
         lines.insert(0, scope)  # first, so a partial run's numbers are never read as a full one
     for task, key, value, interval in _rows(report):
-        lines.append(f"{task:<13} {key:<12} {value:>5}  {interval}".rstrip())
+        lines.append(f"{task:<13} {key:<13} {value:>5}  {interval}".rstrip())
     lines.append("")
     lines.extend(_coverage_lines(report))
     lines.extend(_human_reference_lines(report))

@@ -57,6 +57,9 @@ __all__ = [
     "write_predictions",
 ]
 
+#: The name a run manifest adds to its predictions file's name (``run.jsonl.manifest.json``).
+MANIFEST_SUFFIX = ".manifest.json"
+
 # The task lists are the registry's; these names stay for the modules that import them here.
 TASKS: tuple[str, ...] = registry.TASK_NAMES
 IMAGE_TASKS: tuple[str, ...] = registry.IMAGE_TASKS
@@ -597,7 +600,12 @@ def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
                 ) from None
             except json.JSONDecodeError as error:
                 hint = ""
-                if not text.endswith("\n"):
+                if path.name.endswith(MANIFEST_SUFFIX):
+                    hint = (
+                        " (this is a run manifest; pass the predictions file beside it, "
+                        f"{path.name[: -len(MANIFEST_SUFFIX)]})"
+                    )
+                elif not text.endswith("\n"):
                     hint = " (the last line is cut off, as after an interrupted run; `nova run` repairs it on resume)"
                 raise NovaInputError(
                     f"not valid JSON: {error.msg} at column {error.colno}{hint}",
@@ -1043,7 +1051,7 @@ class RunManifest:
             'qwen.jsonl.manifest.json'
         """
         path = Path(predictions_path)
-        return path.with_name(path.name + ".manifest.json")
+        return path.with_name(path.name + MANIFEST_SUFFIX)
 
     @classmethod
     def read(cls, predictions_path: str | os.PathLike) -> RunManifest | None:
