@@ -360,6 +360,42 @@ class _HttpJudge:
 
     _client: ChatClient
 
+    def _connect(
+        self,
+        source: str,
+        kind: str,
+        prompt_version: str,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None,
+        timeout: float,
+        max_retries: int,
+        backoff: float,
+        temperature: float,
+        max_workers: int,
+        max_tokens: int | None,
+    ) -> None:
+        """Check the endpoint settings, open the judge's one client, set what reports show."""
+        client_settings = _judge_client_settings(
+            source, base_url, model, timeout, max_retries, backoff, temperature, max_tokens
+        )
+        _check_positive(max_workers, "max_workers", source, integer=True)
+        self._client = ChatClient(
+            _v1_url(base_url),
+            model,
+            api_key=api_key,
+            max_concurrency=max_workers,
+            **client_settings,
+        )
+        self.endpoint = self._client.url  # without credentials
+        self.model = model
+        self.max_retries = max_retries
+        self.temperature = float(temperature)
+        self.max_tokens = max_tokens
+        self.identity = f"{kind}:{model}:temperature={self.temperature:g}"
+        self.prompt_version = prompt_version
+
     def close(self) -> None:
         """Close the judge's kept-alive connections (it stays usable; a call reconnects).
 
@@ -667,27 +703,23 @@ class OpenAIChatJudge(_CachingJudge, _HttpJudge):
         max_workers: int = 4,
         max_tokens: int | None = None,
     ) -> None:
-        source = "OpenAIChatJudge"
-        client_settings = _judge_client_settings(
-            source, base_url, model, timeout, max_retries, backoff, temperature, max_tokens
-        )
-        super().__init__(cache_dir, max_workers, source)
-        self._client = ChatClient(
-            _v1_url(base_url),
+        self._connect(
+            "OpenAIChatJudge",
+            "openai-chat",
+            JUDGE_PROMPT_VERSION,
+            base_url,
             model,
             api_key=api_key,
-            max_concurrency=max_workers,
-            **client_settings,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            temperature=temperature,
+            max_workers=max_workers,
+            max_tokens=max_tokens,
         )
-        self.endpoint = self._client.url  # without credentials
-        self.model = model
+        super().__init__(cache_dir, max_workers, "OpenAIChatJudge")
         self.timeout = float(timeout)
-        self.max_retries = max_retries
         self.backoff = float(backoff)
-        self.temperature = float(temperature)
-        self.max_tokens = max_tokens
-        self.identity = f"openai-chat:{model}:temperature={self.temperature:g}"
-        self.prompt_version = JUDGE_PROMPT_VERSION
 
     @property
     def prompt_sha256(self) -> str:
@@ -1079,26 +1111,21 @@ class OpenAICaseJudge(_HttpJudge):
         max_workers: int = 4,
         max_tokens: int | None = None,
     ) -> None:
-        source = "OpenAICaseJudge"
-        client_settings = _judge_client_settings(
-            source, base_url, model, timeout, max_retries, backoff, temperature, max_tokens
-        )
-        _check_positive(max_workers, "max_workers", source, integer=True)
-        self._client = ChatClient(
-            _v1_url(base_url),
+        self._connect(
+            "OpenAICaseJudge",
+            "openai-case",
+            CASE_JUDGE_PROMPT_VERSION,
+            base_url,
             model,
             api_key=api_key,
-            max_concurrency=max_workers,
-            **client_settings,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            temperature=temperature,
+            max_workers=max_workers,
+            max_tokens=max_tokens,
         )
-        self.endpoint = self._client.url
-        self.model = model
-        self.max_retries = max_retries
-        self.temperature = float(temperature)
-        self.max_tokens = max_tokens
         self.max_workers = max_workers
-        self.identity = f"openai-case:{model}:temperature={self.temperature:g}"
-        self.prompt_version = CASE_JUDGE_PROMPT_VERSION
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
         self._cache = _CaseVerdictCache(cache_dir) if cache_dir is not None else None
         self._lock = threading.Lock()

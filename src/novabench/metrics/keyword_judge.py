@@ -56,14 +56,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from novabench.client import ChatClient, ChatClientError
+from novabench.client import ChatClientError
 from novabench.errors import NovaInputError
 from novabench.metrics.judge import (
     JudgeError,
-    _check_positive,
     _HttpJudge,
-    _judge_client_settings,
-    _v1_url,
     _VerdictCache,
 )
 from novabench.metrics.keywords import NEGATED_PREFIX, CaptionKeywords
@@ -435,26 +432,21 @@ class OpenAIKeywordJudge(_HttpJudge):
         max_workers: int = 4,
         max_tokens: int | None = None,
     ) -> None:
-        source = "OpenAIKeywordJudge"
-        client_settings = _judge_client_settings(
-            source, base_url, model, timeout, max_retries, backoff, temperature, max_tokens
-        )
-        _check_positive(max_workers, "max_workers", source, integer=True)
-        self._client = ChatClient(
-            _v1_url(base_url),
+        self._connect(
+            "OpenAIKeywordJudge",
+            "openai-keywords",
+            KEYWORD_JUDGE_PROMPT_VERSION,
+            base_url,
             model,
             api_key=api_key,
-            max_concurrency=max_workers,
-            **client_settings,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            temperature=temperature,
+            max_workers=max_workers,
+            max_tokens=max_tokens,
         )
-        self.endpoint = self._client.url
-        self.model = model
-        self.max_retries = max_retries
-        self.temperature = float(temperature)
-        self.max_tokens = max_tokens
         self.max_workers = max_workers
-        self.identity = f"openai-keywords:{model}:temperature={self.temperature:g}"
-        self.prompt_version = KEYWORD_JUDGE_PROMPT_VERSION
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
         self._cache = _KeywordCache(cache_dir) if cache_dir is not None else None
         self._lock = threading.Lock()
