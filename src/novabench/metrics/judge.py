@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -355,10 +355,15 @@ class _VerdictCache:
         )
 
 
+_Answer = TypeVar("_Answer")
+
+
 class _HttpJudge:
     """What every judge behind an HTTP endpoint shares: closing its kept-alive connections."""
 
     _client: ChatClient
+    _lock: threading.Lock
+    _counts: dict[str, int]
 
     def _connect(
         self,
@@ -395,6 +400,70 @@ class _HttpJudge:
         self.max_tokens = max_tokens
         self.identity = f"{kind}:{model}:temperature={self.temperature:g}"
         self.prompt_version = prompt_version
+
+    def _count(self, name: str, amount: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += amount
+
+    def _count_attempts(self, attempts: int, *, asked_before: bool) -> None:
+        """Count one client call: each attempt is a request; all but an answer's first retry."""
+        self._count("requests", attempts)
+        self._count("retries", attempts - (0 if asked_before else 1))
+
+    def _ask_until_read(
+        self,
+        messages: list[dict[str, str]],
+        read: Callable[[str], _Answer | None],
+        *,
+        what: str,
+        unreadable: str,
+        error_fields: dict[str, Any],
+        shown_reply: Callable[[str], str] = repr,
+    ) -> _Answer:
+        """Ask until ``read`` accepts a reply; ``max_retries`` retries cover every cause.
+
+        Transport retries (the client's) and unreadable replies (asked again here) draw on one
+        budget of ``max_retries + 1`` attempts, all counted.
+
+        Raises:
+            JudgeError: "no <what> after N attempts", naming the cause or the last reply, with
+                ``error_fields`` (case, reference, candidate) attached.
+        """
+        budget = self.max_retries + 1
+        used = 0
+        while True:
+            try:
+                reply = self._client.chat(
+                    messages,
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    max_retries=budget - used - 1,
+                )
+            except ChatClientError as error:
+                self._count_attempts(error.attempts, asked_before=used > 0)
+                used += error.attempts
+                problem = error.cause
+                if error.kind == "reply":
+                    problem = f"malformed response body: {problem}"
+                raise JudgeError(
+                    f"no {what} after {used} attempt{'s' if used != 1 else ''} "
+                    f"({problem}) from {self.endpoint}",
+                    reply=error.body,
+                    **error_fields,
+                ) from error
+            self._count_attempts(reply.attempts, asked_before=used > 0)
+            used += reply.attempts
+            answer = read(reply.text)
+            if answer is not None:
+                return answer
+            if used >= budget:
+                raise JudgeError(
+                    f"no {what} after {used} attempt{'s' if used != 1 else ''} "
+                    f"({unreadable}); last reply: {shown_reply(reply.text)}",
+                    reply=reply.text,
+                    **error_fields,
+                )
+            self._client.wait_before_retry(used - 1)
 
     def close(self) -> None:
         """Close the judge's kept-alive connections (it stays usable; a call reconnects).
@@ -748,51 +817,13 @@ class OpenAIChatJudge(_CachingJudge, _HttpJudge):
         Raises:
             JudgeError: a non-retryable HTTP error, or no readable reply after all retries.
         """
-        messages = build_judge_messages(reference, candidate)
-        budget = self.max_retries + 1
-        used = 0
-        while True:
-            try:
-                reply = self._client.chat(
-                    messages,
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    max_retries=budget - used - 1,
-                )
-            except ChatClientError as error:
-                self._count_attempts(error.attempts, asked_before=used > 0)
-                used += error.attempts
-                problem = error.cause
-                if error.kind == "reply":
-                    problem = f"malformed response body: {problem}"
-                raise JudgeError(
-                    f"no verdict after {used} attempt{'s' if used != 1 else ''} "
-                    f"({problem}) from {self.endpoint}",
-                    case=case,
-                    reference=reference,
-                    candidate=candidate,
-                    reply=error.body,
-                ) from error
-            self._count_attempts(reply.attempts, asked_before=used > 0)
-            used += reply.attempts
-            verdict = parse_judge_verdict(reply.text)
-            if verdict is not None:
-                return verdict
-            if used >= budget:
-                raise JudgeError(
-                    f"no verdict after {used} attempt{'s' if used != 1 else ''} "
-                    f"(unreadable reply); last reply: {reply.text!r}",
-                    case=case,
-                    reference=reference,
-                    candidate=candidate,
-                    reply=reply.text,
-                )
-            self._client.wait_before_retry(used - 1)
-
-    def _count_attempts(self, attempts: int, *, asked_before: bool) -> None:
-        """Count one client call: each attempt is a request; all but a verdict's first retry."""
-        self._count("requests", attempts)
-        self._count("retries", attempts - (0 if asked_before else 1))
+        return self._ask_until_read(
+            build_judge_messages(reference, candidate),
+            parse_judge_verdict,
+            what="verdict",
+            unreadable="unreadable reply",
+            error_fields={"case": case, "reference": reference, "candidate": candidate},
+        )
 
     def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> bool:
         return self.ask(reference, candidate, case=case)
@@ -1150,10 +1181,6 @@ class OpenAICaseJudge(_HttpJudge):
         with self._lock:
             return CaseJudgeStats(**self._counts)
 
-    def _count(self, name: str, amount: int = 1) -> None:
-        with self._lock:
-            self._counts[name] += amount
-
     def __repr__(self) -> str:
         return f"OpenAICaseJudge({self.endpoint!r}, {self.model!r}, cache_dir={self.cache_dir!r})"
 
@@ -1282,43 +1309,14 @@ class OpenAICaseJudge(_HttpJudge):
     def _ask(
         self, reference: str, items: list[str], case: str | None, context: str | None
     ) -> CaseVerdict:
-        messages = build_case_judge_messages(reference, items, context)
-        shown = f"{len(items)} predictions"
-        budget = self.max_retries + 1
-        used = 0
-        while True:
-            try:
-                reply = self._client.chat(
-                    messages,
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    max_retries=budget - used - 1,
-                )
-            except ChatClientError as error:
-                self._count("requests", error.attempts)
-                self._count("retries", error.attempts - (0 if used else 1))
-                used += error.attempts
-                raise JudgeError(
-                    f"no verdict after {used} attempt{'s' if used != 1 else ''} "
-                    f"({error.cause}) from {self.endpoint}",
-                    case=case,
-                    reference=reference,
-                    candidate=shown,
-                    reply=error.body,
-                ) from error
-            self._count("requests", reply.attempts)
-            self._count("retries", reply.attempts - (0 if used else 1))
-            used += reply.attempts
-            verdict = parse_case_verdict(reply.text, len(items))
-            if verdict is not None:
-                return verdict
-            if used >= budget:
-                raise JudgeError(
-                    f"no verdict after {used} attempt{'s' if used != 1 else ''} "
-                    f"(unreadable or out-of-range reply); last reply: {reply.text!r}",
-                    case=case,
-                    reference=reference,
-                    candidate=shown,
-                    reply=reply.text,
-                )
-            self._client.wait_before_retry(used - 1)
+        return self._ask_until_read(
+            build_case_judge_messages(reference, items, context),
+            lambda text: parse_case_verdict(text, len(items)),
+            what="verdict",
+            unreadable="unreadable or out-of-range reply",
+            error_fields={
+                "case": case,
+                "reference": reference,
+                "candidate": f"{len(items)} predictions",
+            },
+        )

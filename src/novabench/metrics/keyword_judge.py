@@ -56,7 +56,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from novabench.client import ChatClientError
 from novabench.errors import NovaInputError
 from novabench.metrics.judge import (
     JudgeError,
@@ -471,10 +470,6 @@ class OpenAIKeywordJudge(_HttpJudge):
         with self._lock:
             return KeywordJudgeStats(**self._counts)
 
-    def _count(self, name: str, amount: int = 1) -> None:
-        with self._lock:
-            self._counts[name] += amount
-
     def __repr__(self) -> str:
         return (
             f"OpenAIKeywordJudge({self.endpoint!r}, {self.model!r}, cache_dir={self.cache_dir!r})"
@@ -632,39 +627,11 @@ class OpenAIKeywordJudge(_HttpJudge):
             )
 
     def _ask(self, reference: str, prediction: str, pair: str | None) -> JudgedPair:
-        messages = build_keyword_judge_messages(reference, prediction)
-        budget = self.max_retries + 1
-        used = 0
-        while True:
-            try:
-                reply = self._client.chat(
-                    messages,
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
-                    max_retries=budget - used - 1,
-                )
-            except ChatClientError as error:
-                self._count("requests", error.attempts)
-                self._count("retries", error.attempts - (0 if used else 1))
-                used += error.attempts
-                raise JudgeError(
-                    f"no keywords after {used} attempt{'s' if used != 1 else ''} "
-                    f"({error.cause}) from {self.endpoint}",
-                    case=pair,
-                    reply=error.body,
-                ) from error
-            self._count("requests", reply.attempts)
-            self._count("retries", reply.attempts - (0 if used else 1))
-            used += reply.attempts
-            judged = parse_keyword_reply(reply.text, blank_prediction=not prediction.strip())
-            if judged is not None:
-                return judged
-            if used >= budget:
-                raise JudgeError(
-                    f"no keywords after {used} attempt{'s' if used != 1 else ''} "
-                    f"(unreadable reply: malformed JSON, a missing group or label); "
-                    f"last reply: {reply.text[:300]!r}",
-                    case=pair,
-                    reply=reply.text,
-                )
-            self._client.wait_before_retry(used - 1)
+        return self._ask_until_read(
+            build_keyword_judge_messages(reference, prediction),
+            lambda text: parse_keyword_reply(text, blank_prediction=not prediction.strip()),
+            what="keywords",
+            unreadable="unreadable reply: malformed JSON, a missing group or label",
+            error_fields={"case": pair},
+            shown_reply=lambda text: repr(text[:300]),
+        )
