@@ -378,6 +378,12 @@ def _judge_pairs(matcher: Any, pairs: list[tuple[str, str]], labels: list[str]) 
     return [bool(v) for v in verdicts]
 
 
+def _check_per_case(values: Any, name: str, entry: str) -> None:
+    """Refuse ``values`` unless it is a list-like of one ``entry`` per case (not a str or dict)."""
+    if isinstance(values, (str, Mapping)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise NovaInputError(f"expected a list with one {entry} per case", source=name, field=name)
+
+
 def prepare_diagnosis(
     predictions: Sequence[Sequence[str] | str],
     references: Sequence[str | Mapping[str, Any]],
@@ -431,16 +437,8 @@ def prepare_diagnosis(
         >>> evaluation.n_items, evaluation.cases[0].verdicts
         (1, (False, True))
     """
-    if isinstance(predictions, (str, Mapping)) or not isinstance(
-        predictions, (Sequence, np.ndarray)
-    ):
-        raise NovaInputError(
-            "expected a list with one entry per case", source="predictions", field="predictions"
-        )
-    if isinstance(references, (str, Mapping)) or not isinstance(references, (Sequence, np.ndarray)):
-        raise NovaInputError(
-            "expected a list with one entry per case", source="references", field="references"
-        )
+    _check_per_case(predictions, "predictions", "entry")
+    _check_per_case(references, "references", "entry")
     if len(predictions) != len(references):
         raise NovaInputError(
             f"{len(predictions)} prediction lists for {len(references)} references",
@@ -448,10 +446,7 @@ def prepare_diagnosis(
             field="length",
         )
     if contexts is not None:
-        if isinstance(contexts, (str, Mapping)) or not isinstance(contexts, (Sequence, np.ndarray)):
-            raise NovaInputError(
-                "expected a list with one context per case", source="contexts", field="contexts"
-            )
+        _check_per_case(contexts, "contexts", "context")
         if len(contexts) != len(references):
             raise NovaInputError(
                 f"{len(contexts)} contexts for {len(references)} references",
