@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         page = render_html(
             report,
             items=tables,
-            release=args.data,
+            release=scored.release,  # read once, by the scoring above
             report_path=args.out,
             gallery_size=args.gallery_size,
             seed=args.seed,
