@@ -182,9 +182,15 @@ def test_diagnosis_resamples_equal_the_per_resample_scores() -> None:
         evaluation.aggregate_resamples(np.array([[evaluation.n_items]]))
 
 
+@pytest.mark.parametrize("chunk_elements", [None, 8])
 @pytest.mark.parametrize("seed", range(3))
-def test_both_ways_of_resampling_ap_agree(seed) -> None:
-    # aggregate_resamples picks one of two AP paths by cost; each must equal aggregate().
+def test_both_ways_of_resampling_ap_agree(seed, chunk_elements, monkeypatch) -> None:
+    # aggregate_resamples picks one of two AP paths by cost; each must equal aggregate(),
+    # also when the joint rebuild works through the resamples a few rows at a time.
+    from novabench.metrics import localization
+
+    if chunk_elements is not None:
+        monkeypatch.setattr(localization, "_CHUNK_ELEMENTS", chunk_elements)
     rng = np.random.default_rng(100 + seed)
     for _ in range(20):
         n_images = int(rng.integers(1, 30))

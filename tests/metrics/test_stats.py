@@ -283,3 +283,17 @@ def test_paired_keeps_only_shared_scalar_keys_and_nan_entries() -> None:
     assert math.isnan(results["undefined"]["difference"])
     assert math.isnan(results["undefined"]["p_value"])
     assert all(math.isnan(v) for v in results["undefined"]["ci"])
+
+
+@pytest.mark.parametrize("n_items", [1, 2, 7, 281, 906, 1001])
+def test_resample_stream_is_one_integers_call_per_resample(n_items: int) -> None:
+    # The documented stream: resample r is the r-th `rng.integers(0, n, size=n)`, sorted.
+    from novabench.metrics.stats import _draw
+
+    reference = np.random.default_rng(5)
+    expected = np.sort(
+        np.stack([reference.integers(0, n_items, size=n_items) for _ in range(37)]), axis=1
+    )
+    rng = np.random.default_rng(5)
+    drawn = np.concatenate([_draw(rng, n_items, 20), _draw(rng, n_items, 17)])
+    assert np.array_equal(drawn, expected)

@@ -82,7 +82,7 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
 
 
 # Elements of the (resamples, blocks) arrays the bootstrap builds at a time.
-_CHUNK_ELEMENTS = 1 << 21
+_CHUNK_ELEMENTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,11 @@ class _MatchTable:
     match_block: np.ndarray
     per_match: np.ndarray
     match_length: np.ndarray
+
+    @property
+    def one_per_block(self) -> bool:
+        """Whether every matched block holds one match (then ``slot`` is ``0..n-1``)."""
+        return len(self.blocks) == len(self.slot)
 
 
 class LocalizationWarning(UserWarning):
@@ -601,13 +606,15 @@ class LocalizationEvaluation:
         """Whether all resamples' AP is cheaper rebuilt at once than resample by resample.
 
         Both give the same numbers. The joint rebuild costs a few passes over every true
-        positive of every resample; the per-resample path one pass over every detection, with
-        less memory traffic per element. Measured on 2 cores: the joint rebuild wins when
-        true positives are under about a quarter of the detections (e.g. 10 boxes per
-        image), loses when most boxes hit.
+        positive of every resample; the per-resample path one pass over every detection with
+        less memory traffic per element, plus a fixed Python cost per resample that dominates
+        small sets (breakdown groups). Measured on 2 cores (``scripts/bench_metric.py``): the
+        joint rebuild wins while true positives stay under about a third of the detections
+        (random boxes, jittered gold boxes with a miss or a decoy each), and on any set of a
+        few hundred detections; it loses on near-perfect predictions of a large set.
         """
         n_matched = sum(len(table.slot) for table in self._match_tables())
-        return n_matched <= 0.25 * self._sorted_matched.size
+        return n_matched <= 0.35 * self._sorted_matched.size + 1500
 
     def _precision_or_nan(self, indices: np.ndarray) -> np.ndarray:
         """:meth:`precision_at_recall_points` of one resample, NaN where that gives None."""
@@ -691,6 +698,8 @@ class LocalizationEvaluation:
             return
         n_rows = len(weights)
         gold = np.maximum(weights @ self._gold_counts, 1).astype(np.float64)[:, None]
+        # The recall points depend on the gold count alone: found once for every threshold.
+        first = _first_true_positive_reaching(gold, int(gold.max()))
         # int32 halves the memory traffic; counts stay far below 2**31.
         copies = weights.astype(np.int32)[:, self._block_image]  # times each block repeats
         spans = copies * self._block_length
@@ -701,18 +710,24 @@ class LocalizationEvaluation:
                 continue
             block_copies = copies[:, table.blocks]  # (rows, matched blocks)
             true_in = block_copies * table.per_block
-            n_true = true_in.sum(axis=1)
+            true_before = np.cumsum(true_in, axis=1)
+            n_true = true_before[:, -1].copy()
             width = int(n_true.max())
             if width == 0:
                 continue
+            true_before -= true_in
             # Per (resample, match), in the first copy of its block: its true-positive count
             # and rank. Each further copy adds the block's matches and its length.
-            match_copies = block_copies[:, table.slot]
-            true_rank = (np.cumsum(true_in, axis=1) - true_in)[:, table.slot] + table.before + 1
-            rank = ranks_before[:, table.match_block] + table.place + 1
+            if table.one_per_block:  # the usual case: the slot of a match is its own column
+                match_copies, true_rank = block_copies, true_before
+            else:
+                match_copies, true_rank = block_copies[:, table.slot], true_before[:, table.slot]
+            true_rank += table.before + 1
+            rank = ranks_before[:, table.match_block]
+            rank += table.place + 1
             # One spare column takes the matches of images a resample did not draw.
             best = np.zeros((n_rows, width + 1))
-            row_start = np.arange(n_rows)[:, None] * (width + 1)
+            row_start = np.arange(n_rows, dtype=np.int64)[:, None] * (width + 1)
             drawn_at = np.where(match_copies > 0, true_rank - 1, width) + row_start
             best.ravel()[drawn_at.ravel()] = _coco_precision(true_rank, rank).ravel()
             # Images drawn more than once: their further copies, one entry each.
@@ -727,12 +742,9 @@ class LocalizationEvaluation:
                 best.ravel()[row_start[resample, 0] + copy_true - 1] = _coco_precision(
                     copy_true, copy_rank
                 )
-            best = best[:, :width]
-            envelope = np.maximum.accumulate(best[:, ::-1], axis=1)[:, ::-1]
-            first = _first_true_positive_reaching(gold, width)
-            reached = first <= n_true[:, None]
+            envelope = np.maximum.accumulate(best[:, width - 1 :: -1], axis=1)[:, ::-1]
             sampled = np.take_along_axis(envelope, np.minimum(first, width) - 1, axis=1)
-            out[:, row] = np.where(reached, sampled, 0.0)
+            out[:, row] = np.where(first <= n_true[:, None], sampled, 0.0)
 
 
 def _check_max_detections(max_detections: Any) -> int:
