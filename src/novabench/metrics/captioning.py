@@ -168,7 +168,22 @@ def keyword_f1(counts: np.ndarray, averaging: KeywordAveraging = "sample") -> fl
         return math.nan
     if averaging == "micro":
         return float(2 * true_positives[kept].sum() / denominators[kept].sum())
-    return float(np.mean(2 * true_positives[kept] / denominators[kept]))
+    per_pair = np.zeros(len(counts))
+    per_pair[kept] = 2 * true_positives[kept] / denominators[kept]
+    return float(_sequential_sums(per_pair[None, :])[0] / np.count_nonzero(kept))
+
+
+def _sequential_sums(rows: np.ndarray) -> np.ndarray:
+    """Each row's sum, added left to right.
+
+    Unlike numpy's pairwise ``sum``, a left-to-right sum is unchanged by zeros placed
+    anywhere in a row (``x + 0.0 == x``), so the mean over a subset can be taken over a whole
+    row with zeros outside the subset: every bootstrap resample at once, each exactly equal
+    to the same mean taken over that resample alone.
+    """
+    if rows.shape[1] == 0:
+        return np.zeros(len(rows))
+    return np.cumsum(rows, axis=1)[:, -1]
 
 
 def binary_f1(reference_labels: np.ndarray, prediction_labels: np.ndarray) -> float:
@@ -226,10 +241,8 @@ def _keyword_f1_resamples(
         return _divide_or_nan(2 * true_positives, summed)
     per_pair = np.zeros(len(counts))
     per_pair[kept] = 2 * counts[kept, 0] / denominators[kept]
-    # A mean over a different subset per row: one small mean per row, as keyword_f1 takes it.
-    return np.array(
-        [np.mean(per_pair[row][kept[row]]) if kept[row].any() else math.nan for row in chosen]
-    )
+    # Skipped pairs hold 0, which a left-to-right sum ignores exactly (see keyword_f1).
+    return _divide_or_nan(_sequential_sums(per_pair[chosen]), kept[chosen].sum(axis=1))
 
 
 def paper_keyword_split(keywords: CaptionKeywords) -> dict[str, frozenset[str]]:
