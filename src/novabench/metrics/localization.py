@@ -198,9 +198,16 @@ def _ratios(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
 
 
 def _coco_precision(true_positives: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    """COCO's precision at a detection: ``tp / (fp + tp + eps)`` with ``fp = rank - tp``."""
-    true_float = true_positives.astype(np.float64)
-    return true_float / ((ranks.astype(np.float64) - true_float) + true_float + np.spacing(1))
+    """COCO's precision at a detection: ``tp / (fp + tp + eps)`` with ``fp = rank - tp``.
+
+    With integer counts below 2**53, ``fp + tp`` is exactly ``rank`` in float64, so
+    ``tp / (rank + eps)`` is the same number, bit for bit, in fewer passes.
+
+    Example:
+        >>> _coco_precision(np.array([1, 2]), np.array([1, 4])).round(12).tolist()
+        [1.0, 0.5]
+    """
+    return true_positives / (ranks + np.spacing(1))
 
 
 def _first_true_positive_reaching(n_gold: np.ndarray, limit: int) -> np.ndarray:
