@@ -29,6 +29,7 @@ cheap accumulation, so bootstrap resamples of images cost little.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -109,6 +110,16 @@ class _MatchTable:
     def one_per_block(self) -> bool:
         """Whether every matched block holds one match (then ``slot`` is ``0..n-1``)."""
         return len(self.blocks) == len(self.slot)
+
+    @functools.cached_property
+    def full(self) -> np.ndarray:
+        """Per match, whether every detection of its block matches (``per_match == length``)."""
+        return self.per_match == self.match_length
+
+    @functools.cached_property
+    def all_full(self) -> bool:
+        """Whether every match sits in a fully matched block."""
+        return bool(self.full.all())
 
 
 class LocalizationWarning(UserWarning):
@@ -706,58 +717,79 @@ class LocalizationEvaluation:
         return out
 
     def _precision_of_rows(self, weights: np.ndarray, out: np.ndarray) -> None:
-        """Fill ``out`` (rows, T, 101) for the resamples of ``weights`` (see the caller)."""
+        """Fill ``out`` (rows, T, 101) for the resamples of ``weights`` (see the caller).
+
+        Arrays are laid out block by resample, so that picking the matched blocks copies
+        whole contiguous rows rather than scattered columns.
+
+        Only the best precision at or after each true positive is sampled, so an entry may be
+        left out when a later one is at least as high. A block whose detections all match
+        (always so for a block of one) gains precision with each further copy: of its copies
+        only the last is placed. Other blocks place every copy.
+        """
         if not len(self._block_start):
             return
         n_rows = len(weights)
         gold = np.maximum(weights @ self._gold_counts, 1).astype(np.float64)[:, None]
         # The recall points depend on the gold count alone: found once for every threshold.
-        first = _first_true_positive_reaching(gold, int(gold.max()))
+        first = _first_true_positive_reaching(gold, int(gold.max())).T  # (101, rows)
         # int32 halves the memory traffic; counts stay far below 2**31.
-        copies = weights.astype(np.int32)[:, self._block_image]  # times each block repeats
-        spans = copies * self._block_length
+        by_image = np.ascontiguousarray(weights.T, dtype=np.int32)
+        copies = by_image[self._block_image]  # (blocks, rows): times each block repeats
+        spans = copies * self._block_length[:, None]
         # Detections ahead of each block's first copy, per resample.
-        ranks_before = np.cumsum(spans, axis=1) - spans
+        ranks_before = np.cumsum(spans, axis=0)
+        ranks_before -= spans
+        columns = np.arange(n_rows)
+        sampled = np.zeros((len(self._thresholds), len(RECALL_POINTS), n_rows))
         for row, table in enumerate(self._match_tables()):
             if not len(table.blocks):
                 continue
-            block_copies = copies[:, table.blocks]  # (rows, matched blocks)
-            true_in = block_copies * table.per_block
-            true_before = np.cumsum(true_in, axis=1)
-            n_true = true_before[:, -1].copy()
-            width = int(n_true.max())
+            block_copies = copies[table.blocks]  # (matched blocks, rows)
+            true_in = block_copies * table.per_block[:, None]
+            true_before = np.cumsum(true_in, axis=0)
+            width = int(true_before[-1].max())
             if width == 0:
                 continue
             true_before -= true_in
-            # Per (resample, match), in the first copy of its block: its true-positive count
+            # Per (match, resample), in the first copy of its block: its true-positive count
             # and rank. Each further copy adds the block's matches and its length.
-            if table.one_per_block:  # the usual case: the slot of a match is its own column
+            if table.one_per_block:  # the usual case: the slot of a match is its own row
                 match_copies, true_rank = block_copies, true_before
             else:
-                match_copies, true_rank = block_copies[:, table.slot], true_before[:, table.slot]
-            true_rank += table.before + 1
-            rank = ranks_before[:, table.match_block]
-            rank += table.place + 1
-            # One spare column takes the matches of images a resample did not draw.
-            best = np.zeros((n_rows, width + 1))
-            row_start = np.arange(n_rows, dtype=np.int64)[:, None] * (width + 1)
-            drawn_at = np.where(match_copies > 0, true_rank - 1, width) + row_start
-            best.ravel()[drawn_at.ravel()] = _coco_precision(true_rank, rank).ravel()
-            # Images drawn more than once: their further copies, one entry each.
-            resample, match = np.nonzero(match_copies > 1)
-            if len(resample):
-                extra = match_copies[resample, match] - 1
+                match_copies, true_rank = block_copies[table.slot], true_before[table.slot]
+            true_rank += (table.before + 1)[:, None]
+            rank = ranks_before[table.match_block]
+            rank += (table.place + 1)[:, None]
+            # best[t - 1, resample]: the precision at the t-th true positive; row `width` stays
+            # 0 (beyond every true positive), row `width + 1` takes the undrawn images' matches.
+            best = np.zeros((width + 2, n_rows))
+            flat = best.ravel()
+            later = np.maximum(match_copies - 1, 0)
+            if not table.all_full:
+                later *= table.full[:, None]
+            at_true = true_rank + later * table.per_match[:, None]
+            at_rank = rank + later * table.match_length[:, None]
+            target = (at_true - 1) * np.int64(n_rows) + columns
+            np.copyto(target, (width + 1) * n_rows, where=match_copies == 0)
+            flat[target.ravel()] = _coco_precision(at_true, at_rank).ravel()
+            if not table.all_full:  # copies of partly matched blocks, one entry each
+                match, resample = np.nonzero((match_copies > 1) & ~table.full[:, None])
+                extra = match_copies[match, resample] - 1
                 entry = np.repeat(np.arange(len(extra)), extra)
                 copy = np.arange(1, len(entry) + 1) - np.repeat(_offsets(extra), extra)
-                resample, match = resample[entry], match[entry]
-                copy_true = true_rank[resample, match] + copy * table.per_match[match]
-                copy_rank = rank[resample, match] + copy * table.match_length[match]
-                best.ravel()[row_start[resample, 0] + copy_true - 1] = _coco_precision(
+                match, resample = match[entry], resample[entry]
+                copy_true = true_rank[match, resample] + copy * table.per_match[match]
+                copy_rank = rank[match, resample] + copy * table.match_length[match]
+                flat[(copy_true - 1) * np.int64(n_rows) + resample] = _coco_precision(
                     copy_true, copy_rank
                 )
-            envelope = np.maximum.accumulate(best[:, width - 1 :: -1], axis=1)[:, ::-1]
-            sampled = np.take_along_axis(envelope, np.minimum(first, width) - 1, axis=1)
-            out[:, row] = np.where(first <= n_true[:, None], sampled, 0.0)
+            # Suffix maxima: reversed[i] is the best precision at true positive width + 1 - i
+            # or later, so reversed[0] (row `width`) is 0 for points beyond every one.
+            reversed_best = np.maximum.accumulate(best[width::-1], axis=0)
+            reach = width + 1 - np.minimum(first, width + 1)
+            sampled[row] = np.take(reversed_best.ravel(), reach * n_rows + columns)
+        out[...] = sampled.transpose(2, 0, 1)
 
 
 def _check_max_detections(max_detections: Any) -> int:
