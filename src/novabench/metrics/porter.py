@@ -86,8 +86,10 @@ def _ends_cvc(word: str) -> bool:
     """Porter's ``*o`` (consonant-vowel-consonant, last not w/x/y), or nltk's two-letter vowel-consonant."""
     if len(word) == 2:
         return _vowel_flags(word) == [True, False]
-    return len(word) >= 3 and _vowel_flags(word)[-3:] == [False, True, False] and (
-        word[-1] not in "wxy"
+    return (
+        len(word) >= 3
+        and _vowel_flags(word)[-3:] == [False, True, False]
+        and (word[-1] not in "wxy")
     )
 
 
