@@ -494,6 +494,8 @@ class _PorterStemmer:
         return porter_stem(word)
 
 
+#: nltk's METEOR defaults: precision's weight in Fmean, and the shape and weight of the
+#: fragmentation penalty.
 METEOR_ALPHA = 0.9
 METEOR_BETA = 3.0
 METEOR_GAMMA = 0.5
@@ -519,8 +521,8 @@ def _pair_equal_words(hypothesis: Sequence[str], reference: Sequence[str]) -> li
 def meteor_alignment(hypothesis: Sequence[str], reference: Sequence[str]) -> list[tuple[int, int]]:
     """The exact + Porter-stem word alignment of nltk's METEOR, sorted by hypothesis position.
 
-    Stage 1 pairs equal words; stage 2 pairs the words left over whose Porter stems
-    are equal. Each stage is greedy as in nltk's ``meteor_score``: from the last
+    Tokens are lowercased (nltk's default ``preprocess``). Stage 1 pairs equal words;
+    stage 2 pairs the words left over whose Porter stems are equal. Each stage is greedy as in nltk's ``meteor_score``: from the last
     hypothesis word backwards, a word takes the last free reference position it
     matches. (nltk's third stage, WordNet synonyms, is not run here.)
 
@@ -532,9 +534,11 @@ def meteor_alignment(hypothesis: Sequence[str], reference: Sequence[str]) -> lis
         ``(hypothesis_position, reference_position)`` pairs, by hypothesis position.
 
     Example:
-        >>> meteor_alignment(["lesions", "in", "the", "left"], ["left", "lesion", "in", "the"])
+        >>> meteor_alignment(["Lesions", "in", "the", "left"], ["left", "lesion", "in", "the"])
         [(0, 1), (1, 2), (2, 3), (3, 0)]
     """
+    hypothesis = [word.lower() for word in hypothesis]
+    reference = [word.lower() for word in reference]
     exact = _pair_equal_words(hypothesis, reference)
     taken_hypothesis = {i for i, _ in exact}
     taken_reference = {j for _, j in exact}
