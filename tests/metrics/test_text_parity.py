@@ -143,6 +143,156 @@ def test_meteor_matches_nltk_with_the_same_stand_in_wordnet(pairs):
     assert max(expected) > 0.5  # the pairs do overlap: the comparison is not all zeros
 
 
+# Words that collide only after Porter stemming, and a few repeated function words.
+_METEOR_WORDS = (
+    "lesion lesions enhancing enhanced enhancement enhance hyperintense hyperintensity "
+    "mass masses cyst cystic the the a of in left right frontal lobe lobes infarct "
+    "infarcts infarction restricted restriction diffusion diffuse t2 flair 3 5 mm"
+).split()
+
+
+def _meteor_token_pairs(seed: int, n_pairs: int) -> list[tuple[list[str], list[str]]]:
+    """Reference and hypothesis token lists that reach every branch of the alignment."""
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(n_pairs):
+        reference = [rng.choice(_METEOR_WORDS) for _ in range(rng.randint(1, 25))]
+        roll = rng.random()
+        if roll < 0.05:
+            hypothesis = []  # empty prediction
+        elif roll < 0.08:
+            hypothesis, reference = reference, []  # empty reference
+        elif roll < 0.13:
+            hypothesis = list(reference)  # identical
+        elif roll < 0.25:
+            hypothesis = rng.sample(reference, len(reference))  # reordered
+        elif roll < 0.32:
+            hypothesis, reference = [rng.choice(_METEOR_WORDS)], [rng.choice(_METEOR_WORDS)]
+        else:  # an edited copy: words dropped, repeated, swapped for their stem relatives
+            hypothesis = []
+            for word in reference:
+                action = rng.random()
+                if action < 0.15:
+                    continue
+                hypothesis.append(rng.choice(_METEOR_WORDS) if action < 0.4 else word)
+                if action > 0.9:
+                    hypothesis.append(word)
+        pairs.append((hypothesis, reference))
+    return pairs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_meteor_matches_nltk_on_tokens_with_repeats_reorders_and_stem_relatives(seed):
+    from nltk.stem.porter import PorterStemmer
+
+    stemmer = PorterStemmer()
+    pairs = _meteor_token_pairs(seed, 400)
+    predictions = [" ".join(hypothesis) for hypothesis, _ in pairs]
+    references = [" ".join(reference) for _, reference in pairs]
+    expected = [
+        meteor_score([reference], hypothesis, stemmer=stemmer, wordnet=text.NO_SYNONYMS)
+        for hypothesis, reference in pairs
+    ]
+    assert text.meteor_scores(predictions, references, variant="exact+stem").tolist() == expected
+    # The cases the generator is meant to reach are there.
+    assert 0.0 in expected and max(expected) > 0.99
+    assert any(
+        0 < score < 0.99 and sorted(h) == sorted(r) for score, (h, r) in zip(expected, pairs) if h
+    )  # reordered words: full match, several chunks
+
+
+def test_meteor_alignment_is_nltks_greedy_one():
+    from nltk.stem.porter import PorterStemmer
+    from nltk.translate.meteor_score import align_words
+
+    for hypothesis, reference in _meteor_token_pairs(11, 300):
+        hypothesis = [w.upper() if i % 3 == 0 else w for i, w in enumerate(hypothesis)]
+        expected, _, _ = align_words(
+            hypothesis, reference, stemmer=PorterStemmer(), wordnet=text.NO_SYNONYMS
+        )
+        assert text.meteor_alignment(hypothesis, reference) == expected, (hypothesis, reference)
+
+
+def test_meteor_by_hand_two_chunks():
+    # Hypothesis "left frontal lesion", reference "lesion in left frontal lobe".
+    # Exact stage, last hypothesis word first: lesion -> ref 0, frontal -> 3, left -> 2.
+    # Sorted by hypothesis: (0, 2) (1, 3) (2, 0): 2 chunks. m = 3, P = 3/3, R = 3/5.
+    # Fmean = P R / (0.9 P + 0.1 R) = 0.6 / 0.96 = 0.625; penalty = 0.5 (2/3)^3 = 4/27.
+    # Score = (1 - 4/27) * 0.625 = 115/216.
+    assert text.meteor_alignment(
+        ["left", "frontal", "lesion"], ["lesion", "in", "left", "frontal", "lobe"]
+    ) == [(0, 2), (1, 3), (2, 0)]
+    score = text.meteor_scores(
+        ["Left frontal lesion."], ["Lesion in left frontal lobe"], variant="exact+stem"
+    )
+    assert score.tolist() == pytest.approx([115 / 216], abs=1e-12)
+
+
+def test_meteor_by_hand_stem_stage_after_exact_stage():
+    # Hypothesis "lesions enhancing lesion", reference "enhanced lesion".
+    # Exact: lesion (hyp 2) -> ref 1. Stem stage on what is left, hyp [lesions, enhancing]
+    # (stems lesion, enhanc) against ref [enhanced] (stem enhanc): enhancing -> ref 0.
+    # Alignment (1, 0) (2, 1): 1 chunk. m = 2, P = 2/3, R = 1.
+    # Fmean = (2/3) / (0.9 * 2/3 + 0.1) = 20/21; penalty = 0.5 (1/2)^3 = 1/16.
+    # Score = 15/16 * 20/21 = 25/28.
+    score = text.meteor_scores(
+        ["lesions enhancing lesion"], ["enhanced lesion"], variant="exact+stem"
+    )
+    assert score.tolist() == pytest.approx([25 / 28], abs=1e-12)
+
+
+def test_meteor_by_hand_greedy_order_not_fewest_chunks():
+    # Hypothesis "lesion cyst lesion", reference "lesion lesion cyst". nltk's greedy order:
+    # hyp 2 (lesion) takes the last free lesion, ref 1; cyst -> ref 2; hyp 0 -> ref 0.
+    # (0, 0) (1, 2) (2, 1): 3 chunks, although (0, 1) (1, 2) (2, 0) would make 2.
+    # m = 3, P = R = 1, Fmean = 1, penalty = 0.5 (3/3)^3 = 0.5: score 0.5.
+    assert text.meteor_alignment(["lesion", "cyst", "lesion"], ["lesion", "lesion", "cyst"]) == [
+        (0, 0),
+        (1, 2),
+        (2, 1),
+    ]
+    score = text.meteor_scores(["lesion cyst lesion"], ["lesion lesion cyst"], variant="exact+stem")
+    assert score.tolist() == pytest.approx([0.5], abs=1e-12)
+
+
+def test_meteor_zero_rules():
+    # Empty prediction, empty reference, blank text, no common word: 0.
+    scores = text.meteor_scores(
+        ["", "a lesion", "  ", "cyst"],
+        ["a lesion", "", "a lesion", "a lesion"],
+        variant="exact+stem",
+    )
+    assert scores.tolist() == [0.0, 0.0, 0.0, 0.0]
+    assert text.meteor_scores([], [], variant="exact+stem").shape == (0,)
+
+
+def test_default_variant_scoring_never_imports_nltk():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys\n"
+        "from novabench.metrics import text\n"
+        "p, r = ['Ring-enhancing lesions, left'], ['a ring enhancing lesion on the left']\n"
+        "assert text.meteor_scores(p, r, variant='exact+stem')[0] > 0.5\n"
+        "assert text.rouge_l_scores(p, r, use_stemmer=True)[0] > 0.5\n"
+        "assert text.meteor(p, r, variant='exact+stem') > 0.5\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'nltk'))\n"
+    )
+    source = Path(text.__file__).resolve().parents[2]
+    path = os.pathsep.join([str(source), os.environ.get("PYTHONPATH", "")])
+    output = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, PYTHONPATH=path),
+    )
+    assert output.stdout.strip() == "[]"
+
+
 def test_meteor_stem_stage_runs_without_wordnet():
     # "lesions" and "lesion" share the Porter stem: matched in the stem stage.
     # 1 match of 1 word each side: P = R = 1, Fmean = 1, one chunk:

@@ -10,11 +10,15 @@ with the reference libraries in ``tests/metrics/test_text_parity.py``:
   (sacrebleu 2.6 defaults: ``13a`` tokeniser, case-sensitive, ``exp``
   smoothing, brevity penalty, one reference per hypothesis).
 - :func:`rouge_l_f1` equals ``RougeScorer(["rougeL"], use_stemmer=...)``'s
-  F-measure from ``rouge_score`` (its default tokeniser).
-- :func:`meteor` *calls* nltk's ``meteor_score`` per pair on the tokens of
-  :func:`tokenize_meteor`; with the WordNet corpus installed it runs nltk's
-  full exact + stem + synonym matching, otherwise exact + Porter-stem matching
-  only (see :func:`meteor_variant`).
+  F-measure from ``rouge_score`` (its default tokeniser); its stemmer is
+  :func:`novabench.metrics.porter.porter_stem`, equal to nltk's ``PorterStemmer``
+  (``tests/metrics/test_porter.py``).
+- :func:`meteor` equals nltk's ``meteor_score`` per pair on the tokens of
+  :func:`tokenize_meteor`. Without the WordNet corpus (variant ``"exact+stem"``,
+  see :func:`meteor_variant`) it is our implementation of nltk's exact + Porter-stem
+  matching, alignment and formula, so scoring captions never imports nltk (whose
+  import alone takes about 2 s); with the corpus installed (variant ``"wordnet"``)
+  it calls nltk's ``meteor_score`` for the full exact + stem + synonym matching.
 """
 
 from __future__ import annotations
@@ -26,20 +30,23 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 
-if TYPE_CHECKING:  # nltk is imported lazily at run time
-    from nltk.stem.porter import PorterStemmer
+from novabench.metrics.porter import porter_stem
 
 __all__ = [
     "BLEU_MAX_ORDER",
+    "METEOR_ALPHA",
+    "METEOR_BETA",
+    "METEOR_GAMMA",
     "bleu_from_statistics",
     "bleu_statistics",
     "corpus_bleu",
     "lcs_length",
     "meteor",
+    "meteor_alignment",
     "meteor_scores",
     "meteor_variant",
     "rouge_l_f1",
@@ -110,7 +117,8 @@ def tokenize_rouge(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
     Lowercase, every run of characters outside ``[a-z0-9]`` becomes a
     separator (so accented letters and other scripts separate words and are
     dropped); with ``use_stemmer`` tokens longer than three characters are
-    reduced by nltk's Porter stemmer, as ``rouge_score`` does.
+    reduced by the Porter stemmer (:func:`~novabench.metrics.porter.porter_stem`,
+    equal to nltk's, which ``rouge_score`` uses).
 
     Args:
         text: one caption.
@@ -127,8 +135,7 @@ def tokenize_rouge(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
     """
     tokens = _ROUGE_NON_ALPHANUMERIC.sub(" ", text.lower()).split()
     if use_stemmer:
-        stem = _porter_stem
-        tokens = [stem(token) if len(token) > 3 else token for token in tokens]
+        tokens = [porter_stem(token) if len(token) > 3 else token for token in tokens]
     return tuple(tokens)
 
 
@@ -480,23 +487,94 @@ def meteor_variant() -> Literal["wordnet", "exact+stem"]:
     return "wordnet" if _wordnet_reader() is not None else "exact+stem"
 
 
-@functools.lru_cache(maxsize=1)
-def _porter() -> PorterStemmer:
-    from nltk.stem.porter import PorterStemmer
-
-    return PorterStemmer()
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _porter_stem(word: str) -> str:
-    return _porter().stem(word)
-
-
-class _CachedPorterStemmer:
-    """nltk's Porter stemmer with a memo: same stems, each word stemmed once per process."""
+class _PorterStemmer:
+    """:func:`~novabench.metrics.porter.porter_stem` behind nltk's ``StemmerI`` interface."""
 
     def stem(self, word: str) -> str:
-        return _porter_stem(word)
+        return porter_stem(word)
+
+
+#: nltk's METEOR defaults: precision's weight in Fmean, and the shape and weight of the
+#: fragmentation penalty.
+METEOR_ALPHA = 0.9
+METEOR_BETA = 3.0
+METEOR_GAMMA = 0.5
+
+
+def _pair_equal_words(hypothesis: Sequence[str], reference: Sequence[str]) -> list[tuple[int, int]]:
+    """Greedy one-to-one pairs ``(i, j)`` of equal words, in nltk's order.
+
+    From the last hypothesis word backwards, each takes the last reference position
+    holding the same word that no later hypothesis word took already.
+    """
+    free_positions: dict[str, list[int]] = {}
+    for j, word in enumerate(reference):
+        free_positions.setdefault(word, []).append(j)
+    pairs = []
+    for i in range(len(hypothesis) - 1, -1, -1):
+        positions = free_positions.get(hypothesis[i])
+        if positions:
+            pairs.append((i, positions.pop()))
+    return pairs
+
+
+def meteor_alignment(hypothesis: Sequence[str], reference: Sequence[str]) -> list[tuple[int, int]]:
+    """The exact + Porter-stem word alignment of nltk's METEOR, sorted by hypothesis position.
+
+    Tokens are lowercased (nltk's default ``preprocess``). Stage 1 pairs equal words;
+    stage 2 pairs the words left over whose Porter stems are equal. Each stage is greedy as in nltk's ``meteor_score``: from the last
+    hypothesis word backwards, a word takes the last free reference position it
+    matches. (nltk's third stage, WordNet synonyms, is not run here.)
+
+    Args:
+        hypothesis: hypothesis tokens.
+        reference: reference tokens.
+
+    Returns:
+        ``(hypothesis_position, reference_position)`` pairs, by hypothesis position.
+
+    Example:
+        >>> meteor_alignment(["Lesions", "in", "the", "left"], ["left", "lesion", "in", "the"])
+        [(0, 1), (1, 2), (2, 3), (3, 0)]
+    """
+    hypothesis = [word.lower() for word in hypothesis]
+    reference = [word.lower() for word in reference]
+    exact = _pair_equal_words(hypothesis, reference)
+    taken_hypothesis = {i for i, _ in exact}
+    taken_reference = {j for _, j in exact}
+    left_hypothesis = [i for i in range(len(hypothesis)) if i not in taken_hypothesis]
+    left_reference = [j for j in range(len(reference)) if j not in taken_reference]
+    stemmed = _pair_equal_words(
+        [porter_stem(hypothesis[i]) for i in left_hypothesis],
+        [porter_stem(reference[j]) for j in left_reference],
+    )
+    by_stem = [(left_hypothesis[a], left_reference[b]) for a, b in stemmed]
+    return sorted(exact + by_stem)
+
+
+def _count_chunks(alignment: Sequence[tuple[int, int]]) -> int:
+    """Runs of pairs contiguous on both sides (at least 1, as nltk counts an empty alignment)."""
+    return 1 + sum(
+        1
+        for (i, j), (next_i, next_j) in zip(alignment, alignment[1:])
+        if next_i != i + 1 or next_j != j + 1
+    )
+
+
+def _meteor_exact_stem(hypothesis: Sequence[str], reference: Sequence[str]) -> float:
+    """nltk's ``single_meteor_score`` with no synonyms, same float operations in the same order."""
+    if not hypothesis or not reference:
+        return 0.0  # nltk divides by the empty side's length and returns 0
+    alignment = meteor_alignment(hypothesis, reference)
+    matches = len(alignment)
+    if matches == 0:
+        return 0.0  # nltk divides 0 by 0 in the harmonic mean and returns 0
+    precision = float(matches) / len(hypothesis)
+    recall = float(matches) / len(reference)
+    fmean = (precision * recall) / (METEOR_ALPHA * precision + (1 - METEOR_ALPHA) * recall)
+    fragmentation = float(_count_chunks(alignment)) / matches
+    penalty = METEOR_GAMMA * fragmentation**METEOR_BETA
+    return (1 - penalty) * fmean
 
 
 def meteor_scores(
@@ -505,10 +583,18 @@ def meteor_scores(
     *,
     variant: Literal["wordnet", "exact+stem"] | None = None,
 ) -> np.ndarray:
-    """Per-pair METEOR from nltk's ``meteor_score`` on :func:`tokenize_meteor` tokens.
+    """Per-pair METEOR, equal to nltk's ``meteor_score`` on :func:`tokenize_meteor` tokens.
 
-    nltk's defaults are kept (alpha 0.9, beta 3, gamma 0.5, Porter stemmer).
-    An empty prediction or reference scores 0 (nltk's rule when nothing matches).
+    nltk's defaults are kept (alpha 0.9, beta 3, gamma 0.5, Porter stemmer):
+    with ``m`` aligned words (:func:`meteor_alignment`) in ``c`` chunks,
+    ``P = m / len(prediction)``, ``R = m / len(reference)``,
+    ``Fmean = P * R / (alpha * P + (1 - alpha) * R)`` and the score is
+    ``(1 - gamma * (c / m) ** beta) * Fmean``. An empty prediction or reference, or a
+    pair with no aligned word, scores 0 (nltk's rule).
+
+    ``"exact+stem"`` is computed here without importing nltk; ``"wordnet"`` calls
+    nltk's ``meteor_score`` (with our Porter stemmer, which gives nltk's stems) for its
+    synonym stage.
 
     Args:
         predictions: predicted captions.
@@ -523,21 +609,28 @@ def meteor_scores(
         LookupError: ``variant="wordnet"`` but the corpus is not installed.
 
     Example:
+        3 of 3 words aligned in 1 chunk: Fmean 1, penalty 0.5 * (1/3) ** 3:
+
         >>> meteor_scores(["an enhancing lesion"], ["an enhancing lesion"], variant="exact+stem").round(4).tolist()
         [0.9815]
     """
+    chosen = variant or meteor_variant()
+    if chosen != "wordnet":
+        return np.array(
+            [
+                _meteor_exact_stem(tokenize_meteor(prediction), tokenize_meteor(reference))
+                for prediction, reference in zip(predictions, references)
+            ],
+            dtype=np.float64,
+        )
+    reader = _wordnet_reader()
+    if reader is None:
+        raise LookupError(
+            "METEOR variant 'wordnet' needs the nltk WordNet corpus, which is not installed"
+        )
     from nltk.translate.meteor_score import meteor_score
 
-    chosen = variant or meteor_variant()
-    if chosen == "wordnet":
-        reader = _wordnet_reader()
-        if reader is None:
-            raise LookupError(
-                "METEOR variant 'wordnet' needs the nltk WordNet corpus, which is not installed"
-            )
-    else:
-        reader = NO_SYNONYMS
-    stemmer = _CachedPorterStemmer()
+    stemmer = _PorterStemmer()
     return np.array(
         [
             meteor_score(
