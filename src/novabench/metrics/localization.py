@@ -29,15 +29,15 @@ cheap accumulation, so bootstrap resamples of images cost little.
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, SupportsFloat
 
 import numpy as np
 
 from novabench import checks
+from novabench._threads import parallel_map
 from novabench.errors import NovaInputError
 from novabench.metrics.boxes import paired_iou_xywh
 from novabench.metrics.localization_inputs import LocalizationInputs
@@ -105,21 +105,20 @@ class _MatchTable:
     match_block: np.ndarray
     per_match: np.ndarray
     match_length: np.ndarray
+    full: np.ndarray = field(init=False)
+    all_full: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Per match, whether every detection of its block matches; set once, then read by
+        # the bootstrap's threads.
+        full = self.per_match == self.match_length
+        object.__setattr__(self, "full", full)
+        object.__setattr__(self, "all_full", bool(full.all()))
 
     @property
     def one_per_block(self) -> bool:
         """Whether every matched block holds one match (then ``slot`` is ``0..n-1``)."""
         return len(self.blocks) == len(self.slot)
-
-    @functools.cached_property
-    def full(self) -> np.ndarray:
-        """Per match, whether every detection of its block matches (``per_match == length``)."""
-        return self.per_match == self.match_length
-
-    @functools.cached_property
-    def all_full(self) -> bool:
-        """Whether every match sits in a fully matched block."""
-        return bool(self.full.all())
 
 
 class LocalizationWarning(UserWarning):
@@ -709,10 +708,16 @@ class LocalizationEvaluation:
         n_rows = len(weights)
         out = np.zeros((n_rows, len(self._thresholds), len(RECALL_POINTS)))
         n_blocks = len(self._block_start)
-        # Rows at a time, so that the (rows, blocks) arrays stay small.
+        self._match_tables()  # built here, once, before any thread reads them
+        # Rows at a time, so that the (rows, blocks) arrays stay small; the chunks write
+        # disjoint rows of `out`, so they may run on several cores (numpy frees the GIL).
         step = max(1, _CHUNK_ELEMENTS // max(n_blocks, 1))
-        for start in range(0, n_rows, step):
-            self._precision_of_rows(weights[start : start + step], out[start : start + step])
+        parallel_map(
+            lambda start: self._precision_of_rows(
+                weights[start : start + step], out[start : start + step]
+            ),
+            range(0, n_rows, step),
+        )
         out[(weights @ self._gold_counts) == 0] = np.nan
         return out
 
