@@ -171,11 +171,13 @@ started = time.perf_counter()
 warnings.simplefilter("ignore")
 from novabench.cli import main
 imported = time.perf_counter()
+cpu = time.process_time()
 import contextlib, io
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:])
 done = time.perf_counter()
-print(json.dumps({"code": code, "import_s": imported - started, "command_s": done - imported}))
+print(json.dumps({"code": code, "import_s": imported - started, "command_s": done - imported,
+                  "command_cpu_s": time.process_time() - cpu}))
 """
 
 
@@ -184,8 +186,10 @@ def run_nova_evaluate(release: Path, predictions: Path, resamples: int) -> dict[
 
     Returns:
         ``wall_s`` (the whole process), ``scoring_s`` (inside ``main``: reading the release
-        and predictions, parsing, scoring, intervals, writing the report) and
-        ``start_s`` (interpreter start + imports + exit: ``wall_s - scoring_s``).
+        and predictions, parsing, scoring, intervals, writing the report), ``scoring_cpu_s``
+        (the CPU time of all threads meanwhile: less disturbed by other load, and above
+        ``scoring_s`` when several cores work) and ``start_s`` (interpreter start + imports
+        + exit: ``wall_s - scoring_s``).
     """
     import json
     import os
@@ -203,7 +207,12 @@ def run_nova_evaluate(release: Path, predictions: Path, resamples: int) -> dict[
     if finished.returncode != 0:
         raise RuntimeError(finished.stderr[-2000:])
     child = json.loads(finished.stdout.strip().splitlines()[-1])
-    return {"wall_s": wall, "scoring_s": child["command_s"], "start_s": wall - child["command_s"]}
+    return {
+        "wall_s": wall,
+        "scoring_s": child["command_s"],
+        "scoring_cpu_s": child["command_cpu_s"],
+        "start_s": wall - child["command_s"],
+    }
 
 
 def run_nova_face(release: Path, predictions: Path, resamples: int) -> dict[str, float]:
@@ -290,6 +299,7 @@ def run_nova_size(release_dir: Path | None, work: Path) -> dict[str, Any]:
         face = figures[f"face_{resamples}"]
         print(
             f"  {resamples:>4} resamples  nova evaluate: scoring {cli['scoring_s']:6.2f}"
+            f" (CPU {cli['scoring_cpu_s']:5.2f})"
             f"  process start+imports {cli['start_s']:5.2f}  wall {cli['wall_s']:6.2f}"
             f"   | evaluate face: compute {face['compute_s']:6.2f}"
             f"  import evaluate {face['import_s']:5.2f}  load {face['load_s']:5.2f}"
