@@ -37,7 +37,7 @@ from typing import Any, SupportsFloat
 import numpy as np
 
 from novabench import checks
-from novabench._threads import parallel_map
+from novabench._threads import parallel_map, worker_count
 from novabench.errors import NovaInputError
 from novabench.metrics.boxes import paired_iou_xywh
 from novabench.metrics.localization_inputs import LocalizationInputs
@@ -709,9 +709,10 @@ class LocalizationEvaluation:
         out = np.zeros((n_rows, len(self._thresholds), len(RECALL_POINTS)))
         n_blocks = len(self._block_start)
         self._match_tables()  # built here, once, before any thread reads them
-        # Rows at a time, so that the (rows, blocks) arrays stay small; the chunks write
-        # disjoint rows of `out`, so they may run on several cores (numpy frees the GIL).
-        step = max(1, _CHUNK_ELEMENTS // max(n_blocks, 1))
+        # Rows at a time, so that the (rows, blocks) arrays stay small, and at least one chunk
+        # per worker thread: the chunks write disjoint rows of `out`, so they may run on
+        # several cores (numpy frees the GIL).
+        step = max(1, min(_CHUNK_ELEMENTS // max(n_blocks, 1), -(-n_rows // worker_count())))
         parallel_map(
             lambda start: self._precision_of_rows(
                 weights[start : start + step], out[start : start + step]
