@@ -38,8 +38,12 @@ class PerResampleOnly:
         return self._evaluation.aggregate(indices)
 
 
-def random_localization(rng: np.random.Generator, n_images: int):
-    """Small integer boxes so that IoU ties, equal scores and repeated boxes all occur."""
+def random_localization(rng: np.random.Generator, n_images: int, distinct_scores: bool = False):
+    """Small integer boxes so that IoU ties, equal scores and repeated boxes all occur.
+
+    With ``distinct_scores`` every box has its own score (blocks of one detection), as
+    models that give confidences produce.
+    """
     predictions, references = [], []
     for _ in range(n_images):
         n_gold, n_det = int(rng.integers(0, 4)), int(rng.integers(0, 7))
@@ -51,7 +55,9 @@ def random_localization(rng: np.random.Generator, n_images: int):
             det[0] = gold[0] + rng.integers(-1, 2, 4)
             det[0, 2:] = np.abs(det[0, 2:]) + 1
         prediction = {"boxes": det.tolist()}
-        if rng.random() < 0.7:  # else no scores: given order, all ties
+        if distinct_scores:
+            prediction["scores"] = rng.random(n_det).tolist()
+        elif rng.random() < 0.7:  # else no scores: given order, all ties
             prediction["scores"] = rng.choice([0.1, 0.5, 0.9], n_det).tolist()
         predictions.append(prediction)
         references.append({"boxes": gold.tolist()})
@@ -182,9 +188,12 @@ def test_diagnosis_resamples_equal_the_per_resample_scores() -> None:
         evaluation.aggregate_resamples(np.array([[evaluation.n_items]]))
 
 
+@pytest.mark.parametrize("distinct_scores", [False, True])
 @pytest.mark.parametrize("chunk_elements", [None, 8])
 @pytest.mark.parametrize("seed", range(3))
-def test_both_ways_of_resampling_ap_agree(seed, chunk_elements, monkeypatch) -> None:
+def test_both_ways_of_resampling_ap_agree(
+    seed, chunk_elements, distinct_scores, monkeypatch
+) -> None:
     # aggregate_resamples picks one of two AP paths by cost; each must equal aggregate(),
     # also when the joint rebuild works through the resamples a few rows at a time.
     from novabench.metrics import localization
@@ -192,14 +201,21 @@ def test_both_ways_of_resampling_ap_agree(seed, chunk_elements, monkeypatch) -> 
     if chunk_elements is not None:
         monkeypatch.setattr(localization, "_CHUNK_ELEMENTS", chunk_elements)
     rng = np.random.default_rng(100 + seed)
+    kinds = set()  # which of the rebuild's two ways the thresholds took
     for _ in range(20):
         n_images = int(rng.integers(1, 30))
-        evaluation = random_localization(rng, n_images)
+        evaluation = random_localization(rng, n_images, distinct_scores)
         indices = np.sort(rng.integers(0, n_images, (15, n_images)), axis=1)
         rebuilt = evaluation._resampled_precision(evaluation._resample_weights(indices))
         for row, drawn in enumerate(indices):
             one = evaluation._precision_or_nan(drawn)
             assert np.array_equal(rebuilt[row], one, equal_nan=True), (n_images, row)
+        kinds |= {
+            table.one_per_block and table.all_full
+            for table in evaluation._match_tables()
+            if len(table.blocks)
+        }
+    assert (True in kinds) if distinct_scores else (False in kinds)
 
 
 def test_a_key_missing_from_the_fast_path_is_still_bootstrapped() -> None:

@@ -743,39 +743,50 @@ class LocalizationEvaluation:
         by_image = np.ascontiguousarray(weights.T, dtype=np.int32)
         copies = by_image[self._block_image]  # (blocks, rows): times each block repeats
         spans = copies * self._block_length[:, None]
-        # Detections ahead of each block's first copy, per resample.
-        ranks_before = np.cumsum(spans, axis=0)
-        ranks_before -= spans
+        # Detections up to each block's last copy, per resample; minus its span, those ahead
+        # of its first copy (found when a threshold needs them).
+        ranks_through = np.cumsum(spans, axis=0)
+        ranks_before: np.ndarray | None = None
         columns = np.arange(n_rows)
         sampled = np.zeros((len(self._thresholds), len(RECALL_POINTS), n_rows))
         for row, table in enumerate(self._match_tables()):
             if not len(table.blocks):
                 continue
-            block_copies = copies[table.blocks]  # (matched blocks, rows)
-            true_in = block_copies * table.per_block[:, None]
-            true_before = np.cumsum(true_in, axis=0)
-            width = int(true_before[-1].max())
-            if width == 0:
-                continue
-            true_before -= true_in
-            # Per (match, resample), in the first copy of its block: its true-positive count
-            # and rank. Each further copy adds the block's matches and its length.
-            if table.one_per_block:  # the usual case: the slot of a match is its own row
-                match_copies, true_rank = block_copies, true_before
+            match_copies = copies[table.blocks]  # (matched blocks, rows)
+            if table.one_per_block and table.all_full:
+                # Every matched block is one matching detection (distinct scores): its last
+                # copy's count and rank are the running totals through the block.
+                at_true = np.cumsum(match_copies, axis=0)
+                width = int(at_true[-1].max())
+                if width == 0:
+                    continue
+                at_rank = ranks_through[table.blocks]
             else:
-                match_copies, true_rank = block_copies[table.slot], true_before[table.slot]
-            true_rank += (table.before + 1)[:, None]
-            rank = ranks_before[table.match_block]
-            rank += (table.place + 1)[:, None]
+                if ranks_before is None:
+                    ranks_before = ranks_through - spans
+                true_in = match_copies * table.per_block[:, None]
+                true_before = np.cumsum(true_in, axis=0)
+                width = int(true_before[-1].max())
+                if width == 0:
+                    continue
+                true_before -= true_in
+                # Per (match, resample), in the first copy of its block: its true-positive
+                # count and rank. Each further copy adds the block's matches and its length.
+                if table.one_per_block:  # the slot of a match is its own row
+                    true_rank = true_before
+                else:
+                    match_copies, true_rank = match_copies[table.slot], true_before[table.slot]
+                true_rank += (table.before + 1)[:, None]
+                rank = ranks_before[table.match_block]
+                rank += (table.place + 1)[:, None]
+                later = np.maximum(match_copies - 1, 0)
+                later *= table.full[:, None]
+                at_true = true_rank + later * table.per_match[:, None]
+                at_rank = rank + later * table.match_length[:, None]
             # best[t - 1, resample]: the precision at the t-th true positive; row `width` stays
             # 0 (beyond every true positive), row `width + 1` takes the undrawn images' matches.
             best = np.zeros((width + 2, n_rows))
             flat = best.ravel()
-            later = np.maximum(match_copies - 1, 0)
-            if not table.all_full:
-                later *= table.full[:, None]
-            at_true = true_rank + later * table.per_match[:, None]
-            at_rank = rank + later * table.match_length[:, None]
             target = (at_true - 1) * np.int64(n_rows) + columns
             np.copyto(target, (width + 1) * n_rows, where=match_copies == 0)
             flat[target.ravel()] = _coco_precision(at_true, at_rank).ravel()
