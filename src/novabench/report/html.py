@@ -322,11 +322,17 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         >>> "<title>NOVA comparison: qwen vs llava</title>" in page, "<th>llava (%)</th>" in page
         (True, True)
     """
-    from novabench.report.render import _comparison_rows, _p_value, _signed
+    from novabench.report.render import (
+        _comparison_rows,
+        _p_value,
+        _signed,
+        identical_answers_lines,
+    )
 
     names = {side: model_name(comparison[side]) for side in ("a", "b")}
     level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
     data = comparison["a"].get("data", {})
+    identical = identical_answers_lines(comparison)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">',
@@ -336,6 +342,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f'<p class="lead">A: <b>{_text(names["a"])}</b>, B: <b>{_text(names["b"])}</b>, on '
         f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
         "for both models).</p>",
+        *(f'<p class="note">Note: {_text(line)}.</p>' for line in identical),
         f"<table><tr><th>task</th><th>metric</th><th>{_text(names['a'])} (%)</th>"
         f"<th>{_text(names['b'])} (%)</th><th>A - B</th><th>{level}% CI of A - B</th>"
         "<th>p</th></tr>",
