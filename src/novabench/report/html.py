@@ -18,9 +18,12 @@ import html
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
+
+if TYPE_CHECKING:
+    from novabench.data.render import LineStyle
 
 __all__ = ["render_comparison_html", "render_html", "write_html"]
 
@@ -38,8 +41,7 @@ figure { margin: 1em 0; } img.plot { max-width: 100%; }
 .gallery img { width: 100%; max-width: 24em; image-rendering: pixelated; }
 .legend span { display: inline-block; margin-right: 1em; }
 nav.toc ul { margin: 0.3em 0; padding-left: 1.4em; columns: 2; }
-.swatch { display: inline-block; width: 1em; height: 1em; vertical-align: middle;
-          margin-right: 0.3em; border: 1px solid #444; }
+.swatch { vertical-align: middle; margin-right: 0.3em; background: #000; }
 """
 
 
@@ -173,10 +175,10 @@ def _breakdown_section(report: Mapping[str, Any]) -> list[str]:
 def _gallery_section(items: Any, release: Any, n: int, seed: int) -> list[str]:
     if n <= 0:
         return []
-    from novabench.report.gallery import LEGEND, build_gallery
+    from novabench.report.gallery import LEGEND, LINE_STYLES, build_gallery
 
     legend = "".join(
-        f'<span><span class="swatch" style="background:{colour}"></span>{_text(label)}</span>'
+        f"<span>{_swatch(colour, LINE_STYLES[label])}{_text(label)}</span>"
         for label, colour in LEGEND
     )
     parts = [
@@ -194,6 +196,19 @@ def _gallery_section(items: Any, release: Any, n: int, seed: int) -> list[str]:
             f"<p><i>model</i>: {_text(prediction)}</p></div>"
         )
     return parts + ["</div>"]
+
+
+def _swatch(colour: str, style: LineStyle) -> str:
+    """A short line in the box's colour and dash pattern (inline SVG: no request)."""
+    from novabench.data.render import DASH_PATTERNS
+
+    dashes = DASH_PATTERNS[style]
+    dasharray = f' stroke-dasharray="{" ".join(map(str, dashes))}"' if dashes else ""
+    return (
+        f'<svg class="swatch" width="32" height="10" role="img" aria-label="{_text(style)}">'
+        f'<line x1="0" y1="5" x2="32" y2="5" stroke="{_text(colour)}" stroke-width="3"'
+        f"{dasharray}/></svg>"
+    )
 
 
 def _item_tables(items: Any) -> dict[str, Any]:
