@@ -608,7 +608,7 @@ def render_leaderboard_html(
         "<title>NOVA leaderboard</title>",
         "<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:"
         "collapse;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;"
-        "padding:.25em .6em}td{text-align:right}td:first-child{text-align:left}"
+        "padding:.25em .6em}td{text-align:right;white-space:nowrap}td:first-child{text-align:left}"
         ".note{color:#6a4a00;background:#fff6dd;padding:.4em}</style></head><body>",
         "<h1>NOVA leaderboard</h1>",
         f"<p>Release fingerprint <code>{escape(str(board['release']))}</code>; values in "
