@@ -11,7 +11,11 @@ Models are ordered by the report's value of that metric; two neighbours share a 
 paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
 has an interval containing 0. Ties chain: if A ties B and B ties C, all three share A's
 rank. Without per-item tables for every report, ranks follow the point estimates and the
-leaderboard says ties cannot be assessed.
+leaderboard says ties cannot be assessed. A task only one model has is not ranked (rank
+None, no tie statement).
+
+Shown as an overview (per model, each task's ranking metric and rank) and one table per
+task with its headline keys (Markdown, terminal, HTML); the CSV is one wide table.
 """
 
 from __future__ import annotations
@@ -188,7 +192,8 @@ def build_leaderboard(
     Returns:
         ``{"release", "models": [{"model", "path", "tasks": {task: {"metrics", "ci",
         "rank"}}}], "ranking": {task: {"metric", "method", "neighbours"}},
-        "human_reference": [{"who", "metrics"}], "notes"}``.
+        "human_reference": [{"who", "metrics"}], "notes"}``; ``rank`` is None where a
+        task has a single model (or the model lacks the ranking metric).
 
     Raises:
         NovaInputError: fewer than one report, or reports on different release fingerprints.
