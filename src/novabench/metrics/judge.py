@@ -39,6 +39,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,22 +74,16 @@ __all__ = [
 
 JUDGE_PROMPT_VERSION = "nova-diagnosis-judge-1"
 
-JUDGE_SYSTEM_PROMPT = """\
-You grade answers to a neuroradiology diagnosis benchmark. You are given the reference \
-final diagnosis of a case and one diagnosis proposed by a model. Decide whether the \
-proposed diagnosis names the same disease as the reference.
 
-Rules:
-- Judge the core disease only. Wording, spelling, abbreviations, eponyms, hedges such as \
-"likely", and added details of location, grade or cause do not matter.
-- Synonyms of the same disease match.
-- A broader or narrower name of the same disease matches (a subtype and its parent \
-disease, in either direction). A vague class on its own, such as "brain tumour", \
-"infection" or "lesion", does not.
-- A different disease does not match, even when it shares words with the reference or \
-belongs to the same family.
+def _prompt_resource(name: str) -> str:
+    """A judge's system prompt, read from ``novabench/resources/prompts/<name>``."""
+    resource = resources.files("novabench").joinpath("resources", "prompts", name)
+    return resource.read_text(encoding="utf-8").strip()
 
-Reply with JSON only, no explanation: {"match": true} or {"match": false}"""
+
+#: The pair judge's system prompt (``resources/prompts/diagnosis_pair_judge.txt``); its
+#: SHA-256 is :attr:`OpenAIChatJudge.prompt_sha256`.
+JUDGE_SYSTEM_PROMPT = _prompt_resource("diagnosis_pair_judge.txt")
 
 
 def build_judge_messages(reference: str, candidate: str) -> list[dict[str, str]]:
@@ -836,25 +831,9 @@ class OpenAIChatJudge(_CachingJudge, _HttpJudge):
 CASE_JUDGE_PROMPT_VERSION = "nova-case-judge-2"
 
 # The co-authors' procedure (one call per case: its clinical context, the reference and the
-# ranked list), in our words.
-CASE_JUDGE_SYSTEM_PROMPT = """\
-You grade a neuroradiology diagnosis benchmark. You receive the reference final \
-diagnosis of one case, usually with the case's clinical context, and a numbered list of \
-up to five diagnoses proposed by a model, most likely first. Find the first item of the \
-list that names the same diagnosis as the reference.
-
-How to compare:
-- Look at the central diagnosis only, whatever cause, trigger or mechanism is stated.
-- Synonyms, abbreviations, spelling variants and alternative names count as the same.
-- The same diagnostic entity counts as a match, whether it is named as an imaging \
-pattern, a pathological finding or a clinical condition.
-- A more specific or more general name, or a different stated cause, is not a reason to \
-reject, unless the proposed disease is fundamentally a different one.
-- The clinical context only helps to read the names (e.g. an ambiguous abbreviation); \
-do not grade whether a proposal fits the history.
-
-Reply with JSON only, no explanation: {"matched_slot": k} where k is the number of the \
-first matching item, or {"matched_slot": null} when no item matches."""
+# ranked list), in our words (``resources/prompts/diagnosis_case_judge.txt``); its SHA-256 is
+# OpenAICaseJudge.prompt_sha256.
+CASE_JUDGE_SYSTEM_PROMPT = _prompt_resource("diagnosis_case_judge.txt")
 
 
 def build_case_judge_messages(
