@@ -36,7 +36,7 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
@@ -54,6 +54,7 @@ from novabench.progress import progress_bar
 __all__ = [
     "CASE_JUDGE_PROMPT_VERSION",
     "CASE_JUDGE_SYSTEM_PROMPT",
+    "CACHE_ENV",
     "CaseJudgeStats",
     "CaseVerdict",
     "JUDGE_PROMPT_VERSION",
@@ -67,8 +68,10 @@ __all__ = [
     "build_case_judge_messages",
     "case_verdict_cache_key",
     "build_judge_messages",
+    "default_cache_dir",
     "parse_case_verdict",
     "parse_judge_verdict",
+    "shown_cache_folder",
     "verdict_cache_key",
 ]
 
@@ -269,6 +272,72 @@ class JudgeBatchSummary:
     requests: int
 
 
+#: The environment variable that names the judge cache folder of ``nova evaluate``.
+CACHE_ENV = "NOVABENCH_CACHE"
+
+
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The judge cache folder ``nova evaluate`` uses unless ``--judge-cache`` names one.
+
+    ``$NOVABENCH_CACHE`` when set; else ``$XDG_CACHE_HOME/novabench/judge`` (when
+    ``XDG_CACHE_HOME`` is an absolute path, as the XDG rule asks); else
+    ``~/.cache/novabench/judge``. The user's cache, never the current folder, so no hidden
+    folder appears wherever one scores. The Python judges keep no cache unless given one.
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+
+    Raises:
+        NovaInputError: no variable is set and the home folder is unknown.
+
+    Example:
+        >>> default_cache_dir({"NOVABENCH_CACHE": "/srv/verdicts"}).as_posix()
+        '/srv/verdicts'
+        >>> default_cache_dir({"XDG_CACHE_HOME": "/var/cache/me"}).as_posix()
+        '/var/cache/me/novabench/judge'
+        >>> default_cache_dir({"HOME": "/home/me"}).as_posix()
+        '/home/me/.cache/novabench/judge'
+    """
+    environ = os.environ if environ is None else environ
+    chosen = environ.get(CACHE_ENV, "").strip()
+    if chosen:
+        return Path(os.path.expanduser(chosen))
+    xdg = environ.get("XDG_CACHE_HOME", "").strip()
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "novabench" / "judge"
+    home = environ.get("HOME", "").strip() or os.path.expanduser("~")
+    if not os.path.isabs(home):
+        raise NovaInputError(
+            f"no home folder to keep the judge cache in: set {CACHE_ENV} or give a folder",
+            field="--judge-cache",
+        )
+    return Path(home) / ".cache" / "novabench" / "judge"
+
+
+def shown_cache_folder(cache_dir: str | os.PathLike[str] | None) -> str | None:
+    """A cache folder as reports show it: under the home folder as ``~/...``, else as given.
+
+    Reports travel (shared, published), so the user's home path stays out of them.
+
+    Example:
+        >>> import os
+        >>> shown_cache_folder(os.path.expanduser("~/.cache/novabench/judge"))
+        '~/.cache/novabench/judge'
+        >>> shown_cache_folder("verdicts"), shown_cache_folder(None)
+        ('verdicts', None)
+    """
+    if cache_dir is None:
+        return None
+    path = Path(cache_dir)
+    home = Path(os.path.expanduser("~"))
+    if path.is_absolute() and home.is_absolute() and home != Path(home.anchor):
+        try:
+            return (Path("~") / path.relative_to(home)).as_posix()
+        except ValueError:  # outside the home folder
+            pass
+    return str(path)
+
+
 def _check_positive(
     value: Any, name: str, source: str, *, allow_zero: bool = False, integer: bool = False
 ) -> None:
@@ -400,6 +469,11 @@ class _HttpJudge:
         with self._lock:
             self._counts[name] += amount
 
+    @property
+    def cache_folder(self) -> str | None:
+        """The verdict cache folder as reports show it (``~`` for the home folder; None: none)."""
+        return shown_cache_folder(getattr(self, "cache_dir", None))
+
     def _count_attempts(self, attempts: int, *, asked_before: bool) -> None:
         """Count one client call: each attempt is a request; all but an answer's first retry."""
         self._count("requests", attempts)
@@ -498,6 +572,11 @@ class _CachingJudge:
             "failures": 0,
         }
         self.last_batch: JudgeBatchSummary | None = None
+
+    @property
+    def cache_folder(self) -> str | None:
+        """The verdict cache folder as reports show it (``~`` for the home folder; None: none)."""
+        return shown_cache_folder(self.cache_dir)
 
     def _count(self, name: str, amount: int = 1) -> None:
         with self._lock:
