@@ -366,7 +366,7 @@ def _judges(args: argparse.Namespace) -> dict[str, Any]:
             source=str(cache),
             field="--judge-cache",
         )
-    endpoint = {"api_key": api_key, "cache_dir": cache}
+    endpoint: dict[str, Any] = {"api_key": api_key, "cache_dir": cache}
     judges: dict[str, Any] = {}
     if mode == "case":
         judges["case_judge"] = judge.OpenAICaseJudge(

@@ -80,7 +80,7 @@ JUDGE_PROMPT_VERSION = "nova-diagnosis-judge-1"
 
 def _prompt_resource(name: str) -> str:
     """A judge's system prompt, read from ``novabench/resources/prompts/<name>``."""
-    resource = resources.files("novabench").joinpath("resources", "prompts", name)
+    resource = resources.files("novabench").joinpath(f"resources/prompts/{name}")
     return resource.read_text(encoding="utf-8").strip()
 
 
