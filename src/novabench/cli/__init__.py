@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
@@ -50,7 +51,47 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"novabench.cli.{name}").register(subparsers)
+    _plain_help(parser)
     return parser
+
+
+# reStructuredText a docstring may carry into a help text: Sphinx roles (:func:`~a.b`,
+# :class:`title <target>`) and inline literals (``x``).
+_ROLE = re.compile(r":(?:[a-z]+:)?[a-z]+:`(?:~?[\w.]*\.)?([^`<]*?)\s*(?:<[^`>]*>)?`")
+_LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
+
+
+def plain_text(text: str | None) -> str | None:
+    """A help text without reStructuredText markup: what a terminal should show.
+
+    Sub-command descriptions reuse module docstrings, written for the API documentation;
+    roles keep their last name (or title) and inline literals their text.
+
+    Example:
+        >>> plain_text("Then ``nova parse`` reads it (:func:`~novabench.run.parse_raw`).")
+        'Then nova parse reads it (parse_raw).'
+        >>> plain_text(":class:`the judge <novabench.metrics.judge.OpenAICaseJudge>`")
+        'the judge'
+        >>> plain_text(None) is None
+        True
+    """
+    if text is None:
+        return None
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+
+
+def _plain_help(parser: argparse.ArgumentParser) -> None:
+    """Make every description, epilog and option help of ``parser`` and its sub-commands plain."""
+    parser.description = plain_text(parser.description)
+    parser.epilog = plain_text(parser.epilog)
+    for action in parser._actions:
+        if isinstance(action.help, str):
+            action.help = plain_text(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:  # the one-line help in the command list
+                choice.help = plain_text(choice.help)
+            for subparser in {id(sub): sub for sub in action.choices.values()}.values():
+                _plain_help(subparser)
 
 
 BUG_HINT = (
