@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from novabench import __version__
-from novabench.errors import NovaError
+from novabench.errors import NovaError, NovaInputError
 
 COMMANDS: tuple[str, ...] = (
     "sample",
@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code
     except NovaError as error:
-        print(f"nova {args.command}: error: {_one_line(error)}", file=sys.stderr)
+        print(f"nova {args.command}: error: {cli_message(error, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         # Each command decides what survives: runs keep every answered line, exports and
@@ -163,6 +163,53 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def cli_message(error: NovaError, args: argparse.Namespace) -> str:
+    """A toolkit error in the command line's words: options, never Python arguments.
+
+    The library speaks to Python callers (``overwrite=True``, ``bertscore_model=PATH``);
+    here the same failure names the option of the command that ran. Always one line.
+
+    Example:
+        >>> from novabench.errors import NovaInputError
+        >>> error = NovaInputError("already exists; pass overwrite=True to replace it",
+        ...                        source="out", field="OUT")
+        >>> cli_message(error, argparse.Namespace(overwrite=False))
+        "out, field 'OUT': already exists; pass --overwrite to replace it"
+    """
+    if isinstance(error, NovaInputError):
+        flag = _overwrite_flag(args)
+        if flag and "pass overwrite=True" in error.message:
+            error = NovaInputError(
+                error.message.replace("pass overwrite=True", f"pass {flag}"),
+                source=error.source,
+                record=error.record,
+                field=error.field,
+            )
+        elif error.source == "bertscore_model":
+            return _bertscore_missing(args) or _one_line(error)
+    return _one_line(error)
+
+
+def _overwrite_flag(args: argparse.Namespace) -> str | None:
+    """The option of the running command that lets it replace its output."""
+    return "--overwrite" if hasattr(args, "overwrite") else "--force" if hasattr(args, "force") else None
+
+
+def _bertscore_missing(args: argparse.Namespace) -> str | None:
+    """The one-line CLI fix when BERTScore's model is not on this machine (None: it is)."""
+    from novabench.hub import hub_offline
+    from novabench.metrics.captioning import DEFAULT_BERTSCORE_MODEL, bertscore_available
+
+    model = getattr(args, "bertscore_model", None)
+    if bertscore_available(model):
+        return None  # another problem with a model at hand: the library's message says it
+    offline = " (HF_HUB_OFFLINE is set)" if hub_offline() else ""
+    return (
+        f"BERTScore model {model or DEFAULT_BERTSCORE_MODEL!r} is not on this machine{offline}; "
+        "pass --bertscore-model PATH --bertscore-layers N, or --exclude BERTScore-F1"
+    )
 
 
 def _one_line(error: BaseException) -> str:
