@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     import io
 
-    from novabench.progress import progress_enabled
+    from novabench.progress import progress_enabled, third_party_bars_hidden
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in arguments[: arguments.index("--") if "--" in arguments else None]
@@ -133,10 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(stop.code or 0) if isinstance(stop.code, (int, type(None))) else 2
     finally:
         sys.stderr = real_stderr
-    # --quiet / --no-progress hide every bar of the command, its library calls' too.
+    # --quiet / --no-progress hide every bar of the command, its library calls' too; the
+    # bars libraries draw themselves (model loading, downloads) never show in our output.
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "no_progress", False))
     try:
-        with progress_enabled(not quiet):
+        with progress_enabled(not quiet), third_party_bars_hidden():
             code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code
