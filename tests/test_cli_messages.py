@@ -117,3 +117,62 @@ def test_offline_bertscore_keeps_a_python_message_for_python(no_bertscore_model:
     assert "bertscore_model=" in str(caught.value) and "exclude=['BERTScore-F1']" in str(
         caught.value
     )
+
+
+# --------------------------------------------------------------------------- bugs: where to report
+
+
+def _pyproject_issues_url() -> str:
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    urls = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["urls"]
+    return urls["Issues"]
+
+
+def test_an_unexpected_error_says_where_to_report_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import novabench.data.release as release
+    from novabench.cli import issues_url
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(release, "read_release", explode)
+    assert main(["info", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "internal error: KeyError" in err and issues_url() in err and "--debug" in err
+
+
+def test_the_tracker_comes_from_the_package_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    from email.message import Message
+    from importlib import metadata
+
+    import novabench.cli as cli
+
+    installed = Message()
+    installed["Name"] = "novabench"
+    installed["Project-URL"] = "Homepage, https://example.org/home"
+    installed["Project-URL"] = "Issues, https://example.org/issues"
+    monkeypatch.setattr(metadata, "metadata", lambda name: installed)
+    assert cli.issues_url() == "https://example.org/issues"
+
+    def not_installed(name: str) -> Message:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "metadata", not_installed)
+    assert cli.issues_url() == cli.ISSUES_URL == _pyproject_issues_url()
+    without = Message()
+    without["Project-URL"] = "Homepage, https://example.org/home"
+    monkeypatch.setattr(metadata, "metadata", lambda name: without)
+    assert cli.issues_url() == cli.ISSUES_URL  # an older install without the entry
+
+
+def test_the_issues_url_sits_beside_the_homepage() -> None:
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    urls = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["urls"]
+    assert urls["Issues"].startswith(urls["Homepage"].rstrip("/") + "/")

@@ -94,10 +94,42 @@ def _plain_help(parser: argparse.ArgumentParser) -> None:
                 _plain_help(subparser)
 
 
-BUG_HINT = (
-    "this is a bug in novabench: please report it on the novabench issue tracker with the "
-    "command and the output of the same command run with --debug"
-)
+#: Where novabench's bugs are reported when the installed metadata cannot say (the
+#: ``Issues`` entry of pyproject's ``[project.urls]``; a test keeps the two equal).
+ISSUES_URL = "https://huggingface.co/datasets/c-i-ber/Nova/discussions"
+
+
+def issues_url() -> str:
+    """Where to report a bug: the installed package's ``Issues`` URL, else :data:`ISSUES_URL`.
+
+    Example:
+        >>> issues_url().startswith("https://")
+        True
+    """
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata("novabench").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return ISSUES_URL
+    for entry in entries:
+        label, _, url = str(entry).partition(",")
+        if label.strip().lower() in ("issues", "issue tracker", "bug tracker") and url.strip():
+            return url.strip()
+    return ISSUES_URL
+
+
+def bug_hint() -> str:
+    """The end of the one line an unexpected exception gives: a bug, and where to report it.
+
+    Example:
+        >>> bug_hint().startswith("this is a bug in novabench: please report it at https://")
+        True
+    """
+    return (
+        f"this is a bug in novabench: please report it at {issues_url()} with the command "
+        "and the output of the same command run with --debug"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -159,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(
             f"nova {args.command}: internal error: {type(error).__name__}: {_one_line(error)}; "
-            + BUG_HINT
+            + bug_hint()
             + ("" if debug else " (nova --debug ... prints the traceback)"),
             file=sys.stderr,
         )
