@@ -14,7 +14,9 @@ from novabench.cli import build_parser, main
 MARKUP = re.compile(r"``|:(?:func|class|meth|mod|data|attr|exc|obj|py:\w+):`")
 
 
-def command_paths(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def command_paths(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
     """Every (sub-)command reachable from ``parser``, as the words that name it."""
     paths = [path]
     for action in parser._actions:

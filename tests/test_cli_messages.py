@@ -122,12 +122,10 @@ def test_offline_bertscore_keeps_a_python_message_for_python(no_bertscore_model:
 # --------------------------------------------------------------------------- bugs: where to report
 
 
-def _pyproject_issues_url() -> str:
-    import tomllib
-
+def _pyproject_urls() -> dict[str, str]:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the package supports 3.10
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-    urls = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["urls"]
-    return urls["Issues"]
+    return dict(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["urls"])
 
 
 def test_an_unexpected_error_says_where_to_report_it(
@@ -163,7 +161,7 @@ def test_the_tracker_comes_from_the_package_metadata(monkeypatch: pytest.MonkeyP
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "metadata", not_installed)
-    assert cli.issues_url() == cli.ISSUES_URL == _pyproject_issues_url()
+    assert cli.issues_url() == cli.ISSUES_URL == _pyproject_urls()["Issues"]
     without = Message()
     without["Project-URL"] = "Homepage, https://example.org/home"
     monkeypatch.setattr(metadata, "metadata", lambda name: without)
@@ -171,8 +169,5 @@ def test_the_tracker_comes_from_the_package_metadata(monkeypatch: pytest.MonkeyP
 
 
 def test_the_issues_url_sits_beside_the_homepage() -> None:
-    import tomllib
-
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
-    urls = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["urls"]
+    urls = _pyproject_urls()
     assert urls["Issues"].startswith(urls["Homepage"].rstrip("/") + "/")

@@ -227,7 +227,10 @@ def cli_message(error: NovaError, args: argparse.Namespace) -> str:
 
 def _overwrite_flag(args: argparse.Namespace) -> str | None:
     """The option of the running command that lets it replace its output."""
-    return "--overwrite" if hasattr(args, "overwrite") else "--force" if hasattr(args, "force") else None
+    for name in ("overwrite", "force"):
+        if hasattr(args, name):
+            return f"--{name}"
+    return None
 
 
 def _bertscore_missing(args: argparse.Namespace) -> str | None:
