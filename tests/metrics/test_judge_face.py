@@ -105,6 +105,62 @@ def test_all_face_routes_each_judge(server: FakeOpenAIServer) -> None:
     assert server.n_requests == 2  # one case, one distinct caption pair
 
 
+def test_all_face_passes_the_images_rows_clinical_history(server: FakeOpenAIServer) -> None:
+    import datasets
+
+    def row(case_id: str, history: str | None) -> dict[str, Any]:
+        return {"boxes": [[0, 0, 9, 9]], "caption": "Glioma.", "final_diagnosis": "Glioblastoma",
+                "case_id": case_id, "clinical_history": history}  # fmt: skip
+
+    # Case c1's history on both its images, c2's history blank (no context sent), c3 none.
+    rows = [row("c1", "Seizures."), row("c1", "Seizures."), row("c2", " "), row("c3", None)]
+    predictions = [{"boxes": [], "caption": "Glioma.", "diagnoses": ["GBM"]}] * len(rows)
+    for references in (rows, datasets.Dataset.from_list(rows)):
+        judge = OpenAICaseJudge(server.base_url, "judge-model", backoff=0.0)
+        start = server.n_requests
+        result = evaluate.load(MODULE, "all").compute(
+            predictions=predictions, references=references, case_judge=judge,
+            exclude=KEYWORDS_ONLY,
+        )  # fmt: skip
+        sent = [request_text(body)[0] for body in server.bodies[start:]]
+        assert len(sent) == 3 and result["diagnosis"]["n_cases"] == 3
+        with_context = [text for text in sent if "Case context:" in text]
+        assert len(with_context) == 1
+        assert "Case context: Seizures.\nReference diagnosis: Glioblastoma" in with_context[0]
+
+
+def test_all_face_refuses_two_histories_for_one_case(server: FakeOpenAIServer) -> None:
+    rows = [
+        {"boxes": [[0, 0, 9, 9]], "caption": "Glioma.", "final_diagnosis": "GBM", "case_id": "c1",
+         "clinical_history": history}  # fmt: skip
+        for history in ("Seizures.", "Headache.")
+    ]
+    predictions = [{"boxes": [], "caption": "Glioma.", "diagnoses": ["GBM"]}] * 2
+    with pytest.raises(NovaInputError, match="two clinical histories"):
+        evaluate.load(MODULE, "all").compute(
+            predictions=predictions, references=rows, exclude=KEYWORDS_ONLY,
+            case_judge=OpenAICaseJudge(server.base_url, "m", backoff=0.0),
+        )  # fmt: skip
+    assert server.n_requests == 0
+    # The offline matcher reads no history, so it scores the same rows.
+    result = evaluate.load(MODULE, "all").compute(
+        predictions=predictions, references=rows, exclude=KEYWORDS_ONLY
+    )
+    assert result["diagnosis"]["top1"] == 1.0
+
+
+def test_plain_all_task_passes_the_rows_clinical_history(server: FakeOpenAIServer) -> None:
+    from novabench.metrics.tasks import compute_task
+
+    rows = [{"boxes": [[0, 0, 9, 9]], "caption": "Glioma.", "final_diagnosis": "Glioblastoma",
+             "case_id": "c1", "clinical_history": "Seizures."}]  # fmt: skip
+    predictions = [{"boxes": [], "caption": "Glioma.", "diagnoses": ["GBM"]}]
+    judge = OpenAICaseJudge(server.base_url, "judge-model", backoff=0.0)
+    compute_task("all", predictions, rows, case_judge=judge, exclude=KEYWORDS_ONLY)
+    assert server.n_requests == 1
+    assert "Case context: Seizures.\n" in request_text(server.bodies[0])[0]
+
+
 @pytest.mark.parametrize(
     ("task", "options", "message"),
     [

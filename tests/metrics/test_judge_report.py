@@ -307,3 +307,55 @@ def test_a_judge_that_cannot_answer_stops_the_report_with_the_pairs_named(
     assert f"{distinct_pairs} of {distinct_pairs} caption pairs got no keywords" in (
         capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize("variable", ["NOVABENCH_CACHE", "XDG_CACHE_HOME", "HOME"])
+def test_the_default_cache_is_the_users_not_the_current_folder(
+    sample_release: Path,
+    predictions: Path,
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+) -> None:
+    home, elsewhere, work = tmp_path / "home", tmp_path / "elsewhere", tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("NOVABENCH_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    expected = {
+        "NOVABENCH_CACHE": elsewhere / "verdicts",
+        "XDG_CACHE_HOME": elsewhere / "novabench" / "judge",
+        "HOME": home / ".cache" / "novabench" / "judge",
+    }[variable]
+    if variable != "HOME":
+        monkeypatch.setenv(variable, str(expected if variable == "NOVABENCH_CACHE" else elsewhere))
+    endpoint = ["--judge-endpoint", server.base_url, "--judge-model", "judge-model"]
+    code, report = evaluate(sample_release, predictions, tmp_path / "r.json", *endpoint)
+    assert code == 0
+    assert list(work.iterdir()) == []  # no .nova-judge-cache where the command ran
+    assert len(list(expected.rglob("*.json"))) == scored_cases(sample_release)
+    # The report shows where the answers are kept; under the home folder as ~/...
+    shown = "~/.cache/novabench/judge" if variable == "HOME" else str(expected)
+    diagnosis = report["tasks"]["diagnosis"]
+    assert diagnosis["judge"]["cache_folder"] == shown
+    assert any(f"from the cache ({shown})" in note for note in diagnosis["notes"])
+    assert str(home) not in json.dumps(report)
+
+
+def test_judge_cache_overrides_the_default_and_shows_as_given(
+    sample_release: Path,
+    predictions: Path,
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NOVABENCH_CACHE", str(tmp_path / "not-this-one"))
+    endpoint = ["--judge-endpoint", server.base_url, "--judge-model", "judge-model"]
+    code, report = evaluate(
+        sample_release, predictions, tmp_path / "r.json", *endpoint, "--judge-cache", "mine"
+    )
+    assert code == 0 and report["tasks"]["diagnosis"]["judge"]["cache_folder"] == "mine"
+    assert (tmp_path / "mine").is_dir() and not (tmp_path / "not-this-one").exists()

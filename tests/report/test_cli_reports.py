@@ -95,7 +95,7 @@ def test_evaluate_html_with_items_has_the_per_item_sections_and_chosen_gallery(
     overlays = text.count('class="overlay"')
     # best, worst and random sections of the chosen size (the sample has enough images)
     assert overlays == 3 * gallery_size
-    assert ("<h2>Gallery</h2>" in text) == (gallery_size > 0)
+    assert ('<h2 id="gallery">Gallery</h2>' in text) == (gallery_size > 0)
     report = json.loads(out.read_text())
     assert (out.parent / report["items"]["images"]).is_file()
 
@@ -158,3 +158,61 @@ def test_compare_refuses_an_output_over_an_input(
         ]
     )
     assert code == 2 and "--html" in capsys.readouterr().err
+
+
+def _compare(release: Path, a: Path, b: Path, folder: Path) -> tuple[dict, str, str]:
+    """Run nova compare; the JSON, the Markdown and the HTML it wrote."""
+    out, markdown, page = folder / "c.json", folder / "c.md", folder / "c.html"
+    args = ["compare", "--data", str(release), "--a", str(a), "--b", str(b), "--out", str(out)]
+    args += ["--markdown", str(markdown), "--html", str(page), "--bootstrap", "20", *FAST]
+    assert main(args) == 0
+    return json.loads(out.read_text()), markdown.read_text(), page.read_text()
+
+
+IDENTICAL = "the two prediction sets give identical answers on every scored item"
+
+
+def test_compare_of_identical_answers_says_so_everywhere(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    # A second file with the same answers (another name, another manifest): same parse.
+    copy = tmp_path / "again.jsonl"
+    copy.write_text(runs["oracle"].read_text(), encoding="utf-8")
+    RunManifest(model="oracle|v2").write(copy)
+    comparison, markdown, page = _compare(sample_release, runs["oracle"], copy, tmp_path)
+    printed = capsys.readouterr().out
+    n_images = len(read_release(sample_release).images)
+    assert comparison["answer_agreement"]["localization"] == {
+        "items": n_images,
+        "identical": n_images,
+    }
+    assert f"note: {IDENTICAL}" in printed
+    assert printed.index(IDENTICAL) < printed.index("task ")  # before the table
+    assert f"**Note: {IDENTICAL}" in markdown
+    assert f'<p class="note">Note: {IDENTICAL}' in page
+
+
+def test_compare_of_different_answers_says_nothing_of_the_kind(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    comparison, markdown, page = _compare(sample_release, runs["oracle"], runs["floor"], tmp_path)
+    printed = capsys.readouterr().out
+    agreement = comparison["answer_agreement"]
+    assert agreement["captioning"]["identical"] < agreement["captioning"]["items"]
+    assert all(IDENTICAL not in text for text in (printed, markdown, page))
+
+
+def test_compare_names_only_the_tasks_answered_identically(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    lines = [json.loads(line) for line in runs["oracle"].read_text().splitlines()]
+    for line in lines:
+        if "case_id" in line:
+            line["diagnoses"] = ["something else entirely"]
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    _, markdown, _ = _compare(sample_release, runs["oracle"], other, tmp_path)
+    printed = capsys.readouterr().out
+    for text in (printed, markdown):
+        assert f"localization: {IDENTICAL}" in text and f"captioning: {IDENTICAL}" in text
+        assert f"diagnosis: {IDENTICAL}" not in text

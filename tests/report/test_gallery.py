@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,7 @@ def _sample_table(sample_release) -> tuple[pd.DataFrame, object]:
             predicted=((50, 50, 90, 80),),
         )
         row["rater_1_boxes"] = [[100.0, 100.0, 130.0, 140.0]]
+        row["rater_2_boxes"] = [[10.0, 100.0, 60.0, 140.0]]
         rows.append(row)
     return pd.DataFrame(rows), release
 
@@ -73,12 +75,64 @@ def test_overlays_draw_each_box_in_its_legend_colour(sample_release) -> None:
     best = items[0]
     assert best.filename == table.loc[table["best_iou"].idxmax(), "filename"]
     pixels = np.asarray(Image.open(io.BytesIO(best.png)).convert("RGB"))
-    assert tuple(pixels[25, 10]) == GOLD_COLOUR  # left edge of gold [10, 10, 40, 40]
-    assert tuple(pixels[65, 50]) == PREDICTION_COLOUR  # left edge of [50, 50, 90, 80]
-    assert tuple(pixels[120, 100]) == RATER_COLOURS[0]
+    assert tuple(pixels[10, 25]) == GOLD_COLOUR  # top edge of gold [10, 10, 40, 40]
+    assert tuple(pixels[50, 50]) == PREDICTION_COLOUR  # top-left corner of [50, 50, 90, 80]
+    assert tuple(pixels[100, 100]) == RATER_COLOURS[0]
+    assert tuple(pixels[100, 10]) == RATER_COLOURS[1]
     assert best.caption_reference.startswith("Axial FLAIR")
     assert best.caption_prediction == "Axial FLAIR: a lesion."
     assert [label for label, _ in LEGEND] == ["gold", "rater 1", "rater 2", "predicted"]
+
+
+def _top_edge(pixels: np.ndarray, x0: int, x1: int, y: int, colour: tuple) -> str:
+    """The top edge of a box as '#' (its colour) and '.' (anything else), left to right."""
+    return "".join("#" if tuple(pixels[y, x]) == colour else "." for x in range(x0, x1))
+
+
+def test_each_layer_has_its_own_line_style_so_greyscale_still_tells_them_apart(
+    sample_release,
+) -> None:
+    table, release = _sample_table(sample_release)
+    best = build_gallery(table, release, n=1, seed=0)[0]
+    pixels = np.asarray(Image.open(io.BytesIO(best.png)).convert("RGB"))
+    # Patterns start at each box's top-left corner (the design: gold solid, predicted
+    # dashed 6 on / 3 off, rater 1 dotted 2/2, rater 2 dash-dot 6/2/2/2).
+    assert _top_edge(pixels, 10, 28, 10, GOLD_COLOUR) == "#" * 18
+    assert _top_edge(pixels, 50, 68, 50, PREDICTION_COLOUR) == "######...######..."
+    assert _top_edge(pixels, 100, 112, 100, RATER_COLOURS[0]) == "##..##..##.."
+    assert _top_edge(pixels, 10, 34, 100, RATER_COLOURS[1]) == "######..##..######..##.."
+
+
+def test_palette_is_okabe_ito_with_four_distinct_hues_and_no_near_pair() -> None:
+    okabe_ito = {
+        "orange": (230, 159, 0),
+        "sky blue": (86, 180, 233),
+        "bluish green": (0, 158, 115),
+        "yellow": (240, 228, 66),
+        "blue": (0, 114, 178),
+        "vermillion": (213, 94, 0),
+        "reddish purple": (204, 121, 167),
+        "black": (0, 0, 0),
+    }
+    name_of = {rgb: name for name, rgb in okabe_ito.items()}
+    layers = [GOLD_COLOUR, RATER_COLOURS[0], RATER_COLOURS[1], PREDICTION_COLOUR]
+    names = [name_of[tuple(c)] for c in layers]  # KeyError: not an Okabe-Ito colour
+    assert len(set(names)) == 4
+    # The pairs that read alike (the finding: orange rater beside a vermillion model).
+    for near in ({"orange", "vermillion"}, {"blue", "sky blue"}):
+        assert not near <= set(names)
+    assert [hex_code for _, hex_code in LEGEND] == ["#%02x%02x%02x" % c for c in layers]
+
+
+def test_html_legend_draws_each_line_style(sample_release, tmp_path) -> None:
+    from novabench.report.html import _gallery_section
+
+    table, release = _sample_table(sample_release)
+    legend = next(p for p in _gallery_section({"images": table}, release, 1, 0) if "legend" in p)
+    lines = re.findall(r'<line [^>]*stroke="(#[0-9a-f]{6})"([^>]*)/>', legend)
+    assert [colour for colour, _ in lines] == [colour for _, colour in LEGEND]
+    dashes = [re.search(r'stroke-dasharray="([^"]*)"', rest) for _, rest in lines]
+    assert [d.group(1) if d else "solid" for d in dashes] == ["solid", "2 2", "6 2 2 2", "6 3"]
 
 
 def test_release_given_as_a_folder_works_too(sample_release) -> None:
@@ -99,3 +153,5 @@ def test_figure_shows_every_item_with_both_captions(sample_release) -> None:
     texts = [t.get_text() for axes in figure.axes for t in axes.texts]
     assert len(texts) == 3 and all("reference:" in t and "model:" in t for t in texts)
     assert [t.get_text() for t in figure.legends[0].get_texts()] == [name for name, _ in LEGEND]
+    styles = [handle.get_linestyle() for handle in figure.legends[0].legend_handles]
+    assert styles == ["-", ":", "-.", "--"]  # gold, rater 1, rater 2, predicted

@@ -37,8 +37,20 @@ def sample_items(release_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def external_references(page: str) -> list[str]:
-    """Every src/href value that is not an inline data: URL."""
-    return [m for m in re.findall(r'(?:src|href)="([^"]*)"', page) if not m.startswith("data:")]
+    """Every src/href value that is neither an inline data: URL nor a link within the page."""
+    return [
+        m for m in re.findall(r'(?:src|href)="([^"]*)"', page) if not m.startswith(("data:", "#"))
+    ]
+
+
+def contents(page: str) -> list[tuple[str, str]]:
+    """The table of contents: (fragment, title) of each link."""
+    nav = re.search(r'<nav class="toc">(.*?)</nav>', page).group(1)
+    return re.findall(r'<a href="#([^"]+)">(.*?)</a>', nav)
+
+
+def headings(page: str) -> list[tuple[str, str]]:
+    return re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', page)
 
 
 def test_page_names_the_model_and_escapes_text() -> None:
@@ -87,6 +99,55 @@ def test_items_are_read_from_the_report_and_fill_plots_and_gallery(
     assert page.count('class="overlay"') == 6  # best, worst, random: 2 each
     assert "caption 1 &lt;b&gt;bold?&lt;/b&gt;" in page or "(no caption)" in page
     assert "--items DIR" not in page and external_references(page) == []
+
+
+def test_contents_link_every_section_present_and_nothing_else(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    bare = render_html(report_dict(with_breakdowns=False, human=False))
+    assert contents(bare) == headings(bare)
+    assert [title for _, title in contents(bare)] == [
+        "Headline numbers",
+        "Coverage",
+        "Parse status",
+    ]
+    images, cases = sample_items(sample_release)
+    report = report_dict(items=write_items(tmp_path / "items", images, cases))
+    full = render_html(
+        report, release=sample_release, report_path=tmp_path / "report.json", gallery_size=1
+    )
+    assert contents(full) == headings(full)
+    assert [title for _, title in contents(full)] == [
+        "Headline numbers",
+        "Coverage",
+        "Parse status",
+        "Human reference (localisation)",
+        "Breakdowns",
+        "Localisation",
+        "Gallery",
+    ]
+    anchors = [anchor for anchor, _ in contents(full)]
+    assert len(set(anchors)) == len(anchors)
+    assert full.index('<nav class="toc">') < full.index("<h2")  # before the first section
+    assert external_references(full) == []
+
+
+def test_human_reference_table_shows_the_confidence_intervals() -> None:
+    report = report_dict()
+    section = report["human_reference"]["localization"]
+    section["rater_1_vs_gold"]["confidence_intervals"] = {"hit@30": [0.75, 1.0]}
+    page = render_html(report)
+    human = page[page.index('<h2 id="human-reference">') :]
+    human = human[: human.index("</table>")]
+    model_row = re.search(r"<tr><td>tiny-vlm</td>(.*?)</tr>", human).group(1)
+    rater_row = re.search(r"<tr><td>rater 1 vs gold</td>(.*?)</tr>", human).group(1)
+    columns = re.findall(r"<th>(.*?)</th>", human)[1:]
+    model_cells = dict(zip(columns, re.findall(r'<td class="num">(.*?)</td>', model_row)))
+    rater_cells = dict(zip(columns, re.findall(r'<td class="num">(.*?)</td>', rater_row)))
+    # The report's own CI of hit@30 is [0.3, 0.7] (contract_tables: hit_30 -/+ 0.2).
+    assert model_cells["hit@30 (%)"] == "50.0 [30.0, 70.0]"
+    assert rater_cells["hit@30 (%)"] == "90.0 [75.0, 100.0]"
+    assert rater_cells["mAP@30 (%)"] == "90.0"  # no interval recorded: none shown
 
 
 def test_comparison_page_names_both_models() -> None:
@@ -156,6 +217,11 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
                 "img", "els => els.map(e => [e.className, e.alt, e.complete, e.naturalWidth])"
             )
             title = page.title()
+            toc_targets = page.eval_on_selector_all(
+                "nav.toc a",
+                "els => els.map(a => !!document.getElementById(a.getAttribute('href').slice(1)))",
+            )
+            page.click("nav.toc a[href='#gallery']")  # an in-page jump: no request
         finally:
             browser.close()
     assert title == "NOVA report: tiny-vlm"
@@ -170,5 +236,6 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
     } <= plot_names
     assert len(overlays) == 6
     assert all(complete and width > 0 for _, _, complete, width in pictures)
+    assert len(toc_targets) == 7 and all(toc_targets)
     # The page itself is the only request: data: URLs are not fetched from anywhere.
     assert [url for url in requested if not url.startswith("data:")] == [html_path.as_uri()]

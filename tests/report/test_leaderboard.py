@@ -186,3 +186,175 @@ def test_a_rank_metric_without_per_item_values_falls_back_to_point_estimates(
     assert "ties cannot be assessed" in board["ranking"]["captioning"]["method"]
     assert "paired bootstrap" in board["ranking"]["localization"]["method"]
     assert ranks(board, "captioning") == {"A": 1, "B": 2}
+
+
+def _sections(markdown: str) -> dict[str, list[str]]:
+    """Markdown lines under each '## ' heading."""
+    sections: dict[str, list[str]] = {}
+    current = ""
+    for line in markdown.splitlines():
+        if line.startswith("## "):
+            current = line[3:]
+            sections[current] = []
+        elif current:
+            sections[current].append(line)
+    return sections
+
+
+def _header_cells(lines: list[str]) -> list[str]:
+    header = next(line for line in lines if line.startswith("| model"))
+    return [cell.strip() for cell in header.strip("|").split("|")]
+
+
+def _two_task_reports(tmp_path: Path) -> list[Path]:
+    paths = []
+    for name, hits in (("A", 20), ("B", 10)):
+        images = images_table([0.6] * hits + [0.1] * (N_IMAGES - hits))
+        entry = write_items(tmp_path / f"{name}-items", images, cases_table([True]))
+        report = report_dict(name, hit_30=hits / N_IMAGES, items=entry)
+        report["tasks"]["captioning"] = {
+            "metrics": {"BLEU-4": 0.1, "ROUGE-L": hits / 100},
+            "confidence_intervals": {},
+            "coverage": {"items": 4, "answered": 4, "missing": 0, "errors": 0, "parse_status": {}},
+        }
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(report), encoding="utf-8")
+    return paths
+
+
+def test_markdown_has_an_overview_and_one_table_per_task_with_its_headline_keys(
+    tmp_path: Path,
+) -> None:
+    from novabench.registry import TASKS
+    from novabench.report.leaderboard import render_leaderboard_markdown
+
+    paths = _two_task_reports(tmp_path)
+    board = build_leaderboard(load(paths), paths, n_resamples=50)
+    sections = _sections(render_leaderboard_markdown(board))
+    assert list(sections)[:4] == ["Overview", "localization", "captioning", "diagnosis"]
+    # The overview: the model and, per task, its one ranking metric and rank.
+    assert _header_cells(sections["Overview"]) == [
+        "model",
+        "localization mAP@30 (%)",
+        "localization rank",
+        "captioning ROUGE-L (%)",
+        "captioning rank",
+        "diagnosis top1 (%)",
+        "diagnosis rank",
+    ]
+    # Each task's table: model, rank, then that task's headline keys the reports hold.
+    held = {
+        "localization": {"mAP@30", "hit@30", "hit@50"},
+        "captioning": {"BLEU-4", "ROUGE-L"},
+        "diagnosis": {"top1", "top5"},
+    }
+    for task, keys in held.items():
+        expected = [k for k in TASKS[task].headline_keys if k in keys]
+        assert _header_cells(sections[task]) == ["model", "rank"] + [f"{k} (%)" for k in expected]
+    rows = [line for line in sections["localization"] if line.startswith("| ")][1:]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| A",
+        "| B",
+        "| human: rater 1 vs gold",
+        "| human: rater 2 vs gold",
+        "| human: rater 1 vs rater 2",
+    ]
+    assert not any(line.startswith("| human") for line in sections["captioning"])
+
+
+def test_html_has_the_same_overview_and_per_task_tables(tmp_path: Path) -> None:
+    paths = _two_task_reports(tmp_path)
+    page = render_leaderboard_html(build_leaderboard(load(paths), paths, n_resamples=50))
+    headings = [h for h in page.split("<h2") if h.startswith(" id=")]
+    assert [h.split('"')[1] for h in headings] == [
+        "overview",
+        "localization",
+        "captioning",
+        "diagnosis",
+    ]
+    captioning = page[page.index('<h2 id="captioning">') : page.index('<h2 id="diagnosis">')]
+    assert "<th>model</th><th>rank</th><th>BLEU-4 (%)</th><th>ROUGE-L (%)</th></tr>" in captioning
+    assert "mAP@30" not in captioning
+
+
+def test_csv_stays_one_wide_table(tmp_path: Path) -> None:
+    paths = _two_task_reports(tmp_path)
+    rows = list(csv.reader(io.StringIO(leaderboard_csv(build_leaderboard(load(paths), paths)))))
+    assert {len(row) for row in rows} == {len(rows[0])}
+    assert "captioning ROUGE-L (%)" in rows[0] and "diagnosis top1 (%)" in rows[0]
+
+
+def test_human_rows_show_their_confidence_intervals(tmp_path: Path) -> None:
+    path = saved_report(tmp_path, "A", 20, items=False)
+    report = json.loads(path.read_text())
+    report["human_reference"]["localization"]["rater_1_vs_gold"]["confidence_intervals"] = {
+        "hit@30": [0.8, 1.0]
+    }
+    board = build_leaderboard([report], [path])
+    rows = {row[0]: row for row in csv.reader(io.StringIO(leaderboard_csv(board)))}
+    header = list(csv.reader(io.StringIO(leaderboard_csv(board))))[0]
+    assert rows["human: rater 1 vs gold"][header.index("localization hit@30 (%)")] == (
+        "90.0 [80.0, 100.0]"
+    )
+
+
+def test_the_curve_names_the_models_it_leaves_out_and_how_to_include_them(
+    tmp_path: Path, capsys
+) -> None:
+    paths = [saved_report(tmp_path, "A", 20), saved_report(tmp_path, "B", 10, items=False)]
+    page_path = tmp_path / "board.html"
+    code = main(["leaderboard", *map(str, paths), "--html", str(page_path), "--bootstrap", "50"])
+    assert code == 0
+    page = page_path.read_text()
+    assert '<img alt="hit rate against the IoU threshold"' in page
+    note = page[page.index('<p class="note">') :]
+    assert "leaves out B" in note and "nova evaluate --items DIR" in note and "A" not in note[:40]
+    assert "leaves out B" in capsys.readouterr().out
+
+
+def test_without_any_item_tables_the_page_says_why_there_is_no_curve(tmp_path: Path) -> None:
+    from novabench.report.leaderboard import curve_tables
+
+    paths = [saved_report(tmp_path, n, h, items=False) for n, h in (("A", 20), ("B", 10))]
+    board = build_leaderboard(load(paths), paths)
+    images, left_out = curve_tables(board, load(paths), paths)
+    page = render_leaderboard_html(board, images or None, left_out=left_out)
+    assert images == {} and left_out == ["A", "B"]
+    assert "No hit-rate curve" in page and "A, B" in page and "<img" not in page
+
+
+def test_models_of_the_same_name_get_a_curve_each(tmp_path: Path) -> None:
+    from novabench.report.leaderboard import curve_tables
+
+    first = saved_report(tmp_path, "A", 20)
+    (tmp_path / "again").mkdir()
+    second = saved_report(tmp_path / "again", "A", 10)
+    board = build_leaderboard(load([first, second]), [first, second], n_resamples=50)
+    images, left_out = curve_tables(board, load([first, second]), [first, second])
+    assert len(images) == 2 and left_out == []
+
+
+def test_one_model_gets_no_rank_and_no_tie_statement(tmp_path: Path) -> None:
+    from novabench.report.leaderboard import render_leaderboard_markdown
+
+    path = saved_report(tmp_path, "A", 20)
+    board = build_leaderboard(load([path]), [path], n_resamples=50)
+    assert ranks(board) == {"A": None}
+    markdown = render_leaderboard_markdown(board)
+    localization = _sections(markdown)["localization"]
+    assert "One model only: not ranked" in "\n".join(localization)
+    assert "tie" not in markdown and "neighbour" not in markdown
+    assert "| A |  | 50.0" in markdown  # the rank cell is empty
+
+
+def test_two_models_are_worded_as_a_pair_not_neighbours(tmp_path: Path) -> None:
+    paths = [saved_report(tmp_path, "A", 20), saved_report(tmp_path, "B", 10)]
+    method = build_leaderboard(load(paths), paths, n_resamples=50)["ranking"]["localization"][
+        "method"
+    ]
+    assert "the two models" in method and "neighbour" not in method
+    three = [*paths, saved_report(tmp_path, "C", 5)]
+    method = build_leaderboard(load(three), three, n_resamples=50)["ranking"]["localization"][
+        "method"
+    ]
+    assert "neighbours" in method

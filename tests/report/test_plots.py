@@ -50,13 +50,22 @@ def test_curve_counts_only_images_with_gold_boxes() -> None:
     assert list(y[:10]) == [1.0] * 10  # the image without gold would make it 2/3
 
 
-def test_one_curve_per_model_and_raters_dashed() -> None:
+def test_one_curve_per_model_and_raters_in_the_gallery_styles() -> None:
+    from novabench.data.render import PREDICTION_COLOUR, RATER_COLOURS, hex_colour
+
     a, b = images_table(BEST_IOUS), images_table([0.9] * 9)
     figure = hit_rate_curve({"model A": a, "model B": b})
     labels = [line.get_label() for line in figure.axes[0].lines]
     assert labels == ["model A", "model B", "rater 1 vs gold", "rater 2 vs gold"]
-    assert _line(figure, "rater 1 vs gold").get_linestyle() == "--"
-    assert _line(figure, "model A").get_linestyle() == "-"
+    # As the boxes in the gallery: predicted dashed, rater 1 dotted, rater 2 dash-dot.
+    rater_1, rater_2 = _line(figure, "rater 1 vs gold"), _line(figure, "rater 2 vs gold")
+    assert (rater_1.get_linestyle(), rater_1.get_color()) == (":", hex_colour(RATER_COLOURS[0]))
+    assert (rater_2.get_linestyle(), rater_2.get_color()) == ("-.", hex_colour(RATER_COLOURS[1]))
+    model_a, model_b = _line(figure, "model A"), _line(figure, "model B")
+    assert model_a.get_linestyle() == model_b.get_linestyle() == "--"
+    assert model_a.get_color() == hex_colour(PREDICTION_COLOUR)
+    colours = {model_a.get_color(), model_b.get_color(), rater_1.get_color(), rater_2.get_color()}
+    assert len(colours) == 4 and model_a.get_marker() != model_b.get_marker()
     # every rater best IoU is 0.8 in the table: hit up to 0.8, none above
     y = _line(figure, "rater 1 vs gold").get_ydata()
     assert y[IOU_THRESHOLDS <= 0.8].tolist() == [1.0] * 16 and y[IOU_THRESHOLDS > 0.8].sum() == 0

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
 from novabench import __version__
-from novabench.errors import NovaError
+from novabench.errors import NovaError, NovaInputError
 
 COMMANDS: tuple[str, ...] = (
     "sample",
@@ -50,13 +51,85 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         importlib.import_module(f"novabench.cli.{name}").register(subparsers)
+    _plain_help(parser)
     return parser
 
 
-BUG_HINT = (
-    "this is a bug in novabench: please report it on the novabench issue tracker with the "
-    "command and the output of the same command run with --debug"
-)
+# reStructuredText a docstring may carry into a help text: Sphinx roles (:func:`~a.b`,
+# :class:`title <target>`) and inline literals (``x``).
+_ROLE = re.compile(r":(?:[a-z]+:)?[a-z]+:`(?:~?[\w.]*\.)?([^`<]*?)\s*(?:<[^`>]*>)?`")
+_LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
+
+
+def plain_text(text: str | None) -> str | None:
+    """A help text without reStructuredText markup: what a terminal should show.
+
+    Sub-command descriptions reuse module docstrings, written for the API documentation;
+    roles keep their last name (or title) and inline literals their text.
+
+    Example:
+        >>> plain_text("Then ``nova parse`` reads it (:func:`~novabench.run.parse_raw`).")
+        'Then nova parse reads it (parse_raw).'
+        >>> plain_text(":class:`the judge <novabench.metrics.judge.OpenAICaseJudge>`")
+        'the judge'
+        >>> plain_text(None) is None
+        True
+    """
+    if text is None:
+        return None
+    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+
+
+def _plain_help(parser: argparse.ArgumentParser) -> None:
+    """Make every description, epilog and option help of ``parser`` and its sub-commands plain."""
+    parser.description = plain_text(parser.description)
+    parser.epilog = plain_text(parser.epilog)
+    for action in parser._actions:
+        if isinstance(action.help, str):
+            action.help = plain_text(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:  # the one-line help in the command list
+                choice.help = plain_text(choice.help)
+            for subparser in {id(sub): sub for sub in action.choices.values()}.values():
+                _plain_help(subparser)
+
+
+#: Where novabench's bugs are reported when the installed metadata cannot say (the
+#: ``Issues`` entry of pyproject's ``[project.urls]``; a test keeps the two equal).
+ISSUES_URL = "https://huggingface.co/datasets/c-i-ber/Nova/discussions"
+
+
+def issues_url() -> str:
+    """Where to report a bug: the installed package's ``Issues`` URL, else :data:`ISSUES_URL`.
+
+    Example:
+        >>> issues_url().startswith("https://")
+        True
+    """
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata("novabench").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return ISSUES_URL
+    for entry in entries:
+        label, _, url = str(entry).partition(",")
+        if label.strip().lower() in ("issues", "issue tracker", "bug tracker") and url.strip():
+            return url.strip()
+    return ISSUES_URL
+
+
+def bug_hint() -> str:
+    """The end of the one line an unexpected exception gives: a bug, and where to report it.
+
+    Example:
+        >>> bug_hint().startswith("this is a bug in novabench: please report it at https://")
+        True
+    """
+    return (
+        f"this is a bug in novabench: please report it at {issues_url()} with the command "
+        "and the output of the same command run with --debug"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     import io
 
-    from novabench.progress import progress_enabled
+    from novabench.progress import progress_enabled, third_party_bars_hidden
 
     arguments = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in arguments[: arguments.index("--") if "--" in arguments else None]
@@ -92,15 +165,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(stop.code or 0) if isinstance(stop.code, (int, type(None))) else 2
     finally:
         sys.stderr = real_stderr
-    # --quiet / --no-progress hide every bar of the command, its library calls' too.
+    # --quiet / --no-progress hide every bar of the command, its library calls' too; the
+    # bars libraries draw themselves (model loading, downloads) never show in our output.
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "no_progress", False))
     try:
-        with progress_enabled(not quiet):
+        with progress_enabled(not quiet), third_party_bars_hidden():
             code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code
     except NovaError as error:
-        print(f"nova {args.command}: error: {_one_line(error)}", file=sys.stderr)
+        print(f"nova {args.command}: error: {cli_message(error, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         # Each command decides what survives: runs keep every answered line, exports and
@@ -117,11 +191,61 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         print(
             f"nova {args.command}: internal error: {type(error).__name__}: {_one_line(error)}; "
-            + BUG_HINT
+            + bug_hint()
             + ("" if debug else " (nova --debug ... prints the traceback)"),
             file=sys.stderr,
         )
         return 1
+
+
+def cli_message(error: NovaError, args: argparse.Namespace) -> str:
+    """A toolkit error in the command line's words: options, never Python arguments.
+
+    The library speaks to Python callers (``overwrite=True``, ``bertscore_model=PATH``);
+    here the same failure names the option of the command that ran. Always one line.
+
+    Example:
+        >>> from novabench.errors import NovaInputError
+        >>> error = NovaInputError("already exists; pass overwrite=True to replace it",
+        ...                        source="out", field="OUT")
+        >>> cli_message(error, argparse.Namespace(overwrite=False))
+        "out, field 'OUT': already exists; pass --overwrite to replace it"
+    """
+    if isinstance(error, NovaInputError):
+        flag = _overwrite_flag(args)
+        if flag and "pass overwrite=True" in error.message:
+            error = NovaInputError(
+                error.message.replace("pass overwrite=True", f"pass {flag}"),
+                source=error.source,
+                record=error.record,
+                field=error.field,
+            )
+        elif error.source == "bertscore_model":
+            return _bertscore_missing(args) or _one_line(error)
+    return _one_line(error)
+
+
+def _overwrite_flag(args: argparse.Namespace) -> str | None:
+    """The option of the running command that lets it replace its output."""
+    for name in ("overwrite", "force"):
+        if hasattr(args, name):
+            return f"--{name}"
+    return None
+
+
+def _bertscore_missing(args: argparse.Namespace) -> str | None:
+    """The one-line CLI fix when BERTScore's model is not on this machine (None: it is)."""
+    from novabench.hub import hub_offline
+    from novabench.metrics.captioning import DEFAULT_BERTSCORE_MODEL, bertscore_available
+
+    model = getattr(args, "bertscore_model", None)
+    if bertscore_available(model):
+        return None  # another problem with a model at hand: the library's message says it
+    offline = " (HF_HUB_OFFLINE is set)" if hub_offline() else ""
+    return (
+        f"BERTScore model {model or DEFAULT_BERTSCORE_MODEL!r} is not on this machine{offline}; "
+        "pass --bertscore-model PATH --bertscore-layers N, or --exclude BERTScore-F1"
+    )
 
 
 def _one_line(error: BaseException) -> str:

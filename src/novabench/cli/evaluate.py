@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from novabench import checks
@@ -87,7 +88,6 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
-    import os
     from pathlib import Path
 
     from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
@@ -236,7 +236,10 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "lexicon",
     )
     parser.add_argument(
-        "--judge-cache", default=".nova-judge-cache", help="on-disk cache of judge verdicts"
+        "--judge-cache",
+        metavar="DIR",
+        help="folder of the judges' answer cache (default: $NOVABENCH_CACHE, else "
+        "$XDG_CACHE_HOME/novabench/judge, else ~/.cache/novabench/judge)",
     )
     parser.add_argument(
         "--judge-api-key-env",
@@ -307,8 +310,24 @@ def judge_cache_output(args: argparse.Namespace) -> dict[str, Any]:
     Example:
         >>> judge_cache_output(argparse.Namespace(judge_endpoint=None, judge_cache=".cache"))
         {}
+        >>> judge_cache_output(argparse.Namespace(judge_endpoint="http://h", judge_cache="c"))
+        {'--judge-cache': 'c'}
     """
-    return {"--judge-cache": args.judge_cache} if args.judge_endpoint else {}
+    return {"--judge-cache": judge_cache_folder(args)} if args.judge_endpoint else {}
+
+
+def judge_cache_folder(args: argparse.Namespace) -> str | os.PathLike[str]:
+    """``--judge-cache`` when given, else the user's cache (``judge.default_cache_dir``).
+
+    Example:
+        >>> judge_cache_folder(argparse.Namespace(judge_cache="verdicts"))
+        'verdicts'
+    """
+    if args.judge_cache:
+        return str(args.judge_cache)
+    from novabench.metrics.judge import default_cache_dir
+
+    return default_cache_dir()
 
 
 def _judges(args: argparse.Namespace) -> dict[str, Any]:
@@ -332,8 +351,6 @@ def _judges(args: argparse.Namespace) -> dict[str, Any]:
 
     api_key = None
     if args.judge_api_key_env:
-        import os
-
         api_key = os.environ.get(args.judge_api_key_env)
         if not api_key:
             raise NovaInputError(
@@ -342,13 +359,14 @@ def _judges(args: argparse.Namespace) -> dict[str, Any]:
             )
     from pathlib import Path
 
-    if Path(args.judge_cache).exists() and not Path(args.judge_cache).is_dir():
+    cache = judge_cache_folder(args)
+    if Path(cache).exists() and not Path(cache).is_dir():
         raise NovaInputError(
             "is a file; the judge cache is a folder (give a folder path or a new name)",
-            source=args.judge_cache,
+            source=str(cache),
             field="--judge-cache",
         )
-    endpoint = {"api_key": api_key, "cache_dir": args.judge_cache}
+    endpoint: dict[str, Any] = {"api_key": api_key, "cache_dir": cache}
     judges: dict[str, Any] = {}
     if mode == "case":
         judges["case_judge"] = judge.OpenAICaseJudge(
@@ -377,8 +395,8 @@ def judge_note(args: argparse.Namespace, judge: Any) -> str:
     Example:
         >>> import argparse
         >>> from novabench.metrics.judge import OpenAICaseJudge
-        >>> args = argparse.Namespace(judge_model="m", judge_cache="cache")
-        >>> note = judge_note(args, OpenAICaseJudge("http://127.0.0.1:9", "m"))
+        >>> args = argparse.Namespace(judge_model="m")
+        >>> note = judge_note(args, OpenAICaseJudge("http://127.0.0.1:9", "m", cache_dir="cache"))
         >>> head, counts = note.split(": ")
         >>> head, counts.split(", ")[:2]
         ('case judge m (prompt nova-case-judge-2)', ['0 cases', '0 from the cache (cache)'])
@@ -391,7 +409,8 @@ def judge_note(args: argparse.Namespace, judge: Any) -> str:
     prompt = getattr(judge, "prompt_version", None)
     return (
         f"{kind} {args.judge_model}" + (f" (prompt {prompt})" if prompt else "") + ": "
-        f"{stats.calls} {unit}, {stats.cache_hits} from the cache ({args.judge_cache}), "
+        f"{stats.calls} {unit}, {stats.cache_hits} from the cache "
+        f"({getattr(judge, 'cache_folder', None) or 'none'}), "
         f"{stats.requests} requests, {stats.retries} retries, "
         f"{getattr(stats, 'failures', 0)} failures"
     )

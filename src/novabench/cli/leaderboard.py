@@ -17,10 +17,12 @@ def register(subparsers: Any) -> None:
         "leaderboard",
         help="rank several reports on the same release (headline numbers, CIs, ties)",
         description=(
-            "Put `nova evaluate` reports of several models on the same release into one table: "
-            "headline numbers with their CIs, a rank per task where neighbours a paired bootstrap "
-            "cannot separate share a rank (needs the reports' per-item tables, --items), and the "
-            "human reference row. Reports on different release fingerprints are refused."
+            "Put `nova evaluate` reports of several models on the same release side by side: an "
+            "overview (each task's ranking metric and rank), then one table per task with its "
+            "headline numbers and CIs, where neighbours a paired bootstrap cannot separate share "
+            "a rank (needs the reports' per-item tables, --items), and the human reference rows "
+            "under localisation. --csv writes one wide table (a row per model, a column per task "
+            "and metric). Reports on different release fingerprints are refused."
         ),
     )
     parser.add_argument("reports", nargs="+", metavar="REPORT.json", help="nova evaluate reports")
@@ -45,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
     from novabench.errors import NovaInputError
     from novabench.report.leaderboard import (
         build_leaderboard,
+        curve_note,
+        curve_tables,
         leaderboard_csv,
-        read_item_tables,
         render_leaderboard_html,
         render_leaderboard_markdown,
     )
@@ -92,18 +95,19 @@ def run(args: argparse.Namespace) -> int:
     markdown = render_leaderboard_markdown(board)
     if args.markdown:
         write_text_atomic(args.markdown, markdown)
+    curve_message = ""
     if args.html:
-        images = {
-            model["model"]: read_item_tables(report, path)["images"]
-            for model, report, path in zip(board["models"], reports, args.reports)
-            if report.get("items") and "localization" in model["tasks"]
-        }
-        write_text_atomic(args.html, render_leaderboard_html(board, images or None))
+        images, left_out = curve_tables(board, reports, args.reports)
+        page = render_leaderboard_html(board, images or None, left_out=left_out)
+        write_text_atomic(args.html, page)
+        curve_message = curve_note(left_out, len(images))
     if args.csv:
         write_text_atomic(args.csv, leaderboard_csv(board))
     if args.out:
         write_report(board, args.out)
     print(markdown, end="")
+    if curve_message:
+        print(f"\nnote: {curve_message}")
     written = [path for path in (args.out, args.markdown, args.html, args.csv) if path]
     if written:
         print(f"\nleaderboard written to {', '.join(written)}")

@@ -349,7 +349,7 @@ def export_coco(
     check_output_paths({"out_json": out}, {"the release": release_dir})
     if out.exists() and not overwrite:
         raise NovaInputError(
-            "already exists; pass overwrite=True (--overwrite) to replace it", source=str(out)
+            "already exists; pass overwrite=True to replace it", source=str(out)
         )
     if out.exists() and not _is_our_coco(out):
         raise NovaInputError(

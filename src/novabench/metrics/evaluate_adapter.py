@@ -15,7 +15,9 @@ This is the layer between the thin ``evaluate`` face
 The ``all`` task takes one prediction per image with ``boxes``, ``scores``
 (optional), ``caption`` and ``diagnoses`` and ``images`` rows as references;
 diagnosis is scored once per case (rows grouped by ``case_id``, in order of
-first appearance; the diagnoses of a case must agree across its images).
+first appearance; the diagnoses of a case must agree across its images), and a
+case judge receives the rows' ``clinical_history`` as the case's context, as in
+the ``diagnosis`` configuration.
 """
 
 from __future__ import annotations
@@ -213,11 +215,12 @@ def compute_task_from_arrow(
         )
     ]
     text_references = [
-        {"caption": c, "final_diagnosis": f, "case_id": i}
-        for c, f, i in zip(
+        {"caption": c, "final_diagnosis": f, "case_id": i, "clinical_history": h}
+        for c, f, i, h in zip(
             pc.struct_field(references, "caption").to_pylist(),
             pc.struct_field(references, "final_diagnosis").to_pylist(),
             pc.struct_field(references, "case_id").to_pylist(),
+            pc.struct_field(references, "clinical_history").to_pylist(),
         )
     ]
     return _compute_all(localization, text_predictions, text_references, stats, options)
@@ -393,9 +396,11 @@ _PER_CASE = (
 
 def _reference_columns(task: str) -> list[str]:
     """The dataset columns a task's references come from: the registry's reference fields
-    (``all``: every task's, and ``case_id`` to group diagnoses by case)."""
+    (``all``: every task's, ``case_id`` to group diagnoses by case and the case's
+    ``clinical_history`` for a case judge)."""
     if task == registry.ALL_TASKS:
-        return [*(spec.reference_field for spec in registry.TASKS.values()), "case_id"]
+        fields = [spec.reference_field for spec in registry.TASKS.values()]
+        return [*fields, "case_id", "clinical_history"]
     if _form(task).reference_feature is _DIAGNOSIS_REFERENCE:
         return list(_DIAGNOSIS_REFERENCE)
     return [registry.TASKS[task].reference_field]
@@ -619,15 +624,19 @@ def _read_diagnoses_reference(item: Any, index: int) -> dict[str, str | None]:
         if "filename" in item and "filenames" not in item:
             raise NovaInputError(_PER_CASE, record=record, field="references")
         value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
-        history = item.get("clinical_history")
-        if history is not None:
-            history = _text(history, record, "references.clinical_history", allow_empty=True)
+        history = _row_history(item, record)
     else:
         value = item  # a plain reference that is None or blank is an error, as in diagnosis
-    return {
-        "final_diagnosis": _text(value, record, "references"),
-        "clinical_history": history if history and history.strip() else None,
-    }
+    return {"final_diagnosis": _text(value, record, "references"), "clinical_history": history}
+
+
+def _row_history(item: Mapping[str, Any], record: str) -> str | None:
+    """A row's clinical history for a case judge: absent, null or blank is none."""
+    history = item.get("clinical_history")
+    if history is None:
+        return None
+    history = _text(history, record, "references.clinical_history", allow_empty=True)
+    return history if history.strip() else None
 
 
 def _read_all_prediction(item: Any, index: int) -> dict[str, Any]:
@@ -663,6 +672,7 @@ def _read_all_reference(item: Any, index: int) -> dict[str, Any]:
         "case_id": _text(
             _field(item, "case_id", record, "references"), record, "references.case_id"
         ),
+        "clinical_history": _row_history(item, record),
     }
 
 
@@ -703,10 +713,11 @@ def _all_form() -> _InputForm:
     for spec in registry.TASKS.values():
         form = _FORMS[spec.answer_field]
         predictions.update(_as_field(form.prediction_feature, spec.answer_field))
-        # `all` reads images rows and groups diagnoses by case; it sends no clinical history.
+        # `all` reads images rows and groups diagnoses by case: a diagnosis reference is
+        # flattened into the row's own columns (final_diagnosis, clinical_history).
         feature = form.reference_feature
         references.update(
-            _as_field(_STRING if feature is _DIAGNOSIS_REFERENCE else feature, spec.reference_field)
+            feature if feature is _DIAGNOSIS_REFERENCE else _as_field(feature, spec.reference_field)
         )
     references["case_id"] = _STRING
     return _InputForm(

@@ -36,9 +36,10 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -53,6 +54,7 @@ from novabench.progress import progress_bar
 __all__ = [
     "CASE_JUDGE_PROMPT_VERSION",
     "CASE_JUDGE_SYSTEM_PROMPT",
+    "CACHE_ENV",
     "CaseJudgeStats",
     "CaseVerdict",
     "JUDGE_PROMPT_VERSION",
@@ -66,29 +68,25 @@ __all__ = [
     "build_case_judge_messages",
     "case_verdict_cache_key",
     "build_judge_messages",
+    "default_cache_dir",
     "parse_case_verdict",
     "parse_judge_verdict",
+    "shown_cache_folder",
     "verdict_cache_key",
 ]
 
 JUDGE_PROMPT_VERSION = "nova-diagnosis-judge-1"
 
-JUDGE_SYSTEM_PROMPT = """\
-You grade answers to a neuroradiology diagnosis benchmark. You are given the reference \
-final diagnosis of a case and one diagnosis proposed by a model. Decide whether the \
-proposed diagnosis names the same disease as the reference.
 
-Rules:
-- Judge the core disease only. Wording, spelling, abbreviations, eponyms, hedges such as \
-"likely", and added details of location, grade or cause do not matter.
-- Synonyms of the same disease match.
-- A broader or narrower name of the same disease matches (a subtype and its parent \
-disease, in either direction). A vague class on its own, such as "brain tumour", \
-"infection" or "lesion", does not.
-- A different disease does not match, even when it shares words with the reference or \
-belongs to the same family.
+def _prompt_resource(name: str) -> str:
+    """A judge's system prompt, read from ``novabench/resources/prompts/<name>``."""
+    resource = resources.files("novabench").joinpath(f"resources/prompts/{name}")
+    return resource.read_text(encoding="utf-8").strip()
 
-Reply with JSON only, no explanation: {"match": true} or {"match": false}"""
+
+#: The pair judge's system prompt (``resources/prompts/diagnosis_pair_judge.txt``); its
+#: SHA-256 is :attr:`OpenAIChatJudge.prompt_sha256`.
+JUDGE_SYSTEM_PROMPT = _prompt_resource("diagnosis_pair_judge.txt")
 
 
 def build_judge_messages(reference: str, candidate: str) -> list[dict[str, str]]:
@@ -274,6 +272,72 @@ class JudgeBatchSummary:
     requests: int
 
 
+#: The environment variable that names the judge cache folder of ``nova evaluate``.
+CACHE_ENV = "NOVABENCH_CACHE"
+
+
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The judge cache folder ``nova evaluate`` uses unless ``--judge-cache`` names one.
+
+    ``$NOVABENCH_CACHE`` when set; else ``$XDG_CACHE_HOME/novabench/judge`` (when
+    ``XDG_CACHE_HOME`` is an absolute path, as the XDG rule asks); else
+    ``~/.cache/novabench/judge``. The user's cache, never the current folder, so no hidden
+    folder appears wherever one scores. The Python judges keep no cache unless given one.
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+
+    Raises:
+        NovaInputError: no variable is set and the home folder is unknown.
+
+    Example:
+        >>> default_cache_dir({"NOVABENCH_CACHE": "/srv/verdicts"}).as_posix()
+        '/srv/verdicts'
+        >>> default_cache_dir({"XDG_CACHE_HOME": "/var/cache/me"}).as_posix()
+        '/var/cache/me/novabench/judge'
+        >>> default_cache_dir({"HOME": "/home/me"}).as_posix()
+        '/home/me/.cache/novabench/judge'
+    """
+    environ = os.environ if environ is None else environ
+    chosen = environ.get(CACHE_ENV, "").strip()
+    if chosen:
+        return Path(os.path.expanduser(chosen))
+    xdg = environ.get("XDG_CACHE_HOME", "").strip()
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "novabench" / "judge"
+    home = environ.get("HOME", "").strip() or os.path.expanduser("~")
+    if not os.path.isabs(home):
+        raise NovaInputError(
+            f"no home folder to keep the judge cache in: set {CACHE_ENV} or give a folder",
+            field="--judge-cache",
+        )
+    return Path(home) / ".cache" / "novabench" / "judge"
+
+
+def shown_cache_folder(cache_dir: str | os.PathLike[str] | None) -> str | None:
+    """A cache folder as reports show it: under the home folder as ``~/...``, else as given.
+
+    Reports travel (shared, published), so the user's home path stays out of them.
+
+    Example:
+        >>> import os
+        >>> shown_cache_folder(os.path.expanduser("~/.cache/novabench/judge"))
+        '~/.cache/novabench/judge'
+        >>> shown_cache_folder("verdicts"), shown_cache_folder(None)
+        ('verdicts', None)
+    """
+    if cache_dir is None:
+        return None
+    path = Path(cache_dir)
+    home = Path(os.path.expanduser("~"))
+    if path.is_absolute() and home.is_absolute() and home != Path(home.anchor):
+        try:
+            return (Path("~") / path.relative_to(home)).as_posix()
+        except ValueError:  # outside the home folder
+            pass
+    return str(path)
+
+
 def _check_positive(
     value: Any, name: str, source: str, *, allow_zero: bool = False, integer: bool = False
 ) -> None:
@@ -405,6 +469,11 @@ class _HttpJudge:
         with self._lock:
             self._counts[name] += amount
 
+    @property
+    def cache_folder(self) -> str | None:
+        """The verdict cache folder as reports show it (``~`` for the home folder; None: none)."""
+        return shown_cache_folder(getattr(self, "cache_dir", None))
+
     def _count_attempts(self, attempts: int, *, asked_before: bool) -> None:
         """Count one client call: each attempt is a request; all but an answer's first retry."""
         self._count("requests", attempts)
@@ -503,6 +572,11 @@ class _CachingJudge:
             "failures": 0,
         }
         self.last_batch: JudgeBatchSummary | None = None
+
+    @property
+    def cache_folder(self) -> str | None:
+        """The verdict cache folder as reports show it (``~`` for the home folder; None: none)."""
+        return shown_cache_folder(self.cache_dir)
 
     def _count(self, name: str, amount: int = 1) -> None:
         with self._lock:
@@ -836,25 +910,9 @@ class OpenAIChatJudge(_CachingJudge, _HttpJudge):
 CASE_JUDGE_PROMPT_VERSION = "nova-case-judge-2"
 
 # The co-authors' procedure (one call per case: its clinical context, the reference and the
-# ranked list), in our words.
-CASE_JUDGE_SYSTEM_PROMPT = """\
-You grade a neuroradiology diagnosis benchmark. You receive the reference final \
-diagnosis of one case, usually with the case's clinical context, and a numbered list of \
-up to five diagnoses proposed by a model, most likely first. Find the first item of the \
-list that names the same diagnosis as the reference.
-
-How to compare:
-- Look at the central diagnosis only, whatever cause, trigger or mechanism is stated.
-- Synonyms, abbreviations, spelling variants and alternative names count as the same.
-- The same diagnostic entity counts as a match, whether it is named as an imaging \
-pattern, a pathological finding or a clinical condition.
-- A more specific or more general name, or a different stated cause, is not a reason to \
-reject, unless the proposed disease is fundamentally a different one.
-- The clinical context only helps to read the names (e.g. an ambiguous abbreviation); \
-do not grade whether a proposal fits the history.
-
-Reply with JSON only, no explanation: {"matched_slot": k} where k is the number of the \
-first matching item, or {"matched_slot": null} when no item matches."""
+# ranked list), in our words (``resources/prompts/diagnosis_case_judge.txt``); its SHA-256 is
+# OpenAICaseJudge.prompt_sha256.
+CASE_JUDGE_SYSTEM_PROMPT = _prompt_resource("diagnosis_case_judge.txt")
 
 
 def build_case_judge_messages(

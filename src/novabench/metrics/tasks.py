@@ -3,7 +3,8 @@
 The scorer of a task is read from :mod:`novabench.registry` (``TaskSpec.scorer``); the
 evaluate face's pseudo-task ``registry.ALL_TASKS`` (``"all"``) scores every task from one
 row per image, diagnosis once per case (rows grouped by ``case_id``, in order of first
-appearance; the diagnoses of a case must agree across its images). The evaluate adapter
+appearance; the diagnoses of a case must agree across its images, and so must its clinical
+history, which a case judge receives). The evaluate adapter
 (Features, input normalisation, Arrow) is :mod:`novabench.metrics.evaluate_adapter`.
 """
 
@@ -50,7 +51,8 @@ def compute_task(
     ``bertscore_model``, ``bertscore_num_layers``, ``bertscore_batch_size``,
     ``keyword_extractor``, ``keyword_averaging``, ``keyword_judge`` (captioning);
     ``matcher``, ``case_judge``, ``contexts`` (diagnosis; ``contexts`` is one clinical
-    history per case for the case judge, not for ``all``). ``bootstrap_resamples`` (default
+    history per case for the case judge; by default the references' ``clinical_history``,
+    for ``all`` the history of each case's rows). ``bootstrap_resamples`` (default
     0: none), ``confidence`` (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
     ``{key: [low, high]}`` of seeded percentile-bootstrap intervals.
 
@@ -139,10 +141,17 @@ def _compute_all(
         [r["caption"] for r in references],
         _only(options, task_options("captioning")),
     )
-    case_predictions, case_references = _group_by_case(predictions, references)
-    diagnosis = _prepare(
-        "diagnosis", case_predictions, case_references, _only(options, task_options("diagnosis"))
+    diagnosis_options = _only(options, task_options("diagnosis"))
+    # The rows' clinical histories reach a case judge as in the diagnosis configuration.
+    with_histories = (
+        diagnosis_options.get("case_judge") is not None and "contexts" not in diagnosis_options
     )
+    case_predictions, case_references, case_histories = _group_by_case(
+        predictions, references, with_histories=with_histories
+    )
+    if any(case_histories):
+        diagnosis_options["contexts"] = case_histories
+    diagnosis = _prepare("diagnosis", case_predictions, case_references, diagnosis_options)
     return {
         "localization": _finish(localization, stats),
         "captioning": _finish(captioning, stats),
@@ -151,13 +160,29 @@ def _compute_all(
 
 
 def _group_by_case(
-    predictions: Sequence[Mapping[str, Any]], references: Sequence[Mapping[str, Any]]
-) -> tuple[list[list[str]], list[str]]:
-    """One diagnosis item per case, in order of first appearance."""
+    predictions: Sequence[Mapping[str, Any]],
+    references: Sequence[Mapping[str, Any]],
+    *,
+    with_histories: bool = False,
+) -> tuple[list[list[str]], list[str], list[str | None]]:
+    """One diagnosis item per case, in order of first appearance, with its clinical history
+    (None: none on any of its rows, or ``with_histories`` False)."""
     by_case: dict[str, tuple[list[str], str, int]] = {}
+    histories: dict[str, str | None] = {}
     for index, (prediction, reference) in enumerate(zip(predictions, references)):
         case_id = reference["case_id"]
         diagnoses = list(prediction.get("diagnoses") or [])
+        history = reference.get("clinical_history") if with_histories else None
+        history = history if isinstance(history, str) and history.strip() else None
+        known_history = histories.setdefault(case_id, history)
+        if history is not None and known_history is None:
+            histories[case_id] = history
+        elif history is not None and history != known_history:
+            raise NovaInputError(
+                f"case {case_id} has two clinical histories (the other one on an earlier image)",
+                record=f"example {index}",
+                field="references.clinical_history",
+            )
         if case_id not in by_case:
             by_case[case_id] = (diagnoses, reference["final_diagnosis"], index)
             continue
@@ -176,7 +201,8 @@ def _group_by_case(
             )
         if diagnoses and not known:
             by_case[case_id] = (diagnoses, truth, first)
-    return [v[0] for v in by_case.values()], [v[1] for v in by_case.values()]
+    cases = by_case.values()
+    return [v[0] for v in cases], [v[1] for v in cases], [histories[c] for c in by_case]
 
 
 def _prepare(

@@ -3,7 +3,8 @@
 Picks images from the per-item ``images`` table (``best_iou``, ``n_gold_boxes``, boxes as
 ``[x1, y1, x2, y2]`` pixels), reads their PNGs from the release by filename, and draws gold,
 rater 1, rater 2 and predicted boxes in the shared colour-blind-safe palette of
-:mod:`novabench.data.render`. Each :class:`GalleryItem` keeps the reference and the model's
+:mod:`novabench.data.render`, each in its line style (gold solid, rater 1 dotted, rater 2
+dash-dotted, predicted dashed). Each :class:`GalleryItem` keeps the reference and the model's
 caption so a page or a figure can show them beside the picture.
 """
 
@@ -25,8 +26,12 @@ from PIL import Image
 
 from novabench.data.render import (
     GOLD_COLOUR,
+    GOLD_LINE_STYLE,
     PREDICTION_COLOUR,
+    PREDICTION_LINE_STYLE,
     RATER_COLOURS,
+    RATER_LINE_STYLES,
+    LineStyle,
     draw_annotations,
     hex_colour,
 )
@@ -34,6 +39,7 @@ from novabench.errors import NovaInputError
 
 __all__ = [
     "LEGEND",
+    "LINE_STYLES",
     "GalleryItem",
     "build_gallery",
     "gallery_figure",
@@ -47,6 +53,14 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("rater 2", hex_colour(RATER_COLOURS[1])),
     ("predicted", hex_colour(PREDICTION_COLOUR)),
 )
+#: The line style of each legend entry (``novabench.data.render.DASH_PATTERNS`` names, which
+#: matplotlib takes too): the boxes differ by pattern as well as hue, so grey prints work.
+LINE_STYLES: dict[str, LineStyle] = {
+    "gold": GOLD_LINE_STYLE,
+    "rater 1": RATER_LINE_STYLES[0],
+    "rater 2": RATER_LINE_STYLES[1],
+    "predicted": PREDICTION_LINE_STYLE,
+}
 
 SECTIONS: tuple[str, ...] = ("best", "worst", "random")
 
@@ -193,6 +207,8 @@ def build_gallery(
                     boxes=_xywh(row.get("gold_boxes")),
                     rater_boxes=raters,
                     predicted_boxes=_xywh(row.get("predicted_boxes")),
+                    rater_width=2,  # a dotted line one pixel wide is too faint to read
+                    line_styles=True,
                 )
             buffer = io.BytesIO()
             drawn.save(buffer, format="PNG")
@@ -241,6 +257,9 @@ def gallery_figure(items: Sequence[GalleryItem], *, wrap: int = 60) -> Figure:
             + textwrap.fill(prediction, wrap)
         )
         text.text(0.0, 1.0, body, va="top", ha="left", fontsize="small", wrap=True)
-    handles = [Line2D([0], [0], color=colour, linewidth=2) for _, colour in LEGEND]
+    handles = [
+        Line2D([0], [0], color=colour, linewidth=2, linestyle=LINE_STYLES[label])
+        for label, colour in LEGEND
+    ]
     figure.legend(handles, [label for label, _ in LEGEND], loc="outside upper center", ncols=4)
     return figure

@@ -18,9 +18,12 @@ import html
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
+
+if TYPE_CHECKING:
+    from novabench.data.render import LineStyle
 
 __all__ = ["render_comparison_html", "render_html", "write_html"]
 
@@ -37,9 +40,26 @@ figure { margin: 1em 0; } img.plot { max-width: 100%; }
 .gallery { display: grid; grid-template-columns: 1fr 1.4fr; gap: 0.8em 1.2em; }
 .gallery img { width: 100%; max-width: 24em; image-rendering: pixelated; }
 .legend span { display: inline-block; margin-right: 1em; }
-.swatch { display: inline-block; width: 1em; height: 1em; vertical-align: middle;
-          margin-right: 0.3em; border: 1px solid #444; }
+nav.toc ul { margin: 0.3em 0; padding-left: 1.4em; columns: 2; }
+.swatch { vertical-align: middle; margin-right: 0.3em; background: #000; }
 """
+
+
+def _heading(anchor: str, title: str) -> str:
+    """A section heading the table of contents links to (``anchor``: its fragment id)."""
+    return f'<h2 id="{anchor}">{_text(title)}</h2>'
+
+
+def _table_of_contents(parts: list[str]) -> str:
+    """Links to every section heading among ``parts`` (in-page fragments: no request)."""
+    import re
+
+    links = [
+        f'<li><a href="#{anchor}">{title}</a></li>'
+        for part in parts
+        for anchor, title in re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', part)
+    ]
+    return '<nav class="toc"><b>Contents</b><ul>' + "".join(links) + "</ul></nav>"
 
 
 def _text(value: Any) -> str:
@@ -68,7 +88,7 @@ def _headline_section(report: Mapping[str, Any]) -> list[str]:
 
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     parts = [
-        "<h2>Headline numbers</h2>",
+        _heading("headline", "Headline numbers"),
         f"<table><tr><th>task</th><th>metric</th><th>value (%)</th><th>{level}% CI</th></tr>",
     ]
     for task in TASK_ORDER:
@@ -84,7 +104,7 @@ def _headline_section(report: Mapping[str, Any]) -> list[str]:
                     f"<td>{_text(_interval(interval))}</td></tr>"
                 )
     parts.append("</table>")
-    parts.append("<h2>Coverage</h2><ul>")
+    parts.append(_heading("coverage", "Coverage") + "<ul>")
     parts += [f"<li>{_text(line)}</li>" for line in _coverage_lines(report)]
     parts.append("</ul>")
     return parts
@@ -94,7 +114,7 @@ def _human_section(report: Mapping[str, Any]) -> list[str]:
     human = (report.get("human_reference") or {}).get("localization")
     if not human:
         return []
-    parts = ["<h2>Human reference (localisation)</h2>"]
+    parts = [_heading("human-reference", "Human reference (localisation)")]
     if human.get("available") is False:
         reason = human.get("reason", "the release has no rater boxes")
         return parts + [f'<p class="note">No human reference: {_text(reason)}</p>']
@@ -102,15 +122,35 @@ def _human_section(report: Mapping[str, Any]) -> list[str]:
 
     compared = comparison_rows(human)
     keys = [k for k in HEADLINE_KEYS["localization"] if any(k in row for _, row in compared)]
+    level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    parts.append(
+        f"<p>The release's raters scored with the model's metric on the same images; values "
+        f"in percent with {level}% bootstrap CIs, as in the headline table.</p>"
+    )
     parts.append(
         "<table><tr><th>who</th>" + "".join(f"<th>{_text(k)} (%)</th>" for k in keys) + "</tr>"
     )
-    model = report["tasks"].get("localization", {}).get("metrics")
-    rows = ([(model_name(report), model)] if model else []) + compared
-    for name, row in rows:
-        cells = "".join(f'<td class="num">{_percent(row.get(k))}</td>' for k in keys)
+    task = report["tasks"].get("localization", {})
+    model = task.get("metrics")
+    rows = ([(model_name(report), model, task.get("confidence_intervals"))] if model else []) + [
+        (name, row, row.get("confidence_intervals")) for name, row in compared
+    ]
+    for name, row, intervals in rows:
+        cells = "".join(
+            f'<td class="num">{_percent(row.get(k))}'
+            f"{_interval_suffix((intervals or {}).get(k), row.get(k))}</td>"
+            for k in keys
+        )
         parts.append(f"<tr><td>{_text(name)}</td>{cells}</tr>")
-    return parts + ["</table>"]
+    parts.append("</table>")
+    notes = human.get("notes") or []
+    return parts + (["<ul>", *(f"<li>{_text(n)}</li>" for n in notes), "</ul>"] if notes else [])
+
+
+def _interval_suffix(interval: Any, value: Any) -> str:
+    """The text " [low, high]" after a value that has an interval; "" otherwise."""
+    text = _interval(interval)
+    return f" {text}" if text and _percent(value) != "n/a" else ""
 
 
 def _figure(figure: Any, alt: str) -> str:
@@ -129,19 +169,23 @@ def _breakdown_section(report: Mapping[str, Any]) -> list[str]:
             if rows:
                 figure = breakdown_figure(report, task, dimension=dimension)
                 parts.append(_figure(figure, f"{task} by {dimension}"))
-    return (["<h2>Breakdowns</h2>"] + parts) if parts else []
+    return ([_heading("breakdowns", "Breakdowns")] + parts) if parts else []
 
 
 def _gallery_section(items: Any, release: Any, n: int, seed: int) -> list[str]:
     if n <= 0:
         return []
-    from novabench.report.gallery import LEGEND, build_gallery
+    from novabench.report.gallery import LEGEND, LINE_STYLES, build_gallery
 
     legend = "".join(
-        f'<span><span class="swatch" style="background:{colour}"></span>{_text(label)}</span>'
+        f"<span>{_swatch(colour, LINE_STYLES[label])}{_text(label)}</span>"
         for label, colour in LEGEND
     )
-    parts = ["<h2>Gallery</h2>", f'<p class="legend">{legend}</p>', '<div class="gallery">']
+    parts = [
+        _heading("gallery", "Gallery"),
+        f'<p class="legend">{legend}</p>',
+        '<div class="gallery">',
+    ]
     for item in build_gallery(items["images"], release, n, seed=seed):
         iou = "n/a" if item.best_iou is None else f"{item.best_iou:.2f}"
         prediction = "(no caption)" if item.caption_prediction is None else item.caption_prediction
@@ -152,6 +196,19 @@ def _gallery_section(items: Any, release: Any, n: int, seed: int) -> list[str]:
             f"<p><i>model</i>: {_text(prediction)}</p></div>"
         )
     return parts + ["</div>"]
+
+
+def _swatch(colour: str, style: LineStyle) -> str:
+    """A short line in the box's colour and dash pattern (inline SVG: no request)."""
+    from novabench.data.render import DASH_PATTERNS
+
+    dashes = DASH_PATTERNS[style]
+    dasharray = f' stroke-dasharray="{" ".join(map(str, dashes))}"' if dashes else ""
+    return (
+        f'<svg class="swatch" width="32" height="10" role="img" aria-label="{_text(style)}">'
+        f'<line x1="0" y1="5" x2="32" y2="5" stroke="{_text(colour)}" stroke-width="3"'
+        f"{dasharray}/></svg>"
+    )
 
 
 def _item_tables(items: Any) -> dict[str, Any]:
@@ -224,7 +281,10 @@ def render_html(
     parts += _headline_section(report)  # its coverage list carries every task's notes
     from novabench.report.plots import best_iou_histogram, hit_rate_curve, parse_status_figure
 
-    parts += ["<h2>Parse status</h2>", _figure(parse_status_figure(report), "parse status mix")]
+    parts += [
+        _heading("parse-status", "Parse status"),
+        _figure(parse_status_figure(report), "parse status mix"),
+    ]
     parts += _human_section(report)
     parts += _breakdown_section(report)
     if items is None:
@@ -237,13 +297,15 @@ def render_html(
         if "localization" in report["tasks"]:
             images = {model: tables["images"]}
             parts += [
-                "<h2>Localisation</h2>",
+                _heading("localisation", "Localisation"),
                 _figure(hit_rate_curve(images), "hit rate against the IoU threshold"),
                 _figure(best_iou_histogram(images), "distribution of the best IoU"),
             ]
         source = release if release is not None else data.get("path")
         parts += _gallery_section(tables, source, gallery_size, seed)
     parts.append("</body></html>")
+    body = parts.index(f'<p class="lead">{lead}</p>') + 1
+    parts.insert(body, _table_of_contents(parts))
     return "\n".join(parts) + "\n"
 
 
@@ -275,11 +337,17 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         >>> "<title>NOVA comparison: qwen vs llava</title>" in page, "<th>llava (%)</th>" in page
         (True, True)
     """
-    from novabench.report.render import _comparison_rows, _p_value, _signed
+    from novabench.report.render import (
+        _comparison_rows,
+        _p_value,
+        _signed,
+        identical_answers_lines,
+    )
 
     names = {side: model_name(comparison[side]) for side in ("a", "b")}
     level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
     data = comparison["a"].get("data", {})
+    identical = identical_answers_lines(comparison)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">',
@@ -289,6 +357,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f'<p class="lead">A: <b>{_text(names["a"])}</b>, B: <b>{_text(names["b"])}</b>, on '
         f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
         "for both models).</p>",
+        *(f'<p class="note">Note: {_text(line)}.</p>' for line in identical),
         f"<table><tr><th>task</th><th>metric</th><th>{_text(names['a'])} (%)</th>"
         f"<th>{_text(names['b'])} (%)</th><th>A - B</th><th>{level}% CI of A - B</th>"
         "<th>p</th></tr>",

@@ -11,7 +11,11 @@ Models are ordered by the report's value of that metric; two neighbours share a 
 paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
 has an interval containing 0. Ties chain: if A ties B and B ties C, all three share A's
 rank. Without per-item tables for every report, ranks follow the point estimates and the
-leaderboard says ties cannot be assessed.
+leaderboard says ties cannot be assessed. A task only one model has is not ranked (rank
+None, no tie statement).
+
+Shown as an overview (per model, each task's ranking metric and rank) and one table per
+task with its headline keys (Markdown, terminal, HTML); the CSV is one wide table.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
 __all__ = [
     "RANK_METRICS",
     "build_leaderboard",
+    "curve_note",
+    "curve_tables",
     "leaderboard_csv",
     "read_item_tables",
     "render_leaderboard_html",
@@ -186,7 +192,8 @@ def build_leaderboard(
     Returns:
         ``{"release", "models": [{"model", "path", "tasks": {task: {"metrics", "ci",
         "rank"}}}], "ranking": {task: {"metric", "method", "neighbours"}},
-        "human_reference": [{"who", "metrics"}], "notes"}``.
+        "human_reference": [{"who", "metrics"}], "notes"}``; ``rank`` is None where a
+        task has a single model (or the model lacks the ranking metric).
 
     Raises:
         NovaInputError: fewer than one report, or reports on different release fingerprints.
@@ -198,8 +205,8 @@ def build_leaderboard(
         >>> board = build_leaderboard([report("a", 0.2), report("b", 0.6)], ["a.json", "b.json"])
         >>> [(m["model"], m["tasks"]["diagnosis"]["rank"]) for m in board["models"]]
         [('a', 2), ('b', 1)]
-        >>> board["ranking"]["diagnosis"]["method"]
-        'point estimate (no per-item values for every model: ties cannot be assessed)'
+        >>> board["ranking"]["diagnosis"]["method"].split(" (")[0]
+        'point estimates'
     """
     if not reports or len(reports) != len(paths):
         raise NovaInputError("give at least one report, each with its path", field="reports")
@@ -243,6 +250,10 @@ def build_leaderboard(
         ]
         if not scored:
             continue
+        if len(scored) == 1:
+            # One model has nothing to be ranked against: no rank, no tie statement.
+            ranking[task] = {"metric": metric, "method": _ONE_MODEL, "neighbours": []}
+            continue
         scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
         with_items = all(_has_item_values(task, tables[index]) for index in scored)
         neighbours = []
@@ -268,13 +279,11 @@ def build_leaderboard(
                     tie = _same(models[previous], models[index], task, metric)
                 rank = rank if tie else position + 1
             models[index]["tasks"][task]["rank"] = rank
-        method = (
-            f"paired bootstrap of neighbours (n={n_resamples}, seed={seed}, "
-            f"{int(round(100 * confidence))}% CI of the difference contains 0: tie)"
-            if with_items
-            else "point estimate (no per-item values for every model: ties cannot be assessed)"
-        )
-        ranking[task] = {"metric": metric, "method": method, "neighbours": neighbours}
+        ranking[task] = {
+            "metric": metric,
+            "method": _method(len(scored), with_items, n_resamples, confidence, seed),
+            "neighbours": neighbours,
+        }
     if any(table is None for table in tables) and len(reports) > 1:
         notes.append(
             "some reports have no per-item tables (nova evaluate --items): ranks follow the "
@@ -291,6 +300,28 @@ def build_leaderboard(
         "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
         "notes": notes,
     }
+
+
+_ONE_MODEL = "one model only: nothing to rank it against"
+
+
+def _method(n_models: int, with_items: bool, n_resamples: int, confidence: float, seed: int) -> str:
+    """How a task's ranks were set, worded for two models or for a chain of neighbours."""
+    level = int(round(100 * confidence))
+    if not with_items:
+        return (
+            "point estimates (not every model has per-item values: ties cannot be assessed; "
+            "equal values share a rank)"
+        )
+    if n_models == 2:
+        return (
+            f"paired bootstrap of the two models (n={n_resamples}, seed={seed}): they share "
+            f"the rank when the {level}% CI of their difference contains 0"
+        )
+    return (
+        f"paired bootstrap of each pair of neighbours (n={n_resamples}, seed={seed}): "
+        f"neighbours share a rank when the {level}% CI of their difference contains 0"
+    )
 
 
 def _number(value: Any) -> float | None:
@@ -319,31 +350,48 @@ def _percent(value: Any) -> str:
     return "n/a" if number is None else f"{100 * number:.1f}"
 
 
-def _cell(task_entry: Mapping[str, Any], key: str) -> str:
-    text = _percent(task_entry["metrics"].get(key))
-    interval = task_entry.get("ci", {}).get(key)
-    if interval and all(_number(v) is not None for v in interval):
+def _with_interval(value: Any, interval: Any) -> str:
+    text = _percent(value)
+    if text != "n/a" and interval and all(_number(v) is not None for v in interval):
         text += f" [{_percent(interval[0])}, {_percent(interval[1])}]"
     return text
 
 
-def _columns(board: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _cell(task_entry: Mapping[str, Any], key: str) -> str:
+    return _with_interval(task_entry["metrics"].get(key), task_entry.get("ci", {}).get(key))
+
+
+def _human_cell(metrics: Mapping[str, Any], key: str) -> str:
+    """A rater's value with its CI (the report's human reference keeps both), "" if absent."""
+    if metrics.get(key) is None:
+        return ""
+    return _with_interval(metrics[key], (metrics.get("confidence_intervals") or {}).get(key))
+
+
+def _rank(entry: Mapping[str, Any] | None) -> str:
+    return "" if entry is None or entry.get("rank") is None else str(entry["rank"])
+
+
+def _tasks(board: Mapping[str, Any]) -> list[str]:
     present = {task for model in board["models"] for task in model["tasks"]}
+    return [task for task in TASK_ORDER if task in present]
+
+
+def _task_keys(board: Mapping[str, Any], task: str) -> list[str]:
+    keys = {k for model in board["models"] for k in model["tasks"].get(task, {}).get("metrics", {})}
+    return [key for key in HEADLINE_KEYS[task] if key in keys]
+
+
+def _columns(board: Mapping[str, Any]) -> list[tuple[str, str]]:
     columns = []
-    for task in TASK_ORDER:
-        if task in present:
-            columns.append((task, "rank"))
-            keys = {
-                k
-                for model in board["models"]
-                for k in model["tasks"].get(task, {}).get("metrics", {})
-            }
-            columns += [(task, key) for key in HEADLINE_KEYS[task] if key in keys]
+    for task in _tasks(board):
+        columns.append((task, "rank"))
+        columns += [(task, key) for key in _task_keys(board, task)]
     return columns
 
 
 def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows (strings) shared by Markdown, HTML and CSV."""
+    """The one wide table of the CSV: a row per model and rater, a column per task and key."""
     columns = _columns(board)
     header = ["model"] + [
         f"{task} rank ({board['ranking'].get(task, {}).get('metric', '?')})"
@@ -359,16 +407,58 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             if entry is None:
                 cells.append("")
             elif key == "rank":
-                cells.append("" if entry["rank"] is None else str(entry["rank"]))
+                cells.append(_rank(entry))
             else:
                 cells.append(_cell(entry, key))
         rows.append(cells)
     for human in board["human_reference"]:
         cells = [f"human: {human['who']}"]
         for task, key in columns:
-            value = human["metrics"].get(key) if task == "localization" and key != "rank" else None
-            cells.append("" if value is None else _percent(value))
+            in_reference = task == "localization" and key != "rank"
+            cells.append(_human_cell(human["metrics"], key) if in_reference else "")
         rows.append(cells)
+    return header, rows
+
+
+def _overview(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """Per model (report order): each task's ranking metric and rank."""
+    tasks = [task for task in _tasks(board) if task in board["ranking"]]
+    header = ["model"]
+    for task in tasks:
+        header += [f"{task} {board['ranking'][task]['metric']} (%)", f"{task} rank"]
+    rows = []
+    for model in board["models"]:
+        cells = [model["model"]]
+        for task in tasks:
+            entry = model["tasks"].get(task)
+            metric = board["ranking"][task]["metric"]
+            cells += ["", ""] if entry is None else [_cell(entry, metric), _rank(entry)]
+        rows.append(cells)
+    return header, rows
+
+
+def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[list[str]]]:
+    """One task's headline keys per model, best rank first; the raters under localisation."""
+    keys = _task_keys(board, task)
+    header = ["model", "rank"] + [f"{key} (%)" for key in keys]
+    entries = [(m["model"], m["tasks"][task]) for m in board["models"] if task in m["tasks"]]
+    metric = (board["ranking"].get(task) or {}).get("metric")
+
+    def order(item: tuple[str, Mapping[str, Any]]) -> tuple[float, float]:
+        entry = item[1]
+        value = _number(entry["metrics"].get(metric)) if metric else None
+        rank = entry.get("rank")
+        return (math.inf if rank is None else rank, -value if value is not None else math.inf)
+
+    rows = [
+        [name, _rank(entry)] + [_cell(entry, key) for key in keys]
+        for name, entry in sorted(entries, key=order)
+    ]
+    if task == "localization":
+        rows += [
+            [f"human: {human['who']}", ""] + [_human_cell(human["metrics"], key) for key in keys]
+            for human in board["human_reference"]
+        ]
     return header, rows
 
 
@@ -376,74 +466,177 @@ def _escape_markdown(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = [
+        "| " + " | ".join(_escape_markdown(h) for h in header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
+    return lines + ["| " + " | ".join(_escape_markdown(c) for c in row) + " |" for row in rows]
+
+
+_OVERVIEW_LEAD = (
+    "Each task's ranking metric and rank; every headline metric is in the task's table below."
+)
+
+
+def _ranking_line(board: Mapping[str, Any], task: str) -> str:
+    rule = board["ranking"].get(task)
+    if rule is None:
+        return f"Not ranked: no model has {task}'s ranking metric {RANK_METRICS[task]}."
+    if rule["method"] == _ONE_MODEL:
+        return f"One model only: not ranked ({rule['metric']} is the ranking metric)."
+    return f"Ranked on {rule['metric']}: {rule['method']}."
+
+
 def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
-    """The leaderboard as a Markdown table with its ranking rules and notes.
+    """The leaderboard as Markdown: an overview, then one table per task, then the notes.
+
+    The overview gives each task's ranking metric and rank per model; each task's table
+    gives that task's headline metrics (registry order) with CIs, best rank first, the
+    raters below the models under localisation.
 
     Example:
         >>> board = {"release": "f", "models": [{"model": "a", "path": "a.json", "tasks": {
         ...     "diagnosis": {"metrics": {"top1": 0.5}, "ci": {"top1": [0.25, 0.75]}, "rank": 1}}}],
         ...     "ranking": {"diagnosis": {"metric": "top1", "method": "point estimate"}},
         ...     "human_reference": [], "notes": []}
-        >>> print(render_leaderboard_markdown(board).splitlines()[6])
-        | a | 1 | 50.0 [25.0, 75.0] |
+        >>> lines = render_leaderboard_markdown(board).splitlines()
+        >>> lines[lines.index("## diagnosis") + 6]
+        '| a | 1 | 50.0 [25.0, 75.0] |'
     """
-    header, rows = _table(board)
     lines = [
         "# NOVA leaderboard",
         "",
         f"Release fingerprint `{board['release']}`; values in percent with bootstrap CIs.",
-        "",
-        "| " + " | ".join(_escape_markdown(h) for h in header) + " |",
-        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
     ]
-    lines += ["| " + " | ".join(_escape_markdown(c) for c in row) + " |" for row in rows]
-    lines += ["", "## Ranks", ""]
-    lines += [
-        f"- {task}: on {rule['metric']}, {rule['method']}"
-        for task, rule in board["ranking"].items()
-    ]
-    lines += [f"- note: {note}" for note in board.get("notes", [])]
+    overview_header, overview_rows = _overview(board)
+    if len(overview_header) > 1:
+        lines += ["", "## Overview", "", _OVERVIEW_LEAD, ""]
+        lines += _markdown_table(overview_header, overview_rows)
+    for task in _tasks(board):
+        header, rows = _task_table(board, task)
+        lines += ["", f"## {task}", "", _ranking_line(board, task), ""]
+        lines += _markdown_table(header, rows)
+    if board.get("notes"):
+        lines += ["", "## Notes", ""] + [f"- {note}" for note in board["notes"]]
     return "\n".join(lines) + "\n"
 
 
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    escape = html.escape
+    parts = ["<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"]
+    parts += ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
+    return "\n".join(parts) + "</table>"
+
+
+def curve_tables(
+    board: Mapping[str, Any],
+    reports: Sequence[Mapping[str, Any]],
+    paths: Sequence[str | os.PathLike[str]],
+) -> tuple[dict[str, Any], list[str]]:
+    """The images tables the hit-rate curve draws, and the models it has to leave out.
+
+    Models scored on localisation without per-item tables (``nova evaluate --items``)
+    cannot be drawn; they are returned so the page can name them. Two models of the same
+    name are told apart by their report's path.
+
+    Returns:
+        ``({curve label: images table}, [left-out model names])``.
+
+    Example:
+        >>> board = {"models": [{"model": "a", "path": "a.json", "tasks": {"localization": {}}}]}
+        >>> curve_tables(board, [{"tasks": {}}], ["a.json"])
+        ({}, ['a'])
+    """
+    names = [model["model"] for model in board["models"]]
+    images: dict[str, Any] = {}
+    left_out: list[str] = []
+    for model, report, path in zip(board["models"], reports, paths):
+        if "localization" not in model["tasks"]:
+            continue
+        label = model["model"] if names.count(model["model"]) == 1 else f"{model['model']} ({path})"
+        if report.get("items"):
+            images[label] = read_item_tables(report, path)["images"]
+        else:
+            left_out.append(label)
+    return images, left_out
+
+
+def curve_note(left_out: Sequence[str], drawn: int) -> str:
+    """What the hit-rate curve leaves out and how to include it ("" when nothing).
+
+    Example:
+        >>> curve_note(["b"], 1).split(";")[0]
+        'The hit-rate curve leaves out b: no per-item tables'
+    """
+    if not left_out:
+        return ""
+    who = ", ".join(left_out)
+    them = "them" if len(left_out) > 1 else "it"
+    if not drawn:
+        return (
+            f"No hit-rate curve: no report has per-item tables ({who}); score with "
+            f"nova evaluate --items DIR to draw {them}."
+        )
+    return (
+        f"The hit-rate curve leaves out {who}: no per-item tables; score with "
+        f"nova evaluate --items DIR to draw {them}."
+    )
+
+
 def render_leaderboard_html(
-    board: Mapping[str, Any], images: Mapping[str, Any] | None = None
+    board: Mapping[str, Any],
+    images: Mapping[str, Any] | None = None,
+    *,
+    left_out: Sequence[str] = (),
 ) -> str:
     """The leaderboard as one self-contained HTML page (inline CSS, no external URL).
+
+    The same tables as :func:`render_leaderboard_markdown`: an overview, then one per task.
 
     Args:
         board: :func:`build_leaderboard`'s result.
         images: ``{model name: per-item images table}``; when given, the page adds the hit
             rate against the IoU threshold with one curve per model (raters dashed),
             embedded as a PNG.
+        left_out: models the curve cannot draw (:func:`curve_tables`), named beside it.
 
     Example:
         >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
         >>> "<title>NOVA leaderboard</title>" in render_leaderboard_html(board)
         True
     """
-    header, rows = _table(board)
     escape = html.escape
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">'
         "<title>NOVA leaderboard</title>",
         "<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:"
-        "collapse;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;padding:.25em .6em}td{text-align:right}"
-        "td:first-child{text-align:left}</style></head><body>",
+        "collapse;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;"
+        "padding:.25em .6em}td{text-align:right;white-space:nowrap}td:first-child{text-align:left}"
+        ".note{color:#6a4a00;background:#fff6dd;padding:.4em}</style></head><body>",
         "<h1>NOVA leaderboard</h1>",
         f"<p>Release fingerprint <code>{escape(str(board['release']))}</code>; values in "
         "percent with bootstrap CIs.</p>",
-        "<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>",
     ]
-    parts += ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
-    parts.append("</table><ul>")
-    parts += [
-        f"<li>{escape(task)}: on {escape(rule['metric'])}, {escape(rule['method'])}</li>"
-        for task, rule in board["ranking"].items()
-    ]
-    parts += [f"<li>note: {escape(note)}</li>" for note in board.get("notes", [])]
-    parts.append("</ul>")
+    overview_header, overview_rows = _overview(board)
+    if len(overview_header) > 1:
+        parts += [
+            '<h2 id="overview">Overview</h2>',
+            f"<p>{escape(_OVERVIEW_LEAD)}</p>",
+            _html_table(overview_header, overview_rows),
+        ]
+    for task in _tasks(board):
+        header, rows = _task_table(board, task)
+        parts += [
+            f'<h2 id="{escape(task)}">{escape(task)}</h2>',
+            f"<p>{escape(_ranking_line(board, task))}</p>",
+            _html_table(header, rows),
+        ]
+    if board.get("notes"):
+        parts.append("<h2>Notes</h2><ul>")
+        parts += [f"<li>{escape(note)}</li>" for note in board["notes"]]
+        parts.append("</ul>")
     if images:
         import base64
 
@@ -454,12 +647,19 @@ def render_leaderboard_html(
             '<figure><img alt="hit rate against the IoU threshold" '
             f'style="max-width:100%" src="data:image/png;base64,{png}"></figure>'
         )
+    note = curve_note(left_out, len(images or {}))
+    if note:
+        parts.append(f'<p class="note">{escape(note)}</p>')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
 def leaderboard_csv(board: Mapping[str, Any]) -> str:
-    """The leaderboard table as CSV text (the same cells as the Markdown table).
+    """The leaderboard as one wide CSV table: a row per model and rater, a column per task's
+    rank and headline metric (the cells of the per-task Markdown tables, side by side).
+
+    One file rather than one per task, so a spreadsheet or ``pandas.read_csv`` gets every
+    number of a model on its row.
 
     Example:
         >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}

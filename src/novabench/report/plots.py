@@ -24,7 +24,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from novabench import registry
-from novabench.data.render import GOLD_COLOUR, RATER_COLOURS, hex_colour
+from novabench.data.render import (
+    GOLD_COLOUR,
+    PREDICTION_COLOUR,
+    PREDICTION_LINE_STYLE,
+    RATER_COLOURS,
+    RATER_LINE_STYLES,
+    hex_colour,
+)
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -40,8 +47,10 @@ __all__ = [
 #: The IoU thresholds of the hit-rate curve: 0.05, 0.10, ..., 0.95 (rounded, so 0.3 is 0.3).
 IOU_THRESHOLDS: np.ndarray = np.round(np.arange(0.05, 0.951, 0.05), 2)
 
-# Model curves cycle through these; the palette's box colours are kept for people (raters).
-_MODEL_COLOURS = ("#0072b2", "#d55e00", "#cc79a7", "#000000", "#f0e442", "#56b4e9")
+# Model curves: the gallery's model colour first, then Okabe-Ito hues no box layer uses
+# (gold and raters keep theirs), each with its own marker; all in the model's line style.
+_MODEL_COLOURS = (hex_colour(PREDICTION_COLOUR), "#0072b2", "#000000", "#e69f00")
+_MODEL_MARKERS = ("o", "s", "^", "D")
 # Parse statuses that mean the same everywhere keep one colour; the others take the rest.
 _STATUS_COLOURS = {
     "ok": hex_colour(GOLD_COLOUR),
@@ -50,10 +59,11 @@ _STATUS_COLOURS = {
     "missing": "#bbbbbb",
 }
 _OTHER_STATUS_COLOURS = ("#d55e00", "#0072b2", "#cc79a7", "#e69f00", "#56b4e9")
-# Human reference curves: (column of the images table, label, colour).
+# Human reference curves: (column of the images table, label, colour, line style), as the
+# raters' boxes in the gallery.
 _HUMAN_CURVES = (
-    ("rater_1_best_iou", "rater 1 vs gold", hex_colour(RATER_COLOURS[0])),
-    ("rater_2_best_iou", "rater 2 vs gold", hex_colour(RATER_COLOURS[1])),
+    ("rater_1_best_iou", "rater 1 vs gold", hex_colour(RATER_COLOURS[0]), RATER_LINE_STYLES[0]),
+    ("rater_2_best_iou", "rater 2 vs gold", hex_colour(RATER_COLOURS[1]), RATER_LINE_STYLES[1]),
 )
 
 
@@ -116,7 +126,9 @@ def hit_rate_curve(
     thresholds: Sequence[float] = tuple(IOU_THRESHOLDS),
     human_reference: bool = True,
 ) -> Figure:
-    """Hit rate against the IoU threshold: one solid curve per model, the raters dashed.
+    """Hit rate against the IoU threshold: a dashed curve per model, the raters dotted/dash-dot.
+
+    Colours and line styles are those of the gallery's boxes (predicted, rater 1, rater 2).
 
     Args:
         images: one images table, or ``{model name: images table}`` for several models.
@@ -145,17 +157,19 @@ def hit_rate_curve(
             hit_rates(rated["best_iou"].astype(float), x),
             label=str(name),
             color=_MODEL_COLOURS[index % len(_MODEL_COLOURS)],
-            marker="o",
+            linestyle=PREDICTION_LINE_STYLE,
+            marker=_MODEL_MARKERS[index % len(_MODEL_MARKERS)],
             markersize=3,
         )
     if human_reference:
-        for column, label, colour in _HUMAN_CURVES:
+        for column, label, colour, style in _HUMAN_CURVES:
             for table in tables.values():
                 if column not in table.columns:
                     continue
                 rated = _with_gold(table)[column].dropna()
                 if len(rated):
-                    axes.plot(x, hit_rates(rated.astype(float), x), "--", label=label, color=colour)
+                    rates = hit_rates(rated.astype(float), x)
+                    axes.plot(x, rates, linestyle=style, label=label, color=colour)
                     break
     axes.set_xlabel("IoU threshold")
     axes.set_ylabel("hit rate (images with gold boxes)")

@@ -20,6 +20,7 @@ __all__ = [
     "HEADLINE_KEYS",
     "TASK_ORDER",
     "answered_only_line",
+    "identical_answers_lines",
     "model_name",
     "render_breakdowns",
     "render_comparison",
@@ -54,7 +55,9 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
     """
     level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
     header = f"{'task':<13} {'metric':<13} {'A %':>6} {'B %':>6} {'A-B':>6}  {level}% CI of A-B, p"
-    lines = [header, "-" * len(header)]
+    identical = identical_answers_lines(comparison)
+    lines = [*(f"note: {line}" for line in identical), *([""] if identical else [])]
+    lines += [header, "-" * len(header)]
     for task in TASK_ORDER:
         for key in HEADLINE_KEYS[task]:
             row = comparison["tasks"].get(task, {}).get(key)
@@ -82,6 +85,27 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
                     f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
                 )
     return "\n".join(lines)
+
+
+def identical_answers_lines(comparison: Mapping[str, Any]) -> list[str]:
+    """What a comparison says about tasks where A and B answer every item alike.
+
+    One sentence when that holds for every compared task, else one per such task; none
+    without ``comparison["answer_agreement"]`` (``report.agreement.answer_agreement``).
+
+    Example:
+        >>> identical_answers_lines({"tasks": {"diagnosis": {}, "captioning": {}},
+        ...     "answer_agreement": {"diagnosis": {"items": 3, "identical": 3}}})[0].split(":")[0]
+        'diagnosis'
+    """
+    from novabench.report.agreement import IDENTICAL_ANSWERS, identical_tasks
+
+    tasks = identical_tasks(comparison)
+    if not tasks:
+        return []
+    if len(tasks) == len(comparison.get("tasks", {})):
+        return [f"{IDENTICAL_ANSWERS}: A - B is 0 by construction"]
+    return [f"{task}: {IDENTICAL_ANSWERS}: A - B is 0 by construction" for task in tasks]
 
 
 def _signed(value: Any) -> str:
@@ -291,6 +315,9 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         f"{level}% CI of A - B | p |",
         "|---|---|---:|---:|---:|---|---:|",
     ]
+    identical = identical_answers_lines(comparison)
+    if identical:
+        lines[4:4] = [f"**Note: {line}.**" for line in identical] + [""]
     for task, key, row in _comparison_rows(comparison):
         low, high = row["ci"]
         lines.append(

@@ -568,7 +568,7 @@ def compare_predictions(
 def judge_record(
     options: ScoringOptions, task: str, *, since: Mapping[str, int] | None = None
 ) -> dict[str, Any]:
-    """What a report keeps about the judge of ``task``: kind, model, prompt, counters.
+    """What a report keeps about the judge of ``task``: kind, model, prompt, cache, counters.
 
     ``stats`` are the judge's counters (calls, cache hits, requests, retries, failures...)
     minus ``since`` (a snapshot taken before scoring), so they describe this scoring only.
@@ -583,7 +583,9 @@ def judge_record(
     before = since or {}
     text = {
         name: getattr(judge, name, None)
-        for name in ("description", "model", "endpoint", "prompt_version", "prompt_sha256")
+        for name in (
+            "description", "model", "endpoint", "prompt_version", "prompt_sha256", "cache_folder"
+        )
     }
     return {
         "kind": options.judge_kind(task),

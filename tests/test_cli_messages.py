@@ -1,0 +1,173 @@
+"""The command line speaks in options, the library in Python arguments: one line each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.data.sample import write_sample_release
+from novabench.errors import NovaInputError
+from tests.release_factory import write_v1_release
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str], command: str) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"nova {command}: error: ")
+    return lines[0]
+
+
+# --------------------------------------------------------------------------- existing outputs
+
+
+def test_sample_over_an_existing_folder_names_only_the_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "taken"
+    out.mkdir()
+    assert main(["sample", str(out), "--cases", "1", "--quiet"]) == 2
+    line = one_error_line(capsys, "sample")
+    assert "already exists; pass --overwrite to replace it" in line
+    assert "overwrite=True" not in line
+
+
+def test_export_over_an_existing_folder_names_only_the_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    release = write_v1_release(tmp_path / "release", n_cases=1, image_size=(32, 32))
+    out = tmp_path / "taken"
+    out.mkdir()
+    (out / "mine.txt").write_text("kept", encoding="utf-8")
+    assert main(["export", str(release), str(out), "-q"]) == 2
+    line = one_error_line(capsys, "export")
+    assert "pass --overwrite to replace it" in line and "overwrite=True" not in line
+    assert [path.name for path in out.iterdir()] == ["mine.txt"]
+
+
+def test_python_callers_are_told_the_argument(tmp_path: Path) -> None:
+    out = tmp_path / "taken"
+    out.mkdir()
+    with pytest.raises(NovaInputError) as caught:
+        write_sample_release(out, n_cases=1, progress=False)
+    assert "pass overwrite=True to replace it" in str(caught.value)
+    assert "--overwrite" not in str(caught.value)
+
+
+# --------------------------------------------------------------------------- BERTScore offline
+
+
+@pytest.fixture
+def no_bertscore_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Offline, with no BERTScore model in the Hugging Face cache."""
+    import huggingface_hub
+    from huggingface_hub import constants
+
+    import novabench.metrics.captioning as captioning
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub, "try_to_load_from_cache", lambda *a, **k: None)
+    monkeypatch.setattr(captioning, "_download_bertscore_model", _no_download)
+
+
+def _no_download(model: str) -> None:
+    raise AssertionError(f"no download may start here ({model})")
+
+
+def _caption_run(tmp_path: Path) -> tuple[Path, Path]:
+    release = write_v1_release(tmp_path / "release", n_cases=1, image_size=(32, 32))
+    predictions = tmp_path / "pred.jsonl"
+    predictions.write_text(
+        json.dumps({"filename": "case0001_001.png", "caption": "Axial FLAIR."}) + "\n",
+        encoding="utf-8",
+    )
+    return release, predictions
+
+
+@pytest.mark.parametrize("model", [None, "no/such/folder"])
+def test_offline_bertscore_is_one_short_line_with_the_options(
+    no_bertscore_model: None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    model: str | None,
+) -> None:
+    release, predictions = _caption_run(tmp_path)
+    argv = ["evaluate", "--data", str(release), "--predictions", str(predictions)]
+    argv += ["--out", str(tmp_path / "r.json"), "--bootstrap", "0"]
+    if model:
+        argv += ["--bertscore-model", model, "--bertscore-layers", "6"]
+    assert main(argv) == 2
+    line = one_error_line(capsys, "evaluate")
+    assert "--exclude BERTScore-F1" in line and "--bertscore-model PATH" in line
+    assert repr(model or "roberta-large") in line and "HF_HUB_OFFLINE" in line
+    for python in ("score_captioning", "import ", "exclude=[", "bertscore_model="):
+        assert python not in line, python
+    assert len(line) <= 200, len(line)
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_offline_bertscore_keeps_a_python_message_for_python(no_bertscore_model: None) -> None:
+    from novabench.metrics.captioning import score_captioning
+
+    with pytest.raises(NovaInputError) as caught:
+        score_captioning(["Axial FLAIR."], ["Axial FLAIR."])
+    assert "bertscore_model=" in str(caught.value) and "exclude=['BERTScore-F1']" in str(
+        caught.value
+    )
+
+
+# --------------------------------------------------------------------------- bugs: where to report
+
+
+def _pyproject_urls() -> dict[str, str]:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+; the package supports 3.10
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    return dict(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["urls"])
+
+
+def test_an_unexpected_error_says_where_to_report_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import novabench.data.release as release
+    from novabench.cli import issues_url
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(release, "read_release", explode)
+    assert main(["info", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "internal error: KeyError" in err and issues_url() in err and "--debug" in err
+
+
+def test_the_tracker_comes_from_the_package_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    from email.message import Message
+    from importlib import metadata
+
+    import novabench.cli as cli
+
+    installed = Message()
+    installed["Name"] = "novabench"
+    installed["Project-URL"] = "Homepage, https://example.org/home"
+    installed["Project-URL"] = "Issues, https://example.org/issues"
+    monkeypatch.setattr(metadata, "metadata", lambda name: installed)
+    assert cli.issues_url() == "https://example.org/issues"
+
+    def not_installed(name: str) -> Message:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "metadata", not_installed)
+    assert cli.issues_url() == cli.ISSUES_URL == _pyproject_urls()["Issues"]
+    without = Message()
+    without["Project-URL"] = "Homepage, https://example.org/home"
+    monkeypatch.setattr(metadata, "metadata", lambda name: without)
+    assert cli.issues_url() == cli.ISSUES_URL  # an older install without the entry
+
+
+def test_the_issues_url_sits_beside_the_homepage() -> None:
+    urls = _pyproject_urls()
+    assert urls["Issues"].startswith(urls["Homepage"].rstrip("/") + "/")
