@@ -105,15 +105,18 @@ class _MatchTable:
     match_block: np.ndarray
     per_match: np.ndarray
     match_length: np.ndarray
-    full: np.ndarray = field(init=False)
-    all_full: bool = field(init=False)
+    # Derived once in __post_init__, then only read (also by the bootstrap's threads):
+    # ``full_blocks``: positions in ``blocks`` of the blocks whose detections all match;
+    # ``partial``: the matches of the other blocks.
+    full_blocks: np.ndarray = field(init=False)
+    partial: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
-        # Per match, whether every detection of its block matches; set once, then read by
-        # the bootstrap's threads.
-        full = self.per_match == self.match_length
-        object.__setattr__(self, "full", full)
-        object.__setattr__(self, "all_full", bool(full.all()))
+        full_match = self.per_match == self.match_length
+        full_block = np.zeros(len(self.blocks), dtype=bool)
+        full_block[self.slot] = full_match
+        object.__setattr__(self, "full_blocks", np.flatnonzero(full_block))
+        object.__setattr__(self, "partial", np.flatnonzero(~full_match))
 
     @property
     def one_per_block(self) -> bool:
@@ -729,9 +732,10 @@ class LocalizationEvaluation:
         whole contiguous rows rather than scattered columns.
 
         Only the best precision at or after each true positive is sampled, so an entry may be
-        left out when a later one is at least as high. A block whose detections all match
-        (always so for a block of one) gains precision with each further copy: of its copies
-        only the last is placed. Other blocks place every copy.
+        left out when a later one is at least as high. Along a block whose detections all
+        match (always so for a block of one), copies included, precision never falls: only
+        its last true positive is placed, whose count and rank are the running totals through
+        the block's last copy. Other blocks place every match of every copy.
         """
         if not len(self._block_start):
             return
@@ -752,54 +756,28 @@ class LocalizationEvaluation:
         for row, table in enumerate(self._match_tables()):
             if not len(table.blocks):
                 continue
-            match_copies = copies[table.blocks]  # (matched blocks, rows)
-            if table.one_per_block and table.all_full:
-                # Every matched block is one matching detection (distinct scores): its last
-                # copy's count and rank are the running totals through the block.
-                at_true = np.cumsum(match_copies, axis=0)
-                width = int(at_true[-1].max())
-                if width == 0:
-                    continue
-                at_rank = ranks_through[table.blocks]
-            else:
+            block_copies = copies[table.blocks]  # (matched blocks, rows)
+            true_in = (
+                block_copies if table.one_per_block else block_copies * table.per_block[:, None]
+            )
+            true_through = np.cumsum(true_in, axis=0)  # true positives up to each block's end
+            width = int(true_through[-1].max())
+            if width == 0:
+                continue
+            # best[t - 1, resample]: the precision at the t-th true positive; row `width` stays
+            # 0 (beyond every true positive), row `width + 1` takes the undrawn images' entries.
+            best = np.zeros((width + 2, n_rows))
+            full = table.full_blocks
+            if len(full) == len(table.blocks):  # the usual case: no partly matched block
+                _place(best, true_through, ranks_through[table.blocks], block_copies)
+            elif len(full):
+                true_full, rank_full = true_through[full], ranks_through[table.blocks[full]]
+                _place(best, true_full, rank_full, block_copies[full])
+            if len(table.partial):
                 if ranks_before is None:
                     ranks_before = ranks_through - spans
-                true_in = match_copies * table.per_block[:, None]
-                true_before = np.cumsum(true_in, axis=0)
-                width = int(true_before[-1].max())
-                if width == 0:
-                    continue
-                true_before -= true_in
-                # Per (match, resample), in the first copy of its block: its true-positive
-                # count and rank. Each further copy adds the block's matches and its length.
-                if table.one_per_block:  # the slot of a match is its own row
-                    true_rank = true_before
-                else:
-                    match_copies, true_rank = match_copies[table.slot], true_before[table.slot]
-                true_rank += (table.before + 1)[:, None]
-                rank = ranks_before[table.match_block]
-                rank += (table.place + 1)[:, None]
-                later = np.maximum(match_copies - 1, 0)
-                later *= table.full[:, None]
-                at_true = true_rank + later * table.per_match[:, None]
-                at_rank = rank + later * table.match_length[:, None]
-            # best[t - 1, resample]: the precision at the t-th true positive; row `width` stays
-            # 0 (beyond every true positive), row `width + 1` takes the undrawn images' matches.
-            best = np.zeros((width + 2, n_rows))
-            flat = best.ravel()
-            target = (at_true - 1) * np.int64(n_rows) + columns
-            np.copyto(target, (width + 1) * n_rows, where=match_copies == 0)
-            flat[target.ravel()] = _coco_precision(at_true, at_rank).ravel()
-            if not table.all_full:  # copies of partly matched blocks, one entry each
-                match, resample = np.nonzero((match_copies > 1) & ~table.full[:, None])
-                extra = match_copies[match, resample] - 1
-                entry = np.repeat(np.arange(len(extra)), extra)
-                copy = np.arange(1, len(entry) + 1) - np.repeat(_offsets(extra), extra)
-                match, resample = match[entry], resample[entry]
-                copy_true = true_rank[match, resample] + copy * table.per_match[match]
-                copy_rank = rank[match, resample] + copy * table.match_length[match]
-                flat[(copy_true - 1) * np.int64(n_rows) + resample] = _coco_precision(
-                    copy_true, copy_rank
+                _place_partial_blocks(
+                    best, table, block_copies, true_through - true_in, ranks_before
                 )
             # Suffix maxima: reversed[i] is the best precision at true positive width + 1 - i
             # or later, so reversed[0] (row `width`) is 0 for points beyond every one.
@@ -807,6 +785,46 @@ class LocalizationEvaluation:
             reach = width + 1 - np.minimum(first, width + 1)
             sampled[row] = np.take(reversed_best.ravel(), reach * n_rows + columns)
         out[...] = sampled.transpose(2, 0, 1)
+
+
+def _place(best: np.ndarray, true_count: np.ndarray, rank: np.ndarray, drawn: np.ndarray) -> None:
+    """Write each entry's precision at ``best[true_count - 1, resample]``.
+
+    Entries of images a resample did not draw (``drawn == 0``) go to the spare last row.
+    """
+    n_rows = best.shape[1]
+    target = (true_count - 1) * np.int64(n_rows) + np.arange(n_rows)
+    np.copyto(target, (best.shape[0] - 1) * n_rows, where=drawn == 0)
+    best.ravel()[target.ravel()] = _coco_precision(true_count, rank).ravel()
+
+
+def _place_partial_blocks(
+    best: np.ndarray,
+    table: _MatchTable,
+    block_copies: np.ndarray,
+    true_ahead: np.ndarray,
+    ranks_before: np.ndarray,
+) -> None:
+    """Place every copy of every match of one threshold's partly matched blocks."""
+    partial = table.partial
+    slot = table.slot[partial]
+    match_copies = block_copies[slot]
+    # Each match in the first copy of its block; each further copy adds the block's matches
+    # and its length.
+    true_rank = true_ahead[slot] + (table.before[partial] + 1)[:, None]
+    rank = ranks_before[table.match_block[partial]] + (table.place[partial] + 1)[:, None]
+    _place(best, true_rank, rank, match_copies)
+    match, resample = np.nonzero(match_copies > 1)
+    if not len(match):
+        return
+    extra = match_copies[match, resample] - 1
+    entry = np.repeat(np.arange(len(extra)), extra)
+    copy = np.arange(1, len(entry) + 1) - np.repeat(_offsets(extra), extra)
+    match, resample = match[entry], resample[entry]
+    copy_true = true_rank[match, resample] + copy * table.per_match[partial][match]
+    copy_rank = rank[match, resample] + copy * table.match_length[partial][match]
+    target = (copy_true - 1) * np.int64(best.shape[1]) + resample
+    best.ravel()[target] = _coco_precision(copy_true, copy_rank)
 
 
 def _check_max_detections(max_detections: Any) -> int:
