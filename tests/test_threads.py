@@ -69,3 +69,17 @@ def test_threaded_ap_resampling_equals_one_thread(monkeypatch) -> None:
     threaded = evaluation._resampled_precision(weights)
     assert np.array_equal(alone, threaded, equal_nan=True)
     assert _threads._pool_workers == 4
+
+
+def test_one_blas_thread_limits_blas_and_restores_it() -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from novabench._threads import one_blas_thread
+
+    def blas_threads() -> set[int]:
+        return {info["num_threads"] for info in threadpoolctl.threadpool_info()
+                if info["user_api"] == "blas"}  # fmt: skip
+
+    before = blas_threads()
+    with one_blas_thread():
+        assert blas_threads() <= {1}
+    assert blas_threads() == before

@@ -3,17 +3,23 @@
 numpy releases the GIL inside its array loops, so chunks of a bootstrap run side by side
 on several cores. Results never depend on the number of threads: each step writes its own
 slice of the output. ``NOVABENCH_THREADS=1`` runs everything in the calling thread.
+
+The bootstrap's matrix products are small and many; OpenBLAS would start its own threads
+for each and keep them spinning between calls, taking the cores from ours.
+:func:`one_blas_thread` holds BLAS to one thread meanwhile (through threadpoolctl).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
-__all__ = ["parallel_map", "worker_count"]
+__all__ = ["one_blas_thread", "parallel_map", "worker_count"]
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -89,3 +95,34 @@ def parallel_map(function: Callable[[_Item], _Result], items: Iterable[_Item]) -
         if error is not None:
             raise error
     return [future.result() for future in futures]
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller() -> Any:
+    """threadpoolctl's view of the loaded BLAS libraries (built once), None without it."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Hold the BLAS libraries numpy uses to one thread for the ``with`` block.
+
+    Results are the same with any number of BLAS threads; only the CPU spent waiting
+    changes. Without threadpoolctl installed this does nothing.
+
+    Example:
+        >>> import numpy as np
+        >>> with one_blas_thread():
+        ...     (np.ones((3, 4)) @ np.ones(4)).tolist()
+        [4.0, 4.0, 4.0]
+    """
+    controller = _blas_controller()
+    if controller is None:
+        yield
+        return
+    with controller.limit(limits=1, user_api="blas"):
+        yield

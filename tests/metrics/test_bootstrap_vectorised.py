@@ -194,8 +194,8 @@ def test_diagnosis_resamples_equal_the_per_resample_scores() -> None:
 def test_both_ways_of_resampling_ap_agree(
     seed, chunk_elements, distinct_scores, monkeypatch
 ) -> None:
-    # aggregate_resamples picks one of two AP paths by cost; each must equal aggregate(),
-    # also when the joint rebuild works through the resamples a few rows at a time.
+    # aggregate_resamples rebuilds AP for all resamples at once; it must equal the
+    # per-resample path of aggregate(), also a few rows at a time.
     from novabench.metrics import localization
 
     if chunk_elements is not None:

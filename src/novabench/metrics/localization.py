@@ -582,12 +582,7 @@ class LocalizationEvaluation:
             sums[:, column] for column in range(8)
         )
         hits = sums[:, 8:]
-        if self._rebuild_from_match_tables():
-            precision = self._resampled_precision(weights)
-        else:
-            precision = np.stack(
-                [self._precision_or_nan(indices_row) for indices_row in np.asarray(indices)]
-            ).reshape(len(weights), len(self._thresholds), len(RECALL_POINTS))
+        precision = self._resampled_precision(weights)
         ap_30 = precision[:, _ROW_30].mean(axis=1)
         ap_50 = precision[:, _ROW_50].mean(axis=1)
         ap_50_95 = precision[:, _ROW_50:].reshape(len(weights), -1).mean(axis=1)
@@ -627,20 +622,6 @@ class LocalizationEvaluation:
             ]
             self._per_image_cache = np.column_stack(columns).astype(np.float64)
         return self._per_image_cache
-
-    def _rebuild_from_match_tables(self) -> bool:
-        """Whether all resamples' AP is cheaper rebuilt at once than resample by resample.
-
-        Both give the same numbers. The joint rebuild costs a few passes over every true
-        positive of every resample; the per-resample path one pass over every detection with
-        less memory traffic per element, plus a fixed Python cost per resample that dominates
-        small sets (breakdown groups). Measured on 2 cores (``scripts/bench_metric.py``): the
-        joint rebuild wins while true positives stay under about a third of the detections
-        (random boxes, jittered gold boxes with a miss or a decoy each), and on any set of a
-        few hundred detections; it loses on near-perfect predictions of a large set.
-        """
-        n_matched = sum(len(table.slot) for table in self._match_tables())
-        return n_matched <= 0.35 * self._sorted_matched.size + 1500
 
     def _precision_or_nan(self, indices: np.ndarray) -> np.ndarray:
         """:meth:`precision_at_recall_points` of one resample, NaN where that gives None."""

@@ -31,6 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from novabench import checks
+from novabench._threads import one_blas_thread
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 
@@ -131,6 +132,17 @@ def _resampled_scores(
     Evaluations with ``aggregate_resamples`` score a chunk of resamples in one call; the
     others are asked resample by resample.
     """
+    with one_blas_thread():
+        return _resampled_scores_in_chunks(evaluations, keys, n_items, n_resamples, seed)
+
+
+def _resampled_scores_in_chunks(
+    evaluations: list[SupportsAggregate],
+    keys: list[str],
+    n_items: int,
+    n_resamples: int,
+    seed: int,
+) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     out = [np.full((n_resamples, len(keys)), np.nan) for _ in evaluations]
     chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // n_items))
