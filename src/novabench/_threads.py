@@ -101,7 +101,7 @@ def parallel_map(function: Callable[[_Item], _Result], items: Iterable[_Item]) -
 def _blas_controller() -> Any:
     """threadpoolctl's view of the loaded BLAS libraries (built once), None without it."""
     try:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
     except ImportError:
         return None
     return ThreadpoolController()

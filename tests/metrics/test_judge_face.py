@@ -131,8 +131,13 @@ def test_all_face_passes_the_images_rows_clinical_history(server: FakeOpenAIServ
 
 def test_all_face_refuses_two_histories_for_one_case(server: FakeOpenAIServer) -> None:
     rows = [
-        {"boxes": [[0, 0, 9, 9]], "caption": "Glioma.", "final_diagnosis": "GBM", "case_id": "c1",
-         "clinical_history": history}  # fmt: skip
+        {
+            "boxes": [[0, 0, 9, 9]],
+            "caption": "Glioma.",
+            "final_diagnosis": "GBM",
+            "case_id": "c1",
+            "clinical_history": history,
+        }  # fmt: skip
         for history in ("Seizures.", "Headache.")
     ]
     predictions = [{"boxes": [], "caption": "Glioma.", "diagnoses": ["GBM"]}] * 2

@@ -121,7 +121,9 @@ def test_palette_is_okabe_ito_with_four_distinct_hues_and_no_near_pair() -> None
     # The pairs that read alike (the finding: orange rater beside a vermillion model).
     for near in ({"orange", "vermillion"}, {"blue", "sky blue"}):
         assert not near <= set(names)
-    assert [hex_code for _, hex_code in LEGEND] == ["#%02x%02x%02x" % c for c in layers]
+    assert [hex_code for _, hex_code in LEGEND] == [
+        "#{:02x}{:02x}{:02x}".format(*c) for c in layers
+    ]
 
 
 def test_html_legend_draws_each_line_style(sample_release, tmp_path) -> None:

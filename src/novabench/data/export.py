@@ -348,9 +348,7 @@ def export_coco(
     out = Path(out_json)
     check_output_paths({"out_json": out}, {"the release": release_dir})
     if out.exists() and not overwrite:
-        raise NovaInputError(
-            "already exists; pass overwrite=True to replace it", source=str(out)
-        )
+        raise NovaInputError("already exists; pass overwrite=True to replace it", source=str(out))
     if out.exists() and not _is_our_coco(out):
         raise NovaInputError(
             "is not a COCO file novabench exported; overwrite replaces only such a file: "

@@ -584,7 +584,12 @@ def judge_record(
     text = {
         name: getattr(judge, name, None)
         for name in (
-            "description", "model", "endpoint", "prompt_version", "prompt_sha256", "cache_folder"
+            "description",
+            "model",
+            "endpoint",
+            "prompt_version",
+            "prompt_sha256",
+            "cache_folder",
         )
     }
     return {
