@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from novabench._files import give_usual_permissions
-from novabench.run.parsers import CONVENTIONS
+from novabench.run.defaults import CONVENTIONS
 
 
 def run(args: argparse.Namespace) -> int:

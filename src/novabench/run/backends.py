@@ -40,6 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 from novabench import __version__
 from novabench.client import ChatClient, ChatClientError
 from novabench.errors import NovaInputError
+from novabench.run.defaults import DEFAULT_MAX_CONCURRENCY
 
 __all__ = [
     "Answer",
@@ -483,8 +484,6 @@ class TransformersBackend:
 
 
 INPUT_SIZE_RULES: tuple[str, ...] = ("original", "qwen2.5-vl")
-#: Requests in flight by default: enough to keep a vLLM/TGI server's continuous batch busy.
-DEFAULT_MAX_CONCURRENCY = 16
 
 
 def qwen2_5_vl_input_size(

@@ -48,6 +48,7 @@ from typing import Any, ClassVar
 
 from novabench.errors import NovaInputError
 from novabench.registry import TASKS
+from novabench.run.defaults import CONVENTIONS
 from novabench.run.parsers.lenient_json import (
     _MAX_DEPTH,
     _NUMBER_PATTERN,
@@ -61,17 +62,6 @@ from novabench.run.parsers.text import (
     _is_null_literal,
     _strip_reasoning,
     _without_fences,
-)
-
-#: Conventions accepted by :func:`parse_localization` (``"auto"`` decides per answer).
-CONVENTIONS: tuple[str, ...] = (
-    "auto",
-    "protocol",
-    "qwen",
-    "xyxy_norm1",
-    "xyxy_norm1000",
-    "xyxy_pixel",
-    "xywh_pixel",
 )
 
 
