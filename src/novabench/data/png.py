@@ -12,11 +12,11 @@ what ``verify`` checked and the PNG specification requires of the container:
 - at least one ``IDAT``, and ``IEND`` (empty) ending the chunks.
 
 Where this differs from ``PIL.Image.verify``, on purpose: it is stricter about what the
-specification requires (``IHDR`` first, compression 0, interlace 0 or 1, chunk types of
-letters only, ``IEND``'s CRC and emptiness, at least one ``IDAT``: PIL fails on a PNG without
-one with a ``TypeError``), and it does not interpret ancillary chunks (a ``pHYs`` or
-``iCCP`` whose content is malformed but whose CRC is right passes here; PIL refuses some of
-those before the first ``IDAT``). Bytes after ``IEND`` are ignored, as PIL and libpng do.
+specification requires (one ``IHDR`` and first, compression 0, interlace 0 or 1, chunk types
+of letters only, ``IEND``'s length and CRC, at least one ``IDAT``: PIL fails on a PNG without
+one with an ``IndexError``), and it does not interpret ancillary chunks (a ``pHYs``, ``zTXt``
+or ``iCCP`` whose content is malformed but whose CRC is right passes here; PIL refuses some
+of those before the first ``IDAT``). Bytes after ``IEND`` are ignored, as PIL and libpng do.
 The pixel data is not decompressed by either: a PNG whose IDAT stream is corrupt but whose
 CRCs are right passes both, and fails only when a model or a drawing decodes it.
 """

@@ -26,7 +26,7 @@ from typing import NamedTuple
 from warnings import catch_warnings, simplefilter, warn
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
 from novabench.data.png import PNG_SIGNATURE, PngError, check_png
@@ -51,18 +51,18 @@ class _CheckedImage(NamedTuple):
     sha256: bytes
 
 
-def _other_format(data: bytes) -> str | None:
+def _other_format(data: bytes | bytearray) -> str | None:
     """The format PIL recognises in bytes that are not a PNG (to name it), if any."""
     try:
         with catch_warnings():
             simplefilter("ignore")
             with Image.open(io.BytesIO(data)) as image:
                 return image.format
-    except Exception:  # anything PIL cannot identify is just "not a PNG"  # noqa: BLE001
+    except Exception:  # anything PIL cannot identify is just "not a PNG"
         return None
 
 
-def _png_size(data: bytes, label: str, where: dict[str, str]) -> tuple[int, int]:
+def _png_size(data: bytes | bytearray, label: str, where: dict[str, str]) -> tuple[int, int]:
     """Width and height of a whole, well-formed PNG (``novabench.data.png``; nothing decoded)."""
     try:
         header = check_png(data)
