@@ -351,21 +351,24 @@ def test_the_decompression_bomb_limit_is_pils(sample_pngs, monkeypatch) -> None:
 
 
 def test_each_image_file_is_read_once(tmp_path, monkeypatch) -> None:
+    import builtins
+
     folder = write_sample_release(tmp_path / "nova", n_cases=3, seed=1, progress=False)
-    reads: list[str] = []
-    original = Path.read_bytes
+    opened_files: list[str] = []
+    original_open = builtins.open
 
-    def counted(path: Path) -> bytes:
-        reads.append(path.name)
-        return original(path)
+    def counted_open(file, *args, **kwargs):
+        opened_files.append(Path(file).name if isinstance(file, (str, Path)) else "")
+        return original_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", counted)
-    opened: list[object] = []
-    monkeypatch.setattr(Image, "open", lambda *a, **k: opened.append(a) or None)
+    monkeypatch.setattr(builtins, "open", counted_open)
+    monkeypatch.setattr(io, "open", counted_open)
+    decoded: list[object] = []
+    monkeypatch.setattr(Image, "open", lambda *args, **kwargs: decoded.append(args))
     release = read_release(folder)
     fingerprint = release.fingerprint()
-    pngs = [name for name in reads if name.endswith(".png")]
+    pngs = [name for name in opened_files if name.endswith(".png")]
     assert sorted(pngs) == sorted(image.filename for image in release.images)
-    assert opened == []
+    assert decoded == []  # PIL is not asked to open any PNG of a good release
     monkeypatch.undo()
     assert read_release(folder).fingerprint() == fingerprint

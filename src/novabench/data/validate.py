@@ -45,7 +45,7 @@ class _CheckedImage(NamedTuple):
     """An image's file (None when embedded), that file resolved, size and SHA-256 of its bytes."""
 
     path: Path | None
-    resolved: Path | None
+    resolved: str | None  # the file with every link followed, for telling shared files
     width: int
     height: int
     sha256: bytes
@@ -121,36 +121,38 @@ class _ReleaseFolder:
     Resolving every image path (``Path.resolve``: one system call per path component) was
     most of the cost of reading a release; a sub-folder is resolved once, and an image file
     itself only when it is a symbolic link. The rule is the same: the file, with every link
-    followed, must lie inside the release folder.
+    followed, must lie inside the release folder. Paths are plain strings here: building
+    ``Path`` objects cost more than the system calls.
     """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._resolved_root = root.resolve()
-        self._folders: dict[Path, tuple[Path, bool]] = {}  # folder -> (resolved, inside root)
+        self._folders: dict[str, tuple[str, bool]] = {}  # folder -> (resolved, inside root)
 
-    def follow(self, path: Path) -> tuple[Path, bool, os.stat_result | None]:
-        """``path`` with every link followed, whether that lies inside the release folder,
-        and the status of the file it leads to (None when there is none)."""
+    def _is_inside(self, resolved: str) -> bool:
+        return Path(resolved).is_relative_to(self._resolved_root)
+
+    def follow(self, location: str) -> tuple[str, bool, os.stat_result | None]:
+        """The file at ``location`` with every link followed, whether that lies inside the
+        release folder, and the status of the file (None when there is none)."""
         try:
-            status: os.stat_result | None = os.lstat(path)
+            status: os.stat_result | None = os.lstat(location)
         except OSError:
             status = None
-        if not path.name or (status is not None and stat.S_ISLNK(status.st_mode)):
+        if status is not None and stat.S_ISLNK(status.st_mode):
             try:
-                status = os.stat(path)
+                status = os.stat(location)
             except OSError:  # a dangling link or a loop of links: no file
                 status = None
-            resolved = Path(os.path.realpath(path))  # Path.resolve raises on a loop of links
-            return resolved, resolved.is_relative_to(self._resolved_root), status
-        known = self._folders.get(path.parent)
+            resolved = os.path.realpath(location)  # Path.resolve raises on a loop of links
+            return resolved, self._is_inside(resolved), status
+        parent, name = os.path.split(location)
+        known = self._folders.get(parent)
         if known is None:
-            folder = Path(os.path.realpath(path.parent))
-            known = self._folders[path.parent] = (
-                folder,
-                folder.is_relative_to(self._resolved_root),
-            )
-        return known[0] / path.name, known[1], status
+            folder = os.path.realpath(parent)
+            known = self._folders[parent] = (folder, self._is_inside(folder))
+        return os.path.join(known[0], name), known[1], status
 
 
 def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
@@ -164,8 +166,11 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
     if posix.is_absolute() or windows.is_absolute() or windows.drive or ".." in windows.parts:
         raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
+    if not posix.name:  # "." or "./": the release folder itself
+        raise NovaInputError(f"image file not found: {relative}", **where)
     path = folder.root / posix
-    resolved, inside, status = folder.follow(path)
+    location = str(path)
+    resolved, inside, status = folder.follow(location)
     if not inside:
         raise NovaInputError(
             f"image path {relative!r} escapes the release folder (symlink)", **where
@@ -173,7 +178,8 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     if status is None or not stat.S_ISREG(status.st_mode):
         raise NovaInputError(f"image file not found: {relative}", **where)
     try:
-        data = path.read_bytes()
+        with open(location, "rb") as handle:
+            data = handle.read()
     except OSError as error:
         raise NovaInputError(
             f"cannot read image file {relative}: {error.strerror or error}", **where
@@ -293,7 +299,7 @@ def build_records(
         _check_identity(raw, seen)
     records: list[ImageRecord] = []
     first_of_case: dict[str, tuple[ImageRecord, RawImage]] = {}
-    owner_of_path: dict[Path, str] = {}
+    owner_of_path: dict[str, str] = {}
     folder = _ReleaseFolder(root)
     ordered = sorted(raws, key=lambda r: r.filename)
     for raw in progress_bar(ordered, desc="reading release", unit="image"):
