@@ -190,6 +190,8 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
 
 def _coordinate(box: RawBox, name: str) -> float:
     value = box.values.get(name)
+    if type(value) is float and math.isfinite(value):  # the usual case, checked first
+        return value
     where = dict(source=box.source, record=box.record, field=box.field_prefix + name)
     if (
         isinstance(value, (bool, np.bool_))
