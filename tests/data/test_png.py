@@ -372,3 +372,16 @@ def test_each_image_file_is_read_once(tmp_path, monkeypatch) -> None:
     assert decoded == []  # PIL is not asked to open any PNG of a good release
     monkeypatch.undo()
     assert read_release(folder).fingerprint() == fingerprint
+
+
+def test_a_large_file_of_another_format_is_named_from_its_head(tmp_path) -> None:
+    folder = write_sample_release(tmp_path / "nova", n_cases=1, seed=1, progress=False)
+    noise = np.random.default_rng(3).integers(0, 255, (600, 600), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(noise).save(buffer, format="JPEG", quality=95)
+    assert len(buffer.getvalue()) > 1 << 17  # more than the head that is read
+    victim = sorted((folder / "images").glob("*.png"))[0]
+    victim.write_bytes(buffer.getvalue())
+    with pytest.raises(NovaInputError, match="is a JPEG image, not a PNG") as caught:
+        read_release(folder)
+    assert victim.name in str(caught.value) and caught.value.field == "image_path"

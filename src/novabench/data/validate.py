@@ -51,6 +51,10 @@ class _CheckedImage(NamedTuple):
     sha256: bytes
 
 
+#: How much of a file that is not a PNG is read to name its format (PIL reads its header).
+_SNIFF_BYTES = 1 << 16
+
+
 def _other_format(data: bytes | bytearray) -> str | None:
     """The format PIL recognises in bytes that are not a PNG (to name it), if any."""
     try:
@@ -179,7 +183,10 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
         raise NovaInputError(f"image file not found: {relative}", **where)
     try:
         with open(location, "rb") as handle:
-            data = handle.read()
+            data = handle.read(len(PNG_SIGNATURE))
+            # Not a PNG: read only what naming its format takes, not a whole (huge) file.
+            more = _SNIFF_BYTES if data != PNG_SIGNATURE else -1
+            data += handle.read(more)
     except OSError as error:
         raise NovaInputError(
             f"cannot read image file {relative}: {error.strerror or error}", **where
