@@ -280,11 +280,11 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     Everything but the pixels is validated: columns, filenames and ids, duplicates, image
     paths, PNG integrity (``novabench.data.png``: every chunk's length and CRC, no pixel
     decompressed) and sizes, boxes. Each image file is read once, and hashed then for
-    ``fingerprint()``. An export folder (Parquet
-    shards under ``data/images/``, PNGs embedded) gives the records of the release it was
-    exported from, with ``layout == "export"``: each image holds its PNG bytes
-    (``ImageRecord.image_bytes``, ``image_path`` None), the row's ``width``/``height`` must
-    match the PNG, and float32 boxes come back as the shortest decimals that round to them.
+    ``fingerprint()``. An export folder (Parquet shards under ``data/images/``, PNGs
+    embedded) gives the records of the release it was exported from, with
+    ``layout == "export"``: each image holds its PNG bytes (``ImageRecord.image_bytes``,
+    ``image_path`` None), the row's ``width``/``height`` must match the PNG, and float32
+    boxes come back as the shortest decimals that round to them.
 
     Args:
         path: the release folder.
