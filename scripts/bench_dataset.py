@@ -13,12 +13,18 @@ Python process so that imports, caches and peak memory of one run never pollute 
   streaming set-up, where datasets 5.2 imports torch when it is installed, is timed apart),
   a plain PIL loop over the PNG files, and ``load_dataset("imagefolder")`` on the same PNGs.
 
+- reading the release (``read_release`` + ``fingerprint()``, what ``nova evaluate`` does
+  before scoring) against the floor of any reader: every PNG file read and hashed with
+  ``hashlib.sha256``, side by side with their ratio. ``--read-only`` measures only this,
+  and ``--release DIR`` measures it on an existing release (only read, never written).
+
 Runs are interleaved round by round and the fastest of ``--repeat`` is kept, because the
 machine is shared and a slow run measures the neighbours, not the code. Peak RSS is ``VmHWM`` of the child process (``/proc/self/status``); the import baseline
 (RSS after ``import datasets``) is printed beside it. It asserts nothing: speed is not a test.
 
 Usage:
     python scripts/bench_dataset.py [--n-cases 281] [--seed 0] [--workdir DIR] [--repeat 3]
+    python scripts/bench_dataset.py --read-only [--release DIR] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -105,6 +111,18 @@ def _child(operation: str, params: dict[str, Any]) -> dict[str, Any]:
         for path in sorted(Path(params["images"]).glob("*.png")):
             with Image.open(path) as image:
                 count += np.asarray(image).ndim > 0
+    elif operation == "read_release":
+        from novabench.data.release import read_release
+
+        release = read_release(params["release"])
+        release.fingerprint()
+        count = release.n_images
+    elif operation == "read_hash_floor":
+        import hashlib
+
+        for path in sorted(Path(params["release"]).rglob("*.png")):
+            hashlib.sha256(path.read_bytes()).digest()
+            count += 1
     elif operation == "imagefolder_load":
         dataset = datasets.load_dataset(
             "imagefolder", data_dir=params["images"], split="train", cache_dir=params["cache"]
@@ -212,6 +230,25 @@ def _row(name: str, result: dict[str, Any], reference_rate: float | None) -> str
     )
 
 
+def _print_reading(release: Path, repeat: int) -> None:
+    """Reading the release (validated and fingerprinted) beside the read-and-hash floor."""
+    reading = measure_rounds(
+        {
+            "ours": ("read_release", {"release": str(release)}),
+            "floor": ("read_hash_floor", {"release": str(release)}),
+        },
+        repeat,
+    )
+    ours, floor = reading["ours"], reading["floor"]
+    print(
+        f"\nreading {release} ({ours['count']} images), fastest of {repeat} interleaved runs, "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    print(f"{'read_release + fingerprint()':<52} {ours['seconds']:>7.3f} s")
+    print(f"{'floor: read every PNG + hashlib.sha256':<52} {floor['seconds']:>7.3f} s")
+    print(f"{'ratio (ours / floor)':<52} {ours['seconds'] / floor['seconds']:>7.2f} x")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Build the sample, run every measurement in its own process, print one table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -225,6 +262,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=3, help="fresh-process runs per measurement (fastest kept)"
     )
+    parser.add_argument(
+        "--read-only", action="store_true", help="only time reading the release vs the floor"
+    )
+    parser.add_argument(
+        "--release", type=Path, default=None, help="an existing release to read (--read-only)"
+    )
     parser.add_argument("--child", nargs=2, metavar=("OPERATION", "JSON"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -233,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from novabench.data.sample import write_sample_release
 
+    if args.read_only and args.release is not None:
+        _print_reading(args.release, args.repeat)
+        return 0
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="nova-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     try:
@@ -243,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
                 release, n_cases=args.n_cases, seed=args.seed, overwrite=True, progress=False
             )
             print(f"sample release: {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        if args.read_only:
+            _print_reading(release, args.repeat)
+            return 0
         n_total = len(list((release / "images").glob("*.png")))
         png_mb = sum(p.stat().st_size for p in (release / "images").glob("*.png")) / 2**20
 
@@ -332,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
             "'seconds' exclude interpreter start and imports; decode+iterate rows exclude load_dataset; "
             "the PIL loop includes opening the files; numpy-format rows decode in batches of 32."
         )
+        _print_reading(release, args.repeat)
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -406,6 +406,20 @@ def _broken_png(folder: Path, shared: Shared) -> list[str]:
     return ["info", str(release)]
 
 
+def _png_bad_crc(folder: Path, shared: Shared) -> list[str]:
+    release = shutil.copytree(shared.release, folder / "rel")
+    data = bytearray(png_bytes((32, 32)))
+    data[-13] ^= 0x01  # the last byte of the IDAT chunk's CRC
+    (release / "images" / IMAGE).write_bytes(bytes(data))
+    return ["info", str(release)]
+
+
+def _png_empty(folder: Path, shared: Shared) -> list[str]:
+    release = shutil.copytree(shared.release, folder / "rel")
+    (release / "images" / IMAGE).write_bytes(b"")
+    return ["info", str(release)]
+
+
 def _not_parquet(folder: Path, shared: Shared) -> list[str]:
     release = shutil.copytree(shared.release, folder / "rel")
     (release / "data" / "nova-v1.parquet").write_bytes(b"PAR1 this is not parquet")
@@ -499,6 +513,8 @@ ROWS: list[Row] = [
     Row("image missing", _release(_set(0, "_image", None)), (IMAGE, "image")),
     Row("PNG decompression bomb", _png_bomb, (IMAGE, "image")),
     Row("PNG truncated", _broken_png, (IMAGE, "image")),
+    Row("PNG with a wrong CRC", _png_bad_crc, (IMAGE, "image_path", "IDAT", "wrong CRC")),
+    Row("PNG of zero bytes", _png_empty, (IMAGE, "image_path", "empty")),
     Row("export of a PNG bomb", lambda f, s: _exported(_png_bomb(f, s)), (IMAGE, "image")),
     Row(
         "export of a negative box",

@@ -54,3 +54,20 @@ def test_fingerprint_sees_every_field_and_pixel(tmp_path) -> None:
         != before
     )
     assert release.fingerprint() == before
+
+
+def test_fingerprint_hashes_the_bytes_that_were_checked(tmp_path) -> None:
+    """Taken from the bytes read_release validated; a record pointed elsewhere is re-read."""
+    folder = write_sample_release(tmp_path / "nova", n_cases=2, seed=0, progress=False)
+    release = read_release(folder)
+    before = release.fingerprint()
+    assert before == reference_fingerprint(release)
+    first = release.images[0]
+    original = first.read_bytes()
+    first.image_path.write_bytes(original + b"\0")  # changed on disk after reading
+    assert release.fingerprint() == before
+    assert read_release(folder).fingerprint() != before
+    copy = tmp_path / "copy.png"
+    copy.write_bytes(original + b"\0\0")
+    first.image_path = copy  # the record itself edited: its digest is taken afresh
+    assert release.fingerprint() == reference_fingerprint(release) != before

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -324,6 +325,13 @@ def _duplicate(rows):
     rows.append(clone)
 
 
+def _flipped(data: bytes, offset: int) -> bytes:
+    return data[:offset] + bytes([data[offset] ^ 0x10]) + data[offset + 1 :]
+
+
+_GOOD_PNG = png_bytes(SMALL)
+_IDAT_AT = 8 + 25  # signature, then IHDR (13 bytes + 12): the first IDAT follows
+
 # (mutation, filename named in the error, field, words of the message)
 V1_BAD_INPUTS = {
     "duplicate filename": (_duplicate, "case0001_001.png", "filename", "duplicate"),
@@ -374,6 +382,30 @@ V1_BAD_INPUTS = {
         "case0003_002.png",
         "image_path",
         "corrupt",
+    ),
+    "png with a wrong CRC": (
+        _set("case0003_002.png", "_image", _flipped(_GOOD_PNG, len(_GOOD_PNG) - 13)),
+        "case0003_002.png",
+        "image_path",
+        "IDAT chunk at byte 33 has a wrong CRC",
+    ),
+    "png cut inside IDAT": (
+        _set("case0003_002.png", "_image", _GOOD_PNG[: _IDAT_AT + 20]),
+        "case0003_002.png",
+        "image_path",
+        "truncated: the IDAT chunk",
+    ),
+    "png without IEND": (
+        _set("case0003_002.png", "_image", _GOOD_PNG[:-12]),
+        "case0003_002.png",
+        "image_path",
+        "without an IEND chunk",
+    ),
+    "png of zero bytes": (
+        _set("case0003_002.png", "_image", b""),
+        "case0003_002.png",
+        "image_path",
+        "empty (0 bytes)",
     ),
     "not a png": (
         _set("case0003_002.png", "_image", b"GIF89a" + b"\0" * 40),
@@ -612,6 +644,78 @@ def test_two_rows_sharing_one_image_file(tmp_path):
     with pytest.raises(NovaInputError, match="already the image of case0003_001.png") as caught:
         read_release(tmp_path)
     assert caught.value.record.endswith("(case0003_002.png)") and caught.value.field == "image_path"
+
+
+def _linked_release(tmp_path, link):
+    """A small v1 release whose image case0003_002.png is replaced by ``link(image path)``."""
+    root = write_v1_release(tmp_path / "rel", _rows(), image_size=SMALL)
+    image = root / "images" / "case0003_002.png"
+    image.unlink()
+    link(image)
+    return root
+
+
+LINKED_IMAGES = {
+    "a link out of the release": (
+        lambda image: image.symlink_to(image.parents[2] / "outside.png"),
+        "escapes the release folder (symlink)",
+    ),
+    "a link to another row's image": (
+        lambda image: image.symlink_to("case0003_001.png"),
+        "already the image of case0003_001.png",
+    ),
+    "a dangling link": (
+        lambda image: image.symlink_to("nothing.png"),
+        "image file not found",
+    ),
+    "a loop of links": (
+        lambda image: (
+            image.symlink_to(image.with_name("b.png")),
+            image.with_name("b.png").symlink_to(image),
+        ),
+        "image file not found",
+    ),
+    "a folder": (lambda image: image.mkdir(), "image file not found"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LINKED_IMAGES))
+def test_image_paths_through_links_are_checked(tmp_path, name):
+    link, words = LINKED_IMAGES[name]
+    (tmp_path / "outside.png").write_bytes(png_bytes(SMALL))
+    root = _linked_release(tmp_path, link)
+    with pytest.raises(NovaInputError, match=re.escape(words)) as caught:
+        read_release(root)
+    assert caught.value.record.endswith("(case0003_002.png)") and caught.value.field == "image_path"
+
+
+def test_links_inside_the_release_are_followed(tmp_path):
+    spare = png_bytes(SMALL, seed=99)
+    root = _linked_release(
+        tmp_path,
+        lambda image: (
+            image.parent.parent.joinpath("spare.png").write_bytes(spare),
+            image.symlink_to("../spare.png"),
+        ),
+    )
+    release = read_release(root)
+    image = next(r for r in release.images if r.filename == "case0003_002.png")
+    assert image.read_bytes() == spare
+    # the release itself reached through a link, and its images folder a link inside it
+    (root / "images").rename(root / "pngs")
+    (root / "images").symlink_to("pngs")
+    (tmp_path / "via").symlink_to(root)
+    again = read_release(tmp_path / "via")
+    assert again.root == root.resolve()
+    assert again.fingerprint() == release.fingerprint()
+
+
+def test_an_images_folder_linked_out_of_the_release_is_refused(tmp_path):
+    root = write_v1_release(tmp_path / "rel", _rows(), image_size=SMALL)
+    (root / "images").rename(tmp_path / "elsewhere")
+    (root / "images").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(NovaInputError, match=re.escape("escapes the release folder (symlink)")):
+        read_release(root)
 
 
 def test_legacy_row_with_wrong_number_of_fields(tmp_path):

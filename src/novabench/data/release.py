@@ -77,6 +77,12 @@ class NovaRelease:
     extra_meta_keys: tuple[str, ...] = ()
     warnings: list[str] = field(default_factory=list)
     provenance: dict[str, Any] | None = None  # set when novabench made it (sample, ingest)
+    # SHA-256 of each image's bytes as read_release checked them, so fingerprint() reads no
+    # file again: id(record) -> (record, its image_path, its image_bytes, digest). A record
+    # replaced or edited since (another object, path or bytes) is hashed afresh.
+    _png_digests: dict[int, tuple[ImageRecord, Path | None, bytes | None, bytes]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def cases(self) -> list[CaseRecord]:
         """Cases ordered by case id, each with its images ordered by scan id and filename."""
@@ -143,28 +149,43 @@ class NovaRelease:
 
         Two copies of the same release share it; any change of text, box or pixel changes
         it. The builder keys its cache on it, so an edited release is never served stale.
+        The bytes hashed are those ``read_release`` checked (hashed as they were read); a
+        record built or edited since is read again.
 
         Example:
             >>> NovaRelease(root=Path("."), layout="v1", images=[]).fingerprint()[:8]
             '4f53cda1'
         """
         digest = hashlib.sha256()
-        # One pass: each record's fields as JSON, then the SHA-256 of its PNG bytes (read,
-        # never decoded). Fields are read one by one, not deep-copied by dataclasses.asdict:
-        # the JSON text, and so the digest, is the same.
+        # Each record's fields as JSON, then the SHA-256 of its PNG bytes (never decoded).
+        # Fields are read one by one, not deep-copied by dataclasses.asdict: the JSON text,
+        # and so the digest, is the same.
         names = [
             record_field.name
             for record_field in dataclasses.fields(ImageRecord)
             if record_field.name not in ("image_path", "image_bytes")
         ]
+        as_json = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
         from novabench.progress import progress_bar
 
         for image in progress_bar(self.images, desc="fingerprinting release", unit="image"):
             fields = {name: getattr(image, name) for name in names}
-            digest.update(json.dumps(fields, sort_keys=True, ensure_ascii=False).encode("utf-8"))
-            digest.update(hashlib.sha256(image.read_bytes()).digest())
+            digest.update(as_json(fields).encode("utf-8"))
+            digest.update(self._png_digest(image))
         digest.update(json.dumps(list(self.extra_meta_keys)).encode("utf-8"))
         return digest.hexdigest()[:16]
+
+    def _png_digest(self, image: ImageRecord) -> bytes:
+        """SHA-256 of the image's PNG bytes: the one taken while reading, if still its own."""
+        cached = self._png_digests.get(id(image))
+        if (
+            cached is not None
+            and cached[0] is image
+            and cached[1] == image.image_path
+            and cached[2] is image.image_bytes
+        ):
+            return cached[3]
+        return hashlib.sha256(image.read_bytes()).digest()
 
     def summary(self) -> dict[str, Any]:
         """Counts that describe the release, JSON-ready (``nova info`` prints them).
@@ -257,11 +278,13 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     """Read and validate a NOVA release folder: official v1 or legacy layout, or ``nova export``.
 
     Everything but the pixels is validated: columns, filenames and ids, duplicates, image
-    paths, PNG integrity (``PIL.Image.verify``) and sizes, boxes. An export folder (Parquet
-    shards under ``data/images/``, PNGs embedded) gives the records of the release it was
-    exported from, with ``layout == "export"``: each image holds its PNG bytes
-    (``ImageRecord.image_bytes``, ``image_path`` None), the row's ``width``/``height`` must
-    match the PNG, and float32 boxes come back as the shortest decimals that round to them.
+    paths, PNG integrity (``novabench.data.png``: every chunk's length and CRC, no pixel
+    decompressed) and sizes, boxes. Each image file is read once, and hashed then for
+    ``fingerprint()``. An export folder (Parquet shards under ``data/images/``, PNGs
+    embedded) gives the records of the release it was exported from, with
+    ``layout == "export"``: each image holds its PNG bytes (``ImageRecord.image_bytes``,
+    ``image_path`` None), the row's ``width``/``height`` must match the PNG, and float32
+    boxes come back as the shortest decimals that round to them.
 
     Args:
         path: the release folder.
@@ -291,8 +314,9 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     else:
         reader = {"v1": v1_layout.read, "legacy": legacy_layout.read}[layout]
     raws, extra_keys = reader(root, warnings)
-    images = build_records(root, raws, extra_keys, warnings)
-    return NovaRelease(
+    png_digests: dict[str, bytes] = {}
+    images = build_records(root, raws, extra_keys, warnings, png_digests=png_digests)
+    release = NovaRelease(
         root=root,
         layout=layout,
         images=images,
@@ -300,6 +324,11 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
         warnings=warnings,
         provenance=_read_provenance(root, layout, warnings),
     )
+    release._png_digests.update(
+        (id(image), (image, image.image_path, image.image_bytes, png_digests[image.filename]))
+        for image in images
+    )
+    return release
 
 
 def _read_provenance(root: Path, layout: Layout, warnings: list[str]) -> dict[str, Any] | None:

@@ -1,10 +1,11 @@
 """Validation of a release's rows into records: everything but the pixels.
 
 The layout readers (``novabench.data.layouts``) hand over rows as found; here filenames
-and ids, duplicates, image paths (which must stay inside the release), PNG integrity
-(``PIL.Image.verify``) and sizes, and boxes are checked, and the rows become
-``ImageRecord``. Every problem raises ``NovaInputError`` naming the file, the row and the
-field.
+and ids, duplicates, image paths (which must stay inside the release), PNG integrity and
+sizes, and boxes are checked, and the rows become ``ImageRecord``. Each image file is read
+once: its bytes are checked as a PNG (``novabench.data.png``: signature, every chunk's
+length and CRC, IHDR, IDAT, IEND; no pixel decompressed) and hashed for the release
+fingerprint. Every problem raises ``NovaInputError`` naming the file, the row and the field.
 
 Boxes are kept verbatim when they lie at most ``BOX_TOLERANCE`` (10 %) of the image size
 beyond its border and overlap the image; further out, or with a non-finite coordinate or a
@@ -14,15 +15,21 @@ one case keeps the first image's values, with a warning.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
+import os
 import re
+import stat
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import NamedTuple
+from warnings import catch_warnings, simplefilter, warn
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
+from novabench.data.png import PNG_SIGNATURE, PngError, check_png
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS, ImageRecord
@@ -34,26 +41,62 @@ BOX_TOLERANCE = 0.10
 FILENAME_PATTERN = re.compile(r"^(case\d{4})_(\d{3})\.png$")
 
 
-def _png_size(image_file: Path | io.BytesIO, label: str, where: dict[str, str]) -> tuple[int, int]:
-    """Width and height of a PNG after ``PIL.Image.verify`` (the pixels are not decoded)."""
+class _CheckedImage(NamedTuple):
+    """An image's file (None when embedded), that file resolved, size and SHA-256 of its bytes."""
+
+    path: Path | None
+    resolved: str | None  # the file with every link followed, for telling shared files
+    width: int
+    height: int
+    sha256: bytes
+
+
+#: How much of a file that is not a PNG is read to name its format (PIL reads its header).
+_SNIFF_BYTES = 1 << 16
+
+
+def _other_format(data: bytes | bytearray) -> str | None:
+    """The format PIL recognises in bytes that are not a PNG (to name it), if any."""
     try:
-        with Image.open(image_file) as image:
-            image_format, (width, height) = image.format, image.size
-            image.verify()
-    except Image.DecompressionBombError as error:  # not an OSError: it would escape as a traceback
+        with catch_warnings():
+            simplefilter("ignore")
+            with Image.open(io.BytesIO(data)) as image:
+                return image.format
+    except Exception:  # anything PIL cannot identify is just "not a PNG"
+        return None
+
+
+def _png_size(data: bytes | bytearray, label: str, where: dict[str, str]) -> tuple[int, int]:
+    """Width and height of a whole, well-formed PNG (``novabench.data.png``; nothing decoded)."""
+    try:
+        header = check_png(data)
+    except PngError as error:
+        other = None if data.startswith(PNG_SIGNATURE) else _other_format(data)
+        if other is not None and other != "PNG":
+            raise NovaInputError(f"{label} is a {other} image, not a PNG", **where) from None
+        raise NovaInputError(f"unreadable or corrupt PNG {label}: {error}", **where) from None
+    # PIL's own limit (Image.MAX_IMAGE_PIXELS): the pixels are decoded later, by PIL.
+    limit = Image.MAX_IMAGE_PIXELS
+    pixels = header.width * header.height
+    if limit is not None and pixels > 2 * limit:
         raise NovaInputError(
-            f"PNG {label} claims more pixels than PIL decodes safely (a decompression bomb?): {error}",
+            f"PNG {label} claims more pixels than PIL decodes safely (a decompression bomb?): "
+            f"{header.width}x{header.height} is {pixels} pixels, over the limit of "
+            f"{2 * limit} (PIL.Image.MAX_IMAGE_PIXELS x 2)",
             **where,
-        ) from error
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
-        raise NovaInputError(f"unreadable or corrupt PNG {label}: {error}", **where) from error
-    if image_format != "PNG":
-        raise NovaInputError(f"{label} is a {image_format} image, not a PNG", **where)
-    return width, height
+        )
+    if limit is not None and pixels > limit:
+        warn(
+            f"PNG {label}: {pixels} pixels exceed PIL.Image.MAX_IMAGE_PIXELS ({limit}); "
+            "it could be a decompression bomb",
+            Image.DecompressionBombWarning,
+            stacklevel=2,
+        )
+    return header.width, header.height
 
 
-def _embedded_image_size(raw: RawImage) -> tuple[int, int]:
-    """Size of an export row's embedded PNG; the row's ``width``/``height`` must equal it."""
+def _embedded_image(raw: RawImage) -> _CheckedImage:
+    """An export row's embedded PNG checked; the row's ``width``/``height`` must equal it."""
     where = dict(source=raw.source, record=raw.where(), field="image.bytes")
     data = raw.image_bytes
     if not isinstance(data, (bytes, bytearray)) or not data:
@@ -62,7 +105,7 @@ def _embedded_image_size(raw: RawImage) -> tuple[int, int]:
             "a `nova export` folder embeds every image",
             **where,
         )
-    width, height = _png_size(io.BytesIO(data), f"embedded image {raw.filename}", where)
+    width, height = _png_size(data, f"embedded image {raw.filename}", where)
     for name, claimed, actual in zip(
         ("width", "height"), raw.size or (None, None), (width, height)
     ):
@@ -73,13 +116,53 @@ def _embedded_image_size(raw: RawImage) -> tuple[int, int]:
                 record=raw.where(),
                 field=name,
             )
-    return width, height
+    return _CheckedImage(None, None, width, height, hashlib.sha256(data).digest())
 
 
-def _image_size(root: Path, raw: RawImage) -> tuple[Path | None, int, int]:
-    """The image file and its size; for an embedded image (export layout) no file."""
+class _ReleaseFolder:
+    """Where a release's image paths may lead: the folder, resolved once, and its sub-folders.
+
+    Resolving every image path (``Path.resolve``: one system call per path component) was
+    most of the cost of reading a release; a sub-folder is resolved once, and an image file
+    itself only when it is a symbolic link. The rule is the same: the file, with every link
+    followed, must lie inside the release folder. Paths are plain strings here: building
+    ``Path`` objects cost more than the system calls.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._resolved_root = root.resolve()
+        self._folders: dict[str, tuple[str, bool]] = {}  # folder -> (resolved, inside root)
+
+    def _is_inside(self, resolved: str) -> bool:
+        return Path(resolved).is_relative_to(self._resolved_root)
+
+    def follow(self, location: str) -> tuple[str, bool, os.stat_result | None]:
+        """The file at ``location`` with every link followed, whether that lies inside the
+        release folder, and the status of the file (None when there is none)."""
+        try:
+            status: os.stat_result | None = os.lstat(location)
+        except OSError:
+            status = None
+        if status is not None and stat.S_ISLNK(status.st_mode):
+            try:
+                status = os.stat(location)
+            except OSError:  # a dangling link or a loop of links: no file
+                status = None
+            resolved = os.path.realpath(location)  # Path.resolve raises on a loop of links
+            return resolved, self._is_inside(resolved), status
+        parent, name = os.path.split(location)
+        known = self._folders.get(parent)
+        if known is None:
+            folder = os.path.realpath(parent)
+            known = self._folders[parent] = (folder, self._is_inside(folder))
+        return os.path.join(known[0], name), known[1], status
+
+
+def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
+    """The image file read once: path checked, bytes hashed and checked as a PNG."""
     if raw.embedded:  # by layout, so a v1 row with a null image_path is named as such
-        return (None, *_embedded_image_size(raw))
+        return _embedded_image(raw)
     where = dict(source=raw.source, record=raw.where(), field="image_path")
     relative = raw.image_path
     if not isinstance(relative, str) or not relative.strip():
@@ -87,19 +170,35 @@ def _image_size(root: Path, raw: RawImage) -> tuple[Path | None, int, int]:
     posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
     if posix.is_absolute() or windows.is_absolute() or windows.drive or ".." in windows.parts:
         raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
-    path = root / posix
-    if not path.resolve().is_relative_to(root.resolve()):
+    if not posix.name:  # "." or "./": the release folder itself
+        raise NovaInputError(f"image file not found: {relative}", **where)
+    path = folder.root / posix
+    location = str(path)
+    resolved, inside, status = folder.follow(location)
+    if not inside:
         raise NovaInputError(
             f"image path {relative!r} escapes the release folder (symlink)", **where
         )
-    if not path.is_file():
+    if status is None or not stat.S_ISREG(status.st_mode):
         raise NovaInputError(f"image file not found: {relative}", **where)
-    width, height = _png_size(path, relative, where)
-    return path, width, height
+    try:
+        with open(location, "rb") as handle:
+            data = handle.read(len(PNG_SIGNATURE))
+            # Not a PNG: read only what naming its format takes, not a whole (huge) file.
+            more = _SNIFF_BYTES if data != PNG_SIGNATURE else -1
+            data += handle.read(more)
+    except OSError as error:
+        raise NovaInputError(
+            f"cannot read image file {relative}: {error.strerror or error}", **where
+        ) from None
+    width, height = _png_size(data, relative, where)
+    return _CheckedImage(path, resolved, width, height, hashlib.sha256(data).digest())
 
 
 def _coordinate(box: RawBox, name: str) -> float:
     value = box.values.get(name)
+    if type(value) is float and math.isfinite(value):  # the usual case, checked first
+        return value
     where = dict(source=box.source, record=box.record, field=box.field_prefix + name)
     if (
         isinstance(value, (bool, np.bool_))
@@ -168,7 +267,12 @@ def _check_identity(raw: RawImage, seen: dict[str, str]) -> re.Match[str]:
 
 
 def build_records(
-    root: Path, raws: list[RawImage], extra_keys: list[str], warnings: list[str]
+    root: Path,
+    raws: list[RawImage],
+    extra_keys: list[str],
+    warnings: list[str],
+    *,
+    png_digests: dict[str, bytes] | None = None,
 ) -> list[ImageRecord]:
     """Validate a layout's rows and turn them into records sorted by filename.
 
@@ -178,6 +282,8 @@ def build_records(
         extra_keys: the release's extra meta keys, in order.
         warnings: empty captions and per-case metadata that differs within a case are
             noted here.
+        png_digests: if given, filled with filename -> SHA-256 of the image's PNG bytes,
+            hashed from the bytes that were checked (each file is read once).
 
     Returns:
         The records, sorted by filename.
@@ -202,19 +308,22 @@ def build_records(
         _check_identity(raw, seen)
     records: list[ImageRecord] = []
     first_of_case: dict[str, tuple[ImageRecord, RawImage]] = {}
-    owner_of_path: dict[Path, str] = {}
+    owner_of_path: dict[str, str] = {}
+    folder = _ReleaseFolder(root)
     ordered = sorted(raws, key=lambda r: r.filename)
     for raw in progress_bar(ordered, desc="reading release", unit="image"):
-        path, width, height = _image_size(root, raw)
-        if path is not None:
-            if path.resolve() in owner_of_path:
+        path, resolved, width, height, png_sha256 = _checked_image(folder, raw)
+        if resolved is not None:
+            if resolved in owner_of_path:
                 raise NovaInputError(
-                    f"image {raw.image_path} is already the image of {owner_of_path[path.resolve()]}",
+                    f"image {raw.image_path} is already the image of {owner_of_path[resolved]}",
                     source=raw.source,
                     record=raw.where(),
                     field="image_path",
                 )
-            owner_of_path[path.resolve()] = raw.filename
+            owner_of_path[resolved] = raw.filename
+        if png_digests is not None:
+            png_digests[raw.filename] = png_sha256
         gold: list[list[float]] = []
         by_rater: dict[str, list[list[float]]] = {}
         for box in raw.boxes:

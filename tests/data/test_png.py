@@ -1,0 +1,387 @@
+"""The PNG check that reads a release without PIL, against what ``PIL.Image.verify`` accepts.
+
+The PNGs are the sample writer's (``write_sample_release``) plus a few kinds PIL writes
+(16-bit, RGB, palette, alpha, text chunks, image data split over several IDATs); they are
+corrupted with a seeded generator: a byte flipped, the file cut, a chunk dropped,
+duplicated or moved, a byte flipped and the chunk's CRC repaired. Wherever our check
+accepts a file, PIL accepts it with the same size; where PIL accepts what we refuse, the
+file breaks one of the rules ``novabench.data.png`` documents as stricter, and each of
+those rules has its own test below.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from novabench.data.png import PNG_SIGNATURE, PngError, check_png
+from novabench.data.release import read_release
+from novabench.data.sample import write_sample_release
+from novabench.data.validate import _png_size
+from novabench.errors import NovaInputError
+
+Chunk = tuple[bytes, bytes]  # (type, data)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def split_chunks(data: bytes) -> list[Chunk]:
+    """The chunks of a well-formed PNG (a plain reading of the format, for building mutants)."""
+    chunks = []
+    offset = len(PNG_SIGNATURE)
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        chunks.append((data[offset + 4 : offset + 8], data[offset + 8 : offset + 8 + length]))
+        offset += 12 + length
+    return chunks
+
+
+def join_chunks(chunks: list[Chunk]) -> bytes:
+    """A PNG of these chunks, each with its length and a correct CRC."""
+    parts = [PNG_SIGNATURE]
+    for chunk_type, body in chunks:
+        crc = zlib.crc32(chunk_type + body)
+        parts.append(struct.pack(">I", len(body)) + chunk_type + body + struct.pack(">I", crc))
+    return b"".join(parts)
+
+
+def pil_size(data: bytes) -> tuple[int, int] | None:
+    """What reading a release did before: ``Image.open`` + ``verify``; None when refused."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            size, image_format = image.size, image.format
+            image.verify()
+    except Exception:  # PIL fails on a PNG without IDAT with an IndexError
+        return None
+    return size if image_format == "PNG" else None
+
+
+def our_size(data: bytes) -> tuple[int, int] | None:
+    try:
+        return _png_size(data, "x.png", {"source": "x.png"})
+    except NovaInputError:
+        return None
+
+
+def _encoded(image: Image.Image, **options) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", **options)
+    return buffer.getvalue()
+
+
+def _with_split_image_data(data: bytes, pieces: int) -> bytes:
+    """The same PNG with its image data spread over ``pieces`` consecutive IDAT chunks."""
+    chunks = split_chunks(data)
+    stream = b"".join(body for chunk_type, body in chunks if chunk_type == b"IDAT")
+    step = -(-len(stream) // pieces)
+    split = [(b"IDAT", stream[i : i + step]) for i in range(0, len(stream), step)]
+    first = next(i for i, (chunk_type, _) in enumerate(chunks) if chunk_type == b"IDAT")
+    rest = [chunk for chunk in chunks[first:] if chunk[0] != b"IDAT"]
+    return join_chunks([*chunks[:first], *split, *rest])
+
+
+@pytest.fixture(scope="module")
+def sample_pngs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """The sample writer's PNGs (two cases) and PNGs of other kinds, by name."""
+    folder = write_sample_release(
+        tmp_path_factory.mktemp("png") / "nova", n_cases=2, seed=4, progress=False
+    )
+    pngs = {path.name: path.read_bytes() for path in sorted((folder / "images").glob("*.png"))}
+    rng = np.random.default_rng(0)
+    gray16 = Image.fromarray(rng.integers(0, 4000, (20, 30), dtype=np.uint16))
+    rgb = Image.fromarray(rng.integers(0, 255, (17, 9, 3), dtype=np.uint8))
+    text = _encoded(Image.new("L", (5, 7), 40), pnginfo=_text_info())
+    pngs.update(
+        {
+            "gray16": _encoded(gray16),
+            "rgb": _encoded(rgb),
+            "rgba": _encoded(rgb.convert("RGBA")),
+            "palette": _encoded(rgb.convert("P")),
+            "bilevel": _encoded(Image.new("1", (13, 3), 1)),
+            "text chunks": text,
+            "split image data": _with_split_image_data(next(iter(pngs.values())), 4),
+        }
+    )
+    return pngs
+
+
+def _text_info():
+    from PIL.PngImagePlugin import PngInfo
+
+    info = PngInfo()
+    info.add_text("Comment", "slice 12")
+    info.add_text("Software", "novabench tests", zip=True)
+    return info
+
+
+# --------------------------------------------------------------------------- whole files
+
+
+def test_every_sample_png_passes_with_pils_size(sample_pngs) -> None:
+    for name, data in sample_pngs.items():
+        assert pil_size(data) is not None, name
+        assert our_size(data) == pil_size(data), name
+
+
+def test_the_header_is_read_as_pil_reads_it(sample_pngs) -> None:
+    modes = {}
+    for name, data in sample_pngs.items():
+        header = check_png(data)
+        with Image.open(io.BytesIO(data)) as image:
+            modes[name] = (image.mode, header.bit_depth, header.colour_type)
+    assert modes["gray16"][1:] == (16, 0)
+    assert modes["rgb"][1:] == (8, 2) and modes["rgba"][1:] == (8, 6)
+    assert modes["palette"][1:] == (8, 3) and modes["bilevel"][1:] == (1, 0)
+    assert {mode for mode, *_ in modes.values()} >= {"L", "I;16", "RGB", "RGBA", "P", "1"}
+
+
+# --------------------------------------------------------------------------- mutants
+
+
+def _mutants(data: bytes, rng: random.Random, count: int) -> list[tuple[str, bytes, int]]:
+    """(kind, mutant, first byte changed) for ``count`` seeded corruptions of ``data``.
+
+    The kind of a byte flipped in a chunk whose CRC is then repaired names the chunk.
+    """
+    chunks = split_chunks(data)
+    mutants = []
+    for _ in range(count):
+        kind = rng.choice(["flip", "truncate", "drop", "duplicate", "move", "flip, CRC fixed"])
+        if kind == "flip":
+            offset = rng.randrange(len(data))
+            mutant = bytearray(data)
+            mutant[offset] ^= 1 << rng.randrange(8)
+            mutants.append((kind, bytes(mutant), offset))
+        elif kind == "truncate":
+            offset = rng.randrange(len(data))
+            mutants.append((kind, data[:offset], offset))
+        else:
+            index = rng.randrange(len(chunks))
+            edited = list(chunks)
+            if kind == "drop":
+                del edited[index]
+            elif kind == "duplicate":
+                edited.insert(index, chunks[index])
+            elif kind == "move":
+                edited.insert(rng.randrange(len(chunks)), edited.pop(index))
+            else:
+                chunk_type, body = chunks[index]
+                if not body:
+                    continue
+                kind = f"{kind} in {chunk_type.decode()}"
+                changed = bytearray(body)
+                changed[rng.randrange(len(body))] ^= 1 << rng.randrange(8)
+                edited[index] = (chunk_type, bytes(changed))
+            mutant = join_chunks(edited)
+            if mutant == data:
+                continue
+            first_change = next(
+                (i for i, (a, b) in enumerate(zip(mutant, data)) if a != b), len(data)
+            )
+            mutants.append((kind, mutant, first_change))
+    return mutants
+
+
+def _stricter_rule_broken(mutant: bytes) -> str | None:
+    """Which rule PIL does not apply but ``novabench.data.png`` does, if ``mutant`` breaks one.
+
+    Written apart from the implementation, from the chunk list; None when the file breaks
+    none of them (then PIL must refuse it too).
+    """
+    try:
+        chunks = split_chunks(mutant)
+    except struct.error:
+        return None
+    types = [chunk_type for chunk_type, _ in chunks]
+    if b"IEND" not in types:
+        return None
+    end = types.index(b"IEND")
+    before_end = join_chunks(chunks[:end])
+    if not mutant.startswith(before_end):
+        return None  # a wrong length or CRC before IEND: no rule excuses it
+    if mutant[len(before_end) : len(before_end) + 12] != join_chunks([(b"IEND", b"")])[8:]:
+        return "IEND whole"  # PIL stops at IEND's type: its length and CRC go unread
+    if types[0] != b"IHDR" or types[:end].count(b"IHDR") > 1:
+        return "one IHDR, first"
+    header = chunks[0][1]
+    if len(header) == 13 and (header[10] != 0 or header[12] not in (0, 1)):
+        return "IHDR compression 0, interlace 0 or 1"
+    if b"IDAT" not in types[:end]:
+        return "an IDAT"
+    if any(not chunk_type.isalpha() for chunk_type in types[:end]):
+        return "chunk types of letters"
+    return None
+
+
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")
+def test_corrupted_pngs_are_refused_as_pil_refuses_them(sample_pngs) -> None:
+    rng = random.Random(20261203)
+    outcomes: dict[str, int] = {}
+    for name, data in sample_pngs.items():
+        iend = len(data) - 12
+        for kind, mutant, first_change in _mutants(data, rng, 60):
+            ours, pils = our_size(mutant), pil_size(mutant)
+            where = f"{name}: {kind} at byte {first_change}"
+            if ours is not None and pils is None:
+                # PIL interprets some ancillary chunks before IDAT (zTXt, iCCP...); we only
+                # check their CRC, which the repaired mutant passes.
+                assert kind.startswith("flip, CRC fixed in ") and kind[-4].islower(), where
+                outcome = f"only we accept ({kind})"
+            elif ours is not None:
+                assert ours == pils, where  # same size as PIL
+                outcome = "both accept"
+            elif pils is None:
+                outcome = "both refuse"
+            else:
+                rule = _stricter_rule_broken(mutant)
+                assert rule is not None, f"{where}: PIL accepts it, we refuse it for no rule"
+                assert kind != "flip" or first_change >= iend, where  # a CRC catches the rest
+                outcome = f"only PIL accepts ({rule})"
+            outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    # The seeded mutants do reach every branch (a generator that never corrupts proves nothing).
+    assert outcomes["both refuse"] > 300 and outcomes["both accept"] > 20, outcomes
+    assert any(key.startswith("only PIL accepts") for key in outcomes), outcomes
+
+
+def test_a_flipped_byte_anywhere_before_iend_is_refused(sample_pngs) -> None:
+    data = next(iter(sample_pngs.values()))
+    rng = random.Random(7)
+    for offset in rng.sample(range(len(data) - 12), 400):
+        mutant = bytearray(data)
+        mutant[offset] ^= 1 << rng.randrange(8)
+        assert our_size(bytes(mutant)) is None, offset
+        assert pil_size(bytes(mutant)) is None, offset
+
+
+def test_every_truncation_is_refused(sample_pngs) -> None:
+    data = sample_pngs["text chunks"]
+    for end in range(len(data)):
+        assert our_size(data[:end]) is None, end
+        if end < len(data) - 4:  # PIL does not read IEND's CRC
+            assert pil_size(data[:end]) is None, end
+
+
+# --------------------------------------------------------------------------- stricter rules
+
+
+def _ihdr_edited(data: bytes, position: int, value: int) -> bytes:
+    chunks = split_chunks(data)
+    header = bytearray(chunks[0][1])
+    header[position] = value
+    return join_chunks([(b"IHDR", bytes(header)), *chunks[1:]])
+
+
+STRICTER = {
+    "IEND with a wrong CRC": (lambda d: d[:-1] + bytes([d[-1] ^ 1]), "IEND chunk at byte"),
+    "IEND's CRC cut": (lambda d: d[:-3], "truncated"),
+    "IEND not empty": (
+        lambda d: join_chunks([*split_chunks(d)[:-1], (b"IEND", b"x")]),
+        "IEND chunk at byte",
+    ),
+    "a chunk before IHDR": (
+        lambda d: join_chunks([(b"tEXt", b"a\0b"), *split_chunks(d)]),
+        "first chunk is tEXt",
+    ),
+    "two IHDR": (
+        lambda d: join_chunks([split_chunks(d)[0], *split_chunks(d)]),
+        "second IHDR",
+    ),
+    "IHDR compression 1": (lambda d: _ihdr_edited(d, 10, 1), "compression 1"),
+    "IHDR interlace 2": (lambda d: _ihdr_edited(d, 12, 2), "interlace 2"),
+    "a chunk type with a digit": (
+        lambda d: join_chunks([*split_chunks(d)[:-1], (b"ab1c", b""), split_chunks(d)[-1]]),
+        "not 4 letters",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRICTER))
+def test_where_pil_is_more_lenient_the_rule_is_named(sample_pngs, name) -> None:
+    build, words = STRICTER[name]
+    mutant = build(sample_pngs["case0001_001.png"])
+    assert pil_size(mutant) is not None  # PIL accepts it: the difference is real
+    with pytest.raises(PngError, match=words):
+        check_png(mutant)
+
+
+def test_a_png_without_image_data_is_refused_by_name(sample_pngs) -> None:
+    chunks = split_chunks(sample_pngs["case0001_001.png"])
+    mutant = join_chunks([chunk for chunk in chunks if chunk[0] != b"IDAT"])
+    with pytest.raises(PngError, match="no IDAT"):
+        check_png(mutant)
+    with pytest.raises(IndexError):  # what PIL 12 does: before, a traceback
+        with Image.open(io.BytesIO(mutant)) as image:
+            image.verify()
+
+
+def test_trailing_bytes_after_iend_are_ignored_as_pil_ignores_them(sample_pngs) -> None:
+    data = sample_pngs["gray16"] + b"\0garbage"
+    assert our_size(data) == pil_size(data) == (30, 20)
+
+
+def test_pixel_data_is_not_decompressed(sample_pngs) -> None:
+    """A corrupt zlib stream with right CRCs passes both checks: pixels are decoded later."""
+    chunks = split_chunks(sample_pngs["rgb"])
+    chunks = [(t, b"not zlib" if t == b"IDAT" else body) for t, body in chunks]
+    mutant = join_chunks(chunks)
+    assert our_size(mutant) == pil_size(mutant) == (9, 17)
+
+
+def test_the_decompression_bomb_limit_is_pils(sample_pngs, monkeypatch) -> None:
+    data = sample_pngs["rgb"]  # 9 x 17 = 153 pixels
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100)
+    with pytest.warns(Image.DecompressionBombWarning):
+        assert our_size(data) == (9, 17)
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 70)
+    with pytest.raises(NovaInputError, match="decompression bomb"):
+        _png_size(data, "x.png", {"source": "x.png"})
+    with pytest.raises(Image.DecompressionBombError):
+        Image.open(io.BytesIO(data))
+
+
+# --------------------------------------------------------------------------- the release
+
+
+def test_each_image_file_is_read_once(tmp_path, monkeypatch) -> None:
+    import builtins
+
+    folder = write_sample_release(tmp_path / "nova", n_cases=3, seed=1, progress=False)
+    opened_files: list[str] = []
+    original_open = builtins.open
+
+    def counted_open(file, *args, **kwargs):
+        opened_files.append(Path(file).name if isinstance(file, (str, Path)) else "")
+        return original_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counted_open)
+    monkeypatch.setattr(io, "open", counted_open)
+    decoded: list[object] = []
+    monkeypatch.setattr(Image, "open", lambda *args, **kwargs: decoded.append(args))
+    release = read_release(folder)
+    fingerprint = release.fingerprint()
+    pngs = [name for name in opened_files if name.endswith(".png")]
+    assert sorted(pngs) == sorted(image.filename for image in release.images)
+    assert decoded == []  # PIL is not asked to open any PNG of a good release
+    monkeypatch.undo()
+    assert read_release(folder).fingerprint() == fingerprint
+
+
+def test_a_large_file_of_another_format_is_named_from_its_head(tmp_path) -> None:
+    folder = write_sample_release(tmp_path / "nova", n_cases=1, seed=1, progress=False)
+    noise = np.random.default_rng(3).integers(0, 255, (600, 600), dtype=np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(noise).save(buffer, format="JPEG", quality=95)
+    assert len(buffer.getvalue()) > 1 << 17  # more than the head that is read
+    victim = sorted((folder / "images").glob("*.png"))[0]
+    victim.write_bytes(buffer.getvalue())
+    with pytest.raises(NovaInputError, match="is a JPEG image, not a PNG") as caught:
+        read_release(folder)
+    assert victim.name in str(caught.value) and caught.value.field == "image_path"
