@@ -37,7 +37,6 @@ from typing import Any, SupportsFloat
 import numpy as np
 
 from novabench import checks
-from novabench._threads import parallel_map, worker_count
 from novabench.errors import NovaInputError
 from novabench.metrics.boxes import paired_iou_xywh
 from novabench.metrics.localization_inputs import LocalizationInputs
@@ -105,7 +104,7 @@ class _MatchTable:
     match_block: np.ndarray
     per_match: np.ndarray
     match_length: np.ndarray
-    # Derived once in __post_init__, then only read (also by the bootstrap's threads):
+    # Derived once in __post_init__, then only read:
     # ``full_blocks``: positions in ``blocks`` of the blocks whose detections all match;
     # ``partial``: the matches of the other blocks.
     full_blocks: np.ndarray = field(init=False)
@@ -692,17 +691,11 @@ class LocalizationEvaluation:
         n_rows = len(weights)
         out = np.zeros((n_rows, len(self._thresholds), len(RECALL_POINTS)))
         n_blocks = len(self._block_start)
-        self._match_tables()  # built here, once, before any thread reads them
-        # Rows at a time, so that the (rows, blocks) arrays stay small, and at least one chunk
-        # per worker thread: the chunks write disjoint rows of `out`, so they may run on
-        # several cores (numpy frees the GIL).
-        step = max(1, min(_CHUNK_ELEMENTS // max(n_blocks, 1), -(-n_rows // worker_count())))
-        parallel_map(
-            lambda start: self._precision_of_rows(
-                weights[start : start + step], out[start : start + step]
-            ),
-            range(0, n_rows, step),
-        )
+        # Rows at a time, so that the (rows, blocks) arrays stay in cache. (Threads do not
+        # pay here: on 2 cores, two chunks at once ran slower than one after the other.)
+        step = max(1, _CHUNK_ELEMENTS // max(n_blocks, 1))
+        for start in range(0, n_rows, step):
+            self._precision_of_rows(weights[start : start + step], out[start : start + step])
         out[(weights @ self._gold_counts) == 0] = np.nan
         return out
 

@@ -31,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from novabench import checks
-from novabench._threads import one_blas_thread
+from novabench._blas import one_blas_thread
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 
