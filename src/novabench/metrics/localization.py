@@ -716,7 +716,7 @@ class LocalizationEvaluation:
         n_rows = len(weights)
         gold = np.maximum(weights @ self._gold_counts, 1).astype(np.float64)[:, None]
         # The recall points depend on the gold count alone: found once for every threshold.
-        first = _first_true_positive_reaching(gold, int(gold.max())).T  # (101, rows)
+        first_by_resample = _first_true_positive_reaching(gold, int(gold.max()))  # (rows, 101)
         # int32 halves the memory traffic; counts stay far below 2**31.
         by_image = np.ascontiguousarray(weights.T, dtype=np.int32)
         copies = by_image[self._block_image]  # (blocks, rows): times each block repeats
@@ -726,7 +726,6 @@ class LocalizationEvaluation:
         ranks_through = np.cumsum(spans, axis=0)
         ranks_before: np.ndarray | None = None
         columns = np.arange(n_rows)
-        sampled = np.zeros((len(self._thresholds), len(RECALL_POINTS), n_rows))
         for row, table in enumerate(self._match_tables()):
             if not len(table.blocks):
                 continue
@@ -756,9 +755,8 @@ class LocalizationEvaluation:
             # Suffix maxima: reversed[i] is the best precision at true positive width + 1 - i
             # or later, so reversed[0] (row `width`) is 0 for points beyond every one.
             reversed_best = np.maximum.accumulate(best[width::-1], axis=0)
-            reach = width + 1 - np.minimum(first, width + 1)
-            sampled[row] = np.take(reversed_best.ravel(), reach * n_rows + columns)
-        out[...] = sampled.transpose(2, 0, 1)
+            reach = width + 1 - np.minimum(first_by_resample, width + 1)
+            out[:, row] = np.take(reversed_best.ravel(), reach * n_rows + columns[:, None])
 
 
 def _place(best: np.ndarray, true_count: np.ndarray, rank: np.ndarray, drawn: np.ndarray) -> None:
