@@ -484,3 +484,36 @@ def test_group_intervals_from_the_fast_path_equal_the_resample_loop() -> None:
     )
     assert isinstance(breakdowns._group(evaluation, np.arange(3)), breakdowns._ResampledGroup)
     assert fast == slow and all(row["ROUGE-L_ci"] is not None for row in fast)
+
+
+def test_no_breakdowns_leaves_every_other_figure_unchanged(
+    sample_release: Path,
+    floor_predictions: Path,
+    scored,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    quick = score_predictions(
+        sample_release,
+        floor_predictions,
+        n_resamples=200,
+        seed=4,
+        caption_options=CAPTIONS,
+        breakdowns=False,
+    ).report
+    full = scored.report
+    assert quick["breakdowns"] == {} and quick["breakdown_settings"]["computed"] is False
+    assert full["breakdowns"] and full["breakdown_settings"]["computed"] is True
+    assert quick["tasks"] == full["tasks"]
+    assert quick["human_reference"] == full["human_reference"]
+    out = tmp_path / "report.json"
+    code = main(
+        [
+            "evaluate", "--data", str(sample_release), "--predictions", str(floor_predictions),
+            "--out", str(out), "--markdown", str(tmp_path / "report.md"), "--no-breakdowns",
+            "--bootstrap", "20", "--exclude", "BERTScore-F1", "--exclude", "METEOR",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    assert json.loads(out.read_text())["breakdowns"] == {}
+    markdown = (tmp_path / "report.md").read_text()
+    assert "## Breakdowns\n\nNot computed (`--no-breakdowns`)." in markdown

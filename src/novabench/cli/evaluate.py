@@ -82,6 +82,12 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="breakdown cells with fewer items are marked too small (default 10)",
     )
+    parser.add_argument(
+        "--no-breakdowns",
+        action="store_true",
+        help="skip the per-group breakdowns (category, sequence, box size...): with "
+        "intervals they take most of the time; the headline, coverage and human reference stay",
+    )
     add_scoring_options(parser)
     parser.set_defaults(func=run)
 
@@ -156,15 +162,17 @@ def item_options(args: argparse.Namespace) -> dict[str, Any]:
 
     Example:
         >>> import argparse
-        >>> args = argparse.Namespace(answered_only=True, category_map=None, min_group_size=5)
+        >>> args = argparse.Namespace(answered_only=True, category_map=None, min_group_size=5,
+        ...                           no_breakdowns=False)
         >>> item_options(args)
-        {'answered_only': True, 'min_group_size': 5}
+        {'answered_only': True, 'min_group_size': 5, 'breakdowns': True}
     """
     from novabench import checks
 
     chosen: dict[str, Any] = {
         "answered_only": bool(args.answered_only),
         "min_group_size": checks.positive_int(args.min_group_size, field="--min-group-size"),
+        "breakdowns": not getattr(args, "no_breakdowns", False),
     }
     if args.category_map:
         from novabench.lexicon.taxonomy import load_category_map

@@ -17,7 +17,7 @@ def register(subparsers: Any) -> None:
         >>> args.kind, args.out, args.push
         ('metric', PosixPath('out'), 'me/nova_metric')
     """
-    from novabench.spaces.build import SPACE_KINDS
+    from novabench.spaces import SPACE_KINDS
 
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "space",

@@ -277,7 +277,11 @@ class LexiconKeywordExtractor:
         self._qualifiers = frozenset(
             " ".join(self._phrase_words(phrase)) for phrase in data.get("qualifiers", [])
         )
-        self._longest = max(len(words) for words in self._phrases)
+        # Per first word, the longest phrase it starts: most words start none and are
+        # passed over without a lookup per phrase length.
+        self._longest_from: dict[str, int] = {}
+        for words in self._phrases:
+            self._longest_from[words[0]] = max(len(words), self._longest_from.get(words[0], 0))
         self.n_terms = sum(len(terms) for terms in data["families"].values())
 
     # -- construction helpers ------------------------------------------------ #
@@ -312,7 +316,8 @@ class LexiconKeywordExtractor:
         """Longest-first phrase matching: yields (matched text, entry or None for a plain word)."""
         position = 0
         while position < len(words):
-            for length in range(min(self._longest, len(words) - position), 0, -1):
+            longest = self._longest_from.get(words[position], 0)
+            for length in range(min(longest, len(words) - position), 0, -1):
                 entry = self._phrases.get(tuple(words[position : position + length]))
                 if entry is not None:
                     yield " ".join(words[position : position + length]), entry

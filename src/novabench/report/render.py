@@ -479,9 +479,11 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
         '| 1 | 4 (too small) | 25.0 [0.0, 75.0] | 50.0 |'
     """
     breakdowns = report.get("breakdowns") or {}
+    settings = report.get("breakdown_settings", {})
+    if settings.get("computed") is False:
+        return ["", "## Breakdowns", "", "Not computed (`--no-breakdowns`)."]
     if not breakdowns:
         return []
-    settings = report.get("breakdown_settings", {})
     thresholds = settings.get("gold_box_size_thresholds", {})
     lines = [
         "",

@@ -83,6 +83,9 @@ class ScoringOptions:
             of a file :func:`novabench.lexicon.taxonomy.load_category_map` reads); None: the
             built-in taxonomy.
         min_group_size: breakdown cells with fewer items are flagged ``too_small``.
+        breakdowns: compute the per-group breakdowns (on by default). Off, the report's
+            ``breakdowns`` is ``{}`` and ``breakdown_settings["computed"]`` is False: with
+            intervals, the breakdowns take most of the scoring time.
 
     Example:
         >>> options = ScoringOptions(tasks=("Localisation",), n_resamples=0)
@@ -105,6 +108,7 @@ class ScoringOptions:
     answered_only: bool = False
     category_map: CategoryMap | None = None
     min_group_size: int = 10
+    breakdowns: bool = True
 
     def __post_init__(self) -> None:
         from novabench import checks
@@ -383,6 +387,8 @@ def score_predictions(
         }
         if chosen.judge_kind(task) is not None:
             task_reports[task]["judge"] = judge_record(chosen, task, since=judge_before)
+        if not chosen.breakdowns:
+            continue
         breakdowns[task] = task_breakdowns(
             task,
             evaluation,
@@ -412,6 +418,7 @@ def score_predictions(
         "tasks": task_reports,
         "human_reference": human_section,
         "breakdown_settings": {
+            "computed": chosen.breakdowns,
             "min_group_size": chosen.min_group_size,
             "gold_box_size_thresholds": dict(BOX_SIZE_THRESHOLDS),
             "category_map": chosen.category_map.source if chosen.category_map else None,

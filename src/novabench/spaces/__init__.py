@@ -6,3 +6,8 @@
 Gradio is imported only when an interface is built, so the pure helpers here (drawing,
 tables, parsing uploads) work and are tested without it.
 """
+
+from __future__ import annotations
+
+#: The Spaces ``nova space build`` writes (kept here so the command line imports no builder).
+SPACE_KINDS: tuple[str, ...] = ("explorer", "metric")

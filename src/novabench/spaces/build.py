@@ -26,6 +26,7 @@ from pathlib import Path
 
 from novabench import __version__
 from novabench.errors import NovaError, NovaInputError
+from novabench.spaces import SPACE_KINDS
 from novabench.spaces.source import SOURCE_FILE
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "space_requirements",
 ]
 
-SPACE_KINDS: tuple[str, ...] = ("explorer", "metric")
 #: The Python the pinned stack (requirements/test.txt) is checked on.
 PYTHON_VERSION = "3.11"
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
