@@ -452,25 +452,19 @@ class LocalizationEvaluation:
             matched = self._sorted_matched[
                 :, self._block_start[block] + within % self._block_length[block]
             ]
-        n_thresholds, n_detections = matched.shape
-        if n_detections == 0:  # gold but nothing predicted: every recall point stays 0
-            return np.zeros((n_thresholds, len(RECALL_POINTS)))
+        n_detections = matched.shape[1]
         # Integer counts, so fp = (rank + 1) - tp is exact and saves a second cumsum.
-        true_counts = np.cumsum(matched.view(np.int8), axis=1, dtype=np.int32)
-        true_positives = true_counts.astype(np.float64)
+        true_positives = np.cumsum(matched.view(np.int8), axis=1, dtype=np.int32).astype(np.float64)
         false_positives = np.arange(1.0, n_detections + 1) - true_positives
+        recall = true_positives / n_gold
         precision = true_positives / (false_positives + true_positives + np.spacing(1))
         envelope = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
-        # COCO samples the envelope where recall tp / n_gold first reaches each point: where
-        # the count first reaches the least t with t / n_gold >= point (the same float test).
-        # Rows are shifted apart so that one search serves every threshold.
-        first = _first_true_positive_reaching(np.array([[float(n_gold)]]), n_detections)
-        shift = np.arange(n_thresholds)[:, None] * (n_detections + 2)
-        at = np.searchsorted((true_counts + shift).ravel(), (first + shift).ravel(), side="left")
-        at = at.reshape(n_thresholds, -1) - np.arange(n_thresholds)[:, None] * n_detections
-        reached = at < n_detections  # recall points beyond the last true positive stay 0
-        rows = np.broadcast_to(np.arange(n_thresholds)[:, None], at.shape)
-        return np.where(reached, envelope[rows, np.minimum(at, n_detections - 1)], 0.0)
+        sampled = np.zeros((len(self._thresholds), len(RECALL_POINTS)))
+        for row in range(len(self._thresholds)):
+            at = np.searchsorted(recall[row], RECALL_POINTS, side="left")
+            reached = at < n_detections  # recall points beyond the last detection stay 0
+            sampled[row, reached] = envelope[row, at[reached]]
+        return sampled
 
     def result(self) -> dict[str, Any]:
         """The full result of :func:`score_localization`: scores, counts and per-image best IoU.
