@@ -604,6 +604,11 @@ def _score_problem(scores: Any, n_boxes: int | None, field: str) -> tuple[str, s
     return None
 
 
+def _sized_not_text(value: Any) -> bool:
+    """A sized value that is no string, bytes or mapping (a list of scores, an array...)."""
+    return hasattr(value, "__len__") and not isinstance(value, (str, bytes, Mapping))
+
+
 def score_batch(
     per_item: Sequence[Any],
     counts: np.ndarray | None,
@@ -639,8 +644,7 @@ def score_batch(
     lengths_ok = all(
         scores is None
         or (
-            hasattr(scores, "__len__")
-            and not isinstance(scores, (str, bytes, Mapping))
+            (type(scores) is list or _sized_not_text(scores))
             and (count is None or len(scores) == count)
         )
         for scores, count in zip(per_item, lengths)

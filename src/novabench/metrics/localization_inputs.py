@@ -34,6 +34,8 @@ def _check_collection(value: Any, name: str) -> int:
 
 
 def _box_list_length(boxes: Any, record: str, field: str) -> int:
+    if type(boxes) is list:  # the usual case, without the slower abstract-class check
+        return len(boxes)
     if isinstance(boxes, (str, bytes, Mapping)) or not hasattr(boxes, "__len__"):
         raise NovaInputError(
             f"boxes must be a list of boxes (each 4 numbers), got {type(boxes).__name__}",
@@ -81,7 +83,7 @@ class LocalizationInputs:
         gold_counts: list[int] = []
         allowed = _PREDICTION_KEYS
         for index, (prediction, reference) in enumerate(zip(predictions, references)):
-            if not isinstance(prediction, Mapping):
+            if type(prediction) is not dict and not isinstance(prediction, Mapping):
                 raise NovaInputError(
                     'a prediction must be a dict like {"boxes": [...], "scores": [...]}, '
                     f"got {type(prediction).__name__}",
@@ -106,7 +108,8 @@ class LocalizationInputs:
             det_lists.append(boxes)
             score_lists.append(prediction.get("scores"))
 
-            if not isinstance(reference, Mapping) or "boxes" not in reference:
+            is_mapping = type(reference) is dict or isinstance(reference, Mapping)
+            if not is_mapping or "boxes" not in reference:
                 raise NovaInputError(
                     'a reference must be a mapping with a "boxes" key (a dataset row works)',
                     record=f"example {index}",
