@@ -304,7 +304,7 @@ def test_a_judge_that_cannot_answer_stops_the_report_with_the_pairs_named(
         "captioning",
     )
     assert code == 2 and not (tmp_path / "r.json").exists()
-    assert f"{distinct_pairs} of {distinct_pairs} caption pairs got no keywords" in (
+    assert f"{distinct_pairs} of {distinct_pairs} distinct caption pairs got no keywords" in (
         capsys.readouterr().err
     )
 

@@ -127,7 +127,7 @@ def test_a_missing_group_is_a_counted_failure_and_the_rest_is_cached(
 
     server.answer = answer
     judge = _judge(server, max_retries=0, cache_dir=tmp_path)
-    with pytest.raises(JudgeError, match="1 of 2 caption pairs got no keywords") as raised:
+    with pytest.raises(JudgeError, match="1 of 2 distinct caption pairs got no keywords") as raised:
         judge.extract_pairs([PAIR_0, PAIR_1], labels=["example 0", "example 1"])
     assert "example 1" in str(raised.value)
     assert judge.stats.failures == 1 and judge.stats.calls == 2
@@ -221,3 +221,41 @@ def test_the_prompt_is_a_versioned_hashed_resource_that_keeps_the_procedure() ->
     prompt = keyword_judge_prompt().lower()
     for needle in ("together", "broader", "canonical", "absent", "normal", *KEYWORD_GROUPS):
         assert needle in prompt, needle
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_unreachable_endpoint_stops_the_batch_at_once() -> None:
+    # Connection refused on the first pair, with nothing judged yet: the other pairs would
+    # wait out the same retries, so the batch stops instead of trying all 40.
+    judge = OpenAIKeywordJudge(
+        f"http://127.0.0.1:{_closed_port()}/v1", "m", backoff=0.05, max_retries=1, max_workers=2
+    )
+    pairs = [(f"axial flair lesion {i}", f"a lesion {i}") for i in range(40)]
+    with pytest.raises(
+        JudgeError, match="^keyword judge: could not be reached, so no caption pair was judged"
+    ):
+        judge.judge_pairs(pairs)
+    # A pair takes two refused attempts and a pause: only the pairs already started by the
+    # two workers when the first failure came back were tried, not all 40.
+    assert judge.stats.calls <= 6
+
+
+def test_pairs_after_a_success_are_all_tried_despite_connection_errors(server) -> None:
+    # Once the endpoint has answered, a later dropped connection is not "unreachable": every
+    # pair is still tried, so that the judged ones reach the cache.
+    from tests.fake_openai_server import Reply
+
+    server.answer = answer_by_reference
+    server.script.extend([Reply(), Reply(hang_up=True), Reply(hang_up=True)])
+    judge = _judge(server, max_workers=1, max_retries=0)
+    pairs = [PAIR_0, PAIR_1, (PAIR_1[0], "another caption")]
+    with pytest.raises(JudgeError, match="2 of 3 distinct caption pairs got no keywords"):
+        judge.judge_pairs(pairs)
+    assert server.n_requests == 3

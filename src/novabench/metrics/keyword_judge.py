@@ -56,6 +56,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from novabench.client import ChatClientError
 from novabench.errors import NovaInputError
 from novabench.metrics.judge import (
     JudgeError,
@@ -94,6 +95,12 @@ _EDGE_PUNCTUATION = " \t.,;:!?\"'`()[]{}"
 
 
 @lru_cache(maxsize=1)
+def _unreachable(error: JudgeError) -> bool:
+    """Whether a pair failed because the endpoint cannot be reached (not a bad reply)."""
+    cause = error.__cause__
+    return isinstance(cause, ChatClientError) and cause.kind in ("connection", "certificate")
+
+
 def keyword_judge_prompt() -> str:
     """The keyword judge's system prompt, read from the package's resources.
 
@@ -528,7 +535,9 @@ class OpenAIKeywordJudge(_HttpJudge):
         """Judge many pairs, at most ``max_workers`` at once, each distinct pair once.
 
         Every pair is attempted before an error is raised, so all readable results reach
-        the cache and a rerun asks only for the pairs that failed.
+        the cache and a rerun asks only for the pairs that failed. The exception: when the
+        endpoint cannot be reached (connection refused, reset, TLS failure) before any pair
+        came back, the remaining pairs are cancelled and the error is raised at once.
 
         Args:
             pairs: ``(reference, prediction)`` caption pairs.
@@ -539,7 +548,7 @@ class OpenAIKeywordJudge(_HttpJudge):
 
         Raises:
             JudgeError: some pairs got no readable keywords; the message says how many and
-                names the first.
+                names the first. Or the endpoint could not be reached at all.
             NovaInputError: labels of a different length, or a malformed pair.
         """
         batch = [tuple(pair) for pair in pairs]
@@ -565,6 +574,7 @@ class OpenAIKeywordJudge(_HttpJudge):
             return []
         results: list[JudgedPair | None] = [None] * len(batch)
         errors: list[JudgeError] = []
+        judged_any = False
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(positions))) as pool:
             futures = {
                 pool.submit(self.judge_pair, reference, prediction, pair=names[where[0]]): where
@@ -574,14 +584,24 @@ class OpenAIKeywordJudge(_HttpJudge):
                 try:
                     judged = future.result()
                 except JudgeError as error:
+                    if not judged_any and _unreachable(error):
+                        # Nothing has come back: every other pair would wait out the same
+                        # retries. Stop here instead of after minutes.
+                        for pending in futures:
+                            pending.cancel()
+                        raise JudgeError(
+                            f"could not be reached, so no caption pair was judged: {error.message}",
+                            case="keyword judge",
+                        ) from error
                     errors.append(error)
                     continue
+                judged_any = True
                 for index in where:
                     results[index] = judged
         if errors:
             first = errors[0]
             raise JudgeError(
-                f"{len(errors)} of {len(positions)} caption pairs got no keywords "
+                f"{len(errors)} of {len(positions)} distinct caption pairs got no keywords "
                 "(the judged ones are cached; run again to retry the rest); "
                 f"first: {first.message}",
                 case=first.case,
