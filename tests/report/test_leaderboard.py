@@ -449,3 +449,26 @@ def test_differing_bootstrap_settings_are_noted(tmp_path: Path) -> None:
     assert ranks(board) == {"A": 1, "B": 2}
     [note] = [note for note in board["notes"] if "bootstrap" in note]
     assert str(paths[0]) in note and str(paths[1]) in note and "2000" in note
+
+
+def test_cli_refuses_a_report_given_twice(tmp_path: Path, capsys) -> None:
+    path = saved_report(tmp_path, "A", 4, items=False)
+    same = tmp_path / "." / "A.json"
+    assert main(["leaderboard", str(path), str(same)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "\n" not in error and error.startswith("nova leaderboard: error:")
+    assert str(same) in error and "twice" in error
+
+
+def test_reports_of_the_same_model_name_are_told_apart_in_the_tables(tmp_path: Path) -> None:
+    (tmp_path / "again").mkdir()
+    paths = [
+        saved_report(tmp_path, "A", 4, items=False),
+        saved_report(tmp_path / "again", "A", 3, items=False),
+    ]
+    board = build_leaderboard(load(paths), paths)
+    markdown = render_leaderboard_markdown(board)
+    for path in paths:
+        assert f"| A ({path}) |" in markdown
+        assert f"A ({path})" in leaderboard_csv(board)
+        assert f"<td>A ({path})</td>" in render_leaderboard_html(board)

@@ -503,6 +503,14 @@ def _human_cell(metrics: Mapping[str, Any], key: str) -> str:
     return _with_interval(metrics[key], (metrics.get("confidence_intervals") or {}).get(key))
 
 
+def _label(board: Mapping[str, Any], model: Mapping[str, Any]) -> str:
+    """A model's row name: its report's path added when another report has the same name."""
+    names = [other["model"] for other in board["models"]]
+    if names.count(model["model"]) == 1:
+        return str(model["model"])
+    return f"{model['model']} ({model['path']})"
+
+
 def _rank(entry: Mapping[str, Any] | None) -> str:
     return "" if entry is None or entry.get("rank") is None else str(entry["rank"])
 
@@ -548,7 +556,7 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     ]
     rows = []
     for model in board["models"]:
-        cells = [model["model"]]
+        cells = [_label(board, model)]
         for task, key in columns:
             entry = model["tasks"].get(task)
             if entry is None:
@@ -575,7 +583,7 @@ def _overview(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
         header += [f"{task} {board['ranking'][task]['metric']} (%)", f"{task} rank"]
     rows = []
     for model in board["models"]:
-        cells = [model["model"]]
+        cells = [_label(board, model)]
         for task in tasks:
             entry = model["tasks"].get(task)
             metric = board["ranking"][task]["metric"]
@@ -588,7 +596,7 @@ def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[li
     """One task's headline keys per model, best rank first; the raters under localisation."""
     keys = _task_keys(board, task)
     header = ["model", "rank"] + [_key_header(board, task, key) for key in keys]
-    entries = [(m["model"], m["tasks"][task]) for m in board["models"] if task in m["tasks"]]
+    entries = [(_label(board, m), m["tasks"][task]) for m in board["models"] if task in m["tasks"]]
     metric = (board["ranking"].get(task) or {}).get("metric")
 
     def order(item: tuple[str, Mapping[str, Any]]) -> tuple[float, float]:
