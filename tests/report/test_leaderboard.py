@@ -447,7 +447,7 @@ def test_differing_bootstrap_settings_are_noted(tmp_path: Path) -> None:
     reports[1]["bootstrap"]["n_resamples"] = 2000
     board = build_leaderboard(reports, paths)
     assert ranks(board) == {"A": 1, "B": 2}
-    [note] = [note for note in board["notes"] if "bootstrap" in note]
+    [note] = [note for note in board["notes"] if "bootstrap settings differ" in note]
     assert str(paths[0]) in note and str(paths[1]) in note and "2000" in note
 
 
@@ -472,3 +472,23 @@ def test_reports_of_the_same_model_name_are_told_apart_in_the_tables(tmp_path: P
         assert f"| A ({path}) |" in markdown
         assert f"A ({path})" in leaderboard_csv(board)
         assert f"<td>A ({path})</td>" in render_leaderboard_html(board)
+
+
+def test_the_note_on_missing_item_tables_names_the_reports(tmp_path: Path) -> None:
+    paths = [
+        saved_report(tmp_path, "A", 40),
+        saved_report(tmp_path, "B", 39, items=False),
+        saved_report(tmp_path, "C", 30, items=False),
+    ]
+    board = build_leaderboard(load(paths), paths, n_resamples=50)
+    [note] = [note for note in board["notes"] if "per-item tables" in note]
+    assert str(paths[1]) in note and str(paths[2]) in note and str(paths[0]) not in note
+    assert note in render_leaderboard_markdown(board)
+
+
+def test_the_overview_of_one_model_promises_no_ranks(tmp_path: Path) -> None:
+    path = saved_report(tmp_path, "A", 4, items=False)
+    markdown = render_leaderboard_markdown(build_leaderboard(load([path]), [path]))
+    overview = markdown.split("## Overview")[1].split("## localization")[0]
+    assert " rank |" not in overview  # no empty rank columns
+    assert "ranking metric and rank" not in overview and "one model" in overview

@@ -413,10 +413,12 @@ def build_leaderboard(
             "method": _method(len(scored), with_items, n_resamples, confidence, seed),
             "neighbours": neighbours,
         }
-    if any(table is None for table in tables) and len(reports) > 1:
+    without_items = [str(path) for table, path in zip(tables, paths) if table is None]
+    if without_items and len(reports) > 1:
         notes.append(
-            "some reports have no per-item tables (nova evaluate --items): ranks follow the "
-            "point estimates and ties cannot be assessed"
+            f"some reports have no per-item tables (nova evaluate --items): "
+            f"{', '.join(without_items)}; ranks follow the point estimates and ties cannot "
+            "be assessed"
         )
     notes += [difference["sentence"] for difference in differences]
     bootstrap_note = _bootstrap_note(reports, paths)
@@ -576,18 +578,23 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def _overview(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Per model (report order): each task's ranking metric and rank."""
+    """Per model (report order): each task's ranking metric and rank (no rank for one model)."""
     tasks = [task for task in _tasks(board) if task in board["ranking"]]
+    ranked = len(board["models"]) > 1
     header = ["model"]
     for task in tasks:
-        header += [f"{task} {board['ranking'][task]['metric']} (%)", f"{task} rank"]
+        header += [f"{task} {board['ranking'][task]['metric']} (%)"]
+        header += [f"{task} rank"] if ranked else []
     rows = []
     for model in board["models"]:
         cells = [_label(board, model)]
         for task in tasks:
             entry = model["tasks"].get(task)
             metric = board["ranking"][task]["metric"]
-            cells += ["", ""] if entry is None else [_cell(entry, metric), _rank(entry)]
+            if entry is None:
+                cells += ["", ""] if ranked else [""]
+            else:
+                cells += [_cell(entry, metric)] + ([_rank(entry)] if ranked else [])
         rows.append(cells)
     return header, rows
 
@@ -632,6 +639,14 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
 _OVERVIEW_LEAD = (
     "Each task's ranking metric and rank; every headline metric is in the task's table below."
 )
+_OVERVIEW_LEAD_ONE_MODEL = (
+    "Each task's ranking metric (one model: nothing to rank it against); every headline "
+    "metric is in the task's table below."
+)
+
+
+def _overview_lead(board: Mapping[str, Any]) -> str:
+    return _OVERVIEW_LEAD if len(board["models"]) > 1 else _OVERVIEW_LEAD_ONE_MODEL
 
 
 def _ranking_line(board: Mapping[str, Any], task: str) -> str:
@@ -672,7 +687,7 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
     ]
     overview_header, overview_rows = _overview(board)
     if len(overview_header) > 1:
-        lines += ["", "## Overview", "", _OVERVIEW_LEAD, ""]
+        lines += ["", "## Overview", "", _overview_lead(board), ""]
         lines += _markdown_table(overview_header, overview_rows)
     for task in _tasks(board):
         header, rows = _task_table(board, task)
@@ -786,7 +801,7 @@ def render_leaderboard_html(
     if len(overview_header) > 1:
         parts += [
             '<h2 id="overview">Overview</h2>',
-            f"<p>{escape(_OVERVIEW_LEAD)}</p>",
+            f"<p>{escape(_overview_lead(board))}</p>",
             _html_table(overview_header, overview_rows),
         ]
     for task in _tasks(board):
