@@ -492,3 +492,13 @@ def test_the_overview_of_one_model_promises_no_ranks(tmp_path: Path) -> None:
     overview = markdown.split("## Overview")[1].split("## localization")[0]
     assert " rank |" not in overview  # no empty rank columns
     assert "ranking metric and rank" not in overview and "one model" in overview
+
+
+def test_answered_only_scoring_differs_from_full_scoring_in_every_task(tmp_path: Path) -> None:
+    paths = [saved_report(tmp_path, name, hits, items=False) for name, hits in (("A", 4), ("B", 3))]
+    reports = load(paths)
+    reports[0]["answered_only"] = True  # B predates the field: it scored every item
+    board = build_leaderboard(reports, paths)
+    assert {d["task"] for d in board["setting_differences"]} == {"localization", "diagnosis"}
+    assert ranks(board) == {"A": None, "B": None}
+    assert f"{paths[1]} (False)" in board["notes"][-1]

@@ -86,7 +86,8 @@ _UNKNOWN = "unknown: not recorded"
 def _setting_value(report: Mapping[str, Any], task: str, setting: str) -> str:
     """A report's recorded value of a setting, comparable across machines, or unknown."""
     if setting == "answered_only":
-        value = report.get("answered_only")
+        # Reports written before --answered-only existed scored every item.
+        value = bool(report.get("answered_only", False))
     else:
         value = (((report.get("tasks") or {}).get(task) or {}).get("metrics") or {}).get(setting)
     if value is None:
@@ -312,8 +313,10 @@ def build_leaderboard(
     Returns:
         ``{"release", "models": [{"model", "path", "tasks": {task: {"metrics", "ci",
         "rank"}}}], "ranking": {task: {"metric", "method", "neighbours"}},
-        "human_reference": [{"who", "metrics"}], "notes"}``; ``rank`` is None where a
-        task has a single model (or the model lacks the ranking metric).
+        "human_reference": [{"who", "metrics"}], "setting_differences": [{"task",
+        "setting", "metrics", "values": {path: value}, "sentence"}], "notes"}``; ``rank``
+        is None where a task has a single model, the model lacks the ranking metric, or
+        the reports scored the ranking metric with different settings.
 
     Raises:
         NovaInputError: fewer than one report, or reports on different release fingerprints.
