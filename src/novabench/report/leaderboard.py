@@ -85,6 +85,7 @@ _UNKNOWN = "unknown: not recorded"
 
 def _setting_value(report: Mapping[str, Any], task: str, setting: str) -> str:
     """A report's recorded value of a setting, comparable across machines, or unknown."""
+    value: Any
     if setting == "answered_only":
         # Reports written before --answered-only existed scored every item.
         value = bool(report.get("answered_only", False))
