@@ -16,6 +16,7 @@ from novabench.report.leaderboard import (
     leaderboard_csv,
     read_item_tables,
     render_leaderboard_html,
+    render_leaderboard_markdown,
 )
 from tests.report.contract_tables import cases_table, images_table, report_dict, write_items
 
@@ -358,3 +359,146 @@ def test_two_models_are_worded_as_a_pair_not_neighbours(tmp_path: Path) -> None:
         "method"
     ]
     assert "neighbours" in method
+
+
+def _with_settings(path: Path, **captioning_settings) -> Path:
+    """Give a saved report a captioning task with these recorded settings."""
+    report = json.loads(path.read_text())
+    metrics = {"ROUGE-L": 0.2, "BERTScore-F1": 0.5, "METEOR": 0.2, **captioning_settings}
+    report["tasks"]["captioning"] = {"metrics": metrics, "confidence_intervals": {}}
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def test_differing_bertscore_settings_are_marked_and_named_in_every_output(
+    tmp_path: Path,
+) -> None:
+    paths = [
+        _with_settings(saved_report(tmp_path, "A", 4, items=False), BERTScore_hash="m_L6_x"),
+        _with_settings(saved_report(tmp_path, "B", 3, items=False), BERTScore_hash="m_L5_x"),
+    ]
+    board = build_leaderboard(load(paths), paths)
+    [difference] = board["setting_differences"]
+    assert (difference["task"], difference["setting"]) == ("captioning", "BERTScore_hash")
+    assert difference["metrics"] == ["BERTScore-F1"]
+    sentence = difference["sentence"]
+    assert str(paths[0]) in sentence and "m_L6_x" in sentence
+    assert str(paths[1]) in sentence and "m_L5_x" in sentence
+    # BERTScore is not the ranking metric: captioning stays ranked on ROUGE-L.
+    assert ranks(board, "captioning") == {"A": 1, "B": 1}
+    markdown = render_leaderboard_markdown(board)
+    assert sentence in markdown and "BERTScore-F1 (%, settings differ)" in markdown
+    assert sentence in render_leaderboard_html(board)
+    assert "captioning BERTScore-F1 (%, settings differ)" in leaderboard_csv(board)
+    assert sentence in board["notes"]
+
+
+def test_a_differing_setting_of_the_ranking_metric_leaves_the_task_unranked(
+    tmp_path: Path,
+) -> None:
+    paths = [saved_report(tmp_path, name, hits, items=False) for name, hits in (("A", 4), ("B", 3))]
+    reports = load(paths)
+    reports[0]["tasks"]["diagnosis"]["metrics"]["matcher"] = "lexicon matcher"
+    reports[1]["tasks"]["diagnosis"]["metrics"]["matcher"] = "case judge gpt"
+    board = build_leaderboard(reports, paths)
+    assert ranks(board, "diagnosis") == {"A": None, "B": None}
+    assert ranks(board) == {"A": 1, "B": 2}  # localisation is unaffected
+    markdown = render_leaderboard_markdown(board)
+    line = markdown.split("## diagnosis")[1].splitlines()[2]
+    assert line.startswith("Not ranked:") and "matcher" in line
+    assert "lexicon matcher" in markdown and "case judge gpt" in markdown
+
+
+def test_a_report_without_the_setting_counts_as_unknown(tmp_path: Path) -> None:
+    paths = [
+        _with_settings(saved_report(tmp_path, "A", 4, items=False), METEOR_variant="exact+stem"),
+        _with_settings(saved_report(tmp_path, "B", 3, items=False)),
+    ]
+    board = build_leaderboard(load(paths), paths)
+    [difference] = board["setting_differences"]
+    assert difference["setting"] == "METEOR_variant"
+    assert f"{paths[1]} (unknown" in difference["sentence"]
+
+
+def test_equal_settings_change_nothing(tmp_path: Path) -> None:
+    paths = [
+        _with_settings(saved_report(tmp_path, n, h, items=False), BERTScore_hash="m_L6_x")
+        for n, h in (("A", 4), ("B", 3))
+    ]
+    board = build_leaderboard(load(paths), paths)
+    assert board["setting_differences"] == []
+    assert "settings differ" not in render_leaderboard_markdown(board)
+
+
+def test_bertscore_hashes_compare_without_the_install_folder(tmp_path: Path) -> None:
+    paths = [
+        _with_settings(saved_report(tmp_path, n, h, items=False), BERTScore_hash=hash_)
+        for n, h, hash_ in (
+            ("A", 4, "/venv1/site-packages/minilm/model_L6_no-idf"),
+            ("B", 3, "/home/x/venv/site-packages/minilm/model_L6_no-idf"),
+        )
+    ]
+    assert build_leaderboard(load(paths), paths)["setting_differences"] == []
+
+
+def test_differing_bootstrap_settings_are_noted(tmp_path: Path) -> None:
+    paths = [saved_report(tmp_path, name, hits, items=False) for name, hits in (("A", 4), ("B", 3))]
+    reports = load(paths)
+    reports[1]["bootstrap"]["n_resamples"] = 2000
+    board = build_leaderboard(reports, paths)
+    assert ranks(board) == {"A": 1, "B": 2}
+    [note] = [note for note in board["notes"] if "bootstrap settings differ" in note]
+    assert str(paths[0]) in note and str(paths[1]) in note and "2000" in note
+
+
+def test_cli_refuses_a_report_given_twice(tmp_path: Path, capsys) -> None:
+    path = saved_report(tmp_path, "A", 4, items=False)
+    same = tmp_path / "." / "A.json"
+    assert main(["leaderboard", str(path), str(same)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "\n" not in error and error.startswith("nova leaderboard: error:")
+    assert str(same) in error and "twice" in error
+
+
+def test_reports_of_the_same_model_name_are_told_apart_in_the_tables(tmp_path: Path) -> None:
+    (tmp_path / "again").mkdir()
+    paths = [
+        saved_report(tmp_path, "A", 4, items=False),
+        saved_report(tmp_path / "again", "A", 3, items=False),
+    ]
+    board = build_leaderboard(load(paths), paths)
+    markdown = render_leaderboard_markdown(board)
+    for path in paths:
+        assert f"| A ({path}) |" in markdown
+        assert f"A ({path})" in leaderboard_csv(board)
+        assert f"<td>A ({path})</td>" in render_leaderboard_html(board)
+
+
+def test_the_note_on_missing_item_tables_names_the_reports(tmp_path: Path) -> None:
+    paths = [
+        saved_report(tmp_path, "A", 40),
+        saved_report(tmp_path, "B", 39, items=False),
+        saved_report(tmp_path, "C", 30, items=False),
+    ]
+    board = build_leaderboard(load(paths), paths, n_resamples=50)
+    [note] = [note for note in board["notes"] if "per-item tables" in note]
+    assert str(paths[1]) in note and str(paths[2]) in note and str(paths[0]) not in note
+    assert note in render_leaderboard_markdown(board)
+
+
+def test_the_overview_of_one_model_promises_no_ranks(tmp_path: Path) -> None:
+    path = saved_report(tmp_path, "A", 4, items=False)
+    markdown = render_leaderboard_markdown(build_leaderboard(load([path]), [path]))
+    overview = markdown.split("## Overview")[1].split("## localization")[0]
+    assert " rank |" not in overview  # no empty rank columns
+    assert "ranking metric and rank" not in overview and "one model" in overview
+
+
+def test_answered_only_scoring_differs_from_full_scoring_in_every_task(tmp_path: Path) -> None:
+    paths = [saved_report(tmp_path, name, hits, items=False) for name, hits in (("A", 4), ("B", 3))]
+    reports = load(paths)
+    reports[0]["answered_only"] = True  # B predates the field: it scored every item
+    board = build_leaderboard(reports, paths)
+    assert {d["task"] for d in board["setting_differences"]} == {"localization", "diagnosis"}
+    assert ranks(board) == {"A": None, "B": None}
+    assert f"{paths[1]} (False)" in board["notes"][-1]

@@ -42,6 +42,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova leaderboard``; returns the exit code."""
     import json
+    import os
 
     from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
     from novabench.errors import NovaInputError
@@ -63,6 +64,16 @@ def run(args: argparse.Namespace) -> int:
     }
     check_output_paths(outputs, {"a report": list(args.reports)})
     check_report_outputs({key: value for key, value in outputs.items() if key != "--csv"})
+    seen: dict[str, str] = {}
+    for path in args.reports:
+        # The same report twice would fill two rows that tie at rank 1.
+        resolved = os.path.realpath(path)
+        if resolved in seen:
+            raise NovaInputError(
+                f"the report is given twice (also as {seen[resolved]}); give each report once",
+                source=path,
+            )
+        seen[resolved] = path
     reports = []
     not_a_report = (
         "is not a report of nova evaluate (no novabench toolkit and tasks); if it holds "

@@ -14,6 +14,14 @@ rank. Without per-item tables for every report, ranks follow the point estimates
 leaderboard says ties cannot be assessed. A task only one model has is not ranked (rank
 None, no tie statement).
 
+Scores are only comparable when the reports were scored with the same metric settings.
+Each report records them (:data:`SCORING_SETTINGS`: the BERTScore model hash, the METEOR
+variant, the keyword extractor and averaging, the diagnosis matcher or judge, whether only
+answered items were scored); where a setting differs between reports (a report without it
+counts as "unknown"), the metrics it affects are marked "settings differ" and a task whose
+ranking metric is affected is not ranked. One sentence per difference names the setting and
+the reports, in every output. Differing bootstrap settings only make the CIs differ: noted.
+
 Shown as an overview (per model, each task's ranking metric and rank) and one table per
 task with its headline keys (Markdown, terminal, HTML); the CSV is one wide table.
 """
@@ -38,6 +46,7 @@ from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
 
 __all__ = [
     "RANK_METRICS",
+    "SCORING_SETTINGS",
     "build_leaderboard",
     "curve_note",
     "curve_tables",
@@ -53,6 +62,119 @@ RANK_METRICS: dict[str, str] = {
     "captioning": "ROUGE-L",
     "diagnosis": "top1",
 }
+
+
+_KEYWORD_METRICS = ("ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1")
+
+#: Per task, the settings a report records in the task's metrics and the metrics each one
+#: affects; ``"*"`` is every metric of the task. ``answered_only`` is read from the report.
+SCORING_SETTINGS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "localization": (("answered_only", ("*",)),),
+    "captioning": (
+        ("BERTScore_hash", ("BERTScore-F1",)),
+        ("METEOR_variant", ("METEOR",)),
+        ("keyword_extractor", _KEYWORD_METRICS),
+        ("keyword_averaging", _KEYWORD_METRICS),
+        ("answered_only", ("*",)),
+    ),
+    "diagnosis": (("matcher", ("top1", "top5")), ("answered_only", ("*",))),
+}
+
+_UNKNOWN = "unknown: not recorded"
+
+
+def _setting_value(report: Mapping[str, Any], task: str, setting: str) -> str:
+    """A report's recorded value of a setting, comparable across machines, or unknown."""
+    value: Any
+    if setting == "answered_only":
+        # Reports written before --answered-only existed scored every item.
+        value = bool(report.get("answered_only", False))
+    else:
+        value = (((report.get("tasks") or {}).get(task) or {}).get("metrics") or {}).get(setting)
+    if value is None:
+        return _UNKNOWN
+    text = str(value)
+    if setting == "BERTScore_hash" and "/" in text:
+        # A local model's hash starts with its install folder: keep the model's own name.
+        text = "/".join(text.split("/")[-2:])
+    return text
+
+
+def _setting_differences(
+    reports: Sequence[Mapping[str, Any]], paths: Sequence[str | os.PathLike[str]]
+) -> list[dict[str, Any]]:
+    """Per task and setting, where the reports having the task record different values.
+
+    A setting no report records is not compared (nothing to compare); one only some
+    reports record counts as "unknown" for the others, a difference.
+    """
+    differences = []
+    for task, settings in SCORING_SETTINGS.items():
+        having = [
+            (report, str(path))
+            for report, path in zip(reports, paths)
+            if task in (report.get("tasks") or {})
+        ]
+        if len(having) < 2:
+            continue
+        task_keys = {
+            key
+            for report, _ in having
+            for key in (report["tasks"][task] or {}).get("metrics", {})
+        }
+        for setting, affected in settings:
+            values = [(path, _setting_value(report, task, setting)) for report, path in having]
+            distinct = list(dict.fromkeys(value for _, value in values))
+            if len(distinct) < 2:
+                continue
+            metrics = sorted(task_keys) if affected == ("*",) else list(affected)
+            metrics = [key for key in HEADLINE_KEYS[task] if key in metrics and key in task_keys]
+            groups = [
+                ", ".join(path for path, value in values if value == wanted) + f" ({wanted})"
+                for wanted in distinct
+            ]
+            who = ", ".join(metrics) if metrics else "its metrics"
+            sentence = (
+                f"{task}: {who} not comparable: {setting} differs between "
+                + " and ".join(groups)
+                + "."
+            )
+            differences.append(
+                {
+                    "task": task,
+                    "setting": setting,
+                    "metrics": metrics,
+                    "values": {path: value for path, value in values},
+                    "sentence": sentence,
+                }
+            )
+    return differences
+
+
+def _bootstrap_note(
+    reports: Sequence[Mapping[str, Any]], paths: Sequence[str | os.PathLike[str]]
+) -> str:
+    """A sentence when the reports' CIs come from different bootstrap settings ("" if not)."""
+
+    def described(report: Mapping[str, Any]) -> str:
+        settings = report.get("bootstrap")
+        if not isinstance(settings, Mapping):
+            return _UNKNOWN
+        return ", ".join(f"{key}={settings[key]}" for key in sorted(settings))
+
+    values = [(str(path), described(report)) for report, path in zip(reports, paths)]
+    distinct = list(dict.fromkeys(value for _, value in values))
+    if len(distinct) < 2:
+        return ""
+    groups = [
+        ", ".join(path for path, value in values if value == wanted) + f" ({wanted})"
+        for wanted in distinct
+    ]
+    return (
+        "the reports' CIs are not comparable: the bootstrap settings differ between "
+        + " and ".join(groups)
+        + " (ranks and ties use the leaderboard's own bootstrap)."
+    )
 
 
 def read_item_tables(
@@ -192,8 +314,10 @@ def build_leaderboard(
     Returns:
         ``{"release", "models": [{"model", "path", "tasks": {task: {"metrics", "ci",
         "rank"}}}], "ranking": {task: {"metric", "method", "neighbours"}},
-        "human_reference": [{"who", "metrics"}], "notes"}``; ``rank`` is None where a
-        task has a single model (or the model lacks the ranking metric).
+        "human_reference": [{"who", "metrics"}], "setting_differences": [{"task",
+        "setting", "metrics", "values": {path: value}, "sentence"}], "notes"}``; ``rank``
+        is None where a task has a single model, the model lacks the ranking metric, or
+        the reports scored the ranking metric with different settings.
 
     Raises:
         NovaInputError: fewer than one report, or reports on different release fingerprints.
@@ -241,8 +365,12 @@ def build_leaderboard(
         models.append(entry)
     ranking: dict[str, Any] = {}
     notes: list[str] = []
+    differences = _setting_differences(reports, paths)
     for task in TASK_ORDER:
         metric = RANK_METRICS[task]
+        unranked = [
+            d["setting"] for d in differences if d["task"] == task and metric in d["metrics"]
+        ]
         scored = [
             index
             for index, model in enumerate(models)
@@ -253,6 +381,11 @@ def build_leaderboard(
         if len(scored) == 1:
             # One model has nothing to be ranked against: no rank, no tie statement.
             ranking[task] = {"metric": metric, "method": _ONE_MODEL, "neighbours": []}
+            continue
+        if unranked:
+            # Values scored with different settings: ordering them would mislead.
+            method = f"{_NOT_COMPARABLE} ({', '.join(unranked)} differs between the reports)"
+            ranking[task] = {"metric": metric, "method": method, "neighbours": []}
             continue
         scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
         with_items = all(_has_item_values(task, tables[index]) for index in scored)
@@ -284,11 +417,17 @@ def build_leaderboard(
             "method": _method(len(scored), with_items, n_resamples, confidence, seed),
             "neighbours": neighbours,
         }
-    if any(table is None for table in tables) and len(reports) > 1:
+    without_items = [str(path) for table, path in zip(tables, paths) if table is None]
+    if without_items and len(reports) > 1:
         notes.append(
-            "some reports have no per-item tables (nova evaluate --items): ranks follow the "
-            "point estimates and ties cannot be assessed"
+            f"some reports have no per-item tables (nova evaluate --items): "
+            f"{', '.join(without_items)}; ranks follow the point estimates and ties cannot "
+            "be assessed"
         )
+    notes += [difference["sentence"] for difference in differences]
+    bootstrap_note = _bootstrap_note(reports, paths)
+    if bootstrap_note:
+        notes.append(bootstrap_note)
     from novabench import __version__
 
     return {
@@ -298,11 +437,13 @@ def build_leaderboard(
         "ranking": ranking,
         "human_reference": _human_rows(reports),
         "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
+        "setting_differences": differences,
         "notes": notes,
     }
 
 
 _ONE_MODEL = "one model only: nothing to rank it against"
+_NOT_COMPARABLE = "not ranked: the reports scored its ranking metric with different settings"
 
 
 def _method(n_models: int, with_items: bool, n_resamples: int, confidence: float, seed: int) -> str:
@@ -368,6 +509,14 @@ def _human_cell(metrics: Mapping[str, Any], key: str) -> str:
     return _with_interval(metrics[key], (metrics.get("confidence_intervals") or {}).get(key))
 
 
+def _label(board: Mapping[str, Any], model: Mapping[str, Any]) -> str:
+    """A model's row name: its report's path added when another report has the same name."""
+    names = [other["model"] for other in board["models"]]
+    if names.count(model["model"]) == 1:
+        return str(model["model"])
+    return f"{model['model']} ({model['path']})"
+
+
 def _rank(entry: Mapping[str, Any] | None) -> str:
     return "" if entry is None or entry.get("rank") is None else str(entry["rank"])
 
@@ -380,6 +529,18 @@ def _tasks(board: Mapping[str, Any]) -> list[str]:
 def _task_keys(board: Mapping[str, Any], task: str) -> list[str]:
     keys = {k for model in board["models"] for k in model["tasks"].get(task, {}).get("metrics", {})}
     return [key for key in HEADLINE_KEYS[task] if key in keys]
+
+
+def _differing(board: Mapping[str, Any], task: str) -> list[Mapping[str, Any]]:
+    """The task's setting differences (:func:`build_leaderboard`), in the order found."""
+    return [d for d in board.get("setting_differences") or () if d["task"] == task]
+
+
+def _key_header(board: Mapping[str, Any], task: str, key: str) -> str:
+    """A metric's column title; marked when the reports scored it with different settings."""
+    if any(key in difference["metrics"] for difference in _differing(board, task)):
+        return f"{key} (%, settings differ)"
+    return f"{key} (%)"
 
 
 def _columns(board: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -396,12 +557,12 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     header = ["model"] + [
         f"{task} rank ({board['ranking'].get(task, {}).get('metric', '?')})"
         if key == "rank"
-        else f"{task} {key} (%)"
+        else f"{task} {_key_header(board, task, key)}"
         for task, key in columns
     ]
     rows = []
     for model in board["models"]:
-        cells = [model["model"]]
+        cells = [_label(board, model)]
         for task, key in columns:
             entry = model["tasks"].get(task)
             if entry is None:
@@ -421,18 +582,23 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 def _overview(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Per model (report order): each task's ranking metric and rank."""
+    """Per model (report order): each task's ranking metric and rank (no rank for one model)."""
     tasks = [task for task in _tasks(board) if task in board["ranking"]]
+    ranked = len(board["models"]) > 1
     header = ["model"]
     for task in tasks:
-        header += [f"{task} {board['ranking'][task]['metric']} (%)", f"{task} rank"]
+        header += [f"{task} {board['ranking'][task]['metric']} (%)"]
+        header += [f"{task} rank"] if ranked else []
     rows = []
     for model in board["models"]:
-        cells = [model["model"]]
+        cells = [_label(board, model)]
         for task in tasks:
             entry = model["tasks"].get(task)
             metric = board["ranking"][task]["metric"]
-            cells += ["", ""] if entry is None else [_cell(entry, metric), _rank(entry)]
+            if entry is None:
+                cells += ["", ""] if ranked else [""]
+            else:
+                cells += [_cell(entry, metric)] + ([_rank(entry)] if ranked else [])
         rows.append(cells)
     return header, rows
 
@@ -440,8 +606,8 @@ def _overview(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
 def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[list[str]]]:
     """One task's headline keys per model, best rank first; the raters under localisation."""
     keys = _task_keys(board, task)
-    header = ["model", "rank"] + [f"{key} (%)" for key in keys]
-    entries = [(m["model"], m["tasks"][task]) for m in board["models"] if task in m["tasks"]]
+    header = ["model", "rank"] + [_key_header(board, task, key) for key in keys]
+    entries = [(_label(board, m), m["tasks"][task]) for m in board["models"] if task in m["tasks"]]
     metric = (board["ranking"].get(task) or {}).get("metric")
 
     def order(item: tuple[str, Mapping[str, Any]]) -> tuple[float, float]:
@@ -477,6 +643,14 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> lis
 _OVERVIEW_LEAD = (
     "Each task's ranking metric and rank; every headline metric is in the task's table below."
 )
+_OVERVIEW_LEAD_ONE_MODEL = (
+    "Each task's ranking metric (one model: nothing to rank it against); every headline "
+    "metric is in the task's table below."
+)
+
+
+def _overview_lead(board: Mapping[str, Any]) -> str:
+    return _OVERVIEW_LEAD if len(board["models"]) > 1 else _OVERVIEW_LEAD_ONE_MODEL
 
 
 def _ranking_line(board: Mapping[str, Any], task: str) -> str:
@@ -485,6 +659,12 @@ def _ranking_line(board: Mapping[str, Any], task: str) -> str:
         return f"Not ranked: no model has {task}'s ranking metric {RANK_METRICS[task]}."
     if rule["method"] == _ONE_MODEL:
         return f"One model only: not ranked ({rule['metric']} is the ranking metric)."
+    if rule["method"].startswith(_NOT_COMPARABLE):
+        settings = [d["setting"] for d in _differing(board, task) if rule["metric"] in d["metrics"]]
+        return (
+            f"Not ranked: the reports scored its ranking metric {rule['metric']} with a "
+            f"different {' and '.join(settings) or 'setting'} (below)."
+        )
     return f"Ranked on {rule['metric']}: {rule['method']}."
 
 
@@ -511,11 +691,13 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
     ]
     overview_header, overview_rows = _overview(board)
     if len(overview_header) > 1:
-        lines += ["", "## Overview", "", _OVERVIEW_LEAD, ""]
+        lines += ["", "## Overview", "", _overview_lead(board), ""]
         lines += _markdown_table(overview_header, overview_rows)
     for task in _tasks(board):
         header, rows = _task_table(board, task)
         lines += ["", f"## {task}", "", _ranking_line(board, task), ""]
+        for difference in _differing(board, task):
+            lines += [difference["sentence"], ""]
         lines += _markdown_table(header, rows)
     if board.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {note}" for note in board["notes"]]
@@ -623,7 +805,7 @@ def render_leaderboard_html(
     if len(overview_header) > 1:
         parts += [
             '<h2 id="overview">Overview</h2>',
-            f"<p>{escape(_OVERVIEW_LEAD)}</p>",
+            f"<p>{escape(_overview_lead(board))}</p>",
             _html_table(overview_header, overview_rows),
         ]
     for task in _tasks(board):
@@ -631,6 +813,12 @@ def render_leaderboard_html(
         parts += [
             f'<h2 id="{escape(task)}">{escape(task)}</h2>',
             f"<p>{escape(_ranking_line(board, task))}</p>",
+        ]
+        parts += [
+            f'<p class="note">{escape(difference["sentence"])}</p>'
+            for difference in _differing(board, task)
+        ]
+        parts += [
             _html_table(header, rows),
         ]
     if board.get("notes"):
