@@ -118,9 +118,7 @@ def _setting_differences(
         if len(having) < 2:
             continue
         task_keys = {
-            key
-            for report, _ in having
-            for key in (report["tasks"][task] or {}).get("metrics", {})
+            key for report, _ in having for key in (report["tasks"][task] or {}).get("metrics", {})
         }
         for setting, affected in settings:
             values = [(path, _setting_value(report, task, setting)) for report, path in having]
