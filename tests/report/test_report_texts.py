@@ -71,3 +71,36 @@ def test_excluded_metrics_are_recorded_and_said(report: dict) -> None:
     assert "METEOR: not computed (--exclude)" in render_html(report, gallery_size=0)
     assert "BERTScore-F1: not computed (--exclude)" in render_table(report)
     json.dumps(report)  # the new field is plain JSON
+
+
+def test_no_breakdowns_and_no_bootstrap_are_said_not_left_blank(
+    sample_release: Path, floor_run: Path
+) -> None:
+    report = evaluate_predictions(
+        sample_release,
+        floor_run,
+        n_resamples=0,
+        caption_options=FAST_CAPTIONS,
+        breakdowns=False,
+    )
+    page = render_html(report, gallery_size=0)
+    assert '<h2 id="breakdowns">Breakdowns</h2>' in page
+    assert "Not computed (<code>--no-breakdowns</code>)" in page
+    assert "no intervals (--bootstrap 0)" in page and "% CI</th>" not in page
+    markdown = render_markdown(report)
+    assert "n=0" not in markdown and "no intervals (--bootstrap 0)" in markdown
+    assert "| localization | mAP@30 |" in markdown
+    headline = markdown.split("## Coverage", 1)[0].splitlines()
+    assert all(line.count("|") == 4 for line in headline if line.startswith("| "))  # no CI column
+    table = render_table(report)
+    assert "no intervals (--bootstrap 0)" in table and "% CI" not in table
+
+
+def test_breakdowns_without_resamples_promise_no_interval(
+    sample_release: Path, floor_run: Path
+) -> None:
+    report = evaluate_predictions(
+        sample_release, floor_run, n_resamples=0, caption_options=FAST_CAPTIONS
+    )
+    breakdowns = render_markdown(report).split("## Breakdowns", 1)[1]
+    assert "bootstrap CI" not in breakdowns and "no intervals (--bootstrap 0)" in breakdowns

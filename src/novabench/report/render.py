@@ -18,6 +18,7 @@ from novabench._files import json_safe, write_text_atomic
 
 __all__ = [
     "HEADLINE_KEYS",
+    "NO_INTERVALS",
     "TASK_ORDER",
     "answered_only_line",
     "identical_answers_lines",
@@ -29,6 +30,7 @@ __all__ = [
     "render_markdown",
     "render_table",
     "settings_lines",
+    "without_intervals",
     "write_report",
 ]
 
@@ -126,6 +128,20 @@ def _interval(report_task: Mapping[str, Any], key: str) -> str:
     if not interval or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in interval):
         return ""
     return f"[{_percent(interval[0])}, {_percent(interval[1])}]"
+
+
+def without_intervals(report: Mapping[str, Any]) -> bool:
+    """Whether the report was scored with no bootstrap resamples (``--bootstrap 0``).
+
+    Example:
+        >>> without_intervals({"bootstrap": {"n_resamples": 0}}), without_intervals({})
+        (True, False)
+    """
+    return (report.get("bootstrap") or {}).get("n_resamples") == 0
+
+
+#: What a report scored without resamples says in place of its intervals.
+NO_INTERVALS = "no intervals (--bootstrap 0)"
 
 
 def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -246,7 +262,9 @@ def render_table(report: Mapping[str, Any]) -> str:
         diagnosis     top1           25.0  [0.0, 75.0]
     """
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
-    header = f"{'task':<13} {'metric':<13} {'value %':>7}  {level}% CI"
+    header = f"{'task':<13} {'metric':<13} {'value %':>7}  " + (
+        NO_INTERVALS if without_intervals(report) else f"{level}% CI"
+    )
     lines = [header, "-" * len(header)]
     scope = answered_only_line(report)
     if scope:
@@ -303,9 +321,15 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
         "|---|---|---:|---|",
     ]
-    lines += [
-        f"| {task} | {key} | {value} | {interval} |" for task, key, value, interval in _rows(report)
-    ]
+    if without_intervals(report):
+        lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
+        lines.append("|---|---|---:|")
+        lines += [f"| {task} | {key} | {value} |" for task, key, value, _ in _rows(report)]
+    else:
+        lines += [
+            f"| {task} | {key} | {value} | {interval} |"
+            for task, key, value, interval in _rows(report)
+        ]
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
     settings = settings_lines(report)
     if settings:
@@ -485,7 +509,8 @@ def render_human_reference(report: Mapping[str, Any]) -> list[str]:
         raters = section.get("raters", {})
         lines.append(
             f"The release's raters ({', '.join(raters.values())}) scored with the model's metric "
-            f"on the same {section.get('n_images', '?')} images; values in percent with CIs."
+            f"on the same {section.get('n_images', '?')} images; values in percent "
+            + (f"({NO_INTERVALS})." if without_intervals(report) else "with CIs.")
         )
         lines += [
             "",
@@ -551,7 +576,9 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
         "",
         "## Breakdowns",
         "",
-        f"Each task's scores per group of items, with n and a bootstrap CI over the group; groups "
+        "Each task's scores per group of items, with n and "
+        + (f"{NO_INTERVALS}" if without_intervals(report) else "a bootstrap CI over the group")
+        + "; groups "
         f"under {settings.get('min_group_size', '?')} items are marked too small (shown, not to be "
         "trusted).",
     ]
