@@ -11,7 +11,6 @@ from novabench.cli import main
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.html import render_html
 from novabench.report.render import settings_lines
-from novabench.run.predictions import RunManifest
 
 FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
 

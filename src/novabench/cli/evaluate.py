@@ -197,7 +197,7 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "--bootstrap",
         type=checks.nonnegative_int_option,
         default=1000,
-        help="bootstrap resamples for CIs (0: none)",
+        help="bootstrap resamples for CIs (default 1000; 0: no intervals)",
     )
     parser.add_argument(
         "--allow-other-release",
@@ -210,7 +210,13 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         default=0.95,
         help="level of the bootstrap intervals, in (0, 1) (default 0.95)",
     )
-    parser.add_argument("--seed", type=checks.nonnegative_int_option, default=0)
+    parser.add_argument(
+        "--seed",
+        type=checks.nonnegative_int_option,
+        default=0,
+        help="seed of the bootstrap resamples and of nova evaluate's HTML gallery sample "
+        "(default 0)",
+    )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
     )
@@ -220,12 +226,21 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         " downloaded when not cached unless HF_HUB_OFFLINE=1; or --exclude BERTScore-F1)",
     )
     parser.add_argument(
-        "--bertscore-layers", type=checks.positive_int_option, help="BERTScore layer of that model"
+        "--bertscore-layers",
+        type=checks.positive_int_option,
+        help="BERTScore layer of --bertscore-model (required with it; default with roberta-large: "
+        "17)",
     )
     parser.add_argument(
         "--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)"
     )
-    parser.add_argument("--keyword-averaging", choices=("sample", "micro"), default="sample")
+    parser.add_argument(
+        "--keyword-averaging",
+        choices=("sample", "micro"),
+        default="sample",
+        help="keyword F1s averaged per caption pair (sample, the paper's) or pooled over all "
+        "pairs (micro) (default sample)",
+    )
     parser.add_argument(
         "--judge-endpoint",
         help="OpenAI-compatible base URL of an LLM judge (diagnosis; captions with "
