@@ -37,11 +37,12 @@ def test_settings_of_every_task_are_shown_in_markdown_html_and_table(report: dic
     markdown = render_markdown(report)
     assert "## Settings" in markdown
     settings = markdown.split("## Settings", 1)[1]
-    assert "diagnosis matcher" in settings and "keywords lexicon (offline)" in settings
+    assert "diagnosis: matched by lexicon matcher" in settings
+    assert "keywords lexicon (offline)" in settings
     assert extractor == "lexicon (offline)"
     page = render_html(report, gallery_size=0)
     assert '<h2 id="settings">Settings</h2>' in page
-    assert f"diagnosis: diagnosis matcher {matcher}" in page
+    assert f"diagnosis: matched by {matcher}" in page
     table = render_table(report)
     assert "settings: captioning: keywords lexicon (offline)" in table
 

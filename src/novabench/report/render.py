@@ -200,7 +200,7 @@ _SETTING_LABELS: tuple[tuple[str, str], ...] = (
     ("METEOR_variant", "METEOR"),
     ("keyword_extractor", "keywords"),
     ("keyword_averaging", "keyword averaging"),
-    ("matcher", "diagnosis matcher"),
+    ("matcher", "matched by"),
 )
 
 
