@@ -104,3 +104,20 @@ def test_breakdowns_without_resamples_promise_no_interval(
     )
     breakdowns = render_markdown(report).split("## Breakdowns", 1)[1]
     assert "bootstrap CI" not in breakdowns and "no intervals (--bootstrap 0)" in breakdowns
+
+
+def test_compare_says_which_metrics_were_left_out(
+    sample_release: Path, floor_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from novabench.report import compare_predictions
+    from novabench.report.html import render_comparison_html
+    from novabench.report.render import render_comparison, render_comparison_markdown
+
+    comparison = compare_predictions(
+        sample_release, floor_run, floor_run, n_resamples=10, caption_options=FAST_CAPTIONS
+    )
+    assert "BERTScore-F1: not computed (--exclude)" in comparison["notes"]["captioning"]
+    said = "captioning: note: BERTScore-F1: not computed (--exclude)"
+    assert said in render_comparison(comparison)
+    assert said in render_comparison_markdown(comparison)
+    assert said in render_comparison_html(comparison)

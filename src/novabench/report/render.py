@@ -87,6 +87,12 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
                     f"{who} {task}: {counts['answered']}/{counts['items']} answered, "
                     f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
                 )
+    # The notes (metrics left out, judges) as the Markdown and HTML give them.
+    lines += [
+        f"{task}: note: {note}"
+        for task, notes in (comparison.get("notes") or {}).items()
+        for note in notes
+    ]
     return "\n".join(lines)
 
 
