@@ -11,7 +11,8 @@ from novabench.cli import build_parser, main
 
 # Inline literals and Sphinx roles (:func:`x`, :class:`x`, :mod:`x`...): markup for the API
 # documentation that a terminal shows as noise.
-MARKUP = re.compile(r"``|:(?:func|class|meth|mod|data|attr|exc|obj|py:\w+):`")
+# Also Markdown-style `code` and a paragraph's "::" that opens a literal block.
+MARKUP = re.compile(r"`|:(?:func|class|meth|mod|data|attr|exc|obj|py:\w+):`|\S::$", re.MULTILINE)
 
 
 def command_paths(
@@ -47,3 +48,45 @@ def test_the_docstring_descriptions_keep_their_words(capsys: pytest.CaptureFixtu
     main(["parse", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
     assert "adds parse_status;" in shown and "(nova run --box-convention)" in shown
+
+
+def option_help(path: tuple[str, ...], option: str) -> str:
+    """The help text of ``option`` of ``nova *path``, as argparse holds it."""
+    parser = build_parser()
+    for word in path:
+        parser = next(
+            action.choices[word]
+            for action in parser._actions
+            if isinstance(action, argparse._SubParsersAction)
+        )
+    return next(a.help for a in parser._actions if option in a.option_strings) or ""
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+@pytest.mark.parametrize(
+    "option", ["--bootstrap", "--seed", "--keyword-averaging", "--confidence"]
+)
+def test_scoring_options_state_their_defaults(command: str, option: str) -> None:
+    parser = build_parser()
+    sub = next(
+        a.choices[command] for a in parser._actions if isinstance(a, argparse._SubParsersAction)
+    )
+    default = next(a.default for a in sub._actions if option in a.option_strings)
+    assert f"default {default}" in option_help((command,), option)
+
+
+def test_bertscore_layers_help_names_the_default_layer() -> None:
+    assert "17" in option_help(("evaluate",), "--bertscore-layers")
+
+
+def test_run_baseline_help_lists_every_baseline() -> None:
+    from novabench.run.baselines import BASELINES
+
+    shown = option_help(("run",), "--baseline")
+    assert BASELINES and all(name in shown for name in BASELINES)
+
+
+def test_evaluate_description_mentions_html_and_items(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["evaluate", "--help"])
+    description = capsys.readouterr().out.split("options:")[0]
+    assert "HTML" in description and "--items" in description

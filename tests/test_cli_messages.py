@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from novabench._files import mark_output_folder
 from novabench.cli import main
 from novabench.data.sample import write_sample_release
 from novabench.errors import NovaInputError
@@ -35,6 +36,21 @@ def test_sample_over_an_existing_folder_names_only_the_option(
     assert "overwrite=True" not in line
 
 
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_sample_over_a_folder_it_did_not_write_says_so_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], overwrite: list[str]
+) -> None:
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    assert main(["sample", str(out), "--cases", "1", "--quiet", *overwrite]) == 2
+    line = one_error_line(capsys, "sample")
+    assert "was not written by nova sample" in line.replace("`", "")
+    assert line.endswith("choose another path or remove it yourself")
+    assert "pass --overwrite" not in line  # it would be refused: never suggested
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
+
+
 def test_export_over_an_existing_folder_names_only_the_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -42,10 +58,11 @@ def test_export_over_an_existing_folder_names_only_the_option(
     out = tmp_path / "taken"
     out.mkdir()
     (out / "mine.txt").write_text("kept", encoding="utf-8")
+    mark_output_folder(out, "export")  # an earlier export: --overwrite may replace it
     assert main(["export", str(release), str(out), "-q"]) == 2
     line = one_error_line(capsys, "export")
     assert "pass --overwrite to replace it" in line and "overwrite=True" not in line
-    assert [path.name for path in out.iterdir()] == ["mine.txt"]
+    assert "mine.txt" in [path.name for path in out.iterdir()]
 
 
 def test_python_callers_are_told_the_argument(tmp_path: Path) -> None:

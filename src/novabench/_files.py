@@ -385,34 +385,44 @@ def check_output_folder(
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: ..., field 'OUT': was not written by `nova export` ...
+        >>> check_output_folder(folder, command="export", overwrite=False)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...: already exists and was not written by `nova export` ...
     """
     from novabench.errors import NovaInputError
 
     path = Path(out).expanduser()
     if not (path.exists() or path.is_symlink()):
         return
-    if not overwrite:
-        raise NovaInputError(
-            "already exists; pass overwrite=True to replace it",
-            source=str(out),
-            field=field,
-        )
+    # What overwrite could never replace is said first: suggesting it would only lead to a refusal.
     if path.is_symlink() or not path.is_dir():
         kind = "a link" if path.is_symlink() else "a file"
         raise NovaInputError(
-            f"is {kind}, not a folder `nova {command}` wrote; --overwrite replaces only such "
-            "a folder: remove it yourself or choose another path",
+            f"is {kind}, not a folder `nova {command}` wrote"
+            + ("; --overwrite replaces only such a folder" if overwrite else "")
+            + ": choose another path or remove it yourself",
             source=str(out),
             field=field,
         )
-    if next(path.iterdir(), None) is None:
-        return
-    writer = output_folder_writer(path)
-    if writer != command:
+    empty = next(path.iterdir(), None) is None
+    writer = None if empty else output_folder_writer(path)
+    if not empty and writer != command:
         made_by = f"it was written by `nova {writer}`" if writer else f"no {OUTPUT_MARKER} in it"
         raise NovaInputError(
-            f"was not written by `nova {command}` ({made_by}); --overwrite replaces only a "
-            "folder that command wrote: remove it yourself or choose another path",
+            (
+                f"was not written by `nova {command}` ({made_by}); --overwrite replaces only a "
+                "folder that command wrote"
+                if overwrite
+                else f"already exists and was not written by `nova {command}` ({made_by})"
+            )
+            + ": choose another path or remove it yourself",
+            source=str(out),
+            field=field,
+        )
+    if not overwrite:
+        raise NovaInputError(
+            "already exists; pass overwrite=True to replace it",
             source=str(out),
             field=field,
         )

@@ -432,13 +432,17 @@ def test_coco_rejects_unknown_source_and_existing_file(release_dir: Path, tmp_pa
         coco_document(release, source="everyone")  # type: ignore[arg-type]
     target = tmp_path / "exists.json"
     target.write_text("keep me", encoding="utf-8")
-    with pytest.raises(NovaInputError, match="already exists"):
+    # Not ours: said at once, without suggesting an overwrite that would be refused.
+    with pytest.raises(NovaInputError, match="not a COCO file novabench exported: choose") as error:
         export_coco(release_dir, target)
+    assert "overwrite" not in str(error.value)
     with pytest.raises(NovaInputError, match="not a COCO file novabench exported"):
         export_coco(release_dir, target, overwrite=True)
     assert target.read_text(encoding="utf-8") == "keep me"
     target.unlink()
     export_coco(release_dir, target)
+    with pytest.raises(NovaInputError, match="already exists; pass overwrite=True"):
+        export_coco(release_dir, target)  # our own file: overwrite is the way
     export_coco(release_dir, target, overwrite=True)  # our own file may be replaced
     assert json.loads(target.read_text(encoding="utf-8"))["categories"][0]["id"] == 1
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,13 @@ def test_evaluate_writes_an_html_page_naming_the_model(
     text = page.read_text()
     assert "<title>NOVA report: baseline:floor</title>" in text
     assert "<h1>NOVA evaluation report: baseline:floor</h1>" in text
-    assert "--items DIR" in text  # per-item sections need the tables (not written here)
+    # The per-item sections are drawn from tables built in memory: no --items needed.
+    assert "--items DIR" not in text
+    assert "hit rate against the IoU threshold" in text
+    assert text.count('class="overlay"') == 3 * 4  # the default gallery size
+    assert "items" not in json.loads(out.read_text())  # nothing written, nothing pointed at
+    links = re.findall(r'(?:src|href)="([^"]*)"', text)
+    assert links and all(link.startswith(("data:", "#")) for link in links)  # self-contained
     assert markdown.read_text().splitlines()[0] == "# NOVA evaluation report: baseline:floor"
     assert f", {page}" in capsys.readouterr().out
 

@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 # :class:`title <target>`) and inline literals (``x``).
 _ROLE = re.compile(r":(?:[a-z]+:)?[a-z]+:`(?:~?[\w.]*\.)?([^`<]*?)\s*(?:<[^`>]*>)?`")
 _LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
+# Markdown-style `code` (one backtick each side) and a paragraph's closing "::" (a literal block).
+_SINGLE_LITERAL = re.compile(r"`([^`\n]+?)`")
+_LITERAL_BLOCK = re.compile(r"(?<=\S)::(?=\s*$)", re.MULTILINE)
 
 
 def plain_text(text: str | None) -> str | None:
@@ -72,12 +75,15 @@ def plain_text(text: str | None) -> str | None:
         'Then nova parse reads it (parse_raw).'
         >>> plain_text(":class:`the judge <novabench.metrics.judge.OpenAICaseJudge>`")
         'the judge'
+        >>> plain_text("`nova run`: ask a model. Examples::\\n    nova run --data D")
+        'nova run: ask a model. Examples:\\n    nova run --data D'
         >>> plain_text(None) is None
         True
     """
     if text is None:
         return None
-    return _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+    text = _LITERAL.sub(r"\1", _ROLE.sub(r"\1", text))
+    return _LITERAL_BLOCK.sub(":", _SINGLE_LITERAL.sub(r"\1", text))
 
 
 def _plain_help(parser: argparse.ArgumentParser) -> None:

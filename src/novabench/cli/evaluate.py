@@ -30,7 +30,9 @@ def register(subparsers: Any) -> None:
         description=(
             "Score a predictions JSONL file against a NOVA release with the metric module, print a "
             "table in percent with bootstrap confidence intervals and parse-failure counts, and write "
-            "the report (metric keys in fractions) as JSON and optionally Markdown."
+            "the report (metric keys in fractions) as JSON, optionally as Markdown (--markdown) and "
+            "as one self-contained HTML page with plots and a box-overlay gallery (--html), and "
+            "the per-item tables (--items)."
         ),
     )
     parser.add_argument(
@@ -62,7 +64,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--items",
         metavar="DIR",
-        help="also write the per-item tables here (images/cases .parquet and .csv)",
+        help="also write the per-item tables here (images/cases .parquet and .csv); the HTML "
+        "report's plots and gallery are drawn with or without it",
     )
     parser.add_argument(
         "--answered-only",
@@ -118,10 +121,11 @@ def run(args: argparse.Namespace) -> int:
             report["tasks"][task]["notes"].append(judge_note(args, options.judge_of(task)))
     close_judges(options)
     tables = None
-    if args.items:
+    if args.items or args.html:  # the page's plots and gallery need them, written or not
         from novabench.report.items import item_tables
 
         tables = item_tables(scored)
+    if args.items:
         report_folder = Path(args.out).resolve().parent
         report["items"] = {
             name: os.path.relpath((Path(args.items) / f"{name}.parquet").resolve(), report_folder)
@@ -141,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             gallery_size=args.gallery_size,
             seed=args.seed,
         )
-    if tables is not None:
+    if tables is not None and args.items:
         tables.write(args.items)
     write_report(report, args.out)
     if markdown is not None:
@@ -193,7 +197,7 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "--bootstrap",
         type=checks.nonnegative_int_option,
         default=1000,
-        help="bootstrap resamples for CIs (0: none)",
+        help="bootstrap resamples for CIs (default 1000; 0: no intervals)",
     )
     parser.add_argument(
         "--allow-other-release",
@@ -206,7 +210,13 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         default=0.95,
         help="level of the bootstrap intervals, in (0, 1) (default 0.95)",
     )
-    parser.add_argument("--seed", type=checks.nonnegative_int_option, default=0)
+    parser.add_argument(
+        "--seed",
+        type=checks.nonnegative_int_option,
+        default=0,
+        help="seed of the bootstrap resamples and of nova evaluate's HTML gallery sample "
+        "(default 0)",
+    )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
     )
@@ -216,12 +226,21 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         " downloaded when not cached unless HF_HUB_OFFLINE=1; or --exclude BERTScore-F1)",
     )
     parser.add_argument(
-        "--bertscore-layers", type=checks.positive_int_option, help="BERTScore layer of that model"
+        "--bertscore-layers",
+        type=checks.positive_int_option,
+        help="BERTScore layer of --bertscore-model (required with it; default with roberta-large: "
+        "17)",
     )
     parser.add_argument(
         "--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)"
     )
-    parser.add_argument("--keyword-averaging", choices=("sample", "micro"), default="sample")
+    parser.add_argument(
+        "--keyword-averaging",
+        choices=("sample", "micro"),
+        default="sample",
+        help="keyword F1s averaged per caption pair (sample, the paper's) or pooled over all "
+        "pairs (micro) (default sample)",
+    )
     parser.add_argument(
         "--judge-endpoint",
         help="OpenAI-compatible base URL of an LLM judge (diagnosis; captions with "

@@ -21,6 +21,7 @@ from typing import Any
 from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.registry import ALL_TASKS, MAX_RAW_ANSWER_CHARS, TASK_NAMES
+from novabench.run.baseline_names import BASELINES
 from novabench.run.defaults import CONVENTIONS, DEFAULT_MAX_CONCURRENCY
 
 
@@ -178,7 +179,9 @@ def register(subparsers: Any) -> None:
         "--endpoint", help="OpenAI-compatible API root, e.g. http://localhost:8000/v1"
     )
     source.add_argument(
-        "--baseline", help="a floor baseline of novabench.run.baselines, e.g. floor"
+        "--baseline",
+        help="a floor baseline: "
+        + ", ".join(f"{name} ({', '.join(tasks)})" for name, tasks in BASELINES.items()),
     )
     parser.add_argument("--model-name", help="model name to request from --endpoint")
     parser.add_argument(

@@ -347,14 +347,15 @@ def export_coco(
     """
     out = Path(out_json)
     check_output_paths({"out_json": out}, {"the release": release_dir})
-    if out.exists() and not overwrite:
-        raise NovaInputError("already exists; pass overwrite=True to replace it", source=str(out))
-    if out.exists() and not _is_our_coco(out):
+    if out.exists() and not _is_our_coco(out):  # said first: overwrite would not help
         raise NovaInputError(
-            "is not a COCO file novabench exported; overwrite replaces only such a file: "
-            "remove it yourself or choose another path",
+            "is not a COCO file novabench exported"
+            + ("; overwrite replaces only such a file" if overwrite else "")
+            + ": choose another path or remove it yourself",
             source=str(out),
         )
+    if out.exists() and not overwrite:
+        raise NovaInputError("already exists; pass overwrite=True to replace it", source=str(out))
     document = coco_document(read_release(release_dir), source=source)
     return write_text_atomic(out, json.dumps(document, ensure_ascii=False))
 

@@ -20,7 +20,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
+from novabench.report.render import (
+    HEADLINE_KEYS,
+    NO_INTERVALS,
+    TASK_ORDER,
+    model_name,
+    settings_lines,
+    without_intervals,
+)
 
 if TYPE_CHECKING:
     from novabench.data.render import LineStyle
@@ -87,10 +94,14 @@ def _headline_section(report: Mapping[str, Any]) -> list[str]:
     from novabench.report.render import _coverage_lines
 
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    intervals = not without_intervals(report)
     parts = [
         _heading("headline", "Headline numbers"),
-        f"<table><tr><th>task</th><th>metric</th><th>value (%)</th><th>{level}% CI</th></tr>",
+        "<table><tr><th>task</th><th>metric</th><th>value (%)</th>"
+        + (f"<th>{level}% CI</th></tr>" if intervals else "</tr>"),
     ]
+    if not intervals:
+        parts.insert(1, f"<p>Values in percent; {_text(NO_INTERVALS)}.</p>")
     for task in TASK_ORDER:
         task_report = report["tasks"].get(task)
         if task_report is None:
@@ -101,12 +112,17 @@ def _headline_section(report: Mapping[str, Any]) -> list[str]:
                 parts.append(
                     f"<tr><td>{_text(task)}</td><td>{_text(key)}</td>"
                     f'<td class="num">{_percent(task_report["metrics"][key])}</td>'
-                    f"<td>{_text(_interval(interval))}</td></tr>"
+                    + (f"<td>{_text(_interval(interval))}</td></tr>" if intervals else "</tr>")
                 )
     parts.append("</table>")
     parts.append(_heading("coverage", "Coverage") + "<ul>")
     parts += [f"<li>{_text(line)}</li>" for line in _coverage_lines(report)]
     parts.append("</ul>")
+    settings = settings_lines(report)
+    if settings:
+        parts.append(_heading("settings", "Settings") + "<ul>")
+        parts += [f"<li>{_text(line)}</li>" for line in settings]
+        parts.append("</ul>")
     return parts
 
 
@@ -125,7 +141,11 @@ def _human_section(report: Mapping[str, Any]) -> list[str]:
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     parts.append(
         f"<p>The release's raters scored with the model's metric on the same images; values "
-        f"in percent with {level}% bootstrap CIs, as in the headline table.</p>"
+        + (
+            f"in percent with {level}% bootstrap CIs, as in the headline table.</p>"
+            if not without_intervals(report)
+            else f"in percent ({_text(NO_INTERVALS)}).</p>"
+        )
     )
     parts.append(
         "<table><tr><th>who</th>" + "".join(f"<th>{_text(k)} (%)</th>" for k in keys) + "</tr>"
@@ -162,6 +182,11 @@ def _figure(figure: Any, alt: str) -> str:
 def _breakdown_section(report: Mapping[str, Any]) -> list[str]:
     from novabench.report.plots import breakdown_figure
 
+    if (report.get("breakdown_settings") or {}).get("computed") is False:
+        return [
+            _heading("breakdowns", "Breakdowns"),
+            '<p class="note">Not computed (<code>--no-breakdowns</code>).</p>',
+        ]
     breakdowns = report.get("breakdowns") or {}
     parts: list[str] = []
     for task in TASK_ORDER:

@@ -18,6 +18,7 @@ from novabench._files import json_safe, write_text_atomic
 
 __all__ = [
     "HEADLINE_KEYS",
+    "NO_INTERVALS",
     "TASK_ORDER",
     "answered_only_line",
     "identical_answers_lines",
@@ -28,6 +29,8 @@ __all__ = [
     "render_human_reference",
     "render_markdown",
     "render_table",
+    "settings_lines",
+    "without_intervals",
     "write_report",
 ]
 
@@ -84,6 +87,12 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
                     f"{who} {task}: {counts['answered']}/{counts['items']} answered, "
                     f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
                 )
+    # The notes (metrics left out, judges) as the Markdown and HTML give them.
+    lines += [
+        f"{task}: note: {note}"
+        for task, notes in (comparison.get("notes") or {}).items()
+        for note in notes
+    ]
     return "\n".join(lines)
 
 
@@ -125,6 +134,20 @@ def _interval(report_task: Mapping[str, Any], key: str) -> str:
     if not interval or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in interval):
         return ""
     return f"[{_percent(interval[0])}, {_percent(interval[1])}]"
+
+
+def without_intervals(report: Mapping[str, Any]) -> bool:
+    """Whether the report was scored with no bootstrap resamples (``--bootstrap 0``).
+
+    Example:
+        >>> without_intervals({"bootstrap": {"n_resamples": 0}}), without_intervals({})
+        (True, False)
+    """
+    return (report.get("bootstrap") or {}).get("n_resamples") == 0
+
+
+#: What a report scored without resamples says in place of its intervals.
+NO_INTERVALS = "no intervals (--bootstrap 0)"
 
 
 def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -177,6 +200,63 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+# The scoring settings a task's metrics record (non-numeric), with the label a reader sees.
+_SETTING_LABELS: tuple[tuple[str, str], ...] = (
+    ("BERTScore_hash", "BERTScore"),
+    ("METEOR_variant", "METEOR"),
+    ("keyword_extractor", "keywords"),
+    ("keyword_averaging", "keyword averaging"),
+    ("matcher", "matched by"),
+)
+
+
+def settings_lines(report: Mapping[str, Any], *, short: bool = False) -> list[str]:
+    """Per task, the settings that decide whether its numbers compare with another report.
+
+    The BERTScore model and layer (its hash), the METEOR variant, the keyword extractor and
+    averaging, the diagnosis matcher or judge (metrics left out are in the task's notes).
+    ``short`` names the BERTScore model by its folder or id and layer, for a terminal line.
+
+    Example:
+        >>> report = {"tasks": {"captioning": {"metrics": {"METEOR_variant": "exact+stem",
+        ...     "BERTScore_hash": "/m/minilm/model_L6_no-idf_version=0.3.12"}}}}
+        >>> settings_lines(report, short=True)
+        ['captioning: BERTScore minilm/model layer 6; METEOR exact+stem']
+    """
+    lines = []
+    for task in TASK_ORDER:
+        task_report = report.get("tasks", {}).get(task)
+        if task_report is None:
+            continue
+        metrics = task_report.get("metrics", {})
+        parts = []
+        for key, label in _SETTING_LABELS:
+            value = metrics.get(key)
+            if isinstance(value, str) and value:
+                if key == "BERTScore_hash" and short:
+                    value = _bertscore_model(value)
+                parts.append(f"{label} {value}")
+        if parts:
+            lines.append(f"{task}: " + "; ".join(parts))
+    return lines
+
+
+def _bertscore_model(bertscore_hash: str) -> str:
+    """The model (a Hub id, or a folder's last two path parts) and layer in a bert_score hash.
+
+    The hash itself when it does not read as ``{model}_L{layer}_...``.
+    """
+    import re
+
+    found = re.match(r"(.+)_L(\d+)_", bertscore_hash)
+    if found is None:
+        return bertscore_hash
+    model = found.group(1).replace(os.sep, "/").rstrip("/")
+    if model.startswith(("/", ".", "~")) or model.count("/") > 1:
+        model = "/".join(model.split("/")[-2:])
+    return f"{model} layer {found.group(2)}"
+
+
 def render_table(report: Mapping[str, Any]) -> str:
     """A plain-text table in percent with confidence intervals, then coverage lines.
 
@@ -188,7 +268,9 @@ def render_table(report: Mapping[str, Any]) -> str:
         diagnosis     top1           25.0  [0.0, 75.0]
     """
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
-    header = f"{'task':<13} {'metric':<13} {'value %':>7}  {level}% CI"
+    header = f"{'task':<13} {'metric':<13} {'value %':>7}  " + (
+        NO_INTERVALS if without_intervals(report) else f"{level}% CI"
+    )
     lines = [header, "-" * len(header)]
     scope = answered_only_line(report)
     if scope:
@@ -197,6 +279,7 @@ def render_table(report: Mapping[str, Any]) -> str:
         lines.append(f"{task:<13} {key:<13} {value:>5}  {interval}".rstrip())
     lines.append("")
     lines.extend(_coverage_lines(report))
+    lines.extend(f"settings: {line}" for line in settings_lines(report, short=True))
     lines.extend(_human_reference_lines(report))
     return "\n".join(lines)
 
@@ -244,10 +327,19 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
         "|---|---|---:|---|",
     ]
-    lines += [
-        f"| {task} | {key} | {value} | {interval} |" for task, key, value, interval in _rows(report)
-    ]
+    if without_intervals(report):
+        lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
+        lines.append("|---|---|---:|")
+        lines += [f"| {task} | {key} | {value} |" for task, key, value, _ in _rows(report)]
+    else:
+        lines += [
+            f"| {task} | {key} | {value} | {interval} |"
+            for task, key, value, interval in _rows(report)
+        ]
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
+    settings = settings_lines(report)
+    if settings:
+        lines += ["", "## Settings", ""] + [f"- {_markdown_text(line)}" for line in settings]
     lines += render_human_reference(report)
     lines += render_breakdowns(report)
     return "\n".join(lines) + "\n"
@@ -423,7 +515,8 @@ def render_human_reference(report: Mapping[str, Any]) -> list[str]:
         raters = section.get("raters", {})
         lines.append(
             f"The release's raters ({', '.join(raters.values())}) scored with the model's metric "
-            f"on the same {section.get('n_images', '?')} images; values in percent with CIs."
+            f"on the same {section.get('n_images', '?')} images; values in percent "
+            + (f"({NO_INTERVALS})." if without_intervals(report) else "with CIs.")
         )
         lines += [
             "",
@@ -489,7 +582,9 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
         "",
         "## Breakdowns",
         "",
-        f"Each task's scores per group of items, with n and a bootstrap CI over the group; groups "
+        "Each task's scores per group of items, with n and "
+        + (f"{NO_INTERVALS}" if without_intervals(report) else "a bootstrap CI over the group")
+        + "; groups "
         f"under {settings.get('min_group_size', '?')} items are marked too small (shown, not to be "
         "trusted).",
     ]

@@ -228,6 +228,7 @@ class ScoringOptions:
                 options.get("bertscore_model"), options.get("bertscore_num_layers"), fetch=False
             )
         options["exclude"] = sorted(excluded)
+        notes += [f"{name}: not computed (--exclude)" for name in options["exclude"]]
         return options, notes
 
 
@@ -385,6 +386,8 @@ def score_predictions(
             "notes": notes,
             "coverage": {**summary[task], "scored": len(positions[task])},
         }
+        if metric_options.get("exclude"):
+            task_reports[task]["excluded"] = list(metric_options["exclude"])
         if chosen.judge_kind(task) is not None:
             task_reports[task]["judge"] = judge_record(chosen, task, since=judge_before)
         if not chosen.breakdowns:

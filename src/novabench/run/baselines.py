@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from novabench.errors import NovaInputError
-from novabench.registry import TASK_NAMES
+from novabench.run.baseline_names import BASELINES
 from novabench.run.detector import Detection, DetectorSettings, detect_anomalies, head_mask
 
 __all__ = [
@@ -44,12 +44,6 @@ __all__ = [
     "rank_diagnoses",
 ]
 
-BASELINES: dict[str, tuple[str, ...]] = {
-    "outlier-detector": ("localization",),
-    "template-caption": ("captioning",),
-    "lexicon-ranking": ("diagnosis",),
-    "floor": TASK_NAMES,  # one baseline per task, together
-}
 
 
 def localization_answer(image: np.ndarray, settings: DetectorSettings | None = None) -> str:

