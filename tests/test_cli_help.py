@@ -63,9 +63,7 @@ def option_help(path: tuple[str, ...], option: str) -> str:
 
 
 @pytest.mark.parametrize("command", ["evaluate", "compare"])
-@pytest.mark.parametrize(
-    "option", ["--bootstrap", "--seed", "--keyword-averaging", "--confidence"]
-)
+@pytest.mark.parametrize("option", ["--bootstrap", "--seed", "--keyword-averaging", "--confidence"])
 def test_scoring_options_state_their_defaults(command: str, option: str) -> None:
     parser = build_parser()
     sub = next(

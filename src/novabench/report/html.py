@@ -140,7 +140,7 @@ def _human_section(report: Mapping[str, Any]) -> list[str]:
     keys = [k for k in HEADLINE_KEYS["localization"] if any(k in row for _, row in compared)]
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     parts.append(
-        f"<p>The release's raters scored with the model's metric on the same images; values "
+        "<p>The release's raters scored with the model's metric on the same images; values "
         + (
             f"in percent with {level}% bootstrap CIs, as in the headline table.</p>"
             if not without_intervals(report)

@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 
-
 def localization_answer(image: np.ndarray, settings: DetectorSettings | None = None) -> str:
     """The detector's boxes as a protocol answer: ``label: [ymin, xmin, ymax, xmax]`` in 0..1000.
 
