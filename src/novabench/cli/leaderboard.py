@@ -31,10 +31,20 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--csv", help="write the leaderboard table as CSV here")
     parser.add_argument("--out", help="write the leaderboard as JSON here")
     parser.add_argument(
-        "--bootstrap", type=int, default=1000, help="paired bootstrap resamples for the tie tests"
+        "--bootstrap",
+        type=int,
+        default=1000,
+        help="paired bootstrap resamples for the tie tests (default 1000)",
     )
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        help="level of the tie tests' intervals, in (0, 1) (default 0.95)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the paired bootstrap (default 0)"
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
