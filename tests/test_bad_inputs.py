@@ -807,6 +807,11 @@ ROWS: list[Row] = [
     Row("--bootstrap -1", _eval_option("--bootstrap", "-1"), ("--bootstrap",)),
     Row("--confidence nan", _eval_option("--confidence", "nan"), ("--confidence", "finite")),
     Row("--seed text", _eval_option("--seed", "one"), ("--seed", "integer")),
+    Row(
+        "leaderboard --confidence nan",
+        _option("leaderboard", "{pred}", "--confidence", "nan"),
+        ("--confidence", "finite"),
+    ),
     Row("--judge-cache is a file", _evaluate_judge_cache_file, ("--judge-cache", "cache")),
     Row(
         "--judge-cache inside the release",

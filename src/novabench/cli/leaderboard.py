@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from novabench import checks
+
 
 def register(subparsers: Any) -> None:
     """Add the ``leaderboard`` sub-command.
@@ -32,18 +34,21 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--out", help="write the leaderboard as JSON here")
     parser.add_argument(
         "--bootstrap",
-        type=int,
+        type=checks.positive_int_option,
         default=1000,
         help="paired bootstrap resamples for the tie tests (default 1000)",
     )
     parser.add_argument(
         "--confidence",
-        type=float,
+        type=checks.positive_float_option,
         default=0.95,
         help="level of the tie tests' intervals, in (0, 1) (default 0.95)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the paired bootstrap (default 0)"
+        "--seed",
+        type=checks.nonnegative_int_option,
+        default=0,
+        help="seed of the paired bootstrap (default 0)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
