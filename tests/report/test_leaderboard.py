@@ -91,12 +91,21 @@ def test_table_has_cis_ranks_and_the_human_rows(tmp_path: Path) -> None:
     board = build_leaderboard(load(paths), paths, n_resamples=200)
     rows = list(csv.reader(io.StringIO(leaderboard_csv(board))))
     header = rows[0]
-    assert header[:3] == ["model", "localization rank (mAP@30)", "localization mAP@30 (%)"]
+    assert header[:5] == [
+        "model",
+        "localization rank (mAP@30)",
+        "localization mAP@30 (%)",
+        "localization mAP@30 CI low (%)",
+        "localization mAP@30 CI high (%)",
+    ]
     by_model = {row[0]: dict(zip(header, row)) for row in rows[1:]}
-    assert by_model["A"]["localization hit@30 (%)"] == "50.0 [30.0, 70.0]"
+    hit = ("localization hit@30 (%)", "localization hit@30 CI low (%)")
+    assert [by_model["A"][column] for column in hit] == ["50.0000", "30.0000"]
+    assert by_model["A"]["localization hit@30 CI high (%)"] == "70.0000"
     assert by_model["A"]["localization rank (mAP@30)"] == "1"
-    assert by_model["human: rater 1 vs gold"]["localization hit@30 (%)"] == "90.0"
-    assert by_model["human: rater 1 vs rater 2"]["localization hit@30 (%)"] == "80.0"
+    assert by_model["human: rater 1 vs gold"]["localization hit@30 (%)"] == "90.0000"
+    assert by_model["human: rater 1 vs gold"]["localization hit@30 CI low (%)"] == ""
+    assert by_model["human: rater 1 vs rater 2"]["localization hit@30 (%)"] == "80.0000"
     assert by_model["human: rater 1 vs gold"]["localization rank (mAP@30)"] == ""
 
 
@@ -283,6 +292,8 @@ def test_csv_stays_one_wide_table(tmp_path: Path) -> None:
     rows = list(csv.reader(io.StringIO(leaderboard_csv(build_leaderboard(load(paths), paths)))))
     assert {len(row) for row in rows} == {len(rows[0])}
     assert "captioning ROUGE-L (%)" in rows[0] and "diagnosis top1 (%)" in rows[0]
+    # Numbers only, ready for pandas: every non-empty cell past the model name parses.
+    assert all(float(cell) == float(cell) for row in rows[1:] for cell in row[1:] if cell)
 
 
 def test_human_rows_show_their_confidence_intervals(tmp_path: Path) -> None:
@@ -294,9 +305,15 @@ def test_human_rows_show_their_confidence_intervals(tmp_path: Path) -> None:
     board = build_leaderboard([report], [path])
     rows = {row[0]: row for row in csv.reader(io.StringIO(leaderboard_csv(board)))}
     header = list(csv.reader(io.StringIO(leaderboard_csv(board))))[0]
-    assert rows["human: rater 1 vs gold"][header.index("localization hit@30 (%)")] == (
-        "90.0 [80.0, 100.0]"
-    )
+    rater = rows["human: rater 1 vs gold"]
+    assert [
+        rater[header.index(f"localization hit@30{part} (%)")]
+        for part in ("", " CI low", " CI high")
+    ] == [
+        "90.0000",
+        "80.0000",
+        "100.0000",
+    ]
 
 
 def test_the_curve_names_the_models_it_leaves_out_and_how_to_include_them(

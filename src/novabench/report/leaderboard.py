@@ -549,32 +549,56 @@ def _columns(board: Mapping[str, Any]) -> list[tuple[str, str]]:
     return columns
 
 
+def _csv_percent(value: Any) -> str:
+    """A fraction as a plain percent number for the CSV (4 decimals); "" when undefined."""
+    number = _number(value)
+    return "" if number is None else f"{100 * number:.4f}"
+
+
+def _csv_cells(value: Any, interval: Any) -> list[str]:
+    """Value, CI low, CI high: three plain percent numbers ("" where undefined)."""
+    low, high = interval if interval and len(interval) == 2 else (None, None)
+    defined = _number(value) is not None
+    return [_csv_percent(value)] + [_csv_percent(v) if defined else "" for v in (low, high)]
+
+
 def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The one wide table of the CSV: a row per model and rater, a column per task and key."""
+    """The one wide table of the CSV: a row per model and rater, numbers only.
+
+    Per task a rank column, then per headline key three columns: the value, its CI's low
+    and high end, in percent; empty cells where there is no value.
+    """
     columns = _columns(board)
-    header = ["model"] + [
-        f"{task} rank ({board['ranking'].get(task, {}).get('metric', '?')})"
-        if key == "rank"
-        else f"{task} {_key_header(board, task, key)}"
-        for task, key in columns
-    ]
+    header = ["model"]
+    for task, key in columns:
+        if key == "rank":
+            header.append(f"{task} rank ({board['ranking'].get(task, {}).get('metric', '?')})")
+        else:
+            title = f"{task} {_key_header(board, task, key)}"
+            header += [title, f"{task} {key} CI low (%)", f"{task} {key} CI high (%)"]
     rows = []
     for model in board["models"]:
         cells = [_label(board, model)]
         for task, key in columns:
             entry = model["tasks"].get(task)
-            if entry is None:
-                cells.append("")
-            elif key == "rank":
+            if key == "rank":
                 cells.append(_rank(entry))
+            elif entry is None:
+                cells += ["", "", ""]
             else:
-                cells.append(_cell(entry, key))
+                cells += _csv_cells(entry["metrics"].get(key), entry.get("ci", {}).get(key))
         rows.append(cells)
     for human in board["human_reference"]:
         cells = [f"human: {human['who']}"]
+        metrics = human["metrics"]
         for task, key in columns:
-            in_reference = task == "localization" and key != "rank"
-            cells.append(_human_cell(human["metrics"], key) if in_reference else "")
+            if key == "rank":
+                cells.append("")
+            elif task == "localization":
+                interval = (metrics.get("confidence_intervals") or {}).get(key)
+                cells += _csv_cells(metrics.get(key), interval)
+            else:
+                cells += ["", "", ""]
         rows.append(cells)
     return header, rows
 
@@ -841,11 +865,12 @@ def render_leaderboard_html(
 
 
 def leaderboard_csv(board: Mapping[str, Any]) -> str:
-    """The leaderboard as one wide CSV table: a row per model and rater, a column per task's
-    rank and headline metric (the cells of the per-task Markdown tables, side by side).
+    """The leaderboard as one wide CSV table of numbers: a row per model and rater.
 
-    One file rather than one per task, so a spreadsheet or ``pandas.read_csv`` gets every
-    number of a model on its row.
+    Per task a rank column, then per headline metric its value and the low and high end of
+    its CI, each a plain number in percent (empty where undefined). One file rather than one
+    per task, so a spreadsheet or ``pandas.read_csv`` gets every number of a model on its
+    row, ready to plot.
 
     Example:
         >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
