@@ -259,8 +259,18 @@ def test_space_build_writes_complete_repositories(tmp_path: Path, monkeypatch) -
     assert "bert-score" in metric_requirements and "nilearn" not in metric_requirements
     assert "torch" not in (tmp_path / "explorer" / "requirements.txt").read_text()
     assert (tmp_path / "metric" / "nova_metric.py").is_file()
-    with pytest.raises(Exception, match="not empty"):
+    with pytest.raises(Exception, match="already exists"):
         build_space("metric", tmp_path / "metric", wheel=wheel)
+    # An earlier build is replaced with overwrite; a folder of the user's never is.
+    (tmp_path / "metric" / "stale.txt").write_text("old build")
+    rebuilt = build_space("metric", tmp_path / "metric", wheel=wheel, overwrite=True)
+    assert not (rebuilt / "stale.txt").exists() and (rebuilt / "app.py").is_file()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    with pytest.raises(Exception, match="was not written by `nova space build`"):
+        build_space("metric", mine, wheel=wheel, overwrite=True)
+    assert (mine / "notes.txt").read_text() == "keep me"
 
 
 def test_space_push_failures_are_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -291,4 +301,8 @@ def test_space_push_failures_are_one_line(tmp_path: Path, monkeypatch, capsys) -
                  "--push", "me/nova-explorer"])  # fmt: skip
     assert code == 0 and pushed[0]["repo_id"] == "me/nova-explorer"
     assert pushed[0]["repo_type"] == "space"
+    from novabench._files import OUTPUT_MARKER
+
+    assert (tmp_path / "out2" / OUTPUT_MARKER).is_file()  # marked locally, not pushed
+    assert pushed[0]["ignore_patterns"] == [OUTPUT_MARKER]
     assert "huggingface.co/spaces/me/nova-explorer" in capsys.readouterr().out

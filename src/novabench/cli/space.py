@@ -46,7 +46,11 @@ def register(subparsers: Any) -> None:
         help="NOVA data of the Space: a Hub dataset id, or a local release/export folder "
         "(copied in); default: NOVA_SOURCE at run time, else the synthetic sample",
     )
-    build.add_argument("--overwrite", action="store_true", help="replace OUT if it holds files")
+    build.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace OUT when an earlier nova space build wrote it (never a folder of yours)",
+    )
     build.add_argument("--push", metavar="USER/NAME", help="upload the Space to this repository")
     build.add_argument("--private", action="store_true", help="create the pushed Space private")
     build.set_defaults(func=run)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from novabench import __version__
+from novabench._files import OUTPUT_MARKER, check_output_folder, mark_output_folder
 from novabench.errors import NovaError, NovaInputError
 from novabench.spaces import SPACE_KINDS
 from novabench.spaces.source import SOURCE_FILE
@@ -315,11 +316,12 @@ def build_space(
 
     Args:
         kind: ``explorer`` or ``metric``.
-        out: the folder to write (must not exist, or be empty, unless ``overwrite``).
+        out: the folder to write: new or empty, or with ``overwrite`` a folder this function
+            wrote before (its output marker says so); a user's folder is never replaced.
         wheel: a novabench wheel to vendor; None builds one from the checkout.
         data: the NOVA data of the Space: a Hub dataset id (recorded) or a local release or
             export folder (copied into ``data/``). None: ``NOVA_SOURCE`` or the sample.
-        overwrite: replace ``out`` if it holds files.
+        overwrite: replace ``out`` when an earlier ``nova space build`` wrote it.
 
     Returns:
         ``out`` as a Path.
@@ -335,8 +337,8 @@ def build_space(
             f"unknown Space {kind!r}; choose one of {', '.join(SPACE_KINDS)}", field="kind"
         )
     target = Path(out)
-    if target.exists() and any(target.iterdir()) and not overwrite:
-        raise NovaInputError("exists and is not empty; pass --overwrite", source=str(target))
+    # As every output folder: replaced only when empty or written by this command before.
+    check_output_folder(target, command="space build", overwrite=overwrite)
     staging = Path(
         tempfile.mkdtemp(
             prefix=".nova-space-", dir=target.parent if target.parent.is_dir() else None
@@ -366,6 +368,7 @@ def build_space(
         (staging / "README.md").write_text(space_readme(kind, card), encoding="utf-8")
         if data:
             _add_data(staging, data)
+        mark_output_folder(staging, "space build")
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)
@@ -417,6 +420,7 @@ def push_space(
             folder_path=str(folder),
             repo_id=repo_id,
             repo_type="space",
+            ignore_patterns=[OUTPUT_MARKER],  # the local output marker is not the Space's
             commit_message=f"nova space build (novabench {__version__})",
         )
     except Exception as error:  # every failure becomes one line: the Space is not pushed
