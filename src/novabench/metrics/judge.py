@@ -422,6 +422,9 @@ class _VerdictCache:
 _Answer = TypeVar("_Answer")
 
 
+_Cache = TypeVar("_Cache", bound=_VerdictCache)
+
+
 class _HttpJudge:
     """What every judge behind an HTTP endpoint shares: closing its kept-alive connections."""
 
@@ -464,6 +467,19 @@ class _HttpJudge:
         self.max_tokens = max_tokens
         self.identity = f"{kind}:{model}:temperature={self.temperature:g}"
         self.prompt_version = prompt_version
+
+    def _keep_state(
+        self,
+        max_workers: int,
+        cache_dir: str | os.PathLike[str] | None,
+        cache_type: type[_Cache],
+    ) -> _Cache | None:
+        """Set the batch bound, the lock and the counters; open the verdict cache (None: none)."""
+        self.max_workers = max_workers
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
+        self._lock = threading.Lock()
+        self._counts = {"calls": 0, "cache_hits": 0, "requests": 0, "retries": 0, "failures": 0}
+        return cache_type(cache_dir) if cache_dir is not None else None
 
     def _count(self, name: str, amount: int = 1) -> None:
         with self._lock:
@@ -1214,11 +1230,7 @@ class OpenAICaseJudge(_HttpJudge):
             max_workers=max_workers,
             max_tokens=max_tokens,
         )
-        self.max_workers = max_workers
-        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
-        self._cache = _CaseVerdictCache(cache_dir) if cache_dir is not None else None
-        self._lock = threading.Lock()
-        self._counts = {"calls": 0, "cache_hits": 0, "requests": 0, "retries": 0, "failures": 0}
+        self._cache = self._keep_state(max_workers, cache_dir, _CaseVerdictCache)
 
     @property
     def prompt_sha256(self) -> str:

@@ -45,7 +45,6 @@ import hashlib
 import json
 import os
 import re
-import threading
 import unicodedata
 import warnings
 from collections.abc import Mapping, Sequence
@@ -53,7 +52,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from novabench.client import ChatClientError
@@ -452,11 +450,7 @@ class OpenAIKeywordJudge(_HttpJudge):
             max_workers=max_workers,
             max_tokens=max_tokens,
         )
-        self.max_workers = max_workers
-        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
-        self._cache = _KeywordCache(cache_dir) if cache_dir is not None else None
-        self._lock = threading.Lock()
-        self._counts = {"calls": 0, "cache_hits": 0, "requests": 0, "retries": 0, "failures": 0}
+        self._cache = self._keep_state(max_workers, cache_dir, _KeywordCache)
 
     @property
     def prompt_sha256(self) -> str:
