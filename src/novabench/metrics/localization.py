@@ -616,13 +616,6 @@ class LocalizationEvaluation:
             self._per_image_cache = np.column_stack(columns).astype(np.float64)
         return self._per_image_cache
 
-    def _precision_or_nan(self, indices: np.ndarray) -> np.ndarray:
-        """:meth:`precision_at_recall_points` of one resample, NaN where that gives None."""
-        precision = self.precision_at_recall_points(indices)
-        if precision is None:
-            return np.full((len(self._thresholds), len(RECALL_POINTS)), np.nan)
-        return precision
-
     def _resample_weights(self, indices: np.ndarray) -> np.ndarray:
         """``(n_resamples, n_items)`` times each image is drawn, from rows of positions."""
         rows = np.asarray(indices)
