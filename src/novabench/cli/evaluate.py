@@ -176,7 +176,7 @@ def item_options(args: argparse.Namespace) -> dict[str, Any]:
     chosen: dict[str, Any] = {
         "answered_only": bool(args.answered_only),
         "min_group_size": checks.positive_int(args.min_group_size, field="--min-group-size"),
-        "breakdowns": not getattr(args, "no_breakdowns", False),
+        "breakdowns": not args.no_breakdowns,
     }
     if args.category_map:
         from novabench.lexicon.taxonomy import load_category_map
