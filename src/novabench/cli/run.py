@@ -21,8 +21,7 @@ from typing import Any
 from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.registry import ALL_TASKS, MAX_RAW_ANSWER_CHARS, TASK_NAMES
-from novabench.run.baseline_names import BASELINES
-from novabench.run.defaults import CONVENTIONS, DEFAULT_MAX_CONCURRENCY
+from novabench.run.defaults import BASELINES, CONVENTIONS, DEFAULT_MAX_CONCURRENCY
 
 
 def parse_prompt_files(values: list[str] | None) -> dict[str, str]:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from novabench.errors import NovaInputError
-from novabench.run.baseline_names import BASELINES
+from novabench.run.defaults import BASELINES
 from novabench.run.detector import Detection, DetectorSettings, detect_anomalies, head_mask
 
 __all__ = [

@@ -1,12 +1,19 @@
-"""Settings of the runner and the parsers that ``nova``'s argument parser needs.
+"""Settings of the runner, the parsers and the baselines that ``nova``'s argument parser needs.
 
-Kept apart from :mod:`novabench.run.parsers` and :mod:`novabench.run.backends`, so that
-building the command line (``nova --help``, any command) imports neither.
+Kept apart from :mod:`novabench.run.parsers`, :mod:`novabench.run.backends` and
+:mod:`novabench.run.baselines`, so that building the command line (``nova --help``, any
+command) imports none of them, nor numpy through them.
+
+Example:
+    >>> sorted(BASELINES)
+    ['floor', 'lexicon-ranking', 'outlier-detector', 'template-caption']
 """
 
 from __future__ import annotations
 
-__all__ = ["CONVENTIONS", "DEFAULT_MAX_CONCURRENCY"]
+from novabench.registry import TASK_NAMES
+
+__all__ = ["BASELINES", "CONVENTIONS", "DEFAULT_MAX_CONCURRENCY"]
 
 #: Conventions accepted by :func:`novabench.run.parsers.parse_localization` (``"auto"``
 #: decides per answer).
@@ -22,3 +29,11 @@ CONVENTIONS: tuple[str, ...] = (
 
 #: Requests in flight by default: enough to keep a vLLM/TGI server's continuous batch busy.
 DEFAULT_MAX_CONCURRENCY = 16
+
+#: Each baseline's name and the tasks it answers; ``run.baselines`` builds them.
+BASELINES: dict[str, tuple[str, ...]] = {
+    "outlier-detector": ("localization",),
+    "template-caption": ("captioning",),
+    "lexicon-ranking": ("diagnosis",),
+    "floor": TASK_NAMES,  # one baseline per task, together
+}
