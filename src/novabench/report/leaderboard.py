@@ -42,7 +42,12 @@ import numpy as np
 
 from novabench.errors import NovaInputError
 from novabench.records import is_placeholder_diagnosis
-from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, model_name
+from novabench.report.render import (
+    HEADLINE_KEYS,
+    TASK_ORDER,
+    model_name,
+    portable_bertscore_hash,
+)
 
 __all__ = [
     "RANK_METRICS",
@@ -94,10 +99,7 @@ def _setting_value(report: Mapping[str, Any], task: str, setting: str) -> str:
     if value is None:
         return _UNKNOWN
     text = str(value)
-    if setting == "BERTScore_hash" and "/" in text:
-        # A local model's hash starts with its install folder: keep the model's own name.
-        text = "/".join(text.split("/")[-2:])
-    return text
+    return portable_bertscore_hash(text) if setting == "BERTScore_hash" else text
 
 
 def _setting_differences(

