@@ -132,36 +132,27 @@ def _resampled_scores(
     Evaluations with ``aggregate_resamples`` score a chunk of resamples in one call; the
     others are asked resample by resample.
     """
-    with one_blas_thread():
-        return _resampled_scores_in_chunks(evaluations, keys, n_items, n_resamples, seed)
-
-
-def _resampled_scores_in_chunks(
-    evaluations: list[SupportsAggregate],
-    keys: list[str],
-    n_items: int,
-    n_resamples: int,
-    seed: int,
-) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     out = [np.full((n_resamples, len(keys)), np.nan) for _ in evaluations]
     chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // n_items))
     starts = range(0, n_resamples, chunk)
-    for start in progress_bar(starts, desc="bootstrap", unit="chunk"):
-        indices = _draw(rng, n_items, min(chunk, n_resamples - start))
-        stop = start + len(indices)
-        for table, evaluation in zip(out, evaluations):
-            if isinstance(evaluation, SupportsResampledAggregate):
-                many = evaluation.aggregate_resamples(indices)
-                # A key the fast path does not know (a metric added to aggregate() only)
-                # is scored resample by resample below rather than left undefined.
-                if all(key in many for key in keys):
-                    for column, key in enumerate(keys):
-                        table[start:stop, column] = many[key]
-                    continue
-            for row, drawn in enumerate(indices):
-                scores = evaluation.aggregate(drawn)
-                table[start + row] = [float(scores.get(key, math.nan)) for key in keys]
+    # Many small matrix products: OpenBLAS's own threads would only spin between them.
+    with one_blas_thread():
+        for start in progress_bar(starts, desc="bootstrap", unit="chunk"):
+            indices = _draw(rng, n_items, min(chunk, n_resamples - start))
+            stop = start + len(indices)
+            for table, evaluation in zip(out, evaluations):
+                if isinstance(evaluation, SupportsResampledAggregate):
+                    many = evaluation.aggregate_resamples(indices)
+                    # A key the fast path does not know (a metric added to aggregate() only)
+                    # is scored resample by resample below rather than left undefined.
+                    if all(key in many for key in keys):
+                        for column, key in enumerate(keys):
+                            table[start:stop, column] = many[key]
+                        continue
+                for row, drawn in enumerate(indices):
+                    scores = evaluation.aggregate(drawn)
+                    table[start + row] = [float(scores.get(key, math.nan)) for key in keys]
     return out
 
 
