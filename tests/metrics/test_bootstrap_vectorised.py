@@ -188,16 +188,18 @@ def test_diagnosis_resamples_equal_the_per_resample_scores() -> None:
         evaluation.aggregate_resamples(np.array([[evaluation.n_items]]))
 
 
+@pytest.mark.parametrize("few_entries", [0, 10**9])  # points found by search / by entry
 @pytest.mark.parametrize("distinct_scores", [False, True])
 @pytest.mark.parametrize("chunk_elements", [None, 8])
 @pytest.mark.parametrize("seed", range(3))
 def test_both_ways_of_resampling_ap_agree(
-    seed, chunk_elements, distinct_scores, monkeypatch
+    seed, chunk_elements, distinct_scores, few_entries, monkeypatch
 ) -> None:
     # aggregate_resamples rebuilds AP for all resamples at once; it must equal the
     # per-resample path of aggregate(), also a few rows at a time.
     from novabench.metrics import localization
 
+    monkeypatch.setattr(localization, "_FEW_ENTRIES", few_entries)
     if chunk_elements is not None:
         monkeypatch.setattr(localization, "_CHUNK_ELEMENTS", chunk_elements)
     rng = np.random.default_rng(100 + seed)
@@ -212,12 +214,24 @@ def test_both_ways_of_resampling_ap_agree(
             if one is None:  # no gold box drawn: the rebuild gives NaN there
                 one = np.full(rebuilt[row].shape, np.nan)
             assert np.array_equal(rebuilt[row], one, equal_nan=True), (n_images, row)
-        for table in evaluation._match_tables():
-            kinds |= {"full"} if len(table.full_blocks) else set()
-            kinds |= {"partial"} if len(table.partial) else set()
+        n_blocks = len(evaluation._block_start)
+        block_of = np.repeat(np.arange(n_blocks), evaluation._block_length)
+        keys = set()
+        for table, matched in zip(evaluation._match_tables(), evaluation._sorted_matched):
+            per_block = np.bincount(block_of[matched], minlength=n_blocks)
+            n_full = int(((per_block > 0) & (per_block == evaluation._block_length)).sum())
+            kinds |= {"full"} if n_full else set()
+            # a run of several adjacent full blocks, read at its end only
+            kinds |= {"run"} if len(table.run_block) < n_full else set()
+            kinds |= {"partial"} if len(table.partial_block) else set()
+            # matches unlike the union's (counted by difference), or like an earlier row's
+            kinds |= {"differs"} if len(table.delta_union) else set()
+            kinds |= {"repeated"} if table.key in keys and not table.is_empty else set()
+            keys.add(table.key)
     # Blocks of one detection are always fully matched; tied scores also give partly
-    # matched blocks, whose every copy is placed.
-    assert kinds == ({"full"} if distinct_scores else {"full", "partial"})
+    # matched blocks, whose every copy is an entry.
+    common = {"full", "run", "differs", "repeated"}
+    assert kinds == (common if distinct_scores else common | {"partial"})
 
 
 def test_a_key_missing_from_the_fast_path_is_still_bootstrapped() -> None:
@@ -239,3 +253,24 @@ def test_a_key_missing_from_the_fast_path_is_still_bootstrapped() -> None:
         reference = bootstrap_confidence_intervals(evaluation, n_resamples=100)
     low, high = intervals["extra"]
     assert (low, high) == (reference["hit@50"][0] / 2, reference["hit@50"][1] / 2)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_recall_points_are_found_alike_by_search_and_by_entry(seed, monkeypatch) -> None:
+    # The two strategies of _entries_before_points against a plain per-point loop.
+    from novabench.metrics import localization
+
+    rng = np.random.default_rng(seed)
+    for _ in range(30):
+        n_rows, n_entries = int(rng.integers(1, 12)), int(rng.integers(1, 60))
+        gold = rng.integers(1, 250, (n_rows, 1)).astype(np.float64)
+        steps = rng.integers(0, 4, (n_rows, n_entries)) * (rng.random((n_rows, n_entries)) < 0.6)
+        counts = np.minimum(np.cumsum(steps, axis=1), gold.astype(np.int64))
+        first = localization._first_true_positive_reaching(gold, int(gold.max()))
+        expected = np.array(
+            [[int((row < point).sum()) for point in points] for row, points in zip(counts, first)]
+        )
+        for few_entries in (0, 10**9):
+            monkeypatch.setattr(localization, "_FEW_ENTRIES", few_entries)
+            found = localization._entries_before_points(counts, first, gold)
+            assert np.array_equal(found, expected), few_entries

@@ -83,44 +83,76 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
 
 # Elements of the (resamples, blocks) arrays the bootstrap builds at a time.
 _CHUNK_ELEMENTS = 1 << 16
+# Below this many entries per resample, finding where recall points are reached costs less
+# entry by entry than point by point (see _entries_before_points).
+_FEW_ENTRIES = 160
+# The recall points, but recall 0 needs a true positive, as _first_true_positive_reaching has.
+_POINTS_NEEDING_ONE = np.concatenate(([np.nextafter(0.0, 1.0)], RECALL_POINTS[1:]))
 
 
 @dataclass(frozen=True)
 class _MatchTable:
-    """Where one IoU threshold's true positives sit in the global order of detections.
+    """Where one IoU threshold's true positives sit among the blocks of detections.
 
-    ``blocks``: the blocks (equal score, one image) holding a match, ascending;
-    ``per_block``: matches in each of them; and per match, in global order: ``slot`` (its
-    block's position in ``blocks``), ``place`` (its position in the block) and ``before``
-    (matches ahead of it in the block); ``match_block``, ``per_match`` and ``match_length``
-    are its block, that block's matches and its length, looked up once.
+    A block is a run of equal-score detections of one image, in COCO's global order; a
+    resample repeats it as a whole, once per draw of its image. A matched block whose
+    detections all match is *full*. Adjacent full blocks form a *run* of true positives,
+    along which precision never falls (every detection adds one to both counts), in any
+    resample: only a run's end can hold the best precision at or after any of its true
+    positives, so the rebuild reads full blocks at run ends only. The matches of the other
+    (partial) blocks are read one by one, copy by copy.
+
+    Counts are read off the union of every threshold's matched blocks (see
+    :meth:`LocalizationEvaluation._match_tables`): true positives through a block are the
+    union's running count plus this threshold's running difference from it (``delta_*``:
+    the union positions where this threshold's matches differ, and by how much).
+
+    Attributes:
+        key: the threshold's matches, as bytes: equal keys give equal precision.
+        run_block / run_union / run_delta: per run end, its block, its position in the
+            union, and 1 + the number of differences at or before it (0: none).
+        delta_union / delta_value: the differences' union positions and values (<= 0).
+        partial_block / partial_union / partial_delta: per partial match, the same three
+            for its block; partial_before / partial_place: matches ahead of it in the block
+            and its place there; partial_per_block / partial_length: its block's matches
+            and length.
     """
 
-    blocks: np.ndarray
-    per_block: np.ndarray
-    slot: np.ndarray
-    place: np.ndarray
-    before: np.ndarray
-    match_block: np.ndarray
-    per_match: np.ndarray
-    match_length: np.ndarray
-    # Derived once in __post_init__, then only read:
-    # ``full_blocks``: positions in ``blocks`` of the blocks whose detections all match;
-    # ``partial``: the matches of the other blocks.
-    full_blocks: np.ndarray = field(init=False)
-    partial: np.ndarray = field(init=False)
-
-    def __post_init__(self) -> None:
-        full_match = self.per_match == self.match_length
-        full_block = np.zeros(len(self.blocks), dtype=bool)
-        full_block[self.slot] = full_match
-        object.__setattr__(self, "full_blocks", np.flatnonzero(full_block))
-        object.__setattr__(self, "partial", np.flatnonzero(~full_match))
+    key: bytes
+    run_block: np.ndarray
+    run_union: np.ndarray
+    run_delta: np.ndarray
+    delta_union: np.ndarray
+    delta_value: np.ndarray
+    partial_block: np.ndarray
+    partial_union: np.ndarray
+    partial_delta: np.ndarray
+    partial_before: np.ndarray
+    partial_place: np.ndarray
+    partial_per_block: np.ndarray
+    partial_length: np.ndarray
+    # Column orders of the rebuild's entries (see order), by the copies they spell out.
+    _orders: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def one_per_block(self) -> bool:
-        """Whether every matched block holds one match (then ``slot`` is ``0..n-1``)."""
-        return len(self.blocks) == len(self.slot)
+    def is_empty(self) -> bool:
+        """Whether no detection matches at this threshold."""
+        return not (len(self.run_block) or len(self.partial_block))
+
+    def order(self, most_copies: int) -> np.ndarray:
+        """The global order of the run ends followed by ``most_copies`` copies of every
+        partial match, copy by copy (the rebuild's column layout)."""
+        if most_copies not in self._orders:
+            n_runs, n_partial = len(self.run_block), len(self.partial_block)
+            block = np.concatenate((self.run_block, np.tile(self.partial_block, most_copies)))
+            copy = np.concatenate(
+                (np.zeros(n_runs, np.int64), np.repeat(np.arange(most_copies), n_partial))
+            )
+            before = np.concatenate(
+                (np.zeros(n_runs, np.int64), np.tile(self.partial_before, most_copies))
+            )
+            self._orders[most_copies] = np.lexsort((before, copy, block))
+        return self._orders[most_copies]
 
 
 class LocalizationWarning(UserWarning):
@@ -348,6 +380,8 @@ class LocalizationEvaluation:
         self._block_length = np.diff(np.append(self._block_start, len(global_order)))
         self._block_image = sorted_image[self._block_start]
         self._match_table_cache: list[_MatchTable] | None = None
+        self._union_blocks: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._union_matches: np.ndarray = np.zeros(0, dtype=np.int32)
         self._per_image_cache: np.ndarray | None = None
 
     # ------------------------------------------------------------------ public views
@@ -638,30 +672,56 @@ class LocalizationEvaluation:
     def _match_tables(self) -> list[_MatchTable]:
         """Per IoU threshold, where the true positives sit among the blocks of detections.
 
-        Computed once and kept: the bootstrap reads them for every chunk of resamples.
+        Also sets the union of matched blocks (``_union_blocks``) and its matches per block
+        (``_union_matches``: the most any threshold has there). Computed once and kept: the
+        bootstrap reads them for every chunk of resamples.
         """
         if self._match_table_cache is not None:
             return self._match_table_cache
-        block_of = np.repeat(np.arange(len(self._block_start)), self._block_length)
+        n_blocks = len(self._block_start)
+        block_of = np.repeat(np.arange(n_blocks), self._block_length)
+        # matches[t, b]: matches of threshold t in block b
+        matches = np.zeros((len(self._sorted_matched), n_blocks), dtype=np.int64)
+        for row, matched in enumerate(self._sorted_matched):
+            matches[row] = np.bincount(block_of[matched], minlength=n_blocks)
+        union = np.flatnonzero(matches.any(axis=0)) if n_blocks else np.zeros(0, np.int64)
+        union_matches = matches[:, union].max(axis=0, initial=0)
+        self._union_blocks = union
+        self._union_matches = union_matches.astype(np.int32)
         tables = []
-        for matched in self._sorted_matched:
+        for row, matched in enumerate(self._sorted_matched):
+            in_union = matches[row, union]
+            full = in_union == self._block_length[union]
+            # A run goes on while the next block is full too and comes right after this one.
+            goes_on = np.zeros(len(union), dtype=bool)
+            goes_on[:-1] = full[:-1] & full[1:] & (np.diff(union) == 1)
+            run_union = np.flatnonzero(full & ~goes_on)
+            delta_union = np.flatnonzero(in_union != union_matches)
+            # Differences at or before each union position, + 1 (0: none yet).
+            differences_through = np.cumsum(in_union != union_matches)
             position = np.flatnonzero(matched)
             block = block_of[position]
-            blocks, slot = np.unique(block, return_inverse=True)
             # Matches earlier in the same block: a running count, restarted at each block.
             before = np.arange(len(position)) - np.searchsorted(position, self._block_start)[block]
-            per_block = np.bincount(slot, minlength=len(blocks))
-            columns = (
-                blocks,
-                per_block,
-                slot.reshape(-1),
-                position - self._block_start[block],
-                before,
-                block,
-                per_block[slot],
-                self._block_length[block],
+            is_partial = matches[row, block] < self._block_length[block]
+            partial_union = np.searchsorted(union, block[is_partial])
+            tables.append(
+                _MatchTable(
+                    key=matches[row].tobytes(),
+                    run_block=union[run_union],
+                    run_union=run_union,
+                    run_delta=differences_through[run_union],
+                    delta_union=delta_union,
+                    delta_value=(in_union - union_matches)[delta_union].astype(np.int32),
+                    partial_block=block[is_partial],
+                    partial_union=partial_union,
+                    partial_delta=differences_through[partial_union],
+                    partial_before=before[is_partial],
+                    partial_place=(position - self._block_start[block])[is_partial],
+                    partial_per_block=matches[row, block[is_partial]],
+                    partial_length=self._block_length[block[is_partial]],
+                )
             )
-            tables.append(_MatchTable(*(column.astype(np.int32) for column in columns)))
         self._match_table_cache = tables
         return tables
 
@@ -669,121 +729,155 @@ class LocalizationEvaluation:
         """:meth:`precision_at_recall_points` of every resample, ``(n_resamples, T, 101)``.
 
         A resample repeats each block of equal-score detections of an image ``w`` times in a
-        row (``w``: times the image was drawn). Only the rank of each true positive matters:
-        the sampled envelope at recall ``r`` is the best precision ``t / rank_t`` over the
-        true positives ``t`` whose recall ``t / n_gold`` reaches ``r``. Those ranks follow
-        from per-block counts, so no resample is materialised detection by detection.
+        row (``w``: times the image was drawn). Only true positives matter: the sampled
+        envelope at recall ``r`` is the best precision ``t / rank_t`` over the true positives
+        ``t`` whose recall ``t / n_gold`` reaches ``r``. Their counts and ranks are running
+        sums of per-block counts, so no resample is materialised detection by detection.
         Resamples without gold box get NaN (the per-resample path's None).
         """
         n_rows = len(weights)
         out = np.zeros((n_rows, len(self._thresholds), len(RECALL_POINTS)))
         n_blocks = len(self._block_start)
-        # Rows at a time, so that the (rows, blocks) arrays stay in cache. (Threads do not
-        # pay here: on 2 cores, two chunks at once ran slower than one after the other.)
-        step = max(1, _CHUNK_ELEMENTS // max(n_blocks, 1))
-        for start in range(0, n_rows, step):
-            self._precision_of_rows(weights[start : start + step], out[start : start + step])
+        if n_blocks:
+            # Rows at a time, so that the (rows, blocks) arrays stay in cache. (Threads do
+            # not pay here: on 2 cores, two chunks at once ran slower than one after the
+            # other.)
+            step = max(1, _CHUNK_ELEMENTS // n_blocks)
+            for start in range(0, n_rows, step):
+                self._precision_of_rows(weights[start : start + step], out[start : start + step])
         out[(weights @ self._gold_counts) == 0] = np.nan
         return out
 
     def _precision_of_rows(self, weights: np.ndarray, out: np.ndarray) -> None:
         """Fill ``out`` (rows, T, 101) for the resamples of ``weights`` (see the caller).
 
-        Arrays are laid out block by resample, so that picking the matched blocks copies
-        whole contiguous rows rather than scattered columns.
-
-        Only the best precision at or after each true positive is sampled, so an entry may be
-        left out when a later one is at least as high. Along a block whose detections all
-        match (always so for a block of one), copies included, precision never falls: only
-        its last true positive is placed, whose count and rank are the running totals through
-        the block's last copy. Other blocks place every match of every copy.
+        Per threshold, the entries read are the run ends and every copy of every partial
+        match, in global order: along them the true-positive count never falls, so the
+        first entry reaching a recall point is found by a search, and the envelope there is
+        a suffix maximum of the entries' precisions. A block not drawn gives entries that
+        repeat the count before it with a rank at least as large (a precision never above
+        an earlier entry's at that count): they change nothing.
         """
-        if not len(self._block_start):
-            return
+        tables = self._match_tables()
         n_rows = len(weights)
         gold = np.maximum(weights @ self._gold_counts, 1).astype(np.float64)[:, None]
         # The recall points depend on the gold count alone: found once for every threshold.
-        first_by_resample = _first_true_positive_reaching(gold, int(gold.max()))  # (rows, 101)
-        # int32 halves the memory traffic; counts stay far below 2**31.
-        by_image = np.ascontiguousarray(weights.T, dtype=np.int32)
-        copies = by_image[self._block_image]  # (blocks, rows): times each block repeats
-        spans = copies * self._block_length[:, None]
-        # Detections up to each block's last copy, per resample; minus its span, those ahead
-        # of its first copy (found when a threshold needs them).
-        ranks_through = np.cumsum(spans, axis=0)
-        ranks_before: np.ndarray | None = None
-        columns = np.arange(n_rows)
-        for row, table in enumerate(self._match_tables()):
-            if not len(table.blocks):
+        first = _first_true_positive_reaching(gold, int(gold.max()))  # (rows, 101)
+        # int32 halves the memory traffic when no count can reach 2**31.
+        small = int(self._kept_counts.max(initial=0)) * self.n_items < 2**31
+        count = np.int32 if small else np.int64
+        copies = np.take(weights.astype(count), self._block_image, axis=1)  # (rows, blocks)
+        ranks_through = np.cumsum(copies * self._block_length.astype(count), axis=1, dtype=count)
+        rank_limits = ranks_through + np.spacing(1)  # COCO's tp / (tp + fp + eps), fp + tp = rank
+        union_copies = np.take(copies, self._union_blocks, axis=1)
+        union_true = (
+            union_copies
+            if int(self._union_matches.max(initial=1)) == 1
+            else union_copies * self._union_matches
+        )
+        union_through = np.cumsum(union_true, axis=1, dtype=count)
+        row_offsets = np.arange(n_rows, dtype=np.int64)[:, None]
+        done: dict[bytes, int] = {}
+        for row, table in enumerate(tables):
+            if table.is_empty:
                 continue
-            block_copies = copies[table.blocks]  # (matched blocks, rows)
-            true_in = (
-                block_copies if table.one_per_block else block_copies * table.per_block[:, None]
-            )
-            true_through = np.cumsum(true_in, axis=0)  # true positives up to each block's end
-            width = int(true_through[-1].max())
-            if width == 0:
+            if table.key in done:  # the same matches as an earlier threshold
+                out[:, row] = out[:, done[table.key]]
                 continue
-            # best[t - 1, resample]: the precision at the t-th true positive; row `width` stays
-            # 0 (beyond every true positive), row `width + 1` takes the undrawn images' entries.
-            best = np.zeros((width + 2, n_rows))
-            full = table.full_blocks
-            if len(full) == len(table.blocks):  # the usual case: no partly matched block
-                _place(best, true_through, ranks_through[table.blocks], block_copies)
-            elif len(full):
-                true_full, rank_full = true_through[full], ranks_through[table.blocks[full]]
-                _place(best, true_full, rank_full, block_copies[full])
-            if len(table.partial):
-                if ranks_before is None:
-                    ranks_before = ranks_through - spans
-                _place_partial_blocks(
-                    best, table, block_copies, true_through - true_in, ranks_before
+            done[table.key] = row
+            # difference_through[:, 1 + i]: this threshold's running difference from the union
+            # through its i-th difference (column 0: none yet).
+            difference_through = np.zeros((n_rows, len(table.delta_union) + 1), dtype=count)
+            if len(table.delta_union):
+                changed = np.take(union_copies, table.delta_union, axis=1) * table.delta_value
+                np.cumsum(changed, axis=1, out=difference_through[:, 1:])
+            counts = np.take(union_through, table.run_union, axis=1)
+            if len(table.delta_union):
+                counts += np.take(difference_through, table.run_delta, axis=1)
+            limits = np.take(rank_limits, table.run_block, axis=1)
+            if len(table.partial_block):
+                counts, limits = self._with_partial_copies(
+                    table, counts, limits, copies, union_through, difference_through, ranks_through
                 )
-            # Suffix maxima: reversed[i] is the best precision at true positive width + 1 - i
-            # or later, so reversed[0] (row `width`) is 0 for points beyond every one.
-            reversed_best = np.maximum.accumulate(best[width::-1], axis=0)
-            reach = width + 1 - np.minimum(first_by_resample, width + 1)
-            out[:, row] = np.take(reversed_best.ravel(), reach * n_rows + columns[:, None])
+            precision = counts / limits
+            n_entries = precision.shape[1]
+            # suffix[:, i]: the best precision over the last i entries (0 for none).
+            suffix = np.zeros((n_rows, n_entries + 1))
+            np.maximum.accumulate(precision[:, ::-1], axis=1, out=suffix[:, 1:])
+            before = _entries_before_points(counts, first, gold)
+            entries_after = row_offsets * (n_entries + 1) + n_entries - before
+            out[:, row] = np.take(suffix.ravel(), entries_after)
+
+    @staticmethod
+    def _with_partial_copies(
+        table: _MatchTable,
+        counts: np.ndarray,
+        limits: np.ndarray,
+        copies: np.ndarray,
+        union_through: np.ndarray,
+        difference_through: np.ndarray,
+        ranks_through: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The run-end entries with every copy of every partial match added, in global order.
+
+        Copy ``j`` of a match adds ``j`` times its block's matches and length to the counts
+        ahead of the block's first copy. Copies beyond those drawn repeat the block's end:
+        their offsets run past it, since a drawn copy's never do (a match is at most the
+        block's last match, at most at its last place).
+        """
+        drawn = np.take(copies, table.partial_block, axis=1)
+        true_end = np.take(union_through, table.partial_union, axis=1) + np.take(
+            difference_through, table.partial_delta, axis=1
+        )
+        rank_end = np.take(ranks_through, table.partial_block, axis=1)
+        true_before = true_end - drawn * table.partial_per_block
+        rank_before = rank_end - drawn * table.partial_length
+        most = max(int(drawn.max(initial=0)), 1)
+        # Copy j of a match sits at these offsets from the block's start; a copy not drawn
+        # runs past the block's end, so the minimum gives the end there (as said above).
+        copy = np.arange(most)[:, None]
+        true_step = copy * table.partial_per_block + (table.partial_before + 1)
+        rank_step = copy * table.partial_length + (table.partial_place + 1)
+        true_at = np.minimum(true_before[:, None, :] + true_step, true_end[:, None, :])
+        rank_at = np.minimum(rank_before[:, None, :] + rank_step, rank_end[:, None, :])
+        count_pieces = [counts, true_at.reshape(len(counts), -1)]
+        limit_pieces = [limits, rank_at.reshape(len(counts), -1) + np.spacing(1)]
+        order = table.order(most)
+        return (
+            np.take(np.concatenate(count_pieces, axis=1), order, axis=1),
+            np.take(np.concatenate(limit_pieces, axis=1), order, axis=1),
+        )
 
 
-def _place(best: np.ndarray, true_count: np.ndarray, rank: np.ndarray, drawn: np.ndarray) -> None:
-    """Write each entry's precision at ``best[true_count - 1, resample]``.
+def _entries_before_points(counts: np.ndarray, first: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """Per resample and recall point, how many entries come before the first reaching it.
 
-    Entries of images a resample did not draw (``drawn == 0``) go to the spare last row.
+    ``counts`` are the true-positive counts of a resample's entries (never falling along a
+    row), ``first`` the count reaching each point (:func:`_first_true_positive_reaching`) and
+    ``gold`` the gold count. With many entries, one search of every row's points (rows kept
+    apart by an offset); with few, each entry's count of points reached, by COCO's own
+    comparison ``t / n_gold >= point`` (recall 0 needs ``t >= 1``), then a running count per
+    point. Both give the same counts.
+
+    Example:
+        >>> counts, gold = np.array([[0, 1, 1, 3]]), np.array([[4.0]])
+        >>> first = _first_true_positive_reaching(gold, 4)
+        >>> _entries_before_points(counts, first, gold)[0, [0, 25, 26, 51, 100]].tolist()
+        [1, 1, 3, 3, 4]
     """
-    n_rows = best.shape[1]
-    target = (true_count - 1) * np.int64(n_rows) + np.arange(n_rows)
-    np.copyto(target, (best.shape[0] - 1) * n_rows, where=drawn == 0)
-    best.ravel()[target.ravel()] = _coco_precision(true_count, rank).ravel()
-
-
-def _place_partial_blocks(
-    best: np.ndarray,
-    table: _MatchTable,
-    block_copies: np.ndarray,
-    true_ahead: np.ndarray,
-    ranks_before: np.ndarray,
-) -> None:
-    """Place every copy of every match of one threshold's partly matched blocks."""
-    partial = table.partial
-    slot = table.slot[partial]
-    match_copies = block_copies[slot]
-    # Each match in the first copy of its block; each further copy adds the block's matches
-    # and its length.
-    true_rank = true_ahead[slot] + (table.before[partial] + 1)[:, None]
-    rank = ranks_before[table.match_block[partial]] + (table.place[partial] + 1)[:, None]
-    _place(best, true_rank, rank, match_copies)
-    match, resample = np.nonzero(match_copies > 1)
-    if not len(match):
-        return
-    extra = match_copies[match, resample] - 1
-    entry = np.repeat(np.arange(len(extra)), extra)
-    copy = np.arange(1, len(entry) + 1) - np.repeat(_offsets(extra), extra)
-    match, resample = match[entry], resample[entry]
-    copy_true = true_rank[match, resample] + copy * table.per_match[partial][match]
-    copy_rank = rank[match, resample] + copy * table.match_length[partial][match]
-    target = (copy_true - 1) * np.int64(best.shape[1]) + resample
-    best.ravel()[target] = _coco_precision(copy_true, copy_rank)
+    n_rows, n_entries = counts.shape
+    if n_entries < _FEW_ENTRIES:
+        n_points = len(RECALL_POINTS)
+        reached = np.searchsorted(_POINTS_NEEDING_ONE, counts / gold, side="right")
+        reached += np.arange(n_rows)[:, None] * (n_points + 1)
+        per_point = np.bincount(reached.ravel(), minlength=n_rows * (n_points + 1))
+        return np.cumsum(per_point.reshape(n_rows, n_points + 1), axis=1)[:, :n_points]
+    span = max(int(counts.max(initial=0)), int(first.max())) + 1
+    key = np.int32 if n_rows * span < 2**31 else np.int64  # smaller keys search faster
+    shift = (np.arange(n_rows, dtype=np.int64)[:, None] * span).astype(key)
+    keyed = (counts.astype(key, copy=False) + shift).ravel()
+    found = np.searchsorted(keyed, (first.astype(key) + shift).ravel())
+    return found.reshape(n_rows, -1) - np.arange(n_rows)[:, None] * n_entries
 
 
 def _check_max_detections(max_detections: Any) -> int:
