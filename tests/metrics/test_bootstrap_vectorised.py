@@ -188,18 +188,16 @@ def test_diagnosis_resamples_equal_the_per_resample_scores() -> None:
         evaluation.aggregate_resamples(np.array([[evaluation.n_items]]))
 
 
-@pytest.mark.parametrize("few_entries", [0, 10**9])  # points found by search / by entry
 @pytest.mark.parametrize("distinct_scores", [False, True])
 @pytest.mark.parametrize("chunk_elements", [None, 8])
 @pytest.mark.parametrize("seed", range(3))
 def test_both_ways_of_resampling_ap_agree(
-    seed, chunk_elements, distinct_scores, few_entries, monkeypatch
+    seed, chunk_elements, distinct_scores, monkeypatch
 ) -> None:
     # aggregate_resamples rebuilds AP for all resamples at once; it must equal the
     # per-resample path of aggregate(), also a few rows at a time.
     from novabench.metrics import localization
 
-    monkeypatch.setattr(localization, "_FEW_ENTRIES", few_entries)
     if chunk_elements is not None:
         monkeypatch.setattr(localization, "_CHUNK_ELEMENTS", chunk_elements)
     rng = np.random.default_rng(100 + seed)
@@ -256,8 +254,8 @@ def test_a_key_missing_from_the_fast_path_is_still_bootstrapped() -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_recall_points_are_found_alike_by_search_and_by_entry(seed, monkeypatch) -> None:
-    # The two strategies of _entries_before_points against a plain per-point loop.
+def test_entries_before_each_recall_point_are_counted_as_a_search_would(seed) -> None:
+    # _entries_before_points counts; a plain per-point comparison says what it must give.
     from novabench.metrics import localization
 
     rng = np.random.default_rng(seed)
@@ -270,7 +268,5 @@ def test_recall_points_are_found_alike_by_search_and_by_entry(seed, monkeypatch)
         expected = np.array(
             [[int((row < point).sum()) for point in points] for row, points in zip(counts, first)]
         )
-        for few_entries in (0, 10**9):
-            monkeypatch.setattr(localization, "_FEW_ENTRIES", few_entries)
-            found = localization._entries_before_points(counts, first, gold)
-            assert np.array_equal(found, expected), few_entries
+        found = localization._entries_before_points(counts, localization._points_reached(first))
+        assert np.array_equal(found, expected)

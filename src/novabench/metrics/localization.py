@@ -83,11 +83,6 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
 
 # Elements of the (resamples, blocks) arrays the bootstrap builds at a time.
 _CHUNK_ELEMENTS = 1 << 16
-# Below this many entries per resample, finding where recall points are reached costs less
-# entry by entry than point by point (see _entries_before_points).
-_FEW_ENTRIES = 160
-# The recall points, but recall 0 needs a true positive, as _first_true_positive_reaching has.
-_POINTS_NEEDING_ONE = np.concatenate(([np.nextafter(0.0, 1.0)], RECALL_POINTS[1:]))
 
 
 @dataclass(frozen=True)
@@ -753,8 +748,9 @@ class LocalizationEvaluation:
 
         Per threshold, the entries read are the run ends and every copy of every partial
         match, in global order: along them the true-positive count never falls, so the
-        first entry reaching a recall point is found by a search, and the envelope there is
-        a suffix maximum of the entries' precisions. A block not drawn gives entries that
+        entries before the first reaching a recall point are those reaching fewer points
+        (counted, not searched), and the envelope there is a suffix maximum of the entries'
+        precisions. A block not drawn gives entries that
         repeat the count before it with a rank at least as large (a precision never above
         an earlier entry's at that count): they change nothing.
         """
@@ -763,6 +759,7 @@ class LocalizationEvaluation:
         gold = np.maximum(weights @ self._gold_counts, 1).astype(np.float64)[:, None]
         # The recall points depend on the gold count alone: found once for every threshold.
         first = _first_true_positive_reaching(gold, int(gold.max()))  # (rows, 101)
+        reached = _points_reached(first)  # (rows, counts): points reached by each count
         # int32 halves the memory traffic when no count can reach 2**31.
         small = int(self._kept_counts.max(initial=0)) * self.n_items < 2**31
         count = np.int32 if small else np.int64
@@ -804,7 +801,7 @@ class LocalizationEvaluation:
             # suffix[:, i]: the best precision over the last i entries (0 for none).
             suffix = np.zeros((n_rows, n_entries + 1))
             np.maximum.accumulate(precision[:, ::-1], axis=1, out=suffix[:, 1:])
-            before = _entries_before_points(counts, first, gold)
+            before = _entries_before_points(counts, reached)
             entries_after = row_offsets * (n_entries + 1) + n_entries - before
             out[:, row] = np.take(suffix.ravel(), entries_after)
 
@@ -849,35 +846,47 @@ class LocalizationEvaluation:
         )
 
 
-def _entries_before_points(counts: np.ndarray, first: np.ndarray, gold: np.ndarray) -> np.ndarray:
+def _points_reached(first: np.ndarray) -> np.ndarray:
+    """Per resample, how many recall points ``t`` true positives reach, for every ``t``.
+
+    ``first`` is :func:`_first_true_positive_reaching`'s table: ``reached[r, t]`` counts the
+    points whose first reaching count is at most ``t`` (``t`` from 0 to ``first.max()``).
+
+    Example:
+        >>> first = _first_true_positive_reaching(np.array([[4.0]]), 4)
+        >>> _points_reached(first)[0].tolist()  # 0 to 4 true positives of 4 gold boxes
+        [0, 26, 51, 76, 101]
+    """
+    n_rows = len(first)
+    span = int(first.max(initial=0)) + 1
+    by_count = np.bincount(
+        (first + np.arange(n_rows)[:, None] * span).ravel(), minlength=n_rows * span
+    )
+    return np.cumsum(by_count.reshape(n_rows, span), axis=1)
+
+
+def _entries_before_points(counts: np.ndarray, reached: np.ndarray) -> np.ndarray:
     """Per resample and recall point, how many entries come before the first reaching it.
 
     ``counts`` are the true-positive counts of a resample's entries (never falling along a
-    row), ``first`` the count reaching each point (:func:`_first_true_positive_reaching`) and
-    ``gold`` the gold count. With many entries, one search of every row's points (rows kept
-    apart by an offset); with few, each entry's count of points reached, by COCO's own
-    comparison ``t / n_gold >= point`` (recall 0 needs ``t >= 1``), then a running count per
-    point. Both give the same counts.
+    row, never above its gold count) and ``reached`` is :func:`_points_reached`: each entry
+    reaches ``reached[r, count]`` points, so the entries not reaching point ``p`` are those
+    reaching at most ``p`` points, a running count over points.
 
     Example:
-        >>> counts, gold = np.array([[0, 1, 1, 3]]), np.array([[4.0]])
-        >>> first = _first_true_positive_reaching(gold, 4)
-        >>> _entries_before_points(counts, first, gold)[0, [0, 25, 26, 51, 100]].tolist()
+        >>> first = _first_true_positive_reaching(np.array([[4.0]]), 4)
+        >>> before = _entries_before_points(np.array([[0, 1, 1, 3]]), _points_reached(first))
+        >>> before[0, [0, 25, 26, 51, 100]].tolist()
         [1, 1, 3, 3, 4]
     """
-    n_rows, n_entries = counts.shape
-    if n_entries < _FEW_ENTRIES:
-        n_points = len(RECALL_POINTS)
-        reached = np.searchsorted(_POINTS_NEEDING_ONE, counts / gold, side="right")
-        reached += np.arange(n_rows)[:, None] * (n_points + 1)
-        per_point = np.bincount(reached.ravel(), minlength=n_rows * (n_points + 1))
-        return np.cumsum(per_point.reshape(n_rows, n_points + 1), axis=1)[:, :n_points]
-    span = max(int(counts.max(initial=0)), int(first.max())) + 1
-    key = np.int32 if n_rows * span < 2**31 else np.int64  # smaller keys search faster
-    shift = (np.arange(n_rows, dtype=np.int64)[:, None] * span).astype(key)
-    keyed = (counts.astype(key, copy=False) + shift).ravel()
-    found = np.searchsorted(keyed, (first.astype(key) + shift).ravel())
-    return found.reshape(n_rows, -1) - np.arange(n_rows)[:, None] * n_entries
+    n_rows, span = reached.shape
+    n_points = len(RECALL_POINTS)
+    rows = np.arange(n_rows)[:, None]
+    per_entry = np.take(reached.ravel(), counts + rows * span)
+    per_point = np.bincount(
+        (per_entry + rows * (n_points + 1)).ravel(), minlength=n_rows * (n_points + 1)
+    )
+    return np.cumsum(per_point.reshape(n_rows, n_points + 1), axis=1)[:, :n_points]
 
 
 def _check_max_detections(max_detections: Any) -> int:
