@@ -486,6 +486,41 @@ def test_group_intervals_from_the_fast_path_equal_the_resample_loop() -> None:
     assert fast == slow and all(row["ROUGE-L_ci"] is not None for row in fast)
 
 
+@pytest.mark.parametrize("n_resamples", [0, 150])
+def test_localisation_groups_prepared_alone_equal_the_restricted_evaluation(n_resamples) -> None:
+    # The report prepares each localisation group on its own images (cheaper to resample);
+    # its rows, intervals included, must equal those of the whole evaluation restricted.
+    import warnings
+
+    from novabench.metrics.localization import LocalizationWarning
+    from novabench.metrics.tasks import prepare_task
+    from novabench.report.scoring import _group_preparer
+
+    rng = np.random.default_rng(12)
+    predictions, references = [], []
+    for _ in range(80):
+        gold = rng.integers(0, 40, (int(rng.integers(0, 3)), 4)).astype(float) + [0, 0, 1, 1]
+        boxes = rng.integers(0, 40, (int(rng.integers(0, 4)), 4)).astype(float) + [0, 0, 1, 1]
+        if len(gold) and len(boxes) and rng.random() < 0.6:
+            boxes[0] = gold[0] + rng.integers(0, 2, 4)
+        scores = rng.choice([0.2, 0.5, 0.9], len(boxes)).tolist()
+        predictions.append({"boxes": boxes.tolist(), "scores": scores})
+        references.append({"boxes": gold.tolist()})
+    groups = [str(label) for label in rng.choice(["a", "b", "c"], size=80)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LocalizationWarning)
+        evaluation = prepare_task("localization", predictions, references)
+        preparer = _group_preparer("localization", predictions, references, {})
+        options = {"keys": ["mAP@30", "COCO-AP@50", "COCO-AP@50:95", "FP30"], "min_group_size": 1}
+        alone = break_down(
+            evaluation, groups, prepare_group=preparer, n_resamples=n_resamples, **options
+        )
+        restricted = break_down(evaluation, groups, n_resamples=n_resamples, **options)
+    assert alone == restricted
+    assert all(row["COCO-AP@50"] is not None for row in alone)
+    assert all((row["COCO-AP@50_ci"] is not None) == (n_resamples > 0) for row in alone)
+
+
 def test_no_breakdowns_leaves_every_other_figure_unchanged(
     sample_release: Path,
     floor_predictions: Path,

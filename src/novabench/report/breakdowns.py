@@ -488,8 +488,8 @@ def break_down(
         min_group_size: groups with fewer items are flagged ``too_small``.
         prepare_group: optionally, the evaluation of the items at some (sorted) positions
             prepared on its own, equal to ``evaluation`` on those items but cheaper to
-            resample when its cost grows with the whole set (localisation); by default the
-            group is ``evaluation`` restricted to its items.
+            resample when its cost grows with the whole set (localisation); by default, and
+            always without resamples, the group is ``evaluation`` restricted to its items.
 
     Returns:
         Rows ``{"group", "n", "too_small", key: value | None, key + "_ci": [lo, hi] | None}``
@@ -514,8 +514,11 @@ def break_down(
     rows = []
     for group in ranked:
         positions = np.flatnonzero(labels == group).astype(np.int64)
+        # A group prepared on its own only pays when it is resampled.
         subset = (
-            _group(evaluation, positions) if prepare_group is None else prepare_group(positions)
+            _group(evaluation, positions)
+            if prepare_group is None or n_resamples == 0
+            else prepare_group(positions)
         )
         values = subset.aggregate()
         row: dict[str, Any] = {
