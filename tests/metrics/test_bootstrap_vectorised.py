@@ -270,3 +270,35 @@ def test_entries_before_each_recall_point_are_counted_as_a_search_would(seed) ->
         )
         found = localization._entries_before_points(counts, localization._points_reached(first))
         assert np.array_equal(found, expected)
+
+
+@pytest.mark.parametrize("distinct_scores", [False, True])
+def test_the_full_set_rebuilt_equals_every_image_expanded_once(distinct_scores) -> None:
+    # precision_at_recall_points() takes the rebuild; given every position once, it expands
+    # the detections (the reference path). Both must agree bit for bit.
+    rng = np.random.default_rng(31 + distinct_scores)
+    for _ in range(40):
+        n_images = int(rng.integers(1, 50))
+        evaluation = random_localization(rng, n_images, distinct_scores)
+        rebuilt = evaluation.precision_at_recall_points()
+        expanded = evaluation.precision_at_recall_points(np.arange(n_images))
+        assert (rebuilt is None) == (expanded is None)
+        if rebuilt is not None:
+            assert np.array_equal(rebuilt, expanded), n_images
+
+
+def test_thresholds_with_equal_counts_per_block_but_other_matches_stay_apart() -> None:
+    # Three tied predictions on one gold box: at IoU 0.50 the first matches (IoU ~0.52), at
+    # 0.55 only the third (IoU ~0.6). Both thresholds count one match in the block, at
+    # different ranks, so their precision differs and neither row may copy the other.
+    gold = [0.0, 0.0, 10.0, 10.0]
+    first = [0.0, 0.0, 10.0, 5.2]  # IoU 0.52
+    far = [50.0, 50.0, 10.0, 10.0]
+    third = [0.0, 0.0, 10.0, 6.0]  # IoU 0.60
+    evaluation = prepare_localization(
+        [{"boxes": [first, far, third], "scores": [0.5, 0.5, 0.5]}], [{"boxes": [gold]}]
+    )
+    rebuilt = evaluation.precision_at_recall_points()
+    expanded = evaluation.precision_at_recall_points(np.arange(1))
+    assert rebuilt is not None and np.array_equal(rebuilt, expanded)
+    assert rebuilt[1, 0] == pytest.approx(1) and rebuilt[2, 0] == pytest.approx(1 / 3)  # .50, .55

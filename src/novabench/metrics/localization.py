@@ -103,7 +103,8 @@ class _MatchTable:
     the union positions where this threshold's matches differ, and by how much).
 
     Attributes:
-        key: the threshold's matches, as bytes: equal keys give equal precision.
+        key: which detections match, as bytes: equal keys give equal precision (equal
+            counts per block do not: the places of matches in a tied block count).
         run_block / run_union / run_delta: per run end, its block, its position in the
             union, and 1 + the number of differences at or before it (0: none).
         delta_union / delta_value: the differences' union positions and values (<= 0).
@@ -451,6 +452,10 @@ class LocalizationEvaluation:
         is IoU 0.30 and rows 1..10 are 0.50:0.05:0.95. This is the ``precision`` array of
         pycocotools' ``COCOeval.eval`` for one category, area "all", ``maxDets[-1]``.
 
+        A resample is expanded detection by detection, as pycocotools would see it: the
+        reference the bootstrap's rebuild (:meth:`_resampled_precision`) is tested against.
+        The full set is that rebuild with every image drawn once (equal, and faster).
+
         Args:
             indices: image positions of a resample (may repeat); None for the full set.
 
@@ -469,18 +474,21 @@ class LocalizationEvaluation:
         if n_gold == 0:
             return None
         if weights is None:
-            matched = self._sorted_matched
-        else:
-            # A resample is the concatenation of the chosen images in their original order,
-            # each repeated as often as drawn. Under the stable global sort, every block of
-            # equal-score detections of one image then appears `weight` times in a row.
-            copies = weights[self._block_image]
-            out_lengths = self._block_length * copies
-            block = np.repeat(np.arange(len(copies)), out_lengths)
-            within = np.arange(len(block)) - np.repeat(_offsets(out_lengths), out_lengths)
-            matched = self._sorted_matched[
-                :, self._block_start[block] + within % self._block_length[block]
-            ]
+            # The full set is the resample drawing every image once: the rebuild reads only
+            # the true positives' counts, where the expansion below reads every detection.
+            every_image_once = np.ones((1, self.n_items), dtype=np.int64)
+            full_set: np.ndarray = self._resampled_precision(every_image_once)[0]
+            return full_set
+        # A resample is the concatenation of the chosen images in their original order,
+        # each repeated as often as drawn. Under the stable global sort, every block of
+        # equal-score detections of one image then appears `weight` times in a row.
+        copies = weights[self._block_image]
+        out_lengths = self._block_length * copies
+        block = np.repeat(np.arange(len(copies)), out_lengths)
+        within = np.arange(len(block)) - np.repeat(_offsets(out_lengths), out_lengths)
+        matched = self._sorted_matched[
+            :, self._block_start[block] + within % self._block_length[block]
+        ]
         n_detections = matched.shape[1]
         # Integer counts, so fp = (rank + 1) - tp is exact and saves a second cumsum.
         true_positives = np.cumsum(matched.view(np.int8), axis=1, dtype=np.int32).astype(np.float64)
@@ -674,47 +682,57 @@ class LocalizationEvaluation:
         if self._match_table_cache is not None:
             return self._match_table_cache
         n_blocks = len(self._block_start)
-        block_of = np.repeat(np.arange(n_blocks), self._block_length)
+        lengths = self._block_length
         # matches[t, b]: matches of threshold t in block b
-        matches = np.zeros((len(self._sorted_matched), n_blocks), dtype=np.int64)
-        for row, matched in enumerate(self._sorted_matched):
-            matches[row] = np.bincount(block_of[matched], minlength=n_blocks)
-        union = np.flatnonzero(matches.any(axis=0)) if n_blocks else np.zeros(0, np.int64)
+        if n_blocks == self._sorted_matched.shape[1]:  # blocks of one detection each
+            matches = self._sorted_matched.astype(np.int64)
+        elif n_blocks:
+            matches = np.add.reduceat(
+                self._sorted_matched, self._block_start, axis=1, dtype=np.int64
+            )
+        else:
+            matches = np.zeros((len(self._sorted_matched), 0), dtype=np.int64)
+        union = np.flatnonzero(matches.any(axis=0))
         union_matches = matches[:, union].max(axis=0, initial=0)
         self._union_blocks = union
         self._union_matches = union_matches.astype(np.int32)
         tables = []
         for row, matched in enumerate(self._sorted_matched):
             in_union = matches[row, union]
-            full = in_union == self._block_length[union]
+            full = in_union == lengths[union]
             # A run goes on while the next block is full too and comes right after this one.
             goes_on = np.zeros(len(union), dtype=bool)
             goes_on[:-1] = full[:-1] & full[1:] & (np.diff(union) == 1)
             run_union = np.flatnonzero(full & ~goes_on)
-            delta_union = np.flatnonzero(in_union != union_matches)
+            differs = in_union != union_matches
+            delta_union = np.flatnonzero(differs)
             # Differences at or before each union position, + 1 (0: none yet).
-            differences_through = np.cumsum(in_union != union_matches)
-            position = np.flatnonzero(matched)
-            block = block_of[position]
+            differences_through = np.cumsum(differs)
+            # The matches of partly matched blocks, in order, with their place in the block.
+            partial_union = np.flatnonzero(~full & (in_union > 0))
+            block = union[partial_union]
+            detections = np.repeat(self._block_start[block], lengths[block])
+            place = np.arange(len(detections)) - np.repeat(_offsets(lengths[block]), lengths[block])
+            is_match = matched[detections + place]
+            match_union = np.repeat(partial_union, lengths[block])[is_match]
             # Matches earlier in the same block: a running count, restarted at each block.
-            before = np.arange(len(position)) - np.searchsorted(position, self._block_start)[block]
-            is_partial = matches[row, block] < self._block_length[block]
-            partial_union = np.searchsorted(union, block[is_partial])
+            before = np.arange(len(match_union)) - np.searchsorted(match_union, match_union)
+            match_block = union[match_union]
             tables.append(
                 _MatchTable(
-                    key=matches[row].tobytes(),
+                    key=np.packbits(matched).tobytes(),
                     run_block=union[run_union],
                     run_union=run_union,
                     run_delta=differences_through[run_union],
                     delta_union=delta_union,
                     delta_value=(in_union - union_matches)[delta_union].astype(np.int32),
-                    partial_block=block[is_partial],
-                    partial_union=partial_union,
-                    partial_delta=differences_through[partial_union],
-                    partial_before=before[is_partial],
-                    partial_place=(position - self._block_start[block])[is_partial],
-                    partial_per_block=matches[row, block[is_partial]],
-                    partial_length=self._block_length[block[is_partial]],
+                    partial_block=match_block,
+                    partial_union=match_union,
+                    partial_delta=differences_through[match_union],
+                    partial_before=before,
+                    partial_place=place[is_match],
+                    partial_per_block=matches[row, match_block],
+                    partial_length=lengths[match_block],
                 )
             )
         self._match_table_cache = tables
