@@ -105,8 +105,10 @@ def progress_bar(
     )
 
 
-# Each library's own switch of its bars: module, "are they on?", turn on, turn off.
-_HUB = "huggingface_hub.utils"
+# Each library's own switch of its bars: the module holding it, "are they on?", on, off.
+# huggingface_hub's lives in its ``utils.tqdm`` module, loaded on first use (it imports
+# tqdm.auto and asyncio: a tenth of a second that a command without the Hub need not pay).
+_HUB = "huggingface_hub.utils.tqdm"
 _TRANSFORMERS = "transformers.utils.logging"
 _DATASETS = "datasets.utils"
 
@@ -122,12 +124,56 @@ def _set_bars(module_name: str, on: bool) -> None:
     import warnings
 
     module = sys.modules[module_name]
-    names = ("enable_progress_bar", "disable_progress_bar")
-    if module_name != _TRANSFORMERS:
-        names = ("enable_progress_bars", "disable_progress_bars")
+    names = ("enable_progress_bars", "disable_progress_bars")
+    if module_name == _TRANSFORMERS:
+        names = ("enable_progress_bar", "disable_progress_bar")
     with warnings.catch_warnings():  # a user's *_DISABLE_PROGRESS_BARS variable wins: fine
         warnings.simplefilter("ignore")
         getattr(module, names[0] if on else names[1])()
+
+
+class _AfterImport:
+    """A ``sys.meta_path`` finder that calls ``then(name)`` once module ``name`` has loaded.
+
+    It finds nothing itself: it asks the finders after it for the module's spec and wraps
+    that spec's loader, so the module loads exactly as it would have, then ``then`` runs
+    before the importer sees it. Only the one module name is watched.
+    """
+
+    def __init__(self, name: str, then: Any) -> None:
+        self.name = name
+        self.then = then
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        for finder in sys.meta_path:
+            find_spec = getattr(finder, "find_spec", None)
+            if finder is self or find_spec is None:
+                continue
+            spec = find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+        then = self.then
+
+        def exec_then_call(module: Any) -> None:
+            try:
+                exec_module(module)
+            finally:
+                del loader.exec_module  # the loader is as it was: its class's method again
+            then(fullname)
+
+        try:
+            loader.exec_module = exec_then_call
+        except AttributeError:  # a loader that takes no attribute: loaded as usual
+            pass
+        return spec
 
 
 @contextmanager
@@ -135,10 +181,12 @@ def third_party_bars_hidden() -> Iterator[None]:
     """Hide the progress bars of huggingface_hub, transformers and datasets inside the block.
 
     Only this block: no environment variable is set, and each library's own setting is
-    restored at the end. huggingface_hub is imported here (it is light) because
-    transformers takes its setting when it is imported; transformers imported inside the
-    block gets the setting huggingface_hub had before it. datasets is switched when it is
-    already imported. Our own bars (:func:`progress_bar`) are not affected.
+    restored at the end. Nothing is imported here: huggingface_hub's setting is switched
+    at once when its progress-bar module is loaded, otherwise the moment something inside
+    the block loads it, before anything reads it; so transformers imported in the block
+    (which takes huggingface_hub's setting when imported) starts with its bars off, and
+    gets after the block the setting huggingface_hub had before it. datasets is switched
+    when it is already imported. Our own bars (:func:`progress_bar`) are not affected.
 
     Example:
         >>> from huggingface_hub.utils import are_progress_bars_disabled
@@ -149,20 +197,29 @@ def third_party_bars_hidden() -> Iterator[None]:
         >>> are_progress_bars_disabled() == before
         True
     """
-    import importlib
-
-    importlib.import_module(_HUB)
     modules = (_HUB, _TRANSFORMERS, _DATASETS)
     before = {name: _bars_on(name) for name in modules if name in sys.modules}
     for name in before:
         _set_bars(name, False)
+
+    def hide_hub_bars(name: str) -> None:
+        before[name] = _bars_on(name)  # what it has on its own: restored at the end
+        _set_bars(name, False)
+
+    watcher = None
+    if _HUB not in sys.modules:
+        watcher = _AfterImport(_HUB, hide_hub_bars)
+        sys.meta_path.insert(0, watcher)
     try:
         yield
     finally:
-        hub_before = before[_HUB]
+        if watcher is not None and watcher in sys.meta_path:
+            sys.meta_path.remove(watcher)
+        # transformers imported in the block gets what its import would have read:
+        # huggingface_hub's setting before the block (it is imported with transformers).
+        hub_before = before.get(_HUB, True)
         for name in modules:
             if name in sys.modules and (name in before or name == _TRANSFORMERS):
-                # transformers imported in the block: what its import would have read
                 _set_bars(name, before.get(name, hub_before))
-        if _TRANSFORMERS in sys.modules:  # its switch also sets huggingface_hub's
-            _set_bars(_HUB, hub_before)
+        if _TRANSFORMERS in sys.modules and _HUB in sys.modules:
+            _set_bars(_HUB, hub_before)  # transformers' switch also sets huggingface_hub's
