@@ -315,3 +315,63 @@ def test_a_hub_setting_made_before_the_block_comes_back_after_transformers_loads
     )
     pytest.importorskip("transformers")
     assert run_fresh(script) == [True, False, True, False]
+
+
+def _outcome(action):  # type: ignore[no-untyped-def]
+    try:
+        return ("value", action())
+    except Exception as error:  # the same kind of failure counts as the same outcome
+        return ("error", type(error).__name__)
+
+
+def test_a_hidden_bar_behaves_as_a_disabled_tqdm() -> None:
+    """Hidden bars skip importing tqdm; what callers see must not change."""
+    import random
+
+    import numpy as np
+    from tqdm import tqdm
+
+    from novabench.progress import _HiddenBar
+
+    rng = random.Random(0)
+    for _ in range(200):
+        size = rng.randint(0, 5)
+        kind = rng.choice(["list", "range", "iter", "gen", "dict", "array", "none"])
+        total = rng.choice([None, None, size, 0, 7, float("inf")])
+
+        def make():  # type: ignore[no-untyped-def]
+            return {
+                "list": lambda: list(range(size)),
+                "range": lambda: range(size),
+                "iter": lambda: iter(list(range(size))),
+                "gen": lambda: (i for i in range(size)),
+                "dict": lambda: {i: i for i in range(size)}.items(),
+                "array": lambda: np.arange(size),
+                "none": lambda: None,
+            }[kind]()
+
+        if kind == "none" and total is None:
+            total = size
+        ours, theirs = _HiddenBar(make(), total), tqdm(make(), total=total, disable=True)
+        for check in (len, bool, lambda bar: bar.total, lambda bar: bar.n):
+            assert _outcome(lambda: check(ours)) == _outcome(lambda: check(theirs)), kind
+        for bar in (ours, theirs):
+            bar.update(3)
+            bar.set_postfix_str("task")
+        assert _outcome(lambda: [int(x) if not isinstance(x, tuple) else x for x in ours]) == (
+            _outcome(lambda: [int(x) if not isinstance(x, tuple) else x for x in theirs])
+        )
+        assert ours.n == theirs.n
+        with ours, theirs:
+            pass
+
+
+def test_hidden_bars_do_not_import_tqdm() -> None:
+    script = (
+        "import io, json, sys\n"
+        "sys.stderr = io.StringIO()\n"
+        "from novabench.progress import progress_bar\n"
+        "total = sum(progress_bar(range(4), desc='counting'))\n"
+        "print(json.dumps([total, 'tqdm' in sys.modules]))\n"
+    )
+    assert run_fresh(script) == [6, False]

@@ -91,6 +91,8 @@ def progress_bar(
         >>> sum(progress_bar(range(4), desc="counting", unit="n"))
         6
     """
+    if not (enabled and progress_shown()):
+        return _HiddenBar(iterable, total)  # what a disabled tqdm does, without importing it
     from tqdm import tqdm  # plain: in notebooks stderr is no terminal, so no widget needed
 
     return tqdm(
@@ -103,6 +105,74 @@ def progress_bar(
         leave=False,
         dynamic_ncols=True,
     )
+
+
+class _HiddenBar:
+    """A bar that is not shown: the iterable passed through, every bar method a no-op.
+
+    Behaves as ``tqdm(..., disable=True)`` does for the methods the toolkit calls (iterate,
+    ``len``, ``update``, ``set_postfix_str``, ``close``, ``with``), so a command whose bars
+    are hidden (``--quiet``, stderr not a terminal) never imports tqdm.
+    """
+
+    def __init__(self, iterable: Iterable[Any] | None, total: int | None) -> None:
+        self.iterable = iterable
+        if total is None and iterable is not None:
+            try:
+                total = len(iterable)  # type: ignore[arg-type]
+            except (TypeError, AttributeError):
+                total = None
+        if total == float("inf"):
+            total = None  # unknown, as tqdm has it
+        self.total = total
+        self.n = 0
+        self.disable = True
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.iterable)  # type: ignore[arg-type]  # None raises as tqdm's does
+
+    def __len__(self) -> int:  # tqdm's rule
+        iterable: Any = self.iterable
+        if iterable is None:
+            return self.total  # type: ignore[return-value]
+        if hasattr(iterable, "shape"):
+            return int(iterable.shape[0])
+        if hasattr(iterable, "__len__"):
+            return len(iterable)
+        if hasattr(iterable, "__length_hint__"):
+            return int(iterable.__length_hint__())
+        return self.total  # type: ignore[return-value]
+
+    def __bool__(self) -> bool:  # tqdm's rule
+        if self.total is not None:
+            return self.total > 0
+        if self.iterable is None:
+            raise TypeError("bool() undefined when iterable == total == None")
+        return bool(self.iterable)
+
+    def __enter__(self) -> _HiddenBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def update(self, n: float = 1) -> None:
+        """Nothing to count: hidden."""
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        """Nothing to show: hidden."""
+
+    def set_postfix(self, ordered_dict: Any = None, refresh: bool = True, **kwargs: Any) -> None:
+        """Nothing to show: hidden."""
+
+    def set_description(self, desc: str | None = None, refresh: bool = True) -> None:
+        """Nothing to show: hidden."""
+
+    def refresh(self) -> None:
+        """Nothing to draw: hidden."""
+
+    def close(self) -> None:
+        """Nothing to clear: hidden."""
 
 
 # Each library's own switch of its bars: the module holding it, "are they on?", on, off.
