@@ -385,3 +385,17 @@ def test_a_large_file_of_another_format_is_named_from_its_head(tmp_path) -> None
     with pytest.raises(NovaInputError, match="is a JPEG image, not a PNG") as caught:
         read_release(folder)
     assert victim.name in str(caught.value) and caught.value.field == "image_path"
+
+
+def test_small_images_skip_pils_limit_only_below_its_default() -> None:
+    """Reading a release imports PIL only for an image near PIL's limit or a non-PNG file:
+    safe as long as PIL's own default limit lies above the shortcut's bound."""
+    import subprocess
+    import sys
+
+    from novabench.data import validate
+
+    script = "import PIL.Image as I; print(I.MAX_IMAGE_PIXELS)"
+    default = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert default.returncode == 0, default.stderr
+    assert int(default.stdout) > validate._UNDER_PIL_DEFAULT_LIMIT

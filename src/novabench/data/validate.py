@@ -21,12 +21,12 @@ import math
 import os
 import re
 import stat
+import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import NamedTuple
 from warnings import catch_warnings, simplefilter, warn
 
 import numpy as np
-from PIL import Image
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
 from novabench.data.png import PNG_SIGNATURE, PngError, check_png
@@ -57,6 +57,8 @@ _SNIFF_BYTES = 1 << 16
 
 def _other_format(data: bytes | bytearray) -> str | None:
     """The format PIL recognises in bytes that are not a PNG (to name it), if any."""
+    from PIL import Image
+
     try:
         with catch_warnings():
             simplefilter("ignore")
@@ -64,6 +66,11 @@ def _other_format(data: bytes | bytearray) -> str | None:
                 return image.format
     except Exception:  # anything PIL cannot identify is just "not a PNG"
         return None
+
+
+#: Fewer pixels than PIL's default decompression-bomb limit (about 89.5 million since PIL 5):
+#: an image this small needs no look at PIL's limit unless PIL is imported (and possibly set).
+_UNDER_PIL_DEFAULT_LIMIT = 1 << 24
 
 
 def _png_size(data: bytes | bytearray, label: str, where: dict[str, str]) -> tuple[int, int]:
@@ -75,9 +82,14 @@ def _png_size(data: bytes | bytearray, label: str, where: dict[str, str]) -> tup
         if other is not None and other != "PNG":
             raise NovaInputError(f"{label} is a {other} image, not a PNG", **where) from None
         raise NovaInputError(f"unreadable or corrupt PNG {label}: {error}", **where) from None
-    # PIL's own limit (Image.MAX_IMAGE_PIXELS): the pixels are decoded later, by PIL.
-    limit = Image.MAX_IMAGE_PIXELS
+    # PIL's own limit (Image.MAX_IMAGE_PIXELS): the pixels are decoded later, by PIL. Only a
+    # PIL already imported can hold a limit of the user's; else its default, far above this.
     pixels = header.width * header.height
+    if pixels <= _UNDER_PIL_DEFAULT_LIMIT and "PIL.Image" not in sys.modules:
+        return header.width, header.height
+    from PIL import Image
+
+    limit = Image.MAX_IMAGE_PIXELS
     if limit is not None and pixels > 2 * limit:
         raise NovaInputError(
             f"PNG {label} claims more pixels than PIL decodes safely (a decompression bomb?): "
