@@ -875,7 +875,7 @@ def parse_raw(
     records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
     for task in TASKS:
         spec = registry.TASKS[task]
-        parser = spec.load_parser()
+        parser = None  # loaded at the first raw answer: parsed predictions never import it
         answers = aligned.records[task].items()
         for key, record in progress_bar(answers, desc=f"parsing {task}", unit="answer"):
             if record.error is not None or record.raw is None or record.is_parsed:
@@ -895,6 +895,8 @@ def parse_raw(
                     "input_size": record.input_size,
                     "convention": box_convention,
                 }
+            if parser is None:
+                parser = spec.load_parser()
             parsed = parser(record.raw, **options)
             status = _status_text(parsed.status)
             if status == "ok" and "ok_clipped" in spec.parse_statuses and parsed.n_out_of_range:
