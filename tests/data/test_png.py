@@ -399,3 +399,22 @@ def test_small_images_skip_pils_limit_only_below_its_default() -> None:
     default = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert default.returncode == 0, default.stderr
     assert int(default.stdout) > validate._UNDER_PIL_DEFAULT_LIMIT
+
+
+def test_image_bytes_are_read_whole_even_in_short_reads() -> None:
+    """Files are read unbuffered; a read that returns less than asked is read on."""
+    from novabench.data.validate import _read_at_most
+
+    class Trickle(io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self.stream = io.BytesIO(data)
+
+        def readable(self) -> bool:
+            return True
+
+        def read(self, size: int = -1) -> bytes:
+            return self.stream.read(min(size, 3) if size >= 0 else 3)
+
+    data = bytes(range(256)) * 5
+    for size in (0, 1, 8, 100, len(data), len(data) + 10):
+        assert _read_at_most(Trickle(data), size) == data[:size]

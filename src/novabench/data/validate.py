@@ -171,6 +171,18 @@ class _ReleaseFolder:
         return os.path.join(known[0], name), known[1], status
 
 
+def _read_at_most(handle: io.RawIOBase, size: int) -> bytes:
+    """``size`` bytes of an unbuffered file, fewer only at its end (as a buffered read gives)."""
+    chunks = []
+    while size > 0:
+        chunk = handle.read(size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
 def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     """The image file read once: path checked, bytes hashed and checked as a PNG."""
     if raw.embedded:  # by layout, so a v1 row with a null image_path is named as such
@@ -194,11 +206,13 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     if status is None or not stat.S_ISREG(status.st_mode):
         raise NovaInputError(f"image file not found: {relative}", **where)
     try:
-        with open(location, "rb") as handle:
-            data = handle.read(len(PNG_SIGNATURE))
-            # Not a PNG: read only what naming its format takes, not a whole (huge) file.
-            more = _SNIFF_BYTES if data != PNG_SIGNATURE else -1
-            data += handle.read(more)
+        # Unbuffered: a buffered reader copies each file through its buffer (twice the CPU).
+        with open(location, "rb", buffering=0) as handle:
+            data = _read_at_most(handle, len(PNG_SIGNATURE))
+            if data == PNG_SIGNATURE:
+                data += handle.readall()
+            else:  # not a PNG: read only what naming its format takes, not a whole (huge) file
+                data += _read_at_most(handle, _SNIFF_BYTES)
     except OSError as error:
         raise NovaInputError(
             f"cannot read image file {relative}: {error.strerror or error}", **where
