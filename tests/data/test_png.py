@@ -418,3 +418,31 @@ def test_image_bytes_are_read_whole_even_in_short_reads() -> None:
     data = bytes(range(256)) * 5
     for size in (0, 1, 8, 100, len(data), len(data) + 10):
         assert _read_at_most(Trickle(data), size) == data[:size]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_plain_image_paths_take_the_same_path_as_the_full_checks(seed: int) -> None:
+    """A path the shortcut takes as it is passes every check and joins to the same file."""
+    import random
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    from novabench.data.validate import _PLAIN_RELATIVE_PATH
+
+    rng = random.Random(seed)
+    pieces = ["images", "case0001_001.png", ".", "..", "", "a.b", ".hidden", "C:", "x\\y", "é"]
+    pieces += ["-", "_", "..png", "a..", "/", " ", "con", "\n"]
+    root = Path("/release")
+    taken = 0
+    for _ in range(5000):
+        relative = "/".join(rng.choices(pieces, k=rng.randint(1, 4)))
+        if rng.random() < 0.1:
+            relative = rng.choice(["/", "\\", "./", "C:"]) + relative
+        if not _PLAIN_RELATIVE_PATH.fullmatch(relative):
+            continue
+        taken += 1
+        posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
+        assert not (posix.is_absolute() or windows.is_absolute() or windows.drive), relative
+        assert ".." not in windows.parts and "." not in relative.split("/"), relative
+        assert posix.name, relative
+        assert str(root / relative) == str(root / posix), relative
+    assert taken > 100  # the cases did exercise the shortcut

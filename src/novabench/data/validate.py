@@ -171,6 +171,13 @@ class _ReleaseFolder:
         return os.path.join(known[0], name), known[1], status
 
 
+# A relative path that needs no check and no normalisation: "/"-separated names, none empty,
+# none "." or ".." (a name never starts with a dot), no drive, backslash or colon; it is the
+# same path as a PurePosixPath and as a PureWindowsPath, and stays inside the folder.
+_PLAIN_NAME = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*"
+_PLAIN_RELATIVE_PATH = re.compile(rf"{_PLAIN_NAME}(?:/{_PLAIN_NAME})*")
+
+
 def _read_at_most(handle: io.RawIOBase, size: int) -> bytes:
     """``size`` bytes of an unbuffered file, fewer only at its end (as a buffered read gives)."""
     chunks = []
@@ -191,12 +198,15 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     relative = raw.image_path
     if not isinstance(relative, str) or not relative.strip():
         raise NovaInputError(f"image path must be a non-empty string, got {relative!r}", **where)
-    posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
-    if posix.is_absolute() or windows.is_absolute() or windows.drive or ".." in windows.parts:
-        raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
-    if not posix.name:  # "." or "./": the release folder itself
-        raise NovaInputError(f"image file not found: {relative}", **where)
-    path = folder.root / posix
+    if _PLAIN_RELATIVE_PATH.fullmatch(relative):  # the usual "images/x.png": nothing to undo
+        path = folder.root / relative
+    else:
+        posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
+        if posix.is_absolute() or windows.is_absolute() or windows.drive or ".." in windows.parts:
+            raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
+        if not posix.name:  # "." or "./": the release folder itself
+            raise NovaInputError(f"image file not found: {relative}", **where)
+        path = folder.root / posix
     location = str(path)
     resolved, inside, status = folder.follow(location)
     if not inside:
