@@ -375,3 +375,20 @@ def test_hidden_bars_do_not_import_tqdm() -> None:
         "print(json.dumps([total, 'tqdm' in sys.modules]))\n"
     )
     assert run_fresh(script) == [6, False]
+
+
+def test_nested_blocks_hide_and_restore_a_hub_loaded_inside_both() -> None:
+    script = (
+        "import json, sys\n"
+        "from novabench.progress import third_party_bars_hidden\n"
+        "finders = len(sys.meta_path)\n"
+        "with third_party_bars_hidden():\n"
+        "    with third_party_bars_hidden():\n"
+        "        from huggingface_hub.utils import are_progress_bars_disabled\n"
+        "        inner = are_progress_bars_disabled()\n"
+        "    between = are_progress_bars_disabled()\n"
+        "loader = sys.modules['huggingface_hub.utils.tqdm'].__spec__.loader\n"
+        "print(json.dumps([inner, between, are_progress_bars_disabled(),"
+        " 'exec_module' in vars(loader), len(sys.meta_path) == finders]))\n"
+    )
+    assert run_fresh(script) == [True, True, False, False, True]

@@ -22,7 +22,7 @@ each library's setting is as it was once the block ends.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -203,19 +203,33 @@ def _set_bars(module_name: str, on: bool) -> None:
 
 
 class _AfterImport:
-    """A ``sys.meta_path`` finder that calls ``then(name)`` once module ``name`` has loaded.
+    """A ``sys.meta_path`` finder that calls back once module ``name`` has loaded.
 
     It finds nothing itself: it asks the finders after it for the module's spec and wraps
-    that spec's loader, so the module loads exactly as it would have, then ``then`` runs
-    before the importer sees it. Only the one module name is watched.
+    that spec's loader, so the module loads exactly as it would have, then each callback
+    in ``callbacks`` runs (in the order added) before the importer sees the module. One
+    watcher per module name, shared by nested blocks; in ``sys.meta_path`` only while it
+    has callbacks.
     """
 
-    def __init__(self, name: str, then: Any) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.then = then
+        self.callbacks: list[Callable[[str], None]] = []
+
+    def add(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(name)`` when the module loads (watching from now on)."""
+        self.callbacks.append(callback)
+        if self not in sys.meta_path:
+            sys.meta_path.insert(0, self)
+
+    def remove(self, callback: Callable[[str], None]) -> None:
+        """Stop calling ``callback``; the last one removed stops the watching."""
+        self.callbacks.remove(callback)
+        if not self.callbacks and self in sys.meta_path:
+            sys.meta_path.remove(self)
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != self.name:
+        if fullname != self.name or not self.callbacks:
             return None
         for finder in sys.meta_path:
             find_spec = getattr(finder, "find_spec", None)
@@ -230,20 +244,24 @@ class _AfterImport:
         exec_module = getattr(loader, "exec_module", None)
         if exec_module is None:
             return spec
-        then = self.then
+        callbacks = list(self.callbacks)
 
         def exec_then_call(module: Any) -> None:
             try:
                 exec_module(module)
             finally:
                 del loader.exec_module  # the loader is as it was: its class's method again
-            then(fullname)
+            for callback in callbacks:
+                callback(fullname)
 
         try:
             loader.exec_module = exec_then_call
         except AttributeError:  # a loader that takes no attribute: loaded as usual
             pass
         return spec
+
+
+_HUB_WATCHER = _AfterImport(_HUB)
 
 
 @contextmanager
@@ -276,15 +294,14 @@ def third_party_bars_hidden() -> Iterator[None]:
         before[name] = _bars_on(name)  # what it has on its own: restored at the end
         _set_bars(name, False)
 
-    watcher = None
-    if _HUB not in sys.modules:
-        watcher = _AfterImport(_HUB, hide_hub_bars)
-        sys.meta_path.insert(0, watcher)
+    watching = _HUB not in sys.modules
+    if watching:
+        _HUB_WATCHER.add(hide_hub_bars)
     try:
         yield
     finally:
-        if watcher is not None and watcher in sys.meta_path:
-            sys.meta_path.remove(watcher)
+        if watching:
+            _HUB_WATCHER.remove(hide_hub_bars)
         # transformers imported in the block gets what its import would have read:
         # huggingface_hub's setting before the block (it is imported with transformers).
         hub_before = before.get(_HUB, True)
