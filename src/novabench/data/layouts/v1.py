@@ -107,23 +107,22 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
             image_path=row["image_path"],
             meta=dict(row["meta"] or {}),
         )
+        where = raw.where()  # the row's name in errors, built once for all its boxes
         for position, box in enumerate(row["bboxes"] or []):
             prefix = f"bboxes[{position}]."
             if not isinstance(box, dict):
-                raise NovaInputError(
-                    "box is null", source=source, record=raw.where(), field=prefix[:-1]
-                )
+                raise NovaInputError("box is null", source=source, record=where, field=prefix[:-1])
             rater = box.get("source")
             if not isinstance(rater, str) or not rater.strip():
                 raise NovaInputError(
                     f"box source must name 'gold' or a rater, got {rater!r}",
                     source=source,
-                    record=raw.where(),
+                    record=where,
                     field=prefix + "source",
                 )
             values = {name: box.get(name) for name in BOX_FIELDS}
             raw.boxes.append(
-                RawBox(values, None if rater == GOLD_SOURCE else rater, source, raw.where(), prefix)
+                RawBox(values, None if rater == GOLD_SOURCE else rater, source, where, prefix)
             )
         raws.append(raw)
     return raws, [key for key in meta_keys if key not in FIXED_META_KEYS]
