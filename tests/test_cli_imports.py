@@ -19,8 +19,13 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 HEAVY = ("datasets", "evaluate", "torch", "transformers")
 
 
-def heavy_modules_after(*argv: str) -> list[str]:
-    """Run ``nova *argv`` in a fresh interpreter; the heavy modules it imported."""
+# Lighter, but a command that reads no Parquet, shows no bar and touches no Hub model
+# does not need them either (about 0.2 s together).
+UNNEEDED = ("pyarrow", "huggingface_hub", "tqdm", "PIL")
+
+
+def heavy_modules_after(*argv: str, watched: tuple[str, ...] = HEAVY) -> list[str]:
+    """Run ``nova *argv`` in a fresh interpreter; which ``watched`` modules it imported."""
     script = (
         "import json, sys\n"
         "from novabench.cli import main\n"
@@ -28,7 +33,7 @@ def heavy_modules_after(*argv: str) -> list[str]:
         f"    code = main({list(argv)!r})\n"
         "except SystemExit as stop:\n"
         "    code = stop.code\n"
-        f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))\n"
+        f"print(json.dumps([m for m in {list(watched)!r} if m in sys.modules]))\n"
         "sys.exit(code or 0)\n"
     )
     environment = {
@@ -83,3 +88,29 @@ def test_scoring_localization_imports_no_heavy_library(localization_run, tmp_pat
     # The command did score: the report is there, with intervals.
     scored = json.loads(report.read_text())["tasks"]["localization"]
     assert scored["confidence_intervals"]["mAP@50"][0] <= scored["metrics"]["mAP@50"]
+
+
+def test_scoring_a_csv_release_imports_no_parquet_bar_or_hub_library(tmp_path) -> None:
+    """Every task but BERTScore, on a legacy (CSV) release, bars hidden (not a terminal)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from release_factory import write_legacy_release
+
+    from novabench.data.release import read_release
+
+    release = write_legacy_release(tmp_path / "nova", image_size=(64, 64))
+    images = read_release(release).images
+    lines = []
+    for image in images:
+        lines.append({"filename": image.filename, "boxes": [[1, 1, 5, 5]], "scores": [0.5]})
+        lines.append({"filename": image.filename, "caption": "Axial FLAIR image of a glioma."})
+    for case_id in sorted({image.case_id for image in images}):
+        lines.append({"case_id": case_id, "diagnoses": ["Glioblastoma", "Abscess"]})
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = tmp_path / "report.json"
+    argv = ("evaluate", "--data", str(release), "--predictions", str(predictions))
+    options = ("--out", str(report), "--bootstrap", "20", "--exclude", "BERTScore-F1")
+    watched = HEAVY + UNNEEDED + ("novabench.run.parsers",)  # the answers are parsed already
+    assert heavy_modules_after(*argv, *options, watched=watched) == []
+    scored = json.loads(report.read_text())["tasks"]  # it did score every task
+    assert sorted(scored) == ["captioning", "diagnosis", "localization"]

@@ -248,3 +248,147 @@ def test_a_library_imported_inside_the_block_gets_its_usual_setting_after() -> N
     )
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert json.loads(finished.stdout.strip().splitlines()[-1]) == [False, True, False]
+
+
+def run_fresh(script: str) -> object:
+    """Run ``script`` in a fresh interpreter (no *_DISABLE_PROGRESS_BARS variable); the JSON
+    value its last line prints."""
+    import os
+    import subprocess
+
+    environment = {
+        name: value for name, value in os.environ.items() if "DISABLE_PROGRESS_BARS" not in name
+    }
+    source = str(Path(__file__).resolve().parents[1] / "src")
+    environment["PYTHONPATH"] = os.pathsep.join([source, os.environ.get("PYTHONPATH", "")])
+    finished = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=300
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    return json.loads(finished.stdout.strip().splitlines()[-1])
+
+
+def test_hiding_library_bars_imports_nothing() -> None:
+    """A command that never touches the Hub does not pay for loading its bars (tqdm.auto)."""
+    script = (
+        "import json, sys\n"
+        "from novabench.progress import third_party_bars_hidden\n"
+        "before = set(sys.modules)\n"
+        "with third_party_bars_hidden():\n"
+        "    inside = sorted(set(sys.modules) - before)\n"
+        "after = sorted(set(sys.modules) - before)\n"
+        "print(json.dumps([inside, after, len(sys.meta_path)]))\n"
+    )
+    inside, after, finders = run_fresh(script)  # type: ignore[misc]
+    assert inside == [] and after == []
+    baseline = run_fresh("import json, sys\nprint(json.dumps(len(sys.meta_path)))\n")
+    assert finders == baseline  # the import watcher is gone after the block
+
+
+def test_huggingface_hub_loaded_inside_the_block_has_its_bars_off_then_back() -> None:
+    script = (
+        "import json, sys\n"
+        "from novabench.progress import third_party_bars_hidden\n"
+        "with third_party_bars_hidden():\n"
+        "    from huggingface_hub.utils import are_progress_bars_disabled\n"
+        "    inside = are_progress_bars_disabled()\n"
+        "    loader = sys.modules['huggingface_hub.utils.tqdm'].__spec__.loader\n"
+        "    patched = 'exec_module' in vars(loader)\n"
+        "print(json.dumps([inside, are_progress_bars_disabled(), patched]))\n"
+    )
+    # Off inside; after, what a fresh import gives (on); the module's loader left as it was.
+    assert run_fresh(script) == [True, False, False]
+
+
+def test_a_hub_setting_made_before_the_block_comes_back_after_transformers_loads_inside() -> None:
+    """Switched off by the user before the block: off inside, and still off after."""
+    script = (
+        "import json\n"
+        "from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars\n"
+        "disable_progress_bars()\n"
+        "from novabench.progress import third_party_bars_hidden\n"
+        "with third_party_bars_hidden():\n"
+        "    import transformers.utils.logging as logging\n"
+        "    inside = [are_progress_bars_disabled(), logging.is_progress_bar_enabled()]\n"
+        "print(json.dumps(inside + [are_progress_bars_disabled(),"
+        " logging.is_progress_bar_enabled()]))\n"
+    )
+    pytest.importorskip("transformers")
+    assert run_fresh(script) == [True, False, True, False]
+
+
+def _outcome(action):  # type: ignore[no-untyped-def]
+    try:
+        return ("value", action())
+    except Exception as error:  # the same kind of failure counts as the same outcome
+        return ("error", type(error).__name__)
+
+
+def test_a_hidden_bar_behaves_as_a_disabled_tqdm() -> None:
+    """Hidden bars skip importing tqdm; what callers see must not change."""
+    import random
+
+    import numpy as np
+    from tqdm import tqdm
+
+    from novabench.progress import _HiddenBar
+
+    rng = random.Random(0)
+    for _ in range(200):
+        size = rng.randint(0, 5)
+        kind = rng.choice(["list", "range", "iter", "gen", "dict", "array", "none"])
+        total = rng.choice([None, None, size, 0, 7, float("inf")])
+
+        def make():  # type: ignore[no-untyped-def]
+            return {
+                "list": lambda: list(range(size)),
+                "range": lambda: range(size),
+                "iter": lambda: iter(list(range(size))),
+                "gen": lambda: (i for i in range(size)),
+                "dict": lambda: {i: i for i in range(size)}.items(),
+                "array": lambda: np.arange(size),
+                "none": lambda: None,
+            }[kind]()
+
+        if kind == "none" and total is None:
+            total = size
+        ours, theirs = _HiddenBar(make(), total), tqdm(make(), total=total, disable=True)
+        for check in (len, bool, lambda bar: bar.total, lambda bar: bar.n):
+            assert _outcome(lambda: check(ours)) == _outcome(lambda: check(theirs)), kind
+        for bar in (ours, theirs):
+            bar.update(3)
+            bar.set_postfix_str("task")
+        assert _outcome(lambda: [int(x) if not isinstance(x, tuple) else x for x in ours]) == (
+            _outcome(lambda: [int(x) if not isinstance(x, tuple) else x for x in theirs])
+        )
+        assert ours.n == theirs.n
+        with ours, theirs:
+            pass
+
+
+def test_hidden_bars_do_not_import_tqdm() -> None:
+    script = (
+        "import io, json, sys\n"
+        "sys.stderr = io.StringIO()\n"
+        "from novabench.progress import progress_bar\n"
+        "total = sum(progress_bar(range(4), desc='counting'))\n"
+        "print(json.dumps([total, 'tqdm' in sys.modules]))\n"
+    )
+    assert run_fresh(script) == [6, False]
+
+
+def test_nested_blocks_hide_and_restore_a_hub_loaded_inside_both() -> None:
+    script = (
+        "import json, sys\n"
+        "from novabench.progress import third_party_bars_hidden\n"
+        "finders = len(sys.meta_path)\n"
+        "with third_party_bars_hidden():\n"
+        "    with third_party_bars_hidden():\n"
+        "        from huggingface_hub.utils import are_progress_bars_disabled\n"
+        "        inner = are_progress_bars_disabled()\n"
+        "    between = are_progress_bars_disabled()\n"
+        "loader = sys.modules['huggingface_hub.utils.tqdm'].__spec__.loader\n"
+        "print(json.dumps([inner, between, are_progress_bars_disabled(),"
+        " 'exec_module' in vars(loader), len(sys.meta_path) == finders]))\n"
+    )
+    assert run_fresh(script) == [True, True, False, False, True]

@@ -385,3 +385,64 @@ def test_a_large_file_of_another_format_is_named_from_its_head(tmp_path) -> None
     with pytest.raises(NovaInputError, match="is a JPEG image, not a PNG") as caught:
         read_release(folder)
     assert victim.name in str(caught.value) and caught.value.field == "image_path"
+
+
+def test_small_images_skip_pils_limit_only_below_its_default() -> None:
+    """Reading a release imports PIL only for an image near PIL's limit or a non-PNG file:
+    safe as long as PIL's own default limit lies above the shortcut's bound."""
+    import subprocess
+    import sys
+
+    from novabench.data import validate
+
+    script = "import PIL.Image as I; print(I.MAX_IMAGE_PIXELS)"
+    default = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert default.returncode == 0, default.stderr
+    assert int(default.stdout) > validate._UNDER_PIL_DEFAULT_LIMIT
+
+
+def test_image_bytes_are_read_whole_even_in_short_reads() -> None:
+    """Files are read unbuffered; a read that returns less than asked is read on."""
+    from novabench.data.validate import _read_at_most
+
+    class Trickle(io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self.stream = io.BytesIO(data)
+
+        def readable(self) -> bool:
+            return True
+
+        def read(self, size: int = -1) -> bytes:
+            return self.stream.read(min(size, 3) if size >= 0 else 3)
+
+    data = bytes(range(256)) * 5
+    for size in (0, 1, 8, 100, len(data), len(data) + 10):
+        assert _read_at_most(Trickle(data), size) == data[:size]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_plain_image_paths_take_the_same_path_as_the_full_checks(seed: int) -> None:
+    """A path the shortcut takes as it is passes every check and joins to the same file."""
+    import random
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    from novabench.data.validate import _PLAIN_RELATIVE_PATH
+
+    rng = random.Random(seed)
+    pieces = ["images", "case0001_001.png", ".", "..", "", "a.b", ".hidden", "C:", "x\\y", "é"]
+    pieces += ["-", "_", "..png", "a..", "/", " ", "con", "\n"]
+    root = Path("/release")
+    taken = 0
+    for _ in range(5000):
+        relative = "/".join(rng.choices(pieces, k=rng.randint(1, 4)))
+        if rng.random() < 0.1:
+            relative = rng.choice(["/", "\\", "./", "C:"]) + relative
+        if not _PLAIN_RELATIVE_PATH.fullmatch(relative):
+            continue
+        taken += 1
+        posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
+        assert not (posix.is_absolute() or windows.is_absolute() or windows.drive), relative
+        assert ".." not in windows.parts and "." not in relative.split("/"), relative
+        assert posix.name, relative
+        assert str(root / relative) == str(root / posix), relative
+    assert taken > 100  # the cases did exercise the shortcut

@@ -13,8 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 __all__ = [
     "PROVENANCE_FIELDS",
     "PROVENANCE_METADATA_KEY",
@@ -139,7 +137,7 @@ def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, An
         The provenance dict, or None when the file has none (e.g. the official release).
 
     Example:
-        >>> import pyarrow as pa, tempfile
+        >>> import pyarrow as pa, pyarrow.parquet as pq, tempfile
         >>> path = Path(tempfile.mkdtemp()) / "t.parquet"
         >>> metadata = provenance_metadata({"origin": "nova ingest"})
         >>> schema = pa.schema([("a", pa.int64())], metadata=metadata)
@@ -147,6 +145,8 @@ def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, An
         >>> read_provenance(path, "t.parquet", [])
         {'origin': 'nova ingest'}
     """
+    import pyarrow.parquet as pq  # only a parquet release has provenance to read
+
     metadata = pq.read_schema(path).metadata or {}
     raw = metadata.get(PROVENANCE_METADATA_KEY)
     if raw is None:

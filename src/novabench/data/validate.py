@@ -21,12 +21,12 @@ import math
 import os
 import re
 import stat
+import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import NamedTuple
 from warnings import catch_warnings, simplefilter, warn
 
 import numpy as np
-from PIL import Image
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
 from novabench.data.png import PNG_SIGNATURE, PngError, check_png
@@ -57,6 +57,8 @@ _SNIFF_BYTES = 1 << 16
 
 def _other_format(data: bytes | bytearray) -> str | None:
     """The format PIL recognises in bytes that are not a PNG (to name it), if any."""
+    from PIL import Image
+
     try:
         with catch_warnings():
             simplefilter("ignore")
@@ -64,6 +66,11 @@ def _other_format(data: bytes | bytearray) -> str | None:
                 return image.format
     except Exception:  # anything PIL cannot identify is just "not a PNG"
         return None
+
+
+#: Fewer pixels than PIL's default decompression-bomb limit (about 89.5 million since PIL 5):
+#: an image this small needs no look at PIL's limit unless PIL is imported (and possibly set).
+_UNDER_PIL_DEFAULT_LIMIT = 1 << 24
 
 
 def _png_size(data: bytes | bytearray, label: str, where: dict[str, str]) -> tuple[int, int]:
@@ -75,9 +82,14 @@ def _png_size(data: bytes | bytearray, label: str, where: dict[str, str]) -> tup
         if other is not None and other != "PNG":
             raise NovaInputError(f"{label} is a {other} image, not a PNG", **where) from None
         raise NovaInputError(f"unreadable or corrupt PNG {label}: {error}", **where) from None
-    # PIL's own limit (Image.MAX_IMAGE_PIXELS): the pixels are decoded later, by PIL.
-    limit = Image.MAX_IMAGE_PIXELS
+    # PIL's own limit (Image.MAX_IMAGE_PIXELS): the pixels are decoded later, by PIL. Only a
+    # PIL already imported can hold a limit of the user's; else its default, far above this.
     pixels = header.width * header.height
+    if pixels <= _UNDER_PIL_DEFAULT_LIMIT and "PIL.Image" not in sys.modules:
+        return header.width, header.height
+    from PIL import Image
+
+    limit = Image.MAX_IMAGE_PIXELS
     if limit is not None and pixels > 2 * limit:
         raise NovaInputError(
             f"PNG {label} claims more pixels than PIL decodes safely (a decompression bomb?): "
@@ -159,6 +171,25 @@ class _ReleaseFolder:
         return os.path.join(known[0], name), known[1], status
 
 
+# A relative path that needs no check and no normalisation: "/"-separated names, none empty,
+# none "." or ".." (a name never starts with a dot), no drive, backslash or colon; it is the
+# same path as a PurePosixPath and as a PureWindowsPath, and stays inside the folder.
+_PLAIN_NAME = r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]*"
+_PLAIN_RELATIVE_PATH = re.compile(rf"{_PLAIN_NAME}(?:/{_PLAIN_NAME})*")
+
+
+def _read_at_most(handle: io.RawIOBase, size: int) -> bytes:
+    """``size`` bytes of an unbuffered file, fewer only at its end (as a buffered read gives)."""
+    chunks = []
+    while size > 0:
+        chunk = handle.read(size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
 def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     """The image file read once: path checked, bytes hashed and checked as a PNG."""
     if raw.embedded:  # by layout, so a v1 row with a null image_path is named as such
@@ -167,12 +198,15 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     relative = raw.image_path
     if not isinstance(relative, str) or not relative.strip():
         raise NovaInputError(f"image path must be a non-empty string, got {relative!r}", **where)
-    posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
-    if posix.is_absolute() or windows.is_absolute() or windows.drive or ".." in windows.parts:
-        raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
-    if not posix.name:  # "." or "./": the release folder itself
-        raise NovaInputError(f"image file not found: {relative}", **where)
-    path = folder.root / posix
+    if _PLAIN_RELATIVE_PATH.fullmatch(relative):  # the usual "images/x.png": nothing to undo
+        path = folder.root / relative
+    else:
+        posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
+        if posix.is_absolute() or windows.is_absolute() or windows.drive or ".." in windows.parts:
+            raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
+        if not posix.name:  # "." or "./": the release folder itself
+            raise NovaInputError(f"image file not found: {relative}", **where)
+        path = folder.root / posix
     location = str(path)
     resolved, inside, status = folder.follow(location)
     if not inside:
@@ -182,11 +216,13 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     if status is None or not stat.S_ISREG(status.st_mode):
         raise NovaInputError(f"image file not found: {relative}", **where)
     try:
-        with open(location, "rb") as handle:
-            data = handle.read(len(PNG_SIGNATURE))
-            # Not a PNG: read only what naming its format takes, not a whole (huge) file.
-            more = _SNIFF_BYTES if data != PNG_SIGNATURE else -1
-            data += handle.read(more)
+        # Unbuffered: a buffered reader copies each file through its buffer (twice the CPU).
+        with open(location, "rb", buffering=0) as handle:
+            data = _read_at_most(handle, len(PNG_SIGNATURE))
+            if data == PNG_SIGNATURE:
+                data += handle.readall()
+            else:  # not a PNG: read only what naming its format takes, not a whole (huge) file
+                data += _read_at_most(handle, _SNIFF_BYTES)
     except OSError as error:
         raise NovaInputError(
             f"cannot read image file {relative}: {error.strerror or error}", **where

@@ -200,23 +200,48 @@ _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
 def _fold(text: str) -> str:
     """Lower-case, fold accents and special letters, unify apostrophes."""
+    if text.isascii():  # nothing to fold: the same as the steps below, without them
+        return text.lower()
     text = unicodedata.normalize("NFKC", text).translate(_SPECIAL_LETTERS)
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
+# Every spelling rule's pattern contains one of these: a token without any is left as it is,
+# and most tokens are (the rules then cost one search instead of one per rule).
+_SPELLING_TRIGGER = re.compile(r"ae|oe|our|leuco|sulph|grey|ageing|centre|fibre")
+
+
+@lru_cache(maxsize=65536)
 def _fix_spelling(token: str) -> str:
+    if _SPELLING_TRIGGER.search(token) is None:
+        return token
     for pattern, replacement in _SPELLING_RULES:
         token = pattern.sub(replacement, token)
     return token
 
 
-def _remove_phrases(tokens: list[str], phrases: Iterable[tuple[str, ...]]) -> list[str]:
-    phrases = tuple(phrases)
+def _phrases_by_first_word(
+    phrases: Iterable[tuple[str, ...]],
+) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """The phrases grouped by their first word, each group in the order given."""
+    grouped: dict[str, list[tuple[str, ...]]] = {}
+    for phrase in phrases:
+        grouped.setdefault(phrase[0], []).append(phrase)
+    return {word: tuple(group) for word, group in grouped.items()}
+
+
+_HEDGES_BY_FIRST_WORD = _phrases_by_first_word(_HEDGE_PHRASES)
+
+
+def _remove_phrases(
+    tokens: list[str], phrases_by_first_word: dict[str, tuple[tuple[str, ...], ...]]
+) -> list[str]:
+    """``tokens`` without the phrases, the first one listed winning where several start."""
     kept: list[str] = []
     i = 0
     while i < len(tokens):
-        for phrase in phrases:
+        for phrase in phrases_by_first_word.get(tokens[i], ()):
             if tuple(tokens[i : i + len(phrase)]) == phrase:
                 i += len(phrase)
                 break
@@ -242,7 +267,7 @@ def _normalized_tuple(text: str) -> tuple[str, ...]:
         if tuple(tokens[: len(label)]) == label:
             tokens = tokens[len(label) :]
             break
-    tokens = _remove_phrases(tokens, _HEDGE_PHRASES)
+    tokens = _remove_phrases(tokens, _HEDGES_BY_FIRST_WORD)
     return tuple(t for t in tokens if t not in _ARTICLES)
 
 

@@ -26,6 +26,7 @@ that records an ``error`` may be superseded by a later line for the same task an
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -332,6 +333,11 @@ _ANSWERS_BY_FIELD: dict[str, Callable[[PredictionSet], list[Any]]] = {
 _is_number = checks.is_real_number  # booleans (numpy's too) are no numbers here either
 
 
+def _is_finite_float(value: Any) -> bool:
+    """A plain finite float: what ``_LineChecker.finite`` returns unchanged (the usual case)."""
+    return type(value) is float and math.isfinite(value)
+
+
 class _LineChecker:
     """Validates the fields of one parsed line; every complaint names file, line and field."""
 
@@ -364,7 +370,10 @@ class _LineChecker:
             name = f"boxes[{index}]"
             if not isinstance(box, list) or len(box) != 4:
                 raise self.fail(f"must be [x, y, width, height], got {box!r}", name)
-            x, y, width, height = (self.finite(v, f"{name}[{i}]") for i, v in enumerate(box))
+            if all(map(_is_finite_float, box)):  # as finite() gives them, without the names
+                x, y, width, height = box
+            else:
+                x, y, width, height = (self.finite(v, f"{name}[{i}]") for i, v in enumerate(box))
             if width < 0 or height < 0:
                 raise self.fail(f"width and height must not be negative, got {box!r}", name)
             boxes.append([x, y, width, height])
@@ -373,7 +382,10 @@ class _LineChecker:
     def scores(self, value: Any, n_boxes: int | None) -> list[float]:
         if not isinstance(value, list):
             raise self.fail(f"must be a list of numbers, got {type(value).__name__}", "scores")
-        scores = [self.finite(v, f"scores[{i}]") for i, v in enumerate(value)]
+        if all(map(_is_finite_float, value)):  # as finite() gives them, without the names
+            scores = list(value)
+        else:
+            scores = [self.finite(v, f"scores[{i}]") for i, v in enumerate(value)]
         if n_boxes is None:
             raise self.fail("scores given without boxes", "scores")
         if len(scores) != n_boxes:
@@ -385,6 +397,8 @@ class _LineChecker:
     def diagnoses(self, value: Any) -> list[str]:
         if not isinstance(value, list):
             raise self.fail(f"must be a list of strings, got {type(value).__name__}", "diagnoses")
+        if all(type(v) is str for v in value):  # as string() gives them, without the names
+            return list(value)
         return [self.string(v, f"diagnoses[{i}]") for i, v in enumerate(value)]
 
     def input_size(self, value: Any) -> tuple[int, int]:
@@ -875,7 +889,7 @@ def parse_raw(
     records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
     for task in TASKS:
         spec = registry.TASKS[task]
-        parser = spec.load_parser()
+        parser = None  # loaded at the first raw answer: parsed predictions never import it
         answers = aligned.records[task].items()
         for key, record in progress_bar(answers, desc=f"parsing {task}", unit="answer"):
             if record.error is not None or record.raw is None or record.is_parsed:
@@ -895,6 +909,8 @@ def parse_raw(
                     "input_size": record.input_size,
                     "convention": box_convention,
                 }
+            if parser is None:
+                parser = spec.load_parser()
             parsed = parser(record.raw, **options)
             status = _status_text(parsed.status)
             if status == "ok" and "ok_clipped" in spec.parse_statuses and parsed.n_out_of_range:

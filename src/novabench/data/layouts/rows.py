@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from novabench.errors import NovaInputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["GOLD_SOURCE", "ImageRow", "RawBox", "RawImage", "read_parquet", "text"]
 
@@ -110,6 +110,9 @@ def read_parquet(path: Path, source: str, required: Sequence[str]) -> pa.Table:
         Traceback (most recent call last):
         novabench.errors.NovaInputError: data/x.parquet: cannot read the parquet file: ...
     """
+    import pyarrow as pa  # imported where Parquet is read: a CSV release never loads it
+    import pyarrow.parquet as pq
+
     try:
         # ParquetFile, not read_table: same table, without pyarrow.dataset importing pandas.
         table = pq.ParquetFile(path).read()

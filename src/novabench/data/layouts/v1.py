@@ -14,9 +14,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from novabench.data.layouts.rows import GOLD_SOURCE, ImageRow, RawBox, RawImage, read_parquet
 from novabench.data.provenance import provenance_metadata
 from novabench.errors import NovaInputError
@@ -61,6 +58,8 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
         >>> len(rows), extra
         (6, ['differential_diagnosis'])
     """
+    import pyarrow as pa  # imported where the table is read: other layouts never load it
+
     source = PARQUET
     table = read_parquet(root / PARQUET, source, REQUIRED_COLUMNS)
     meta_type = table.schema.field("meta").type
@@ -108,23 +107,22 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
             image_path=row["image_path"],
             meta=dict(row["meta"] or {}),
         )
+        where = raw.where()  # the row's name in errors, built once for all its boxes
         for position, box in enumerate(row["bboxes"] or []):
             prefix = f"bboxes[{position}]."
             if not isinstance(box, dict):
-                raise NovaInputError(
-                    "box is null", source=source, record=raw.where(), field=prefix[:-1]
-                )
+                raise NovaInputError("box is null", source=source, record=where, field=prefix[:-1])
             rater = box.get("source")
             if not isinstance(rater, str) or not rater.strip():
                 raise NovaInputError(
                     f"box source must name 'gold' or a rater, got {rater!r}",
                     source=source,
-                    record=raw.where(),
+                    record=where,
                     field=prefix + "source",
                 )
             values = {name: box.get(name) for name in BOX_FIELDS}
             raw.boxes.append(
-                RawBox(values, None if rater == GOLD_SOURCE else rater, source, raw.where(), prefix)
+                RawBox(values, None if rater == GOLD_SOURCE else rater, source, where, prefix)
             )
         raws.append(raw)
     return raws, [key for key in meta_keys if key not in FIXED_META_KEYS]
@@ -155,9 +153,13 @@ def write(
         >>> box = ("gold", [1, 2, 3, 4])
         >>> row = ImageRow("case0001_001.png", "case0001", "001", "Axial T2.", [box])
         >>> write(root, [row], {"case0001": {"title": "T"}}, ["title"], {"origin": "nova ingest"})
+        >>> import pyarrow.parquet as pq
         >>> pq.read_table(root / PARQUET).column("bboxes").to_pylist()
         [[{'x': 1.0, 'y': 2.0, 'width': 3.0, 'height': 4.0, 'source': 'gold'}]]
     """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     box_type = pa.struct(
         [pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())]
     )

@@ -1,0 +1,111 @@
+"""The diagnosis normalisation's shortcuts give what the plain rules give.
+
+``novabench.lexicon.diagnoses`` skips work where it cannot change the result (ASCII text is
+not folded, a token without a rule's letters is not rewritten, a hedge is looked for only
+where its first word stands). Each case here compares it with the rules applied one by one,
+as written before the shortcuts, on many seeded random strings.
+"""
+
+from __future__ import annotations
+
+import random
+import unicodedata
+
+import pytest
+
+from novabench.lexicon import diagnoses
+from novabench.lexicon.diagnoses import load_diagnosis_lexicon
+
+
+def plain_fold(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).translate(diagnoses._SPECIAL_LETTERS)
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def plain_fix_spelling(token: str) -> str:
+    for pattern, replacement in diagnoses._SPELLING_RULES:
+        token = pattern.sub(replacement, token)
+    return token
+
+
+def plain_remove_phrases(tokens: list[str]) -> list[str]:
+    kept: list[str] = []
+    i = 0
+    while i < len(tokens):
+        for phrase in diagnoses._HEDGE_PHRASES:
+            if tuple(tokens[i : i + len(phrase)]) == phrase:
+                i += len(phrase)
+                break
+        else:
+            kept.append(tokens[i])
+            i += 1
+    return kept
+
+
+def plain_normalized(text: str) -> tuple[str, ...]:
+    folded = plain_fold(text)
+    folded = diagnoses._POSSESSIVE.sub(r"\1", folded).replace("'", "")
+    tokens = [plain_fix_spelling(t) for t in diagnoses._NON_ALNUM.sub(" ", folded).split()]
+    for i in range(1, len(tokens)):
+        if tokens[i] in diagnoses._ROMAN and tokens[i - 1] in diagnoses._ROMAN_TRIGGERS:
+            tokens[i] = diagnoses._ROMAN[tokens[i]]
+    for label in diagnoses._LEADING_LABELS:
+        if tuple(tokens[: len(label)]) == label:
+            tokens = tokens[len(label) :]
+            break
+    tokens = plain_remove_phrases(tokens)
+    return tuple(t for t in tokens if t not in diagnoses._ARTICLES)
+
+
+# Words that exercise every rule: spellings, hedges, labels, roman numerals, accents.
+_WORDS = (
+    "haemorrhage oedema tumour leucodystrophy paediatric sulphur grey ageing centre fibres "
+    "coeliac amoebic foetal diarrhoea apnoea aetiology anaesthesia behaviour colour humour "
+    "favour haematoma most likely probably consistent with in keeping with suggestive of "
+    "in favor of rule out cannot be excluded final diagnosis differential dx findings are "
+    "type II grade IV Chiari I NF-1 who iii the a an Behçet's Creutzfeldt-Jakob's "
+    "Ménière æ ß œ ø ł đ ’ ‘ ʼ glioma glioblastoma abscess (PML) [GBM] x linked v i"
+).split()
+_LETTERS = "aeiouchrtlmpsgxv'- ÆéüöØ"
+
+
+def random_texts(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    names = [name for entry in load_diagnosis_lexicon().entries for name in entry.names]
+    texts = []
+    for _ in range(count):
+        kind = rng.random()
+        if kind < 0.4:
+            words = rng.choices(_WORDS, k=rng.randint(0, 8))
+        elif kind < 0.7:
+            words = rng.choices(_WORDS + names, k=rng.randint(1, 5))
+        else:
+            words = ["".join(rng.choices(_LETTERS, k=rng.randint(1, 12))) for _ in range(4)]
+        texts.append(rng.choice([" ", ", ", ": "]).join(words))
+    return texts
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_normalisation_equals_the_plain_rules(seed: int) -> None:
+    texts = random_texts(seed, 3000)
+    diagnoses._normalized_tuple.cache_clear()
+    for text in texts:
+        assert diagnoses._normalized_tuple(text) == plain_normalized(text), text
+
+
+def test_every_lexicon_name_normalises_as_the_plain_rules_do() -> None:
+    names = [name for entry in load_diagnosis_lexicon().entries for name in entry.names]
+    for name in names:
+        assert diagnoses._normalized_tuple(name) == plain_normalized(name), name
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_folding_and_spelling_shortcuts_equal_the_plain_steps(seed: int) -> None:
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789" + "aeoucr" * 4
+    for _ in range(5000):
+        token = "".join(rng.choices(alphabet, k=rng.randint(1, 10)))
+        assert diagnoses._fix_spelling(token) == plain_fix_spelling(token), token
+    for text in random_texts(seed, 2000):
+        assert diagnoses._fold(text) == plain_fold(text), text
