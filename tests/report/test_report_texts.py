@@ -107,7 +107,7 @@ def test_breakdowns_without_resamples_promise_no_interval(
 
 
 def test_compare_says_which_metrics_were_left_out(
-    sample_release: Path, floor_run: Path, capsys: pytest.CaptureFixture[str]
+    sample_release: Path, floor_run: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     from novabench.report import compare_predictions
     from novabench.report.html import render_comparison_html
@@ -121,3 +121,42 @@ def test_compare_says_which_metrics_were_left_out(
     assert said in render_comparison(comparison)
     assert said in render_comparison_markdown(comparison)
     assert said in render_comparison_html(comparison)
+    # The command prints each note once (it printed them again after the table).
+    code = main(
+        [
+            "compare",
+            "--data",
+            str(sample_release),
+            "--a",
+            str(floor_run),
+            "--b",
+            str(floor_run),
+            "--exclude",
+            "BERTScore-F1",
+            "--exclude",
+            "METEOR",
+            "--bootstrap",
+            "10",
+            "-q",
+            "--out",
+            str(tmp_path / "compare.json"),
+        ]
+    )
+    assert code == 0 and capsys.readouterr().out.count(said) == 1
+
+
+def test_very_few_resamples_are_flagged_where_the_intervals_are_shown(
+    sample_release: Path, floor_run: Path
+) -> None:
+    # 5 resamples gave a "95% CI" that did not contain its own value, silently.
+    few = evaluate_predictions(
+        sample_release, floor_run, n_resamples=5, caption_options=FAST_CAPTIONS
+    )
+    enough = evaluate_predictions(
+        sample_release, floor_run, n_resamples=100, caption_options=FAST_CAPTIONS
+    )
+    warning = "the intervals rest on 5 resamples only"
+    assert render_table(few).startswith("warning: " + warning)
+    assert warning in render_markdown(few) and warning in render_html(few)
+    shown = render_table(enough) + render_markdown(enough) + render_html(enough)
+    assert "resamples only" not in shown

@@ -10,6 +10,7 @@ import pytest
 from novabench.data.release import read_release
 from novabench.errors import NovaInputError
 from novabench.run.predictions import (
+    _iter_json_lines,
     manifest_path_for,
     merge_prediction_files,
     parse_raw,
@@ -656,3 +657,14 @@ def test_answers_beyond_the_size_caps_are_marked_too_long_not_parsed(release, tm
         tmp_path / "cap.jsonl", [{"filename": image, "caption": "x" * registry.MAX_CAPTION_CHARS}]
     )
     assert read_predictions(at_cap, release).captions()[0] == "x" * registry.MAX_CAPTION_CHARS
+
+
+def test_a_cut_off_line_before_good_ones_is_placed_on_its_own_line(tmp_path) -> None:
+    # The parser's position must not run into the next line (it said "column 1" there).
+    cut = '{"filename": "case0002_001.png", "boxes": [[1, 2'
+    path = tmp_path / "cut.jsonl"
+    path.write_text(cut + "\n" + json.dumps(GOOD_IMAGE) + "\n")
+    with pytest.raises(NovaInputError) as caught:
+        list(_iter_json_lines(path))
+    assert caught.value.record == "line 1"
+    assert f"at column {len(cut) + 1}" in str(caught.value)

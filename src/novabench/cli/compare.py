@@ -98,10 +98,7 @@ def run(args: argparse.Namespace) -> int:
 
         write_text_atomic(args.html, render_comparison_html(comparison))
     print(f"A: {model_name(comparison['a'])}\nB: {model_name(comparison['b'])}\n")
-    print(render_comparison(comparison))
-    for task, notes in comparison["notes"].items():
-        for note in notes:
-            print(f"{task}: note: {note}")
+    print(render_comparison(comparison))  # the notes included
     written = [path for path in (args.out, args.markdown, args.html) if path]
     print(f"\ncomparison written to {', '.join(written)}")
     return 0

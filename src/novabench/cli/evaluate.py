@@ -238,8 +238,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "--keyword-averaging",
         choices=("sample", "micro"),
         default="sample",
-        help="keyword F1s averaged per caption pair (sample, the paper's) or pooled over all "
-        "pairs (micro) (default sample)",
+        help="keyword F1s averaged per caption pair (sample) or pooled over all pairs "
+        "(micro); the paper does not say which, sample is our choice (default sample)",
     )
     parser.add_argument(
         "--judge-endpoint",

@@ -24,6 +24,7 @@ from novabench.report.render import (
     HEADLINE_KEYS,
     NO_INTERVALS,
     TASK_ORDER,
+    few_resamples_line,
     model_name,
     settings_lines,
     without_intervals,
@@ -102,6 +103,9 @@ def _headline_section(report: Mapping[str, Any]) -> list[str]:
     ]
     if not intervals:
         parts.insert(1, f"<p>Values in percent; {_text(NO_INTERVALS)}.</p>")
+    few = few_resamples_line(report)
+    if few:
+        parts.insert(1, f"<p><strong>{_text(few)}</strong></p>")
     for task in TASK_ORDER:
         task_report = report["tasks"].get(task)
         if task_report is None:

@@ -150,6 +150,28 @@ def without_intervals(report: Mapping[str, Any]) -> bool:
 #: What a report scored without resamples says in place of its intervals.
 NO_INTERVALS = "no intervals (--bootstrap 0)"
 
+#: Below this many resamples a percentile interval can miss its own estimate entirely.
+FEW_RESAMPLES = 100
+
+
+def few_resamples_line(report: Mapping[str, Any]) -> str:
+    """A reader's warning when the intervals rest on very few resamples ("" otherwise).
+
+    Example:
+        >>> few_resamples_line({"bootstrap": {"n_resamples": 5}})[:47]
+        'warning: the intervals rest on 5 resamples only'
+        >>> few_resamples_line({"bootstrap": {"n_resamples": 1000}})
+        ''
+    """
+    n_resamples = (report.get("bootstrap") or {}).get("n_resamples")
+    if not n_resamples or n_resamples >= FEW_RESAMPLES:
+        return ""
+    return (
+        f"warning: the intervals rest on {n_resamples} resamples only: too few for a percentile "
+        f"interval (it may not even contain the value); use {FEW_RESAMPLES} or more (default "
+        "1,000)"
+    )
+
 
 def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     rows = []
@@ -289,6 +311,9 @@ def render_table(report: Mapping[str, Any]) -> str:
     scope = answered_only_line(report)
     if scope:
         lines.insert(0, scope)  # first, so a partial run's numbers are never read as a full one
+    few = few_resamples_line(report)
+    if few:
+        lines.insert(0, few)
     for task, key, value, interval in _rows(report):
         lines.append(f"{task:<13} {key:<13} {value:>5}  {interval}".rstrip())
     lines.append("")
@@ -341,6 +366,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
         "|---|---|---:|---|",
     ]
+    few = few_resamples_line(report)
+    if few:
+        lines[-2:-2] = [f"**{few}**", ""]
     if without_intervals(report):
         lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
         lines.append("|---|---|---:|")

@@ -607,7 +607,8 @@ def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
             if not text.strip():
                 continue
             try:
-                yield number, json.loads(text)
+                # Without its line break, so that an error's column is on this line.
+                yield number, json.loads(text.rstrip("\r\n"))
             except RecursionError:
                 raise NovaInputError(
                     "JSON nested too deeply to read", source=source, record=f"line {number}"
