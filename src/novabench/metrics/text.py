@@ -29,7 +29,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -42,6 +42,7 @@ __all__ = [
     "METEOR_BETA",
     "METEOR_GAMMA",
     "bleu_from_statistics",
+    "bleu_from_statistics_rows",
     "bleu_statistics",
     "corpus_bleu",
     "lcs_length",
@@ -265,6 +266,70 @@ def bleu_from_statistics(
             precision = 100.0 * matches[order] / totals[order]
         log_precision_sum += math.log(precision)
     return brevity_penalty * math.exp(log_precision_sum / max_order) / 100.0
+
+
+def _math_elementwise(function: Callable[[float], float], values: np.ndarray) -> np.ndarray:
+    """``function`` (a :mod:`math` function) of every value, as a float64 array.
+
+    numpy's ``log``/``exp`` may round differently from :mod:`math`'s by an ulp; calling
+    the very function :func:`bleu_from_statistics` calls keeps the two bit-identical.
+    """
+    return np.fromiter(map(function, values.ravel().tolist()), dtype=np.float64, count=values.size)
+
+
+def bleu_from_statistics_rows(
+    summed: np.ndarray, *, max_order: int = BLEU_MAX_ORDER
+) -> np.ndarray:
+    """:func:`bleu_from_statistics` of every row of ``summed`` at once (a bootstrap's resamples).
+
+    Each entry equals ``bleu_from_statistics(summed[row])`` exactly: the same float
+    operations in the same order, numpy for the arithmetic (IEEE, as Python's floats) and
+    :mod:`math` itself for the logarithms and exponentials.
+
+    Args:
+        summed: ``(n_rows, 2 + 2 * max_order)`` summed :func:`bleu_statistics` rows, integers
+            or integer-valued floats (exact below 2**53).
+        max_order: highest n-gram order.
+
+    Returns:
+        A float64 array of shape ``(n_rows,)``.
+
+    Example:
+        >>> rows = np.array([[4, 4, 3, 2, 1, 0, 4, 3, 2, 1], [4, 4, 0, 0, 0, 0, 4, 3, 2, 1]])
+        >>> bleu_from_statistics_rows(rows).round(6).tolist()
+        [0.594604, 0.0]
+    """
+    summed = np.asarray(summed, dtype=np.float64)
+    hypothesis_length, reference_length = summed[:, 0], summed[:, 1]
+    matches = summed[:, 2 : 2 + max_order]
+    totals = summed[:, 2 + max_order : 2 + 2 * max_order]
+    short = hypothesis_length < reference_length
+    # The rows bleu_from_statistics returns 0.0 for before taking any logarithm.
+    scored = (
+        (matches != 0).any(axis=1)
+        & ~(short & (hypothesis_length == 0))
+        & (totals != 0).all(axis=1)
+    )
+    scores = np.zeros(len(summed))
+    if not scored.any():
+        return scores
+    matches, totals = matches[scored], totals[scored]
+    unmatched = matches == 0
+    # The k-th unmatched order gets 100 / (2**k * total); ldexp is the exact 2**k.
+    smoothed = 100.0 / (np.ldexp(1.0, np.cumsum(unmatched, axis=1)) * totals)
+    precisions = np.where(unmatched, smoothed, 100.0 * matches / totals)
+    logs = _math_elementwise(math.log, precisions).reshape(precisions.shape)
+    log_precision_sum = np.zeros(len(precisions))
+    for order in range(max_order):  # left to right, as the scalar loop adds them
+        log_precision_sum = log_precision_sum + logs[:, order]
+    geometric_mean = _math_elementwise(math.exp, log_precision_sum / max_order)
+    brevity_penalty = np.ones(len(precisions))
+    penalised = short[scored]
+    if penalised.any():
+        ratios = reference_length[scored][penalised] / hypothesis_length[scored][penalised]
+        brevity_penalty[penalised] = _math_elementwise(math.exp, 1 - ratios)
+    scores[scored] = brevity_penalty * geometric_mean / 100.0
+    return scores
 
 
 def corpus_bleu(predictions: Sequence[str], references: Sequence[str]) -> float:

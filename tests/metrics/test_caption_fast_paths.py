@@ -1,0 +1,133 @@
+"""The captioning fast paths equal their straightforward definitions, bit for bit.
+
+- :func:`bleu_from_statistics_rows` (every resample's BLEU at once) against
+  :func:`bleu_from_statistics` called row by row, on random statistic sets with every
+  edge rule: no match at all, unmatched orders (smoothing), an order with no n-gram,
+  empty hypotheses, brevity penalty on and off.
+- ``CaptioningEvaluation.aggregate_resamples`` against ``aggregate`` per resample, on
+  random caption pairs, one or two resamples, unsorted positions and both keyword
+  averagings.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from novabench.errors import NovaInputError
+from novabench.metrics.caption_pairs import random_caption_pairs
+from novabench.metrics.captioning import _Draws, _sequential_sums, prepare_captioning
+from novabench.metrics.text import (
+    BLEU_MAX_ORDER,
+    bleu_from_statistics,
+    bleu_from_statistics_rows,
+    bleu_statistics,
+)
+
+
+def random_bleu_rows(rng: np.random.Generator, n_rows: int, scale: int) -> np.ndarray:
+    """Summed BLEU statistics, mostly consistent ones, with every edge case mixed in."""
+    hypothesis = rng.integers(0, scale + 1, n_rows)
+    reference = np.maximum(0, hypothesis + rng.integers(-scale // 2 - 1, scale // 2 + 2, n_rows))
+    totals = np.stack([np.maximum(0, hypothesis - n) for n in range(BLEU_MAX_ORDER)], axis=1)
+    matches = (totals * rng.random((n_rows, BLEU_MAX_ORDER)) ** 2).astype(np.int64)
+    rows = np.concatenate([hypothesis[:, None], reference[:, None], matches, totals], axis=1)
+    kind = rng.integers(0, 8, n_rows)
+    rows[kind == 0, 2 : 2 + BLEU_MAX_ORDER] = 0  # no match at any order
+    some_unmatched = (kind == 1)[:, None] & (rng.random((n_rows, BLEU_MAX_ORDER)) < 0.5)
+    rows[:, 2 : 2 + BLEU_MAX_ORDER][some_unmatched] = 0  # smoothed orders
+    rows[kind == 2, 2 + BLEU_MAX_ORDER + BLEU_MAX_ORDER - 1] = 0  # an order with no n-gram
+    rows[kind == 3, 0] = 0  # empty hypotheses, longer references
+    rows[kind == 4, 1] = rows[kind == 4, 0]  # equal lengths: no penalty
+    free = kind == 5  # arbitrary counts, not tied to the lengths
+    rows[free] = rng.integers(0, scale + 1, (int(free.sum()), rows.shape[1]))
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("scale", [3, 40, 5000, 10**7])
+def test_bleu_of_many_rows_equals_the_scalar_bleu(seed: int, scale: int) -> None:
+    rng = np.random.default_rng(seed)
+    rows = random_bleu_rows(rng, 2000, scale)
+    many = bleu_from_statistics_rows(rows)
+    as_floats = bleu_from_statistics_rows(rows.astype(np.float64))  # what a bootstrap passes
+    expected = [bleu_from_statistics(row) for row in rows]
+    assert many.tolist() == expected
+    assert as_floats.tolist() == expected
+    assert 0.0 in expected and any(0.0 < value < 1.0 for value in expected)  # both kinds ran
+
+
+def test_bleu_of_many_rows_on_real_caption_statistics() -> None:
+    predictions, references = random_caption_pairs(300, seed=11)
+    statistics = bleu_statistics(predictions, references)
+    rng = np.random.default_rng(5)
+    rows = np.stack([statistics[rng.integers(0, 300, k)].sum(axis=0) for k in range(1, 400)])
+    rows = np.concatenate([rows, statistics])  # single pairs too: many score 0
+    assert bleu_from_statistics_rows(rows).tolist() == [bleu_from_statistics(r) for r in rows]
+
+
+def test_bleu_of_many_rows_edge_rows() -> None:
+    rows = np.array(
+        [
+            [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],  # nothing at all
+            [0, 5, 0, 0, 0, 0, 0, 0, 0, 0],  # empty hypothesis
+            [4, 4, 3, 2, 1, 0, 4, 3, 2, 1],  # one smoothed order
+            [4, 9, 3, 2, 1, 1, 4, 3, 2, 1],  # brevity penalty
+            [3, 3, 3, 2, 1, 0, 3, 2, 1, 0],  # no 4-gram: 0
+            [9, 2, 0, 0, 0, 0, 9, 8, 7, 6],  # no match: 0
+        ]
+    )
+    many = bleu_from_statistics_rows(rows)
+    assert many.tolist() == [bleu_from_statistics(row) for row in rows]
+    assert many[[0, 1, 4, 5]].tolist() == [0.0] * 4
+    assert bleu_from_statistics_rows(np.zeros((0, 10))).shape == (0,)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_column_sums_equal_the_left_to_right_row_sums(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for n_items in (1, 2, 7, 130, 600):
+        values = rng.random(n_items) * 10.0 ** rng.integers(-8, 8, n_items)
+        values[rng.random(n_items) < 0.3] = 0.0  # skipped pairs
+        for n_rows in (1, 2, 3, 17):
+            chosen = rng.integers(0, n_items, (n_rows, int(rng.integers(1, 2 * n_items + 2))))
+            draws = _Draws(chosen, n_items)
+            assert draws.sequential_sums(values).tolist() == (
+                _sequential_sums(values[chosen]).tolist()
+            )
+
+
+def same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+@pytest.mark.parametrize("averaging", ["sample", "micro"])
+@pytest.mark.parametrize("seed", range(3))
+def test_caption_resamples_equal_aggregate_per_resample(averaging: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 120))
+    predictions, references = random_caption_pairs(n, seed=seed + 20)
+    predictions[:3] = ["normal study", "axial flair hyperintensity", ""]
+    evaluation = prepare_captioning(
+        predictions, references, exclude=["BERTScore-F1"], keyword_averaging=averaging
+    )
+    for n_rows in (1, 2, 40):
+        indices = rng.integers(0, n, (n_rows, n))  # unsorted, as any caller may pass
+        if n_rows == 40:
+            indices[0] = 0  # one pair only: keyword and label scores may be undefined
+            indices[1, : n // 2] = indices[1, n // 2 : 2 * (n // 2)]  # heavy repeats
+        many = evaluation.aggregate_resamples(indices)
+        assert sorted(many) == sorted(evaluation.metrics)
+        for row, drawn in enumerate(indices):
+            one = evaluation.aggregate(drawn)
+            assert all(same(one[key], float(many[key][row])) for key in one), (n_rows, row)
+
+
+def test_caption_resamples_reject_positions_out_of_range() -> None:
+    evaluation = prepare_captioning(["a cyst"], ["a cyst"], exclude=["BERTScore-F1"])
+    with pytest.raises(NovaInputError, match=r"\[0, 1\)"):
+        evaluation.aggregate_resamples(np.array([[1]]))
+    with pytest.raises(NovaInputError, match=r"\[0, 1\)"):
+        evaluation.aggregate_resamples(np.array([[-1]]))
