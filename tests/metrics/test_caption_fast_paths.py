@@ -4,6 +4,10 @@
   :func:`bleu_from_statistics` called row by row, on random statistic sets with every
   edge rule: no match at all, unmatched orders (smoothing), an order with no n-gram,
   empty hypotheses, brevity penalty on and off.
+- :func:`tokenize_13a` (symbols replaced one by one, the period-and-comma rules skipped
+  when no mark touches a digit or another mark) against mteval-v13a's steps run in full.
+- ``_clipped_matches`` (the clipped n-gram matches of all pairs with one sort per order)
+  against counting each pair's n-grams with ``Counter``.
 - ``CaptioningEvaluation.aggregate_resamples`` against ``aggregate`` per resample, on
   random caption pairs, one or two resamples, unsorted positions and both keyword
   averagings.
@@ -12,11 +16,15 @@
 from __future__ import annotations
 
 import math
+import random
+import re
+from collections import Counter
 
 import numpy as np
 import pytest
 
 from novabench.errors import NovaInputError
+from novabench.metrics import text
 from novabench.metrics.caption_pairs import random_caption_pairs
 from novabench.metrics.captioning import _Draws, _sequential_sums, prepare_captioning
 from novabench.metrics.text import (
@@ -24,6 +32,7 @@ from novabench.metrics.text import (
     bleu_from_statistics,
     bleu_from_statistics_rows,
     bleu_statistics,
+    tokenize_13a,
 )
 
 
@@ -131,3 +140,81 @@ def test_caption_resamples_reject_positions_out_of_range() -> None:
         evaluation.aggregate_resamples(np.array([[1]]))
     with pytest.raises(NovaInputError, match=r"\[0, 1\)"):
         evaluation.aggregate_resamples(np.array([[-1]]))
+
+
+SYMBOLS = '!"#$%&()*+/:;<=>?@[\\]^_`{|}~'
+CONTEXT_RULES = (
+    (re.compile(r"(\D)([.,])", re.ASCII), r"\1 \2 "),
+    (re.compile(r"([.,])(\D)", re.ASCII), r" \1 \2"),
+    (re.compile(r"(\d)(-)", re.ASCII), r"\1 \2 "),
+)
+
+
+def straightforward_13a(text: str) -> tuple[str, ...]:
+    """mteval-v13a step by step: every symbol at once, then the three rules, always."""
+    line = text.rstrip().replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    for entity, character in (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">")):
+        line = line.replace(entity, character)
+    line = f" {line} ".translate(str.maketrans({s: f" {s} " for s in SYMBOLS}))
+    for rule, replacement in CONTEXT_RULES:
+        line = rule.sub(replacement, line)
+    return tuple(line.split())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_13a_tokens_equal_the_full_steps(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = [
+        "lesion", "T2", "a", "3", "12", "0", "٣", ".", ",", "-", "--", "...", ".,", ",.", " ",
+        "  ", "\n", "-\n", "&amp;", "&lt;", "&quot;", "<skipped>", "(", ")", ":", "'", "é",
+        *SYMBOLS,
+    ]
+    texts = ["", ".", ",", "-", "1.", ".1", "a.,b", "3.5-4", "1,000", "e.g.", "T2-FLAIR."]
+    for _ in range(4000):
+        texts.append("".join(rng.choice(pieces) for _ in range(rng.randint(0, 20))))
+    predictions, references = random_caption_pairs(500, seed=seed)
+    for text in texts + predictions + references:
+        assert tokenize_13a(text) == straightforward_13a(text), repr(text)
+
+
+def counted_matches(hypothesis: tuple[str, ...], reference: tuple[str, ...]) -> list[int]:
+    """Clipped matches of one pair, order by order, with Counter (as sacrebleu counts)."""
+    matches = []
+    for order in range(1, BLEU_MAX_ORDER + 1):
+        in_hypothesis = Counter(zip(*(hypothesis[start:] for start in range(order))))
+        in_reference = Counter(zip(*(reference[start:] for start in range(order))))
+        matches.append(sum(min(n, in_reference[g]) for g, n in in_hypothesis.items()))
+    return matches
+
+
+def random_token_pairs(rng: random.Random, n_pairs: int, vocabulary_size: int) -> tuple:
+    vocabulary = [f"w{index}" for index in range(vocabulary_size)]
+    hypotheses, references = [], []
+    for _ in range(n_pairs):
+        reference = tuple(rng.choice(vocabulary) for _ in range(rng.choice([0, 1, 2, 3, 9, 30])))
+        if rng.random() < 0.5 and reference:  # an edited copy: long shared n-grams
+            hypothesis = tuple(
+                word if rng.random() < 0.8 else rng.choice(vocabulary) for word in reference
+            )
+        else:
+            hypothesis = tuple(rng.choice(vocabulary) for _ in range(rng.randint(0, 12)))
+        hypotheses.append(hypothesis)
+        references.append(reference)
+    return hypotheses, references
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("code_limit", [None, 1 << 12, 64])
+def test_clipped_matches_of_all_pairs_equal_counting_each_pair(
+    seed: int, code_limit: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if code_limit is not None:  # small codes: the dense renumbering runs at every order
+        monkeypatch.setattr(text, "_CODE_LIMIT", code_limit)
+    rng = random.Random(seed)
+    for vocabulary_size in (1, 3, 50, 5000):
+        hypotheses, references = random_token_pairs(rng, rng.randint(1, 60), vocabulary_size)
+        many = text._clipped_matches(hypotheses, references, BLEU_MAX_ORDER)
+        expected = [counted_matches(h, r) for h, r in zip(hypotheses, references)]
+        assert many.tolist() == expected
+    assert text._clipped_matches([], [], BLEU_MAX_ORDER).shape == (0, BLEU_MAX_ORDER)
+    assert text._clipped_matches([()], [()], BLEU_MAX_ORDER).tolist() == [[0, 0, 0, 0]]

@@ -24,6 +24,7 @@ with the reference libraries in ``tests/metrics/test_text_parity.py``:
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import re
@@ -66,7 +67,7 @@ BLEU_MAX_ORDER = 4
 # mteval-v13a splits off every ASCII symbol except apostrophe, hyphen, period
 # and comma; those three follow context rules below.
 _13A_SYMBOLS = '!"#$%&()*+/:;<=>?@[\\]^_`{|}~'
-_13A_SPLIT_SYMBOLS = str.maketrans({symbol: f" {symbol} " for symbol in _13A_SYMBOLS})
+_13A_SYMBOL_SET = frozenset(_13A_SYMBOLS)
 # The three context rules of mteval-v13a, applied in this order with
 # consuming (not look-around) matches as the Perl original does, so runs such
 # as "a.,b" split the same way: a period or comma after a non-digit, a period
@@ -77,6 +78,9 @@ _13A_CONTEXT_RULES = (
     (re.compile(r"([.,])(\D)", re.ASCII), r" \1 \2"),
     (re.compile(r"(\d)(-)", re.ASCII), r"\1 \2 "),
 )
+# A period or comma next to a digit or to another period or comma: only then can the two
+# period-and-comma rules do anything but put spaces around every one of them.
+_13A_MARK_IN_CONTEXT = re.compile(r"[0-9.,][.,]|[.,][0-9]")
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -102,9 +106,20 @@ def tokenize_13a(text: str) -> tuple[str, ...]:
     if "&" in line:
         for entity, character in (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">")):
             line = line.replace(entity, character)
-    line = f" {line} ".translate(_13A_SPLIT_SYMBOLS)
-    for rule, replacement in _13A_CONTEXT_RULES:
-        line = rule.sub(replacement, line)
+    line = f" {line} "
+    for symbol in _13A_SYMBOL_SET.intersection(line):  # each symbol is replaced on its own
+        line = line.replace(symbol, f" {symbol} ")
+    (period_comma_left, period_comma_right, hyphen_after_digit) = _13A_CONTEXT_RULES
+    if "." in line or "," in line:
+        if _13A_MARK_IN_CONTEXT.search(line) is None:
+            # Every mark has a non-digit, non-mark on both sides: both rules match each
+            # one, adding only spaces around it (the tokens are the same).
+            line = line.replace(".", " . ").replace(",", " , ")
+        else:
+            for rule, replacement in (period_comma_left, period_comma_right):
+                line = rule.sub(replacement, line)
+    if "-" in line:
+        line = hyphen_after_digit[0].sub(hyphen_after_digit[1], line)
     return tuple(line.split())
 
 
@@ -169,11 +184,75 @@ def tokenize_meteor(text: str) -> list[str]:
 # --------------------------------------------------------------------------- #
 
 
-def _ngram_counts(tokens: Sequence[str], max_order: int) -> Counter[tuple[str, ...]]:
-    counts: Counter[tuple[str, ...]] = Counter()
+def _token_ids(
+    hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]]
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """All tokens as ids (hypotheses, then references), each list's length, the vocabulary size."""
+    token_lists = [*hypotheses, *references]
+    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+    tokens = list(itertools.chain.from_iterable(token_lists))
+    vocabulary = {token: index for index, token in enumerate(dict.fromkeys(tokens))}
+    ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    return ids, lengths, len(vocabulary)
+
+
+_CODE_LIMIT = 1 << 61  # integer n-gram codes stay below this: no int64 overflow
+
+
+def _dense(codes: np.ndarray) -> np.ndarray:
+    """The same partition of equal values, renumbered 0, 1, 2, ... (order kept)."""
+    return np.unique(codes, return_inverse=True)[1].reshape(-1)
+
+
+def _clipped_matches(
+    hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]], max_order: int
+) -> np.ndarray:
+    """Per pair and order, the hypothesis n-grams found in the reference, clipped to its count.
+
+    All pairs at once, with one sort per order: each n-gram is an integer code (its
+    (n-1)-gram's code times the vocabulary size plus its last token's id, renumbered
+    densely only when it would grow too large), each occurrence a key ``(pair, code, side)``;
+    counting equal keys gives every n-gram's count in the hypothesis and in the reference
+    of its pair, and ``min`` of the two is summed per pair.
+
+    Returns:
+        An ``int64`` array of shape ``(n_pairs, max_order)``.
+    """
+    n_pairs = len(hypotheses)
+    matches = np.zeros((n_pairs, max_order), dtype=np.int64)
+    ids, lengths, base = _token_ids(hypotheses, references)
+    if ids.size == 0:
+        return matches
+    # For every token: its caption (the hypotheses, then the references, in pair order)
+    # and how many tokens of that caption follow it.
+    caption = np.repeat(np.arange(2 * n_pairs), lengths)
+    following = np.repeat(np.cumsum(lengths), lengths) - np.arange(ids.size) - 1
+    pair, side = caption % n_pairs, (caption >= n_pairs).astype(np.int64)
+    code = ids  # the code of the n-gram starting at each token (meaningful where it fits)
     for order in range(1, max_order + 1):
-        counts.update(zip(*(tokens[start:] for start in range(order))))
-    return counts
+        if order > 1:
+            if int(code.max()) >= _CODE_LIMIT // base:
+                code = _dense(code)
+            shift = order - 1
+            extended = np.zeros(ids.size, dtype=np.int64)  # no n-gram starts there
+            extended[:-shift] = code[:-shift] * base + ids[shift:]
+            code = extended
+        starts = following >= order - 1  # the n-gram lies inside its caption
+        if not starts.any():
+            break
+        n_codes = int(code.max()) + 1
+        if n_pairs * n_codes >= _CODE_LIMIT // 2:
+            code = _dense(code)
+            n_codes = int(code.max()) + 1
+        keys = (pair[starts] * n_codes + code[starts]) * 2 + side[starts]
+        distinct, counts = np.unique(keys, return_counts=True)
+        # A (pair, n-gram) on both sides is two neighbours: hypothesis (0), then reference (1).
+        on_both = np.flatnonzero((distinct[1:] >> 1) == (distinct[:-1] >> 1))
+        clipped = np.minimum(counts[on_both], counts[on_both + 1])
+        matches[:, order - 1] = np.bincount(
+            (distinct[on_both] >> 1) // n_codes, weights=clipped, minlength=n_pairs
+        ).astype(np.int64)
+    return matches
 
 
 def bleu_statistics(
@@ -200,21 +279,16 @@ def bleu_statistics(
         >>> bleu_statistics(["a small lesion"], ["a small cyst"]).tolist()
         [[3, 3, 2, 1, 0, 0, 3, 2, 1, 0]]
     """
-    statistics = np.zeros((len(predictions), 2 + 2 * max_order), dtype=np.int64)
-    for row, (prediction, reference) in enumerate(zip(predictions, references)):
-        hypothesis_tokens = tokenize_13a(prediction)
-        reference_tokens = tokenize_13a(reference)
-        reference_counts = _ngram_counts(reference_tokens, max_order)
-        matches = [0] * max_order
-        totals = [0] * max_order
-        for ngram, count in _ngram_counts(hypothesis_tokens, max_order).items():
-            order = len(ngram) - 1
-            totals[order] += count
-            in_reference = reference_counts.get(ngram)
-            if in_reference:
-                matches[order] += min(count, in_reference)
-        statistics[row] = [len(hypothesis_tokens), len(reference_tokens), *matches, *totals]
-    return statistics
+    hypotheses = [tokenize_13a(prediction) for prediction in predictions]
+    references_tokens = [tokenize_13a(reference) for reference in references]
+    hypothesis_lengths = np.array([len(tokens) for tokens in hypotheses], dtype=np.int64)
+    reference_lengths = np.array([len(tokens) for tokens in references_tokens], dtype=np.int64)
+    # n tokens have n - order + 1 n-grams of an order (none when fewer than order).
+    totals = np.maximum(hypothesis_lengths[:, None] - np.arange(max_order), 0)
+    matches = _clipped_matches(hypotheses, references_tokens, max_order)
+    return np.concatenate(
+        [hypothesis_lengths[:, None], reference_lengths[:, None], matches, totals], axis=1
+    ).astype(np.int64)
 
 
 def bleu_from_statistics(
