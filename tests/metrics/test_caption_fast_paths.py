@@ -6,6 +6,8 @@
   empty hypotheses, brevity penalty on and off.
 - :func:`tokenize_13a` (symbols replaced one by one, the period-and-comma rules skipped
   when no mark touches a digit or another mark) against mteval-v13a's steps run in full.
+- :func:`tokenize_rouge` and :func:`tokenize_meteor` (one translate and a split for ASCII
+  text) against their regular expressions.
 - ``_clipped_matches`` (the clipped n-gram matches of all pairs with one sort per order)
   against counting each pair's n-grams with ``Counter``.
 - ``CaptioningEvaluation.aggregate_resamples`` against ``aggregate`` per resample, on
@@ -33,6 +35,8 @@ from novabench.metrics.text import (
     bleu_from_statistics_rows,
     bleu_statistics,
     tokenize_13a,
+    tokenize_meteor,
+    tokenize_rouge,
 )
 
 
@@ -173,8 +177,8 @@ def test_13a_tokens_equal_the_full_steps(seed: int) -> None:
     for _ in range(4000):
         texts.append("".join(rng.choice(pieces) for _ in range(rng.randint(0, 20))))
     predictions, references = random_caption_pairs(500, seed=seed)
-    for text in texts + predictions + references:
-        assert tokenize_13a(text) == straightforward_13a(text), repr(text)
+    for caption in texts + predictions + references:
+        assert tokenize_13a(caption) == straightforward_13a(caption), repr(caption)
 
 
 def counted_matches(hypothesis: tuple[str, ...], reference: tuple[str, ...]) -> list[int]:
@@ -218,3 +222,21 @@ def test_clipped_matches_of_all_pairs_equal_counting_each_pair(
         assert many.tolist() == expected
     assert text._clipped_matches([], [], BLEU_MAX_ORDER).shape == (0, BLEU_MAX_ORDER)
     assert text._clipped_matches([()], [()], BLEU_MAX_ORDER).tolist() == [[0, 0, 0, 0]]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_word_tokenisers_equal_their_regular_expressions(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = [
+        "Lesion", "T2", "3.5", "a_b", "__", "-", " ", "\t", "\n", "\x1c", "\x1f", "\x7f", "é",
+        "İ", "\u212a", "ß", "Œdème", "٣", "²", "x²", "ǅ", "\u00a0", *SYMBOLS,
+    ]
+    captions = ["", " ", "_", "\u212a", "A1b2"]
+    for _ in range(3000):
+        captions.append("".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))))
+    assert any(c.isascii() for c in captions) and any(not c.isascii() for c in captions)
+    for caption in captions:
+        lowered = caption.lower()
+        assert tokenize_meteor(caption) == re.findall(r"[^\W_]+", lowered), repr(caption)
+        expected_rouge = tuple(re.sub(r"[^a-z0-9]+", " ", lowered).split())
+        assert tokenize_rouge(caption) == expected_rouge, repr(caption)

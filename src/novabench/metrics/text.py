@@ -124,6 +124,16 @@ def tokenize_13a(text: str) -> tuple[str, ...]:
 
 
 _ROUGE_NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+# For ASCII text (lowercased), both word rules keep the runs of [a-z0-9]: one translate of
+# every other ASCII character to a space, then a split, finds them without a regex.
+_ASCII_NON_ALPHANUMERIC_TO_SPACE = str.maketrans(
+    {code: " " for code in range(128) if not chr(code).isalnum() or chr(code).isupper()}
+)
+
+
+def _ascii_words(lowered: str) -> list[str]:
+    """The runs of ``[a-z0-9]`` of a lowercased ASCII text."""
+    return lowered.translate(_ASCII_NON_ALPHANUMERIC_TO_SPACE).split()
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -149,7 +159,11 @@ def tokenize_rouge(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
         >>> tokenize_rouge("Ring-enhancing Lesions", use_stemmer=True)
         ('ring', 'enhanc', 'lesion')
     """
-    tokens = _ROUGE_NON_ALPHANUMERIC.sub(" ", text.lower()).split()
+    lowered = text.lower()
+    if lowered.isascii():
+        tokens = _ascii_words(lowered)
+    else:
+        tokens = _ROUGE_NON_ALPHANUMERIC.sub(" ", lowered).split()
     if use_stemmer:
         tokens = [porter_stem(token) if len(token) > 3 else token for token in tokens]
     return tuple(tokens)
@@ -176,7 +190,10 @@ def tokenize_meteor(text: str) -> list[str]:
         >>> tokenize_meteor("Axial T2-weighted: Œdème, 3.5 cm")
         ['axial', 't2', 'weighted', 'œdème', '3', '5', 'cm']
     """
-    return _METEOR_WORD.findall(text.lower())
+    lowered = text.lower()
+    if lowered.isascii():  # ASCII letters and digits are exactly [a-z0-9] once lowercased
+        return _ascii_words(lowered)
+    return _METEOR_WORD.findall(lowered)
 
 
 # --------------------------------------------------------------------------- #
