@@ -202,10 +202,10 @@ class _Rewrite:
         return cls(compiled, replacement, _required_characters(compiled))
 
     def apply(self, text: str) -> str:
-        # Without one of the required characters the pattern cannot match: skip the scan.
-        if all(character in text for character in self.required):
-            return self.pattern.sub(self.replacement, text)
-        return text
+        for character in self.required:
+            if character not in text:
+                return text  # the pattern cannot match: no scan
+        return self.pattern.sub(self.replacement, text)
 
 
 def _required_characters(pattern: re.Pattern[str]) -> tuple[str, ...]:
@@ -443,7 +443,14 @@ class LexiconKeywordExtractor:
             return entry is not None and entry.negatable
 
         for index, (phrase, entry) in enumerate(segments):
-            kind = entry.kind if entry is not None else None
+            if entry is None:  # a plain word: only clause marks, commas and "and" act
+                if phrase in _CLAUSE_END:
+                    in_scope = prefix_pending = False
+                    clause_start = len(matches)
+                elif phrase in (",", "and") and not starts_negatable(index + 1):
+                    in_scope = False
+                continue
+            kind = entry.kind
             if phrase in _CLAUSE_END or kind == "terminator":
                 in_scope = prefix_pending = False
                 clause_start = len(matches)
@@ -464,7 +471,6 @@ class LexiconKeywordExtractor:
             elif kind == "normal":
                 states_normal = True
             elif kind == "term":
-                assert entry is not None  # kind is None exactly when entry is None
                 if phrase in self._qualifiers and starts_negatable(index + 1):
                     continue
                 for family, term in entry.emits:
