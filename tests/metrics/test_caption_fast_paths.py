@@ -169,8 +169,9 @@ def straightforward_13a(text: str) -> tuple[str, ...]:
 def test_13a_tokens_equal_the_full_steps(seed: int) -> None:
     rng = random.Random(seed)
     pieces = [
-        "lesion", "T2", "a", "3", "12", "0", "٣", ".", ",", "-", "--", "...", ".,", ",.", " ",
-        "  ", "\n", "-\n", "&amp;", "&lt;", "&quot;", "<skipped>", "(", ")", ":", "'", "é",
+        "lesion", "T2", "a", "3", "12", "0", "9", "45678", "٣", ".", ",", "-", "--", "...", ".,",
+        ",.", " ", "  ", "\n", "-\n", "&amp;", "&lt;", "&quot;", "<skipped>", "(", ")", ":", "'",
+        "é",
         *SYMBOLS,
     ]
     texts = ["", ".", ",", "-", "1.", ".1", "a.,b", "3.5-4", "1,000", "e.g.", "T2-FLAIR."]

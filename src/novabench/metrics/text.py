@@ -79,8 +79,13 @@ _13A_CONTEXT_RULES = (
     (re.compile(r"(\d)(-)", re.ASCII), r"\1 \2 "),
 )
 # A period or comma next to a digit or to another period or comma: only then can the two
-# period-and-comma rules do anything but put spaces around every one of them.
-_13A_MARK_IN_CONTEXT = re.compile(r"[0-9.,][.,]|[.,][0-9]")
+# period-and-comma rules do anything but put spaces around every one of them. (Written
+# to start with the mark, which the regex engine can skip to.)
+_13A_MARK_IN_CONTEXT = re.compile(r"[.,](?<=[0-9.,][.,])|[.,](?=[0-9])")
+# The hyphen rule with the same result and no group to copy: a digit before a hyphen is
+# never the end of an earlier match (that would be a hyphen), so look-behind finds the
+# same hyphens the consuming match does.
+_13A_HYPHEN_AFTER_DIGIT = re.compile(r"-(?<=[0-9]-)")
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -109,7 +114,7 @@ def tokenize_13a(text: str) -> tuple[str, ...]:
     line = f" {line} "
     for symbol in _13A_SYMBOL_SET.intersection(line):  # each symbol is replaced on its own
         line = line.replace(symbol, f" {symbol} ")
-    (period_comma_left, period_comma_right, hyphen_after_digit) = _13A_CONTEXT_RULES
+    period_comma_left, period_comma_right, _ = _13A_CONTEXT_RULES
     if "." in line or "," in line:
         if _13A_MARK_IN_CONTEXT.search(line) is None:
             # Every mark has a non-digit, non-mark on both sides: both rules match each
@@ -119,7 +124,7 @@ def tokenize_13a(text: str) -> tuple[str, ...]:
             for rule, replacement in (period_comma_left, period_comma_right):
                 line = rule.sub(replacement, line)
     if "-" in line:
-        line = hyphen_after_digit[0].sub(hyphen_after_digit[1], line)
+        line = _13A_HYPHEN_AFTER_DIGIT.sub(" - ", line)
     return tuple(line.split())
 
 
