@@ -28,7 +28,12 @@ import pytest
 from novabench.errors import NovaInputError
 from novabench.metrics import text
 from novabench.metrics.caption_pairs import random_caption_pairs
-from novabench.metrics.captioning import _Draws, _sequential_sums, prepare_captioning
+from novabench.metrics.captioning import (
+    CaptioningEvaluation,
+    _Draws,
+    _sequential_sums,
+    prepare_captioning,
+)
 from novabench.metrics.text import (
     BLEU_MAX_ORDER,
     bleu_from_statistics,
@@ -136,6 +141,24 @@ def test_caption_resamples_equal_aggregate_per_resample(averaging: str, seed: in
         for row, drawn in enumerate(indices):
             one = evaluation.aggregate(drawn)
             assert all(same(one[key], float(many[key][row])) for key in one), (n_rows, row)
+
+
+@pytest.mark.parametrize("largest", [100, 1 << 20, 1 << 40])
+def test_large_counts_are_summed_exactly(largest: int) -> None:
+    """Counts whose resample sums pass 2**24 (float32's integers) are summed in float64."""
+    rng = np.random.default_rng(largest)
+    n = 50
+    statistics = random_bleu_rows(rng, n, 40)
+    statistics[:, 1] = rng.integers(largest // 2, largest + 1, n) | 1  # odd: float32 rounds
+    evaluation = CaptioningEvaluation(
+        n_items=n, metrics=("BLEU-4",), keyword_averaging="sample", bleu_statistics=statistics
+    )
+    indices = rng.integers(0, n, (30, n))
+    many = evaluation.aggregate_resamples(indices)["BLEU-4"]
+    assert many.tolist() == [evaluation.aggregate(row)["BLEU-4"] for row in indices]
+    draws = _Draws(indices, n)
+    sums = draws.integer_sums({"BLEU-4": statistics})["BLEU-4"]
+    assert sums.tolist() == [statistics[row].sum(axis=0).tolist() for row in indices]
 
 
 def test_caption_resamples_reject_positions_out_of_range() -> None:
