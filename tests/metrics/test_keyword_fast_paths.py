@@ -21,7 +21,10 @@ import pytest
 
 from novabench.metrics.caption_pairs import random_caption_pairs
 from novabench.metrics.keywords import (
+    CLINICAL_FAMILIES,
     NEGATABLE_FAMILIES,
+    NEGATED_PREFIX,
+    CaptionKeywords,
     KeywordMatch,
     LexiconKeywordExtractor,
     _required_characters,
@@ -139,9 +142,28 @@ def tricky_texts(extractor: LexiconKeywordExtractor, n_texts: int, seed: int) ->
     return texts
 
 
+def straightforward_keywords(extractor: LexiconKeywordExtractor, text: str) -> CaptionKeywords:
+    matches, states_normal = straightforward_explain(extractor, text)
+    modality = frozenset(match.term for match in matches if match.family == "modality")
+    clinical = frozenset(
+        f"{NEGATED_PREFIX}{match.term}" if match.negated else match.term
+        for match in matches
+        if match.family in CLINICAL_FAMILIES
+    )
+    if any(
+        not match.negated and (match.family, match.term) in extractor._abnormal_terms
+        for match in matches
+    ):
+        abnormal: bool | None = True
+    else:
+        abnormal = False if states_normal else None
+    return CaptionKeywords(modality=modality, clinical=clinical, abnormal=abnormal)
+
+
 def assert_same_extraction(extractor: LexiconKeywordExtractor, texts: list[str]) -> None:
     for text in texts:
         assert extractor.explain(text) == straightforward_explain(extractor, text), text
+        assert extractor(text) == straightforward_keywords(extractor, text), text
 
 
 def test_gold_and_random_captions_extract_as_the_straightforward_path() -> None:

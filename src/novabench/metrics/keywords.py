@@ -431,8 +431,13 @@ class LexiconKeywordExtractor:
             >>> [(m.term, m.negated, m.phrase) for m in matches], normal
             ([('enhancement', True, 'enhancing'), ('mass', False, 'mass'), ('oedema', True, 'edema')], False)
         """
+        matches, states_normal = self._scan(text)
+        return [KeywordMatch(*match) for match in matches], states_normal
+
+    def _scan(self, text: str) -> tuple[list[tuple[str, str, bool, str]], bool]:
+        """:meth:`explain` with plain ``(family, term, negated, phrase)`` tuples (cheaper)."""
         segments = self._segments(self._words(text))
-        matches: list[KeywordMatch] = []
+        matches: list[tuple[str, str, bool, str]] = []
         states_normal = False
         in_scope = False  # inside a negation trigger's scope
         prefix_pending = False  # "non-" waits for its term
@@ -463,11 +468,9 @@ class LexiconKeywordExtractor:
                 prefix_pending = True
             elif kind == "post":
                 for earlier in range(clause_start, len(matches)):
-                    match = matches[earlier]
-                    if match.family in NEGATABLE_FAMILIES and not match.negated:
-                        matches[earlier] = KeywordMatch(
-                            match.family, match.term, True, match.phrase
-                        )
+                    family, term, negated, matched = matches[earlier]
+                    if family in NEGATABLE_FAMILIES and not negated:
+                        matches[earlier] = (family, term, True, matched)
             elif kind == "normal":
                 states_normal = True
             elif kind == "term":
@@ -475,22 +478,22 @@ class LexiconKeywordExtractor:
                     continue
                 for family, term in entry.emits:
                     negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
-                    matches.append(KeywordMatch(family, term, negated, phrase))
+                    matches.append((family, term, negated, phrase))
                 prefix_pending = False
         return matches, states_normal
 
     def __call__(self, text: str) -> CaptionKeywords:
         """Extract the keywords of one caption (see the class example)."""
-        matches, states_normal = self.explain(text)
-        modality = frozenset(match.term for match in matches if match.family == "modality")
+        matches, states_normal = self._scan(text)
+        modality = frozenset(term for family, term, _, _ in matches if family == "modality")
         clinical = frozenset(
-            f"{NEGATED_PREFIX}{match.term}" if match.negated else match.term
-            for match in matches
-            if match.family in CLINICAL_FAMILIES
+            f"{NEGATED_PREFIX}{term}" if negated else term
+            for family, term, negated, _ in matches
+            if family in CLINICAL_FAMILIES
         )
         if any(
-            not match.negated and (match.family, match.term) in self._abnormal_terms
-            for match in matches
+            not negated and (family, term) in self._abnormal_terms
+            for family, term, negated, _ in matches
         ):
             abnormal: bool | None = True
         elif states_normal:
