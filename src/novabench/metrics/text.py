@@ -136,11 +136,6 @@ _ASCII_NON_ALPHANUMERIC_TO_SPACE = str.maketrans(
 )
 
 
-def _ascii_words(lowered: str) -> list[str]:
-    """The runs of ``[a-z0-9]`` of a lowercased ASCII text."""
-    return lowered.translate(_ASCII_NON_ALPHANUMERIC_TO_SPACE).split()
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def tokenize_rouge(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
     """Tokenise like ``rouge_score``'s default tokeniser.
@@ -166,7 +161,7 @@ def tokenize_rouge(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
     """
     lowered = text.lower()
     if lowered.isascii():
-        tokens = _ascii_words(lowered)
+        tokens = lowered.translate(_ASCII_NON_ALPHANUMERIC_TO_SPACE).split()
     else:
         tokens = _ROUGE_NON_ALPHANUMERIC.sub(" ", lowered).split()
     if use_stemmer:
@@ -197,7 +192,7 @@ def tokenize_meteor(text: str) -> list[str]:
     """
     lowered = text.lower()
     if lowered.isascii():  # ASCII letters and digits are exactly [a-z0-9] once lowercased
-        return _ascii_words(lowered)
+        return lowered.translate(_ASCII_NON_ALPHANUMERIC_TO_SPACE).split()
     return _METEOR_WORD.findall(lowered)
 
 
