@@ -143,6 +143,25 @@ def test_caption_resamples_equal_aggregate_per_resample(averaging: str, seed: in
             assert all(same(one[key], float(many[key][row])) for key in one), (n_rows, row)
 
 
+@pytest.mark.parametrize("averaging", ["sample", "micro"])
+def test_group_resamples_equal_aggregate_per_resample(averaging: str) -> None:
+    """Resamples of a breakdown group: few positions of the whole evaluation, repeated."""
+    rng = np.random.default_rng(8)
+    n = 150
+    predictions, references = random_caption_pairs(n, seed=31)
+    evaluation = prepare_captioning(
+        predictions, references, exclude=["BERTScore-F1"], keyword_averaging=averaging
+    )
+    groups = [rng.choice(n, size, replace=False) for size in (1, 2, 9, 40, 74)]
+    draws = [group[rng.integers(0, len(group), (25, len(group)))] for group in groups]
+    draws.append(rng.integers(0, n, (25, 30)))  # few per resample, from every pair
+    for indices in draws:
+        many = evaluation.aggregate_resamples(indices)
+        for row, drawn in enumerate(indices):
+            one = evaluation.aggregate(drawn)
+            assert all(same(one[key], float(many[key][row])) for key in one), (indices.shape, row)
+
+
 @pytest.mark.parametrize("largest", [100, 1 << 20, 1 << 40])
 def test_large_counts_are_summed_exactly(largest: int) -> None:
     """Counts whose resample sums pass 2**24 (float32's integers) are summed in float64."""

@@ -255,15 +255,25 @@ class _Draws:
         """
         if not columns:
             return {}
-        n_rows = len(self.chosen)
-        offsets = (np.arange(n_rows) * self.n_items)[:, None]
-        drawn = np.bincount((self.chosen + offsets).ravel(), minlength=n_rows * self.n_items)
+        n_rows, n_drawn = self.chosen.shape
+        chosen, n_pairs = self.chosen, self.n_items
         stacked = np.concatenate(list(columns.values()), axis=1)
+        if 2 * n_drawn < n_pairs:
+            # A breakdown group draws from a few pairs only: count over those pairs, not
+            # over every pair of the evaluation (the same sums, a smaller matrix).
+            used = np.zeros(n_pairs, dtype=bool)
+            used[chosen] = True
+            if 2 * np.count_nonzero(used) < n_pairs:
+                chosen = (np.cumsum(used) - 1)[chosen]
+                stacked = stacked[used]
+                n_pairs = len(stacked)
+        offsets = (np.arange(n_rows) * n_pairs)[:, None]
+        drawn = np.bincount((chosen + offsets).ravel(), minlength=n_rows * n_pairs)
         # Every product and partial sum is an integer of at most this size: float32 holds
         # them exactly below 2**24 (and is twice as fast), float64 below 2**53.
-        largest = self.chosen.shape[1] * int(np.abs(stacked).max(initial=0))
+        largest = n_drawn * int(np.abs(stacked).max(initial=0))
         exact = np.float32 if largest < 1 << 24 else np.float64
-        times = drawn.reshape(n_rows, self.n_items).astype(exact)
+        times = drawn.reshape(n_rows, n_pairs).astype(exact)
         summed = (times @ stacked.astype(exact)).astype(np.float64)
         splits = np.cumsum([block.shape[1] for block in columns.values()])[:-1]
         return dict(zip(columns, np.split(summed, splits, axis=1)))
