@@ -135,6 +135,8 @@ KeywordAveraging = Literal["sample", "micro"]
 
 NORMAL, ABNORMAL, UNDECIDED = 0, 1, -1
 _LABEL_OF = {False: NORMAL, True: ABNORMAL, None: UNDECIDED}
+# Metrics whose resampled scores come from per-resample sums of per-pair integers.
+_SUMMED = frozenset({"BLEU-4", "BinaryF1", *KEYWORD_FAMILIES})
 
 
 # --------------------------------------------------------------------------- #
@@ -228,21 +230,103 @@ def _divide_or_nan(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarr
     return out
 
 
-def _keyword_f1_resamples(
-    counts: np.ndarray, chosen: np.ndarray, averaging: KeywordAveraging
-) -> np.ndarray:
-    """:func:`keyword_f1` of ``counts[row]`` for every row of ``chosen``, exactly."""
-    denominators = 2 * counts[:, 0] + counts[:, 1] + counts[:, 2]
-    kept = denominators > 0
+class _Draws:
+    """One chunk of resamples (rows of pair positions) in the layouts the fast paths use.
+
+    Sums of per-pair integers over a resample are taken as ``times @ values`` (how often
+    each pair is drawn, times its value: exact in float64 below 2**53), and left-to-right
+    float sums over a column-per-resample copy of the positions, built on first use and
+    shared by every metric of the chunk.
+    """
+
+    def __init__(self, chosen: np.ndarray, n_items: int) -> None:
+        self.chosen = chosen
+        self.n_items = n_items
+        self._by_column: np.ndarray | None = None
+
+    def integer_sums(self, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Each resample's sums of per-pair integer columns, one matrix product for all.
+
+        Args:
+            columns: key -> ``(n_items, k)`` integers.
+
+        Returns:
+            key -> ``(n_rows, k)`` float64 sums over each resample's pairs, repeats counted.
+        """
+        if not columns:
+            return {}
+        n_rows, n_drawn = self.chosen.shape
+        chosen, n_pairs = self.chosen, self.n_items
+        stacked = np.concatenate(list(columns.values()), axis=1)
+        if 2 * n_drawn < n_pairs:
+            # A breakdown group draws from a few pairs only: count over those pairs, not
+            # over every pair of the evaluation (the same sums, a smaller matrix).
+            used = np.zeros(n_pairs, dtype=bool)
+            used[chosen] = True
+            if 2 * np.count_nonzero(used) < n_pairs:
+                chosen = (np.cumsum(used) - 1)[chosen]
+                stacked = stacked[used]
+                n_pairs = len(stacked)
+        offsets = (np.arange(n_rows) * n_pairs)[:, None]
+        drawn = np.bincount((chosen + offsets).ravel(), minlength=n_rows * n_pairs)
+        # Every product and partial sum is an integer of at most this size: float32 holds
+        # them exactly below 2**24 (and is twice as fast), float64 below 2**53.
+        largest = n_drawn * int(np.abs(stacked).max(initial=0))
+        exact = np.float32 if largest < 1 << 24 else np.float64
+        times = drawn.reshape(n_rows, n_pairs).astype(exact)
+        summed = (times @ stacked.astype(exact)).astype(np.float64)
+        splits = np.cumsum([block.shape[1] for block in columns.values()])[:-1]
+        return dict(zip(columns, np.split(summed, splits, axis=1)))
+
+    def sequential_sums(self, values: np.ndarray) -> np.ndarray:
+        """Each resample's sum of ``values[row]``, added left to right: ``_sequential_sums``.
+
+        The positions are gathered one resample per column and summed down the columns:
+        numpy adds along an axis that is not the fastest in memory one element at a time,
+        in order (its pairwise summation applies only along the fastest axis), so this
+        equals the row-wise cumulative sum without writing every partial sum. A single
+        resample (one column, which would be the fast axis) takes the cumulative sum.
+        """
+        if self._by_column is None:
+            self._by_column = np.ascontiguousarray(self.chosen.T)
+        gathered = np.take(values, self._by_column)
+        if gathered.shape[1] < 2:
+            return np.cumsum(gathered, axis=0)[-1]
+        return np.add.reduce(gathered, axis=0)
+
+
+def _keyword_denominators(counts: np.ndarray) -> np.ndarray:
+    """Per pair ``2TP + FP + FN``: 0 exactly when neither caption has a keyword."""
+    return 2 * counts[:, 0] + counts[:, 1] + counts[:, 2]
+
+
+def _keyword_integer_columns(counts: np.ndarray, averaging: KeywordAveraging) -> np.ndarray:
+    """The per-pair integers whose resample sums :func:`_keyword_f1_resamples` needs.
+
+    ``"micro"``: TP and the denominator (a skipped pair has both 0, so summing it changes
+    nothing); ``"sample"``: 1 for a kept pair, 0 for a skipped one (the count to divide by).
+    """
+    denominators = _keyword_denominators(counts)
     if averaging == "micro":
-        weights = kept[chosen]
-        true_positives = np.where(weights, counts[chosen, 0], 0).sum(axis=1)
-        summed = np.where(weights, denominators[chosen], 0).sum(axis=1)
-        return _divide_or_nan(2 * true_positives, summed)
+        return np.stack([counts[:, 0], denominators], axis=1)
+    return (denominators > 0)[:, None]
+
+
+def _keyword_f1_resamples(
+    counts: np.ndarray, draws: _Draws, summed: np.ndarray, averaging: KeywordAveraging
+) -> np.ndarray:
+    """:func:`keyword_f1` of ``counts[row]`` for every row of ``draws.chosen``, exactly.
+
+    ``summed`` holds the resample sums of :func:`_keyword_integer_columns`.
+    """
+    if averaging == "micro":
+        return _divide_or_nan(2 * summed[:, 0], summed[:, 1])
+    denominators = _keyword_denominators(counts)
+    kept = denominators > 0
     per_pair = np.zeros(len(counts))
     per_pair[kept] = 2 * counts[kept, 0] / denominators[kept]
     # Skipped pairs hold 0, which a left-to-right sum ignores exactly (see keyword_f1).
-    return _divide_or_nan(_sequential_sums(per_pair[chosen]), kept[chosen].sum(axis=1))
+    return _divide_or_nan(draws.sequential_sums(per_pair), summed[:, 0])
 
 
 def paper_keyword_split(keywords: CaptionKeywords) -> dict[str, frozenset[str]]:
@@ -624,8 +708,11 @@ class CaptioningEvaluation:
         """:meth:`aggregate` of every row of ``indices`` at once (the bootstrap's fast path).
 
         Entries equal ``aggregate(indices[row])`` exactly: means are taken row by row over
-        the gathered per-pair values (numpy sums each row as it sums one array), counts are
-        summed as integers.
+        the gathered per-pair values (numpy sums each row as it sums one array), integer
+        counts (BLEU statistics, keyword and label counts) are summed as draw counts times
+        values, the sample-averaged keyword F1 is summed left to right as in
+        :func:`keyword_f1`, and BLEU is scored for every row at once
+        (:func:`~novabench.metrics.text.bleu_from_statistics_rows`).
 
         Args:
             indices: ``(n_resamples, n_pairs)`` pair positions, one resample per row.
@@ -649,32 +736,45 @@ class CaptioningEvaluation:
             )
         if chosen.shape[1] == 0:
             return {name: np.full(n_rows, math.nan) for name in self.metrics}
+        if chosen.size and (chosen.min() < 0 or chosen.max() >= self.n_items):
+            raise NovaInputError(
+                f"must lie in [0, {self.n_items}), got {chosen.min()}..{chosen.max()}",
+                source="aggregate_resamples",
+                field="indices",
+            )
+        draws = _Draws(chosen, self.n_items)
+        sums = draws.integer_sums(
+            {name: self._integer_columns(name) for name in self.metrics if name in _SUMMED}
+        )
         means = {"ROUGE-L": self.rouge_l, "METEOR": self.meteor, "BERTScore-F1": self.bertscore_f1}
         result: dict[str, np.ndarray] = {}
         for name in self.metrics:
             if name in means:
-                result[name] = self._per_pair(means[name], name)[chosen].mean(axis=1)
+                result[name] = np.take(self._per_pair(means[name], name), chosen).mean(axis=1)
             elif name == "BLEU-4":
-                statistics = self._per_pair(self.bleu_statistics, name).astype(np.float64)
-                # Times each pair is drawn, times its integer counts: exact in float64.
-                offsets = (np.arange(n_rows) * self.n_items)[:, None]
-                drawn = np.bincount((chosen + offsets).ravel(), minlength=n_rows * self.n_items)
-                summed = drawn.reshape(n_rows, self.n_items).astype(np.float64) @ statistics
-                result[name] = np.array([text.bleu_from_statistics(row) for row in summed])
+                result[name] = text.bleu_from_statistics_rows(sums[name])
             elif name in KEYWORD_FAMILIES:
                 counts = self.keyword_counts[KEYWORD_FAMILIES[name]]
-                result[name] = _keyword_f1_resamples(counts, chosen, self.keyword_averaging)
-            elif name == "BinaryF1":
-                references = self._per_pair(self.reference_labels, name)[chosen]
-                predicted = self._per_pair(self.prediction_labels, name)[chosen] == ABNORMAL
-                kept = references != UNDECIDED
-                positives = (references == ABNORMAL) & kept
-                true_positives = np.count_nonzero(positives & predicted, axis=1)
-                denominator = np.count_nonzero(positives, axis=1) + np.count_nonzero(
-                    predicted & kept, axis=1
+                result[name] = _keyword_f1_resamples(
+                    counts, draws, sums[name], self.keyword_averaging
                 )
-                result[name] = _divide_or_nan(2 * true_positives, denominator)
+            elif name == "BinaryF1":
+                true_positives, positives, kept_predicted = sums[name].T
+                result[name] = _divide_or_nan(2 * true_positives, positives + kept_predicted)
         return result
+
+    def _integer_columns(self, name: str) -> np.ndarray:
+        """The per-pair integers whose resample sums score metric ``name`` (one of ``_SUMMED``)."""
+        if name == "BLEU-4":
+            return self._per_pair(self.bleu_statistics, name)
+        if name == "BinaryF1":
+            references = self._per_pair(self.reference_labels, name)
+            predicted = self._per_pair(self.prediction_labels, name) == ABNORMAL
+            positives = references == ABNORMAL  # an abnormal reference is a kept one
+            kept_predicted = predicted & (references != UNDECIDED)
+            return np.stack([positives & predicted, positives, kept_predicted], axis=1)
+        counts = self.keyword_counts[KEYWORD_FAMILIES[name]]
+        return _keyword_integer_columns(counts, self.keyword_averaging)
 
     @staticmethod
     def _per_pair(values: np.ndarray | None, name: str) -> np.ndarray:

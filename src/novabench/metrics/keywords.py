@@ -73,11 +73,12 @@ only``) negate nothing.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -153,6 +154,8 @@ _LEXICON_RESOURCE = "neuro_lexicon.json"
 _WORD_OR_PUNCTUATION = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*|[.;:!?,]")
 _CLAUSE_END = frozenset(".;:!?")
 _SPELT_OUT = str.maketrans({"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "đ": "d", "ł": "l"})
+# Distinct words whose spelling fold an extractor remembers (captions reuse few words).
+_FOLD_CACHE_LIMIT = 1 << 16
 
 
 def load_lexicon(source: str | Path | Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -185,11 +188,71 @@ def load_lexicon(source: str | Path | Mapping[str, Any] | None = None) -> dict[s
     return json.loads(Path(source).read_text("utf-8"))
 
 
-def _normalise(text: str, rewrites: list[tuple[re.Pattern[str], str]]) -> str:
-    text = unicodedata.normalize("NFKD", text.casefold().translate(_SPELT_OUT))
-    text = "".join(character for character in text if not unicodedata.combining(character))
-    for pattern, replacement in rewrites:
-        text = pattern.sub(replacement, text)
+@dataclass(frozen=True)
+class _Rewrite:
+    """A lexicon rewrite, with the characters every match of its pattern contains."""
+
+    pattern: re.Pattern[str]
+    replacement: str
+    required: tuple[str, ...]
+
+    @classmethod
+    def compile(cls, pattern: str, replacement: str) -> _Rewrite:
+        compiled = re.compile(pattern)
+        return cls(compiled, replacement, _required_characters(compiled))
+
+    def apply(self, text: str) -> str:
+        for character in self.required:
+            if character not in text:
+                return text  # the pattern cannot match: no scan
+        return self.pattern.sub(self.replacement, text)
+
+
+def _required_characters(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """Characters that every match of ``pattern`` contains, punctuation first ((): unknown).
+
+    Read from the pattern's parse tree: literals of its top-level sequence, of groups and
+    of repeats that occur at least once; branches, classes and lookarounds are not
+    looked into, and a case-insensitive pattern or group requires nothing.
+    """
+    if pattern.flags & re.IGNORECASE:
+        return ()
+    try:  # the standard library's own regex parser (private: any failure means no shortcut)
+        try:
+            parser: Any = importlib.import_module("re._parser")  # Python 3.11+
+        except ImportError:  # pragma: no cover - Python 3.10
+            parser = importlib.import_module("sre_parse")
+        tree = parser.parse(pattern.pattern, pattern.flags)
+    except Exception:
+        return ()
+    required: set[str] = set()
+    pending = [list(tree)]
+    while pending:
+        for operator, argument in pending.pop():
+            if operator is parser.LITERAL:
+                required.add(chr(argument))
+            elif operator is parser.SUBPATTERN:
+                _group, added_flags, _removed_flags, sequence = argument
+                if not added_flags & re.IGNORECASE:
+                    pending.append(list(sequence))
+            elif operator in (parser.MAX_REPEAT, parser.MIN_REPEAT):
+                minimum, _maximum, sequence = argument
+                if minimum >= 1:
+                    pending.append(list(sequence))
+    return tuple(sorted(required, key=lambda character: (character.isalnum(), character)))
+
+
+def _normalise(text: str, rewrites: list[_Rewrite]) -> str:
+    if text.isascii():
+        # For ASCII, casefold is lower, the spelt-out letters and NFKD change nothing and
+        # no character is combining: the same text without three passes over it.
+        text = text.lower()
+    else:
+        text = unicodedata.normalize("NFKD", text.casefold().translate(_SPELT_OUT))
+        if not text.isascii():
+            text = "".join(character for character in text if not unicodedata.combining(character))
+    for rewrite in rewrites:
+        text = rewrite.apply(text)
     return text
 
 
@@ -205,6 +268,14 @@ def _plural(word: str) -> str:
 class _Entry:
     kind: str  # term, trigger, prefix, post, pseudo, terminator, normal
     emits: tuple[tuple[str, str], ...] = ()
+    # A term that emits a characteristic or finding (what a negation scope continues into).
+    negatable: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        negatable = self.kind == "term" and any(
+            family in NEGATABLE_FAMILIES for family, _ in self.emits
+        )
+        object.__setattr__(self, "negatable", negatable)
 
 
 class LexiconKeywordExtractor:
@@ -235,8 +306,11 @@ class LexiconKeywordExtractor:
 
     def __init__(self, lexicon: str | Path | Mapping[str, Any] | None = None) -> None:
         data = load_lexicon(lexicon)
+        # word -> its folded spelling; punctuation tokens are never folded.
+        self._folded: dict[str, str] = {mark: mark for mark in (*_CLAUSE_END, ",")}
         self._rewrites = [
-            (re.compile(pattern), replacement) for pattern, replacement in data.get("rewrites", [])
+            _Rewrite.compile(pattern, replacement)
+            for pattern, replacement in data.get("rewrites", [])
         ]
         self._folds = [tuple(pair) for pair in data.get("spelling_folds", [])]
         neutral = set(data.get("neutral_characteristics", []))
@@ -277,24 +351,33 @@ class LexiconKeywordExtractor:
         self._qualifiers = frozenset(
             " ".join(self._phrase_words(phrase)) for phrase in data.get("qualifiers", [])
         )
-        # Per first word, the longest phrase it starts: most words start none and are
-        # passed over without a lookup per phrase length.
-        self._longest_from: dict[str, int] = {}
+        # Per first word, the lengths of the phrases it starts, longest first: most words
+        # start none and are passed over, the others try only lengths that exist.
+        lengths_from: dict[str, set[int]] = {}
         for words in self._phrases:
-            self._longest_from[words[0]] = max(len(words), self._longest_from.get(words[0], 0))
+            lengths_from.setdefault(words[0], set()).add(len(words))
+        self._lengths_from = {
+            word: tuple(sorted(lengths, reverse=True)) for word, lengths in lengths_from.items()
+        }
         self.n_terms = sum(len(terms) for terms in data["families"].values())
 
     # -- construction helpers ------------------------------------------------ #
 
     def _fold(self, word: str) -> str:
-        for british, american in self._folds:
-            if british in word:
-                word = word.replace(british, american)
-        return word
+        folded = self._folded.get(word)
+        if folded is None:
+            folded = word
+            for british, american in self._folds:
+                if british in folded:
+                    folded = folded.replace(british, american)
+            if len(self._folded) < _FOLD_CACHE_LIMIT:
+                self._folded[word] = folded
+        return folded
 
     def _words(self, text: str) -> list[str]:
+        known = self._folded  # holds the punctuation tokens, which stay as they are
         return [
-            token if token in _CLAUSE_END or token == "," else self._fold(token)
+            known[token] if token in known else self._fold(token)
             for token in _WORD_OR_PUNCTUATION.findall(_normalise(text, self._rewrites))
         ]
 
@@ -312,20 +395,27 @@ class LexiconKeywordExtractor:
 
     # -- extraction ---------------------------------------------------------- #
 
-    def _segments(self, words: list[str]) -> Iterator[tuple[str, _Entry | None]]:
-        """Longest-first phrase matching: yields (matched text, entry or None for a plain word)."""
+    def _segments(self, words: list[str]) -> list[tuple[str, _Entry | None]]:
+        """Longest-first phrase matching: (matched text, entry or None for a plain word)."""
+        segments: list[tuple[str, _Entry | None]] = []
+        phrases, lengths_from = self._phrases, self._lengths_from
+        n_words = len(words)
         position = 0
-        while position < len(words):
-            longest = self._longest_from.get(words[position], 0)
-            for length in range(min(longest, len(words) - position), 0, -1):
-                entry = self._phrases.get(tuple(words[position : position + length]))
+        while position < n_words:
+            word = words[position]
+            for length in lengths_from.get(word, ()):
+                if length > n_words - position:
+                    continue
+                entry = phrases.get(tuple(words[position : position + length]))
                 if entry is not None:
-                    yield " ".join(words[position : position + length]), entry
+                    phrase = word if length == 1 else " ".join(words[position : position + length])
+                    segments.append((phrase, entry))
                     position += length
                     break
             else:
-                yield words[position], None
+                segments.append((word, None))
                 position += 1
+        return segments
 
     def explain(self, text: str) -> tuple[list[KeywordMatch], bool]:
         """Every matched term with its negation, and whether normality is stated.
@@ -341,8 +431,13 @@ class LexiconKeywordExtractor:
             >>> [(m.term, m.negated, m.phrase) for m in matches], normal
             ([('enhancement', True, 'enhancing'), ('mass', False, 'mass'), ('oedema', True, 'edema')], False)
         """
-        segments = list(self._segments(self._words(text)))
-        matches: list[KeywordMatch] = []
+        matches, states_normal = self._scan(text)
+        return [KeywordMatch(*match) for match in matches], states_normal
+
+    def _scan(self, text: str) -> tuple[list[tuple[str, str, bool, str]], bool]:
+        """:meth:`explain` with plain ``(family, term, negated, phrase)`` tuples (cheaper)."""
+        segments = self._segments(self._words(text))
+        matches: list[tuple[str, str, bool, str]] = []
         states_normal = False
         in_scope = False  # inside a negation trigger's scope
         prefix_pending = False  # "non-" waits for its term
@@ -350,14 +445,17 @@ class LexiconKeywordExtractor:
 
         def starts_negatable(index: int) -> bool:
             entry = segments[index][1] if index < len(segments) else None
-            return (
-                entry is not None
-                and entry.kind == "term"
-                and any(family in NEGATABLE_FAMILIES for family, _ in entry.emits)
-            )
+            return entry is not None and entry.negatable
 
         for index, (phrase, entry) in enumerate(segments):
-            kind = entry.kind if entry is not None else None
+            if entry is None:  # a plain word: only clause marks, commas and "and" act
+                if phrase in _CLAUSE_END:
+                    in_scope = prefix_pending = False
+                    clause_start = len(matches)
+                elif phrase in (",", "and") and not starts_negatable(index + 1):
+                    in_scope = False
+                continue
+            kind = entry.kind
             if phrase in _CLAUSE_END or kind == "terminator":
                 in_scope = prefix_pending = False
                 clause_start = len(matches)
@@ -370,35 +468,32 @@ class LexiconKeywordExtractor:
                 prefix_pending = True
             elif kind == "post":
                 for earlier in range(clause_start, len(matches)):
-                    match = matches[earlier]
-                    if match.family in NEGATABLE_FAMILIES and not match.negated:
-                        matches[earlier] = KeywordMatch(
-                            match.family, match.term, True, match.phrase
-                        )
+                    family, term, negated, matched = matches[earlier]
+                    if family in NEGATABLE_FAMILIES and not negated:
+                        matches[earlier] = (family, term, True, matched)
             elif kind == "normal":
                 states_normal = True
             elif kind == "term":
-                assert entry is not None  # kind is None exactly when entry is None
                 if phrase in self._qualifiers and starts_negatable(index + 1):
                     continue
                 for family, term in entry.emits:
                     negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
-                    matches.append(KeywordMatch(family, term, negated, phrase))
+                    matches.append((family, term, negated, phrase))
                 prefix_pending = False
         return matches, states_normal
 
     def __call__(self, text: str) -> CaptionKeywords:
         """Extract the keywords of one caption (see the class example)."""
-        matches, states_normal = self.explain(text)
-        modality = frozenset(match.term for match in matches if match.family == "modality")
+        matches, states_normal = self._scan(text)
+        modality = frozenset(term for family, term, _, _ in matches if family == "modality")
         clinical = frozenset(
-            f"{NEGATED_PREFIX}{match.term}" if match.negated else match.term
-            for match in matches
-            if match.family in CLINICAL_FAMILIES
+            f"{NEGATED_PREFIX}{term}" if negated else term
+            for family, term, negated, _ in matches
+            if family in CLINICAL_FAMILIES
         )
         if any(
-            not match.negated and (match.family, match.term) in self._abnormal_terms
-            for match in matches
+            not negated and (family, term) in self._abnormal_terms
+            for family, term, negated, _ in matches
         ):
             abnormal: bool | None = True
         elif states_normal:

@@ -24,12 +24,13 @@ with the reference libraries in ``tests/metrics/test_text_parity.py``:
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -42,6 +43,7 @@ __all__ = [
     "METEOR_BETA",
     "METEOR_GAMMA",
     "bleu_from_statistics",
+    "bleu_from_statistics_rows",
     "bleu_statistics",
     "corpus_bleu",
     "lcs_length",
@@ -65,7 +67,7 @@ BLEU_MAX_ORDER = 4
 # mteval-v13a splits off every ASCII symbol except apostrophe, hyphen, period
 # and comma; those three follow context rules below.
 _13A_SYMBOLS = '!"#$%&()*+/:;<=>?@[\\]^_`{|}~'
-_13A_SPLIT_SYMBOLS = str.maketrans({symbol: f" {symbol} " for symbol in _13A_SYMBOLS})
+_13A_SYMBOL_SET = frozenset(_13A_SYMBOLS)
 # The three context rules of mteval-v13a, applied in this order with
 # consuming (not look-around) matches as the Perl original does, so runs such
 # as "a.,b" split the same way: a period or comma after a non-digit, a period
@@ -76,6 +78,14 @@ _13A_CONTEXT_RULES = (
     (re.compile(r"([.,])(\D)", re.ASCII), r" \1 \2"),
     (re.compile(r"(\d)(-)", re.ASCII), r"\1 \2 "),
 )
+# A period or comma next to a digit or to another period or comma: only then can the two
+# period-and-comma rules do anything but put spaces around every one of them. (Written
+# to start with the mark, which the regex engine can skip to.)
+_13A_MARK_IN_CONTEXT = re.compile(r"[.,](?<=[0-9.,][.,])|[.,](?=[0-9])")
+# The hyphen rule with the same result and no group to copy: a digit before a hyphen is
+# never the end of an earlier match (that would be a hyphen), so look-behind finds the
+# same hyphens the consuming match does.
+_13A_HYPHEN_AFTER_DIGIT = re.compile(r"-(?<=[0-9]-)")
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -101,13 +111,29 @@ def tokenize_13a(text: str) -> tuple[str, ...]:
     if "&" in line:
         for entity, character in (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">")):
             line = line.replace(entity, character)
-    line = f" {line} ".translate(_13A_SPLIT_SYMBOLS)
-    for rule, replacement in _13A_CONTEXT_RULES:
-        line = rule.sub(replacement, line)
+    line = f" {line} "
+    for symbol in _13A_SYMBOL_SET.intersection(line):  # each symbol is replaced on its own
+        line = line.replace(symbol, f" {symbol} ")
+    period_comma_left, period_comma_right, _ = _13A_CONTEXT_RULES
+    if "." in line or "," in line:
+        if _13A_MARK_IN_CONTEXT.search(line) is None:
+            # Every mark has a non-digit, non-mark on both sides: both rules match each
+            # one, adding only spaces around it (the tokens are the same).
+            line = line.replace(".", " . ").replace(",", " , ")
+        else:
+            for rule, replacement in (period_comma_left, period_comma_right):
+                line = rule.sub(replacement, line)
+    if "-" in line:
+        line = _13A_HYPHEN_AFTER_DIGIT.sub(" - ", line)
     return tuple(line.split())
 
 
 _ROUGE_NON_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+# For ASCII text (lowercased), both word rules keep the runs of [a-z0-9]: one translate of
+# every other ASCII character to a space, then a split, finds them without a regex.
+_ASCII_NON_ALPHANUMERIC_TO_SPACE = str.maketrans(
+    {code: " " for code in range(128) if not chr(code).isalnum() or chr(code).isupper()}
+)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -133,7 +159,11 @@ def tokenize_rouge(text: str, use_stemmer: bool = False) -> tuple[str, ...]:
         >>> tokenize_rouge("Ring-enhancing Lesions", use_stemmer=True)
         ('ring', 'enhanc', 'lesion')
     """
-    tokens = _ROUGE_NON_ALPHANUMERIC.sub(" ", text.lower()).split()
+    lowered = text.lower()
+    if lowered.isascii():
+        tokens = lowered.translate(_ASCII_NON_ALPHANUMERIC_TO_SPACE).split()
+    else:
+        tokens = _ROUGE_NON_ALPHANUMERIC.sub(" ", lowered).split()
     if use_stemmer:
         tokens = [porter_stem(token) if len(token) > 3 else token for token in tokens]
     return tuple(tokens)
@@ -160,7 +190,10 @@ def tokenize_meteor(text: str) -> list[str]:
         >>> tokenize_meteor("Axial T2-weighted: Œdème, 3.5 cm")
         ['axial', 't2', 'weighted', 'œdème', '3', '5', 'cm']
     """
-    return _METEOR_WORD.findall(text.lower())
+    lowered = text.lower()
+    if lowered.isascii():  # ASCII letters and digits are exactly [a-z0-9] once lowercased
+        return lowered.translate(_ASCII_NON_ALPHANUMERIC_TO_SPACE).split()
+    return _METEOR_WORD.findall(lowered)
 
 
 # --------------------------------------------------------------------------- #
@@ -168,11 +201,75 @@ def tokenize_meteor(text: str) -> list[str]:
 # --------------------------------------------------------------------------- #
 
 
-def _ngram_counts(tokens: Sequence[str], max_order: int) -> Counter[tuple[str, ...]]:
-    counts: Counter[tuple[str, ...]] = Counter()
+def _token_ids(
+    hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]]
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """All tokens as ids (hypotheses, then references), each list's length, the vocabulary size."""
+    token_lists = [*hypotheses, *references]
+    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+    tokens = list(itertools.chain.from_iterable(token_lists))
+    vocabulary = {token: index for index, token in enumerate(dict.fromkeys(tokens))}
+    ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    return ids, lengths, len(vocabulary)
+
+
+_CODE_LIMIT = 1 << 61  # integer n-gram codes stay below this: no int64 overflow
+
+
+def _dense(codes: np.ndarray) -> np.ndarray:
+    """The same partition of equal values, renumbered 0, 1, 2, ... (order kept)."""
+    return np.unique(codes, return_inverse=True)[1].reshape(-1)
+
+
+def _clipped_matches(
+    hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[str]], max_order: int
+) -> np.ndarray:
+    """Per pair and order, the hypothesis n-grams found in the reference, clipped to its count.
+
+    All pairs at once, with one sort per order: each n-gram is an integer code (its
+    (n-1)-gram's code times the vocabulary size plus its last token's id, renumbered
+    densely only when it would grow too large), each occurrence a key ``(pair, code, side)``;
+    counting equal keys gives every n-gram's count in the hypothesis and in the reference
+    of its pair, and ``min`` of the two is summed per pair.
+
+    Returns:
+        An ``int64`` array of shape ``(n_pairs, max_order)``.
+    """
+    n_pairs = len(hypotheses)
+    matches = np.zeros((n_pairs, max_order), dtype=np.int64)
+    ids, lengths, base = _token_ids(hypotheses, references)
+    if ids.size == 0:
+        return matches
+    # For every token: its caption (the hypotheses, then the references, in pair order)
+    # and how many tokens of that caption follow it.
+    caption = np.repeat(np.arange(2 * n_pairs), lengths)
+    following = np.repeat(np.cumsum(lengths), lengths) - np.arange(ids.size) - 1
+    pair, side = caption % n_pairs, (caption >= n_pairs).astype(np.int64)
+    code = ids  # the code of the n-gram starting at each token (meaningful where it fits)
     for order in range(1, max_order + 1):
-        counts.update(zip(*(tokens[start:] for start in range(order))))
-    return counts
+        if order > 1:
+            if int(code.max()) >= _CODE_LIMIT // base:
+                code = _dense(code)
+            shift = order - 1
+            extended = np.zeros(ids.size, dtype=np.int64)  # no n-gram starts there
+            extended[:-shift] = code[:-shift] * base + ids[shift:]
+            code = extended
+        starts = following >= order - 1  # the n-gram lies inside its caption
+        if not starts.any():
+            break
+        n_codes = int(code.max()) + 1
+        if n_pairs * n_codes >= _CODE_LIMIT // 2:
+            code = _dense(code)
+            n_codes = int(code.max()) + 1
+        keys = (pair[starts] * n_codes + code[starts]) * 2 + side[starts]
+        distinct, counts = np.unique(keys, return_counts=True)
+        # A (pair, n-gram) on both sides is two neighbours: hypothesis (0), then reference (1).
+        on_both = np.flatnonzero((distinct[1:] >> 1) == (distinct[:-1] >> 1))
+        clipped = np.minimum(counts[on_both], counts[on_both + 1])
+        matches[:, order - 1] = np.bincount(
+            (distinct[on_both] >> 1) // n_codes, weights=clipped, minlength=n_pairs
+        ).astype(np.int64)
+    return matches
 
 
 def bleu_statistics(
@@ -199,21 +296,16 @@ def bleu_statistics(
         >>> bleu_statistics(["a small lesion"], ["a small cyst"]).tolist()
         [[3, 3, 2, 1, 0, 0, 3, 2, 1, 0]]
     """
-    statistics = np.zeros((len(predictions), 2 + 2 * max_order), dtype=np.int64)
-    for row, (prediction, reference) in enumerate(zip(predictions, references)):
-        hypothesis_tokens = tokenize_13a(prediction)
-        reference_tokens = tokenize_13a(reference)
-        reference_counts = _ngram_counts(reference_tokens, max_order)
-        matches = [0] * max_order
-        totals = [0] * max_order
-        for ngram, count in _ngram_counts(hypothesis_tokens, max_order).items():
-            order = len(ngram) - 1
-            totals[order] += count
-            in_reference = reference_counts.get(ngram)
-            if in_reference:
-                matches[order] += min(count, in_reference)
-        statistics[row] = [len(hypothesis_tokens), len(reference_tokens), *matches, *totals]
-    return statistics
+    hypotheses = [tokenize_13a(prediction) for prediction in predictions]
+    references_tokens = [tokenize_13a(reference) for reference in references]
+    hypothesis_lengths = np.array([len(tokens) for tokens in hypotheses], dtype=np.int64)
+    reference_lengths = np.array([len(tokens) for tokens in references_tokens], dtype=np.int64)
+    # n tokens have n - order + 1 n-grams of an order (none when fewer than order).
+    totals = np.maximum(hypothesis_lengths[:, None] - np.arange(max_order), 0)
+    matches = _clipped_matches(hypotheses, references_tokens, max_order)
+    return np.concatenate(
+        [hypothesis_lengths[:, None], reference_lengths[:, None], matches, totals], axis=1
+    ).astype(np.int64)
 
 
 def bleu_from_statistics(
@@ -265,6 +357,70 @@ def bleu_from_statistics(
             precision = 100.0 * matches[order] / totals[order]
         log_precision_sum += math.log(precision)
     return brevity_penalty * math.exp(log_precision_sum / max_order) / 100.0
+
+
+def _math_elementwise(function: Callable[[float], float], values: np.ndarray) -> np.ndarray:
+    """``function`` (a :mod:`math` function) of every value, as a float64 array.
+
+    numpy's ``log``/``exp`` may round differently from :mod:`math`'s by an ulp; calling
+    the very function :func:`bleu_from_statistics` calls keeps the two bit-identical.
+    """
+    return np.fromiter(map(function, values.ravel().tolist()), dtype=np.float64, count=values.size)
+
+
+def bleu_from_statistics_rows(
+    summed: np.ndarray, *, max_order: int = BLEU_MAX_ORDER
+) -> np.ndarray:
+    """:func:`bleu_from_statistics` of every row of ``summed`` at once (a bootstrap's resamples).
+
+    Each entry equals ``bleu_from_statistics(summed[row])`` exactly: the same float
+    operations in the same order, numpy for the arithmetic (IEEE, as Python's floats) and
+    :mod:`math` itself for the logarithms and exponentials.
+
+    Args:
+        summed: ``(n_rows, 2 + 2 * max_order)`` summed :func:`bleu_statistics` rows, integers
+            or integer-valued floats (exact below 2**53).
+        max_order: highest n-gram order.
+
+    Returns:
+        A float64 array of shape ``(n_rows,)``.
+
+    Example:
+        >>> rows = np.array([[4, 4, 3, 2, 1, 0, 4, 3, 2, 1], [4, 4, 0, 0, 0, 0, 4, 3, 2, 1]])
+        >>> bleu_from_statistics_rows(rows).round(6).tolist()
+        [0.594604, 0.0]
+    """
+    summed = np.asarray(summed, dtype=np.float64)
+    hypothesis_length, reference_length = summed[:, 0], summed[:, 1]
+    matches = summed[:, 2 : 2 + max_order]
+    totals = summed[:, 2 + max_order : 2 + 2 * max_order]
+    short = hypothesis_length < reference_length
+    # The rows bleu_from_statistics returns 0.0 for before taking any logarithm.
+    scored = (
+        (matches != 0).any(axis=1)
+        & ~(short & (hypothesis_length == 0))
+        & (totals != 0).all(axis=1)
+    )
+    scores = np.zeros(len(summed))
+    if not scored.any():
+        return scores
+    matches, totals = matches[scored], totals[scored]
+    unmatched = matches == 0
+    # The k-th unmatched order gets 100 / (2**k * total); ldexp is the exact 2**k.
+    smoothed = 100.0 / (np.ldexp(1.0, np.cumsum(unmatched, axis=1)) * totals)
+    precisions = np.where(unmatched, smoothed, 100.0 * matches / totals)
+    logs = _math_elementwise(math.log, precisions).reshape(precisions.shape)
+    log_precision_sum = np.zeros(len(precisions))
+    for order in range(max_order):  # left to right, as the scalar loop adds them
+        log_precision_sum = log_precision_sum + logs[:, order]
+    geometric_mean = _math_elementwise(math.exp, log_precision_sum / max_order)
+    brevity_penalty = np.ones(len(precisions))
+    penalised = short[scored]
+    if penalised.any():
+        ratios = reference_length[scored][penalised] / hypothesis_length[scored][penalised]
+        brevity_penalty[penalised] = _math_elementwise(math.exp, 1 - ratios)
+    scores[scored] = brevity_penalty * geometric_mean / 100.0
+    return scores
 
 
 def corpus_bleu(predictions: Sequence[str], references: Sequence[str]) -> float:

@@ -1,0 +1,213 @@
+"""The lexicon extractor's fast paths give what the straightforward extraction gives.
+
+The extractor normalises ASCII text in one pass, skips a rewrite whose pattern cannot
+match (a character every match needs is absent), remembers each word's spelling fold and
+tries only the phrase lengths that exist. :func:`straightforward_explain` below is the
+extraction without any of these shortcuts (every normalisation step, every rewrite, every
+fold, every length up to the longest phrase), written over the same phrase table; the two
+must agree on every caption of the gold sets, on random captions and on random text
+built to hit the shortcuts' edges (non-ASCII letters, combining marks, rewrite triggers,
+punctuation runs, upper case).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from novabench.metrics.caption_pairs import random_caption_pairs
+from novabench.metrics.keywords import (
+    CLINICAL_FAMILIES,
+    NEGATABLE_FAMILIES,
+    NEGATED_PREFIX,
+    CaptionKeywords,
+    KeywordMatch,
+    LexiconKeywordExtractor,
+    _required_characters,
+    load_lexicon,
+)
+
+HERE = Path(__file__).resolve().parent
+CLAUSE_END = frozenset(".;:!?")
+WORD_OR_PUNCTUATION = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*|[.;:!?,]")
+SPELT_OUT = str.maketrans({"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "đ": "d", "ł": "l"})
+
+
+def straightforward_words(extractor: LexiconKeywordExtractor, text: str) -> list[str]:
+    text = unicodedata.normalize("NFKD", text.casefold().translate(SPELT_OUT))
+    text = "".join(character for character in text if not unicodedata.combining(character))
+    for rewrite in extractor._rewrites:
+        text = rewrite.pattern.sub(rewrite.replacement, text)
+    words = []
+    for token in WORD_OR_PUNCTUATION.findall(text):
+        if token not in CLAUSE_END and token != ",":
+            for british, american in extractor._folds:
+                if british in token:
+                    token = token.replace(british, american)
+        words.append(token)
+    return words
+
+
+def straightforward_segments(extractor: LexiconKeywordExtractor, words: list[str]) -> list:
+    longest = max(len(phrase) for phrase in extractor._phrases)
+    segments, position = [], 0
+    while position < len(words):
+        for length in range(min(longest, len(words) - position), 0, -1):
+            entry = extractor._phrases.get(tuple(words[position : position + length]))
+            if entry is not None:
+                segments.append((" ".join(words[position : position + length]), entry))
+                position += length
+                break
+        else:
+            segments.append((words[position], None))
+            position += 1
+    return segments
+
+
+def straightforward_explain(
+    extractor: LexiconKeywordExtractor, text: str
+) -> tuple[list[KeywordMatch], bool]:
+    segments = straightforward_segments(extractor, straightforward_words(extractor, text))
+    matches: list[KeywordMatch] = []
+    states_normal = in_scope = prefix_pending = False
+    clause_start = 0
+
+    def starts_negatable(index: int) -> bool:
+        entry = segments[index][1] if index < len(segments) else None
+        return (
+            entry is not None
+            and entry.kind == "term"
+            and any(family in NEGATABLE_FAMILIES for family, _ in entry.emits)
+        )
+
+    for index, (phrase, entry) in enumerate(segments):
+        kind = entry.kind if entry is not None else None
+        if phrase in CLAUSE_END or kind == "terminator":
+            in_scope = prefix_pending = False
+            clause_start = len(matches)
+        elif phrase in (",", "and"):
+            if not starts_negatable(index + 1):
+                in_scope = False
+        elif kind == "trigger":
+            in_scope = True
+        elif kind == "prefix":
+            prefix_pending = True
+        elif kind == "post":
+            for earlier in range(clause_start, len(matches)):
+                match = matches[earlier]
+                if match.family in NEGATABLE_FAMILIES and not match.negated:
+                    matches[earlier] = KeywordMatch(match.family, match.term, True, match.phrase)
+        elif kind == "normal":
+            states_normal = True
+        elif kind == "term":
+            if phrase in extractor._qualifiers and starts_negatable(index + 1):
+                continue
+            for family, term in entry.emits:
+                negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
+                matches.append(KeywordMatch(family, term, negated, phrase))
+            prefix_pending = False
+    return matches, states_normal
+
+
+def gold_captions() -> list[str]:
+    captions = []
+    for name in ("keyword_gold.txt", "keyword_gold_heldout.txt"):
+        for line in (HERE / name).read_text("utf-8").splitlines():
+            if line.strip() and not line.startswith("#"):
+                captions.append(line.split("|")[0].strip())
+    return captions
+
+
+def tricky_texts(extractor: LexiconKeywordExtractor, n_texts: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    vocabulary = sorted({word for phrase in extractor._phrases for word in phrase})
+    vocabulary += [
+        ".", ",", ";", ":", "!", "?", "and", "but", "no", "not", "non", "-", "/", "(", ")",
+        "T2*", "t1 *", "T1+C", "T1 + Gd", "t1c", "c+", "C +", "+", "*", "3.5", "1,000", "2.",
+        "Œdème", "haemorrhage", "oesophageal", "paediatric", "grey", "tumour", "leucodystrophy",
+        "Ærzte", "straße", "naïve", "é", "\u0301", "ﬁbre", "Ⅳ", "İ", "ΣΑΣ", "Ø", "łódź", "\u00a0",
+    ]
+    texts = []
+    for _ in range(n_texts):
+        text = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 30)))
+        if rng.random() < 0.3:
+            text = text.upper()
+        if rng.random() < 0.3:
+            text = text.replace(" ", rng.choice(["", "-", ", ", "  ", "\n"]), rng.randint(0, 6))
+        texts.append(text)
+    return texts
+
+
+def straightforward_keywords(extractor: LexiconKeywordExtractor, text: str) -> CaptionKeywords:
+    matches, states_normal = straightforward_explain(extractor, text)
+    modality = frozenset(match.term for match in matches if match.family == "modality")
+    clinical = frozenset(
+        f"{NEGATED_PREFIX}{match.term}" if match.negated else match.term
+        for match in matches
+        if match.family in CLINICAL_FAMILIES
+    )
+    if any(
+        not match.negated and (match.family, match.term) in extractor._abnormal_terms
+        for match in matches
+    ):
+        abnormal: bool | None = True
+    else:
+        abnormal = False if states_normal else None
+    return CaptionKeywords(modality=modality, clinical=clinical, abnormal=abnormal)
+
+
+def assert_same_extraction(extractor: LexiconKeywordExtractor, texts: list[str]) -> None:
+    for text in texts:
+        assert extractor.explain(text) == straightforward_explain(extractor, text), text
+        assert extractor(text) == straightforward_keywords(extractor, text), text
+
+
+def test_gold_and_random_captions_extract_as_the_straightforward_path() -> None:
+    extractor = LexiconKeywordExtractor()
+    predictions, references = random_caption_pairs(1500, seed=9)
+    assert_same_extraction(extractor, gold_captions() + predictions + references)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_text_extracts_as_the_straightforward_path(seed: int) -> None:
+    extractor = LexiconKeywordExtractor()
+    assert_same_extraction(extractor, tricky_texts(extractor, 2500, seed))
+    assert any(not text.isascii() for text in tricky_texts(extractor, 50, seed))
+
+
+def test_a_lexicon_with_other_rewrites_extracts_as_the_straightforward_path() -> None:
+    lexicon = load_lexicon()
+    lexicon["rewrites"] = [
+        *lexicon["rewrites"],
+        # Each replacement is a keyword, so a rewrite wrongly skipped changes the result.
+        ["(?i)FLAIR\\s*\\+", " haemorrhage "],  # case-insensitive: no shortcut
+        ["(?i:t)2\\s*=", " oedema "],  # a case-insensitive group is not required
+        ["(x+)y\\1", " cyst "],  # a back-reference
+        ["q{0,2}z#", " mass "],  # an optional repeat requires nothing
+        ["(?:ab|cd)%", " thalamus "],  # a branch requires nothing
+    ]
+    extractor = LexiconKeywordExtractor(lexicon)
+    texts = tricky_texts(extractor, 1500, seed=17)
+    texts += ["flair+", "Flair +", "T2=", "xxyxx", "z#", "qqz#", "cd%", "ab%", "t1*c+"]
+    assert_same_extraction(extractor, texts)
+
+
+@pytest.mark.parametrize(
+    "pattern, required",
+    [
+        (r"t([12])\s*\*", ("*", "t")),
+        (r"\bt1\s*(?:\+\s*c|c)(?![a-z0-9])", ("1", "t")),
+        (r"(?<![a-z0-9])c\s*\+(?![a-z0-9])", ("+", "c")),
+        (r"(?:ab)+c{1,3}d?", ("a", "b", "c")),
+        (r"(?i)abc", ()),
+        (r"(?i:a)b", ("b",)),
+        (r"a|b", ()),
+        (r"[ab]x*", ()),
+    ],
+)
+def test_required_characters_of_a_pattern(pattern: str, required: tuple[str, ...]) -> None:
+    assert _required_characters(re.compile(pattern)) == required
