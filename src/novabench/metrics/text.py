@@ -29,7 +29,6 @@ import math
 import os
 import re
 import sys
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -368,9 +367,7 @@ def _math_elementwise(function: Callable[[float], float], values: np.ndarray) ->
     return np.fromiter(map(function, values.ravel().tolist()), dtype=np.float64, count=values.size)
 
 
-def bleu_from_statistics_rows(
-    summed: np.ndarray, *, max_order: int = BLEU_MAX_ORDER
-) -> np.ndarray:
+def bleu_from_statistics_rows(summed: np.ndarray, *, max_order: int = BLEU_MAX_ORDER) -> np.ndarray:
     """:func:`bleu_from_statistics` of every row of ``summed`` at once (a bootstrap's resamples).
 
     Each entry equals ``bleu_from_statistics(summed[row])`` exactly: the same float
@@ -397,9 +394,7 @@ def bleu_from_statistics_rows(
     short = hypothesis_length < reference_length
     # The rows bleu_from_statistics returns 0.0 for before taking any logarithm.
     scored = (
-        (matches != 0).any(axis=1)
-        & ~(short & (hypothesis_length == 0))
-        & (totals != 0).all(axis=1)
+        (matches != 0).any(axis=1) & ~(short & (hypothesis_length == 0)) & (totals != 0).all(axis=1)
     )
     scores = np.zeros(len(summed))
     if not scored.any():
