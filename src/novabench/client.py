@@ -168,7 +168,8 @@ def endpoint_problem(error: BaseException | None) -> str | None:
 
     Example:
         >>> refused = ChatClientError("http://h:9/v1/chat/completions", 4, "connection failed: "
-        ...     "ConnectionRefusedError: [Errno 111]", kind="connection", reason="connection refused")
+        ...     "ConnectionRefusedError: [Errno 111]", kind="connection",
+        ...     reason="connection refused")
         >>> endpoint_problem(refused)
         'cannot reach http://h:9/v1/chat/completions: connection refused'
         >>> endpoint_problem(ChatClientError("http://h/v1/chat/completions", 1, "HTTP 401: no key",

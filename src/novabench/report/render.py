@@ -213,7 +213,8 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         coverage = task_report["coverage"]
         statuses = coverage.get("parse_status", {})
         parse = ", ".join(f"{status} {count}" for status, count in statuses.items())
-        line = f"{task}: {coverage_phrase(coverage, answered_only=bool(report.get('answered_only')))}"
+        answered_only = bool(report.get("answered_only"))
+        line = f"{task}: {coverage_phrase(coverage, answered_only=answered_only)}"
         if parse:
             line += f"; parse: {parse}"
         metrics = task_report["metrics"]
