@@ -15,6 +15,9 @@ from one caller to the next:
   ``Retry-After`` (delta-seconds or HTTP-date) when that is longer, never more than
   ``max_wait``. Other statuses and malformed replies are not retried: asking again would
   get the same answer.
+- **Endpoint-wide failures.** :func:`endpoint_problem` says when a failure is one every
+  request to the endpoint would get (unreachable, HTTP 401/403/404), so a caller with many
+  requests can stop early instead of trying each one.
 - **Concurrency.** At most ``max_concurrency`` requests are in flight at once, whatever
   the number of threads calling :meth:`ChatClient.chat`; a retry waiting out its backoff
   does not hold a slot.
@@ -65,11 +68,13 @@ from novabench import __version__
 from novabench.errors import NovaError, NovaInputError
 
 __all__ = [
+    "ENDPOINT_WIDE_STATUS",
     "RETRYABLE_STATUS",
     "ChatClient",
     "ChatClientError",
     "ChatClientStats",
     "ChatReply",
+    "endpoint_problem",
     "parse_retry_after",
     "read_chat_reply",
     "retry_delay",
@@ -77,6 +82,16 @@ __all__ = [
 
 RETRYABLE_STATUS: frozenset[int] = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 """HTTP statuses worth another attempt: timeout, conflict, too early, rate limit, server errors."""
+
+ENDPOINT_WIDE_STATUS: frozenset[int] = frozenset({401, 403, 404})
+"""HTTP statuses every request to an endpoint gets alike: bad key, no access, wrong URL or model."""
+
+# What the user can check for each endpoint-wide status.
+_STATUS_HINTS = {
+    401: "check the API key",
+    403: "check the API key and its access",
+    404: "check the endpoint URL and the model name",
+}
 
 _ERROR_EXCERPT = 300  # characters of an error body kept in messages
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -94,6 +109,8 @@ class ChatClientError(NovaError):
             failed; not retried) or ``"reply"`` (a 2xx that is not a readable chat completion).
         status: the HTTP status of the last attempt, if one came back.
         body: an excerpt of the last error body or malformed reply, if any.
+        reason: the cause in a user's words when ``cause`` is technical (``"connection
+            refused"``); ``cause`` when not given.
 
     Example:
         >>> error = ChatClientError("http://h/v1/chat/completions", 3, "HTTP 503: busy",
@@ -113,6 +130,7 @@ class ChatClientError(NovaError):
         kind: str,
         status: int | None = None,
         body: str | None = None,
+        reason: str | None = None,
     ) -> None:
         self.url = url
         self.attempts = attempts
@@ -120,6 +138,7 @@ class ChatClientError(NovaError):
         self.kind = kind
         self.status = status
         self.body = body
+        self.reason = reason or cause
         plural = "" if attempts == 1 else "s"
         super().__init__(f"POST {url} failed after {attempts} attempt{plural}: {cause}")
 
@@ -129,6 +148,66 @@ class ChatClientError(NovaError):
         if self.kind == "http":
             return self.status in RETRYABLE_STATUS
         return self.kind in ("timeout", "connection")
+
+
+def endpoint_problem(error: BaseException | None) -> str | None:
+    """Why no request to the endpoint can succeed, when ``error`` is such a failure; else None.
+
+    The failures every request to an endpoint shares, whatever it asks: the server cannot
+    be reached (connection refused, reset or closed, an unknown host name, a rejected TLS
+    certificate) or it refuses the request itself (HTTP 401, 403, 404: a bad key, no
+    access, a wrong URL or model name). Callers that send many requests stop early on one
+    of these while nothing has succeeded yet, instead of trying every request
+    (``nova run``, the keyword judge). Timeouts, 429, 5xx and malformed replies can be one
+    request's own and are not counted. ``error`` may be a :class:`ChatClientError` or an
+    error raised from one (its ``__cause__`` chain is followed).
+
+    Returns:
+        One phrase naming the endpoint and the cause, e.g. ``"cannot reach URL: connection
+        refused"`` or ``"URL answers HTTP 401: ... (check the API key)"``; None otherwise.
+
+    Example:
+        >>> refused = ChatClientError("http://h:9/v1/chat/completions", 4, "connection failed: "
+        ...     "ConnectionRefusedError: [Errno 111]", kind="connection",
+        ...     reason="connection refused")
+        >>> endpoint_problem(refused)
+        'cannot reach http://h:9/v1/chat/completions: connection refused'
+        >>> endpoint_problem(ChatClientError("http://h/v1/chat/completions", 1, "HTTP 401: no key",
+        ...                                  kind="http", status=401))
+        'http://h/v1/chat/completions answers HTTP 401: no key (check the API key)'
+        >>> endpoint_problem(ChatClientError("u", 4, "HTTP 503: busy", kind="http", status=503))
+    """
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, ChatClientError):
+            if error.kind in ("connection", "certificate"):
+                return f"cannot reach {error.url}: {error.reason}"
+            if error.kind == "http" and error.status in ENDPOINT_WIDE_STATUS:
+                hint = _STATUS_HINTS[error.status]
+                return f"{error.url} answers {error.reason} ({hint})"
+            return None
+        error = error.__cause__
+    return None
+
+
+def _connection_reason(error: BaseException) -> str:
+    """A failed connection in a user's words: refused, reset, closed, unknown host."""
+    if isinstance(error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(error, (ConnectionResetError, BrokenPipeError)):
+        return "connection reset by the server"
+    if isinstance(error, socket.gaierror):
+        return f"host name not found ({error.strerror or error})"
+    if isinstance(error, http.client.RemoteDisconnected):
+        return "the server closed the connection without replying"
+    if isinstance(error, http.client.IncompleteRead):
+        return "the server closed the connection mid-reply"
+    if isinstance(error, ssl.SSLError):
+        return f"TLS failed ({error.reason or error})"
+    if isinstance(error, OSError) and error.strerror:
+        return f"connection failed ({error.strerror})"
+    return f"connection failed ({type(error).__name__})"
 
 
 @dataclass(frozen=True)
@@ -336,6 +415,7 @@ class _Failure(Exception):
         status: int | None = None,
         body: str | None = None,
         retry_after: float | None = None,
+        reason: str | None = None,
     ) -> None:
         super().__init__(cause)
         self.cause = cause
@@ -343,6 +423,7 @@ class _Failure(Exception):
         self.status = status
         self.body = body
         self.retry_after = retry_after
+        self.reason = reason
 
     @property
     def retryable(self) -> bool:
@@ -618,6 +699,7 @@ class ChatClient:
                         kind=failure.kind,
                         status=failure.status,
                         body=body_text,
+                        reason=self._scrub(failure.reason) if failure.reason else None,
                     ) from None
                 self.wait_before_retry(attempt - 1, failure.retry_after)
 
@@ -720,7 +802,9 @@ class ChatClient:
             # IncompleteRead), DNS failures, broken status lines
             detail = str(error) or type(error).__name__
             raise _Failure(
-                f"connection failed: {type(error).__name__}: {detail}", "connection"
+                f"connection failed: {type(error).__name__}: {detail}",
+                "connection",
+                reason=_connection_reason(error),
             ) from None
         finally:
             if keep:

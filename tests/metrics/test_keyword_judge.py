@@ -239,12 +239,29 @@ def test_an_unreachable_endpoint_stops_the_batch_at_once() -> None:
     )
     pairs = [(f"axial flair lesion {i}", f"a lesion {i}") for i in range(40)]
     with pytest.raises(
-        JudgeError, match="^keyword judge: could not be reached, so no caption pair was judged"
+        JudgeError,
+        match=r"^keyword judge: cannot reach http://127\.0\.0\.1:\d+/v1/chat/completions: "
+        "connection refused, so no caption pair was judged$",
     ):
         judge.judge_pairs(pairs)
     # A pair takes two refused attempts and a pause: only the pairs already started by the
     # two workers when the first failure came back were tried, not all 40.
     assert judge.stats.calls <= 6
+
+
+def test_a_refused_key_stops_the_batch_at_once(server) -> None:
+    # HTTP 401 is what every request gets with a bad key: the batch stops as for a refused
+    # connection, and the message says what to check.
+    from tests.fake_openai_server import Reply
+
+    server.script.extend(Reply(status=401, body='{"error": "bad key"}') for _ in range(40))
+    judge = _judge(server, max_workers=1)
+    pairs = [(f"axial flair lesion {i}", f"a lesion {i}") for i in range(40)]
+    with pytest.raises(JudgeError, match=r"answers HTTP 401: .*bad key.*\(check the API key\)"):
+        judge.judge_pairs(pairs)
+    # 401 is not retried; the one worker may start the next pair before the rest are
+    # cancelled, but not the 38 others.
+    assert server.n_requests <= 2
 
 
 def test_pairs_after_a_success_are_all_tried_despite_connection_errors(server) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from novabench import checks
@@ -70,8 +71,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--answered-only",
         action="store_true",
-        help="score only the items the predictions answer (a partial run, --limit); by default "
-        "an item without an answer counts as no prediction",
+        help="score only the items the predictions have a line for (a partial run, --limit); "
+        "a model error there is not an answer and scores as no prediction; by default every "
+        "item is scored, one without an answer as no prediction",
     )
     parser.add_argument(
         "--category-map",
@@ -101,7 +103,11 @@ def run(args: argparse.Namespace) -> int:
 
     from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
     from novabench.report import render_markdown, render_table, write_report
-    from novabench.report.scoring import ScoringOptions, score_predictions
+    from novabench.report.scoring import (
+        ScoringOptions,
+        nothing_answered_note,
+        score_predictions,
+    )
 
     outputs: dict[str, Any] = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
     item_files: dict[str, Any] = {}
@@ -155,6 +161,10 @@ def run(args: argparse.Namespace) -> int:
     print(render_table(report))
     written = [path for path in (args.out, args.markdown, args.html, args.items) if path]
     print(f"\nreport written to {', '.join(map(str, written))}")
+    for task, task_report in report["tasks"].items():  # last, where it cannot scroll away
+        note = nothing_answered_note(task_report["coverage"])
+        if note is not None:
+            print(f"nova evaluate: warning: {task}: {note}", file=sys.stderr)
     return 0
 
 

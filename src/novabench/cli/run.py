@@ -8,7 +8,9 @@ Examples::
     nova run --data Nova/ --task all --baseline floor --out runs/floor.jsonl
 
 Rerunning the same command resumes: answered items are skipped, failed ones retried.
-Then ``nova parse`` turns the raw answers into predictions.
+When the endpoint cannot be used at all (connection refused, unknown host, TLS, HTTP
+401/403/404) before anything was answered, the run stops after the requests in flight,
+says why in one line and exits 2. Then ``nova parse`` turns the raw answers into predictions.
 """
 
 from __future__ import annotations
@@ -98,7 +100,11 @@ def build_backend(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Execute `nova run`; 0 when every item has an answer, 1 when some failed (rerun to retry)."""
+    """Execute `nova run`; 0 when every item has an answer, 1 when some failed (rerun to retry).
+
+    An endpoint that cannot answer anything stops the run early
+    (:class:`~novabench.run.runner.EndpointUnusableError`, a ``NovaInputError``: exit 2).
+    """
     from novabench._files import check_output_paths
     from novabench.data.release import read_release
     from novabench.run.runner import parse_shard, parse_tasks, run_model

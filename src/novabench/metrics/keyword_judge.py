@@ -50,11 +50,10 @@ import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from novabench.client import ChatClientError
+from novabench.client import endpoint_problem
 from novabench.errors import NovaInputError
 from novabench.metrics.judge import (
     JudgeError,
@@ -90,13 +89,6 @@ _LABELS = {"abnormal": True, "normal": False}
 _THINKING = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 _EDGE_PUNCTUATION = " \t.,;:!?\"'`()[]{}"
-
-
-@lru_cache(maxsize=1)
-def _unreachable(error: JudgeError) -> bool:
-    """Whether a pair failed because the endpoint cannot be reached (not a bad reply)."""
-    cause = error.__cause__
-    return isinstance(cause, ChatClientError) and cause.kind in ("connection", "certificate")
 
 
 def keyword_judge_prompt() -> str:
@@ -530,8 +522,9 @@ class OpenAIKeywordJudge(_HttpJudge):
 
         Every pair is attempted before an error is raised, so all readable results reach
         the cache and a rerun asks only for the pairs that failed. The exception: when the
-        endpoint cannot be reached (connection refused, reset, TLS failure) before any pair
-        came back, the remaining pairs are cancelled and the error is raised at once.
+        endpoint cannot be reached (connection refused, reset, TLS failure) or refuses every
+        request (HTTP 401, 403, 404; :func:`novabench.client.endpoint_problem`) before any
+        pair came back, the remaining pairs are cancelled and the error is raised at once.
 
         Args:
             pairs: ``(reference, prediction)`` caption pairs.
@@ -578,14 +571,14 @@ class OpenAIKeywordJudge(_HttpJudge):
                 try:
                     judged = future.result()
                 except JudgeError as error:
-                    if not judged_any and _unreachable(error):
+                    problem = None if judged_any else endpoint_problem(error)
+                    if problem is not None:
                         # Nothing has come back: every other pair would wait out the same
                         # retries. Stop here instead of after minutes.
                         for pending in futures:
                             pending.cancel()
                         raise JudgeError(
-                            f"could not be reached, so no caption pair was judged: {error.message}",
-                            case="keyword judge",
+                            f"{problem}, so no caption pair was judged", case="keyword judge"
                         ) from error
                     errors.append(error)
                     continue

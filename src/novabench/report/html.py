@@ -24,6 +24,7 @@ from novabench.report.render import (
     HEADLINE_KEYS,
     NO_INTERVALS,
     TASK_ORDER,
+    coverage_phrase,
     few_resamples_line,
     model_name,
     settings_lines,
@@ -403,8 +404,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
     parts.append("</table>")
     coverage = comparison.get("coverage") or {}
     items = [
-        f"{names[side]} ({side.upper()}) {task}: {counts['answered']}/{counts['items']} answered, "
-        f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
+        f"{names[side]} ({side.upper()}) {task}: {coverage_phrase(counts)}"
         for task in TASK_ORDER
         for side in ("a", "b")
         if (counts := coverage.get(task, {}).get(side))

@@ -21,6 +21,7 @@ __all__ = [
     "NO_INTERVALS",
     "TASK_ORDER",
     "answered_only_line",
+    "coverage_phrase",
     "identical_answers_lines",
     "model_name",
     "portable_bertscore_hash",
@@ -84,10 +85,7 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
                     if side in comparison
                     else side.upper()
                 )
-                lines.append(
-                    f"{who} {task}: {counts['answered']}/{counts['items']} answered, "
-                    f"{counts['missing']} missing (scored as no prediction), {counts['errors']} model errors"
-                )
+                lines.append(f"{who} {task}: {coverage_phrase(counts)}")
     # The notes (metrics left out, judges) as the Markdown and HTML give them.
     lines += [
         f"{task}: note: {note}"
@@ -187,6 +185,47 @@ def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def coverage_phrase(coverage: Mapping[str, Any], *, answered_only: bool = False) -> str:
+    """How many items of a task were answered, and what became of the others, in words.
+
+    A model error (a failed model call) is not an answer: it is among the missing items,
+    and said apart from the items without a line. With ``answered_only`` the items without
+    a line are left out and the model errors are scored (as no prediction).
+
+    Args:
+        coverage: a task's coverage: ``items``, ``answered``, ``missing`` (model errors
+            included) and ``errors``.
+        answered_only: whether only the items with a line were scored.
+
+    Example:
+        >>> coverage_phrase({"items": 132, "answered": 0, "missing": 132, "errors": 3})
+        '0/132 answered, 132 missing (scored as no prediction): 3 model errors, 129 without a line'
+        >>> coverage_phrase({"items": 132, "answered": 0, "missing": 132, "errors": 3},
+        ...                 answered_only=True)
+        '0/132 answered, 3 model errors (scored as no prediction), 129 without a line left out'
+        >>> coverage_phrase({"items": 4, "answered": 4, "missing": 0, "errors": 0})
+        '4/4 answered, 0 missing'
+    """
+    answered, items = coverage["answered"], coverage["items"]
+    missing, errors = coverage["missing"], coverage["errors"]
+    phrase = f"{answered}/{items} answered"
+    if answered_only:
+        return (
+            f"{phrase}, {_count(errors, 'model error')} (scored as no prediction), "
+            f"{missing - errors} without a line left out"
+        )
+    if not missing:
+        return f"{phrase}, 0 missing"
+    return (
+        f"{phrase}, {missing} missing (scored as no prediction): "
+        f"{_count(errors, 'model error')}, {missing - errors} without a line"
+    )
+
+
 def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
     lines = []
     for task in TASK_ORDER:
@@ -196,18 +235,8 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         coverage = task_report["coverage"]
         statuses = coverage.get("parse_status", {})
         parse = ", ".join(f"{status} {count}" for status, count in statuses.items())
-        if report.get("answered_only"):
-            left_out = coverage["items"] - coverage.get("scored", coverage["items"])
-            line = (
-                f"{task}: {coverage['answered']}/{coverage['items']} answered, {left_out} without "
-                f"an answer left out (answered items only), {coverage['errors']} model errors "
-                "(scored as no prediction)"
-            )
-        else:
-            line = (
-                f"{task}: {coverage['answered']}/{coverage['items']} answered, {coverage['missing']} missing "
-                f"(scored as no prediction), {coverage['errors']} model errors"
-            )
+        answered_only = bool(report.get("answered_only"))
+        line = f"{task}: {coverage_phrase(coverage, answered_only=answered_only)}"
         if parse:
             line += f"; parse: {parse}"
         metrics = task_report["metrics"]
@@ -462,9 +491,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
     coverage = comparison.get("coverage") or {}
     notes = comparison.get("notes") or {}
     extra = [
-        f"- {names[side]} ({side.upper()}) {task}: {counts['answered']}/{counts['items']} "
-        f"answered, {counts['missing']} missing (scored as no prediction), "
-        f"{counts['errors']} model errors"
+        f"- {names[side]} ({side.upper()}) {task}: {coverage_phrase(counts)}"
         for task in TASK_ORDER
         for side in ("a", "b")
         if (counts := coverage.get(task, {}).get(side))
@@ -500,16 +527,23 @@ def _p_value(value: Any) -> str:
 def answered_only_line(report: Mapping[str, Any]) -> str:
     """A reader's warning when only answered items were scored ("" otherwise).
 
+    The items scored are those with a line; model errors among them are named, since
+    they are not answers (they score as no prediction).
+
     Example:
         >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
-        ...     "items": 40, "scored": 10}}}})
+        ...     "items": 40, "scored": 10, "errors": 0}}}})
         'answered items only: diagnosis 10 of 40 cases scored, the rest left out'
+        >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
+        ...     "items": 40, "scored": 3, "errors": 3}}}})
+        'answered items only: diagnosis 3 of 40 cases scored, the rest left out; model errors \
+among them (scored as no prediction): diagnosis 3'
         >>> answered_only_line({"tasks": {}})
         ''
     """
     if not report.get("answered_only"):
         return ""
-    parts = []
+    parts, errors = [], []
     for task in TASK_ORDER:
         coverage = report["tasks"].get(task, {}).get("coverage")
         if coverage:
@@ -517,7 +551,12 @@ def answered_only_line(report: Mapping[str, Any]) -> str:
             parts.append(
                 f"{task} {coverage.get('scored', coverage['items'])} of {coverage['items']} {unit}"
             )
-    return f"answered items only: {', '.join(parts)} scored, the rest left out"
+            if coverage.get("errors"):
+                errors.append(f"{task} {coverage['errors']}")
+    line = f"answered items only: {', '.join(parts)} scored, the rest left out"
+    if errors:  # scored because the run asked them, but not answers
+        line += f"; model errors among them (scored as no prediction): {', '.join(errors)}"
+    return line
 
 
 # Column labels of the human reference, in order.

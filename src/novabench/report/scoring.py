@@ -39,6 +39,7 @@ __all__ = [
     "compare_predictions",
     "evaluate_predictions",
     "judge_record",
+    "nothing_answered_note",
     "score_predictions",
 ]
 
@@ -380,11 +381,15 @@ def score_predictions(
         if spec.unit == "image" and result.get("per_image_best_iou") is not None:
             filenames = [image.filename for image in scored_images]
             result["per_image_best_iou"] = dict(zip(filenames, result["per_image_best_iou"]))
+        coverage = {**summary[task], "scored": len(positions[task])}
+        nothing = nothing_answered_note(coverage)
+        if nothing is not None:  # first: the reader must not take these zeros for a model's
+            notes.insert(0, nothing)
         task_reports[task] = {
             "metrics": {k: v for k, v in result.items() if k != "confidence_intervals"},
             "confidence_intervals": result.get("confidence_intervals", {}),
             "notes": notes,
-            "coverage": {**summary[task], "scored": len(positions[task])},
+            "coverage": coverage,
         }
         if metric_options.get("exclude"):
             task_reports[task]["excluded"] = list(metric_options["exclude"])
@@ -730,6 +735,33 @@ _REFERENCE: dict[str, Callable[[Any], Any]] = {
         "clinical_history": case.clinical_history,
     },
 }
+
+
+def nothing_answered_note(coverage: Mapping[str, Any]) -> str | None:
+    """The note of a task none of whose items was answered; None when one was (or none exist).
+
+    Such a task scores as if the model had said nothing, so its zeros (and its FNR of 100)
+    are not a model's scores: typically every request of the run failed.
+
+    Args:
+        coverage: the task's coverage (``items``, ``answered``, ``missing``, ``errors``).
+
+    Example:
+        >>> print(nothing_answered_note({"items": 37, "answered": 0, "missing": 37, "errors": 37}))
+        nothing was answered (37 model errors, 0 without a line): these scores are those of no \
+prediction, not the model's
+        >>> nothing_answered_note({"items": 37, "answered": 1, "missing": 36, "errors": 0}) is None
+        True
+    """
+    if coverage.get("answered") or not coverage.get("items"):
+        return None
+    errors = int(coverage.get("errors", 0))
+    without_line = int(coverage.get("missing", coverage["items"])) - errors
+    return (
+        f"nothing was answered ({errors} model error{'' if errors == 1 else 's'}, "
+        f"{without_line} without a line): these scores are those of no prediction, "
+        "not the model's"
+    )
 
 
 def _box_overrun_notes(predictions: list[Any], images: list[Any]) -> list[str]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from novabench import __version__
-from novabench.client import ChatClient, ChatClientError
+from novabench.client import ChatClient, ChatClientError, endpoint_problem
 from novabench.errors import NovaInputError
 from novabench.run.defaults import DEFAULT_MAX_CONCURRENCY
 
@@ -199,6 +199,10 @@ class Answer:
             resizing, when that matters for reading absolute-pixel boxes; otherwise the
             original size; None for text-only requests.
         error: why there is no answer, or None.
+        endpoint_problem: with ``error``, when the failure is one every request to the
+            backend would get (an unreachable server, HTTP 401/403/404; see
+            :func:`novabench.client.endpoint_problem`): that cause in one phrase naming
+            the endpoint. The runner stops early on it while nothing has been answered.
 
     Example:
         >>> Answer(text="no target", latency_s=0.2).ok
@@ -209,6 +213,7 @@ class Answer:
     latency_s: float | None = None
     input_size: tuple[int, int] | None = None
     error: str | None = None
+    endpoint_problem: str | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -545,7 +550,9 @@ class OpenAIEndpointBackend:
     dropped connections and deadlines are retried up to ``max_retries`` times, waiting
     ``backoff * 2**attempt`` seconds or the server's longer ``Retry-After``, at most a
     minute; other HTTP errors and malformed replies are not). A final failure becomes
-    ``Answer(error=...)`` so one bad item never aborts a run. Each worker thread keeps its
+    ``Answer(error=...)`` so one bad item never aborts a run; one that every request would
+    get (unreachable server, HTTP 401/403/404) also sets ``Answer.endpoint_problem``, on
+    which the runner stops early while nothing has been answered. Each worker thread keeps its
     HTTP connection alive between requests.
 
     The runner calls :meth:`answer` from ``max_concurrency`` threads, so that many requests
@@ -673,7 +680,9 @@ class OpenAIEndpointBackend:
                 extra_body=self.extra_body,
             )
         except ChatClientError as error:  # retried already where retrying can help
-            return Answer(error=str(error), input_size=size)
+            return Answer(
+                error=str(error), input_size=size, endpoint_problem=endpoint_problem(error)
+            )
         return Answer(text=reply.text, latency_s=time.perf_counter() - begin, input_size=size)
 
     def close(self) -> None:

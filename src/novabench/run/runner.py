@@ -31,6 +31,11 @@ Guarantees:
   backend's answers take this one path (:func:`_answer_line`);
 - nothing finished is lost: each answer is written and flushed as it arrives, so a kill
   loses only the requests in flight;
+- early stop: when a failure is one every request would get (the server cannot be
+  reached, or answers HTTP 401/403/404; :func:`novabench.client.endpoint_problem`) and
+  nothing has been answered yet in this call, no further item is asked: the items in
+  flight end and are recorded, and :class:`EndpointUnusableError` says why. After a first
+  answer, failures never stop a run (every item is tried and its failure recorded);
 - resume: a rerun with the same output skips what is already answered and retries the
   items that failed; a last line cut off by a crash is set aside (saved next to the output)
   and the file repaired, with every complete line kept;
@@ -72,6 +77,7 @@ from novabench.run.predictions import (
 
 __all__ = [
     "RUNTIME_KEYS",
+    "EndpointUnusableError",
     "RunSummary",
     "in_shard",
     "parse_shard",
@@ -131,6 +137,39 @@ class RunSummary:
     def complete(self) -> bool:
         """True when every item of every task has an answer in the file."""
         return all(c["done_before"] + c["answered"] == c["items"] for c in self.counts.values())
+
+
+class EndpointUnusableError(NovaInputError):
+    """A run stopped early: every request failed in a way every other one would too.
+
+    Raised by :func:`run_model` when the backend reports a failure shared by all requests
+    (an unreachable server, HTTP 401/403/404) before anything was answered in this call.
+    What was asked is recorded in the output file as failures, so a rerun asks it again.
+
+    Args:
+        problem: the cause, naming the endpoint (``Answer.endpoint_problem``).
+        summary: what the run did before it stopped.
+
+    Example:
+        >>> summary = RunSummary(Path("raw.jsonl"), Path("raw.jsonl.manifest.json"),
+        ...     {"diagnosis": {"items": 40, "done_before": 0, "answered": 0, "errors": 2}})
+        >>> print(EndpointUnusableError("cannot reach http://h:9/v1/chat/completions: "
+        ...                             "connection refused", summary))
+        cannot reach http://h:9/v1/chat/completions: connection refused; nothing was answered, \
+so the run stopped after 2 of 40 items (recorded as failures in raw.jsonl); fix it and run \
+the same command again
+    """
+
+    def __init__(self, problem: str, summary: RunSummary) -> None:
+        self.problem = problem
+        self.summary = summary
+        tried = summary.n_errors
+        pending = sum(c["items"] - c["done_before"] for c in summary.counts.values())
+        super().__init__(
+            f"{problem}; nothing was answered, so the run stopped after {tried} of {pending} "
+            f"item{'' if pending == 1 else 's'} (recorded as failures in {summary.out_path}); "
+            "fix it and run the same command again"
+        )
 
 
 def parse_tasks(tasks: str | Sequence[str]) -> tuple[str, ...]:
@@ -423,13 +462,16 @@ def _ask_in_pool(
     ask: Callable[[str, Any], tuple[Request, Answer]],
     concurrency: int,
     record: Callable[[Request, Answer], None],
+    stop: Callable[[], bool] = lambda: False,
 ) -> None:
     """Keep ``concurrency`` jobs in flight until none is left; ``record`` each as it ends.
 
     ``concurrency`` worker threads each take the next job, ask it and record the answer
     themselves (under one lock, in completion order), so an answer costs no hand-over to
     another thread. The first exception (a job's or ``record``'s) stops the workers taking
-    new jobs and is raised here once the jobs in flight have ended.
+    new jobs and is raised here once the jobs in flight have ended. While ``stop()`` (asked
+    under the same lock) is true, workers take no new job either; the jobs in flight end
+    and are recorded.
     """
     lock = threading.Lock()
     failures: list[BaseException] = []
@@ -437,7 +479,7 @@ def _ask_in_pool(
     def work() -> None:
         while True:
             with lock:
-                if failures:
+                if failures or stop():
                     return
                 job = next(jobs, None)
             if job is None:
@@ -496,6 +538,9 @@ def run_model(
         A :class:`RunSummary`.
 
     Raises:
+        EndpointUnusableError: the backend cannot answer any request (an unreachable
+            server, HTTP 401/403/404) and nothing was answered in this call: the run
+            stopped early (see the module docstring); its ``summary`` says what was done.
         NovaInputError: bad arguments, a broken output file, or an output written by
             another configuration.
 
@@ -649,16 +694,30 @@ def run_model(
     status = "interrupted"
     asking_started = time.perf_counter()
     asking_s = 0.0
+    # The early stop (module docstring): the first endpoint-wide failure while nothing has
+    # been answered in this call. Both are only touched under the pool's lock (or by the
+    # one thread of the batch path).
+    answered_now = False
+    problem: str | None = None
+
+    def stopping() -> bool:
+        return problem is not None and not answered_now
+
     try:
         with out.open("a", encoding="utf-8") as handle:
 
             def record(request: Request, answer: Answer) -> None:
+                nonlocal answered_now, problem
                 line = _answer_line(request, answer, model_label)
                 _append_line(handle, line)
                 counts[request.task]["errors" if "error" in line else "answered"] += 1
                 counts[request.task]["too_long"] += "raw_truncated_from" in line
                 if request.image_encoding is not None:
                     image_encodings[request.image_encoding] += 1
+                if "error" not in line:
+                    answered_now = True
+                elif problem is None and not answered_now and answer.endpoint_problem:
+                    problem = answer.endpoint_problem
                 bar.update(1)
 
             if pooled:
@@ -670,7 +729,7 @@ def run_model(
                 jobs = ((task, item) for task in chosen for item in pending[task])
                 concurrency = max(1, int(backend.max_concurrency))  # type: ignore[attr-defined]
                 try:
-                    _ask_in_pool(jobs, ask, concurrency, record)
+                    _ask_in_pool(jobs, ask, concurrency, record, stop=stopping)
                 finally:
                     close = getattr(backend, "close", None)
                     if callable(close):
@@ -679,6 +738,8 @@ def run_model(
                 for task in chosen:
                     bar.set_postfix_str(task)
                     for chunk in _chunks(pending[task], size):
+                        if stopping():
+                            break
                         requests = [_request(task, item, resolved_prompts[task]) for item in chunk]
                         answers = backend.generate(requests)
                         if len(answers) != len(requests):
@@ -688,16 +749,18 @@ def run_model(
                         for request, answer in zip(requests, answers):
                             record(request, answer)
         asking_s = time.perf_counter() - asking_started
-        status = "complete"
+        status = "stopped" if stopping() else "complete"
     finally:
         bar.close()
+        if status == "stopped":
+            manifest.runtime["stopped_because"] = problem
         if status == "complete":
             every_item_done = all(
                 c["done_before"] + c["answered"] == c["items"] for c in counts.values()
             )
             status = "complete" if every_item_done else "complete-with-errors"
         save_manifest(status)
-    return RunSummary(
+    summary = RunSummary(
         out_path=out,
         manifest_path=manifest_path,
         counts=counts,
@@ -706,3 +769,6 @@ def run_model(
         tasks=chosen,
         asking_s=asking_s,
     )
+    if status == "stopped" and problem is not None:
+        raise EndpointUnusableError(problem, summary)
+    return summary
