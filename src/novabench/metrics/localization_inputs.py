@@ -20,6 +20,9 @@ from novabench.metrics.boxes import to_xywh
 __all__ = ["LocalizationInputs"]
 
 _PREDICTION_KEYS = frozenset({"boxes", "scores"})
+_DICTS = frozenset({dict})
+_PLAIN_LISTS = frozenset({list, tuple})
+_PLAIN_LISTS_OR_NONE = _PLAIN_LISTS | {type(None)}
 
 
 def _check_collection(value: Any, name: str) -> int:
@@ -43,6 +46,93 @@ def _box_list_length(boxes: Any, record: str, field: str) -> int:
             field=field,
         )
     return len(boxes)
+
+
+_Columns = tuple[list[Any], list[Any], list[Any], list[int], list[int]]
+
+
+def _plain_columns(predictions: list[Any], references: list[Any]) -> _Columns | None:
+    """The per-image lists and box counts when every item is a plain dict whose box and score
+    lists are plain lists or tuples; None otherwise (then :func:`_checked_columns` reads them).
+
+    A few C-level passes over the items instead of a Python loop; what it returns is what
+    :func:`_checked_columns` returns for the same items.
+    """
+    if not (
+        _DICTS.issuperset(map(type, predictions))
+        and _DICTS.issuperset(map(type, references))
+        and all(map(_PREDICTION_KEYS.issuperset, predictions))
+    ):
+        return None
+    try:
+        det_lists = [prediction["boxes"] for prediction in predictions]
+        gold_lists = [reference["boxes"] for reference in references]
+    except KeyError:
+        return None
+    score_lists = [prediction.get("scores") for prediction in predictions]
+    if not _PLAIN_LISTS.issuperset(map(type, det_lists)):
+        return None
+    gold_kinds = set(map(type, gold_lists))
+    if not _PLAIN_LISTS_OR_NONE.issuperset(gold_kinds):
+        return None
+    if type(None) in gold_kinds:  # a null box list in a dataset row means "no marked abnormality"
+        gold_lists = [() if gold is None else gold for gold in gold_lists]
+    return (
+        det_lists,
+        score_lists,
+        gold_lists,
+        list(map(len, det_lists)),
+        list(map(len, gold_lists)),
+    )
+
+
+def _checked_columns(predictions: list[Any], references: list[Any]) -> _Columns:
+    """The per-image lists and box counts, every item checked in turn; errors name the item."""
+    det_lists: list[Any] = []
+    score_lists: list[Any] = []
+    gold_lists: list[Any] = []
+    det_counts: list[int] = []
+    gold_counts: list[int] = []
+    allowed = _PREDICTION_KEYS
+    for index, (prediction, reference) in enumerate(zip(predictions, references)):
+        if type(prediction) is not dict and not isinstance(prediction, Mapping):
+            raise NovaInputError(
+                'a prediction must be a dict like {"boxes": [...], "scores": [...]}, '
+                f"got {type(prediction).__name__}",
+                record=f"example {index}",
+                field="predictions",
+            )
+        if not allowed.issuperset(prediction):
+            unknown = sorted(str(key) for key in prediction if key not in allowed)
+            raise NovaInputError(
+                f"unknown key {unknown[0]!r} in a prediction; allowed keys: boxes, scores",
+                record=f"example {index}",
+                field=f"predictions.{unknown[0]}",
+            )
+        if "boxes" not in prediction:
+            raise NovaInputError(
+                'a prediction needs a "boxes" list (empty when the model found nothing)',
+                record=f"example {index}",
+                field="predictions.boxes",
+            )
+        boxes = prediction["boxes"]
+        det_counts.append(_box_list_length(boxes, f"example {index}", "predictions.boxes"))
+        det_lists.append(boxes)
+        score_lists.append(prediction.get("scores"))
+
+        is_mapping = type(reference) is dict or isinstance(reference, Mapping)
+        if not is_mapping or "boxes" not in reference:
+            raise NovaInputError(
+                'a reference must be a mapping with a "boxes" key (a dataset row works)',
+                record=f"example {index}",
+                field="references.boxes",
+            )
+        gold = reference["boxes"]
+        if gold is None:
+            gold = ()  # a null box list in a dataset row means "no marked abnormality"
+        gold_counts.append(_box_list_length(gold, f"example {index}", "references.boxes"))
+        gold_lists.append(gold)
+    return det_lists, score_lists, gold_lists, det_counts, gold_counts
 
 
 class LocalizationInputs:
@@ -76,50 +166,11 @@ class LocalizationInputs:
                 "give exactly one prediction (possibly with no boxes) per image",
                 field="predictions",
             )
-        det_lists: list[Any] = []
-        score_lists: list[Any] = []
-        gold_lists: list[Any] = []
-        det_counts: list[int] = []
-        gold_counts: list[int] = []
-        allowed = _PREDICTION_KEYS
-        for index, (prediction, reference) in enumerate(zip(predictions, references)):
-            if type(prediction) is not dict and not isinstance(prediction, Mapping):
-                raise NovaInputError(
-                    'a prediction must be a dict like {"boxes": [...], "scores": [...]}, '
-                    f"got {type(prediction).__name__}",
-                    record=f"example {index}",
-                    field="predictions",
-                )
-            if not allowed.issuperset(prediction):
-                unknown = sorted(str(key) for key in prediction if key not in allowed)
-                raise NovaInputError(
-                    f"unknown key {unknown[0]!r} in a prediction; allowed keys: boxes, scores",
-                    record=f"example {index}",
-                    field=f"predictions.{unknown[0]}",
-                )
-            if "boxes" not in prediction:
-                raise NovaInputError(
-                    'a prediction needs a "boxes" list (empty when the model found nothing)',
-                    record=f"example {index}",
-                    field="predictions.boxes",
-                )
-            boxes = prediction["boxes"]
-            det_counts.append(_box_list_length(boxes, f"example {index}", "predictions.boxes"))
-            det_lists.append(boxes)
-            score_lists.append(prediction.get("scores"))
-
-            is_mapping = type(reference) is dict or isinstance(reference, Mapping)
-            if not is_mapping or "boxes" not in reference:
-                raise NovaInputError(
-                    'a reference must be a mapping with a "boxes" key (a dataset row works)',
-                    record=f"example {index}",
-                    field="references.boxes",
-                )
-            gold = reference["boxes"]
-            if gold is None:
-                gold = ()  # a null box list in a dataset row means "no marked abnormality"
-            gold_counts.append(_box_list_length(gold, f"example {index}", "references.boxes"))
-            gold_lists.append(gold)
+        predictions, references = list(predictions), list(references)
+        columns = _plain_columns(predictions, references)
+        if columns is None:
+            columns = _checked_columns(predictions, references)
+        det_lists, score_lists, gold_lists, det_counts, gold_counts = columns
 
         self.n_images = n_predictions
         self.det_counts = np.array(det_counts, dtype=np.int64)
@@ -131,8 +182,9 @@ class LocalizationInputs:
         gold_boxes = checks.box_batch(
             gold_lists, self.gold_counts, field="references.boxes", box_format=reference_box_format
         )
-        self.det_boxes = to_xywh(det_boxes, box_format)
-        self.gold_boxes = to_xywh(gold_boxes, reference_box_format)
+        # box_batch returns new arrays: convert them in place
+        self.det_boxes = to_xywh(det_boxes, box_format, copy=False)
+        self.gold_boxes = to_xywh(gold_boxes, reference_box_format, copy=False)
 
     @classmethod
     def from_arrays(
