@@ -499,53 +499,6 @@ def _all_real(per_item: list[Any], depth: int) -> bool:
     )
 
 
-#: What the plain fast paths read: the containers and numbers JSON and ``tolist()`` give.
-_PLAIN_CONTAINERS = frozenset({list, tuple})
-_PLAIN_NUMBERS = frozenset({float, int})
-#: Python ints at least this large make numpy read the general path's batch as objects;
-#: the plain paths leave them to it, so both paths give the same answer.
-_PLAIN_INT_LIMIT = 2.0**63
-
-
-def _plain_floats(groups: list[Any], count: int) -> np.ndarray | None:
-    """The values of ``groups`` (lists of numbers), in order, as one float64 array when every
-    value is a Python float or int (no boolean); None for any other value.
-
-    Two C-level passes over the values (their types, then the conversion), no per-value
-    Python code and no list of all values (each pass reads the values where they are).
-    """
-    kinds = set(map(type, chain.from_iterable(groups)))
-    if not _PLAIN_NUMBERS.issuperset(kinds):
-        return None
-    try:
-        array = np.fromiter(chain.from_iterable(groups), dtype=np.float64, count=count)
-    except OverflowError:  # an int beyond the float range: the general path names it
-        return None
-    if int in kinds and count and float(np.abs(array).max()) >= _PLAIN_INT_LIMIT:
-        return None
-    return array
-
-
-def _plain_box_array(per_item: list[Any], total: int) -> np.ndarray | None:
-    """Boxes given as plain lists (or tuples) of Python numbers, stacked; None otherwise.
-
-    The fast path of :func:`box_batch` for what JSON gives; values are not checked here
-    (non-finite values and sizes are checked on the array). Anything else (arrays, numpy
-    scalars, booleans, a box that is not 4 long...) returns None for the general path.
-    """
-    if not _PLAIN_CONTAINERS.issuperset(map(type, per_item)):
-        return None
-    boxes = list(chain.from_iterable(per_item))
-    if (
-        len(boxes) != total
-        or not _PLAIN_CONTAINERS.issuperset(map(type, boxes))
-        or set(map(len, boxes)) != {4}
-    ):
-        return None
-    values = _plain_floats(boxes, 4 * total)
-    return None if values is None else values.reshape(total, 4)
-
-
 def box_batch(
     per_item: Sequence[Any],
     counts: np.ndarray,
@@ -574,9 +527,7 @@ def box_batch(
     flat: np.ndarray | None = None
     if total == 0:
         flat = np.zeros((0, 4))
-    else:
-        flat = _plain_box_array(per_item, total)
-    if flat is None and total and _all_real(per_item, depth=2):
+    elif _all_real(per_item, depth=2):
         try:
             raw = np.array(list(chain.from_iterable(per_item)))
         except (ValueError, TypeError, OverflowError):  # ragged or mixed nesting
@@ -658,23 +609,6 @@ def _sized_not_text(value: Any) -> bool:
     return hasattr(value, "__len__") and not isinstance(value, (str, bytes, Mapping))
 
 
-def _plain_scores(
-    per_item: list[Any], given: list[Any], counts: np.ndarray | None
-) -> np.ndarray | None:
-    """The given scores as one float64 array when they are plain lists (or tuples) of Python
-    numbers of the right lengths; None otherwise (the general path of :func:`score_batch`).
-    """
-    if not _PLAIN_CONTAINERS.issuperset(map(type, given)):
-        return None
-    lengths = np.fromiter(map(len, given), dtype=np.int64, count=len(given))
-    if counts is not None:
-        if len(given) != len(per_item):
-            counts = counts[np.array([scores is not None for scores in per_item], dtype=bool)]
-        if not np.array_equal(lengths, counts):
-            return None
-    return _plain_floats(given, int(lengths.sum()))
-
-
 def score_batch(
     per_item: Sequence[Any],
     counts: np.ndarray | None,
@@ -698,25 +632,23 @@ def score_batch(
     """
     per_item = list(per_item)
     given = [scores for scores in per_item if scores is not None]
+    flat: np.ndarray | None = None
+    if _all_real(given, depth=1):
+        try:
+            raw = np.array(list(chain.from_iterable(given))) if given else np.zeros(0)
+            if raw.ndim == 1 and (raw.dtype.kind in "iuf" or raw.size == 0):
+                flat = raw.astype(np.float64, copy=False)
+        except (ValueError, TypeError, OverflowError):
+            flat = None
     lengths = [None] * len(per_item) if counts is None else counts.tolist()
-    flat = _plain_scores(per_item, given, counts)
-    lengths_ok = flat is not None  # the plain path checked them
-    if flat is None:
-        if _all_real(given, depth=1):
-            try:
-                raw = np.array(list(chain.from_iterable(given))) if given else np.zeros(0)
-                if raw.ndim == 1 and (raw.dtype.kind in "iuf" or raw.size == 0):
-                    flat = raw.astype(np.float64, copy=False)
-            except (ValueError, TypeError, OverflowError):
-                flat = None
-        lengths_ok = all(
-            scores is None
-            or (
-                (type(scores) is list or _sized_not_text(scores))
-                and (count is None or len(scores) == count)
-            )
-            for scores, count in zip(per_item, lengths)
+    lengths_ok = all(
+        scores is None
+        or (
+            (type(scores) is list or _sized_not_text(scores))
+            and (count is None or len(scores) == count)
         )
+        for scores, count in zip(per_item, lengths)
+    )
     if flat is None or not lengths_ok or not np.isfinite(flat).all():
         for item, (scores, count) in enumerate(zip(per_item, lengths)):
             problem = None if scores is None else _score_problem(scores, count, field)
@@ -725,7 +657,7 @@ def score_batch(
                     problem[0], record=_record(start_index + item), field=problem[1]
                 )
         raise NovaInputError("scores could not be read as numbers", field=field)  # pragma: no cover
-    if counts is None or len(given) == len(per_item):
+    if counts is None or all(scores is not None for scores in per_item):
         return flat
     out = np.ones(int(counts.sum()), dtype=np.float64)
     out[np.repeat(np.array([scores is not None for scores in per_item]), counts)] = flat

@@ -1,17 +1,16 @@
-"""The plain-list fast paths of the localisation input reading against the general path.
+"""The plain-input fast reader of the localisation inputs against the checked reader.
 
 ``LocalizationInputs`` reads plain dicts of plain lists of Python numbers (what JSON gives)
-with a few C-level passes (``_plain_columns``, ``checks._plain_box_array``,
-``checks._plain_scores``); anything else, and any input that fails a check, goes through the
-general path, which checks item by item and names the culprit. Switching the three fast
-paths off gives the general path alone (the reading as it was before they existed): on
-seeded random inputs, valid or broken, both must give the same arrays bit for bit or the
-same error, word for word.
+with ``_read_plain`` (a few C-level passes per chunk of images); anything else, and any
+input that fails a check, goes to ``_read_checked``, which checks item by item and names the
+culprit. Switching the fast reader off leaves the checked reader alone (the reading as it
+was before the fast one existed): on seeded random inputs, valid or broken, both must give
+the same arrays bit for bit or the same error, word for word.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
@@ -19,7 +18,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.metrics import localization_inputs
 from novabench.metrics.localization_inputs import LocalizationInputs
@@ -29,11 +27,9 @@ N_SEEDS = 60
 
 @contextmanager
 def general_path_only() -> Iterator[None]:
-    """Every fast path switched off: what is left checks and converts item by item."""
+    """The fast reader switched off: what is left checks and converts item by item."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(localization_inputs, "_plain_columns", lambda *args: None)
-        patch.setattr(checks, "_plain_box_array", lambda *args: None)
-        patch.setattr(checks, "_plain_scores", lambda *args: None)
+        patch.setattr(localization_inputs, "_read_plain", lambda *args: None)
         yield
 
 
@@ -135,29 +131,33 @@ def test_valid_inputs_read_identically(plain_only: bool) -> None:
         assert fast == general, seed
 
 
-def test_plain_inputs_take_the_fast_paths() -> None:
-    # Without this the parity above could hold because the fast paths never ran.
-    taken = {"columns": 0, "boxes": 0, "scores": 0}
+def test_plain_inputs_take_the_fast_reader() -> None:
+    # Without this the parity above could hold because the fast reader never ran.
+    taken = []
+    fast_reader = localization_inputs._read_plain
 
-    def counting(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*args: Any) -> Any:
-            result = function(*args)
-            taken[name] += result is not None
-            return result
-
-        return wrapper
+    def counting(*args: Any) -> Any:
+        result = fast_reader(*args)
+        taken.append(result is not None)
+        return result
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(
-            localization_inputs,
-            "_plain_columns",
-            counting("columns", localization_inputs._plain_columns),
-        )
-        patch.setattr(checks, "_plain_box_array", counting("boxes", checks._plain_box_array))
-        patch.setattr(checks, "_plain_scores", counting("scores", checks._plain_scores))
+        patch.setattr(localization_inputs, "_read_plain", counting)
         for seed in range(N_SEEDS):
-            LocalizationInputs(*random_set(seed, plain_only=True))
-    assert min(taken.values()) >= N_SEEDS // 3, taken
+            predictions, references, box_format, reference_format = random_set(seed, True)
+            LocalizationInputs(predictions, references, box_format, reference_format)
+            # every non-empty plain set is read by the fast reader
+            assert taken.pop() == bool(predictions), seed
+
+
+def test_chunks_join_in_image_order() -> None:
+    # more images than one chunk holds, and chunks without any box
+    predictions, references, box_format, reference_format = random_set(3, plain_only=True)
+    many = 3 * localization_inputs._CHUNK_IMAGES + 5
+    predictions = (predictions * many)[:many] + [{"boxes": []}] * many
+    references = (references * many)[:many] + [{"boxes": None}] * many
+    fast, general = both_paths(predictions, references, box_format, reference_format)
+    assert fast[0] == "ok" and fast == general
 
 
 # --------------------------------------------------------------------------- broken inputs
@@ -273,26 +273,3 @@ def test_broken_containers_raise_the_same_error() -> None:
     for predictions, references in cases:
         fast, general = both_paths(predictions, references, "xywh", "xywh")
         assert fast[0] == "error" and fast == general
-
-
-def test_box_and_score_batches_alone_agree_with_the_general_path() -> None:
-    # box_batch without a size check and score_batch without counts: the other call forms.
-    for seed in range(N_SEEDS):
-        rng = np.random.default_rng(seed)
-        per_item = [
-            [[float(value) for value in rng.uniform(-5, 5, 4)] for _ in range(rng.integers(3))]
-            for _ in range(int(rng.integers(1, 6)))
-        ]
-        counts = np.array([len(boxes) for boxes in per_item])
-        scores = [[float(value) for value in rng.random(len(boxes))] for boxes in per_item]
-        fast = (
-            checks.box_batch(per_item, counts, field="b", box_format=None),
-            checks.score_batch(scores, None),
-        )
-        with general_path_only():
-            general = (
-                checks.box_batch(per_item, counts, field="b", box_format=None),
-                checks.score_batch(scores, None),
-            )
-        for one, other in zip(fast, general):
-            assert one.dtype == other.dtype and one.tobytes() == other.tobytes()
