@@ -31,7 +31,8 @@ _DICTS = frozenset({dict})
 _PLAIN_LISTS = frozenset({list, tuple})
 _PLAIN_LISTS_OR_NONE = _PLAIN_LISTS | {type(None)}
 _PLAIN_NUMBERS = frozenset({float, int})
-#: Python ints from this size on are left to the checked reader, which refuses some of them.
+#: Python ints from this size on go to the checked reader: numpy reads some of them as
+#: objects there, which it refuses, so only it can answer for them.
 _PLAIN_INT_LIMIT = 2.0**63
 #: Images per chunk of the plain reader: a chunk's objects are still in the CPU cache for
 #: the next pass over them (passes over all images at once took twice as long at 100k
