@@ -9,6 +9,12 @@ Times, on the same seeded synthetic set (default 10,000 images x 10 predictions)
   time to build its COCO objects from the same Python lists;
 - faster-coco-eval ``COCOeval_faster`` evaluate + accumulate, same split.
 
+Each library runs twice: with COCOeval's default four area ranges (all, small, medium,
+large: the usual "x times pycocotools" setting, but three quarters of that run is
+evaluating the three size ranges we never compute) and with the one range "all", the same
+work as ``coco_average_precision`` (10 IoU thresholds, 100 detections, one category, every
+box): the like-for-like ratio.
+
 It prints seconds, ratios, the peak memory of our full run (tracemalloc) and whether the
 three COCO-AP@50:95 values agree to 1e-9. It asserts nothing: speed is not a test.
 
@@ -94,9 +100,12 @@ def _coco_inputs(predictions: list[dict[str, Any]], references: list[dict[str, A
 
 
 def _run_coco(
-    coco_module, make_evaluator, dataset, detections
+    coco_module, make_evaluator, dataset, detections, *, all_areas_only: bool = False
 ) -> tuple[float, float, float, float]:
-    """(build s, evaluate+accumulate s, its CPU s, mAP@50:95) for one COCO implementation."""
+    """(build s, evaluate+accumulate s, its CPU s, mAP@50:95) for one COCO implementation.
+
+    ``all_areas_only`` evaluates the one area range "all" instead of COCOeval's four.
+    """
     with contextlib.redirect_stdout(io.StringIO()):
         start = time.perf_counter()
         gt = coco_module.COCO()
@@ -107,6 +116,9 @@ def _run_coco(
         cpu_start = time.process_time()
         evaluator = make_evaluator(gt, dt)
         evaluator.params.maxDets = [100]
+        if all_areas_only:
+            evaluator.params.areaRng = [[0**2, 1e5**2]]  # COCOeval's own "all" range
+            evaluator.params.areaRngLbl = ["all"]
         evaluator.evaluate()
         evaluator.accumulate()
         done = time.perf_counter()
@@ -146,9 +158,10 @@ def run_localization_benchmark(
         ours = score_localization(predictions, references)
         figures["ours_full_s"] = time.perf_counter() - start
         figures["ours_full_cpu_s"] = time.process_time() - cpu_start
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         ours_ap_only = coco_average_precision(predictions, references)
         figures["ours_ap_only_s"] = time.perf_counter() - start
+        figures["ours_ap_only_cpu_s"] = time.process_time() - cpu_start
         tracemalloc.start()
         score_localization(predictions, references)
         figures["ours_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
@@ -156,34 +169,37 @@ def run_localization_benchmark(
 
     dataset, detections = _coco_inputs(predictions, references)
     aps = {"ours": ours["COCO-AP@50:95"], "ours_ap_only": ours_ap_only}
+    libraries: list[tuple[str, Any, Any]] = []
     try:
         from pycocotools import coco as pycoco
         from pycocotools.cocoeval import COCOeval
 
-        build, evaluate, cpu, ap = _run_coco(
-            pycoco, lambda gt, dt: COCOeval(gt, dt, "bbox"), dataset, detections
-        )
-        figures.update(
-            pycocotools_build_s=build, pycocotools_eval_s=evaluate, pycocotools_eval_cpu_s=cpu
-        )
-        aps["pycocotools"] = ap
+        libraries.append(("pycocotools", pycoco, lambda gt, dt: COCOeval(gt, dt, "bbox")))
     except ImportError:
         print("pycocotools not installed: skipped")
     try:
         import faster_coco_eval
 
-        build, evaluate, cpu, ap = _run_coco(
-            faster_coco_eval,
-            lambda gt, dt: faster_coco_eval.COCOeval_faster(
-                gt, dt, "bbox", print_function=lambda *args: None
-            ),
-            dataset,
-            detections,
+        libraries.append(
+            (
+                "faster",
+                faster_coco_eval,
+                lambda gt, dt: faster_coco_eval.COCOeval_faster(
+                    gt, dt, "bbox", print_function=lambda *args: None
+                ),
+            )
         )
-        figures.update(faster_build_s=build, faster_eval_s=evaluate, faster_eval_cpu_s=cpu)
-        aps["faster_coco_eval"] = ap
     except ImportError:
         print("faster-coco-eval not installed: skipped")
+    for name, module, make_evaluator in libraries:
+        for suffix, all_areas_only in (("", False), ("_all_area", True)):
+            build, evaluate, cpu, ap = _run_coco(
+                module, make_evaluator, dataset, detections, all_areas_only=all_areas_only
+            )
+            figures[f"{name}{suffix}_build_s"] = build
+            figures[f"{name}{suffix}_eval_s"] = evaluate
+            figures[f"{name}{suffix}_eval_cpu_s"] = cpu
+            aps[f"{'faster_coco_eval' if name == 'faster' else name}{suffix}"] = ap
 
     values = list(aps.values())
     figures["ap_values"] = aps
@@ -199,7 +215,7 @@ def run_localization_benchmark(
         evaluate, build = figures[f"{name}_eval_s"], figures[f"{name}_build_s"]
         print(
             f"  {label:17s} evaluate+accumulate    {evaluate:8.3f} s"
-            f"  (+ {build:.3f} s building COCO objects)"
+            f"  (+ {build:.3f} s building COCO objects; 4 area ranges)"
         )
         figures[f"{name}_over_ours_full"] = evaluate / figures["ours_full_s"]
         figures[f"{name}_over_ours_ap_only"] = evaluate / figures["ours_ap_only_s"]
@@ -216,6 +232,16 @@ def run_localization_benchmark(
         print(
             f"    CPU time: {label} {figures[f'{name}_eval_cpu_s']:.3f} s vs ours (all keys) "
             f"{figures['ours_full_cpu_s']:.3f} s = {figures[f'{name}_cpu_over_ours_full']:.2f}x"
+        )
+        # The same work as ours: area range "all" only, against our AP-only run.
+        evaluate, cpu = figures[f"{name}_all_area_eval_s"], figures[f"{name}_all_area_eval_cpu_s"]
+        figures[f"{name}_all_area_over_ours_ap_only"] = evaluate / figures["ours_ap_only_s"]
+        figures[f"{name}_all_area_cpu_over_ours_ap_only"] = cpu / figures["ours_ap_only_cpu_s"]
+        print(
+            f'  {label:17s} area "all" only         {evaluate:8.3f} s'
+            f"  = {figures[f'{name}_all_area_over_ours_ap_only']:.2f}x vs AP only (like for like);"
+            f" CPU {cpu:.3f} s vs {figures['ours_ap_only_cpu_s']:.3f} s"
+            f" = {figures[f'{name}_all_area_cpu_over_ours_ap_only']:.2f}x"
         )
     print("  COCO-AP@50:95: " + ", ".join(f"{k}={v:.12f}" for k, v in aps.items()))
     print(f"  agree to 1e-9: {figures['ap_agree']}")

@@ -36,7 +36,7 @@ BoxFormat = Literal["xywh", "xyxy"]
 BOX_FORMATS: tuple[str, ...] = checks.BOX_FORMATS
 
 
-def to_xywh(boxes: Any, box_format: str) -> np.ndarray:
+def to_xywh(boxes: Any, box_format: str, *, copy: bool = True) -> np.ndarray:
     """Convert boxes to ``[x, y, width, height]`` (float64, shape ``(n, 4)``).
 
     No validation beyond the shape: call :func:`novabench.checks.box_list` first for user input.
@@ -44,9 +44,11 @@ def to_xywh(boxes: Any, box_format: str) -> np.ndarray:
     Args:
         boxes: array-like of shape ``(n, 4)`` (or empty).
         box_format: ``"xywh"`` (returned as a float64 copy) or ``"xyxy"``.
+        copy: False converts a float64 array in place (and returns it) instead of copying;
+            for arrays the caller has just made.
 
     Returns:
-        A new float64 array of shape ``(n, 4)``.
+        A float64 array of shape ``(n, 4)``, new unless ``copy=False``.
 
     Example:
         >>> to_xywh([[10, 20, 40, 60]], "xyxy").tolist()
@@ -55,7 +57,9 @@ def to_xywh(boxes: Any, box_format: str) -> np.ndarray:
         [[10.0, 20.0, 30.0, 40.0]]
     """
     checks.box_format(box_format)
-    array = np.array(boxes, dtype=np.float64, copy=True).reshape(-1, 4)
+    array = (
+        np.array(boxes, dtype=np.float64, copy=True) if copy else np.asarray(boxes, np.float64)
+    ).reshape(-1, 4)
     if box_format == "xyxy":
         array[:, 2:] -= array[:, :2]
     return array
