@@ -302,3 +302,25 @@ def test_thresholds_with_equal_counts_per_block_but_other_matches_stay_apart() -
     expanded = evaluation.precision_at_recall_points(np.arange(1))
     assert rebuilt is not None and np.array_equal(rebuilt, expanded)
     assert rebuilt[1, 0] == pytest.approx(1) and rebuilt[2, 0] == pytest.approx(1 / 3)  # .50, .55
+
+
+def test_localisation_skips_sorting_draws_and_keeps_every_interval(monkeypatch) -> None:
+    # Localisation is order_free (it counts draws per image), so its bootstrap rows are left
+    # unsorted; forcing the sort must give the very same intervals and paired results.
+    from novabench.metrics import stats
+
+    evaluation = random_localization(np.random.default_rng(21), 50)
+    other = random_localization(np.random.default_rng(22), 50)
+    assert evaluation.order_free
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unsorted = bootstrap_confidence_intervals(evaluation, n_resamples=300, seed=3)
+        paired = paired_bootstrap(evaluation, other, n_resamples=300, seed=3)
+        monkeypatch.setattr(stats, "_order_free", lambda evaluation: False)
+        sorted_ = bootstrap_confidence_intervals(evaluation, n_resamples=300, seed=3)
+        paired_sorted = paired_bootstrap(evaluation, other, n_resamples=300, seed=3)
+    assert unsorted.keys() == sorted_.keys()
+    assert all(all(map(same, unsorted[key], sorted_[key])) for key in unsorted)
+    for key, entry in paired.items():
+        assert all(map(same, entry["ci"], paired_sorted[key]["ci"])), key
+        assert same(entry["p_value"], paired_sorted[key]["p_value"]), key

@@ -297,3 +297,24 @@ def test_resample_stream_is_one_integers_call_per_resample(n_items: int) -> None
     rng = np.random.default_rng(5)
     drawn = np.concatenate([_draw(rng, n_items, 20), _draw(rng, n_items, 17)])
     assert np.array_equal(drawn, expected)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_intervals_of_all_columns_at_once_equal_each_column_alone(seed) -> None:
+    # bootstrap_confidence_intervals takes the NaN-free columns in one np.percentile call;
+    # each must equal the column's own interval bit for bit (ties, NaN columns, tiny sizes).
+    from novabench.metrics.stats import _percentile_interval, _percentile_intervals
+
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        n_rows, n_columns = int(rng.integers(1, 300)), int(rng.integers(1, 12))
+        samples = rng.random((n_rows, n_columns))
+        samples[:, ::3] = np.round(samples[:, ::3], 1)  # many ties
+        samples[rng.random((n_rows, n_columns)) < 0.02] = np.nan
+        confidence = float(rng.choice([0.8, 0.9, 0.95, 0.99]))
+        together = _percentile_intervals(samples, confidence)
+        for column in range(n_columns):
+            alone = _percentile_interval(samples[:, column], confidence)
+            assert all(
+                (math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(together[column], alone)
+            ), (seed, column)

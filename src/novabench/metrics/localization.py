@@ -295,6 +295,10 @@ class LocalizationEvaluation:
         (0.5, 1.0)
     """
 
+    #: Scores depend only on how often each image is drawn, not on the order of draws: the
+    #: bootstrap may skip sorting its rows (``novabench.metrics.stats``).
+    order_free = True
+
     def __init__(
         self, inputs: LocalizationInputs, *, max_detections: int, thresholds: np.ndarray
     ) -> None:

@@ -63,7 +63,8 @@ class SupportsResampledAggregate(Protocol):
     """An evaluation that scores many resamples at once (optional, for speed)."""
 
     def aggregate_resamples(self, indices: np.ndarray) -> Mapping[str, np.ndarray]:
-        """Scores of each row of ``indices`` (``(n_resamples, n_items)``, rows sorted).
+        """Scores of each row of ``indices`` (``(n_resamples, n_items)``, rows sorted unless
+        the evaluation is ``order_free``).
 
         Returns ``{key: (n_resamples,) float array}`` whose entries equal
         ``aggregate(indices[row])[key]`` exactly.
@@ -108,15 +109,27 @@ def _scalar_scores(scores: Mapping[str, Any]) -> dict[str, float]:
 _CHUNK_ELEMENTS = 1 << 21
 
 
-def _draw(rng: np.random.Generator, n_items: int, n_rows: int) -> np.ndarray:
+def _draw(rng: np.random.Generator, n_items: int, n_rows: int, *, sort: bool = True) -> np.ndarray:
     """``n_rows`` resamples, sorted: the stream of one ``rng.integers(0, n, size=n)`` per row.
 
     One call for all rows yields the same numbers as a call per row (the generator keeps
     its state between calls; a test pins this), at a fraction of the Python overhead.
+    ``sort=False`` leaves each row in drawn order, for evaluations whose scores do not
+    depend on it (:func:`_order_free`): the same multiset of items, the same scores.
     """
     rows = rng.integers(0, n_items, size=(n_rows, n_items))
-    rows.sort(axis=1)
+    if sort:
+        rows.sort(axis=1)
     return rows
+
+
+def _order_free(evaluation: Any) -> bool:
+    """Whether an evaluation says its scores depend only on how often each item is drawn.
+
+    Such an evaluation (``order_free = True``, e.g. localisation, which counts draws per
+    image) is scored the same on a resample in any order, so its rows need no sorting.
+    """
+    return getattr(evaluation, "order_free", False) is True
 
 
 def _resampled_scores(
@@ -133,13 +146,14 @@ def _resampled_scores(
     others are asked resample by resample.
     """
     rng = np.random.default_rng(seed)
+    order_free = all(_order_free(evaluation) for evaluation in evaluations)
     out = [np.full((n_resamples, len(keys)), np.nan) for _ in evaluations]
     chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // n_items))
     starts = range(0, n_resamples, chunk)
     # Many small matrix products: OpenBLAS's own threads would only spin between them.
     with one_blas_thread():
         for start in progress_bar(starts, desc="bootstrap", unit="chunk"):
-            indices = _draw(rng, n_items, min(chunk, n_resamples - start))
+            indices = _draw(rng, n_items, min(chunk, n_resamples - start), sort=not order_free)
             stop = start + len(indices)
             for table, evaluation in zip(out, evaluations):
                 if isinstance(evaluation, SupportsResampledAggregate):
@@ -164,6 +178,24 @@ def _percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, 
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(defined, [tail, 100 - tail])
     return (float(low), float(high))
+
+
+def _percentile_intervals(samples: np.ndarray, confidence: float) -> list[tuple[float, float]]:
+    """:func:`_percentile_interval` of every column; columns without NaN in one call.
+
+    numpy computes each column of a 2-D percentile exactly as it would the column alone
+    (a test pins the equality), so only columns with undefined resamples go one by one.
+    """
+    intervals: list[tuple[float, float]] = [(math.nan, math.nan)] * samples.shape[1]
+    complete = np.flatnonzero(~np.isnan(samples).any(axis=0))
+    if len(complete) and len(samples):
+        tail = (1 - confidence) / 2 * 100
+        low, high = np.percentile(samples[:, complete], [tail, 100 - tail], axis=0)
+        for column, low_value, high_value in zip(complete, low.tolist(), high.tolist()):
+            intervals[column] = (low_value, high_value)
+    for column in np.flatnonzero(np.isnan(samples).any(axis=0)):
+        intervals[column] = _percentile_interval(samples[:, column], confidence)
+    return intervals
 
 
 def _warn_undefined(samples: np.ndarray, keys: list[str], checked: list[bool]) -> None:
@@ -227,10 +259,9 @@ def bootstrap_confidence_intervals(
     (samples,) = _resampled_scores([evaluation], keys, n_items, int(n_resamples), seed)
     defined = [not math.isnan(point[key]) for key in keys]
     _warn_undefined(samples, keys, defined)
+    intervals = _percentile_intervals(samples, confidence)
     return {
-        key: _percentile_interval(samples[:, column], confidence)
-        if defined[column]
-        else (math.nan, math.nan)
+        key: intervals[column] if defined[column] else (math.nan, math.nan)
         for column, key in enumerate(keys)
     }
 

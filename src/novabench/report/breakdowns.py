@@ -400,6 +400,11 @@ class _Group:
         self._positions = positions
         self.n_items = int(len(positions))
 
+    @property
+    def order_free(self) -> bool:
+        """As the evaluation: a group's draws map to the evaluation's in the same order."""
+        return getattr(self._evaluation, "order_free", False) is True
+
     def aggregate(self, indices: np.ndarray | None = None) -> Mapping[str, Any]:
         chosen = self._positions if indices is None else self._positions[np.asarray(indices)]
         result: Mapping[str, Any] = self._evaluation.aggregate(chosen)
