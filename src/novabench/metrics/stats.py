@@ -187,13 +187,14 @@ def _percentile_intervals(samples: np.ndarray, confidence: float) -> list[tuple[
     (a test pins the equality), so only columns with undefined resamples go one by one.
     """
     intervals: list[tuple[float, float]] = [(math.nan, math.nan)] * samples.shape[1]
-    complete = np.flatnonzero(~np.isnan(samples).any(axis=0))
+    with_undefined = np.isnan(samples).any(axis=0)
+    complete = np.flatnonzero(~with_undefined)
     if len(complete) and len(samples):
         tail = (1 - confidence) / 2 * 100
         low, high = np.percentile(samples[:, complete], [tail, 100 - tail], axis=0)
         for column, low_value, high_value in zip(complete, low.tolist(), high.tolist()):
             intervals[column] = (low_value, high_value)
-    for column in np.flatnonzero(np.isnan(samples).any(axis=0)):
+    for column in np.flatnonzero(with_undefined):
         intervals[column] = _percentile_interval(samples[:, column], confidence)
     return intervals
 

@@ -403,7 +403,9 @@ class _Group:
     @property
     def order_free(self) -> bool:
         """As the evaluation: a group's draws map to the evaluation's in the same order."""
-        return getattr(self._evaluation, "order_free", False) is True
+        from novabench.metrics.stats import _order_free
+
+        return _order_free(self._evaluation)
 
     def aggregate(self, indices: np.ndarray | None = None) -> Mapping[str, Any]:
         chosen = self._positions if indices is None else self._positions[np.asarray(indices)]
