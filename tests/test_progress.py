@@ -224,9 +224,6 @@ def test_hidden_library_bars_come_back_as_they_were() -> None:
 
 def test_a_library_imported_inside_the_block_gets_its_usual_setting_after() -> None:
     """transformers reads huggingface_hub's switch when imported: off inside, on after."""
-    import os
-    import subprocess
-
     pytest.importorskip("transformers")
     script = (
         "import json\n"
@@ -238,16 +235,7 @@ def test_a_library_imported_inside_the_block_gets_its_usual_setting_after() -> N
         "print(json.dumps([inside, logging.is_progress_bar_enabled(),"
         " are_progress_bars_disabled()]))\n"
     )
-    environment = {
-        name: value for name, value in os.environ.items() if "DISABLE_PROGRESS_BARS" not in name
-    }
-    source = str(Path(__file__).resolve().parents[1] / "src")
-    environment["PYTHONPATH"] = os.pathsep.join([source, os.environ.get("PYTHONPATH", "")])
-    finished = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, timeout=300
-    )
-    assert finished.returncode == 0, finished.stderr[-2000:]
-    assert json.loads(finished.stdout.strip().splitlines()[-1]) == [False, True, False]
+    assert run_fresh(script) == [False, True, False]
 
 
 def run_fresh(script: str) -> object:
