@@ -13,6 +13,8 @@ its editable hook and every ``.pth`` file, so only the installed wheel can be im
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import subprocess
@@ -20,6 +22,7 @@ import sys
 import sysconfig
 import textwrap
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -60,12 +63,33 @@ def _third_party_links(folder: Path) -> Path:
     return folder
 
 
+@contextlib.contextmanager
+def _one_build_at_a_time() -> Iterator[None]:
+    """Hold a lock while building in the checkout.
+
+    An sdist is assembled in the checkout itself (``novabench-<version>/``, removed at the
+    end). Under ``pytest -n 2`` each worker that runs a test of this module builds its own
+    ``dist``, and two builds at once remove each other's tree (seen in CI as "No such file
+    or directory: 'novabench-0.1.0/tests/...'").
+    """
+    lock_folder = REPO / "build"
+    lock_folder.mkdir(exist_ok=True)
+    with open(lock_folder / ".packaging-test.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    _run(
-        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(REPO)], cwd=REPO
-    )
+    with _one_build_at_a_time():
+        _run(
+            [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(REPO)],
+            cwd=REPO,
+        )
     _run([sys.executable, "-m", "twine", "check", "--strict", *map(str, out.iterdir())], cwd=out)
     return out
 
