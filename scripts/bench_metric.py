@@ -166,7 +166,7 @@ def nova_size_inputs(release_dir: Path | None, work: Path) -> tuple[Path, Path]:
 
 
 _CHILD = """
-import json, sys, time, warnings
+import json, resource, sys, time, warnings
 started = time.perf_counter()
 warnings.simplefilter("ignore")
 from novabench.cli import main
@@ -176,8 +176,10 @@ import contextlib, io
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:])
 done = time.perf_counter()
+helpers = resource.getrusage(resource.RUSAGE_CHILDREN)  # helper processes, all reaped
 print(json.dumps({"code": code, "import_s": imported - started, "command_s": done - imported,
-                  "command_cpu_s": time.process_time() - cpu}))
+                  "command_cpu_s": time.process_time() - cpu,
+                  "helpers_cpu_s": helpers.ru_utime + helpers.ru_stime}))
 """
 
 
@@ -190,8 +192,9 @@ def run_nova_evaluate(
         ``wall_s`` (the whole process), ``scoring_s`` (inside ``main``: reading the release
         and predictions, parsing, scoring, intervals, writing the report), ``scoring_cpu_s``
         (the CPU time of all threads meanwhile: less disturbed by other load, and above
-        ``scoring_s`` when several cores work) and ``start_s`` (interpreter start + imports
-        + exit: ``wall_s - scoring_s``).
+        ``scoring_s`` when several cores work), ``helpers_cpu_s`` (the CPU time of its
+        helper processes, ``--jobs``) and ``start_s`` (interpreter start + imports + exit:
+        ``wall_s - scoring_s``).
     """
     import json
     import os
@@ -213,6 +216,7 @@ def run_nova_evaluate(
         "wall_s": wall,
         "scoring_s": child["command_s"],
         "scoring_cpu_s": child["command_cpu_s"],
+        "helpers_cpu_s": child["helpers_cpu_s"],
         "start_s": wall - child["command_s"],
     }
 
@@ -274,6 +278,13 @@ def run_nova_face(release: Path, predictions: Path, resamples: int) -> dict[str,
     return {"import_s": imported - start, "load_s": loaded - imported, "compute_s": computed}
 
 
+def _cpu(figures: dict[str, float]) -> str:
+    """CPU seconds of a ``nova evaluate`` run, its helpers' share apart when it had some."""
+    own = f"{figures['scoring_cpu_s']:5.2f}"
+    helpers = figures["helpers_cpu_s"]
+    return f"{own} + {helpers:4.2f}" if helpers > 0 else own
+
+
 def run_nova_size(release_dir: Path | None, work: Path) -> dict[str, Any]:
     """NOVA-size scoring end to end, with and without 1,000 resamples; prints a table."""
     import json
@@ -287,6 +298,8 @@ def run_nova_size(release_dir: Path | None, work: Path) -> dict[str, Any]:
     figures["evaluate_1000_no_breakdowns"] = run_nova_evaluate(
         release, predictions, 1000, "--no-breakdowns"
     )
+    # One process (no helpers), beside the default --jobs auto above.
+    figures["evaluate_1000_jobs_1"] = run_nova_evaluate(release, predictions, 1000, "--jobs", "1")
     # The face in its own interpreter too, so that `import evaluate` is measured cold.
     for resamples in (0, 1000):
         code = (
@@ -299,23 +312,29 @@ def run_nova_size(release_dir: Path | None, work: Path) -> dict[str, Any]:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         )
         figures[f"face_{resamples}"] = json.loads(finished.stdout.strip().splitlines()[-1])
-    print("906 images / 281 cases, all metrics but BERTScore (seconds)")
+    print(
+        "906 images / 281 cases, all metrics but BERTScore (seconds; CPU: this process + helpers)"
+    )
     for resamples in (0, 1000):
         cli = figures[f"evaluate_{resamples}"]
         face = figures[f"face_{resamples}"]
         print(
             f"  {resamples:>4} resamples  nova evaluate: scoring {cli['scoring_s']:6.2f}"
-            f" (CPU {cli['scoring_cpu_s']:5.2f})"
+            f" (CPU {_cpu(cli)})"
             f"  process start+imports {cli['start_s']:5.2f}  wall {cli['wall_s']:6.2f}"
             f"   | evaluate face: compute {face['compute_s']:6.2f}"
             f"  import evaluate {face['import_s']:5.2f}  load {face['load_s']:5.2f}"
         )
-    quick = figures["evaluate_1000_no_breakdowns"]
-    print(
-        f"  1000 resamples  nova evaluate --no-breakdowns: scoring {quick['scoring_s']:6.2f}"
-        f" (CPU {quick['scoring_cpu_s']:5.2f})  process start+imports {quick['start_s']:5.2f}"
-        f"  wall {quick['wall_s']:6.2f}"
-    )
+    for name, label in (
+        ("evaluate_1000_no_breakdowns", "--no-breakdowns"),
+        ("evaluate_1000_jobs_1", "--jobs 1"),
+    ):
+        quick = figures[name]
+        print(
+            f"  1000 resamples  nova evaluate {label}: scoring {quick['scoring_s']:6.2f}"
+            f" (CPU {_cpu(quick)})  process start+imports {quick['start_s']:5.2f}"
+            f"  wall {quick['wall_s']:6.2f}"
+        )
     return figures
 
 

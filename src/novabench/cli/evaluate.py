@@ -228,6 +228,15 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "(default 0)",
     )
     parser.add_argument(
+        "--jobs",
+        type=jobs_option,
+        default="auto",
+        metavar="N",
+        help="processes that share the scoring: with intervals, the localisation breakdowns "
+        "and human reference are also computed in N-1 helper processes, with the same "
+        "numbers (default auto: the usable CPUs, at most 4; 1: this process only)",
+    )
+    parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
     )
     parser.add_argument(
@@ -285,6 +294,20 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def jobs_option(text: str) -> int:
+    """argparse ``type=`` of ``--jobs``: a positive number of processes, or ``auto``.
+
+    Example:
+        >>> jobs_option("2"), jobs_option("auto") >= 1
+        (2, True)
+    """
+    if text.strip().lower() == "auto":
+        from novabench.parallel import default_jobs
+
+        return default_jobs()
+    return checks.positive_int_option(text)
+
+
 def scoring_options(args: argparse.Namespace) -> ScoringOptions:
     """The scoring options chosen on the command line, built once for ``evaluate``/``compare``.
 
@@ -324,6 +347,7 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
         confidence=args.confidence,
         seed=args.seed,
         caption_options=caption_options,
+        jobs=args.jobs,
         **_judges(args),
     )
 

@@ -51,12 +51,15 @@ __all__ = [
     "DIMENSIONS",
     "CaseFacts",
     "ImageFacts",
+    "SubsetPreparer",
     "break_down",
     "case_facts",
     "dimension_order",
     "gold_box_size",
     "image_facts",
     "parse_acquisition",
+    "pending_task_breakdowns",
+    "resolve_breakdowns",
     "result_with_intervals",
     "task_breakdowns",
     "task_dimensions",
@@ -495,7 +498,8 @@ def break_down(
         min_group_size: groups with fewer items are flagged ``too_small``.
         prepare_group: optionally, the evaluation of the items at some (sorted) positions
             prepared on its own, equal to ``evaluation`` on those items but cheaper to
-            resample when its cost grows with the whole set (localisation); by default, and
+            resample when its cost grows with the whole set (localisation; a
+            :class:`SubsetPreparer` can also be sent to a helper process); by default, and
             always without resamples, the group is ``evaluation`` restricted to its items.
 
     Returns:
@@ -511,45 +515,158 @@ def break_down(
         >>> [(row["group"], row["n"], row["too_small"], row["top1"]) for row in rows]
         [('a', 2, False, 1.0), ('b', 1, True, 0.0)]
     """
-    from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
+    settings = _RowSettings(tuple(keys), n_resamples, confidence, seed, min_group_size)
+    pieces = _pending_rows(evaluation, groups, order, settings, prepare_group, pool=None)
+    return [piece.result() for piece in pieces]
+
+
+@dataclass(frozen=True)
+class _RowSettings:
+    """What every row of a breakdown shares (picklable: rows may be computed elsewhere)."""
+
+    keys: tuple[str, ...]
+    n_resamples: int
+    confidence: float
+    seed: int
+    min_group_size: int
+
+
+class SubsetPreparer:
+    """A task's evaluation prepared on its own for some of its items (a breakdown group).
+
+    Picklable, and :meth:`subset` keeps only the items a group needs, so a group's
+    evaluation and bootstrap can be computed in a helper process (:mod:`novabench.parallel`)
+    from little more than the group's own answers.
+
+    Args:
+        task: the task name.
+        predictions: the task's answers, in item order.
+        references: the task's references, in item order.
+        options: the metric options the whole task was scored with.
+
+    Example:
+        >>> preparer = SubsetPreparer("localization", [{"boxes": [[0, 0, 5, 5]]}, {"boxes": []}],
+        ...     [{"boxes": [[0, 0, 5, 5]]}, {"boxes": [[0, 0, 5, 5]]}], {})
+        >>> preparer(np.array([0])).result()["mAP@30"], preparer.subset(np.array([1])).n_items
+        (1.0, 1)
+    """
+
+    def __init__(
+        self,
+        task: str,
+        predictions: Sequence[Any],
+        references: Sequence[Any],
+        options: Mapping[str, Any],
+    ) -> None:
+        self.task = task
+        self.predictions = list(predictions)
+        self.references = list(references)
+        self.options = dict(options)
+
+    @property
+    def n_items(self) -> int:
+        """How many items the preparer holds."""
+        return len(self.predictions)
+
+    def subset(self, positions: np.ndarray) -> SubsetPreparer:
+        """A preparer of only the items at ``positions`` (in that order)."""
+        return SubsetPreparer(
+            self.task,
+            [self.predictions[int(i)] for i in positions],
+            [self.references[int(i)] for i in positions],
+            self.options,
+        )
+
+    def __call__(self, positions: np.ndarray) -> Any:
+        """The evaluation of the items at ``positions``, prepared as the task's own."""
+        from novabench.metrics.localization import LocalizationWarning
+        from novabench.metrics.tasks import prepare_task
+
+        chosen = self.subset(positions)
+        with warnings.catch_warnings():
+            # Said once for the whole set; a group without gold boxes is expected.
+            warnings.simplefilter("ignore", LocalizationWarning)
+            return prepare_task(self.task, chosen.predictions, chosen.references, **self.options)
+
+
+def _pending_rows(
+    evaluation: Any,
+    groups: Sequence[str],
+    order: Sequence[str],
+    settings: _RowSettings,
+    prepare_group: Callable[[np.ndarray], Any] | None,
+    pool: Any,
+) -> list[Any]:
+    """:func:`break_down`'s rows as pieces of work (``Pending``), in display order.
+
+    With a ``pool`` (a :class:`novabench.parallel.WorkerPool`), groups prepared on their own
+    by a :class:`SubsetPreparer` are queued there with only their items; every other row is
+    computed at once.
+    """
+    from novabench.parallel import Pending
 
     if len(groups) != evaluation.n_items:
         raise ValueError(f"{len(groups)} group labels for {evaluation.n_items} items")
     labels = np.asarray(list(groups), dtype=object)
     present = list(dict.fromkeys(groups))
     ranked = [g for g in order if g in present] + sorted(g for g in present if g not in order)
-    rows = []
+    pieces: list[Any] = []
     for group in ranked:
         positions = np.flatnonzero(labels == group).astype(np.int64)
         # A group prepared on its own only pays when it is resampled.
-        subset = (
-            _group(evaluation, positions)
-            if prepare_group is None or n_resamples == 0
-            else prepare_group(positions)
-        )
-        values = subset.aggregate()
-        row: dict[str, Any] = {
-            "group": group,
-            "n": subset.n_items,
-            "too_small": subset.n_items < min_group_size,
-        }
-        intervals: Mapping[str, tuple[float, float]] = {}
-        if n_resamples > 0:
-            with warnings.catch_warnings():
-                # Undefined resamples are common in small groups; the rule is documented.
-                warnings.simplefilter("ignore", BootstrapWarning)
-                intervals = bootstrap_confidence_intervals(
-                    subset, n_resamples=n_resamples, confidence=confidence, seed=seed
-                )
-        for key in keys:
-            if key not in values:
-                continue
-            row[key] = _number(values[key])
-            low, high = intervals.get(key, (math.nan, math.nan))
-            defined = not (math.isnan(low) or math.isnan(high))
-            row[f"{key}_ci"] = [float(low), float(high)] if defined else None
-        rows.append(row)
-    return rows
+        if prepare_group is None or settings.n_resamples == 0:
+            row = _group_row(_group(evaluation, positions), group, settings)
+            pieces.append(Pending.done(row))
+        elif pool is not None and isinstance(prepare_group, SubsetPreparer):
+            own = prepare_group.subset(positions)
+            everything = np.arange(len(positions), dtype=np.int64)
+            pieces.append(pool.submit(_prepared_group_row, own, everything, group, settings))
+        else:
+            pieces.append(
+                Pending.done(_prepared_group_row(prepare_group, positions, group, settings))
+            )
+    return pieces
+
+
+def _prepared_group_row(
+    prepare_group: Callable[[np.ndarray], Any],
+    positions: np.ndarray,
+    group: str,
+    settings: _RowSettings,
+) -> dict[str, Any]:
+    """The row of a group whose evaluation is prepared on its own (a piece of work)."""
+    return _group_row(prepare_group(positions), group, settings)
+
+
+def _group_row(subset: Any, group: str, settings: _RowSettings) -> dict[str, Any]:
+    """One breakdown row: the group's values and, with resamples, their intervals."""
+    from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
+
+    values = subset.aggregate()
+    row: dict[str, Any] = {
+        "group": group,
+        "n": subset.n_items,
+        "too_small": subset.n_items < settings.min_group_size,
+    }
+    intervals: Mapping[str, tuple[float, float]] = {}
+    if settings.n_resamples > 0:
+        with warnings.catch_warnings():
+            # Undefined resamples are common in small groups; the rule is documented.
+            warnings.simplefilter("ignore", BootstrapWarning)
+            intervals = bootstrap_confidence_intervals(
+                subset,
+                n_resamples=settings.n_resamples,
+                confidence=settings.confidence,
+                seed=settings.seed,
+            )
+    for key in settings.keys:
+        if key not in values:
+            continue
+        row[key] = _number(values[key])
+        low, high = intervals.get(key, (math.nan, math.nan))
+        defined = not (math.isnan(low) or math.isnan(high))
+        row[f"{key}_ci"] = [float(low), float(high)] if defined else None
+    return row
 
 
 def dimension_order(dimension: str) -> tuple[str, ...]:
@@ -596,18 +713,69 @@ def task_breakdowns(
         >>> result["pathology_category"][0]["top5"]
         1.0
     """
+    pending = pending_task_breakdowns(
+        task,
+        evaluation,
+        item_groups,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        min_group_size=min_group_size,
+        keys=keys,
+        prepare_group=prepare_group,
+    )
+    return resolve_breakdowns(pending)
+
+
+def pending_task_breakdowns(
+    task: str,
+    evaluation: Any,
+    item_groups: Sequence[Mapping[str, str]],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+    min_group_size: int,
+    keys: Sequence[str] | None = None,
+    prepare_group: Callable[[np.ndarray], Any] | None = None,
+    pool: Any = None,
+) -> dict[str, list[Any]]:
+    """:func:`task_breakdowns` as pieces of work: ``{dimension: [Pending row, ...]}``.
+
+    With a ``pool`` (:class:`novabench.parallel.WorkerPool`), the rows of groups a
+    :class:`SubsetPreparer` prepares are queued there; :func:`resolve_breakdowns` gives the
+    rows, equal to :func:`task_breakdowns`'s.
+
+    Example:
+        >>> from novabench.metrics.diagnosis import prepare_diagnosis
+        >>> evaluation = prepare_diagnosis([["glioma"]], ["glioma"])
+        >>> groups = [{"pathology_category": "neoplastic", "images_per_case": "1"}]
+        >>> pending = pending_task_breakdowns("diagnosis", evaluation, groups, n_resamples=0,
+        ...     confidence=0.95, seed=0, min_group_size=1)
+        >>> resolve_breakdowns(pending)["images_per_case"][0]["group"]
+        '1'
+    """
     chosen_keys = tuple(keys) if keys is not None else registry.TASKS[task].headline_keys
+    settings = _RowSettings(chosen_keys, n_resamples, confidence, seed, min_group_size)
     return {
-        dimension: break_down(
+        dimension: _pending_rows(
             evaluation,
             [groups[dimension] for groups in item_groups],
-            keys=chosen_keys,
-            order=_ORDER[dimension],
-            n_resamples=n_resamples,
-            confidence=confidence,
-            seed=seed,
-            min_group_size=min_group_size,
-            prepare_group=prepare_group,
+            _ORDER[dimension],
+            settings,
+            prepare_group,
+            pool,
         )
         for dimension in task_dimensions(task)
     }
+
+
+def resolve_breakdowns(pending: Mapping[str, Sequence[Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of :func:`pending_task_breakdowns`'s pieces, waiting for any still running.
+
+    Example:
+        >>> from novabench.parallel import Pending
+        >>> resolve_breakdowns({"plane": [Pending.done({"group": "axial"})]})
+        {'plane': [{'group': 'axial'}]}
+    """
+    return {dimension: [piece.result() for piece in rows] for dimension, rows in pending.items()}

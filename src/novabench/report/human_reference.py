@@ -25,8 +25,10 @@ __all__ = [
     "COMPARISONS",
     "RATER_SLOTS",
     "HumanReference",
+    "PendingHumanReference",
     "comparison_rows",
     "human_reference",
+    "pending_human_reference",
     "release_raters",
 ]
 
@@ -105,6 +107,7 @@ def human_reference(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    pool: Any = None,
 ) -> HumanReference:
     """Score the raters on the images at ``positions`` (those the model was scored on).
 
@@ -114,6 +117,8 @@ def human_reference(
         n_resamples: bootstrap resamples (0: no intervals), as the report's.
         confidence: interval coverage.
         seed: bootstrap seed.
+        pool: a :class:`novabench.parallel.WorkerPool` to compute the comparisons in (the
+            same numbers); None: here, at once.
 
     Returns:
         A :class:`HumanReference`. Its ``section`` is ``{"available": True, "raters": ...,
@@ -133,26 +138,95 @@ def human_reference(
         >>> reference.raters, 0 < reference.section["rater_1_vs_gold"]["mAP@30"] <= 1
         ({'rater_1': 'rater1', 'rater_2': 'rater2'}, True)
     """
-    from novabench.metrics.localization import LocalizationWarning
-    from novabench.metrics.tasks import prepare_task
+    return pending_human_reference(
+        release, positions, n_resamples=n_resamples, confidence=confidence, seed=seed, pool=pool
+    ).result()
+
+
+class PendingHumanReference:
+    """A :class:`HumanReference` whose comparisons may still be computing in a pool.
+
+    Built by :func:`pending_human_reference`; :meth:`result` waits for the comparisons.
+    """
+
+    def __init__(
+        self,
+        raters: dict[str, str],
+        section: dict[str, Any],
+        boxes: dict[str, list[list[list[float]]]],
+        comparisons: dict[str, Any],
+        names: Sequence[str],
+    ) -> None:
+        self._raters = raters
+        self._section = section
+        self._boxes = boxes
+        self._comparisons = comparisons
+        self._names = list(names)
+
+    def result(self) -> HumanReference:
+        """The human reference, once every comparison is done."""
+        if not self._raters:
+            return HumanReference({}, self._section)
+        in_order = [comparison for comparison, _, _ in COMPARISONS]
+        section = {key: value for key, value in self._section.items() if key not in in_order}
+        best_iou: dict[str, list[float]] = {}
+        for comparison in in_order:  # in report order, scored or not
+            if comparison in self._comparisons:
+                section[comparison], best_iou[comparison] = self._comparisons[comparison].result()
+            else:
+                section[comparison] = self._section[comparison]
+        section["notes"] = [
+            "the gold boxes are the raters' consensus, so rater-vs-gold is an optimistic "
+            "ceiling; rater 1 vs rater 2 (rater 2 as reference) is the inter-rater agreement",
+            "an image on which a rater drew no box counts as a miss for that rater",
+        ]
+        if len(self._names) > len(RATER_SLOTS):
+            section["notes"].append(
+                f"the release names {len(self._names)} raters; the first two by name are "
+                "scored: " + ", ".join(self._names)
+            )
+        return HumanReference(self._raters, section, self._boxes, best_iou)
+
+
+def pending_human_reference(
+    release: Any,
+    positions: Sequence[int],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    pool: Any = None,
+) -> PendingHumanReference:
+    """:func:`human_reference` with its comparisons queued in ``pool`` (or computed at once).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from novabench.data.release import read_release
+        >>> from novabench.data.sample import write_sample_release
+        >>> release = read_release(write_sample_release(
+        ...     pathlib.Path(tempfile.mkdtemp()) / "nova", n_cases=2, seed=0, progress=False))
+        >>> pending = pending_human_reference(release, range(len(release.images)),
+        ...                                   n_resamples=0)
+        >>> pending.result().section["n_images"] == len(release.images)
+        True
+    """
+    from novabench.parallel import Pending
 
     images = [release.images[position] for position in positions]
     names = release_raters(release)
     if not names:
-        return HumanReference(
-            {},
-            {
-                "available": False,
-                "reason": "the release has no rater boxes (only the consensus gold boxes)",
-            },
-        )
+        unavailable = {
+            "available": False,
+            "reason": "the release has no rater boxes (only the consensus gold boxes)",
+        }
+        return PendingHumanReference({}, unavailable, {}, {}, names)
     raters = dict(zip(RATER_SLOTS, names))
     boxes: dict[str, list[list[list[float]]]] = {
         slot: [_boxes_of(image, name) for image in images] for slot, name in raters.items()
     }
     boxes_with_gold = {**boxes, "gold": [[list(b) for b in image.boxes] for image in images]}
     section: dict[str, Any] = {"available": True, "raters": raters, "n_images": len(images)}
-    best_iou: dict[str, list[float]] = {}
+    comparisons: dict[str, Any] = {}
     for comparison, predicted, reference in COMPARISONS:
         missing = [slot for slot in (predicted, reference) if slot not in boxes_with_gold]
         if missing:
@@ -162,31 +236,42 @@ def human_reference(
                 + missing[0].replace("_", " "),
             }
             continue
-        with warnings.catch_warnings():
-            # Data warnings about the gold boxes were already given for the model's score.
-            warnings.simplefilter("ignore", LocalizationWarning)
-            evaluation = prepare_task(
-                "localization",
-                [{"boxes": b} for b in boxes_with_gold[predicted]],
-                [{"boxes": b} for b in boxes_with_gold[reference]],
-            )
-            result = result_with_intervals(
-                evaluation, n_resamples=n_resamples, confidence=confidence, seed=seed
-            )
-        result.pop("per_image_best_iou", None)
-        result["n_images_with_rater_boxes"] = sum(1 for b in boxes_with_gold[predicted] if b)
-        section[comparison] = result
-        best_iou[comparison] = [
-            0.0 if value is None else value for value in evaluation.per_image_best_iou
-        ]
-    section["notes"] = [
-        "the gold boxes are the raters' consensus, so rater-vs-gold is an optimistic ceiling; "
-        "rater 1 vs rater 2 (rater 2 as reference) is the inter-rater agreement",
-        "an image on which a rater drew no box counts as a miss for that rater",
-    ]
-    if len(names) > len(RATER_SLOTS):
-        section["notes"].append(
-            f"the release names {len(names)} raters; the first two by name are scored: "
-            + ", ".join(names)
+        arguments = (boxes_with_gold[predicted], boxes_with_gold[reference])
+        settings: dict[str, Any] = {
+            "n_resamples": n_resamples,
+            "confidence": confidence,
+            "seed": seed,
+        }
+        comparisons[comparison] = (
+            Pending.done(_compare(*arguments, **settings))
+            if pool is None
+            else pool.submit(_compare, *arguments, **settings)
         )
-    return HumanReference(raters, section, boxes, best_iou)
+    return PendingHumanReference(raters, section, boxes, comparisons, names)
+
+
+def _compare(
+    predicted: list[list[list[float]]],
+    reference: list[list[list[float]]],
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> tuple[dict[str, Any], list[float]]:
+    """One comparison (a piece of work): its result and each image's best IoU."""
+    from novabench.metrics.localization import LocalizationWarning
+    from novabench.metrics.tasks import prepare_task
+
+    with warnings.catch_warnings():
+        # Data warnings about the gold boxes were already given for the model's score.
+        warnings.simplefilter("ignore", LocalizationWarning)
+        evaluation = prepare_task(
+            "localization", [{"boxes": b} for b in predicted], [{"boxes": b} for b in reference]
+        )
+        result = result_with_intervals(
+            evaluation, n_resamples=n_resamples, confidence=confidence, seed=seed
+        )
+    result.pop("per_image_best_iou", None)
+    result["n_images_with_rater_boxes"] = sum(1 for b in predicted if b)
+    best_iou = [0.0 if value is None else value for value in evaluation.per_image_best_iou]
+    return result, best_iou

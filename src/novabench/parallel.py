@@ -1,0 +1,375 @@
+"""Independent pieces of scoring spread over helper processes, with the results of one process.
+
+A report's slowest parts are many independent bootstraps: the localisation breakdown cells
+and the human reference. :class:`WorkerPool` runs such pieces in helper processes while this
+process does its own share, then takes back whatever no helper has started (from the end of
+the queue, while the helpers take from the front), so both cores stay busy to the end.
+
+Rules that keep a pooled report equal to a one-process report, number for number:
+
+- a piece is a module-level function and picklable arguments; it computes the same thing
+  wherever it runs (each bootstrap has its own seed, so order does not matter);
+- a piece that fails in a helper (an exception, a helper that died, an argument that cannot
+  be pickled) is run again here, so its error, if any, is raised here as it would be without
+  helpers;
+- warnings a piece gives in a helper are given again here when its result is taken, through
+  this process's warning filters.
+
+Helpers are plain ``python -c`` processes (not ``multiprocessing``): nothing of the caller's
+``__main__`` is imported again, so this works from scripts without a main guard, notebooks
+and the console script alike. They get this process's ``sys.path`` and environment and talk
+pickle over their standard input and output.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from typing import IO, Any, Generic, TypeVar
+
+__all__ = ["Pending", "WorkerPool", "default_jobs", "usable_cpus"]
+
+T = TypeVar("T")
+
+#: ``--jobs auto`` uses at most this many processes: beyond it, the helpers' start-up costs
+#: more than the pieces of a NOVA-size report save.
+MAX_AUTO_JOBS = 4
+
+_QUEUED, _SENT, _RUNNING_HERE, _DONE, _FAILED = "queued", "sent", "here", "done", "failed"
+
+# The helper's first lines: the channel to the parent is the original standard output, and
+# anything printed goes to standard error instead, so a stray print cannot corrupt it.
+_HELPER_START = """
+import os, pickle, sys
+replies = os.fdopen(os.dup(1), "wb")
+os.dup2(2, 1)
+requests = sys.stdin.buffer
+sys.path[:] = pickle.load(requests)
+from novabench.parallel import _serve
+_serve(requests, replies)
+"""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system says, else all).
+
+    Example:
+        >>> usable_cpus() >= 1
+        True
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def default_jobs() -> int:
+    """The processes ``--jobs auto`` uses: the usable CPUs, at most :data:`MAX_AUTO_JOBS`.
+
+    Example:
+        >>> 1 <= default_jobs() <= MAX_AUTO_JOBS
+        True
+    """
+    return min(usable_cpus(), MAX_AUTO_JOBS)
+
+
+class Pending(Generic[T]):
+    """A piece of work submitted to a pool; :meth:`result` gives its value.
+
+    Example:
+        >>> pending = Pending.done(3)
+        >>> pending.result()
+        3
+    """
+
+    __slots__ = ("_pool", "_function", "_args", "_kwargs", "_state", "_value", "_warnings")
+
+    def __init__(
+        self,
+        pool: WorkerPool | None,
+        function: Callable[..., T],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        self._pool = pool
+        self._function = function
+        self._args = args
+        self._kwargs = kwargs
+        self._state = _QUEUED
+        self._value: Any = None
+        self._warnings: list[tuple[str, type[Warning], str, int]] = []
+
+    @classmethod
+    def done(cls, value: T) -> Pending[T]:
+        """A piece whose value is already known (work done in this process at once)."""
+        pending: Pending[T] = cls(None, _identity, (value,), {})
+        pending._state = _DONE
+        pending._value = value
+        return pending
+
+    def result(self) -> T:
+        """The value: waits for a helper that has it, or computes it here."""
+        if self._pool is None:
+            value: T = self._value
+            return value
+        return self._pool._result(self)
+
+    def _run_here(self) -> None:
+        self._value = self._function(*self._args, **self._kwargs)
+        self._state = _DONE
+        self._warnings = []
+
+
+def _identity(value: T) -> T:
+    return value
+
+
+class _Helper:
+    """One helper process and the thread that feeds it pieces, one at a time."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _HELPER_START],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._requests: IO[bytes] = self.process.stdin
+        self._replies: IO[bytes] = self.process.stdout
+        self._pool = pool
+        self._send(list(sys.path))
+        self._send(("preload", pool.preload))
+        self.thread = threading.Thread(target=self._feed, name="novabench-helper", daemon=True)
+        self.thread.start()
+
+    def _send(self, message: Any) -> None:
+        self._requests.write(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+        self._requests.flush()
+
+    def _feed(self) -> None:
+        pool = self._pool
+        while True:
+            pending = pool._next_for_helper()
+            if pending is None:
+                return
+            try:
+                # Pickled whole before writing: a failure cannot leave half a message.
+                message = pickle.dumps(
+                    ("run", pending._function, pending._args, pending._kwargs),
+                    protocol=pickle.HIGHEST_PROTOCOL,
+                )
+            except Exception:  # noqa: BLE001 - not picklable: this process runs it
+                pool._finish(pending, _FAILED)
+                continue
+            try:
+                self._requests.write(message)
+                self._requests.flush()
+                status, value, given = pickle.load(self._replies)
+            except Exception:  # noqa: BLE001 - the helper is gone: this process does the rest
+                pool._finish(pending, _FAILED)
+                pool._helper_stopped()
+                return
+            if status == "ok":
+                pending._value = value
+                pending._warnings = given
+                pool._finish(pending, _DONE, from_helper=True)
+            else:
+                pool._finish(pending, _FAILED)
+
+    def stop(self, *, kill: bool = False) -> None:
+        """Ask the helper to exit (end of its input) and reap it; kill it if it hangs."""
+        if kill:
+            self.process.kill()
+        try:
+            self._requests.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._replies.close()
+
+
+class WorkerPool:
+    """Pieces of work shared between this process and ``helpers`` helper processes.
+
+    Use it as a context manager. :meth:`submit` queues a piece; :meth:`run_queued` makes this
+    process work through the queue from its end; :meth:`Pending.result` returns a piece's
+    value (computed here when no helper has taken it). With ``helpers=0`` every piece is
+    computed here, at :meth:`submit`: the one-process behaviour.
+
+    Args:
+        helpers: helper processes to start (they start at once, in the background).
+        preload: modules the helpers import while they wait for their first piece.
+
+    Example:
+        >>> import math
+        >>> with WorkerPool(helpers=1) as pool:
+        ...     pieces = [pool.submit(math.factorial, n) for n in range(8)]
+        ...     pool.run_queued()
+        ...     [piece.result() for piece in pieces]
+        [1, 1, 2, 6, 24, 120, 720, 5040]
+    """
+
+    def __init__(self, helpers: int, preload: Iterable[str] = ()) -> None:
+        self.preload = tuple(preload)
+        self._queue: collections.deque[Pending[Any]] = collections.deque()
+        self._changed = threading.Condition()
+        self._closing = False
+        self._helpers: list[_Helper] = []
+        self._running_helpers = 0
+        self._registries: dict[str, dict[Any, Any]] = {}
+        #: Pieces whose value came back from a helper (a diagnostic, and for tests).
+        self.helper_pieces = 0
+        for _ in range(max(0, helpers)):
+            try:
+                helper = _Helper(self)
+            except OSError:  # no interpreter to start (an embedded Python): work here
+                break
+            self._helpers.append(helper)
+            self._running_helpers += 1
+
+    @property
+    def helpers(self) -> int:
+        """Helper processes still taking pieces."""
+        return self._running_helpers
+
+    def submit(self, function: Callable[..., T], /, *args: Any, **kwargs: Any) -> Pending[T]:
+        """Queue ``function(*args, **kwargs)``; without helpers, compute it now."""
+        pending: Pending[T] = Pending(self, function, args, kwargs)
+        if not self._running_helpers:
+            pending._state = _RUNNING_HERE
+            pending._run_here()
+            return pending
+        with self._changed:
+            self._queue.append(pending)
+            self._changed.notify_all()
+        return pending
+
+    def run_queued(self) -> None:
+        """Compute here, from the end of the queue, every piece no helper has taken yet."""
+        while True:
+            with self._changed:
+                if not self._queue:
+                    return
+                pending = self._queue.pop()
+                pending._state = _RUNNING_HERE
+            pending._run_here()
+
+    def _result(self, pending: Pending[T]) -> T:
+        with self._changed:
+            if pending._state == _QUEUED:
+                self._queue.remove(pending)
+                pending._state = _RUNNING_HERE
+                here = True
+            else:
+                while pending._state == _SENT:
+                    self._changed.wait()
+                here = pending._state == _FAILED
+                if here:
+                    pending._state = _RUNNING_HERE
+        if here:
+            pending._run_here()
+        for message, category, filename, lineno in pending._warnings:
+            # One registry per source file: a warning repeated by many pieces is shown as
+            # often as the filters would show it from one place in this process.
+            warnings.warn_explicit(
+                message,
+                category,
+                filename,
+                lineno,
+                module=_module_name(filename),
+                registry=self._registries.setdefault(filename, {}),
+            )
+        pending._warnings = []
+        value: T = pending._value
+        return value
+
+    def _next_for_helper(self) -> Pending[Any] | None:
+        with self._changed:
+            while not self._queue and not self._closing:
+                self._changed.wait()
+            if self._closing:
+                return None
+            pending = self._queue.popleft()
+            pending._state = _SENT
+            return pending
+
+    def _finish(self, pending: Pending[Any], state: str, *, from_helper: bool = False) -> None:
+        with self._changed:
+            pending._state = state
+            self.helper_pieces += from_helper
+            self._changed.notify_all()
+
+    def _helper_stopped(self) -> None:
+        with self._changed:
+            self._running_helpers -= 1
+            self._changed.notify_all()
+
+    def close(self, *, kill: bool = False) -> None:
+        """Stop the helpers once they finish their piece (``kill``: at once).
+
+        A piece a helper had not finished is computed here if its result is asked for.
+        """
+        with self._changed:
+            self._closing = True
+            self._changed.notify_all()
+        for helper in self._helpers:
+            helper.stop(kill=kill)
+        for helper in self._helpers:
+            helper.thread.join(timeout=5)
+        self._helpers = []
+        self._running_helpers = 0
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        # On an error here nobody wants the helpers' results: do not wait for them.
+        self.close(kill=exc_type is not None)
+
+
+def _module_name(filename: str) -> str | None:
+    """The name of the loaded module defined in ``filename`` (what warning filters match)."""
+    for name, module in list(sys.modules.items()):
+        if getattr(module, "__file__", None) == filename:
+            return name
+    return None
+
+
+def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
+    """The helper's loop: run each piece it is sent, reply with its value or failure."""
+    import importlib
+
+    while True:
+        try:
+            message = pickle.load(requests)
+        except EOFError:
+            return
+        if message[0] == "preload":
+            for module in message[1]:
+                importlib.import_module(module)
+            continue
+        _, function, args, kwargs = message
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                reply: tuple[str, Any, Any] = ("ok", function(*args, **kwargs), None)
+            except Exception as error:  # noqa: BLE001 - reported; the parent runs it again
+                reply = ("failed", repr(error), [])
+        given = [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+        if reply[0] == "ok":
+            reply = ("ok", reply[1], given)
+        try:
+            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as error:  # noqa: BLE001 - an unpicklable value: the parent reruns
+            data = pickle.dumps(("failed", repr(error), []), protocol=pickle.HIGHEST_PROTOCOL)
+        replies.write(data)
+        replies.flush()

@@ -1,0 +1,234 @@
+"""The worker pool: pieces computed by helper processes equal those computed here.
+
+Every test that needs a helper to take a piece waits until one has (a queued piece asked
+for is computed here instead, by design), so nothing depends on how fast helpers start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.errors import NovaInputError
+from novabench.parallel import Pending, WorkerPool, default_jobs
+from novabench.report.scoring import ScoringOptions, score_predictions
+from tests import parallel_pieces as pieces
+
+HELPER_WAIT_S = 120  # a generous bound on a loaded machine; normally well under a second
+
+
+def taken_by_helper(pending: Pending) -> Pending:  # type: ignore[type-arg]
+    """Wait until a helper has taken ``pending`` (it is no longer queued)."""
+    deadline = time.monotonic() + HELPER_WAIT_S
+    while pending._state == "queued":
+        assert time.monotonic() < deadline, "no helper took the piece"
+        time.sleep(0.01)
+    return pending
+
+
+def test_pieces_run_in_helpers_and_give_the_values_computed_here() -> None:
+    with WorkerPool(helpers=1) as pool:
+        where = taken_by_helper(pool.submit(pieces.where))
+        values = [taken_by_helper(pool.submit(pieces.seeded_sum, seed, 1000)) for seed in range(5)]
+        assert where.result() != os.getpid()
+        assert [piece.result() for piece in values] == [
+            pieces.seeded_sum(seed, 1000) for seed in range(5)
+        ]
+        assert pool.helper_pieces == 6
+
+
+def test_without_helpers_each_piece_is_computed_at_submit() -> None:
+    with WorkerPool(helpers=0) as pool:
+        piece = pool.submit(pieces.where)
+        assert piece._state == "done" and piece.result() == os.getpid()
+        assert pool.helpers == 0 and pool.helper_pieces == 0
+
+
+def test_run_queued_takes_every_piece_left_from_the_end() -> None:
+    with WorkerPool(helpers=1) as pool:
+        busy = taken_by_helper(pool.submit(pieces.sleep_then, 1.0, 7))
+        queued = [pool.submit(pieces.where) for _ in range(4)]
+        pool.run_queued()
+        assert [piece.result() for piece in queued] == [os.getpid()] * 4
+        assert busy.result() == 7
+
+
+def test_a_piece_failing_in_a_helper_raises_here_as_without_helpers() -> None:
+    with WorkerPool(helpers=1) as pool:
+        failing = taken_by_helper(pool.submit(pieces.fail_with, "bad box in record 3"))
+        with pytest.raises(ValueError, match="bad box in record 3"):
+            failing.result()
+        assert pool.helpers == 1  # the helper survives a failed piece
+        assert taken_by_helper(pool.submit(pieces.seeded_sum, 1, 10)).result() == (
+            pieces.seeded_sum(1, 10)
+        )
+
+
+def test_warnings_of_a_helper_piece_are_given_here_through_the_filters() -> None:
+    with WorkerPool(helpers=1) as pool:
+        piece = taken_by_helper(pool.submit(pieces.warn_and_return, "careful", 3))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert piece.result() == 3
+        assert [(str(w.message), w.category) for w in caught] == [("careful", UserWarning)]
+        assert caught[0].filename == pieces.__file__
+        ignored = taken_by_helper(pool.submit(pieces.warn_and_return, "quiet", 4))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", message="quiet", module="tests.parallel_pieces")
+            assert ignored.result() == 4
+        assert caught == []
+
+
+def test_a_stray_print_in_a_helper_does_not_break_the_channel(capfd) -> None:  # type: ignore[no-untyped-def]
+    with WorkerPool(helpers=1) as pool:
+        assert taken_by_helper(pool.submit(pieces.print_and_return, 5)).result() == 5
+        assert taken_by_helper(pool.submit(pieces.seeded_sum, 2, 10)).result() == (
+            pieces.seeded_sum(2, 10)
+        )
+    assert "a stray print" in capfd.readouterr().err
+
+
+def test_a_dead_helper_leaves_its_piece_and_the_rest_to_this_process() -> None:
+    with WorkerPool(helpers=1) as pool:
+        running = taken_by_helper(pool.submit(pieces.sleep_then, 1.0, 9))
+        pool._helpers[0].process.kill()
+        assert running.result() == 9  # computed again here
+        # The next piece sent meets the dead helper and comes back here too; from then on
+        # pieces are computed at submit.
+        assert taken_by_helper(pool.submit(pieces.where)).result() == os.getpid()
+        assert pool.helpers == 0
+        assert pool.submit(pieces.where)._state == "done"
+
+
+def test_an_unpicklable_piece_is_computed_here() -> None:
+    with WorkerPool(helpers=1) as pool:
+        piece = pool.submit(lambda: os.getpid())
+        deadline = time.monotonic() + HELPER_WAIT_S
+        while piece._state in ("queued", "sent"):  # the helper's thread tries, then gives up
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert piece.result() == os.getpid()
+
+
+def test_closing_on_an_error_does_not_wait_for_the_helpers() -> None:
+    started = time.monotonic()
+    with pytest.raises(KeyError), WorkerPool(helpers=1) as pool:
+        taken_by_helper(pool.submit(pieces.sleep_then, 60.0, 1))
+        raise KeyError("stop")
+    assert time.monotonic() - started < 30
+
+
+def test_pending_done_holds_its_value_and_jobs_default_is_bounded() -> None:
+    assert Pending.done({"a": 1}).result() == {"a": 1}
+    assert 1 <= default_jobs() <= 4
+    assert pickle.loads(pickle.dumps(pieces.seeded_sum)) is pieces.seeded_sum
+
+
+def test_jobs_must_be_a_positive_integer() -> None:
+    with pytest.raises(NovaInputError, match="jobs"):
+        ScoringOptions(jobs=0)
+
+
+def _without_time(report: dict) -> dict:  # type: ignore[type-arg]
+    return {key: value for key, value in report.items() if key != "created_at"}
+
+
+@pytest.fixture(scope="module")
+def floor_answers(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("parallel") / "floor.jsonl"
+    arguments = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
+    assert main([*arguments, "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+def test_a_report_scored_with_helpers_equals_one_scored_alone(
+    sample_release: Path, floor_answers: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from novabench.report import scoring
+
+    helpers_started: list[int] = []
+    make_pool = scoring._scoring_pool
+
+    def recorded(options: ScoringOptions) -> WorkerPool:
+        pool = make_pool(options)
+        helpers_started.append(pool.helpers)
+        return pool
+
+    monkeypatch.setattr(scoring, "_scoring_pool", recorded)
+    settings = {"n_resamples": 150, "seed": 3, "caption_options": {"exclude": ["BERTScore-F1"]}}
+    alone = score_predictions(sample_release, floor_answers, jobs=1, **settings)
+    shared = score_predictions(sample_release, floor_answers, jobs=3, **settings)
+    assert helpers_started == [0, 2]  # which pieces the helpers take depends on timing
+    assert _without_time(shared.report) == _without_time(alone.report)
+    assert shared.human is not None and alone.human is not None
+    assert shared.human.best_iou == alone.human.best_iou
+    assert shared.report["breakdowns"]["localization"]["gold_box_size"]
+    human = shared.report["human_reference"]["localization"]
+    assert human["rater_1_vs_gold"]["confidence_intervals"]
+
+
+def test_every_piece_of_a_report_computed_by_helpers_gives_the_same_report(
+    sample_release: Path, floor_answers: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # This process takes nothing from the queue: every localisation cell and human
+    # comparison comes back from a helper, through pickling both ways.
+    from novabench.report import scoring
+
+    pools: list[WorkerPool] = []
+    make_pool = scoring._scoring_pool
+
+    def helpers_only(options: ScoringOptions) -> WorkerPool:
+        pool = make_pool(options)
+        pools.append(pool)
+
+        def wait_for_helpers() -> None:
+            deadline = time.monotonic() + HELPER_WAIT_S
+            while pool._queue:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+
+        pool.run_queued = wait_for_helpers  # type: ignore[method-assign]
+        return pool
+
+    monkeypatch.setattr(scoring, "_scoring_pool", helpers_only)
+    settings = {"n_resamples": 60, "seed": 5, "caption_options": {"exclude": ["BERTScore-F1"]}}
+    shared = score_predictions(sample_release, floor_answers, jobs=2, **settings)
+    monkeypatch.undo()
+    alone = score_predictions(sample_release, floor_answers, jobs=1, **settings)
+    cells = sum(len(rows) for rows in alone.report["breakdowns"]["localization"].values())
+    assert pools[0].helper_pieces == cells + 3  # every cell and the three comparisons
+    assert _without_time(shared.report) == _without_time(alone.report)
+
+
+def test_no_helper_starts_without_resamples_or_localisation() -> None:
+    from novabench.report.scoring import _scoring_pool
+
+    assert _scoring_pool(ScoringOptions(jobs=4, n_resamples=0)).helpers == 0
+    assert _scoring_pool(ScoringOptions(jobs=4, tasks=("diagnosis",))).helpers == 0
+    assert _scoring_pool(ScoringOptions(jobs=1)).helpers == 0
+    with _scoring_pool(ScoringOptions(jobs=2, tasks=("localization",))) as pool:
+        assert pool.helpers == 1
+
+
+def test_nova_evaluate_jobs_option(
+    sample_release: Path, floor_answers: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arguments = ["evaluate", "--data", str(sample_release), "--predictions", str(floor_answers)]
+    arguments += ["--bootstrap", "40", "--exclude", "BERTScore-F1"]
+    reports = {}
+    for jobs in ("1", "2", "auto"):
+        out = tmp_path / f"report-{jobs}.json"
+        assert main([*arguments, "--jobs", jobs, "--out", str(out)]) == 0
+        reports[jobs] = _without_time(json.loads(out.read_text()))
+    assert reports["1"] == reports["2"] == reports["auto"]
+    capsys.readouterr()
+    assert main([*arguments, "--jobs", "0", "--out", str(tmp_path / "bad.json")]) == 2
+    assert "--jobs" in capsys.readouterr().err and not (tmp_path / "bad.json").exists()
