@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -237,3 +239,25 @@ def test_metric_entry_paths_name_a_huge_integer_instead_of_overflowing() -> None
     with pytest.raises(NovaInputError, match="too large") as info:
         normalize_predictions("localization", [{"boxes": [[0, 0, 1, HUGE]], "scores": [1]}])
     assert (info.value.record, info.value.field) == ("example 0", "predictions.boxes[0]")
+
+
+@pytest.mark.parametrize("value", [Fraction(1, 3), 2**64, 2**70, -(2**65)])
+def test_real_values_numpy_cannot_stack_are_read_as_float_reads_them(value) -> None:  # type: ignore[no-untyped-def]
+    # A Fraction or an int beyond int64/uint64 is a valid real number for every per-value
+    # check; the boxes and scores holding it are read value by value with float().
+    box = [value, 0, 5, 5]
+    expected = np.array([[float(value), 0.0, 5.0, 5.0]])
+    assert np.array_equal(checks.box_list([box]), expected)
+    stacked = checks.box_batch([[[1, 1, 2, 2]], [box]], np.array([1, 1]), field="boxes")
+    assert np.array_equal(stacked, np.vstack([[[1.0, 1.0, 2.0, 2.0]], expected]))
+    scores = checks.score_batch([[0.5], [value]], np.array([1, 1]))
+    assert scores.tolist() == [0.5, float(value)]
+
+
+def test_a_fraction_scores_as_the_float_it_stands_for() -> None:
+    from novabench.metrics.localization import score_localization
+
+    references = [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}]
+    exact = [{"boxes": [[0, Fraction(1, 3), 10, 10]], "scores": [Fraction(2, 3)]}] * 2
+    rounded = [{"boxes": [[0, 1 / 3, 10, 10]], "scores": [2 / 3]}] * 2
+    assert score_localization(exact, references) == score_localization(rounded, references)

@@ -460,12 +460,11 @@ def box_list(
                 raise NovaInputError(
                     problem, source=source, record=record, field=f"{field}[{index}]"
                 )
-        raise NovaInputError(  # pragma: no cover - defensive: every failure has a culprit
-            "boxes could not be read as an (n, 4) array of numbers",
-            source=source,
-            record=record,
-            field=field,
-        )
+        # Every value is a real number numpy cannot hold as one array (a Fraction, an int
+        # of 2**64 or more): each becomes a float, as float() reads it.
+        array = np.array(
+            [[float(value) for value in box] for box in boxes], dtype=np.float64
+        ).reshape(-1, 4)
     bad_row = None if box_format is None else first_invalid_box(array, box_format)
     if bad_row is not None:
         raise NovaInputError(
@@ -545,7 +544,7 @@ def box_batch(
         items: Sequence[int] = range(len(per_item))
         if bad_row is not None:
             items = [int(np.searchsorted(np.cumsum(counts), bad_row, side="right"))]
-        for item in items:
+        checked = [
             box_list(
                 per_item[item],
                 source=source,
@@ -553,9 +552,12 @@ def box_batch(
                 field=field,
                 box_format=box_format,
             )
-        raise NovaInputError(  # pragma: no cover - defensive: box_list raised above
-            "boxes could not be read as numbers", source=source, field=field
-        )
+            for item in items
+        ]
+        if bad_row is not None:  # pragma: no cover - defensive: box_list raised above
+            raise NovaInputError("boxes could not be read as numbers", source=source, field=field)
+        # Valid values numpy could not stack at once (see box_list): read item by item.
+        flat = np.concatenate([np.zeros((0, 4)), *checked])
     return flat
 
 
@@ -656,7 +658,9 @@ def score_batch(
                 raise NovaInputError(
                     problem[0], record=_record(start_index + item), field=problem[1]
                 )
-        raise NovaInputError("scores could not be read as numbers", field=field)  # pragma: no cover
+        # Valid values numpy could not stack at once (a Fraction, an int of 2**64 or more):
+        # each becomes a float, as float() reads it.
+        flat = np.array([float(value) for scores in given for value in scores], dtype=np.float64)
     if counts is None or all(scores is not None for scores in per_item):
         return flat
     out = np.ones(int(counts.sum()), dtype=np.float64)
