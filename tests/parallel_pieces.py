@@ -36,3 +36,8 @@ def print_and_return(value: int) -> int:
 def sleep_then(seconds: float, value: int) -> int:
     time.sleep(seconds)
     return value
+
+
+def echo(data: bytes) -> bytes:
+    """Give back what was sent (large pieces and replies fill the pipes both ways)."""
+    return data

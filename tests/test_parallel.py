@@ -51,6 +51,26 @@ def test_without_helpers_each_piece_is_computed_at_submit() -> None:
         assert pool.helpers == 0 and pool.helper_pieces == 0
 
 
+def test_nothing_goes_to_a_helper_before_it_has_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The helper's start is held at an import until the gate file exists: meanwhile every
+    # piece stays queued for this process, and closing does not wait for the helper.
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("NOVABENCH_TEST_GATE", str(gate))
+    started = time.monotonic()
+    with WorkerPool(helpers=1, preload=["tests.parallel_gate"]) as pool:
+        queued = [pool.submit(pieces.seeded_sum, seed, 10) for seed in range(5)]
+        assert all(piece._state == "queued" for piece in queued)
+        pool.run_queued()
+        assert [piece.result() for piece in queued] == [
+            pieces.seeded_sum(seed, 10) for seed in range(5)
+        ]
+        assert pool.helper_pieces == 0
+    assert time.monotonic() - started < 30  # the gate would hold the helper for 60 s
+    gate.touch()
+
+
 def test_run_queued_takes_every_piece_left_from_the_end() -> None:
     with WorkerPool(helpers=1) as pool:
         busy = taken_by_helper(pool.submit(pieces.sleep_then, 1.0, 7))
@@ -106,6 +126,21 @@ def test_a_dead_helper_leaves_its_piece_and_the_rest_to_this_process() -> None:
         assert taken_by_helper(pool.submit(pieces.where)).result() == os.getpid()
         assert pool.helpers == 0
         assert pool.submit(pieces.where)._state == "done"
+
+
+def test_large_pieces_and_replies_do_not_block_the_pipes() -> None:
+    # Each piece and reply is far larger than a pipe's buffer, and the helper holds two
+    # pieces at once: the helper reads its input in a thread, so neither side waits on the
+    # other's write. Waiting by polling, with a deadline, so a deadlock fails the test.
+    blobs = [bytes([n]) * (3 << 20) for n in range(6)]
+    with WorkerPool(helpers=1) as pool:
+        sent = [pool.submit(pieces.echo, blob) for blob in blobs]
+        deadline = time.monotonic() + HELPER_WAIT_S
+        while any(piece._state != "done" for piece in sent):
+            assert time.monotonic() < deadline, [piece._state for piece in sent]
+            time.sleep(0.01)
+        assert [piece.result() for piece in sent] == blobs
+        assert pool.helper_pieces == len(blobs)
 
 
 def test_an_unpicklable_piece_is_computed_here() -> None:

@@ -18,7 +18,10 @@ Rules that keep a pooled report equal to a one-process report, number for number
 Helpers are plain ``python -c`` processes (not ``multiprocessing``): nothing of the caller's
 ``__main__`` is imported again, so this works from scripts without a main guard, notebooks
 and the console script alike. They get this process's ``sys.path`` and environment and talk
-pickle over their standard input and output.
+pickle over their standard input and output. A helper takes pieces only once it has started
+(until then this process may take them all: a small report never waits for a helper), then
+holds two at a time, so it never waits for this process's feeding thread; closing the pool
+kills the helpers, since every result wanted has been collected by then.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ T = TypeVar("T")
 MAX_AUTO_JOBS = 4
 
 _QUEUED, _SENT, _RUNNING_HERE, _DONE, _FAILED = "queued", "sent", "here", "done", "failed"
+
+#: Pieces a helper holds at once: the one it runs and the next, waiting in its input.
+_PIECES_AHEAD = 2
 
 # The helper's first lines: the channel to the parent is the original standard output, and
 # anything printed goes to standard error instead, so a stray print cannot corrupt it.
@@ -153,27 +159,46 @@ class _Helper:
 
     def _feed(self) -> None:
         pool = self._pool
+        try:
+            # Nothing is taken from the queue until the helper has started and imported its
+            # modules: until then this process can still take every piece itself.
+            pickle.load(self._replies)
+        except Exception:  # noqa: BLE001 - the helper did not start: this process does all
+            pool._helper_stopped()
+            return
+        in_flight: collections.deque[Pending[Any]] = collections.deque()
         while True:
-            pending = pool._next_for_helper()
-            if pending is None:
-                return
+            # Keep a second piece waiting in the helper: it starts on it the moment it is
+            # done with the first, however long this thread waits for the interpreter lock
+            # while this process computes.
+            while len(in_flight) < _PIECES_AHEAD:
+                pending = pool._next_for_helper(wait=not in_flight)
+                if pending is None:
+                    break
+                try:
+                    # Pickled whole before writing: a failure cannot leave half a message.
+                    message = pickle.dumps(
+                        ("run", pending._function, pending._args, pending._kwargs),
+                        protocol=pickle.HIGHEST_PROTOCOL,
+                    )
+                except Exception:  # noqa: BLE001 - not picklable: this process runs it
+                    pool._finish(pending, _FAILED)
+                    continue
+                in_flight.append(pending)
+                try:
+                    self._requests.write(message)
+                    self._requests.flush()
+                except Exception:  # noqa: BLE001 - the helper is gone
+                    self._give_back(in_flight)
+                    return
+            if not in_flight:
+                return  # the pool is closing
             try:
-                # Pickled whole before writing: a failure cannot leave half a message.
-                message = pickle.dumps(
-                    ("run", pending._function, pending._args, pending._kwargs),
-                    protocol=pickle.HIGHEST_PROTOCOL,
-                )
-            except Exception:  # noqa: BLE001 - not picklable: this process runs it
-                pool._finish(pending, _FAILED)
-                continue
-            try:
-                self._requests.write(message)
-                self._requests.flush()
                 status, value, given = pickle.load(self._replies)
             except Exception:  # noqa: BLE001 - the helper is gone: this process does the rest
-                pool._finish(pending, _FAILED)
-                pool._helper_stopped()
+                self._give_back(in_flight)
                 return
+            pending = in_flight.popleft()
             if status == "ok":
                 pending._value = value
                 pending._warnings = given
@@ -181,20 +206,21 @@ class _Helper:
             else:
                 pool._finish(pending, _FAILED)
 
-    def stop(self, *, kill: bool = False) -> None:
-        """Ask the helper to exit (end of its input) and reap it; kill it if it hangs."""
-        if kill:
-            self.process.kill()
-        try:
-            self._requests.close()
-        except OSError:
-            pass
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self._replies.close()
+    def _give_back(self, in_flight: collections.deque[Pending[Any]]) -> None:
+        """The helper stopped: the pieces it held are computed here when asked for."""
+        for pending in in_flight:
+            self._pool._finish(pending, _FAILED)
+        self._pool._helper_stopped()
+
+    def stop(self) -> None:
+        """Kill the helper and reap it (a piece it was running is abandoned)."""
+        self.process.kill()
+        self.process.wait()
+        for pipe in (self._requests, self._replies):
+            try:
+                pipe.close()
+            except OSError:  # a write the kill cut short
+                pass
 
 
 class WorkerPool:
@@ -292,11 +318,12 @@ class WorkerPool:
         value: T = pending._value
         return value
 
-    def _next_for_helper(self) -> Pending[Any] | None:
+    def _next_for_helper(self, *, wait: bool) -> Pending[Any] | None:
+        """The next piece for a helper (None: closing, or none queued and ``wait`` False)."""
         with self._changed:
-            while not self._queue and not self._closing:
+            while wait and not self._queue and not self._closing:
                 self._changed.wait()
-            if self._closing:
+            if self._closing or not self._queue:
                 return None
             pending = self._queue.popleft()
             pending._state = _SENT
@@ -310,19 +337,21 @@ class WorkerPool:
 
     def _helper_stopped(self) -> None:
         with self._changed:
-            self._running_helpers -= 1
+            self._running_helpers = max(0, self._running_helpers - 1)
             self._changed.notify_all()
 
-    def close(self, *, kill: bool = False) -> None:
-        """Stop the helpers once they finish their piece (``kill``: at once).
+    def close(self) -> None:
+        """Stop the helpers at once.
 
-        A piece a helper had not finished is computed here if its result is asked for.
+        Results are collected before closing, so a helper still at work then is doing
+        something nobody waits for (after an error here): it is not waited for. A piece it
+        had not finished is computed here if its result is asked for after all.
         """
         with self._changed:
             self._closing = True
             self._changed.notify_all()
         for helper in self._helpers:
-            helper.stop(kill=kill)
+            helper.stop()
         for helper in self._helpers:
             helper.thread.join(timeout=5)
         self._helpers = []
@@ -331,9 +360,8 @@ class WorkerPool:
     def __enter__(self) -> WorkerPool:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
-        # On an error here nobody wants the helpers' results: do not wait for them.
-        self.close(kill=exc_type is not None)
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _module_name(filename: str) -> str | None:
@@ -345,17 +373,34 @@ def _module_name(filename: str) -> str | None:
 
 
 def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
-    """The helper's loop: run each piece it is sent, reply with its value or failure."""
-    import importlib
+    """The helper's loop: run each piece it is sent, reply with its value or failure.
 
+    A thread reads the requests as they come, so the parent's writes never wait for a
+    piece to finish (it sends the next piece while this one runs).
+    """
+    import importlib
+    import queue
+
+    inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def read() -> None:
+        while True:
+            try:
+                inbox.put(pickle.load(requests))
+            except Exception:  # noqa: BLE001 - end of input (or the parent is gone): stop
+                inbox.put(None)
+                return
+
+    threading.Thread(target=read, name="novabench-requests", daemon=True).start()
     while True:
-        try:
-            message = pickle.load(requests)
-        except EOFError:
+        message = inbox.get()
+        if message is None:
             return
         if message[0] == "preload":
             for module in message[1]:
                 importlib.import_module(module)
+            replies.write(pickle.dumps(("ready", None, None)))
+            replies.flush()
             continue
         _, function, args, kwargs = message
         with warnings.catch_warnings(record=True) as caught:
