@@ -267,3 +267,30 @@ def test_nova_evaluate_jobs_option(
     capsys.readouterr()
     assert main([*arguments, "--jobs", "0", "--out", str(tmp_path / "bad.json")]) == 2
     assert "--jobs" in capsys.readouterr().err and not (tmp_path / "bad.json").exists()
+
+
+def test_without_an_interpreter_to_start_every_piece_is_computed_here(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    not_python = tmp_path / "not-python"
+    not_python.write_text("#!/bin/sh\nexit 3\n")
+    not_python.chmod(0o755)
+    for executable in ("", str(tmp_path / "missing"), str(not_python)):
+        monkeypatch.setattr("sys.executable", executable)
+        with WorkerPool(helpers=1) as pool:
+            queued = [pool.submit(pieces.seeded_sum, seed, 10) for seed in range(3)]
+            pool.run_queued()
+            assert [piece.result() for piece in queued] == [
+                pieces.seeded_sum(seed, 10) for seed in range(3)
+            ]
+            assert pool.helper_pieces == 0
+
+
+def test_a_helper_ignores_ctrl_c_which_the_parent_answers() -> None:
+    import signal
+
+    with WorkerPool(helpers=1) as pool:
+        taken_by_helper(pool.submit(pieces.sleep_then, 0.5, 1)).result()
+        process = pool._helpers[0].process
+        process.send_signal(signal.SIGINT)
+        assert taken_by_helper(pool.submit(pieces.where)).result() == process.pid

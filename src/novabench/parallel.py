@@ -51,8 +51,10 @@ _PIECES_AHEAD = 2
 
 # The helper's first lines: the channel to the parent is the original standard output, and
 # anything printed goes to standard error instead, so a stray print cannot corrupt it.
+# Ctrl-C in a terminal reaches the whole process group; the parent answers it.
 _HELPER_START = """
-import os, pickle, sys
+import os, pickle, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the helpers
 replies = os.fdopen(os.dup(1), "wb")
 os.dup2(2, 1)
 requests = sys.stdin.buffer
@@ -136,9 +138,11 @@ def _identity(value: T) -> T:
 
 
 class _Helper:
-    """One helper process and the thread that feeds it pieces, one at a time."""
+    """One helper process and the thread that feeds it pieces (two at a time)."""
 
     def __init__(self, pool: WorkerPool) -> None:
+        if not sys.executable:  # an embedded interpreter: no Python to start
+            raise OSError("sys.executable is empty")
         self.process = subprocess.Popen(
             [sys.executable, "-c", _HELPER_START],
             stdin=subprocess.PIPE,
@@ -148,8 +152,12 @@ class _Helper:
         self._requests: IO[bytes] = self.process.stdin
         self._replies: IO[bytes] = self.process.stdout
         self._pool = pool
-        self._send(list(sys.path))
-        self._send(("preload", pool.preload))
+        try:
+            self._send(list(sys.path))
+            self._send(("preload", pool.preload))
+        except OSError:  # it died at once (not a Python?): leave no process behind
+            self.stop()
+            raise
         self.thread = threading.Thread(target=self._feed, name="novabench-helper", daemon=True)
         self.thread.start()
 
