@@ -184,24 +184,31 @@ def floor_answers(sample_release: Path, tmp_path_factory: pytest.TempPathFactory
     return out
 
 
-def test_a_report_scored_with_helpers_equals_one_scored_alone(
-    sample_release: Path, floor_answers: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def made_pools(monkeypatch: pytest.MonkeyPatch) -> list[tuple[WorkerPool, int]]:
+    """Every pool ``score_predictions`` makes, with the helpers it started."""
     from novabench.report import scoring
 
-    helpers_started: list[int] = []
+    made: list[tuple[WorkerPool, int]] = []
     make_pool = scoring._scoring_pool
 
     def recorded(options: ScoringOptions) -> WorkerPool:
         pool = make_pool(options)
-        helpers_started.append(pool.helpers)
+        made.append((pool, pool.helpers))
         return pool
 
     monkeypatch.setattr(scoring, "_scoring_pool", recorded)
+    return made
+
+
+def test_a_report_scored_with_helpers_equals_one_scored_alone(
+    sample_release: Path, floor_answers: Path, made_pools: list[tuple[WorkerPool, int]]
+) -> None:
     settings = {"n_resamples": 150, "seed": 3, "caption_options": {"exclude": ["BERTScore-F1"]}}
     alone = score_predictions(sample_release, floor_answers, jobs=1, **settings)
     shared = score_predictions(sample_release, floor_answers, jobs=3, **settings)
-    assert helpers_started == [0, 2]  # which pieces the helpers take depends on timing
+    # Which pieces the helpers take depends on timing; the next test forces them all.
+    assert [helpers for _, helpers in made_pools] == [0, 2]
     assert _without_time(shared.report) == _without_time(alone.report)
     assert shared.human is not None and alone.human is not None
     assert shared.human.best_iou == alone.human.best_iou
@@ -210,36 +217,28 @@ def test_a_report_scored_with_helpers_equals_one_scored_alone(
     assert human["rater_1_vs_gold"]["confidence_intervals"]
 
 
+def _wait_for_helpers(pool: WorkerPool) -> None:
+    """In place of ``run_queued``: leave every queued piece to the helpers."""
+    deadline = time.monotonic() + HELPER_WAIT_S
+    while pool._queue:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
 def test_every_piece_of_a_report_computed_by_helpers_gives_the_same_report(
-    sample_release: Path, floor_answers: Path, monkeypatch: pytest.MonkeyPatch
+    sample_release: Path,
+    floor_answers: Path,
+    made_pools: list[tuple[WorkerPool, int]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # This process takes nothing from the queue: every localisation cell and human
     # comparison comes back from a helper, through pickling both ways.
-    from novabench.report import scoring
-
-    pools: list[WorkerPool] = []
-    make_pool = scoring._scoring_pool
-
-    def helpers_only(options: ScoringOptions) -> WorkerPool:
-        pool = make_pool(options)
-        pools.append(pool)
-
-        def wait_for_helpers() -> None:
-            deadline = time.monotonic() + HELPER_WAIT_S
-            while pool._queue:
-                assert time.monotonic() < deadline
-                time.sleep(0.01)
-
-        pool.run_queued = wait_for_helpers  # type: ignore[method-assign]
-        return pool
-
-    monkeypatch.setattr(scoring, "_scoring_pool", helpers_only)
+    monkeypatch.setattr(WorkerPool, "run_queued", _wait_for_helpers)
     settings = {"n_resamples": 60, "seed": 5, "caption_options": {"exclude": ["BERTScore-F1"]}}
     shared = score_predictions(sample_release, floor_answers, jobs=2, **settings)
-    monkeypatch.undo()
     alone = score_predictions(sample_release, floor_answers, jobs=1, **settings)
     cells = sum(len(rows) for rows in alone.report["breakdowns"]["localization"].values())
-    assert pools[0].helper_pieces == cells + 3  # every cell and the three comparisons
+    assert made_pools[0][0].helper_pieces == cells + 3  # every cell and three comparisons
     assert _without_time(shared.report) == _without_time(alone.report)
 
 

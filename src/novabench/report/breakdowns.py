@@ -45,6 +45,7 @@ import numpy as np
 
 from novabench import registry
 from novabench.lexicon.taxonomy import PATHOLOGY_CATEGORIES, CategoryMap, assign_category
+from novabench.parallel import Pending, WorkerPool
 
 __all__ = [
     "BOX_SIZE_THRESHOLDS",
@@ -595,22 +596,20 @@ def _pending_rows(
     order: Sequence[str],
     settings: _RowSettings,
     prepare_group: Callable[[np.ndarray], Any] | None,
-    pool: Any,
-) -> list[Any]:
+    pool: WorkerPool | None,
+) -> list[Pending[dict[str, Any]]]:
     """:func:`break_down`'s rows as pieces of work (``Pending``), in display order.
 
     With a ``pool`` (a :class:`novabench.parallel.WorkerPool`), groups prepared on their own
     by a :class:`SubsetPreparer` are queued there with only their items; every other row is
     computed at once.
     """
-    from novabench.parallel import Pending
-
     if len(groups) != evaluation.n_items:
         raise ValueError(f"{len(groups)} group labels for {evaluation.n_items} items")
     labels = np.asarray(list(groups), dtype=object)
     present = list(dict.fromkeys(groups))
     ranked = [g for g in order if g in present] + sorted(g for g in present if g not in order)
-    pieces: list[Any] = []
+    pieces: list[Pending[dict[str, Any]]] = []
     for group in ranked:
         positions = np.flatnonzero(labels == group).astype(np.int64)
         # A group prepared on its own only pays when it is resampled.
@@ -680,29 +679,12 @@ def dimension_order(dimension: str) -> tuple[str, ...]:
 
 
 def task_breakdowns(
-    task: str,
-    evaluation: Any,
-    item_groups: Sequence[Mapping[str, str]],
-    *,
-    n_resamples: int,
-    confidence: float,
-    seed: int,
-    min_group_size: int,
-    keys: Sequence[str] | None = None,
-    prepare_group: Callable[[np.ndarray], Any] | None = None,
+    task: str, evaluation: Any, item_groups: Sequence[Mapping[str, str]], **options: Any
 ) -> dict[str, list[dict[str, Any]]]:
     """Every dimension of ``task``: ``{dimension: rows of :func:`break_down`}``.
 
-    Args:
-        task: the task name.
-        evaluation: its prepared evaluation.
-        item_groups: per evaluation item, ``{dimension: group}`` (``ImageFacts.groups``...).
-        n_resamples: bootstrap resamples.
-        confidence: interval coverage.
-        seed: bootstrap seed.
-        min_group_size: the too-small flag's threshold.
-        keys: metric keys (default: the task's headline keys).
-        prepare_group: see :func:`break_down`.
+    The rows of :func:`pending_task_breakdowns` (same arguments, ``pool`` aside), computed
+    here and now.
 
     Example:
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
@@ -713,18 +695,7 @@ def task_breakdowns(
         >>> result["pathology_category"][0]["top5"]
         1.0
     """
-    pending = pending_task_breakdowns(
-        task,
-        evaluation,
-        item_groups,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-        min_group_size=min_group_size,
-        keys=keys,
-        prepare_group=prepare_group,
-    )
-    return resolve_breakdowns(pending)
+    return resolve_breakdowns(pending_task_breakdowns(task, evaluation, item_groups, **options))
 
 
 def pending_task_breakdowns(
@@ -738,13 +709,23 @@ def pending_task_breakdowns(
     min_group_size: int,
     keys: Sequence[str] | None = None,
     prepare_group: Callable[[np.ndarray], Any] | None = None,
-    pool: Any = None,
+    pool: WorkerPool | None = None,
 ) -> dict[str, list[Any]]:
-    """:func:`task_breakdowns` as pieces of work: ``{dimension: [Pending row, ...]}``.
+    """Every dimension of ``task`` as pieces of work: ``{dimension: [Pending row, ...]}``.
 
-    With a ``pool`` (:class:`novabench.parallel.WorkerPool`), the rows of groups a
-    :class:`SubsetPreparer` prepares are queued there; :func:`resolve_breakdowns` gives the
-    rows, equal to :func:`task_breakdowns`'s.
+    Args:
+        task: the task name.
+        evaluation: its prepared evaluation.
+        item_groups: per evaluation item, ``{dimension: group}`` (``ImageFacts.groups``...).
+        n_resamples: bootstrap resamples.
+        confidence: interval coverage.
+        seed: bootstrap seed.
+        min_group_size: the too-small flag's threshold.
+        keys: metric keys (default: the task's headline keys).
+        prepare_group: see :func:`break_down`.
+        pool: a :class:`novabench.parallel.WorkerPool`: the rows of groups a
+            :class:`SubsetPreparer` prepares are queued there (every other row is computed
+            at once). :func:`resolve_breakdowns` gives the rows, equal with or without it.
 
     Example:
         >>> from novabench.metrics.diagnosis import prepare_diagnosis

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from novabench.parallel import Pending, WorkerPool
 from novabench.report.breakdowns import result_with_intervals
 
 __all__ = [
@@ -107,7 +108,7 @@ def human_reference(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-    pool: Any = None,
+    pool: WorkerPool | None = None,
 ) -> HumanReference:
     """Score the raters on the images at ``positions`` (those the model was scored on).
 
@@ -195,7 +196,7 @@ def pending_human_reference(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-    pool: Any = None,
+    pool: WorkerPool | None = None,
 ) -> PendingHumanReference:
     """:func:`human_reference` with its comparisons queued in ``pool`` (or computed at once).
 
@@ -210,8 +211,6 @@ def pending_human_reference(
         >>> pending.result().section["n_images"] == len(release.images)
         True
     """
-    from novabench.parallel import Pending
-
     images = [release.images[position] for position in positions]
     names = release_raters(release)
     if not names:
