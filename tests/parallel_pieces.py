@@ -41,3 +41,18 @@ def sleep_then(seconds: float, value: int) -> int:
 def echo(data: bytes) -> bytes:
     """Give back what was sent (large pieces and replies fill the pipes both ways)."""
     return data
+
+
+def _refuse_to_load() -> None:
+    raise RuntimeError("this value cannot be read back in the parent")
+
+
+class Unloadable:
+    """Pickles in a helper, but its pickle fails to load (the reply cannot be read)."""
+
+    def __reduce__(self) -> tuple[object, tuple[()]]:
+        return (_refuse_to_load, ())
+
+
+def unloadable() -> Unloadable:
+    return Unloadable()

@@ -91,6 +91,66 @@ def test_a_piece_failing_in_a_helper_raises_here_as_without_helpers() -> None:
         )
 
 
+def test_failures_while_working_through_the_queue_are_raised_in_submission_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The helper is held at its start, so run_queued computes every piece here, from the
+    # end: the later failure happens first, yet result() in submission order raises the
+    # earlier one first, as computing each piece at submission would.
+    monkeypatch.setenv("NOVABENCH_TEST_GATE", str(tmp_path / "gate"))
+    with WorkerPool(helpers=1, preload=["tests.parallel_gate"]) as pool:
+        first = pool.submit(pieces.seeded_sum, 1, 10)
+        earlier = pool.submit(pieces.fail_with, "earlier")
+        later = pool.submit(pieces.fail_with, "later")
+        pool.run_queued()  # does not raise: each error waits for its piece's result()
+        assert first.result() == pieces.seeded_sum(1, 10)
+        for piece, message in ((earlier, "earlier"), (later, "later"), (earlier, "earlier")):
+            with pytest.raises(ValueError, match=message):
+                piece.result()
+
+
+def test_a_piece_failing_here_when_asked_for_raises_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOVABENCH_TEST_GATE", str(tmp_path / "gate"))
+    with WorkerPool(helpers=1, preload=["tests.parallel_gate"]) as pool:
+        failing = pool.submit(pieces.fail_with, "asked twice")  # queued: computed when asked
+        for _ in range(2):
+            with pytest.raises(ValueError, match="asked twice"):
+                failing.result()
+
+
+def test_a_reply_that_cannot_be_read_here_is_computed_here() -> None:
+    with WorkerPool(helpers=1) as pool:
+        piece = taken_by_helper(pool.submit(pieces.unloadable))
+        assert isinstance(piece.result(), pieces.Unloadable)
+        assert pool.helper_pieces == 0
+        deadline = time.monotonic() + HELPER_WAIT_S
+        while pool.helpers:  # the channel is not trusted after it: the helper is let go
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+
+
+def test_a_helper_whose_preload_fails_ends_quietly_and_leaves_the_work_here(capfd) -> None:  # type: ignore[no-untyped-def]
+    with WorkerPool(helpers=1, preload=["tests.no_such_module_for_the_pool"]) as pool:
+        deadline = time.monotonic() + HELPER_WAIT_S
+        while pool.helpers:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert pool.submit(pieces.where).result() == os.getpid()
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_closing_kills_and_reaps_every_helper() -> None:
+    with WorkerPool(helpers=2) as pool:
+        running = [taken_by_helper(pool.submit(pieces.sleep_then, 30.0, n)) for n in range(2)]
+        processes = [helper.process for helper in pool._helpers]
+    assert all(process.returncode is not None for process in processes)
+    assert pool.helpers == 0
+    # What the helpers held is given back, to be computed here if it is asked for after all.
+    assert [piece._state for piece in running] == ["failed", "failed"]
+
+
 def test_warnings_of_a_helper_piece_are_given_here_through_the_filters() -> None:
     with WorkerPool(helpers=1) as pool:
         piece = taken_by_helper(pool.submit(pieces.warn_and_return, "careful", 3))
@@ -105,6 +165,22 @@ def test_warnings_of_a_helper_piece_are_given_here_through_the_filters() -> None
             warnings.filterwarnings("ignore", message="quiet", module="tests.parallel_pieces")
             assert ignored.result() == 4
         assert caught == []
+
+
+def test_a_warning_is_shown_once_per_place_wherever_its_pieces_ran() -> None:
+    # Under "default" a warning is shown once per place in one process; replayed warnings
+    # share the giving module's registry with warnings given here, so the same holds.
+    with WorkerPool(helpers=1) as pool:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            assert taken_by_helper(pool.submit(pieces.warn_and_return, "once", 1)).result() == 1
+            assert pieces.warn_and_return("once", 2) == 2
+            later = [
+                taken_by_helper(pool.submit(pieces.warn_and_return, "once", n)) for n in (3, 4)
+            ]
+            assert [piece.result() for piece in later] == [3, 4]
+            assert pool.helper_pieces == 3
+        assert [str(w.message) for w in caught] == ["once"]
 
 
 def test_a_stray_print_in_a_helper_does_not_break_the_channel(capfd) -> None:  # type: ignore[no-untyped-def]

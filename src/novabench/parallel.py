@@ -12,8 +12,12 @@ Rules that keep a pooled report equal to a one-process report, number for number
 - a piece that fails in a helper (an exception, a helper that died, an argument that cannot
   be pickled) is run again here, so its error, if any, is raised here as it would be without
   helpers;
+- a piece that fails while this process works through the queue keeps its error until its
+  result is taken, so results taken in submission order raise the first failure in that
+  order, as computing each piece at submission would;
 - warnings a piece gives in a helper are given again here when its result is taken, through
-  this process's warning filters.
+  this process's warning filters and the giving module's registry (a warning already shown
+  once from the same place is not shown again, as in one process).
 
 Helpers are plain ``python -c`` processes (not ``multiprocessing``): nothing of the caller's
 ``__main__`` is imported again, so this works from scripts without a main guard, notebooks
@@ -95,7 +99,16 @@ class Pending(Generic[T]):
         3
     """
 
-    __slots__ = ("_pool", "_function", "_args", "_kwargs", "_state", "_value", "_warnings")
+    __slots__ = (
+        "_pool",
+        "_function",
+        "_args",
+        "_kwargs",
+        "_state",
+        "_value",
+        "_error",
+        "_warnings",
+    )
 
     def __init__(
         self,
@@ -110,6 +123,7 @@ class Pending(Generic[T]):
         self._kwargs = kwargs
         self._state = _QUEUED
         self._value: Any = None
+        self._error: BaseException | None = None
         self._warnings: list[tuple[str, type[Warning], str, int]] = []
 
     @classmethod
@@ -121,7 +135,13 @@ class Pending(Generic[T]):
         return pending
 
     def result(self) -> T:
-        """The value: waits for a helper that has it, or computes it here."""
+        """The value: waits for a helper that has it, or computes it here.
+
+        Raises:
+            Exception: the piece's own error, when computing it here failed.
+        """
+        if self._error is not None:
+            raise self._error
         if self._pool is None:
             value: T = self._value
             return value
@@ -166,15 +186,22 @@ class _Helper:
         self._requests.flush()
 
     def _feed(self) -> None:
-        pool = self._pool
-        try:
-            # Nothing is taken from the queue until the helper has started and imported its
-            # modules: until then this process can still take every piece itself.
-            pickle.load(self._replies)
-        except Exception:  # noqa: BLE001 - the helper did not start: this process does all
-            pool._helper_stopped()
-            return
         in_flight: collections.deque[Pending[Any]] = collections.deque()
+        try:
+            self._feed_until_stopped(in_flight)
+        except Exception:  # noqa: BLE001 - whatever went wrong, the pieces are not lost
+            pass
+        finally:
+            # Every way out gives back what the helper held (computed here when asked for):
+            # no piece is left waiting for a reply that will not come.
+            self._give_back(in_flight)
+
+    def _feed_until_stopped(self, in_flight: collections.deque[Pending[Any]]) -> None:
+        pool = self._pool
+        # Nothing is taken from the queue until the helper has started and imported its
+        # modules: until then this process can still take every piece itself.
+        if pickle.load(self._replies)[0] != "ready":
+            return  # a preloaded module failed to import: this process does all
         while True:
             # Keep a second piece waiting in the helper: it starts on it the moment it is
             # done with the first, however long this thread waits for the interpreter lock
@@ -193,19 +220,14 @@ class _Helper:
                     pool._finish(pending, _FAILED)
                     continue
                 in_flight.append(pending)
-                try:
-                    self._requests.write(message)
-                    self._requests.flush()
-                except Exception:  # noqa: BLE001 - the helper is gone
-                    self._give_back(in_flight)
-                    return
+                # A failed write (the helper is gone) ends the feeding: see _feed.
+                self._requests.write(message)
+                self._requests.flush()
             if not in_flight:
                 return  # the pool is closing
-            try:
-                status, value, given = pickle.load(self._replies)
-            except Exception:  # noqa: BLE001 - the helper is gone: this process does the rest
-                self._give_back(in_flight)
-                return
+            # A failed read (the helper is gone, or a reply that does not unpickle here)
+            # ends the feeding too: the channel cannot be trusted after it.
+            status, value, given = pickle.load(self._replies)
             pending = in_flight.popleft()
             if status == "ok":
                 pending._value = value
@@ -216,13 +238,20 @@ class _Helper:
 
     def _give_back(self, in_flight: collections.deque[Pending[Any]]) -> None:
         """The helper stopped: the pieces it held are computed here when asked for."""
-        for pending in in_flight:
-            self._pool._finish(pending, _FAILED)
+        while in_flight:
+            self._pool._finish(in_flight.popleft(), _FAILED)
         self._pool._helper_stopped()
 
+    def kill(self) -> None:
+        """Kill the helper without waiting (a piece it was running is abandoned)."""
+        try:
+            self.process.kill()
+        except OSError:  # already reaped
+            pass
+
     def stop(self) -> None:
-        """Kill the helper and reap it (a piece it was running is abandoned)."""
-        self.process.kill()
+        """Kill the helper and reap it."""
+        self.kill()
         self.process.wait()
         for pipe in (self._requests, self._replies):
             try:
@@ -262,13 +291,18 @@ class WorkerPool:
         self._registries: dict[str, dict[Any, Any]] = {}
         #: Pieces whose value came back from a helper (a diagnostic, and for tests).
         self.helper_pieces = 0
-        for _ in range(max(0, helpers)):
-            try:
-                helper = _Helper(self)
-            except OSError:  # no interpreter to start (an embedded Python): work here
-                break
-            self._helpers.append(helper)
-            self._running_helpers += 1
+        try:
+            for _ in range(max(0, helpers)):
+                try:
+                    helper = _Helper(self)
+                except OSError:  # no interpreter to start (an embedded Python): work here
+                    break
+                self._helpers.append(helper)
+                with self._changed:
+                    self._running_helpers += 1
+        except BaseException:  # Ctrl-C while starting: leave no helper behind
+            self.close()
+            raise
 
     @property
     def helpers(self) -> int:
@@ -288,14 +322,21 @@ class WorkerPool:
         return pending
 
     def run_queued(self) -> None:
-        """Compute here, from the end of the queue, every piece no helper has taken yet."""
+        """Compute here, from the end of the queue, every piece no helper has taken yet.
+
+        A piece that fails keeps its error for :meth:`Pending.result` and the rest go on.
+        """
         while True:
             with self._changed:
                 if not self._queue:
                     return
                 pending = self._queue.pop()
                 pending._state = _RUNNING_HERE
-            pending._run_here()
+            try:
+                pending._run_here()
+            except Exception as error:  # noqa: BLE001 - raised by result(), in its turn
+                pending._error = error
+                self._finish(pending, _DONE)
 
     def _result(self, pending: Pending[T]) -> T:
         with self._changed:
@@ -310,17 +351,27 @@ class WorkerPool:
                 if here:
                     pending._state = _RUNNING_HERE
         if here:
-            pending._run_here()
+            try:
+                pending._run_here()
+            except BaseException:
+                self._finish(pending, _FAILED)  # asked again, it is computed again
+                raise
         for message, category, filename, lineno in pending._warnings:
-            # One registry per source file: a warning repeated by many pieces is shown as
-            # often as the filters would show it from one place in this process.
+            # The giving module's own registry: a warning is shown as often as the filters
+            # would show it had the piece run here (once per place, under "default").
+            module = _loaded_module(filename)
+            registry = (
+                self._registries.setdefault(filename, {})
+                if module is None
+                else vars(module).setdefault("__warningregistry__", {})
+            )
             warnings.warn_explicit(
                 message,
                 category,
                 filename,
                 lineno,
-                module=_module_name(filename),
-                registry=self._registries.setdefault(filename, {}),
+                module=None if module is None else module.__name__,
+                registry=registry,
             )
         pending._warnings = []
         value: T = pending._value
@@ -358,12 +409,17 @@ class WorkerPool:
         with self._changed:
             self._closing = True
             self._changed.notify_all()
-        for helper in self._helpers:
-            helper.stop()
-        for helper in self._helpers:
-            helper.thread.join(timeout=5)
-        self._helpers = []
-        self._running_helpers = 0
+        helpers, self._helpers = self._helpers, []
+        try:
+            for helper in helpers:  # all killed before any is waited for
+                helper.kill()
+        finally:
+            for helper in helpers:
+                helper.stop()
+            for helper in helpers:
+                helper.thread.join(timeout=5)
+            with self._changed:
+                self._running_helpers = 0
 
     def __enter__(self) -> WorkerPool:
         return self
@@ -372,11 +428,11 @@ class WorkerPool:
         self.close()
 
 
-def _module_name(filename: str) -> str | None:
-    """The name of the loaded module defined in ``filename`` (what warning filters match)."""
-    for name, module in list(sys.modules.items()):
+def _loaded_module(filename: str) -> Any:
+    """The loaded module defined in ``filename``, or None (warning filters match its name)."""
+    for module in list(sys.modules.values()):
         if getattr(module, "__file__", None) == filename:
-            return name
+            return module
     return None
 
 
@@ -405,10 +461,14 @@ def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
         if message is None:
             return
         if message[0] == "preload":
-            for module in message[1]:
-                importlib.import_module(module)
-            replies.write(pickle.dumps(("ready", None, None)))
-            replies.flush()
+            try:
+                for module in message[1]:
+                    importlib.import_module(module)
+            except Exception as error:  # noqa: BLE001 - the parent does all the work
+                _reply(replies, pickle.dumps(("failed", repr(error), [])))
+                return
+            if not _reply(replies, pickle.dumps(("ready", None, None))):
+                return
             continue
         _, function, args, kwargs = message
         with warnings.catch_warnings(record=True) as caught:
@@ -424,5 +484,15 @@ def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
             data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as error:  # noqa: BLE001 - an unpicklable value: the parent reruns
             data = pickle.dumps(("failed", repr(error), []), protocol=pickle.HIGHEST_PROTOCOL)
+        if not _reply(replies, data):
+            return
+
+
+def _reply(replies: IO[bytes], data: bytes) -> bool:
+    """Send ``data`` to the parent; False when the parent has gone (the helper then ends)."""
+    try:
         replies.write(data)
         replies.flush()
+    except OSError:
+        return False
+    return True
