@@ -169,12 +169,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--release", type=Path, help="release folder (made here when absent)")
     parser.add_argument("--cases", type=int, default=281, help="cases of the synthetic release")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[4, 16, 32])
-    parser.add_argument("--latency", type=float, default=0.2, help="seconds per request")
+    parser.add_argument(
+        "--latency", type=float, default=0.2, help="seconds per request (0: instant server only)"
+    )
     parser.add_argument(
         "--latency-limit",
         type=int,
         default=128,
-        help="items per task with latency (3 x 128 = 384 requests, a multiple of 4, 16, 32)",
+        help="items per task with latency (3 x 128 = 384 requests, a multiple of 4, 16, 32; "
+        "0: instant server only)",
     )
     parser.add_argument("--repeat", type=int, default=1, help="best of this many runs")
     args = parser.parse_args(argv)
@@ -186,7 +189,10 @@ def main(argv: list[str] | None = None) -> None:
     release = read_release(release_dir)
     print(f"release {release_dir}: {len(release.images)} images, {len(release.cases())} cases")
     rows = []
-    for latency, limit in ((0.0, None), (args.latency, args.latency_limit)):
+    servers: list[tuple[float, int | None]] = [(0.0, None)]
+    if args.latency > 0 and args.latency_limit > 0:
+        servers.append((args.latency, args.latency_limit))
+    for latency, limit in servers:
         server, base_url = start_server(latency)
         try:
             asked = questions(release, limit)
