@@ -369,3 +369,57 @@ def test_a_helper_ignores_ctrl_c_which_the_parent_answers() -> None:
         process = pool._helpers[0].process
         process.send_signal(signal.SIGINT)
         assert taken_by_helper(pool.submit(pieces.where)).result() == process.pid
+
+
+def _cgroup(tmp_path: Path, membership: str, files: dict[str, str]) -> float | None:
+    from novabench.parallel import cgroup_cpu_quota
+
+    root = tmp_path / "cgroup"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (tmp_path / "membership").write_text(membership)
+    return cgroup_cpu_quota(root, tmp_path / "membership")
+
+
+@pytest.mark.parametrize(
+    ("membership", "files", "quota"),
+    [
+        # cgroup v2: the process's own cgroup, else the root of the container's view
+        ("0::/app.slice/job\n", {"app.slice/job/cpu.max": "150000 100000\n"}, 1.5),
+        ("0::/host/path\n", {"cpu.max": "200000 100000\n"}, 2.0),
+        ("0::/\n", {"cpu.max": "max 100000\n"}, None),
+        # cgroup v1, with the controllers mounted together or apart
+        (
+            "4:cpu,cpuacct:/docker/abc\n",
+            {
+                "cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "50000\n",
+                "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n",
+            },
+            0.5,
+        ),
+        (
+            "1:cpu:/\n",
+            {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"},
+            None,
+        ),
+        # nothing readable, or nonsense: no quota
+        ("0::/\n", {}, None),
+        ("0::/\n", {"cpu.max": "lots\n"}, None),
+        ("not a cgroup line\n", {"cpu.max": "0 100000\n"}, None),
+    ],
+)
+def test_cgroup_cpu_quota_reads_v1_and_v2(
+    tmp_path: Path, membership: str, files: dict[str, str], quota: float | None
+) -> None:
+    assert _cgroup(tmp_path, membership, files) == quota
+
+
+def test_a_cpu_quota_caps_the_usable_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    from novabench import parallel
+
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    for quota, cpus in ((None, 4), (1.0, 1), (1.5, 2), (0.2, 1), (16.0, 4)):
+        monkeypatch.setattr(parallel, "cgroup_cpu_quota", lambda quota=quota: quota)
+        assert parallel.usable_cpus() == cpus
+        assert parallel.default_jobs() == min(cpus, parallel.MAX_AUTO_JOBS)

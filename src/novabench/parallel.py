@@ -31,6 +31,7 @@ kills the helpers, since every result wanted has been collected by then.
 from __future__ import annotations
 
 import collections
+import math
 import os
 import pickle
 import subprocess
@@ -38,9 +39,10 @@ import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
-__all__ = ["Pending", "WorkerPool", "default_jobs", "usable_cpus"]
+__all__ = ["Pending", "WorkerPool", "cgroup_cpu_quota", "default_jobs", "usable_cpus"]
 
 T = TypeVar("T")
 
@@ -69,15 +71,71 @@ _serve(requests, replies)
 
 
 def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity where the system says, else all).
+    """The CPUs this process may use: its affinity (else all), capped by a cgroup CPU quota.
+
+    A container limited to, say, 1.5 CPUs (``docker --cpus``, a Kubernetes limit) sees every
+    core of its host but gets 1.5 CPU-seconds per second; the cap rounds that up to 2.
 
     Example:
         >>> usable_cpus() >= 1
         True
     """
     if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
+        cpus = len(os.sched_getaffinity(0))
+    else:
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    if quota is not None:
+        cpus = min(cpus, math.ceil(quota))
+    return max(1, cpus)
+
+
+def cgroup_cpu_quota(
+    root: Path = Path("/sys/fs/cgroup"), membership: Path = Path("/proc/self/cgroup")
+) -> float | None:
+    """CPU-seconds per second this process's cgroup may use, or None without a quota.
+
+    Reads ``cpu.max`` (cgroup v2) or ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us`` (v1) of
+    the cgroup named in ``membership``, else of ``root`` itself (a container's own view).
+    Anything missing or unreadable means no quota.
+
+    Example:
+        >>> quota = cgroup_cpu_quota()
+        >>> quota is None or quota > 0
+        True
+    """
+    try:
+        lines = membership.read_text().splitlines()
+    except OSError:
+        lines = []
+    candidates: list[Path] = []
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        controllers, relative = parts[1], parts[2].lstrip("/")
+        if controllers == "":  # cgroup v2: one unified hierarchy
+            candidates += [root / relative / "cpu.max", root / "cpu.max"]
+        elif "cpu" in controllers.split(","):
+            for folder in (controllers, "cpu"):
+                candidates += [root / folder / relative / "cpu.cfs_quota_us"]
+                candidates += [root / folder / "cpu.cfs_quota_us"]
+    candidates += [root / "cpu.max", root / "cpu" / "cpu.cfs_quota_us"]
+    for candidate in candidates:
+        try:
+            if candidate.name == "cpu.max":
+                quota, period = candidate.read_text().split()[:2]
+                if quota == "max":
+                    return None
+            else:
+                quota = candidate.read_text().strip()
+                period = (candidate.parent / "cpu.cfs_period_us").read_text().strip()
+                if int(quota) < 0:
+                    return None
+            return int(quota) / int(period) if int(quota) > 0 and int(period) > 0 else None
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def default_jobs() -> int:

@@ -234,7 +234,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="processes that share the scoring: with intervals, the localisation breakdowns "
         "and human reference are also computed in N-1 helper processes, with the same "
-        "numbers (default auto: the usable CPUs, at most 4; 1: this process only)",
+        "numbers (default auto: the CPUs this process may use, a container's CPU quota "
+        "counted, at most 4; 1: this process only)",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
