@@ -74,11 +74,94 @@ __all__ = [
     "ChatClientError",
     "ChatClientStats",
     "ChatReply",
+    "DataURL",
+    "encode_chat_body",
     "endpoint_problem",
     "parse_retry_after",
     "read_chat_reply",
     "retry_delay",
 ]
+
+_MEDIA_TYPE = re.compile(r"[a-z]+/[a-z0-9.+-]+")
+# What a DataURL stands for while the body is encoded: a string no caller sends (it holds
+# NUL characters), whose JSON form is then replaced by the URL's own bytes.
+_SPLICE_MARK = "\x00novabench-data-url\x00"
+_SPLICE_TOKEN = json.dumps(_SPLICE_MARK).encode("ascii")
+
+
+@dataclass(frozen=True, eq=False)
+class DataURL:
+    """A file for a chat message, sent as a base64 ``data:`` URL.
+
+    Put it where a message holds the URL string (``{"image_url": {"url": DataURL(...)}}``):
+    :class:`ChatClient` writes its base64 straight into the request body instead of passing
+    a string of hundreds of kilobytes through the JSON encoder (base64 needs no escaping), so
+    a request with an image costs about a third of the CPU. ``str()`` gives the URL.
+
+    Args:
+        media_type: e.g. ``"image/png"``.
+        data: the file's bytes.
+
+    Example:
+        >>> str(DataURL("image/png", b"PNG"))
+        'data:image/png;base64,UE5H'
+    """
+
+    media_type: str
+    data: bytes
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.media_type, str) or not _MEDIA_TYPE.fullmatch(self.media_type):
+            raise NovaInputError(
+                f"not a media type: {self.media_type!r}", source="DataURL", field="media_type"
+            )
+        if not isinstance(self.data, (bytes, bytearray, memoryview)):
+            raise NovaInputError(
+                f"expected bytes, got {type(self.data).__name__}", source="DataURL", field="data"
+            )
+
+    def to_bytes(self) -> bytes:
+        """The URL as ASCII bytes (what goes between the quotes of the JSON body)."""
+        return b"data:" + self.media_type.encode("ascii") + b";base64," + b64encode(self.data)
+
+    def __str__(self) -> str:
+        return self.to_bytes().decode("ascii")
+
+
+def encode_chat_body(body: Mapping[str, Any]) -> bytes:
+    """``body`` as the UTF-8 JSON a chat request sends, :class:`DataURL` values spliced in.
+
+    Equal to ``json.dumps`` of the same body with each :class:`DataURL` as its string.
+
+    Example:
+        >>> encode_chat_body({"url": DataURL("image/png", b"PNG"), "n": 1})
+        b'{"url": "data:image/png;base64,UE5H", "n": 1}'
+    """
+    spliced: list[bytes] = []
+
+    def placeholder(value: Any) -> str:
+        if isinstance(value, DataURL):
+            spliced.append(value.to_bytes())
+            return _SPLICE_MARK
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    encoded = json.dumps(body, default=placeholder).encode("utf-8")
+    if not spliced:
+        return encoded
+    pieces = encoded.split(_SPLICE_TOKEN)
+    if len(pieces) != len(spliced) + 1:  # a caller's own string held the mark: no splicing
+        return json.dumps(body, default=_url_string).encode("utf-8")
+    joined = [pieces[0]]
+    for url, after in zip(spliced, pieces[1:]):
+        joined += [b'"', url, b'"', after]
+    return b"".join(joined)
+
+
+def _url_string(value: Any) -> str:
+    if isinstance(value, DataURL):
+        return str(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
 
 RETRYABLE_STATUS: frozenset[int] = frozenset({408, 409, 425, 429}) | frozenset(range(500, 600))
 """HTTP statuses worth another attempt: timeout, conflict, too early, rate limit, server errors."""
@@ -629,7 +712,7 @@ class ChatClient:
         body: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         body.update({name: value for name, value in options.items() if value is not None})
         body["stream"] = False  # the reader expects one JSON document
-        return json.dumps(body).encode("utf-8")
+        return encode_chat_body(body)
 
     def chat(
         self,

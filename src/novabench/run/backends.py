@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from novabench import __version__
-from novabench.client import ChatClient, ChatClientError, endpoint_problem
+from novabench.client import ChatClient, ChatClientError, DataURL, endpoint_problem
 from novabench.errors import NovaInputError
 from novabench.run.defaults import DEFAULT_MAX_CONCURRENCY
 
@@ -648,8 +648,9 @@ class OpenAIEndpointBackend:
         }
 
     def _messages(self, request: Request) -> list[dict[str, Any]]:
+        url: DataURL | str
         if request.image_png is not None:
-            url = "data:image/png;base64," + base64.b64encode(request.image_png).decode("ascii")
+            url = DataURL("image/png", request.image_png)  # spliced into the body as it is
         elif request.image is not None:
             url = image_to_data_url(request.image)
         else:
