@@ -21,6 +21,7 @@ from novabench.client import (
     RETRYABLE_STATUS,
     ChatClient,
     ChatClientError,
+    endpoint_problem,
     parse_retry_after,
     read_chat_reply,
     retry_delay,
@@ -269,6 +270,39 @@ def test_a_refused_connection_is_retried_then_named() -> None:
         client.chat(HELLO)
     assert info.value.kind == "connection" and info.value.attempts == 2
     assert "ConnectionRefusedError" in str(info.value)
+
+
+def test_no_connection_within_the_timeout_is_the_hosts_failure_not_the_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A host that never answers (a firewall dropping packets): connecting times out. Unlike
+    # a late reply, every request would get it, so it counts as the endpoint's failure.
+    attempts: list[float | None] = []
+
+    def silent_host(address: Any, timeout: float | None = None, *args: Any) -> socket.socket:
+        attempts.append(timeout)
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", silent_host)
+    client = ChatClient(
+        "http://10.0.0.9:8000/v1", "m", timeout=5, max_retries=1, sleep=lambda s: None
+    )
+    with pytest.raises(ChatClientError) as info:
+        client.chat(HELLO)
+    assert info.value.kind == "connection" and info.value.attempts == 2 and len(attempts) == 2
+    assert all(timeout is not None and 0 < timeout <= 5 for timeout in attempts)
+    assert endpoint_problem(info.value) == (
+        "cannot reach http://10.0.0.9:8000/v1/chat/completions: "
+        "no connection within 5 s (the host does not answer)"
+    )
+
+
+def test_a_late_reply_is_the_requests_own_failure() -> None:
+    with FakeOpenAIServer(script=[Reply(content="late", delay=2.0)]) as server:
+        client = client_for(server, timeout=0.3, max_retries=0)
+        with pytest.raises(ChatClientError) as info:
+            client.chat(HELLO)
+    assert info.value.kind == "timeout" and endpoint_problem(info.value) is None
 
 
 @pytest.mark.parametrize(

@@ -237,13 +237,14 @@ def endpoint_problem(error: BaseException | None) -> str | None:
     """Why no request to the endpoint can succeed, when ``error`` is such a failure; else None.
 
     The failures every request to an endpoint shares, whatever it asks: the server cannot
-    be reached (connection refused, reset or closed, an unknown host name, a rejected TLS
-    certificate) or it refuses the request itself (HTTP 401, 403, 404: a bad key, no
+    be reached (connection refused, reset or closed, no connection within the timeout, an
+    unknown host name, a rejected TLS certificate) or it refuses the request itself (HTTP 401, 403, 404: a bad key, no
     access, a wrong URL or model name). Callers that send many requests stop early on one
     of these while nothing has succeeded yet, instead of trying every request
-    (``nova run``, the keyword judge). Timeouts, 429, 5xx and malformed replies can be one
-    request's own and are not counted. ``error`` may be a :class:`ChatClientError` or an
-    error raised from one (its ``__cause__`` chain is followed).
+    (``nova run``, the keyword judge). A late reply (connected, but no reply within the
+    timeout), 429, 5xx and malformed replies can be one request's own and are not counted.
+    ``error`` may be a :class:`ChatClientError` or an error raised from one (its
+    ``__cause__`` chain is followed).
 
     Returns:
         One phrase naming the endpoint and the cause, e.g. ``"cannot reach URL: connection
@@ -485,6 +486,10 @@ def _deadline_response(deadline: float) -> Callable[..., http.client.HTTPRespons
 
 class _StaleConnection(Exception):
     """A kept-alive connection the server had closed: nothing of a reply came back."""
+
+
+class _ConnectTimedOut(Exception):
+    """No connection within the deadline: the host did not answer at all."""
 
 
 class _Failure(Exception):
@@ -817,7 +822,10 @@ class ChatClient:
         """Send ``body`` and read the whole reply: status, payload, reason, Retry-After, close."""
         if connection.sock is None:
             connection.timeout = max(deadline - time.monotonic(), 1e-3)
-            connection.connect()
+            try:
+                connection.connect()
+            except TimeoutError:  # unlike a slow reply, this is the host, not the request
+                raise _ConnectTimedOut() from None
             # http.client sends a large body apart from its headers; without this the
             # body's last segment can wait for a delayed ACK (tens of milliseconds).
             cast(Any, connection.sock).setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -876,6 +884,12 @@ class ChatClient:
             keep = not will_close
         except ssl.SSLCertVerificationError as error:  # retrying cannot fix a certificate
             raise _Failure(f"TLS certificate rejected: {error}", "certificate") from None
+        except _ConnectTimedOut:
+            raise _Failure(
+                f"connection failed: no connection within {self.timeout:g} s",
+                "connection",
+                reason=f"no connection within {self.timeout:g} s (the host does not answer)",
+            ) from None
         except TimeoutError:
             raise _Failure(
                 f"timed out: no complete reply within {self.timeout:g} s", "timeout"

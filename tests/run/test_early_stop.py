@@ -70,6 +70,30 @@ def test_a_refused_connection_stops_the_run_after_the_requests_in_flight(release
     assert all(record.error is None for task in records for record in records[task].values())
 
 
+def test_a_host_that_never_answers_stops_the_run(release_dir, tmp_path, monkeypatch):
+    # Connecting times out (packets dropped): without the early stop a run would wait out
+    # every item's timeout and retries.
+    def silent_host(address, timeout=None, *args):
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", silent_host)
+    release = read_release(release_dir)
+    out = tmp_path / "raw.jsonl"
+    with pytest.raises(EndpointUnusableError) as info:
+        run_model(
+            release,
+            tasks="all",
+            backend=backend("http://10.0.0.9:8000/v1", timeout=5.0),
+            out_path=out,
+            progress=False,
+        )
+    assert str(info.value).startswith(
+        "cannot reach http://10.0.0.9:8000/v1/chat/completions: "
+        "no connection within 5 s (the host does not answer); nothing was answered"
+    )
+    assert 1 <= info.value.summary.n_errors <= 2 < n_items(release)
+
+
 @pytest.mark.parametrize("status", [401, 403, 404])
 def test_an_endpoint_refusing_every_request_stops_the_run(release_dir, tmp_path, status):
     release = read_release(release_dir)

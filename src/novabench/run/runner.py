@@ -32,10 +32,11 @@ Guarantees:
 - nothing finished is lost: each answer is written and flushed as it arrives, so a kill
   loses only the requests in flight;
 - early stop: when a failure is one every request would get (the server cannot be
-  reached, or answers HTTP 401/403/404; :func:`novabench.client.endpoint_problem`) and
-  nothing has been answered yet in this call, no further item is asked: the items in
-  flight end and are recorded, and :class:`EndpointUnusableError` says why. After a first
-  answer, failures never stop a run (every item is tried and its failure recorded);
+  reached, connecting times out, or it answers HTTP 401/403/404;
+  :func:`novabench.client.endpoint_problem`) and nothing has been answered yet in this
+  call, no further item is asked: the items in flight end and are recorded, and
+  :class:`EndpointUnusableError` says why. After a first answer, failures never stop a run
+  (every item is tried and its failure recorded);
 - resume: a rerun with the same output skips what is already answered and retries the
   items that failed; a last line cut off by a crash is set aside (saved next to the output)
   and the file repaired, with every complete line kept;
