@@ -18,7 +18,7 @@ import pytest
 from novabench.cli import main
 from novabench.errors import NovaInputError
 from novabench.parallel import Pending, WorkerPool, default_jobs
-from novabench.report.scoring import ScoringOptions, score_predictions
+from novabench.report.scoring import ScoringOptions, resolved_jobs, score_predictions
 from tests import parallel_pieces as pieces
 
 HELPER_WAIT_S = 120  # a generous bound on a loaded machine; normally well under a second
@@ -243,9 +243,12 @@ def test_pending_done_holds_its_value_and_jobs_default_is_bounded() -> None:
     assert pickle.loads(pickle.dumps(pieces.seeded_sum)) is pieces.seeded_sum
 
 
-def test_jobs_must_be_a_positive_integer() -> None:
-    with pytest.raises(NovaInputError, match="jobs"):
-        ScoringOptions(jobs=0)
+def test_jobs_must_be_a_positive_integer_or_auto() -> None:
+    for bad in (0, -1, 2.0, True, "two", "AUTO"):
+        with pytest.raises(NovaInputError, match="jobs"):
+            ScoringOptions(jobs=bad)  # type: ignore[arg-type]
+    assert ScoringOptions(jobs="auto").jobs == "auto"
+    assert resolved_jobs("auto") == default_jobs() and resolved_jobs(3) == 3
 
 
 def _without_time(report: dict) -> dict:  # type: ignore[type-arg]
@@ -340,8 +343,39 @@ def test_nova_evaluate_jobs_option(
         reports[jobs] = _without_time(json.loads(out.read_text()))
     assert reports["1"] == reports["2"] == reports["auto"]
     capsys.readouterr()
-    assert main([*arguments, "--jobs", "0", "--out", str(tmp_path / "bad.json")]) == 2
-    assert "--jobs" in capsys.readouterr().err and not (tmp_path / "bad.json").exists()
+    for bad in ("0", "abc"):
+        assert main([*arguments, "--jobs", bad, "--out", str(tmp_path / "bad.json")]) == 2
+        err = capsys.readouterr().err
+        assert "--jobs" in err and "or auto" in err and not (tmp_path / "bad.json").exists()
+
+
+def test_more_jobs_than_cpus_is_said_to_slow_the_scoring(
+    sample_release: Path,
+    floor_answers: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("novabench.parallel.usable_cpus", lambda: 1)
+    arguments = ["evaluate", "--data", str(sample_release), "--predictions", str(floor_answers)]
+    arguments += ["--bootstrap", "0", "--exclude", "BERTScore-F1", "--out"]
+    assert main([*arguments, str(tmp_path / "one.json"), "--jobs", "1"]) == 0
+    assert "--jobs" not in capsys.readouterr().err
+    assert main([*arguments, str(tmp_path / "three.json"), "--jobs", "3"]) == 0
+    assert "--jobs 3 is more processes than the 1 CPUs" in capsys.readouterr().err
+
+
+def test_nova_compare_offers_no_jobs(
+    sample_release: Path, floor_answers: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # compare has no breakdowns nor human reference to share: the option would do nothing.
+    arguments = ["compare", "--data", str(sample_release), "--a", str(floor_answers)]
+    arguments += ["--b", str(floor_answers), "--bootstrap", "20", "--exclude", "BERTScore-F1"]
+    arguments += ["--out", str(tmp_path / "c.json")]
+    assert main(arguments) == 0
+    capsys.readouterr()
+    assert main([*arguments, "--jobs", "2"]) == 2
+    assert "unrecognized arguments: --jobs 2" in capsys.readouterr().err
 
 
 def test_without_an_interpreter_to_start_every_piece_is_computed_here(
@@ -423,3 +457,18 @@ def test_a_cpu_quota_caps_the_usable_cpus(monkeypatch: pytest.MonkeyPatch) -> No
         monkeypatch.setattr(parallel, "cgroup_cpu_quota", lambda quota=quota: quota)
         assert parallel.usable_cpus() == cpus
         assert parallel.default_jobs() == min(cpus, parallel.MAX_AUTO_JOBS)
+
+
+def test_modules_in_the_working_folder_do_not_shadow_the_helpers_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # `python -c` puts the working folder first on the path; a user's signal.py or
+    # pickle.py there must not be what the helper imports before it has the parent's path.
+    for name in ("signal", "pickle"):
+        (tmp_path / f"{name}.py").write_text("raise ImportError('a user file, not the stdlib')\n")
+    monkeypatch.chdir(tmp_path)
+    with WorkerPool(helpers=1) as pool:
+        piece = taken_by_helper(pool.submit(pieces.seeded_sum, 4, 10))
+        assert piece.result() == pieces.seeded_sum(4, 10)
+        assert pool.helper_pieces == 1
+    assert "Traceback" not in capfd.readouterr().err

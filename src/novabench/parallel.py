@@ -57,9 +57,13 @@ _PIECES_AHEAD = 2
 
 # The helper's first lines: the channel to the parent is the original standard output, and
 # anything printed goes to standard error instead, so a stray print cannot corrupt it.
-# Ctrl-C in a terminal reaches the whole process group; the parent answers it.
+# Ctrl-C in a terminal reaches the whole process group; the parent answers it. Nothing is
+# imported from the working folder before the parent's sys.path is in place.
 _HELPER_START = """
-import os, pickle, signal, sys
+import sys
+if not getattr(sys.flags, "safe_path", False):
+    del sys.path[0]  # the working folder, which `-c` puts first: its signal.py is not ours
+import os, pickle, signal
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the helpers
 replies = os.fdopen(os.dup(1), "wb")
 os.dup2(2, 1)

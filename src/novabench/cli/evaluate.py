@@ -120,6 +120,14 @@ def run(args: argparse.Namespace) -> int:
     )
     check_report_outputs(outputs)
     options = ScoringOptions.build(scoring_options(args), **item_options(args))
+    from novabench.parallel import usable_cpus
+
+    if args.jobs > (cpus := usable_cpus()):
+        print(
+            f"nova evaluate: warning: --jobs {args.jobs} is more processes than the {cpus} "
+            "CPUs this process may use: the extra ones slow the scoring down",
+            file=sys.stderr,
+        )
     scored = score_predictions(args.data, args.predictions, options)
     report = scored.report
     for task in options.judged_tasks:
@@ -195,8 +203,11 @@ def item_options(args: argparse.Namespace) -> dict[str, Any]:
     return chosen
 
 
-def add_scoring_options(parser: argparse.ArgumentParser) -> None:
-    """Options shared by ``nova evaluate`` and ``nova compare``: parsing, bootstrap, metric settings."""
+def add_scoring_options(parser: argparse.ArgumentParser, *, jobs: bool = True) -> None:
+    """Options shared by ``nova evaluate`` and ``nova compare``: parsing, bootstrap, metric settings.
+
+    ``jobs``: offer ``--jobs`` (``nova compare`` has nothing to share between processes).
+    """
     parser.add_argument(
         "--box-convention",
         default=None,
@@ -227,16 +238,17 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         help="seed of the bootstrap resamples and of nova evaluate's HTML gallery sample "
         "(default 0)",
     )
-    parser.add_argument(
-        "--jobs",
-        type=jobs_option,
-        default="auto",
-        metavar="N",
-        help="processes that share the scoring: with intervals, the localisation breakdowns "
-        "and human reference are also computed in N-1 helper processes, with the same "
-        "numbers (default auto: the CPUs this process may use, a container's CPU quota "
-        "counted, at most 4; 1: this process only)",
-    )
+    if jobs:
+        parser.add_argument(
+            "--jobs",
+            type=jobs_option,
+            default="auto",
+            metavar="N",
+            help="processes that share the scoring: with intervals, the localisation "
+            "breakdowns and human reference are also computed in N-1 helper processes, with "
+            "the same numbers (default auto: the CPUs this process may use, a container's CPU "
+            "quota counted, at most 4; 1: this process only; more than the CPUs is slower)",
+        )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
     )
@@ -302,11 +314,18 @@ def jobs_option(text: str) -> int:
         >>> jobs_option("2"), jobs_option("auto") >= 1
         (2, True)
     """
+    import argparse
+
     if text.strip().lower() == "auto":
         from novabench.parallel import default_jobs
 
         return default_jobs()
-    return checks.positive_int_option(text)
+    try:
+        return checks.positive_int_option(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number of processes or auto, got {text!r}"
+        ) from None
 
 
 def scoring_options(args: argparse.Namespace) -> ScoringOptions:
@@ -348,7 +367,7 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
         confidence=args.confidence,
         seed=args.seed,
         caption_options=caption_options,
-        jobs=args.jobs,
+        jobs=getattr(args, "jobs", 1),
         **_judges(args),
     )
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from novabench import __version__, registry
 from novabench.errors import NovaInputError
@@ -88,11 +88,13 @@ class ScoringOptions:
         breakdowns: compute the per-group breakdowns (on by default). Off, the report's
             ``breakdowns`` is ``{}`` and ``breakdown_settings["computed"]`` is False: with
             intervals, the breakdowns take most of the scoring time.
-        jobs: processes that share the scoring (1: this one alone). With more, the
-            localisation breakdown cells and the human reference, each an independent
-            bootstrap, are also computed in ``jobs - 1`` helper processes
+        jobs: processes that share the scoring (1: this one alone; ``"auto"``: the CPUs
+            this process may use, at most 4, :func:`novabench.parallel.default_jobs`). With
+            more, the localisation breakdown cells and the human reference, each an
+            independent bootstrap, are also computed in ``jobs - 1`` helper processes
             (:mod:`novabench.parallel`); every number is the same as with 1. Only used
-            with resamples, where those bootstraps are most of the time.
+            with resamples, where those bootstraps are most of the time. More processes
+            than usable CPUs only slow the scoring.
 
     Example:
         >>> options = ScoringOptions(tasks=("Localisation",), n_resamples=0)
@@ -116,13 +118,14 @@ class ScoringOptions:
     category_map: CategoryMap | None = None
     min_group_size: int = 10
     breakdowns: bool = True
-    jobs: int = 1
+    jobs: int | Literal["auto"] = 1
 
     def __post_init__(self) -> None:
         from novabench import checks
 
         checks.positive_int(self.min_group_size, field="min_group_size")
-        checks.positive_int(self.jobs, field="jobs")
+        if self.jobs != "auto":
+            checks.positive_int(self.jobs, field="jobs")
         if isinstance(self.category_map, (str, os.PathLike)):  # a mapping file's path
             from novabench.lexicon.taxonomy import load_category_map
 
@@ -489,9 +492,24 @@ def _scoring_pool(options: ScoringOptions) -> WorkerPool:
     localisation = options.tasks is None or any(
         registry.TASKS[task].answer_field == "boxes" for task in options.tasks
     )
-    useful = options.n_resamples > 0 and localisation and options.jobs > 1
+    jobs = resolved_jobs(options.jobs)
+    useful = options.n_resamples > 0 and localisation and jobs > 1
     preload = ("novabench.report.breakdowns", "novabench.metrics.tasks")
-    return WorkerPool(helpers=options.jobs - 1 if useful else 0, preload=preload)
+    return WorkerPool(helpers=jobs - 1 if useful else 0, preload=preload)
+
+
+def resolved_jobs(jobs: int | str) -> int:
+    """The processes ``jobs`` stands for: itself, or for ``"auto"`` the default.
+
+    Example:
+        >>> resolved_jobs(3), 1 <= resolved_jobs("auto") <= 4
+        (3, True)
+    """
+    if jobs == "auto":
+        from novabench.parallel import default_jobs
+
+        return default_jobs()
+    return int(jobs)
 
 
 def _scored_positions(task: str, loaded: _Loaded, answered_only: bool) -> list[int]:
