@@ -129,6 +129,7 @@ def test_a_reply_that_cannot_be_read_here_is_computed_here() -> None:
         while pool.helpers:  # the channel is not trusted after it: the helper is let go
             assert time.monotonic() < deadline
             time.sleep(0.01)
+        assert pool._helpers[0].process.wait(timeout=HELPER_WAIT_S) is not None  # and killed
 
 
 def test_a_helper_whose_preload_fails_ends_quietly_and_leaves_the_work_here(capfd) -> None:  # type: ignore[no-untyped-def]

@@ -252,7 +252,7 @@ class _Helper:
         try:
             self._feed_until_stopped(in_flight)
         except Exception:  # noqa: BLE001 - whatever went wrong, the pieces are not lost
-            pass
+            self.kill()  # a helper left alive would compute what nobody will read
         finally:
             # Every way out gives back what the helper held (computed here when asked for):
             # no piece is left waiting for a reply that will not come.
