@@ -50,8 +50,8 @@ def test_the_docstring_descriptions_keep_their_words(capsys: pytest.CaptureFixtu
     assert "adds parse_status;" in shown and "(nova run --box-convention)" in shown
 
 
-def option_help(path: tuple[str, ...], option: str) -> str:
-    """The help text of ``option`` of ``nova *path``, as argparse holds it."""
+def _parser_of(path: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The parser of ``nova *path``."""
     parser = build_parser()
     for word in path:
         parser = next(
@@ -59,17 +59,19 @@ def option_help(path: tuple[str, ...], option: str) -> str:
             for action in parser._actions
             if isinstance(action, argparse._SubParsersAction)
         )
+    return parser
+
+
+def option_help(path: tuple[str, ...], option: str) -> str:
+    """The help text of ``option`` of ``nova *path``, as argparse holds it."""
+    parser = _parser_of(path)
     return next(a.help for a in parser._actions if option in a.option_strings) or ""
 
 
 @pytest.mark.parametrize("command", ["evaluate", "compare"])
 @pytest.mark.parametrize("option", ["--bootstrap", "--seed", "--keyword-averaging", "--confidence"])
 def test_scoring_options_state_their_defaults(command: str, option: str) -> None:
-    parser = build_parser()
-    sub = next(
-        a.choices[command] for a in parser._actions if isinstance(a, argparse._SubParsersAction)
-    )
-    default = next(a.default for a in sub._actions if option in a.option_strings)
+    default = next(a.default for a in _parser_of((command,))._actions if option in a.option_strings)
     assert f"default {default}" in option_help((command,), option)
 
 
@@ -88,3 +90,19 @@ def test_evaluate_description_mentions_html_and_items(capsys: pytest.CaptureFixt
     main(["evaluate", "--help"])
     description = capsys.readouterr().out.split("options:")[0]
     assert "HTML" in description and "--items" in description
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda path: " ".join(path) or "nova")
+def test_a_command_with_a_quiet_switch_takes_both_spellings(path: tuple[str, ...]) -> None:
+    # One way to hide the bars everywhere: -q and --quiet together, or neither.
+    strings = {string for action in _parser_of(path)._actions for string in action.option_strings}
+    quiet = {"-q", "--quiet"} & strings
+    assert quiet in (set(), {"-q", "--quiet"}), (path, quiet)
+    if "--no-progress" in strings:
+        assert quiet, path
+
+
+def test_every_command_that_draws_bars_can_be_quiet() -> None:
+    for command in ("evaluate", "export", "ingest", "leaderboard", "run", "sample"):
+        strings = {s for action in _parser_of((command,))._actions for s in action.option_strings}
+        assert {"-q", "--quiet"} <= strings, command

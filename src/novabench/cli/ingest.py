@@ -51,7 +51,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="replace OUT, an earlier nova ingest (or empty)"
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
 

@@ -262,5 +262,12 @@ def register(subparsers: Any) -> None:
         default=0.0,
         help="endpoint temperature (default 0)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        "--no-progress",
+        dest="no_progress",
+        action="store_true",
+        help="no progress bar (--no-progress is the same)",
+    )
     parser.set_defaults(func=run)

@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="replace OUT, an earlier nova sample (or empty)"
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run)
 
 
