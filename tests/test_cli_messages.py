@@ -188,3 +188,16 @@ def test_the_tracker_comes_from_the_package_metadata(monkeypatch: pytest.MonkeyP
 def test_the_issues_url_sits_beside_the_homepage() -> None:
     urls = _pyproject_urls()
     assert urls["Issues"].startswith(urls["Homepage"].rstrip("/") + "/")
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import novabench.cli as cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["info", "--help"]) == 130
+    assert capsys.readouterr().err == "nova: interrupted\n"

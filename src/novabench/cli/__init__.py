@@ -157,12 +157,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = (
         [argument for argument in arguments if argument != "--debug"] if debug else arguments
     )
-    parser = build_parser()
     usage_errors = io.StringIO()
     real_stderr = sys.stderr
     try:
+        parser = build_parser()  # imports every command's module: Ctrl-C may land here
         sys.stderr = usage_errors  # argparse prints usage + error: keep only the error line
         args = parser.parse_args(arguments)
+    except KeyboardInterrupt:
+        sys.stderr = real_stderr
+        print("nova: interrupted", file=sys.stderr)
+        return 130
     except SystemExit as stop:
         sys.stderr = real_stderr
         lines = usage_errors.getvalue().strip().splitlines()
