@@ -145,6 +145,37 @@ def test_compare_says_which_metrics_were_left_out(
     assert code == 0 and capsys.readouterr().out.count(said) == 1
 
 
+def test_a_comparison_records_and_shows_the_settings_its_report_would(
+    sample_release: Path, floor_run: Path
+) -> None:
+    from novabench.report import compare_predictions
+    from novabench.report.html import render_comparison_html
+    from novabench.report.render import render_comparison, render_comparison_markdown
+
+    captions = {"exclude": ["BERTScore-F1"]}  # METEOR kept: its variant is a setting
+    comparison = compare_predictions(
+        sample_release, floor_run, floor_run, n_resamples=10, caption_options=captions
+    )
+    report = evaluate_predictions(
+        sample_release, floor_run, n_resamples=0, caption_options=captions
+    )
+    # The same settings as the report of either model, value for value.
+    for task in ("captioning", "diagnosis"):
+        metrics = report["tasks"][task]["metrics"]
+        expected = {key: value for key, value in metrics.items() if isinstance(value, str)}
+        assert expected and comparison["settings"][task] == expected, task
+    lines = settings_lines(report)
+    assert any("METEOR" in line for line in lines) and any("matched by" in line for line in lines)
+    text = render_comparison(comparison)
+    markdown = render_comparison_markdown(comparison)
+    page = render_comparison_html(comparison)
+    assert all(f"settings: {line}" in text for line in settings_lines(report, short=True))
+    assert "## Settings" in markdown and "<h2>Settings</h2>" in page
+    for line in lines:
+        assert line.replace("_", "\\_") in markdown or line in markdown
+        assert line in page.replace("&#x27;", "'").replace("&quot;", '"')
+
+
 def test_very_few_resamples_are_flagged_where_the_intervals_are_shown(
     sample_release: Path, floor_run: Path
 ) -> None:

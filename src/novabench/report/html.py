@@ -371,6 +371,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         _comparison_rows,
         _p_value,
         _signed,
+        comparison_settings_lines,
         identical_answers_lines,
     )
 
@@ -416,5 +417,9 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
     ]
     if items:
         parts += ["<ul>", *(f"<li>{_text(item)}</li>" for item in items), "</ul>"]
+    settings = comparison_settings_lines(comparison)
+    if settings:
+        parts += ["<h2>Settings</h2>", "<ul>", *(f"<li>{_text(line)}</li>" for line in settings)]
+        parts.append("</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -21,6 +21,7 @@ __all__ = [
     "NO_INTERVALS",
     "TASK_ORDER",
     "answered_only_line",
+    "comparison_settings_lines",
     "coverage_phrase",
     "identical_answers_lines",
     "model_name",
@@ -86,12 +87,13 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
                     else side.upper()
                 )
                 lines.append(f"{who} {task}: {coverage_phrase(counts)}")
-    # The notes (metrics left out, judges) as the Markdown and HTML give them.
+    # The notes (metrics left out, judges) and settings as the Markdown and HTML give them.
     lines += [
         f"{task}: note: {note}"
         for task, notes in (comparison.get("notes") or {}).items()
         for note in notes
     ]
+    lines += [f"settings: {line}" for line in comparison_settings_lines(comparison, short=True)]
     return "\n".join(lines)
 
 
@@ -291,6 +293,18 @@ def settings_lines(report: Mapping[str, Any], *, short: bool = False) -> list[st
         if parts:
             lines.append(f"{task}: " + "; ".join(parts))
     return lines
+
+
+def comparison_settings_lines(comparison: Mapping[str, Any], *, short: bool = False) -> list[str]:
+    """:func:`settings_lines` of a comparison (both models were scored with these settings).
+
+    Example:
+        >>> comparison_settings_lines({"settings": {"captioning": {"METEOR_variant": "exact"}}})
+        ['captioning: METEOR exact']
+    """
+    settings = comparison.get("settings") or {}
+    as_report = {"tasks": {task: {"metrics": values} for task, values in settings.items()}}
+    return settings_lines(as_report, short=short)
 
 
 def portable_bertscore_hash(bertscore_hash: str) -> str:
@@ -501,6 +515,9 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
     ]
     if extra:
         lines += ["", "## Coverage and notes", "", *extra]
+    settings = comparison_settings_lines(comparison)
+    if settings:
+        lines += ["", "## Settings", ""] + [f"- {_markdown_text(line)}" for line in settings]
     return "\n".join(lines) + "\n"
 
 

@@ -584,7 +584,9 @@ def compare_predictions(
 
     Returns:
         ``{"a": provenance, "b": provenance, "tasks": {task: {metric: {"a", "b", "difference",
-        "ci", "p_value"}}}}``.
+        "ci", "p_value"}}}, "settings": {task: {name: value}}, ...}``; ``settings`` holds the
+        metric settings both models were scored with (METEOR variant, BERTScore model,
+        keyword extractor and averaging, diagnosis matcher), as a report's metrics do.
 
     Example:
         >>> import tempfile, pathlib, json
@@ -611,6 +613,7 @@ def compare_predictions(
             "the two prediction sets answer no task in common", field="predictions"
         )
     compared: dict[str, Any] = {}
+    metric_settings: dict[str, dict[str, str]] = {}
     notes: dict[str, list[str]] = {}
     judges: dict[str, Any] = {}
     for task in progress_bar(shared, desc="comparing", unit="task"):
@@ -619,6 +622,12 @@ def compare_predictions(
         evaluation_a = prepare_task(task, *_task_inputs(task, loaded_a), **metric_options)
         evaluation_b = prepare_task(task, *_task_inputs(task, loaded_b), **metric_options)
         compared[task] = paired_bootstrap(evaluation_a, evaluation_b, **chosen.bootstrap)
+        # One set of options scores both sides: A's settings are B's.
+        named = {
+            key: value for key, value in evaluation_a.result().items() if isinstance(value, str)
+        }
+        if named:
+            metric_settings[task] = named
         if chosen.judge_kind(task) is not None:
             judges[task] = judge_record(chosen, task, since=judge_before)
     summaries = {"a": loaded_a.prediction_set.summary(), "b": loaded_b.prediction_set.summary()}
@@ -627,6 +636,7 @@ def compare_predictions(
         "b": _provenance(data, loaded_b),
         "bootstrap": {**chosen.bootstrap, "paired": True},
         "tasks": compared,
+        "settings": metric_settings,
         # Missing answers score as misses; a difference can come from coverage alone.
         "coverage": {task: {side: summaries[side][task] for side in ("a", "b")} for task in shared},
         "notes": notes,
