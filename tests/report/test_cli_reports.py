@@ -199,6 +199,20 @@ def test_compare_of_identical_answers_says_so_everywhere(
     assert f'<p class="note">Note: {IDENTICAL}' in page
 
 
+def test_compare_predictions_counts_agreement_as_answer_agreement_does(
+    sample_release: Path, runs: dict[str, Path]
+) -> None:
+    # The Python API gives the agreement the command writes, without reading the files twice.
+    from novabench.report import compare_predictions
+    from novabench.report.agreement import answer_agreement
+
+    options = {"n_resamples": 10, "caption_options": {"exclude": ["BERTScore-F1", "METEOR"]}}
+    for a, b in (("oracle", "oracle"), ("oracle", "floor")):
+        comparison = compare_predictions(sample_release, runs[a], runs[b], **options)
+        assert comparison["answer_agreement"] == answer_agreement(sample_release, runs[a], runs[b])
+        assert set(comparison["answer_agreement"]) == set(comparison["tasks"])
+
+
 def test_compare_of_different_answers_says_nothing_of_the_kind(
     sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
 ) -> None:

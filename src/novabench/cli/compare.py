@@ -59,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
     from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
     from novabench.report import compare_predictions, render_comparison, write_report
-    from novabench.report.agreement import answer_agreement
     from novabench.report.render import model_name, render_comparison_markdown
 
     check_output_paths(
@@ -83,10 +82,6 @@ def run(args: argparse.Namespace) -> int:
         )
     options = scoring_options(args)
     comparison = compare_predictions(args.data, args.a, args.b, options)
-    # Identical answers make A - B zero by construction: the outputs say so in words.
-    comparison["answer_agreement"] = answer_agreement(
-        args.data, args.a, args.b, options, tasks=list(comparison["tasks"])
-    )
     for task in options.judged_tasks:
         comparison["notes"].setdefault(task, []).append(judge_note(args, options.judge_of(task)))
     close_judges(options)

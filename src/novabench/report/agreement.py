@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # scoring is imported when needed: the renderers import this module
     from novabench.report.scoring import PredictionPaths, ScoringOptions
 
-__all__ = ["IDENTICAL_ANSWERS", "answer_agreement", "identical_tasks"]
+__all__ = ["IDENTICAL_ANSWERS", "agreement_counts", "answer_agreement", "identical_tasks"]
 
 #: What a comparison says when both sets answer every scored item of a task the same way.
 IDENTICAL_ANSWERS = "the two prediction sets give identical answers on every scored item"
@@ -67,10 +67,25 @@ def answer_agreement(
     shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
     if tasks is not None:
         shared = [task for task in shared if task in tasks]
+    return agreement_counts(loaded_a.prediction_set, loaded_b.prediction_set, shared)
+
+
+def agreement_counts(
+    predictions_a: Any, predictions_b: Any, tasks: Sequence[str]
+) -> dict[str, dict[str, int]]:
+    """:func:`answer_agreement` of two prediction sets already read against one release.
+
+    Example:
+        >>> class Answers:
+        ...     def __init__(self, answers): self._answers = answers
+        ...     def answers(self, task): return self._answers
+        >>> agreement_counts(Answers(["a", "b"]), Answers(["a", "c"]), ["diagnosis"])
+        {'diagnosis': {'items': 2, 'identical': 1}}
+    """
     agreement = {}
-    for task in shared:
-        answers_a = loaded_a.prediction_set.answers(task)
-        answers_b = loaded_b.prediction_set.answers(task)
+    for task in tasks:
+        answers_a = predictions_a.answers(task)
+        answers_b = predictions_b.answers(task)
         same = sum(1 for a, b in zip(answers_a, answers_b) if a == b)
         agreement[task] = {"items": len(answers_a), "identical": same}
     return agreement

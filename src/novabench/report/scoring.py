@@ -584,9 +584,11 @@ def compare_predictions(
 
     Returns:
         ``{"a": provenance, "b": provenance, "tasks": {task: {metric: {"a", "b", "difference",
-        "ci", "p_value"}}}, "settings": {task: {name: value}}, ...}``; ``settings`` holds the
-        metric settings both models were scored with (METEOR variant, BERTScore model,
-        keyword extractor and averaging, diagnosis matcher), as a report's metrics do.
+        "ci", "p_value"}}}, "settings": {task: {name: value}}, "answer_agreement": {task:
+        {"items", "identical"}}, ...}``; ``settings`` holds the metric settings both models
+        were scored with (METEOR variant, BERTScore model, keyword extractor and averaging,
+        diagnosis matcher), as a report's metrics do; ``answer_agreement`` counts the items
+        both answer alike (:func:`novabench.report.agreement.answer_agreement`).
 
     Example:
         >>> import tempfile, pathlib, json
@@ -601,6 +603,7 @@ def compare_predictions(
     from novabench.data.release import read_release
     from novabench.metrics.stats import paired_bootstrap
     from novabench.metrics.tasks import prepare_task
+    from novabench.report.agreement import agreement_counts
 
     chosen = ScoringOptions.build(options, **settings)
     release = read_release(data)  # read, validated and fingerprinted once for both models
@@ -640,6 +643,10 @@ def compare_predictions(
         # Missing answers score as misses; a difference can come from coverage alone.
         "coverage": {task: {side: summaries[side][task] for side in ("a", "b")} for task in shared},
         "notes": notes,
+        # Identical answers make A - B zero by construction: the outputs say so in words.
+        "answer_agreement": agreement_counts(
+            loaded_a.prediction_set, loaded_b.prediction_set, shared
+        ),
         **({"judges": judges} if judges else {}),
     }
 
