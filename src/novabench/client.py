@@ -143,7 +143,7 @@ def encode_chat_body(body: Mapping[str, Any]) -> bytes:
         if isinstance(value, DataURL):
             spliced.append(value.to_bytes())
             return _SPLICE_MARK
-        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+        return _url_string(value)  # refuses anything else, as json.dumps would
 
     encoded = json.dumps(body, default=placeholder).encode("utf-8")
     if not spliced:
@@ -238,13 +238,13 @@ def endpoint_problem(error: BaseException | None) -> str | None:
 
     The failures every request to an endpoint shares, whatever it asks: the server cannot
     be reached (connection refused, reset or closed, no connection within the timeout, an
-    unknown host name, a rejected TLS certificate) or it refuses the request itself (HTTP 401, 403, 404: a bad key, no
-    access, a wrong URL or model name). Callers that send many requests stop early on one
-    of these while nothing has succeeded yet, instead of trying every request
-    (``nova run``, the keyword judge). A late reply (connected, but no reply within the
-    timeout), 429, 5xx and malformed replies can be one request's own and are not counted.
-    ``error`` may be a :class:`ChatClientError` or an error raised from one (its
-    ``__cause__`` chain is followed).
+    unknown host name, a rejected TLS certificate) or it refuses the request itself (HTTP
+    401, 403, 404: a bad key, no access, a wrong URL or model name). Callers that send many
+    requests stop early on one of these while nothing has succeeded yet, instead of trying
+    every request (``nova run``, the keyword judge). A late reply (connected, but no reply
+    within the timeout), 429, 5xx and malformed replies can be one request's own and are
+    not counted. ``error`` may be a :class:`ChatClientError` or an error raised from one
+    (its ``__cause__`` chain is followed).
 
     Returns:
         One phrase naming the endpoint and the cause, e.g. ``"cannot reach URL: connection

@@ -204,7 +204,7 @@ def item_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def add_scoring_options(parser: argparse.ArgumentParser, *, jobs: bool = True) -> None:
-    """Options shared by ``nova evaluate`` and ``nova compare``: parsing, bootstrap, metric settings.
+    """Options shared by ``nova evaluate`` and ``nova compare``: parsing, bootstrap, metrics.
 
     ``jobs``: offer ``--jobs`` (``nova compare`` has nothing to share between processes).
     """
@@ -314,8 +314,6 @@ def jobs_option(text: str) -> int:
         >>> jobs_option("2"), jobs_option("auto") >= 1
         (2, True)
     """
-    import argparse
-
     if text.strip().lower() == "auto":
         from novabench.parallel import default_jobs
 

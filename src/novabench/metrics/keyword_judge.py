@@ -522,9 +522,10 @@ class OpenAIKeywordJudge(_HttpJudge):
 
         Every pair is attempted before an error is raised, so all readable results reach
         the cache and a rerun asks only for the pairs that failed. The exception: when the
-        endpoint cannot be reached (connection refused, reset, timed out, TLS failure) or refuses every
-        request (HTTP 401, 403, 404; :func:`novabench.client.endpoint_problem`) before any
-        pair came back, the remaining pairs are cancelled and the error is raised at once.
+        endpoint cannot be reached (connection refused, reset, timed out, TLS failure) or
+        refuses every request (HTTP 401, 403, 404;
+        :func:`novabench.client.endpoint_problem`) before any pair came back, the remaining
+        pairs are cancelled and the error is raised at once.
 
         Args:
             pairs: ``(reference, prediction)`` caption pairs.
