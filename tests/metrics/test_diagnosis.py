@@ -960,3 +960,32 @@ def test_per_case_records() -> None:
     assert records[0]["case_id"] == "case0001"
     assert records[0]["verdicts"] == [False, True] and records[0]["first_hit_rank"] == 2
     assert records[1]["has_reference"] is False and records[1]["verdicts"] == [False]
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate"),
+    [
+        ("Retinal vasculopathy with cerebral leukoencephalopathy", "RVCL"),  # "with" left out
+        ("Hemorrhagic shock and encephalopathy syndrome", "HSES"),  # closing word spelled
+        ("Hemiconvulsion-hemiplegia-epilepsy syndrome", "HHE syndrome"),  # hyphens, tail word
+        ("NORSE", "new-onset refractory status epilepticus"),  # abbreviation as the reference
+    ],
+)
+def test_an_abbreviation_spelling_the_initials_matches(reference: str, candidate: str) -> None:
+    explanation = LexiconDiagnosisMatcher().explain(reference, candidate)
+    assert (explanation.match, explanation.rule) == (True, "initials")
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate"),
+    [
+        ("Hemorrhagic shock and encephalopathy syndrome", "HSE"),  # a lexicon abbreviation
+        ("Hemorrhagic shock and encephalopathy syndrome", "HSSE"),  # wrong initials
+        ("Spinal muscular atrophy", "Sma"),  # one capital: may be an ordinary word
+        ("Acute flaccid myelitis", "AF"),  # too short to be told from chance
+        ("Acute flaccid myelitis", "AFM ruled out"),  # negated
+        ("Neurofibromatosis type 2", "NT"),  # a number is no initial
+    ],
+)
+def test_initials_never_stretch_to_other_readings(reference: str, candidate: str) -> None:
+    assert not LexiconDiagnosisMatcher()(reference, candidate)

@@ -25,12 +25,17 @@ _spec.loader.exec_module(measure_matcher)
 
 _DATA = Path(__file__).resolve().parents[1] / "data"
 
-# (file, overall agreement floor, false-accept ceiling, per-category agreement floor)
-# Measured: diagnosis_pairs 99.7 % (637 pairs), 0/209 false accepts, every category >= 97.5 %;
-# held-out 98.2 % (167 pairs), 0/60 false accepts, every category >= 90 %.
+# (file, overall agreement floor, false-accept ceiling, per-category agreement floor or None)
+# Measured (issue 20): diagnosis_pairs 99.5 % (747 pairs), 0/292 false accepts, every
+# category >= 97 %; held-out 98.2 % (167 pairs), 0/60 false accepts, every category >= 90 %;
+# held-out 2 (365 pairs of rare diseases, written before the issue-20 changes) 77.5 %, 5/185
+# false accepts, eponyms 30.8 % and synonyms 38.9 % the weakest; held-out 3 (92 pairs, written
+# after them) 70.7 %, 2/51 false accepts, too few pairs per category for a per-category floor.
 FLOORS = [
-    ("diagnosis_pairs.tsv", 0.985, 0.005, 0.95),
+    ("diagnosis_pairs.tsv", 0.99, 0.004, 0.95),
     ("diagnosis_pairs_heldout.tsv", 0.96, 0.017, 0.85),
+    ("diagnosis_pairs_heldout2.tsv", 0.77, 0.028, 0.30),
+    ("diagnosis_pairs_heldout3.tsv", 0.70, 0.04, None),
 ]
 
 
@@ -45,7 +50,7 @@ def test_matcher_agrees_with_the_judged_pairs(
     filename: str,
     agreement: float,
     false_accepts: float,
-    per_category: float,
+    per_category: float | None,
 ) -> None:
     pairs = measure_matcher.read_pairs(_DATA / filename)
     by_category, overall, errors = measure_matcher.measure(pairs, matcher)
@@ -55,8 +60,9 @@ def test_matcher_agrees_with_the_judged_pairs(
     )
     assert overall.agreement >= agreement, shown
     assert overall.false_accept_rate <= false_accepts, shown
-    for name, result in by_category.items():
-        assert result.agreement >= per_category, (name, shown)
+    if per_category is not None:
+        for name, result in by_category.items():
+            assert result.agreement >= per_category, (name, shown)
 
 
 def test_the_pairs_cover_every_category_in_both_verdicts() -> None:

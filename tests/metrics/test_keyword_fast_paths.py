@@ -84,16 +84,29 @@ def straightforward_explain(
             and any(family in NEGATABLE_FAMILIES for family, _ in entry.emits)
         )
 
+    def starts_structure(index: int) -> bool:
+        entry = segments[index][1] if index < len(segments) else None
+        return (
+            entry is not None
+            and entry.kind == "term"
+            and all(family == "anatomy" for family, _ in entry.emits)
+        )
+
     for index, (phrase, entry) in enumerate(segments):
         kind = entry.kind if entry is not None else None
-        if phrase in CLAUSE_END or kind == "terminator":
+        if kind is None and phrase == "both" and starts_structure(index + 1):
+            matches.append(KeywordMatch("anatomy", "bilateral", False, phrase))
+        elif phrase in CLAUSE_END or kind == "terminator":
             in_scope = prefix_pending = False
             clause_start = len(matches)
         elif phrase in (",", "and"):
             if not starts_negatable(index + 1):
                 in_scope = False
         elif kind == "trigger":
-            in_scope = True
+            if phrase == "absent" and starts_structure(index + 1):
+                matches.append(KeywordMatch("finding", "agenesis", False, phrase))
+            else:
+                in_scope = True
         elif kind == "prefix":
             prefix_pending = True
         elif kind == "post":

@@ -9,6 +9,19 @@ Figures from ``scripts/measure_keywords.py`` when the floors were set (lexicon v
 - ``keyword_gold_heldout.txt`` (52 captions written afterwards, never tuned on): all 0.923/0.963
   (before: 0.769/0.903); per category below.
 
+Issue 20 (both/absent before a structure, perfusion stated after its measure, signal change;
+32 development captions added to ``keyword_gold.txt``), recall/precision/labels of all captions:
+
+- ``keyword_gold.txt`` (226 captions): 0.998/0.998/0.996.
+- ``keyword_gold_heldout.txt``: 0.935/0.958/1.000 (before 0.923/0.963/0.942).
+- ``keyword_gold_heldout2.txt`` (54 captions written before the issue-20 changes, never tuned
+  on): 0.892/0.940/0.889 (before 0.876/0.939/0.889).
+- ``keyword_gold_heldout3.txt`` (41 captions written after them): 0.916/0.960/0.976.
+
+Held-out sets 2 and 3 name what a careful reader would extract even where the lexicon has no
+such term (``boomerang sign``, ``amygdala``...): those are misses by design, so the canonical
+term check below covers only the sets written in the lexicon's own terms.
+
 Floors sit a little below the measured figures, so a lexicon change that loses coverage fails here.
 """
 
@@ -30,6 +43,8 @@ _spec.loader.exec_module(measure_keywords)
 
 GOLD = Path(__file__).resolve().parent / "keyword_gold.txt"
 HELDOUT = Path(__file__).resolve().parent / "keyword_gold_heldout.txt"
+HELDOUT2 = Path(__file__).resolve().parent / "keyword_gold_heldout2.txt"
+HELDOUT3 = Path(__file__).resolve().parent / "keyword_gold_heldout3.txt"
 CATEGORIES = {
     "signs",
     "spectroscopy_perfusion",
@@ -43,15 +58,17 @@ CATEGORIES = {
 # category: (recall floor, precision floor, label-agreement floor)
 IN_SAMPLE_FLOORS = {category: (0.95, 0.95, 0.95) for category in CATEGORIES | {"all"}}
 HELDOUT_FLOORS = {
-    "signs": (0.90, 0.95, 0.90),
-    "spectroscopy_perfusion": (0.88, 0.88, 0.80),
-    "anatomy": (0.88, 0.90, 0.95),
-    "developmental": (0.75, 0.90, 0.70),
-    "negation": (0.75, 0.80, 0.95),
+    "signs": (0.90, 0.95, 0.95),
+    "spectroscopy_perfusion": (0.95, 0.90, 0.95),
+    "anatomy": (0.90, 0.95, 0.95),
+    "developmental": (0.85, 0.90, 0.95),
+    "negation": (0.80, 0.85, 0.95),
     "sequence_plane": (0.95, 0.95, 0.95),
-    "findings": (0.90, 0.90, 0.95),
-    "all": (0.88, 0.93, 0.90),
+    "findings": (0.95, 0.95, 0.95),
+    "all": (0.93, 0.95, 0.98),
 }
+# Whole-set floors only: a handful of captions per category on these sets.
+LATER_HELDOUT_FLOORS = {"heldout2": (0.88, 0.93, 0.88), "heldout3": (0.91, 0.95, 0.97)}
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +77,8 @@ def scores() -> dict[str, dict[str, dict[str, float]]]:
     return {
         "in_sample": measure_keywords.measure(measure_keywords.load_gold(GOLD), extract),
         "heldout": measure_keywords.measure(measure_keywords.load_gold(HELDOUT), extract),
+        "heldout2": measure_keywords.measure(measure_keywords.load_gold(HELDOUT2), extract),
+        "heldout3": measure_keywords.measure(measure_keywords.load_gold(HELDOUT3), extract),
     }
 
 
@@ -67,7 +86,8 @@ def test_gold_sets_cover_every_category_with_150_plus_captions():
     gold = measure_keywords.load_gold(GOLD)
     assert len(gold) >= 150
     assert {item.category for item in gold} == CATEGORIES
-    assert {item.category for item in measure_keywords.load_gold(HELDOUT)} == CATEGORIES
+    for heldout in (HELDOUT, HELDOUT2, HELDOUT3):
+        assert {item.category for item in measure_keywords.load_gold(heldout)} == CATEGORIES
     assert len({item.caption for item in gold}) == len(gold)  # no caption twice
 
 
@@ -102,6 +122,17 @@ def test_in_sample_floors(scores, category):
 def test_heldout_floors(scores, category):
     recall, precision, label = HELDOUT_FLOORS[category]
     measured = scores["heldout"][category]
+    assert (
+        measured["recall"] >= recall
+        and measured["precision"] >= precision
+        and measured["label"] >= label
+    ), measured
+
+
+@pytest.mark.parametrize("name", sorted(LATER_HELDOUT_FLOORS))
+def test_later_heldout_floors(scores, name):
+    recall, precision, label = LATER_HELDOUT_FLOORS[name]
+    measured = scores[name]["all"]
     assert (
         measured["recall"] >= recall
         and measured["precision"] >= precision

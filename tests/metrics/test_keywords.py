@@ -337,3 +337,46 @@ def test_abnormal_qualifies_and_negated_findings_are_not_a_normal_study(
     keywords = extract(caption)
     assert keywords.clinical == clinical
     assert keywords.abnormal is abnormal
+
+
+@pytest.mark.parametrize(
+    ("caption", "clinical"),
+    [
+        # "both" before a structure states laterality; elsewhere it is a plain word
+        (
+            "Restricted diffusion in both caudate nuclei.",
+            {"restricted diffusion", "bilateral", "caudate nucleus"},
+        ),
+        ("Lesion seen on both T1 and T2.", {"lesion"}),
+        # "absent" before a structure is a missing structure, before a finding a negation
+        (
+            "Absent septum pellucidum and hypoplastic optic nerves.",
+            {"agenesis", "septum pellucidum", "hypoplasia", "optic nerve"},
+        ),
+        ("Absent enhancement and oedema.", {"no:enhancement", "no:oedema"}),
+    ],
+)
+def test_both_and_absent_before_a_structure(extract, caption, clinical):
+    assert extract(caption).clinical == clinical
+
+
+@pytest.mark.parametrize(
+    ("caption", "clinical", "abnormal"),
+    [
+        ("Relative cerebral blood volume is markedly elevated.", {"hyperperfusion"}, True),
+        (
+            "rCBF was reduced in the right frontal lobe.",
+            {"hypoperfusion", "right", "frontal lobe"},
+            True,
+        ),
+        ("Signal change in the left pulvinar.", {"abnormality", "left", "thalamus"}, True),
+        (
+            "Lemon-shaped skull and banana-shaped cerebellum.",
+            {"lemon sign", "skull", "banana sign", "cerebellum"},
+            True,
+        ),
+    ],
+)
+def test_perfusion_stated_after_its_measure_and_signal_change(extract, caption, clinical, abnormal):
+    keywords = extract(caption)
+    assert (keywords.clinical, keywords.abnormal) == (clinical, abnormal)

@@ -122,6 +122,14 @@ _GENERIC_WORDS = frozenset(
 """.split()
 )
 _QUALIFIER = re.compile(r"\d")
+# Words an abbreviation leaves out of its initials ("RVCL": retinal vasculopathy with
+# cerebral leukoencephalopathy).
+_INITIALS_SKIPPED = frozenset(
+    {"a", "an", "the", "of", "and", "with", "in", "for", "to", "on", "by"}
+)
+# Closing words an abbreviation may or may not spell ("HSES" and "HSE syndrome" alike).
+_INITIALS_OPTIONAL = frozenset({"disease", "syndrome", "disorder"})
+_ACRONYM = re.compile(r"^[A-Za-z]{3,8}$")
 # Words that make a part outside the lexicon read as a disease of its own when only a comma,
 # semicolon or slash sets it apart ("Glioblastoma, Menkes disease"); other words there read as
 # qualifiers ("Glioblastoma, ring-enhancing").
@@ -263,7 +271,7 @@ class MatchExplanation:
         rule: which rule decided (``"exact"``, ``"lexicon"``, ``"lexicon-different"``,
             ``"lexicon-context"``, ``"cause"``, ``"mentions-different"``, ``"too-vague"``,
             ``"qualifier-mismatch"``, ``"location-mismatch"``, ``"fuzzy"``, ``"no-match"``,
-            ``"empty"``, ``"negated"``, ``"several-diseases"``).
+            ``"empty"``, ``"negated"``, ``"several-diseases"``, ``"initials"``).
         reference_entries: lexicon entries the reference names (the most specific of each
             is-a chain, negated mentions left out).
         candidate_entries: lexicon entries the candidate names, likewise.
@@ -386,6 +394,14 @@ class LexiconDiagnosisMatcher:
        Either direction suffices (specificity again), but the covered side needs a
        content word that is not a vague head word alone (``encephalopathy``,
        ``degeneration``, ``cyst``, ``tumor``...).
+    10. **Initials** (only when rule 9 finds no match): an abbreviation outside the lexicon,
+       3 to 8 letters with at least two capitals, matches the other side when it spells
+       that side's initials, hyphenated parts counted apart and ``of``/``with``/``and``...
+       left out, a closing ``disease``/``syndrome``/``disorder`` spelled or not ("RVCL" is
+       retinal vasculopathy with cerebral leukoencephalopathy, "HHE syndrome" the
+       hemiconvulsion-hemiplegia-epilepsy syndrome). An abbreviation the lexicon knows is
+       judged by the lexicon ("HSE" is herpes simplex encephalitis, never the initials of
+       something else).
 
     **Location** vetoes any match but an exact one: a compartment (epidural, subdural,
     subarachnoid, intraventricular, intraparenchymal) or the brain/spinal axis stated by
@@ -640,6 +656,44 @@ class LexiconDiagnosisMatcher:
                     return frozenset(entry.name for entry in found)
         return frozenset()
 
+    def _spells_initials(self, short_text: str, short: _Statement, long: _Statement) -> bool:
+        """``short_text`` is an abbreviation outside the lexicon spelling ``long``'s initials.
+
+        The abbreviation is a first word of 3 to 8 letters written with at least two
+        capitals (so that no ordinary word reads as one); words after it must end the long
+        side too ("HHE syndrome"). The initials are those of the long side's words, hyphenated
+        parts counted apart and words such as "of", "with", "and" left out; a closing
+        "disease"/"syndrome"/"disorder" may be spelled or not. The abbreviation may not be a
+        lexicon name (the lexicon judges those), neither side may negate anything, and the
+        long side must be a single statement.
+        """
+        if short.resolution.entries or len(long.parts) > 1:
+            return False
+        if short.negated_entries or long.negated_entries or long.negated_words:
+            return False
+        raw_words = short_text.split()
+        if not raw_words or not _ACRONYM.match(raw_words[0]):
+            return False
+        if sum(char.isupper() for char in raw_words[0]) < 2:
+            return False
+        short_tokens, long_tokens = short.forms[0].split(), long.forms[0].split()
+        acronym, tail = short_tokens[0], short_tokens[1:]
+        if len(short_tokens) != len(raw_words) or acronym != raw_words[0].lower():
+            return False  # the first word did not survive normalisation as one token
+        if tail:
+            if long_tokens[-len(tail) :] != tail:
+                return False
+            long_tokens = long_tokens[: -len(tail)]
+        words = [w for w in long_tokens if w not in _INITIALS_SKIPPED]
+        if any(not w.isalpha() for w in words):
+            return False  # a number or code is no initial ("type 2")
+        candidates = [words]
+        if words and words[-1] in _INITIALS_OPTIONAL:
+            candidates.append(words[:-1])
+        return any(
+            len(option) >= 3 and "".join(w[0] for w in option) == acronym for option in candidates
+        )
+
     def _is_consequence(self, name: str) -> bool:
         return name in _CONSEQUENCES or bool(self.lexicon.ancestors(name) & _CONSEQUENCES)
 
@@ -797,6 +851,11 @@ class LexiconDiagnosisMatcher:
             return MatchExplanation(True, "exact")
         ref, cand = self._read(reference), self._read(candidate)
         verdict = self._decide(ref, cand)
+        if verdict.rule == "no-match" and (
+            self._spells_initials(candidate, cand, ref)
+            or self._spells_initials(reference, ref, cand)
+        ):
+            verdict = replace(verdict, match=True, rule="initials")
         if (
             verdict.match
             and verdict.rule != "exact"

@@ -3,7 +3,7 @@
 The NOVA paper extracts keywords with an LLM judge; that is neither offline
 nor deterministic, so the default here is :class:`LexiconKeywordExtractor`: a
 phrase matcher over our own lexicon (``novabench/resources/neuro_lexicon.json``,
-326 canonical terms with about 1,750 synonyms). Any callable that follows the
+329 canonical terms with about 2,350 synonyms). Any callable that follows the
 :class:`KeywordExtractor` protocol (an LLM judge, a stricter lexicon) can
 replace it in :func:`novabench.metrics.captioning.score_captioning`.
 
@@ -57,6 +57,10 @@ characteristic and finding phrases are generated. A qualifier (``abnormal``,
 ``pathological``) names the finding ``abnormality`` only when it stands alone:
 directly before a characteristic or finding it only qualifies it
 ("abnormal enhancement" is ``enhancement``).
+
+Laterality and absence: ``both`` directly before a structure gives ``bilateral``
+("both globi pallidi"); ``absent`` directly before a structure names the finding
+``agenesis`` ("absent septum pellucidum") and negates nothing.
 
 Negation: a trigger (``no``, ``not``, ``without``, ``absence of``, ``negative
 for``, ``free of``, ``no evidence of``, ...) negates the characteristics and
@@ -154,6 +158,11 @@ _LEXICON_RESOURCE = "neuro_lexicon.json"
 _WORD_OR_PUNCTUATION = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*|[.;:!?,]")
 _CLAUSE_END = frozenset(".;:!?")
 _SPELT_OUT = str.maketrans({"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "đ": "d", "ł": "l"})
+# "both" directly before a structure states laterality ("both globi pallidi": bilateral).
+_BOTH = "both"
+# "absent" directly before a structure names a missing structure, not a ruled-out finding
+# ("absent septum pellucidum" is agenesis; "absent enhancement" stays a negation).
+_ABSENT = "absent"
 # Distinct words whose spelling fold an extractor remembers (captions reuse few words).
 _FOLD_CACHE_LIMIT = 1 << 16
 
@@ -447,9 +456,19 @@ class LexiconKeywordExtractor:
             entry = segments[index][1] if index < len(segments) else None
             return entry is not None and entry.negatable
 
+        def starts_structure(index: int) -> bool:
+            entry = segments[index][1] if index < len(segments) else None
+            return (
+                entry is not None
+                and entry.kind == "term"
+                and all(family == "anatomy" for family, _ in entry.emits)
+            )
+
         for index, (phrase, entry) in enumerate(segments):
-            if entry is None:  # a plain word: only clause marks, commas and "and" act
-                if phrase in _CLAUSE_END:
+            if entry is None:  # a plain word: only clause marks, commas, "and", "both" act
+                if phrase == _BOTH and starts_structure(index + 1):
+                    matches.append(("anatomy", "bilateral", False, phrase))
+                elif phrase in _CLAUSE_END:
                     in_scope = prefix_pending = False
                     clause_start = len(matches)
                 elif phrase in (",", "and") and not starts_negatable(index + 1):
@@ -463,7 +482,10 @@ class LexiconKeywordExtractor:
                 if not starts_negatable(index + 1):
                     in_scope = False
             elif kind == "trigger":
-                in_scope = True
+                if phrase == _ABSENT and starts_structure(index + 1):
+                    matches.append(("finding", "agenesis", False, phrase))
+                else:
+                    in_scope = True
             elif kind == "prefix":
                 prefix_pending = True
             elif kind == "post":
