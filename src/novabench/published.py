@@ -202,3 +202,77 @@ def published_interval(
     if math.isnan(low):
         return None
     return 100.0 * low, 100.0 * high
+
+
+def published_beside(
+    report: Mapping[str, Any],
+) -> list[tuple[PublishedResult, tuple[float, float] | None]]:
+    """The published figures of the tasks and metrics a report scores, with their intervals.
+
+    Intervals use the report's own bootstrap settings (resamples, confidence, seed); a
+    report scored without resamples gets none.
+
+    Example:
+        >>> report = {"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}}
+        >>> [(result.model, interval) for result, interval in published_beside(report)]
+        [('Gemini 2.0 Flash', None)]
+    """
+    bootstrap = report.get("bootstrap") or {}
+    n_resamples = int(bootstrap.get("n_resamples") or 0)
+    rows = []
+    for task, section in (report.get("tasks") or {}).items():
+        metrics = (section or {}).get("metrics") or {}
+        for result in published_results(task):
+            if result.metric not in metrics:
+                continue
+            interval = (
+                published_interval(
+                    result,
+                    n_resamples=n_resamples,
+                    confidence=float(bootstrap.get("confidence", 0.95)),
+                    seed=int(bootstrap.get("seed", 0)),
+                )
+                if n_resamples
+                else None
+            )
+            rows.append((result, interval))
+    return rows
+
+
+#: What every rendering of published figures says about them.
+NOT_RESCORED = "published, not re-scored"
+
+
+def _figure(result: PublishedResult, interval: tuple[float, float] | None) -> str:
+    """The value as its source gave it (full-precision rates to one decimal), with the interval."""
+    text = f"{result.value:.{1 if result.decimals is None else result.decimals}f}"
+    if result.n is None:  # a figure quoted as printed: its own digits
+        text = f"{result.value:g}"
+    if interval is not None:
+        text += f" [{interval[0]:.1f}, {interval[1]:.1f}]"
+    return text
+
+
+def published_rows(report: Mapping[str, Any]) -> list[list[str]]:
+    """Table rows (task, metric, model, value with interval, n, source) for a report's metrics.
+
+    Example:
+        >>> report = {"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}}
+        >>> published_rows(report)
+        [['diagnosis', 'top1', 'Gemini 2.0 Flash', '22.1', 'not stated', 'NOVA paper, zero-shot results (2025-05)']]
+    """
+    sources = published_sources()
+    rows = []
+    for result, interval in published_beside(report):
+        source = sources[result.source]
+        rows.append(
+            [
+                result.task,
+                result.metric,
+                result.model,
+                _figure(result, interval),
+                "not stated" if result.n is None else str(result.n),
+                f"{source.title} ({source.date})",
+            ]
+        )
+    return rows
