@@ -56,7 +56,7 @@ def test_notebook_runs_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         return "".join(o.get("data", {}).get("text/html", "") for o in cell_outputs)
 
     # The per-item tables: the worst images by best IoU, with pandas.
-    worst = html(outputs_of("item_tables(scored)"))
+    worst = html(outputs_of("result.images"))
     assert "best_iou" in worst and "case0" in worst and "top5" in worst
     # The hit-rate curve and the parse-status mix, and the human reference in numbers.
     hit_rate = outputs_of("hit_rate_curve(")

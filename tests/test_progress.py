@@ -380,3 +380,16 @@ def test_nested_blocks_hide_and_restore_a_hub_loaded_inside_both() -> None:
         " 'exec_module' in vars(loader), len(sys.meta_path) == finders]))\n"
     )
     assert run_fresh(script) == [True, True, False, False, True]
+
+
+def test_bars_show_in_a_notebook_whose_stderr_is_no_terminal(monkeypatch):
+    import io
+
+    from novabench.progress import progress_shown
+
+    # A Jupyter kernel's stderr is an ipykernel stream: not a terminal, but a cell shows it.
+    kernel_stream = type("OutStream", (io.StringIO,), {"__module__": "ipykernel.iostream"})()
+    monkeypatch.setattr("sys.stderr", kernel_stream)
+    assert kernel_stream.isatty() is False and progress_shown() is True
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    assert progress_shown() is False

@@ -42,3 +42,39 @@ def test_python_api_block_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     assert "'difference':" in printed and "'p_value':" in printed
     page = (tmp_path / "runs" / "floor.html").read_text(encoding="utf-8")
     assert "<title>NOVA report: baseline:floor</title>" in page
+
+
+def notebook_block() -> str:
+    """The README's first code block under "In a notebook": the one-call API."""
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## In a notebook", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)[0]
+
+
+def test_notebook_block_runs_with_its_placeholders_filled(
+    sample_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The block as written, with a function for `pipe` and the sample for the release path
+    (offline, so BERTScore's download is left out where the path is filled in)."""
+    block = notebook_block()
+    assert '"/path/to/Nova",' in block and "pipe," in block
+    block = block.replace(
+        '"/path/to/Nova",',
+        f'{str(sample_release)!r}, caption_options={{"exclude": ["BERTScore-F1"]}}, n_resamples=20,',
+    )
+    monkeypatch.chdir(tmp_path)
+
+    def pipe(image: object, prompt: str) -> str:
+        return "no target" if image is not None else '{"most_likely_diagnosis": "glioma"}'
+
+    names: dict[str, object] = {"pipe": pipe}
+    exec(compile(block, str(README), "exec"), names)  # noqa: S102 (our own README)
+    report = names["report"]
+    assert (tmp_path / "runs" / "my-model.jsonl").is_file()
+    assert {path.name for path in (tmp_path / "runs" / "my-model").iterdir()} >= {
+        "report.json",
+        "report.md",
+        "report.html",
+        "items",
+    }
+    assert report.model == "pipe"  # type: ignore[attr-defined]

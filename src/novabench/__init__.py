@@ -13,8 +13,9 @@ Sub-packages, in the direction data flows:
 The public entry points of an installed package (``pip install novabench``), importable
 from anywhere::
 
-    from novabench import load_nova, read_release
+    from novabench import evaluate_model, load_nova, read_release
     images = load_nova("/path/to/Nova")          # a release folder, an export or a Hub id
+    report = evaluate_model(pipe, "/path/to/Nova", run_file="runs/mine.jsonl")  # run + score
 
 They are imported on first use, so ``import novabench`` stays light.
 """
@@ -28,14 +29,28 @@ from novabench.errors import NovaError, NovaInputError
 # The one source of the version: pyproject.toml reads this line when the package is built.
 __version__ = "0.1.0"
 
-__all__ = ["NovaBuilder", "NovaError", "NovaInputError", "__version__", "load_nova", "read_release"]
+__all__ = [
+    "Endpoint",
+    "NovaBuilder",
+    "NovaError",
+    "NovaInputError",
+    "NovaReport",
+    "__version__",
+    "evaluate_model",
+    "load_nova",
+    "read_release",
+]
 
 if TYPE_CHECKING:
     from novabench.data.hf import NovaBuilder, load_nova
     from novabench.data.release import read_release
+    from novabench.evaluator import Endpoint, NovaReport, evaluate_model
 
 # Imported on first use: they pull in `datasets` and pyarrow.
 _LAZY = {
+    "Endpoint": "novabench.evaluator",
+    "NovaReport": "novabench.evaluator",
+    "evaluate_model": "novabench.evaluator",
     "NovaBuilder": "novabench.data.hf",
     "load_nova": "novabench.data.hf",
     "read_release": "novabench.data.release",

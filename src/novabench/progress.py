@@ -4,7 +4,8 @@ Every step that can take more than a few seconds (reading and fingerprinting a r
 parsing answers, scoring, bootstrap resamples, judge calls) wraps its loop in
 :func:`progress_bar`. Whether bars show is decided here, once:
 
-- never when stderr is not a terminal (CI logs, pipes, tests, notebooks' captured stderr);
+- never when stderr is neither a terminal nor a Jupyter kernel's stream (CI logs, pipes,
+  tests); in a notebook the bar is drawn in the cell's output;
 - never inside ``with progress_enabled(False):`` (what ``--quiet`` / ``--no-progress`` set
   for a whole ``nova`` command, in ``novabench.cli.main``);
 - never for a function called with ``progress=False``;
@@ -61,11 +62,18 @@ def progress_shown() -> bool:
     """
     if not _ENABLED.get():
         return False
+    if _in_notebook(sys.stderr):
+        return True
     isatty = getattr(sys.stderr, "isatty", None)
     try:
         return bool(isatty and isatty())
     except ValueError:  # a closed stream
         return False
+
+
+def _in_notebook(stream: Any) -> bool:
+    """Whether ``stream`` is a Jupyter kernel's output stream (a notebook cell shows it)."""
+    return type(stream).__module__.startswith("ipykernel")
 
 
 def progress_bar(

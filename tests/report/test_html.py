@@ -110,6 +110,7 @@ def test_contents_link_every_section_present_and_nothing_else(
         "Headline numbers",
         "Coverage",
         "Parse status",
+        "Published zero-shot results (published, not re-scored)",
     ]
     images, cases = sample_items(sample_release)
     report = report_dict(items=write_items(tmp_path / "items", images, cases))
@@ -122,6 +123,7 @@ def test_contents_link_every_section_present_and_nothing_else(
         "Coverage",
         "Parse status",
         "Human reference (localisation)",
+        "Published zero-shot results (published, not re-scored)",
         "Breakdowns",
         "Localisation",
         "Gallery",
@@ -239,3 +241,17 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
     assert len(toc_targets) == 7 and all(toc_targets)
     # The page itself is the only request: data: URLs are not fetched from anywhere.
     assert [url for url in requested if not url.startswith("data:")] == [html_path.as_uri()]
+
+
+def test_published_figures_are_shown_beside_the_model_and_marked_not_rescored() -> None:
+    report = report_dict(with_breakdowns=False, human=False)
+    page = render_html(report)
+    section = page.split('id="published"', 1)[1].split("<h2", 1)[0]
+    assert "not recomputed here" in section
+    # Every published figure of a key the report scores is there, with its source.
+    from novabench.published import published_beside
+
+    shown = published_beside(report)
+    assert shown and all(result.model in section for result, _ in shown)
+    assert "arXiv:2505.14064" in section and "WALDO" in section
+    assert external_references(page) == []  # sources are named, never linked or fetched

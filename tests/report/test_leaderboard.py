@@ -281,6 +281,7 @@ def test_html_has_the_same_overview_and_per_task_tables(tmp_path: Path) -> None:
         "localization",
         "captioning",
         "diagnosis",
+        "published",  # the published figures of the same keys, after the models' tables
     ]
     captioning = page[page.index('<h2 id="captioning">') : page.index('<h2 id="diagnosis">')]
     assert "<th>model</th><th>rank</th><th>BLEU-4 (%)</th><th>ROUGE-L (%)</th></tr>" in captioning
@@ -519,3 +520,20 @@ def test_answered_only_scoring_differs_from_full_scoring_in_every_task(tmp_path:
     assert {d["task"] for d in board["setting_differences"]} == {"localization", "diagnosis"}
     assert ranks(board) == {"A": None, "B": None}
     assert f"{paths[1]} (False)" in board["notes"][-1]
+
+
+def test_the_published_figures_of_the_boards_keys_follow_its_tables(tmp_path: Path) -> None:
+    from novabench.published import published_results
+
+    paths = _two_task_reports(tmp_path)
+    board = build_leaderboard(load(paths), paths, n_resamples=50)
+    markdown = render_leaderboard_markdown(board)
+    section = markdown.split("## Published zero-shot results", 1)[1]
+    # The board holds mAP@30 and BLEU-4 among its keys: their published figures are there,
+    # a key it does not hold (mAP@50) is not.
+    for result in published_results("localization", "mAP@30") + published_results(
+        "captioning", "BLEU-4"
+    ):
+        assert f"| {result.task} | {result.metric} | {result.model} |" in section
+    assert "| mAP@50 |" not in section
+    assert "not re-scored" in markdown.split("## Published", 1)[1].splitlines()[0]

@@ -519,7 +519,8 @@ def test_transformers_backend_end_to_end_on_a_tiny_llava(release, tiny_llava, tm
     }
     for line in lines:
         assert isinstance(line[raw_field[line["task"]]], str)
-        assert line["model"] == str(tiny_llava) and line["latency_s"] >= 0
+        # Reports name the model by its folder's name, never by where it sits here.
+        assert line["model"] == tiny_llava.name and line["latency_s"] >= 0
         if line["task"] == "localization":
             assert line["input_size"] == [
                 40,

@@ -119,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
     shard = parse_shard(args.shard)
     release = read_release(args.data)
     backend = build_backend(args)
+    if args.display_name:
+        backend.display_name = args.display_name
     summary = run_model(
         release,
         tasks=tasks,
@@ -189,6 +191,11 @@ def register(subparsers: Any) -> None:
         + ", ".join(f"{name} ({', '.join(tasks)})" for name, tasks in BASELINES.items()),
     )
     parser.add_argument("--model-name", help="model name to request from --endpoint")
+    parser.add_argument(
+        "--display-name",
+        help="the model's name in the run file and every report (default: the served model, "
+        "the Hub id, or a local model folder's name; never its path)",
+    )
     parser.add_argument(
         "--input-size-rule",
         choices=("original", "qwen2.5-vl"),

@@ -172,6 +172,35 @@ def _human_section(report: Mapping[str, Any]) -> list[str]:
     return parts + (["<ul>", *(f"<li>{_text(n)}</li>" for n in notes), "</ul>"] if notes else [])
 
 
+def _published_section(report: Mapping[str, Any]) -> list[str]:
+    """The published zero-shot figures of the report's metrics, marked as not re-scored."""
+    from novabench.published import NOT_RESCORED, published_rows, published_sources
+
+    rows = published_rows(report)
+    if not rows:
+        return []
+    header = ["task", "metric", "model", "value (%)", "images", "source"]
+    parts = [
+        _heading("published", f"Published zero-shot results ({NOT_RESCORED})"),
+        "<p>Figures other runs published for the same keys; they are not recomputed here and "
+        "their prompts differ from this run's (see each source).</p>",
+        "<table><tr>" + "".join(f"<th>{_text(h)}</th>" for h in header) + "</tr>",
+    ]
+    for row in rows:
+        cells = "".join(
+            f'<td class="num">{_text(cell)}</td>' if column in (3, 4) else f"<td>{_text(cell)}</td>"
+            for column, cell in enumerate(row)
+        )
+        parts.append(f"<tr>{cells}</tr>")
+    parts.append("</table><ul>")
+    parts += [
+        f"<li>{_text(source.title)}: {_text(source.reference)}; {_text(source.protocol)}; "
+        f"{_text(source.note)}.</li>"
+        for source in published_sources().values()
+    ]
+    return parts + ["</ul>"]
+
+
 def _interval_suffix(interval: Any, value: Any) -> str:
     """The text " [low, high]" after a value that has an interval; "" otherwise."""
     text = _interval(interval)
@@ -316,6 +345,7 @@ def render_html(
         _figure(parse_status_figure(report), "parse status mix"),
     ]
     parts += _human_section(report)
+    parts += _published_section(report)
     parts += _breakdown_section(report)
     if items is None:
         parts.append(

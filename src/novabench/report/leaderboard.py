@@ -692,6 +692,16 @@ def _ranking_line(board: Mapping[str, Any], task: str) -> str:
     return f"Ranked on {rule['metric']}: {rule['method']}."
 
 
+def _as_report(board: Mapping[str, Any]) -> dict[str, Any]:
+    """The tasks and headline keys of a board as a report's shape, for the published figures."""
+    return {
+        "bootstrap": board.get("bootstrap") or {},
+        "tasks": {
+            task: {"metrics": dict.fromkeys(_task_keys(board, task))} for task in _tasks(board)
+        },
+    }
+
+
 def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard as Markdown: an overview, then one table per task, then the notes.
 
@@ -723,6 +733,9 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
         for difference in _differing(board, task):
             lines += [difference["sentence"], ""]
         lines += _markdown_table(header, rows)
+    from novabench.report.render import render_published
+
+    lines += render_published(_as_report(board))
     if board.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {note}" for note in board["notes"]]
     return "\n".join(lines) + "\n"
@@ -844,6 +857,16 @@ def render_leaderboard_html(
         ]
         parts += [
             _html_table(header, rows),
+        ]
+    from novabench.published import NOT_RESCORED, published_rows
+
+    published = published_rows(_as_report(board))
+    if published:
+        parts += [
+            f'<h2 id="published">Published zero-shot results ({escape(NOT_RESCORED)})</h2>',
+            "<p>Figures other runs published for the same keys; not recomputed here, and "
+            "their prompts differ (the Markdown leaderboard lists each source).</p>",
+            _html_table(["task", "metric", "model", "value (%)", "images", "source"], published),
         ]
     if board.get("notes"):
         parts.append("<h2>Notes</h2><ul>")

@@ -363,6 +363,9 @@ def render_table(report: Mapping[str, Any]) -> str:
     lines.extend(_coverage_lines(report))
     lines.extend(f"settings: {line}" for line in settings_lines(report, short=True))
     lines.extend(_human_reference_lines(report))
+    published = published_line(report)
+    if published:
+        lines.append(published)
     return "\n".join(lines)
 
 
@@ -426,8 +429,64 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if settings:
         lines += ["", "## Settings", ""] + [f"- {_markdown_text(line)}" for line in settings]
     lines += render_human_reference(report)
+    lines += render_published(report)
     lines += render_breakdowns(report)
     return "\n".join(lines) + "\n"
+
+
+def render_published(report: Mapping[str, Any]) -> list[str]:
+    """A Markdown section of the published zero-shot figures of the report's metrics.
+
+    Example:
+        >>> report = {"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}}
+        >>> render_published(report)[1]
+        '## Published zero-shot results (published, not re-scored)'
+    """
+    from novabench.published import NOT_RESCORED, published_rows, published_sources
+
+    rows = published_rows(report)
+    if not rows:
+        return []
+    lines = [
+        "",
+        f"## Published zero-shot results ({NOT_RESCORED})",
+        "",
+        "Figures other runs published for the same keys, in percent; they are not recomputed "
+        "here and their prompts differ from this run's (see each source).",
+        "",
+        "| task | metric | model | value (%) | images | source |",
+        "|---|---|---|---:|---:|---|",
+    ]
+    lines += ["| " + " | ".join(_markdown_text(cell) for cell in row) + " |" for row in rows]
+    lines.append("")
+    for source in published_sources().values():
+        lines.append(
+            f"- {_markdown_text(source.title)}: {_markdown_text(source.reference)}; "
+            f"{_markdown_text(source.protocol)}; {_markdown_text(source.note)}."
+        )
+    return lines
+
+
+def published_line(report: Mapping[str, Any]) -> str:
+    """One terminal line on the published figures beside the report ("" when none).
+
+    Example:
+        >>> published_line({"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}})
+        'published, not re-scored: diagnosis top1 Gemini 2.0 Flash 22.1 (see the Markdown or HTML report for all, with sources)'
+    """
+    from novabench.published import NOT_RESCORED, published_rows
+
+    rows = published_rows(report)
+    if not rows:
+        return ""
+    best: dict[tuple[str, str], list[str]] = {}
+    for task, metric, model, value, _, _ in rows:
+        best.setdefault((task, metric), []).append(f"{model} {value.split(' [')[0]}")
+    shown = "; ".join(
+        f"{task} {metric} " + ", ".join(models[:3]) + (", ..." if len(models) > 3 else "")
+        for (task, metric), models in best.items()
+    )
+    return f"{NOT_RESCORED}: {shown} (see the Markdown or HTML report for all, with sources)"
 
 
 def model_name(report: Mapping[str, Any]) -> str:

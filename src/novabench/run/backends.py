@@ -29,6 +29,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+import os
 import platform
 import struct
 import time
@@ -50,6 +51,7 @@ __all__ = [
     "TransformersBackend",
     "effective_input_size",
     "image_to_data_url",
+    "model_display_name",
     "png_for_model",
     "png_size",
     "qwen2_5_vl_input_size",
@@ -304,6 +306,24 @@ def _chat(request: Request) -> list[dict[str, Any]]:
     return [{"role": "user", "content": content}]
 
 
+def model_display_name(model_id: str) -> str:
+    """The name reports show for a model loaded from ``model_id``: a Hub id as it is, a local
+    folder by its own name (its path says where it sits on this machine, not what it is).
+
+    Example:
+        >>> model_display_name("Qwen/Qwen2.5-VL-7B-Instruct")
+        'Qwen/Qwen2.5-VL-7B-Instruct'
+        >>> import tempfile, pathlib
+        >>> model_display_name(str(pathlib.Path(tempfile.mkdtemp()) / "tiny-llava") + "/")
+        'tiny-llava'
+    """
+    text = str(model_id)
+    local = os.path.expanduser(text)
+    if os.path.isdir(local) or text.startswith((".", os.sep, "~")):
+        return os.path.basename(os.path.normpath(os.path.abspath(local))) or text
+    return text
+
+
 class TransformersBackend:
     """A local vision-language model run through ``pipeline("image-text-to-text")``.
 
@@ -322,6 +342,8 @@ class TransformersBackend:
         revision: Hub revision (branch, tag or commit) to load.
         generate_kwargs: further ``generate`` settings, recorded in the manifest.
         trust_remote_code: allow model code from the Hub (off by default).
+        display_name: the model name reports show; default: the model's own name (a Hub
+            id as given, a local folder by its name, never its path).
 
     Example:
         >>> backend = TransformersBackend("path/to/model")  # doctest: +SKIP
@@ -340,6 +362,7 @@ class TransformersBackend:
         revision: str | None = None,
         generate_kwargs: Mapping[str, Any] | None = None,
         trust_remote_code: bool = False,
+        display_name: str | None = None,
     ) -> None:
         if batch_size < 1:
             raise NovaInputError(f"must be at least 1, got {batch_size}", field="batch_size")
@@ -364,6 +387,7 @@ class TransformersBackend:
         )
         self.model_id = str(getattr(self.pipeline.model, "name_or_path", model))
         self.name = self.model_id
+        self.display_name = display_name or model_display_name(self.model_id)
         self._grid_processor: bool | None = None  # learnt on the first image
         self._prepare_padding()
 
@@ -573,6 +597,7 @@ class OpenAIEndpointBackend:
         input_size_rule: the image size to record as the model's input: ``"original"`` (the
             server does not resize, or the answers are not in its pixels) or ``"qwen2.5-vl"``
             (the server resizes with Qwen2(.5)-VL's rule; see :func:`qwen2_5_vl_input_size`).
+        display_name: the model name reports show; default: ``model_name``.
 
     Example:
         >>> backend = OpenAIEndpointBackend("http://127.0.0.1:8000/v1", "qwen2.5-vl-72b")
@@ -594,6 +619,7 @@ class OpenAIEndpointBackend:
         temperature: float = 0.0,
         extra_body: Mapping[str, Any] | None = None,
         input_size_rule: str = "original",
+        display_name: str | None = None,
     ) -> None:
         if input_size_rule not in INPUT_SIZE_RULES:
             raise NovaInputError(
@@ -618,6 +644,7 @@ class OpenAIEndpointBackend:
         self.url = self._client.url  # without credentials
         self.model_name = model_name
         self.name = model_name
+        self.display_name = display_name or model_name
         self.max_concurrency = max_concurrency
         self.accepts_png = True  # the runner hands over the release's PNG bytes
         self.timeout = timeout

@@ -599,7 +599,8 @@ def run_model(
         format_version=1,
         novabench_version=__version__,
         backend=what,
-        model=what.get("model", getattr(backend, "name", None)),
+        model=getattr(backend, "display_name", None)
+        or what.get("model", getattr(backend, "name", None)),
         revision=what.get("revision"),
         prompts={t: {"name": p.name, "sha256": p.sha256} for t, p in resolved_prompts.items()},
         generation=what.get("generation"),
@@ -683,7 +684,11 @@ def run_model(
         return manifest.write(out)
 
     manifest_path = save_manifest("running")
-    model_label = str(getattr(backend, "name", what.get("model", "model")))
+    # The name reports show (a backend's display name, never a local path), else its own.
+    model_label = str(
+        getattr(backend, "display_name", None)
+        or getattr(backend, "name", what.get("model", "model"))
+    )
     from novabench.progress import progress_bar
 
     bar = progress_bar(

@@ -1,0 +1,501 @@
+"""One call from a model to a NOVA report: :func:`evaluate_model` and :class:`NovaReport`.
+
+What ``nova run`` and ``nova evaluate`` do on the command line, in one Python call, in the
+spirit of ``evaluate.evaluator(task).compute(model_or_pipeline=..., data=...)``::
+
+    from novabench import evaluate_model
+
+    report = evaluate_model(pipe, "/path/to/Nova", run_file="runs/my-model.jsonl")
+    report                      # the headline in a notebook (intervals, coverage, warnings)
+    report.headline             # a DataFrame: task, metric, value and interval in percent
+    report.images, report.cases # the per-item tables (DataFrames)
+    report.save("runs/my-model")  # report.json, report.md, report.html and the tables
+
+The model may be:
+
+- a ``transformers`` pipeline (``pipeline("image-text-to-text", ...)``), a Hub model id or a
+  local model folder (run through :class:`~novabench.run.backends.TransformersBackend`);
+- an :class:`Endpoint` (an OpenAI-compatible server: vLLM, TGI, hosted APIs);
+- a plain function ``answer(image, prompt) -> str`` (``image`` is a ``PIL.Image`` for the
+  image tasks and ``None`` for diagnosis), wrapped by :class:`CallableBackend`;
+- any :class:`~novabench.run.backends.Backend` (a baseline, your own class).
+
+The answers go to ``run_file`` exactly as ``nova run --out`` writes them (raw text, with a
+manifest), so a second call with the same file resumes instead of asking again, and the
+file can be scored or compared later on the command line. Scoring is
+:func:`novabench.report.score_predictions` on that file: the numbers are the ones
+``nova evaluate`` prints for it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from novabench.errors import NovaInputError
+from novabench.run.backends import Answer, Request
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from novabench.report.items import ItemTables
+    from novabench.run.runner import RunSummary
+
+__all__ = ["CallableBackend", "Endpoint", "NovaReport", "as_backend", "evaluate_model"]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible chat server to evaluate (vLLM, TGI, llama.cpp, a hosted API).
+
+    The same settings as ``nova run --endpoint URL --model-name MODEL``; the API key is read
+    from the environment variable ``api_key_env`` when the run starts and is never stored.
+
+    Attributes:
+        url: the API root, e.g. ``http://localhost:8000/v1``.
+        model: the model the server serves (the ``model`` field of each request).
+        name: the name reports show (default: ``model``).
+        api_key_env: the environment variable holding a bearer token, if one is needed.
+        max_concurrency: requests in flight at most.
+        timeout: seconds per HTTP attempt.
+        max_retries: further attempts after a retryable failure.
+        max_tokens: answer length limit.
+        temperature: sampling temperature (0 for reproducible answers).
+        input_size_rule: ``"original"`` or ``"qwen2.5-vl"`` (a server that resizes images
+            with Qwen2.5-VL's rule answers in pixels of the resized image).
+
+    Example:
+        >>> Endpoint("http://127.0.0.1:8000/v1", "qwen2.5-vl-72b").backend().describe()["model"]
+        'qwen2.5-vl-72b'
+    """
+
+    url: str
+    model: str
+    name: str | None = None
+    api_key_env: str | None = None
+    max_concurrency: int = 16
+    timeout: float = 60.0
+    max_retries: int = 3
+    max_tokens: int = 256
+    temperature: float = 0.0
+    input_size_rule: str = "original"
+
+    def backend(self) -> Any:
+        """The :class:`~novabench.run.backends.OpenAIEndpointBackend` for these settings.
+
+        Example:
+            >>> Endpoint("http://127.0.0.1:8000/v1", "m", name="mine").backend().display_name
+            'mine'
+        """
+        from novabench.run.backends import OpenAIEndpointBackend
+
+        api_key = None
+        if self.api_key_env:
+            api_key = os.environ.get(self.api_key_env)
+            if not api_key:
+                raise NovaInputError(
+                    f"environment variable {self.api_key_env} is empty or unset",
+                    field="api_key_env",
+                )
+        return OpenAIEndpointBackend(
+            self.url,
+            self.model,
+            api_key=api_key,
+            max_concurrency=self.max_concurrency,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            input_size_rule=self.input_size_rule,
+            display_name=self.name,
+        )
+
+
+class CallableBackend:
+    """A plain function as a model: ``answer(image, prompt) -> str``.
+
+    ``image`` is the image as a ``PIL.Image`` (RGB) for localisation and captioning and
+    ``None`` for diagnosis (a text task); ``prompt`` is the task prompt. Return the model's
+    answer text. An exception raised by the function is recorded as that item's failure
+    (``error`` in the run file, counted in the report), never a crash of the run.
+
+    Args:
+        answer: the function.
+        name: the model name reports show (default: the function's name).
+        tasks: the tasks the function answers (default: all three).
+
+    Example:
+        >>> backend = CallableBackend(lambda image, prompt: "no target", name="empty")
+        >>> backend.generate([Request("case0001_001.png", "localization", "Find lesions.")])[0].text
+        'no target'
+        >>> backend.describe()["model"]
+        'empty'
+    """
+
+    def __init__(
+        self,
+        answer: Callable[[Any, str], Any],
+        *,
+        name: str | None = None,
+        tasks: Sequence[str] | None = None,
+    ) -> None:
+        if not callable(answer):
+            raise NovaInputError(f"expected a function, got {type(answer).__name__}", field="model")
+        self.answer = answer
+        self.name = name or getattr(answer, "__name__", None) or type(answer).__name__
+        if self.name == "<lambda>":
+            self.name = "function"
+        self.display_name = self.name
+        if tasks is not None:
+            from novabench.run.runner import parse_tasks
+
+            self.tasks = tuple(parse_tasks(tasks))
+        self.batch_size = 1
+
+    def describe(self) -> dict[str, Any]:
+        """What the run manifest records: the function's module and name.
+
+        Example:
+            >>> CallableBackend(len, name="length").describe()["type"]
+            'python-callable'
+        """
+        function = getattr(self.answer, "__qualname__", type(self.answer).__name__)
+        return {
+            "type": "python-callable",
+            "model": self.name,
+            "function": f"{getattr(self.answer, '__module__', '?')}.{function}",
+        }
+
+    def generate(self, requests: Sequence[Request]) -> list[Answer]:
+        """Call the function once per request; a raised exception is that item's error.
+
+        Example:
+            >>> def broken(image, prompt):
+            ...     raise RuntimeError("out of memory")
+            >>> CallableBackend(broken).generate([Request("case0001", "diagnosis", "?")])[0].error
+            'RuntimeError: out of memory'
+        """
+        answers = []
+        for request in requests:
+            image = request.image
+            if image is None and request.image_png is not None:
+                import io
+
+                from PIL import Image
+
+                image = Image.open(io.BytesIO(request.image_png)).convert("RGB")
+            begin = time.perf_counter()
+            try:
+                text = self.answer(image, request.prompt)
+            except Exception as error:  # the function's failure is this item's, not the run's
+                answers.append(Answer(error=f"{type(error).__name__}: {error}"))
+                continue
+            latency = time.perf_counter() - begin
+            size = None if image is None else tuple(image.size)
+            if text is not None and not isinstance(text, str):
+                answers.append(
+                    Answer(error=f"the function returned {type(text).__name__}, not str")
+                )
+                continue
+            answers.append(Answer(text=text, latency_s=latency, input_size=size))
+        return answers
+
+
+def _is_pipeline(model: Any) -> bool:
+    return callable(model) and hasattr(model, "model") and hasattr(model, "task")
+
+
+def as_backend(model: Any, *, name: str | None = None) -> Any:
+    """Turn what :func:`evaluate_model` accepts into a backend the runner drives.
+
+    Args:
+        model: a pipeline, a Hub model id or local model folder, an :class:`Endpoint`, a
+            function ``answer(image, prompt) -> str``, or a backend.
+        name: the model name reports show (default: the model's own name: the Hub id, the
+            local folder's name, the served model, the function's name).
+
+    Returns:
+        A backend (``name``, ``describe()``, ``generate(requests)``).
+
+    Raises:
+        NovaInputError: a URL given as a string (use :class:`Endpoint`), or something that
+            is none of the above.
+
+    Example:
+        >>> as_backend(lambda image, prompt: "no target", name="empty").describe()["model"]
+        'empty'
+        >>> as_backend("http://localhost:8000/v1")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'model': a URL is a server, not a model: pass Endpoint('http://localhost:8000/v1', '<served model name>')
+    """
+    from novabench.run.backends import Backend, TransformersBackend
+
+    if isinstance(model, Endpoint):
+        if name is not None:
+            model = Endpoint(**{**model.__dict__, "name": name})
+        return model.backend()
+    if isinstance(model, (str, os.PathLike)):
+        text = os.fspath(model)
+        if text.startswith(("http://", "https://")):
+            raise NovaInputError(
+                f"a URL is a server, not a model: pass Endpoint({text!r}, '<served model name>')",
+                field="model",
+            )
+        return TransformersBackend(text, display_name=name)
+    if _is_pipeline(model):
+        return TransformersBackend(model, display_name=name)
+    if isinstance(model, Backend):
+        if name is not None:
+            model.display_name = name  # type: ignore[attr-defined]  # an optional attribute
+        return model
+    if callable(model):
+        return CallableBackend(model, name=name)
+    raise NovaInputError(
+        f"cannot evaluate a {type(model).__name__}: pass a transformers pipeline, a model id or "
+        "folder, an Endpoint, a function answer(image, prompt) -> str, or a backend",
+        field="model",
+    )
+
+
+@dataclass
+class NovaReport:
+    """A scored run: the report, the per-item tables and where the answers are.
+
+    Attributes:
+        report: the report as ``nova evaluate`` writes it to JSON (values in fractions).
+        tables: the per-item tables (:class:`~novabench.report.items.ItemTables`).
+        release: the release the run answered.
+        run_file: the raw answers (a ``nova run`` file: resumable, scorable later).
+        run_summary: what the run did in this call (answered, errors, skipped as done).
+    """
+
+    report: dict[str, Any]
+    tables: ItemTables
+    release: Any
+    run_file: Path
+    run_summary: RunSummary | None = None
+    _markdown: str | None = field(default=None, repr=False)
+
+    @property
+    def model(self) -> str:
+        """The model's name, as the report shows it."""
+        from novabench.report.render import model_name
+
+        return model_name(self.report)
+
+    @property
+    def headline(self) -> pd.DataFrame:
+        """The headline metrics: one row per task and metric, values and intervals in percent.
+
+        Columns: ``task``, ``metric``, ``value``, ``ci_low``, ``ci_high`` (percent; NaN where
+        a value is undefined or no interval was computed).
+        """
+        import pandas as pd
+
+        from novabench.report.render import HEADLINE_KEYS, TASK_ORDER
+
+        rows = []
+        for task in TASK_ORDER:
+            section = self.report["tasks"].get(task)
+            if section is None:
+                continue
+            intervals = section.get("confidence_intervals") or {}
+            for key in HEADLINE_KEYS[task]:
+                if key not in section["metrics"]:
+                    continue
+                low, high = intervals.get(key) or (None, None)
+                rows.append(
+                    {
+                        "task": task,
+                        "metric": key,
+                        "value": _percent(section["metrics"][key]),
+                        "ci_low": _percent(low),
+                        "ci_high": _percent(high),
+                    }
+                )
+        return pd.DataFrame(rows, columns=["task", "metric", "value", "ci_low", "ci_high"])
+
+    @property
+    def images(self) -> pd.DataFrame:
+        """One row per scored image (boxes, best IoU, hits, caption scores, keywords)."""
+        return self.tables.images
+
+    @property
+    def cases(self) -> pd.DataFrame:
+        """One row per scored case (the five diagnoses, the matched slot and rule)."""
+        return self.tables.cases
+
+    def to_text(self) -> str:
+        """The terminal table ``nova evaluate`` prints: values in percent, coverage, notes."""
+        from novabench.report.render import render_table
+
+        return render_table(self.report)
+
+    def to_markdown(self) -> str:
+        """The report as Markdown, as ``nova evaluate --markdown`` writes it."""
+        from novabench.report.render import render_markdown
+
+        if self._markdown is None:
+            self._markdown = render_markdown(self.report)
+        return self._markdown
+
+    def to_html(self) -> str:
+        """The self-contained HTML page of ``nova evaluate --html`` (plots, gallery)."""
+        from novabench.report.html import render_html
+
+        return render_html(self.report, release=self.release, items=self.tables)
+
+    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write ``report.json``, ``report.md``, ``report.html`` and ``items/`` into ``folder``.
+
+        The files are those of ``nova evaluate --out report.json --markdown report.md --html
+        report.html --items items``; each is written whole or not at all.
+
+        Returns:
+            The paths written, by kind (``report``, ``markdown``, ``html``, and the tables').
+        """
+        from novabench._files import write_text_atomic
+        from novabench.report.render import write_report
+
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        report = dict(self.report)
+        report["items"] = {name: f"items/{name}.parquet" for name in ("images", "cases")}
+        paths = {f"items_{k}": v for k, v in self.tables.write(target / "items").items()}
+        paths["markdown"] = write_text_atomic(target / "report.md", self.to_markdown())
+        paths["html"] = write_text_atomic(target / "report.html", self.to_html())
+        paths["report"] = write_report(report, target / "report.json")
+        return paths
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        return (
+            f"NovaReport(model={self.model!r}, run_file={str(self.run_file)!r})\n{self.to_text()}"
+        )
+
+    def _repr_markdown_(self) -> str:
+        """What a notebook shows for the report: its Markdown."""
+        return self.to_markdown()
+
+
+def _percent(value: Any) -> float:
+    if value is None:
+        return float("nan")
+    return 100.0 * float(value)
+
+
+def evaluate_model(
+    model: Any,
+    data: Any,
+    *,
+    tasks: str | Sequence[str] = "all",
+    name: str | None = None,
+    run_file: str | os.PathLike[str] | None = None,
+    prompts: Mapping[str, Any] | None = None,
+    limit: int | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    caption_options: Mapping[str, Any] | None = None,
+    progress: bool = True,
+    **scoring: Any,
+) -> NovaReport:
+    """Run a model over NOVA and score its answers: ``nova run`` + ``nova evaluate`` in one call.
+
+    Args:
+        model: a ``transformers`` pipeline, a Hub model id or local model folder, an
+            :class:`Endpoint`, a function ``answer(image, prompt) -> str``, or a backend
+            (see :func:`as_backend`).
+        data: a release folder (official layout or a ``nova export`` folder) or a release
+            already read (:func:`novabench.read_release`).
+        tasks: ``"all"``, one task or several.
+        name: the model name the report shows (default: the model's own name).
+        run_file: where the raw answers are kept (a ``nova run`` file). Given again, the run
+            resumes: answered items are not asked again. None: a file in a new temporary
+            folder (its path is :attr:`NovaReport.run_file`).
+        prompts: ``{task: prompt file or TaskPrompt}`` (e.g. the paper's wording); the
+            toolkit's default prompt for the other tasks.
+        limit: ask at most this many items per task, for a quick trial; the report then
+            scores only the answered items and says so in its first line.
+        n_resamples: bootstrap resamples for the 95% intervals (0: none).
+        seed: bootstrap seed.
+        caption_options: options of the caption metrics (``exclude``, ``bertscore_model``,
+            ``bertscore_num_layers``...); without ``bertscore_model`` BERTScore uses
+            roberta-large, which is downloaded unless cached (offline, pass a local model
+            or ``{"exclude": ["BERTScore-F1"]}``).
+        progress: progress bars on a terminal or in a notebook.
+        **scoring: any other :class:`novabench.report.ScoringOptions` setting (judges,
+            ``box_convention``, ``breakdowns``...).
+
+    Returns:
+        A :class:`NovaReport`.
+
+    Raises:
+        NovaInputError: a bad argument, or a run file written by another model, prompt or
+            release (choose a new file).
+        EndpointUnusableError: the server cannot answer at all (unreachable, 401/403/404).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from novabench.data.sample import write_sample_release
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=2, seed=0, progress=False)
+        >>> def nothing_found(image, prompt):
+        ...     return "no target" if image is not None else '{"most_likely_diagnosis": "glioma"}'
+        >>> report = evaluate_model(nothing_found, release, tasks=["localization", "diagnosis"],
+        ...                         run_file=root / "run.jsonl", n_resamples=0, progress=False)
+        >>> report.model
+        'nothing_found'
+        >>> print(report.headline.head(1).to_string(index=False))
+                task metric  value  ci_low  ci_high
+        localization mAP@30    0.0     NaN      NaN
+        >>> len(report.images) == len(report.release.images)
+        True
+    """
+    from novabench.data.release import read_release
+    from novabench.progress import progress_enabled
+    from novabench.report.items import item_tables
+    from novabench.report.scoring import score_predictions
+    from novabench.run.runner import parse_tasks, run_model
+
+    chosen = parse_tasks(tasks)
+    backend = as_backend(model, name=name)
+    with progress_enabled(progress):
+        release = read_release(data) if isinstance(data, (str, os.PathLike)) else data
+        if run_file is None:
+            run_file = Path(tempfile.mkdtemp(prefix="novabench-run-")) / "answers.jsonl"
+        run_path = Path(run_file)
+        try:
+            summary = run_model(
+                release,
+                tasks=chosen,
+                backend=backend,
+                out_path=run_path,
+                prompts=prompts,
+                limit=limit,
+                progress=progress,
+            )
+        finally:
+            close = getattr(backend, "close", None)
+            if callable(close):
+                close()
+        options = dict(scoring)
+        options.setdefault("answered_only", limit is not None)
+        scored = score_predictions(
+            release.root,
+            run_path,
+            tasks=chosen,
+            n_resamples=n_resamples,
+            seed=seed,
+            caption_options=dict(caption_options or {}),
+            **options,
+        )
+        tables = item_tables(scored)
+    return NovaReport(scored.report, tables, scored.release, run_path, summary)

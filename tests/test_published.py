@@ -1,0 +1,94 @@
+"""Published zero-shot figures: the data is consistent, and intervals are a report's kind."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from novabench import registry
+from novabench.published import (
+    PublishedResult,
+    hit_count,
+    published_interval,
+    published_results,
+    published_sources,
+)
+
+
+def test_every_figure_names_a_known_source_task_and_metric() -> None:
+    sources = published_sources()
+    results = published_results()
+    assert results and {result.source for result in results} == set(sources)
+    for result in results:
+        assert result.metric in registry.TASKS[result.task].headline_keys, result
+        assert 0.0 <= result.value <= 100.0
+
+
+def test_every_figure_with_an_image_count_fixes_its_hit_count() -> None:
+    counted = [result for result in published_results() if result.n is not None]
+    assert len(counted) >= 10
+    for result in counted:
+        k = result.hits
+        assert k is not None, result
+        rate = 100.0 * k / result.n
+        if result.decimals is None:
+            assert rate == pytest.approx(result.value, abs=1e-9)
+        else:
+            assert round(rate, result.decimals) == pytest.approx(result.value)
+
+
+def test_the_papers_figures_have_no_count_and_so_no_interval() -> None:
+    paper = [result for result in published_results() if result.source == "nova-paper"]
+    assert paper and all(result.n is None for result in paper)
+    assert all(published_interval(result) is None for result in paper)
+
+
+@pytest.mark.parametrize("n", [50, 906])
+def test_hit_count_inverts_every_rate_it_is_given(n: int) -> None:
+    for k in range(n + 1):
+        assert hit_count(100.0 * k / n, n) == k
+        one_decimal = round(100.0 * k / n, 1)
+        fits = [j for j in range(n + 1) if round(100.0 * j / n, 1) == one_decimal]
+        assert hit_count(one_decimal, n, 1) == (k if len(fits) == 1 else None)
+
+
+def test_hit_count_refuses_what_no_count_gives() -> None:
+    assert hit_count(33.4, 906) is None  # one decimal read as full precision
+    assert hit_count(50.0, 3, 1) is None
+    assert hit_count(12.0, None) is None and hit_count(12.0, 0) is None
+
+
+def test_the_interval_is_a_bootstrap_over_images_of_the_fixed_hits() -> None:
+    """Against a bootstrap written here from numpy alone: the same draws, the same percentiles."""
+    for result in published_results("localization"):
+        interval = published_interval(result, n_resamples=500, seed=7)
+        if result.n is None:
+            assert interval is None
+            continue
+        k, n = result.hits, result.n
+        assert k is not None and interval is not None
+        hits = np.zeros(n)
+        hits[:k] = 1.0
+        draws = np.random.default_rng(7).integers(0, n, size=(500, n))
+        rates = hits[draws].mean(axis=1)
+        expected = np.percentile(rates, [2.5, 97.5])
+        assert interval == pytest.approx(tuple(100.0 * expected), abs=1e-9)
+
+
+def test_the_interval_agrees_with_the_one_the_source_printed() -> None:
+    # WALDO's file for Qwen2.5-VL-72B prints a 95% bootstrap CI of [33.33, 39.40] (its own
+    # seed and draws): ours for the same hit count must land within a point of it.
+    (qwen,) = [
+        result
+        for result in published_results("localization", "mAP@30")
+        if result.model == "Qwen2.5-VL-72B" and result.source == "waldo-zero-shot"
+    ]
+    low, high = published_interval(qwen) or (math.nan, math.nan)
+    assert abs(low - 33.33) < 1.0 and abs(high - 39.40) < 1.0
+
+
+def test_an_interval_needs_a_hit_rate() -> None:
+    top1 = PublishedResult("m", "nova-paper", "diagnosis", "top1", 20.0, n=100, decimals=1)
+    assert published_interval(top1) is None
