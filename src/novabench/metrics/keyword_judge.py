@@ -55,11 +55,9 @@ from typing import Any
 
 from novabench.client import endpoint_problem
 from novabench.errors import NovaInputError
-from novabench.metrics.judge import (
-    JudgeError,
-    _HttpJudge,
-    _VerdictCache,
-)
+from novabench.metrics.judge.cache import _VerdictCache
+from novabench.metrics.judge.common import JudgeError
+from novabench.metrics.judge.http import _HttpJudge
 from novabench.metrics.keywords import NEGATED_PREFIX, CaptionKeywords
 
 __all__ = [

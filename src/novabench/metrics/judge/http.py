@@ -1,0 +1,191 @@
+"""The HTTP side every judge behind an OpenAI-compatible endpoint shares."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from novabench.client import ChatClient, ChatClientError
+from novabench.errors import NovaInputError
+from novabench.metrics.judge.cache import _VerdictCache, shown_cache_folder
+from novabench.metrics.judge.common import JudgeError, _check_positive
+
+_Answer = TypeVar("_Answer")
+
+
+_Cache = TypeVar("_Cache", bound=_VerdictCache)
+
+
+class _HttpJudge:
+    """What every judge behind an HTTP endpoint shares: closing its kept-alive connections."""
+
+    _client: ChatClient
+    _lock: threading.Lock
+    _counts: dict[str, int]
+
+    def _connect(
+        self,
+        source: str,
+        kind: str,
+        prompt_version: str,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None,
+        timeout: float,
+        max_retries: int,
+        backoff: float,
+        temperature: float,
+        max_workers: int,
+        max_tokens: int | None,
+    ) -> None:
+        """Check the endpoint settings, open the judge's one client, set what reports show."""
+        client_settings = _judge_client_settings(
+            source, base_url, model, timeout, max_retries, backoff, temperature, max_tokens
+        )
+        _check_positive(max_workers, "max_workers", source, integer=True)
+        self._client = ChatClient(
+            _v1_url(base_url),
+            model,
+            api_key=api_key,
+            max_concurrency=max_workers,
+            **client_settings,
+        )
+        self.endpoint = self._client.url  # without credentials
+        self.model = model
+        self.max_retries = max_retries
+        self.temperature = float(temperature)
+        self.max_tokens = max_tokens
+        self.identity = f"{kind}:{model}:temperature={self.temperature:g}"
+        self.prompt_version = prompt_version
+
+    def _keep_state(
+        self,
+        max_workers: int,
+        cache_dir: str | os.PathLike[str] | None,
+        cache_type: type[_Cache],
+    ) -> _Cache | None:
+        """Set the batch bound, the lock and the counters; open the verdict cache (None: none)."""
+        self.max_workers = max_workers
+        self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
+        self._lock = threading.Lock()
+        self._counts = {"calls": 0, "cache_hits": 0, "requests": 0, "retries": 0, "failures": 0}
+        return cache_type(cache_dir) if cache_dir is not None else None
+
+    def _count(self, name: str, amount: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += amount
+
+    @property
+    def cache_folder(self) -> str | None:
+        """The verdict cache folder as reports show it (``~`` for the home folder; None: none)."""
+        return shown_cache_folder(getattr(self, "cache_dir", None))
+
+    def _count_attempts(self, attempts: int, *, asked_before: bool) -> None:
+        """Count one client call: each attempt is a request; all but an answer's first retry."""
+        self._count("requests", attempts)
+        self._count("retries", attempts - (0 if asked_before else 1))
+
+    def _ask_until_read(
+        self,
+        messages: list[dict[str, str]],
+        read: Callable[[str], _Answer | None],
+        *,
+        what: str,
+        unreadable: str,
+        error_fields: dict[str, Any],
+        shown_reply: Callable[[str], str] = repr,
+    ) -> _Answer:
+        """Ask until ``read`` accepts a reply; ``max_retries`` retries cover every cause.
+
+        Transport retries (the client's) and unreadable replies (asked again here) draw on one
+        budget of ``max_retries + 1`` attempts, all counted.
+
+        Raises:
+            JudgeError: "no <what> after N attempts", naming the cause or the last reply, with
+                ``error_fields`` (case, reference, candidate) attached.
+        """
+        budget = self.max_retries + 1
+        used = 0
+        while True:
+            try:
+                reply = self._client.chat(
+                    messages,
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                    max_retries=budget - used - 1,
+                )
+            except ChatClientError as error:
+                self._count_attempts(error.attempts, asked_before=used > 0)
+                used += error.attempts
+                problem = error.cause
+                if error.kind == "reply":
+                    problem = f"malformed response body: {problem}"
+                raise JudgeError(
+                    f"no {what} after {used} attempt{'s' if used != 1 else ''} "
+                    f"({problem}) from {self.endpoint}",
+                    reply=error.body,
+                    **error_fields,
+                ) from error
+            self._count_attempts(reply.attempts, asked_before=used > 0)
+            used += reply.attempts
+            answer = read(reply.text)
+            if answer is not None:
+                return answer
+            if used >= budget:
+                raise JudgeError(
+                    f"no {what} after {used} attempt{'s' if used != 1 else ''} "
+                    f"({unreadable}); last reply: {shown_reply(reply.text)}",
+                    reply=reply.text,
+                    **error_fields,
+                )
+            self._client.wait_before_retry(used - 1)
+
+    def close(self) -> None:
+        """Close the judge's kept-alive connections (it stays usable; a call reconnects).
+
+        Example:
+            >>> from novabench.metrics.judge import OpenAICaseJudge
+            >>> OpenAICaseJudge("http://127.0.0.1:9", "judge-model").close()
+        """
+        self._client.close()
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _v1_url(base_url: str) -> str:
+    url = base_url.strip().rstrip("/")
+    if url.endswith("/chat/completions"):
+        return url[: -len("/chat/completions")]
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+def _judge_client_settings(
+    source: str,
+    base_url: Any,
+    model: Any,
+    timeout: Any,
+    max_retries: Any,
+    backoff: Any,
+    temperature: Any,
+    max_tokens: Any,
+) -> dict[str, Any]:
+    """Check the settings both judges share; the ChatClient keywords they give."""
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise NovaInputError("an endpoint URL is needed", source=source, field="base_url")
+    if not isinstance(model, str) or not model.strip():
+        raise NovaInputError("a model name is needed", source=source, field="model")
+    _check_positive(timeout, "timeout", source)
+    _check_positive(max_retries, "max_retries", source, allow_zero=True, integer=True)
+    _check_positive(backoff, "backoff", source, allow_zero=True)
+    _check_positive(temperature, "temperature", source, allow_zero=True)
+    if max_tokens is not None:
+        _check_positive(max_tokens, "max_tokens", source, integer=True)
+    return {"timeout": timeout, "max_retries": max_retries, "backoff": backoff}
