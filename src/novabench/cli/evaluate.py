@@ -491,5 +491,6 @@ def judge_note(args: argparse.Namespace, judge: Any) -> str:
         f"{stats.calls} {unit}, {stats.cache_hits} from the cache "
         f"({getattr(judge, 'cache_folder', None) or 'none'}), "
         f"{stats.requests} requests, {stats.retries} retries, "
-        f"{getattr(stats, 'failures', 0)} failures"
+        f"{getattr(stats, 'failures', 0)} failures, "
+        f"{getattr(stats, 'cache_rejected', 0)} cache entries rejected"
     )

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from novabench.errors import NovaInputError
-from novabench.metrics.judge.cache import _CaseVerdictCache, case_verdict_cache_key
+from novabench.metrics.judge.cache import case_verdict_cache_key
 from novabench.metrics.judge.common import CaseJudgeStats, JudgeError
 from novabench.metrics.judge.http import _HttpJudge
 from novabench.metrics.judge.prompts import (
@@ -32,6 +32,11 @@ def _check_context(context: Any, case: str | None) -> None:
         )
 
 
+def _stored_slot(verdict: CaseVerdict) -> dict[str, int | None]:
+    """A case verdict as its cache entry stores it."""
+    return {"matched_slot": verdict.matched_slot}
+
+
 class OpenAICaseJudge(_HttpJudge):
     """The protocol-mode judge: one call per case decides its Top-1 and Top-5.
 
@@ -42,7 +47,9 @@ class OpenAICaseJudge(_HttpJudge):
     follow :class:`novabench.client.ChatClient`; an unreadable or out-of-range verdict is
     asked again within the same budget of ``max_retries + 1`` attempts. Verdicts are cached
     on disk under a hash of (model, temperature, prompt version, reference, predictions,
-    context), so a case judged without its history is judged again with it.
+    context), so a case judged without its history is judged again with it; an entry is
+    used only when it answers exactly this request and its slot is the one its stored raw
+    reply gives (else it is counted in ``cache_rejected`` and asked again).
 
     Args:
         base_url: server address (``.../v1``, the root, or the full completions URL).
@@ -95,7 +102,7 @@ class OpenAICaseJudge(_HttpJudge):
             max_workers=max_workers,
             max_tokens=max_tokens,
         )
-        self._cache = self._keep_state(max_workers, cache_dir, _CaseVerdictCache)
+        self._cache = self._keep_state(max_workers, cache_dir)
 
     @property
     def prompt_sha256(self) -> str:
@@ -148,28 +155,29 @@ class OpenAICaseJudge(_HttpJudge):
         context = _case_context(context)
         self._count("calls")
         key = case_verdict_cache_key(self.identity, self.prompt_version, reference, items, context)
+        request = {
+            "judge": self.identity,
+            "prompt_version": self.prompt_version,
+            "prompt_sha256": self.prompt_sha256,
+            "reference": reference,
+            "predictions": items,
+            "context": context,
+        }
+
+        def read(text: str) -> CaseVerdict | None:
+            return parse_case_verdict(text, len(items))
+
         if self._cache is not None:
-            found, slot = self._cache.get_slot(key)
-            if found and (slot is None or 1 <= slot <= len(items)):
-                self._count("cache_hits")
-                return CaseVerdict.from_slot(slot)
+            cached = self._cache.find(key, request, read, _stored_slot, self._count)
+            if cached is not None:
+                return cached
         try:
-            verdict = self._ask(reference, items, case, context)
+            verdict, reply = self._ask(reference, items, case, context)
         except JudgeError:
             self._count("failures")
             raise
         if self._cache is not None:
-            self._cache.put_slot(
-                key,
-                verdict.matched_slot,
-                {
-                    "identity": self.identity,
-                    "prompt_version": self.prompt_version,
-                    "reference": reference,
-                    "predictions": items,
-                    "context": context,
-                },
-            )
+            self._cache.put(key, request, reply, verdict, _stored_slot(verdict))
         return verdict
 
     def judge_cases(
@@ -243,7 +251,7 @@ class OpenAICaseJudge(_HttpJudge):
 
     def _ask(
         self, reference: str, items: list[str], case: str | None, context: str | None
-    ) -> CaseVerdict:
+    ) -> tuple[CaseVerdict, str]:
         return self._ask_until_read(
             build_case_judge_messages(reference, items, context),
             lambda text: parse_case_verdict(text, len(items)),

@@ -52,6 +52,9 @@ class JudgeStats:
         calls: verdicts asked for (single calls plus pairs of batches).
         cache_hits: verdicts read from the cache.
         cache_misses: verdicts that had to be judged (by the model or the wrapped matcher).
+        cache_rejected: cache entries found but not used (another request's, an answer its
+            stored reply does not give, no stored reply, not a readable regular file...);
+            each was judged again and its entry replaced.
         requests: HTTP requests sent, retries included (0 for wrapped callables).
         retries: requests that were repeats after a failure.
         failures: verdicts that could not be obtained (a :class:`JudgeError` was raised).
@@ -60,6 +63,7 @@ class JudgeStats:
     calls: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
+    cache_rejected: int = 0
     requests: int = 0
     retries: int = 0
     failures: int = 0
@@ -107,6 +111,7 @@ class CaseJudgeStats:
     Attributes:
         calls: case verdicts asked for.
         cache_hits: verdicts read from the cache.
+        cache_rejected: cache entries found but not used (see :class:`JudgeStats`).
         requests: HTTP requests sent, retries included.
         retries: requests that repeated a failed or unreadable one.
         failures: cases that got no verdict (a :class:`JudgeError` was raised).
@@ -114,6 +119,7 @@ class CaseJudgeStats:
 
     calls: int = 0
     cache_hits: int = 0
+    cache_rejected: int = 0
     requests: int = 0
     retries: int = 0
     failures: int = 0

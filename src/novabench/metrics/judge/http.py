@@ -16,9 +16,6 @@ from novabench.metrics.judge.common import JudgeError, _check_positive
 _Answer = TypeVar("_Answer")
 
 
-_Cache = TypeVar("_Cache", bound=_VerdictCache)
-
-
 class _HttpJudge:
     """What every judge behind an HTTP endpoint shares: closing its kept-alive connections."""
 
@@ -63,17 +60,21 @@ class _HttpJudge:
         self.prompt_version = prompt_version
 
     def _keep_state(
-        self,
-        max_workers: int,
-        cache_dir: str | os.PathLike[str] | None,
-        cache_type: type[_Cache],
-    ) -> _Cache | None:
+        self, max_workers: int, cache_dir: str | os.PathLike[str] | None
+    ) -> _VerdictCache | None:
         """Set the batch bound, the lock and the counters; open the verdict cache (None: none)."""
         self.max_workers = max_workers
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
         self._lock = threading.Lock()
-        self._counts = {"calls": 0, "cache_hits": 0, "requests": 0, "retries": 0, "failures": 0}
-        return cache_type(cache_dir) if cache_dir is not None else None
+        self._counts = {
+            "calls": 0,
+            "cache_hits": 0,
+            "cache_rejected": 0,
+            "requests": 0,
+            "retries": 0,
+            "failures": 0,
+        }
+        return _VerdictCache(cache_dir) if cache_dir is not None else None
 
     def _count(self, name: str, amount: int = 1) -> None:
         with self._lock:
@@ -98,11 +99,14 @@ class _HttpJudge:
         unreadable: str,
         error_fields: dict[str, Any],
         shown_reply: Callable[[str], str] = repr,
-    ) -> _Answer:
+    ) -> tuple[_Answer, str]:
         """Ask until ``read`` accepts a reply; ``max_retries`` retries cover every cause.
 
         Transport retries (the client's) and unreadable replies (asked again here) draw on one
         budget of ``max_retries + 1`` attempts, all counted.
+
+        Returns:
+            The answer and the raw reply it was read from (kept in the cache with it).
 
         Raises:
             JudgeError: "no <what> after N attempts", naming the cause or the last reply, with
@@ -134,7 +138,7 @@ class _HttpJudge:
             used += reply.attempts
             answer = read(reply.text)
             if answer is not None:
-                return answer
+                return answer, reply.text
             if used >= budget:
                 raise JudgeError(
                     f"no {what} after {used} attempt{'s' if used != 1 else ''} "

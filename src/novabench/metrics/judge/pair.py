@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from novabench.errors import NovaInputError
+from novabench.lexicon.diagnoses import normalize_diagnosis
 from novabench.metrics.judge.cache import _VerdictCache, shown_cache_folder, verdict_cache_key
 from novabench.metrics.judge.common import (
     JudgeBatchSummary,
@@ -28,6 +29,11 @@ from novabench.metrics.judge.prompts import (
 )
 from novabench.metrics.judge.verdicts import parse_judge_verdict
 from novabench.progress import progress_bar
+
+
+def _stored_verdict(verdict: bool) -> dict[str, bool]:
+    """A pair verdict as its cache entry stores it."""
+    return {"match": verdict}
 
 
 class _CachingJudge:
@@ -48,6 +54,7 @@ class _CachingJudge:
             "calls": 0,
             "cache_hits": 0,
             "cache_misses": 0,
+            "cache_rejected": 0,
             "requests": 0,
             "retries": 0,
             "failures": 0,
@@ -69,20 +76,40 @@ class _CachingJudge:
         with self._lock:
             return JudgeStats(**self._counts)
 
-    def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> bool:
+    def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> tuple[Any, str]:
+        """The verdict and the raw reply it was read from."""
         raise NotImplementedError
 
     def _key(self, reference: str, candidate: str) -> str:
         return verdict_cache_key(self.identity, self.prompt_version, reference, candidate)
 
+    def _request(self, reference: str, candidate: str) -> dict[str, Any]:
+        """What a cached verdict must answer: this judge, its prompt, the normalised pair."""
+        prompt_sha256 = getattr(self, "prompt_sha256", None)
+        return {
+            "judge": self.identity,
+            "prompt_version": self.prompt_version,
+            "prompt_sha256": prompt_sha256 if isinstance(prompt_sha256, str) else None,
+            "reference": normalize_diagnosis(reference),
+            "candidate": normalize_diagnosis(candidate),
+        }
+
     def _cached(self, reference: str, candidate: str) -> bool | None:
         if self._cache is None:
             return None
-        return self._cache.get(self._key(reference, candidate))
+        verdict, rejected = self._cache.get(
+            self._key(reference, candidate),
+            self._request(reference, candidate),
+            parse_judge_verdict,
+            _stored_verdict,
+        )
+        if rejected:
+            self._count("cache_rejected")
+        return verdict
 
     def _judge_and_store(self, reference: str, candidate: str, case: str | None) -> bool:
         try:
-            verdict = self._judge_uncached(reference, candidate, case)
+            verdict, reply = self._judge_uncached(reference, candidate, case)
         except JudgeError:
             self._count("failures")
             raise
@@ -97,13 +124,11 @@ class _CachingJudge:
         if self._cache is not None:
             self._cache.put(
                 self._key(reference, candidate),
+                self._request(reference, candidate),
+                reply,
                 verdict,
-                {
-                    "identity": self.identity,
-                    "prompt_version": self.prompt_version,
-                    "reference": reference,
-                    "candidate": candidate,
-                },
+                _stored_verdict(verdict),
+                {"asked": {"reference": reference, "candidate": candidate}},
             )
         return verdict
 
@@ -267,12 +292,23 @@ class CachedJudge(_CachingJudge):
         """One line for reports."""
         return f"cached judge {self.identity} (prompt {self.prompt_version})"
 
-    def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> bool:
-        ask = getattr(self.judge, "ask", None)
-        if callable(ask):  # an OpenAIChatJudge: keep the case label in its errors
-            return ask(reference, candidate, case=case)
+    @property
+    def prompt_sha256(self) -> str | None:
+        """The wrapped judge's prompt hash, when it has one (part of what an entry answers)."""
+        value = getattr(self.judge, "prompt_sha256", None)
+        return value if isinstance(value, str) else None
+
+    def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> tuple[Any, str]:
+        ask = getattr(self.judge, "ask_with_reply", None)
+        if callable(ask):  # an OpenAIChatJudge: keep its raw reply and case label
+            verdict, reply = ask(reference, candidate, case=case)
+            return verdict, reply
         verdict = self.judge(reference, candidate)
-        return bool(verdict) if isinstance(verdict, (bool, np.bool_)) else verdict
+        if isinstance(verdict, (bool, np.bool_)):
+            verdict = bool(verdict)
+            # A plain matcher gives no reply text: the verdict word stands for it.
+            return verdict, "true" if verdict else "false"
+        return verdict, ""
 
 
 class OpenAIChatJudge(_CachingJudge, _HttpJudge):
@@ -372,6 +408,19 @@ class OpenAIChatJudge(_CachingJudge, _HttpJudge):
         Raises:
             JudgeError: a non-retryable HTTP error, or no readable reply after all retries.
         """
+        return self.ask_with_reply(reference, candidate, case=case)[0]
+
+    def ask_with_reply(
+        self, reference: str, candidate: str, *, case: str | None = None
+    ) -> tuple[bool, str]:
+        """:meth:`ask`, also giving the raw reply the verdict was read from.
+
+        Returns:
+            The verdict and the reply text (what the cache keeps to read it again).
+
+        Raises:
+            JudgeError: as :meth:`ask`.
+        """
         return self._ask_until_read(
             build_judge_messages(reference, candidate),
             parse_judge_verdict,
@@ -380,5 +429,5 @@ class OpenAIChatJudge(_CachingJudge, _HttpJudge):
             error_fields={"case": case, "reference": reference, "candidate": candidate},
         )
 
-    def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> bool:
-        return self.ask(reference, candidate, case=case)
+    def _judge_uncached(self, reference: str, candidate: str, case: str | None) -> tuple[Any, str]:
+        return self.ask_with_reply(reference, candidate, case=case)
