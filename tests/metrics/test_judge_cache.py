@@ -7,6 +7,7 @@ asked again; a folder that cannot be written keeps this run's verdicts in memory
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -20,7 +21,9 @@ import pytest
 
 from novabench.cli import main
 from novabench.data.release import read_release
+from novabench.errors import NovaInputError
 from novabench.metrics.judge import (
+    JudgeEndpoint,
     OpenAICaseJudge,
     OpenAIChatJudge,
     case_verdict_cache_key,
@@ -374,3 +377,67 @@ def test_a_write_that_fails_mid_run_loses_no_verdict(
     assert verdicts == [False, True]
     assert judge.match_many([("Glioma", "Abscess"), ("Glioma", "Glioma")]) == [False, True]
     assert server.n_requests == 2 and judge.stats.cache_hits == 2
+
+
+# ---------------------------------------------------------------------------------------
+# One signature for the three OpenAI judges (issue 21)
+# ---------------------------------------------------------------------------------------
+
+JUDGE_TYPES = [OpenAIChatJudge, OpenAICaseJudge, OpenAIKeywordJudge]
+
+
+def test_the_three_openai_judges_share_one_signature() -> None:
+    signatures = {str(inspect.signature(kind)) for kind in JUDGE_TYPES}
+    assert len(signatures) == 1
+
+
+@pytest.mark.parametrize("kind", JUDGE_TYPES)
+def test_an_endpoint_value_and_the_keyword_form_build_the_same_judge(
+    kind: type[Any], tmp_path: Path
+) -> None:
+    endpoint = JudgeEndpoint(
+        "http://127.0.0.1:9/v1",
+        "judge-model",
+        api_key="secret",
+        timeout=12.5,
+        max_retries=1,
+        temperature=0.2,
+        max_tokens=64,
+        max_workers=2,
+        cache_dir=tmp_path,
+    )
+    from_value = kind(endpoint)
+    from_keywords = kind(
+        "http://127.0.0.1:9/v1",
+        "judge-model",
+        api_key="secret",
+        timeout=12.5,
+        max_retries=1,
+        temperature=0.2,
+        max_tokens=64,
+        max_workers=2,
+        cache_dir=tmp_path,
+    )
+    shown = ("endpoint", "identity", "timeout", "max_retries", "max_tokens", "max_workers")
+    for name in (*shown, "cache_dir"):
+        assert getattr(from_value, name) == getattr(from_keywords, name), name
+    assert from_value.identity.endswith(":judge-model:temperature=0.2")
+    assert "secret" not in repr(endpoint) + repr(from_value)
+
+
+def test_each_judge_keeps_its_own_default_timeout() -> None:
+    endpoint = JudgeEndpoint("http://127.0.0.1:9", "m")
+    # Keyword lists are long replies: the keyword judge waited 60 s, the verdict judges 30 s.
+    assert [kind(endpoint).timeout for kind in JUDGE_TYPES] == [30.0, 30.0, 60.0]
+
+
+@pytest.mark.parametrize("kind", JUDGE_TYPES)
+def test_an_endpoint_value_with_keywords_besides_is_refused(kind: type[Any]) -> None:
+    endpoint = JudgeEndpoint("http://127.0.0.1:9", "m")
+    with pytest.raises(NovaInputError, match="JudgeEndpoint alone") as error:
+        kind(endpoint, cache_dir="verdicts")
+    assert error.value.field == "endpoint"
+    with pytest.raises(TypeError, match="'cache_folder'"):
+        kind("http://127.0.0.1:9", "m", cache_folder="verdicts")
+    with pytest.raises(NovaInputError, match="timeout"):
+        kind(JudgeEndpoint("http://127.0.0.1:9", "m", timeout=0))

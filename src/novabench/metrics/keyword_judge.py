@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -57,7 +56,7 @@ from typing import Any
 from novabench.client import endpoint_problem
 from novabench.errors import NovaInputError
 from novabench.metrics.judge.common import JudgeError
-from novabench.metrics.judge.http import _HttpJudge
+from novabench.metrics.judge.http import JudgeEndpoint, _endpoint_of, _HttpJudge
 from novabench.metrics.keywords import NEGATED_PREFIX, CaptionKeywords
 
 __all__ = [
@@ -359,16 +358,12 @@ class OpenAIKeywordJudge(_HttpJudge):
     ``BinaryF1`` and ``SequencePlaneF1`` are then computed from its keywords.
 
     Args:
-        base_url: server address (``.../v1``, the root, or the full completions URL).
-        model: model name at the endpoint.
-        api_key: bearer token, if needed (never cached or reported).
-        timeout: seconds for each HTTP attempt.
-        max_retries: retries after the first attempt, per pair.
-        backoff: base of the exponential wait between attempts, in seconds.
-        temperature: sampling temperature.
-        cache_dir: directory of the cache; ``None`` for no cache.
-        max_workers: most pairs judged at once.
-        max_tokens: reply length limit sent to the endpoint (``None``: not sent).
+        endpoint: a :class:`~novabench.metrics.judge.JudgeEndpoint` (the one signature all
+            three OpenAI judges share), or its ``base_url`` followed by ``model`` and any
+            of its fields as keywords (the older form, still accepted).
+        model: the model name, in the older form only.
+        **settings: :class:`~novabench.metrics.judge.JudgeEndpoint` fields, in the older
+            form only.
 
     Raises:
         NovaInputError: an empty URL or model, or a non-positive timeout/worker count.
@@ -380,34 +375,17 @@ class OpenAIKeywordJudge(_HttpJudge):
     """
 
     def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        backoff: float = 1.0,
-        temperature: float = 0.0,
-        cache_dir: str | os.PathLike[str] | None = None,
-        max_workers: int = 4,
-        max_tokens: int | None = None,
+        self, endpoint: JudgeEndpoint | str, model: str | None = None, **settings: Any
     ) -> None:
+        chosen = _endpoint_of("OpenAIKeywordJudge", endpoint, model, settings)
         self._connect(
             "OpenAIKeywordJudge",
             "openai-keywords",
             KEYWORD_JUDGE_PROMPT_VERSION,
-            base_url,
-            model,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            temperature=temperature,
-            max_workers=max_workers,
-            max_tokens=max_tokens,
+            chosen,
+            default_timeout=60.0,
         )
-        self._cache = self._keep_state(max_workers, cache_dir)
+        self._cache = self._keep_state(chosen.max_workers, chosen.cache_dir)
 
     @property
     def prompt_sha256(self) -> str:

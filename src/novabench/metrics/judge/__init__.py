@@ -36,6 +36,7 @@ from novabench.metrics.judge.cache import (
 )
 from novabench.metrics.judge.case import OpenAICaseJudge
 from novabench.metrics.judge.common import CaseJudgeStats, JudgeBatchSummary, JudgeError, JudgeStats
+from novabench.metrics.judge.http import JudgeEndpoint
 from novabench.metrics.judge.pair import CachedJudge, OpenAIChatJudge
 from novabench.metrics.judge.prompts import (
     CASE_JUDGE_PROMPT_VERSION,
@@ -57,6 +58,7 @@ __all__ = [
     "JUDGE_SYSTEM_PROMPT",
     "CachedJudge",
     "JudgeBatchSummary",
+    "JudgeEndpoint",
     "JudgeError",
     "JudgeStats",
     "OpenAICaseJudge",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 from novabench.errors import NovaInputError
 from novabench.metrics.judge.cache import case_verdict_cache_key
 from novabench.metrics.judge.common import CaseJudgeStats, JudgeError
-from novabench.metrics.judge.http import _HttpJudge
+from novabench.metrics.judge.http import JudgeEndpoint, _endpoint_of, _HttpJudge
 from novabench.metrics.judge.prompts import (
     CASE_JUDGE_PROMPT_VERSION,
     CASE_JUDGE_SYSTEM_PROMPT,
@@ -52,16 +51,12 @@ class OpenAICaseJudge(_HttpJudge):
     reply gives (else it is counted in ``cache_rejected`` and asked again).
 
     Args:
-        base_url: server address (``.../v1``, the root, or the full completions URL).
-        model: model name at the endpoint.
-        api_key: bearer token, if needed (never cached or reported).
-        timeout: seconds for each HTTP attempt.
-        max_retries: retries after the first attempt, per case.
-        backoff: base of the exponential wait between attempts, in seconds.
-        temperature: sampling temperature.
-        cache_dir: directory of the verdict cache; ``None`` for no cache.
-        max_workers: most cases judged at once.
-        max_tokens: reply length limit sent to the endpoint (``None``: not sent).
+        endpoint: a :class:`~novabench.metrics.judge.JudgeEndpoint` (the one signature all
+            three OpenAI judges share), or its ``base_url`` followed by ``model`` and any
+            of its fields as keywords (the older form, still accepted).
+        model: the model name, in the older form only.
+        **settings: :class:`~novabench.metrics.judge.JudgeEndpoint` fields, in the older
+            form only.
 
     Raises:
         NovaInputError: an empty URL or model, or a non-positive timeout/worker count.
@@ -75,34 +70,17 @@ class OpenAICaseJudge(_HttpJudge):
     """
 
     def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        max_retries: int = 3,
-        backoff: float = 1.0,
-        temperature: float = 0.0,
-        cache_dir: str | os.PathLike[str] | None = None,
-        max_workers: int = 4,
-        max_tokens: int | None = None,
+        self, endpoint: JudgeEndpoint | str, model: str | None = None, **settings: Any
     ) -> None:
+        chosen = _endpoint_of("OpenAICaseJudge", endpoint, model, settings)
         self._connect(
             "OpenAICaseJudge",
             "openai-case",
             CASE_JUDGE_PROMPT_VERSION,
-            base_url,
-            model,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            temperature=temperature,
-            max_workers=max_workers,
-            max_tokens=max_tokens,
+            chosen,
+            default_timeout=30.0,
         )
-        self._cache = self._keep_state(max_workers, cache_dir)
+        self._cache = self._keep_state(chosen.max_workers, chosen.cache_dir)
 
     @property
     def prompt_sha256(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -14,6 +15,76 @@ from novabench.metrics.judge.cache import _VerdictCache, shown_cache_folder
 from novabench.metrics.judge.common import JudgeError, _check_positive
 
 _Answer = TypeVar("_Answer")
+
+
+@dataclass(frozen=True)
+class JudgeEndpoint:
+    """Where and how an OpenAI-compatible judge asks: the settings all three judges take.
+
+    One value configures :class:`~novabench.metrics.judge.OpenAIChatJudge`,
+    :class:`~novabench.metrics.judge.OpenAICaseJudge` and
+    :class:`~novabench.metrics.keyword_judge.OpenAIKeywordJudge` alike; the judge checks
+    it when built (a :class:`~novabench.errors.NovaInputError` naming the field).
+
+    Attributes:
+        base_url: server address, e.g. ``"http://localhost:8000"``, ``".../v1"`` or the full
+            ``".../v1/chat/completions"``.
+        model: model name at the endpoint.
+        api_key: bearer token, if the endpoint needs one (never cached, reported or shown
+            by ``repr``).
+        timeout: seconds for each HTTP attempt, as a whole (a deadline); None: the judge's
+            default (30 s for verdicts, 60 s for keyword lists, which are longer replies).
+        max_retries: retries after the first attempt, per answer.
+        backoff: base of the exponential wait between attempts, in seconds.
+        temperature: sampling temperature (0 for reproducible answers).
+        max_tokens: reply length limit sent to the endpoint (None: not sent).
+        max_workers: most answers asked at once.
+        cache_dir: folder of the answer cache; None for no cache.
+
+    Example:
+        >>> from novabench.metrics.judge import OpenAICaseJudge, OpenAIChatJudge
+        >>> endpoint = JudgeEndpoint("http://localhost:8000", "judge-model", api_key="secret")
+        >>> "secret" in repr(endpoint)
+        False
+        >>> OpenAICaseJudge(endpoint).model, OpenAIChatJudge(endpoint).endpoint
+        ('judge-model', 'http://localhost:8000/v1/chat/completions')
+    """
+
+    base_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float | None = None
+    max_retries: int = 3
+    backoff: float = 1.0
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    max_workers: int = 4
+    cache_dir: str | os.PathLike[str] | None = None
+
+
+def _endpoint_of(
+    source: str, endpoint: JudgeEndpoint | str, model: str | None, settings: dict[str, Any]
+) -> JudgeEndpoint:
+    """The judge's settings: ``endpoint`` itself, or built from the older keyword form.
+
+    Raises:
+        NovaInputError: a JudgeEndpoint given with a model or keywords besides it.
+        TypeError: a keyword that is not a :class:`JudgeEndpoint` field (as for any call).
+    """
+    if isinstance(endpoint, JudgeEndpoint):
+        if model is not None or settings:
+            extra = ", ".join(["model"] * (model is not None) + sorted(settings))
+            raise NovaInputError(
+                f"give a JudgeEndpoint alone, or a URL, a model and keywords ({extra} given "
+                "with a JudgeEndpoint)",
+                source=source,
+                field="endpoint",
+            )
+        return endpoint
+    unknown = sorted(set(settings) - set(JudgeEndpoint.__dataclass_fields__) - {"base_url"})
+    if unknown:
+        raise TypeError(f"{source}() got an unexpected keyword argument {unknown[0]!r}")
+    return JudgeEndpoint(endpoint, model, **settings)  # type: ignore[arg-type]  # checked later
 
 
 class _HttpJudge:
@@ -28,35 +99,39 @@ class _HttpJudge:
         source: str,
         kind: str,
         prompt_version: str,
-        base_url: str,
-        model: str,
+        settings: JudgeEndpoint,
         *,
-        api_key: str | None,
-        timeout: float,
-        max_retries: int,
-        backoff: float,
-        temperature: float,
-        max_workers: int,
-        max_tokens: int | None,
+        default_timeout: float,
     ) -> None:
         """Check the endpoint settings, open the judge's one client, set what reports show."""
+        timeout = default_timeout if settings.timeout is None else settings.timeout
         client_settings = _judge_client_settings(
-            source, base_url, model, timeout, max_retries, backoff, temperature, max_tokens
+            source,
+            settings.base_url,
+            settings.model,
+            timeout,
+            settings.max_retries,
+            settings.backoff,
+            settings.temperature,
+            settings.max_tokens,
         )
-        _check_positive(max_workers, "max_workers", source, integer=True)
+        _check_positive(settings.max_workers, "max_workers", source, integer=True)
         self._client = ChatClient(
-            _v1_url(base_url),
-            model,
-            api_key=api_key,
-            max_concurrency=max_workers,
+            _v1_url(settings.base_url),
+            settings.model,
+            api_key=settings.api_key,
+            max_concurrency=settings.max_workers,
             **client_settings,
         )
+        self.settings = settings
         self.endpoint = self._client.url  # without credentials
-        self.model = model
-        self.max_retries = max_retries
-        self.temperature = float(temperature)
-        self.max_tokens = max_tokens
-        self.identity = f"{kind}:{model}:temperature={self.temperature:g}"
+        self.model = settings.model
+        self.max_retries = settings.max_retries
+        self.timeout = float(timeout)
+        self.backoff = float(settings.backoff)
+        self.temperature = float(settings.temperature)
+        self.max_tokens = settings.max_tokens
+        self.identity = f"{kind}:{settings.model}:temperature={self.temperature:g}"
         self.prompt_version = prompt_version
 
     def _keep_state(

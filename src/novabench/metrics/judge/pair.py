@@ -21,7 +21,7 @@ from novabench.metrics.judge.common import (
     JudgeStats,
     _check_positive,
 )
-from novabench.metrics.judge.http import _HttpJudge
+from novabench.metrics.judge.http import JudgeEndpoint, _endpoint_of, _HttpJudge
 from novabench.metrics.judge.prompts import (
     JUDGE_PROMPT_VERSION,
     JUDGE_SYSTEM_PROMPT,
@@ -325,18 +325,12 @@ class OpenAIChatJudge(_CachingJudge, _HttpJudge):
     written to the cache, to errors or to descriptions.
 
     Args:
-        base_url: server address, e.g. ``"http://localhost:8000"``, ``".../v1"`` or the full
-            ``".../v1/chat/completions"``.
-        model: model name at the endpoint.
-        api_key: bearer token, if the endpoint needs one.
-        timeout: seconds for each HTTP attempt, as a whole (a deadline).
-        max_retries: retries after the first attempt.
-        backoff: base of the exponential wait between attempts, in seconds.
-        temperature: sampling temperature (0 for reproducible verdicts).
-        cache_dir: directory of the verdict cache; ``None`` for no cache.
-        max_workers: default concurrency of :meth:`match_many`, and the most requests this
-            judge has in flight at once whatever the number of calling threads.
-        max_tokens: reply length limit sent to the endpoint (``None``: not sent).
+        endpoint: a :class:`~novabench.metrics.judge.JudgeEndpoint` (the one signature all
+            three OpenAI judges share), or its ``base_url`` followed by ``model`` and any
+            of its fields as keywords (the older form, still accepted).
+        model: the model name, in the older form only.
+        **settings: :class:`~novabench.metrics.judge.JudgeEndpoint` fields, in the older
+            form only.
 
     Raises:
         NovaInputError: an empty URL or model, or a non-positive timeout/backoff/worker count.
@@ -350,36 +344,13 @@ class OpenAIChatJudge(_CachingJudge, _HttpJudge):
     """
 
     def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key: str | None = None,
-        timeout: float = 30.0,
-        max_retries: int = 3,
-        backoff: float = 1.0,
-        temperature: float = 0.0,
-        cache_dir: str | os.PathLike[str] | None = None,
-        max_workers: int = 4,
-        max_tokens: int | None = None,
+        self, endpoint: JudgeEndpoint | str, model: str | None = None, **settings: Any
     ) -> None:
+        chosen = _endpoint_of("OpenAIChatJudge", endpoint, model, settings)
         self._connect(
-            "OpenAIChatJudge",
-            "openai-chat",
-            JUDGE_PROMPT_VERSION,
-            base_url,
-            model,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            temperature=temperature,
-            max_workers=max_workers,
-            max_tokens=max_tokens,
+            "OpenAIChatJudge", "openai-chat", JUDGE_PROMPT_VERSION, chosen, default_timeout=30.0
         )
-        super().__init__(cache_dir, max_workers, "OpenAIChatJudge")
-        self.timeout = float(timeout)
-        self.backoff = float(backoff)
+        super().__init__(chosen.cache_dir, chosen.max_workers, "OpenAIChatJudge")
 
     @property
     def prompt_sha256(self) -> str:
