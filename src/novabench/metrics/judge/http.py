@@ -81,7 +81,7 @@ def _endpoint_of(
                 field="endpoint",
             )
         return endpoint
-    unknown = sorted(set(settings) - set(JudgeEndpoint.__dataclass_fields__) - {"base_url"})
+    unknown = sorted(set(settings) - set(JudgeEndpoint.__dataclass_fields__))
     if unknown:
         raise TypeError(f"{source}() got an unexpected keyword argument {unknown[0]!r}")
     return JudgeEndpoint(endpoint, model, **settings)  # type: ignore[arg-type]  # checked later
