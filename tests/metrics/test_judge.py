@@ -335,7 +335,8 @@ def test_single_calls_use_the_cache_too(server: JudgeServer, tmp_path: Path) -> 
     cached = list(tmp_path.rglob("*.json"))
     assert len(cached) == 1
     record = json.loads(cached[0].read_text())
-    assert record["match"] is True and record["prompt_version"] == JUDGE_PROMPT_VERSION
+    assert record["answer"] == {"match": True} and record["reply"] == '{"match": true}'
+    assert record["request"]["prompt_version"] == JUDGE_PROMPT_VERSION
 
 
 def test_corrupt_cache_entry_is_judged_again_with_a_warning(
@@ -345,10 +346,10 @@ def test_corrupt_cache_entry_is_judged_again_with_a_warning(
     judge("Glioma", "glioma")
     (entry,) = tmp_path.rglob("*.json")
     entry.write_text("{not json")
-    with pytest.warns(UserWarning, match="unreadable judge cache entry"):
+    with pytest.warns(UserWarning, match="judge cache entry .* is not JSON"):
         assert judge("Glioma", "glioma") is True
-    assert len(server.requests) == 2
-    assert json.loads(entry.read_text())["match"] is True  # repaired
+    assert len(server.requests) == 2 and judge.stats.cache_rejected == 1
+    assert json.loads(entry.read_text())["answer"] == {"match": True}  # repaired
 
 
 def test_opening_the_cache_removes_stale_temporaries_of_crashed_writers(

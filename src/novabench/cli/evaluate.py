@@ -445,18 +445,16 @@ def _judges(args: argparse.Namespace) -> dict[str, Any]:
             source=str(cache),
             field="--judge-cache",
         )
-    endpoint: dict[str, Any] = {"api_key": api_key, "cache_dir": cache}
+    endpoint = judge.JudgeEndpoint(
+        args.judge_endpoint, args.judge_model, api_key=api_key, cache_dir=cache
+    )
     judges: dict[str, Any] = {}
     if mode == "case":
-        judges["case_judge"] = judge.OpenAICaseJudge(
-            args.judge_endpoint, args.judge_model, **endpoint
-        )
+        judges["case_judge"] = judge.OpenAICaseJudge(endpoint)
     elif mode == "pair":
-        judges["matcher"] = judge.OpenAIChatJudge(args.judge_endpoint, args.judge_model, **endpoint)
+        judges["matcher"] = judge.OpenAIChatJudge(endpoint)
     if args.keyword_judge:
-        judges["keyword_judge"] = keyword_judge.OpenAIKeywordJudge(
-            args.judge_endpoint, args.judge_model, **endpoint
-        )
+        judges["keyword_judge"] = keyword_judge.OpenAIKeywordJudge(endpoint)
     return judges
 
 
@@ -491,5 +489,6 @@ def judge_note(args: argparse.Namespace, judge: Any) -> str:
         f"{stats.calls} {unit}, {stats.cache_hits} from the cache "
         f"({getattr(judge, 'cache_folder', None) or 'none'}), "
         f"{stats.requests} requests, {stats.retries} retries, "
-        f"{getattr(stats, 'failures', 0)} failures"
+        f"{getattr(stats, 'failures', 0)} failures, "
+        f"{getattr(stats, 'cache_rejected', 0)} cache entries rejected"
     )

@@ -22,7 +22,9 @@ captions, all five groups as lists of strings and a label of ``"normal"`` or
 ``"abnormal"``; anything else is asked again within the retry budget and, if it stays
 unreadable, counted as a failure. Results are cached on disk (the judge cache layout of
 :mod:`novabench.metrics.judge`) under a hash of model, temperature, prompt version and
-hash, and the caption pair; HTTP goes through the one client, :class:`novabench.client.ChatClient`.
+hash, and the caption pair, each entry with the raw reply its keywords are read from
+again (an entry of another request, or whose keywords its reply does not give, is asked
+again and counted in ``cache_rejected``); HTTP goes through the one client, :class:`novabench.client.ChatClient`.
 
 Example:
     >>> judge = OpenAIKeywordJudge("http://localhost:8000", "Qwen2.5-72B-Instruct")
@@ -43,10 +45,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import unicodedata
-import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -55,11 +55,8 @@ from typing import Any
 
 from novabench.client import endpoint_problem
 from novabench.errors import NovaInputError
-from novabench.metrics.judge import (
-    JudgeError,
-    _HttpJudge,
-    _VerdictCache,
-)
+from novabench.metrics.judge.common import JudgeError
+from novabench.metrics.judge.http import JudgeEndpoint, _endpoint_of, _HttpJudge
 from novabench.metrics.keywords import NEGATED_PREFIX, CaptionKeywords
 
 __all__ = [
@@ -280,17 +277,6 @@ def parse_keyword_reply(text: str | None, *, blank_prediction: bool = False) -> 
     return found.pop() if len(found) == 1 else None
 
 
-def _read_cached_pair(record: Any) -> JudgedPair | None:
-    """A cached pair (the prediction of an empty caption has no label)."""
-    if not isinstance(record, Mapping):
-        return None
-    reference = _read_caption(record.get("reference"), label_required=True)
-    prediction = _read_caption(record.get("prediction"), label_required=False)
-    if reference is None or prediction is None:
-        return None
-    return JudgedPair(reference, prediction)
-
-
 def build_keyword_judge_messages(reference: str, prediction: str) -> list[dict[str, str]]:
     """The chat messages for one caption pair: our system prompt and both captions.
 
@@ -332,35 +318,9 @@ def keyword_pair_cache_key(
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-class _KeywordCache(_VerdictCache):
-    """The judge cache layout, holding a judged pair instead of a verdict."""
-
-    def get_pair(self, key: str) -> JudgedPair | None:
-        path = self._path(key)
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError) as error:
-            warnings.warn(
-                f"unreadable keyword judge cache entry {path} ({error}); judging again",
-                stacklevel=3,
-            )
-            return None
-        pair = _read_cached_pair(record.get("keywords") if isinstance(record, dict) else None)
-        if pair is None:
-            warnings.warn(
-                f"keyword judge cache entry {path} is malformed; judging again", stacklevel=3
-            )
-        return pair
-
-    def put_pair(self, key: str, pair: JudgedPair, details: dict[str, Any]) -> None:
-        from novabench._files import write_text_atomic
-
-        write_text_atomic(
-            self._path(key),
-            json.dumps({"keywords": pair.to_dict(), **details}, ensure_ascii=False),
-        )
+def _stored_pair(pair: JudgedPair) -> dict[str, Any]:
+    """A judged pair as its cache entry stores it."""
+    return {"keywords": pair.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -370,6 +330,9 @@ class KeywordJudgeStats:
     Attributes:
         calls: caption pairs asked for (repeats within a batch counted once).
         cache_hits: pairs read from the cache.
+        cache_rejected: cache entries found but not used (another request's, keywords their
+            stored reply does not give, no stored reply, not a readable regular file...);
+            each pair was judged again and its entry replaced.
         requests: HTTP requests sent, retries included.
         retries: requests that repeated a failed or unreadable one.
         failures: pairs that got no readable keywords (a :class:`JudgeError` followed).
@@ -377,6 +340,7 @@ class KeywordJudgeStats:
 
     calls: int = 0
     cache_hits: int = 0
+    cache_rejected: int = 0
     requests: int = 0
     retries: int = 0
     failures: int = 0
@@ -394,16 +358,12 @@ class OpenAIKeywordJudge(_HttpJudge):
     ``BinaryF1`` and ``SequencePlaneF1`` are then computed from its keywords.
 
     Args:
-        base_url: server address (``.../v1``, the root, or the full completions URL).
-        model: model name at the endpoint.
-        api_key: bearer token, if needed (never cached or reported).
-        timeout: seconds for each HTTP attempt.
-        max_retries: retries after the first attempt, per pair.
-        backoff: base of the exponential wait between attempts, in seconds.
-        temperature: sampling temperature.
-        cache_dir: directory of the cache; ``None`` for no cache.
-        max_workers: most pairs judged at once.
-        max_tokens: reply length limit sent to the endpoint (``None``: not sent).
+        endpoint: a :class:`~novabench.metrics.judge.JudgeEndpoint` (the one signature all
+            three OpenAI judges share), or its ``base_url`` followed by ``model`` and any
+            of its fields as keywords (the older form, still accepted).
+        model: the model name, in the older form only.
+        **settings: :class:`~novabench.metrics.judge.JudgeEndpoint` fields, in the older
+            form only.
 
     Raises:
         NovaInputError: an empty URL or model, or a non-positive timeout/worker count.
@@ -415,34 +375,17 @@ class OpenAIKeywordJudge(_HttpJudge):
     """
 
     def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        backoff: float = 1.0,
-        temperature: float = 0.0,
-        cache_dir: str | os.PathLike[str] | None = None,
-        max_workers: int = 4,
-        max_tokens: int | None = None,
+        self, endpoint: JudgeEndpoint | str, model: str | None = None, **settings: Any
     ) -> None:
+        chosen = _endpoint_of("OpenAIKeywordJudge", endpoint, model, settings)
         self._connect(
             "OpenAIKeywordJudge",
             "openai-keywords",
             KEYWORD_JUDGE_PROMPT_VERSION,
-            base_url,
-            model,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            temperature=temperature,
-            max_workers=max_workers,
-            max_tokens=max_tokens,
+            chosen,
+            default_timeout=60.0,
         )
-        self._cache = self._keep_state(max_workers, cache_dir, _KeywordCache)
+        self._cache = self._keep_state(chosen.max_workers, chosen.cache_dir)
 
     @property
     def prompt_sha256(self) -> str:
@@ -491,28 +434,28 @@ class OpenAIKeywordJudge(_HttpJudge):
         key = keyword_pair_cache_key(
             self.identity, self.prompt_version, self.prompt_sha256, reference, prediction
         )
+        request = {
+            "judge": self.identity,
+            "prompt_version": self.prompt_version,
+            "prompt_sha256": self.prompt_sha256,
+            "reference": reference,
+            "prediction": prediction,
+        }
+
+        def read(text: str) -> JudgedPair | None:
+            return parse_keyword_reply(text, blank_prediction=not prediction.strip())
+
         if self._cache is not None:
-            cached = self._cache.get_pair(key)
+            cached = self._cache.find(key, request, read, _stored_pair, self._count)
             if cached is not None:
-                self._count("cache_hits")
                 return cached
         try:
-            judged = self._ask(reference, prediction, pair)
+            judged, reply = self._ask(reference, prediction, pair)
         except JudgeError:
             self._count("failures")
             raise
         if self._cache is not None:
-            self._cache.put_pair(
-                key,
-                judged,
-                {
-                    "identity": self.identity,
-                    "prompt_version": self.prompt_version,
-                    "prompt_sha256": self.prompt_sha256,
-                    "reference": reference,
-                    "prediction": prediction,
-                },
-            )
+            self._cache.put(key, request, reply, judged, _stored_pair(judged))
         return judged
 
     def judge_pairs(
@@ -634,7 +577,7 @@ class OpenAIKeywordJudge(_HttpJudge):
                 field="reference",
             )
 
-    def _ask(self, reference: str, prediction: str, pair: str | None) -> JudgedPair:
+    def _ask(self, reference: str, prediction: str, pair: str | None) -> tuple[JudgedPair, str]:
         return self._ask_until_read(
             build_keyword_judge_messages(reference, prediction),
             lambda text: parse_keyword_reply(text, blank_prediction=not prediction.strip()),
