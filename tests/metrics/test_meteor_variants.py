@@ -113,6 +113,7 @@ def test_auto_gives_meteor_when_the_corpus_is_installed(with_wordnet):
         warnings.simplefilter("error", UserWarning)  # no warning: METEOR is what was asked
         result = score_captioning(PREDICTIONS, REFERENCES, exclude=NO_BERT)
     assert result["METEOR_variant"] == "wordnet"
+    assert result["METEOR_nltk"] == __import__("nltk").__version__  # nltk's code computes it
     assert "METEOR-exact+stem" not in result
     assert result["METEOR"] == pytest.approx(
         float(text.meteor_scores(PREDICTIONS, REFERENCES, variant="wordnet").mean()), abs=0
@@ -233,12 +234,13 @@ def test_auto_scored_with_and_without_wordnet_differs_only_in_the_meteor_key(
     assert "METEOR-exact+stem" in metrics_without and "METEOR-exact+stem" not in metrics_with
     assert metrics_without["METEOR_variant"] == "exact+stem"
     assert metrics_with["METEOR_variant"] == "wordnet"
+    assert "METEOR_nltk" in metrics_with and "METEOR_nltk" not in metrics_without
     assert without["tasks"]["captioning"]["notes"][0].startswith("METEOR not computed:")
     assert not any("METEOR not computed" in n for n in with_corpus["tasks"]["captioning"]["notes"])
 
     # Everything else is equal: drop the METEOR keys, their variant, notes and CIs.
     def rest(report):
-        meteor = {"METEOR", "METEOR-exact+stem", "METEOR_variant"}
+        meteor = {"METEOR", "METEOR-exact+stem", "METEOR_variant", "METEOR_nltk"}
         task = dict(report["tasks"]["captioning"])
         task["metrics"] = {k: v for k, v in task["metrics"].items() if k not in meteor}
         task["confidence_intervals"] = {

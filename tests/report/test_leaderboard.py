@@ -490,6 +490,20 @@ def test_meteor_of_two_variants_is_marked_on_both_keys(tmp_path: Path) -> None:
     assert ranks(board, "captioning") == {"A": 1, "B": 1}  # ROUGE-L is not affected
 
 
+def test_meteor_computed_by_two_nltk_versions_is_marked(tmp_path: Path) -> None:
+    paths = [
+        _captioning_metrics(
+            saved_report(tmp_path, name, hits, items=False),
+            {"ROUGE-L": 0.2, "METEOR": 0.25, "METEOR_variant": "wordnet", "METEOR_nltk": nltk},
+        )
+        for name, hits, nltk in (("A", 4, "3.9.1"), ("B", 3, "3.10.4"))
+    ]
+    board = build_leaderboard(load(paths), paths)
+    [difference] = board["setting_differences"]
+    assert (difference["setting"], difference["metrics"]) == ("METEOR_nltk", ["METEOR"])
+    assert "METEOR (%, settings differ)" in render_leaderboard_markdown(board)
+
+
 def test_equal_settings_change_nothing(tmp_path: Path) -> None:
     paths = [
         _with_settings(saved_report(tmp_path, n, h, items=False), BERTScore_hash="m_L6_x")

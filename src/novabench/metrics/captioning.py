@@ -15,7 +15,8 @@ Definitions (every value a fraction in [0, 1]; NaN where stated):
 - ``ROUGE-L``: mean over pairs of rouge_score's ``rougeL`` F-measure (no stemmer).
 - ``METEOR``: mean over pairs of nltk's ``meteor_score`` with its WordNet synonym stage
   (the matching of evaluate's ``meteor``; tokens by :func:`~novabench.metrics.text.tokenize_meteor`),
-  and nothing else: ``METEOR_variant`` is ``"wordnet"``. Needs nltk's WordNet corpus.
+  and nothing else: ``METEOR_variant`` is ``"wordnet"``, ``METEOR_nltk`` the version of
+  nltk that computed it. Needs nltk's WordNet 3.0 corpus.
 - ``METEOR-exact+stem`` (ours, not a paper metric): the same formula with only exact and
   Porter-stem matches (``METEOR_variant`` ``"exact+stem"``); never comparable with
   ``METEOR``. ``meteor`` chooses: ``"wordnet"`` gives ``METEOR`` and refuses when the corpus
@@ -991,6 +992,10 @@ def prepare_captioning(
         evaluation.notes.append(text.meteor_fallback_note())
 
     # BERTScore first: a missing model is an input error better raised before the slower work.
+    # What is installed enters its number through the model, layer, bert_score and
+    # transformers versions, all in bert_score's hash (compared as a setting by the
+    # leaderboard); torch's version and the device are not recorded: they move only the
+    # last float digits (about 1e-9 between runs here), far below a printed 0.1.
     if "BERTScore-F1" in metrics:
         evaluation.bertscore_f1, evaluation.info["BERTScore_hash"] = bertscore_f1_scores(
             predictions,
@@ -1006,6 +1011,8 @@ def prepare_captioning(
     if meteor_variant is not None:
         evaluation.meteor = text.meteor_scores(predictions, references, variant=meteor_variant)
         evaluation.info["METEOR_variant"] = meteor_variant
+        if meteor_variant == "wordnet":  # nltk's own code scores it: its version is a setting
+            evaluation.info["METEOR_nltk"] = text.nltk_version()
 
     keyword_metrics = [name for name in metrics if name in KEYWORD_FAMILIES or name == "BinaryF1"]
     if keyword_metrics:
@@ -1088,7 +1095,7 @@ def score_captioning(
     Returns:
         ``BLEU-4``, ``ROUGE-L``, ``METEOR`` or ``METEOR-exact+stem``, ``BERTScore-F1``, ``ClinicalF1``,
         ``ModalityF1``, ``BinaryF1``, ``SequencePlaneF1`` (those not excluded),
-        ``n_captions``; ``METEOR_variant``, ``BERTScore_hash``,
+        ``n_captions``; ``METEOR_variant`` (and ``METEOR_nltk`` with ``METEOR``), ``BERTScore_hash``,
         ``keyword_averaging`` and ``keyword_extractor`` when the metrics they describe ran;
         ``n_pairs_without_clinical_keywords``, ``n_pairs_without_modality_keywords``,
         ``n_pairs_without_sequence_plane_keywords``, ``n_pairs_without_reference_label``

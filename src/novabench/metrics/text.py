@@ -54,6 +54,7 @@ __all__ = [
     "meteor_fallback_note",
     "meteor_scores",
     "meteor_variant",
+    "nltk_version",
     "resolve_meteor_setting",
     "rouge_l_f1",
     "rouge_l_scores",
@@ -640,6 +641,23 @@ def meteor_variant() -> Literal["wordnet", "exact+stem"]:
         True
     """
     return "wordnet" if wordnet_problem() is None else "exact+stem"
+
+
+def nltk_version() -> str:
+    """The installed nltk's version ("not installed" without it), read without importing nltk.
+
+    Recorded beside ``METEOR`` (``METEOR_nltk``), which nltk's own code computes.
+
+    Example:
+        >>> isinstance(nltk_version(), str)
+        True
+    """
+    from importlib import metadata
+
+    try:
+        return metadata.version("nltk")
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
 
 #: The WordNet ``METEOR`` means: the corpus nltk's downloader installs as ``wordnet``.

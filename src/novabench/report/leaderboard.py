@@ -79,6 +79,7 @@ SCORING_SETTINGS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "captioning": (
         ("BERTScore_hash", ("BERTScore-F1",)),
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),
+        ("METEOR_nltk", ("METEOR",)),
         ("keyword_extractor", _KEYWORD_METRICS),
         ("keyword_averaging", _KEYWORD_METRICS),
         ("answered_only", ("*",)),

@@ -304,6 +304,7 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
 _SETTING_LABELS: tuple[tuple[str, str], ...] = (
     ("BERTScore_hash", "BERTScore"),
     ("METEOR_variant", "METEOR"),
+    ("METEOR_nltk", "nltk"),
     ("keyword_extractor", "keywords"),
     ("keyword_averaging", "keyword averaging"),
     ("matcher", "matched by"),
