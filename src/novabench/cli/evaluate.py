@@ -270,7 +270,7 @@ def add_scoring_options(parser: argparse.ArgumentParser, *, jobs: bool = True) -
         "--meteor",
         choices=("auto", "wordnet", "exact+stem"),
         default="auto",
-        help="METEOR reading: wordnet = nltk's METEOR with WordNet synonyms, reported as METEOR "
+        help="METEOR reading: wordnet = nltk's METEOR with WordNet 3.0 synonyms, reported as METEOR "
         "(needs the corpus: python -m nltk.downloader wordnet); exact+stem = exact and stem "
         "matches only, reported as METEOR-exact+stem, another quantity; auto = wordnet when "
         "the corpus is installed, else exact+stem with a warning (default auto)",

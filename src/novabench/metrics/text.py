@@ -14,11 +14,13 @@ with the reference libraries in ``tests/metrics/test_text_parity.py``:
   :func:`novabench.metrics.porter.porter_stem`, equal to nltk's ``PorterStemmer``
   (``tests/metrics/test_porter.py``).
 - :func:`meteor` equals nltk's ``meteor_score`` per pair on the tokens of
-  :func:`tokenize_meteor`. Without the WordNet corpus (variant ``"exact+stem"``,
-  see :func:`meteor_variant`) it is our implementation of nltk's exact + Porter-stem
-  matching, alignment and formula, so scoring captions never imports nltk (whose
-  import alone takes about 2 s); with the corpus installed (variant ``"wordnet"``)
-  it calls nltk's ``meteor_score`` for the full exact + stem + synonym matching.
+  :func:`tokenize_meteor`. Variant ``"wordnet"`` (the captioning key ``METEOR``) calls
+  nltk's ``meteor_score`` with the WordNet 3.0 corpus for the full exact + stem + synonym
+  matching, and refuses without it; variant ``"exact+stem"`` (the key
+  ``METEOR-exact+stem``) is our implementation of nltk's exact + Porter-stem matching,
+  alignment and formula, so it never imports nltk (whose import alone takes about 2 s).
+  The caller chooses; :func:`resolve_meteor_setting` turns ``"auto"`` into the variant
+  this machine can run (:func:`meteor_variant`).
 """
 
 from __future__ import annotations
@@ -872,7 +874,7 @@ def meteor_scores(
     pair with no aligned word, scores 0 (nltk's rule).
 
     ``"exact+stem"`` is computed here without importing nltk; ``"wordnet"`` (the default:
-    nltk's METEOR as it is, what evaluate's ``meteor`` computes) calls nltk's
+    nltk's METEOR as it is, the matching evaluate's ``meteor`` uses) calls nltk's
     ``meteor_score`` (with our Porter stemmer, which gives nltk's stems) for its synonym
     stage. Nothing switches by itself: a missing corpus is an error, never the other variant.
 
