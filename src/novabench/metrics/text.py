@@ -742,7 +742,8 @@ def resolve_meteor_setting(
         raise NovaInputError(
             f"METEOR needs nltk's WordNet {WORDNET_VERSION} corpus, but {wordnet_problem()}: "
             f"{WORDNET_INSTALL}, or choose {_spelled(option, 'exact+stem')} (scored as "
-            "METEOR-exact+stem, exact and stem matches only), or exclude METEOR",
+            "METEOR-exact+stem, exact and stem matches only), or "
+            + ("--exclude METEOR" if option.startswith("--") else 'exclude=["METEOR"]'),
             field=option,
         )
     return "exact+stem" if setting == "exact+stem" else "wordnet"
