@@ -45,6 +45,9 @@ Args:
     exclude: captioning metric names to leave out (absent from the result).
     bertscore_model, bertscore_num_layers: the BERTScore model (a local folder or a Hub id;
         default roberta-large, layer 17, downloaded unless HF_HUB_OFFLINE=1) and layer.
+    meteor: "auto" (default: METEOR when nltk's WordNet corpus is installed, else
+        METEOR-exact+stem and a warning), "wordnet" (METEOR; an error without the corpus) or
+        "exact+stem" (METEOR-exact+stem: exact and stem matches only, another quantity).
     keyword_extractor: a callable text -> keywords; keyword_averaging: "sample" or "micro".
     keyword_judge: instead of an extractor, an LLM keyword judge
         (novabench.metrics.keyword_judge.OpenAIKeywordJudge: both captions of a pair in one
@@ -57,7 +60,7 @@ Args:
 Returns:
     localization: mAP@30, mAP@50, mAP@50:95, ACC50, TP30, FP30, FNR, COCO-AP@30, COCO-AP@50,
         COCO-AP@50:95, hit@30, hit@50, n_images, n_true_positives_30, ...
-    captioning: BLEU-4, ROUGE-L, METEOR, BERTScore-F1, ClinicalF1, ModalityF1, BinaryF1, n_captions, ...
+    captioning: BLEU-4, ROUGE-L, METEOR (or METEOR-exact+stem), BERTScore-F1, ClinicalF1, ModalityF1, BinaryF1, n_captions, ...
     diagnosis: top1, top5, n_cases, ...
     all: {"localization": {...}, "captioning": {...}, "diagnosis": {...}}
 Examples:

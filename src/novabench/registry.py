@@ -211,11 +211,13 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "keyword_extractor",
                 "keyword_averaging",
                 "keyword_judge",
+                "meteor",
             ),
             headline_keys=(
                 "BLEU-4",
                 "ROUGE-L",
                 "METEOR",
+                "METEOR-exact+stem",
                 "BERTScore-F1",
                 "ClinicalF1",
                 "ModalityF1",

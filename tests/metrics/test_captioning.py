@@ -202,9 +202,9 @@ def test_lexicon_modality_terms_map_onto_the_paper_set():
 
 def test_full_result_keys_and_parity_with_reference_libraries():
     predictions, references = random_caption_pairs(60, seed=3)
-    result = score_captioning(predictions, references, exclude=NO_BERT)
+    result = score_captioning(predictions, references, exclude=NO_BERT, meteor="exact+stem")
     assert set(result) == {
-        "BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1",
+        "BLEU-4", "ROUGE-L", "METEOR-exact+stem", "ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1",
         "n_captions", "METEOR_variant", "keyword_averaging", "keyword_extractor",
         "n_pairs_without_clinical_keywords",
         "n_pairs_without_modality_keywords", "n_pairs_without_sequence_plane_keywords",
@@ -241,10 +241,14 @@ def test_full_result_keys_and_parity_with_reference_libraries():
 
 @pytest.mark.parametrize("excluded", [("BLEU-4",), ("METEOR", "BERTScore-F1"), tuple(METRIC_NAMES)])
 def test_exclude_leaves_metrics_absent(excluded):
-    result = score_captioning(["a cyst"], ["a small cyst"], exclude=(*excluded, "BERTScore-F1"))
+    result = score_captioning(
+        ["a cyst"], ["a small cyst"], exclude=(*excluded, "BERTScore-F1"), meteor="exact+stem"
+    )
     for name in set(excluded) | {"BERTScore-F1"}:
         assert name not in result
-    for name in set(METRIC_NAMES) - set(excluded) - {"BERTScore-F1"}:
+    # "METEOR" in exclude leaves METEOR out in either reading; the wordnet one is not asked.
+    meteor_out = {"METEOR", "METEOR-exact+stem"} if "METEOR" in excluded else {"METEOR"}
+    for name in set(METRIC_NAMES) - set(excluded) - {"BERTScore-F1"} - meteor_out:
         assert name in result
     assert ("METEOR_variant" in result) == ("METEOR" not in excluded)
     assert "BERTScore_hash" not in result
@@ -260,14 +264,16 @@ def test_unknown_excluded_name_lists_the_valid_ones():
 
 
 def test_empty_prediction_scores_zero_on_overlap_metrics():
-    result = score_captioning(["", "   "], ["a cyst in the pons", "normal"], exclude=NO_BERT)
+    result = score_captioning(
+        ["", "   "], ["a cyst in the pons", "normal"], exclude=NO_BERT, meteor="exact+stem"
+    )
     assert (
         result["BLEU-4"]
         == 0.0
         == sacrebleu.corpus_bleu(["", "   "], [["a cyst in the pons", "normal"]]).score
     )
     assert result["ROUGE-L"] == 0.0
-    assert result["METEOR"] == 0.0
+    assert result["METEOR-exact+stem"] == 0.0
     evaluation = prepare_captioning([""], ["a cyst"], exclude=NO_BERT)
     assert evaluation.bleu_statistics[0, 0] == 0  # counted with hypothesis length 0
     assert evaluation.bleu_statistics[0, 1] == 2
@@ -518,14 +524,14 @@ def test_no_caption_pair_at_all_gives_nan_like_the_other_tasks():
     from novabench.metrics.diagnosis import score_diagnosis
     from novabench.metrics.localization import score_localization
 
-    result = score_captioning([], [], exclude=["BERTScore-F1"])
+    result = score_captioning([], [], exclude=["BERTScore-F1"], meteor="exact+stem")
     assert result["n_captions"] == 0
     assert all(
         math.isnan(result[name])
         for name in (
             "BLEU-4",
             "ROUGE-L",
-            "METEOR",
+            "METEOR-exact+stem",
             "ClinicalF1",
             "ModalityF1",
             "BinaryF1",

@@ -125,14 +125,26 @@ def test_captioning_face_equals_core_and_exclude_leaves_keys_out() -> None:
         "Coronal T2: no abnormality.",
     ]
     face = evaluate.load(MODULE, "captioning").compute(
-        predictions=predictions, references=references, exclude=["BERTScore-F1"]
+        predictions=predictions,
+        references=references,
+        exclude=["BERTScore-F1"],
+        meteor="exact+stem",
     )
-    core = score_captioning(predictions, references, exclude=["BERTScore-F1"])
+    core = score_captioning(predictions, references, exclude=["BERTScore-F1"], meteor="exact+stem")
     assert_same(
         face,
         core,
-        ["BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1", "BinaryF1", "n_captions"],
+        [
+            "BLEU-4",
+            "ROUGE-L",
+            "METEOR-exact+stem",
+            "ClinicalF1",
+            "ModalityF1",
+            "BinaryF1",
+            "n_captions",
+        ],
     )
+    assert "METEOR" not in face and face["METEOR_variant"] == "exact+stem"
     assert "BERTScore-F1" not in face
 
 

@@ -300,10 +300,11 @@ def test_meteor_stem_stage_runs_without_wordnet():
     assert text.meteor_scores(["lesions"], ["lesion"], variant="exact+stem").tolist() == [0.5]
 
 
-def test_meteor_wordnet_variant_refuses_when_the_corpus_is_missing():
-    if text.meteor_variant() == "wordnet":
-        pytest.skip("WordNet is installed here")
-    with pytest.raises(LookupError, match="WordNet"):
+def test_meteor_wordnet_variant_refuses_when_the_corpus_is_missing(monkeypatch):
+    from novabench.errors import NovaInputError
+
+    monkeypatch.setattr(text, "_wordnet_files_present", lambda: False)  # as if not installed
+    with pytest.raises(NovaInputError, match="WordNet 3.0 corpus, but .* not installed"):
         text.meteor_scores(["a"], ["a"], variant="wordnet")
 
 
@@ -339,6 +340,9 @@ class _TinyWordNet:
 
     def synsets(self, word: str, *args: object, **kwargs: object) -> list[_Synset]:
         return [_Synset("tumour", "neoplasm")] if word in ("tumour", "neoplasm") else []
+
+    def get_version(self) -> str:
+        return "3.0"
 
 
 def test_wordnet_variant_is_used_when_nltk_finds_the_corpus(monkeypatch):

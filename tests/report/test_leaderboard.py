@@ -438,6 +438,73 @@ def test_a_report_without_the_setting_counts_as_unknown(tmp_path: Path) -> None:
     assert f"{paths[1]} (unknown" in difference["sentence"]
 
 
+def _captioning_metrics(path: Path, metrics: dict) -> Path:
+    """Give a saved report a captioning task holding exactly these metrics."""
+    report = json.loads(path.read_text())
+    report["tasks"]["captioning"] = {
+        "metrics": metrics,
+        "confidence_intervals": {key: [0.1, 0.3] for key in metrics if key.startswith("METEOR")},
+    }
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def test_an_old_reports_exact_stem_meteor_is_read_under_its_own_key(tmp_path: Path) -> None:
+    # Before METEOR meant only the WordNet reading, a machine without WordNet wrote its
+    # exact+stem score under METEOR, with METEOR_variant beside it.
+    old = _captioning_metrics(
+        saved_report(tmp_path, "Old", 4, items=False),
+        {"ROUGE-L": 0.2, "METEOR": 0.21, "METEOR_variant": "exact+stem"},
+    )
+    new = _captioning_metrics(
+        saved_report(tmp_path, "New", 3, items=False),
+        {"ROUGE-L": 0.2, "METEOR-exact+stem": 0.19, "METEOR_variant": "exact+stem"},
+    )
+    board = build_leaderboard(load([old, new]), [old, new])
+    assert board["setting_differences"] == []  # the same quantity on both sides
+    values = {m["model"]: m["tasks"]["captioning"]["metrics"] for m in board["models"]}
+    assert values["Old"] == {"ROUGE-L": 0.2, "METEOR-exact+stem": 0.21}
+    assert values["New"] == {"ROUGE-L": 0.2, "METEOR-exact+stem": 0.19}
+    assert board["models"][0]["tasks"]["captioning"]["ci"] == {"METEOR-exact+stem": [0.1, 0.3]}
+    csv_header = leaderboard_csv(board).splitlines()[0]
+    assert "captioning METEOR-exact+stem (%)" in csv_header
+    assert "captioning METEOR (%)" not in csv_header
+    assert "| METEOR-exact+stem" in render_leaderboard_markdown(board)
+
+
+def test_meteor_of_two_variants_is_marked_on_both_keys(tmp_path: Path) -> None:
+    wordnet = _captioning_metrics(
+        saved_report(tmp_path, "A", 4, items=False),
+        {"ROUGE-L": 0.2, "METEOR": 0.25, "METEOR_variant": "wordnet"},
+    )
+    exact_stem = _captioning_metrics(
+        saved_report(tmp_path, "B", 3, items=False),
+        {"ROUGE-L": 0.2, "METEOR-exact+stem": 0.19, "METEOR_variant": "exact+stem"},
+    )
+    board = build_leaderboard(load([wordnet, exact_stem]), [wordnet, exact_stem])
+    [difference] = board["setting_differences"]
+    assert difference["setting"] == "METEOR_variant"
+    assert difference["metrics"] == ["METEOR", "METEOR-exact+stem"]
+    markdown = render_leaderboard_markdown(board)
+    assert "METEOR (%, settings differ)" in markdown
+    assert "METEOR-exact+stem (%, settings differ)" in markdown
+    assert ranks(board, "captioning") == {"A": 1, "B": 1}  # ROUGE-L is not affected
+
+
+def test_meteor_computed_by_two_nltk_versions_is_marked(tmp_path: Path) -> None:
+    paths = [
+        _captioning_metrics(
+            saved_report(tmp_path, name, hits, items=False),
+            {"ROUGE-L": 0.2, "METEOR": 0.25, "METEOR_variant": "wordnet", "METEOR_nltk": nltk},
+        )
+        for name, hits, nltk in (("A", 4, "3.9.1"), ("B", 3, "3.10.4"))
+    ]
+    board = build_leaderboard(load(paths), paths)
+    [difference] = board["setting_differences"]
+    assert (difference["setting"], difference["metrics"]) == ("METEOR_nltk", ["METEOR"])
+    assert "METEOR (%, settings differ)" in render_leaderboard_markdown(board)
+
+
 def test_equal_settings_change_nothing(tmp_path: Path) -> None:
     paths = [
         _with_settings(saved_report(tmp_path, n, h, items=False), BERTScore_hash="m_L6_x")

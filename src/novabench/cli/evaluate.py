@@ -267,6 +267,15 @@ def add_scoring_options(parser: argparse.ArgumentParser, *, jobs: bool = True) -
         "--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)"
     )
     parser.add_argument(
+        "--meteor",
+        choices=("auto", "wordnet", "exact+stem"),
+        default="auto",
+        help="METEOR reading: wordnet = nltk's METEOR with WordNet 3.0 synonyms, reported as METEOR "
+        "(needs the corpus: python -m nltk.downloader wordnet); exact+stem = exact and stem "
+        "matches only, reported as METEOR-exact+stem, another quantity; auto = wordnet when "
+        "the corpus is installed, else exact+stem with a warning (default auto)",
+    )
+    parser.add_argument(
         "--keyword-averaging",
         choices=("sample", "micro"),
         default="sample",
@@ -348,7 +357,12 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
     caption_options: dict[str, Any] = {
         "exclude": list(args.exclude),
         "keyword_averaging": args.keyword_averaging,
+        "meteor": args.meteor,
     }
+    if "METEOR" not in args.exclude:
+        from novabench.metrics.text import resolve_meteor_setting
+
+        resolve_meteor_setting(args.meteor, option="--meteor")  # wordnet refused in CLI words
     if args.bertscore_model:
         if args.bertscore_layers is None:
             raise NovaInputError(

@@ -13,9 +13,16 @@ Definitions (every value a fraction in [0, 1]; NaN where stated):
 - ``BLEU-4``: corpus BLEU of sacrebleu 2.6's defaults (13a tokens, case kept,
   ``exp`` smoothing, brevity penalty) / 100; see :mod:`novabench.metrics.text`.
 - ``ROUGE-L``: mean over pairs of rouge_score's ``rougeL`` F-measure (no stemmer).
-- ``METEOR``: mean over pairs of nltk's ``meteor_score``; ``METEOR_variant``
-  says whether WordNet synonyms were used (``"wordnet"``) or only exact and
-  Porter-stem matches (``"exact+stem"``, when the corpus is not installed).
+- ``METEOR``: mean over pairs of nltk's ``meteor_score`` with its WordNet synonym stage
+  (the matching of evaluate's ``meteor``; tokens by :func:`~novabench.metrics.text.tokenize_meteor`),
+  and nothing else: ``METEOR_variant`` is ``"wordnet"``, ``METEOR_nltk`` the version of
+  nltk that computed it. Needs nltk's WordNet 3.0 corpus.
+- ``METEOR-exact+stem`` (ours, not a paper metric): the same formula with only exact and
+  Porter-stem matches (``METEOR_variant`` ``"exact+stem"``); never comparable with
+  ``METEOR``. ``meteor`` chooses: ``"wordnet"`` gives ``METEOR`` and refuses when the corpus
+  is missing, ``"exact+stem"`` gives ``METEOR-exact+stem``, ``"auto"`` (default) gives
+  ``METEOR`` when the corpus is installed and otherwise ``METEOR-exact+stem`` with a
+  warning. ``exclude=["METEOR"]`` leaves METEOR out in either reading.
 - ``BERTScore-F1``: mean over pairs of bert_score's F1 (no idf, no baseline
   rescaling) with ``bertscore_model`` at layer ``bertscore_num_layers``;
   ``BERTScore_hash`` is bert_score's hash of that setting -- compare runs only
@@ -78,6 +85,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +106,7 @@ from novabench.metrics.keywords import (
 
 __all__ = [
     "DEFAULT_BERTSCORE_MODEL",
+    "METEOR_KEYS",
     "METRIC_NAMES",
     "CaptioningEvaluation",
     "PAPER_MODALITY_TERMS",
@@ -115,12 +124,15 @@ METRIC_NAMES: tuple[str, ...] = (
     "BLEU-4",
     "ROUGE-L",
     "METEOR",
+    "METEOR-exact+stem",
     "BERTScore-F1",
     "ClinicalF1",
     "ModalityF1",
     "BinaryF1",
     "SequencePlaneF1",
 )
+#: The key of each METEOR variant: one key, one quantity (``METEOR`` is nltk's with WordNet).
+METEOR_KEYS: dict[str, str] = {"wordnet": "METEOR", "exact+stem": "METEOR-exact+stem"}
 DEFAULT_BERTSCORE_MODEL = "roberta-large"
 KEYWORD_FAMILIES: dict[str, str] = {
     "ClinicalF1": "clinical",
@@ -135,6 +147,7 @@ KeywordAveraging = Literal["sample", "micro"]
 
 NORMAL, ABNORMAL, UNDECIDED = 0, 1, -1
 _LABEL_OF = {False: NORMAL, True: ABNORMAL, None: UNDECIDED}
+_METEOR_KEY_SET = frozenset(METEOR_KEYS.values())
 # Metrics whose resampled scores come from per-resample sums of per-pair integers.
 _SUMMED = frozenset({"BLEU-4", "BinaryF1", *KEYWORD_FAMILIES})
 
@@ -578,7 +591,7 @@ class CaptioningEvaluation:
         keyword_averaging: ``"sample"`` or ``"micro"``.
         bleu_statistics: ``(n, 10)`` BLEU sufficient statistics, or None.
         rouge_l: ``(n,)`` ROUGE-L F1, or None.
-        meteor: ``(n,)`` METEOR, or None.
+        meteor: ``(n,)`` METEOR of the variant in ``info["METEOR_variant"]``, or None.
         bertscore_f1: ``(n,)`` BERTScore F1, or None.
         keyword_counts: family (``"clinical"``, ``"modality"``, ``"sequence_plane"``) -> ``(n, 3)``
             TP, FP, FN.
@@ -588,6 +601,8 @@ class CaptioningEvaluation:
             ``keyword_averaging``, ``keyword_extractor``).
         reference_keywords: the keywords found in each reference (when keyword metrics ran).
         prediction_keywords: the keywords found in each prediction (when keyword metrics ran).
+        notes: what the caller must be told (METEOR-exact+stem given because ``meteor="auto"``
+            found no WordNet corpus); not part of :meth:`result`.
     """
 
     n_items: int
@@ -603,6 +618,7 @@ class CaptioningEvaluation:
     info: dict[str, str] = field(default_factory=dict)
     reference_keywords: list[CaptionKeywords] | None = None
     prediction_keywords: list[CaptionKeywords] | None = None
+    notes: list[str] = field(default_factory=list)
 
     def per_pair(self) -> dict[str, list[float | None]]:
         """Per-pair values of the metrics that have one, for per-item tables.
@@ -624,7 +640,7 @@ class CaptioningEvaluation:
         values: dict[str, list[float | None]] = {}
         per_pair_arrays = {
             "ROUGE-L": self.rouge_l,
-            "METEOR": self.meteor,
+            **{key: self.meteor for key in METEOR_KEYS.values()},
             "BERTScore-F1": self.bertscore_f1,
         }
         for name in self.metrics:
@@ -689,7 +705,7 @@ class CaptioningEvaluation:
                 result[name] = text.bleu_from_statistics(statistics[chosen].sum(axis=0))
             elif name == "ROUGE-L":
                 result[name] = float(self._per_pair(self.rouge_l, name)[chosen].mean())
-            elif name == "METEOR":
+            elif name in _METEOR_KEY_SET:
                 result[name] = float(self._per_pair(self.meteor, name)[chosen].mean())
             elif name == "BERTScore-F1":
                 result[name] = float(self._per_pair(self.bertscore_f1, name)[chosen].mean())
@@ -746,7 +762,11 @@ class CaptioningEvaluation:
         sums = draws.integer_sums(
             {name: self._integer_columns(name) for name in self.metrics if name in _SUMMED}
         )
-        means = {"ROUGE-L": self.rouge_l, "METEOR": self.meteor, "BERTScore-F1": self.bertscore_f1}
+        means = {
+            "ROUGE-L": self.rouge_l,
+            **{key: self.meteor for key in METEOR_KEYS.values()},
+            "BERTScore-F1": self.bertscore_f1,
+        }
         result: dict[str, np.ndarray] = {}
         for name in self.metrics:
             if name in means:
@@ -801,6 +821,22 @@ def _validated_exclude(exclude: str | Iterable[str]) -> frozenset[str]:
             source="exclude",
         )
     return frozenset(names)
+
+
+def _meteor_variant(
+    meteor: str, excluded: frozenset[str]
+) -> Literal["wordnet", "exact+stem"] | None:
+    """The METEOR variant to compute (None: none), checked before any scoring.
+
+    ``"METEOR"`` in ``exclude`` leaves METEOR out in either reading; ``"METEOR-exact+stem"``
+    only that reading. The setting is checked even when METEOR is left out.
+    """
+    if meteor not in text.METEOR_SETTINGS:
+        text.resolve_meteor_setting(meteor)  # raises, naming the valid settings
+    if "METEOR" in excluded:
+        return None
+    variant = text.resolve_meteor_setting(meteor)
+    return None if METEOR_KEYS[variant] in excluded else variant
 
 
 def _validate_captions(predictions: Sequence[str], references: Sequence[str]) -> None:
@@ -913,6 +949,7 @@ def prepare_captioning(
     keyword_extractor: KeywordExtractor | None = None,
     keyword_averaging: KeywordAveraging = "sample",
     keyword_judge: Any = None,
+    meteor: str = "auto",
 ) -> CaptioningEvaluation:
     """Compute the per-pair statistics of every captioning metric once.
 
@@ -923,8 +960,8 @@ def prepare_captioning(
 
     Raises:
         NovaInputError: bad captions, unknown ``exclude`` names, a bad
-            ``keyword_averaging``, an unavailable BERTScore model, or both a keyword
-            extractor and a keyword judge.
+            ``keyword_averaging`` or ``meteor``, an unavailable BERTScore model, WordNet
+            missing for ``meteor="wordnet"``, or both a keyword extractor and a keyword judge.
 
     Example:
         >>> evaluation = prepare_captioning(["Axial FLAIR: lesion"], ["Axial T2: lesion"],
@@ -941,12 +978,24 @@ def prepare_captioning(
     _check_keyword_source(keyword_extractor, keyword_judge)
     _validate_captions(predictions, references)
     predictions, references = list(predictions), list(references)
-    metrics = tuple(name for name in METRIC_NAMES if name not in excluded)
+    meteor_variant = _meteor_variant(meteor, excluded)
+    metrics = tuple(
+        name
+        for name in METRIC_NAMES
+        if name not in excluded
+        and (name not in _METEOR_KEY_SET or name == METEOR_KEYS.get(meteor_variant or ""))
+    )
     evaluation = CaptioningEvaluation(
         n_items=len(references), metrics=metrics, keyword_averaging=keyword_averaging
     )
+    if meteor == "auto" and meteor_variant == "exact+stem":
+        evaluation.notes.append(text.meteor_fallback_note())
 
     # BERTScore first: a missing model is an input error better raised before the slower work.
+    # What is installed enters its number through the model, layer, bert_score and
+    # transformers versions, all in bert_score's hash (compared as a setting by the
+    # leaderboard); torch's version and the device are not recorded: they move only the
+    # last float digits (about 1e-9 between runs here), far below a printed 0.1.
     if "BERTScore-F1" in metrics:
         evaluation.bertscore_f1, evaluation.info["BERTScore_hash"] = bertscore_f1_scores(
             predictions,
@@ -959,10 +1008,11 @@ def prepare_captioning(
         evaluation.bleu_statistics = text.bleu_statistics(predictions, references)
     if "ROUGE-L" in metrics:
         evaluation.rouge_l = text.rouge_l_scores(predictions, references)
-    if "METEOR" in metrics:
-        variant = text.meteor_variant()
-        evaluation.meteor = text.meteor_scores(predictions, references, variant=variant)
-        evaluation.info["METEOR_variant"] = variant
+    if meteor_variant is not None:
+        evaluation.meteor = text.meteor_scores(predictions, references, variant=meteor_variant)
+        evaluation.info["METEOR_variant"] = meteor_variant
+        if meteor_variant == "wordnet":  # nltk's own code scores it: its version is a setting
+            evaluation.info["METEOR_nltk"] = text.nltk_version()
 
     keyword_metrics = [name for name in metrics if name in KEYWORD_FAMILIES or name == "BinaryF1"]
     if keyword_metrics:
@@ -1014,6 +1064,7 @@ def score_captioning(
     keyword_extractor: KeywordExtractor | None = None,
     keyword_averaging: KeywordAveraging = "sample",
     keyword_judge: Any = None,
+    meteor: str = "auto",
 ) -> dict[str, Any]:
     """Score predicted captions against reference captions with the NOVA captioning metrics.
 
@@ -1036,11 +1087,15 @@ def score_captioning(
             a pair read together, one request per pair, as the paper's procedure does. The
             keyword metrics keep their names; ``keyword_extractor`` in the result says which
             produced them.
+        meteor: ``"auto"`` (``METEOR`` when nltk's WordNet corpus is installed, else
+            ``METEOR-exact+stem`` and a ``UserWarning`` saying so), ``"wordnet"``
+            (``METEOR``; an error without the corpus) or ``"exact+stem"``
+            (``METEOR-exact+stem``). See the module docstring.
 
     Returns:
-        ``BLEU-4``, ``ROUGE-L``, ``METEOR``, ``BERTScore-F1``, ``ClinicalF1``,
+        ``BLEU-4``, ``ROUGE-L``, ``METEOR`` or ``METEOR-exact+stem``, ``BERTScore-F1``, ``ClinicalF1``,
         ``ModalityF1``, ``BinaryF1``, ``SequencePlaneF1`` (those not excluded),
-        ``n_captions``; ``METEOR_variant``, ``BERTScore_hash``,
+        ``n_captions``; ``METEOR_variant`` (and ``METEOR_nltk`` with ``METEOR``), ``BERTScore_hash``,
         ``keyword_averaging`` and ``keyword_extractor`` when the metrics they describe ran;
         ``n_pairs_without_clinical_keywords``, ``n_pairs_without_modality_keywords``,
         ``n_pairs_without_sequence_plane_keywords``, ``n_pairs_without_reference_label``
@@ -1059,6 +1114,11 @@ def score_captioning(
         (2, 0.5, 1.0)
         >>> "BERTScore-F1" in result, result["METEOR_variant"] in ("wordnet", "exact+stem")
         (False, True)
+        >>> result = score_captioning(["Axial T2: cyst."], ["Axial T2: a cyst."], meteor="exact+stem",
+        ...                           exclude=["BERTScore-F1"])
+        >>> # 3 of 3 words matched (P 1, R 3/4) in 2 chunks: (1 - 0.5 * (2/3)**3) * 0.75 / 0.975
+        >>> "METEOR" in result, round(result["METEOR-exact+stem"], 4), result["METEOR_variant"]
+        (False, 0.6553, 'exact+stem')
     """
     evaluation = prepare_captioning(
         predictions,
@@ -1070,5 +1130,8 @@ def score_captioning(
         keyword_extractor=keyword_extractor,
         keyword_averaging=keyword_averaging,
         keyword_judge=keyword_judge,
+        meteor=meteor,
     )
+    for note in evaluation.notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
     return evaluation.result()

@@ -284,6 +284,11 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
         from novabench.metrics.captioning import _validated_exclude
 
         _validated_exclude(rest["exclude"])
+    if "meteor" in rest:
+        from novabench.metrics.captioning import _meteor_variant, _validated_exclude
+
+        # Before any data is consumed: a bad setting, or "wordnet" without the corpus.
+        _meteor_variant(rest["meteor"], _validated_exclude(rest.get("exclude") or ()))
     if rest.get("keyword_averaging", "sample") not in ("sample", "micro"):
         raise NovaInputError(
             f"must be 'sample' or 'micro', got {rest['keyword_averaging']!r}",

@@ -226,7 +226,9 @@ def _required_characters(pattern: re.Pattern[str]) -> tuple[str, ...]:
     """
     if pattern.flags & re.IGNORECASE:
         return ()
-    try:  # the standard library's own regex parser (private: any failure means no shortcut)
+    # The standard library's own regex parser (private: any failure, e.g. on another Python,
+    # means no shortcut, which changes no keyword: the pattern is then always applied).
+    try:
         try:
             parser: Any = importlib.import_module("re._parser")  # Python 3.11+
         except ImportError:  # pragma: no cover - Python 3.10

@@ -10,6 +10,7 @@ history, which a case judge receives). The evaluate adapter
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -49,7 +50,8 @@ def compute_task(
     Keyword arguments are routed to the metric family that takes them:
     ``box_format``, ``max_detections`` (localisation); ``exclude``,
     ``bertscore_model``, ``bertscore_num_layers``, ``bertscore_batch_size``,
-    ``keyword_extractor``, ``keyword_averaging``, ``keyword_judge`` (captioning);
+    ``keyword_extractor``, ``keyword_averaging``, ``keyword_judge``, ``meteor`` (captioning;
+    ``meteor="auto"`` without WordNet gives ``METEOR-exact+stem`` and a ``UserWarning``);
     ``matcher``, ``case_judge``, ``contexts`` (diagnosis; ``contexts`` is one clinical
     history per case for the case judge; by default the references' ``clinical_history``,
     for ``all`` the history of each case's rows). ``bootstrap_resamples`` (default
@@ -230,6 +232,8 @@ _PLAIN_FORM = {"boxes": _restore_missing_scores}
 
 
 def _finish(evaluation: Any, stats: dict[str, Any]) -> dict[str, Any]:
+    for note in getattr(evaluation, "notes", ()):  # e.g. METEOR-exact+stem given for METEOR
+        warnings.warn(note, UserWarning, stacklevel=3)
     result = dict(evaluation.result())
     n_resamples = int(stats.get("bootstrap_resamples", 0) or 0)
     if n_resamples > 0:

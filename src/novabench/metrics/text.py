@@ -14,11 +14,13 @@ with the reference libraries in ``tests/metrics/test_text_parity.py``:
   :func:`novabench.metrics.porter.porter_stem`, equal to nltk's ``PorterStemmer``
   (``tests/metrics/test_porter.py``).
 - :func:`meteor` equals nltk's ``meteor_score`` per pair on the tokens of
-  :func:`tokenize_meteor`. Without the WordNet corpus (variant ``"exact+stem"``,
-  see :func:`meteor_variant`) it is our implementation of nltk's exact + Porter-stem
-  matching, alignment and formula, so scoring captions never imports nltk (whose
-  import alone takes about 2 s); with the corpus installed (variant ``"wordnet"``)
-  it calls nltk's ``meteor_score`` for the full exact + stem + synonym matching.
+  :func:`tokenize_meteor`. Variant ``"wordnet"`` (the captioning key ``METEOR``) calls
+  nltk's ``meteor_score`` with the WordNet 3.0 corpus for the full exact + stem + synonym
+  matching, and refuses without it; variant ``"exact+stem"`` (the key
+  ``METEOR-exact+stem``) is our implementation of nltk's exact + Porter-stem matching,
+  alignment and formula, so it never imports nltk (whose import alone takes about 2 s).
+  The caller chooses; :func:`resolve_meteor_setting` turns ``"auto"`` into the variant
+  this machine can run (:func:`meteor_variant`).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ __all__ = [
     "METEOR_ALPHA",
     "METEOR_BETA",
     "METEOR_GAMMA",
+    "METEOR_SETTINGS",
+    "WORDNET_INSTALL",
+    "WORDNET_VERSION",
     "bleu_from_statistics",
     "bleu_from_statistics_rows",
     "bleu_statistics",
@@ -48,13 +53,17 @@ __all__ = [
     "lcs_length",
     "meteor",
     "meteor_alignment",
+    "meteor_fallback_note",
     "meteor_scores",
     "meteor_variant",
+    "nltk_version",
+    "resolve_meteor_setting",
     "rouge_l_f1",
     "rouge_l_scores",
     "tokenize_13a",
     "tokenize_meteor",
     "tokenize_rouge",
+    "wordnet_problem",
 ]
 
 BLEU_MAX_ORDER = 4
@@ -565,7 +574,7 @@ def _wordnet_reader() -> object | None:
         from nltk.corpus import wordnet
 
         wordnet.synsets("brain")  # the first use loads the corpus, or raises LookupError
-    except LookupError:
+    except (LookupError, ImportError):  # the corpus, or nltk itself (an optional extra), missing
         return None
     return wordnet
 
@@ -618,9 +627,9 @@ def _wordnet_files_present() -> bool:
 def meteor_variant() -> Literal["wordnet", "exact+stem"]:
     """Which METEOR matching stages will run on this machine.
 
-    ``"wordnet"`` when nltk finds the WordNet corpus (exact, stem and synonym
-    matching), ``"exact+stem"`` otherwise. Scores of the two variants are not
-    comparable: results carry this string as ``METEOR_variant``.
+    ``"wordnet"`` when nltk finds the WordNet 3.0 corpus (exact, stem and synonym
+    matching; see :func:`wordnet_problem`), ``"exact+stem"`` otherwise. Scores of the two
+    variants are not comparable: results carry this string as ``METEOR_variant``.
 
     Without WordNet files in any of nltk's data folders the answer is given from the
     file system alone (no nltk import, no corpus load); with them, nltk confirms by
@@ -633,9 +642,131 @@ def meteor_variant() -> Literal["wordnet", "exact+stem"]:
         >>> meteor_variant() in ("wordnet", "exact+stem")
         True
     """
+    return "wordnet" if wordnet_problem() is None else "exact+stem"
+
+
+def nltk_version() -> str:
+    """The installed nltk's version ("not installed" without it), read without importing nltk.
+
+    Recorded beside ``METEOR`` (``METEOR_nltk``), which nltk's own code computes.
+
+    Example:
+        >>> isinstance(nltk_version(), str)
+        True
+    """
+    from importlib import metadata
+
+    try:
+        return metadata.version("nltk")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+#: The WordNet ``METEOR`` means: the corpus nltk's downloader installs as ``wordnet``.
+WORDNET_VERSION = "3.0"
+
+
+def wordnet_problem() -> str | None:
+    """Why ``METEOR`` (nltk's, with WordNet 3.0 synonyms) cannot run here; None when it can.
+
+    Another WordNet under nltk's ``corpora/wordnet`` (3.1, an Open English WordNet) has
+    other synonym sets, so another METEOR: it is a problem too, not a quiet substitute.
+
+    Returns:
+        None, or the reason in a few words.
+
+    Example:
+        >>> wordnet_problem() is None or "WordNet" in wordnet_problem()
+        True
+    """
     if not _wordnet_files_present():
-        return "exact+stem"
-    return "wordnet" if _wordnet_reader() is not None else "exact+stem"
+        return "the nltk WordNet corpus is not installed"
+    reader = _wordnet_reader()
+    if reader is None:
+        return "the nltk WordNet corpus is not installed (or nltk itself is not)"
+    version = getattr(reader, "get_version", lambda: None)()
+    if version != WORDNET_VERSION:
+        return f"the WordNet corpus nltk finds is version {version}, not {WORDNET_VERSION}"
+    return None
+
+
+#: The readings of METEOR a caller may ask for: ``"wordnet"`` (nltk's full METEOR, the key
+#: ``METEOR``), ``"exact+stem"`` (exact and Porter-stem matches only, its own key) and
+#: ``"auto"`` (the first when the corpus is installed, else the second, said in a note).
+METEOR_SETTINGS: tuple[str, ...] = ("auto", "wordnet", "exact+stem")
+
+#: How to get the corpus, for the messages that say it is missing.
+WORDNET_INSTALL = "install it with `python -m nltk.downloader wordnet`"
+
+
+def resolve_meteor_setting(
+    setting: str = "auto", *, option: str = "meteor"
+) -> Literal["wordnet", "exact+stem"]:
+    """The METEOR variant a setting asks for on this machine, or a one-line refusal.
+
+    ``"wordnet"`` refuses when the corpus is missing (never a quietly different number);
+    ``"exact+stem"`` is always available; ``"auto"`` is ``"wordnet"`` when nltk finds the
+    corpus, else ``"exact+stem"`` (callers say so: :func:`meteor_fallback_note`).
+
+    Args:
+        setting: one of :data:`METEOR_SETTINGS`.
+        option: how the caller's user spells the option, for the messages
+            (``"meteor"`` in Python, ``"--meteor"`` on the command line).
+
+    Returns:
+        ``"wordnet"`` or ``"exact+stem"``.
+
+    Raises:
+        NovaInputError: an unknown setting, or ``"wordnet"`` without the corpus.
+
+    Example:
+        >>> resolve_meteor_setting("exact+stem")
+        'exact+stem'
+        >>> resolve_meteor_setting("auto") == meteor_variant()
+        True
+        >>> resolve_meteor_setting("synonyms")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'meteor': must be one of auto, wordnet, exact+stem, got 'synonyms'
+    """
+    from novabench.errors import NovaInputError
+
+    if setting not in METEOR_SETTINGS:
+        raise NovaInputError(
+            f"must be one of {', '.join(METEOR_SETTINGS)}, got {setting!r}", field=option
+        )
+    available = meteor_variant()
+    if setting == "auto":
+        return available
+    if setting == "wordnet" and available != "wordnet":
+        raise NovaInputError(
+            f"METEOR needs nltk's WordNet {WORDNET_VERSION} corpus, but {wordnet_problem()}: "
+            f"{WORDNET_INSTALL}, or choose {_spelled(option, 'exact+stem')} (scored as "
+            "METEOR-exact+stem, exact and stem matches only), or "
+            + ("--exclude METEOR" if option.startswith("--") else 'exclude=["METEOR"]'),
+            field=option,
+        )
+    return "exact+stem" if setting == "exact+stem" else "wordnet"
+
+
+def meteor_fallback_note(*, option: str = "meteor") -> str:
+    """What a report says when ``"auto"`` found no WordNet corpus and scored exact+stem.
+
+    Example:
+        >>> meteor_fallback_note(option="--meteor").split(",")[0][:20]
+        'METEOR not computed:'
+    """
+    return (
+        f"METEOR not computed: {wordnet_problem() or 'WordNet unavailable'}, so "
+        "METEOR-exact+stem (exact and stem matches only, usually lower than METEOR and not "
+        f"comparable with it) is given instead; {WORDNET_INSTALL}, or choose "
+        f"{_spelled(option, 'exact+stem')} to ask for it"
+    )
+
+
+def _spelled(option: str, value: str) -> str:
+    """An option with its value as the user types it: ``--meteor x`` or ``meteor="x"``."""
+    return f"{option} {value}" if option.startswith("--") else f'{option}="{value}"'
 
 
 class _PorterStemmer:
@@ -732,7 +863,7 @@ def meteor_scores(
     predictions: Sequence[str],
     references: Sequence[str],
     *,
-    variant: Literal["wordnet", "exact+stem"] | None = None,
+    variant: Literal["wordnet", "exact+stem"] = "wordnet",
 ) -> np.ndarray:
     """Per-pair METEOR, equal to nltk's ``meteor_score`` on :func:`tokenize_meteor` tokens.
 
@@ -743,21 +874,21 @@ def meteor_scores(
     ``(1 - gamma * (c / m) ** beta) * Fmean``. An empty prediction or reference, or a
     pair with no aligned word, scores 0 (nltk's rule).
 
-    ``"exact+stem"`` is computed here without importing nltk; ``"wordnet"`` calls
-    nltk's ``meteor_score`` (with our Porter stemmer, which gives nltk's stems) for its
-    synonym stage.
+    ``"exact+stem"`` is computed here without importing nltk; ``"wordnet"`` (the default:
+    nltk's METEOR as it is, the matching evaluate's ``meteor`` uses) calls nltk's
+    ``meteor_score`` (with our Porter stemmer, which gives nltk's stems) for its synonym
+    stage. Nothing switches by itself: a missing corpus is an error, never the other variant.
 
     Args:
         predictions: predicted captions.
         references: reference captions.
-        variant: ``"wordnet"`` (needs the corpus installed), ``"exact+stem"``, or
-            None for :func:`meteor_variant`.
+        variant: ``"wordnet"`` (needs the corpus installed) or ``"exact+stem"``.
 
     Returns:
         A float array of shape ``(n_pairs,)``.
 
     Raises:
-        LookupError: ``variant="wordnet"`` but the corpus is not installed.
+        NovaInputError: an unknown variant, or ``"wordnet"`` without the corpus.
 
     Example:
         3 of 3 words aligned in 1 chunk: Fmean 1, penalty 0.5 * (1/3) ** 3:
@@ -765,8 +896,11 @@ def meteor_scores(
         >>> meteor_scores(["an enhancing lesion"], ["an enhancing lesion"], variant="exact+stem").round(4).tolist()
         [0.9815]
     """
-    chosen = variant or meteor_variant()
-    if chosen != "wordnet":
+    if variant not in ("wordnet", "exact+stem"):
+        from novabench.errors import NovaInputError
+
+        raise NovaInputError(f"must be 'wordnet' or 'exact+stem', got {variant!r}", field="variant")
+    if variant == "exact+stem":
         return np.array(
             [
                 _meteor_exact_stem(tokenize_meteor(prediction), tokenize_meteor(reference))
@@ -774,11 +908,8 @@ def meteor_scores(
             ],
             dtype=np.float64,
         )
+    resolve_meteor_setting("wordnet", option="variant")  # refuses when the corpus is missing
     reader = _wordnet_reader()
-    if reader is None:
-        raise LookupError(
-            "METEOR variant 'wordnet' needs the nltk WordNet corpus, which is not installed"
-        )
     from nltk.translate.meteor_score import meteor_score
 
     stemmer = _PorterStemmer()
@@ -800,7 +931,7 @@ def meteor(
     predictions: Sequence[str],
     references: Sequence[str],
     *,
-    variant: Literal["wordnet", "exact+stem"] | None = None,
+    variant: Literal["wordnet", "exact+stem"] = "wordnet",
 ) -> float:
     """Mean over pairs of :func:`meteor_scores`.
 

@@ -26,6 +26,7 @@ from novabench.report.render import (
     TASK_ORDER,
     coverage_phrase,
     few_resamples_line,
+    meteor_fallback_line,
     model_name,
     settings_lines,
     without_intervals,
@@ -107,6 +108,9 @@ def _headline_section(report: Mapping[str, Any]) -> list[str]:
     few = few_resamples_line(report)
     if few:
         parts.insert(1, f"<p><strong>{_text(few)}</strong></p>")
+    meteor = meteor_fallback_line(report)
+    if meteor:
+        parts.insert(1, f"<p><strong>{_text(meteor)}</strong></p>")
     for task in TASK_ORDER:
         task_report = report["tasks"].get(task)
         if task_report is None:

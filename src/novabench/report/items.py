@@ -6,8 +6,9 @@ what each item contributed; :func:`item_tables` does the same from a scoring alr
 the report's numbers come from, so the report's aggregates are recomputable from the
 tables: ``mAP@30`` is the mean of ``hit_30`` over the images, ``hit@30`` its mean over images
 with ``n_gold_boxes > 0``, ``top1`` / ``top5`` the means of those columns over the cases that
-have them, and ``ROUGE-L`` / ``METEOR`` / ``BERTScore-F1`` the means of their columns (the
-keyword F1s are the means of theirs over non-null rows under sample averaging).
+have them, and ``ROUGE-L`` / ``METEOR`` (or ``METEOR-exact+stem``) / ``BERTScore-F1`` the
+means of their columns (the keyword F1s are the means of theirs over non-null rows under
+sample averaging).
 
 ``images`` columns (null where not applicable; boxes ``[x1, y1, x2, y2]`` in pixels):
 
@@ -23,7 +24,8 @@ keyword F1s are the means of theirs over non-null rows under sample averaging).
   ``best_iou`` (0.0 when either side is empty), ``hit_30``, ``hit_50``,
   ``rater_1_best_iou``, ``rater_2_best_iou`` (each rater against gold);
 - ``caption_reference``, ``caption_prediction``, ``captioning_status``, one column per
-  caption metric with a per-item value (``ROUGE-L``, ``METEOR``, ``BERTScore-F1``,
+  caption metric with a per-item value (``ROUGE-L``, ``METEOR`` or ``METEOR-exact+stem``,
+  ``BERTScore-F1``,
   ``ClinicalF1``, ``ModalityF1``, ``SequencePlaneF1``, those computed),
   ``binary_label_reference`` / ``binary_label_prediction`` (``abnormal``, ``normal`` or null:
   what BinaryF1 counts), ``keywords_reference``, ``keywords_prediction``.

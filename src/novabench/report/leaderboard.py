@@ -47,6 +47,7 @@ from novabench.report.render import (
     TASK_ORDER,
     model_name,
     portable_bertscore_hash,
+    with_current_keys,
 )
 
 __all__ = [
@@ -77,7 +78,8 @@ SCORING_SETTINGS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "localization": (("answered_only", ("*",)),),
     "captioning": (
         ("BERTScore_hash", ("BERTScore-F1",)),
-        ("METEOR_variant", ("METEOR",)),
+        ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),
+        ("METEOR_nltk", ("METEOR",)),
         ("keyword_extractor", _KEYWORD_METRICS),
         ("keyword_averaging", _KEYWORD_METRICS),
         ("answered_only", ("*",)),
@@ -334,6 +336,8 @@ def build_leaderboard(
     """
     if not reports or len(reports) != len(paths):
         raise NovaInputError("give at least one report, each with its path", field="reports")
+    # Old reports put the exact+stem reading under METEOR: read with today's keys.
+    reports = [with_current_keys(report) for report in reports]
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
     if len(set(fingerprints)) > 1:
         listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = [
     "comparison_settings_lines",
     "coverage_phrase",
     "identical_answers_lines",
+    "meteor_fallback_line",
     "model_name",
     "portable_bertscore_hash",
     "render_breakdowns",
@@ -33,6 +34,7 @@ __all__ = [
     "render_markdown",
     "render_table",
     "settings_lines",
+    "with_current_keys",
     "without_intervals",
     "write_report",
 ]
@@ -60,9 +62,20 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
         diagnosis     top1            50.0   25.0  +25.0  [+0.0, +50.0]  p=0.040
     """
     level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
-    header = f"{'task':<13} {'metric':<13} {'A %':>6} {'B %':>6} {'A-B':>6}  {level}% CI of A-B, p"
+    shown = [
+        key
+        for task in TASK_ORDER
+        for key in HEADLINE_KEYS[task]
+        if key in comparison["tasks"].get(task, {})
+    ]
+    width = _metric_width(shown)
+    header = (
+        f"{'task':<13} {'metric':<{width}} {'A %':>6} {'B %':>6} {'A-B':>6}  {level}% CI of A-B, p"
+    )
     identical = identical_answers_lines(comparison)
     lines = [*(f"note: {line}" for line in identical), *([""] if identical else [])]
+    meteor = meteor_fallback_line(comparison)
+    lines[:0] = [meteor, ""] if meteor else []
     lines += [header, "-" * len(header)]
     for task in TASK_ORDER:
         for key in HEADLINE_KEYS[task]:
@@ -71,7 +84,7 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
                 continue
             low, high = row["ci"]
             lines.append(
-                f"{task:<13} {key:<13} {_percent(row['a']):>6} {_percent(row['b']):>6} "
+                f"{task:<13} {key:<{width}} {_percent(row['a']):>6} {_percent(row['b']):>6} "
                 f"{_signed(row['difference']):>6}  [{_signed(low)}, {_signed(high)}]  p={row['p_value']:.3f}"
             )
     coverage = comparison.get("coverage") or {}
@@ -92,6 +105,7 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
         f"{task}: note: {note}"
         for task, notes in (comparison.get("notes") or {}).items()
         for note in notes
+        if not note.startswith(_METEOR_FALLBACK)  # the first line says it
     ]
     lines += [f"settings: {line}" for line in comparison_settings_lines(comparison, short=True)]
     return "\n".join(lines)
@@ -173,6 +187,34 @@ def few_resamples_line(report: Mapping[str, Any]) -> str:
     )
 
 
+#: How the note of ``meteor="auto"`` without WordNet begins (``text.meteor_fallback_note``).
+_METEOR_FALLBACK = "METEOR not computed:"
+
+
+def meteor_fallback_line(report: Mapping[str, Any]) -> str:
+    """A reader's warning when METEOR-exact+stem stands where METEOR was wanted ("" otherwise).
+
+    Read from the captioning notes of a report (or of a comparison), where scoring put it.
+
+    Example:
+        >>> note = "METEOR not computed: the nltk WordNet corpus is not installed"
+        >>> meteor_fallback_line({"tasks": {"captioning": {"notes": [note]}}})
+        'warning: captioning: METEOR not computed: the nltk WordNet corpus is not installed'
+        >>> meteor_fallback_line({"tasks": {"captioning": {"notes": []}}})
+        ''
+    """
+    captioning = (report.get("tasks") or {}).get("captioning") or {}
+    notes = list(captioning.get("notes") or []) if isinstance(captioning, Mapping) else []
+    notes += list((report.get("notes") or {}).get("captioning") or [])
+    found = [note for note in notes if isinstance(note, str) and note.startswith(_METEOR_FALLBACK)]
+    return f"warning: captioning: {found[0]}" if found else ""
+
+
+def _metric_width(keys: Sequence[str]) -> int:
+    """The metric column's width: 13, or the longest key shown (``METEOR-exact+stem``)."""
+    return max([13, *(len(key) for key in keys)])
+
+
 def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     rows = []
     for task in TASK_ORDER:
@@ -250,7 +292,11 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         if metrics.get("n_truncated_predictions"):
             line += f"; {metrics['n_truncated_predictions']} boxes beyond max_detections not scored for AP"
         lines.append(line)
-        lines.extend(f"{task}: note: {note}" for note in task_report.get("notes", []))
+        lines.extend(
+            f"{task}: note: {note}"
+            for note in task_report.get("notes", [])
+            if not note.startswith(_METEOR_FALLBACK)  # the report's first line says it
+        )
     return lines
 
 
@@ -258,6 +304,7 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
 _SETTING_LABELS: tuple[tuple[str, str], ...] = (
     ("BERTScore_hash", "BERTScore"),
     ("METEOR_variant", "METEOR"),
+    ("METEOR_nltk", "nltk"),
     ("keyword_extractor", "keywords"),
     ("keyword_averaging", "keyword averaging"),
     ("matcher", "matched by"),
@@ -307,6 +354,57 @@ def comparison_settings_lines(comparison: Mapping[str, Any], *, short: bool = Fa
     return settings_lines(as_report, short=short)
 
 
+#: Keys a report written before version 0.2 may give another meaning: ``METEOR`` held the
+#: exact+stem reading when WordNet was missing (its ``METEOR_variant`` says which).
+_LEGACY_METEOR = ("METEOR", "METEOR-exact+stem")
+
+
+def with_current_keys(report: Mapping[str, Any]) -> dict[str, Any]:
+    """A report read with today's keys: an old report's exact+stem ``METEOR`` is renamed.
+
+    Reports written before ``METEOR`` meant only nltk's METEOR with WordNet put the
+    exact+stem reading under ``METEOR`` too, with ``METEOR_variant: "exact+stem"`` beside
+    it; here that value (and its interval and breakdown columns) moves to
+    ``METEOR-exact+stem``, the key it has today. A ``METEOR`` without a recorded variant is
+    left as it is (the leaderboard calls its setting unknown). Other reports come back equal.
+
+    Example:
+        >>> old = {"tasks": {"captioning": {"metrics": {"METEOR": 0.2, "METEOR_variant": "exact+stem"},
+        ...                                 "confidence_intervals": {"METEOR": [0.1, 0.3]}}}}
+        >>> new = with_current_keys(old)["tasks"]["captioning"]
+        >>> new["metrics"], new["confidence_intervals"]
+        ({'METEOR-exact+stem': 0.2, 'METEOR_variant': 'exact+stem'}, {'METEOR-exact+stem': [0.1, 0.3]})
+    """
+    old_key, new_key = _LEGACY_METEOR
+    captioning = (report.get("tasks") or {}).get("captioning")
+    if not isinstance(captioning, Mapping):
+        return dict(report)
+    metrics = captioning.get("metrics") or {}
+    if metrics.get("METEOR_variant") != "exact+stem" or old_key not in metrics:
+        return dict(report)
+
+    names = {old_key: new_key, f"{old_key}_ci": f"{new_key}_ci"}  # breakdown rows: value, CI
+
+    def renamed(values: Any) -> Any:
+        if not isinstance(values, Mapping):
+            return values
+        return {names.get(key, key): value for key, value in values.items()}
+
+    upgraded = dict(captioning)
+    upgraded["metrics"] = renamed(metrics)
+    upgraded["confidence_intervals"] = renamed(captioning.get("confidence_intervals") or {})
+    breakdowns = dict(report.get("breakdowns") or {})
+    if isinstance(breakdowns.get("captioning"), Mapping):
+        breakdowns["captioning"] = {
+            dimension: [renamed(row) for row in rows] if isinstance(rows, list) else rows
+            for dimension, rows in breakdowns["captioning"].items()
+        }
+    result = {**report, "tasks": {**report["tasks"], "captioning": upgraded}}
+    if "breakdowns" in report:
+        result["breakdowns"] = breakdowns
+    return result
+
+
 def portable_bertscore_hash(bertscore_hash: str) -> str:
     """A bert_score hash without a local model's install folder, so machines compare alike.
 
@@ -347,7 +445,9 @@ def render_table(report: Mapping[str, Any]) -> str:
         diagnosis     top1           25.0  [0.0, 75.0]
     """
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
-    header = f"{'task':<13} {'metric':<13} {'value %':>7}  " + (
+    rows = _rows(report)
+    width = _metric_width([key for _, key, _, _ in rows])
+    header = f"{'task':<13} {'metric':<{width}} {'value %':>7}  " + (
         NO_INTERVALS if without_intervals(report) else f"{level}% CI"
     )
     lines = [header, "-" * len(header)]
@@ -357,8 +457,11 @@ def render_table(report: Mapping[str, Any]) -> str:
     few = few_resamples_line(report)
     if few:
         lines.insert(0, few)
-    for task, key, value, interval in _rows(report):
-        lines.append(f"{task:<13} {key:<13} {value:>5}  {interval}".rstrip())
+    meteor = meteor_fallback_line(report)
+    if meteor:
+        lines.insert(0, meteor)
+    for task, key, value, interval in rows:
+        lines.append(f"{task:<13} {key:<{width}} {value:>5}  {interval}".rstrip())
     lines.append("")
     lines.extend(_coverage_lines(report))
     lines.extend(f"settings: {line}" for line in settings_lines(report, short=True))
@@ -415,6 +518,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     few = few_resamples_line(report)
     if few:
         lines[-2:-2] = [f"**{few}**", ""]
+    meteor = meteor_fallback_line(report)
+    if meteor:
+        lines[2:2] = [f"**{_markdown_text(meteor)}**", ""]
     if without_intervals(report):
         lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
         lines.append("|---|---|---:|")

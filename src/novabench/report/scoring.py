@@ -68,7 +68,10 @@ class ScoringOptions:
         confidence: confidence level of the intervals.
         seed: bootstrap seed.
         caption_options: options of ``score_captioning`` (``exclude``, ``bertscore_model``,
-            ``bertscore_num_layers``, ``keyword_averaging``...). BERTScore follows the
+            ``bertscore_num_layers``, ``keyword_averaging``, ``meteor``...). ``meteor``
+            ``"auto"`` (default) without the WordNet corpus scores ``METEOR-exact+stem`` and
+            puts a note first in the task's notes; ``"wordnet"`` without it is refused before
+            any scoring. BERTScore follows the
             functions' rule: roberta-large (or the Hub model given) is downloaded when not
             cached; offline (``HF_HUB_OFFLINE=1``) that is an error unless a local model is
             given or ``exclude`` names BERTScore-F1.
@@ -241,7 +244,28 @@ class ScoringOptions:
             )
         options["exclude"] = sorted(excluded)
         notes += [f"{name}: not computed (--exclude)" for name in options["exclude"]]
+        notes[:0] = _meteor_choice(options, excluded)
         return options, notes
+
+
+def _meteor_choice(options: dict[str, Any], excluded: set[str]) -> list[str]:
+    """Fix ``options["meteor"]`` to the variant this machine scores; the note "auto" owes.
+
+    Decided once, before any scoring: every group, helper process and both sides of a
+    comparison then score the same METEOR. ``"wordnet"`` without the corpus is refused here.
+    """
+    from novabench.metrics import text
+
+    setting = options.get("meteor", "auto")
+    if "METEOR" in excluded:
+        if setting not in text.METEOR_SETTINGS:
+            text.resolve_meteor_setting(setting)  # raises, naming the valid settings
+        return []
+    variant = text.resolve_meteor_setting(setting)
+    options["meteor"] = variant
+    if setting == "auto" and variant == "exact+stem" and "METEOR-exact+stem" not in excluded:
+        return [text.meteor_fallback_note(option="--meteor")]
+    return []
 
 
 def evaluate_predictions(
