@@ -91,6 +91,7 @@ _MANIFEST_KINDS: dict[str, tuple[type, ...]] = {
     "release": (dict,),
     "counts": (dict,),
     "parsed": (dict,),
+    "task_settings": (dict,),
     "tasks": (list,),
     "merged_from": (list,),
     "missing_shards": (list,),
@@ -105,6 +106,10 @@ class RunManifest:
     (prompts and their SHA-256, box convention), on what (the release's fingerprint and
     counts), which shard, and how far the run got. :func:`merge_prediction_files`, the runner,
     ``nova parse`` and the report all read and write manifests through this class.
+
+    ``task_settings`` keeps, per task, what was set for it beyond the prompt (generation
+    settings; the box convention for localisation), so runs of different tasks appended to
+    one file keep each task's own.
 
     Every attribute is optional (None when the manifest does not say). Keys this class does
     not know are kept in ``extra`` and written back unchanged.
@@ -142,6 +147,7 @@ class RunManifest:
     merged_from: list[Any] | None = None
     missing_shards: list[int] | None = None
     parsed: dict[str, Any] | None = None
+    task_settings: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ files
