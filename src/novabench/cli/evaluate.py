@@ -65,8 +65,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--items",
         metavar="DIR",
-        help="also write the per-item tables here (images/cases .parquet and .csv); the HTML "
-        "report's plots and gallery are drawn with or without it",
+        help="also write the per-item tables here (images/cases .parquet and .csv), pinned by "
+        "the report (run id, SHA-256); one folder per report; the HTML report's plots and "
+        "gallery are drawn with or without it",
     )
     parser.add_argument(
         "--answered-only",
@@ -119,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
         folders=("--judge-cache",),
     )
     check_report_outputs(outputs)
+    if args.items:
+        from novabench.report.items import check_items_folder
+
+        check_items_folder(args.items, args.out)  # another report's tables are not replaced
     options = ScoringOptions.build(scoring_options(args), **item_options(args))
     from novabench.parallel import usable_cpus
 
@@ -136,15 +141,9 @@ def run(args: argparse.Namespace) -> int:
     close_judges(options)
     tables = None
     if args.items or args.html:  # the page's plots and gallery need them, written or not
-        from novabench.report.items import item_tables
+        from novabench.report.items import item_tables, write_item_tables
 
         tables = item_tables(scored)
-    if args.items:
-        report_folder = Path(args.out).resolve().parent
-        report["items"] = {
-            name: os.path.relpath((Path(args.items) / f"{name}.parquet").resolve(), report_folder)
-            for name in ("images", "cases")
-        }
     # Everything is rendered before anything is written: a failure leaves no partial set.
     markdown = render_markdown(report) if args.markdown else None
     page = None
@@ -160,7 +159,9 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     if tables is not None and args.items:
-        tables.write(args.items)
+        # The tables first, the report that pins them last: a kill in between leaves a
+        # report whose pins do not match (refused when read), never a silent mix.
+        report["items"] = write_item_tables(tables, args.items, args.out)
     write_report(report, args.out)
     if markdown is not None:
         write_text_atomic(args.markdown, markdown)

@@ -287,7 +287,7 @@ def render_html(
     model = model_name(report)
     data = report.get("data", {})
     if items is None and report.get("items") and report_path is not None:
-        from novabench.report.leaderboard import read_item_tables
+        from novabench.report.items import read_item_tables
 
         items = read_item_tables(report, report_path)
     answered_only = report.get("answered_only")
