@@ -436,7 +436,7 @@ def test_nova_evaluate_writes_items_and_breakdowns(
     }
     assert (out.parent / report["items"]["images"]).is_file()
     assert report["breakdown_settings"]["min_group_size"] == 3
-    assert report["breakdown_settings"]["category_map"] == str(mapping)
+    assert report["breakdown_settings"]["category_map"] == "../map.csv"  # relative to report
     assert report["answered_only"] is True
     assert "human_reference" in report and report["human_reference"]["localization"]["available"]
     cases = pd.read_parquet(tmp_path / "items" / "cases.parquet")

@@ -62,6 +62,7 @@ def register(subparsers: Any) -> None:
         choices=TASK_NAMES,
         help="score only this task (repeatable); default: every task answered",
     )
+    add_full_paths_option(parser)
     parser.add_argument(
         "--items",
         metavar="DIR",
@@ -139,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
         if task in report["tasks"]:
             report["tasks"][task]["notes"].append(judge_note(args, options.judge_of(task)))
     close_judges(options)
+    if not args.full_paths:  # a report to share names no local folder
+        from novabench.report.render import shareable_paths
+
+        report = shareable_paths(report, args.out)
     tables = None
     if args.items or args.html:  # the page's plots and gallery need them, written or not
         from novabench.report.items import item_tables, write_item_tables
@@ -178,6 +183,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 _ITEM_FILES = ("images.parquet", "images.csv", "cases.parquet", "cases.csv")
+
+
+def add_full_paths_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--full-paths`` (reports name local files by their absolute paths)."""
+    parser.add_argument(
+        "--full-paths",
+        action="store_true",
+        help="name the release, prediction files, category map and BERTScore model by their "
+        "absolute local paths (default: relative to the report's folder when beside it, else "
+        "by name, so a shared report does not reveal the local layout)",
+    )
 
 
 def item_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -332,6 +332,8 @@ def render_html(
                 _figure(best_iou_histogram(images), "distribution of the best IoU"),
             ]
         source = release if release is not None else data.get("path")
+        if isinstance(source, str) and report_path is not None and not Path(source).is_absolute():
+            source = str(Path(report_path).parent / source)  # a shared report's relative path
         parts += _gallery_section(tables, source, gallery_size, seed)
     parts.append("</body></html>")
     body = parts.index(f'<p class="lead">{lead}</p>') + 1
