@@ -87,3 +87,18 @@ def test_full_paths_keeps_the_absolute_paths(layout: dict[str, Path]) -> None:
     report = json.loads(out.read_text())
     assert report["data"]["path"] == str(release)
     assert report["predictions"]["paths"] == [str(layout["gold"])]
+
+
+def test_run_manifests_in_the_report_name_no_local_folder(
+    layout: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    reports, release, runs = layout["reports"], layout["release"], layout["gold"].parent
+    parsed = runs / "parsed.jsonl"  # nova parse records the raw file as given: absolute here
+    assert main(["parse", str(layout["gold"]), "--data", str(release), "--out", str(parsed)]) == 0
+    assert RunManifest.read(parsed).parsed["from"] == str(layout["gold"])
+    out = reports / "parsed.json"
+    args = ["evaluate", "--data", str(release), "--predictions", str(parsed), "--out", str(out)]
+    assert main([*args, "--task", "localization", *FAST]) == 0
+    report = json.loads(out.read_text())
+    assert report["predictions"]["manifests"][0]["parsed"]["from"] == "../runs/gold.jsonl"
+    assert str(runs) not in out.read_text()

@@ -358,7 +358,8 @@ def shareable_paths(
     """A copy of a report (or comparison) with no local absolute path in it.
 
     The release (``data.path``), the prediction files (``predictions.paths``) and a category
-    map (``category_map``) are named by :func:`shareable_path`; a BERTScore model given as a
+    map (``category_map``) are named by :func:`shareable_path`, and so is any other absolute
+    ``path`` or ``from`` (the run manifests' merged shards and parsed raw files); a BERTScore model given as a
     local folder (``BERTScore_hash``) by :func:`portable_bertscore_hash`. ``nova evaluate``
     and ``nova compare`` write this form unless ``--full-paths`` is given.
 
@@ -373,12 +374,13 @@ def shareable_paths(
     def rewrite(value: Any, key: str | None = None) -> Any:
         if isinstance(value, Mapping):
             copied = {k: rewrite(v, k) for k, v in value.items()}
-            if key == "data" and isinstance(copied.get("path"), str):
-                copied["path"] = shareable_path(copied["path"], report_path)
-            if key == "predictions" and isinstance(copied.get("paths"), list):
+            # From the originals: a path given relative (to this process's folder) too.
+            if key == "data" and isinstance(value.get("path"), str):
+                copied["path"] = shareable_path(value["path"], report_path)
+            if key == "predictions" and isinstance(value.get("paths"), list):
                 copied["paths"] = [
                     shareable_path(p, report_path) if isinstance(p, str) else p
-                    for p in copied["paths"]
+                    for p in value["paths"]
                 ]
             return copied
         if isinstance(value, list):
@@ -387,6 +389,8 @@ def shareable_paths(
             return portable_bertscore_hash(value)
         if key == "category_map" and isinstance(value, str):
             return shareable_path(value, report_path)
+        if key in ("path", "from") and isinstance(value, str) and os.path.isabs(value):
+            return shareable_path(value, report_path)  # e.g. a run manifest's merged shards
         return value
 
     return rewrite(report)
