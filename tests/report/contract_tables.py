@@ -221,12 +221,9 @@ def report_dict(
     return report
 
 
-def write_items(directory: Path, images: pd.DataFrame, cases: pd.DataFrame) -> dict[str, str]:
-    """Write both tables as Parquet in ``directory``; the report's ``items`` entry (relative)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    images.to_parquet(directory / "images.parquet")
-    cases.to_parquet(directory / "cases.parquet")
-    return {
-        "images": f"{directory.name}/images.parquet",
-        "cases": f"{directory.name}/cases.parquet",
-    }
+def write_items(directory: Path, images: pd.DataFrame, cases: pd.DataFrame) -> dict[str, Any]:
+    """Write both tables in ``directory`` as `nova evaluate --items` does for a report beside
+    the folder (``report.json``); the report's ``items`` entry that pins them."""
+    from novabench.report.items import ItemTables, write_item_tables
+
+    return write_item_tables(ItemTables(images, cases), directory, directory.parent / "report.json")

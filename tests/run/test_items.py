@@ -6,6 +6,7 @@ never with the metric code; hand-made releases give the rater IoUs by hand.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -430,13 +431,15 @@ def test_nova_evaluate_writes_items_and_breakdowns(
     )
     assert code == 0
     report = json.loads(out.read_text())
-    assert report["items"] == {
-        "images": "../items/images.parquet",
-        "cases": "../items/cases.parquet",
+    pins = report["items"]
+    assert (pins["images"], pins["cases"]) == ("../items/images.parquet", "../items/cases.parquet")
+    assert pins["sha256"] == {  # the report pins the bytes of every file it wrote
+        name: hashlib.sha256((tmp_path / "items" / name).read_bytes()).hexdigest()
+        for name in ("images.parquet", "images.csv", "cases.parquet", "cases.csv")
     }
     assert (out.parent / report["items"]["images"]).is_file()
     assert report["breakdown_settings"]["min_group_size"] == 3
-    assert report["breakdown_settings"]["category_map"] == str(mapping)
+    assert report["breakdown_settings"]["category_map"] == "../map.csv"  # relative to report
     assert report["answered_only"] is True
     assert "human_reference" in report and report["human_reference"]["localization"]["available"]
     cases = pd.read_parquet(tmp_path / "items" / "cases.parquet")

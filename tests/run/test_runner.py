@@ -723,3 +723,64 @@ def test_a_task_the_backend_cannot_answer_is_refused_before_anything_is_written(
         )
         == 0
     )
+
+
+class TunedBackend(ScriptedBackend):
+    """The scripted backend with its own generation settings (e.g. a longer answer budget)."""
+
+    def __init__(self, max_new_tokens: int, **kwargs):
+        super().__init__(**kwargs)
+        self.max_new_tokens = max_new_tokens
+
+    def describe(self):
+        return {**super().describe(), "generation": {"max_new_tokens": self.max_new_tokens}}
+
+
+def test_runs_of_different_tasks_into_one_file_keep_every_tasks_settings(release, tmp_path):
+    out = tmp_path / "raw.jsonl"
+    run_model(
+        release,
+        tasks="localization",
+        backend=TunedBackend(64),
+        out_path=out,
+        box_convention="xyxy_norm1000",
+        progress=False,
+    )
+    # Captions asked later with the default convention and a larger budget: another task's
+    # settings, so the file takes them without forgetting how the boxes were asked.
+    run_model(release, tasks="captioning", backend=TunedBackend(256), out_path=out, progress=False)
+    manifest = read_manifest(out)
+    assert manifest["box_convention"] == "xyxy_norm1000"  # what `nova parse` reads boxes with
+    assert manifest["task_settings"] == {
+        "localization": {"generation": {"max_new_tokens": 64}, "box_convention": "xyxy_norm1000"},
+        "captioning": {"generation": {"max_new_tokens": 256}},
+    }
+    assert manifest["generation"] is None and "generation" not in manifest["backend"]
+    assert set(manifest["prompts"]) == {"localization", "captioning"}
+    assert manifest["counts"]["localization"]["answered"] == 7  # 7 images, kept from run one
+    assert manifest["counts"]["captioning"]["answered"] == 7
+    # The same task again with other settings is still refused, naming the task and setting.
+    for backend, convention, field in (
+        (TunedBackend(64), "auto", "task_settings.localization.box_convention"),
+        (TunedBackend(128), "xyxy_norm1000", "task_settings.localization.generation"),
+    ):
+        with pytest.raises(NovaInputError) as caught:
+            run_model(
+                release,
+                tasks="localization",
+                backend=backend,
+                out_path=out,
+                box_convention=convention,
+                progress=False,
+            )
+        assert caught.value.field == field
+    before = out.read_bytes()
+    summary = run_model(
+        release,
+        tasks="localization",
+        backend=TunedBackend(64),
+        out_path=out,
+        box_convention="xyxy_norm1000",
+        progress=False,
+    )
+    assert summary.counts["localization"]["done_before"] == 7 and out.read_bytes() == before

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from novabench.cli.evaluate import (
+    add_full_paths_option,
     add_scoring_options,
     close_judges,
     judge_cache_output,
@@ -43,6 +44,7 @@ def register(subparsers: Any) -> None:
         "--b", required=True, nargs="+", metavar="PRED", help="predictions of model B"
     )
     parser.add_argument("--out", required=True, help="comparison JSON path")
+    add_full_paths_option(parser)
     parser.add_argument("--markdown", help="also write the comparison as Markdown here")
     parser.add_argument("--html", help="also write the comparison as a self-contained HTML page")
     parser.add_argument(
@@ -85,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
     for task in options.judged_tasks:
         comparison["notes"].setdefault(task, []).append(judge_note(args, options.judge_of(task)))
     close_judges(options)
+    if not args.full_paths:  # a comparison to share names no local folder
+        from novabench.report.render import shareable_paths
+
+        comparison = shareable_paths(comparison, args.out)
     write_report(comparison, args.out)
     if args.markdown:
         write_text_atomic(args.markdown, render_comparison_markdown(comparison))

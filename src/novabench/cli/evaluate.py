@@ -62,11 +62,13 @@ def register(subparsers: Any) -> None:
         choices=TASK_NAMES,
         help="score only this task (repeatable); default: every task answered",
     )
+    add_full_paths_option(parser)
     parser.add_argument(
         "--items",
         metavar="DIR",
-        help="also write the per-item tables here (images/cases .parquet and .csv); the HTML "
-        "report's plots and gallery are drawn with or without it",
+        help="also write the per-item tables here (images/cases .parquet and .csv), pinned by "
+        "the report (run id, SHA-256); one folder per report; the HTML report's plots and "
+        "gallery are drawn with or without it",
     )
     parser.add_argument(
         "--answered-only",
@@ -119,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
         folders=("--judge-cache",),
     )
     check_report_outputs(outputs)
+    if args.items:
+        from novabench.report.items import check_items_folder
+
+        check_items_folder(args.items, args.out)  # another report's tables are not replaced
     options = ScoringOptions.build(scoring_options(args), **item_options(args))
     from novabench.parallel import usable_cpus
 
@@ -134,17 +140,15 @@ def run(args: argparse.Namespace) -> int:
         if task in report["tasks"]:
             report["tasks"][task]["notes"].append(judge_note(args, options.judge_of(task)))
     close_judges(options)
+    if not args.full_paths:  # a report to share names no local folder
+        from novabench.report.render import shareable_paths
+
+        report = shareable_paths(report, args.out)
     tables = None
     if args.items or args.html:  # the page's plots and gallery need them, written or not
-        from novabench.report.items import item_tables
+        from novabench.report.items import item_tables, write_item_tables
 
         tables = item_tables(scored)
-    if args.items:
-        report_folder = Path(args.out).resolve().parent
-        report["items"] = {
-            name: os.path.relpath((Path(args.items) / f"{name}.parquet").resolve(), report_folder)
-            for name in ("images", "cases")
-        }
     # Everything is rendered before anything is written: a failure leaves no partial set.
     markdown = render_markdown(report) if args.markdown else None
     page = None
@@ -160,7 +164,9 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     if tables is not None and args.items:
-        tables.write(args.items)
+        # The tables first, the report that pins them last: a kill in between leaves a
+        # report whose pins do not match (refused when read), never a silent mix.
+        report["items"] = write_item_tables(tables, args.items, args.out)
     write_report(report, args.out)
     if markdown is not None:
         write_text_atomic(args.markdown, markdown)
@@ -177,6 +183,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 _ITEM_FILES = ("images.parquet", "images.csv", "cases.parquet", "cases.csv")
+
+
+def add_full_paths_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--full-paths`` (reports name local files by their absolute paths)."""
+    parser.add_argument(
+        "--full-paths",
+        action="store_true",
+        help="name the release, prediction files, category map and BERTScore model by their "
+        "absolute local paths (default: relative to the report's folder when beside it, else "
+        "by name, so a shared report does not reveal the local layout)",
+    )
 
 
 def item_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -8,18 +8,24 @@ are refused: only the shard's own fields may differ.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute `nova merge`; prints what the merged file holds."""
     from novabench.data.release import read_release
+    from novabench.run.lock import writer_lock
     from novabench.run.predictions import check_replaceable_output, merge_prediction_files
 
     inputs = {"a shard": args.shards, "the release": args.data}
     check_replaceable_output(args.out, overwrite=args.force, inputs=inputs)
     release = read_release(args.data) if args.data else None
-    merged = merge_prediction_files(args.shards, args.out, release=release, overwrite=args.force)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with writer_lock(args.out, "nova merge"):  # not while a run (or another merge) writes it
+        merged = merge_prediction_files(
+            args.shards, args.out, release=release, overwrite=args.force
+        )
     for task, counts in merged.summary().items():
         if counts["answered"] or counts["errors"] or (release is not None and counts["items"]):
             missing = f"  missing {counts['missing']:>5}" if release is not None else ""

@@ -18,6 +18,7 @@ from typing import Any
 
 from novabench._files import give_usual_permissions
 from novabench.run.defaults import CONVENTIONS
+from novabench.run.lock import writer_lock
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,27 +39,28 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.force,
         inputs={"the raw answers file": raw_path, "the release": args.data},
     )
-    release = read_release(args.data)
-    manifest = RunManifest.read(raw_path) or RunManifest()
-    convention = args.box_convention or manifest.box_convention or "auto"
-    parsed = parse_raw(read_predictions(raw_path, release), release, box_convention=convention)
-
-    # A unique temporary sibling: the finished file appears at once, never half-written,
-    # and no file of the user's that happens to bear a fixed temporary name is touched.
     out.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial")
-    os.close(handle)
-    temporary = Path(name)
-    try:
-        write_predictions(temporary, parsed)
-        give_usual_permissions(temporary)
-        os.replace(temporary, out)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    summary = parsed.summary()
-    parsed_from = {"from": str(raw_path), "box_convention": convention, "summary": summary}
-    replace(manifest, parsed=parsed_from).write(out)
+    with writer_lock(out, "nova parse"):  # not while a run (or another parse) writes it
+        release = read_release(args.data)
+        manifest = RunManifest.read(raw_path) or RunManifest()
+        convention = args.box_convention or manifest.box_convention or "auto"
+        parsed = parse_raw(read_predictions(raw_path, release), release, box_convention=convention)
+
+        # A unique temporary sibling: the finished file appears at once, never half-written,
+        # and no file of the user's that happens to bear a fixed temporary name is touched.
+        handle, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial")
+        os.close(handle)
+        temporary = Path(name)
+        try:
+            write_predictions(temporary, parsed)
+            give_usual_permissions(temporary)
+            os.replace(temporary, out)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        summary = parsed.summary()
+        parsed_from = {"from": str(raw_path), "box_convention": convention, "summary": summary}
+        replace(manifest, parsed=parsed_from).write(out)
 
     for task in TASK_NAMES:
         counts = summary[task]

@@ -132,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         box_convention=args.box_convention,
         limit=args.limit,
         progress=not args.no_progress,
+        command="nova run",
     )
     if summary.repaired_fragment is not None:
         print(f"a cut-off last line was set aside in {summary.repaired_fragment}", file=sys.stderr)

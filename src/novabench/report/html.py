@@ -320,7 +320,7 @@ def render_html(
     model = model_name(report)
     data = report.get("data", {})
     if items is None and report.get("items") and report_path is not None:
-        from novabench.report.leaderboard import read_item_tables
+        from novabench.report.items import read_item_tables
 
         items = read_item_tables(report, report_path)
     answered_only = report.get("answered_only")
@@ -366,6 +366,8 @@ def render_html(
                 _figure(best_iou_histogram(images), "distribution of the best IoU"),
             ]
         source = release if release is not None else data.get("path")
+        if isinstance(source, str) and report_path is not None and not Path(source).is_absolute():
+            source = str(Path(report_path).parent / source)  # a shared report's relative path
         parts += _gallery_section(tables, source, gallery_size, seed)
     parts.append("</body></html>")
     body = parts.index(f'<p class="lead">{lead}</p>') + 1

@@ -39,6 +39,13 @@ case is not scored).
 
 Rows: the images scored by an image task (every image unless ``answered_only``); the cases
 scored by the diagnosis task, or, without it, the cases of those images.
+
+Pins: :func:`write_item_tables` writes the tables for a report and gives the report's
+``items`` entry (paths relative to the report, ``run_id``, ``sha256`` of every file); each
+Parquet table records that run id and the report in its ``novabench.items`` metadata.
+:func:`read_item_tables` (the leaderboard's and the HTML page's reader) refuses tables
+that are not the ones the report pins; :func:`check_items_folder` keeps a second report
+from taking over a folder another report pins.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,7 +67,16 @@ if TYPE_CHECKING:
     from novabench.lexicon.taxonomy import CategoryMap
     from novabench.report.scoring import PredictionPaths, ScoredPredictions, ScoringOptions
 
-__all__ = ["CASE_COLUMNS", "IMAGE_COLUMNS", "ItemTables", "build_item_tables", "item_tables"]
+__all__ = [
+    "CASE_COLUMNS",
+    "IMAGE_COLUMNS",
+    "ItemTables",
+    "build_item_tables",
+    "check_items_folder",
+    "item_tables",
+    "read_item_tables",
+    "write_item_tables",
+]
 
 #: The images table's fixed columns, in order (caption metric columns follow ``captioning_status``).
 IMAGE_COLUMNS: tuple[str, ...] = (
@@ -145,7 +161,9 @@ class ItemTables:
     images: pd.DataFrame
     cases: pd.DataFrame
 
-    def write(self, directory: str | os.PathLike[str]) -> dict[str, Path]:
+    def write(
+        self, directory: str | os.PathLike[str], *, owner: Mapping[str, str] | None = None
+    ) -> dict[str, Path]:
         """Write ``images.parquet``, ``images.csv``, ``cases.parquet``, ``cases.csv``.
 
         The folder is created if needed; each file is written whole or not at all. In the
@@ -153,6 +171,9 @@ class ItemTables:
 
         Args:
             directory: the output folder.
+            owner: the report the tables belong to (``{"run_id": ..., "report": path of
+                the report relative to the folder}``), kept in each Parquet file's key-value
+                metadata under ``novabench.items`` (see :func:`write_item_tables`).
 
         Returns:
             ``{"images": parquet path, "images_csv": ..., "cases": ..., "cases_csv": ...}``.
@@ -172,13 +193,28 @@ class ItemTables:
         folder.mkdir(parents=True, exist_ok=True)
         paths: dict[str, Path] = {}
         for name, table in (("images", self.images), ("cases", self.cases)):
-            paths[name] = _write_atomic(folder / f"{name}.parquet", table, _to_parquet)
+            mark = None if owner is None else {**owner, "table": name}
+            paths[name] = _write_atomic(
+                folder / f"{name}.parquet", table, lambda t, p: _to_parquet(t, p, mark)
+            )
             paths[f"{name}_csv"] = _write_atomic(folder / f"{name}.csv", table, _to_csv)
         return paths
 
 
-def _to_parquet(table: pd.DataFrame, path: Path) -> None:
-    table.to_parquet(path, index=False)
+#: The Parquet key-value metadata key naming the report a per-item table belongs to.
+OWNER_KEY = b"novabench.items"
+
+
+def _to_parquet(table: pd.DataFrame, path: Path, owner: Mapping[str, str] | None = None) -> None:
+    if owner is None:
+        table.to_parquet(path, index=False)
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    metadata = {**(arrow.schema.metadata or {}), OWNER_KEY: json.dumps(dict(owner)).encode()}
+    pq.write_table(arrow.replace_schema_metadata(metadata), path)
 
 
 def _to_csv(table: pd.DataFrame, path: Path) -> None:
@@ -459,3 +495,170 @@ def _case_rows(scored: ScoredPredictions, image_cases: set[str]) -> list[dict[st
             )
         rows.append(row)
     return rows
+
+
+# --------------------------------------------------------------------------- pinning
+# A report pins the tables it wrote: its ``items`` entry holds a run id and the SHA-256 of
+# every file; each Parquet table holds the run id and the report's name in its metadata.
+# A reader recomputes the hashes and refuses a table another evaluation (or a kill between
+# the tables and the report) left in place, so a report never scores with another's tables.
+
+_PINNED_FILES = ("images.parquet", "images.csv", "cases.parquet", "cases.csv")
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _owner(path: Path) -> dict[str, Any] | None:
+    """The ``novabench.items`` metadata of a Parquet table, or None (not ours, unreadable)."""
+    try:
+        import pyarrow.parquet as pq
+
+        metadata = pq.read_schema(path).metadata or {}
+        owner = json.loads(metadata[OWNER_KEY])
+    except Exception:  # a foreign or broken file has no owner to protect
+        return None
+    return owner if isinstance(owner, dict) else None
+
+
+def check_items_folder(
+    directory: str | os.PathLike[str], report_path: str | os.PathLike[str]
+) -> None:
+    """Refuse an ``--items`` folder that holds the tables of another report still pointing at them.
+
+    Two reports cannot share one folder: the second would replace the tables the first one
+    pins. Tables of the same report (a rerun of it), of a report that is gone or that no
+    longer pins them, and files novabench did not mark are replaced as before.
+
+    Raises:
+        NovaInputError: the folder's tables belong to another existing report.
+
+    Example:
+        >>> import tempfile
+        >>> check_items_folder(tempfile.mkdtemp(), "report.json") is None
+        True
+    """
+    folder, report = Path(directory), Path(report_path)
+    for name in ("images", "cases"):
+        table = folder / f"{name}.parquet"
+        owner = _owner(table) if table.is_file() else None
+        if owner is None or not isinstance(owner.get("report"), str):
+            continue
+        other = Path(os.path.normpath(folder / owner["report"]))
+        if not other.is_file() or (report.exists() and _same_file(other, report)):
+            continue
+        try:
+            pinned = json.loads(other.read_text(encoding="utf-8")).get("items", {}).get("run_id")
+        except (OSError, ValueError, AttributeError):
+            continue  # not a report any more: nothing points at the tables
+        if pinned == owner.get("run_id"):
+            raise NovaInputError(
+                f"holds the per-item tables of the report {other}, which points at them; "
+                "a second report would replace them: choose another --items folder",
+                source=str(folder),
+                field="--items",
+            )
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def write_item_tables(
+    tables: ItemTables,
+    directory: str | os.PathLike[str],
+    report_path: str | os.PathLike[str],
+) -> dict[str, Any]:
+    """Write the tables for a report and return the report's ``items`` entry that pins them.
+
+    The entry names the Parquet tables relative to the report's folder and holds a fresh
+    ``run_id`` and the SHA-256 of each of the four files (``sha256``); each Parquet table
+    records the run id and the report's path relative to the folder. Write the report after
+    the tables: a kill in between leaves a report whose pins no longer match (a refusal on
+    reading, never a silent mix).
+
+    Example:
+        >>> import tempfile, pandas as pd
+        >>> root = Path(tempfile.mkdtemp())
+        >>> tables = ItemTables(pd.DataFrame({"filename": ["a.png"]}), pd.DataFrame({"case_id": ["case0001"]}))
+        >>> entry = write_item_tables(tables, root / "items", root / "report.json")
+        >>> entry["images"], sorted(entry["sha256"]), len(entry["run_id"])
+        ('items/images.parquet', ['cases.csv', 'cases.parquet', 'images.csv', 'images.parquet'], 32)
+    """
+    import uuid
+
+    folder, report = Path(directory), Path(report_path)
+    run_id = uuid.uuid4().hex
+    relative_report = os.path.relpath(report.resolve(), folder.resolve())
+    paths = tables.write(folder, owner={"run_id": run_id, "report": relative_report})
+    report_folder = report.resolve().parent
+    entry: dict[str, Any] = {
+        name: os.path.relpath(paths[name].resolve(), report_folder) for name in ("images", "cases")
+    }
+    entry["run_id"] = run_id
+    entry["sha256"] = {path.name: _sha256(path) for path in paths.values()}
+    return entry
+
+
+def read_item_tables(
+    report: Mapping[str, Any], report_path: str | os.PathLike[str]
+) -> dict[str, Any]:
+    """The per-item tables a report points at, checked to be the ones it wrote.
+
+    Raises:
+        NovaInputError: the report has no ``items`` entry or does not pin its tables (written
+            by an older novabench), a table is missing, or a table is not the one the report
+            wrote (its SHA-256 or run id differs: another evaluation replaced it).
+
+    Example:
+        >>> read_item_tables({"tasks": {}}, "r.json")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: r.json, field 'items': the report has no per-item tables; score it with nova evaluate --items DIR
+    """
+    import pandas as pd
+
+    entry = report.get("items")
+    if not entry:
+        raise NovaInputError(
+            "the report has no per-item tables; score it with nova evaluate --items DIR",
+            source=str(report_path),
+            field="items",
+        )
+    hashes = entry.get("sha256") if isinstance(entry, Mapping) else None
+    if not isinstance(hashes, Mapping) or not entry.get("run_id"):
+        raise NovaInputError(
+            "the report does not pin its per-item tables (an older novabench wrote it), so "
+            "they may be another evaluation's; score it again with nova evaluate --items DIR",
+            source=str(report_path),
+            field="items",
+        )
+    base = Path(report_path).parent
+    tables = {}
+    for name in ("images", "cases"):
+        path = base / str(entry[name])
+        if not path.is_file():
+            raise NovaInputError(
+                f"the per-item table {path} is missing", source=str(report_path), field="items"
+            )
+        owner = _owner(path) or {}
+        if _sha256(path) != hashes.get(path.name) or owner.get("run_id") != entry["run_id"]:
+            raise NovaInputError(
+                f"the per-item table {path} is not the one this report wrote (run id "
+                f"{owner.get('run_id')} instead of {entry['run_id']}: another evaluation or an "
+                "interrupted one replaced it); score the report again with nova evaluate --items",
+                source=str(report_path),
+                field="items",
+            )
+        tables[name] = pd.read_parquet(path)
+    return tables

@@ -35,13 +35,13 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from novabench.errors import NovaInputError
 from novabench.records import is_placeholder_diagnosis
+from novabench.report.items import read_item_tables
 from novabench.report.render import (
     HEADLINE_KEYS,
     TASK_ORDER,
@@ -177,41 +177,6 @@ def _bootstrap_note(
         + " and ".join(groups)
         + " (ranks and ties use the leaderboard's own bootstrap)."
     )
-
-
-def read_item_tables(
-    report: Mapping[str, Any], report_path: str | os.PathLike[str]
-) -> dict[str, Any]:
-    """The per-item tables a report points at (``report["items"]``, relative to the report).
-
-    Raises:
-        NovaInputError: the report has no ``items`` entry, or a table file is missing.
-
-    Example:
-        >>> read_item_tables({"tasks": {}}, "r.json")
-        Traceback (most recent call last):
-        ...
-        novabench.errors.NovaInputError: r.json, field 'items': the report has no per-item tables; score it with nova evaluate --items DIR
-    """
-    import pandas as pd
-
-    entry = report.get("items")
-    if not entry:
-        raise NovaInputError(
-            "the report has no per-item tables; score it with nova evaluate --items DIR",
-            source=str(report_path),
-            field="items",
-        )
-    base = Path(report_path).parent
-    tables = {}
-    for name in ("images", "cases"):
-        path = base / str(entry[name])
-        if not path.is_file():
-            raise NovaInputError(
-                f"the per-item table {path} is missing", source=str(report_path), field="items"
-            )
-        tables[name] = pd.read_parquet(path)
-    return tables
 
 
 def _item_values(task: str, tables: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:

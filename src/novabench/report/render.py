@@ -27,6 +27,8 @@ __all__ = [
     "meteor_fallback_line",
     "model_name",
     "portable_bertscore_hash",
+    "shareable_path",
+    "shareable_paths",
     "render_breakdowns",
     "render_comparison",
     "render_comparison_markdown",
@@ -419,6 +421,77 @@ def portable_bertscore_hash(bertscore_hash: str) -> str:
     """
     text = bertscore_hash.replace(os.sep, "/")
     return "/".join(text.split("/")[-2:])
+
+
+def shareable_path(path: str | os.PathLike[str], report_path: str | os.PathLike[str]) -> str:
+    """A file as a shared report names it: relative to the report's folder, else by name.
+
+    The relative form is used when the file lies in the report's folder, below it, or beside
+    it (one ``..``): a deeper climb would reveal the local layout, so the name alone is kept.
+
+    Example:
+        >>> shareable_path("/home/ana/nova/runs/qwen.jsonl", "/home/ana/nova/reports/qwen.json")
+        '../runs/qwen.jsonl'
+        >>> shareable_path("/data/releases/nova", "/home/ana/nova/reports/qwen.json")
+        'nova'
+    """
+    target = Path(os.path.abspath(path))
+    folder = Path(os.path.abspath(report_path)).parent
+    try:
+        relative = Path(os.path.relpath(target, folder))
+    except ValueError:  # another drive (Windows): no relative form
+        return target.name
+    if (
+        relative.parts[:2] == ("..", "..")
+        or relative.parts[:1] == ("..",)
+        and len(relative.parts) == 1
+    ):
+        return target.name
+    return relative.as_posix()
+
+
+def shareable_paths(
+    report: Mapping[str, Any], report_path: str | os.PathLike[str]
+) -> dict[str, Any]:
+    """A copy of a report (or comparison) with no local absolute path in it.
+
+    The release (``data.path``), the prediction files (``predictions.paths``) and a category
+    map (``category_map``) are named by :func:`shareable_path`, and so is any other absolute
+    ``path`` or ``from`` (the run manifests' merged shards and parsed raw files); a BERTScore model given as a
+    local folder (``BERTScore_hash``) by :func:`portable_bertscore_hash`. ``nova evaluate``
+    and ``nova compare`` write this form unless ``--full-paths`` is given.
+
+    Example:
+        >>> report = {"data": {"path": "/srv/nova"}, "predictions": {"paths": ["/srv/out/a.jsonl"]},
+        ...           "tasks": {"captioning": {"metrics": {"BERTScore_hash": "/venv/site/minilm/model_L6"}}}}
+        >>> shared = shareable_paths(report, "/srv/out/report.json")
+        >>> shared["data"]["path"], shared["predictions"]["paths"], shared["tasks"]["captioning"]["metrics"]
+        ('../nova', ['a.jsonl'], {'BERTScore_hash': 'minilm/model_L6'})
+    """
+
+    def rewrite(value: Any, key: str | None = None) -> Any:
+        if isinstance(value, Mapping):
+            copied = {k: rewrite(v, k) for k, v in value.items()}
+            # From the originals: a path given relative (to this process's folder) too.
+            if key == "data" and isinstance(value.get("path"), str):
+                copied["path"] = shareable_path(value["path"], report_path)
+            if key == "predictions" and isinstance(value.get("paths"), list):
+                copied["paths"] = [
+                    shareable_path(p, report_path) if isinstance(p, str) else p
+                    for p in value["paths"]
+                ]
+            return copied
+        if isinstance(value, list):
+            return [rewrite(v) for v in value]
+        if key == "BERTScore_hash" and isinstance(value, str):
+            return portable_bertscore_hash(value)
+        if key == "category_map" and isinstance(value, str):
+            return shareable_path(value, report_path)
+        if key in ("path", "from") and isinstance(value, str) and os.path.isabs(value):
+            return shareable_path(value, report_path)  # e.g. a run manifest's merged shards
+        return value
+
+    return rewrite(report)
 
 
 def _bertscore_model(bertscore_hash: str) -> str:

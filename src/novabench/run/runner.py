@@ -67,6 +67,7 @@ from novabench import __version__, registry
 from novabench.errors import NovaInputError
 from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
+from novabench.run.lock import writer_lock
 from novabench.run.predictions import (
     RunManifest,
     _append_line,
@@ -324,18 +325,46 @@ def _split_description(description: Mapping[str, Any]) -> tuple[dict[str, Any], 
     return what, how
 
 
+def _task_settings(
+    tasks: Sequence[str], generation: Any, box_convention: str | None
+) -> dict[str, dict[str, Any]]:
+    """How each task was asked beyond its prompt: generation settings, and the box convention
+    for the tasks whose answers are boxes."""
+    settings: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        entry: dict[str, Any] = {"generation": generation}
+        if "input_size" in registry.TASKS[task].extra_fields:  # answers in pixels: boxes
+            entry["box_convention"] = box_convention
+        settings[task] = entry
+    return settings
+
+
+def _recorded_task_settings(manifest: RunManifest) -> dict[str, dict[str, Any]]:
+    """A file's per-task settings; a manifest from before they were recorded applied its one
+    generation and box convention to every task it lists."""
+    if isinstance(manifest.task_settings, dict):
+        return {str(k): dict(v) for k, v in manifest.task_settings.items() if isinstance(v, dict)}
+    return _task_settings(
+        [t for t in manifest.tasks or [] if t in registry.TASKS],
+        manifest.generation,
+        manifest.box_convention,
+    )
+
+
 def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -> None:
     """Refuse to append answers of another configuration to a file.
 
     The release is compared by content (fingerprint and counts), not by layout: the same
     data read from the official folder or from its ``nova export`` may resume each other.
+    What is set per task (prompt, generation settings, box convention) is compared only for
+    the tasks both the file and this call answer: another task may be asked its own way.
     """
-    for key in ("backend", "box_convention", "shard", "release"):
+    for key in ("backend", "shard", "release"):
         old, new = getattr(existing, key), getattr(manifest, key)
         if key == "release":
             old, new = release_identity(old), release_identity(new)
         elif key == "backend":  # the endpoint URL and library versions may change
-            old, new = backend_identity(old), backend_identity(new)
+            old, new = _without_generation(old), _without_generation(new)
         if old != new:
             raise NovaInputError(
                 "the file was written by a different configuration "
@@ -344,6 +373,17 @@ def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -
                 source=str(path),
                 field=key,
             )
+    old_settings = _recorded_task_settings(existing)
+    for task, settings in (manifest.task_settings or {}).items():
+        for key, value in settings.items():
+            if task in old_settings and key in old_settings[task]:
+                if old_settings[task][key] != value:
+                    raise NovaInputError(
+                        f"the {task} answers in the file were asked with another {key} "
+                        f"({old_settings[task][key]!r} now {value!r}); write to a new output file",
+                        source=str(path),
+                        field=f"task_settings.{task}.{key}",
+                    )
     old_prompts = existing.prompts or {}
     for task, prompt in (manifest.prompts or {}).items():
         if task in old_prompts and old_prompts[task].get("sha256") != prompt.get("sha256"):
@@ -353,6 +393,33 @@ def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -
                 source=str(path),
                 field=f"prompts.{task}",
             )
+
+
+def _without_generation(backend: Any) -> Any:
+    """A backend entry as compared on resume: its generation settings are per task."""
+    identity = backend_identity(backend)
+    if isinstance(identity, Mapping):
+        return {k: v for k, v in identity.items() if k != "generation"}
+    return identity
+
+
+def _join_task_settings(existing: RunManifest, manifest: RunManifest) -> None:
+    """Keep every task's settings in the resumed file's manifest, not only this call's.
+
+    Counts and per-task settings of the tasks this call did not run stay as recorded; the
+    top-level ``box_convention`` stays the box task's; the top-level ``generation`` (and the
+    backend's) is kept only while every task shares it.
+    """
+    joined = {**_recorded_task_settings(existing), **(manifest.task_settings or {})}
+    manifest.task_settings = joined
+    conventions = [s["box_convention"] for s in joined.values() if "box_convention" in s]
+    if conventions:
+        manifest.box_convention = conventions[0]
+    generations = [s.get("generation") for s in joined.values()]
+    if any(g != generations[0] for g in generations[1:]):
+        manifest.generation = None  # differs per task: task_settings says which
+        if isinstance(manifest.backend, dict):
+            manifest.backend = {k: v for k, v in manifest.backend.items() if k != "generation"}
 
 
 def _load_image(item: Any) -> Any:
@@ -518,6 +585,7 @@ def run_model(
     box_convention: str = "auto",
     limit: int | None = None,
     progress: bool = True,
+    command: str = "run_model",
 ) -> RunSummary:
     """Ask ``backend`` every pending question of ``tasks`` and append the raw answers to ``out_path``.
 
@@ -534,6 +602,8 @@ def run_model(
             manifest (answers are stored raw).
         limit: at most this many items per task (after sharding), for a quick trial.
         progress: show a progress bar.
+        command: what runs, recorded in the file's lock (``<out>.lock``) for a second writer's
+            message: while this call writes ``out``, any other writer of it fails at once.
 
     Returns:
         A :class:`RunSummary`.
@@ -542,8 +612,8 @@ def run_model(
         EndpointUnusableError: the backend cannot answer any request (an unreachable
             server, HTTP 401/403/404) and nothing was answered in this call: the run
             stopped early (see the module docstring); its ``summary`` says what was done.
-        NovaInputError: bad arguments, a broken output file, or an output written by
-            another configuration.
+        NovaInputError: bad arguments, a broken output file, an output written by
+            another configuration, or an output another process is writing.
 
     Example:
         >>> import pathlib, tempfile, types
@@ -587,194 +657,205 @@ def run_model(
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
 
-    what, how = _split_description(backend.describe())
-    release_info = {
-        "layout": getattr(release, "layout", None),
-        "n_images": len(release.images),
-        "n_cases": len(release.cases()),
-        "fingerprint": release.fingerprint() if hasattr(release, "fingerprint") else None,
-    }
-    manifest = RunManifest(
-        format="novabench-raw-answers",
-        format_version=1,
-        novabench_version=__version__,
-        backend=what,
-        model=getattr(backend, "display_name", None)
-        or what.get("model", getattr(backend, "name", None)),
-        revision=what.get("revision"),
-        prompts={t: {"name": p.name, "sha256": p.sha256} for t, p in resolved_prompts.items()},
-        generation=what.get("generation"),
-        box_convention=box_convention,
-        shard=None if shard is None else {"index": shard[0], "count": shard[1]},
-        release=release_info,
-    )
-
-    # Resume: repair a crash's leftovers, check the configuration, collect what is done.
-    repaired = repair_partial_last_line(out)
-    existing = RunManifest.read(out)
-    has_lines = out.is_file() and out.stat().st_size > 0
-    if has_lines and existing is None:
-        raise NovaInputError(
-            "exists and has no manifest, so it was not written by a run of this toolkit; choose a new output",
-            source=str(out),
-        )
-    done: dict[str, set[str]] = {task: set() for task in TASK_NAMES}
-    if existing is not None and not has_lines:
-        existing = None  # a manifest without answers (file deleted, or a crash before any line)
-    if existing is not None:
-        _check_resumable(existing, manifest, RunManifest.path_for(out))
-        manifest.prompts = {**(existing.prompts or {}), **(manifest.prompts or {})}
-        manifest.created_at = existing.created_at
-    if has_lines:
-        previous = read_predictions(out, release)
-        for task in TASK_NAMES:
-            done[task] = {
-                key for key, record in previous.records[task].items() if record.error is None
-            }
-    manifest.created_at = manifest.created_at or _now()
-    manifest.runtime = {
-        **how,
-        "limit": limit,
-        "python": platform.python_version(),
-    }
-    pooled = _pooled(backend)
-    as_png = pooled and bool(getattr(backend, "accepts_png", False))
-    # How the images of the whole file were sent, over this call and the earlier ones.
-    image_encodings: Counter[str] = Counter()
-    earlier_runtime = existing.runtime if existing is not None else None
-    earlier = earlier_runtime.get("image_encoding") if isinstance(earlier_runtime, dict) else None
-    if isinstance(earlier, dict):
-        image_encodings.update(
-            {str(k): v for k, v in earlier.items() if type(v) is int}  # a hand-edit is ignored
-        )
-    if as_png:
-        manifest.runtime["image_encoding"] = image_encodings
-    earlier_endpoints = []
-    if isinstance(earlier_runtime, dict) and isinstance(earlier_runtime.get("endpoints"), list):
-        earlier_endpoints = list(earlier_runtime["endpoints"])
-    old_endpoint = (existing.backend or {}).get("endpoint") if existing is not None else None
-    endpoints = [e for e in [*earlier_endpoints, old_endpoint, what.get("endpoint")] if e]
-    if len(set(endpoints)) > 1:  # a resumed run moved server: say where each part came from
-        manifest.runtime["endpoints"] = list(dict.fromkeys(endpoints))
-
-    pending: dict[str, list[Any]] = {}
-    counts: dict[str, dict[str, int]] = {}
-    for task in chosen:
-        key_field = registry.TASKS[task].key_field  # the item's own attribute of that name
-        items = [
-            item for item in _items(release, task) if in_shard(getattr(item, key_field), shard)
-        ]
-        if limit is not None:
-            items = items[:limit]
-        todo = [item for item in items if getattr(item, key_field) not in done[task]]
-        pending[task] = todo
-        counts[task] = {
-            "items": len(items),
-            "done_before": len(items) - len(todo),
-            "answered": 0,
-            "errors": 0,
-            "too_long": 0,
+    with writer_lock(out, command):  # one writer per file: a second run fails at once
+        what, how = _split_description(backend.describe())
+        release_info = {
+            "layout": getattr(release, "layout", None),
+            "n_images": len(release.images),
+            "n_cases": len(release.cases()),
+            "fingerprint": release.fingerprint() if hasattr(release, "fingerprint") else None,
         }
-    manifest.tasks = sorted(
-        set((existing.tasks or []) if existing else []) | set(chosen), key=TASK_NAMES.index
-    )
+        manifest = RunManifest(
+            format="novabench-raw-answers",
+            format_version=1,
+            novabench_version=__version__,
+            backend=what,
+            model=getattr(backend, "display_name", None)
+            or what.get("model", getattr(backend, "name", None)),
+            revision=what.get("revision"),
+            prompts={t: {"name": p.name, "sha256": p.sha256} for t, p in resolved_prompts.items()},
+            generation=what.get("generation"),
+            box_convention=box_convention,
+            shard=None if shard is None else {"index": shard[0], "count": shard[1]},
+            release=release_info,
+            task_settings=_task_settings(chosen, what.get("generation"), box_convention),
+        )
 
-    def save_manifest(status: str) -> Path:
-        manifest.status, manifest.updated_at, manifest.counts = status, _now(), counts
-        return manifest.write(out)
-
-    manifest_path = save_manifest("running")
-    # The name reports show (a backend's display name, never a local path), else its own.
-    model_label = str(
-        getattr(backend, "display_name", None)
-        or getattr(backend, "name", what.get("model", "model"))
-    )
-    from novabench.progress import progress_bar
-
-    bar = progress_bar(
-        total=sum(len(v) for v in pending.values()),
-        unit="item",
-        desc="nova run",
-        enabled=progress,
-    )
-    status = "interrupted"
-    asking_started = time.perf_counter()
-    asking_s = 0.0
-    # The early stop (module docstring): the first endpoint-wide failure while nothing has
-    # been answered in this call. Both are only touched under the pool's lock (or by the
-    # one thread of the batch path).
-    answered_now = False
-    problem: str | None = None
-
-    def stopping() -> bool:
-        return problem is not None and not answered_now
-
-    try:
-        with out.open("a", encoding="utf-8") as handle:
-
-            def record(request: Request, answer: Answer) -> None:
-                nonlocal answered_now, problem
-                line = _answer_line(request, answer, model_label)
-                _append_line(handle, line)
-                counts[request.task]["errors" if "error" in line else "answered"] += 1
-                counts[request.task]["too_long"] += "raw_truncated_from" in line
-                if request.image_encoding is not None:
-                    image_encodings[request.image_encoding] += 1
-                if "error" not in line:
-                    answered_now = True
-                elif problem is None and not answered_now and answer.endpoint_problem:
-                    problem = answer.endpoint_problem
-                bar.update(1)
-
-            if pooled:
-
-                def ask(task: str, item: Any) -> tuple[Request, Answer]:
-                    request = _request(task, item, resolved_prompts[task], as_png=as_png)
-                    return request, backend.answer(request)  # type: ignore[attr-defined]
-
-                jobs = ((task, item) for task in chosen for item in pending[task])
-                concurrency = max(1, int(backend.max_concurrency))  # type: ignore[attr-defined]
-                try:
-                    _ask_in_pool(jobs, ask, concurrency, record, stop=stopping)
-                finally:
-                    close = getattr(backend, "close", None)
-                    if callable(close):
-                        close()  # the workers' kept-alive connections
-            else:
-                for task in chosen:
-                    bar.set_postfix_str(task)
-                    for chunk in _chunks(pending[task], size):
-                        if stopping():
-                            break
-                        requests = [_request(task, item, resolved_prompts[task]) for item in chunk]
-                        answers = backend.generate(requests)
-                        if len(answers) != len(requests):
-                            raise RuntimeError(
-                                f"backend {model_label!r} returned {len(answers)} answers for {len(requests)} requests"
-                            )
-                        for request, answer in zip(requests, answers):
-                            record(request, answer)
-        asking_s = time.perf_counter() - asking_started
-        status = "stopped" if stopping() else "complete"
-    finally:
-        bar.close()
-        if status == "stopped":
-            manifest.runtime["stopped_because"] = problem
-        if status == "complete":
-            every_item_done = all(
-                c["done_before"] + c["answered"] == c["items"] for c in counts.values()
+        # Resume: repair a crash's leftovers, check the configuration, collect what is done.
+        repaired = repair_partial_last_line(out)
+        existing = RunManifest.read(out)
+        has_lines = out.is_file() and out.stat().st_size > 0
+        if has_lines and existing is None:
+            raise NovaInputError(
+                "exists and has no manifest, so it was not written by a run of this toolkit; choose a new output",
+                source=str(out),
             )
-            status = "complete" if every_item_done else "complete-with-errors"
-        save_manifest(status)
-    summary = RunSummary(
-        out_path=out,
-        manifest_path=manifest_path,
-        counts=counts,
-        repaired_fragment=repaired,
-        elapsed_s=time.perf_counter() - started,
-        tasks=chosen,
-        asking_s=asking_s,
-    )
-    if status == "stopped" and problem is not None:
-        raise EndpointUnusableError(problem, summary)
-    return summary
+        done: dict[str, set[str]] = {task: set() for task in TASK_NAMES}
+        if existing is not None and not has_lines:
+            existing = None  # a manifest without answers (file deleted, or a crash before any line)
+        if existing is not None:
+            _check_resumable(existing, manifest, RunManifest.path_for(out))
+            manifest.prompts = {**(existing.prompts or {}), **(manifest.prompts or {})}
+            _join_task_settings(existing, manifest)
+            manifest.created_at = existing.created_at
+        if has_lines:
+            previous = read_predictions(out, release)
+            for task in TASK_NAMES:
+                done[task] = {
+                    key for key, record in previous.records[task].items() if record.error is None
+                }
+        manifest.created_at = manifest.created_at or _now()
+        manifest.runtime = {
+            **how,
+            "limit": limit,
+            "python": platform.python_version(),
+        }
+        pooled = _pooled(backend)
+        as_png = pooled and bool(getattr(backend, "accepts_png", False))
+        # How the images of the whole file were sent, over this call and the earlier ones.
+        image_encodings: Counter[str] = Counter()
+        earlier_runtime = existing.runtime if existing is not None else None
+        earlier = (
+            earlier_runtime.get("image_encoding") if isinstance(earlier_runtime, dict) else None
+        )
+        if isinstance(earlier, dict):
+            image_encodings.update(
+                {str(k): v for k, v in earlier.items() if type(v) is int}  # a hand-edit is ignored
+            )
+        if as_png:
+            manifest.runtime["image_encoding"] = image_encodings
+        earlier_endpoints = []
+        if isinstance(earlier_runtime, dict) and isinstance(earlier_runtime.get("endpoints"), list):
+            earlier_endpoints = list(earlier_runtime["endpoints"])
+        old_endpoint = (existing.backend or {}).get("endpoint") if existing is not None else None
+        endpoints = [e for e in [*earlier_endpoints, old_endpoint, what.get("endpoint")] if e]
+        if len(set(endpoints)) > 1:  # a resumed run moved server: say where each part came from
+            manifest.runtime["endpoints"] = list(dict.fromkeys(endpoints))
+
+        pending: dict[str, list[Any]] = {}
+        counts: dict[str, dict[str, int]] = {}
+        for task in chosen:
+            key_field = registry.TASKS[task].key_field  # the item's own attribute of that name
+            items = [
+                item for item in _items(release, task) if in_shard(getattr(item, key_field), shard)
+            ]
+            if limit is not None:
+                items = items[:limit]
+            todo = [item for item in items if getattr(item, key_field) not in done[task]]
+            pending[task] = todo
+            counts[task] = {
+                "items": len(items),
+                "done_before": len(items) - len(todo),
+                "answered": 0,
+                "errors": 0,
+                "too_long": 0,
+            }
+        manifest.tasks = sorted(
+            set((existing.tasks or []) if existing else []) | set(chosen), key=TASK_NAMES.index
+        )
+
+        # The counts of tasks this call does not run stay as the file's manifest had them.
+        earlier_counts = dict(existing.counts or {}) if existing is not None else {}
+
+        def save_manifest(status: str) -> Path:
+            manifest.status, manifest.updated_at = status, _now()
+            manifest.counts = {**earlier_counts, **counts}
+            return manifest.write(out)
+
+        manifest_path = save_manifest("running")
+        # The name reports show (a backend's display name, never a local path), else its own.
+        model_label = str(
+            getattr(backend, "display_name", None)
+            or getattr(backend, "name", what.get("model", "model"))
+        )
+        from novabench.progress import progress_bar
+
+        bar = progress_bar(
+            total=sum(len(v) for v in pending.values()),
+            unit="item",
+            desc="nova run",
+            enabled=progress,
+        )
+        status = "interrupted"
+        asking_started = time.perf_counter()
+        asking_s = 0.0
+        # The early stop (module docstring): the first endpoint-wide failure while nothing has
+        # been answered in this call. Both are only touched under the pool's lock (or by the
+        # one thread of the batch path).
+        answered_now = False
+        problem: str | None = None
+
+        def stopping() -> bool:
+            return problem is not None and not answered_now
+
+        try:
+            with out.open("a", encoding="utf-8") as handle:
+
+                def record(request: Request, answer: Answer) -> None:
+                    nonlocal answered_now, problem
+                    line = _answer_line(request, answer, model_label)
+                    _append_line(handle, line)
+                    counts[request.task]["errors" if "error" in line else "answered"] += 1
+                    counts[request.task]["too_long"] += "raw_truncated_from" in line
+                    if request.image_encoding is not None:
+                        image_encodings[request.image_encoding] += 1
+                    if "error" not in line:
+                        answered_now = True
+                    elif problem is None and not answered_now and answer.endpoint_problem:
+                        problem = answer.endpoint_problem
+                    bar.update(1)
+
+                if pooled:
+
+                    def ask(task: str, item: Any) -> tuple[Request, Answer]:
+                        request = _request(task, item, resolved_prompts[task], as_png=as_png)
+                        return request, backend.answer(request)  # type: ignore[attr-defined]
+
+                    jobs = ((task, item) for task in chosen for item in pending[task])
+                    concurrency = max(1, int(backend.max_concurrency))  # type: ignore[attr-defined]
+                    try:
+                        _ask_in_pool(jobs, ask, concurrency, record, stop=stopping)
+                    finally:
+                        close = getattr(backend, "close", None)
+                        if callable(close):
+                            close()  # the workers' kept-alive connections
+                else:
+                    for task in chosen:
+                        bar.set_postfix_str(task)
+                        for chunk in _chunks(pending[task], size):
+                            if stopping():
+                                break
+                            requests = [
+                                _request(task, item, resolved_prompts[task]) for item in chunk
+                            ]
+                            answers = backend.generate(requests)
+                            if len(answers) != len(requests):
+                                raise RuntimeError(
+                                    f"backend {model_label!r} returned {len(answers)} answers for {len(requests)} requests"
+                                )
+                            for request, answer in zip(requests, answers):
+                                record(request, answer)
+            asking_s = time.perf_counter() - asking_started
+            status = "stopped" if stopping() else "complete"
+        finally:
+            bar.close()
+            if status == "stopped":
+                manifest.runtime["stopped_because"] = problem
+            if status == "complete":
+                every_item_done = all(
+                    c["done_before"] + c["answered"] == c["items"] for c in counts.values()
+                )
+                status = "complete" if every_item_done else "complete-with-errors"
+            save_manifest(status)
+        summary = RunSummary(
+            out_path=out,
+            manifest_path=manifest_path,
+            counts=counts,
+            repaired_fragment=repaired,
+            elapsed_s=time.perf_counter() - started,
+            tasks=chosen,
+            asking_s=asking_s,
+        )
+        if status == "stopped" and problem is not None:
+            raise EndpointUnusableError(problem, summary)
+        return summary

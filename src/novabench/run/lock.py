@@ -1,0 +1,127 @@
+"""One writer per run file: an advisory lock on a sidecar ``<file>.lock``.
+
+``nova run``, ``nova parse --out``, ``nova merge --out`` and :func:`~novabench.run.runner.run_model`
+hold the lock of the predictions file they write for the whole command. A second writer of
+the same file fails at once, naming the holder (pid, command, start time) that the lock file
+records. The lock is the kernel's (``fcntl.flock``): it ends with the process that held it,
+so the lock file of a killed run never blocks the next one; what the file says about its
+holder is information only. On systems without ``fcntl`` no lock is taken.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from novabench.errors import NovaInputError
+
+__all__ = ["LOCK_SUFFIX", "lock_path_for", "writer_lock"]
+
+#: The name the lock file adds to its predictions file's name (``run.jsonl.lock``).
+LOCK_SUFFIX = ".lock"
+
+# Files this process holds already, so a command that locks its output can call run_model,
+# which locks it again, without blocking itself. Keyed by the resolved path.
+_HELD: dict[Path, int] = {}
+
+
+def lock_path_for(predictions_path: str | os.PathLike[str]) -> Path:
+    """The lock file of a predictions file: ``<file>.lock`` beside it.
+
+    Example:
+        >>> lock_path_for("runs/qwen.jsonl").name
+        'qwen.jsonl.lock'
+    """
+    path = Path(predictions_path)
+    return path.with_name(path.name + LOCK_SUFFIX)
+
+
+def _holder_text(lock_path: Path) -> str:
+    """What a lock file says about its holder, in a few words (never raises)."""
+    try:
+        holder = json.loads(lock_path.read_text(encoding="utf-8"))
+        return (
+            f"pid {holder.get('pid')} on {holder.get('host')}, {holder.get('command')}, "
+            f"since {holder.get('started_at')}"
+        )
+    except (OSError, ValueError, AttributeError):
+        return "a process that has not recorded itself yet"
+
+
+@contextmanager
+def writer_lock(predictions_path: str | os.PathLike[str], command: str) -> Iterator[Path]:
+    """Hold the one-writer lock of a predictions file (and its manifest) while writing it.
+
+    Args:
+        predictions_path: the file about to be written; its folder must exist.
+        command: what writes it, recorded for a second writer's message (``"nova run"``).
+
+    Yields:
+        The lock file's path.
+
+    Raises:
+        NovaInputError: another process holds the lock; the message names it.
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "raw.jsonl"
+        >>> with writer_lock(target, "nova run") as lock:
+        ...     json.loads(lock.read_text())["command"]
+        'nova run'
+        >>> lock.exists()  # removed when the writer is done
+        False
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX: no advisory locks to take
+        yield lock_path_for(predictions_path)
+        return
+    lock_path = lock_path_for(predictions_path)
+    key = lock_path.resolve()
+    if key in _HELD:  # this process holds it already (a command around run_model)
+        _HELD[key] += 1
+        try:
+            yield lock_path
+        finally:
+            _HELD[key] -= 1
+        return
+    while True:
+        descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(descriptor)
+            raise NovaInputError(
+                f"is being written by another process ({_holder_text(lock_path)}); "
+                "wait for it to finish or write to another file",
+                source=str(predictions_path),
+            ) from None
+        # The previous holder may have removed the file between our open and our lock: then
+        # we locked a file nobody else can see, and must lock the one at the path instead.
+        try:
+            same = os.path.samestat(os.fstat(descriptor), os.stat(lock_path))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(descriptor)
+    holder = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "command": command,
+        "started_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    os.ftruncate(descriptor, 0)
+    os.write(descriptor, (json.dumps(holder) + "\n").encode("utf-8"))
+    _HELD[key] = 1
+    try:
+        yield lock_path
+    finally:
+        del _HELD[key]
+        lock_path.unlink(missing_ok=True)  # before the unlock: see the check after flock
+        os.close(descriptor)

@@ -1,0 +1,546 @@
+"""Run manifests and merging: the record kept beside a predictions file, and shard joining.
+
+A run's manifest (``<file>.manifest.json``) says what answered, how it was asked, on which
+release and shard, and how far the run got. :class:`RunManifest` reads, writes and compares
+it; :func:`merge_prediction_files` joins the files of a sharded run and their manifests.
+The names are also importable from :mod:`novabench.run.predictions`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from novabench import checks
+from novabench._files import read_text_file, write_text_atomic
+from novabench.errors import NovaInputError
+
+if TYPE_CHECKING:
+    from novabench.run.predictions import PredictionSet
+
+__all__ = [
+    "MANIFEST_SUFFIX",
+    "RECORDED_BACKEND_KEYS",
+    "SHARD_SPECIFIC_KEYS",
+    "RunManifest",
+    "backend_identity",
+    "check_replaceable_output",
+    "manifest_path_for",
+    "merge_prediction_files",
+    "read_manifest",
+    "release_identity",
+    "write_manifest",
+]
+
+#: The name a run manifest adds to its predictions file's name (``run.jsonl.manifest.json``).
+MANIFEST_SUFFIX = ".manifest.json"
+
+_is_number = checks.is_real_number  # booleans (numpy's too) are no numbers here either
+
+# Manifest keys that legitimately differ between the shards of one run (and between a run
+# and its resume): how far it got, when, how it ran, and which novabench version wrote it.
+SHARD_SPECIFIC_KEYS = frozenset(
+    (
+        "shard",
+        "counts",
+        "created_at",
+        "updated_at",
+        "status",
+        "runtime",
+        "merged_from",
+        "novabench_version",
+    )
+)
+# Backend description keys that are recorded but never compared: where the server was
+# (URL, port), the library versions, and how images travelled do not change what answered.
+RECORDED_BACKEND_KEYS = frozenset(("endpoint", "versions", "image_transport", "image_encoding"))
+# Fields a run's manifest (one with a ``format``) always states, null meaning "not set".
+_RUN_FIELDS = (
+    "format",
+    "format_version",
+    "novabench_version",
+    "backend",
+    "model",
+    "revision",
+    "prompts",
+    "generation",
+    "box_convention",
+    "shard",
+    "release",
+    "created_at",
+    "runtime",
+    "tasks",
+    "status",
+    "updated_at",
+    "counts",
+)
+# Expected JSON kinds of the fields a reader relies on (others are kept as written).
+_MANIFEST_KINDS: dict[str, tuple[type, ...]] = {
+    "format": (str,),
+    "model": (str,),
+    "box_convention": (str,),
+    "status": (str,),
+    "backend": (dict,),
+    "prompts": (dict,),
+    "shard": (dict,),
+    "release": (dict,),
+    "counts": (dict,),
+    "parsed": (dict,),
+    "task_settings": (dict,),
+    "tasks": (list,),
+    "merged_from": (list,),
+    "missing_shards": (list,),
+}
+
+
+@dataclass
+class RunManifest:
+    """The record of one run, kept next to its predictions as ``<file>.manifest.json``.
+
+    It says what answered (backend, model, revision, generation settings), how it was asked
+    (prompts and their SHA-256, box convention), on what (the release's fingerprint and
+    counts), which shard, and how far the run got. :func:`merge_prediction_files`, the runner,
+    ``nova parse`` and the report all read and write manifests through this class.
+
+    ``task_settings`` keeps, per task, what was set for it beyond the prompt (generation
+    settings; the box convention for localisation), so runs of different tasks appended to
+    one file keep each task's own.
+
+    Every attribute is optional (None when the manifest does not say). Keys this class does
+    not know are kept in ``extra`` and written back unchanged.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> target = pathlib.Path(tempfile.mkdtemp()) / "pred.jsonl"
+        >>> manifest = RunManifest(model="tiny", release={"layout": "v1", "fingerprint": "ab12"})
+        >>> manifest.write(target).name
+        'pred.jsonl.manifest.json'
+        >>> RunManifest.read(target) == manifest, manifest.release_identity
+        (True, {'fingerprint': 'ab12'})
+    """
+
+    #: Keys that legitimately differ between the shards of one run.
+    SHARD_KEYS: ClassVar[frozenset[str]] = SHARD_SPECIFIC_KEYS
+
+    format: str | None = None
+    format_version: int | None = None
+    novabench_version: str | None = None
+    backend: dict[str, Any] | None = None
+    model: str | None = None
+    revision: Any = None
+    prompts: dict[str, Any] | None = None
+    generation: Any = None
+    box_convention: str | None = None
+    shard: dict[str, Any] | None = None
+    release: dict[str, Any] | None = None
+    created_at: str | None = None
+    runtime: Any = None
+    tasks: list[str] | None = None
+    status: str | None = None
+    updated_at: str | None = None
+    counts: dict[str, Any] | None = None
+    merged_from: list[Any] | None = None
+    missing_shards: list[int] | None = None
+    parsed: dict[str, Any] | None = None
+    task_settings: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ files
+
+    @staticmethod
+    def path_for(predictions_path: str | os.PathLike) -> Path:
+        """The manifest that travels with a predictions file: ``<file>.manifest.json``.
+
+        Example:
+            >>> RunManifest.path_for("runs/qwen.jsonl").name
+            'qwen.jsonl.manifest.json'
+        """
+        path = Path(predictions_path)
+        return path.with_name(path.name + MANIFEST_SUFFIX)
+
+    @classmethod
+    def read(cls, predictions_path: str | os.PathLike) -> RunManifest | None:
+        """The manifest of a predictions file, or None when it has none.
+
+        Raises:
+            NovaInputError: the manifest is not a JSON object, or a field has the wrong kind.
+
+        Example:
+            >>> RunManifest.read("/nonexistent/pred.jsonl") is None
+            True
+        """
+        path = cls.path_for(predictions_path)
+        if not path.is_file():
+            return None
+        try:
+            data = json.loads(read_text_file(path))
+        except RecursionError:
+            raise NovaInputError("JSON nested too deeply to read", source=str(path)) from None
+        except json.JSONDecodeError as error:
+            raise NovaInputError(
+                f"not valid JSON: {error.msg}", source=str(path), record=f"line {error.lineno}"
+            ) from None
+        return cls.from_dict(data, source=str(path))
+
+    def write(self, predictions_path: str | os.PathLike) -> Path:
+        """Write the manifest next to its predictions file, atomically and durably.
+
+        A reader never sees a half-written manifest, even if the process dies mid-write.
+
+        Example:
+            >>> import tempfile, pathlib
+            >>> RunManifest(model="m").write(pathlib.Path(tempfile.mkdtemp()) / "p.jsonl").name
+            'p.jsonl.manifest.json'
+        """
+        text = (
+            json.dumps(self.to_dict(), indent=2, ensure_ascii=False, allow_nan=False, default=str)
+            + "\n"
+        )
+        return write_text_atomic(self.path_for(predictions_path), text, durable=True)
+
+    # ------------------------------------------------------------------ dicts
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str | None = None) -> RunManifest:
+        """A manifest from its JSON object; unknown keys go to ``extra``.
+
+        Example:
+            >>> RunManifest.from_dict({"model": "m", "note": "x"}).extra
+            {'note': 'x'}
+            >>> RunManifest.from_dict({"shard": 3})  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            novabench.errors.NovaInputError: field 'shard': must be an object or null, got int
+        """
+        if not isinstance(data, Mapping):
+            raise NovaInputError("a manifest must be a JSON object", source=source)
+        known = {f.name for f in fields(cls)} - {"extra"}
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            kinds = _MANIFEST_KINDS.get(key)
+            if value is not None and kinds is not None and not isinstance(value, kinds):
+                kind = "an object" if dict in kinds else "a list" if list in kinds else "a string"
+                raise NovaInputError(
+                    f"must be {kind} or null, got {type(value).__name__}", source=source, field=key
+                )
+            values[key] = value
+        extra = {key: value for key, value in values.items() if key not in known}
+        return cls(**{k: v for k, v in values.items() if k in known}, extra=extra)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object written to disk.
+
+        A run's manifest (one with a ``format``) states every run field, null meaning "not
+        set", and a merged one states ``shard: null`` (no longer a shard); any other manifest
+        holds only what it was given.
+
+        Example:
+            >>> RunManifest(model="m", shard=None).to_dict()
+            {'model': 'm'}
+            >>> RunManifest(format="novabench-raw-answers").to_dict()["shard"] is None
+            True
+        """
+        always = set(_RUN_FIELDS) if self.format is not None else set()
+        if self.merged_from is not None:
+            always.add("shard")
+        data = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "extra" and (getattr(self, f.name) is not None or f.name in always)
+        }
+        data.update(self.extra)
+        return data
+
+    # ------------------------------------------------------------------ comparing
+
+    @property
+    def release_identity(self) -> Any:
+        """The ``release`` entry without its layout (see :func:`release_identity`).
+
+        Example:
+            >>> RunManifest(release={"layout": "export", "fingerprint": "ab12"}).release_identity
+            {'fingerprint': 'ab12'}
+        """
+        return release_identity(self.release)
+
+    @property
+    def release_fingerprint(self) -> str | None:
+        """The fingerprint of the release the run answered, when recorded.
+
+        Example:
+            >>> RunManifest(release={"fingerprint": "ab12"}).release_fingerprint
+            'ab12'
+        """
+        fingerprint = (self.release or {}).get("fingerprint")
+        return str(fingerprint) if fingerprint else None
+
+    def run_identity(self) -> dict[str, Any]:
+        """What must agree between the shards of one run: every key but the shard keys,
+        with the release compared by content.
+
+        Example:
+            >>> RunManifest(model="m", status="complete", shard={"index": 0}).run_identity()
+            {'model': 'm'}
+        """
+        kept = {key: v for key, v in self.to_dict().items() if key not in self.SHARD_KEYS}
+        if "release" in kept:
+            kept["release"] = release_identity(kept["release"])
+        if "backend" in kept:
+            kept["backend"] = backend_identity(kept["backend"])
+        return kept
+
+    def differences(self, other: RunManifest) -> list[str]:
+        """The keys in which two manifests disagree as runs (shard keys ignored), sorted.
+
+        Example:
+            >>> RunManifest(model="a", shard={"index": 0}).differences(RunManifest(model="b"))
+            ['model']
+        """
+        mine, theirs = self.run_identity(), other.run_identity()
+        return sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+
+    @classmethod
+    def merged(cls, shards: Sequence[tuple[Path, RunManifest]]) -> RunManifest:
+        """The manifest of shard files joined into one: the first shard's run fields, every
+        shard's counts added up, their statuses and runtimes kept, and the shards not merged.
+
+        Example:
+            >>> a = RunManifest(model="m", shard={"index": 0, "count": 2}, status="complete")
+            >>> merged = RunManifest.merged([(Path("a.jsonl"), a)])
+            >>> merged.shard is None, merged.missing_shards, merged.status
+            (True, [1], 'complete')
+        """
+        first = shards[0][1]
+        statuses = {m.status for _, m in shards}
+        return replace(
+            first,
+            shard=None,
+            merged_from=[{"path": str(p), "shard": m.shard, "counts": m.counts} for p, m in shards],
+            counts=_sum_counts([m.counts for _, m in shards]),
+            status=(
+                statuses.pop()
+                if len(statuses) == 1
+                else "mixed: " + ", ".join(sorted(map(str, statuses)))
+            ),
+            runtime=[m.runtime for _, m in shards],
+            missing_shards=_missing_shards([m.shard for _, m in shards]),
+            extra=dict(first.extra),
+        )
+
+
+def manifest_path_for(predictions_path: str | os.PathLike) -> Path:
+    """The manifest that travels with a predictions file (:meth:`RunManifest.path_for`).
+
+    Example:
+        >>> manifest_path_for("runs/qwen.jsonl").name
+        'qwen.jsonl.manifest.json'
+    """
+    return RunManifest.path_for(predictions_path)
+
+
+def read_manifest(predictions_path: str | os.PathLike) -> dict[str, Any] | None:
+    """The manifest of a predictions file as a plain dict, or None when it has none.
+
+    A thin form of :meth:`RunManifest.read` for callers that want the JSON object.
+
+    Example:
+        >>> read_manifest("/nonexistent/pred.jsonl") is None
+        True
+    """
+    manifest = RunManifest.read(predictions_path)
+    return None if manifest is None else manifest.to_dict()
+
+
+def write_manifest(
+    predictions_path: str | os.PathLike, manifest: RunManifest | Mapping[str, Any]
+) -> Path:
+    """Write the manifest of a predictions file atomically (:meth:`RunManifest.write`).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> target = pathlib.Path(tempfile.mkdtemp()) / "pred.jsonl"
+        >>> write_manifest(target, {"model": "tiny"}).name
+        'pred.jsonl.manifest.json'
+        >>> read_manifest(target)
+        {'model': 'tiny'}
+    """
+    if not isinstance(manifest, RunManifest):
+        manifest = RunManifest.from_dict(manifest, source=str(manifest_path_for(predictions_path)))
+    return manifest.write(predictions_path)
+
+
+def backend_identity(backend: Any) -> Any:
+    """A manifest's ``backend`` entry without what is recorded but not compared
+    (:data:`RECORDED_BACKEND_KEYS`: endpoint URL, library versions, image transport), so a
+    run resumes, and shards merge, across a changed server address or library upgrade.
+
+    Example:
+        >>> backend_identity({"model": "m", "endpoint": "http://a:8000/v1", "versions": {}})
+        {'model': 'm'}
+    """
+    if not isinstance(backend, Mapping):
+        return backend
+    return {k: v for k, v in backend.items() if k not in RECORDED_BACKEND_KEYS}
+
+
+def release_identity(release_info: Any) -> Any:
+    """A manifest's ``release`` entry without its layout: the same content (fingerprint and
+    counts) read from the official folder or from its ``nova export`` is the same release.
+
+    Example:
+        >>> release_identity({"layout": "export", "fingerprint": "ab12", "n_images": 3})
+        {'fingerprint': 'ab12', 'n_images': 3}
+    """
+    if isinstance(release_info, Mapping):
+        return {key: value for key, value in release_info.items() if key != "layout"}
+    return release_info
+
+
+def merge_prediction_files(
+    paths: Sequence[str | os.PathLike],
+    out: str | os.PathLike,
+    *,
+    release: Any = None,
+    overwrite: bool = False,
+) -> PredictionSet:
+    """Join the outputs of sharded runs into one predictions file (and one manifest).
+
+    Every line is copied as written. The same task and item in two files is an error naming
+    both files and lines; so are shard manifests that differ in anything but the shard's own
+    fields (shard index, counts, dates), since that would mix two configurations in one score.
+
+    Args:
+        paths: the shard files, e.g. ``pred.shard0.jsonl pred.shard1.jsonl``.
+        out: the merged file; written atomically, never over an existing file unless
+            ``overwrite``.
+        release: optional release to validate item names against.
+        overwrite: replace ``out`` when it exists.
+
+    Returns:
+        The merged :class:`PredictionSet`.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "a.jsonl").write_text('{"case_id": "case0001", "diagnoses": ["glioma"]}\\n')
+        >>> _ = (folder / "b.jsonl").write_text('{"case_id": "case0002", "diagnoses": ["abscess"]}\\n')
+        >>> merged = merge_prediction_files([folder / "a.jsonl", folder / "b.jsonl"], folder / "all.jsonl")
+        >>> merged.case_ids, merged.diagnoses()
+        (['case0001', 'case0002'], [['glioma'], ['abscess']])
+    """
+    from novabench.run.predictions import _dump, _prediction_set, _read_records
+
+    if not paths:
+        raise NovaInputError("nothing to merge: give at least one predictions file", field="paths")
+    out = Path(out)
+    resolved = [Path(p) for p in paths]
+    check_replaceable_output(out, overwrite=overwrite, inputs={"a shard": resolved}, field="out")
+
+    manifests = [RunManifest.read(p) for p in resolved]
+    with_manifest = [(p, m) for p, m in zip(resolved, manifests) if m is not None]
+    if with_manifest and len(with_manifest) != len(resolved):
+        lacking = next(p for p, m in zip(resolved, manifests) if m is None)
+        raise NovaInputError(
+            f"has no manifest while {with_manifest[0][0]} has one; "
+            "cannot tell whether they come from one run",
+            source=str(lacking),
+        )
+    # From here on either every input has a manifest (with_manifest) or none has.
+    if with_manifest:
+        reference = with_manifest[0][1]
+        for p, manifest in with_manifest[1:]:
+            differing = reference.differences(manifest)
+            if differing:
+                raise NovaInputError(
+                    f"its run differs from {resolved[0]}'s in {', '.join(differing)}; only shard fields may differ",
+                    source=str(manifest_path_for(p)),
+                    field=differing[0],
+                )
+
+    lines: list[Any] = []
+    records, superseded = _read_records(
+        resolved, release, keep_answer_over_later_error=False, lines=lines
+    )
+    write_text_atomic(out, "".join(_dump(payload) for payload in lines), durable=True)
+    if with_manifest:
+        RunManifest.merged(with_manifest).write(out)
+    return _prediction_set(str(out), records, release, superseded, sort_keys=True)
+
+
+def check_replaceable_output(
+    out: str | os.PathLike, *, overwrite: bool, inputs: Any, field: str = "--out"
+) -> None:
+    """Refuse a predictions output that is or holds an input, or an existing file not ours.
+
+    ``out`` and the manifest written beside it are checked against ``inputs`` (see
+    :func:`novabench._files.check_output_paths`). An existing ``out`` is replaced only with
+    ``overwrite`` and only when novabench wrote it: a run manifest sits beside it, or every
+    line of it reads as a predictions line. A user's other file is never replaced.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> notes = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
+        >>> _ = notes.write_text("my notes")
+        >>> check_replaceable_output(notes, overwrite=True, inputs=[])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...notes.txt, field '--out': is not a predictions file ...
+    """
+    from novabench._files import check_output_paths
+    from novabench.run.predictions import read_predictions
+
+    out = Path(out)
+    check_output_paths({field: out, f"{field} (its manifest)": RunManifest.path_for(out)}, inputs)
+    if not (out.exists() or out.is_symlink()):
+        return
+    if not overwrite:
+        raise NovaInputError(
+            "exists already; choose another output or allow overwriting (--force)",
+            source=str(out),
+            field=field,
+        )
+    if out.is_file() and not out.is_symlink():
+        if RunManifest.path_for(out).is_file():
+            return
+        try:
+            read_predictions(out)
+            return
+        except NovaInputError:
+            pass
+    raise NovaInputError(
+        "is not a predictions file novabench wrote (no run manifest beside it and not "
+        "predictions lines); --force replaces only such a file: remove it yourself or choose "
+        "another path",
+        source=str(out),
+        field=field,
+    )
+
+
+def _missing_shards(shards: Sequence[Any]) -> list[int]:
+    """Shard indices of an ``n``-way split that none of the merged files holds."""
+    counts = {s.get("count") for s in shards if isinstance(s, dict)}
+    if len(counts) != 1:
+        return []
+    count = counts.pop()
+    if count is None:  # shards that do not say how many there are: nothing to tell
+        return []
+    present = {s.get("index") for s in shards if isinstance(s, dict)}
+    return [index for index in range(int(count)) if index not in present]
+
+
+def _sum_counts(all_counts: Sequence[Any]) -> dict[str, dict[str, int]]:
+    """Add per-task integer counters of several shard manifests."""
+    total: dict[str, Counter] = {}
+    for counts in all_counts:
+        if not isinstance(counts, dict):
+            continue
+        for task, numbers in counts.items():
+            if isinstance(numbers, dict):
+                bucket = total.setdefault(task, Counter())
+                bucket.update({k: v for k, v in numbers.items() if _is_number(v)})
+    return {task: dict(bucket) for task, bucket in total.items()}
