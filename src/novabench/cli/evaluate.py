@@ -113,9 +113,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.jobs is not None:
         raise NovaInputError(
-            "--jobs was removed: nova evaluate scores in one process, as fast as its helper "
-            "processes made it; drop the option",
-            field="--jobs",
+            "--jobs was removed: nova evaluate scores in one process (helper processes "
+            "saved too little for what they cost); drop the option"
         )
     outputs: dict[str, Any] = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
     item_files: dict[str, Any] = {}

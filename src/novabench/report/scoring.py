@@ -47,8 +47,8 @@ PredictionPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 #: Why ``jobs=`` / ``--jobs`` is refused: said in one line rather than "unknown option".
 JOBS_REMOVED = (
-    "the scoring option jobs was removed: scoring runs in one process, as fast as the "
-    "helper processes made it"
+    "the scoring option jobs was removed: scoring runs in one process (helper processes "
+    "saved too little for what they cost); drop it"
 )
 
 
