@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -148,6 +149,18 @@ def _child(operation: str, params: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- parent side
 
 
+# Streaming children once died with "terminate called without an active exception" (a C++
+# std::terminate, SIGABRT); it did not recur here in later runs. The same abort after
+# load_dataset(..., streaming=True) is reported upstream and open (huggingface/datasets
+# issue 7566): the likely cause, not confirmed here, is a native thread still running at
+# interpreter exit (datasets' streaming readers; datasets 5 also imports torch, with its
+# thread pools, when streaming). It depends on the installed datasets/torch, not on our
+# code. A child that printed its figures and then aborted is kept, with a note; an abort
+# before the figures still fails the benchmark.
+_ABORTS_AT_EXIT = ("streaming_setup", "iterate_streaming")
+_ABORT_NOTE = "huggingface/datasets issue 7566, an abort at exit after streaming"
+
+
 def measure_once(operation: str, **params: Any) -> dict[str, Any]:
     """Run ``operation`` once in a fresh interpreter and return its JSON report.
 
@@ -163,9 +176,16 @@ def measure_once(operation: str, **params: Any) -> dict[str, Any]:
         env=env,
         check=False,
     )
+    lines = completed.stdout.strip().splitlines()
+    if completed.returncode == -signal.SIGABRT and operation in _ABORTS_AT_EXIT and lines:
+        # The figures were printed; only the interpreter's teardown aborted (see above).
+        print(
+            f"note: {operation}: the child aborted after reporting ({_ABORT_NOTE})", file=sys.stderr
+        )
+        return json.loads(lines[-1])
     if completed.returncode != 0:
         raise RuntimeError(f"{operation} failed:\n{completed.stderr[-3000:]}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    return json.loads(lines[-1])
 
 
 def measure_rounds(

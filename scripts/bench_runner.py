@@ -10,12 +10,20 @@ run in its own process (HTTP/1.1 keep-alive, as vLLM's server):
   answers are written to a JSONL file as they arrive, as ``nova run`` does;
 - ``plain``: a ``ThreadPoolExecutor`` of the same size, each thread with one kept-alive
   ``http.client`` connection, reading each release PNG and sending its own bytes as a base64
-  data URL, writing nothing: the rate a client cannot beat.
+  data URL (body built with ``json.dumps``), writing nothing: what a short script does;
+- ``ideal``: the cheapest client we could write, the floor: every request body encoded
+  before the clock starts, the same number of threads each with one kept-alive socket,
+  taking the next ready body from a shared counter, sending pre-built bytes and reading
+  the reply's status line, headers and ``Content-Length`` bytes, nothing decoded.
+
+Contenders alternate (the order rotates each round) and the best of ``--repeat`` rounds is
+kept, with CPU seconds per request beside the rates.
 
 Two servers: one that answers at once (client cost decides) and one that takes
 ``--latency`` seconds per request (the server decides; the ideal time is
 ``requests / concurrency x latency``). Targets (issue 11): nova >= 0.8x plain at every
-concurrency, and within 10% of the ideal with latency. It asserts nothing.
+concurrency, and within 10% of the ideal with latency; nova / ideal client is printed
+beside them. It asserts nothing.
 
 Usage:
     python scripts/bench_runner.py [--release DIR] [--cases 281] [--concurrency 4 16 32]
@@ -132,6 +140,75 @@ def plain_client(
     return elapsed, cpu
 
 
+def request_bodies(asked: list[tuple[str, Any]]) -> list[bytes]:
+    """Every request body, encoded once (outside any timing): the ideal client's input.
+
+    Example:
+        >>> body = request_bodies([("Describe.", None)])[0]
+        >>> json.loads(body)["messages"][0]["content"]
+        'Describe.'
+    """
+    bodies = []
+    for text, image in asked:
+        if image is None:
+            content: Any = text
+        else:
+            data = image if isinstance(image, bytes) else Path(image).read_bytes()
+            url = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            content = [
+                {"type": "image_url", "image_url": {"url": url}},
+                {"type": "text", "text": text},
+            ]
+        message = {"role": "user", "content": content}
+        bodies.append(
+            json.dumps(
+                {"model": "bench", "messages": [message], "max_tokens": 256, "stream": False}
+            ).encode()
+        )
+    return bodies
+
+
+def ideal_client(base_url: str, bodies: list[bytes], concurrency: int) -> tuple[float, float]:
+    """Wall and CPU seconds for the cheapest client: pre-built requests on raw sockets."""
+    import itertools
+
+    parts = urllib.parse.urlsplit(base_url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    target = parts.path.rstrip("/") + "/chat/completions"
+    head = f"POST {target} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+    requests = [
+        head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body for body in bodies
+    ]
+    following = itertools.count()  # next() is atomic under the interpreter lock
+    failures: list[str] = []
+
+    def worker() -> None:
+        with socket.create_connection((host, port), timeout=60) as sock:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            reader = sock.makefile("rb")
+            while (position := next(following)) < len(requests):
+                sock.sendall(requests[position])
+                status = reader.readline()
+                length = 0
+                while (line := reader.readline()) not in (b"\r\n", b""):
+                    if line[:15].lower() == b"content-length:":
+                        length = int(line[15:])
+                reader.read(length)
+                if status.split()[1:2] != [b"200"]:
+                    failures.append(status.decode("latin-1").strip())
+
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    started, cpu = time.perf_counter(), time.process_time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    if failures:
+        raise RuntimeError(f"{len(failures)} failed requests, e.g. {failures[0]}")
+    return elapsed, cpu
+
+
 def nova_client(
     base_url: str, release: Any, concurrency: int, limit: int | None, workdir: Path
 ) -> tuple[float, float, float]:
@@ -196,39 +273,56 @@ def main(argv: list[str] | None = None) -> None:
         server, base_url = start_server(latency)
         try:
             asked = questions(release, limit)
-            nova_client(base_url, release, 4, 2, workdir)  # warm up both paths
+            bodies = request_bodies(asked)
+            nova_client(base_url, release, 4, 2, workdir)  # warm up every path
             plain_client(base_url, asked[:8], 4)
+            ideal_client(base_url, bodies[:8], 4)
             for concurrency in args.concurrency:
-                plain = min(plain_client(base_url, asked, concurrency) for _ in range(args.repeat))
-                runs = [
-                    nova_client(base_url, release, concurrency, limit, workdir)
-                    for _ in range(args.repeat)
-                ]
-                nova = min(runs, key=lambda times: times[1])
-                rows.append((latency, concurrency, len(asked), nova, plain))
+                contenders = {
+                    "plain": lambda c=concurrency: plain_client(base_url, asked, c),
+                    "ideal": lambda c=concurrency: ideal_client(base_url, bodies, c),
+                    "nova": lambda c=concurrency: nova_client(base_url, release, c, limit, workdir),
+                }
+                runs: dict[str, list[Any]] = {name: [] for name in contenders}
+                names = list(contenders)
+                for round_number in range(args.repeat):  # rotated: none always first
+                    shift = round_number % len(names)
+                    for name in names[shift:] + names[:shift]:
+                        runs[name].append(contenders[name]())
+                plain = min(runs["plain"])
+                ideal = min(runs["ideal"])
+                nova = min(runs["nova"], key=lambda times: times[1])
+                rows.append((latency, concurrency, len(asked), nova, plain, ideal))
         finally:
             assert server.stdin is not None
             server.stdin.close()
             server.wait(timeout=30)
 
     print(
-        "\nnova run --endpoint (run_model in process) beside a plain client; items = requests."
-        "\n'asking' is from the first question to the last answer; 'setup' is the rest of"
-        "\nrun_model (release fingerprint, resume check, manifest writes); cpu ms/item is the"
+        "\nnova run --endpoint (run_model in process) beside a plain and an ideal client; items ="
+        "\nrequests. 'asking' is from the first question to the last answer; 'setup' is the rest"
+        "\nof run_model (release fingerprint, resume check, manifest writes); cpu ms/it is the"
         "\nclient process's CPU time per request (nova: all of run_model), the load-proof figure."
+        f"\nBest of {args.repeat} alternated rounds."
     )
     print(
-        f"{'latency':>7} {'conc':>4} {'items':>5} {'plain it/s':>10} {'nova it/s':>9} "
-        f"{'ratio':>6} {'cpu ms/it plain':>15} {'nova':>5} {'setup s':>7} {'ideal s':>7} "
-        f"{'asking s':>8} {'/ideal':>7}"
+        f"{'latency':>7} {'conc':>4} {'items':>5} {'ideal it/s':>10} {'plain it/s':>10} "
+        f"{'nova it/s':>9} {'nova/ideal':>10} {'nova/plain':>10} {'cpu ms/it ideal':>15} "
+        f"{'plain':>5} {'nova':>5} {'setup s':>7} {'ideal s':>7} {'asking s':>8} {'/ideal':>7}"
     )
-    for latency, concurrency, n, (total, asking, nova_cpu), (plain, plain_cpu) in rows:
-        ideal = n / concurrency * latency
+    for latency, concurrency, n, (total, asking, nova_cpu), plain, ideal in rows:
+        (plain_s, plain_cpu), (ideal_s, ideal_cpu) = plain, ideal
+        server_ideal = n / concurrency * latency
         print(
-            f"{latency * 1000:>5.0f}ms {concurrency:>4} {n:>5} {n / plain:>10.1f} "
-            f"{n / asking:>9.1f} {plain / asking:>5.2f}x {plain_cpu / n * 1000:>15.2f} "
-            f"{nova_cpu / n * 1000:>5.2f} {total - asking:>7.2f} "
-            + (f"{ideal:>7.2f} {asking:>8.2f} {asking / ideal:>6.3f}x" if ideal else "")
+            f"{latency * 1000:>5.0f}ms {concurrency:>4} {n:>5} {n / ideal_s:>10.1f} "
+            f"{n / plain_s:>10.1f} {n / asking:>9.1f} {ideal_s / asking:>9.2f}x "
+            f"{plain_s / asking:>9.2f}x {ideal_cpu / n * 1000:>15.2f} "
+            f"{plain_cpu / n * 1000:>5.2f} {nova_cpu / n * 1000:>5.2f} {total - asking:>7.2f} "
+            + (
+                f"{server_ideal:>7.2f} {asking:>8.2f} {asking / server_ideal:>6.3f}x"
+                if server_ideal
+                else ""
+            )
         )
 
 

@@ -185,6 +185,8 @@ def _chromium_or_skip():
     return sync_api, CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
 
 
+# Starting Chromium takes 5-20 s on 2 shared cores; the page's markup is checked above.
+@pytest.mark.slow
 def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_path: Path) -> None:
     sync_api, executable = _chromium_or_skip()
     images, cases = sample_items(sample_release)

@@ -499,6 +499,9 @@ def test_effective_input_size_reads_the_patch_grid_of_dynamic_processors():
     assert effective_input_size(FixedProcessor(), image) is None
 
 
+# Building and loading the tiny LLaVA (torch, transformers) takes 10-20 s on 2 shared
+# cores; the runner's own path is covered in the fast run through the baselines.
+@pytest.mark.slow
 def test_transformers_backend_end_to_end_on_a_tiny_llava(release, tiny_llava, tmp_path):
     backend = TransformersBackend(str(tiny_llava), batch_size=3, max_new_tokens=4)
     description = backend.describe()
@@ -550,6 +553,9 @@ def test_transformers_backend_end_to_end_on_a_tiny_llava(release, tiny_llava, tm
     assert answers[0].input_size == (40, 32) and answers[1].input_size is None
 
 
+# Building and loading the tiny LLaVA (torch, transformers) takes 10-20 s on 2 shared
+# cores; the runner's own path is covered in the fast run through the baselines.
+@pytest.mark.slow
 def test_nova_run_then_parse_on_the_tiny_llava(release_dir, tiny_llava, tmp_path, capsys):
     raw, parsed = tmp_path / "raw.jsonl", tmp_path / "pred.jsonl"
     arguments = [

@@ -53,7 +53,7 @@ def register(subparsers: Any) -> None:
         choices=TASK_NAMES,
         help="compare only this task (repeatable); default: every task both answer",
     )
-    add_scoring_options(parser, jobs=False)
+    add_scoring_options(parser)
     parser.set_defaults(func=run)
 
 

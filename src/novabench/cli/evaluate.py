@@ -96,6 +96,8 @@ def register(subparsers: Any) -> None:
         "intervals they take most of the time; the headline, coverage and human reference stay",
     )
     add_scoring_options(parser)
+    # Removed in this release; kept hidden so that it is refused in one line saying why.
+    parser.add_argument("--jobs", default=None, help=argparse.SUPPRESS)
     parser.set_defaults(func=run)
 
 
@@ -111,6 +113,11 @@ def run(args: argparse.Namespace) -> int:
         score_predictions,
     )
 
+    if args.jobs is not None:
+        raise NovaInputError(
+            "--jobs was removed: nova evaluate scores in one process (helper processes "
+            "saved too little for what they cost); drop the option"
+        )
     outputs: dict[str, Any] = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
     item_files: dict[str, Any] = {}
     if args.items:
@@ -126,14 +133,6 @@ def run(args: argparse.Namespace) -> int:
 
         check_items_folder(args.items, args.out)  # another report's tables are not replaced
     options = ScoringOptions.build(scoring_options(args), **item_options(args))
-    from novabench.parallel import usable_cpus
-
-    if args.jobs > (cpus := usable_cpus()):
-        print(
-            f"nova evaluate: warning: --jobs {args.jobs} is more processes than the {cpus} "
-            "CPUs this process may use: the extra ones slow the scoring down",
-            file=sys.stderr,
-        )
     scored = score_predictions(args.data, args.predictions, options)
     report = scored.report
     for task in options.judged_tasks:
@@ -220,11 +219,8 @@ def item_options(args: argparse.Namespace) -> dict[str, Any]:
     return chosen
 
 
-def add_scoring_options(parser: argparse.ArgumentParser, *, jobs: bool = True) -> None:
-    """Options shared by ``nova evaluate`` and ``nova compare``: parsing, bootstrap, metrics.
-
-    ``jobs``: offer ``--jobs`` (``nova compare`` has nothing to share between processes).
-    """
+def add_scoring_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``nova evaluate`` and ``nova compare``: parsing, bootstrap, metrics."""
     parser.add_argument(
         "--box-convention",
         default=None,
@@ -255,17 +251,6 @@ def add_scoring_options(parser: argparse.ArgumentParser, *, jobs: bool = True) -
         help="seed of the bootstrap resamples and of nova evaluate's HTML gallery sample "
         "(default 0)",
     )
-    if jobs:
-        parser.add_argument(
-            "--jobs",
-            type=jobs_option,
-            default="auto",
-            metavar="N",
-            help="processes that share the scoring: with intervals, the localisation "
-            "breakdowns and human reference are also computed in N-1 helper processes, with "
-            "the same numbers (default auto: the CPUs this process may use, a container's CPU "
-            "quota counted, at most 4; 1: this process only; more than the CPUs is slower)",
-        )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
     )
@@ -333,25 +318,6 @@ def add_scoring_options(parser: argparse.ArgumentParser, *, jobs: bool = True) -
     )
 
 
-def jobs_option(text: str) -> int:
-    """argparse ``type=`` of ``--jobs``: a positive number of processes, or ``auto``.
-
-    Example:
-        >>> jobs_option("2"), jobs_option("auto") >= 1
-        (2, True)
-    """
-    if text.strip().lower() == "auto":
-        from novabench.parallel import default_jobs
-
-        return default_jobs()
-    try:
-        return checks.positive_int_option(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive number of processes or auto, got {text!r}"
-        ) from None
-
-
 def scoring_options(args: argparse.Namespace) -> ScoringOptions:
     """The scoring options chosen on the command line, built once for ``evaluate``/``compare``.
 
@@ -396,7 +362,6 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
         confidence=args.confidence,
         seed=args.seed,
         caption_options=caption_options,
-        jobs=getattr(args, "jobs", 1),
         **_judges(args),
     )
 

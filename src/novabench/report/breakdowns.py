@@ -45,7 +45,6 @@ import numpy as np
 
 from novabench import registry
 from novabench.lexicon.taxonomy import PATHOLOGY_CATEGORIES, CategoryMap, assign_category
-from novabench.parallel import Pending, WorkerPool
 
 __all__ = [
     "BOX_SIZE_THRESHOLDS",
@@ -59,8 +58,6 @@ __all__ = [
     "gold_box_size",
     "image_facts",
     "parse_acquisition",
-    "pending_task_breakdowns",
-    "resolve_breakdowns",
     "result_with_intervals",
     "task_breakdowns",
     "task_dimensions",
@@ -499,9 +496,9 @@ def break_down(
         min_group_size: groups with fewer items are flagged ``too_small``.
         prepare_group: optionally, the evaluation of the items at some (sorted) positions
             prepared on its own, equal to ``evaluation`` on those items but cheaper to
-            resample when its cost grows with the whole set (localisation; a
-            :class:`SubsetPreparer` can also be sent to a helper process); by default, and
-            always without resamples, the group is ``evaluation`` restricted to its items.
+            resample when its cost grows with the whole set (localisation, a
+            :class:`SubsetPreparer`); by default, and always without resamples, the group
+            is ``evaluation`` restricted to its items.
 
     Returns:
         Rows ``{"group", "n", "too_small", key: value | None, key + "_ci": [lo, hi] | None}``
@@ -517,13 +514,12 @@ def break_down(
         [('a', 2, False, 1.0), ('b', 1, True, 0.0)]
     """
     settings = _RowSettings(tuple(keys), n_resamples, confidence, seed, min_group_size)
-    pieces = _pending_rows(evaluation, groups, order, settings, prepare_group, pool=None)
-    return [piece.result() for piece in pieces]
+    return _rows(evaluation, groups, order, settings, prepare_group)
 
 
 @dataclass(frozen=True)
 class _RowSettings:
-    """What every row of a breakdown shares (picklable: rows may be computed elsewhere)."""
+    """What every row of a breakdown shares."""
 
     keys: tuple[str, ...]
     n_resamples: int
@@ -535,9 +531,8 @@ class _RowSettings:
 class SubsetPreparer:
     """A task's evaluation prepared on its own for some of its items (a breakdown group).
 
-    Picklable, and :meth:`subset` keeps only the items a group needs, so a group's
-    evaluation and bootstrap can be computed in a helper process (:mod:`novabench.parallel`)
-    from little more than the group's own answers.
+    :meth:`subset` keeps only the items a group needs, so a group's evaluation and
+    bootstrap cost what its own items cost, not the whole set's.
 
     Args:
         task: the task name.
@@ -590,41 +585,28 @@ class SubsetPreparer:
             return prepare_task(self.task, chosen.predictions, chosen.references, **self.options)
 
 
-def _pending_rows(
+def _rows(
     evaluation: Any,
     groups: Sequence[str],
     order: Sequence[str],
     settings: _RowSettings,
     prepare_group: Callable[[np.ndarray], Any] | None,
-    pool: WorkerPool | None,
-) -> list[Pending[dict[str, Any]]]:
-    """:func:`break_down`'s rows as pieces of work (``Pending``), in display order.
-
-    With a ``pool`` (a :class:`novabench.parallel.WorkerPool`), groups prepared on their own
-    by a :class:`SubsetPreparer` are queued there with only their items; every other row is
-    computed at once.
-    """
+) -> list[dict[str, Any]]:
+    """:func:`break_down`'s rows, in display order."""
     if len(groups) != evaluation.n_items:
         raise ValueError(f"{len(groups)} group labels for {evaluation.n_items} items")
     labels = np.asarray(list(groups), dtype=object)
     present = list(dict.fromkeys(groups))
     ranked = [g for g in order if g in present] + sorted(g for g in present if g not in order)
-    pieces: list[Pending[dict[str, Any]]] = []
+    rows: list[dict[str, Any]] = []
     for group in ranked:
         positions = np.flatnonzero(labels == group).astype(np.int64)
         # A group prepared on its own only pays when it is resampled.
         if prepare_group is None or settings.n_resamples == 0:
-            row = _group_row(_group(evaluation, positions), group, settings)
-            pieces.append(Pending.done(row))
-        elif pool is not None and isinstance(prepare_group, SubsetPreparer):
-            own = prepare_group.subset(positions)
-            everything = np.arange(len(positions), dtype=np.int64)
-            pieces.append(pool.submit(_prepared_group_row, own, everything, group, settings))
+            rows.append(_group_row(_group(evaluation, positions), group, settings))
         else:
-            pieces.append(
-                Pending.done(_prepared_group_row(prepare_group, positions, group, settings))
-            )
-    return pieces
+            rows.append(_prepared_group_row(prepare_group, positions, group, settings))
+    return rows
 
 
 def _prepared_group_row(
@@ -633,7 +615,7 @@ def _prepared_group_row(
     group: str,
     settings: _RowSettings,
 ) -> dict[str, Any]:
-    """The row of a group whose evaluation is prepared on its own (a piece of work)."""
+    """The row of a group whose evaluation is prepared on its own."""
     return _group_row(prepare_group(positions), group, settings)
 
 
@@ -679,26 +661,6 @@ def dimension_order(dimension: str) -> tuple[str, ...]:
 
 
 def task_breakdowns(
-    task: str, evaluation: Any, item_groups: Sequence[Mapping[str, str]], **options: Any
-) -> dict[str, list[dict[str, Any]]]:
-    """Every dimension of ``task``: ``{dimension: rows of :func:`break_down`}``.
-
-    The rows of :func:`pending_task_breakdowns` (same arguments, ``pool`` aside), computed
-    here and now.
-
-    Example:
-        >>> from novabench.metrics.diagnosis import prepare_diagnosis
-        >>> evaluation = prepare_diagnosis([["glioma"]], ["glioma"])
-        >>> groups = [{"pathology_category": "neoplastic", "images_per_case": "1"}]
-        >>> result = task_breakdowns("diagnosis", evaluation, groups, n_resamples=0,
-        ...     confidence=0.95, seed=0, min_group_size=1)
-        >>> result["pathology_category"][0]["top5"]
-        1.0
-    """
-    return resolve_breakdowns(pending_task_breakdowns(task, evaluation, item_groups, **options))
-
-
-def pending_task_breakdowns(
     task: str,
     evaluation: Any,
     item_groups: Sequence[Mapping[str, str]],
@@ -709,9 +671,8 @@ def pending_task_breakdowns(
     min_group_size: int,
     keys: Sequence[str] | None = None,
     prepare_group: Callable[[np.ndarray], Any] | None = None,
-    pool: WorkerPool | None = None,
-) -> dict[str, list[Any]]:
-    """Every dimension of ``task`` as pieces of work: ``{dimension: [Pending row, ...]}``.
+) -> dict[str, list[dict[str, Any]]]:
+    """Every dimension of ``task``: ``{dimension: rows of :func:`break_down`}``.
 
     Args:
         task: the task name.
@@ -723,40 +684,25 @@ def pending_task_breakdowns(
         min_group_size: the too-small flag's threshold.
         keys: metric keys (default: the task's headline keys).
         prepare_group: see :func:`break_down`.
-        pool: a :class:`novabench.parallel.WorkerPool`: the rows of groups a
-            :class:`SubsetPreparer` prepares are queued there (every other row is computed
-            at once). :func:`resolve_breakdowns` gives the rows, equal with or without it.
 
     Example:
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
         >>> evaluation = prepare_diagnosis([["glioma"]], ["glioma"])
         >>> groups = [{"pathology_category": "neoplastic", "images_per_case": "1"}]
-        >>> pending = pending_task_breakdowns("diagnosis", evaluation, groups, n_resamples=0,
+        >>> result = task_breakdowns("diagnosis", evaluation, groups, n_resamples=0,
         ...     confidence=0.95, seed=0, min_group_size=1)
-        >>> resolve_breakdowns(pending)["images_per_case"][0]["group"]
-        '1'
+        >>> result["pathology_category"][0]["top5"], result["images_per_case"][0]["group"]
+        (1.0, '1')
     """
     chosen_keys = tuple(keys) if keys is not None else registry.TASKS[task].headline_keys
     settings = _RowSettings(chosen_keys, n_resamples, confidence, seed, min_group_size)
     return {
-        dimension: _pending_rows(
+        dimension: _rows(
             evaluation,
             [groups[dimension] for groups in item_groups],
             _ORDER[dimension],
             settings,
             prepare_group,
-            pool,
         )
         for dimension in task_dimensions(task)
     }
-
-
-def resolve_breakdowns(pending: Mapping[str, Sequence[Any]]) -> dict[str, list[dict[str, Any]]]:
-    """The rows of :func:`pending_task_breakdowns`'s pieces, waiting for any still running.
-
-    Example:
-        >>> from novabench.parallel import Pending
-        >>> resolve_breakdowns({"plane": [Pending.done({"group": "axial"})]})
-        {'plane': [{'group': 'axial'}]}
-    """
-    return {dimension: [piece.result() for piece in rows] for dimension, rows in pending.items()}

@@ -19,17 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from novabench.parallel import Pending, WorkerPool
 from novabench.report.breakdowns import result_with_intervals
 
 __all__ = [
     "COMPARISONS",
     "RATER_SLOTS",
     "HumanReference",
-    "PendingHumanReference",
     "comparison_rows",
     "human_reference",
-    "pending_human_reference",
     "release_raters",
 ]
 
@@ -108,7 +105,6 @@ def human_reference(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
-    pool: WorkerPool | None = None,
 ) -> HumanReference:
     """Score the raters on the images at ``positions`` (those the model was scored on).
 
@@ -118,8 +114,6 @@ def human_reference(
         n_resamples: bootstrap resamples (0: no intervals), as the report's.
         confidence: interval coverage.
         seed: bootstrap seed.
-        pool: a :class:`novabench.parallel.WorkerPool` to compute the comparisons in (the
-            same numbers); None: here, at once.
 
     Returns:
         A :class:`HumanReference`. Its ``section`` is ``{"available": True, "raters": ...,
@@ -138,77 +132,7 @@ def human_reference(
         >>> reference = human_reference(release, range(len(release.images)), n_resamples=0)
         >>> reference.raters, 0 < reference.section["rater_1_vs_gold"]["mAP@30"] <= 1
         ({'rater_1': 'rater1', 'rater_2': 'rater2'}, True)
-    """
-    return pending_human_reference(
-        release, positions, n_resamples=n_resamples, confidence=confidence, seed=seed, pool=pool
-    ).result()
-
-
-class PendingHumanReference:
-    """A :class:`HumanReference` whose comparisons may still be computing in a pool.
-
-    Built by :func:`pending_human_reference`; :meth:`result` waits for the comparisons.
-    """
-
-    def __init__(
-        self,
-        raters: dict[str, str],
-        section: dict[str, Any],
-        boxes: dict[str, list[list[list[float]]]],
-        comparisons: dict[str, Any],
-        names: Sequence[str],
-    ) -> None:
-        self._raters = raters
-        self._section = section
-        self._boxes = boxes
-        self._comparisons = comparisons
-        self._names = list(names)
-
-    def result(self) -> HumanReference:
-        """The human reference, once every comparison is done."""
-        if not self._raters:
-            return HumanReference({}, self._section)
-        in_order = [comparison for comparison, _, _ in COMPARISONS]
-        section = {key: value for key, value in self._section.items() if key not in in_order}
-        best_iou: dict[str, list[float]] = {}
-        for comparison in in_order:  # in report order, scored or not
-            if comparison in self._comparisons:
-                section[comparison], best_iou[comparison] = self._comparisons[comparison].result()
-            else:
-                section[comparison] = self._section[comparison]
-        section["notes"] = [
-            "the gold boxes are the raters' consensus, so rater-vs-gold is an optimistic "
-            "ceiling; rater 1 vs rater 2 (rater 2 as reference) is the inter-rater agreement",
-            "an image on which a rater drew no box counts as a miss for that rater",
-        ]
-        if len(self._names) > len(RATER_SLOTS):
-            section["notes"].append(
-                f"the release names {len(self._names)} raters; the first two by name are "
-                "scored: " + ", ".join(self._names)
-            )
-        return HumanReference(self._raters, section, self._boxes, best_iou)
-
-
-def pending_human_reference(
-    release: Any,
-    positions: Sequence[int],
-    *,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    pool: WorkerPool | None = None,
-) -> PendingHumanReference:
-    """:func:`human_reference` with its comparisons queued in ``pool`` (or computed at once).
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> from novabench.data.release import read_release
-        >>> from novabench.data.sample import write_sample_release
-        >>> release = read_release(write_sample_release(
-        ...     pathlib.Path(tempfile.mkdtemp()) / "nova", n_cases=2, seed=0, progress=False))
-        >>> pending = pending_human_reference(release, range(len(release.images)),
-        ...                                   n_resamples=0)
-        >>> pending.result().section["n_images"] == len(release.images)
+        >>> reference.section["n_images"] == len(release.images)
         True
     """
     images = [release.images[position] for position in positions]
@@ -218,15 +142,15 @@ def pending_human_reference(
             "available": False,
             "reason": "the release has no rater boxes (only the consensus gold boxes)",
         }
-        return PendingHumanReference({}, unavailable, {}, {}, names)
+        return HumanReference({}, unavailable)
     raters = dict(zip(RATER_SLOTS, names))
     boxes: dict[str, list[list[list[float]]]] = {
         slot: [_boxes_of(image, name) for image in images] for slot, name in raters.items()
     }
     boxes_with_gold = {**boxes, "gold": [[list(b) for b in image.boxes] for image in images]}
     section: dict[str, Any] = {"available": True, "raters": raters, "n_images": len(images)}
-    comparisons: dict[str, Any] = {}
-    for comparison, predicted, reference in COMPARISONS:
+    best_iou: dict[str, list[float]] = {}
+    for comparison, predicted, reference in COMPARISONS:  # in report order, scored or not
         missing = [slot for slot in (predicted, reference) if slot not in boxes_with_gold]
         if missing:
             section[comparison] = {
@@ -235,18 +159,24 @@ def pending_human_reference(
                 + missing[0].replace("_", " "),
             }
             continue
-        arguments = (boxes_with_gold[predicted], boxes_with_gold[reference])
-        settings: dict[str, Any] = {
-            "n_resamples": n_resamples,
-            "confidence": confidence,
-            "seed": seed,
-        }
-        comparisons[comparison] = (
-            Pending.done(_compare(*arguments, **settings))
-            if pool is None
-            else pool.submit(_compare, *arguments, **settings)
+        section[comparison], best_iou[comparison] = _compare(
+            boxes_with_gold[predicted],
+            boxes_with_gold[reference],
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
         )
-    return PendingHumanReference(raters, section, boxes, comparisons, names)
+    section["notes"] = [
+        "the gold boxes are the raters' consensus, so rater-vs-gold is an optimistic "
+        "ceiling; rater 1 vs rater 2 (rater 2 as reference) is the inter-rater agreement",
+        "an image on which a rater drew no box counts as a miss for that rater",
+    ]
+    if len(names) > len(RATER_SLOTS):
+        section["notes"].append(
+            f"the release names {len(names)} raters; the first two by name are "
+            "scored: " + ", ".join(names)
+        )
+    return HumanReference(raters, section, boxes, best_iou)
 
 
 def _compare(
@@ -257,7 +187,7 @@ def _compare(
     confidence: float,
     seed: int,
 ) -> tuple[dict[str, Any], list[float]]:
-    """One comparison (a piece of work): its result and each image's best IoU."""
+    """One comparison: its result and each image's best IoU."""
     from novabench.metrics.localization import LocalizationWarning
     from novabench.metrics.tasks import prepare_task
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from novabench import __version__, registry
 from novabench.errors import NovaInputError
@@ -31,7 +31,6 @@ from novabench.progress import progress_bar
 
 if TYPE_CHECKING:
     from novabench.lexicon.taxonomy import CategoryMap
-    from novabench.parallel import WorkerPool
     from novabench.report.breakdowns import SubsetPreparer
 
 __all__ = [
@@ -45,6 +44,12 @@ __all__ = [
 ]
 
 PredictionPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+#: Why ``jobs=`` / ``--jobs`` is refused: said in one line rather than "unknown option".
+JOBS_REMOVED = (
+    "the scoring option jobs was removed: scoring runs in one process (helper processes "
+    "saved too little for what they cost); drop it"
+)
 
 
 # Answers whose metric matches names with a matcher (the lexicon's, or an LLM judge).
@@ -91,13 +96,6 @@ class ScoringOptions:
         breakdowns: compute the per-group breakdowns (on by default). Off, the report's
             ``breakdowns`` is ``{}`` and ``breakdown_settings["computed"]`` is False: with
             intervals, the breakdowns take most of the scoring time.
-        jobs: processes that share the scoring (1: this one alone; ``"auto"``: the CPUs
-            this process may use, at most 4, :func:`novabench.parallel.default_jobs`). With
-            more, the localisation breakdown cells and the human reference, each an
-            independent bootstrap, are also computed in ``jobs - 1`` helper processes
-            (:mod:`novabench.parallel`); every number is the same as with 1. Only used
-            with resamples, where those bootstraps are most of the time. More processes
-            than usable CPUs only slow the scoring.
 
     Example:
         >>> options = ScoringOptions(tasks=("Localisation",), n_resamples=0)
@@ -121,14 +119,11 @@ class ScoringOptions:
     category_map: CategoryMap | None = None
     min_group_size: int = 10
     breakdowns: bool = True
-    jobs: int | Literal["auto"] = 1
 
     def __post_init__(self) -> None:
         from novabench import checks
 
         checks.positive_int(self.min_group_size, field="min_group_size")
-        if self.jobs != "auto":
-            checks.positive_int(self.jobs, field="jobs")
         if isinstance(self.category_map, (str, os.PathLike)):  # a mapping file's path
             from novabench.lexicon.taxonomy import load_category_map
 
@@ -156,12 +151,14 @@ class ScoringOptions:
         """``options`` (or the defaults) with some settings replaced, named as the attributes.
 
         Raises:
-            TypeError: a keyword that is not a scoring option.
+            TypeError: a keyword that is not a scoring option (``jobs``, removed, says so).
 
         Example:
             >>> ScoringOptions.build(n_resamples=10).n_resamples
             10
         """
+        if "jobs" in overrides:
+            raise TypeError(JOBS_REMOVED)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(overrides) - known)
         if unknown:
@@ -381,86 +378,70 @@ def score_predictions(
         BOX_SIZE_THRESHOLDS,
         case_facts,
         image_facts,
-        pending_task_breakdowns,
-        resolve_breakdowns,
         result_with_intervals,
+        task_breakdowns,
     )
 
     chosen = ScoringOptions.build(options, **settings)
-    # Started first: the helpers' interpreters start while this process reads the release.
-    with _scoring_pool(chosen) as pool:
-        loaded = _load(data, predictions, chosen)
-        release = loaded.release
-        summary = loaded.prediction_set.summary()
-        cases = case_facts(release, chosen.category_map)
-        images = image_facts(release, chosen.category_map, cases)
-        task_reports: dict[str, Any] = {}
-        evaluations: dict[str, Any] = {}
-        positions = {
-            task: _scored_positions(task, loaded, chosen.answered_only) for task in loaded.tasks
-        }
-        pending_breakdowns: dict[str, Any] = {}
-        boxes_task = next(
-            (task for task in loaded.tasks if registry.TASKS[task].answer_field == "boxes"), None
+    loaded = _load(data, predictions, chosen)
+    release = loaded.release
+    summary = loaded.prediction_set.summary()
+    cases = case_facts(release, chosen.category_map)
+    images = image_facts(release, chosen.category_map, cases)
+    task_reports: dict[str, Any] = {}
+    evaluations: dict[str, Any] = {}
+    positions = {
+        task: _scored_positions(task, loaded, chosen.answered_only) for task in loaded.tasks
+    }
+    breakdowns: dict[str, Any] = {}
+    boxes_task = next(
+        (task for task in loaded.tasks if registry.TASKS[task].answer_field == "boxes"), None
+    )
+    for task in progress_bar(loaded.tasks, desc="scoring", unit="task"):
+        spec = registry.TASKS[task]
+        task_predictions, references = _task_inputs(task, loaded, positions[task])
+        metric_options, notes = chosen.metric_options(task)
+        scored_images = [release.images[p] for p in positions[task]] if spec.unit == "image" else []
+        if spec.answer_field == "boxes":
+            notes.extend(_box_overrun_notes(task_predictions, scored_images))
+        judge_before = _judge_counts(chosen.judge_of(task))
+        evaluation = prepare_task(task, task_predictions, references, **metric_options)
+        evaluations[task] = evaluation
+        result = result_with_intervals(
+            evaluation,
+            n_resamples=chosen.n_resamples,
+            confidence=chosen.confidence,
+            seed=chosen.seed,
         )
-        pending_human = None
-        if boxes_task is not None and pool.helpers:
-            # Queued first: the largest pieces, for the helpers to start on at once.
-            pending_human = _pending_human(release, positions[boxes_task], chosen, pool)
-        for task in progress_bar(loaded.tasks, desc="scoring", unit="task"):
-            spec = registry.TASKS[task]
-            task_predictions, references = _task_inputs(task, loaded, positions[task])
-            metric_options, notes = chosen.metric_options(task)
-            scored_images = (
-                [release.images[p] for p in positions[task]] if spec.unit == "image" else []
-            )
-            if spec.answer_field == "boxes":
-                notes.extend(_box_overrun_notes(task_predictions, scored_images))
-            judge_before = _judge_counts(chosen.judge_of(task))
-            evaluation = prepare_task(task, task_predictions, references, **metric_options)
-            evaluations[task] = evaluation
-            result = result_with_intervals(
+        if spec.unit == "image" and result.get("per_image_best_iou") is not None:
+            filenames = [image.filename for image in scored_images]
+            result["per_image_best_iou"] = dict(zip(filenames, result["per_image_best_iou"]))
+        coverage = {**summary[task], "scored": len(positions[task])}
+        nothing = nothing_answered_note(coverage)
+        if nothing is not None:  # first: the reader must not take these zeros for a model's
+            notes.insert(0, nothing)
+        task_reports[task] = {
+            "metrics": {k: v for k, v in result.items() if k != "confidence_intervals"},
+            "confidence_intervals": result.get("confidence_intervals", {}),
+            "notes": notes,
+            "coverage": coverage,
+        }
+        if metric_options.get("exclude"):
+            task_reports[task]["excluded"] = list(metric_options["exclude"])
+        if chosen.judge_kind(task) is not None:
+            task_reports[task]["judge"] = judge_record(chosen, task, since=judge_before)
+        if chosen.breakdowns:
+            breakdowns[task] = task_breakdowns(
+                task,
                 evaluation,
+                _item_groups(task, evaluation, positions[task], cases, images),
                 n_resamples=chosen.n_resamples,
                 confidence=chosen.confidence,
                 seed=chosen.seed,
+                min_group_size=chosen.min_group_size,
+                prepare_group=_group_preparer(task, task_predictions, references, metric_options),
             )
-            if spec.unit == "image" and result.get("per_image_best_iou") is not None:
-                filenames = [image.filename for image in scored_images]
-                result["per_image_best_iou"] = dict(zip(filenames, result["per_image_best_iou"]))
-            coverage = {**summary[task], "scored": len(positions[task])}
-            nothing = nothing_answered_note(coverage)
-            if nothing is not None:  # first: the reader must not take these zeros for a model's
-                notes.insert(0, nothing)
-            task_reports[task] = {
-                "metrics": {k: v for k, v in result.items() if k != "confidence_intervals"},
-                "confidence_intervals": result.get("confidence_intervals", {}),
-                "notes": notes,
-                "coverage": coverage,
-            }
-            if metric_options.get("exclude"):
-                task_reports[task]["excluded"] = list(metric_options["exclude"])
-            if chosen.judge_kind(task) is not None:
-                task_reports[task]["judge"] = judge_record(chosen, task, since=judge_before)
-            if chosen.breakdowns:
-                pending_breakdowns[task] = pending_task_breakdowns(
-                    task,
-                    evaluation,
-                    _item_groups(task, evaluation, positions[task], cases, images),
-                    n_resamples=chosen.n_resamples,
-                    confidence=chosen.confidence,
-                    seed=chosen.seed,
-                    min_group_size=chosen.min_group_size,
-                    prepare_group=_group_preparer(
-                        task, task_predictions, references, metric_options
-                    ),
-                    pool=pool,
-                )
-        if boxes_task is not None and pending_human is None:
-            pending_human = _pending_human(release, positions[boxes_task], chosen, pool)
-        pool.run_queued()  # what the helpers have not started, from the end of the queue
-        breakdowns = {task: resolve_breakdowns(rows) for task, rows in pending_breakdowns.items()}
-        human = None if pending_human is None else pending_human.result()
+    human = None if boxes_task is None else _human(release, positions[boxes_task], chosen)
     human_section = {} if human is None else {boxes_task: human.section}
     report = {
         **_provenance(data, loaded),
@@ -489,51 +470,17 @@ def score_predictions(
     )
 
 
-def _pending_human(
-    release: Any, positions: Sequence[int], options: ScoringOptions, pool: WorkerPool
-) -> Any:
-    """The human reference of the images at ``positions``, its comparisons queued in ``pool``."""
-    from novabench.report.human_reference import pending_human_reference
+def _human(release: Any, positions: Sequence[int], options: ScoringOptions) -> Any:
+    """The human reference of the images at ``positions``, with the report's bootstrap."""
+    from novabench.report.human_reference import human_reference
 
-    return pending_human_reference(
+    return human_reference(
         release,
         positions,
         n_resamples=options.n_resamples,
         confidence=options.confidence,
         seed=options.seed,
-        pool=pool,
     )
-
-
-def _scoring_pool(options: ScoringOptions) -> WorkerPool:
-    """The pool of :func:`score_predictions`: ``jobs - 1`` helpers when they can help.
-
-    Only localisation's breakdown cells and human reference go to helpers, and only with
-    resamples; otherwise no process is started.
-    """
-    from novabench.parallel import WorkerPool
-
-    localisation = options.tasks is None or any(
-        registry.TASKS[task].answer_field == "boxes" for task in options.tasks
-    )
-    jobs = resolved_jobs(options.jobs)
-    useful = options.n_resamples > 0 and localisation and jobs > 1
-    preload = ("novabench.report.breakdowns", "novabench.metrics.tasks")
-    return WorkerPool(helpers=jobs - 1 if useful else 0, preload=preload)
-
-
-def resolved_jobs(jobs: int | str) -> int:
-    """The processes ``jobs`` stands for: itself, or for ``"auto"`` the default.
-
-    Example:
-        >>> resolved_jobs(3), 1 <= resolved_jobs("auto") <= 4
-        (3, True)
-    """
-    if jobs == "auto":
-        from novabench.parallel import default_jobs
-
-        return default_jobs()
-    return int(jobs)
 
 
 def _scored_positions(task: str, loaded: _Loaded, answered_only: bool) -> list[int]:
