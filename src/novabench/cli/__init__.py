@@ -195,6 +195,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()  # `nova info ... | head -1`: the reader has all it wanted
         return 141  # 128 + SIGPIPE, what a shell reports for a command cut off by a pipe
     except Exception as error:  # the last line of defence: a bug, said in one line
+        failure = write_failure(error, args)
+        if failure is not None:  # a full disk is no bug: say which output, and why
+            print(f"nova {args.command}: error: {failure}", file=sys.stderr)
+            return 2
         if debug:
             import traceback
 
@@ -206,6 +210,47 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+# The options (and positional arguments) by which the commands name what they write.
+_OUTPUT_OPTIONS = ("out", "markdown", "html", "items", "csv", "judge_cache")
+
+
+def write_failure(error: BaseException, args: argparse.Namespace) -> NovaError | None:
+    """A write that failed for a cause the user can fix (full disk, quota, read-only, denied)
+    as one error naming the output, or None for any other exception.
+
+    The error's own file name is used when it has one (a temporary sibling standing for
+    its output); otherwise the command's outputs are named.
+
+    Example:
+        >>> import errno
+        >>> full = OSError(errno.ENOSPC, "No space left on device")
+        >>> str(write_failure(full, argparse.Namespace(out="runs/a.jsonl")))
+        'cannot write runs/a.jsonl: no space left on the device'
+        >>> write_failure(KeyError("x"), argparse.Namespace(out="runs/a.jsonl")) is None
+        True
+    """
+    import errno
+
+    from novabench._files import as_output_error, write_failure_reason
+    from novabench.errors import NovaOutputError
+
+    failure = as_output_error(error)
+    if failure is not None:
+        return failure
+    reason = write_failure_reason(error)
+    if reason is None or getattr(error, "errno", None) in (errno.EACCES, errno.EPERM):
+        return None  # permission with no file named may be an input's: not said as a write
+    outputs = [
+        str(value)
+        for name in _OUTPUT_OPTIONS
+        if (value := getattr(args, name, None)) is not None and not isinstance(value, bool)
+    ]
+    if not outputs:
+        return None
+    named = outputs[0] if len(outputs) == 1 else "one of " + ", ".join(outputs)
+    return NovaOutputError(named, reason, errno=getattr(error, "errno", None))
 
 
 def cli_message(error: NovaError, args: argparse.Namespace) -> str:
