@@ -586,7 +586,7 @@ class ChatClient:
     ) -> None:
         parts = urllib.parse.urlsplit(base_url.strip() if isinstance(base_url, str) else "")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            shown = _without_credentials(base_url) if isinstance(base_url, str) else base_url
+            shown = without_credentials(base_url) if isinstance(base_url, str) else base_url
             raise NovaInputError(
                 f"must be an http(s) URL such as http://host:8000/v1, got {shown!r}",
                 source="ChatClient",
@@ -616,7 +616,7 @@ class ChatClient:
         self._port = port
         path = parts.path.rstrip("/") + "/chat/completions"
         self._target = path + (f"?{parts.query}" if parts.query else "")
-        self.url = _without_credentials(
+        self.url = without_credentials(
             urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
         )
         self.model = model
@@ -625,7 +625,7 @@ class ChatClient:
         self.backoff = float(backoff)
         self.max_wait = float(max_wait)
         self.max_concurrency = max_concurrency
-        self._secrets = [secret for secret in (api_key, parts.password) if secret]
+        self._secrets = [secret for secret in (api_key, *url_credentials(base_url)) if secret]
         self._authorization: str | None = None
         if api_key:
             self._authorization = f"Bearer {api_key}"
@@ -924,18 +924,81 @@ class ChatClient:
         return payload
 
 
-def _without_credentials(url: str) -> str:
-    """``url`` without ``user:password@`` (what may be shown in messages and manifests)."""
+# Query parameters that carry a credential: their values never reach a manifest, a report
+# or a message. Names are compared lower-cased with "-" read as "_".
+_CREDENTIAL_PARAMETER = re.compile(
+    r"(?:^|_)(?:key|apikey|token|secret|password|passwd|pwd|sig|signature|auth|authorization"
+    r"|credential|credentials|session|code)$|token|secret|password|apikey|api_key"
+)
+MASK = "***"
+
+
+def is_credential_parameter(name: str) -> bool:
+    """Whether a URL query parameter named ``name`` holds a credential (API key, token...).
+
+    Example:
+        >>> [is_credential_parameter(n) for n in ("api_key", "X-Amz-Signature", "key", "model")]
+        [True, True, True, False]
+    """
+    return bool(_CREDENTIAL_PARAMETER.search(name.strip().lower().replace("-", "_")))
+
+
+def url_credentials(url: str) -> list[str]:
+    """The secrets written in ``url``: its password and its credential query values.
+
+    Example:
+        >>> url_credentials("https://user:pw@h/v1?api_key=sk-abc&model=m")
+        ['pw', 'sk-abc']
+    """
     parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    netloc = parts.hostname or ""
-    if ":" in netloc:  # an IPv6 literal
-        netloc = f"[{netloc}]"
+    found = [urllib.parse.unquote(parts.password)] if parts.password else []
+    for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if value and is_credential_parameter(name):
+            found.append(value)
+    return found
+
+
+def without_credentials(url: str) -> str:
+    """``url`` as it may be recorded or shown: no ``user:password@``, credential values masked.
+
+    Query parameters whose names look like credentials (``api_key``, ``key``, ``token``,
+    ``access_token``, ``sig``, ``X-Amz-Signature``...) keep their name with the value
+    ``***``; every other part of the URL is kept as written.
+
+    Example:
+        >>> without_credentials("https://u:pw@api.example.org/v1?api-version=2&api_key=sk-abc")
+        'https://api.example.org/v1?api-version=2&api_key=***'
+        >>> without_credentials("http://127.0.0.1:8000/v1")
+        'http://127.0.0.1:8000/v1'
+    """
     try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port:
-        netloc += f":{port}"
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # not even a URL: shown as given only when it cannot hold a secret
+        return url if "@" not in url and "=" not in url else MASK
+    netloc = parts.netloc
+    if parts.username is not None or parts.password is not None:
+        netloc = parts.hostname or ""
+        if ":" in netloc:  # an IPv6 literal
+            netloc = f"[{netloc}]"
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if port:
+            netloc += f":{port}"
+    query = (
+        "&".join(_masked_parameter(pair) if pair else pair for pair in parts.query.split("&"))
+        if parts.query
+        else parts.query
+    )
+    if netloc == parts.netloc and query == parts.query:
+        return url
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _masked_parameter(pair: str) -> str:
+    """One ``name=value`` of a query string, the value masked when the name says credential."""
+    name, equals, value = pair.partition("=")
+    if equals and value and is_credential_parameter(urllib.parse.unquote_plus(name)):
+        return f"{name}={MASK}"
+    return pair

@@ -13,6 +13,7 @@ import importlib
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from novabench import __version__
 from novabench.errors import NovaError, NovaInputError
@@ -32,6 +33,67 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+class NovaArgumentParser(argparse.ArgumentParser):
+    """The parser of ``nova`` and of every sub-command: options are spelt out in full.
+
+    argparse would take ``--api-key sk-...`` for ``--api-key-env`` (a prefix); here an
+    option must be written whole, and an error never repeats a value that looks like a
+    secret (:func:`mask_secrets`). Sub-commands' parsers are of this class too
+    (``add_subparsers`` makes parsers of its parser's class).
+
+    Example:
+        >>> parser = NovaArgumentParser(prog="nova run")
+        >>> _ = parser.add_argument("--api-key-env")
+        >>> parser.allow_abbrev
+        False
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and ``message`` (secrets masked) on stderr; exit 2."""
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {mask_secrets(message)}\n")
+
+
+# A value that looks like a credential: API keys and tokens of the usual hosts, a bearer
+# token, or a long run of letters, digits and _- with both letters and digits.
+_SECRET_TOKEN = re.compile(
+    r"(?:\b(?:sk|pk|rk|hf|ghp|gho|ghs|glpat|xox[abpr])[-_][A-Za-z0-9_\-]{6,}"
+    r"|\bBearer\s+\S+"
+    r"|(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])\b[A-Za-z0-9_\-]{32,})"
+)
+# An option whose name says credential, and the value given to it.
+_SECRET_OPTION = re.compile(
+    r"(--?[\w-]*(?:key|token|secret|password|passwd)[\w-]*)(=|\s+)('[^']*'|\"[^\"]*\"|\S+)",
+    re.IGNORECASE,
+)
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every value that looks like a secret replaced by ``***``.
+
+    Masked: the value after an option whose name says key, token, secret or password
+    (``--api-key sk-...``, ``--token=abc``), URL credentials (see
+    :func:`novabench.client.without_credentials`), and anything shaped like an API key.
+
+    Example:
+        >>> mask_secrets("unrecognized arguments: --api-key sk-live-4f9a8b7c6d")
+        'unrecognized arguments: --api-key ***'
+        >>> mask_secrets("invalid choice: 'hf_abcdefghijklmnop' (choose from 'a', 'b')")
+        "invalid choice: '***' (choose from 'a', 'b')"
+        >>> mask_secrets("unrecognized arguments: --lmit 5")
+        'unrecognized arguments: --lmit 5'
+    """
+    from novabench.client import without_credentials
+
+    text = _SECRET_OPTION.sub(lambda found: f"{found[1]}{found[2]}***", text)
+    text = re.sub(r"\bhttps?://[^\s'\"]+", lambda found: without_credentials(found[0]), text)
+    return _SECRET_TOKEN.sub("***", text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``nova`` argument parser with every sub-command.
 
@@ -40,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         >>> parser.prog
         'nova'
     """
-    parser = argparse.ArgumentParser(
+    parser = NovaArgumentParser(
         prog="nova",
         description="NOVA benchmark toolkit: data, runs and scores.",
     )
