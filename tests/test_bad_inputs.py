@@ -401,6 +401,33 @@ def _png_bomb(folder: Path, shared: Shared) -> list[str]:
     return ["info", str(release)]
 
 
+def _with_image_path(folder: Path, shared: Shared, image_path: str) -> list[str]:
+    """The shared release with the image path of IMAGE's row rewritten in the parquet."""
+    import pyarrow.parquet as pq
+
+    release = shutil.copytree(shared.release, folder / "rel")
+    parquet = release / "data" / "nova-v1.parquet"
+    table = pq.read_table(parquet)
+    paths = [
+        image_path if name == IMAGE else path
+        for name, path in zip(
+            table.column("filename").to_pylist(),
+            table.column("image_path").to_pylist(),
+            strict=True,
+        )
+    ]
+    column = table.schema.get_field_index("image_path")
+    pq.write_table(table.set_column(column, "image_path", [paths]), parquet)
+    return ["info", str(release)]
+
+
+def _fifo_image(folder: Path, shared: Shared) -> list[str]:
+    release = shutil.copytree(shared.release, folder / "rel")
+    (release / "images" / IMAGE).unlink()
+    os.mkfifo(release / "images" / IMAGE)  # reading it would wait for a writer forever
+    return ["info", str(release)]
+
+
 def _broken_png(folder: Path, shared: Shared) -> list[str]:
     release = shutil.copytree(shared.release, folder / "rel")
     (release / "images" / IMAGE).write_bytes(png_bytes((32, 32))[:40])
@@ -497,6 +524,12 @@ ROWS: list[Row] = [
         _release(_set(0, "image_path", "../../outside.png")),
         (IMAGE, "image_path"),
     ),
+    Row(
+        "image path with a NUL byte",
+        lambda folder, shared: _with_image_path(folder, shared, "images/case0001\x00_001.png"),
+        (IMAGE, "image_path", "NUL character"),
+    ),
+    Row("image a named pipe", _fifo_image, (IMAGE, "image_path", "named pipe (FIFO)")),
     Row("scan id off pattern", _release(_set(0, "scan_id", "1")), (IMAGE, "scan_id")),
     Row(
         "filename off pattern", _release(_set(0, "filename", "scan.png")), ("scan.png", "filename")
