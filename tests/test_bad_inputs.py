@@ -514,6 +514,12 @@ class Row:
     expect: tuple[str, ...]
 
 
+# An integer of more digits than Python converts (4300 by default) in a box coordinate.
+_HUGE_INTEGER_LINE = (
+    b'{"filename": "' + IMAGE.encode() + b'", "boxes": [[1, 2, 3, ' + b"7" * 5000 + b"]]}\n"
+)
+
+
 ROWS: list[Row] = [
     # ------------------------------------------------------------------ release reader
     Row("box width negative", _release(_set_box(0, "width", -5.0)), (IMAGE, "width")),
@@ -530,6 +536,11 @@ ROWS: list[Row] = [
         (IMAGE, "image_path", "NUL character"),
     ),
     Row("image a named pipe", _fifo_image, (IMAGE, "image_path", "named pipe (FIFO)")),
+    Row(
+        "5000-digit integer in a prediction",
+        _bad_prediction(_HUGE_INTEGER_LINE),
+        ("pred.jsonl", "line 1", "5000 digits at column 54"),
+    ),
     Row("scan id off pattern", _release(_set(0, "scan_id", "1")), (IMAGE, "scan_id")),
     Row(
         "filename off pattern", _release(_set(0, "filename", "scan.png")), ("scan.png", "filename")
