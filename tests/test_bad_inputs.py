@@ -877,6 +877,21 @@ ROWS: list[Row] = [
         ),
         ("--judge-cache", "sits inside the release"),
     ),  # fmt: skip
+    Row(
+        "export --pretty-name blank",
+        _option("export", "{release}", "{folder}/out", "-q", "--pretty-name", " "),
+        ("--pretty-name", "is blank"),
+    ),
+    Row(
+        "export --pretty-name of two lines",
+        _option("export", "{release}", "{folder}/out", "-q", "--pretty-name", "NOVA\n---"),
+        ("--pretty-name", "one line", "U+000A"),
+    ),
+    Row(
+        "export --pretty-name not UTF-8",  # what Python makes of argv byte 0x85 under UTF-8
+        _option("export", "{release}", "{folder}/out", "-q", "--pretty-name", "NOVA\udc85"),
+        ("--pretty-name", "not UTF-8", "character 5"),
+    ),
     Row("sample --cases 0", _option("sample", "{folder}/s", "--cases", "0"), ("--cases",)),
     Row(
         "ingest --image-size 0",

@@ -56,6 +56,7 @@ from novabench._files import (
 from novabench.citation import NOVA_ARXIV_URL, NOVA_LICENSE
 from novabench.data.card import (
     ConfigSize,
+    check_card_text,
     check_dataset_card,
     render_dataset_card,
     summarize_release,
@@ -527,6 +528,11 @@ def export_release(
     """
     if fmt not in ("parquet", "coco"):
         raise NovaInputError(f"format must be 'parquet' or 'coco', got {fmt!r}", source="fmt")
+    check_card_text(pretty_name, field="pretty_name")
+    if card_notice is not None:
+        check_card_text(card_notice, field="card_notice", one_line=False)
+    if card_hub_id is not None:
+        check_card_text(card_hub_id, field="card_hub_id")
     if max_shard_bytes <= 0:
         raise NovaInputError(f"must be positive, got {max_shard_bytes}", source="max_shard_bytes")
     if rows_per_shard is not None and rows_per_shard <= 0:
