@@ -109,3 +109,23 @@ def test_a_key_in_the_endpoint_query_is_sent_but_never_recorded_or_shown(
         *(path.read_text(encoding="utf-8") for path in tmp_path.rglob("*") if path.is_file()),
     ):
         assert RUN_KEY not in text and JUDGE_KEY not in text
+
+
+@pytest.mark.parametrize("option", ["--api-key-env", "--judge-api-key-env"])
+def test_a_key_given_where_a_variable_name_goes_is_refused_and_never_printed(
+    option: str, sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    endpoint = "http://127.0.0.1:9/v1"  # never reached: the option is refused first
+    if option == "--api-key-env":
+        argv = ["run", "--data", str(sample_release), "--task", "diagnosis"]
+        argv += ["--endpoint", endpoint, "--model-name", "m", "--out", str(tmp_path / "r.jsonl")]
+    else:
+        predictions = tmp_path / "p.jsonl"
+        predictions.write_text('{"case_id": "case0001", "diagnoses": ["glioma"]}\n')
+        argv = ["evaluate", "--data", str(sample_release), "--predictions", str(predictions)]
+        argv += ["--out", str(tmp_path / "r.json"), "--judge-endpoint", endpoint]
+        argv += ["--judge-model", "m", "--bootstrap", "0", "--task", "diagnosis"]
+    assert main([*argv, option, RUN_KEY]) == 2
+    err = capsys.readouterr().err
+    assert RUN_KEY not in err and f"field '{option}'" in err and "not the key itself" in err
+    assert len(err.strip().splitlines()) == 1

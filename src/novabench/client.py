@@ -600,13 +600,7 @@ class ChatClient:
         _check_number(max_wait, "max_wait", minimum=0)
         _check_number(max_concurrency, "max_concurrency", minimum=1, integer=True)
         if api_key is None and api_key_env:
-            api_key = os.environ.get(api_key_env) or None
-            if api_key is None:
-                raise NovaInputError(
-                    f"environment variable {api_key_env} is empty or unset",
-                    source="ChatClient",
-                    field="api_key_env",
-                )
+            api_key = api_key_from_environment(api_key_env, field="api_key_env")
         try:
             port = parts.port
         except ValueError as error:
@@ -922,6 +916,52 @@ class ChatClient:
                 retry_after=retry_after,
             )
         return payload
+
+
+# A value shaped like a credential: API keys and tokens of the usual hosts, a bearer token,
+# or a long run of letters, digits and _- holding both letters and digits.
+SECRET_TOKEN = re.compile(
+    r"(?:\b(?:sk|pk|rk|hf|ghp|gho|ghs|glpat|xox[abpr])[-_][A-Za-z0-9_\-]{6,}"
+    r"|\bBearer\s+\S+"
+    r"|(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])\b[A-Za-z0-9_\-]{32,})"
+)
+_ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def looks_like_secret(text: str) -> bool:
+    """Whether ``text`` holds something shaped like an API key or token (never to be shown).
+
+    Example:
+        >>> looks_like_secret("sk-live-4f9a8b7c6d"), looks_like_secret("OPENAI_API_KEY")
+        (True, False)
+    """
+    return SECRET_TOKEN.search(text) is not None
+
+
+def api_key_from_environment(name: str, *, field: str = "api_key_env") -> str:
+    """The API key held by the environment variable ``name``.
+
+    Raises:
+        NovaInputError: naming ``field`` when the variable is unset or empty, or when
+            ``name`` is no variable name but, by its look, the key itself (which the
+            message then does not repeat).
+
+    Example:
+        >>> api_key_from_environment("sk-live-4f9a8b7c6d", field="--api-key-env")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field '--api-key-env': takes the name of an environment variable holding the key (such as OPENAI_API_KEY), not the key itself (the value given is not shown)
+    """
+    if not _ENVIRONMENT_NAME.fullmatch(name) or looks_like_secret(name):
+        raise NovaInputError(
+            "takes the name of an environment variable holding the key (such as "
+            "OPENAI_API_KEY), not the key itself (the value given is not shown)",
+            field=field,
+        )
+    value = os.environ.get(name)
+    if not value:
+        raise NovaInputError(f"environment variable {name} is empty or unset", field=field)
+    return value
 
 
 # Query parameters that carry a credential: their values never reach a manifest, a report

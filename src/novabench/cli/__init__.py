@@ -58,13 +58,6 @@ class NovaArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {mask_secrets(message)}\n")
 
 
-# A value that looks like a credential: API keys and tokens of the usual hosts, a bearer
-# token, or a long run of letters, digits and _- with both letters and digits.
-_SECRET_TOKEN = re.compile(
-    r"(?:\b(?:sk|pk|rk|hf|ghp|gho|ghs|glpat|xox[abpr])[-_][A-Za-z0-9_\-]{6,}"
-    r"|\bBearer\s+\S+"
-    r"|(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])\b[A-Za-z0-9_\-]{32,})"
-)
 # An option whose name says credential, and the value given to it.
 _SECRET_OPTION = re.compile(
     r"(--?[\w-]*(?:key|token|secret|password|passwd)[\w-]*)(=|\s+)('[^']*'|\"[^\"]*\"|\S+)",
@@ -87,11 +80,11 @@ def mask_secrets(text: str) -> str:
         >>> mask_secrets("unrecognized arguments: --lmit 5")
         'unrecognized arguments: --lmit 5'
     """
-    from novabench.client import without_credentials
+    from novabench.client import SECRET_TOKEN, without_credentials
 
     text = _SECRET_OPTION.sub(lambda found: f"{found[1]}{found[2]}***", text)
     text = re.sub(r"\bhttps?://[^\s'\"]+", lambda found: without_credentials(found[0]), text)
-    return _SECRET_TOKEN.sub("***", text)
+    return SECRET_TOKEN.sub("***", text)
 
 
 def build_parser() -> argparse.ArgumentParser:
