@@ -1103,6 +1103,7 @@ FULL_DISK_ROWS = [
     ("parse", lambda f, s, raw, report: ["parse", raw, "--data", str(s.release), "--out", f"{f}/p.jsonl"], "p.jsonl"),  # noqa: E501
     ("merge", lambda f, s, raw, report: ["merge", raw, "--out", f"{f}/m.jsonl"], "m.jsonl"),
     ("evaluate", lambda f, s, raw, report: [*_full_evaluate(s, raw), "--out", f"{f}/r.json", "--items", f"{f}/items", "--markdown", f"{f}/r.md", "--html", f"{f}/r.html"], ("r.json", "items", "r.md", "r.html")),  # noqa: E501
+    ("space build", lambda f, s, raw, report: ["space", "build", "explorer", f"{f}/space", "--wheel", _tiny_wheel(f)], "space"),  # noqa: E501
     ("leaderboard", lambda f, s, raw, report: ["leaderboard", report, "--html", f"{f}/b.html"], "b.html"),  # noqa: E501
 ]  # fmt: skip
 _FULL_RUN = ("run", "--data", "", "--task", "all", "--baseline", "floor", "--no-progress")
@@ -1128,6 +1129,16 @@ def _ingest_manifest(folder: Path, shared: Shared) -> str:
     path = folder / "cases.json"
     path.write_text(json.dumps([_case(shared)]), encoding="utf-8")
     return str(path)
+
+
+def _tiny_wheel(folder: Path) -> str:
+    """A wheel holding only METADATA: all that `nova space build --wheel` reads of it."""
+    import zipfile
+
+    wheel = folder / "novabench-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("novabench-0.1.0.dist-info/METADATA", "Name: novabench\nVersion: 0.1.0\n")
+    return str(wheel)
 
 
 def _limited_to(size: int) -> Callable[[], None]:
