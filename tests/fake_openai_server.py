@@ -22,13 +22,13 @@ Start it with ``with FakeOpenAIServer() as server: ... server.base_url ...`` (``
    ``"answer to <hash of the text> (with image|text only)"``).
 
 The server counts requests in flight (``in_flight``, ``max_in_flight``), completions sent
-whole (``n_answered``), and keeps every request body, header set and client port
-(``peers``). It speaks HTTP/1.0 (a connection per request) unless ``keep_alive=True``
-(HTTP/1.1, connections reused as vLLM's server does); ``latency(body)`` gives each
-unscripted request a delay in seconds (seeded latencies for the kill test and benchmarks);
-``record=False`` keeps no bodies (a benchmark sends hundreds of megabytes).
-It is bounded: it stops after ``max_requests`` requests, after ``lifetime`` seconds, or on
-``stop()``; stalls, delays, drips and barriers all end when it stops, so a failing test
+whole (``n_answered``), and keeps every request body, header set, client port
+(``peers``) and query string (``queries``). It speaks HTTP/1.0 (a connection per request)
+unless ``keep_alive=True`` (HTTP/1.1, connections reused as vLLM's server does);
+``latency(body)`` gives each unscripted request a delay in seconds (seeded latencies for
+the kill test and benchmarks); ``record=False`` keeps no bodies (a benchmark sends
+hundreds of megabytes). It is bounded: it stops after ``max_requests`` requests, after
+``lifetime`` seconds, or on ``stop()``; stalls, delays, drips and barriers all end when it stops, so a failing test
 cannot hang.
 """
 
@@ -171,6 +171,7 @@ class FakeOpenAIServer:
         self.attempts: dict[str, int] = {}
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.queries: list[str] = []  # each request's query string (an API key some hosts take)
         self.drips: list[DripRecord] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -262,12 +263,13 @@ class FakeOpenAIServer:
                         fake.bodies.append(body)
                         fake.headers.append(dict(self.headers.items()))
                         fake.peers.append(int(self.client_address[1]))
+                        fake.queries.append(self.path.partition("?")[2])
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                     scripted = fake.script.popleft() if fake.script else None
                 self._counted = True
                 try:
-                    if self.path != "/v1/chat/completions":
+                    if self.path.partition("?")[0] != "/v1/chat/completions":
                         self._send(404, b'{"error": "not found"}')
                     elif scripted is not None:
                         self._play(scripted, body)

@@ -10,6 +10,7 @@ hashed before and after).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -400,6 +401,33 @@ def _png_bomb(folder: Path, shared: Shared) -> list[str]:
     return ["info", str(release)]
 
 
+def _with_image_path(folder: Path, shared: Shared, image_path: str) -> list[str]:
+    """The shared release with the image path of IMAGE's row rewritten in the parquet."""
+    import pyarrow.parquet as pq
+
+    release = shutil.copytree(shared.release, folder / "rel")
+    parquet = release / "data" / "nova-v1.parquet"
+    table = pq.read_table(parquet)
+    paths = [
+        image_path if name == IMAGE else path
+        for name, path in zip(
+            table.column("filename").to_pylist(),
+            table.column("image_path").to_pylist(),
+            strict=True,
+        )
+    ]
+    column = table.schema.get_field_index("image_path")
+    pq.write_table(table.set_column(column, "image_path", [paths]), parquet)
+    return ["info", str(release)]
+
+
+def _fifo_image(folder: Path, shared: Shared) -> list[str]:
+    release = shutil.copytree(shared.release, folder / "rel")
+    (release / "images" / IMAGE).unlink()
+    os.mkfifo(release / "images" / IMAGE)  # reading it would wait for a writer forever
+    return ["info", str(release)]
+
+
 def _broken_png(folder: Path, shared: Shared) -> list[str]:
     release = shutil.copytree(shared.release, folder / "rel")
     (release / "images" / IMAGE).write_bytes(png_bytes((32, 32))[:40])
@@ -486,6 +514,12 @@ class Row:
     expect: tuple[str, ...]
 
 
+# An integer of more digits than Python converts (4300 by default) in a box coordinate.
+_HUGE_INTEGER_LINE = (
+    b'{"filename": "' + IMAGE.encode() + b'", "boxes": [[1, 2, 3, ' + b"7" * 5000 + b"]]}\n"
+)
+
+
 ROWS: list[Row] = [
     # ------------------------------------------------------------------ release reader
     Row("box width negative", _release(_set_box(0, "width", -5.0)), (IMAGE, "width")),
@@ -495,6 +529,17 @@ ROWS: list[Row] = [
         "image path leaves the release",
         _release(_set(0, "image_path", "../../outside.png")),
         (IMAGE, "image_path"),
+    ),
+    Row(
+        "image path with a NUL byte",
+        lambda folder, shared: _with_image_path(folder, shared, "images/case0001\x00_001.png"),
+        (IMAGE, "image_path", "NUL character"),
+    ),
+    Row("image a named pipe", _fifo_image, (IMAGE, "image_path", "named pipe (FIFO)")),
+    Row(
+        "5000-digit integer in a prediction",
+        _bad_prediction(_HUGE_INTEGER_LINE),
+        ("pred.jsonl", "line 1", "5000 digits at column 54"),
     ),
     Row("scan id off pattern", _release(_set(0, "scan_id", "1")), (IMAGE, "scan_id")),
     Row(
@@ -832,6 +877,21 @@ ROWS: list[Row] = [
         ),
         ("--judge-cache", "sits inside the release"),
     ),  # fmt: skip
+    Row(
+        "export --pretty-name blank",
+        _option("export", "{release}", "{folder}/out", "-q", "--pretty-name", " "),
+        ("--pretty-name", "is blank"),
+    ),
+    Row(
+        "export --pretty-name of two lines",
+        _option("export", "{release}", "{folder}/out", "-q", "--pretty-name", "NOVA\n---"),
+        ("--pretty-name", "one line", "U+000A"),
+    ),
+    Row(
+        "export --pretty-name not UTF-8",  # what Python makes of argv byte 0x85 under UTF-8
+        _option("export", "{release}", "{folder}/out", "-q", "--pretty-name", "NOVA\udc85"),
+        ("--pretty-name", "not UTF-8", "character 5"),
+    ),
     Row("sample --cases 0", _option("sample", "{folder}/s", "--cases", "0"), ("--cases",)),
     Row(
         "ingest --image-size 0",
@@ -1028,3 +1088,201 @@ def test_both_metric_faces_refuse_alike(
         assert "\n" not in message
         for expected in expect:
             assert expected in message, (face.__name__, expected, message)
+
+
+# --------------------------------------------------------------------------- a full disk
+
+# Every command that writes, and the output its message must name (relative to the row's
+# folder; one of several when the command writes several, whichever comes first). The release and predictions are written first, without a limit.
+FULL_DISK_ROWS = [
+    ("sample", lambda f, s, raw, report: ["sample", f"{f}/s", "--cases", "2", "-q"], "s"),
+    ("ingest", lambda f, s, raw, report: ["ingest", _ingest_manifest(f, s), f"{f}/ing", "-q"], "ing"),  # noqa: E501
+    ("export", lambda f, s, raw, report: ["export", str(s.release), f"{f}/exp", "-q"], "exp"),
+    ("export coco", lambda f, s, raw, report: ["export", str(s.release), f"{f}/coco", "-q", "--format", "coco"], "coco"),  # noqa: E501
+    ("run", lambda f, s, raw, report: [*_FULL_RUN, "--out", f"{f}/run.jsonl"], ("run.jsonl", "run.jsonl.manifest.json")),  # noqa: E501
+    ("parse", lambda f, s, raw, report: ["parse", raw, "--data", str(s.release), "--out", f"{f}/p.jsonl"], "p.jsonl"),  # noqa: E501
+    ("merge", lambda f, s, raw, report: ["merge", raw, "--out", f"{f}/m.jsonl"], "m.jsonl"),
+    ("evaluate", lambda f, s, raw, report: [*_full_evaluate(s, raw), "--out", f"{f}/r.json", "--items", f"{f}/items", "--markdown", f"{f}/r.md", "--html", f"{f}/r.html"], ("r.json", "items", "r.md", "r.html")),  # noqa: E501
+    ("space build", lambda f, s, raw, report: ["space", "build", "explorer", f"{f}/space", "--wheel", _tiny_wheel(f)], "space"),  # noqa: E501
+    ("leaderboard", lambda f, s, raw, report: ["leaderboard", report, "--html", f"{f}/b.html"], "b.html"),  # noqa: E501
+]  # fmt: skip
+_FULL_RUN = ("run", "--data", "", "--task", "all", "--baseline", "floor", "--no-progress")
+# Well below what any of these outputs needs, well above nothing (the limit is per file).
+_FILE_SIZE_LIMIT = 300
+
+
+def _full_evaluate(shared: Shared, raw: str) -> list[str]:
+    return [
+        "evaluate",
+        "--data",
+        str(shared.release),
+        "--predictions",
+        raw,
+        "--bootstrap",
+        "0",
+        "--exclude",
+        "BERTScore-F1",
+    ]
+
+
+def _ingest_manifest(folder: Path, shared: Shared) -> str:
+    path = folder / "cases.json"
+    path.write_text(json.dumps([_case(shared)]), encoding="utf-8")
+    return str(path)
+
+
+def _tiny_wheel(folder: Path) -> str:
+    """A wheel holding only METADATA: all that `nova space build --wheel` reads of it."""
+    import zipfile
+
+    wheel = folder / "novabench-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("novabench-0.1.0.dist-info/METADATA", "Name: novabench\nVersion: 0.1.0\n")
+    return str(wheel)
+
+
+def _limited_to(size: int) -> Callable[[], None]:
+    def limit() -> None:  # in the child: a write past `size` bytes fails with EFBIG
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return limit
+
+
+@pytest.fixture(scope="module")
+def full_disk_inputs(shared: Shared, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """A raw run of the shared release and its report, written with no limit."""
+    folder = tmp_path_factory.mktemp("full-disk-inputs")
+    raw, report = folder / "raw.jsonl", folder / "report.json"
+    run = [*_FULL_RUN, "--out", str(raw)]
+    run[run.index("--data") + 1] = str(shared.release)
+    assert main(run) == 0
+    assert main([*_full_evaluate(shared, str(raw)), "--out", str(report)]) == 0
+    return str(raw), str(report)
+
+
+# A child process per row, several seconds each: the rest run with the slow tests.
+_FULL_DISK_FAST = ("parse", "export coco")
+
+
+@pytest.mark.parametrize(
+    ("command", "build", "output"),
+    [
+        pytest.param(*row, id=row[0], marks=() if row[0] in _FULL_DISK_FAST else pytest.mark.slow)
+        for row in FULL_DISK_ROWS
+    ],
+)
+def test_a_full_disk_names_the_output_in_one_line(
+    command: str,
+    build: Callable[..., list[str]],
+    output: str | tuple[str, ...],
+    shared: Shared,
+    full_disk_inputs: tuple[str, str],
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    raw, report = full_disk_inputs
+    argv = build(tmp_path, shared, raw, report)
+    if "--data" in argv and argv[argv.index("--data") + 1] == "":
+        argv[argv.index("--data") + 1] = str(shared.release)
+    before = _tree(tmp_path, shared.root, Path(raw).parent)
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    finished = subprocess.run(
+        [sys.executable, "-m", "novabench.cli", *argv],
+        preexec_fn=_limited_to(_FILE_SIZE_LIMIT),
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=300,
+    )
+    lines = finished.stderr.strip().splitlines()
+    assert finished.returncode == 2, finished.stderr
+    assert len(lines) == 1 and "Traceback" not in finished.stderr, finished.stderr
+    named = [tmp_path / name for name in ((output,) if isinstance(output, str) else output)]
+    assert any(
+        lines[0].startswith(f"nova {argv[0]}: error: cannot write {path}: ") for path in named
+    ), lines[0]
+    assert lines[0].endswith("(file size limit)"), lines[0]
+    after = _tree(tmp_path, shared.root, Path(raw).parent)
+    if command == "run":  # a run keeps each answer as it arrives: rerunning resumes
+        after = {path: digest for path, digest in after.items() if "run.jsonl" not in path}
+    assert after == before
+
+
+@pytest.mark.parametrize(
+    ("number", "reason"),
+    [
+        (errno.ENOSPC, "no space left on the device"),
+        (errno.EDQUOT, "the disk quota is exceeded"),
+        (errno.EROFS, "the file system is read-only"),
+        (errno.EACCES, "permission denied"),
+    ],
+)
+def test_a_report_that_cannot_be_written_is_named_with_its_cause(
+    number: int,
+    reason: str,
+    shared: Shared,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(source: object, target: object) -> None:  # what the kernel says at the rename
+        raise OSError(number, os.strerror(number), str(source))
+
+    argv = [*_evaluate(shared, shared.predictions, tmp_path), "--exclude", "BERTScore-F1"]
+    capsys.readouterr()
+    before = _tree(tmp_path, shared.root)
+    monkeypatch.setattr(os, "replace", refuse)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == f"nova evaluate: error: cannot write {tmp_path / 'report.json'}: {reason}\n"
+    assert _tree(tmp_path, shared.root) == before
+
+
+@pytest.mark.parametrize("command", ["export", "sample", "ingest"])
+def test_a_killed_run_s_staging_folder_is_removed_by_the_next_run(
+    command: str, shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its id names no process now, as after `kill -9` of a writer
+    out = tmp_path / "out"
+    stale = tmp_path / f".out.partial-{dead.pid}-k2j9x1"
+    (stale / "images").mkdir(parents=True)
+    (stale / "images" / IMAGE).write_bytes(png_bytes((32, 32)))
+    running = tmp_path / f".out.partial-{os.getppid()}-a8b7c6"  # a writer still alive
+    someone_elses = tmp_path / f".other.partial-{dead.pid}-q1w2e3"
+    unknown_owner = tmp_path / ".out.partial-zz9y8x7w"  # named before owners were recorded
+    for kept in (running, someone_elses, unknown_owner):
+        kept.mkdir()
+        (kept / "notes.txt").write_text("kept", encoding="utf-8")
+    argv = {
+        "export": ["export", str(shared.release), str(out), "-q"],
+        "sample": ["sample", str(out), "--cases", "1", "-q"],
+        "ingest": ["ingest", _ingest_manifest(tmp_path, shared), str(out), "-q"],
+    }[command]
+    capsys.readouterr()
+
+    assert main(argv) == 0
+
+    err = capsys.readouterr().err.strip().splitlines()
+    assert not stale.exists() and out.is_dir()
+    assert [line for line in err if "interrupted" in line] == [
+        f"nova: removed {stale}, left by an interrupted run for {out} "
+        f"(process {dead.pid} has ended)"
+    ]
+    for kept in (running, someone_elses, unknown_owner):
+        assert (kept / "notes.txt").read_text(encoding="utf-8") == "kept"
+    leftovers = {path.name for path in tmp_path.iterdir()} - {
+        "out",
+        "cases.json",
+        running.name,
+        someone_elses.name,
+        unknown_owner.name,
+    }
+    assert leftovers == set()

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import math
 import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from novabench.errors import NovaOutputError
 
 
 def give_usual_permissions(path: str | os.PathLike[str]) -> None:
@@ -113,6 +120,125 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+# Why an output could not be written, by errno: the causes a user can act on.
+WRITE_FAILURES: dict[int, str] = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EFBIG: "the file grew past the largest size allowed here (file size limit)",
+}
+# pyarrow raises a bare OSError whose text carries the errno ("... [errno 28] No space ...").
+_ERRNO_IN_TEXT = re.compile(r"\[errno (\d+)\]", re.IGNORECASE)
+# The temporary siblings novabench writes before renaming: ".NAME.partial-...", ".NAME.X.tmp".
+_TEMPORARY_SIBLING = re.compile(
+    r"^\.(?P<name>.+?)\.(?:partial-[^/]*|old-[^/]*|replaced-[^/]*|[^./]+\.tmp|[^./]+\.partial)$"
+)
+
+
+def write_failure_reason(error: BaseException) -> str | None:
+    """Why ``error`` stopped a write, in words, when it is a cause the user can fix (else None).
+
+    Example:
+        >>> write_failure_reason(OSError(errno.ENOSPC, "No space left on device"))
+        'no space left on the device'
+        >>> write_failure_reason(OSError("Error writing bytes to file. Detail: [errno 27] File too large"))
+        'the file grew past the largest size allowed here (file size limit)'
+        >>> write_failure_reason(OSError(errno.ENOENT, "No such file")) is None
+        True
+    """
+    if not isinstance(error, OSError):
+        return None
+    number = error.errno
+    if number is None:
+        found = _ERRNO_IN_TEXT.search(str(error))
+        number = int(found.group(1)) if found else None
+    return WRITE_FAILURES.get(number) if number is not None else None
+
+
+def output_named(path: str | os.PathLike[str]) -> str:
+    """The output a temporary path stands for: ``out/.r.json.x1.tmp`` -> ``out/r.json``.
+
+    A staging folder's files stand for the folder: ``.nova.partial-12-ab/images/a.png``
+    -> ``nova``. Any other path is returned as it is.
+
+    Example:
+        >>> output_named("runs/.nova.partial-4242-k2j9/images/case0001_001.png")
+        'runs/nova'
+        >>> output_named("reports/.r.json.a8x1.tmp"), output_named("reports/r.json")
+        ('reports/r.json', 'reports/r.json')
+    """
+    parts = Path(path).parts
+    for index, part in enumerate(parts):
+        found = _TEMPORARY_SIBLING.match(part)
+        if found:
+            return str(Path(*parts[:index], found.group("name")))
+    return str(path)
+
+
+def as_output_error(
+    error: BaseException, path: str | os.PathLike[str] | None = None
+) -> NovaOutputError | None:
+    """``error`` as a :class:`~novabench.errors.NovaOutputError` naming the output, or None.
+
+    None when ``error`` is no write failure a user can fix (see :data:`WRITE_FAILURES`).
+    Without ``path`` the error's own file name is used, mapped from a temporary sibling
+    to the output it stands for.
+
+    Example:
+        >>> str(as_output_error(OSError(errno.EROFS, "Read-only", "/mnt/.r.json.x.tmp")))
+        'cannot write /mnt/r.json: the file system is read-only'
+    """
+    from novabench.errors import NovaOutputError
+
+    if isinstance(error, NovaOutputError):
+        return error
+    reason = write_failure_reason(error)
+    if reason is None:
+        return None
+    assert isinstance(error, OSError)  # write_failure_reason said so
+    # A copy names its source first and its destination second: the destination failed.
+    named = error.filename2 if error.filename2 is not None else error.filename
+    failed = output_named(os.fsdecode(named)) if isinstance(named, (str, bytes)) else None
+    if failed is not None and (path is None or not _within(failed, path)):
+        if error.errno in (errno.EACCES, errno.EPERM) and path is not None:
+            return None  # an input this command may not read: not a write failure
+        path = failed
+    if path is None:
+        return None
+    return NovaOutputError(str(path), reason, errno=error.errno)
+
+
+def _within(inner: str | os.PathLike[str], outer: str | os.PathLike[str]) -> bool:
+    inside, around = Path(os.path.abspath(inner)), Path(os.path.abspath(outer))
+    return inside == around or inside.is_relative_to(around)
+
+
+@contextmanager
+def writing_to(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn a full disk (or a read-only or forbidden one) while writing ``path`` into one error.
+
+    Raises:
+        NovaOutputError: naming ``path`` and the cause, for the errors of
+            :data:`WRITE_FAILURES`; any other exception passes unchanged.
+
+    Example:
+        >>> with writing_to("reports/r.json"):
+        ...     raise OSError(errno.ENOSPC, "No space left on device")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaOutputError: cannot write reports/r.json: no space left on the device
+    """
+    try:
+        yield
+    except OSError as error:
+        failure = as_output_error(error, path)
+        if failure is None or failure is error:
+            raise
+        raise failure from error
+
+
 def write_text_atomic(path: str | os.PathLike[str], text: str, *, durable: bool = False) -> Path:
     """Write ``text`` to ``path`` through a temporary sibling, so a failure leaves no half file.
 
@@ -129,21 +255,22 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, durable: bool 
     import tempfile
 
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            if durable:
-                stream.flush()
-                os.fsync(stream.fileno())
-        give_usual_permissions(temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with writing_to(path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+                if durable:
+                    stream.flush()
+                    os.fsync(stream.fileno())
+            give_usual_permissions(temporary)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
     return target
 
 
@@ -426,3 +553,94 @@ def check_output_folder(
             source=str(out),
             field=field,
         )
+
+
+def _staging_pattern(out: Path) -> re.Pattern[str]:
+    return re.compile(rf"\.{re.escape(out.name)}\.partial-(?P<pid>\d+)-[A-Za-z0-9_]+")
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process: alive, not ours
+        return True
+    return True
+
+
+def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
+    """Remove the staging folders an interrupted writer of ``out`` left beside it.
+
+    Only folders named as :func:`make_staging_folder` names them for this very ``out``
+    (``.OUT.partial-<pid>-<random>``) whose process has ended are removed: a writer still
+    running keeps its folder, and nothing else in the parent folder is touched. Each
+    removal is said in one line on stderr.
+
+    Returns:
+        The folders removed.
+
+    Example:
+        >>> import tempfile
+        >>> parent = Path(tempfile.mkdtemp())
+        >>> stale = parent / ".nova.partial-999999999-ab12"  # no process has this id
+        >>> stale.mkdir(); _ = (stale / "half.png").write_bytes(b"x")
+        >>> mine = make_staging_folder(parent / "nova")
+        >>> [path.name for path in remove_stale_staging(parent / "nova")], mine.is_dir()
+        ([], True)
+        >>> stale.exists()
+        False
+    """
+    import shutil
+    import sys
+
+    target = Path(out)
+    pattern = _staging_pattern(target)
+    removed: list[Path] = []
+    try:
+        entries = list(target.parent.iterdir())
+    except OSError:  # no parent yet: nothing was left there
+        return removed
+    for entry in sorted(entries):
+        found = pattern.fullmatch(entry.name)
+        if found is None or entry.is_symlink() or not entry.is_dir():
+            continue
+        pid = int(found.group("pid"))
+        if pid == os.getpid() or _process_alive(pid):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        if not entry.exists():
+            removed.append(entry)
+            print(
+                f"nova: removed {entry}, left by an interrupted run for {target} "
+                f"(process {pid} has ended)",
+                file=sys.stderr,
+            )
+    return removed
+
+
+def make_staging_folder(out: str | os.PathLike[str]) -> Path:
+    """A new empty folder beside ``out`` to write it in, to be renamed to ``out`` when done.
+
+    Its name says whose it is (``.OUT.partial-<pid>-<random>``), so the next run for the
+    same ``out`` can tell a folder left by a killed run from one still being written; the
+    stale ones are removed first (:func:`remove_stale_staging`). The folder gets the
+    umask's mode, as a release or an export is shared in a lab.
+
+    Example:
+        >>> import tempfile
+        >>> staging = make_staging_folder(Path(tempfile.mkdtemp()) / "export")
+        >>> staging.name.startswith(f".export.partial-{os.getpid()}-"), staging.is_dir()
+        (True, True)
+    """
+    import tempfile
+
+    target = Path(out)
+    with writing_to(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_staging(target)
+        staging = Path(
+            tempfile.mkdtemp(prefix=f".{target.name}.partial-{os.getpid()}-", dir=target.parent)
+        )
+        give_usual_permissions(staging)
+    return staging

@@ -586,7 +586,7 @@ class ChatClient:
     ) -> None:
         parts = urllib.parse.urlsplit(base_url.strip() if isinstance(base_url, str) else "")
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            shown = _without_credentials(base_url) if isinstance(base_url, str) else base_url
+            shown = without_credentials(base_url) if isinstance(base_url, str) else base_url
             raise NovaInputError(
                 f"must be an http(s) URL such as http://host:8000/v1, got {shown!r}",
                 source="ChatClient",
@@ -600,13 +600,7 @@ class ChatClient:
         _check_number(max_wait, "max_wait", minimum=0)
         _check_number(max_concurrency, "max_concurrency", minimum=1, integer=True)
         if api_key is None and api_key_env:
-            api_key = os.environ.get(api_key_env) or None
-            if api_key is None:
-                raise NovaInputError(
-                    f"environment variable {api_key_env} is empty or unset",
-                    source="ChatClient",
-                    field="api_key_env",
-                )
+            api_key = api_key_from_environment(api_key_env, field="api_key_env")
         try:
             port = parts.port
         except ValueError as error:
@@ -616,7 +610,7 @@ class ChatClient:
         self._port = port
         path = parts.path.rstrip("/") + "/chat/completions"
         self._target = path + (f"?{parts.query}" if parts.query else "")
-        self.url = _without_credentials(
+        self.url = without_credentials(
             urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
         )
         self.model = model
@@ -625,7 +619,7 @@ class ChatClient:
         self.backoff = float(backoff)
         self.max_wait = float(max_wait)
         self.max_concurrency = max_concurrency
-        self._secrets = [secret for secret in (api_key, parts.password) if secret]
+        self._secrets = [secret for secret in (api_key, *url_credentials(base_url)) if secret]
         self._authorization: str | None = None
         if api_key:
             self._authorization = f"Bearer {api_key}"
@@ -924,18 +918,127 @@ class ChatClient:
         return payload
 
 
-def _without_credentials(url: str) -> str:
-    """``url`` without ``user:password@`` (what may be shown in messages and manifests)."""
+# A value shaped like a credential: API keys and tokens of the usual hosts, a bearer token,
+# or a long run of letters, digits and _- holding both letters and digits.
+SECRET_TOKEN = re.compile(
+    r"(?:\b(?:sk|pk|rk|hf|ghp|gho|ghs|glpat|xox[abpr])[-_][A-Za-z0-9_\-]{6,}"
+    r"|\bBearer\s+\S+"
+    r"|(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])\b[A-Za-z0-9_\-]{32,})"
+)
+_ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def looks_like_secret(text: str) -> bool:
+    """Whether ``text`` holds something shaped like an API key or token (never to be shown).
+
+    Example:
+        >>> looks_like_secret("sk-live-4f9a8b7c6d"), looks_like_secret("OPENAI_API_KEY")
+        (True, False)
+    """
+    return SECRET_TOKEN.search(text) is not None
+
+
+def api_key_from_environment(name: str, *, field: str = "api_key_env") -> str:
+    """The API key held by the environment variable ``name``.
+
+    Raises:
+        NovaInputError: naming ``field`` when the variable is unset or empty, or when
+            ``name`` is no variable name but, by its look, the key itself (which the
+            message then does not repeat).
+
+    Example:
+        >>> api_key_from_environment("sk-live-4f9a8b7c6d", field="--api-key-env")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field '--api-key-env': takes the name of an environment variable holding the key (such as OPENAI_API_KEY), not the key itself (the value given is not shown)
+    """
+    if not _ENVIRONMENT_NAME.fullmatch(name) or looks_like_secret(name):
+        raise NovaInputError(
+            "takes the name of an environment variable holding the key (such as "
+            "OPENAI_API_KEY), not the key itself (the value given is not shown)",
+            field=field,
+        )
+    value = os.environ.get(name)
+    if not value:
+        raise NovaInputError(f"environment variable {name} is empty or unset", field=field)
+    return value
+
+
+# Query parameters that carry a credential: their values never reach a manifest, a report
+# or a message. Names are compared lower-cased with "-" read as "_".
+_CREDENTIAL_PARAMETER = re.compile(
+    r"(?:^|_)(?:key|apikey|token|secret|password|passwd|pwd|sig|signature|auth|authorization"
+    r"|credential|credentials|session|code)$|token|secret|password|apikey|api_key"
+)
+MASK = "***"
+
+
+def is_credential_parameter(name: str) -> bool:
+    """Whether a URL query parameter named ``name`` holds a credential (API key, token...).
+
+    Example:
+        >>> [is_credential_parameter(n) for n in ("api_key", "X-Amz-Signature", "key", "model")]
+        [True, True, True, False]
+    """
+    return bool(_CREDENTIAL_PARAMETER.search(name.strip().lower().replace("-", "_")))
+
+
+def url_credentials(url: str) -> list[str]:
+    """The secrets written in ``url``: its password and its credential query values.
+
+    Example:
+        >>> url_credentials("https://user:pw@h/v1?api_key=sk-abc&model=m")
+        ['pw', 'sk-abc']
+    """
     parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    netloc = parts.hostname or ""
-    if ":" in netloc:  # an IPv6 literal
-        netloc = f"[{netloc}]"
+    found = [urllib.parse.unquote(parts.password)] if parts.password else []
+    for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True):
+        if value and is_credential_parameter(name):
+            found.append(value)
+    return found
+
+
+def without_credentials(url: str) -> str:
+    """``url`` as it may be recorded or shown: no ``user:password@``, credential values masked.
+
+    Query parameters whose names look like credentials (``api_key``, ``key``, ``token``,
+    ``access_token``, ``sig``, ``X-Amz-Signature``...) keep their name with the value
+    ``***``; every other part of the URL is kept as written.
+
+    Example:
+        >>> without_credentials("https://u:pw@api.example.org/v1?api-version=2&api_key=sk-abc")
+        'https://api.example.org/v1?api-version=2&api_key=***'
+        >>> without_credentials("http://127.0.0.1:8000/v1")
+        'http://127.0.0.1:8000/v1'
+    """
     try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if port:
-        netloc += f":{port}"
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # not even a URL: shown as given only when it cannot hold a secret
+        return url if "@" not in url and "=" not in url else MASK
+    netloc = parts.netloc
+    if parts.username is not None or parts.password is not None:
+        netloc = parts.hostname or ""
+        if ":" in netloc:  # an IPv6 literal
+            netloc = f"[{netloc}]"
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if port:
+            netloc += f":{port}"
+    query = (
+        "&".join(_masked_parameter(pair) if pair else pair for pair in parts.query.split("&"))
+        if parts.query
+        else parts.query
+    )
+    if netloc == parts.netloc and query == parts.query:
+        return url
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _masked_parameter(pair: str) -> str:
+    """One ``name=value`` of a query string, the value masked when the name says credential."""
+    name, equals, value = pair.partition("=")
+    if equals and value and is_credential_parameter(urllib.parse.unquote_plus(name)):
+        return f"{name}={MASK}"
+    return pair

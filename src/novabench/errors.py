@@ -7,7 +7,7 @@ researcher can fix the input without a debugger.
 
 from __future__ import annotations
 
-__all__ = ["NovaError", "NovaInputError"]
+__all__ = ["NovaError", "NovaInputError", "NovaOutputError"]
 
 
 class NovaError(Exception):
@@ -49,3 +49,26 @@ class NovaInputError(NovaError, ValueError):
         if field:
             where.append(f"field '{field}'")
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class NovaOutputError(NovaError, OSError):
+    """An output that could not be written: the disk is full, read-only, or not ours to write.
+
+    It is an ``OSError`` (with the original ``errno``) so callers that catch ``OSError``
+    keep working; its message names the output, not a temporary sibling or an input.
+
+    Args:
+        path: the output the user asked for (a file or a folder).
+        reason: why it could not be written, e.g. ``"no space left on the device"``.
+        errno: the operating system's error number, when there is one.
+
+    Example:
+        >>> str(NovaOutputError("runs/a.jsonl", "no space left on the device"))
+        'cannot write runs/a.jsonl: no space left on the device'
+    """
+
+    def __init__(self, path: str, reason: str, *, errno: int | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot write {path}: {reason}")
+        self.errno = errno  # OSError's attribute, set after init: the message stays ours

@@ -6,6 +6,7 @@ import copy
 import dataclasses
 import json
 import math
+import os
 import re
 from pathlib import Path
 
@@ -675,7 +676,8 @@ LINKED_IMAGES = {
         ),
         "image file not found",
     ),
-    "a folder": (lambda image: image.mkdir(), "image file not found"),
+    "a folder": (lambda image: image.mkdir(), "is a folder, not a file"),
+    "a named pipe": (lambda image: os.mkfifo(image), "is a named pipe (FIFO), not a file"),
 }
 
 
@@ -811,3 +813,52 @@ def test_a_box_coordinate_that_is_no_finite_float_is_named(value) -> None:
         "line 3",
         "x",
     )
+
+
+@pytest.mark.parametrize(
+    ("written", "read_as"),
+    [
+        ("images/./../images/case0003_002.png", "images/case0003_002.png"),
+        ("./images/case0003_002.png", "images/case0003_002.png"),
+        ("images//case0003_002.png", "images/case0003_002.png"),
+        ("spare/../images/case0003_002.png", "images/case0003_002.png"),
+    ],
+)
+def test_dots_that_stay_inside_the_release_are_undone(tmp_path, written, read_as):
+    root = write_v1_release(
+        tmp_path / "rel", _rows(), image_size=SMALL
+    )  # images/case0003_002.png as usual
+    table = pq.read_table(root / "data" / "nova-v1.parquet").to_pylist()
+    for row in table:
+        if row["filename"] == "case0003_002.png":
+            row["image_path"] = written
+    pq.write_table(
+        pa.Table.from_pylist(table, pq.read_schema(root / "data" / "nova-v1.parquet")),
+        root / "data" / "nova-v1.parquet",
+    )
+    image = {i.filename: i for i in read_release(root).images}["case0003_002.png"]
+    assert image.image_path == root.resolve() / read_as
+
+
+@pytest.mark.parametrize(
+    ("written", "words"),
+    [
+        ("images/../../case0003_002.png", "escapes the release folder"),
+        ("images/./../..", "escapes the release folder"),
+        ("images/..", "is the release folder, not a file"),
+        ("images/case0003\x00_002.png", "holds a NUL character"),
+    ],
+)
+def test_dots_that_leave_the_release_and_nul_characters_are_refused(tmp_path, written, words):
+    root = write_v1_release(tmp_path / "rel", _rows(), image_size=SMALL)
+    table = pq.read_table(root / "data" / "nova-v1.parquet").to_pylist()
+    for row in table:
+        if row["filename"] == "case0003_002.png":
+            row["image_path"] = written
+    pq.write_table(
+        pa.Table.from_pylist(table, pq.read_schema(root / "data" / "nova-v1.parquet")),
+        root / "data" / "nova-v1.parquet",
+    )
+    with pytest.raises(NovaInputError, match=re.escape(words)) as caught:
+        read_release(root)
+    assert caught.value.record.endswith("(case0003_002.png)") and caught.value.field == "image_path"

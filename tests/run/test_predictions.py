@@ -668,3 +668,27 @@ def test_a_cut_off_line_before_good_ones_is_placed_on_its_own_line(tmp_path) -> 
         list(_iter_json_lines(path))
     assert caught.value.record == "line 1"
     assert f"at column {len(cut) + 1}" in str(caught.value)
+
+
+def test_nova_parse_keeps_a_raw_answer_with_a_lone_surrogate_as_written(
+    release, tmp_path, capsys
+) -> None:
+    from novabench.cli import main
+
+    # A raw file from elsewhere: its JSON escapes name half of a surrogate pair.
+    raw = tmp_path / "raw.jsonl"
+    raw.write_bytes(
+        b'{"filename": "case0001_001.png", "task": "captioning", '
+        b'"raw_caption": "Axial \\ud800 T2 image."}\n'
+        b'{"case_id": "case0002", "task": "diagnosis", "raw_diagnoses": "Glioma \\udc00"}\n'
+    )
+    out = tmp_path / "parsed.jsonl"
+    assert main(["parse", str(raw), "--data", str(release.root), "--out", str(out)]) == 0
+    text = out.read_bytes().decode("utf-8")  # valid UTF-8 throughout
+    lines = [json.loads(line) for line in text.splitlines()]
+    caption = next(line for line in lines if line["task"] == "captioning")
+    diagnosis = next(line for line in lines if line["task"] == "diagnosis")
+    assert caption["raw_caption"] == "Axial \ud800 T2 image."  # the raw answer as it came
+    assert caption["caption"] == "Axial \ufffd T2 image."  # U+FFFD, as for undecodable bytes
+    assert diagnosis["raw_diagnoses"] == "Glioma \udc00"
+    assert diagnosis["diagnoses"] == ["Glioma \ufffd"]

@@ -13,6 +13,7 @@ import importlib
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from novabench import __version__
 from novabench.errors import NovaError, NovaInputError
@@ -32,6 +33,60 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+class NovaArgumentParser(argparse.ArgumentParser):
+    """The parser of ``nova`` and of every sub-command: options are spelt out in full.
+
+    argparse would take ``--api-key sk-...`` for ``--api-key-env`` (a prefix); here an
+    option must be written whole, and an error never repeats a value that looks like a
+    secret (:func:`mask_secrets`). Sub-commands' parsers are of this class too
+    (``add_subparsers`` makes parsers of its parser's class).
+
+    Example:
+        >>> parser = NovaArgumentParser(prog="nova run")
+        >>> _ = parser.add_argument("--api-key-env")
+        >>> parser.allow_abbrev
+        False
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and ``message`` (secrets masked) on stderr; exit 2."""
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {mask_secrets(message)}\n")
+
+
+# An option whose name says credential, and the value given to it.
+_SECRET_OPTION = re.compile(
+    r"(--?[\w-]*(?:key|token|secret|password|passwd)[\w-]*)(=|\s+)('[^']*'|\"[^\"]*\"|\S+)",
+    re.IGNORECASE,
+)
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every value that looks like a secret replaced by ``***``.
+
+    Masked: the value after an option whose name says key, token, secret or password
+    (``--api-key sk-...``, ``--token=abc``), URL credentials (see
+    :func:`novabench.client.without_credentials`), and anything shaped like an API key.
+
+    Example:
+        >>> mask_secrets("unrecognized arguments: --api-key sk-live-4f9a8b7c6d")
+        'unrecognized arguments: --api-key ***'
+        >>> mask_secrets("invalid choice: 'hf_abcdefghijklmnop' (choose from 'a', 'b')")
+        "invalid choice: '***' (choose from 'a', 'b')"
+        >>> mask_secrets("unrecognized arguments: --lmit 5")
+        'unrecognized arguments: --lmit 5'
+    """
+    from novabench.client import SECRET_TOKEN, without_credentials
+
+    text = _SECRET_OPTION.sub(lambda found: f"{found[1]}{found[2]}***", text)
+    text = re.sub(r"\bhttps?://[^\s'\"]+", lambda found: without_credentials(found[0]), text)
+    return SECRET_TOKEN.sub("***", text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the ``nova`` argument parser with every sub-command.
 
@@ -40,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         >>> parser.prog
         'nova'
     """
-    parser = argparse.ArgumentParser(
+    parser = NovaArgumentParser(
         prog="nova",
         description="NOVA benchmark toolkit: data, runs and scores.",
     )
@@ -195,6 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()  # `nova info ... | head -1`: the reader has all it wanted
         return 141  # 128 + SIGPIPE, what a shell reports for a command cut off by a pipe
     except Exception as error:  # the last line of defence: a bug, said in one line
+        failure = write_failure(error, args)
+        if failure is not None:  # a full disk is no bug: say which output, and why
+            print(f"nova {args.command}: error: {failure}", file=sys.stderr)
+            return 2
         if debug:
             import traceback
 
@@ -206,6 +265,47 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+# The options (and positional arguments) by which the commands name what they write.
+_OUTPUT_OPTIONS = ("out", "markdown", "html", "items", "csv", "judge_cache")
+
+
+def write_failure(error: BaseException, args: argparse.Namespace) -> NovaError | None:
+    """A write that failed for a cause the user can fix (full disk, quota, read-only, denied)
+    as one error naming the output, or None for any other exception.
+
+    The error's own file name is used when it has one (a temporary sibling standing for
+    its output); otherwise the command's outputs are named.
+
+    Example:
+        >>> import errno
+        >>> full = OSError(errno.ENOSPC, "No space left on device")
+        >>> str(write_failure(full, argparse.Namespace(out="runs/a.jsonl")))
+        'cannot write runs/a.jsonl: no space left on the device'
+        >>> write_failure(KeyError("x"), argparse.Namespace(out="runs/a.jsonl")) is None
+        True
+    """
+    import errno
+
+    from novabench._files import as_output_error, write_failure_reason
+    from novabench.errors import NovaOutputError
+
+    failure = as_output_error(error)
+    if failure is not None:
+        return failure
+    reason = write_failure_reason(error)
+    if reason is None or getattr(error, "errno", None) in (errno.EACCES, errno.EPERM):
+        return None  # permission with no file named may be an input's: not said as a write
+    outputs = [
+        str(value)
+        for name in _OUTPUT_OPTIONS
+        if (value := getattr(args, name, None)) is not None and not isinstance(value, bool)
+    ]
+    if not outputs:
+        return None
+    named = outputs[0] if len(outputs) == 1 else "one of " + ", ".join(outputs)
+    return NovaOutputError(named, reason, errno=getattr(error, "errno", None))
 
 
 def cli_message(error: NovaError, args: argparse.Namespace) -> str:

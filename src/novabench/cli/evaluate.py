@@ -426,12 +426,9 @@ def _judges(args: argparse.Namespace) -> dict[str, Any]:
 
     api_key = None
     if args.judge_api_key_env:
-        api_key = os.environ.get(args.judge_api_key_env)
-        if not api_key:
-            raise NovaInputError(
-                f"environment variable {args.judge_api_key_env} is empty or unset",
-                field="--judge-api-key-env",
-            )
+        from novabench.client import api_key_from_environment
+
+        api_key = api_key_from_environment(args.judge_api_key_env, field="--judge-api-key-env")
     from pathlib import Path
 
     cache = judge_cache_folder(args)

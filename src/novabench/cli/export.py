@@ -34,7 +34,15 @@ def run(args: argparse.Namespace) -> int:
         raise NovaInputError(
             f"must be positive, got {args.max_shard_mb:g}", source="--max-shard-mb"
         )
+    from novabench.data.card import check_card_text
     from novabench.data.export import export_release  # imports `datasets`: only when exporting
+
+    # Checked here to name the option: the library would name its own argument.
+    check_card_text(args.pretty_name, field="--pretty-name")
+    if args.card_notice is not None:
+        check_card_text(args.card_notice, field="--card-notice", one_line=False)
+    if args.card_hub_id is not None:
+        check_card_text(args.card_hub_id, field="--card-hub-id")
 
     summary = export_release(
         args.release,

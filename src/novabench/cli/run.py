@@ -16,7 +16,6 @@ says why in one line and exits 2. Then ``nova parse`` turns the raw answers into
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -70,11 +69,9 @@ def build_backend(args: argparse.Namespace) -> Any:
             )
         api_key = None
         if args.api_key_env:
-            api_key = os.environ.get(args.api_key_env)
-            if not api_key:
-                raise NovaInputError(
-                    f"environment variable {args.api_key_env} is not set", field="--api-key-env"
-                )
+            from novabench.client import api_key_from_environment
+
+            api_key = api_key_from_environment(args.api_key_env, field="--api-key-env")
         return OpenAIEndpointBackend(
             args.endpoint,
             args.model_name,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import string
 from collections import Counter
 from collections.abc import Mapping
@@ -214,6 +215,53 @@ def _size_category(n_rows: int) -> str:
         if n_rows < limit:
             return name
     return "100K<n<1M"
+
+
+# Characters a one-line card field cannot hold: control characters (a line break, NUL,
+# escape...), the C1 NEL and the Unicode line and paragraph separators YAML breaks lines at.
+_NOT_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_card_text(value: Any, *, field: str, one_line: bool = True) -> str:
+    """A text the user gives the card (its name, notice or Hub id), checked before any writing.
+
+    It must be text and UTF-8 (a command-line argument in another encoding arrives with
+    lone surrogates); a one-line field must hold something and no line break or other
+    control character. The generated YAML quotes whatever is left, so it always parses.
+
+    Raises:
+        NovaInputError: naming ``field`` (the option or argument that gave the text).
+
+    Example:
+        >>> check_card_text("NOVA: brain MRI {v1}", field="--pretty-name")
+        'NOVA: brain MRI {v1}'
+        >>> check_card_text("  ", field="--pretty-name")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: --pretty-name: is blank
+    """
+    if not isinstance(value, str):
+        raise NovaInputError(f"must be text, got {type(value).__name__}", source=field)
+    bad = _SURROGATE.search(value)
+    if bad is not None:
+        raise NovaInputError(
+            f"is not UTF-8 text (a byte that is no UTF-8 at character {bad.start() + 1})",
+            source=field,
+        )
+    if one_line:
+        if not value.strip():
+            raise NovaInputError("is blank", source=field)
+        bad = _NOT_ONE_LINE.search(value)
+        if bad is not None:
+            raise NovaInputError(
+                f"must be one line of text; it holds the control character "
+                f"U+{ord(bad.group()):04X} at character {bad.start() + 1}",
+                source=field,
+            )
+    elif "\x00" in value:
+        raise NovaInputError("holds a NUL character", source=field)
+    return value
 
 
 def build_card_data(

@@ -36,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import tempfile
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,13 +47,16 @@ from novabench._files import (
     OUTPUT_MARKER,
     check_output_folder,
     check_output_paths,
-    give_usual_permissions,
+    make_staging_folder,
     mark_output_folder,
+    write_failure_reason,
     write_text_atomic,
+    writing_to,
 )
 from novabench.citation import NOVA_ARXIV_URL, NOVA_LICENSE
 from novabench.data.card import (
     ConfigSize,
+    check_card_text,
     check_dataset_card,
     render_dataset_card,
     summarize_release,
@@ -157,13 +159,12 @@ def _commit_folder(staging: Path, out: Path) -> None:
 
 def _write_atomically(out: Path, writer: Any) -> Any:
     """Run ``writer(staging_folder)`` in a temporary sibling of ``out``; rename it to ``out`` on success."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    staging = make_staging_folder(out)
     try:
-        give_usual_permissions(staging)
-        result = writer(staging)
-        mark_output_folder(staging, "export")
-        _commit_folder(staging, out)
+        with writing_to(out):
+            result = writer(staging)
+            mark_output_folder(staging, "export")
+            _commit_folder(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -382,6 +383,11 @@ def _write_coco_folder(
             else:  # read from a `nova export` folder: the PNG is embedded
                 (image_dir / image.filename).write_bytes(image.read_bytes())
         except OSError as error:
+            written = error.filename2 if error.filename2 is not None else error.filename
+            if write_failure_reason(error) and (
+                written is None or str(written).startswith(str(staging))
+            ):
+                raise  # the copy could not be written: the caller names OUT, not the image
             raise NovaInputError(
                 f"cannot copy the image: {error}",
                 source=image_source(release, image),
@@ -522,6 +528,11 @@ def export_release(
     """
     if fmt not in ("parquet", "coco"):
         raise NovaInputError(f"format must be 'parquet' or 'coco', got {fmt!r}", source="fmt")
+    check_card_text(pretty_name, field="pretty_name")
+    if card_notice is not None:
+        check_card_text(card_notice, field="card_notice", one_line=False)
+    if card_hub_id is not None:
+        check_card_text(card_hub_id, field="card_hub_id")
     if max_shard_bytes <= 0:
         raise NovaInputError(f"must be positive, got {max_shard_bytes}", source="max_shard_bytes")
     if rows_per_shard is not None and rows_per_shard <= 0:

@@ -33,9 +33,10 @@ import numpy as np
 
 from novabench import checks
 from novabench._files import (
+    as_output_error,
     check_output_folder,
     check_output_paths,
-    give_usual_permissions,
+    make_staging_folder,
     mark_output_folder,
     read_text_file,
 )
@@ -443,10 +444,7 @@ def _source_files(cases: Sequence[IngestCase]) -> list[str]:
 def _prepare_target(out_dir: Path, overwrite: bool, command: str, inputs: Any) -> Path:
     check_output_paths({"OUT": out_dir}, inputs, folders=("OUT",))
     check_output_folder(out_dir, command=command, overwrite=overwrite)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
-    give_usual_permissions(staging)  # mkdtemp is private; a release is shared in a lab
-    return staging
+    return make_staging_folder(out_dir)
 
 
 def _publish(staging: Path, out_dir: Path) -> None:
@@ -589,8 +587,11 @@ def ingest_volumes(
             check_output_paths({"OUT": out_dir}, {"a source volume": read}, folders=("OUT",))
         mark_output_folder(staging, command)
         _publish(staging, out_dir)
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
+        failure = as_output_error(error, out_dir)  # a full disk names OUT, not a staged file
+        if failure is not None and failure is not error:
+            raise failure from error
         raise
     return out_dir
 

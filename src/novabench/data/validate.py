@@ -23,7 +23,7 @@ import re
 import stat
 import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from warnings import catch_warnings, simplefilter, warn
 
 import numpy as np
@@ -190,6 +190,45 @@ def _read_at_most(handle: io.RawIOBase, size: int) -> bytes:
     return b"".join(chunks)
 
 
+def _inside_release(relative: str, where: dict[str, Any]) -> PurePosixPath:
+    """``relative`` with "." and ".." undone by name, refused when it leaves the folder.
+
+    ``images/./../images/x.png`` is ``images/x.png``; ``../x.png``, ``images/../../x.png``,
+    an absolute path or a drive escape. A path written with backslashes is read as Windows
+    would, and refused when any ".." is in it (on POSIX a backslash is a plain character).
+    """
+    posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
+    if posix.is_absolute() or windows.is_absolute() or windows.drive:
+        raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
+    if "\\" in relative and ".." in windows.parts:
+        raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
+    kept: list[str] = []
+    for part in posix.parts:
+        if part == "..":
+            if not kept:
+                raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
+            kept.pop()
+        elif part != ".":
+            kept.append(part)
+    if not kept:  # ".", "./" or "images/..": the release folder itself
+        raise NovaInputError(f"image path {relative!r} is the release folder, not a file", **where)
+    return PurePosixPath(*kept)
+
+
+def _file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    for test, kind in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return kind
+    return "no regular file"
+
+
 def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     """The image file read once: path checked, bytes hashed and checked as a PNG."""
     if raw.embedded:  # by layout, so a v1 row with a null image_path is named as such
@@ -201,20 +240,23 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     if _PLAIN_RELATIVE_PATH.fullmatch(relative):  # the usual "images/x.png": nothing to undo
         path = folder.root / relative
     else:
-        posix, windows = PurePosixPath(relative), PureWindowsPath(relative)
-        if posix.is_absolute() or windows.is_absolute() or windows.drive or ".." in windows.parts:
-            raise NovaInputError(f"image path {relative!r} escapes the release folder", **where)
-        if not posix.name:  # "." or "./": the release folder itself
-            raise NovaInputError(f"image file not found: {relative}", **where)
-        path = folder.root / posix
+        if "\x00" in relative:  # no file name can hold it; open() would raise ValueError
+            raise NovaInputError(
+                f"image path {relative!r} holds a NUL character, which no file name can", **where
+            )
+        path = folder.root / _inside_release(relative, where)
     location = str(path)
     resolved, inside, status = folder.follow(location)
     if not inside:
         raise NovaInputError(
             f"image path {relative!r} escapes the release folder (symlink)", **where
         )
-    if status is None or not stat.S_ISREG(status.st_mode):
+    if status is None:
         raise NovaInputError(f"image file not found: {relative}", **where)
+    if not stat.S_ISREG(status.st_mode):
+        raise NovaInputError(
+            f"image path {relative!r} is {_file_kind(status.st_mode)}, not a file", **where
+        )
     try:
         # Unbuffered: a buffered reader copies each file through its buffer (twice the CPU).
         with open(location, "rb", buffering=0) as handle:

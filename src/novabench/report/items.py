@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from novabench import registry
+from novabench._files import writing_to
 from novabench.errors import NovaInputError
 
 if TYPE_CHECKING:
@@ -190,14 +192,23 @@ class ItemTables:
         folder = Path(directory)
         if folder.exists() and not folder.is_dir():
             raise NovaInputError("is a file, not a folder", source=str(folder), field="--items")
-        folder.mkdir(parents=True, exist_ok=True)
+        created = not folder.exists()
         paths: dict[str, Path] = {}
-        for name, table in (("images", self.images), ("cases", self.cases)):
-            mark = None if owner is None else {**owner, "table": name}
-            paths[name] = _write_atomic(
-                folder / f"{name}.parquet", table, lambda t, p: _to_parquet(t, p, mark)
-            )
-            paths[f"{name}_csv"] = _write_atomic(folder / f"{name}.csv", table, _to_csv)
+        try:
+            with writing_to(folder):
+                folder.mkdir(parents=True, exist_ok=True)
+                for name, table in (("images", self.images), ("cases", self.cases)):
+                    mark = None if owner is None else {**owner, "table": name}
+                    paths[name] = _write_atomic(
+                        folder / f"{name}.parquet",
+                        table,
+                        lambda t, p, mark=mark: _to_parquet(t, p, mark),
+                    )
+                    paths[f"{name}_csv"] = _write_atomic(folder / f"{name}.csv", table, _to_csv)
+        except BaseException:
+            if created:  # a folder made for this run holds only what this run wrote
+                shutil.rmtree(folder, ignore_errors=True)
+            raise
         return paths
 
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -604,6 +606,15 @@ def _answer_values(check: _LineChecker, payload: Mapping[str, Any], task: str) -
     return values
 
 
+def _too_many_digits(text: str) -> str:
+    """Why a line with an integer too long for Python to convert cannot be read, and where."""
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rf"\d{{{limit + 1},}}", text)
+    where = f" at column {found.start() + 1}" if found else ""
+    digits = f"{len(found.group())} digits" if found else "too many digits"
+    return f"a number of {digits}{where}, more than the {limit} a number can have here"
+
+
 def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, decoded object)`` of every non-blank line; broken JSON raises.
 
@@ -638,6 +649,10 @@ def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
                     f"not valid JSON: {error.msg} at column {error.colno}{hint}",
                     source=source,
                     record=f"line {number}",
+                ) from None
+            except ValueError:  # Python's int() refuses more digits than it converts safely
+                raise NovaInputError(
+                    _too_many_digits(text), source=source, record=f"line {number}"
                 ) from None
 
 
@@ -795,9 +810,15 @@ def _record_payload(record: PredictionRecord) -> dict[str, Any]:
     return payload
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _dump(payload: Mapping[str, Any]) -> str:
     # allow_nan=False: a NaN must never reach a file that the reader would then refuse.
-    return json.dumps(payload, ensure_ascii=False, allow_nan=False, default=_plain) + "\n"
+    text = json.dumps(payload, ensure_ascii=False, allow_nan=False, default=_plain)
+    if _SURROGATE.search(text):  # a lone surrogate has no UTF-8: keep it as its \u escape
+        text = json.dumps(payload, ensure_ascii=True, allow_nan=False, default=_plain)
+    return text + "\n"
 
 
 def _plain(value: Any) -> Any:

@@ -25,7 +25,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from novabench import __version__
-from novabench._files import OUTPUT_MARKER, check_output_folder, mark_output_folder
+from novabench._files import (
+    OUTPUT_MARKER,
+    as_output_error,
+    check_output_folder,
+    make_staging_folder,
+    mark_output_folder,
+)
 from novabench.errors import NovaError, NovaInputError
 from novabench.spaces import SPACE_KINDS
 from novabench.spaces.source import SOURCE_FILE
@@ -339,11 +345,7 @@ def build_space(
     target = Path(out)
     # As every output folder: replaced only when empty or written by this command before.
     check_output_folder(target, command="space build", overwrite=overwrite)
-    staging = Path(
-        tempfile.mkdtemp(
-            prefix=".nova-space-", dir=target.parent if target.parent.is_dir() else None
-        )
-    )
+    staging = make_staging_folder(target)  # beside OUT: renamed into place when complete
     try:
         face = _face(kind)
         vendored = _copy_wheel(Path(wheel), staging) if wheel is not None else build_wheel(staging)
@@ -372,8 +374,11 @@ def build_space(
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
+        failure = as_output_error(error, target)  # a full disk names OUT, not a staged file
+        if failure is not None and failure is not error:
+            raise failure from error
         raise
     return target
 

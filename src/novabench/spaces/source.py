@@ -37,9 +37,12 @@ SOURCE_ENV = "NOVA_SOURCE"
 SOURCE_FILE = "nova_source.txt"
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-# An absolute POSIX path of two or more parts, or a Windows drive path.
+# An absolute POSIX path of two or more parts (or one under the home folder, ~/), or a
+# Windows drive path. It starts where no path or URL goes on before it: the "/" inside
+# "../../x" or "https://host/a" begins no absolute path.
 _ABSOLUTE_PATH = re.compile(
-    r"(?:[A-Za-z]:\\|/)(?:[^\s'\"`,;:()\[\]{}<>|/\\]+[/\\])+([^\s'\"`,;:()\[\]{}<>|/\\]*)"
+    r"(?<![\w.~\-/\\:])(?:[A-Za-z]:\\|~?/)"
+    r"(?:[^\s'\"`,;:()\[\]{}<>|/\\]+[/\\])+([^\s'\"`,;:()\[\]{}<>|/\\]*)"
 )
 
 _SAMPLE_CACHE: dict[tuple[int, int], Path] = {}
@@ -210,6 +213,8 @@ def scrub_paths(text: str, names: Iterable[tuple[str, str]] = ()) -> str:
         'error in mine.jsonl'
         >>> scrub_paths("ratio 3/4 and owner/name stay")
         'ratio 3/4 and owner/name stay'
+        >>> scrub_paths("image path '../../etc/passwd' escapes; see https://hf.co/a/b")
+        "image path '../../etc/passwd' escapes; see https://hf.co/a/b"
     """
     for path, name in names:
         if path:

@@ -240,10 +240,16 @@ class _HttpJudge:
 
 
 def _v1_url(base_url: str) -> str:
-    url = base_url.strip().rstrip("/")
-    if url.endswith("/chat/completions"):
-        return url[: -len("/chat/completions")]
-    return url if url.endswith("/v1") else url + "/v1"
+    import urllib.parse
+
+    # The path only: a query string (an API key some hosts take there) stays at the end.
+    parts = urllib.parse.urlsplit(base_url.strip())
+    path = parts.path.rstrip("/")
+    if path.endswith("/chat/completions"):
+        path = path[: -len("/chat/completions")]
+    elif not path.endswith("/v1"):
+        path += "/v1"
+    return urllib.parse.urlunsplit(parts._replace(path=path))
 
 
 def _judge_client_settings(
