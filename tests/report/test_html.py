@@ -240,7 +240,7 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
     } <= plot_names
     assert len(overlays) == 6
     assert all(complete and width > 0 for _, _, complete, width in pictures)
-    assert len(toc_targets) == 7 and all(toc_targets)
+    assert len(toc_targets) == 8 and all(toc_targets)  # with the published figures
     # The page itself is the only request: data: URLs are not fetched from anywhere.
     assert [url for url in requested if not url.startswith("data:")] == [html_path.as_uri()]
 
