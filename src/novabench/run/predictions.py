@@ -964,7 +964,7 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
         >>> box_answer_summary(aligned, release)["boxes_out_of_image"]
         1
     """
-    from novabench.run.parsers.boxes import box_inside_image, parse_localization
+    from novabench.checks import box_inside_image
 
     task = next(name for name, spec in registry.TASKS.items() if spec.answer_field == "boxes")
     sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
@@ -976,6 +976,8 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
         answers_out += bool(outside)
         if record.parse_status == "ambiguous_convention":
             ambiguous += 1
+            from novabench.run.parsers.boxes import parse_localization  # parsed runs never load it
+
             parsed = parse_localization(record.raw, image_size=sizes[key])
             readable["|".join(parsed.readable_with)] += 1
     return {

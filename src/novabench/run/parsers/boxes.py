@@ -63,6 +63,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from novabench.checks import box_inside_image
 from novabench.errors import NovaInputError
 from novabench.registry import TASKS
 from novabench.run.defaults import CONVENTIONS
@@ -608,7 +609,7 @@ def parse_localization(
             that is not two positive numbers), never because of the answer.
 
     Example:
-        >>> answer = '```json\n[{"bbox_2d": [48, 120, 240, 360], "label": "mass"}]\n``` Done.'
+        >>> answer = '```json\\n[{"bbox_2d": [48, 120, 240, 360], "label": "mass"}]\\n``` Done.'
         >>> parsed = parse_localization(answer, image_size=(480, 480), input_size=(960, 960))
         >>> parsed.status, parsed.convention, parsed.boxes, parsed.labels
         ('ok', 'qwen', [[24.0, 60.0, 96.0, 120.0]], ['mass'])
@@ -843,34 +844,6 @@ def _parse_localization(
         n_swapped=n_swapped,
         error=None,
         notes=tuple(notes),
-    )
-
-
-def box_inside_image(box: Any, image_size: tuple[float, float]) -> bool:
-    """Whether an ``[x, y, width, height]`` box in pixels lies within its image.
-
-    A rounding error of a millionth of the image size is allowed: a box that reaches the
-    edge through a 0..1000 conversion is inside.
-
-    Args:
-        box: ``[x, y, width, height]`` in pixels.
-        image_size: ``(width, height)`` of the image.
-
-    Returns:
-        False when any edge lies outside the image.
-
-    Example:
-        >>> box_inside_image([0, 0, 480, 480], (480, 480)), box_inside_image([-2, 0, 10, 10], (480, 480))
-        (True, False)
-    """
-    x, y, box_width, box_height = (float(v) for v in box)
-    image_width, image_height = (float(v) for v in image_size)
-    slack_x, slack_y = 1e-6 * image_width, 1e-6 * image_height
-    return (
-        x >= -slack_x
-        and y >= -slack_y
-        and x + box_width <= image_width + slack_x
-        and y + box_height <= image_height + slack_y
     )
 
 
