@@ -17,6 +17,7 @@ import pytest
 from novabench.cli import main
 from novabench.data.release import read_release
 from novabench.report import evaluate_predictions, render_markdown, render_table
+from novabench.report.html import render_html
 from novabench.run.parsers.boxes import parse_localization
 from novabench.run.predictions import (
     box_answer_summary,
@@ -198,6 +199,8 @@ def test_the_report_says_first_how_many_answers_were_not_read(
     assert first.startswith(f"localization: {n_images} of {n_images} answers NOT READ")
     assert "--box-convention protocol" in first and "xyxy_norm1000" in first
     assert "NOT READ" in render_markdown(report).splitlines()[2]
+    html = render_html(report)
+    assert html.index("NOT READ") < html.index("<table>")
 
 
 def test_a_manifest_with_the_default_prompt_reads_bare_lists_y_first(

@@ -93,7 +93,7 @@ def _interval(interval: Any) -> str:
 
 
 def _headline_section(report: Mapping[str, Any]) -> list[str]:
-    from novabench.report.render import _coverage_lines
+    from novabench.report.render import _coverage_lines, _unread_lines
 
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     intervals = not without_intervals(report)
@@ -107,6 +107,8 @@ def _headline_section(report: Mapping[str, Any]) -> list[str]:
     few = few_resamples_line(report)
     if few:
         parts.insert(1, f"<p><strong>{_text(few)}</strong></p>")
+    # First under the heading: answers that were not read at all.
+    parts[1:1] = [f"<p><strong>{_text(line)}</strong></p>" for line in _unread_lines(report)]
     for task in TASK_ORDER:
         task_report = report["tasks"].get(task)
         if task_report is None:
