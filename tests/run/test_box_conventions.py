@@ -16,9 +16,10 @@ import pytest
 
 from novabench.cli import main
 from novabench.data.release import read_release
+from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.html import render_html
-from novabench.run.parsers.boxes import parse_localization
+from novabench.run.parsers.boxes import PROMPT_CONVENTIONS, parse_localization
 from novabench.run.predictions import (
     box_answer_summary,
     parse_raw,
@@ -161,6 +162,9 @@ def test_the_default_prompt_is_known_to_ask_y_first() -> None:
     prompt = default_prompt("localization")
     assert "[ymin, xmin, ymax, xmax]" in prompt.text and "0 to 1000" in prompt.text
     assert PROMPT_BOX_CONVENTIONS[prompt.sha256] == "protocol"
+    assert set(PROMPT_BOX_CONVENTIONS.values()) <= set(PROMPT_CONVENTIONS)
+    with pytest.raises(NovaInputError, match="prompt_convention"):
+        parse_localization(QWEN3_BARE, image_size=SQUARE, prompt_convention="xywh_pixel")
     custom = prompt_hash('Return JSON {"boxes": [[x1, y1, x2, y2]]} in 0..1000.')
     assert prompt_box_convention({"localization": {"sha256": custom}}) is None
     assert prompt_box_convention(None) is None

@@ -21,7 +21,6 @@ __all__ = [
     "NO_INTERVALS",
     "TASK_ORDER",
     "answered_only_line",
-    "unread_boxes_line",
     "comparison_settings_lines",
     "coverage_phrase",
     "identical_answers_lines",
@@ -34,6 +33,7 @@ __all__ = [
     "render_markdown",
     "render_table",
     "settings_lines",
+    "unread_boxes_line",
     "without_intervals",
     "write_report",
 ]

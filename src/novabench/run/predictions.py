@@ -47,6 +47,7 @@ __all__ = [
     "PredictionSet",
     "RunManifest",
     "backend_identity",
+    "box_answer_summary",
     "cap_raw_answer",
     "manifest_path_for",
     "merge_prediction_files",
