@@ -31,6 +31,7 @@ __all__ = [
     "box_batch",
     "box_columns",
     "box_format",
+    "box_inside_image",
     "box_list",
     "box_values",
     "finite_float_option",
@@ -751,3 +752,31 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
         for position, score in enumerate(item.get("scores") or ()):
             if isinstance(score, _BOOLEANS) or is_real_number(score):
                 number(score, record=record, field=f"{side}.scores[{position}]")
+
+
+def box_inside_image(box: Any, image_size: tuple[float, float]) -> bool:
+    """Whether an ``[x, y, width, height]`` box in pixels lies within its image.
+
+    A rounding error of a millionth of the image size is allowed: a box that reaches the
+    edge through a 0..1000 conversion is inside.
+
+    Args:
+        box: ``[x, y, width, height]`` in pixels.
+        image_size: ``(width, height)`` of the image.
+
+    Returns:
+        False when any edge lies outside the image.
+
+    Example:
+        >>> box_inside_image([0, 0, 480, 480], (480, 480)), box_inside_image([-2, 0, 10, 10], (480, 480))
+        (True, False)
+    """
+    x, y, box_width, box_height = (float(v) for v in box)
+    image_width, image_height = (float(v) for v in image_size)
+    slack_x, slack_y = 1e-6 * image_width, 1e-6 * image_height
+    return (
+        x >= -slack_x
+        and y >= -slack_y
+        and x + box_width <= image_width + slack_x
+        and y + box_height <= image_height + slack_y
+    )

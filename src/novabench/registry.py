@@ -17,7 +17,7 @@ Example:
     >>> spec = get_task("localisation")
     >>> spec.unit, spec.key_field, spec.raw_field, spec.answer_field
     ('image', 'filename', 'raw_boxes', 'boxes')
-    >>> "ok_clipped" in spec.parse_statuses
+    >>> "ok_out_of_image" in spec.parse_statuses
     True
 """
 
@@ -178,10 +178,11 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "hit@30",
                 "hit@50",
             ),
-            # ok_clipped: boxes ran past the image and were clipped, often a wrong convention.
+            # ok_out_of_image: a box reaches past the image (kept as given), often a wrong
+            # convention.
             parse_statuses=(
                 "ok",
-                "ok_clipped",
+                "ok_out_of_image",
                 "no_target",
                 "empty",
                 "unparseable",

@@ -76,7 +76,7 @@ def test_report_aggregates_are_recomputable_from_the_tables(scored) -> None:  # 
     no_box = with_gold["predicted_boxes"].map(lambda boxes: not boxes)
     assert close(localization["FNR"], no_box.mean())
     assert (images.loc[~gold, "best_iou"] == 0.0).all()
-    assert images["localization_status"].isin(["ok", "ok_clipped", "no_target", "empty"]).all()
+    assert images["localization_status"].isin(["ok", "ok_out_of_image", "no_target", "empty"]).all()
 
     captioning = scored.report["tasks"]["captioning"]["metrics"]
     meteor_key = {"wordnet": "METEOR", "exact+stem": "METEOR-exact+stem"}[

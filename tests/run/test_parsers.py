@@ -35,12 +35,12 @@ from .answers_table import (
 
 def test_table_is_wide_and_covers_every_status() -> None:
     assert len(LOCALIZATION_CASES) + len(DIAGNOSIS_CASES) + len(CAPTION_CASES) >= 60
-    # "ok_clipped" is declared for localisation but given by the predictions layer after
+    # "ok_out_of_image" is declared for localisation but given by the predictions layer after
     # parsing (boxes clipped to the image), never by parse_localization itself.
     # "too_long" likewise: an answer beyond the size caps is never handed to a parser.
-    assert "ok_clipped" in LOCALIZATION_STATUSES
+    assert "ok_out_of_image" in LOCALIZATION_STATUSES
     assert {case.status for case in LOCALIZATION_CASES} == set(LOCALIZATION_STATUSES) - {
-        "ok_clipped",
+        "ok_out_of_image",
         "too_long",
     }
     assert {case.status for case in DIAGNOSIS_CASES} == set(DIAGNOSIS_STATUSES) - {"too_long"}
@@ -131,16 +131,18 @@ def test_explicit_convention_overrides_the_form() -> None:
     answer = '[{"bbox_2d": [100, 250, 500, 750]}]'
     auto = parse_localization(answer, image_size=(480, 480))
     explicit = parse_localization(answer, image_size=(480, 480), convention="xyxy_norm1000")
-    # read as pixels: x2 = 500 and y2 = 750 clip to 480: w = 480 - 100 = 380, h = 480 - 250 = 230
-    assert auto.convention == "qwen" and auto.boxes == [[100.0, 250.0, 380.0, 230.0]]
+    # read as pixels, kept past the edge: w = 500 - 100 = 400, h = 750 - 250 = 500
+    assert auto.convention == "qwen" and auto.boxes == [[100.0, 250.0, 400.0, 500.0]]
     assert explicit.boxes[0] == pytest.approx([48.0, 120.0, 192.0, 240.0])
 
 
-def test_box_fully_outside_is_dropped_and_counted() -> None:
+def test_box_fully_outside_is_kept_and_counted() -> None:
+    # 1500 * 0.48 = 720, (1900 - 1500) * 0.48 = 192: scored as given (a sure miss), counted.
     parsed = parse_localization(
         "far: [1500, 1500, 1900, 1900]", image_size=(480, 480), convention="protocol"
     )
-    assert parsed.boxes == [] and parsed.n_degenerate_dropped == 1 and parsed.n_out_of_range == 1
+    assert parsed.boxes == [pytest.approx([720.0, 720.0, 192.0, 192.0])]
+    assert parsed.n_degenerate_dropped == 0 and parsed.n_out_of_range == 1
 
 
 def test_no_target_mixed_with_box_keeps_box_and_notes_it() -> None:
@@ -183,14 +185,17 @@ def test_huge_numbers_do_not_overflow() -> None:
     parsed = parse_localization(
         "lesion: [1" + "0" * 400 + ", 0, 10, 10]", image_size=(480, 480), convention="protocol"
     )
-    assert parsed.status == "ok"
-    assert parsed.n_swapped == 1 and parsed.n_out_of_range == 1
+    # 1e400 is not a finite number: the box is dropped and counted, never kept as infinite.
+    assert parsed.status == "ok" and parsed.boxes == []
+    assert parsed.n_degenerate_dropped == 1
 
 
 def test_deep_nesting_is_not_a_crash() -> None:
     # 5000 brackets around one protocol box: no recursion error, the box is still read.
     # [ymin, xmin, ymax, xmax] = [1, 2, 3, 4] / 1000 of 480 -> x 0.96, y 0.48, w 0.96, h 0.96.
-    parsed = parse_localization("[" * 5000 + "1, 2, 3, 4" + "]" * 5000, image_size=(480, 480))
+    parsed = parse_localization(
+        "[" * 5000 + "1, 2, 3, 4" + "]" * 5000, image_size=(480, 480), prompt_convention="protocol"
+    )
     assert (parsed.status, parsed.convention, parsed.error) == ("ok", "protocol", None)
     assert parsed.boxes == [pytest.approx([0.96, 0.48, 0.96, 0.96], abs=1e-12)]
 
@@ -777,4 +782,5 @@ def test_parse_stats_empty() -> None:
         "n_swapped": 0,
         "error": None,
         "notes": [],
+        "readable_with": [],
     }

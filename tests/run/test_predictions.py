@@ -480,7 +480,7 @@ def test_clipped_boxes_are_counted_apart_from_clean_ones(release, tmp_path):
         release,
         box_convention="qwen",
     )
-    assert parsed.parse_counts("localization") == {"ok": 1, "ok_clipped": 1}
+    assert parsed.parse_counts("localization") == {"ok": 1, "ok_out_of_image": 1}
 
 
 # ------------------------------------------------------------------- several files, one reader

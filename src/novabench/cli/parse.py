@@ -4,7 +4,10 @@ Every raw answer goes through the toolkit's parsers (boxes rescaled to pixels of
 original image, captions cleaned, diagnoses read from JSON or lists). The output keeps the
 raw text next to the parsed value and adds ``parse_status``; the status counts are printed,
 because an answer the parser could not read changes a model's score. The box convention
-defaults to the one recorded in the raw file's manifest (``nova run --box-convention``).
+defaults to the one recorded in the raw file's manifest (``nova run --box-convention``);
+under ``auto``, bare 4-number box lists are read in the order the run's prompt asked for
+when the manifest records a prompt whose order is known (the default one), else they are
+left unread (``ambiguous_convention``) and a line says which ``--box-convention`` reads them.
 """
 
 from __future__ import annotations
@@ -24,14 +27,17 @@ from novabench.run.lock import writer_lock
 def run(args: argparse.Namespace) -> int:
     """Execute `nova parse`; prints parse-status counts per task."""
     from novabench.data.release import read_release
-    from novabench.registry import TASK_NAMES
+    from novabench.registry import TASK_NAMES, TASKS
+    from novabench.report.render import unread_boxes_line
     from novabench.run.predictions import (
         RunManifest,
+        box_answer_summary,
         check_replaceable_output,
         parse_raw,
         read_predictions,
         write_predictions,
     )
+    from novabench.run.prompts import prompt_box_convention
 
     raw_path, out = Path(args.raw), Path(args.out)
     check_replaceable_output(
@@ -44,7 +50,13 @@ def run(args: argparse.Namespace) -> int:
         release = read_release(args.data)
         manifest = RunManifest.read(raw_path) or RunManifest()
         convention = args.box_convention or manifest.box_convention or "auto"
-        parsed = parse_raw(read_predictions(raw_path, release), release, box_convention=convention)
+        asked = prompt_box_convention(manifest.prompts) if convention == "auto" else None
+        parsed = parse_raw(
+            read_predictions(raw_path, release),
+            release,
+            box_convention=convention,
+            prompt_convention=asked,
+        )
 
         # A unique temporary sibling: the finished file appears at once, never half-written,
         # and no file of the user's that happens to bear a fixed temporary name is touched.
@@ -59,9 +71,19 @@ def run(args: argparse.Namespace) -> int:
             temporary.unlink(missing_ok=True)
             raise
         summary = parsed.summary()
-        parsed_from = {"from": str(raw_path), "box_convention": convention, "summary": summary}
+        boxes_task = next(t for t in TASK_NAMES if TASKS[t].answer_field == "boxes")
+        summary[boxes_task].update(box_answer_summary(parsed, release))
+        parsed_from = {
+            "from": str(raw_path),
+            "box_convention": convention,
+            "box_order_from_prompt": asked,
+            "summary": summary,
+        }
         replace(manifest, parsed=parsed_from).write(out)
 
+    unread = unread_boxes_line(boxes_task, summary[boxes_task])
+    if unread:
+        print(unread)  # first: these answers were not read at all
     for task in TASK_NAMES:
         counts = summary[task]
         if not counts["answered"] and not counts["errors"] and not counts["parse_status"]:
@@ -70,9 +92,11 @@ def run(args: argparse.Namespace) -> int:
             ", ".join(f"{name} {n}" for name, n in counts["parse_status"].items())
             or "nothing to parse"
         )
+        outside = counts.get("boxes_out_of_image")
         print(
             f"{task:<13} items {counts['items']:>5}  answered {counts['answered']:>5}  "
             f"missing {counts['missing']:>5} (failed {counts['errors']})  parse: {statuses}"
+            + (f"  boxes past the image edge: {outside}" if outside else "")
         )
     print(f"predictions: {out}")
     return 0

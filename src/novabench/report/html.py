@@ -94,7 +94,7 @@ def _interval(interval: Any) -> str:
 
 
 def _headline_section(report: Mapping[str, Any]) -> list[str]:
-    from novabench.report.render import _coverage_lines
+    from novabench.report.render import _coverage_lines, _unread_lines
 
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     intervals = not without_intervals(report)
@@ -111,6 +111,8 @@ def _headline_section(report: Mapping[str, Any]) -> list[str]:
     meteor = meteor_fallback_line(report)
     if meteor:
         parts.insert(1, f"<p><strong>{_text(meteor)}</strong></p>")
+    # First under the heading: answers that were not read at all.
+    parts[1:1] = [f"<p><strong>{_text(line)}</strong></p>" for line in _unread_lines(report)]
     for task in TASK_ORDER:
         task_report = report["tasks"].get(task)
         if task_report is None:

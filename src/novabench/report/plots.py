@@ -54,7 +54,7 @@ _MODEL_MARKERS = ("o", "s", "^", "D")
 # Parse statuses that mean the same everywhere keep one colour; the others take the rest.
 _STATUS_COLOURS = {
     "ok": hex_colour(GOLD_COLOUR),
-    "ok_clipped": "#f0e442",
+    "ok_out_of_image": "#f0e442",
     "model error": "#000000",
     "missing": "#bbbbbb",
 }

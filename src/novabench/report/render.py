@@ -36,6 +36,7 @@ __all__ = [
     "render_markdown",
     "render_table",
     "settings_lines",
+    "unread_boxes_line",
     "with_current_keys",
     "without_intervals",
     "write_report",
@@ -50,8 +51,65 @@ TASK_ORDER: tuple[str, ...] = registry.TASK_NAMES
 
 # What a parse status means for the reader, for the statuses that call for a note.
 _STATUS_NOTES: dict[str, str] = {
-    "ok_clipped": "boxes ran past the image and were clipped; check --box-convention",
+    "ok_out_of_image": "a box reaches past the image (kept as given); check --box-convention",
 }
+
+
+# What each --box-convention suggestion reads, for the line on answers left unread.
+_READABLE_WITH: dict[str, str] = {
+    "protocol|xyxy_norm1000": "--box-convention protocol if the prompt asked "
+    "[ymin, xmin, ymax, xmax], xyxy_norm1000 if it asked [x1, y1, x2, y2]",
+    "xyxy_pixel": "--box-convention xyxy_pixel (values above 1000 point to pixels; pass "
+    "input_size if the model saw a resized image)",
+    "xyxy_norm1": "--box-convention xyxy_norm1 if the prompt asked [x1, y1, x2, y2] in 0..1",
+    "xyxy_norm1000|xyxy_pixel": "--box-convention xyxy_norm1000 or xyxy_pixel, as the prompt asked",
+    "": "no --box-convention (boxes in mixed forms, or a scale none reads)",
+}
+
+
+def unread_boxes_line(task: str, counts: Mapping[str, Any]) -> str | None:
+    """How many box answers were not read for want of a coordinate order, and what reads them.
+
+    Args:
+        task: the task name, first in the line.
+        counts: the task's coverage (``answered``, ``ambiguous_convention`` and
+            ``readable_with`` as ``novabench.run.predictions.box_answer_summary`` gives them).
+
+    Returns:
+        One line, or None when every answer's convention was decided.
+
+    Example:
+        >>> print(unread_boxes_line("localization", {"answered": 949, "ambiguous_convention": 3,
+        ...     "readable_with": {"protocol|xyxy_norm1000": 2, "xyxy_pixel": 1}}))
+        localization: 3 of 949 answers NOT READ (ambiguous_convention: their boxes fix no \
+coordinate order; scored as no prediction): 2 read by --box-convention protocol if the prompt \
+asked [ymin, xmin, ymax, xmax], xyxy_norm1000 if it asked [x1, y1, x2, y2]; 1 by \
+--box-convention xyxy_pixel (values above 1000 point to pixels; pass input_size if the model \
+saw a resized image)
+    """
+    unread = int(counts.get("ambiguous_convention") or 0)
+    if not unread:
+        return None
+    parts = [
+        f"{n} {'read ' if i == 0 else ''}by "
+        + _READABLE_WITH.get(key, "--box-convention " + " or ".join(key.split("|")))
+        for i, (key, n) in enumerate((counts.get("readable_with") or {}).items())
+    ]
+    return (
+        f"{task}: {unread} of {counts.get('answered', unread)} answers NOT READ "
+        "(ambiguous_convention: their boxes fix no coordinate order; scored as no prediction)"
+        + (": " + "; ".join(parts) if parts else "")
+    )
+
+
+def _unread_lines(report: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for task in TASK_ORDER:
+        coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
+        line = unread_boxes_line(task, coverage)
+        if line:
+            lines.append(line)
+    return lines
 
 
 def render_comparison(comparison: Mapping[str, Any]) -> str:
@@ -291,6 +349,11 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         for status in registry.TASKS[task].parse_statuses:
             if statuses.get(status) and status in _STATUS_NOTES:
                 line += f" ({status}: {_STATUS_NOTES[status]})"
+        if coverage.get("boxes_out_of_image"):  # the JSON holds the count, 0 included
+            line += (
+                f"; boxes past the image edge (scored as given): {coverage['boxes_out_of_image']}"
+                f" in {_count(coverage.get('answers_out_of_image', 0), 'answer')}"
+            )
         if metrics.get("n_truncated_predictions"):
             line += f"; {metrics['n_truncated_predictions']} boxes beyond max_detections not scored for AP"
         lines.append(line)
@@ -533,6 +596,7 @@ def render_table(report: Mapping[str, Any]) -> str:
     meteor = meteor_fallback_line(report)
     if meteor:
         lines.insert(0, meteor)
+    lines[0:0] = _unread_lines(report)  # first: these answers were not read at all
     for task, key, value, interval in rows:
         lines.append(f"{task:<13} {key:<{width}} {value:>5}  {interval}".rstrip())
     lines.append("")
@@ -594,6 +658,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     meteor = meteor_fallback_line(report)
     if meteor:
         lines[2:2] = [f"**{_markdown_text(meteor)}**", ""]
+    unread = _unread_lines(report)
+    if unread:
+        lines[2:2] = [f"**{_markdown_text(line)}**" for line in unread] + [""]
     if without_intervals(report):
         lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
         lines.append("|---|---|---:|")

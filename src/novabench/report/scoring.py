@@ -381,6 +381,7 @@ def score_predictions(
         result_with_intervals,
         task_breakdowns,
     )
+    from novabench.run.predictions import box_answer_summary
 
     chosen = ScoringOptions.build(options, **settings)
     loaded = _load(data, predictions, chosen)
@@ -417,6 +418,8 @@ def score_predictions(
             filenames = [image.filename for image in scored_images]
             result["per_image_best_iou"] = dict(zip(filenames, result["per_image_best_iou"]))
         coverage = {**summary[task], "scored": len(positions[task])}
+        if spec.answer_field == "boxes":  # out-of-image boxes, answers left unread
+            coverage.update(box_answer_summary(loaded.prediction_set, release))
         nothing = nothing_answered_note(coverage)
         if nothing is not None:  # first: the reader must not take these zeros for a model's
             notes.insert(0, nothing)
@@ -673,6 +676,7 @@ class _Loaded:
     box_convention: str
     tasks: list[str]
     fingerprint: str  # of the release; hashing every image is the costly part, so once
+    prompt_convention: str | None = None  # the box order the runs' prompt asked for
 
 
 def _load(
@@ -722,7 +726,13 @@ def _load(
                 field="box_convention",
             )
         box_convention = recorded_conventions.pop() if recorded_conventions else "auto"
-    prediction_set = parse_raw(prediction_set, release, box_convention=box_convention)
+    prompt_convention = _prompt_convention(manifests) if box_convention == "auto" else None
+    prediction_set = parse_raw(
+        prediction_set,
+        release,
+        box_convention=box_convention,
+        prompt_convention=prompt_convention,
+    )
     wanted = options.tasks or [t for t in registry.TASK_NAMES if prediction_set.records[t]]
     if not wanted:
         raise NovaInputError("the predictions answer no task", source=", ".join(map(str, paths)))
@@ -735,7 +745,24 @@ def _load(
         box_convention,
         ordered,
         fingerprint,
+        prompt_convention,
     )
+
+
+def _prompt_convention(manifests: Sequence[Any]) -> str | None:
+    """The box order all the runs' localisation prompts asked for; None unless one and known.
+
+    A file without a manifest says nothing of its prompt, so it leaves the order open; a
+    manifest that records prompts but none for localisation does not take part.
+    """
+    from novabench.run.prompts import prompt_box_convention
+
+    asked = {
+        prompt_box_convention(manifest.prompts if manifest is not None else None)
+        for manifest in manifests
+        if manifest is None or not manifest.prompts or "localization" in manifest.prompts
+    }
+    return asked.pop() if len(asked) == 1 else None
 
 
 def _task_inputs(
@@ -839,5 +866,6 @@ def _provenance(data: str | os.PathLike[str], loaded: _Loaded) -> dict[str, Any]
             "paths": [str(p) for p in loaded.paths],
             "manifests": loaded.manifests,
             "box_convention": loaded.box_convention,
+            "box_order_from_prompt": loaded.prompt_convention,
         },
     }

@@ -64,6 +64,7 @@ __all__ = [
     "PredictionSet",
     "RunManifest",
     "backend_identity",
+    "box_answer_summary",
     "cap_raw_answer",
     "manifest_path_for",
     "merge_prediction_files",
@@ -890,7 +891,11 @@ def _append_line(handle: TextIO, payload: Mapping[str, Any]) -> None:
 
 
 def parse_raw(
-    predictions: PredictionSet, release: Any, *, box_convention: str = "auto"
+    predictions: PredictionSet,
+    release: Any,
+    *,
+    box_convention: str = "auto",
+    prompt_convention: str | None = None,
 ) -> PredictionSet:
     """Parse every raw answer into boxes, captions and diagnoses; counts land in ``parse_status``.
 
@@ -902,11 +907,16 @@ def parse_raw(
         predictions: a set read with :func:`read_predictions`.
         release: the release the predictions answer (image sizes come from it).
         box_convention: passed to ``parse_localization(convention=...)``.
+        prompt_convention: under ``box_convention="auto"``, the convention the run's prompt
+            asked for (``novabench.run.prompts.prompt_box_convention`` of its manifest);
+            None when no prompt on record fixes one: bare box lists are then
+            ``ambiguous_convention``.
 
     Returns:
         A new :class:`PredictionSet` aligned to the release; ``parse_counts(task)`` gives the
-        parse statistics. A localisation answer whose boxes had to be clipped to the image
-        gets the status ``ok_clipped`` (a frequent sign of a wrong ``box_convention``).
+        parse statistics. A localisation answer with a box reaching past the image (kept as
+        given) gets the status ``ok_out_of_image`` (a frequent sign of a wrong
+        ``box_convention``).
 
     Example:
         >>> import json, tempfile, pathlib, types
@@ -942,18 +952,74 @@ def parse_raw(
                     "image_size": sizes[key],
                     "input_size": record.input_size,
                     "convention": box_convention,
+                    "prompt_convention": prompt_convention if box_convention == "auto" else None,
                 }
             if parser is None:
                 parser = spec.load_parser()
             parsed = parser(record.raw, **options)
             status = _status_text(parsed.status)
-            if status == "ok" and "ok_clipped" in spec.parse_statuses and parsed.n_out_of_range:
-                status = "ok_clipped"  # often a wrong --box-convention: counted, not hidden
+            if (
+                status == "ok"
+                and "ok_out_of_image" in spec.parse_statuses
+                and parsed.n_out_of_range
+            ):
+                status = "ok_out_of_image"  # often a wrong --box-convention: counted, not hidden
             answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
             if _too_long(answer):
                 answer, status = _PARSED_VALUE[spec.answer_field](None), registry.TOO_LONG
             records[task][key] = replace(record, **{spec.answer_field: answer}, parse_status=status)
     return replace(aligned, records=records)
+
+
+def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, Any]:
+    """What a report says about the box answers beyond their statuses.
+
+    Counts the boxes that reach past their image (raw and already-parsed answers alike:
+    both are scored as given), and the answers left unread as ``ambiguous_convention``
+    with the ``--box-convention`` values that would read them (from their raw text).
+
+    Args:
+        predictions: a parsed, aligned set (:func:`parse_raw`).
+        release: the release it answers (image sizes).
+
+    Returns:
+        ``{"boxes_out_of_image": int, "answers_out_of_image": int,
+        "ambiguous_convention": int, "readable_with": {"protocol|xyxy_norm1000": int, ...}}``
+        (``readable_with`` keys join the conventions with ``|``; ``""`` for none).
+
+    Example:
+        >>> import types
+        >>> image = types.SimpleNamespace(filename="case0001_001.png", case_id="case0001", width=480, height=480)
+        >>> release = types.SimpleNamespace(images=[image], cases=lambda: [])
+        >>> record = PredictionRecord("localization", "case0001_001.png", "p.jsonl", 1,
+        ...                           boxes=[[400.0, 10.0, 100.0, 50.0]])
+        >>> aligned = PredictionSet("p.jsonl", {"localization": {"case0001_001.png": record},
+        ...     "captioning": {}, "diagnosis": {}}, ["case0001_001.png"], [], aligned=True)
+        >>> box_answer_summary(aligned, release)["boxes_out_of_image"]
+        1
+    """
+    from novabench.checks import box_inside_image
+
+    task = next(name for name, spec in registry.TASKS.items() if spec.answer_field == "boxes")
+    sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
+    boxes_out = answers_out = ambiguous = 0
+    readable: Counter[str] = Counter()
+    for key, record in predictions.records[task].items():
+        outside = sum(not box_inside_image(box, sizes[key]) for box in record.boxes or [])
+        boxes_out += outside
+        answers_out += bool(outside)
+        if record.parse_status == "ambiguous_convention":
+            ambiguous += 1
+            from novabench.run.parsers.boxes import parse_localization  # parsed runs never load it
+
+            parsed = parse_localization(record.raw, image_size=sizes[key])
+            readable["|".join(parsed.readable_with)] += 1
+    return {
+        "boxes_out_of_image": boxes_out,
+        "answers_out_of_image": answers_out,
+        "ambiguous_convention": ambiguous,
+        "readable_with": dict(readable.most_common()),
+    }
 
 
 # A parser's answer as a predictions record holds it, per answer field.

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from novabench import registry
 from novabench.errors import NovaInputError
@@ -37,7 +38,9 @@ __all__ = [
     "TASKS",
     "TaskPrompt",
     "default_prompt",
+    "PROMPT_BOX_CONVENTIONS",
     "load_prompt",
+    "prompt_box_convention",
     "prompt_hash",
     "render_diagnosis_prompt",
 ]
@@ -53,6 +56,15 @@ DIAGNOSIS_PLACEHOLDERS: tuple[str, ...] = ("{clinical_history}", "{findings}")
 _PLACEHOLDER_PATTERN = re.compile(r"\{(clinical_history|findings)\}")
 
 _MISSING_TEXT = "(not provided)"
+
+#: Localisation prompts whose output contract fixes the box order, by the SHA-256 of their
+#: text: the box convention each asks for. A run's manifest records its prompt's hash, so
+#: bare 4-number lists in its answers are read in the order the prompt asked for. Any
+#: other prompt (``--prompt-file``) fixes no order unless the user passes one.
+PROMPT_BOX_CONVENTIONS: dict[str, str] = {
+    # resources/prompts/localization.txt: "label: [ymin, xmin, ymax, xmax]", 0..1000.
+    "4b8fb3bf01f816f9526ce7f10e44b658f9760ee856da866ca45c923d03dc9447": "protocol",
+}
 
 
 @dataclass(frozen=True)
@@ -132,6 +144,30 @@ def prompt_hash(text: str) -> str:
     """
     normalised = text.replace("\r\n", "\n").replace("\r", "\n")
     return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+
+
+def prompt_box_convention(prompts: Mapping[str, Any] | None) -> str | None:
+    """The box convention a run's localisation prompt asked for, from its manifest.
+
+    Args:
+        prompts: a run manifest's ``prompts`` (``{task: {"name": ..., "sha256": ...}}``).
+
+    Returns:
+        The convention of :data:`PROMPT_BOX_CONVENTIONS` for the recorded localisation
+        prompt's hash; None when no localisation prompt is recorded or its hash is not in
+        the table (a custom prompt).
+
+    Example:
+        >>> prompt = default_prompt("localization")
+        >>> prompt_box_convention({"localization": {"name": "default", "sha256": prompt.sha256}})
+        'protocol'
+        >>> prompt_box_convention({"localization": {"name": "mine.txt", "sha256": "ab" * 32}}) is None
+        True
+    """
+    recorded = (prompts or {}).get("localization")
+    if not isinstance(recorded, Mapping):
+        return None
+    return PROMPT_BOX_CONVENTIONS.get(str(recorded.get("sha256")))
 
 
 def default_prompt(task: str) -> TaskPrompt:

@@ -23,20 +23,37 @@ assumed to have seen the original size. Qwen2.5-VL answers in absolute pixels
 of its internally resized input, so pass that size (``input_size``) for it;
 Qwen3-VL answers ``bbox_2d`` in 0..1000 (use ``convention="xyxy_norm1000"``).
 
-``convention="auto"`` decides only when the form of the answer is unambiguous
-and records which convention it used: a ``bbox_2d`` key means ``qwen``, a
-``box_2d`` key means ``protocol`` order (Gemini's form), Qwen2-VL's
-``<|box_start|>`` tokens mean ``xyxy_norm1000``, labelled lines or bare
-4-number lists with every value <= 1000 mean ``protocol``, values all in [0, 1]
-written with decimals mean ``xyxy_norm1``, explicit ``x``/``y``/``width``/``height``
-keys with pixel values mean ``xywh_pixel``. Anything else (for example a
-generic ``"bbox": [..]`` key with values above 1, or lines with values above
-1000) gives the status ``"ambiguous_convention"`` and no boxes rather than a
-guess: the runner must then pass a convention.
+``convention="auto"`` decides only from evidence that fixes the coordinate order,
+and records which convention it used. Exactly these forms are decided:
+
+- a ``bbox_2d`` key: ``qwen``;
+- a ``box_2d`` key: ``protocol`` (Gemini's y-first form);
+- Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>`` tokens: ``xyxy_norm1000``;
+- the protocol's labelled lines ``label: [ymin, xmin, ymax, xmax]`` (a colon before
+  the list) with values up to 1000: ``protocol``;
+- named corners (``x1``/``y1``/``x2``/``y2``, ``xmin``/``ymin``/..., ``left``/``top``/...)
+  with values all in [0, 1] written with decimals: ``xyxy_norm1``;
+- ``x``/``y``/``width``/``height`` keys with values above 1: ``xywh_pixel``;
+- bare 4-number lists (``{"boxes": [[a, b, c, d]]}``, a list quoted in prose, a list
+  under a label key or under a generic key such as ``"bbox"``) with values up to 1000,
+  only when ``prompt_convention`` says which order the run's prompt asked for
+  (``protocol`` for the toolkit's default localisation prompt, as its manifest records).
+
+Anything else gives the status ``"ambiguous_convention"`` and no boxes rather than a
+guess, and :attr:`ParsedBoxes.readable_with` names the conventions that would read it:
+the user passes one (``--box-convention``). That covers bare lists without a prompt on
+record (the numbers alone cannot tell ``[ymin, xmin, ...]`` from ``[x1, y1, ...]``),
+values above 1000 where 0..1000 units are expected, every value 0 or 1, fractions in
+labelled lines or bare lists, and answers that mix forms.
+
+Once a JSON answer has been read (an object, a list of boxes, or an empty list), text
+after it adds no boxes: prose that quotes a box again is not counted twice.
 
 All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
-Boxes come out as ``[x, y, width, height]`` floats in pixels of the original
-image, clipped to it, with positive width and height.
+Boxes come out as ``[x, y, width, height]`` floats in pixels of the original image,
+with positive width and height, where the model placed them: a box reaching past the
+image is kept as given (the rule of the co-authors' WALDO harness, which scores boxes
+unclipped) and counted in ``n_out_of_range``.
 """
 
 from __future__ import annotations
@@ -46,19 +63,21 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from novabench.checks import box_inside_image
 from novabench.errors import NovaInputError
 from novabench.registry import TASKS
 from novabench.run.defaults import CONVENTIONS
 from novabench.run.parsers.lenient_json import (
     _MAX_DEPTH,
     _NUMBER_PATTERN,
+    _json_spans,
     _norm_key,
     _number_token,
-    _structures,
 )
 from novabench.run.parsers.text import (
     _MAX_CHARS,
     _coerce_text,
+    _fenced_blocks,
     _is_null_literal,
     _strip_reasoning,
     _without_fences,
@@ -70,19 +89,24 @@ class ParsedBoxes:
     """Boxes read from one localisation answer.
 
     Attributes:
-        boxes: ``[x, y, width, height]`` in pixels of the original image, clipped to it.
+        boxes: ``[x, y, width, height]`` in pixels of the original image, as the model
+            placed them (not clipped: a box past the image edge is counted in
+            ``n_out_of_range``).
         labels: one label per box (``""`` when the model gave none).
         status: one of :data:`LOCALIZATION_STATUSES`: ``"ok"``; ``"no_target"`` (the model
             said nothing abnormal is visible: a valid empty answer); ``"empty"`` (no text);
             ``"unparseable"``; ``"truncated_ok"`` (boxes recovered from a cut-off answer);
             ``"ambiguous_convention"`` (boxes present but their convention cannot be told).
-            Never ``"ok_clipped"``: the predictions layer gives that one after parsing.
+            Never ``"ok_out_of_image"``: the predictions layer gives that one after parsing.
         convention: the convention used (``None`` when no box was converted).
-        n_degenerate_dropped: boxes dropped for zero area after clipping (or NaN values).
-        n_out_of_range: boxes that had at least one coordinate clipped to the image.
+        n_degenerate_dropped: boxes dropped for zero area (or values that are not finite).
+        n_out_of_range: boxes kept that reach past the image on at least one side.
         n_swapped: boxes whose corners came in the wrong order and were put right.
         error: why nothing (or not everything) could be read; ``None`` when all went well.
         notes: other remarks worth a report line (assumed sizes, contradictions).
+        readable_with: for ``"ambiguous_convention"``, the explicit conventions that
+            would read the answer (for bare 0..1000 lists ``("protocol",
+            "xyxy_norm1000")``: y-first or x-first, as the prompt asked); else ``()``.
 
     Example:
         >>> parsed = parse_localization("lesion: [250, 100, 750, 500]", image_size=(480, 480))
@@ -111,6 +135,7 @@ class ParsedBoxes:
     n_swapped: int = 0
     error: str | None = None
     notes: tuple[str, ...] = ()
+    readable_with: tuple[str, ...] = ()
 
     @property
     def n_boxes(self) -> int:
@@ -131,13 +156,14 @@ class ParsedBoxes:
         """
         result = asdict(self)
         result["notes"] = list(self.notes)
+        result["readable_with"] = list(self.readable_with)
         return result
 
 
 #: Statuses of :class:`ParsedBoxes`, as the task registry declares them. One of them,
-#: ``"ok_clipped"``, is never returned by :func:`parse_localization`: the predictions layer
-#: (:mod:`novabench.run.predictions`) gives it to an ``"ok"`` answer whose boxes had to be
-#: clipped to the image (``n_out_of_range > 0``), a frequent sign of a wrong convention.
+#: ``"ok_out_of_image"``, is never returned by :func:`parse_localization`: the predictions
+#: layer (:mod:`novabench.run.predictions`) gives it to an ``"ok"`` answer with a box that
+#: reaches past the image (``n_out_of_range > 0``), a frequent sign of a wrong convention.
 LOCALIZATION_STATUSES: tuple[str, ...] = TASKS[ParsedBoxes.TASK].parse_statuses
 
 
@@ -162,6 +188,8 @@ class _Extraction:
     truncated: bool = False
     said_not_found: bool = False
     explicit_empty: bool = False
+    # Entries under a box list key ("boxes": [[], "n/a"]) that are not boxes, as written.
+    not_boxes: list[str] = field(default_factory=list)
 
 
 def _is_number(value: Any) -> bool:
@@ -321,6 +349,8 @@ def _walk_object(obj: dict[str, Any], extraction: _Extraction, depth: int) -> No
     for key, value in obj.items():
         norm = _norm_key(key)
         numbers = _four_numbers(value)
+        if norm in _CONTAINER_KEYS and numbers is None and isinstance(value, list):
+            extraction.not_boxes += [_shown(item) for item in value if not _may_hold_boxes(item)]
         if numbers is not None and norm not in _CONTAINER_KEYS:
             # {"left frontal lesion": [ymin, xmin, ymax, xmax]}: the key is the label.
             extraction.candidates.append(
@@ -328,6 +358,18 @@ def _walk_object(obj: dict[str, Any], extraction: _Extraction, depth: int) -> No
             )
         elif isinstance(value, (dict, list)):
             _walk(value, extraction, label, depth + 1)
+
+
+def _may_hold_boxes(item: Any) -> bool:
+    """Whether an entry of a box list is a box, an object, or a list of such."""
+    if isinstance(item, dict) or _four_numbers(item) is not None:
+        return True
+    return isinstance(item, list) and bool(item) and all(isinstance(i, (list, dict)) for i in item)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -342,6 +384,7 @@ _QWEN2_BOX = re.compile(
 )
 _QWEN2_REF = re.compile(r"<\|object_ref_start\|>([^<]*)<\|object_ref_end\|>")
 _OPEN_BOX_AT_END = re.compile(rf"[\[(]\s*{_NUM}[^\])]*$")
+_LABEL_COLON = re.compile(r"\S\s*[*_`]*\s*:[*_`\s]*$")
 
 
 def _clean_label(text: str) -> str:
@@ -369,14 +412,18 @@ def _line_candidates(text: str, extraction: _Extraction) -> None:
             previous_end = match.end()
         return
     for line in text.splitlines():
-        label = ""
+        label, hint = "", "bare"
         previous_end = 0
         for match in _BRACKET_BOX.finditer(line):
-            between = _clean_label(line[previous_end : match.start()])
+            before = line[previous_end : match.start()]
+            between = _clean_label(before)
             if between:
                 label = between  # else a second box on the line shares the first's label
+                # The protocol's "label: [ymin, xmin, ymax, xmax]": a colon ends the label.
+                labelled = _LABEL_COLON.search(before) is not None
+                hint = "labelled_line" if labelled else "bare"
             numbers = [_number_token(token) for token in match.groups()]
-            extraction.candidates.append(_Candidate(label, numbers, "bare"))
+            extraction.candidates.append(_Candidate(label, numbers, hint))
             previous_end = match.end()
     if _OPEN_BOX_AT_END.search(text.rstrip()[-200:]):
         extraction.truncated = True
@@ -402,44 +449,90 @@ def _says_no_target(text: str) -> bool:
     return bool(_NO_TARGET_PATTERN.search(text))
 
 
-def _resolve_auto(candidates: list[_Candidate]) -> tuple[str | None, str]:
-    """Pick a convention from the form of the answer, or explain why not."""
+#: The conventions a prompt on record can fix for bare lists: the 0..1000 ones.
+PROMPT_CONVENTIONS: tuple[str, ...] = ("protocol", "xyxy_norm1000")
+
+
+@dataclass(frozen=True)
+class _Resolution:
+    convention: str | None
+    reason: str = ""
+    # For an ambiguous answer: the explicit conventions that would read it.
+    readable_with: tuple[str, ...] = ()
+
+
+def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -> _Resolution:
+    """Pick a convention from evidence that fixes the order, or explain why not."""
     hints = {c.hint for c in candidates}
+    if hints == {"labelled_line", "bare"}:
+        hints = {"labelled_line"}  # "lesion: [..], [..]" or a few unlabelled lines among them
     decimals = any(c.decimals for c in candidates)
     values = [v for c in candidates for v in c.numbers]
     finite = [v for v in values if math.isfinite(v)]
     top = max(finite) if finite else 0.0
     fraction = bool(finite) and decimals and all(0.0 <= v <= 1.0 for v in finite)
+    zero_one = top <= 1.0 and not decimals
+    per_mille = ("protocol", "xyxy_norm1000")
     if len(hints) > 1:
-        return None, f"boxes written in several forms ({', '.join(sorted(hints))})"
+        return _Resolution(None, f"boxes written in several forms ({', '.join(sorted(hints))})")
     hint = hints.pop()
     if hint == "qwen":
-        return "qwen", ""
+        return _Resolution("qwen")
     if hint == "yxyx1000":
-        return "protocol", ""
+        return _Resolution("protocol")
     if hint == "qwen2_tokens":
-        return "xyxy_norm1000", ""
-    if fraction and hint in {"bare", "generic_key", "xyxy_named"}:
-        return "xyxy_norm1", ""
+        return _Resolution("xyxy_norm1000")
     if hint == "xywh_named":
         if top > 1.0:
-            return "xywh_pixel", ""
-        return None, "x/y/width/height keys with values all in [0, 1]: unknown scale"
-    if hint == "bare":
-        if top <= 1.0 and not decimals:
-            return (
+            return _Resolution("xywh_pixel")
+        return _Resolution(None, "x/y/width/height keys with values all in [0, 1]: unknown scale")
+    if hint == "xyxy_named":
+        if fraction:
+            return _Resolution("xyxy_norm1")
+        return _Resolution(
+            None,
+            f"named corners with values up to {top:g}: pixels or 0..1000 units",
+            ("xyxy_pixel",) if top > 1000.0 else ("xyxy_norm1000", "xyxy_pixel"),
+        )
+    if zero_one:
+        return _Resolution(
+            None, "every value is 0 or 1: 0..1 fractions or 0..1000 units cannot be told apart"
+        )
+    if hint == "labelled_line":  # the protocol's lines fix the order: y first, 0..1000
+        if fraction:
+            return _Resolution(
                 None,
-                "every value is 0 or 1: 0..1 fractions or 0..1000 units cannot be told apart",
+                "values in 0..1 in the protocol's [ymin, xmin, ymax, xmax] lines: "
+                "no convention reads y-first fractions",
             )
         if top <= 1000.0:
-            return "protocol", ""
-        return (
+            return _Resolution("protocol")
+        return _Resolution(
             None,
             f"values up to {top:g} exceed 1000, so they are not the protocol's 0..1000 units",
+            ("xyxy_pixel",),
         )
-    return (
+    # Bare lists (or a generic key such as "bbox"): the numbers carry no order of their own.
+    if fraction:
+        readable: tuple[str, ...] = ("xyxy_norm1",)
+    elif top > 1000.0:
+        readable = ("xyxy_pixel",)
+    else:
+        readable = per_mille
+    if prompt_convention is not None:
+        if not fraction and top <= 1000.0:
+            return _Resolution(prompt_convention)
+        return _Resolution(
+            None,
+            f"bare lists with values {'in 0..1' if fraction else f'up to {top:g}'}, "
+            f"but the run's prompt asked for {prompt_convention} (0..1000)",
+            readable,
+        )
+    return _Resolution(
         None,
-        f"a generic box key with values up to {top:g}: pixels or 0..1000 units, xyxy or yxyx",
+        f"{'a generic box key' if hint == 'generic_key' else 'bare 4-number lists'} "
+        f"(values up to {top:g}) fix no coordinate order and no prompt on record does",
+        readable,
     )
 
 
@@ -480,6 +573,7 @@ def parse_localization(
     image_size: tuple[int, int],
     input_size: tuple[int, int] | None = None,
     convention: str = "auto",
+    prompt_convention: str | None = None,
 ) -> ParsedBoxes:
     """Read the boxes of one localisation answer, in pixels of the original image.
 
@@ -488,9 +582,10 @@ def parse_localization(
     ``{"found": false, "boxes": []}``, "no target" variants, ``<think>`` reasoning
     blocks (removed first; see the module docstring), labels holding
     colons or brackets, runaway lists (all boxes kept; the metric keeps 100),
-    negative or out-of-image values (clipped, counted), swapped corners
+    values outside the image (kept as given, counted), swapped corners
     (reordered, counted) and zero-area boxes (dropped, counted) all give a
-    :class:`ParsedBoxes` with a status.
+    :class:`ParsedBoxes` with a status. Once a JSON answer has been read, text
+    after it (prose quoting a box again) adds no boxes; a note counts them.
 
     Args:
         text: the raw answer (str; bytes, None or an already-decoded JSON
@@ -499,10 +594,15 @@ def parse_localization(
         input_size: ``(width, height)`` of the image the model was given, when
             its processor resized it; used by the pixel conventions.
         convention: one of :data:`CONVENTIONS`; see the module docstring.
+        prompt_convention: under ``convention="auto"``, the convention the run's
+            prompt asked for (one of :data:`PROMPT_CONVENTIONS`, as
+            ``novabench.run.prompts.prompt_box_convention`` tells from the
+            manifest); it decides the order of bare 4-number lists. None: such
+            lists are ``"ambiguous_convention"``.
 
     Returns:
         The parsed boxes with a status from :data:`LOCALIZATION_STATUSES` (never
-        ``"ok_clipped"``, which is given after parsing).
+        ``"ok_out_of_image"``, which is given after parsing).
 
     Raises:
         NovaInputError: only for a wrong argument (unknown convention, a size
@@ -515,13 +615,23 @@ def parse_localization(
         ('ok', 'qwen', [[24.0, 60.0, 96.0, 120.0]], ['mass'])
         >>> parse_localization("No target.", image_size=(480, 480)).status
         'no_target'
-        >>> parse_localization('{"bbox": [10, 20, 30, 40]}', image_size=(480, 480)).status
-        'ambiguous_convention'
+        >>> bare = parse_localization('{"boxes": [[100, 200, 300, 400]]}', image_size=(480, 480))
+        >>> bare.status, bare.readable_with
+        ('ambiguous_convention', ('protocol', 'xyxy_norm1000'))
+        >>> parse_localization('{"boxes": [[100, 200, 300, 400]]}', image_size=(480, 480),
+        ...                    prompt_convention="protocol").boxes
+        [[96.0, 48.0, 96.0, 96.0]]
     """
     if convention not in CONVENTIONS:
         raise NovaInputError(
             f"unknown box convention {convention!r}; expected one of {', '.join(CONVENTIONS)}",
             field="convention",
+        )
+    if prompt_convention is not None and prompt_convention not in PROMPT_CONVENTIONS:
+        raise NovaInputError(
+            f"unknown prompt convention {prompt_convention!r}; expected one of "
+            f"{', '.join(PROMPT_CONVENTIONS)}",
+            field="prompt_convention",
         )
     width, height = _validate_size(image_size, "image_size")
     if input_size is not None:
@@ -530,10 +640,71 @@ def parse_localization(
         input_width, input_height = width, height
     try:
         return _parse_localization(
-            text, width, height, input_width, input_height, input_size is not None, convention
+            text,
+            width,
+            height,
+            input_width,
+            input_height,
+            input_size is not None,
+            convention,
+            prompt_convention,
         )
     except Exception as exc:  # the contract: a status, never an exception
         return ParsedBoxes(status="unparseable", error=f"internal parser error: {exc!r}")
+
+
+def _is_structured(value: Any) -> bool:
+    """A JSON object or a list of boxes or objects (or ``[]``): an answer, not a quoted box."""
+    if isinstance(value, dict):
+        return True
+    if not isinstance(value, list):
+        return False
+    return not value or any(isinstance(item, (list, dict)) for item in value)
+
+
+def _read_json(text: str, extraction: _Extraction) -> tuple[str | None, int]:
+    """Walk the answer's JSON into ``extraction``, stopping after the structured answer.
+
+    Returns the text up to the end of the structured answer (within its fenced block, or
+    the whole answer; None when no JSON structure gave an answer) and the number of boxes
+    found after it and left out. Structures right after the answer (only spaces or commas
+    between, as in one JSON object per line) belong to it.
+    """
+    blocks = _fenced_blocks(text)
+    sources = [(source, list(_json_spans(source))) for source in (blocks or [text])]
+    if blocks and not any(found for _, found in sources):
+        sources = [(text, list(_json_spans(text)))]
+    answer_source: str | None = None
+    answer_end = 0
+    left_out = 0
+    for source, found in sources:
+        for value, complete, start, end in found:
+            if answer_source is not None and (
+                source is not answer_source or source[answer_end:start].strip(" \t\r\n,;")
+            ):
+                # Text after the answer, e.g. prose quoting one of its boxes again.
+                scratch = _Extraction()
+                _walk(value, scratch, "")
+                left_out += len(scratch.candidates)
+                continue
+            explicit_empty = extraction.explicit_empty
+            before = len(extraction.candidates)
+            _walk(value, extraction, "")
+            if not complete:
+                extraction.truncated = True
+                # "[" cut off before its first item is not an empty answer.
+                extraction.explicit_empty = explicit_empty
+            answered = (
+                len(extraction.candidates) > before
+                or extraction.explicit_empty
+                or extraction.said_not_found
+                or bool(extraction.not_boxes)
+            )
+            if answer_source is not None or (answered and _is_structured(value)):
+                answer_source, answer_end = source, end
+    if answer_source is None:
+        return None, left_out
+    return answer_source[:answer_end], left_out
 
 
 def _parse_localization(
@@ -544,6 +715,7 @@ def _parse_localization(
     input_height: float,
     has_input_size: bool,
     convention: str,
+    prompt_convention: str | None,
 ) -> ParsedBoxes:
     text, type_error = _coerce_text(raw)
     if text is None:
@@ -565,28 +737,45 @@ def _parse_localization(
         )
 
     extraction = _Extraction()
-    structures = _structures(text)
-    for value, complete in structures:
-        explicit_empty = extraction.explicit_empty
-        _walk(value, extraction, "")
-        if not complete:
-            extraction.truncated = True
-            # "[" cut off before its first item is not an empty answer.
-            extraction.explicit_empty = explicit_empty
+    answer_text, left_out = _read_json(text, extraction)
+    not_boxes = extraction.not_boxes
     if not any(c.from_json_object for c in extraction.candidates):
         # No boxes inside JSON objects: read labelled lines instead, which keeps
-        # labels such as "lesion [left]" that a JSON reader would split.
+        # labels such as "lesion [left]" that a JSON reader would split. After a
+        # structured answer ("[[...]]" or an empty box list) only its own text is read.
         json_truncated = extraction.truncated
         extraction = _Extraction(
-            said_not_found=extraction.said_not_found, explicit_empty=extraction.explicit_empty
+            said_not_found=extraction.said_not_found,
+            explicit_empty=extraction.explicit_empty,
+            not_boxes=not_boxes,
         )
-        _line_candidates(_without_fences(text), extraction)
+        _line_candidates(_without_fences(answer_text or text), extraction)
+        if answer_text is not None:
+            whole = _Extraction()
+            _line_candidates(_without_fences(text), whole)
+            left_out = len(whole.candidates) - len(extraction.candidates)
         extraction.truncated = extraction.truncated or (
             json_truncated and bool(extraction.candidates)
+        )
+    if left_out > 0:
+        notes.append(
+            f"{left_out} box(es) written after the JSON answer (prose quoting it) not counted"
+        )
+    if not_boxes:
+        notes.append(
+            f"{len(not_boxes)} entr{'y' if len(not_boxes) == 1 else 'ies'} of a box list "
+            f"not 4 numbers ({', '.join(not_boxes[:3])}): not read"
         )
 
     candidates = extraction.candidates
     if not candidates:
+        if not_boxes and not extraction.truncated:
+            return ParsedBoxes(
+                status="unparseable",
+                notes=tuple(notes),
+                error=f"the box list holds {_shown(not_boxes[0])} where a box of 4 numbers "
+                "was expected, and no box",
+            )
         if extraction.said_not_found or extraction.explicit_empty or _says_no_target(text):
             return ParsedBoxes(status="no_target", notes=tuple(notes))
         if extraction.truncated:
@@ -608,15 +797,16 @@ def _parse_localization(
 
     used = convention
     if convention == "auto":
-        chosen, reason = _resolve_auto(candidates)
-        if chosen is None:
+        resolution = _resolve_auto(candidates, prompt_convention)
+        if resolution.convention is None:
             return ParsedBoxes(
                 status="ambiguous_convention",
                 notes=tuple(notes),
-                error=f"{len(candidates)} box(es) found but the convention is ambiguous: {reason}; "
-                "pass convention= explicitly",
+                error=f"{len(candidates)} box(es) found but the convention is ambiguous: "
+                f"{resolution.reason}; pass convention= explicitly",
+                readable_with=resolution.readable_with,
             )
-        used = chosen
+        used = resolution.convention
     if used in {"qwen"} and not has_input_size:
         notes.append("input_size not given: assumed the model saw the original image size")
 
@@ -627,25 +817,23 @@ def _parse_localization(
         x1, y1, x2, y2 = _to_pixel_corners(
             candidate.numbers, used, width, height, input_width, input_height
         )
-        if any(math.isnan(v) for v in (x1, y1, x2, y2)):
+        if not all(math.isfinite(v) for v in (x1, y1, x2, y2)):
             n_degenerate += 1
             continue
         if x1 > x2 or y1 > y2:
             n_swapped += 1
             x1, x2 = min(x1, x2), max(x1, x2)
             y1, y2 = min(y1, y2), max(y1, y2)
-        cx1, cy1 = min(max(x1, 0.0), width), min(max(y1, 0.0), height)
-        cx2, cy2 = min(max(x2, 0.0), width), min(max(y2, 0.0), height)
-        if (cx1, cy1, cx2, cy2) != (x1, y1, x2, y2):
-            n_out += 1
-        box_width, box_height = cx2 - cx1, cy2 - cy1
+        box_width, box_height = x2 - x1, y2 - y1
         if not (box_width > 0.0 and box_height > 0.0):
             n_degenerate += 1
             continue
-        boxes.append([cx1, cy1, box_width, box_height])
+        # Kept as given (the co-authors' harness scores boxes unclipped), counted.
+        n_out += not box_inside_image([x1, y1, box_width, box_height], (width, height))
+        boxes.append([x1, y1, box_width, box_height])
         labels.append(candidate.label)
     if not boxes:
-        notes.append("every box had zero area after clipping")
+        notes.append("every box had zero area (or a value that is not a finite number)")
     return ParsedBoxes(
         boxes=boxes,
         labels=labels,

@@ -180,6 +180,12 @@ def _json_values(text: str) -> Iterator[tuple[Any, bool]]:
     precede real JSON); the number of failed starts and of values read are
     capped so adversarial text stays linear instead of quadratic.
     """
+    for value, complete, _, _ in _json_spans(text):
+        yield value, complete
+
+
+def _json_spans(text: str) -> Iterator[tuple[Any, bool, int, int]]:
+    """:func:`_json_values` with where each structure starts and ends in ``text``."""
     reader = _LenientJSON(text)
     pos = 0
     failures = 0
@@ -196,7 +202,7 @@ def _json_values(text: str) -> Iterator[tuple[Any, bool]]:
             failures += 1
             pos = match.start() + 1
             continue
-        yield value, complete
+        yield value, complete, match.start(), end
         pos = max(end, match.start() + 1)
 
 

@@ -1,0 +1,264 @@
+"""Issue 20: box answers whose coordinate order is a guess, boxes counted twice, clipping.
+
+The answers below are written in the styles GPT-4o, Qwen2.5-VL-72B and Qwen3-VL-32B use when
+a prompt asks for JSON ``{"boxes": [[x1, y1, x2, y2]]}`` in 0..1000 (NOVA_REFERENCE section
+5): code fences, ``//`` comments, prose after the fence restating a box, ``{"found": false,
+"boxes": []}``, values up to 1036, lists cut off mid-way. Every expected box is worked out
+by hand on a 480 x 480 image (one 0..1000 unit = 0.48 px) in the comment above it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.data.release import read_release
+from novabench.errors import NovaInputError
+from novabench.report import evaluate_predictions, render_markdown, render_table
+from novabench.report.html import render_html
+from novabench.run.parsers.boxes import PROMPT_CONVENTIONS, parse_localization
+from novabench.run.predictions import (
+    box_answer_summary,
+    parse_raw,
+    read_predictions,
+    write_manifest,
+)
+from novabench.run.prompts import (
+    PROMPT_BOX_CONVENTIONS,
+    default_prompt,
+    prompt_box_convention,
+    prompt_hash,
+)
+
+SQUARE = (480, 480)
+
+# [457, 523, 620, 603] read x-first (xyxy_norm1000): x = 457*0.48 = 219.36,
+# y = 523*0.48 = 251.04, w = (620-457)*0.48 = 78.24, h = (603-523)*0.48 = 38.4.
+X_FIRST = [219.36, 251.04, 78.24, 38.4]
+# The same numbers read y-first (protocol): x = 523*0.48 = 251.04, y = 457*0.48 = 219.36,
+# w = (603-523)*0.48 = 38.4, h = (620-457)*0.48 = 78.24.
+Y_FIRST = [251.04, 219.36, 38.4, 78.24]
+
+GPT4O_FENCED = (
+    "```json\n"
+    '{\n  "boxes": [\n    [457, 523, 620, 603]\n  ]\n}\n'
+    "```\n"
+    "The bounding box [457, 523, 620, 603] outlines the hyperintense lesion in the left "
+    "parietal lobe."
+)
+QWEN25_COMMENTED = (
+    '```json\n{"boxes": [[457, 523, 620, 603]]}  // lesion in the left parietal white matter\n```'
+)
+QWEN3_BARE = '{"boxes": [[457, 523, 620, 603]]}'
+GPT4O_UNFENCED_REPEAT = (
+    '{"boxes": [[457, 523, 620, 603]]}\n'
+    "I placed one box, [457, 523, 620, 603], around the enhancing mass."
+)
+BARE_ANSWERS = {
+    "gpt4o_fence_prose_repeat": GPT4O_FENCED,
+    "qwen25_comment": QWEN25_COMMENTED,
+    "qwen3_bare": QWEN3_BARE,
+    "gpt4o_unfenced_repeat": GPT4O_UNFENCED_REPEAT,
+}
+
+
+@pytest.mark.parametrize("answer", BARE_ANSWERS.values(), ids=BARE_ANSWERS.keys())
+def test_a_bare_list_without_a_prompt_on_record_is_not_read_in_either_order(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=SQUARE)
+    assert parsed.status == "ambiguous_convention" and parsed.boxes == []
+    assert parsed.readable_with == ("protocol", "xyxy_norm1000")
+    assert "no coordinate order" in (parsed.error or "")
+
+
+@pytest.mark.parametrize("answer", BARE_ANSWERS.values(), ids=BARE_ANSWERS.keys())
+def test_a_bare_list_is_read_once_in_the_order_asked(answer: str) -> None:
+    x_first = parse_localization(answer, image_size=SQUARE, convention="xyxy_norm1000")
+    assert x_first.status == "ok"
+    assert x_first.boxes == [pytest.approx(X_FIRST)]  # the prose repeat adds no second box
+    y_first = parse_localization(answer, image_size=SQUARE, prompt_convention="protocol")
+    assert (y_first.status, y_first.convention) == ("ok", "protocol")
+    assert y_first.boxes == [pytest.approx(Y_FIRST)]
+
+
+def test_the_prose_repeat_is_counted_in_a_note_not_as_a_box() -> None:
+    parsed = parse_localization(GPT4O_UNFENCED_REPEAT, image_size=SQUARE, convention="protocol")
+    assert parsed.n_boxes == 1
+    assert any("after the JSON answer" in note for note in parsed.notes)
+
+
+def test_a_fenced_list_of_boxes_then_prose_gives_each_box_once() -> None:
+    # Qwen3-VL: a top-level list of two boxes, then prose quoting the first one.
+    answer = (
+        "```json\n[[100, 200, 300, 400], [500, 500, 600, 650]]\n```\n"
+        "The larger region [100, 200, 300, 400] is the main lesion."
+    )
+    parsed = parse_localization(answer, image_size=SQUARE, convention="xyxy_norm1000")
+    # [100, 200, 300, 400]: x 48, y 96, w 96, h 96; [500, 500, 600, 650]: x 240, y 240, w 48, h 72.
+    assert parsed.boxes == [
+        pytest.approx([48.0, 96.0, 96.0, 96.0]),
+        pytest.approx([240.0, 240.0, 48.0, 72.0]),
+    ]
+
+
+def test_an_empty_answer_then_prose_with_numbers_is_no_target() -> None:
+    answer = (
+        '```json\n{"found": false, "boxes": []}\n```\n'
+        "The ventricles [120, 200, 300, 400] are symmetric; no focal lesion."
+    )
+    for convention in ("auto", "xyxy_norm1000"):
+        parsed = parse_localization(answer, image_size=SQUARE, convention=convention)
+        assert (parsed.status, parsed.boxes) == ("no_target", [])
+
+
+def test_values_above_1000_point_to_pixels() -> None:
+    # Qwen2.5-VL answering in absolute pixels of its 1024 x 1024 input.
+    answer = '```json\n{"boxes": [[212, 388, 530, 1036]]}\n```'
+    parsed = parse_localization(answer, image_size=SQUARE, prompt_convention="protocol")
+    assert parsed.status == "ambiguous_convention" and parsed.readable_with == ("xyxy_pixel",)
+    pixels = parse_localization(
+        answer, image_size=SQUARE, input_size=(1024, 1024), convention="xyxy_pixel"
+    )
+    # scale 480/1024 = 0.46875: x 99.375, y 181.875, x2 248.4375, y2 485.625 (past 480: kept).
+    assert pixels.boxes == [pytest.approx([99.375, 181.875, 149.0625, 303.75])]
+    assert pixels.n_out_of_range == 1
+
+
+def test_a_cut_off_bare_list_keeps_its_complete_boxes() -> None:
+    answer = '```json\n{"boxes": [[457, 523, 620, 603], // left parietal\n  [100, 210, 3'
+    assert parse_localization(answer, image_size=SQUARE).status == "ambiguous_convention"
+    parsed = parse_localization(answer, image_size=SQUARE, convention="xyxy_norm1000")
+    assert parsed.status == "truncated_ok" and parsed.boxes == [pytest.approx(X_FIRST)]
+
+
+def test_protocol_labelled_lines_still_decide_y_first() -> None:
+    parsed = parse_localization("mass: [457, 523, 620, 603]", image_size=SQUARE)
+    assert (parsed.status, parsed.convention) == ("ok", "protocol")
+    assert parsed.boxes == [pytest.approx(Y_FIRST)]
+
+
+def test_a_box_quoted_in_a_sentence_is_not_a_labelled_line() -> None:
+    parsed = parse_localization("The lesion is at [457, 523, 620, 603].", image_size=SQUARE)
+    assert parsed.status == "ambiguous_convention"
+
+
+@pytest.mark.parametrize(
+    "answer, shown",
+    [
+        ('{"boxes": [[]]}', "[]"),
+        ('{"boxes": ["left frontal", null]}', "'left frontal'"),
+        ('{"boxes": [[457, 523, 620]]}', "[457, 523, 620]"),
+    ],
+)
+def test_junk_under_boxes_is_a_clear_status_not_a_box(answer: str, shown: str) -> None:
+    parsed = parse_localization(answer, image_size=SQUARE, convention="xyxy_norm1000")
+    assert (parsed.status, parsed.boxes) == ("unparseable", [])
+    assert shown in (parsed.error or "")
+
+
+def test_the_default_prompt_is_known_to_ask_y_first() -> None:
+    prompt = default_prompt("localization")
+    assert "[ymin, xmin, ymax, xmax]" in prompt.text and "0 to 1000" in prompt.text
+    assert PROMPT_BOX_CONVENTIONS[prompt.sha256] == "protocol"
+    assert set(PROMPT_BOX_CONVENTIONS.values()) <= set(PROMPT_CONVENTIONS)
+    with pytest.raises(NovaInputError, match="prompt_convention"):
+        parse_localization(QWEN3_BARE, image_size=SQUARE, prompt_convention="xywh_pixel")
+    custom = prompt_hash('Return JSON {"boxes": [[x1, y1, x2, y2]]} in 0..1000.')
+    assert prompt_box_convention({"localization": {"sha256": custom}}) is None
+    assert prompt_box_convention(None) is None
+
+
+# --------------------------------------------------------------------------- through files
+
+
+def _write(path: Path, lines: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _bare_raw_lines(release_dir: Path) -> list[dict]:
+    """One bare-list answer per image, as a JSON-boxes prompt gets them."""
+    return [
+        {"filename": image.filename, "raw_boxes": QWEN3_BARE}
+        for image in read_release(release_dir).images
+    ]
+
+
+def _manifest(sha256: str) -> dict:
+    return {"model": "m", "prompts": {"localization": {"name": "p", "sha256": sha256}}}
+
+
+def test_the_report_says_first_how_many_answers_were_not_read(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    raw = _write(tmp_path / "raw.jsonl", _bare_raw_lines(sample_release))
+    n_images = len(read_release(sample_release).images)
+    report = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
+    coverage = report["tasks"]["localization"]["coverage"]
+    assert coverage["parse_status"] == {"ambiguous_convention": n_images}
+    assert coverage["readable_with"] == {"protocol|xyxy_norm1000": n_images}
+    first = render_table(report).splitlines()[0]
+    assert first.startswith(f"localization: {n_images} of {n_images} answers NOT READ")
+    assert "--box-convention protocol" in first and "xyxy_norm1000" in first
+    assert "NOT READ" in render_markdown(report).splitlines()[2]
+    html = render_html(report)
+    assert html.index("NOT READ") < html.index("<table>")
+
+
+def test_a_manifest_with_the_default_prompt_reads_bare_lists_y_first(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    raw = _write(tmp_path / "raw.jsonl", _bare_raw_lines(sample_release))
+    write_manifest(raw, _manifest(default_prompt("localization").sha256))
+    report = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
+    images = read_release(sample_release).images
+    assert report["tasks"]["localization"]["coverage"]["parse_status"] == {"ok": len(images)}
+    assert report["predictions"]["box_order_from_prompt"] == "protocol"
+    assert "NOT READ" not in render_table(report)
+
+
+def test_a_custom_prompt_fixes_no_order_unless_the_user_says(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = _write(tmp_path / "raw.jsonl", _bare_raw_lines(sample_release))
+    write_manifest(raw, _manifest(prompt_hash("my own JSON-boxes prompt")))
+    out = tmp_path / "parsed.jsonl"
+    assert main(["parse", str(raw), "--data", str(sample_release), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert "answers NOT READ" in printed[0] and "--box-convention protocol" in printed[0]
+    args = ["parse", str(raw), "--data", str(sample_release), "--out", str(out), "--force"]
+    assert main([*args, "--box-convention", "xyxy_norm1000"]) == 0
+    assert "NOT READ" not in capsys.readouterr().out
+
+
+def test_a_box_past_the_edge_is_the_same_box_on_both_paths(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    release = read_release(sample_release)
+    image = release.images[0]
+    assert (image.width, image.height) == SQUARE
+    # "lesion: [-50, 100, 300, 500]": y1 = -24, x = 48, w = 400*0.48 = 192, h = 350*0.48 = 168.
+    expected = [48.0, -24.0, 192.0, 168.0]
+    raw = _write(
+        tmp_path / "raw.jsonl",
+        [{"filename": image.filename, "raw_boxes": "lesion: [-50, 100, 300, 500]"}],
+    )
+    given = _write(tmp_path / "given.jsonl", [{"filename": image.filename, "boxes": [expected]}])
+    from_raw = parse_raw(read_predictions(raw, release), release)
+    from_given = parse_raw(read_predictions(given, release), release)
+    raw_record = from_raw.records["localization"][image.filename]
+    given_record = from_given.records["localization"][image.filename]
+    assert raw_record.boxes == [pytest.approx(expected)] and given_record.boxes == [expected]
+    assert raw_record.parse_status == "ok_out_of_image"
+    for parsed in (from_raw, from_given):
+        summary = box_answer_summary(parsed, release)
+        assert (summary["boxes_out_of_image"], summary["answers_out_of_image"]) == (1, 1)
+    reports = [
+        evaluate_predictions(sample_release, path, n_resamples=0, tasks=["localization"])
+        for path in (raw, given)
+    ]
+    metrics = [report["tasks"]["localization"]["metrics"] for report in reports]
+    assert metrics[0]["per_image_best_iou"] == pytest.approx(metrics[1]["per_image_best_iou"])
+    assert "boxes past the image edge (scored as given): 1 in 1 answer" in render_table(reports[0])
