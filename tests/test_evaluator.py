@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from novabench import evaluate_model
 from novabench.cli import main
 from novabench.errors import NovaInputError
 from novabench.evaluator import CallableBackend, Endpoint, NovaReport, as_backend
+from novabench.report.items import read_item_tables
+from novabench.report.render import render_markdown, shareable_paths
 from novabench.run.backends import model_display_name
 from tests.fake_openai_server import FakeOpenAIServer, request_text
 
@@ -92,7 +95,9 @@ def test_a_function_gives_the_report_nova_evaluate_gives_for_its_answers(sample_
     assert report.model == "image_aware_answer"
     cli = _cli_report(sample_release, run_file, tmp_path / "cli.json")
     assert _numbers(report.report) == _numbers(cli)
-    assert report.report["predictions"] == cli["predictions"]
+    # The same provenance, once named as a shared report names it (relative to its folder).
+    shared = shareable_paths(report.report, tmp_path / "cli.json")
+    assert shared["predictions"] == cli["predictions"] and shared["data"] == cli["data"]
 
     # The tables are those `--items` writes, row for row (both read back from Parquet).
     report.tables.write(tmp_path / "api-items")
@@ -220,10 +225,18 @@ def test_save_writes_what_nova_evaluate_writes(sample_release, tmp_path):
     paths = report.save(tmp_path / "out")
     saved = json.loads(paths["report"].read_text())
     assert _numbers(saved) == _numbers(report.report)
-    assert saved["items"] == {"images": "items/images.parquet", "cases": "items/cases.parquet"}
-    assert paths["markdown"].read_text() == report.to_markdown()
+    assert saved["data"]["path"] == "../" + sample_release.name or not saved["data"][
+        "path"
+    ].startswith("/")
+    assert saved["items"]["images"] == "items/images.parquet"
+    # The tables are pinned to this report: the readers of nova evaluate's files accept them.
+    tables = read_item_tables(saved, paths["report"])
+    assert len(tables["images"]) == len(report.images)
+    assert paths["markdown"].read_text() == render_markdown(
+        shareable_paths(report.report, paths["report"])
+    )
     assert paths["html"].read_text().lstrip().lower().startswith("<!doctype html>")
-    assert len(pd.read_parquet(tmp_path / "out" / "items" / "images.parquet")) == len(report.images)
+    assert str(tmp_path) not in paths["markdown"].read_text() + paths["report"].read_text()
 
 
 def test_what_is_not_a_model_is_refused_in_one_line():

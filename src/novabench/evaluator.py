@@ -351,26 +351,34 @@ class NovaReport:
 
         return render_html(self.report, release=self.release, items=self.tables)
 
-    def save(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+    def save(self, folder: str | os.PathLike[str], *, full_paths: bool = False) -> dict[str, Path]:
         """Write ``report.json``, ``report.md``, ``report.html`` and ``items/`` into ``folder``.
 
         The files are those of ``nova evaluate --out report.json --markdown report.md --html
-        report.html --items items``; each is written whole or not at all.
+        report.html --items items``: the report names local files relative to ``folder`` (or
+        by name) unless ``full_paths``, and pins its tables (their run id and SHA-256), which
+        are written first; each file is written whole or not at all.
 
         Returns:
             The paths written, by kind (``report``, ``markdown``, ``html``, and the tables').
         """
         from novabench._files import write_text_atomic
-        from novabench.report.render import write_report
+        from novabench.report.html import render_html
+        from novabench.report.items import check_items_folder, write_item_tables
+        from novabench.report.render import render_markdown, shareable_paths, write_report
 
         target = Path(folder)
         target.mkdir(parents=True, exist_ok=True)
-        report = dict(self.report)
-        report["items"] = {name: f"items/{name}.parquet" for name in ("images", "cases")}
-        paths = {f"items_{k}": v for k, v in self.tables.write(target / "items").items()}
-        paths["markdown"] = write_text_atomic(target / "report.md", self.to_markdown())
-        paths["html"] = write_text_atomic(target / "report.html", self.to_html())
-        paths["report"] = write_report(report, target / "report.json")
+        report_path, items = target / "report.json", target / "items"
+        check_items_folder(items, report_path)  # another report's tables are not replaced
+        report = dict(self.report) if full_paths else shareable_paths(self.report, report_path)
+        markdown = render_markdown(report)
+        page = render_html(report, items=self.tables, release=self.release, report_path=report_path)
+        report["items"] = write_item_tables(self.tables, items, report_path)
+        paths = {"report": write_report(report, report_path)}
+        paths["markdown"] = write_text_atomic(target / "report.md", markdown)
+        paths["html"] = write_text_atomic(target / "report.html", page)
+        paths.update({f"items_{name}": items / f"{name}.parquet" for name in ("images", "cases")})
         return paths
 
     def __str__(self) -> str:
