@@ -298,7 +298,7 @@ MATCHING_PAIRS = [
     # outside the lexicon: fuzzy words, specificity by word coverage
     ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis"),
     ("Erdheim syndrome variant xyz", "erdheim xyz"),
-    ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome"),
+    ("Foix-Chavany-Marie opercular syndrome", "Foix-Chavany-Marie syndrome"),
     # a disease followed by context words that name no other disease (rule 6a)
     ("Glioblastoma", "gliosarcoma of the spine xyz"),
     ("Glioblastoma", "GBM with central necrosis"),
@@ -368,11 +368,11 @@ def test_lexicon_matcher_rejects(
         ("Glioblastoma", "glioblastoma", "exact"),
         ("Glioblastoma", "GBM", "lexicon"),
         ("Ependymoma", "subependymoma", "lexicon-different"),
-        ("Opsoclonus myoclonus ataxia syndrome", "HSV encephalitis", "no-match"),
+        ("Foix-Chavany-Marie syndrome", "HSV encephalitis", "no-match"),
         ("Bickerstaff brainstem encephalitis", "glioblastoma xyz", "mentions-different"),
         ("Xyz syndrome", "brain tumor", "too-vague"),
         ("Right MCA infarct", "left MCA infarct", "qualifier-mismatch"),
-        ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome", "fuzzy"),
+        ("Foix-Chavany-Marie opercular syndrome", "Foix-Chavany-Marie syndrome", "fuzzy"),
         ("Glioblastoma", "GBM with central necrosis", "lexicon-context"),
         ("Intraventricular hemorrhage", "intraventricular bleed", "lexicon"),
         ("Subarachnoid hemorrhage", "intraventricular hemorrhage", "lexicon-different"),
@@ -510,7 +510,7 @@ ONE_DIAGNOSIS_CASES = [
     ("Glioma or toxoplasmosis", "Cerebral toxoplasmosis", True, "lexicon"),
     # outside the lexicon: single terms still match fuzzily, alternatives do not
     ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis", True, "lexicon"),
-    ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome", True, "fuzzy"),
+    ("Foix-Chavany-Marie opercular syndrome", "Foix-Chavany-Marie syndrome", True, "fuzzy"),
     (
         "Opsoclonus myoclonus syndrome",
         "Opsoclonus myoclonus syndrome or Kluver-Bucy syndrome",
@@ -536,7 +536,7 @@ ONE_DIAGNOSIS_CASES = [
     ("Glioblastoma", "Glioblastoma, Menkes disease", False, "several-diseases"),
     ("Glioblastoma", "Glioblastoma, ring-enhancing", True, "lexicon-context"),
     ("Cockayne syndrome", "Cockayne syndrome, left", True, "lexicon"),
-    ("Opsoclonus myoclonus syndrome", "Opsoclonus myoclonus syndrome, left", True, "fuzzy"),
+    ("Foix-Chavany-Marie syndrome", "Foix-Chavany-Marie syndrome, left", True, "fuzzy"),
     ("Cockayne syndrome", "Cockayne syndrome without retinopathy", True, "exact"),
 ]
 
