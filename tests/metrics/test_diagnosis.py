@@ -989,3 +989,77 @@ def test_an_abbreviation_spelling_the_initials_matches(reference: str, candidate
 )
 def test_initials_never_stretch_to_other_readings(reference: str, candidate: str) -> None:
     assert not LexiconDiagnosisMatcher()(reference, candidate)
+
+
+# Rare diseases added to the lexicon for issue 20: a sample of synonyms, eponyms and
+# abbreviations per group (neoplastic, metabolic, degenerative, inflammatory, infectious,
+# vascular, congenital, head and neck, spine), each resolving to its own entry.
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [
+        ("PLNTY", "polymorphous low-grade neuroepithelial tumor of the young"),
+        ("lipomatous medulloblastoma", "cerebellar liponeurocytoma"),
+        ("RELA fusion-positive ependymoma", "supratentorial ependymoma ZFTA fusion-positive"),
+        ("glomus tympanicum", "tympanic paraganglioma"),
+        ("Batten disease", "neuronal ceroid lipofuscinosis"),
+        ("glycine encephalopathy", "nonketotic hyperglycinemia"),
+        ("infantile neuroaxonal dystrophy", "PLA2G6-associated neurodegeneration"),
+        ("MPS type II", "Hunter syndrome"),
+        ("Naito-Oyanagi disease", "dentatorubral-pallidoluysian atrophy"),
+        ("Strumpell-Lorrain disease", "hereditary spastic paraplegia"),
+        ("Churg-Strauss syndrome", "eosinophilic granulomatosis with polyangiitis"),
+        ("Kinsbourne syndrome", "opsoclonus-myoclonus syndrome"),
+        ("tropical spastic paraparesis", "HTLV-1-associated myelopathy"),
+        ("Pott's disease", "tuberculous spondylitis"),
+        ("Dejerine syndrome", "medial medullary syndrome"),
+        ("Möbius syndrome", "Moebius syndrome"),
+        ("Mondini malformation", "incomplete partition type 2"),
+        ("Graves orbitopathy", "thyroid eye disease"),
+        ("Forestier disease", "diffuse idiopathic skeletal hyperostosis"),
+        ("Kümmell disease", "Kummell disease"),
+    ],
+)
+def test_rare_disease_synonyms_resolve_to_their_entry(alias: str, name: str) -> None:
+    entry = load_diagnosis_lexicon().lookup(alias)
+    assert entry is not None and entry.name == name
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate"),
+    [
+        # eponyms that were synonyms of one group entry and so matched each other
+        ("Hurler syndrome", "Hunter syndrome"),
+        ("Tay-Sachs disease", "Sandhoff disease"),
+        ("Walker-Warburg syndrome", "Fukuyama congenital muscular dystrophy"),
+        ("Glomus jugulare", "glomus tympanicum"),
+        # related rare diseases with a shared word or eponym
+        ("Eosinophilic granulomatosis with polyangiitis", "granulomatosis with polyangiitis"),
+        ("Pelizaeus-Merzbacher disease", "Pelizaeus-Merzbacher-like disease"),
+        ("Glutaric aciduria type 1", "glutaric aciduria type 2"),
+        ("Dejerine syndrome", "Dejerine-Roussy syndrome"),
+        ("Incontinentia pigmenti", "incontinentia pigmenti achromians"),
+        ("Cholesteatoma", "cholesterol granuloma"),
+        ("Tuberculous spondylitis", "pyogenic spondylodiscitis"),
+        ("Medulloblastoma, WNT-activated", "medulloblastoma, SHH-activated"),
+    ],
+)
+def test_related_rare_diseases_stay_apart(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str
+) -> None:
+    assert not matcher(reference, candidate), matcher.explain(reference, candidate)
+    assert not matcher(candidate, reference), matcher.explain(candidate, reference)
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate"),
+    [
+        ("Mucopolysaccharidosis", "Sanfilippo syndrome"),
+        ("Cobblestone lissencephaly", "Walker-Warburg syndrome"),
+        ("Paraganglioma", "carotid body tumour"),
+        ("Spinocerebellar ataxia", "SCA2"),
+    ],
+)
+def test_a_rare_subtype_matches_its_group(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str
+) -> None:
+    assert matcher.explain(reference, candidate).rule == "lexicon"
