@@ -298,7 +298,7 @@ MATCHING_PAIRS = [
     # outside the lexicon: fuzzy words, specificity by word coverage
     ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis"),
     ("Erdheim syndrome variant xyz", "erdheim xyz"),
-    ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome"),
+    ("Foix-Chavany-Marie opercular syndrome", "Foix-Chavany-Marie syndrome"),
     # a disease followed by context words that name no other disease (rule 6a)
     ("Glioblastoma", "gliosarcoma of the spine xyz"),
     ("Glioblastoma", "GBM with central necrosis"),
@@ -368,11 +368,11 @@ def test_lexicon_matcher_rejects(
         ("Glioblastoma", "glioblastoma", "exact"),
         ("Glioblastoma", "GBM", "lexicon"),
         ("Ependymoma", "subependymoma", "lexicon-different"),
-        ("Opsoclonus myoclonus ataxia syndrome", "HSV encephalitis", "no-match"),
+        ("Foix-Chavany-Marie syndrome", "HSV encephalitis", "no-match"),
         ("Bickerstaff brainstem encephalitis", "glioblastoma xyz", "mentions-different"),
         ("Xyz syndrome", "brain tumor", "too-vague"),
         ("Right MCA infarct", "left MCA infarct", "qualifier-mismatch"),
-        ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome", "fuzzy"),
+        ("Foix-Chavany-Marie opercular syndrome", "Foix-Chavany-Marie syndrome", "fuzzy"),
         ("Glioblastoma", "GBM with central necrosis", "lexicon-context"),
         ("Intraventricular hemorrhage", "intraventricular bleed", "lexicon"),
         ("Subarachnoid hemorrhage", "intraventricular hemorrhage", "lexicon-different"),
@@ -510,7 +510,7 @@ ONE_DIAGNOSIS_CASES = [
     ("Glioma or toxoplasmosis", "Cerebral toxoplasmosis", True, "lexicon"),
     # outside the lexicon: single terms still match fuzzily, alternatives do not
     ("Bickerstaff brainstem encephalitis", "Bickerstaff encephalitis", True, "lexicon"),
-    ("Opsoclonus myoclonus ataxia syndrome", "opsoclonus myoclonus syndrome", True, "fuzzy"),
+    ("Foix-Chavany-Marie opercular syndrome", "Foix-Chavany-Marie syndrome", True, "fuzzy"),
     (
         "Opsoclonus myoclonus syndrome",
         "Opsoclonus myoclonus syndrome or Kluver-Bucy syndrome",
@@ -536,7 +536,7 @@ ONE_DIAGNOSIS_CASES = [
     ("Glioblastoma", "Glioblastoma, Menkes disease", False, "several-diseases"),
     ("Glioblastoma", "Glioblastoma, ring-enhancing", True, "lexicon-context"),
     ("Cockayne syndrome", "Cockayne syndrome, left", True, "lexicon"),
-    ("Opsoclonus myoclonus syndrome", "Opsoclonus myoclonus syndrome, left", True, "fuzzy"),
+    ("Foix-Chavany-Marie syndrome", "Foix-Chavany-Marie syndrome, left", True, "fuzzy"),
     ("Cockayne syndrome", "Cockayne syndrome without retinopathy", True, "exact"),
 ]
 
@@ -989,3 +989,77 @@ def test_an_abbreviation_spelling_the_initials_matches(reference: str, candidate
 )
 def test_initials_never_stretch_to_other_readings(reference: str, candidate: str) -> None:
     assert not LexiconDiagnosisMatcher()(reference, candidate)
+
+
+# Rare diseases added to the lexicon for issue 20: a sample of synonyms, eponyms and
+# abbreviations per group (neoplastic, metabolic, degenerative, inflammatory, infectious,
+# vascular, congenital, head and neck, spine), each resolving to its own entry.
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [
+        ("PLNTY", "polymorphous low-grade neuroepithelial tumor of the young"),
+        ("lipomatous medulloblastoma", "cerebellar liponeurocytoma"),
+        ("RELA fusion-positive ependymoma", "supratentorial ependymoma ZFTA fusion-positive"),
+        ("glomus tympanicum", "tympanic paraganglioma"),
+        ("Batten disease", "neuronal ceroid lipofuscinosis"),
+        ("glycine encephalopathy", "nonketotic hyperglycinemia"),
+        ("infantile neuroaxonal dystrophy", "PLA2G6-associated neurodegeneration"),
+        ("MPS type II", "Hunter syndrome"),
+        ("Naito-Oyanagi disease", "dentatorubral-pallidoluysian atrophy"),
+        ("Strumpell-Lorrain disease", "hereditary spastic paraplegia"),
+        ("Churg-Strauss syndrome", "eosinophilic granulomatosis with polyangiitis"),
+        ("Kinsbourne syndrome", "opsoclonus-myoclonus syndrome"),
+        ("tropical spastic paraparesis", "HTLV-1-associated myelopathy"),
+        ("Pott's disease", "tuberculous spondylitis"),
+        ("Dejerine syndrome", "medial medullary syndrome"),
+        ("Möbius syndrome", "Moebius syndrome"),
+        ("Mondini malformation", "incomplete partition type 2"),
+        ("Graves orbitopathy", "thyroid eye disease"),
+        ("Forestier disease", "diffuse idiopathic skeletal hyperostosis"),
+        ("Kümmell disease", "Kummell disease"),
+    ],
+)
+def test_rare_disease_synonyms_resolve_to_their_entry(alias: str, name: str) -> None:
+    entry = load_diagnosis_lexicon().lookup(alias)
+    assert entry is not None and entry.name == name
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate"),
+    [
+        # eponyms that were synonyms of one group entry and so matched each other
+        ("Hurler syndrome", "Hunter syndrome"),
+        ("Tay-Sachs disease", "Sandhoff disease"),
+        ("Walker-Warburg syndrome", "Fukuyama congenital muscular dystrophy"),
+        ("Glomus jugulare", "glomus tympanicum"),
+        # related rare diseases with a shared word or eponym
+        ("Eosinophilic granulomatosis with polyangiitis", "granulomatosis with polyangiitis"),
+        ("Pelizaeus-Merzbacher disease", "Pelizaeus-Merzbacher-like disease"),
+        ("Glutaric aciduria type 1", "glutaric aciduria type 2"),
+        ("Dejerine syndrome", "Dejerine-Roussy syndrome"),
+        ("Incontinentia pigmenti", "incontinentia pigmenti achromians"),
+        ("Cholesteatoma", "cholesterol granuloma"),
+        ("Tuberculous spondylitis", "pyogenic spondylodiscitis"),
+        ("Medulloblastoma, WNT-activated", "medulloblastoma, SHH-activated"),
+    ],
+)
+def test_related_rare_diseases_stay_apart(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str
+) -> None:
+    assert not matcher(reference, candidate), matcher.explain(reference, candidate)
+    assert not matcher(candidate, reference), matcher.explain(candidate, reference)
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate"),
+    [
+        ("Mucopolysaccharidosis", "Sanfilippo syndrome"),
+        ("Cobblestone lissencephaly", "Walker-Warburg syndrome"),
+        ("Paraganglioma", "carotid body tumour"),
+        ("Spinocerebellar ataxia", "SCA2"),
+    ],
+)
+def test_a_rare_subtype_matches_its_group(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str
+) -> None:
+    assert matcher.explain(reference, candidate).rule == "lexicon"

@@ -380,3 +380,24 @@ def test_both_and_absent_before_a_structure(extract, caption, clinical):
 def test_perfusion_stated_after_its_measure_and_signal_change(extract, caption, clinical, abnormal):
     keywords = extract(caption)
     assert (keywords.clinical, keywords.abnormal) == (clinical, abnormal)
+
+
+@pytest.mark.parametrize(
+    ("caption", "clinical"),
+    [
+        # spinal and head-and-neck anatomy added for issue 20; "nerve roots" is no cranial nerve
+        (
+            "Enhancing thickened nerve roots of the cauda equina.",
+            {"enhancement", "thickening", "nerve root", "cauda equina"},
+        ),
+        ("Absent olfactory bulbs.", {"agenesis", "olfactory bulb"}),
+        (
+            "Dorsal indentation of the thoracic cord, the scalpel sign.",
+            {"spinal cord", "scalpel sign"},
+        ),
+        ("Corduroy appearance of a vertebral body.", {"corduroy sign", "vertebra"}),
+        ("Mass of the right parotid gland.", {"mass", "right", "parotid gland"}),
+    ],
+)
+def test_spinal_and_head_and_neck_anatomy(extract, caption, clinical):
+    assert extract(caption).clinical == clinical

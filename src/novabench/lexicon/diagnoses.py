@@ -44,7 +44,7 @@ __all__ = [
     "read_diagnosis",
 ]
 
-LEXICON_VERSION = "nova-diagnosis-lexicon-2"  # 2: 398 entries (issue 8 matcher work)
+LEXICON_VERSION = "nova-diagnosis-lexicon-3"  # 3: 650 entries (issue 20: rare diseases)
 # The table itself is a data file beside the keyword lexicon (neuro_lexicon.json).
 _TABLE_RESOURCE = "diagnosis_lexicon.txt"
 
