@@ -15,6 +15,7 @@ from typing import Any
 
 from novabench import registry
 from novabench._files import json_safe, write_text_atomic
+from novabench.escaping import markdown_code_span, markdown_text
 
 __all__ = [
     "HEADLINE_KEYS",
@@ -399,11 +400,11 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     model = model_name(report)
     scope = answered_only_line(report)
     lines = [
-        f"# NOVA evaluation report: {_markdown_text(model)}" + (f" ({scope})" if scope else ""),
+        f"# NOVA evaluation report: {markdown_text(model)}" + (f" ({scope})" if scope else ""),
         "",
-        f"Model: **{_markdown_text(model)}**. "
-        f"Data: `{report['data']['path']}` ({report['data']['n_images']} images, {report['data']['n_cases']} cases). "
-        f"Predictions: {', '.join('`' + p + '`' for p in report['predictions']['paths'])}. "
+        f"Model: **{markdown_text(model)}**. "
+        f"Data: {markdown_code_span(report['data']['path'])} ({report['data']['n_images']} images, {report['data']['n_cases']} cases). "
+        f"Predictions: {', '.join(markdown_code_span(p) for p in report['predictions']['paths'])}. "
         f"novabench {report['toolkit']['version']}.",
         "",
         f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
@@ -424,7 +425,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
     settings = settings_lines(report)
     if settings:
-        lines += ["", "## Settings", ""] + [f"- {_markdown_text(line)}" for line in settings]
+        lines += ["", "## Settings", ""] + [f"- {markdown_text(line)}" for line in settings]
     lines += render_human_reference(report)
     lines += render_breakdowns(report)
     return "\n".join(lines) + "\n"
@@ -455,11 +456,6 @@ def model_name(report: Mapping[str, Any]) -> str:
     return " + ".join(names) if names else "unnamed model"
 
 
-def _markdown_text(text: str) -> str:
-    """Text safe in a Markdown table cell or heading (pipes and markup characters escaped)."""
-    return "".join("\\" + c if c in "\\`*_[]|<>#" else c for c in text.replace("\n", " "))
-
-
 def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
     """A comparison as Markdown: both models named, A, B, A - B with its interval and p-value.
 
@@ -475,7 +471,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         >>> "| diagnosis | top1 | 50.0 | 25.0 | +25.0 | [+0.0, +50.0] | 0.040 |" in markdown
         True
     """
-    names = {side: _markdown_text(model_name(comparison[side])) for side in ("a", "b")}
+    names = {side: markdown_text(model_name(comparison[side])) for side in ("a", "b")}
     bootstrap = comparison.get("bootstrap", {})
     level = int(round(100 * bootstrap.get("confidence", 0.95)))
     data = comparison["a"].get("data", {})
@@ -484,7 +480,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         "",
         f"A: **{names['a']}** ({_paths(comparison['a'])}); "
         f"B: **{names['b']}** ({_paths(comparison['b'])}). "
-        f"Data: `{data.get('path', '?')}` ({data.get('n_images', '?')} images, "
+        f"Data: {markdown_code_span(data.get('path', '?'))} ({data.get('n_images', '?')} images, "
         f"{data.get('n_cases', '?')} cases). Paired bootstrap: "
         f"n={bootstrap.get('n_resamples', '?')}, seed={bootstrap.get('seed', '?')}.",
         "",
@@ -517,7 +513,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         lines += ["", "## Coverage and notes", "", *extra]
     settings = comparison_settings_lines(comparison)
     if settings:
-        lines += ["", "## Settings", ""] + [f"- {_markdown_text(line)}" for line in settings]
+        lines += ["", "## Settings", ""] + [f"- {markdown_text(line)}" for line in settings]
     return "\n".join(lines) + "\n"
 
 
@@ -532,7 +528,9 @@ def _comparison_rows(comparison: Mapping[str, Any]) -> list[tuple[str, str, Mapp
 
 
 def _paths(side: Mapping[str, Any]) -> str:
-    return ", ".join("`" + str(p) + "`" for p in (side.get("predictions") or {}).get("paths", []))
+    return ", ".join(
+        markdown_code_span(p) for p in (side.get("predictions") or {}).get("paths", [])
+    )
 
 
 def _p_value(value: Any) -> str:
