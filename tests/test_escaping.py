@@ -58,9 +58,12 @@ HOSTILE = [
     "**bold** _em_ ~~gone~~ $x^{2$",
     "# heading",
     "1. listed",
+    "see www.elsewhere.invalid or HTTPS://elsewhere.invalid, mail me@elsewhere.invalid",
 ]
 # What a renderer may never see unescaped: markup openers (Markdown, HTML).
 MARKUP = set("\\`*_[]<>#!|&~$")
+# What GFM renderers (GitHub, marked) link without any markup.
+BARE_LINK = re.compile(r"[A-Za-z0-9]://|\bwww\.|[A-Za-z0-9]@[\w-]+\.\w", re.IGNORECASE)
 ASCII_PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 HIDDEN = re.compile(
     "[\u202a-\u202e\u2066-\u2069\u200e\u200f\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]"
@@ -96,7 +99,7 @@ def code_span_content(span: str) -> str:
 @pytest.mark.parametrize("text", HOSTILE)
 def test_markdown_text_leaves_no_markup_and_no_hidden_character(text: str) -> None:
     escaped = markdown_text(text)
-    assert unescaped_markup(escaped) == []
+    assert unescaped_markup(escaped) == [] and not BARE_LINK.search(escaped)
     assert not HIDDEN.search(escaped) and "\n" not in escaped and "\r" not in escaped
     # Dropping the escapes gives back the text (controls shown, lines joined): nothing lost.
     shown = re.sub(r"\\(.)", r"\1", escaped)
@@ -134,7 +137,7 @@ def test_leaderboard_markdown_shows_hostile_names_as_text() -> None:
     assert not HIDDEN.search(markdown)
     for line in markdown.splitlines():
         assert "<" not in unescaped_markup(line) and "!" not in unescaped_markup(line), line
-        assert "&" not in unescaped_markup(line), line
+        assert "&" not in unescaped_markup(line) and not BARE_LINK.search(line), line
     for text in HOSTILE:
         assert markdown_text(text) in markdown
 

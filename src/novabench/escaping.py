@@ -36,6 +36,12 @@ _LINE_BREAKS = re.compile(r"\r\n|[\r\n\u2028\u2029\x85]")
 # and images ("[" and "!"), autolinks and raw HTML ("<"), entities ("&"), table pipes, GFM
 # strikethrough ("~"), math ("$"), headings ("#"). CommonMark lets a backslash escape them.
 _MARKDOWN_INLINE = frozenset("\\`*_[]<>#!|&~$")
+# GFM (GitHub, marked in Gradio) turns bare "scheme://", "www." and e-mail addresses into
+# links; an escape inside each pattern keeps it text ("mAP@30" is no address: no dot).
+_BARE_LINK = re.compile(
+    r"(?<=[A-Za-z0-9])(?=://)|(?<=\bwww)(?=\.)|(?<=[A-Za-z0-9._+-])(?=@[\w-]+\.\w)",
+    re.IGNORECASE,
+)
 # What opens a block only at the start of a line: list items, quotes, setext underlines,
 # ordered lists ("1." / "1)").
 _MARKDOWN_LINE_START = re.compile(r"^([-+=]|\d+[.)])")
@@ -67,8 +73,9 @@ def markdown_text(text: object) -> str:
     """``text`` as inline Markdown that renders as exactly that text on one line.
 
     Every character that can open markup is backslash-escaped, so no image, link, HTML
-    tag, entity, emphasis or table pipe can come from it; line breaks become spaces. A bare
-    URL stays text, which some renderers (GitHub) still show as a link; it fetches nothing.
+    tag, entity, emphasis or table pipe can come from it, and bare URLs (``http://``,
+    ``www.``, e-mail addresses) are broken by an escape so no renderer links them; line
+    breaks become spaces.
 
     Args:
         text: untrusted text (a model name, a file name, a release field).
@@ -78,12 +85,13 @@ def markdown_text(text: object) -> str:
 
     Example:
         >>> print(markdown_text("![x](http://a/) <b>"))
-        \\!\\[x\\](http://a/) \\<b\\>
+        \\!\\[x\\](http\\://a/) \\<b\\>
         >>> print(markdown_text("- qwen | 7b\\nnext"))
         \\- qwen \\| 7b next
     """
     flat = _LINE_BREAKS.sub(" ", visible_text(text))
     escaped = "".join("\\" + c if c in _MARKDOWN_INLINE else c for c in flat)
+    escaped = _BARE_LINK.sub("\\\\", escaped)
     return _MARKDOWN_LINE_START.sub(lambda m: m.group()[:-1] + "\\" + m.group()[-1], escaped)
 
 
