@@ -216,3 +216,15 @@ def test_gallery_draws_captions_holding_dollars_and_controls_as_text() -> None:
     figure.savefig(io.BytesIO(), format="png")  # a matplotlib math parse error would raise here
     [body] = [t.get_text() for axes in figure.axes for t in axes.texts]
     assert "\\$x^{2\\$ costs <U+202E>evil" in body.replace("\n", " ")
+
+
+def test_breakdown_groups_from_a_users_category_map_show_as_text() -> None:
+    from novabench.report.render import render_breakdowns
+
+    rows = [{"group": text, "n": 3, "too_small": True, "top1": 0.5} for text in HOSTILE]
+    lines = render_breakdowns({"breakdowns": {"diagnosis": {"my_categories": rows}}})
+    table = [line for line in lines if line.startswith("| ") and "too small" in line]
+    assert len(table) == len(HOSTILE)
+    for line, text in zip(table, HOSTILE):
+        assert line.startswith(f"| {markdown_text(text)} | 3 (too small) |")
+        assert unescaped_markup(line).count("|") == 4 and not HIDDEN.search(line)

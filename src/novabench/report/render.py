@@ -697,7 +697,7 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
             title = _DIMENSION_TITLES.get(dimension, dimension)
             lines += [
                 "",
-                f"### {task} by {title}",
+                f"### {task} by {markdown_text(title)}",
                 "",
                 "| group | n | " + " | ".join(keys) + " |",
                 "|---|---:|" + "---:|" * len(keys),
@@ -705,7 +705,8 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
             for row in rows:
                 n = f"{row['n']} (too small)" if row.get("too_small") else str(row["n"])
                 cells = [_value_with_interval(row.get(key), row.get(f"{key}_ci")) for key in keys]
-                lines.append(f"| {row['group']} | {n} | " + " | ".join(cells) + " |")
+                group = markdown_text(row["group"])  # category names come from users' maps
+                lines.append(f"| {group} | {n} | " + " | ".join(cells) + " |")
     return lines
 
 
