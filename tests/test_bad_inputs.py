@@ -493,6 +493,19 @@ def _string_bboxes(folder: Path, shared: Shared) -> list[str]:
     return ["info", str(release)]
 
 
+def _too_many_rows(folder: Path, shared: Shared) -> list[str]:
+    """A small file (the shared release's rows repeated, dictionary-encoded) of 150,000 rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    release = shutil.copytree(shared.release, folder / "rel")
+    path = release / "data" / "nova-v1.parquet"
+    table = pq.read_table(path)
+    copies = pa.array(np.arange(150_000) % table.num_rows)
+    pq.write_table(table.take(copies), path)
+    return ["info", str(release)]
+
+
 def _export_existing(folder: Path, shared: Shared) -> list[str]:
     earlier = folder / "out"
     earlier.mkdir()
@@ -574,6 +587,7 @@ ROWS: list[Row] = [
     Row("parquet not parquet", _not_parquet, ("nova-v1.parquet",)),
     Row("release with no images", _empty_release, ("rel", "no images")),
     Row("bboxes column of strings", _string_bboxes, ("nova-v1.parquet", "'bboxes'", "string")),
+    Row("150,000 rows", _too_many_rows, ("data/nova-v1.parquet", "150,000 rows", "100,000")),
     Row("release folder missing", _option("info", "{folder}/nowhere"), ("nowhere",)),
     Row("release is a file", _option("info", "{pred}"), ("pred.jsonl",)),
     Row(
@@ -1069,6 +1083,25 @@ def _face(task: str, predictions: list, references: list) -> object:
     from novabench.metrics.evaluate_adapter import normalize_predictions, normalize_references
 
     return normalize_predictions(task, predictions), normalize_references(task, references)
+
+
+@pytest.mark.parametrize(
+    ("task", "predictions", "references", "expect"),
+    [
+        ("captioning", ["Axial T1 \ud800."], ["Axial T1."], "example 0, field 'predictions'"),
+        ("captioning", ["Axial T1."], [{"caption": "x\udfff"}], "example 0, field 'references'"),
+        ("diagnosis", [["glioma", "\udc80"]], ["Glioma"], "field 'predictions[1]'"),
+    ],
+)
+def test_the_evaluate_face_refuses_a_lone_surrogate_before_arrow_does(
+    task: str, predictions: list, references: list, expect: str
+) -> None:
+    # Arrow cannot encode a lone surrogate: it used to end in a UnicodeEncodeError.
+    from novabench.errors import NovaInputError
+
+    with pytest.raises(NovaInputError, match="lone surrogate U\\+D[89A-F][0-9A-F]{2}") as raised:
+        _face(task, predictions, references)
+    assert expect in str(raised.value) and "\n" not in str(raised.value)
 
 
 @pytest.mark.parametrize(

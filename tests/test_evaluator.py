@@ -225,9 +225,7 @@ def test_save_writes_what_nova_evaluate_writes(sample_release, tmp_path):
     paths = report.save(tmp_path / "out")
     saved = json.loads(paths["report"].read_text())
     assert _numbers(saved) == _numbers(report.report)
-    assert saved["data"]["path"] == "../" + sample_release.name or not saved["data"][
-        "path"
-    ].startswith("/")
+    assert not os.path.isabs(saved["data"]["path"])  # a shared report names no local folder
     assert saved["items"]["images"] == "items/images.parquet"
     # The tables are pinned to this report: the readers of nova evaluate's files accept them.
     tables = read_item_tables(saved, paths["report"])

@@ -166,7 +166,7 @@ def test_explorer_case_view_filter_and_predictions(sample_release: Path, tmp_pat
     for value in (case.title, case.clinical_history, case.final_diagnosis, case.publication_date):
         assert value and explorer._cell(value) in text
     for image in case.images:
-        assert image.filename in text and explorer._cell(image.caption) in text
+        assert explorer._cell(image.filename) in text and explorer._cell(image.caption) in text
     word = case.final_diagnosis.split()[0]
     assert case.case_id in explorer.filter_cases(cases, word.upper())
     assert explorer.filter_cases(cases, "no-such-word-anywhere") == []

@@ -16,7 +16,7 @@ for wheel in sorted(HERE.glob("novabench-*-py3-none-any.whl")):
     sys.path.insert(0, str(wheel))
 
 from novabench.spaces import metric  # noqa: E402
-from novabench.spaces.source import default_source  # noqa: E402
+from novabench.spaces.source import MAX_UPLOAD_BYTES, default_source  # noqa: E402
 
 EXAMPLES = metric.EXAMPLES
 
@@ -34,4 +34,5 @@ def build_demo():
 
 
 if __name__ == "__main__":
-    build_demo().launch()
+    # Gradio refuses larger uploads before storing them; the app reads them capped too.
+    build_demo().launch(max_file_size=MAX_UPLOAD_BYTES)

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from numbers import Real
@@ -313,6 +314,9 @@ def text(
 ) -> str:
     """A string; blank refused unless ``allow_blank``; ``None`` is ``""`` when ``none_as_empty``.
 
+    A lone UTF-16 surrogate (``"\\ud800"`` in JSON) is refused: no UTF-8 file or Arrow
+    column can hold it, so it would fail later, far from the value that held it.
+
     Example:
         >>> text("Glioma", field="reference")
         'Glioma'
@@ -332,7 +336,19 @@ def text(
         )
     if not allow_blank and not value.strip():
         raise NovaInputError("empty text", source=source, record=record, field=field)
+    surrogate = _LONE_SURROGATE.search(value)
+    if surrogate:
+        raise NovaInputError(
+            f"lone surrogate U+{ord(surrogate.group()):04X} at character {surrogate.start()}: "
+            "not valid Unicode text (decode the source with errors='replace')",
+            source=source,
+            record=record,
+            field=field,
+        )
     return value
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def box_format(value: Any, *, field: str = "box_format") -> str:

@@ -11,6 +11,7 @@ import pytest
 
 from novabench.cli import main
 from novabench.errors import NovaInputError
+from novabench.escaping import markdown_text
 from novabench.report.leaderboard import (
     build_leaderboard,
     leaderboard_csv,
@@ -405,7 +406,8 @@ def test_differing_bertscore_settings_are_marked_and_named_in_every_output(
     # BERTScore is not the ranking metric: captioning stays ranked on ROUGE-L.
     assert ranks(board, "captioning") == {"A": 1, "B": 1}
     markdown = render_leaderboard_markdown(board)
-    assert sentence in markdown and "BERTScore-F1 (%, settings differ)" in markdown
+    # The sentence holds report paths: Markdown shows it escaped.
+    assert markdown_text(sentence) in markdown and "BERTScore-F1 (%, settings differ)" in markdown
     assert sentence in render_leaderboard_html(board)
     assert "captioning BERTScore-F1 (%, settings differ)" in leaderboard_csv(board)
     assert sentence in board["notes"]
@@ -554,7 +556,7 @@ def test_reports_of_the_same_model_name_are_told_apart_in_the_tables(tmp_path: P
     board = build_leaderboard(load(paths), paths)
     markdown = render_leaderboard_markdown(board)
     for path in paths:
-        assert f"| A ({path}) |" in markdown
+        assert f"| {markdown_text(f'A ({path})')} |" in markdown
         assert f"A ({path})" in leaderboard_csv(board)
         assert f"<td>A ({path})</td>" in render_leaderboard_html(board)
 
@@ -568,7 +570,7 @@ def test_the_note_on_missing_item_tables_names_the_reports(tmp_path: Path) -> No
     board = build_leaderboard(load(paths), paths, n_resamples=50)
     [note] = [note for note in board["notes"] if "per-item tables" in note]
     assert str(paths[1]) in note and str(paths[2]) in note and str(paths[0]) not in note
-    assert note in render_leaderboard_markdown(board)
+    assert markdown_text(note) in render_leaderboard_markdown(board)
 
 
 def test_the_overview_of_one_model_promises_no_ranks(tmp_path: Path) -> None:

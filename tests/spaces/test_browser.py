@@ -290,3 +290,123 @@ def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
             results.get_by_text("ROUGE-L (%)").first.wait_for(timeout=WAIT_MS)
             assert str(tmp_path) not in page.locator("body").inner_text()
         page.close()
+
+
+# --------------------------------------------------------------------------- hostile text
+
+# Anything the page fetches or runs because of these strings carries "pwn" in its URL or
+# sets window.__pwned; port 9 (discard) on loopback answers nothing.
+_TRAP = "http://127.0.0.1:9/pwn"
+_HOSTILE_TEXT = (
+    f"Glioma ![x]({_TRAP}-md.png) [click]({_TRAP}-link) "
+    f'<img src="{_TRAP}-html.png" onerror="window.__pwned=1"> '
+    f"<script>window.__pwned=2</script> `code` {_TRAP}-bare www.pwn.invalid \u202eevil"
+)
+
+
+@contextlib.contextmanager
+def _watched(page) -> Iterator[list[str]]:
+    """Every request the page makes and every dialog it opens, for the assertions after."""
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url))
+    page.on("dialog", lambda dialog: (seen.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    yield seen
+
+
+def _assert_inert(page, seen: list[str], base: str) -> None:
+    from urllib.parse import urlsplit
+
+    page.wait_for_timeout(1000)  # lets a (wrong) image load or handler run before checking
+    assert seen, "no request was recorded at all: the watcher is not working"
+    left = [u for u in seen if not u.startswith((base + "/", "data:", "blob:"))]
+    assert left == []  # nothing left the Space's own origin (dialogs included)
+    assert [u for u in seen if "pwn" in urlsplit(u).path] == []  # nor asked it for a trap
+    assert page.evaluate("window.__pwned") is None
+    assert (
+        page.locator("#nova-details img, #nova-upload-status img, #nova-link-note img").count() == 0
+    )
+    assert page.locator("#nova-details a, #nova-link-note a, #nova-upload-status a").count() == 0
+
+
+def test_explorer_shows_hostile_release_text_upload_and_link_as_text(
+    browser, tmp_path: Path
+) -> None:
+    from urllib.parse import quote
+
+    from novabench.spaces import explorer
+    from novabench.spaces.source import open_source
+    from tests.release_factory import default_rows, write_v1_release
+
+    rows = default_rows(n_cases=2, image_size=(64, 64))
+    for row in rows:
+        if row["case_id"] == "case0001":
+            row["caption_text"] = _HOSTILE_TEXT
+            for key in ("title", "clinical_history", "final_diagnosis", "differential_diagnosis"):
+                row["meta"][key] = _HOSTILE_TEXT
+    release = write_v1_release(tmp_path / "rel", rows)
+    demo = explorer.build_demo(opened=open_source(str(release)))
+    run = tmp_path / "run`![u](pwn-name.png)`<b>.jsonl"
+    run.write_text(
+        json.dumps({"case_id": "case0001", "diagnoses": [_HOSTILE_TEXT]}) + "\n", encoding="utf-8"
+    )
+    link = quote(f"x`![a]({_TRAP}-case.png)`<img src={_TRAP}-q.png onerror=window.__pwned=3>")
+    with _served(demo, css=explorer.theme_css()) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        with _screenshot_on_failure(page, "explorer-hostile"), _watched(page) as seen:
+            page.goto(f"{url}/?case={link}")
+            details = page.locator("#nova-details")
+            details.get_by_text("Final diagnosis.").first.wait_for(timeout=WAIT_MS)
+            page.wait_for_function(
+                "() => document.querySelector('#nova-link-note').innerText.trim() !== ''",
+                timeout=WAIT_MS,
+            )
+            page.locator("#nova-model").get_by_text("Overlay a model's predictions").click()
+            page.locator("#nova-upload input[type=file]").set_input_files(str(run))
+            page.locator("#nova-upload-status").get_by_text("Loaded").wait_for(timeout=WAIT_MS)
+            _assert_inert(page, seen, url)
+            note = page.locator("#nova-link-note").inner_text()
+            assert "not in this data" in note and "pwn" not in note
+            shown = details.inner_text()
+            assert "![x](" in shown and "<script>" in shown and "<U+202E>evil" in shown
+            # Gradio drops some characters of an upload's name; the rest shows as text.
+            assert "[u](pwn-name.png)" in page.locator("#nova-upload-status").inner_text()
+        page.close()
+
+
+def test_metric_space_keeps_hostile_and_large_uploads_out_of_the_page(
+    browser, tmp_path: Path
+) -> None:
+    from novabench.spaces import metric
+
+    demo = metric.build_demo(REPO / "metrics" / "nova_metric")
+    large = tmp_path / "large.jsonl"
+    line = json.dumps(_HOSTILE_TEXT) + "\n"
+    large.write_text(line * (metric.MAX_SHOWN_UPLOAD_BYTES // len(line) + 10), encoding="utf-8")
+    n_lines = metric.MAX_SHOWN_UPLOAD_BYTES // len(line) + 10
+    with _served(demo) as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        with _screenshot_on_failure(page, "metric-hostile"), _watched(page) as seen:
+            page.goto(url)
+            _choose_task(page, "captioning")
+            # A large upload: one line in the editor, the file scored as it is.
+            page.locator("#nova-predictions-file input[type=file]").set_input_files(str(large))
+            page.wait_for_function(
+                "() => document.querySelector('#nova-predictions .cm-content')"
+                ".innerText.includes('bytes uploaded')",
+                timeout=WAIT_MS,
+            )
+            assert len(_code_text(page, "nova-predictions")) < 300
+            _set_code(page, "nova-references", json.dumps([_HOSTILE_TEXT] * n_lines))
+            page.locator("#nova-score").click()
+            page.locator("#nova-results").get_by_text("ROUGE-L (%)").first.wait_for(timeout=WAIT_MS)
+            # Deep nesting pasted: one line of refusal, the page still answers.
+            _set_code(page, "nova-predictions", "[" * 100_000 + "]" * 100_000)
+            page.locator("#nova-score").click()
+            page.locator("#nova-message").get_by_text("nested deeper").wait_for(timeout=WAIT_MS)
+            # A hostile error message is shown as text.
+            _set_code(page, "nova-predictions", json.dumps([{"boxes": _HOSTILE_TEXT}]))
+            page.locator("#nova-score").click()
+            page.locator("#nova-message").get_by_text("Could not score").wait_for(timeout=WAIT_MS)
+            _assert_inert(page, seen, url)
+            assert page.locator("#nova-message img, #nova-message a").count() == 0
+        page.close()

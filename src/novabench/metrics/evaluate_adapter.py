@@ -609,7 +609,7 @@ def _caption_prediction(value: Any, record: str, field: str) -> str:
             record=record,
             field=field,
         )
-    return value
+    return checks.text(value, record=record, field=field, allow_blank=True)  # surrogates
 
 
 def _read_caption_reference(item: Any, index: int) -> str:

@@ -36,6 +36,7 @@ from novabench.data.render import (
     hex_colour,
 )
 from novabench.errors import NovaInputError
+from novabench.escaping import plot_text
 
 __all__ = [
     "LEGEND",
@@ -246,15 +247,17 @@ def gallery_figure(items: Sequence[GalleryItem], *, wrap: int = 60) -> Figure:
             picture.imshow(np.asarray(image.convert("RGB")))
         picture.set_axis_off()
         iou = "n/a" if item.best_iou is None else f"{item.best_iou:.2f}"
-        picture.set_title(f"{item.section}: {item.filename} (best IoU {iou})", fontsize="small")
+        picture.set_title(
+            plot_text(f"{item.section}: {item.filename} (best IoU {iou})"), fontsize="small"
+        )
         text = figure.add_subplot(grid[index, 1])
         text.set_axis_off()
         prediction = item.caption_prediction if item.caption_prediction is not None else "(none)"
         body = (
             "reference: "
-            + textwrap.fill(item.caption_reference, wrap)
+            + textwrap.fill(plot_text(item.caption_reference), wrap)
             + "\n\nmodel: "
-            + textwrap.fill(prediction, wrap)
+            + textwrap.fill(plot_text(prediction), wrap)
         )
         text.text(0.0, 1.0, body, va="top", ha="left", fontsize="small", wrap=True)
     handles = [

@@ -14,12 +14,12 @@ points at them), else a line saying they need ``nova evaluate --items``.
 from __future__ import annotations
 
 import base64
-import html
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from novabench.escaping import html_text
 from novabench.report.render import (
     HEADLINE_KEYS,
     NO_INTERVALS,
@@ -73,7 +73,7 @@ def _table_of_contents(parts: list[str]) -> str:
 
 
 def _text(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    return html_text(value)
 
 
 def _png(data: bytes, alt: str, css_class: str = "plot") -> str:

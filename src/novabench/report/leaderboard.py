@@ -29,7 +29,6 @@ task with its headline keys (Markdown, terminal, HTML); the CSV is one wide tabl
 from __future__ import annotations
 
 import csv
-import html
 import io
 import math
 import os
@@ -40,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from novabench.errors import NovaInputError
+from novabench.escaping import csv_cell, html_text, markdown_code_span, markdown_text
 from novabench.records import is_placeholder_diagnosis
 from novabench.report.items import read_item_tables
 from novabench.report.render import (
@@ -621,16 +621,14 @@ def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[li
     return header, rows
 
 
-def _escape_markdown(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
 def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    # Headers hold metric keys read from others' reports, the first column their model names;
+    # the other cells are numbers and intervals novabench formats itself.
     lines = [
-        "| " + " | ".join(_escape_markdown(h) for h in header) + " |",
+        "| " + " | ".join(markdown_text(h) for h in header) + " |",
         "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
     ]
-    return lines + ["| " + " | ".join(_escape_markdown(c) for c in row) + " |" for row in rows]
+    return lines + ["| " + " | ".join([markdown_text(row[0]), *row[1:]]) + " |" for row in rows]
 
 
 _OVERVIEW_LEAD = (
@@ -690,7 +688,8 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
     lines = [
         "# NOVA leaderboard",
         "",
-        f"Release fingerprint `{board['release']}`; values in percent with bootstrap CIs.",
+        f"Release fingerprint {markdown_code_span(board['release'])}; values in percent with "
+        "bootstrap CIs.",
     ]
     overview_header, overview_rows = _overview(board)
     if len(overview_header) > 1:
@@ -698,20 +697,26 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
         lines += _markdown_table(overview_header, overview_rows)
     for task in _tasks(board):
         header, rows = _task_table(board, task)
-        lines += ["", f"## {task}", "", _ranking_line(board, task), ""]
+        lines += [
+            "",
+            f"## {markdown_text(task)}",
+            "",
+            markdown_text(_ranking_line(board, task)),
+            "",
+        ]
         for difference in _differing(board, task):
-            lines += [difference["sentence"], ""]
+            lines += [markdown_text(difference["sentence"]), ""]
         lines += _markdown_table(header, rows)
     from novabench.report.render import render_published
 
     lines += render_published(_as_report(board))
     if board.get("notes"):
-        lines += ["", "## Notes", ""] + [f"- {note}" for note in board["notes"]]
+        lines += ["", "## Notes", ""] + [f"- {markdown_text(note)}" for note in board["notes"]]
     return "\n".join(lines) + "\n"
 
 
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    escape = html.escape
+    escape = html_text
     parts = ["<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>"]
     parts += ["<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows]
     return "\n".join(parts) + "</table>"
@@ -794,7 +799,7 @@ def render_leaderboard_html(
         >>> "<title>NOVA leaderboard</title>" in render_leaderboard_html(board)
         True
     """
-    escape = html.escape
+    escape = html_text
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">'
@@ -874,6 +879,8 @@ def leaderboard_csv(board: Mapping[str, Any]) -> str:
     header, rows = _table(board)
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(header)
-    writer.writerows(rows)
+    # Headers hold metric keys from others' reports, the first column their model names:
+    # text, never formulas. The other cells are numbers novabench formats itself.
+    writer.writerow([csv_cell(title) for title in header])
+    writer.writerows([csv_cell(row[0]), *row[1:]] for row in rows)
     return buffer.getvalue()

@@ -33,6 +33,7 @@ from novabench.data.render import (
     hex_colour,
 )
 from novabench.errors import NovaInputError
+from novabench.escaping import plot_text
 
 __all__ = [
     "IOU_THRESHOLDS",
@@ -155,7 +156,7 @@ def hit_rate_curve(
         axes.plot(
             x,
             hit_rates(rated["best_iou"].astype(float), x),
-            label=str(name),
+            label=plot_text(name),
             color=_MODEL_COLOURS[index % len(_MODEL_COLOURS)],
             linestyle=PREDICTION_LINE_STYLE,
             marker=_MODEL_MARKERS[index % len(_MODEL_MARKERS)],
@@ -205,7 +206,7 @@ def best_iou_histogram(
             counts.astype(float),
             width=np.diff(edges),
             align="edge",
-            label=f"{name} (n={len(values)})",
+            label=f"{plot_text(name)} (n={len(values)})",
             color=_MODEL_COLOURS[index % len(_MODEL_COLOURS)],
             alpha=0.45 if several else 0.8,
             edgecolor="black",
@@ -281,7 +282,8 @@ def breakdown_figure(
         interval = row.get(f"{key}_ci")
         too_small = bool(row.get("too_small")) or value is None
         # long category names wrap onto lines of their own so neighbours never overlap
-        name = "\n".join(textwrap.wrap(str(row["group"]), width=14)) or str(row["group"])
+        group = plot_text(row["group"])
+        name = "\n".join(textwrap.wrap(group, width=14)) or group
         labels.append(f"{name}\n(n={row['n']})")
         heights.append(0.0 if too_small else 100 * float(value))
         if too_small or not interval or any(v is None for v in interval):

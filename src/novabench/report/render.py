@@ -15,6 +15,7 @@ from typing import Any
 
 from novabench import registry
 from novabench._files import json_safe, write_text_atomic
+from novabench.escaping import markdown_code_span, markdown_text
 
 __all__ = [
     "HEADLINE_KEYS",
@@ -642,11 +643,11 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     model = model_name(report)
     scope = answered_only_line(report)
     lines = [
-        f"# NOVA evaluation report: {_markdown_text(model)}" + (f" ({scope})" if scope else ""),
+        f"# NOVA evaluation report: {markdown_text(model)}" + (f" ({scope})" if scope else ""),
         "",
-        f"Model: **{_markdown_text(model)}**. "
-        f"Data: `{report['data']['path']}` ({report['data']['n_images']} images, {report['data']['n_cases']} cases). "
-        f"Predictions: {', '.join('`' + p + '`' for p in report['predictions']['paths'])}. "
+        f"Model: **{markdown_text(model)}**. "
+        f"Data: {markdown_code_span(report['data']['path'])} ({report['data']['n_images']} images, {report['data']['n_cases']} cases). "
+        f"Predictions: {', '.join(markdown_code_span(p) for p in report['predictions']['paths'])}. "
         f"novabench {report['toolkit']['version']}.",
         "",
         f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
@@ -657,10 +658,10 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines[-2:-2] = [f"**{few}**", ""]
     meteor = meteor_fallback_line(report)
     if meteor:
-        lines[2:2] = [f"**{_markdown_text(meteor)}**", ""]
+        lines[2:2] = [f"**{markdown_text(meteor)}**", ""]
     unread = _unread_lines(report)
     if unread:
-        lines[2:2] = [f"**{_markdown_text(line)}**" for line in unread] + [""]
+        lines[2:2] = [f"**{markdown_text(line)}**" for line in unread] + [""]
     if without_intervals(report):
         lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
         lines.append("|---|---|---:|")
@@ -673,7 +674,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
     settings = settings_lines(report)
     if settings:
-        lines += ["", "## Settings", ""] + [f"- {_markdown_text(line)}" for line in settings]
+        lines += ["", "## Settings", ""] + [f"- {markdown_text(line)}" for line in settings]
     lines += render_human_reference(report)
     lines += render_published(report)
     lines += render_breakdowns(report)
@@ -703,12 +704,12 @@ def render_published(report: Mapping[str, Any]) -> list[str]:
         "| task | metric | model | value (%) | images | source |",
         "|---|---|---|---:|---:|---|",
     ]
-    lines += ["| " + " | ".join(_markdown_text(cell) for cell in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown_text(cell) for cell in row) + " |" for row in rows]
     lines.append("")
     for source in published_sources().values():
         lines.append(
-            f"- {_markdown_text(source.title)}: {_markdown_text(source.reference)}; "
-            f"{_markdown_text(source.protocol)}; {_markdown_text(source.note)}."
+            f"- {markdown_text(source.title)}: {markdown_text(source.reference)}; "
+            f"{markdown_text(source.protocol)}; {markdown_text(source.note)}."
         )
     return lines
 
@@ -760,11 +761,6 @@ def model_name(report: Mapping[str, Any]) -> str:
     return " + ".join(names) if names else "unnamed model"
 
 
-def _markdown_text(text: str) -> str:
-    """Text safe in a Markdown table cell or heading (pipes and markup characters escaped)."""
-    return "".join("\\" + c if c in "\\`*_[]|<>#" else c for c in text.replace("\n", " "))
-
-
 def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
     """A comparison as Markdown: both models named, A, B, A - B with its interval and p-value.
 
@@ -780,7 +776,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         >>> "| diagnosis | top1 | 50.0 | 25.0 | +25.0 | [+0.0, +50.0] | 0.040 |" in markdown
         True
     """
-    names = {side: _markdown_text(model_name(comparison[side])) for side in ("a", "b")}
+    names = {side: markdown_text(model_name(comparison[side])) for side in ("a", "b")}
     bootstrap = comparison.get("bootstrap", {})
     level = int(round(100 * bootstrap.get("confidence", 0.95)))
     data = comparison["a"].get("data", {})
@@ -789,7 +785,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         "",
         f"A: **{names['a']}** ({_paths(comparison['a'])}); "
         f"B: **{names['b']}** ({_paths(comparison['b'])}). "
-        f"Data: `{data.get('path', '?')}` ({data.get('n_images', '?')} images, "
+        f"Data: {markdown_code_span(data.get('path', '?'))} ({data.get('n_images', '?')} images, "
         f"{data.get('n_cases', '?')} cases). Paired bootstrap: "
         f"n={bootstrap.get('n_resamples', '?')}, seed={bootstrap.get('seed', '?')}.",
         "",
@@ -822,7 +818,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         lines += ["", "## Coverage and notes", "", *extra]
     settings = comparison_settings_lines(comparison)
     if settings:
-        lines += ["", "## Settings", ""] + [f"- {_markdown_text(line)}" for line in settings]
+        lines += ["", "## Settings", ""] + [f"- {markdown_text(line)}" for line in settings]
     return "\n".join(lines) + "\n"
 
 
@@ -837,7 +833,9 @@ def _comparison_rows(comparison: Mapping[str, Any]) -> list[tuple[str, str, Mapp
 
 
 def _paths(side: Mapping[str, Any]) -> str:
-    return ", ".join("`" + str(p) + "`" for p in (side.get("predictions") or {}).get("paths", []))
+    return ", ".join(
+        markdown_code_span(p) for p in (side.get("predictions") or {}).get("paths", [])
+    )
 
 
 def _p_value(value: Any) -> str:
@@ -1004,7 +1002,7 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
             title = _DIMENSION_TITLES.get(dimension, dimension)
             lines += [
                 "",
-                f"### {task} by {title}",
+                f"### {task} by {markdown_text(title)}",
                 "",
                 "| group | n | " + " | ".join(keys) + " |",
                 "|---|---:|" + "---:|" * len(keys),
@@ -1012,7 +1010,8 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
             for row in rows:
                 n = f"{row['n']} (too small)" if row.get("too_small") else str(row["n"])
                 cells = [_value_with_interval(row.get(key), row.get(f"{key}_ci")) for key in keys]
-                lines.append(f"| {row['group']} | {n} | " + " | ".join(cells) + " |")
+                group = markdown_text(row["group"])  # category names come from users' maps
+                lines.append(f"| {group} | {n} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -13,7 +13,6 @@ The pure functions here (drawing, filtering, Markdown, reading predictions) need
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR, RATER_COLOURS, draw_annotations
 from novabench.errors import NovaError
-from novabench.spaces.source import OpenedSource, open_source, scrub_paths
+from novabench.escaping import html_text, markdown_code_span, markdown_text, visible_text
+from novabench.spaces.source import (
+    MAX_UPLOAD_BYTES,
+    OpenedSource,
+    check_upload_size,
+    open_source,
+    scrub_paths,
+)
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -36,6 +42,7 @@ __all__ = [
     "ModelAnswers",
     "build_demo",
     "case_markdown",
+    "link_note_text",
     "draw_slice",
     "filter_cases",
     "layer_names",
@@ -199,7 +206,7 @@ def legend_html(raters: Sequence[str], with_model: bool) -> str:
     items = "".join(
         f'<span class="nova-legend-item" style="margin-right:1em;white-space:nowrap">'
         f'<span style="display:inline-block;width:1.6em;height:0;border-top:4px solid '
-        f'rgb{colour};vertical-align:middle;margin-right:.3em"></span>{html.escape(label)}</span>'
+        f'rgb{colour};vertical-align:middle;margin-right:.3em"></span>{html_text(label)}</span>'
         for colour, label in entries
     )
     return f'<div class="nova-legend" id="nova-legend">{items}</div>'
@@ -352,10 +359,10 @@ def read_model_answers(path: str | Path, release: NovaRelease, name: str) -> Mod
 
 
 def _cell(text: str | None) -> str:
-    """Text for one Markdown table cell (pipes and line breaks escaped)."""
+    """Untrusted text for Markdown: nothing in it renders as markup, line breaks kept."""
     if text is None or text == "":
         return "—"
-    return html.escape(str(text)).replace("|", "\\|").replace("\n", "<br>")
+    return "<br>".join(markdown_text(line) for line in str(text).splitlines())
 
 
 def case_markdown(case: CaseRecord, answers: ModelAnswers | None = None) -> str:
@@ -377,7 +384,7 @@ def case_markdown(case: CaseRecord, answers: ModelAnswers | None = None) -> str:
     """
     lines = [
         f"### {_cell(case.title) if case.title else case.case_id}",
-        f"`{case.case_id}` · published {_cell(case.publication_date)} · "
+        f"{markdown_code_span(case.case_id)} · published {_cell(case.publication_date)} · "
         f"{len(case.images)} slice{'s' if len(case.images) != 1 else ''}",
         "",
         f"**Clinical history.** {_cell(case.clinical_history)}",
@@ -412,6 +419,25 @@ def case_markdown(case: CaseRecord, answers: ModelAnswers | None = None) -> str:
     return "\n".join(lines)
 
 
+def link_note_text(wanted: str, case_ids: Iterable[str]) -> str:
+    """The note under a ``?case=`` link: empty for a known case, else a fixed sentence.
+
+    The link's value is someone else's text: it is checked against the case ids and never
+    shown, so a crafted link cannot put anything on the page.
+
+    Example:
+        >>> link_note_text("case0001", ["case0001"])
+        ''
+        >>> link_note_text("x`![a](http://b/c.png)", ["case0001"])
+        "The link's case is not in this data (case ids look like case0183); showing the first case."
+    """
+    if not wanted or wanted in set(case_ids):
+        return ""
+    return (
+        "The link's case is not in this data (case ids look like case0183); showing the first case."
+    )
+
+
 # --------------------------------------------------------------------------- interface
 
 _CSS = """
@@ -423,7 +449,7 @@ _CSS = """
 def _error_page(gr: Any, opened: OpenedSource) -> None:
     gr.Markdown(
         "## The data could not be opened\n\n"
-        f"**Source:** `{_cell(opened.label)}`\n\n**Why:** {_cell(opened.error)}\n\n"
+        f"**Source:** {markdown_code_span(opened.label)}\n\n**Why:** {_cell(opened.error)}\n\n"
         "Set `NOVA_SOURCE` (a Space variable) to a NOVA release folder, a `nova export` "
         "folder or a Hub dataset id you can read, then restart the Space. Without "
         "`NOVA_SOURCE` the explorer shows the toolkit's synthetic sample.",
@@ -465,7 +491,9 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
 
     def choice_label(case: CaseRecord) -> tuple[str, str]:
         return (
-            f"{case.case_id} · {case.final_diagnosis or case.title or ''}".strip(" ·"),
+            visible_text(f"{case.case_id} · {case.final_diagnosis or case.title or ''}").strip(
+                " ·"
+            ),
             case.case_id,
         )
 
@@ -544,7 +572,7 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
             for image in case.images
         }
         items = [
-            (drawn[image.filename], f"{image.filename}: {image.caption or ''}")
+            (drawn[image.filename], visible_text(f"{image.filename}: {image.caption or ''}"))
             for image in case.images
         ]
         return (
@@ -586,6 +614,7 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         path = file if isinstance(file, str) else getattr(file, "name", str(file))
         name = Path(path).name
         try:
+            check_upload_size(path, name)
             answers = read_model_answers(path, release, name)
         except NovaError as error:
             message = scrub_paths(str(error), [(path, name)])
@@ -606,11 +635,8 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
 
     def open_from_link(request: Any):
         wanted = (request.query_params.get("case") if request is not None else None) or ""
-        if wanted in by_id:
-            return gr.update(value=wanted), ""
-        if wanted:
-            return gr.update(), f"No case `{_cell(wanted)}` in this data; showing the first case."
-        return gr.update(), ""
+        chosen = gr.update(value=wanted) if wanted in by_id else gr.update()
+        return chosen, link_note_text(wanted, by_id)
 
     # Gradio passes the request to a parameter annotated gr.Request; postponed annotations
     # are strings it cannot resolve here, so the real class is set.
@@ -674,6 +700,7 @@ def launch(source: str | None = None, **kwargs: Any) -> None:
     Example:
         >>> launch("owner/nova", server_port=7860)  # doctest: +SKIP
     """
+    kwargs.setdefault("max_file_size", MAX_UPLOAD_BYTES)  # Gradio refuses larger uploads
     build_demo(source).launch(css=_CSS, **kwargs)
 
 

@@ -18,13 +18,21 @@ from typing import TYPE_CHECKING, Any
 
 from novabench import registry
 from novabench.errors import NovaError, NovaInputError
-from novabench.spaces.source import resolve_folder, scrub_paths
+from novabench.escaping import markdown_text
+from novabench.spaces.source import (
+    check_upload_size,
+    read_upload,
+    resolve_folder,
+    scrub_paths,
+)
 
 if TYPE_CHECKING:
     import gradio as gr
 
 __all__ = [
     "EXAMPLES",
+    "MAX_JSON_DEPTH",
+    "MAX_SHOWN_UPLOAD_BYTES",
     "REFERENCES_FROM_DATA",
     "REFERENCES_PASTED",
     "TABLE_HEADERS",
@@ -34,7 +42,9 @@ __all__ = [
     "report_table",
     "result_table",
     "score_inputs",
+    "text_to_score",
     "texts_after_task_change",
+    "upload_to_editor",
 ]
 
 #: The tasks the Space scores: the registry's, then ``all``.
@@ -136,7 +146,7 @@ def parse_items(text: str, what: str) -> list[Any]:
     if not stripped:
         raise NovaInputError("is empty: paste or upload a JSON list or JSON Lines", source=what)
     try:
-        whole = json.loads(stripped)
+        whole = _json_value(stripped, what, None)
     except json.JSONDecodeError:
         whole = None
     else:
@@ -146,7 +156,7 @@ def parse_items(text: str, what: str) -> list[Any]:
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line))
+            items.append(_json_value(line, what, f"line {number}"))
         except json.JSONDecodeError as error:
             raise NovaInputError(
                 f"not valid JSON (a JSON list, or one JSON value per line): {error.msg} "
@@ -155,6 +165,35 @@ def parse_items(text: str, what: str) -> list[Any]:
                 record=f"line {number}",
             ) from None
     return items
+
+
+#: Deepest nesting of lists and objects pasted JSON may have: NOVA's deepest input (a
+#: list of items holding lists of boxes) is 4 levels.
+MAX_JSON_DEPTH = 32
+
+
+def _json_value(text: str, what: str, record: str | None) -> Any:
+    """One JSON value, refused when nested beyond :data:`MAX_JSON_DEPTH` levels."""
+    too_deep = NovaInputError(
+        f"nested deeper than {MAX_JSON_DEPTH} levels of lists and objects (NOVA's inputs need 4)",
+        source=what,
+        record=record,
+    )
+    try:
+        value = json.loads(text)
+    except RecursionError:  # the parser's own limit, far deeper than ours
+        raise too_deep from None
+    level: list[Any] = [value]
+    for _ in range(MAX_JSON_DEPTH):  # one level of containers at a time, no recursion
+        level = [
+            child
+            for item in level
+            if isinstance(item, (list, dict))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return value
+    raise too_deep
 
 
 def _percent(value: float) -> str:
@@ -319,7 +358,7 @@ def score_inputs(
     import warnings
 
     if task not in TASK_CHOICES:
-        return [], f"**Could not score.** unknown task {task!r}"
+        return [], f"**Could not score.** unknown task {markdown_text(repr(task))}"
     with warnings.catch_warnings():
         # Undefined resamples are reported by the table (n/a), not as server warnings.
         warnings.simplefilter("ignore")
@@ -337,7 +376,7 @@ def score_inputs(
             seed=seed,
         )
     if "error" in result:
-        return [], f"**Could not score.** {result['error']}"
+        return [], f"**Could not score.** {markdown_text(result['error'])}"
     rows, notes = result_table(task, result)
     return rows, "\n\n".join([_settings_line(n_resamples, seed), *notes])
 
@@ -377,7 +416,7 @@ def _score_against_data(
             )
         except (NovaError, ValueError, TypeError, KeyError, OSError) as error:
             message = scrub_paths(str(error), [(str(path), "predictions")])
-            return [], f"**Could not score.** {message}"
+            return [], f"**Could not score.** {markdown_text(message)}"
     if not report["tasks"]:
         return [], f"**Could not score.** the predictions answer no {task} item"
     rows, notes = report_table(report)
@@ -396,9 +435,70 @@ _INTRO = (
 )
 
 
-def _read_upload(file: Any) -> str:
-    path = file if isinstance(file, str) else getattr(file, "name", str(file))
-    return Path(path).read_text(encoding="utf-8")
+#: An upload at most this large is shown in the editor; a larger one (up to
+#: ``MAX_UPLOAD_BYTES``) stays on the server and the editor shows one line naming it.
+MAX_SHOWN_UPLOAD_BYTES = 256 * 1024
+
+
+def upload_to_editor(path: str | Path, name: str) -> tuple[str, str | None]:
+    """What an upload puts in the editor, and the server file kept to score instead of it.
+
+    A small upload's text goes into the editor (the file is not kept); a large one stays a
+    file and the editor gets a one-line note, so the page never carries megabytes of text.
+
+    Args:
+        path: where Gradio stored the upload.
+        name: the upload's own name, for the note and messages.
+
+    Returns:
+        ``(editor text, kept path or None)``; pass both to :func:`text_to_score`.
+
+    Raises:
+        NovaInputError: the upload is larger than ``MAX_UPLOAD_BYTES`` (checked before
+            reading) or not UTF-8 text; names ``name``.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "refs.json"
+        >>> _ = path.write_text('["Glioma"]')
+        >>> upload_to_editor(path, "refs.json")
+        ('["Glioma"]', None)
+        >>> _ = path.write_text(json.dumps(["Glioma"] * 30_000))
+        >>> note, kept = upload_to_editor(path, "refs.json")
+        >>> note, kept == str(path)
+        ('// refs.json: 300,000 bytes uploaded, too large to show: Score reads the file (replace this line to score pasted text)', True)
+    """
+    size = check_upload_size(path, name)
+    if size <= MAX_SHOWN_UPLOAD_BYTES:
+        return read_upload(path, name, MAX_SHOWN_UPLOAD_BYTES), None
+    note = (
+        f"// {name}: {size:,} bytes uploaded, too large to show: Score reads the file "
+        "(replace this line to score pasted text)"
+    )
+    return note, str(path)
+
+
+def text_to_score(editor_text: str, kept: tuple[str, str] | None) -> str:
+    """The text the Score button reads: the kept upload while the editor shows its note.
+
+    Args:
+        editor_text: what the editor holds now.
+        kept: ``(note, path)`` of a large upload (:func:`upload_to_editor`), or None.
+
+    Returns:
+        The upload's text (read in chunks, capped) or the editor's text.
+
+    Example:
+        >>> text_to_score('["Glioma"]', None)
+        '["Glioma"]'
+    """
+    if kept is not None and editor_text == kept[0]:
+        return read_upload(kept[1], Path(kept[1]).name)
+    return editor_text
+
+
+def _upload_path(file: Any) -> str:
+    return file if isinstance(file, str) else getattr(file, "name", str(file))
 
 
 def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blocks:
@@ -478,6 +578,9 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             wrap=True,
         )
         message = gr.Markdown(elem_id="nova-message")
+        # A large upload stays a server file: (the editor's note, its path), else None.
+        predictions_kept = gr.State(None)
+        references_kept = gr.State(None)
 
         def on_task(name: str, predictions_text: str, references_text: str) -> tuple[Any, Any]:
             texts = (predictions_text or "", references_text or "")
@@ -488,16 +591,24 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 return gr.update(), gr.update()
             return after
 
-        def on_upload(file: Any) -> Any:
+        def on_upload(file: Any) -> tuple[Any, Any, Any]:
             if file is None:
-                return gr.update()
+                return gr.update(), None, gr.update()
+            path = _upload_path(file)
             try:
-                return _read_upload(file)
-            except (OSError, UnicodeDecodeError) as error:
-                return gr.update(label=f"predictions (upload not read: {type(error).__name__})")
+                text, kept = upload_to_editor(path, Path(path).name)
+            except NovaInputError as error:
+                return gr.update(), None, f"**Upload refused.** {markdown_text(str(error))}"
+            return text, (text, kept) if kept else None, ""
 
         def on_score(*values: Any) -> tuple[list[list[str]], str]:
-            name, predictions_text, mode, references_text, resamples, seed_value, bert = values
+            name, predictions_text, mode, references_text, resamples, seed_value, bert = values[:7]
+            predictions_kept, references_kept = values[7:]
+            try:
+                predictions_text = text_to_score(predictions_text or "", predictions_kept)
+                references_text = text_to_score(references_text or "", references_kept)
+            except NovaInputError as error:
+                return [], f"**Could not score.** {markdown_text(str(error))}"
             rows, text = score_inputs(
                 module_dir,
                 name,
@@ -524,10 +635,16 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             api_visibility="private",
         )
         predictions_file.upload(
-            on_upload, inputs=predictions_file, outputs=predictions, api_visibility="private"
+            on_upload,
+            inputs=predictions_file,
+            outputs=[predictions, predictions_kept, message],
+            api_visibility="private",
         )
         references_file.upload(
-            on_upload, inputs=references_file, outputs=references, api_visibility="private"
+            on_upload,
+            inputs=references_file,
+            outputs=[references, references_kept, message],
+            api_visibility="private",
         )
         button.click(
             on_score,
@@ -539,6 +656,8 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 n_resamples,
                 seed,
                 with_bertscore,
+                predictions_kept,
+                references_kept,
             ],
             outputs=[table, message],
             api_name="score",

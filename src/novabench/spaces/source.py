@@ -22,11 +22,14 @@ if TYPE_CHECKING:
     from novabench.data.release import NovaRelease
 
 __all__ = [
+    "MAX_UPLOAD_BYTES",
     "SOURCE_ENV",
     "SOURCE_FILE",
     "default_source",
     "OpenedSource",
+    "check_upload_size",
     "open_source",
+    "read_upload",
     "scrub_paths",
 ]
 
@@ -35,6 +38,12 @@ SOURCE_ENV = "NOVA_SOURCE"
 
 #: A file beside a built Space's app.py recording its data (written by ``nova space build --data``).
 SOURCE_FILE = "nova_source.txt"
+
+#: The largest upload either Space takes: 50 MB. A full NOVA run's JSONL (906 images and
+#: 281 cases, every task) is a few MB. Gradio refuses larger files before storing them
+#: (``launch(max_file_size=...)``); :func:`read_upload` checks again while reading.
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+_UPLOAD_CHUNK = 1024 * 1024
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # An absolute POSIX path of two or more parts (or one under the home folder, ~/), or a
@@ -46,6 +55,78 @@ _ABSOLUTE_PATH = re.compile(
 )
 
 _SAMPLE_CACHE: dict[tuple[int, int], Path] = {}
+
+
+def read_upload(path: str | os.PathLike[str], name: str, limit: int = MAX_UPLOAD_BYTES) -> str:
+    """An uploaded file's text, read in chunks and refused once it passes ``limit`` bytes.
+
+    Args:
+        path: where the Space stored the upload.
+        name: the upload's own file name, for messages (never the server path).
+        limit: the most bytes read (default :data:`MAX_UPLOAD_BYTES`).
+
+    Raises:
+        NovaInputError: larger than ``limit``, unreadable, or not UTF-8; names ``name``.
+
+    Example:
+        >>> path = Path(tempfile.mkdtemp()) / "p.jsonl"
+        >>> _ = path.write_bytes(b'{"case_id": "case0001"}\\n' * 3)
+        >>> len(read_upload(path, "p.jsonl"))
+        72
+        >>> read_upload(path, "p.jsonl", limit=50)
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: p.jsonl: larger than the 50 bytes an upload may have
+    """
+    chunks, size = [], 0
+    try:
+        with open(path, "rb") as stream:
+            while chunk := stream.read(min(_UPLOAD_CHUNK, limit + 1 - size)):
+                size += len(chunk)
+                if size > limit:
+                    raise NovaInputError(
+                        f"larger than the {limit:,} bytes an upload may have", source=name
+                    )
+                chunks.append(chunk)
+        return b"".join(chunks).decode("utf-8-sig")
+    except OSError as error:
+        raise NovaInputError(f"cannot be read ({type(error).__name__})", source=name) from None
+    except UnicodeDecodeError as error:
+        raise NovaInputError(
+            f"not UTF-8 text (byte {error.start}: {error.reason})", source=name
+        ) from None
+
+
+def check_upload_size(
+    path: str | os.PathLike[str], name: str, limit: int = MAX_UPLOAD_BYTES
+) -> int:
+    """An upload's size in bytes, refused beyond ``limit`` before anything reads it.
+
+    Args:
+        path: where the Space stored the upload.
+        name: the upload's own file name, for messages (never the server path).
+        limit: the most bytes allowed (default :data:`MAX_UPLOAD_BYTES`).
+
+    Raises:
+        NovaInputError: larger than ``limit`` or not there; names ``name``.
+
+    Example:
+        >>> path = Path(tempfile.mkdtemp()) / "run.jsonl"
+        >>> _ = path.write_bytes(b"x" * 100)
+        >>> check_upload_size(path, "run.jsonl")
+        100
+        >>> check_upload_size(path, "run.jsonl", limit=99)
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: run.jsonl: larger than the 99 bytes an upload may have
+    """
+    try:
+        size = os.stat(path).st_size
+    except OSError as error:
+        raise NovaInputError(f"cannot be read ({type(error).__name__})", source=name) from None
+    if size > limit:
+        raise NovaInputError(f"larger than the {limit:,} bytes an upload may have", source=name)
+    return size
 
 
 @dataclass

@@ -18,10 +18,31 @@ from novabench.errors import NovaInputError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["GOLD_SOURCE", "ImageRow", "RawBox", "RawImage", "read_parquet", "text"]
+__all__ = [
+    "GOLD_SOURCE",
+    "MAX_PARQUET_BYTES",
+    "MAX_RELEASE_ROWS",
+    "ImageRow",
+    "RawBox",
+    "RawImage",
+    "read_parquet",
+    "text",
+]
 
 #: ``source`` of a consensus box; any other source names a rater.
 GOLD_SOURCE = "gold"
+
+#: Most rows a release parquet file may hold. NOVA has 906; a file claiming more than
+#: 100 times that is refused from its footer before any row is read (a 1.2 MB file of
+#: 2,000,000 rows took several GB to materialise).
+MAX_RELEASE_ROWS = 100_000
+#: Most bytes one release parquet file may expand to in memory (its footer's uncompressed
+#: size, then the decoded batches as they are read): 2 GiB. An export with the 906 PNGs
+#: embedded is about 100 MB.
+MAX_PARQUET_BYTES = 2 * 1024**3
+# Rows decoded at once: a file whose values expand far beyond its footer's sizes (a
+# dictionary page repeated on every row) is stopped after at most one such batch.
+_READ_BATCH_ROWS = 1024
 
 
 @dataclass
@@ -94,6 +115,27 @@ def text(value: Any) -> str | None:
     return str(value)
 
 
+def _uncompressed_bytes(footer: Any) -> int:
+    """The bytes a parquet file's column chunks take once decompressed, from its footer."""
+    return sum(footer.row_group(group).total_byte_size for group in range(footer.num_row_groups))
+
+
+def _check_size(rows: int, size: int, source: str) -> None:
+    """Refuse a release parquet beyond :data:`MAX_RELEASE_ROWS` rows or :data:`MAX_PARQUET_BYTES`."""
+    if rows > MAX_RELEASE_ROWS:
+        raise NovaInputError(
+            f"{rows:,} rows is more than the {MAX_RELEASE_ROWS:,} a NOVA release file may hold "
+            "(NOVA has 906): refused before reading it",
+            source=source,
+        )
+    if size > MAX_PARQUET_BYTES:
+        raise NovaInputError(
+            f"its rows expand to more than {MAX_PARQUET_BYTES:,} bytes in memory, the most a "
+            "NOVA release file may take (NOVA's metadata is about 200 kB): refused",
+            source=source,
+        )
+
+
 def read_parquet(path: Path, source: str, required: Sequence[str]) -> pa.Table:
     """A parquet file of a release, with its required columns checked (errors name them).
 
@@ -103,7 +145,9 @@ def read_parquet(path: Path, source: str, required: Sequence[str]) -> pa.Table:
         required: columns it must have.
 
     Raises:
-        NovaInputError: unreadable file or a missing column.
+        NovaInputError: unreadable file, a missing column, more than
+            :data:`MAX_RELEASE_ROWS` rows or more than :data:`MAX_PARQUET_BYTES` once decoded
+            (the row count and sizes come from the footer, before any row is read).
 
     Example:
         >>> read_parquet(Path("no.parquet"), "data/x.parquet", [])  # doctest: +ELLIPSIS
@@ -115,7 +159,15 @@ def read_parquet(path: Path, source: str, required: Sequence[str]) -> pa.Table:
 
     try:
         # ParquetFile, not read_table: same table, without pyarrow.dataset importing pandas.
-        table = pq.ParquetFile(path).read()
+        parquet = pq.ParquetFile(path)
+        footer = parquet.metadata
+        _check_size(footer.num_rows, _uncompressed_bytes(footer), source)
+        batches, decoded = [], 0
+        for batch in parquet.iter_batches(batch_size=_READ_BATCH_ROWS):
+            decoded += batch.nbytes
+            _check_size(footer.num_rows, decoded, source)
+            batches.append(batch)
+        table = pa.Table.from_batches(batches, schema=parquet.schema_arrow)
     except (pa.ArrowException, OSError) as error:
         raise NovaInputError(f"cannot read the parquet file: {error}", source=source) from error
     for column in required:
