@@ -20,6 +20,7 @@ from novabench.metrics.judge import (
 from novabench.metrics.keyword_judge import KEYWORD_GROUPS, OpenAIKeywordJudge
 from novabench.records import is_placeholder_diagnosis
 from novabench.report import evaluate_predictions
+from novabench.report.render import shareable_path
 from novabench.report.scoring import ScoringOptions
 from tests.fake_openai_server import FakeOpenAIServer, Reply, request_text
 
@@ -336,8 +337,13 @@ def test_the_default_cache_is_the_users_not_the_current_folder(
     assert code == 0
     assert list(work.iterdir()) == []  # no .nova-judge-cache where the command ran
     assert len(list(expected.rglob("*.json"))) == scored_cases(sample_release)
-    # The report shows where the answers are kept; under the home folder as ~/...
-    shown = "~/.cache/novabench/judge" if variable == "HOME" else str(expected)
+    # The report shows where the answers are kept: under the home folder as ~/..., elsewhere
+    # as a shared report names files (relative to its folder, or by name).
+    shown = (
+        "~/.cache/novabench/judge"
+        if variable == "HOME"
+        else shareable_path(expected, tmp_path / "r.json")
+    )
     diagnosis = report["tasks"]["diagnosis"]
     assert diagnosis["judge"]["cache_folder"] == shown
     assert any(f"from the cache ({shown})" in note for note in diagnosis["notes"])

@@ -137,7 +137,14 @@ def run(args: argparse.Namespace) -> int:
     report = scored.report
     for task in options.judged_tasks:
         if task in report["tasks"]:
-            report["tasks"][task]["notes"].append(judge_note(args, options.judge_of(task)))
+            judge = options.judge_of(task)
+            folder = getattr(judge, "cache_folder", None)  # "~/..." under the home folder
+            shown = None  # a shared report names the cache as it names the other files
+            if folder and not folder.startswith("~") and not args.full_paths:
+                from novabench.report.render import shareable_path
+
+                shown = shareable_path(folder, args.out)
+            report["tasks"][task]["notes"].append(judge_note(args, judge, shown))
     close_judges(options)
     if not args.full_paths:  # a report to share names no local folder
         from novabench.report.render import shareable_paths
@@ -459,8 +466,11 @@ _JUDGED_UNIT = {
 }
 
 
-def judge_note(args: argparse.Namespace, judge: Any) -> str:
+def judge_note(args: argparse.Namespace, judge: Any, cache_shown: str | None = None) -> str:
     """One line on where a judge's answers came from (model, cache, requests, failures).
+
+    ``cache_shown`` names the cache folder as the report shows it (default: the judge's own
+    ``cache_folder``, ``~`` for the home folder).
 
     Example:
         >>> import argparse
@@ -480,7 +490,7 @@ def judge_note(args: argparse.Namespace, judge: Any) -> str:
     return (
         f"{kind} {args.judge_model}" + (f" (prompt {prompt})" if prompt else "") + ": "
         f"{stats.calls} {unit}, {stats.cache_hits} from the cache "
-        f"({getattr(judge, 'cache_folder', None) or 'none'}), "
+        f"({cache_shown or getattr(judge, 'cache_folder', None) or 'none'}), "
         f"{stats.requests} requests, {stats.retries} retries, "
         f"{getattr(stats, 'failures', 0)} failures, "
         f"{getattr(stats, 'cache_rejected', 0)} cache entries rejected"

@@ -519,8 +519,9 @@ def shareable_paths(
 ) -> dict[str, Any]:
     """A copy of a report (or comparison) with no local absolute path in it.
 
-    The release (``data.path``), the prediction files (``predictions.paths``) and a category
-    map (``category_map``) are named by :func:`shareable_path`, and so is any other absolute
+    The release (``data.path``), the prediction files (``predictions.paths``), a category
+    map (``category_map``) and a judge cache (``cache_folder``) are named by
+    :func:`shareable_path`, and so is any other absolute
     ``path`` or ``from`` (the run manifests' merged shards and parsed raw files); a BERTScore model given as a
     local folder (``BERTScore_hash``) by :func:`portable_bertscore_hash`. ``nova evaluate``
     and ``nova compare`` write this form unless ``--full-paths`` is given.
@@ -551,6 +552,8 @@ def shareable_paths(
             return portable_bertscore_hash(value)
         if key == "category_map" and isinstance(value, str):
             return shareable_path(value, report_path)
+        if key == "cache_folder" and isinstance(value, str) and not value.startswith("~"):
+            return shareable_path(value, report_path)  # "~/..." already hides the home folder
         if key in ("path", "from") and isinstance(value, str) and os.path.isabs(value):
             return shareable_path(value, report_path)  # e.g. a run manifest's merged shards
         return value
