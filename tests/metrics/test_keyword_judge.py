@@ -259,9 +259,9 @@ def test_a_refused_key_stops_the_batch_at_once(server) -> None:
     pairs = [(f"axial flair lesion {i}", f"a lesion {i}") for i in range(40)]
     with pytest.raises(JudgeError, match=r"answers HTTP 401: .*bad key.*\(check the API key\)"):
         judge.judge_pairs(pairs)
-    # 401 is not retried; the one worker may start the next pair before the rest are
-    # cancelled, but not the 38 others.
-    assert server.n_requests <= 2
+    # 401 is not retried; the one worker may start a next pair or two before the stop
+    # reaches it (more often on a loaded machine), but never the rest of the 40.
+    assert server.n_requests <= 4
 
 
 def test_pairs_after_a_success_are_all_tried_despite_connection_errors(server) -> None:
