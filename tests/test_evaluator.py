@@ -246,6 +246,9 @@ def test_what_is_not_a_model_is_refused_in_one_line():
         CallableBackend("not callable")  # type: ignore[arg-type]
     with pytest.raises(NovaInputError, match="SOME_UNSET_KEY"):
         Endpoint("http://127.0.0.1:9/v1", "m", api_key_env="SOME_UNSET_KEY").backend()
+    with pytest.raises(NovaInputError, match="not the key itself") as refused:
+        Endpoint("http://127.0.0.1:9/v1", "m", api_key_env="sk-live-4f9a8b7c6d5e").backend()
+    assert "sk-live" not in str(refused.value)
 
 
 def test_display_names_are_the_models_own_never_a_local_path(tmp_path):

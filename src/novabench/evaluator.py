@@ -94,14 +94,10 @@ class Endpoint:
         """
         from novabench.run.backends import OpenAIEndpointBackend
 
-        api_key = None
-        if self.api_key_env:
-            api_key = os.environ.get(self.api_key_env)
-            if not api_key:
-                raise NovaInputError(
-                    f"environment variable {self.api_key_env} is empty or unset",
-                    field="api_key_env",
-                )
+        from novabench.client import api_key_from_environment
+
+        # The name of a variable, never the key: a key given here is refused unprinted.
+        api_key = api_key_from_environment(self.api_key_env) if self.api_key_env else None
         return OpenAIEndpointBackend(
             self.url,
             self.model,
