@@ -92,9 +92,8 @@ class Endpoint:
             >>> Endpoint("http://127.0.0.1:8000/v1", "m", name="mine").backend().display_name
             'mine'
         """
-        from novabench.run.backends import OpenAIEndpointBackend
-
         from novabench.client import api_key_from_environment
+        from novabench.run.backends import OpenAIEndpointBackend
 
         # The name of a variable, never the key: a key given here is refused unprinted.
         api_key = api_key_from_environment(self.api_key_env) if self.api_key_env else None
