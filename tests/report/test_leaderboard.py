@@ -606,3 +606,25 @@ def test_the_published_figures_of_the_boards_keys_follow_its_tables(tmp_path: Pa
         assert f"| {result.task} | {result.metric} | {result.model} |" in section
     assert "| mAP@50 |" not in section
     assert "not re-scored" in markdown.split("## Published", 1)[1].splitlines()[0]
+
+
+def test_a_written_board_names_reports_without_their_local_folders(tmp_path: Path) -> None:
+    paths = _two_task_reports(tmp_path)
+    # A second report of model A, without tables: the board names both A's by their paths
+    # and notes the one without tables by its path.
+    again = json.loads(Path(paths[0]).read_text(encoding="utf-8"))
+    again.pop("items")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "A-again.json").write_text(json.dumps(again), encoding="utf-8")
+    absolute = [str(Path(p).resolve()) for p in [*paths, tmp_path / "runs" / "A-again.json"]]
+    out = tmp_path / "boards" / "board.md"
+    out.parent.mkdir()
+    csv_out = out.with_suffix(".csv")
+    assert main(["leaderboard", *absolute, "--markdown", str(out), "--csv", str(csv_out)]) == 0
+    markdown = out.read_text(encoding="utf-8")
+    assert "A-again.json" in markdown  # named, relative to the board or by name
+    for written in (out, csv_out):
+        assert str(tmp_path) not in written.read_text(encoding="utf-8")
+    full = tmp_path / "full.md"
+    assert main(["leaderboard", *absolute, "--markdown", str(full), "--full-paths"]) == 0
+    assert "runs/A-again.json" in full.read_text(encoding="utf-8").replace("\\", "")

@@ -50,6 +50,12 @@ def register(subparsers: Any) -> None:
         default=0,
         help="seed of the paired bootstrap (default 0)",
     )
+    parser.add_argument(
+        "--full-paths",
+        action="store_true",
+        help="name the reports by their paths as given (default: relative to the first output "
+        "file when beside it, else by name, so a shared leaderboard reveals no local folder)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
@@ -111,9 +117,16 @@ def run(args: argparse.Namespace) -> int:
         ):
             raise NovaInputError(not_a_report, source=path)
         reports.append(document)
+    written_to = next((path for path in outputs.values() if path), None)
+    shown = list(args.reports)
+    if written_to is not None and not args.full_paths:  # a shared board names no local folder
+        from novabench.report.render import shareable_path
+
+        shown = [shareable_path(path, written_to) for path in args.reports]
     board = build_leaderboard(
         reports,
         args.reports,
+        shown=shown,
         n_resamples=args.bootstrap,
         confidence=args.confidence,
         seed=args.seed,

@@ -268,12 +268,15 @@ def build_leaderboard(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    shown: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Rank several reports on the same release, task by task.
 
     Args:
         reports: report dicts (``nova evaluate`` JSON).
-        paths: where each report was read from (names in messages; resolves ``items``).
+        paths: where each report was read from (resolves ``items``; names in messages).
+        shown: how the board names each report (default: ``paths`` as given), e.g. relative
+            to the leaderboard's own files so a shared board reveals no local folder.
         n_resamples: paired bootstrap resamples for the tie tests.
         confidence: level of the paired intervals.
         seed: bootstrap seed.
@@ -301,6 +304,7 @@ def build_leaderboard(
     """
     if not reports or len(reports) != len(paths):
         raise NovaInputError("give at least one report, each with its path", field="reports")
+    names = [str(path) for path in paths] if shown is None else [str(name) for name in shown]
     # Old reports put the exact+stem reading under METEOR: read with today's keys.
     reports = [with_current_keys(report) for report in reports]
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
@@ -315,8 +319,8 @@ def build_leaderboard(
         for report, path in zip(reports, paths)
     ]
     models = []
-    for report, path in zip(reports, paths):
-        entry: dict[str, Any] = {"model": model_name(report), "path": str(path), "tasks": {}}
+    for report, name in zip(reports, names):
+        entry: dict[str, Any] = {"model": model_name(report), "path": name, "tasks": {}}
         for task in TASK_ORDER:
             task_report = (report.get("tasks") or {}).get(task)
             if task_report is None:
@@ -334,7 +338,7 @@ def build_leaderboard(
         models.append(entry)
     ranking: dict[str, Any] = {}
     notes: list[str] = []
-    differences = _setting_differences(reports, paths)
+    differences = _setting_differences(reports, names)
     for task in TASK_ORDER:
         metric = RANK_METRICS[task]
         unranked = [
@@ -386,7 +390,7 @@ def build_leaderboard(
             "method": _method(len(scored), with_items, n_resamples, confidence, seed),
             "neighbours": neighbours,
         }
-    without_items = [str(path) for table, path in zip(tables, paths) if table is None]
+    without_items = [name for table, name in zip(tables, names) if table is None]
     if without_items and len(reports) > 1:
         notes.append(
             f"some reports have no per-item tables (nova evaluate --items): "
@@ -394,7 +398,7 @@ def build_leaderboard(
             "be assessed"
         )
     notes += [difference["sentence"] for difference in differences]
-    bootstrap_note = _bootstrap_note(reports, paths)
+    bootstrap_note = _bootstrap_note(reports, names)
     if bootstrap_note:
         notes.append(bootstrap_note)
     from novabench import __version__
@@ -747,7 +751,11 @@ def curve_tables(
     for model, report, path in zip(board["models"], reports, paths):
         if "localization" not in model["tasks"]:
             continue
-        label = model["model"] if names.count(model["model"]) == 1 else f"{model['model']} ({path})"
+        label = (
+            model["model"]
+            if names.count(model["model"]) == 1
+            else f"{model['model']} ({model['path']})"
+        )
         if report.get("items"):
             images[label] = read_item_tables(report, path)["images"]
         else:
