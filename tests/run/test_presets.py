@@ -207,6 +207,18 @@ def test_nova_run_records_the_preset_and_refuses_to_resume_with_another(
     assert manifest["box_convention"] == "xyxy_norm1000"
     assert json.loads(overridden.read_text().splitlines()[0])["task"] == "localization"
 
+    # The report's settings lines name the preset and what was overridden.
+    markdown = tmp_path / "report.md"
+    report_args = ["--out", str(tmp_path / "report.json"), "--markdown", str(markdown)]
+    code = main(
+        ["evaluate", "--data", str(release_dir), "--predictions", str(overridden)]
+        + report_args
+        + ["--bootstrap", "0", "--task", "localization"]
+    )
+    assert code == 0
+    settings = "answers asked with preset gemini (overridden: box\\_convention)"  # Markdown-escaped
+    assert settings in markdown.read_text()
+
 
 def test_an_unknown_preset_is_one_line_and_exit_2(release_dir, tmp_path, capsys):
     out = tmp_path / "x.jsonl"
