@@ -225,3 +225,32 @@ def test_an_unknown_preset_is_one_line_and_exit_2(release_dir, tmp_path, capsys)
     assert _run(release_dir, out, "--preset", "qwen4") == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "qwen4" in error and not out.exists()
+
+
+def test_evaluate_model_with_a_preset_reads_the_family_answers(release_dir, tmp_path):
+    from novabench.evaluator import evaluate_model
+
+    asked = []
+
+    def gpt_style(image, prompt):
+        asked.append(prompt)
+        return '```json\n{"boxes": [[250, 500, 500, 750]]}\n```\nOne hyperintense focus.'
+
+    run_file = tmp_path / "gpt.jsonl"
+    report = evaluate_model(
+        gpt_style,
+        release_dir,
+        tasks=["localization"],
+        preset="gpt-4o",
+        run_file=run_file,
+        n_resamples=0,
+        progress=False,
+    )
+    assert set(asked) == {get_preset("gpt-4o").prompt("localization").text}
+    manifest = read_manifest(run_file)
+    assert manifest["preset"] == {"name": "gpt-4o", "overridden": []}
+    assert manifest["box_convention"] == "xyxy_norm1000"
+    # Every image's answer is read as x-first 0..1000: on the 40 x 32 images x 250..500 is
+    # 10..20 and y 500..750 is 16..24; the images table writes [x1, y1, x2, y2].
+    boxes = [[list(box) for box in image] for image in report.images["predicted_boxes"]]
+    assert len(boxes) == 3 and all(image == [[10.0, 16.0, 20.0, 24.0]] for image in boxes), boxes
