@@ -408,6 +408,7 @@ def evaluate_model(
     seed: int = 0,
     caption_options: Mapping[str, Any] | None = None,
     progress: bool = True,
+    preset: str | None = None,
     **scoring: Any,
 ) -> NovaReport:
     """Run a model over NOVA and score its answers: ``nova run`` + ``nova evaluate`` in one call.
@@ -434,6 +435,11 @@ def evaluate_model(
             roberta-large, which is downloaded unless cached (offline, pass a local model
             or ``{"exclude": ["BERTScore-F1"]}``).
         progress: progress bars on a terminal or in a notebook.
+        preset: a preset name (``novabench.run.presets.PRESETS``, as ``nova run --preset``):
+            its prompts, box convention and, for an :class:`Endpoint`, its input-size rule
+            and generation settings. ``prompts``, a ``box_convention`` and Endpoint fields
+            changed from their defaults win over the preset's parts; the run's manifest
+            records the preset and what was overridden.
         **scoring: any other :class:`novabench.report.ScoringOptions` setting (judges,
             ``box_convention``, ``breakdowns``...).
 
@@ -469,6 +475,12 @@ def evaluate_model(
     from novabench.run.runner import parse_tasks, run_model
 
     chosen = parse_tasks(tasks)
+    box_convention = "auto"
+    preset_record = None
+    if preset is not None:
+        model, prompts, box_convention, preset_record = _apply_preset(
+            preset, model, chosen, prompts, scoring.get("box_convention")
+        )
     backend = as_backend(model, name=name)
     with progress_enabled(progress):
         release = read_release(data) if isinstance(data, (str, os.PathLike)) else data
@@ -484,6 +496,8 @@ def evaluate_model(
                 prompts=prompts,
                 limit=limit,
                 progress=progress,
+                box_convention=box_convention,
+                preset=preset_record,
             )
         finally:
             close = getattr(backend, "close", None)
@@ -502,3 +516,42 @@ def evaluate_model(
         )
         tables = item_tables(scored)
     return NovaReport(scored.report, tables, scored.release, run_path, summary)
+
+
+def _apply_preset(
+    name: str,
+    model: Any,
+    tasks: tuple[str, ...],
+    prompts: Mapping[str, Any] | None,
+    box_convention: str | None,
+) -> tuple[Any, dict[str, Any], str, dict[str, Any] | None]:
+    """``(model, prompts, box convention, manifest record)`` once the preset is applied.
+
+    An :class:`Endpoint` field left at its default takes the preset's value; one changed
+    from it was chosen by the caller and wins (recorded as overridden).
+    """
+    from dataclasses import fields, replace
+
+    from novabench.run.presets import resolve_preset
+
+    endpoint_fields = {"input_size_rule": "input_size_rule", "max_tokens": "max_new_tokens"}
+    endpoint_fields["temperature"] = "temperature"
+    given: dict[str, Any] = {}
+    if isinstance(model, Endpoint):
+        defaults = {f.name: f.default for f in fields(Endpoint)}
+        given = {
+            option: getattr(model, attribute)
+            for attribute, option in endpoint_fields.items()
+            if getattr(model, attribute) != defaults[attribute]
+        }
+    choice = resolve_preset(
+        name, tasks=tasks, prompts=prompts, box_convention=box_convention, **given
+    )
+    if isinstance(model, Endpoint):
+        model = replace(
+            model,
+            input_size_rule=choice.input_size_rule,
+            max_tokens=choice.max_new_tokens,
+            temperature=choice.temperature,
+        )
+    return model, choice.prompts, choice.box_convention, choice.record()

@@ -6,6 +6,8 @@ Examples::
     nova run --data Nova/ --task localization --endpoint http://gpu:8000/v1 --model-name qwen72b \\
         --out runs/qwen72b.jsonl --shard 0/4
     nova run --data Nova/ --task all --baseline floor --out runs/floor.jsonl
+    nova run --data Nova/ --task all --endpoint http://gpu:8000/v1 --model-name qwen3-vl-32b \\
+        --preset qwen3-vl --out runs/qwen3-32b.jsonl
 
 Rerunning the same command resumes: answered items are skipped, failed ones retried.
 When the endpoint cannot be used at all (connection refused, unknown host, TLS, HTTP
@@ -22,7 +24,7 @@ from typing import Any
 from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.registry import ALL_TASKS, MAX_RAW_ANSWER_CHARS, TASK_NAMES
-from novabench.run.defaults import BASELINES, CONVENTIONS, DEFAULT_MAX_CONCURRENCY
+from novabench.run.defaults import BASELINES, CONVENTIONS, DEFAULT_MAX_CONCURRENCY, PRESET_NAMES
 
 
 def parse_prompt_files(values: list[str] | None) -> dict[str, str]:
@@ -44,7 +46,16 @@ def parse_prompt_files(values: list[str] | None) -> dict[str, str]:
 
 
 def build_backend(args: argparse.Namespace) -> Any:
-    """The backend chosen by ``--model``, ``--endpoint`` or ``--baseline``."""
+    """The backend chosen by ``--model``, ``--endpoint`` or ``--baseline``, with the generation
+    settings and input-size rule the preset (``--preset``) and the options give together."""
+    from novabench.run.presets import resolve_preset
+
+    settings = resolve_preset(
+        getattr(args, "preset", None),
+        input_size_rule=args.input_size_rule,
+        max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
+    )
     if args.baseline:
         try:
             from novabench.run.baselines import get_baseline
@@ -79,9 +90,9 @@ def build_backend(args: argparse.Namespace) -> Any:
             max_concurrency=args.max_concurrency,
             timeout=args.timeout,
             max_retries=args.max_retries,
-            max_tokens=args.max_new_tokens,
-            temperature=args.temperature,
-            input_size_rule=args.input_size_rule,
+            max_tokens=settings.max_new_tokens,
+            temperature=settings.temperature,
+            input_size_rule=settings.input_size_rule,
         )
     from novabench.run.backends import TransformersBackend
 
@@ -89,7 +100,7 @@ def build_backend(args: argparse.Namespace) -> Any:
         args.model,
         device=args.device,
         batch_size=args.batch_size or 4,
-        max_new_tokens=args.max_new_tokens,
+        max_new_tokens=settings.max_new_tokens,
         torch_dtype=args.dtype,
         revision=args.revision,
         trust_remote_code=args.trust_remote_code,
@@ -104,10 +115,20 @@ def run(args: argparse.Namespace) -> int:
     """
     from novabench._files import check_output_paths
     from novabench.data.release import read_release
+    from novabench.run.presets import resolve_preset
     from novabench.run.runner import parse_shard, parse_tasks, run_model
 
     tasks = parse_tasks(args.task)
     prompts = parse_prompt_files(args.prompt_file)
+    choice = resolve_preset(
+        args.preset,
+        tasks=tasks,
+        prompts=prompts,
+        box_convention=args.box_convention,
+        input_size_rule=args.input_size_rule,
+        max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
+    )
     out_manifest = f"{args.out}.manifest.json"
     check_output_paths(  # appending to a release file or a prompt would corrupt it
         {"--out": args.out, "--out (its manifest)": out_manifest},
@@ -123,13 +144,14 @@ def run(args: argparse.Namespace) -> int:
         tasks=tasks,
         backend=backend,
         out_path=args.out,
-        prompts=prompts,
+        prompts=choice.prompts,
         shard=shard,
         batch_size=args.batch_size,
-        box_convention=args.box_convention,
+        box_convention=choice.box_convention,
         limit=args.limit,
         progress=not args.no_progress,
         command="nova run",
+        preset=choice.record(),
     )
     if summary.repaired_fragment is not None:
         print(f"a cut-off last line was set aside in {summary.repaired_fragment}", file=sys.stderr)
@@ -195,11 +217,18 @@ def register(subparsers: Any) -> None:
         "the Hub id, or a local model folder's name; never its path)",
     )
     parser.add_argument(
+        "--preset",
+        choices=PRESET_NAMES,
+        help="how to ask one model family: prompts, box convention, input-size rule and "
+        "generation settings together (see the README's 'Presets'); the options below, when "
+        "given, override its parts, and the manifest records both",
+    )
+    parser.add_argument(
         "--input-size-rule",
         choices=("original", "qwen2.5-vl"),
-        default="original",
-        help="--endpoint only: the input size recorded for each image; 'qwen2.5-vl' when the server "
-        "resizes images as Qwen2(.5)-VL does (its bbox_2d answers are pixels of that size)",
+        help="--endpoint only: the input size recorded for each image (default: the preset's, "
+        "else original); 'qwen2.5-vl' when the server resizes images as Qwen2(.5)-VL does (its "
+        "bbox_2d answers are pixels of that size)",
     )
     parser.add_argument("--api-key-env", help="environment variable holding the endpoint's API key")
     parser.add_argument(
@@ -220,8 +249,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-new-tokens",
         type=checks.positive_int_option,
-        default=256,
-        help="answer length limit (default 256)",
+        help="answer length limit (default: the preset's, else 256)",
     )
     parser.add_argument(
         "--limit",
@@ -230,9 +258,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--box-convention",
-        default="auto",
         choices=CONVENTIONS,
-        help="how `nova parse` reads boxes (recorded in the manifest; default auto)",
+        help="how `nova parse` reads boxes (recorded in the manifest; default: the preset's, "
+        "else auto)",
     )
     parser.add_argument("--device", help="transformers device: cpu, cuda:0, mps, auto (device_map)")
     parser.add_argument("--dtype", help="transformers dtype: auto, bfloat16, float16, float32")
@@ -264,8 +292,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--temperature",
         type=checks.nonnegative_float_option,
-        default=0.0,
-        help="endpoint temperature (default 0)",
+        help="endpoint temperature (default: the preset's, else 0)",
     )
     parser.add_argument(
         "-q",

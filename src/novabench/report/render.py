@@ -384,13 +384,19 @@ def settings_lines(report: Mapping[str, Any], *, short: bool = False) -> list[st
     averaging, the diagnosis matcher or judge (metrics left out are in the task's notes).
     ``short`` names the BERTScore model by its folder or id and layer, for a terminal line.
 
+    The first line names the preset the answers were asked with (``nova run --preset``) and
+    the parts of it overridden, when the run manifests record one.
+
     Example:
         >>> report = {"tasks": {"captioning": {"metrics": {"METEOR_variant": "exact+stem",
         ...     "BERTScore_hash": "/m/minilm/model_L6_no-idf_version=0.3.12"}}}}
         >>> settings_lines(report, short=True)
         ['captioning: BERTScore minilm/model layer 6; METEOR exact+stem']
+        >>> settings_lines({"predictions": {"manifests": [{"preset": {"name": "gemini",
+        ...     "overridden": ["box_convention"]}}]}})
+        ['answers asked with preset gemini (overridden: box_convention)']
     """
-    lines = []
+    lines = _preset_lines(report)
     for task in TASK_ORDER:
         task_report = report.get("tasks", {}).get(task)
         if task_report is None:
@@ -406,6 +412,22 @@ def settings_lines(report: Mapping[str, Any], *, short: bool = False) -> list[st
         if parts:
             lines.append(f"{task}: " + "; ".join(parts))
     return lines
+
+
+def _preset_lines(report: Mapping[str, Any]) -> list[str]:
+    """The presets the report's run manifests record, one line (none when no preset)."""
+    manifests = (report.get("predictions") or {}).get("manifests") or []
+    presets = []
+    for manifest in manifests:
+        preset = manifest.get("preset") if isinstance(manifest, Mapping) else None
+        if isinstance(preset, Mapping) and preset.get("name"):
+            overridden = [str(part) for part in preset.get("overridden") or []]
+            words = f"preset {preset['name']}"
+            if overridden:
+                words += f" (overridden: {', '.join(overridden)})"
+            if words not in presets:
+                presets.append(words)
+    return ["answers asked with " + "; ".join(presets)] if presets else []
 
 
 def comparison_settings_lines(comparison: Mapping[str, Any], *, short: bool = False) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from novabench.registry import TASK_NAMES
 
-__all__ = ["BASELINES", "CONVENTIONS", "DEFAULT_MAX_CONCURRENCY"]
+__all__ = ["BASELINES", "CONVENTIONS", "DEFAULT_MAX_CONCURRENCY", "PRESET_NAMES"]
 
 #: Conventions accepted by :func:`novabench.run.parsers.parse_localization` (``"auto"``
 #: decides per answer).
@@ -25,6 +25,17 @@ CONVENTIONS: tuple[str, ...] = (
     "xyxy_norm1000",
     "xyxy_pixel",
     "xywh_pixel",
+)
+
+#: The presets' names (``novabench.run.presets.PRESETS`` holds them; a test keeps both equal).
+PRESET_NAMES: tuple[str, ...] = (
+    "nova-protocol",
+    "qwen2.5-vl",
+    "qwen2-vl",
+    "qwen3-vl",
+    "gemini",
+    "gpt-4o",
+    "llava",
 )
 
 #: Requests in flight by default: enough to keep a vLLM/TGI server's continuous batch busy.

@@ -64,6 +64,17 @@ _MISSING_TEXT = "(not provided)"
 PROMPT_BOX_CONVENTIONS: dict[str, str] = {
     # resources/prompts/localization.txt: "label: [ymin, xmin, ymax, xmax]", 0..1000.
     "4b8fb3bf01f816f9526ce7f10e44b658f9760ee856da866ca45c923d03dc9447": "protocol",
+    # The presets' prompts (resources/prompts/presets/, novabench.run.presets).
+    # qwen2.5-vl: bbox_2d [x1, y1, x2, y2] in pixels of the image the model saw.
+    "d83115451870fe7cdb694ae799fcb46790d4465ab244bef2c85a1b832f530ba1": "qwen",
+    # qwen2-vl, qwen3-vl: bbox_2d [x1, y1, x2, y2] in 0..1000.
+    "5f78d176b08d035fa4afcd7faf60a53e9e99974b993f966d38739a1a671c0f9b": "xyxy_norm1000",
+    # gemini: box_2d [ymin, xmin, ymax, xmax] in 0..1000.
+    "35c13b731fc279d529ae578b60c9c2d4f57728b4b1d087110f2492d61839a218": "protocol",
+    # gpt-4o: {"boxes": [[x1, y1, x2, y2]]} in 0..1000.
+    "959e0e774eaa4df31c50e38b20f4ba0b9ad73f881a92a1b9e0524e2d1039905d": "xyxy_norm1000",
+    # llava: bare [x1, y1, x2, y2] in 0..1.
+    "f253b18f962e6c52ec9e79d6a831551104a7472580972d13af8ccd8ea4041cd0": "xyxy_norm1",
 }
 
 

@@ -326,13 +326,18 @@ def _split_description(description: Mapping[str, Any]) -> tuple[dict[str, Any], 
 
 
 def _task_settings(
-    tasks: Sequence[str], generation: Any, box_convention: str | None
+    tasks: Sequence[str],
+    generation: Any,
+    box_convention: str | None,
+    preset: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """How each task was asked beyond its prompt: generation settings, and the box convention
-    for the tasks whose answers are boxes."""
+    """How each task was asked beyond its prompt: generation settings, the preset (None:
+    none), and the box convention for the tasks whose answers are boxes."""
     settings: dict[str, dict[str, Any]] = {}
     for task in tasks:
         entry: dict[str, Any] = {"generation": generation}
+        if preset is not None:  # absent: no preset (as in files written before presets)
+            entry["preset"] = preset.get("name")
         if "input_size" in registry.TASKS[task].extra_fields:  # answers in pixels: boxes
             entry["box_convention"] = box_convention
         settings[task] = entry
@@ -375,6 +380,14 @@ def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -
             )
     old_settings = _recorded_task_settings(existing)
     for task, settings in (manifest.task_settings or {}).items():
+        if task in old_settings and old_settings[task].get("preset") != settings.get("preset"):
+            raise NovaInputError(
+                f"the {task} answers in the file were asked with "
+                f"{_preset_words(old_settings[task].get('preset'))}, this run uses "
+                f"{_preset_words(settings.get('preset'))}; write to a new output file",
+                source=str(path),
+                field=f"task_settings.{task}.preset",
+            )
         for key, value in settings.items():
             if task in old_settings and key in old_settings[task]:
                 if old_settings[task][key] != value:
@@ -393,6 +406,10 @@ def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -
                 source=str(path),
                 field=f"prompts.{task}",
             )
+
+
+def _preset_words(name: Any) -> str:
+    return "no preset" if name is None else f"the preset {name!r}"
 
 
 def _without_generation(backend: Any) -> Any:
@@ -586,6 +603,7 @@ def run_model(
     limit: int | None = None,
     progress: bool = True,
     command: str = "run_model",
+    preset: Mapping[str, Any] | None = None,
 ) -> RunSummary:
     """Ask ``backend`` every pending question of ``tasks`` and append the raw answers to ``out_path``.
 
@@ -604,6 +622,10 @@ def run_model(
         progress: show a progress bar.
         command: what runs, recorded in the file's lock (``<out>.lock``) for a second writer's
             message: while this call writes ``out``, any other writer of it fails at once.
+        preset: what :meth:`novabench.run.presets.PresetChoice.record` gives (the preset's
+            name and the parts overridden), kept in the manifest as ``preset``; the caller
+            has already applied it to ``prompts``, ``box_convention`` and the backend.
+            Resuming a file asked with another preset (or none) is refused.
 
     Returns:
         A :class:`RunSummary`.
@@ -678,8 +700,10 @@ def run_model(
             box_convention=box_convention,
             shard=None if shard is None else {"index": shard[0], "count": shard[1]},
             release=release_info,
-            task_settings=_task_settings(chosen, what.get("generation"), box_convention),
+            task_settings=_task_settings(chosen, what.get("generation"), box_convention, preset),
         )
+        if preset is not None:
+            manifest.extra["preset"] = dict(preset)
 
         # Resume: repair a crash's leftovers, check the configuration, collect what is done.
         repaired = repair_partial_last_line(out)

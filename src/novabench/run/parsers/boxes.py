@@ -26,7 +26,8 @@ Qwen3-VL answers ``bbox_2d`` in 0..1000 (use ``convention="xyxy_norm1000"``).
 ``convention="auto"`` decides only from evidence that fixes the coordinate order,
 and records which convention it used. Exactly these forms are decided:
 
-- a ``bbox_2d`` key: ``qwen``;
+- a ``bbox_2d`` key: ``qwen``, or ``xyxy_norm1000`` when the run's prompt asked for
+  ``bbox_2d`` in 0..1000 (the ``qwen2-vl`` and ``qwen3-vl`` presets);
 - a ``box_2d`` key: ``protocol`` (Gemini's y-first form);
 - Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>`` tokens: ``xyxy_norm1000``;
 - the protocol's labelled lines ``label: [ymin, xmin, ymax, xmax]`` (a colon before
@@ -37,7 +38,8 @@ and records which convention it used. Exactly these forms are decided:
 - bare 4-number lists (``{"boxes": [[a, b, c, d]]}``, a list quoted in prose, a list
   under a label key or under a generic key such as ``"bbox"``) with values up to 1000,
   only when ``prompt_convention`` says which order the run's prompt asked for
-  (``protocol`` for the toolkit's default localisation prompt, as its manifest records).
+  (``protocol`` for the toolkit's default localisation prompt, as its manifest records;
+  a preset's prompt may also fix ``qwen`` pixels or ``xyxy_norm1`` fractions).
 
 Anything else gives the status ``"ambiguous_convention"`` and no boxes rather than a
 guess, and :attr:`ParsedBoxes.readable_with` names the conventions that would read it:
@@ -449,8 +451,9 @@ def _says_no_target(text: str) -> bool:
     return bool(_NO_TARGET_PATTERN.search(text))
 
 
-#: The conventions a prompt on record can fix for bare lists: the 0..1000 ones.
-PROMPT_CONVENTIONS: tuple[str, ...] = ("protocol", "xyxy_norm1000")
+#: The conventions a prompt on record can fix for bare lists (the toolkit's default prompt
+#: and the presets' prompts, ``novabench.run.prompts.PROMPT_BOX_CONVENTIONS``).
+PROMPT_CONVENTIONS: tuple[str, ...] = ("protocol", "xyxy_norm1000", "qwen", "xyxy_norm1")
 
 
 @dataclass(frozen=True)
@@ -477,6 +480,17 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
         return _Resolution(None, f"boxes written in several forms ({', '.join(sorted(hints))})")
     hint = hints.pop()
     if hint == "qwen":
+        # bbox_2d is x-first; Qwen2.5-VL writes pixels, Qwen2-VL/Qwen3-VL 0..1000: a prompt
+        # on record that asked for bbox_2d in 0..1000 says which.
+        if prompt_convention == "xyxy_norm1000":
+            if top <= 1000.0 and not fraction:
+                return _Resolution("xyxy_norm1000")
+            return _Resolution(
+                None,
+                f"bbox_2d values {'in 0..1' if fraction else f'up to {top:g}'}, but the "
+                "run's prompt asked for 0..1000",
+                ("qwen",),
+            )
         return _Resolution("qwen")
     if hint == "yxyx1000":
         return _Resolution("protocol")
@@ -520,12 +534,18 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
     else:
         readable = per_mille
     if prompt_convention is not None:
-        if not fraction and top <= 1000.0:
+        if prompt_convention == "xyxy_norm1":
+            if fraction:
+                return _Resolution("xyxy_norm1")
+        elif prompt_convention == "qwen":  # pixels: any value above 1 may be one
+            if not fraction:
+                return _Resolution("qwen")
+        elif not fraction and top <= 1000.0:
             return _Resolution(prompt_convention)
         return _Resolution(
             None,
             f"bare lists with values {'in 0..1' if fraction else f'up to {top:g}'}, "
-            f"but the run's prompt asked for {prompt_convention} (0..1000)",
+            f"but the run's prompt asked for {prompt_convention}",
             readable,
         )
     return _Resolution(
