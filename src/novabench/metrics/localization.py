@@ -42,6 +42,7 @@ from novabench.metrics.boxes import paired_iou_xywh
 from novabench.metrics.localization_inputs import LocalizationInputs
 
 __all__ = [
+    "COCO_AP_KEYS",
     "COCO_IOU_THRESHOLDS",
     "LOCALIZATION_METRIC_KEYS",
     "RECALL_POINTS",
@@ -80,6 +81,8 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
     "FNR",
 )
 
+#: The COCO AP keys: the only ones whose resampling rebuilds a ranking (most of the cost).
+COCO_AP_KEYS: tuple[str, ...] = ("COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95")
 
 # Elements of the (resamples, blocks) arrays the bootstrap builds at a time.
 _CHUNK_ELEMENTS = 1 << 16
@@ -588,7 +591,9 @@ class LocalizationEvaluation:
             "FNR": _ratio(weights @ self._no_prediction, n_with_gold),
         }
 
-    def aggregate_resamples(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+    def aggregate_resamples(
+        self, indices: np.ndarray, *, coco_ap: bool = True
+    ) -> dict[str, np.ndarray]:
         """:meth:`aggregate` of every row of ``indices`` at once (the bootstrap's fast path).
 
         Each entry equals ``aggregate(indices[row])[key]`` exactly: the rates are integer
@@ -598,9 +603,12 @@ class LocalizationEvaluation:
 
         Args:
             indices: ``(n_resamples, n_images)`` image positions, one resample per row.
+            coco_ap: also the :data:`COCO_AP_KEYS` (their rebuild is most of the cost);
+                False leaves them out of the result.
 
         Returns:
-            ``{key: (n_resamples,) array}`` for the keys of :data:`LOCALIZATION_METRIC_KEYS`.
+            ``{key: (n_resamples,) array}`` for the keys of :data:`LOCALIZATION_METRIC_KEYS`
+            (without :data:`COCO_AP_KEYS` when ``coco_ap`` is False).
 
         Example:
             >>> evaluation = prepare_localization(
@@ -608,6 +616,8 @@ class LocalizationEvaluation:
             ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}])
             >>> evaluation.aggregate_resamples(np.array([[0, 1], [0, 0]]))["hit@30"].tolist()
             [0.5, 1.0]
+            >>> "COCO-AP@50" in evaluation.aggregate_resamples(np.array([[0, 1]]), coco_ap=False)
+            False
         """
         weights = self._resample_weights(indices)
         # Every count below is a sum over drawn images of a per-image integer: one product.
@@ -616,17 +626,19 @@ class LocalizationEvaluation:
             sums[:, column] for column in range(8)
         )
         hits = sums[:, 8:]
-        precision = self._resampled_precision(weights)
-        ap_30 = precision[:, _ROW_30].mean(axis=1)
-        ap_50 = precision[:, _ROW_50].mean(axis=1)
-        ap_50_95 = precision[:, _ROW_50:].reshape(len(weights), -1).mean(axis=1)
+        coco: dict[str, np.ndarray] = {}
+        if coco_ap:
+            precision = self._resampled_precision(weights)
+            coco = {
+                "COCO-AP@30": precision[:, _ROW_30].mean(axis=1),
+                "COCO-AP@50": precision[:, _ROW_50].mean(axis=1),
+                "COCO-AP@50:95": precision[:, _ROW_50:].reshape(len(weights), -1).mean(axis=1),
+            }
         return {
             "mAP@30": _ratios(hits[:, 0], n_images),
             "mAP@50": _ratios(hits[:, 1], n_images),
             "mAP@50:95": _ratios(hits[:, 1:].mean(axis=1), n_images),
-            "COCO-AP@30": ap_30,
-            "COCO-AP@50": ap_50,
-            "COCO-AP@50:95": ap_50_95,
+            **coco,
             "hit@30": _ratios(hits[:, 0], n_with_gold),
             "hit@50": _ratios(hits[:, 1], n_with_gold),
             "ACC50": _ratios(acc_50, n_with_gold),
