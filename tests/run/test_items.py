@@ -636,13 +636,21 @@ def test_localisation_resamples_without_coco_ap_keep_every_other_key() -> None:
         {"boxes": [[1, 1, 3, 3]], "scores": [0.2]},
     ]
     evaluation = prepare_localization(predictions, gold)
-    indices = np.array([[0, 0, 1], [0, 1, 2], [1, 2, 2]])
-    full = evaluation.aggregate_resamples(indices)
-    light = evaluation.aggregate_resamples(indices, coco_ap=False)
-    assert set(full) - set(light) == set(COCO_AP)
-    assert all(np.array_equal(light[k], full[k], equal_nan=True) for k in light)
-    # Row 1 draws each image once: hits at 0.30 on image 0 only (IoU 0.9 there), so 1/3.
+    # Every image drawn by some row, and (as in a breakdown group) only images 0 and 1.
+    for indices in (np.array([[0, 0, 1], [0, 1, 2], [1, 2, 2]]), np.array([[0, 0, 1], [1, 1, 0]])):
+        full = evaluation.aggregate_resamples(indices)
+        light = evaluation.aggregate_resamples(indices, coco_ap=False)
+        assert set(full) - set(light) == set(COCO_AP)
+        assert all(np.array_equal(light[k], full[k], equal_nan=True) for k in light)
+        for row, drawn in enumerate(indices):
+            one = evaluation.aggregate(drawn)
+            assert all(light[k][row] == one[k] or math.isnan(one[k]) for k in light)
+    # Row 1 of the first set draws each image once: hits at 0.30 on image 0 only (IoU 0.9
+    # there), so 1/3; row 1 of the second draws image 1 twice, image 0 once: 1/3 again.
     assert light["mAP@30"][1] == pytest.approx(1 / 3)
+    assert evaluation.aggregate_resamples(np.array([[0, 1, 2]]), coco_ap=False)["mAP@30"][
+        0
+    ] == pytest.approx(1 / 3)
 
 
 def test_coco_ap_intervals_setting_is_checked() -> None:

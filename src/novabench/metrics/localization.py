@@ -619,9 +619,17 @@ class LocalizationEvaluation:
             >>> "COCO-AP@50" in evaluation.aggregate_resamples(np.array([[0, 1]]), coco_ap=False)
             False
         """
-        weights = self._resample_weights(indices)
+        counts = self._per_image_counts()
+        if coco_ap:
+            weights = self._resample_weights(indices)
+        else:
+            # Only the columns of images drawn at all (a breakdown group draws few of the
+            # whole set's): the sums below add integers, exact in any order, so each result
+            # is the same as with every column.
+            weights, drawn = self._drawn_weights(indices)
+            counts = counts[drawn]
         # Every count below is a sum over drawn images of a per-image integer: one product.
-        sums = weights.astype(np.float64) @ self._per_image_counts()
+        sums = weights.astype(np.float64) @ counts
         n_images, n_with_gold, kept, acc_50, matched_gold, gold, matched_det, no_prediction = (
             sums[:, column] for column in range(8)
         )
@@ -671,6 +679,16 @@ class LocalizationEvaluation:
 
     def _resample_weights(self, indices: np.ndarray) -> np.ndarray:
         """``(n_resamples, n_items)`` times each image is drawn, from rows of positions."""
+        weights, _ = self._drawn_weights(indices, drawn_only=False)
+        return weights
+
+    def _drawn_weights(
+        self, indices: np.ndarray, *, drawn_only: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Times each image is drawn per row, and the positions of the columns.
+
+        ``drawn_only``: only the columns of the images some row draws; otherwise all.
+        """
         rows = np.asarray(indices)
         if rows.ndim != 2 or (rows.size and rows.dtype.kind not in "iu"):
             raise NovaInputError(
@@ -684,9 +702,18 @@ class LocalizationEvaluation:
                 field="indices",
             )
         n_rows = len(rows)
-        flat = rows.astype(np.int64) + (np.arange(n_rows, dtype=np.int64) * self.n_items)[:, None]
-        drawn = np.bincount(flat.ravel(), minlength=n_rows * self.n_items)
-        return drawn.reshape(n_rows, self.n_items)
+        rows = rows.astype(np.int64)
+        n_columns = self.n_items
+        drawn = np.arange(self.n_items)
+        if drawn_only:
+            present = np.zeros(self.n_items, dtype=bool)
+            present[rows.ravel()] = True
+            drawn = np.flatnonzero(present)
+            column_of = np.cumsum(present) - 1  # position -> its column among the drawn
+            rows, n_columns = column_of[rows], len(drawn)
+        flat = rows + (np.arange(n_rows, dtype=np.int64) * n_columns)[:, None]
+        weights = np.bincount(flat.ravel(), minlength=n_rows * n_columns)
+        return weights.reshape(n_rows, n_columns), drawn
 
     def _match_tables(self) -> list[_MatchTable]:
         """Per IoU threshold, where the true positives sit among the blocks of detections.
