@@ -656,3 +656,25 @@ def test_localisation_resamples_without_coco_ap_keep_every_other_key() -> None:
 def test_coco_ap_intervals_setting_is_checked() -> None:
     with pytest.raises(NovaInputError, match="coco_ap_intervals"):
         ScoringOptions(coco_ap_intervals="breakdowns")
+
+
+def test_cli_coco_ap_intervals_option(
+    sample_release: Path,
+    floor_predictions: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    arguments = ["evaluate", "--data", str(sample_release), "--predictions", str(floor_predictions)]
+    arguments += ["--bootstrap", "20", "--exclude", "BERTScore-F1", "--exclude", "METEOR"]
+    out = tmp_path / "all.json"
+    assert main([*arguments, "--out", str(out), "--coco-ap-intervals", "all", "--quiet"]) == 0
+    report = json.loads(out.read_text())
+    assert report["breakdown_settings"]["coco_ap_intervals"] == "all"
+    cells = [row for rows in report["breakdowns"]["localization"].values() for row in rows]
+    assert any(row["COCO-AP@30_ci"] is not None for row in cells)
+    capsys.readouterr()
+    refused = tmp_path / "refused.json"
+    assert main([*arguments, "--out", str(refused), "--coco-ap-intervals", "cells"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "--coco-ap-intervals" in error and "cells" in error and "\n" not in error
+    assert not refused.exists()
