@@ -517,7 +517,11 @@ def test_localisation_groups_prepared_alone_equal_the_restricted_evaluation(n_re
         warnings.simplefilter("ignore", LocalizationWarning)
         evaluation = prepare_task("localization", predictions, references)
         preparer = _group_preparer("localization", predictions, references, {})
-        options = {"keys": ["mAP@30", "COCO-AP@50", "COCO-AP@50:95", "FP30"], "min_group_size": 1}
+        options = {
+            "keys": ["mAP@30", "COCO-AP@50", "COCO-AP@50:95", "FP30"],
+            "min_group_size": 1,
+            "coco_ap_intervals": True,  # the prepared groups exist for COCO AP's resampling
+        }
         alone = break_down(
             evaluation, groups, prepare_group=preparer, n_resamples=n_resamples, **options
         )
@@ -558,3 +562,119 @@ def test_no_breakdowns_leaves_every_other_figure_unchanged(
     assert json.loads(out.read_text())["breakdowns"] == {}
     markdown = (tmp_path / "report.md").read_text()
     assert "## Breakdowns\n\nNot computed (`--no-breakdowns`)." in markdown
+
+
+COCO_AP = ("COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95")
+
+
+def _without_coco_intervals(value):  # type: ignore[no-untyped-def]
+    """A report part with every COCO AP interval taken out (cells' ``_ci``, interval maps)."""
+    if isinstance(value, dict):
+        return {
+            key: _without_coco_intervals(inner)
+            for key, inner in value.items()
+            if key not in {f"{name}_ci" for name in COCO_AP}
+            and not (key in COCO_AP and isinstance(inner, list))  # an interval, not a value
+        }
+    if isinstance(value, list):
+        return [_without_coco_intervals(inner) for inner in value]
+    return value
+
+
+def test_coco_ap_intervals_only_in_the_headline_by_default(
+    sample_release: Path,
+    floor_predictions: Path,
+    scored,  # type: ignore[no-untyped-def]
+) -> None:
+    # COCO AP's resampling is most of a breakdown's cost: cells and the human reference keep
+    # its values without an interval unless asked; every other number is the same either way.
+    everywhere = score_predictions(
+        sample_release,
+        floor_predictions,
+        n_resamples=200,
+        seed=4,
+        caption_options=CAPTIONS,
+        coco_ap_intervals="all",
+    ).report
+    default = scored.report
+    assert default["breakdown_settings"]["coco_ap_intervals"] == "headline"
+    assert everywhere["breakdown_settings"]["coco_ap_intervals"] == "all"
+    assert default["tasks"] == everywhere["tasks"]
+    assert all(default["tasks"]["localization"]["confidence_intervals"][k] for k in COCO_AP)
+    cells = [row for rows in default["breakdowns"]["localization"].values() for row in rows]
+    cells_all = [row for rows in everywhere["breakdowns"]["localization"].values() for row in rows]
+    assert all(row[f"{k}_ci"] is None for row in cells for k in COCO_AP)
+    assert any(row["COCO-AP@50_ci"] is not None for row in cells_all)
+    for row, row_all in zip(cells, cells_all):
+        assert all(row[k] == row_all[k] for k in COCO_AP)  # the values stay
+    human = default["human_reference"]["localization"]["rater_1_vs_gold"]
+    human_all = everywhere["human_reference"]["localization"]["rater_1_vs_gold"]
+    assert not set(COCO_AP) & set(human["confidence_intervals"])
+    assert set(COCO_AP) <= set(human_all["confidence_intervals"])
+    assert "--coco-ap-intervals all" in default["human_reference"]["localization"]["notes"][-1]
+    default_rest = {k: v for k, v in default.items() if k not in ("created_at", "human_reference")}
+    everywhere_rest = {
+        k: v for k, v in everywhere.items() if k not in ("created_at", "human_reference")
+    }
+    default_rest["breakdown_settings"].pop("coco_ap_intervals")
+    everywhere_rest["breakdown_settings"].pop("coco_ap_intervals")
+    assert _without_coco_intervals(default_rest) == _without_coco_intervals(everywhere_rest)
+    human_section = dict(default["human_reference"]["localization"])
+    human_section["notes"] = human_section["notes"][:-1]
+    assert _without_coco_intervals(human_section) == _without_coco_intervals(
+        everywhere["human_reference"]["localization"]
+    )
+
+
+def test_localisation_resamples_without_coco_ap_keep_every_other_key() -> None:
+    from novabench.metrics.localization import prepare_localization
+
+    gold = [{"boxes": [[10, 10, 20, 20]]}, {"boxes": [[0, 0, 8, 8]]}, {"boxes": []}]
+    predictions = [
+        {"boxes": [[11, 10, 20, 20], [50, 50, 5, 5]], "scores": [0.9, 0.4]},
+        {"boxes": [[30, 30, 8, 8]], "scores": [0.7]},
+        {"boxes": [[1, 1, 3, 3]], "scores": [0.2]},
+    ]
+    evaluation = prepare_localization(predictions, gold)
+    # Every image drawn by some row, and (as in a breakdown group) only images 0 and 1.
+    for indices in (np.array([[0, 0, 1], [0, 1, 2], [1, 2, 2]]), np.array([[0, 0, 1], [1, 1, 0]])):
+        full = evaluation.aggregate_resamples(indices)
+        light = evaluation.aggregate_resamples(indices, coco_ap=False)
+        assert set(full) - set(light) == set(COCO_AP)
+        assert all(np.array_equal(light[k], full[k], equal_nan=True) for k in light)
+        for row, drawn in enumerate(indices):
+            one = evaluation.aggregate(drawn)
+            assert all(light[k][row] == one[k] or math.isnan(one[k]) for k in light)
+    # Row 1 of the first set draws each image once: hits at 0.30 on image 0 only (IoU 0.9
+    # there), so 1/3; row 1 of the second draws image 1 twice, image 0 once: 1/3 again.
+    assert light["mAP@30"][1] == pytest.approx(1 / 3)
+    assert evaluation.aggregate_resamples(np.array([[0, 1, 2]]), coco_ap=False)["mAP@30"][
+        0
+    ] == pytest.approx(1 / 3)
+
+
+def test_coco_ap_intervals_setting_is_checked() -> None:
+    with pytest.raises(NovaInputError, match="coco_ap_intervals"):
+        ScoringOptions(coco_ap_intervals="breakdowns")
+
+
+def test_cli_coco_ap_intervals_option(
+    sample_release: Path,
+    floor_predictions: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    arguments = ["evaluate", "--data", str(sample_release), "--predictions", str(floor_predictions)]
+    arguments += ["--bootstrap", "20", "--exclude", "BERTScore-F1", "--exclude", "METEOR"]
+    out = tmp_path / "all.json"
+    assert main([*arguments, "--out", str(out), "--coco-ap-intervals", "all", "--quiet"]) == 0
+    report = json.loads(out.read_text())
+    assert report["breakdown_settings"]["coco_ap_intervals"] == "all"
+    cells = [row for rows in report["breakdowns"]["localization"].values() for row in rows]
+    assert any(row["COCO-AP@30_ci"] is not None for row in cells)
+    capsys.readouterr()
+    refused = tmp_path / "refused.json"
+    assert main([*arguments, "--out", str(refused), "--coco-ap-intervals", "cells"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "--coco-ap-intervals" in error and "cells" in error and "\n" not in error
+    assert not refused.exists()

@@ -95,6 +95,14 @@ def register(subparsers: Any) -> None:
         help="skip the per-group breakdowns (category, sequence, box size...): with "
         "intervals they take most of the time; the headline, coverage and human reference stay",
     )
+    parser.add_argument(
+        "--coco-ap-intervals",
+        choices=("headline", "all"),
+        default="headline",
+        help="where COCO-AP@ keys get bootstrap intervals: the headline only (default; "
+        "breakdown cells and the human reference show their values without one) or all "
+        "(several times slower); every other interval is the same either way",
+    )
     add_scoring_options(parser)
     # Removed in this release; kept hidden so that it is refused in one line saying why.
     parser.add_argument("--jobs", default=None, help=argparse.SUPPRESS)
@@ -208,9 +216,9 @@ def item_options(args: argparse.Namespace) -> dict[str, Any]:
     Example:
         >>> import argparse
         >>> args = argparse.Namespace(answered_only=True, category_map=None, min_group_size=5,
-        ...                           no_breakdowns=False)
+        ...                           no_breakdowns=False, coco_ap_intervals="all")
         >>> item_options(args)
-        {'answered_only': True, 'min_group_size': 5, 'breakdowns': True}
+        {'answered_only': True, 'min_group_size': 5, 'breakdowns': True, 'coco_ap_intervals': 'all'}
     """
     from novabench import checks
 
@@ -218,6 +226,7 @@ def item_options(args: argparse.Namespace) -> dict[str, Any]:
         "answered_only": bool(args.answered_only),
         "min_group_size": checks.positive_int(args.min_group_size, field="--min-group-size"),
         "breakdowns": not args.no_breakdowns,
+        "coco_ap_intervals": args.coco_ap_intervals,
     }
     if args.category_map:
         from novabench.lexicon.taxonomy import load_category_map

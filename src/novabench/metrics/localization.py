@@ -42,6 +42,7 @@ from novabench.metrics.boxes import paired_iou_xywh
 from novabench.metrics.localization_inputs import LocalizationInputs
 
 __all__ = [
+    "COCO_AP_KEYS",
     "COCO_IOU_THRESHOLDS",
     "LOCALIZATION_METRIC_KEYS",
     "RECALL_POINTS",
@@ -80,6 +81,8 @@ LOCALIZATION_METRIC_KEYS: tuple[str, ...] = (
     "FNR",
 )
 
+#: The COCO AP keys: the only ones whose resampling rebuilds a ranking (most of the cost).
+COCO_AP_KEYS: tuple[str, ...] = ("COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95")
 
 # Elements of the (resamples, blocks) arrays the bootstrap builds at a time.
 _CHUNK_ELEMENTS = 1 << 16
@@ -588,7 +591,9 @@ class LocalizationEvaluation:
             "FNR": _ratio(weights @ self._no_prediction, n_with_gold),
         }
 
-    def aggregate_resamples(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+    def aggregate_resamples(
+        self, indices: np.ndarray, *, coco_ap: bool = True
+    ) -> dict[str, np.ndarray]:
         """:meth:`aggregate` of every row of ``indices`` at once (the bootstrap's fast path).
 
         Each entry equals ``aggregate(indices[row])[key]`` exactly: the rates are integer
@@ -598,9 +603,12 @@ class LocalizationEvaluation:
 
         Args:
             indices: ``(n_resamples, n_images)`` image positions, one resample per row.
+            coco_ap: also the :data:`COCO_AP_KEYS` (their rebuild is most of the cost);
+                False leaves them out of the result.
 
         Returns:
-            ``{key: (n_resamples,) array}`` for the keys of :data:`LOCALIZATION_METRIC_KEYS`.
+            ``{key: (n_resamples,) array}`` for the keys of :data:`LOCALIZATION_METRIC_KEYS`
+            (without :data:`COCO_AP_KEYS` when ``coco_ap`` is False).
 
         Example:
             >>> evaluation = prepare_localization(
@@ -608,25 +616,37 @@ class LocalizationEvaluation:
             ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}])
             >>> evaluation.aggregate_resamples(np.array([[0, 1], [0, 0]]))["hit@30"].tolist()
             [0.5, 1.0]
+            >>> "COCO-AP@50" in evaluation.aggregate_resamples(np.array([[0, 1]]), coco_ap=False)
+            False
         """
-        weights = self._resample_weights(indices)
+        counts = self._per_image_counts()
+        if coco_ap:
+            weights = self._resample_weights(indices)
+        else:
+            # Only the columns of images drawn at all (a breakdown group draws few of the
+            # whole set's): the sums below add integers, exact in any order, so each result
+            # is the same as with every column.
+            weights, drawn = self._drawn_weights(indices)
+            counts = counts[drawn]
         # Every count below is a sum over drawn images of a per-image integer: one product.
-        sums = weights.astype(np.float64) @ self._per_image_counts()
+        sums = weights.astype(np.float64) @ counts
         n_images, n_with_gold, kept, acc_50, matched_gold, gold, matched_det, no_prediction = (
             sums[:, column] for column in range(8)
         )
         hits = sums[:, 8:]
-        precision = self._resampled_precision(weights)
-        ap_30 = precision[:, _ROW_30].mean(axis=1)
-        ap_50 = precision[:, _ROW_50].mean(axis=1)
-        ap_50_95 = precision[:, _ROW_50:].reshape(len(weights), -1).mean(axis=1)
+        coco: dict[str, np.ndarray] = {}
+        if coco_ap:
+            precision = self._resampled_precision(weights)
+            coco = {
+                "COCO-AP@30": precision[:, _ROW_30].mean(axis=1),
+                "COCO-AP@50": precision[:, _ROW_50].mean(axis=1),
+                "COCO-AP@50:95": precision[:, _ROW_50:].reshape(len(weights), -1).mean(axis=1),
+            }
         return {
             "mAP@30": _ratios(hits[:, 0], n_images),
             "mAP@50": _ratios(hits[:, 1], n_images),
             "mAP@50:95": _ratios(hits[:, 1:].mean(axis=1), n_images),
-            "COCO-AP@30": ap_30,
-            "COCO-AP@50": ap_50,
-            "COCO-AP@50:95": ap_50_95,
+            **coco,
             "hit@30": _ratios(hits[:, 0], n_with_gold),
             "hit@50": _ratios(hits[:, 1], n_with_gold),
             "ACC50": _ratios(acc_50, n_with_gold),
@@ -659,6 +679,16 @@ class LocalizationEvaluation:
 
     def _resample_weights(self, indices: np.ndarray) -> np.ndarray:
         """``(n_resamples, n_items)`` times each image is drawn, from rows of positions."""
+        weights, _ = self._drawn_weights(indices, drawn_only=False)
+        return weights
+
+    def _drawn_weights(
+        self, indices: np.ndarray, *, drawn_only: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Times each image is drawn per row, and the positions of the columns.
+
+        ``drawn_only``: only the columns of the images some row draws; otherwise all.
+        """
         rows = np.asarray(indices)
         if rows.ndim != 2 or (rows.size and rows.dtype.kind not in "iu"):
             raise NovaInputError(
@@ -672,9 +702,18 @@ class LocalizationEvaluation:
                 field="indices",
             )
         n_rows = len(rows)
-        flat = rows.astype(np.int64) + (np.arange(n_rows, dtype=np.int64) * self.n_items)[:, None]
-        drawn = np.bincount(flat.ravel(), minlength=n_rows * self.n_items)
-        return drawn.reshape(n_rows, self.n_items)
+        rows = rows.astype(np.int64)
+        n_columns = self.n_items
+        drawn = np.arange(self.n_items)
+        if drawn_only:
+            present = np.zeros(self.n_items, dtype=bool)
+            present[rows.ravel()] = True
+            drawn = np.flatnonzero(present)
+            column_of = np.cumsum(present) - 1  # position -> its column among the drawn
+            rows, n_columns = column_of[rows], len(drawn)
+        flat = rows + (np.arange(n_rows, dtype=np.int64) * n_columns)[:, None]
+        weights = np.bincount(flat.ravel(), minlength=n_rows * n_columns)
+        return weights.reshape(n_rows, n_columns), drawn
 
     def _match_tables(self) -> list[_MatchTable]:
         """Per IoU threshold, where the true positives sit among the blocks of detections.

@@ -421,11 +421,55 @@ class _ResampledGroup(_Group):
     scored exactly as :meth:`aggregate` would score it.
     """
 
-    def aggregate_resamples(self, indices: np.ndarray) -> Mapping[str, np.ndarray]:
+    def aggregate_resamples(self, indices: np.ndarray, **options: Any) -> Mapping[str, np.ndarray]:
         result: Mapping[str, np.ndarray] = self._evaluation.aggregate_resamples(
-            self._positions[np.asarray(indices)]
+            self._positions[np.asarray(indices)], **options
         )
         return result
+
+
+class _WithoutCocoAp:
+    """A localisation evaluation seen by the bootstrap without its COCO AP keys.
+
+    The other keys are resampled exactly as on the evaluation itself (same draws, same
+    order rule, the same vectorised path), so their intervals do not change; the COCO AP
+    rebuild, most of the cost, is skipped and those keys get no interval.
+    """
+
+    def __init__(self, evaluation: Any) -> None:
+        self._evaluation = evaluation
+        self.n_items = int(evaluation.n_items)
+
+    @property
+    def order_free(self) -> bool:
+        """As the evaluation it wraps."""
+        from novabench.metrics.stats import _order_free
+
+        return _order_free(self._evaluation)
+
+    def aggregate(self, indices: np.ndarray | None = None) -> Mapping[str, Any]:
+        from novabench.metrics.localization import COCO_AP_KEYS
+
+        scores = self._evaluation.aggregate(indices)
+        return {key: value for key, value in scores.items() if key not in COCO_AP_KEYS}
+
+    def aggregate_resamples(self, indices: np.ndarray) -> Mapping[str, np.ndarray]:
+        result: Mapping[str, np.ndarray] = self._evaluation.aggregate_resamples(
+            indices, coco_ap=False
+        )
+        return result
+
+
+def _bootstrapped(evaluation: Any, coco_ap_intervals: bool) -> Any:
+    """What the bootstrap resamples: the evaluation, or it without its COCO AP keys."""
+    from novabench.metrics.localization import LocalizationEvaluation
+
+    if coco_ap_intervals:
+        return evaluation
+    inner = evaluation._evaluation if isinstance(evaluation, _Group) else evaluation
+    if not isinstance(inner, LocalizationEvaluation):  # only localisation has COCO AP keys
+        return evaluation
+    return _WithoutCocoAp(evaluation)
 
 
 def _group(evaluation: Any, positions: np.ndarray) -> _Group:
@@ -437,12 +481,19 @@ def _group(evaluation: Any, positions: np.ndarray) -> _Group:
 
 
 def result_with_intervals(
-    evaluation: Any, *, n_resamples: int, confidence: float = 0.95, seed: int = 0
+    evaluation: Any,
+    *,
+    n_resamples: int,
+    confidence: float = 0.95,
+    seed: int = 0,
+    coco_ap_intervals: bool = True,
 ) -> dict[str, Any]:
     """An evaluation's full result and, with resamples, its ``confidence_intervals``.
 
     What ``novabench.metrics.tasks.compute_task`` returns for a prepared evaluation: the
-    report's task results and the human reference are built with it.
+    report's task results and the human reference are built with it. With
+    ``coco_ap_intervals=False`` a localisation evaluation's COCO AP keys keep their values
+    but get no interval (the other intervals are unchanged, and cost a fraction).
 
     Example:
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
@@ -456,7 +507,10 @@ def result_with_intervals(
     result = dict(evaluation.result())
     if n_resamples > 0:
         intervals = bootstrap_confidence_intervals(
-            evaluation, n_resamples=n_resamples, confidence=confidence, seed=seed
+            _bootstrapped(evaluation, coco_ap_intervals),
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
         )
         result["confidence_intervals"] = {
             key: [low, high] for key, (low, high) in intervals.items()
@@ -482,6 +536,7 @@ def break_down(
     seed: int = 0,
     min_group_size: int = 10,
     prepare_group: Callable[[np.ndarray], Any] | None = None,
+    coco_ap_intervals: bool = False,
 ) -> list[dict[str, Any]]:
     """One row per group: n, too_small, each key's value on the group and its bootstrap CI.
 
@@ -499,10 +554,14 @@ def break_down(
             resample when its cost grows with the whole set (localisation, a
             :class:`SubsetPreparer`); by default, and always without resamples, the group
             is ``evaluation`` restricted to its items.
+        coco_ap_intervals: also bootstrap the COCO AP keys of a localisation evaluation
+            (most of a breakdown's cost); by default their cells keep the value and have
+            no interval (``_ci`` None).
 
     Returns:
         Rows ``{"group", "n", "too_small", key: value | None, key + "_ci": [lo, hi] | None}``
-        (None where a score is undefined, or without resamples).
+        (None where a score is undefined, without resamples, or for a COCO AP key without
+        ``coco_ap_intervals``).
 
     Example:
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
@@ -513,7 +572,9 @@ def break_down(
         >>> [(row["group"], row["n"], row["too_small"], row["top1"]) for row in rows]
         [('a', 2, False, 1.0), ('b', 1, True, 0.0)]
     """
-    settings = _RowSettings(tuple(keys), n_resamples, confidence, seed, min_group_size)
+    settings = _RowSettings(
+        tuple(keys), n_resamples, confidence, seed, min_group_size, coco_ap_intervals
+    )
     return _rows(evaluation, groups, order, settings, prepare_group)
 
 
@@ -526,6 +587,7 @@ class _RowSettings:
     confidence: float
     seed: int
     min_group_size: int
+    coco_ap_intervals: bool = False
 
 
 class SubsetPreparer:
@@ -601,8 +663,9 @@ def _rows(
     rows: list[dict[str, Any]] = []
     for group in ranked:
         positions = np.flatnonzero(labels == group).astype(np.int64)
-        # A group prepared on its own only pays when it is resampled.
-        if prepare_group is None or settings.n_resamples == 0:
+        # A group prepared on its own only pays when its COCO AP is resampled: the other
+        # keys are per-image counts, as cheap to resample on the whole evaluation.
+        if prepare_group is None or settings.n_resamples == 0 or not settings.coco_ap_intervals:
             rows.append(_group_row(_group(evaluation, positions), group, settings))
         else:
             rows.append(_prepared_group_row(prepare_group, positions, group, settings))
@@ -635,7 +698,7 @@ def _group_row(subset: Any, group: str, settings: _RowSettings) -> dict[str, Any
             # Undefined resamples are common in small groups; the rule is documented.
             warnings.simplefilter("ignore", BootstrapWarning)
             intervals = bootstrap_confidence_intervals(
-                subset,
+                _bootstrapped(subset, settings.coco_ap_intervals),
                 n_resamples=settings.n_resamples,
                 confidence=settings.confidence,
                 seed=settings.seed,
@@ -671,6 +734,7 @@ def task_breakdowns(
     min_group_size: int,
     keys: Sequence[str] | None = None,
     prepare_group: Callable[[np.ndarray], Any] | None = None,
+    coco_ap_intervals: bool = False,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every dimension of ``task``: ``{dimension: rows of :func:`break_down`}``.
 
@@ -684,6 +748,7 @@ def task_breakdowns(
         min_group_size: the too-small flag's threshold.
         keys: metric keys (default: the task's headline keys).
         prepare_group: see :func:`break_down`.
+        coco_ap_intervals: see :func:`break_down`.
 
     Example:
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
@@ -695,7 +760,9 @@ def task_breakdowns(
         (1.0, '1')
     """
     chosen_keys = tuple(keys) if keys is not None else registry.TASKS[task].headline_keys
-    settings = _RowSettings(chosen_keys, n_resamples, confidence, seed, min_group_size)
+    settings = _RowSettings(
+        chosen_keys, n_resamples, confidence, seed, min_group_size, coco_ap_intervals
+    )
     return {
         dimension: _rows(
             evaluation,

@@ -105,6 +105,7 @@ def human_reference(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    coco_ap_intervals: bool = False,
 ) -> HumanReference:
     """Score the raters on the images at ``positions`` (those the model was scored on).
 
@@ -114,6 +115,8 @@ def human_reference(
         n_resamples: bootstrap resamples (0: no intervals), as the report's.
         confidence: interval coverage.
         seed: bootstrap seed.
+        coco_ap_intervals: also give the COCO AP keys intervals (five times the cost of
+            the other keys together); by default they keep their values without one.
 
     Returns:
         A :class:`HumanReference`. Its ``section`` is ``{"available": True, "raters": ...,
@@ -165,12 +168,17 @@ def human_reference(
             n_resamples=n_resamples,
             confidence=confidence,
             seed=seed,
+            coco_ap_intervals=coco_ap_intervals,
         )
     section["notes"] = [
         "the gold boxes are the raters' consensus, so rater-vs-gold is an optimistic "
         "ceiling; rater 1 vs rater 2 (rater 2 as reference) is the inter-rater agreement",
         "an image on which a rater drew no box counts as a miss for that rater",
     ]
+    if n_resamples > 0 and not coco_ap_intervals:
+        section["notes"].append(
+            "COCO-AP keys are given without an interval (ask for them with --coco-ap-intervals all)"
+        )
     if len(names) > len(RATER_SLOTS):
         section["notes"].append(
             f"the release names {len(names)} raters; the first two by name are "
@@ -186,6 +194,7 @@ def _compare(
     n_resamples: int,
     confidence: float,
     seed: int,
+    coco_ap_intervals: bool,
 ) -> tuple[dict[str, Any], list[float]]:
     """One comparison: its result and each image's best IoU."""
     from novabench.metrics.localization import LocalizationWarning
@@ -198,7 +207,11 @@ def _compare(
             "localization", [{"boxes": b} for b in predicted], [{"boxes": b} for b in reference]
         )
         result = result_with_intervals(
-            evaluation, n_resamples=n_resamples, confidence=confidence, seed=seed
+            evaluation,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+            coco_ap_intervals=coco_ap_intervals,
         )
     result.pop("per_image_best_iou", None)
     result["n_images_with_rater_boxes"] = sum(1 for b in predicted if b)

@@ -54,6 +54,8 @@ JOBS_REMOVED = (
 
 # Answers whose metric matches names with a matcher (the lexicon's, or an LLM judge).
 _MATCHED_FIELDS = ("diagnoses",)
+#: Where COCO AP keys get intervals: the headline only, or breakdowns and human reference too.
+COCO_AP_INTERVALS: tuple[str, ...] = ("headline", "all")
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,11 @@ class ScoringOptions:
         breakdowns: compute the per-group breakdowns (on by default). Off, the report's
             ``breakdowns`` is ``{}`` and ``breakdown_settings["computed"]`` is False: with
             intervals, the breakdowns take most of the scoring time.
+        coco_ap_intervals: where the COCO AP keys get bootstrap intervals: ``"headline"``
+            (default: the task's own scores only; breakdown cells and the human reference
+            keep their COCO AP values without an interval, as rebuilding COCO's ranking per
+            resample is most of their cost) or ``"all"``. Every other interval is the same
+            either way.
 
     Example:
         >>> options = ScoringOptions(tasks=("Localisation",), n_resamples=0)
@@ -119,11 +126,18 @@ class ScoringOptions:
     category_map: CategoryMap | None = None
     min_group_size: int = 10
     breakdowns: bool = True
+    coco_ap_intervals: str = "headline"
 
     def __post_init__(self) -> None:
         from novabench import checks
 
         checks.positive_int(self.min_group_size, field="min_group_size")
+        if self.coco_ap_intervals not in COCO_AP_INTERVALS:
+            raise NovaInputError(
+                f"coco_ap_intervals must be one of {', '.join(COCO_AP_INTERVALS)}, "
+                f"got {self.coco_ap_intervals!r}",
+                field="coco_ap_intervals",
+            )
         if isinstance(self.category_map, (str, os.PathLike)):  # a mapping file's path
             from novabench.lexicon.taxonomy import load_category_map
 
@@ -443,6 +457,7 @@ def score_predictions(
                 seed=chosen.seed,
                 min_group_size=chosen.min_group_size,
                 prepare_group=_group_preparer(task, task_predictions, references, metric_options),
+                coco_ap_intervals=chosen.coco_ap_intervals == "all",
             )
     human = None if boxes_task is None else _human(release, positions[boxes_task], chosen)
     human_section = {} if human is None else {boxes_task: human.section}
@@ -455,6 +470,7 @@ def score_predictions(
         "breakdown_settings": {
             "computed": chosen.breakdowns,
             "min_group_size": chosen.min_group_size,
+            "coco_ap_intervals": chosen.coco_ap_intervals,
             "gold_box_size_thresholds": dict(BOX_SIZE_THRESHOLDS),
             "category_map": chosen.category_map.source if chosen.category_map else None,
         },
@@ -483,6 +499,7 @@ def _human(release: Any, positions: Sequence[int], options: ScoringOptions) -> A
         n_resamples=options.n_resamples,
         confidence=options.confidence,
         seed=options.seed,
+        coco_ap_intervals=options.coco_ap_intervals == "all",
     )
 
 
