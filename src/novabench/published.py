@@ -194,10 +194,18 @@ def published_interval(
         return None
     if n_resamples < 1:
         raise NovaInputError(f"must be at least 1, got {n_resamples}", field="n_resamples")
+    return _hit_rate_interval(k, result.n, n_resamples, confidence, seed)
+
+
+@lru_cache(maxsize=256)
+def _hit_rate_interval(
+    k: int, n: int, n_resamples: int, confidence: float, seed: int
+) -> tuple[float, float] | None:
+    """The interval of k hits in n (percent); kept, as every rendering of a report asks again."""
     from novabench.metrics.stats import bootstrap_confidence_intervals
 
     low, high = bootstrap_confidence_intervals(
-        _Hits(k, result.n), n_resamples=n_resamples, confidence=confidence, seed=seed
+        _Hits(k, n), n_resamples=n_resamples, confidence=confidence, seed=seed
     )["rate"]
     if math.isnan(low):
         return None

@@ -748,12 +748,13 @@ def published_line(report: Mapping[str, Any]) -> str:
     """
     from novabench.published import NOT_RESCORED, published_rows
 
-    rows = published_rows(report)
+    # The line shows values only: no interval is computed for it.
+    rows = published_rows({"bootstrap": {"n_resamples": 0}, "tasks": report.get("tasks") or {}})
     if not rows:
         return ""
     best: dict[tuple[str, str], list[str]] = {}
     for task, metric, model, value, _, _ in rows:
-        best.setdefault((task, metric), []).append(f"{model} {value.split(' [')[0]}")
+        best.setdefault((task, metric), []).append(f"{model} {value}")
     shown = "; ".join(
         f"{task} {metric} " + ", ".join(models[:3]) + (", ..." if len(models) > 3 else "")
         for (task, metric), models in best.items()
