@@ -275,17 +275,25 @@ def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
             results.get_by_text("top1 (%)").first.wait_for(timeout=WAIT_MS)
             assert re.search(r"top1 \(%\)\s+100\.0\s+100\.0 – 100\.0", results.inner_text())
 
-            # Uploading a predictions file fills the box; its path never shows.
+            # An uploaded predictions file: the box previews its first 20 lines, the whole
+            # file is scored (25 captions against 25 references), its path never shows.
             upload = tmp_path / "captions.jsonl"
-            upload.write_text(json.dumps("Axial FLAIR shows a lesion.") + "\n")
+            upload.write_text(
+                "".join(
+                    json.dumps(f"Axial FLAIR shows lesion number {i}.") + "\n" for i in range(25)
+                )
+            )
             _choose_task(page, "captioning")
             page.locator("#nova-predictions-file input[type=file]").set_input_files(str(upload))
             page.wait_for_function(
                 "() => document.querySelector('#nova-predictions .cm-content')"
-                ".innerText.includes('Axial FLAIR shows a lesion')",
+                ".innerText.includes('lesion number 19')",
                 timeout=WAIT_MS,
             )
-            _set_code(page, "nova-references", '["Axial FLAIR image with a lesion."]')
+            assert "lesion number 20" not in _code_text(page, "nova-predictions")
+            assert "first 20 of 25 lines" in page.locator("#nova-predictions").inner_text()
+            references = [f"Axial FLAIR image with lesion {i}." for i in range(25)]
+            _set_code(page, "nova-references", json.dumps(references))
             page.locator("#nova-score").click()
             results.get_by_text("ROUGE-L (%)").first.wait_for(timeout=WAIT_MS)
             assert str(tmp_path) not in page.locator("body").inner_text()

@@ -35,6 +35,7 @@ __all__ = [
     "result_table",
     "score_inputs",
     "texts_after_task_change",
+    "upload_preview",
 ]
 
 #: The tasks the Space scores: the registry's, then ``all``.
@@ -396,9 +397,43 @@ _INTRO = (
 )
 
 
+def _upload_path(file: Any) -> str:
+    return file if isinstance(file, str) else getattr(file, "name", str(file))
+
+
 def _read_upload(file: Any) -> str:
-    path = file if isinstance(file, str) else getattr(file, "name", str(file))
-    return Path(path).read_text(encoding="utf-8")
+    return Path(_upload_path(file)).read_text(encoding="utf-8")
+
+
+#: How much of an uploaded file the editor shows: a preview, never the whole file.
+PREVIEW_LINES = 20
+PREVIEW_CHARS = 4000
+
+
+def upload_preview(text: str, name: str, what: str) -> tuple[str, str]:
+    """What the editor shows for an uploaded file: its first lines and a label saying so.
+
+    The whole file is scored from the upload; copying it into the page's editor would send
+    it back and forth and freeze the browser on a large predictions file.
+
+    Example:
+        >>> preview, label = upload_preview("\n".join(f'"{i}"' for i in range(50)), "run.jsonl", "predictions")
+        >>> preview.splitlines()[-1], len(preview.splitlines())
+        ('"19"', 20)
+        >>> label
+        'predictions: run.jsonl, first 20 of 50 lines shown (read only); the whole file is scored. Remove the file to type here.'
+    """
+    lines = text.splitlines()
+    shown = "\n".join(lines[:PREVIEW_LINES])[:PREVIEW_CHARS]
+    extent = (
+        f"all {len(lines)} line{'s' * (len(lines) != 1)} shown"
+        if shown == "\n".join(lines)
+        else f"first {len(shown.splitlines())} of {len(lines)} lines shown"
+    )
+    return shown, (
+        f"{what}: {name}, {extent} (read only); the whole file is scored. Remove the file to "
+        "type here."
+    )
 
 
 def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blocks:
@@ -478,6 +513,9 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             wrap=True,
         )
         message = gr.Markdown(elem_id="nova-message")
+        # What the user had typed before an upload replaced the editor with a preview.
+        typed_predictions = gr.State("")
+        typed_references = gr.State("")
 
         def on_task(name: str, predictions_text: str, references_text: str) -> tuple[Any, Any]:
             texts = (predictions_text or "", references_text or "")
@@ -488,22 +526,47 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 return gr.update(), gr.update()
             return after
 
-        def on_upload(file: Any) -> Any:
-            if file is None:
-                return gr.update()
-            try:
-                return _read_upload(file)
-            except (OSError, UnicodeDecodeError) as error:
-                return gr.update(label=f"predictions (upload not read: {type(error).__name__})")
+        def upload_handlers(what: str) -> tuple[Any, Any]:
+            def on_upload(file: Any, typed: str) -> tuple[Any, str]:
+                if file is None:
+                    return gr.update(), typed
+                try:
+                    text = _read_upload(file)
+                except (OSError, UnicodeDecodeError) as error:
+                    return gr.update(
+                        label=f"{what} (upload not read: {type(error).__name__})"
+                    ), typed
+                preview, label = upload_preview(text, Path(_upload_path(file)).name, what)
+                # The editor shows a preview; what the user had typed comes back on removal.
+                return gr.update(value=preview, label=label, interactive=False), typed
+
+            def on_clear(typed: str) -> Any:
+                return gr.update(value=typed, label=what, interactive=True)
+
+            return on_upload, on_clear
+
+        def scored_text(file: Any, typed: str) -> str:
+            return _read_upload(file) if file is not None else typed or ""
 
         def on_score(*values: Any) -> tuple[list[list[str]], str]:
-            name, predictions_text, mode, references_text, resamples, seed_value, bert = values
+            name, typed_predictions, mode, typed_references, resamples, seed_value, bert = values[
+                :7
+            ]
+            predictions_upload, references_upload = values[7:]
+            try:
+                predictions_text = scored_text(predictions_upload, typed_predictions)
+                references_text = scored_text(references_upload, typed_references)
+            except (OSError, UnicodeDecodeError) as error:
+                return (
+                    [],
+                    f"**Could not score.** the uploaded file was not read ({type(error).__name__})",
+                )
             rows, text = score_inputs(
                 module_dir,
                 name,
-                predictions_text or "",
+                predictions_text,
                 mode,
-                references_text or "",
+                references_text,
                 n_resamples=int(resamples or 0),
                 seed=int(seed_value or 0),
                 with_bertscore=bool(bert),
@@ -523,12 +586,18 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             outputs=references_column,
             api_visibility="private",
         )
-        predictions_file.upload(
-            on_upload, inputs=predictions_file, outputs=predictions, api_visibility="private"
-        )
-        references_file.upload(
-            on_upload, inputs=references_file, outputs=references, api_visibility="private"
-        )
+        for editor, upload, typed, what in (
+            (predictions, predictions_file, typed_predictions, "predictions"),
+            (references, references_file, typed_references, "references"),
+        ):
+            on_upload, on_clear = upload_handlers(what)
+            upload.upload(
+                on_upload,
+                inputs=[upload, editor],
+                outputs=[editor, typed],
+                api_visibility="private",
+            )
+            upload.clear(on_clear, inputs=typed, outputs=editor, api_visibility="private")
         button.click(
             on_score,
             inputs=[
@@ -539,6 +608,8 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 n_resamples,
                 seed,
                 with_bertscore,
+                predictions_file,
+                references_file,
             ],
             outputs=[table, message],
             api_name="score",
