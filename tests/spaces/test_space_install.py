@@ -144,7 +144,7 @@ def _call_endpoint(client, kind: str) -> None:
 
         predictions, references = example_texts("diagnosis")
         table, message = client.predict(
-            "diagnosis", predictions, REFERENCES_PASTED, references, 20, 0, False,
+            "diagnosis", predictions, REFERENCES_PASTED, references, 20, 0, False, None, None,
             api_name="/score",
         )  # fmt: skip
         rows = table.get("value", table)["data"] if isinstance(table, dict) else table
