@@ -417,7 +417,8 @@ def upload_preview(text: str, name: str, what: str) -> tuple[str, str]:
     it back and forth and freeze the browser on a large predictions file.
 
     Example:
-        >>> preview, label = upload_preview("\n".join(f'"{i}"' for i in range(50)), "run.jsonl", "predictions")
+        >>> text = "".join(f'"{i}"' + chr(10) for i in range(50))  # 50 JSON Lines
+        >>> preview, label = upload_preview(text, "run.jsonl", "predictions")
         >>> preview.splitlines()[-1], len(preview.splitlines())
         ('"19"', 20)
         >>> label
