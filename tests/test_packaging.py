@@ -3,8 +3,9 @@
 Builds the sdist and the wheel (the wheel from the sdist, so the sdist must be complete),
 checks them with twine, installs the wheel -- not editable, no index -- into a fresh virtual
 environment, and from a folder outside the repository runs ``nova --help``, ``nova sample``,
-``novabench.load_nova`` on the sample, and ``evaluate.load`` of the metric module copied
-alone into a folder exactly as it sits on the Hub, one score per task. Offline throughout.
+``novabench.load_nova`` on the sample, ``evaluate.load`` of the metric module the wheel
+carries (``novabench.metric_path()``), of the folder ``nova metric copy`` writes, and of the
+module copied alone into a folder exactly as it sits on the Hub. Offline throughout.
 
 The fresh environment sees the pinned third-party packages of the running one (there is no
 index to install them from) through a folder of links that leaves out novabench itself,
@@ -109,10 +110,14 @@ def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     links = _third_party_links(root / "third_party")
     (site / "zz_pinned_third_party.pth").write_text(f"{links}\n", encoding="utf-8")
     (wheel,) = dist.glob("novabench-*.whl")
+    # Without PYTHONPATH: a src/ on it holds the build's novabench.egg-info, which pip takes
+    # for an installed novabench and then installs nothing.
+    pip_env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     _run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
          "--no-index", "--no-cache-dir", "--quiet", str(wheel)],
         cwd=root,
+        env=pip_env,
     )  # fmt: skip
     return env_dir
 
@@ -148,6 +153,11 @@ def test_the_wheel_ships_resources_and_types(dist: Path) -> None:
         f"novabench-{novabench.__version__}.dist-info/licenses/LICENSE",
     ):
         assert needed in names, needed
+    # The evaluate module folder, byte for byte the repository's (its single source).
+    with zipfile.ZipFile(wheel) as archive:
+        for name in (*METRIC_FILES, "app.py"):
+            shipped = archive.read(f"novabench/resources/nova_metric/{name}")
+            assert shipped == (REPO / "metrics" / "nova_metric" / name).read_bytes(), name
     assert wheel.name == f"novabench-{novabench.__version__}-py3-none-any.whl"
     (sdist,) = dist.glob("novabench-*.tar.gz")
     assert sdist.name == f"novabench-{novabench.__version__}.tar.gz"
@@ -159,6 +169,7 @@ def test_installed_wheel_works_outside_the_repository(venv: Path, tmp_path: Path
     env = _user_env(venv, user)
 
     assert "usage: nova" in _run(["nova", "--help"], cwd=user, env=env)
+    assert "nova_metric" in _run(["nova", "metric", "copy", "notebook"], cwd=user, env=env)
     _run(
         ["nova", "sample", str(user / "nova-sample"), "--cases", "2", "--quiet"], cwd=user, env=env
     )
@@ -183,7 +194,8 @@ def test_installed_wheel_works_outside_the_repository(venv: Path, tmp_path: Path
             cases = load_nova("nova-sample", config="cases")
             first = images[0]
             hub = str(Path("hub/nova_metric").resolve())
-            localization = evaluate.load(hub, "localization").compute(
+            packaged = novabench.metric_path()
+            localization = evaluate.load(packaged, "localization").compute(
                 predictions=[{"boxes": row["boxes"], "scores": [1.0] * len(row["boxes"])}
                              for row in images],
                 references=images,
@@ -192,6 +204,9 @@ def test_installed_wheel_works_outside_the_repository(venv: Path, tmp_path: Path
                 predictions=images["caption"], references=images, exclude=["BERTScore-F1"]
             )
             diagnosis = evaluate.load(hub, "diagnosis").compute(
+                predictions=[[row["final_diagnosis"]] for row in cases], references=cases
+            )
+            copied = evaluate.load("notebook/nova_metric", "diagnosis").compute(
                 predictions=[[row["final_diagnosis"]] for row in cases], references=cases
             )
             try:
@@ -210,6 +225,8 @@ def test_installed_wheel_works_outside_the_repository(venv: Path, tmp_path: Path
                 "hit@50": localization["hit@50"],
                 "ROUGE-L": captioning["ROUGE-L"],
                 "top1": diagnosis["top1"],
+                "top1_copied": copied["top1"],
+                "metric_path": packaged,
             }))
             """
         ),
@@ -228,4 +245,8 @@ def test_installed_wheel_works_outside_the_repository(venv: Path, tmp_path: Path
     assert result["hit@50"] == 1.0
     assert result["mAP@50"] == result["with_gold"] / result["rows"] < 1.0
     assert result["ROUGE-L"] == 1.0
-    assert result["top1"] == 1.0
+    assert result["top1"] == result["top1_copied"] == 1.0
+    # The module came from the installed wheel, not from this checkout.
+    packaged = Path(result["metric_path"]).resolve()
+    assert venv.resolve() in packaged.parents and REPO not in packaged.parents
+    assert packaged.parts[-3:] == ("novabench", "resources", "nova_metric")

@@ -254,10 +254,22 @@ def test_space_build_writes_complete_repositories(tmp_path: Path, monkeypatch) -
         )
         assert not any("novabench" in r for r in requirements if not r.startswith("#"))
     metric_requirements = (tmp_path / "metric" / "requirements.txt").read_text()
-    assert f"--extra-index-url {CPU_TORCH_INDEX}" in metric_requirements
-    assert re.search(r"(?m)^torch==[\d.]+\+cpu$", metric_requirements)  # never a CUDA build
-    assert "bert-score" in metric_requirements and "nilearn" not in metric_requirements
+    # No extra index: pip would ask it about every package, and retry when it is unreachable.
+    assert "--extra-index-url" not in metric_requirements
+    assert "--find-links" not in metric_requirements
+    # The Space scores against the synthetic sample by default, which needs nilearn.
+    assert "bert-score" in metric_requirements and "nilearn" in metric_requirements
+    # BERTScore's transformers at the tested version, not whatever bert-score pulls in.
+    assert re.search(r"(?m)^transformers==\d+\.\d+\.\d+$", metric_requirements)
+    torch_pin = re.search(r"(?m)^torch==([\d.]+)$", metric_requirements).group(1)
+    # The CPU build comes first, by URL, from pre-requirements.txt (the Hub installs it
+    # before requirements.txt); its version satisfies the public pin above.
+    pre = (tmp_path / "metric" / "pre-requirements.txt").read_text().splitlines()
+    (torch_line,) = [line for line in pre if not line.startswith("#")]
+    assert torch_line.startswith(f"torch @ {CPU_TORCH_INDEX}/torch-{torch_pin}%2Bcpu-cp311-cp311-")
+    assert 'python_version == "3.11"' in torch_line
     assert "torch" not in (tmp_path / "explorer" / "requirements.txt").read_text()
+    assert not (tmp_path / "explorer" / "pre-requirements.txt").exists()
     assert (tmp_path / "metric" / "nova_metric.py").is_file()
     with pytest.raises(Exception, match="already exists"):
         build_space("metric", tmp_path / "metric", wheel=wheel)

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from novabench.citation import NOVA_ARXIV_URL, NOVA_BIBTEX
 from novabench.errors import NovaInputError
+from novabench.metric_module import configuration_task
 from novabench.metrics import evaluate_adapter
 
 _CITATION = NOVA_BIBTEX
@@ -64,7 +65,7 @@ Returns:
     diagnosis: top1, top5, n_cases, ...
     all: {"localization": {...}, "captioning": {...}, "diagnosis": {...}}
 Examples:
-    >>> nova = evaluate.load("<user>/nova_metric", "diagnosis")  # or this folder's path
+    >>> nova = evaluate.load(novabench.metric_path(), "diagnosis")  # or this folder's path
     >>> nova.compute(predictions=[["MS", "ADEM"]], references=["Multiple sclerosis"])["top1"]
     1.0
 """
@@ -75,28 +76,29 @@ class NovaMetric(evaluate.Metric):
     """The NOVA benchmark metric (configurations: localization, captioning, diagnosis, all)."""
 
     def _info(self):
-        task = self.config_name if self.config_name != "default" else "all"
         return evaluate.MetricInfo(
             module_type="metric",
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=evaluate_adapter.metric_features(task),
+            features=evaluate_adapter.metric_features(self.task),
             homepage="https://huggingface.co/datasets/c-i-ber/Nova",
             license="apache-2.0",
             reference_urls=[NOVA_ARXIV_URL],
         )
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, config_name=None, **kwargs):
+        # No configuration name ("default") means "all", with a warning naming the others.
+        self._nova_task = configuration_task(config_name)
+        super().__init__(config_name=config_name, **kwargs)
         # _compute reads Arrow columns (no Python object per box). MetricInfo refuses a
         # format with nested features when it is built, so the format is set afterwards.
         self._module_info.format = "arrow"
 
     @property
     def task(self):
-        """The NOVA task of this configuration (``default`` means ``all``)."""
-        return self.config_name if self.config_name != "default" else "all"
+        """The NOVA task of this configuration (none named means ``all``)."""
+        return self._nova_task
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add a batch; predictions and references are normalised (dataset rows allowed) first."""

@@ -38,6 +38,7 @@ __all__ = [
     "__version__",
     "evaluate_model",
     "load_nova",
+    "metric_path",
     "read_release",
 ]
 
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from novabench.data.hf import NovaBuilder, load_nova
     from novabench.data.release import read_release
     from novabench.evaluator import Endpoint, NovaReport, evaluate_model
+    from novabench.metric_module import metric_path
 
 # Imported on first use: they pull in `datasets` and pyarrow.
 _LAZY = {
@@ -54,6 +56,7 @@ _LAZY = {
     "NovaBuilder": "novabench.data.hf",
     "load_nova": "novabench.data.hf",
     "read_release": "novabench.data.release",
+    "metric_path": "novabench.metric_module",
 }
 
 

