@@ -767,6 +767,16 @@ def test_empty_strings_are_misses_and_never_reach_the_matcher() -> None:
     assert evaluation.result()["n_empty_predictions"] == 1
 
 
+def test_a_case_result_cannot_be_changed_after_scoring() -> None:
+    # The per-case tables and the aggregate read the same verdicts: neither may edit them.
+    import dataclasses
+
+    case = prepare_diagnosis([["glioma"]], ["Glioma"]).cases[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        case.verdicts = (False,)  # type: ignore[misc]
+    assert case.verdicts == (True,)
+
+
 def test_each_distinct_pair_is_judged_once() -> None:
     calls: list[tuple[str, str]] = []
 
