@@ -777,6 +777,23 @@ def test_a_case_result_cannot_be_changed_after_scoring() -> None:
     assert case.verdicts == (True,)
 
 
+def test_a_placeholder_reference_is_never_sent_to_the_matcher() -> None:
+    # An LLM judge costs a call per pair: a case that is not scored must not spend one.
+    seen: list[tuple[str, str]] = []
+
+    def recording(reference: str, candidate: str) -> bool:
+        seen.append((reference, candidate))
+        return True
+
+    evaluation = prepare_diagnosis(
+        [["glioma"], ["meningioma", "abscess"]],
+        ["Glioma", "Final diagnosis not found."],
+        matcher=recording,
+    )
+    assert seen == [("Glioma", "glioma")]
+    assert evaluation.result()["n_cases_without_reference"] == 1
+
+
 def test_each_distinct_pair_is_judged_once() -> None:
     calls: list[tuple[str, str]] = []
 
