@@ -784,3 +784,20 @@ def test_parse_stats_empty() -> None:
         "notes": [],
         "readable_with": [],
     }
+
+
+def test_an_empty_box_list_under_its_key_says_no_target() -> None:
+    # {"boxes": []} with nothing else: the model's explicit "I found nothing".
+    parsed = parse_localization('{"boxes": []}', image_size=(480, 480))
+    assert parsed.status == "no_target"
+    assert parsed.boxes == []
+
+
+def test_a_box_written_as_two_corner_points_is_read() -> None:
+    # Qwen's key, absolute pixels: corners (100, 200) and (300, 400) -> x, y, w, h 100, 200, 200, 200.
+    parsed = parse_localization(
+        '{"label": "lesion", "bbox_2d": [[100, 200], [300, 400]]}', image_size=(1000, 1000)
+    )
+    assert parsed.status == "ok"
+    assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0]]
+    assert parsed.labels == ["lesion"]
