@@ -801,3 +801,22 @@ def test_a_box_written_as_two_corner_points_is_read() -> None:
     assert parsed.status == "ok"
     assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0]]
     assert parsed.labels == ["lesion"]
+
+
+@pytest.mark.parametrize(
+    "entry, shown",
+    [
+        ("n/a", "'n/a'"),
+        # 38 characters, 40 with quotes: shown whole.
+        ("lesion in the left frontal lobe, 2 cm.", "'lesion in the left frontal lobe, 2 cm.'"),
+        # Longer: its first 37 characters (the quote and 36 letters) and "...".
+        (
+            "left frontal lesion, see the report for details",
+            "'left frontal lesion, see the report ...",
+        ),
+    ],
+)
+def test_junk_in_a_box_list_is_quoted_once_and_cut_at_40_characters(entry, shown) -> None:
+    parsed = parse_localization(json.dumps({"boxes": [entry]}), image_size=(480, 480))
+    assert parsed.status == "unparseable"
+    assert f"the box list holds {shown} where a box of 4 numbers" in (parsed.error or "")
