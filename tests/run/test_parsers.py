@@ -820,3 +820,32 @@ def test_junk_in_a_box_list_is_quoted_once_and_cut_at_40_characters(entry, shown
     parsed = parse_localization(json.dumps({"boxes": [entry]}), image_size=(480, 480))
     assert parsed.status == "unparseable"
     assert f"the box list holds {shown} where a box of 4 numbers" in (parsed.error or "")
+
+
+@pytest.mark.parametrize(
+    "answer, readable_with",
+    [
+        # 1000 is still a 0..1000 unit; 1001 can only be pixels.
+        ("[100, 200, 1000, 1000]", ("protocol", "xyxy_norm1000")),
+        ("[100, 200, 1001, 900]", ("xyxy_pixel",)),
+        ('{"x1": 100, "y1": 200, "x2": 1000, "y2": 1000}', ("xyxy_norm1000", "xyxy_pixel")),
+        ('{"x1": 100, "y1": 200, "x2": 1001, "y2": 900}', ("xyxy_pixel",)),
+        ("lesion: [100, 200, 1001, 900]", ("xyxy_pixel",)),
+    ],
+)
+def test_auto_reads_1000_as_the_top_of_the_per_mille_range(answer, readable_with) -> None:
+    parsed = parse_localization(answer, image_size=(2000, 2000))
+    assert parsed.status == "ambiguous_convention"
+    assert parsed.readable_with == readable_with
+
+
+def test_a_protocol_line_or_prompted_list_reaching_1000_is_read() -> None:
+    # Protocol line [ymin, xmin, ymax, xmax] per mille of 2000 px: y 200..2000, x 400..2000.
+    line = parse_localization("lesion: [100, 200, 1000, 1000]", image_size=(2000, 2000))
+    assert (line.status, line.convention) == ("ok", "protocol")
+    assert line.boxes == [[400.0, 200.0, 1600.0, 1800.0]]
+    # The run's prompt asked for x1, y1, x2, y2 per mille: x 200..2000, y 400..2000.
+    prompted = parse_localization(
+        "[100, 200, 1000, 1000]", image_size=(2000, 2000), prompt_convention="xyxy_norm1000"
+    )
+    assert (prompted.status, prompted.boxes) == ("ok", [[200.0, 400.0, 1800.0, 1600.0]])
