@@ -849,3 +849,43 @@ def test_a_protocol_line_or_prompted_list_reaching_1000_is_read() -> None:
         "[100, 200, 1000, 1000]", image_size=(2000, 2000), prompt_convention="xyxy_norm1000"
     )
     assert (prompted.status, prompted.boxes) == ("ok", [[200.0, 400.0, 1800.0, 1600.0]])
+
+
+def test_json_objects_one_per_line_are_one_answer() -> None:
+    answer = (
+        '{"bbox_2d": [100, 200, 300, 400], "label": "lesion"}\n'
+        '{"bbox_2d": [500, 500, 600, 650], "label": "edema"}'
+    )
+    parsed = parse_localization(answer, image_size=(1000, 1000))
+    assert parsed.status == "ok"
+    # Qwen's x1, y1, x2, y2 pixels as x, y, w, h, by hand.
+    assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0], [500.0, 500.0, 100.0, 150.0]]
+    assert parsed.labels == ["lesion", "edema"]
+
+
+def test_json_after_a_fence_of_prose_is_still_read() -> None:
+    # The only fenced block holds no JSON: the answer is the object after it.
+    answer = (
+        "Findings:\n```text\nRing-enhancing lesion in the left frontal lobe.\n```\n"
+        '{"bbox_2d": [100, 200, 300, 400], "label": "lesion"}'
+    )
+    parsed = parse_localization(answer, image_size=(1000, 1000))
+    assert (parsed.status, parsed.convention) == ("ok", "qwen")
+    assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0]]
+
+
+@pytest.mark.parametrize(
+    "junk, note",
+    [
+        (["n/a"], "1 entry of a box list not 4 numbers ('n/a'): not read"),
+        (
+            ["a", "b", "c", "d"],
+            "4 entries of a box list not 4 numbers ('a', 'b', 'c'): not read",
+        ),
+    ],
+)
+def test_junk_beside_a_box_is_counted_in_a_note(junk, note) -> None:
+    answer = json.dumps({"boxes": [[100, 200, 300, 400], *junk]})
+    parsed = parse_localization(answer, image_size=(1000, 1000), convention="xyxy_pixel")
+    assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0]]
+    assert note in parsed.notes
