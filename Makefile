@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test test-slow dist bench clean
+.PHONY: demo test test-slow dist bench mutation clean
 
 $(STAMP): pyproject.toml requirements/test.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,18 @@ dist: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_dataset.py
 	$(BIN)/python scripts/bench_metric.py
+
+# Single-token mutants of the scoring and parsing cores against their own tests, one module
+# at a time (a tool, not a test: minutes per module). One module: make mutation MODULE=src/...
+# Add MUTATION_ARGS="--sample 80" to draw a random sample of mutants.
+MUTATION_MODULES ?= src/novabench/metrics/diagnosis.py src/novabench/run/parsers/boxes.py \
+	src/novabench/metrics/localization.py src/novabench/metrics/captioning.py
+MODULE ?= $(MUTATION_MODULES)
+mutation: $(STAMP)
+	for module in $(MODULE); do \
+		HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python scripts/mutation_check.py \
+			$$module $(MUTATION_ARGS) || exit $$?; \
+	done
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache

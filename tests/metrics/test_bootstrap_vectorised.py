@@ -324,3 +324,141 @@ def test_localisation_skips_sorting_draws_and_keeps_every_interval(monkeypatch) 
     for key, entry in paired.items():
         assert all(map(same, entry["ci"], paired_sorted[key]["ci"])), key
         assert same(entry["p_value"], paired_sorted[key]["p_value"]), key
+
+
+def _three_item_evaluations() -> dict[str, object]:
+    """One evaluation of each family on three items, for the index boundaries."""
+    from novabench.metrics.captioning import prepare_captioning
+    from novabench.metrics.diagnosis import prepare_diagnosis
+
+    box = [10.0, 10.0, 20.0, 20.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LocalizationWarning)
+        localization = prepare_localization(
+            [{"boxes": [box]}, {"boxes": []}, {"boxes": [[200.0, 200.0, 5.0, 5.0]]}],
+            [{"boxes": [box]}] * 3,
+        )
+    return {
+        # Top-1 per case, by hand: glioma == glioma (1), abscess != lymphoma (0), none (0).
+        "diagnosis": prepare_diagnosis(
+            [["glioma"], ["abscess"], []], ["glioma", "lymphoma", "abscess"]
+        ),
+        # Best IoU per image: 1 (the same box), 0 (no box), 0 (far away).
+        "localization": localization,
+        "captioning": prepare_captioning(
+            ["Axial FLAIR image.", "Sagittal T1.", "Coronal DWI."],
+            ["Axial FLAIR image.", "Axial T2.", "Coronal DWI."],
+            exclude=["BERTScore-F1"],
+        ),
+    }
+
+
+@pytest.mark.parametrize("family", ["diagnosis", "localization", "captioning"])
+def test_the_first_and_last_items_are_valid_indices(family) -> None:
+    evaluation = _three_item_evaluations()[family]
+    for index in (0, 2):
+        one = evaluation.aggregate(np.array([index]))
+        many = evaluation.aggregate_resamples(np.array([[index]]))
+        assert all(same(one[key], float(many[key][0])) for key in one)
+
+
+_CAPTIONING_AGGREGATE_UNCHECKED = pytest.mark.xfail(
+    strict=True,
+    reason="CaptioningEvaluation.aggregate does not check its indices yet (-1 wraps, 3 is an "
+    "IndexError): reported, captioning.py is another engineer's file this round",
+)
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        "diagnosis",
+        "localization",
+        pytest.param("captioning", marks=_CAPTIONING_AGGREGATE_UNCHECKED),
+    ],
+)
+@pytest.mark.parametrize("index", [3, -1], ids=["n_items", "minus_one"])
+def test_aggregate_refuses_an_index_past_either_end(family, index) -> None:
+    # numpy would read -1 as the last item and bincount would grow for 3: both must be errors.
+    evaluation = _three_item_evaluations()[family]
+    with pytest.raises(NovaInputError) as info:
+        evaluation.aggregate(np.array([0, index]))
+    assert info.value.field == "indices"
+
+
+@pytest.mark.parametrize("family", ["diagnosis", "localization", "captioning"])
+@pytest.mark.parametrize("index", [3, -1], ids=["n_items", "minus_one"])
+def test_aggregate_resamples_refuses_an_index_past_either_end(family, index) -> None:
+    evaluation = _three_item_evaluations()[family]
+    with pytest.raises(NovaInputError) as info:
+        evaluation.aggregate_resamples(np.array([[0, index]]))
+    assert info.value.field == "indices"
+
+
+def test_single_items_score_what_they_hold() -> None:
+    evaluations = _three_item_evaluations()
+    diagnosis, localization = evaluations["diagnosis"], evaluations["localization"]
+    assert [diagnosis.aggregate(np.array([i]))["top1"] for i in range(3)] == [1.0, 0.0, 0.0]
+    assert [localization.aggregate(np.array([i]))["mAP@30"] for i in range(3)] == [1.0, 0.0, 0.0]
+    # The last item drawn twice and the first once: 1 hit in 3 draws.
+    assert diagnosis.aggregate(np.array([0, 2, 2]))["top1"] == pytest.approx(1 / 3)
+    assert localization.aggregate(np.array([0, 2, 2]))["mAP@50"] == pytest.approx(1 / 3)
+
+
+def test_a_one_item_bootstrap_is_that_item_not_nan() -> None:
+    from novabench.metrics.diagnosis import prepare_diagnosis
+
+    # Every resample of one item is that item: the interval is its score at both ends.
+    box = [10.0, 10.0, 20.0, 20.0]
+    diagnosis = prepare_diagnosis([["glioma"]], ["glioma"])
+    localization = prepare_localization([{"boxes": [box]}], [{"boxes": [box]}])
+    assert bootstrap_confidence_intervals(diagnosis, n_resamples=50, seed=1)["top1"] == (1.0, 1.0)
+    intervals = bootstrap_confidence_intervals(localization, n_resamples=50, seed=1)
+    assert intervals["mAP@30"] == (1.0, 1.0)
+    assert intervals["FP30"] == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("family", ["diagnosis", "localization", "captioning"])
+@pytest.mark.parametrize(
+    "indices",
+    [np.array([0, 1]), np.array([[[0, 1]]])],
+    ids=["one_dimensional", "three_dimensional"],
+)
+def test_aggregate_resamples_wants_rows(family, indices) -> None:
+    evaluation = _three_item_evaluations()[family]
+    with pytest.raises(NovaInputError, match="2-D") as info:
+        evaluation.aggregate_resamples(indices)
+    assert info.value.field == "indices"
+
+
+@pytest.mark.parametrize(
+    "family",
+    [
+        "diagnosis",
+        "localization",
+        pytest.param(
+            "captioning",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="CaptioningEvaluation casts float positions to integers (1.7 -> 1): "
+                "reported, captioning.py is another engineer's file this round",
+            ),
+        ),
+    ],
+)
+def test_aggregate_resamples_refuses_positions_that_are_not_integers(family) -> None:
+    evaluation = _three_item_evaluations()[family]
+    with pytest.raises(NovaInputError) as info:
+        evaluation.aggregate_resamples(np.array([[0.0, 1.7]]))
+    assert info.value.field == "indices"
+
+
+@pytest.mark.parametrize("family", ["diagnosis", "localization", "captioning"])
+def test_an_empty_resample_is_nan_without_a_numpy_warning(family) -> None:
+    evaluation = _three_item_evaluations()[family]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "Mean of empty slice" would be a RuntimeWarning
+        one = evaluation.aggregate(np.array([], dtype=np.int64))
+        many = evaluation.aggregate_resamples(np.zeros((2, 0), dtype=np.int64))
+    assert one and all(math.isnan(value) for value in one.values())
+    assert all(np.isnan(values).all() and len(values) == 2 for values in many.values())

@@ -397,3 +397,12 @@ def test_no_caption_pair_at_all_gives_nan_like_the_other_tasks():
     # An empty resample of a non-empty evaluation is NaN too, not a crash.
     evaluation = captioning.prepare_captioning(["a"], ["a"], exclude=["BERTScore-F1"])
     assert math.isnan(evaluation.aggregate(np.array([], dtype=int))["ROUGE-L"])
+
+
+def test_per_pair_keyword_f1_of_a_partial_match() -> None:
+    # Modality keywords: prediction {axial, flair}, reference {axial, t2}: one shared,
+    # one extra, one missed -> F1 = 2 * 1 / (2 * 1 + 1 + 1) = 0.5 by hand.
+    evaluation = prepare_captioning(
+        ["Axial FLAIR image."], ["Axial T2 image."], exclude=["BERTScore-F1", "METEOR"]
+    )
+    assert evaluation.per_pair()["ModalityF1"] == [0.5]

@@ -767,6 +767,33 @@ def test_empty_strings_are_misses_and_never_reach_the_matcher() -> None:
     assert evaluation.result()["n_empty_predictions"] == 1
 
 
+def test_a_case_result_cannot_be_changed_after_scoring() -> None:
+    # The per-case tables and the aggregate read the same verdicts: neither may edit them.
+    import dataclasses
+
+    case = prepare_diagnosis([["glioma"]], ["Glioma"]).cases[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        case.verdicts = (False,)  # type: ignore[misc]
+    assert case.verdicts == (True,)
+
+
+def test_a_placeholder_reference_is_never_sent_to_the_matcher() -> None:
+    # An LLM judge costs a call per pair: a case that is not scored must not spend one.
+    seen: list[tuple[str, str]] = []
+
+    def recording(reference: str, candidate: str) -> bool:
+        seen.append((reference, candidate))
+        return True
+
+    evaluation = prepare_diagnosis(
+        [["glioma"], ["meningioma", "abscess"]],
+        ["Glioma", "Final diagnosis not found."],
+        matcher=recording,
+    )
+    assert seen == [("Glioma", "glioma")]
+    assert evaluation.result()["n_cases_without_reference"] == 1
+
+
 def test_each_distinct_pair_is_judged_once() -> None:
     calls: list[tuple[str, str]] = []
 

@@ -18,6 +18,7 @@ from novabench.metrics.boxes import iou_matrix_xywh, paired_iou_xywh, to_xywh
 from novabench.metrics.localization import (
     LOCALIZATION_METRIC_KEYS,
     LocalizationWarning,
+    coco_average_precision,
     prepare_localization,
     score_localization,
 )
@@ -625,3 +626,50 @@ def test_protocol_map_matches_a_plain_loop_on_random_inputs(seed: int) -> None:
         [_reference_protocol_map(predictions, references, t) for t in np.linspace(0.5, 0.95, 10)]
     )
     assert result["mAP@50:95"] == pytest.approx(expected_50_95, abs=1e-12)
+
+
+@pytest.mark.parametrize("thresholds", [[1.01], [0.0], [-0.3], [0.5, 1.5], []])
+def test_coco_ap_refuses_iou_thresholds_outside_zero_to_one(thresholds) -> None:
+    # An IoU never exceeds 1 and every box pair reaches 0: such a threshold measures nothing.
+    with pytest.raises(NovaInputError) as info:
+        coco_average_precision([GOLD], [GOLD], iou_thresholds=thresholds)
+    assert info.value.field == "iou_thresholds"
+
+
+def test_coco_ap_at_the_ends_of_the_threshold_range() -> None:
+    # [0, 0, 10, 9] inside [0, 0, 10, 10]: IoU 90 / 100 = 0.9 by hand.
+    inner = [{"boxes": [[0, 0, 10, 9]]}]
+    assert coco_average_precision([GOLD], [GOLD], iou_thresholds=[1.0]) == pytest.approx(1, **close)
+    assert coco_average_precision(inner, [GOLD], iou_thresholds=[1.0]) == 0.0
+    assert coco_average_precision(inner, [GOLD], iou_thresholds=[0.85]) == pytest.approx(1, **close)
+    # Any overlap at all reaches a threshold just above 0; a far box does not.
+    far = [{"boxes": [[50, 50, 10, 10]]}]
+    assert coco_average_precision(inner, [GOLD], iou_thresholds=[1e-9]) == pytest.approx(1, **close)
+    assert coco_average_precision(far, [GOLD], iou_thresholds=[1e-9]) == 0.0
+
+
+@pytest.mark.parametrize(
+    "predictions, references, max_detections",
+    [
+        ([{"boxes": [[0, 0, 10, 10]]}], [{"boxes": []}], 100),  # no gold box at all
+        ([{"boxes": [[0, 0, 10, 10]]}], [{"boxes": [[0, 0, 0, 10]]}], 100),  # zero-width gold
+        ([{"boxes": [[0, 0, 10, 10], [5, 5, 10, 10]]}], [GOLD], 1),  # beyond max_detections
+    ],
+    ids=["no_gold", "degenerate_gold", "truncated"],
+)
+def test_localization_warnings_point_at_the_callers_line(
+    predictions, references, max_detections
+) -> None:
+    # A warning shown at a line of novabench tells the user nothing about their own call.
+    with pytest.warns(LocalizationWarning) as record:
+        prepare_localization(predictions, references, max_detections=max_detections)
+    assert [warning.filename for warning in record] == [__file__] * len(record)
+
+
+def test_a_perfect_match_keeps_cocos_epsilon() -> None:
+    # COCOeval's precision is tp / (tp + fp + np.spacing(1)): one true positive gives
+    # 1 / (1 + 2**-52) at each of the 101 recall points, and AP is their mean (pycocotools
+    # prints 0.9999999999999999 for this case), not 1.
+    expected = np.mean(np.full(101, 1 / (1 + np.spacing(1))))
+    assert expected != 1.0
+    assert coco_average_precision([GOLD], [GOLD], iou_thresholds=[0.5]) == expected

@@ -784,3 +784,108 @@ def test_parse_stats_empty() -> None:
         "notes": [],
         "readable_with": [],
     }
+
+
+def test_an_empty_box_list_under_its_key_says_no_target() -> None:
+    # {"boxes": []} with nothing else: the model's explicit "I found nothing".
+    parsed = parse_localization('{"boxes": []}', image_size=(480, 480))
+    assert parsed.status == "no_target"
+    assert parsed.boxes == []
+
+
+def test_a_box_written_as_two_corner_points_is_read() -> None:
+    # Qwen's key, absolute pixels: corners (100, 200) and (300, 400) -> x, y, w, h 100, 200, 200, 200.
+    parsed = parse_localization(
+        '{"label": "lesion", "bbox_2d": [[100, 200], [300, 400]]}', image_size=(1000, 1000)
+    )
+    assert parsed.status == "ok"
+    assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0]]
+    assert parsed.labels == ["lesion"]
+
+
+@pytest.mark.parametrize(
+    "entry, shown",
+    [
+        ("n/a", "'n/a'"),
+        # 38 characters, 40 with quotes: shown whole.
+        ("lesion in the left frontal lobe, 2 cm.", "'lesion in the left frontal lobe, 2 cm.'"),
+        # Longer: its first 37 characters (the quote and 36 letters) and "...".
+        (
+            "left frontal lesion, see the report for details",
+            "'left frontal lesion, see the report ...",
+        ),
+    ],
+)
+def test_junk_in_a_box_list_is_quoted_once_and_cut_at_40_characters(entry, shown) -> None:
+    parsed = parse_localization(json.dumps({"boxes": [entry]}), image_size=(480, 480))
+    assert parsed.status == "unparseable"
+    assert f"the box list holds {shown} where a box of 4 numbers" in (parsed.error or "")
+
+
+@pytest.mark.parametrize(
+    "answer, readable_with",
+    [
+        # 1000 is still a 0..1000 unit; 1001 can only be pixels.
+        ("[100, 200, 1000, 1000]", ("protocol", "xyxy_norm1000")),
+        ("[100, 200, 1001, 900]", ("xyxy_pixel",)),
+        ('{"x1": 100, "y1": 200, "x2": 1000, "y2": 1000}', ("xyxy_norm1000", "xyxy_pixel")),
+        ('{"x1": 100, "y1": 200, "x2": 1001, "y2": 900}', ("xyxy_pixel",)),
+        ("lesion: [100, 200, 1001, 900]", ("xyxy_pixel",)),
+    ],
+)
+def test_auto_reads_1000_as_the_top_of_the_per_mille_range(answer, readable_with) -> None:
+    parsed = parse_localization(answer, image_size=(2000, 2000))
+    assert parsed.status == "ambiguous_convention"
+    assert parsed.readable_with == readable_with
+
+
+def test_a_protocol_line_or_prompted_list_reaching_1000_is_read() -> None:
+    # Protocol line [ymin, xmin, ymax, xmax] per mille of 2000 px: y 200..2000, x 400..2000.
+    line = parse_localization("lesion: [100, 200, 1000, 1000]", image_size=(2000, 2000))
+    assert (line.status, line.convention) == ("ok", "protocol")
+    assert line.boxes == [[400.0, 200.0, 1600.0, 1800.0]]
+    # The run's prompt asked for x1, y1, x2, y2 per mille: x 200..2000, y 400..2000.
+    prompted = parse_localization(
+        "[100, 200, 1000, 1000]", image_size=(2000, 2000), prompt_convention="xyxy_norm1000"
+    )
+    assert (prompted.status, prompted.boxes) == ("ok", [[200.0, 400.0, 1800.0, 1600.0]])
+
+
+def test_json_objects_one_per_line_are_one_answer() -> None:
+    answer = (
+        '{"bbox_2d": [100, 200, 300, 400], "label": "lesion"}\n'
+        '{"bbox_2d": [500, 500, 600, 650], "label": "edema"}'
+    )
+    parsed = parse_localization(answer, image_size=(1000, 1000))
+    assert parsed.status == "ok"
+    # Qwen's x1, y1, x2, y2 pixels as x, y, w, h, by hand.
+    assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0], [500.0, 500.0, 100.0, 150.0]]
+    assert parsed.labels == ["lesion", "edema"]
+
+
+def test_json_after_a_fence_of_prose_is_still_read() -> None:
+    # The only fenced block holds no JSON: the answer is the object after it.
+    answer = (
+        "Findings:\n```text\nRing-enhancing lesion in the left frontal lobe.\n```\n"
+        '{"bbox_2d": [100, 200, 300, 400], "label": "lesion"}'
+    )
+    parsed = parse_localization(answer, image_size=(1000, 1000))
+    assert (parsed.status, parsed.convention) == ("ok", "qwen")
+    assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0]]
+
+
+@pytest.mark.parametrize(
+    "junk, note",
+    [
+        (["n/a"], "1 entry of a box list not 4 numbers ('n/a'): not read"),
+        (
+            ["a", "b", "c", "d"],
+            "4 entries of a box list not 4 numbers ('a', 'b', 'c'): not read",
+        ),
+    ],
+)
+def test_junk_beside_a_box_is_counted_in_a_note(junk, note) -> None:
+    answer = json.dumps({"boxes": [[100, 200, 300, 400], *junk]})
+    parsed = parse_localization(answer, image_size=(1000, 1000), convention="xyxy_pixel")
+    assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0]]
+    assert note in parsed.notes

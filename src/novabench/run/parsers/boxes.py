@@ -793,7 +793,7 @@ def _parse_localization(
             return ParsedBoxes(
                 status="unparseable",
                 notes=tuple(notes),
-                error=f"the box list holds {_shown(not_boxes[0])} where a box of 4 numbers "
+                error=f"the box list holds {not_boxes[0]} where a box of 4 numbers "
                 "was expected, and no box",
             )
         if extraction.said_not_found or extraction.explicit_empty or _says_no_target(text):

@@ -1,0 +1,441 @@
+"""Single-token mutation check of one module against a chosen subset of tests.
+
+Each mutant changes one token of the module (a comparison or arithmetic operator, an integer
+constant by +/-1, a boolean constant, ``and``/``or``, a removed ``not``) and runs the given test
+files with ``-x`` under a time box. A mutant the tests still pass on is a survivor: a behaviour
+no test pins down. Mutants listed in ``scripts/mutation_equivalents.txt`` change nothing a user
+can observe and are left out of the score (each line there says why).
+
+It is a tool, not a test: run it on one module at a time (the machine is shared), e.g.
+
+    python scripts/mutation_check.py src/novabench/run/parsers/boxes.py \\
+        tests/run/test_box_conventions.py tests/run/test_parsers.py
+
+Heavy third-party libraries are imported once in this process; each mutant runs in a forked
+child that imports novabench from a private copy of ``src/`` holding the mutated file, so the
+work tree is never modified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EQUIVALENTS_FILE = ROOT / "scripts" / "mutation_equivalents.txt"
+
+# The scoring and parsing cores and the test files that own them (fastest first: -x stops at
+# the first failure). `make mutation` runs these one module after another.
+DEFAULT_TARGETS: dict[str, list[str]] = {
+    "src/novabench/metrics/diagnosis.py": [
+        "tests/metrics/test_diagnosis.py",
+        "tests/metrics/test_case_judge.py",
+        "tests/metrics/test_bootstrap_vectorised.py",
+    ],
+    "src/novabench/run/parsers/boxes.py": [
+        "tests/run/test_parsers.py",
+        "tests/run/test_box_conventions.py",
+    ],
+    "src/novabench/metrics/localization.py": [
+        "tests/metrics/test_localization.py",
+        "tests/metrics/test_bootstrap_vectorised.py",
+    ],
+    "src/novabench/metrics/captioning.py": [
+        "tests/metrics/test_captioning.py",
+        "tests/metrics/test_bootstrap_vectorised.py",
+    ],
+}
+
+# Boundary shifts and negations of each comparison operator.
+_COMPARE_SWAPS: dict[type[ast.cmpop], tuple[type[ast.cmpop], ...]] = {
+    ast.Lt: (ast.LtE, ast.GtE),
+    ast.LtE: (ast.Lt, ast.Gt),
+    ast.Gt: (ast.GtE, ast.LtE),
+    ast.GtE: (ast.Gt, ast.Lt),
+    ast.Eq: (ast.NotEq,),
+    ast.NotEq: (ast.Eq,),
+    ast.Is: (ast.IsNot,),
+    ast.IsNot: (ast.Is,),
+    ast.In: (ast.NotIn,),
+    ast.NotIn: (ast.In,),
+}
+_BINOP_SWAPS: dict[type[ast.operator], tuple[type[ast.operator], ...]] = {
+    ast.Add: (ast.Sub,),
+    ast.Sub: (ast.Add,),
+    ast.Mult: (ast.Div,),
+    ast.Div: (ast.Mult,),
+    ast.FloorDiv: (ast.Div,),
+    ast.Mod: (ast.FloorDiv,),
+    ast.Pow: (ast.Mult,),
+}
+_SYMBOLS: dict[type[ast.AST], str] = {
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.And: "and",
+    ast.Or: "or",
+}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One single-token change of a module.
+
+    Attributes:
+        index: position in the module's list of mutants (stable for an unchanged file).
+        line: 1-based line of the changed token.
+        function: qualified name of the enclosing function or class ("<module>" at top level).
+        description: the change, e.g. ``"< -> <="``.
+        source: the whole mutated module as source text.
+    """
+
+    index: int
+    line: int
+    function: str
+    description: str
+    source: str
+
+    def key(self, original_lines: list[str]) -> str:
+        """The mutant's identity in the equivalents file: function, change and line text.
+
+        Line numbers move whenever a file is edited; the line's own text rarely does.
+
+        Example:
+            >>> Mutant(0, 2, "f", "< -> <=", "").key(["def f(x):", "    return x < 1"])
+            'f | < -> <= | return x < 1'
+        """
+        return f"{self.function} | {self.description} | {original_lines[self.line - 1].strip()}"
+
+
+def _skipped_nodes(tree: ast.AST) -> set[int]:
+    """Ids of nodes no mutant may touch: annotations, docstrings and ``__all__``."""
+    skipped: set[int] = set()
+
+    def skip(node: ast.AST | None) -> None:
+        if node is not None:
+            skipped.update(id(sub) for sub in ast.walk(node))
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            skip(node.returns)
+            for arg in [*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs]:
+                skip(arg.annotation)
+            skip(node.args.vararg.annotation if node.args.vararg else None)
+            skip(node.args.kwarg.annotation if node.args.kwarg else None)
+        if isinstance(node, ast.AnnAssign):
+            skip(node.annotation)
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+        ):
+            skip(node)
+        # `if TYPE_CHECKING:` blocks never run.
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name):
+            if node.test.id == "TYPE_CHECKING":
+                skip(node)
+    return skipped
+
+
+def _enclosing_names(tree: ast.AST) -> dict[int, str]:
+    """Map every node id to the qualified name of its enclosing function or class."""
+    names: dict[int, str] = {}
+
+    def visit(node: ast.AST, qualname: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = qualname
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = child.name if qualname == "<module>" else f"{qualname}.{child.name}"
+            names[id(child)] = inner
+            visit(child, inner)
+
+    visit(tree, "<module>")
+    return names
+
+
+def _edits(node: ast.AST) -> Iterator[tuple[str, object]]:
+    """The single-token changes of one node, as (description, replacement spec)."""
+    if isinstance(node, ast.Compare):
+        for position, op in enumerate(node.ops):
+            for new in _COMPARE_SWAPS.get(type(op), ()):
+                yield f"{_SYMBOLS[type(op)]} -> {_SYMBOLS[new]}", ("cmp", position, new)
+    elif isinstance(node, (ast.BinOp, ast.AugAssign)):
+        for new in _BINOP_SWAPS.get(type(node.op), ()):
+            yield f"{_SYMBOLS[type(node.op)]} -> {_SYMBOLS[new]}", ("op", new)
+    elif isinstance(node, ast.BoolOp):
+        new = ast.Or if isinstance(node.op, ast.And) else ast.And
+        yield f"{_SYMBOLS[type(node.op)]} -> {_SYMBOLS[new]}", ("op", new)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield "not removed", ("unwrap",)
+    elif isinstance(node, ast.Constant) and type(node.value) is bool:
+        yield f"{node.value} -> {not node.value}", ("const", not node.value)
+    elif isinstance(node, ast.Constant) and type(node.value) is int:
+        yield f"{node.value} -> {node.value + 1}", ("const", node.value + 1)
+        yield f"{node.value} -> {node.value - 1}", ("const", node.value - 1)
+
+
+class _Apply(ast.NodeTransformer):
+    """Apply one edit to the node at a given walk position of a fresh copy of the tree."""
+
+    def __init__(self, target: int, spec: tuple[object, ...]) -> None:
+        self.target = target
+        self.spec = spec
+        self.position = -1
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        return super().generic_visit(node)
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        self.position += 1
+        if self.position != self.target:
+            return self.generic_visit(node)
+        kind = self.spec[0]
+        if kind == "cmp":
+            assert isinstance(node, ast.Compare)
+            _, position, new = self.spec
+            node.ops[position] = new()  # type: ignore[index, operator]
+        elif kind == "op":
+            node.op = self.spec[1]()  # type: ignore[attr-defined, operator]
+        elif kind == "const":
+            node.value = self.spec[1]  # type: ignore[attr-defined]
+        elif kind == "unwrap":
+            return node.operand  # type: ignore[attr-defined, no-any-return]
+        return node
+
+
+def generate_mutants(source: str) -> list[Mutant]:
+    """Every single-token mutant of a module's source.
+
+    Args:
+        source: the module's source text.
+
+    Returns:
+        The mutants in source order of the walked tree, each with the full mutated source.
+
+    Example:
+        >>> mutants = generate_mutants("def positive(x):\\n    return x > 0\\n")
+        >>> [m.description for m in mutants]
+        ['> -> >=', '> -> <=', '0 -> 1', '0 -> -1']
+        >>> print(mutants[0].source)
+        def positive(x):
+            return x >= 0
+    """
+    tree = ast.parse(source)
+    skipped = _skipped_nodes(tree)
+    names = _enclosing_names(tree)
+    mutants: list[Mutant] = []
+    # The walk order of NodeTransformer (depth first, pre-order) numbers the nodes.
+    order: list[ast.AST] = []
+
+    def collect(node: ast.AST) -> None:
+        order.append(node)
+        for child in ast.iter_child_nodes(node):
+            collect(child)
+
+    collect(tree)
+    for position, node in enumerate(order):
+        if id(node) in skipped:
+            continue
+        for description, spec in _edits(node):
+            mutated = _Apply(position, spec).visit(copy.deepcopy(tree))  # type: ignore[arg-type]
+            mutants.append(
+                Mutant(
+                    index=len(mutants),
+                    line=getattr(node, "lineno", 0),
+                    function=names.get(id(node), "<module>"),
+                    description=description,
+                    source=ast.unparse(ast.fix_missing_locations(mutated)),
+                )
+            )
+    return mutants
+
+
+def read_equivalents(module: str) -> dict[str, str]:
+    """The mutants of ``module`` noted as equivalent: key -> reason."""
+    notes: dict[str, str] = {}
+    if not EQUIVALENTS_FILE.exists():
+        return notes
+    for number, line in enumerate(EQUIVALENTS_FILE.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        # The line text may itself hold " | " (numpy's or); the other fields never do.
+        head = line.split(" | ", 3)
+        if len(head) != 4 or " | " not in head[3]:
+            raise SystemExit(
+                f"{EQUIVALENTS_FILE}:{number}: expected 'path | function | change | line | why'"
+            )
+        path, function, change = (part.strip() for part in head[:3])
+        text, reason = (part.strip() for part in head[3].rsplit(" | ", 1))
+        if path == module:
+            notes[f"{function} | {change} | {text}"] = reason
+    return notes
+
+
+def _run_child(src_copy: Path, tests: list[str]) -> None:
+    """In the forked child: import novabench from the copy and run the tests; exit with pytest's code."""
+    import pytest
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    sys.path.insert(0, str(src_copy))
+    code = pytest.main(
+        [*tests, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not slow"]
+    )
+    os._exit(int(code))
+
+
+def _imports_from(src_copy: Path) -> bool:
+    """Whether a forked child imports novabench from ``src_copy`` (and not an installed copy)."""
+    pid = os.fork()
+    if pid == 0:
+        sys.path.insert(0, str(src_copy))
+        import novabench
+
+        os._exit(0 if Path(novabench.__file__).is_relative_to(src_copy) else 1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def run_mutant(
+    src_copy: Path, module_copy: Path, mutant: Mutant, tests: list[str], timeout: float
+) -> str:
+    """Write the mutant into the copy, run the tests in a forked child: 'killed'/'survived'/'timeout'."""
+    module_copy.write_text(mutant.source, encoding="utf-8")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _run_child(src_copy, tests)
+        finally:
+            os._exit(70)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return "survived" if os.waitstatus_to_exitcode(status) == 0 else "killed"
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout"
+        time.sleep(0.05)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "module", help="path of the module under src/, e.g. src/novabench/metrics/diagnosis.py"
+    )
+    parser.add_argument(
+        "tests",
+        nargs="*",
+        help="test files (or node ids) that should kill its mutants (default: the module's own, "
+        "for the modules in DEFAULT_TARGETS)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds per mutant (default 60)"
+    )
+    parser.add_argument(
+        "--sample", type=int, default=0, help="run this many mutants drawn at random"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    parser.add_argument(
+        "--function", default="", help="only mutants inside this function (qualified name prefix)"
+    )
+    args = parser.parse_args(argv)
+
+    module = Path(args.module).resolve()
+    tests = args.tests or DEFAULT_TARGETS.get(str(module.relative_to(ROOT)), [])
+    if not tests:
+        parser.error(f"no default tests for {args.module}: name the test files")
+    src = ROOT / "src"
+    relative = module.relative_to(src)
+    source = module.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    mutants = [m for m in generate_mutants(source) if m.function.startswith(args.function)]
+    equivalents = read_equivalents(str(module.relative_to(ROOT)))
+    if args.sample and args.sample < len(mutants):
+        mutants = sorted(
+            random.Random(args.seed).sample(mutants, args.sample), key=lambda m: m.index
+        )
+        print(f"sampled {len(mutants)} mutants (seed {args.seed})")
+
+    # Bytecode caches keyed by mtime could hand a child the previous mutant.
+    sys.dont_write_bytecode = True
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    # Import the heavy libraries once, before forking; novabench itself never in this process.
+    import numpy  # noqa: F401
+    import pytest  # noqa: F401
+
+    os.chdir(ROOT)
+    counts = {"killed": 0, "timeout": 0, "survived": 0, "equivalent": 0}
+    survivors: list[Mutant] = []
+    with tempfile.TemporaryDirectory(prefix="novabench-mutation-") as tmp:
+        src_copy = Path(tmp) / "src"
+        shutil.copytree(src, src_copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        module_copy = src_copy / relative
+        if not _imports_from(src_copy):
+            print(
+                "novabench does not import from the mutated copy: nothing would be checked",
+                file=sys.stderr,
+            )
+            return 2
+        if (
+            run_mutant(src_copy, module_copy, Mutant(-1, 0, "", "", source), tests, args.timeout)
+            != "survived"
+        ):
+            print("the tests fail on the unmutated module: fix them first", file=sys.stderr)
+            return 2
+        started = time.monotonic()
+        for number, mutant in enumerate(mutants, 1):
+            key = mutant.key(lines)
+            if key in equivalents:
+                counts["equivalent"] += 1
+                continue
+            outcome = run_mutant(src_copy, module_copy, mutant, tests, args.timeout)
+            counts[outcome] += 1
+            if outcome == "survived":
+                survivors.append(mutant)
+                print(f"SURVIVED {relative}:{mutant.line} | {key}", flush=True)
+            if number % 25 == 0:
+                print(
+                    f"  {number}/{len(mutants)} done, {time.monotonic() - started:.0f} s",
+                    flush=True,
+                )
+        module_copy.write_text(source, encoding="utf-8")
+
+    scored = counts["killed"] + counts["timeout"] + counts["survived"]
+    rate = (counts["killed"] + counts["timeout"]) / scored if scored else float("nan")
+    print(
+        f"{relative}: {counts['killed'] + counts['timeout']}/{scored} non-equivalent mutants killed "
+        f"({100 * rate:.1f}%; {counts['timeout']} by timeout), {counts['equivalent']} equivalent, "
+        f"{counts['survived']} survived"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
