@@ -362,19 +362,12 @@ def test_the_first_and_last_items_are_valid_indices(family) -> None:
         assert all(same(one[key], float(many[key][0])) for key in one)
 
 
-_CAPTIONING_AGGREGATE_UNCHECKED = pytest.mark.xfail(
-    strict=True,
-    reason="CaptioningEvaluation.aggregate does not check its indices yet (-1 wraps, 3 is an "
-    "IndexError): reported, captioning.py is another engineer's file this round",
-)
-
-
 @pytest.mark.parametrize(
     "family",
     [
         "diagnosis",
         "localization",
-        pytest.param("captioning", marks=_CAPTIONING_AGGREGATE_UNCHECKED),
+        "captioning",
     ],
 )
 @pytest.mark.parametrize("index", [3, -1], ids=["n_items", "minus_one"])
@@ -436,14 +429,7 @@ def test_aggregate_resamples_wants_rows(family, indices) -> None:
     [
         "diagnosis",
         "localization",
-        pytest.param(
-            "captioning",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="CaptioningEvaluation casts float positions to integers (1.7 -> 1): "
-                "reported, captioning.py is another engineer's file this round",
-            ),
-        ),
+        "captioning",
     ],
 )
 def test_aggregate_resamples_refuses_positions_that_are_not_integers(family) -> None:

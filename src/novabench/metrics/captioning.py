@@ -378,6 +378,32 @@ def paper_keyword_split(keywords: CaptionKeywords) -> dict[str, frozenset[str]]:
 # --------------------------------------------------------------------------- #
 
 
+def _pair_positions(indices: Any, n_items: int, *, ndim: int, source: str) -> np.ndarray:
+    """``indices`` as pair positions: integers in ``[0, n_items)`` in an ``ndim``-D array.
+
+    numpy would read -1 as the last pair and turn 1.7 into 1: both are errors here.
+    """
+    chosen = np.asarray(indices)
+    if chosen.ndim != ndim:
+        shape = (
+            "1-D array of pair positions"
+            if ndim == 1
+            else ("2-D array of pair positions, one resample per row")
+        )
+        raise NovaInputError(f"must be a {shape}", source=source, field="indices")
+    if chosen.size and not np.issubdtype(chosen.dtype, np.integer):
+        raise NovaInputError(
+            f"must hold integer positions, got {chosen.dtype}", source=source, field="indices"
+        )
+    if chosen.size and (chosen.min() < 0 or chosen.max() >= n_items):
+        raise NovaInputError(
+            f"must lie in [0, {n_items}), got {chosen.min()}..{chosen.max()}",
+            source=source,
+            field="indices",
+        )
+    return chosen.astype(np.intp, copy=False)
+
+
 @dataclass
 class CaptioningEvaluation:
     """Per-pair statistics of a captioning evaluation; :meth:`aggregate` turns any resample into scores.
@@ -494,7 +520,11 @@ class CaptioningEvaluation:
             >>> evaluation.aggregate()["ROUGE-L"], evaluation.aggregate(np.array([0, 0]))["ROUGE-L"]
             (0.75, 1.0)
         """
-        chosen = np.arange(self.n_items) if indices is None else np.asarray(indices, dtype=np.intp)
+        chosen = (
+            np.arange(self.n_items)
+            if indices is None
+            else _pair_positions(indices, self.n_items, ndim=1, source="aggregate")
+        )
         if chosen.size == 0:  # nothing to score: undefined, as in the other tasks
             return {name: math.nan for name in self.metrics}
         result: dict[str, float] = {}
@@ -541,22 +571,10 @@ class CaptioningEvaluation:
             >>> evaluation.aggregate_resamples(np.array([[0, 1], [0, 0]]))["ROUGE-L"].tolist()
             [0.75, 1.0]
         """
-        chosen = np.asarray(indices, dtype=np.intp)
+        chosen = _pair_positions(indices, self.n_items, ndim=2, source="aggregate_resamples")
         n_rows = len(chosen)
-        if chosen.ndim != 2:
-            raise NovaInputError(
-                "must be a 2-D array of pair positions, one resample per row",
-                source="aggregate_resamples",
-                field="indices",
-            )
         if chosen.shape[1] == 0:
             return {name: np.full(n_rows, math.nan) for name in self.metrics}
-        if chosen.size and (chosen.min() < 0 or chosen.max() >= self.n_items):
-            raise NovaInputError(
-                f"must lie in [0, {self.n_items}), got {chosen.min()}..{chosen.max()}",
-                source="aggregate_resamples",
-                field="indices",
-            )
         draws = _Draws(chosen, self.n_items)
         sums = draws.integer_sums(
             {name: self._integer_columns(name) for name in self.metrics if name in _SUMMED}
