@@ -217,6 +217,23 @@ def test_unknown_names_pass_without_a_release_and_fail_when_aligned_later(releas
     assert caught.value.record == "line 1"
 
 
+def test_a_file_of_another_release_is_said_to_be_one_not_an_unknown_line(release, tmp_path):
+    # The same model's answers on another NOVA copy: every item is foreign to this release.
+    foreign = [
+        {"filename": f"case9{index:03d}_001.png", "caption": "Axial FLAIR."} for index in range(5)
+    ] + [{"case_id": "case9000", "diagnoses": ["glioma"]}]
+    path = write_lines(tmp_path / "other.jsonl", foreign)
+    with pytest.raises(NovaInputError, match="6 of 6 lines name images or cases") as caught:
+        read_predictions(path, release)
+    assert "another release" in str(caught.value) and caught.value.record is None
+    # One stray line among this release's own items stays that line's error.
+    own = full_predictions(release)
+    stray = write_lines(tmp_path / "stray.jsonl", [*own[:2], foreign[0], *own[2:]])
+    with pytest.raises(NovaInputError, match="unknown filename") as caught:
+        read_predictions(stray, release)
+    assert caught.value.record == "line 3 (case9000_001.png)"
+
+
 def test_a_cut_off_last_line_says_how_to_repair_it(tmp_path):
     path = tmp_path / "pred.jsonl"
     path.write_text(json.dumps(GOOD_IMAGE) + '\n{"filename": "case0001_0')

@@ -759,13 +759,52 @@ def _read_records(
         if not path.is_file():
             raise NovaInputError("no such predictions file", source=str(path))
         for number, payload in _iter_json_lines(path):
-            for record in _line_records(payload, str(path), number, filenames, case_ids):
+            try:
+                line_records = _line_records(payload, str(path), number, filenames, case_ids)
+            except NovaInputError as error:
+                if filenames is not None and str(error.message).startswith("unknown "):
+                    _refuse_another_release(path, filenames, case_ids or set())
+                raise
+            for record in line_records:
                 superseded += _add_record(
                     records, record, keep_answer_over_later_error=keep_answer_over_later_error
                 )
             if lines is not None:
                 lines.append(payload)
     return records, superseded
+
+
+#: Unknown items from which a file that is mostly unknown is said to be another release's.
+_FOREIGN_FILE_LINES = 5
+
+
+def _refuse_another_release(path: Path, filenames: set[str], case_ids: set[str]) -> None:
+    """Say that a file belongs to another release when most of its items are not in this one.
+
+    Called at the first unknown item; returns (and that line's own error follows) when most
+    items are this release's: a stray line is that line's fault, not the file's.
+    """
+    known = unknown = 0
+    try:
+        for _, payload in _iter_json_lines(path):
+            key = (
+                payload.get("filename", payload.get("case_id"))
+                if isinstance(payload, dict)
+                else None
+            )
+            if isinstance(key, str):
+                known += key in filenames or key in case_ids
+                unknown += not (key in filenames or key in case_ids)
+    except NovaInputError:
+        pass  # a broken line further on: judge by the lines before it
+    # Most of the file, and more than a handful of lines (a few could be typos).
+    if unknown > known and unknown >= _FOREIGN_FILE_LINES:
+        raise NovaInputError(
+            f"{unknown} of {known + unknown} lines name images or cases this release does not "
+            "have: the file was made for another release (or another version of NOVA); score "
+            "it against the data it was run on",
+            source=str(path),
+        )
 
 
 def _prediction_set(
