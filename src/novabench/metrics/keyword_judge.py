@@ -56,7 +56,7 @@ from typing import Any
 from novabench.client import endpoint_problem
 from novabench.errors import NovaInputError
 from novabench.metrics.judge.common import JudgeError
-from novabench.metrics.judge.http import JudgeEndpoint, _endpoint_of, _HttpJudge
+from novabench.metrics.judge.http import _HttpJudge
 from novabench.metrics.keywords import NEGATED_PREFIX, CaptionKeywords
 
 __all__ = [
@@ -374,18 +374,9 @@ class OpenAIKeywordJudge(_HttpJudge):
         ('openai-keywords:judge:temperature=0', 64)
     """
 
-    def __init__(
-        self, endpoint: JudgeEndpoint | str, model: str | None = None, **settings: Any
-    ) -> None:
-        chosen = _endpoint_of("OpenAIKeywordJudge", endpoint, model, settings)
-        self._connect(
-            "OpenAIKeywordJudge",
-            "openai-keywords",
-            KEYWORD_JUDGE_PROMPT_VERSION,
-            chosen,
-            default_timeout=60.0,
-        )
-        self._cache = self._keep_state(chosen.max_workers, chosen.cache_dir)
+    _IDENTITY_KIND = "openai-keywords"
+    _PROMPT_VERSION = KEYWORD_JUDGE_PROMPT_VERSION
+    _DEFAULT_TIMEOUT = 60.0
 
     @property
     def prompt_sha256(self) -> str:

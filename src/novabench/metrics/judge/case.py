@@ -10,7 +10,7 @@ from typing import Any
 from novabench.errors import NovaInputError
 from novabench.metrics.judge.cache import case_verdict_cache_key
 from novabench.metrics.judge.common import CaseJudgeStats, JudgeError
-from novabench.metrics.judge.http import JudgeEndpoint, _endpoint_of, _HttpJudge
+from novabench.metrics.judge.http import _HttpJudge
 from novabench.metrics.judge.prompts import (
     CASE_JUDGE_PROMPT_VERSION,
     CASE_JUDGE_SYSTEM_PROMPT,
@@ -69,18 +69,9 @@ class OpenAICaseJudge(_HttpJudge):
         64
     """
 
-    def __init__(
-        self, endpoint: JudgeEndpoint | str, model: str | None = None, **settings: Any
-    ) -> None:
-        chosen = _endpoint_of("OpenAICaseJudge", endpoint, model, settings)
-        self._connect(
-            "OpenAICaseJudge",
-            "openai-case",
-            CASE_JUDGE_PROMPT_VERSION,
-            chosen,
-            default_timeout=30.0,
-        )
-        self._cache = self._keep_state(chosen.max_workers, chosen.cache_dir)
+    _IDENTITY_KIND = "openai-case"
+    _PROMPT_VERSION = CASE_JUDGE_PROMPT_VERSION
+    _DEFAULT_TIMEOUT = 30.0
 
     @property
     def prompt_sha256(self) -> str:

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from novabench.client import ChatClient, ChatClientError
 from novabench.errors import NovaInputError
@@ -93,6 +93,25 @@ class _HttpJudge:
     _client: ChatClient
     _lock: threading.Lock
     _counts: dict[str, int]
+    #: Each judge's own: the start of its identity, its prompt version, its default timeout.
+    _IDENTITY_KIND: ClassVar[str]
+    _PROMPT_VERSION: ClassVar[str]
+    _DEFAULT_TIMEOUT: ClassVar[float]
+
+    def __init__(
+        self, endpoint: JudgeEndpoint | str, model: str | None = None, **settings: Any
+    ) -> None:
+        """Connect to ``endpoint`` (or the older ``url, model, **settings``), open the cache."""
+        source = type(self).__name__
+        chosen = _endpoint_of(source, endpoint, model, settings)
+        self._connect(
+            source,
+            self._IDENTITY_KIND,
+            self._PROMPT_VERSION,
+            chosen,
+            default_timeout=self._DEFAULT_TIMEOUT,
+        )
+        self._cache = self._keep_state(chosen.max_workers, chosen.cache_dir)
 
     def _connect(
         self,
