@@ -85,8 +85,11 @@ class Endpoint:
     temperature: float = 0.0
     input_size_rule: str = "original"
 
-    def backend(self) -> Any:
+    def backend(self, *, key_option: str = "api_key_env") -> Any:
         """The :class:`~novabench.run.backends.OpenAIEndpointBackend` for these settings.
+
+        ``key_option`` names the setting an API-key error points at (``nova run`` passes
+        ``--api-key-env``).
 
         Example:
             >>> Endpoint("http://127.0.0.1:8000/v1", "m", name="mine").backend().display_name
@@ -96,7 +99,11 @@ class Endpoint:
         from novabench.run.backends import OpenAIEndpointBackend
 
         # The name of a variable, never the key: a key given here is refused unprinted.
-        api_key = api_key_from_environment(self.api_key_env) if self.api_key_env else None
+        api_key = (
+            api_key_from_environment(self.api_key_env, field=key_option)
+            if self.api_key_env
+            else None
+        )
         return OpenAIEndpointBackend(
             self.url,
             self.model,

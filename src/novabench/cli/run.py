@@ -72,28 +72,23 @@ def build_backend(args: argparse.Namespace) -> Any:
         except (KeyError, ValueError) as error:  # an unknown name, whatever the registry raises
             raise NovaInputError(str(error).strip("'\""), field="--baseline") from None
     if args.endpoint:
-        from novabench.run.backends import OpenAIEndpointBackend
+        from novabench.evaluator import Endpoint
 
         if not args.model_name:
             raise NovaInputError(
                 "--endpoint needs --model-name (the model the server serves)", field="--model-name"
             )
-        api_key = None
-        if args.api_key_env:
-            from novabench.client import api_key_from_environment
-
-            api_key = api_key_from_environment(args.api_key_env, field="--api-key-env")
-        return OpenAIEndpointBackend(
+        return Endpoint(
             args.endpoint,
             args.model_name,
-            api_key=api_key,
+            api_key_env=args.api_key_env,
             max_concurrency=args.max_concurrency,
             timeout=args.timeout,
             max_retries=args.max_retries,
             max_tokens=settings.max_new_tokens,
             temperature=settings.temperature,
             input_size_rule=settings.input_size_rule,
-        )
+        ).backend(key_option="--api-key-env")
     from novabench.run.backends import TransformersBackend
 
     return TransformersBackend(
