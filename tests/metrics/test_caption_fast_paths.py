@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from novabench.errors import NovaInputError
-from novabench.metrics import text
+from novabench.metrics import bleu
 from novabench.metrics.caption_pairs import random_caption_pairs
 from novabench.metrics.captioning import (
     CaptioningEvaluation,
@@ -282,15 +282,15 @@ def test_clipped_matches_of_all_pairs_equal_counting_each_pair(
     seed: int, code_limit: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if code_limit is not None:  # small codes: the dense renumbering runs at every order
-        monkeypatch.setattr(text, "_CODE_LIMIT", code_limit)
+        monkeypatch.setattr(bleu, "_CODE_LIMIT", code_limit)
     rng = random.Random(seed)
     for vocabulary_size in (1, 3, 50, 5000):
         hypotheses, references = random_token_pairs(rng, rng.randint(1, 60), vocabulary_size)
-        many = text._clipped_matches(hypotheses, references, BLEU_MAX_ORDER)
+        many = bleu._clipped_matches(hypotheses, references, BLEU_MAX_ORDER)
         expected = [counted_matches(h, r) for h, r in zip(hypotheses, references)]
         assert many.tolist() == expected
-    assert text._clipped_matches([], [], BLEU_MAX_ORDER).shape == (0, BLEU_MAX_ORDER)
-    assert text._clipped_matches([()], [()], BLEU_MAX_ORDER).tolist() == [[0, 0, 0, 0]]
+    assert bleu._clipped_matches([], [], BLEU_MAX_ORDER).shape == (0, BLEU_MAX_ORDER)
+    assert bleu._clipped_matches([()], [()], BLEU_MAX_ORDER).tolist() == [[0, 0, 0, 0]]
 
 
 @pytest.mark.parametrize("seed", range(3))

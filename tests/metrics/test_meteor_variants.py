@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from novabench.errors import NovaInputError
+from novabench.metrics import meteor as meteor_module
 from novabench.metrics import text
 from novabench.metrics.captioning import score_captioning
 from tests.metrics.tiny_wordnet import write_tiny_wordnet
@@ -58,9 +59,9 @@ def with_wordnet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[No
     """A machine with nltk's WordNet corpus installed (the test corpus)."""
     write_tiny_wordnet(tmp_path / "nltk_data")
     _use_nltk_data(monkeypatch, tmp_path / "nltk_data")
-    text._wordnet_reader.cache_clear()
+    meteor_module._wordnet_reader.cache_clear()
     yield
-    text._wordnet_reader.cache_clear()
+    meteor_module._wordnet_reader.cache_clear()
 
 
 @pytest.fixture
@@ -68,9 +69,9 @@ def without_wordnet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator
     """A machine without it: nltk's data path holds no corpus."""
     (tmp_path / "empty_nltk_data").mkdir()
     _use_nltk_data(monkeypatch, tmp_path / "empty_nltk_data")
-    text._wordnet_reader.cache_clear()
+    meteor_module._wordnet_reader.cache_clear()
     yield
-    text._wordnet_reader.cache_clear()
+    meteor_module._wordnet_reader.cache_clear()
 
 
 def test_the_test_corpus_is_a_wordnet_nltk_loads(with_wordnet):
@@ -149,18 +150,18 @@ def test_exact_stem_is_the_same_result_with_or_without_the_corpus(monkeypatch, t
     empty = tmp_path / "empty"
     empty.mkdir()
     _use_nltk_data(monkeypatch, empty)
-    text._wordnet_reader.cache_clear()
+    meteor_module._wordnet_reader.cache_clear()
     without = score_captioning(PREDICTIONS, REFERENCES, exclude=NO_BERT, meteor="exact+stem")
     write_tiny_wordnet(tmp_path / "installed")
     _use_nltk_data(monkeypatch, tmp_path / "installed")
-    text._wordnet_reader.cache_clear()
+    meteor_module._wordnet_reader.cache_clear()
     try:
         assert text.meteor_variant() == "wordnet"
         with_corpus = score_captioning(
             PREDICTIONS, REFERENCES, exclude=NO_BERT, meteor="exact+stem"
         )
     finally:
-        text._wordnet_reader.cache_clear()
+        meteor_module._wordnet_reader.cache_clear()
     assert with_corpus == without  # what the user chose, whatever is installed
 
 
@@ -192,13 +193,13 @@ def _score_twice(monkeypatch, tmp_path, release, predictions, meteor):
         else:
             folder.mkdir()
         _use_nltk_data(monkeypatch, folder)
-        text._wordnet_reader.cache_clear()
+        meteor_module._wordnet_reader.cache_clear()
         try:
             reports[machine] = evaluate_predictions(
                 release, predictions, n_resamples=20, tasks=("captioning",), caption_options=options
             )
         finally:
-            text._wordnet_reader.cache_clear()
+            meteor_module._wordnet_reader.cache_clear()
     return _stable(reports["without"]), _stable(reports["with"])
 
 
@@ -346,7 +347,7 @@ def test_another_wordnet_version_is_not_taken_for_wordnet_3(monkeypatch, tmp_pat
     # A WordNet 3.1 under corpora/wordnet has other synonym sets: another METEOR.
     write_tiny_wordnet(tmp_path / "nltk_data", version="3.1")
     _use_nltk_data(monkeypatch, tmp_path / "nltk_data")
-    text._wordnet_reader.cache_clear()
+    meteor_module._wordnet_reader.cache_clear()
     try:
         assert text.meteor_variant() == "exact+stem"
         with pytest.raises(NovaInputError, match="version 3.1, not 3.0"):
@@ -355,4 +356,4 @@ def test_another_wordnet_version_is_not_taken_for_wordnet_3(monkeypatch, tmp_pat
             result = score_captioning(["a"], ["a"], exclude=NO_BERT)
         assert "METEOR" not in result and result["METEOR_variant"] == "exact+stem"
     finally:
-        text._wordnet_reader.cache_clear()
+        meteor_module._wordnet_reader.cache_clear()

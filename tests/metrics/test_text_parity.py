@@ -11,6 +11,7 @@ from nltk.translate.meteor_score import meteor_score
 from rouge_score import rouge_scorer
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
+from novabench.metrics import meteor as meteor_module
 from novabench.metrics import text
 from novabench.metrics.caption_pairs import CAPTION_WORDS, random_caption_pairs
 
@@ -303,7 +304,8 @@ def test_meteor_stem_stage_runs_without_wordnet():
 def test_meteor_wordnet_variant_refuses_when_the_corpus_is_missing(monkeypatch):
     from novabench.errors import NovaInputError
 
-    monkeypatch.setattr(text, "_wordnet_files_present", lambda: False)  # as if not installed
+    # as if not installed
+    monkeypatch.setattr(meteor_module, "_wordnet_files_present", lambda: False)
     with pytest.raises(NovaInputError, match="WordNet 3.0 corpus, but .* not installed"):
         text.meteor_scores(["a"], ["a"], variant="wordnet")
 
@@ -350,8 +352,8 @@ def test_wordnet_variant_is_used_when_nltk_finds_the_corpus(monkeypatch):
 
     tiny = _TinyWordNet()
     monkeypatch.setattr(nltk.corpus, "wordnet", tiny)
-    monkeypatch.setattr(text, "_wordnet_files_present", lambda: True)  # as if installed
-    text._wordnet_reader.cache_clear()
+    monkeypatch.setattr(meteor_module, "_wordnet_files_present", lambda: True)  # as if installed
+    meteor_module._wordnet_reader.cache_clear()
     try:
         assert text.meteor_variant() == "wordnet"
         with_synonyms = text.meteor_scores(["neoplasm"], ["tumour"])
@@ -362,18 +364,18 @@ def test_wordnet_variant_is_used_when_nltk_finds_the_corpus(monkeypatch):
         assert text.meteor_scores(["neoplasm"], ["tumour"], variant="exact+stem").tolist() == [0.0]
     finally:
         monkeypatch.undo()
-        text._wordnet_reader.cache_clear()
+        meteor_module._wordnet_reader.cache_clear()
 
 
 def test_the_cheap_variant_decision_equals_nltks_own_probe_here():
     # The decision reads the file system; nltk's probe loads the corpus. Same answer.
-    text._wordnet_reader.cache_clear()
+    meteor_module._wordnet_reader.cache_clear()
     try:
-        probed = "wordnet" if text._wordnet_reader() is not None else "exact+stem"
+        probed = "wordnet" if meteor_module._wordnet_reader() is not None else "exact+stem"
         assert text.meteor_variant() == probed
-        assert text._wordnet_files_present() == (probed == "wordnet")
+        assert meteor_module._wordnet_files_present() == (probed == "wordnet")
     finally:
-        text._wordnet_reader.cache_clear()
+        meteor_module._wordnet_reader.cache_clear()
 
 
 def test_nltk_data_folders_are_nltks_own_list(monkeypatch, tmp_path):
@@ -383,7 +385,7 @@ def test_nltk_data_folders_are_nltks_own_list(monkeypatch, tmp_path):
 
     monkeypatch.setenv("NLTK_DATA", str(tmp_path))
     monkeypatch.delitem(sys.modules, "nltk.data")  # as before nltk is imported
-    rebuilt = text._nltk_data_paths()
+    rebuilt = meteor_module._nltk_data_paths()
     assert rebuilt[0] == str(tmp_path)
     # nltk built its list at import, without our NLTK_DATA: the rest must be the same.
     assert rebuilt[1:] == [p for p in nltk.data.path if p != str(tmp_path)][: len(rebuilt) - 1]
@@ -391,7 +393,7 @@ def test_nltk_data_folders_are_nltks_own_list(monkeypatch, tmp_path):
 
 def test_wordnet_files_in_a_data_folder_are_found(monkeypatch, tmp_path):
     (tmp_path / "corpora").mkdir()
-    monkeypatch.setattr(text, "_nltk_data_paths", lambda: [str(tmp_path)])
-    assert not text._wordnet_files_present()
+    monkeypatch.setattr(meteor_module, "_nltk_data_paths", lambda: [str(tmp_path)])
+    assert not meteor_module._wordnet_files_present()
     (tmp_path / "corpora" / "wordnet.zip").write_bytes(b"")
-    assert text._wordnet_files_present()
+    assert meteor_module._wordnet_files_present()
