@@ -1,6 +1,6 @@
 """The diagnosis normalisation's shortcuts give what the plain rules give.
 
-``novabench.lexicon.diagnoses`` skips work where it cannot change the result (ASCII text is
+``novabench.lexicon.normalization`` skips work where it cannot change the result (ASCII text is
 not folded, a token without a rule's letters is not rewritten, a hedge is looked for only
 where its first word stands). Each case here compares it with the rules applied one by one,
 as written before the shortcuts, on many seeded random strings.
@@ -13,18 +13,18 @@ import unicodedata
 
 import pytest
 
-from novabench.lexicon import diagnoses
+from novabench.lexicon import normalization
 from novabench.lexicon.diagnoses import load_diagnosis_lexicon
 
 
 def plain_fold(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).translate(diagnoses._SPECIAL_LETTERS)
+    text = unicodedata.normalize("NFKC", text).translate(normalization._SPECIAL_LETTERS)
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
 def plain_fix_spelling(token: str) -> str:
-    for pattern, replacement in diagnoses._SPELLING_RULES:
+    for pattern, replacement in normalization._SPELLING_RULES:
         token = pattern.sub(replacement, token)
     return token
 
@@ -33,7 +33,7 @@ def plain_remove_phrases(tokens: list[str]) -> list[str]:
     kept: list[str] = []
     i = 0
     while i < len(tokens):
-        for phrase in diagnoses._HEDGE_PHRASES:
+        for phrase in normalization._HEDGE_PHRASES:
             if tuple(tokens[i : i + len(phrase)]) == phrase:
                 i += len(phrase)
                 break
@@ -45,17 +45,17 @@ def plain_remove_phrases(tokens: list[str]) -> list[str]:
 
 def plain_normalized(text: str) -> tuple[str, ...]:
     folded = plain_fold(text)
-    folded = diagnoses._POSSESSIVE.sub(r"\1", folded).replace("'", "")
-    tokens = [plain_fix_spelling(t) for t in diagnoses._NON_ALNUM.sub(" ", folded).split()]
+    folded = normalization._POSSESSIVE.sub(r"\1", folded).replace("'", "")
+    tokens = [plain_fix_spelling(t) for t in normalization._NON_ALNUM.sub(" ", folded).split()]
     for i in range(1, len(tokens)):
-        if tokens[i] in diagnoses._ROMAN and tokens[i - 1] in diagnoses._ROMAN_TRIGGERS:
-            tokens[i] = diagnoses._ROMAN[tokens[i]]
-    for label in diagnoses._LEADING_LABELS:
+        if tokens[i] in normalization._ROMAN and tokens[i - 1] in normalization._ROMAN_TRIGGERS:
+            tokens[i] = normalization._ROMAN[tokens[i]]
+    for label in normalization._LEADING_LABELS:
         if tuple(tokens[: len(label)]) == label:
             tokens = tokens[len(label) :]
             break
     tokens = plain_remove_phrases(tokens)
-    return tuple(t for t in tokens if t not in diagnoses._ARTICLES)
+    return tuple(t for t in tokens if t not in normalization._ARTICLES)
 
 
 # Words that exercise every rule: spellings, hedges, labels, roman numerals, accents.
@@ -89,15 +89,15 @@ def random_texts(seed: int, count: int) -> list[str]:
 @pytest.mark.parametrize("seed", range(3))
 def test_normalisation_equals_the_plain_rules(seed: int) -> None:
     texts = random_texts(seed, 3000)
-    diagnoses._normalized_tuple.cache_clear()
+    normalization._normalized_tuple.cache_clear()
     for text in texts:
-        assert diagnoses._normalized_tuple(text) == plain_normalized(text), text
+        assert normalization._normalized_tuple(text) == plain_normalized(text), text
 
 
 def test_every_lexicon_name_normalises_as_the_plain_rules_do() -> None:
     names = [name for entry in load_diagnosis_lexicon().entries for name in entry.names]
     for name in names:
-        assert diagnoses._normalized_tuple(name) == plain_normalized(name), name
+        assert normalization._normalized_tuple(name) == plain_normalized(name), name
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -106,6 +106,6 @@ def test_folding_and_spelling_shortcuts_equal_the_plain_steps(seed: int) -> None
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789" + "aeoucr" * 4
     for _ in range(5000):
         token = "".join(rng.choices(alphabet, k=rng.randint(1, 10)))
-        assert diagnoses._fix_spelling(token) == plain_fix_spelling(token), token
+        assert normalization._fix_spelling(token) == plain_fix_spelling(token), token
     for text in random_texts(seed, 2000):
-        assert diagnoses._fold(text) == plain_fold(text), text
+        assert normalization._fold(text) == plain_fold(text), text

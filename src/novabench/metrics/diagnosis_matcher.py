@@ -20,15 +20,13 @@ from typing import Any
 
 from novabench.errors import NovaInputError
 from novabench.lexicon.diagnoses import (
-    _IGNORABLE_WORDS,
     DiagnosisLexicon,
-    _key,
-    _singular,
     diagnosis_aliases,
     load_diagnosis_lexicon,
     normalize_diagnosis,
     read_diagnosis,
 )
+from novabench.lexicon.normalization import _IGNORABLE_WORDS, _key, _singular
 
 __all__ = [
     "LexiconDiagnosisMatcher",
