@@ -150,6 +150,7 @@ def test_the_wheel_ships_resources_and_types(dist: Path) -> None:
         "novabench/resources/prompts/diagnosis_pair_judge.txt",
         "novabench/resources/prompts/diagnosis_case_judge.txt",
         "novabench/resources/pathology_categories.txt",
+        "novabench/resources/sample_pathologies.json",
         f"novabench-{novabench.__version__}.dist-info/licenses/LICENSE",
     ):
         assert needed in names, needed

@@ -4,14 +4,37 @@ Each pathology says where its lesions typically sit, what they look like on each
 sequence, a few clinical-history phrases and typical differential diagnoses, so the
 sample's captions, histories and diagnoses are coherent with the lesion actually drawn.
 The text is our own summary of textbook descriptions, written for demonstration data only.
+
+The pathologies are a data file, ``novabench/resources/sample_pathologies.json``, read and
+checked by :func:`read_pathologies` when this module is imported (:data:`PATHOLOGIES`);
+the regions and sequences they name are defined here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import functools
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from importlib import resources
+from typing import Any, TypedDict
 
-__all__ = ["PATHOLOGIES", "REGIONS", "SEQUENCES", "MriSequence", "Pathology", "Region"]
+from novabench import checks
+from novabench.errors import NovaInputError
+
+__all__ = [
+    "ENHANCEMENTS",
+    "PATHOLOGIES",
+    "PATHOLOGY_RESOURCE",
+    "REGIONS",
+    "SEQUENCES",
+    "SHAPES",
+    "SIGNALS",
+    "MriSequence",
+    "Pathology",
+    "Region",
+    "read_pathologies",
+]
 
 
 @dataclass(frozen=True)
@@ -120,886 +143,141 @@ class Pathology:
     differentials: tuple[str, ...]
 
 
-def _p(
-    name: str,
-    regions: Sequence[str],
-    shape: str,
-    radius: tuple[float, float],
-    t2: str,
-    t1: str,
-    enhancement: str,
-    dwi: bool,
-    bilateral: bool,
-    age: tuple[int, int],
-    histories: Sequence[str],
-    finding: str,
-    differentials: Sequence[str],
-) -> Pathology:
+#: The values the sample knows how to draw (``novabench.data.sample``).
+SHAPES = ("ovoid", "round", "lobulated")
+SIGNALS = ("hyperintense", "hypointense")
+ENHANCEMENTS = ("none", "ring", "solid", "incomplete ring")
+
+#: The pathologies' data file, under ``novabench/resources/``.
+PATHOLOGY_RESOURCE = "sample_pathologies.json"
+
+
+class _Where(TypedDict):
+    """Where a value sits, for :class:`NovaInputError`: the file and the entry."""
+
+    source: str
+    record: str
+
+
+def _choice(value: Any, allowed: tuple[str, ...], where: _Where, field: str) -> str:
+    if value not in allowed:
+        raise NovaInputError(
+            f"must be one of {', '.join(allowed)}, got {value!r}", **where, field=field
+        )
+    return str(value)
+
+
+def _texts(value: Any, where: _Where, field: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise NovaInputError("expected a non-empty list of strings", **where, field=field)
+    return tuple(checks.text(item, **where, field=f"{field}[{i}]") for i, item in enumerate(value))
+
+
+def _range(value: Any, where: _Where, field: str, convert: Callable[..., Any]) -> tuple[Any, Any]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise NovaInputError(f"expected [min, max], got {value!r}", **where, field=field)
+    low, high = (convert(item, **where, field=f"{field}[{i}]") for i, item in enumerate(value))
+    if low > high:
+        raise NovaInputError(f"min {low} is above max {high}", **where, field=field)
+    return low, high
+
+
+def _pathology(entry: Any, where: _Where) -> Pathology:
+    """One entry of the data file as a :class:`Pathology`, every field checked."""
+    if not isinstance(entry, Mapping):
+        raise NovaInputError(f"expected an object, got {type(entry).__name__}", **where)
+    names = [field.name for field in fields(Pathology)]
+    for name in names:
+        if name not in entry:
+            raise NovaInputError("missing", **where, field=name)
+    for name in entry:
+        if name not in names:
+            raise NovaInputError(f"unknown field; known: {', '.join(names)}", **where, field=name)
+    regions = _texts(entry["regions"], where, "regions")
+    for i, region in enumerate(regions):
+        _choice(region, tuple(REGIONS), where, f"regions[{i}]")
+    radius = _range(entry["radius_mm"], where, "radius_mm", checks.number)
+    if radius[0] <= 0:
+        raise NovaInputError(f"must be positive, got {radius[0]}", **where, field="radius_mm[0]")
+    age = _range(entry["age"], where, "age", functools.partial(checks.integer, minimum=0))
+    for flag in ("restricted_diffusion", "bilateral"):
+        if not isinstance(entry[flag], bool):
+            raise NovaInputError(
+                f"expected true or false, got {entry[flag]!r}", **where, field=flag
+            )
     return Pathology(
-        name,
-        tuple(regions),
-        shape,
-        radius,
-        t2,
-        t1,
-        enhancement,
-        dwi,
-        bilateral,
-        age,
-        tuple(histories),
-        finding,
-        tuple(differentials),
+        name=checks.text(entry["name"], **where, field="name"),
+        regions=regions,
+        shape=_choice(entry["shape"], SHAPES, where, "shape"),
+        radius_mm=radius,
+        t2=_choice(entry["t2"], SIGNALS, where, "t2"),
+        t1=_choice(entry["t1"], SIGNALS, where, "t1"),
+        enhancement=_choice(entry["enhancement"], ENHANCEMENTS, where, "enhancement"),
+        restricted_diffusion=entry["restricted_diffusion"],
+        bilateral=entry["bilateral"],
+        age=age,
+        histories=_texts(entry["histories"], where, "histories"),
+        finding=checks.text(entry["finding"], **where, field="finding", allow_blank=True),
+        differentials=_texts(entry["differentials"], where, "differentials"),
     )
 
 
-HYPER, HYPO = "hyperintense", "hypointense"
+def read_pathologies(
+    text: str, *, source: str = f"novabench/resources/{PATHOLOGY_RESOURCE}"
+) -> tuple[Pathology, ...]:
+    """The pathologies of a data file like ``sample_pathologies.json``, each entry checked.
 
-PATHOLOGIES: tuple[Pathology, ...] = (
-    _p(
-        "Rasmussen encephalitis",
-        ["frontal lobe", "temporal lobe"],
-        "lobulated",
-        (9, 14),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (5, 14),
-        [
-            "drug-resistant focal seizures and progressive hemiparesis",
-            "epilepsia partialis continua over two years",
-        ],
-        "with adjacent cortical atrophy",
-        [
-            "Hemimegalencephaly",
-            "Sturge-Weber syndrome",
-            "Cortical dysplasia",
-            "Herpes simplex encephalitis",
-        ],
-    ),
-    _p(
-        "Susac syndrome",
-        ["splenium of the corpus callosum"],
-        "round",
-        (3, 5),
-        HYPER,
-        HYPO,
-        "none",
-        True,
-        False,
-        (20, 40),
-        [
-            "headache, hearing loss and branch retinal artery occlusions",
-            "encephalopathy with bilateral sensorineural hearing loss",
-        ],
-        "with a central 'snowball' appearance",
-        ["Multiple sclerosis", "ADEM", "Primary CNS vasculitis", "Neurosarcoidosis"],
-    ),
-    _p(
-        "CADASIL",
-        ["temporal lobe", "periventricular white matter"],
-        "ovoid",
-        (6, 10),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        True,
-        (35, 60),
-        [
-            "migraine with aura and recurrent subcortical strokes",
-            "cognitive decline and a family history of early strokes",
-        ],
-        "with confluent involvement of the white matter",
-        ["Small vessel disease", "Multiple sclerosis", "CARASIL", "Fabry disease"],
-    ),
-    _p(
-        "Lhermitte-Duclos disease",
-        ["cerebellar hemisphere"],
-        "lobulated",
-        (10, 15),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (25, 55),
-        [
-            "headache, ataxia and known Cowden syndrome",
-            "progressive gait unsteadiness and macrocephaly",
-        ],
-        "with a striated 'tiger-striped' pattern",
-        ["Medulloblastoma", "Cerebellar infarct", "Ganglioglioma", "Cerebellitis"],
-    ),
-    _p(
-        "Balo concentric sclerosis",
-        ["centrum semiovale", "frontal lobe"],
-        "round",
-        (9, 14),
-        HYPER,
-        HYPO,
-        "ring",
-        True,
-        False,
-        (20, 40),
-        [
-            "subacute hemiparesis and confusion",
-            "rapidly progressive focal deficit over three weeks",
-        ],
-        "with alternating concentric layers",
-        ["Tumefactive demyelination", "Glioblastoma", "Brain abscess", "Lymphoma"],
-    ),
-    _p(
-        "Neurocysticercosis",
-        ["frontal lobe", "parietal lobe"],
-        "round",
-        (4, 7),
-        HYPER,
-        HYPO,
-        "ring",
-        False,
-        False,
-        (15, 45),
-        [
-            "a first generalised seizure after living in an endemic area",
-            "headache and new-onset seizures",
-        ],
-        "with an eccentric dot representing the scolex",
-        ["Tuberculoma", "Brain abscess", "Metastasis", "Toxoplasmosis"],
-    ),
-    _p(
-        "Erdheim-Chester disease",
-        ["dentate nucleus", "pons"],
-        "ovoid",
-        (5, 8),
-        HYPER,
-        HYPO,
-        "solid",
-        False,
-        True,
-        (40, 70),
-        [
-            "bone pain, diabetes insipidus and cerebellar ataxia",
-            "progressive ataxia and exophthalmos",
-        ],
-        "",
-        [
-            "Langerhans cell histiocytosis",
-            "Neurosarcoidosis",
-            "Cerebrotendinous xanthomatosis",
-            "Lymphoma",
-        ],
-    ),
-    _p(
-        "Progressive multifocal leukoencephalopathy",
-        ["parietal lobe", "occipital lobe"],
-        "lobulated",
-        (10, 15),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (30, 60),
-        [
-            "HIV infection with a low CD4 count and progressive cognitive decline",
-            "multiple sclerosis treated with natalizumab and new visual field loss",
-        ],
-        "involving the subcortical U-fibres without mass effect",
-        ["HIV encephalopathy", "ADEM", "PRES", "Lymphoma"],
-    ),
-    _p(
-        "Tumefactive demyelinating lesion",
-        ["frontal lobe", "periventricular white matter"],
-        "ovoid",
-        (10, 15),
-        HYPER,
-        HYPO,
-        "incomplete ring",
-        False,
-        False,
-        (20, 45),
-        ["subacute hemiparesis", "headache and progressive speech disturbance"],
-        "with little mass effect for its size",
-        ["Glioblastoma", "Primary CNS lymphoma", "Brain abscess", "Metastasis"],
-    ),
-    _p(
-        "Creutzfeldt-Jakob disease",
-        ["basal ganglia"],
-        "ovoid",
-        (5, 8),
-        HYPER,
-        "hypointense",
-        "none",
-        True,
-        True,
-        (50, 75),
-        [
-            "rapidly progressive dementia and myoclonus",
-            "ataxia and cognitive decline over two months",
-        ],
-        "involving the caudate and putamen",
-        [
-            "Wernicke encephalopathy",
-            "Hypoxic-ischaemic injury",
-            "Autoimmune encephalitis",
-            "Wilson disease",
-        ],
-    ),
-    _p(
-        "Wernicke encephalopathy",
-        ["thalamus"],
-        "ovoid",
-        (4, 6),
-        HYPER,
-        HYPO,
-        "solid",
-        True,
-        True,
-        (30, 60),
-        [
-            "chronic alcohol use, confusion, ophthalmoplegia and ataxia",
-            "hyperemesis and acute confusion",
-        ],
-        "in the medial thalami",
-        [
-            "Artery of Percheron infarct",
-            "Creutzfeldt-Jakob disease",
-            "Deep venous thrombosis",
-            "Lymphoma",
-        ],
-    ),
-    _p(
-        "Osmotic demyelination syndrome",
-        ["pons"],
-        "ovoid",
-        (6, 9),
-        HYPER,
-        HYPO,
-        "none",
-        True,
-        False,
-        (35, 65),
-        [
-            "rapid correction of severe hyponatraemia followed by quadriparesis",
-            "alcohol use disorder and locked-in state after hospital admission",
-        ],
-        "with a trident shape sparing the periphery",
-        ["Pontine infarct", "Pontine glioma", "Multiple sclerosis", "Neuro-Behcet disease"],
-    ),
-    _p(
-        "Marchiafava-Bignami disease",
-        ["splenium of the corpus callosum"],
-        "ovoid",
-        (4, 7),
-        HYPER,
-        HYPO,
-        "none",
-        True,
-        False,
-        (40, 65),
-        [
-            "chronic alcoholism, confusion and gait disturbance",
-            "malnutrition and interhemispheric disconnection signs",
-        ],
-        "",
-        ["Susac syndrome", "Multiple sclerosis", "Reversible splenial lesion syndrome", "Lymphoma"],
-    ),
-    _p(
-        "Fahr disease",
-        ["basal ganglia"],
-        "ovoid",
-        (5, 8),
-        HYPO,
-        "hyperintense",
-        "none",
-        False,
-        True,
-        (30, 60),
-        [
-            "parkinsonism and neuropsychiatric symptoms",
-            "progressive dystonia and cognitive decline",
-        ],
-        "in keeping with dense calcification",
-        [
-            "Hypoparathyroidism",
-            "Mitochondrial disease",
-            "Physiological calcification",
-            "Toxoplasmosis",
-        ],
-    ),
-    _p(
-        "Hypertrophic olivary degeneration",
-        ["medulla oblongata"],
-        "round",
-        (3, 5),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (40, 70),
-        ["palatal tremor months after a pontine haemorrhage", "oscillopsia and palatal myoclonus"],
-        "with enlargement of the inferior olive",
-        ["Medullary infarct", "Demyelination", "Glioma", "Neuro-Behcet disease"],
-    ),
-    _p(
-        "Dysembryoplastic neuroepithelial tumour",
-        ["temporal lobe"],
-        "lobulated",
-        (8, 12),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (8, 25),
-        [
-            "long-standing drug-resistant temporal lobe epilepsy",
-            "complex partial seizures since childhood",
-        ],
-        "with a bubbly cortical appearance",
-        [
-            "Ganglioglioma",
-            "Low-grade glioma",
-            "Focal cortical dysplasia",
-            "Pleomorphic xanthoastrocytoma",
-        ],
-    ),
-    _p(
-        "Pleomorphic xanthoastrocytoma",
-        ["temporal lobe", "parietal lobe"],
-        "round",
-        (10, 14),
-        HYPER,
-        HYPO,
-        "ring",
-        False,
-        False,
-        (10, 30),
-        ["new-onset seizures", "headache and seizures for six months"],
-        "with an enhancing mural nodule abutting the meninges",
-        ["Ganglioglioma", "Pilocytic astrocytoma", "Glioblastoma", "Hemangioblastoma"],
-    ),
-    _p(
-        "Primary central nervous system lymphoma",
-        ["periventricular white matter", "basal ganglia"],
-        "ovoid",
-        (9, 13),
-        HYPO,
-        HYPO,
-        "solid",
-        True,
-        False,
-        (55, 80),
-        [
-            "subacute cognitive change and personality change",
-            "progressive confusion and weight loss",
-        ],
-        "with surrounding oedema",
-        ["Glioblastoma", "Metastasis", "Tumefactive demyelination", "Toxoplasmosis"],
-    ),
-    _p(
-        "Tuberculoma",
-        ["cerebellar hemisphere", "frontal lobe"],
-        "round",
-        (6, 10),
-        HYPO,
-        HYPO,
-        "ring",
-        False,
-        False,
-        (20, 50),
-        ["fever, weight loss and seizures", "pulmonary tuberculosis and headache"],
-        "with a T2-hypointense rim",
-        ["Neurocysticercosis", "Brain abscess", "Metastasis", "Fungal granuloma"],
-    ),
-    _p(
-        "Cerebral toxoplasmosis",
-        ["basal ganglia", "thalamus"],
-        "round",
-        (7, 11),
-        HYPER,
-        HYPO,
-        "ring",
-        False,
-        False,
-        (25, 50),
-        [
-            "HIV infection, fever and hemiparesis",
-            "immunosuppression after transplantation and confusion",
-        ],
-        "with an eccentric target sign",
-        ["Primary CNS lymphoma", "Tuberculoma", "Brain abscess", "Metastasis"],
-    ),
-    _p(
-        "Nocardia brain abscess",
-        ["frontal lobe", "parietal lobe"],
-        "lobulated",
-        (10, 14),
-        HYPER,
-        HYPO,
-        "ring",
-        True,
-        False,
-        (40, 70),
-        [
-            "long-term corticosteroid therapy, fever and a pulmonary nodule",
-            "renal transplantation and progressive headache",
-        ],
-        "with multiloculated rim enhancement",
-        ["Glioblastoma", "Metastasis", "Tuberculoma", "Aspergillosis"],
-    ),
-    _p(
-        "Neurosarcoidosis",
-        ["basal ganglia", "periventricular white matter"],
-        "ovoid",
-        (5, 9),
-        HYPER,
-        HYPO,
-        "solid",
-        False,
-        False,
-        (30, 55),
-        [
-            "known pulmonary sarcoidosis and cranial nerve palsies",
-            "hilar lymphadenopathy and new headache",
-        ],
-        "with nodular enhancement",
-        ["Tuberculosis", "Lymphoma", "Metastasis", "IgG4-related disease"],
-    ),
-    _p(
-        "Neuro-Behcet disease",
-        ["pons", "thalamus"],
-        "ovoid",
-        (7, 11),
-        HYPER,
-        HYPO,
-        "solid",
-        False,
-        False,
-        (20, 40),
-        [
-            "recurrent oral and genital ulcers and a brainstem syndrome",
-            "uveitis and subacute ataxia",
-        ],
-        "with mild swelling",
-        ["Multiple sclerosis", "Glioma", "Neurosarcoidosis", "CLIPPERS"],
-    ),
-    _p(
-        "Acute disseminated encephalomyelitis",
-        ["centrum semiovale", "thalamus"],
-        "ovoid",
-        (7, 11),
-        HYPER,
-        HYPO,
-        "incomplete ring",
-        False,
-        True,
-        (4, 15),
-        [
-            "encephalopathy two weeks after a viral illness",
-            "fever, drowsiness and multifocal deficits after vaccination",
-        ],
-        "with poorly defined margins",
-        ["Multiple sclerosis", "Viral encephalitis", "MOG antibody disease", "Vasculitis"],
-    ),
-    _p(
-        "Posterior reversible encephalopathy syndrome",
-        ["occipital lobe", "parietal lobe"],
-        "lobulated",
-        (10, 14),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        True,
-        (20, 60),
-        [
-            "severe hypertension, headache and visual disturbance",
-            "eclampsia with seizures and cortical blindness",
-            "tacrolimus therapy and a first seizure",
-        ],
-        "in keeping with vasogenic oedema",
-        ["Posterior circulation infarct", "PML", "Hypoglycaemia", "Cerebral venous thrombosis"],
-    ),
-    _p(
-        "Anti-LGI1 limbic encephalitis",
-        ["medial temporal lobe"],
-        "ovoid",
-        (6, 9),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (50, 75),
-        ["faciobrachial dystonic seizures and hyponatraemia", "subacute memory loss and confusion"],
-        "with swelling of the hippocampus",
-        [
-            "Herpes simplex encephalitis",
-            "Low-grade glioma",
-            "Status epilepticus",
-            "Paraneoplastic encephalitis",
-        ],
-    ),
-    _p(
-        "Hemangioblastoma",
-        ["cerebellar hemisphere"],
-        "round",
-        (10, 14),
-        HYPER,
-        HYPO,
-        "ring",
-        False,
-        False,
-        (25, 50),
-        ["von Hippel-Lindau disease and ataxia", "headache, vomiting and polycythaemia"],
-        "with an enhancing mural nodule",
-        ["Pilocytic astrocytoma", "Metastasis", "Cerebellar abscess", "Arachnoid cyst"],
-    ),
-    _p(
-        "Adult-onset Alexander disease",
-        ["medulla oblongata"],
-        "ovoid",
-        (5, 8),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (30, 60),
-        [
-            "progressive bulbar symptoms and spastic paraparesis",
-            "dysphagia, dysphonia and palatal tremor",
-        ],
-        "with atrophy of the medulla",
-        [
-            "Multiple system atrophy",
-            "Neuromyelitis optica spectrum disorder",
-            "Brainstem glioma",
-            "Adrenomyeloneuropathy",
-        ],
-    ),
-    _p(
-        "X-linked adrenoleukodystrophy",
-        ["occipital lobe", "splenium of the corpus callosum"],
-        "lobulated",
-        (10, 14),
-        HYPER,
-        HYPO,
-        "incomplete ring",
-        False,
-        False,
-        (5, 12),
-        [
-            "behavioural change, declining school performance and skin hyperpigmentation",
-            "visual loss and adrenal insufficiency",
-        ],
-        "with an enhancing leading edge",
-        ["Metachromatic leukodystrophy", "Krabbe disease", "ADEM", "Alexander disease"],
-    ),
-    _p(
-        "Metachromatic leukodystrophy",
-        ["periventricular white matter"],
-        "lobulated",
-        (10, 13),
-        HYPER,
-        HYPO,
-        "none",
-        True,
-        False,
-        (2, 20),
-        [
-            "motor regression and peripheral neuropathy",
-            "psychiatric symptoms and progressive gait disorder",
-        ],
-        "with a tigroid pattern sparing the subcortical U-fibres",
-        [
-            "X-linked adrenoleukodystrophy",
-            "Krabbe disease",
-            "Periventricular leukomalacia",
-            "Vanishing white matter disease",
-        ],
-    ),
-    _p(
-        "Cerebrotendinous xanthomatosis",
-        ["dentate nucleus"],
-        "ovoid",
-        (4, 7),
-        HYPER,
-        HYPO,
-        "none",
-        True,
-        False,
-        (20, 45),
-        [
-            "tendon xanthomas, juvenile cataracts and chronic diarrhoea",
-            "spastic paraparesis and ataxia",
-        ],
-        "",
-        [
-            "Erdheim-Chester disease",
-            "Langerhans cell histiocytosis",
-            "Metronidazole toxicity",
-            "Wilson disease",
-        ],
-    ),
-    _p(
-        "Langerhans cell histiocytosis",
-        ["dentate nucleus", "basal ganglia"],
-        "ovoid",
-        (4, 7),
-        HYPER,
-        HYPO,
-        "none",
-        True,
-        False,
-        (5, 30),
-        ["diabetes insipidus and progressive ataxia", "lytic skull lesions and tremor"],
-        "in keeping with neurodegenerative involvement",
-        [
-            "Erdheim-Chester disease",
-            "Cerebrotendinous xanthomatosis",
-            "Paraneoplastic syndrome",
-            "Toxic encephalopathy",
-        ],
-    ),
-    _p(
-        "Rosai-Dorfman disease",
-        ["frontal lobe", "parietal lobe"],
-        "ovoid",
-        (9, 13),
-        HYPO,
-        HYPO,
-        "solid",
-        False,
-        False,
-        (20, 50),
-        ["painless cervical lymphadenopathy and headache", "a seizure and fever"],
-        "with a broad dural base",
-        ["Meningioma", "Lymphoma", "Neurosarcoidosis", "IgG4-related disease"],
-    ),
-    _p(
-        "Cerebral amyloid angiopathy-related inflammation",
-        ["parietal lobe", "occipital lobe"],
-        "lobulated",
-        (10, 14),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (60, 85),
-        ["subacute cognitive decline and seizures", "headache, confusion and multiple microbleeds"],
-        "with asymmetric subcortical oedema",
-        ["PRES", "PML", "Glioma", "Primary CNS vasculitis"],
-    ),
-    _p(
-        "Neuromyelitis optica spectrum disorder",
-        ["medulla oblongata", "thalamus"],
-        "ovoid",
-        (4, 7),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (25, 50),
-        [
-            "intractable hiccups and vomiting",
-            "optic neuritis and longitudinally extensive myelitis",
-        ],
-        "adjacent to the ependymal surface",
-        ["Multiple sclerosis", "MOG antibody disease", "Neuro-Behcet disease", "Brainstem glioma"],
-    ),
-    _p(
-        "Bickerstaff brainstem encephalitis",
-        ["pons"],
-        "ovoid",
-        (5, 8),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        False,
-        (20, 50),
-        [
-            "ophthalmoplegia, ataxia and drowsiness after a diarrhoeal illness",
-            "anti-GQ1b antibodies and reduced consciousness",
-        ],
-        "",
-        [
-            "Wernicke encephalopathy",
-            "Brainstem infarct",
-            "Listeria rhombencephalitis",
-            "Neuro-Behcet disease",
-        ],
-    ),
-    _p(
-        "Subacute sclerosing panencephalitis",
-        ["parietal lobe", "periventricular white matter"],
-        "lobulated",
-        (9, 13),
-        HYPER,
-        HYPO,
-        "none",
-        True,
-        False,
-        (6, 18),
-        [
-            "myoclonic jerks and school failure years after measles",
-            "behavioural change and periodic myoclonus",
-        ],
-        "without mass effect",
-        ["ADEM", "Leukodystrophy", "HIV encephalopathy", "PML"],
-    ),
-    _p(
-        "Gliosarcoma",
-        ["temporal lobe", "frontal lobe"],
-        "lobulated",
-        (12, 16),
-        HYPER,
-        HYPO,
-        "ring",
-        True,
-        False,
-        (50, 70),
-        ["progressive headache and dysphasia", "new-onset seizures and weight loss"],
-        "with central necrosis and surrounding oedema",
-        ["Glioblastoma", "Meningioma", "Metastasis", "Brain abscess"],
-    ),
-    _p(
-        "Ganglioglioma",
-        ["temporal lobe", "medial temporal lobe"],
-        "round",
-        (7, 11),
-        HYPER,
-        HYPO,
-        "ring",
-        False,
-        False,
-        (8, 25),
-        ["chronic temporal lobe epilepsy", "complex partial seizures"],
-        "with a cystic component and an enhancing nodule",
-        [
-            "Dysembryoplastic neuroepithelial tumour",
-            "Pleomorphic xanthoastrocytoma",
-            "Pilocytic astrocytoma",
-            "Low-grade glioma",
-        ],
-    ),
-    _p(
-        "Anti-Ma2 paraneoplastic encephalitis",
-        ["medial temporal lobe", "thalamus"],
-        "ovoid",
-        (5, 8),
-        HYPER,
-        HYPO,
-        "solid",
-        False,
-        False,
-        (25, 60),
-        [
-            "a testicular germ cell tumour and excessive daytime sleepiness",
-            "vertical gaze palsy and memory loss",
-        ],
-        "",
-        [
-            "Herpes simplex encephalitis",
-            "Wernicke encephalopathy",
-            "Lymphoma",
-            "Anti-LGI1 limbic encephalitis",
-        ],
-    ),
-    _p(
-        "CLIPPERS",
-        ["pons"],
-        "ovoid",
-        (7, 10),
-        HYPER,
-        HYPO,
-        "solid",
-        False,
-        False,
-        (30, 60),
-        [
-            "subacute diplopia, ataxia and dysarthria responsive to steroids",
-            "relapsing brainstem symptoms",
-        ],
-        "with punctate 'peppering' enhancement",
-        ["Neurosarcoidosis", "Lymphoma", "Neuro-Behcet disease", "Multiple sclerosis"],
-    ),
-    _p(
-        "Cryptococcal meningoencephalitis",
-        ["basal ganglia"],
-        "round",
-        (4, 7),
-        HYPER,
-        HYPO,
-        "none",
-        True,
-        False,
-        (30, 55),
-        ["HIV infection, headache and fever", "renal transplantation and confusion"],
-        "in keeping with gelatinous pseudocysts",
-        ["Toxoplasmosis", "Tuberculosis", "Lacunar infarcts", "Enlarged perivascular spaces"],
-    ),
-    _p(
-        "Schistosomal granuloma of the brain",
-        ["cerebellar hemisphere", "parietal lobe"],
-        "lobulated",
-        (8, 12),
-        HYPER,
-        HYPO,
-        "solid",
-        False,
-        False,
-        (15, 40),
-        ["travel to an endemic region, headache and ataxia", "eosinophilia and seizures"],
-        "with arborised nodular enhancement",
-        ["Glioma", "Metastasis", "Tuberculoma", "Lymphoma"],
-    ),
-    _p(
-        "Primary angiitis of the central nervous system",
-        ["frontal lobe", "centrum semiovale"],
-        "ovoid",
-        (6, 10),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        True,
-        (35, 60),
-        [
-            "recurrent headaches and stepwise focal deficits",
-            "cognitive decline and strokes of different ages",
-        ],
-        "in keeping with an acute infarct",
-        [
-            "Reversible cerebral vasoconstriction syndrome",
-            "CADASIL",
-            "Susac syndrome",
-            "Moyamoya disease",
-        ],
-    ),
-    _p(
-        "MELAS",
-        ["occipital lobe", "parietal lobe"],
-        "lobulated",
-        (10, 14),
-        HYPER,
-        HYPO,
-        "none",
-        False,
-        True,
-        (10, 35),
-        [
-            "stroke-like episodes, short stature and hearing loss",
-            "episodic vomiting, lactic acidosis and hemianopia",
-        ],
-        "not respecting vascular territories",
-        ["Posterior cerebral artery infarct", "PRES", "Herpes encephalitis", "Status epilepticus"],
-    ),
+    The file is a JSON object whose ``"pathologies"`` is a list of objects with exactly
+    the fields of :class:`Pathology` (lists for the tuples); regions must be keys of
+    :data:`REGIONS`, and shape, signals and enhancement values the sample can draw.
+
+    Args:
+        text: the file's text.
+        source: the file's name, for error messages.
+
+    Returns:
+        The pathologies in file order (the sample's draws depend on that order).
+
+    Raises:
+        NovaInputError: invalid JSON, or an entry with a missing, unknown or bad field
+            (the message names the entry, by position and name, and the field).
+
+    Example:
+        >>> read_pathologies('{"pathologies": []}')
+        ()
+        >>> read_pathologies('{"pathologies": [{"name": "Susac syndrome"}]}', source="mine.json")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: mine.json, entry 1 (Susac syndrome), field 'regions': missing
+    """
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise NovaInputError(
+            f"not valid JSON: {error.msg}", source=source, record=f"line {error.lineno}"
+        ) from None
+    entries = document.get("pathologies") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise NovaInputError("expected an object with a list", source=source, field="pathologies")
+    pathologies: list[Pathology] = []
+    seen: set[str] = set()
+    for index, entry in enumerate(entries, start=1):
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        name = name.strip() if isinstance(name, str) else ""
+        record = f"entry {index}" + (f" ({name})" if name else "")
+        pathology = _pathology(entry, _Where(source=source, record=record))
+        if pathology.name in seen:
+            raise NovaInputError(
+                "a second entry of that name", source=source, record=record, field="name"
+            )
+        seen.add(pathology.name)
+        pathologies.append(pathology)
+    return tuple(pathologies)
+
+
+PATHOLOGIES: tuple[Pathology, ...] = read_pathologies(
+    resources.files("novabench")
+    .joinpath("resources")
+    .joinpath(PATHOLOGY_RESOURCE)
+    .read_text(encoding="utf-8")
 )
