@@ -1,10 +1,10 @@
 """The three NOVA tasks, each declared once.
 
-Everything the toolkit knows about a task that is not the task's own algorithm lives
-here: the unit it is answered per (an image or a case), the fields of a raw and of a
-parsed answer in a predictions file, the prompt resource, the parser and the scorer
-(as import paths, so reading the registry imports nothing heavy), the headline metric
-keys a report leads with, and every parse status an answer can get.
+What a task is lives here: the unit it is answered per (an image or a case), the fields
+of a raw and of a parsed answer in a predictions file, the prompt resource, the parser and
+the scorer (as import paths, so reading the registry imports nothing heavy), the headline
+metric keys a report leads with, every parse status an answer can get, and the module
+holding how the task is judged, scored, broken down and ranked (``novabench.tasks.<task>``).
 
 The runner, the predictions files, the evaluate adapter, the report, the CLI and the
 Spaces read this module; no other module lists the tasks. It imports nothing of the

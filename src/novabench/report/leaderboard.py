@@ -376,7 +376,7 @@ def build_leaderboard(
     bootstrap_note = _bootstrap_note(reports, names)
     if bootstrap_note:
         notes.append(bootstrap_note)
-    from novabench import __version__
+    from novabench._version import __version__
 
     return {
         "toolkit": {"name": "novabench", "version": __version__},

@@ -25,7 +25,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from novabench import __version__, registry
+from novabench import registry
+from novabench._version import __version__
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 from novabench.tasks import behaviour, load_hook, tasks_where
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ScoredPredictions",
     "ScoringOptions",
+    "answer_agreement",
     "compare_predictions",
     "evaluate_predictions",
     "judge_record",
@@ -518,7 +520,7 @@ def compare_predictions(
         {"items", "identical"}}, ...}``; ``settings`` holds the metric settings both models
         were scored with (METEOR variant, BERTScore model, keyword extractor and averaging,
         diagnosis matcher), as a report's metrics do; ``answer_agreement`` counts the items
-        both answer alike (:func:`novabench.report.agreement.answer_agreement`).
+        both answer alike (:func:`answer_agreement`).
 
     Example:
         >>> import tempfile, pathlib, json
@@ -579,6 +581,54 @@ def compare_predictions(
         ),
         **({"judges": judges} if judges else {}),
     }
+
+
+def answer_agreement(
+    data: str | os.PathLike[str],
+    predictions_a: PredictionPaths,
+    predictions_b: PredictionPaths,
+    options: ScoringOptions | None = None,
+    *,
+    tasks: Sequence[str] | None = None,
+) -> dict[str, dict[str, int]]:
+    """Per task both sets answer, how many items get the same parsed answer from both.
+
+    Args:
+        data: the release folder.
+        predictions_a: predictions file(s) of A.
+        predictions_b: predictions file(s) of B.
+        options: the comparison's scoring options (box convention, tasks, other release).
+        tasks: only these tasks (default: every task both sets answer).
+
+    Returns:
+        ``{task: {"items": n, "identical": k}}``: ``k`` of the task's ``n`` items (images or
+        cases) have equal answers in A and B.
+
+    Example:
+        >>> import tempfile, pathlib, json
+        >>> from novabench.data.sample import write_sample_release
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=3, seed=0, progress=False)
+        >>> line = {"case_id": "case0001", "diagnoses": ["glioma"]}
+        >>> _ = (root / "a.jsonl").write_text(json.dumps(line) + "\\n")
+        >>> _ = (root / "b.jsonl").write_text(json.dumps({**line, "diagnoses": ["abscess"]}))
+        >>> answer_agreement(release, root / "a.jsonl", root / "a.jsonl")
+        {'diagnosis': {'items': 3, 'identical': 3}}
+        >>> answer_agreement(release, root / "a.jsonl", root / "b.jsonl")
+        {'diagnosis': {'items': 3, 'identical': 2}}
+    """
+    from novabench.data.release import read_release
+    from novabench.report.agreement import agreement_counts
+
+    chosen = ScoringOptions.build(options)
+    release = read_release(data)
+    fingerprint = release.fingerprint()
+    loaded_a = _load(data, predictions_a, chosen, release=release, fingerprint=fingerprint)
+    loaded_b = _load(data, predictions_b, chosen, release=release, fingerprint=fingerprint)
+    shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
+    if tasks is not None:
+        shared = [task for task in shared if task in tasks]
+    return agreement_counts(loaded_a.prediction_set, loaded_b.prediction_set, shared)
 
 
 def judge_record(
