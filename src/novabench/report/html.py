@@ -35,6 +35,7 @@ from novabench.tasks import tasks_where
 
 if TYPE_CHECKING:
     from novabench.data.render import LineStyle
+
 __all__ = ["render_comparison_html", "render_html", "write_html"]
 
 _STYLE = """
