@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
@@ -84,3 +86,86 @@ def test_canonical_task_folds_spellings(typed: str, expected: str) -> None:
 def test_unknown_task_names_the_known_ones() -> None:
     with pytest.raises(NovaInputError, match="localization, captioning, diagnosis"):
         get_task("segmentation")
+
+
+# --------------------------------------------------------------------------- one home per task
+
+_PACKAGE = Path(__file__).resolve().parents[1] / "src" / "novabench"
+_FACES = (Path(__file__).resolve().parents[1] / "metrics" / "nova_metric",)
+# The registry declares the tasks; each task's own module (novabench/tasks/<task>.py) holds
+# how it is scored. Nowhere else may code decide by a task's name or its answer field.
+_ALLOWED_TO_COMPARE = ("registry.py", "tasks/")
+_FIELD_ATTRIBUTES = frozenset({"answer_field", "raw_field"})
+
+
+def _string_constants(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return set().union(*(_string_constants(element) for element in node.elts))
+    return set()
+
+
+def _names_a_field_attribute(node: ast.AST) -> bool:
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr in _FIELD_ATTRIBUTES)
+        or (isinstance(n, ast.Name) and n.id in _FIELD_ATTRIBUTES)
+        for n in ast.walk(node)
+    )
+
+
+def task_name_comparisons(source: str, filename: str = "<source>") -> list[str]:
+    """Each place ``source`` decides by a task's name or by an answer-field literal.
+
+    Flagged: ``==``/``!=``/``in``/``not in`` with a canonical task name among the literals;
+    the same with an answer/raw field literal against ``answer_field``/``raw_field``; a
+    ``match`` case on a task name.
+    """
+    names = set(TASK_NAMES)
+    fields = {field for spec in TASKS.values() for field in (spec.raw_field, spec.answer_field)}
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Compare):
+            if not all(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
+                continue
+            operands = [node.left, *node.comparators]
+            literals = set().union(*(_string_constants(operand) for operand in operands))
+            by_field = literals & fields and any(map(_names_a_field_attribute, operands))
+            if literals & names or by_field:
+                found.append(f"{filename}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.match_case) and isinstance(node.pattern, ast.MatchValue):
+            if _string_constants(node.pattern.value) & names:
+                found.append(f"{filename}:{node.pattern.lineno}: case {ast.unparse(node.pattern)}")
+    return found
+
+
+def test_the_task_name_check_sees_every_form_of_branch() -> None:
+    source = (
+        "if task == 'diagnosis': pass\n"
+        "if 'localization' in report['tasks']: pass\n"
+        "if task in ('captioning', ALL): pass\n"
+        "if spec.answer_field != 'boxes': pass\n"
+        "match task:\n    case 'captioning': pass\n"
+        # Not branches on a task: a column set, a field of a row, an unrelated word.
+        "if set(header) <= {'case_id', 'diagnosis'}: pass\n"
+        "if 'boxes' in row: pass\n"
+        "if name == 'caption_text': pass\n"
+    )
+    assert [line.split(":")[1] for line in task_name_comparisons(source)] == [
+        "1",
+        "2",
+        "3",
+        "4",
+        "6",
+    ]
+
+
+def test_no_module_outside_the_registry_and_the_task_modules_compares_a_task_name() -> None:
+    files = [*_PACKAGE.rglob("*.py"), *(p for face in _FACES for p in face.rglob("*.py"))]
+    found = []
+    for path in files:
+        relative = path.relative_to(_PACKAGE).as_posix() if _PACKAGE in path.parents else None
+        if relative is not None and relative.startswith(_ALLOWED_TO_COMPARE):
+            continue
+        found += task_name_comparisons(path.read_text(encoding="utf-8"), str(path))
+    assert found == [], "decide through novabench.tasks.<task>, not by name:\n" + "\n".join(found)

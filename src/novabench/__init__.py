@@ -24,10 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from novabench._version import __version__
 from novabench.errors import NovaError, NovaInputError
-
-# The one source of the version: pyproject.toml reads this line when the package is built.
-__version__ = "0.1.0"
 
 __all__ = [
     "Endpoint",

@@ -486,7 +486,7 @@ def mark_output_folder(folder: str | os.PathLike[str], command: str) -> None:
     """
     import json
 
-    from novabench import __version__
+    from novabench._version import __version__
 
     marker = {"written_by": "novabench", "command": command, "version": __version__}
     (Path(folder) / OUTPUT_MARKER).write_text(json.dumps(marker) + "\n", encoding="utf-8")

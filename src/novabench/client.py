@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, cast
 
-from novabench import __version__
+from novabench._version import __version__
 from novabench.errors import NovaError, NovaInputError
 
 __all__ = [

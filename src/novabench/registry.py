@@ -1,10 +1,10 @@
 """The three NOVA tasks, each declared once.
 
-Everything the toolkit knows about a task that is not the task's own algorithm lives
-here: the unit it is answered per (an image or a case), the fields of a raw and of a
-parsed answer in a predictions file, the prompt resource, the parser and the scorer
-(as import paths, so reading the registry imports nothing heavy), the headline metric
-keys a report leads with, and every parse status an answer can get.
+What a task is lives here: the unit it is answered per (an image or a case), the fields
+of a raw and of a parsed answer in a predictions file, the prompt resource, the parser and
+the scorer (as import paths, so reading the registry imports nothing heavy), the headline
+metric keys a report leads with, every parse status an answer can get, and the module
+holding how the task is judged, scored, broken down and ranked (``novabench.tasks.<task>``).
 
 The runner, the predictions files, the evaluate adapter, the report, the CLI and the
 Spaces read this module; no other module lists the tasks. It imports nothing of the
@@ -41,6 +41,7 @@ __all__ = [
     "Unit",
     "canonical_task",
     "get_task",
+    "task_answered_in",
 ]
 
 Unit = Literal["image", "case"]
@@ -73,6 +74,8 @@ class TaskSpec:
         headline_keys: the metric keys a report's table leads with, in order.
         parse_statuses: every status a parsed answer of this task can carry.
         failure_statuses: the statuses meaning "nothing usable was read".
+        behaviour: ``"module:attribute"`` of the task's :class:`novabench.tasks.TaskBehaviour`
+            (how it is judged, scored, broken down and ranked: ``novabench/tasks/<task>.py``).
 
     Example:
         >>> spec = TASKS["diagnosis"]
@@ -99,6 +102,7 @@ class TaskSpec:
     headline_keys: tuple[str, ...]
     parse_statuses: tuple[str, ...]
     failure_statuses: frozenset[str]
+    behaviour: str
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -128,10 +132,19 @@ class TaskSpec:
         """
         return _load(self.scorer)
 
+    def load_behaviour(self) -> Any:
+        """Import and return the task's ``TaskBehaviour`` (its module in ``novabench.tasks``).
 
-def _load(target: str) -> Callable[..., Any]:
+        Example:
+            >>> TASKS["diagnosis"].load_behaviour().rank_metric
+            'top1'
+        """
+        return _load(self.behaviour)
+
+
+def _load(target: str) -> Any:
     module_name, _, attribute = target.partition(":")
-    function: Callable[..., Any] = getattr(importlib.import_module(module_name), attribute)
+    function: Any = getattr(importlib.import_module(module_name), attribute)
     return function
 
 
@@ -191,6 +204,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 TOO_LONG,
             ),
             failure_statuses=_FAILURES | {"ambiguous_convention"},
+            behaviour="novabench.tasks.localization:BEHAVIOUR",
         ),
         "captioning": TaskSpec(
             name="captioning",
@@ -226,6 +240,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             ),
             parse_statuses=("ok", "empty", "unparseable", TOO_LONG),
             failure_statuses=_FAILURES,
+            behaviour="novabench.tasks.captioning:BEHAVIOUR",
         ),
         "diagnosis": TaskSpec(
             name="diagnosis",
@@ -243,6 +258,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             headline_keys=("top1", "top5"),
             parse_statuses=("ok", "partial", "fallback_list", "empty", "unparseable", TOO_LONG),
             failure_statuses=_FAILURES,
+            behaviour="novabench.tasks.diagnosis:BEHAVIOUR",
         ),
     }
 )
@@ -290,3 +306,19 @@ def get_task(task: str) -> TaskSpec:
         ('BLEU-4', 'ROUGE-L')
     """
     return TASKS[canonical_task(task)]
+
+
+def task_answered_in(answer_field: str) -> str:
+    """The task whose parsed answer a predictions line holds under ``answer_field``.
+
+    Raises:
+        ValueError (``NovaInputError``): no task's answer is held there.
+
+    Example:
+        >>> task_answered_in("boxes")
+        'localization'
+    """
+    for name, spec in TASKS.items():
+        if spec.answer_field == answer_field:
+            return name
+    raise NovaInputError(f"no task answers in the field {answer_field!r}", field=answer_field)

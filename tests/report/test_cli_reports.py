@@ -204,7 +204,7 @@ def test_compare_predictions_counts_agreement_as_answer_agreement_does(
 ) -> None:
     # The Python API gives the agreement the command writes, without reading the files twice.
     from novabench.report import compare_predictions
-    from novabench.report.agreement import answer_agreement
+    from novabench.report.scoring import answer_agreement
 
     options = {"n_resamples": 10, "caption_options": {"exclude": ["BERTScore-F1", "METEOR"]}}
     for a, b in (("oracle", "oracle"), ("oracle", "floor")):

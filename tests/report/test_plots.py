@@ -136,3 +136,32 @@ def test_breakdown_labels_wrap_long_category_names() -> None:
     first = axes.get_xticklabels()[0].get_text()
     assert first == "inflammatory\nand\ndemyelinating\n(n=12)"
     assert max(len(line) for line in first.splitlines()) <= 14
+
+
+def test_caption_bars_default_to_the_tasks_rank_metric_not_its_first_headline_key() -> None:
+    # Rows hold BLEU-4 (captioning's first headline key, a corpus score) and ROUGE-L (its
+    # leaderboard rank metric, a mean over captions): the bars show ROUGE-L.
+    rows = [
+        {
+            "group": "neoplastic",
+            "n": 12,
+            "too_small": False,
+            "BLEU-4": 0.09,
+            "BLEU-4_ci": [0.05, 0.12],
+            "ROUGE-L": 0.3,
+            "ROUGE-L_ci": [0.2, 0.4],
+        },
+        {
+            "group": "vascular",
+            "n": 8,
+            "too_small": False,
+            "BLEU-4": 0.07,
+            "BLEU-4_ci": [0.04, 0.1],
+            "ROUGE-L": 0.25,
+            "ROUGE-L_ci": [0.15, 0.35],
+        },
+    ]
+    report = {**report_dict(), "breakdowns": {"captioning": {"pathology_category": rows}}}
+    axes = breakdown_figure(report, "captioning").axes[0]
+    assert [round(float(p.get_height()), 6) for p in axes.patches] == [30.0, 25.0]
+    assert "ROUGE-L" in axes.get_ylabel()

@@ -500,7 +500,8 @@ def test_localisation_groups_prepared_alone_equal_the_restricted_evaluation(n_re
 
     from novabench.metrics.localization import LocalizationWarning
     from novabench.metrics.tasks import prepare_task
-    from novabench.report.scoring import _group_preparer
+    from novabench.report.breakdowns import SubsetPreparer
+    from novabench.tasks import behaviour
 
     rng = np.random.default_rng(12)
     predictions, references = [], []
@@ -516,7 +517,8 @@ def test_localisation_groups_prepared_alone_equal_the_restricted_evaluation(n_re
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LocalizationWarning)
         evaluation = prepare_task("localization", predictions, references)
-        preparer = _group_preparer("localization", predictions, references, {})
+        assert behaviour("localization").groups_prepared_apart  # what the report does
+        preparer = SubsetPreparer("localization", predictions, references, {})
         options = {
             "keys": ["mAP@30", "COCO-AP@50", "COCO-AP@50:95", "FP30"],
             "min_group_size": 1,

@@ -27,17 +27,17 @@ from novabench.run.lock import writer_lock
 def run(args: argparse.Namespace) -> int:
     """Execute `nova parse`; prints parse-status counts per task."""
     from novabench.data.release import read_release
-    from novabench.registry import TASK_NAMES, TASKS
+    from novabench.registry import TASK_NAMES
     from novabench.report.render import unread_boxes_line
     from novabench.run.predictions import (
         RunManifest,
-        box_answer_summary,
         check_replaceable_output,
         parse_raw,
         read_predictions,
         write_predictions,
     )
     from novabench.run.prompts import prompt_box_convention
+    from novabench.tasks import behaviour, load_hook
 
     raw_path, out = Path(args.raw), Path(args.out)
     check_replaceable_output(
@@ -71,8 +71,10 @@ def run(args: argparse.Namespace) -> int:
             temporary.unlink(missing_ok=True)
             raise
         summary = parsed.summary()
-        boxes_task = next(t for t in TASK_NAMES if TASKS[t].answer_field == "boxes")
-        summary[boxes_task].update(box_answer_summary(parsed, release))
+        for task in TASK_NAMES:  # extra counts a task's answers get (out-of-image boxes)
+            answer_summary = behaviour(task).answer_summary
+            if answer_summary is not None:
+                summary[task].update(load_hook(answer_summary)(parsed, release))
         parsed_from = {
             "from": str(raw_path),
             "box_convention": convention,
@@ -81,9 +83,10 @@ def run(args: argparse.Namespace) -> int:
         }
         replace(manifest, parsed=parsed_from).write(out)
 
-    unread = unread_boxes_line(boxes_task, summary[boxes_task])
-    if unread:
-        print(unread)  # first: these answers were not read at all
+    for task in TASK_NAMES:  # first: these answers were not read at all
+        unread = unread_boxes_line(task, summary[task])
+        if unread:
+            print(unread)
     for task in TASK_NAMES:
         counts = summary[task]
         if not counts["answered"] and not counts["errors"] and not counts["parse_status"]:

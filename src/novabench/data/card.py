@@ -35,13 +35,13 @@ from datasets.splits import SplitDict, SplitInfo
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from novabench import __version__
+from novabench._version import __version__
 from novabench.citation import NOVA_BIBTEX, NOVA_LICENSE
 from novabench.data.schema import extra_columns
 from novabench.errors import NovaInputError
 
 if TYPE_CHECKING:
-    from novabench.data.release import NovaRelease
+    from novabench.data.release_record import NovaRelease
 
 __all__ = [
     "CARD_LICENSE",

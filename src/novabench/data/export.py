@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from novabench import __version__
 from novabench._files import (
     OUTPUT_MARKER,
     check_output_folder,
@@ -53,6 +52,7 @@ from novabench._files import (
     write_text_atomic,
     writing_to,
 )
+from novabench._version import __version__
 from novabench.citation import NOVA_ARXIV_URL, NOVA_LICENSE
 from novabench.data.card import (
     ConfigSize,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from novabench.data.release import NovaRelease
+    from novabench.data.release_record import NovaRelease
 
 __all__ = ["iter_case_rows", "iter_image_rows"]
 

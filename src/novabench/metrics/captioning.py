@@ -98,9 +98,7 @@ from novabench.metrics.bertscore import (
     bertscore_f1_scores,
     clear_bertscore_cache,
 )
-from novabench.metrics.bertscore import (  # noqa: F401  (report.scoring imports it from here)
-    resolve_bertscore_model as _resolve_bertscore_model,
-)
+from novabench.metrics.bertscore import resolve_bertscore_model as _resolve_bertscore_model
 from novabench.metrics.keywords import (
     CaptionKeywords,
     KeywordExtractor,
@@ -122,6 +120,7 @@ __all__ = [
     "paper_keyword_split",
     "prepare_captioning",
     "score_captioning",
+    "settle_scoring_options",
 ]
 
 METRIC_NAMES: tuple[str, ...] = (
@@ -954,3 +953,49 @@ def score_captioning(
     for note in evaluation.notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     return evaluation.result()
+
+
+def settle_scoring_options(options: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Caption options settled once, before any scoring, and the notes a report owes for them.
+
+    The BERTScore model is checked without fetching it (offline, a model not at hand is an
+    error saying what to do; the download happens when captions are scored); ``exclude`` is
+    sorted and each excluded metric noted; ``meteor`` is fixed to the variant this machine
+    scores (see :func:`novabench.metrics.text.resolve_meteor_setting`), so every group and
+    both sides of a comparison score the same METEOR, and ``"wordnet"`` without the corpus is
+    refused here. ``"auto"`` falling back to ``exact+stem`` puts its note first.
+
+    Args:
+        options: ``score_captioning`` keyword options (not changed).
+
+    Returns:
+        ``(settled options, notes)``.
+
+    Example:
+        >>> settle_scoring_options({"exclude": ["METEOR", "BERTScore-F1"]})
+        ({'exclude': ['BERTScore-F1', 'METEOR']}, ['BERTScore-F1: not computed (--exclude)', \
+'METEOR: not computed (--exclude)'])
+    """
+    settled = dict(options)
+    excluded = set(settled.get("exclude", ()))
+    if "BERTScore-F1" not in excluded:
+        _resolve_bertscore_model(
+            settled.get("bertscore_model"), settled.get("bertscore_num_layers"), fetch=False
+        )
+    settled["exclude"] = sorted(excluded)
+    notes = [f"{name}: not computed (--exclude)" for name in settled["exclude"]]
+    return settled, _meteor_choice(settled, excluded) + notes
+
+
+def _meteor_choice(options: dict[str, Any], excluded: set[str]) -> list[str]:
+    """Fix ``options["meteor"]`` to the variant this machine scores; the note "auto" owes."""
+    setting = options.get("meteor", "auto")
+    if "METEOR" in excluded:
+        if setting not in text.METEOR_SETTINGS:
+            text.resolve_meteor_setting(setting)  # raises, naming the valid settings
+        return []
+    variant = text.resolve_meteor_setting(setting)
+    options["meteor"] = variant
+    if setting == "auto" and variant == "exact+stem" and "METEOR-exact+stem" not in excluded:
+        return [text.meteor_fallback_note(option="--meteor")]
+    return []

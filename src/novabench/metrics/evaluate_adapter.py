@@ -704,7 +704,7 @@ _FORMS: dict[str, _InputForm] = {
 }
 
 #: The task whose answers are boxes (its evaluation is built from Arrow buffers).
-_BOX_TASK = next(name for name, spec in registry.TASKS.items() if spec.answer_field == "boxes")
+_BOX_TASK = next(name for name, spec in registry.TASKS.items() if _FORMS[spec.answer_field].boxes)
 
 
 def _as_field(feature: Any, name: str) -> dict[str, Any]:

@@ -45,6 +45,7 @@ import numpy as np
 
 from novabench import registry
 from novabench.lexicon.taxonomy import PATHOLOGY_CATEGORIES, CategoryMap, assign_category
+from novabench.tasks import behaviour
 
 __all__ = [
     "BOX_SIZE_THRESHOLDS",
@@ -381,12 +382,7 @@ def task_dimensions(task: str) -> tuple[str, ...]:
         >>> task_dimensions("diagnosis")
         ('pathology_category', 'images_per_case')
     """
-    spec = registry.TASKS[task]
-    if spec.unit == "case":
-        return ("pathology_category", "images_per_case")
-    if spec.answer_field == "boxes":
-        return DIMENSIONS
-    return ("pathology_category", "sequence", "plane", "images_per_case")
+    return behaviour(task).breakdown_dimensions
 
 
 class _Group:

@@ -31,6 +31,7 @@ from novabench.report.render import (
     settings_lines,
     without_intervals,
 )
+from novabench.tasks import tasks_where
 
 if TYPE_CHECKING:
     from novabench.data.render import LineStyle
@@ -360,7 +361,7 @@ def render_html(
         )
     else:
         tables = _item_tables(items)
-        if "localization" in report["tasks"]:
+        if any(task in report["tasks"] for task in tasks_where(lambda spec: spec.hit_rate_curve)):
             images = {model: tables["images"]}
             parts += [
                 _heading("localisation", "Localisation"),

@@ -40,7 +40,7 @@ import numpy as np
 
 from novabench.errors import NovaInputError
 from novabench.escaping import csv_cell, html_text, markdown_code_span, markdown_text
-from novabench.records import is_placeholder_diagnosis
+from novabench.registry import TASK_NAMES
 from novabench.report.items import read_item_tables
 from novabench.report.render import (
     HEADLINE_KEYS,
@@ -49,6 +49,7 @@ from novabench.report.render import (
     portable_bertscore_hash,
     with_current_keys,
 )
+from novabench.tasks import behaviour, tasks_where
 
 __all__ = [
     "RANK_METRICS",
@@ -62,30 +63,21 @@ __all__ = [
     "render_leaderboard_markdown",
 ]
 
-#: Per task, the metric ranked on (a mean over the items of the per-item tables).
-RANK_METRICS: dict[str, str] = {
-    "localization": "mAP@30",
-    "captioning": "ROUGE-L",
-    "diagnosis": "top1",
-}
-
-
-_KEYWORD_METRICS = ("ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1")
+#: Per task, the metric ranked on (a mean over the items of the per-item tables); each
+#: task's module (``novabench/tasks/<task>.py``) declares it.
+RANK_METRICS: dict[str, str] = {task: behaviour(task).rank_metric for task in TASK_NAMES}
 
 #: Per task, the settings a report records in the task's metrics and the metrics each one
 #: affects; ``"*"`` is every metric of the task. ``answered_only`` is read from the report.
+#: Declared by each task's module.
 SCORING_SETTINGS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
-    "localization": (("answered_only", ("*",)),),
-    "captioning": (
-        ("BERTScore_hash", ("BERTScore-F1",)),
-        ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),
-        ("METEOR_nltk", ("METEOR",)),
-        ("keyword_extractor", _KEYWORD_METRICS),
-        ("keyword_averaging", _KEYWORD_METRICS),
-        ("answered_only", ("*",)),
-    ),
-    "diagnosis": (("matcher", ("top1", "top5")), ("answered_only", ("*",))),
+    task: behaviour(task).comparability_settings for task in TASK_NAMES
 }
+
+# The tasks whose report carries a human reference (rows under the task's table).
+_HUMAN_TASKS = tasks_where(lambda spec: spec.human_reference)
+# The tasks whose per-item tables give the hit-rate curve its best IoUs.
+_CURVE_TASKS = tasks_where(lambda spec: spec.hit_rate_curve)
 
 _UNKNOWN = "unknown: not recorded"
 
@@ -181,32 +173,15 @@ def _bootstrap_note(
 
 def _item_values(task: str, tables: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
     """Item keys and per-item values of the task's rank metric (mean = the metric)."""
-    if task == "localization":
-        images = tables["images"]
-        return list(images["filename"]), (images["best_iou"].astype(float) >= 0.3).to_numpy(float)
-    if task == "captioning":
-        images = tables["images"]
-        values = images[RANK_METRICS[task]].astype(float).fillna(0.0).to_numpy()
-        return list(images["filename"]), values
-    cases = tables["cases"]
-    # Cases without a final diagnosis are excluded from top1, as the metric does.
-    scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
-    return list(scored["case_id"]), scored["top1"].astype(bool).to_numpy(float)
-
-
-# The per-item column each task's rank metric needs, per table.
-_ITEM_COLUMNS: dict[str, tuple[str, str]] = {
-    "localization": ("images", "best_iou"),
-    "captioning": ("images", RANK_METRICS["captioning"]),
-    "diagnosis": ("cases", "top1"),
-}
+    keys, values = behaviour(task).rank_item_values(tables)
+    return keys, np.asarray(values, dtype=float)
 
 
 def _has_item_values(task: str, tables: Mapping[str, Any] | None) -> bool:
     """Whether the tables hold the task's per-item values (a metric may have been excluded)."""
     if tables is None:
         return False
-    table, column = _ITEM_COLUMNS[task]
+    table, column = behaviour(task).rank_item_column
     return column in tables[table].columns and bool(tables[table][column].notna().any())
 
 
@@ -401,7 +376,7 @@ def build_leaderboard(
     bootstrap_note = _bootstrap_note(reports, names)
     if bootstrap_note:
         notes.append(bootstrap_note)
-    from novabench import __version__
+    from novabench._version import __version__
 
     return {
         "toolkit": {"name": "novabench", "version": __version__},
@@ -452,10 +427,11 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any], task: str, metric: str) ->
 def _human_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     from novabench.report.human_reference import comparison_rows
 
-    for report in reports:
-        rows = comparison_rows((report.get("human_reference") or {}).get("localization"))
-        if rows:
-            return [{"who": who, "metrics": dict(row)} for who, row in rows]
+    for task in _HUMAN_TASKS:
+        for report in reports:
+            rows = comparison_rows((report.get("human_reference") or {}).get(task))
+            if rows:
+                return [{"who": who, "metrics": dict(row)} for who, row in rows]
     return []
 
 
@@ -569,7 +545,7 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
         for task, key in columns:
             if key == "rank":
                 cells.append("")
-            elif task == "localization":
+            elif task in _HUMAN_TASKS:
                 interval = (metrics.get("confidence_intervals") or {}).get(key)
                 cells += _csv_cells(metrics.get(key), interval)
             else:
@@ -617,7 +593,7 @@ def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[li
         [name, _rank(entry)] + [_cell(entry, key) for key in keys]
         for name, entry in sorted(entries, key=order)
     ]
-    if task == "localization":
+    if task in _HUMAN_TASKS:
         rows += [
             [f"human: {human['who']}", ""] + [_human_cell(human["metrics"], key) for key in keys]
             for human in board["human_reference"]
@@ -749,7 +725,7 @@ def curve_tables(
     images: dict[str, Any] = {}
     left_out: list[str] = []
     for model, report, path in zip(board["models"], reports, paths):
-        if "localization" not in model["tasks"]:
+        if not any(task in model["tasks"] for task in _CURVE_TASKS):
             continue
         label = (
             model["model"]

@@ -34,6 +34,7 @@ from novabench.data.render import (
 )
 from novabench.errors import NovaInputError
 from novabench.escaping import plot_text
+from novabench.tasks import behaviour
 
 __all__ = [
     "IOU_THRESHOLDS",
@@ -220,15 +221,12 @@ def best_iou_histogram(
     return figure
 
 
-# Per-item means read well as bars per group; BLEU-4 is a corpus score (about 9% for a good
-# caption), so captioning bars default to ROUGE-L, the leaderboard's captioning rank metric.
-_BAR_METRIC_FIRST = {"captioning": "ROUGE-L"}
-
-
 def _default_metric(task: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    # Bars default to the task's rank metric, a mean over items that reads well per group
+    # (BLEU-4, captioning's first key, is a corpus score: about 9% for a good caption).
     spec = registry.TASKS[task]
-    preferred = _BAR_METRIC_FIRST.get(spec.name)
-    for key in ((preferred,) if preferred else ()) + tuple(spec.headline_keys):
+    preferred = behaviour(task).rank_metric
+    for key in (preferred, *spec.headline_keys):
         if any(key in row for row in rows):
             return key
     raise NovaInputError(

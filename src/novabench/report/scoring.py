@@ -25,17 +25,19 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from novabench import __version__, registry
+from novabench import registry
+from novabench._version import __version__
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
+from novabench.tasks import behaviour, load_hook, tasks_where
 
 if TYPE_CHECKING:
     from novabench.lexicon.taxonomy import CategoryMap
-    from novabench.report.breakdowns import SubsetPreparer
 
 __all__ = [
     "ScoredPredictions",
     "ScoringOptions",
+    "answer_agreement",
     "compare_predictions",
     "evaluate_predictions",
     "judge_record",
@@ -52,8 +54,6 @@ JOBS_REMOVED = (
 )
 
 
-# Answers whose metric matches names with a matcher (the lexicon's, or an LLM judge).
-_MATCHED_FIELDS = ("diagnoses",)
 #: Where COCO AP keys get intervals: the headline only, or breakdowns and human reference too.
 COCO_AP_INTERVALS: tuple[str, ...] = ("headline", "all")
 
@@ -202,12 +202,7 @@ class ScoringOptions:
             >>> ScoringOptions(matcher=str.__eq__).judge_of("diagnosis") is str.__eq__
             True
         """
-        answer_field = registry.TASKS[task].answer_field
-        if answer_field in _MATCHED_FIELDS:
-            return self.case_judge if self.case_judge is not None else self.matcher
-        if answer_field == "caption":
-            return self.keyword_judge
-        return None
+        return behaviour(task).judge(self)[1]
 
     def judge_kind(self, task: str) -> str | None:
         """``"case"``, ``"pair"`` or ``"keyword"``: how the judge of ``task`` is asked.
@@ -216,14 +211,8 @@ class ScoringOptions:
             >>> ScoringOptions(matcher=str.__eq__).judge_kind("diagnosis")
             'pair'
         """
-        answer_field = registry.TASKS[task].answer_field
-        if answer_field in _MATCHED_FIELDS:
-            if self.case_judge is not None:
-                return "case"
-            return "pair" if self.matcher is not None else None
-        if answer_field == "caption" and self.keyword_judge is not None:
-            return "keyword"
-        return None
+        kind: str | None = behaviour(task).judge(self)[0]
+        return kind
 
     def metric_options(self, task: str) -> tuple[dict[str, Any], list[str]]:
         """Keyword options of one task's metric, and notes on what was left out and why.
@@ -232,51 +221,13 @@ class ScoringOptions:
             >>> ScoringOptions().metric_options("localization")
             ({}, [])
         """
-        answer_field = registry.TASKS[task].answer_field
-        if answer_field in _MATCHED_FIELDS:
-            if self.case_judge is not None:
-                return {"case_judge": self.case_judge}, []
-            return ({"matcher": self.matcher} if self.matcher is not None else {}), []
-        if answer_field != "caption":
-            return {}, []
-        from novabench.metrics.captioning import _resolve_bertscore_model
-
-        options = dict(self.caption_options)
-        if self.keyword_judge is not None:
-            options["keyword_judge"] = self.keyword_judge
-        excluded = set(options.get("exclude", ()))
-        notes: list[str] = []
-        if "BERTScore-F1" not in excluded:
-            # The same rule as the functions and the evaluate module: a model not at hand is
-            # downloaded, and offline (HF_HUB_OFFLINE=1) it is an error saying what to do.
-            # Checked here, before any scoring; the download happens when captions are scored.
-            _resolve_bertscore_model(
-                options.get("bertscore_model"), options.get("bertscore_num_layers"), fetch=False
-            )
-        options["exclude"] = sorted(excluded)
-        notes += [f"{name}: not computed (--exclude)" for name in options["exclude"]]
-        notes[:0] = _meteor_choice(options, excluded)
+        task_behaviour = behaviour(task)
+        options, notes = task_behaviour.metric_options(self)
+        if task_behaviour.settle_metric_options is not None:
+            # Checked and fixed once, before any scoring (the task's module names how).
+            options, settled_notes = load_hook(task_behaviour.settle_metric_options)(options)
+            notes = [*settled_notes, *notes]
         return options, notes
-
-
-def _meteor_choice(options: dict[str, Any], excluded: set[str]) -> list[str]:
-    """Fix ``options["meteor"]`` to the variant this machine scores; the note "auto" owes.
-
-    Decided once, before any scoring: every group, helper process and both sides of a
-    comparison then score the same METEOR. ``"wordnet"`` without the corpus is refused here.
-    """
-    from novabench.metrics import text
-
-    setting = options.get("meteor", "auto")
-    if "METEOR" in excluded:
-        if setting not in text.METEOR_SETTINGS:
-            text.resolve_meteor_setting(setting)  # raises, naming the valid settings
-        return []
-    variant = text.resolve_meteor_setting(setting)
-    options["meteor"] = variant
-    if setting == "auto" and variant == "exact+stem" and "METEOR-exact+stem" not in excluded:
-        return [text.meteor_fallback_note(option="--meteor")]
-    return []
 
 
 def evaluate_predictions(
@@ -390,12 +341,12 @@ def score_predictions(
     from novabench.metrics.tasks import prepare_task
     from novabench.report.breakdowns import (
         BOX_SIZE_THRESHOLDS,
+        SubsetPreparer,
         case_facts,
         image_facts,
         result_with_intervals,
         task_breakdowns,
     )
-    from novabench.run.predictions import box_answer_summary
 
     chosen = ScoringOptions.build(options, **settings)
     loaded = _load(data, predictions, chosen)
@@ -409,16 +360,13 @@ def score_predictions(
         task: _scored_positions(task, loaded, chosen.answered_only) for task in loaded.tasks
     }
     breakdowns: dict[str, Any] = {}
-    boxes_task = next(
-        (task for task in loaded.tasks if registry.TASKS[task].answer_field == "boxes"), None
-    )
     for task in progress_bar(loaded.tasks, desc="scoring", unit="task"):
         spec = registry.TASKS[task]
+        task_behaviour = behaviour(task)
         task_predictions, references = _task_inputs(task, loaded, positions[task])
         metric_options, notes = chosen.metric_options(task)
         scored_images = [release.images[p] for p in positions[task]] if spec.unit == "image" else []
-        if spec.answer_field == "boxes":
-            notes.extend(_box_overrun_notes(task_predictions, scored_images))
+        notes.extend(task_behaviour.answer_notes(task_predictions, scored_images))
         judge_before = _judge_counts(chosen.judge_of(task))
         evaluation = prepare_task(task, task_predictions, references, **metric_options)
         evaluations[task] = evaluation
@@ -432,8 +380,10 @@ def score_predictions(
             filenames = [image.filename for image in scored_images]
             result["per_image_best_iou"] = dict(zip(filenames, result["per_image_best_iou"]))
         coverage = {**summary[task], "scored": len(positions[task])}
-        if spec.answer_field == "boxes":  # out-of-image boxes, answers left unread
-            coverage.update(box_answer_summary(loaded.prediction_set, release))
+        if task_behaviour.answer_summary is not None:  # e.g. out-of-image boxes
+            coverage.update(
+                load_hook(task_behaviour.answer_summary)(loaded.prediction_set, release)
+            )
         nothing = nothing_answered_note(coverage)
         if nothing is not None:  # first: the reader must not take these zeros for a model's
             notes.insert(0, nothing)
@@ -456,11 +406,19 @@ def score_predictions(
                 confidence=chosen.confidence,
                 seed=chosen.seed,
                 min_group_size=chosen.min_group_size,
-                prepare_group=_group_preparer(task, task_predictions, references, metric_options),
+                prepare_group=(
+                    SubsetPreparer(task, task_predictions, references, metric_options)
+                    if task_behaviour.groups_prepared_apart
+                    else None
+                ),
                 coco_ap_intervals=chosen.coco_ap_intervals == "all",
             )
-    human = None if boxes_task is None else _human(release, positions[boxes_task], chosen)
-    human_section = {} if human is None else {boxes_task: human.section}
+    # The task whose release has a human reference (the raters' boxes), if it is scored.
+    human_task = next((t for t in loaded.tasks if behaviour(t).human_reference), None)
+    human = (
+        None if human_task is None else _human(human_task, release, positions[human_task], chosen)
+    )
+    human_section = {} if human is None else {human_task: human.section}
     report = {
         **_provenance(data, loaded),
         "bootstrap": chosen.bootstrap,
@@ -489,11 +447,11 @@ def score_predictions(
     )
 
 
-def _human(release: Any, positions: Sequence[int], options: ScoringOptions) -> Any:
-    """The human reference of the images at ``positions``, with the report's bootstrap."""
-    from novabench.report.human_reference import human_reference
-
-    return human_reference(
+def _human(task: str, release: Any, positions: Sequence[int], options: ScoringOptions) -> Any:
+    """The human reference of ``task`` on the items at ``positions``, with the report's bootstrap."""
+    target = behaviour(task).human_reference
+    assert target is not None  # only tasks with one are asked
+    return load_hook(target)(
         release,
         positions,
         n_resamples=options.n_resamples,
@@ -520,23 +478,6 @@ def _scored_positions(task: str, loaded: _Loaded, answered_only: bool) -> list[i
             field=spec.key_field,
         )
     return chosen
-
-
-def _group_preparer(
-    task: str, predictions: list[Any], references: list[Any], options: Mapping[str, Any]
-) -> SubsetPreparer | None:
-    """For localisation, a group's evaluation prepared on its own images.
-
-    Resampling the whole evaluation restricted to a group costs as much as the whole set
-    (every detection takes part in COCO's ranking); a group's own evaluation gives the same
-    numbers (the ranking keeps the images' order) at the cost of the group. Other tasks
-    keep the restriction (preparing captions again would rerun BERTScore).
-    """
-    if registry.TASKS[task].answer_field != "boxes":
-        return None
-    from novabench.report.breakdowns import SubsetPreparer
-
-    return SubsetPreparer(task, predictions, references, options)
 
 
 def _item_groups(
@@ -579,7 +520,7 @@ def compare_predictions(
         {"items", "identical"}}, ...}``; ``settings`` holds the metric settings both models
         were scored with (METEOR variant, BERTScore model, keyword extractor and averaging,
         diagnosis matcher), as a report's metrics do; ``answer_agreement`` counts the items
-        both answer alike (:func:`novabench.report.agreement.answer_agreement`).
+        both answer alike (:func:`answer_agreement`).
 
     Example:
         >>> import tempfile, pathlib, json
@@ -640,6 +581,54 @@ def compare_predictions(
         ),
         **({"judges": judges} if judges else {}),
     }
+
+
+def answer_agreement(
+    data: str | os.PathLike[str],
+    predictions_a: PredictionPaths,
+    predictions_b: PredictionPaths,
+    options: ScoringOptions | None = None,
+    *,
+    tasks: Sequence[str] | None = None,
+) -> dict[str, dict[str, int]]:
+    """Per task both sets answer, how many items get the same parsed answer from both.
+
+    Args:
+        data: the release folder.
+        predictions_a: predictions file(s) of A.
+        predictions_b: predictions file(s) of B.
+        options: the comparison's scoring options (box convention, tasks, other release).
+        tasks: only these tasks (default: every task both sets answer).
+
+    Returns:
+        ``{task: {"items": n, "identical": k}}``: ``k`` of the task's ``n`` items (images or
+        cases) have equal answers in A and B.
+
+    Example:
+        >>> import tempfile, pathlib, json
+        >>> from novabench.data.sample import write_sample_release
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> release = write_sample_release(root / "nova", n_cases=3, seed=0, progress=False)
+        >>> line = {"case_id": "case0001", "diagnoses": ["glioma"]}
+        >>> _ = (root / "a.jsonl").write_text(json.dumps(line) + "\\n")
+        >>> _ = (root / "b.jsonl").write_text(json.dumps({**line, "diagnoses": ["abscess"]}))
+        >>> answer_agreement(release, root / "a.jsonl", root / "a.jsonl")
+        {'diagnosis': {'items': 3, 'identical': 3}}
+        >>> answer_agreement(release, root / "a.jsonl", root / "b.jsonl")
+        {'diagnosis': {'items': 3, 'identical': 2}}
+    """
+    from novabench.data.release import read_release
+    from novabench.report.agreement import agreement_counts
+
+    chosen = ScoringOptions.build(options)
+    release = read_release(data)
+    fingerprint = release.fingerprint()
+    loaded_a = _load(data, predictions_a, chosen, release=release, fingerprint=fingerprint)
+    loaded_b = _load(data, predictions_b, chosen, release=release, fingerprint=fingerprint)
+    shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
+    if tasks is not None:
+        shared = [task for task in shared if task in tasks]
+    return agreement_counts(loaded_a.prediction_set, loaded_b.prediction_set, shared)
 
 
 def judge_record(
@@ -777,7 +766,12 @@ def _prompt_convention(manifests: Sequence[Any]) -> str | None:
     asked = {
         prompt_box_convention(manifest.prompts if manifest is not None else None)
         for manifest in manifests
-        if manifest is None or not manifest.prompts or "localization" in manifest.prompts
+        if manifest is None
+        or not manifest.prompts
+        or any(
+            task in manifest.prompts
+            for task in tasks_where(lambda spec: spec.prompt_sets_box_order)
+        )
     }
     return asked.pop() if len(asked) == 1 else None
 
@@ -793,34 +787,21 @@ def _task_inputs(
     if positions is not None:
         items = [items[position] for position in positions]
         answers = [answers[position] for position in positions]
-    if spec.answer_field == "caption":
-        for image in items:
-            if image.caption is None or not image.caption.strip():
-                # The metric would name only an index; name the image and the way out.
+    task_behaviour = behaviour(task)
+    references = [task_behaviour.reference(item) for item in items]
+    if task_behaviour.reference_required:
+        for item, reference in zip(items, references):
+            if reference is None or not str(reference).strip():
+                # The metric would name only an index; name the item and the way out.
                 others = " ".join(f"--task {t}" for t in registry.TASK_NAMES if t != task)
                 raise NovaInputError(
-                    f"the release has no reference caption for this image, so {task} cannot "
-                    f"be scored; score the other tasks with {others}",
+                    f"the release has no reference {spec.reference_field} for this {spec.unit}, "
+                    f"so {task} cannot be scored; score the other tasks with {others}",
                     source=str(release.root),
-                    record=image.filename,
-                    field="caption",
+                    record=getattr(item, spec.key_field),
+                    field=spec.reference_field,
                 )
-    references = [_REFERENCE[spec.answer_field](item) for item in items]
     return answers, references
-
-
-# The reference a task's metric takes, per answer field, from a release image or case.
-_REFERENCE: dict[str, Callable[[Any], Any]] = {
-    "boxes": lambda image: {"boxes": image.boxes},
-    "caption": lambda image: image.caption,
-    # Rows, not strings: a null diagnosis in the release is "no ground truth" (counted); the
-    # clinical history goes to a case judge with the case.
-    "diagnoses": lambda case: {
-        "case_id": case.case_id,
-        "final_diagnosis": case.final_diagnosis,
-        "clinical_history": case.clinical_history,
-    },
-}
 
 
 def nothing_answered_note(coverage: Mapping[str, Any]) -> str | None:
@@ -848,24 +829,6 @@ prediction, not the model's
         f"{without_line} without a line): these scores are those of no prediction, "
         "not the model's"
     )
-
-
-def _box_overrun_notes(predictions: list[Any], images: list[Any]) -> list[str]:
-    """A note when predicted boxes run well past their image: often xyxy given as xywh."""
-    over, where = 0, 0
-    for prediction, image in zip(predictions, images):
-        boxes = prediction.get("boxes") or []
-        limit_x, limit_y = 1.02 * image.width, 1.02 * image.height
-        past = sum(1 for x, y, w, h in boxes if x + w > limit_x or y + h > limit_y)
-        over += past
-        where += bool(past)
-    if not over:
-        return []
-    return [
-        f"{over} predicted boxes in {where} images extend past their image by more than 2%: "
-        "if they are [x1, y1, x2, y2], convert them to [x, y, width, height] (raw answers: "
-        "--box-convention xyxy_pixel)"
-    ]
 
 
 def _provenance(data: str | os.PathLike[str], loaded: _Loaded) -> dict[str, Any]:

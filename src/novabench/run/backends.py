@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from novabench import __version__
+from novabench._version import __version__
 from novabench.client import ChatClient, ChatClientError, DataURL, endpoint_problem
 from novabench.errors import NovaInputError
 from novabench.run.defaults import DEFAULT_MAX_CONCURRENCY

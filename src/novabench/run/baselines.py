@@ -33,10 +33,14 @@ import numpy as np
 from novabench.errors import NovaInputError
 from novabench.run.defaults import BASELINES
 from novabench.run.detector import Detection, DetectorSettings, detect_anomalies, head_mask
+from novabench.tasks import behaviour, load_hook
 
 __all__ = [
     "BASELINES",
     "BaselineBackend",
+    "answer_captioning",
+    "answer_diagnosis",
+    "answer_localization",
     "describe_findings",
     "diagnosis_answer",
     "get_baseline",
@@ -206,6 +210,63 @@ def diagnosis_answer(clinical_history: str, findings: Sequence[str]) -> str:
     return json.dumps({"most_likely_diagnosis": ranked[0], "other_possible_diagnoses": ranked[1:]})
 
 
+#: A baseline's answer to one request: the text, and the size of the image it looked at.
+BaselineAnswer = tuple[str, tuple[int, int] | None]
+
+
+def _size(request: Any) -> tuple[int, int]:
+    width, height = request.image.size
+    return int(width), int(height)
+
+
+def _grey_pixels(request: Any) -> np.ndarray:
+    return np.asarray(request.image.convert("L"), dtype=np.float64)
+
+
+def answer_localization(request: Any, settings: DetectorSettings) -> BaselineAnswer:
+    """The outlier detector's boxes for a localisation request (its task's baseline).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> from PIL import Image
+        >>> answer_localization(SimpleNamespace(image=Image.new("L", (32, 24))), DetectorSettings())
+        ('no target', (32, 24))
+    """
+    return localization_answer(_grey_pixels(request), settings), _size(request)
+
+
+def answer_captioning(request: Any, settings: DetectorSettings) -> BaselineAnswer:
+    """The template caption of what the detector finds, for a captioning request.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> from PIL import Image
+        >>> text, size = answer_captioning(SimpleNamespace(image=Image.new("L", (32, 24))),
+        ...                                DetectorSettings())
+        >>> text == describe_findings(np.zeros((24, 32))), size
+        (True, (32, 24))
+    """
+    return describe_findings(_grey_pixels(request), settings), _size(request)
+
+
+def answer_diagnosis(request: Any, settings: DetectorSettings) -> BaselineAnswer:
+    """The lexicon ranking for a diagnosis request, from its clinical history and findings.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> request = SimpleNamespace(context={"clinical_history": "Seizures.",
+        ...                                    "findings": ["Ring-enhancing lesion."]})
+        >>> text, size = answer_diagnosis(request, DetectorSettings())
+        >>> text == diagnosis_answer("Seizures.", ["Ring-enhancing lesion."]), size
+        (True, None)
+    """
+    context = request.context
+    text = diagnosis_answer(
+        context.get("clinical_history") or "", list(context.get("findings") or [])
+    )
+    return text, None
+
+
 class BaselineBackend:
     """A floor baseline behind the runner's ``Backend`` protocol.
 
@@ -258,25 +319,10 @@ class BaselineBackend:
                     Answer(error=f"baseline {self.baseline} does not answer {request.task}")
                 )
                 continue
-            if request.task == "diagnosis":
-                context = request.context
-                text = diagnosis_answer(
-                    context.get("clinical_history") or "", list(context.get("findings") or [])
-                )
-                answers.append(Answer(text=text, latency_s=time.perf_counter() - started))
-                continue
-            pixels = np.asarray(request.image.convert("L"), dtype=np.float64)
-            if request.task == "localization":
-                text = localization_answer(pixels, self.settings)
-            else:
-                text = describe_findings(pixels, self.settings)
-            answers.append(
-                Answer(
-                    text=text,
-                    latency_s=time.perf_counter() - started,
-                    input_size=tuple(request.image.size),
-                )
-            )
+            answer = load_hook(behaviour(request.task).baseline_answer)
+            text, input_size = answer(request, self.settings)
+            latency = time.perf_counter() - started
+            answers.append(Answer(text=text, latency_s=latency, input_size=input_size))
         return answers
 
 

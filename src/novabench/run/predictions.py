@@ -1039,7 +1039,7 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
     """
     from novabench.checks import box_inside_image
 
-    task = next(name for name, spec in registry.TASKS.items() if spec.answer_field == "boxes")
+    task = registry.task_answered_in("boxes")
     sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
     boxes_out = answers_out = ambiguous = 0
     readable: Counter[str] = Counter()

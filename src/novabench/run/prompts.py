@@ -32,6 +32,8 @@ from typing import Any
 
 from novabench import registry
 from novabench.errors import NovaInputError
+from novabench.tasks import behaviour
+from novabench.tasks.diagnosis import PROMPT_PLACEHOLDERS
 
 __all__ = [
     "DIAGNOSIS_PLACEHOLDERS",
@@ -48,8 +50,9 @@ __all__ = [
 #: The three tasks, in the spelling used across the toolkit (the registry's).
 TASKS: tuple[str, ...] = registry.TASK_NAMES
 
-#: Placeholders a diagnosis template must contain (filled by :func:`render_diagnosis_prompt`).
-DIAGNOSIS_PLACEHOLDERS: tuple[str, ...] = ("{clinical_history}", "{findings}")
+#: Placeholders a diagnosis template must contain (filled by :func:`render_diagnosis_prompt`);
+#: declared with the task (``novabench/tasks/diagnosis.py``).
+DIAGNOSIS_PLACEHOLDERS: tuple[str, ...] = PROMPT_PLACEHOLDERS
 
 # One pass over both placeholders, so text inside the history that happens to
 # read "{findings}" is never substituted a second time.
@@ -294,7 +297,7 @@ def render_diagnosis_prompt(
         Image 2: Coronal T1: no enhancement.
     """
     if isinstance(prompt, TaskPrompt):
-        if prompt.task != "diagnosis":
+        if behaviour(prompt.task).prompt_placeholders != DIAGNOSIS_PLACEHOLDERS:
             raise NovaInputError(
                 f"render_diagnosis_prompt needs a diagnosis prompt, got a {prompt.task} prompt",
                 source=prompt.name,
@@ -322,14 +325,15 @@ def _canonical_task(task: str) -> str:
 def _validate_text(task: str, text: str, *, source: str) -> None:
     if not isinstance(text, str) or not text.strip():
         raise NovaInputError(f"the {task} prompt is empty", source=source)
-    if task == "diagnosis":
-        missing = [p for p in DIAGNOSIS_PLACEHOLDERS if p not in text]
-        if missing:
-            raise NovaInputError(
-                f"the diagnosis prompt template lacks the placeholder(s) {', '.join(missing)}; "
-                f"it needs both {' and '.join(DIAGNOSIS_PLACEHOLDERS)}",
-                source=source,
-            )
+    placeholders = behaviour(task).prompt_placeholders
+    missing = [p for p in placeholders if p not in text]
+    if missing:
+        every = "both " if len(placeholders) == 2 else ""
+        raise NovaInputError(
+            f"the {task} prompt template lacks the placeholder(s) {', '.join(missing)}; "
+            f"it needs {every}{' and '.join(placeholders)}",
+            source=source,
+        )
 
 
 def _strip_final_newlines(text: str) -> str:

@@ -322,7 +322,10 @@ def compute_json(
                 f"got {len(predictions)} predictions but {len(references)} references"
             )
         options: dict[str, Any] = {}
-        if task in ("captioning", registry.ALL_TASKS):
+        if (
+            task == registry.ALL_TASKS
+            or "bertscore_model" in registry.get_task(task).metric_options
+        ):
             options.update(_caption_options(with_bertscore))
         if n_resamples:
             options.update(bootstrap_resamples=int(n_resamples), seed=int(seed))

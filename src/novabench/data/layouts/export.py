@@ -42,7 +42,7 @@ from novabench.progress import progress_bar
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS, ImageRecord
 
 if TYPE_CHECKING:
-    from novabench.data.release import NovaRelease
+    from novabench.data.release_record import NovaRelease
 
 __all__ = [
     "DEFAULT_MAX_SHARD_BYTES",

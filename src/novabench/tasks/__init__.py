@@ -1,0 +1,150 @@
+"""How each NOVA task is scored, judged, broken down and ranked: one module per task.
+
+The registry (:mod:`novabench.registry`) says what a task is (its unit, fields, prompt,
+parser, scorer); the task's own module here says how the toolkit treats its answers:
+
+- ``localization.py``, ``captioning.py``, ``diagnosis.py``: each defines ``BEHAVIOUR``, a
+  :class:`TaskBehaviour`, which the task's ``TaskSpec.behaviour`` names.
+
+Scoring, breakdowns, the leaderboard, the HTML page, prompts, baselines and the evaluate
+adapter read a task's behaviour through :func:`behaviour` and never compare task names.
+
+These modules sit in the bottom layer beside the registry: they import nothing of the
+package but the bottom modules (``errors``, ``records``, ``registry``). Code of a higher
+layer that a task needs (its floor baseline, its human reference, its metric's option
+check) is named as ``"module:function"`` and imported by the layer that runs it, as the
+registry names parsers and scorers.
+
+Example:
+    >>> from novabench.tasks import behaviour
+    >>> behaviour("localisation").rank_metric, behaviour("diagnosis").rank_metric
+    ('mAP@30', 'top1')
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from novabench import registry
+
+__all__ = ["JudgeKind", "TaskBehaviour", "behaviour", "load_hook", "tasks_where"]
+
+#: How a task's judge is asked: per pair of names, once per case, or once per caption pair.
+JudgeKind = Literal["pair", "case", "keyword"]
+
+
+def _no_judge(options: Any) -> tuple[JudgeKind | None, Any]:
+    return None, None
+
+
+def _no_metric_options(options: Any) -> tuple[dict[str, Any], list[str]]:
+    return {}, []
+
+
+def _no_answer_notes(predictions: Sequence[Any], items: Sequence[Any]) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class TaskBehaviour:
+    """How the toolkit treats one task's answers, from scoring to the leaderboard.
+
+    Attributes:
+        task: the canonical task name (the registry's).
+        reference: a release item (``ImageRecord`` or ``CaseRecord``, by the task's unit)
+            -> the reference the task's metric takes.
+        reference_required: a release item without a reference refuses the task (naming the
+            item); otherwise the metric counts it (e.g. a placeholder diagnosis).
+        judge: scoring options -> ``(kind, judge object)`` of the LLM judge scoring the task,
+            ``(None, None)`` when it is scored offline.
+        metric_options: scoring options -> ``(keyword options of the task's metric, notes)``.
+        settle_metric_options: ``"module:function"`` taking those options and returning them
+            fixed for this machine plus notes (checks run before any scoring); None: none.
+        answer_notes: (the task's predictions, the release items) -> report notes on the
+            answers themselves (e.g. boxes past their image).
+        answer_summary: ``"module:function"`` (prediction set, release) -> extra coverage
+            counts of the task's answers; None: none.
+        prompt_placeholders: placeholders the task's prompt template must hold.
+        prompt_sets_box_order: the task's prompt fixes the box order its answers use.
+        baseline_answer: ``"module:function"`` (request, detector settings) -> (text,
+            input size or None): the floor baseline's answer to one request.
+        breakdown_dimensions: the dimensions the task is broken down by.
+        groups_prepared_apart: a breakdown group's evaluation is prepared on its own items
+            (cheaper when the whole set takes part in each score, as COCO's ranking does).
+        human_reference: ``"module:function"`` scoring the release's raters on the task's
+            items; None: the task has no human reference.
+        hit_rate_curve: the task's per-item tables carry the best IoU a hit-rate curve draws.
+        rank_metric: the leaderboard's ranking metric (a mean over items).
+        rank_item_column: ``(table, column)`` of the per-item tables that metric needs.
+        rank_item_values: per-item tables -> (item keys, per-item values whose mean is the
+            rank metric).
+        comparability_settings: ``(setting, metrics it affects)`` pairs: the settings a
+            report records whose difference makes two reports' metrics incomparable
+            (``"*"``: every metric of the task).
+
+    Example:
+        >>> spec = behaviour("captioning")
+        >>> spec.breakdown_dimensions
+        ('pathology_category', 'sequence', 'plane', 'images_per_case')
+        >>> spec.judge(type("Options", (), {"keyword_judge": None})())
+        (None, None)
+    """
+
+    task: str
+    reference: Callable[[Any], Any]
+    rank_metric: str
+    rank_item_column: tuple[str, str]
+    rank_item_values: Callable[[Mapping[str, Any]], tuple[list[str], Any]]
+    breakdown_dimensions: tuple[str, ...]
+    baseline_answer: str
+    reference_required: bool = False
+    judge: Callable[[Any], tuple[JudgeKind | None, Any]] = _no_judge
+    metric_options: Callable[[Any], tuple[dict[str, Any], list[str]]] = _no_metric_options
+    settle_metric_options: str | None = None
+    answer_notes: Callable[[Sequence[Any], Sequence[Any]], list[str]] = _no_answer_notes
+    answer_summary: str | None = None
+    prompt_placeholders: tuple[str, ...] = ()
+    prompt_sets_box_order: bool = False
+    groups_prepared_apart: bool = False
+    human_reference: str | None = None
+    hit_rate_curve: bool = False
+    comparability_settings: tuple[tuple[str, tuple[str, ...]], ...] = (("answered_only", ("*",)),)
+
+
+def behaviour(task: str) -> TaskBehaviour:
+    """The behaviour of a task, by any spelling the registry accepts.
+
+    Raises:
+        ValueError (``NovaInputError``): an unknown task.
+
+    Example:
+        >>> "gold_box_size" in behaviour("Localisation").breakdown_dimensions
+        True
+    """
+    found: TaskBehaviour = registry.get_task(task).load_behaviour()
+    return found
+
+
+def tasks_where(predicate: Callable[[TaskBehaviour], Any]) -> tuple[str, ...]:
+    """The tasks (registry order) whose behaviour satisfies ``predicate``.
+
+    Example:
+        >>> tasks_where(lambda spec: spec.human_reference)
+        ('localization',)
+    """
+    return tuple(name for name in registry.TASK_NAMES if predicate(behaviour(name)))
+
+
+def load_hook(target: str) -> Callable[..., Any]:
+    """Import the function a behaviour names as ``"module:function"``.
+
+    Example:
+        >>> load_hook(behaviour("diagnosis").baseline_answer).__name__
+        'answer_diagnosis'
+    """
+    module_name, _, attribute = target.partition(":")
+    function: Callable[..., Any] = getattr(importlib.import_module(module_name), attribute)
+    return function

@@ -1,0 +1,92 @@
+"""How image captioning is scored, broken down and ranked.
+
+Its reference is the image's caption, required of every scored image; its judge, when one
+is given, is the keyword judge; its metric takes the scoring options' ``caption_options``
+(checked and settled by :func:`novabench.metrics.captioning.settle_scoring_options` before
+any scoring); the leaderboard ranks it on ``ROUGE-L``, a mean over captions, and two
+reports are incomparable where their BERTScore model, METEOR variant or keyword settings
+differ.
+
+Example:
+    >>> BEHAVIOUR.rank_metric, BEHAVIOUR.reference_required
+    ('ROUGE-L', True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from novabench.tasks import JudgeKind, TaskBehaviour
+
+__all__ = ["BEHAVIOUR", "KEYWORD_METRICS", "judge", "metric_options", "rank_item_values"]
+
+#: The metrics the keyword extractor (lexicon or judge) and its averaging decide.
+KEYWORD_METRICS: tuple[str, ...] = ("ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1")
+_RANK_METRIC = "ROUGE-L"
+
+
+def judge(options: Any) -> tuple[JudgeKind | None, Any]:
+    """The keyword judge of the scoring options, if one is given.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> judge(SimpleNamespace(keyword_judge="a judge")), judge(SimpleNamespace(keyword_judge=None))
+        (('keyword', 'a judge'), (None, None))
+    """
+    if options.keyword_judge is None:
+        return None, None
+    return "keyword", options.keyword_judge
+
+
+def metric_options(options: Any) -> tuple[dict[str, Any], list[str]]:
+    """The caption options and keyword judge of the scoring options, as the metric takes them.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> metric_options(SimpleNamespace(caption_options={"meteor": "auto"}, keyword_judge=None))
+        ({'meteor': 'auto'}, [])
+    """
+    chosen = dict(options.caption_options)
+    if options.keyword_judge is not None:
+        chosen["keyword_judge"] = options.keyword_judge
+    return chosen, []
+
+
+def rank_item_values(tables: Mapping[str, Any]) -> tuple[list[str], Any]:
+    """Filenames and per-caption ROUGE-L of the images table (a missing value scores 0).
+
+    Example:
+        >>> import pandas as pd
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "ROUGE-L": [0.5, None]})
+        >>> keys, values = rank_item_values({"images": images})
+        >>> keys, values.tolist()
+        (['a.png', 'b.png'], [0.5, 0.0])
+    """
+    images = tables["images"]
+    values = images[_RANK_METRIC].astype(float).fillna(0.0).to_numpy()
+    return list(images["filename"]), values
+
+
+BEHAVIOUR = TaskBehaviour(
+    task="captioning",
+    reference=lambda image: image.caption,
+    # The metric would name only an index: a missing caption is refused naming the image.
+    reference_required=True,
+    judge=judge,
+    metric_options=metric_options,
+    settle_metric_options="novabench.metrics.captioning:settle_scoring_options",
+    baseline_answer="novabench.run.baselines:answer_captioning",
+    breakdown_dimensions=("pathology_category", "sequence", "plane", "images_per_case"),
+    rank_metric=_RANK_METRIC,
+    rank_item_column=("images", _RANK_METRIC),
+    rank_item_values=rank_item_values,
+    comparability_settings=(
+        ("BERTScore_hash", ("BERTScore-F1",)),
+        ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),
+        ("METEOR_nltk", ("METEOR",)),
+        ("keyword_extractor", KEYWORD_METRICS),
+        ("keyword_averaging", KEYWORD_METRICS),
+        ("answered_only", ("*",)),
+    ),
+)

@@ -1,0 +1,94 @@
+"""How diagnostic reasoning is scored, broken down and ranked.
+
+Its reference is a case row (final diagnosis and clinical history: a placeholder diagnosis
+is counted and left out by the metric, not refused); its judge is a case judge (once per
+case) or a pair matcher, else the offline lexicon matcher; its prompt template must hold
+the clinical history and findings placeholders; the leaderboard ranks it on ``top1`` over
+the cases with a final diagnosis, and two reports are incomparable where their matchers
+differ.
+
+Example:
+    >>> BEHAVIOUR.rank_metric, BEHAVIOUR.prompt_placeholders
+    ('top1', ('{clinical_history}', '{findings}'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from novabench.records import is_placeholder_diagnosis
+from novabench.tasks import JudgeKind, TaskBehaviour
+
+__all__ = ["BEHAVIOUR", "PROMPT_PLACEHOLDERS", "judge", "metric_options", "rank_item_values"]
+
+#: What a diagnosis prompt template must hold: filled per case by ``render_diagnosis_prompt``.
+PROMPT_PLACEHOLDERS: tuple[str, ...] = ("{clinical_history}", "{findings}")
+
+
+def judge(options: Any) -> tuple[JudgeKind | None, Any]:
+    """The case judge (asked once per case) or else the pair matcher of the scoring options.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> judge(SimpleNamespace(case_judge=None, matcher=str.__eq__))[0]
+        'pair'
+        >>> judge(SimpleNamespace(case_judge=None, matcher=None))
+        (None, None)
+    """
+    if options.case_judge is not None:
+        return "case", options.case_judge
+    if options.matcher is not None:
+        return "pair", options.matcher
+    return None, None
+
+
+def metric_options(options: Any) -> tuple[dict[str, Any], list[str]]:
+    """The judge as the metric takes it: ``case_judge=`` or ``matcher=`` (none: the lexicon).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> metric_options(SimpleNamespace(case_judge="j", matcher=None))
+        ({'case_judge': 'j'}, [])
+    """
+    kind, chosen = judge(options)
+    if kind is None:
+        return {}, []
+    return {"case_judge" if kind == "case" else "matcher": chosen}, []
+
+
+def rank_item_values(tables: Mapping[str, Any]) -> tuple[list[str], Any]:
+    """Case ids and per-case top-1 hits of the cases table, placeholders left out (as top1).
+
+    Example:
+        >>> import pandas as pd
+        >>> cases = pd.DataFrame({"case_id": ["case0001", "case0002"], "top1": [True, True],
+        ...                       "final_diagnosis": ["Glioma", "Final diagnosis not found."]})
+        >>> keys, hits = rank_item_values({"cases": cases})
+        >>> keys, hits.tolist()
+        (['case0001'], [1.0])
+    """
+    cases = tables["cases"]
+    scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
+    return list(scored["case_id"]), scored["top1"].astype(bool).to_numpy(float)
+
+
+BEHAVIOUR = TaskBehaviour(
+    task="diagnosis",
+    # Rows, not strings: a null diagnosis in the release is "no ground truth" (counted); the
+    # clinical history goes to a case judge with the case.
+    reference=lambda case: {
+        "case_id": case.case_id,
+        "final_diagnosis": case.final_diagnosis,
+        "clinical_history": case.clinical_history,
+    },
+    judge=judge,
+    metric_options=metric_options,
+    prompt_placeholders=PROMPT_PLACEHOLDERS,
+    baseline_answer="novabench.run.baselines:answer_diagnosis",
+    breakdown_dimensions=("pathology_category", "images_per_case"),
+    rank_metric="top1",
+    rank_item_column=("cases", "top1"),
+    rank_item_values=rank_item_values,
+    comparability_settings=(("matcher", ("top1", "top5")), ("answered_only", ("*",))),
+)

@@ -1,0 +1,99 @@
+"""How anomaly localisation is scored, broken down and ranked.
+
+Its metric (``metrics/localization.py``) takes no option from the scoring options and has
+no judge; its answers get a note when boxes run past their image and the box-answer counts
+of :func:`novabench.run.predictions.box_answer_summary`; its prompt fixes the box order;
+its breakdowns add the gold boxes' number and size; the raters are its human reference;
+the leaderboard ranks it on ``mAP@30``, the protocol's image hit rate at IoU 0.30.
+
+Example:
+    >>> BEHAVIOUR.rank_metric, BEHAVIOUR.rank_item_column
+    ('mAP@30', ('images', 'best_iou'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from novabench.tasks import TaskBehaviour
+
+__all__ = ["BEHAVIOUR", "HIT_IOU", "box_overrun_notes", "rank_item_values"]
+
+#: The IoU an image's best box must reach to be a hit of the ranking metric (mAP@30).
+HIT_IOU = 0.3
+# A box may reach this far past its image (rounding, a pixel of margin) before it is noted.
+_OVERRUN_TOLERANCE = 1.02
+
+
+def box_overrun_notes(predictions: Sequence[Mapping[str, Any]], images: Sequence[Any]) -> list[str]:
+    """A note when predicted boxes run well past their image: often xyxy given as xywh.
+
+    Args:
+        predictions: ``{"boxes": [[x, y, w, h], ...]}`` per image, in the order of ``images``.
+        images: the scored images (anything with ``width`` and ``height``).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> image = SimpleNamespace(width=100, height=100)
+        >>> box_overrun_notes([{"boxes": [[10, 10, 20, 20]]}], [image])
+        []
+        >>> box_overrun_notes([{"boxes": [[50, 50, 80, 80], [0, 0, 5, 5]]}], [image])[0][:48]
+        '1 predicted boxes in 1 images extend past their '
+    """
+    over, where = 0, 0
+    for prediction, image in zip(predictions, images):
+        boxes = prediction.get("boxes") or []
+        limit_x = _OVERRUN_TOLERANCE * image.width
+        limit_y = _OVERRUN_TOLERANCE * image.height
+        past = sum(1 for x, y, w, h in boxes if x + w > limit_x or y + h > limit_y)
+        over += past
+        where += bool(past)
+    if not over:
+        return []
+    return [
+        f"{over} predicted boxes in {where} images extend past their image by more than 2%: "
+        "if they are [x1, y1, x2, y2], convert them to [x, y, width, height] (raw answers: "
+        "--box-convention xyxy_pixel)"
+    ]
+
+
+def rank_item_values(tables: Mapping[str, Any]) -> tuple[list[str], Any]:
+    """Filenames and per-image hits (best IoU >= 0.30) of the images table: mean = mAP@30.
+
+    Example:
+        >>> import pandas as pd
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "best_iou": [0.3, 0.29]})
+        >>> keys, hits = rank_item_values({"images": images})
+        >>> keys, hits.tolist()
+        (['a.png', 'b.png'], [1.0, 0.0])
+    """
+    images = tables["images"]
+    hits = (images["best_iou"].astype(float) >= HIT_IOU).to_numpy(float)
+    return list(images["filename"]), hits
+
+
+BEHAVIOUR = TaskBehaviour(
+    task="localization",
+    reference=lambda image: {"boxes": image.boxes},
+    answer_notes=box_overrun_notes,
+    answer_summary="novabench.run.predictions:box_answer_summary",
+    prompt_sets_box_order=True,
+    baseline_answer="novabench.run.baselines:answer_localization",
+    breakdown_dimensions=(
+        "pathology_category",
+        "sequence",
+        "plane",
+        "n_gold_boxes",
+        "gold_box_size",
+        "images_per_case",
+    ),
+    # Every detection takes part in COCO's ranking: resampling a group inside the whole set
+    # costs the whole set, its own evaluation costs the group (same numbers).
+    groups_prepared_apart=True,
+    human_reference="novabench.report.human_reference:human_reference",
+    hit_rate_curve=True,
+    rank_metric="mAP@30",
+    rank_item_column=("images", "best_iou"),
+    rank_item_values=rank_item_values,
+)
