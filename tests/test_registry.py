@@ -84,3 +84,12 @@ def test_canonical_task_folds_spellings(typed: str, expected: str) -> None:
 def test_unknown_task_names_the_known_ones() -> None:
     with pytest.raises(NovaInputError, match="localization, captioning, diagnosis"):
         get_task("segmentation")
+
+
+@pytest.mark.parametrize("name", TASK_NAMES)
+def test_paper_keys_and_their_stand_ins_are_headline_keys(name: str) -> None:
+    spec = TASKS[name]
+    assert spec.paper_keys and set(spec.paper_keys) <= set(spec.headline_keys)
+    for paper_key, other in spec.paper_key_stand_ins:
+        assert paper_key in spec.paper_keys and other in spec.headline_keys
+        assert other not in spec.paper_keys  # another quantity, never a paper key itself
