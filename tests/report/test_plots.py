@@ -136,3 +136,16 @@ def test_breakdown_labels_wrap_long_category_names() -> None:
     first = axes.get_xticklabels()[0].get_text()
     assert first == "inflammatory\nand\ndemyelinating\n(n=12)"
     assert max(len(line) for line in first.splitlines()) <= 14
+
+
+def test_a_long_model_name_is_cut_in_the_legend_and_leaves_the_axes_their_room() -> None:
+    import warnings
+
+    name = "org/" + "very-long-model-name-without-any-space-" * 6
+    table = pd.DataFrame({"best_iou": [0.0, 0.4, 0.6], "n_gold_boxes": [1, 1, 1]})
+    for figure in (hit_rate_curve({name: table}), best_iou_histogram({name: table})):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "axes sizes collapsed to zero" before
+            figure_png(figure)
+        (label,) = [t.get_text() for t in figure.axes[0].get_legend().get_texts()][:1]
+        assert label.startswith(name[:39]) and name not in label and "\u2026" in label

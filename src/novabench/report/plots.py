@@ -80,6 +80,17 @@ def figure_png(figure: Figure, *, dpi: int = 100) -> bytes:
     return buffer.getvalue()
 
 
+#: Longest model name a legend shows in full; a longer one is cut with an ellipsis (the page
+#: and the report name it in full), since a wide legend squeezes the axes to nothing.
+LEGEND_NAME_CHARS = 40
+
+
+def _legend_name(name: str) -> str:
+    """A model name for a legend: escaped, at most :data:`LEGEND_NAME_CHARS` characters."""
+    text = plot_text(name)
+    return text if len(text) <= LEGEND_NAME_CHARS else text[: LEGEND_NAME_CHARS - 1] + "\u2026"
+
+
 def _new_figure(width: float, height: float) -> Figure:
     figure = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(figure)  # an Agg canvas of its own: nothing goes through pyplot
@@ -156,7 +167,7 @@ def hit_rate_curve(
         axes.plot(
             x,
             hit_rates(rated["best_iou"].astype(float), x),
-            label=plot_text(name),
+            label=_legend_name(name),
             color=_MODEL_COLOURS[index % len(_MODEL_COLOURS)],
             linestyle=PREDICTION_LINE_STYLE,
             marker=_MODEL_MARKERS[index % len(_MODEL_MARKERS)],
@@ -206,7 +217,7 @@ def best_iou_histogram(
             counts.astype(float),
             width=np.diff(edges),
             align="edge",
-            label=f"{plot_text(name)} (n={len(values)})",
+            label=f"{_legend_name(name)} (n={len(values)})",
             color=_MODEL_COLOURS[index % len(_MODEL_COLOURS)],
             alpha=0.45 if several else 0.8,
             edgecolor="black",
