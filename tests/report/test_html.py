@@ -116,8 +116,8 @@ def test_items_are_read_from_the_report_and_fill_plots_and_gallery(
     page = render_html(
         report, release=sample_release, report_path=tmp_path / "report.json", gallery_size=2
     )
-    assert 'alt="hit rate against the IoU threshold"' in page
-    assert 'alt="distribution of the best IoU"' in page
+    assert 'aria-label="Localisation: hit rate against the IoU threshold"' in page
+    assert 'aria-label="Localisation: distribution of the best IoU"' in page
     # highest IoU (0.1..0.9 on 2 of 3 images: 2), lowest above 0 (2), missed (IoU 0: 2),
     # random (2)
     assert page.count('class="overlay"') == 8
@@ -246,6 +246,11 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
             pictures = page.eval_on_selector_all(
                 "img", "els => els.map(e => [e.className, e.alt, e.complete, e.naturalWidth])"
             )
+            drawings = page.eval_on_selector_all(
+                "svg.plot",
+                "els => els.map(e => [e.getAttribute('aria-label'), e.querySelectorAll("
+                "'polyline, rect.bin').length])",
+            )
             title = page.title()
             toc_targets = page.eval_on_selector_all(
                 "nav.toc a",
@@ -255,10 +260,13 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
         finally:
             browser.close()
     assert title == "NOVA report: tiny-vlm"
-    plots = [p for p in pictures if p[0] == "plot"]
     overlays = [p for p in pictures if p[0] == "overlay"]
-    plot_names = {p[1] for p in plots}
-    assert plot_names == {"hit rate against the IoU threshold", "distribution of the best IoU"}
+    assert len(overlays) == len(pictures)  # the plots are drawn, not pictures
+    assert [name for name, _ in drawings] == [
+        "Localisation: hit rate against the IoU threshold",
+        "Localisation: distribution of the best IoU",
+    ]
+    assert all(shapes > 0 for _, shapes in drawings)
     assert len(overlays) == 8  # four sections of 2 (sample_items: hits, misses and the rest)
     assert all(complete and width > 0 for _, _, complete, width in pictures)
     assert len(toc_targets) == 9 and all(toc_targets)  # with the published figures

@@ -229,7 +229,8 @@ def build_gallery(
                     line_styles=True,
                 )
             buffer = io.BytesIO()
-            drawn.save(buffer, format="PNG")
+            # Level 3 makes files as small as the default 6 on these slices, 2-3x faster.
+            drawn.save(buffer, format="PNG", compress_level=3)
             best_iou = row.get("best_iou")
             items.append(
                 GalleryItem(

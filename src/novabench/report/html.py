@@ -1,6 +1,6 @@
 """The report as one self-contained HTML page: tables, plots and box overlays, offline.
 
-Everything is inline: CSS in a ``<style>`` element, plots and overlays as base64 PNG
+Everything is inline: CSS in a ``<style>`` element, plots as SVG, overlays as base64 PNG
 ``data:`` URLs; the page names no external URL, so it opens from a mail attachment or a
 USB stick. Every piece of text from the report or the release is HTML-escaped.
 
@@ -72,7 +72,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 .warnings { border: 2px solid #b35c00; background: #fff3e0; padding: 0.2em 1em; }
 .warnings li { margin: 0.3em 0; }
 .stand-in { font-size: 0.85em; color: #6a4a00; }
-figure { margin: 1em 0; } img.plot { max-width: 100%; height: auto; }
+figure { margin: 1em 0; } img.plot, svg.plot { max-width: 100%; height: auto; }
 .gallery { display: grid; grid-template-columns: 1fr 1.4fr; gap: 0.8em 1.2em; }
 .gallery > * { min-width: 0; }
 .gallery h3 { grid-column: 1 / -1; margin: 0.8em 0 0; }
@@ -392,12 +392,6 @@ def _interval_suffix(interval: Any, value: Any) -> str:
     return f" {text}" if text and _percent(value) != "n/a" else ""
 
 
-def _figure(figure: Any, alt: str) -> str:
-    from novabench.report.plots import figure_png
-
-    return f"<figure>{_png(figure_png(figure), alt)}</figure>"
-
-
 def _parse_status_section(report: Mapping[str, Any]) -> list[_Section]:
     """Per task, how many items got each parse status, then model errors and missing items."""
     tasks = [task for task in TASK_ORDER if task in report["tasks"]]
@@ -629,12 +623,12 @@ def render_html(
     else:
         tables = _item_tables(items)
         if "localization" in report["tasks"]:
-            from novabench.report.plots import best_iou_histogram, hit_rate_curve
+            from novabench.report.plots import best_iou_svg, hit_rate_svg
 
-            images = {model: tables["images"]}
+            images = {model: tables["images"]}  # drawn as SVG: no matplotlib, no rasterising
             body = [
-                _figure(hit_rate_curve(images), "hit rate against the IoU threshold"),
-                _figure(best_iou_histogram(images), "distribution of the best IoU"),
+                f"<figure>{hit_rate_svg(images)}</figure>",
+                f"<figure>{best_iou_svg(images)}</figure>",
             ]
             sections.append(_Section("localisation", "Localisation", body, folded=True))
         source = release if release is not None else data.get("path")
