@@ -201,6 +201,7 @@ def test_comparison_page_names_both_models() -> None:
     page = render_comparison_html(comparison)
     assert "<h1>NOVA comparison: qwen &amp; co (A) vs llava (B)</h1>" in page
     assert "<th>90% CI of A - B</th>" in page
+    assert page.count("<table>") == page.count('<div class="wide" tabindex="0"><table>') == 1
     assert "<li>llava (B) diagnosis: 4/4 answered" in page
 
 

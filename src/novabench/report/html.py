@@ -234,7 +234,8 @@ def _measure_rows(
             f"<td>{_human_cell(report, task, key)}</td>",
         ]
         if published is not None:
-            cells.append(f"<td>{_published_cell(published, task, stands_for or key)}</td>")
+            # Figures of the key shown: a stand-in is compared with its own kind only.
+            cells.append(f"<td>{_published_cell(published, task, key)}</td>")
         html.append("<tr>" + "".join(cells) + "</tr>")
     return html
 
@@ -702,7 +703,8 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
         "for both models).</p>",
         *(f'<p class="note">Note: {_text(line)}.</p>' for line in identical),
-        f"<table><tr><th>task</th><th>metric</th><th>{_text(names['a'])} (%)</th>"
+        f'<div class="wide" tabindex="0"><table><tr><th>task</th><th>metric</th>'
+        f"<th>{_text(names['a'])} (%)</th>"
         f"<th>{_text(names['b'])} (%)</th><th>A - B</th><th>{level}% CI of A - B</th>"
         "<th>p</th></tr>",
     ]
@@ -715,7 +717,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
             f"<td>[{_signed(low)}, {_signed(high)}]</td>"
             f'<td class="num">{_p_value(row["p_value"])}</td></tr>'
         )
-    parts.append("</table>")
+    parts.append("</table></div>")
     coverage = comparison.get("coverage") or {}
     items = [
         f"{names[side]} ({side.upper()}) {task}: {coverage_phrase(counts)}"
