@@ -169,3 +169,12 @@ def test_no_module_outside_the_registry_and_the_task_modules_compares_a_task_nam
             continue
         found += task_name_comparisons(path.read_text(encoding="utf-8"), str(path))
     assert found == [], "decide through novabench.tasks.<task>, not by name:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("name", TASK_NAMES)
+def test_paper_keys_and_their_stand_ins_are_headline_keys(name: str) -> None:
+    spec = TASKS[name]
+    assert spec.paper_keys and set(spec.paper_keys) <= set(spec.headline_keys)
+    for paper_key, other in spec.paper_key_stand_ins:
+        assert paper_key in spec.paper_keys and other in spec.headline_keys
+        assert other not in spec.paper_keys  # another quantity, never a paper key itself

@@ -72,6 +72,11 @@ class TaskSpec:
         metric_options: the keyword options that scorer takes (what ``compute_task`` and the
             evaluate face route to the task).
         headline_keys: the metric keys a report's table leads with, in order.
+        paper_keys: the keys of the NOVA paper's tables among them, in the paper's order: the
+            HTML report's headline table shows these first ("More measures" the rest).
+        paper_key_stand_ins: ``(paper key, other key)`` pairs: when a report lacks the paper
+            key, it may hold the other one instead (a different quantity, shown under its
+            own name, never relabelled): ``METEOR-exact+stem`` where WordNet is missing.
         parse_statuses: every status a parsed answer of this task can carry.
         failure_statuses: the statuses meaning "nothing usable was read".
         behaviour: ``"module:attribute"`` of the task's :class:`novabench.tasks.TaskBehaviour`
@@ -103,6 +108,9 @@ class TaskSpec:
     parse_statuses: tuple[str, ...]
     failure_statuses: frozenset[str]
     behaviour: str
+
+    paper_keys: tuple[str, ...] = ()
+    paper_key_stand_ins: tuple[tuple[str, str], ...] = ()
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -205,6 +213,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             ),
             failure_statuses=_FAILURES | {"ambiguous_convention"},
             behaviour="novabench.tasks.localization:BEHAVIOUR",
+            paper_keys=("mAP@30", "mAP@50"),
         ),
         "captioning": TaskSpec(
             name="captioning",
@@ -241,6 +250,8 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             parse_statuses=("ok", "empty", "unparseable", TOO_LONG),
             failure_statuses=_FAILURES,
             behaviour="novabench.tasks.captioning:BEHAVIOUR",
+            paper_keys=("BLEU-4", "METEOR", "ClinicalF1"),
+            paper_key_stand_ins=(("METEOR", "METEOR-exact+stem"),),
         ),
         "diagnosis": TaskSpec(
             name="diagnosis",
@@ -259,6 +270,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             parse_statuses=("ok", "partial", "fallback_list", "empty", "unparseable", TOO_LONG),
             failure_statuses=_FAILURES,
             behaviour="novabench.tasks.diagnosis:BEHAVIOUR",
+            paper_keys=("top1", "top5"),
         ),
     }
 )

@@ -79,7 +79,16 @@ def test_evaluate_writes_an_html_page_naming_the_model(
     # The per-item sections are drawn from tables built in memory: no --items needed.
     assert "--items DIR" not in text
     assert "hit rate against the IoU threshold" in text
-    assert text.count('class="overlay"') == 3 * 4  # the default gallery size
+    # The default gallery size: at most 4 per section; the floor baseline both hits and
+    # misses on the sample, so every section has pictures.
+    sections = text.split('<h3 class="gallery-section">')[1:]
+    assert [s.split("</h3>")[0] for s in sections] == [
+        "Highest IoU",
+        "Lowest IoU above 0",
+        "Missed: IoU 0",
+        "Random sample",
+    ]
+    assert all(1 <= s.count('class="overlay"') <= 4 for s in sections)
     assert "items" not in json.loads(out.read_text())  # nothing written, nothing pointed at
     links = re.findall(r'(?:src|href)="([^"]*)"', text)
     assert links and all(link.startswith(("data:", "#")) for link in links)  # self-contained
@@ -100,9 +109,9 @@ def test_evaluate_html_with_items_has_the_per_item_sections_and_chosen_gallery(
     assert "--items DIR" not in text  # the tables were there, so every section is drawn
     assert "hit rate against the IoU threshold" in text and "Human reference" in text
     overlays = text.count('class="overlay"')
-    # best, worst and random sections of the chosen size (the sample has enough images)
-    assert overlays == 3 * gallery_size
-    assert ('<h2 id="gallery">Gallery</h2>' in text) == (gallery_size > 0)
+    # four sections of the chosen size (the sample has enough hits and misses)
+    assert overlays == 4 * gallery_size
+    assert ('id="gallery"' in text) == (gallery_size > 0)
     report = json.loads(out.read_text())
     assert (out.parent / report["items"]["images"]).is_file()
 

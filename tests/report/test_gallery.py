@@ -18,15 +18,17 @@ from tests.report.contract_tables import image_row, images_table
 
 
 def test_sections_hold_the_extremes_and_never_repeat_an_image() -> None:
-    ious = [0.1, 0.9, 0.5, 0.0, 0.7, 0.3, 0.8, 0.2, 0.6]
+    ious = [0.1, 0.9, 0.5, 0.0, 0.7, 0.3, 0.8, 0.2, 0.6, 0.0, 0.0]
     table = images_table(ious)
     chosen = select_gallery(table, n=2, seed=1)
     by_name = dict(zip(table["filename"], ious))
-    assert [by_name[f] for f in chosen["best"]] == [0.9, 0.8]
-    assert [by_name[f] for f in chosen["worst"]] == [0.0, 0.1]
+    assert [by_name[f] for f in chosen["highest_iou"]] == [0.9, 0.8]
+    assert [by_name[f] for f in chosen["lowest_iou"]] == [0.1, 0.2]
+    assert [by_name[f] for f in chosen["missed"]] == [0.0, 0.0]
+    assert chosen["missed"] == sorted(chosen["missed"])  # the first misses by filename
     assert len(chosen["random"]) == 2
-    everything = chosen["best"] + chosen["worst"] + chosen["random"]
-    assert len(set(everything)) == 6
+    everything = [name for names in chosen.values() for name in names]
+    assert len(set(everything)) == 8
     assert select_gallery(table, n=2, seed=1) == chosen  # seeded
     samples = {tuple(select_gallery(table, n=2, seed=s)["random"]) for s in range(10)}
     assert len(samples) > 1  # the seed matters
@@ -35,19 +37,28 @@ def test_sections_hold_the_extremes_and_never_repeat_an_image() -> None:
 def test_small_tables_give_short_sections() -> None:
     chosen = select_gallery(images_table([0.4, 0.6]), n=4)
     assert chosen == {
-        "best": ["case0001_002.png", "case0001_001.png"],
-        "worst": [],
+        "highest_iou": ["case0001_002.png", "case0001_001.png"],
+        "lowest_iou": [],
+        "missed": [],
         "random": [],
     }
 
 
-def test_images_without_gold_are_never_best_or_worst() -> None:
+def test_an_iou_of_0_is_a_miss_never_a_highest_iou() -> None:
+    # Every image missed (the old gallery called two of these "best").
+    chosen = select_gallery(images_table([0.0, 0.0, 0.0]), n=2)
+    assert chosen["highest_iou"] == [] and chosen["lowest_iou"] == []
+    assert chosen["missed"] == ["case0001_001.png", "case0001_002.png"]
+    assert chosen["random"] == ["case0001_003.png"]
+
+
+def test_images_without_gold_are_never_ranked_or_missed() -> None:
     table = pd.DataFrame(
         [image_row("case0001_001.png", 0.0, gold=()), image_row("case0001_002.png", 0.2)]
     )
     chosen = select_gallery(table, n=1, seed=0)
-    assert chosen["best"] == ["case0001_002.png"] and chosen["worst"] == []
-    assert chosen["random"] == ["case0001_001.png"]
+    assert chosen["highest_iou"] == ["case0001_002.png"] and chosen["lowest_iou"] == []
+    assert chosen["missed"] == [] and chosen["random"] == ["case0001_001.png"]
 
 
 def _sample_table(sample_release) -> tuple[pd.DataFrame, object]:
@@ -71,7 +82,13 @@ def _sample_table(sample_release) -> tuple[pd.DataFrame, object]:
 def test_overlays_draw_each_box_in_its_legend_colour(sample_release) -> None:
     table, release = _sample_table(sample_release)
     items = build_gallery(table, release, n=1, seed=0)
-    assert [item.section for item in items] == ["best", "worst", "random"]
+    # best IoU 0.0, 0.2, 0.4, 0.6 (_sample_table): 0.6 highest, 0.2 lowest above 0, 0.0 missed
+    assert [(item.section, round(item.best_iou, 6)) for item in items] == [
+        ("highest_iou", 0.6),
+        ("lowest_iou", 0.2),
+        ("missed", 0.0),
+        ("random", 0.4),
+    ]
     best = items[0]
     assert best.filename == table.loc[table["best_iou"].idxmax(), "filename"]
     pixels = np.asarray(Image.open(io.BytesIO(best.png)).convert("RGB"))
@@ -130,7 +147,8 @@ def test_html_legend_draws_each_line_style(sample_release, tmp_path) -> None:
     from novabench.report.html import _gallery_section
 
     table, release = _sample_table(sample_release)
-    legend = next(p for p in _gallery_section({"images": table}, release, 1, 0) if "legend" in p)
+    (gallery,) = _gallery_section({"images": table}, release, 1, 0)
+    legend = next(p for p in gallery.body if "legend" in p)
     lines = re.findall(r'<line [^>]*stroke="(#[0-9a-f]{6})"([^>]*)/>', legend)
     assert [colour for colour, _ in lines] == [colour for _, colour in LEGEND]
     dashes = [re.search(r'stroke-dasharray="([^"]*)"', rest) for _, rest in lines]
@@ -139,7 +157,7 @@ def test_html_legend_draws_each_line_style(sample_release, tmp_path) -> None:
 
 def test_release_given_as_a_folder_works_too(sample_release) -> None:
     table, _ = _sample_table(sample_release)
-    assert len(build_gallery(table, sample_release, n=1)) == 3
+    assert len(build_gallery(table, sample_release, n=1)) == 4
 
 
 def test_an_image_missing_from_the_release_is_named(sample_release) -> None:
@@ -153,7 +171,14 @@ def test_figure_shows_every_item_with_both_captions(sample_release) -> None:
     table, release = _sample_table(sample_release)
     figure = gallery_figure(build_gallery(table, release, n=1))
     texts = [t.get_text() for axes in figure.axes for t in axes.texts]
-    assert len(texts) == 3 and all("reference:" in t and "model:" in t for t in texts)
+    assert len(texts) == 4 and all("reference:" in t and "model:" in t for t in texts)
+    titles = [axes.get_title() for axes in figure.axes if axes.get_title()]
+    assert [title.split(":")[0] for title in titles] == [
+        "Highest IoU",
+        "Lowest IoU above 0",
+        "Missed",
+        "Random sample",
+    ]
     assert [t.get_text() for t in figure.legends[0].get_texts()] == [name for name, _ in LEGEND]
     styles = [handle.get_linestyle() for handle in figure.legends[0].legend_handles]
     assert styles == ["-", ":", "-.", "--"]  # gold, rater 1, rater 2, predicted

@@ -50,7 +50,28 @@ def contents(page: str) -> list[tuple[str, str]]:
 
 
 def headings(page: str) -> list[tuple[str, str]]:
-    return re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', page)
+    """(link target id, heading) of every section: on the section, or inside its <details>."""
+    pattern = (
+        r'<section(?: id="([^"]+)")?>(?:<details><summary>)?<h2>(.*?)</h2>'
+        r'(?: <span class="fold">[^<]*</span></summary><div class="target" id="([^"]+)">)?'
+    )
+    return [
+        (open_id or folded_id, title) for open_id, title, folded_id in re.findall(pattern, page)
+    ]
+
+
+def section(page: str, anchor: str) -> str:
+    """The HTML of one section, from its link target to its end."""
+    start = page.index(f'id="{anchor}"')
+    return page[start : page.index("</section>", start)]
+
+
+def table_rows(html: str) -> list[list[str]]:
+    """The cells of each body row of the first table in ``html``, tags stripped."""
+    table = html[html.index("<table>") : html.index("</table>")]
+    rows = re.findall(r"<tr>(.*?)</tr>", table)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
+    return [[re.sub(r"<[^>]+>", " ", cell).strip() for cell in row] for row in cells if row]
 
 
 def test_page_names_the_model_and_escapes_text() -> None:
@@ -68,14 +89,15 @@ def test_without_items_the_page_shows_headlines_and_says_what_is_missing() -> No
     page = render_html(report_dict(with_breakdowns=False, human=False))
     assert '<td>localization</td><td>hit@30</td><td class="num">50.0</td>' in page
     assert "--items DIR" in page
-    assert 'alt="parse status mix"' in page and 'alt="hit rate' not in page
+    assert 'id="parse-status"' in page and 'alt="hit rate' not in page
     assert "Human reference" not in page and external_references(page) == []
 
 
 def test_breakdowns_and_human_reference_come_from_the_report() -> None:
     page = render_html(report_dict())
-    assert 'alt="localization by pathology_category"' in page
-    assert 'alt="diagnosis by pathology_category"' in page
+    breakdowns = section(page, "breakdowns")
+    assert "<caption>localization by pathology category</caption>" in breakdowns
+    assert "<caption>diagnosis by pathology category</caption>" in breakdowns
     human = page[page.index("Human reference") :]
     assert "<td>rater 1 vs gold</td>" in human and "<td>tiny-vlm</td>" in human
 
@@ -94,9 +116,11 @@ def test_items_are_read_from_the_report_and_fill_plots_and_gallery(
     page = render_html(
         report, release=sample_release, report_path=tmp_path / "report.json", gallery_size=2
     )
-    assert 'alt="hit rate against the IoU threshold"' in page
-    assert 'alt="distribution of the best IoU"' in page
-    assert page.count('class="overlay"') == 6  # best, worst, random: 2 each
+    assert 'aria-label="Localisation: hit rate against the IoU threshold"' in page
+    assert 'aria-label="Localisation: distribution of the best IoU"' in page
+    # highest IoU (0.1..0.9 on 2 of 3 images: 2), lowest above 0 (2), missed (IoU 0: 2),
+    # random (2)
+    assert page.count('class="overlay"') == 8
     assert "caption 1 &lt;b&gt;bold?&lt;/b&gt;" in page or "(no caption)" in page
     assert "--items DIR" not in page and external_references(page) == []
 
@@ -107,10 +131,11 @@ def test_contents_link_every_section_present_and_nothing_else(
     bare = render_html(report_dict(with_breakdowns=False, human=False))
     assert contents(bare) == headings(bare)
     assert [title for _, title in contents(bare)] == [
-        "Headline numbers",
+        "Headline: the paper&#x27;s measures",
+        "More measures (2)",
         "Coverage",
-        "Parse status",
         "Published zero-shot results (published, not re-scored)",
+        "Parse status",
     ]
     images, cases = sample_items(sample_release)
     report = report_dict(items=write_items(tmp_path / "items", images, cases))
@@ -119,11 +144,12 @@ def test_contents_link_every_section_present_and_nothing_else(
     )
     assert contents(full) == headings(full)
     assert [title for _, title in contents(full)] == [
-        "Headline numbers",
+        "Headline: the paper&#x27;s measures",
+        "More measures (2)",
         "Coverage",
-        "Parse status",
         "Human reference (localisation)",
         "Published zero-shot results (published, not re-scored)",
+        "Parse status",
         "Breakdowns",
         "Localisation",
         "Gallery",
@@ -136,10 +162,10 @@ def test_contents_link_every_section_present_and_nothing_else(
 
 def test_human_reference_table_shows_the_confidence_intervals() -> None:
     report = report_dict()
-    section = report["human_reference"]["localization"]
-    section["rater_1_vs_gold"]["confidence_intervals"] = {"hit@30": [0.75, 1.0]}
+    raters = report["human_reference"]["localization"]
+    raters["rater_1_vs_gold"]["confidence_intervals"] = {"hit@30": [0.75, 1.0]}
     page = render_html(report)
-    human = page[page.index('<h2 id="human-reference">') :]
+    human = section(page, "human-reference")
     human = human[: human.index("</table>")]
     model_row = re.search(r"<tr><td>tiny-vlm</td>(.*?)</tr>", human).group(1)
     rater_row = re.search(r"<tr><td>rater 1 vs gold</td>(.*?)</tr>", human).group(1)
@@ -175,6 +201,7 @@ def test_comparison_page_names_both_models() -> None:
     page = render_comparison_html(comparison)
     assert "<h1>NOVA comparison: qwen &amp; co (A) vs llava (B)</h1>" in page
     assert "<th>90% CI of A - B</th>" in page
+    assert page.count("<table>") == page.count('<div class="wide" tabindex="0"><table>') == 1
     assert "<li>llava (B) diagnosis: 4/4 answered" in page
 
 
@@ -220,6 +247,11 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
             pictures = page.eval_on_selector_all(
                 "img", "els => els.map(e => [e.className, e.alt, e.complete, e.naturalWidth])"
             )
+            drawings = page.eval_on_selector_all(
+                "svg.plot",
+                "els => els.map(e => [e.getAttribute('aria-label'), e.querySelectorAll("
+                "'polyline, rect.bin').length])",
+            )
             title = page.title()
             toc_targets = page.eval_on_selector_all(
                 "nav.toc a",
@@ -229,18 +261,16 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
         finally:
             browser.close()
     assert title == "NOVA report: tiny-vlm"
-    plots = [p for p in pictures if p[0] == "plot"]
     overlays = [p for p in pictures if p[0] == "overlay"]
-    plot_names = {p[1] for p in plots}
-    assert {
-        "parse status mix",
-        "hit rate against the IoU threshold",
-        "distribution of the best IoU",
-        "localization by pathology_category",
-    } <= plot_names
-    assert len(overlays) == 6
+    assert len(overlays) == len(pictures)  # the plots are drawn, not pictures
+    assert [name for name, _ in drawings] == [
+        "Localisation: hit rate against the IoU threshold",
+        "Localisation: distribution of the best IoU",
+    ]
+    assert all(shapes > 0 for _, shapes in drawings)
+    assert len(overlays) == 8  # four sections of 2 (sample_items: hits, misses and the rest)
     assert all(complete and width > 0 for _, _, complete, width in pictures)
-    assert len(toc_targets) == 8 and all(toc_targets)  # with the published figures
+    assert len(toc_targets) == 9 and all(toc_targets)  # with the published figures
     # The page itself is the only request: data: URLs are not fetched from anywhere.
     assert [url for url in requested if not url.startswith("data:")] == [html_path.as_uri()]
 
@@ -248,12 +278,129 @@ def test_page_renders_offline_in_headless_chromium(sample_release: Path, tmp_pat
 def test_published_figures_are_shown_beside_the_model_and_marked_not_rescored() -> None:
     report = report_dict(with_breakdowns=False, human=False)
     page = render_html(report)
-    section = page.split('id="published"', 1)[1].split("<h2", 1)[0]
-    assert "not recomputed here" in section
+    published = section(page, "published")
+    assert "not recomputed here" in published
     # Every published figure of a key the report scores is there, with its source.
     from novabench.published import published_beside
 
     shown = published_beside(report)
-    assert shown and all(result.model in section for result, _ in shown)
-    assert "arXiv:2505.14064" in section and "WALDO" in section
+    assert shown and all(result.model in published for result, _ in shown)
+    assert "arXiv:2505.14064" in published and "WALDO" in published
     assert external_references(page) == []  # sources are named, never linked or fetched
+
+
+def _coverage(items: int, **statuses: int) -> dict:
+    return {"items": items, "answered": items, "missing": 0, "errors": 0, "parse_status": statuses}
+
+
+def _with_captioning(report: dict, metrics: dict, notes: list[str] | None = None) -> dict:
+    report["tasks"]["captioning"] = {
+        "metrics": metrics,
+        "confidence_intervals": {"BLEU-4": [0.01, 0.03]},
+        "notes": notes or [],
+        "coverage": _coverage(4, ok=4),
+    }
+    return report
+
+
+def test_headline_leads_with_the_papers_keys_and_more_measures_hold_the_rest() -> None:
+    report = report_dict(human=False, with_breakdowns=False)
+    report["tasks"]["localization"]["metrics"].update({"mAP@50": 0.25, "COCO-AP@30": 0.4})
+    metrics = {"BLEU-4": 0.02, "ROUGE-L": 0.2, "METEOR": 0.3, "ClinicalF1": 0.15}
+    page = render_html(_with_captioning(report, metrics))
+    headline = table_rows(section(page, "headline"))
+    assert [row[:2] for row in headline] == [
+        ["localization", "mAP@30"],
+        ["localization", "mAP@50"],
+        ["captioning", "BLEU-4"],
+        ["captioning", "METEOR"],
+        ["captioning", "ClinicalF1"],
+        ["diagnosis", "top1"],
+        ["diagnosis", "top5"],
+    ]
+    assert headline[2][2:4] == ["2.0", "[1.0, 3.0]"]  # 0.02 and its interval, in percent
+    more = table_rows(section(page, "more-measures"))
+    # The rest in each task's headline order (registry), nothing of the headline repeated.
+    assert [row[:2] for row in more] == [
+        ["localization", "COCO-AP@30"],
+        ["localization", "hit@30"],
+        ["localization", "hit@50"],
+        ["captioning", "ROUGE-L"],
+    ]
+
+
+def test_headline_shows_the_human_reference_and_the_published_figures_beside() -> None:
+    import json
+    from importlib import resources
+
+    page = render_html(report_dict(with_breakdowns=False))
+    rows = {row[1]: row for row in table_rows(section(page, "headline"))}
+    # report_dict: the raters' mAP@30 is 0.9 in all three comparisons, no interval.
+    assert (
+        rows["mAP@30"][4] == "rater 1 vs gold: 90.0 rater 2 vs gold: 90.0 rater 1 vs rater 2: 90.0"
+    )
+    assert rows["top1"][4] == "none for this task"
+    data = json.loads(
+        resources.files("novabench").joinpath("resources/published_results.json").read_text()
+    )
+    mAP30 = [r["value"] for r in data["results"] if r["metric"] == "mAP@30"]
+    top1 = [r["value"] for r in data["results"] if r["metric"] == "top1"]
+    assert rows["mAP@30"][5] == f"{len(mAP30)} figures: {min(mAP30):.1f} to {max(mAP30):.1f}"
+    assert rows["top1"][5] == f"1 figure: {top1[0]:.1f}" and rows["top5"][5] == "none"
+    assert '<a href="#published">' in section(page, "headline")
+    without = render_html(report_dict(with_breakdowns=False, human=False))
+    assert table_rows(section(without, "headline"))[0][4] == "not computed"
+
+
+def test_meteor_stand_in_keeps_its_own_name_and_is_said_first() -> None:
+    note = "METEOR not computed: the nltk WordNet corpus is not installed"
+    metrics = {"BLEU-4": 0.02, "METEOR-exact+stem": 0.3, "ClinicalF1": 0.15}
+    page = render_html(_with_captioning(report_dict(human=False), metrics, [note]))
+    headline = section(page, "headline")
+    keys = [row[1] for row in table_rows(headline)]
+    assert keys[3].startswith("METEOR-exact+stem") and "in place of the paper's METEOR" in keys[3]
+    assert "<td>METEOR</td>" not in page  # never relabelled
+    warnings = page[page.index('<div class="warnings"') : page.index('<nav class="toc">')]
+    assert note in warnings
+
+
+def test_a_task_mostly_without_usable_answers_is_warned_about_first() -> None:
+    report = report_dict(human=False, with_breakdowns=False)
+    report["tasks"]["diagnosis"]["coverage"] = _coverage(4, ok=1, unparseable=3)
+    page = render_html(report)
+    warnings = page[page.index('<div class="warnings"') : page.index('<nav class="toc">')]
+    assert "diagnosis: 3 of 4 items (75%) have no usable answer" in warnings
+    assert "unparseable 3" in warnings and "what to do" in warnings
+    report["tasks"]["diagnosis"]["coverage"] = _coverage(4, ok=2, unparseable=2)  # half: no
+    assert '<div class="warnings"' not in render_html(report)
+
+
+def test_missing_answers_count_toward_the_warning() -> None:
+    report = report_dict(human=False, with_breakdowns=False)
+    # 4 images: 1 ok, 1 ambiguous convention, 2 without a line (1 a model error).
+    report["tasks"]["localization"]["coverage"] = {
+        "items": 4,
+        "answered": 2,
+        "missing": 2,
+        "errors": 1,
+        "parse_status": {"ok": 1, "ambiguous_convention": 1},
+    }
+    page = render_html(report)
+    assert "localization: 3 of 4 items (75%) have no usable answer" in page
+    assert "missing 2 (1 model error)" in page and "--box-convention" in page
+
+
+def test_every_table_scrolls_in_its_frame_and_only_the_headline_is_open(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    images, cases = sample_items(sample_release)
+    report = report_dict(items=write_items(tmp_path / "items", images, cases))
+    page = render_html(
+        report, release=sample_release, report_path=tmp_path / "report.json", gallery_size=1
+    )
+    assert page.count("<table>") == page.count('<div class="wide" tabindex="0"><table>') > 5
+    opened = [anchor for anchor, _ in headings(page) if f'<section id="{anchor}">' in page]
+    assert opened == ["headline", "coverage"]
+    assert page.count("<section><details>") == len(headings(page)) - 2
+    gallery = section(page, "gallery")
+    assert "best" not in gallery.lower().replace("best iou", "")

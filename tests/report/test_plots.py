@@ -165,3 +165,77 @@ def test_caption_bars_default_to_the_tasks_rank_metric_not_its_first_headline_ke
     axes = breakdown_figure(report, "captioning").axes[0]
     assert [round(float(p.get_height()), 6) for p in axes.patches] == [30.0, 25.0]
     assert "ROUGE-L" in axes.get_ylabel()
+
+
+def test_a_long_model_name_is_cut_in_the_legend_and_leaves_the_axes_their_room() -> None:
+    import warnings
+
+    name = "org/" + "very-long-model-name-without-any-space-" * 6
+    table = pd.DataFrame({"best_iou": [0.0, 0.4, 0.6], "n_gold_boxes": [1, 1, 1]})
+    for figure in (hit_rate_curve({name: table}), best_iou_histogram({name: table})):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # "axes sizes collapsed to zero" before
+            figure_png(figure)
+        (label,) = [t.get_text() for t in figure.axes[0].get_legend().get_texts()][:1]
+        assert label.startswith(name[:39]) and name not in label and "\u2026" in label
+
+
+def _svg_scale(svg: str) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(x of threshold 0, x of 1) and (y of 0 %, y of 100 %), read from the tick labels."""
+    import re
+
+    xs = dict(
+        (label, float(x))
+        for x, label in re.findall(
+            r'<text x="([^"]+)" y="[^"]+" text-anchor="middle">([\d.]+)</text>', svg
+        )
+    )
+    ys = {
+        label: float(y) - 4  # each label sits 4 units below its gridline
+        for y, label in re.findall(
+            r'<text x="[^"]+" y="([^"]+)" text-anchor="end">(\d+)%</text>', svg
+        )
+    }
+    return (xs["0.0"], xs["1.0"]), (ys["0"], ys["100"])
+
+
+def test_hit_rate_svg_draws_the_hit_rates_at_each_threshold() -> None:
+    import re
+
+    from novabench.report.plots import hit_rate_svg
+
+    table = pd.DataFrame(
+        {
+            "best_iou": [0.0, 0.4, 0.6, 0.9],
+            "n_gold_boxes": [1, 1, 1, 0],  # the last has no gold box: not on the curve
+            "rater_1_best_iou": [0.8, 0.8, 0.2, None],
+        }
+    )
+    svg = hit_rate_svg({"a <b> model": table}, thresholds=[0.3, 0.5])
+    (x0, x1), (y0, y100) = _svg_scale(svg)
+    curves = dict(re.findall(r'<polyline class="curve" data-name="([^"]+)" points="([^"]+)"', svg))
+    assert list(curves) == ["a &lt;b&gt; model", "rater 1 vs gold"]  # escaped; rater 2 has none
+    # By hand, over the 3 images with gold: model IoU >= 0.3: 2 of 3, >= 0.5: 1 of 3;
+    # rater 1 (0.8, 0.8, 0.2): 2 of 3 at both thresholds.
+    expected = {"a &lt;b&gt; model": [2 / 3, 1 / 3], "rater 1 vs gold": [2 / 3, 2 / 3]}
+    for name, points in curves.items():
+        pairs = [tuple(map(float, point.split(","))) for point in points.split()]
+        thresholds = [(x - x0) / (x1 - x0) for x, _ in pairs]
+        rates = [(y - y0) / (y100 - y0) for _, y in pairs]
+        assert thresholds == pytest.approx([0.3, 0.5], abs=1e-3)
+        assert rates == pytest.approx(expected[name], abs=1e-3)
+
+
+def test_best_iou_svg_counts_each_models_images_with_gold_per_bin() -> None:
+    import re
+
+    from novabench.report.plots import best_iou_svg
+
+    first = pd.DataFrame({"best_iou": [0.0, 0.1, 0.55, 0.95], "n_gold_boxes": [1, 1, 1, 1]})
+    second = pd.DataFrame({"best_iou": [0.7, 0.0], "n_gold_boxes": [1, 0]})
+    svg = best_iou_svg({"a": first, "b": second}, bins=4)
+    bins = re.findall(r'<rect class="bin" data-name="([^"]+)" data-count="(\d+)"', svg)
+    # Bins [0, .25), [.25, .5), [.5, .75), [.75, 1]: a has 2, 0, 1, 1; b (one image with
+    # gold, IoU 0.7) has 0, 0, 1, 0.
+    assert bins == [("a", c) for c in "2011"] + [("b", c) for c in "0010"]
+    assert "a (n=4)" in svg and "b (n=1)" in svg

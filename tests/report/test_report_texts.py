@@ -41,7 +41,7 @@ def test_settings_of_every_task_are_shown_in_markdown_html_and_table(report: dic
     assert "keywords lexicon (offline)" in settings
     assert extractor == "lexicon (offline)"
     page = render_html(report, gallery_size=0)
-    assert '<h2 id="settings">Settings</h2>' in page
+    assert "<h2>Settings</h2>" in page and 'id="settings"' in page
     assert f"diagnosis: matched by {matcher}" in page
     table = render_table(report)
     assert "settings: captioning: keywords lexicon (offline)" in table
@@ -84,7 +84,7 @@ def test_no_breakdowns_and_no_bootstrap_are_said_not_left_blank(
         breakdowns=False,
     )
     page = render_html(report, gallery_size=0)
-    assert '<h2 id="breakdowns">Breakdowns</h2>' in page
+    assert "<h2>Breakdowns</h2>" in page and 'id="breakdowns"' in page
     assert "Not computed (<code>--no-breakdowns</code>)" in page
     assert "no intervals (--bootstrap 0)" in page and "% CI</th>" not in page
     markdown = render_markdown(report)

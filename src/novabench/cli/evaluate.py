@@ -53,8 +53,8 @@ def register(subparsers: Any) -> None:
         "--gallery-size",
         type=checks.nonnegative_int_option,
         default=4,
-        help="images in each box-overlay section of the HTML report: the best, the worst and "
-        "a random sample by best IoU (default 4; 0: no gallery)",
+        help="images in each box-overlay section of the HTML report: highest IoU, lowest IoU "
+        "above 0, missed (IoU 0) and a random sample (default 4; 0: no gallery)",
     )
     parser.add_argument(
         "--task",

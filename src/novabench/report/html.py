@@ -1,14 +1,19 @@
 """The report as one self-contained HTML page: tables, plots and box overlays, offline.
 
-Everything is inline: CSS in a ``<style>`` element, plots and overlays as base64 PNG
+Everything is inline: CSS in a ``<style>`` element, plots as SVG, overlays as base64 PNG
 ``data:`` URLs; the page names no external URL, so it opens from a mail attachment or a
 USB stick. Every piece of text from the report or the release is HTML-escaped.
 
-Sections shown depend on what the report holds: the headline tables, coverage and the
-parse-status plot always; breakdown bars when ``report["breakdowns"]`` exists; the human
-reference when ``report["human_reference"]`` exists; the hit-rate curve, the best-IoU
-distribution and the gallery when the per-item tables are given (or ``report["items"]``
-points at them), else a line saying they need ``nova evaluate --items``.
+The page leads with what must be read first (answers not read, tasks whose answers were
+mostly unusable, a stand-in for METEOR, too few resamples), a contents list, and the NOVA
+paper's measures (the registry's ``TaskSpec.paper_keys``) with their intervals, the human
+reference and the published figures beside them. Every other section starts folded in a
+``<details>`` (a link to it opens it): the other measures, settings, the human reference
+table, the published figures, the parse-status counts, breakdown tables (bars in plain
+HTML), and with the per-item tables (given, or ``report["items"]``) the hit-rate curve, the
+best-IoU distribution and the gallery; without them a line says they need ``nova evaluate
+--items``. Wide tables scroll inside a frame with shadows at the edges, never the page. No
+script: the page reads the same where scripts are blocked.
 """
 
 from __future__ import annotations
@@ -16,9 +21,11 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from novabench import registry
 from novabench.escaping import html_text
 from novabench.report.render import (
     HEADLINE_KEYS,
@@ -39,38 +46,79 @@ if TYPE_CHECKING:
 __all__ = ["render_comparison_html", "render_html", "write_html"]
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
-h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+body { font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 70em;
+  color: #222; overflow-wrap: anywhere; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 1.6em; }
+summary h2 { display: inline; border: none; }
+summary { cursor: pointer; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
+summary .fold { color: #555; font-size: 0.9em; } details[open] .fold { display: none; }
+caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 table { border-collapse: collapse; margin: 0.5em 0; }
-/* a wide table scrolls inside the page instead of widening it */
-table { display: block; max-width: 100%; overflow-x: auto; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; overflow-wrap: normal; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+/* A wide table scrolls inside its frame, never the page; a shadow at an edge shows that
+   there is more to that side (it scrolls with the frame: no script). */
+.wide { max-width: 100%; overflow-x: auto;
+  background: linear-gradient(to right, #fff 30%, rgba(255, 255, 255, 0)),
+    linear-gradient(to left, #fff 30%, rgba(255, 255, 255, 0)) 100% 0,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)),
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)) 100% 0;
+  background-repeat: no-repeat; background-size: 3em 100%, 3em 100%, 1em 100%, 1em 100%;
+  background-attachment: local, local, scroll, scroll; }
+/* A folded section's link target sits inside its <details>, so following the link opens
+   it (browsers open a closed <details> holding the target); the margin keeps its heading
+   in view. */
+.target { scroll-margin-top: 7em; }
 .lead { font-size: 1.1em; } .note { color: #6a4a00; background: #fff6dd; padding: 0.4em; }
-figure { margin: 1em 0; } img.plot { max-width: 100%; }
+.warnings { border: 2px solid #b35c00; background: #fff3e0; padding: 0.2em 1em; }
+.warnings li { margin: 0.3em 0; }
+.stand-in { font-size: 0.85em; color: #6a4a00; }
+figure { margin: 1em 0; } img.plot, svg.plot { max-width: 100%; height: auto; }
 .gallery { display: grid; grid-template-columns: 1fr 1.4fr; gap: 0.8em 1.2em; }
+.gallery > * { min-width: 0; }
+.gallery h3 { grid-column: 1 / -1; margin: 0.8em 0 0; }
 .gallery img { width: 100%; max-width: 24em; image-rendering: pixelated; }
 .legend span { display: inline-block; margin-right: 1em; }
 nav.toc ul { margin: 0.3em 0; padding-left: 1.4em; columns: 2; }
 .swatch { vertical-align: middle; margin-right: 0.3em; background: #000; }
+.bar { position: relative; width: 12em; height: 1em; background: #eee; }
+.bar .fill { position: absolute; left: 0; top: 0; bottom: 0; background: #009e73; }
+.bar .ci { position: absolute; top: 45%; height: 10%; background: #000; }
 """
 
 
-def _heading(anchor: str, title: str) -> str:
-    """A section heading the table of contents links to (``anchor``: its fragment id)."""
-    return f'<h2 id="{anchor}">{_text(title)}</h2>'
+@dataclass(frozen=True)
+class _Section:
+    """One part of the page: its fragment id, heading, HTML body and whether it starts folded."""
+
+    anchor: str
+    title: str
+    body: list[str]
+    folded: bool = False
+
+    def html(self) -> str:
+        heading = f"<h2>{_text(self.title)}</h2>"
+        if not self.folded:
+            return "\n".join([f'<section id="{self.anchor}">{heading}', *self.body, "</section>"])
+        return "\n".join(
+            [
+                f'<section><details><summary>{heading} <span class="fold">(folded: click to '
+                f'open)</span></summary><div class="target" id="{self.anchor}"></div>',
+                *self.body,
+                "</details></section>",
+            ]
+        )
 
 
-def _table_of_contents(parts: list[str]) -> str:
-    """Links to every section heading among ``parts`` (in-page fragments: no request)."""
-    import re
-
-    links = [
-        f'<li><a href="#{anchor}">{title}</a></li>'
-        for part in parts
-        for anchor, title in re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', part)
-    ]
+def _table_of_contents(sections: list[_Section]) -> str:
+    """Links to every section (in-page fragments: no request)."""
+    links = [f'<li><a href="#{s.anchor}">{_text(s.title)}</a></li>' for s in sections]
     return '<nav class="toc"><b>Contents</b><ul>' + "".join(links) + "</ul></nav>"
+
+
+def _wide(table: str) -> str:
+    """A table in a frame that scrolls sideways when the table is wider than the page."""
+    return f'<div class="wide" tabindex="0">{table}</div>'
 
 
 def _text(value: Any) -> str:
@@ -94,74 +142,203 @@ def _interval(interval: Any) -> str:
     return f"[{_percent(interval[0])}, {_percent(interval[1])}]"
 
 
-def _headline_section(report: Mapping[str, Any]) -> list[str]:
-    from novabench.report.render import _coverage_lines, _unread_lines
+def _warnings(report: Mapping[str, Any]) -> str:
+    """What a reader must know before reading any number, at the top of the page ("" if none)."""
+    from novabench.report.render import _unread_lines, unusable_answers_lines
 
-    level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
-    intervals = not without_intervals(report)
-    parts = [
-        _heading("headline", "Headline numbers"),
-        "<table><tr><th>task</th><th>metric</th><th>value (%)</th>"
-        + (f"<th>{level}% CI</th></tr>" if intervals else "</tr>"),
+    lines = [*_unread_lines(report), *unusable_answers_lines(report)]
+    lines += [line for line in (meteor_fallback_line(report), few_resamples_line(report)) if line]
+    if not lines:
+        return ""
+    items = "".join(f"<li>{_text(line)}</li>" for line in lines)
+    return (
+        f'<div class="warnings" id="warnings" role="alert"><b>Read first</b><ul>{items}</ul></div>'
+    )
+
+
+def _shown_keys(spec: Any, metrics: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """The paper's keys of a task as the report holds them: ``(key shown, paper key it stands
+    in for or None)``; a paper key the report lacks is shown as itself (not computed)."""
+    stand_ins = dict(spec.paper_key_stand_ins)
+    shown: list[tuple[str, str | None]] = []
+    for key in spec.paper_keys:
+        other = stand_ins.get(key)
+        if key not in metrics and other is not None and other in metrics:
+            shown.append((other, key))
+        else:
+            shown.append((key, None))
+    return shown
+
+
+def _human_cell(report: Mapping[str, Any], task: str, key: str) -> str:
+    """The raters' figures of one key (value and interval per comparison), or why there are none."""
+    from novabench.report.human_reference import comparison_rows
+
+    computed = report.get("human_reference")
+    if not computed:
+        return "not computed"
+    section = computed.get(task)
+    if section is None:
+        return "none for this task"
+    if section.get("available") is False:
+        return "none in the release"
+    lines = [
+        f"{_text(name)}: {_percent(row[key])}"
+        f"{_interval_suffix((row.get('confidence_intervals') or {}).get(key), row[key])}"
+        for name, row in comparison_rows(section)
+        if key in row
     ]
-    if not intervals:
-        parts.insert(1, f"<p>Values in percent; {_text(NO_INTERVALS)}.</p>")
-    few = few_resamples_line(report)
-    if few:
-        parts.insert(1, f"<p><strong>{_text(few)}</strong></p>")
-    meteor = meteor_fallback_line(report)
-    if meteor:
-        parts.insert(1, f"<p><strong>{_text(meteor)}</strong></p>")
-    # First under the heading: answers that were not read at all.
-    parts[1:1] = [f"<p><strong>{_text(line)}</strong></p>" for line in _unread_lines(report)]
+    return "<br>".join(lines) if lines else "not scored for this key"
+
+
+def _published_cell(published: list[Any], task: str, key: str) -> str:
+    """How many published figures the report shows for a key, their range, and where."""
+    values = [
+        result.value for result, _ in published if result.task == task and result.metric == key
+    ]
+    if not values:
+        return "none"
+    low, high = min(values), max(values)
+    spread = f"{low:.1f}" if len(values) == 1 else f"{low:.1f} to {high:.1f}"
+    noun = "figure" if len(values) == 1 else "figures"
+    return f'<a href="#published">{len(values)} {noun}: {spread}</a>'
+
+
+def _measure_rows(
+    report: Mapping[str, Any],
+    rows: list[tuple[str, str, str | None]],
+    intervals: bool,
+    published: list[Any] | None,
+) -> list[str]:
+    """Table rows (task, key, stand-in for) with value, interval, human reference, published."""
+    html = []
+    for task, key, stands_for in rows:
+        task_report = report["tasks"][task]
+        metrics = task_report["metrics"]
+        name = _text(key)
+        if stands_for is not None:
+            name += (
+                f'<br><span class="stand-in">in place of the paper\'s {_text(stands_for)}, '
+                "which was not computed: another quantity</span>"
+            )
+        if key in metrics:
+            value = f'<td class="num">{_percent(metrics[key])}</td>'
+            interval = task_report.get("confidence_intervals", {}).get(key)
+            ci = f'<td class="num">{_text(_interval(interval))}</td>' if intervals else ""
+        else:
+            value = "<td>not computed</td>"
+            ci = "<td></td>" if intervals else ""
+        cells = [
+            f"<td>{_text(task)}</td><td>{name}</td>",
+            value,
+            ci,
+            f"<td>{_human_cell(report, task, key)}</td>",
+        ]
+        if published is not None:
+            # Figures of the key shown: a stand-in is compared with its own kind only.
+            cells.append(f"<td>{_published_cell(published, task, key)}</td>")
+        html.append("<tr>" + "".join(cells) + "</tr>")
+    return html
+
+
+def _header(report: Mapping[str, Any], intervals: bool, published: bool) -> str:
+    level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    columns = ["task", "metric", "value (%)"]
+    columns += [f"{level}% CI"] if intervals else []
+    columns += ["human reference (%)"]
+    columns += ["published, not re-scored (%)"] if published else []
+    return "<tr>" + "".join(f"<th>{_text(c)}</th>" for c in columns) + "</tr>"
+
+
+def _headline_sections(report: Mapping[str, Any]) -> list[_Section]:
+    """The paper's keys (open) and every other headline key ("More measures", folded)."""
+    from novabench.published import published_beside
+
+    intervals = not without_intervals(report)
+    paper: list[tuple[str, str, str | None]] = []
+    more: list[tuple[str, str, str | None]] = []
     for task in TASK_ORDER:
         task_report = report["tasks"].get(task)
         if task_report is None:
             continue
-        for key in HEADLINE_KEYS[task]:
-            if key in task_report["metrics"]:
-                interval = task_report.get("confidence_intervals", {}).get(key)
-                parts.append(
-                    f"<tr><td>{_text(task)}</td><td>{_text(key)}</td>"
-                    f'<td class="num">{_percent(task_report["metrics"][key])}</td>'
-                    + (f"<td>{_text(_interval(interval))}</td></tr>" if intervals else "</tr>")
-                )
-    parts.append("</table>")
-    parts.append(_heading("coverage", "Coverage") + "<ul>")
-    parts += [f"<li>{_text(line)}</li>" for line in _coverage_lines(report)]
-    parts.append("</ul>")
+        spec = registry.TASKS[task]
+        shown = _shown_keys(spec, task_report["metrics"])
+        paper += [(task, key, stands_for) for key, stands_for in shown]
+        taken = {key for key, _ in shown}
+        more += [
+            (task, key, None)
+            for key in HEADLINE_KEYS[task]
+            if key not in taken and key in task_report["metrics"]
+        ]
+    note = (
+        "<p>The NOVA paper's measures, in percent"
+        + (" with bootstrap intervals" if intervals else f" ({_text(NO_INTERVALS)})")
+        + "; the human reference is the release's raters scored with the same metric on the "
+        "same images; published figures come from other runs (their prompts differ).</p>"
+    )
+    headline_table = _wide(
+        "<table>"
+        + _header(report, intervals, True)
+        + "".join(_measure_rows(report, paper, intervals, published_beside(report)))
+        + "</table>"
+    )
+    sections = [_Section("headline", "Headline: the paper's measures", [note, headline_table])]
+    if more:
+        more_table = _wide(
+            "<table>"
+            + _header(report, intervals, False)
+            + "".join(_measure_rows(report, more, intervals, None))
+            + "</table>"
+        )
+        sections.append(
+            _Section("more-measures", f"More measures ({len(more)})", [more_table], folded=True)
+        )
+    return sections
+
+
+def _coverage_section(report: Mapping[str, Any]) -> list[_Section]:
+    from novabench.report.render import _coverage_lines
+
+    sections = [
+        _Section(
+            "coverage",
+            "Coverage",
+            ["<ul>", *(f"<li>{_text(line)}</li>" for line in _coverage_lines(report)), "</ul>"],
+        )
+    ]
     settings = settings_lines(report)
     if settings:
-        parts.append(_heading("settings", "Settings") + "<ul>")
-        parts += [f"<li>{_text(line)}</li>" for line in settings]
-        parts.append("</ul>")
-    return parts
+        body = ["<ul>", *(f"<li>{_text(line)}</li>" for line in settings), "</ul>"]
+        sections.append(_Section("settings", "Settings", body, folded=True))
+    return sections
 
 
-def _human_section(report: Mapping[str, Any]) -> list[str]:
+def _human_section(report: Mapping[str, Any]) -> list[_Section]:
     human = (report.get("human_reference") or {}).get("localization")
     if not human:
         return []
-    parts = [_heading("human-reference", "Human reference (localisation)")]
+    anchor, title = "human-reference", "Human reference (localisation)"
     if human.get("available") is False:
         reason = human.get("reason", "the release has no rater boxes")
-        return parts + [f'<p class="note">No human reference: {_text(reason)}</p>']
+        return [
+            _Section(anchor, title, [f'<p class="note">No human reference: {_text(reason)}</p>'])
+        ]
     from novabench.report.human_reference import comparison_rows
 
     compared = comparison_rows(human)
     keys = [k for k in HEADLINE_KEYS["localization"] if any(k in row for _, row in compared)]
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
-    parts.append(
+    parts = [
         "<p>The release's raters scored with the model's metric on the same images; values "
         + (
             f"in percent with {level}% bootstrap CIs, as in the headline table.</p>"
             if not without_intervals(report)
             else f"in percent ({_text(NO_INTERVALS)}).</p>"
         )
-    )
-    parts.append(
+    ]
+    table = [
         "<table><tr><th>who</th>" + "".join(f"<th>{_text(k)} (%)</th>" for k in keys) + "</tr>"
-    )
+    ]
     task = report["tasks"].get("localization", {})
     model = task.get("metrics")
     rows = ([(model_name(report), model, task.get("confidence_intervals"))] if model else []) + [
@@ -173,13 +350,14 @@ def _human_section(report: Mapping[str, Any]) -> list[str]:
             f"{_interval_suffix((intervals or {}).get(k), row.get(k))}</td>"
             for k in keys
         )
-        parts.append(f"<tr><td>{_text(name)}</td>{cells}</tr>")
-    parts.append("</table>")
+        table.append(f"<tr><td>{_text(name)}</td>{cells}</tr>")
+    parts.append(_wide("".join(table) + "</table>"))
     notes = human.get("notes") or []
-    return parts + (["<ul>", *(f"<li>{_text(n)}</li>" for n in notes), "</ul>"] if notes else [])
+    parts += ["<ul>", *(f"<li>{_text(n)}</li>" for n in notes), "</ul>"] if notes else []
+    return [_Section(anchor, title, parts, folded=True)]
 
 
-def _published_section(report: Mapping[str, Any]) -> list[str]:
+def _published_section(report: Mapping[str, Any]) -> list[_Section]:
     """The published zero-shot figures of the report's metrics, marked as not re-scored."""
     from novabench.published import NOT_RESCORED, published_rows, published_sources
 
@@ -187,25 +365,27 @@ def _published_section(report: Mapping[str, Any]) -> list[str]:
     if not rows:
         return []
     header = ["task", "metric", "model", "value (%)", "images", "source"]
-    parts = [
-        _heading("published", f"Published zero-shot results ({NOT_RESCORED})"),
-        "<p>Figures other runs published for the same keys; they are not recomputed here and "
-        "their prompts differ from this run's (see each source).</p>",
-        "<table><tr>" + "".join(f"<th>{_text(h)}</th>" for h in header) + "</tr>",
-    ]
+    table = ["<table><tr>" + "".join(f"<th>{_text(h)}</th>" for h in header) + "</tr>"]
     for row in rows:
         cells = "".join(
             f'<td class="num">{_text(cell)}</td>' if column in (3, 4) else f"<td>{_text(cell)}</td>"
             for column, cell in enumerate(row)
         )
-        parts.append(f"<tr>{cells}</tr>")
-    parts.append("</table><ul>")
-    parts += [
-        f"<li>{_text(source.title)}: {_text(source.reference)}; {_text(source.protocol)}; "
-        f"{_text(source.note)}.</li>"
-        for source in published_sources().values()
+        table.append(f"<tr>{cells}</tr>")
+    parts = [
+        "<p>Figures other runs published for the same keys; they are not recomputed here and "
+        "their prompts differ from this run's (see each source).</p>",
+        _wide("".join(table) + "</table>"),
+        "<ul>",
+        *(
+            f"<li>{_text(source.title)}: {_text(source.reference)}; {_text(source.protocol)}; "
+            f"{_text(source.note)}.</li>"
+            for source in published_sources().values()
+        ),
+        "</ul>",
     ]
-    return parts + ["</ul>"]
+    title = f"Published zero-shot results ({NOT_RESCORED})"
+    return [_Section("published", title, parts, folded=True)]
 
 
 def _interval_suffix(interval: Any, value: Any) -> str:
@@ -214,54 +394,143 @@ def _interval_suffix(interval: Any, value: Any) -> str:
     return f" {text}" if text and _percent(value) != "n/a" else ""
 
 
-def _figure(figure: Any, alt: str) -> str:
-    from novabench.report.plots import figure_png
+def _parse_status_section(report: Mapping[str, Any]) -> list[_Section]:
+    """Per task, how many items got each parse status, then model errors and missing items."""
+    tasks = [task for task in TASK_ORDER if task in report["tasks"]]
+    counts: dict[str, dict[str, int]] = {}
+    for task in tasks:
+        coverage = report["tasks"][task]["coverage"]
+        statuses = dict(coverage.get("parse_status") or {})
+        ordered = [s for s in registry.TASKS[task].parse_statuses if s in statuses]
+        ordered += sorted(s for s in statuses if s not in ordered)  # older reports' statuses
+        counts[task] = {status: int(statuses[status]) for status in ordered}
+        counts[task]["model error"] = int(coverage.get("errors") or 0)
+        counts[task]["missing (model errors included)"] = int(coverage.get("missing") or 0)
+    columns = list(dict.fromkeys(status for row in counts.values() for status in row))
+    header = "<tr><th>task</th><th>items</th>" + "".join(f"<th>{_text(c)}</th>" for c in columns)
+    rows = [
+        f"<tr><td>{_text(task)}</td>"
+        f'<td class="num">{_text(report["tasks"][task]["coverage"].get("items", "?"))}</td>'
+        + "".join(f'<td class="num">{counts[task].get(c, "")}</td>' for c in columns)
+        + "</tr>"
+        for task in tasks
+    ]
+    failures = sorted({s for task in tasks for s in registry.TASKS[task].failure_statuses})
+    body = [
+        "<p>Items of each task by what became of their answer; these score as no prediction: "
+        f"{_text(', '.join(failures))}, model errors and missing items.</p>",
+        _wide(f"<table>{header}</tr>{''.join(rows)}</table>"),
+    ]
+    return [_Section("parse-status", "Parse status", body, folded=True)]
 
-    return f"<figure>{_png(figure_png(figure), alt)}</figure>"
+
+def _breakdown_keys(spec: Any, rows: list[Mapping[str, Any]]) -> list[str]:
+    """The keys a breakdown table shows: the task's paper keys (or their stand-ins) the rows hold,
+    else its first headline key they hold."""
+    stand_ins = dict(spec.paper_key_stand_ins)
+    keys = []
+    for key in spec.paper_keys:
+        for candidate in (key, stand_ins.get(key)):
+            if candidate and any(candidate in row for row in rows):
+                keys.append(candidate)
+                break
+    if keys:
+        return keys
+    held = [key for key in spec.headline_keys if any(key in row for row in rows)]
+    return held[:1]
 
 
-def _breakdown_section(report: Mapping[str, Any]) -> list[str]:
-    from novabench.report.plots import breakdown_figure
+def _bar(value: Any, interval: Any) -> str:
+    """A horizontal bar of a percentage with its interval as a line across it (plain HTML)."""
+    if value is None:
+        return ""
+    width = min(100.0, max(0.0, 100 * float(value)))
+    bar = f'<span class="fill" style="width:{width:.1f}%"></span>'
+    if interval and all(v is not None for v in interval):
+        low = min(100.0, max(0.0, 100 * float(interval[0])))
+        high = min(100.0, max(low, 100 * float(interval[1])))
+        bar += f'<span class="ci" style="left:{low:.1f}%;width:{high - low:.1f}%"></span>'
+    return f'<div class="bar" role="img" aria-label="{_percent(value)}%">{bar}</div>'
 
-    if (report.get("breakdown_settings") or {}).get("computed") is False:
-        return [
-            _heading("breakdowns", "Breakdowns"),
-            '<p class="note">Not computed (<code>--no-breakdowns</code>).</p>',
-        ]
+
+def _breakdown_table(report: Mapping[str, Any], task: str, dimension: str, rows: list[Any]) -> str:
+    keys = _breakdown_keys(registry.TASKS[task], rows)
+    level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
+    header = (
+        "<tr><th>group</th><th>n</th>"
+        + "".join(f"<th>{_text(k)} (%) [{level}% CI]</th>" for k in keys)
+        + (f"<th>{_text(keys[0])}</th>" if keys else "")
+        + "</tr>"
+    )
+    body = []
+    for row in rows:
+        small = bool(row.get("too_small"))
+        cells = [f"<td>{_text(row['group'])}</td>", f'<td class="num">{_text(row["n"])}</td>']
+        for key in keys:
+            value = row.get(key)
+            text = (
+                "too small"
+                if small or value is None
+                else _percent(value) + _interval_suffix(row.get(f"{key}_ci"), value)
+            )
+            cells.append(f'<td class="num">{_text(text)}</td>')
+        if keys:
+            first = row.get(keys[0])
+            cells.append(
+                "<td>" + ("" if small else _bar(first, row.get(f"{keys[0]}_ci"))) + "</td>"
+            )
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    caption = f"<caption>{_text(task)} by {_text(dimension.replace('_', ' '))}</caption>"
+    return _wide(f"<table>{caption}{header}{''.join(body)}</table>")
+
+
+def _breakdown_section(report: Mapping[str, Any]) -> list[_Section]:
+    """A table per task and dimension: each group's paper keys with intervals and a bar."""
+    settings = report.get("breakdown_settings") or {}
+    if settings.get("computed") is False:
+        body = ['<p class="note">Not computed (<code>--no-breakdowns</code>).</p>']
+        return [_Section("breakdowns", "Breakdowns", body, folded=True)]
     breakdowns = report.get("breakdowns") or {}
     parts: list[str] = []
     for task in TASK_ORDER:
         for dimension, rows in (breakdowns.get(task) or {}).items():
             if rows:
-                figure = breakdown_figure(report, task, dimension=dimension)
-                parts.append(_figure(figure, f"{task} by {dimension}"))
-    return ([_heading("breakdowns", "Breakdowns")] + parts) if parts else []
+                parts.append(_breakdown_table(report, task, dimension, rows))
+    if not parts:
+        return []
+    smallest = settings.get("min_group_size")
+    if smallest:
+        parts.insert(
+            0, f"<p>Groups of fewer than {_text(smallest)} items are marked too small.</p>"
+        )
+    return [_Section("breakdowns", "Breakdowns", parts, folded=True)]
 
 
-def _gallery_section(items: Any, release: Any, n: int, seed: int) -> list[str]:
+def _gallery_section(items: Any, release: Any, n: int, seed: int) -> list[_Section]:
     if n <= 0:
         return []
-    from novabench.report.gallery import LEGEND, LINE_STYLES, build_gallery
+    from novabench.report.gallery import LEGEND, LINE_STYLES, SECTION_TITLES, build_gallery
 
     legend = "".join(
         f"<span>{_swatch(colour, LINE_STYLES[label])}{_text(label)}</span>"
         for label, colour in LEGEND
     )
-    parts = [
-        _heading("gallery", "Gallery"),
-        f'<p class="legend">{legend}</p>',
-        '<div class="gallery">',
-    ]
+    parts = [f'<p class="legend">{legend}</p>', '<div class="gallery">']
+    section = None
     for item in build_gallery(items["images"], release, n, seed=seed):
+        title = SECTION_TITLES.get(item.section, item.section)
+        if item.section != section:
+            section = item.section
+            parts.append(f'<h3 class="gallery-section">{_text(title)}</h3>')
         iou = "n/a" if item.best_iou is None else f"{item.best_iou:.2f}"
         prediction = "(no caption)" if item.caption_prediction is None else item.caption_prediction
         parts.append(
             f'<div class="shot">{_png(item.png, item.filename, "overlay")}</div>'
-            f"<div><b>{_text(item.section)}</b>: {_text(item.filename)}, best IoU {iou}, "
+            f"<div><b>{_text(title)}</b>: {_text(item.filename)}, best IoU {iou}, "
             f"status {_text(item.status)}<p><i>reference</i>: {_text(item.caption_reference)}</p>"
             f"<p><i>model</i>: {_text(prediction)}</p></div>"
         )
-    return parts + ["</div>"]
+    return [_Section("gallery", "Gallery", parts + ["</div>"], folded=True)]
 
 
 def _swatch(colour: str, style: LineStyle) -> str:
@@ -294,6 +563,11 @@ def render_html(
 ) -> str:
     """One self-contained HTML page of a report, naming the model in its title and first line.
 
+    The page opens with what must be read first (answers not read, tasks whose answers were
+    mostly unusable, METEOR's stand-in, too few resamples), a contents list, then the paper's
+    measures with their intervals, the human reference and the published figures; every
+    other section (more measures, settings, plots, breakdowns, the gallery) starts folded.
+
     Args:
         report: the report dict (``evaluate_predictions``), with ``breakdowns``,
             ``human_reference`` and ``items`` when scored with per-item tables.
@@ -303,7 +577,8 @@ def render_html(
         release: the release (``NovaRelease`` or folder) whose images the gallery shows;
             None: ``report["data"]["path"]``.
         report_path: where the report JSON is (resolves ``report["items"]``).
-        gallery_size: images per gallery section (best, worst, random).
+        gallery_size: images per gallery section (highest IoU, lowest IoU above 0, missed,
+            random).
         seed: seed of the gallery's random sample.
 
     Returns:
@@ -326,7 +601,6 @@ def render_html(
         from novabench.report.items import read_item_tables
 
         items = read_item_tables(report, report_path)
-    answered_only = report.get("answered_only")
     lead = (
         f"Model <b>{_text(model)}</b> on <code>{_text(data.get('path', '?'))}</code> "
         f"({_text(data.get('n_images', '?'))} images, {_text(data.get('n_cases', '?'))} cases, "
@@ -334,48 +608,50 @@ def render_html(
         f"novabench {_text(report.get('toolkit', {}).get('version', '?'))}, "
         f"{_text(report.get('created_at', ''))}."
     )
-    if answered_only:
+    if report.get("answered_only"):
         lead = "<b>Answered items only.</b> " + lead
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">',
-        f"<title>NOVA report: {_text(model)}</title>",
-        f"<style>{_STYLE}</style></head><body>",
-        f"<h1>NOVA evaluation report: {_text(model)}</h1>",
-        f'<p class="lead">{lead}</p>',
-    ]
-    parts += _headline_section(report)  # its coverage list carries every task's notes
-    from novabench.report.plots import best_iou_histogram, hit_rate_curve, parse_status_figure
-
-    parts += [
-        _heading("parse-status", "Parse status"),
-        _figure(parse_status_figure(report), "parse status mix"),
-    ]
-    parts += _human_section(report)
-    parts += _published_section(report)
-    parts += _breakdown_section(report)
+    sections = _headline_sections(report)
+    sections += _coverage_section(report)
+    sections += _human_section(report)
+    sections += _published_section(report)
+    sections += _parse_status_section(report)
+    sections += _breakdown_section(report)
+    missing_items = ""
     if items is None:
-        parts.append(
+        missing_items = (
             '<p class="note">The hit-rate curve, the best-IoU distribution and the gallery '
             "need the per-item tables: score with <code>nova evaluate ... --items DIR</code>.</p>"
         )
     else:
         tables = _item_tables(items)
         if any(task in report["tasks"] for task in tasks_where(lambda spec: spec.hit_rate_curve)):
-            images = {model: tables["images"]}
-            parts += [
-                _heading("localisation", "Localisation"),
-                _figure(hit_rate_curve(images), "hit rate against the IoU threshold"),
-                _figure(best_iou_histogram(images), "distribution of the best IoU"),
+            from novabench.report.plots import best_iou_svg, hit_rate_svg
+
+            images = {model: tables["images"]}  # drawn as SVG: no matplotlib, no rasterising
+            body = [
+                f"<figure>{hit_rate_svg(images)}</figure>",
+                f"<figure>{best_iou_svg(images)}</figure>",
             ]
+            sections.append(_Section("localisation", "Localisation", body, folded=True))
         source = release if release is not None else data.get("path")
         if isinstance(source, str) and report_path is not None and not Path(source).is_absolute():
             source = str(Path(report_path).parent / source)  # a shared report's relative path
-        parts += _gallery_section(tables, source, gallery_size, seed)
-    parts.append("</body></html>")
-    body = parts.index(f'<p class="lead">{lead}</p>') + 1
-    parts.insert(body, _table_of_contents(parts))
-    return "\n".join(parts) + "\n"
+        sections += _gallery_section(tables, source, gallery_size, seed)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>NOVA report: {_text(model)}</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>NOVA evaluation report: {_text(model)}</h1>",
+        f'<p class="lead">{lead}</p>',
+        _warnings(report),
+        _table_of_contents(sections),
+        *(section.html() for section in sections),
+        missing_items,
+        "</body></html>",
+    ]
+    return "\n".join(part for part in parts if part) + "\n"
 
 
 def write_html(report: Mapping[str, Any], path: str | os.PathLike[str], **options: Any) -> Path:
@@ -428,7 +704,8 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
         "for both models).</p>",
         *(f'<p class="note">Note: {_text(line)}.</p>' for line in identical),
-        f"<table><tr><th>task</th><th>metric</th><th>{_text(names['a'])} (%)</th>"
+        f'<div class="wide" tabindex="0"><table><tr><th>task</th><th>metric</th>'
+        f"<th>{_text(names['a'])} (%)</th>"
         f"<th>{_text(names['b'])} (%)</th><th>A - B</th><th>{level}% CI of A - B</th>"
         "<th>p</th></tr>",
     ]
@@ -441,7 +718,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
             f"<td>[{_signed(low)}, {_signed(high)}]</td>"
             f'<td class="num">{_p_value(row["p_value"])}</td></tr>'
         )
-    parts.append("</table>")
+    parts.append("</table></div>")
     coverage = comparison.get("coverage") or {}
     items = [
         f"{names[side]} ({side.upper()}) {task}: {coverage_phrase(counts)}"

@@ -1,7 +1,11 @@
 """The report's plots: hit rate against the IoU threshold, breakdown bars, best IoU, parse statuses.
 
-Every function builds and returns a :class:`matplotlib.figure.Figure` of its own (Agg canvas,
-no ``pyplot`` state, safe in servers and threads); :func:`figure_png` turns one into PNG bytes.
+Every ``*_figure``/``*_curve``/``*_histogram`` function builds and returns a
+:class:`matplotlib.figure.Figure` of its own (Agg canvas, no ``pyplot`` state, safe in servers
+and threads); :func:`figure_png` turns one into PNG bytes. The HTML page draws the two
+localisation plots as inline SVG instead (:func:`hit_rate_svg`, :func:`best_iou_svg`: the same
+numbers, colours and line styles, no matplotlib import and no rasterising, text that stays
+sharp and searchable); matplotlib is imported only when a Figure is built.
 Inputs are the per-item tables (``images``: one row per image with ``best_iou``,
 ``n_gold_boxes``, ``rater_1_best_iou``, ``rater_2_best_iou``) and the report dict (its
 ``tasks[...]["coverage"]`` and ``breakdowns``), as ``novabench.report.items`` writes them.
@@ -16,15 +20,14 @@ import io
 import math
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from novabench import registry
 from novabench.data.render import (
+    DASH_PATTERNS,
     GOLD_COLOUR,
     PREDICTION_COLOUR,
     PREDICTION_LINE_STYLE,
@@ -33,15 +36,20 @@ from novabench.data.render import (
     hex_colour,
 )
 from novabench.errors import NovaInputError
-from novabench.escaping import plot_text
+from novabench.escaping import html_text, plot_text
 from novabench.tasks import behaviour
+
+if TYPE_CHECKING:  # imported when a Figure is built: the HTML page needs no matplotlib
+    from matplotlib.figure import Figure
 
 __all__ = [
     "IOU_THRESHOLDS",
     "best_iou_histogram",
+    "best_iou_svg",
     "breakdown_figure",
     "figure_png",
     "hit_rate_curve",
+    "hit_rate_svg",
     "hit_rates",
     "parse_status_figure",
 ]
@@ -73,6 +81,7 @@ def figure_png(figure: Figure, *, dpi: int = 100) -> bytes:
     """The figure as PNG bytes.
 
     Example:
+        >>> from matplotlib.figure import Figure
         >>> figure_png(Figure(figsize=(1, 1)))[:8]
         b'\\x89PNG\\r\\n\\x1a\\n'
     """
@@ -81,7 +90,21 @@ def figure_png(figure: Figure, *, dpi: int = 100) -> bytes:
     return buffer.getvalue()
 
 
+#: Longest model name a legend shows in full; a longer one is cut with an ellipsis (the page
+#: and the report name it in full), since a wide legend squeezes the axes to nothing.
+LEGEND_NAME_CHARS = 40
+
+
+def _legend_name(name: str) -> str:
+    """A model name for a legend: escaped, at most :data:`LEGEND_NAME_CHARS` characters."""
+    text = plot_text(name)
+    return text if len(text) <= LEGEND_NAME_CHARS else text[: LEGEND_NAME_CHARS - 1] + "\u2026"
+
+
 def _new_figure(width: float, height: float) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(figure)  # an Agg canvas of its own: nothing goes through pyplot
     return figure
@@ -157,7 +180,7 @@ def hit_rate_curve(
         axes.plot(
             x,
             hit_rates(rated["best_iou"].astype(float), x),
-            label=plot_text(name),
+            label=_legend_name(name),
             color=_MODEL_COLOURS[index % len(_MODEL_COLOURS)],
             linestyle=PREDICTION_LINE_STYLE,
             marker=_MODEL_MARKERS[index % len(_MODEL_MARKERS)],
@@ -207,7 +230,7 @@ def best_iou_histogram(
             counts.astype(float),
             width=np.diff(edges),
             align="edge",
-            label=f"{plot_text(name)} (n={len(values)})",
+            label=f"{_legend_name(name)} (n={len(values)})",
             color=_MODEL_COLOURS[index % len(_MODEL_COLOURS)],
             alpha=0.45 if several else 0.8,
             edgecolor="black",
@@ -359,3 +382,202 @@ def parse_status_figure(report: Mapping[str, Any]) -> Figure:
         bbox_to_anchor=(0.5, -0.3),
     )
     return figure
+
+
+# The inline SVG plots of the HTML page: one coordinate system (viewBox units), the plot
+# area inside these margins; values map linearly, 0 at the bottom or left edge.
+_SVG_WIDTH, _SVG_HEIGHT = 600, 380
+_SVG_LEFT, _SVG_RIGHT, _SVG_TOP, _SVG_BOTTOM = 64, 16, 40, 56
+_SVG_PLOT_WIDTH = _SVG_WIDTH - _SVG_LEFT - _SVG_RIGHT
+_SVG_PLOT_HEIGHT = _SVG_HEIGHT - _SVG_TOP - _SVG_BOTTOM
+
+
+def _svg_x(fraction: float) -> float:
+    return round(_SVG_LEFT + fraction * _SVG_PLOT_WIDTH, 2)
+
+
+def _svg_y(fraction: float) -> float:
+    return round(_SVG_TOP + (1.0 - fraction) * _SVG_PLOT_HEIGHT, 2)
+
+
+def _svg_name(name: str) -> str:
+    """A model name for an SVG legend: cut as :func:`_legend_name` cuts it, HTML-escaped."""
+    text = str(name)
+    cut = text if len(text) <= LEGEND_NAME_CHARS else text[: LEGEND_NAME_CHARS - 1] + "\u2026"
+    return html_text(cut)
+
+
+def _svg_dashes(style: str) -> str:
+    """The dash pattern of a line style, doubled: a 2-unit-wide line needs longer dashes."""
+    pattern = next((dashes for name, dashes in DASH_PATTERNS.items() if name == style), ())
+    return f' stroke-dasharray="{" ".join(str(2 * n) for n in pattern)}"' if pattern else ""
+
+
+def _svg_axes(
+    title: str, x_label: str, y_label: str, y_ticks: Sequence[tuple[float, str]]
+) -> list[str]:
+    """The frame of a plot: title, grid, tick labels (x: 0 to 1 by 0.2) and axis labels."""
+    parts = [
+        f'<svg class="plot" viewBox="0 0 {_SVG_WIDTH} {_SVG_HEIGHT}" width="{_SVG_WIDTH}" '
+        f'role="img" aria-label="{html_text(title)}" font-family="sans-serif" font-size="12">',
+        f"<title>{html_text(title)}</title>",
+        f'<rect x="0" y="0" width="{_SVG_WIDTH}" height="{_SVG_HEIGHT}" fill="#fff"/>',
+        f'<text x="{_SVG_WIDTH / 2}" y="22" text-anchor="middle" font-size="14">'
+        f"{html_text(title)}</text>",
+    ]
+    for fraction, label in y_ticks:
+        y = _svg_y(fraction)
+        parts.append(
+            f'<line x1="{_SVG_LEFT}" y1="{y}" x2="{_SVG_WIDTH - _SVG_RIGHT}" y2="{y}" '
+            'stroke="#ddd"/>'
+            f'<text x="{_SVG_LEFT - 6}" y="{y + 4}" text-anchor="end">{html_text(label)}</text>'
+        )
+    for tick in range(6):
+        x = _svg_x(tick / 5)
+        parts.append(
+            f'<line x1="{x}" y1="{_SVG_TOP}" x2="{x}" y2="{_svg_y(0.0)}" stroke="#eee"/>'
+            f'<text x="{x}" y="{_svg_y(0.0) + 16}" text-anchor="middle">{tick / 5:.1f}</text>'
+        )
+    parts += [
+        f'<rect x="{_SVG_LEFT}" y="{_SVG_TOP}" width="{_SVG_PLOT_WIDTH}" '
+        f'height="{_SVG_PLOT_HEIGHT}" fill="none" stroke="#444"/>',
+        f'<text x="{_SVG_LEFT + _SVG_PLOT_WIDTH / 2}" y="{_SVG_HEIGHT - 14}" '
+        f'text-anchor="middle">{html_text(x_label)}</text>',
+        f'<text transform="translate(16 {_SVG_TOP + _SVG_PLOT_HEIGHT / 2}) rotate(-90)" '
+        f'text-anchor="middle">{html_text(y_label)}</text>',
+    ]
+    return parts
+
+
+def _svg_legend(entries: Sequence[tuple[str, str, str, float]], *, top: bool) -> list[str]:
+    """Legend rows (label, colour, line style, fill opacity: 0 draws a line sample)."""
+    if not entries:
+        return []
+    height = 18 * len(entries) + 8
+    width = 8 + 36 + 7 * max(len(label) for label, _, _, _ in entries)
+    x0 = _SVG_LEFT + 8 if not top else _SVG_WIDTH - _SVG_RIGHT - 8 - width
+    y0 = _svg_y(0.0) - 8 - height if not top else _SVG_TOP + 8
+    parts = [
+        f'<rect x="{x0}" y="{y0}" width="{width}" height="{height}" fill="#fff" '
+        'fill-opacity="0.9" stroke="#ccc"/>'
+    ]
+    for row, (label, colour, style, opacity) in enumerate(entries):
+        y = y0 + 16 + 18 * row
+        sample = (
+            f'<rect x="{x0 + 8}" y="{y - 9}" width="28" height="10" fill="{colour}" '
+            f'fill-opacity="{opacity}" stroke="#000" stroke-width="0.5"/>'
+            if opacity
+            else f'<line x1="{x0 + 8}" y1="{y - 4}" x2="{x0 + 36}" y2="{y - 4}" '
+            f'stroke="{colour}" stroke-width="2"{_svg_dashes(style)}/>'
+        )
+        parts.append(f'{sample}<text x="{x0 + 42}" y="{y}">{label}</text>')
+    return parts
+
+
+def hit_rate_svg(
+    images: pd.DataFrame | Mapping[str, pd.DataFrame],
+    *,
+    thresholds: Sequence[float] = tuple(IOU_THRESHOLDS),
+    human_reference: bool = True,
+) -> str:
+    """:func:`hit_rate_curve` as inline SVG: the same curves, colours and line styles.
+
+    Each curve is a ``<polyline class="curve">`` whose ``data-name`` is its label and whose
+    points are ``x,y`` pairs in the SVG's units: x from the threshold (0 to 1 across the
+    plot area), y from the hit rate (the gridlines labelled 0% and 100% mark its ends).
+
+    Example:
+        >>> table = pd.DataFrame({"best_iou": [0.0, 0.4, 0.6], "n_gold_boxes": [1, 1, 1]})
+        >>> svg = hit_rate_svg({"floor": table}, thresholds=[0.3, 0.5])
+        >>> svg.startswith("<svg"), 'data-name="floor"' in svg, "rater" in svg
+        (True, True, False)
+    """
+    tables = _as_tables(images)
+    x = np.asarray(thresholds, dtype=float)
+    curves: list[tuple[str, str, str, np.ndarray, bool]] = []
+    for index, (name, table) in enumerate(tables.items()):
+        rated = _with_gold(table)
+        rates = hit_rates(rated["best_iou"].astype(float), x)
+        colour = _MODEL_COLOURS[index % len(_MODEL_COLOURS)]
+        curves.append((_svg_name(name), colour, PREDICTION_LINE_STYLE, rates, True))
+    if human_reference:
+        for column, label, colour, style in _HUMAN_CURVES:
+            for table in tables.values():
+                if column not in table.columns:
+                    continue
+                rated = _with_gold(table)[column].dropna()
+                if len(rated):
+                    curves.append((label, colour, style, hit_rates(rated.astype(float), x), False))
+                    break
+    title = "Localisation: hit rate against the IoU threshold"
+    ticks = [(t / 5, f"{20 * t}%") for t in range(6)]
+    parts = _svg_axes(title, "IoU threshold", "hit rate (images with gold boxes)", ticks)
+    for label, colour, line_style, rates, markers in curves:
+        points = [
+            (_svg_x(float(t)), _svg_y(float(r))) for t, r in zip(x, rates) if not math.isnan(r)
+        ]
+        text = " ".join(f"{px},{py}" for px, py in points)
+        parts.append(
+            f'<polyline class="curve" data-name="{label}" points="{text}" fill="none" '
+            f'stroke="{colour}" stroke-width="2"{_svg_dashes(line_style)}/>'
+        )
+        if markers:
+            parts += [f'<circle cx="{px}" cy="{py}" r="2.5" fill="{colour}"/>' for px, py in points]
+    parts += _svg_legend(
+        [(name, colour, dashes, 0.0) for name, colour, dashes, _, _ in curves], top=False
+    )
+    return "".join(parts) + "</svg>"
+
+
+def _count_ticks(largest: float) -> tuple[float, list[tuple[float, str]]]:
+    """The top of a count axis and its ticks: steps of 1, 2 or 5 times a power of ten."""
+    step = 1.0
+    while largest / step > 5:
+        for factor in (2.0, 2.5, 2.0):  # 1, 2, 5, 10, 20, 50, ...
+            step *= factor
+            if largest / step <= 5:
+                break
+    top = step * max(1, math.ceil(largest / step))
+    ticks = [(value / top, f"{value:g}") for value in np.arange(0.0, top + step / 2, step)]
+    return top, ticks
+
+
+def best_iou_svg(images: pd.DataFrame | Mapping[str, pd.DataFrame], *, bins: int = 20) -> str:
+    """:func:`best_iou_histogram` as inline SVG: one bar per bin and model, counts on the y axis.
+
+    Each bar is a ``<rect class="bin">`` with ``data-count`` (images in the bin) and
+    ``data-name`` (the model).
+
+    Example:
+        >>> table = pd.DataFrame({"best_iou": [0.0, 0.0, 0.72], "n_gold_boxes": [1, 1, 1]})
+        >>> svg = best_iou_svg(table, bins=2)
+        >>> [part.split('"')[0] for part in svg.split('data-count="')[1:]]
+        ['2', '1']
+    """
+    tables = _as_tables(images)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    several = len(tables) > 1
+    histograms = []
+    for index, (name, table) in enumerate(tables.items()):
+        values = _with_gold(table)["best_iou"].astype(float).to_numpy()
+        counts, _ = np.histogram(values, bins=edges)
+        colour = _MODEL_COLOURS[index % len(_MODEL_COLOURS)]
+        histograms.append((_svg_name(name), colour, counts, len(values)))
+    largest = max([1, *(int(counts.max()) for _, _, counts, _ in histograms if len(counts))])
+    top, ticks = _count_ticks(largest)
+    title = "Localisation: distribution of the best IoU"
+    x_label = "best IoU of the image (0: no predicted box overlaps a gold box)"
+    parts = _svg_axes(title, x_label, "images with gold boxes", ticks)
+    opacity = 0.45 if several else 0.8
+    for name, colour, counts, _ in histograms:
+        for low, high, count in zip(edges[:-1], edges[1:], counts):
+            left, right = _svg_x(float(low)), _svg_x(float(high))
+            y = _svg_y(float(count) / top)
+            parts.append(
+                f'<rect class="bin" data-name="{name}" data-count="{int(count)}" x="{left}" '
+                f'y="{y}" width="{round(right - left, 2)}" height="{round(_svg_y(0.0) - y, 2)}" '
+                f'fill="{colour}" fill-opacity="{opacity}" stroke="#000" stroke-width="0.5"/>'
+            )
+    entries = [(f"{name} (n={n})", colour, "solid", opacity) for name, colour, _, n in histograms]
+    parts += _svg_legend(entries, top=True)
+    return "".join(parts) + "</svg>"

@@ -30,6 +30,8 @@ __all__ = [
     "portable_bertscore_hash",
     "shareable_path",
     "shareable_paths",
+    "unusable_answers_line",
+    "unusable_answers_lines",
     "render_breakdowns",
     "render_comparison",
     "render_comparison_markdown",
@@ -269,6 +271,108 @@ def meteor_fallback_line(report: Mapping[str, Any]) -> str:
     notes += list((report.get("notes") or {}).get("captioning") or [])
     found = [note for note in notes if isinstance(note, str) and note.startswith(_METEOR_FALLBACK)]
     return f"warning: captioning: {found[0]}" if found else ""
+
+
+#: Above this share of a task's scored items without a usable answer, a report warns first.
+UNUSABLE_SHARE = 0.5
+
+# What to do about each kind of unusable answer, for the warning that counts them.
+_UNUSABLE_ADVICE: dict[str, str] = {
+    "missing": "run the model on the items without a line (`nova run` resumes its file)",
+    "model error": "re-run the items whose model call failed",
+    "ambiguous_convention": "pass --box-convention as the prompt asked",
+    "unparseable": "read the raw answers: the prompt or the model's output format may not fit "
+    "the parser",
+    "empty": "read the raw answers: the prompt or the model's output format may not fit the parser",
+    registry.TOO_LONG: "cap the model's output length (the answers run past the parser's limit)",
+}
+
+
+def unusable_answers_line(
+    task: str, coverage: Mapping[str, Any], *, answered_only: bool = False
+) -> str | None:
+    """A warning when more than half of a task's scored items have no usable answer.
+
+    Unusable: missing (no line, or a failed model call) or read with one of the task's
+    failure statuses (``registry.TaskSpec.failure_statuses``: unparseable, empty, too long,
+    an undecided box convention). All of them score as "no prediction", so such a task's
+    numbers are mostly zeros the model never gave. Read from the report's coverage counts;
+    with ``answered_only`` the items without a line are not scored and not counted.
+
+    Args:
+        task: the task name (canonical).
+        coverage: the task's coverage (``items``, ``missing``, ``errors``, ``parse_status``).
+        answered_only: whether only the items with a line were scored.
+
+    Returns:
+        One line naming the counts and what to do, or None at or below the threshold.
+
+    Example:
+        >>> coverage = {"items": 132, "answered": 120, "missing": 12, "errors": 2,
+        ...             "parse_status": {"ok": 30, "unparseable": 85, "empty": 5}}
+        >>> print(unusable_answers_line("captioning", coverage))
+        captioning: 102 of 132 items (77%) have no usable answer and score as no prediction: \
+empty 5, unparseable 85, missing 12 (2 model errors); what to do: read the raw answers: the \
+prompt or the model's output format may not fit the parser; run the model on the items without \
+a line (`nova run` resumes its file); re-run the items whose model call failed
+        >>> unusable_answers_line("captioning", {**coverage, "parse_status": {"ok": 120}}) is None
+        True
+    """
+    spec = registry.TASKS[task]
+    statuses = coverage.get("parse_status") or {}
+    failed = [
+        (status, int(statuses[status]))
+        for status in spec.parse_statuses
+        if status in spec.failure_statuses and statuses.get(status)
+    ]
+    errors = int(coverage.get("errors") or 0)
+    missing = int(coverage.get("missing") or 0)
+    items = int(coverage.get("items") or 0)
+    without_line = missing - errors
+    scored = items - without_line if answered_only else items
+    absent = errors if answered_only else missing
+    unusable = absent + sum(n for _, n in failed)
+    if scored <= 0 or unusable <= UNUSABLE_SHARE * scored:
+        return None
+    parts = [f"{status} {n}" for status, n in failed]
+    if answered_only and errors:
+        parts.append(f"model errors {errors}")
+    elif not answered_only and missing:
+        parts.append(
+            f"missing {missing}" + (f" ({_count(errors, 'model error')})" if errors else "")
+        )
+    kinds = [status for status, _ in failed]
+    kinds += ["missing"] if without_line and not answered_only else []
+    kinds += ["model error"] if errors else []
+    advice = list(
+        dict.fromkeys(_UNUSABLE_ADVICE[kind] for kind in kinds if kind in _UNUSABLE_ADVICE)
+    )
+    return (
+        f"{task}: {unusable} of {scored} items ({100 * unusable / scored:.0f}%) have no usable "
+        f"answer and score as no prediction: {', '.join(parts)}"
+        + (f"; what to do: {'; '.join(advice)}" if advice else "")
+    )
+
+
+def unusable_answers_lines(report: Mapping[str, Any]) -> list[str]:
+    """:func:`unusable_answers_line` of every task of a report that calls for one, in order.
+
+    Example:
+        >>> report = {"tasks": {"diagnosis": {"coverage": {"items": 4, "answered": 4,
+        ...     "missing": 0, "errors": 0, "parse_status": {"ok": 1, "unparseable": 3}}}}}
+        >>> unusable_answers_lines(report)[0][:56]
+        'diagnosis: 3 of 4 items (75%) have no usable answer and '
+    """
+    answered_only = bool(report.get("answered_only"))
+    lines = []
+    for task in TASK_ORDER:
+        coverage = ((report.get("tasks") or {}).get(task) or {}).get("coverage")
+        line = (
+            unusable_answers_line(task, coverage, answered_only=answered_only) if coverage else None
+        )
+        if line:
+            lines.append(line)
+    return lines
 
 
 def _metric_width(keys: Sequence[str]) -> int:
