@@ -207,6 +207,30 @@ def test_the_report_says_first_how_many_answers_were_not_read(
     assert html.index("NOT READ") < html.index("<table>")
 
 
+def test_compare_says_first_how_many_answers_of_each_side_were_not_read(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    images = read_release(sample_release).images
+    raw = _write(tmp_path / "raw.jsonl", _bare_raw_lines(sample_release))
+    # B answers every image with its own first gold box (a box fixes no order question).
+    gold = _write(
+        tmp_path / "gold.jsonl",
+        [{"filename": i.filename, "boxes": [list(i.boxes[0])] if i.boxes else []} for i in images],
+    )
+    out = tmp_path / "comparison.json"
+    args = ["compare", "--data", str(sample_release), "--a", str(raw), "--b", str(gold)]
+    args += ["--out", str(out), "--markdown", str(tmp_path / "c.md"), "--bootstrap", "20"]
+    assert main([*args, "--task", "localization"]) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if line]
+    n = len(images)
+    # After the two lines naming A and B, before the table: A's unread answers, B has none.
+    assert printed[2].startswith(f"A (raw) localization: {n} of {n} answers NOT READ")
+    assert "(ambiguous_convention: their boxes fix no coordinate order; " in printed[2]
+    assert not printed[3].startswith("B ") and "NOT READ" not in "\n".join(printed[3:])
+    markdown = (tmp_path / "c.md").read_text().splitlines()
+    assert markdown[2].startswith(f"**A (raw) localization: {n} of {n} answers NOT READ")
+
+
 def test_a_manifest_with_the_default_prompt_reads_bare_lists_y_first(
     sample_release: Path, tmp_path: Path
 ) -> None:
