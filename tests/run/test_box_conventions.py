@@ -139,6 +139,43 @@ def test_protocol_labelled_lines_still_decide_y_first() -> None:
     assert parsed.boxes == [pytest.approx(Y_FIRST)]
 
 
+# The protocol's labelled line, then a sentence quoting the same box again (no JSON).
+LABELLED_THEN_PROSE = (
+    "left thalamic lesion: [457, 523, 620, 603]\n\n"
+    "The box [457, 523, 620, 603] covers the T2-hyperintense lesion in the left thalamus."
+)
+
+
+@pytest.mark.parametrize("convention", ["auto", "protocol"])
+def test_a_labelled_box_quoted_again_in_prose_is_one_box(convention: str) -> None:
+    parsed = parse_localization(LABELLED_THEN_PROSE, image_size=SQUARE, convention=convention)
+    assert (parsed.status, parsed.convention) == ("ok", "protocol")
+    assert parsed.boxes == [pytest.approx(Y_FIRST)]
+    assert parsed.labels == ["left thalamic lesion"]
+    assert "1 box(es) quoted again in prose after the labelled lines not counted" in parsed.notes
+
+
+def test_prose_repeats_of_several_labelled_boxes_are_each_left_out() -> None:
+    answer = (
+        "1. left thalamic lesion: [457, 523, 620, 603]\n"
+        "2. right frontal lesion: [100, 200, 300, 400]\n"
+        "Both [457, 523, 620, 603] and [100, 200, 300, 400] are hyperintense; the second, "
+        "[100, 200, 300, 400], is smaller."
+    )
+    parsed = parse_localization(answer, image_size=SQUARE)
+    # [100, 200, 300, 400] y-first: x = 200*0.48 = 96, y = 100*0.48 = 48, w = h = 200*0.48 = 96.
+    assert parsed.boxes == [pytest.approx(Y_FIRST), pytest.approx([96.0, 48.0, 96.0, 96.0])]
+    assert "3 box(es) quoted again in prose after the labelled lines not counted" in parsed.notes
+
+
+def test_a_new_box_in_prose_after_labelled_lines_is_still_read() -> None:
+    # Only a repeat of a labelled box is left out; a box the lines did not give is kept.
+    answer = LABELLED_THEN_PROSE + " A second focus sits at [100, 200, 300, 400]."
+    parsed = parse_localization(answer, image_size=SQUARE)
+    assert parsed.boxes == [pytest.approx(Y_FIRST), pytest.approx([96.0, 48.0, 96.0, 96.0])]
+    assert "1 box(es) quoted again in prose after the labelled lines not counted" in parsed.notes
+
+
 def test_a_box_quoted_in_a_sentence_is_not_a_labelled_line() -> None:
     parsed = parse_localization("The lesion is at [457, 523, 620, 603].", image_size=SQUARE)
     assert parsed.status == "ambiguous_convention"

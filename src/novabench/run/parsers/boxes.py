@@ -49,7 +49,9 @@ values above 1000 where 0..1000 units are expected, every value 0 or 1, fraction
 labelled lines or bare lists, and answers that mix forms.
 
 Once a JSON answer has been read (an object, a list of boxes, or an empty list), text
-after it adds no boxes: prose that quotes a box again is not counted twice.
+after it adds no boxes: prose that quotes a box again is not counted twice. Likewise,
+once a box was read from the protocol's labelled lines, the same four numbers quoted
+again later in prose (no colon before them) add no box; a note counts them.
 
 All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
 Boxes come out as ``[x, y, width, height]`` floats in pixels of the original image,
@@ -447,6 +449,20 @@ _NO_TARGET_PATTERN = re.compile(
 )
 
 
+def _without_prose_repeats(candidates: list[_Candidate]) -> tuple[list[_Candidate], int]:
+    """The candidates less prose quoting again a box read earlier from a labelled line."""
+    labelled: set[tuple[float, ...]] = set()
+    kept: list[_Candidate] = []
+    for candidate in candidates:
+        numbers = tuple(candidate.numbers)
+        if candidate.hint == "labelled_line":
+            labelled.add(numbers)
+        elif candidate.hint == "bare" and numbers in labelled:
+            continue  # "The box [..] covers the lesion." after "lesion: [..]"
+        kept.append(candidate)
+    return kept, len(candidates) - len(kept)
+
+
 def _says_no_target(text: str) -> bool:
     return bool(_NO_TARGET_PATTERN.search(text))
 
@@ -605,7 +621,8 @@ def parse_localization(
     values outside the image (kept as given, counted), swapped corners
     (reordered, counted) and zero-area boxes (dropped, counted) all give a
     :class:`ParsedBoxes` with a status. Once a JSON answer has been read, text
-    after it (prose quoting a box again) adds no boxes; a note counts them.
+    after it (prose quoting a box again) adds no boxes; a note counts them. So
+    does prose quoting again a box of the protocol's labelled lines.
 
     Args:
         text: the raw answer (str; bytes, None or an already-decoded JSON
@@ -641,6 +658,10 @@ def parse_localization(
         >>> parse_localization('{"boxes": [[100, 200, 300, 400]]}', image_size=(480, 480),
         ...                    prompt_convention="protocol").boxes
         [[96.0, 48.0, 96.0, 96.0]]
+        >>> repeated = parse_localization("mass: [100, 200, 300, 400]\\nThe box [100, 200, 300, "
+        ...                               "400] is the mass.", image_size=(480, 480))
+        >>> repeated.boxes, repeated.notes
+        ([[96.0, 48.0, 96.0, 96.0]], ('1 box(es) quoted again in prose after the labelled lines not counted',))
     """
     if convention not in CONVENTIONS:
         raise NovaInputError(
@@ -770,10 +791,15 @@ def _parse_localization(
             not_boxes=not_boxes,
         )
         _line_candidates(_without_fences(answer_text or text), extraction)
+        extraction.candidates, repeated = _without_prose_repeats(extraction.candidates)
         if answer_text is not None:
             whole = _Extraction()
             _line_candidates(_without_fences(text), whole)
-            left_out = len(whole.candidates) - len(extraction.candidates)
+            left_out = len(_without_prose_repeats(whole.candidates)[0]) - len(extraction.candidates)
+        if repeated:
+            notes.append(
+                f"{repeated} box(es) quoted again in prose after the labelled lines not counted"
+            )
         extraction.truncated = extraction.truncated or (
             json_truncated and bool(extraction.candidates)
         )
