@@ -19,6 +19,7 @@ from novabench.data.release import read_release
 from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.html import render_html
+from novabench.report.render import unread_boxes_line
 from novabench.run.parsers.boxes import PROMPT_CONVENTIONS, parse_localization
 from novabench.run.predictions import (
     box_answer_summary,
@@ -174,6 +175,55 @@ def test_a_new_box_in_prose_after_labelled_lines_is_still_read() -> None:
     parsed = parse_localization(answer, image_size=SQUARE)
     assert parsed.boxes == [pytest.approx(Y_FIRST), pytest.approx([96.0, 48.0, 96.0, 96.0])]
     assert "1 box(es) quoted again in prose after the labelled lines not counted" in parsed.notes
+
+
+# The protocol's line in 0..1 fractions, as some models answer the y-first prompt.
+# [0.457, 0.523, 0.620, 0.603] y-first on 480 x 480: x = 0.523*480 = 251.04,
+# y = 0.457*480 = 219.36, w = (0.603-0.523)*480 = 38.4, h = (0.620-0.457)*480 = 78.24.
+FRACTION_LINE = "left parietal lesion: [0.457, 0.523, 0.620, 0.603]"
+
+
+def test_y_first_fractions_are_read_by_choice_never_by_auto() -> None:
+    auto = parse_localization(FRACTION_LINE, image_size=SQUARE)
+    assert (auto.status, auto.boxes) == ("ambiguous_convention", [])
+    assert auto.readable_with == ("yxyx_norm1",)
+    chosen = parse_localization(FRACTION_LINE, image_size=SQUARE, convention="yxyx_norm1")
+    assert (chosen.status, chosen.convention) == ("ok", "yxyx_norm1")
+    assert chosen.boxes == [pytest.approx(Y_FIRST)]
+    # A 640 x 480 slice: x = 0.523*640 = 334.72, y = 0.457*480 = 219.36,
+    # w = 0.08*640 = 51.2, h = 0.163*480 = 78.24.
+    wide = parse_localization(FRACTION_LINE, image_size=(640, 480), convention="yxyx_norm1")
+    assert wide.boxes == [pytest.approx([334.72, 219.36, 51.2, 78.24])]
+
+
+def test_bare_fractions_name_both_orders_unless_the_prompt_fixes_one() -> None:
+    bare = '{"boxes": [[0.457, 0.523, 0.620, 0.603]]}'
+    assert parse_localization(bare, image_size=SQUARE).readable_with == (
+        "xyxy_norm1",
+        "yxyx_norm1",
+    )
+    # The default prompt asked [ymin, xmin, ymax, xmax] (in 0..1000): y-first is what reads.
+    asked = parse_localization(bare, image_size=SQUARE, prompt_convention="protocol")
+    assert (asked.status, asked.readable_with) == ("ambiguous_convention", ("yxyx_norm1",))
+    line = unread_boxes_line("localization", {"answered": 1, "ambiguous_convention": 1,
+                                              "readable_with": {"yxyx_norm1": 1}})  # fmt: skip
+    assert "--box-convention yxyx_norm1 if the model wrote [ymin, xmin, ymax, xmax] in 0..1" in (
+        line or ""
+    )
+
+
+def test_nova_parse_takes_the_y_first_fraction_convention(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    image = read_release(sample_release).images[0]
+    raw = _write(tmp_path / "raw.jsonl", [{"filename": image.filename, "raw_boxes": FRACTION_LINE}])
+    out = tmp_path / "parsed.jsonl"
+    args = ["parse", str(raw), "--data", str(sample_release), "--out", str(out)]
+    assert main([*args, "--box-convention", "yxyx_norm1"]) == 0
+    record = json.loads(out.read_text().splitlines()[0])
+    width, height = image.width, image.height
+    expected = [0.523 * width, 0.457 * height, 0.08 * width, 0.163 * height]
+    assert record["boxes"] == [pytest.approx(expected)]
 
 
 def test_a_box_quoted_in_a_sentence_is_not_a_labelled_line() -> None:

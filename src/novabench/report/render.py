@@ -64,6 +64,9 @@ _READABLE_WITH: dict[str, str] = {
     "xyxy_pixel": "--box-convention xyxy_pixel (values above 1000 point to pixels; pass "
     "input_size if the model saw a resized image)",
     "xyxy_norm1": "--box-convention xyxy_norm1 if the prompt asked [x1, y1, x2, y2] in 0..1",
+    "yxyx_norm1": "--box-convention yxyx_norm1 if the model wrote [ymin, xmin, ymax, xmax] in 0..1",
+    "xyxy_norm1|yxyx_norm1": "--box-convention xyxy_norm1 if the prompt asked [x1, y1, x2, y2] "
+    "in 0..1, yxyx_norm1 if it asked [ymin, xmin, ymax, xmax] in 0..1",
     "xyxy_norm1000|xyxy_pixel": "--box-convention xyxy_norm1000 or xyxy_pixel, as the prompt asked",
     "": "no --box-convention (boxes in mixed forms, or a scale none reads)",
 }
