@@ -155,6 +155,50 @@ def test_explorer_draws_layers_in_their_colours_with_scaled_lines(sample_release
     assert model_only.getpixel((x, y + h // 2)) != GOLD_COLOUR
 
 
+def test_palette_names_are_the_colours_drawn() -> None:
+    from novabench.data.render import (
+        COLOUR_NAMES,
+        GOLD_COLOUR,
+        PREDICTION_COLOUR,
+        RATER_COLOURS,
+        colour_name,
+    )
+    from tests.spaces.colour_words import colour_words, hue_is
+
+    assert set(COLOUR_NAMES) == {GOLD_COLOUR, PREDICTION_COLOUR, *RATER_COLOURS}
+    for colour, name in COLOUR_NAMES.items():
+        assert colour_words(name) == [name] and hue_is(name, colour), (colour, name)
+    assert colour_name([213, 94, 0]) == "orange"  # a list, as JSON gives it back, works too
+    with pytest.raises(KeyError):
+        colour_name((1, 2, 3))
+
+
+def test_explorer_help_texts_name_the_colours_drawn(sample_release: Path) -> None:
+    from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR, RATER_COLOURS
+    from novabench.spaces import build, explorer
+    from novabench.spaces.source import open_source
+    from tests.spaces.colour_words import colour_words, hue_is
+
+    demo = explorer.build_demo(opened=open_source(str(sample_release)))
+    texts = [
+        str(block.value)
+        for block in demo.blocks.values()
+        if isinstance(block, (gr.Markdown, gr.HTML)) and block.value
+    ]
+    texts += [build.EXPLORER_DESCRIPTION, explorer.legend_html(["A", "B"], with_model=True)]
+    help_text = next(t for t in texts if "model's boxes" in t)
+    said = colour_words(help_text)
+    assert said and all(hue_is(word, PREDICTION_COLOUR) for word in said), help_text
+    drawn = (GOLD_COLOUR, PREDICTION_COLOUR, *RATER_COLOURS)
+    for text in texts:  # no colour word anywhere that names no colour the explorer draws
+        for word in colour_words(re.sub(r"rgb\(.*?\)", "", text)):
+            assert any(hue_is(word, colour) for colour in drawn), (word, text[:200])
+    legend = explorer.legend_html(["A"], with_model=True)
+    for label, colour in (("gold (reference)", GOLD_COLOUR), ("model", PREDICTION_COLOUR)):
+        words = colour_words(re.search(rf"{re.escape(label)}: ([a-z ]+)", legend).group(1))
+        assert words and hue_is(words[0], colour), (label, legend)
+
+
 def test_explorer_case_view_filter_and_predictions(sample_release: Path, tmp_path: Path) -> None:
     from novabench.data.release import read_release
     from novabench.spaces import explorer

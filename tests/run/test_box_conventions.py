@@ -19,6 +19,7 @@ from novabench.data.release import read_release
 from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.html import render_html
+from novabench.report.render import unread_boxes_line
 from novabench.run.parsers.boxes import PROMPT_CONVENTIONS, parse_localization
 from novabench.run.predictions import (
     box_answer_summary,
@@ -139,6 +140,92 @@ def test_protocol_labelled_lines_still_decide_y_first() -> None:
     assert parsed.boxes == [pytest.approx(Y_FIRST)]
 
 
+# The protocol's labelled line, then a sentence quoting the same box again (no JSON).
+LABELLED_THEN_PROSE = (
+    "left thalamic lesion: [457, 523, 620, 603]\n\n"
+    "The box [457, 523, 620, 603] covers the T2-hyperintense lesion in the left thalamus."
+)
+
+
+@pytest.mark.parametrize("convention", ["auto", "protocol"])
+def test_a_labelled_box_quoted_again_in_prose_is_one_box(convention: str) -> None:
+    parsed = parse_localization(LABELLED_THEN_PROSE, image_size=SQUARE, convention=convention)
+    assert (parsed.status, parsed.convention) == ("ok", "protocol")
+    assert parsed.boxes == [pytest.approx(Y_FIRST)]
+    assert parsed.labels == ["left thalamic lesion"]
+    assert "1 box(es) quoted again in prose after the labelled lines not counted" in parsed.notes
+
+
+def test_prose_repeats_of_several_labelled_boxes_are_each_left_out() -> None:
+    answer = (
+        "1. left thalamic lesion: [457, 523, 620, 603]\n"
+        "2. right frontal lesion: [100, 200, 300, 400]\n"
+        "Both [457, 523, 620, 603] and [100, 200, 300, 400] are hyperintense; the second, "
+        "[100, 200, 300, 400], is smaller."
+    )
+    parsed = parse_localization(answer, image_size=SQUARE)
+    # [100, 200, 300, 400] y-first: x = 200*0.48 = 96, y = 100*0.48 = 48, w = h = 200*0.48 = 96.
+    assert parsed.boxes == [pytest.approx(Y_FIRST), pytest.approx([96.0, 48.0, 96.0, 96.0])]
+    assert "3 box(es) quoted again in prose after the labelled lines not counted" in parsed.notes
+
+
+def test_a_new_box_in_prose_after_labelled_lines_is_still_read() -> None:
+    # Only a repeat of a labelled box is left out; a box the lines did not give is kept.
+    answer = LABELLED_THEN_PROSE + " A second focus sits at [100, 200, 300, 400]."
+    parsed = parse_localization(answer, image_size=SQUARE)
+    assert parsed.boxes == [pytest.approx(Y_FIRST), pytest.approx([96.0, 48.0, 96.0, 96.0])]
+    assert "1 box(es) quoted again in prose after the labelled lines not counted" in parsed.notes
+
+
+# The protocol's line in 0..1 fractions, as some models answer the y-first prompt.
+# [0.457, 0.523, 0.620, 0.603] y-first on 480 x 480: x = 0.523*480 = 251.04,
+# y = 0.457*480 = 219.36, w = (0.603-0.523)*480 = 38.4, h = (0.620-0.457)*480 = 78.24.
+FRACTION_LINE = "left parietal lesion: [0.457, 0.523, 0.620, 0.603]"
+
+
+def test_y_first_fractions_are_read_by_choice_never_by_auto() -> None:
+    auto = parse_localization(FRACTION_LINE, image_size=SQUARE)
+    assert (auto.status, auto.boxes) == ("ambiguous_convention", [])
+    assert auto.readable_with == ("yxyx_norm1",)
+    chosen = parse_localization(FRACTION_LINE, image_size=SQUARE, convention="yxyx_norm1")
+    assert (chosen.status, chosen.convention) == ("ok", "yxyx_norm1")
+    assert chosen.boxes == [pytest.approx(Y_FIRST)]
+    # A 640 x 480 slice: x = 0.523*640 = 334.72, y = 0.457*480 = 219.36,
+    # w = 0.08*640 = 51.2, h = 0.163*480 = 78.24.
+    wide = parse_localization(FRACTION_LINE, image_size=(640, 480), convention="yxyx_norm1")
+    assert wide.boxes == [pytest.approx([334.72, 219.36, 51.2, 78.24])]
+
+
+def test_bare_fractions_name_both_orders_unless_the_prompt_fixes_one() -> None:
+    bare = '{"boxes": [[0.457, 0.523, 0.620, 0.603]]}'
+    assert parse_localization(bare, image_size=SQUARE).readable_with == (
+        "xyxy_norm1",
+        "yxyx_norm1",
+    )
+    # The default prompt asked [ymin, xmin, ymax, xmax] (in 0..1000): y-first is what reads.
+    asked = parse_localization(bare, image_size=SQUARE, prompt_convention="protocol")
+    assert (asked.status, asked.readable_with) == ("ambiguous_convention", ("yxyx_norm1",))
+    line = unread_boxes_line("localization", {"answered": 1, "ambiguous_convention": 1,
+                                              "readable_with": {"yxyx_norm1": 1}})  # fmt: skip
+    assert "--box-convention yxyx_norm1 if the model wrote [ymin, xmin, ymax, xmax] in 0..1" in (
+        line or ""
+    )
+
+
+def test_nova_parse_takes_the_y_first_fraction_convention(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    image = read_release(sample_release).images[0]
+    raw = _write(tmp_path / "raw.jsonl", [{"filename": image.filename, "raw_boxes": FRACTION_LINE}])
+    out = tmp_path / "parsed.jsonl"
+    args = ["parse", str(raw), "--data", str(sample_release), "--out", str(out)]
+    assert main([*args, "--box-convention", "yxyx_norm1"]) == 0
+    record = json.loads(out.read_text().splitlines()[0])
+    width, height = image.width, image.height
+    expected = [0.523 * width, 0.457 * height, 0.08 * width, 0.163 * height]
+    assert record["boxes"] == [pytest.approx(expected)]
+
+
 def test_a_box_quoted_in_a_sentence_is_not_a_labelled_line() -> None:
     parsed = parse_localization("The lesion is at [457, 523, 620, 603].", image_size=SQUARE)
     assert parsed.status == "ambiguous_convention"
@@ -205,6 +292,30 @@ def test_the_report_says_first_how_many_answers_were_not_read(
     assert "NOT READ" in render_markdown(report).splitlines()[2]
     html = render_html(report)
     assert html.index("NOT READ") < html.index("<table>")
+
+
+def test_compare_says_first_how_many_answers_of_each_side_were_not_read(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    images = read_release(sample_release).images
+    raw = _write(tmp_path / "raw.jsonl", _bare_raw_lines(sample_release))
+    # B answers every image with its own first gold box (a box fixes no order question).
+    gold = _write(
+        tmp_path / "gold.jsonl",
+        [{"filename": i.filename, "boxes": [list(i.boxes[0])] if i.boxes else []} for i in images],
+    )
+    out = tmp_path / "comparison.json"
+    args = ["compare", "--data", str(sample_release), "--a", str(raw), "--b", str(gold)]
+    args += ["--out", str(out), "--markdown", str(tmp_path / "c.md"), "--bootstrap", "20"]
+    assert main([*args, "--task", "localization"]) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if line]
+    n = len(images)
+    # After the two lines naming A and B, before the table: A's unread answers, B has none.
+    assert printed[2].startswith(f"A (raw) localization: {n} of {n} answers NOT READ")
+    assert "(ambiguous_convention: their boxes fix no coordinate order; " in printed[2]
+    assert not printed[3].startswith("B ") and "NOT READ" not in "\n".join(printed[3:])
+    markdown = (tmp_path / "c.md").read_text().splitlines()
+    assert markdown[2].startswith(f"**A (raw) localization: {n} of {n} answers NOT READ")
 
 
 def test_a_manifest_with_the_default_prompt_reads_bare_lists_y_first(

@@ -116,6 +116,7 @@ def test_all_conventions_read_the_same_box() -> None:
         "xyxy_norm1000": "[100, 250, 500, 750]",
         "xyxy_pixel": "[96, 240, 480, 720]",  # also pixels of the 960 x 960 input
         "xywh_pixel": "[96, 240, 384, 480]",  # width 480 - 96, height 720 - 240
+        "yxyx_norm1": "[0.25, 0.1, 0.75, 0.5]",  # 120/480, 48/480, 360/480, 240/480
     }
     assert set(answers) == set(CONVENTIONS) - {"auto"}
     for convention, answer in answers.items():

@@ -1,8 +1,11 @@
 """Both Spaces driven in a real browser: headless system Chromium through Playwright.
 
-Each app is served by Gradio on a free localhost port in this process. A failing test saves
-a screenshot and names its path in the failure. Skipped, with the reason, only when
-Playwright is not importable or no Chromium binary exists.
+The main test of each Space builds it as a user does (``nova space build KIND OUT``, no
+data: the Space's own synthetic sample) and serves the built ``app.py`` in a child process,
+so the page is the Space's own (its stylesheet, its launch settings, the vendored wheel).
+The other tests serve an app by Gradio in this process. Each uses a free localhost port.
+A failing test saves a screenshot and names its path in the failure. Skipped, with the
+reason, only when Playwright is not importable or no Chromium binary exists.
 """
 
 from __future__ import annotations
@@ -14,11 +17,17 @@ import os
 import re
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.spaces.colour_words import colour_words, hue_is
 
 # A browser session per app takes about a minute on a 2-core machine: outside the fast run.
 pytestmark = [pytest.mark.slow]
@@ -72,6 +81,74 @@ def _served(demo, **launch) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         demo.close()
+
+
+@contextlib.contextmanager
+def _built_space_served(kind: str, folder: Path) -> Iterator[str]:
+    """``nova space build KIND`` into ``folder`` with defaults, its ``app.py`` served."""
+    space = folder / f"{kind}-space"
+    build = subprocess.run(
+        [sys.executable, "-m", "novabench.cli", "space", "build", kind, str(space)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-2000:]
+    port = _free_port()
+    # Served from outside the checkout, without NOVA_SOURCE: the Space's own default data.
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "NOVA_SOURCE"}}
+    env.update(
+        GRADIO_SERVER_PORT=str(port),
+        GRADIO_SERVER_NAME="127.0.0.1",
+        GRADIO_ANALYTICS_ENABLED="False",
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+    )
+    log_path = folder / f"{kind}-server.log"
+    with log_path.open("w") as log:
+        server = subprocess.Popen(
+            [sys.executable, str(space / "app.py")], cwd=folder, env=env, stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 4 * WAIT_MS / 1000
+            while server.poll() is None and time.monotonic() < deadline:
+                try:
+                    with urllib.request.urlopen(f"{url}/config", timeout=5):
+                        break
+                except OSError:
+                    time.sleep(1)
+            else:
+                raise AssertionError(f"the built {kind} Space never served:\n"
+                                     + log_path.read_text()[-3000:])  # fmt: skip
+            yield url
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+
+
+_LONGEST_WORD_PX = r"""
+cells => cells.map(cell => {
+  // The cell's content width against its longest word set alone on one line, same font.
+  const style = getComputedStyle(cell);
+  const probe = document.createElement('span');
+  probe.style.whiteSpace = 'nowrap';
+  probe.style.position = 'absolute';  // out of the page's flex flow: its own width
+  probe.style.display = 'inline-block';
+  probe.style.font = style.font;
+  probe.style.letterSpacing = style.letterSpacing;
+  document.body.appendChild(probe);
+  let longest = 0;
+  for (const word of cell.innerText.split(/\s+/)) {
+    probe.textContent = word;
+    longest = Math.max(longest, probe.getBoundingClientRect().width);
+  }
+  probe.remove();
+  const inner = cell.getBoundingClientRect().width - parseFloat(style.paddingLeft)
+    - parseFloat(style.paddingRight) - parseFloat(style.borderLeftWidth)
+    - parseFloat(style.borderRightWidth);
+  return [cell.innerText, inner, longest];
+})
+"""
 
 
 @pytest.fixture(scope="module")
@@ -130,18 +207,17 @@ def _toggle(page, label: str) -> str:
     return _wait_new_image(page, old)
 
 
-def test_explorer_in_the_browser(browser, sample_release: Path, tmp_path: Path) -> None:
+def test_explorer_in_the_browser(browser, tmp_path: Path) -> None:
     from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR
     from novabench.spaces import explorer
     from novabench.spaces.source import open_source
 
-    opened = open_source(str(sample_release))
+    opened = open_source("")  # the data a Space built without --data shows: the sample
     cases = opened.release.cases()
     linked = next(case for case in cases[1:] if case.images[0].boxes)
     picked = next(c for c in cases if c.case_id != linked.case_id and c.images[0].boxes)
     raters = explorer.rater_names(opened.release)
-    demo = explorer.build_demo(opened=opened)
-    with _served(demo, css=explorer.theme_css()) as url:
+    with _built_space_served("explorer", tmp_path) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         with _screenshot_on_failure(page, "explorer"):
             # A link opens one case; the synthetic sample says what it is.
@@ -207,6 +283,31 @@ def test_explorer_in_the_browser(browser, sample_release: Path, tmp_path: Path) 
             assert f"{iou:.2f}" in text
             assert "my_run.jsonl" in page.locator("#nova-upload-status").inner_text()
             assert "model" in page.locator("#nova-legend").inner_text()
+
+            # The per-slice table with the model's columns: every header at least as wide as
+            # its longest word, every filename on one line (the table scrolls sideways).
+            cells = page.evaluate(_LONGEST_WORD_PX, details.locator("th").element_handles())
+            assert [c[0] for c in cells][-2:] == ["best IoU", "model's caption"]
+            narrow = [c for c in cells if c[1] + 0.5 < c[2]]
+            assert narrow == [], f"headers narrower than their longest word: {narrow}"
+            filenames = details.locator("td:first-child")
+            assert filenames.count() == len(picked.images)
+            lines = filenames.evaluate_all(
+                "cells => cells.map(c => [c.innerText, c.getClientRects().length,"
+                " (() => { const r = document.createRange(); r.selectNodeContents(c);"
+                " const tops = new Set([...r.getClientRects()].map(b => Math.round(b.top)));"
+                " return tops.size; })()])"
+            )
+            assert [text for text, _, _ in lines] == [i.filename for i in picked.images]
+            assert [row for row in lines if row[2] != 1] == [], f"filenames split: {lines}"
+            # The help and the legend name the colour the model's boxes are drawn in.
+            drawn = _fetch_png(page, src).getpixel((x + 5, y + 5 + h // 2))
+            help_text = page.locator("#nova-model-help").inner_text()
+            said = colour_words(help_text)
+            assert said and all(hue_is(word, drawn) for word in said), (help_text, drawn)
+            legend_model = page.locator("#nova-legend .nova-legend-item").last.inner_text()
+            assert [w for w in colour_words(legend_model) if hue_is(w, drawn)], legend_model
+
         page.close()
 
         phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
@@ -252,9 +353,10 @@ def _choose_task(page, task: str) -> None:
 
 def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
     from novabench.spaces import metric
+    from novabench.spaces.source import open_source
 
-    demo = metric.build_demo(REPO / "metrics" / "nova_metric")
-    with _served(demo) as url:
+    cases = open_source("").release.cases()  # the built Space's own data: the sample
+    with _built_space_served("metric", tmp_path) as url:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         with _screenshot_on_failure(page, "metric"):
             page.goto(url)
@@ -289,6 +391,29 @@ def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
             page.locator("#nova-score").click()
             results.get_by_text("ROUGE-L (%)").first.wait_for(timeout=WAIT_MS)
             assert str(tmp_path) not in page.locator("body").inner_text()
+
+            # Against the Space's own NOVA data: each case answered with its own diagnosis
+            # is a top-1 hit on every case that has one.
+            _choose_task(page, "diagnosis")
+            page.locator("#nova-references-mode").get_by_text(metric.REFERENCES_FROM_DATA).click()
+            answered = [c for c in cases if c.final_diagnosis]
+            _set_code(page, "nova-predictions", "\n".join(
+                json.dumps({"case_id": c.case_id, "diagnoses": [c.final_diagnosis]})
+                for c in answered
+            ))  # fmt: skip
+            page.wait_for_timeout(500)  # lets the editor's change reach the server's state
+            before = results.inner_text()
+            page.locator("#nova-score").click()
+            page.wait_for_function(
+                "old => { const r = document.querySelector('#nova-results');"
+                " return r && r.innerText !== old && r.innerText.includes('top1 (%)'); }",
+                arg=before,
+                timeout=WAIT_MS,
+            )
+            assert re.search(r"top1 \(%\)\s+100\.0\b", results.inner_text()), (
+                results.inner_text(),
+                page.locator("#nova-message").inner_text(),
+            )
         page.close()
 
 

@@ -240,7 +240,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--box-convention",
         default=None,
-        help="how raw localisation answers are read (auto, protocol, qwen, xyxy_norm1, ...); "
+        help="how raw localisation answers are read (auto, protocol, qwen, xyxy_norm1, "
+        "yxyx_norm1, ...); "
         "default: the convention recorded in the run's manifest, else auto",
     )
     parser.add_argument(

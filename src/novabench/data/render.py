@@ -10,6 +10,7 @@ from PIL import Image, ImageDraw
 from novabench.data.pixels import to_rgb8
 
 __all__ = [
+    "COLOUR_NAMES",
     "DASH_PATTERNS",
     "GOLD_COLOUR",
     "GOLD_LINE_STYLE",
@@ -17,6 +18,7 @@ __all__ = [
     "PREDICTION_LINE_STYLE",
     "RATER_COLOURS",
     "RATER_LINE_STYLES",
+    "colour_name",
     "draw_annotations",
     "hex_colour",
 ]
@@ -28,6 +30,16 @@ __all__ = [
 GOLD_COLOUR = (0, 158, 115)  # bluish green
 PREDICTION_COLOUR = (213, 94, 0)  # vermillion
 RATER_COLOURS = ((86, 180, 233), (204, 121, 167), (240, 228, 66))  # sky blue, purple, yellow
+#: The word a help text or legend uses for each colour: what a reader sees, which is not
+#: always the palette's own name (its vermillion reads as orange on screen). Texts take the
+#: word from here, never write it out, so that a new colour cannot leave an old word behind.
+COLOUR_NAMES: dict[tuple[int, int, int], str] = {
+    GOLD_COLOUR: "green",
+    PREDICTION_COLOUR: "orange",
+    RATER_COLOURS[0]: "sky blue",
+    RATER_COLOURS[1]: "pink",
+    RATER_COLOURS[2]: "yellow",
+}
 LineStyle = Literal["solid", "dashed", "dotted", "dashdot"]
 GOLD_LINE_STYLE: LineStyle = "solid"
 PREDICTION_LINE_STYLE: LineStyle = "dashed"
@@ -50,6 +62,20 @@ def hex_colour(colour: Sequence[int]) -> str:
     """
     red, green, blue = (int(v) for v in colour)
     return f"#{red:02x}{green:02x}{blue:02x}"
+
+
+def colour_name(colour: Sequence[int]) -> str:
+    """The word for one of the palette's colours, as help texts and legends write it.
+
+    Raises:
+        KeyError: ``colour`` is not in the palette (a text would have no word for it).
+
+    Example:
+        >>> colour_name(PREDICTION_COLOUR), colour_name(GOLD_COLOUR)
+        ('orange', 'green')
+    """
+    red, green, blue = (int(v) for v in colour)
+    return COLOUR_NAMES[(red, green, blue)]
 
 
 def draw_annotations(

@@ -23,6 +23,7 @@ __all__ = [
     "TASK_ORDER",
     "answered_only_line",
     "comparison_settings_lines",
+    "comparison_unread_lines",
     "coverage_phrase",
     "identical_answers_lines",
     "meteor_fallback_line",
@@ -65,6 +66,9 @@ _READABLE_WITH: dict[str, str] = {
     "xyxy_pixel": "--box-convention xyxy_pixel (values above 1000 point to pixels; pass "
     "input_size if the model saw a resized image)",
     "xyxy_norm1": "--box-convention xyxy_norm1 if the prompt asked [x1, y1, x2, y2] in 0..1",
+    "yxyx_norm1": "--box-convention yxyx_norm1 if the model wrote [ymin, xmin, ymax, xmax] in 0..1",
+    "xyxy_norm1|yxyx_norm1": "--box-convention xyxy_norm1 if the prompt asked [x1, y1, x2, y2] "
+    "in 0..1, yxyx_norm1 if it asked [ymin, xmin, ymax, xmax] in 0..1",
     "xyxy_norm1000|xyxy_pixel": "--box-convention xyxy_norm1000 or xyxy_pixel, as the prompt asked",
     "": "no --box-convention (boxes in mixed forms, or a scale none reads)",
 }
@@ -76,7 +80,9 @@ def unread_boxes_line(task: str, counts: Mapping[str, Any]) -> str | None:
     Args:
         task: the task name, first in the line.
         counts: the task's coverage (``answered``, ``ambiguous_convention`` and
-            ``readable_with`` as ``novabench.run.predictions.box_answer_summary`` gives them).
+            ``readable_with`` as ``novabench.run.predictions.box_answer_summary`` gives them),
+            or a bare summary (a comparison's) where only ``parse_status`` counts them: the
+            line then says which command names the convention that reads them.
 
     Returns:
         One line, or None when every answer's convention was decided.
@@ -89,10 +95,22 @@ coordinate order; scored as no prediction): 2 read by --box-convention protocol 
 asked [ymin, xmin, ymax, xmax], xyxy_norm1000 if it asked [x1, y1, x2, y2]; 1 by \
 --box-convention xyxy_pixel (values above 1000 point to pixels; pass input_size if the model \
 saw a resized image)
+        >>> print(unread_boxes_line("localization", {"answered": 4,
+        ...     "parse_status": {"ok": 2, "ambiguous_convention": 2}}))
+        localization: 2 of 4 answers NOT READ (ambiguous_convention: their boxes fix no \
+coordinate order; scored as no prediction): `nova evaluate` on this run names the \
+--box-convention that reads them
     """
-    unread = int(counts.get("ambiguous_convention") or 0)
+    statuses = counts.get("parse_status") or {}
+    unread = int(counts.get("ambiguous_convention") or statuses.get("ambiguous_convention") or 0)
     if not unread:
         return None
+    if "readable_with" not in counts:  # a bare summary: the raw answers were not re-read
+        return (
+            f"{task}: {unread} of {counts.get('answered', unread)} answers NOT READ "
+            "(ambiguous_convention: their boxes fix no coordinate order; scored as no "
+            "prediction): `nova evaluate` on this run names the --box-convention that reads them"
+        )
     parts = [
         f"{n} {'read ' if i == 0 else ''}by "
         + _READABLE_WITH.get(key, "--box-convention " + " or ".join(key.split("|")))
@@ -139,6 +157,8 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
     lines = [*(f"note: {line}" for line in identical), *([""] if identical else [])]
     meteor = meteor_fallback_line(comparison)
     lines[:0] = [meteor, ""] if meteor else []
+    unread = comparison_unread_lines(comparison)
+    lines[:0] = [*unread, ""] if unread else []  # first: these answers were not read at all
     lines += [header, "-" * len(header)]
     for task in TASK_ORDER:
         for key in HEADLINE_KEYS[task]:
@@ -172,6 +192,30 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
     ]
     lines += [f"settings: {line}" for line in comparison_settings_lines(comparison, short=True)]
     return "\n".join(lines)
+
+
+def comparison_unread_lines(comparison: Mapping[str, Any]) -> list[str]:
+    """The "answers NOT READ" line of each side of a comparison, as ``nova evaluate`` words it.
+
+    Example:
+        >>> comparison = {"coverage": {"localization": {"a": {"answered": 3, "parse_status":
+        ...     {"ambiguous_convention": 3}}, "b": {"answered": 3, "parse_status": {"ok": 3}}}}}
+        >>> print(comparison_unread_lines(comparison)[0][:44])
+        A localization: 3 of 3 answers NOT READ (amb
+    """
+    coverage = comparison.get("coverage") or {}
+    lines = []
+    for task in TASK_ORDER:
+        for side in ("a", "b"):
+            line = unread_boxes_line(task, coverage.get(task, {}).get(side) or {})
+            if line:
+                who = (
+                    f"{side.upper()} ({model_name(comparison[side])})"
+                    if side in comparison
+                    else side.upper()
+                )
+                lines.append(f"{who} {line}")
+    return lines
 
 
 def identical_answers_lines(comparison: Mapping[str, Any]) -> list[str]:
@@ -926,6 +970,9 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
     identical = identical_answers_lines(comparison)
     if identical:
         lines[4:4] = [f"**Note: {line}.**" for line in identical] + [""]
+    unread = comparison_unread_lines(comparison)
+    if unread:  # first under the heading: these answers were not read at all
+        lines[2:2] = [f"**{markdown_text(line)}**" for line in unread] + [""]
     for task, key, row in _comparison_rows(comparison):
         low, high = row["ci"]
         lines.append(

@@ -25,6 +25,7 @@ CONVENTIONS: tuple[str, ...] = (
     "xyxy_norm1000",
     "xyxy_pixel",
     "xywh_pixel",
+    "yxyx_norm1",
 )
 
 #: The presets' names (``novabench.run.presets.PRESETS`` holds them; a test keeps both equal).

@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR, RATER_COLOURS, draw_annotations
+from novabench.data.render import (
+    GOLD_COLOUR,
+    PREDICTION_COLOUR,
+    RATER_COLOURS,
+    colour_name,
+    draw_annotations,
+)
 from novabench.errors import NovaError
 from novabench.escaping import html_text, markdown_code_span, markdown_text, visible_text
 from novabench.spaces.source import (
@@ -44,6 +50,7 @@ __all__ = [
     "case_markdown",
     "link_note_text",
     "draw_slice",
+    "model_help_text",
     "filter_cases",
     "layer_names",
     "legend_html",
@@ -198,18 +205,37 @@ def legend_html(raters: Sequence[str], with_model: bool) -> str:
         >>> legend = legend_html(["A"], with_model=False)
         >>> "gold" in legend and f"rgb{GOLD_COLOUR}" in legend and "rater A" in legend
         True
+        >>> "gold (reference): green" in legend
+        True
     """
     entries = [(GOLD_COLOUR, "gold (reference)")]
     entries += [(rater_colour(index), rater_layer(name)) for index, name in enumerate(raters)]
     if with_model:
         entries.append((PREDICTION_COLOUR, "model"))
+    # The colour's word beside the swatch: "gold" names the reference, not its colour.
     items = "".join(
         f'<span class="nova-legend-item" style="margin-right:1em;white-space:nowrap">'
         f'<span style="display:inline-block;width:1.6em;height:0;border-top:4px solid '
-        f'rgb{colour};vertical-align:middle;margin-right:.3em"></span>{html_text(label)}</span>'
+        f'rgb{colour};vertical-align:middle;margin-right:.3em"></span>{html_text(label)}: '
+        f"{colour_name(colour)}</span>"
         for colour, label in entries
     )
     return f'<div class="nova-legend" id="nova-legend">{items}</div>'
+
+
+def model_help_text() -> str:
+    """The help above the predictions upload; the model layer's colour word comes from the
+    palette (:func:`novabench.data.render.colour_name`), so it names the colour drawn.
+
+    Example:
+        >>> "the orange layer" in model_help_text()
+        True
+    """
+    return (
+        "Upload a predictions JSONL as `nova run` writes it (raw answers are parsed as "
+        f"`nova parse` would). The model's boxes become the {colour_name(PREDICTION_COLOUR)} "
+        "layer; the table gives each slice's best IoU with the gold boxes."
+    )
 
 
 def _searchable(case: CaseRecord) -> str:
@@ -440,9 +466,16 @@ def link_note_text(wanted: str, case_ids: Iterable[str]) -> str:
 
 # --------------------------------------------------------------------------- interface
 
+# Gradio's Markdown breaks words anywhere (overflow-wrap: anywhere), which in a narrow column
+# split the per-slice table's headers letter by letter and filenames mid-name: headers and
+# filenames stay whole, texts wrap between words, and the table scrolls sideways instead.
 _CSS = """
 .nova-legend { font-size: 0.95em; line-height: 2; }
-#nova-details table { display: block; overflow-x: auto; }
+#nova-details table { display: block; max-width: 100%; overflow-x: auto; }
+#nova-details th, #nova-details td { overflow-wrap: normal; word-break: normal; }
+#nova-details th, #nova-details td:first-child { white-space: nowrap; }
+#nova-details td { min-width: 4em; }
+#nova-details td:nth-child(2), #nova-details td:nth-child(5) { min-width: 14em; }
 """
 
 
@@ -547,11 +580,7 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         with gr.Column(scale=2, min_width=300):
             details = gr.Markdown(elem_id="nova-details")
     with gr.Accordion("Overlay a model's predictions", open=False, elem_id="nova-model"):
-        gr.Markdown(
-            "Upload a predictions JSONL as `nova run` writes it (raw answers are parsed as "
-            "`nova parse` would). The model's boxes become the red layer; the table gives "
-            "each slice's best IoU with the gold boxes."
-        )
+        gr.Markdown(model_help_text(), elem_id="nova-model-help")
         upload = gr.File(
             label="predictions JSONL", file_types=[".jsonl", ".json"], elem_id="nova-upload"
         )

@@ -15,6 +15,7 @@ xyxy_norm1     ``[x1, y1, x2, y2]``                    0..1 of the image width/h
 xyxy_norm1000  ``[x1, y1, x2, y2]``                    0..1000 (Qwen2-VL, Qwen3-VL grounding)
 xyxy_pixel     ``[x1, y1, x2, y2]``                    pixels of the image the model saw
 xywh_pixel     ``[x, y, width, height]``               pixels of the image the model saw
+yxyx_norm1     ``[ymin, xmin, ymax, xmax]``            0..1 of the image height/width
 ============== ====================================== =====================================
 
 "Pixels of the image the model saw" are rescaled from ``input_size`` to
@@ -22,6 +23,9 @@ xywh_pixel     ``[x, y, width, height]``               pixels of the image the m
 assumed to have seen the original size. Qwen2.5-VL answers in absolute pixels
 of its internally resized input, so pass that size (``input_size``) for it;
 Qwen3-VL answers ``bbox_2d`` in 0..1000 (use ``convention="xyxy_norm1000"``).
+``yxyx_norm1`` reads the protocol's y-first order written as 0..1 fractions; ``auto``
+never picks it (fractions in the protocol's lines may as well be x-first): the user
+chooses it.
 
 ``convention="auto"`` decides only from evidence that fixes the coordinate order,
 and records which convention it used. Exactly these forms are decided:
@@ -46,10 +50,12 @@ guess, and :attr:`ParsedBoxes.readable_with` names the conventions that would re
 the user passes one (``--box-convention``). That covers bare lists without a prompt on
 record (the numbers alone cannot tell ``[ymin, xmin, ...]`` from ``[x1, y1, ...]``),
 values above 1000 where 0..1000 units are expected, every value 0 or 1, fractions in
-labelled lines or bare lists, and answers that mix forms.
+labelled lines (``yxyx_norm1`` reads them) or bare lists, and answers that mix forms.
 
 Once a JSON answer has been read (an object, a list of boxes, or an empty list), text
-after it adds no boxes: prose that quotes a box again is not counted twice.
+after it adds no boxes: prose that quotes a box again is not counted twice. Likewise,
+once a box was read from the protocol's labelled lines, the same four numbers quoted
+again later in prose (no colon before them) add no box; a note counts them.
 
 All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
 Boxes come out as ``[x, y, width, height]`` floats in pixels of the original image,
@@ -447,6 +453,20 @@ _NO_TARGET_PATTERN = re.compile(
 )
 
 
+def _without_prose_repeats(candidates: list[_Candidate]) -> tuple[list[_Candidate], int]:
+    """The candidates less prose quoting again a box read earlier from a labelled line."""
+    labelled: set[tuple[float, ...]] = set()
+    kept: list[_Candidate] = []
+    for candidate in candidates:
+        numbers = tuple(candidate.numbers)
+        if candidate.hint == "labelled_line":
+            labelled.add(numbers)
+        elif candidate.hint == "bare" and numbers in labelled:
+            continue  # "The box [..] covers the lesion." after "lesion: [..]"
+        kept.append(candidate)
+    return kept, len(candidates) - len(kept)
+
+
 def _says_no_target(text: str) -> bool:
     return bool(_NO_TARGET_PATTERN.search(text))
 
@@ -516,8 +536,9 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
         if fraction:
             return _Resolution(
                 None,
-                "values in 0..1 in the protocol's [ymin, xmin, ymax, xmax] lines: "
-                "no convention reads y-first fractions",
+                "values in 0..1 in the protocol's [ymin, xmin, ymax, xmax] lines, which ask "
+                "for 0..1000 units: y-first fractions are read only when chosen",
+                ("yxyx_norm1",),
             )
         if top <= 1000.0:
             return _Resolution("protocol")
@@ -528,7 +549,11 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
         )
     # Bare lists (or a generic key such as "bbox"): the numbers carry no order of their own.
     if fraction:
-        readable: tuple[str, ...] = ("xyxy_norm1",)
+        readable: tuple[str, ...] = ("xyxy_norm1", "yxyx_norm1")
+        if prompt_convention == "protocol":  # the prompt asked y-first, in other units
+            readable = ("yxyx_norm1",)
+        elif prompt_convention is not None:
+            readable = ("xyxy_norm1",)
     elif top > 1000.0:
         readable = ("xyxy_pixel",)
     else:
@@ -569,6 +594,8 @@ def _to_pixel_corners(
         return b * width / 1000.0, a * height / 1000.0, d * width / 1000.0, c * height / 1000.0
     if convention == "xyxy_norm1":
         return a * width, b * height, c * width, d * height
+    if convention == "yxyx_norm1":
+        return b * width, a * height, d * width, c * height
     if convention == "xyxy_norm1000":
         return a * width / 1000.0, b * height / 1000.0, c * width / 1000.0, d * height / 1000.0
     scale_x, scale_y = width / input_width, height / input_height
@@ -605,7 +632,8 @@ def parse_localization(
     values outside the image (kept as given, counted), swapped corners
     (reordered, counted) and zero-area boxes (dropped, counted) all give a
     :class:`ParsedBoxes` with a status. Once a JSON answer has been read, text
-    after it (prose quoting a box again) adds no boxes; a note counts them.
+    after it (prose quoting a box again) adds no boxes; a note counts them. So
+    does prose quoting again a box of the protocol's labelled lines.
 
     Args:
         text: the raw answer (str; bytes, None or an already-decoded JSON
@@ -641,6 +669,10 @@ def parse_localization(
         >>> parse_localization('{"boxes": [[100, 200, 300, 400]]}', image_size=(480, 480),
         ...                    prompt_convention="protocol").boxes
         [[96.0, 48.0, 96.0, 96.0]]
+        >>> repeated = parse_localization("mass: [100, 200, 300, 400]\\nThe box [100, 200, 300, "
+        ...                               "400] is the mass.", image_size=(480, 480))
+        >>> repeated.boxes, repeated.notes
+        ([[96.0, 48.0, 96.0, 96.0]], ('1 box(es) quoted again in prose after the labelled lines not counted',))
     """
     if convention not in CONVENTIONS:
         raise NovaInputError(
@@ -770,10 +802,15 @@ def _parse_localization(
             not_boxes=not_boxes,
         )
         _line_candidates(_without_fences(answer_text or text), extraction)
+        extraction.candidates, repeated = _without_prose_repeats(extraction.candidates)
         if answer_text is not None:
             whole = _Extraction()
             _line_candidates(_without_fences(text), whole)
-            left_out = len(whole.candidates) - len(extraction.candidates)
+            left_out = len(_without_prose_repeats(whole.candidates)[0]) - len(extraction.candidates)
+        if repeated:
+            notes.append(
+                f"{repeated} box(es) quoted again in prose after the labelled lines not counted"
+            )
         extraction.truncated = extraction.truncated or (
             json_truncated and bool(extraction.candidates)
         )
