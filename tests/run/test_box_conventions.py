@@ -18,7 +18,7 @@ from novabench.cli import main
 from novabench.data.release import read_release
 from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions, render_markdown, render_table
-from novabench.report.html import render_html
+from novabench.report.html import render_comparison_html, render_html
 from novabench.report.render import unread_boxes_line
 from novabench.run.parsers.boxes import PROMPT_CONVENTIONS, parse_localization
 from novabench.run.predictions import (
@@ -313,9 +313,14 @@ def test_compare_says_first_how_many_answers_of_each_side_were_not_read(
     # After the two lines naming A and B, before the table: A's unread answers, B has none.
     assert printed[2].startswith(f"A (raw) localization: {n} of {n} answers NOT READ")
     assert "(ambiguous_convention: their boxes fix no coordinate order; " in printed[2]
+    # As `nova evaluate` does, the line names the conventions that would read them.
+    assert "read by --box-convention" in printed[2] and "nova evaluate" not in printed[2]
     assert not printed[3].startswith("B ") and "NOT READ" not in "\n".join(printed[3:])
     markdown = (tmp_path / "c.md").read_text().splitlines()
     assert markdown[2].startswith(f"**A (raw) localization: {n} of {n} answers NOT READ")
+    page = render_comparison_html(json.loads(out.read_text()))
+    assert page.index("Read first") < page.index("<table>")
+    assert f"A (raw) localization: {n} of {n} answers NOT READ" in page
 
 
 def test_a_manifest_with_the_default_prompt_reads_bare_lists_y_first(

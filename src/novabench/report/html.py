@@ -687,6 +687,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         _p_value,
         _signed,
         comparison_settings_lines,
+        comparison_unread_lines,
         identical_answers_lines,
     )
 
@@ -694,6 +695,14 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
     level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
     data = comparison["a"].get("data", {})
     identical = identical_answers_lines(comparison)
+    unread = comparison_unread_lines(comparison)  # first, as on the report page
+    warnings = (
+        '<div class="warnings" id="warnings" role="alert"><b>Read first</b><ul>'
+        + "".join(f"<li>{_text(line)}</li>" for line in unread)
+        + "</ul></div>"
+        if unread
+        else ""
+    )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">',
@@ -703,6 +712,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f'<p class="lead">A: <b>{_text(names["a"])}</b>, B: <b>{_text(names["b"])}</b>, on '
         f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
         "for both models).</p>",
+        warnings,
         *(f'<p class="note">Note: {_text(line)}.</p>' for line in identical),
         f'<div class="wide" tabindex="0"><table><tr><th>task</th><th>metric</th>'
         f"<th>{_text(names['a'])} (%)</th>"

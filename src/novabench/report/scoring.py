@@ -566,6 +566,11 @@ def compare_predictions(
         if chosen.judge_kind(task) is not None:
             judges[task] = judge_record(chosen, task, since=judge_before)
     summaries = {"a": loaded_a.prediction_set.summary(), "b": loaded_b.prediction_set.summary()}
+    for side, loaded in (("a", loaded_a), ("b", loaded_b)):
+        for task in shared:  # the same extra counts as `nova evaluate` (which convention reads)
+            extra = behaviour(task).answer_summary
+            if extra is not None:
+                summaries[side][task].update(load_hook(extra)(loaded.prediction_set, release))
     return {
         "a": _provenance(data, loaded_a),
         "b": _provenance(data, loaded_b),
