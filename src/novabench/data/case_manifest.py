@@ -15,7 +15,7 @@ from typing import Any
 
 from novabench import checks
 from novabench._files import read_text_file
-from novabench.data.ingest_cases import IngestCase, IngestSeries, check_case, require_text
+from novabench.data.ingest_cases import IngestCase, IngestSeries, check_case
 from novabench.errors import NovaInputError
 
 __all__ = ["read_manifest"]
@@ -42,7 +42,7 @@ _SERIES_KEYS = {
 
 
 def _resolve(value: Any, base: Path, *, where: str, record: str, field_name: str) -> str:
-    text = require_text(value, where=where, record=record, field_name=field_name)
+    text = checks.text(value, source=where, record=record, field=field_name)
     path = Path(text).expanduser()
     return str(path if path.is_absolute() else base / path)
 
@@ -94,8 +94,8 @@ def _parse_series(
         volume=_resolve(
             raw["volume"], base, where=where, record=record, field_name=f"{field_name}.volume"
         ),
-        plane=require_text(
-            raw.get("plane", "axial"), where=where, record=record, field_name=f"{field_name}.plane"
+        plane=checks.text(
+            raw.get("plane", "axial"), source=where, record=record, field=f"{field_name}.plane"
         ),
         caption=raw.get("caption"),
         sequence=raw.get("sequence"),

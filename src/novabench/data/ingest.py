@@ -40,7 +40,7 @@ from novabench._files import (
     mark_output_folder,
 )
 from novabench.data.case_manifest import read_manifest
-from novabench.data.ingest_cases import IngestCase, IngestSeries, check_case, require_text
+from novabench.data.ingest_cases import IngestCase, IngestSeries, check_case
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
 from novabench.data.layouts.rows import ImageRow
@@ -80,12 +80,12 @@ _RATER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 def _series_caption(series: IngestSeries, *, where: str, record: str, field_name: str) -> str:
     if series.caption is not None:
-        return require_text(
-            series.caption, where=where, record=record, field_name=f"{field_name}.caption"
+        return checks.text(
+            series.caption, source=where, record=record, field=f"{field_name}.caption"
         )
     if series.sequence is not None:
-        sequence = require_text(
-            series.sequence, where=where, record=record, field_name=f"{field_name}.sequence"
+        sequence = checks.text(
+            series.sequence, source=where, record=record, field=f"{field_name}.sequence"
         )
         return f"{series.plane.capitalize()} {sequence}."
     raise NovaInputError(
@@ -399,10 +399,7 @@ def ingest_volumes(
             f"layout must be 'v1' or 'legacy', got {layout!r}", source=source, field="layout"
         )
     checks.positive_int(slices_per_lesion, source=source, field="slices_per_lesion")
-    if isinstance(image_size, bool) or not isinstance(image_size, int) or image_size < 8:
-        raise NovaInputError(
-            "image_size must be an integer of at least 8", source=source, field="image_size"
-        )
+    checks.bounded_number(image_size, minimum=8, integer=True, source=source, field="image_size")
     low, high = window_percentiles
     if not 0 <= low < high <= 100:
         raise NovaInputError(

@@ -11,15 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.records import FIXED_META_KEYS
 
 if TYPE_CHECKING:
     from novabench.data.slicing import VolumeSource
 
-__all__ = ["IngestCase", "IngestSeries", "check_case", "require_text"]
+__all__ = ["IngestCase", "IngestSeries", "check_case"]
 
 # Case ids prefix filenames ``<case_id>_<scan>.png``; the release reader accepts NOVA's own
 # pattern only (``case`` + 4 digits), so ingest enforces it up front.
@@ -91,40 +92,6 @@ class IngestCase:
 # --------------------------------------------------------------------------- cases
 
 
-def require_text(
-    value: Any, *, where: str, record: str, field_name: str, allow_empty: bool = False
-) -> str:
-    """A case's or series' text field: a string, non-blank unless ``allow_empty``.
-
-    Args:
-        value: the field's value as given.
-        where: the manifest or source the case came from (named in errors).
-        record: the case, e.g. ``"case 'case0001'"``.
-        field_name: the field, e.g. ``"title"``.
-        allow_empty: accept ``""`` (``publication_date``, extras).
-
-    Returns:
-        The value, unchanged.
-
-    Raises:
-        NovaInputError: not a string, or blank when that is not allowed.
-
-    Example:
-        >>> require_text("Axial FLAIR.", where="cases.json", record="case #1", field_name="caption")
-        'Axial FLAIR.'
-    """
-    if not isinstance(value, str):
-        raise NovaInputError(
-            f"expected a string, got {type(value).__name__}",
-            source=where,
-            record=record,
-            field=field_name,
-        )
-    if not allow_empty and not value.strip():
-        raise NovaInputError("must not be empty", source=where, record=record, field=field_name)
-    return value
-
-
 def check_case(case: IngestCase, where: str, seen: set[str]) -> None:
     """Check one case's id (unique in ``seen``, which it joins), texts, extras and series list.
 
@@ -157,13 +124,13 @@ def check_case(case: IngestCase, where: str, seen: set[str]) -> None:
         raise NovaInputError("duplicate case id", source=where, record=record, field="case_id")
     seen.add(case.case_id)
     for name in ("title", "clinical_history", "final_diagnosis"):
-        require_text(getattr(case, name), where=where, record=record, field_name=name)
-    require_text(
+        checks.text(getattr(case, name), source=where, record=record, field=name)
+    checks.text(
         case.publication_date,
-        where=where,
+        source=where,
         record=record,
-        field_name="publication_date",
-        allow_empty=True,
+        field="publication_date",
+        allow_blank=True,
     )
     for key, value in case.extras.items():
         if not isinstance(key, str) or not key or key in FIXED_META_KEYS:
@@ -173,9 +140,7 @@ def check_case(case: IngestCase, where: str, seen: set[str]) -> None:
                 record=record,
                 field="extras",
             )
-        require_text(
-            value, where=where, record=record, field_name=f"extras.{key}", allow_empty=True
-        )
+        checks.text(value, source=where, record=record, field=f"extras.{key}", allow_blank=True)
     if not case.series:
         raise NovaInputError(
             "a case needs at least one series", source=where, record=record, field="series"
