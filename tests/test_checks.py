@@ -261,3 +261,79 @@ def test_a_fraction_scores_as_the_float_it_stands_for() -> None:
     exact = [{"boxes": [[0, Fraction(1, 3), 10, 10]], "scores": [Fraction(2, 3)]}] * 2
     rounded = [{"boxes": [[0, 1 / 3, 10, 10]], "scores": [2 / 3]}] * 2
     assert score_localization(exact, references) == score_localization(rounded, references)
+
+
+# Run in a fresh interpreter where any import of numpy fails, as on a machine without it.
+_WITHOUT_NUMPY = """
+import sys
+
+class NoNumpy:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" or name.startswith("numpy."):
+            raise ImportError("numpy is blocked in this test")
+
+sys.meta_path.insert(0, NoNumpy())
+from novabench import checks
+from novabench.errors import NovaInputError
+
+assert checks.number(3) == 3.0 and checks.integer(7, minimum=0) == 7
+assert checks.image_size([1092, 812.0]) == (1092, 812)
+assert checks.text("Axial FLAIR.") == "Axial FLAIR."
+assert not checks.is_real_number(True) and checks.is_real_number(2.5)
+assert checks.bounded_number(30, minimum=0, strict=True) == 30.0
+for bad in (lambda: checks.number(float("nan")), lambda: checks.positive_int(True)):
+    try:
+        bad()
+    except NovaInputError:
+        pass
+    else:
+        raise AssertionError("a bad value passed")
+assert "numpy" not in sys.modules
+print("ok")
+"""
+
+
+def test_checks_import_and_check_single_values_without_numpy() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    source = Path(checks.__file__).resolve().parents[1]
+    finished = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_NUMPY],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(source)},
+        timeout=120,
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert finished.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize(
+    ("value", "options", "message"),
+    [
+        (0, {"strict": True}, "must be a number > 0, got 0"),
+        (float("inf"), {"strict": True}, "must be a number > 0, got inf"),
+        (float("nan"), {}, "must be a number >= 0, got nan"),
+        (True, {"integer": True}, "must be an integer >= 0, got True"),
+        (np.True_, {}, "must be a number >= 0, got np.True_"),
+        (2.5, {"integer": True}, "must be an integer >= 0, got 2.5"),
+        ("3", {}, "must be a number >= 0, got '3'"),
+        pytest.param(-HUGE, {}, "must be a number >= 0, got -1000", id="huge-negative-int"),
+    ],
+)
+def test_bounded_number_refuses_in_one_message_naming_the_bound(value, options, message) -> None:
+    with pytest.raises(NovaInputError) as info:
+        checks.bounded_number(value, minimum=0, source="ChatClient", field="timeout_s", **options)
+    assert info.value.message.startswith(message)
+    assert (info.value.source, info.value.field) == ("ChatClient", "timeout_s")
+
+
+def test_bounded_number_accepts_numpy_values_and_returns_plain_numbers() -> None:
+    retries = checks.bounded_number(np.int64(3), minimum=0, integer=True)
+    assert retries == 3 and type(retries) is int
+    timeout = checks.bounded_number(np.float32(0.5), minimum=0, strict=True)
+    assert timeout == 0.5 and type(timeout) is float
+    assert checks.bounded_number(Fraction(1, 4), minimum=0) == 0.25

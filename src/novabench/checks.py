@@ -5,6 +5,12 @@ field of the bad value. Booleans are refused wherever a number is expected (``bo
 ``numpy.bool_``): Arrow and numpy silently turn ``True`` into ``1.0``. Integers too large
 for a float (a 400-digit box value) are a named error, never an ``OverflowError``.
 
+Importing this module does not import numpy: the checks of single values work without it
+(a value can only be a numpy value once numpy is imported, so numpy types are recognised
+through ``sys.modules``), and the checks of box and score arrays import it when called. So
+modules that must stay light (the HTTP client, the judges, the ingest manifest reader)
+share these checks instead of keeping their own.
+
 Example:
     >>> from novabench import checks
     >>> checks.positive_int(5, field="max_detections")
@@ -17,15 +23,18 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 from numbers import Real
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from novabench.errors import NovaInputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "BOX_FORMATS",
@@ -35,6 +44,7 @@ __all__ = [
     "box_inside_image",
     "box_list",
     "box_values",
+    "bounded_number",
     "finite_float_option",
     "first_invalid_box",
     "image_size",
@@ -53,7 +63,30 @@ __all__ = [
 ]
 
 BOX_FORMATS: tuple[str, ...] = ("xywh", "xyxy")
-_BOOLEANS = (bool, np.bool_)
+
+
+def _numpy() -> Any:
+    """numpy when some module has imported it, else None (then no value is a numpy value)."""
+    return sys.modules.get("numpy")
+
+
+def _booleans() -> tuple[type[Any], ...]:
+    """The boolean types: ``bool``, and ``numpy.bool_`` once numpy is loaded."""
+    numpy = _numpy()
+    return (bool,) if numpy is None else (bool, numpy.bool_)
+
+
+def _integers() -> tuple[type[Any], ...]:
+    """The integer types (booleans among them: refuse those first)."""
+    numpy = _numpy()
+    return (int,) if numpy is None else (int, numpy.integer)
+
+
+def _sequences() -> tuple[type[Any], ...]:
+    """What may hold a box or a size: a sequence, or a numpy array once numpy is loaded."""
+    numpy = _numpy()
+    return (Sequence,) if numpy is None else (Sequence, numpy.ndarray)
+
 
 #: Largest image side (pixels) an ``input_size`` may give: far beyond any model's input,
 #: small enough that sizes and box scales stay ordinary floats.
@@ -68,13 +101,17 @@ def is_real_number(value: Any) -> bool:
     """Whether ``value`` is a real number (Python or numpy), booleans excluded.
 
     Example:
+        >>> import numpy as np
         >>> is_real_number(3), is_real_number(np.float32(2.5)), is_real_number(np.True_)
         (True, True, False)
     """
+    numpy = _numpy()
+    if numpy is None:
+        return isinstance(value, Real) and not isinstance(value, bool)
     return (
-        isinstance(value, (Real, np.number))
-        and not isinstance(value, _BOOLEANS)
-        and not (isinstance(value, np.number) and value.dtype.kind == "c")
+        isinstance(value, (Real, numpy.number))
+        and not isinstance(value, (bool, numpy.bool_))
+        and not (isinstance(value, numpy.number) and value.dtype.kind == "c")
     )
 
 
@@ -112,7 +149,7 @@ def number(
             record=record,
             field=field,
         ) from None
-    if finite and not np.isfinite(converted):
+    if finite and not math.isfinite(converted):
         raise NovaInputError(
             f"expected a finite number, got {value!r}", source=source, record=record, field=field
         )
@@ -137,7 +174,7 @@ def integer(
         ...
         novabench.errors.NovaInputError: field 'seed': expected an integer, got float 1.5
     """
-    if isinstance(value, _BOOLEANS) or not isinstance(value, (int, np.integer)):
+    if isinstance(value, _booleans()) or not isinstance(value, _integers()):
         raise NovaInputError(
             f"expected an integer, got {type(value).__name__} {value!r}",
             source=source,
@@ -162,11 +199,79 @@ def positive_int(
         ...
         novabench.errors.NovaInputError: field 'max_detections': must be a positive integer, got 0
     """
-    if isinstance(value, _BOOLEANS) or not isinstance(value, (int, np.integer)) or value < 1:
+    if isinstance(value, _booleans()) or not isinstance(value, _integers()) or value < 1:
         raise NovaInputError(
             f"must be a positive integer, got {value!r}", source=source, record=record, field=field
         )
     return int(value)
+
+
+def bounded_number(
+    value: Any,
+    *,
+    minimum: float,
+    strict: bool = False,
+    integer: bool = False,
+    source: str | None = None,
+    record: str | None = None,
+    field: str | None = None,
+) -> float:
+    """A finite real number (an integer when ``integer``) at least ``minimum`` (above it when ``strict``).
+
+    A setting's check (a timeout, a retry count, a concurrency): one message for every way
+    the value can be wrong, naming the bound.
+
+    Args:
+        value: the value given.
+        minimum: the bound.
+        strict: the value must be above ``minimum``, not equal to it.
+        integer: the value must be an integer (Python or numpy); it is returned as ``int``.
+        source: where the value came from, for the error.
+        record: which record, for the error.
+        field: which setting, for the error.
+
+    Returns:
+        The value as a float (as an int when ``integer``).
+
+    Raises:
+        NovaInputError: a boolean, a non-number, NaN or infinity, or out of bounds.
+
+    Example:
+        >>> bounded_number(2.5, minimum=0, strict=True, field="timeout_s")
+        2.5
+        >>> bounded_number(float("inf"), minimum=0, strict=True, field="timeout_s")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'timeout_s': must be a number > 0, got inf
+        >>> bounded_number(True, minimum=0, integer=True, field="max_retries")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'max_retries': must be an integer >= 0, got True
+    """
+    kind_ok = (
+        isinstance(value, _integers()) and not isinstance(value, _booleans())
+        if integer
+        else is_real_number(value)
+    )
+    converted: float | None = None
+    if kind_ok:
+        try:
+            converted = float(value)
+        except OverflowError:  # an integer beyond any float: out of every bound we use
+            converted = math.inf if value > 0 else -math.inf
+    if (
+        converted is None
+        or not math.isfinite(converted)
+        or not (converted > minimum if strict else converted >= minimum)
+    ):
+        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
+        raise NovaInputError(
+            f"must be {'an integer' if integer else 'a number'} {bound}, got {value!r}",
+            source=source,
+            record=record,
+            field=field,
+        )
+    return int(value) if integer else converted
 
 
 def image_size(
@@ -194,7 +299,7 @@ def image_size(
 
     if (
         isinstance(value, (str, bytes, Mapping))
-        or not isinstance(value, (Sequence, np.ndarray))
+        or not isinstance(value, _sequences())
         or len(value) != 2
         or not all(whole(side) for side in value)
     ):
@@ -216,7 +321,7 @@ def _option_number(text: str, kind: type) -> Any:
     except (TypeError, ValueError):
         name = "an integer" if kind is int else "a number"
         raise argparse.ArgumentTypeError(f"expected {name}, got {text!r}") from None
-    if kind is float and not np.isfinite(value):
+    if kind is float and not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
     return value
 
@@ -328,8 +433,9 @@ def text(
     if value is None and none_as_empty:
         return ""
     if not isinstance(value, str):
+        wanted = "a string or None" if none_as_empty else "a string"
         raise NovaInputError(
-            f"expected a string, got {type(value).__name__}",
+            f"expected {wanted}, got {type(value).__name__}",
             source=source,
             record=record,
             field=field,
@@ -373,7 +479,7 @@ def _short(value: Any) -> str:
 
 def _box_problem(box: Any) -> str | None:
     """Why one box is not four finite real numbers fitting a float, or None if it is."""
-    if isinstance(box, (str, bytes)) or not isinstance(box, (Sequence, np.ndarray)):
+    if isinstance(box, (str, bytes)) or not isinstance(box, _sequences()):
         return f"a box must be a list of 4 numbers, got {type(box).__name__} {_short(box)}"
     if len(box) != 4:
         return f"a box must have 4 numbers, got {len(box)}: {_short(list(box))}"
@@ -384,7 +490,7 @@ def _box_problem(box: Any) -> str | None:
             converted = float(value)
         except OverflowError:
             return f"box value too large for a float: {_short(value)}"
-        if not np.isfinite(converted):
+        if not math.isfinite(converted):
             return f"box values must be finite, got {_short(list(box))}"
     return None
 
@@ -393,11 +499,14 @@ def first_invalid_box(array: np.ndarray, box_format: str = "xywh") -> int | None
     """Row of the first box with a negative size or a non-finite value, or None.
 
     Example:
+        >>> import numpy as np
         >>> first_invalid_box(np.array([[0, 0, 1, 1], [0, 0, 1, -1.0]]))
         1
         >>> first_invalid_box(np.array([[5, 5, 6, 6.0]]), "xyxy") is None
         True
     """
+    import numpy as np
+
     if array.shape[0] == 0:
         return None
     sizes = array[:, 2:] - array[:, :2] if box_format == "xyxy" else array[:, 2:]
@@ -406,6 +515,8 @@ def first_invalid_box(array: np.ndarray, box_format: str = "xywh") -> int | None
 
 
 def _size_problem(box: np.ndarray, box_format: str) -> str:
+    import numpy as np
+
     if not np.isfinite(box).all():
         return f"box values must be finite, got {box.tolist()!r}"
     if box_format == "xyxy":
@@ -419,6 +530,8 @@ def _size_problem(box: np.ndarray, box_format: str) -> str:
 
 def _as_box_array(boxes: Any) -> np.ndarray | None:
     """``boxes`` as a float64 ``(n, 4)`` array, or None when it is not numeric of that shape."""
+    import numpy as np
+
     try:
         raw = np.asarray(boxes)
     except (ValueError, TypeError, OverflowError):  # ragged nesting
@@ -428,7 +541,7 @@ def _as_box_array(boxes: Any) -> np.ndarray | None:
     if raw.ndim != 2 or raw.shape[1] != 4 or raw.dtype.kind not in "iuf":
         return None
     if not isinstance(boxes, np.ndarray) and any(
-        isinstance(value, _BOOLEANS) for box in boxes for value in box
+        isinstance(value, (bool, np.bool_)) for box in boxes for value in box
     ):
         return None  # numpy reads True as 1 (or 1.0 beside a float); the slow path names it
     array = raw.astype(np.float64, copy=True)
@@ -456,6 +569,8 @@ def box_list(
         ...
         novabench.errors.NovaInputError: example 2, field 'boxes[0]': width must be >= 0, got -1.0
     """
+    import numpy as np
+
     if box_format is not None:
         _check_box_format(box_format)
     if (
@@ -506,12 +621,14 @@ def _leaf_types(per_item: list[Any], depth: int) -> set[type] | None:
 
 def _all_real(per_item: list[Any], depth: int) -> bool:
     """Whether every leaf is a real number (booleans excluded); arrays judged by dtype."""
+    import numpy as np
+
     lists = [values for values in per_item if not isinstance(values, np.ndarray)]
     if any(values.dtype.kind not in "iuf" for values in per_item if isinstance(values, np.ndarray)):
         return False
     kinds = _leaf_types(lists, depth)
     return kinds is not None and all(
-        kind not in _BOOLEANS and issubclass(kind, (Real, np.number)) for kind in kinds
+        kind not in (bool, np.bool_) and issubclass(kind, (Real, np.number)) for kind in kinds
     )
 
 
@@ -531,6 +648,7 @@ def box_batch(
     (``example {start_index + i}``) and the box.
 
     Example:
+        >>> import numpy as np
         >>> box_batch([[[0, 0, 1, 1]], []], np.array([1, 0]), field="boxes").shape
         (1, 4)
         >>> box_batch([[], [[0, 0, 1, np.True_]]], np.array([0, 1]), field="boxes")
@@ -538,6 +656,8 @@ def box_batch(
         ...
         novabench.errors.NovaInputError: example 1, field 'boxes[0]': box values must be real numbers, got bool np.True_
     """
+    import numpy as np
+
     per_item = list(per_item)
     total = int(counts.sum())
     flat: np.ndarray | None = None
@@ -584,11 +704,14 @@ def box_columns(
     """Stacked boxes (the columnar form) as float64 ``(n, 4)``, checked against ``counts``.
 
     Example:
+        >>> import numpy as np
         >>> box_columns(np.ones((1, 4), dtype=bool), np.array([1]), field="boxes")
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: field 'boxes': box values must be numbers, got a boolean array
     """
+    import numpy as np
+
     if np.asarray(boxes).dtype == np.bool_:  # would become 0/1 silently
         raise NovaInputError("box values must be numbers, got a boolean array", field=field)
     array = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
@@ -642,6 +765,7 @@ def score_batch(
     (any length) and the given scores are returned.
 
     Example:
+        >>> import numpy as np
         >>> score_batch([[0.9], None], np.array([1, 2])).tolist()
         [0.9, 1.0, 1.0]
         >>> score_batch([[0.9, 0.1]], np.array([1]))
@@ -649,6 +773,8 @@ def score_batch(
         ...
         novabench.errors.NovaInputError: example 0, field 'predictions.scores': scores has 2 values but there are 1 boxes
     """
+    import numpy as np
+
     per_item = list(per_item)
     given = [scores for scores in per_item if scores is not None]
     flat: np.ndarray | None = None
@@ -691,11 +817,14 @@ def score_columns(
     """Stacked scores (the columnar form), one finite number per box.
 
     Example:
+        >>> import numpy as np
         >>> score_columns(np.array([0.5, np.nan]), np.array([1, 1]))
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: example 1, field 'predictions.scores': scores must be finite numbers, got nan
     """
+    import numpy as np
+
     if np.asarray(scores).dtype == np.bool_:
         raise NovaInputError("scores must be numbers, got a boolean array", field=field)
     flat = np.asarray(scores, dtype=np.float64).reshape(-1)
@@ -724,6 +853,8 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
         ...
         novabench.errors.NovaInputError: example 4, field 'references.boxes[0]': box values must be finite, got [0, 0, 1, inf]
     """
+    import numpy as np
+
     values: list[Any] | None
     try:  # one flat list of every value: its types and finiteness in C-level passes
         values = list(chain.from_iterable(chain.from_iterable(item["boxes"] for item in items)))
@@ -735,7 +866,8 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
         if not kinds:
             return
         if all(
-            kind not in _BOOLEANS and issubclass(kind, (int, float, np.number)) for kind in kinds
+            kind not in (bool, np.bool_) and issubclass(kind, (int, float, np.number))
+            for kind in kinds
         ):
             try:
                 if np.isfinite(np.asarray(values, dtype=np.float64)).all():
@@ -748,7 +880,7 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
             if isinstance(box, (list, tuple, np.ndarray)):
                 is_array = isinstance(box, np.ndarray)
                 leaves = np.asarray(box).reshape(-1).tolist() if is_array else list(box)
-                if any(isinstance(value, _BOOLEANS) for value in leaves) or (
+                if any(isinstance(value, (bool, np.bool_)) for value in leaves) or (
                     isinstance(box, np.ndarray) and box.dtype == np.bool_
                 ):
                     raise NovaInputError(
@@ -759,14 +891,14 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
                 problem = _box_problem(box) if len(box) == 4 else None
                 if problem is not None:  # "12" too: Arrow would read it as 12.0 silently
                     raise NovaInputError(problem, record=record, field=f"{side}.boxes[{position}]")
-            elif isinstance(box, _BOOLEANS):
+            elif isinstance(box, (bool, np.bool_)):
                 raise NovaInputError(
                     f"expected a number, got {box!r}",
                     record=record,
                     field=f"{side}.boxes[{position}]",
                 )
         for position, score in enumerate(item.get("scores") or ()):
-            if isinstance(score, _BOOLEANS) or is_real_number(score):
+            if isinstance(score, (bool, np.bool_)) or is_real_number(score):
                 number(score, record=record, field=f"{side}.scores[{position}]")
 
 

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, cast
 
+from novabench import checks
 from novabench._version import __version__
 from novabench.errors import NovaError, NovaInputError
 
@@ -520,24 +521,6 @@ class _Failure(Exception):
         return self.kind in ("timeout", "connection")
 
 
-def _check_number(
-    value: Any, name: str, *, minimum: float, integer: bool = False, strict: bool = False
-) -> None:
-    kinds = (int,) if integer else (int, float)
-    ok = (
-        isinstance(value, kinds)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and (value > minimum if strict else value >= minimum)
-    )
-    if not ok:
-        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
-        kind = "an integer" if integer else "a number"
-        raise NovaInputError(
-            f"must be {kind} {bound}, got {value!r}", source="ChatClient", field=name
-        )
-
-
 class ChatClient:
     """``POST {base_url}/chat/completions`` with deadlines, retries and bounded concurrency.
 
@@ -594,11 +577,15 @@ class ChatClient:
             )
         if not isinstance(model, str) or not model.strip():
             raise NovaInputError("a model name is needed", source="ChatClient", field="model")
-        _check_number(timeout, "timeout", minimum=0, strict=True)
-        _check_number(max_retries, "max_retries", minimum=0, integer=True)
-        _check_number(backoff, "backoff", minimum=0)
-        _check_number(max_wait, "max_wait", minimum=0)
-        _check_number(max_concurrency, "max_concurrency", minimum=1, integer=True)
+        checks.bounded_number(timeout, minimum=0, strict=True, source="ChatClient", field="timeout")
+        checks.bounded_number(
+            max_retries, minimum=0, integer=True, source="ChatClient", field="max_retries"
+        )
+        checks.bounded_number(backoff, minimum=0, source="ChatClient", field="backoff")
+        checks.bounded_number(max_wait, minimum=0, source="ChatClient", field="max_wait")
+        checks.bounded_number(
+            max_concurrency, minimum=1, integer=True, source="ChatClient", field="max_concurrency"
+        )
         if api_key is None and api_key_env:
             api_key = api_key_from_environment(api_key_env, field="api_key_env")
         try:
@@ -754,7 +741,9 @@ class ChatClient:
         }
         body = self._body(messages, options)
         allowed = self.max_retries if max_retries is None else max_retries
-        _check_number(allowed, "max_retries", minimum=0, integer=True)
+        checks.bounded_number(
+            allowed, minimum=0, integer=True, source="ChatClient", field="max_retries"
+        )
         attempt = 0
         while True:
             attempt += 1

@@ -251,7 +251,7 @@ def test_mask_shape_mismatch_raises_after_partial_work(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"final_diagnosis": "  "}, "must not be empty"),
+        ({"final_diagnosis": "  "}, "empty text"),
         ({"case_id": "case_1"}, "case id must be"),
         ({"plane": "oblique"}, "plane must be one of"),
         ({"n_slices": 5}, "touch only 4 slices"),
@@ -345,7 +345,7 @@ def test_manifest_jsonl_and_errors(tmp_path: Path) -> None:
     assert [c.case_id for c in read_manifest(manifest)] == ["case0007", "case0008"]
 
     manifest.write_text(json.dumps({**good, "title": ""}) + "\n")
-    with pytest.raises(NovaInputError, match="must not be empty") as error:
+    with pytest.raises(NovaInputError, match="empty text") as error:
         read_manifest(manifest)
     assert error.value.field == "title"
     manifest.write_text(json.dumps({**good, "series": []}) + "\n")
@@ -425,3 +425,81 @@ def test_gold_box_over_no_data_is_refused(tmp_path: Path) -> None:
     assert "[264.0, 312.0, 48.0, 48.0]" in error.value.message
     assert "slice 3 (axial)" in error.value.message
     assert "case0001" in error.value.record and error.value.field == "series[0].mask"
+
+
+def test_a_lone_surrogate_in_a_manifest_text_is_refused_before_any_volume_is_read(
+    tmp_path: Path,
+) -> None:
+    # "\ud800" is valid JSON but no Unicode text: the release's Parquet could not hold it.
+    manifest = tmp_path / "cases.json"
+    manifest.write_text(
+        '[{"title": "Cube \\ud800", "clinical_history": "Headache.", "final_diagnosis": "D",'
+        ' "series": [{"volume": "missing.nii.gz", "caption": "Axial T1."}]}]'
+    )
+    with pytest.raises(NovaInputError, match="lone surrogate U\\+D800") as error:
+        read_manifest(manifest)
+    assert (error.value.record, error.value.field) == ("case 'case0001'", "title")
+
+
+def test_ingest_names_a_bad_image_size_with_its_bound(tmp_path: Path) -> None:
+    volume, mask = _volume()
+    case = _case([IngestSeries(volume, caption="Axial T1.", mask=mask)])
+    for size in (4, True, 64.0):
+        with pytest.raises(NovaInputError, match="must be an integer >= 8") as error:
+            ingest_volumes([case], tmp_path / "out", image_size=size, progress=False)
+        assert error.value.field == "image_size"
+    assert not (tmp_path / "out").exists()
+
+
+# The manifest reader must work where numpy cannot be imported (a fresh interpreter with
+# numpy blocked), as checking a manifest reads no image.
+_READ_MANIFEST_WITHOUT_NUMPY = """
+import sys
+
+class NoNumpy:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" or name.startswith("numpy."):
+            raise ImportError("numpy is blocked in this test")
+
+sys.meta_path.insert(0, NoNumpy())
+from novabench.data.case_manifest import read_manifest
+
+cases = read_manifest(sys.argv[1])
+print(cases[0].case_id, cases[0].series[0].n_slices, "numpy" in sys.modules)
+"""
+
+
+def test_the_manifest_reader_needs_no_numpy_and_keeps_its_old_import_path(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import novabench.data.case_manifest as case_manifest
+
+    assert read_manifest is case_manifest.read_manifest  # novabench.data.ingest re-exports it
+    manifest = tmp_path / "cases.json"
+    manifest.write_text(
+        json.dumps(
+            [
+                {
+                    "case_id": "case0042",
+                    "title": "Susac syndrome",
+                    "clinical_history": "Headache and hearing loss.",
+                    "final_diagnosis": "Susac syndrome",
+                    "series": [
+                        {"volume": "flair.nii.gz", "caption": "Sagittal FLAIR.", "n_slices": 2}
+                    ],
+                }
+            ]
+        )
+    )
+    source = Path(case_manifest.__file__).resolve().parents[2]
+    finished = subprocess.run(
+        [sys.executable, "-c", _READ_MANIFEST_WITHOUT_NUMPY, str(manifest)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(source)},
+        timeout=120,
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert finished.stdout.split() == ["case0042", "2", "False"]

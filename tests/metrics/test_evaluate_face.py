@@ -178,6 +178,39 @@ def test_diagnosis_face_counts_a_null_final_diagnosis_as_missing_ground_truth() 
     assert face["n_cases"] == 1 and face["n_cases_without_reference"] == 1 and face["top1"] == 1.0
 
 
+def test_every_batch_goes_through_evaluates_own_add_batch(monkeypatch) -> None:
+    # The face normalises a batch, then hands it to evaluate's public add_batch: no private
+    # writer. A first row without clinical history must pass evaluate's string check.
+    from novabench.metrics.diagnosis import NO_DIAGNOSIS_PLACEHOLDER
+
+    handed: list[tuple[list, list]] = []
+    original = evaluate.EvaluationModule.add_batch
+
+    def recording(self, *, predictions=None, references=None, **kwargs):
+        handed.append((list(predictions), list(references)))
+        return original(self, predictions=predictions, references=references, **kwargs)
+
+    monkeypatch.setattr(evaluate.EvaluationModule, "add_batch", recording)
+    rows = [
+        {"case_id": "case0001", "final_diagnosis": None, "clinical_history": None},
+        {"case_id": "case0002", "final_diagnosis": "Glioblastoma", "clinical_history": "Seizures."},
+    ]
+    metric = evaluate.load(MODULE, "diagnosis")
+    metric.add_batch(predictions=[["abscess"], ["GBM", "lymphoma"]], references=rows)
+    assert handed == [
+        (
+            [["abscess"], ["GBM", "lymphoma"]],
+            [
+                {"final_diagnosis": NO_DIAGNOSIS_PLACEHOLDER, "clinical_history": ""},
+                {"final_diagnosis": "Glioblastoma", "clinical_history": "Seizures."},
+            ],
+        )
+    ]
+    result = metric.compute()
+    assert result["n_cases"] == 1 and result["n_cases_without_reference"] == 1
+    assert result["top1"] == 1.0  # GBM is glioblastoma's abbreviation
+
+
 def test_dataset_rows_as_references(sample_release: Path) -> None:
     from novabench.data.hf import load_nova
 

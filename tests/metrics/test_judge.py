@@ -268,6 +268,15 @@ def test_options_are_validated(option: str, value: object) -> None:
         OpenAIChatJudge("http://h", "m", **{option: value})
 
 
+@pytest.mark.parametrize("option", ["temperature", "backoff", "timeout"])
+def test_infinite_settings_are_refused_by_the_judge_itself(option: str) -> None:
+    # An infinite temperature would be sent as the non-JSON token Infinity.
+    with pytest.raises(NovaInputError) as error:
+        OpenAIChatJudge("http://h", "m", **{option: float("inf")})
+    assert (error.value.source, error.value.field) == ("OpenAIChatJudge", option)
+    assert "must be a number" in error.value.message and "got inf" in error.value.message
+
+
 def test_url_and_model_are_required() -> None:
     with pytest.raises(NovaInputError, match="base_url"):
         OpenAIChatJudge("", "m")

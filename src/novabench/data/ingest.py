@@ -8,8 +8,10 @@ connected components of the mask on that slice into gold boxes in PNG pixels.
 
 The imaging (orientation, slice choice, windowing, geometry, boxes, PNGs) is
 ``novabench.data.slicing``; explicit ``slice_indices`` override its slice choice. This
-module checks cases, drives the slicing per series, and writes the release through the
-layout writers (``novabench.data.layouts.v1`` / ``legacy``); it also reads manifests.
+module drives the slicing per series and writes the release through the layout writers
+(``novabench.data.layouts.v1`` / ``legacy``). The cases and their checks are
+``novabench.data.ingest_cases``, the manifest reader ``novabench.data.case_manifest``
+(both re-exported here).
 
 The release is written to a temporary sibling folder and renamed at the end, so a
 failure never leaves a half-written release at ``out_dir``.
@@ -18,14 +20,12 @@ failure never leaves a half-written release at ``out_dir``.
 from __future__ import annotations
 
 import csv
-import json
 import os
 import random
 import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,8 +38,9 @@ from novabench._files import (
     check_output_paths,
     make_staging_folder,
     mark_output_folder,
-    read_text_file,
 )
+from novabench.data.case_manifest import read_manifest
+from novabench.data.ingest_cases import IngestCase, IngestSeries, check_case
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
 from novabench.data.layouts.rows import ImageRow
@@ -74,138 +75,17 @@ __all__ = [
     "summarize_release",
 ]
 
-# Case ids prefix filenames ``<case_id>_<scan>.png``; the release reader accepts NOVA's own
-# pattern only (``case`` + 4 digits), so ingest enforces it up front.
-_CASE_ID = re.compile(r"^case\d{4}$")
 _RATER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-
-
-@dataclass(frozen=True)
-class IngestSeries:
-    """One 3-D acquisition of a case, cut into one or more 2-D images.
-
-    Args:
-        volume: NIfTI path or in-memory nibabel image.
-        plane: ``"axial"``, ``"coronal"`` or ``"sagittal"``.
-        caption: caption of every image cut from this series (the figure legend).
-        sequence: e.g. ``"FLAIR"``; only used to build ``"<Plane> <sequence>."`` when
-            ``caption`` is not given.
-        mask: lesion mask of the same grid (nonzero = lesion), or None (no boxes).
-        rater_masks: per rater name, that rater's mask; their boxes are stored with
-            ``source=<rater name>``.
-        n_slices: images to cut; default ``slices_per_lesion`` times the number of lesions.
-        slice_indices: explicit slice numbers along the plane's axis in canonical RAS
-            voxel order; overrides the automatic choice.
-
-    Example:
-        >>> IngestSeries("flair.nii.gz", plane="axial", caption="Axial FLAIR.").plane
-        'axial'
-    """
-
-    volume: VolumeSource
-    plane: str = "axial"
-    caption: str | None = None
-    sequence: str | None = None
-    mask: VolumeSource | None = None
-    rater_masks: Mapping[str, VolumeSource] = field(default_factory=dict)
-    n_slices: int | None = None
-    slice_indices: Sequence[int] | None = None
-
-
-@dataclass(frozen=True)
-class IngestCase:
-    """A case: its series and the per-case metadata of the release.
-
-    Args:
-        case_id: ``"case"`` and 4 digits, e.g. ``"case0001"`` (it prefixes filenames).
-        series: the case's series, in the order their images are numbered.
-        title: case title.
-        clinical_history: clinical history text.
-        final_diagnosis: final diagnosis text (verbatim, placeholders included).
-        publication_date: e.g. ``"24.09.2018"``; may be empty.
-        extras: further per-case string metadata (e.g. ``differential_diagnosis``, ``link``).
-
-    Example:
-        >>> case = IngestCase("case0001", [IngestSeries("t2.nii.gz", caption="Axial T2.")],
-        ...                   title="Susac syndrome", clinical_history="Headache.",
-        ...                   final_diagnosis="Susac syndrome")
-        >>> len(case.series)
-        1
-    """
-
-    case_id: str
-    series: Sequence[IngestSeries]
-    title: str
-    clinical_history: str
-    final_diagnosis: str
-    publication_date: str = ""
-    extras: Mapping[str, str] = field(default_factory=dict)
-
-
-# --------------------------------------------------------------------------- cases
-
-
-def _require_text(
-    value: Any, *, where: str, record: str, field_name: str, allow_empty: bool = False
-) -> str:
-    if not isinstance(value, str):
-        raise NovaInputError(
-            f"expected a string, got {type(value).__name__}",
-            source=where,
-            record=record,
-            field=field_name,
-        )
-    if not allow_empty and not value.strip():
-        raise NovaInputError("must not be empty", source=where, record=record, field=field_name)
-    return value
-
-
-def _check_case(case: IngestCase, where: str, seen: set[str]) -> None:
-    record = f"case {case.case_id!r}"
-    if not isinstance(case.case_id, str) or not _CASE_ID.match(case.case_id):
-        raise NovaInputError(
-            "case id must be 'case' and 4 digits, e.g. 'case0001' (it prefixes filenames 'case0001_001.png')",
-            source=where,
-            record=record,
-            field="case_id",
-        )
-    if case.case_id in seen:
-        raise NovaInputError("duplicate case id", source=where, record=record, field="case_id")
-    seen.add(case.case_id)
-    for name in ("title", "clinical_history", "final_diagnosis"):
-        _require_text(getattr(case, name), where=where, record=record, field_name=name)
-    _require_text(
-        case.publication_date,
-        where=where,
-        record=record,
-        field_name="publication_date",
-        allow_empty=True,
-    )
-    for key, value in case.extras.items():
-        if not isinstance(key, str) or not key or key in FIXED_META_KEYS:
-            raise NovaInputError(
-                f"extra meta key {key!r} is empty or shadows a fixed key",
-                source=where,
-                record=record,
-                field="extras",
-            )
-        _require_text(
-            value, where=where, record=record, field_name=f"extras.{key}", allow_empty=True
-        )
-    if not case.series:
-        raise NovaInputError(
-            "a case needs at least one series", source=where, record=record, field="series"
-        )
 
 
 def _series_caption(series: IngestSeries, *, where: str, record: str, field_name: str) -> str:
     if series.caption is not None:
-        return _require_text(
-            series.caption, where=where, record=record, field_name=f"{field_name}.caption"
+        return checks.text(
+            series.caption, source=where, record=record, field=f"{field_name}.caption"
         )
     if series.sequence is not None:
-        sequence = _require_text(
-            series.sequence, where=where, record=record, field_name=f"{field_name}.sequence"
+        sequence = checks.text(
+            series.sequence, source=where, record=record, field=f"{field_name}.sequence"
         )
         return f"{series.plane.capitalize()} {sequence}."
     raise NovaInputError(
@@ -519,10 +399,7 @@ def ingest_volumes(
             f"layout must be 'v1' or 'legacy', got {layout!r}", source=source, field="layout"
         )
     checks.positive_int(slices_per_lesion, source=source, field="slices_per_lesion")
-    if isinstance(image_size, bool) or not isinstance(image_size, int) or image_size < 8:
-        raise NovaInputError(
-            "image_size must be an integer of at least 8", source=source, field="image_size"
-        )
+    checks.bounded_number(image_size, minimum=8, integer=True, source=source, field="image_size")
     low, high = window_percentiles
     if not 0 <= low < high <= 100:
         raise NovaInputError(
@@ -542,7 +419,7 @@ def ingest_volumes(
         seen: set[str] = set()
         read: list[str] = []
         for case in _progress(cases, progress):
-            _check_case(case, source, seen)
+            check_case(case, source, seen)
             read.extend(_source_files([case]))
             next_scan = 1
             cache: dict[Any, Any] = {}  # volumes and masks shared by several series of the case
@@ -656,224 +533,6 @@ def summarize_release(root: str | os.PathLike[str]) -> str:
             count(without, "image", "images") + " without gold box",
         ]
     )
-
-
-# --------------------------------------------------------------------------- manifest
-
-_CASE_KEYS = {
-    "case_id",
-    "title",
-    "publication_date",
-    "clinical_history",
-    "final_diagnosis",
-    "extras",
-    "series",
-}
-_SERIES_KEYS = {
-    "volume",
-    "mask",
-    "plane",
-    "caption",
-    "sequence",
-    "rater_masks",
-    "n_slices",
-    "slice_indices",
-}
-
-
-def _resolve(value: Any, base: Path, *, where: str, record: str, field_name: str) -> str:
-    text = _require_text(value, where=where, record=record, field_name=field_name)
-    path = Path(text).expanduser()
-    return str(path if path.is_absolute() else base / path)
-
-
-def _parse_series(
-    raw: Any, base: Path, *, where: str, record: str, field_name: str
-) -> IngestSeries:
-    if not isinstance(raw, dict):
-        raise NovaInputError(
-            "a series must be a JSON object", source=where, record=record, field=field_name
-        )
-    unknown = sorted(set(raw) - _SERIES_KEYS)
-    if unknown:
-        raise NovaInputError(
-            f"unknown keys {unknown}; allowed: {sorted(_SERIES_KEYS)}",
-            source=where,
-            record=record,
-            field=field_name,
-        )
-    if "volume" not in raw:
-        raise NovaInputError("missing", source=where, record=record, field=f"{field_name}.volume")
-    raters = raw.get("rater_masks") or {}
-    if not isinstance(raters, dict):
-        raise NovaInputError(
-            "must be an object {rater: path}",
-            source=where,
-            record=record,
-            field=f"{field_name}.rater_masks",
-        )
-    mask = raw.get("mask")
-    if raw.get("n_slices") is not None:  # checked before any volume is read
-        checks.positive_int(
-            raw["n_slices"], source=where, record=record, field=f"{field_name}.n_slices"
-        )
-    indices = raw.get("slice_indices")
-    if indices is not None:
-        if not isinstance(indices, list):
-            raise NovaInputError(
-                f"must be a list of slice numbers, got {type(indices).__name__}",
-                source=where,
-                record=record,
-                field=f"{field_name}.slice_indices",
-            )
-        for n, index in enumerate(indices):
-            checks.integer(
-                index, source=where, record=record, field=f"{field_name}.slice_indices[{n}]"
-            )
-    return IngestSeries(
-        volume=_resolve(
-            raw["volume"], base, where=where, record=record, field_name=f"{field_name}.volume"
-        ),
-        plane=_require_text(
-            raw.get("plane", "axial"), where=where, record=record, field_name=f"{field_name}.plane"
-        ),
-        caption=raw.get("caption"),
-        sequence=raw.get("sequence"),
-        mask=None
-        if mask is None
-        else _resolve(mask, base, where=where, record=record, field_name=f"{field_name}.mask"),
-        rater_masks={
-            name: _resolve(
-                path,
-                base,
-                where=where,
-                record=record,
-                field_name=f"{field_name}.rater_masks.{name}",
-            )
-            for name, path in raters.items()
-        },
-        n_slices=raw.get("n_slices"),
-        slice_indices=raw.get("slice_indices"),
-    )
-
-
-def _json_value(text: str, where: str, record: str | None) -> Any:
-    """Decoded JSON; the error names the file, the line and the column."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise NovaInputError(
-            "JSON nested too deeply to read", source=where, record=record
-        ) from None
-    except json.JSONDecodeError as error:
-        position = (
-            f"column {error.colno}" if record else f"line {error.lineno}, column {error.colno}"
-        )
-        raise NovaInputError(
-            f"invalid JSON: {error.msg} ({position})", source=where, record=record
-        ) from None
-
-
-def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
-    """Read a JSON or JSONL manifest listing cases, their series and metadata.
-
-    JSON: a list of case objects, or ``{"cases": [...]}``; JSONL: one case object per
-    line. Each case: ``title``, ``clinical_history``, ``final_diagnosis`` (required,
-    non-empty), ``case_id`` (default ``case0001``, ``case0002``... in order),
-    ``publication_date``, ``extras`` (object of strings) and ``series``: a list of
-    ``{"volume", "mask"?, "plane"?, "caption"?, "sequence"?, "rater_masks"?,
-    "n_slices"?, "slice_indices"?}``. Relative paths are relative to the manifest.
-
-    Args:
-        path: the manifest file.
-
-    Returns:
-        The cases, in manifest order.
-
-    Raises:
-        NovaInputError: unreadable JSON, unknown keys, empty or missing fields.
-
-    Example:
-        >>> import json, tempfile, pathlib
-        >>> manifest = pathlib.Path(tempfile.mkdtemp()) / "cases.json"
-        >>> _ = manifest.write_text(json.dumps([{"title": "T", "clinical_history": "H",
-        ...     "final_diagnosis": "D", "series": [{"volume": "v.nii.gz", "caption": "Axial FLAIR."}]}]))
-        >>> [case.case_id for case in read_manifest(manifest)]
-        ['case0001']
-    """
-    path = Path(path)
-    where = str(path)
-    if path.is_dir():
-        raise NovaInputError("is a folder; give the manifest file", source=where)
-    try:
-        path.stat()
-    except OSError as error:
-        raise NovaInputError(
-            f"cannot read the manifest ({error.strerror or error})", source=where
-        ) from error
-    text = read_text_file(path, source=where)  # a BOM is skipped; non-UTF-8 names its line
-    raw_cases: list[tuple[str, Any]] = []
-    if path.suffix.lower() == ".jsonl":
-        # Lines end at "\n" only (str.splitlines also splits at \x0b, \x1c, U+2028, ...),
-        # so the line an error names is the line an editor shows.
-        for number, line in enumerate(text.split("\n"), start=1):
-            if line.strip():
-                raw_cases.append((f"line {number}", _json_value(line, where, f"line {number}")))
-    else:
-        document = _json_value(text, where, None)
-        if isinstance(document, dict) and "cases" in document:
-            document = document["cases"]
-        if not isinstance(document, list):
-            raise NovaInputError("expected a list of cases or {'cases': [...]}", source=where)
-        raw_cases = [(f"case #{number}", item) for number, item in enumerate(document, start=1)]
-    if not raw_cases:
-        raise NovaInputError("the manifest lists no cases", source=where)
-    base = path.parent
-    cases = []
-    for number, (record, raw) in enumerate(raw_cases, start=1):
-        if not isinstance(raw, dict):
-            raise NovaInputError("a case must be a JSON object", source=where, record=record)
-        unknown = sorted(set(raw) - _CASE_KEYS)
-        if unknown:
-            raise NovaInputError(
-                f"unknown keys {unknown}; allowed: {sorted(_CASE_KEYS)}",
-                source=where,
-                record=record,
-            )
-        for name in ("title", "clinical_history", "final_diagnosis", "series"):
-            if name not in raw:
-                raise NovaInputError("missing", source=where, record=record, field=name)
-        series = raw["series"]
-        if not isinstance(series, list) or not series:
-            raise NovaInputError(
-                "must be a non-empty list", source=where, record=record, field="series"
-            )
-        extras = raw.get("extras") or {}
-        if not isinstance(extras, dict):
-            raise NovaInputError(
-                "must be an object of strings", source=where, record=record, field="extras"
-            )
-        case_id = raw.get("case_id", f"case{number:04d}")
-        cases.append(
-            IngestCase(
-                case_id=case_id,
-                series=[
-                    _parse_series(
-                        item, base, where=where, record=record, field_name=f"series[{index}]"
-                    )
-                    for index, item in enumerate(series)
-                ],
-                title=raw["title"],
-                clinical_history=raw["clinical_history"],
-                final_diagnosis=raw["final_diagnosis"],
-                publication_date=raw.get("publication_date", ""),
-                extras=extras,
-            )
-        )
-    seen: set[str] = set()
-    for case in cases:  # validate every case before any volume is read
-        _check_case(case, where, seen)
-    return cases
 
 
 def ingest_manifest(

@@ -151,13 +151,15 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
         start_index: index of the first item in the whole evaluation.
 
     Returns:
-        A list of plain references.
+        A list of plain references. No clinical history is ``""``, never None:
+        evaluate's ``add_batch`` refuses None in a string field of a batch's first row,
+        and every scorer reads a blank history as none.
 
     Example:
         >>> normalize_references("captioning", [{"caption": "Axial FLAIR.", "filename": "x.png"}])
         ['Axial FLAIR.']
         >>> normalize_references("diagnosis", ["Glioma"])
-        [{'final_diagnosis': 'Glioma', 'clinical_history': None}]
+        [{'final_diagnosis': 'Glioma', 'clinical_history': ''}]
     """
     form = _form(task)
     out = form.read_references(_as_items(references, _reference_columns(task)), start_index)
@@ -579,7 +581,9 @@ def _read_box_predictions(items: list[Any], start_index: int) -> list[Any]:
     out: list[Any] = []
     for offset, item in enumerate(items):
         if _plain_box_prediction(item, _BOX_PREDICTION_KEYS):
-            out.append(item)  # already plain: Arrow reads a missing "scores" as none given
+            # Already plain; evaluate's add_batch wants every key, so a missing "scores"
+            # becomes None (no scores given), as the slow path below makes it.
+            out.append(item if "scores" in item else {"boxes": item["boxes"], "scores": None})
         else:
             record = f"example {start_index + offset}"
             out.append(_box_prediction(item, record, _BOX_PREDICTION_KEYS))
@@ -623,9 +627,9 @@ def _read_diagnoses_prediction(item: Any, index: int) -> list[str]:
     return _diagnosis_list(item, f"example {index}", "predictions")
 
 
-def _read_diagnoses_reference(item: Any, index: int) -> dict[str, str | None]:
+def _read_diagnoses_reference(item: Any, index: int) -> dict[str, str]:
     record = f"example {index}"
-    history = None
+    history = ""
     if isinstance(item, Mapping):
         if "filename" in item and "filenames" not in item:
             raise NovaInputError(_PER_CASE, record=record, field="references")
@@ -636,13 +640,13 @@ def _read_diagnoses_reference(item: Any, index: int) -> dict[str, str | None]:
     return {"final_diagnosis": _text(value, record, "references"), "clinical_history": history}
 
 
-def _row_history(item: Mapping[str, Any], record: str) -> str | None:
-    """A row's clinical history for a case judge: absent, null or blank is none."""
+def _row_history(item: Mapping[str, Any], record: str) -> str:
+    """A row's clinical history for a case judge: absent, null or blank is none, stored as ""."""
     history = item.get("clinical_history")
     if history is None:
-        return None
+        return ""
     history = _text(history, record, "references.clinical_history", allow_empty=True)
-    return history if history.strip() else None
+    return history if history.strip() else ""
 
 
 def _read_all_prediction(item: Any, index: int) -> dict[str, Any]:

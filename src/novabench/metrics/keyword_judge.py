@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from novabench import checks
 from novabench.client import endpoint_problem
 from novabench.errors import NovaInputError
 from novabench.metrics.judge.common import JudgeError
@@ -553,13 +554,7 @@ class OpenAIKeywordJudge(_HttpJudge):
 
     def _check_pair(self, reference: Any, prediction: Any, pair: str | None) -> None:
         for name, value in (("reference", reference), ("prediction", prediction)):
-            if not isinstance(value, str):
-                raise NovaInputError(
-                    f"expected a string, got {type(value).__name__}",
-                    source="keyword judge",
-                    record=pair,
-                    field=name,
-                )
+            checks.text(value, source="keyword judge", record=pair, field=name, allow_blank=True)
         if not reference.strip():
             raise NovaInputError(
                 "a reference caption is needed",

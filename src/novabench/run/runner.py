@@ -81,11 +81,16 @@ from novabench.run.predictions import (
 __all__ = [
     "RUNTIME_KEYS",
     "EndpointUnusableError",
+    "ResumedRun",
+    "RunPlan",
     "RunSummary",
+    "execute_run",
     "in_shard",
     "parse_shard",
     "parse_tasks",
+    "plan_run",
     "repair_partial_last_line",
+    "resume_run",
     "run_model",
 ]
 
@@ -591,6 +596,453 @@ def _ask_in_pool(
         raise failures[0]
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run asks, and how: its checked arguments, before any file is touched.
+
+    Attributes:
+        tasks: the tasks, in registry order.
+        items: per task, the items of this shard (after ``limit``), in release order.
+        prompts: per task, the :class:`~novabench.run.prompts.TaskPrompt` asked.
+        shard: ``(i, n)``, or None for every item.
+        batch_size: requests per ``backend.generate`` call (batched backends).
+        box_convention: how ``nova parse`` should read localisation answers.
+        limit: at most this many items per task, or None.
+        preset: the preset record kept in the manifest, or None.
+        pooled: the backend is driven as a continuous pool (see the module docstring).
+        send_png: pooled requests carry PNG bytes rather than decoded images.
+    """
+
+    tasks: tuple[str, ...]
+    items: dict[str, list[Any]]
+    prompts: dict[str, Any]
+    shard: tuple[int, int] | None
+    batch_size: int
+    box_convention: str
+    limit: int | None
+    preset: Mapping[str, Any] | None
+    pooled: bool
+    send_png: bool
+
+
+def plan_run(
+    release: Any,
+    *,
+    tasks: str | Sequence[str],
+    backend: Backend,
+    prompts: Mapping[str, Any] | None = None,
+    shard: tuple[int, int] | str | None = None,
+    batch_size: int | None = None,
+    box_convention: str = "auto",
+    limit: int | None = None,
+    preset: Mapping[str, Any] | None = None,
+) -> RunPlan:
+    """Check a run's arguments and list what it asks (the first step of :func:`run_model`).
+
+    Args:
+        release: a ``NovaRelease`` (or any object with ``images`` and ``cases()``).
+        tasks: ``"all"``, one task, or several.
+        backend: the backend that will answer (its ``tasks``, ``batch_size``,
+            ``answer``/``max_concurrency`` and ``accepts_png`` are read; it is not asked).
+        prompts: ``{task: TaskPrompt or prompt file}``; the default prompt for the others.
+        shard: ``(i, n)`` or ``"i/n"``.
+        batch_size: requests per ``backend.generate`` call (default: the backend's own).
+        box_convention: recorded for ``nova parse``; must be a known convention.
+        limit: at most this many items per task (after sharding).
+        preset: the preset record kept in the manifest.
+
+    Returns:
+        The :class:`RunPlan`.
+
+    Raises:
+        NovaInputError: an unknown task, shard or box convention, a task the backend does
+            not answer, a negative limit, a batch size below 1, or a bad prompt.
+
+    Example:
+        >>> import types
+        >>> case = types.SimpleNamespace(case_id="case0001", clinical_history="Headache.",
+        ...                              captions=["Axial FLAIR: right frontal hyperintensity."])
+        >>> release = types.SimpleNamespace(images=[], cases=lambda: [case])
+        >>> class Echo:
+        ...     name = "echo"
+        ...     def generate(self, requests): return [Answer(text="Glioma.") for _ in requests]
+        >>> plan = plan_run(release, tasks="diagnosis", backend=Echo())
+        >>> plan.tasks, [item.case_id for item in plan.items["diagnosis"]], plan.pooled
+        (('diagnosis',), ['case0001'], False)
+    """
+    chosen = parse_tasks(tasks)
+    shard = parse_shard(shard)
+    supported = getattr(backend, "tasks", None)
+    if supported is not None and not set(chosen) <= set(supported):
+        unsupported = [task for task in chosen if task not in supported]
+        raise NovaInputError(
+            f"{backend.name} does not answer {', '.join(unsupported)} (it answers "
+            f"{', '.join(supported)}); choose --task {' --task '.join(supported)} or another backend",
+            field="--task",
+        )
+    from novabench.run.parsers import CONVENTIONS
+
+    if box_convention not in CONVENTIONS:
+        raise NovaInputError(
+            f"unknown box convention {box_convention!r}; expected one of {', '.join(CONVENTIONS)}",
+            field="box_convention",
+        )
+    if limit is not None and limit < 0:
+        raise NovaInputError(f"limit must not be negative, got {limit}", field="limit")
+    size = int(batch_size or getattr(backend, "batch_size", 1) or 1)
+    if size < 1:
+        raise NovaInputError(f"batch_size must be at least 1, got {size}", field="batch_size")
+    resolved_prompts = _resolve_prompts(chosen, prompts)
+    items: dict[str, list[Any]] = {}
+    for task in chosen:
+        key_field = registry.TASKS[task].key_field  # the item's own attribute of that name
+        in_this_shard = [
+            item for item in _items(release, task) if in_shard(getattr(item, key_field), shard)
+        ]
+        items[task] = in_this_shard if limit is None else in_this_shard[:limit]
+    pooled = _pooled(backend)
+    return RunPlan(
+        tasks=chosen,
+        items=items,
+        prompts=resolved_prompts,
+        shard=shard,
+        batch_size=size,
+        box_convention=box_convention,
+        limit=limit,
+        preset=preset,
+        pooled=pooled,
+        send_png=pooled and bool(getattr(backend, "accepts_png", False)),
+    )
+
+
+@dataclass
+class ResumedRun:
+    """Where a run starts: the output file's state, checked against the plan.
+
+    Attributes:
+        out_path: the raw-answers file.
+        manifest: the manifest this call writes (joined with the file's on resume).
+        pending: per task, the planned items without an answer in the file yet.
+        counts: per task, the :class:`RunSummary` counts (``answered``/``errors`` at 0).
+        earlier_counts: the file's recorded counts (kept for tasks this call does not run).
+        image_encodings: how images were sent, over the file's earlier calls (grows as
+            this call sends PNGs; the manifest holds it when ``send_png``).
+        model_label: the name written on every answer line.
+        repaired_fragment: where a cut-off last line was saved, if one was found.
+    """
+
+    out_path: Path
+    manifest: RunManifest
+    pending: dict[str, list[Any]]
+    counts: dict[str, dict[str, int]]
+    earlier_counts: dict[str, Any]
+    image_encodings: Counter[str]
+    model_label: str
+    repaired_fragment: Path | None = None
+
+    def save_manifest(self, status: str) -> Path:
+        """Write the manifest with ``status`` and the counts so far; returns its path."""
+        self.manifest.status, self.manifest.updated_at = status, _now()
+        self.manifest.counts = {**self.earlier_counts, **self.counts}
+        return self.manifest.write(self.out_path)
+
+
+def resume_run(
+    plan: RunPlan, release: Any, backend: Backend, out_path: str | os.PathLike
+) -> ResumedRun:
+    """Read what ``out_path`` already answers and check it was asked the way ``plan`` asks.
+
+    The second step of :func:`run_model`, to be called while holding
+    :func:`~novabench.run.lock.writer_lock` on ``out_path``: a cut-off last line is set
+    aside and the file repaired, its manifest compared with this call's configuration
+    (backend, shard, release, per-task prompt, generation, box convention and preset), and
+    the items answered without error are left out of ``pending``. Nothing is written but
+    the repair.
+
+    Args:
+        plan: what :func:`plan_run` gave.
+        release: the release the plan was made from.
+        backend: the backend (its ``describe()`` is recorded and compared).
+        out_path: the raw-answers file (need not exist).
+
+    Returns:
+        The :class:`ResumedRun`.
+
+    Raises:
+        NovaInputError: the file has answers but no manifest, was written by another
+            configuration, or holds a line that cannot be read.
+
+    Example:
+        >>> import pathlib, tempfile, types
+        >>> case = types.SimpleNamespace(case_id="case0001", clinical_history="Headache.",
+        ...                              captions=["Axial FLAIR: right frontal hyperintensity."])
+        >>> release = types.SimpleNamespace(images=[], cases=lambda: [case])
+        >>> class Echo:
+        ...     name = "echo"
+        ...     def describe(self): return {"type": "test", "model": "echo"}
+        ...     def generate(self, requests): return [Answer(text="Glioma.") for _ in requests]
+        >>> plan = plan_run(release, tasks="diagnosis", backend=Echo())
+        >>> resumed = resume_run(plan, release, Echo(), pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl")
+        >>> [item.case_id for item in resumed.pending["diagnosis"]], resumed.counts["diagnosis"]["done_before"]
+        (['case0001'], 0)
+    """
+    out = Path(out_path)
+    what, how = _split_description(backend.describe())
+    release_info = {
+        "layout": getattr(release, "layout", None),
+        "n_images": len(release.images),
+        "n_cases": len(release.cases()),
+        "fingerprint": release.fingerprint() if hasattr(release, "fingerprint") else None,
+    }
+    shard = plan.shard
+    manifest = RunManifest(
+        format="novabench-raw-answers",
+        format_version=1,
+        novabench_version=__version__,
+        backend=what,
+        model=getattr(backend, "display_name", None)
+        or what.get("model", getattr(backend, "name", None)),
+        revision=what.get("revision"),
+        prompts={t: {"name": p.name, "sha256": p.sha256} for t, p in plan.prompts.items()},
+        generation=what.get("generation"),
+        box_convention=plan.box_convention,
+        shard=None if shard is None else {"index": shard[0], "count": shard[1]},
+        release=release_info,
+        task_settings=_task_settings(
+            plan.tasks, what.get("generation"), plan.box_convention, plan.preset
+        ),
+    )
+    if plan.preset is not None:
+        manifest.extra["preset"] = dict(plan.preset)
+
+    # Repair a crash's leftovers, check the configuration, collect what is done.
+    repaired = repair_partial_last_line(out)
+    existing = RunManifest.read(out)
+    has_lines = out.is_file() and out.stat().st_size > 0
+    if has_lines and existing is None:
+        raise NovaInputError(
+            "exists and has no manifest, so it was not written by a run of this toolkit; choose a new output",
+            source=str(out),
+        )
+    done: dict[str, set[str]] = {task: set() for task in TASK_NAMES}
+    if existing is not None and not has_lines:
+        existing = None  # a manifest without answers (file deleted, or a crash before any line)
+    if existing is not None:
+        _check_resumable(existing, manifest, RunManifest.path_for(out))
+        manifest.prompts = {**(existing.prompts or {}), **(manifest.prompts or {})}
+        _join_task_settings(existing, manifest)
+        manifest.created_at = existing.created_at
+    if has_lines:
+        previous = read_predictions(out, release)
+        for task in TASK_NAMES:
+            done[task] = {
+                key for key, record in previous.records[task].items() if record.error is None
+            }
+    manifest.created_at = manifest.created_at or _now()
+    manifest.runtime = {
+        **how,
+        "limit": plan.limit,
+        "python": platform.python_version(),
+    }
+    # How the images of the whole file were sent, over this call and the earlier ones.
+    image_encodings: Counter[str] = Counter()
+    earlier_runtime = existing.runtime if existing is not None else None
+    earlier = earlier_runtime.get("image_encoding") if isinstance(earlier_runtime, dict) else None
+    if isinstance(earlier, dict):
+        image_encodings.update(
+            {str(k): v for k, v in earlier.items() if type(v) is int}  # a hand-edit is ignored
+        )
+    if plan.send_png:
+        manifest.runtime["image_encoding"] = image_encodings
+    earlier_endpoints = []
+    if isinstance(earlier_runtime, dict) and isinstance(earlier_runtime.get("endpoints"), list):
+        earlier_endpoints = list(earlier_runtime["endpoints"])
+    old_endpoint = (existing.backend or {}).get("endpoint") if existing is not None else None
+    endpoints = [e for e in [*earlier_endpoints, old_endpoint, what.get("endpoint")] if e]
+    if len(set(endpoints)) > 1:  # a resumed run moved server: say where each part came from
+        manifest.runtime["endpoints"] = list(dict.fromkeys(endpoints))
+
+    pending: dict[str, list[Any]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for task in plan.tasks:
+        key_field = registry.TASKS[task].key_field
+        items = plan.items[task]
+        todo = [item for item in items if getattr(item, key_field) not in done[task]]
+        pending[task] = todo
+        counts[task] = {
+            "items": len(items),
+            "done_before": len(items) - len(todo),
+            "answered": 0,
+            "errors": 0,
+            "too_long": 0,
+        }
+    manifest.tasks = sorted(
+        set((existing.tasks or []) if existing else []) | set(plan.tasks), key=TASK_NAMES.index
+    )
+    # The name reports show (a backend's display name, never a local path), else its own.
+    model_label = str(
+        getattr(backend, "display_name", None)
+        or getattr(backend, "name", what.get("model", "model"))
+    )
+    return ResumedRun(
+        out_path=out,
+        manifest=manifest,
+        pending=pending,
+        counts=counts,
+        # The counts of tasks this call does not run stay as the file's manifest had them.
+        earlier_counts=dict(existing.counts or {}) if existing is not None else {},
+        image_encodings=image_encodings,
+        model_label=model_label,
+        repaired_fragment=repaired,
+    )
+
+
+def execute_run(
+    plan: RunPlan,
+    resumed: ResumedRun,
+    backend: Backend,
+    *,
+    progress: bool = True,
+    started: float | None = None,
+) -> RunSummary:
+    """Ask every pending question and append each answer to the file as it arrives.
+
+    The last step of :func:`run_model`, under the same writer lock as :func:`resume_run`:
+    the manifest is written as ``running`` first and, whatever happens, with the final
+    status at the end (``complete``, ``complete-with-errors``, ``stopped`` or
+    ``interrupted``). Pooled backends keep ``max_concurrency`` requests in flight (and are
+    closed at the end); others get ``generate`` calls of ``plan.batch_size``.
+
+    Args:
+        plan: what :func:`plan_run` gave.
+        resumed: what :func:`resume_run` gave for the same plan; its counts are updated.
+        backend: the backend to ask.
+        progress: show a progress bar.
+        started: ``time.perf_counter()`` when the run began, so ``elapsed_s`` covers
+            planning and resuming too (default: when this call began).
+
+    Returns:
+        The :class:`RunSummary`.
+
+    Raises:
+        EndpointUnusableError: the backend failed in a way every request would, before
+            anything was answered in this call (the early stop of the module docstring).
+        RuntimeError: a batched backend returned another number of answers than asked.
+
+    Example:
+        >>> import pathlib, tempfile, types
+        >>> case = types.SimpleNamespace(case_id="case0001", clinical_history="Headache.",
+        ...                              captions=["Axial FLAIR: right frontal hyperintensity."])
+        >>> release = types.SimpleNamespace(images=[], cases=lambda: [case])
+        >>> class Echo:
+        ...     name = "echo"
+        ...     def describe(self): return {"type": "test", "model": "echo"}
+        ...     def generate(self, requests): return [Answer(text="Glioma.") for _ in requests]
+        >>> out = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
+        >>> plan = plan_run(release, tasks="diagnosis", backend=Echo())
+        >>> summary = execute_run(plan, resume_run(plan, release, Echo(), out), Echo(), progress=False)
+        >>> summary.counts["diagnosis"]["answered"], RunManifest.read(out).status
+        (1, 'complete')
+    """
+    started = time.perf_counter() if started is None else started
+    out = resumed.out_path
+    counts = resumed.counts
+    pending = resumed.pending
+    manifest = resumed.manifest
+    image_encodings = resumed.image_encodings
+    model_label = resumed.model_label
+    manifest_path = resumed.save_manifest("running")
+    from novabench.progress import progress_bar
+
+    bar = progress_bar(
+        total=sum(len(v) for v in pending.values()),
+        unit="item",
+        desc="nova run",
+        enabled=progress,
+    )
+    status = "interrupted"
+    asking_started = time.perf_counter()
+    asking_s = 0.0
+    # The early stop (module docstring): the first endpoint-wide failure while nothing has
+    # been answered in this call. Both are only touched under the pool's lock (or by the
+    # one thread of the batch path).
+    answered_now = False
+    problem: str | None = None
+
+    def stopping() -> bool:
+        return problem is not None and not answered_now
+
+    try:
+        with out.open("a", encoding="utf-8") as handle:
+
+            def record(request: Request, answer: Answer) -> None:
+                nonlocal answered_now, problem
+                line = _answer_line(request, answer, model_label)
+                _append_line(handle, line)
+                counts[request.task]["errors" if "error" in line else "answered"] += 1
+                counts[request.task]["too_long"] += "raw_truncated_from" in line
+                if request.image_encoding is not None:
+                    image_encodings[request.image_encoding] += 1
+                if "error" not in line:
+                    answered_now = True
+                elif problem is None and not answered_now and answer.endpoint_problem:
+                    problem = answer.endpoint_problem
+                bar.update(1)
+
+            if plan.pooled:
+
+                def ask(task: str, item: Any) -> tuple[Request, Answer]:
+                    request = _request(task, item, plan.prompts[task], as_png=plan.send_png)
+                    return request, backend.answer(request)  # type: ignore[attr-defined]
+
+                jobs = ((task, item) for task in plan.tasks for item in pending[task])
+                concurrency = max(1, int(backend.max_concurrency))  # type: ignore[attr-defined]
+                try:
+                    _ask_in_pool(jobs, ask, concurrency, record, stop=stopping)
+                finally:
+                    close = getattr(backend, "close", None)
+                    if callable(close):
+                        close()  # the workers' kept-alive connections
+            else:
+                for task in plan.tasks:
+                    bar.set_postfix_str(task)
+                    for chunk in _chunks(pending[task], plan.batch_size):
+                        if stopping():
+                            break
+                        requests = [_request(task, item, plan.prompts[task]) for item in chunk]
+                        answers = backend.generate(requests)
+                        if len(answers) != len(requests):
+                            raise RuntimeError(
+                                f"backend {model_label!r} returned {len(answers)} answers for {len(requests)} requests"
+                            )
+                        for request, answer in zip(requests, answers):
+                            record(request, answer)
+        asking_s = time.perf_counter() - asking_started
+        status = "stopped" if stopping() else "complete"
+    finally:
+        bar.close()
+        if status == "stopped":
+            manifest.runtime["stopped_because"] = problem
+        if status == "complete":
+            every_item_done = all(
+                c["done_before"] + c["answered"] == c["items"] for c in counts.values()
+            )
+            status = "complete" if every_item_done else "complete-with-errors"
+        resumed.save_manifest(status)
+    summary = RunSummary(
+        out_path=out,
+        manifest_path=manifest_path,
+        counts=counts,
+        repaired_fragment=resumed.repaired_fragment,
+        elapsed_s=time.perf_counter() - started,
+        tasks=plan.tasks,
+        asking_s=asking_s,
+    )
+    if status == "stopped" and problem is not None:
+        raise EndpointUnusableError(problem, summary)
+    return summary
+
+
 def run_model(
     release: Any,
     *,
@@ -607,6 +1059,9 @@ def run_model(
     preset: Mapping[str, Any] | None = None,
 ) -> RunSummary:
     """Ask ``backend`` every pending question of ``tasks`` and append the raw answers to ``out_path``.
+
+    Three steps, each usable alone: :func:`plan_run` (what to ask), :func:`resume_run`
+    (what the file already answers, checked) and :func:`execute_run` (ask and write).
 
     Args:
         release: a ``NovaRelease`` (``novabench.data.release.read_release``).
@@ -654,233 +1109,19 @@ def run_model(
         {"case_id": "case0001", "task": "diagnosis", "raw_diagnoses": "Glioma.", "model": "echo"}
     """
     started = time.perf_counter()
-    chosen = parse_tasks(tasks)
-    shard = parse_shard(shard)
-    supported = getattr(backend, "tasks", None)
-    if supported is not None and not set(chosen) <= set(supported):
-        unsupported = [task for task in chosen if task not in supported]
-        raise NovaInputError(
-            f"{backend.name} does not answer {', '.join(unsupported)} (it answers "
-            f"{', '.join(supported)}); choose --task {' --task '.join(supported)} or another backend",
-            field="--task",
-        )
-    from novabench.run.parsers import CONVENTIONS
-
-    if box_convention not in CONVENTIONS:
-        raise NovaInputError(
-            f"unknown box convention {box_convention!r}; expected one of {', '.join(CONVENTIONS)}",
-            field="box_convention",
-        )
-    if limit is not None and limit < 0:
-        raise NovaInputError(f"limit must not be negative, got {limit}", field="limit")
-    size = int(batch_size or getattr(backend, "batch_size", 1) or 1)
-    if size < 1:
-        raise NovaInputError(f"batch_size must be at least 1, got {size}", field="batch_size")
-    resolved_prompts = _resolve_prompts(chosen, prompts)
+    plan = plan_run(
+        release,
+        tasks=tasks,
+        backend=backend,
+        prompts=prompts,
+        shard=shard,
+        batch_size=batch_size,
+        box_convention=box_convention,
+        limit=limit,
+        preset=preset,
+    )
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-
     with writer_lock(out, command):  # one writer per file: a second run fails at once
-        what, how = _split_description(backend.describe())
-        release_info = {
-            "layout": getattr(release, "layout", None),
-            "n_images": len(release.images),
-            "n_cases": len(release.cases()),
-            "fingerprint": release.fingerprint() if hasattr(release, "fingerprint") else None,
-        }
-        manifest = RunManifest(
-            format="novabench-raw-answers",
-            format_version=1,
-            novabench_version=__version__,
-            backend=what,
-            model=getattr(backend, "display_name", None)
-            or what.get("model", getattr(backend, "name", None)),
-            revision=what.get("revision"),
-            prompts={t: {"name": p.name, "sha256": p.sha256} for t, p in resolved_prompts.items()},
-            generation=what.get("generation"),
-            box_convention=box_convention,
-            shard=None if shard is None else {"index": shard[0], "count": shard[1]},
-            release=release_info,
-            task_settings=_task_settings(chosen, what.get("generation"), box_convention, preset),
-        )
-        if preset is not None:
-            manifest.extra["preset"] = dict(preset)
-
-        # Resume: repair a crash's leftovers, check the configuration, collect what is done.
-        repaired = repair_partial_last_line(out)
-        existing = RunManifest.read(out)
-        has_lines = out.is_file() and out.stat().st_size > 0
-        if has_lines and existing is None:
-            raise NovaInputError(
-                "exists and has no manifest, so it was not written by a run of this toolkit; choose a new output",
-                source=str(out),
-            )
-        done: dict[str, set[str]] = {task: set() for task in TASK_NAMES}
-        if existing is not None and not has_lines:
-            existing = None  # a manifest without answers (file deleted, or a crash before any line)
-        if existing is not None:
-            _check_resumable(existing, manifest, RunManifest.path_for(out))
-            manifest.prompts = {**(existing.prompts or {}), **(manifest.prompts or {})}
-            _join_task_settings(existing, manifest)
-            manifest.created_at = existing.created_at
-        if has_lines:
-            previous = read_predictions(out, release)
-            for task in TASK_NAMES:
-                done[task] = {
-                    key for key, record in previous.records[task].items() if record.error is None
-                }
-        manifest.created_at = manifest.created_at or _now()
-        manifest.runtime = {
-            **how,
-            "limit": limit,
-            "python": platform.python_version(),
-        }
-        pooled = _pooled(backend)
-        as_png = pooled and bool(getattr(backend, "accepts_png", False))
-        # How the images of the whole file were sent, over this call and the earlier ones.
-        image_encodings: Counter[str] = Counter()
-        earlier_runtime = existing.runtime if existing is not None else None
-        earlier = (
-            earlier_runtime.get("image_encoding") if isinstance(earlier_runtime, dict) else None
-        )
-        if isinstance(earlier, dict):
-            image_encodings.update(
-                {str(k): v for k, v in earlier.items() if type(v) is int}  # a hand-edit is ignored
-            )
-        if as_png:
-            manifest.runtime["image_encoding"] = image_encodings
-        earlier_endpoints = []
-        if isinstance(earlier_runtime, dict) and isinstance(earlier_runtime.get("endpoints"), list):
-            earlier_endpoints = list(earlier_runtime["endpoints"])
-        old_endpoint = (existing.backend or {}).get("endpoint") if existing is not None else None
-        endpoints = [e for e in [*earlier_endpoints, old_endpoint, what.get("endpoint")] if e]
-        if len(set(endpoints)) > 1:  # a resumed run moved server: say where each part came from
-            manifest.runtime["endpoints"] = list(dict.fromkeys(endpoints))
-
-        pending: dict[str, list[Any]] = {}
-        counts: dict[str, dict[str, int]] = {}
-        for task in chosen:
-            key_field = registry.TASKS[task].key_field  # the item's own attribute of that name
-            items = [
-                item for item in _items(release, task) if in_shard(getattr(item, key_field), shard)
-            ]
-            if limit is not None:
-                items = items[:limit]
-            todo = [item for item in items if getattr(item, key_field) not in done[task]]
-            pending[task] = todo
-            counts[task] = {
-                "items": len(items),
-                "done_before": len(items) - len(todo),
-                "answered": 0,
-                "errors": 0,
-                "too_long": 0,
-            }
-        manifest.tasks = sorted(
-            set((existing.tasks or []) if existing else []) | set(chosen), key=TASK_NAMES.index
-        )
-
-        # The counts of tasks this call does not run stay as the file's manifest had them.
-        earlier_counts = dict(existing.counts or {}) if existing is not None else {}
-
-        def save_manifest(status: str) -> Path:
-            manifest.status, manifest.updated_at = status, _now()
-            manifest.counts = {**earlier_counts, **counts}
-            return manifest.write(out)
-
-        manifest_path = save_manifest("running")
-        # The name reports show (a backend's display name, never a local path), else its own.
-        model_label = str(
-            getattr(backend, "display_name", None)
-            or getattr(backend, "name", what.get("model", "model"))
-        )
-        from novabench.progress import progress_bar
-
-        bar = progress_bar(
-            total=sum(len(v) for v in pending.values()),
-            unit="item",
-            desc="nova run",
-            enabled=progress,
-        )
-        status = "interrupted"
-        asking_started = time.perf_counter()
-        asking_s = 0.0
-        # The early stop (module docstring): the first endpoint-wide failure while nothing has
-        # been answered in this call. Both are only touched under the pool's lock (or by the
-        # one thread of the batch path).
-        answered_now = False
-        problem: str | None = None
-
-        def stopping() -> bool:
-            return problem is not None and not answered_now
-
-        try:
-            with out.open("a", encoding="utf-8") as handle:
-
-                def record(request: Request, answer: Answer) -> None:
-                    nonlocal answered_now, problem
-                    line = _answer_line(request, answer, model_label)
-                    _append_line(handle, line)
-                    counts[request.task]["errors" if "error" in line else "answered"] += 1
-                    counts[request.task]["too_long"] += "raw_truncated_from" in line
-                    if request.image_encoding is not None:
-                        image_encodings[request.image_encoding] += 1
-                    if "error" not in line:
-                        answered_now = True
-                    elif problem is None and not answered_now and answer.endpoint_problem:
-                        problem = answer.endpoint_problem
-                    bar.update(1)
-
-                if pooled:
-
-                    def ask(task: str, item: Any) -> tuple[Request, Answer]:
-                        request = _request(task, item, resolved_prompts[task], as_png=as_png)
-                        return request, backend.answer(request)  # type: ignore[attr-defined]
-
-                    jobs = ((task, item) for task in chosen for item in pending[task])
-                    concurrency = max(1, int(backend.max_concurrency))  # type: ignore[attr-defined]
-                    try:
-                        _ask_in_pool(jobs, ask, concurrency, record, stop=stopping)
-                    finally:
-                        close = getattr(backend, "close", None)
-                        if callable(close):
-                            close()  # the workers' kept-alive connections
-                else:
-                    for task in chosen:
-                        bar.set_postfix_str(task)
-                        for chunk in _chunks(pending[task], size):
-                            if stopping():
-                                break
-                            requests = [
-                                _request(task, item, resolved_prompts[task]) for item in chunk
-                            ]
-                            answers = backend.generate(requests)
-                            if len(answers) != len(requests):
-                                raise RuntimeError(
-                                    f"backend {model_label!r} returned {len(answers)} answers for {len(requests)} requests"
-                                )
-                            for request, answer in zip(requests, answers):
-                                record(request, answer)
-            asking_s = time.perf_counter() - asking_started
-            status = "stopped" if stopping() else "complete"
-        finally:
-            bar.close()
-            if status == "stopped":
-                manifest.runtime["stopped_because"] = problem
-            if status == "complete":
-                every_item_done = all(
-                    c["done_before"] + c["answered"] == c["items"] for c in counts.values()
-                )
-                status = "complete" if every_item_done else "complete-with-errors"
-            save_manifest(status)
-        summary = RunSummary(
-            out_path=out,
-            manifest_path=manifest_path,
-            counts=counts,
-            repaired_fragment=repaired,
-            elapsed_s=time.perf_counter() - started,
-            tasks=chosen,
-            asking_s=asking_s,
-        )
-        if status == "stopped" and problem is not None:
-            raise EndpointUnusableError(problem, summary)
-        return summary
+        resumed = resume_run(plan, release, backend, out)
+        return execute_run(plan, resumed, backend, progress=progress, started=started)

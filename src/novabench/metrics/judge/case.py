@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.metrics.judge.cache import case_verdict_cache_key
 from novabench.metrics.judge.common import CaseJudgeStats, JudgeError
@@ -22,13 +23,9 @@ from novabench.metrics.judge.verdicts import CaseVerdict, parse_case_verdict
 
 def _check_context(context: Any, case: str | None) -> None:
     """A case context is a string or None."""
-    if context is not None and not isinstance(context, str):
-        raise NovaInputError(
-            f"expected a string or None, got {type(context).__name__}",
-            source="judge",
-            record=case,
-            field="context",
-        )
+    checks.text(
+        context, source="judge", record=case, field="context", allow_blank=True, none_as_empty=True
+    )
 
 
 def _stored_slot(verdict: CaseVerdict) -> dict[str, int | None]:
@@ -197,13 +194,7 @@ class OpenAICaseJudge(_HttpJudge):
                 raise
 
     def _check_case(self, reference: Any, predictions: Any, case: str | None) -> list[str]:
-        if not isinstance(reference, str):
-            raise NovaInputError(
-                f"expected a string, got {type(reference).__name__}",
-                source="judge",
-                record=case,
-                field="reference",
-            )
+        checks.text(reference, source="judge", record=case, field="reference", allow_blank=True)
         if isinstance(predictions, str) or not isinstance(predictions, Sequence):
             raise NovaInputError(
                 "expected a list of predictions", source="judge", record=case, field="predictions"

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from novabench.errors import NovaError, NovaInputError
+from novabench.errors import NovaError
 
 
 class JudgeError(NovaError):
@@ -84,24 +83,6 @@ class JudgeBatchSummary:
     cache_hits: int
     judged: int
     requests: int
-
-
-def _check_positive(
-    value: Any, name: str, source: str, *, allow_zero: bool = False, integer: bool = False
-) -> None:
-    kinds = (int,) if integer else (int, float)
-    ok = (
-        isinstance(value, kinds)
-        and not isinstance(value, bool)
-        and (value >= 0 if allow_zero else value > 0)
-    )
-    if not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise NovaInputError(
-            f"must be {'an integer' if integer else 'a number'} {bound}, got {value!r}",
-            source=source,
-            field=name,
-        )
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from novabench import checks
 from novabench.client import ChatClient, ChatClientError
 from novabench.errors import NovaInputError
 from novabench.metrics.judge.cache import _VerdictCache, shown_cache_folder
-from novabench.metrics.judge.common import JudgeError, _check_positive
+from novabench.metrics.judge.common import JudgeError
 
 _Answer = TypeVar("_Answer")
 
@@ -134,7 +135,14 @@ class _HttpJudge:
             settings.temperature,
             settings.max_tokens,
         )
-        _check_positive(settings.max_workers, "max_workers", source, integer=True)
+        checks.bounded_number(
+            settings.max_workers,
+            minimum=0,
+            strict=True,
+            integer=True,
+            source=source,
+            field="max_workers",
+        )
         self._client = ChatClient(
             _v1_url(settings.base_url),
             settings.model,
@@ -286,10 +294,12 @@ def _judge_client_settings(
         raise NovaInputError("an endpoint URL is needed", source=source, field="base_url")
     if not isinstance(model, str) or not model.strip():
         raise NovaInputError("a model name is needed", source=source, field="model")
-    _check_positive(timeout, "timeout", source)
-    _check_positive(max_retries, "max_retries", source, allow_zero=True, integer=True)
-    _check_positive(backoff, "backoff", source, allow_zero=True)
-    _check_positive(temperature, "temperature", source, allow_zero=True)
+    checks.bounded_number(timeout, minimum=0, strict=True, source=source, field="timeout")
+    checks.bounded_number(max_retries, minimum=0, integer=True, source=source, field="max_retries")
+    checks.bounded_number(backoff, minimum=0, source=source, field="backoff")
+    checks.bounded_number(temperature, minimum=0, source=source, field="temperature")
     if max_tokens is not None:
-        _check_positive(max_tokens, "max_tokens", source, integer=True)
+        checks.bounded_number(
+            max_tokens, minimum=0, strict=True, integer=True, source=source, field="max_tokens"
+        )
     return {"timeout": timeout, "max_retries": max_retries, "backoff": backoff}

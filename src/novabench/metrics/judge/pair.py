@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.lexicon.diagnoses import normalize_diagnosis
 from novabench.metrics.judge.cache import _VerdictCache, shown_cache_folder, verdict_cache_key
@@ -19,7 +20,6 @@ from novabench.metrics.judge.common import (
     JudgeBatchSummary,
     JudgeError,
     JudgeStats,
-    _check_positive,
 )
 from novabench.metrics.judge.http import JudgeEndpoint, _endpoint_of, _HttpJudge
 from novabench.metrics.judge.prompts import (
@@ -45,7 +45,9 @@ class _CachingJudge:
     def __init__(
         self, cache_dir: str | os.PathLike[str] | None, max_workers: int, source: str
     ) -> None:
-        _check_positive(max_workers, "max_workers", source, integer=True)
+        checks.bounded_number(
+            max_workers, minimum=0, strict=True, integer=True, source=source, field="max_workers"
+        )
         self.max_workers = max_workers
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
         self._cache = _VerdictCache(cache_dir) if cache_dir is not None else None
@@ -134,13 +136,7 @@ class _CachingJudge:
 
     def _check_pair(self, reference: Any, candidate: Any, case: str | None) -> None:
         for name, value in (("reference", reference), ("candidate", candidate)):
-            if not isinstance(value, str):
-                raise NovaInputError(
-                    f"expected a string, got {type(value).__name__}",
-                    source="judge",
-                    record=case,
-                    field=name,
-                )
+            checks.text(value, source="judge", record=case, field=name, allow_blank=True)
 
     def __call__(self, reference: str, candidate: str) -> bool:
         """Judge one pair, reading and filling the cache.
@@ -188,7 +184,9 @@ class _CachingJudge:
             )
         cases = list(labels) if labels is not None else [f"pair {i}" for i in range(len(batch))]
         workers = self.max_workers if max_workers is None else max_workers
-        _check_positive(workers, "max_workers", "judge", integer=True)
+        checks.bounded_number(
+            workers, minimum=0, strict=True, integer=True, source="judge", field="max_workers"
+        )
         for (reference, candidate), case in zip(batch, cases):
             self._check_pair(reference, candidate, case)
         requests_before = self.stats.requests
