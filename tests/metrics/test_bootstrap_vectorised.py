@@ -448,3 +448,20 @@ def test_an_empty_resample_is_nan_without_a_numpy_warning(family) -> None:
         many = evaluation.aggregate_resamples(np.zeros((2, 0), dtype=np.int64))
     assert one and all(math.isnan(value) for value in one.values())
     assert all(np.isnan(values).all() and len(values) == 2 for values in many.values())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_aggregate_without_coco_ap_keeps_every_other_key_bit_for_bit(seed) -> None:
+    # The breakdowns' and human reference's point scores skip COCO AP (no interval is given
+    # to it there): every other key must be exactly what the full aggregate gives.
+    from novabench.metrics.localization import COCO_AP_KEYS
+
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        n_images = int(rng.integers(1, 30))
+        evaluation = random_localization(rng, n_images)
+        for indices in (None, np.sort(rng.integers(0, n_images, n_images))):
+            full = evaluation.aggregate(indices)
+            without = evaluation.aggregate(indices, coco_ap=False)
+            assert list(without) == [key for key in full if key not in COCO_AP_KEYS]
+            assert all(same(without[key], full[key]) for key in without)

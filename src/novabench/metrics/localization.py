@@ -523,7 +523,9 @@ class LocalizationEvaluation:
         result["per_image_best_iou"] = self.per_image_best_iou
         return result
 
-    def aggregate(self, indices: np.ndarray | Iterable[int] | None = None) -> dict[str, float]:
+    def aggregate(
+        self, indices: np.ndarray | Iterable[int] | None = None, *, coco_ap: bool = True
+    ) -> dict[str, float]:
         """The localisation scores on all images, or on a resample of them.
 
         A resample is the multiset of images given by ``indices`` (positions may repeat),
@@ -533,6 +535,8 @@ class LocalizationEvaluation:
 
         Args:
             indices: image positions (0-based, may repeat); None for every image once.
+            coco_ap: also the :data:`COCO_AP_KEYS` (most of the cost); False leaves them
+                out of the result.
 
         The keys, with ``best IoU`` the highest IoU of any kept prediction with any gold box
         of an image (0 when either list is empty):
@@ -563,13 +567,17 @@ class LocalizationEvaluation:
         weights = self._weights(indices)
         if weights is None:
             weights = np.ones(self.n_items, dtype=np.int64)
-        precision = self.precision_at_recall_points(indices)
-        if precision is None:
-            ap_30 = ap_50 = ap_50_95 = float("nan")
-        else:
-            ap_30 = float(np.mean(precision[_ROW_30]))
-            ap_50 = float(np.mean(precision[_ROW_50]))
-            ap_50_95 = float(np.mean(precision[_ROW_50:].ravel()))
+        coco: dict[str, float] = {}
+        if coco_ap:
+            precision = self.precision_at_recall_points(indices)
+            if precision is None:
+                coco = dict.fromkeys(COCO_AP_KEYS, float("nan"))
+            else:
+                coco = {
+                    "COCO-AP@30": float(np.mean(precision[_ROW_30])),
+                    "COCO-AP@50": float(np.mean(precision[_ROW_50])),
+                    "COCO-AP@50:95": float(np.mean(precision[_ROW_50:].ravel())),
+                }
         with_gold = weights * self._has_gold
         n_with_gold = with_gold.sum()
         n_images = weights.sum()
@@ -580,9 +588,7 @@ class LocalizationEvaluation:
             "mAP@30": _ratio(hits[0], n_images),
             "mAP@50": _ratio(hits[1], n_images),
             "mAP@50:95": _ratio(hits[1:].mean(), n_images),
-            "COCO-AP@30": ap_30,
-            "COCO-AP@50": ap_50,
-            "COCO-AP@50:95": ap_50_95,
+            **coco,
             "hit@30": _ratio(hits[0], n_with_gold),
             "hit@50": _ratio(hits[1], n_with_gold),
             "ACC50": _ratio(with_gold @ (self._first_iou >= 0.5), n_with_gold),

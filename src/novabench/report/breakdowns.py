@@ -408,9 +408,9 @@ class _Group:
 
         return _order_free(self._evaluation)
 
-    def aggregate(self, indices: np.ndarray | None = None) -> Mapping[str, Any]:
+    def aggregate(self, indices: np.ndarray | None = None, **options: Any) -> Mapping[str, Any]:
         chosen = self._positions if indices is None else self._positions[np.asarray(indices)]
-        result: Mapping[str, Any] = self._evaluation.aggregate(chosen)
+        result: Mapping[str, Any] = self._evaluation.aggregate(chosen, **options)
         return result
 
 
@@ -448,10 +448,9 @@ class _WithoutCocoAp:
         return _order_free(self._evaluation)
 
     def aggregate(self, indices: np.ndarray | None = None) -> Mapping[str, Any]:
-        from novabench.metrics.localization import COCO_AP_KEYS
-
-        scores = self._evaluation.aggregate(indices)
-        return {key: value for key, value in scores.items() if key not in COCO_AP_KEYS}
+        # Not computed at all: COCO AP is most of a point score's cost too.
+        result: Mapping[str, Any] = self._evaluation.aggregate(indices, coco_ap=False)
+        return result
 
     def aggregate_resamples(self, indices: np.ndarray) -> Mapping[str, np.ndarray]:
         result: Mapping[str, np.ndarray] = self._evaluation.aggregate_resamples(
