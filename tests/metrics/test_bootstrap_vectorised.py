@@ -465,3 +465,43 @@ def test_aggregate_without_coco_ap_keeps_every_other_key_bit_for_bit(seed) -> No
             without = evaluation.aggregate(indices, coco_ap=False)
             assert list(without) == [key for key in full if key not in COCO_AP_KEYS]
             assert all(same(without[key], full[key]) for key in without)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_resamples_of_a_group_equal_those_of_its_positions(seed) -> None:
+    # A breakdown group's draws are counted over its own images; every key must equal the
+    # resamples of the same images given as positions in the whole set.
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        n_images = int(rng.integers(2, 40))
+        evaluation = random_localization(rng, n_images)
+        group = np.flatnonzero(rng.random(n_images) < 0.5)
+        if not len(group):
+            group = np.array([int(rng.integers(0, n_images))])
+        places = np.sort(rng.integers(0, len(group), (25, len(group))), axis=1)
+        for coco_ap in (False, True):
+            expected = evaluation.aggregate_resamples(group[places], coco_ap=coco_ap)
+            got = evaluation.aggregate_resamples(places, coco_ap=coco_ap, positions=group)
+            assert list(got) == list(expected)
+            for key in got:
+                assert all(map(same, got[key].tolist(), expected[key].tolist())), key
+
+
+@pytest.mark.parametrize(
+    "positions, places",
+    [
+        ([2, 1], [[0, 1]]),  # not sorted
+        ([1, 1], [[0, 1]]),  # repeated
+        ([0, 5], [[0, 1]]),  # past the last image
+        ([0, 1], [[0, 2]]),  # a place past the group
+        ([0, 1], [[-1, 0]]),
+    ],
+)
+def test_group_resamples_refuse_bad_positions_or_places(positions, places) -> None:
+    evaluation = prepare_localization(
+        [{"boxes": [[0, 0, 4, 4]]}] * 3, [{"boxes": [[0, 0, 4, 4]]}] * 3
+    )
+    with pytest.raises(NovaInputError):
+        evaluation.aggregate_resamples(
+            np.array(places), coco_ap=False, positions=np.array(positions)
+        )

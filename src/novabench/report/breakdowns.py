@@ -422,9 +422,18 @@ class _ResampledGroup(_Group):
     """
 
     def aggregate_resamples(self, indices: np.ndarray, **options: Any) -> Mapping[str, np.ndarray]:
-        result: Mapping[str, np.ndarray] = self._evaluation.aggregate_resamples(
-            self._positions[np.asarray(indices)], **options
-        )
+        from novabench.metrics.localization import LocalizationEvaluation
+
+        result: Mapping[str, np.ndarray]
+        if isinstance(self._evaluation, LocalizationEvaluation):
+            # Draws counted over the group's images, not mapped onto the whole set's.
+            result = self._evaluation.aggregate_resamples(
+                indices, positions=self._positions, **options
+            )
+        else:
+            result = self._evaluation.aggregate_resamples(
+                self._positions[np.asarray(indices)], **options
+            )
         return result
 
 
