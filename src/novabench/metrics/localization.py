@@ -308,6 +308,9 @@ class LocalizationEvaluation:
     #: Scores depend only on how often each image is drawn, not on the order of draws: the
     #: bootstrap may skip sorting its rows (``novabench.metrics.stats``).
     order_free = True
+    #: ``aggregate_resamples`` takes ``positions=``: a group of images resampled on its own
+    #: (``novabench.report.breakdowns``).
+    resamples_groups = True
 
     def __init__(
         self, inputs: LocalizationInputs, *, max_detections: int, thresholds: np.ndarray
@@ -748,7 +751,8 @@ class LocalizationEvaluation:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Times each image is drawn per row, and the positions of the columns.
 
-        ``drawn_only``: only the columns of the images some row draws; otherwise all.
+        ``drawn_only``: only the columns of the images some row draws, when rows are short
+        enough for that to pay (fewer draws per row than half the images); otherwise all.
         """
         rows = np.asarray(indices)
         if rows.ndim != 2 or (rows.size and rows.dtype.kind not in "iu"):
@@ -765,7 +769,7 @@ class LocalizationEvaluation:
         rows = rows.astype(np.int64, copy=False)
         n_columns = self.n_items
         drawn = np.arange(self.n_items)
-        if drawn_only:
+        if drawn_only and 2 * rows.shape[1] < self.n_items:
             present = np.zeros(self.n_items, dtype=bool)
             present[rows.ravel()] = True
             drawn = np.flatnonzero(present)

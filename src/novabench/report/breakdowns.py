@@ -422,10 +422,8 @@ class _ResampledGroup(_Group):
     """
 
     def aggregate_resamples(self, indices: np.ndarray, **options: Any) -> Mapping[str, np.ndarray]:
-        from novabench.metrics.localization import LocalizationEvaluation
-
         result: Mapping[str, np.ndarray]
-        if isinstance(self._evaluation, LocalizationEvaluation):
+        if getattr(self._evaluation, "resamples_groups", False) is True:
             # Draws counted over the group's images, not mapped onto the whole set's.
             result = self._evaluation.aggregate_resamples(
                 indices, positions=self._positions, **options
