@@ -325,6 +325,8 @@ def test_the_draw_cache_keeps_within_its_budget() -> None:
     for seed in range(5):
         cache.rows(seed, 100, 10, sort=False)
     assert sorted(key[0] for key in cache._entries) == [2, 3, 4]  # the oldest went first
+    cache.forget()
+    assert not cache._entries
     assert np.array_equal(
         cache.rows(0, 100, 10, sort=False),
         np.random.default_rng(0).integers(0, 100, size=(10, 100)),

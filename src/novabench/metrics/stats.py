@@ -177,6 +177,11 @@ class _DrawCache:
             self._entries.move_to_end(key)
             return kept.astype(np.int64)
 
+    def forget(self) -> None:
+        """Drop every kept draw (the next request of each draws afresh)."""
+        with self._lock:
+            self._entries.clear()
+
     def _keep(self, key: tuple[int, int, int, bool], rows: np.ndarray) -> np.ndarray:
         compact = rows.astype(np.uint16)
         compact.flags.writeable = False
