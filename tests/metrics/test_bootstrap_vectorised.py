@@ -505,3 +505,29 @@ def test_group_resamples_refuse_bad_positions_or_places(positions, places) -> No
         evaluation.aggregate_resamples(
             np.array(places), coco_ap=False, positions=np.array(positions)
         )
+
+
+@pytest.mark.parametrize("averaging", ["sample", "micro"])
+def test_a_caption_subset_scores_what_the_whole_scores_on_its_pairs(averaging) -> None:
+    # Breakdown groups are resampled on the subset's own statistics: each key, point and
+    # resampled, must equal the whole evaluation's on the same pairs, bit for bit.
+    from novabench.metrics.captioning import prepare_captioning
+
+    words = ["axial", "flair", "cyst", "mass", "oedema", "left", "frontal", "no", "lesion"]
+    rng = np.random.default_rng(7)
+    predictions = [" ".join(rng.choice(words, int(rng.integers(0, 7)))) for _ in range(60)]
+    references = [" ".join(rng.choice(words, int(rng.integers(1, 7)))) for _ in range(60)]
+    evaluation = prepare_captioning(
+        predictions, references, exclude=["BERTScore-F1"], keyword_averaging=averaging
+    )
+    for _ in range(10):
+        group = np.flatnonzero(rng.random(60) < 0.3)
+        subset = evaluation.subset(group)
+        assert subset.n_items == len(group)
+        places = np.sort(rng.integers(0, len(group), (20, len(group))), axis=1)
+        expected = evaluation.aggregate_resamples(group[places])
+        got = subset.aggregate_resamples(places)
+        for key in expected:
+            assert all(map(same, got[key].tolist(), expected[key].tolist())), key
+        point, whole = subset.aggregate(), evaluation.aggregate(group)
+        assert all(same(point[key], whole[key]) for key in whole)

@@ -478,9 +478,12 @@ def _bootstrapped(evaluation: Any, coco_ap_intervals: bool) -> Any:
     return _WithoutCocoAp(evaluation)
 
 
-def _group(evaluation: Any, positions: np.ndarray) -> _Group:
+def _group(evaluation: Any, positions: np.ndarray) -> Any:
     from novabench.metrics.stats import SupportsResampledAggregate
 
+    subset = getattr(evaluation, "subset", None)
+    if callable(subset):  # the group's own statistics: resampled over its items alone
+        return subset(positions)
     if isinstance(evaluation, SupportsResampledAggregate):
         return _ResampledGroup(evaluation, positions)
     return _Group(evaluation, positions)
