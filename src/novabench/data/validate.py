@@ -185,8 +185,9 @@ class _FileBuffer:
     """One buffer that image files are read into, in turn (their bytes are only checked and
     hashed, never kept: a v1 or legacy record keeps its path).
 
-    A fresh ``bytes`` per file (``readall``) cost three times the copy itself: allocating
-    it, faulting its pages in, shrinking it to size. The view :meth:`rest_of` returns is
+    A fresh ``bytes`` per file (``readall``) cost three times the copy itself in a
+    long-lived process (allocating it, faulting its pages in, shrinking it to size; in a
+    fresh process the difference was not measurable). The view :meth:`rest_of` returns is
     valid until the next call.
     """
 
