@@ -6,7 +6,9 @@
    another tree's (``--other-src``), and ``evaluate.load(..., "all").compute`` (apart from
    ``import evaluate``), every contender once per round in a rotated order, the best of
    ``--rounds``; then each task's headline bootstrap beside a bare-numpy floor of as many
-   keys (``numpy_bootstrap_floor``);
+   keys (``numpy_bootstrap_floor``; ours draws afresh in every timed run, as a fresh
+   process does). Modules' bytecode is kept under ``WORK/pycache`` between runs, as an
+   installed package has it (``--no-bytecode-cache``: as the environment says);
 1. localisation: 10,000 and 100,000 images x 10 predictions, ours vs pycocotools and
    faster-coco-eval called directly (``bench_localization.py``), with our peak memory;
 2. captioning: 1,000 pairs, ours vs sacrebleu, rouge_score, nltk and bert_score
@@ -19,7 +21,7 @@ It prints seconds and ratios and asserts nothing: speed is never a test.
 Usage:
     python scripts/bench_metric.py [--images 10000] [--large 100000] [--pairs 1000] [--repeats 3]
         [--no-bertscore] [--release NOVA_SIZE_RELEASE] [--only nova|localization|captioning|face]
-        [--rounds 5] [--other-src OTHER_TREE/src] [--no-face]
+        [--rounds 5] [--other-src OTHER_TREE/src] [--no-face] [--no-bytecode-cache]
 """
 
 from __future__ import annotations
@@ -189,8 +191,36 @@ print(json.dumps({"code": code, "import_s": imported - started, "command_s": don
 """
 
 
+def child_environment(source: Path | None, bytecode: Path | None) -> dict[str, str]:
+    """The environment of a measured child: offline, ``source`` first on the path, and with
+    ``bytecode`` (a folder) the modules' compiled bytecode kept there between runs.
+
+    An installed package has its bytecode compiled once; a checkout run with
+    ``PYTHONDONTWRITEBYTECODE=1`` (set on some machines) compiles every module of every run
+    anew, which is then measured as part of the command. ``bytecode=None`` leaves that as
+    the environment says.
+
+    Example:
+        >>> environment = child_environment(None, Path("/tmp/pycache"))
+        >>> environment["PYTHONPYCACHEPREFIX"], "PYTHONDONTWRITEBYTECODE" in environment
+        ('/tmp/pycache', False)
+    """
+    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    if source is not None:
+        environment["PYTHONPATH"] = str(source)
+    if bytecode is not None:
+        environment.pop("PYTHONDONTWRITEBYTECODE", None)
+        environment["PYTHONPYCACHEPREFIX"] = str(bytecode)
+    return environment
+
+
 def run_nova_evaluate(
-    release: Path, predictions: Path, resamples: int, *extra: str, source: Path | None = None
+    release: Path,
+    predictions: Path,
+    resamples: int,
+    *extra: str,
+    source: Path | None = None,
+    bytecode: Path | None = None,
 ) -> dict[str, float]:
     """``nova evaluate`` in a fresh interpreter: wall time, and where it went.
 
@@ -202,6 +232,8 @@ def run_nova_evaluate(
             give them as ``"--html"`` / ``"--items"`` alone).
         source: the ``src`` folder of the tree to run (another checkout, for a before/after
             table); None: the one this script imports.
+        bytecode: where compiled modules are kept between runs (see
+            :func:`child_environment`); None: as the environment says.
 
     Returns:
         ``wall_s`` (the whole process), ``scoring_s`` (inside ``main``: reading the release
@@ -212,7 +244,6 @@ def run_nova_evaluate(
         ``wall_s - scoring_s``).
     """
     import json
-    import os
     import subprocess
     import tempfile
 
@@ -225,9 +256,7 @@ def run_nova_evaluate(
         argv.append(option)
         if option in ("--html", "--items"):
             argv.append(str(folder / ("report.html" if option == "--html" else "items")))
-    environment = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    if source is not None:
-        environment["PYTHONPATH"] = str(source)
+    environment = child_environment(source, bytecode)
     start = time.perf_counter()
     finished = subprocess.run(argv, capture_output=True, text=True, env=environment)
     wall = time.perf_counter() - start
@@ -369,6 +398,20 @@ def numpy_bootstrap_floor(
     return np.percentile(means, [tail, 100 - tail], axis=0)
 
 
+def forget_draws() -> None:
+    """Empty the bootstrap's per-process store of draws (``novabench.metrics.stats``), so
+    that a timed bootstrap draws as a fresh process does.
+
+    Example:
+        >>> forget_draws()
+    """
+    from novabench.metrics import stats
+
+    draws = getattr(stats, "_DRAWS", None)  # trees from before it kept none
+    if draws is not None:
+        draws.forget()
+
+
 def run_bootstrap_floor(
     release: Path, predictions: Path, resamples: int, rounds: int
 ) -> dict[str, dict[str, float]]:
@@ -388,6 +431,9 @@ def run_bootstrap_floor(
 
         def timed(function: Callable[[], Any]) -> Callable[[], dict[str, float]]:
             def run() -> dict[str, float]:
+                # Ours keeps a process's draws for its next bootstrap of the same size; a
+                # report's first bootstrap of a size draws afresh, as the floor always does.
+                forget_draws()
                 start, cpu = time.perf_counter(), time.process_time()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -443,11 +489,14 @@ def run_nova_size(
     rounds: int = 5,
     other_source: Path | None = None,
     face: bool = True,
+    bytecode: Path | None = None,
 ) -> dict[str, Any]:
     """NOVA-size scoring end to end, alternated over ``rounds``; prints a table.
 
     With ``other_source`` (another tree's ``src``), every ``nova evaluate`` run is also made
     with that tree, alternating with this one, so both columns share the machine's moods.
+    With ``bytecode`` (a folder), compiled modules are kept there: the first round compiles
+    them, the minimum over rounds leaves that out (give at least 2 rounds).
     """
     import json
     import subprocess
@@ -464,7 +513,9 @@ def run_nova_size(
     for tree, source in trees.items():
         for label, resamples, extra in runs[tree]:
             contenders[f"{tree}|{label}"] = lambda resamples=resamples, extra=extra, source=source: (
-                run_nova_evaluate(release, predictions, resamples, *extra, source=source)
+                run_nova_evaluate(
+                    release, predictions, resamples, *extra, source=source, bytecode=bytecode
+                )
             )
 
     def face_run(resamples: int) -> dict[str, float]:
@@ -476,7 +527,11 @@ def run_nova_size(
             f"__import__('pathlib').Path({str(predictions)!r}), {resamples:d})))"
         )
         finished = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=child_environment(None, bytecode),
         )
         return dict(json.loads(finished.stdout.strip().splitlines()[-1]))
 
@@ -488,6 +543,17 @@ def run_nova_size(
         f"906 images / 281 cases, all metrics but BERTScore; best of {rounds} rounds, contenders"
         " alternated (seconds; CPU of the command, + its helper processes' if any)"
     )
+    compiled = (
+        f"modules' bytecode kept in {bytecode} between runs, as an installed package has it"
+        if bytecode is not None
+        else "bytecode as the environment says"
+        + (
+            " (PYTHONDONTWRITEBYTECODE: every run compiles every module)"
+            if os.environ.get("PYTHONDONTWRITEBYTECODE")
+            else ""
+        )
+    )
+    print(f"  {compiled}")
     for tree in trees:
         print(f"  {tree}{'' if trees[tree] is None else ' (' + str(trees[tree]) + ')'}")
         for label, _, _ in runs[tree]:
@@ -527,6 +593,12 @@ def main(argv: list[str] | None = None) -> None:
         help="another tree's src folder: its nova evaluate runs beside this tree's",
     )
     parser.add_argument("--no-face", action="store_true", help="skip the evaluate face runs")
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="leave compiled bytecode as the environment says (by default it is kept under "
+        "WORK/pycache between runs, as an installed package has it)",
+    )
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
@@ -539,6 +611,7 @@ def main(argv: list[str] | None = None) -> None:
             rounds=args.rounds,
             other_source=args.other_src,
             face=not args.no_face,
+            bytecode=None if args.no_bytecode_cache else (args.work / "pycache").resolve(),
         )
     if args.only in (None, "localization"):
         print("\n== 1. localisation: ours vs pycocotools vs faster-coco-eval")

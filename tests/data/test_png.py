@@ -420,6 +420,35 @@ def test_image_bytes_are_read_whole_even_in_short_reads() -> None:
         assert _read_at_most(Trickle(data), size) == data[:size]
 
 
+def test_the_reused_read_buffer_gives_each_file_whole_even_when_it_outgrows_it(tmp_path) -> None:
+    """Files are read into one buffer in turn: a file larger than the buffer, one that is
+    longer than its size said (it grew, or the system cannot tell: a pipe), one read in
+    short pieces, and a smaller one after a larger one each come back exactly."""
+    from novabench.data.validate import _FileBuffer
+
+    class Trickle(io.RawIOBase):  # no fileno: its size is unknown, as a pipe's
+        def __init__(self, data: bytes) -> None:
+            self.stream = io.BytesIO(data)
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer) -> int:
+            piece = self.stream.read(min(len(buffer), 7))
+            buffer[: len(piece)] = piece
+            return len(piece)
+
+    buffer = _FileBuffer(size=16)
+    large, small = bytes(range(256)) * 40, b"tail of a small file"
+    assert bytes(buffer.rest_of(Trickle(large), b"head")) == b"head" + large
+    assert bytes(buffer.rest_of(Trickle(small), b"")) == small
+    on_disk = tmp_path / "image.png"
+    on_disk.write_bytes(large)
+    with open(on_disk, "rb", buffering=0) as handle:
+        start = handle.read(8)
+        assert bytes(buffer.rest_of(handle, start)) == large
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_plain_image_paths_take_the_same_path_as_the_full_checks(seed: int) -> None:
     """A path the shortcut takes as it is passes every check and joins to the same file."""

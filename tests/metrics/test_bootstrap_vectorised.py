@@ -448,3 +448,86 @@ def test_an_empty_resample_is_nan_without_a_numpy_warning(family) -> None:
         many = evaluation.aggregate_resamples(np.zeros((2, 0), dtype=np.int64))
     assert one and all(math.isnan(value) for value in one.values())
     assert all(np.isnan(values).all() and len(values) == 2 for values in many.values())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_aggregate_without_coco_ap_keeps_every_other_key_bit_for_bit(seed) -> None:
+    # The breakdowns' and human reference's point scores skip COCO AP (no interval is given
+    # to it there): every other key must be exactly what the full aggregate gives.
+    from novabench.metrics.localization import COCO_AP_KEYS
+
+    rng = np.random.default_rng(seed)
+    for _ in range(25):
+        n_images = int(rng.integers(1, 30))
+        evaluation = random_localization(rng, n_images)
+        for indices in (None, np.sort(rng.integers(0, n_images, n_images))):
+            full = evaluation.aggregate(indices)
+            without = evaluation.aggregate(indices, coco_ap=False)
+            assert list(without) == [key for key in full if key not in COCO_AP_KEYS]
+            assert all(same(without[key], full[key]) for key in without)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_resamples_of_a_group_equal_those_of_its_positions(seed) -> None:
+    # A breakdown group's draws are counted over its own images; every key must equal the
+    # resamples of the same images given as positions in the whole set.
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        n_images = int(rng.integers(2, 40))
+        evaluation = random_localization(rng, n_images)
+        group = np.flatnonzero(rng.random(n_images) < 0.5)
+        if not len(group):
+            group = np.array([int(rng.integers(0, n_images))])
+        places = np.sort(rng.integers(0, len(group), (25, len(group))), axis=1)
+        for coco_ap in (False, True):
+            expected = evaluation.aggregate_resamples(group[places], coco_ap=coco_ap)
+            got = evaluation.aggregate_resamples(places, coco_ap=coco_ap, positions=group)
+            assert list(got) == list(expected)
+            for key in got:
+                assert all(map(same, got[key].tolist(), expected[key].tolist())), key
+
+
+@pytest.mark.parametrize(
+    "positions, places",
+    [
+        ([2, 1], [[0, 1]]),  # not sorted
+        ([1, 1], [[0, 1]]),  # repeated
+        ([0, 5], [[0, 1]]),  # past the last image
+        ([0, 1], [[0, 2]]),  # a place past the group
+        ([0, 1], [[-1, 0]]),
+    ],
+)
+def test_group_resamples_refuse_bad_positions_or_places(positions, places) -> None:
+    evaluation = prepare_localization(
+        [{"boxes": [[0, 0, 4, 4]]}] * 3, [{"boxes": [[0, 0, 4, 4]]}] * 3
+    )
+    with pytest.raises(NovaInputError):
+        evaluation.aggregate_resamples(
+            np.array(places), coco_ap=False, positions=np.array(positions)
+        )
+
+
+@pytest.mark.parametrize("averaging", ["sample", "micro"])
+def test_a_caption_subset_scores_what_the_whole_scores_on_its_pairs(averaging) -> None:
+    # Breakdown groups are resampled on the subset's own statistics: each key, point and
+    # resampled, must equal the whole evaluation's on the same pairs, bit for bit.
+    from novabench.metrics.captioning import prepare_captioning
+
+    words = ["axial", "flair", "cyst", "mass", "oedema", "left", "frontal", "no", "lesion"]
+    rng = np.random.default_rng(7)
+    predictions = [" ".join(rng.choice(words, int(rng.integers(0, 7)))) for _ in range(60)]
+    references = [" ".join(rng.choice(words, int(rng.integers(1, 7)))) for _ in range(60)]
+    evaluation = prepare_captioning(
+        predictions, references, exclude=["BERTScore-F1"], keyword_averaging=averaging
+    )
+    for _ in range(10):
+        group = np.flatnonzero(rng.random(60) < 0.3)
+        subset = evaluation.subset(group)
+        assert subset.n_items == len(group)
+        places = np.sort(rng.integers(0, len(group), (20, len(group))), axis=1)
+        expected = evaluation.aggregate_resamples(group[places])
+        got = subset.aggregate_resamples(places)
+        for key in expected:
+            assert all(map(same, got[key].tolist(), expected[key].tolist())), key
+        point, whole = subset.aggregate(), evaluation.aggregate(group)
+        assert all(same(point[key], whole[key]) for key in whole)

@@ -285,9 +285,11 @@ def test_paired_keeps_only_shared_scalar_keys_and_nan_entries() -> None:
     assert all(math.isnan(v) for v in results["undefined"]["ci"])
 
 
-@pytest.mark.parametrize("n_items", [1, 2, 7, 281, 906, 1001])
+@pytest.mark.parametrize("n_items", [1, 2, 7, 281, 511, 512, 906, 1001, 65536, 65537])
 def test_resample_stream_is_one_integers_call_per_resample(n_items: int) -> None:
     # The documented stream: resample r is the r-th `rng.integers(0, n, size=n)`, sorted.
+    # The sizes cross the rule of _sorted_rows: rows of 512 and more sorted as 16 bits,
+    # positions of 65536 items and more as 32 bits.
     from novabench.metrics.stats import _draw
 
     reference = np.random.default_rng(5)
@@ -296,7 +298,51 @@ def test_resample_stream_is_one_integers_call_per_resample(n_items: int) -> None
     )
     rng = np.random.default_rng(5)
     drawn = np.concatenate([_draw(rng, n_items, 20), _draw(rng, n_items, 17)])
+    assert drawn.dtype == expected.dtype
     assert np.array_equal(drawn, expected)
+
+
+@pytest.mark.parametrize("sort_first", [True, False])
+def test_draws_kept_for_the_next_bootstrap_are_the_stream_itself(sort_first: bool) -> None:
+    # A draw is taken once per (seed, items, resamples) and kept: every later request, sorted
+    # or not, in either order, must give the documented stream, and a caller writing into
+    # its array must not change what the next one gets.
+    from novabench.metrics.stats import _DrawCache
+
+    expected = np.random.default_rng(11).integers(0, 906, size=(40, 906))
+    cache = _DrawCache(1 << 20)
+    for sort in (sort_first, not sort_first, sort_first, not sort_first):
+        rows = cache.rows(11, 906, 40, sort=sort)
+        assert rows.dtype == expected.dtype
+        assert np.array_equal(rows, np.sort(expected, axis=1) if sort else expected)
+        rows[:] = 0
+
+
+def test_the_draw_cache_keeps_within_its_budget() -> None:
+    from novabench.metrics.stats import _DrawCache
+
+    cache = _DrawCache(3 * 10 * 100 * 2)  # three draws of 10 x 100 positions in 16 bits
+    for seed in range(5):
+        cache.rows(seed, 100, 10, sort=False)
+    assert sorted(key[0] for key in cache._entries) == [2, 3, 4]  # the oldest went first
+    cache.forget()
+    assert not cache._entries
+    assert np.array_equal(
+        cache.rows(0, 100, 10, sort=False),
+        np.random.default_rng(0).integers(0, 100, size=(10, 100)),
+    )
+
+
+def test_a_generator_as_seed_is_drawn_from_not_kept() -> None:
+    # A Generator is state, not a seed: two bootstraps with the same one draw on from it.
+    from novabench.metrics.stats import _chunks_of_draws
+
+    generator = np.random.default_rng(3)
+    first = next(_chunks_of_draws(generator, 50, 20, 20, sort=False))
+    second = next(_chunks_of_draws(generator, 50, 20, 20, sort=False))
+    reference = np.random.default_rng(3)
+    assert np.array_equal(first, reference.integers(0, 50, size=(20, 50)))
+    assert np.array_equal(second, reference.integers(0, 50, size=(20, 50)))
 
 
 @pytest.mark.parametrize("seed", range(5))

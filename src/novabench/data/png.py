@@ -83,7 +83,7 @@ def _header(data: bytes | bytearray | memoryview) -> PngHeader:
     return PngHeader(width, height, bit_depth, colour_type, interlace == 1)
 
 
-def check_png(data: bytes | bytearray) -> PngHeader:
+def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
     """Check that ``data`` is a whole PNG, chunk by chunk, and give what its IHDR says.
 
     Nothing is decompressed: each chunk's length, type and CRC-32 are checked, ``IHDR``

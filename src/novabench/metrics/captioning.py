@@ -84,7 +84,7 @@ import math
 import os
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -503,6 +503,52 @@ class CaptioningEvaluation:
             )
         result.update(self.info)
         return result
+
+    def subset(self, positions: np.ndarray | Sequence[int]) -> CaptioningEvaluation:
+        """The evaluation of the pairs at ``positions`` alone, in that order.
+
+        It holds those pairs' own statistics, so any resample of it scores exactly what this
+        evaluation scores on the same pairs (``subset(p).aggregate(i) ==
+        aggregate(p[i])``): a breakdown group is resampled over its pairs only.
+
+        Args:
+            positions: pair positions (0-based; a group's are sorted and distinct).
+
+        Returns:
+            A :class:`CaptioningEvaluation` of ``len(positions)`` pairs.
+
+        Example:
+            >>> evaluation = prepare_captioning(["a cyst", "no mass", "a cyst"],
+            ...     ["a cyst", "a mass", "a mass"], exclude=["BERTScore-F1"])
+            >>> group = evaluation.subset([0, 2])
+            >>> group.n_items, group.aggregate([1, 1]) == evaluation.aggregate([2, 2])
+            (2, True)
+        """
+        chosen = _pair_positions(positions, self.n_items, ndim=1, source="subset")
+
+        def take(values: np.ndarray | None) -> np.ndarray | None:
+            return None if values is None else values[chosen]
+
+        def keywords(found: list[CaptionKeywords] | None) -> list[CaptionKeywords] | None:
+            return None if found is None else [found[int(i)] for i in chosen]
+
+        return replace(
+            self,
+            n_items=len(chosen),
+            bleu_statistics=take(self.bleu_statistics),
+            rouge_l=take(self.rouge_l),
+            meteor=take(self.meteor),
+            bertscore_f1=take(self.bertscore_f1),
+            keyword_counts={
+                family: counts[chosen] for family, counts in self.keyword_counts.items()
+            },
+            reference_labels=take(self.reference_labels),
+            prediction_labels=take(self.prediction_labels),
+            info=dict(self.info),
+            reference_keywords=keywords(self.reference_keywords),
+            prediction_keywords=keywords(self.prediction_keywords),
+            notes=list(self.notes),
+        )
 
     def aggregate(self, indices: np.ndarray | None = None) -> dict[str, float]:
         """The headline metrics on the pairs ``indices`` (all pairs when None; repeats allowed).

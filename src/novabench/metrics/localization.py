@@ -275,6 +275,13 @@ def _first_true_positive_reaching(n_gold: np.ndarray, limit: int) -> np.ndarray:
 # --------------------------------------------------------------------------- evaluation
 
 
+def _draw_counts(rows: np.ndarray, n_columns: int) -> np.ndarray:
+    """``(n_rows, n_columns)`` times each column is drawn in each row of int64 ``rows``."""
+    n_rows = len(rows)
+    flat = rows + (np.arange(n_rows, dtype=np.int64) * n_columns)[:, None]
+    return np.bincount(flat.ravel(), minlength=n_rows * n_columns).reshape(n_rows, n_columns)
+
+
 class LocalizationEvaluation:
     """Matched predictions of a localisation run, ready to aggregate on any resample of images.
 
@@ -301,6 +308,9 @@ class LocalizationEvaluation:
     #: Scores depend only on how often each image is drawn, not on the order of draws: the
     #: bootstrap may skip sorting its rows (``novabench.metrics.stats``).
     order_free = True
+    #: ``aggregate_resamples`` takes ``positions=``: a group of images resampled on its own
+    #: (``novabench.report.breakdowns``).
+    resamples_groups = True
 
     def __init__(
         self, inputs: LocalizationInputs, *, max_detections: int, thresholds: np.ndarray
@@ -523,7 +533,9 @@ class LocalizationEvaluation:
         result["per_image_best_iou"] = self.per_image_best_iou
         return result
 
-    def aggregate(self, indices: np.ndarray | Iterable[int] | None = None) -> dict[str, float]:
+    def aggregate(
+        self, indices: np.ndarray | Iterable[int] | None = None, *, coco_ap: bool = True
+    ) -> dict[str, float]:
         """The localisation scores on all images, or on a resample of them.
 
         A resample is the multiset of images given by ``indices`` (positions may repeat),
@@ -533,6 +545,8 @@ class LocalizationEvaluation:
 
         Args:
             indices: image positions (0-based, may repeat); None for every image once.
+            coco_ap: also the :data:`COCO_AP_KEYS` (most of the cost); False leaves them
+                out of the result.
 
         The keys, with ``best IoU`` the highest IoU of any kept prediction with any gold box
         of an image (0 when either list is empty):
@@ -563,13 +577,17 @@ class LocalizationEvaluation:
         weights = self._weights(indices)
         if weights is None:
             weights = np.ones(self.n_items, dtype=np.int64)
-        precision = self.precision_at_recall_points(indices)
-        if precision is None:
-            ap_30 = ap_50 = ap_50_95 = float("nan")
-        else:
-            ap_30 = float(np.mean(precision[_ROW_30]))
-            ap_50 = float(np.mean(precision[_ROW_50]))
-            ap_50_95 = float(np.mean(precision[_ROW_50:].ravel()))
+        coco: dict[str, float] = {}
+        if coco_ap:
+            precision = self.precision_at_recall_points(indices)
+            if precision is None:
+                coco = dict.fromkeys(COCO_AP_KEYS, float("nan"))
+            else:
+                coco = {
+                    "COCO-AP@30": float(np.mean(precision[_ROW_30])),
+                    "COCO-AP@50": float(np.mean(precision[_ROW_50])),
+                    "COCO-AP@50:95": float(np.mean(precision[_ROW_50:].ravel())),
+                }
         with_gold = weights * self._has_gold
         n_with_gold = with_gold.sum()
         n_images = weights.sum()
@@ -580,9 +598,7 @@ class LocalizationEvaluation:
             "mAP@30": _ratio(hits[0], n_images),
             "mAP@50": _ratio(hits[1], n_images),
             "mAP@50:95": _ratio(hits[1:].mean(), n_images),
-            "COCO-AP@30": ap_30,
-            "COCO-AP@50": ap_50,
-            "COCO-AP@50:95": ap_50_95,
+            **coco,
             "hit@30": _ratio(hits[0], n_with_gold),
             "hit@50": _ratio(hits[1], n_with_gold),
             "ACC50": _ratio(with_gold @ (self._first_iou >= 0.5), n_with_gold),
@@ -592,7 +608,7 @@ class LocalizationEvaluation:
         }
 
     def aggregate_resamples(
-        self, indices: np.ndarray, *, coco_ap: bool = True
+        self, indices: np.ndarray, *, coco_ap: bool = True, positions: np.ndarray | None = None
     ) -> dict[str, np.ndarray]:
         """:meth:`aggregate` of every row of ``indices`` at once (the bootstrap's fast path).
 
@@ -605,6 +621,10 @@ class LocalizationEvaluation:
             indices: ``(n_resamples, n_images)`` image positions, one resample per row.
             coco_ap: also the :data:`COCO_AP_KEYS` (their rebuild is most of the cost);
                 False leaves them out of the result.
+            positions: a group of images (sorted, distinct positions); ``indices`` are then
+                places in it, and the result is that of ``positions[indices]``. Without
+                COCO AP the draws are counted over the group alone (a breakdown group's
+                share of the work, not the whole set's).
 
         Returns:
             ``{key: (n_resamples,) array}`` for the keys of :data:`LOCALIZATION_METRIC_KEYS`
@@ -618,11 +638,23 @@ class LocalizationEvaluation:
             [0.5, 1.0]
             >>> "COCO-AP@50" in evaluation.aggregate_resamples(np.array([[0, 1]]), coco_ap=False)
             False
+            >>> evaluation.aggregate_resamples(
+            ...     np.array([[0, 0]]), coco_ap=False, positions=np.array([1]))["hit@30"].tolist()
+            [0.0]
         """
         counts = self._per_image_counts()
+        if positions is not None:
+            group = self._group_positions(positions)
+            if coco_ap:
+                indices = group[self._local_rows(indices, len(group))]
+            else:
+                # Draw counts over the group's images only: the sums below add integers,
+                # exact in any order, so each result is the same as over every image.
+                weights = _draw_counts(self._local_rows(indices, len(group)), len(group))
+                counts = counts[group]
         if coco_ap:
             weights = self._resample_weights(indices)
-        else:
+        elif positions is None:
             # Only the columns of images drawn at all (a breakdown group draws few of the
             # whole set's): the sums below add integers, exact in any order, so each result
             # is the same as with every column.
@@ -654,6 +686,38 @@ class LocalizationEvaluation:
             "FP30": _ratios(kept - matched_det, kept),
             "FNR": _ratios(no_prediction, n_with_gold),
         }
+
+    def _group_positions(self, positions: np.ndarray) -> np.ndarray:
+        """``positions`` checked: sorted, distinct image positions of this evaluation."""
+        group = np.asarray(positions)
+        if (
+            group.ndim != 1
+            or (group.size and group.dtype.kind not in "iu")
+            or (group.size and (group[0] < 0 or group[-1] >= self.n_items))
+            or np.any(np.diff(group) <= 0)
+        ):
+            raise NovaInputError(
+                f"positions must be sorted, distinct image positions in [0, {self.n_items})",
+                field="positions",
+            )
+        return group.astype(np.int64, copy=False)
+
+    @staticmethod
+    def _local_rows(indices: np.ndarray, n_places: int) -> np.ndarray:
+        """``indices`` checked as rows of places in a group of ``n_places`` images."""
+        rows = np.asarray(indices)
+        if rows.ndim != 2 or (rows.size and rows.dtype.kind not in "iu"):
+            raise NovaInputError(
+                "indices must be a 2-D array of integer places in the group, one resample per row",
+                field="indices",
+            )
+        if rows.size and (rows.min() < 0 or rows.max() >= n_places):
+            raise NovaInputError(
+                f"indices must lie in [0, {n_places}) (places in the group), got values from "
+                f"{rows.min()} to {rows.max()}",
+                field="indices",
+            )
+        return rows.astype(np.int64, copy=False)
 
     def _per_image_counts(self) -> np.ndarray:
         """``(n_images, 8 + 11)`` per-image integers whose resampled sums make the rates.
@@ -687,7 +751,8 @@ class LocalizationEvaluation:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Times each image is drawn per row, and the positions of the columns.
 
-        ``drawn_only``: only the columns of the images some row draws; otherwise all.
+        ``drawn_only``: only the columns of the images some row draws, when rows are short
+        enough for that to pay (fewer draws per row than half the images); otherwise all.
         """
         rows = np.asarray(indices)
         if rows.ndim != 2 or (rows.size and rows.dtype.kind not in "iu"):
@@ -701,19 +766,16 @@ class LocalizationEvaluation:
                 f"{rows.min()} to {rows.max()}",
                 field="indices",
             )
-        n_rows = len(rows)
-        rows = rows.astype(np.int64)
+        rows = rows.astype(np.int64, copy=False)
         n_columns = self.n_items
         drawn = np.arange(self.n_items)
-        if drawn_only:
+        if drawn_only and 2 * rows.shape[1] < self.n_items:
             present = np.zeros(self.n_items, dtype=bool)
             present[rows.ravel()] = True
             drawn = np.flatnonzero(present)
             column_of = np.cumsum(present) - 1  # position -> its column among the drawn
             rows, n_columns = column_of[rows], len(drawn)
-        flat = rows + (np.arange(n_rows, dtype=np.int64) * n_columns)[:, None]
-        weights = np.bincount(flat.ravel(), minlength=n_rows * n_columns)
-        return weights.reshape(n_rows, n_columns), drawn
+        return _draw_counts(rows, n_columns), drawn
 
     def _match_tables(self) -> list[_MatchTable]:
         """Per IoU threshold, where the true positives sit among the blocks of detections.

@@ -404,9 +404,9 @@ class _Group:
 
         return _order_free(self._evaluation)
 
-    def aggregate(self, indices: np.ndarray | None = None) -> Mapping[str, Any]:
+    def aggregate(self, indices: np.ndarray | None = None, **options: Any) -> Mapping[str, Any]:
         chosen = self._positions if indices is None else self._positions[np.asarray(indices)]
-        result: Mapping[str, Any] = self._evaluation.aggregate(chosen)
+        result: Mapping[str, Any] = self._evaluation.aggregate(chosen, **options)
         return result
 
 
@@ -418,9 +418,16 @@ class _ResampledGroup(_Group):
     """
 
     def aggregate_resamples(self, indices: np.ndarray, **options: Any) -> Mapping[str, np.ndarray]:
-        result: Mapping[str, np.ndarray] = self._evaluation.aggregate_resamples(
-            self._positions[np.asarray(indices)], **options
-        )
+        result: Mapping[str, np.ndarray]
+        if getattr(self._evaluation, "resamples_groups", False) is True:
+            # Draws counted over the group's images, not mapped onto the whole set's.
+            result = self._evaluation.aggregate_resamples(
+                indices, positions=self._positions, **options
+            )
+        else:
+            result = self._evaluation.aggregate_resamples(
+                self._positions[np.asarray(indices)], **options
+            )
         return result
 
 
@@ -444,10 +451,9 @@ class _WithoutCocoAp:
         return _order_free(self._evaluation)
 
     def aggregate(self, indices: np.ndarray | None = None) -> Mapping[str, Any]:
-        from novabench.metrics.localization import COCO_AP_KEYS
-
-        scores = self._evaluation.aggregate(indices)
-        return {key: value for key, value in scores.items() if key not in COCO_AP_KEYS}
+        # Not computed at all: COCO AP is most of a point score's cost too.
+        result: Mapping[str, Any] = self._evaluation.aggregate(indices, coco_ap=False)
+        return result
 
     def aggregate_resamples(self, indices: np.ndarray) -> Mapping[str, np.ndarray]:
         result: Mapping[str, np.ndarray] = self._evaluation.aggregate_resamples(
@@ -468,9 +474,12 @@ def _bootstrapped(evaluation: Any, coco_ap_intervals: bool) -> Any:
     return _WithoutCocoAp(evaluation)
 
 
-def _group(evaluation: Any, positions: np.ndarray) -> _Group:
+def _group(evaluation: Any, positions: np.ndarray) -> Any:
     from novabench.metrics.stats import SupportsResampledAggregate
 
+    subset = getattr(evaluation, "subset", None)
+    if callable(subset):  # the group's own statistics: resampled over its items alone
+        return subset(positions)
     if isinstance(evaluation, SupportsResampledAggregate):
         return _ResampledGroup(evaluation, positions)
     return _Group(evaluation, positions)
