@@ -237,7 +237,8 @@ def test_gold_and_random_captions_extract_as_the_straightforward_path() -> None:
 def test_random_text_extracts_as_the_straightforward_path(seed: int) -> None:
     extractor = LexiconKeywordExtractor()
     assert_same_extraction(extractor, tricky_texts(extractor, 2500, seed))
-    assert any(not text.isascii() for text in tricky_texts(extractor, 50, seed))
+    # the sample exercises the non-ASCII path (its share of the vocabulary is small)
+    assert any(not text.isascii() for text in tricky_texts(extractor, 300, seed))
 
 
 def test_a_lexicon_with_other_rewrites_extracts_as_the_straightforward_path() -> None:

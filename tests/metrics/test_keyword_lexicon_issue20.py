@@ -89,3 +89,24 @@ def test_merged_and_renamed_terms(
     keywords = extract(caption)
     assert keywords.clinical == clinical
     assert keywords.modality == modality
+
+
+@pytest.mark.parametrize(
+    ("caption", "expected"),
+    [
+        ("Symmetric white matter changes typical of Krabbe disease.", {"krabbe disease"}),
+        ("Frontal predominance in keeping with Alexander disease.", {"alexander disease"}),
+        ("Ring lesions from cerebral nocardiosis.", {"nocardiosis"}),
+    ],
+)
+def test_a_disease_named_in_a_caption_is_a_finding(
+    extract: LexiconKeywordExtractor, caption: str, expected: set[str]
+) -> None:
+    keywords = extract(caption)
+    assert expected <= keywords.clinical
+    assert keywords.abnormal is True
+
+
+def test_a_disease_the_lexicon_splits_stays_split(extract: LexiconKeywordExtractor) -> None:
+    # the name is read as its parts, as a reader lists them
+    assert extract("Agenesis of the corpus callosum.").clinical == {"agenesis", "corpus callosum"}
