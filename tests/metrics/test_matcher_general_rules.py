@@ -154,3 +154,21 @@ def test_split_diseases_match_their_group(
     matcher: LexiconDiagnosisMatcher, reference: str, candidate: str
 ) -> None:
     assert matcher(reference, candidate)
+
+
+def test_a_disease_named_after_its_context_is_the_diagnosis(
+    matcher: LexiconDiagnosisMatcher,
+) -> None:
+    assert matcher("Hemangioblastoma", "von Hippel-Lindau-associated hemangioblastoma")
+    assert matcher("Methotrexate leukoencephalopathy", "methotrexate-induced leukoencephalopathy")
+    # the context is no diagnosis of its own, and a connector keeps the order
+    assert not matcher("Von Hippel-Lindau disease", "von Hippel-Lindau-associated hemangioblastoma")
+    assert matcher("Cavernous malformation", "cavernoma with associated venous anomaly")
+
+
+def test_idh_mutant_astrocytoma_grades(matcher: LexiconDiagnosisMatcher) -> None:
+    # WHO CNS5 names: one astrocytoma, IDH-mutant, in grades 2 to 4
+    assert matcher("Astrocytoma, IDH-mutant, CNS WHO grade 3", "anaplastic astrocytoma")
+    assert matcher("Astrocytoma, IDH-mutant", "diffuse astrocytoma")
+    assert not matcher("Astrocytoma, IDH-mutant, CNS WHO grade 4", "glioblastoma, IDH-wildtype")
+    assert not matcher("Diffuse astrocytoma", "anaplastic astrocytoma")

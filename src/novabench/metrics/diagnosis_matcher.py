@@ -268,6 +268,11 @@ def _drop_likeness(form: str) -> str:
     return form
 
 
+# "X-associated Y": Y is the disease, X its context ("VHL-associated hemangioblastoma").
+_LINKS = {"associated": "with", "related": "to", "induced": "by", "mediated": "by"}
+_ALTERNATIVE_LINKS = frozenset({"and", "or"})
+
+
 def _single_letters(normalized: str) -> list[str]:
     """The one-letter words of a normalised text, in order ("type c", "l 2 ...": c, l)."""
     return [t for t in normalized.split() if len(t) == 1 and t.isalpha()]
@@ -648,6 +653,8 @@ class LexiconDiagnosisMatcher:
             head, rest = (normalize_diagnosis(segment) for segment in reading.segments)
             if self.lexicon.lookup_key(_key(f"{rest} {head}")) is not None:
                 forms = (f"{rest} {head}", *forms[1:])
+        if forms and self.lexicon.lookup_key(_key(forms[0])) is None:
+            forms = (self._head_first(forms[0]), *forms[1:])
         resolution = self._resolve(forms) if forms else _Resolution(frozenset(), False)
         negated_entries: set[str] = set()
         negated_words: list[tuple[str, ...]] = []
@@ -677,6 +684,30 @@ class LexiconDiagnosisMatcher:
             head_names_other,
             self._cause_entries(forms[0]) if forms else frozenset(),
         )
+
+    def _head_first(self, form: str) -> str:
+        """``form`` with a disease named right after a link word put first, its context after.
+
+        "von hippel lindau associated hemangioblastoma" reads as "hemangioblastoma associated
+        with von hippel lindau". Only when a specific lexicon disease starts right after the
+        link word, and the link word does not follow a connector ("with associated X").
+        """
+        tokens = form.split()
+        for index in range(1, len(tokens) - 1):
+            link = _LINKS.get(tokens[index])
+            if link is None or tokens[index - 1] in _CONTEXT_MARKERS | _ALTERNATIVE_LINKS:
+                continue
+            starts_disease = any(
+                (entry := self.lexicon.lookup_key(_key_from_tokens(tokens[index + 1 : end])))
+                is not None
+                and not entry.is_category
+                for end in range(
+                    index + 2, min(len(tokens), index + 1 + self.lexicon.max_alias_tokens) + 1
+                )
+            )
+            if starts_disease:
+                return " ".join([*tokens[index + 1 :], tokens[index], link, *tokens[:index]])
+        return form
 
     def _head_words(self, form: str) -> tuple[tuple[str, ...], bool]:
         """What the text before its context adds to the diseases it names (see _Statement)."""
