@@ -456,7 +456,18 @@ class LexiconDiagnosisMatcher:
     infarction" no cerebellar infarct (rule ``"location-mismatch"``).
 
     A miss whose reference the candidate mentions only under a negation is explained as
-    ``"negated"`` ("Glioblastoma (toxoplasmosis ruled out)" for toxoplasmosis).
+    ``"negated"`` ("Glioblastoma (toxoplasmosis ruled out)" for toxoplasmosis), and so is a
+    match vetoed because the candidate denies a specific word of the reference
+    ("rhombencephalitis, Listeria unlikely" for Listeria rhombencephalitis).
+
+    **Reading a name.** Before these rules, a text that is no lexicon name as it stands is
+    read as one when: its two comma-separated parts, swapped, are one (an index heading,
+    "Leukoencephalopathy, progressive multifocal"); a disease follows ``associated``,
+    ``related``, ``induced`` or ``mediated`` (it is the diagnosis, the rest its context:
+    "VHL-associated hemangioblastoma"); or it is one without its place words ("EV71
+    brainstem encephalitis"). A one-letter word (``type A``) must agree for a whole-name
+    typo, and letters and numbers must agree when both sides state them in context;
+    prefixes of opposite meaning (``micro``/``macro``, ``hyper``/``hypo``...) are no typo.
 
     Known limits: terms outside the lexicon joined by ``with`` or ``and``, or set apart by
     a comma when they do not read as diseases, count as one term with qualifiers, since
