@@ -64,7 +64,7 @@ def test_a_single_letter_is_no_typo() -> None:
     explanation = matcher.explain("L-2-hydroxyglutaric aciduria", "D-2-hydroxyglutaric aciduria")
     assert not explanation.match
     assert explanation.candidate_entries == ()
-    assert matcher("L-2-hydroxyglutaric aciduria", "L-2-hydroxyglutaric aciduira")  # a typo
+    assert matcher("L-2-hydroxyglutaric aciduria", "L-2-hydroxyglutaic aciduria")  # a typo
 
 
 def test_a_letter_after_a_disease_name_agrees(matcher: LexiconDiagnosisMatcher) -> None:
@@ -172,3 +172,28 @@ def test_idh_mutant_astrocytoma_grades(matcher: LexiconDiagnosisMatcher) -> None
     assert matcher("Astrocytoma, IDH-mutant", "diffuse astrocytoma")
     assert not matcher("Astrocytoma, IDH-mutant, CNS WHO grade 4", "glioblastoma, IDH-wildtype")
     assert not matcher("Diffuse astrocytoma", "anaplastic astrocytoma")
+
+
+def test_a_whole_name_typo_is_a_typo_word_by_word(matcher: LexiconDiagnosisMatcher) -> None:
+    # one letter in a long name, but another short word: another substance
+    assert not matcher("Methanol poisoning", "ethanol intoxication")
+    assert not matcher("Hypoglycaemic encephalopathy", "hyperglycaemic encephalopathy")
+    # real typos of long words still pass
+    assert matcher(
+        "Progressive multifocal leukoencephalopathy", "progresive multifocal leukoencephalopaty"
+    )
+    assert matcher("Creutzfeldt-Jakob disease", "Creutzfeld-Jakob disease")
+
+
+def test_blood_in_a_compartment_is_a_hemorrhage(matcher: LexiconDiagnosisMatcher) -> None:
+    assert matcher("Subdural haematoma", "subdural blood")
+    assert matcher("Epidural haematoma", "epidural blood")
+    assert not matcher("Subdural haematoma", "epidural blood")
+
+
+def test_obstructive_and_communicating_hydrocephalus_are_apart(
+    matcher: LexiconDiagnosisMatcher,
+) -> None:
+    assert not matcher("Normal pressure hydrocephalus", "obstructive hydrocephalus")
+    assert matcher("Normal pressure hydrocephalus", "communicating hydrocephalus")
+    assert matcher("Hydrocephalus", "non-communicating hydrocephalus")

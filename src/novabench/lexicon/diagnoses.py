@@ -370,8 +370,9 @@ _KEY_OPTIONAL = frozenset(
     {"disease", "syndrome", "disorder", "virus", "anti", "antibody", "antibodies"}
 )
 # Words that name the same thing in a lookup key: poisoning by a substance is its
-# intoxication and its toxicity ("cyanide intoxication" == "cyanide poisoning").
-_SAME_WORD = {"intoxication": "poisoning", "toxicity": "poisoning"}
+# intoxication and its toxicity ("cyanide intoxication" == "cyanide poisoning"); blood in
+# a compartment is a hemorrhage ("intraventricular blood").
+_SAME_WORD = {"intoxication": "poisoning", "toxicity": "poisoning", "blood": "hemorrhage"}
 _PLURALS = {
     "metastases": "metastasis",
     "stenoses": "stenosis",

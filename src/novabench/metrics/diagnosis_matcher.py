@@ -562,16 +562,31 @@ class LexiconDiagnosisMatcher:
             if ratio < self.fuzzy_threshold:
                 continue
             if not any(
-                _single_letters(form) == letters
+                _single_letters(form) == letters and self._words_agree(form, normalized)
                 for name in entry.names
                 if _key(form := normalize_diagnosis(name)) == other
             ):
-                continue  # a letter names the form: "D-2-" is no typo of "L-2-hydroxyglutaric"
+                continue  # "D-2-" is no typo of "L-2-hydroxyglutaric", nor ethanol of methanol
             if ratio > best_ratio:
                 best_ratio, best_names = ratio, {entry.name}
             elif ratio == best_ratio:
                 best_names.add(entry.name)
         return next(iter(best_names)) if len(best_names) == 1 else None
+
+    def _words_agree(self, name: str, text: str) -> bool:
+        """Word by word, each pair is a typo at most (when both have as many words).
+
+        The fuzzy rule's tolerance then holds per word, as :func:`edit_ratio` describes it:
+        a word of 8 letters or fewer must be spelled exactly. Texts that split or join
+        words ("leuko encephalopathy") are compared as a whole.
+        """
+        name_words, text_words = name.split(), text.split()
+        if len(name_words) != len(text_words):
+            return True
+        return all(
+            edit_ratio(a, b) >= self.fuzzy_threshold and not _opposite_prefixes(a, b)
+            for a, b in zip(name_words, text_words)
+        )
 
     def _most_specific(self, names: set[str] | frozenset[str]) -> frozenset[str]:
         """The entries no other entry of ``names`` descends from: one per is-a chain."""
