@@ -110,3 +110,26 @@ def test_a_disease_named_in_a_caption_is_a_finding(
 def test_a_disease_the_lexicon_splits_stays_split(extract: LexiconKeywordExtractor) -> None:
     # the name is read as its parts, as a reader lists them
     assert extract("Agenesis of the corpus callosum.").clinical == {"agenesis", "corpus callosum"}
+
+
+@pytest.mark.parametrize(
+    ("caption", "expected"),
+    [
+        # a sign is also written as an appearance or a pattern, where its first words
+        # alone name something else ("cord" is the spinal cord)
+        ("Cord appearance of a thrombosed cortical vein.", "cord sign"),
+        ("Spot pattern within the haematoma.", "spot sign"),
+        # named signs new to the lexicon
+        ("Loss of the swallow tail sign on SWI.", "swallow tail sign"),
+        ("Dual rim sign of an abscess.", "dual rim sign"),
+        ("Split fat sign around the mass.", "split fat sign"),
+        (
+            "Ice cream cone appearance of the tumour in the internal auditory canal.",
+            "ice cream cone sign",
+        ),
+    ],
+)
+def test_named_signs_and_their_variants(
+    extract: LexiconKeywordExtractor, caption: str, expected: str
+) -> None:
+    assert expected in extract(caption).clinical
