@@ -44,7 +44,7 @@ __all__ = [
     "read_diagnosis",
 ]
 
-LEXICON_VERSION = "nova-diagnosis-lexicon-4"  # 4: 839 entries, merged diseases split (issue 20)
+LEXICON_VERSION = "nova-diagnosis-lexicon-4"  # 4: 867 entries, merged diseases split (issue 20)
 # The table itself is a data file beside the keyword lexicon (neuro_lexicon.json).
 _TABLE_RESOURCE = "diagnosis_lexicon.txt"
 
