@@ -133,3 +133,20 @@ def test_named_signs_and_their_variants(
     extract: LexiconKeywordExtractor, caption: str, expected: str
 ) -> None:
     assert expected in extract(caption).clinical
+
+
+@pytest.mark.parametrize(
+    ("caption", "expected"),
+    [
+        ("Erosion of the scutum and the ossicles.", {"middle ear"}),
+        ("Mass in the jugular bulb.", {"jugular foramen"}),
+        ("Disc extrusion narrowing the left neural foramen.", {"neural foramen"}),
+        ("T2 hyperintensity of the dorsal columns.", {"spinal cord"}),
+        ("Fused thalami.", {"holoprosencephaly", "thalamus"}),
+        ("Fused cerebellar hemispheres.", {"rhombencephalosynapsis", "cerebellum"}),
+    ],
+)
+def test_small_structures_name_their_region(
+    extract: LexiconKeywordExtractor, caption: str, expected: set[str]
+) -> None:
+    assert expected <= extract(caption).clinical

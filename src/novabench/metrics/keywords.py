@@ -3,7 +3,7 @@
 The NOVA paper extracts keywords with an LLM judge; that is neither offline
 nor deterministic, so the default here is :class:`LexiconKeywordExtractor`: a
 phrase matcher over our own lexicon (``novabench/resources/neuro_lexicon.json``,
-808 canonical terms with about 4,300 synonyms). Any callable that follows the
+812 canonical terms with about 4,350 synonyms). Any callable that follows the
 :class:`KeywordExtractor` protocol (an LLM judge, a stricter lexicon) can
 replace it in :func:`novabench.metrics.captioning.score_captioning`.
 
