@@ -55,7 +55,12 @@ def plain_normalized(text: str) -> tuple[str, ...]:
             tokens = tokens[len(label) :]
             break
     tokens = plain_remove_phrases(tokens)
-    return tuple(t for t in tokens if t not in normalization._ARTICLES)
+    kept = []
+    for i, token in enumerate(tokens):
+        letter = token == "a" and i > 0 and tokens[i - 1] in normalization._LETTER_TRIGGERS
+        if token not in normalization._ARTICLES or letter:
+            kept.append(token)
+    return tuple(kept)
 
 
 # Words that exercise every rule: spellings, hedges, labels, roman numerals, accents.
@@ -64,7 +69,8 @@ _WORDS = (
     "coeliac amoebic foetal diarrhoea apnoea aetiology anaesthesia behaviour colour humour "
     "favour haematoma most likely probably consistent with in keeping with suggestive of "
     "in favor of rule out cannot be excluded final diagnosis differential dx findings are "
-    "type II grade IV Chiari I NF-1 who iii the a an Behçet's Creutzfeldt-Jakob's "
+    "type II grade IV Chiari I NF-1 who iii the a an Behçet's Creutzfeldt-Jakob's type a "
+    "vitamin a "
     "Ménière æ ß œ ø ł đ ’ ‘ ʼ glioma glioblastoma abscess (PML) [GBM] x linked v i"
 ).split()
 _LETTERS = "aeiouchrtlmpsgxv'- ÆéüöØ"

@@ -74,6 +74,7 @@ def straightforward_explain(
     segments = straightforward_segments(extractor, straightforward_words(extractor, text))
     matches: list[KeywordMatch] = []
     states_normal = in_scope = prefix_pending = False
+    negated_in_scope = False  # "no X within Y": Y is where X is absent
     clause_start = 0
 
     def starts_negatable(index: int) -> bool:
@@ -102,11 +103,14 @@ def straightforward_explain(
         elif phrase in (",", "and"):
             if not starts_negatable(index + 1):
                 in_scope = False
+        elif kind is None and phrase in ("in", "within", "inside", "into"):
+            if negated_in_scope:
+                in_scope = False
         elif kind == "trigger":
             if phrase == "absent" and starts_structure(index + 1):
                 matches.append(KeywordMatch("finding", "agenesis", False, phrase))
             else:
-                in_scope = True
+                in_scope, negated_in_scope = True, False
         elif kind == "prefix":
             prefix_pending = True
         elif kind == "post":
@@ -121,6 +125,8 @@ def straightforward_explain(
                 continue
             for family, term in entry.emits:
                 negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
+                if negated and in_scope:
+                    negated_in_scope = True
                 matches.append(KeywordMatch(family, term, negated, phrase))
             prefix_pending = False
     return matches, states_normal
@@ -231,7 +237,8 @@ def test_gold_and_random_captions_extract_as_the_straightforward_path() -> None:
 def test_random_text_extracts_as_the_straightforward_path(seed: int) -> None:
     extractor = LexiconKeywordExtractor()
     assert_same_extraction(extractor, tricky_texts(extractor, 2500, seed))
-    assert any(not text.isascii() for text in tricky_texts(extractor, 50, seed))
+    # the sample exercises the non-ASCII path (its share of the vocabulary is small)
+    assert any(not text.isascii() for text in tricky_texts(extractor, 300, seed))
 
 
 def test_a_lexicon_with_other_rewrites_extracts_as_the_straightforward_path() -> None:

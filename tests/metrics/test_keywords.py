@@ -148,7 +148,7 @@ def test_compound_location_gives_both_lobes(extract):
         ("Non-enhancing mass", {"no:enhancement", "mass"}),
         ("Oedema is absent", {"no:oedema"}),
         ("Haemorrhage is not seen, cyst in the pons", {"no:haemorrhage", "cyst", "pons"}),
-        ("No change in the size of the tumour", {"tumour"}),
+        ("No change in the size of the tumour", {"mass"}),
         ("no lesion in the left frontal lobe", {"no:lesion", "left", "frontal lobe"}),
     ],
 )

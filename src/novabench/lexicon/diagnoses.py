@@ -46,7 +46,7 @@ __all__ = [
     "read_diagnosis",
 ]
 
-LEXICON_VERSION = "nova-diagnosis-lexicon-3"  # 3: 650 entries (issue 20: rare diseases)
+LEXICON_VERSION = "nova-diagnosis-lexicon-4"  # 4: 867 entries, merged diseases split (issue 20)
 # The table itself is a data file beside the keyword lexicon (neuro_lexicon.json).
 _TABLE_RESOURCE = "diagnosis_lexicon.txt"
 

@@ -98,10 +98,12 @@ _ROMAN_TRIGGERS = frozenset(
         "aciduria",
         "acidemia",
         "mucopolysaccharidosis",
+        "fort",  # Le Fort II fracture
     }
 )
 
 _ARTICLES = frozenset({"a", "an", "the"})
+_LETTER_TRIGGERS = _ROMAN_TRIGGERS | {"vitamin", "hepatitis", "influenza", "factor"}
 
 # Hedges and report boilerplate removed wherever they occur (longest first).
 _HEDGE_PHRASES: tuple[tuple[str, ...], ...] = tuple(
@@ -239,7 +241,12 @@ def _normalized_tuple(text: str) -> tuple[str, ...]:
             tokens = tokens[len(label) :]
             break
     tokens = _remove_phrases(tokens, _HEDGES_BY_FIRST_WORD)
-    return tuple(t for t in tokens if t not in _ARTICLES)
+    # "a" after "type", "group", "vitamin"... is a letter, not an article ("type A").
+    return tuple(
+        t
+        for i, t in enumerate(tokens)
+        if t not in _ARTICLES or (t == "a" and i and tokens[i - 1] in _LETTER_TRIGGERS)
+    )
 
 
 def _split_abbreviations(text: str) -> tuple[str, list[str]]:
@@ -327,8 +334,16 @@ def diagnosis_aliases(text: str) -> tuple[str, ...]:
     return tuple(forms)
 
 
-# Words a lookup key leaves out when other words remain: "Krabbe" == "Krabbe disease".
-_KEY_OPTIONAL = frozenset({"disease", "syndrome", "disorder"})
+# Words a lookup key leaves out when other words remain: "Krabbe" == "Krabbe disease",
+# "West Nile virus encephalitis" == "West Nile encephalitis", "anti-LGI1 encephalitis" ==
+# "LGI1 antibody encephalitis".
+_KEY_OPTIONAL = frozenset(
+    {"disease", "syndrome", "disorder", "virus", "anti", "antibody", "antibodies"}
+)
+# Words that name the same thing in a lookup key: poisoning by a substance is its
+# intoxication and its toxicity ("cyanide intoxication" == "cyanide poisoning"); blood in
+# a compartment is a hemorrhage ("intraventricular blood").
+_SAME_WORD = {"intoxication": "poisoning", "toxicity": "poisoning", "blood": "hemorrhage"}
 _PLURALS = {
     "metastases": "metastasis",
     "stenoses": "stenosis",
@@ -340,6 +355,8 @@ _PLURALS = {
 
 
 def _singular(token: str) -> str:
+    if token in _SAME_WORD:
+        return _SAME_WORD[token]
     if token in _PLURALS:
         return _PLURALS[token]
     if token.endswith("sses"):
@@ -350,8 +367,9 @@ def _singular(token: str) -> str:
 
 
 def _key_from_tokens(tokens: Iterable[str]) -> str:
+    tokens = list(tokens)
     words = [_singular(t) for t in tokens]
-    core = [w for w in words if w not in _KEY_OPTIONAL]
+    core = [w for t, w in zip(tokens, words) if w not in _KEY_OPTIONAL and t not in _KEY_OPTIONAL]
     return "".join(core if core else words)
 
 
@@ -365,7 +383,7 @@ _IGNORABLE_WORDS = frozenset(
     """
     with without and or vs versus of in on at to from by for due secondary associated related
     induced complicated complicating plus involving involvement extending
-    left right bilateral unilateral midline multiple multifocal solitary single isolated
+    left right bilateral unilateral midline multiple multifocal solitary single isolated primary
     acute subacute chronic early late recurrent recurrence relapsing residual progressive
     large small giant mild moderate severe extensive focal diffuse partial partially
     cystic solid hemorrhagic calcified necrotic enhancing nonenhancing ruptured unruptured
@@ -383,6 +401,6 @@ _IGNORABLE_WORDS = frozenset(
     extradural dural leptomeningeal meningeal skull base cranial intracranial extra axial
     intra cns central nervous system supratentorial infratentorial posterior anterior fossa
     cerebellopontine angle cpa orbit orbital hippocampal hippocampus mesial deep
-    superficial cortical subcortical juxtacortical white gray matter
+    superficial cortical subcortical juxtacortical white gray matter calvarial calvarium calvaria
 """.split()
 )

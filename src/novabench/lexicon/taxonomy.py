@@ -169,7 +169,7 @@ def assign_category(
         A :class:`CategoryAssignment`.
 
     Example:
-        >>> assign_category("Nocardia brain abscess")
+        >>> assign_category("Streptococcus brain abscess")
         CategoryAssignment(category='infectious', entry='brain abscess', rule='lexicon-mention')
         >>> override = CategoryMap(by_case={"case0007": "vascular"})
         >>> assign_category("Glioma", case_id="case0007", category_map=override).category

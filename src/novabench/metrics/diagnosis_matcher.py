@@ -26,7 +26,7 @@ from novabench.lexicon.diagnoses import (
     normalize_diagnosis,
     read_diagnosis,
 )
-from novabench.lexicon.normalization import _IGNORABLE_WORDS, _key, _singular
+from novabench.lexicon.normalization import _IGNORABLE_WORDS, _key, _key_from_tokens, _singular
 
 __all__ = [
     "LexiconDiagnosisMatcher",
@@ -240,6 +240,19 @@ _AXES = {
 }
 
 
+# Words that only place a disease (side, region of the brain or skull): a text that names a
+# lexicon entry once they are left out names that entry ("EV71 brainstem encephalitis",
+# "Nocardia brain abscess"). Words that also form disease names (multiple, central,
+# superficial, cortical...) are not among them.
+_PLACE_WORDS = frozenset(
+    """
+    left right bilateral unilateral brain cerebral cerebellar brainstem pontine midbrain
+    medullary thalamic frontal temporal parietal occipital insular hemispheric supratentorial
+    infratentorial intracranial calvarial calvarium skull
+""".split()
+)
+
+
 def _drop_likeness(form: str) -> str:
     """Leave out a disease a text only compares with: "glioblastoma-like metastasis" names
     metastasis, "metastasis mimicking meningioma" too."""
@@ -250,6 +263,38 @@ def _drop_likeness(form: str) -> str:
         if token in _CHANGING_WORDS and token != "like" and index:
             return " ".join(tokens[:index])
     return form
+
+
+# "X-associated Y": Y is the disease, X its context ("VHL-associated hemangioblastoma").
+_LINKS = {"associated": "with", "related": "to", "induced": "by", "mediated": "by"}
+_ALTERNATIVE_LINKS = frozenset({"and", "or"})
+
+
+def _single_letters(normalized: str) -> list[str]:
+    """The one-letter words of a normalised text, in order ("type c", "l 2 ...": c, l)."""
+    return [t for t in normalized.split() if len(t) == 1 and t.isalpha()]
+
+
+# Prefixes of opposite meaning: one letter apart, they are no typo of each other
+# ("microcystic" / "macrocystic", "hypertrophic" / "hypotrophic").
+_OPPOSITE_PREFIXES = (
+    ("micro", "macro"),
+    ("hyper", "hypo"),
+    ("intra", "extra"),
+    ("supra", "infra"),
+    ("endo", "exo"),
+    ("pre", "post"),
+    ("ante", "post"),
+    ("hemi", "semi"),
+)
+
+
+def _opposite_prefixes(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` start with two prefixes of opposite meaning."""
+    return any(
+        (a.startswith(x) and b.startswith(y)) or (a.startswith(y) and b.startswith(x))
+        for x, y in _OPPOSITE_PREFIXES
+    )
 
 
 def _head_tokens(tokens: list[str]) -> list[str]:
@@ -408,7 +453,18 @@ class LexiconDiagnosisMatcher:
     infarction" no cerebellar infarct (rule ``"location-mismatch"``).
 
     A miss whose reference the candidate mentions only under a negation is explained as
-    ``"negated"`` ("Glioblastoma (toxoplasmosis ruled out)" for toxoplasmosis).
+    ``"negated"`` ("Glioblastoma (toxoplasmosis ruled out)" for toxoplasmosis), and so is a
+    match vetoed because the candidate denies a specific word of the reference
+    ("rhombencephalitis, Listeria unlikely" for Listeria rhombencephalitis).
+
+    **Reading a name.** Before these rules, a text that is no lexicon name as it stands is
+    read as one when: its two comma-separated parts, swapped, are one (an index heading,
+    "Leukoencephalopathy, progressive multifocal"); a disease follows ``associated``,
+    ``related``, ``induced`` or ``mediated`` (it is the diagnosis, the rest its context:
+    "VHL-associated hemangioblastoma"); or it is one without its place words ("EV71
+    brainstem encephalitis"). A one-letter word (``type A``) must agree for a whole-name
+    typo, and letters and numbers must agree when both sides state them in context;
+    prefixes of opposite meaning (``micro``/``macro``, ``hyper``/``hypo``...) are no typo.
 
     Known limits: terms outside the lexicon joined by ``with`` or ``and``, or set apart by
     a comma when they do not read as diseases, count as one term with qualifiers, since
@@ -492,6 +548,7 @@ class LexiconDiagnosisMatcher:
             return None
         slack = int((1.0 - self.fuzzy_threshold) * len(key) / self.fuzzy_threshold)
         digits = re.findall(r"\d+", key)
+        letters = _single_letters(normalized)
         best_ratio, best_names = 0.0, set()
         for other, entry in self.lexicon.keys_near_length(len(key), slack):
             if re.findall(r"\d+", other) != digits:
@@ -501,11 +558,32 @@ class LexiconDiagnosisMatcher:
             ratio = 1.0 - distance / longest
             if ratio < self.fuzzy_threshold:
                 continue
+            if not any(
+                _single_letters(form) == letters and self._words_agree(form, normalized)
+                for name in entry.names
+                if _key(form := normalize_diagnosis(name)) == other
+            ):
+                continue  # "D-2-" is no typo of "L-2-hydroxyglutaric", nor ethanol of methanol
             if ratio > best_ratio:
                 best_ratio, best_names = ratio, {entry.name}
             elif ratio == best_ratio:
                 best_names.add(entry.name)
         return next(iter(best_names)) if len(best_names) == 1 else None
+
+    def _words_agree(self, name: str, text: str) -> bool:
+        """Word by word, each pair is a typo at most (when both have as many words).
+
+        The fuzzy rule's tolerance then holds per word, as :func:`edit_ratio` describes it:
+        a word of 8 letters or fewer must be spelled exactly. Texts that split or join
+        words ("leuko encephalopathy") are compared as a whole.
+        """
+        name_words, text_words = name.split(), text.split()
+        if len(name_words) != len(text_words):
+            return True
+        return all(
+            edit_ratio(a, b) >= self.fuzzy_threshold and not _opposite_prefixes(a, b)
+            for a, b in zip(name_words, text_words)
+        )
 
     def _most_specific(self, names: set[str] | frozenset[str]) -> frozenset[str]:
         """The entries no other entry of ``names`` descends from: one per is-a chain."""
@@ -540,6 +618,12 @@ class LexiconDiagnosisMatcher:
             mentioned.update(entry.name for entry in found)
             first = first or (found[0].name if found else None)
             complete = complete and self._explained(found, leftover)
+        if not complete or not mentioned:
+            # Place words inside a name: "EV71 brainstem encephalitis" is EV71 encephalitis.
+            compact = [t for t in forms[0].split() if t not in _PLACE_WORDS]
+            placed = self.lexicon.lookup_key(_key_from_tokens(compact)) if compact else None
+            if placed is not None and len(compact) < len(forms[0].split()):
+                return _Resolution(self._most_specific(whole | {placed.name}), True, placed.name)
         if whole:  # an abbreviation names an entry: "Left frontal glioblastoma (GBM)"
             return _Resolution(
                 self._most_specific(whole | mentioned), True, first or next(iter(sorted(whole)))
@@ -581,6 +665,19 @@ class LexiconDiagnosisMatcher:
             )
             if form
         )
+        if (
+            len(reading.segments) == 2
+            and not reading.explicit
+            and forms
+            and self.lexicon.lookup_key(_key(forms[0])) is None
+        ):
+            # An index heading, its head word first: "Leukoencephalopathy, progressive
+            # multifocal" is progressive multifocal leukoencephalopathy.
+            head, rest = (normalize_diagnosis(segment) for segment in reading.segments)
+            if self.lexicon.lookup_key(_key(f"{rest} {head}")) is not None:
+                forms = (f"{rest} {head}", *forms[1:])
+        if forms and self.lexicon.lookup_key(_key(forms[0])) is None:
+            forms = (self._head_first(forms[0]), *forms[1:])
         resolution = self._resolve(forms) if forms else _Resolution(frozenset(), False)
         negated_entries: set[str] = set()
         negated_words: list[tuple[str, ...]] = []
@@ -611,6 +708,30 @@ class LexiconDiagnosisMatcher:
             self._cause_entries(forms[0]) if forms else frozenset(),
         )
 
+    def _head_first(self, form: str) -> str:
+        """``form`` with a disease named right after a link word put first, its context after.
+
+        "von hippel lindau associated hemangioblastoma" reads as "hemangioblastoma associated
+        with von hippel lindau". Only when a specific lexicon disease starts right after the
+        link word, and the link word does not follow a connector ("with associated X").
+        """
+        tokens = form.split()
+        for index in range(1, len(tokens) - 1):
+            link = _LINKS.get(tokens[index])
+            if link is None or tokens[index - 1] in _CONTEXT_MARKERS | _ALTERNATIVE_LINKS:
+                continue
+            starts_disease = any(
+                (entry := self.lexicon.lookup_key(_key_from_tokens(tokens[index + 1 : end])))
+                is not None
+                and not entry.is_category
+                for end in range(
+                    index + 2, min(len(tokens), index + 1 + self.lexicon.max_alias_tokens) + 1
+                )
+            )
+            if starts_disease:
+                return " ".join([*tokens[index + 1 :], tokens[index], link, *tokens[:index]])
+        return form
+
     def _head_words(self, form: str) -> tuple[tuple[str, ...], bool]:
         """What the text before its context adds to the diseases it names (see _Statement)."""
         tokens = form.split()
@@ -631,7 +752,9 @@ class LexiconDiagnosisMatcher:
             and t not in _DISEASE_HEADS
         )
         names_other = (
-            any(t in _CHANGING_WORDS or t.startswith("pseudo") for t in tokens)
+            any(t in _CHANGING_WORDS for t in tokens)
+            # "pseudo-" outside a lexicon name ("pseudoaneurysm" is one) makes a lookalike
+            or any(t.startswith("pseudo") for t in leftover)
             or any(
                 w.endswith(_DISEASE_ENDINGS) and w not in _NOT_DISEASES and not _QUALIFIER.search(w)
                 for w in words
@@ -705,6 +828,10 @@ class LexiconDiagnosisMatcher:
         cand_sides = {t for t in cand.forms[0].split() if t in _LATERALITY}
         if ref_sides and cand_sides and ref_sides != cand_sides:
             return False  # "right MCA infarct" is no left one
+        ref_qualifiers = self._fuzzy_tokens(ref.forms[0])[1]
+        cand_qualifiers = self._fuzzy_tokens(cand.forms[0])[1]
+        if ref_qualifiers and cand_qualifiers and ref_qualifiers != cand_qualifiers:
+            return False  # "type A aortic dissection" is no type B one
         for r in reference.entries:
             for c in candidate.entries:
                 if not self._related(r, c, allow_categories=False):
@@ -798,6 +925,22 @@ class LexiconDiagnosisMatcher:
             self._covered(words, list(negated)) for negated in candidate.negated_words
         )
 
+    def _denies_part_of(self, reference: _Statement, candidate: _Statement) -> bool:
+        """The candidate negates a specific word of the reference that it does not affirm."""
+        if not reference.forms or not candidate.negated_words:
+            return False
+        reference_words = self._fuzzy_tokens(reference.forms[0])[0]
+        affirmed = self._fuzzy_tokens(candidate.forms[0])[0] if candidate.forms else []
+        for negated in candidate.negated_words:
+            denied = [
+                w
+                for w in negated
+                if w not in _GENERIC_WORDS and self._covered([w], reference_words)
+            ]
+            if denied and not any(self._covered([w], affirmed) for w in denied):
+                return True
+        return False
+
     # -- fuzzy tokens ------------------------------------------------------------------
 
     def _fuzzy_tokens(self, normalized: str) -> tuple[list[str], set[str], set[str]]:
@@ -812,7 +955,13 @@ class LexiconDiagnosisMatcher:
         return content, qualifiers, laterality
 
     def _covered(self, words: list[str], by: list[str]) -> bool:
-        return all(any(edit_ratio(w, other) >= self.fuzzy_threshold for other in by) for w in words)
+        return all(
+            any(
+                edit_ratio(w, other) >= self.fuzzy_threshold and not _opposite_prefixes(w, other)
+                for other in by
+            )
+            for w in words
+        )
 
     def explain(self, reference: str, candidate: str) -> MatchExplanation:
         """The verdict together with the rule that decided it.
@@ -860,6 +1009,9 @@ class LexiconDiagnosisMatcher:
             and self._location_conflict(ref, cand, ref.resolution, cand.resolution)
         ):
             verdict = replace(verdict, match=False, rule="location-mismatch")
+        if verdict.match and verdict.rule != "exact" and self._denies_part_of(ref, cand):
+            # "rhombencephalitis, Listeria unlikely" rules out the Listeria of the reference
+            verdict = replace(verdict, match=False, rule="negated")
         if not verdict.match and verdict.rule != "negated" and self._negates_reference(ref, cand):
             return replace(verdict, rule="negated")
         return verdict

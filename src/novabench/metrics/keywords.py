@@ -3,7 +3,7 @@
 The NOVA paper extracts keywords with an LLM judge; that is neither offline
 nor deterministic, so the default here is :class:`LexiconKeywordExtractor`: a
 phrase matcher over our own lexicon (``novabench/resources/neuro_lexicon.json``,
-341 canonical terms with about 2,400 synonyms). Any callable that follows the
+812 canonical terms with about 4,350 synonyms). Any callable that follows the
 :class:`KeywordExtractor` protocol (an LLM judge, a stricter lexicon) can
 replace it in :func:`novabench.metrics.captioning.score_captioning`.
 
@@ -68,7 +68,10 @@ findings after it up to a clause boundary: ``. ; : ! ?``, a terminator
 (``but``, ``however``, ``although``, ``which``, ``there is``, ...), or a comma or
 ``and`` that is not followed directly by another characteristic or finding
 (so "no haemorrhage, oedema or mass effect" negates all three, "no
-haemorrhage and the ventricles are enlarged" only the first). A prefix
+haemorrhage and the ventricles are enlarged" only the first). Once the scope has
+negated a term, ``in``, ``within``, ``inside`` or ``into`` ends it: what follows says
+where the finding is absent ("no restricted diffusion within the cyst" keeps the cyst).
+A prefix
 (``non-enhancing``) negates the next term only. A post-negation (``is absent``,
 ``not seen``, ``ruled out``, ``resolved``, ...) negates the characteristics and
 findings of its clause before it. Pseudo-negations (``no change``, ``not
@@ -163,6 +166,9 @@ _BOTH = "both"
 # "absent" directly before a structure names a missing structure, not a ruled-out finding
 # ("absent septum pellucidum" is agenesis; "absent enhancement" stays a negation).
 _ABSENT = "absent"
+# After a negated finding, these words introduce where it is absent, not a second finding:
+# "no restricted diffusion within the cyst" rules out the restriction, not the cyst.
+_PLACE_PREPOSITIONS = frozenset({"in", "within", "inside", "into"})
 # Distinct words whose spelling fold an extractor remembers (captions reuse few words).
 _FOLD_CACHE_LIMIT = 1 << 16
 
@@ -451,6 +457,7 @@ class LexiconKeywordExtractor:
         matches: list[tuple[str, str, bool, str]] = []
         states_normal = False
         in_scope = False  # inside a negation trigger's scope
+        negated_in_scope = False  # the scope has negated a term already
         prefix_pending = False  # "non-" waits for its term
         clause_start = 0  # index in matches where the current clause began
 
@@ -475,6 +482,8 @@ class LexiconKeywordExtractor:
                     clause_start = len(matches)
                 elif phrase in (",", "and") and not starts_negatable(index + 1):
                     in_scope = False
+                elif phrase in _PLACE_PREPOSITIONS and negated_in_scope:
+                    in_scope = False
                 continue
             kind = entry.kind
             if phrase in _CLAUSE_END or kind == "terminator":
@@ -487,7 +496,7 @@ class LexiconKeywordExtractor:
                 if phrase == _ABSENT and starts_structure(index + 1):
                     matches.append(("finding", "agenesis", False, phrase))
                 else:
-                    in_scope = True
+                    in_scope, negated_in_scope = True, False
             elif kind == "prefix":
                 prefix_pending = True
             elif kind == "post":
@@ -502,6 +511,7 @@ class LexiconKeywordExtractor:
                     continue
                 for family, term in entry.emits:
                     negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
+                    negated_in_scope = negated_in_scope or (negated and in_scope)
                     matches.append((family, term, negated, phrase))
                 prefix_pending = False
         return matches, states_normal
