@@ -40,6 +40,10 @@ _DATA = Path(__file__).resolve().parents[1] / "data"
 # files, which are development sets from then on: 99.9 % (0/351), 98.8 % (0/60), 100 %
 # (0/185), 100 % (0/51), 100 % (0/189); the proxies pairs (150, written before the matcher
 # ran on them: 85.3 %, 2/54 at first) 99.3 %, 0/52.
+# Held-out 5 (356 pairs, 153 related-but-different; sealed: written by someone who read no
+# code or lexicon, measured once by the lead on lexicon 3 and once on lexicon 4): 65.7 % ->
+# 68.8 %, 1/153 false accepts either way; synonyms 27.4 % -> 37.9 %, eponyms 22.2 %,
+# abbreviations 34.4 %. What a lexicon reaches on rare diseases it was not written for.
 FLOORS = [
     ("diagnosis_pairs.tsv", 0.995, 0.003, 0.97),
     ("diagnosis_pairs_heldout.tsv", 0.98, 0.0, 0.9),
@@ -47,6 +51,7 @@ FLOORS = [
     ("diagnosis_pairs_heldout3.tsv", 0.98, 0.0, None),
     ("diagnosis_pairs_heldout4.tsv", 0.99, 0.006, None),
     ("diagnosis_pairs_proxies.tsv", 0.98, 0.0, None),
+    ("diagnosis_pairs_heldout5.tsv", 0.68, 0.007, None),
 ]
 
 
