@@ -1,4 +1,5 @@
-"""Project-wide pytest fixtures: the synthetic sample release, built once per session.
+"""Project-wide pytest fixtures and settings: the synthetic sample release, built once per
+session, and the depth of the Hypothesis property searches.
 
 ``sample_release`` and ``sample_release_legacy`` hold the same content (8 cases, seed 0)
 in the official v1 layout and in the legacy CSV layout. Treat them as read-only: copy
@@ -10,9 +11,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 SAMPLE_CASES = 8
 SAMPLE_SEED = 0
+
+# Every property test runs in the fast suite on a few examples, so each invariant is checked
+# after every change; `make test-slow` reruns them all (`-m hypothesis`) at the depth they
+# were written for. Choose with `--hypothesis-profile`; the fast one is the default.
+settings.register_profile("fast", max_examples=50)
+settings.register_profile("thorough", max_examples=300)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("--hypothesis-profile", default=None):
+        settings.load_profile("fast")
 
 
 @pytest.fixture(scope="session")
