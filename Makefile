@@ -27,11 +27,12 @@ test: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q -m "not slow" \
 		--doctest-modules tests src/novabench scripts nova_dataset.py
 
-# The tests marked @pytest.mark.slow (CI runs both targets). pytest exits with 5 when no
-# test is selected: with nothing marked slow there is nothing to fail.
+# The tests marked @pytest.mark.slow, and every Hypothesis property test again at its full
+# depth (the fast suite runs each on a few examples; profiles in tests/conftest.py). CI runs
+# both targets. pytest exits with 5 when no test is selected: nothing there to fail.
 test-slow: $(STAMP)
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q -m slow tests \
-		|| [ $$? -eq 5 ]
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q -m "slow or hypothesis" \
+		--hypothesis-profile=thorough tests || [ $$? -eq 5 ]
 
 # The sdist and the wheel into dist/, then `twine check` of both. Built without isolation
 # (offline) with the venv's setuptools; the version comes from src/novabench/__init__.py.

@@ -1,4 +1,5 @@
-"""Project-wide pytest fixtures: the synthetic sample release, built once per session.
+"""Project-wide pytest fixtures and settings: the synthetic sample release, built once per
+session, and the depth of the Hypothesis property searches.
 
 ``sample_release`` and ``sample_release_legacy`` hold the same content (8 cases, seed 0)
 in the official v1 layout and in the legacy CSV layout. Treat them as read-only: copy
@@ -8,11 +9,47 @@ the folder first if a test must modify files.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import settings
 
 SAMPLE_CASES = 8
 SAMPLE_SEED = 0
+
+# Every property test runs in the fast suite on a few examples, so each invariant is checked
+# after every change; `make test-slow` reruns them all (`-m hypothesis`) at the depth they
+# were written for. Choose with `--hypothesis-profile`; the fast one is the default.
+settings.register_profile("fast", max_examples=50)
+settings.register_profile("thorough", max_examples=300)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("--hypothesis-profile", default=None):
+        settings.load_profile("fast")
+
+
+@pytest.hookimpl(optionalhook=True)  # runs without xdist (-p no:xdist) know no such hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`-n N` (xdist's "load"), except that the tests of ``HEAVY_LIBRARY_FILES`` share a worker.
+
+    Each worker imports evaluate or gradio (seconds each) on the first test that needs them:
+    with those tests together, one worker pays. Other tests are sent one by one as a worker
+    frees up. (``--dist loadgroup`` would do this from marks, but xdist 3.8 tags node ids in a
+    way pytest 9 ignores, so its groups are silently not formed.)
+    """
+    if config.getvalue("dist") != "load":
+        return None  # any other --dist the user chose is theirs
+    from xdist.scheduler import LoadScopeScheduling
+
+    from tests.lazy_import import HEAVY_LIBRARY_FILES
+
+    class HeavyLibrariesTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "heavy libraries" if path in HEAVY_LIBRARY_FILES else nodeid
+
+    return HeavyLibrariesTogether(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -182,19 +182,45 @@ def test_leaderboard_html_shows_hostile_names_as_text() -> None:
         assert visible_text(name).replace("\r\n", "\n") in text  # HTML reads CRLF as LF
 
 
-def test_report_markdown_and_html_show_hostile_model_and_paths_as_text() -> None:
-    for text in HOSTILE:
-        report = report_dict(text)
-        report["predictions"]["paths"] = [f"runs/{text}.jsonl"]
-        report["data"]["path"] = f"data/{text}"
-        markdown = render_markdown(report)
-        assert not HIDDEN.search(markdown)
-        assert markdown_code_span(f"runs/{text}.jsonl") in markdown
-        assert markdown_code_span(f"data/{text}") in markdown
-        assert markdown_text(text) in markdown.splitlines()[0]
-        page = render_html(report)
-        assert not HIDDEN.search(page)
-        assert visible_text(text).replace("\r\n", "\n") in parsed_page(page).text_content()
+# A report page draws its figures (about a third of a second on an idle core). The fast suite
+# renders the texts that attack HTML, entities, controls and invisible characters; the rest run
+# under `make test-slow`. Every text stays in the fast suite through the escaping functions'
+# own tests above and the leaderboard's Markdown and HTML, which use the same escaping.
+HTML_ATTACKS = {
+    "<script>alert(1)</script>",
+    '<img src="http://tracker.invalid/p.png" onerror="alert(1)">',
+    "first line\nsecond line\r\nthird",
+    "caption \u202eevil.exe\u202c normal",
+    "\u2066isolated\u2069 \u202a\u202b\u202c\u202d",
+    "nul\x00byte",
+    "lone\ud800surrogate",
+    "&#x202e;entity &lt;b&gt;",
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        text if text in HTML_ATTACKS else pytest.param(text, marks=pytest.mark.slow)
+        for text in HOSTILE
+    ],
+)
+def test_report_markdown_and_html_show_hostile_model_and_paths_as_text(text: str) -> None:
+    report = report_dict(text)
+    report["predictions"]["paths"] = [f"runs/{text}.jsonl"]
+    report["data"]["path"] = f"data/{text}"
+    markdown = render_markdown(report)
+    assert not HIDDEN.search(markdown)
+    assert markdown_code_span(f"runs/{text}.jsonl") in markdown
+    assert markdown_code_span(f"data/{text}") in markdown
+    assert markdown_text(text) in markdown.splitlines()[0]
+    page = render_html(report)
+    assert not HIDDEN.search(page)
+    assert visible_text(text).replace("\r\n", "\n") in parsed_page(page).text_content()
+
+
+def test_the_fast_html_attacks_are_hostile_texts() -> None:
+    assert HTML_ATTACKS <= set(HOSTILE)  # a renamed text would otherwise leave the fast run
 
 
 def test_comparison_markdown_shows_hostile_paths_in_closed_spans() -> None:

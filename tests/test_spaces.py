@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.lazy_import import LazyModule
+
 REPO = Path(__file__).resolve().parents[1]
-gr = pytest.importorskip("gradio")
+# Imported by the first test that reads it (tests/lazy_import.py), not at collection.
+gr = LazyModule("gradio")
 
 
 def load_app(relative: str):

@@ -12,7 +12,10 @@ import datasets
 import numpy as np
 import pytest
 
-evaluate = pytest.importorskip("evaluate")
+from tests.lazy_import import LazyModule
+
+# Imported by the first test that reads it (tests/lazy_import.py), not at collection.
+evaluate = LazyModule("evaluate")
 
 from novabench.errors import NovaInputError  # noqa: E402
 from novabench.metrics.captioning import score_captioning  # noqa: E402

@@ -13,8 +13,10 @@ from novabench.errors import NovaInputError
 from novabench.metrics.judge import OpenAICaseJudge
 from novabench.metrics.keyword_judge import KEYWORD_GROUPS, OpenAIKeywordJudge
 from tests.fake_openai_server import FakeOpenAIServer, request_text
+from tests.lazy_import import LazyModule
 
-evaluate = pytest.importorskip("evaluate")
+# Imported by the first test that reads it (tests/lazy_import.py), not at collection.
+evaluate = LazyModule("evaluate")
 
 MODULE = str(Path(__file__).resolve().parents[2] / "metrics" / "nova_metric")
 KEYWORDS_ONLY = ["BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"]

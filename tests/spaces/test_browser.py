@@ -27,16 +27,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.lazy_import import LazyModule
 from tests.spaces.colour_words import colour_words, hue_is
 
 # A browser session per app takes about a minute on a 2-core machine: outside the fast run.
 pytestmark = [pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-gr = pytest.importorskip("gradio")
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the playwright Python package is not installed"
-)
+# Imported when a test runs, not when the fast suite collects this file only to deselect it.
+sync_api = LazyModule("playwright.sync_api")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _browser_libraries() -> None:
+    pytest.importorskip("gradio")
+    pytest.importorskip(
+        "playwright.sync_api", reason="the playwright Python package is not installed"
+    )
 
 
 def _chromium() -> str | None:

@@ -1,0 +1,47 @@
+"""Heavy libraries imported by the first test that uses them, not when pytest collects.
+
+Every xdist worker imports every test module, so a module-level ``import evaluate`` (torch and
+transformers with it, seconds) costs each worker even when all tests using it run on the
+other. The files in ``HEAVY_LIBRARY_FILES`` read evaluate or gradio through ``LazyModule``,
+and ``tests/conftest.py`` sends all their tests to one worker: one import per run.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+#: Test files whose tests import evaluate or gradio (paths from the repository root).
+HEAVY_LIBRARY_FILES = frozenset(
+    {
+        "tests/metrics/test_evaluate_face.py",
+        "tests/metrics/test_judge_face.py",
+        "tests/metrics/test_meteor_variants.py",
+        "tests/test_metric_module.py",
+        "tests/test_readme.py",
+        "tests/test_spaces.py",
+    }
+)
+
+
+class LazyModule:
+    """Stands for a module until a test reads one of its public names.
+
+    A test reading it is skipped when the module is not installed, as ``pytest.importorskip``
+    at module level skips the file. Private and dunder names are not looked up: pytest's
+    collection probes every module global for them, and that must not import anything.
+    """
+
+    def __init__(self, name: str, reason: str | None = None) -> None:
+        self._name = name
+        self._reason = reason
+        self._module: ModuleType | None = None
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):
+            raise AttributeError(attribute)
+        if self._module is None:
+            self._module = pytest.importorskip(self._name, reason=self._reason)
+        return getattr(self._module, attribute)

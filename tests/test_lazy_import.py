@@ -1,0 +1,53 @@
+"""Collecting the test files that use evaluate or gradio imports neither (tests/lazy_import.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.lazy_import import HEAVY_LIBRARY_FILES
+
+REPO = Path(__file__).resolve().parents[1]
+# The browser and Space-install files are all slow: the fast suite collects them only to
+# deselect them, so they may not import gradio either.
+SLOW_ONLY_FILES = ("tests/spaces/test_browser.py", "tests/spaces/test_space_install.py")
+COLLECT_AND_LIST_HEAVY = """
+import sys
+import pytest
+code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *sys.argv[1:]])
+print("heavy:", sorted(name for name in ("evaluate", "gradio", "torch", "transformers") if name in sys.modules))
+sys.exit(code)
+"""
+
+
+# A fresh interpreter collecting eight files costs about what the lazy imports save one worker:
+# CI runs it (make test-slow); the fast test below still checks the files exist and share a worker.
+@pytest.mark.slow
+def test_collecting_the_heavy_library_files_imports_no_heavy_library() -> None:
+    files = sorted(HEAVY_LIBRARY_FILES) + list(SLOW_ONLY_FILES)
+    assert all((REPO / name).is_file() for name in files), files  # a renamed file loses its group
+    done = subprocess.run(
+        [sys.executable, "-c", COLLECT_AND_LIST_HEAVY, *files],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "heavy: []"
+
+
+def test_the_heavy_library_files_share_one_worker_under_xdist() -> None:
+    from tests.conftest import pytest_xdist_make_scheduler
+
+    class Config:
+        def getvalue(self, name: str) -> str:
+            return {"dist": "load", "tx": ["popen", "popen"]}[name]
+
+    scheduler = pytest_xdist_make_scheduler(Config(), log=None)
+    scopes = {scheduler._split_scope(f"{name}::test_x") for name in HEAVY_LIBRARY_FILES}
+    assert len(scopes) == 1
+    assert scheduler._split_scope("tests/test_checks.py::test_x") == "tests/test_checks.py::test_x"
