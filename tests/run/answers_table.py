@@ -646,6 +646,31 @@ DIAGNOSIS_CASES: list[DiagnosisCase] = [
         ["CADASIL", "MS", "small vessel disease", "Susac syndrome"],
     ),
     DiagnosisCase("bare_one_line", "Moyamoya disease", "fallback_list", ["Moyamoya disease"]),
+    # --- bare answers without marker or label: lists cut, names with qualifiers kept whole
+    DiagnosisCase(
+        "bare_comma_list_five",
+        "Multiple sclerosis, ADEM, NMOSD, glioma, lymphoma",
+        "fallback_list",
+        ["Multiple sclerosis", "ADEM", "NMOSD", "glioma", "lymphoma"],
+    ),
+    DiagnosisCase(
+        "bare_semicolon_list",
+        "MS; ADEM; NMOSD",
+        "fallback_list",
+        ["MS", "ADEM", "NMOSD"],
+    ),
+    DiagnosisCase(
+        "bare_one_name_per_line",
+        "Tumefactive demyelination\nPrimary CNS lymphoma\nGlioblastoma, IDH-wildtype\n",
+        "fallback_list",
+        ["Tumefactive demyelination", "Primary CNS lymphoma", "Glioblastoma, IDH-wildtype"],
+    ),
+    DiagnosisCase(
+        "bare_name_with_inverted_qualifier",
+        "Meningioma, atypical",
+        "fallback_comma_one_name",
+        ["Meningioma, atypical"],
+    ),
     DiagnosisCase("refusal", "I'm sorry, but I can't provide a diagnosis.", "unparseable"),
     DiagnosisCase("empty", "", "empty"),
     DiagnosisCase("none", None, "empty"),

@@ -890,3 +890,111 @@ def test_junk_beside_a_box_is_counted_in_a_note(junk, note) -> None:
     parsed = parse_localization(answer, image_size=(1000, 1000), convention="xyxy_pixel")
     assert parsed.boxes == [[100.0, 200.0, 200.0, 200.0]]
     assert note in parsed.notes
+
+
+# --- bare answers: no JSON, no list marker, no label, no statement -------------------------
+
+FIVE_DEMYELINATING = ["Multiple sclerosis", "ADEM", "NMOSD", "glioma", "lymphoma"]
+
+
+def test_a_comma_list_reads_as_the_same_names_as_the_json_object() -> None:
+    as_json = parse_diagnoses(
+        '{"most_likely_diagnosis": "Multiple sclerosis", '
+        '"other_possible_diagnoses": ["ADEM", "NMOSD", "glioma", "lymphoma"]}'
+    )
+    as_line = parse_diagnoses("Multiple sclerosis, ADEM, NMOSD, glioma, lymphoma")
+    assert as_json.diagnoses == FIVE_DEMYELINATING
+    assert as_line.diagnoses == FIVE_DEMYELINATING
+    assert as_line.status == "fallback_list"
+    assert "a one-line list cut at its commas" in as_line.notes
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # GPT-style: abbreviations in brackets stay with their name
+        (
+            "Multiple sclerosis, acute disseminated encephalomyelitis (ADEM), neuromyelitis "
+            "optica spectrum disorder (NMOSD), CNS vasculitis, lymphoma",
+            [
+                "Multiple sclerosis",
+                "acute disseminated encephalomyelitis (ADEM)",
+                "neuromyelitis optica spectrum disorder (NMOSD)",
+                "CNS vasculitis",
+                "lymphoma",
+            ],
+        ),
+        # a terse model ending its list with a period
+        (
+            "Tuberculoma, neurocysticercosis, toxoplasmosis, abscess, metastasis.",
+            ["Tuberculoma", "neurocysticercosis", "toxoplasmosis", "abscess", "metastasis"],
+        ),
+        # ", and" / " and " before the last name
+        ("Multiple sclerosis, ADEM and NMOSD", ["Multiple sclerosis", "ADEM", "NMOSD"]),
+        (
+            "Ependymoma, medulloblastoma, and pilocytic astrocytoma",
+            ["Ependymoma", "medulloblastoma", "pilocytic astrocytoma"],
+        ),
+        # two names, each a disease the lexicon knows
+        ("Susac syndrome, CADASIL", ["Susac syndrome", "CADASIL"]),
+        # semicolons cut; commas between them belong to the names
+        ("MS; ADEM; NMOSD", ["MS", "ADEM", "NMOSD"]),
+        (
+            "Glioblastoma, IDH-wildtype; primary CNS lymphoma; metastasis; abscess",
+            ["Glioblastoma, IDH-wildtype", "primary CNS lymphoma", "metastasis", "abscess"],
+        ),
+        # one name per line; a heading line is no name; commas inside a line stay
+        (
+            "Final answer\nTumefactive demyelination\nMeningioma, atypical\nLymphoma",
+            ["Tumefactive demyelination", "Meningioma, atypical", "Lymphoma"],
+        ),
+        ("Diagnoses:\nMS\nADEM\nNMOSD", ["MS", "ADEM", "NMOSD"]),
+    ],
+)
+def test_a_bare_list_is_cut_into_its_names(answer: str, expected: list[str]) -> None:
+    parsed = parse_diagnoses(answer)
+    assert parsed.status == "fallback_list"
+    assert parsed.diagnoses == expected
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # names the lexicon knows with their commas (WHO CNS5 style, inverted syndromes)
+        "Astrocytoma, IDH-mutant, CNS WHO grade 2",
+        "Glioblastoma, IDH-wildtype",
+        "Hand, foot and mouth disease",
+        "Mitochondrial encephalomyopathy, lactic acidosis, and stroke-like episodes",
+    ],
+)
+def test_a_known_name_with_commas_stays_one_diagnosis(answer: str) -> None:
+    parsed = parse_diagnoses(answer)
+    assert parsed.diagnoses == [answer]
+    assert parsed.status == "fallback_list"
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("Meningioma, atypical", "'atypical' qualifies the name"),
+        ("Leukoencephalopathy, progressive multifocal", "'progressive multifocal' qualifies"),
+        ("Lymphoma, primary CNS", "'primary CNS' qualifies"),
+        ("Ependymoma, posterior fossa, grade 3", "'posterior fossa' qualifies"),
+        ("Encephalitis, herpes simplex", "fewer than 3 pieces"),
+        ("CJD, likely sporadic, autoimmune encephalitis", "'likely sporadic' reads as a clause"),
+    ],
+)
+def test_a_comma_line_that_may_be_one_name_is_kept_whole_and_counted(
+    answer: str, reason: str
+) -> None:
+    parsed = parse_diagnoses(answer)
+    assert parsed.diagnoses == [answer]
+    assert parsed.status == "fallback_comma_one_name"
+    assert any(reason in note for note in parsed.notes), parsed.notes
+    stats = ParseStats.from_results([parsed, parse_diagnoses("Glioma, lymphoma, metastasis")])
+    assert stats.status_counts == {"fallback_comma_one_name": 1, "fallback_list": 1}
+
+
+def test_unmarked_lines_of_prose_are_not_read_as_names() -> None:
+    answer = "The lesion enhances.\nIt is probably a glioma."
+    assert parse_diagnoses(answer).status == "unparseable"

@@ -13,7 +13,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from novabench.registry import TASKS
-from novabench.run.parsers.diagnosis_prose import _item_name, _read_written_diagnoses
+from novabench.run.parsers.diagnosis_prose import (
+    _item_name,
+    _NameReader,
+    _read_written_diagnoses,
+    _semicolon_outside_brackets,
+)
 from novabench.run.parsers.lenient_json import _norm_key, _structures
 from novabench.run.parsers.text import (
     _MAX_CHARS,
@@ -36,8 +41,10 @@ class ParsedDiagnoses:
             more diagnoses), ``"partial"`` (the JSON object, fewer than five),
             ``"fallback_list"`` (no usable JSON; read from a numbered or bulleted list,
             ``Most likely: X`` lines, prose statements such as "the most likely diagnosis
-            is X. Differentials include A and B" or a bare one-line answer), ``"empty"``,
-            ``"unparseable"``.
+            is X. Differentials include A and B", a bare list or a bare one-line answer),
+            ``"fallback_comma_one_name"`` (a bare one-line answer with commas that may be
+            one name with qualifiers, read as one diagnosis and counted apart),
+            ``"empty"``, ``"unparseable"``.
         n_duplicates_removed: diagnoses dropped as repeats.
         error: why nothing could be read, else ``None``.
         notes: other remarks (a cut-off JSON object, for instance).
@@ -92,6 +99,10 @@ class ParsedDiagnoses:
         result["notes"] = list(self.notes)
         return result
 
+
+#: Status of a one-line answer with commas read as one diagnosis ("Meningioma, atypical"):
+#: usable, but counted apart so a report says how many answers were read that way.
+COMMA_NAME_STATUS = "fallback_comma_one_name"
 
 #: Statuses of :class:`ParsedDiagnoses`, as the task registry declares them.
 DIAGNOSIS_STATUSES: tuple[str, ...] = TASKS[ParsedDiagnoses.TASK].parse_statuses
@@ -296,6 +307,26 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     A prose or labelled list is read up to its first 100 names, and lexicon
     look-ups are budgeted per answer, so hostile answers stay linear.
 
+    An answer with none of these (no marker, label or statement) is a bare answer:
+
+    - several lines (at most 20, none over 12 words, none a clause): one name per
+      line, commas included; a heading line ("Final answer", "Diagnoses:") is skipped.
+    - one line with a semicolon outside brackets: cut at its semicolons (and at "and" /
+      "or" as above); commas stay inside names ("Glioblastoma, IDH-wildtype; lymphoma").
+    - one line with commas: one name when the lexicon knows the whole line
+      ("Astrocytoma, IDH-mutant, CNS WHO grade 2", "hand, foot and mouth disease").
+      Otherwise it is cut into names when it has 3 or more pieces (commas, and the "and"
+      / "or" rules above) and none is a qualifier, or 2 pieces that are each a known
+      disease ("Susac syndrome, CADASIL"). A qualifier is a piece of at most 5 words
+      that the lexicon does not know and that holds a grade, WHO, a molecular marker
+      (IDH, H3 K27M, 1p/19q, "-mutant", "-wildtype"...), NOS, or is made only of
+      qualifying words: "atypical", "anaplastic", "progressive", "multifocal", "acute",
+      "primary", "type", a number, a side or a site ("posterior fossa", "CNS"). Any
+      other comma line of at most 12 words (a qualifier, a piece that reads as a
+      clause, 2 pieces not both known) is read as ONE diagnosis with status
+      ``"fallback_comma_one_name"`` and a note saying why, so a report counts them.
+    - one line without those separators, of at most 12 words: one diagnosis.
+
     Args:
         text: the raw answer (str; bytes, None or a decoded dict/list too).
 
@@ -316,6 +347,11 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
         ...          "Differential diagnoses include lymphoma, metastasis and abscess.")
         >>> parse_diagnoses(prose).diagnoses
         ['glioblastoma', 'lymphoma', 'metastasis', 'abscess']
+        >>> parse_diagnoses("Multiple sclerosis, ADEM, NMOSD, glioma, lymphoma").diagnoses
+        ['Multiple sclerosis', 'ADEM', 'NMOSD', 'glioma', 'lymphoma']
+        >>> parsed = parse_diagnoses("Meningioma, atypical")
+        >>> parsed.diagnoses, parsed.status
+        (['Meningioma, atypical'], 'fallback_comma_one_name')
     """
     try:
         return _parse_diagnoses(text)
@@ -370,18 +406,135 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
 
     lines = [line.strip() for line in plain.splitlines() if line.strip()]
     if (
-        len(lines) == 1
-        and len(lines[0].split()) <= 12
-        and not _REFUSAL.search(lines[0])
+        lines
         and not prose.unnamed_lead
-        and not re.search(r"[{}\[\]]", lines[0])
+        and not any(_REFUSAL.search(line) or re.search(r"[{}\[\]]", line) for line in lines)
     ):
-        single, _ = _deduplicate([_item_name(lines[0])])
-        if single:
-            notes.append("a bare one-line answer")
-            return ParsedDiagnoses(single, "fallback_list", 0, None, tuple(notes))
+        bare = _bare_answer(lines)
+        if bare is not None:
+            names, status, note = bare
+            kept, removed = _deduplicate(names)
+            if kept:
+                notes.append(note)
+                return ParsedDiagnoses(kept, status, removed, None, tuple(notes))
     return ParsedDiagnoses(
         status="unparseable",
         notes=tuple(notes),
         error="no diagnosis JSON object, list or one-line answer found",
     )
+
+
+# --------------------------------------------------------------------------- bare answers
+
+_MAX_NAME_WORDS = 12  # a longer line without list separators is a sentence, not a name
+_MAX_BARE_LINES = 20  # more unmarked lines than this are an essay, not one name per line
+# A piece written as a clause ("the lesion shows ring enhancement"): the line is a sentence.
+_SENTENCE_PIECE = re.compile(
+    r"\b(?:is|are|was|were|be|been|shows?|showed|demonstrat\w*|reveal\w*|seen|noted|"
+    r"suggest\w*|indicat\w*|has|have|likely|consistent|probably|possibly)\b",
+    re.I,
+)
+# A heading line above the names ("Final answer", "Diagnoses:"), not a diagnosis.
+_HEADING_LINE = re.compile(
+    r"[^\w]*(?:(?:final|my|the)\s+)?(?:answer|response|output|diagnos[ie]s|differentials?|"
+    r"differential\s+diagnos[ie]s|ranked\s+diagnos[ie]s)[^\w]*|.*:\W*",
+    re.I,
+)
+# Qualifiers written after a name and a comma ("Astrocytoma, IDH-mutant, CNS WHO grade 2"):
+# grades, molecular markers, "not otherwise specified".
+_QUALIFIER_MARKER = re.compile(
+    r"\b(?:grade|who|idh|mutant|mutated|wild-?type|co-?deleted|codeletion|1p/19q|h3|k27m?|"
+    r"g34[rv]?|mgmt|braf|v600e|tp53|egfr|shh|wnt|methylated|unmethylated|amplified|fusion|"
+    r"altered|nos|nec|not\s+otherwise\s+specified|not\s+elsewhere\s+classified)\b"
+    r"|\w-(?:mutant|wildtype|wild-type|altered|deleted|negative|positive)\b",
+    re.I,
+)
+# Words that alone never name a diagnosis but qualify one ("Meningioma, atypical",
+# "Leukoencephalopathy, progressive multifocal", "Neurofibromatosis, type 1", a site).
+_QUALIFIER_WORDS = frozenset(
+    """atypical anaplastic malignant benign progressive multifocal focal diffuse acute subacute
+    chronic hyperacute primary secondary recurrent relapsing remitting congenital familial
+    hereditary sporadic juvenile adult adulthood infantile childhood pediatric paediatric
+    neonatal late early onset classic classical variant type subtype form forms unspecified
+    left right bilateral unilateral sided frontal temporal parietal occipital cerebral
+    cerebellar brainstem spinal intracranial extracranial supratentorial infratentorial
+    posterior anterior fossa lobe midline intraventricular cns central nervous system
+    i ii iii iv v a b c""".split()
+)
+
+
+def _is_qualifier(piece: str, reader: _NameReader) -> bool:
+    """Whether a comma piece qualifies the name before it rather than naming a diagnosis."""
+    words = re.findall(r"[\w/]+(?:-[\w/]+)*", piece.lower())
+    if not words or len(words) > 5 or reader.known(piece):
+        return False
+    if _QUALIFIER_MARKER.search(piece):
+        return True
+    return all(word in _QUALIFIER_WORDS or word.isdigit() for word in words)
+
+
+def _bare_answer(lines: list[str]) -> tuple[list[str], str, str] | None:
+    """Names, status and note of an answer with no list marker, label or statement.
+
+    One name per line; a line cut at its semicolons; a line cut at its commas only when it
+    cannot be one name with qualifiers (see :func:`parse_diagnoses`). None when the answer
+    reads as prose.
+    """
+    if len(lines) > 1:
+        if len(lines) > _MAX_BARE_LINES or any(
+            len(line.split()) > _MAX_NAME_WORDS or _SENTENCE_PIECE.search(line) for line in lines
+        ):
+            return None
+        names = [_item_name(line) for line in lines if not _HEADING_LINE.fullmatch(line)]
+        return names, "fallback_list", "one diagnosis per line"
+    line = lines[0]
+    reader = _NameReader()
+    if ";" in line and _semicolon_outside_brackets(line):
+        return reader.names(line), "fallback_list", "a one-line list cut at its semicolons"
+    pieces = [piece for piece in _commas_outside_brackets(line) if piece.strip()]
+    if len(pieces) > 1:
+        if reader.known(line):
+            return [line], "fallback_list", "a bare one-line answer, a known name with commas"
+        clause = next((piece.strip() for piece in pieces if _SENTENCE_PIECE.search(piece)), None)
+        names = [] if clause else reader.names(line)
+        qualifiers = [name for name in names if _is_qualifier(name, reader)]
+        if (
+            not clause
+            and not qualifiers
+            and (len(names) >= 3 or (len(names) == 2 and all(reader.known(name) for name in names)))
+        ):
+            return names, "fallback_list", "a one-line list cut at its commas"
+        if len(line.split()) <= _MAX_NAME_WORDS:
+            reason = (
+                f"{clause!r} reads as a clause"
+                if clause
+                else f"{qualifiers[0]!r} qualifies the name"
+                if qualifiers
+                else "fewer than 3 pieces, not each a known diagnosis"
+            )
+            return (
+                [_item_name(line)],
+                COMMA_NAME_STATUS,
+                f"a one-line answer with commas read as one diagnosis ({reason})",
+            )
+        return None
+    if len(line.split()) > _MAX_NAME_WORDS:
+        return None
+    return [_item_name(line)], "fallback_list", "a bare one-line answer"
+
+
+def _commas_outside_brackets(line: str) -> list[str]:
+    pieces: list[str] = []
+    depth = 0
+    start = 0
+    for match in re.finditer(r"[()\[\],]", line):
+        char = match.group()
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(0, depth - 1)
+        elif not depth:
+            pieces.append(line[start : match.start()])
+            start = match.end()
+    pieces.append(line[start:])
+    return pieces
