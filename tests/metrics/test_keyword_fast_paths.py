@@ -93,8 +93,11 @@ def straightforward_explain(
             and all(family == "anatomy" for family, _ in entry.emits)
         )
 
+    landmarks = straightforward_landmarks(extractor, segments)
     for index, (phrase, entry) in enumerate(segments):
         kind = entry.kind if entry is not None else None
+        if index in landmarks:
+            continue
         if kind is None and phrase == "both" and starts_structure(index + 1):
             matches.append(KeywordMatch("anatomy", "bilateral", False, phrase))
         elif phrase in CLAUSE_END or kind == "terminator":
@@ -129,7 +132,47 @@ def straightforward_explain(
                     negated_in_scope = True
                 matches.append(KeywordMatch(family, term, negated, phrase))
             prefix_pending = False
+    states_normal = states_normal or any(
+        match.negated and (match.family, match.term) in extractor._normal_when_negated
+        for match in matches
+    )
     return matches, states_normal
+
+
+def straightforward_landmarks(extractor: LexiconKeywordExtractor, segments: list) -> set[int]:
+    """Indices of the terms named only as a landmark: after a run of plain words ending in a
+    location reference, past reference words, anatomy and neutral characteristics, the
+    abnormal characteristics up to and including the first finding."""
+    plain = [entry is None for _, entry in segments]
+    landmarks: set[int] = set()
+    for end in range(len(segments)):
+        start = end
+        while start >= 0 and plain[start]:
+            words = tuple(" ".join(phrase for phrase, _ in segments[start : end + 1]).split())
+            if words in extractor._references:
+                break
+            start -= 1
+        else:
+            continue
+        for index in range(end + 1, len(segments)):
+            phrase, entry = segments[index]
+            if entry is None:
+                if phrase in extractor._reference_words:
+                    continue
+                break
+            if entry.kind != "term":
+                break
+            if all(
+                family == "anatomy" or (family, term) in extractor._neutral
+                for family, term in entry.emits
+            ):
+                continue
+            if not any(pair in extractor._abnormal_terms for pair in entry.emits):
+                break
+            landmarks.add(index)
+            if any(family == "finding" for family, _ in entry.emits):
+                break
+    return landmarks
 
 
 def gold_captions() -> list[str]:

@@ -401,3 +401,80 @@ def test_perfusion_stated_after_its_measure_and_signal_change(extract, caption, 
 )
 def test_spinal_and_head_and_neck_anatomy(extract, caption, clinical):
     assert extract(caption).clinical == clinical
+
+
+@pytest.mark.parametrize(
+    ("caption", "clinical", "abnormal"),
+    [
+        # A slice cut away from the lesion names it as a landmark only.
+        ("Coronal T2-weighted slice at a level above the lesion.", set(), None),
+        ("Axial DWI image below the known pontine lesion.", {"pons"}, None),
+        (
+            "Sagittal T1 image of the posterior fossa, remote from the tumour.",
+            {"infratentorial"},
+            None,
+        ),
+        # The landmark's own qualifiers go with it; the place words are still anatomy.
+        (
+            "Axial FLAIR section superior to the right frontal enhancing mass.",
+            {"right", "frontal lobe"},
+            None,
+        ),
+        # A finding of this image stays one even beside a landmark.
+        ("Vasogenic oedema distant from the haematoma.", {"oedema"}, True),
+        ("Normal cortex contralateral to the mass.", {"cortex"}, False),
+        # Other relations keep the finding: the lesion is in this image.
+        ("Perilesional oedema surrounding the lesion.", {"oedema", "lesion"}, True),
+        ("Enhancing mass adjacent to the falx.", {"enhancement", "mass", "falx"}, True),
+        (
+            "Hyperintense lesion above the lateral ventricle.",
+            {"hyperintensity", "lesion", "lateral ventricle"},
+            True,
+        ),
+    ],
+)
+def test_a_finding_named_as_a_location_reference_is_not_a_finding_of_the_image(
+    extract, caption, clinical, abnormal
+):
+    keywords = extract(caption)
+    assert keywords.clinical == clinical
+    assert keywords.abnormal is abnormal
+
+
+@pytest.mark.parametrize(
+    "caption",
+    [
+        "Axial T2 image through the vertex shows no signal abnormality.",
+        "Brain MRI without a focal signal abnormality.",
+        "Coronal FLAIR: no abnormality is seen in either hippocampus.",
+        "Signal abnormality is not identified.",
+        "The pons is without abnormal signal change.",
+        # The sample's normal slices: the landmark lesion used to make them abnormal.
+        "Axial T1-weighted image at a level below the lesion shows no focal abnormality.",
+    ],
+)
+def test_ruling_out_any_abnormality_states_a_normal_study(extract, caption):
+    assert extract(caption).abnormal is False
+
+
+@pytest.mark.parametrize(
+    ("caption", "abnormal"),
+    [
+        ("No signal abnormality; ring-enhancing lesion in the left parietal lobe.", True),
+        ("No abnormal enhancement.", None),  # one finding ruled out, not every one
+        ("No restricted diffusion within the lesion.", True),
+    ],
+)
+def test_a_present_finding_or_one_ruled_out_finding_is_not_a_normal_study(
+    extract, caption, abnormal
+):
+    assert extract(caption).abnormal is abnormal
+
+
+def test_sample_normal_slice_references_are_labelled_normal(extract):
+    from novabench.data.sample import SEQUENCES, _normal_caption
+
+    for sequence in SEQUENCES:
+        for relation in ("above", "below"):
+            caption = _normal_caption(sequence, relation)
+            assert extract(caption).abnormal is False, caption

@@ -42,7 +42,9 @@ What the lexicon extractor returns for one caption:
   abnormality (``hyperintensity``, ``enhancement``, ``restricted diffusion``,
   ...), is present and not negated; False when no such term is present and the
   caption states normality (``normal``, ``unremarkable``, ``no abnormality``,
-  ...); None otherwise (nothing decides it, e.g. "Axial FLAIR image.",
+  ..., or the generic finding ``abnormality`` negated in any wording: "shows no
+  signal abnormality", "without a focal signal abnormality", "abnormality is
+  not seen"); None otherwise (nothing decides it, e.g. "Axial FLAIR image.",
   "No haemorrhage." or "No abnormal enhancement.": ruling one finding out is a
   negated finding, not a statement that the study is normal). See
   :mod:`novabench.metrics.captioning` for how None enters BinaryF1.
@@ -57,6 +59,14 @@ characteristic and finding phrases are generated. A qualifier (``abnormal``,
 ``pathological``) names the finding ``abnormality`` only when it stands alone:
 directly before a characteristic or finding it only qualifies it
 ("abnormal enhancement" is ``enhancement``).
+
+Landmarks: a finding named after a location reference (``above``, ``below``,
+``superior to``, ``remote from``, ``contralateral to``, ...; the lexicon's
+``location_references``), past articles and words such as ``known`` or ``level of``,
+anatomy and the landmark's own characteristics, is where this image is, not what
+it shows: it is not extracted ("a level above the lesion" gives no ``lesion``;
+"above the right frontal enhancing mass" keeps ``right`` and ``frontal lobe``).
+Other relations keep it ("oedema surrounding the lesion", "adjacent to the mass").
 
 Laterality and absence: ``both`` directly before a structure gives ``bilateral``
 ("both globi pallidi"); ``absent`` directly before a structure names the finding
@@ -319,6 +329,9 @@ class LexiconKeywordExtractor:
         True
         >>> extract("Unremarkable brain MRI, no hemorrhage.").abnormal
         False
+        >>> landmark = extract("Coronal FLAIR image below the lesion without a signal abnormality.")
+        >>> sorted(landmark.clinical), landmark.abnormal
+        (['no:abnormality'], False)
     """
 
     def __init__(self, lexicon: str | Path | Mapping[str, Any] | None = None) -> None:
@@ -364,6 +377,19 @@ class LexiconKeywordExtractor:
                 self._add(self._phrase_words(phrase), _Entry(kind), phrase)
         for words, entry in generated:  # a generated plural never overrides a listed phrase
             self._phrases.setdefault(words, entry)
+        # A finding after "above the", "remote from the", ... is a landmark, not in the image.
+        self._references = frozenset(
+            self._phrase_words(phrase) for phrase in data.get("location_references", [])
+        )
+        self._longest_reference = max((len(words) for words in self._references), default=0)
+        self._reference_words = frozenset(
+            " ".join(self._phrase_words(phrase)) for phrase in data.get("reference_words", [])
+        )
+        self._neutral = frozenset(("characteristic", term) for term in neutral)
+        # Ruling out the generic finding ("no signal abnormality") rules out every finding.
+        self._normal_when_negated = frozenset(
+            ("finding", term) for term in data.get("normal_when_negated", [])
+        )
         # "abnormal" names a finding on its own, but in "abnormal enhancement" it only qualifies.
         self._qualifiers = frozenset(
             " ".join(self._phrase_words(phrase)) for phrase in data.get("qualifiers", [])
@@ -460,6 +486,8 @@ class LexiconKeywordExtractor:
         negated_in_scope = False  # the scope has negated a term already
         prefix_pending = False  # "non-" waits for its term
         clause_start = 0  # index in matches where the current clause began
+        referring = False  # after "above the", "remote from the": a landmark follows
+        plain_run: tuple[str, ...] = ()  # the plain words just before this segment
 
         def starts_negatable(index: int) -> bool:
             entry = segments[index][1] if index < len(segments) else None
@@ -474,6 +502,34 @@ class LexiconKeywordExtractor:
             )
 
         for index, (phrase, entry) in enumerate(segments):
+            if self._references:
+                if entry is None:
+                    plain_run = (*plain_run, phrase)[-self._longest_reference :]
+                    if any(
+                        plain_run[start:] in self._references for start in range(len(plain_run))
+                    ):
+                        referring = True
+                        continue
+                    if referring and phrase in self._reference_words:
+                        continue
+                    referring = False
+                else:
+                    plain_run = ()
+                    if referring:
+                        if entry.kind == "term" and all(
+                            family == "anatomy" or (family, term) in self._neutral
+                            for family, term in entry.emits
+                        ):
+                            pass  # "above the left thalamic lesion": the place is still named
+                        elif entry.kind == "term" and any(
+                            pair in self._abnormal_terms for pair in entry.emits
+                        ):
+                            # The landmark ("the enhancing tumour") is not a finding of this
+                            # image; a finding ends it, a characteristic may qualify what follows.
+                            referring = all(family != "finding" for family, _ in entry.emits)
+                            continue
+                        else:
+                            referring = False
             if entry is None:  # a plain word: only clause marks, commas, "and", "both" act
                 if phrase == _BOTH and starts_structure(index + 1):
                     matches.append(("anatomy", "bilateral", False, phrase))
@@ -514,6 +570,11 @@ class LexiconKeywordExtractor:
                     negated_in_scope = negated_in_scope or (negated and in_scope)
                     matches.append((family, term, negated, phrase))
                 prefix_pending = False
+        if not states_normal and self._normal_when_negated:
+            states_normal = any(
+                negated and (family, term) in self._normal_when_negated
+                for family, term, negated, _ in matches
+            )
         return matches, states_normal
 
     def __call__(self, text: str) -> CaptionKeywords:
