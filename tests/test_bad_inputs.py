@@ -14,6 +14,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -1088,8 +1089,18 @@ def _face(task: str, predictions: list, references: list) -> object:
 @pytest.mark.parametrize(
     ("task", "predictions", "references", "expect"),
     [
-        ("captioning", ["Axial T1 \ud800."], ["Axial T1."], "example 0, field 'predictions'"),
-        ("captioning", ["Axial T1."], [{"caption": "x\udfff"}], "example 0, field 'references'"),
+        (
+            "captioning",
+            ["Axial T1 \ud800."],
+            ["Axial T1."],
+            "example 1 (0-based index 0), field 'predictions'",
+        ),
+        (
+            "captioning",
+            ["Axial T1."],
+            [{"caption": "x\udfff"}],
+            "example 1 (0-based index 0), field 'references'",
+        ),
         ("diagnosis", [["glioma", "\udc80"]], ["Glioma"], "field 'predictions[1]'"),
     ],
 )
@@ -1102,6 +1113,12 @@ def test_the_evaluate_face_refuses_a_lone_surrogate_before_arrow_does(
     with pytest.raises(NovaInputError, match="lone surrogate U\\+D[89A-F][0-9A-F]{2}") as raised:
         _face(task, predictions, references)
     assert expect in str(raised.value) and "\n" not in str(raised.value)
+
+
+def _counted_from_one(match: re.Match[str]) -> str:
+    """``example N`` of the Python functions as the evaluate face words it."""
+    index = int(match.group(1))
+    return f"example {index + 1} (0-based index {index})"
 
 
 @pytest.mark.parametrize(
@@ -1120,6 +1137,8 @@ def test_both_metric_faces_refuse_alike(
         message = str(raised.value)
         assert "\n" not in message
         for expected in expect:
+            if face is _face:  # the evaluate face counts examples from 1 and gives the index
+                expected = re.sub(r"^example (\d+)", _counted_from_one, expected)
             assert expected in message, (face.__name__, expected, message)
 
 

@@ -238,7 +238,11 @@ def test_metric_entry_paths_name_a_huge_integer_instead_of_overflowing() -> None
     assert (info.value.record, info.value.field) == ("example 1", "predictions.boxes[0]")
     with pytest.raises(NovaInputError, match="too large") as info:
         normalize_predictions("localization", [{"boxes": [[0, 0, 1, HUGE]], "scores": [1]}])
-    assert (info.value.record, info.value.field) == ("example 0", "predictions.boxes[0]")
+    # The evaluate face's reader counts examples from 1, as nova evaluate counts lines.
+    assert (info.value.record, info.value.field) == (
+        "example 1 (0-based index 0)",
+        "predictions.boxes[0]",
+    )
 
 
 @pytest.mark.parametrize("value", [Fraction(1, 3), 2**64, 2**70, -(2**65)])

@@ -239,3 +239,26 @@ def test_ctrl_c_while_the_commands_load_is_one_line(
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["info", "--help"]) == 130
     assert capsys.readouterr().err == "nova: interrupted\n"
+
+
+# --------------------------------------------------------------------------- option values
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_an_unknown_box_convention_names_the_option_and_the_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    release, predictions = _caption_run(tmp_path)
+    inputs = (
+        ["--predictions", str(predictions)]
+        if command == "evaluate"
+        else ["--a", str(predictions), "--b", str(predictions)]
+    )
+    argv = [command, "--data", str(release), *inputs, "--out", str(tmp_path / "out")]
+    assert main([*argv, "--box-convention", "xyxy"]) == 2
+    line = one_error_line(capsys, command)
+    assert line.endswith(
+        "argument --box-convention: 'xyxy': unknown convention; choose one of auto, protocol, "
+        "qwen, xyxy_norm1, xyxy_norm1000, xyxy_pixel, xywh_pixel, yxyx_norm1"
+    )
+    assert not (tmp_path / "out").exists()  # refused before anything was read or written

@@ -67,7 +67,7 @@ def test_metric_space_reports_bad_json_and_bad_boxes() -> None:
     error = app.score(
         "localization", json.dumps([{"boxes": [[1, 2, -3, 4]]}]), json.dumps([{"boxes": []}])
     )["error"]
-    assert "example 0" in error
+    assert "example 1 (0-based index 0)" in error
 
 
 def test_metric_space_table_has_every_task_with_seeded_intervals() -> None:

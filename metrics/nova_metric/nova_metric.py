@@ -151,4 +151,5 @@ class NovaMetric(evaluate.Metric):
     def _compute(self, predictions, references, **kwargs):
         """Score everything added (on process 0 in distributed runs)."""
         self._nova_items_added = 0
-        return compute_task(self.task, predictions, references, **kwargs)
+        with evaluate_adapter.examples_counted_from_one():
+            return compute_task(self.task, predictions, references, **kwargs)

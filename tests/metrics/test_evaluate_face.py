@@ -99,7 +99,7 @@ def test_add_batch_in_pieces_equals_one_compute() -> None:
 def test_errors_name_the_example_across_batches() -> None:
     metric = evaluate.load(MODULE, "localization")
     metric.add_batch(predictions=[{"boxes": []}] * 3, references=[{"boxes": []}] * 3)
-    with pytest.raises(NovaInputError, match=r"example 4.*predictions"):
+    with pytest.raises(NovaInputError, match=r"example 5 \(0-based index 4\).*predictions"):
         metric.add_batch(
             predictions=[{"boxes": []}, {"boxes": [], "score": [1.0]}],
             references=[{"boxes": []}] * 2,
@@ -108,12 +108,17 @@ def test_errors_name_the_example_across_batches() -> None:
 
 def test_bad_box_is_reported_with_its_example_index() -> None:
     metric = evaluate.load(MODULE, "localization")
-    with pytest.raises(NovaInputError, match=r"example 1.*width must be >= 0") as info:
+    with pytest.raises(
+        NovaInputError, match=r"example 2 \(0-based index 1\).*width must be >= 0"
+    ) as info:
         metric.compute(
             predictions=[{"boxes": []}, {"boxes": [[1, 2, -3, 4]]}],
             references=[{"boxes": []}, {"boxes": []}],
         )
-    assert (info.value.record, info.value.field) == ("example 1", "predictions.boxes[0]")
+    assert (info.value.record, info.value.field) == (
+        "example 2 (0-based index 1)",
+        "predictions.boxes[0]",
+    )
 
 
 def test_captioning_face_equals_core_and_exclude_leaves_keys_out() -> None:
@@ -260,7 +265,7 @@ def test_all_task_rejects_conflicting_diagnoses_within_a_case() -> None:
         {"boxes": [], "caption": "x", "diagnoses": ["a"]},
         {"boxes": [], "caption": "y", "diagnoses": ["b"]},
     ]
-    with pytest.raises(NovaInputError, match=r"example 1.*diagnoses"):
+    with pytest.raises(NovaInputError, match=r"example 2 \(0-based index 1\).*diagnoses"):
         evaluate.load(MODULE, "all").compute(
             predictions=predictions, references=rows, exclude=["BERTScore-F1"]
         )
@@ -345,7 +350,7 @@ def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
 
 def test_all_task_refuses_a_join_key_it_would_ignore() -> None:
     rows = [{"boxes": [], "caption": "x", "final_diagnosis": "Glioma", "case_id": "case0001"}]
-    with pytest.raises(NovaInputError, match=r"example 0.*filename"):
+    with pytest.raises(NovaInputError, match=r"example 1 \(0-based index 0\).*filename"):
         evaluate.load(MODULE, "all").compute(
             predictions=[{"boxes": [], "caption": "x", "diagnoses": [], "filename": "a.png"}],
             references=rows,
@@ -372,7 +377,7 @@ def test_reference_box_format_and_missing_reference_keys() -> None:
         reference_box_format="xyxy",
     )
     assert result["per_image_best_iou"] == [1.0]
-    with pytest.raises(NovaInputError, match=r"example 0.*references\.caption"):
+    with pytest.raises(NovaInputError, match=r"example 1 \(0-based index 0\).*references\.caption"):
         evaluate.load(MODULE, "captioning").compute(
             predictions=["a"], references=[{"text": "b"}], exclude=["BERTScore-F1"]
         )
@@ -417,7 +422,7 @@ def test_face_refuses_booleans_that_arrow_would_store_as_numbers(
     )  # errors name the global index
     with pytest.raises(NovaInputError) as info:
         metric.add_batch(predictions=predictions, references=references)
-    assert info.value.record == "example 1" and info.value.field == field
+    assert info.value.record == "example 2 (0-based index 1)" and info.value.field == field
 
 
 @pytest.mark.parametrize(
@@ -437,7 +442,7 @@ def test_diagnosis_face_refuses_unordered_or_keyed_predictions(
     # A dict would be read as its keys and a set has no rank: both would score silently.
     with pytest.raises(NovaInputError, match=words) as info:
         evaluate.load(MODULE, "diagnosis").compute(predictions=predictions, references=["Glioma"])
-    assert info.value.record == "example 0"
+    assert info.value.record == "example 1 (0-based index 0)"
 
 
 def test_diagnosis_face_refuses_images_rows_given_as_a_list(sample_release: Path) -> None:
@@ -450,7 +455,7 @@ def test_diagnosis_face_refuses_images_rows_given_as_a_list(sample_release: Path
     metric = evaluate.load(MODULE, "diagnosis")
     with pytest.raises(NovaInputError, match="per case") as info:
         metric.add_batch(predictions=[["x"]] * 3, references=rows)
-    assert info.value.record == "example 0"
+    assert info.value.record == "example 1 (0-based index 0)"
 
 
 def test_bad_values_fail_at_add_batch_and_bad_options_keep_the_data() -> None:
@@ -463,7 +468,10 @@ def test_bad_values_fail_at_add_batch_and_bad_options_keep_the_data() -> None:
         metric.add_batch(
             predictions=[{"boxes": [[0, 0, float("nan"), 10]]}], references=[{"boxes": []}]
         )
-    assert info.value.record == "example 1" and info.value.field == "predictions.boxes[0]"
+    assert (
+        info.value.record == "example 2 (0-based index 1)"
+        and info.value.field == "predictions.boxes[0]"
+    )
     with pytest.raises(NovaInputError) as info:
         metric.add_batch(
             predictions=[{"boxes": [[0, 0, 5, 5]], "scores": [float("inf")]}],
@@ -549,7 +557,7 @@ def test_all_task_refuses_booleans_and_nan_in_its_boxes_too() -> None:
     ]:
         with pytest.raises(NovaInputError) as info:
             metric.add_batch(predictions=[prediction], references=[row])
-        assert info.value.record == "example 0" and info.value.field == field
+        assert info.value.record == "example 1 (0-based index 0)" and info.value.field == field
     with pytest.raises(NovaInputError) as info:
         metric.add_batch(
             predictions=[{"boxes": []}], references=[{**row, "boxes": [[1, 1, 5, False]]}]

@@ -378,3 +378,10 @@ def test_a_box_past_the_edge_is_the_same_box_on_both_paths(
     metrics = [report["tasks"]["localization"]["metrics"] for report in reports]
     assert metrics[0]["per_image_best_iou"] == pytest.approx(metrics[1]["per_image_best_iou"])
     assert "boxes past the image edge (scored as given): 1 in 1 answer" in render_table(reports[0])
+
+
+def test_an_unknown_convention_names_the_python_argument():
+    with pytest.raises(NovaInputError) as caught:
+        parse_localization("mass: [10, 20, 30, 40]", image_size=(480, 480), convention="xyxy")
+    assert caught.value.field == "convention"
+    assert caught.value.message.startswith("convention='xyxy': unknown box convention; choose")

@@ -234,6 +234,61 @@ def test_a_file_of_another_release_is_said_to_be_one_not_an_unknown_line(release
     assert caught.value.record == "line 3 (case9000_001.png)"
 
 
+def test_a_run_whose_manifest_names_another_release_says_so_before_a_line_error(release, tmp_path):
+    # The first image is in both releases, the second only in the other one: the line
+    # error would come at line 2, but the manifest already says whose run this is.
+    own = full_predictions(release)
+    other_release = "0123456789abcdef"
+    lines = [own[0], {**own[1], "filename": "case0001_009.png"}, *own[2:]]
+    path = write_lines(tmp_path / "other.jsonl", lines)
+    write_manifest(path, {"model": "m", "release": {"fingerprint": other_release}})
+    with pytest.raises(NovaInputError) as caught:
+        read_predictions(path, release)
+    message = str(caught.value)
+    assert caught.value.field == "release.fingerprint" and caught.value.record is None
+    assert "made for another release" in message
+    assert f"fingerprint {other_release[:8]}," in message and other_release[8:] not in message
+    assert f"the release in {release.root} has {release.fingerprint()[:8]}" in message
+    assert "first problem: line 2 (case0001_009.png)" in message
+    # The manifest of this very release changes nothing: the line's own error is said.
+    write_manifest(path, {"model": "m", "release": {"fingerprint": release.fingerprint()}})
+    with pytest.raises(NovaInputError, match="unknown filename") as caught:
+        read_predictions(path, release)
+    assert caught.value.record == "line 2 (case0001_009.png)"
+
+
+@pytest.mark.parametrize("name", ["report.json", "comparison.json", "leaderboard.json"])
+def test_a_nova_report_passed_as_predictions_is_named_as_one(tmp_path, name):
+    # As nova evaluate/compare/leaderboard write them: indented JSON, the toolkit first.
+    document = {"toolkit": {"name": "novabench", "version": "0.1.0"}, "tasks": {}}
+    if name == "comparison.json":
+        document = {"a": document, "b": document, "differences": {}}
+    elif name == "leaderboard.json":
+        document = {"toolkit": document["toolkit"], "release": "c2e6", "models": [], "notes": []}
+    path = tmp_path / name
+    path.write_text(json.dumps(document, indent=2))
+    with pytest.raises(NovaInputError) as caught:
+        read_predictions(path)
+    assert str(caught.value) == (
+        f"{path}: this is a nova report, not predictions: pass the run file (the .jsonl that "
+        "nova run wrote)"
+    )
+    # The same object on one line (a compact report) is told apart from predictions too.
+    path.write_text(json.dumps(document) + "\n")
+    with pytest.raises(NovaInputError, match="this is a nova report, not predictions"):
+        read_predictions(path)
+
+
+def test_an_unknown_box_convention_names_the_argument_even_with_no_raw_answer(release, tmp_path):
+    # Parsed answers only: the convention is never used, and still refused, not ignored.
+    path = write_lines(tmp_path / "pred.jsonl", full_predictions(release))
+    with pytest.raises(
+        NovaInputError, match=r"box_convention='xyxy': unknown box convention"
+    ) as caught:
+        parse_raw(read_predictions(path, release), release, box_convention="xyxy")
+    assert caught.value.field == "box_convention"
+
+
 def test_a_cut_off_last_line_says_how_to_repair_it(tmp_path):
     path = tmp_path / "pred.jsonl"
     path.write_text(json.dumps(GOOD_IMAGE) + '\n{"filename": "case0001_0')

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.registry import TASK_NAMES
+from novabench.run.defaults import CONVENTIONS
 
 #: How ``--judge-mode`` matches diagnoses.
 JUDGE_MODES = ("case", "pair", "lexicon")
@@ -235,10 +236,31 @@ def item_options(args: argparse.Namespace) -> dict[str, Any]:
     return chosen
 
 
+def box_convention_option(text: str) -> str:
+    """argparse ``type=`` of ``--box-convention``: a convention the box parser knows.
+
+    Checked when the command line is read, so the error names the option, not a field.
+
+    Example:
+        >>> box_convention_option("qwen")
+        'qwen'
+        >>> box_convention_option("xyxy")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: 'xyxy': unknown convention; choose one of auto, protocol, ...
+    """
+    if text not in CONVENTIONS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: unknown convention; choose one of {', '.join(CONVENTIONS)}"
+        )
+    return text
+
+
 def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``nova evaluate`` and ``nova compare``: parsing, bootstrap, metrics."""
     parser.add_argument(
         "--box-convention",
+        type=box_convention_option,
         default=None,
         help="how raw localisation answers are read (auto, protocol, qwen, xyxy_norm1, "
         "yxyx_norm1, ...); "

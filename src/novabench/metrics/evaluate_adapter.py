@@ -22,7 +22,9 @@ the ``diagnosis`` configuration.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import contextlib
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +48,7 @@ from novabench.metrics.tasks import (
 __all__ = [
     "check_options",
     "compute_task_from_arrow",
+    "examples_counted_from_one",
     "explain_bad_batch",
     "metric_features",
     "normalize_predictions",
@@ -87,6 +90,53 @@ class _InputForm:
     boxes: bool = False
 
 
+# "example 3", "example 3 (case0004)", "example 3, prediction 2": the metrics' 0-based records.
+_ZERO_BASED_EXAMPLE = re.compile(r"example (\d+)(?: \(([^)]*)\))?")
+
+
+def _example_counted_from_one(record: str | None) -> str | None:
+    """A metric's 0-based ``example N`` record in the face's words: counted from 1 as the CLI
+    counts lines, with the index a Python list takes (records said once already stay)."""
+    match = _ZERO_BASED_EXAMPLE.match(record or "")
+    if record is None or match is None or "0-based index" in record:
+        return record
+    index = int(match.group(1))
+    detail = f", {match.group(2)}" if match.group(2) else ""
+    return f"example {index + 1} (0-based index {index}{detail})" + record[match.end() :]
+
+
+@contextlib.contextmanager
+def examples_counted_from_one() -> Iterator[None]:
+    """Name an input error's example as the ``evaluate`` face does: from 1, index given.
+
+    The metrics number examples from 0 (Python's list index); ``nova evaluate`` counts lines
+    from 1. Inside this block an error naming ``example N`` names ``example N+1 (0-based
+    index N)`` instead, so neither reading can be taken for the other.
+
+    Example:
+        >>> with examples_counted_from_one():
+        ...     raise NovaInputError("empty reference caption", record="example 0", field="references")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 1 (0-based index 0), field 'references': empty reference caption
+    """
+    try:
+        yield
+    except NovaInputError as error:
+        record = _example_counted_from_one(error.record)
+        if record != error.record:
+            # The same error (type, traceback) with its record renamed and its text rebuilt.
+            error.record = record
+            error.args = (
+                str(
+                    NovaInputError(
+                        error.message, source=error.source, record=record, field=error.field
+                    )
+                ),
+            )
+        raise
+
+
 def metric_features(task: str) -> datasets.Features:
     """The ``datasets.Features`` an ``evaluate`` module declares for ``task``.
 
@@ -108,6 +158,7 @@ def metric_features(task: str) -> datasets.Features:
     )
 
 
+@examples_counted_from_one()
 def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) -> list[Any]:
     """Turn user predictions into the plain form ``metric_features(task)`` encodes.
 
@@ -138,6 +189,7 @@ def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) 
     return out
 
 
+@examples_counted_from_one()
 def normalize_references(task: str, references: Any, *, start_index: int = 0) -> list[Any]:
     """Turn user references (plain values or NOVA dataset rows) into plain form.
 
@@ -168,6 +220,7 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
     return out
 
 
+@examples_counted_from_one()
 def compute_task_from_arrow(
     task: str, predictions: Any, references: Any, **kwargs: Any
 ) -> dict[str, Any]:
@@ -228,6 +281,7 @@ def compute_task_from_arrow(
     return _compute_all(localization, text_predictions, text_references, stats, options)
 
 
+@examples_counted_from_one()
 def explain_bad_batch(
     task: str, predictions: Sequence[Any], references: Sequence[Any], *, start_index: int = 0
 ) -> None:
@@ -246,7 +300,7 @@ def explain_bad_batch(
         >>> explain_bad_batch("localization", [{"boxes": [[1, 2, "x", 4]], "scores": []}], [{"boxes": []}])
         Traceback (most recent call last):
         ...
-        novabench.errors.NovaInputError: example 0, field 'predictions.boxes[0]': ...
+        novabench.errors.NovaInputError: example 1 (0-based index 0), field 'predictions.boxes[0]': ...
     """
     if not _form(task).boxes:
         return

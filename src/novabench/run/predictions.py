@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from novabench import checks, registry
-from novabench._files import UTF8_BOM, decode_utf8_line
+from novabench._files import UTF8_BOM, decode_utf8_line, is_novabench_report
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
+from novabench.run.defaults import CONVENTIONS
 
 # The manifest and merging live in novabench.run.manifest; their names stay importable here.
 from novabench.run.manifest import (  # noqa: F401
@@ -758,20 +759,63 @@ def _read_records(
     for path in paths:
         if not path.is_file():
             raise NovaInputError("no such predictions file", source=str(path))
-        for number, payload in _iter_json_lines(path):
-            try:
+        try:
+            for number, payload in _iter_json_lines(path):
                 line_records = _line_records(payload, str(path), number, filenames, case_ids)
-            except NovaInputError as error:
-                if filenames is not None and str(error.message).startswith("unknown "):
-                    _refuse_another_release(path, filenames, case_ids or set())
-                raise
-            for record in line_records:
-                superseded += _add_record(
-                    records, record, keep_answer_over_later_error=keep_answer_over_later_error
-                )
-            if lines is not None:
-                lines.append(payload)
+                for record in line_records:
+                    superseded += _add_record(
+                        records, record, keep_answer_over_later_error=keep_answer_over_later_error
+                    )
+                if lines is not None:
+                    lines.append(payload)
+        except NovaInputError as error:
+            # What is wrong with the whole file, when it is that, before the line's own error.
+            _refuse_wrong_file(path, release, error)
+            if filenames is not None and str(error.message).startswith("unknown "):
+                _refuse_another_release(path, filenames, case_ids or set())
+            raise
     return records, superseded
+
+
+#: How many leading characters of a fingerprint a message shows (as ``git`` shows commits).
+_SHORT_FINGERPRINT = 8
+
+
+def _refuse_wrong_file(path: Path, release: Any, error: NovaInputError) -> None:
+    """Name the file's own mistake, if any, when one of its lines failed: a nova report passed
+    for predictions, or a run whose manifest records another release than ``release``.
+
+    Returns when neither holds; a manifest that cannot be read leaves the line's error.
+    """
+    if is_novabench_report(path):
+        raise NovaInputError(
+            "this is a nova report, not predictions: pass the run file (the .jsonl that "
+            "nova run wrote)",
+            source=str(path),
+        ) from None
+    current = getattr(release, "fingerprint", None)
+    if not callable(current):
+        return
+    try:
+        manifest = RunManifest.read(path)
+    except NovaInputError:
+        return  # the line's error is still the truest thing to say
+    recorded = manifest.release_fingerprint if manifest is not None else None
+    if recorded is None:
+        return
+    fingerprint = str(current())
+    if recorded == fingerprint:
+        return
+    folder = getattr(release, "root", None)
+    where = f"the release in {folder}" if folder is not None else "this release"
+    raise NovaInputError(
+        f"the run was made for another release: its manifest records release fingerprint "
+        f"{recorded[:_SHORT_FINGERPRINT]}, {where} has {fingerprint[:_SHORT_FINGERPRINT]}; "
+        f"score it against the data it was run on (first problem: {error.record or 'file'}: "
+        f"{error.message})",
+        source=str(path),
+        field="release.fingerprint",
+    ) from None
 
 
 #: Unknown items from which a file that is mostly unknown is said to be another release's.
@@ -957,6 +1001,9 @@ def parse_raw(
         given) gets the status ``ok_out_of_image`` (a frequent sign of a wrong
         ``box_convention``).
 
+    Raises:
+        NovaInputError: ``box_convention`` is not one of ``CONVENTIONS``.
+
     Example:
         >>> import json, tempfile, pathlib, types
         >>> image = types.SimpleNamespace(filename="case0001_001.png", case_id="case0001", width=480, height=480)
@@ -967,6 +1014,12 @@ def parse_raw(
         >>> parsed.captions(), parsed.parse_counts("captioning")
         (['Axial T2.'], {'ok': 1})
     """
+    if box_convention not in CONVENTIONS:  # refused up front, even when no answer is raw
+        raise NovaInputError(
+            f"box_convention={box_convention!r}: unknown box convention; choose one of "
+            f"{', '.join(CONVENTIONS)}",
+            field="box_convention",
+        )
     sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
     aligned = predictions if predictions.aligned else _realign(predictions, release)
     records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}

@@ -676,7 +676,8 @@ def parse_localization(
     """
     if convention not in CONVENTIONS:
         raise NovaInputError(
-            f"unknown box convention {convention!r}; expected one of {', '.join(CONVENTIONS)}",
+            f"convention={convention!r}: unknown box convention; choose one of "
+            f"{', '.join(CONVENTIONS)}",
             field="convention",
         )
     if prompt_convention is not None and prompt_convention not in PROMPT_CONVENTIONS:
