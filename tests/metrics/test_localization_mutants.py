@@ -9,7 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from novabench.metrics.localization import coco_average_precision, prepare_localization
+from novabench.metrics.localization import (
+    _coco_precision,
+    coco_average_precision,
+    prepare_localization,
+)
 
 GOLD = [0.0, 0.0, 10.0, 10.0]
 # Shifted by half its width: intersection 5 x 10 = 50, union 150, IoU 1/3 (between 0.30 and 0.50).
@@ -54,3 +58,29 @@ def test_iou_one_threshold_accepts_a_box_equal_but_for_float_rounding() -> None:
     assert predicted != gold  # the rounding this test is about
     ap = coco_average_precision([{"boxes": [predicted]}], [{"boxes": [gold]}], iou_thresholds=[1.0])
     assert ap == pytest.approx(1.0, abs=1e-12)
+
+
+def test_coco_precision_is_cocos_formula_bit_for_bit() -> None:
+    # COCOeval.accumulate: tp / (fp + tp + np.spacing(1)) with fp = rank - tp. Integer counts
+    # below 2**53 make fp + tp exactly the rank, so the shortcut must give the same bits.
+    true_positives = np.array([1, 1, 2, 3, 3, 7, 50])
+    ranks = np.array([1, 2, 2, 5, 9, 10, 3000])
+    false_positives = ranks - true_positives
+    coco = true_positives / (false_positives + true_positives + np.spacing(1))
+    assert _coco_precision(true_positives, ranks).tolist() == coco.tolist()
+    assert _coco_precision(np.array([1]), np.array([1])).tolist() == [1 / (1 + 2.0**-52)]
+
+
+def test_a_recall_point_whose_product_rounds_up_reads_the_earlier_true_positive() -> None:
+    # 25 images with one gold box each. Ranked by score: 7 correct boxes, one box far from any
+    # gold box (image 0), then the 18 other correct boxes. Precision at true positive t is
+    # t / t for t <= 7 and t / (t + 1) after, so the envelope is ~1 up to recall 7/25 and
+    # 25/26 beyond. Recall point 0.28 needs 7 true positives (7 / 25 >= 0.28), although
+    # 0.28 * 25 is 7.000000000000001 in floating point: 29 points (0.00..0.28) read 1.
+    gold = [40.0, 40.0, 30.0, 30.0]
+    predictions = [{"boxes": [gold], "scores": [0.99 - 0.01 * image]} for image in range(7)]
+    predictions += [{"boxes": [gold], "scores": [0.8 - 0.01 * image]} for image in range(18)]
+    predictions[0] = {"boxes": [gold, [300.0, 300.0, 20.0, 20.0]], "scores": [0.99, 0.9]}
+    assert 0.28 * 25 > 7
+    scores = prepare_localization(predictions, [{"boxes": [gold]}] * 25).aggregate()
+    assert scores["COCO-AP@50"] == pytest.approx((29 * 1 + 72 * 25 / 26) / 101, abs=1e-12)
