@@ -77,6 +77,7 @@ def test_a_recall_point_whose_product_rounds_up_reads_the_earlier_true_positive(
     # t / t for t <= 7 and t / (t + 1) after, so the envelope is ~1 up to recall 7/25 and
     # 25/26 beyond. Recall point 0.28 needs 7 true positives (7 / 25 >= 0.28), although
     # 0.28 * 25 is 7.000000000000001 in floating point: 29 points (0.00..0.28) read 1.
+    # (pycocotools' COCOeval gives the same mean on this set.)
     gold = [40.0, 40.0, 30.0, 30.0]
     predictions = [{"boxes": [gold], "scores": [0.99 - 0.01 * image]} for image in range(7)]
     predictions += [{"boxes": [gold], "scores": [0.8 - 0.01 * image]} for image in range(18)]
@@ -84,3 +85,18 @@ def test_a_recall_point_whose_product_rounds_up_reads_the_earlier_true_positive(
     assert 0.28 * 25 > 7
     scores = prepare_localization(predictions, [{"boxes": [gold]}] * 25).aggregate()
     assert scores["COCO-AP@50"] == pytest.approx((29 * 1 + 72 * 25 / 26) / 101, abs=1e-12)
+
+
+def test_a_recall_point_just_above_its_fraction_needs_one_more_true_positive() -> None:
+    # 20 images with one gold box each. Ranked by score: 19 correct boxes, one box far from
+    # any gold box (image 0), then the last correct box. Precision is 1 through 19 true
+    # positives and 20/21 at the 20th. COCO's recall point 0.95 is 0.9500000000000001, above
+    # 19/20 = 0.95, so like 0.96..1.00 it needs all 20: 95 points read 1, 6 read 20/21.
+    # (pycocotools' COCOeval gives the same mean on this set.)
+    gold = [40.0, 40.0, 30.0, 30.0]
+    predictions = [{"boxes": [gold], "scores": [0.99 - 0.01 * image]} for image in range(19)]
+    predictions.append({"boxes": [gold], "scores": [0.5]})
+    predictions[0] = {"boxes": [gold, [300.0, 300.0, 20.0, 20.0]], "scores": [0.99, 0.6]}
+    assert np.linspace(0.0, 1.0, 101)[95] > 19 / 20
+    scores = prepare_localization(predictions, [{"boxes": [gold]}] * 20).aggregate()
+    assert scores["COCO-AP@50"] == pytest.approx((95 * 1 + 6 * 20 / 21) / 101, abs=1e-12)
