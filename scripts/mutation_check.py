@@ -54,6 +54,7 @@ DEFAULT_TARGETS: dict[str, list[str]] = {
         "tests/metrics/test_bootstrap_vectorised.py",
     ],
     "src/novabench/metrics/captioning.py": [
+        "tests/metrics/test_captioning_mutants.py",
         "tests/metrics/test_captioning.py",
         "tests/metrics/test_bootstrap_vectorised.py",
     ],
