@@ -13,6 +13,8 @@ from novabench.metrics.localization import (
     _coco_precision,
     coco_average_precision,
     prepare_localization,
+    prepare_localization_from_arrays,
+    score_localization,
 )
 
 GOLD = [0.0, 0.0, 10.0, 10.0]
@@ -100,3 +102,48 @@ def test_a_recall_point_just_above_its_fraction_needs_one_more_true_positive() -
     assert np.linspace(0.0, 1.0, 101)[95] > 19 / 20
     scores = prepare_localization(predictions, [{"boxes": [gold]}] * 20).aggregate()
     assert scores["COCO-AP@50"] == pytest.approx((95 * 1 + 6 * 20 / 21) / 101, abs=1e-12)
+
+
+def _runaway_answer(correct_at: int) -> list[list[float]]:
+    """A looping model's 101 boxes in one image: misses everywhere but at position ``correct_at``."""
+    boxes = [[300.0 + position, 300.0, 8.0, 8.0] for position in range(101)]
+    boxes[correct_at - 1] = list(GOLD)
+    return boxes
+
+
+def _default_cut_scores(correct_at: int) -> dict[str, float]:
+    """COCO-AP@50 by every public entry point left at its default max_detections."""
+    boxes = _runaway_answer(correct_at)
+    with pytest.warns(UserWarning, match="beyond max_detections=100"):
+        prepared = prepare_localization([{"boxes": boxes}], [{"boxes": [GOLD]}])
+    with pytest.warns(UserWarning, match="beyond max_detections=100"):
+        from_arrays = prepare_localization_from_arrays(
+            np.array(boxes), np.array([101]), np.array([GOLD]), np.array([1])
+        )
+    with pytest.warns(UserWarning, match="beyond max_detections=100"):
+        scored = score_localization([{"boxes": boxes}], [{"boxes": [GOLD]}])
+    return {
+        "prepare_localization": prepared.aggregate()["COCO-AP@50"],
+        "prepare_localization_from_arrays": from_arrays.aggregate()["COCO-AP@50"],
+        "score_localization": scored["COCO-AP@50"],
+        "coco_average_precision": coco_average_precision(
+            [{"boxes": boxes}], [{"boxes": [GOLD]}], iou_thresholds=[0.5]
+        ),
+    }
+
+
+def test_every_entry_point_keeps_cocos_100_detections_by_default() -> None:
+    # Without scores the given order is the ranking. The gold box given 100th is kept: one
+    # true positive at rank 100, precision 1/100 at every recall point, AP 0.01. Given
+    # 101st it is cut (COCO's maxDets 100): AP 0.
+    for name, value in _default_cut_scores(correct_at=100).items():
+        assert value == pytest.approx(0.01, abs=1e-12), name
+    assert _default_cut_scores(correct_at=101) == dict.fromkeys(
+        [
+            "prepare_localization",
+            "prepare_localization_from_arrays",
+            "score_localization",
+            "coco_average_precision",
+        ],
+        0.0,
+    )
