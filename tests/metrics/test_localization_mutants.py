@@ -147,3 +147,26 @@ def test_every_entry_point_keeps_cocos_100_detections_by_default() -> None:
         ],
         0.0,
     )
+
+
+def test_ap_of_eleven_images_with_two_tied_boxes_each() -> None:
+    # 11 images, each answered with two boxes and no scores: 22 detections in 11 blocks of
+    # tied detections (as many blocks as IoU thresholds, the shape of the per-threshold match
+    # table). Images 0-5 have the gold box first and a miss second, images 6-10 the reverse.
+    # COCO's order is the given one: TP, FP x 2 ... so precision after each true positive t
+    # (ranks 1, 3, 5, 7, 9, 11, then 14, 16, 18, 20, 22) is t / rank, and the envelope at
+    # recall k/11 is the best precision from the k-th true positive on.
+    miss = [300.0, 300.0, 8.0, 8.0]
+    predictions = [{"boxes": [GOLD, miss]} for _ in range(6)]
+    predictions += [{"boxes": [miss, GOLD]} for _ in range(5)]
+    evaluation = prepare_localization(predictions, [{"boxes": [GOLD]}] * 11)
+    ranks = [1, 3, 5, 7, 9, 11, 14, 16, 18, 20, 22]
+    precision = [t / rank for t, rank in enumerate(ranks, 1)]
+    envelope = [max(precision[k:]) for k in range(11)]
+    # Recall point p needs ceil(11 p) true positives (at least 1).
+    needed = [max(1, int(np.ceil(point * 11 - 1e-9))) for point in np.linspace(0, 1, 101)]
+    expected = np.mean([envelope[k - 1] for k in needed])
+    assert evaluation.aggregate()["COCO-AP@50"] == pytest.approx(expected, abs=1e-12)
+    # The per-detection expansion (an independent path) agrees on every threshold's row.
+    expanded = evaluation.precision_at_recall_points(np.arange(11))
+    assert np.allclose(evaluation.precision_at_recall_points(), expanded, rtol=0, atol=1e-15)
