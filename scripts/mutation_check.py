@@ -276,6 +276,28 @@ def generate_mutants(source: str) -> list[Mutant]:
     return mutants
 
 
+def mutant_keys(mutants: list[Mutant], original_lines: list[str]) -> dict[int, str]:
+    """Each mutant's key in the equivalents file, by index; the same change made again on the
+    same line (two ``1`` constants, say) gets `` #2``, `` #3`` after the change, in walk order.
+
+    Example:
+        >>> lines = ["def f(x):", "    return x[1] + 1"]
+        >>> keys = mutant_keys(generate_mutants("\\n".join(lines)), lines)
+        >>> keys[1], keys[3]
+        ('f | 1 -> 2 | return x[1] + 1', 'f | 1 -> 2 #2 | return x[1] + 1')
+    """
+    seen: dict[str, int] = {}
+    keys: dict[int, str] = {}
+    for mutant in mutants:
+        key = mutant.key(original_lines)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            text = original_lines[mutant.line - 1].strip()
+            key = f"{mutant.function} | {mutant.description} #{seen[key]} | {text}"
+        keys[mutant.index] = key
+    return keys
+
+
 def read_equivalents(module: str) -> dict[str, str]:
     """The mutants of ``module`` noted as equivalent: key -> reason."""
     notes: dict[str, str] = {}
@@ -423,7 +445,9 @@ def main(argv: list[str] | None = None) -> int:
     relative = module.relative_to(src)
     source = module.read_text(encoding="utf-8")
     lines = source.splitlines()
-    mutants = [m for m in generate_mutants(source) if m.function.startswith(args.function)]
+    every_mutant = generate_mutants(source)
+    keys = mutant_keys(every_mutant, lines)
+    mutants = [m for m in every_mutant if m.function.startswith(args.function)]
     if args.only:
         chosen = {int(number) for number in args.only.split(",")}
         mutants = [m for m in mutants if m.index in chosen]
@@ -471,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
         started = time.monotonic()
         for number, mutant in enumerate(mutants, 1):
-            key = mutant.key(lines)
+            key = keys[mutant.index]
             if key in equivalents:
                 counts["equivalent"] += 1
                 continue
