@@ -171,3 +171,29 @@ def test_ap_of_eleven_images_with_two_tied_boxes_each() -> None:
     # The per-detection expansion (an independent path) agrees on every threshold's row.
     expanded = evaluation.precision_at_recall_points(np.arange(11))
     assert np.allclose(evaluation.precision_at_recall_points(), expanded, rtol=0, atol=1e-15)
+
+
+def test_an_iou_of_exactly_one_half_is_a_hit_at_50() -> None:
+    # Prediction = the upper half of the gold box: intersection 50, union 100, IoU 0.5 exactly.
+    evaluation = prepare_localization([{"boxes": [[0.0, 0.0, 10.0, 5.0]]}], [{"boxes": [GOLD]}])
+    assert evaluation.per_image_best_iou == [0.5]
+    assert evaluation.per_image_hits() == {"hit_30": [True], "hit_50": [True]}
+
+
+def test_a_breakdown_group_without_coco_ap_scores_as_on_its_own() -> None:
+    # A breakdown group draws 3 of 8 images; without COCO AP only the drawn images' columns
+    # are summed. Images: best IoU 1 (hit), 1/3 (hit at 0.30 only), no prediction, and gold-less
+    # images with a stray box; each resample must equal aggregate() on the same draws.
+    far = [300.0, 300.0, 8.0, 8.0]
+    predictions = [{"boxes": [GOLD]}, {"boxes": [THIRD]}, {"boxes": []}, {"boxes": [far]}] * 2
+    references = [{"boxes": [GOLD]}, {"boxes": [GOLD]}, {"boxes": [GOLD]}, {"boxes": []}] * 2
+    evaluation = prepare_localization(predictions, references)
+    rows = np.array([[1, 1, 6], [5, 6, 7], [1, 2, 2], [7, 7, 7]])
+    many = evaluation.aggregate_resamples(rows, coco_ap=False)
+    for row, drawn in enumerate(rows):
+        one = evaluation.aggregate(drawn)
+        for name, values in many.items():
+            value = float(values[row])
+            assert np.isnan(value) if np.isnan(one[name]) else value == one[name], (row, name)
+    # By hand, row 0 (images 1, 1, 6): hits at 0.30 in 2 of 3 draws, at 0.50 in 0 of 3.
+    assert (many["hit@30"][0], many["hit@50"][0]) == (2 / 3, 0.0)
