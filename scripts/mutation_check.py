@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import importlib
 import os
 import random
 import shutil
@@ -48,10 +49,12 @@ DEFAULT_TARGETS: dict[str, list[str]] = {
         "tests/run/test_box_conventions.py",
     ],
     "src/novabench/metrics/localization.py": [
+        "tests/metrics/test_localization_mutants.py",
         "tests/metrics/test_localization.py",
         "tests/metrics/test_bootstrap_vectorised.py",
     ],
     "src/novabench/metrics/captioning.py": [
+        "tests/metrics/test_captioning_mutants.py",
         "tests/metrics/test_captioning.py",
         "tests/metrics/test_bootstrap_vectorised.py",
     ],
@@ -273,6 +276,28 @@ def generate_mutants(source: str) -> list[Mutant]:
     return mutants
 
 
+def mutant_keys(mutants: list[Mutant], original_lines: list[str]) -> dict[int, str]:
+    """Each mutant's key in the equivalents file, by index; the same change made again on the
+    same line (two ``1`` constants, say) gets `` #2``, `` #3`` after the change, in walk order.
+
+    Example:
+        >>> lines = ["def f(x):", "    return x[1] + 1"]
+        >>> keys = mutant_keys(generate_mutants("\\n".join(lines)), lines)
+        >>> keys[1], keys[3]
+        ('f | 1 -> 2 | return x[1] + 1', 'f | 1 -> 2 #2 | return x[1] + 1')
+    """
+    seen: dict[str, int] = {}
+    keys: dict[int, str] = {}
+    for mutant in mutants:
+        key = mutant.key(original_lines)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            text = original_lines[mutant.line - 1].strip()
+            key = f"{mutant.function} | {mutant.description} #{seen[key]} | {text}"
+        keys[mutant.index] = key
+    return keys
+
+
 def read_equivalents(module: str) -> dict[str, str]:
     """The mutants of ``module`` noted as equivalent: key -> reason."""
     notes: dict[str, str] = {}
@@ -294,8 +319,12 @@ def read_equivalents(module: str) -> dict[str, str]:
     return notes
 
 
-def _run_child(src_copy: Path, tests: list[str]) -> None:
-    """In the forked child: import novabench from the copy and run the tests; exit with pytest's code."""
+def _run_child(src_copy: Path, tests: list[str], modules_file: Path | None = None) -> None:
+    """In the forked child: import novabench from the copy and run the tests; exit with pytest's code.
+
+    With ``modules_file``, also write there the names of the modules the run imported from
+    outside the work tree and the copy (third-party libraries and pytest plugins), one a line.
+    """
     import pytest
 
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -305,7 +334,39 @@ def _run_child(src_copy: Path, tests: list[str]) -> None:
     code = pytest.main(
         [*tests, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not slow"]
     )
+    if modules_file is not None:
+        modules_file.write_text("\n".join(_third_party_modules(src_copy)), encoding="utf-8")
     os._exit(int(code))
+
+
+def _third_party_modules(src_copy: Path) -> list[str]:
+    """Names of the loaded modules whose file lies outside the work tree and ``src_copy``."""
+    names = []
+    for name, module in list(sys.modules.items()):
+        location = getattr(module, "__file__", None)
+        if name == "__main__" or not isinstance(location, str):
+            continue
+        path = Path(location).resolve()
+        if not (path.is_relative_to(ROOT) or path.is_relative_to(src_copy.resolve())):
+            names.append(name)
+    return names
+
+
+def _preload(modules_file: Path) -> int:
+    """Import in this process the modules the unmutated run listed: every forked child then
+    starts with them loaded (pytest's plugins, hypothesis above all, took seconds per
+    mutant). None of them is novabench, so the mutated copy is still what each child tests.
+    """
+    loaded = 0
+    for name in modules_file.read_text(encoding="utf-8").split():
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a module that only imports inside its package
+            continue
+        loaded += 1
+    return loaded
 
 
 def _imports_from(src_copy: Path) -> bool:
@@ -320,14 +381,19 @@ def _imports_from(src_copy: Path) -> bool:
 
 
 def run_mutant(
-    src_copy: Path, module_copy: Path, mutant: Mutant, tests: list[str], timeout: float
+    src_copy: Path,
+    module_copy: Path,
+    mutant: Mutant,
+    tests: list[str],
+    timeout: float,
+    modules_file: Path | None = None,
 ) -> str:
     """Write the mutant into the copy, run the tests in a forked child: 'killed'/'survived'/'timeout'."""
     module_copy.write_text(mutant.source, encoding="utf-8")
     pid = os.fork()
     if pid == 0:
         try:
-            _run_child(src_copy, tests)
+            _run_child(src_copy, tests, modules_file)
         finally:
             os._exit(70)
     deadline = time.monotonic() + timeout
@@ -354,7 +420,11 @@ def main(argv: list[str] | None = None) -> int:
         "for the modules in DEFAULT_TARGETS)",
     )
     parser.add_argument(
-        "--timeout", type=float, default=60.0, help="seconds per mutant (default 60)"
+        "--timeout",
+        type=float,
+        default=180.0,
+        help="seconds per mutant (default 180: under a shared load one unmutated run took 56 s, "
+        "and a survivor cut off by the time box would count as killed)",
     )
     parser.add_argument(
         "--sample", type=int, default=0, help="run this many mutants drawn at random"
@@ -362,6 +432,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     parser.add_argument(
         "--function", default="", help="only mutants inside this function (qualified name prefix)"
+    )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="only these mutant numbers, comma-separated (the # of a SURVIVED line): re-check "
+        "survivors after adding tests",
     )
     args = parser.parse_args(argv)
 
@@ -373,7 +449,12 @@ def main(argv: list[str] | None = None) -> int:
     relative = module.relative_to(src)
     source = module.read_text(encoding="utf-8")
     lines = source.splitlines()
-    mutants = [m for m in generate_mutants(source) if m.function.startswith(args.function)]
+    every_mutant = generate_mutants(source)
+    keys = mutant_keys(every_mutant, lines)
+    mutants = [m for m in every_mutant if m.function.startswith(args.function)]
+    if args.only:
+        chosen = {int(number) for number in args.only.split(",")}
+        mutants = [m for m in mutants if m.index in chosen]
     equivalents = read_equivalents(str(module.relative_to(ROOT)))
     if args.sample and args.sample < len(mutants):
         mutants = sorted(
@@ -403,15 +484,22 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+        modules_file = Path(tmp) / "modules.txt"
+        unmutated = Mutant(-1, 0, "", "", source)
         if (
-            run_mutant(src_copy, module_copy, Mutant(-1, 0, "", "", source), tests, args.timeout)
+            run_mutant(src_copy, module_copy, unmutated, tests, args.timeout, modules_file)
             != "survived"
         ):
             print("the tests fail on the unmutated module: fix them first", file=sys.stderr)
             return 2
+        if modules_file.exists():
+            print(f"preloaded {_preload(modules_file)} third-party modules", flush=True)
+            if "novabench" in sys.modules:  # a child would test this copy, not the mutant
+                print("a preloaded module imported novabench: cannot check", file=sys.stderr)
+                return 2
         started = time.monotonic()
         for number, mutant in enumerate(mutants, 1):
-            key = mutant.key(lines)
+            key = keys[mutant.index]
             if key in equivalents:
                 counts["equivalent"] += 1
                 continue
@@ -419,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
             counts[outcome] += 1
             if outcome == "survived":
                 survivors.append(mutant)
-                print(f"SURVIVED {relative}:{mutant.line} | {key}", flush=True)
+                print(f"SURVIVED #{mutant.index} {relative}:{mutant.line} | {key}", flush=True)
             if number % 25 == 0:
                 print(
                     f"  {number}/{len(mutants)} done, {time.monotonic() - started:.0f} s",
