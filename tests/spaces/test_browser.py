@@ -297,6 +297,13 @@ def test_explorer_in_the_browser(browser, tmp_path: Path) -> None:
             assert [c[0] for c in cells][-2:] == ["best IoU", "model's caption"]
             narrow = [c for c in cells if c[1] + 0.5 < c[2]]
             assert narrow == [], f"headers narrower than their longest word: {narrow}"
+            # That the table scrolls is shown: a line names the two columns, and a shadow
+            # (a radial gradient fixed to the frame) marks an edge with more to see.
+            assert "scroll the table sideways" in details.inner_text()
+            shadow = details.locator("table").first.evaluate(
+                "t => [getComputedStyle(t).backgroundImage, getComputedStyle(t).overflowX]"
+            )
+            assert "radial-gradient" in shadow[0] and shadow[1] == "auto", shadow
             filenames = details.locator("td:first-child")
             assert filenames.count() == len(picked.images)
             lines = filenames.evaluate_all(
