@@ -95,6 +95,51 @@ def test_metric_space_table_has_every_task_with_seeded_intervals() -> None:
     assert "40 resamples, seed 3" in message and "per_image_best_iou" in message
 
 
+def test_metric_space_table_leads_with_each_tasks_paper_keys() -> None:
+    from novabench import registry
+    from novabench.spaces import metric
+
+    predictions, references = metric.example_texts("all")
+    rows, _ = metric.score_inputs(
+        REPO / "metrics" / "nova_metric", "all", predictions, metric.REFERENCES_PASTED,
+        references, n_resamples=0,
+    )  # fmt: skip
+    shown = [(row[0], row[1].removesuffix(" (%)")) for row in rows]
+    # METEOR is scored as its exact+stem stand-in without WordNet: it takes METEOR's place.
+    stand_in = {"METEOR": "METEOR-exact+stem"} if ("captioning", "METEOR") not in shown else {}
+    paper = [
+        (task, stand_in.get(key, key))
+        for task in registry.TASKS
+        for key in registry.TASKS[task].paper_keys
+    ]
+    assert ("diagnosis", "top1") in paper and ("captioning", "BLEU-4") in paper
+    assert shown[: len(paper)] == paper  # the first rows, visible without scrolling
+    assert len(rows) == 39  # the rest still shown, after them
+
+
+def test_metric_space_notes_name_the_spaces_controls_not_cli_options(
+    sample_release: Path,
+) -> None:
+    from novabench.spaces import metric
+
+    line = {"filename": "case0001_001.png", "caption": "Axial FLAIR image with a lesion."}
+    rows, message = metric.score_inputs(
+        REPO / "metrics" / "nova_metric", "captioning", json.dumps(line),
+        metric.REFERENCES_FROM_DATA, "", n_resamples=0, data_source=str(sample_release),
+    )  # fmt: skip
+    assert rows and "BERTScore-F1: not computed (the BERTScore-F1 box" in message
+    assert "--exclude" not in message and "--meteor" not in message
+
+
+def test_the_meteor_fallback_note_drops_the_command_line_option() -> None:
+    from novabench.metrics.meteor import meteor_fallback_note
+    from novabench.spaces.metric import space_note
+
+    note = space_note(meteor_fallback_note(option="--meteor"))
+    assert note.startswith("METEOR not computed:") and "METEOR-exact+stem" in note
+    assert "--meteor" not in note and "this Space has no METEOR setting" in note
+
+
 def test_metric_space_task_change_keeps_what_the_user_pasted() -> None:
     from novabench.spaces.metric import example_texts, texts_after_task_change
 
@@ -365,3 +410,42 @@ def test_space_push_failures_are_one_line(tmp_path: Path, monkeypatch, capsys) -
     assert (tmp_path / "out2" / OUTPUT_MARKER).is_file()  # marked locally, not pushed
     assert pushed[0]["ignore_patterns"] == [OUTPUT_MARKER]
     assert "huggingface.co/spaces/me/nova-explorer" in capsys.readouterr().out
+
+
+def test_explorer_says_how_to_point_it_at_the_predictions_release(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    from novabench.data.release import read_release
+    from novabench.errors import NovaInputError
+    from novabench.spaces import explorer
+
+    release = read_release(sample_release)
+    # Predictions of a bigger release: most of their images are not in this one.
+    lines = [
+        json.dumps({"filename": f"case{number:04d}_001.png", "boxes": []})
+        for number in range(release.n_cases + 1, release.n_cases + 31)
+    ]
+    path = tmp_path / "floor.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(NovaInputError) as caught:
+        explorer.read_model_answers(path, release, "floor.jsonl")
+    message = str(caught.value)
+    assert "this release does not have" in message and "NOVA_SOURCE=" in message
+    assert f"shows {len(release.images)} images in {release.n_cases} cases" in message
+    assert str(tmp_path) not in message
+
+
+def test_explorer_table_says_its_last_columns_scroll_and_shows_a_shadow(
+    sample_release: Path,
+) -> None:
+    from novabench.data.release import read_release
+    from novabench.spaces import explorer
+
+    case = read_release(sample_release).cases()[0]
+    with_model = explorer.case_markdown(case, explorer.ModelAnswers("m.jsonl"))
+    hint = "scroll the table sideways"
+    assert hint in with_model and hint not in explorer.case_markdown(case)
+    css = explorer.theme_css()
+    table_rule = css[css.index("#nova-details table {") :].split("}", 1)[0]
+    assert "overflow-x: auto" in table_rule and "radial-gradient" in table_rule
+    assert "background-attachment: local, local, scroll, scroll" in table_rule

@@ -182,3 +182,37 @@ def test_figure_shows_every_item_with_both_captions(sample_release) -> None:
     assert [t.get_text() for t in figure.legends[0].get_texts()] == [name for name, _ in LEGEND]
     styles = [handle.get_linestyle() for handle in figure.legends[0].legend_handles]
     assert styles == ["-", ":", "-.", "--"]  # gold, rater 1, rater 2, predicted
+
+
+def test_a_slice_without_gold_where_the_model_says_no_target_reads_as_correct(
+    sample_release, tmp_path
+) -> None:
+    from novabench.report.html import _gallery_section
+
+    release = read_release(sample_release)
+    first, second = release.images[:2]
+    rows = [
+        image_row(first.filename, 0.0, gold=(), predicted=None, status="no_target"),
+        image_row(second.filename, 0.0, gold=((10, 10, 40, 40),), predicted=((50, 50, 90, 80),)),
+    ]
+    table = pd.DataFrame(rows)
+    items = {item.filename: item for item in build_gallery(table, release, n=1, seed=0)}
+    quiet = items[first.filename]
+    assert quiet.section == "random"  # never in "missed": there was nothing to find
+    assert quiet.outcome == "no lesion on this slice; the model drew none (correct)"
+    assert items[second.filename].section == "missed"
+    assert items[second.filename].outcome == "best IoU 0.00"
+    (gallery,) = _gallery_section({"images": table}, release, 1, 0)
+    text = "".join(gallery.body)
+    assert f"{first.filename}, no lesion on this slice; the model drew none (correct)" in text
+    assert f"{first.filename}, best IoU" not in text
+    titles = [a.get_title() for a in gallery_figure(list(items.values())).axes if a.get_title()]
+    assert any("the model drew none (correct)" in title for title in titles)
+
+
+def test_boxes_drawn_on_a_slice_without_gold_are_called_false_positives(sample_release) -> None:
+    release = read_release(sample_release)
+    image = release.images[0]
+    row = image_row(image.filename, 0.0, gold=(), predicted=((5, 5, 20, 20), (30, 30, 40, 40)))
+    (item,) = build_gallery(pd.DataFrame([row]), release, n=1, seed=0)
+    assert item.outcome == "no lesion on this slice; the model drew 2 boxes (false positive)"

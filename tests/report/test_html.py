@@ -404,3 +404,28 @@ def test_every_table_scrolls_in_its_frame_and_only_the_headline_is_open(
     assert page.count("<section><details>") == len(headings(page)) - 2
     gallery = section(page, "gallery")
     assert "best" not in gallery.lower().replace("best iou", "")
+
+
+def test_commands_in_the_read_first_box_are_code_not_raw_backticks() -> None:
+    report = report_dict(human=False, with_breakdowns=False)
+    report["tasks"]["localization"]["coverage"] = {
+        "items": 4,
+        "answered": 2,
+        "missing": 2,
+        "errors": 0,
+        "parse_status": {"ok": 1, "ambiguous_convention": 1},
+    }
+    page = render_html(report)
+    warnings = page[page.index('<div class="warnings"') : page.index('<nav class="toc">')]
+    assert "<code>nova run</code> resumes its file" in warnings
+    assert "<code>nova evaluate</code> on this run" in warnings
+    assert "`" not in warnings
+
+
+def test_code_spans_come_only_after_escaping_so_no_tag_comes_from_the_text() -> None:
+    from novabench.report.html import _text_with_code
+
+    assert _text_with_code("run `<b>x</b>` then `a & b`") == (
+        "run <code>&lt;b&gt;x&lt;/b&gt;</code> then <code>a &amp; b</code>"
+    )
+    assert _text_with_code("one ` alone") == "one ` alone"  # no pair: left as written

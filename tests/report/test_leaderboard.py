@@ -134,7 +134,8 @@ def test_cli_writes_markdown_html_and_csv(tmp_path: Path, capsys) -> None:
     assert "<td>human: rater 1 vs gold</td>" in page
     assert '<img alt="hit rate against the IoU threshold"' in page  # one curve per model
     assert out["csv"].read_text().splitlines()[0].startswith("model,")
-    assert "| B | 2 |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert any(line.split()[:2] == ["B", "2"] for line in printed.splitlines())
 
 
 def test_cli_refuses_mixed_releases_in_one_line(tmp_path: Path, capsys) -> None:
@@ -628,3 +629,21 @@ def test_a_written_board_names_reports_without_their_local_folders(tmp_path: Pat
     full = tmp_path / "full.md"
     assert main(["leaderboard", *absolute, "--markdown", str(full), "--full-paths"]) == 0
     assert "runs/A-again.json" in full.read_text(encoding="utf-8").replace("\\", "")
+
+
+def test_the_terminal_gets_plain_text_without_markdown_escapes(tmp_path: Path, capsys) -> None:
+    # A model name with Markdown characters and the published figures (20.16, "36.4 [...]")
+    # are what a user reads in the terminal: exactly as written, no backslash before any.
+    paths = [saved_report(tmp_path, "qwen_2.5 [7b]", 20), saved_report(tmp_path, "B", 10)]
+    board_path = tmp_path / "board.html"
+    code = main(["leaderboard", *map(str, paths), "--html", str(board_path), "--bootstrap", "50"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "\\" not in printed
+    assert "| --- |" not in printed and "|---" not in printed
+    assert "20.16" in printed  # Gemini 2.0 Flash's published mAP@30 (NOVA_REFERENCE.md)
+    assert "qwen_2.5 [7b]" in printed
+    # The Markdown file, where escapes belong, keeps them.
+    markdown_path = tmp_path / "board.md"
+    assert main(["leaderboard", *map(str, paths), "--markdown", str(markdown_path)]) == 0
+    assert "20\\.16" in markdown_path.read_text()

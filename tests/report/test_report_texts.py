@@ -191,3 +191,27 @@ def test_very_few_resamples_are_flagged_where_the_intervals_are_shown(
     assert warning in render_markdown(few) and warning in render_html(few)
     shown = render_table(enough) + render_markdown(enough) + render_html(enough)
     assert "resamples only" not in shown
+
+
+def test_markdown_breakdowns_withhold_too_small_values_as_the_html_does() -> None:
+    from novabench.report.render import render_breakdowns
+
+    rows = [
+        {"group": "vascular", "n": 12, "too_small": False, "top1": 0.25, "top1_ci": [0.0, 0.5]},
+        {"group": "infectious", "n": 3, "too_small": True, "top1": 2 / 3, "top1_ci": [0.0, 1.0]},
+    ]
+    report = {
+        "bootstrap": {"n_resamples": 100, "confidence": 0.95},
+        "breakdown_settings": {"min_group_size": 5},
+        "breakdowns": {"diagnosis": {"category": rows}},
+    }
+    lines = render_breakdowns(report)
+    small = next(line for line in lines if line.startswith("| infectious |"))
+    assert small == "| infectious | 3 (too small) | too small |"
+    assert "66.7" not in "\n".join(lines)
+    assert "| vascular | 12 | 25.0 [0.0, 50.0] |" in lines
+    from novabench.report.html import _breakdown_section
+
+    (section,) = _breakdown_section(report)
+    page = "".join(section.body)
+    assert "66.7" not in page and "too small" in page

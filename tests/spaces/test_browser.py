@@ -297,6 +297,13 @@ def test_explorer_in_the_browser(browser, tmp_path: Path) -> None:
             assert [c[0] for c in cells][-2:] == ["best IoU", "model's caption"]
             narrow = [c for c in cells if c[1] + 0.5 < c[2]]
             assert narrow == [], f"headers narrower than their longest word: {narrow}"
+            # That the table scrolls is shown: a line names the two columns, and a shadow
+            # (a radial gradient fixed to the frame) marks an edge with more to see.
+            assert "scroll the table sideways" in details.inner_text()
+            shadow = details.locator("table").first.evaluate(
+                "t => [getComputedStyle(t).backgroundImage, getComputedStyle(t).overflowX]"
+            )
+            assert "radial-gradient" in shadow[0] and shadow[1] == "auto", shadow
             filenames = details.locator("td:first-child")
             assert filenames.count() == len(picked.images)
             lines = filenames.evaluate_all(
@@ -358,6 +365,22 @@ def _choose_task(page, task: str) -> None:
     page.get_by_role("option").filter(has_text=task).first.click()
 
 
+# "in view" when the results cell reading exactly `label` lies inside the box of every
+# ancestor that clips its content (the table's own scroll frame): no scrolling shows it.
+_IN_VIEW_OF_ITS_TABLE = """label => {
+  const cells = [...document.querySelectorAll('#nova-results td, #nova-results [role=gridcell]')];
+  const cell = cells.find(c => c.innerText.trim() === label);
+  if (!cell) return 'absent';
+  const r = cell.getBoundingClientRect();
+  for (let box = cell.parentElement; box; box = box.parentElement) {
+    if (!['auto', 'scroll', 'hidden'].includes(getComputedStyle(box).overflowY)) continue;
+    const b = box.getBoundingClientRect();
+    if (r.top < b.top - 1 || r.bottom > b.bottom + 1) return 'clipped';
+  }
+  return 'in view';
+}"""
+
+
 def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
     from novabench.spaces import metric
     from novabench.spaces.source import open_source
@@ -372,6 +395,16 @@ def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
             page.locator("#nova-score").click()
             results.get_by_text("mAP@30 (%)").first.wait_for(timeout=WAIT_MS)
             assert "50 resamples" in page.locator("#nova-message").inner_text()
+
+            # All tasks at once (39 rows): every task's paper keys are in view in the table,
+            # with no scrolling inside it.
+            _choose_task(page, "all")
+            page.wait_for_timeout(500)  # lets the example texts of "all" arrive
+            page.locator("#nova-score").click()
+            results.get_by_text("top5 (%)").first.wait_for(timeout=WAIT_MS)
+            for label in ("mAP@30 (%)", "mAP@50 (%)", "BLEU-4 (%)", "ClinicalF1 (%)",
+                          "top1 (%)", "top5 (%)"):  # fmt: skip
+                assert page.evaluate(_IN_VIEW_OF_ITS_TABLE, label) == "in view", label
 
             # What the user pasted survives a change of task.
             pasted = '[["glioblastoma", "lymphoma"]]'

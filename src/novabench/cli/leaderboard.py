@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         leaderboard_csv,
         render_leaderboard_html,
         render_leaderboard_markdown,
+        render_leaderboard_text,
     )
     from novabench.report.render import write_report
 
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         write_text_atomic(args.csv, leaderboard_csv(board))
     if args.out:
         write_report(board, args.out)
-    print(markdown, end="")
+    print(render_leaderboard_text(board), end="")  # the terminal: no Markdown escapes
     if curve_message:
         print(f"\nnote: {curve_message}")
     written = [path for path in (args.out, args.markdown, args.html, args.csv) if path]

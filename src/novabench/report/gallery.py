@@ -90,6 +90,8 @@ class GalleryItem:
         status: the localisation parse status (``missing`` when unanswered).
         caption_reference: the release's caption.
         caption_prediction: the model's caption (None when not answered).
+        n_gold_boxes: the image's gold boxes (None when the table does not say).
+        n_predicted_boxes: the model's boxes on the image (None when the table does not say).
     """
 
     section: str
@@ -99,6 +101,31 @@ class GalleryItem:
     status: str
     caption_reference: str
     caption_prediction: str | None
+    n_gold_boxes: int | None = None
+    n_predicted_boxes: int | None = None
+
+    @property
+    def outcome(self) -> str:
+        """What the overlay shows in words: the best IoU, or, on a slice without a gold box,
+        whether the model rightly drew nothing (its best IoU of 0 there is no miss).
+
+        Example:
+            >>> GalleryItem("random", "a.png", b"", 0.0, "no_target", "ref", None, 0, 0).outcome
+            'no lesion on this slice; the model drew none (correct)'
+            >>> GalleryItem("missed", "b.png", b"", 0.0, "ok", "ref", None, 1, 2).outcome
+            'best IoU 0.00'
+        """
+        if self.n_gold_boxes == 0:
+            drawn = self.n_predicted_boxes or 0
+            if drawn:
+                return (
+                    f"no lesion on this slice; the model drew {drawn} "
+                    f"box{'es' if drawn != 1 else ''} (false positive)"
+                )
+            if self.status == "no_target":
+                return "no lesion on this slice; the model drew none (correct)"
+            return f"no lesion on this slice; no box read from the answer (status {self.status})"
+        return f"best IoU {'n/a' if self.best_iou is None else f'{self.best_iou:.2f}'}"
 
 
 def select_gallery(images: pd.DataFrame, n: int = 4, *, seed: int = 0) -> dict[str, list[str]]:
@@ -241,6 +268,8 @@ def build_gallery(
                     status=str(row.get("localization_status") or "missing"),
                     caption_reference=str(row.get("caption_reference") or record.caption or ""),
                     caption_prediction=_optional_text(row.get("caption_prediction")),
+                    n_gold_boxes=len(_xywh(row.get("gold_boxes"))),
+                    n_predicted_boxes=len(_xywh(row.get("predicted_boxes"))),
                 )
             )
     return items
@@ -268,11 +297,10 @@ def gallery_figure(items: Sequence[GalleryItem], *, wrap: int = 60) -> Figure:
         with Image.open(io.BytesIO(item.png)) as image:
             picture.imshow(np.asarray(image.convert("RGB")))
         picture.set_axis_off()
-        iou = "n/a" if item.best_iou is None else f"{item.best_iou:.2f}"
         picture.set_title(
             plot_text(
                 f"{SECTION_TITLES.get(item.section, item.section)}: {item.filename} "
-                f"(best IoU {iou})"
+                f"({item.outcome})"
             ),
             fontsize="small",
         )

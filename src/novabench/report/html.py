@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,6 +126,19 @@ def _text(value: Any) -> str:
     return html_text(value)
 
 
+# A run of backticks, then the shortest text, then a run of the same length (CommonMark).
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def _text_with_code(value: Any) -> str:
+    """``value`` escaped as :func:`_text` does, then its `code spans` shown as ``<code>``.
+
+    The lines of the Read-first box are worded for the terminal too, with commands in
+    backticks; the spans are found after escaping, so no tag can come from the text.
+    """
+    return _CODE_SPAN.sub(lambda m: f"<code>{m.group(2)}</code>", _text(value))
+
+
 def _png(data: bytes, alt: str, css_class: str = "plot") -> str:
     encoded = base64.b64encode(data).decode("ascii")
     return f'<img class="{css_class}" alt="{_text(alt)}" src="data:image/png;base64,{encoded}">'
@@ -150,7 +164,7 @@ def _warnings(report: Mapping[str, Any]) -> str:
     lines += [line for line in (meteor_fallback_line(report), few_resamples_line(report)) if line]
     if not lines:
         return ""
-    items = "".join(f"<li>{_text(line)}</li>" for line in lines)
+    items = "".join(f"<li>{_text_with_code(line)}</li>" for line in lines)
     return (
         f'<div class="warnings" id="warnings" role="alert"><b>Read first</b><ul>{items}</ul></div>'
     )
@@ -522,11 +536,10 @@ def _gallery_section(items: Any, release: Any, n: int, seed: int) -> list[_Secti
         if item.section != section:
             section = item.section
             parts.append(f'<h3 class="gallery-section">{_text(title)}</h3>')
-        iou = "n/a" if item.best_iou is None else f"{item.best_iou:.2f}"
         prediction = "(no caption)" if item.caption_prediction is None else item.caption_prediction
         parts.append(
             f'<div class="shot">{_png(item.png, item.filename, "overlay")}</div>'
-            f"<div><b>{_text(title)}</b>: {_text(item.filename)}, best IoU {iou}, "
+            f"<div><b>{_text(title)}</b>: {_text(item.filename)}, {_text(item.outcome)}, "
             f"status {_text(item.status)}<p><i>reference</i>: {_text(item.caption_reference)}</p>"
             f"<p><i>model</i>: {_text(prediction)}</p></div>"
         )
@@ -698,7 +711,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
     unread = comparison_unread_lines(comparison)  # first, as on the report page
     warnings = (
         '<div class="warnings" id="warnings" role="alert"><b>Read first</b><ul>'
-        + "".join(f"<li>{_text(line)}</li>" for line in unread)
+        + "".join(f"<li>{_text_with_code(line)}</li>" for line in unread)
         + "</ul></div>"
         if unread
         else ""

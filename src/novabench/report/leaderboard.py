@@ -39,7 +39,13 @@ from typing import Any
 import numpy as np
 
 from novabench.errors import NovaInputError
-from novabench.escaping import csv_cell, html_text, markdown_code_span, markdown_text
+from novabench.escaping import (
+    csv_cell,
+    html_text,
+    markdown_code_span,
+    markdown_text,
+    visible_text,
+)
 from novabench.registry import TASK_NAMES
 from novabench.report.items import read_item_tables
 from novabench.report.render import (
@@ -61,6 +67,7 @@ __all__ = [
     "read_item_tables",
     "render_leaderboard_html",
     "render_leaderboard_markdown",
+    "render_leaderboard_text",
 ]
 
 #: Per task, the metric ranked on (a mean over the items of the per-item tables); each
@@ -692,6 +699,85 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
     lines += render_published(_as_report(board))
     if board.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {markdown_text(note)}" for note in board["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def _plain(text: object) -> str:
+    """Untrusted text for a terminal: hidden characters shown, on one line, nothing escaped."""
+    return " ".join(visible_text(text).splitlines())
+
+
+def _text_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool] | None = None
+) -> list[str]:
+    """Columns padded to their widest cell: numbers right-aligned, texts left.
+
+    ``numeric`` says which columns hold numbers; by default all but the first (the names).
+    """
+    table = [[_plain(cell) for cell in row] for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    right = list(numeric) if numeric is not None else [i > 0 for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [
+            cell.rjust(width) if right[i] else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(cells, widths))
+        ]
+        return "  ".join(padded).rstrip()
+
+    return [line(table[0]), "  ".join("-" * width for width in widths)] + [
+        line(row) for row in table[1:]
+    ]
+
+
+def render_leaderboard_text(board: Mapping[str, Any]) -> str:
+    """The leaderboard as plain text for a terminal: what the Markdown says, without its markup.
+
+    The same sections as :func:`render_leaderboard_markdown` (overview, one table per task,
+    the published figures, the notes), with aligned columns and no Markdown escapes, so a
+    figure reads ``20.16``, not ``20\\.16``.
+
+    Example:
+        >>> board = {"release": "f", "models": [{"model": "a_1", "path": "a.json", "tasks": {
+        ...     "diagnosis": {"metrics": {"top1": 0.5}, "ci": {"top1": [0.25, 0.75]}, "rank": 1}}}],
+        ...     "ranking": {"diagnosis": {"metric": "top1", "method": "point estimate"}},
+        ...     "human_reference": [], "notes": []}
+        >>> lines = render_leaderboard_text(board).splitlines()
+        >>> lines[lines.index("diagnosis") + 6]
+        'a_1       1  50.0 [25.0, 75.0]'
+    """
+    lines = [
+        "NOVA leaderboard",
+        "",
+        f"Release fingerprint {_plain(board['release'])}; values in percent with bootstrap CIs.",
+    ]
+    overview_header, overview_rows = _overview(board)
+    if len(overview_header) > 1:
+        lines += ["", "Overview", "", _overview_lead(board), ""]
+        lines += _text_table(overview_header, overview_rows)
+    for task in _tasks(board):
+        header, rows = _task_table(board, task)
+        lines += ["", _plain(task), "", _plain(_ranking_line(board, task)), ""]
+        for difference in _differing(board, task):
+            lines += [_plain(difference["sentence"]), ""]
+        lines += _text_table(header, rows)
+    from novabench.published import NOT_RESCORED, published_rows, published_sources
+
+    published = published_rows(_as_report(board))
+    if published:
+        lines += ["", f"Published zero-shot results ({NOT_RESCORED}), in percent", ""]
+        lines += _text_table(
+            ["task", "metric", "model", "value (%)", "images", "source"],
+            published,
+            numeric=[False, False, False, True, True, False],
+        )
+        lines.append("")
+        lines += [
+            _plain(f"- {source.title}: {source.reference}; {source.protocol}; {source.note}.")
+            for source in published_sources().values()
+        ]
+    if board.get("notes"):
+        lines += ["", "Notes", ""] + [f"- {_plain(note)}" for note in board["notes"]]
     return "\n".join(lines) + "\n"
 
 

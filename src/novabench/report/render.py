@@ -1139,15 +1139,15 @@ _DIMENSION_TITLES = {
 def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
     """Markdown lines: one table per task and dimension, values in percent with CIs.
 
-    Cells with fewer items than the report's ``min_group_size`` are shown, marked
-    "too small".
+    A group with fewer items than the report's ``min_group_size`` gives its n, marked "too
+    small", and no value: each value cell reads "too small", as on the HTML page.
 
     Example:
         >>> report = {"breakdown_settings": {"min_group_size": 10}, "breakdowns": {
         ...     "diagnosis": {"images_per_case": [{"group": "1", "n": 4, "too_small": True,
         ...     "top1": 0.25, "top1_ci": [0.0, 0.75], "top5": 0.5, "top5_ci": None}]}}}
         >>> render_breakdowns(report)[-1]
-        '| 1 | 4 (too small) | 25.0 [0.0, 75.0] | 50.0 |'
+        '| 1 | 4 (too small) | too small | too small |'
     """
     breakdowns = report.get("breakdowns") or {}
     settings = report.get("breakdown_settings", {})
@@ -1163,8 +1163,8 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
         "Each task's scores per group of items, with n and "
         + (f"{NO_INTERVALS}" if without_intervals(report) else "a bootstrap CI over the group")
         + "; groups "
-        f"under {settings.get('min_group_size', '?')} items are marked too small (shown, not to be "
-        "trusted).",
+        f"under {settings.get('min_group_size', '?')} items are marked too small and their values "
+        "are not shown.",
     ]
     if thresholds:
         lines[-1] += (
@@ -1185,8 +1185,15 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
                 "|---|---:|" + "---:|" * len(keys),
             ]
             for row in rows:
-                n = f"{row['n']} (too small)" if row.get("too_small") else str(row["n"])
-                cells = [_value_with_interval(row.get(key), row.get(f"{key}_ci")) for key in keys]
+                small = bool(row.get("too_small"))
+                n = f"{row['n']} (too small)" if small else str(row["n"])
+                # Too few items for a value worth reading: withheld, as the HTML page does.
+                cells = [
+                    "too small"
+                    if small
+                    else _value_with_interval(row.get(key), row.get(f"{key}_ci"))
+                    for key in keys
+                ]
                 group = markdown_text(row["group"])  # category names come from users' maps
                 lines.append(f"| {group} | {n} | " + " | ".join(cells) + " |")
     return lines

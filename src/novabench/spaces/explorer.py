@@ -359,7 +359,16 @@ def read_model_answers(path: str | Path, release: NovaRelease, name: str) -> Mod
     try:
         predictions = parse_raw(read_predictions(path, release), release)
     except NovaError as error:
-        raise type(error)(scrub_paths(str(error), [(str(path), name)])) from None
+        message = scrub_paths(str(error), [(str(path), name)])
+        if "this release does not have" in message:  # run on another release
+            message += (
+                f". This Space shows {len(release.images)} images in {release.n_cases} "
+                "cases; to explore these predictions, point it at the release they were run "
+                "on: set the Space variable NOVA_SOURCE to that release's folder (e.g. "
+                "NOVA_SOURCE=build/demo/nova-sample for the demo's floor.jsonl), an export "
+                "folder or a Hub dataset id, and restart it"
+            )
+        raise type(error)(message) from None
     answers = ModelAnswers(name=name)
     for task in TASKS:
         records = predictions.records[task]
@@ -435,6 +444,9 @@ def case_markdown(case: CaseRecord, answers: ModelAnswers | None = None) -> str:
     if answers is not None:
         header += " best IoU | model's caption |"
         rule += "---|---|"
+        # A narrow window cuts the two columns off at the right edge: say where they are.
+        lines += ["", "*Best IoU and the model's caption are the last two columns: scroll the "
+                  "table sideways (→) if they are cut off.*"]  # fmt: skip
     lines += ["", header, rule]
     for image in case.images:
         row = f"| {_cell(image.filename)} | {_cell(image.caption)} | {len(image.boxes)} |"
@@ -468,10 +480,18 @@ def link_note_text(wanted: str, case_ids: Iterable[str]) -> str:
 
 # Gradio's Markdown breaks words anywhere (overflow-wrap: anywhere), which in a narrow column
 # split the per-slice table's headers letter by letter and filenames mid-name: headers and
-# filenames stay whole, texts wrap between words, and the table scrolls sideways instead.
+# filenames stay whole, texts wrap between words, and the table scrolls sideways instead,
+# with a shadow at the edge that has more to show (as the HTML report's wide tables).
 _CSS = """
 .nova-legend { font-size: 0.95em; line-height: 2; }
-#nova-details table { display: block; max-width: 100%; overflow-x: auto; }
+#nova-details table { display: block; max-width: 100%; overflow-x: auto;
+  background: linear-gradient(to right, #fff 30%, rgba(255, 255, 255, 0)),
+    linear-gradient(to left, #fff 30%, rgba(255, 255, 255, 0)) 100% 0,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)),
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)) 100% 0;
+  background-repeat: no-repeat; background-size: 3em 100%, 3em 100%, 1em 100%, 1em 100%;
+  background-attachment: local, local, scroll, scroll; }
+#nova-details th, #nova-details td { background: transparent; }
 #nova-details th, #nova-details td { overflow-wrap: normal; word-break: normal; }
 #nova-details th, #nova-details td:first-child { white-space: nowrap; }
 #nova-details td { min-width: 4em; }

@@ -275,9 +275,60 @@ def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]
             if coverage.get("errors"):
                 line += f"; {coverage['errors']} failed model calls"
             notes.append(line)
-        notes += [f"{task}: {note}" for note in part.get("notes", [])]
+        notes += [f"{task}: {space_note(note)}" for note in part.get("notes", [])]
         notes += [f"{task} {value}" for value in values]
     return rows, notes
+
+
+def headline_first(rows: Sequence[Sequence[str]]) -> list[list[str]]:
+    """The rows with the paper's keys of every task first, then the other headline keys, then
+    the rest (counts), each group in task order: the figures a reader looks for need no scroll.
+
+    Example:
+        >>> rows = [["localization", "mAP@30 (%)", "40.0", ""], ["localization", "n_images", "5", ""],
+        ...     ["diagnosis", "top1 (%)", "20.0", ""]]
+        >>> [row[1] for row in headline_first(rows)]
+        ['mAP@30 (%)', 'top1 (%)', 'n_images']
+    """
+    tasks = list(dict.fromkeys(row[0] for row in rows))
+
+    def standing(row: Sequence[str]) -> tuple[int, int, int]:
+        task, label = row[0], row[1]
+        key = label.removesuffix(" (%)")
+        spec = registry.TASKS.get(task)
+        if spec is None:
+            return 2, tasks.index(task), 0
+        # The exact+stem stand-in stands where the paper's METEOR would.
+        paper_key = "METEOR" if key == "METEOR-exact+stem" else key
+        if paper_key in spec.paper_keys:
+            return 0, tasks.index(task), spec.paper_keys.index(paper_key)
+        if key in spec.headline_keys:
+            return 1, tasks.index(task), spec.headline_keys.index(key)
+        return 2, tasks.index(task), 0
+
+    return [list(row) for row in sorted(rows, key=standing)]
+
+
+def space_note(note: str) -> str:
+    """A report note worded for this Space's controls, not the command line's options.
+
+    Example:
+        >>> space_note("BERTScore-F1: not computed (--exclude)")
+        'BERTScore-F1: not computed (the BERTScore-F1 box above the Score button is unticked)'
+    """
+    if note == "BERTScore-F1: not computed (--exclude)":
+        return (
+            "BERTScore-F1: not computed (the BERTScore-F1 box above the Score button is unticked)"
+        )
+    from novabench.metrics.meteor import WORDNET_INSTALL, meteor_fallback_note
+
+    if note == meteor_fallback_note(option="--meteor"):
+        advice = f"; {WORDNET_INSTALL}, or choose --meteor exact+stem to ask for it"
+        return (
+            note.removesuffix(advice) + "; this Space has no METEOR setting: the Space's owner "
+            "can add the WordNet corpus to its server for METEOR"
+        )
+    return note
 
 
 def _caption_options(with_bertscore: bool) -> dict[str, Any]:
@@ -381,7 +432,7 @@ def score_inputs(
     if "error" in result:
         return [], f"**Could not score.** {markdown_text(result['error'])}"
     rows, notes = result_table(task, result)
-    return rows, "\n\n".join([_settings_line(n_resamples, seed), *notes])
+    return headline_first(rows), "\n\n".join([_settings_line(n_resamples, seed), *notes])
 
 
 def _settings_line(n_resamples: int, seed: int) -> str:
@@ -424,7 +475,7 @@ def _score_against_data(
         return [], f"**Could not score.** the predictions answer no {task} item"
     rows, notes = report_table(report)
     lines = [f"References: {label}. " + _settings_line(n_resamples, seed), *notes]
-    return rows, scrub_paths("\n\n".join(lines))
+    return headline_first(rows), scrub_paths("\n\n".join(lines))
 
 
 # --------------------------------------------------------------------------- interface
@@ -579,6 +630,8 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             label="results",
             elem_id="nova-results",
             wrap=True,
+            # Tall enough for every task's headline keys (16 rows with `all`) without a scroll.
+            max_height=880,
         )
         message = gr.Markdown(elem_id="nova-message")
         # A large upload stays a server file: (the editor's note, its path), else None.
