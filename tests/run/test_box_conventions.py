@@ -310,13 +310,15 @@ def test_compare_says_first_how_many_answers_of_each_side_were_not_read(
     assert main([*args, "--task", "localization"]) == 0
     printed = [line for line in capsys.readouterr().out.splitlines() if line]
     n = len(images)
-    # After the two lines naming A and B, before the table: A's unread answers, B has none.
-    assert printed[2].startswith(f"A (raw) localization: {n} of {n} answers NOT READ")
-    assert "(ambiguous_convention: their boxes fix no coordinate order; " in printed[2]
+    # After the two lines naming A and B and the synthetic sample's notice, before the
+    # table: A's unread answers, B has none.
+    assert printed[2].startswith("notice: NOT THE REAL DATA")
+    assert printed[3].startswith(f"A (raw) localization: {n} of {n} answers NOT READ")
+    assert "(ambiguous_convention: their boxes fix no coordinate order; " in printed[3]
     # As `nova evaluate` does, the line names the conventions that would read them.
-    assert "read by --box-convention" in printed[2] and "nova evaluate" not in printed[2]
-    assert not printed[3].startswith("B ") and "NOT READ" not in "\n".join(printed[3:])
-    markdown = (tmp_path / "c.md").read_text().splitlines()
+    assert "read by --box-convention" in printed[3] and "nova evaluate" not in printed[3]
+    assert not printed[4].startswith("B ") and "NOT READ" not in "\n".join(printed[4:])
+    markdown = [line for line in (tmp_path / "c.md").read_text().splitlines() if line]
     assert markdown[2].startswith(f"**A (raw) localization: {n} of {n} answers NOT READ")
     page = render_comparison_html(json.loads(out.read_text()))
     assert page.index("Read first") < page.index("<table>")
