@@ -79,6 +79,8 @@ class TaskSpec:
             own name, never relabelled): ``METEOR-exact+stem`` where WordNet is missing.
         parse_statuses: every status a parsed answer of this task can carry.
         failure_statuses: the statuses meaning "nothing usable was read".
+        lower_is_better: the metric keys where a lower value is the better one (error
+            rates); every other key is better higher.
         behaviour: ``"module:attribute"`` of the task's :class:`novabench.tasks.TaskBehaviour`
             (how it is judged, scored, broken down and ranked: ``novabench/tasks/<task>.py``).
 
@@ -111,6 +113,7 @@ class TaskSpec:
 
     paper_keys: tuple[str, ...] = ()
     paper_key_stand_ins: tuple[tuple[str, str], ...] = ()
+    lower_is_better: tuple[str, ...] = ()
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -213,6 +216,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             ),
             failure_statuses=_FAILURES | {"ambiguous_convention"},
             behaviour="novabench.tasks.localization:BEHAVIOUR",
+            lower_is_better=("FP30", "FNR"),  # error rates
             paper_keys=("mAP@30", "mAP@50"),
         ),
         "captioning": TaskSpec(

@@ -204,8 +204,8 @@ def test_compare_of_identical_answers_says_so_everywhere(
     }
     assert f"note: {IDENTICAL}" in printed
     assert printed.index(IDENTICAL) < printed.index("task ")  # before the table
-    assert f"**Note: {IDENTICAL}" in markdown
-    assert f'<p class="note">Note: {IDENTICAL}' in page
+    assert f"**note: {IDENTICAL}" in markdown
+    assert f"<li>note: {IDENTICAL}" in page.split('id="warnings"', 1)[1]
 
 
 def test_compare_predictions_counts_agreement_as_answer_agreement_does(

@@ -286,10 +286,10 @@ def test_the_report_says_first_how_many_answers_were_not_read(
     coverage = report["tasks"]["localization"]["coverage"]
     assert coverage["parse_status"] == {"ambiguous_convention": n_images}
     assert coverage["readable_with"] == {"protocol|xyxy_norm1000": n_images}
-    first = render_table(report).splitlines()[0]
+    first = render_table(report).splitlines()[1]  # after the synthetic sample's notice
     assert first.startswith(f"localization: {n_images} of {n_images} answers NOT READ")
     assert "--box-convention protocol" in first and "xyxy_norm1000" in first
-    assert "NOT READ" in render_markdown(report).splitlines()[2]
+    assert "NOT READ" in render_markdown(report).split("|")[0]  # before the table
     html = render_html(report)
     assert html.index("NOT READ") < html.index("<table>")
 
@@ -310,13 +310,15 @@ def test_compare_says_first_how_many_answers_of_each_side_were_not_read(
     assert main([*args, "--task", "localization"]) == 0
     printed = [line for line in capsys.readouterr().out.splitlines() if line]
     n = len(images)
-    # After the two lines naming A and B, before the table: A's unread answers, B has none.
-    assert printed[2].startswith(f"A (raw) localization: {n} of {n} answers NOT READ")
-    assert "(ambiguous_convention: their boxes fix no coordinate order; " in printed[2]
+    # After the two lines naming A and B and the synthetic sample's notice, before the
+    # table: A's unread answers, B has none.
+    assert printed[2].startswith("notice: NOT THE REAL DATA")
+    assert printed[3].startswith(f"A (raw) localization: {n} of {n} answers NOT READ")
+    assert "(ambiguous_convention: their boxes fix no coordinate order; " in printed[3]
     # As `nova evaluate` does, the line names the conventions that would read them.
-    assert "read by --box-convention" in printed[2] and "nova evaluate" not in printed[2]
-    assert not printed[3].startswith("B ") and "NOT READ" not in "\n".join(printed[3:])
-    markdown = (tmp_path / "c.md").read_text().splitlines()
+    assert "read by --box-convention" in printed[3] and "nova evaluate" not in printed[3]
+    assert not printed[4].startswith("B ") and "NOT READ" not in "\n".join(printed[4:])
+    markdown = [line for line in (tmp_path / "c.md").read_text().splitlines() if line]
     assert markdown[2].startswith(f"**A (raw) localization: {n} of {n} answers NOT READ")
     page = render_comparison_html(json.loads(out.read_text()))
     assert page.index("Read first") < page.index("<table>")

@@ -158,9 +158,15 @@ def _interval(interval: Any) -> str:
 
 def _warnings(report: Mapping[str, Any]) -> str:
     """What a reader must know before reading any number, at the top of the page ("" if none)."""
-    from novabench.report.render import _unread_lines, unusable_answers_lines
+    from novabench.report.render import (
+        _outside_lines,
+        _unread_lines,
+        synthetic_data_line,
+        unusable_answers_lines,
+    )
 
-    lines = [*_unread_lines(report), *unusable_answers_lines(report)]
+    lines = [synthetic_data_line(report)] if synthetic_data_line(report) else []
+    lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     lines += [line for line in (meteor_fallback_line(report), few_resamples_line(report)) if line]
     if not lines:
         return ""
@@ -696,26 +702,27 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         (True, True)
     """
     from novabench.report.render import (
+        _METEOR_FALLBACK,
         _comparison_rows,
         _p_value,
         _signed,
+        comparison_first_lines,
         comparison_settings_lines,
-        comparison_unread_lines,
-        identical_answers_lines,
+        metric_label,
     )
 
     names = {side: model_name(comparison[side]) for side in ("a", "b")}
     level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
     data = comparison["a"].get("data", {})
-    identical = identical_answers_lines(comparison)
-    unread = comparison_unread_lines(comparison)  # first, as on the report page
+    first = comparison_first_lines(comparison)  # first, as on the report page
     warnings = (
         '<div class="warnings" id="warnings" role="alert"><b>Read first</b><ul>'
-        + "".join(f"<li>{_text_with_code(line)}</li>" for line in unread)
+        + "".join(f"<li>{_text_with_code(line)}</li>" for line in first)
         + "</ul></div>"
-        if unread
+        if first
         else ""
     )
+    n_resamples = comparison.get("bootstrap", {}).get("n_resamples")
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="novabench">',
@@ -726,7 +733,6 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
         "for both models).</p>",
         warnings,
-        *(f'<p class="note">Note: {_text(line)}.</p>' for line in identical),
         f'<div class="wide" tabindex="0"><table><tr><th>task</th><th>metric</th>'
         f"<th>{_text(names['a'])} (%)</th>"
         f"<th>{_text(names['b'])} (%)</th><th>A - B</th><th>{level}% CI of A - B</th>"
@@ -735,11 +741,11 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
     for task, key, row in _comparison_rows(comparison):
         low, high = row["ci"]
         parts.append(
-            f"<tr><td>{_text(task)}</td><td>{_text(key)}</td>"
+            f"<tr><td>{_text(task)}</td><td>{_text(metric_label(task, key))}</td>"
             f'<td class="num">{_percent(row["a"])}</td><td class="num">{_percent(row["b"])}</td>'
             f'<td class="num">{_signed(row["difference"])}</td>'
             f"<td>[{_signed(low)}, {_signed(high)}]</td>"
-            f'<td class="num">{_p_value(row["p_value"])}</td></tr>'
+            f'<td class="num">{_text(_p_value(row["p_value"], n_resamples))}</td></tr>'
         )
     parts.append("</table></div>")
     coverage = comparison.get("coverage") or {}
@@ -753,6 +759,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f"{task}: note: {note}"
         for task, notes in (comparison.get("notes") or {}).items()
         for note in notes
+        if not note.startswith(_METEOR_FALLBACK)  # the Read first box says it
     ]
     if items:
         parts += ["<ul>", *(f"<li>{_text(item)}</li>" for item in items), "</ul>"]

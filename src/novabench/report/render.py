@@ -22,15 +22,20 @@ __all__ = [
     "NO_INTERVALS",
     "TASK_ORDER",
     "answered_only_line",
+    "boxes_outside_line",
     "comparison_settings_lines",
+    "comparison_first_lines",
     "comparison_unread_lines",
+    "comparison_unusable_lines",
     "coverage_phrase",
     "identical_answers_lines",
     "meteor_fallback_line",
+    "metric_label",
     "model_name",
     "portable_bertscore_hash",
     "shareable_path",
     "shareable_paths",
+    "synthetic_data_line",
     "unusable_answers_line",
     "unusable_answers_lines",
     "render_breakdowns",
@@ -123,6 +128,67 @@ coordinate order; scored as no prediction): `nova evaluate` on this run names th
     )
 
 
+#: Parse statuses of a box answer that holds boxes (scored as given).
+_BOXED_STATUSES = ("ok", "ok_out_of_image", "truncated_ok")
+
+
+def boxes_outside_line(
+    task: str, coverage: Mapping[str, Any], predictions: Mapping[str, Any]
+) -> str | None:
+    """A warning when more than half of a task's answers with boxes reach past the image.
+
+    Most boxes outside the image mean the answers were read in the wrong convention; the
+    line names the one used and, when the runs' manifests record it, the one their prompt
+    asked for.
+
+    Args:
+        task: the task name, first in the line.
+        coverage: the task's coverage (``parse_status`` and ``answers_out_of_image``).
+        predictions: the report's ``predictions`` (``box_convention``,
+            ``prompt_box_convention``).
+
+    Returns:
+        One line, or None at or below half.
+
+    Example:
+        >>> coverage = {"parse_status": {"no_target": 49, "ok": 7, "ok_out_of_image": 76},
+        ...             "answers_out_of_image": 76, "boxes_out_of_image": 105}
+        >>> print(boxes_outside_line("localization", coverage, {"box_convention": "xyxy_pixel",
+        ...     "prompt_box_convention": "protocol"}))
+        localization: 76 of 83 answers with boxes (92%) have a box past the image (105 boxes): read with --box-convention xyxy_pixel, but the run's prompt asked for protocol; most likely the wrong convention (scores computed on the boxes as read)
+    """
+    statuses = coverage.get("parse_status") or {}
+    boxed = sum(int(statuses.get(status) or 0) for status in _BOXED_STATUSES)
+    outside = int(coverage.get("answers_out_of_image") or 0)
+    if not boxed or outside <= UNUSABLE_SHARE * boxed:
+        return None
+    used = predictions.get("box_convention") or "auto"
+    asked = predictions.get("prompt_box_convention")
+    source = (
+        f", but the run's prompt asked for {asked}"
+        if asked and asked != used
+        else f" (the run's prompt asked for {asked})"
+        if asked
+        else " (no run manifest records the order the prompt asked for)"
+    )
+    return (
+        f"{task}: {outside} of {boxed} answers with boxes ({100 * outside / boxed:.0f}%) have a "
+        f"box past the image ({coverage.get('boxes_out_of_image', outside)} boxes): read with "
+        f"--box-convention {used}{source}; most likely the wrong convention (scores computed on "
+        "the boxes as read)"
+    )
+
+
+def _outside_lines(report: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for task in TASK_ORDER:
+        coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
+        line = boxes_outside_line(task, coverage, report.get("predictions") or {})
+        if line:
+            lines.append(line)
+    return lines
+
+
 def _unread_lines(report: Mapping[str, Any]) -> list[str]:
     lines = []
     for task in TASK_ORDER:
@@ -143,33 +209,22 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
         diagnosis     top1            50.0   25.0  +25.0  [+0.0, +50.0]  p=0.040
     """
     level = int(round(100 * comparison.get("bootstrap", {}).get("confidence", 0.95)))
-    shown = [
-        key
-        for task in TASK_ORDER
-        for key in HEADLINE_KEYS[task]
-        if key in comparison["tasks"].get(task, {})
-    ]
-    width = _metric_width(shown)
+    width = _metric_width(
+        [metric_label(task, key) for task, key, _ in _comparison_rows(comparison)]
+    )
     header = (
         f"{'task':<13} {'metric':<{width}} {'A %':>6} {'B %':>6} {'A-B':>6}  {level}% CI of A-B, p"
     )
-    identical = identical_answers_lines(comparison)
-    lines = [*(f"note: {line}" for line in identical), *([""] if identical else [])]
-    meteor = meteor_fallback_line(comparison)
-    lines[:0] = [meteor, ""] if meteor else []
-    unread = comparison_unread_lines(comparison)
-    lines[:0] = [*unread, ""] if unread else []  # first: these answers were not read at all
-    lines += [header, "-" * len(header)]
-    for task in TASK_ORDER:
-        for key in HEADLINE_KEYS[task]:
-            row = comparison["tasks"].get(task, {}).get(key)
-            if row is None:
-                continue
-            low, high = row["ci"]
-            lines.append(
-                f"{task:<13} {key:<{width}} {_percent(row['a']):>6} {_percent(row['b']):>6} "
-                f"{_signed(row['difference']):>6}  [{_signed(low)}, {_signed(high)}]  p={row['p_value']:.3f}"
-            )
+    first = comparison_first_lines(comparison)
+    lines = [*first, *([""] if first else []), header, "-" * len(header)]
+    n_resamples = comparison.get("bootstrap", {}).get("n_resamples")
+    for task, key, row in _comparison_rows(comparison):
+        low, high = row["ci"]
+        lines.append(
+            f"{task:<13} {metric_label(task, key):<{width}} {_percent(row['a']):>6} "
+            f"{_percent(row['b']):>6} {_signed(row['difference']):>6}  "
+            f"[{_signed(low)}, {_signed(high)}]  p={_p_value(row['p_value'], n_resamples)}"
+        )
     coverage = comparison.get("coverage") or {}
     if coverage:
         lines.append("")
@@ -177,12 +232,7 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
         for side in ("a", "b"):
             counts = coverage.get(task, {}).get(side)
             if counts:
-                who = (
-                    f"{side.upper()} ({model_name(comparison[side])})"
-                    if side in comparison
-                    else side.upper()
-                )
-                lines.append(f"{who} {task}: {coverage_phrase(counts)}")
+                lines.append(f"{_side_name(comparison, side)} {task}: {coverage_phrase(counts)}")
     # The notes (metrics left out, judges) and settings as the Markdown and HTML give them.
     lines += [
         f"{task}: note: {note}"
@@ -218,25 +268,112 @@ def comparison_unread_lines(comparison: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def comparison_unusable_lines(comparison: Mapping[str, Any]) -> list[str]:
+    """:func:`unusable_answers_line` of each side of a comparison, the side named first.
+
+    Example:
+        >>> counts = {"items": 4, "answered": 4, "missing": 0, "errors": 0,
+        ...           "parse_status": {"empty": 4}}
+        >>> comparison_unusable_lines({"coverage": {"captioning": {"a": {**counts,
+        ...     "parse_status": {"ok": 4}}, "b": counts}}})[0][:52]
+        'B captioning: 4 of 4 items (100%) have no usable ans'
+    """
+    coverage = comparison.get("coverage") or {}
+    lines = []
+    for task in TASK_ORDER:
+        for side in ("a", "b"):
+            counts = coverage.get(task, {}).get(side)
+            line = unusable_answers_line(task, counts) if counts else None
+            if line:
+                lines.append(f"{_side_name(comparison, side)} {line}")
+    return lines
+
+
+def _side_name(comparison: Mapping[str, Any], side: str) -> str:
+    return (
+        f"{side.upper()} ({model_name(comparison[side])})" if side in comparison else side.upper()
+    )
+
+
+def _nothing_usable(comparison: Mapping[str, Any], task: str) -> bool:
+    """Whether neither side has a usable answer on any item of the task (per its coverage)."""
+    counts = (comparison.get("coverage") or {}).get(task) or {}
+    if not all(counts.get(side) for side in ("a", "b")):
+        return False
+    for side in ("a", "b"):
+        unusable, scored, _ = _unusable_counts(task, counts[side])
+        if scored <= 0 or unusable < scored:
+            return False
+    return True
+
+
 def identical_answers_lines(comparison: Mapping[str, Any]) -> list[str]:
     """What a comparison says about tasks where A and B answer every item alike.
 
     One sentence when that holds for every compared task, else one per such task; none
     without ``comparison["answer_agreement"]`` (``report.agreement.answer_agreement``).
+    Where neither side has a usable answer (missing, empty, unparseable, unread), the
+    sentence says that instead of calling them answers.
 
     Example:
         >>> identical_answers_lines({"tasks": {"diagnosis": {}, "captioning": {}},
         ...     "answer_agreement": {"diagnosis": {"items": 3, "identical": 3}}})[0].split(":")[0]
         'diagnosis'
+        >>> empty = {"items": 3, "missing": 0, "errors": 0, "parse_status": {"empty": 3}}
+        >>> identical_answers_lines({"tasks": {"diagnosis": {}},
+        ...     "answer_agreement": {"diagnosis": {"items": 3, "identical": 3}},
+        ...     "coverage": {"diagnosis": {"a": empty, "b": empty}}})
+        ['neither prediction set has a usable answer on any scored item: A - B is 0 by construction']
     """
     from novabench.report.agreement import IDENTICAL_ANSWERS, identical_tasks
 
     tasks = identical_tasks(comparison)
     if not tasks:
         return []
-    if len(tasks) == len(comparison.get("tasks", {})):
-        return [f"{IDENTICAL_ANSWERS}: A - B is 0 by construction"]
-    return [f"{task}: {IDENTICAL_ANSWERS}: A - B is 0 by construction" for task in tasks]
+    nothing = "neither prediction set has a usable answer on any scored item"
+    said = {
+        task: nothing if _nothing_usable(comparison, task) else IDENTICAL_ANSWERS for task in tasks
+    }
+    if len(tasks) == len(comparison.get("tasks", {})) and len(set(said.values())) == 1:
+        return [f"{said[tasks[0]]}: A - B is 0 by construction"]
+    return [f"{task}: {said[task]}: A - B is 0 by construction" for task in tasks]
+
+
+def metric_label(task: str, key: str) -> str:
+    """A metric key as a comparison's table shows it: error rates marked lower-is-better.
+
+    Read from the task's declaration (``registry.TaskSpec.lower_is_better``).
+
+    Example:
+        >>> metric_label("localization", "FNR"), metric_label("localization", "mAP@30")
+        ('FNR (lower is better)', 'mAP@30')
+    """
+    spec = registry.TASKS.get(task)
+    lower = spec is not None and key in spec.lower_is_better
+    return f"{key} (lower is better)" if lower else key
+
+
+def comparison_first_lines(comparison: Mapping[str, Any]) -> list[str]:
+    """What a comparison's reader must see before its table, in every output, in order.
+
+    The synthetic-data notice, answers not read, sides whose answers are mostly unusable,
+    METEOR's stand-in, then tasks where both sides answer alike.
+
+    Example:
+        >>> note = "METEOR not computed: the nltk WordNet corpus is not installed"
+        >>> comparison_first_lines({"tasks": {"captioning": {}}, "notes": {"captioning": [note]}})
+        ['warning: captioning: METEOR not computed: the nltk WordNet corpus is not installed']
+    """
+    lines = [synthetic_data_line(comparison), *comparison_unread_lines(comparison)]
+    for task in TASK_ORDER:
+        for side in ("a", "b"):
+            counts = ((comparison.get("coverage") or {}).get(task) or {}).get(side) or {}
+            predictions = (comparison.get(side) or {}).get("predictions") or {}
+            outside = boxes_outside_line(task, counts, predictions)
+            lines += [f"{_side_name(comparison, side)} {outside}"] if outside else []
+    lines += [*comparison_unusable_lines(comparison), meteor_fallback_line(comparison)]
+    lines += [f"note: {line}" for line in identical_answers_lines(comparison)]
+    return [line for line in lines if line]
 
 
 def _signed(value: Any) -> str:
@@ -317,6 +454,31 @@ def meteor_fallback_line(report: Mapping[str, Any]) -> str:
     return f"warning: captioning: {found[0]}" if found else ""
 
 
+def synthetic_data_line(report: Mapping[str, Any]) -> str:
+    """A reader's notice when the scored data is novabench's synthetic sample ("" otherwise).
+
+    Read from the provenance the release records (``report["data"]["provenance"]``, as the
+    explorer reads it); a comparison is read from its side A (both sides score one release).
+
+    Example:
+        >>> sample = {"data": {"provenance": {"origin": "nova sample", "cases": 40, "seed": 0}}}
+        >>> synthetic_data_line(sample)[:72]
+        'notice: NOT THE REAL DATA: Synthetic sample made by novabench (`nova sam'
+        >>> synthetic_data_line({"data": {"provenance": None}})
+        ''
+    """
+    from novabench.data.provenance import provenance_notice
+
+    data = report.get("data") or (report.get("a") or {}).get("data") or {}
+    provenance = data.get("provenance") if isinstance(data, Mapping) else None
+    if not isinstance(provenance, Mapping) or provenance.get("origin") != "nova sample":
+        return ""
+    return (
+        f"notice: NOT THE REAL DATA: {provenance_notice(provenance)} The published figures "
+        "are on the real NOVA release and are not comparable with these."
+    )
+
+
 #: Above this share of a task's scored items without a usable answer, a report warns first.
 UNUSABLE_SHARE = 0.5
 
@@ -330,6 +492,25 @@ _UNUSABLE_ADVICE: dict[str, str] = {
     "empty": "read the raw answers: the prompt or the model's output format may not fit the parser",
     registry.TOO_LONG: "cap the model's output length (the answers run past the parser's limit)",
 }
+
+
+def _unusable_counts(
+    task: str, coverage: Mapping[str, Any], *, answered_only: bool = False
+) -> tuple[int, int, list[tuple[str, int]]]:
+    """Items without a usable answer, items scored, and the failure statuses counted."""
+    spec = registry.TASKS[task]
+    statuses = coverage.get("parse_status") or {}
+    failed = [
+        (status, int(statuses[status]))
+        for status in spec.parse_statuses
+        if status in spec.failure_statuses and statuses.get(status)
+    ]
+    errors = int(coverage.get("errors") or 0)
+    missing = int(coverage.get("missing") or 0)
+    items = int(coverage.get("items") or 0)
+    scored = items - (missing - errors) if answered_only else items
+    absent = errors if answered_only else missing
+    return absent + sum(n for _, n in failed), scored, failed
 
 
 def unusable_answers_line(
@@ -362,20 +543,10 @@ a line (`nova run` resumes its file); re-run the items whose model call failed
         >>> unusable_answers_line("captioning", {**coverage, "parse_status": {"ok": 120}}) is None
         True
     """
-    spec = registry.TASKS[task]
-    statuses = coverage.get("parse_status") or {}
-    failed = [
-        (status, int(statuses[status]))
-        for status in spec.parse_statuses
-        if status in spec.failure_statuses and statuses.get(status)
-    ]
+    unusable, scored, failed = _unusable_counts(task, coverage, answered_only=answered_only)
     errors = int(coverage.get("errors") or 0)
     missing = int(coverage.get("missing") or 0)
-    items = int(coverage.get("items") or 0)
     without_line = missing - errors
-    scored = items - without_line if answered_only else items
-    absent = errors if answered_only else missing
-    unusable = absent + sum(n for _, n in failed)
     if scored <= 0 or unusable <= UNUSABLE_SHARE * scored:
         return None
     parts = [f"{status} {n}" for status, n in failed]
@@ -501,7 +672,7 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         if coverage.get("boxes_out_of_image"):  # the JSON holds the count, 0 included
             line += (
                 f"; boxes past the image edge (scored as given): {coverage['boxes_out_of_image']}"
-                f" in {_count(coverage.get('answers_out_of_image', 0), 'answer')}"
+                f" in {_count(coverage.get('answers_out_of_image', 0), 'answer')}, by any margin"
             )
         if metrics.get("n_truncated_predictions"):
             line += f"; {metrics['n_truncated_predictions']} boxes beyond max_detections not scored for AP"
@@ -770,7 +941,11 @@ def render_table(report: Mapping[str, Any]) -> str:
     meteor = meteor_fallback_line(report)
     if meteor:
         lines.insert(0, meteor)
-    lines[0:0] = _unread_lines(report)  # first: these answers were not read at all
+    # first: answers not read at all, then tasks whose answers are mostly unusable
+    lines[0:0] = [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
+    synthetic = synthetic_data_line(report)
+    if synthetic:  # before anything: these numbers are not NOVA's
+        lines.insert(0, synthetic)
     for task, key, value, interval in rows:
         lines.append(f"{task:<13} {key:<{width}} {value:>5}  {interval}".rstrip())
     lines.append("")
@@ -832,9 +1007,12 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     meteor = meteor_fallback_line(report)
     if meteor:
         lines[2:2] = [f"**{markdown_text(meteor)}**", ""]
-    unread = _unread_lines(report)
+    unread = [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     if unread:
         lines[2:2] = [f"**{markdown_text(line)}**" for line in unread] + [""]
+    synthetic = synthetic_data_line(report)
+    if synthetic:
+        lines[2:2] = [f"**{markdown_text(synthetic)}**", ""]
     if without_intervals(report):
         lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
         lines.append("|---|---|---:|")
@@ -967,18 +1145,16 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         f"{level}% CI of A - B | p |",
         "|---|---|---:|---:|---:|---|---:|",
     ]
-    identical = identical_answers_lines(comparison)
-    if identical:
-        lines[4:4] = [f"**Note: {line}.**" for line in identical] + [""]
-    unread = comparison_unread_lines(comparison)
-    if unread:  # first under the heading: these answers were not read at all
-        lines[2:2] = [f"**{markdown_text(line)}**" for line in unread] + [""]
+    first = comparison_first_lines(comparison)
+    if first:  # first under the heading, before any number
+        lines[2:2] = [f"**{markdown_text(line)}**" for line in first] + [""]
+    n_resamples = bootstrap.get("n_resamples")
     for task, key, row in _comparison_rows(comparison):
         low, high = row["ci"]
         lines.append(
-            f"| {task} | {key} | {_percent(row['a'])} | {_percent(row['b'])} | "
-            f"{_signed(row['difference'])} | [{_signed(low)}, {_signed(high)}] | "
-            f"{_p_value(row['p_value'])} |"
+            f"| {task} | {markdown_text(metric_label(task, key))} | {_percent(row['a'])} | "
+            f"{_percent(row['b'])} | {_signed(row['difference'])} | "
+            f"[{_signed(low)}, {_signed(high)}] | {_p_value(row['p_value'], n_resamples)} |"
         )
     coverage = comparison.get("coverage") or {}
     notes = comparison.get("notes") or {}
@@ -989,7 +1165,10 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         if (counts := coverage.get(task, {}).get(side))
     ]
     extra += [
-        f"- {task}: note: {note}" for task, task_notes in notes.items() for note in task_notes
+        f"- {task}: note: {note}"
+        for task, task_notes in notes.items()
+        for note in task_notes
+        if not note.startswith(_METEOR_FALLBACK)  # the first lines say it
     ]
     if extra:
         lines += ["", "## Coverage and notes", "", *extra]
@@ -1015,9 +1194,18 @@ def _paths(side: Mapping[str, Any]) -> str:
     )
 
 
-def _p_value(value: Any) -> str:
+def _p_value(value: Any, n_resamples: Any = None) -> str:
+    """A bootstrap p-value; at its floor 1/(n+1) (no resample as extreme), "<" that floor.
+
+    ``paired_bootstrap`` gives ``(1 + as extreme) / (1 + n)``: its smallest value is not
+    an estimate but the resolution of ``n`` resamples, so it is shown as a bound, rounded up.
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
+    if isinstance(n_resamples, int) and n_resamples > 0:
+        floor = 1 / (1 + n_resamples)
+        if float(value) <= floor * (1 + 1e-9):
+            return f"<{math.ceil(floor * 1000 - 1e-9) / 1000:.3f}"
     return f"{float(value):.3f}"
 
 

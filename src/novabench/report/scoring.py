@@ -366,7 +366,11 @@ def score_predictions(
         task_predictions, references = _task_inputs(task, loaded, positions[task])
         metric_options, notes = chosen.metric_options(task)
         scored_images = [release.images[p] for p in positions[task]] if spec.unit == "image" else []
-        notes.extend(task_behaviour.answer_notes(task_predictions, scored_images))
+        notes.extend(
+            _without_convention_in_use(
+                task_behaviour.answer_notes(task_predictions, scored_images), loaded.box_convention
+            )
+        )
         judge_before = _judge_counts(chosen.judge_of(task))
         evaluation = prepare_task(task, task_predictions, references, **metric_options)
         evaluations[task] = evaluation
@@ -679,6 +683,13 @@ def _judge_counts(judge: Any) -> dict[str, int]:
 
 
 @dataclass
+class _ManifestPrompts:
+    """A run manifest's prompts, as :func:`_prompt_convention` reads them from a manifest."""
+
+    prompts: Any
+
+
+@dataclass
 class _Loaded:
     release: Any
     paths: list[Path]
@@ -836,6 +847,24 @@ prediction, not the model's
     )
 
 
+def _without_convention_in_use(notes: list[str], box_convention: str) -> list[str]:
+    """The notes, a suggestion of the ``--box-convention`` already in use replaced.
+
+    Suggesting the convention the answers were read with sends the reader in a circle.
+
+    Example:
+        >>> _without_convention_in_use(["2 boxes ... (raw answers: --box-convention xyxy_pixel)"],
+        ...                            "xyxy_pixel")[0]
+        '2 boxes ... (the raw answers were read with --box-convention xyxy_pixel already: another convention may fit, see the first lines)'
+    """
+    in_use = f"(raw answers: --box-convention {box_convention})"
+    instead = (
+        f"(the raw answers were read with --box-convention {box_convention} already: another "
+        "convention may fit, see the first lines)"
+    )
+    return [note.replace(in_use, instead) for note in notes]
+
+
 def _provenance(data: str | os.PathLike[str], loaded: _Loaded) -> dict[str, Any]:
     return {
         "toolkit": {"name": "novabench", "version": __version__},
@@ -846,11 +875,20 @@ def _provenance(data: str | os.PathLike[str], loaded: _Loaded) -> dict[str, Any]
             "n_images": len(loaded.release.images),
             "n_cases": len(loaded.release.cases()),
             "fingerprint": loaded.fingerprint,
+            # what made the data (e.g. the synthetic sample), so every output can say so first
+            "provenance": loaded.release.provenance,
         },
         "predictions": {
             "paths": [str(p) for p in loaded.paths],
             "manifests": loaded.manifests,
             "box_convention": loaded.box_convention,
             "box_order_from_prompt": loaded.prompt_convention,
+            # the box order the runs' prompt asked for, whatever convention read the answers
+            "prompt_box_convention": _prompt_convention(
+                [
+                    None if m is None else _ManifestPrompts(m.get("prompts"))
+                    for m in loaded.manifests
+                ]
+            ),
         },
     }

@@ -1,0 +1,217 @@
+"""What a reader must see first: synthetic data, unusable answers, compare's warnings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from novabench.cli import main
+from novabench.report import evaluate_predictions, render_markdown, render_table
+from novabench.report.html import render_comparison_html, render_html
+from novabench.report.render import render_comparison, render_comparison_markdown
+
+FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
+
+
+@pytest.fixture(scope="module")
+def floor_run(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The floor baseline's answers on the sample release."""
+    out = tmp_path_factory.mktemp("first") / "floor.jsonl"
+    args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
+    assert main([*args, "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(sample_release: Path, floor_run: Path) -> dict:
+    return evaluate_predictions(
+        sample_release, floor_run, n_resamples=0, seed=0, caption_options=FAST_CAPTIONS
+    )
+
+
+def _first_text_line(markdown: str) -> str:
+    """The first line under the Markdown title."""
+    return [line for line in markdown.splitlines()[1:] if line.strip()][0]
+
+
+def test_a_report_on_the_synthetic_sample_says_so_first(report: dict) -> None:
+    assert report["data"]["provenance"]["origin"] == "nova sample"
+    table = render_table(report)
+    assert table.splitlines()[0].startswith("notice: NOT THE REAL DATA: Synthetic sample")
+    assert "not comparable" in table.splitlines()[0]
+    assert _first_text_line(render_markdown(report)).startswith("**notice: NOT THE REAL DATA")
+    page = render_html(report)
+    read_first = page.split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+    assert read_first.split("<li>", 2)[1].startswith("notice: NOT THE REAL DATA")
+
+
+def test_a_release_without_provenance_has_no_notice(report: dict) -> None:
+    official = {**report, "data": {**report["data"], "provenance": None}}
+    assert "NOT THE REAL DATA" not in render_table(official)
+    assert "NOT THE REAL DATA" not in render_markdown(official)
+    assert "NOT THE REAL DATA" not in render_html(official)
+
+
+def _empty_captions(sample_release: Path, tmp_path: Path) -> Path:
+    from novabench.data.release import read_release
+
+    release = read_release(sample_release)
+    lines = [
+        {"filename": image.filename, "task": "captioning", "raw_caption": ""}
+        for image in release.images
+    ]
+    path = tmp_path / "empty.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_all_empty_answers_are_flagged_first_in_terminal_and_markdown(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    report = evaluate_predictions(
+        sample_release,
+        _empty_captions(sample_release, tmp_path),
+        n_resamples=0,
+        caption_options=FAST_CAPTIONS,
+    )
+    n_images = report["data"]["n_images"]
+    expected = f"captioning: {n_images} of {n_images} items (100%) have no usable answer"
+    # Right after the synthetic-data notice, before the table.
+    assert render_table(report).splitlines()[1].startswith(expected)
+    markdown_lines = [line for line in render_markdown(report).splitlines()[1:] if line.strip()]
+    assert markdown_lines[1].startswith(f"**{expected}")
+
+
+@pytest.fixture(scope="module")
+def empty_comparison(
+    sample_release: Path, floor_run: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict:
+    """The floor's captions (A) against a run whose every caption is empty (B)."""
+    from novabench.report.scoring import compare_predictions
+
+    empty = _empty_captions(sample_release, tmp_path_factory.mktemp("empty"))
+    return compare_predictions(
+        sample_release,
+        floor_run,
+        empty,
+        tasks=["captioning"],
+        n_resamples=200,
+        seed=0,
+        caption_options=FAST_CAPTIONS,
+    )
+
+
+def test_compare_flags_a_side_without_usable_answers_first(empty_comparison: dict) -> None:
+    n_images = empty_comparison["a"]["data"]["n_images"]
+    expected = f"captioning: {n_images} of {n_images} items (100%) have no usable answer"
+    text = render_comparison(empty_comparison).splitlines()
+    assert text[0].startswith("notice: NOT THE REAL DATA")
+    assert text[1].startswith("B (empty) " + expected)
+    assert not any(line.startswith("A (floor)") and "no usable" in line for line in text)
+    markdown = [line for line in render_comparison_markdown(empty_comparison).splitlines() if line]
+    assert markdown[2].startswith("**B (empty) " + expected)
+    page = render_comparison_html(empty_comparison)
+    read_first = page.split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+    assert "B (empty) " + expected in read_first
+
+
+def test_two_sides_without_usable_answers_are_not_called_identical_answers(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    from novabench.report.agreement import IDENTICAL_ANSWERS
+    from novabench.report.scoring import compare_predictions
+
+    empty = _empty_captions(sample_release, tmp_path)
+    comparison = compare_predictions(
+        sample_release, empty, empty, n_resamples=20, caption_options=FAST_CAPTIONS
+    )
+    text = render_comparison(comparison)
+    assert IDENTICAL_ANSWERS not in text
+    assert "note: neither prediction set has a usable answer on any scored item" in text
+
+
+def test_p_value_at_the_bootstrap_floor_is_shown_as_a_bound() -> None:
+    # With 1,000 resamples the smallest p is 1/1001 (no resample as extreme): below 0.001.
+    row = {"a": 0.6, "b": 0.1, "difference": 0.5, "ci": [0.4, 0.6], "p_value": 1 / 1001}
+    above = {**row, "p_value": 2 / 1001}  # one resample as extreme: an estimate, 0.002
+    side = {"predictions": {"paths": ["a.jsonl"], "manifests": [{"model": "m"}]}, "data": {}}
+    comparison = {
+        "a": side,
+        "b": side,
+        "bootstrap": {"confidence": 0.95, "n_resamples": 1000, "seed": 0},
+        "tasks": {"diagnosis": {"top1": row, "top5": above}},
+    }
+    text = render_comparison(comparison)
+    assert "p=<0.001" in text and "p=0.002" in text
+    assert "| <0.001 |" in render_comparison_markdown(comparison)
+    assert '<td class="num">&lt;0.001</td>' in render_comparison_html(comparison)
+
+
+def test_error_rates_are_marked_lower_is_better_in_a_comparison() -> None:
+    row = {"a": 0.2, "b": 0.4, "difference": -0.2, "ci": [-0.3, -0.1], "p_value": 0.01}
+    side = {"predictions": {"paths": ["a.jsonl"], "manifests": [{"model": "m"}]}, "data": {}}
+    comparison = {
+        "a": side,
+        "b": side,
+        "bootstrap": {"confidence": 0.95, "n_resamples": 1000, "seed": 0},
+        "tasks": {"localization": {"mAP@30": row, "FP30": row, "FNR": row}},
+    }
+    rows = [line.split()[1:4] for line in render_comparison(comparison).splitlines()[2:]]
+    assert rows == [["mAP@30", "20.0", "40.0"], ["FP30", "(lower", "is"], ["FNR", "(lower", "is"]]
+    assert "| FNR (lower is better) |" in render_comparison_markdown(comparison)
+    assert "<td>FP30 (lower is better)</td>" in render_comparison_html(comparison)
+
+
+def test_meteor_warning_comes_first_in_a_comparison_and_only_once() -> None:
+    note = "METEOR not computed: the nltk WordNet corpus is not installed; METEOR-exact+stem given"
+    row = {"a": 0.2, "b": 0.4, "difference": -0.2, "ci": [-0.3, -0.1], "p_value": 0.01}
+    side = {"predictions": {"paths": ["a.jsonl"], "manifests": [{"model": "m"}]}, "data": {}}
+    comparison = {
+        "a": side,
+        "b": side,
+        "bootstrap": {"confidence": 0.95, "n_resamples": 1000, "seed": 0},
+        "tasks": {"captioning": {"BLEU": row}},
+        "notes": {"captioning": [note]},
+    }
+    markdown = render_comparison_markdown(comparison)
+    assert [line for line in markdown.splitlines() if line][1] == f"**warning: captioning: {note}**"
+    assert markdown.count("METEOR not computed") == 1
+    page = render_comparison_html(comparison)
+    assert page.count("METEOR not computed") == 1
+    assert "METEOR not computed" in page.split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+
+
+def test_a_wrong_box_convention_is_flagged_first_with_the_prompts_one(
+    sample_release: Path, floor_run: Path
+) -> None:
+    # The floor's boxes are [x, y, w, h] in pixels (its prompt's order is the protocol's):
+    # read as [x1, y1, x2, y2] most of them reach past the image.
+    report = evaluate_predictions(
+        sample_release,
+        floor_run,
+        tasks=["localization"],
+        box_convention="xyxy_pixel",
+        n_resamples=0,
+    )
+    coverage = report["tasks"]["localization"]["coverage"]
+    statuses = coverage["parse_status"]
+    boxed = statuses.get("ok", 0) + statuses["ok_out_of_image"]
+    assert coverage["answers_out_of_image"] > boxed / 2  # the situation the warning is for
+    expected = f"localization: {coverage['answers_out_of_image']} of {boxed} answers with boxes"
+    convention = "read with --box-convention xyxy_pixel, but the run's prompt asked for protocol"
+    table = render_table(report).splitlines()
+    assert table[1].startswith(expected) and convention in table[1]
+    markdown = [line for line in render_markdown(report).splitlines()[1:] if line.strip()]
+    assert markdown[1].startswith(f"**{expected}")
+    read_first = render_html(report).split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+    assert expected in read_first
+    # The note on boxes past the image no longer suggests the convention already in use.
+    notes = " ".join(report["tasks"]["localization"]["notes"])
+    assert "(raw answers: --box-convention xyxy_pixel)" not in notes
+    assert "read with --box-convention xyxy_pixel already" in notes
+
+
+def test_boxes_read_in_the_prompts_convention_raise_no_outside_warning(report: dict) -> None:
+    assert "answers with boxes" not in render_table(report)
