@@ -578,19 +578,25 @@ def _check_scoring(
     options: dict[str, Any],
 ) -> None:
     """Refuse, before any model call, settings that scoring would refuse after them."""
+    from novabench.metrics.bertscore import resolve_bertscore_model
     from novabench.report.scoring import ScoringOptions
+    from novabench.tasks import behaviour, load_hook
 
-    ScoringOptions.build(
+    settings = ScoringOptions.build(
         tasks=tasks, n_resamples=n_resamples, seed=seed, caption_options=caption_options, **options
     )
-    if "captioning" not in tasks or "BERTScore-F1" in caption_options.get("exclude", ()):
-        return
-    from novabench.metrics.bertscore import resolve_bertscore_model
-
-    try:  # offline: the model must be at hand; online: fetched now rather than after the run
-        resolve_bertscore_model(
-            caption_options.get("bertscore_model"), caption_options.get("bertscore_num_layers")
-        )
+    try:
+        for task in tasks:
+            spec = behaviour(task)
+            if spec.settle_metric_options is None:
+                continue
+            metric_options, _ = spec.metric_options(settings)
+            settled, _ = load_hook(spec.settle_metric_options)(metric_options)
+            if "BERTScore-F1" not in settled.get("exclude", ("BERTScore-F1",)):
+                # Offline it is checked above; online it is fetched now, not after the run.
+                resolve_bertscore_model(
+                    settled.get("bertscore_model"), settled.get("bertscore_num_layers")
+                )
     except NovaInputError as error:
         if error.source != "bertscore_model":
             raise
