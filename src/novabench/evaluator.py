@@ -414,6 +414,9 @@ def evaluate_model(
     n_resamples: int = 1000,
     seed: int = 0,
     caption_options: Mapping[str, Any] | None = None,
+    exclude: Sequence[str] | None = None,
+    bertscore_model: str | os.PathLike[str] | None = None,
+    bertscore_num_layers: int | None = None,
     progress: bool = True,
     preset: str | None = None,
     **scoring: Any,
@@ -437,10 +440,14 @@ def evaluate_model(
             scores only the answered items and says so in its first line.
         n_resamples: bootstrap resamples for the 95% intervals (0: none).
         seed: bootstrap seed.
-        caption_options: options of the caption metrics (``exclude``, ``bertscore_model``,
-            ``bertscore_num_layers``...); without ``bertscore_model`` BERTScore uses
-            roberta-large, which is downloaded unless cached (offline, pass a local model
-            or ``{"exclude": ["BERTScore-F1"]}``).
+        caption_options: options of the caption metrics (``meteor``, ``keyword_averaging``...,
+            as ``score_captioning`` takes them); the three below may be given here too.
+        exclude: metrics left out, e.g. ``["BERTScore-F1"]`` (the report notes each).
+        bertscore_model: ``"minilm"`` (the bundled all-MiniLM-L6-v2, offline, another
+            scale), a local model folder or a Hub id; None: roberta-large, downloaded once
+            unless cached. Offline without it in the cache, pass one of these or
+            ``exclude=["BERTScore-F1"]``: the call refuses before asking the model anything.
+        bertscore_num_layers: the BERTScore layer (None: the model's default).
         progress: progress bars on a terminal or in a notebook.
         preset: a preset name (``novabench.run.presets.PRESETS``, as ``nova run --preset``):
             its prompts, box convention and, for an :class:`Endpoint`, its input-size rule
@@ -454,8 +461,10 @@ def evaluate_model(
         A :class:`NovaReport`.
 
     Raises:
-        NovaInputError: a bad argument, or a run file written by another model, prompt or
-            release (choose a new file).
+        NovaInputError: a bad argument, a metric that cannot be computed here (BERTScore's
+            model not at hand offline: checked before the model is asked anything), or a
+            run file written by another model, prompt or release (choose a new file).
+        TypeError: a keyword that is no scoring option (checked before the model is asked).
         EndpointUnusableError: the server cannot answer at all (unreachable, 401/403/404).
 
     Example:
@@ -482,6 +491,17 @@ def evaluate_model(
     from novabench.run.runner import parse_tasks, run_model
 
     chosen = parse_tasks(tasks)
+    captioning = _caption_settings(
+        caption_options,
+        exclude=exclude,
+        bertscore_model=bertscore_model,
+        bertscore_num_layers=bertscore_num_layers,
+    )
+    options = dict(scoring)
+    options.setdefault("answered_only", limit is not None)
+    # Every setting is checked before the model is asked anything: a refusal after an
+    # hour of answers would waste them (the answers stay in run_file, but the call fails).
+    _check_scoring(chosen, n_resamples, seed, captioning, options)
     box_convention = "auto"
     preset_record = None
     if preset is not None:
@@ -506,23 +526,97 @@ def evaluate_model(
                 box_convention=box_convention,
                 preset=preset_record,
             )
+        except NovaInputError as error:
+            if error.field == "backend" and "different configuration" in error.message:
+                raise _another_model(error) from None
+            raise
         finally:
             close = getattr(backend, "close", None)
             if callable(close):
                 close()
-        options = dict(scoring)
-        options.setdefault("answered_only", limit is not None)
         scored = score_predictions(
             release.root,
             run_path,
             tasks=chosen,
             n_resamples=n_resamples,
             seed=seed,
-            caption_options=dict(caption_options or {}),
+            caption_options=captioning,
             **options,
         )
         tables = item_tables(scored)
     return NovaReport(scored.report, tables, scored.release, run_path, summary)
+
+
+_CAPTION_KEYWORDS = ("exclude", "bertscore_model", "bertscore_num_layers")
+
+
+def _caption_settings(caption_options: Mapping[str, Any] | None, **keywords: Any) -> dict[str, Any]:
+    """``caption_options`` with ``exclude=`` / ``bertscore_model=`` / ``bertscore_num_layers=``
+    merged in; the same setting given both ways with two values is refused."""
+    settings = dict(caption_options or {})
+    for key in _CAPTION_KEYWORDS:
+        value = keywords[key]
+        if value is None:
+            continue
+        if key == "exclude":
+            value = [value] if isinstance(value, str) else list(value)
+        if key in settings and settings[key] != value:
+            raise NovaInputError(
+                f"given twice with two values ({key}={value!r}, "
+                f"caption_options[{key!r}]={settings[key]!r}); give it once",
+                field=key,
+            )
+        settings[key] = value
+    return settings
+
+
+def _check_scoring(
+    tasks: Sequence[str],
+    n_resamples: int,
+    seed: int,
+    caption_options: dict[str, Any],
+    options: dict[str, Any],
+) -> None:
+    """Refuse, before any model call, settings that scoring would refuse after them."""
+    from novabench.metrics.bertscore import resolve_bertscore_model
+    from novabench.report.scoring import ScoringOptions
+    from novabench.tasks import behaviour, load_hook
+
+    settings = ScoringOptions.build(
+        tasks=tasks, n_resamples=n_resamples, seed=seed, caption_options=caption_options, **options
+    )
+    try:
+        for task in tasks:
+            spec = behaviour(task)
+            if spec.settle_metric_options is None:
+                continue
+            metric_options, _ = spec.metric_options(settings)
+            settled, _ = load_hook(spec.settle_metric_options)(metric_options)
+            if "BERTScore-F1" not in settled.get("exclude", ("BERTScore-F1",)):
+                # Offline it is checked above; online it is fetched now, not after the run.
+                resolve_bertscore_model(
+                    settled.get("bertscore_model"), settled.get("bertscore_num_layers")
+                )
+    except NovaInputError as error:
+        if error.source != "bertscore_model":
+            raise
+        # The library's advice names score_captioning; here the same keywords are ours.
+        message = error.message.replace("score_captioning(..., ", "evaluate_model(..., ")
+        raise NovaInputError(message, source=error.source, field=error.field) from None
+
+
+def _another_model(error: NovaInputError) -> NovaInputError:
+    """The run file's refusal of another model, in this call's terms."""
+    message = error.message.replace(
+        "the file was written by a different configuration",
+        "run_file holds another model's answers",
+    ).replace(
+        "; write to a new output file",
+        "; answers of two models are never mixed in one file (another function, even the same "
+        "code moved to a module, may answer differently), and no option overrides this: pass "
+        "a new run_file to start again, or the model the file was written with to resume it",
+    )
+    return NovaInputError(message, source=error.source, field=error.field)
 
 
 def _apply_preset(

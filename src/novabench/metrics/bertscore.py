@@ -131,16 +131,20 @@ def _download_bertscore_model(model: str) -> None:
     from huggingface_hub import snapshot_download
 
     small_files = ["*.json", "*.txt", "*.model", "*.safetensors"]
-    with hub_errors(
-        model,
-        action="cannot download the BERTScore model",
-        then=_setup_hint(),
-        repo_type="model",
-        field="bertscore_model",
-    ):
-        folder = Path(snapshot_download(model, allow_patterns=small_files))
-        if not any(folder.glob("*.safetensors")):  # older repositories: PyTorch weights only
-            snapshot_download(model, allow_patterns=["pytorch_model.bin"])
+    try:
+        with hub_errors(
+            model,
+            action=f"cannot download the BERTScore model {model}",
+            then=_setup_hint(),
+            repo_type="model",
+        ):
+            folder = Path(snapshot_download(model, allow_patterns=small_files))
+            if not any(folder.glob("*.safetensors")):  # older repositories: PyTorch weights only
+                snapshot_download(model, allow_patterns=["pytorch_model.bin"])
+    except NovaInputError as error:
+        # The source every BERTScore setting error has: callers (the CLI, evaluate_model)
+        # recognise it and give the fix in their own terms.
+        raise NovaInputError(error.message, source="bertscore_model") from error.__cause__
 
 
 def resolve_bertscore_model(
