@@ -64,6 +64,17 @@ def sample_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def sample_floor_run(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The floor baselines' answers to all three tasks on ``sample_release`` (read-only)."""
+    from novabench.cli import main
+
+    out = tmp_path_factory.mktemp("floor") / "floor.jsonl"
+    args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
+    assert main([*args, "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+@pytest.fixture(scope="session")
 def sample_release_legacy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same sample in the legacy layout (CSV files + ``test/``)."""
     from novabench.data.sample import write_sample_release

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from novabench.cli import main
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.html import render_comparison_html, render_html
 from novabench.report.render import render_comparison, render_comparison_markdown
@@ -16,12 +15,9 @@ FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
 
 
 @pytest.fixture(scope="module")
-def floor_run(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The floor baseline's answers on the sample release."""
-    out = tmp_path_factory.mktemp("first") / "floor.jsonl"
-    args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
-    assert main([*args, "--out", str(out), "--no-progress"]) == 0
-    return out
+def floor_run(sample_floor_run: Path) -> Path:
+    """The floor baselines' answers on the sample release (one run per session)."""
+    return sample_floor_run
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,9 @@ FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
 
 
 @pytest.fixture(scope="module")
-def floor_run(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The floor baseline's answers on the sample release."""
-    out = tmp_path_factory.mktemp("texts") / "floor.jsonl"
-    args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
-    assert main([*args, "--out", str(out), "--no-progress"]) == 0
-    return out
+def floor_run(sample_floor_run: Path) -> Path:
+    """The floor baselines' answers on the sample release (one run per session)."""
+    return sample_floor_run
 
 
 @pytest.fixture(scope="module")

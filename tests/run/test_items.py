@@ -31,12 +31,9 @@ CAPTIONS = {"exclude": ["BERTScore-F1"]}
 
 
 @pytest.fixture(scope="module")
-def floor_predictions(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Raw answers of the floor baselines on the sample release (all three tasks)."""
-    out = tmp_path_factory.mktemp("floor") / "floor.jsonl"
-    arguments = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
-    assert main([*arguments, "--out", str(out), "--no-progress"]) == 0
-    return out
+def floor_predictions(sample_floor_run: Path) -> Path:
+    """The floor baselines' answers on the sample release (one run per session)."""
+    return sample_floor_run
 
 
 @pytest.fixture(scope="module")
