@@ -9,8 +9,6 @@ the reason, only when Playwright is not importable or no Chromium binary exists.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from novabench.data.release import read_release
 from novabench.report import evaluate_predictions
 from novabench.report.html import render_html
 from novabench.report.render import HEADLINE_KEYS
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 from tests.report.contract_tables import cases_table, image_row, report_dict, write_items
 
 # Starting Chromium takes 5-20 s on 2 shared cores: outside the fast run (the markup of the
@@ -33,27 +32,14 @@ sync_api = pytest.importorskip(
 )
 
 
-def _chromium() -> str | None:
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-CHROMIUM = _chromium()
-pytestmark.append(
-    pytest.mark.skipif(
-        CHROMIUM is None, reason="no Chromium binary (install the system chromium package)"
-    )
-)
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+pytestmark.append(NEEDS_CHROMIUM)
 WIDTH, HEIGHT = 1280, 800
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield chromium
         finally:

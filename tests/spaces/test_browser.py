@@ -15,7 +15,6 @@ import io
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
 from tests.lazy_import import LazyModule
 from tests.spaces.colour_words import colour_words, hue_is
 
@@ -46,24 +46,10 @@ def _browser_libraries() -> None:
     )
 
 
-def _chromium() -> str | None:
-    for candidate in (os.environ.get("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-CHROMIUM = _chromium()
-pytestmark.append(
-    pytest.mark.skipif(
-        CHROMIUM is None, reason="no Chromium binary (install the system chromium package)"
-    )
-)
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
+pytestmark.append(NEEDS_CHROMIUM)
+# A served app keeps the browser open for minutes: no updater, sync or first-run page either.
+SPACE_CHROMIUM_ARGS = [
+    *CHROMIUM_ARGS,
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
@@ -161,7 +147,7 @@ cells => cells.map(cell => {
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=SPACE_CHROMIUM_ARGS)
         yield chromium
         chromium.close()
 
