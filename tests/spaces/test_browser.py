@@ -179,19 +179,36 @@ def _wait_new_image(page, old: str) -> str:
 
 
 def _fetch_png(page, src: str):
-    from PIL import Image
 
-    for attempt in range(3):
+    # Gradio rewrites a cached file of identical content (the gallery holds the same slice)
+    # in place, so a read can fail, or find the file empty or cut short, mid-rewrite; a later
+    # read gets the finished file. What is still not a whole PNG after five reads fails.
+    signature = b"\x89PNG\r\n\x1a\n"
+    body = b""
+    for attempt in range(5):
         try:
             body = page.request.get(src).body()
-            break
         except sync_api.Error:
-            # Gradio may rewrite a cached file of identical content (the gallery holds the
-            # same slice) while it is being read; a second read gets the finished file.
-            if attempt == 2:
+            if attempt == 4:
                 raise
-    assert body[:8] == b"\x89PNG\r\n\x1a\n", f"the slice is not served as PNG: {body[:12]!r}"
-    return Image.open(io.BytesIO(body)).convert("RGB")
+            body = b""
+        if body.startswith(signature):
+            try:
+                return _decoded_rgb(body)
+            except OSError:
+                if attempt == 4:
+                    raise
+        time.sleep(0.2)
+    assert body[:8] == signature, f"the slice is not served as PNG: {body[:12]!r}"
+    return _decoded_rgb(body)
+
+
+def _decoded_rgb(body: bytes):
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(body))
+    image.load()  # a file cut short fails here, not at the first pixel read
+    return image.convert("RGB")
 
 
 def _toggle(page, label: str) -> str:
