@@ -398,6 +398,25 @@ def test_limit_and_bad_arguments(release, tmp_path):
         assert caught.value.field == field, kwargs
 
 
+def test_unknown_box_convention_is_worded_as_in_parse_and_evaluate(release, tmp_path):
+    # nova parse / evaluate say "box_convention='yxyx': unknown box convention; choose one
+    # of auto, ..."; run_model said "expected one of" in its own words.
+    with pytest.raises(NovaInputError) as caught:
+        run_model(
+            release,
+            tasks="localization",
+            backend=ScriptedBackend(),
+            out_path=tmp_path / "b.jsonl",
+            box_convention="yxyx",
+            progress=False,
+        )
+    assert caught.value.message == (
+        "box_convention='yxyx': unknown box convention; choose one of auto, protocol, qwen, "
+        "xyxy_norm1, xyxy_norm1000, xyxy_pixel, xywh_pixel, yxyx_norm1"
+    )
+    assert not (tmp_path / "b.jsonl").exists()
+
+
 def test_a_backend_that_loses_answers_stops_the_run(release, tmp_path):
     class Lossy(ScriptedBackend):
         def generate(self, requests):

@@ -684,7 +684,8 @@ def plan_run(
 
     if box_convention not in CONVENTIONS:
         raise NovaInputError(
-            f"unknown box convention {box_convention!r}; expected one of {', '.join(CONVENTIONS)}",
+            f"box_convention={box_convention!r}: unknown box convention; choose one of "
+            f"{', '.join(CONVENTIONS)}",
             field="box_convention",
         )
     if limit is not None and limit < 0:
