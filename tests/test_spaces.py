@@ -449,3 +449,32 @@ def test_explorer_table_says_its_last_columns_scroll_and_shows_a_shadow(
     table_rule = css[css.index("#nova-details table {") :].split("}", 1)[0]
     assert "overflow-x: auto" in table_rule and "radial-gradient" in table_rule
     assert "background-attachment: local, local, scroll, scroll" in table_rule
+
+
+def test_metric_space_says_where_its_nova_data_comes_from(tmp_path: Path, monkeypatch) -> None:
+    # "the NOVA data of this Space" gave no hint of NOVA_SOURCE, nor that without it the
+    # references are the synthetic sample: the page and the Space's README now say both.
+    from novabench.spaces import metric
+    from novabench.spaces.build import build_space
+
+    monkeypatch.delenv("NOVA_SOURCE", raising=False)
+    unset = metric.data_source_note(None)
+    assert "NOVA_SOURCE" in unset and "synthetic sample (not NOVA)" in unset
+    folder = tmp_path / "srv" / "my-release"
+    folder.mkdir(parents=True)
+    named = metric.data_source_note(str(folder))
+    assert "my-release" in named and str(tmp_path) not in named  # no server path on the page
+    demo = metric.build_demo(REPO / "metrics" / "nova_metric", str(folder))
+    (radio,) = [
+        block
+        for block in demo.blocks.values()
+        if getattr(block, "elem_id", None) == "nova-references-mode"
+    ]
+    assert named in radio.info
+    wheel = tmp_path / "novabench-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr(
+            "novabench-0.1.0.dist-info/METADATA", "Name: novabench\nVersion: 0.1.0\n"
+        )
+    readme = (build_space("metric", tmp_path / "space", wheel=wheel) / "README.md").read_text()
+    assert "`NOVA_SOURCE`" in readme and "synthetic sample, which is not NOVA" in readme

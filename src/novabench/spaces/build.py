@@ -314,6 +314,7 @@ def space_readme(kind: str, card: str | None = None) -> str:
             for key, value in (existing or {}).items():
                 header.setdefault(key, value)
             body = parts[2].lstrip("\n") if card.startswith("---") and len(parts) == 3 else card
+        body = body.rstrip("\n") + "\n\n" + METRIC_DATA_SOURCE
     header.setdefault("license", "cc-by-nc-sa-4.0" if kind == "explorer" else "apache-2.0")
     return _front_matter(header) + "\n" + body
 
@@ -337,6 +338,18 @@ METRIC_DESCRIPTION = """\
 # NOVA metric
 
 Scores the NOVA benchmark (see the novabench metric card). Built with `nova space build metric`.
+"""
+
+# Said on the metric Space's README whichever card it carries: what "the NOVA data of this
+# Space" (a references choice of the page) is.
+METRIC_DATA_SOURCE = """\
+## The NOVA data of this Space
+
+The references choice "the NOVA data of this Space" reads them from the Space variable
+`NOVA_SOURCE` (a release folder in this repo, a `nova export` folder or a Hub dataset id),
+else `nova_source.txt` (written by `nova space build metric --data`), else the toolkit's
+synthetic sample, which is not NOVA. Set `NOVA_SOURCE` in the Space's settings to score
+against other data; the page names the data in use.
 """
 
 

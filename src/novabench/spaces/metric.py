@@ -38,6 +38,7 @@ __all__ = [
     "TABLE_HEADERS",
     "build_demo",
     "compute_json",
+    "data_source_note",
     "parse_items",
     "report_table",
     "result_table",
@@ -551,6 +552,41 @@ def text_to_score(editor_text: str, kept: tuple[str, str] | None) -> str:
     return editor_text
 
 
+def data_source_note(data_source: str | None) -> str:
+    """One line for the page: where "the NOVA data of this Space" comes from, how to change it.
+
+    Args:
+        data_source: what the Space was built over (``$NOVA_SOURCE`` or ``nova_source.txt``
+            as :func:`novabench.spaces.source.default_source` reads them); None or empty:
+            the synthetic sample.
+
+    Returns:
+        The line, naming a folder by its last part only (no server path on the page).
+
+    Example:
+        >>> data_source_note(None)  # doctest: +NORMALIZE_WHITESPACE
+        'The NOVA data: the synthetic sample (not NOVA), as the Space variable NOVA_SOURCE is
+        unset; set it to a release folder, a `nova export` folder or a Hub dataset id
+        (owner/name) to score against that.'
+        >>> data_source_note("owner/nova")  # doctest: +NORMALIZE_WHITESPACE
+        'The NOVA data: owner/nova, from the Space variable NOVA_SOURCE (else nova_source.txt);
+        change it to a release folder, a `nova export` folder or a Hub dataset id (owner/name)
+        to score against another.'
+    """
+    from novabench.spaces.source import SOURCE_ENV, SOURCE_FILE, source_label
+
+    kinds = "a release folder, a `nova export` folder or a Hub dataset id (owner/name)"
+    if data_source is None or not data_source.strip():
+        return (
+            f"The NOVA data: the synthetic sample (not NOVA), as the Space variable {SOURCE_ENV} "
+            f"is unset; set it to {kinds} to score against that."
+        )
+    return (
+        f"The NOVA data: {source_label(data_source)}, from the Space variable {SOURCE_ENV} "
+        f"(else {SOURCE_FILE}); change it to {kinds} to score against another."
+    )
+
+
 def _upload_path(file: Any) -> str:
     return file if isinstance(file, str) else getattr(file, "name", str(file))
 
@@ -577,7 +613,8 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             value=REFERENCES_PASTED,
             label="references",
             info="With the NOVA data, paste or upload a predictions JSONL as `nova run` writes it "
-            "(one line per image or case, keyed by filename / case_id).",
+            "(one line per image or case, keyed by filename / case_id). "
+            + data_source_note(data_source),
             elem_id="nova-references-mode",
         )
         example_predictions, example_references = example_texts(first)

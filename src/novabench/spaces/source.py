@@ -31,6 +31,7 @@ __all__ = [
     "open_source",
     "read_upload",
     "scrub_paths",
+    "source_label",
 ]
 
 #: The environment variable naming the data a Space shows or scores against.
@@ -250,7 +251,7 @@ def open_source(source: str | os.PathLike[str] | None = None) -> OpenedSource:
     """
     if source is None:
         source = os.environ.get(SOURCE_ENV, "")
-    label = _label(source)
+    label = source_label(source)
     try:
         folder, label = resolve_folder(source)
         from novabench.data.release import read_release
@@ -270,7 +271,13 @@ def open_source(source: str | os.PathLike[str] | None = None) -> OpenedSource:
     )
 
 
-def _label(source: str | os.PathLike[str] | None) -> str:
+def source_label(source: str | os.PathLike[str] | None) -> str:
+    """How a page names a Space's data: a Hub id as given, a folder by its last part.
+
+    Example:
+        >>> source_label("owner/nova"), source_label("/srv/space/data/nova-v1"), source_label("")
+        ('owner/nova', 'nova-v1', 'synthetic sample')
+    """
     text = os.fspath(source or "").strip()
     if not text:
         return "synthetic sample"
