@@ -18,7 +18,7 @@ import pytest
 from novabench.data.layouts import rows
 from novabench.data.release import read_release
 from novabench.errors import NovaInputError
-from tests.release_factory import write_v1_release
+from tests.release_factory import write_legacy_release, write_v1_release
 
 PARQUET = Path("data/nova-v1.parquet")
 
@@ -80,3 +80,46 @@ def test_values_expanding_beyond_the_footer_are_stopped_while_decoding(
     monkeypatch.setattr(rows, "MAX_PARQUET_BYTES", 1_000_000)
     with pytest.raises(NovaInputError, match="more than 1,000,000 bytes in memory"):
         read_release(copy)
+
+
+# The legacy CSV layout is held to the same limits: it had none, so a CSV of any size was
+# read whole into memory.
+
+
+def test_a_legacy_csv_larger_than_the_byte_limit_is_refused_before_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    legacy = write_legacy_release(tmp_path / "legacy", n_cases=2, image_size=(32, 32))
+    size = (legacy / "captions.csv").stat().st_size
+    monkeypatch.setattr(rows, "MAX_PARQUET_BYTES", size - 1)
+    with pytest.raises(NovaInputError) as caught:
+        read_release(legacy)
+    assert str(caught.value) == (
+        f"captions.csv: {size:,} bytes is more than the {size - 1:,} a NOVA release file may "
+        "take (NOVA's metadata is about 200 kB): refused before reading it"
+    )
+    monkeypatch.setattr(rows, "MAX_PARQUET_BYTES", 100 * size)
+    assert read_release(legacy).layout == "legacy"  # a wide limit reads it
+
+
+def test_a_legacy_csv_of_more_rows_than_the_limit_is_refused_at_the_first_row_past_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    legacy = write_legacy_release(tmp_path / "legacy", n_cases=3, image_size=(32, 32))
+    # Every caption of the factory spans two lines (a quoted line break): 6 rows on lines
+    # 2-3, 4-5, ..., 12-13 after the header. The 6th row, the first past a limit of 5,
+    # starts on line 12. case_metadata.csv (3 rows) stays under the limit.
+    text = (legacy / "captions.csv").read_text()
+    assert len(text.splitlines()) == 13 and text.count("case0003_003.png") == 1
+    n_rows = 6
+    monkeypatch.setattr(rows, "MAX_RELEASE_ROWS", n_rows - 1)
+    with pytest.raises(NovaInputError) as caught:
+        read_release(legacy)
+    assert str(caught.value) == (
+        "captions.csv, line 12: more than the 5 rows a NOVA release file may hold "
+        "(NOVA has 906): refused"
+    )
+    # Exactly at the limit captions.csv is read; the raters' file (two raters a box) is not.
+    monkeypatch.setattr(rows, "MAX_RELEASE_ROWS", n_rows)
+    with pytest.raises(NovaInputError, match=r"^bboxes_raters.csv, line 8: more than the 6 rows"):
+        read_release(legacy)

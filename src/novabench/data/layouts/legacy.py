@@ -10,11 +10,13 @@ rater, x, y, width, height). Text is kept exactly; a quoted field may span lines
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from novabench._files import read_text_file
+from novabench.data.layouts import rows as layout_rows
 from novabench.data.layouts.rows import GOLD_SOURCE, ImageRow, RawBox, RawImage
 from novabench.errors import NovaInputError
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS
@@ -38,10 +40,23 @@ FILES: dict[str, tuple[str, ...]] = {
 
 
 def _read_csv(root: Path, name: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """Header and ``(line number, row)`` pairs of a CSV file, text kept exactly."""
+    """Header and ``(line number, row)`` pairs of a CSV file, text kept exactly.
+
+    The release parquet's limits hold here too (read at call time, so a test can lower
+    them): a file larger than ``rows.MAX_PARQUET_BYTES`` is refused before it is read, and
+    one of more than ``rows.MAX_RELEASE_ROWS`` rows at the first row past the limit.
+    """
     path = root / name
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > layout_rows.MAX_PARQUET_BYTES:
+                raise NovaInputError(
+                    f"{size:,} bytes is more than the {layout_rows.MAX_PARQUET_BYTES:,} a NOVA "
+                    "release file may take (NOVA's metadata is about 200 kB): refused before "
+                    "reading it",
+                    source=name,
+                )
             reader = csv.reader(handle)
             header = next(reader, None)
             if header is None:
@@ -64,6 +79,13 @@ def _read_csv(root: Path, name: str) -> tuple[list[str], list[tuple[int, dict[st
                 if len(values) != len(header):
                     raise NovaInputError(
                         f"expected {len(header)} fields, got {len(values)}",
+                        source=name,
+                        record=f"line {first_line}",
+                    )
+                if len(rows) == layout_rows.MAX_RELEASE_ROWS:
+                    raise NovaInputError(
+                        f"more than the {layout_rows.MAX_RELEASE_ROWS:,} rows a NOVA release "
+                        "file may hold (NOVA has 906): refused",
                         source=name,
                         record=f"line {first_line}",
                     )
