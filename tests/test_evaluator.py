@@ -140,6 +140,36 @@ def test_a_second_call_with_the_same_run_file_resumes_without_asking(sample_rele
     assert _numbers(second.report) == _numbers(first.report)
 
 
+def test_the_release_is_read_once_and_scored_as_it_was_run(
+    sample_release, tmp_path, monkeypatch
+):
+    # evaluate_model read the release for the run, then again (from its folder) to score.
+    import novabench.data.release as release_module
+    from novabench.data.release import read_release
+
+    reads: list[Path] = []
+
+    def counting_read(path: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(Path(path))
+        return read_release(path, *args, **kwargs)
+
+    monkeypatch.setattr(release_module, "read_release", counting_read)
+    settings = dict(tasks="diagnosis", n_resamples=0, progress=False)
+    from_folder = evaluate_model(
+        image_aware_answer, sample_release, run_file=tmp_path / "a.jsonl", **settings
+    )
+    assert reads == [Path(sample_release)]
+    already_read = read_release(sample_release)
+    given = evaluate_model(
+        image_aware_answer, already_read, run_file=tmp_path / "b.jsonl", **settings
+    )
+    assert reads == [Path(sample_release)]  # the release given is not read again
+    assert given.release is already_read
+    # Named by its folder either way, as `nova evaluate` names it.
+    assert given.report["data"] == from_folder.report["data"]
+    assert given.report["data"]["path"] == str(Path(sample_release))
+
+
 def test_a_limit_scores_only_what_was_answered_and_says_so(sample_release, tmp_path):
     report = evaluate_model(
         image_aware_answer,

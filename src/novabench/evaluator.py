@@ -535,7 +535,7 @@ def evaluate_model(
             if callable(close):
                 close()
         scored = score_predictions(
-            release.root,
+            release,  # the release the run was made on, not read a second time
             run_path,
             tasks=chosen,
             n_resamples=n_resamples,

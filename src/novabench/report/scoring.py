@@ -32,6 +32,7 @@ from novabench.progress import progress_bar
 from novabench.tasks import behaviour, load_hook, tasks_where
 
 if TYPE_CHECKING:
+    from novabench.data.release_record import NovaRelease
     from novabench.lexicon.taxonomy import CategoryMap
 
 __all__ = [
@@ -231,7 +232,7 @@ class ScoringOptions:
 
 
 def evaluate_predictions(
-    data: str | os.PathLike[str],
+    data: str | os.PathLike[str] | NovaRelease,
     predictions: PredictionPaths,
     options: ScoringOptions | None = None,
     **settings: Any,
@@ -239,7 +240,8 @@ def evaluate_predictions(
     """Score a predictions JSONL file (or several, one per task) against a NOVA release.
 
     Args:
-        data: a release folder (official v1 or legacy layout, or a ``nova export`` folder).
+        data: a release folder (official v1 or legacy layout, or a ``nova export`` folder),
+            or a release already read (:func:`novabench.read_release`), used as it is.
         predictions: one predictions file, or several (e.g. one per task); items
             may not repeat across files.
         options: how to score (see :class:`ScoringOptions`); the defaults when None.
@@ -295,7 +297,7 @@ class ScoredPredictions:
 
 
 def score_predictions(
-    data: str | os.PathLike[str],
+    data: str | os.PathLike[str] | NovaRelease,
     predictions: PredictionPaths,
     options: ScoringOptions | None = None,
     **settings: Any,
@@ -314,7 +316,7 @@ def score_predictions(
     (``{task: {dimension: rows}}``, see :mod:`novabench.report.breakdowns`).
 
     Args:
-        data: the release folder.
+        data: the release folder, or a release already read (not read again).
         predictions: one predictions file or several.
         options: how to score (see :class:`ScoringOptions`).
         **settings: :class:`ScoringOptions` attributes as keywords, overriding ``options``.
@@ -702,7 +704,7 @@ class _Loaded:
 
 
 def _load(
-    data: str | os.PathLike[str],
+    data: str | os.PathLike[str] | NovaRelease,
     predictions: PredictionPaths,
     options: ScoringOptions,
     *,
@@ -710,11 +712,11 @@ def _load(
     fingerprint: str | None = None,
 ) -> _Loaded:
     """Release (unless given) and predictions read, raw answers parsed, tasks to score decided."""
-    from novabench.data.release import read_release
+    from novabench.data.release import NovaRelease, read_release
     from novabench.run.predictions import RunManifest, parse_raw, read_predictions
 
     if release is None:
-        release = read_release(data)
+        release = data if isinstance(data, NovaRelease) else read_release(data)
     paths = (
         [Path(predictions)]
         if isinstance(predictions, (str, os.PathLike))
@@ -865,12 +867,13 @@ def _without_convention_in_use(notes: list[str], box_convention: str) -> list[st
     return [note.replace(in_use, instead) for note in notes]
 
 
-def _provenance(data: str | os.PathLike[str], loaded: _Loaded) -> dict[str, Any]:
+def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> dict[str, Any]:
     return {
         "toolkit": {"name": "novabench", "version": __version__},
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "data": {
-            "path": str(Path(data)),
+            # a release already read is named by its folder, as when the folder is given
+            "path": str(loaded.release.root if data is loaded.release else Path(data)),
             "layout": loaded.release.layout,
             "n_images": len(loaded.release.images),
             "n_cases": len(loaded.release.cases()),
