@@ -868,12 +868,15 @@ def _without_convention_in_use(notes: list[str], box_convention: str) -> list[st
 
 
 def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> dict[str, Any]:
+    from novabench.data.release_record import NovaRelease
+
+    # a release already read is named by its folder, as when the folder is given
+    path = data.root if isinstance(data, NovaRelease) else Path(data)
     return {
         "toolkit": {"name": "novabench", "version": __version__},
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "data": {
-            # a release already read is named by its folder, as when the folder is given
-            "path": str(loaded.release.root if data is loaded.release else Path(data)),
+            "path": str(path),
             "layout": loaded.release.layout,
             "n_images": len(loaded.release.images),
             "n_cases": len(loaded.release.cases()),

@@ -68,7 +68,7 @@ def _read_csv(root: Path, name: str) -> tuple[list[str], list[tuple[int, dict[st
                     source=name,
                     field=missing[0],
                 )
-            rows = []
+            rows: list[tuple[int, dict[str, str]]] = []
             while True:
                 first_line = reader.line_num + 1  # a quoted field may span several lines
                 values = next(reader, None)
