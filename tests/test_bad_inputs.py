@@ -1294,6 +1294,78 @@ def test_a_report_that_cannot_be_written_is_named_with_its_cause(
     assert _tree(tmp_path, shared.root) == before
 
 
+@pytest.mark.parametrize("command", ["export", "ingest"])
+def test_what_a_killed_replacement_left_is_removed_when_obsolete_else_named(
+    command: str, shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A writer killed while replacing OUT left `.out.replaced-<random>` (the previous OUT,
+    # maybe its only copy) or a retired copy it had not finished removing; nothing said so.
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its id names no process now, as after `kill -9` of a writer
+    out = tmp_path / "out"
+    # Killed after the new OUT was in place, while removing the previous one: obsolete.
+    superseded = tmp_path / f".out.superseded-{dead.pid}-0a1b2c3d"
+    # Killed between moving the previous OUT aside and moving the new one in: OUT is gone.
+    replaced = tmp_path / f".out.replaced-{dead.pid}-4e5f6a7b"
+    for left in (superseded, replaced):
+        left.mkdir()
+        (left / "notes.txt").write_text("the previous out", encoding="utf-8")
+    argv = {
+        "export": ["export", str(shared.release), str(out), "-q"],
+        "ingest": ["ingest", _ingest_manifest(tmp_path, shared), str(out), "-q"],
+    }[command]
+    capsys.readouterr()
+
+    assert main(argv) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if "interrupted" in line]
+    assert err == [
+        f"nova: {replaced} holds the {out} that process {dead.pid} was replacing when it was "
+        "interrupted; rename it back to out to keep it, or remove it",
+        f"nova: removed {superseded}, left by an interrupted run for {out} (process "
+        f"{dead.pid} has ended), the previous version its finished replacement made obsolete",
+    ]
+    assert not superseded.exists() and out.is_dir()
+    assert (replaced / "notes.txt").read_text(encoding="utf-8") == "the previous out"
+
+    # Replacing OUT again leaves nothing of its own beside it; the old copy is still named.
+    assert main([*argv, "--overwrite"]) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if "interrupted" in line]
+    assert err == [
+        f"nova: {replaced} holds the {out} that process {dead.pid} was replacing when it was "
+        "interrupted; a newer one is in place: remove it if you do not need it"
+    ]
+    assert (replaced / "notes.txt").read_text(encoding="utf-8") == "the previous out"
+    assert {path.name for path in tmp_path.iterdir()} - {"cases.json"} == {"out", replaced.name}
+
+
+def test_a_failed_move_into_place_puts_the_previous_folder_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from novabench._files import make_staging_folder, replace_folder
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("old", encoding="utf-8")
+    staging = make_staging_folder(out)
+    (staging / "new.txt").write_text("new", encoding="utf-8")
+    rename = Path.rename
+
+    def failing(self: Path, target: Path) -> Path:
+        if self == staging:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", failing)
+    with pytest.raises(OSError):
+        replace_folder(staging, out)
+    monkeypatch.undo()
+    assert (out / "old.txt").read_text(encoding="utf-8") == "old"
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(["out", staging.name])
+
+
 @pytest.mark.parametrize("command", ["export", "sample", "ingest"])
 def test_a_killed_run_s_staging_folder_is_removed_by_the_next_run(
     command: str, shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -133,7 +133,8 @@ WRITE_FAILURES: dict[int, str] = {
 _ERRNO_IN_TEXT = re.compile(r"\[errno (\d+)\]", re.IGNORECASE)
 # The temporary siblings novabench writes before renaming: ".NAME.partial-...", ".NAME.X.tmp".
 _TEMPORARY_SIBLING = re.compile(
-    r"^\.(?P<name>.+?)\.(?:partial-[^/]*|old-[^/]*|replaced-[^/]*|[^./]+\.tmp|[^./]+\.partial)$"
+    r"^\.(?P<name>.+?)\.(?:partial-[^/]*|old-[^/]*|replaced-[^/]*|superseded-[^/]*|[^./]+\.tmp"
+    r"|[^./]+\.partial)$"
 )
 
 
@@ -555,8 +556,8 @@ def check_output_folder(
         )
 
 
-def _staging_pattern(out: Path) -> re.Pattern[str]:
-    return re.compile(rf"\.{re.escape(out.name)}\.partial-(?P<pid>\d+)-[A-Za-z0-9_]+")
+def _staging_pattern(out: Path, kind: str = "partial") -> re.Pattern[str]:
+    return re.compile(rf"\.{re.escape(out.name)}\.{kind}-(?P<pid>\d+)-[A-Za-z0-9_]+")
 
 
 def _process_alive(pid: int) -> bool:
@@ -572,10 +573,12 @@ def _process_alive(pid: int) -> bool:
 def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
     """Remove the staging folders an interrupted writer of ``out`` left beside it.
 
-    Only folders named as :func:`make_staging_folder` names them for this very ``out``
-    (``.OUT.partial-<pid>-<random>``) whose process has ended are removed: a writer still
-    running keeps its folder, and nothing else in the parent folder is touched. Each
-    removal is said in one line on stderr.
+    Only folders named as :func:`make_staging_folder` and :func:`replace_folder` name them
+    for this very ``out`` (``.OUT.partial-<pid>-<random>``, ``.OUT.superseded-<pid>-...``)
+    whose process has ended are removed: a writer still running keeps its folder, and
+    nothing else in the parent folder is touched. Each removal is said in one line on
+    stderr. A ``.OUT.replaced-<pid>-...`` of an ended process holds the previous ``out``
+    (its only copy when ``out`` is missing): it is named in one line, never removed.
 
     Returns:
         The folders removed.
@@ -595,28 +598,94 @@ def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
     import sys
 
     target = Path(out)
-    pattern = _staging_pattern(target)
+    patterns = {kind: _staging_pattern(target, kind) for kind in _LEFT_BEHIND}
     removed: list[Path] = []
     try:
         entries = list(target.parent.iterdir())
     except OSError:  # no parent yet: nothing was left there
         return removed
     for entry in sorted(entries):
-        found = pattern.fullmatch(entry.name)
+        matches = [(kind, p.fullmatch(entry.name)) for kind, p in patterns.items()]
+        kind, found = next(((k, m) for k, m in matches if m is not None), ("", None))
         if found is None or entry.is_symlink() or not entry.is_dir():
             continue
         pid = int(found.group("pid"))
         if pid == os.getpid() or _process_alive(pid):
+            continue
+        if kind == "replaced":  # maybe the only copy of the previous OUT: never removed
+            print(
+                f"nova: {entry} holds the {target} that process {pid} was replacing when it "
+                "was interrupted; "
+                + (
+                    "a newer one is in place: remove it if you do not need it"
+                    if target.exists() or target.is_symlink()
+                    else f"rename it back to {target.name} to keep it, or remove it"
+                ),
+                file=sys.stderr,
+            )
             continue
         shutil.rmtree(entry, ignore_errors=True)
         if not entry.exists():
             removed.append(entry)
             print(
                 f"nova: removed {entry}, left by an interrupted run for {target} "
-                f"(process {pid} has ended)",
+                f"(process {pid} has ended)"
+                + (
+                    ", the previous version its finished replacement made obsolete"
+                    if kind == "superseded"
+                    else ""
+                ),
                 file=sys.stderr,
             )
     return removed
+
+
+# What a writer of an output folder may leave beside it when killed: its staging folder
+# (``partial``), the previous OUT moved aside (``replaced``), that previous OUT once the new
+# one is in place (``superseded``). See :func:`replace_folder`.
+_LEFT_BEHIND = ("partial", "replaced", "superseded")
+
+
+def replace_folder(staging: str | os.PathLike[str], out: str | os.PathLike[str]) -> None:
+    """Move a finished staging folder to ``out``, replacing an existing ``out`` only now.
+
+    The previous ``out`` is moved aside as ``.OUT.replaced-<pid>-<random>`` (put back if the
+    move fails), renamed ``.OUT.superseded-<pid>-<random>`` once the new one is in place,
+    then removed. Whatever a kill leaves is handled by the next writer of ``out``
+    (:func:`remove_stale_staging`): a superseded folder is removed, saying so; a replaced
+    one (the previous ``out``, maybe its only copy) is named, never removed.
+
+    Example:
+        >>> import tempfile
+        >>> parent = Path(tempfile.mkdtemp())
+        >>> (parent / "out").mkdir(); _ = (parent / "out" / "old.txt").write_text("old")
+        >>> staging = make_staging_folder(parent / "out")
+        >>> _ = (staging / "new.txt").write_text("new")
+        >>> replace_folder(staging, parent / "out")
+        >>> sorted(path.name for path in parent.rglob("*"))
+        ['new.txt', 'out']
+    """
+    import secrets
+    import shutil
+
+    staging, target = Path(staging), Path(out)
+    if not (target.exists() or target.is_symlink()):
+        staging.rename(target)
+        return
+    tag = f"{os.getpid()}-{secrets.token_hex(4)}"
+    retired = target.with_name(f".{target.name}.replaced-{tag}")
+    target.rename(retired)
+    try:
+        staging.rename(target)
+    except BaseException:
+        retired.rename(target)  # put the previous one back
+        raise
+    superseded = target.with_name(f".{target.name}.superseded-{tag}")
+    retired.rename(superseded)
+    if superseded.is_dir() and not superseded.is_symlink():
+        shutil.rmtree(superseded)
+    else:
+        superseded.unlink()
 
 
 def make_staging_folder(out: str | os.PathLike[str]) -> Path:

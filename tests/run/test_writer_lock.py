@@ -180,3 +180,47 @@ def test_a_dead_holders_lock_file_does_not_block(release_dir: Path, tmp_path: Pa
     assert main([*args, "--out", str(out), "--no-progress"]) == 0
     assert len(out.read_text().splitlines()) == 3
     assert not lock_path_for(out).exists()
+
+
+def test_a_killed_writers_temporary_copies_are_removed_by_the_next_writer(
+    release_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], lock_holder: Any
+) -> None:
+    # A run killed while its manifest was being rewritten left `.raw.jsonl.manifest.json.
+    # <random>.tmp` beside the file for ever, and nothing said so.
+    from novabench.run import lock
+    from novabench.run.manifest import MANIFEST_SUFFIX
+
+    assert lock._MANIFEST_SUFFIX == MANIFEST_SUFFIX
+    out = tmp_path / "raw.jsonl"
+    args = ["run", "--data", str(release_dir), "--task", "diagnosis", "--baseline", "floor"]
+    assert main([*args, "--out", str(out), "--no-progress"]) == 0
+    answers = out.read_bytes()
+    unfinished = [
+        tmp_path / ".raw.jsonl.manifest.json.k2j9x1ab.tmp",  # write_text_atomic of the manifest
+        tmp_path / ".raw.jsonl.q1w2e3r4.tmp",  # write_text_atomic of the file (nova merge)
+        tmp_path / ".raw.jsonl.zz11yy_2.partial",  # nova parse --out
+    ]
+    kept = [
+        tmp_path / ".other.jsonl.q1w2e3r4.tmp",  # another file's
+        tmp_path / "raw.jsonl.partial-20261206T045000Z",  # a cut-off line the runner saved
+        tmp_path / ".raw.jsonl.notes.txt",
+    ]
+    # While another process holds the lock, the temporaries may be its own: left alone.
+    holder = lock_holder(out)
+    for path in [*unfinished, *kept]:
+        path.write_text('{"half', encoding="utf-8")
+    assert main([*args, "--out", str(out), "--no-progress"]) == 2
+    assert all(path.exists() for path in unfinished)
+    holder.communicate(b"\n", timeout=60)
+    capsys.readouterr()
+
+    assert main([*args, "--out", str(out), "--no-progress"]) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "unfinished write" in line]
+    assert said == [
+        f"nova: removed {path}, an unfinished write left by an interrupted writer of {out} "
+        "(this command holds its writer lock, so no other writer is at work)"
+        for path in sorted(unfinished)
+    ]
+    assert not any(path.exists() for path in unfinished)
+    assert all(path.read_text(encoding="utf-8") == '{"half' for path in kept)
+    assert out.read_bytes() == answers  # every item was answered: nothing asked again

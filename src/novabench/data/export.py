@@ -36,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +47,7 @@ from novabench._files import (
     check_output_paths,
     make_staging_folder,
     mark_output_folder,
+    replace_folder,
     write_failure_reason,
     write_text_atomic,
     writing_to,
@@ -139,24 +139,6 @@ def _check_destination(out: Path, release_root: Path, overwrite: bool) -> None:
     check_output_folder(out, command="export", overwrite=overwrite)
 
 
-def _commit_folder(staging: Path, out: Path) -> None:
-    """Move a finished staging folder to ``out``, replacing what was there only now."""
-    if not (out.exists() or out.is_symlink()):
-        staging.rename(out)
-        return
-    retired = out.with_name(f".{out.name}.replaced-{uuid.uuid4().hex[:8]}")
-    out.rename(retired)
-    try:
-        staging.rename(out)
-    except BaseException:
-        retired.rename(out)  # put the previous export back
-        raise
-    if retired.is_dir() and not retired.is_symlink():
-        shutil.rmtree(retired)
-    else:
-        retired.unlink()
-
-
 def _write_atomically(out: Path, writer: Any) -> Any:
     """Run ``writer(staging_folder)`` in a temporary sibling of ``out``; rename it to ``out`` on success."""
     staging = make_staging_folder(out)
@@ -164,7 +146,7 @@ def _write_atomically(out: Path, writer: Any) -> Any:
         with writing_to(out):
             result = writer(staging)
             mark_output_folder(staging, "export")
-            _commit_folder(staging, out)
+            replace_folder(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

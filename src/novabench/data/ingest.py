@@ -24,7 +24,6 @@ import os
 import random
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from pathlib import Path
 from typing import Any, Literal
@@ -38,6 +37,7 @@ from novabench._files import (
     check_output_paths,
     make_staging_folder,
     mark_output_folder,
+    replace_folder,
 )
 from novabench.data.case_manifest import read_manifest
 from novabench.data.ingest_cases import IngestCase, IngestSeries, check_case
@@ -327,17 +327,6 @@ def _prepare_target(out_dir: Path, overwrite: bool, command: str, inputs: Any) -
     return make_staging_folder(out_dir)
 
 
-def _publish(staging: Path, out_dir: Path) -> None:
-    """Move the finished release into place, replacing an old one only at the very end."""
-    trash = None
-    if out_dir.exists():
-        trash = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-        os.replace(out_dir, trash / "old")
-    os.replace(staging, out_dir)
-    if trash is not None:
-        shutil.rmtree(trash, ignore_errors=True)
-
-
 def ingest_volumes(
     cases: Iterable[IngestCase],
     out_dir: str | os.PathLike[str],
@@ -463,7 +452,7 @@ def ingest_volumes(
         if listed is None:  # a generator: its files are known only now, before any replacing
             check_output_paths({"OUT": out_dir}, {"a source volume": read}, folders=("OUT",))
         mark_output_folder(staging, command)
-        _publish(staging, out_dir)
+        replace_folder(staging, out_dir)  # an old release is replaced only at the very end
     except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
         failure = as_output_error(error, out_dir)  # a full disk names OUT, not a staged file

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from novabench.errors import NovaInputError
 
-__all__ = ["LOCK_SUFFIX", "lock_path_for", "writer_lock"]
+__all__ = ["LOCK_SUFFIX", "lock_path_for", "remove_unfinished_writes", "writer_lock"]
 
 #: The name the lock file adds to its predictions file's name (``run.jsonl.lock``).
 LOCK_SUFFIX = ".lock"
@@ -119,9 +121,67 @@ def writer_lock(predictions_path: str | os.PathLike[str], command: str) -> Itera
     os.ftruncate(descriptor, 0)
     os.write(descriptor, (json.dumps(holder) + "\n").encode("utf-8"))
     _HELD[key] = 1
+    remove_unfinished_writes(predictions_path)
     try:
         yield lock_path
     finally:
         del _HELD[key]
         lock_path.unlink(missing_ok=True)  # before the unlock: see the check after flock
         os.close(descriptor)
+
+
+# The temporary siblings the writers of a predictions file make before renaming: the file's
+# or its manifest's ``.NAME.<random>.tmp`` (write_text_atomic), ``.NAME.<random>.partial``
+# (nova parse --out). tempfile's random part is letters, digits and underscores.
+_MANIFEST_SUFFIX = ".manifest.json"  # run/manifest.py's MANIFEST_SUFFIX (a test keeps both equal)
+
+
+def _unfinished_write_pattern(path: Path) -> re.Pattern[str]:
+    name = re.escape(path.name)
+    return re.compile(rf"\.{name}(?:{re.escape(_MANIFEST_SUFFIX)})?\.[a-z0-9_]+\.(?:tmp|partial)")
+
+
+def remove_unfinished_writes(predictions_path: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary copies a killed writer of a predictions file left beside it.
+
+    Called by :func:`writer_lock` once it holds the lock: every writer of the file and of
+    its manifest holds that lock, so such a copy belongs to a writer that has ended. Each
+    was an unfinished replacement (the file itself was never touched by it): removing it
+    loses nothing. Each removal is said in one line on stderr; nothing else is touched.
+
+    Returns:
+        The files removed.
+
+    Example:
+        >>> import contextlib, io, tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / ".run.jsonl.manifest.json.k2j9x1_a.tmp").write_text("{")
+        >>> _ = (folder / ".other.jsonl.q1w2e3r4.tmp").write_text("{")
+        >>> with contextlib.redirect_stderr(io.StringIO()) as said:
+        ...     removed = remove_unfinished_writes(folder / "run.jsonl")
+        >>> [path.name for path in removed], sorted(p.name for p in folder.iterdir())
+        (['.run.jsonl.manifest.json.k2j9x1_a.tmp'], ['.other.jsonl.q1w2e3r4.tmp'])
+        >>> said.getvalue().startswith("nova: removed ")
+        True
+    """
+    target = Path(predictions_path)
+    pattern = _unfinished_write_pattern(target)
+    removed: list[Path] = []
+    try:
+        entries = sorted(target.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        if not pattern.fullmatch(entry.name) or entry.is_symlink() or not entry.is_file():
+            continue
+        try:
+            entry.unlink()
+        except OSError:
+            continue  # not ours to force; the next writer tries again
+        removed.append(entry)
+        print(
+            f"nova: removed {entry}, an unfinished write left by an interrupted writer of "
+            f"{target} (this command holds its writer lock, so no other writer is at work)",
+            file=sys.stderr,
+        )
+    return removed

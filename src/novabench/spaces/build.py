@@ -33,6 +33,7 @@ from novabench._files import (
     check_output_folder,
     make_staging_folder,
     mark_output_folder,
+    replace_folder,
 )
 from novabench.errors import NovaError, NovaInputError
 from novabench.spaces import SPACE_KINDS
@@ -434,9 +435,7 @@ def build_space(
         if data:
             _add_data(staging, data)
         mark_output_folder(staging, "space build")
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
+        replace_folder(staging, target)
     except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
         failure = as_output_error(error, target)  # a full disk names OUT, not a staged file
