@@ -140,9 +140,7 @@ def test_a_second_call_with_the_same_run_file_resumes_without_asking(sample_rele
     assert _numbers(second.report) == _numbers(first.report)
 
 
-def test_the_release_is_read_once_and_scored_as_it_was_run(
-    sample_release, tmp_path, monkeypatch
-):
+def test_the_release_is_read_once_and_scored_as_it_was_run(sample_release, tmp_path, monkeypatch):
     # evaluate_model read the release for the run, then again (from its folder) to score.
     import novabench.data.release as release_module
     from novabench.data.release import read_release

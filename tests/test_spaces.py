@@ -473,8 +473,6 @@ def test_metric_space_says_where_its_nova_data_comes_from(tmp_path: Path, monkey
     assert named in radio.info
     wheel = tmp_path / "novabench-0.1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
-        archive.writestr(
-            "novabench-0.1.0.dist-info/METADATA", "Name: novabench\nVersion: 0.1.0\n"
-        )
+        archive.writestr("novabench-0.1.0.dist-info/METADATA", "Name: novabench\nVersion: 0.1.0\n")
     readme = (build_space("metric", tmp_path / "space", wheel=wheel) / "README.md").read_text()
     assert "`NOVA_SOURCE`" in readme and "synthetic sample, which is not NOVA" in readme
