@@ -286,3 +286,31 @@ def test_builder_cites_the_one_citation_source(tmp_path) -> None:
     builder = NovaBuilder(data_dir=str(release), cache_dir=str(tmp_path / "cache"))
     assert builder.info.citation == NOVA_BIBTEX
     assert builder.info.license == NOVA_LICENSE
+
+
+def test_a_cache_folder_that_cannot_be_written_is_one_error_naming_it(tmp_path, monkeypatch):
+    # load_nova let datasets' PermissionError through ("[Errno 13] Permission denied: ..."),
+    # a traceback in a notebook and exit 1 in a script, where every other output says
+    # "cannot write PATH: permission denied".
+    import errno
+    import os
+
+    from novabench.errors import NovaOutputError
+
+    release = write_v1_release(tmp_path / "rel", n_cases=1, image_size=(32, 32))
+    forbidden = tmp_path / "shared-cache"  # a lab's folder this user may not write
+    makedirs = os.makedirs
+
+    def refuse_inside(name, *args, **kwargs):  # what the kernel says (tests may run as root)
+        if str(name).startswith(str(forbidden)):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(name))
+        return makedirs(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "makedirs", refuse_inside)
+    for config in ("images", "cases"):
+        with pytest.raises(NovaOutputError) as caught:
+            load_nova(release, config, cache_dir=str(forbidden / "nova"))
+        assert str(caught.value) == f"cannot write {forbidden / 'nova'}: permission denied"
+    assert not forbidden.exists()
+    # A writable cache beside it still loads.
+    assert load_nova(release, cache_dir=str(tmp_path / "cache")).num_rows == 1

@@ -24,6 +24,7 @@ import datasets
 import numpy as np
 import yaml
 
+from novabench._files import writing_to
 from novabench.citation import NOVA_BIBTEX, NOVA_HUB_ID, NOVA_LICENSE
 from novabench.data.release import (
     NovaRelease,
@@ -228,6 +229,9 @@ def load_nova(
                 "no such folder (a Hub dataset id has the form owner/name)", source=text
             )
         folder = _download(text)
+    # A cache folder that cannot be written (permission, read-only, full) is one error
+    # naming it; an input that cannot be read passes unchanged (see writing_to).
+    cache = Path(cache_dir if cache_dir is not None else datasets.config.HF_DATASETS_CACHE)
     if detect_layout(folder) == "export":
         available = _export_config_names(folder)
         if config not in available:
@@ -236,11 +240,13 @@ def load_nova(
                 source=str(folder / "README.md"),
                 field="configs",
             )
-        return datasets.load_dataset(
-            str(folder), config, split=split, streaming=streaming, cache_dir=cache_dir
-        )
-    builder = NovaBuilder(config_name=config, data_dir=str(folder), cache_dir=cache_dir)
-    if streaming:
-        return builder.as_streaming_dataset(split=split)
-    builder.download_and_prepare()
-    return builder.as_dataset(split=split)
+        with writing_to(cache.expanduser()):
+            return datasets.load_dataset(
+                str(folder), config, split=split, streaming=streaming, cache_dir=cache_dir
+            )
+    with writing_to(cache.expanduser()):
+        builder = NovaBuilder(config_name=config, data_dir=str(folder), cache_dir=cache_dir)
+        if streaming:
+            return builder.as_streaming_dataset(split=split)
+        builder.download_and_prepare()
+        return builder.as_dataset(split=split)
