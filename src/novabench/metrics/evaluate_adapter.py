@@ -23,7 +23,6 @@ the ``diagnosis`` configuration.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +41,7 @@ from novabench.metrics.tasks import (
     _only,
     _split_options,
     compute_task,
+    examples_renamed,
     task_options,
 )
 
@@ -90,28 +90,20 @@ class _InputForm:
     boxes: bool = False
 
 
-# "example 3", "example 3 (case0004)", "example 3, prediction 2": the metrics' 0-based records.
-_ZERO_BASED_EXAMPLE = re.compile(r"example (\d+)(?: \(([^)]*)\))?")
-
-
-def _example_counted_from_one(record: str | None) -> str | None:
-    """A metric's 0-based ``example N`` record in the face's words: counted from 1 as the CLI
-    counts lines, with the index a Python list takes (records said once already stay)."""
-    match = _ZERO_BASED_EXAMPLE.match(record or "")
-    if record is None or match is None or "0-based index" in record:
-        return record
-    index = int(match.group(1))
-    detail = f", {match.group(2)}" if match.group(2) else ""
-    return f"example {index + 1} (0-based index {index}{detail})" + record[match.end() :]
+def _example_counted_from_one(index: int, detail: str | None) -> str:
+    """A metric's 0-based ``example N`` in the face's words: counted from 1 as the CLI counts
+    lines, with the index a Python list takes (and the case id when it was given)."""
+    return f"example {index + 1} (0-based index {index}{f', {detail}' if detail else ''})"
 
 
 @contextlib.contextmanager
 def examples_counted_from_one() -> Iterator[None]:
-    """Name an input error's example as the ``evaluate`` face does: from 1, index given.
+    """Name an error's example as the ``evaluate`` face does: from 1, index given.
 
     The metrics number examples from 0 (Python's list index); ``nova evaluate`` counts lines
-    from 1. Inside this block an error naming ``example N`` names ``example N+1 (0-based
-    index N)`` instead, so neither reading can be taken for the other.
+    from 1. Inside this block an error naming ``example N`` (an input error's record, a
+    judge error's case, a "while matching" note) names ``example N+1 (0-based index N)``
+    instead, so neither reading can be taken for the other.
 
     Example:
         >>> with examples_counted_from_one():
@@ -120,21 +112,8 @@ def examples_counted_from_one() -> Iterator[None]:
         ...
         novabench.errors.NovaInputError: example 1 (0-based index 0), field 'references': empty reference caption
     """
-    try:
+    with examples_renamed(_example_counted_from_one):
         yield
-    except NovaInputError as error:
-        record = _example_counted_from_one(error.record)
-        if record != error.record:
-            # The same error (type, traceback) with its record renamed and its text rebuilt.
-            error.record = record
-            error.args = (
-                str(
-                    NovaInputError(
-                        error.message, source=error.source, record=record, field=error.field
-                    )
-                ),
-            )
-        raise
 
 
 def metric_features(task: str) -> datasets.Features:

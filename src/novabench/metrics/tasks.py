@@ -10,19 +10,102 @@ history, which a case judge receives). The evaluate adapter
 
 from __future__ import annotations
 
+import contextlib
+import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from novabench import registry
 from novabench.errors import NovaInputError
 
-__all__ = ["TASKS", "compute_task", "prepare_task", "task_options"]
+__all__ = ["TASKS", "compute_task", "examples_renamed", "prepare_task", "task_options"]
 
 #: The tasks the evaluate face takes: the registry's, then its pseudo-task "all".
 TASKS: tuple[str, ...] = (*registry.TASK_NAMES, registry.ALL_TASKS)
 
 _STATS_KWARGS = frozenset({"bootstrap_resamples", "confidence", "seed"})
+
+
+# "example 3", "example 3 (case0004)", "example 3 (case0004), prediction 2": how the
+# metrics name an item of the lists they were given, by its 0-based list index.
+_EXAMPLE = re.compile(r"example (\d+)(?: \(([^)]*)\))?")
+_MATCHING_NOTE = re.compile(r"^while matching (example \d+(?: \([^)]*\))?)")
+
+
+@contextlib.contextmanager
+def examples_renamed(rename: Callable[[int, str | None], str]) -> Iterator[None]:
+    """Name the items an error raised inside names as ``example N`` as ``rename(N, detail)``.
+
+    The metrics name an item by its 0-based index in the lists they were given (``example
+    3``, with its case id when known: ``example 3 (case0004)``), which is all they know. A
+    caller that knows more names it better: ``nova evaluate`` by the item's filename or
+    case id, the ``evaluate`` face counted from 1. Renamed: a
+    :class:`~novabench.errors.NovaInputError`'s record, a judge error's case
+    (:class:`~novabench.metrics.judge.JudgeError`) and a "while matching example N" note.
+    An error is renamed once, by the innermost block.
+
+    Args:
+        rename: ``(index, detail) -> name``; ``detail`` is what the parentheses held, or None.
+
+    Example:
+        >>> with examples_renamed(lambda index, detail: ["case0001", "case0002"][index]):
+        ...     raise NovaInputError("unreadable", record="example 1 (case0002), prediction 3")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: case0002, prediction 3: unreadable
+    """
+    try:
+        yield
+    except Exception as error:
+        if not getattr(error, "_examples_renamed", False):
+            _rename_examples(error, rename)
+        raise
+
+
+def _renamed(text: str | None, rename: Callable[[int, str | None], str]) -> str | None:
+    match = _EXAMPLE.match(text or "")
+    if text is None or match is None:
+        return text
+    return rename(int(match.group(1)), match.group(2)) + text[match.end() :]
+
+
+def _rename_examples(error: Exception, rename: Callable[[int, str | None], str]) -> None:
+    from novabench.metrics.judge.common import JudgeError
+
+    if isinstance(error, NovaInputError):
+        record = _renamed(error.record, rename)
+        if record != error.record:
+            error.record = record
+            error.args = (
+                str(
+                    NovaInputError(
+                        error.message, source=error.source, record=record, field=error.field
+                    )
+                ),
+            )
+    elif isinstance(error, JudgeError):
+        case = _renamed(error.case, rename)
+        if case != error.case:
+            error.case = case
+            error.args = (
+                str(
+                    JudgeError(
+                        error.message,
+                        case=case,
+                        reference=error.reference,
+                        candidate=error.candidate,
+                        reply=error.reply,
+                    )
+                ),
+            )
+    notes = getattr(error, "__notes__", None)
+    if notes:
+        notes[:] = [  # the list add_note appends to, renamed in place
+            _MATCHING_NOTE.sub(lambda m: f"while matching {_renamed(m.group(1), rename)}", note)
+            for note in notes
+        ]
+    error._examples_renamed = True  # type: ignore[attr-defined]
 
 
 def task_options(task: str) -> frozenset[str]:
@@ -189,15 +272,19 @@ def _group_by_case(
             by_case[case_id] = (diagnoses, reference["final_diagnosis"], index)
             continue
         known, truth, first = by_case[case_id]
+        # The earlier row is named by its case alone: an index in the message would escape
+        # the renaming the faces apply to the record (counted from 1, or a filename).
         if truth != reference["final_diagnosis"]:
             raise NovaInputError(
-                f"case {case_id} has two final diagnoses ({truth!r} at example {first})",
+                f"case {case_id} has two final diagnoses: {truth!r} on an earlier image of the "
+                f"case, {reference['final_diagnosis']!r} on this one",
                 record=f"example {index}",
                 field="references.final_diagnosis",
             )
         if diagnoses and known and diagnoses != known:
             raise NovaInputError(
-                f"case {case_id} has different diagnoses on two of its images (first at example {first})",
+                f"case {case_id} has different diagnoses on two of its images (an earlier one "
+                "and this one); give every image of a case the same list",
                 record=f"example {index}",
                 field="predictions.diagnoses",
             )

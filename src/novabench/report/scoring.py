@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -374,7 +375,8 @@ def score_predictions(
             )
         )
         judge_before = _judge_counts(chosen.judge_of(task))
-        evaluation = prepare_task(task, task_predictions, references, **metric_options)
+        with _items_named_as_in_release(task, release, positions[task]):
+            evaluation = prepare_task(task, task_predictions, references, **metric_options)
         evaluations[task] = evaluation
         result = result_with_intervals(
             evaluation,
@@ -560,8 +562,9 @@ def compare_predictions(
     for task in progress_bar(shared, desc="comparing", unit="task"):
         metric_options, notes[task] = chosen.metric_options(task)
         judge_before = _judge_counts(chosen.judge_of(task))
-        evaluation_a = prepare_task(task, *_task_inputs(task, loaded_a), **metric_options)
-        evaluation_b = prepare_task(task, *_task_inputs(task, loaded_b), **metric_options)
+        with _items_named_as_in_release(task, release):
+            evaluation_a = prepare_task(task, *_task_inputs(task, loaded_a), **metric_options)
+            evaluation_b = prepare_task(task, *_task_inputs(task, loaded_b), **metric_options)
         compared[task] = paired_bootstrap(evaluation_a, evaluation_b, **chosen.bootstrap)
         # One set of options scores both sides: A's settings are B's.
         named = {
@@ -792,6 +795,29 @@ def _prompt_convention(manifests: Sequence[Any]) -> str | None:
         )
     }
     return asked.pop() if len(asked) == 1 else None
+
+
+def _items_named_as_in_release(
+    task: str, release: Any, positions: Sequence[int] | None = None
+) -> AbstractContextManager[None]:
+    """A block whose metric and judge errors name an item by its filename or case id.
+
+    The metrics know an item only by its index in the lists they were given (``example
+    17``), which a user cannot find in a predictions file; the release knows its name.
+    """
+    from novabench.metrics.tasks import examples_renamed
+
+    spec = registry.TASKS[task]
+
+    def name(index: int, detail: str | None) -> str:
+        items = list(release.images) if spec.unit == "image" else release.cases()
+        if positions is not None:
+            items = [items[position] for position in positions]
+        if 0 <= index < len(items):
+            return str(getattr(items[index], spec.key_field))
+        return f"example {index}" + (f" ({detail})" if detail else "")  # not an item of ours
+
+    return examples_renamed(name)
 
 
 def _task_inputs(

@@ -1,0 +1,133 @@
+"""Errors raised while scoring name an item as the user's files do, never by a 0-based index.
+
+The metrics know an item only by its index in the lists they are given ("example 1"), which
+a user cannot find in a predictions file: `nova evaluate` names it by its filename or case
+id, the `evaluate` face counts it from 1 (with the list index beside it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from novabench.data.release import read_release
+from novabench.errors import NovaInputError
+from novabench.metrics.evaluate_adapter import examples_counted_from_one
+from novabench.metrics.judge import JudgeError
+from novabench.metrics.keyword_judge import KEYWORD_GROUPS, OpenAIKeywordJudge
+from novabench.metrics.tasks import compute_task
+from novabench.report.scoring import evaluate_predictions
+from tests.fake_openai_server import FakeOpenAIServer, request_text
+from tests.release_factory import write_v1_release
+
+NOT_KEYWORDS = ["BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"]
+
+
+@pytest.fixture(scope="module")
+def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # 2 cases: case0001 (1 image), case0002 (2 images); release order is filename order.
+    return write_v1_release(tmp_path_factory.mktemp("names"), n_cases=2, image_size=(32, 32))
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as fake:
+        yield fake
+
+
+def _predictions(folder: Path, release_dir: Path) -> Path:
+    release = read_release(release_dir)
+    lines = [{"filename": image.filename, "caption": "Axial FLAIR."} for image in release.images]
+    lines += [{"case_id": case.case_id, "diagnoses": ["Glioma"]} for case in release.cases()]
+    path = folder / "predictions.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_keyword_judge_failure_names_the_image_by_its_filename(
+    release_dir: Path, tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    release = read_release(release_dir)
+    failing = release.images[1]  # list index 1: the old message said "example 1"
+    empty = {group: [] for group in KEYWORD_GROUPS}
+
+    def answer(body: dict) -> str:
+        text, _ = request_text(body)
+        if f"REFERENCE: {failing.caption.splitlines()[0]}" in text:
+            return "no JSON here"
+        return json.dumps({"reference": {**empty, "label": "abnormal"},
+                           "prediction": {**empty, "label": "abnormal"}})  # fmt: skip
+
+    server.answer = answer
+    judge = OpenAIKeywordJudge(server.base_url, "judge-model", backoff=0.0, max_retries=0)
+    with pytest.raises(JudgeError) as caught:
+        evaluate_predictions(
+            release_dir,
+            _predictions(tmp_path, release_dir),
+            tasks=("captioning",),
+            n_resamples=0,
+            keyword_judge=judge,
+            caption_options={"exclude": NOT_KEYWORDS},
+        )
+    assert caught.value.case == failing.filename
+    assert str(caught.value).startswith(f"{failing.filename}: 1 of ")
+    assert "example" not in str(caught.value)
+
+
+def test_a_failing_matcher_is_noted_with_the_case_id(release_dir: Path, tmp_path: Path) -> None:
+    def matcher(reference: str, candidate: str) -> bool:
+        if reference != read_release(release_dir).cases()[0].final_diagnosis:
+            raise ValueError("the matcher's own failure")
+        return False
+
+    with pytest.raises(ValueError, match="the matcher's own failure") as caught:
+        evaluate_predictions(
+            release_dir,
+            _predictions(tmp_path, release_dir),
+            tasks=("diagnosis",),
+            n_resamples=0,
+            matcher=matcher,
+        )
+    # The second case, list index 1: the note said "while matching example 1 (case0002)".
+    (note,) = caught.value.__notes__
+    assert note.startswith("while matching case0002, prediction 1: reference ")
+
+
+def test_the_all_face_names_the_row_counted_from_one_and_no_index_in_the_message() -> None:
+    rows = [
+        {
+            "boxes": [[0, 0, 9, 9]],
+            "caption": "Axial FLAIR.",
+            "final_diagnosis": diagnosis,
+            "case_id": "c1",
+        }
+        for diagnosis in ("Glioblastoma", "Meningioma")
+    ]
+    predictions = [{"boxes": [], "caption": "Axial FLAIR.", "diagnoses": ["Glioma"]}] * 2
+    with pytest.raises(NovaInputError) as caught, examples_counted_from_one():
+        compute_task("all", predictions, rows, exclude=["BERTScore-F1"])
+    # Was "...: case c1 has two final diagnoses ('Glioblastoma' at example 0)": a 0-based
+    # index the face's renaming of the record does not reach.
+    assert str(caught.value) == (
+        "example 2 (0-based index 1), field 'references.final_diagnosis': case c1 has two "
+        "final diagnoses: 'Glioblastoma' on an earlier image of the case, 'Meningioma' on "
+        "this one"
+    )
+
+
+def test_the_face_counts_a_judge_errors_example_from_one() -> None:
+    with pytest.raises(JudgeError) as caught, examples_counted_from_one():
+        raise JudgeError(
+            "unreadable reply",
+            case="example 0 (case0009), prediction 1",
+            reference="Glioma",
+            candidate="GBM",
+        )
+    assert caught.value.case == "example 1 (0-based index 0, case0009), prediction 1"
+    assert str(caught.value) == (
+        "example 1 (0-based index 0, case0009), prediction 1 (reference 'Glioma', "
+        "candidate 'GBM'): unreadable reply"
+    )
