@@ -139,7 +139,15 @@ def test_user_map_json_forms(tmp_path: Path) -> None:
         ("bad.csv", "case_id,diagnosis,category\ncase0001,Glioma,neoplastic\n", "exactly one"),
         ("bad.csv", "id,category\ncase0001,neoplastic\n", "header"),
         ("bad.json", json.dumps({"diagnosis": {"Glioma": "cancer"}}), r"'Glioma'.*cancer"),
-        ("bad.json", json.dumps([{"case_id": "c1", "category": "x"}]), r"entry 0.*'x'"),
+        # Counted from 1 with its id (was "entry 0"): the second entry of the list.
+        (
+            "bad.json",
+            json.dumps(
+                [{"case_id": "c0", "category": "vascular"}, {"case_id": "c1", "category": "x"}]
+            ),
+            r"entry 2 \(c1\).*'x'",
+        ),
+        ("bad.json", json.dumps([{"case_id": "c0", "category": "vascular"}, 3]), r"entry 2: each"),
         ("bad.json", "{", "not valid JSON"),
         ("bad.json", json.dumps({"cases": {}}), "expected"),
         ("bad.txt", "", r"\.csv or \.json"),

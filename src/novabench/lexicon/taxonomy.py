@@ -319,12 +319,17 @@ def _rows_from_json(text: str, source: str) -> list[tuple[str, dict[str, Any]]]:
         raise NovaInputError(f"not valid JSON ({error})", source=source) from None
     if isinstance(data, list):
         rows = []
-        for index, row in enumerate(data):
+        # Counted from 1 with the entry's id, as the sample's pathologies file names entries.
+        for number, row in enumerate(data, start=1):
             if not isinstance(row, dict):
                 raise NovaInputError(
-                    "each entry must be an object", source=source, record=f"entry {index}"
+                    "each entry must be an object", source=source, record=f"entry {number}"
                 )
-            rows.append((f"entry {index}", row))
+            name = next(
+                (row[key] for key in ("case_id", "diagnosis") if isinstance(row.get(key), str)),
+                "",
+            )
+            rows.append((f"entry {number}" + (f" ({name})" if name.strip() else ""), row))
         return rows
     if isinstance(data, dict) and set(data) <= {"case_id", "diagnosis"} and data:
         rows = []
