@@ -1310,7 +1310,9 @@ def test_what_a_killed_replacement_left_is_removed_when_obsolete_else_named(
     superseded = tmp_path / f".out.superseded-{dead.pid}-0a1b2c3d"
     # Killed between moving the previous OUT aside and moving the new one in: OUT is gone.
     replaced = tmp_path / f".out.replaced-{dead.pid}-4e5f6a7b"
-    for left in (superseded, replaced):
+    # Named by novabench before this change (no process id): named too, never removed.
+    earlier = tmp_path / ".out.replaced-9f8e7d6c"
+    for left in (superseded, replaced, earlier):
         left.mkdir()
         (left / "notes.txt").write_text("the previous out", encoding="utf-8")
     argv = {
@@ -1321,24 +1323,33 @@ def test_what_a_killed_replacement_left_is_removed_when_obsolete_else_named(
 
     assert main(argv) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if "interrupted" in line]
-    assert err == [
+    assert sorted(err) == sorted([  # in the order of the names, which hold a process id
+        f"nova: {earlier} may hold a previous {out}, moved aside by an interrupted run of an "
+        "earlier novabench; remove it if you do not need it",
         f"nova: {replaced} holds the {out} that process {dead.pid} was replacing when it was "
         "interrupted; rename it back to out to keep it, or remove it",
         f"nova: removed {superseded}, left by an interrupted run for {out} (process "
         f"{dead.pid} has ended), the previous version its finished replacement made obsolete",
-    ]
+    ])  # fmt: skip
     assert not superseded.exists() and out.is_dir()
     assert (replaced / "notes.txt").read_text(encoding="utf-8") == "the previous out"
 
     # Replacing OUT again leaves nothing of its own beside it; the old copy is still named.
     assert main([*argv, "--overwrite"]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if "interrupted" in line]
-    assert err == [
+    assert sorted(err) == sorted([
+        f"nova: {earlier} may hold a previous {out}, moved aside by an interrupted run of an "
+        "earlier novabench; remove it if you do not need it",
         f"nova: {replaced} holds the {out} that process {dead.pid} was replacing when it was "
-        "interrupted; a newer one is in place: remove it if you do not need it"
-    ]
-    assert (replaced / "notes.txt").read_text(encoding="utf-8") == "the previous out"
-    assert {path.name for path in tmp_path.iterdir()} - {"cases.json"} == {"out", replaced.name}
+        "interrupted; a newer one is in place: remove it if you do not need it",
+    ])  # fmt: skip
+    for left in (replaced, earlier):
+        assert (left / "notes.txt").read_text(encoding="utf-8") == "the previous out"
+    assert {path.name for path in tmp_path.iterdir()} - {"cases.json"} == {
+        "out",
+        replaced.name,
+        earlier.name,
+    }
 
 
 def test_a_failed_move_into_place_puts_the_previous_folder_back(

@@ -604,7 +604,16 @@ def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
         entries = list(target.parent.iterdir())
     except OSError:  # no parent yet: nothing was left there
         return removed
+    # Earlier versions named the previous OUT without their process id: named, never removed.
+    earlier = re.compile(rf"\.{re.escape(target.name)}\.(?:replaced-[0-9a-f]{{8}}|old-[a-z0-9_]+)")
     for entry in sorted(entries):
+        if earlier.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
+            print(
+                f"nova: {entry} may hold a previous {target}, moved aside by an interrupted "
+                "run of an earlier novabench; remove it if you do not need it",
+                file=sys.stderr,
+            )
+            continue
         matches = [(kind, p.fullmatch(entry.name)) for kind, p in patterns.items()]
         kind, found = next(((k, m) for k, m in matches if m is not None), ("", None))
         if found is None or entry.is_symlink() or not entry.is_dir():
