@@ -476,3 +476,35 @@ def test_metric_space_says_where_its_nova_data_comes_from(tmp_path: Path, monkey
         archive.writestr("novabench-0.1.0.dist-info/METADATA", "Name: novabench\nVersion: 0.1.0\n")
     readme = (build_space("metric", tmp_path / "space", wheel=wheel) / "README.md").read_text()
     assert "`NOVA_SOURCE`" in readme and "synthetic sample, which is not NOVA" in readme
+
+
+def test_explorer_slices_are_files_written_once_in_gradios_cache(
+    sample_release: Path, tmp_path: Path, monkeypatch
+) -> None:
+    # Returned as PIL images, each slice was re-encoded by Gradio into a file named by its
+    # content and rewritten in place whenever the same picture came back (the slice shown is
+    # also in the gallery): a browser could fetch it empty mid-rewrite (CI saw it once).
+    from PIL import Image
+
+    from novabench.data.release import read_release
+    from novabench.spaces import explorer
+    from novabench.spaces.source import open_source
+
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    demo = explorer.build_demo(opened=open_source(str(sample_release)))
+    show_case = next(f.fn for f in demo.fns.values() if f.api_name == "show_case")
+    release = read_release(sample_release)
+    case = release.cases()[0]
+    picture, gallery, _, _ = show_case(case.case_id, [explorer.GOLD_LAYER], None)
+    paths = [Path(picture), *(Path(item) for item, _ in gallery)]
+    assert all(path.is_relative_to(tmp_path / "gradio") for path in paths)  # served in place
+    assert paths[0] == paths[1]  # the slice shown is the gallery's first: one file
+    drawn = explorer.draw_slice(case.images[0], explorer.rater_names(release), ["gold"])
+    with Image.open(paths[0]) as served:
+        assert served.format == "PNG" and list(served.convert("RGB").getdata()) == list(
+            drawn.getdata()
+        )
+    before = {path: (path.stat().st_ino, path.stat().st_mtime_ns) for path in paths}
+    again, gallery_again, _, _ = show_case(case.case_id, [explorer.GOLD_LAYER], None)
+    assert [Path(again), *(Path(item) for item, _ in gallery_again)] == paths
+    assert {path: (path.stat().st_ino, path.stat().st_mtime_ns) for path in paths} == before

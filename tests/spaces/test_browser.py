@@ -179,27 +179,11 @@ def _wait_new_image(page, old: str) -> str:
 
 
 def _fetch_png(page, src: str):
-
-    # Gradio rewrites a cached file of identical content (the gallery holds the same slice)
-    # in place, so a read can fail, or find the file empty or cut short, mid-rewrite; a later
-    # read gets the finished file. What is still not a whole PNG after five reads fails.
-    signature = b"\x89PNG\r\n\x1a\n"
-    body = b""
-    for attempt in range(5):
-        try:
-            body = page.request.get(src).body()
-        except sync_api.Error:
-            if attempt == 4:
-                raise
-            body = b""
-        if body.startswith(signature):
-            try:
-                return _decoded_rgb(body)
-            except OSError:
-                if attempt == 4:
-                    raise
-        time.sleep(0.2)
-    assert body[:8] == signature, f"the slice is not served as PNG: {body[:12]!r}"
+    # The explorer serves each slice from a file written once under a name given by its
+    # content (spaces.explorer.slice_file), never rewritten in place as Gradio rewrote the
+    # PIL images it was given: one read must give the whole PNG.
+    body = page.request.get(src).body()
+    assert body[:8] == b"\x89PNG\r\n\x1a\n", f"the slice is not served as PNG: {body[:12]!r}"
     return _decoded_rgb(body)
 
 

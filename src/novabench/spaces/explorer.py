@@ -13,6 +13,10 @@ The pure functions here (drawing, filtering, Markdown, reading predictions) need
 
 from __future__ import annotations
 
+import hashlib
+import io
+import os
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +60,7 @@ __all__ = [
     "legend_html",
     "line_width",
     "read_model_answers",
+    "slice_file",
     "slice_iou",
 ]
 
@@ -188,6 +193,42 @@ def draw_slice(
         width=width,
         rater_width=max(1, width - 1),
     )
+
+
+def slice_file(picture: Image.Image, folder: str | os.PathLike[str]) -> str:
+    """``picture`` as a PNG file in ``folder``, named by its content and written only once.
+
+    Gradio saves a returned PIL image to a file named by its content and rewrites that file
+    in place whenever the same picture is returned again (the slice shown is also in the
+    gallery), so a browser fetching it meanwhile can get it empty or cut short. A returned
+    file inside Gradio's cache is served where it is, and this one is written under a
+    temporary name and renamed into place: never rewritten.
+
+    Example:
+        >>> from PIL import Image
+        >>> folder = tempfile.mkdtemp()
+        >>> first = slice_file(Image.new("RGB", (8, 8), (230, 159, 0)), folder)
+        >>> first == slice_file(Image.new("RGB", (8, 8), (230, 159, 0)), folder)
+        True
+        >>> Image.open(first).getpixel((0, 0)), sorted(os.listdir(folder)) == [Path(first).name]
+        ((230, 159, 0), True)
+    """
+    encoded = io.BytesIO()
+    picture.save(encoded, format="PNG")  # lossless: WebP smears 1-px lines and grey levels
+    data = encoded.getvalue()
+    target = Path(folder) / f"{hashlib.sha256(data).hexdigest()[:32]}.png"
+    if target.is_file():
+        return str(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".png.tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return str(target)
 
 
 def _open(image: Any) -> Image.Image:
@@ -583,8 +624,8 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         with gr.Column(scale=3, min_width=300):
             slice_picker = gr.Dropdown([], label="Slice", elem_id="nova-slice")
             picture = gr.Image(
-                type="pil",
-                format="png",  # lossless: the default WebP smears 1-px lines and shifts grey levels
+                type="filepath",  # slice_file's PNGs: never rewritten while a browser reads
+                format="png",
                 label="Slice",
                 elem_id="nova-image",
                 interactive=False,
@@ -616,8 +657,12 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         names = [image.filename for image in case.images]
         slice_name = slice_name if slice_name in names else names[0]
         predicted = answers.boxes if answers is not None else {}
+        # Inside Gradio's cache, so the file is served where it is, not copied again.
+        folder = Path(demo.GRADIO_CACHE) / "nova-slices"
         drawn = {
-            image.filename: draw_slice(image, raters, shown, predicted.get(image.filename, []))
+            image.filename: slice_file(
+                draw_slice(image, raters, shown, predicted.get(image.filename, [])), folder
+            )
             for image in case.images
         }
         items = [
