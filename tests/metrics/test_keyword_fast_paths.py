@@ -21,6 +21,7 @@ import pytest
 
 from novabench.metrics.caption_pairs import random_caption_pairs
 from novabench.metrics.keywords import (
+    _NOT_SIGN_NAMES,
     CLINICAL_FAMILIES,
     NEGATABLE_FAMILIES,
     NEGATED_PREFIX,
@@ -120,6 +121,13 @@ def straightforward_explain(
         elif kind is None and phrase in ("in", "within", "inside", "into", "of"):
             if negated_in_scope:
                 in_scope = False
+        elif kind is None and phrase == "sign" and (name := unknown_sign_name(segments, index)):
+            negated = in_scope or prefix_pending
+            if negated and in_scope:
+                negated_in_scope = True
+            matches.append(KeywordMatch("finding", name, negated, name))
+            positions.append(index)
+            prefix_pending = False
         elif kind == "trigger":
             if (phrase == "absent" and starts_structure(index + 1)) or (
                 phrase == "without"
@@ -172,6 +180,18 @@ def straightforward_explain(
     return [match for at, match in enumerate(matches) if at not in dropped], states_normal
 
 
+def unknown_sign_name(segments: list, index: int) -> str:
+    """Up to three plain alphabetic words (2+ letters, no stop word) right before "sign"."""
+    taken = []
+    for phrase, entry in reversed(segments[max(0, index - 3) : index]):
+        if entry is not None or not re.fullmatch(r"[a-z]{2,}", phrase):
+            break
+        if phrase in _NOT_SIGN_NAMES:
+            break
+        taken.append(phrase)
+    return " ".join([*reversed(taken), "sign"]) if taken else ""
+
+
 def straightforward_landmarks(extractor: LexiconKeywordExtractor, segments: list) -> set[int]:
     """Indices of the terms named only as a landmark: after a run of plain words ending in a
     location reference, past reference words, anatomy and neutral characteristics, the
@@ -184,6 +204,8 @@ def straightforward_landmarks(extractor: LexiconKeywordExtractor, segments: list
             phrase, entry = segments[index]
             if phrase in CLAUSE_END or (entry is not None and entry.kind == "terminator"):
                 return False
+            if entry is None and phrase == "sign" and unknown_sign_name(segments, index):
+                return True
             if index in landmarks or entry is None or entry.kind != "term":
                 continue
             following = segments[index + 1][1] if index + 1 < len(segments) else None

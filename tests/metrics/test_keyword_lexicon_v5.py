@@ -153,6 +153,22 @@ def test_term_families_of_lexicon_5(
     assert not absent & found
 
 
+@pytest.mark.parametrize(
+    ("caption", "clinical", "abnormal"),
+    [
+        ("The wasp-waist sign at the margin of the mass.", {"wasp waist sign", "mass"}, True),
+        ("No keyhole sign.", {"no:keyhole sign"}, None),
+        ("No sign of haemorrhage.", {"no:haemorrhage"}, None),  # guard: no sign named
+    ],
+)
+def test_a_sign_the_lexicon_does_not_know_is_a_finding(
+    extract: LexiconKeywordExtractor, caption: str, clinical: set[str], abnormal: bool | None
+) -> None:
+    keywords = extract(caption)
+    assert keywords.clinical == clinical
+    assert keywords.abnormal is abnormal
+
+
 def test_reports_record_the_keyword_lexicon_version(tmp_path) -> None:
     assert LexiconKeywordExtractor().description == "lexicon (offline, nova-keyword-lexicon-5)"
     custom = tmp_path / "lexicon.json"

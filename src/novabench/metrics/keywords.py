@@ -78,6 +78,11 @@ A direction after a finding of the same clause relates two findings of this imag
 from``, ``distant from``, ``contralateral to``, ...) name a landmark there too.
 Other relations keep it ("oedema surrounding the lesion", "adjacent to the mass").
 
+Signs the lexicon does not know: the plain words right before ``sign`` (at most three,
+back to an article, a verb such as ``shows``, a qualifier such as ``typical``, a matched
+term or punctuation) name a finding ``<words> sign`` ("the claw sign" gives ``claw
+sign``; "no sign of haemorrhage" names no sign).
+
 Coordination: modifiers joined by ``and``/``or`` share their head when the phrase
 they make with it is a term of its own: "lateral and third ventricles" gives
 ``lateral ventricle`` and ``third ventricle``, "leptomeningeal or dural
@@ -205,6 +210,21 @@ _WITHOUT = "without"
 _ARTICLES = frozenset({"a", "an"})
 # Words that join two coordinated modifiers of one head ("lateral and third ventricles").
 _COORDINATORS = frozenset({"and", "or"})
+# A named sign the lexicon does not know ("the claw sign") is still a finding, named by the
+# plain words before "sign" (at most three), back to one of these.
+_SIGN = "sign"
+_LONGEST_SIGN_NAME = 3
+_NOT_SIGN_NAMES = frozenset(
+    """
+    a an the this that these those its their his her our of with without and or but no not
+    nor is are was were be been being has have had shows show showing shown demonstrates
+    demonstrate demonstrating demonstrated reveals revealing revealed displays depicts
+    illustrates note noted positive negative typical classic classical characteristic
+    characteristically so called known as in on at by for to from into onto within via
+    producing giving forming creating called termed also again clear clearly subtle
+    obvious definite possible probable image images figure slice section level
+""".split()
+)
 # Distinct words whose spelling fold an extractor remembers (captions reuse few words).
 _FOLD_CACHE_LIMIT = 1 << 16
 
@@ -685,6 +705,13 @@ class LexiconKeywordExtractor:
                     in_scope = False
                 elif phrase in _PLACE_PREPOSITIONS and negated_in_scope:
                     in_scope = False
+                elif phrase == _SIGN and (name := _sign_name(segments, index)):
+                    negated = in_scope or prefix_pending
+                    negated_in_scope = negated_in_scope or (negated and in_scope)
+                    matches.append(("finding", name, negated, name))
+                    positions.append(index)
+                    finding_in_clause = True
+                    prefix_pending = False
                 continue
             kind = entry.kind
             if phrase in _CLAUSE_END or kind == "terminator":
@@ -768,6 +795,23 @@ class LexiconKeywordExtractor:
         else:
             abnormal = None
         return CaptionKeywords(modality=modality, clinical=clinical, abnormal=abnormal)
+
+
+def _sign_name(segments: list[tuple[str, _Entry | None]], index: int) -> str:
+    """The name of a sign the lexicon does not know: "claw sign" from "the claw sign" ("": none).
+
+    The plain words of two letters or more right before ``segments[index]`` ("sign"), back to
+    a word of :data:`_NOT_SIGN_NAMES`, a matched term or punctuation, at most three.
+    """
+    words: list[str] = []
+    before = index - 1
+    while before >= 0 and len(words) < _LONGEST_SIGN_NAME:
+        word, entry = segments[before]
+        if entry is not None or not word.isalpha() or len(word) < 2 or word in _NOT_SIGN_NAMES:
+            break
+        words.insert(0, word)
+        before -= 1
+    return f"{' '.join(words)} {_SIGN}" if words else ""
 
 
 _DEFAULT: LexiconKeywordExtractor | None = None
