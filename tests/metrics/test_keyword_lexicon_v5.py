@@ -47,6 +47,20 @@ def test_evidence_against_a_finding_negates_it(extract: LexiconKeywordExtractor)
     assert "haemorrhage" not in keywords.clinical
 
 
+@pytest.mark.parametrize(
+    ("caption", "clinical"),
+    [
+        ("Haemorrhage is unlikely.", {"no:haemorrhage"}),
+        ("Unlikely to represent an abscess.", {"no:abscess"}),
+        ("Lymphoma is less likely.", {"no:lymphoma"}),
+    ],
+)
+def test_a_finding_called_unlikely_is_negated(
+    extract: LexiconKeywordExtractor, caption: str, clinical: set[str]
+) -> None:
+    assert extract(caption).clinical == clinical
+
+
 def test_without_a_structure_is_agenesis(extract: LexiconKeywordExtractor) -> None:
     keywords = extract("Fused frontal lobes without a septum pellucidum.")
     assert {"agenesis", "septum pellucidum"} <= keywords.clinical
@@ -139,6 +153,7 @@ def test_a_missing_normal_structure_is_abnormal(
         ("Phenylalanine peak at 7.37 ppm.", {"phenylalanine peak"}, set()),
         ("The rCBV was not increased in the mass.", {"no:hyperperfusion", "mass"}, set()),
         ("Heterogeneous enhancement of the mass.", {"heterogeneous", "enhancement"}, set()),
+        ("Signal dropout on SWI.", {"blooming", "m:swi"}, set()),
         ("Lollipop sign at the vertex.", {"lollipop sign"}, set()),
         ("Crossed cerebellar diaschisis on perfusion.", {"crossed cerebellar diaschisis"}, set()),
         ("Split cord malformation at the lumbar level.", {"diastematomyelia"}, set()),

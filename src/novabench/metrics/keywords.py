@@ -104,7 +104,7 @@ haemorrhage and the ventricles are enlarged" only the first). Once the scope has
 negated a term, ``in``, ``within``, ``inside``, ``into`` or ``of`` ends it: what follows
 says where or of what the finding is absent ("no restricted diffusion within the cyst"
 keeps the cyst, "no enhancement of the lesion" the lesion). Hedged evidence against a
-finding negates it ("arguing against calcification").
+finding negates it ("arguing against calcification", "haemorrhage is unlikely").
 A prefix
 (``non-enhancing``) negates the next term only. A post-negation (``is absent``,
 ``not seen``, ``ruled out``, ``resolved``, ...) negates the characteristics and
