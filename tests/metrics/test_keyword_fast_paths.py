@@ -148,6 +148,9 @@ def straightforward_explain(
                     matches[earlier] = KeywordMatch(match.family, match.term, True, match.phrase)
         elif kind == "normal":
             states_normal = True
+            first_word = phrase.split()[0]
+            if extractor._phrases.get((first_word,)) == extractor._phrases.get(("no",)):
+                in_scope = negated_in_scope = True  # a trigger word opens the normal phrase
             for family, term in entry.emits:
                 matches.append(KeywordMatch(family, term, False, phrase))
                 positions.append(index)
@@ -161,22 +164,22 @@ def straightforward_explain(
                 matches.append(KeywordMatch(family, term, negated, phrase))
                 positions.append(index)
             prefix_pending = False
-    # A ruled-out generic abnormality states normality and is no keyword, nor are the
-    # negated neutral qualifiers in the segments right before it.
+    # A ruled-out generic abnormality states normality and is no keyword; a negated neutral
+    # characteristic in the segment right before another negated term only qualifies it.
     dropped = set()
     for at, match in enumerate(matches):
-        if match.negated and (match.family, match.term) in extractor._normal_when_negated:
+        if not match.negated:
+            continue
+        if (match.family, match.term) in extractor._normal_when_negated:
             states_normal = True
             dropped.add(at)
-            before = at - 1
-            while (
-                before >= 0
-                and positions[before] == positions[before + 1] - 1
-                and matches[before].negated
-                and (matches[before].family, matches[before].term) in extractor._neutral
-            ):
-                dropped.add(before)
-                before -= 1
+        elif (
+            (match.family, match.term) in extractor._neutral
+            and at + 1 < len(matches)
+            and matches[at + 1].negated
+            and positions[at + 1] == positions[at] + 1
+        ):
+            dropped.add(at)
     return [match for at, match in enumerate(matches) if at not in dropped], states_normal
 
 

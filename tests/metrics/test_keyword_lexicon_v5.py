@@ -105,6 +105,26 @@ def test_every_wording_of_no_abnormality_reads_alike(
     assert not any(term.startswith("no:") for term in extract(second).clinical)
 
 
+@pytest.mark.parametrize(
+    ("caption", "clinical", "abnormal"),
+    [
+        # a normal statement opened by "no" rules out what the list goes on to name
+        ("No abnormal signal or enhancement.", {"no:enhancement"}, False),
+        ("No acute intracranial findings.", set(), False),
+        ("Nothing abnormal detected.", set(), False),
+        # a ruled-out neutral qualifier goes with the negated term it qualifies
+        ("No focal lesion.", {"no:lesion"}, None),
+        ("No acute infarct in the pons.", {"no:infarct", "pons"}, None),
+    ],
+)
+def test_normal_statements_and_ruled_out_qualifiers(
+    extract: LexiconKeywordExtractor, caption: str, clinical: set[str], abnormal: bool | None
+) -> None:
+    keywords = extract(caption)
+    assert keywords.clinical == clinical
+    assert keywords.abnormal is abnormal
+
+
 def test_a_present_focal_abnormality_keeps_its_qualifier(extract: LexiconKeywordExtractor) -> None:
     # guard: only a ruled-out abnormality takes its qualifiers with it
     keywords = extract("Focal signal abnormality in the pons.")

@@ -50,7 +50,10 @@ What the lexicon extractor returns for one caption:
   negated finding, not a statement that the study is normal). The ruled-out
   generic finding is a statement, not a keyword: every wording of it ("no focal
   abnormality", "without a focal signal abnormality") gives no keyword at all,
-  its negated qualifiers ("focal") included. A normal structure whose absence is
+  its negated qualifiers ("focal") included. A negated neutral characteristic
+  right before another negated term only qualifies it ("no focal lesion" is
+  ``no:lesion``), and a normal phrase opened by ``no`` negates what its list goes
+  on to name ("no abnormal signal or enhancement" gives ``no:enhancement``). A normal structure whose absence is
   a finding (``flow void``, ``posterior pituitary bright spot``, ``myelination``:
   the lexicon's ``abnormal_when_negated``) makes the caption abnormal when
   negated ("absent flow void"). See :mod:`novabench.metrics.captioning` for how
@@ -439,6 +442,11 @@ class LexiconKeywordExtractor:
         for words, entry in generated:  # a generated plural never overrides a listed phrase
             self._phrases.setdefault(words, entry)
         # A finding after "above the", "remote from the", ... is a landmark, not in the image.
+        self._trigger_words = frozenset(
+            words[0]
+            for words in (self._phrase_words(p) for p in data.get("negation_triggers", []))
+            if len(words) == 1
+        )
         self._references = frozenset(
             self._phrase_words(phrase) for phrase in data.get("location_references", [])
         )
@@ -740,6 +748,9 @@ class LexiconKeywordExtractor:
                         matches[earlier] = (family, term, True, matched)
             elif kind == "normal":
                 states_normal = True
+                if phrase.split(" ", 1)[0] in self._trigger_words:
+                    # "no abnormal signal or enhancement" rules out the enhancement too
+                    in_scope = negated_in_scope = True
                 for family, term in entry.emits:  # "symmetric in volume" keeps "symmetric"
                     matches.append((family, term, False, phrase))
                     positions.append(index)
@@ -753,27 +764,27 @@ class LexiconKeywordExtractor:
                     positions.append(index)
                     finding_in_clause = finding_in_clause or (family, term) in self._abnormal_terms
                 prefix_pending = False
-        if self._normal_when_negated:
-            # Ruling out the generic finding, in any wording, is a statement of normality:
-            # "without a focal signal abnormality" reads as "no focal abnormality" does
-            # (normal, no keyword), its negated qualifiers ("focal") going with it.
-            dropped: set[int] = set()
-            for at, (family, term, negated, _) in enumerate(matches):
-                if not (negated and (family, term) in self._normal_when_negated):
-                    continue
+        # Ruling out the generic finding, in any wording, is a statement of normality:
+        # "without a focal signal abnormality" reads as "no focal abnormality" does (normal,
+        # no keyword). A negated neutral characteristic right before another negated term
+        # only qualifies it ("no focal lesion" rules out a lesion, not focality).
+        dropped: set[int] = set()
+        for at in range(len(matches) - 1, -1, -1):
+            family, term, negated, _ = matches[at]
+            if not negated:
+                continue
+            if (family, term) in self._normal_when_negated:
                 states_normal = True
                 dropped.add(at)
-                before = at - 1
-                while (
-                    before >= 0
-                    and positions[before] == positions[before + 1] - 1
-                    and matches[before][2]
-                    and (matches[before][0], matches[before][1]) in self._neutral
-                ):
-                    dropped.add(before)
-                    before -= 1
-            if dropped:
-                matches = [match for at, match in enumerate(matches) if at not in dropped]
+            elif (
+                (family, term) in self._neutral
+                and at + 1 < len(matches)
+                and matches[at + 1][2]
+                and positions[at + 1] == positions[at] + 1
+            ):
+                dropped.add(at)
+        if dropped:
+            matches = [match for at, match in enumerate(matches) if at not in dropped]
         return matches, states_normal
 
     def __call__(self, text: str) -> CaptionKeywords:
