@@ -209,6 +209,24 @@ def test_a_sign_the_lexicon_does_not_know_is_a_finding(
     assert keywords.abnormal is abnormal
 
 
+@pytest.mark.parametrize(
+    ("caption", "term"),
+    [
+        ("Stenoses of both ICAs.", "stenosis"),
+        ("Hypoplastic cochleae.", "inner ear"),
+        ("Small infundibula.", "pituitary stalk"),
+        ("Multiple cavernomata.", "cavernoma"),
+    ],
+)
+def test_classical_plurals(extract: LexiconKeywordExtractor, caption: str, term: str) -> None:
+    assert term in extract(caption).clinical
+
+
+def test_the_septa_of_a_lesion_are_no_septum_pellucidum(extract: LexiconKeywordExtractor) -> None:
+    # guard: the classical plural of the synonym "septum" must not name the septum pellucidum
+    assert extract("Septa within the cyst.").clinical == {"cyst"}
+
+
 def test_reports_record_the_keyword_lexicon_version(tmp_path) -> None:
     assert LexiconKeywordExtractor().description == "lexicon (offline, nova-keyword-lexicon-5)"
     custom = tmp_path / "lexicon.json"

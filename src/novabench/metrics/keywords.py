@@ -65,7 +65,8 @@ removed, lowercase, ``œ``/``æ`` spelt out, a few rewrites such as ``T2*`` ->
 punctuation (hyphens, slashes and other symbols separate words; decimals stay
 one word), each word's British spelling folded to American for matching, and
 phrases matched longest first, left to right. Plurals of anatomy,
-characteristic and finding phrases are generated. A qualifier (``abnormal``,
+characteristic and finding phrases are generated, classical ones too ("nuclei",
+"cochleae", "infundibula", "stenoses", "cavernomata"). A qualifier (``abnormal``,
 ``pathological``) names the finding ``abnormality`` only when it stands alone:
 directly before a characteristic or finding it only qualifies it
 ("abnormal enhancement" is ``enhancement``).
@@ -332,12 +333,38 @@ def _normalise(text: str, rewrites: list[_Rewrite]) -> str:
     return text
 
 
-def _plural(word: str) -> str:
+# Latin and Greek plurals of anatomy and pathology ("nuclei", "foramina", "metastases").
+_CLASSICAL_PLURALS: tuple[tuple[str, str], ...] = (
+    ("oma", "omata"),
+    ("us", "i"),
+    ("um", "a"),
+    ("on", "a"),
+    ("a", "ae"),
+    ("ex", "ices"),
+    ("ix", "ices"),
+    ("is", "es"),
+    ("en", "ina"),
+    ("nx", "nges"),
+)
+
+
+def _plurals(word: str) -> tuple[str, ...]:
+    """The English plural of ``word`` and, for a classical ending, its classical plural too."""
     if word.endswith(("s", "x", "z", "ch", "sh")):
-        return word + "es"
-    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
-        return word[:-1] + "ies"
-    return word + "s"
+        english = word + "es"
+    elif word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        english = word[:-1] + "ies"
+    else:
+        english = word + "s"
+    classical = next(
+        (
+            word[: -len(ending)] + plural
+            for ending, plural in _CLASSICAL_PLURALS
+            if word.endswith(ending) and len(word) > len(ending) + 2
+        ),
+        None,
+    )
+    return (english,) if classical is None or classical == english else (english, classical)
 
 
 @dataclass(frozen=True)
@@ -418,7 +445,10 @@ class LexiconKeywordExtractor:
                     words = self._phrase_words(phrase)
                     self._add(words, entry, phrase)
                     if family != "modality" and term not in no_plural:
-                        generated.append(((*words[:-1], self._fold(_plural(words[-1]))), entry))
+                        generated.extend(
+                            ((*words[:-1], self._fold(plural)), entry)
+                            for plural in _plurals(words[-1])
+                        )
         for phrase, emits in data.get("compounds", {}).items():
             self._add(
                 self._phrase_words(phrase), _Entry("term", tuple((f, t) for f, t in emits)), phrase
