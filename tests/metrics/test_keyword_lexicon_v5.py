@@ -179,6 +179,15 @@ def test_a_missing_normal_structure_is_abnormal(
         ("Gd-enhanced T1 of the sella.", {"m:contrast", "m:t1w"}, {"enhancement"}),
         ("Axial VIBE and SWAN images.", {"m:axial", "m:t1w", "m:swi"}, set()),
         ("Thrombus in the SSS.", {"thrombosis", "dural venous sinus"}, set()),
+        # abbreviations of anatomy and diseases
+        (
+            "T2 hyperintensity of the PLIC and CST.",
+            {"internal capsule", "corticospinal tract"},
+            set(),
+        ),
+        ("Enhancement of CN III.", {"cranial nerve", "enhancement"}, set()),
+        ("Multifocal PML lesions.", {"progressive multifocal leukoencephalopathy"}, set()),
+        ("Findings of CVT.", {"cerebral venous thrombosis"}, set()),
         ("Lollipop sign at the vertex.", {"lollipop sign"}, set()),
         ("Crossed cerebellar diaschisis on perfusion.", {"crossed cerebellar diaschisis"}, set()),
         ("Split cord malformation at the lumbar level.", {"diastematomyelia"}, set()),
