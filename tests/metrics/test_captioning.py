@@ -211,7 +211,7 @@ def test_full_result_keys_and_parity_with_reference_libraries():
         "n_pairs_without_reference_label", "n_predictions_without_label",
     }  # fmt: skip
     assert result["n_captions"] == 60
-    assert result["keyword_extractor"] == "lexicon (offline)"
+    assert result["keyword_extractor"] == "lexicon (offline, nova-keyword-lexicon-5)"
     assert result["BLEU-4"] == pytest.approx(
         sacrebleu.corpus_bleu(predictions, [references]).score / 100, abs=1e-9
     )

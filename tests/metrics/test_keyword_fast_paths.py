@@ -21,6 +21,7 @@ import pytest
 
 from novabench.metrics.caption_pairs import random_caption_pairs
 from novabench.metrics.keywords import (
+    _NOT_SIGN_NAMES,
     CLINICAL_FAMILIES,
     NEGATABLE_FAMILIES,
     NEGATED_PREFIX,
@@ -65,6 +66,7 @@ def straightforward_segments(extractor: LexiconKeywordExtractor, words: list[str
         else:
             segments.append((words[position], None))
             position += 1
+    extractor._share_coordinated_heads(segments)  # a reading rule, no shortcut
     return segments
 
 
@@ -73,6 +75,7 @@ def straightforward_explain(
 ) -> tuple[list[KeywordMatch], bool]:
     segments = straightforward_segments(extractor, straightforward_words(extractor, text))
     matches: list[KeywordMatch] = []
+    positions: list[int] = []
     states_normal = in_scope = prefix_pending = False
     negated_in_scope = False  # "no X within Y": Y is where X is absent
     clause_start = 0
@@ -93,25 +96,47 @@ def straightforward_explain(
             and all(family == "anatomy" for family, _ in entry.emits)
         )
 
+    def starts_plain_plural(index: int) -> bool:
+        phrase, entry = segments[index] if index < len(segments) else ("", None)
+        return entry is None and len(phrase) > 3 and phrase.endswith("s") and phrase[-2] != "s"
+
     landmarks = straightforward_landmarks(extractor, segments)
     for index, (phrase, entry) in enumerate(segments):
         kind = entry.kind if entry is not None else None
         if index in landmarks:
             continue
-        if kind is None and phrase == "both" and starts_structure(index + 1):
+        if (
+            kind is None
+            and phrase == "both"
+            and (starts_structure(index + 1) or starts_plain_plural(index + 1))
+        ):
             matches.append(KeywordMatch("anatomy", "bilateral", False, phrase))
+            positions.append(index)
         elif phrase in CLAUSE_END or kind == "terminator":
             in_scope = prefix_pending = False
             clause_start = len(matches)
         elif phrase in (",", "and"):
             if not starts_negatable(index + 1):
                 in_scope = False
-        elif kind is None and phrase in ("in", "within", "inside", "into"):
+        elif kind is None and phrase in ("in", "within", "inside", "into", "of"):
             if negated_in_scope:
                 in_scope = False
+        elif kind is None and phrase == "sign" and (name := unknown_sign_name(segments, index)):
+            negated = in_scope or prefix_pending
+            if negated and in_scope:
+                negated_in_scope = True
+            matches.append(KeywordMatch("finding", name, negated, name))
+            positions.append(index)
+            prefix_pending = False
         elif kind == "trigger":
-            if phrase == "absent" and starts_structure(index + 1):
+            if (phrase == "absent" and starts_structure(index + 1)) or (
+                phrase == "without"
+                and index + 1 < len(segments)
+                and segments[index + 1][0] in ("a", "an")
+                and starts_structure(index + 2)
+            ):
                 matches.append(KeywordMatch("finding", "agenesis", False, phrase))
+                positions.append(index)
             else:
                 in_scope, negated_in_scope = True, False
         elif kind == "prefix":
@@ -123,6 +148,12 @@ def straightforward_explain(
                     matches[earlier] = KeywordMatch(match.family, match.term, True, match.phrase)
         elif kind == "normal":
             states_normal = True
+            first_word = phrase.split()[0]
+            if extractor._phrases.get((first_word,)) == extractor._phrases.get(("no",)):
+                in_scope = negated_in_scope = True  # a trigger word opens the normal phrase
+            for family, term in entry.emits:
+                matches.append(KeywordMatch(family, term, False, phrase))
+                positions.append(index)
         elif kind == "term":
             if phrase in extractor._qualifiers and starts_negatable(index + 1):
                 continue
@@ -131,12 +162,37 @@ def straightforward_explain(
                 if negated and in_scope:
                     negated_in_scope = True
                 matches.append(KeywordMatch(family, term, negated, phrase))
+                positions.append(index)
             prefix_pending = False
-    states_normal = states_normal or any(
-        match.negated and (match.family, match.term) in extractor._normal_when_negated
-        for match in matches
-    )
-    return matches, states_normal
+    # A ruled-out generic abnormality states normality and is no keyword; a negated neutral
+    # characteristic in the segment right before another negated term only qualifies it.
+    dropped = set()
+    for at, match in enumerate(matches):
+        if not match.negated:
+            continue
+        if (match.family, match.term) in extractor._normal_when_negated:
+            states_normal = True
+            dropped.add(at)
+        elif (
+            (match.family, match.term) in extractor._neutral
+            and at + 1 < len(matches)
+            and matches[at + 1].negated
+            and positions[at + 1] == positions[at] + 1
+        ):
+            dropped.add(at)
+    return [match for at, match in enumerate(matches) if at not in dropped], states_normal
+
+
+def unknown_sign_name(segments: list, index: int) -> str:
+    """Up to three plain alphabetic words (2+ letters, no stop word) right before "sign"."""
+    taken = []
+    for phrase, entry in reversed(segments[max(0, index - 3) : index]):
+        if entry is not None or not re.fullmatch(r"[a-z]{2,}", phrase):
+            break
+        if phrase in _NOT_SIGN_NAMES:
+            break
+        taken.append(phrase)
+    return " ".join([*reversed(taken), "sign"]) if taken else ""
 
 
 def straightforward_landmarks(extractor: LexiconKeywordExtractor, segments: list) -> set[int]:
@@ -145,6 +201,23 @@ def straightforward_landmarks(extractor: LexiconKeywordExtractor, segments: list
     abnormal characteristics up to and including the first finding."""
     plain = [entry is None for _, entry in segments]
     landmarks: set[int] = set()
+
+    def finding_earlier_in_clause(before: int) -> bool:
+        for index in range(before - 1, -1, -1):
+            phrase, entry = segments[index]
+            if phrase in CLAUSE_END or (entry is not None and entry.kind == "terminator"):
+                return False
+            if entry is None and phrase == "sign" and unknown_sign_name(segments, index):
+                return True
+            if index in landmarks or entry is None or entry.kind != "term":
+                continue
+            following = segments[index + 1][1] if index + 1 < len(segments) else None
+            if phrase in extractor._qualifiers and following is not None and following.negatable:
+                continue
+            if any(pair in extractor._abnormal_terms for pair in entry.emits):
+                return True
+        return False
+
     for end in range(len(segments)):
         start = end
         while start >= 0 and plain[start]:
@@ -153,6 +226,8 @@ def straightforward_landmarks(extractor: LexiconKeywordExtractor, segments: list
                 break
             start -= 1
         else:
+            continue
+        if words not in extractor._remote_references and finding_earlier_in_clause(start):
             continue
         for index in range(end + 1, len(segments)):
             phrase, entry = segments[index]
@@ -255,7 +330,8 @@ def straightforward_keywords(extractor: LexiconKeywordExtractor, text: str) -> C
         if match.family in CLINICAL_FAMILIES
     )
     if any(
-        not match.negated and (match.family, match.term) in extractor._abnormal_terms
+        (match.family, match.term)
+        in (extractor._abnormal_when_negated if match.negated else extractor._abnormal_terms)
         for match in matches
     ):
         abnormal: bool | None = True

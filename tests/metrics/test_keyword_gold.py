@@ -37,6 +37,17 @@ Held-out sets 2, 3 and 4 name what a careful reader would extract even where the
 such term (``boomerang sign``, ``amygdala``...): those are misses by design, so the canonical
 term check below covers only the sets written in the lexicon's own terms.
 
+Issue 20, keyword lexicon 5 (general rules: coordinated modifiers share their head, "of"
+ends a negation after a negated term, a direction after a finding keeps the other finding,
+every wording of "no abnormality" reads alike; term families), tuned on every set above:
+``keyword_gold.txt`` 0.997/0.995/0.992; held-out 0.982/0.988/1.000; held-out 2
+0.985/0.985/0.981; held-out 3 0.977/0.992/1.000; held-out 4 0.972/0.977/1.000; held-out 5
+0.967/0.978/1.000 (0.880/0.920/0.880 on lexicon 4); proxies 0.988/0.982/1.000.
+``keyword_gold_kw6.txt`` (38 captions written by that session after the rules and before
+running them, in the lexicon's canonical names): 0.914/0.955/1.000 on lexicon 4 and
+0.957/0.978/1.000 on lexicon 5 when first measured; 0.964/0.978/1.000 after the one change it
+led to (enhancement patterns), a development set from then on.
+
 Floors sit a little below the measured figures, so a lexicon change that loses coverage fails here.
 """
 
@@ -66,6 +77,7 @@ PROXIES = Path(__file__).resolve().parent / "keyword_gold_proxies.txt"
 # and paediatric): measured once on lexicon 2 (0.810 / 0.903, labels 34 of 40) and once on
 # lexicon 3 (0.880 / 0.920, labels 35 of 40).
 HELDOUT5 = Path(__file__).resolve().parent / "keyword_gold_heldout5.txt"
+KW6 = Path(__file__).resolve().parent / "keyword_gold_kw6.txt"
 CATEGORIES = {
     "signs",
     "spectroscopy_perfusion",
@@ -90,11 +102,12 @@ HELDOUT_FLOORS = {
 }
 # Whole-set floors only: a handful of captions per category on these sets.
 LATER_HELDOUT_FLOORS = {
-    "heldout2": (0.93, 0.95, 0.94),
-    "heldout3": (0.95, 0.98, 0.97),
+    "heldout2": (0.97, 0.97, 0.97),
+    "heldout3": (0.96, 0.98, 0.97),
     "heldout4": (0.96, 0.97, 0.97),
-    "proxies": (0.95, 0.96, 0.97),
-    "heldout5": (0.87, 0.91, 0.87),
+    "proxies": (0.97, 0.97, 0.97),
+    "heldout5": (0.95, 0.96, 0.97),
+    "kw6": (0.95, 0.96, 0.97),
 }
 
 
@@ -109,6 +122,7 @@ def scores() -> dict[str, dict[str, dict[str, float]]]:
         "heldout4": measure_keywords.measure(measure_keywords.load_gold(HELDOUT4), extract),
         "proxies": measure_keywords.measure(measure_keywords.load_gold(PROXIES), extract),
         "heldout5": measure_keywords.measure(measure_keywords.load_gold(HELDOUT5), extract),
+        "kw6": measure_keywords.measure(measure_keywords.load_gold(KW6), extract),
     }
 
 
@@ -121,7 +135,9 @@ def test_gold_sets_cover_every_category_with_150_plus_captions():
     assert len({item.caption for item in gold}) == len(gold)  # no caption twice
 
 
-@pytest.mark.parametrize("path", [GOLD, HELDOUT, PROXIES], ids=["in_sample", "heldout", "proxies"])
+@pytest.mark.parametrize(
+    "path", [GOLD, HELDOUT, PROXIES, KW6], ids=["in_sample", "heldout", "proxies", "kw6"]
+)
 def test_every_gold_keyword_is_a_canonical_lexicon_term(path):
     # A gold typo would count as a silent miss: every keyword must name a term of its family.
     families = load_lexicon()["families"]

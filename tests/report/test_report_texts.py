@@ -35,13 +35,13 @@ def test_settings_of_every_task_are_shown_in_markdown_html_and_table(report: dic
     assert "## Settings" in markdown
     settings = markdown.split("## Settings", 1)[1]
     assert "diagnosis: matched by lexicon matcher" in settings
-    assert "keywords lexicon (offline)" in settings
-    assert extractor == "lexicon (offline)"
+    assert "keywords lexicon (offline, nova-keyword-lexicon-5)" in settings
+    assert extractor == "lexicon (offline, nova-keyword-lexicon-5)"
     page = render_html(report, gallery_size=0)
     assert "<h2>Settings</h2>" in page and 'id="settings"' in page
     assert f"diagnosis: matched by {matcher}" in page
     table = render_table(report)
-    assert "settings: captioning: keywords lexicon (offline)" in table
+    assert "settings: captioning: keywords lexicon (offline, nova-keyword-lexicon-5)" in table
 
 
 def test_bertscore_model_and_layer_are_named() -> None:

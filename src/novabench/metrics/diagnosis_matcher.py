@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -253,13 +254,28 @@ _PLACE_WORDS = frozenset(
 )
 
 
-def _drop_likeness(form: str) -> str:
+# The nouns among them: "a meningioma mimic" and "a mimic of meningioma" name a lookalike
+# of meningioma, and so no disease of their own.
+_LIKENESS_NOUNS = frozenset({"mimic", "mimics", "mimicker", "mimickers", "lookalike", "lookalikes"})
+
+
+def _drop_likeness(form: str, known: Callable[[str], bool] = lambda _form: False) -> str:
     """Leave out a disease a text only compares with: "glioblastoma-like metastasis" names
-    metastasis, "metastasis mimicking meningioma" too."""
+    metastasis, "metastasis mimicking meningioma" too; "meningioma mimic" and "mimic of
+    meningioma" name nothing (a mimic of a disease is not that disease), "dural lymphoma
+    meningioma mimic" the longest start that ``known`` (the lexicon) names, else nothing."""
     tokens = form.split()
     for index, token in enumerate(tokens):
         if token == "like" and index:
             return " ".join(tokens[index + 1 :])
+        if token in _LIKENESS_NOUNS and (index + 1 == len(tokens) or tokens[index + 1] == "of"):
+            # "X mimic of Y" keeps X; in "X Y mimic" the words right before are Y, the
+            # disease mimicked: keep the longest start the lexicon names.
+            last = index if index + 1 < len(tokens) else index - 1
+            for end in range(last, 0, -1):
+                if known(" ".join(tokens[:end])):
+                    return " ".join(tokens[:end])
+            return ""
         if token in _CHANGING_WORDS and token != "like" and index:
             return " ".join(tokens[:index])
     return form
@@ -660,7 +676,11 @@ class LexiconDiagnosisMatcher:
         forms = tuple(
             form
             for form in (
-                alias if self.lexicon.lookup_key(_key(alias)) else _drop_likeness(alias)
+                alias
+                if self.lexicon.lookup_key(_key(alias))
+                else _drop_likeness(
+                    alias, lambda form: self.lexicon.lookup_key(_key(form)) is not None
+                )
                 for alias in diagnosis_aliases(reading.affirmed)
             )
             if form

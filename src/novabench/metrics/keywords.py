@@ -3,7 +3,7 @@
 The NOVA paper extracts keywords with an LLM judge; that is neither offline
 nor deterministic, so the default here is :class:`LexiconKeywordExtractor`: a
 phrase matcher over our own lexicon (``novabench/resources/neuro_lexicon.json``,
-812 canonical terms with about 4,350 synonyms). Any callable that follows the
+about 820 canonical terms with about 4,500 synonyms). Any callable that follows the
 :class:`KeywordExtractor` protocol (an LLM judge, a stricter lexicon) can
 replace it in :func:`novabench.metrics.captioning.score_captioning`.
 
@@ -42,12 +42,22 @@ What the lexicon extractor returns for one caption:
   abnormality (``hyperintensity``, ``enhancement``, ``restricted diffusion``,
   ...), is present and not negated; False when no such term is present and the
   caption states normality (``normal``, ``unremarkable``, ``no abnormality``,
-  ..., or the generic finding ``abnormality`` negated in any wording: "shows no
-  signal abnormality", "without a focal signal abnormality", "abnormality is
-  not seen"); None otherwise (nothing decides it, e.g. "Axial FLAIR image.",
-  "No haemorrhage." or "No abnormal enhancement.": ruling one finding out is a
-  negated finding, not a statement that the study is normal). See
-  :mod:`novabench.metrics.captioning` for how None enters BinaryF1.
+  ..., a statement of symmetry such as "symmetric in volume and signal", or the
+  generic finding ``abnormality`` negated in any wording: "shows no signal
+  abnormality", "without a focal signal abnormality", "abnormality is not
+  seen"); None otherwise (nothing decides it, e.g. "Axial FLAIR image.", "No
+  haemorrhage." or "No abnormal enhancement.": ruling one finding out is a
+  negated finding, not a statement that the study is normal). The ruled-out
+  generic finding is a statement, not a keyword: every wording of it ("no focal
+  abnormality", "without a focal signal abnormality") gives no keyword at all,
+  its negated qualifiers ("focal") included. A negated neutral characteristic
+  right before another negated term only qualifies it ("no focal lesion" is
+  ``no:lesion``), and a normal phrase opened by ``no`` negates what its list goes
+  on to name ("no abnormal signal or enhancement" gives ``no:enhancement``). A normal structure whose absence is
+  a finding (``flow void``, ``posterior pituitary bright spot``, ``myelination``:
+  the lexicon's ``abnormal_when_negated``) makes the caption abnormal when
+  negated ("absent flow void"). See :mod:`novabench.metrics.captioning` for how
+  None enters BinaryF1.
 
 Matching: the caption is normalised (Unicode compatibility form, accents
 removed, lowercase, ``œ``/``æ`` spelt out, a few rewrites such as ``T2*`` ->
@@ -55,7 +65,8 @@ removed, lowercase, ``œ``/``æ`` spelt out, a few rewrites such as ``T2*`` ->
 punctuation (hyphens, slashes and other symbols separate words; decimals stay
 one word), each word's British spelling folded to American for matching, and
 phrases matched longest first, left to right. Plurals of anatomy,
-characteristic and finding phrases are generated. A qualifier (``abnormal``,
+characteristic and finding phrases are generated, classical ones too ("nuclei",
+"cochleae", "infundibula", "stenoses", "cavernomata"). A qualifier (``abnormal``,
 ``pathological``) names the finding ``abnormality`` only when it stands alone:
 directly before a characteristic or finding it only qualifies it
 ("abnormal enhancement" is ``enhancement``).
@@ -66,11 +77,26 @@ Landmarks: a finding named after a location reference (``above``, ``below``,
 anatomy and the landmark's own characteristics, is where this image is, not what
 it shows: it is not extracted ("a level above the lesion" gives no ``lesion``;
 "above the right frontal enhancing mass" keeps ``right`` and ``frontal lobe``).
+A direction after a finding of the same clause relates two findings of this image
+("oedema below the mass" keeps ``mass``); only the ``remote_references`` (``remote
+from``, ``distant from``, ``contralateral to``, ...) name a landmark there too.
 Other relations keep it ("oedema surrounding the lesion", "adjacent to the mass").
 
-Laterality and absence: ``both`` directly before a structure gives ``bilateral``
-("both globi pallidi"); ``absent`` directly before a structure names the finding
-``agenesis`` ("absent septum pellucidum") and negates nothing.
+Signs the lexicon does not know: the plain words right before ``sign`` (at most three,
+back to an article, a verb such as ``shows``, a qualifier such as ``typical``, a matched
+term or punctuation) name a finding ``<words> sign`` ("the claw sign" gives ``claw
+sign``; "no sign of haemorrhage" names no sign).
+
+Coordination: modifiers joined by ``and``/``or`` share their head when the phrase
+they make with it is a term of its own: "lateral and third ventricles" gives
+``lateral ventricle`` and ``third ventricle``, "leptomeningeal or dural
+enhancement" both enhancements, "dural thickening and enhancement" ``dural
+enhancement``.
+
+Laterality and absence: ``both`` directly before a structure or a plural noun gives
+``bilateral`` ("both globi pallidi", "both convexities"); ``absent`` directly before a
+structure, or ``without a``/``without an`` before one, names the finding ``agenesis``
+("absent septum pellucidum", "without a vermis") and negates nothing.
 
 Negation: a trigger (``no``, ``not``, ``without``, ``absence of``, ``negative
 for``, ``free of``, ``no evidence of``, ...) negates the characteristics and
@@ -79,8 +105,10 @@ findings after it up to a clause boundary: ``. ; : ! ?``, a terminator
 ``and`` that is not followed directly by another characteristic or finding
 (so "no haemorrhage, oedema or mass effect" negates all three, "no
 haemorrhage and the ventricles are enlarged" only the first). Once the scope has
-negated a term, ``in``, ``within``, ``inside`` or ``into`` ends it: what follows says
-where the finding is absent ("no restricted diffusion within the cyst" keeps the cyst).
+negated a term, ``in``, ``within``, ``inside``, ``into`` or ``of`` ends it: what follows
+says where or of what the finding is absent ("no restricted diffusion within the cyst"
+keeps the cyst, "no enhancement of the lesion" the lesion). Hedged evidence against a
+finding negates it ("arguing against calcification", "haemorrhage is unlikely").
 A prefix
 (``non-enhancing``) negates the next term only. A post-negation (``is absent``,
 ``not seen``, ``ruled out``, ``resolved``, ...) negates the characteristics and
@@ -90,6 +118,7 @@ only``) negate nothing.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import re
@@ -176,9 +205,30 @@ _BOTH = "both"
 # "absent" directly before a structure names a missing structure, not a ruled-out finding
 # ("absent septum pellucidum" is agenesis; "absent enhancement" stays a negation).
 _ABSENT = "absent"
-# After a negated finding, these words introduce where it is absent, not a second finding:
-# "no restricted diffusion within the cyst" rules out the restriction, not the cyst.
-_PLACE_PREPOSITIONS = frozenset({"in", "within", "inside", "into"})
+# After a negated finding, these words introduce where (or of what) it is absent, not a
+# second finding: "no restricted diffusion within the cyst", "no enhancement of the lesion"
+# rule out the restriction and the enhancement, not the cyst or the lesion.
+_PLACE_PREPOSITIONS = frozenset({"in", "within", "inside", "into", "of"})
+# "without a vermis": a missing structure (agenesis), as "absent vermis" is.
+_WITHOUT = "without"
+_ARTICLES = frozenset({"a", "an"})
+# Words that join two coordinated modifiers of one head ("lateral and third ventricles").
+_COORDINATORS = frozenset({"and", "or"})
+# A named sign the lexicon does not know ("the claw sign") is still a finding, named by the
+# plain words before "sign" (at most three), back to one of these.
+_SIGN = "sign"
+_LONGEST_SIGN_NAME = 3
+_NOT_SIGN_NAMES = frozenset(
+    """
+    a an the this that these those its their his her our of with without and or but no not
+    nor is are was were be been being has have had shows show showing shown demonstrates
+    demonstrate demonstrating demonstrated reveals revealing revealed displays depicts
+    illustrates note noted positive negative typical classic classical characteristic
+    characteristically so called known as in on at by for to from into onto within via
+    producing giving forming creating called termed also again clear clearly subtle
+    obvious definite possible probable image images figure slice section level
+""".split()
+)
 # Distinct words whose spelling fold an extractor remembers (captions reuse few words).
 _FOLD_CACHE_LIMIT = 1 << 16
 
@@ -283,12 +333,38 @@ def _normalise(text: str, rewrites: list[_Rewrite]) -> str:
     return text
 
 
-def _plural(word: str) -> str:
+# Latin and Greek plurals of anatomy and pathology ("nuclei", "foramina", "metastases").
+_CLASSICAL_PLURALS: tuple[tuple[str, str], ...] = (
+    ("oma", "omata"),
+    ("us", "i"),
+    ("um", "a"),
+    ("on", "a"),
+    ("a", "ae"),
+    ("ex", "ices"),
+    ("ix", "ices"),
+    ("is", "es"),
+    ("en", "ina"),
+    ("nx", "nges"),
+)
+
+
+def _plurals(word: str) -> tuple[str, ...]:
+    """The English plural of ``word`` and, for a classical ending, its classical plural too."""
     if word.endswith(("s", "x", "z", "ch", "sh")):
-        return word + "es"
-    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
-        return word[:-1] + "ies"
-    return word + "s"
+        english = word + "es"
+    elif word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        english = word[:-1] + "ies"
+    else:
+        english = word + "s"
+    classical = next(
+        (
+            word[: -len(ending)] + plural
+            for ending, plural in _CLASSICAL_PLURALS
+            if word.endswith(ending) and len(word) > len(ending) + 2
+        ),
+        None,
+    )
+    return (english,) if classical is None or classical == english else (english, classical)
 
 
 @dataclass(frozen=True)
@@ -331,11 +407,20 @@ class LexiconKeywordExtractor:
         False
         >>> landmark = extract("Coronal FLAIR image below the lesion without a signal abnormality.")
         >>> sorted(landmark.clinical), landmark.abnormal
-        (['no:abnormality'], False)
+        ([], False)
+        >>> sorted(extract("Oedema below the mass; no enhancement of the lesion.").clinical)
+        ['lesion', 'mass', 'no:enhancement', 'oedema']
+        >>> sorted(extract("Dilated lateral and third ventricles.").clinical)
+        ['enlargement', 'lateral ventricle', 'third ventricle']
     """
 
     def __init__(self, lexicon: str | Path | Mapping[str, Any] | None = None) -> None:
         data = load_lexicon(lexicon)
+        if lexicon is None:
+            self.lexicon_name = f"nova-keyword-lexicon-{data.get('version')}"
+        else:  # a user's lexicon: named by its content, so two of them never look alike
+            digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
+            self.lexicon_name = f"custom keyword lexicon sha256:{digest[:12]}"
         # word -> its folded spelling; punctuation tokens are never folded.
         self._folded: dict[str, str] = {mark: mark for mark in (*_CLAUSE_END, ",")}
         self._rewrites = [
@@ -360,7 +445,10 @@ class LexiconKeywordExtractor:
                     words = self._phrase_words(phrase)
                     self._add(words, entry, phrase)
                     if family != "modality" and term not in no_plural:
-                        generated.append(((*words[:-1], self._fold(_plural(words[-1]))), entry))
+                        generated.extend(
+                            ((*words[:-1], self._fold(plural)), entry)
+                            for plural in _plurals(words[-1])
+                        )
         for phrase, emits in data.get("compounds", {}).items():
             self._add(
                 self._phrase_words(phrase), _Entry("term", tuple((f, t) for f, t in emits)), phrase
@@ -375,13 +463,29 @@ class LexiconKeywordExtractor:
         ):
             for phrase in data.get(key, []):
                 self._add(self._phrase_words(phrase), _Entry(kind), phrase)
+        for phrase, emits in data.get("normal_statements", {}).items():
+            self._add(
+                self._phrase_words(phrase),
+                _Entry("normal", tuple((f, t) for f, t in emits)),
+                phrase,
+            )
         for words, entry in generated:  # a generated plural never overrides a listed phrase
             self._phrases.setdefault(words, entry)
         # A finding after "above the", "remote from the", ... is a landmark, not in the image.
+        self._trigger_words = frozenset(
+            words[0]
+            for words in (self._phrase_words(p) for p in data.get("negation_triggers", []))
+            if len(words) == 1
+        )
         self._references = frozenset(
             self._phrase_words(phrase) for phrase in data.get("location_references", [])
         )
         self._longest_reference = max((len(words) for words in self._references), default=0)
+        # "remote from the mass" always names a landmark; "below the mass" after a finding
+        # relates two findings of this image ("a cyst below the mass" shows both).
+        self._remote_references = frozenset(
+            self._phrase_words(phrase) for phrase in data.get("remote_references", [])
+        )
         self._reference_words = frozenset(
             " ".join(self._phrase_words(phrase)) for phrase in data.get("reference_words", [])
         )
@@ -389,6 +493,13 @@ class LexiconKeywordExtractor:
         # Ruling out the generic finding ("no signal abnormality") rules out every finding.
         self._normal_when_negated = frozenset(
             ("finding", term) for term in data.get("normal_when_negated", [])
+        )
+        # Normal structures whose absence is abnormal ("absent flow void").
+        self._abnormal_when_negated = frozenset(
+            (family, term)
+            for term in data.get("abnormal_when_negated", [])
+            for family in ("characteristic", "finding")
+            if term in data["families"].get(family, {})
         )
         # "abnormal" names a finding on its own, but in "abnormal enhancement" it only qualifies.
         self._qualifiers = frozenset(
@@ -403,6 +514,19 @@ class LexiconKeywordExtractor:
             word: tuple(sorted(lengths, reverse=True)) for word, lengths in lengths_from.items()
         }
         self.n_terms = sum(len(terms) for terms in data["families"].values())
+
+    @property
+    def description(self) -> str:
+        """What reports record as the ``keyword_extractor`` setting: the lexicon and its version.
+
+        A report scored with another lexicon version records another description, so a
+        leaderboard does not compare the keyword metrics of the two silently.
+
+        Example:
+            >>> LexiconKeywordExtractor().description
+            'lexicon (offline, nova-keyword-lexicon-5)'
+        """
+        return f"lexicon (offline, {self.lexicon_name})"
 
     # -- construction helpers ------------------------------------------------ #
 
@@ -458,7 +582,69 @@ class LexiconKeywordExtractor:
             else:
                 segments.append((word, None))
                 position += 1
+        self._share_coordinated_heads(segments)
         return segments
+
+    def _share_coordinated_heads(self, segments: list[tuple[str, _Entry | None]]) -> None:
+        """Read coordinated modifiers with the head they share, in place.
+
+        "lateral and third ventricles" names the lateral ventricles too, "leptomeningeal or
+        dural enhancement" leptomeningeal enhancement, and "dural thickening and enhancement"
+        dural enhancement: a modifier joined by ``and``/``or`` takes the other side's head
+        (or the head takes the other side's modifier) when that phrase is a term of its own.
+        """
+        phrases = self._phrases
+        for index in range(len(segments) - 2):
+            joiner, joiner_entry = segments[index + 1]
+            if joiner_entry is not None or joiner not in _COORDINATORS:
+                continue
+            phrase, entry = segments[index]
+            next_phrase, next_entry = segments[index + 2]
+            if next_entry is None or next_entry.kind != "term":
+                continue
+            words, next_words = phrase.split(), next_phrase.split()
+            if entry is None or entry.kind == "term":
+                # "lateral and third ventricles"; "amino acid and lactate peaks" (plain words
+                # before the modifier may belong to it)
+                plain_before = 0
+                while (
+                    entry is None
+                    and plain_before < 2
+                    and index - plain_before > 0
+                    and segments[index - plain_before - 1][1] is None
+                ):
+                    plain_before += 1
+                found = False
+                for first in range(index - plain_before, index + 1):
+                    modifier = [
+                        word for part, _ in segments[first : index + 1] for word in part.split()
+                    ]
+                    for start in range(1, len(next_words)):
+                        joined = (*modifier, *next_words[start:])
+                        candidate = phrases.get(joined)
+                        if (
+                            candidate is not None
+                            and candidate.kind == "term"
+                            and candidate != entry
+                        ):
+                            segments[first : index + 1] = [(" ".join(joined), candidate)] + [
+                                ("", None)
+                            ] * (index - first)
+                            found = True
+                            break
+                    if found:
+                        break
+            if entry is not None and entry.kind == "term" and len(next_words) == 1:
+                for end in range(len(words) - 1, 0, -1):  # "dural thickening and enhancement"
+                    joined = (*words[:end], *next_words)
+                    candidate = phrases.get(joined)
+                    if (
+                        candidate is not None
+                        and candidate.kind == "term"
+                        and candidate != next_entry
+                    ):
+                        segments[index + 2] = (" ".join(joined), candidate)
+                        break
 
     def explain(self, text: str) -> tuple[list[KeywordMatch], bool]:
         """Every matched term with its negation, and whether normality is stated.
@@ -488,10 +674,16 @@ class LexiconKeywordExtractor:
         clause_start = 0  # index in matches where the current clause began
         referring = False  # after "above the", "remote from the": a landmark follows
         plain_run: tuple[str, ...] = ()  # the plain words just before this segment
+        finding_in_clause = False  # a finding of this image was named earlier in the clause
+        positions: list[int] = []  # the segment of each match
 
         def starts_negatable(index: int) -> bool:
             entry = segments[index][1] if index < len(segments) else None
             return entry is not None and entry.negatable
+
+        def starts_plain_plural(index: int) -> bool:
+            phrase, entry = segments[index] if index < len(segments) else ("", None)
+            return entry is None and len(phrase) > 3 and phrase.endswith("s") and phrase[-2] != "s"
 
         def starts_structure(index: int) -> bool:
             entry = segments[index][1] if index < len(segments) else None
@@ -505,8 +697,16 @@ class LexiconKeywordExtractor:
             if self._references:
                 if entry is None:
                     plain_run = (*plain_run, phrase)[-self._longest_reference :]
-                    if any(
-                        plain_run[start:] in self._references for start in range(len(plain_run))
+                    reference = next(
+                        (
+                            plain_run[start:]
+                            for start in range(len(plain_run))
+                            if plain_run[start:] in self._references
+                        ),
+                        None,
+                    )
+                    if reference is not None and (
+                        not finding_in_clause or reference in self._remote_references
                     ):
                         referring = True
                         continue
@@ -531,26 +731,42 @@ class LexiconKeywordExtractor:
                         else:
                             referring = False
             if entry is None:  # a plain word: only clause marks, commas, "and", "both" act
-                if phrase == _BOTH and starts_structure(index + 1):
+                if phrase == _BOTH and (
+                    starts_structure(index + 1) or starts_plain_plural(index + 1)
+                ):
                     matches.append(("anatomy", "bilateral", False, phrase))
+                    positions.append(index)
                 elif phrase in _CLAUSE_END:
-                    in_scope = prefix_pending = False
+                    in_scope = prefix_pending = finding_in_clause = False
                     clause_start = len(matches)
                 elif phrase in (",", "and") and not starts_negatable(index + 1):
                     in_scope = False
                 elif phrase in _PLACE_PREPOSITIONS and negated_in_scope:
                     in_scope = False
+                elif phrase == _SIGN and (name := _sign_name(segments, index)):
+                    negated = in_scope or prefix_pending
+                    negated_in_scope = negated_in_scope or (negated and in_scope)
+                    matches.append(("finding", name, negated, name))
+                    positions.append(index)
+                    finding_in_clause = True
+                    prefix_pending = False
                 continue
             kind = entry.kind
             if phrase in _CLAUSE_END or kind == "terminator":
-                in_scope = prefix_pending = False
+                in_scope = prefix_pending = finding_in_clause = False
                 clause_start = len(matches)
             elif phrase in (",", "and"):
                 if not starts_negatable(index + 1):
                     in_scope = False
             elif kind == "trigger":
-                if phrase == _ABSENT and starts_structure(index + 1):
+                if (phrase == _ABSENT and starts_structure(index + 1)) or (
+                    phrase == _WITHOUT
+                    and index + 1 < len(segments)
+                    and segments[index + 1][0] in _ARTICLES
+                    and starts_structure(index + 2)
+                ):
                     matches.append(("finding", "agenesis", False, phrase))
+                    positions.append(index)
                 else:
                     in_scope, negated_in_scope = True, False
             elif kind == "prefix":
@@ -562,6 +778,12 @@ class LexiconKeywordExtractor:
                         matches[earlier] = (family, term, True, matched)
             elif kind == "normal":
                 states_normal = True
+                if phrase.split(" ", 1)[0] in self._trigger_words:
+                    # "no abnormal signal or enhancement" rules out the enhancement too
+                    in_scope = negated_in_scope = True
+                for family, term in entry.emits:  # "symmetric in volume" keeps "symmetric"
+                    matches.append((family, term, False, phrase))
+                    positions.append(index)
             elif kind == "term":
                 if phrase in self._qualifiers and starts_negatable(index + 1):
                     continue
@@ -569,12 +791,30 @@ class LexiconKeywordExtractor:
                     negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
                     negated_in_scope = negated_in_scope or (negated and in_scope)
                     matches.append((family, term, negated, phrase))
+                    positions.append(index)
+                    finding_in_clause = finding_in_clause or (family, term) in self._abnormal_terms
                 prefix_pending = False
-        if not states_normal and self._normal_when_negated:
-            states_normal = any(
-                negated and (family, term) in self._normal_when_negated
-                for family, term, negated, _ in matches
-            )
+        # Ruling out the generic finding, in any wording, is a statement of normality:
+        # "without a focal signal abnormality" reads as "no focal abnormality" does (normal,
+        # no keyword). A negated neutral characteristic right before another negated term
+        # only qualifies it ("no focal lesion" rules out a lesion, not focality).
+        dropped: set[int] = set()
+        for at in range(len(matches) - 1, -1, -1):
+            family, term, negated, _ = matches[at]
+            if not negated:
+                continue
+            if (family, term) in self._normal_when_negated:
+                states_normal = True
+                dropped.add(at)
+            elif (
+                (family, term) in self._neutral
+                and at + 1 < len(matches)
+                and matches[at + 1][2]
+                and positions[at + 1] == positions[at] + 1
+            ):
+                dropped.add(at)
+        if dropped:
+            matches = [match for at, match in enumerate(matches) if at not in dropped]
         return matches, states_normal
 
     def __call__(self, text: str) -> CaptionKeywords:
@@ -587,7 +827,7 @@ class LexiconKeywordExtractor:
             if family in CLINICAL_FAMILIES
         )
         if any(
-            not negated and (family, term) in self._abnormal_terms
+            (family, term) in (self._abnormal_when_negated if negated else self._abnormal_terms)
             for family, term, negated, _ in matches
         ):
             abnormal: bool | None = True
@@ -596,6 +836,23 @@ class LexiconKeywordExtractor:
         else:
             abnormal = None
         return CaptionKeywords(modality=modality, clinical=clinical, abnormal=abnormal)
+
+
+def _sign_name(segments: list[tuple[str, _Entry | None]], index: int) -> str:
+    """The name of a sign the lexicon does not know: "claw sign" from "the claw sign" ("": none).
+
+    The plain words of two letters or more right before ``segments[index]`` ("sign"), back to
+    a word of :data:`_NOT_SIGN_NAMES`, a matched term or punctuation, at most three.
+    """
+    words: list[str] = []
+    before = index - 1
+    while before >= 0 and len(words) < _LONGEST_SIGN_NAME:
+        word, entry = segments[before]
+        if entry is not None or not word.isalpha() or len(word) < 2 or word in _NOT_SIGN_NAMES:
+            break
+        words.insert(0, word)
+        before -= 1
+    return f"{' '.join(words)} {_SIGN}" if words else ""
 
 
 _DEFAULT: LexiconKeywordExtractor | None = None
