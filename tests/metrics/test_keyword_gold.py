@@ -78,6 +78,9 @@ PROXIES = Path(__file__).resolve().parent / "keyword_gold_proxies.txt"
 # lexicon 3 (0.880 / 0.920, labels 35 of 40).
 HELDOUT5 = Path(__file__).resolve().parent / "keyword_gold_heldout5.txt"
 KW6 = Path(__file__).resolve().parent / "keyword_gold_kw6.txt"
+# Sealed sixth set (realistic NOVA-style legends, written without reading the extractor): its
+# measurements are in its header; a development set since the rule its one new miss led to.
+HELDOUT6 = Path(__file__).resolve().parent / "keyword_gold_heldout6.txt"
 CATEGORIES = {
     "signs",
     "spectroscopy_perfusion",
@@ -108,6 +111,7 @@ LATER_HELDOUT_FLOORS = {
     "proxies": (0.97, 0.97, 0.97),
     "heldout5": (0.95, 0.96, 0.97),
     "kw6": (0.95, 0.96, 0.97),
+    "heldout6": (0.97, 0.96, 0.97),
 }
 
 
@@ -123,6 +127,7 @@ def scores() -> dict[str, dict[str, dict[str, float]]]:
         "proxies": measure_keywords.measure(measure_keywords.load_gold(PROXIES), extract),
         "heldout5": measure_keywords.measure(measure_keywords.load_gold(HELDOUT5), extract),
         "kw6": measure_keywords.measure(measure_keywords.load_gold(KW6), extract),
+        "heldout6": measure_keywords.measure(measure_keywords.load_gold(HELDOUT6), extract),
     }
 
 

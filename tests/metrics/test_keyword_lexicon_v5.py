@@ -41,6 +41,30 @@ def test_of_after_a_negated_finding_names_what_it_is_absent_from(
     assert extract("No enhancement of the mass.").clinical == {"no:enhancement", "mass"}
 
 
+@pytest.mark.parametrize(
+    ("caption", "expected"),
+    [
+        # A new item of the ruled-out list keeps the negation through its own "of".
+        ("No oedema or areas of enhancement.", {"no:oedema", "no:enhancement"}),
+        # "foci of" only counts what follows, which is what is ruled out.
+        ("No foci of restricted diffusion.", {"no:restricted diffusion"}),
+        # Guard (passed before): a term after the coordinator, then "of", names the place.
+        (
+            "No haemorrhage or restricted diffusion of the mass.",
+            {"no:haemorrhage", "no:restricted diffusion", "mass"},
+        ),
+    ],
+)
+def test_of_in_a_ruled_out_list_item_keeps_the_negation(
+    extract: LexiconKeywordExtractor, caption: str, expected: set[str]
+) -> None:
+    clinical = extract(caption).clinical
+    assert expected <= clinical
+    assert not {term for term in expected if term.startswith("no:")} & {
+        f"no:{term}" for term in clinical if not term.startswith("no:")
+    }, clinical
+
+
 def test_evidence_against_a_finding_negates_it(extract: LexiconKeywordExtractor) -> None:
     keywords = extract("Smooth margins on SWI, arguing against haemorrhage.")
     assert "no:haemorrhage" in keywords.clinical

@@ -107,7 +107,9 @@ findings after it up to a clause boundary: ``. ; : ! ?``, a terminator
 haemorrhage and the ventricles are enlarged" only the first). Once the scope has
 negated a term, ``in``, ``within``, ``inside``, ``into`` or ``of`` ends it: what follows
 says where or of what the finding is absent ("no restricted diffusion within the cyst"
-keeps the cyst, "no enhancement of the lesion" the lesion). Hedged evidence against a
+keeps the cyst, "no enhancement of the lesion" the lesion), unless ``of`` follows a
+partitive ("no foci of restricted diffusion") or a coordinator began another item of the
+ruled-out list ("no oedema or areas of enhancement"). Hedged evidence against a
 finding negates it ("arguing against calcification", "haemorrhage is unlikely").
 A prefix
 (``non-enhancing``) negates the next term only. A post-negation (``is absent``,
@@ -209,6 +211,11 @@ _ABSENT = "absent"
 # second finding: "no restricted diffusion within the cyst", "no enhancement of the lesion"
 # rule out the restriction and the enhancement, not the cyst or the lesion.
 _PLACE_PREPOSITIONS = frozenset({"in", "within", "inside", "into", "of"})
+# ... except "of" after a word that only counts or bounds what follows: "no foci of restricted
+# diffusion" rules out the diffusion restriction itself.
+_PARTITIVES = frozenset(
+    "focus foci area areas region regions zone zones spot spots amount evidence".split()
+)
 # "without a vermis": a missing structure (agenesis), as "absent vermis" is.
 _WITHOUT = "without"
 _ARTICLES = frozenset({"a", "an"})
@@ -670,6 +677,7 @@ class LexiconKeywordExtractor:
         states_normal = False
         in_scope = False  # inside a negation trigger's scope
         negated_in_scope = False  # the scope has negated a term already
+        listing = False  # a coordinator since the scope's last negated term: a new list item
         prefix_pending = False  # "non-" waits for its term
         clause_start = 0  # index in matches where the current clause began
         referring = False  # after "above the", "remote from the": a landmark follows
@@ -737,12 +745,21 @@ class LexiconKeywordExtractor:
                     matches.append(("anatomy", "bilateral", False, phrase))
                     positions.append(index)
                 elif phrase in _CLAUSE_END:
-                    in_scope = prefix_pending = finding_in_clause = False
+                    in_scope = prefix_pending = finding_in_clause = listing = False
                     clause_start = len(matches)
                 elif phrase in (",", "and") and not starts_negatable(index + 1):
                     in_scope = False
-                elif phrase in _PLACE_PREPOSITIONS and negated_in_scope:
+                elif (
+                    phrase in _PLACE_PREPOSITIONS
+                    and negated_in_scope
+                    and not listing
+                    and not (phrase == "of" and matches and matches[-1][3] in _PARTITIVES)
+                ):
                     in_scope = False
+                elif phrase in _COORDINATORS or phrase == ",":
+                    # "no microbleeds or areas of blooming": what follows is another ruled-out
+                    # item, so its "of" does not end the negation.
+                    listing = negated_in_scope and in_scope
                 elif phrase == _SIGN and (name := _sign_name(segments, index)):
                     negated = in_scope or prefix_pending
                     negated_in_scope = negated_in_scope or (negated and in_scope)
@@ -753,7 +770,7 @@ class LexiconKeywordExtractor:
                 continue
             kind = entry.kind
             if phrase in _CLAUSE_END or kind == "terminator":
-                in_scope = prefix_pending = finding_in_clause = False
+                in_scope = prefix_pending = finding_in_clause = listing = False
                 clause_start = len(matches)
             elif phrase in (",", "and"):
                 if not starts_negatable(index + 1):
@@ -768,7 +785,7 @@ class LexiconKeywordExtractor:
                     matches.append(("finding", "agenesis", False, phrase))
                     positions.append(index)
                 else:
-                    in_scope, negated_in_scope = True, False
+                    in_scope, negated_in_scope, listing = True, False, False
             elif kind == "prefix":
                 prefix_pending = True
             elif kind == "post":
@@ -790,6 +807,7 @@ class LexiconKeywordExtractor:
                 for family, term in entry.emits:
                     negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
                     negated_in_scope = negated_in_scope or (negated and in_scope)
+                    listing = listing and not (negated and in_scope)
                     matches.append((family, term, negated, phrase))
                     positions.append(index)
                     finding_in_clause = finding_in_clause or (family, term) in self._abnormal_terms
