@@ -706,7 +706,9 @@ def test_placeholders_are_excluded_and_counted() -> None:
     # 2 scored cases (0 and 2); one hit -> top1 = top5 = 1/2.
     assert result["n_cases"] == 2
     assert result["n_cases_without_reference"] == 2
-    assert result["top1-lexicon"] == pytest.approx(0.5) and result["top5-lexicon"] == pytest.approx(0.5)
+    assert result["top1-lexicon"] == pytest.approx(0.5) and result["top5-lexicon"] == pytest.approx(
+        0.5
+    )
 
 
 def test_rows_with_a_null_or_blank_diagnosis_are_missing_ground_truth_like_placeholders() -> None:
@@ -729,7 +731,11 @@ def test_rows_with_a_null_or_blank_diagnosis_are_missing_ground_truth_like_place
 
 def test_all_placeholders_give_nan_not_zero() -> None:
     result = score_diagnosis([["glioma"]], ["Final diagnosis not found."])
-    assert result["n_cases"] == 0 and math.isnan(result["top1-lexicon"]) and math.isnan(result["top5-lexicon"])
+    assert (
+        result["n_cases"] == 0
+        and math.isnan(result["top1-lexicon"])
+        and math.isnan(result["top5-lexicon"])
+    )
 
 
 def test_only_the_first_five_count_and_truncation_is_reported() -> None:
@@ -745,9 +751,9 @@ def test_only_the_first_five_count_and_truncation_is_reported() -> None:
 
 
 def test_plain_string_prediction_is_a_one_item_list() -> None:
-    assert score_diagnosis(["GBM", "abscess"], ["Glioblastoma", "Glioma"])["top1-lexicon"] == pytest.approx(
-        0.5
-    )
+    assert score_diagnosis(["GBM", "abscess"], ["Glioblastoma", "Glioma"])[
+        "top1-lexicon"
+    ] == pytest.approx(0.5)
 
 
 def test_empty_strings_are_misses_and_never_reach_the_matcher() -> None:
@@ -837,7 +843,9 @@ def test_batch_matcher_receives_all_pairs_with_labels() -> None:
         {"case_id": "case0002", "final_diagnosis": "B"},
     ]
     result = score_diagnosis([["x", "A"], ["B"]], rows, matcher=batch)
-    assert result["top1-pairwise"] == pytest.approx(0.5) and result["top5-pairwise"] == pytest.approx(1.0)
+    assert result["top1-pairwise"] == pytest.approx(0.5) and result[
+        "top5-pairwise"
+    ] == pytest.approx(1.0)
     assert result["matcher"] == "batch test matcher"
     pairs, labels = batch.received[0]
     assert pairs == [("A", "x"), ("A", "A"), ("B", "B")]
@@ -952,7 +960,10 @@ def test_aggregate_over_all_items_equals_the_full_result() -> None:
         "top1-lexicon": full["top1-lexicon"],
         "top5-lexicon": full["top5-lexicon"],
     }
-    assert evaluation.aggregate() == {"top1-lexicon": full["top1-lexicon"], "top5-lexicon": full["top5-lexicon"]}
+    assert evaluation.aggregate() == {
+        "top1-lexicon": full["top1-lexicon"],
+        "top5-lexicon": full["top5-lexicon"],
+    }
 
 
 def test_resample_equals_the_score_of_the_repeated_list() -> None:
@@ -1090,3 +1101,36 @@ def test_a_rare_subtype_matches_its_group(
     matcher: LexiconDiagnosisMatcher, reference: str, candidate: str
 ) -> None:
     assert matcher.explain(reference, candidate).rule == "lexicon"
+
+
+# ---------------------------------------------------------------------------------------
+# Keys name the reading: the paper's top1/top5 only from the case judge (test_case_judge.py)
+# ---------------------------------------------------------------------------------------
+
+
+def test_the_lexicon_matcher_gives_top1_lexicon_never_the_paper_key() -> None:
+    result = score_diagnosis([["GBM", "abscess"], ["abscess"]], ["Glioblastoma", "Lymphoma"])
+    # case 0: GBM is glioblastoma at rank 1; case 1: no match -> 1/2 for both.
+    assert (result["top1-lexicon"], result["top5-lexicon"]) == (0.5, 0.5)
+    assert "top1" not in result and "top5" not in result
+    assert result["match_rule"] == "matcher"
+
+
+def test_a_pair_judge_or_a_function_gives_top1_pairwise() -> None:
+    class PairJudge:
+        """Answers as OpenAIChatJudge does: one verdict per distinct pair, in a batch."""
+
+        description = "LLM judge m at http://127.0.0.1:9/v1 (prompt nova-judge-2)"
+
+        def __call__(self, reference: str, candidate: str) -> bool:
+            return reference.lower() == candidate.lower()
+
+        def match_many(self, pairs, *, labels=None):
+            return [self(reference, candidate) for reference, candidate in pairs]
+
+    for matcher, rule in ((PairJudge(), "pair-judge"), (str.__eq__, "callable")):
+        result = score_diagnosis([["x", "glioma"]], ["glioma"], matcher=matcher)  # type: ignore[arg-type]
+        # rank 2 matches (case-insensitively for the judge, exactly for str.__eq__): Top-5 only.
+        assert (result["top1-pairwise"], result["top5-pairwise"]) == (0.0, 1.0)
+        assert not {"top1", "top5", "top1-lexicon", "top5-lexicon"} & set(result)
+        assert result["match_rule"] == rule

@@ -1062,10 +1062,10 @@ def render_table(report: Mapping[str, Any]) -> str:
     few = few_resamples_line(report)
     if few:
         lines.insert(0, few)
+    lines[0:0] = stand_in_lines(report)  # after METEOR's own line
     meteor = meteor_fallback_line(report)
     if meteor:
         lines.insert(0, meteor)
-    lines[0:0] = stand_in_lines(report)
     # first: answers not read at all, then tasks whose answers are mostly unusable
     lines[0:0] = [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     synthetic = synthetic_data_line(report)
@@ -1129,12 +1129,12 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     few = few_resamples_line(report)
     if few:
         lines[-2:-2] = [f"**{few}**", ""]
+    stand_ins = stand_in_lines(report)
+    if stand_ins:  # after METEOR's own line
+        lines[2:2] = [f"**{markdown_text(line)}**" for line in stand_ins] + [""]
     meteor = meteor_fallback_line(report)
     if meteor:
         lines[2:2] = [f"**{markdown_text(meteor)}**", ""]
-    stand_ins = stand_in_lines(report)
-    if stand_ins:
-        lines[2:2] = [f"**{markdown_text(line)}**" for line in stand_ins] + [""]
     unread = [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     if unread:
         lines[2:2] = [f"**{markdown_text(line)}**" for line in unread] + [""]
