@@ -1055,14 +1055,14 @@ def render_table(report: Mapping[str, Any]) -> str:
     header = f"{'task':<13} {'metric':<{width}} {'value %':>7}  " + (
         NO_INTERVALS if without_intervals(report) else f"{level}% CI"
     )
-    lines = [header, "-" * len(header)]
+    # Right above the table: its proxy keys (top1-lexicon...) are not the paper's.
+    lines = [*stand_in_lines(report), header, "-" * len(header)]
     scope = answered_only_line(report)
     if scope:
         lines.insert(0, scope)  # first, so a partial run's numbers are never read as a full one
     few = few_resamples_line(report)
     if few:
         lines.insert(0, few)
-    lines[0:0] = stand_in_lines(report)  # after METEOR's own line
     meteor = meteor_fallback_line(report)
     if meteor:
         lines.insert(0, meteor)
@@ -1130,8 +1130,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     if few:
         lines[-2:-2] = [f"**{few}**", ""]
     stand_ins = stand_in_lines(report)
-    if stand_ins:  # after METEOR's own line
-        lines[2:2] = [f"**{markdown_text(line)}**" for line in stand_ins] + [""]
+    if stand_ins:  # right above the table: its proxy keys are not the paper's
+        lines[-2:-2] = [f"**{markdown_text(line)}**" for line in stand_ins] + [""]
     meteor = meteor_fallback_line(report)
     if meteor:
         lines[2:2] = [f"**{markdown_text(meteor)}**", ""]
