@@ -191,7 +191,6 @@ def report_dict(
                 "metrics": {
                     "top1": top1,
                     "top5": min(1.0, top1 * 2),
-                    "matcher": "LLM case judge judge-model at http://127.0.0.1:1/v1 (prompt 2)",
                     "match_rule": "case-judge",
                 },
                 "confidence_intervals": {"top1": [0.0, min(1.0, top1 + 0.3)]},

@@ -58,6 +58,7 @@ from novabench.report.render import (
     TASK_ORDER,
     model_name,
     portable_bertscore_hash,
+    stand_in_lines,
     with_current_keys,
 )
 from novabench.tasks import behaviour, tasks_where
@@ -392,6 +393,17 @@ def build_leaderboard(
             "be assessed"
         )
     notes += [difference["sentence"] for difference in differences]
+    held = {
+        task: {
+            "metrics": {
+                key: None
+                for model in models
+                for key in model["tasks"].get(task, {}).get("metrics", {})
+            }
+        }
+        for task in TASK_ORDER
+    }
+    notes += stand_in_lines({"tasks": held})  # proxies (top1-lexicon...) are not the paper's
     bootstrap_note = _bootstrap_note(reports, names)
     if bootstrap_note:
         notes.append(bootstrap_note)
