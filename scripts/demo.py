@@ -149,10 +149,10 @@ def main() -> int:
     print(f"per-item tables: {out / 'items'} (images/cases .parquet and .csv)")
     print("These are floor baselines on synthetic slices: any real model should beat them.")
     captioning = json.loads(report.read_text())["tasks"].get("captioning", {}).get("metrics", {})
-    if captioning.get("ModalityF1") == 0:
+    if captioning.get("ModalityF1-lexicon") == 0:
         print(
-            "ModalityF1 is 0 by construction: the template caption names no plane or sequence "
-            "(they cannot be read off a PNG)."
+            "ModalityF1-lexicon is 0 by construction: the template caption names no plane or "
+            "sequence (they cannot be read off a PNG)."
         )
     return 0 if agree else 1
 

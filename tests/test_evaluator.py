@@ -109,9 +109,9 @@ def test_a_function_gives_the_report_nova_evaluate_gives_for_its_answers(sample_
 
     # The headline is the report's headline keys, in percent, with their intervals.
     headline = report.headline
-    top1 = headline[(headline.task == "diagnosis") & (headline.metric == "top1")].iloc[0]
-    assert top1.value == pytest.approx(100 * cli["tasks"]["diagnosis"]["metrics"]["top1"])
-    low, high = cli["tasks"]["diagnosis"]["confidence_intervals"]["top1"]
+    top1 = headline[(headline.task == "diagnosis") & (headline.metric == "top1-lexicon")].iloc[0]
+    assert top1.value == pytest.approx(100 * cli["tasks"]["diagnosis"]["metrics"]["top1-lexicon"])
+    low, high = cli["tasks"]["diagnosis"]["confidence_intervals"]["top1-lexicon"]
     assert (top1.ci_low, top1.ci_high) == pytest.approx((100 * low, 100 * high))
     assert set(headline.task) == {"localization", "captioning", "diagnosis"}
     assert "mAP@30" in report.to_text() and report.to_markdown().startswith("# NOVA evaluation")

@@ -75,7 +75,7 @@ def test_metric_copy_writes_a_loadable_folder_and_keeps_an_existing_one(
         predictions=[["glioblastoma"], ["meningioma"], ["multiple sclerosis"]],
         references=["Glioblastoma", "Multiple sclerosis", "Multiple sclerosis"],
     )
-    assert result["top1"] == pytest.approx(2 / 3)
+    assert result["top1-lexicon"] == pytest.approx(2 / 3)
 
     (copied / "nova_metric.py").write_text("# my edits\n", encoding="utf-8")
     (copied / "notes.txt").write_text("mine", encoding="utf-8")

@@ -176,5 +176,12 @@ def test_paper_keys_and_their_stand_ins_are_headline_keys(name: str) -> None:
     spec = TASKS[name]
     assert spec.paper_keys and set(spec.paper_keys) <= set(spec.headline_keys)
     for paper_key, other in spec.paper_key_stand_ins:
-        assert paper_key in spec.paper_keys and other in spec.headline_keys
+        # A key with a paper's name (a headline table key, or ModalityF1/BinaryF1, which the
+        # paper defines beside its tables) and its stand-in, both headline keys.
+        assert paper_key in spec.headline_keys and other in spec.headline_keys
         assert other not in spec.paper_keys  # another quantity, never a paper key itself
+        assert spec.stands_in_for(other) == paper_key and other in spec.stand_ins(paper_key)
+    # Every paper key of the tables that some procedure does not give has its stand-in.
+    behaviour = spec.load_behaviour()
+    for other, note in behaviour.stand_in_notes:
+        assert spec.stands_in_for(other) is not None and "paper's" in note

@@ -33,9 +33,12 @@ mAP@50:95 (image-level hit rates over all images), ACC50, TP30, FP30 and FNR aga
 the gold boxes, with COCO-exact class-agnostic average precision beside them
 (COCO-AP@30, COCO-AP@50, COCO-AP@50:95) and hit rates over images with gold (hit@30, hit@50). `captioning`: BLEU-4 (sacrebleu
 default), ROUGE-L (rouge_score), METEOR (nltk), BERTScore-F1 (bert_score), and
-keyword F1s (ClinicalF1, ModalityF1, BinaryF1) from an offline neuroradiology
-lexicon, a pluggable extractor or an LLM keyword judge. `diagnosis`: Top-1 and Top-5
-accuracy with an offline lexicon matcher or an LLM judge (per case or per pair). `all`:
+keyword F1s: the paper's ClinicalF1, ModalityF1, BinaryF1 only from an LLM keyword
+judge; an offline neuroradiology lexicon or a pluggable extractor gives the proxies
+ClinicalF1-lexicon, ModalityF1-lexicon, BinaryF1-lexicon. `diagnosis`: Top-1 and
+Top-5 accuracy: the paper's top1, top5 only from the LLM case judge; the offline lexicon
+matcher gives the proxies top1-lexicon, top5-lexicon, a per-pair judge or any other
+matcher top1-pairwise, top5-pairwise. `all`:
 the three together from per-image predictions and NOVA `images` rows. Every result is a fraction in [0, 1].
 """
 
@@ -73,12 +76,15 @@ Args:
 Returns:
     localization: mAP@30, mAP@50, mAP@50:95, ACC50, TP30, FP30, FNR, COCO-AP@30, COCO-AP@50,
         COCO-AP@50:95, hit@30, hit@50, n_images, n_true_positives_30, ...
-    captioning: BLEU-4, ROUGE-L, METEOR (or METEOR-exact+stem), BERTScore-F1, ClinicalF1, ModalityF1, BinaryF1, n_captions, ...
-    diagnosis: top1, top5, n_cases, ...
+    captioning: BLEU-4, ROUGE-L, METEOR (or METEOR-exact+stem), BERTScore-F1, ClinicalF1,
+        ModalityF1, BinaryF1 (keyword_judge; else ClinicalF1-lexicon, ModalityF1-lexicon,
+        BinaryF1-lexicon), n_captions, ...
+    diagnosis: top1, top5 (case_judge; else top1-lexicon, top5-lexicon with the default
+        matcher, top1-pairwise, top5-pairwise with another matcher), n_cases, ...
     all: {"localization": {...}, "captioning": {...}, "diagnosis": {...}}
 Examples:
     >>> nova = evaluate.load(novabench.metric_path(), "diagnosis")  # or this folder's path
-    >>> nova.compute(predictions=[["MS", "ADEM"]], references=["Multiple sclerosis"])["top1"]
+    >>> nova.compute(predictions=[["MS", "ADEM"]], references=["Multiple sclerosis"])["top1-lexicon"]
     1.0
 """
 

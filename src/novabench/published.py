@@ -37,6 +37,7 @@ __all__ = [
     "published_interval",
     "published_results",
     "published_sources",
+    "stand_in_of",
 ]
 
 
@@ -218,7 +219,9 @@ def published_beside(
     """The published figures of the tasks and metrics a report scores, with their intervals.
 
     Intervals use the report's own bootstrap settings (resamples, confidence, seed); a
-    report scored without resamples gets none.
+    report scored without resamples gets none. A paper key the report holds only a
+    stand-in for (``top1-lexicon`` for ``top1``: another quantity) keeps its figures here;
+    :func:`stand_in_of` names the stand-in so every rendering marks them not comparable.
 
     Example:
         >>> report = {"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}}
@@ -231,7 +234,7 @@ def published_beside(
     for task, section in (report.get("tasks") or {}).items():
         metrics = (section or {}).get("metrics") or {}
         for result in published_results(task):
-            if result.metric not in metrics:
+            if result.metric not in metrics and stand_in_of(report, result) is None:
                 continue
             interval = (
                 published_interval(
@@ -245,6 +248,27 @@ def published_beside(
             )
             rows.append((result, interval))
     return rows
+
+
+def stand_in_of(report: Mapping[str, Any], result: PublishedResult) -> str | None:
+    """The report's key standing in for a published figure's paper key, or None.
+
+    None when the report holds the paper key itself (comparable kinds) or no stand-in of it.
+
+    Example:
+        >>> result = published_results("diagnosis", "top1")[0]
+        >>> stand_in_of({"tasks": {"diagnosis": {"metrics": {"top1-lexicon": 0.3}}}}, result)
+        'top1-lexicon'
+        >>> stand_in_of({"tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}}, result) is None
+        True
+    """
+    from novabench import registry
+
+    metrics = (((report.get("tasks") or {}).get(result.task) or {}).get("metrics")) or {}
+    spec = registry.TASKS.get(result.task)
+    if result.metric in metrics or spec is None:
+        return None
+    return next((key for key in spec.stand_ins(result.metric) if key in metrics), None)
 
 
 #: What every rendering of published figures says about them.
@@ -264,6 +288,9 @@ def _figure(result: PublishedResult, interval: tuple[float, float] | None) -> st
 def published_rows(report: Mapping[str, Any]) -> list[list[str]]:
     """Table rows (task, metric, model, value with interval, n, source) for a report's metrics.
 
+    A figure shown beside a stand-in says so in its metric cell: ``top1 (not comparable with
+    this report's top1-lexicon)``.
+
     Example:
         >>> report = {"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}}
         >>> published_rows(report)
@@ -273,10 +300,14 @@ def published_rows(report: Mapping[str, Any]) -> list[list[str]]:
     rows = []
     for result, interval in published_beside(report):
         source = sources[result.source]
+        stand_in = stand_in_of(report, result)
+        metric = result.metric
+        if stand_in is not None:
+            metric += f" (not comparable with this report's {stand_in})"
         rows.append(
             [
                 result.task,
-                result.metric,
+                metric,
                 result.model,
                 _figure(result, interval),
                 "not stated" if result.n is None else str(result.n),

@@ -76,7 +76,10 @@ class TaskSpec:
             HTML report's headline table shows these first ("More measures" the rest).
         paper_key_stand_ins: ``(paper key, other key)`` pairs: when a report lacks the paper
             key, it may hold the other one instead (a different quantity, shown under its
-            own name, never relabelled): ``METEOR-exact+stem`` where WordNet is missing.
+            own name, never relabelled, never compared with the paper's figures as one):
+            ``METEOR-exact+stem`` where WordNet is missing, the ``-lexicon`` keyword F1s
+            without the keyword judge, ``top1-lexicon`` / ``top1-pairwise`` (and Top-5's)
+            without the case judge. A paper key may have several.
         parse_statuses: every status a parsed answer of this task can carry.
         failure_statuses: the statuses meaning "nothing usable was read".
         lower_is_better: the metric keys where a lower value is the better one (error
@@ -124,6 +127,24 @@ class TaskSpec:
             ('raw_boxes', 'boxes', 'scores', 'input_size')
         """
         return (self.raw_field, self.answer_field, *self.extra_fields)
+
+    def stand_ins(self, paper_key: str) -> tuple[str, ...]:
+        """The keys that may stand where the paper's ``paper_key`` is missing (other quantities).
+
+        Example:
+            >>> TASKS["diagnosis"].stand_ins("top1")
+            ('top1-lexicon', 'top1-pairwise')
+        """
+        return tuple(other for key, other in self.paper_key_stand_ins if key == paper_key)
+
+    def stands_in_for(self, key: str) -> str | None:
+        """The paper key ``key`` stands in for, or None when it is no stand-in.
+
+        Example:
+            >>> TASKS["captioning"].stands_in_for("ClinicalF1-lexicon"), TASKS["captioning"].stands_in_for("ROUGE-L")
+            ('ClinicalF1', None)
+        """
+        return next((paper for paper, other in self.paper_key_stand_ins if other == key), None)
 
     def load_parser(self) -> Callable[..., Any]:
         """Import and return the task's parser.
@@ -248,14 +269,23 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "METEOR-exact+stem",
                 "BERTScore-F1",
                 "ClinicalF1",
+                "ClinicalF1-lexicon",
                 "ModalityF1",
+                "ModalityF1-lexicon",
                 "BinaryF1",
+                "BinaryF1-lexicon",
             ),
             parse_statuses=("ok", "empty", "unparseable", TOO_LONG),
             failure_statuses=_FAILURES,
             behaviour="novabench.tasks.captioning:BEHAVIOUR",
             paper_keys=("BLEU-4", "METEOR", "ClinicalF1"),
-            paper_key_stand_ins=(("METEOR", "METEOR-exact+stem"),),
+            # Without WordNet / without the keyword judge: other quantities, other names.
+            paper_key_stand_ins=(
+                ("METEOR", "METEOR-exact+stem"),
+                ("ClinicalF1", "ClinicalF1-lexicon"),
+                ("ModalityF1", "ModalityF1-lexicon"),
+                ("BinaryF1", "BinaryF1-lexicon"),
+            ),
         ),
         "diagnosis": TaskSpec(
             name="diagnosis",
@@ -270,7 +300,16 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             parser="novabench.run.parsers:parse_diagnoses",
             scorer="novabench.metrics.diagnosis:prepare_diagnosis",
             metric_options=("matcher", "case_judge", "contexts"),
-            headline_keys=("top1", "top5"),
+            # top1/top5 only from the case judge (the paper's procedure); the lexicon matcher
+            # and pair judges give their own keys.
+            headline_keys=(
+                "top1",
+                "top1-lexicon",
+                "top1-pairwise",
+                "top5",
+                "top5-lexicon",
+                "top5-pairwise",
+            ),
             parse_statuses=(
                 "ok",
                 "partial",
@@ -283,6 +322,12 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             failure_statuses=_FAILURES,
             behaviour="novabench.tasks.diagnosis:BEHAVIOUR",
             paper_keys=("top1", "top5"),
+            paper_key_stand_ins=(
+                ("top1", "top1-lexicon"),
+                ("top1", "top1-pairwise"),
+                ("top5", "top5-lexicon"),
+                ("top5", "top5-pairwise"),
+            ),
         ),
     }
 )

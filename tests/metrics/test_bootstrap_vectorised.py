@@ -391,10 +391,10 @@ def test_aggregate_resamples_refuses_an_index_past_either_end(family, index) -> 
 def test_single_items_score_what_they_hold() -> None:
     evaluations = _three_item_evaluations()
     diagnosis, localization = evaluations["diagnosis"], evaluations["localization"]
-    assert [diagnosis.aggregate(np.array([i]))["top1"] for i in range(3)] == [1.0, 0.0, 0.0]
+    assert [diagnosis.aggregate(np.array([i]))["top1-lexicon"] for i in range(3)] == [1.0, 0.0, 0.0]
     assert [localization.aggregate(np.array([i]))["mAP@30"] for i in range(3)] == [1.0, 0.0, 0.0]
     # The last item drawn twice and the first once: 1 hit in 3 draws.
-    assert diagnosis.aggregate(np.array([0, 2, 2]))["top1"] == pytest.approx(1 / 3)
+    assert diagnosis.aggregate(np.array([0, 2, 2]))["top1-lexicon"] == pytest.approx(1 / 3)
     assert localization.aggregate(np.array([0, 2, 2]))["mAP@50"] == pytest.approx(1 / 3)
 
 
@@ -405,7 +405,10 @@ def test_a_one_item_bootstrap_is_that_item_not_nan() -> None:
     box = [10.0, 10.0, 20.0, 20.0]
     diagnosis = prepare_diagnosis([["glioma"]], ["glioma"])
     localization = prepare_localization([{"boxes": [box]}], [{"boxes": [box]}])
-    assert bootstrap_confidence_intervals(diagnosis, n_resamples=50, seed=1)["top1"] == (1.0, 1.0)
+    assert bootstrap_confidence_intervals(diagnosis, n_resamples=50, seed=1)["top1-lexicon"] == (
+        1.0,
+        1.0,
+    )
     intervals = bootstrap_confidence_intervals(localization, n_resamples=50, seed=1)
     assert intervals["mAP@30"] == (1.0, 1.0)
     assert intervals["FP30"] == (0.0, 0.0)

@@ -68,10 +68,10 @@ def score_table(averaging: str) -> dict:
 
 def test_keyword_f1_sample_average_by_hand():
     result = score_table("sample")
-    assert result["ClinicalF1"] == pytest.approx((4 / 6 + 2 / 5) / 2)
-    assert result["ModalityF1"] == pytest.approx((2 / 3 + 0) / 2)
+    assert result["ClinicalF1-lexicon"] == pytest.approx((4 / 6 + 2 / 5) / 2)
+    assert result["ModalityF1-lexicon"] == pytest.approx((2 / 3 + 0) / 2)
     # Every modality keyword here is one of the ten.
-    assert result["SequencePlaneF1"] == result["ModalityF1"]
+    assert result["SequencePlaneF1"] == result["ModalityF1-lexicon"]
     assert result["n_pairs_without_clinical_keywords"] == 1
     assert result["n_pairs_without_modality_keywords"] == 1
     assert result["keyword_averaging"] == "sample"
@@ -79,8 +79,8 @@ def test_keyword_f1_sample_average_by_hand():
 
 def test_keyword_f1_micro_average_by_hand():
     result = score_table("micro")
-    assert result["ClinicalF1"] == pytest.approx(6 / 11)
-    assert result["ModalityF1"] == pytest.approx(0.5)
+    assert result["ClinicalF1-lexicon"] == pytest.approx(6 / 11)
+    assert result["ModalityF1-lexicon"] == pytest.approx(0.5)
     assert result["keyword_averaging"] == "micro"
 
 
@@ -95,7 +95,7 @@ def test_binary_f1_by_hand_with_an_undecided_prediction_and_reference():
     # Abnormal is the positive class: TP 2, FP 0, FN 0 -> 1. The undecided prediction of a normal
     # reference costs nothing (it is not a positive); the old macro average gave 0.5 here.
     result = score_table("sample")
-    assert result["BinaryF1"] == 1.0
+    assert result["BinaryF1-lexicon"] == 1.0
     assert result["n_pairs_without_reference_label"] == 0
     assert result["n_predictions_without_label"] == 1
     # An undecided prediction of an abnormal reference is a false negative: TP 1, FN 1 -> 2/3.
@@ -171,8 +171,8 @@ def test_paper_modality_split_by_hand():
         exclude=("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"),
         keyword_extractor=TableExtractor(table),
     )
-    assert result["ModalityF1"] == 1.0
-    assert result["ClinicalF1"] == pytest.approx(2 / 5)
+    assert result["ModalityF1-lexicon"] == 1.0
+    assert result["ClinicalF1-lexicon"] == pytest.approx(2 / 5)
     assert result["SequencePlaneF1"] == pytest.approx(2 / 5)
     assert result["n_pairs_without_sequence_plane_keywords"] == 0
 
@@ -194,9 +194,9 @@ def test_lexicon_modality_terms_map_onto_the_paper_set():
         ["Axial ADC map: restricted diffusion."],
         exclude=("BLEU-4", "ROUGE-L", "METEOR", "BERTScore-F1"),
     )
-    assert result["ModalityF1"] == pytest.approx(2 / 3)  # R {axial} P {axial, dwi}
+    assert result["ModalityF1-lexicon"] == pytest.approx(2 / 3)  # R {axial} P {axial, dwi}
     # R {restricted diffusion, adc} P {restricted diffusion}
-    assert result["ClinicalF1"] == pytest.approx(2 / 3)
+    assert result["ClinicalF1-lexicon"] == pytest.approx(2 / 3)
     assert result["SequencePlaneF1"] == pytest.approx(2 / 4)  # R {axial, adc} P {axial, dwi}
 
 
@@ -204,8 +204,9 @@ def test_full_result_keys_and_parity_with_reference_libraries():
     predictions, references = random_caption_pairs(60, seed=3)
     result = score_captioning(predictions, references, exclude=NO_BERT, meteor="exact+stem")
     assert set(result) == {
-        "BLEU-4", "ROUGE-L", "METEOR-exact+stem", "ClinicalF1", "ModalityF1", "BinaryF1", "SequencePlaneF1",
-        "n_captions", "METEOR_variant", "keyword_averaging", "keyword_extractor",
+        "BLEU-4", "ROUGE-L", "METEOR-exact+stem", "ClinicalF1-lexicon", "ModalityF1-lexicon",
+        "BinaryF1-lexicon", "SequencePlaneF1",
+        "n_captions", "METEOR_variant", "keyword_averaging", "keyword_extractor", "keyword_source",
         "n_pairs_without_clinical_keywords",
         "n_pairs_without_modality_keywords", "n_pairs_without_sequence_plane_keywords",
         "n_pairs_without_reference_label", "n_predictions_without_label",
@@ -224,7 +225,7 @@ def test_full_result_keys_and_parity_with_reference_libraries():
     pairs = [(extract(p), extract(r)) for p, r in zip(predictions, references)]
     # The paper's split: ModalityF1 on its ten terms only, ClinicalF1 on the rest.
     splits = [(paper_keyword_split(p), paper_keyword_split(r)) for p, r in pairs]
-    for name, family in (("ClinicalF1", "clinical"), ("ModalityF1", "modality")):
+    for name, family in (("ClinicalF1-lexicon", "clinical"), ("ModalityF1-lexicon", "modality")):
         sets = [(p[family], r[family]) for p, r in splits]
         scores = [2 * len(p & r) / (len(p) + len(r)) for p, r in sets if p or r]
         assert len(scores) > 30, name  # the random captions do carry keywords
@@ -235,7 +236,7 @@ def test_full_result_keys_and_parity_with_reference_libraries():
     labelled = [(r.abnormal, p.abnormal is True) for p, r in pairs if r.abnormal is not None]
     y_true, y_pred = [t for t, _ in labelled], [q for _, q in labelled]
     expected_binary = f1_score(y_true, y_pred, pos_label=True, zero_division=np.nan)
-    assert result["BinaryF1"] == pytest.approx(expected_binary, abs=1e-12)
+    assert result["BinaryF1-lexicon"] == pytest.approx(expected_binary, abs=1e-12)
     assert result["n_pairs_without_reference_label"] == 60 - len(labelled)
 
 
@@ -248,8 +249,11 @@ def test_exclude_leaves_metrics_absent(excluded):
         assert name not in result
     # "METEOR" in exclude leaves METEOR out in either reading; the wordnet one is not asked.
     meteor_out = {"METEOR", "METEOR-exact+stem"} if "METEOR" in excluded else {"METEOR"}
-    for name in set(METRIC_NAMES) - set(excluded) - {"BERTScore-F1"} - meteor_out:
+    # Without a keyword judge the keyword F1s are the lexicon's: the paper's keys never appear.
+    paper_keywords = {"ClinicalF1", "ModalityF1", "BinaryF1"}
+    for name in set(METRIC_NAMES) - set(excluded) - {"BERTScore-F1"} - meteor_out - paper_keywords:
         assert name in result
+    assert not paper_keywords & set(result)
     assert ("METEOR_variant" in result) == ("METEOR" not in excluded)
     assert "BERTScore_hash" not in result
 
@@ -385,13 +389,13 @@ def test_no_caption_pair_at_all_gives_nan_like_the_other_tasks():
             "BLEU-4",
             "ROUGE-L",
             "METEOR-exact+stem",
-            "ClinicalF1",
-            "ModalityF1",
-            "BinaryF1",
+            "ClinicalF1-lexicon",
+            "ModalityF1-lexicon",
+            "BinaryF1-lexicon",
             "SequencePlaneF1",
         )
     )
-    assert math.isnan(score_diagnosis([], [])["top1"])
+    assert math.isnan(score_diagnosis([], [])["top1-lexicon"])
     with pytest.warns(UserWarning):  # no gold box at all
         assert math.isnan(score_localization([], [])["COCO-AP@30"])
     # An empty resample of a non-empty evaluation is NaN too, not a crash.
@@ -405,4 +409,17 @@ def test_per_pair_keyword_f1_of_a_partial_match() -> None:
     evaluation = prepare_captioning(
         ["Axial FLAIR image."], ["Axial T2 image."], exclude=["BERTScore-F1", "METEOR"]
     )
-    assert evaluation.per_pair()["ModalityF1"] == [0.5]
+    assert evaluation.per_pair()["ModalityF1-lexicon"] == [0.5]
+
+
+def test_excluding_a_paper_keyword_key_leaves_out_its_lexicon_reading_too():
+    result = score_captioning(
+        ["Axial T2: a cyst."], ["Axial T2: a small cyst."], exclude=["ClinicalF1", "BERTScore-F1"]
+    )
+    assert "ClinicalF1-lexicon" not in result and "ClinicalF1" not in result
+    assert "ModalityF1-lexicon" in result and "BinaryF1-lexicon" in result
+    only_lexicon = score_captioning(
+        ["Axial T2: a cyst."], ["Axial T2: a cyst."], exclude=["ModalityF1-lexicon", "BERTScore-F1"]
+    )
+    assert "ModalityF1-lexicon" not in only_lexicon and "ClinicalF1-lexicon" in only_lexicon
+    assert only_lexicon["keyword_source"] == "extractor"

@@ -136,7 +136,7 @@ def test_keyword_averaging_is_reported_only_when_a_keyword_f1_ran() -> None:
         ["Axial T2: a cyst."],
         exclude=[*NOT_KEYWORDS, "ClinicalF1", "ModalityF1", "SequencePlaneF1"],
     )
-    assert "BinaryF1" in binary_only and "keyword_averaging" not in binary_only
+    assert "BinaryF1-lexicon" in binary_only and "keyword_averaging" not in binary_only
     clinical_only = score_captioning(
         ["Axial T2: cyst."],
         ["Axial T2: a cyst."],
@@ -172,7 +172,7 @@ def test_a_single_resample_of_many_pairs_adds_keyword_f1s_left_to_right() -> Non
         drawn = rng.integers(0, 240, size=240)
         one = evaluation.aggregate(drawn)
         many = evaluation.aggregate_resamples(drawn[None, :])
-        for name in ("ClinicalF1", "ModalityF1", "SequencePlaneF1"):
+        for name in ("ClinicalF1-lexicon", "ModalityF1-lexicon", "SequencePlaneF1"):
             assert many[name].tolist() == [one[name]], name
 
 

@@ -45,6 +45,20 @@ def test_slot_three_is_top5_only_and_one_request_carries_all_five(server) -> Non
     assert "Reference diagnosis: Glioblastoma" in text
 
 
+def test_the_case_judge_alone_gives_the_paper_keys_top1_and_top5(server) -> None:
+    # One case judged slot 3 (Top-5 only), the other slot 1 (Top-1 and Top-5); both cases hold
+    # five predictions, so whichever case a reply reaches first the counts are the same.
+    server.script.extend(
+        [Reply(content='{"matched_slot": 3}'), Reply(content='{"matched_slot": 1}')]
+    )
+    result = score_diagnosis(
+        [FIVE, list(reversed(FIVE))], ["Glioblastoma", "Glioblastoma"], case_judge=_judge(server)
+    )
+    assert (result["top1"], result["top5"]) == (0.5, 1.0)  # 1 of 2; 2 of 2
+    assert result["match_rule"] == "case-judge"
+    assert not any(key.startswith(("top1-", "top5-")) for key in result)
+
+
 def test_slot_one_and_null(server) -> None:
     server.script.extend(
         [Reply(content='{"matched_slot": 1}'), Reply(content='{"matched_slot": null}')]

@@ -656,8 +656,8 @@ def test_top1_top5_hand_computation() -> None:
     references = ["Glioblastoma", "Primary CNS lymphoma", "Susac syndrome", "Krabbe disease"]
     result = score_diagnosis(predictions, references)
     # top1 = 1 hit / 4 cases = 0.25; top5 = 2 hits (cases 0 and 1) / 4 = 0.5
-    assert result["top1"] == pytest.approx(1 / 4)
-    assert result["top5"] == pytest.approx(2 / 4)
+    assert result["top1-lexicon"] == pytest.approx(1 / 4)
+    assert result["top5-lexicon"] == pytest.approx(2 / 4)
     assert result["n_cases"] == 4
     assert result["n_empty_predictions"] == 1
     assert result["n_cases_without_reference"] == 0
@@ -689,8 +689,8 @@ def test_top1_top5_hand_computation_with_hedges_and_negations() -> None:
     result = evaluation.result()
     # top1: cases 4 and 5 -> 2/7; top5: cases 0, 3, 4, 5 and 6 -> 5/7.
     # (Counting hedged and negated mentions as hits, as before, gave 7/7 for both.)
-    assert result["top1"] == pytest.approx(2 / 7)
-    assert result["top5"] == pytest.approx(5 / 7)
+    assert result["top1-lexicon"] == pytest.approx(2 / 7)
+    assert result["top5-lexicon"] == pytest.approx(5 / 7)
     assert result["n_cases"] == 7
 
 
@@ -706,7 +706,9 @@ def test_placeholders_are_excluded_and_counted() -> None:
     # 2 scored cases (0 and 2); one hit -> top1 = top5 = 1/2.
     assert result["n_cases"] == 2
     assert result["n_cases_without_reference"] == 2
-    assert result["top1"] == pytest.approx(0.5) and result["top5"] == pytest.approx(0.5)
+    assert result["top1-lexicon"] == pytest.approx(0.5) and result["top5-lexicon"] == pytest.approx(
+        0.5
+    )
 
 
 def test_rows_with_a_null_or_blank_diagnosis_are_missing_ground_truth_like_placeholders() -> None:
@@ -721,7 +723,7 @@ def test_rows_with_a_null_or_blank_diagnosis_are_missing_ground_truth_like_place
     ]
     result = score_diagnosis(predictions, references)
     assert result["n_cases"] == 1 and result["n_cases_without_reference"] == 2
-    assert result["top1"] == 1.0
+    assert result["top1-lexicon"] == 1.0
     evaluation = prepare_diagnosis(predictions, references)
     assert [case.has_reference for case in evaluation.cases] == [True, False, False]
     assert evaluation.cases[1].case_id == "case0002"
@@ -729,15 +731,19 @@ def test_rows_with_a_null_or_blank_diagnosis_are_missing_ground_truth_like_place
 
 def test_all_placeholders_give_nan_not_zero() -> None:
     result = score_diagnosis([["glioma"]], ["Final diagnosis not found."])
-    assert result["n_cases"] == 0 and math.isnan(result["top1"]) and math.isnan(result["top5"])
+    assert (
+        result["n_cases"] == 0
+        and math.isnan(result["top1-lexicon"])
+        and math.isnan(result["top5-lexicon"])
+    )
 
 
 def test_only_the_first_five_count_and_truncation_is_reported() -> None:
     six = ["a", "b", "c", "d", "e", "Glioblastoma"]
     result = score_diagnosis([six, six[:5], ["GBM"] * 7], ["Glioblastoma"] * 3)
     # case 0: the hit is 6th -> not counted; case 1: no hit; case 2: hit at rank 1.
-    assert result["top5"] == pytest.approx(1 / 3)
-    assert result["top1"] == pytest.approx(1 / 3)
+    assert result["top5-lexicon"] == pytest.approx(1 / 3)
+    assert result["top1-lexicon"] == pytest.approx(1 / 3)
     assert result["n_predictions_truncated"] == 2
     evaluation = prepare_diagnosis([six], ["Glioblastoma"])
     assert evaluation.cases[0].predictions == tuple(six[:5])
@@ -745,9 +751,9 @@ def test_only_the_first_five_count_and_truncation_is_reported() -> None:
 
 
 def test_plain_string_prediction_is_a_one_item_list() -> None:
-    assert score_diagnosis(["GBM", "abscess"], ["Glioblastoma", "Glioma"])["top1"] == pytest.approx(
-        0.5
-    )
+    assert score_diagnosis(["GBM", "abscess"], ["Glioblastoma", "Glioma"])[
+        "top1-lexicon"
+    ] == pytest.approx(0.5)
 
 
 def test_empty_strings_are_misses_and_never_reach_the_matcher() -> None:
@@ -812,7 +818,7 @@ def test_custom_matcher_and_description() -> None:
         return reference == candidate
 
     result = score_diagnosis([["Glioma"], ["glioma"]], ["Glioma", "Glioma"], matcher=same_text)
-    assert result["top1"] == pytest.approx(0.5)
+    assert result["top1-pairwise"] == pytest.approx(0.5)
     assert result["matcher"] == "callable test_custom_matcher_and_description.<locals>.same_text"
     assert describe_matcher(LexiconDiagnosisMatcher()) == LexiconDiagnosisMatcher().description
 
@@ -837,7 +843,9 @@ def test_batch_matcher_receives_all_pairs_with_labels() -> None:
         {"case_id": "case0002", "final_diagnosis": "B"},
     ]
     result = score_diagnosis([["x", "A"], ["B"]], rows, matcher=batch)
-    assert result["top1"] == pytest.approx(0.5) and result["top5"] == pytest.approx(1.0)
+    assert result["top1-pairwise"] == pytest.approx(0.5) and result[
+        "top5-pairwise"
+    ] == pytest.approx(1.0)
     assert result["matcher"] == "batch test matcher"
     pairs, labels = batch.received[0]
     assert pairs == [("A", "x"), ("A", "A"), ("B", "B")]
@@ -913,7 +921,7 @@ def test_matcher_must_return_bool_and_be_callable() -> None:
 
 def test_numpy_bools_are_accepted() -> None:
     result = score_diagnosis([["a"]], ["a"], matcher=lambda r, c: np.bool_(r == c))  # type: ignore[arg-type, return-value]
-    assert result["top1"] == 1.0
+    assert result["top1-pairwise"] == 1.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -949,10 +957,13 @@ def test_aggregate_over_all_items_equals_the_full_result() -> None:
     evaluation = prepare_diagnosis(predictions, references)
     full = score_diagnosis(predictions, references)
     assert evaluation.aggregate(np.arange(evaluation.n_items)) == {
-        "top1": full["top1"],
-        "top5": full["top5"],
+        "top1-lexicon": full["top1-lexicon"],
+        "top5-lexicon": full["top5-lexicon"],
     }
-    assert evaluation.aggregate() == {"top1": full["top1"], "top5": full["top5"]}
+    assert evaluation.aggregate() == {
+        "top1-lexicon": full["top1-lexicon"],
+        "top5-lexicon": full["top5-lexicon"],
+    }
 
 
 def test_resample_equals_the_score_of_the_repeated_list() -> None:
@@ -965,7 +976,7 @@ def test_resample_equals_the_score_of_the_repeated_list() -> None:
         [predictions[i] for i in positions], [references[i] for i in positions]
     )
     assert evaluation.aggregate(indices) == pytest.approx(
-        {"top1": repeated["top1"], "top5": repeated["top5"]}
+        {"top1-lexicon": repeated["top1-lexicon"], "top5-lexicon": repeated["top5-lexicon"]}
     )
 
 
@@ -1090,3 +1101,36 @@ def test_a_rare_subtype_matches_its_group(
     matcher: LexiconDiagnosisMatcher, reference: str, candidate: str
 ) -> None:
     assert matcher.explain(reference, candidate).rule == "lexicon"
+
+
+# ---------------------------------------------------------------------------------------
+# Keys name the reading: the paper's top1/top5 only from the case judge (test_case_judge.py)
+# ---------------------------------------------------------------------------------------
+
+
+def test_the_lexicon_matcher_gives_top1_lexicon_never_the_paper_key() -> None:
+    result = score_diagnosis([["GBM", "abscess"], ["abscess"]], ["Glioblastoma", "Lymphoma"])
+    # case 0: GBM is glioblastoma at rank 1; case 1: no match -> 1/2 for both.
+    assert (result["top1-lexicon"], result["top5-lexicon"]) == (0.5, 0.5)
+    assert "top1" not in result and "top5" not in result
+    assert result["match_rule"] == "matcher"
+
+
+def test_a_pair_judge_or_a_function_gives_top1_pairwise() -> None:
+    class PairJudge:
+        """Answers as OpenAIChatJudge does: one verdict per distinct pair, in a batch."""
+
+        description = "LLM judge m at http://127.0.0.1:9/v1 (prompt nova-judge-2)"
+
+        def __call__(self, reference: str, candidate: str) -> bool:
+            return reference.lower() == candidate.lower()
+
+        def match_many(self, pairs, *, labels=None):
+            return [self(reference, candidate) for reference, candidate in pairs]
+
+    for matcher, rule in ((PairJudge(), "pair-judge"), (str.__eq__, "callable")):
+        result = score_diagnosis([["x", "glioma"]], ["glioma"], matcher=matcher)  # type: ignore[arg-type]
+        # rank 2 matches (case-insensitively for the judge, exactly for str.__eq__): Top-5 only.
+        assert (result["top1-pairwise"], result["top5-pairwise"]) == (0.0, 1.0)
+        assert not {"top1", "top5", "top1-lexicon", "top5-lexicon"} & set(result)
+        assert result["match_rule"] == rule

@@ -299,7 +299,9 @@ def test_scoring_with_the_judge_and_its_cache(server: JudgeServer, tmp_path: Pat
     first = score_diagnosis(PREDICTIONS, REFERENCES, matcher=judge)
     # case 0 hits at rank 1 (GBM); case 1 hits at rank 3 (PCNSL); case 2 has no reference.
     # top1 = 1/2, top5 = 2/2; five distinct pairs are judged (the placeholder case sends none).
-    assert first["top1"] == pytest.approx(0.5) and first["top5"] == pytest.approx(1.0)
+    # A pair judge is not the paper's one call per case: its own keys.
+    assert first["top1-pairwise"] == pytest.approx(0.5)
+    assert first["top5-pairwise"] == pytest.approx(1.0)
     assert first["n_cases"] == 2 and first["n_cases_without_reference"] == 1
     assert first["matcher"] == judge.description
     assert len(server.requests) == 5
@@ -431,7 +433,7 @@ def test_cached_judge_wraps_any_callable(tmp_path: Path) -> None:
     judge = CachedJudge(lowercase_equal, tmp_path, identity="lowercase-v1")
     result = score_diagnosis([["glioma", "x"], ["Lymphoma"]], ["Glioma", "lymphoma"], matcher=judge)
     # both cases hit at rank 1 -> top1 = 2/2
-    assert result["top1"] == 1.0 and len(calls) == 3
+    assert result["top1-pairwise"] == 1.0 and len(calls) == 3
     again = CachedJudge(lowercase_equal, tmp_path, identity="lowercase-v1")
     assert score_diagnosis(
         [["glioma", "x"], ["Lymphoma"]], ["Glioma", "lymphoma"], matcher=again

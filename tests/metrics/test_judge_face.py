@@ -49,7 +49,7 @@ def test_diagnosis_face_with_the_case_judge(server: FakeOpenAIServer) -> None:
     )
     # Slots 1, 2, none; the empty list is a miss never sent: top1 1/4, top5 2/4.
     assert result["top1"] == 0.25 and result["top5"] == 0.5
-    assert result["matcher"] == judge.description
+    assert result["matcher"] == judge.description and "top1-lexicon" not in result
     assert server.n_requests == 3 and judge.stats.calls == 3
 
 
@@ -153,7 +153,7 @@ def test_all_face_refuses_two_histories_for_one_case(server: FakeOpenAIServer) -
     result = evaluate.load(MODULE, "all").compute(
         predictions=predictions, references=rows, exclude=KEYWORDS_ONLY
     )
-    assert result["diagnosis"]["top1"] == 1.0
+    assert result["diagnosis"]["top1-lexicon"] == 1.0
 
 
 def test_plain_all_task_passes_the_rows_clinical_history(server: FakeOpenAIServer) -> None:

@@ -103,6 +103,8 @@ def test_an_endpoint_means_the_case_judge_and_the_report_records_both_judges(
     diagnosis = report["tasks"]["diagnosis"]
     # Every case answered slot 1 by the judge (the lexicon would match none of "anything").
     assert diagnosis["metrics"]["top1"] == 1.0 and diagnosis["metrics"]["n_cases"] == n_cases
+    # The case judge is the paper's procedure: its keys alone, no proxy beside them.
+    assert not any(key.startswith(("top1-", "top5-")) for key in diagnosis["metrics"])
     judge = diagnosis["judge"]
     assert judge["kind"] == "case" and judge["model"] == "judge-model"
     assert judge["prompt_version"] == "nova-case-judge-2"
@@ -177,7 +179,8 @@ def test_pair_mode_and_lexicon_mode(
     assert judge["kind"] == "pair" and judge["prompt_version"] == "nova-diagnosis-judge-1"
     # Two distinct predictions per case, each a pair of its own.
     assert judge["stats"]["calls"] == 2 * scored_cases(sample_release)
-    assert report["tasks"]["diagnosis"]["metrics"]["top1"] == 1.0
+    assert report["tasks"]["diagnosis"]["metrics"]["top1-pairwise"] == 1.0
+    assert "top1" not in report["tasks"]["diagnosis"]["metrics"]
 
     # Lexicon mode with the keyword judge: the endpoint serves the captions only.
     code, report = evaluate(
@@ -191,7 +194,10 @@ def test_pair_mode_and_lexicon_mode(
     )
     assert code == 0
     assert "judge" not in report["tasks"]["diagnosis"]
-    assert report["tasks"]["diagnosis"]["metrics"]["top1"] == 0.0  # "anything" matches nothing
+    # "anything" matches nothing; the lexicon's reading under its own key.
+    assert report["tasks"]["diagnosis"]["metrics"]["top1-lexicon"] == 0.0
+    assert "top1" not in report["tasks"]["diagnosis"]["metrics"]
+    assert report["tasks"]["captioning"]["metrics"]["ClinicalF1"] == 1.0  # the keyword judge's
     assert report["tasks"]["captioning"]["judge"]["kind"] == "keyword"
 
 

@@ -84,6 +84,9 @@ def test_scores_from_the_judge_keywords_by_hand(server) -> None:
     # Labels: R abnormal, normal; P abnormal, abnormal -> TP 1, FP 1, FN 0: 2/(2+1+0).
     assert result["BinaryF1"] == pytest.approx(2 / 3)
     assert result["keyword_extractor"].startswith("LLM keyword judge judge-model")
+    # The paper's keys only with the judge: no lexicon reading beside them.
+    assert result["keyword_source"] == "judge"
+    assert not any(key.endswith("-lexicon") for key in result)
     # One request per pair, both captions in it.
     assert server.n_requests == 2
     for body in server.bodies:

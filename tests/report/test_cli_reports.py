@@ -144,8 +144,8 @@ def test_compare_writes_markdown_and_html_naming_both_models(
     comparison = json.loads(out.read_text())
     text = markdown.read_text()
     assert text.splitlines()[0] == "# NOVA comparison: oracle\\|v1 (A) vs baseline:floor (B)"
-    top1 = comparison["tasks"]["diagnosis"]["top1"]
-    row = f"| diagnosis | top1 | {100 * top1['a']:.1f} | {100 * top1['b']:.1f} |"
+    top1 = comparison["tasks"]["diagnosis"]["top1-lexicon"]
+    row = f"| diagnosis | top1-lexicon | {100 * top1['a']:.1f} | {100 * top1['b']:.1f} |"
     assert row in text
     html_text = page.read_text()
     assert "<title>NOVA comparison: oracle|v1 vs baseline:floor</title>" in html_text

@@ -54,7 +54,12 @@ def test_report_aggregates_are_recomputable_from_the_tables(scored) -> None:  # 
     images, cases = tables.images, tables.cases
     release = scored.release
     assert list(images.columns[: len(IMAGE_COLUMNS) - 4]) == list(IMAGE_COLUMNS[:-4])
-    assert set(IMAGE_COLUMNS) <= set(images.columns) and list(cases.columns) == list(CASE_COLUMNS)
+    # The hit columns carry the report's keys: the lexicon matcher's reading here.
+    expected_cases = [
+        {"top1": "top1-lexicon", "top5": "top5-lexicon"}.get(c, c) for c in CASE_COLUMNS
+    ]
+    assert set(IMAGE_COLUMNS) <= set(images.columns) and list(cases.columns) == expected_cases
+    assert "top1" not in cases.columns and "ClinicalF1" not in images.columns
     assert images["filename"].tolist() == [image.filename for image in release.images]
     assert cases["case_id"].tolist() == [case.case_id for case in release.cases()]
 
@@ -81,7 +86,7 @@ def test_report_aggregates_are_recomputable_from_the_tables(scored) -> None:  # 
     ]
     for key in ("ROUGE-L", meteor_key):
         assert close(captioning[key], images[key].astype(float).mean())
-    for key in ("ClinicalF1", "ModalityF1", "SequencePlaneF1"):  # sample averaging
+    for key in ("ClinicalF1-lexicon", "ModalityF1-lexicon", "SequencePlaneF1"):  # sample averaging
         column = images[key].dropna().astype(float)
         assert close(captioning[key], column.mean() if len(column) else math.nan) or (
             math.isnan(captioning[key]) and column.empty
@@ -91,19 +96,19 @@ def test_report_aggregates_are_recomputable_from_the_tables(scored) -> None:  # 
     predicted = labelled["binary_label_prediction"] == "abnormal"
     true_positives = int((reference & predicted).sum())
     f1 = 2 * true_positives / (int(reference.sum()) + int(predicted.sum()))
-    assert close(captioning["BinaryF1"], f1)
+    assert close(captioning["BinaryF1-lexicon"], f1)
     assert "BLEU-4" not in images.columns  # a corpus score: no per-item value
     assert images["keywords_reference"].map(lambda k: isinstance(k, list)).all()
 
     diagnosis = scored.report["tasks"]["diagnosis"]["metrics"]
     scored_cases = cases[cases["has_reference"].astype(bool)]
     assert len(scored_cases) == diagnosis["n_cases"] < len(cases)  # a placeholder is not scored
-    assert cases.loc[~cases["has_reference"].astype(bool), "top1"].isna().all()
-    assert close(diagnosis["top1"], scored_cases["top1"].astype(bool).mean())
-    assert close(diagnosis["top5"], scored_cases["top5"].astype(bool).mean())
-    hits = scored_cases[scored_cases["top5"].astype(bool)]
+    assert cases.loc[~cases["has_reference"].astype(bool), "top1-lexicon"].isna().all()
+    assert close(diagnosis["top1-lexicon"], scored_cases["top1-lexicon"].astype(bool).mean())
+    assert close(diagnosis["top5-lexicon"], scored_cases["top5-lexicon"].astype(bool).mean())
+    hits = scored_cases[scored_cases["top5-lexicon"].astype(bool)]
     assert (hits["match_rule"] == "matcher").all() and hits["matched_slot"].between(1, 5).all()
-    assert (scored_cases["top1"] == (scored_cases["matched_slot"] == 1).fillna(False)).all()
+    assert (scored_cases["top1-lexicon"] == (scored_cases["matched_slot"] == 1).fillna(False)).all()
     assert set(cases["category"]) <= set(PATHOLOGY_CATEGORIES)
 
 
@@ -115,7 +120,7 @@ def test_tables_round_trip_through_parquet_and_csv(scored, tmp_path: Path) -> No
     first = tables.images.iloc[0]
     assert [list(box) for box in images.iloc[0]["gold_boxes"]] == first["gold_boxes"]
     cases = pd.read_parquet(paths["cases"])
-    assert cases["top1"].tolist() == tables.cases["top1"].tolist()
+    assert cases["top1-lexicon"].tolist() == tables.cases["top1-lexicon"].tolist()
     text = pd.read_csv(paths["images_csv"])
     assert json.loads(text.loc[0, "gold_boxes"]) == first["gold_boxes"]
     # Boxes are [x1, y1, x2, y2]: the release's [x, y, w, h] converted.
@@ -206,7 +211,7 @@ def test_small_groups_are_flagged_not_hidden(sample_release: Path, floor_predict
         min_group_size=1000,
     ).report
     rows = report["breakdowns"]["diagnosis"]["pathology_category"]
-    assert rows and all(row["too_small"] and row["top1_ci"] is None for row in rows)
+    assert rows and all(row["too_small"] and row["top1-lexicon_ci"] is None for row in rows)
     assert report["breakdown_settings"]["min_group_size"] == 1000
     with pytest.raises(NovaInputError, match="min_group_size"):
         score_predictions(sample_release, floor_predictions, min_group_size=0)
@@ -301,7 +306,9 @@ def test_answered_only_scores_the_answered_items_and_says_so(
     assert report["tasks"]["localization"]["coverage"]["scored"] == len(answered)
     assert metrics["n_images"] == len(answered)
     assert metrics["mAP@30"] == pytest.approx(with_gold / len(answered))
-    assert metrics["hit@30"] == 1.0 and report["tasks"]["diagnosis"]["metrics"]["top1"] == 1.0
+    assert (
+        metrics["hit@30"] == 1.0 and report["tasks"]["diagnosis"]["metrics"]["top1-lexicon"] == 1.0
+    )
     assert len(item_tables(partial).images) == len(answered)
     assert len(item_tables(partial).cases) == 1
     first_line = "answered items only: localization 7 of"
@@ -481,7 +488,7 @@ def test_group_intervals_from_the_fast_path_equal_the_resample_loop() -> None:
         predictions, references, exclude=["BERTScore-F1", "METEOR", "BLEU-4"]
     )
     groups = [str(label) for label in rng.choice(["a", "b", "c"], size=60)]
-    options = {"keys": ["ROUGE-L", "ClinicalF1"], "n_resamples": 200, "min_group_size": 1}
+    options = {"keys": ["ROUGE-L", "ClinicalF1-lexicon"], "n_resamples": 200, "min_group_size": 1}
     fast = break_down(evaluation, groups, **options)
     slow = break_down(
         evaluation,

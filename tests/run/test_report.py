@@ -60,7 +60,9 @@ def test_perfect_predictions_score_one_everywhere(sample_release: Path, tmp_path
     release = read_release(sample_release)
     placeholders = sum(is_placeholder_diagnosis(c.final_diagnosis) for c in release.cases())
     assert placeholders >= 1  # the sample carries one on purpose
-    assert diagnosis["top1"] == 1.0 and diagnosis["n_cases_without_reference"] == placeholders
+    assert (
+        diagnosis["top1-lexicon"] == 1.0 and diagnosis["n_cases_without_reference"] == placeholders
+    )
     for task in ("localization", "captioning", "diagnosis"):
         assert report["tasks"][task]["coverage"]["missing"] == 0
 
@@ -245,9 +247,9 @@ def test_cli_writes_json_and_markdown(
     )
     assert code == 0
     report = json.loads(out.read_text())
-    assert report["tasks"]["diagnosis"]["metrics"]["top1"] == 1.0
+    assert report["tasks"]["diagnosis"]["metrics"]["top1-lexicon"] == 1.0
     assert markdown.read_text().startswith("# NOVA evaluation report")
-    assert "top1" in capsys.readouterr().out
+    assert "top1-lexicon" in capsys.readouterr().out
 
 
 def test_cli_names_the_bad_line(
@@ -289,9 +291,11 @@ def test_compare_a_model_with_itself_gives_no_difference(
                 assert row["p_value"] == 1.0, (task, key)
                 checked.append((task, key))
     # Every headline score is defined on perfect predictions, so none may slip past the check.
-    assert {("localization", "hit@30"), ("captioning", "BLEU-4"), ("diagnosis", "top1")} <= set(
-        checked
-    )
+    assert {
+        ("localization", "hit@30"),
+        ("captioning", "BLEU-4"),
+        ("diagnosis", "top1-lexicon"),
+    } <= set(checked)
 
 
 def test_compare_perfect_against_nothing(
@@ -353,7 +357,7 @@ def test_null_reference_fields_through_nova_evaluate(
     placeholders = sum(is_placeholder_diagnosis(c.final_diagnosis) for c in release.cases())
     assert placeholders == 2  # the null one and the factory's placeholder case
     assert metrics["n_cases_without_reference"] == placeholders
-    assert metrics["n_cases"] == release.n_cases - placeholders and metrics["top1"] == 1.0
+    assert metrics["n_cases"] == release.n_cases - placeholders and metrics["top1-lexicon"] == 1.0
     # Captioning: the error names the image, not an index, and nothing is written.
     with pytest.raises(NovaInputError) as info:
         evaluate_predictions(
@@ -493,7 +497,7 @@ def test_a_run_made_on_other_data_is_refused_unless_allowed(
     report = evaluate_predictions(
         second, predictions, n_resamples=0, tasks=["diagnosis"], allow_other_release=True
     )
-    assert report["tasks"]["diagnosis"]["metrics"]["top1"] == 1.0
+    assert report["tasks"]["diagnosis"]["metrics"]["top1-lexicon"] == 1.0
     out = tmp_path / "r.json"
     assert (
         main(

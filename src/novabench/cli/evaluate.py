@@ -336,7 +336,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         choices=JUDGE_MODES,
         default=None,
         help="how diagnoses are matched: case (the paper's procedure: one LLM call per case "
-        "with all five predictions), pair (one LLM call per prediction), lexicon (offline); "
+        "with all five predictions; keys top1, top5), pair (one LLM call per prediction; "
+        "top1-pairwise, top5-pairwise), lexicon (offline proxy; top1-lexicon, top5-lexicon); "
         "default: case with --judge-endpoint, else lexicon",
     )
     parser.add_argument(
@@ -344,7 +345,7 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="extract caption keywords (ClinicalF1, ModalityF1, BinaryF1) with the LLM at "
         "--judge-endpoint, one call per caption pair, as the paper does; default: the offline "
-        "lexicon",
+        "lexicon, a proxy reported as ClinicalF1-lexicon, ModalityF1-lexicon, BinaryF1-lexicon",
     )
     parser.add_argument(
         "--judge-cache",

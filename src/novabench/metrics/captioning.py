@@ -47,6 +47,13 @@ Definitions (every value a fraction in [0, 1]; NaN where stated):
   sequence and plane keyword the extractor returns (the ten-term set and
   ``adc``, ``swi``, ``gre``, ``contrast``, ``pd``, ``stir``, ``mra``, ``mrv``,
   ``perfusion``, ``spectroscopy``); family ``sequence_plane``.
+- Keys of the keyword metrics name who found the keywords (one key, one quantity):
+  ``ClinicalF1`` / ``ModalityF1`` / ``BinaryF1`` are the paper's and come only from an LLM
+  keyword judge (``keyword_judge=``, the paper's procedure: both captions read together);
+  an extractor (``keyword_extractor=``, the offline lexicon by default: a proxy, not
+  comparable with the paper) gives ``ClinicalF1-lexicon`` / ``ModalityF1-lexicon`` /
+  ``BinaryF1-lexicon`` (:data:`LEXICON_KEYS`); ``keyword_source`` in the result says which
+  (``"judge"`` or ``"extractor"``). ``exclude=["ClinicalF1"]`` leaves out either reading.
 - ``BinaryF1``: the F1 of the *abnormal* label, abnormal being the positive
   class (not a macro average over normal and abnormal). Each caption is
   labelled abnormal, normal or undecidable by the keyword extractor. Pairs
@@ -108,6 +115,7 @@ from novabench.metrics.keywords import (
 
 __all__ = [
     "DEFAULT_BERTSCORE_MODEL",
+    "LEXICON_KEYS",
     "METEOR_KEYS",
     "METRIC_NAMES",
     "CaptioningEvaluation",
@@ -132,13 +140,25 @@ METRIC_NAMES: tuple[str, ...] = (
     "ClinicalF1",
     "ModalityF1",
     "BinaryF1",
+    "ClinicalF1-lexicon",
+    "ModalityF1-lexicon",
+    "BinaryF1-lexicon",
     "SequencePlaneF1",
 )
 #: The key of each METEOR variant: one key, one quantity (``METEOR`` is nltk's with WordNet).
 METEOR_KEYS: dict[str, str] = {"wordnet": "METEOR", "exact+stem": "METEOR-exact+stem"}
+#: The key of each paper keyword metric when an extractor (the offline lexicon by default),
+#: not the paper's LLM keyword judge, found the keywords: a proxy under its own name.
+LEXICON_KEYS: dict[str, str] = {
+    "ClinicalF1": "ClinicalF1-lexicon",
+    "ModalityF1": "ModalityF1-lexicon",
+    "BinaryF1": "BinaryF1-lexicon",
+}
 KEYWORD_FAMILIES: dict[str, str] = {
     "ClinicalF1": "clinical",
     "ModalityF1": "modality",
+    "ClinicalF1-lexicon": "clinical",
+    "ModalityF1-lexicon": "modality",
     "SequencePlaneF1": "sequence_plane",
 }
 PAPER_MODALITY_TERMS: frozenset[str] = frozenset(
@@ -150,8 +170,11 @@ KeywordAveraging = Literal["sample", "micro"]
 NORMAL, ABNORMAL, UNDECIDED = 0, 1, -1
 _LABEL_OF = {False: NORMAL, True: ABNORMAL, None: UNDECIDED}
 _METEOR_KEY_SET = frozenset(METEOR_KEYS.values())
+_BINARY_KEYS = frozenset({"BinaryF1", LEXICON_KEYS["BinaryF1"]})
+_PAPER_KEYWORD_KEYS = frozenset(LEXICON_KEYS)
+_LEXICON_KEY_SET = frozenset(LEXICON_KEYS.values())
 # Metrics whose resampled scores come from per-resample sums of per-pair integers.
-_SUMMED = frozenset({"BLEU-4", "BinaryF1", *KEYWORD_FAMILIES})
+_SUMMED = frozenset({"BLEU-4", *_BINARY_KEYS, *KEYWORD_FAMILIES})
 
 
 # --------------------------------------------------------------------------- #
@@ -458,7 +481,7 @@ class CaptioningEvaluation:
             >>> evaluation = prepare_captioning(["a cyst", "axial"], ["a cyst", "a mass"],
             ...                                 exclude=["BERTScore-F1", "METEOR"])
             >>> values = evaluation.per_pair()
-            >>> values["ROUGE-L"], values["ClinicalF1"], values["ModalityF1"]
+            >>> values["ROUGE-L"], values["ClinicalF1-lexicon"], values["ModalityF1-lexicon"]
             ([1.0, 0.0], [1.0, 0.0], [None, 0.0])
         """
         values: dict[str, list[float | None]] = {}
@@ -485,7 +508,7 @@ class CaptioningEvaluation:
 
         Example:
             >>> evaluation = prepare_captioning(["Axial T2."], ["Axial T2 image."], exclude=["BERTScore-F1"])
-            >>> evaluation.result()["n_captions"], evaluation.result()["ModalityF1"]
+            >>> evaluation.result()["n_captions"], evaluation.result()["ModalityF1-lexicon"]
             (1, 1.0)
         """
         result: dict[str, Any] = dict(self.aggregate())
@@ -587,7 +610,7 @@ class CaptioningEvaluation:
                 result[name] = keyword_f1(
                     self.keyword_counts[KEYWORD_FAMILIES[name]][chosen], self.keyword_averaging
                 )
-            elif name == "BinaryF1":
+            elif name in _BINARY_KEYS:
                 result[name] = binary_f1(
                     self._per_pair(self.reference_labels, name)[chosen],
                     self._per_pair(self.prediction_labels, name)[chosen],
@@ -640,7 +663,7 @@ class CaptioningEvaluation:
                 result[name] = _keyword_f1_resamples(
                     counts, draws, sums[name], self.keyword_averaging
                 )
-            elif name == "BinaryF1":
+            elif name in _BINARY_KEYS:
                 true_positives, positives, kept_predicted = sums[name].T
                 result[name] = _divide_or_nan(2 * true_positives, positives + kept_predicted)
         return result
@@ -649,7 +672,7 @@ class CaptioningEvaluation:
         """The per-pair integers whose resample sums score metric ``name`` (one of ``_SUMMED``)."""
         if name == "BLEU-4":
             return self._per_pair(self.bleu_statistics, name)
-        if name == "BinaryF1":
+        if name in _BINARY_KEYS:
             references = self._per_pair(self.reference_labels, name)
             predicted = self._per_pair(self.prediction_labels, name) == ABNORMAL
             positives = references == ABNORMAL  # an abnormal reference is a kept one
@@ -699,6 +722,19 @@ def _meteor_variant(
         return None
     variant = text.resolve_meteor_setting(meteor)
     return None if METEOR_KEYS[variant] in excluded else variant
+
+
+def _keyword_reading_kept(name: str, judged: bool, excluded: frozenset[str]) -> bool:
+    """Whether a keyword key is computed: the paper's with a judge, the lexicon's without.
+
+    Excluding a paper key (``"ClinicalF1"``) leaves out its lexicon reading too.
+    """
+    if name in _PAPER_KEYWORD_KEYS:
+        return judged
+    if name in _LEXICON_KEY_SET:
+        paper_key = next(key for key, value in LEXICON_KEYS.items() if value == name)
+        return not judged and paper_key not in excluded
+    return True
 
 
 def _validate_captions(predictions: Sequence[str], references: Sequence[str]) -> None:
@@ -828,7 +864,7 @@ def prepare_captioning(
     Example:
         >>> evaluation = prepare_captioning(["Axial FLAIR: lesion"], ["Axial T2: lesion"],
         ...                                 exclude=["BERTScore-F1"])
-        >>> evaluation.n_items, evaluation.aggregate()["ModalityF1"]
+        >>> evaluation.n_items, evaluation.aggregate()["ModalityF1-lexicon"]
         (1, 0.5)
     """
     excluded = _validated_exclude(exclude)
@@ -846,6 +882,7 @@ def prepare_captioning(
         for name in METRIC_NAMES
         if name not in excluded
         and (name not in _METEOR_KEY_SET or name == METEOR_KEYS.get(meteor_variant or ""))
+        and _keyword_reading_kept(name, keyword_judge is not None, excluded)
     )
     evaluation = CaptioningEvaluation(
         n_items=len(references), metrics=metrics, keyword_averaging=keyword_averaging
@@ -876,13 +913,14 @@ def prepare_captioning(
         if meteor_variant == "wordnet":  # nltk's own code scores it: its version is a setting
             evaluation.info["METEOR_nltk"] = text.nltk_version()
 
-    keyword_metrics = [name for name in metrics if name in KEYWORD_FAMILIES or name == "BinaryF1"]
+    keyword_metrics = [name for name in metrics if name in KEYWORD_FAMILIES or name in _BINARY_KEYS]
     if keyword_metrics:
         if keyword_judge is not None:
             reference_keywords, prediction_keywords = _judge_all(
                 keyword_judge, references, predictions
             )
             evaluation.info["keyword_extractor"] = _describe(keyword_judge)
+            evaluation.info["keyword_source"] = "judge"
         else:
             extractor = (
                 keyword_extractor if keyword_extractor is not None else default_keyword_extractor()
@@ -891,12 +929,13 @@ def prepare_captioning(
             reference_keywords = _extract_all(references, extractor, memo, "references")
             prediction_keywords = _extract_all(predictions, extractor, memo, "predictions")
             evaluation.info["keyword_extractor"] = _describe(extractor)
+            evaluation.info["keyword_source"] = "extractor"
         evaluation.reference_keywords = list(reference_keywords)
         evaluation.prediction_keywords = list(prediction_keywords)
         reference_sets = [paper_keyword_split(keywords) for keywords in reference_keywords]
         prediction_sets = [paper_keyword_split(keywords) for keywords in prediction_keywords]
         for name in keyword_metrics:
-            if name == "BinaryF1":
+            if name in _BINARY_KEYS:
                 evaluation.reference_labels = np.array(
                     [_LABEL_OF[k.abnormal] for k in reference_keywords]
                 )
@@ -948,17 +987,20 @@ def score_captioning(
         keyword_averaging: ``"sample"`` (mean of per-caption F1) or ``"micro"`` (pooled counts).
         keyword_judge: instead of an extractor, an LLM keyword judge with ``extract_pairs``
             (:class:`~novabench.metrics.keyword_judge.OpenAIKeywordJudge`): both captions of
-            a pair read together, one request per pair, as the paper's procedure does. The
-            keyword metrics keep their names; ``keyword_extractor`` in the result says which
-            produced them.
+            a pair read together, one request per pair, as the paper's procedure does. Only
+            then are the keyword metrics called ``ClinicalF1``, ``ModalityF1``, ``BinaryF1``
+            (an extractor gives the ``-lexicon`` keys); ``keyword_extractor`` in the result
+            describes what produced them.
         meteor: ``"auto"`` (``METEOR`` when nltk's WordNet corpus is installed, else
             ``METEOR-exact+stem`` and a ``UserWarning`` saying so), ``"wordnet"``
             (``METEOR``; an error without the corpus) or ``"exact+stem"``
             (``METEOR-exact+stem``). See the module docstring.
 
     Returns:
-        ``BLEU-4``, ``ROUGE-L``, ``METEOR`` or ``METEOR-exact+stem``, ``BERTScore-F1``, ``ClinicalF1``,
-        ``ModalityF1``, ``BinaryF1``, ``SequencePlaneF1`` (those not excluded),
+        ``BLEU-4``, ``ROUGE-L``, ``METEOR`` or ``METEOR-exact+stem``, ``BERTScore-F1``,
+        ``ClinicalF1``, ``ModalityF1``, ``BinaryF1`` (with ``keyword_judge``) or
+        ``ClinicalF1-lexicon``, ``ModalityF1-lexicon``, ``BinaryF1-lexicon`` (with an
+        extractor), ``SequencePlaneF1`` (those not excluded), ``keyword_source``,
         ``n_captions``; ``METEOR_variant`` (and ``METEOR_nltk`` with ``METEOR``), ``BERTScore_hash``,
         ``keyword_averaging`` and ``keyword_extractor`` when the metrics they describe ran;
         ``n_pairs_without_clinical_keywords``, ``n_pairs_without_modality_keywords``,
@@ -974,7 +1016,7 @@ def score_captioning(
         ...     ["Axial FLAIR: hyperintense lesion of the left thalamus, no haemorrhage.", "Sagittal T1: normal."],
         ...     exclude=["BERTScore-F1"])
         >>> # BinaryF1: TP 1, FP 0, FN 0 (the normal reference's undecidable "" costs nothing)
-        >>> result["n_captions"], result["ModalityF1"], result["BinaryF1"]
+        >>> result["n_captions"], result["ModalityF1-lexicon"], result["BinaryF1-lexicon"]
         (2, 0.5, 1.0)
         >>> "BERTScore-F1" in result, result["METEOR_variant"] in ("wordnet", "exact+stem")
         (False, True)

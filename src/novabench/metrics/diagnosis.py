@@ -27,10 +27,17 @@ Example:
     >>> result = score_diagnosis(
     ...     [["GBM", "metastasis"], ["meningioma", "Devic's disease"]],
     ...     ["Glioblastoma", "Neuromyelitis optica spectrum disorder"])
-    >>> result["top1"], result["top5"], result["n_cases"]
+    >>> result["top1-lexicon"], result["top5-lexicon"], result["n_cases"]
     (0.5, 1.0, 2)
-    >>> score_diagnosis([["Glioma or toxoplasmosis"]], ["Cerebral toxoplasmosis"])["top1"]
+    >>> score_diagnosis([["Glioma or toxoplasmosis"]], ["Cerebral toxoplasmosis"])["top1-lexicon"]
     0.0
+
+Keys name the reading (one key, one quantity): ``top1`` / ``top5`` are the paper's Top-1 and
+Top-5 and come only from a case judge (``case_judge=``, the paper's procedure: one verdict per
+case on all five predictions); the offline lexicon matcher gives ``top1-lexicon`` /
+``top5-lexicon`` (a proxy, not comparable with the paper); any other ``matcher=`` (a pair judge
+such as :class:`novabench.metrics.judge.OpenAIChatJudge`, or a function) gives
+``top1-pairwise`` / ``top5-pairwise``. ``match_rule`` in the result says which reading ran.
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ from novabench.metrics.diagnosis_matcher import (
 from novabench.records import is_placeholder_diagnosis
 
 __all__ = [
+    "DIAGNOSIS_KEYS",
     "MAX_PREDICTIONS",
     "BatchDiagnosisMatcher",
     "DiagnosisCaseResult",
@@ -69,6 +77,15 @@ __all__ = [
 ]
 
 MAX_PREDICTIONS = 5
+
+#: The (Top-1, Top-5) keys of each way of matching (``DiagnosisEvaluation.match_rule``): the
+#: paper's names only for the case judge, the paper's procedure.
+DIAGNOSIS_KEYS: dict[str, tuple[str, str]] = {
+    "case-judge": ("top1", "top5"),
+    "matcher": ("top1-lexicon", "top5-lexicon"),
+    "pair-judge": ("top1-pairwise", "top5-pairwise"),
+    "callable": ("top1-pairwise", "top5-pairwise"),
+}
 
 
 @runtime_checkable
@@ -146,6 +163,8 @@ class DiagnosisEvaluation:
             lexicon matcher), ``"pair-judge"`` (a judge of (reference, candidate) pairs, such
             as the LLM judges), ``"callable"`` (another matcher function) or ``"case-judge"``
             (one verdict per case, protocol mode).
+        keys: the (Top-1, Top-5) keys of that reading (:data:`DIAGNOSIS_KEYS`): ``top1`` /
+            ``top5`` for the case judge only.
     """
 
     def __init__(
@@ -154,6 +173,7 @@ class DiagnosisEvaluation:
         self.cases: tuple[DiagnosisCaseResult, ...] = tuple(cases)
         self.matcher = matcher
         self.match_rule = match_rule
+        self.keys: tuple[str, str] = DIAGNOSIS_KEYS[match_rule]
         scored = [case for case in self.cases if case.has_reference]
         self.item_indices = np.array([case.index for case in scored], dtype=np.int64)
         ranks = np.array([case.first_hit_rank or 0 for case in scored], dtype=np.int64)
@@ -178,7 +198,8 @@ class DiagnosisEvaluation:
                 ``None`` for all of them.
 
         Returns:
-            ``{"top1": ..., "top5": ...}`` as fractions; NaN when there is no case.
+            ``{top1 key: ..., top5 key: ...}`` as fractions (the keys of :attr:`keys`); NaN
+            when there is no case.
 
         Raises:
             NovaInputError: indices that are not integers or fall outside the items.
@@ -186,7 +207,7 @@ class DiagnosisEvaluation:
         Example:
             >>> evaluation = prepare_diagnosis([["glioma"], ["abscess"]], ["glioma", "lymphoma"])
             >>> evaluation.aggregate(np.array([0, 0, 1]))
-            {'top1': 0.6666666666666666, 'top5': 0.6666666666666666}
+            {'top1-lexicon': 0.6666666666666666, 'top5-lexicon': 0.6666666666666666}
         """
         if indices is None:
             top1, top5 = self._top1, self._top5
@@ -203,16 +224,17 @@ class DiagnosisEvaluation:
                     field="indices",
                 )
             top1, top5 = self._top1[chosen], self._top5[chosen]
+        top1_key, top5_key = self.keys
         if top1.size == 0:
-            return {"top1": float("nan"), "top5": float("nan")}
-        return {"top1": float(top1.mean()), "top5": float(top5.mean())}
+            return {top1_key: float("nan"), top5_key: float("nan")}
+        return {top1_key: float(top1.mean()), top5_key: float(top5.mean())}
 
     def aggregate_resamples(self, indices: np.ndarray) -> dict[str, np.ndarray]:
         """:meth:`aggregate` of every row of ``indices`` at once (the bootstrap's fast path).
 
         Example:
             >>> evaluation = prepare_diagnosis([["glioma"], ["abscess"]], ["glioma", "lymphoma"])
-            >>> evaluation.aggregate_resamples(np.array([[0, 1], [0, 0]]))["top1"].tolist()
+            >>> evaluation.aggregate_resamples(np.array([[0, 1], [0, 0]]))["top1-lexicon"].tolist()
             [0.5, 1.0]
         """
         chosen = np.asarray(indices)
@@ -228,9 +250,13 @@ class DiagnosisEvaluation:
                 source="aggregate_resamples",
                 field="indices",
             )
+        top1_key, top5_key = self.keys
         if chosen.shape[1] == 0:
-            return {"top1": np.full(len(chosen), np.nan), "top5": np.full(len(chosen), np.nan)}
-        return {"top1": self._top1[chosen].mean(axis=1), "top5": self._top5[chosen].mean(axis=1)}
+            return {top1_key: np.full(len(chosen), np.nan), top5_key: np.full(len(chosen), np.nan)}
+        return {
+            top1_key: self._top1[chosen].mean(axis=1),
+            top5_key: self._top5[chosen].mean(axis=1),
+        }
 
     def result(self) -> dict[str, Any]:
         """The full result dictionary returned by :func:`score_diagnosis`.
@@ -246,6 +272,7 @@ class DiagnosisEvaluation:
             "n_empty_predictions": self.n_empty_predictions,
             "n_predictions_truncated": self.n_predictions_truncated,
             "matcher": self.matcher,
+            "match_rule": self.match_rule,
         }
 
     def per_case(self) -> list[dict[str, Any]]:
@@ -595,10 +622,13 @@ def score_diagnosis(
     See :func:`prepare_diagnosis` for the inputs and the rules.
 
     Returns:
-        ``top1`` and ``top5`` (fractions of the scored cases; NaN when none), ``n_cases``
-        (scored cases), ``n_cases_without_reference`` (references without ground truth, excluded),
-        ``n_empty_predictions`` and ``n_predictions_truncated`` (among scored cases), and
-        ``matcher`` (its description).
+        Top-1 and Top-5 (fractions of the scored cases; NaN when none) under the keys of the
+        reading (``top1`` / ``top5`` with ``case_judge``, ``top1-lexicon`` / ``top5-lexicon``
+        with the default lexicon matcher, ``top1-pairwise`` / ``top5-pairwise`` with any other
+        ``matcher``), ``n_cases`` (scored cases), ``n_cases_without_reference`` (references
+        without ground truth, excluded), ``n_empty_predictions`` and
+        ``n_predictions_truncated`` (among scored cases), ``matcher`` (its description) and
+        ``match_rule`` (``"case-judge"``, ``"matcher"``, ``"pair-judge"`` or ``"callable"``).
 
     Raises:
         NovaInputError: see :func:`prepare_diagnosis`.
@@ -608,7 +638,7 @@ def score_diagnosis(
         >>> result = score_diagnosis(
         ...     [["PML"], ["glioma", "abscess", "Tuberculous meningitis"], ["stroke"]],
         ...     ["Progressive multifocal leukoencephalopathy", "TB meningitis", "Susac syndrome"])
-        >>> round(result["top1"], 4), round(result["top5"], 4)
+        >>> round(result["top1-lexicon"], 4), round(result["top5-lexicon"], 4)
         (0.3333, 0.6667)
     """
     return prepare_diagnosis(

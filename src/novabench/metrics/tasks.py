@@ -151,7 +151,7 @@ def compute_task(
         The result dict; for ``all`` the three task dicts under their names.
 
     Example:
-        >>> compute_task("diagnosis", [["multiple sclerosis"]], ["Multiple sclerosis"])["top1"]
+        >>> compute_task("diagnosis", [["multiple sclerosis"]], ["Multiple sclerosis"])["top1-lexicon"]
         1.0
     """
     stats, options = _split_options(task, kwargs)
@@ -182,7 +182,7 @@ def prepare_task(
 
     Example:
         >>> evaluation = prepare_task("diagnosis", [["glioma"], []], ["Glioma", "Meningioma"])
-        >>> evaluation.n_items, evaluation.aggregate()["top1"]
+        >>> evaluation.n_items, evaluation.aggregate()["top1-lexicon"]
         (2, 0.5)
     """
     if task not in registry.TASK_NAMES:

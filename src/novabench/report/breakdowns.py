@@ -504,7 +504,7 @@ def result_with_intervals(
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
         >>> result = result_with_intervals(prepare_diagnosis([["glioma"]], ["glioma"]),
         ...                                n_resamples=10)
-        >>> result["top1"], result["confidence_intervals"]["top1"]
+        >>> result["top1-lexicon"], result["confidence_intervals"]["top1-lexicon"]
         (1.0, [1.0, 1.0])
     """
     from novabench.metrics.stats import bootstrap_confidence_intervals
@@ -572,9 +572,9 @@ def break_down(
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
         >>> evaluation = prepare_diagnosis([["glioma"], ["abscess"], ["glioma"]],
         ...                                ["glioma", "glioma", "glioma"])
-        >>> rows = break_down(evaluation, ["a", "b", "a"], keys=["top1"], n_resamples=0,
+        >>> rows = break_down(evaluation, ["a", "b", "a"], keys=["top1-lexicon"], n_resamples=0,
         ...                   min_group_size=2)
-        >>> [(row["group"], row["n"], row["too_small"], row["top1"]) for row in rows]
+        >>> [(row["group"], row["n"], row["too_small"], row["top1-lexicon"]) for row in rows]
         [('a', 2, False, 1.0), ('b', 1, True, 0.0)]
     """
     settings = _RowSettings(
@@ -761,7 +761,7 @@ def task_breakdowns(
         >>> groups = [{"pathology_category": "neoplastic", "images_per_case": "1"}]
         >>> result = task_breakdowns("diagnosis", evaluation, groups, n_resamples=0,
         ...     confidence=0.95, seed=0, min_group_size=1)
-        >>> result["pathology_category"][0]["top5"], result["images_per_case"][0]["group"]
+        >>> result["pathology_category"][0]["top5-lexicon"], result["images_per_case"][0]["group"]
         (1.0, '1')
     """
     chosen_keys = tuple(keys) if keys is not None else registry.TASKS[task].headline_keys

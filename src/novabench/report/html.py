@@ -37,6 +37,7 @@ from novabench.report.render import (
     meteor_fallback_line,
     model_name,
     settings_lines,
+    stand_in_lines,
     without_intervals,
 )
 from novabench.tasks import tasks_where
@@ -168,6 +169,7 @@ def _warnings(report: Mapping[str, Any]) -> str:
     lines = [synthetic_data_line(report)] if synthetic_data_line(report) else []
     lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     lines += [line for line in (meteor_fallback_line(report), few_resamples_line(report)) if line]
+    lines += stand_in_lines(report)
     if not lines:
         return ""
     items = "".join(f"<li>{_text_with_code(line)}</li>" for line in lines)
@@ -179,11 +181,10 @@ def _warnings(report: Mapping[str, Any]) -> str:
 def _shown_keys(spec: Any, metrics: Mapping[str, Any]) -> list[tuple[str, str | None]]:
     """The paper's keys of a task as the report holds them: ``(key shown, paper key it stands
     in for or None)``; a paper key the report lacks is shown as itself (not computed)."""
-    stand_ins = dict(spec.paper_key_stand_ins)
     shown: list[tuple[str, str | None]] = []
     for key in spec.paper_keys:
-        other = stand_ins.get(key)
-        if key not in metrics and other is not None and other in metrics:
+        other = next((o for o in spec.stand_ins(key) if o in metrics), None)
+        if key not in metrics and other is not None:
             shown.append((other, key))
         else:
             shown.append((key, None))
@@ -211,17 +212,28 @@ def _human_cell(report: Mapping[str, Any], task: str, key: str) -> str:
     return "<br>".join(lines) if lines else "not scored for this key"
 
 
-def _published_cell(published: list[Any], task: str, key: str) -> str:
-    """How many published figures the report shows for a key, their range, and where."""
+def _published_cell(
+    published: list[Any], task: str, key: str, stands_for: str | None = None
+) -> str:
+    """How many published figures the report shows for a key, their range, and where.
+
+    Beside a stand-in, the paper key's figures are shown marked as another quantity."""
+    wanted = key if stands_for is None else stands_for
     values = [
-        result.value for result, _ in published if result.task == task and result.metric == key
+        result.value for result, _ in published if result.task == task and result.metric == wanted
     ]
     if not values:
         return "none"
     low, high = min(values), max(values)
     spread = f"{low:.1f}" if len(values) == 1 else f"{low:.1f} to {high:.1f}"
     noun = "figure" if len(values) == 1 else "figures"
-    return f'<a href="#published">{len(values)} {noun}: {spread}</a>'
+    cell = f'<a href="#published">{len(values)} {noun}: {spread}</a>'
+    if stands_for is not None:
+        cell += (
+            f'<br><span class="stand-in">the paper\'s {_text(stands_for)}: not comparable '
+            f"with {_text(key)}</span>"
+        )
+    return cell
 
 
 def _measure_rows(
@@ -255,8 +267,8 @@ def _measure_rows(
             f"<td>{_human_cell(report, task, key)}</td>",
         ]
         if published is not None:
-            # Figures of the key shown: a stand-in is compared with its own kind only.
-            cells.append(f"<td>{_published_cell(published, task, key)}</td>")
+            # Beside a stand-in the paper key's figures, marked as not comparable with it.
+            cells.append(f"<td>{_published_cell(published, task, key, stands_for)}</td>")
         html.append("<tr>" + "".join(cells) + "</tr>")
     return html
 
@@ -447,10 +459,9 @@ def _parse_status_section(report: Mapping[str, Any]) -> list[_Section]:
 def _breakdown_keys(spec: Any, rows: list[Mapping[str, Any]]) -> list[str]:
     """The keys a breakdown table shows: the task's paper keys (or their stand-ins) the rows hold,
     else its first headline key they hold."""
-    stand_ins = dict(spec.paper_key_stand_ins)
     keys = []
     for key in spec.paper_keys:
-        for candidate in (key, stand_ins.get(key)):
+        for candidate in (key, *spec.stand_ins(key)):
             if candidate and any(candidate in row for row in rows):
                 keys.append(candidate)
                 break

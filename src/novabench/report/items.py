@@ -5,8 +5,9 @@ what each item contributed; :func:`item_tables` does the same from a scoring alr
 (:func:`novabench.report.scoring.score_predictions`). Every value comes from the evaluation
 the report's numbers come from, so the report's aggregates are recomputable from the
 tables: ``mAP@30`` is the mean of ``hit_30`` over the images, ``hit@30`` its mean over images
-with ``n_gold_boxes > 0``, ``top1`` / ``top5`` the means of those columns over the cases that
-have them, and ``ROUGE-L`` / ``METEOR`` (or ``METEOR-exact+stem``) / ``BERTScore-F1`` the
+with ``n_gold_boxes > 0``, ``top1`` / ``top5`` (or ``top1-lexicon`` / ``top5-lexicon``, or
+``top1-pairwise`` / ``top5-pairwise``: the report's keys) the means of those columns over the
+cases that have them, and ``ROUGE-L`` / ``METEOR`` (or ``METEOR-exact+stem``) / ``BERTScore-F1`` the
 means of their columns (the keyword F1s are the means of theirs over non-null rows under
 sample averaging).
 
@@ -26,7 +27,8 @@ sample averaging).
 - ``caption_reference``, ``caption_prediction``, ``captioning_status``, one column per
   caption metric with a per-item value (``ROUGE-L``, ``METEOR`` or ``METEOR-exact+stem``,
   ``BERTScore-F1``,
-  ``ClinicalF1``, ``ModalityF1``, ``SequencePlaneF1``, those computed),
+  ``ClinicalF1`` and ``ModalityF1`` with the keyword judge, else ``ClinicalF1-lexicon`` and
+  ``ModalityF1-lexicon``, ``SequencePlaneF1``, those computed),
   ``binary_label_reference`` / ``binary_label_prediction`` (``abnormal``, ``normal`` or null:
   what BinaryF1 counts), ``keywords_reference``, ``keywords_prediction``.
 
@@ -34,8 +36,10 @@ sample averaging).
 ``final_diagnosis``, ``n_images``, ``predicted_diagnoses`` (the five counted),
 ``diagnosis_status``, ``has_reference`` (False for a placeholder diagnosis: not scored),
 ``matched_slot`` (1..5 or null), ``match_rule`` (``"matcher"``, ``"pair-judge"``,
-``"callable"``, ``"case-judge"``; null without a match), ``top1``, ``top5`` (null when the
-case is not scored).
+``"callable"``, ``"case-judge"``; null without a match), then the Top-1 and Top-5 hits under
+the report's keys: ``top1``, ``top5`` (case judge), ``top1-lexicon``, ``top5-lexicon`` (the
+lexicon matcher) or ``top1-pairwise``, ``top5-pairwise`` (another matcher); null when the case
+is not scored. Tables written before the keys named their reading hold ``top1``, ``top5``.
 
 Rows: the images scored by an image task (every image unless ``answered_only``); the cases
 scored by the diagnosis task, or, without it, the cases of those images.
@@ -145,8 +149,11 @@ _DTYPES: dict[str, str] = {
     "hit_30": "boolean",
     "hit_50": "boolean",
     "has_reference": "boolean",
-    "top1": "boolean",
-    "top5": "boolean",
+    # Per-case hits under each reading's key (top1, top1-lexicon, top1-pairwise, top5...).
+    **{
+        key: "boolean"
+        for key in registry.TASKS[registry.task_answered_in("diagnoses")].headline_keys
+    },
 }
 _LABELS = {1: "abnormal", 0: "normal"}
 
@@ -342,7 +349,11 @@ def item_tables(scored: ScoredPredictions) -> ItemTables:
     metric_columns = [c for c in (images[0] if images else {}) if c not in IMAGE_COLUMNS]
     at = image_columns.index("captioning_status") + 1
     image_columns[at:at] = metric_columns
-    return ItemTables(_frame(pd, images, image_columns), _frame(pd, cases, list(CASE_COLUMNS)))
+    # The hit columns carry the report's keys: top1 only for the case judge's reading.
+    diagnosis = _task_of(scored, "diagnoses")
+    keys = scored.evaluations[diagnosis].keys if diagnosis is not None else ("top1", "top5")
+    case_columns = [dict(zip(("top1", "top5"), keys)).get(c, c) for c in CASE_COLUMNS]
+    return ItemTables(_frame(pd, images, image_columns), _frame(pd, cases, case_columns))
 
 
 def _frame(pd: Any, rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
@@ -472,9 +483,11 @@ def _case_rows(scored: ScoredPredictions, image_cases: set[str]) -> list[dict[st
     diagnosis = _task_of(scored, "diagnoses")
     results_at: dict[int, Any] = {}
     match_rule = None
+    top1_key, top5_key = "top1", "top5"
     if diagnosis is not None:
         evaluation = scored.evaluations[diagnosis]
         match_rule = evaluation.match_rule
+        top1_key, top5_key = evaluation.keys  # the reading's keys, as the report's
         for case in evaluation.cases:
             results_at[scored.positions[diagnosis][case.index]] = case
         positions = list(scored.positions[diagnosis])
@@ -501,9 +514,9 @@ def _case_rows(scored: ScoredPredictions, image_cases: set[str]) -> list[dict[st
                 has_reference=result.has_reference,
                 matched_slot=slot,
                 match_rule=match_rule if slot is not None else None,
-                top1=(slot == 1) if result.has_reference else None,
-                top5=(slot is not None) if result.has_reference else None,
             )
+            row[top1_key] = (slot == 1) if result.has_reference else None
+            row[top5_key] = (slot is not None) if result.has_reference else None
         rows.append(row)
     return rows
 

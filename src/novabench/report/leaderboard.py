@@ -5,7 +5,12 @@ Each task is ranked on one metric whose value is a mean over items, so the per-i
 
 - localisation: ``mAP@30`` (image hit: best IoU >= 0.30, over all images);
 - captioning: ``ROUGE-L`` (the per-caption column);
-- diagnosis: ``top1`` (over the cases with a final diagnosis).
+- diagnosis: Top-1 (over the cases with a final diagnosis) under the key the reports hold:
+  ``top1`` (the case judge, the paper's), ``top1-lexicon`` or ``top1-pairwise``. Reports
+  holding different readings are refused (one quantity per ranking), naming both.
+
+Old reports are read with today's keys (:func:`novabench.report.render.with_current_keys`:
+an old lexicon ``top1`` is ranked as ``top1-lexicon``, never as the paper's Top-1).
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
 paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
@@ -53,6 +58,7 @@ from novabench.report.render import (
     TASK_ORDER,
     model_name,
     portable_bertscore_hash,
+    stand_in_lines,
     with_current_keys,
 )
 from novabench.tasks import behaviour, tasks_where
@@ -188,8 +194,12 @@ def _has_item_values(task: str, tables: Mapping[str, Any] | None) -> bool:
     """Whether the tables hold the task's per-item values (a metric may have been excluded)."""
     if tables is None:
         return False
-    table, column = behaviour(task).rank_item_column
-    return column in tables[table].columns and bool(tables[table][column].notna().any())
+    spec = behaviour(task)
+    table, column = spec.rank_item_column
+    columns = tables[table].columns
+    # The column is named after the reading (top1, top1-lexicon...), as the report's key.
+    held = next((c for c in (column, *spec.rank_metric_readings) if c in columns), None)
+    return held is not None and bool(tables[table][held].notna().any())
 
 
 @dataclass(frozen=True)
@@ -272,12 +282,15 @@ def build_leaderboard(
         the reports scored the ranking metric with different settings.
 
     Raises:
-        NovaInputError: fewer than one report, or reports on different release fingerprints.
+        NovaInputError: fewer than one report, reports on different release fingerprints,
+            reports holding different readings of a task's ranking metric (``top1`` and
+            ``top1-lexicon``), or an old report whose recorded matcher does not say its reading.
 
     Example:
         >>> def report(name, top1):
         ...     return {"data": {"fingerprint": "f"}, "predictions": {"manifests": [{"model": name}]},
-        ...             "tasks": {"diagnosis": {"metrics": {"top1": top1}, "confidence_intervals": {}}}}
+        ...             "tasks": {"diagnosis": {"metrics": {"top1": top1, "match_rule": "case-judge"},
+        ...                                     "confidence_intervals": {}}}}
         >>> board = build_leaderboard([report("a", 0.2), report("b", 0.6)], ["a.json", "b.json"])
         >>> [(m["model"], m["tasks"]["diagnosis"]["rank"]) for m in board["models"]]
         [('a', 2), ('b', 1)]
@@ -287,8 +300,8 @@ def build_leaderboard(
     if not reports or len(reports) != len(paths):
         raise NovaInputError("give at least one report, each with its path", field="reports")
     names = [str(path) for path in paths] if shown is None else [str(name) for name in shown]
-    # Old reports put the exact+stem reading under METEOR: read with today's keys.
-    reports = [with_current_keys(report) for report in reports]
+    # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
+    reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
     if len(set(fingerprints)) > 1:
         listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
@@ -322,7 +335,7 @@ def build_leaderboard(
     notes: list[str] = []
     differences = _setting_differences(reports, names)
     for task in TASK_ORDER:
-        metric = RANK_METRICS[task]
+        metric = _rank_key(models, task)
         unranked = [
             d["setting"] for d in differences if d["task"] == task and metric in d["metrics"]
         ]
@@ -380,6 +393,17 @@ def build_leaderboard(
             "be assessed"
         )
     notes += [difference["sentence"] for difference in differences]
+    held = {
+        task: {
+            "metrics": {
+                key: None
+                for model in models
+                for key in model["tasks"].get(task, {}).get("metrics", {})
+            }
+        }
+        for task in TASK_ORDER
+    }
+    notes += stand_in_lines({"tasks": held})  # proxies (top1-lexicon...) are not the paper's
     bootstrap_note = _bootstrap_note(reports, names)
     if bootstrap_note:
         notes.append(bootstrap_note)
@@ -395,6 +419,31 @@ def build_leaderboard(
         "setting_differences": differences,
         "notes": notes,
     }
+
+
+def _rank_key(models: Sequence[Mapping[str, Any]], task: str) -> str:
+    """The reading of the task's ranking metric the reports hold; refused when they hold two.
+
+    Example:
+        >>> models = [{"path": "a.json", "tasks": {"diagnosis": {"metrics": {"top1-lexicon": 0.4}}}}]
+        >>> _rank_key(models, "diagnosis"), _rank_key([], "diagnosis")
+        ('top1-lexicon', 'top1')
+    """
+    readings = (RANK_METRICS[task], *behaviour(task).rank_metric_readings)
+    held: dict[str, list[str]] = {}
+    for model in models:
+        metrics = model["tasks"].get(task, {}).get("metrics", {})
+        for key in readings:
+            if _number(metrics.get(key)) is not None:
+                held.setdefault(key, []).append(str(model["path"]))
+    if len(held) > 1:
+        listing = " and ".join(f"{key} ({', '.join(paths)})" for key, paths in held.items())
+        raise NovaInputError(
+            f"cannot rank {task}: the reports hold different quantities, {listing}; "
+            "re-score them with the same judge",
+            field=f"tasks.{task}.metrics",
+        )
+    return next(iter(held), RANK_METRICS[task])
 
 
 _ONE_MODEL = "one model only: nothing to rank it against"

@@ -15,6 +15,7 @@ from typing import Any
 
 from novabench import registry
 from novabench._files import json_safe, write_text_atomic
+from novabench.errors import NovaInputError
 from novabench.escaping import markdown_code_span, markdown_text
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "render_table",
     "settings_lines",
     "unread_boxes_line",
+    "stand_in_lines",
     "with_current_keys",
     "without_intervals",
     "write_report",
@@ -372,6 +374,7 @@ def comparison_first_lines(comparison: Mapping[str, Any]) -> list[str]:
             outside = boxes_outside_line(task, counts, predictions)
             lines += [f"{_side_name(comparison, side)} {outside}"] if outside else []
     lines += [*comparison_unusable_lines(comparison), meteor_fallback_line(comparison)]
+    lines += stand_in_lines(comparison)
     lines += [f"note: {line}" for line in identical_answers_lines(comparison)]
     return [line for line in lines if line]
 
@@ -452,6 +455,40 @@ def meteor_fallback_line(report: Mapping[str, Any]) -> str:
     notes += list((report.get("notes") or {}).get("captioning") or [])
     found = [note for note in notes if isinstance(note, str) and note.startswith(_METEOR_FALLBACK)]
     return f"warning: captioning: {found[0]}" if found else ""
+
+
+def stand_in_lines(report: Mapping[str, Any]) -> list[str]:
+    """A reader's warning per task whose report shows stand-ins for the paper's keys.
+
+    Each names the keys shown, the paper keys they are not, what they are and how to get
+    the paper's (the task's ``stand_in_notes``): ``top1-lexicon`` is never to be read as
+    the paper's Top-1. A comparison (``{"tasks": {task: {key: ...}}}``) works too.
+
+    Example:
+        >>> report = {"tasks": {"diagnosis": {"metrics": {"top1-lexicon": 0.4, "top5-lexicon": 0.6}}}}
+        >>> print(stand_in_lines(report)[0])  # doctest: +ELLIPSIS
+        warning: diagnosis: top1-lexicon, top5-lexicon are not the paper's top1, top5: the offline lexicon matcher's proxy: another quantity; ...
+    """
+    from novabench.tasks import behaviour
+
+    lines = []
+    for task in TASK_ORDER:
+        section = (report.get("tasks") or {}).get(task)
+        if not isinstance(section, Mapping):
+            continue
+        held = section.get("metrics", section)
+        spec = registry.TASKS[task]
+        by_note: dict[str, list[str]] = {}
+        for key, note in behaviour(task).stand_in_notes:
+            if isinstance(held, Mapping) and key in held:
+                by_note.setdefault(note, []).append(key)
+        for note, keys in by_note.items():
+            papers = [spec.stands_in_for(key) or key for key in keys]
+            lines.append(
+                f"warning: {task}: {', '.join(keys)} are not the paper's {', '.join(papers)}: "
+                f"{note}"
+            )
+    return lines
 
 
 def synthetic_data_line(report: Mapping[str, Any]) -> str:
@@ -766,14 +803,27 @@ def comparison_settings_lines(comparison: Mapping[str, Any], *, short: bool = Fa
 _LEGACY_METEOR = ("METEOR", "METEOR-exact+stem")
 
 
-def with_current_keys(report: Mapping[str, Any]) -> dict[str, Any]:
-    """A report read with today's keys: an old report's exact+stem ``METEOR`` is renamed.
+def with_current_keys(report: Mapping[str, Any], *, source: str = "report") -> dict[str, Any]:
+    """A report read with today's keys: keys an old report gave another meaning are renamed.
 
-    Reports written before ``METEOR`` meant only nltk's METEOR with WordNet put the
-    exact+stem reading under ``METEOR`` too, with ``METEOR_variant: "exact+stem"`` beside
-    it; here that value (and its interval and breakdown columns) moves to
-    ``METEOR-exact+stem``, the key it has today. A ``METEOR`` without a recorded variant is
-    left as it is (the leaderboard calls its setting unknown). Other reports come back equal.
+    - ``METEOR``: reports written before ``METEOR`` meant only nltk's METEOR with WordNet put
+      the exact+stem reading under ``METEOR`` too, with ``METEOR_variant: "exact+stem"``
+      beside it; that value moves to ``METEOR-exact+stem``. A ``METEOR`` without a recorded
+      variant is left as it is (the leaderboard calls its setting unknown).
+    - ``top1`` / ``top5``: reports written before the keys named their reading (no
+      ``match_rule`` recorded) held whatever matched. By the recorded ``matcher``: the
+      lexicon matcher's move to ``top1-lexicon`` / ``top5-lexicon``, a pair judge's or a
+      function's to ``top1-pairwise`` / ``top5-pairwise``, the case judge's stay.
+    - ``ClinicalF1`` / ``ModalityF1`` / ``BinaryF1``: likewise (no ``keyword_source``
+      recorded): the offline lexicon's (``keyword_extractor: "lexicon (offline)"``) move to
+      the ``-lexicon`` keys, the LLM keyword judge's stay.
+
+    Values, intervals and breakdown columns move together. Other reports come back equal.
+
+    Raises:
+        NovaInputError: an old report whose recorded matcher or keyword extractor does not
+            say which reading it scored (one line naming ``source``, the setting and the
+            command that re-scores).
 
     Example:
         >>> old = {"tasks": {"captioning": {"metrics": {"METEOR": 0.2, "METEOR_variant": "exact+stem"},
@@ -781,33 +831,107 @@ def with_current_keys(report: Mapping[str, Any]) -> dict[str, Any]:
         >>> new = with_current_keys(old)["tasks"]["captioning"]
         >>> new["metrics"], new["confidence_intervals"]
         ({'METEOR-exact+stem': 0.2, 'METEOR_variant': 'exact+stem'}, {'METEOR-exact+stem': [0.1, 0.3]})
+        >>> old = {"tasks": {"diagnosis": {"metrics": {"top1": 0.4, "top5": 0.6,
+        ...     "matcher": "lexicon matcher (nova-diagnosis-lexicon, 900 entries)"}}}}
+        >>> sorted(with_current_keys(old)["tasks"]["diagnosis"]["metrics"])
+        ['matcher', 'top1-lexicon', 'top5-lexicon']
     """
-    old_key, new_key = _LEGACY_METEOR
-    captioning = (report.get("tasks") or {}).get("captioning")
-    if not isinstance(captioning, Mapping):
-        return dict(report)
-    metrics = captioning.get("metrics") or {}
-    if metrics.get("METEOR_variant") != "exact+stem" or old_key not in metrics:
-        return dict(report)
+    result = dict(report)
+    for task, names in (
+        ("captioning", _meteor_names(report)),
+        ("diagnosis", _diagnosis_names(report, source)),
+        ("captioning", _keyword_names(report, source)),
+    ):
+        if names:
+            result = _renamed(result, task, names)
+    return result
 
-    names = {old_key: new_key, f"{old_key}_ci": f"{new_key}_ci"}  # breakdown rows: value, CI
+
+def _task_metrics(report: Mapping[str, Any], task: str) -> Mapping[str, Any]:
+    section = (report.get("tasks") or {}).get(task)
+    metrics = section.get("metrics") if isinstance(section, Mapping) else None
+    return metrics if isinstance(metrics, Mapping) else {}
+
+
+def _meteor_names(report: Mapping[str, Any]) -> dict[str, str]:
+    old_key, new_key = _LEGACY_METEOR
+    metrics = _task_metrics(report, "captioning")
+    if metrics.get("METEOR_variant") != "exact+stem" or old_key not in metrics:
+        return {}
+    return {old_key: new_key}
+
+
+#: Old reports' recorded diagnosis matcher (its description's start) -> the key suffix it
+#: scored; the case judge's keys are the paper's and stay.
+_LEGACY_MATCHERS = (
+    ("lexicon matcher", "-lexicon"),
+    ("LLM case judge", ""),
+    ("LLM judge ", "-pairwise"),
+    ("cached judge ", "-pairwise"),
+    ("callable ", "-pairwise"),
+)
+_RESCORE = "re-score it with `nova evaluate` (today's keys name the reading)"
+
+
+def _diagnosis_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
+    metrics = _task_metrics(report, "diagnosis")
+    old = [key for key in ("top1", "top5") if key in metrics]
+    if not old or "match_rule" in metrics:
+        return {}
+    matcher = metrics.get("matcher")
+    suffix = next(
+        (end for start, end in _LEGACY_MATCHERS if str(matcher or "").startswith(start)), None
+    )
+    if matcher is None or suffix is None:
+        raise NovaInputError(
+            f"its diagnosis top1/top5 were written before the keys named their reading, and "
+            f"the recorded matcher {matcher!r} does not say whether they are the paper's "
+            f"(case judge) or a proxy: {_RESCORE}",
+            source=source,
+            field="tasks.diagnosis.metrics.matcher",
+        )
+    return {key: key + suffix for key in old if suffix}
+
+
+def _keyword_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
+    metrics = _task_metrics(report, "captioning")
+    old = [key for key in ("ClinicalF1", "ModalityF1", "BinaryF1") if key in metrics]
+    if not old or "keyword_source" in metrics:
+        return {}
+    extractor = str(metrics.get("keyword_extractor") or "")
+    if extractor == "lexicon (offline)":
+        return {key: f"{key}-lexicon" for key in old}
+    if extractor.startswith("LLM keyword judge"):
+        return {}
+    raise NovaInputError(
+        f"its captioning {'/'.join(old)} were written before the keys named their reading, "
+        f"and the recorded keyword_extractor {extractor or None!r} does not say whether they "
+        f"are the paper's (keyword judge) or a proxy: {_RESCORE}",
+        source=source,
+        field="tasks.captioning.metrics.keyword_extractor",
+    )
+
+
+def _renamed(report: dict[str, Any], task: str, names: Mapping[str, str]) -> dict[str, Any]:
+    """The report with the task's keys renamed in its metrics, intervals and breakdowns."""
+    names = {**names, **{f"{old}_ci": f"{new}_ci" for old, new in names.items()}}
 
     def renamed(values: Any) -> Any:
         if not isinstance(values, Mapping):
             return values
         return {names.get(key, key): value for key, value in values.items()}
 
-    upgraded = dict(captioning)
-    upgraded["metrics"] = renamed(metrics)
-    upgraded["confidence_intervals"] = renamed(captioning.get("confidence_intervals") or {})
+    section = report["tasks"][task]
+    upgraded = dict(section)
+    upgraded["metrics"] = renamed(section.get("metrics") or {})
+    upgraded["confidence_intervals"] = renamed(section.get("confidence_intervals") or {})
+    result = {**report, "tasks": {**report["tasks"], task: upgraded}}
     breakdowns = dict(report.get("breakdowns") or {})
-    if isinstance(breakdowns.get("captioning"), Mapping):
-        breakdowns["captioning"] = {
+    if isinstance(breakdowns.get(task), Mapping):
+        breakdowns[task] = {
             dimension: [renamed(row) for row in rows] if isinstance(rows, list) else rows
-            for dimension, rows in breakdowns["captioning"].items()
+            for dimension, rows in breakdowns[task].items()
         }
-    result = {**report, "tasks": {**report["tasks"], "captioning": upgraded}}
-    if "breakdowns" in report:
         result["breakdowns"] = breakdowns
     return result
 
@@ -931,7 +1055,8 @@ def render_table(report: Mapping[str, Any]) -> str:
     header = f"{'task':<13} {'metric':<{width}} {'value %':>7}  " + (
         NO_INTERVALS if without_intervals(report) else f"{level}% CI"
     )
-    lines = [header, "-" * len(header)]
+    # Right above the table: its proxy keys (top1-lexicon...) are not the paper's.
+    lines = [*stand_in_lines(report), header, "-" * len(header)]
     scope = answered_only_line(report)
     if scope:
         lines.insert(0, scope)  # first, so a partial run's numbers are never read as a full one
@@ -1004,6 +1129,9 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     few = few_resamples_line(report)
     if few:
         lines[-2:-2] = [f"**{few}**", ""]
+    stand_ins = stand_in_lines(report)
+    if stand_ins:  # right above the table: its proxy keys are not the paper's
+        lines[-2:-2] = [f"**{markdown_text(line)}**" for line in stand_ins] + [""]
     meteor = meteor_fallback_line(report)
     if meteor:
         lines[2:2] = [f"**{markdown_text(meteor)}**", ""]

@@ -537,7 +537,7 @@ def compare_predictions(
         >>> release = write_sample_release(root / "nova", n_cases=3, seed=0, progress=False)
         >>> _ = (root / "a.jsonl").write_text(json.dumps({"case_id": "case0001", "diagnoses": ["glioma"]}) + "\\n")
         >>> comparison = compare_predictions(release, root / "a.jsonl", root / "a.jsonl", n_resamples=50)
-        >>> comparison["tasks"]["diagnosis"]["top1"]["difference"]
+        >>> comparison["tasks"]["diagnosis"]["top1-lexicon"]["difference"]
         0.0
     """
     from novabench.data.release import read_release

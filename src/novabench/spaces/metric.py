@@ -249,8 +249,12 @@ def result_table(task: str, result: Mapping[str, Any]) -> tuple[list[list[str]],
             rows += part_rows
             notes += part_notes
         return rows, notes
+    from novabench.report.render import stand_in_lines
+
     rows, notes = _rows_of(task, result, result.get("confidence_intervals", {}))
-    return rows, [f"{task} {note}" for note in notes]
+    # First: a proxy (top1-lexicon...) is never to be read as the paper's key.
+    warnings = stand_in_lines({"tasks": {task: {"metrics": result}}})
+    return rows, [*warnings, *(f"{task} {note}" for note in notes)]
 
 
 def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
@@ -263,8 +267,10 @@ def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]
         >>> report_table(report)
         ([['diagnosis', 'top1 (%)', '100.0', '100.0 – 100.0']], ['diagnosis: 1 of 2 items answered (1 missing, scored as no answer)'])
     """
+    from novabench.report.render import stand_in_lines
+
     rows: list[list[str]] = []
-    notes: list[str] = []
+    notes: list[str] = stand_in_lines(report)
     for task, part in report["tasks"].items():
         part_rows, values = _rows_of(task, part["metrics"], part.get("confidence_intervals", {}))
         rows += part_rows
@@ -299,8 +305,8 @@ def headline_first(rows: Sequence[Sequence[str]]) -> list[list[str]]:
         spec = registry.TASKS.get(task)
         if spec is None:
             return 2, tasks.index(task), 0
-        # The exact+stem stand-in stands where the paper's METEOR would.
-        paper_key = "METEOR" if key == "METEOR-exact+stem" else key
+        # A stand-in (METEOR-exact+stem, top1-lexicon...) stands where the paper's key would.
+        paper_key = spec.stands_in_for(key) or key
         if paper_key in spec.paper_keys:
             return 0, tasks.index(task), spec.paper_keys.index(paper_key)
         if key in spec.headline_keys:

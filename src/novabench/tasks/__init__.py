@@ -81,6 +81,11 @@ class TaskBehaviour:
         rank_item_column: ``(table, column)`` of the per-item tables that metric needs.
         rank_item_values: per-item tables -> (item keys, per-item values whose mean is the
             rank metric).
+        stand_in_notes: ``(stand-in key, what it is and how to get the paper's key)`` pairs:
+            the warning every report output gives when it shows that stand-in (see
+            ``TaskSpec.paper_key_stand_ins``).
+        rank_metric_readings: other keys of the rank metric's measure (stand-ins); the
+            leaderboard ranks on the one the reports hold and refuses reports holding two.
         comparability_settings: ``(setting, metrics it affects)`` pairs: the settings a
             report records whose difference makes two reports' metrics incomparable
             (``"*"``: every metric of the task).
@@ -112,6 +117,8 @@ class TaskBehaviour:
     human_reference: str | None = None
     hit_rate_curve: bool = False
     comparability_settings: tuple[tuple[str, tuple[str, ...]], ...] = (("answered_only", ("*",)),)
+    stand_in_notes: tuple[tuple[str, str], ...] = ()
+    rank_metric_readings: tuple[str, ...] = ()
 
 
 def behaviour(task: str) -> TaskBehaviour:

@@ -2,10 +2,13 @@
 
 Its reference is a case row (final diagnosis and clinical history: a placeholder diagnosis
 is counted and left out by the metric, not refused); its judge is a case judge (once per
-case) or a pair matcher, else the offline lexicon matcher; its prompt template must hold
-the clinical history and findings placeholders; the leaderboard ranks it on ``top1`` over
-the cases with a final diagnosis, and two reports are incomparable where their matchers
-differ.
+case) or a pair matcher, else the offline lexicon matcher; only the case judge (the paper's
+procedure) gives the paper's keys ``top1`` / ``top5``, the lexicon matcher gives
+``top1-lexicon`` / ``top5-lexicon`` and a pair matcher ``top1-pairwise`` / ``top5-pairwise``;
+its prompt template must hold the clinical history and findings placeholders; the
+leaderboard ranks it on the Top-1 key the reports hold over the cases with a final
+diagnosis (refusing reports holding different readings), and two reports are incomparable
+where their matchers differ.
 
 Example:
     >>> BEHAVIOUR.rank_metric, BEHAVIOUR.prompt_placeholders
@@ -20,10 +23,27 @@ from typing import Any
 from novabench.records import is_placeholder_diagnosis
 from novabench.tasks import JudgeKind, TaskBehaviour
 
-__all__ = ["BEHAVIOUR", "PROMPT_PLACEHOLDERS", "judge", "metric_options", "rank_item_values"]
+__all__ = [
+    "BEHAVIOUR",
+    "PROMPT_PLACEHOLDERS",
+    "TOP1_READINGS",
+    "judge",
+    "metric_options",
+    "rank_item_values",
+]
 
 #: What a diagnosis prompt template must hold: filled per case by ``render_diagnosis_prompt``.
 PROMPT_PLACEHOLDERS: tuple[str, ...] = ("{clinical_history}", "{findings}")
+#: The Top-1 keys of the three readings: the paper's (case judge), the lexicon's, a pair matcher's.
+TOP1_READINGS: tuple[str, ...] = ("top1", "top1-lexicon", "top1-pairwise")
+_CASE_JUDGE_HINT = (
+    "the paper's need the case judge (nova evaluate --judge-endpoint URL --judge-model NAME)"
+)
+_LEXICON_NOTE = f"the offline lexicon matcher's proxy: another quantity; {_CASE_JUDGE_HINT}"
+_PAIRWISE_NOTE = (
+    "one verdict per (reference, prediction) pair, not the paper's one call per case: another "
+    f"quantity; {_CASE_JUDGE_HINT}"
+)
 
 
 def judge(options: Any) -> tuple[JudgeKind | None, Any]:
@@ -60,17 +80,21 @@ def metric_options(options: Any) -> tuple[dict[str, Any], list[str]]:
 def rank_item_values(tables: Mapping[str, Any]) -> tuple[list[str], Any]:
     """Case ids and per-case top-1 hits of the cases table, placeholders left out (as top1).
 
+    The hits are the column of the reading the table holds (``top1``, ``top1-lexicon`` or
+    ``top1-pairwise``; tables written before the readings had names hold ``top1``).
+
     Example:
         >>> import pandas as pd
-        >>> cases = pd.DataFrame({"case_id": ["case0001", "case0002"], "top1": [True, True],
+        >>> cases = pd.DataFrame({"case_id": ["case0001", "case0002"], "top1-lexicon": [True, True],
         ...                       "final_diagnosis": ["Glioma", "Final diagnosis not found."]})
         >>> keys, hits = rank_item_values({"cases": cases})
         >>> keys, hits.tolist()
         (['case0001'], [1.0])
     """
     cases = tables["cases"]
+    column = next((key for key in TOP1_READINGS if key in cases.columns), "top1")
     scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
-    return list(scored["case_id"]), scored["top1"].astype(bool).to_numpy(float)
+    return list(scored["case_id"]), scored[column].astype(bool).to_numpy(float)
 
 
 BEHAVIOUR = TaskBehaviour(
@@ -90,5 +114,18 @@ BEHAVIOUR = TaskBehaviour(
     rank_metric="top1",
     rank_item_column=("cases", "top1"),
     rank_item_values=rank_item_values,
-    comparability_settings=(("matcher", ("top1", "top5")), ("answered_only", ("*",))),
+    rank_metric_readings=TOP1_READINGS[1:],
+    comparability_settings=(
+        (
+            "matcher",
+            ("top1", "top1-lexicon", "top1-pairwise", "top5", "top5-lexicon", "top5-pairwise"),
+        ),
+        ("answered_only", ("*",)),
+    ),
+    stand_in_notes=(
+        ("top1-lexicon", _LEXICON_NOTE),
+        ("top5-lexicon", _LEXICON_NOTE),
+        ("top1-pairwise", _PAIRWISE_NOTE),
+        ("top5-pairwise", _PAIRWISE_NOTE),
+    ),
 )

@@ -21,7 +21,7 @@ Example:
     >>> def exact(reference, candidate):
     ...     return reference.lower() == candidate.lower()
     >>> judge = CachedJudge(exact, tempfile.mkdtemp(), identity="exact-v1")
-    >>> score_diagnosis([["glioma"], ["abscess"]], ["Glioma", "Lymphoma"], matcher=judge)["top1"]
+    >>> score_diagnosis([["glioma"], ["abscess"]], ["Glioma", "Lymphoma"], matcher=judge)["top1-pairwise"]
     0.5
     >>> judge.last_batch.cache_hits, judge.last_batch.judged
     (0, 2)

@@ -1,0 +1,242 @@
+"""The offline proxies under their own keys in every output; old reports read by their matcher.
+
+``top1`` / ``top5`` and ``ClinicalF1`` / ``ModalityF1`` / ``BinaryF1`` are the paper's keys:
+the lexicon matcher and keyword extractor give ``top1-lexicon``..., a pair judge
+``top1-pairwise``; nothing may show a proxy as the paper's figure or rank two readings
+together (issue 20).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from novabench.cli import main
+from novabench.errors import NovaInputError
+from novabench.published import published_rows
+from novabench.report.html import render_comparison_html, render_html
+from novabench.report.leaderboard import (
+    build_leaderboard,
+    render_leaderboard_markdown,
+    render_leaderboard_text,
+)
+from novabench.report.render import (
+    comparison_first_lines,
+    render_markdown,
+    render_table,
+    with_current_keys,
+)
+from tests.report.contract_tables import cases_table, images_table, report_dict, write_items
+
+LEXICON_MATCHER = "lexicon matcher (nova-diagnosis-lexicon, 867 entries, fuzzy_threshold=0.88)"
+PROXY_WARNING = "top1-lexicon, top5-lexicon are not the paper's top1, top5"
+PROXY_WARNING_HTML = PROXY_WARNING.replace("'", "&#x27;")
+
+
+def lexicon_report(model: str = "tiny-vlm", top1: float = 0.25, **options: Any) -> dict:
+    """``report_dict`` as the lexicon matcher scores it today: the proxy keys."""
+    report = report_dict(model, top1=top1, **options)
+    diagnosis = report["tasks"]["diagnosis"]
+    diagnosis["metrics"] = {
+        "top1-lexicon": top1,
+        "top5-lexicon": min(1.0, top1 * 2),
+        "matcher": LEXICON_MATCHER,
+        "match_rule": "matcher",
+    }
+    diagnosis["confidence_intervals"] = {"top1-lexicon": [0.0, min(1.0, top1 + 0.3)]}
+    return report
+
+
+def old_lexicon_report(model: str = "old-vlm", top1: float = 0.25, **options: Any) -> dict:
+    """A report written before the keys named their reading: the lexicon's Top-1 as ``top1``."""
+    report = report_dict(model, top1=top1, **options)
+    metrics = report["tasks"]["diagnosis"]["metrics"]
+    metrics["matcher"] = LEXICON_MATCHER
+    del metrics["match_rule"]
+    return report
+
+
+def headline_rows(page: str) -> list[str]:
+    start = page.index('id="headline"')
+    table = page[start : page.index("</table>", start)]
+    return table.split("<tr>")[2:]
+
+
+def test_terminal_and_markdown_warn_above_the_proxy_keys() -> None:
+    report = lexicon_report(with_breakdowns=False, human=False)
+    table = render_table(report)
+    lines = table.splitlines()
+    warning = next(i for i, line in enumerate(lines) if PROXY_WARNING in line)
+    header = next(i for i, line in enumerate(lines) if line.startswith("task "))
+    assert lines[warning].startswith("warning: diagnosis:") and warning < header
+    assert "case judge" in lines[warning]  # how to get the paper's
+    assert any(line.split()[:2] == ["diagnosis", "top1-lexicon"] for line in lines)
+    assert not any(line.split()[:2] == ["diagnosis", "top1"] for line in lines)
+    # The published Top-1 is shown, but marked as another quantity than this report's.
+    assert "diagnosis top1 (not comparable with this report's top1-lexicon) Gemini" in table
+    markdown = render_markdown(report)
+    assert PROXY_WARNING in markdown and "| diagnosis | top1-lexicon |" in markdown
+    assert "| diagnosis | top1 |" not in markdown
+
+
+def test_a_case_judge_report_gets_no_proxy_warning() -> None:
+    report = report_dict(with_breakdowns=False, human=False)  # top1/top5 by the case judge
+    assert "are not the paper's" not in render_table(report) + render_markdown(report)
+    assert "not comparable with this report" not in render_table(report)
+
+
+def test_html_marks_the_stand_in_in_the_headline_and_in_read_first() -> None:
+    page = render_html(lexicon_report(with_breakdowns=False, human=False))
+    warnings = page[page.index('<div class="warnings"') : page.index('<nav class="toc">')]
+    assert PROXY_WARNING_HTML in warnings
+    rows = [row for row in headline_rows(page) if "<td>diagnosis</td>" in row]
+    assert len(rows) == 2  # top1 and top5, each by its stand-in
+    assert "<td>top1-lexicon<br>" in rows[0] and "in place of the paper's top1" in rows[0]
+    # The paper's published Top-1 (22.1) beside it, said not to be comparable with it.
+    assert "1 figure: 22.1" in rows[0] and "not comparable with top1-lexicon" in rows[0]
+    assert "<td>top1</td>" not in page  # never relabelled
+
+
+def test_published_rows_mark_figures_beside_a_stand_in() -> None:
+    rows = published_rows(lexicon_report(with_breakdowns=False))
+    top1 = [row for row in rows if row[0] == "diagnosis"]
+    assert [row[1] for row in top1] == ["top1 (not comparable with this report's top1-lexicon)"]
+    judged = published_rows(report_dict(with_breakdowns=False))
+    assert [row[1] for row in judged if row[0] == "diagnosis"] == ["top1"]
+    captioning = lexicon_report(with_breakdowns=False)
+    captioning["tasks"]["captioning"] = {"metrics": {"ClinicalF1-lexicon": 0.3}}
+    marked = [row[1] for row in published_rows(captioning) if row[0] == "captioning"]
+    assert marked and set(marked) == {
+        "ClinicalF1 (not comparable with this report's ClinicalF1-lexicon)"
+    }
+
+
+def test_comparison_says_its_keys_are_the_proxies() -> None:
+    difference = {"a": 0.5, "b": 0.25, "difference": 0.25, "ci": [0.0, 0.5], "p_value": 0.04}
+    comparison = {
+        "bootstrap": {"confidence": 0.95, "n_resamples": 100, "seed": 0},
+        "tasks": {"diagnosis": {"top1-lexicon": difference, "top5-lexicon": difference}},
+        "a": {"predictions": {"paths": ["a.jsonl"]}},
+        "b": {"predictions": {"paths": ["b.jsonl"]}},
+    }
+    lines = comparison_first_lines(comparison)
+    assert any(PROXY_WARNING in line for line in lines)
+    assert PROXY_WARNING_HTML in render_comparison_html(comparison)
+
+
+def saved(tmp_path: Path, name: str, report: dict) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def test_leaderboard_ranks_on_the_reading_the_reports_hold(tmp_path: Path) -> None:
+    paths = [
+        saved(tmp_path, "a", lexicon_report("a", top1=0.25, with_breakdowns=False)),
+        saved(tmp_path, "b", lexicon_report("b", top1=0.5, with_breakdowns=False)),
+    ]
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths)
+    assert board["ranking"]["diagnosis"]["metric"] == "top1-lexicon"
+    ranks = {m["model"]: m["tasks"]["diagnosis"]["rank"] for m in board["models"]}
+    assert ranks == {"b": 1, "a": 2}
+    markdown = render_leaderboard_markdown(board)
+    assert "| diagnosis | top1 (not comparable with this report's top1-lexicon) |" in markdown
+    assert PROXY_WARNING in render_leaderboard_text(board)
+
+
+def test_leaderboard_refuses_two_readings_in_one_line(tmp_path: Path, capsys) -> None:
+    paths = [
+        saved(tmp_path, "judged", report_dict("judged", with_breakdowns=False)),
+        saved(tmp_path, "lexicon", lexicon_report("lexicon", with_breakdowns=False)),
+    ]
+    reports = [json.loads(p.read_text()) for p in paths]
+    with pytest.raises(NovaInputError, match=r"top1 \(.*judged\.json\) and top1-lexicon \("):
+        build_leaderboard(reports, paths)
+    out = tmp_path / "board.md"
+    assert main(["leaderboard", *map(str, paths), "--markdown", str(out)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "\n" not in error and error.startswith("nova leaderboard: error:")
+    assert "top1-lexicon" in error and "lexicon.json" in error and "judged.json" in error
+    assert not out.exists()
+
+
+def test_an_old_lexicon_report_is_read_as_top1_lexicon(tmp_path: Path) -> None:
+    old = old_lexicon_report(with_breakdowns=True)
+    current = with_current_keys(old)["tasks"]["diagnosis"]
+    assert current["metrics"]["top1-lexicon"] == 0.25 and "top1" not in current["metrics"]
+    assert current["confidence_intervals"] == {"top1-lexicon": [0.0, 0.55]}
+    rows = with_current_keys(old)["breakdowns"]["diagnosis"]["pathology_category"]
+    assert "top1-lexicon" in rows[0] and "top1" not in rows[0]
+    # With its per-item tables (their hit column is still called top1), beside a new report.
+    entry = write_items(tmp_path / "old-items", images_table([0.6]), cases_table([True, False]))
+    new_entry = write_items(tmp_path / "new-items", images_table([0.6]), cases_table([True, True]))
+    new_report = lexicon_report("new", top1=1.0, items=new_entry, with_breakdowns=False)
+    paths = [
+        saved(tmp_path, "old", old_lexicon_report("old", top1=0.5, items=entry)),
+        saved(tmp_path, "new", new_report),
+    ]
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=50)
+    assert board["ranking"]["diagnosis"]["metric"] == "top1-lexicon"
+    assert board["ranking"]["diagnosis"]["neighbours"]  # the per-case tables were read
+    old_row = next(m for m in board["models"] if m["model"] == "old")
+    assert old_row["tasks"]["diagnosis"]["metrics"] == {"top1-lexicon": 0.5, "top5-lexicon": 1.0}
+
+
+def test_an_old_lexicon_top1_is_never_ranked_with_a_case_judge_top1(tmp_path: Path) -> None:
+    paths = [
+        saved(tmp_path, "old", old_lexicon_report("old", with_breakdowns=False)),
+        saved(tmp_path, "judged", report_dict("judged", with_breakdowns=False)),
+    ]
+    with pytest.raises(NovaInputError, match="top1-lexicon"):
+        build_leaderboard([json.loads(p.read_text()) for p in paths], paths)
+
+
+@pytest.mark.parametrize(
+    ("matcher", "expected"),
+    [
+        ("LLM case judge gpt at http://127.0.0.1:9/v1 (prompt nova-case-judge-2)", "top1"),
+        ("LLM judge gpt at http://127.0.0.1:9/v1 (prompt nova-diagnosis-judge-1)", "top1-pairwise"),
+        ("callable exact", "top1-pairwise"),
+    ],
+)
+def test_old_reports_are_read_by_their_recorded_matcher(matcher: str, expected: str) -> None:
+    old = old_lexicon_report(with_breakdowns=False)
+    old["tasks"]["diagnosis"]["metrics"]["matcher"] = matcher
+    metrics = with_current_keys(old)["tasks"]["diagnosis"]["metrics"]
+    assert metrics[expected] == 0.25 and [k for k in metrics if k.startswith("top1")] == [expected]
+
+
+def test_an_old_report_whose_matcher_says_nothing_is_refused_with_the_command(
+    tmp_path: Path, capsys
+) -> None:
+    old = old_lexicon_report("old", with_breakdowns=False)
+    old["tasks"]["diagnosis"]["metrics"]["matcher"] = "my own judge"
+    path = saved(tmp_path, "old", old)
+    assert main(["leaderboard", str(path)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "\n" not in error and "old.json" in error
+    assert "'my own judge'" in error and "nova evaluate" in error
+
+
+def test_old_captioning_keywords_are_read_by_their_recorded_extractor() -> None:
+    old = report_dict(with_breakdowns=False)
+    old["tasks"]["captioning"] = {
+        "metrics": {"ClinicalF1": 0.3, "BinaryF1": 0.7, "keyword_extractor": "lexicon (offline)"},
+        "confidence_intervals": {"ClinicalF1": [0.2, 0.4]},
+    }
+    captioning = with_current_keys(old)["tasks"]["captioning"]
+    assert captioning["metrics"] == {
+        "ClinicalF1-lexicon": 0.3,
+        "BinaryF1-lexicon": 0.7,
+        "keyword_extractor": "lexicon (offline)",
+    }
+    assert captioning["confidence_intervals"] == {"ClinicalF1-lexicon": [0.2, 0.4]}
+    judged = "LLM keyword judge m at http://127.0.0.1:9/v1 (prompt nova-keyword-judge-1)"
+    old["tasks"]["captioning"]["metrics"]["keyword_extractor"] = judged
+    assert "ClinicalF1" in with_current_keys(old)["tasks"]["captioning"]["metrics"]
+    old["tasks"]["captioning"]["metrics"]["keyword_extractor"] = "MyExtractor"
+    with pytest.raises(NovaInputError, match="keyword_extractor"):
+        with_current_keys(old, source="old.json")
