@@ -78,6 +78,7 @@ def straightforward_explain(
     positions: list[int] = []
     states_normal = in_scope = prefix_pending = False
     negated_in_scope = False  # "no X within Y": Y is where X is absent
+    listing = False  # "no X or areas of Y": a coordinator began another ruled-out item
     clause_start = 0
 
     def starts_negatable(index: int) -> bool:
@@ -113,13 +114,22 @@ def straightforward_explain(
             matches.append(KeywordMatch("anatomy", "bilateral", False, phrase))
             positions.append(index)
         elif phrase in CLAUSE_END or kind == "terminator":
-            in_scope = prefix_pending = False
+            in_scope = prefix_pending = listing = False
             clause_start = len(matches)
-        elif phrase in (",", "and"):
-            if not starts_negatable(index + 1):
-                in_scope = False
+        elif phrase in (",", "and") and not starts_negatable(index + 1):
+            in_scope = False
+        elif kind is None and phrase in (",", "and", "or"):
+            listing = negated_in_scope and in_scope
         elif kind is None and phrase in ("in", "within", "inside", "into", "of"):
-            if negated_in_scope:
+            after_partitive = (
+                phrase == "of"
+                and bool(matches)
+                and matches[-1].phrase
+                in (
+                    "focus foci area areas region regions zone zones spot spots amount evidence".split()
+                )
+            )
+            if negated_in_scope and not listing and not after_partitive:
                 in_scope = False
         elif kind is None and phrase == "sign" and (name := unknown_sign_name(segments, index)):
             negated = in_scope or prefix_pending
@@ -138,7 +148,7 @@ def straightforward_explain(
                 matches.append(KeywordMatch("finding", "agenesis", False, phrase))
                 positions.append(index)
             else:
-                in_scope, negated_in_scope = True, False
+                in_scope, negated_in_scope, listing = True, False, False
         elif kind == "prefix":
             prefix_pending = True
         elif kind == "post":
@@ -160,7 +170,7 @@ def straightforward_explain(
             for family, term in entry.emits:
                 negated = family in NEGATABLE_FAMILIES and (in_scope or prefix_pending)
                 if negated and in_scope:
-                    negated_in_scope = True
+                    negated_in_scope, listing = True, False
                 matches.append(KeywordMatch(family, term, negated, phrase))
                 positions.append(index)
             prefix_pending = False
