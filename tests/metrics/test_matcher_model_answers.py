@@ -1,0 +1,111 @@
+"""The matcher on the ways models write answers (issue 20, towards unseen model answers).
+
+Each case failed on main cc36a45 (checked by running this file against it). Each rule is
+exercised with diseases chosen for it, not with pairs of the judged pair files.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from novabench.lexicon.diagnoses import normalize_diagnosis
+from novabench.metrics.diagnosis import LexiconDiagnosisMatcher
+
+
+@pytest.fixture(scope="module")
+def matcher() -> LexiconDiagnosisMatcher:
+    return LexiconDiagnosisMatcher()
+
+
+def test_non_is_one_word_with_what_it_negates(matcher: LexiconDiagnosisMatcher) -> None:
+    assert normalize_diagnosis("Non-obstructive hydrocephalus") == "nonobstructive hydrocephalus"
+    assert normalize_diagnosis("non ketotic hyperglycinaemia") == "nonketotic hyperglycinemia"
+    # "non-X" never names X
+    assert not matcher("Obstructive hydrocephalus", "non-obstructive hydrocephalus")
+    assert not matcher("Glioblastoma", "non-glioblastoma glioma")
+    assert not matcher("Hodgkin lymphoma", "non-Hodgkin lymphoma")
+    # the spellings of one name still meet
+    assert matcher("Nonketotic hyperglycinemia", "non-ketotic hyperglycinaemia")
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "expected"),
+    [
+        # a clause that only keeps another disease open ranks it below the main one
+        ("Glioblastoma", "Glioblastoma; metastasis cannot be excluded", True),
+        ("Glioblastoma", "Glioblastoma, although metastasis is possible", True),
+        ("Glioblastoma", "Glioblastoma (lymphoma not ruled out)", True),
+        ("Neurosarcoidosis", "Neurosarcoidosis, tuberculosis is also considered", True),
+        # ... and does not name its own disease
+        ("Metastasis", "Glioblastoma; metastasis cannot be excluded", False),
+        ("Lymphoma", "Glioblastoma (lymphoma not ruled out)", False),
+        # equal alternatives stay a hedge, a list of differentials too
+        ("Glioblastoma", "Glioblastoma versus metastasis", False),
+        ("Glioblastoma", "Glioblastoma or metastasis", False),
+        ("Glioblastoma", "Glioblastoma. Differential: metastasis, lymphoma", False),
+    ],
+)
+def test_a_clause_that_keeps_a_disease_open_is_subordinate(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str, expected: bool
+) -> None:
+    assert matcher(reference, candidate) is expected
+
+
+def test_words_about_the_patient_are_qualifiers(matcher: LexiconDiagnosisMatcher) -> None:
+    # Klebsiella abscess is no lexicon entry: the words around "brain abscess" must agree
+    assert matcher("Klebsiella pneumoniae brain abscess", "neonatal Klebsiella brain abscess")
+    assert matcher("Enterovirus rhombencephalitis", "enterovirus rhombencephalitis in a child")
+    assert not matcher("Klebsiella brain abscess", "neonatal Proteus brain abscess")
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "expected"),
+    [
+        ("Fungal meningitis", "Cryptococcal meningitis", True),
+        ("Bacterial meningitis", "Pneumococcal meningitis", True),
+        ("Pyogenic brain abscess", "Staphylococcus aureus brain abscess", True),
+        # a kind is no other kind, and tuberculous is a kind of its own
+        ("Bacterial meningitis", "Cryptococcal meningitis", False),
+        ("Viral meningitis", "Pneumococcal meningitis", False),
+        ("Fungal meningitis", "Tuberculous meningitis", False),
+        ("Fungal brain abscess", "Staphylococcal brain abscess", False),
+    ],
+)
+def test_a_kind_of_organism_names_its_organisms(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str, expected: bool
+) -> None:
+    assert matcher(reference, candidate) is expected
+
+
+def test_metastatic_primary_names_a_metastasis(matcher: LexiconDiagnosisMatcher) -> None:
+    assert matcher("Brain metastasis", "Metastatic lung adenocarcinoma")
+    assert matcher("Metastases", "metastatic renal cell carcinoma")
+    assert not matcher("Glioblastoma", "metastatic renal cell carcinoma")
+
+
+def test_a_category_beside_a_disease_is_its_qualifier(
+    matcher: LexiconDiagnosisMatcher,
+) -> None:
+    # "mass" and "vascular" alone name categories: before a disease they qualify it
+    assert matcher("Neurosarcoidosis", "mass-forming neurosarcoidosis")
+    assert matcher("Castleman disease", "hyaline-vascular type Castleman disease")
+    assert not matcher("Glioblastoma", "mass-forming lymphoma")
+    # an alternative set apart stays an alternative
+    assert not matcher("Moyamoya disease", "moyamoya disease or vasculitis")
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "expected"),
+    [
+        ("Internal auditory canal lipoma", "IAC lipoma", True),
+        ("Lipoma of the internal auditory canal", "IAC lipoma", True),
+        ("Superior orbital fissure meningioma", "SOF meningioma", True),
+        # the other words must be the long side's own: "PCA infarct" is an infarct
+        ("Posterior cortical atrophy", "PCA infarct", False),
+        ("Superior sagittal sinus thrombosis", "SSS meningioma", False),
+    ],
+)
+def test_an_abbreviation_spelling_words_of_the_other_side(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str, expected: bool
+) -> None:
+    assert matcher(reference, candidate) is expected
