@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from novabench.lexicon.diagnoses import normalize_diagnosis
+from novabench.lexicon.diagnoses import LEXICON_VERSION, normalize_diagnosis
 from novabench.metrics.diagnosis import LexiconDiagnosisMatcher
 
 
@@ -109,3 +109,60 @@ def test_an_abbreviation_spelling_words_of_the_other_side(
     matcher: LexiconDiagnosisMatcher, reference: str, candidate: str, expected: bool
 ) -> None:
     assert matcher(reference, candidate) is expected
+
+
+def test_a_narrower_place_covers_the_wider_one(matcher: LexiconDiagnosisMatcher) -> None:
+    # neither disease is in the lexicon: the fuzzy rule reads the words
+    assert matcher("Spinal tumoral calcinosis", "tumoral calcinosis of a cervical facet joint")
+    assert matcher("Sinonasal NUT carcinoma", "NUT carcinoma of the nasal cavity")
+    assert not matcher("Spinal tumoral calcinosis", "tumoral calcinosis of the hip")
+
+
+def test_a_whole_name_with_a_context_word_adds_nothing(
+    matcher: LexiconDiagnosisMatcher,
+) -> None:
+    # "with" inside the reference's own name is no context that names another disease
+    assert matcher("Myoclonic epilepsy with ragged red fibers", "MERRF with cerebellar atrophy")
+    assert matcher(
+        "Progressive encephalomyelitis with rigidity and myoclonus",
+        "PERM with glycine receptor antibodies",
+    )
+    assert not matcher("Myoclonic epilepsy with ragged red fibers", "MELAS with cerebellar atrophy")
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "expected"),
+    [
+        ("Treacher Collins syndrome", "Franceschetti-Zwahlen-Klein syndrome", True),
+        ("Carpenter syndrome", "acrocephalopolysyndactyly type II", True),
+        ("Cerebral creatine deficiency syndrome", "SLC6A8 deficiency", True),
+        ("Central diabetes insipidus", "cranial diabetes insipidus", True),
+        ("Central diabetes insipidus", "AVP resistance", False),
+        ("Stiff person syndrome", "stiff man syndrome", True),
+        ("Whipple disease", "Tropheryma whipplei infection", True),
+        ("Lyme neuroborreliosis", "Bannwarth syndrome", True),
+        ("PLA2G6-associated neurodegeneration", "Seitelberger disease", True),
+        (
+            "Perimesencephalic subarachnoid haemorrhage",
+            "pretruncal nonaneurysmal subarachnoid haemorrhage",
+            True,
+        ),
+        ("Dilated perivascular spaces", "enlarged Virchow-Robin spaces", True),
+        ("Neurenteric cyst", "enterogenous cyst", True),
+        ("Supratentorial ependymoma, ZFTA fusion-positive", "RELA-fused ependymoma", True),
+        ("Primary CNS lymphoma", "primary DLBCL of the CNS", True),
+        ("Marburg multiple sclerosis", "acute malignant MS", True),
+        ("Rhabdoid meningioma", "anaplastic meningioma", True),
+        ("Rhabdoid meningioma", "atypical meningioma", False),
+        ("Pfeiffer syndrome", "Saethre-Chotzen syndrome", False),
+    ],
+)
+def test_name_families_of_lexicon_5(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str, expected: bool
+) -> None:
+    assert matcher(reference, candidate) is expected
+
+
+def test_reports_name_the_lexicon_version() -> None:
+    # the matcher setting two reports are compared on carries the version
+    assert LEXICON_VERSION in LexiconDiagnosisMatcher().description

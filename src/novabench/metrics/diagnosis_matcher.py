@@ -20,6 +20,7 @@ from typing import Any
 
 from novabench.errors import NovaInputError
 from novabench.lexicon.diagnoses import (
+    LEXICON_VERSION,
     DiagnosisLexicon,
     diagnosis_aliases,
     load_diagnosis_lexicon,
@@ -340,6 +341,42 @@ def _only_kinds(words: tuple[str, ...], named: list[str]) -> bool:
     )
 
 
+# A place and the wider place (or the noun) it lies in: a side that writes the narrower one
+# covers the wider one ("gout of a lumbar facet joint" / "spinal gout", "melanoma of the nasal
+# cavity" / "sinonasal melanoma", "vacuolar myelopathy of AIDS" / "HIV vacuolar myelopathy").
+_WIDER_PLACES = {
+    "lumbar": "spinal",
+    "cervical": "spinal",
+    "thoracic": "spinal",
+    "sacral": "spinal",
+    "lumbosacral": "spinal",
+    "vertebral": "spinal",
+    "vertebra": "spinal",
+    "facet": "spinal",
+    "spine": "spinal",
+    "nasal": "sinonasal",
+    "paranasal": "sinonasal",
+    "sinus": "sinonasal",
+    "mandibular": "mandible",
+    "maxillary": "maxilla",
+    "calvarial": "skull",
+    "calvarium": "skull",
+    "calvaria": "skull",
+    "orbital": "orbit",
+    "hypophyseal": "pituitary",
+    "sellar": "pituitary",
+    "cerebellar": "cerebellum",
+    "pontine": "pons",
+    "thalamic": "thalamus",
+    "aids": "hiv",
+}
+
+
+def _with_places(words: list[str]) -> list[str]:
+    """``words`` and the wider place of each ("lumbar": spinal), for the fuzzy rule."""
+    return [*words, *(_WIDER_PLACES[w] for w in words if w in _WIDER_PLACES)]
+
+
 # "X-associated Y": Y is the disease, X its context ("VHL-associated hemangioblastoma").
 _LINKS = {"associated": "with", "related": "to", "induced": "by", "mediated": "by"}
 _ALTERNATIVE_LINKS = frozenset({"and", "or"})
@@ -615,7 +652,7 @@ class LexiconDiagnosisMatcher:
             True
         """
         return (
-            f"lexicon matcher (nova-diagnosis-lexicon, {len(self.lexicon)} entries, "
+            f"lexicon matcher ({LEXICON_VERSION}, {len(self.lexicon)} entries, "
             f"fuzzy_threshold={self.fuzzy_threshold:g}, one diagnosis per prediction)"
         )
 
@@ -875,6 +912,10 @@ class LexiconDiagnosisMatcher:
 
     def _head_words(self, form: str) -> tuple[tuple[str, ...], bool]:
         """What the text before its context adds to the diseases it names (see _Statement)."""
+        if self.lexicon.lookup_key(_key(form)) is not None:
+            # a whole lexicon name adds nothing, "with" inside it included ("progressive
+            # encephalomyelitis with rigidity and myoclonus")
+            return (), False
         tokens = form.split()
         head = _head_tokens(tokens)
         found, leftover = self.lexicon.find_mentions(" ".join(head))
@@ -1291,7 +1332,9 @@ class LexiconDiagnosisMatcher:
         if not ref_words or not cand_words:
             return MatchExplanation(False, "no-match", **named)
         for words, other in ((ref_words, cand_words), (cand_words, ref_words)):
-            if any(w not in _GENERIC_WORDS for w in words) and self._covered(words, other):
+            if any(w not in _GENERIC_WORDS for w in words) and self._covered(
+                words, _with_places(other)
+            ):
                 return MatchExplanation(True, "fuzzy", **named)
         return MatchExplanation(False, "no-match", **named)
 
