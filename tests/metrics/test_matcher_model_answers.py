@@ -166,3 +166,37 @@ def test_name_families_of_lexicon_5(
 def test_reports_name_the_lexicon_version() -> None:
     # the matcher setting two reports are compared on carries the version
     assert LEXICON_VERSION in LexiconDiagnosisMatcher().description
+
+
+@pytest.mark.parametrize(
+    ("reference", "candidate", "expected"),
+    [
+        # "Y less likely than X" affirms X; "argues against" and "inconsistent with" negate
+        ("Glioblastoma", "Lymphoma is less likely than glioblastoma", True),
+        ("Lymphoma", "Lymphoma is less likely than glioblastoma", False),
+        ("Glioblastoma", "Findings argue against glioblastoma", False),
+        ("Glioblastoma", "Imaging inconsistent with glioblastoma", False),
+        ("Glioblastoma", "Glioblastoma; restricted diffusion speaks against abscess", True),
+    ],
+)
+def test_ranked_and_argued_against(
+    matcher: LexiconDiagnosisMatcher, reference: str, candidate: str, expected: bool
+) -> None:
+    assert matcher(reference, candidate) is expected
+
+
+def test_british_neurone_is_neuron(matcher: LexiconDiagnosisMatcher) -> None:
+    assert normalize_diagnosis("lower motor neurone lesion") == "lower motor neuron lesion"
+    assert matcher("Amyotrophic lateral sclerosis", "motor neurone disease")
+
+
+def test_a_word_set_apart_can_name_the_kind(matcher: LexiconDiagnosisMatcher) -> None:
+    # "tuberculous" after a comma makes the meningitis a tuberculous meningitis
+    assert matcher("Tuberculous meningitis", "Basal meningitis, likely tuberculous")
+    assert not matcher("Bacterial meningitis", "Basal meningitis, likely tuberculous")
+
+
+def test_a_cancer_after_metastases_is_their_primary(matcher: LexiconDiagnosisMatcher) -> None:
+    assert matcher("Brain metastases", "Multiple haemorrhagic metastases, likely melanoma")
+    assert matcher("Metastasis", "Cerebellar metastasis, probably from a lung primary")
+    assert not matcher("Glioblastoma", "Multiple metastases, likely breast cancer")

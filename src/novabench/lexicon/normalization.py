@@ -62,6 +62,7 @@ _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^centre(s?)$", r"center\1"),
         (r"^fibre(s?)$", r"fiber\1"),
         (r"^haem", "hem"),
+        (r"^neurone(s?)$", r"neuron\1"),  # motor neurone disease
     )
 )
 
@@ -182,7 +183,7 @@ def _fold(text: str) -> str:
 
 # Every spelling rule's pattern contains one of these: a token without any is left as it is,
 # and most tokens are (the rules then cost one search instead of one per rule).
-_SPELLING_TRIGGER = re.compile(r"ae|oe|our|leuco|sulph|grey|ageing|centre|fibre")
+_SPELLING_TRIGGER = re.compile(r"ae|oe|our|leuco|sulph|grey|ageing|centre|fibre|neurone")
 
 
 @lru_cache(maxsize=65536)

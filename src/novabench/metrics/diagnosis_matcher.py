@@ -286,6 +286,12 @@ _SUBORDINATE_CUES = re.compile(
     r"|\balso\s+(?:possible|considered)\b",
     re.IGNORECASE,
 )
+# A metastasis, and a primary cancer named after it ("metastases, likely melanoma").
+_METASTASIS = re.compile(r"\bmetasta(?:sis|ses|tic)\b", re.I)
+_PRIMARY_CANCER = re.compile(
+    r"\b(?:carcinoma|cancer|adenocarcinoma|melanoma|sarcoma|primary|neoplasm)s?\b", re.I
+)
+_SEPARATOR = re.compile(r"^[\s;,(\[]*")
 # Where a clause of a statement starts: punctuation or a contrasting word.
 _CLAUSE_START = re.compile(r"[;,(\[]|\b(?:although|though|but|however|whereas|while)\b", re.I)
 # Organisms by kind, so that a kind names its organisms ("fungal abscess" / "Aspergillus
@@ -586,7 +592,10 @@ class LexiconDiagnosisMatcher:
     (``neonatal``, ``in a child``, ``immunocompromised``) qualify like a location. A kind of
     organism names its organisms (``fungal`` / ``cryptococcal``, ``bacterial`` /
     ``pneumococcal``: a difference in specificity of the cause; ``tuberculous`` is a kind of
-    its own). "Metastatic X" names a metastasis, X its primary. A category named beside a
+    its own). "Metastatic X" names a metastasis, X its primary, and so does a cancer
+    set apart after a metastasis ("metastases, likely melanoma"). A word set apart from the
+    one disease it qualifies names its kind when the lexicon knows the pair ("basal
+    meningitis, likely tuberculous" is tuberculous meningitis). A category named beside a
     specific disease qualifies it ("hyaline-vascular Castleman disease"). When nothing
     matches, an abbreviation outside the lexicon (3 to 8 letters, two capitals) that
     spells consecutive words of the other side is read as those words and the pair judged
@@ -806,6 +815,18 @@ class LexiconDiagnosisMatcher:
         clauses = [text[a:b] for a, b in zip(starts, starts[1:]) if text[a:b].strip()]
         if len(clauses) < 2:
             return text
+        if _METASTASIS.search(clauses[0]):
+            # "metastases, likely melanoma": a cancer after the metastasis is its primary
+            clauses = [
+                clauses[0],
+                *(
+                    " from " + _SEPARATOR.sub("", clause)
+                    if _PRIMARY_CANCER.search(clause) and not _SUBORDINATE_CUES.search(clause)
+                    else clause
+                    for clause in clauses[1:]
+                ),
+            ]
+            text = "".join(clauses)
         main = [c for c in clauses if not _SUBORDINATE_CUES.search(c)]
         if len(main) == len(clauses) or not main:
             return text
@@ -816,6 +837,25 @@ class LexiconDiagnosisMatcher:
         ):
             return kept
         return text
+
+    def _qualified(self, form: str, resolution: _Resolution) -> _Resolution:
+        """A word set apart from the one disease it qualifies, read into its name when that
+        names a kind of it: "basal meningitis, likely tuberculous" is tuberculous meningitis."""
+        if len(resolution.entries) != 1:
+            return resolution
+        (named,) = resolution.entries
+        found, leftover = self.lexicon.find_mentions(" ".join(_head_tokens(form.split())))
+        for word in leftover:
+            if word in _QUALIFYING_WORDS or _QUALIFIER.search(word):
+                continue
+            for name in self.lexicon.get(named).names:
+                entry = self.lexicon.lookup_key(_key(f"{word} {normalize_diagnosis(name)}"))
+                if entry is not None and self.lexicon.is_ancestor(named, entry.name):
+                    rest = [w for w in leftover if w != word]
+                    return _Resolution(
+                        frozenset({entry.name}), self._explained(found, rest), entry.name
+                    )
+        return resolution
 
     def _metastasis_first(self, form: str) -> str:
         """ "metastatic X" read as "metastasis from X": X is the primary, not the diagnosis."""
@@ -857,6 +897,8 @@ class LexiconDiagnosisMatcher:
         if forms and self.lexicon.lookup_key(_key(forms[0])) is None:
             forms = (self._head_first(self._metastasis_first(forms[0])), *forms[1:])
         resolution = self._resolve(forms) if forms else _Resolution(frozenset(), False)
+        if forms and not resolution.complete:
+            resolution = self._qualified(forms[0], resolution)
         negated_entries: set[str] = set()
         negated_words: list[tuple[str, ...]] = []
         for span in reading.negated:
