@@ -200,3 +200,18 @@ def test_a_cancer_after_metastases_is_their_primary(matcher: LexiconDiagnosisMat
     assert matcher("Brain metastases", "Multiple haemorrhagic metastases, likely melanoma")
     assert matcher("Metastasis", "Cerebellar metastasis, probably from a lung primary")
     assert not matcher("Glioblastoma", "Multiple metastases, likely breast cancer")
+
+
+def test_clinical_shorthand_is_written_out(matcher: LexiconDiagnosisMatcher) -> None:
+    # the slash of "w/" used to cut the answer into two alternatives
+    assert matcher("Tuberculous meningitis", "TB meningitis w/ hydrocephalus")
+    assert matcher("Multiple sclerosis", "MS w/ active plaques")
+    assert matcher("Radiation necrosis", "radiation necrosis s/p proton therapy")
+    # "w/o" is "without": it negates what follows
+    assert not matcher("Hydrocephalus", "TB meningitis w/o hydrocephalus")
+
+
+def test_a_side_letter_beside_an_abbreviation(matcher: LexiconDiagnosisMatcher) -> None:
+    assert matcher("Middle cerebral artery infarct", "L MCA infarct")
+    assert matcher("Posterior cerebral artery infarct", "R PCA territory infarct")
+    assert not matcher("Anterior cerebral artery infarct", "L MCA infarct")

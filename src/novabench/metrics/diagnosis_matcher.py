@@ -130,7 +130,9 @@ _PATIENT_WORDS = frozenset(
     preterm immunocompromised immunosuppressed immunocompetent
 """.split()
 )
-_QUALIFYING_WORDS = _IGNORABLE_WORDS | _PATIENT_WORDS
+_QUALIFYING_WORDS = _IGNORABLE_WORDS | _PATIENT_WORDS | {"territory", "territorial"}
+# "L MCA infarct", "R PCA territory infarct": a side as one letter beside an abbreviation.
+_SIDE_LETTERS = frozenset({"l", "r"})
 # Words an abbreviation leaves out of its initials ("RVCL": retinal vasculopathy with
 # cerebral leukoencephalopathy).
 _INITIALS_SKIPPED = frozenset(
@@ -286,6 +288,23 @@ _SUBORDINATE_CUES = re.compile(
     r"|\balso\s+(?:possible|considered)\b",
     re.IGNORECASE,
 )
+# Clinical shorthand whose slash would read as a separator of alternatives ("ICH w/ IVH").
+_SHORTHAND = (
+    (re.compile(r"(?<![A-Za-z0-9])w/o(?![A-Za-z0-9])", re.I), "without"),
+    (re.compile(r"(?<![A-Za-z0-9])w/(?![A-Za-z0-9/])", re.I), "with"),
+    (re.compile(r"(?<![A-Za-z0-9])s/p(?![A-Za-z0-9])", re.I), "after"),
+)
+
+
+def _expand_shorthand(text: str) -> str:
+    """``text`` with "w/", "w/o" and "s/p" written out (with, without, after)."""
+    if "/" not in text:
+        return text
+    for pattern, words in _SHORTHAND:
+        text = pattern.sub(words, text)
+    return text
+
+
 # A metastasis, and a primary cancer named after it ("metastases, likely melanoma").
 _METASTASIS = re.compile(r"\bmetasta(?:sis|ses|tic)\b", re.I)
 _PRIMARY_CANCER = re.compile(
@@ -601,7 +620,8 @@ class LexiconDiagnosisMatcher:
     spells consecutive words of the other side is read as those words and the pair judged
     again, provided the abbreviating side adds no word of its own before its context ("EAC
     cholesteatoma" is an external auditory canal cholesteatoma; "PCA infarct" is no
-    posterior cortical atrophy).
+    posterior cortical atrophy; a side letter may stand beside it: "L MCA infarct").
+    Clinical shorthand is written out first: "w/" with, "w/o" without, "s/p" after.
 
     Known limits: terms outside the lexicon joined by ``with`` or ``and``, or set apart by
     a comma when they do not read as diseases, count as one term with qualifiers, since
@@ -874,7 +894,7 @@ class LexiconDiagnosisMatcher:
         return " ".join(["metastasis", "from", *tokens[1:]])
 
     def _read_uncached(self, text: str) -> _Statement:
-        reading = read_diagnosis(self._main_clauses(text))
+        reading = read_diagnosis(self._main_clauses(_expand_shorthand(text)))
         forms = tuple(
             form
             for form in (
@@ -1267,7 +1287,10 @@ class LexiconDiagnosisMatcher:
         # "PCA infarct" adds an infarct to whatever PCA spells.
         head = _head_tokens(normalize_diagnosis(expanded).split())
         if any(
-            w not in long_words and w not in _QUALIFYING_WORDS and w not in _FUZZY_STOPWORDS
+            w not in long_words
+            and w not in _QUALIFYING_WORDS
+            and w not in _FUZZY_STOPWORDS
+            and w not in _SIDE_LETTERS
             for w in head
         ):
             return None
