@@ -215,3 +215,10 @@ def test_a_side_letter_beside_an_abbreviation(matcher: LexiconDiagnosisMatcher) 
     assert matcher("Middle cerebral artery infarct", "L MCA infarct")
     assert matcher("Posterior cerebral artery infarct", "R PCA territory infarct")
     assert not matcher("Anterior cerebral artery infarct", "L MCA infarct")
+
+
+def test_an_abbreviation_inside_a_name(matcher: LexiconDiagnosisMatcher) -> None:
+    # "GBM" written out makes the name of a glioblastoma subtype
+    assert matcher("Giant cell glioblastoma", "giant cell GBM")
+    assert matcher("Epithelioid glioblastoma", "epithelioid GBM")
+    assert not matcher("Gliosarcoma", "epithelioid GBM")

@@ -621,7 +621,9 @@ class LexiconDiagnosisMatcher:
     again, provided the abbreviating side adds no word of its own before its context ("EAC
     cholesteatoma" is an external auditory canal cholesteatoma; "PCA infarct" is no
     posterior cortical atrophy; a side letter may stand beside it: "L MCA infarct").
-    Clinical shorthand is written out first: "w/" with, "w/o" without, "s/p" after.
+    Clinical shorthand is written out first: "w/" with, "w/o" without, "s/p" after. An
+    abbreviation inside a longer text is written as its entry's name when that makes a
+    lexicon name ("giant cell GBM" is giant cell glioblastoma).
 
     Known limits: terms outside the lexicon joined by ``with`` or ``and``, or set apart by
     a comma when they do not read as diseases, count as one term with qualifiers, since
@@ -877,6 +879,21 @@ class LexiconDiagnosisMatcher:
                     )
         return resolution
 
+    def _spelled_out(self, form: str) -> str:
+        """``form`` with an abbreviation inside it written as its entry's name, when that
+        makes a lexicon name: "giant cell GBM" is giant cell glioblastoma."""
+        tokens = form.split()
+        if len(tokens) < 2:
+            return form
+        for index, token in enumerate(tokens):
+            entry = self.lexicon.lookup_key(token) if len(token) >= 3 else None
+            if entry is None or entry.is_category or token == _key(entry.name):
+                continue
+            spelled = [*tokens[:index], normalize_diagnosis(entry.name), *tokens[index + 1 :]]
+            if self.lexicon.lookup_key(_key(" ".join(spelled))) is not None:
+                return " ".join(spelled)
+        return form
+
     def _metastasis_first(self, form: str) -> str:
         """ "metastatic X" read as "metastasis from X": X is the primary, not the diagnosis."""
         tokens = form.split()
@@ -914,6 +931,8 @@ class LexiconDiagnosisMatcher:
             head, rest = (normalize_diagnosis(segment) for segment in reading.segments)
             if self.lexicon.lookup_key(_key(f"{rest} {head}")) is not None:
                 forms = (f"{rest} {head}", *forms[1:])
+        if forms and self.lexicon.lookup_key(_key(forms[0])) is None:
+            forms = (self._spelled_out(forms[0]), *forms[1:])
         if forms and self.lexicon.lookup_key(_key(forms[0])) is None:
             forms = (self._head_first(self._metastasis_first(forms[0])), *forms[1:])
         resolution = self._resolve(forms) if forms else _Resolution(frozenset(), False)
