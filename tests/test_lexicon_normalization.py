@@ -47,6 +47,13 @@ def plain_normalized(text: str) -> tuple[str, ...]:
     folded = plain_fold(text)
     folded = normalization._POSSESSIVE.sub(r"\1", folded).replace("'", "")
     tokens = [plain_fix_spelling(t) for t in normalization._NON_ALNUM.sub(" ", folded).split()]
+    joined: list[str] = []  # "non" and the word after it are one word
+    for token in tokens:
+        if joined and joined[-1] == "non":
+            joined[-1] = "non" + token
+        else:
+            joined.append(token)
+    tokens = joined
     for i in range(1, len(tokens)):
         if tokens[i] in normalization._ROMAN and tokens[i - 1] in normalization._ROMAN_TRIGGERS:
             tokens[i] = normalization._ROMAN[tokens[i]]
@@ -70,7 +77,7 @@ _WORDS = (
     "favour haematoma most likely probably consistent with in keeping with suggestive of "
     "in favor of rule out cannot be excluded final diagnosis differential dx findings are "
     "type II grade IV Chiari I NF-1 who iii the a an Behçet's Creutzfeldt-Jakob's type a "
-    "vitamin a "
+    "vitamin a non non-ketotic non-Hodgkin "
     "Ménière æ ß œ ø ł đ ’ ‘ ʼ glioma glioblastoma abscess (PML) [GBM] x linked v i"
 ).split()
 _LETTERS = "aeiouchrtlmpsgxv'- ÆéüöØ"

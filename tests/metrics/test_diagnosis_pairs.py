@@ -44,6 +44,11 @@ _DATA = Path(__file__).resolve().parents[1] / "data"
 # code or lexicon, measured once by the lead on lexicon 3 and once on lexicon 4): 65.7 % ->
 # 68.8 %, 1/153 false accepts either way; synonyms 27.4 % -> 37.9 %, eponyms 22.2 %,
 # abbreviations 34.4 %. What a lexicon reaches on rare diseases it was not written for.
+# Lexicon 5 (issue 20, 944 entries, rules for model-style answers; held-out 5 a development
+# set): 99.9 % (0/351), 99.4 % (0/60), 100 % (0/185), 100 % (0/51), 100 % (0/189), proxies
+# 99.3 % (0/52), held-out 5 68.8 % -> 92.1 %, 1/153 -> 0/153 false accepts. Held-out m6 (170
+# model-style answers on brain MRI rare diseases, written before the lexicon-5 changes and
+# measured only before and after them): 98.2 %, 1/55 false accepts, before and after alike.
 FLOORS = [
     ("diagnosis_pairs.tsv", 0.995, 0.003, 0.97),
     ("diagnosis_pairs_heldout.tsv", 0.98, 0.0, 0.9),
@@ -51,7 +56,8 @@ FLOORS = [
     ("diagnosis_pairs_heldout3.tsv", 0.98, 0.0, None),
     ("diagnosis_pairs_heldout4.tsv", 0.99, 0.006, None),
     ("diagnosis_pairs_proxies.tsv", 0.98, 0.0, None),
-    ("diagnosis_pairs_heldout5.tsv", 0.68, 0.007, None),
+    ("diagnosis_pairs_heldout5.tsv", 0.91, 0.0, None),
+    ("diagnosis_pairs_heldout_m6.tsv", 0.97, 0.02, None),
 ]
 
 

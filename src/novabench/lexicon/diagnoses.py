@@ -46,7 +46,10 @@ __all__ = [
     "read_diagnosis",
 ]
 
-LEXICON_VERSION = "nova-diagnosis-lexicon-4"  # 4: 867 entries, merged diseases split (issue 20)
+# 4: 867 entries, merged diseases split (issue 20); 5: 944 entries, rare-disease name families,
+# rules for model-style answers (issue 20). Reports record it, so scores of two versions are
+# never compared silently.
+LEXICON_VERSION = "nova-diagnosis-lexicon-5"
 # The table itself is a data file beside the keyword lexicon (neuro_lexicon.json).
 _TABLE_RESOURCE = "diagnosis_lexicon.txt"
 

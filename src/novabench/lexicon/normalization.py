@@ -62,6 +62,7 @@ _SPELLING_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^centre(s?)$", r"center\1"),
         (r"^fibre(s?)$", r"fiber\1"),
         (r"^haem", "hem"),
+        (r"^neurone(s?)$", r"neuron\1"),  # motor neurone disease
     )
 )
 
@@ -182,7 +183,7 @@ def _fold(text: str) -> str:
 
 # Every spelling rule's pattern contains one of these: a token without any is left as it is,
 # and most tokens are (the rules then cost one search instead of one per rule).
-_SPELLING_TRIGGER = re.compile(r"ae|oe|our|leuco|sulph|grey|ageing|centre|fibre")
+_SPELLING_TRIGGER = re.compile(r"ae|oe|our|leuco|sulph|grey|ageing|centre|fibre|neurone")
 
 
 @lru_cache(maxsize=65536)
@@ -224,6 +225,19 @@ def _remove_phrases(
     return kept
 
 
+def _join_non(tokens: list[str]) -> list[str]:
+    """``non`` joined to the word it negates: "non-obstructive" is one word, never "obstructive"."""
+    if "non" not in tokens[:-1]:
+        return tokens
+    joined: list[str] = []
+    for token in tokens:
+        if joined and joined[-1] == "non":
+            joined[-1] = "non" + token
+        else:
+            joined.append(token)
+    return joined
+
+
 def _normalize_tokens(text: str) -> list[str]:
     return list(_normalized_tuple(text))
 
@@ -232,7 +246,7 @@ def _normalize_tokens(text: str) -> list[str]:
 def _normalized_tuple(text: str) -> tuple[str, ...]:
     folded = _fold(text)
     folded = _POSSESSIVE.sub(r"\1", folded).replace("'", "")
-    tokens = [_fix_spelling(t) for t in _NON_ALNUM.sub(" ", folded).split()]
+    tokens = _join_non([_fix_spelling(t) for t in _NON_ALNUM.sub(" ", folded).split()])
     for i in range(1, len(tokens)):
         if tokens[i] in _ROMAN and tokens[i - 1] in _ROMAN_TRIGGERS:
             tokens[i] = _ROMAN[tokens[i]]

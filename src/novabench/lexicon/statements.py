@@ -93,6 +93,11 @@ _CUES: dict[tuple[str, ...], str] = {
             "excluding",
             "rules out",
             "ruling out",
+            "argue against",
+            "argues against",
+            "arguing against",
+            "speaks against",
+            "inconsistent with",
         )
     },
     **{
@@ -102,6 +107,9 @@ _CUES: dict[tuple[str, ...], str] = {
             "excluded",
             "unlikely",
             "less likely",
+            # "Y less likely than X": the "than" belongs to the cue, X stays affirmed
+            "less likely than",
+            "less probable than",
             "not likely",
             "improbable",
             "not favored",
@@ -323,9 +331,10 @@ def read_diagnosis(text: str) -> DiagnosisReading:
     Negation works on clauses: a clause ends at ``, ; . ? ! ( ) [ ] |`` or at ``but``,
     ``however``, ``although``..., while a parenthesised abbreviation stays in its clause.
     A forward cue (``no``, ``not``, ``without``, ``no evidence of``, ``negative for``,
-    ``free of``, ``neither``/``nor``, ``rather than``, ``instead of``, ``excluding``...)
-    negates the rest of its clause; a backward cue (``ruled out``, ``excluded``,
-    ``unlikely``, ``less likely``, ``not seen``...) negates the clause before it, back to
+    ``free of``, ``neither``/``nor``, ``rather than``, ``instead of``, ``excluding``,
+    ``argues against``, ``inconsistent with``...) negates the rest of its clause; a backward
+    cue (``ruled out``, ``excluded``, ``unlikely``, ``less likely``, ``not seen``...; ``less
+    likely than`` keeps what follows it) negates the clause before it, back to
     a ``with`` at most ("glioblastoma with toxoplasmosis ruled out"). A cue with nothing on its own side turns round (``unlikely X``,
     ``X: no``). Double negatives (``cannot be excluded``, ``can't rule out``, ``not
     ruled out``, ``not unlikely``) and boilerplate (``not otherwise specified``) negate

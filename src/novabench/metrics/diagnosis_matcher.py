@@ -21,6 +21,7 @@ from typing import Any
 
 from novabench.errors import NovaInputError
 from novabench.lexicon.diagnoses import (
+    LEXICON_VERSION,
     DiagnosisLexicon,
     diagnosis_aliases,
     load_diagnosis_lexicon,
@@ -121,6 +122,18 @@ _GENERIC_WORDS = frozenset(
 """.split()
 )
 _QUALIFIER = re.compile(r"\d")
+# Words that describe the patient, not the disease ("neonatal Citrobacter abscess", "HSV
+# encephalitis in a child"): qualifiers like a location.
+_PATIENT_WORDS = frozenset(
+    """
+    neonatal neonate neonates newborn newborns infant infants child children childhood
+    pediatric adult adults adolescent adolescents elderly patient patients human toddler
+    preterm immunocompromised immunosuppressed immunocompetent
+""".split()
+)
+_QUALIFYING_WORDS = _IGNORABLE_WORDS | _PATIENT_WORDS | {"territory", "territorial"}
+# "L MCA infarct", "R PCA territory infarct": a side as one letter beside an abbreviation.
+_SIDE_LETTERS = frozenset({"l", "r"})
 # Words an abbreviation leaves out of its initials ("RVCL": retinal vasculopathy with
 # cerebral leukoencephalopathy).
 _INITIALS_SKIPPED = frozenset(
@@ -279,6 +292,130 @@ def _drop_likeness(form: str, known: Callable[[str], bool] = lambda _form: False
         if token in _CHANGING_WORDS and token != "like" and index:
             return " ".join(tokens[:index])
     return form
+
+
+# A clause that only keeps a second disease open ("metastasis cannot be excluded", "although
+# lymphoma is possible") ranks it below the main one. A list of differentials stays a hedge.
+_SUBORDINATE_CUES = re.compile(
+    r"\b(?:can ?not|can't|could not|not)\s+(?:yet\s+)?(?:be\s+)?"
+    r"(?:entirely\s+|completely\s+|fully\s+|definitely\s+)?(?:excluded|ruled out)\b"
+    r"|\b(?:is|are|remains?)\s+(?:also\s+|still\s+)?"
+    r"(?:possible|a possibility|considered|a consideration|in the differential)\b"
+    r"|\balso\s+(?:possible|considered)\b",
+    re.IGNORECASE,
+)
+# Clinical shorthand whose slash would read as a separator of alternatives ("ICH w/ IVH").
+_SHORTHAND = (
+    (re.compile(r"(?<![A-Za-z0-9])w/o(?![A-Za-z0-9])", re.I), "without"),
+    (re.compile(r"(?<![A-Za-z0-9])w/(?![A-Za-z0-9/])", re.I), "with"),
+    (re.compile(r"(?<![A-Za-z0-9])s/p(?![A-Za-z0-9])", re.I), "after"),
+)
+
+
+def _expand_shorthand(text: str) -> str:
+    """``text`` with "w/", "w/o" and "s/p" written out (with, without, after)."""
+    if "/" not in text:
+        return text
+    for pattern, words in _SHORTHAND:
+        text = pattern.sub(words, text)
+    return text
+
+
+# A metastasis, and a primary cancer named after it ("metastases, likely melanoma").
+_METASTASIS = re.compile(r"\bmetasta(?:sis|ses|tic)\b", re.I)
+_PRIMARY_CANCER = re.compile(
+    r"\b(?:carcinoma|cancer|adenocarcinoma|melanoma|sarcoma|primary|neoplasm)s?\b", re.I
+)
+_SEPARATOR = re.compile(r"^[\s;,(\[]*")
+# Where a clause of a statement starts: punctuation or a contrasting word.
+_CLAUSE_START = re.compile(r"[;,(\[]|\b(?:although|though|but|however|whereas|while)\b", re.I)
+# Organisms by kind, so that a kind names its organisms ("fungal abscess" / "Aspergillus
+# abscess"): a difference in specificity of the cause, not another disease.
+_ORGANISM_KINDS = {
+    "fungal": """
+        aspergillus aspergillosis aspergillary candida candidal candidiasis cryptococcal
+        cryptococcus cryptococcosis mucor mucormycosis mucorales rhizopus zygomycosis
+        histoplasma histoplasmosis coccidioides coccidioidal coccidioidomycosis blastomyces
+        blastomycosis scedosporium scedosporiosis fusarium cladophialophora phaeohyphomycosis
+    """,
+    "bacterial": """
+        pneumococcal pneumococcus streptococcal streptococcus staphylococcal staphylococcus
+        meningococcal meningococcus hemophilus haemophilus listeria listerial klebsiella
+        escherichia citrobacter pseudomonas enterococcal enterococcus nocardia nocardial
+        nocardiosis proteus salmonella fusobacterium bacteroides actinomyces actinomycotic
+        pyogenic
+    """,
+    "viral": """
+        herpes herpetic hsv cmv cytomegalovirus varicella zoster vzv ebv enterovirus
+        enteroviral parechovirus adenovirus influenza measles rubella jcv polyomavirus
+        rabies arbovirus arboviral dengue zika hiv
+    """,
+    "parasitic": """
+        toxoplasma toxoplasmosis cysticercosis cysticercal taenia echinococcus echinococcal
+        hydatid schistosoma schistosomal plasmodium malaria amoebic naegleria acanthamoeba
+        balamuthia trypanosoma
+    """,
+}
+_ORGANISM_KIND = {word: kind for kind, words in _ORGANISM_KINDS.items() for word in words.split()}
+_KIND_WORDS = {
+    "fungal": "fungal",
+    "fungus": "fungal",
+    "bacterial": "bacterial",
+    "viral": "viral",
+    "parasitic": "parasitic",
+}
+
+
+def _with_kinds(words: tuple[str, ...] | list[str]) -> list[str]:
+    """``words`` and the kind of each organism among them ("aspergillus": fungal)."""
+    kinds = [_ORGANISM_KIND[w] for w in words if w in _ORGANISM_KIND]
+    return [*words, *kinds]
+
+
+def _only_kinds(words: tuple[str, ...], named: list[str]) -> bool:
+    """Every word is a kind of organism (``fungal``) that an organism of ``named`` has, or
+    an organism (``pneumococcal``) of a kind ``named`` states ("bacterial meningitis")."""
+    organism_kinds = {_ORGANISM_KIND[w] for w in named if w in _ORGANISM_KIND}
+    stated_kinds = {_KIND_WORDS[w] for w in named if w in _KIND_WORDS}
+    return bool(words) and all(
+        _KIND_WORDS.get(w) in organism_kinds or _ORGANISM_KIND.get(w) in stated_kinds for w in words
+    )
+
+
+# A place and the wider place (or the noun) it lies in: a side that writes the narrower one
+# covers the wider one ("gout of a lumbar facet joint" / "spinal gout", "melanoma of the nasal
+# cavity" / "sinonasal melanoma", "vacuolar myelopathy of AIDS" / "HIV vacuolar myelopathy").
+_WIDER_PLACES = {
+    "lumbar": "spinal",
+    "cervical": "spinal",
+    "thoracic": "spinal",
+    "sacral": "spinal",
+    "lumbosacral": "spinal",
+    "vertebral": "spinal",
+    "vertebra": "spinal",
+    "facet": "spinal",
+    "spine": "spinal",
+    "nasal": "sinonasal",
+    "paranasal": "sinonasal",
+    "sinus": "sinonasal",
+    "mandibular": "mandible",
+    "maxillary": "maxilla",
+    "calvarial": "skull",
+    "calvarium": "skull",
+    "calvaria": "skull",
+    "orbital": "orbit",
+    "hypophyseal": "pituitary",
+    "sellar": "pituitary",
+    "cerebellar": "cerebellum",
+    "pontine": "pons",
+    "thalamic": "thalamus",
+    "aids": "hiv",
+}
+
+
+def _with_places(words: list[str]) -> list[str]:
+    """``words`` and the wider place of each ("lumbar": spinal), for the fuzzy rule."""
+    return [*words, *(_WIDER_PLACES[w] for w in words if w in _WIDER_PLACES)]
 
 
 # "X-associated Y": Y is the disease, X its context ("VHL-associated hemangioblastoma").
@@ -482,6 +619,28 @@ class LexiconDiagnosisMatcher:
     typo, and letters and numbers must agree when both sides state them in context;
     prefixes of opposite meaning (``micro``/``macro``, ``hyper``/``hypo``...) are no typo.
 
+    **Model answers.** A clause that only keeps a second disease open ("metastasis cannot
+    be excluded", "although lymphoma is possible", "tuberculosis is also considered") ranks
+    it below the main diagnosis and is left out when the rest names a specific disease;
+    equal alternatives ("X versus Y", "X or Y") and a list of differentials stay a hedge
+    (rule 3). ``non-X`` is one word and never names X. Words about the patient
+    (``neonatal``, ``in a child``, ``immunocompromised``) qualify like a location. A kind of
+    organism names its organisms (``fungal`` / ``cryptococcal``, ``bacterial`` /
+    ``pneumococcal``: a difference in specificity of the cause; ``tuberculous`` is a kind of
+    its own). "Metastatic X" names a metastasis, X its primary, and so does a cancer
+    set apart after a metastasis ("metastases, likely melanoma"). A word set apart from the
+    one disease it qualifies names its kind when the lexicon knows the pair ("basal
+    meningitis, likely tuberculous" is tuberculous meningitis). A category named beside a
+    specific disease qualifies it ("hyaline-vascular Castleman disease"). When nothing
+    matches, an abbreviation outside the lexicon (3 to 8 letters, two capitals) that
+    spells consecutive words of the other side is read as those words and the pair judged
+    again, provided the abbreviating side adds no word of its own before its context ("EAC
+    cholesteatoma" is an external auditory canal cholesteatoma; "PCA infarct" is no
+    posterior cortical atrophy; a side letter may stand beside it: "L MCA infarct").
+    Clinical shorthand is written out first: "w/" with, "w/o" without, "s/p" after. An
+    abbreviation inside a longer text is written as its entry's name when that makes a
+    lexicon name ("giant cell GBM" is giant cell glioblastoma).
+
     Known limits: terms outside the lexicon joined by ``with`` or ``and``, or set apart by
     a comma when they do not read as diseases, count as one term with qualifiers, since
     the fuzzy rule cannot tell a second disease from a qualifier. A primary tumour named
@@ -540,7 +699,7 @@ class LexiconDiagnosisMatcher:
             True
         """
         return (
-            f"lexicon matcher (nova-diagnosis-lexicon, {len(self.lexicon)} entries, "
+            f"lexicon matcher ({LEXICON_VERSION}, {len(self.lexicon)} entries, "
             f"fuzzy_threshold={self.fuzzy_threshold:g}, one diagnosis per prediction)"
         )
 
@@ -609,6 +768,13 @@ class LexiconDiagnosisMatcher:
             if not any(other != name and self.lexicon.is_ancestor(name, other) for other in names)
         )
 
+    def _named(self, names: set[str] | frozenset[str]) -> frozenset[str]:
+        """The most specific entries; a category beside a specific disease is its qualifier
+        ("hyaline-vascular Castleman disease" names no vascular disease besides)."""
+        most_specific = self._most_specific(names)
+        specific = frozenset(n for n in most_specific if not self.lexicon.get(n).is_category)
+        return specific or most_specific
+
     def _resolve_uncached(self, forms: tuple[str, ...]) -> _Resolution:
         whole = {entry.name for form in forms if (entry := self.lexicon.lookup_key(_key(form)))}
         main = self.lexicon.lookup_key(_key(forms[0]))
@@ -639,27 +805,32 @@ class LexiconDiagnosisMatcher:
             compact = [t for t in forms[0].split() if t not in _PLACE_WORDS]
             placed = self.lexicon.lookup_key(_key_from_tokens(compact)) if compact else None
             if placed is not None and len(compact) < len(forms[0].split()):
-                return _Resolution(self._most_specific(whole | {placed.name}), True, placed.name)
+                return _Resolution(self._named(whole | {placed.name}), True, placed.name)
         if whole:  # an abbreviation names an entry: "Left frontal glioblastoma (GBM)"
             return _Resolution(
-                self._most_specific(whole | mentioned), True, first or next(iter(sorted(whole)))
+                self._named(whole | mentioned), True, first or next(iter(sorted(whole)))
             )
         if mentioned:
-            return _Resolution(self._most_specific(mentioned), complete, first)
+            named = self._named(mentioned)
+            if first is not None and first not in named:
+                first = next(
+                    (n for n in named if self._related(n, first, allow_categories=True)), min(named)
+                )
+            return _Resolution(named, complete, first)
         fuzzy = self._fuzzy_lookup(forms[0])
         return _Resolution(frozenset({fuzzy} if fuzzy else ()), fuzzy is not None, fuzzy)
 
     @staticmethod
     def _explained(found: list[Any], leftover: list[str]) -> bool:
         return bool(found) and not any(
-            t not in _IGNORABLE_WORDS or _QUALIFIER.search(t) for t in leftover
+            t not in _QUALIFYING_WORDS or _QUALIFIER.search(t) for t in leftover
         )
 
     def _names_a_term(self, normalized: str, explicit: bool) -> bool:
         """Whether a part outside the lexicon names something of its own (rule 8)."""
         tokens = normalized.split()
         if not any(
-            t not in _IGNORABLE_WORDS
+            t not in _QUALIFYING_WORDS
             and t not in _FUZZY_STOPWORDS
             and len(t) > 1
             and not _QUALIFIER.search(t)
@@ -671,8 +842,92 @@ class LexiconDiagnosisMatcher:
             for t in tokens
         )
 
+    def _main_clauses(self, text: str) -> str:
+        """``text`` without the clauses that only keep another disease open.
+
+        "Glioblastoma; metastasis cannot be excluded" and "Glioblastoma, although lymphoma is
+        possible" name glioblastoma: such a clause ranks its disease below the main one.
+        Only when the rest names a specific lexicon disease; otherwise the text is kept.
+        """
+        starts = [0, *(m.start() for m in _CLAUSE_START.finditer(text) if m.start()), len(text)]
+        clauses = [text[a:b] for a, b in zip(starts, starts[1:]) if text[a:b].strip()]
+        if len(clauses) < 2:
+            return text
+        if _METASTASIS.search(clauses[0]):
+            # "metastases, likely melanoma": a cancer after the metastasis is its primary
+            clauses = [
+                clauses[0],
+                *(
+                    " from " + _SEPARATOR.sub("", clause)
+                    if _PRIMARY_CANCER.search(clause) and not _SUBORDINATE_CUES.search(clause)
+                    else clause
+                    for clause in clauses[1:]
+                ),
+            ]
+            text = "".join(clauses)
+        main = [c for c in clauses if not _SUBORDINATE_CUES.search(c)]
+        if len(main) == len(clauses) or not main:
+            return text
+        kept = "".join(main)
+        forms = diagnosis_aliases(read_diagnosis(kept).affirmed)
+        if forms and any(
+            not self.lexicon.get(name).is_category for name in self._resolve(forms).entries
+        ):
+            return kept
+        return text
+
+    def _qualified(self, form: str, resolution: _Resolution) -> _Resolution:
+        """A word set apart from the one disease it qualifies, read into its name when that
+        names a kind of it: "basal meningitis, likely tuberculous" is tuberculous meningitis."""
+        if len(resolution.entries) != 1:
+            return resolution
+        (named,) = resolution.entries
+        found, leftover = self.lexicon.find_mentions(" ".join(_head_tokens(form.split())))
+        for word in leftover:
+            if word in _QUALIFYING_WORDS or _QUALIFIER.search(word):
+                continue
+            for name in self.lexicon.get(named).names:
+                entry = self.lexicon.lookup_key(_key(f"{word} {normalize_diagnosis(name)}"))
+                if entry is not None and self.lexicon.is_ancestor(named, entry.name):
+                    rest = [w for w in leftover if w != word]
+                    return _Resolution(
+                        frozenset({entry.name}), self._explained(found, rest), entry.name
+                    )
+        return resolution
+
+    def _spelled_out(self, form: str) -> str:
+        """``form`` with an abbreviation inside it written as its entry's name, when that
+        makes a lexicon name: "giant cell GBM" is giant cell glioblastoma."""
+        tokens = form.split()
+        if len(tokens) < 2:
+            return form
+        for index, token in enumerate(tokens):
+            entry = self.lexicon.lookup_key(token) if len(token) >= 3 else None
+            if entry is None or entry.is_category or token == _key(entry.name):
+                continue
+            spelled = [*tokens[:index], normalize_diagnosis(entry.name), *tokens[index + 1 :]]
+            if self.lexicon.lookup_key(_key(" ".join(spelled))) is not None:
+                return " ".join(spelled)
+        return form
+
+    def _metastasis_first(self, form: str) -> str:
+        """ "metastatic X" read as "metastasis from X": X is the primary, not the diagnosis."""
+        tokens = form.split()
+        if len(tokens) < 2 or tokens[0] != "metastatic":
+            return form
+        metastasis = self.lexicon.lookup("metastasis")
+        if metastasis is None:
+            return form
+        found, _ = self.lexicon.find_mentions(" ".join(tokens[1:]))
+        if any(
+            e.name == metastasis.name or self.lexicon.is_ancestor(metastasis.name, e.name)
+            for e in found
+        ):
+            return form  # "metastatic leptomeningeal disease" is a kind of metastasis itself
+        return " ".join(["metastasis", "from", *tokens[1:]])
+
     def _read_uncached(self, text: str) -> _Statement:
-        reading = read_diagnosis(text)
+        reading = read_diagnosis(self._main_clauses(_expand_shorthand(text)))
         forms = tuple(
             form
             for form in (
@@ -697,8 +952,12 @@ class LexiconDiagnosisMatcher:
             if self.lexicon.lookup_key(_key(f"{rest} {head}")) is not None:
                 forms = (f"{rest} {head}", *forms[1:])
         if forms and self.lexicon.lookup_key(_key(forms[0])) is None:
-            forms = (self._head_first(forms[0]), *forms[1:])
+            forms = (self._spelled_out(forms[0]), *forms[1:])
+        if forms and self.lexicon.lookup_key(_key(forms[0])) is None:
+            forms = (self._head_first(self._metastasis_first(forms[0])), *forms[1:])
         resolution = self._resolve(forms) if forms else _Resolution(frozenset(), False)
+        if forms and not resolution.complete:
+            resolution = self._qualified(forms[0], resolution)
         negated_entries: set[str] = set()
         negated_words: list[tuple[str, ...]] = []
         for span in reading.negated:
@@ -754,6 +1013,10 @@ class LexiconDiagnosisMatcher:
 
     def _head_words(self, form: str) -> tuple[tuple[str, ...], bool]:
         """What the text before its context adds to the diseases it names (see _Statement)."""
+        if self.lexicon.lookup_key(_key(form)) is not None:
+            # a whole lexicon name adds nothing, "with" inside it included ("progressive
+            # encephalomyelitis with rigidity and myoclonus")
+            return (), False
         tokens = form.split()
         head = _head_tokens(tokens)
         found, leftover = self.lexicon.find_mentions(" ".join(head))
@@ -766,7 +1029,7 @@ class LexiconDiagnosisMatcher:
         words = tuple(
             _singular(t)
             for t in leftover
-            if t not in _IGNORABLE_WORDS
+            if t not in _QUALIFYING_WORDS
             and t not in _FUZZY_STOPWORDS
             and t not in _GENERIC_WORDS
             and t not in _DISEASE_HEADS
@@ -859,18 +1122,24 @@ class LexiconDiagnosisMatcher:
                 if r == c:
                     if (
                         not (ref.head_words and cand.head_words)
-                        or self._covered(list(ref.head_words), list(cand.head_words))
-                        or self._covered(list(cand.head_words), list(ref.head_words))
+                        or self._covered(list(ref.head_words), _with_kinds(cand.head_words))
+                        or self._covered(list(cand.head_words), _with_kinds(ref.head_words))
                     ):
                         return True
                 elif self.lexicon.is_ancestor(r, c):
                     # The less specific side may not specify anything of its own
-                    # ("fungal meningitis" is no tuberculous meningitis).
-                    if not ref.head_words:
+                    # ("fungal meningitis" is no tuberculous meningitis), but the kind of
+                    # the other side's organism ("fungal" / "cryptococcal meningitis").
+                    if not ref.head_words or _only_kinds(ref.head_words, self._words_of(cand, c)):
                         return True
-                elif not cand.head_words:
+                elif not cand.head_words or _only_kinds(cand.head_words, self._words_of(ref, r)):
                     return True
         return False
+
+    @staticmethod
+    def _words_of(statement: _Statement, entry: str) -> list[str]:
+        """The words of a statement and of the name of an entry it names."""
+        return [*statement.forms[0].split(), *normalize_diagnosis(entry).split()]
 
     def _location_conflict(
         self, ref: _Statement, cand: _Statement, reference: _Resolution, candidate: _Resolution
@@ -970,7 +1239,10 @@ class LexiconDiagnosisMatcher:
         content = [
             _singular(t)
             for t in tokens
-            if t not in qualifiers and t not in laterality and t not in _FUZZY_STOPWORDS
+            if t not in qualifiers
+            and t not in laterality
+            and t not in _FUZZY_STOPWORDS
+            and t not in _PATIENT_WORDS
         ]
         return content, qualifiers, laterality
 
@@ -1010,6 +1282,60 @@ class LexiconDiagnosisMatcher:
                 source="matcher",
                 field="reference" if not isinstance(reference, str) else "candidate",
             )
+        verdict = self._explain(reference, candidate)
+        if verdict.match or verdict.rule in ("negated", "empty"):
+            return verdict
+        # An abbreviation spelling words the other side writes out ("EAC cholesteatoma" /
+        # "external auditory canal cholesteatoma"): judged again with those words.
+        for short, long, swap in ((candidate, reference, False), (reference, candidate, True)):
+            expanded = self._expand_initials(short, long)
+            if expanded is not None:
+                pair = (expanded, long) if swap else (long, expanded)
+                again = self._explain(*pair)
+                if again.match:
+                    return replace(again, rule="initials")
+        return verdict
+
+    def _expand_initials(self, short: str, long: str) -> str | None:
+        """``short`` with each abbreviation outside the lexicon that spells the initials of
+        consecutive words of ``long`` written as those words, or None when none does.
+
+        An abbreviation is a word of 3 to 8 letters with at least two capitals (parts of a
+        hyphenated word apart: "CM-AVM"); "of", "and", "with"... inside the run are skipped.
+        """
+        long_words = [w for w in normalize_diagnosis(long).split() if w not in _INITIALS_SKIPPED]
+        changed = False
+
+        def expand(match: re.Match[str]) -> str:
+            nonlocal changed
+            word = match.group()
+            if sum(c.isupper() for c in word) < 2 or self.lexicon.lookup(word) is not None:
+                return word
+            letters = word.lower()
+            for start in range(len(long_words) - len(letters) + 1):
+                run = long_words[start : start + len(letters)]
+                if all(w.isalpha() for w in run) and "".join(w[0] for w in run) == letters:
+                    changed = True
+                    return " ".join(run)
+            return word
+
+        expanded = re.sub(r"(?<![A-Za-z0-9])[A-Za-z]{3,8}(?![A-Za-z0-9])", expand, short)
+        if not changed:
+            return None
+        # The other words before any context must be the long side's own or qualifiers:
+        # "PCA infarct" adds an infarct to whatever PCA spells.
+        head = _head_tokens(normalize_diagnosis(expanded).split())
+        if any(
+            w not in long_words
+            and w not in _QUALIFYING_WORDS
+            and w not in _FUZZY_STOPWORDS
+            and w not in _SIDE_LETTERS
+            for w in head
+        ):
+            return None
+        return expanded
+
+    def _explain(self, reference: str, candidate: str) -> MatchExplanation:
         reference_forms = diagnosis_aliases(reference)
         candidate_forms = diagnosis_aliases(candidate)
         if not reference_forms or not candidate_forms:
@@ -1110,7 +1436,9 @@ class LexiconDiagnosisMatcher:
         if not ref_words or not cand_words:
             return MatchExplanation(False, "no-match", **named)
         for words, other in ((ref_words, cand_words), (cand_words, ref_words)):
-            if any(w not in _GENERIC_WORDS for w in words) and self._covered(words, other):
+            if any(w not in _GENERIC_WORDS for w in words) and self._covered(
+                words, _with_places(other)
+            ):
                 return MatchExplanation(True, "fuzzy", **named)
         return MatchExplanation(False, "no-match", **named)
 
