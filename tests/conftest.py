@@ -8,6 +8,8 @@ the folder first if a test must modify files.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return "heavy libraries" if path in HEAVY_LIBRARY_FILES else nodeid
 
     return HeavyLibrariesTogether(config, log)
+
+
+@pytest.fixture(autouse=True)
+def evaluate_cache_per_test(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Once evaluate is imported, each test's evaluate modules keep their Arrow cache apart.
+
+    A module instance locks ``<cache>/<name>/<config>/default_experiment-1-0.arrow.lock`` and
+    keeps the lock until it is garbage collected; an instance whose ``compute`` raised inside
+    ``pytest.raises`` lives on in a reference cycle. The next test's instance then waited a
+    full second (evaluate's lock timeout) before taking another file name: about a dozen
+    seconds per run, and more when other checkouts on the machine share ``~/.cache``.
+    """
+    config = sys.modules.get("evaluate.config")
+    if config is None:  # never import evaluate here: most tests do not need it
+        yield
+        return
+    default = config.HF_METRICS_CACHE
+    config.HF_METRICS_CACHE = tmp_path_factory.mktemp("evaluate-cache")
+    try:
+        yield
+    finally:
+        config.HF_METRICS_CACHE = default
 
 
 @pytest.fixture(scope="session")
