@@ -33,12 +33,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)  # runs without xdist (-p no:xdist) know no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`-n N` (xdist's "load"), except that the tests of ``HEAVY_LIBRARY_FILES`` share a worker.
+    """`-n N` sends each test file whole to one worker, and ``HEAVY_LIBRARY_FILES`` all to one.
 
     Each worker imports evaluate or gradio (seconds each) on the first test that needs them:
-    with those tests together, one worker pays. Other tests are sent one by one as a worker
-    frees up. (``--dist loadgroup`` would do this from marks, but xdist 3.8 tags node ids in a
-    way pytest 9 ignores, so its groups are silently not formed.)
+    with those tests together, one worker pays. A file's module fixtures (releases, exports,
+    scoring runs) and per-process caches are then built once per run, not once per worker
+    that happens to get one of its tests; the files, about 400, still spread the load evenly.
+    (``--dist loadgroup`` would do this from marks, but xdist 3.8 tags node ids in a way
+    pytest 9 ignores, so its groups are silently not formed.)
     """
     if config.getvalue("dist") != "load":
         return None  # any other --dist the user chose is theirs
@@ -46,12 +48,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     from tests.lazy_import import HEAVY_LIBRARY_FILES
 
-    class HeavyLibrariesTogether(LoadScopeScheduling):
+    class FilesWholeHeavyLibrariesTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return "heavy libraries" if path in HEAVY_LIBRARY_FILES else nodeid
+            return "heavy libraries" if path in HEAVY_LIBRARY_FILES else path
 
-    return HeavyLibrariesTogether(config, log)
+    return FilesWholeHeavyLibrariesTogether(config, log)
 
 
 @pytest.fixture(autouse=True)
