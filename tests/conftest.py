@@ -1,5 +1,6 @@
 """Project-wide pytest fixtures and settings: the synthetic sample release, built once per
-session, and the depth of the Hypothesis property searches.
+run (one xdist worker builds it, the others read it), and the depth of the Hypothesis
+property searches.
 
 ``sample_release`` and ``sample_release_legacy`` hold the same content (8 cases, seed 0)
 in the official v1 layout and in the legacy CSV layout. Treat them as read-only: copy
@@ -8,8 +9,10 @@ the folder first if a test must modify files.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +81,41 @@ def evaluate_cache_per_test(tmp_path_factory: pytest.TempPathFactory) -> Iterato
         config.HF_METRICS_CACHE = default
 
 
+def built_once_per_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]
+) -> Path:
+    """What ``build(folder)`` returns, built by one xdist worker for the whole run.
+
+    Session fixtures are per process: under ``-n 2`` both workers built the sample, its legacy
+    copy and the floor run (about 3 CPU s each time). The first worker to ask builds into the
+    run's own temporary folder (the parent of the workers' ones) under a file lock; the other
+    waits for it and reads the result. Without xdist the session builds it as before.
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return build(tmp_path_factory.mktemp(name))
+    from filelock import FileLock
+
+    folder = tmp_path_factory.getbasetemp().parent / f"shared-{name}"
+    done = folder.with_name(folder.name + ".built")  # holds the path build returned
+    with FileLock(str(folder) + ".lock"):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a worker that failed half-way
+            folder.mkdir()
+            done.write_text(str(build(folder)), encoding="utf-8")
+        return Path(done.read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="session")
 def sample_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A v1-layout sample release (``data/nova-v1.parquet`` + ``images/``), 8 cases, seed 0."""
     from novabench.data.sample import write_sample_release
 
-    root = tmp_path_factory.mktemp("sample") / "nova-v1"
-    return write_sample_release(
-        root, n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="v1", progress=False
-    )
+    def build(folder: Path) -> Path:
+        return write_sample_release(
+            folder / "nova-v1", n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="v1", progress=False
+        )
+
+    return built_once_per_run(tmp_path_factory, "sample", build)
 
 
 @pytest.fixture(scope="session")
@@ -94,10 +123,13 @@ def sample_floor_run(sample_release: Path, tmp_path_factory: pytest.TempPathFact
     """The floor baselines' answers to all three tasks on ``sample_release`` (read-only)."""
     from novabench.cli import main
 
-    out = tmp_path_factory.mktemp("floor") / "floor.jsonl"
-    args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
-    assert main([*args, "--out", str(out), "--no-progress"]) == 0
-    return out
+    def build(folder: Path) -> Path:
+        out = folder / "floor.jsonl"
+        args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
+        assert main([*args, "--out", str(out), "--no-progress"]) == 0
+        return out
+
+    return built_once_per_run(tmp_path_factory, "floor", build)
 
 
 @pytest.fixture(scope="session")
@@ -105,7 +137,13 @@ def sample_release_legacy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same sample in the legacy layout (CSV files + ``test/``)."""
     from novabench.data.sample import write_sample_release
 
-    root = tmp_path_factory.mktemp("sample") / "nova-legacy"
-    return write_sample_release(
-        root, n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="legacy", progress=False
-    )
+    def build(folder: Path) -> Path:
+        return write_sample_release(
+            folder / "nova-legacy",
+            n_cases=SAMPLE_CASES,
+            seed=SAMPLE_SEED,
+            layout="legacy",
+            progress=False,
+        )
+
+    return built_once_per_run(tmp_path_factory, "sample-legacy", build)
