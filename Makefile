@@ -19,19 +19,24 @@ demo: $(STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python scripts/demo.py --out $(DEMO_DIR)
 
 # Lint, format check and type check first (config in pyproject.toml): any finding fails `make test`.
-# Then every test not marked slow, and every docstring example.
+# Then every test not marked slow, and every docstring example. Bytecode is cached (in the ignored
+# __pycache__ folders) even where the environment sets PYTHONDONTWRITEBYTECODE: without it each
+# xdist worker compiles the package and rewrites every test module's asserts on every run, half of
+# its collection time. (scripts/mutation_check.py sets it again for its mutants, rightly.)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy src/novabench
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q -m "not slow" \
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 PYTHONDONTWRITEBYTECODE= \
+		$(BIN)/python -m pytest -n 2 -q -m "not slow" \
 		--doctest-modules tests src/novabench scripts nova_dataset.py
 
 # The tests marked @pytest.mark.slow, and every Hypothesis property test again at its full
 # depth (the fast suite runs each on a few examples; profiles in tests/conftest.py). CI runs
 # both targets. pytest exits with 5 when no test is selected: nothing there to fail.
 test-slow: $(STAMP)
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(BIN)/python -m pytest -n 2 -q -m "slow or hypothesis" \
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 PYTHONDONTWRITEBYTECODE= \
+		$(BIN)/python -m pytest -n 2 -q -m "slow or hypothesis" \
 		--hypothesis-profile=thorough tests || [ $$? -eq 5 ]
 
 # The sdist and the wheel into dist/, then `twine check` of both. Built without isolation

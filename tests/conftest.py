@@ -1,5 +1,6 @@
 """Project-wide pytest fixtures and settings: the synthetic sample release, built once per
-session, and the depth of the Hypothesis property searches.
+run (one xdist worker builds it, the others read it), and the depth of the Hypothesis
+property searches.
 
 ``sample_release`` and ``sample_release_legacy`` hold the same content (8 cases, seed 0)
 in the official v1 layout and in the legacy CSV layout. Treat them as read-only: copy
@@ -8,6 +9,10 @@ the folder first if a test must modify files.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +36,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)  # runs without xdist (-p no:xdist) know no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`-n N` (xdist's "load"), except that the tests of ``HEAVY_LIBRARY_FILES`` share a worker.
+    """`-n N` sends each test file whole to one worker, and ``HEAVY_LIBRARY_FILES`` all to one.
 
     Each worker imports evaluate or gradio (seconds each) on the first test that needs them:
-    with those tests together, one worker pays. Other tests are sent one by one as a worker
-    frees up. (``--dist loadgroup`` would do this from marks, but xdist 3.8 tags node ids in a
-    way pytest 9 ignores, so its groups are silently not formed.)
+    with those tests together, one worker pays. A file's module fixtures (releases, exports,
+    scoring runs) and per-process caches are then built once per run, not once per worker
+    that happens to get one of its tests; the files, about 400, still spread the load evenly.
+    (``--dist loadgroup`` would do this from marks, but xdist 3.8 tags node ids in a way
+    pytest 9 ignores, so its groups are silently not formed.)
     """
     if config.getvalue("dist") != "load":
         return None  # any other --dist the user chose is theirs
@@ -44,12 +51,58 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     from tests.lazy_import import HEAVY_LIBRARY_FILES
 
-    class HeavyLibrariesTogether(LoadScopeScheduling):
+    class FilesWholeHeavyLibrariesTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return "heavy libraries" if path in HEAVY_LIBRARY_FILES else nodeid
+            return "heavy libraries" if path in HEAVY_LIBRARY_FILES else path
 
-    return HeavyLibrariesTogether(config, log)
+    return FilesWholeHeavyLibrariesTogether(config, log)
+
+
+@pytest.fixture(autouse=True)
+def evaluate_cache_per_test(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Once evaluate is imported, each test's evaluate modules keep their Arrow cache apart.
+
+    A module instance locks ``<cache>/<name>/<config>/default_experiment-1-0.arrow.lock`` and
+    keeps the lock until it is garbage collected; an instance whose ``compute`` raised inside
+    ``pytest.raises`` lives on in a reference cycle. The next test's instance then waited a
+    full second (evaluate's lock timeout) before taking another file name: about a dozen
+    seconds per run, and more when other checkouts on the machine share ``~/.cache``.
+    """
+    config = sys.modules.get("evaluate.config")
+    if config is None:  # never import evaluate here: most tests do not need it
+        yield
+        return
+    default = config.HF_METRICS_CACHE
+    config.HF_METRICS_CACHE = tmp_path_factory.mktemp("evaluate-cache")
+    try:
+        yield
+    finally:
+        config.HF_METRICS_CACHE = default
+
+
+def built_once_per_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]
+) -> Path:
+    """What ``build(folder)`` returns, built by one xdist worker for the whole run.
+
+    Session fixtures are per process: under ``-n 2`` both workers built the sample, its legacy
+    copy and the floor run (about 3 CPU s each time). The first worker to ask builds into the
+    run's own temporary folder (the parent of the workers' ones) under a file lock; the other
+    waits for it and reads the result. Without xdist the session builds it as before.
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return build(tmp_path_factory.mktemp(name))
+    from filelock import FileLock
+
+    folder = tmp_path_factory.getbasetemp().parent / f"shared-{name}"
+    done = folder.with_name(folder.name + ".built")  # holds the path build returned
+    with FileLock(str(folder) + ".lock"):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a worker that failed half-way
+            folder.mkdir()
+            done.write_text(str(build(folder)), encoding="utf-8")
+        return Path(done.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")
@@ -57,10 +110,12 @@ def sample_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A v1-layout sample release (``data/nova-v1.parquet`` + ``images/``), 8 cases, seed 0."""
     from novabench.data.sample import write_sample_release
 
-    root = tmp_path_factory.mktemp("sample") / "nova-v1"
-    return write_sample_release(
-        root, n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="v1", progress=False
-    )
+    def build(folder: Path) -> Path:
+        return write_sample_release(
+            folder / "nova-v1", n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="v1", progress=False
+        )
+
+    return built_once_per_run(tmp_path_factory, "sample", build)
 
 
 @pytest.fixture(scope="session")
@@ -68,10 +123,13 @@ def sample_floor_run(sample_release: Path, tmp_path_factory: pytest.TempPathFact
     """The floor baselines' answers to all three tasks on ``sample_release`` (read-only)."""
     from novabench.cli import main
 
-    out = tmp_path_factory.mktemp("floor") / "floor.jsonl"
-    args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
-    assert main([*args, "--out", str(out), "--no-progress"]) == 0
-    return out
+    def build(folder: Path) -> Path:
+        out = folder / "floor.jsonl"
+        args = ["run", "--data", str(sample_release), "--task", "all", "--baseline", "floor"]
+        assert main([*args, "--out", str(out), "--no-progress"]) == 0
+        return out
+
+    return built_once_per_run(tmp_path_factory, "floor", build)
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +137,13 @@ def sample_release_legacy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same sample in the legacy layout (CSV files + ``test/``)."""
     from novabench.data.sample import write_sample_release
 
-    root = tmp_path_factory.mktemp("sample") / "nova-legacy"
-    return write_sample_release(
-        root, n_cases=SAMPLE_CASES, seed=SAMPLE_SEED, layout="legacy", progress=False
-    )
+    def build(folder: Path) -> Path:
+        return write_sample_release(
+            folder / "nova-legacy",
+            n_cases=SAMPLE_CASES,
+            seed=SAMPLE_SEED,
+            layout="legacy",
+            progress=False,
+        )
+
+    return built_once_per_run(tmp_path_factory, "sample-legacy", build)

@@ -11,7 +11,9 @@ hashed before and after).
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
+import io
 import json
 import os
 import re
@@ -394,11 +396,19 @@ def _exported(info_argv: list[str]) -> list[str]:
     return ["export", str(release), str(release.parent / "exported"), "-q"]
 
 
-def _png_bomb(folder: Path, shared: Shared) -> list[str]:
+@functools.cache
+def _png_bomb_bytes() -> bytes:
+    """A 20,000 x 20,000 black PNG (400 MB of pixels, 0.4 MB of file): 1.7 CPU s to deflate."""
     from PIL import Image
 
+    png = io.BytesIO()
+    Image.new("L", (20_000, 20_000)).save(png, format="PNG", optimize=True)
+    return png.getvalue()
+
+
+def _png_bomb(folder: Path, shared: Shared) -> list[str]:
     release = shutil.copytree(shared.release, folder / "rel")
-    Image.new("L", (20_000, 20_000)).save(release / "images" / IMAGE, optimize=True)
+    (release / "images" / IMAGE).write_bytes(_png_bomb_bytes())
     return ["info", str(release)]
 
 

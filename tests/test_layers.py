@@ -8,6 +8,7 @@ Every import counts, wherever it is written: at the top of a module, inside a fu
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,6 +61,7 @@ def imported_modules(tree: ast.AST, name: str, is_package: bool, known: set[str]
                     yield submodule if submodule in known else target
 
 
+@functools.cache  # three tests read the package's graph: parse its modules once per worker
 def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     paths = {module_name(path, root): path for path in root.rglob("*.py")}
     known = set(paths)

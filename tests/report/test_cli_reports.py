@@ -16,27 +16,12 @@ FAST = ["--exclude", "BERTScore-F1", "--exclude", "METEOR"]
 
 
 @pytest.fixture(scope="module")
-def runs(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def runs(
+    sample_release: Path, sample_floor_run: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
     """The floor baseline's raw answers, and perfect answers recorded as model 'oracle|v1'."""
     folder = tmp_path_factory.mktemp("runs")
-    floor = folder / "floor.jsonl"
-    assert (
-        main(
-            [
-                "run",
-                "--data",
-                str(sample_release),
-                "--task",
-                "all",
-                "--baseline",
-                "floor",
-                "--out",
-                str(floor),
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    floor = sample_floor_run  # the session's one floor run (tests/conftest.py), read only
     release = read_release(sample_release)
     lines = [
         {"filename": i.filename, "boxes": i.boxes, "caption": i.caption} for i in release.images
