@@ -23,6 +23,7 @@ CRCs are right passes both, and fails only when a model or a drawing decodes it.
 
 from __future__ import annotations
 
+import struct
 import zlib
 from dataclasses import dataclass
 
@@ -61,8 +62,18 @@ class PngHeader:
     interlaced: bool
 
 
+# A chunk's length and type, and its CRC, read straight from the bytes (big-endian).
+_CHUNK_START = struct.Struct(">I4s")
+_read_crc = struct.Struct(">I").unpack_from
+
+
 def _is_chunk_type(chunk_type: bytes) -> bool:
     return chunk_type.isalpha() and chunk_type.isascii()
+
+
+def _name(chunk_type: bytes) -> str:
+    """A chunk type (four ASCII letters, already checked) as text, for messages."""
+    return chunk_type.decode("ascii")
 
 
 def _header(data: bytes | bytearray | memoryview) -> PngHeader:
@@ -119,6 +130,7 @@ def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
     offset = len(PNG_SIGNATURE)
     header: PngHeader | None = None
     seen_image_data = False
+    read_chunk_start = _CHUNK_START.unpack_from
     while True:
         if offset + 8 > size:
             left = size - offset
@@ -127,36 +139,34 @@ def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
                 if left == 0
                 else f"truncated: {left} bytes at byte {offset}, less than a chunk header"
             )
-        length = int.from_bytes(view[offset : offset + 4], "big")
-        chunk_type = bytes(view[offset + 4 : offset + 8])
+        length, chunk_type = read_chunk_start(view, offset)
         if not _is_chunk_type(chunk_type):
             raise PngError(f"chunk at byte {offset} has the type {chunk_type!r}, not 4 letters")
-        name = chunk_type.decode("ascii")
         if length > _LARGEST_DIMENSION:
-            raise PngError(f"the {name} chunk at byte {offset} claims {length} bytes")
+            raise PngError(f"the {_name(chunk_type)} chunk at byte {offset} claims {length} bytes")
         end = offset + _CHUNK_OVERHEAD + length
         if end > size:
             raise PngError(
-                f"truncated: the {name} chunk at byte {offset} needs {_CHUNK_OVERHEAD + length} "
-                f"bytes, {size - offset} are left"
+                f"truncated: the {_name(chunk_type)} chunk at byte {offset} needs "
+                f"{_CHUNK_OVERHEAD + length} bytes, {size - offset} are left"
             )
-        body = view[offset + 4 : end - 4]  # type and data: what the CRC covers
-        if zlib.crc32(body) != int.from_bytes(view[end - 4 : end], "big"):
-            raise PngError(f"the {name} chunk at byte {offset} has a wrong CRC")
+        # The CRC covers the type and the data: one call over the whole span.
+        if zlib.crc32(view[offset + 4 : end - 4]) != _read_crc(view, end - 4)[0]:
+            raise PngError(f"the {_name(chunk_type)} chunk at byte {offset} has a wrong CRC")
         if header is None:
-            if name != "IHDR":
-                raise PngError(f"the first chunk is {name}, not IHDR")
+            if chunk_type != b"IHDR":
+                raise PngError(f"the first chunk is {_name(chunk_type)}, not IHDR")
             if length != 13:
                 raise PngError(f"the IHDR chunk holds {length} bytes, not 13")
-            header = _header(body[4:])
-        elif name == "IHDR":
-            raise PngError(f"a second IHDR chunk at byte {offset}")
-        elif name == "IDAT":
+            header = _header(view[offset + 8 : end - 4])
+        elif chunk_type == b"IDAT":
             seen_image_data = True
-        elif name == "IEND":
+        elif chunk_type == b"IEND":
             if length:
                 raise PngError(f"the IEND chunk at byte {offset} is not empty")
             if not seen_image_data:
                 raise PngError("no IDAT chunk: the PNG holds no image data")
             return header
+        elif chunk_type == b"IHDR":
+            raise PngError(f"a second IHDR chunk at byte {offset}")
         offset = end

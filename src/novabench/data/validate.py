@@ -22,6 +22,7 @@ import os
 import re
 import stat
 import sys
+from operator import attrgetter
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
 from warnings import catch_warnings, simplefilter, warn
@@ -167,11 +168,17 @@ class _ReleaseFolder:
             resolved = os.path.realpath(location)  # Path.resolve raises on a loop of links
             return resolved, self._is_inside(resolved), status
         parent, name = os.path.split(location)
-        known = self._folders.get(parent)
+        resolved_parent, inside = self.folder(parent)
+        return os.path.join(resolved_parent, name), inside, status
+
+    def folder(self, location: str) -> tuple[str, bool]:
+        """The folder at ``location`` with every link followed, and whether that lies
+        inside the release folder (resolved once per folder)."""
+        known = self._folders.get(location)
         if known is None:
-            folder = os.path.realpath(parent)
-            known = self._folders[parent] = (folder, self._is_inside(folder))
-        return os.path.join(known[0], name), known[1], status
+            resolved = os.path.realpath(location)
+            known = self._folders[location] = (resolved, self._is_inside(resolved))
+        return known
 
 
 # A relative path that needs no check and no normalisation: "/"-separated names, none empty,
@@ -187,21 +194,42 @@ class _FileBuffer:
 
     A fresh ``bytes`` per file (``readall``) cost three times the copy itself in a
     long-lived process (allocating it, faulting its pages in, shrinking it to size; in a
-    fresh process the difference was not measurable). The view :meth:`rest_of` returns is
-    valid until the next call.
+    fresh process the difference was not measurable). The view :meth:`png_or_head`
+    returns is valid until the next call.
     """
 
     def __init__(self, size: int = 1 << 20) -> None:
         self._buffer = bytearray(size)
 
-    def rest_of(self, handle: io.RawIOBase, start: bytes) -> memoryview:
-        """``start`` followed by the rest of the file ``handle`` (unbuffered), to its end."""
-        wanted = len(start) + _file_size(handle) + 1  # one spare byte: the end is seen at once
-        if len(self._buffer) < wanted:
-            self._buffer = bytearray(wanted)
+    def png_or_head(self, handle: io.RawIOBase, size: int | None = None) -> memoryview:
+        """The whole file when it starts as a PNG; else at most its first bytes (enough to
+        name its format, never a whole huge file). Reads as few times as the floor does:
+        a file that fits the buffer takes one read, and one more that sees its end.
+        ``size``: the file's size when the caller knows it (else asked of the system).
+        """
+        wanted = (_file_size(handle) if size is None else size) + 1  # the end seen at once
         view = memoryview(self._buffer)
-        view[: len(start)] = start
-        filled = len(start)
+        first = view[: max(wanted, len(PNG_SIGNATURE))]  # a size of 0 may be unknown (a pipe)
+        filled = 0
+        while filled < len(PNG_SIGNATURE):
+            count = handle.readinto(first[filled:])
+            if not count:
+                return view[:filled]
+            filled += count
+        if view[: len(PNG_SIGNATURE)] != PNG_SIGNATURE:
+            head = bytes(view[:filled]) + _read_at_most(handle, _SNIFF_BYTES - filled)
+            return memoryview(head[: len(PNG_SIGNATURE) + _SNIFF_BYTES])
+        return self._read_on(handle, view, filled, wanted)
+
+    def _read_on(
+        self, handle: io.RawIOBase, view: memoryview, filled: int, wanted: int
+    ) -> memoryview:
+        """The buffer's first ``filled`` bytes and the rest of ``handle``, to its end
+        (``wanted``: the bytes the buffer should hold for that, as far as is known)."""
+        if len(view) < wanted:
+            larger = bytearray(wanted)
+            larger[:filled] = view[:filled]
+            self._buffer, view = larger, memoryview(larger)
         while True:
             if filled == len(view):  # the file grew while it was read: a larger buffer
                 larger = bytearray(2 * len(view))
@@ -289,6 +317,58 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
             )
         path = folder.root / _inside_release(relative, where)
     location = str(path)
+    if _OPEN_FLAGS is not None:
+        parent, name = os.path.split(location)
+        resolved_parent, inside = folder.folder(parent)
+        if inside:
+            try:
+                descriptor = os.open(location, _OPEN_FLAGS)
+            except OSError:  # a link, no file, no access...: the long way names it
+                pass
+            else:
+                try:
+                    status: os.stat_result | None = os.fstat(descriptor)
+                except OSError:
+                    status = None
+                if status is None or not stat.S_ISREG(status.st_mode):
+                    os.close(descriptor)  # a folder, a pipe...: named the long way
+                else:
+                    with open(descriptor, "rb", buffering=0) as handle:
+                        data = _read_image(folder, handle, status.st_size, relative, where)
+                        width, height = _png_size(data, relative, where)
+                    resolved = os.path.join(resolved_parent, name)
+                    digest = hashlib.sha256(data).digest()
+                    return _CheckedImage(path, resolved, width, height, digest)
+    return _checked_image_file(folder, location, path, relative, where)
+
+
+# Opening an image file at once, without following a link at its end (a link is refused
+# by open and takes the long way, which follows it and checks where it leads) and without
+# waiting on a named pipe (refused once its status is seen); None where the system has no
+# such flags: every file then takes the long way.
+_OPEN_FLAGS = (
+    os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_NONBLOCK")
+    else None
+)
+
+
+def _read_image(
+    folder: _ReleaseFolder, handle: io.RawIOBase, size: int | None, relative: str, where: Any
+) -> memoryview:
+    """An image file's bytes (only its head when it is no PNG), errors named."""
+    try:
+        return folder.buffer.png_or_head(handle, size)
+    except OSError as error:
+        raise NovaInputError(
+            f"cannot read image file {relative}: {error.strerror or error}", **where
+        ) from None
+
+
+def _checked_image_file(
+    folder: _ReleaseFolder, location: str, path: Path, relative: str, where: dict[str, Any]
+) -> _CheckedImage:
+    """The long way: the file's status first, links followed, each problem named."""
     resolved, inside, status = folder.follow(location)
     if not inside:
         raise NovaInputError(
@@ -300,15 +380,10 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
         raise NovaInputError(
             f"image path {relative!r} is {_file_kind(status.st_mode)}, not a file", **where
         )
-    data: bytes | memoryview
     try:
         # Unbuffered: a buffered reader copies each file through its buffer (twice the CPU).
         with open(location, "rb", buffering=0) as handle:
-            data = _read_at_most(handle, len(PNG_SIGNATURE))
-            if data == PNG_SIGNATURE:
-                data = folder.buffer.rest_of(handle, data)
-            else:  # not a PNG: read only what naming its format takes, not a whole (huge) file
-                data += _read_at_most(handle, _SNIFF_BYTES)
+            data = _read_image(folder, handle, None, relative, where)
     except OSError as error:
         raise NovaInputError(
             f"cannot read image file {relative}: {error.strerror or error}", **where
@@ -363,9 +438,13 @@ def _validated_box(box: RawBox, width: int, height: int) -> list[float]:
     return [x, y, w, h]
 
 
-def _check_identity(raw: RawImage, seen: dict[str, str]) -> re.Match[str]:
-    where = dict(source=raw.source, record=raw.where())
+def _check_identity(raw: RawImage, seen: dict[str, RawImage]) -> None:
     match = FILENAME_PATTERN.match(raw.filename) if isinstance(raw.filename, str) else None
+    if match is not None and (raw.case_id, raw.scan_id) == match.groups():
+        if raw.filename not in seen:  # the usual case: no message built
+            seen[raw.filename] = raw
+            return
+    where = dict(source=raw.source, record=raw.where())
     if match is None:
         raise NovaInputError(
             f"filename {raw.filename!r} is not of the form caseNNNN_NNN.png",
@@ -380,12 +459,12 @@ def _check_identity(raw: RawImage, seen: dict[str, str]) -> re.Match[str]:
                 field=name,
                 **where,
             )
-    if raw.filename in seen:
-        raise NovaInputError(
-            f"duplicate filename, first seen at {seen[raw.filename]}", field="filename", **where
-        )
-    seen[raw.filename] = f"{raw.source}, {raw.record}"  # shards of an export are several files
-    return match
+    first = seen[raw.filename]  # shards of an export are several files: both are named
+    raise NovaInputError(
+        f"duplicate filename, first seen at {first.source}, {first.record}",
+        field="filename",
+        **where,
+    )
 
 
 def build_records(
@@ -425,43 +504,55 @@ def build_records(
             "the release holds no images (no rows); nothing could be scored on it",
             source=str(root),
         )
-    seen: dict[str, str] = {}
+    seen: dict[str, RawImage] = {}
     for raw in raws:
         _check_identity(raw, seen)
+    folder = _ReleaseFolder(root)
+    ordered = sorted(raws, key=attrgetter("filename"))
+    images: list[_CheckedImage] = []
+    owner_of_path: dict[str, str] = {}
+    for raw in progress_bar(ordered, desc="reading release", unit="image"):
+        try:
+            image = _checked_image(folder, raw)
+            if image.resolved is not None:
+                owner = owner_of_path.setdefault(image.resolved, raw.filename)
+                if owner != raw.filename:
+                    raise NovaInputError(
+                        f"image {raw.image_path} is already the image of {owner}",
+                        source=raw.source,
+                        record=raw.where(),
+                        field="image_path",
+                    )
+        except NovaInputError:
+            # The boxes are checked once every size is known; a box problem of an earlier
+            # image is the first problem all the same.
+            for earlier, checked in zip(ordered, images):
+                _boxes_one_by_one(earlier, checked)
+            raise
+        images.append(image)
+    boxes = _validated_boxes(ordered, images)
     records: list[ImageRecord] = []
     first_of_case: dict[str, tuple[ImageRecord, RawImage]] = {}
-    owner_of_path: dict[str, str] = {}
-    folder = _ReleaseFolder(root)
-    ordered = sorted(raws, key=lambda r: r.filename)
-    for raw in progress_bar(ordered, desc="reading release", unit="image"):
-        path, resolved, width, height, png_sha256 = _checked_image(folder, raw)
-        if resolved is not None:
-            if resolved in owner_of_path:
-                raise NovaInputError(
-                    f"image {raw.image_path} is already the image of {owner_of_path[resolved]}",
-                    source=raw.source,
-                    record=raw.where(),
-                    field="image_path",
-                )
-            owner_of_path[resolved] = raw.filename
+    meta_keys = (*FIXED_META_KEYS, *extra_keys)
+    for raw, image, (gold, rater_boxes) in zip(ordered, images, boxes):
         if png_digests is not None:
-            png_digests[raw.filename] = png_sha256
-        gold: list[list[float]] = []
-        by_rater: dict[str, list[list[float]]] = {}
-        for box in raw.boxes:
-            values = _validated_box(box, width, height)
-            (gold if box.rater is None else by_rater.setdefault(box.rater, [])).append(values)
-        meta = {key: text(raw.meta.get(key)) for key in (*FIXED_META_KEYS, *extra_keys)}
-        if raw.case_id in first_of_case:
-            first, first_raw = first_of_case[raw.case_id]
-            kept = {key: getattr(first, key) for key in FIXED_META_KEYS} | first.extra
-            differing = [key for key in meta if meta[key] != kept[key]]
-            if differing:
-                warnings.append(
-                    f"{raw.source}, {raw.where()}: meta {', '.join(differing)} differ from "
-                    f"{first_raw.source}, {first_raw.where()} of the same case; the values of {first.filename} were kept"
-                )
-            meta = dict(kept)
+            png_digests[raw.filename] = image.sha256
+        first_seen = first_of_case.get(raw.case_id)
+        if first_seen is not None and raw.meta == first_seen[1].meta:
+            first = first_seen[0]  # the case's metadata again, as found: its values kept
+            meta = {key: getattr(first, key) for key in FIXED_META_KEYS} | first.extra
+        else:
+            meta = {key: text(raw.meta.get(key)) for key in meta_keys}
+            if first_seen is not None:
+                first, first_raw = first_seen
+                kept = {key: getattr(first, key) for key in FIXED_META_KEYS} | first.extra
+                differing = [key for key in meta if meta[key] != kept[key]]
+                if differing:
+                    warnings.append(
+                        f"{raw.source}, {raw.where()}: meta {', '.join(differing)} differ from "
+                        f"{first_raw.source}, {first_raw.where()} of the same case; the values of {first.filename} were kept"
+                    )
+                meta = kept
         caption = text(raw.caption)
         if caption is None or not caption.strip():
             warnings.append(f"{raw.source}, {raw.where()}: empty caption")
@@ -469,19 +560,92 @@ def build_records(
             filename=raw.filename,
             case_id=raw.case_id,
             scan_id=raw.scan_id,
-            image_path=path,
-            width=width,
-            height=height,
+            image_path=image.path,
+            width=image.width,
+            height=image.height,
             caption=caption,
             clinical_history=meta["clinical_history"],
             final_diagnosis=meta["final_diagnosis"],
             title=meta["title"],
             publication_date=meta["publication_date"],
             boxes=gold,
-            rater_boxes=[{"rater": name, "boxes": by_rater[name]} for name in sorted(by_rater)],
+            rater_boxes=rater_boxes,
             extra={key: meta[key] for key in extra_keys},
-            image_bytes=None if path is not None else bytes(raw.image_bytes),
+            image_bytes=None if image.path is not None else bytes(raw.image_bytes),
         )
         first_of_case.setdefault(raw.case_id, (record, raw))
         records.append(record)
     return records
+
+
+def _boxes_one_by_one(
+    raw: RawImage, image: _CheckedImage
+) -> tuple[list[list[float]], list[dict[str, Any]]]:
+    """An image's gold boxes and its raters' (sorted by name), each box checked in turn:
+    the first problem raises, named as the layout names the box."""
+    gold: list[list[float]] = []
+    by_rater: dict[str, list[list[float]]] = {}
+    for box in raw.listed_boxes():
+        values = _validated_box(box, image.width, image.height)
+        (gold if box.rater is None else by_rater.setdefault(box.rater, [])).append(values)
+    return gold, [{"rater": name, "boxes": by_rater[name]} for name in sorted(by_rater)]
+
+
+def _validated_boxes(
+    ordered: list[RawImage], images: list[_CheckedImage]
+) -> list[tuple[list[list[float]], list[dict[str, Any]]]]:
+    """Every image's boxes checked against its size, as ``_boxes_one_by_one`` gives them.
+
+    Rows whose boxes came as columns (``BoxColumns``, one file's) are checked all at once
+    with numpy, by the same comparisons in float64; should any box fail, the images are
+    checked one by one again in order, so the error is the one the first problem raises.
+    """
+    columns = ordered[0].box_columns
+    if columns is None or any(raw.box_columns is not columns for raw in ordered):
+        return [_boxes_one_by_one(raw, image) for raw, image in zip(ordered, images)]
+    rows = np.fromiter((raw.box_row for raw in ordered), dtype=np.int64, count=len(ordered))
+    starts = columns.starts[rows]
+    counts = columns.starts[rows + 1] - starts
+    # Box positions in the file, image after image in filename order.
+    firsts_here = np.cumsum(counts) - counts
+    positions = np.repeat(starts - firsts_here, counts) + np.arange(int(counts.sum()))
+    x, y, w, h = columns.coordinates[positions].T
+    width = np.repeat(np.fromiter((image.width for image in images), np.float64), counts)
+    height = np.repeat(np.fromiter((image.height for image in images), np.float64), counts)
+    slack_x, slack_y = BOX_TOLERANCE * width, BOX_TOLERANCE * height
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite values are refused below
+        right, bottom = x + w, y + h
+        good = (
+            np.isfinite(x)
+            & np.isfinite(y)
+            & np.isfinite(w)
+            & np.isfinite(h)
+            & (w > 0)
+            & (h > 0)
+            & (x < width)
+            & (y < height)
+            & (right > 0)
+            & (bottom > 0)
+            & (x >= -slack_x)
+            & (y >= -slack_y)
+            & (right <= width + slack_x)
+            & (bottom <= height + slack_y)
+        )
+    if not good.all():
+        for raw, image in zip(ordered, images):
+            _boxes_one_by_one(raw, image)  # raises at the first problem
+    values = np.stack([x, y, w, h], axis=1).tolist()
+    raters = [columns.raters[position] for position in positions.tolist()]
+    result = []
+    end = 0
+    for count in counts.tolist():
+        start, end = end, end + count
+        gold: list[list[float]] = []
+        by_rater: dict[str, list[list[float]]] = {}
+        for index in range(start, end):
+            rater = raters[index]
+            (gold if rater is None else by_rater.setdefault(rater, [])).append(values[index])
+        result.append(
+            (gold, [{"rater": name, "boxes": by_rater[name]} for name in sorted(by_rater)])
+        )
+    return result
