@@ -485,3 +485,26 @@ def test_plain_image_paths_take_the_same_path_as_the_full_checks(seed: int) -> N
         assert posix.name, relative
         assert str(root / relative) == str(root / posix), relative
     assert taken > 100  # the cases did exercise the shortcut
+
+
+def test_the_chunk_crc_is_zlibs_crc32_whichever_library_computes_it(monkeypatch) -> None:
+    """zlib-ng's CRC-32 where installed, else the standard library's: the same values."""
+    import importlib
+
+    from novabench.data import png
+
+    rng = np.random.default_rng(5)
+    pieces = [b"", b"IEND", bytes(rng.integers(0, 256, 100_003, dtype=np.uint8))]
+    chosen = png._fastest_crc32()
+    for piece in pieces:
+        assert chosen(piece) == chosen(memoryview(piece)) == zlib.crc32(piece)
+
+    import_module = importlib.import_module
+
+    def no_zlib_ng(name: str, *args, **kwargs):
+        if name.startswith("zlib_ng"):
+            raise ImportError(name)
+        return import_module(name, *args, **kwargs)
+
+    monkeypatch.setattr(png.importlib, "import_module", no_zlib_ng)
+    assert png._fastest_crc32() is zlib.crc32
