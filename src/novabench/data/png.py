@@ -93,6 +93,12 @@ def _name(chunk_type: bytes) -> str:
     return chunk_type.decode("ascii")
 
 
+# The IHDR fields already checked, and what they said: a release's images mostly share a
+# size and format, so each distinct header is checked once (PngHeader is frozen).
+_known_headers: dict[bytes, PngHeader] = {}
+_KNOWN_HEADERS_KEPT = 4096
+
+
 def _header(data: bytes | bytearray | memoryview) -> PngHeader:
     """The IHDR fields, checked; ``data`` is the chunk's 13 data bytes."""
     width = int.from_bytes(data[0:4], "big")
@@ -175,7 +181,12 @@ def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
                 raise PngError(f"the first chunk is {_name(chunk_type)}, not IHDR")
             if length != 13:
                 raise PngError(f"the IHDR chunk holds {length} bytes, not 13")
-            header = _header(view[offset + 8 : end - 4])
+            fields = bytes(view[offset + 8 : end - 4])
+            header = _known_headers.get(fields)
+            if header is None:
+                header = _header(fields)
+                if len(_known_headers) < _KNOWN_HEADERS_KEPT:
+                    _known_headers[fields] = header
         elif chunk_type == b"IDAT":
             seen_image_data = True
         elif chunk_type == b"IEND":

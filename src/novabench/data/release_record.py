@@ -150,6 +150,7 @@ class NovaRelease:
         names = {record_field.name for record_field in dataclasses.fields(ImageRecord)}
         kept_names = [name for name in sorted(names) if name not in excluded]
         pieces: list[bytes] = []
+        digests = self._png_digests
         from novabench.progress import progress_bar
 
         for image in progress_bar(self.images, desc="fingerprinting release", unit="image"):
@@ -160,7 +161,16 @@ class NovaRelease:
             else:  # other attributes set on the record are not part of it
                 fields = {name: getattr(image, name) for name in kept_names}
             pieces.append(as_json(fields).encode("utf-8"))
-            pieces.append(self._png_digest(image))
+            cached = digests.get(id(image))
+            if (
+                cached is not None
+                and cached[0] is image
+                and (cached[1] is image.image_path or cached[1] == image.image_path)
+                and cached[2] is image.image_bytes
+            ):
+                pieces.append(cached[3])
+            else:
+                pieces.append(self._png_digest(image))
         pieces.append(json.dumps(list(self.extra_meta_keys)).encode("utf-8"))
         return hashlib.sha256(b"".join(pieces)).hexdigest()[:16]
 

@@ -22,6 +22,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from operator import attrgetter
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
@@ -30,7 +31,7 @@ from warnings import catch_warnings, simplefilter, warn
 import numpy as np
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
-from novabench.data.png import PNG_SIGNATURE, PngError, check_png
+from novabench.data.png import PNG_SIGNATURE, PngError, PngHeader, check_png
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS, ImageRecord
@@ -85,6 +86,13 @@ def _png_size(
         if other is not None and other != "PNG":
             raise NovaInputError(f"{label} is a {other} image, not a PNG", **where) from None
         raise NovaInputError(f"unreadable or corrupt PNG {label}: {error}", **where) from None
+    return _decodable_size(header, label, lambda: where)
+
+
+def _decodable_size(
+    header: PngHeader, label: str, where: Callable[[], dict[str, str]]
+) -> tuple[int, int]:
+    """The PNG's width and height, refused when PIL would not decode that many pixels."""
     # PIL's own limit (Image.MAX_IMAGE_PIXELS): the pixels are decoded later, by PIL. Only a
     # PIL already imported can hold a limit of the user's; else its default, far above this.
     pixels = header.width * header.height
@@ -98,14 +106,14 @@ def _png_size(
             f"PNG {label} claims more pixels than PIL decodes safely (a decompression bomb?): "
             f"{header.width}x{header.height} is {pixels} pixels, over the limit of "
             f"{2 * limit} (PIL.Image.MAX_IMAGE_PIXELS x 2)",
-            **where,
+            **where(),
         )
     if limit is not None and pixels > limit:
         warn(
             f"PNG {label}: {pixels} pixels exceed PIL.Image.MAX_IMAGE_PIXELS ({limit}); "
             "it could be a decompression bomb",
             Image.DecompressionBombWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return header.width, header.height
 
@@ -194,20 +202,48 @@ class _FileBuffer:
 
     A fresh ``bytes`` per file (``readall``) cost three times the copy itself in a
     long-lived process (allocating it, faulting its pages in, shrinking it to size; in a
-    fresh process the difference was not measurable). The view :meth:`png_or_head`
-    returns is valid until the next call.
+    fresh process the difference was not measurable). The view :meth:`png_of` or
+    :meth:`png_or_head` returns is valid until the next call.
     """
 
     def __init__(self, size: int = 1 << 20) -> None:
         self._buffer = bytearray(size)
 
-    def png_or_head(self, handle: io.RawIOBase, size: int | None = None) -> memoryview:
+    def png_of(self, descriptor: int) -> memoryview | None:
+        """The whole regular file open at ``descriptor`` when it starts as a PNG; None for
+        anything else (not a regular file, another format, a read error), which nothing
+        more is read of. One read fills the buffer; one more sees the end.
+        """
+        try:
+            status = os.fstat(descriptor)
+            if not stat.S_ISREG(status.st_mode):
+                return None
+            view = memoryview(self._buffer)
+            filled = os.readv(descriptor, [view[: status.st_size + 1]])
+            if view[: len(PNG_SIGNATURE)] != PNG_SIGNATURE or filled < len(PNG_SIGNATURE):
+                return None
+            if len(view) <= status.st_size:  # larger than the buffer: a larger one
+                larger = bytearray(status.st_size + 1)
+                larger[:filled] = view[:filled]
+                self._buffer, view = larger, memoryview(larger)
+            while True:
+                if filled == len(view):  # the file grew while it was read
+                    larger = bytearray(2 * len(view))
+                    larger[:filled] = view
+                    self._buffer, view = larger, memoryview(larger)
+                count = os.readv(descriptor, [view[filled:]])
+                if not count:
+                    return view[:filled]
+                filled += count
+        except OSError:
+            return None
+
+    def png_or_head(self, handle: io.RawIOBase) -> memoryview:
         """The whole file when it starts as a PNG; else at most its first bytes (enough to
         name its format, never a whole huge file). Reads as few times as the floor does:
         a file that fits the buffer takes one read, and one more that sees its end.
-        ``size``: the file's size when the caller knows it (else asked of the system).
         """
-        wanted = (_file_size(handle) if size is None else size) + 1  # the end seen at once
+        wanted = _file_size(handle) + 1  # one spare byte: the end is seen at once
         view = memoryview(self._buffer)
         first = view[: max(wanted, len(PNG_SIGNATURE))]  # a size of 0 may be unknown (a pipe)
         filled = 0
@@ -304,11 +340,15 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     """The image file read once: path checked, bytes hashed and checked as a PNG."""
     if raw.embedded:  # by layout, so a v1 row with a null image_path is named as such
         return _embedded_image(raw)
-    where = dict(source=raw.source, record=raw.where(), field="image_path")
     relative = raw.image_path
+    if type(relative) is str and _PLAIN_RELATIVE_PATH.fullmatch(relative):  # "images/x.png"
+        checked = _plain_png(folder, raw, relative)
+        if checked is not None:
+            return checked
+    where = dict(source=raw.source, record=raw.where(), field="image_path")
     if not isinstance(relative, str) or not relative.strip():
         raise NovaInputError(f"image path must be a non-empty string, got {relative!r}", **where)
-    if _PLAIN_RELATIVE_PATH.fullmatch(relative):  # the usual "images/x.png": nothing to undo
+    if _PLAIN_RELATIVE_PATH.fullmatch(relative):  # nothing to undo
         path = folder.root / relative
     else:
         if "\x00" in relative:  # no file name can hold it; open() would raise ValueError
@@ -316,30 +356,40 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
                 f"image path {relative!r} holds a NUL character, which no file name can", **where
             )
         path = folder.root / _inside_release(relative, where)
+    return _checked_image_file(folder, str(path), path, relative, where)
+
+
+def _plain_png(folder: _ReleaseFolder, raw: RawImage, relative: str) -> _CheckedImage | None:
+    """A plain path to a regular file inside the release that holds a whole PNG: read
+    once (opened without following a link, its status from the open file), checked and
+    hashed. None for anything else, which the long way reads again and names."""
+    if _OPEN_FLAGS is None:
+        return None
+    path = folder.root / relative
     location = str(path)
-    if _OPEN_FLAGS is not None:
-        parent, name = os.path.split(location)
-        resolved_parent, inside = folder.folder(parent)
-        if inside:
-            try:
-                descriptor = os.open(location, _OPEN_FLAGS)
-            except OSError:  # a link, no file, no access...: the long way names it
-                pass
-            else:
-                try:
-                    status: os.stat_result | None = os.fstat(descriptor)
-                except OSError:
-                    status = None
-                if status is None or not stat.S_ISREG(status.st_mode):
-                    os.close(descriptor)  # a folder, a pipe...: named the long way
-                else:
-                    with open(descriptor, "rb", buffering=0) as handle:
-                        data = _read_image(folder, handle, status.st_size, relative, where)
-                        width, height = _png_size(data, relative, where)
-                    resolved = os.path.join(resolved_parent, name)
-                    digest = hashlib.sha256(data).digest()
-                    return _CheckedImage(path, resolved, width, height, digest)
-    return _checked_image_file(folder, location, path, relative, where)
+    parent, _, name = location.rpartition("/")
+    resolved_parent, inside = folder.folder(parent or "/")
+    if not inside:
+        return None
+    try:
+        descriptor = os.open(location, _OPEN_FLAGS)
+    except OSError:  # a link, no file, no access...
+        return None
+    try:
+        data = folder.buffer.png_of(descriptor)
+    finally:
+        os.close(descriptor)
+    if data is None:
+        return None
+    try:
+        header = check_png(data)
+    except PngError:
+        return None
+    size = _decodable_size(
+        header, relative, lambda: dict(source=raw.source, record=raw.where(), field="image_path")
+    )
+    resolved = f"{resolved_parent.rstrip('/')}/{name}"
+    return _CheckedImage(path, resolved, *size, hashlib.sha256(data).digest())
 
 
 # Opening an image file at once, without following a link at its end (a link is refused
@@ -354,11 +404,11 @@ _OPEN_FLAGS = (
 
 
 def _read_image(
-    folder: _ReleaseFolder, handle: io.RawIOBase, size: int | None, relative: str, where: Any
+    folder: _ReleaseFolder, handle: io.RawIOBase, relative: str, where: Any
 ) -> memoryview:
     """An image file's bytes (only its head when it is no PNG), errors named."""
     try:
-        return folder.buffer.png_or_head(handle, size)
+        return folder.buffer.png_or_head(handle)
     except OSError as error:
         raise NovaInputError(
             f"cannot read image file {relative}: {error.strerror or error}", **where
@@ -383,7 +433,7 @@ def _checked_image_file(
     try:
         # Unbuffered: a buffered reader copies each file through its buffer (twice the CPU).
         with open(location, "rb", buffering=0) as handle:
-            data = _read_image(folder, handle, None, relative, where)
+            data = _read_image(folder, handle, relative, where)
     except OSError as error:
         raise NovaInputError(
             f"cannot read image file {relative}: {error.strerror or error}", **where
@@ -645,7 +695,6 @@ def _validated_boxes(
         for index in range(start, end):
             rater = raters[index]
             (gold if rater is None else by_rater.setdefault(rater, [])).append(values[index])
-        result.append(
-            (gold, [{"rater": name, "boxes": by_rater[name]} for name in sorted(by_rater)])
-        )
+        names = sorted(by_rater) if len(by_rater) > 1 else by_rater
+        result.append((gold, [{"rater": name, "boxes": by_rater[name]} for name in names]))
     return result
