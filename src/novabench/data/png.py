@@ -84,6 +84,9 @@ _CHUNK_START = struct.Struct(">I4s")
 _read_crc = struct.Struct(">I").unpack_from
 
 
+_CRITICAL_TYPES = frozenset((b"IHDR", b"IDAT", b"IEND", b"PLTE"))  # letters, known
+
+
 def _is_chunk_type(chunk_type: bytes) -> bool:
     return chunk_type.isalpha() and chunk_type.isascii()
 
@@ -163,7 +166,7 @@ def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
                 else f"truncated: {left} bytes at byte {offset}, less than a chunk header"
             )
         length, chunk_type = read_chunk_start(view, offset)
-        if not _is_chunk_type(chunk_type):
+        if chunk_type not in _CRITICAL_TYPES and not _is_chunk_type(chunk_type):
             raise PngError(f"chunk at byte {offset} has the type {chunk_type!r}, not 4 letters")
         if length > _LARGEST_DIMENSION:
             raise PngError(f"the {_name(chunk_type)} chunk at byte {offset} claims {length} bytes")

@@ -590,7 +590,8 @@ def build_records(
         first_seen = first_of_case.get(raw.case_id)
         if first_seen is not None and raw.meta == first_seen[1].meta:
             first = first_seen[0]  # the case's metadata again, as found: its values kept
-            meta = {key: getattr(first, key) for key in FIXED_META_KEYS} | first.extra
+            case_values = first.title, first.publication_date, first.clinical_history
+            final_diagnosis, extra = first.final_diagnosis, dict(first.extra)
         else:
             meta = {key: text(raw.meta.get(key)) for key in meta_keys}
             if first_seen is not None:
@@ -603,9 +604,12 @@ def build_records(
                         f"{first_raw.source}, {first_raw.where()} of the same case; the values of {first.filename} were kept"
                     )
                 meta = kept
+            case_values = meta["title"], meta["publication_date"], meta["clinical_history"]
+            final_diagnosis, extra = meta["final_diagnosis"], {key: meta[key] for key in extra_keys}
         caption = text(raw.caption)
         if caption is None or not caption.strip():
             warnings.append(f"{raw.source}, {raw.where()}: empty caption")
+        title, publication_date, clinical_history = case_values
         record = ImageRecord(
             filename=raw.filename,
             case_id=raw.case_id,
@@ -614,13 +618,13 @@ def build_records(
             width=image.width,
             height=image.height,
             caption=caption,
-            clinical_history=meta["clinical_history"],
-            final_diagnosis=meta["final_diagnosis"],
-            title=meta["title"],
-            publication_date=meta["publication_date"],
+            clinical_history=clinical_history,
+            final_diagnosis=final_diagnosis,
+            title=title,
+            publication_date=publication_date,
             boxes=gold,
             rater_boxes=rater_boxes,
-            extra={key: meta[key] for key in extra_keys},
+            extra=extra,
             image_bytes=None if image.path is not None else bytes(raw.image_bytes),
         )
         first_of_case.setdefault(raw.case_id, (record, raw))
@@ -659,7 +663,8 @@ def _validated_boxes(
     # Box positions in the file, image after image in filename order.
     firsts_here = np.cumsum(counts) - counts
     positions = np.repeat(starts - firsts_here, counts) + np.arange(int(counts.sum()))
-    x, y, w, h = columns.coordinates[positions].T
+    in_order = columns.coordinates[positions]
+    x, y, w, h = in_order.T
     width = np.repeat(np.fromiter((image.width for image in images), np.float64), counts)
     height = np.repeat(np.fromiter((image.height for image in images), np.float64), counts)
     slack_x, slack_y = BOX_TOLERANCE * width, BOX_TOLERANCE * height
@@ -684,7 +689,7 @@ def _validated_boxes(
     if not good.all():
         for raw, image in zip(ordered, images):
             _boxes_one_by_one(raw, image)  # raises at the first problem
-    values = np.stack([x, y, w, h], axis=1).tolist()
+    values = in_order.tolist()
     raters = [columns.raters[position] for position in positions.tolist()]
     result = []
     end = 0
