@@ -30,16 +30,17 @@ Layout = Literal["v1", "legacy", "export"]
 
 def _record_json_encoder() -> Callable[[dict[str, Any]], str]:
     """``json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode`` of a record's fields,
-    with json's C encoder made once instead of once per call (the same text).
+    with json's C encoder made once instead of once per call (the same text), and without
+    its watch for circular references: records are trees (a record made to hold itself
+    raises RecursionError here instead of ValueError).
     """
     encoder = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
     make_encoder = getattr(json.encoder, "c_make_encoder", None)
     if make_encoder is None:  # no C accelerator in this Python
         return encoder.encode
-    # The arguments JSONEncoder.iterencode gives it; only the markers of circular
-    # references, emptied again after each value, are shared between calls.
+    # The arguments JSONEncoder.iterencode gives it, with no markers of circular references.
     iterencode = make_encoder(
-        {},
+        None,
         encoder.default,
         json.encoder.encode_basestring,
         None,

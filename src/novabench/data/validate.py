@@ -697,9 +697,13 @@ def _validated_boxes(
         start, end = end, end + count
         gold: list[list[float]] = []
         by_rater: dict[str, list[list[float]]] = {}
-        for index in range(start, end):
-            rater = raters[index]
-            (gold if rater is None else by_rater.setdefault(rater, [])).append(values[index])
+        for rater, box in zip(raters[start:end], values[start:end]):
+            if rater is None:
+                gold.append(box)
+            elif rater in by_rater:
+                by_rater[rater].append(box)
+            else:
+                by_rater[rater] = [box]
         names = sorted(by_rater) if len(by_rater) > 1 else by_rater
         result.append((gold, [{"rater": name, "boxes": by_rater[name]} for name in names]))
     return result
