@@ -355,6 +355,16 @@ def _print_export(
     )
 
 
+def _crc_library() -> str:
+    """Which CRC-32 the reader checks PNG chunks with here (zlib-ng: 5x faster than zlib)."""
+    import zlib
+
+    from novabench.data import png
+
+    crc = getattr(png, "_chunk_crc32", zlib.crc32)  # trees before zlib-ng checked with zlib
+    return "zlib (zlib-ng not installed)" if crc is zlib.crc32 else "zlib-ng"
+
+
 def _print_reading(release: Path, repeat: int) -> None:
     """Reading the release (validated and fingerprinted) beside two read-and-hash floors.
 
@@ -373,7 +383,7 @@ def _print_reading(release: Path, repeat: int) -> None:
     ours = reading["ours"]
     print(
         f"\nreading {release} ({ours['count']} images), fastest of {repeat} interleaved runs, "
-        f"load average {os.getloadavg()[0]:.1f}"
+        f"load average {os.getloadavg()[0]:.1f}, PNG CRCs by {_crc_library()}"
     )
     print(f"{'':<58} {'CPU s':>7} {'wall s':>7} {'ours / it (CPU)':>16}")
     for name, label in (

@@ -71,3 +71,43 @@ def test_fingerprint_hashes_the_bytes_that_were_checked(tmp_path) -> None:
     copy.write_bytes(original + b"\0\0")
     first.image_path = copy  # the record itself edited: its digest is taken afresh
     assert release.fingerprint() == reference_fingerprint(release) != before
+
+
+# The value cc36a45 (the tree before reading was made faster) gives for the tests' sample
+# release (`sample_release`: 8 cases, seed 0), computed by running that tree's own code:
+# `git archive cc36a45 src | tar -x -C OLD; PYTHONPATH=OLD/src python -c "...
+# read_release(write_sample_release(DIR, n_cases=8, seed=0, layout='v1')).fingerprint()"`.
+# The legacy layout of the same sample gave the same value. The sample's PNG bytes come
+# from PIL's encoder, so the value holds where PIL writes those same bytes: the SHA-256 of
+# the images' digests, recorded beside it, tells.
+FINGERPRINT_AT_CC36A45 = "c974e48935a2e358"
+PNG_DIGESTS_AT_CC36A45 = "6390e833420d81e2"
+
+
+@pytest.mark.parametrize("fixture", ["sample_release", "sample_release_legacy"])
+def test_the_sample_release_keeps_the_fingerprint_the_old_code_gave(request, fixture) -> None:
+    release = read_release(request.getfixturevalue(fixture))
+    png_digests = hashlib.sha256(
+        b"".join(hashlib.sha256(image.read_bytes()).digest() for image in release.images)
+    ).hexdigest()[:16]
+    if png_digests != PNG_DIGESTS_AT_CC36A45:
+        pytest.skip(f"this PIL encodes the sample's PNGs otherwise ({png_digests})")
+    assert release.fingerprint() == FINGERPRINT_AT_CC36A45
+
+
+def test_records_with_other_attributes_or_values_keep_the_original_definition(
+    tmp_path,
+) -> None:
+    """The fast path copies a record's attributes when they are exactly its fields; an
+    attribute set on a record beside them is left out, as before, and odd values (no
+    ASCII, None, control characters, floats that print with an exponent) are encoded as
+    json encodes them."""
+    folder = write_sample_release(tmp_path / "nova", n_cases=2, seed=1, progress=False)
+    release = read_release(folder)
+    first, second = release.images[0], release.images[1]
+    first.note = "not a field"  # type: ignore[attr-defined]
+    first.caption = "Läsion \x00 “quoted” \\ \u2028 end"
+    first.title = None
+    second.boxes = [[1e-7, 2.5e16, 3.0, 4.0]]
+    second.extra = {"zeta": "z", "alpha": None}  # keys out of order: sorted in the JSON
+    assert release.fingerprint() == reference_fingerprint(release)

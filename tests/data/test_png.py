@@ -12,6 +12,7 @@ those rules has its own test below.
 from __future__ import annotations
 
 import io
+import os
 import random
 import struct
 import zlib
@@ -361,8 +362,14 @@ def test_each_image_file_is_read_once(tmp_path, monkeypatch) -> None:
         opened_files.append(Path(file).name if isinstance(file, (str, Path)) else "")
         return original_open(file, *args, **kwargs)
 
+    def counted_os_open(file, *args, **kwargs):
+        opened_files.append(Path(file).name)
+        return original_os_open(file, *args, **kwargs)
+
+    original_os_open = os.open
     monkeypatch.setattr(builtins, "open", counted_open)
     monkeypatch.setattr(io, "open", counted_open)
+    monkeypatch.setattr(os, "open", counted_os_open)  # an open file descriptor is not counted twice
     decoded: list[object] = []
     monkeypatch.setattr(Image, "open", lambda *args, **kwargs: decoded.append(args))
     release = read_release(folder)
@@ -439,14 +446,23 @@ def test_the_reused_read_buffer_gives_each_file_whole_even_when_it_outgrows_it(t
             return len(piece)
 
     buffer = _FileBuffer(size=16)
-    large, small = bytes(range(256)) * 40, b"tail of a small file"
-    assert bytes(buffer.rest_of(Trickle(large), b"head")) == b"head" + large
-    assert bytes(buffer.rest_of(Trickle(small), b"")) == small
+    large = PNG_SIGNATURE + bytes(range(256)) * 40
+    small = PNG_SIGNATURE + b"tail of a small file"
+    assert bytes(buffer.png_or_head(Trickle(large))) == large
+    assert bytes(buffer.png_or_head(Trickle(small))) == small
     on_disk = tmp_path / "image.png"
     on_disk.write_bytes(large)
     with open(on_disk, "rb", buffering=0) as handle:
-        start = handle.read(8)
-        assert bytes(buffer.rest_of(handle, start)) == large
+        assert bytes(buffer.png_or_head(handle)) == large
+    descriptor = os.open(on_disk, os.O_RDONLY)
+    try:
+        assert bytes(buffer.png_of(descriptor)) == large  # larger than the buffer it had
+        on_disk.write_bytes(b"GIF89a" + large)
+        os.lseek(descriptor, 0, os.SEEK_SET)
+        assert buffer.png_of(descriptor) is None  # not a PNG: for the long way to name
+    finally:
+        os.close(descriptor)
+    assert bytes(buffer.png_or_head(Trickle(b"GIF89a"))) == b"GIF89a"  # shorter than a signature
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -475,3 +491,26 @@ def test_plain_image_paths_take_the_same_path_as_the_full_checks(seed: int) -> N
         assert posix.name, relative
         assert str(root / relative) == str(root / posix), relative
     assert taken > 100  # the cases did exercise the shortcut
+
+
+def test_the_chunk_crc_is_zlibs_crc32_whichever_library_computes_it(monkeypatch) -> None:
+    """zlib-ng's CRC-32 where installed, else the standard library's: the same values."""
+    import importlib
+
+    from novabench.data import png
+
+    rng = np.random.default_rng(5)
+    pieces = [b"", b"IEND", bytes(rng.integers(0, 256, 100_003, dtype=np.uint8))]
+    chosen = png._fastest_crc32()
+    for piece in pieces:
+        assert chosen(piece) == chosen(memoryview(piece)) == zlib.crc32(piece)
+
+    import_module = importlib.import_module
+
+    def no_zlib_ng(name: str, *args, **kwargs):
+        if name.startswith("zlib_ng"):
+            raise ImportError(name)
+        return import_module(name, *args, **kwargs)
+
+    monkeypatch.setattr(png.importlib, "import_module", no_zlib_ng)
+    assert png._fastest_crc32() is zlib.crc32

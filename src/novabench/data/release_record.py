@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +26,31 @@ from novabench.records import CaseRecord, ImageRecord, is_placeholder_diagnosis
 __all__ = ["Layout", "NovaRelease"]
 
 Layout = Literal["v1", "legacy", "export"]
+
+
+def _record_json_encoder() -> Callable[[dict[str, Any]], str]:
+    """``json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode`` of a record's fields,
+    with json's C encoder made once instead of once per call (the same text), and without
+    its watch for circular references: records are trees (a record made to hold itself
+    raises RecursionError here instead of ValueError).
+    """
+    encoder = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+    make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if make_encoder is None:  # no C accelerator in this Python
+        return encoder.encode
+    # The arguments JSONEncoder.iterencode gives it, with no markers of circular references.
+    iterencode = make_encoder(
+        None,
+        encoder.default,
+        json.encoder.encode_basestring,
+        None,
+        encoder.key_separator,
+        encoder.item_separator,
+        True,
+        encoder.skipkeys,
+        encoder.allow_nan,
+    )
+    return lambda fields: "".join(iterencode(fields, 0))
 
 
 @dataclass
@@ -116,24 +142,38 @@ class NovaRelease:
             >>> NovaRelease(root=Path("."), layout="v1", images=[]).fingerprint()[:8]
             '4f53cda1'
         """
-        digest = hashlib.sha256()
-        # Each record's fields as JSON, then the SHA-256 of its PNG bytes (never decoded).
-        # Fields are read one by one, not deep-copied by dataclasses.asdict: the JSON text,
-        # and so the digest, is the same.
-        names = [
-            record_field.name
-            for record_field in dataclasses.fields(ImageRecord)
-            if record_field.name not in ("image_path", "image_bytes")
-        ]
-        as_json = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+        # Each record's fields as JSON (keys sorted), then the SHA-256 of its PNG bytes
+        # (never decoded); the release's extra meta keys last. Fields are read one by one,
+        # not deep-copied by dataclasses.asdict, and the pieces hashed in one call: the
+        # bytes hashed, and so the digest, are the same.
+        as_json = _record_json_encoder()
+        excluded = ("image_path", "image_bytes")
+        names = {record_field.name for record_field in dataclasses.fields(ImageRecord)}
+        kept_names = [name for name in sorted(names) if name not in excluded]
+        pieces: list[bytes] = []
+        digests = self._png_digests
         from novabench.progress import progress_bar
 
         for image in progress_bar(self.images, desc="fingerprinting release", unit="image"):
-            fields = {name: getattr(image, name) for name in names}
-            digest.update(as_json(fields).encode("utf-8"))
-            digest.update(self._png_digest(image))
-        digest.update(json.dumps(list(self.extra_meta_keys)).encode("utf-8"))
-        return digest.hexdigest()[:16]
+            attributes = vars(image)
+            if attributes.keys() == names:  # exactly the fields: copied at once
+                fields = attributes.copy()
+                del fields["image_path"], fields["image_bytes"]
+            else:  # other attributes set on the record are not part of it
+                fields = {name: getattr(image, name) for name in kept_names}
+            pieces.append(as_json(fields).encode("utf-8"))
+            cached = digests.get(id(image))
+            if (
+                cached is not None
+                and cached[0] is image
+                and (cached[1] is image.image_path or cached[1] == image.image_path)
+                and cached[2] is image.image_bytes
+            ):
+                pieces.append(cached[3])
+            else:
+                pieces.append(self._png_digest(image))
+        pieces.append(json.dumps(list(self.extra_meta_keys)).encode("utf-8"))
+        return hashlib.sha256(b"".join(pieces)).hexdigest()[:16]
 
     def _png_digest(self, image: ImageRecord) -> bytes:
         """SHA-256 of the image's PNG bytes: the one taken while reading, if still its own."""

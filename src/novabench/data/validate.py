@@ -22,6 +22,8 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
+from operator import attrgetter
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
 from warnings import catch_warnings, simplefilter, warn
@@ -29,7 +31,7 @@ from warnings import catch_warnings, simplefilter, warn
 import numpy as np
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
-from novabench.data.png import PNG_SIGNATURE, PngError, check_png
+from novabench.data.png import PNG_SIGNATURE, PngError, PngHeader, check_png
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS, ImageRecord
@@ -84,6 +86,13 @@ def _png_size(
         if other is not None and other != "PNG":
             raise NovaInputError(f"{label} is a {other} image, not a PNG", **where) from None
         raise NovaInputError(f"unreadable or corrupt PNG {label}: {error}", **where) from None
+    return _decodable_size(header, label, lambda: where)
+
+
+def _decodable_size(
+    header: PngHeader, label: str, where: Callable[[], dict[str, str]]
+) -> tuple[int, int]:
+    """The PNG's width and height, refused when PIL would not decode that many pixels."""
     # PIL's own limit (Image.MAX_IMAGE_PIXELS): the pixels are decoded later, by PIL. Only a
     # PIL already imported can hold a limit of the user's; else its default, far above this.
     pixels = header.width * header.height
@@ -97,14 +106,14 @@ def _png_size(
             f"PNG {label} claims more pixels than PIL decodes safely (a decompression bomb?): "
             f"{header.width}x{header.height} is {pixels} pixels, over the limit of "
             f"{2 * limit} (PIL.Image.MAX_IMAGE_PIXELS x 2)",
-            **where,
+            **where(),
         )
     if limit is not None and pixels > limit:
         warn(
             f"PNG {label}: {pixels} pixels exceed PIL.Image.MAX_IMAGE_PIXELS ({limit}); "
             "it could be a decompression bomb",
             Image.DecompressionBombWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     return header.width, header.height
 
@@ -167,11 +176,17 @@ class _ReleaseFolder:
             resolved = os.path.realpath(location)  # Path.resolve raises on a loop of links
             return resolved, self._is_inside(resolved), status
         parent, name = os.path.split(location)
-        known = self._folders.get(parent)
+        resolved_parent, inside = self.folder(parent)
+        return os.path.join(resolved_parent, name), inside, status
+
+    def folder(self, location: str) -> tuple[str, bool]:
+        """The folder at ``location`` with every link followed, and whether that lies
+        inside the release folder (resolved once per folder)."""
+        known = self._folders.get(location)
         if known is None:
-            folder = os.path.realpath(parent)
-            known = self._folders[parent] = (folder, self._is_inside(folder))
-        return os.path.join(known[0], name), known[1], status
+            resolved = os.path.realpath(location)
+            known = self._folders[location] = (resolved, self._is_inside(resolved))
+        return known
 
 
 # A relative path that needs no check and no normalisation: "/"-separated names, none empty,
@@ -187,21 +202,70 @@ class _FileBuffer:
 
     A fresh ``bytes`` per file (``readall``) cost three times the copy itself in a
     long-lived process (allocating it, faulting its pages in, shrinking it to size; in a
-    fresh process the difference was not measurable). The view :meth:`rest_of` returns is
-    valid until the next call.
+    fresh process the difference was not measurable). The view :meth:`png_of` or
+    :meth:`png_or_head` returns is valid until the next call.
     """
 
     def __init__(self, size: int = 1 << 20) -> None:
         self._buffer = bytearray(size)
 
-    def rest_of(self, handle: io.RawIOBase, start: bytes) -> memoryview:
-        """``start`` followed by the rest of the file ``handle`` (unbuffered), to its end."""
-        wanted = len(start) + _file_size(handle) + 1  # one spare byte: the end is seen at once
-        if len(self._buffer) < wanted:
-            self._buffer = bytearray(wanted)
+    def png_of(self, descriptor: int) -> memoryview | None:
+        """The whole regular file open at ``descriptor`` when it starts as a PNG; None for
+        anything else (not a regular file, another format, a read error), which nothing
+        more is read of. One read fills the buffer; one more sees the end.
+        """
+        try:
+            status = os.fstat(descriptor)
+            if not stat.S_ISREG(status.st_mode):
+                return None
+            view = memoryview(self._buffer)
+            filled = os.readv(descriptor, [view[: status.st_size + 1]])
+            if view[: len(PNG_SIGNATURE)] != PNG_SIGNATURE or filled < len(PNG_SIGNATURE):
+                return None
+            if len(view) <= status.st_size:  # larger than the buffer: a larger one
+                larger = bytearray(status.st_size + 1)
+                larger[:filled] = view[:filled]
+                self._buffer, view = larger, memoryview(larger)
+            while True:
+                if filled == len(view):  # the file grew while it was read
+                    larger = bytearray(2 * len(view))
+                    larger[:filled] = view
+                    self._buffer, view = larger, memoryview(larger)
+                count = os.readv(descriptor, [view[filled:]])
+                if not count:
+                    return view[:filled]
+                filled += count
+        except OSError:
+            return None
+
+    def png_or_head(self, handle: io.RawIOBase) -> memoryview:
+        """The whole file when it starts as a PNG; else at most its first bytes (enough to
+        name its format, never a whole huge file). Reads as few times as the floor does:
+        a file that fits the buffer takes one read, and one more that sees its end.
+        """
+        wanted = _file_size(handle) + 1  # one spare byte: the end is seen at once
         view = memoryview(self._buffer)
-        view[: len(start)] = start
-        filled = len(start)
+        first = view[: max(wanted, len(PNG_SIGNATURE))]  # a size of 0 may be unknown (a pipe)
+        filled = 0
+        while filled < len(PNG_SIGNATURE):
+            count = handle.readinto(first[filled:])
+            if not count:
+                return view[:filled]
+            filled += count
+        if view[: len(PNG_SIGNATURE)] != PNG_SIGNATURE:
+            head = bytes(view[:filled]) + _read_at_most(handle, _SNIFF_BYTES - filled)
+            return memoryview(head[: len(PNG_SIGNATURE) + _SNIFF_BYTES])
+        return self._read_on(handle, view, filled, wanted)
+
+    def _read_on(
+        self, handle: io.RawIOBase, view: memoryview, filled: int, wanted: int
+    ) -> memoryview:
+        """The buffer's first ``filled`` bytes and the rest of ``handle``, to its end
+        (``wanted``: the bytes the buffer should hold for that, as far as is known)."""
+        if len(view) < wanted:
+            larger = bytearray(wanted)
+            larger[:filled] = view[:filled]
+            self._buffer, view = larger, memoryview(larger)
         while True:
             if filled == len(view):  # the file grew while it was read: a larger buffer
                 larger = bytearray(2 * len(view))
@@ -276,11 +340,15 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
     """The image file read once: path checked, bytes hashed and checked as a PNG."""
     if raw.embedded:  # by layout, so a v1 row with a null image_path is named as such
         return _embedded_image(raw)
-    where = dict(source=raw.source, record=raw.where(), field="image_path")
     relative = raw.image_path
+    if type(relative) is str and _PLAIN_RELATIVE_PATH.fullmatch(relative):  # "images/x.png"
+        checked = _plain_png(folder, raw, relative)
+        if checked is not None:
+            return checked
+    where = dict(source=raw.source, record=raw.where(), field="image_path")
     if not isinstance(relative, str) or not relative.strip():
         raise NovaInputError(f"image path must be a non-empty string, got {relative!r}", **where)
-    if _PLAIN_RELATIVE_PATH.fullmatch(relative):  # the usual "images/x.png": nothing to undo
+    if _PLAIN_RELATIVE_PATH.fullmatch(relative):  # nothing to undo
         path = folder.root / relative
     else:
         if "\x00" in relative:  # no file name can hold it; open() would raise ValueError
@@ -288,7 +356,69 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
                 f"image path {relative!r} holds a NUL character, which no file name can", **where
             )
         path = folder.root / _inside_release(relative, where)
+    return _checked_image_file(folder, str(path), path, relative, where)
+
+
+def _plain_png(folder: _ReleaseFolder, raw: RawImage, relative: str) -> _CheckedImage | None:
+    """A plain path to a regular file inside the release that holds a whole PNG: read
+    once (opened without following a link, its status from the open file), checked and
+    hashed. None for anything else, which the long way reads again and names."""
+    if _OPEN_FLAGS is None:
+        return None
+    path = folder.root / relative
     location = str(path)
+    parent, _, name = location.rpartition("/")
+    resolved_parent, inside = folder.folder(parent or "/")
+    if not inside:
+        return None
+    try:
+        descriptor = os.open(location, _OPEN_FLAGS)
+    except OSError:  # a link, no file, no access...
+        return None
+    try:
+        data = folder.buffer.png_of(descriptor)
+    finally:
+        os.close(descriptor)
+    if data is None:
+        return None
+    try:
+        header = check_png(data)
+    except PngError:
+        return None
+    size = _decodable_size(
+        header, relative, lambda: dict(source=raw.source, record=raw.where(), field="image_path")
+    )
+    resolved = f"{resolved_parent.rstrip('/')}/{name}"
+    return _CheckedImage(path, resolved, *size, hashlib.sha256(data).digest())
+
+
+# Opening an image file at once, without following a link at its end (a link is refused
+# by open and takes the long way, which follows it and checks where it leads) and without
+# waiting on a named pipe (refused once its status is seen); None where the system has no
+# such flags: every file then takes the long way.
+_OPEN_FLAGS = (
+    os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_NONBLOCK")
+    else None
+)
+
+
+def _read_image(
+    folder: _ReleaseFolder, handle: io.RawIOBase, relative: str, where: Any
+) -> memoryview:
+    """An image file's bytes (only its head when it is no PNG), errors named."""
+    try:
+        return folder.buffer.png_or_head(handle)
+    except OSError as error:
+        raise NovaInputError(
+            f"cannot read image file {relative}: {error.strerror or error}", **where
+        ) from None
+
+
+def _checked_image_file(
+    folder: _ReleaseFolder, location: str, path: Path, relative: str, where: dict[str, Any]
+) -> _CheckedImage:
+    """The long way: the file's status first, links followed, each problem named."""
     resolved, inside, status = folder.follow(location)
     if not inside:
         raise NovaInputError(
@@ -300,15 +430,10 @@ def _checked_image(folder: _ReleaseFolder, raw: RawImage) -> _CheckedImage:
         raise NovaInputError(
             f"image path {relative!r} is {_file_kind(status.st_mode)}, not a file", **where
         )
-    data: bytes | memoryview
     try:
         # Unbuffered: a buffered reader copies each file through its buffer (twice the CPU).
         with open(location, "rb", buffering=0) as handle:
-            data = _read_at_most(handle, len(PNG_SIGNATURE))
-            if data == PNG_SIGNATURE:
-                data = folder.buffer.rest_of(handle, data)
-            else:  # not a PNG: read only what naming its format takes, not a whole (huge) file
-                data += _read_at_most(handle, _SNIFF_BYTES)
+            data = _read_image(folder, handle, relative, where)
     except OSError as error:
         raise NovaInputError(
             f"cannot read image file {relative}: {error.strerror or error}", **where
@@ -363,9 +488,13 @@ def _validated_box(box: RawBox, width: int, height: int) -> list[float]:
     return [x, y, w, h]
 
 
-def _check_identity(raw: RawImage, seen: dict[str, str]) -> re.Match[str]:
-    where = dict(source=raw.source, record=raw.where())
+def _check_identity(raw: RawImage, seen: dict[str, RawImage]) -> None:
     match = FILENAME_PATTERN.match(raw.filename) if isinstance(raw.filename, str) else None
+    if match is not None and (raw.case_id, raw.scan_id) == match.groups():
+        if raw.filename not in seen:  # the usual case: no message built
+            seen[raw.filename] = raw
+            return
+    where = dict(source=raw.source, record=raw.where())
     if match is None:
         raise NovaInputError(
             f"filename {raw.filename!r} is not of the form caseNNNN_NNN.png",
@@ -380,12 +509,12 @@ def _check_identity(raw: RawImage, seen: dict[str, str]) -> re.Match[str]:
                 field=name,
                 **where,
             )
-    if raw.filename in seen:
-        raise NovaInputError(
-            f"duplicate filename, first seen at {seen[raw.filename]}", field="filename", **where
-        )
-    seen[raw.filename] = f"{raw.source}, {raw.record}"  # shards of an export are several files
-    return match
+    first = seen[raw.filename]  # shards of an export are several files: both are named
+    raise NovaInputError(
+        f"duplicate filename, first seen at {first.source}, {first.record}",
+        field="filename",
+        **where,
+    )
 
 
 def build_records(
@@ -425,63 +554,156 @@ def build_records(
             "the release holds no images (no rows); nothing could be scored on it",
             source=str(root),
         )
-    seen: dict[str, str] = {}
+    seen: dict[str, RawImage] = {}
     for raw in raws:
         _check_identity(raw, seen)
+    folder = _ReleaseFolder(root)
+    ordered = sorted(raws, key=attrgetter("filename"))
+    images: list[_CheckedImage] = []
+    owner_of_path: dict[str, str] = {}
+    for raw in progress_bar(ordered, desc="reading release", unit="image"):
+        try:
+            image = _checked_image(folder, raw)
+            if image.resolved is not None:
+                owner = owner_of_path.setdefault(image.resolved, raw.filename)
+                if owner != raw.filename:
+                    raise NovaInputError(
+                        f"image {raw.image_path} is already the image of {owner}",
+                        source=raw.source,
+                        record=raw.where(),
+                        field="image_path",
+                    )
+        except NovaInputError:
+            # The boxes are checked once every size is known; a box problem of an earlier
+            # image is the first problem all the same.
+            for earlier, checked in zip(ordered, images):
+                _boxes_one_by_one(earlier, checked)
+            raise
+        images.append(image)
+    boxes = _validated_boxes(ordered, images)
     records: list[ImageRecord] = []
     first_of_case: dict[str, tuple[ImageRecord, RawImage]] = {}
-    owner_of_path: dict[str, str] = {}
-    folder = _ReleaseFolder(root)
-    ordered = sorted(raws, key=lambda r: r.filename)
-    for raw in progress_bar(ordered, desc="reading release", unit="image"):
-        path, resolved, width, height, png_sha256 = _checked_image(folder, raw)
-        if resolved is not None:
-            if resolved in owner_of_path:
-                raise NovaInputError(
-                    f"image {raw.image_path} is already the image of {owner_of_path[resolved]}",
-                    source=raw.source,
-                    record=raw.where(),
-                    field="image_path",
-                )
-            owner_of_path[resolved] = raw.filename
+    meta_keys = (*FIXED_META_KEYS, *extra_keys)
+    for raw, image, (gold, rater_boxes) in zip(ordered, images, boxes):
         if png_digests is not None:
-            png_digests[raw.filename] = png_sha256
-        gold: list[list[float]] = []
-        by_rater: dict[str, list[list[float]]] = {}
-        for box in raw.boxes:
-            values = _validated_box(box, width, height)
-            (gold if box.rater is None else by_rater.setdefault(box.rater, [])).append(values)
-        meta = {key: text(raw.meta.get(key)) for key in (*FIXED_META_KEYS, *extra_keys)}
-        if raw.case_id in first_of_case:
-            first, first_raw = first_of_case[raw.case_id]
-            kept = {key: getattr(first, key) for key in FIXED_META_KEYS} | first.extra
-            differing = [key for key in meta if meta[key] != kept[key]]
-            if differing:
-                warnings.append(
-                    f"{raw.source}, {raw.where()}: meta {', '.join(differing)} differ from "
-                    f"{first_raw.source}, {first_raw.where()} of the same case; the values of {first.filename} were kept"
-                )
-            meta = dict(kept)
+            png_digests[raw.filename] = image.sha256
+        first_seen = first_of_case.get(raw.case_id)
+        if first_seen is not None and raw.meta == first_seen[1].meta:
+            first = first_seen[0]  # the case's metadata again, as found: its values kept
+            case_values = first.title, first.publication_date, first.clinical_history
+            final_diagnosis, extra = first.final_diagnosis, dict(first.extra)
+        else:
+            meta = {key: text(raw.meta.get(key)) for key in meta_keys}
+            if first_seen is not None:
+                first, first_raw = first_seen
+                kept = {key: getattr(first, key) for key in FIXED_META_KEYS} | first.extra
+                differing = [key for key in meta if meta[key] != kept[key]]
+                if differing:
+                    warnings.append(
+                        f"{raw.source}, {raw.where()}: meta {', '.join(differing)} differ from "
+                        f"{first_raw.source}, {first_raw.where()} of the same case; the values of {first.filename} were kept"
+                    )
+                meta = kept
+            case_values = meta["title"], meta["publication_date"], meta["clinical_history"]
+            final_diagnosis, extra = meta["final_diagnosis"], {key: meta[key] for key in extra_keys}
         caption = text(raw.caption)
         if caption is None or not caption.strip():
             warnings.append(f"{raw.source}, {raw.where()}: empty caption")
+        title, publication_date, clinical_history = case_values
         record = ImageRecord(
             filename=raw.filename,
             case_id=raw.case_id,
             scan_id=raw.scan_id,
-            image_path=path,
-            width=width,
-            height=height,
+            image_path=image.path,
+            width=image.width,
+            height=image.height,
             caption=caption,
-            clinical_history=meta["clinical_history"],
-            final_diagnosis=meta["final_diagnosis"],
-            title=meta["title"],
-            publication_date=meta["publication_date"],
+            clinical_history=clinical_history,
+            final_diagnosis=final_diagnosis,
+            title=title,
+            publication_date=publication_date,
             boxes=gold,
-            rater_boxes=[{"rater": name, "boxes": by_rater[name]} for name in sorted(by_rater)],
-            extra={key: meta[key] for key in extra_keys},
-            image_bytes=None if path is not None else bytes(raw.image_bytes),
+            rater_boxes=rater_boxes,
+            extra=extra,
+            image_bytes=None if image.path is not None else bytes(raw.image_bytes),
         )
         first_of_case.setdefault(raw.case_id, (record, raw))
         records.append(record)
     return records
+
+
+def _boxes_one_by_one(
+    raw: RawImage, image: _CheckedImage
+) -> tuple[list[list[float]], list[dict[str, Any]]]:
+    """An image's gold boxes and its raters' (sorted by name), each box checked in turn:
+    the first problem raises, named as the layout names the box."""
+    gold: list[list[float]] = []
+    by_rater: dict[str, list[list[float]]] = {}
+    for box in raw.listed_boxes():
+        values = _validated_box(box, image.width, image.height)
+        (gold if box.rater is None else by_rater.setdefault(box.rater, [])).append(values)
+    return gold, [{"rater": name, "boxes": by_rater[name]} for name in sorted(by_rater)]
+
+
+def _validated_boxes(
+    ordered: list[RawImage], images: list[_CheckedImage]
+) -> list[tuple[list[list[float]], list[dict[str, Any]]]]:
+    """Every image's boxes checked against its size, as ``_boxes_one_by_one`` gives them.
+
+    Rows whose boxes came as columns (``BoxColumns``, one file's) are checked all at once
+    with numpy, by the same comparisons in float64; should any box fail, the images are
+    checked one by one again in order, so the error is the one the first problem raises.
+    """
+    columns = ordered[0].box_columns
+    if columns is None or any(raw.box_columns is not columns for raw in ordered):
+        return [_boxes_one_by_one(raw, image) for raw, image in zip(ordered, images)]
+    rows = np.fromiter((raw.box_row for raw in ordered), dtype=np.int64, count=len(ordered))
+    starts = columns.starts[rows]
+    counts = columns.starts[rows + 1] - starts
+    # Box positions in the file, image after image in filename order.
+    firsts_here = np.cumsum(counts) - counts
+    positions = np.repeat(starts - firsts_here, counts) + np.arange(int(counts.sum()))
+    in_order = columns.coordinates[positions]
+    x, y, w, h = in_order.T
+    width = np.repeat(np.fromiter((image.width for image in images), np.float64), counts)
+    height = np.repeat(np.fromiter((image.height for image in images), np.float64), counts)
+    slack_x, slack_y = BOX_TOLERANCE * width, BOX_TOLERANCE * height
+    with np.errstate(invalid="ignore", over="ignore"):  # non-finite values are refused below
+        right, bottom = x + w, y + h
+        good = (
+            np.isfinite(x)
+            & np.isfinite(y)
+            & np.isfinite(w)
+            & np.isfinite(h)
+            & (w > 0)
+            & (h > 0)
+            & (x < width)
+            & (y < height)
+            & (right > 0)
+            & (bottom > 0)
+            & (x >= -slack_x)
+            & (y >= -slack_y)
+            & (right <= width + slack_x)
+            & (bottom <= height + slack_y)
+        )
+    if not good.all():
+        for raw, image in zip(ordered, images):
+            _boxes_one_by_one(raw, image)  # raises at the first problem
+    values = in_order.tolist()
+    raters = [columns.raters[position] for position in positions.tolist()]
+    result = []
+    end = 0
+    for count in counts.tolist():
+        start, end = end, end + count
+        gold: list[list[float]] = []
+        by_rater: dict[str, list[list[float]]] = {}
+        for rater, box in zip(raters[start:end], values[start:end]):
+            if rater is None:
+                gold.append(box)
+            elif rater in by_rater:
+                by_rater[rater].append(box)
+            else:
+                by_rater[rater] = [box]
+        names = sorted(by_rater) if len(by_rater) > 1 else by_rater
+        result.append((gold, [{"rater": name, "boxes": by_rater[name]} for name in names]))
+    return result

@@ -14,14 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from novabench.errors import NovaInputError
+from novabench.records import BOX_FIELDS
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 __all__ = [
     "GOLD_SOURCE",
     "MAX_PARQUET_BYTES",
     "MAX_RELEASE_ROWS",
+    "BoxColumns",
     "ImageRow",
     "RawBox",
     "RawImage",
@@ -57,8 +60,49 @@ class RawBox:
 
 
 @dataclass
+class BoxColumns:
+    """The boxes of all rows of one layout file, column by column.
+
+    The v1 reader gives its boxes so when the file's types allow it (coordinates numeric and
+    none null, every box with a named source): one array for every box instead of an object
+    per box. Row ``r``'s boxes are ``starts[r]`` to ``starts[r + 1]`` (its order in the
+    file); ``coordinates[i]`` is box i's ``[x, y, width, height]`` as float64 and
+    ``raters[i]`` its rater (None for a gold box). ``field_prefix`` names a box in errors.
+
+    Example:
+        >>> import numpy as np
+        >>> columns = BoxColumns(np.array([[1.0, 2.0, 3.0, 4.0]]), [None], np.array([0, 1]))
+        >>> columns.raw_boxes(0, "data/nova-v1.parquet", "row 0")[0].values
+        {'x': 1.0, 'y': 2.0, 'width': 3.0, 'height': 4.0}
+    """
+
+    coordinates: np.ndarray
+    raters: list[str | None]
+    starts: np.ndarray
+    field_prefix: str = "bboxes"
+
+    def raw_boxes(self, row: int, source: str, record: str) -> list[RawBox]:
+        """Row ``row``'s boxes one by one, as the other layouts give them (for errors)."""
+        start, end = int(self.starts[row]), int(self.starts[row + 1])
+        return [
+            RawBox(
+                dict(zip(BOX_FIELDS, self.coordinates[index].tolist())),
+                self.raters[index],
+                source,
+                record,
+                f"{self.field_prefix}[{index - start}].",
+            )
+            for index in range(start, end)
+        ]
+
+
+@dataclass
 class RawImage:
-    """One image row as a layout file holds it (unvalidated), with where it came from."""
+    """One image row as a layout file holds it (unvalidated), with where it came from.
+
+    Its boxes are ``boxes`` or, when ``box_columns`` is set, row ``box_row`` of those
+    columns (``listed_boxes()`` gives them one by one either way).
+    """
 
     source: str
     record: str
@@ -72,6 +116,20 @@ class RawImage:
     embedded: bool = False  # export layout: the PNG is in the row (image_path unused)
     image_bytes: Any = None  # export layout: the embedded PNG
     size: tuple[Any, Any] | None = None  # export layout: the row's (width, height)
+    box_columns: BoxColumns | None = None  # v1 layout: the file's boxes as columns
+    box_row: int = 0  # this row's position in box_columns
+
+    def listed_boxes(self) -> list[RawBox]:
+        """The row's boxes one by one, whichever way the reader gave them.
+
+        Example:
+            >>> RawImage("captions.csv", "line 3", "case0001_001.png", "case0001", "001",
+            ...          "", None, {}).listed_boxes()
+            []
+        """
+        if self.box_columns is None:
+            return self.boxes
+        return self.box_columns.raw_boxes(self.box_row, self.source, self.where())
 
     def where(self) -> str:
         """The row, and its filename when it has a usable one, for error messages.

@@ -12,12 +12,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from novabench.data.layouts.rows import GOLD_SOURCE, ImageRow, RawBox, RawImage, read_parquet
+from novabench.data.layouts.rows import (
+    GOLD_SOURCE,
+    BoxColumns,
+    ImageRow,
+    RawBox,
+    RawImage,
+    read_parquet,
+)
 from novabench.data.provenance import provenance_metadata
 from novabench.errors import NovaInputError
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["IMAGE_DIR", "PARQUET", "REQUIRED_COLUMNS", "read", "write"]
 
@@ -95,6 +105,44 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
         others = {k: v for k, v in splits.items() if k != "test"}
         if others:
             warnings.append(f"{source}: rows with a split other than 'test' were kept: {others}")
+    box_columns = _box_columns(table.column("bboxes"))
+    if box_columns is None:  # a type, a null or a source that needs a look box by box
+        raws = _rows_box_by_box(table, source)
+    else:
+        raws = [
+            RawImage(
+                source=source,
+                record=f"row {index}",
+                filename=filename,
+                case_id=case_id,
+                scan_id=scan_id,
+                caption=caption,
+                image_path=image_path,
+                meta=meta or {},
+                box_columns=box_columns,
+                box_row=index,
+            )
+            for index, (filename, case_id, scan_id, caption, image_path, meta) in enumerate(
+                zip(
+                    *(
+                        table.column(name).to_pylist()
+                        for name in (
+                            "filename",
+                            "case_id",
+                            "scan_id",
+                            "caption_text",
+                            "image_path",
+                            "meta",
+                        )
+                    )
+                )
+            )
+        ]
+    return raws, [key for key in meta_keys if key not in FIXED_META_KEYS]
+
+
+def _rows_box_by_box(table: pa.Table, source: str) -> list[RawImage]:
+    """The rows with their boxes read one by one: every box problem named where it is."""
     raws = []
     for index, row in enumerate(table.to_pylist()):
         raw = RawImage(
@@ -125,7 +173,52 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
                 RawBox(values, None if rater == GOLD_SOURCE else rater, source, where, prefix)
             )
         raws.append(raw)
-    return raws, [key for key in meta_keys if key not in FIXED_META_KEYS]
+    return raws
+
+
+def _box_columns(column: pa.ChunkedArray) -> BoxColumns | None:
+    """The ``bboxes`` column as columns, or None when a box needs a look of its own.
+
+    Taken only when nothing in it can be wrong box by box before the image sizes are known:
+    numeric coordinates without a null, no null box, every source a non-blank string (what
+    ``_rows_box_by_box`` checks, with the same values: float64 of the stored numbers). A
+    null list is an image without boxes, as there.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    list_type = column.type
+    if not (pa.types.is_list(list_type) or pa.types.is_large_list(list_type)):
+        return None
+    box_type = list_type.value_type
+    if not pa.types.is_struct(box_type):
+        return None
+    names = {box_type.field(i).name: box_type.field(i).type for i in range(box_type.num_fields)}
+    if names.get("source") not in (pa.string(), pa.large_string()):
+        return None
+    for name in BOX_FIELDS:
+        kind = names.get(name)
+        if kind is None or not (pa.types.is_floating(kind) or pa.types.is_integer(kind)):
+            return None
+    lists = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    boxes = lists.flatten()  # a null list's values left out, as `row["bboxes"] or []` does
+    if boxes.null_count:
+        return None
+    fields = [boxes.field(name) for name in (*BOX_FIELDS, "source")]
+    if any(values.null_count for values in fields):
+        return None
+    sources = fields[-1].to_pylist()
+    if not all(name.strip() for name in sources):
+        return None
+    coordinates = np.empty((len(boxes), len(BOX_FIELDS)), dtype=np.float64)
+    for position, values in enumerate(fields[:-1]):
+        coordinates[:, position] = values.to_numpy(zero_copy_only=False)
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
+    starts = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    raters = [None if name == GOLD_SOURCE else name for name in sources]
+    return BoxColumns(coordinates, raters, starts)
 
 
 def write(
