@@ -82,6 +82,24 @@ def test_terminal_and_markdown_warn_above_the_proxy_keys() -> None:
     assert "| diagnosis | top1 |" not in markdown
 
 
+def test_markdown_gives_each_proxy_warning_its_own_paragraph() -> None:
+    report = lexicon_report(with_breakdowns=False, human=False)
+    report["tasks"]["captioning"] = {
+        "metrics": {
+            "ClinicalF1-lexicon": 0.3,
+            "keyword_source": "extractor",
+            "keyword_extractor": "lexicon (offline, nova-keyword-lexicon-5)",
+        },
+        "notes": [],
+        "coverage": {"items": 4, "answered": 4, "missing": 0, "errors": 0},
+    }
+    lines = render_markdown(report).splitlines()
+    warnings = [i for i, line in enumerate(lines) if line.startswith("**warning:")]
+    assert len(warnings) >= 2  # captioning's and diagnosis's
+    for at in warnings:  # a blank line after each, or Markdown runs them into one paragraph
+        assert lines[at + 1] == "", lines[at : at + 2]
+
+
 def test_a_case_judge_report_gets_no_proxy_warning() -> None:
     report = report_dict(with_breakdowns=False, human=False)  # top1/top5 by the case judge
     assert "are not the paper's" not in render_table(report) + render_markdown(report)
@@ -234,6 +252,9 @@ def test_old_captioning_keywords_are_read_by_their_recorded_extractor() -> None:
         "keyword_extractor": "lexicon (offline)",
     }
     assert captioning["confidence_intervals"] == {"ClinicalF1-lexicon": [0.2, 0.4]}
+    versioned = "lexicon (offline, nova-keyword-lexicon-5)"  # what lexicon 5 records
+    old["tasks"]["captioning"]["metrics"]["keyword_extractor"] = versioned
+    assert "ClinicalF1-lexicon" in with_current_keys(old)["tasks"]["captioning"]["metrics"]
     judged = "LLM keyword judge m at http://127.0.0.1:9/v1 (prompt nova-keyword-judge-1)"
     old["tasks"]["captioning"]["metrics"]["keyword_extractor"] = judged
     assert "ClinicalF1" in with_current_keys(old)["tasks"]["captioning"]["metrics"]

@@ -815,7 +815,7 @@ def with_current_keys(report: Mapping[str, Any], *, source: str = "report") -> d
       lexicon matcher's move to ``top1-lexicon`` / ``top5-lexicon``, a pair judge's or a
       function's to ``top1-pairwise`` / ``top5-pairwise``, the case judge's stay.
     - ``ClinicalF1`` / ``ModalityF1`` / ``BinaryF1``: likewise (no ``keyword_source``
-      recorded): the offline lexicon's (``keyword_extractor: "lexicon (offline)"``) move to
+      recorded): the offline lexicon's (``keyword_extractor: "lexicon (offline...)"``) move to
       the ``-lexicon`` keys, the LLM keyword judge's stay.
 
     Values, intervals and breakdown columns move together. Other reports come back equal.
@@ -899,7 +899,7 @@ def _keyword_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
     if not old or "keyword_source" in metrics:
         return {}
     extractor = str(metrics.get("keyword_extractor") or "")
-    if extractor == "lexicon (offline)":
+    if extractor.startswith("lexicon ("):  # "lexicon (offline)", later with its version
         return {key: f"{key}-lexicon" for key in old}
     if extractor.startswith("LLM keyword judge"):
         return {}
@@ -1131,7 +1131,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines[-2:-2] = [f"**{few}**", ""]
     stand_ins = stand_in_lines(report)
     if stand_ins:  # right above the table: its proxy keys are not the paper's
-        lines[-2:-2] = [f"**{markdown_text(line)}**" for line in stand_ins] + [""]
+        # one paragraph each: adjacent lines would render as one run-on paragraph
+        lines[-2:-2] = [part for line in stand_ins for part in (f"**{markdown_text(line)}**", "")]
     meteor = meteor_fallback_line(report)
     if meteor:
         lines[2:2] = [f"**{markdown_text(meteor)}**", ""]

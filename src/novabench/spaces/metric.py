@@ -236,10 +236,12 @@ def result_table(task: str, result: Mapping[str, Any]) -> tuple[list[list[str]],
     a hash) and per-item lists become notes under the table, so the table stays narrow.
 
     Example:
-        >>> rows, notes = result_table("diagnosis", {"top1": 0.5, "n_cases": 2, "matcher": "lexicon",
-        ...     "confidence_intervals": {"top1": [0.0, 1.0]}})
-        >>> rows, notes
-        ([['diagnosis', 'top1 (%)', '50.0', '0.0 – 100.0'], ['diagnosis', 'n_cases', '2', '']], ['diagnosis matcher: lexicon'])
+        >>> rows, notes = result_table("diagnosis", {"top1-lexicon": 0.5, "n_cases": 2,
+        ...     "matcher": "lexicon", "confidence_intervals": {"top1-lexicon": [0.0, 1.0]}})
+        >>> rows
+        [['diagnosis', 'top1-lexicon (%)', '50.0', '0.0 – 100.0'], ['diagnosis', 'n_cases', '2', '']]
+        >>> notes[0].startswith("warning: diagnosis: top1-lexicon are not the paper's top1"), notes[1]
+        (True, 'diagnosis matcher: lexicon')
     """
     if task == registry.ALL_TASKS:
         rows: list[list[str]] = []

@@ -42,7 +42,8 @@ _CASE_JUDGE_HINT = (
 _LEXICON_NOTE = f"the offline lexicon matcher's proxy: another quantity; {_CASE_JUDGE_HINT}"
 _PAIRWISE_NOTE = (
     "one verdict per (reference, prediction) pair, not the paper's one call per case: another "
-    f"quantity; {_CASE_JUDGE_HINT}"
+    "quantity; the paper's need the case judge (nova evaluate --judge-mode case, the default "
+    "with --judge-endpoint)"
 )
 
 
