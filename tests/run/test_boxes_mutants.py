@@ -238,12 +238,13 @@ def test_a_box_list_inside_a_sentence_is_read_from_the_json_without_labels() -> 
     assert parsed.labels == ["", ""]
 
 
-def test_a_box_nested_in_25_lists_is_read() -> None:
-    nested: object = [250, 100, 750, 500]
+def test_a_labelled_box_nested_in_25_lists_is_read_from_the_json() -> None:
+    # Within the depth limit (40): the key is the label, as at the top level.
+    nested: object = {"lesion": [250, 100, 750, 500]}
     for _ in range(25):
         nested = [nested]
     parsed = parse_localization(json.dumps(nested), image_size=IMAGE, convention="protocol")
-    assert parsed.boxes == [[48.0, 120.0, 192.0, 240.0]]
+    assert (parsed.labels, parsed.boxes) == (["lesion"], [[48.0, 120.0, 192.0, 240.0]])
 
 
 def test_an_answer_of_exactly_the_size_cap_is_read_whole_without_a_note() -> None:
