@@ -14,6 +14,12 @@ It is a tool, not a test: run it on one module at a time (the machine is shared)
 Heavy third-party libraries are imported once in this process; each mutant runs in a forked
 child that imports novabench from a private copy of ``src/`` holding the mutated file, so the
 work tree is never modified.
+
+Every mutant is run (no sampling unless ``--sample``), but only against the tests that can see
+it, as coverage-guided mutation tools do: the unmutated run traces which tests execute each
+line of the module, and a mutant runs the tests that executed its lines (with those sharing a
+broader-scoped fixture that did). A line run at import or collection, or by no traced test,
+runs every given test. ``--every-test`` turns the selection off.
 """
 
 from __future__ import annotations
@@ -22,40 +28,62 @@ import argparse
 import ast
 import copy
 import importlib
+import json
 import os
 import random
 import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+TraceFunction = Callable[[FrameType, str, object], object]
 
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENTS_FILE = ROOT / "scripts" / "mutation_equivalents.txt"
 
-# The scoring and parsing cores and the test files that own them (fastest first: -x stops at
-# the first failure). `make mutation` runs these one module after another.
+# The scoring and parsing cores and the test files that own them: those that import the module
+# and test its behaviour (fastest first: -x stops at the first failure). Each mutant runs only
+# those of their tests that executed the mutated line. `make mutation` runs these one module
+# after another.
 DEFAULT_TARGETS: dict[str, list[str]] = {
     "src/novabench/metrics/diagnosis.py": [
         "tests/metrics/test_diagnosis.py",
+        "tests/metrics/test_diagnosis_pairs.py",
         "tests/metrics/test_case_judge.py",
+        "tests/metrics/test_judge.py",
+        "tests/metrics/test_matcher_general_rules.py",
         "tests/metrics/test_bootstrap_vectorised.py",
     ],
     "src/novabench/run/parsers/boxes.py": [
+        "tests/run/test_boxes_mutants.py",
         "tests/run/test_parsers.py",
         "tests/run/test_box_conventions.py",
+        "tests/run/test_parsers_fuzz.py",
+        "tests/run/test_parsers_properties.py",
     ],
     "src/novabench/metrics/localization.py": [
         "tests/metrics/test_localization_mutants.py",
         "tests/metrics/test_localization.py",
+        "tests/metrics/test_localization_parity.py",
+        "tests/metrics/test_localization_inputs_parity.py",
         "tests/metrics/test_bootstrap_vectorised.py",
+        "tests/metrics/test_stats.py",
     ],
     "src/novabench/metrics/captioning.py": [
         "tests/metrics/test_captioning_mutants.py",
         "tests/metrics/test_captioning.py",
+        "tests/metrics/test_caption_fast_paths.py",
+        "tests/metrics/test_meteor_variants.py",
+        "tests/metrics/test_keyword_judge.py",
         "tests/metrics/test_bootstrap_vectorised.py",
     ],
 }
@@ -115,6 +143,7 @@ class Mutant:
         function: qualified name of the enclosing function or class ("<module>" at top level).
         description: the change, e.g. ``"< -> <="``.
         source: the whole mutated module as source text.
+        end_line: last line of the changed expression (0: the same as ``line``).
     """
 
     index: int
@@ -122,6 +151,7 @@ class Mutant:
     function: str
     description: str
     source: str
+    end_line: int = 0
 
     def key(self, original_lines: list[str]) -> str:
         """The mutant's identity in the equivalents file: function, change and line text.
@@ -271,6 +301,7 @@ def generate_mutants(source: str) -> list[Mutant]:
                     function=names.get(id(node), "<module>"),
                     description=description,
                     source=ast.unparse(ast.fix_missing_locations(mutated)),
+                    end_line=getattr(node, "end_lineno", None) or getattr(node, "lineno", 0),
                 )
             )
     return mutants
@@ -319,23 +350,143 @@ def read_equivalents(module: str) -> dict[str, str]:
     return notes
 
 
-def _run_child(src_copy: Path, tests: list[str], modules_file: Path | None = None) -> None:
+class _LineRecorder:
+    """A pytest plugin that notes, for each line of one file, which tests executed it.
+
+    A line run while a test (or a function-scoped fixture of it) runs belongs to that test; a
+    line run while a broader-scoped fixture is set up belongs to every test using the fixture
+    (``fixture:NAME``); a line run at import, collection or session teardown belongs to no
+    test in particular (``""``), so a mutant there is checked against every test.
+    """
+
+    def __init__(self, filename: str) -> None:
+        self.filenames = {filename, os.path.realpath(filename)}
+        self.owner = ""
+        self.lines: dict[int, set[str]] = {}
+        self.order: list[str] = []
+        self.fixture_users: dict[str, list[str]] = {}
+
+    def trace_calls(self, frame: FrameType, event: str, arg: object) -> TraceFunction | None:
+        """Trace only the frames of the recorded file (sys.settrace's global function)."""
+        return self.trace_lines if frame.f_code.co_filename in self.filenames else None
+
+    def trace_lines(self, frame: FrameType, event: str, arg: object) -> TraceFunction:
+        """Note the current owner of every line event of a recorded frame."""
+        if event == "line":
+            self.lines.setdefault(frame.f_lineno, set()).add(self.owner)
+        return self.trace_lines
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> object:
+        self.order.append(item.nodeid)
+        for name in getattr(item, "fixturenames", ()):
+            self.fixture_users.setdefault(name, []).append(item.nodeid)
+        self.owner = item.nodeid
+        try:
+            return (yield)
+        finally:
+            self.owner = ""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> object:
+        if fixturedef.scope == "function":
+            return (yield)
+        previous, self.owner = self.owner, f"fixture:{fixturedef.argname}"
+        try:
+            return (yield)
+        finally:
+            self.owner = previous
+
+    def as_json(self) -> dict[str, object]:
+        """The record, as written for the parent process."""
+        return {
+            "order": self.order,
+            "fixture_users": self.fixture_users,
+            "lines": {str(line): sorted(owners) for line, owners in self.lines.items()},
+        }
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which tests executed which line of the module in the unmutated run.
+
+    Attributes:
+        order: every test's node id, in the order the run took them.
+        lines: line -> owners (node ids, ``fixture:NAME``, or ``""`` for no test in particular).
+        fixture_users: broader-scoped fixture name -> node ids of the tests using it.
+    """
+
+    order: list[str]
+    lines: dict[int, set[str]]
+    fixture_users: dict[str, list[str]]
+
+    @classmethod
+    def read(cls, path: Path) -> Coverage:
+        """Read the record a recording child wrote."""
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(
+            order=list(data["order"]),
+            lines={int(line): set(owners) for line, owners in data["lines"].items()},
+            fixture_users={name: list(ids) for name, ids in data["fixture_users"].items()},
+        )
+
+    def tests_for(self, first_line: int, last_line: int) -> list[str] | None:
+        """Node ids of the tests that ran any of these lines, in run order; ``None`` when every
+        test must run (a line ran outside any test, or no recorded test ran these lines: a
+        thread or process the tracer did not see may have).
+
+        Example:
+            >>> record = Coverage(["t::a", "t::b", "t::c"], {3: {"t::b"}, 4: {"fixture:f"}, 9: {""}}, {"f": ["t::c"]})
+            >>> record.tests_for(3, 4), record.tests_for(9, 9), record.tests_for(5, 6)
+            (['t::b', 't::c'], None, None)
+        """
+        owners: set[str] = set()
+        for line in range(first_line, max(first_line, last_line) + 1):
+            owners |= self.lines.get(line, set())
+        if not owners or "" in owners:
+            return None
+        chosen: set[str] = set()
+        for owner in owners:
+            if owner.startswith("fixture:"):
+                chosen.update(self.fixture_users.get(owner.removeprefix("fixture:"), []))
+            else:
+                chosen.add(owner)
+        return [test for test in self.order if test in chosen]
+
+
+def _run_child(
+    src_copy: Path,
+    tests: list[str],
+    modules_file: Path | None = None,
+    coverage_file: Path | None = None,
+) -> None:
     """In the forked child: import novabench from the copy and run the tests; exit with pytest's code.
 
     With ``modules_file``, also write there the names of the modules the run imported from
     outside the work tree and the copy (third-party libraries and pytest plugins), one a line.
+    With ``coverage_file`` (holding, on entry, the path of the module copy), record which test
+    ran each line of that module and overwrite the file with the record as JSON.
     """
-    import pytest
-
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
     sys.path.insert(0, str(src_copy))
+    plugins: list[object] = []
+    recorder = None
+    if coverage_file is not None:
+        recorder = _LineRecorder(coverage_file.read_text(encoding="utf-8"))
+        plugins.append(recorder)
+        threading.settrace(recorder.trace_calls)
+        sys.settrace(recorder.trace_calls)
     code = pytest.main(
-        [*tests, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not slow"]
+        [*tests, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not slow"],
+        plugins=plugins,
     )
+    sys.settrace(None)
     if modules_file is not None:
         modules_file.write_text("\n".join(_third_party_modules(src_copy)), encoding="utf-8")
+    if recorder is not None and coverage_file is not None:
+        coverage_file.write_text(json.dumps(recorder.as_json()), encoding="utf-8")
     os._exit(int(code))
 
 
@@ -387,13 +538,14 @@ def run_mutant(
     tests: list[str],
     timeout: float,
     modules_file: Path | None = None,
+    coverage_file: Path | None = None,
 ) -> str:
     """Write the mutant into the copy, run the tests in a forked child: 'killed'/'survived'/'timeout'."""
     module_copy.write_text(mutant.source, encoding="utf-8")
     pid = os.fork()
     if pid == 0:
         try:
-            _run_child(src_copy, tests, modules_file)
+            _run_child(src_copy, tests, modules_file, coverage_file)
         finally:
             os._exit(70)
     deadline = time.monotonic() + timeout
@@ -425,6 +577,12 @@ def main(argv: list[str] | None = None) -> int:
         default=180.0,
         help="seconds per mutant (default 180: under a shared load one unmutated run took 56 s, "
         "and a survivor cut off by the time box would count as killed)",
+    )
+    parser.add_argument(
+        "--every-test",
+        action="store_true",
+        help="run every given test on every mutant (default: only the tests that executed the "
+        "mutated line in the unmutated run, and every test for a line run at import or by none)",
     )
     parser.add_argument(
         "--sample", type=int, default=0, help="run this many mutants drawn at random"
@@ -469,7 +627,6 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     # Import the heavy libraries once, before forking; novabench itself never in this process.
     import numpy  # noqa: F401
-    import pytest  # noqa: F401
 
     os.chdir(ROOT)
     counts = {"killed": 0, "timeout": 0, "survived": 0, "equivalent": 0}
@@ -485,25 +642,45 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         modules_file = Path(tmp) / "modules.txt"
+        coverage_file = None if args.every_test else Path(tmp) / "coverage.json"
+        if coverage_file is not None:
+            coverage_file.write_text(str(module_copy), encoding="utf-8")
         unmutated = Mutant(-1, 0, "", "", source)
-        if (
-            run_mutant(src_copy, module_copy, unmutated, tests, args.timeout, modules_file)
-            != "survived"
-        ):
-            print("the tests fail on the unmutated module: fix them first", file=sys.stderr)
+        started = time.monotonic()
+        # Line tracing slows the one recording run down several times.
+        unmutated_timeout = args.timeout * (1 if coverage_file is None else 5)
+        outcome = run_mutant(
+            src_copy, module_copy, unmutated, tests, unmutated_timeout, modules_file, coverage_file
+        )
+        if outcome != "survived":
+            print(
+                f"the tests fail on the unmutated module ({outcome}): fix them first",
+                file=sys.stderr,
+            )
             return 2
+        coverage = None
+        if coverage_file is not None:
+            coverage = Coverage.read(coverage_file)
+            print(
+                f"unmutated run: {len(coverage.order)} tests, {len(coverage.lines)} lines of the "
+                f"module executed, {time.monotonic() - started:.0f} s",
+                flush=True,
+            )
         if modules_file.exists():
             print(f"preloaded {_preload(modules_file)} third-party modules", flush=True)
             if "novabench" in sys.modules:  # a child would test this copy, not the mutant
                 print("a preloaded module imported novabench: cannot check", file=sys.stderr)
                 return 2
         started = time.monotonic()
+        every_test_runs = 0
         for number, mutant in enumerate(mutants, 1):
             key = keys[mutant.index]
             if key in equivalents:
                 counts["equivalent"] += 1
                 continue
-            outcome = run_mutant(src_copy, module_copy, mutant, tests, args.timeout)
+            chosen = None if coverage is None else coverage.tests_for(mutant.line, mutant.end_line)
+            every_test_runs += chosen is None
+            outcome = run_mutant(src_copy, module_copy, mutant, chosen or tests, args.timeout)
             counts[outcome] += 1
             if outcome == "survived":
                 survivors.append(mutant)
@@ -520,7 +697,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{relative}: {counts['killed'] + counts['timeout']}/{scored} non-equivalent mutants killed "
         f"({100 * rate:.1f}%; {counts['timeout']} by timeout), {counts['equivalent']} equivalent, "
-        f"{counts['survived']} survived"
+        f"{counts['survived']} survived; {time.monotonic() - started:.0f} s, "
+        f"{every_test_runs} mutants ran every test"
     )
     return 0
 

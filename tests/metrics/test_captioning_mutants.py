@@ -14,7 +14,11 @@ import pytest
 
 from novabench.errors import NovaInputError
 from novabench.metrics.caption_pairs import random_caption_pairs
-from novabench.metrics.captioning import prepare_captioning, score_captioning
+from novabench.metrics.captioning import (
+    prepare_captioning,
+    score_captioning,
+    settle_scoring_options,
+)
 from novabench.metrics.keywords import CaptionKeywords
 from tests.metrics.test_meteor_variants import with_wordnet, without_wordnet  # noqa: F401
 
@@ -225,3 +229,137 @@ def test_auto_meteor_with_wordnet_records_nltk_and_warns_nothing(with_wordnet) -
         )
     assert result["METEOR_variant"] == "wordnet"
     assert "METEOR_nltk" in result
+
+
+@pytest.mark.parametrize("averaging", ["sample", "micro"])
+def test_a_resample_with_nothing_to_score_is_nan_without_a_numpy_warning(averaging) -> None:
+    # Pair 1 has no modality keyword on either side (skipped) and two normal labels (no
+    # positive): a resample drawing only it has no ModalityF1 and no BinaryF1. That is NaN,
+    # said by the score itself; a 0/0 RuntimeWarning from numpy would tell the user nothing.
+    table = {
+        **JUDGED,
+        "Normal pituitary.": keywords(set(), {"pituitary"}, False),
+    }
+    references = ["Axial FLAIR: hyperintense lesion of the left thalamus.", "Normal pituitary."]
+    predictions = ["Axial FLAIR image showing a thalamic lesion.", "Normal pituitary."]
+    evaluation = prepare_captioning(
+        predictions,
+        references,
+        exclude=NOT_KEYWORDS,
+        keyword_judge=TableJudge(table),
+        keyword_averaging=averaging,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        many = evaluation.aggregate_resamples(np.array([[1, 1], [0, 1]]))
+    # Row 0: pair 1 twice. Row 1: pair 0's modality {axial, flair} on both sides (F1 1, pair
+    # 1 skipped); labels abnormal/abnormal and normal/normal: TP 1, FP 0, FN 0 -> 1.
+    assert np.isnan(many["ModalityF1"][0]) and many["ModalityF1"][1] == 1.0
+    assert np.isnan(many["BinaryF1"][0]) and many["BinaryF1"][1] == 1.0
+    # Clinical: pair 1 {pituitary} on both sides, F1 1, in either averaging.
+    assert many["ClinicalF1"][0] == 1.0
+
+
+def test_per_pair_keyword_f1_counts_two_true_positives_and_two_misses() -> None:
+    # Clinical keywords: reference {hyperintense, lesion, thalamus, left}, prediction {lesion,
+    # thalamus}: TP 2, FP 0, FN 2, so 2TP / (2TP + FP + FN) = 4 / 6. Modality {axial, flair}
+    # on both sides: TP 2 -> 4 / 4.
+    evaluation = prepare_captioning(
+        ["Axial FLAIR image showing a thalamic lesion."],
+        ["Axial FLAIR: hyperintense lesion of the left thalamus."],
+        exclude=NOT_KEYWORDS,
+        keyword_judge=TableJudge(JUDGED),
+    )
+    values = evaluation.per_pair()
+    assert values["ClinicalF1"] == [pytest.approx(4 / 6)]
+    assert values["ModalityF1"] == [1.0]
+
+
+def test_a_subset_keeps_the_keywords_of_its_own_pairs_in_its_order() -> None:
+    references = [
+        "Axial FLAIR: hyperintense lesion of the left thalamus.",
+        "Sagittal T1: normal pituitary.",
+        "Coronal T2: cyst in the pituitary.",
+    ]
+    predictions = [
+        "Axial FLAIR image showing a thalamic lesion.",
+        "Coronal T2: cyst in the pituitary.",
+        "Sagittal T1: normal pituitary.",
+    ]
+    evaluation = prepare_captioning(
+        predictions, references, exclude=NOT_KEYWORDS, keyword_judge=TableJudge(JUDGED)
+    )
+    group = evaluation.subset([2, 0])
+    assert group.reference_keywords == [JUDGED[references[2]], JUDGED[references[0]]]
+    assert group.prediction_keywords == [JUDGED[predictions[2]], JUDGED[predictions[0]]]
+    # Without keyword metrics no keywords are read, in the whole or in a subset.
+    keyword_metrics = ["ClinicalF1", "ModalityF1", "SequencePlaneF1", "BinaryF1"]
+    rouge_only = prepare_captioning(
+        predictions, references, exclude=["BLEU-4", "METEOR", "BERTScore-F1", *keyword_metrics]
+    )
+    assert rouge_only.reference_keywords is None
+    assert rouge_only.subset([2, 0]).reference_keywords is None
+
+
+def test_settling_options_checks_the_bertscore_model_without_downloading_it(monkeypatch) -> None:
+    # Online, with roberta-large not in the cache: the check before any work must not start
+    # a download of 1.4 GB (that happens when captions are scored, if ever).
+    from novabench.metrics import bertscore
+
+    downloads: list[str] = []
+    monkeypatch.setattr(bertscore, "hub_offline", lambda: False)
+    monkeypatch.setattr(bertscore, "_cached_config", lambda model: None)
+    monkeypatch.setattr(bertscore, "_download_bertscore_model", downloads.append)
+    settled, _ = settle_scoring_options(
+        {"exclude": ["METEOR"], "bertscore_model": "roberta-large", "bertscore_num_layers": 17}
+    )
+    assert downloads == []
+    assert settled["bertscore_model"] == "roberta-large"
+
+
+def test_an_unknown_meteor_setting_is_refused_even_with_meteor_excluded() -> None:
+    # A typo is a typo whether or not METEOR runs this time: refused, never ignored.
+    with pytest.raises(NovaInputError, match="wordnett"):
+        settle_scoring_options({"exclude": ["METEOR", "BERTScore-F1"], "meteor": "wordnett"})
+    settled, notes = settle_scoring_options(
+        {"exclude": ["METEOR", "BERTScore-F1"], "meteor": "wordnet"}
+    )
+    assert notes == ["BERTScore-F1: not computed (--exclude)", "METEOR: not computed (--exclude)"]
+
+
+def test_indices_of_the_wrong_shape_are_refused_naming_the_shape_wanted() -> None:
+    evaluation = prepare_captioning(
+        ["Axial T2: cyst.", "Axial T2: mass."],
+        ["Axial T2: a cyst.", "Axial T2: a mass."],
+        exclude=NOT_KEYWORDS,
+    )
+    # A resample given as rows to aggregate (which takes one), and one flat row given to
+    # aggregate_resamples (which takes rows).
+    with pytest.raises(NovaInputError, match=r"must be a 1-D array of pair positions"):
+        evaluation.aggregate(np.array([[0, 1]]))
+    with pytest.raises(
+        NovaInputError, match=r"must be a 2-D array of pair positions, one resample"
+    ):
+        evaluation.aggregate_resamples(np.array([0, 1]))
+
+
+def test_both_entry_points_batch_bertscore_alike_by_default(monkeypatch) -> None:
+    # BERTScore's float32 sums depend on how sentences are padded into batches: a report
+    # built through prepare_captioning and a score from score_captioning must hand BERTScore
+    # the same batch size unless the user sets one, or their last digits could differ.
+    from novabench.metrics import captioning
+
+    batch_sizes: list[int] = []
+
+    def recording_bertscore(predictions, references, *, model, num_layers, batch_size):
+        batch_sizes.append(batch_size)
+        return np.zeros(len(predictions)), "recorded"
+
+    monkeypatch.setattr(captioning, "bertscore_f1_scores", recording_bertscore)
+    only_bertscore = ["BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1"]
+    only_bertscore += ["SequencePlaneF1", "BinaryF1"]
+    pair = (["Axial T2: cyst."], ["Axial T2: a cyst."])
+    prepare_captioning(*pair, exclude=only_bertscore)
+    score_captioning(*pair, exclude=only_bertscore)
+    score_captioning(*pair, exclude=only_bertscore, bertscore_batch_size=5)
+    assert batch_sizes[0] == batch_sizes[1] and batch_sizes[2] == 5

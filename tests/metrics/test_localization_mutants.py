@@ -6,11 +6,15 @@ the comment beside it (COCO's rules as pycocotools' COCOeval applies them).
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pytest
 
+from novabench.errors import NovaInputError
 from novabench.metrics.localization import (
-    _coco_precision,
+    LocalizationWarning,
     coco_average_precision,
     prepare_localization,
     prepare_localization_from_arrays,
@@ -60,17 +64,6 @@ def test_iou_one_threshold_accepts_a_box_equal_but_for_float_rounding() -> None:
     assert predicted != gold  # the rounding this test is about
     ap = coco_average_precision([{"boxes": [predicted]}], [{"boxes": [gold]}], iou_thresholds=[1.0])
     assert ap == pytest.approx(1.0, abs=1e-12)
-
-
-def test_coco_precision_is_cocos_formula_bit_for_bit() -> None:
-    # COCOeval.accumulate: tp / (fp + tp + np.spacing(1)) with fp = rank - tp. Integer counts
-    # below 2**53 make fp + tp exactly the rank, so the shortcut must give the same bits.
-    true_positives = np.array([1, 1, 2, 3, 3, 7, 50])
-    ranks = np.array([1, 2, 2, 5, 9, 10, 3000])
-    false_positives = ranks - true_positives
-    coco = true_positives / (false_positives + true_positives + np.spacing(1))
-    assert _coco_precision(true_positives, ranks).tolist() == coco.tolist()
-    assert _coco_precision(np.array([1]), np.array([1])).tolist() == [1 / (1 + 2.0**-52)]
 
 
 def test_a_recall_point_whose_product_rounds_up_reads_the_earlier_true_positive() -> None:
@@ -197,3 +190,76 @@ def test_a_breakdown_group_without_coco_ap_scores_as_on_its_own() -> None:
             assert np.isnan(value) if np.isnan(one[name]) else value == one[name], (row, name)
     # By hand, row 0 (images 1, 1, 6): hits at 0.30 in 2 of 3 draws, at 0.50 in 0 of 3.
     assert (many["hit@30"][0], many["hit@50"][0]) == (2 / 3, 0.0)
+
+
+@pytest.mark.parametrize("coco_ap", [False, True])
+@pytest.mark.parametrize(
+    ("positions", "places", "field"),
+    [
+        # A negative first position with a valid last one: numpy would read -1 as the last
+        # image, so a group of images [2, 1] would be scored without a word.
+        ([-1, 1], [[0, 1]], "positions"),
+        ([0, 3], [[0, 1]], "positions"),  # 3 is one past the last of 3 images
+        ([0, 1], [0, 1], "indices"),  # one resample given as a flat row, not rows
+        ([0, 1], [[0.0, 1.0]], "indices"),  # places as floats, not integers
+    ],
+)
+def test_a_group_resample_refuses_a_position_or_place_it_cannot_read(
+    positions: list[int], places: list[object], field: str, coco_ap: bool
+) -> None:
+    evaluation = prepare_localization([{"boxes": [GOLD]}] * 3, [{"boxes": [GOLD]}] * 3)
+    with pytest.raises(NovaInputError) as refused:
+        evaluation.aggregate_resamples(
+            np.array(places), coco_ap=coco_ap, positions=np.array(positions)
+        )
+    assert refused.value.field == field
+
+
+def test_coco_ap_of_a_resample_whose_ranks_reach_two_to_the_31() -> None:
+    # The rank sums switch from int32 to int64 when they could pass 2**31 - 1. Image 0 has one
+    # gold box and 2**16 predictions equal to it, all of score 1 (one tie block, the first
+    # matched, the rest false positives); 2**15 - 1 other images have nothing. A resample
+    # drawing image 0 all 2**15 times ranks 2**31 detections: the last rank needs int64.
+    n_images, n_boxes = 2**15, 2**16
+    det_counts = np.zeros(n_images, dtype=np.int64)
+    det_counts[0] = n_boxes
+    gold_counts = np.zeros(n_images, dtype=np.int64)
+    gold_counts[0] = 1
+    evaluation = prepare_localization_from_arrays(
+        np.tile(GOLD, (n_boxes, 1)),
+        det_counts,
+        np.array([GOLD]),
+        gold_counts,
+        max_detections=n_boxes,
+    )
+    resampled = evaluation.aggregate_resamples(np.zeros((1, n_images), dtype=np.int64))
+    # Draw j's true positive is the first of its block: true positive t sits at rank
+    # (t - 1) * 2**16 + 1, with precision t / (rank + eps), falling as t grows. So the
+    # envelope at recall point p is the precision of the first t with t / 2**15 >= p.
+    expected = []
+    for point in np.linspace(0.0, 1.0, 101):
+        first = max(math.ceil(point * n_images), 1)
+        while first > 1 and (first - 1) / n_images >= point:  # ceil's float rounding
+            first -= 1
+        while first / n_images < point:
+            first += 1
+        expected.append(first / ((first - 1) * n_boxes + 1 + np.spacing(1)))
+    coco_ap = sum(expected) / 101
+    assert resampled["COCO-AP@50"].tolist() == pytest.approx([coco_ap], rel=1e-12)
+    assert resampled["COCO-AP@30"].tolist() == pytest.approx([coco_ap], rel=1e-12)
+
+
+def test_a_zero_height_gold_box_is_warned_about_and_a_thin_one_is_not() -> None:
+    # Example 1's second gold box is 10 px wide and 0 px tall: no prediction can match it.
+    predictions = [{"boxes": [GOLD]}, {"boxes": [GOLD]}]
+    references = [{"boxes": [GOLD]}, {"boxes": [GOLD, [0.0, 0.0, 10.0, 0.0]]}]
+    with pytest.warns(LocalizationWarning) as record:
+        prepare_localization(predictions, references)
+    assert [str(warning.message) for warning in record] == [
+        "1 reference boxes have zero width or height (first: example 1, references.boxes[1]); "
+        "no prediction can match them (IoU 0), so they count as missed gold boxes"
+    ]
+    # One pixel tall (a thin lesion rim) is a real box: no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LocalizationWarning)
+        prepare_localization([{"boxes": [GOLD]}], [{"boxes": [[0.0, 0.0, 10.0, 1.0]]}])

@@ -240,19 +240,6 @@ def _ratios(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:
     return out
 
 
-def _coco_precision(true_positives: np.ndarray, ranks: np.ndarray) -> np.ndarray:
-    """COCO's precision at a detection: ``tp / (fp + tp + eps)`` with ``fp = rank - tp``.
-
-    With integer counts below 2**53, ``fp + tp`` is exactly ``rank`` in float64, so
-    ``tp / (rank + eps)`` is the same number, bit for bit, in fewer passes.
-
-    Example:
-        >>> _coco_precision(np.array([1, 2]), np.array([1, 4])).round(12).tolist()
-        [1.0, 0.5]
-    """
-    return true_positives / (ranks + np.spacing(1))
-
-
 def _first_true_positive_reaching(n_gold: np.ndarray, limit: int) -> np.ndarray:
     """Per resample and recall point, the smallest ``t >= 1`` with ``t / n_gold >= point``.
 
@@ -791,14 +778,13 @@ class LocalizationEvaluation:
         # matches[t, b]: matches of threshold t in block b
         # int32: a block's matches never exceed max_detections (a quarter of the memory of
         # int64 at 100,000 images x 10 boxes x 11 thresholds).
-        if n_blocks == self._sorted_matched.shape[1]:  # blocks of one detection each
+        # Blocks of one detection each (also with no detection: no block).
+        if n_blocks == self._sorted_matched.shape[1]:
             matches = self._sorted_matched.astype(np.int32)
-        elif n_blocks:
+        else:
             matches = np.add.reduceat(
                 self._sorted_matched, self._block_start, axis=1, dtype=np.int32
             )
-        else:
-            matches = np.zeros((len(self._sorted_matched), 0), dtype=np.int32)
         union = np.flatnonzero(matches.any(axis=0))
         union_matches = matches[:, union].max(axis=0, initial=0)
         self._union_blocks = union

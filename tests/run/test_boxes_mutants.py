@@ -1,0 +1,255 @@
+"""Box-parser behaviours that the mutation check (scripts/mutation_check.py) found unpinned.
+
+Each test names the behaviour, not the mutant; every expected value is worked out by hand in
+the comment beside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from novabench.errors import NovaInputError
+from novabench.run.parsers import parse_localization
+from novabench.run.parsers.text import _MAX_CHARS
+
+IMAGE = (480, 480)
+
+
+def test_a_parsed_answer_cannot_be_changed_after_parsing() -> None:
+    # Stats and reports read the same ParsedBoxes more than once: it is frozen.
+    parsed = parse_localization("lesion: [250, 100, 750, 500]", image_size=IMAGE)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parsed.status = "no_target"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("entry", "shown"),
+    [
+        # repr is 40 characters (38 + 2 quotes): shown whole.
+        ("lesion in the left frontal lobe, see T", "'lesion in the left frontal lobe, see T'"),
+        # repr is 41 characters: its first 37 ("'" + 36 letters) then "...".
+        ("lesion in the left frontal lobe, see T2", "'lesion in the left frontal lobe, see..."),
+    ],
+)
+def test_an_entry_that_is_not_a_box_is_quoted_up_to_40_characters(entry: str, shown: str) -> None:
+    parsed = parse_localization(json.dumps({"boxes": [entry]}), image_size=IMAGE)
+    assert parsed.status == "unparseable"
+    assert parsed.error == (
+        f"the box list holds {shown} where a box of 4 numbers was expected, and no box"
+    )
+
+
+def test_a_box_list_of_objects_without_coordinates_is_not_a_no_target_answer() -> None:
+    # The model named a lesion but gave no coordinates: nothing to score, and no statement
+    # that nothing is there either.
+    parsed = parse_localization(
+        '{"boxes": [{"label": "lesion in the left thalamus"}]}', image_size=IMAGE
+    )
+    assert parsed.status == "unparseable"
+    assert parsed.error == "no box and no 'no target' statement found"
+
+
+def test_an_empty_list_under_a_key_that_holds_no_boxes_is_not_a_no_target_answer() -> None:
+    parsed = parse_localization('{"lesion": "unclear", "differential": []}', image_size=IMAGE)
+    assert parsed.status == "unparseable"
+
+
+@pytest.mark.parametrize(
+    ("answer", "labels"),
+    [
+        # A key holding a box is its label; a box list's key ("boxes") is not.
+        ('{"left frontal lesion": [250, 100, 750, 500]}', ["left frontal lesion"]),
+        ('{"boxes": [250, 100, 750, 500]}', [""]),
+        ('{"boxes": [[250, 100, 750, 500], [100, 100, 200, 200]]}', ["", ""]),
+    ],
+)
+def test_labels_of_boxes_in_json_objects(answer: str, labels: list[str]) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert parsed.labels == labels
+    assert parsed.notes == ()  # per mille needs no input size: nothing assumed
+    # [ymin, xmin, ymax, xmax] = [250, 100, 750, 500] per mille of 480 px: x 48, y 120,
+    # width 400 * 0.48 = 192, height 500 * 0.48 = 240.
+    assert parsed.boxes[0] == [48.0, 120.0, 192.0, 240.0]
+
+
+def test_a_box_nested_25_objects_deep_is_read_from_the_json() -> None:
+    # Well inside the parser's depth limit (40): read from the JSON with its key as label,
+    # not from the text line by line.
+    nested: object = {"lesion": [250, 100, 750, 500]}
+    for _ in range(25):
+        nested = {"finding": nested}
+    parsed = parse_localization(json.dumps(nested), image_size=IMAGE, convention="protocol")
+    assert parsed.labels == ["lesion"]
+    assert parsed.boxes == [[48.0, 120.0, 192.0, 240.0]]
+
+
+@pytest.mark.parametrize(
+    ("corners", "box"),
+    [
+        # 0..1 fractions of 480 px, touching the left edge: x 0 to 240, y 120 to 360.
+        ({"x1": 0.0, "y1": 0.25, "x2": 0.5, "y2": 0.75}, [0.0, 120.0, 240.0, 240.0]),
+        # ... and the right edge: x 240 to 480.
+        ({"x1": 0.5, "y1": 0.25, "x2": 1.0, "y2": 0.75}, [240.0, 120.0, 240.0, 240.0]),
+    ],
+)
+def test_named_corners_in_zero_to_one_include_both_ends(
+    corners: dict[str, float], box: list[float]
+) -> None:
+    parsed = parse_localization(json.dumps(corners), image_size=IMAGE)
+    assert (parsed.status, parsed.convention, parsed.boxes) == ("ok", "xyxy_norm1", [box])
+
+
+@pytest.mark.parametrize(
+    "quoted",
+    ["[100, 100, 200, 200]", "(100, 100, 200, 200)"],  # JSON itself, or only box-like text
+)
+def test_a_json_box_list_then_prose_quoting_a_box_counts_the_json_only(quoted: str) -> None:
+    answer = f"[[250, 100, 750, 500]]\nAlso a smaller one at {quoted}."
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert parsed.boxes == [[48.0, 120.0, 192.0, 240.0]]
+    assert parsed.notes == (
+        "1 box(es) written after the JSON answer (prose quoting it) not counted",
+    )
+
+
+def test_a_qwen2_box_takes_the_last_object_reference_before_it_as_label() -> None:
+    answer = (
+        "<|object_ref_start|>brain<|object_ref_end|> shows a "
+        "<|object_ref_start|>lesion<|object_ref_end|><|box_start|>(100,200),(300,400)<|box_end|>"
+    )
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert parsed.labels == ["lesion"]
+
+
+@pytest.mark.parametrize(
+    ("bbox_2d", "status", "box"),
+    [
+        # x-first per mille of 480 px: x 48 to 480, y 96 to 384 (1000 itself is the edge).
+        ([100, 200, 1000, 800], "ok", [48.0, 96.0, 432.0, 288.0]),
+        # 0..1 floats or values past 1000 are not what a prompt for 0..1000 gets back.
+        ([0.1, 0.2, 0.5, 0.6], "ambiguous_convention", None),
+        ([100, 200, 1036, 800], "ambiguous_convention", None),
+    ],
+)
+def test_bbox_2d_under_a_prompt_for_per_mille_values(
+    bbox_2d: list[float], status: str, box: list[float] | None
+) -> None:
+    answer = json.dumps([{"bbox_2d": bbox_2d, "label": "lesion"}])
+    parsed = parse_localization(answer, image_size=IMAGE, prompt_convention="xyxy_norm1000")
+    assert parsed.status == status
+    if box is None:
+        assert parsed.readable_with == ("qwen",)
+    else:
+        assert (parsed.convention, parsed.boxes) == ("xyxy_norm1000", [box])
+
+
+def test_named_x_y_width_height_all_within_zero_to_one_are_refused_up_to_one() -> None:
+    # 1.0 is still "all in [0, 1]": fractions or a 1-pixel box cannot be told apart.
+    answer = '{"x": 0.25, "y": 0.25, "width": 0.5, "height": 1.0}'
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert parsed.status == "ambiguous_convention"
+    assert parsed.error is not None and "unknown scale" in parsed.error
+
+
+def test_bare_pixel_lists_under_a_qwen_prompt_are_read_as_qwen_pixels() -> None:
+    # Qwen2.5-VL's x1, y1, x2, y2 in pixels of the image it saw (here the original).
+    parsed = parse_localization("[100, 200, 300, 400]", image_size=IMAGE, prompt_convention="qwen")
+    assert (parsed.status, parsed.convention, parsed.boxes) == (
+        "ok",
+        "qwen",
+        [[100.0, 200.0, 200.0, 200.0]],
+    )
+    assert parsed.notes == ("input_size not given: assumed the model saw the original image size",)
+
+
+@pytest.mark.parametrize("size", [(480, 0), (0, 480)])
+def test_an_image_size_with_a_zero_side_is_refused(size: tuple[int, int]) -> None:
+    with pytest.raises(NovaInputError) as refused:
+        parse_localization("lesion: [250, 100, 750, 500]", image_size=size)
+    assert refused.value.field == "image_size"
+
+
+def test_prose_before_a_fenced_json_answer_is_not_the_answer() -> None:
+    answer = "Here: [[100, 100, 200, 200]]\n```json\n[[250, 100, 750, 500]]\n```"
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert (parsed.labels, parsed.boxes) == ([""], [[48.0, 120.0, 192.0, 240.0]])
+
+
+def test_a_json_object_without_boxes_before_the_box_list_is_not_the_answer() -> None:
+    # The reasoning object holds no box: the answer is the list after it, not prose after
+    # an empty answer.
+    answer = '{"reasoning": "one lesion in the left frontal lobe"}\nBoxes:\n[[250, 100, 750, 500]]'
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert (parsed.status, parsed.boxes, parsed.notes) == (
+        "ok",
+        [[48.0, 120.0, 192.0, 240.0]],
+        (),
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "lesion: [250, 500, 750, 100]",  # xmax before xmin only
+        "lesion: [750, 100, 250, 500]",  # ymax before ymin only
+    ],
+)
+def test_corners_swapped_on_one_axis_only_are_put_right_and_counted(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert (parsed.boxes, parsed.n_swapped) == ([[48.0, 120.0, 192.0, 240.0]], 1)
+
+
+@pytest.mark.parametrize(("tail_length", "status"), [(200, "truncated_ok"), (201, "ok")])
+def test_a_box_left_open_counts_as_cut_off_within_the_last_200_characters(
+    tail_length: int, status: str
+) -> None:
+    # A second box opened and never closed (in parentheses: no JSON reader flags those):
+    # the answer was cut off when the "(" is within the last 200 characters; one opened
+    # earlier and followed by that much prose is not.
+    opened = "(120, 340, "
+    filler = ("then the answer went on about the lesion " * 10)[: tail_length - len(opened) - 1]
+    tail = opened + filler + "x"
+    assert len(tail) == tail_length and "]" not in tail and ")" not in tail
+    answer = "lesion: [250, 100, 750, 500]\nsecond lesion: " + tail
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert (parsed.status, parsed.boxes) == (status, [[48.0, 120.0, 192.0, 240.0]])
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[[]]",  # a list holding an empty list: no box, and not the empty answer "[]"
+        '{"found": true, "note": "coordinates to follow"}',  # found, but no box given
+    ],
+)
+def test_answers_that_are_neither_a_box_nor_no_target(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert parsed.status == "unparseable"
+
+
+def test_a_box_list_inside_a_sentence_is_read_from_the_json_without_labels() -> None:
+    answer = "Lesions: [[250, 100, 750, 500], [100, 100, 200, 200]] (left frontal, right occipital)"
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    # The second box, per mille of 480 px: x and y 48, width and height 100 * 0.48 = 48.
+    assert parsed.boxes == [[48.0, 120.0, 192.0, 240.0], [48.0, 48.0, 48.0, 48.0]]
+    assert parsed.labels == ["", ""]
+
+
+def test_a_labelled_box_nested_in_25_lists_is_read_from_the_json() -> None:
+    # Within the depth limit (40): the key is the label, as at the top level.
+    nested: object = {"lesion": [250, 100, 750, 500]}
+    for _ in range(25):
+        nested = [nested]
+    parsed = parse_localization(json.dumps(nested), image_size=IMAGE, convention="protocol")
+    assert (parsed.labels, parsed.boxes) == (["lesion"], [[48.0, 120.0, 192.0, 240.0]])
+
+
+def test_an_answer_of_exactly_the_size_cap_is_read_whole_without_a_note() -> None:
+    box = "lesion: [250, 100, 750, 500]"
+    answer = box + "\n" + "x" * (_MAX_CHARS - len(box) - 1)
+    assert len(answer) == _MAX_CHARS
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert (parsed.boxes, parsed.notes) == ([[48.0, 120.0, 192.0, 240.0]], ())
