@@ -225,8 +225,8 @@ def test_installed_wheel_works_outside_the_repository(venv: Path, tmp_path: Path
                 "mAP@50": localization["mAP@50"],
                 "hit@50": localization["hit@50"],
                 "ROUGE-L": captioning["ROUGE-L"],
-                "top1": diagnosis["top1"],
-                "top1_copied": copied["top1"],
+                "top1": diagnosis["top1-lexicon"],  # the default matcher's proxy key
+                "top1_copied": copied["top1-lexicon"],
                 "metric_path": packaged,
             }))
             """

@@ -388,9 +388,9 @@ def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
             _choose_task(page, "all")
             page.wait_for_timeout(500)  # lets the example texts of "all" arrive
             page.locator("#nova-score").click()
-            results.get_by_text("top5 (%)").first.wait_for(timeout=WAIT_MS)
-            for label in ("mAP@30 (%)", "mAP@50 (%)", "BLEU-4 (%)", "ClinicalF1 (%)",
-                          "top1 (%)", "top5 (%)"):  # fmt: skip
+            results.get_by_text("top5-lexicon (%)").first.wait_for(timeout=WAIT_MS)
+            for label in ("mAP@30 (%)", "mAP@50 (%)", "BLEU-4 (%)", "ClinicalF1-lexicon (%)",
+                          "top1-lexicon (%)", "top5-lexicon (%)"):  # fmt: skip
                 assert page.evaluate(_IN_VIEW_OF_ITS_TABLE, label) == "in view", label
 
             # What the user pasted survives a change of task.
@@ -401,8 +401,8 @@ def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
             page.wait_for_timeout(500)  # lets a (wrong) task handler run before checking
             assert json.loads(_code_text(page, "nova-predictions")) == json.loads(pasted)
             page.locator("#nova-score").click()
-            results.get_by_text("top1 (%)").first.wait_for(timeout=WAIT_MS)
-            assert re.search(r"top1 \(%\)\s+100\.0\s+100\.0 – 100\.0", results.inner_text())
+            results.get_by_text("top1-lexicon (%)").first.wait_for(timeout=WAIT_MS)
+            assert re.search(r"top1-lexicon \(%\)\s+100\.0\s+100\.0 – 100\.0", results.inner_text())
 
             # Uploading a predictions file fills the box; its path never shows.
             upload = tmp_path / "captions.jsonl"
@@ -433,11 +433,11 @@ def test_metric_space_in_the_browser(browser, tmp_path: Path) -> None:
             page.locator("#nova-score").click()
             page.wait_for_function(
                 "old => { const r = document.querySelector('#nova-results');"
-                " return r && r.innerText !== old && r.innerText.includes('top1 (%)'); }",
+                " return r && r.innerText !== old && r.innerText.includes('top1-lexicon (%)'); }",
                 arg=before,
                 timeout=WAIT_MS,
             )
-            assert re.search(r"top1 \(%\)\s+100\.0\b", results.inner_text()), (
+            assert re.search(r"top1-lexicon \(%\)\s+100\.0\b", results.inner_text()), (
                 results.inner_text(),
                 page.locator("#nova-message").inner_text(),
             )

@@ -154,7 +154,9 @@ def _call_endpoint(client, kind: str) -> None:
             api_name="/score",
         )  # fmt: skip
         rows = table.get("value", table)["data"] if isinstance(table, dict) else table
-        assert ["diagnosis", "top1 (%)", "100.0", "100.0 – 100.0"] in [list(r) for r in rows]
+        assert ["diagnosis", "top1-lexicon (%)", "100.0", "100.0 – 100.0"] in [
+            list(r) for r in rows
+        ]
         assert "20 resamples" in message
     else:
         image, gallery, details, _ = client.predict("case0002", ["gold"], api_name="/show_case")
