@@ -112,6 +112,7 @@ from novabench.metrics.keywords import (
     LexiconKeywordExtractor,
     default_keyword_extractor,
 )
+from novabench.tasks.captioning import KEYWORD_METRICS
 
 __all__ = [
     "DEFAULT_BERTSCORE_MODEL",
@@ -137,13 +138,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "METEOR",
     "METEOR-exact+stem",
     "BERTScore-F1",
-    "ClinicalF1",
-    "ModalityF1",
-    "BinaryF1",
-    "ClinicalF1-lexicon",
-    "ModalityF1-lexicon",
-    "BinaryF1-lexicon",
-    "SequencePlaneF1",
+    *KEYWORD_METRICS,  # declared once, with the task
 )
 #: The key of each METEOR variant: one key, one quantity (``METEOR`` is nltk's with WordNet).
 METEOR_KEYS: dict[str, str] = {"wordnet": "METEOR", "exact+stem": "METEOR-exact+stem"}
