@@ -287,8 +287,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "--seed",
         type=checks.nonnegative_int_option,
         default=0,
-        help="seed of the bootstrap resamples and of nova evaluate's HTML gallery sample "
-        "(default 0)",
+        help="seed of the bootstrap resamples (and, in nova evaluate, of the HTML gallery's "
+        "random sample) (default 0)",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (none either off a terminal)"
