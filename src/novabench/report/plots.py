@@ -187,15 +187,8 @@ def hit_rate_curve(
             markersize=3,
         )
     if human_reference:
-        for column, label, colour, style in _HUMAN_CURVES:
-            for table in tables.values():
-                if column not in table.columns:
-                    continue
-                rated = _with_gold(table)[column].dropna()
-                if len(rated):
-                    rates = hit_rates(rated.astype(float), x)
-                    axes.plot(x, rates, linestyle=style, label=label, color=colour)
-                    break
+        for label, colour, style, rates in _human_curves(tables, x):
+            axes.plot(x, rates, linestyle=style, label=label, color=colour)
     axes.set_xlabel("IoU threshold")
     axes.set_ylabel("hit rate (images with gold boxes)")
     axes.set_xlim(0.0, 1.0)
@@ -204,6 +197,23 @@ def hit_rate_curve(
     axes.set_title("Localisation: hit rate against the IoU threshold")
     axes.legend(loc="lower left", fontsize="small")
     return figure
+
+
+def _human_curves(
+    tables: Mapping[str, pd.DataFrame], x: np.ndarray
+) -> list[tuple[str, str, str, np.ndarray]]:
+    """Each rater's hit rates against gold, ``(label, colour, style, rates)``, from the first
+    table whose rater column has values (the raters do not depend on the model)."""
+    curves: list[tuple[str, str, str, np.ndarray]] = []
+    for column, label, colour, style in _HUMAN_CURVES:
+        for table in tables.values():
+            if column not in table.columns:
+                continue
+            rated = _with_gold(table)[column].dropna()
+            if len(rated):
+                curves.append((label, colour, style, hit_rates(rated.astype(float), x)))
+                break
+    return curves
 
 
 def best_iou_histogram(
@@ -501,14 +511,7 @@ def hit_rate_svg(
         colour = _MODEL_COLOURS[index % len(_MODEL_COLOURS)]
         curves.append((_svg_name(name), colour, PREDICTION_LINE_STYLE, rates, True))
     if human_reference:
-        for column, label, colour, style in _HUMAN_CURVES:
-            for table in tables.values():
-                if column not in table.columns:
-                    continue
-                rated = _with_gold(table)[column].dropna()
-                if len(rated):
-                    curves.append((label, colour, style, hit_rates(rated.astype(float), x), False))
-                    break
+        curves += [(*curve, False) for curve in _human_curves(tables, x)]
     title = "Localisation: hit rate against the IoU threshold"
     ticks = [(t / 5, f"{20 * t}%") for t in range(6)]
     parts = _svg_axes(title, "IoU threshold", "hit rate (images with gold boxes)", ticks)
