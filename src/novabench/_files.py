@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from novabench.errors import NovaOutputError
@@ -253,6 +253,22 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, durable: bool 
         >>> out.read_text()
         '# Report\\n'
     """
+    return _write_atomic(path, text, durable=durable)
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> Path:
+    """:func:`write_text_atomic` for bytes: a reader sees the old file or the whole new one.
+
+    Example:
+        >>> import tempfile
+        >>> out = write_bytes_atomic(Path(tempfile.mkdtemp()) / "slice.png", b"\\x89PNG")
+        >>> out.read_bytes()
+        b'\\x89PNG'
+    """
+    return _write_atomic(path, data, durable=durable)
+
+
+def _write_atomic(path: str | os.PathLike[str], content: str | bytes, *, durable: bool) -> Path:
     import tempfile
 
     target = Path(path)
@@ -262,8 +278,13 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, durable: bool 
             dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
         )
         try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
+            stream: IO[Any] = (
+                os.fdopen(handle, "wb")
+                if isinstance(content, bytes)
+                else os.fdopen(handle, "w", encoding="utf-8")
+            )
+            with stream:
+                stream.write(content)
                 if durable:
                     stream.flush()
                     os.fsync(stream.fileno())

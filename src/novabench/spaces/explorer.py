@@ -16,12 +16,12 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from novabench._files import write_bytes_atomic
 from novabench.data.render import (
     GOLD_COLOUR,
     PREDICTION_COLOUR,
@@ -205,6 +205,7 @@ def slice_file(picture: Image.Image, folder: str | os.PathLike[str]) -> str:
     temporary name and renamed into place: never rewritten.
 
     Example:
+        >>> import tempfile
         >>> from PIL import Image
         >>> folder = tempfile.mkdtemp()
         >>> first = slice_file(Image.new("RGB", (8, 8), (230, 159, 0)), folder)
@@ -217,17 +218,8 @@ def slice_file(picture: Image.Image, folder: str | os.PathLike[str]) -> str:
     picture.save(encoded, format="PNG")  # lossless: WebP smears 1-px lines and grey levels
     data = encoded.getvalue()
     target = Path(folder) / f"{hashlib.sha256(data).hexdigest()[:32]}.png"
-    if target.is_file():
-        return str(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".png.tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    if not target.is_file():
+        write_bytes_atomic(target, data)
     return str(target)
 
 
