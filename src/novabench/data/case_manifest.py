@@ -41,6 +41,30 @@ _SERIES_KEYS = {
 }
 
 
+def _check_object(
+    raw: Any,
+    what: str,
+    allowed: set[str],
+    *,
+    where: str,
+    record: str,
+    field: str | None = None,
+) -> None:
+    """Refuse ``raw`` unless it is a JSON object whose keys are all ``allowed``."""
+    if not isinstance(raw, dict):
+        raise NovaInputError(
+            f"{what} must be a JSON object", source=where, record=record, field=field
+        )
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise NovaInputError(
+            f"unknown keys {unknown}; allowed: {sorted(allowed)}",
+            source=where,
+            record=record,
+            field=field,
+        )
+
+
 def _resolve(value: Any, base: Path, *, where: str, record: str, field_name: str) -> str:
     text = checks.text(value, source=where, record=record, field=field_name)
     path = Path(text).expanduser()
@@ -50,18 +74,7 @@ def _resolve(value: Any, base: Path, *, where: str, record: str, field_name: str
 def _parse_series(
     raw: Any, base: Path, *, where: str, record: str, field_name: str
 ) -> IngestSeries:
-    if not isinstance(raw, dict):
-        raise NovaInputError(
-            "a series must be a JSON object", source=where, record=record, field=field_name
-        )
-    unknown = sorted(set(raw) - _SERIES_KEYS)
-    if unknown:
-        raise NovaInputError(
-            f"unknown keys {unknown}; allowed: {sorted(_SERIES_KEYS)}",
-            source=where,
-            record=record,
-            field=field_name,
-        )
+    _check_object(raw, "a series", _SERIES_KEYS, where=where, record=record, field=field_name)
     if "volume" not in raw:
         raise NovaInputError("missing", source=where, record=record, field=f"{field_name}.volume")
     raters = raw.get("rater_masks") or {}
@@ -191,15 +204,7 @@ def read_manifest(path: str | os.PathLike[str]) -> list[IngestCase]:
     base = path.parent
     cases = []
     for number, (record, raw) in enumerate(raw_cases, start=1):
-        if not isinstance(raw, dict):
-            raise NovaInputError("a case must be a JSON object", source=where, record=record)
-        unknown = sorted(set(raw) - _CASE_KEYS)
-        if unknown:
-            raise NovaInputError(
-                f"unknown keys {unknown}; allowed: {sorted(_CASE_KEYS)}",
-                source=where,
-                record=record,
-            )
+        _check_object(raw, "a case", _CASE_KEYS, where=where, record=record)
         for name in ("title", "clinical_history", "final_diagnosis", "series"):
             if name not in raw:
                 raise NovaInputError("missing", source=where, record=record, field=name)
