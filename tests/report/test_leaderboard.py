@@ -361,6 +361,8 @@ def test_one_model_gets_no_rank_and_no_tie_statement(tmp_path: Path) -> None:
     path = saved_report(tmp_path, "A", 20)
     board = build_leaderboard(load([path]), [path], n_resamples=50)
     assert ranks(board) == {"A": None}
+    assert board["ranking"]["localization"]["ranked"] is False
+    assert "one model only" in board["ranking"]["localization"]["reason"]
     markdown = render_leaderboard_markdown(board)
     localization = _sections(markdown)["localization"]
     assert "One model only: not ranked" in "\n".join(localization)
@@ -424,6 +426,14 @@ def test_a_differing_setting_of_the_ranking_metric_leaves_the_task_unranked(
     board = build_leaderboard(reports, paths)
     assert ranks(board, "diagnosis") == {"A": None, "B": None}
     assert ranks(board) == {"A": 1, "B": 2}  # localisation is unaffected
+    # The JSON says so per task, for a script: ranked or not, why, and the reading held.
+    rule = board["ranking"]["diagnosis"]
+    assert (rule["ranked"], rule["metric"]) == (False, "top1") and "matcher" in rule["reason"]
+    assert rule["readings"] == {"top1": [str(path) for path in paths]}
+    assert (
+        board["ranking"]["localization"]["ranked"],
+        board["ranking"]["localization"]["reason"],
+    ) == (True, None)
     markdown = render_leaderboard_markdown(board)
     line = markdown.split("## diagnosis")[1].splitlines()[2]
     assert line.startswith("Not ranked:") and "matcher" in line

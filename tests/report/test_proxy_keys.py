@@ -3,11 +3,14 @@
 ``top1`` / ``top5`` and ``ClinicalF1`` / ``ModalityF1`` / ``BinaryF1`` are the paper's keys:
 the lexicon matcher and keyword extractor give ``top1-lexicon``..., a pair judge
 ``top1-pairwise``; nothing may show a proxy as the paper's figure or rank two readings
-together (issue 20).
+together: the leaderboard leaves such a task unranked, each value under its own key, and
+ranks the others (issue 20).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from novabench.published import published_rows
 from novabench.report.html import render_comparison_html, render_html
 from novabench.report.leaderboard import (
     build_leaderboard,
+    render_leaderboard_html,
     render_leaderboard_markdown,
     render_leaderboard_text,
 )
@@ -165,20 +169,176 @@ def test_leaderboard_ranks_on_the_reading_the_reports_hold(tmp_path: Path) -> No
     assert PROXY_WARNING in render_leaderboard_text(board)
 
 
-def test_leaderboard_refuses_two_readings_in_one_line(tmp_path: Path, capsys) -> None:
-    paths = [
-        saved(tmp_path, "judged", report_dict("judged", with_breakdowns=False)),
-        saved(tmp_path, "lexicon", lexicon_report("lexicon", with_breakdowns=False)),
+def one_judged_two_lexicon(tmp_path: Path) -> list[Path]:
+    """A case-judged report (top1 50 %) and two lexicon reports (top1-lexicon 25 %, 50 %), with
+    per-item tables, localisation hits 24, 23 and 10 of 40 images (mAP@30 60, 57.5, 25 %)."""
+    paths = []
+    for name, hits, top1, judged in (
+        ("judged", 24, 0.5, True),
+        ("lex-a", 23, 0.25, False),
+        ("lex-b", 10, 0.5, False),
+    ):
+        ious = [0.6] * hits + [0.1] * (40 - hits)
+        entry = write_items(tmp_path / f"{name}-items", images_table(ious), cases_table([True]))
+        make = report_dict if judged else lexicon_report
+        paths.append(saved(tmp_path, name, make(name, top1=top1, hit_30=hits / 40, items=entry)))
+    return paths
+
+
+def test_two_readings_leave_only_that_task_unranked(tmp_path: Path) -> None:
+    paths = one_judged_two_lexicon(tmp_path)
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=50)
+    ranks = {m["model"]: m["tasks"]["diagnosis"]["rank"] for m in board["models"]}
+    assert ranks == {"judged": None, "lex-a": None, "lex-b": None}
+    # The other task is ranked as before. 24 and 23 hits differ on one image, which a resample
+    # leaves out with probability (39/40)^40 ~ 0.36 > 2.5 %: the interval reaches 0, a tie;
+    # 23 and 10 differ on 13 images, (27/40)^40 ~ 1e-7: separable.
+    localization = {m["model"]: m["tasks"]["localization"]["rank"] for m in board["models"]}
+    assert localization == {"judged": 1, "lex-a": 1, "lex-b": 3}
+    assert board["ranking"]["localization"]["ranked"] is True
+    rule = board["ranking"]["diagnosis"]
+    assert rule["ranked"] is False and rule["metric"] is None and rule["neighbours"] == []
+    assert rule["readings"] == {
+        "top1": [str(paths[0])],
+        "top1-lexicon": [str(p) for p in paths[1:]],
+    }
+    reason = rule["reason"]
+    assert "\n" not in reason and "different readings" in reason
+    assert all(str(path) in reason for path in paths)
+    assert "nova evaluate" in reason and "--judge-mode" in reason  # how to make them comparable
+    # Each value stays under its own key: the lexicon's 50 % is never shown as top1.
+    values = {m["model"]: m["tasks"]["diagnosis"]["metrics"] for m in board["models"]}
+    assert values["lex-b"] == {"top1-lexicon": 0.5, "top5-lexicon": 1.0}
+    assert values["judged"] == {"top1": 0.5, "top5": 1.0}
+
+
+def _table_rows(lines: list[str], first: str) -> list[dict[str, str]]:
+    """The Markdown table whose header starts with ``first``, as {column: cell} per row."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(first))
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return [dict(zip(rows[0], row)) for row in rows[2:]]
+
+
+def test_the_overview_gives_each_reading_its_own_column(tmp_path: Path) -> None:
+    paths = one_judged_two_lexicon(tmp_path)
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=50)
+    lines = render_leaderboard_markdown(board).splitlines()
+    overview = _table_rows(lines, "| model | localization mAP@30 (%)")
+    assert list(overview[0]) == [
+        "model",
+        "localization mAP@30 (%)",
+        "localization rank",
+        "diagnosis top1 (%)",
+        "diagnosis top1-lexicon (%)",
+        "diagnosis rank",
     ]
-    reports = [json.loads(p.read_text()) for p in paths]
-    with pytest.raises(NovaInputError, match=r"top1 \(.*judged\.json\) and top1-lexicon \("):
-        build_leaderboard(reports, paths)
-    out = tmp_path / "board.md"
-    assert main(["leaderboard", *map(str, paths), "--markdown", str(out)]) == 2
-    error = capsys.readouterr().err.strip()
-    assert "\n" not in error and error.startswith("nova leaderboard: error:")
-    assert "top1-lexicon" in error and "lexicon.json" in error and "judged.json" in error
-    assert not out.exists()
+    by_model = {row["model"]: row for row in overview}
+    assert by_model["judged"]["diagnosis top1 (%)"].startswith("50.0")
+    assert by_model["judged"]["diagnosis top1-lexicon (%)"] == ""
+    assert by_model["lex-a"]["diagnosis top1 (%)"] == ""
+    assert by_model["lex-a"]["diagnosis top1-lexicon (%)"].startswith("25.0")
+    assert {row["diagnosis rank"] for row in overview} == {""}
+    assert [by_model[m]["localization rank"] for m in ("judged", "lex-a", "lex-b")] == [
+        "1",
+        "1",
+        "3",
+    ]
+    # The task's table: blank, not n/a, under a reading a model does not hold; rows by reading.
+    diagnosis = lines[lines.index("## diagnosis") :]
+    assert diagnosis[2].startswith("Not ranked: the reports hold different readings")
+    rows = _table_rows(diagnosis, "| model | rank")
+    assert [row["model"] for row in rows] == ["judged", "lex-b", "lex-a"]
+    # (Both columns marked: the judged report records no matcher, "unknown", a difference.)
+    assert rows[0]["top1-lexicon (%, settings differ)"] == ""
+    assert rows[1]["top1 (%, settings differ)"] == ""
+    assert "n/a" not in "\n".join(diagnosis)
+
+
+def test_two_readings_in_every_output_of_the_command(tmp_path: Path, capsys) -> None:
+    paths = one_judged_two_lexicon(tmp_path)
+    out = {kind: tmp_path / f"board.{kind}" for kind in ("json", "md", "html", "csv")}
+    arguments = ["--out", str(out["json"]), "--markdown", str(out["md"])]
+    arguments += ["--html", str(out["html"]), "--csv", str(out["csv"]), "--bootstrap", "50"]
+    assert main(["leaderboard", *map(str, paths), *arguments]) == 0
+    terminal = capsys.readouterr().out.splitlines()
+    at = terminal.index("diagnosis")
+    assert terminal[at + 2].startswith("Not ranked: the reports hold different readings")
+    assert "Not ranked: the reports hold different readings" in out["html"].read_text()
+    board = json.loads(out["json"].read_text())
+    rule = board["ranking"]["diagnosis"]
+    assert (rule["ranked"], rule["metric"]) == (False, None)
+    assert rule["readings"] == {
+        "top1": ["judged.json"],
+        "top1-lexicon": ["lex-a.json", "lex-b.json"],
+    }
+    header = next(csv.reader(io.StringIO(out["csv"].read_text())))
+    assert "diagnosis rank (not ranked: readings differ)" in header
+    # One column per reading.
+    assert "diagnosis top1 (%, settings differ)" in header
+    assert "diagnosis top1-lexicon (%, settings differ)" in header
+
+
+def test_proxy_warnings_come_before_every_table(tmp_path: Path, capsys) -> None:
+    paths = one_judged_two_lexicon(tmp_path)
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=50)
+    [warning] = board["warnings"]
+    assert PROXY_WARNING in warning
+    assert not any(PROXY_WARNING in note for note in board["notes"])  # said once, first
+    text = render_leaderboard_text(board)
+    assert text.index(PROXY_WARNING) < text.index("Overview")
+    lines = render_leaderboard_markdown(board).splitlines()
+    at = next(i for i, line in enumerate(lines) if PROXY_WARNING in line)
+    assert lines[at].startswith("**warning:") and lines[at + 1] == ""
+    assert at < lines.index("## Overview")
+    assert PROXY_WARNING not in "\n".join(lines[at + 1 :])
+    page = render_leaderboard_html(board)
+    warnings = page[page.index('<div class="warnings"') : page.index('<h2 id="overview">')]
+    assert PROXY_WARNING_HTML in warnings
+    assert page.count(PROXY_WARNING_HTML) == 1
+
+
+def test_an_old_lexicon_top1_is_never_ranked_with_a_case_judge_top1(tmp_path: Path) -> None:
+    paths = [
+        saved(tmp_path, "old", old_lexicon_report("old", with_breakdowns=False)),
+        saved(tmp_path, "judged", report_dict("judged", with_breakdowns=False)),
+    ]
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths)
+    assert board["ranking"]["diagnosis"]["readings"] == {
+        "top1": [str(paths[1])],
+        "top1-lexicon": [str(paths[0])],
+    }
+    assert [m["tasks"]["diagnosis"]["rank"] for m in board["models"]] == [None, None]
+    old = board["models"][0]["tasks"]["diagnosis"]["metrics"]
+    assert "top1" not in old and old["top1-lexicon"] == 0.25
+
+
+def test_compare_scores_both_sides_under_one_reading(
+    sample_release: Path, tmp_path: Path, capsys
+) -> None:
+    # nova compare scores both prediction sets itself with one set of options, so its two
+    # sides never hold two readings; its outputs warn about the proxy before the table.
+    from novabench.data.release import read_release
+    from novabench.report import compare_predictions
+
+    cases = read_release(sample_release).cases()
+    files = []
+    for name, answer in (("a", "glioblastoma"), ("b", "meningioma")):
+        lines = [json.dumps({"case_id": case.case_id, "diagnoses": [answer]}) for case in cases]
+        files.append(tmp_path / f"{name}.jsonl")
+        files[-1].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    lexicon = compare_predictions(sample_release, *files, n_resamples=10)
+    assert set(lexicon["tasks"]["diagnosis"]) == {"top1-lexicon", "top5-lexicon"}
+    paired = compare_predictions(sample_release, *files, n_resamples=10, matcher=str.__eq__)
+    assert set(paired["tasks"]["diagnosis"]) == {"top1-pairwise", "top5-pairwise"}
+    out = tmp_path / "c.json"
+    arguments = ["--data", str(sample_release), "--a", str(files[0]), "--b", str(files[1])]
+    assert main(["compare", *arguments, "--out", str(out), "--bootstrap", "10", "-q"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.index(PROXY_WARNING) < printed.index("task ")
 
 
 def test_an_old_lexicon_report_is_read_as_top1_lexicon(tmp_path: Path) -> None:
@@ -201,15 +361,6 @@ def test_an_old_lexicon_report_is_read_as_top1_lexicon(tmp_path: Path) -> None:
     assert board["ranking"]["diagnosis"]["neighbours"]  # the per-case tables were read
     old_row = next(m for m in board["models"] if m["model"] == "old")
     assert old_row["tasks"]["diagnosis"]["metrics"] == {"top1-lexicon": 0.5, "top5-lexicon": 1.0}
-
-
-def test_an_old_lexicon_top1_is_never_ranked_with_a_case_judge_top1(tmp_path: Path) -> None:
-    paths = [
-        saved(tmp_path, "old", old_lexicon_report("old", with_breakdowns=False)),
-        saved(tmp_path, "judged", report_dict("judged", with_breakdowns=False)),
-    ]
-    with pytest.raises(NovaInputError, match="top1-lexicon"):
-        build_leaderboard([json.loads(p.read_text()) for p in paths], paths)
 
 
 @pytest.mark.parametrize(

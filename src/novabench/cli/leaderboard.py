@@ -24,7 +24,11 @@ def register(subparsers: Any) -> None:
             "headline numbers and CIs, where neighbours a paired bootstrap cannot separate share "
             "a rank (needs the reports' per-item tables, --items), and the human reference rows "
             "under localisation. --csv writes one wide table (a row per model, a column per task "
-            "and metric). Reports on different release fingerprints are refused."
+            "and metric). Reports on different release fingerprints are refused. Reports holding "
+            "different readings of a task's ranking metric (top1 of the case judge, top1-lexicon "
+            "of the offline matcher) leave that task unranked, each value under its own key, "
+            "and say how to re-score them alike; stand-ins for the paper's keys are warned "
+            "about before the tables."
         ),
     )
     parser.add_argument("reports", nargs="+", metavar="REPORT.json", help="nova evaluate reports")

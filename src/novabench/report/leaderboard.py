@@ -6,8 +6,14 @@ Each task is ranked on one metric whose value is a mean over items, so the per-i
 - localisation: ``mAP@30`` (image hit: best IoU >= 0.30, over all images);
 - captioning: ``ROUGE-L`` (the per-caption column);
 - diagnosis: Top-1 (over the cases with a final diagnosis) under the key the reports hold:
-  ``top1`` (the case judge, the paper's), ``top1-lexicon`` or ``top1-pairwise``. Reports
-  holding different readings are refused (one quantity per ranking), naming both.
+  ``top1`` (the case judge, the paper's), ``top1-lexicon`` or ``top1-pairwise``.
+
+Reports holding different readings of a task's ranking metric (one judged ``top1``, others
+``top1-lexicon``) hold different quantities: that task is not ranked, each value is shown
+under its own key (the overview gets a column per reading held), and its ranking says which
+reports hold which reading and how to score them alike; the other tasks are ranked as usual.
+The JSON says it per task: ``ranking[task]["ranked"]`` is false, ``"reason"`` the sentence,
+``"readings"`` ``{key: [report, ...]}``.
 
 Old reports are read with today's keys (:func:`novabench.report.render.with_current_keys`:
 an old lexicon ``top1`` is ranked as ``top1-lexicon``, never as the paper's Top-1).
@@ -26,6 +32,9 @@ answered items were scored); where a setting differs between reports (a report w
 counts as "unknown"), the metrics it affects are marked "settings differ" and a task whose
 ranking metric is affected is not ranked. One sentence per difference names the setting and
 the reports, in every output. Differing bootstrap settings only make the CIs differ: noted.
+
+Stand-ins shown in place of the paper's keys (``top1-lexicon``...) are warned about before
+any table, in every output (``board["warnings"]`` in the JSON); the notes keep the rest.
 
 Shown as an overview (per model, each task's ranking metric and rank) and one table per
 task with its headline keys (Markdown, terminal, HTML); the CSV is one wide table.
@@ -274,17 +283,21 @@ def build_leaderboard(
         seed: bootstrap seed.
 
     Returns:
-        ``{"release", "models": [{"model", "path", "tasks": {task: {"metrics", "ci",
-        "rank"}}}], "ranking": {task: {"metric", "method", "neighbours"}},
-        "human_reference": [{"who", "metrics"}], "setting_differences": [{"task",
-        "setting", "metrics", "values": {path: value}, "sentence"}], "notes"}``; ``rank``
-        is None where a task has a single model, the model lacks the ranking metric, or
-        the reports scored the ranking metric with different settings.
+        ``{"release", "warnings", "models": [{"model", "path", "tasks": {task: {"metrics",
+        "ci", "rank"}}}], "ranking": {task: {"metric", "ranked", "reason", "readings",
+        "method", "neighbours"}}, "human_reference": [{"who", "metrics"}],
+        "setting_differences": [{"task", "setting", "metrics", "values": {path: value},
+        "sentence"}], "notes"}``. ``warnings`` are the lines a reader needs before any
+        number (stand-ins shown in place of the paper's keys). ``rank`` is None where a
+        task has a single model, the model lacks the ranking metric, the reports scored
+        the ranking metric with different settings, or they hold different readings of it;
+        then ``ranked`` is false and ``reason`` says why (None when ranked). ``readings``
+        maps each reading of the ranking metric held to the reports holding it; where it
+        has several, ``metric`` is None: no one quantity was ranked.
 
     Raises:
         NovaInputError: fewer than one report, reports on different release fingerprints,
-            reports holding different readings of a task's ranking metric (``top1`` and
-            ``top1-lexicon``), or an old report whose recorded matcher does not say its reading.
+            or an old report whose recorded matcher does not say its reading.
 
     Example:
         >>> def report(name, top1):
@@ -335,7 +348,14 @@ def build_leaderboard(
     notes: list[str] = []
     differences = _setting_differences(reports, names)
     for task in TASK_ORDER:
-        metric = _rank_key(models, task)
+        readings = _readings_held(models, task)
+        if len(readings) > 1:
+            # Two quantities under two keys: each value stays under its own, none is ranked.
+            ranking[task] = _not_ranked(
+                None, _READINGS_DIFFER, _readings_reason(task, readings), readings
+            )
+            continue
+        metric = next(iter(readings), RANK_METRICS[task])
         unranked = [
             d["setting"] for d in differences if d["task"] == task and metric in d["metrics"]
         ]
@@ -348,12 +368,16 @@ def build_leaderboard(
             continue
         if len(scored) == 1:
             # One model has nothing to be ranked against: no rank, no tie statement.
-            ranking[task] = {"metric": metric, "method": _ONE_MODEL, "neighbours": []}
+            ranking[task] = _not_ranked(metric, _ONE_MODEL, _ONE_MODEL, readings)
             continue
         if unranked:
             # Values scored with different settings: ordering them would mislead.
             method = f"{_NOT_COMPARABLE} ({', '.join(unranked)} differs between the reports)"
-            ranking[task] = {"metric": metric, "method": method, "neighbours": []}
+            reason = (
+                f"the reports scored its ranking metric {metric} with a different "
+                f"{' and '.join(unranked)}"
+            )
+            ranking[task] = _not_ranked(metric, method, reason, readings)
             continue
         scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
         with_items = all(_has_item_values(task, tables[index]) for index in scored)
@@ -382,6 +406,9 @@ def build_leaderboard(
             models[index]["tasks"][task]["rank"] = rank
         ranking[task] = {
             "metric": metric,
+            "ranked": True,
+            "reason": None,
+            "readings": readings,
             "method": _method(len(scored), with_items, n_resamples, confidence, seed),
             "neighbours": neighbours,
         }
@@ -403,7 +430,6 @@ def build_leaderboard(
         }
         for task in TASK_ORDER
     }
-    notes += stand_in_lines({"tasks": held})  # proxies (top1-lexicon...) are not the paper's
     bootstrap_note = _bootstrap_note(reports, names)
     if bootstrap_note:
         notes.append(bootstrap_note)
@@ -412,6 +438,8 @@ def build_leaderboard(
     return {
         "toolkit": {"name": "novabench", "version": __version__},
         "release": fingerprints[0],
+        # Read before any number: proxies (top1-lexicon...) are not the paper's keys.
+        "warnings": stand_in_lines({"tasks": held}),
         "models": models,
         "ranking": ranking,
         "human_reference": _human_rows(reports),
@@ -421,33 +449,55 @@ def build_leaderboard(
     }
 
 
-def _rank_key(models: Sequence[Mapping[str, Any]], task: str) -> str:
-    """The reading of the task's ranking metric the reports hold; refused when they hold two.
+def _readings_held(models: Sequence[Mapping[str, Any]], task: str) -> dict[str, list[str]]:
+    """Each reading of the task's ranking metric the reports hold, with the reports holding it.
+
+    Readings in the task's order (the paper's key first), reports in the board's order.
 
     Example:
-        >>> models = [{"path": "a.json", "tasks": {"diagnosis": {"metrics": {"top1-lexicon": 0.4}}}}]
-        >>> _rank_key(models, "diagnosis"), _rank_key([], "diagnosis")
-        ('top1-lexicon', 'top1')
+        >>> models = [{"path": "a.json", "tasks": {"diagnosis": {"metrics": {"top1-lexicon": 0.4}}}},
+        ...           {"path": "b.json", "tasks": {"diagnosis": {"metrics": {"top1": 0.5}}}}]
+        >>> _readings_held(models, "diagnosis")
+        {'top1': ['b.json'], 'top1-lexicon': ['a.json']}
+        >>> _readings_held([], "diagnosis")
+        {}
     """
-    readings = (RANK_METRICS[task], *behaviour(task).rank_metric_readings)
     held: dict[str, list[str]] = {}
-    for model in models:
-        metrics = model["tasks"].get(task, {}).get("metrics", {})
-        for key in readings:
-            if _number(metrics.get(key)) is not None:
+    for key in (RANK_METRICS[task], *behaviour(task).rank_metric_readings):
+        for model in models:
+            if _number(model["tasks"].get(task, {}).get("metrics", {}).get(key)) is not None:
                 held.setdefault(key, []).append(str(model["path"]))
-    if len(held) > 1:
-        listing = " and ".join(f"{key} ({', '.join(paths)})" for key, paths in held.items())
-        raise NovaInputError(
-            f"cannot rank {task}: the reports hold different quantities, {listing}; "
-            "re-score them with the same judge",
-            field=f"tasks.{task}.metrics",
-        )
-    return next(iter(held), RANK_METRICS[task])
+    return held
+
+
+def _readings_reason(task: str, readings: Mapping[str, Sequence[str]]) -> str:
+    """Why a task holding several readings of its ranking metric is not ranked, and the cure."""
+    listing = " and ".join(f"{key} ({', '.join(paths)})" for key, paths in readings.items())
+    advice = behaviour(task).rank_readings_advice or "score every report the same way"
+    return (
+        f"the reports hold different readings of its ranking metric, {listing}: different "
+        f"quantities, never ranked together (each is shown under its own key); to rank "
+        f"them, {advice}"
+    )
+
+
+def _not_ranked(
+    metric: str | None, method: str, reason: str, readings: Mapping[str, Sequence[str]]
+) -> dict[str, Any]:
+    """A task's ranking entry when it is not ranked (no ranks, no neighbours)."""
+    return {
+        "metric": metric,
+        "ranked": False,
+        "reason": reason,
+        "readings": {key: list(paths) for key, paths in readings.items()},
+        "method": method,
+        "neighbours": [],
+    }
 
 
 _ONE_MODEL = "one model only: nothing to rank it against"
 _NOT_COMPARABLE = "not ranked: the reports scored its ranking metric with different settings"
+_READINGS_DIFFER = "not ranked: the reports hold different readings of its ranking metric"
 
 
 def _method(n_models: int, with_items: bool, n_resamples: int, confidence: float, seed: int) -> str:
@@ -504,7 +554,10 @@ def _with_interval(value: Any, interval: Any) -> str:
 
 
 def _cell(task_entry: Mapping[str, Any], key: str) -> str:
-    return _with_interval(task_entry["metrics"].get(key), task_entry.get("ci", {}).get(key))
+    """A model's value with its CI; "" for a key it does not hold (another reading's)."""
+    if key not in task_entry["metrics"]:
+        return ""
+    return _with_interval(task_entry["metrics"][key], task_entry.get("ci", {}).get(key))
 
 
 def _human_cell(metrics: Mapping[str, Any], key: str) -> str:
@@ -579,7 +632,10 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     header = ["model"]
     for task, key in columns:
         if key == "rank":
-            header.append(f"{task} rank ({board['ranking'].get(task, {}).get('metric', '?')})")
+            rule = board["ranking"].get(task, {})
+            # No metric: the reports hold several readings of it, none ranked.
+            ranked_on = rule.get("metric", "?") or "not ranked: readings differ"
+            header.append(f"{task} rank ({ranked_on})")
         else:
             title = f"{task} {_key_header(board, task, key)}"
             header += [title, f"{task} {key} CI low (%)", f"{task} {key} CI high (%)"]
@@ -610,24 +666,40 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def _overview_keys(board: Mapping[str, Any], task: str) -> list[str]:
+    """The task's overview columns: its ranking metric, or each reading held when several."""
+    rule = board["ranking"][task]
+    if rule.get("metric") is None:
+        return list(rule.get("readings") or {})
+    return [rule["metric"]]
+
+
 def _overview(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Per model (report order): each task's ranking metric and rank (no rank for one model)."""
+    """Per model (report order): each task's ranking metric and rank (no rank for one model).
+
+    A task whose reports hold several readings of its ranking metric gets a column per
+    reading, a model's value under its own reading only (blank under the others).
+    """
     tasks = [task for task in _tasks(board) if task in board["ranking"]]
     ranked = len(board["models"]) > 1
     header = ["model"]
     for task in tasks:
-        header += [f"{task} {board['ranking'][task]['metric']} (%)"]
+        header += [f"{task} {key} (%)" for key in _overview_keys(board, task)]
         header += [f"{task} rank"] if ranked else []
     rows = []
     for model in board["models"]:
         cells = [_label(board, model)]
         for task in tasks:
             entry = model["tasks"].get(task)
-            metric = board["ranking"][task]["metric"]
+            keys = _overview_keys(board, task)
             if entry is None:
-                cells += ["", ""] if ranked else [""]
+                cells += [""] * (len(keys) + ranked)
+                continue
+            if len(keys) > 1:  # a reading the model does not hold: blank, never another's
+                cells += [_cell(entry, key) if key in entry["metrics"] else "" for key in keys]
             else:
-                cells += [_cell(entry, metric)] + ([_rank(entry)] if ranked else [])
+                cells += [_cell(entry, keys[0])]
+            cells += [_rank(entry)] if ranked else []
         rows.append(cells)
     return header, rows
 
@@ -637,13 +709,21 @@ def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[li
     keys = _task_keys(board, task)
     header = ["model", "rank"] + [_key_header(board, task, key) for key in keys]
     entries = [(_label(board, m), m["tasks"][task]) for m in board["models"] if task in m["tasks"]]
-    metric = (board["ranking"].get(task) or {}).get("metric")
+    rule = board["ranking"].get(task) or {}
+    # One ranking metric, or (not ranked) the readings held: rows grouped by reading.
+    readings = [rule["metric"]] if rule.get("metric") else list(rule.get("readings") or {})
 
-    def order(item: tuple[str, Mapping[str, Any]]) -> tuple[float, float]:
+    def order(item: tuple[str, Mapping[str, Any]]) -> tuple[float, float, float]:
         entry = item[1]
-        value = _number(entry["metrics"].get(metric)) if metric else None
+        held = next((k for k in readings if _number(entry["metrics"].get(k)) is not None), None)
+        group = readings.index(held) if held is not None else len(readings)
+        value = _number(entry["metrics"].get(held)) if held is not None else None
         rank = entry.get("rank")
-        return (math.inf if rank is None else rank, -value if value is not None else math.inf)
+        return (
+            math.inf if rank is None else rank,
+            group,
+            -value if value is not None else math.inf,
+        )
 
     rows = [
         [name, _rank(entry)] + [_cell(entry, key) for key in keys]
@@ -686,6 +766,8 @@ def _ranking_line(board: Mapping[str, Any], task: str) -> str:
         return f"Not ranked: no model has {task}'s ranking metric {RANK_METRICS[task]}."
     if rule["method"] == _ONE_MODEL:
         return f"One model only: not ranked ({rule['metric']} is the ranking metric)."
+    if rule["method"] == _READINGS_DIFFER:
+        return f"Not ranked: {rule['reason']}."
     if rule["method"].startswith(_NOT_COMPARABLE):
         settings = [d["setting"] for d in _differing(board, task) if rule["metric"] in d["metrics"]]
         return (
@@ -706,11 +788,13 @@ def _as_report(board: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
-    """The leaderboard as Markdown: an overview, then one table per task, then the notes.
+    """The leaderboard as Markdown: warnings, an overview, one table per task, then the notes.
 
-    The overview gives each task's ranking metric and rank per model; each task's table
-    gives that task's headline metrics (registry order) with CIs, best rank first, the
-    raters below the models under localisation.
+    The warnings (stand-ins shown in place of the paper's keys) come before any number, one
+    bold paragraph each. The overview gives each task's ranking metric and rank per model
+    (a column per reading where the reports hold several, the task then unranked); each
+    task's table gives that task's headline metrics (registry order) with CIs, best rank
+    first, the raters below the models under localisation.
 
     Example:
         >>> board = {"release": "f", "models": [{"model": "a", "path": "a.json", "tasks": {
@@ -727,6 +811,10 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
         f"Release fingerprint {markdown_code_span(board['release'])}; values in percent with "
         "bootstrap CIs.",
     ]
+    # Before any table, as nova evaluate's report: one paragraph each (adjacent lines would
+    # run into one).
+    for warning in board.get("warnings") or ():
+        lines += ["", f"**{markdown_text(warning)}**"]
     overview_header, overview_rows = _overview(board)
     if len(overview_header) > 1:
         lines += ["", "## Overview", "", _overview_lead(board), ""]
@@ -782,9 +870,9 @@ def _text_table(
 def render_leaderboard_text(board: Mapping[str, Any]) -> str:
     """The leaderboard as plain text for a terminal: what the Markdown says, without its markup.
 
-    The same sections as :func:`render_leaderboard_markdown` (overview, one table per task,
-    the published figures, the notes), with aligned columns and no Markdown escapes, so a
-    figure reads ``20.16``, not ``20\\.16``.
+    The same sections as :func:`render_leaderboard_markdown` (warnings, overview, one table
+    per task, the published figures, the notes), with aligned columns and no Markdown
+    escapes, so a figure reads ``20.16``, not ``20\\.16``.
 
     Example:
         >>> board = {"release": "f", "models": [{"model": "a_1", "path": "a.json", "tasks": {
@@ -800,6 +888,8 @@ def render_leaderboard_text(board: Mapping[str, Any]) -> str:
         "",
         f"Release fingerprint {_plain(board['release'])}; values in percent with bootstrap CIs.",
     ]
+    warnings = [_plain(warning) for warning in board.get("warnings") or ()]
+    lines += ["", *warnings] if warnings else []  # before any table, as nova evaluate's report
     overview_header, overview_rows = _overview(board)
     if len(overview_header) > 1:
         lines += ["", "Overview", "", _overview_lead(board), ""]
@@ -904,7 +994,8 @@ def render_leaderboard_html(
 ) -> str:
     """The leaderboard as one self-contained HTML page (inline CSS, no external URL).
 
-    The same tables as :func:`render_leaderboard_markdown`: an overview, then one per task.
+    The same tables as :func:`render_leaderboard_markdown`: the warnings first ("Read
+    first", as the report's page), an overview, then one per task.
 
     Args:
         board: :func:`build_leaderboard`'s result.
@@ -926,11 +1017,20 @@ def render_leaderboard_html(
         "<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:"
         "collapse;display:block;max-width:100%;overflow-x:auto}th,td{border:1px solid #ccc;"
         "padding:.25em .6em}td{text-align:right;white-space:nowrap}td:first-child{text-align:left}"
-        ".note{color:#6a4a00;background:#fff6dd;padding:.4em}</style></head><body>",
+        ".note{color:#6a4a00;background:#fff6dd;padding:.4em}"
+        ".warnings{border:2px solid #b25000;background:#fff3e6;padding:.4em .8em}"
+        "</style></head><body>",
         "<h1>NOVA leaderboard</h1>",
         f"<p>Release fingerprint <code>{escape(str(board['release']))}</code>; values in "
         "percent with bootstrap CIs.</p>",
     ]
+    warnings = board.get("warnings") or []
+    if warnings:  # before any table, as nova evaluate's page
+        items = "".join(f"<li>{escape(warning)}</li>" for warning in warnings)
+        parts.append(
+            f'<div class="warnings" id="warnings" role="alert"><b>Read first</b><ul>{items}</ul>'
+            "</div>"
+        )
     overview_header, overview_rows = _overview(board)
     if len(overview_header) > 1:
         parts += [

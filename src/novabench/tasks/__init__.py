@@ -85,7 +85,11 @@ class TaskBehaviour:
             the warning every report output gives when it shows that stand-in (see
             ``TaskSpec.paper_key_stand_ins``).
         rank_metric_readings: other keys of the rank metric's measure (stand-ins); the
-            leaderboard ranks on the one the reports hold and refuses reports holding two.
+            leaderboard ranks on the one the reports hold and leaves the task unranked,
+            each value under its own key, when the reports hold two.
+        rank_readings_advice: how to score every report under one reading of the rank
+            metric (the commands and options of the CLI), the leaderboard's advice when
+            the reports hold several; empty: the task has no other reading.
         comparability_settings: ``(setting, metrics it affects)`` pairs: the settings a
             report records whose difference makes two reports' metrics incomparable
             (``"*"``: every metric of the task).
@@ -119,6 +123,7 @@ class TaskBehaviour:
     comparability_settings: tuple[tuple[str, tuple[str, ...]], ...] = (("answered_only", ("*",)),)
     stand_in_notes: tuple[tuple[str, str], ...] = ()
     rank_metric_readings: tuple[str, ...] = ()
+    rank_readings_advice: str = ""
 
 
 def behaviour(task: str) -> TaskBehaviour:

@@ -7,8 +7,8 @@ procedure) gives the paper's keys ``top1`` / ``top5``, the lexicon matcher gives
 ``top1-lexicon`` / ``top5-lexicon`` and a pair matcher ``top1-pairwise`` / ``top5-pairwise``;
 its prompt template must hold the clinical history and findings placeholders; the
 leaderboard ranks it on the Top-1 key the reports hold over the cases with a final
-diagnosis (refusing reports holding different readings), and two reports are incomparable
-where their matchers differ.
+diagnosis (leaving it unranked, with how to re-score, when reports hold different readings),
+and two reports are incomparable where their matchers differ.
 
 Example:
     >>> BEHAVIOUR.rank_metric, BEHAVIOUR.prompt_placeholders
@@ -116,6 +116,12 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_column=("cases", "top1"),
     rank_item_values=rank_item_values,
     rank_metric_readings=TOP1_READINGS[1:],
+    rank_readings_advice=(
+        "score every report with nova evaluate and the same --judge-mode: case for top1, the "
+        "paper's, or pair for top1-pairwise (both with the same --judge-endpoint URL "
+        "--judge-model NAME), or lexicon for top1-lexicon (offline, the default without "
+        "--judge-endpoint)"
+    ),
     comparability_settings=(
         (
             "matcher",
