@@ -24,7 +24,8 @@ runs every given test. ``--every-test`` turns the selection off.
 The module's own doctests (its docstrings' ``Example:`` sections, run by ``make test``) join
 the given tests (``--no-doctests`` leaves them out): they are collected from the mutated copy,
 traced like any test, and a mutant runs those of them that executed its lines. They add a
-second or so to the one traced run and only seconds to a whole module's check.
+few seconds at most to the one traced run (7 doctests of ``metrics/diagnosis.py``: 15 s
+before, 18 s after, on a loaded machine) and run on only the mutants of lines they reach.
 """
 
 from __future__ import annotations
