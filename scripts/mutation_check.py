@@ -20,6 +20,12 @@ it, as coverage-guided mutation tools do: the unmutated run traces which tests e
 line of the module, and a mutant runs the tests that executed its lines (with those sharing a
 broader-scoped fixture that did). A line run at import or collection, or by no traced test,
 runs every given test. ``--every-test`` turns the selection off.
+
+The module's own doctests (its docstrings' ``Example:`` sections, run by ``make test``) join
+the given tests (``--no-doctests`` leaves them out): they are collected from the mutated copy,
+traced like any test, and a mutant runs those of them that executed its lines. They add a
+few seconds at most to the one traced run (7 doctests of ``metrics/diagnosis.py``: 15 s
+before, 18 s after, on a loaded machine) and run on only the mutants of lines they reach.
 """
 
 from __future__ import annotations
@@ -378,10 +384,13 @@ class _LineRecorder:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> object:
-        self.order.append(item.nodeid)
+        node = item.nodeid
+        if node.startswith("::"):  # a doctest of the module's copy, outside the rootdir: its
+            node = f"{item.path}{node}"  # path makes the id one pytest can be given again
+        self.order.append(node)
         for name in getattr(item, "fixturenames", ()):
-            self.fixture_users.setdefault(name, []).append(item.nodeid)
-        self.owner = item.nodeid
+            self.fixture_users.setdefault(name, []).append(node)
+        self.owner = node
         try:
             return (yield)
         finally:
@@ -479,7 +488,18 @@ def _run_child(
         threading.settrace(recorder.trace_calls)
         sys.settrace(recorder.trace_calls)
     code = pytest.main(
-        [*tests, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not slow"],
+        [
+            *tests,
+            *(["--doctest-modules"] if any(_is_module(test) for test in tests) else []),
+            "-x",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-m",
+            "not slow",
+        ],
         plugins=plugins,
     )
     sys.settrace(None)
@@ -488,6 +508,18 @@ def _run_child(
     if recorder is not None and coverage_file is not None:
         coverage_file.write_text(json.dumps(recorder.as_json()), encoding="utf-8")
     os._exit(int(code))
+
+
+def _is_module(test: str) -> bool:
+    """Whether a test (a file or a node id) is a doctest of a module under ``src/`` (its copy).
+
+    Example:
+        >>> _is_module("/tmp/m/src/novabench/metrics/diagnosis.py::novabench.metrics.diagnosis")
+        True
+        >>> _is_module("tests/metrics/test_diagnosis.py::test_top1")
+        False
+    """
+    return "/src/novabench/" in "/" + test.split("::", 1)[0]
 
 
 def _third_party_modules(src_copy: Path) -> list[str]:
@@ -585,6 +617,11 @@ def main(argv: list[str] | None = None) -> int:
         "mutated line in the unmutated run, and every test for a line run at import or by none)",
     )
     parser.add_argument(
+        "--no-doctests",
+        action="store_true",
+        help="leave out the module's own doctests (default: they run beside the tests)",
+    )
+    parser.add_argument(
         "--sample", type=int, default=0, help="run this many mutants drawn at random"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
@@ -635,6 +672,8 @@ def main(argv: list[str] | None = None) -> int:
         src_copy = Path(tmp) / "src"
         shutil.copytree(src, src_copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
         module_copy = src_copy / relative
+        if not args.no_doctests:  # collected from the copy, so they see each mutant
+            tests = [*tests, str(module_copy)]
         if not _imports_from(src_copy):
             print(
                 "novabench does not import from the mutated copy: nothing would be checked",
@@ -661,9 +700,11 @@ def main(argv: list[str] | None = None) -> int:
         coverage = None
         if coverage_file is not None:
             coverage = Coverage.read(coverage_file)
+            doctests = sum(_is_module(test) for test in coverage.order)
             print(
-                f"unmutated run: {len(coverage.order)} tests, {len(coverage.lines)} lines of the "
-                f"module executed, {time.monotonic() - started:.0f} s",
+                f"unmutated run: {len(coverage.order)} tests ({doctests} doctests), "
+                f"{len(coverage.lines)} lines of the module executed, "
+                f"{time.monotonic() - started:.0f} s",
                 flush=True,
             )
         if modules_file.exists():

@@ -1164,7 +1164,7 @@ FULL_DISK_ROWS = [
     ("run", lambda f, s, raw, report: [*_FULL_RUN, "--out", f"{f}/run.jsonl"], ("run.jsonl", "run.jsonl.manifest.json")),  # noqa: E501
     ("parse", lambda f, s, raw, report: ["parse", raw, "--data", str(s.release), "--out", f"{f}/p.jsonl"], "p.jsonl"),  # noqa: E501
     ("merge", lambda f, s, raw, report: ["merge", raw, "--out", f"{f}/m.jsonl"], "m.jsonl"),
-    ("evaluate", lambda f, s, raw, report: [*_full_evaluate(s, raw), "--out", f"{f}/r.json", "--items", f"{f}/items", "--markdown", f"{f}/r.md", "--html", f"{f}/r.html"], ("r.json", "items", "r.md", "r.html")),  # noqa: E501
+    ("evaluate", lambda f, s, raw, report: [*_full_evaluate(s, raw), "--out", f"{f}/r.json", "--items", f"{f}/items", "--markdown", f"{f}/r.md", "--html", f"{f}/r.html"], ("r.json", "items/images.parquet", "r.md", "r.html")),  # noqa: E501
     ("space build", lambda f, s, raw, report: ["space", "build", "explorer", f"{f}/space", "--wheel", _tiny_wheel(f)], "space"),  # noqa: E501
     ("leaderboard", lambda f, s, raw, report: ["leaderboard", report, "--html", f"{f}/b.html"], "b.html"),  # noqa: E501
 ]  # fmt: skip

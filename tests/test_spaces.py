@@ -455,6 +455,9 @@ def test_explorer_table_says_its_last_columns_scroll_and_shows_a_shadow(
     table_rule = css[css.index("#nova-details table {") :].split("}", 1)[0]
     assert "overflow-x: auto" in table_rule and "radial-gradient" in table_rule
     assert "background-attachment: local, local, scroll, scroll" in table_rule
+    from novabench.report.html import SCROLL_SHADOWS_CSS  # the report's wide tables' shadows
+
+    assert table_rule.endswith(SCROLL_SHADOWS_CSS + " ")
 
 
 def test_metric_space_says_where_its_nova_data_comes_from(tmp_path: Path, monkeypatch) -> None:

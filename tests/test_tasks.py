@@ -29,12 +29,29 @@ def test_every_named_hook_resolves_to_a_function(name: str) -> None:
     assert list(inspect.signature(answer).parameters) == ["request", "settings"]
 
 
-@pytest.mark.parametrize("name", TASK_NAMES)
-def test_breakdown_dimensions_are_known_and_in_report_order(name: str) -> None:
-    from novabench.report.breakdowns import DIMENSIONS
+@pytest.mark.parametrize(
+    "dimensions",
+    [
+        ("sequence", "pathology_category"),  # out of report order
+        ("pathology_category", "modality"),  # no such per-item fact
+        ("plane", "plane"),  # twice
+    ],
+)
+def test_breakdown_dimensions_unknown_or_out_of_report_order_are_refused(
+    dimensions: tuple[str, ...],
+) -> None:
+    from dataclasses import replace
 
-    dimensions = behaviour(name).breakdown_dimensions
-    assert [d for d in DIMENSIONS if d in dimensions] == list(dimensions)
+    with pytest.raises(ValueError, match="'captioning': breakdown_dimensions .* in that order"):
+        replace(behaviour("captioning"), breakdown_dimensions=dimensions)
+
+
+def test_the_report_breaks_down_by_the_dimensions_the_tasks_choose_from() -> None:
+    from novabench.report import breakdowns
+    from novabench.tasks import BREAKDOWN_DIMENSIONS
+
+    assert breakdowns.DIMENSIONS is BREAKDOWN_DIMENSIONS
+    assert tuple(breakdowns._ORDER) == BREAKDOWN_DIMENSIONS  # every one has a group order
 
 
 @pytest.mark.parametrize("name", TASK_NAMES)

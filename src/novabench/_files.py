@@ -269,31 +269,68 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bo
 
 
 def _write_atomic(path: str | os.PathLike[str], content: str | bytes, *, durable: bool) -> Path:
+    with writing_atomically(path, durable=durable) as temporary:
+        stream: IO[Any] = (
+            open(temporary, "wb")
+            if isinstance(content, bytes)
+            else open(temporary, "w", encoding="utf-8")
+        )
+        with stream:
+            stream.write(content)
+    return Path(path)
+
+
+@contextmanager
+def writing_atomically(path: str | os.PathLike[str], *, durable: bool = False) -> Iterator[Path]:
+    """A temporary sibling of ``path`` to write; renamed to ``path`` when the block succeeds.
+
+    For writers that take a path (pyarrow, pandas, our JSONL writer): the block writes the
+    yielded path, and only a block that ends without error puts the file at ``path``, with
+    the umask's mode (see :func:`give_usual_permissions`); ``durable=True`` syncs it to disk
+    before the rename. On any error the temporary file is removed and nothing changes at
+    ``path``; a full, read-only or forbidden disk is one error naming ``path``, as in
+    :func:`write_text_atomic`, which writes through this.
+
+    Raises:
+        NovaOutputError: naming ``path`` and the cause, for the errors of
+            :data:`WRITE_FAILURES`; any other exception passes unchanged.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "tables" / "images.csv"
+        >>> with writing_atomically(out) as temporary:
+        ...     _ = temporary.write_text("filename\\ncase0001_001.png\\n")
+        ...     out.exists()
+        False
+        >>> out.read_text().splitlines(), temporary.exists()
+        (['filename', 'case0001_001.png'], False)
+    """
     import tempfile
 
     target = Path(path)
     with writing_to(path):
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-        )
+        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        os.close(handle)
+        temporary = Path(name)
         try:
-            stream: IO[Any] = (
-                os.fdopen(handle, "wb")
-                if isinstance(content, bytes)
-                else os.fdopen(handle, "w", encoding="utf-8")
-            )
-            with stream:
-                stream.write(content)
-                if durable:
-                    stream.flush()
-                    os.fsync(stream.fileno())
+            yield temporary
+            if durable:
+                _sync_to_disk(temporary)
             give_usual_permissions(temporary)
             os.replace(temporary, target)
         except BaseException:
-            Path(temporary).unlink(missing_ok=True)
+            temporary.unlink(missing_ok=True)
             raise
-    return target
+
+
+def _sync_to_disk(path: Path) -> None:
+    # Any descriptor of the file will do: fsync flushes the file's data, not one stream's.
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 OUTPUT_MARKER = ".novabench-output.json"

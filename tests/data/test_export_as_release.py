@@ -454,3 +454,31 @@ def test_an_export_without_image_shards_is_refused(odd_export: Path, tmp_path: P
     shutil.rmtree(copy / "data" / "images")
     with pytest.raises(NovaInputError, match="no image shards"):
         read_release(copy)
+
+
+@pytest.mark.parametrize("fixture", ["sample_release", "sample_export"])
+def test_each_parquet_file_is_opened_once_and_its_provenance_read_from_it(
+    fixture: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pyarrow.parquet.core as parquet_core
+
+    folder: Path = request.getfixturevalue(fixture)
+    opened: list[str] = []
+
+    class CountedParquetFile(pq.ParquetFile):
+        def __init__(self, source: Any, *args: Any, **kwargs: Any) -> None:
+            # read_schema opens the file itself and hands over the open file
+            path_given = isinstance(source, (str, Path))
+            opened.append(Path(source).relative_to(folder).as_posix() if path_given else "?")
+            super().__init__(source, *args, **kwargs)
+
+    # read_schema and every reader construct pyarrow's ParquetFile by one of these names
+    monkeypatch.setattr(pq, "ParquetFile", CountedParquetFile)
+    monkeypatch.setattr(parquet_core, "ParquetFile", CountedParquetFile)
+    release = read_release(folder)
+    parquet_files = sorted(
+        path.relative_to(folder).as_posix() for path in folder.rglob("data/**/*.parquet")
+    )
+    image_files = [name for name in parquet_files if "cases" not in name]  # cases: not read
+    assert sorted(opened) == image_files
+    assert release.provenance is not None and release.provenance["origin"] == "nova sample"

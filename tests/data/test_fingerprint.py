@@ -111,3 +111,36 @@ def test_records_with_other_attributes_or_values_keep_the_original_definition(
     second.boxes = [[1e-7, 2.5e16, 3.0, 4.0]]
     second.extra = {"zeta": "z", "alpha": None}  # keys out of order: sorted in the JSON
     assert release.fingerprint() == reference_fingerprint(release)
+
+
+def test_a_record_that_contains_itself_is_an_input_error_naming_it(tmp_path) -> None:
+    from novabench.errors import NovaInputError
+
+    folder = write_sample_release(tmp_path / "nova", n_cases=2, seed=0, progress=False)
+    release = read_release(folder)
+    second = release.images[1]
+    # A script adding a rater's boxes appended the rater list to itself by mistake.
+    second.rater_boxes = [{"rater": "rater3", "boxes": [[10.0, 12.0, 30.0, 28.0]]}]
+    second.rater_boxes[0]["boxes"].append(second.rater_boxes)
+    with pytest.raises(NovaInputError) as caught:
+        release.fingerprint()
+    assert caught.value.source == str(folder)
+    assert caught.value.record == second.filename
+    assert caught.value.field == "rater_boxes"
+    assert "contains itself" in caught.value.message
+
+
+def test_a_value_json_cannot_hold_is_an_input_error_naming_the_meta_key(tmp_path) -> None:
+    from novabench.errors import NovaInputError
+
+    folder = write_sample_release(tmp_path / "nova", n_cases=2, seed=0, progress=False)
+    release = read_release(folder)
+    first = release.images[0]
+    first.extra = {**first.extra, "differential_diagnosis": {"glioma", "abscess"}}
+    with pytest.raises(NovaInputError) as caught:
+        release.fingerprint()
+    assert (caught.value.record, caught.value.field) == (
+        first.filename,
+        "extra[differential_diagnosis]",
+    )
+    assert "Object of type set is not JSON serializable" in caught.value.message

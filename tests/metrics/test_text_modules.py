@@ -60,3 +60,19 @@ def test_every_old_import_path_still_works():
     exec("from novabench.metrics.text import *", namespace)  # what a user's star import sees
     assert {name for name in namespace if not name.startswith("__")} == set(text.__all__)
     assert text.tokenize_rouge("Ring-enhancing lesions", True) == ("ring", "enhanc", "lesion")
+
+
+def test_a_name_one_module_adds_is_exported_without_editing_text(monkeypatch):
+    import importlib.util
+
+    from novabench.metrics import rouge
+
+    # A new ROUGE variant added to its module's __all__ only.
+    monkeypatch.setattr(rouge, "rouge_lsum_f1", lambda prediction, reference: 0.0, raising=False)
+    monkeypatch.setattr(rouge, "__all__", [*rouge.__all__, "rouge_lsum_f1"])
+    spec = importlib.util.spec_from_file_location("fresh_text", text.__file__)
+    assert spec is not None and spec.loader is not None
+    fresh = importlib.util.module_from_spec(spec)  # a second copy: text itself stays as it is
+    spec.loader.exec_module(fresh)
+    assert "rouge_lsum_f1" in fresh.__all__ and fresh.rouge_lsum_f1 is rouge.rouge_lsum_f1
+    assert set(fresh.__all__) == set(text.__all__) | {"rouge_lsum_f1"}

@@ -203,6 +203,11 @@ def test_comparison_page_names_both_models() -> None:
     assert "<th>90% CI of A - B</th>" in page
     assert page.count("<table>") == page.count('<div class="wide" tabindex="0"><table>') == 1
     assert "<li>llava (B) diagnosis: 4/4 answered" in page
+    # the frame's shadows are the one definition the explorer Space's tables use too
+    from novabench.report.html import SCROLL_SHADOWS_CSS
+
+    wide_rule = page[page.index(".wide {") :].split("}", 1)[0]
+    assert wide_rule.endswith(SCROLL_SHADOWS_CSS + " ")
 
 
 def _chromium_or_skip():

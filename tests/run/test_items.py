@@ -128,6 +128,32 @@ def test_tables_round_trip_through_parquet_and_csv(scored, tmp_path: Path) -> No
     assert first["gold_boxes"][0] == pytest.approx([x, y, x + w, y + h])
 
 
+def test_a_full_disk_while_writing_a_table_names_that_table_and_keeps_the_earlier_ones(
+    scored,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import errno
+    import os
+
+    from novabench.errors import NovaOutputError
+
+    tables = item_tables(scored)
+    folder = tmp_path / "items"
+    tables.write(folder)
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+
+    def no_space(self: pd.DataFrame, path: object, **options: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", no_space)
+    with pytest.raises(NovaOutputError) as caught:
+        tables.write(folder)
+    assert str(caught.value) == f"cannot write {folder / 'images.csv'}: no space left on the device"
+    # images.parquet was rewritten with the same content before images.csv failed
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
+
+
 def test_breakdowns_cover_every_item_and_match_the_tables(scored) -> None:  # type: ignore[no-untyped-def]
     report = scored.report
     images = item_tables(scored).images

@@ -1,11 +1,13 @@
 """One writer per run file: a second `nova run` / `nova parse` / `nova merge` on the same
 output fails at once in one line naming the holder, and leaves the file to the first.
 
-Every check uses real, separate processes: the lock is the kernel's, between processes.
+Every check of the lock uses real, separate processes: the lock is the kernel's, between
+processes. A folder the user cannot write is refused before any lock is taken: one process.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -224,3 +226,47 @@ def test_a_killed_writers_temporary_copies_are_removed_by_the_next_writer(
     assert not any(path.exists() for path in unfinished)
     assert all(path.read_text(encoding="utf-8") == '{"half' for path in kept)
     assert out.read_bytes() == answers  # every item was answered: nothing asked again
+
+
+@pytest.mark.parametrize(
+    ("number", "lock_left", "expected"),
+    [
+        (errno.EACCES, False, "permission denied (no file can be made in its folder {folder})"),
+        (errno.EROFS, False, "the file system is read-only (no file can be made in its folder "),
+        (
+            errno.EACCES,
+            True,
+            "permission denied (its writer lock raw.jsonl.lock there belongs to another user)",
+        ),
+    ],
+)
+def test_a_run_folder_this_user_cannot_write_names_the_run_file_and_why(
+    number: int,
+    lock_left: bool,
+    expected: str,
+    release_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    out = folder / "raw.jsonl"
+    if lock_left:  # e.g. a colleague's run, killed, in a shared folder
+        lock_path_for(out).write_text("{}\n", encoding="utf-8")
+    real_open = os.open
+
+    def kernel_refuses(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        # what the kernel says to a user without write permission on runs/ (tests run as
+        # root here, which permission bits do not stop)
+        if Path(path).parent == folder and flags & (os.O_WRONLY | os.O_RDWR):
+            raise OSError(number, os.strerror(number), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", kernel_refuses)
+    args = ["run", "--data", str(release_dir), "--task", "diagnosis", "--baseline", "floor"]
+    assert main([*args, "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"nova run: error: cannot write {out}: " + expected.format(folder=folder))
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()

@@ -13,13 +13,11 @@ left unread (``ambiguous_convention``) and a line says which ``--box-convention`
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from novabench._files import give_usual_permissions
+from novabench._files import writing_atomically
 from novabench.run.defaults import CONVENTIONS
 from novabench.run.lock import writer_lock
 
@@ -58,18 +56,8 @@ def run(args: argparse.Namespace) -> int:
             prompt_convention=asked,
         )
 
-        # A unique temporary sibling: the finished file appears at once, never half-written,
-        # and no file of the user's that happens to bear a fixed temporary name is touched.
-        handle, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".partial")
-        os.close(handle)
-        temporary = Path(name)
-        try:
+        with writing_atomically(out) as temporary:  # the finished file appears whole at once
             write_predictions(temporary, parsed)
-            give_usual_permissions(temporary)
-            os.replace(temporary, out)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
         summary = parsed.summary()
         for task in TASK_NAMES:  # extra counts a task's answers get (out-of-image boxes)
             answer_summary = behaviour(task).answer_summary

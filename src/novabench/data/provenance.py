@@ -18,6 +18,7 @@ __all__ = [
     "PROVENANCE_METADATA_KEY",
     "clean_provenance",
     "provenance_metadata",
+    "provenance_from_metadata",
     "provenance_notice",
     "read_provenance",
 ]
@@ -147,8 +148,31 @@ def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, An
     """
     import pyarrow.parquet as pq  # only a parquet release has provenance to read
 
-    metadata = pq.read_schema(path).metadata or {}
-    raw = metadata.get(PROVENANCE_METADATA_KEY)
+    return provenance_from_metadata(pq.read_schema(path).metadata, label, warnings)
+
+
+def provenance_from_metadata(
+    metadata: Mapping[bytes, bytes] | None, label: str, warnings: list[str]
+) -> dict[str, Any] | None:
+    """The provenance in a parquet schema's key-value metadata already read, if any.
+
+    A release reader has the schema of the file it read: the provenance comes from it
+    without opening the file again (:func:`read_provenance` is the form taking a path).
+
+    Args:
+        metadata: the schema's key-value metadata (None: the file has none).
+        label: how a warning names the file (the path relative to the release).
+        warnings: an unreadable provenance is noted here and ignored.
+
+    Example:
+        >>> provenance_from_metadata(provenance_metadata({"origin": "nova ingest"}), "t", [])
+        {'origin': 'nova ingest'}
+        >>> warnings = []
+        >>> provenance_from_metadata({PROVENANCE_METADATA_KEY: b"{"}, "t.parquet", warnings)
+        >>> warnings
+        ['t.parquet: unreadable novabench provenance ignored']
+    """
+    raw = (metadata or {}).get(PROVENANCE_METADATA_KEY)
     if raw is None:
         return None
     try:

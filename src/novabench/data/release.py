@@ -32,7 +32,11 @@ from typing import Any
 
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
-from novabench.data.provenance import provenance_metadata, provenance_notice, read_provenance
+from novabench.data.provenance import (
+    provenance_from_metadata,
+    provenance_metadata,
+    provenance_notice,
+)
 from novabench.data.release_record import Layout, NovaRelease
 from novabench.data.rows import iter_case_rows, iter_image_rows
 from novabench.data.validate import BOX_TOLERANCE, build_records
@@ -165,7 +169,8 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
         reader = export_layout.read
     else:
         reader = {"v1": v1_layout.read, "legacy": legacy_layout.read}[layout]
-    raws, extra_keys = reader(root, warnings)
+    schema_metadata: dict[bytes, bytes] = {}  # the parquet's, for the provenance
+    raws, extra_keys = reader(root, warnings, schema_metadata)
     png_digests: dict[str, bytes] = {}
     images = build_records(root, raws, extra_keys, warnings, png_digests=png_digests)
     release = NovaRelease(
@@ -174,7 +179,7 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
         images=images,
         extra_meta_keys=tuple(extra_keys),
         warnings=warnings,
-        provenance=_read_provenance(root, layout, warnings),
+        provenance=_read_provenance(root, layout, schema_metadata, warnings),
     )
     release._png_digests.update(
         (id(image), (image, image.image_path, image.image_bytes, png_digests[image.filename]))
@@ -183,17 +188,16 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     return release
 
 
-def _read_provenance(root: Path, layout: Layout, warnings: list[str]) -> dict[str, Any] | None:
-    """The provenance stored in the parquet schema metadata (v1 or export layout), if any."""
+def _read_provenance(
+    root: Path, layout: Layout, schema_metadata: dict[bytes, bytes], warnings: list[str]
+) -> dict[str, Any] | None:
+    """The provenance in the parquet schema metadata the layout's reader passed on, if any."""
     if layout == "v1":
-        path = root / V1_PARQUET
+        label = V1_PARQUET
     elif layout == "export":
         from novabench.data.layouts import export as export_layout
 
-        shards = export_layout.image_shards(root)
-        if not shards:
-            return None
-        path = shards[0]
+        label = export_layout.image_shards(root)[0].relative_to(root).as_posix()  # no open
     else:
         return None  # CSV files carry no metadata
-    return read_provenance(path, path.relative_to(root).as_posix(), warnings)
+    return provenance_from_metadata(schema_metadata, label, warnings)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from novabench.errors import NovaInputError
 from novabench.records import CaseRecord, ImageRecord, is_placeholder_diagnosis
 
 __all__ = ["Layout", "NovaRelease"]
@@ -32,7 +33,7 @@ def _record_json_encoder() -> Callable[[dict[str, Any]], str]:
     """``json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode`` of a record's fields,
     with json's C encoder made once instead of once per call (the same text), and without
     its watch for circular references: records are trees (a record made to hold itself
-    raises RecursionError here instead of ValueError).
+    raises RecursionError here instead of ValueError; ``fingerprint`` names it).
     """
     encoder = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
     make_encoder = getattr(json.encoder, "c_make_encoder", None)
@@ -161,7 +162,10 @@ class NovaRelease:
                 del fields["image_path"], fields["image_bytes"]
             else:  # other attributes set on the record are not part of it
                 fields = {name: getattr(image, name) for name in kept_names}
-            pieces.append(as_json(fields).encode("utf-8"))
+            try:
+                pieces.append(as_json(fields).encode("utf-8"))
+            except (RecursionError, TypeError) as error:
+                raise self._unencodable_field(image, fields, as_json, error) from None
             cached = digests.get(id(image))
             if (
                 cached is not None
@@ -174,6 +178,38 @@ class NovaRelease:
                 pieces.append(self._png_digest(image))
         pieces.append(json.dumps(list(self.extra_meta_keys)).encode("utf-8"))
         return hashlib.sha256(b"".join(pieces)).hexdigest()[:16]
+
+    def _unencodable_field(
+        self,
+        image: ImageRecord,
+        fields: dict[str, Any],
+        as_json: Callable[[dict[str, Any]], str],
+        error: RecursionError | TypeError,
+    ) -> NovaInputError:
+        """The error naming the record and the field whose value JSON cannot hold."""
+        candidates = [(name, {name: value}) for name, value in sorted(fields.items())]
+        extra = fields.get("extra")
+        if isinstance(extra, dict):  # name the meta key, not the whole ``extra``
+            candidates = [
+                (f"extra[{key}]", {key: value}) for key, value in extra.items()
+            ] + candidates
+        field = None
+        for name, part in candidates:
+            try:
+                as_json(part)
+            except (RecursionError, TypeError):
+                field = name
+                break
+        if isinstance(error, RecursionError):
+            message = (
+                "contains itself (or nests deeper than Python can encode), so the release "
+                "cannot be fingerprinted: a record holds text, numbers, lists and dicts"
+            )
+        else:
+            message = (
+                f"cannot be fingerprinted: {error}; a record holds text, numbers, lists and dicts"
+            )
+        return NovaInputError(message, source=str(self.root), record=image.filename, field=field)
 
     def _png_digest(self, image: ImageRecord) -> bytes:
         """SHA-256 of the image's PNG bytes: the one taken while reading, if still its own."""

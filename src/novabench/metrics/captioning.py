@@ -214,10 +214,9 @@ def _sequential_sums(rows: np.ndarray) -> np.ndarray:
     Unlike numpy's pairwise ``sum``, a left-to-right sum is unchanged by zeros placed
     anywhere in a row (``x + 0.0 == x``), so the mean over a subset can be taken over a whole
     row with zeros outside the subset: every bootstrap resample at once, each exactly equal
-    to the same mean taken over that resample alone.
+    to the same mean taken over that resample alone. ``rows`` has at least one column: its
+    one caller, :func:`keyword_f1`, returns NaN before it when no pair is kept.
     """
-    if rows.shape[1] == 0:
-        return np.zeros(len(rows))
     return np.cumsum(rows, axis=1)[:, -1]
 
 

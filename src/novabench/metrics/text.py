@@ -21,58 +21,14 @@ Example:
 
 from __future__ import annotations
 
-from novabench.metrics.bleu import (
-    BLEU_MAX_ORDER,
-    bleu_from_statistics,
-    bleu_from_statistics_rows,
-    bleu_statistics,
-    corpus_bleu,
-)
-from novabench.metrics.meteor import (
-    METEOR_ALPHA,
-    METEOR_BETA,
-    METEOR_GAMMA,
-    METEOR_SETTINGS,
-    NO_SYNONYMS,
-    WORDNET_INSTALL,
-    WORDNET_VERSION,
-    meteor,
-    meteor_alignment,
-    meteor_fallback_note,
-    meteor_scores,
-    meteor_variant,
-    nltk_version,
-    resolve_meteor_setting,
-    wordnet_problem,
-)
-from novabench.metrics.rouge import lcs_length, rouge_l_f1, rouge_l_scores
-from novabench.metrics.tokenizers import tokenize_13a, tokenize_meteor, tokenize_rouge
+# Star imports take each module's own __all__: a name added there is re-exported here too.
+from novabench.metrics import bleu as _bleu
+from novabench.metrics import meteor as _meteor
+from novabench.metrics import rouge as _rouge
+from novabench.metrics import tokenizers as _tokenizers
+from novabench.metrics.bleu import *  # noqa: F403
+from novabench.metrics.meteor import *  # noqa: F403
+from novabench.metrics.rouge import *  # noqa: F403
+from novabench.metrics.tokenizers import *  # noqa: F403
 
-__all__ = [
-    "BLEU_MAX_ORDER",
-    "METEOR_ALPHA",
-    "METEOR_BETA",
-    "METEOR_GAMMA",
-    "METEOR_SETTINGS",
-    "NO_SYNONYMS",
-    "WORDNET_INSTALL",
-    "WORDNET_VERSION",
-    "bleu_from_statistics",
-    "bleu_from_statistics_rows",
-    "bleu_statistics",
-    "corpus_bleu",
-    "lcs_length",
-    "meteor",
-    "meteor_alignment",
-    "meteor_fallback_note",
-    "meteor_scores",
-    "meteor_variant",
-    "nltk_version",
-    "resolve_meteor_setting",
-    "rouge_l_f1",
-    "rouge_l_scores",
-    "tokenize_13a",
-    "tokenize_meteor",
-    "tokenize_rouge",
-    "wordnet_problem",
-]
+__all__ = sorted([*_tokenizers.__all__, *_bleu.__all__, *_rouge.__all__, *_meteor.__all__])

@@ -45,7 +45,7 @@ import numpy as np
 
 from novabench import registry
 from novabench.lexicon.taxonomy import PATHOLOGY_CATEGORIES, CategoryMap, assign_category
-from novabench.tasks import behaviour
+from novabench.tasks import BREAKDOWN_DIMENSIONS, behaviour
 
 __all__ = [
     "BOX_SIZE_THRESHOLDS",
@@ -67,15 +67,8 @@ __all__ = [
 #: Upper bounds (fractions of the image area) of ``small`` and ``medium`` gold boxes.
 BOX_SIZE_THRESHOLDS: dict[str, float] = {"small": 0.01, "medium": 0.05}
 
-#: Every dimension, in report order.
-DIMENSIONS: tuple[str, ...] = (
-    "pathology_category",
-    "sequence",
-    "plane",
-    "n_gold_boxes",
-    "gold_box_size",
-    "images_per_case",
-)
+#: Every dimension, in report order (declared beside the tasks, which choose among them).
+DIMENSIONS: tuple[str, ...] = BREAKDOWN_DIMENSIONS
 
 SEQUENCES: tuple[str, ...] = (
     "FLAIR",

@@ -47,7 +47,18 @@ if TYPE_CHECKING:
 
 __all__ = ["render_comparison_html", "render_html", "write_html"]
 
-_STYLE = """
+#: The shadows at the edges of a frame that scrolls sideways: a shadow shows that there is
+#: more to that side, and moves with the frame's content (no script). The report's wide
+#: tables and the explorer Space's tables use this one definition.
+SCROLL_SHADOWS_CSS = """background: linear-gradient(to right, #fff 30%, rgba(255, 255, 255, 0)),
+    linear-gradient(to left, #fff 30%, rgba(255, 255, 255, 0)) 100% 0,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)),
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)) 100% 0;
+  background-repeat: no-repeat; background-size: 3em 100%, 3em 100%, 1em 100%, 1em 100%;
+  background-attachment: local, local, scroll, scroll;"""
+
+_STYLE = (
+    """
 body { font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 70em;
   color: #222; overflow-wrap: anywhere; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 1.6em; }
@@ -58,15 +69,11 @@ caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 table { border-collapse: collapse; margin: 0.5em 0; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; overflow-wrap: normal; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-/* A wide table scrolls inside its frame, never the page; a shadow at an edge shows that
-   there is more to that side (it scrolls with the frame: no script). */
+/* A wide table scrolls inside its frame, never the page. */
 .wide { max-width: 100%; overflow-x: auto;
-  background: linear-gradient(to right, #fff 30%, rgba(255, 255, 255, 0)),
-    linear-gradient(to left, #fff 30%, rgba(255, 255, 255, 0)) 100% 0,
-    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)),
-    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)) 100% 0;
-  background-repeat: no-repeat; background-size: 3em 100%, 3em 100%, 1em 100%, 1em 100%;
-  background-attachment: local, local, scroll, scroll; }
+  """
+    + SCROLL_SHADOWS_CSS
+    + """ }
 /* A folded section's link target sits inside its <details>, so following the link opens
    it (browsers open a closed <details> holding the target); the margin keeps its heading
    in view. */
@@ -87,6 +94,7 @@ nav.toc ul { margin: 0.3em 0; padding-left: 1.4em; columns: 2; }
 .bar .fill { position: absolute; left: 0; top: 0; bottom: 0; background: #009e73; }
 .bar .ci { position: absolute; top: 45%; height: 10%; background: #000; }
 """
+)
 
 
 @dataclass(frozen=True)

@@ -57,14 +57,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from novabench import registry
-from novabench._files import writing_to
+from novabench._files import writing_atomically, writing_to
 from novabench.errors import NovaInputError
 
 if TYPE_CHECKING:
@@ -206,12 +205,12 @@ class ItemTables:
                 folder.mkdir(parents=True, exist_ok=True)
                 for name, table in (("images", self.images), ("cases", self.cases)):
                     mark = None if owner is None else {**owner, "table": name}
-                    paths[name] = _write_atomic(
-                        folder / f"{name}.parquet",
-                        table,
-                        lambda t, p, mark=mark: _to_parquet(t, p, mark),
-                    )
-                    paths[f"{name}_csv"] = _write_atomic(folder / f"{name}.csv", table, _to_csv)
+                    paths[name] = folder / f"{name}.parquet"
+                    with writing_atomically(paths[name]) as temporary:
+                        _to_parquet(table, temporary, mark)
+                    paths[f"{name}_csv"] = folder / f"{name}.csv"
+                    with writing_atomically(paths[f"{name}_csv"]) as temporary:
+                        _to_csv(table, temporary)
         except BaseException:
             if created:  # a folder made for this run holds only what this run wrote
                 shutil.rmtree(folder, ignore_errors=True)
@@ -253,21 +252,6 @@ def _plain(value: Any) -> Any:
     return (
         float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
     )
-
-
-def _write_atomic(path: Path, table: pd.DataFrame, writer: Any) -> Path:
-    from novabench._files import give_usual_permissions
-
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    try:
-        writer(table, Path(temporary))
-        give_usual_permissions(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return path
 
 
 def build_item_tables(

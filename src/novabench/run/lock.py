@@ -10,6 +10,7 @@ holder is information only. On systems without ``fcntl`` no lock is taken.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -93,7 +94,7 @@ def writer_lock(predictions_path: str | os.PathLike[str], command: str) -> Itera
             _HELD[key] -= 1
         return
     while True:
-        descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        descriptor = _open_lock_file(lock_path, predictions_path)
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -130,9 +131,37 @@ def writer_lock(predictions_path: str | os.PathLike[str], command: str) -> Itera
         os.close(descriptor)
 
 
+def _open_lock_file(lock_path: Path, predictions_path: str | os.PathLike[str]) -> int:
+    """The lock file opened for writing; a folder this user may not write names the run file.
+
+    The lock file is the first file a writer makes beside its output, so a folder without
+    write permission (or on a read-only disk) shows here first: the error names the file the
+    user gave and why, not the lock file they never asked for.
+    """
+    try:
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        from novabench._files import write_failure_reason
+        from novabench.errors import NovaOutputError
+
+        reason = write_failure_reason(error)
+        if reason is None:
+            raise
+        refused = error.errno in (errno.EACCES, errno.EPERM)
+        where = (
+            f"its writer lock {lock_path.name} there belongs to another user"
+            if refused and lock_path.exists()
+            else f"no file can be made in its folder {lock_path.parent}"
+        )
+        raise NovaOutputError(
+            str(predictions_path), f"{reason} ({where})", errno=error.errno
+        ) from error
+
+
 # The temporary siblings the writers of a predictions file make before renaming: the file's
-# or its manifest's ``.NAME.<random>.tmp`` (write_text_atomic), ``.NAME.<random>.partial``
-# (nova parse --out). tempfile's random part is letters, digits and underscores.
+# or its manifest's ``.NAME.<random>.tmp`` (writing_atomically, nova parse --out too), and
+# ``.NAME.<random>.partial`` (nova parse --out before it wrote through writing_atomically).
+# tempfile's random part is letters, digits and underscores.
 _MANIFEST_SUFFIX = ".manifest.json"  # run/manifest.py's MANIFEST_SUFFIX (a test keeps both equal)
 
 

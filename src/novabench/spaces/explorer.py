@@ -31,6 +31,7 @@ from novabench.data.render import (
 )
 from novabench.errors import NovaError
 from novabench.escaping import html_text, markdown_code_span, markdown_text, visible_text
+from novabench.report.html import SCROLL_SHADOWS_CSS
 from novabench.spaces.source import (
     MAX_UPLOAD_BYTES,
     OpenedSource,
@@ -515,21 +516,20 @@ def link_note_text(wanted: str, case_ids: Iterable[str]) -> str:
 # split the per-slice table's headers letter by letter and filenames mid-name: headers and
 # filenames stay whole, texts wrap between words, and the table scrolls sideways instead,
 # with a shadow at the edge that has more to show (as the HTML report's wide tables).
-_CSS = """
+_CSS = (
+    """
 .nova-legend { font-size: 0.95em; line-height: 2; }
 #nova-details table { display: block; max-width: 100%; overflow-x: auto;
-  background: linear-gradient(to right, #fff 30%, rgba(255, 255, 255, 0)),
-    linear-gradient(to left, #fff 30%, rgba(255, 255, 255, 0)) 100% 0,
-    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)),
-    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)) 100% 0;
-  background-repeat: no-repeat; background-size: 3em 100%, 3em 100%, 1em 100%, 1em 100%;
-  background-attachment: local, local, scroll, scroll; }
+  """
+    + SCROLL_SHADOWS_CSS
+    + """ }
 #nova-details th, #nova-details td { background: transparent; }
 #nova-details th, #nova-details td { overflow-wrap: normal; word-break: normal; }
 #nova-details th, #nova-details td:first-child { white-space: nowrap; }
 #nova-details td { min-width: 4em; }
 #nova-details td:nth-child(2), #nova-details td:nth-child(5) { min-width: 14em; }
 """
+)
 
 
 def _error_page(gr: Any, opened: OpenedSource) -> None:

@@ -30,7 +30,26 @@ from typing import Any, Literal
 
 from novabench import registry
 
-__all__ = ["JudgeKind", "TaskBehaviour", "behaviour", "load_hook", "tasks_where"]
+__all__ = [
+    "BREAKDOWN_DIMENSIONS",
+    "JudgeKind",
+    "TaskBehaviour",
+    "behaviour",
+    "load_hook",
+    "tasks_where",
+]
+
+#: Every dimension a task can be broken down by (the per-item facts of
+#: ``report/breakdowns.py``), in report order: a task's ``breakdown_dimensions`` are some of
+#: these, in this order.
+BREAKDOWN_DIMENSIONS: tuple[str, ...] = (
+    "pathology_category",
+    "sequence",
+    "plane",
+    "n_gold_boxes",
+    "gold_box_size",
+    "images_per_case",
+)
 
 #: How a task's judge is asked: per pair of names, once per case, or once per caption pair.
 JudgeKind = Literal["pair", "case", "keyword"]
@@ -71,7 +90,8 @@ class TaskBehaviour:
         prompt_sets_box_order: the task's prompt fixes the box order its answers use.
         baseline_answer: ``"module:function"`` (request, detector settings) -> (text,
             input size or None): the floor baseline's answer to one request.
-        breakdown_dimensions: the dimensions the task is broken down by.
+        breakdown_dimensions: the dimensions the task is broken down by: some of
+            :data:`BREAKDOWN_DIMENSIONS`, in that order (checked when declared).
         groups_prepared_apart: a breakdown group's evaluation is prepared on its own items
             (cheaper when the whole set takes part in each score, as COCO's ranking does).
         human_reference: ``"module:function"`` scoring the release's raters on the task's
@@ -124,6 +144,14 @@ class TaskBehaviour:
     stand_in_notes: tuple[tuple[str, str], ...] = ()
     rank_metric_readings: tuple[str, ...] = ()
     rank_readings_advice: str = ""
+
+    def __post_init__(self) -> None:
+        in_report_order = [d for d in BREAKDOWN_DIMENSIONS if d in self.breakdown_dimensions]
+        if in_report_order != list(self.breakdown_dimensions):
+            raise ValueError(
+                f"task {self.task!r}: breakdown_dimensions {self.breakdown_dimensions} must be "
+                f"some of {BREAKDOWN_DIMENSIONS}, each once, in that order"
+            )
 
 
 def behaviour(task: str) -> TaskBehaviour:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from novabench.tasks import TaskBehaviour
+from novabench.tasks import BREAKDOWN_DIMENSIONS, TaskBehaviour
 
 __all__ = ["BEHAVIOUR", "HIT_IOU", "box_overrun_notes", "rank_item_values"]
 
@@ -80,14 +80,7 @@ BEHAVIOUR = TaskBehaviour(
     answer_summary="novabench.run.predictions:box_answer_summary",
     prompt_sets_box_order=True,
     baseline_answer="novabench.run.baselines:answer_localization",
-    breakdown_dimensions=(
-        "pathology_category",
-        "sequence",
-        "plane",
-        "n_gold_boxes",
-        "gold_box_size",
-        "images_per_case",
-    ),
+    breakdown_dimensions=BREAKDOWN_DIMENSIONS,  # every one: boxes have a size and a count
     # Every detection takes part in COCO's ranking: resampling a group inside the whole set
     # costs the whole set, its own evaluation costs the group (same numbers).
     groups_prepared_apart=True,

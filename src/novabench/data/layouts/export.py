@@ -132,9 +132,14 @@ def _export_box(values: Any, source: str, record: str, prefix: str) -> dict[str,
     return {name: _shortest_float32(value) for name, value in zip(BOX_FIELDS, values)}
 
 
-def _export_image_rows(shard: Path, source: str, columns: list[str]) -> list[dict[str, Any]]:
-    """The rows of one image shard, after checking its columns against the first shard's."""
+def _export_image_rows(
+    shard: Path, source: str, columns: list[str], schema_metadata: dict[bytes, bytes] | None
+) -> list[dict[str, Any]]:
+    """The rows of one image shard, after checking its columns against the first shard's;
+    its schema's key-value metadata put in ``schema_metadata`` when given."""
     table = read_parquet(shard, source, IMAGE_COLUMNS)
+    if schema_metadata is not None:
+        schema_metadata.update(table.schema.metadata or {})
     image_type = table.schema.field("image").type
     if not (pa.types.is_struct(image_type) and image_type.get_field_index("bytes") != -1):
         raise NovaInputError(
@@ -154,12 +159,16 @@ def _export_image_rows(shard: Path, source: str, columns: list[str]) -> list[dic
     return rows
 
 
-def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
+def read(
+    root: Path, warnings: list[str], schema_metadata: dict[bytes, bytes] | None = None
+) -> tuple[list[RawImage], list[str]]:
     """The image rows of an export folder (its ``images`` shards) and its extra meta keys.
 
     Args:
         root: the export folder.
         warnings: kept for the common reader signature; nothing is skipped here.
+        schema_metadata: when given, receives the first image shard's parquet schema
+            key-value metadata (where the provenance is), so nothing opens it a second time.
 
     Returns:
         The unvalidated rows, each holding its embedded PNG (``novabench.data.validate``
@@ -187,7 +196,8 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
     raws: list[RawImage] = []
     for shard in shards:
         source = shard.relative_to(root).as_posix()
-        rows = _export_image_rows(shard, source, columns)
+        first = shard == shards[0]
+        rows = _export_image_rows(shard, source, columns, schema_metadata if first else None)
         if extra is None:
             extra_names = [column for column in columns if column not in IMAGE_COLUMNS]
             extra = dict(zip(extra_names, _export_extra_keys(root, extra_names)))

@@ -102,13 +102,16 @@ def _read_csv(root: Path, name: str) -> tuple[list[str], list[tuple[int, dict[st
     return header, rows
 
 
-def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
+def read(
+    root: Path, warnings: list[str], schema_metadata: dict[bytes, bytes] | None = None
+) -> tuple[list[RawImage], list[str]]:
     """The image rows of a legacy release (captions joined with the case metadata and boxes).
 
     Args:
         root: the release folder.
         warnings: notes on what was skipped (a second metadata row of a case, a missing
             ``bboxes_raters.csv``) are appended here.
+        schema_metadata: kept for the common reader signature: CSV files carry no metadata.
 
     Returns:
         The unvalidated rows (``novabench.data.validate`` checks them) and the extra meta

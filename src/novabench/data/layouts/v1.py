@@ -45,12 +45,16 @@ REQUIRED_COLUMNS = (
 OPTIONAL_COLUMNS = ("split",)
 
 
-def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
+def read(
+    root: Path, warnings: list[str], schema_metadata: dict[bytes, bytes] | None = None
+) -> tuple[list[RawImage], list[str]]:
     """The image rows of a v1 release and its extra meta keys (in ``meta`` order).
 
     Args:
         root: the release folder.
         warnings: notes on what was ignored are appended here.
+        schema_metadata: when given, receives the parquet schema's key-value metadata
+            (where the provenance is), so nothing opens the file a second time.
 
     Returns:
         The unvalidated rows (``novabench.data.validate`` checks them) and the meta keys
@@ -72,6 +76,8 @@ def read(root: Path, warnings: list[str]) -> tuple[list[RawImage], list[str]]:
 
     source = PARQUET
     table = read_parquet(root / PARQUET, source, REQUIRED_COLUMNS)
+    if schema_metadata is not None:
+        schema_metadata.update(table.schema.metadata or {})
     meta_type = table.schema.field("meta").type
     if not pa.types.is_struct(meta_type):
         raise NovaInputError(

@@ -1,0 +1,94 @@
+"""The shared file writers of `novabench._files`: one temp-and-rename for every writer."""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from novabench import _files
+from novabench._files import write_text_atomic, writing_atomically
+from novabench.errors import NovaOutputError
+
+SOURCE = Path(_files.__file__).parent
+
+
+def test_a_path_writer_block_that_fails_leaves_the_previous_file_and_no_temporary(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "images.csv"
+    out.write_text("filename\ncase0001_001.png\n", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="writer broke"), writing_atomically(out) as temporary:
+        temporary.write_text("filename\ncase0002_", encoding="utf-8")
+        raise RuntimeError("writer broke")
+    assert out.read_text(encoding="utf-8") == "filename\ncase0001_001.png\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["images.csv"]
+
+
+def test_a_path_writer_gets_the_umask_mode_not_the_private_one(tmp_path: Path) -> None:
+    out = tmp_path / "cases.parquet"
+    umask = os.umask(0o027)
+    try:
+        with writing_atomically(out) as temporary:
+            temporary.write_bytes(b"PAR1")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640  # 0o666 & ~0o027
+
+
+def test_a_durable_path_write_is_synced_before_the_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[bool] = []
+    out = tmp_path / "run.jsonl"
+
+    def record(descriptor: int) -> None:
+        synced.append(out.exists())  # False: the sync comes before the file appears
+
+    monkeypatch.setattr(os, "fsync", record)
+    with writing_atomically(out) as temporary:
+        temporary.write_text("{}\n", encoding="utf-8")
+    assert synced == []
+    with writing_atomically(out, durable=True) as temporary:
+        temporary.write_text("{}\n", encoding="utf-8")
+    assert synced == [True]  # the first write put run.jsonl there; this one replaced it
+    write_text_atomic(tmp_path / "new.json", "{}", durable=True)
+    assert len(synced) == 2
+
+
+def test_a_full_disk_inside_a_path_writer_names_the_output_not_the_temporary(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "tables" / "images.parquet"
+    with pytest.raises(NovaOutputError) as caught, writing_atomically(out) as temporary:
+        # pyarrow's own wording: the errno only in the text, the temporary's name in it
+        raise OSError(f"Error writing bytes to file {temporary}. Detail: [errno 28] No space")
+    assert str(caught.value) == f"cannot write {out}: no space left on the device"
+    assert list(out.parent.iterdir()) == []
+
+
+def _calls(tree: ast.AST, module: str, name: str) -> bool:
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == name
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == module
+        for node in ast.walk(tree)
+    )
+
+
+def test_only_the_shared_writer_makes_a_temporary_file_and_renames_it() -> None:
+    copies = sorted(
+        str(path.relative_to(SOURCE))
+        for path in SOURCE.rglob("*.py")
+        if path.name != "_files.py"
+        and (
+            _calls(tree := ast.parse(path.read_text(encoding="utf-8")), "tempfile", "mkstemp")
+            or _calls(tree, "os", "replace")
+        )
+    )
+    assert copies == []
