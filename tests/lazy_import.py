@@ -2,8 +2,9 @@
 
 Every xdist worker imports every test module, so a module-level ``import evaluate`` (torch and
 transformers with it, seconds) costs each worker even when all tests using it run on the
-other. The files in ``HEAVY_LIBRARY_FILES`` read evaluate or gradio through ``LazyModule``,
-and ``tests/conftest.py`` sends all their tests to one worker: one import per run.
+other. The files that use evaluate or gradio read them through ``LazyModule``; they and the
+files whose tests import torch are ``HEAVY_LIBRARY_FILES``, and ``tests/conftest.py`` sends all
+their tests to one worker: one import per run.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 #: Test files whose tests import evaluate or gradio (paths from the repository root).
-HEAVY_LIBRARY_FILES = frozenset(
+EVALUATE_OR_GRADIO_FILES = frozenset(
     {
         "tests/metrics/test_evaluate_face.py",
         "tests/metrics/test_judge_face.py",
@@ -24,6 +25,25 @@ HEAVY_LIBRARY_FILES = frozenset(
         "tests/test_spaces.py",
     }
 )
+
+#: Test files where a test (a BERTScore model, a transformers pipeline, datasets' streaming)
+#: imports torch and transformers, 3-4 CPU s a process; evaluate imports them too. Found by
+#: recording which tests bring them into ``sys.modules``.
+TORCH_FILES = frozenset(
+    {
+        "tests/data/test_export.py",
+        "tests/data/test_hf.py",
+        "tests/metrics/test_bertscore.py",
+        "tests/run/test_report.py",
+        "tests/run/test_runner.py",
+        "tests/test_cli_messages.py",
+        "tests/test_evaluator_checks_first.py",
+        "tests/test_progress.py",
+    }
+)
+
+#: Sent to one worker together: each library is imported once per run.
+HEAVY_LIBRARY_FILES = EVALUATE_OR_GRADIO_FILES | TORCH_FILES
 
 
 class LazyModule:

@@ -397,6 +397,7 @@ def _exported(info_argv: list[str]) -> list[str]:
 
 
 @functools.cache
+@functools.cache  # two rows use it: deflated once per process
 def _png_bomb_bytes() -> bytes:
     """A 20,000 x 20,000 black PNG (400 MB of pixels, 0.4 MB of file): 1.7 CPU s to deflate."""
     from PIL import Image

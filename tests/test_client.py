@@ -84,18 +84,18 @@ def test_options_left_out_are_not_sent() -> None:
 
 
 def test_a_dripping_server_cannot_keep_an_attempt_past_its_deadline() -> None:
-    # One byte every 1.5 s never trips a per-read timeout of 2 s; the attempt's deadline must.
+    # One byte every 0.5 s never trips a per-read timeout of 0.8 s; the attempt's deadline must.
     with FakeOpenAIServer(
-        script=[Reply(content="a reply long enough to drip for a minute", drip=1.5)]
+        script=[Reply(content="a reply long enough to drip for a minute", drip=0.5)]
     ) as server:
-        client = client_for(server, timeout=2.0, max_retries=0)
+        client = client_for(server, timeout=0.8, max_retries=0)
         with pytest.raises(ChatClientError) as info:
             client.chat(HELLO)
         [drip] = server.drips
         assert not drip.finished and drip.sent < drip.total  # the client left mid-reply
     error = info.value
     assert error.kind == "timeout" and error.attempts == 1 and error.retryable
-    assert "timed out" in str(error) and "2 s" in str(error)
+    assert "timed out" in str(error) and "0.8 s" in str(error)
 
 
 def test_a_reply_that_arrives_byte_by_byte_within_the_deadline_is_read_whole() -> None:
@@ -239,9 +239,9 @@ def test_a_connection_dropped_while_idle_is_replaced_within_the_same_attempt() -
 
 
 def test_a_reused_connection_still_has_a_deadline_per_attempt() -> None:
-    script = [Reply(content="warm"), Reply(content="a reply dripped for a minute", drip=1.5)]
+    script = [Reply(content="warm"), Reply(content="a reply dripped for a minute", drip=0.5)]
     with FakeOpenAIServer(script=script, keep_alive=True) as server:
-        client = client_for(server, timeout=2.0, max_retries=0)
+        client = client_for(server, timeout=0.8, max_retries=0)
         assert client.chat(HELLO).text == "warm"
         with pytest.raises(ChatClientError) as info:
             client.chat(HELLO)

@@ -465,6 +465,35 @@ def test_the_reused_read_buffer_gives_each_file_whole_even_when_it_outgrows_it(t
     assert bytes(buffer.png_or_head(Trickle(b"GIF89a"))) == b"GIF89a"  # shorter than a signature
 
 
+@pytest.mark.parametrize("spare", [-9, -2, -1, 0, 1, 2])
+def test_a_file_near_the_buffer_size_is_read_whole_and_once_when_it_fits(
+    tmp_path, monkeypatch, spare: int
+) -> None:
+    """A file that fits the buffer with a byte to spare is read by one read (getting exactly
+    the size fstat gave is its end); one that does not fit still comes back whole."""
+    from novabench.data import validate
+    from novabench.data.validate import _FileBuffer
+
+    reads: list[int] = []
+    real_readv = os.readv
+
+    def counted_readv(descriptor: int, buffers) -> int:
+        reads.append(descriptor)
+        return real_readv(descriptor, buffers)
+
+    monkeypatch.setattr(validate.os, "readv", counted_readv)
+    buffer = _FileBuffer(size=64)
+    data = PNG_SIGNATURE + bytes(range(64 + spare - len(PNG_SIGNATURE)))
+    on_disk = tmp_path / "image.png"
+    on_disk.write_bytes(data)
+    descriptor = os.open(on_disk, os.O_RDONLY)
+    try:
+        assert bytes(buffer.png_of(descriptor)) == data
+    finally:
+        os.close(descriptor)
+    assert (len(reads) == 1) == (len(data) < 64)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_plain_image_paths_take_the_same_path_as_the_full_checks(seed: int) -> None:
     """A path the shortcut takes as it is passes every check and joins to the same file."""

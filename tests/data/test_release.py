@@ -862,3 +862,18 @@ def test_dots_that_leave_the_release_and_nul_characters_are_refused(tmp_path, wr
     with pytest.raises(NovaInputError, match=re.escape(words)) as caught:
         read_release(root)
     assert caught.value.record.endswith("(case0003_002.png)") and caught.value.field == "image_path"
+
+
+def test_rows_of_another_split_are_kept_and_counted_by_split(tmp_path):
+    root = write_v1_release(tmp_path / "rel", _rows(), image_size=SMALL)
+    parquet = root / "data" / "nova-v1.parquet"
+    table = pq.read_table(parquet).to_pylist()
+    assert len(table) >= 4
+    for row, split in zip(table, ["train", None, "train"]):
+        row["split"] = split
+    pq.write_table(pa.Table.from_pylist(table, pq.read_schema(parquet)), parquet)
+    release = read_release(root)
+    assert release.n_images == len(table)
+    assert release.warnings == [
+        "data/nova-v1.parquet: rows with a split other than 'test' were kept: {'train': 2, None: 1}"
+    ]

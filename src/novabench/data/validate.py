@@ -212,7 +212,8 @@ class _FileBuffer:
     def png_of(self, descriptor: int) -> memoryview | None:
         """The whole regular file open at ``descriptor`` when it starts as a PNG; None for
         anything else (not a regular file, another format, a read error), which nothing
-        more is read of. One read fills the buffer; one more sees the end.
+        more is read of. One read asks for one byte more than fstat's size: getting exactly
+        that size is the end; otherwise reads go on until one sees the end.
         """
         try:
             status = os.fstat(descriptor)
@@ -222,6 +223,8 @@ class _FileBuffer:
             filled = os.readv(descriptor, [view[: status.st_size + 1]])
             if view[: len(PNG_SIGNATURE)] != PNG_SIGNATURE or filled < len(PNG_SIGNATURE):
                 return None
+            if filled == status.st_size < len(view):  # the size fstat gave, one byte short of
+                return view[:filled]  # what was asked: the end, seen without another read
             if len(view) <= status.st_size:  # larger than the buffer: a larger one
                 larger = bytearray(status.st_size + 1)
                 larger[:filled] = view[:filled]
