@@ -500,8 +500,9 @@ def test_plain_image_paths_take_the_same_path_as_the_full_checks(seed: int) -> N
     import random
     from pathlib import PurePosixPath, PureWindowsPath
 
-    from novabench.data.validate import _PLAIN_RELATIVE_PATH
+    from novabench.data.validate import _PLAIN_RELATIVE_PATH, _ReleaseFolder
 
+    folders = [_ReleaseFolder(Path(root)) for root in ("/release", "/", "/a/b")]
     rng = random.Random(seed)
     pieces = ["images", "case0001_001.png", ".", "..", "", "a.b", ".hidden", "C:", "x\\y", "é"]
     pieces += ["-", "_", "..png", "a..", "/", " ", "con", "\n"]
@@ -519,6 +520,8 @@ def test_plain_image_paths_take_the_same_path_as_the_full_checks(seed: int) -> N
         assert ".." not in windows.parts and "." not in relative.split("/"), relative
         assert posix.name, relative
         assert str(root / relative) == str(root / posix), relative
+        for folder in folders:  # the shortcut joins text: the same as the Path it stands for
+            assert f"{folder.root_text}/{relative}" == str(folder.root / relative), relative
     assert taken > 100  # the cases did exercise the shortcut
 
 
