@@ -657,3 +657,23 @@ def test_the_terminal_gets_plain_text_without_markdown_escapes(tmp_path: Path, c
     markdown_path = tmp_path / "board.md"
     assert main(["leaderboard", *map(str, paths), "--markdown", str(markdown_path)]) == 0
     assert "20\\.16" in markdown_path.read_text()
+
+
+def test_reports_of_the_synthetic_sample_say_so_before_any_table(tmp_path: Path) -> None:
+    from novabench.report.leaderboard import render_leaderboard_text
+
+    paths = [saved_report(tmp_path, "A", 20), saved_report(tmp_path, "B", 10)]
+    real = build_leaderboard(load(paths), paths, n_resamples=50)
+    assert not any("NOT THE REAL DATA" in line for line in real["warnings"])
+    for path in paths:  # as nova evaluate records a release that `nova sample` wrote
+        report = json.loads(path.read_text())
+        report["data"]["provenance"] = {"origin": "nova sample", "cases": 40, "seed": 0}
+        path.write_text(json.dumps(report), encoding="utf-8")
+    board = build_leaderboard(load(paths), paths, n_resamples=50)
+    notices = [line for line in board["warnings"] if "NOT THE REAL DATA" in line]
+    assert len(notices) == 1 and board["warnings"][0] == notices[0]  # once, and first
+    text = render_leaderboard_text(board)
+    markdown = render_leaderboard_markdown(board)
+    page = render_leaderboard_html(board)
+    for rendered, first_table in ((text, "Overview"), (markdown, "| model"), (page, "<table")):
+        assert -1 < rendered.find("NOT THE REAL DATA") < rendered.find(first_table)

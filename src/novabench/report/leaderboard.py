@@ -68,6 +68,7 @@ from novabench.report.render import (
     model_name,
     portable_bertscore_hash,
     stand_in_lines,
+    synthetic_data_line,
     with_current_keys,
 )
 from novabench.tasks import behaviour, tasks_where
@@ -438,8 +439,12 @@ def build_leaderboard(
     return {
         "toolkit": {"name": "novabench", "version": __version__},
         "release": fingerprints[0],
-        # Read before any number: proxies (top1-lexicon...) are not the paper's keys.
-        "warnings": stand_in_lines({"tasks": held}),
+        # Read before any number: scores of the synthetic sample (one release, so all or
+        # none), and proxies (top1-lexicon...) that are not the paper's keys.
+        "warnings": [
+            *dict.fromkeys(line for line in map(synthetic_data_line, reports) if line),
+            *stand_in_lines({"tasks": held}),
+        ],
         "models": models,
         "ranking": ranking,
         "human_reference": _human_rows(reports),
