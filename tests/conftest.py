@@ -9,6 +9,7 @@ the folder first if a test must modify files.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -32,6 +33,18 @@ settings.register_profile("thorough", max_examples=300)
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("--hypothesis-profile", default=None):
         settings.load_profile("fast")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Freeze the garbage collector's objects once the run is over, in every process.
+
+    At exit the interpreter collects every object once more: a worker holding torch,
+    transformers, gradio and a few thousand tests' leftovers took seconds to end, and the
+    run waited for it. Frozen objects are left out of that collection (they are still freed;
+    cycles among them die with the process).
+    """
+    gc.freeze()
 
 
 @pytest.hookimpl(optionalhook=True)  # runs without xdist (-p no:xdist) know no such hook
