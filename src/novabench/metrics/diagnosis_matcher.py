@@ -28,7 +28,13 @@ from novabench.lexicon.diagnoses import (
     normalize_diagnosis,
     read_diagnosis,
 )
-from novabench.lexicon.normalization import _IGNORABLE_WORDS, _key, _key_from_tokens, _singular
+from novabench.lexicon.normalization import (
+    _IGNORABLE_WORDS,
+    _NON_ALNUM,
+    _key,
+    _key_from_tokens,
+    _singular,
+)
 
 __all__ = [
     "LexiconDiagnosisMatcher",
@@ -174,7 +180,7 @@ _CONTEXT_MARKERS = frozenset(
     """
     with without in on at of due secondary caused causing from after following associated
     related complicated complicating involving extending compressing invading crossing
-    because resulting including presenting
+    because resulting including presenting given considering
 """.split()
 )
 # Markers after which the text names the cause of what precedes it ("hemorrhage from AVM").
@@ -304,6 +310,21 @@ _SUBORDINATE_CUES = re.compile(
     r"|\balso\s+(?:possible|considered)\b",
     re.IGNORECASE,
 )
+# A choice made between alternatives: "ependymoma vs medulloblastoma, favouring ependymoma",
+# "schwannoma (favoured) vs meningioma". The cue before the chosen words, and the cue after them.
+_CHOICE_BEFORE = re.compile(
+    r"(?<!\bnot )(?<!\bless )\b(?:in\s+favou?r\s+of|favou?r(?:s|ing)?|prefer(?:s|ring)?"
+    r"|(?:favou?red|preferred)\s+diagnosis(?:\s+is)?)\s*:?\s+"
+    r"(?:(?:the|a|an|diagnosis|of|is)\s+|:\s*)*(?P<chosen>[^,;.()\[\]]+)",
+    re.IGNORECASE,
+)
+_CHOICE_AFTER = re.compile(
+    r"(?P<chosen>[^,;()\[\]]+?)\s*[(\[]?\s*(?:is\s+|being\s+)?(?<!\bnot )(?<!\bless )"
+    r"(?:favou?red|preferred)\b\s*[)\]]?(?=\s*(?:$|[,;]|(?:vs|versus|over|or|to)\b))",
+    re.IGNORECASE,
+)
+# "pilocytic astrocytoma over hemangioblastoma": the first disease chosen over the second.
+_CHOICE_OVER = re.compile(r"^(?P<chosen>.+?)\s+over\s+(?P<other>.+)$", re.IGNORECASE)
 # Clinical shorthand whose slash would read as a separator of alternatives ("ICH w/ IVH").
 _SHORTHAND = (
     (re.compile(r"(?<![A-Za-z0-9])w/o(?![A-Za-z0-9])", re.I), "without"),
@@ -623,7 +644,10 @@ class LexiconDiagnosisMatcher:
     be excluded", "although lymphoma is possible", "tuberculosis is also considered") ranks
     it below the main diagnosis and is left out when the rest names a specific disease;
     equal alternatives ("X versus Y", "X or Y") and a list of differentials stay a hedge
-    (rule 3). ``non-X`` is one word and never names X. Words about the patient
+    (rule 3), unless the statement chooses one of them ("X vs Y, favouring X", "X (favoured)
+    vs Y", "preferred diagnosis: X", "X over Y" for two diseases): the chosen one is its
+    diagnosis. "X, given Y" (or "considering Y") gives Y as the reason for X, not as a second
+    disease. ``non-X`` is one word and never names X. Words about the patient
     (``neonatal``, ``in a child``, ``immunocompromised``) qualify like a location. A kind of
     organism names its organisms (``fungal`` / ``cryptococcal``, ``bacterial`` /
     ``pneumococcal``: a difference in specificity of the cause; ``tuberculous`` is a kind of
@@ -876,6 +900,47 @@ class LexiconDiagnosisMatcher:
             return kept
         return text
 
+    def _chosen(self, text: str) -> str:
+        """The alternative a statement chooses, or ``text`` when it chooses none.
+
+        "Ependymoma vs medulloblastoma, favouring ependymoma", "vestibular schwannoma
+        (favoured) vs meningioma" and "pilocytic astrocytoma over hemangioblastoma" name the
+        chosen disease: the other alternatives are ranked below it, as a differential is.
+        Only when the rest offers alternatives (two or more parts), and, for "X over Y", when
+        both sides name specific lexicon diseases ("meningioma over the convexity" is a place).
+        """
+        for pattern in (_CHOICE_BEFORE, _CHOICE_AFTER):
+            match = pattern.search(text)
+            if match is None:
+                continue
+            chosen = match.group("chosen").strip()
+            rest = (text[: match.start()] + " " + text[match.end() :]).strip(" ,;")
+            if (
+                _NON_ALNUM.sub("", chosen)
+                and rest
+                and (len(read_diagnosis(rest).segments) > 1 or pattern is _CHOICE_AFTER)
+                and len(read_diagnosis(text).segments) > 1
+            ):
+                return chosen
+        match = _CHOICE_OVER.match(text.strip())
+        if match is not None:
+            sides = [self._specific_entries(match.group(g)) for g in ("chosen", "other")]
+            if all(sides):
+                return match.group("chosen")
+        return text
+
+    def _specific_entries(self, text: str) -> frozenset[str]:
+        """The specific (non-category) lexicon entries ``text`` names as a whole."""
+        forms = diagnosis_aliases(read_diagnosis(text).affirmed)
+        if not forms:
+            return frozenset()
+        resolution = self._resolve(forms)
+        if not resolution.complete:
+            return frozenset()
+        return frozenset(
+            name for name in resolution.entries if not self.lexicon.get(name).is_category
+        )
+
     def _qualified(self, form: str, resolution: _Resolution) -> _Resolution:
         """A word set apart from the one disease it qualifies, read into its name when that
         names a kind of it: "basal meningitis, likely tuberculous" is tuberculous meningitis."""
@@ -927,7 +992,7 @@ class LexiconDiagnosisMatcher:
         return " ".join(["metastasis", "from", *tokens[1:]])
 
     def _read_uncached(self, text: str) -> _Statement:
-        reading = read_diagnosis(self._main_clauses(_expand_shorthand(text)))
+        reading = read_diagnosis(self._main_clauses(self._chosen(_expand_shorthand(text))))
         forms = tuple(
             form
             for form in (
