@@ -93,6 +93,8 @@ def test_a_family_knows_the_names_of_its_diseases(
         ("Anterior communicating artery aneurysm", "PComA aneurysm"),
         ("Posterior communicating artery aneurysm", "MCA bifurcation aneurysm"),
         ("Basilar tip aneurysm", "cavernous carotid aneurysm"),
+        # an abbreviation the lexicon knows is not read as other initials
+        ("Posterior inferior cerebellar artery aneurysm", "ICA aneurysm"),
         ("Vertebral artery dissection", "ICA dissection"),
         ("Posterior communicating artery aneurysm", "infundibular dilatation of the PCom"),
         # small vessel diseases by cause

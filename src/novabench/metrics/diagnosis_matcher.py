@@ -1367,7 +1367,11 @@ class LexiconDiagnosisMatcher:
 
         An abbreviation is a word of 3 to 8 letters with at least two capitals (parts of a
         hyphenated word apart: "CM-AVM"); "of", "and", "with"... inside the run are skipped.
+        A ``short`` that is a lexicon name as a whole is judged by the lexicon: "ICA aneurysm"
+        is an internal carotid artery aneurysm, never an inferior cerebellar artery one.
         """
+        if self.lexicon.lookup(short) is not None:
+            return None
         long_words = [w for w in normalize_diagnosis(long).split() if w not in _INITIALS_SKIPPED]
         changed = False
 
