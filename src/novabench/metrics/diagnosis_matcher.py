@@ -140,8 +140,8 @@ _PATIENT_WORDS = frozenset(
 _QUALIFYING_WORDS = _IGNORABLE_WORDS | _PATIENT_WORDS | {"territory", "territorial"}
 # "L MCA infarct", "R PCA territory infarct": a side as one letter beside an abbreviation.
 _SIDE_LETTERS = frozenset({"l", "r"})
-# Words an abbreviation leaves out of its initials ("RVCL": retinal vasculopathy with
-# cerebral leukoencephalopathy).
+# Words an abbreviation leaves out of its initials ("MSGP": microcephaly with simplified
+# gyral pattern).
 _INITIALS_SKIPPED = frozenset(
     {"a", "an", "the", "of", "and", "with", "in", "for", "to", "on", "by"}
 )
@@ -614,8 +614,8 @@ class LexiconDiagnosisMatcher:
     10. **Initials** (only when rule 9 finds no match): an abbreviation outside the lexicon,
        3 to 8 letters with at least two capitals, matches the other side when it spells
        that side's initials, hyphenated parts counted apart and ``of``/``with``/``and``...
-       left out, a closing ``disease``/``syndrome``/``disorder`` spelled or not ("RVCL" is
-       retinal vasculopathy with cerebral leukoencephalopathy, "HHE syndrome" the
+       left out, a closing ``disease``/``syndrome``/``disorder`` spelled or not ("MSGP" is
+       microcephaly with simplified gyral pattern, "HHE syndrome" the
        hemiconvulsion-hemiplegia-epilepsy syndrome). An abbreviation the lexicon knows is
        judged by the lexicon ("HSE" is herpes simplex encephalitis, never the initials of
        something else).
