@@ -3,7 +3,8 @@
 Each family is checked both ways: the names a model may give for a disease (older and newer
 names, eponyms, abbreviations, narrower forms) are accepted, and the near neighbours of the
 family stay different (a false accept is worse than a miss). The clause kinds of model
-answers ("X, given Y"; a choice made between alternatives) are checked after them. The
+answers ("X, given Y"; a choice made between alternatives; a described lesion, then its
+disease) are checked after them. The
 pairs were written for these tests (none is a row of the judged pair files); each accepted
 pair, and each clause pair that the rules now accept, failed on lexicon 5 (main 78172e9);
 the near neighbours, the pairs rejected, "X not excluded" (read so already) and a place
@@ -167,6 +168,17 @@ def test_a_family_keeps_its_near_neighbours_apart(
         # no choice made: still a hedge, and a choice denied is no choice
         ("Dysembryoplastic neuroepithelial tumor", "DNET vs ganglioglioma", False),
         ("Meningioma", "schwannoma or meningioma, not favouring meningioma", False),
+        # a part naming only a category describes the specific disease beside it
+        (
+            "Pilocytic astrocytoma",
+            "cystic lesion with a mural nodule, probably pilocytic astrocytoma",
+            True,
+        ),
+        (
+            "Hemangioblastoma",
+            "cystic lesion with a mural nodule, probably pilocytic astrocytoma",
+            False,
+        ),
         # "X not excluded" keeps X open as lexicon 5 already read it: alone it names X, after
         # a main diagnosis it ranks below it
         ("Primary CNS lymphoma", "lymphoma not excluded", True),

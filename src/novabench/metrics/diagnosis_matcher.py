@@ -655,7 +655,9 @@ class LexiconDiagnosisMatcher:
     set apart after a metastasis ("metastases, likely melanoma"). A word set apart from the
     one disease it qualifies names its kind when the lexicon knows the pair ("basal
     meningitis, likely tuberculous" is tuberculous meningitis). A category named beside a
-    specific disease qualifies it ("hyaline-vascular Castleman disease"). When nothing
+    specific disease qualifies it ("hyaline-vascular Castleman disease"), and so does a part
+    set apart by a comma that names only a category ("cystic lesion with a mural nodule,
+    likely hemangioblastoma"). When nothing
     matches, an abbreviation outside the lexicon (3 to 8 letters, two capitals) that
     spells consecutive words of the other side is read as those words and the pair judged
     again, provided the abbreviating side adds no word of its own before its context ("EAC
@@ -941,6 +943,10 @@ class LexiconDiagnosisMatcher:
             name for name in resolution.entries if not self.lexicon.get(name).is_category
         )
 
+    def _only_categories_of(self, entries: frozenset[str]) -> bool:
+        """Whether every entry named is a category (none, too, counts as no specific one)."""
+        return all(self.lexicon.get(name).is_category for name in entries)
+
     def _qualified(self, form: str, resolution: _Resolution) -> _Resolution:
         """A word set apart from the one disease it qualifies, read into its name when that
         names a kind of it: "basal meningitis, likely tuberculous" is tuberculous meningitis."""
@@ -1040,6 +1046,10 @@ class LexiconDiagnosisMatcher:
                 entries = self._resolve(segment_forms).entries
                 if entries or self._names_a_term(segment_forms[0], reading.explicit):
                     parts.append((entries, segment_forms[0]))
+            if not reading.explicit and any(not self._only_categories_of(e) for e, _ in parts):
+                # "cystic lesion with a mural nodule, likely hemangioblastoma": a part naming
+                # only a category (a mass, a cyst) describes the specific disease beside it
+                parts = [(e, f) for e, f in parts if not (e and self._only_categories_of(e))]
         head_words, head_names_other = self._head_words(forms[0]) if forms else ((), False)
         return _Statement(
             forms,
