@@ -27,7 +27,7 @@ def matcher() -> LexiconDiagnosisMatcher:
 def test_the_version_names_the_table_it_reads() -> None:
     # Reports record the version: lexicon 5 scores are never compared silently with these.
     assert LEXICON_VERSION == "nova-diagnosis-lexicon-6"
-    assert len(load_diagnosis_lexicon()) == 1022
+    assert len(load_diagnosis_lexicon()) == 1030
 
 
 @pytest.mark.parametrize(
@@ -94,6 +94,11 @@ def test_a_family_knows_the_names_of_its_diseases(
         ("Anterior communicating artery aneurysm", "PComA aneurysm"),
         ("Posterior communicating artery aneurysm", "MCA bifurcation aneurysm"),
         ("Basilar tip aneurysm", "cavernous carotid aneurysm"),
+        (
+            "Anterior communicating artery aneurysm",
+            "aneurysm of the anterior cerebral artery A2 segment",
+        ),
+        ("Posterior communicating artery aneurysm", "posterior cerebral artery aneurysm"),
         # an abbreviation the lexicon knows is not read as other initials
         ("Posterior inferior cerebellar artery aneurysm", "ICA aneurysm"),
         ("Vertebral artery dissection", "ICA dissection"),
@@ -119,6 +124,8 @@ def test_a_family_knows_the_names_of_its_diseases(
         ("Acute invasive fungal rhinosinusitis", "allergic fungal sinusitis"),
         ("Cerebral vasospasm", "reversible cerebral vasoconstriction syndrome"),
         ("Bing-Neel syndrome", "primary CNS lymphoma"),
+        # an acquired infection of the adult brain is not the congenital one
+        ("Cerebral toxoplasmosis", "congenital toxoplasmosis"),
         # lexicon 5 accepted these two through a shared word
         ("Sellar xanthogranuloma", "juvenile xanthogranuloma"),
         ("Mineralizing microangiopathy", "small vessel disease"),
