@@ -27,7 +27,7 @@ def matcher() -> LexiconDiagnosisMatcher:
 def test_the_version_names_the_table_it_reads() -> None:
     # Reports record the version: lexicon 5 scores are never compared silently with these.
     assert LEXICON_VERSION == "nova-diagnosis-lexicon-6"
-    assert len(load_diagnosis_lexicon()) == 1030
+    assert len(load_diagnosis_lexicon()) == 1033
 
 
 @pytest.mark.parametrize(
@@ -66,6 +66,10 @@ def test_the_version_names_the_table_it_reads() -> None:
         ("Dural arteriovenous fistula", "dural arteriovenous malformation"),
         ("Spinal dural arteriovenous fistula", "type I spinal vascular malformation"),
         ("Deep cerebral venous thrombosis", "straight sinus thrombosis"),
+        # an artery's abbreviation before a vascular word names the artery
+        ("Posterior cerebral artery infarct", "right PCA stroke"),
+        ("Anterior cerebral artery infarct", "ACA territory stroke"),
+        ("Basilar artery occlusion", "BA occlusion"),
         # congenital malformations
         ("Joubert syndrome", "molar tooth syndrome"),
         # inflammation, toxic and metabolic
@@ -99,6 +103,14 @@ def test_a_family_knows_the_names_of_its_diseases(
             "aneurysm of the anterior cerebral artery A2 segment",
         ),
         ("Posterior communicating artery aneurysm", "posterior cerebral artery aneurysm"),
+        # infarcts by territory (lexicon 5 accepted the first two: artery words qualified)
+        ("Middle cerebral artery infarct", "posterior cerebral artery infarct"),
+        ("Anterior cerebral artery infarct", "middle cerebral artery territory infarction"),
+        ("Middle cerebral artery infarct", "PCA territory infarct"),
+        ("Posterior cortical atrophy", "PCA stroke"),
+        # sides stated on both must agree when both names are lexicon names too
+        ("Right vestibular schwannoma", "left vestibular schwannoma"),
+        ("Left MCA infarct", "right middle cerebral artery territory infarction"),
         # an abbreviation the lexicon knows is not read as other initials
         ("Posterior inferior cerebellar artery aneurysm", "ICA aneurysm"),
         ("Vertebral artery dissection", "ICA dissection"),

@@ -333,8 +333,29 @@ _SHORTHAND = (
 )
 
 
+# An artery's abbreviation before a vascular word names the artery ("PCA stroke", "MCA
+# territory infarct"), whatever else the letters abbreviate (PCA: posterior cortical atrophy).
+_ARTERIES = {
+    "ACA": "anterior cerebral artery",
+    "MCA": "middle cerebral artery",
+    "PCA": "posterior cerebral artery",
+    "ICA": "internal carotid artery",
+    "PICA": "posterior inferior cerebellar artery",
+    "AICA": "anterior inferior cerebellar artery",
+    "SCA": "superior cerebellar artery",
+    "VA": "vertebral artery",
+    "BA": "basilar artery",
+}
+_ARTERY_BEFORE_VASCULAR_WORD = re.compile(
+    r"(?<![A-Za-z0-9/-])(" + "|".join(_ARTERIES) + r")(?=\s+(?:territory|infarcts?|infarctions?"
+    r"|strokes?|aneurysms?|occlusions?|stenos[ie]s|dissections?|thrombosis)\b)"
+)
+
+
 def _expand_shorthand(text: str) -> str:
-    """``text`` with "w/", "w/o" and "s/p" written out (with, without, after)."""
+    """``text`` with "w/", "w/o" and "s/p" written out (with, without, after), and an
+    artery's abbreviation before a vascular word ("PCA stroke") written as the artery."""
+    text = _ARTERY_BEFORE_VASCULAR_WORD.sub(lambda m: _ARTERIES[m.group(1)], text)
     if "/" not in text:
         return text
     for pattern, words in _SHORTHAND:
@@ -575,7 +596,8 @@ class LexiconDiagnosisMatcher:
        space-free name, same digits, one best entry) also counts. When both sides are
        recognised, they match iff some reference entry and some candidate entry are the
        same entry or one is an ancestor of the other (a difference in specificity:
-       ``glioma`` / ``glioblastoma``). A *category* (``brain tumor``, ``infection``...) is
+       ``glioma`` / ``glioblastoma``), and the sides they state, when both state one, agree
+       ("right MCA infarct" is no left MCA infarct). A *category* (``brain tumor``, ``infection``...) is
        never accepted in place of a specific disease. Different entries that are not
        ancestor and descendant never match, whatever words they share
        (``neurofibromatosis type 1`` / ``type 2``, ``HSV encephalitis`` / ``autoimmune
@@ -1484,9 +1506,14 @@ class LexiconDiagnosisMatcher:
         if set(ref.forms) & set(cand.forms):
             return MatchExplanation(True, "exact", **named)
         if reference.complete and candidate.complete and reference.entries and candidate.entries:
-            if self._any_related(reference.entries, candidate.entries, allow_categories=False):
-                return MatchExplanation(True, "lexicon", **named)
-            return MatchExplanation(False, "lexicon-different", **named)
+            if not self._any_related(reference.entries, candidate.entries, allow_categories=False):
+                return MatchExplanation(False, "lexicon-different", **named)
+            # sides stated on both must agree here too ("right MCA infarct" / "left MCA infarct")
+            ref_sides = {t for t in ref.forms[0].split() if t in _LATERALITY}
+            cand_sides = {t for t in cand.forms[0].split() if t in _LATERALITY}
+            if ref_sides and cand_sides and ref_sides != cand_sides:
+                return MatchExplanation(False, "qualifier-mismatch", **named)
+            return MatchExplanation(True, "lexicon", **named)
         if (
             reference.entries
             and candidate.entries
