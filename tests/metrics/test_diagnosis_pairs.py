@@ -54,6 +54,13 @@ _DATA = Path(__file__).resolve().parents[1] / "data"
 # lexicon 4 and once on lexicon 5): 86.0 % -> 87.5 %, 0/166 false accepts either way;
 # synonyms 65.5 % -> 70.9 %, abbreviations 65.2 % -> 69.6 %, specificity 78.9 %. Tuning on
 # held-out 5 (68.8 % -> 92.1 %) carried over to unseen answers as 1.5 points.
+# Lexicon 6 (issue 20, 1055 entries: the rare-disease vocabulary family by family, "X, given
+# Y", a choice between alternatives; held-out 6 a development set): 99.9 % (0/351), 99.4 %
+# (0/60), 100 % (0/185), 100 % (0/51), 100 % (0/189), proxies 99.3 % -> 100 % (0/52), held-out
+# 5 92.1 % -> 97.8 % (0/153; its misses guided the head and neck entries), m6 98.2 % -> 99.4 % (1/55), held-out 6 87.5 % -> 96.0 % (0/166).
+# m7 (678 model-style answers over the families, 194 different, written by the lexicon-6
+# author before any lexicon-6 change, then tuned on): 93.1 %, 2/194 false accepts on lexicon
+# 5 -> 97.9 %, 0/194.
 FLOORS = [
     ("diagnosis_pairs.tsv", 0.995, 0.003, 0.97),
     ("diagnosis_pairs_heldout.tsv", 0.98, 0.0, 0.9),
@@ -61,9 +68,10 @@ FLOORS = [
     ("diagnosis_pairs_heldout3.tsv", 0.98, 0.0, None),
     ("diagnosis_pairs_heldout4.tsv", 0.99, 0.006, None),
     ("diagnosis_pairs_proxies.tsv", 0.98, 0.0, None),
-    ("diagnosis_pairs_heldout5.tsv", 0.91, 0.0, None),
-    ("diagnosis_pairs_heldout_m6.tsv", 0.97, 0.02, None),
-    ("diagnosis_pairs_heldout6.tsv", 0.87, 0.0, None),
+    ("diagnosis_pairs_heldout5.tsv", 0.975, 0.0, None),
+    ("diagnosis_pairs_heldout_m6.tsv", 0.98, 0.02, None),
+    ("diagnosis_pairs_heldout6.tsv", 0.95, 0.0, None),
+    ("diagnosis_pairs_m7.tsv", 0.975, 0.0, None),
 ]
 
 

@@ -47,9 +47,11 @@ __all__ = [
 ]
 
 # 4: 867 entries, merged diseases split (issue 20); 5: 944 entries, rare-disease name families,
-# rules for model-style answers (issue 20). Reports record it, so scores of two versions are
-# never compared silently.
-LEXICON_VERSION = "nova-diagnosis-lexicon-5"
+# rules for model-style answers (issue 20); 6: 1055 entries, the rare-disease vocabulary family
+# by family (aneurysms and dissections by artery, schwannomas by nerve, WHO CNS5 splits), "X,
+# given Y" and a choice between alternatives read (issue 20). Reports record it, so scores of
+# two versions are never compared silently.
+LEXICON_VERSION = "nova-diagnosis-lexicon-6"
 # The table itself is a data file beside the keyword lexicon (neuro_lexicon.json).
 _TABLE_RESOURCE = "diagnosis_lexicon.txt"
 

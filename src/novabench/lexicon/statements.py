@@ -59,12 +59,13 @@ _FILLERS = frozenset(
     }
 )
 # A part after a comma that starts with one of these continues the diagnosis before it
-# ("glioblastoma, with necrosis"): it is not a new alternative.
+# ("glioblastoma, with necrosis"; "SEGA, given the tuberous sclerosis": the reason for it):
+# it is not a new alternative.
 _CONTINUATIONS = frozenset(
     """
     with without in secondary due associated complicated complicating involving extending
     from plus and of on at to by for including eg ie such affecting causing caused related
-    induced
+    induced given considering because
 """.split()
 )
 

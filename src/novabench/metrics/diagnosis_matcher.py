@@ -28,7 +28,13 @@ from novabench.lexicon.diagnoses import (
     normalize_diagnosis,
     read_diagnosis,
 )
-from novabench.lexicon.normalization import _IGNORABLE_WORDS, _key, _key_from_tokens, _singular
+from novabench.lexicon.normalization import (
+    _IGNORABLE_WORDS,
+    _NON_ALNUM,
+    _key,
+    _key_from_tokens,
+    _singular,
+)
 
 __all__ = [
     "LexiconDiagnosisMatcher",
@@ -134,8 +140,8 @@ _PATIENT_WORDS = frozenset(
 _QUALIFYING_WORDS = _IGNORABLE_WORDS | _PATIENT_WORDS | {"territory", "territorial"}
 # "L MCA infarct", "R PCA territory infarct": a side as one letter beside an abbreviation.
 _SIDE_LETTERS = frozenset({"l", "r"})
-# Words an abbreviation leaves out of its initials ("RVCL": retinal vasculopathy with
-# cerebral leukoencephalopathy).
+# Words an abbreviation leaves out of its initials ("MSGP": microcephaly with simplified
+# gyral pattern).
 _INITIALS_SKIPPED = frozenset(
     {"a", "an", "the", "of", "and", "with", "in", "for", "to", "on", "by"}
 )
@@ -174,7 +180,7 @@ _CONTEXT_MARKERS = frozenset(
     """
     with without in on at of due secondary caused causing from after following associated
     related complicated complicating involving extending compressing invading crossing
-    because resulting including presenting
+    because resulting including presenting given considering
 """.split()
 )
 # Markers after which the text names the cause of what precedes it ("hemorrhage from AVM").
@@ -304,6 +310,21 @@ _SUBORDINATE_CUES = re.compile(
     r"|\balso\s+(?:possible|considered)\b",
     re.IGNORECASE,
 )
+# A choice made between alternatives: "ependymoma vs medulloblastoma, favouring ependymoma",
+# "schwannoma (favoured) vs meningioma". The cue before the chosen words, and the cue after them.
+_CHOICE_BEFORE = re.compile(
+    r"(?<!\bnot )(?<!\bless )\b(?:in\s+favou?r\s+of|favou?r(?:s|ing)?|prefer(?:s|ring)?"
+    r"|(?:favou?red|preferred)\s+diagnosis(?:\s+is)?)\s*:?\s+"
+    r"(?:(?:the|a|an|diagnosis|of|is)\s+|:\s*)*(?P<chosen>[^,;.()\[\]]+)",
+    re.IGNORECASE,
+)
+_CHOICE_AFTER = re.compile(
+    r"(?P<chosen>[^,;()\[\]]+?)\s*[(\[]?\s*(?:is\s+|being\s+)?(?<!\bnot )(?<!\bless )"
+    r"(?:favou?red|preferred)\b\s*[)\]]?(?=\s*(?:$|[,;]|(?:vs|versus|over|or|to)\b))",
+    re.IGNORECASE,
+)
+# "pilocytic astrocytoma over hemangioblastoma": the first disease chosen over the second.
+_CHOICE_OVER = re.compile(r"^(?P<chosen>.+?)\s+over\s+(?P<other>.+)$", re.IGNORECASE)
 # Clinical shorthand whose slash would read as a separator of alternatives ("ICH w/ IVH").
 _SHORTHAND = (
     (re.compile(r"(?<![A-Za-z0-9])w/o(?![A-Za-z0-9])", re.I), "without"),
@@ -312,8 +333,29 @@ _SHORTHAND = (
 )
 
 
+# An artery's abbreviation before a vascular word names the artery ("PCA stroke", "MCA
+# territory infarct"), whatever else the letters abbreviate (PCA: posterior cortical atrophy).
+_ARTERIES = {
+    "ACA": "anterior cerebral artery",
+    "MCA": "middle cerebral artery",
+    "PCA": "posterior cerebral artery",
+    "ICA": "internal carotid artery",
+    "PICA": "posterior inferior cerebellar artery",
+    "AICA": "anterior inferior cerebellar artery",
+    "SCA": "superior cerebellar artery",
+    "VA": "vertebral artery",
+    "BA": "basilar artery",
+}
+_ARTERY_BEFORE_VASCULAR_WORD = re.compile(
+    r"(?<![A-Za-z0-9/-])(" + "|".join(_ARTERIES) + r")(?=\s+(?:territory|infarcts?|infarctions?"
+    r"|strokes?|aneurysms?|occlusions?|stenos[ie]s|dissections?|thrombosis)\b)"
+)
+
+
 def _expand_shorthand(text: str) -> str:
-    """``text`` with "w/", "w/o" and "s/p" written out (with, without, after)."""
+    """``text`` with "w/", "w/o" and "s/p" written out (with, without, after), and an
+    artery's abbreviation before a vascular word ("PCA stroke") written as the artery."""
+    text = _ARTERY_BEFORE_VASCULAR_WORD.sub(lambda m: _ARTERIES[m.group(1)], text)
     if "/" not in text:
         return text
     for pattern, words in _SHORTHAND:
@@ -554,7 +596,8 @@ class LexiconDiagnosisMatcher:
        space-free name, same digits, one best entry) also counts. When both sides are
        recognised, they match iff some reference entry and some candidate entry are the
        same entry or one is an ancestor of the other (a difference in specificity:
-       ``glioma`` / ``glioblastoma``). A *category* (``brain tumor``, ``infection``...) is
+       ``glioma`` / ``glioblastoma``), and the sides they state, when both state one, agree
+       ("right MCA infarct" is no left MCA infarct). A *category* (``brain tumor``, ``infection``...) is
        never accepted in place of a specific disease. Different entries that are not
        ancestor and descendant never match, whatever words they share
        (``neurofibromatosis type 1`` / ``type 2``, ``HSV encephalitis`` / ``autoimmune
@@ -593,8 +636,8 @@ class LexiconDiagnosisMatcher:
     10. **Initials** (only when rule 9 finds no match): an abbreviation outside the lexicon,
        3 to 8 letters with at least two capitals, matches the other side when it spells
        that side's initials, hyphenated parts counted apart and ``of``/``with``/``and``...
-       left out, a closing ``disease``/``syndrome``/``disorder`` spelled or not ("RVCL" is
-       retinal vasculopathy with cerebral leukoencephalopathy, "HHE syndrome" the
+       left out, a closing ``disease``/``syndrome``/``disorder`` spelled or not ("MSGP" is
+       microcephaly with simplified gyral pattern, "HHE syndrome" the
        hemiconvulsion-hemiplegia-epilepsy syndrome). An abbreviation the lexicon knows is
        judged by the lexicon ("HSE" is herpes simplex encephalitis, never the initials of
        something else).
@@ -623,7 +666,10 @@ class LexiconDiagnosisMatcher:
     be excluded", "although lymphoma is possible", "tuberculosis is also considered") ranks
     it below the main diagnosis and is left out when the rest names a specific disease;
     equal alternatives ("X versus Y", "X or Y") and a list of differentials stay a hedge
-    (rule 3). ``non-X`` is one word and never names X. Words about the patient
+    (rule 3), unless the statement chooses one of them ("X vs Y, favouring X", "X (favoured)
+    vs Y", "preferred diagnosis: X", "X over Y" for two diseases): the chosen one is its
+    diagnosis. "X, given Y" (or "considering Y") gives Y as the reason for X, not as a second
+    disease. ``non-X`` is one word and never names X. Words about the patient
     (``neonatal``, ``in a child``, ``immunocompromised``) qualify like a location. A kind of
     organism names its organisms (``fungal`` / ``cryptococcal``, ``bacterial`` /
     ``pneumococcal``: a difference in specificity of the cause; ``tuberculous`` is a kind of
@@ -631,7 +677,9 @@ class LexiconDiagnosisMatcher:
     set apart after a metastasis ("metastases, likely melanoma"). A word set apart from the
     one disease it qualifies names its kind when the lexicon knows the pair ("basal
     meningitis, likely tuberculous" is tuberculous meningitis). A category named beside a
-    specific disease qualifies it ("hyaline-vascular Castleman disease"). When nothing
+    specific disease qualifies it ("hyaline-vascular Castleman disease"), and so does a part
+    set apart by a comma that names only a category ("cystic lesion with a mural nodule,
+    likely hemangioblastoma"). When nothing
     matches, an abbreviation outside the lexicon (3 to 8 letters, two capitals) that
     spells consecutive words of the other side is read as those words and the pair judged
     again, provided the abbreviating side adds no word of its own before its context ("EAC
@@ -876,6 +924,51 @@ class LexiconDiagnosisMatcher:
             return kept
         return text
 
+    def _chosen(self, text: str) -> str:
+        """The alternative a statement chooses, or ``text`` when it chooses none.
+
+        "Ependymoma vs medulloblastoma, favouring ependymoma", "vestibular schwannoma
+        (favoured) vs meningioma" and "pilocytic astrocytoma over hemangioblastoma" name the
+        chosen disease: the other alternatives are ranked below it, as a differential is.
+        Only when the rest offers alternatives (two or more parts), and, for "X over Y", when
+        both sides name specific lexicon diseases ("meningioma over the convexity" is a place).
+        """
+        for pattern in (_CHOICE_BEFORE, _CHOICE_AFTER):
+            match = pattern.search(text)
+            if match is None:
+                continue
+            chosen = match.group("chosen").strip()
+            rest = (text[: match.start()] + " " + text[match.end() :]).strip(" ,;")
+            if (
+                _NON_ALNUM.sub("", chosen)
+                and rest
+                and (len(read_diagnosis(rest).segments) > 1 or pattern is _CHOICE_AFTER)
+                and len(read_diagnosis(text).segments) > 1
+            ):
+                return chosen
+        match = _CHOICE_OVER.match(text.strip())
+        if match is not None:
+            sides = [self._specific_entries(match.group(g)) for g in ("chosen", "other")]
+            if all(sides):
+                return match.group("chosen")
+        return text
+
+    def _specific_entries(self, text: str) -> frozenset[str]:
+        """The specific (non-category) lexicon entries ``text`` names as a whole."""
+        forms = diagnosis_aliases(read_diagnosis(text).affirmed)
+        if not forms:
+            return frozenset()
+        resolution = self._resolve(forms)
+        if not resolution.complete:
+            return frozenset()
+        return frozenset(
+            name for name in resolution.entries if not self.lexicon.get(name).is_category
+        )
+
+    def _only_categories_of(self, entries: frozenset[str]) -> bool:
+        """Whether every entry named is a category (none, too, counts as no specific one)."""
+        return all(self.lexicon.get(name).is_category for name in entries)
+
     def _qualified(self, form: str, resolution: _Resolution) -> _Resolution:
         """A word set apart from the one disease it qualifies, read into its name when that
         names a kind of it: "basal meningitis, likely tuberculous" is tuberculous meningitis."""
@@ -927,7 +1020,7 @@ class LexiconDiagnosisMatcher:
         return " ".join(["metastasis", "from", *tokens[1:]])
 
     def _read_uncached(self, text: str) -> _Statement:
-        reading = read_diagnosis(self._main_clauses(_expand_shorthand(text)))
+        reading = read_diagnosis(self._main_clauses(self._chosen(_expand_shorthand(text))))
         forms = tuple(
             form
             for form in (
@@ -975,6 +1068,10 @@ class LexiconDiagnosisMatcher:
                 entries = self._resolve(segment_forms).entries
                 if entries or self._names_a_term(segment_forms[0], reading.explicit):
                     parts.append((entries, segment_forms[0]))
+            if not reading.explicit and any(not self._only_categories_of(e) for e, _ in parts):
+                # "cystic lesion with a mural nodule, likely hemangioblastoma": a part naming
+                # only a category (a mass, a cyst) describes the specific disease beside it
+                parts = [(e, f) for e, f in parts if not (e and self._only_categories_of(e))]
         head_words, head_names_other = self._head_words(forms[0]) if forms else ((), False)
         return _Statement(
             forms,
@@ -1302,7 +1399,11 @@ class LexiconDiagnosisMatcher:
 
         An abbreviation is a word of 3 to 8 letters with at least two capitals (parts of a
         hyphenated word apart: "CM-AVM"); "of", "and", "with"... inside the run are skipped.
+        A ``short`` that is a lexicon name as a whole is judged by the lexicon: "ICA aneurysm"
+        is an internal carotid artery aneurysm, never an inferior cerebellar artery one.
         """
+        if self.lexicon.lookup(short) is not None:
+            return None
         long_words = [w for w in normalize_diagnosis(long).split() if w not in _INITIALS_SKIPPED]
         changed = False
 
@@ -1405,9 +1506,14 @@ class LexiconDiagnosisMatcher:
         if set(ref.forms) & set(cand.forms):
             return MatchExplanation(True, "exact", **named)
         if reference.complete and candidate.complete and reference.entries and candidate.entries:
-            if self._any_related(reference.entries, candidate.entries, allow_categories=False):
-                return MatchExplanation(True, "lexicon", **named)
-            return MatchExplanation(False, "lexicon-different", **named)
+            if not self._any_related(reference.entries, candidate.entries, allow_categories=False):
+                return MatchExplanation(False, "lexicon-different", **named)
+            # sides stated on both must agree here too ("right MCA infarct" / "left MCA infarct")
+            ref_sides = {t for t in ref.forms[0].split() if t in _LATERALITY}
+            cand_sides = {t for t in cand.forms[0].split() if t in _LATERALITY}
+            if ref_sides and cand_sides and ref_sides != cand_sides:
+                return MatchExplanation(False, "qualifier-mismatch", **named)
+            return MatchExplanation(True, "lexicon", **named)
         if (
             reference.entries
             and candidate.entries
