@@ -61,6 +61,13 @@ _DATA = Path(__file__).resolve().parents[1] / "data"
 # m7 (678 model-style answers over the families, 194 different, written by the lexicon-6
 # author before any lexicon-6 change, then tuned on): 93.1 %, 2/194 false accepts on lexicon
 # 5 -> 97.9 %, 0/194.
+# Held-out 7 (325 model-style answers over 129 rare-disease references none of the earlier
+# files names, 141 related-but-different; sealed: written by someone who read no code or
+# lexicon, measured once by the lead on lexicon 5 and once on lexicon 6): 76.0 % -> 79.4 %,
+# 1/141 false accepts either way; synonyms 41.5 % -> 47.7 %, abbreviations 58.3 % -> 66.7 %,
+# clauses 64.7 % -> 67.6 %. Lexicon 6's own pre-change set (m7, 93.1 % -> 97.9 %) carried over
+# to unseen answers as 3.4 points: a lexicon is far from the 97 % target on answers it was
+# not written for.
 FLOORS = [
     ("diagnosis_pairs.tsv", 0.995, 0.003, 0.97),
     ("diagnosis_pairs_heldout.tsv", 0.98, 0.0, 0.9),
@@ -72,6 +79,7 @@ FLOORS = [
     ("diagnosis_pairs_heldout_m6.tsv", 0.98, 0.02, None),
     ("diagnosis_pairs_heldout6.tsv", 0.95, 0.0, None),
     ("diagnosis_pairs_m7.tsv", 0.975, 0.0, None),
+    ("diagnosis_pairs_heldout7.tsv", 0.79, 0.008, None),
 ]
 
 
