@@ -18,6 +18,16 @@ The JSON says it per task: ``ranking[task]["ranked"]`` is false, ``"reason"`` th
 Old reports are read with today's keys (:func:`novabench.report.render.with_current_keys`:
 an old lexicon ``top1`` is ranked as ``top1-lexicon``, never as the paper's Top-1).
 
+Values are checked where a report enters the board: each headline value is null or a finite
+fraction in [0, 1] inside its CI (two finite fractions, low <= high); two reports of one
+evaluation (same run id or same pinned tables: a copied report) are refused, naming both. A
+report with per-item tables must hold, in them, the reading of each ranking metric it states
+(the cases table's ``top1-lexicon`` never backs a stated ``top1``), and its stated value must
+equal the value the task's module recomputes from them as the ranking resamples it
+(``TaskBehaviour.rank_value``, up to float rounding); anything else is refused in one line
+naming the report, the key and both values. Values of reports without tables are taken as
+stated, and the notes say so.
+
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
 paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
 has an interval containing 0. Ties chain: if A ties B and B ties C, all three share A's
@@ -32,12 +42,26 @@ answered items were scored); where a setting differs between reports (a report w
 counts as "unknown"), the metrics it affects are marked "settings differ" and a task whose
 ranking metric is affected is not ranked. One sentence per difference names the setting and
 the reports, in every output. Differing bootstrap settings only make the CIs differ: noted.
+The rule for marks: every metric a differing setting affects is marked (METEOR of one report
+beside METEOR-exact+stem of another: both keys, the variant differs), except for a task's
+``reading_settings`` (the diagnosis matcher), whose value decides which keys a report holds:
+reports of different readings are already told apart by their keys and left unranked, so a
+key is marked only when the reports holding that key differ (two lexicon reports of one
+matcher beside a judged report: ``top1-lexicon`` is not marked).
 
-Stand-ins shown in place of the paper's keys (``top1-lexicon``...) are warned about before
-any table, in every output (``board["warnings"]`` in the JSON); the notes keep the rest.
+Warned about before any table, in every output (``board["warnings"]`` in the JSON): the
+synthetic sample, stand-ins shown in place of the paper's keys (``top1-lexicon``...,
+``METEOR-exact+stem`` where WordNet was missing), and each report that answered only part of
+a task's items (answered/total, missing scored as misses or left out with
+``--answered-only``, as its coverage records); the notes keep the rest.
 
-Shown as an overview (per model, each task's ranking metric and rank) and one table per
-task with its headline keys (Markdown, terminal, HTML); the CSV is one wide table.
+Shown as an overview (per model, each task's ranking metric and rank; "not ranked" where the
+task is left unranked) and one table per task with its headline keys (Markdown, terminal,
+HTML); the CSV is one wide table whose titles are task, key and unit only, whatever the board
+holds, with a note column per task last (what it was ranked on, keys whose settings differ).
+The published figures of a paper key are marked not comparable wherever the board holds a
+stand-in of it, even beside a report holding the key itself. JSON neighbours name their
+reports (``a_report``, ``b_report``) as well as their models.
 """
 
 from __future__ import annotations
@@ -360,7 +384,8 @@ def _same_evaluations(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
         entry = report.get("items")
         if not isinstance(entry, Mapping):
             continue
-        hashes = entry.get("sha256") if isinstance(entry.get("sha256"), Mapping) else {}
+        pinned = entry.get("sha256")
+        hashes: Mapping[str, Any] = pinned if isinstance(pinned, Mapping) else {}
         marks = [f"run id {entry['run_id']}"] if entry.get("run_id") else []
         marks += [
             f"the same pinned {table}, SHA-256 {hashes[table]}"
@@ -453,10 +478,12 @@ def build_leaderboard(
     Returns:
         ``{"release", "warnings", "models": [{"model", "path", "tasks": {task: {"metrics",
         "ci", "rank"}}}], "ranking": {task: {"metric", "ranked", "reason", "readings",
-        "method", "neighbours"}}, "human_reference": [{"who", "metrics"}],
+        "method", "neighbours": [{"a", "b", "a_report", "b_report", "difference", "ci",
+        "p_value", "separable"}]}}, "human_reference": [{"who", "metrics"}],
         "setting_differences": [{"task", "setting", "metrics", "values": {path: value},
         "sentence"}], "notes"}``. ``warnings`` are the lines a reader needs before any
-        number (stand-ins shown in place of the paper's keys). ``rank`` is None where a
+        number (the synthetic sample, stand-ins shown in place of the paper's keys, partial
+        coverage per report). ``rank`` is None where a
         task has a single model, the model lacks the ranking metric, the reports scored
         the ranking metric with different settings, or they hold different readings of it;
         then ``ranked`` is false and ``reason`` says why (None when ranked). ``readings``
@@ -465,7 +492,10 @@ def build_leaderboard(
 
     Raises:
         NovaInputError: fewer than one report, reports on different release fingerprints,
-            or an old report whose recorded matcher does not say its reading.
+            an old report whose recorded matcher does not say its reading, a headline value
+            or CI that is not a fraction (or lies outside its CI), two reports of one
+            evaluation (same run id or pinned tables), or a report whose per-item tables
+            do not hold the reading it states or give another value.
 
     Example:
         >>> def report(name, top1):
