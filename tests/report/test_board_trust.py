@@ -192,6 +192,26 @@ def test_a_value_the_board_cannot_show_is_refused_in_one_line(
     assert str(bad) in message and f"tasks.localization.{field}" in message and said in message
 
 
+def test_few_resamples_may_leave_a_value_outside_its_interval(tmp_path: Path) -> None:
+    # Below 100 resamples a percentile interval can miss its own value (the report warns):
+    # legitimate, so not refused; with 100 it is.
+    report = report_dict("few", hit_30=0.5)
+    report["tasks"]["localization"]["metrics"]["hit@30"] = 0.75  # above [0.3, 0.7]
+    report["bootstrap"]["n_resamples"] = 20
+    board = build_leaderboard([report], ["few.json"])
+    assert board["models"][0]["tasks"]["localization"]["metrics"]["hit@30"] == 0.75
+    report["bootstrap"]["n_resamples"] = 100
+    with pytest.raises(NovaInputError, match="outside its interval"):
+        build_leaderboard([report], ["few.json"])
+
+
+def test_an_interval_nothing_defined_is_no_interval(tmp_path: Path) -> None:
+    report = report_dict("a", hit_30=0.5)
+    report["tasks"]["localization"]["confidence_intervals"]["hit@30"] = [None, None]
+    board = build_leaderboard([report], ["a.json"])
+    assert board["models"][0]["tasks"]["localization"]["ci"]["hit@30"] == [None, None]
+
+
 # 3. One evaluation is one row.
 
 

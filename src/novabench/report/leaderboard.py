@@ -19,7 +19,8 @@ Old reports are read with today's keys (:func:`novabench.report.render.with_curr
 an old lexicon ``top1`` is ranked as ``top1-lexicon``, never as the paper's Top-1).
 
 Values are checked where a report enters the board: each headline value is null or a finite
-fraction in [0, 1] inside its CI (two finite fractions, low <= high); two reports of one
+fraction in [0, 1] inside its CI (two finite fractions, low <= high; not held to it under
+``FEW_RESAMPLES`` resamples, where a percentile CI may miss its value); two reports of one
 evaluation (same run id or same pinned tables: a copied report) are refused, naming both. A
 report with per-item tables must hold, in them, the reading of each ranking metric it states
 (the cases table's ``top1-lexicon`` never backs a stated ``top1``), and its stated value must
@@ -87,6 +88,7 @@ from novabench.escaping import (
 from novabench.registry import TASK_NAMES
 from novabench.report.items import read_item_tables
 from novabench.report.render import (
+    FEW_RESAMPLES,
     HEADLINE_KEYS,
     TASK_ORDER,
     coverage_phrase,
@@ -248,7 +250,7 @@ def _item_values(
 
 
 def _fraction_problem(value: Any) -> str | None:
-    """What makes a report's metric value unusable ("" when it is a fraction or null)."""
+    """What makes a report's metric value unusable (None when it is a fraction or null)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -268,8 +270,12 @@ def _check_values(report: Mapping[str, Any], source: str) -> None:
     """Refuse, in one line naming the report and field, a headline value the board cannot show.
 
     Each headline metric a task holds is null or a finite fraction in [0, 1]; its interval,
-    when given, is two finite fractions, low <= high, around the value.
+    when given (not null, nor two nulls: none could be computed), is two finite fractions,
+    low <= high, around the value. Below ``FEW_RESAMPLES`` resamples a percentile interval may
+    miss its own value (the report warns): the value is then not held to it.
     """
+    resamples = (report.get("bootstrap") or {}).get("n_resamples")
+    few_resamples = isinstance(resamples, int) and resamples < FEW_RESAMPLES
     tasks = report.get("tasks")
     if not isinstance(tasks, Mapping):
         raise NovaInputError("tasks is not an object", source=source, field="tasks")
@@ -300,8 +306,8 @@ def _check_values(report: Mapping[str, Any], source: str) -> None:
                 raise NovaInputError(
                     f"{interval!r} is not an interval [low, high]", source=source, field=field
                 )
-            if value is None and all(end is None for end in interval):
-                continue  # an undefined metric has an undefined interval
+            if all(end is None for end in interval):
+                continue  # no interval could be computed (nothing resampled defined it)
             for end in interval:
                 problem = _fraction_problem(end) or (
                     f"{end!r} is not a number" if end is None else None
@@ -317,7 +323,8 @@ def _check_values(report: Mapping[str, Any], source: str) -> None:
                 raise NovaInputError(
                     f"{interval!r}: low end above high end", source=source, field=field
                 )
-            if value is not None and not low - _TOLERANCE <= value <= high + _TOLERANCE:
+            outside = value is not None and not low - _TOLERANCE <= value <= high + _TOLERANCE
+            if outside and not few_resamples:
                 raise NovaInputError(
                     f"the value {value!r} lies outside its interval {interval!r}",
                     source=source,
