@@ -74,9 +74,9 @@ def test_only_localisation_has_a_human_reference_a_curve_and_a_box_order() -> No
 
 
 def test_rank_item_values_have_the_rank_metrics_mean() -> None:
-    # Hand-made tables: 2 of 4 images reach IoU 0.30 (mAP@30 = 0.5); ROUGE-L mean with a
-    # missing caption as 0: (0.2 + 0.4 + 0 + 0.6) / 4 = 0.3; top1 over the 2 cases with a
-    # final diagnosis (the placeholder case left out): 1 of 2 = 0.5.
+    # Hand-made tables: 2 of 4 images reach IoU 0.30 (mAP@30 = 0.5); ROUGE-L mean over the
+    # scored captions (c.png's unscored, --answered-only): (0.2 + 0.4 + 0.6) / 3 = 0.4; top1
+    # over the 2 cases with a final diagnosis (the placeholder case left out): 1 of 2 = 0.5.
     images = pd.DataFrame(
         {
             "filename": ["a.png", "b.png", "c.png", "d.png"],
@@ -92,9 +92,11 @@ def test_rank_item_values_have_the_rank_metrics_mean() -> None:
         }
     )
     tables = {"images": images, "cases": cases}
-    means = {name: behaviour(name).rank_item_values(tables)[1].mean() for name in TASK_NAMES}
-    assert means == pytest.approx({"localization": 0.5, "captioning": 0.3, "diagnosis": 0.5})
-    assert behaviour("diagnosis").rank_item_values(tables)[0] == ["case0001", "case0003"]
+    means = {
+        name: behaviour(name).rank_value(tables, behaviour(name).rank_metric) for name in TASK_NAMES
+    }
+    assert means == pytest.approx({"localization": 0.5, "captioning": 0.4, "diagnosis": 0.5})
+    assert behaviour("diagnosis").rank_item_values(tables, "top1")[0] == ["case0001", "case0003"]
 
 
 def test_judges_are_routed_by_each_tasks_module() -> None:

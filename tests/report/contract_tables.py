@@ -109,8 +109,14 @@ def images_table(best_ious: Sequence[float], **options: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(IMAGE_COLUMNS))
 
 
-def cases_table(top1: Sequence[bool], top5: Sequence[bool] | None = None) -> pd.DataFrame:
-    """A cases table, one row per case; top5 defaults to top1."""
+def cases_table(
+    top1: Sequence[bool], top5: Sequence[bool] | None = None, *, reading: str = ""
+) -> pd.DataFrame:
+    """A cases table, one row per case; top5 defaults to top1.
+
+    ``reading``: the suffix of the hit columns, as ``nova evaluate`` names them after the
+    reading scored (``"-lexicon"``: ``top1-lexicon``, ``top5-lexicon``; ``""``: the paper's).
+    """
     top5 = list(top1) if top5 is None else list(top5)
     rows = [
         {
@@ -127,7 +133,8 @@ def cases_table(top1: Sequence[bool], top5: Sequence[bool] | None = None) -> pd.
         }
         for i, (hit, hit5) in enumerate(zip(top1, top5))
     ]
-    return pd.DataFrame(rows, columns=list(CASE_COLUMNS))
+    table = pd.DataFrame(rows, columns=list(CASE_COLUMNS))
+    return table.rename(columns={"top1": f"top1{reading}", "top5": f"top5{reading}"})
 
 
 def breakdown_rows(task_metric: str, groups: dict[str, tuple[int, float | None]]) -> list[dict]:

@@ -30,7 +30,8 @@ def saved_report(tmp_path: Path, name: str, hits: int, *, items: bool = True, **
     entry = None
     if items:
         entry = write_items(tmp_path / f"{name}-items", images_table(ious), cases_table([True]))
-    report = report_dict(name, hit_30=hits / N_IMAGES, items=entry, **options)
+    # The report states what its tables give: the one case is a hit (top1 = 1).
+    report = report_dict(name, hit_30=hits / N_IMAGES, top1=1.0, items=entry, **options)
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(report), encoding="utf-8")
     return path
@@ -94,7 +95,7 @@ def test_table_has_cis_ranks_and_the_human_rows(tmp_path: Path) -> None:
     header = rows[0]
     assert header[:5] == [
         "model",
-        "localization rank (mAP@30)",
+        "localization rank",
         "localization mAP@30 (%)",
         "localization mAP@30 CI low (%)",
         "localization mAP@30 CI high (%)",
@@ -103,11 +104,12 @@ def test_table_has_cis_ranks_and_the_human_rows(tmp_path: Path) -> None:
     hit = ("localization hit@30 (%)", "localization hit@30 CI low (%)")
     assert [by_model["A"][column] for column in hit] == ["50.0000", "30.0000"]
     assert by_model["A"]["localization hit@30 CI high (%)"] == "70.0000"
-    assert by_model["A"]["localization rank (mAP@30)"] == "1"
+    assert by_model["A"]["localization rank"] == "1"
+    assert by_model["A"]["localization note"] == "ranked on mAP@30"
     assert by_model["human: rater 1 vs gold"]["localization hit@30 (%)"] == "90.0000"
     assert by_model["human: rater 1 vs gold"]["localization hit@30 CI low (%)"] == ""
     assert by_model["human: rater 1 vs rater 2"]["localization hit@30 (%)"] == "80.0000"
-    assert by_model["human: rater 1 vs gold"]["localization rank (mAP@30)"] == ""
+    assert by_model["human: rater 1 vs gold"]["localization rank"] == ""
 
 
 def test_cli_writes_markdown_html_and_csv(tmp_path: Path, capsys) -> None:
@@ -170,7 +172,7 @@ def test_cases_without_a_final_diagnosis_are_left_out_of_the_tie_test(tmp_path: 
         cases = cases_table([hit] * 29 + [False])
         cases.loc[29, "final_diagnosis"] = "Final diagnosis not found."
         entry = write_items(tmp_path / f"{name}-items", images_table([0.5] * 4), cases)
-        report = report_dict(name, top1=1.0 if hit else 0.0, items=entry)
+        report = report_dict(name, hit_30=1.0, top1=1.0 if hit else 0.0, items=entry)
         paths.append(tmp_path / f"{name}.json")
         paths[-1].write_text(json.dumps(report), encoding="utf-8")
     board = build_leaderboard(load(paths), paths, n_resamples=50)
@@ -178,15 +180,15 @@ def test_cases_without_a_final_diagnosis_are_left_out_of_the_tie_test(tmp_path: 
     assert neighbours["difference"] == 1.0  # 29 of 29 scored cases; 29/30 with the placeholder
 
 
-def test_a_rank_metric_without_per_item_values_falls_back_to_point_estimates(
-    tmp_path: Path,
-) -> None:
+def test_a_ranking_metric_its_tables_do_not_hold_is_refused(tmp_path: Path) -> None:
+    # The report states ROUGE-L but its pinned tables hold no caption's: nothing backs the
+    # figure, so it is refused rather than ranked as stated.
     paths = []
     for name, hits in (("A", 20), ("B", 10)):
         images = images_table([0.6] * hits + [0.1] * (N_IMAGES - hits))
-        images["ROUGE-L"] = None  # e.g. the metric was excluded
+        images["ROUGE-L"] = None
         entry = write_items(tmp_path / f"{name}-items", images, cases_table([True]))
-        report = report_dict(name, hit_30=hits / N_IMAGES, items=entry)
+        report = report_dict(name, hit_30=hits / N_IMAGES, top1=1.0, items=entry)
         report["tasks"]["captioning"] = {
             "metrics": {"ROUGE-L": hits / 100},
             "confidence_intervals": {},
@@ -194,10 +196,8 @@ def test_a_rank_metric_without_per_item_values_falls_back_to_point_estimates(
         }
         paths.append(tmp_path / f"{name}.json")
         paths[-1].write_text(json.dumps(report), encoding="utf-8")
-    board = build_leaderboard(load(paths), paths, n_resamples=50)
-    assert "ties cannot be assessed" in board["ranking"]["captioning"]["method"]
-    assert "paired bootstrap" in board["ranking"]["localization"]["method"]
-    assert ranks(board, "captioning") == {"A": 1, "B": 2}
+    with pytest.raises(NovaInputError, match="ROUGE-L = 0.2 but its per-item tables give no value"):
+        build_leaderboard(load(paths), paths, n_resamples=50)
 
 
 def _sections(markdown: str) -> dict[str, list[str]]:
@@ -222,8 +222,9 @@ def _two_task_reports(tmp_path: Path) -> list[Path]:
     paths = []
     for name, hits in (("A", 20), ("B", 10)):
         images = images_table([0.6] * hits + [0.1] * (N_IMAGES - hits))
+        images["ROUGE-L"] = hits / 100  # every caption's, so their mean is the report's
         entry = write_items(tmp_path / f"{name}-items", images, cases_table([True]))
-        report = report_dict(name, hit_30=hits / N_IMAGES, items=entry)
+        report = report_dict(name, hit_30=hits / N_IMAGES, top1=1.0, items=entry)
         report["tasks"]["captioning"] = {
             "metrics": {"BLEU-4": 0.1, "ROUGE-L": hits / 100},
             "confidence_intervals": {},
@@ -295,8 +296,11 @@ def test_csv_stays_one_wide_table(tmp_path: Path) -> None:
     rows = list(csv.reader(io.StringIO(leaderboard_csv(build_leaderboard(load(paths), paths)))))
     assert {len(row) for row in rows} == {len(rows[0])}
     assert "captioning ROUGE-L (%)" in rows[0] and "diagnosis top1 (%)" in rows[0]
-    # Numbers only, ready for pandas: every non-empty cell past the model name parses.
-    assert all(float(cell) == float(cell) for row in rows[1:] for cell in row[1:] if cell)
+    # Numbers, ready for pandas: every non-empty cell past the model name parses, but the
+    # notes at the end.
+    numbers = [i for i, title in enumerate(rows[0]) if i and not title.endswith(" note")]
+    assert rows[0][numbers[-1] + 1 :] == ["localization note", "captioning note", "diagnosis note"]
+    assert all(float(row[i]) == float(row[i]) for row in rows[1:] for i in numbers if row[i])
 
 
 def test_human_rows_show_their_confidence_intervals(tmp_path: Path) -> None:
@@ -412,7 +416,9 @@ def test_differing_bertscore_settings_are_marked_and_named_in_every_output(
     # The sentence holds report paths: Markdown shows it escaped.
     assert markdown_text(sentence) in markdown and "BERTScore-F1 (%, settings differ)" in markdown
     assert sentence in render_leaderboard_html(board)
-    assert "captioning BERTScore-F1 (%, settings differ)" in leaderboard_csv(board)
+    table = list(csv.DictReader(io.StringIO(leaderboard_csv(board))))
+    assert "captioning BERTScore-F1 (%)" in table[0]  # the title stays put: scripts read it
+    assert table[0]["captioning note"] == "ranked on ROUGE-L; settings differ: BERTScore-F1"
     assert sentence in board["notes"]
 
 

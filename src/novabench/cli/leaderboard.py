@@ -27,8 +27,11 @@ def register(subparsers: Any) -> None:
             "and metric). Reports on different release fingerprints are refused. Reports holding "
             "different readings of a task's ranking metric (top1 of the case judge, top1-lexicon "
             "of the offline matcher) leave that task unranked, each value under its own key, "
-            "and say how to re-score them alike; stand-ins for the paper's keys are warned "
-            "about before the tables."
+            "and say how to re-score them alike; stand-ins for the paper's keys and reports "
+            "that answered only part of a task's items are warned about before the tables. A "
+            "report is refused when a headline value is not a fraction inside its CI, when its "
+            "per-item tables do not give the value it states, or when it is a copy of another "
+            "(same run id or tables)."
         ),
     )
     parser.add_argument("reports", nargs="+", metavar="REPORT.json", help="nova evaluate reports")
@@ -92,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
     check_report_outputs({key: value for key, value in outputs.items() if key != "--csv"})
     seen: dict[str, str] = {}
     for path in args.reports:
-        # The same report twice would fill two rows that tie at rank 1.
+        # The same report twice would fill two rows that tie at rank 1 (a copy of it, same
+        # run id or tables, is refused by build_leaderboard).
         resolved = os.path.realpath(path)
         if resolved in seen:
             raise NovaInputError(

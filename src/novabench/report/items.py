@@ -660,11 +660,23 @@ def read_item_tables(
                 f"the per-item table {path} is missing", source=str(report_path), field="items"
             )
         owner = _owner(path) or {}
-        if _sha256(path) != hashes.get(path.name) or owner.get("run_id") != entry["run_id"]:
+        digest = _sha256(path)
+        if owner.get("run_id") != entry["run_id"]:
+            cause = (
+                f"it records run id {owner.get('run_id')}, the report {entry['run_id']}: "
+                "another evaluation or an interrupted one replaced it"
+            )
+        elif digest != hashes.get(path.name):
+            cause = (
+                f"its SHA-256 {digest} differs from the {hashes.get(path.name)} the report "
+                "pinned: it was changed after the report was written"
+            )
+        else:
+            cause = ""
+        if cause:
             raise NovaInputError(
-                f"the per-item table {path} is not the one this report wrote (run id "
-                f"{owner.get('run_id')} instead of {entry['run_id']}: another evaluation or an "
-                "interrupted one replaced it); score the report again with nova evaluate --items",
+                f"the per-item table {path} is not the one this report wrote ({cause}); "
+                "score the report again with nova evaluate --items",
                 source=str(report_path),
                 field="items",
             )

@@ -18,6 +18,17 @@ The JSON says it per task: ``ranking[task]["ranked"]`` is false, ``"reason"`` th
 Old reports are read with today's keys (:func:`novabench.report.render.with_current_keys`:
 an old lexicon ``top1`` is ranked as ``top1-lexicon``, never as the paper's Top-1).
 
+Values are checked where a report enters the board: each headline value is null or a finite
+fraction in [0, 1] inside its CI (two finite fractions, low <= high; not held to it under
+``FEW_RESAMPLES`` resamples, where a percentile CI may miss its value); two reports of one
+evaluation (same run id or same pinned tables: a copied report) are refused, naming both. A
+report with per-item tables must hold, in them, the reading of each ranking metric it states
+(the cases table's ``top1-lexicon`` never backs a stated ``top1``), and its stated value must
+equal the value the task's module recomputes from them as the ranking resamples it
+(``TaskBehaviour.rank_value``, up to float rounding); anything else is refused in one line
+naming the report, the key and both values. Values of reports without tables are taken as
+stated, and the notes say so.
+
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
 paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
 has an interval containing 0. Ties chain: if A ties B and B ties C, all three share A's
@@ -32,12 +43,26 @@ answered items were scored); where a setting differs between reports (a report w
 counts as "unknown"), the metrics it affects are marked "settings differ" and a task whose
 ranking metric is affected is not ranked. One sentence per difference names the setting and
 the reports, in every output. Differing bootstrap settings only make the CIs differ: noted.
+The rule for marks: every metric a differing setting affects is marked (METEOR of one report
+beside METEOR-exact+stem of another: both keys, the variant differs), except for a task's
+``reading_settings`` (the diagnosis matcher), whose value decides which keys a report holds:
+reports of different readings are already told apart by their keys and left unranked, so a
+key is marked only when the reports holding that key differ (two lexicon reports of one
+matcher beside a judged report: ``top1-lexicon`` is not marked).
 
-Stand-ins shown in place of the paper's keys (``top1-lexicon``...) are warned about before
-any table, in every output (``board["warnings"]`` in the JSON); the notes keep the rest.
+Warned about before any table, in every output (``board["warnings"]`` in the JSON): the
+synthetic sample, stand-ins shown in place of the paper's keys (``top1-lexicon``...,
+``METEOR-exact+stem`` where WordNet was missing), and each report that answered only part of
+a task's items (answered/total, missing scored as misses or left out with
+``--answered-only``, as its coverage records); the notes keep the rest.
 
-Shown as an overview (per model, each task's ranking metric and rank) and one table per
-task with its headline keys (Markdown, terminal, HTML); the CSV is one wide table.
+Shown as an overview (per model, each task's ranking metric and rank; "not ranked" where the
+task is left unranked) and one table per task with its headline keys (Markdown, terminal,
+HTML); the CSV is one wide table whose titles are task, key and unit only, whatever the board
+holds, with a note column per task last (what it was ranked on, keys whose settings differ).
+The published figures of a paper key are marked not comparable wherever the board holds a
+stand-in of it, even beside a report holding the key itself. JSON neighbours name their
+reports (``a_report``, ``b_report``) as well as their models.
 """
 
 from __future__ import annotations
@@ -63,15 +88,18 @@ from novabench.escaping import (
 from novabench.registry import TASK_NAMES
 from novabench.report.items import read_item_tables
 from novabench.report.render import (
+    FEW_RESAMPLES,
     HEADLINE_KEYS,
     TASK_ORDER,
+    coverage_phrase,
+    meteor_fallback_line,
     model_name,
     portable_bertscore_hash,
     stand_in_lines,
     synthetic_data_line,
     with_current_keys,
 )
-from novabench.tasks import behaviour, tasks_where
+from novabench.tasks import ItemTablesMismatch, behaviour, tasks_where
 
 __all__ = [
     "RANK_METRICS",
@@ -146,6 +174,13 @@ def _setting_differences(
                 continue
             metrics = sorted(task_keys) if affected == ("*",) else list(affected)
             metrics = [key for key in HEADLINE_KEYS[task] if key in metrics and key in task_keys]
+            if setting in behaviour(task).reading_settings:
+                # The keys name the reading: only the reports holding a key are compared on it.
+                metrics = [
+                    key for key in metrics if _differs_among_holders(having, task, setting, key)
+                ]
+                if not metrics:
+                    continue
             groups = [
                 ", ".join(path for path, value in values if value == wanted) + f" ({wanted})"
                 for wanted in distinct
@@ -166,6 +201,18 @@ def _setting_differences(
                 }
             )
     return differences
+
+
+def _differs_among_holders(
+    having: Sequence[tuple[Mapping[str, Any], str]], task: str, setting: str, key: str
+) -> bool:
+    """Whether the reports holding ``key`` recorded different values of ``setting``."""
+    values = {
+        _setting_value(report, task, setting)
+        for report, _ in having
+        if key in ((report["tasks"][task] or {}).get("metrics") or {})
+    }
+    return len(values) > 1
 
 
 def _bootstrap_note(
@@ -194,22 +241,173 @@ def _bootstrap_note(
     )
 
 
-def _item_values(task: str, tables: Mapping[str, Any]) -> tuple[list[str], np.ndarray]:
+def _item_values(
+    task: str, tables: Mapping[str, Any], reading: str
+) -> tuple[list[str], np.ndarray]:
     """Item keys and per-item values of the task's rank metric (mean = the metric)."""
-    keys, values = behaviour(task).rank_item_values(tables)
+    keys, values = behaviour(task).rank_item_values(tables, reading)
     return keys, np.asarray(values, dtype=float)
 
 
-def _has_item_values(task: str, tables: Mapping[str, Any] | None) -> bool:
-    """Whether the tables hold the task's per-item values (a metric may have been excluded)."""
-    if tables is None:
-        return False
-    spec = behaviour(task)
-    table, column = spec.rank_item_column
-    columns = tables[table].columns
-    # The column is named after the reading (top1, top1-lexicon...), as the report's key.
-    held = next((c for c in (column, *spec.rank_metric_readings) if c in columns), None)
-    return held is not None and bool(tables[table][held].notna().any())
+def _fraction_problem(value: Any) -> str | None:
+    """What makes a report's metric value unusable (None when it is a fraction or null)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{value!r} is not a number"
+    if not math.isfinite(value):
+        return f"{value!r} is not a finite number"
+    if not 0 <= value <= 1:
+        return f"{value!r} is not a fraction in [0, 1] (reports hold fractions, not percent)"
+    return None
+
+
+# Float rounding allowed between a stated value and its recomputation or its interval.
+_TOLERANCE = 1e-9
+
+
+def _check_values(report: Mapping[str, Any], source: str) -> None:
+    """Refuse, in one line naming the report and field, a headline value the board cannot show.
+
+    Each headline metric a task holds is null or a finite fraction in [0, 1]; its interval,
+    when given (not null, nor two nulls: none could be computed), is two finite fractions,
+    low <= high, around the value. Below ``FEW_RESAMPLES`` resamples a percentile interval may
+    miss its own value (the report warns): the value is then not held to it.
+    """
+    resamples = (report.get("bootstrap") or {}).get("n_resamples")
+    few_resamples = isinstance(resamples, int) and resamples < FEW_RESAMPLES
+    tasks = report.get("tasks")
+    if not isinstance(tasks, Mapping):
+        raise NovaInputError("tasks is not an object", source=source, field="tasks")
+    for task, section in tasks.items():
+        if task not in HEADLINE_KEYS:
+            continue
+        where = f"tasks.{task}"
+        if not isinstance(section, Mapping) or not isinstance(section.get("metrics"), Mapping):
+            raise NovaInputError("has no metrics object", source=source, field=where)
+        metrics = section["metrics"]
+        intervals = section.get("confidence_intervals")
+        if intervals is not None and not isinstance(intervals, Mapping):
+            raise NovaInputError(
+                "is not an object", source=source, field=f"{where}.confidence_intervals"
+            )
+        for key in HEADLINE_KEYS[task]:
+            if key not in metrics:
+                continue
+            value = metrics[key]
+            problem = _fraction_problem(value)
+            if problem:
+                raise NovaInputError(problem, source=source, field=f"{where}.metrics.{key}")
+            interval = (intervals or {}).get(key)
+            if interval is None:
+                continue
+            field = f"{where}.confidence_intervals.{key}"
+            if not isinstance(interval, (list, tuple)) or len(interval) != 2:
+                raise NovaInputError(
+                    f"{interval!r} is not an interval [low, high]", source=source, field=field
+                )
+            if all(end is None for end in interval):
+                continue  # no interval could be computed (nothing resampled defined it)
+            for end in interval:
+                problem = _fraction_problem(end) or (
+                    f"{end!r} is not a number" if end is None else None
+                )
+                if problem:
+                    raise NovaInputError(
+                        f"{interval!r} is not an interval of two fractions: {problem}",
+                        source=source,
+                        field=field,
+                    )
+            low, high = interval
+            if low > high:
+                raise NovaInputError(
+                    f"{interval!r}: low end above high end", source=source, field=field
+                )
+            outside = value is not None and not low - _TOLERANCE <= value <= high + _TOLERANCE
+            if outside and not few_resamples:
+                raise NovaInputError(
+                    f"the value {value!r} lies outside its interval {interval!r}",
+                    source=source,
+                    field=f"{where}.metrics.{key}",
+                )
+
+
+def _held_reading(report: Mapping[str, Any], task: str) -> str | None:
+    """The key of the task's ranking metric the report holds (a number), or None."""
+    metrics = ((report.get("tasks") or {}).get(task) or {}).get("metrics") or {}
+    return next(
+        (
+            key
+            for key in (RANK_METRICS[task], *behaviour(task).rank_metric_readings)
+            if _number(metrics.get(key)) is not None
+        ),
+        None,
+    )
+
+
+def _checked_table_readings(
+    report: Mapping[str, Any], original: Mapping[str, Any], tables: Mapping[str, Any], name: str
+) -> dict[str, str]:
+    """Per task, the tables' column of the ranking metric, checked against the report.
+
+    The tables must hold the reading the report file states (``original``: as written,
+    before old keys are renamed) and give its value (``report``: today's keys) when
+    recomputed as the ranking does; one line naming the report, key and values otherwise.
+    """
+    columns = {}
+    for task in TASK_ORDER:
+        key = _held_reading(report, task)
+        written = _held_reading(original, task)
+        if key is None or written is None:
+            continue
+        field = f"tasks.{task}.metrics.{written}"
+        try:
+            recomputed = behaviour(task).rank_value(tables, written)
+        except ItemTablesMismatch as error:
+            raise NovaInputError(
+                f"the report states {written} but its per-item tables do not hold it ({error})",
+                source=name,
+                field=field,
+            ) from None
+        stated = float(report["tasks"][task]["metrics"][key])
+        if recomputed is None or not math.isclose(
+            stated, recomputed, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE
+        ):
+            shown = "no value" if recomputed is None else f"{recomputed!r}"
+            raise NovaInputError(
+                f"the report states {written} = {stated!r} but its per-item tables give "
+                f"{shown}: the report was edited or is not the one that wrote them",
+                source=name,
+                field=field,
+            )
+        columns[task] = written
+    return columns
+
+
+def _same_evaluations(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    """Refuse two reports of one evaluation (a copied report): same run id or pinned tables."""
+    seen: dict[str, str] = {}
+    for report, name in zip(reports, names):
+        entry = report.get("items")
+        if not isinstance(entry, Mapping):
+            continue
+        pinned = entry.get("sha256")
+        hashes: Mapping[str, Any] = pinned if isinstance(pinned, Mapping) else {}
+        marks = [f"run id {entry['run_id']}"] if entry.get("run_id") else []
+        marks += [
+            f"the same pinned {table}, SHA-256 {hashes[table]}"
+            for table in ("images.parquet", "cases.parquet")
+            if hashes.get(table)
+        ]
+        for mark in marks:
+            if mark in seen:
+                raise NovaInputError(
+                    f"{seen[mark]} and {name} are one evaluation ({mark}: a copied "
+                    "report?); give each report once",
+                    source=name,
+                    field="items",
+                )
+            seen[mark] = name
 
 
 @dataclass(frozen=True)
@@ -229,17 +427,18 @@ class _ItemMean:
 
 def _separable(
     task: str,
-    tables_a: Mapping[str, Any],
-    tables_b: Mapping[str, Any],
+    side_a: tuple[Mapping[str, Any], str],
+    side_b: tuple[Mapping[str, Any], str],
     *,
     n_resamples: int,
     confidence: float,
     seed: int,
 ) -> dict[str, Any]:
+    """The paired bootstrap of two reports' per-item values (each: tables, column's reading)."""
     from novabench.metrics.stats import paired_bootstrap
 
-    keys_a, values_a = _item_values(task, tables_a)
-    keys_b, values_b = _item_values(task, tables_b)
+    keys_a, values_a = _item_values(task, *side_a)
+    keys_b, values_b = _item_values(task, *side_b)
     if sorted(keys_a) != sorted(keys_b):
         raise NovaInputError(
             f"the {task} per-item tables of two reports cover different items",
@@ -286,10 +485,12 @@ def build_leaderboard(
     Returns:
         ``{"release", "warnings", "models": [{"model", "path", "tasks": {task: {"metrics",
         "ci", "rank"}}}], "ranking": {task: {"metric", "ranked", "reason", "readings",
-        "method", "neighbours"}}, "human_reference": [{"who", "metrics"}],
+        "method", "neighbours": [{"a", "b", "a_report", "b_report", "difference", "ci",
+        "p_value", "separable"}]}}, "human_reference": [{"who", "metrics"}],
         "setting_differences": [{"task", "setting", "metrics", "values": {path: value},
         "sentence"}], "notes"}``. ``warnings`` are the lines a reader needs before any
-        number (stand-ins shown in place of the paper's keys). ``rank`` is None where a
+        number (the synthetic sample, stand-ins shown in place of the paper's keys, partial
+        coverage per report). ``rank`` is None where a
         task has a single model, the model lacks the ranking metric, the reports scored
         the ranking metric with different settings, or they hold different readings of it;
         then ``ranked`` is false and ``reason`` says why (None when ranked). ``readings``
@@ -298,7 +499,10 @@ def build_leaderboard(
 
     Raises:
         NovaInputError: fewer than one report, reports on different release fingerprints,
-            or an old report whose recorded matcher does not say its reading.
+            an old report whose recorded matcher does not say its reading, a headline value
+            or CI that is not a fraction (or lies outside its CI), two reports of one
+            evaluation (same run id or pinned tables), or a report whose per-item tables
+            do not hold the reading it states or give another value.
 
     Example:
         >>> def report(name, top1):
@@ -314,6 +518,10 @@ def build_leaderboard(
     if not reports or len(reports) != len(paths):
         raise NovaInputError("give at least one report, each with its path", field="reports")
     names = [str(path) for path in paths] if shown is None else [str(name) for name in shown]
+    for report, name in zip(reports, names):
+        _check_values(report, name)
+    _same_evaluations(reports, names)
+    originals = reports
     # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
     reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
@@ -326,6 +534,12 @@ def build_leaderboard(
     tables: list[dict[str, Any] | None] = [
         read_item_tables(report, path) if report.get("items") else None
         for report, path in zip(reports, paths)
+    ]
+    # Per report and task, the tables' column of the ranking metric: checked to be the
+    # reading the report states, giving the value it states.
+    table_readings = [
+        {} if table is None else _checked_table_readings(report, original, table, name)
+        for report, original, table, name in zip(reports, originals, tables, names)
     ]
     models = []
     for report, name in zip(reports, names):
@@ -381,7 +595,7 @@ def build_leaderboard(
             ranking[task] = _not_ranked(metric, method, reason, readings)
             continue
         scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
-        with_items = all(_has_item_values(task, tables[index]) for index in scored)
+        with_items = all(task in table_readings[index] for index in scored)
         neighbours = []
         rank = 1
         for position, index in enumerate(scored):
@@ -391,15 +605,22 @@ def build_leaderboard(
                 if with_items:
                     test = _separable(
                         task,
-                        tables[previous] or {},
-                        tables[index] or {},
+                        (tables[previous] or {}, table_readings[previous][task]),
+                        (tables[index] or {}, table_readings[index][task]),
                         n_resamples=n_resamples,
                         confidence=confidence,
                         seed=seed,
                     )
                     tie = not test["separable"]
                     neighbours.append(
-                        {"a": models[previous]["model"], "b": models[index]["model"], **test}
+                        {
+                            "a": models[previous]["model"],
+                            "b": models[index]["model"],
+                            # The model names may repeat: the reports as the board names them.
+                            "a_report": models[previous]["path"],
+                            "b_report": models[index]["path"],
+                            **test,
+                        }
                     )
                 else:
                     tie = _same(models[previous], models[index], task, metric)
@@ -417,7 +638,8 @@ def build_leaderboard(
     if without_items and len(reports) > 1:
         notes.append(
             f"some reports have no per-item tables (nova evaluate --items): "
-            f"{', '.join(without_items)}; ranks follow the point estimates and ties cannot "
+            f"{', '.join(without_items)}; their values are taken as stated (nothing to "
+            "recompute them from), so ranks follow the point estimates and ties cannot "
             "be assessed"
         )
     notes += [difference["sentence"] for difference in differences]
@@ -444,6 +666,8 @@ def build_leaderboard(
         "warnings": [
             *dict.fromkeys(line for line in map(synthetic_data_line, reports) if line),
             *stand_in_lines({"tasks": held}),
+            *dict.fromkeys(line for line in map(meteor_fallback_line, reports) if line),
+            *(line for line in map(_coverage_warning, reports, names) if line),
         ],
         "models": models,
         "ranking": ranking,
@@ -452,6 +676,32 @@ def build_leaderboard(
         "setting_differences": differences,
         "notes": notes,
     }
+
+
+def _coverage_warning(report: Mapping[str, Any], name: str) -> str:
+    """A warning naming the report when some task's items were not all answered ("" if not).
+
+    Read from the coverage ``nova evaluate`` records per task: answered/total, and how the
+    missing items were counted (as misses, or left out with ``--answered-only``).
+
+    Example:
+        >>> report = {"tasks": {"diagnosis": {"coverage": {"items": 40, "answered": 10,
+        ...                                                "missing": 30, "errors": 0}}}}
+        >>> _coverage_warning(report, "a.json")
+        'warning: a.json answered only part of the items: diagnosis 10/40 answered, 30 missing (scored as no prediction): 0 model errors, 30 without a line'
+    """
+    answered_only = bool(report.get("answered_only"))
+    parts = []
+    for task in TASK_ORDER:
+        coverage = ((report.get("tasks") or {}).get(task) or {}).get("coverage")
+        if not isinstance(coverage, Mapping) or not {"items", "answered"} <= set(coverage):
+            continue
+        if coverage["answered"] < coverage["items"]:
+            filled = {"missing": 0, "errors": 0, **coverage}
+            parts.append(f"{task} {coverage_phrase(filled, answered_only=answered_only)}")
+    if not parts:
+        return ""
+    return f"warning: {name} answered only part of the items: " + "; ".join(parts)
 
 
 def _readings_held(models: Sequence[Mapping[str, Any]], task: str) -> dict[str, list[str]]:
@@ -580,8 +830,24 @@ def _label(board: Mapping[str, Any], model: Mapping[str, Any]) -> str:
     return f"{model['model']} ({model['path']})"
 
 
+#: A rank cell of a model whose task the board leaves unranked (the ranking line says why).
+NOT_RANKED = "not ranked"
+
+
 def _rank(entry: Mapping[str, Any] | None) -> str:
     return "" if entry is None or entry.get("rank") is None else str(entry["rank"])
+
+
+def _shown_rank(board: Mapping[str, Any], task: str, entry: Mapping[str, Any] | None) -> str:
+    """A rank cell of the tables: the rank, or "not ranked" where the task is left unranked.
+
+    Blank for one model alone (nothing to rank against) and for a model without the metric.
+    """
+    rule = board["ranking"].get(task) or {}
+    unranked = rule.get("ranked") is False and rule.get("method") != _ONE_MODEL
+    if entry is not None and entry.get("rank") is None and unranked:
+        return NOT_RANKED
+    return _rank(entry)
 
 
 def _tasks(board: Mapping[str, Any]) -> list[str]:
@@ -599,9 +865,14 @@ def _differing(board: Mapping[str, Any], task: str) -> list[Mapping[str, Any]]:
     return [d for d in board.get("setting_differences") or () if d["task"] == task]
 
 
+def _settings_differ(board: Mapping[str, Any], task: str, key: str) -> bool:
+    """Whether the reports scored the task's metric ``key`` with different settings."""
+    return any(key in difference["metrics"] for difference in _differing(board, task))
+
+
 def _key_header(board: Mapping[str, Any], task: str, key: str) -> str:
     """A metric's column title; marked when the reports scored it with different settings."""
-    if any(key in difference["metrics"] for difference in _differing(board, task)):
+    if _settings_differ(board, task, key):
         return f"{key} (%, settings differ)"
     return f"{key} (%)"
 
@@ -628,22 +899,25 @@ def _csv_cells(value: Any, interval: Any) -> list[str]:
 
 
 def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The one wide table of the CSV: a row per model and rater, numbers only.
+    """The one wide table of the CSV: a row per model and rater, numbers first.
 
     Per task a rank column, then per headline key three columns: the value, its CI's low
-    and high end, in percent; empty cells where there is no value.
+    and high end, in percent; empty cells where there is no value. Column titles are the
+    task, key and unit only, whatever the board holds; last, a note column per task says
+    what it was ranked on (or why not) and which keys the reports scored with different
+    settings.
     """
     columns = _columns(board)
+    tasks = _tasks(board)
     header = ["model"]
     for task, key in columns:
         if key == "rank":
-            rule = board["ranking"].get(task, {})
-            # No metric: the reports hold several readings of it, none ranked.
-            ranked_on = rule.get("metric", "?") or "not ranked: readings differ"
-            header.append(f"{task} rank ({ranked_on})")
+            # Titles stay put whatever the board holds (scripts read them): what was ranked
+            # and which keys are marked go in the note columns, after the numbers.
+            header.append(f"{task} rank")
         else:
-            title = f"{task} {_key_header(board, task, key)}"
-            header += [title, f"{task} {key} CI low (%)", f"{task} {key} CI high (%)"]
+            header += [f"{task} {key} (%)", f"{task} {key} CI low (%)", f"{task} {key} CI high (%)"]
+    header += [f"{task} note" for task in tasks]
     rows = []
     for model in board["models"]:
         cells = [_label(board, model)]
@@ -655,6 +929,7 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
                 cells += ["", "", ""]
             else:
                 cells += _csv_cells(entry["metrics"].get(key), entry.get("ci", {}).get(key))
+        cells += [_csv_note(board, task) if task in model["tasks"] else "" for task in tasks]
         rows.append(cells)
     for human in board["human_reference"]:
         cells = [f"human: {human['who']}"]
@@ -667,8 +942,23 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
                 cells += _csv_cells(metrics.get(key), interval)
             else:
                 cells += ["", "", ""]
-        rows.append(cells)
+        rows.append(cells + [""] * len(tasks))
     return header, rows
+
+
+def _csv_note(board: Mapping[str, Any], task: str) -> str:
+    """The CSV's note on a task: what it was ranked on (or why not) and the marked keys."""
+    rule = board["ranking"].get(task) or {}
+    if rule.get("ranked"):
+        parts = [f"ranked on {rule['metric']}"]
+    elif rule:
+        parts = [rule.get("method") or "not ranked"]
+    else:
+        parts = ["not ranked"]
+    marked = [key for key in _task_keys(board, task) if _settings_differ(board, task, key)]
+    if marked:
+        parts.append(f"settings differ: {', '.join(marked)}")
+    return "; ".join(parts)
 
 
 def _overview_keys(board: Mapping[str, Any], task: str) -> list[str]:
@@ -704,7 +994,7 @@ def _overview(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
                 cells += [_cell(entry, key) if key in entry["metrics"] else "" for key in keys]
             else:
                 cells += [_cell(entry, keys[0])]
-            cells += [_rank(entry)] if ranked else []
+            cells += [_shown_rank(board, task, entry)] if ranked else []
         rows.append(cells)
     return header, rows
 
@@ -731,7 +1021,7 @@ def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[li
         )
 
     rows = [
-        [name, _rank(entry)] + [_cell(entry, key) for key in keys]
+        [name, _shown_rank(board, task, entry)] + [_cell(entry, key) for key in keys]
         for name, entry in sorted(entries, key=order)
     ]
     if task in _HUMAN_TASKS:
@@ -792,6 +1082,24 @@ def _as_report(board: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _published_rows(board: Mapping[str, Any]) -> list[list[str]]:
+    """The published figures of the board's keys; a paper key's marked where the board
+    holds a stand-in of it (another quantity), whether or not another report holds the key."""
+    from novabench import registry
+    from novabench.published import published_rows
+
+    report = _as_report(board)
+    rows = published_rows(report)
+    for row in rows:
+        task, metric = row[0], row[1].split(" (")[0]
+        held = report["tasks"].get(task, {}).get("metrics", {})
+        stand_ins = [key for key in registry.TASKS[task].stand_ins(metric) if key in held]
+        if stand_ins:
+            metric += f" (not comparable with this board's {', '.join(stand_ins)})"
+        row[1] = metric
+    return rows
+
+
 def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
     """The leaderboard as Markdown: warnings, an overview, one table per task, then the notes.
 
@@ -838,7 +1146,7 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
         lines += _markdown_table(header, rows)
     from novabench.report.render import render_published
 
-    lines += render_published(_as_report(board))
+    lines += render_published(_as_report(board), _published_rows(board))
     if board.get("notes"):
         lines += ["", "## Notes", ""] + [f"- {markdown_text(note)}" for note in board["notes"]]
     return "\n".join(lines) + "\n"
@@ -905,9 +1213,9 @@ def render_leaderboard_text(board: Mapping[str, Any]) -> str:
         for difference in _differing(board, task):
             lines += [_plain(difference["sentence"]), ""]
         lines += _text_table(header, rows)
-    from novabench.published import NOT_RESCORED, published_rows, published_sources
+    from novabench.published import NOT_RESCORED, published_sources
 
-    published = published_rows(_as_report(board))
+    published = _published_rows(board)
     if published:
         lines += ["", f"Published zero-shot results ({NOT_RESCORED}), in percent", ""]
         lines += _text_table(
@@ -1056,9 +1364,9 @@ def render_leaderboard_html(
         parts += [
             _html_table(header, rows),
         ]
-    from novabench.published import NOT_RESCORED, published_rows
+    from novabench.published import NOT_RESCORED
 
-    published = published_rows(_as_report(board))
+    published = _published_rows(board)
     if published:
         parts += [
             f'<h2 id="published">Published zero-shot results ({escape(NOT_RESCORED)})</h2>',

@@ -1161,8 +1161,13 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_published(report: Mapping[str, Any]) -> list[str]:
+def render_published(
+    report: Mapping[str, Any], rows: Sequence[Sequence[str]] | None = None
+) -> list[str]:
     """A Markdown section of the published zero-shot figures of the report's metrics.
+
+    ``rows`` replaces :func:`novabench.published.published_rows`'s rows (a leaderboard marks
+    its own).
 
     Example:
         >>> report = {"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}}
@@ -1171,7 +1176,7 @@ def render_published(report: Mapping[str, Any]) -> list[str]:
     """
     from novabench.published import NOT_RESCORED, published_rows, published_sources
 
-    rows = published_rows(report)
+    rows = published_rows(report) if rows is None else rows
     if not rows:
         return []
     lines = [

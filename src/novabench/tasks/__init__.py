@@ -32,6 +32,7 @@ from novabench import registry
 
 __all__ = [
     "BREAKDOWN_DIMENSIONS",
+    "ItemTablesMismatch",
     "JudgeKind",
     "TaskBehaviour",
     "behaviour",
@@ -53,6 +54,10 @@ BREAKDOWN_DIMENSIONS: tuple[str, ...] = (
 
 #: How a task's judge is asked: per pair of names, once per case, or once per caption pair.
 JudgeKind = Literal["pair", "case", "keyword"]
+
+
+class ItemTablesMismatch(ValueError):
+    """A report's per-item tables do not hold the reading of the ranking metric it claims."""
 
 
 def _no_judge(options: Any) -> tuple[JudgeKind | None, Any]:
@@ -99,8 +104,10 @@ class TaskBehaviour:
         hit_rate_curve: the task's per-item tables carry the best IoU a hit-rate curve draws.
         rank_metric: the leaderboard's ranking metric (a mean over items).
         rank_item_column: ``(table, column)`` of the per-item tables that metric needs.
-        rank_item_values: per-item tables -> (item keys, per-item values whose mean is the
-            rank metric).
+        rank_item_values: (per-item tables, the reading the report holds: the rank metric or
+            one of ``rank_metric_readings``) -> (item keys, per-item values whose mean is
+            that reading's value), items the report did not score left out; raises
+            :class:`ItemTablesMismatch` when the tables hold another reading or none.
         stand_in_notes: ``(stand-in key, what it is and how to get the paper's key)`` pairs:
             the warning every report output gives when it shows that stand-in (see
             ``TaskSpec.paper_key_stand_ins``).
@@ -113,6 +120,11 @@ class TaskBehaviour:
         comparability_settings: ``(setting, metrics it affects)`` pairs: the settings a
             report records whose difference makes two reports' metrics incomparable
             (``"*"``: every metric of the task).
+        reading_settings: the comparability settings that decide which reading's keys a
+            report holds (the diagnosis matcher: ``top1`` or ``top1-lexicon``...). Reports
+            holding different readings are already told apart by their keys (the task is
+            left unranked), so a key is marked as scored with differing settings only when
+            the reports holding that key differ.
 
     Example:
         >>> spec = behaviour("captioning")
@@ -126,7 +138,7 @@ class TaskBehaviour:
     reference: Callable[[Any], Any]
     rank_metric: str
     rank_item_column: tuple[str, str]
-    rank_item_values: Callable[[Mapping[str, Any]], tuple[list[str], Any]]
+    rank_item_values: Callable[[Mapping[str, Any], str], tuple[list[str], Any]]
     breakdown_dimensions: tuple[str, ...]
     baseline_answer: str
     reference_required: bool = False
@@ -144,6 +156,7 @@ class TaskBehaviour:
     stand_in_notes: tuple[tuple[str, str], ...] = ()
     rank_metric_readings: tuple[str, ...] = ()
     rank_readings_advice: str = ""
+    reading_settings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         in_report_order = [d for d in BREAKDOWN_DIMENSIONS if d in self.breakdown_dimensions]
@@ -152,6 +165,23 @@ class TaskBehaviour:
                 f"task {self.task!r}: breakdown_dimensions {self.breakdown_dimensions} must be "
                 f"some of {BREAKDOWN_DIMENSIONS}, each once, in that order"
             )
+
+    def rank_value(self, tables: Mapping[str, Any], reading: str) -> float | None:
+        """The ranking metric recomputed from per-item tables: the mean the ranking resamples.
+
+        None when the tables score no item of it.
+
+        Raises:
+            ItemTablesMismatch: the tables hold another reading of the metric, or none.
+
+        Example:
+            >>> import pandas as pd
+            >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "best_iou": [0.5, 0.1]})
+            >>> behaviour("localization").rank_value({"images": images}, "mAP@30")
+            0.5
+        """
+        _, values = self.rank_item_values(tables, reading)
+        return float(values.mean()) if len(values) else None
 
 
 def behaviour(task: str) -> TaskBehaviour:

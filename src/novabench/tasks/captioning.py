@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from novabench.tasks import JudgeKind, TaskBehaviour
+from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
 
 __all__ = ["BEHAVIOUR", "KEYWORD_METRICS", "judge", "metric_options", "rank_item_values"]
 
@@ -65,19 +65,34 @@ def metric_options(options: Any) -> tuple[dict[str, Any], list[str]]:
     return chosen, []
 
 
-def rank_item_values(tables: Mapping[str, Any]) -> tuple[list[str], Any]:
-    """Filenames and per-caption ROUGE-L of the images table (a missing value scores 0).
+def rank_item_values(
+    tables: Mapping[str, Any], reading: str = _RANK_METRIC
+) -> tuple[list[str], Any]:
+    """Filenames and per-caption ROUGE-L of the images table, unscored captions left out.
+
+    A caption without a value was not scored (``--answered-only``; an unanswered caption
+    scored in full has its 0).
+
+    Raises:
+        ItemTablesMismatch: ``reading`` is not ROUGE-L, or the table has no ROUGE-L column.
 
     Example:
         >>> import pandas as pd
         >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "ROUGE-L": [0.5, None]})
-        >>> keys, values = rank_item_values({"images": images})
+        >>> keys, values = rank_item_values({"images": images}, "ROUGE-L")
         >>> keys, values.tolist()
-        (['a.png', 'b.png'], [0.5, 0.0])
+        (['a.png'], [0.5])
     """
     images = tables["images"]
-    values = images[_RANK_METRIC].astype(float).fillna(0.0).to_numpy()
-    return list(images["filename"]), values
+    if reading != _RANK_METRIC or _RANK_METRIC not in images.columns:
+        raise ItemTablesMismatch(
+            f"the images table's {_RANK_METRIC} column gives {_RANK_METRIC}, not {reading}"
+            if reading != _RANK_METRIC
+            else f"the images table has no {_RANK_METRIC} column"
+        )
+    values = images[_RANK_METRIC].astype(float)
+    scored = images[values.notna()]
+    return list(scored["filename"]), values[values.notna()].to_numpy()
 
 
 BEHAVIOUR = TaskBehaviour(

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from novabench.records import is_placeholder_diagnosis
-from novabench.tasks import JudgeKind, TaskBehaviour
+from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
 
 __all__ = [
     "BEHAVIOUR",
@@ -78,24 +78,39 @@ def metric_options(options: Any) -> tuple[dict[str, Any], list[str]]:
     return {"case_judge" if kind == "case" else "matcher": chosen}, []
 
 
-def rank_item_values(tables: Mapping[str, Any]) -> tuple[list[str], Any]:
-    """Case ids and per-case top-1 hits of the cases table, placeholders left out (as top1).
+def rank_item_values(tables: Mapping[str, Any], reading: str = "top1") -> tuple[list[str], Any]:
+    """Case ids and per-case top-1 hits of ``reading``'s column, placeholders left out.
 
-    The hits are the column of the reading the table holds (``top1``, ``top1-lexicon`` or
-    ``top1-pairwise``; tables written before the readings had names hold ``top1``).
+    The cases table names its column after the reading it scored (``top1``, ``top1-lexicon``
+    or ``top1-pairwise``, as the report's key): the column must be ``reading``, never
+    another reading's hits. Cases without a value were not scored (``--answered-only``).
+
+    Raises:
+        ItemTablesMismatch: the table holds another reading's column, or none.
 
     Example:
         >>> import pandas as pd
         >>> cases = pd.DataFrame({"case_id": ["case0001", "case0002"], "top1-lexicon": [True, True],
         ...                       "final_diagnosis": ["Glioma", "Final diagnosis not found."]})
-        >>> keys, hits = rank_item_values({"cases": cases})
+        >>> keys, hits = rank_item_values({"cases": cases}, "top1-lexicon")
         >>> keys, hits.tolist()
         (['case0001'], [1.0])
+        >>> rank_item_values({"cases": cases}, "top1")
+        Traceback (most recent call last):
+        ...
+        novabench.tasks.ItemTablesMismatch: the cases table holds top1-lexicon, not top1
     """
     cases = tables["cases"]
-    column = next((key for key in TOP1_READINGS if key in cases.columns), "top1")
+    if reading not in cases.columns:
+        held = [key for key in TOP1_READINGS if key in cases.columns]
+        raise ItemTablesMismatch(
+            f"the cases table holds {', '.join(held)}, not {reading}"
+            if held
+            else f"the cases table has no {reading} column"
+        )
     scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
-    return list(scored["case_id"]), scored[column].astype(bool).to_numpy(float)
+    scored = scored[scored[reading].notna()]
+    return list(scored["case_id"]), scored[reading].astype(bool).to_numpy(float)
 
 
 BEHAVIOUR = TaskBehaviour(
@@ -122,6 +137,9 @@ BEHAVIOUR = TaskBehaviour(
         "--judge-model NAME), or lexicon for top1-lexicon (offline, the default without "
         "--judge-endpoint)"
     ),
+    # The matcher decides the keys (top1 or top1-lexicon...): reports of two readings are
+    # told apart by them, so only the reports holding one key are compared on it.
+    reading_settings=("matcher",),
     comparability_settings=(
         (
             "matcher",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from novabench.tasks import BREAKDOWN_DIMENSIONS, TaskBehaviour
+from novabench.tasks import BREAKDOWN_DIMENSIONS, ItemTablesMismatch, TaskBehaviour
 
 __all__ = ["BEHAVIOUR", "HIT_IOU", "box_overrun_notes", "rank_item_values"]
 
@@ -58,19 +58,34 @@ def box_overrun_notes(predictions: Sequence[Mapping[str, Any]], images: Sequence
     ]
 
 
-def rank_item_values(tables: Mapping[str, Any]) -> tuple[list[str], Any]:
+def rank_item_values(tables: Mapping[str, Any], reading: str = "mAP@30") -> tuple[list[str], Any]:
     """Filenames and per-image hits (best IoU >= 0.30) of the images table: mean = mAP@30.
+
+    Images without a best IoU were not scored (``--answered-only``): left out, as the
+    report's mAP@30 leaves them out.
+
+    Raises:
+        ItemTablesMismatch: ``reading`` is not mAP@30, or the table has no best IoU.
 
     Example:
         >>> import pandas as pd
-        >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "best_iou": [0.3, 0.29]})
-        >>> keys, hits = rank_item_values({"images": images})
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png", "c.png"],
+        ...                        "best_iou": [0.3, 0.29, None]})
+        >>> keys, hits = rank_item_values({"images": images}, "mAP@30")
         >>> keys, hits.tolist()
         (['a.png', 'b.png'], [1.0, 0.0])
     """
     images = tables["images"]
-    hits = (images["best_iou"].astype(float) >= HIT_IOU).to_numpy(float)
-    return list(images["filename"]), hits
+    if reading != "mAP@30" or "best_iou" not in images.columns:
+        raise ItemTablesMismatch(
+            f"the images table's best_iou gives mAP@30, not {reading}"
+            if reading != "mAP@30"
+            else "the images table has no best_iou column (mAP@30 per image)"
+        )
+    best_iou = images["best_iou"].astype(float)
+    scored = images[best_iou.notna()]
+    hits = (scored["best_iou"].astype(float) >= HIT_IOU).to_numpy(float)
+    return list(scored["filename"]), hits
 
 
 BEHAVIOUR = TaskBehaviour(

@@ -1,0 +1,388 @@
+"""The leaderboard ranks only what it can trust: values checked, copies and edits refused.
+
+Found by a new user (board8): a lexicon report hand-edited to ``top1`` = 0.95 was ranked
+first while its pinned tables still gave 5 %; ``"0.9"`` (a string) and 1.7 were shown and
+ranked; a copied report was a second model; a partial run looked like a full one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from novabench.cli import main
+from novabench.errors import NovaInputError
+from novabench.report.leaderboard import (
+    build_leaderboard,
+    leaderboard_csv,
+    render_leaderboard_markdown,
+    render_leaderboard_text,
+)
+from tests.report.contract_tables import cases_table, images_table, report_dict, write_items
+
+FAST = ["--exclude", "BERTScore-F1", "--exclude", "METEOR", "--bootstrap", "20", "-q"]
+
+
+def evaluate(release: Path, predictions: Path, out: Path, *options: str) -> None:
+    args = ["evaluate", "--data", str(release), "--predictions", str(predictions)]
+    assert main([*args, "--out", str(out), *FAST, *options]) == 0
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("nova leaderboard: error:")
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def scored(
+    sample_release: Path, sample_floor_run: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """The floor run scored offline on diagnosis (top1-lexicon) and localisation, with tables;
+    and the same run cut to its first 3 localisation answers, scored in full and answered-only."""
+    folder = tmp_path_factory.mktemp("scored")
+    reports = {}
+    for name, task in (("diagnosis", "diagnosis"), ("localization", "localization")):
+        reports[name] = folder / f"{name}.json"
+        evaluate(
+            sample_release,
+            sample_floor_run,
+            reports[name],
+            "--task",
+            task,
+            "--items",
+            str(folder / f"{name}-items"),
+        )
+    lines = sample_floor_run.read_text(encoding="utf-8").splitlines()
+    partial = [line for line in lines if json.loads(line)["task"] == "localization"][:3]
+    cut = folder / "cut.jsonl"
+    cut.write_text("\n".join(partial) + "\n", encoding="utf-8")
+    shutil.copy(f"{sample_floor_run}.manifest.json", f"{cut}.manifest.json")
+    for name, options in (("partial", ()), ("partial-answered", ("--answered-only",))):
+        reports[name] = folder / f"{name}.json"
+        evaluate(sample_release, cut, reports[name], "--task", "localization", *options)
+    return reports
+
+
+def copied(source: Path, name: str, edit: Any = None) -> Path:
+    """A copy of a report beside its own (its tables resolve), edited by ``edit``."""
+    report = json.loads(source.read_text(encoding="utf-8"))
+    if edit is not None:
+        edit(report)
+    path = source.parent / name
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+# 1. The values ranked are the values the pinned tables give.
+
+
+def test_a_lexicon_report_edited_into_a_judged_top1_is_refused(
+    scored: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    lexicon = scored["diagnosis"]
+    stated = json.loads(lexicon.read_text())["tasks"]["diagnosis"]["metrics"]["top1-lexicon"]
+
+    def judged(report: dict) -> None:  # the paper's keys and a judged report's matcher block
+        diagnosis = report["tasks"]["diagnosis"]
+        metrics = diagnosis["metrics"]
+        metrics["top1"], metrics["top5"] = 0.95, 0.97
+        del metrics["top1-lexicon"], metrics["top5-lexicon"]
+        diagnosis["confidence_intervals"] = {}
+        metrics["matcher"] = "LLM case judge gpt-4o at http://127.0.0.1:9/v1 (nova-case-judge-2)"
+        metrics["match_rule"] = "case-judge"
+
+    edited = copied(lexicon, "edited.json", judged)
+    capsys.readouterr()
+    assert main(["leaderboard", str(edited), "--bootstrap", "20"]) == 2
+    message = one_error_line(capsys)
+    assert str(edited) in message and "tasks.diagnosis.metrics.top1" in message
+    assert "holds top1-lexicon, not top1" in message  # the column its pinned tables hold
+    assert stated < 0.95
+
+
+def test_a_stated_value_its_tables_do_not_give_is_refused_with_both_values(
+    scored: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = scored["localization"]
+    truth = json.loads(source.read_text())["tasks"]["localization"]["metrics"]["mAP@30"]
+
+    def inflated(report: dict) -> None:
+        report["tasks"]["localization"]["metrics"]["mAP@30"] = 0.95
+        report["tasks"]["localization"]["confidence_intervals"]["mAP@30"] = [0.9, 1.0]
+
+    edited = copied(source, "inflated.json", inflated)
+    capsys.readouterr()
+    assert main(["leaderboard", str(edited), "--bootstrap", "20"]) == 2
+    message = one_error_line(capsys)
+    assert str(edited) in message and "tasks.localization.metrics.mAP@30" in message
+    assert "0.95" in message and repr(truth) in message
+
+
+def test_values_of_reports_without_tables_are_said_to_be_taken_as_stated(tmp_path: Path) -> None:
+    paths = []
+    for name, hits in (("a", 0.5), ("b", 0.25)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(report_dict(name, hit_30=hits)), encoding="utf-8")
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths)
+    [note] = [note for note in board["notes"] if "no per-item tables" in note]
+    assert "taken as stated" in note and str(paths[0]) in note
+
+
+# 2. Values a board cannot show are refused, naming the report and field.
+
+
+def _rewritten(path: Path, edit: Any) -> Path:
+    report = json.loads(path.read_text())
+    edit(report["tasks"]["localization"])
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "said"),
+    [
+        (
+            lambda t: t["metrics"].update({"hit@30": "0.9"}),
+            "metrics.hit@30",
+            "'0.9' is not a number",
+        ),
+        (lambda t: t["metrics"].update({"hit@30": 1.7}), "metrics.hit@30", "not a fraction"),
+        (
+            lambda t: t["metrics"].update({"hit@30": float("inf")}),
+            "metrics.hit@30",
+            "not a finite number",
+        ),
+        (lambda t: t["metrics"].update({"hit@30": 0.95}), "metrics.hit@30", "outside its interval"),
+        (
+            lambda t: t["confidence_intervals"].update({"hit@30": [0.9]}),
+            "confidence_intervals.hit@30",
+            "not an interval",
+        ),
+        (
+            lambda t: t["confidence_intervals"].update({"hit@30": [0.7, 0.3]}),
+            "confidence_intervals.hit@30",
+            "low end above high end",
+        ),
+        (
+            lambda t: t["confidence_intervals"].update({"hit@30": [0.3, None]}),
+            "confidence_intervals.hit@30",
+            "not an interval of two fractions",
+        ),
+    ],
+)
+def test_a_value_the_board_cannot_show_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, field: str, said: str
+) -> None:
+    # report_dict: hit@30 0.5 with the interval [0.3, 0.7].
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(report_dict("good", hit_30=0.25)), encoding="utf-8")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(report_dict("bad", hit_30=0.5)), encoding="utf-8")
+    _rewritten(bad, edit)
+    assert main(["leaderboard", str(good), str(bad)]) == 2
+    message = one_error_line(capsys)
+    assert str(bad) in message and f"tasks.localization.{field}" in message and said in message
+
+
+def test_few_resamples_may_leave_a_value_outside_its_interval(tmp_path: Path) -> None:
+    # Below 100 resamples a percentile interval can miss its own value (the report warns):
+    # legitimate, so not refused; with 100 it is.
+    report = report_dict("few", hit_30=0.5)
+    report["tasks"]["localization"]["metrics"]["hit@30"] = 0.75  # above [0.3, 0.7]
+    report["bootstrap"]["n_resamples"] = 20
+    board = build_leaderboard([report], ["few.json"])
+    assert board["models"][0]["tasks"]["localization"]["metrics"]["hit@30"] == 0.75
+    report["bootstrap"]["n_resamples"] = 100
+    with pytest.raises(NovaInputError, match="outside its interval"):
+        build_leaderboard([report], ["few.json"])
+
+
+def test_an_interval_nothing_defined_is_no_interval(tmp_path: Path) -> None:
+    report = report_dict("a", hit_30=0.5)
+    report["tasks"]["localization"]["confidence_intervals"]["hit@30"] = [None, None]
+    board = build_leaderboard([report], ["a.json"])
+    assert board["models"][0]["tasks"]["localization"]["ci"]["hit@30"] == [None, None]
+
+
+# 3. One evaluation is one row.
+
+
+def test_a_copied_report_is_refused_naming_both_files(
+    scored: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = scored["localization"]
+    copy = copied(source, "localization-copy.json")
+    capsys.readouterr()
+    assert main(["leaderboard", str(source), str(copy), "--bootstrap", "20"]) == 2
+    message = one_error_line(capsys)
+    assert str(source) in message and str(copy) in message and "run id" in message
+
+
+def test_a_copy_with_another_run_id_is_still_refused_by_its_pinned_tables(
+    tmp_path: Path,
+) -> None:
+    entry = write_items(tmp_path / "items", images_table([0.6, 0.1]), cases_table([True]))
+    a = report_dict("a", hit_30=0.5, top1=1.0, items=entry)
+    b = json.loads(json.dumps(a))
+    b["items"]["run_id"] = "f" * 32
+    with pytest.raises(
+        NovaInputError,
+        match=r"a\.json and .*b\.json are one evaluation \(the same pinned images.parquet, SHA-256",
+    ):
+        build_leaderboard([a, b], [tmp_path / "a.json", tmp_path / "b.json"])
+
+
+# 4. Coverage is said before the tables.
+
+
+def test_a_partial_run_is_warned_about_with_its_coverage_before_the_tables(
+    scored: dict[str, Path],
+) -> None:
+    paths = [scored["localization"], scored["partial"], scored["partial-answered"]]
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=20)
+    n_images = json.loads(paths[0].read_text())["tasks"]["localization"]["coverage"]["items"]
+    full, answered = [line for line in board["warnings"] if "answered only part" in line]
+    assert str(paths[1]) in full and f"localization 3/{n_images} answered" in full
+    assert "scored as no prediction" in full
+    assert str(paths[2]) in answered and "left out" in answered
+    assert not any(str(paths[0]) + " " in line for line in board["warnings"])  # complete
+    text = render_leaderboard_text(board)
+    assert text.index(full) < text.index("Overview")
+
+
+# 5. Marks of a board holding both readings of Top-1.
+
+
+def _readings_board(tmp_path: Path) -> dict:
+    """Lexicon reports a (1 of 4 cases) and c (2 of 4), the same matcher, and judged b."""
+    paths, reports = [], []
+    for name, hits, judged in (("a", 1, False), ("b", 2, True), ("c", 2, False)):
+        cases = cases_table([i < hits for i in range(4)], reading="" if judged else "-lexicon")
+        entry = write_items(tmp_path / f"{name}-items", images_table([0.6, 0.1]), cases)
+        report = report_dict(name, hit_30=0.5, top1=hits / 4, items=entry, with_breakdowns=False)
+        report["tasks"]["localization"]["confidence_intervals"] = {}
+        if not judged:
+            report["tasks"]["diagnosis"]["metrics"] = {
+                "top1-lexicon": hits / 4,
+                "top5-lexicon": hits / 4,
+                "matcher": "lexicon matcher (nova-diagnosis-lexicon-5, 944 entries)",
+                "match_rule": "matcher",
+            }
+            report["tasks"]["diagnosis"]["confidence_intervals"] = {}
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(report), encoding="utf-8")
+        reports.append(report)
+    return build_leaderboard(reports, paths, n_resamples=20)
+
+
+def test_the_published_top1_stays_marked_beside_a_judged_top1(tmp_path: Path) -> None:
+    markdown = render_leaderboard_markdown(_readings_board(tmp_path))
+    assert "| diagnosis | top1 (not comparable with this board's top1-lexicon) |" in markdown
+
+
+def test_keys_held_by_reports_of_one_matcher_are_not_marked(tmp_path: Path) -> None:
+    board = _readings_board(tmp_path)
+    assert board["setting_differences"] == []
+    markdown = render_leaderboard_markdown(board)
+    assert "settings differ" not in markdown
+    assert "| top1-lexicon (%) |" in markdown
+
+
+def test_csv_titles_are_key_and_unit_only_with_the_marks_in_notes(tmp_path: Path) -> None:
+    table = list(csv.DictReader(io.StringIO(leaderboard_csv(_readings_board(tmp_path)))))
+    titles = list(table[0])
+    assert "diagnosis rank" in titles and "diagnosis top1-lexicon (%)" in titles
+    assert not [title for title in titles if "differ" in title or "ranked" in title]
+    assert table[0]["diagnosis rank"] == ""
+    assert "readings" in table[0]["diagnosis note"]
+
+
+def test_the_overview_says_not_ranked_where_a_task_is_left_unranked(tmp_path: Path) -> None:
+    lines = render_leaderboard_markdown(_readings_board(tmp_path)).splitlines()
+    overview = lines[lines.index("## Overview") :]
+    header = next(line for line in overview if line.startswith("| model"))
+    column = [cell.strip() for cell in header.strip("|").split("|")].index("diagnosis rank")
+    rows = [line for line in overview[2:] if line.startswith("| ") and "---" not in line][1:]
+    assert [[c.strip() for c in row.strip("|").split("|")][column] for row in rows[:3]] == [
+        "not ranked"
+    ] * 3
+
+
+# 6. The METEOR stand-in is warned about as the others.
+
+
+def test_the_meteor_stand_in_is_among_the_warnings(tmp_path: Path) -> None:
+    note = (
+        "METEOR not computed: the nltk WordNet corpus is not installed, so METEOR-exact+stem "
+        "is given instead"
+    )
+    reports = []
+    for name in ("a", "b"):
+        report = report_dict(name, hit_30=0.5 if name == "a" else 0.25)
+        report["tasks"]["captioning"] = {
+            "metrics": {"ROUGE-L": 0.2, "METEOR-exact+stem": 0.19, "METEOR_variant": "exact+stem"},
+            "confidence_intervals": {},
+            "notes": [note],
+            "coverage": {"items": 4, "answered": 4, "missing": 0, "errors": 0, "parse_status": {}},
+        }
+        reports.append(report)
+    board = build_leaderboard(reports, ["a.json", "b.json"])
+    assert [line for line in board["warnings"] if "METEOR" in line] == [
+        f"warning: captioning: {note}"
+    ]
+
+
+# 7. A swapped table names its real cause.
+
+
+def test_a_changed_table_is_refused_for_its_sha256_not_a_run_id(
+    scored: dict[str, Path], tmp_path: Path
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from novabench.report.items import read_item_tables
+
+    report_path = tmp_path / "report.json"
+    items = tmp_path / "localization-items"  # where the report's items entry points
+    shutil.copytree(scored["localization"].parent / "localization-items", items)
+    report = json.loads(scored["localization"].read_text())
+    report_path.write_text(json.dumps(report), encoding="utf-8")
+    table = pq.read_table(items / "images.parquet")
+    # Every image a hit; the table's metadata (its run id) kept, as an edit would.
+    at = table.schema.get_field_index("best_iou")
+    swapped = table.set_column(at, "best_iou", pa.array([1.0] * table.num_rows))
+    pq.write_table(swapped.replace_schema_metadata(table.schema.metadata), items / "images.parquet")
+    with pytest.raises(NovaInputError) as raised:
+        read_item_tables(report, report_path)
+    message = str(raised.value)
+    assert "SHA-256" in message and report["items"]["run_id"] not in message
+
+
+# 8. Neighbours are named as the board names reports.
+
+
+def test_neighbours_name_the_reports_not_only_the_models(tmp_path: Path) -> None:
+    paths, reports = [], []
+    for name, hits in (("a", 2), ("b", 1)):
+        entry = write_items(
+            tmp_path / f"{name}-items",
+            images_table([0.6] * hits + [0.1] * (2 - hits)),
+            cases_table([True]),
+        )
+        report = report_dict("baseline:floor", hit_30=hits / 2, top1=1.0, items=entry)
+        report["tasks"]["localization"]["confidence_intervals"] = {}
+        paths.append(tmp_path / f"{name}.json")
+        reports.append(report)
+    board = build_leaderboard(reports, paths, n_resamples=20)
+    [pair] = board["ranking"]["localization"]["neighbours"]
+    assert (pair["a"], pair["b"]) == ("baseline:floor", "baseline:floor")
+    assert (pair["a_report"], pair["b_report"]) == (str(paths[0]), str(paths[1]))
