@@ -8,8 +8,6 @@ import math
 import numpy as np
 import pytest
 import sacrebleu
-from rouge_score import rouge_scorer
-from sklearn.metrics import f1_score
 
 from novabench.errors import NovaInputError
 from novabench.metrics import captioning
@@ -24,6 +22,12 @@ from novabench.metrics.captioning import (
     score_captioning,
 )
 from novabench.metrics.keywords import CaptionKeywords, default_keyword_extractor
+from tests.lazy_import import LazyModule
+
+# Imported by the first test that reads them (tests/lazy_import.py): nltk and scikit-learn
+# cost a worker 1.5 CPU s at collection.
+rouge_scorer = LazyModule("rouge_score.rouge_scorer")
+sklearn_metrics = LazyModule("sklearn.metrics")
 
 NO_BERT = ("BERTScore-F1",)
 
@@ -141,7 +145,7 @@ def test_binary_f1_matches_sklearn_positive_class_f1_on_random_labels():
             continue
         y_true = [names[label] for label in references[kept]]
         y_pred = [names[label] for label in predictions[kept]]
-        expected = f1_score(
+        expected = sklearn_metrics.f1_score(
             y_true,
             y_pred,
             labels=["normal", "abnormal"],
@@ -235,7 +239,7 @@ def test_full_result_keys_and_parity_with_reference_libraries():
     # normal/abnormal; an undecided prediction is not an abnormal one.
     labelled = [(r.abnormal, p.abnormal is True) for p, r in pairs if r.abnormal is not None]
     y_true, y_pred = [t for t, _ in labelled], [q for _, q in labelled]
-    expected_binary = f1_score(y_true, y_pred, pos_label=True, zero_division=np.nan)
+    expected_binary = sklearn_metrics.f1_score(y_true, y_pred, pos_label=True, zero_division=np.nan)
     assert result["BinaryF1-lexicon"] == pytest.approx(expected_binary, abs=1e-12)
     assert result["n_pairs_without_reference_label"] == 60 - len(labelled)
 

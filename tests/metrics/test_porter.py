@@ -9,13 +9,16 @@ import string
 from pathlib import Path
 
 import pytest
-from nltk.stem.porter import PorterStemmer
 
 from novabench.data.release import read_release
 from novabench.metrics import porter
 from novabench.metrics.caption_pairs import CAPTION_WORDS, random_caption_pairs
 from novabench.metrics.porter import porter_stem
 from novabench.metrics.text import tokenize_meteor, tokenize_rouge
+from tests.lazy_import import LazyModule
+
+# Imported by the first test that reads it (tests/lazy_import.py), not at collection.
+nltk_porter = LazyModule("nltk.stem.porter")
 
 RESOURCES = Path(porter.__file__).resolve().parents[1] / "resources"
 
@@ -47,7 +50,7 @@ IRREGULAR_FORMS = (
 
 @pytest.fixture(scope="module")
 def nltk_stem():
-    return PorterStemmer().stem
+    return nltk_porter.PorterStemmer().stem
 
 
 def _assert_same_stems(words, nltk_stem) -> None:

@@ -7,13 +7,17 @@ import random
 import numpy as np
 import pytest
 import sacrebleu
-from nltk.translate.meteor_score import meteor_score
-from rouge_score import rouge_scorer
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from novabench.metrics import meteor as meteor_module
 from novabench.metrics import text
 from novabench.metrics.caption_pairs import CAPTION_WORDS, random_caption_pairs
+from tests.lazy_import import LazyModule
+
+# Imported by the first test that reads them (tests/lazy_import.py): nltk costs a worker
+# 1.5 CPU s at collection.
+nltk_meteor = LazyModule("nltk.translate.meteor_score")
+rouge_scorer = LazyModule("rouge_score.rouge_scorer")
 
 N_PAIRS = 300
 
@@ -133,7 +137,9 @@ def test_bit_parallel_lcs_matches_the_dynamic_programme():
 def test_meteor_matches_nltk_with_the_same_stand_in_wordnet(pairs):
     predictions, references = pairs
     expected = [
-        meteor_score([text.tokenize_meteor(r)], text.tokenize_meteor(p), wordnet=text.NO_SYNONYMS)
+        nltk_meteor.meteor_score(
+            [text.tokenize_meteor(r)], text.tokenize_meteor(p), wordnet=text.NO_SYNONYMS
+        )
         for p, r in zip(predictions, references)
     ]
     ours = text.meteor_scores(predictions, references, variant="exact+stem")
@@ -191,7 +197,7 @@ def test_meteor_matches_nltk_on_tokens_with_repeats_reorders_and_stem_relatives(
     predictions = [" ".join(hypothesis) for hypothesis, _ in pairs]
     references = [" ".join(reference) for _, reference in pairs]
     expected = [
-        meteor_score([reference], hypothesis, stemmer=stemmer, wordnet=text.NO_SYNONYMS)
+        nltk_meteor.meteor_score([reference], hypothesis, stemmer=stemmer, wordnet=text.NO_SYNONYMS)
         for hypothesis, reference in pairs
     ]
     assert text.meteor_scores(predictions, references, variant="exact+stem").tolist() == expected
@@ -357,7 +363,7 @@ def test_wordnet_variant_is_used_when_nltk_finds_the_corpus(monkeypatch):
     try:
         assert text.meteor_variant() == "wordnet"
         with_synonyms = text.meteor_scores(["neoplasm"], ["tumour"])
-        expected = meteor_score([["tumour"]], ["neoplasm"], wordnet=tiny)
+        expected = nltk_meteor.meteor_score([["tumour"]], ["neoplasm"], wordnet=tiny)
         assert (
             with_synonyms.tolist() == [expected] and expected == 0.5
         )  # matched only by the synonym stage
