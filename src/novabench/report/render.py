@@ -1528,3 +1528,115 @@ def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
     # Undefined metrics (NaN) are written as null: strict JSON readers refuse NaN.
     text = json.dumps(json_safe(report), indent=2, allow_nan=False, default=str) + "\n"
     return write_text_atomic(path, text)
+
+
+def existing_report_summary(path: str | os.PathLike[str]) -> str:
+    """What a report file already at ``path`` holds, in a few words: model and when written.
+
+    A JSON report names its model (its run manifests) and ``created_at``; a Markdown or
+    HTML report its title and the file's modification time. Used by the refusal to replace
+    a report, so the user sees what would be lost.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.json"
+        >>> _ = path.write_text(json.dumps({"toolkit": {"name": "novabench"},
+        ...     "created_at": "2026-01-02T03:04:05+00:00",
+        ...     "predictions": {"paths": ["qwen.jsonl"], "manifests": [{"model": "qwen"}]}}))
+        >>> existing_report_summary(path)
+        "the report of model 'qwen', written 2026-01-02T03:04:05+00:00"
+    """
+    import datetime as _dt
+    import html as _html
+    import re
+
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return "a report novabench wrote (unreadable)"
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    if isinstance(document, dict):
+        sides = [document[s] for s in ("a", "b") if isinstance(document.get(s), dict)]
+        if sides:
+            names = " and ".join(repr(model_name(side)) for side in sides)
+            what = f"the comparison of {names}"
+        elif "predictions" in document:
+            what = f"the report of model {model_name(document)!r}"
+        else:
+            what = "a report novabench wrote"
+        when = document.get("created_at") or (sides[0].get("created_at") if sides else None)
+        return f"{what}, written {when}" if isinstance(when, str) else what
+    found = re.search(r"<title>([^<]*)</title>", text[:4096]) or re.match(r"# ([^\n]*)", text)
+    title = _html.unescape(found.group(1)).strip() if found else "a report novabench wrote"
+    try:
+        stamp = _dt.datetime.fromtimestamp(
+            Path(path).expanduser().stat().st_mtime, _dt.timezone.utc
+        )
+    except OSError:
+        return repr(title)
+    return f"{title!r}, last modified {stamp.isoformat(timespec='seconds')}"
+
+
+def check_replaceable_reports(outputs: Mapping[str, Any], *, overwrite: bool) -> None:
+    """Refuse to replace an existing report unless ``overwrite`` says so.
+
+    ``outputs`` maps an option name (``--out``, ``--markdown``...) to its path or None. A
+    file that is not a report novabench wrote is refused whatever ``overwrite`` says
+    (:func:`novabench._files.check_report_outputs`); an existing report is replaced only
+    with ``overwrite``, and the refusal says what it holds.
+
+    Raises:
+        NovaInputError: an output exists (naming it, what it holds and how to replace it).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.md"
+        >>> _ = path.write_text("# NOVA evaluation report: qwen\\n")
+        >>> check_replaceable_reports({"--markdown": path}, overwrite=True)
+        >>> check_replaceable_reports({"--markdown": path}, overwrite=False)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...r.md, field '--markdown': holds 'NOVA evaluation report: qwen', last modified ...; pass overwrite=True to replace it
+    """
+    from novabench._files import check_report_outputs
+
+    check_report_outputs(dict(outputs))
+    if overwrite:
+        return
+    for option, value in outputs.items():
+        if value is None:
+            continue
+        path = Path(value).expanduser()
+        if path.exists():
+            raise NovaInputError(
+                f"holds {existing_report_summary(path)}; pass overwrite=True to replace it",
+                source=str(value),
+                field=option,
+            )
+
+
+def pinned_item_folder(report_path: str | os.PathLike[str]) -> Path | None:
+    """The folder of the per-item tables the report at ``report_path`` pins, or None.
+
+    None when there is no such report, it pins no tables, or it cannot be read.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.json"
+        >>> _ = path.write_text('{"items": {"images": "items/images.parquet", "run_id": "x"}}')
+        >>> pinned_item_folder(path) == path.parent / "items"
+        True
+        >>> pinned_item_folder(path.parent / "none.json") is None
+        True
+    """
+    try:
+        items = json.loads(Path(report_path).read_text(encoding="utf-8")).get("items")
+        table = items.get("images") or items.get("cases")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(table, str):
+        return None
+    return Path(os.path.normpath(Path(report_path).parent / table)).parent
