@@ -16,7 +16,7 @@ from typing import Any
 from novabench import registry
 from novabench._files import json_safe, write_text_atomic
 from novabench.errors import NovaInputError
-from novabench.escaping import markdown_code_span, markdown_text
+from novabench.escaping import markdown_code_span, markdown_text, markdown_text_with_code
 
 __all__ = [
     "HEADLINE_KEYS",
@@ -1055,22 +1055,11 @@ def render_table(report: Mapping[str, Any]) -> str:
     header = f"{'task':<13} {'metric':<{width}} {'value %':>7}  " + (
         NO_INTERVALS if without_intervals(report) else f"{level}% CI"
     )
-    # Right above the table: its proxy keys (top1-lexicon...) are not the paper's.
-    lines = [*stand_in_lines(report), header, "-" * len(header)]
+    lines = report_first_lines(report)
     scope = answered_only_line(report)
-    if scope:
-        lines.insert(0, scope)  # first, so a partial run's numbers are never read as a full one
-    few = few_resamples_line(report)
-    if few:
-        lines.insert(0, few)
-    meteor = meteor_fallback_line(report)
-    if meteor:
-        lines.insert(0, meteor)
-    # first: answers not read at all, then tasks whose answers are mostly unusable
-    lines[0:0] = [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
-    synthetic = synthetic_data_line(report)
-    if synthetic:  # before anything: these numbers are not NOVA's
-        lines.insert(0, synthetic)
+    if scope:  # the table's own scope, right above it (the Markdown title, the HTML lead)
+        lines.append(scope)
+    lines += [header, "-" * len(header)]
     for task, key, value, interval in rows:
         lines.append(f"{task:<13} {key:<{width}} {value:>5}  {interval}".rstrip())
     lines.append("")
@@ -1081,6 +1070,25 @@ def render_table(report: Mapping[str, Any]) -> str:
     if published:
         lines.append(published)
     return "\n".join(lines)
+
+
+def report_first_lines(report: Mapping[str, Any]) -> list[str]:
+    """What a report's reader must see before its first number, in every output, in order.
+
+    The synthetic-data notice, answers not read, boxes past the image, tasks whose answers
+    are mostly unusable, METEOR's stand-in, too few resamples, then the keys that stand in
+    for the paper's. The terminal prints them first, the Markdown and HTML reports right
+    under their title (before the Model line), so all three show them alike.
+
+    Example:
+        >>> note = "METEOR not computed: the nltk WordNet corpus is not installed"
+        >>> report_first_lines({"tasks": {"captioning": {"notes": [note]}}})
+        ['warning: captioning: METEOR not computed: the nltk WordNet corpus is not installed']
+    """
+    lines = [synthetic_data_line(report)]
+    lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
+    lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
+    return [line for line in lines if line]
 
 
 def _human_reference_lines(report: Mapping[str, Any]) -> list[str]:
@@ -1126,22 +1134,13 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
         "|---|---|---:|---|",
     ]
-    few = few_resamples_line(report)
-    if few:
-        lines[-2:-2] = [f"**{few}**", ""]
-    stand_ins = stand_in_lines(report)
-    if stand_ins:  # right above the table: its proxy keys are not the paper's
-        # one paragraph each: adjacent lines would render as one run-on paragraph
-        lines[-2:-2] = [part for line in stand_ins for part in (f"**{markdown_text(line)}**", "")]
-    meteor = meteor_fallback_line(report)
-    if meteor:
-        lines[2:2] = [f"**{markdown_text(meteor)}**", ""]
-    unread = [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
-    if unread:
-        lines[2:2] = [f"**{markdown_text(line)}**" for line in unread] + [""]
-    synthetic = synthetic_data_line(report)
-    if synthetic:
-        lines[2:2] = [f"**{markdown_text(synthetic)}**", ""]
+    # Every notice and warning under the title, before the Model line, in the terminal's
+    # order; one paragraph each (adjacent lines would render as one run-on paragraph).
+    lines[2:2] = [
+        part
+        for line in report_first_lines(report)
+        for part in (f"**{markdown_text_with_code(line)}**", "")
+    ]
     if without_intervals(report):
         lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
         lines.append("|---|---|---:|")
@@ -1276,7 +1275,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
     ]
     first = comparison_first_lines(comparison)
     if first:  # first under the heading, before any number
-        lines[2:2] = [f"**{markdown_text(line)}**" for line in first] + [""]
+        lines[2:2] = [f"**{markdown_text_with_code(line)}**" for line in first] + [""]
     n_resamples = bootstrap.get("n_resamples")
     for task, key, row in _comparison_rows(comparison):
         low, high = row["ci"]
