@@ -719,7 +719,41 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
             for note in task_report.get("notes", [])
             if not note.startswith(_METEOR_FALLBACK)  # the report's first line says it
         )
+        cached = judge_cache_line(task_report)
+        if cached:
+            lines.append(f"{task}: note: {cached}")
     return lines
+
+
+def judge_cache_line(task_report: Mapping[str, Any]) -> str | None:
+    """How many of a judge's verdicts came from its cache, from the report's judge record.
+
+    A cached verdict is trusted as far as the folder it came from (see
+    ``novabench.metrics.judge.cache``): the reader is told how much rests on it. None when
+    the task had no judge keeping counts, or when a note already says it (``nova evaluate``
+    writes one naming the cache folder).
+
+    Example:
+        >>> judged = {"notes": [], "judge": {"kind": "case", "model": "m",
+        ...     "stats": {"calls": 40, "cache_hits": 38, "cache_rejected": 1}}}
+        >>> judge_cache_line(judged)
+        'case judge m: 38 of 40 verdicts from the cache, 1 cache entry rejected'
+        >>> judge_cache_line({"notes": [], "judge": {"kind": "pair", "stats": {}}}) is None
+        True
+    """
+    judge = task_report.get("judge")
+    stats = judge.get("stats") if isinstance(judge, Mapping) else None
+    if not isinstance(stats, Mapping) or "cache_hits" not in stats:
+        return None
+    if any(" from the cache (" in str(note) for note in task_report.get("notes") or []):
+        return None
+    kind = {"case": "case judge", "keyword": "keyword judge"}.get(str(judge.get("kind")), "judge")
+    model = f" {judge['model']}" if isinstance(judge.get("model"), str) else ""
+    rejected = int(stats.get("cache_rejected", 0))
+    return (
+        f"{kind}{model}: {stats['cache_hits']} of {stats.get('calls', '?')} verdicts from the "
+        f"cache, {rejected} cache {'entry' if rejected == 1 else 'entries'} rejected"
+    )
 
 
 # The scoring settings a task's metrics record (non-numeric), with the label a reader sees.
