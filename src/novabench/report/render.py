@@ -742,7 +742,9 @@ def judge_cache_line(task_report: Mapping[str, Any]) -> str | None:
         True
     """
     judge = task_report.get("judge")
-    stats = judge.get("stats") if isinstance(judge, Mapping) else None
+    if not isinstance(judge, Mapping):
+        return None
+    stats = judge.get("stats")
     if not isinstance(stats, Mapping) or "cache_hits" not in stats:
         return None
     if any(" from the cache (" in str(note) for note in task_report.get("notes") or []):
