@@ -1093,8 +1093,8 @@ def render_table(report: Mapping[str, Any]) -> str:
     )
     lines = report_first_lines(report)
     scope = answered_only_line(report)
-    if scope:  # the table's own scope, right above it (the Markdown title, the HTML lead)
-        lines.append(scope)
+    if scope:  # first after the synthetic notice, as the Markdown title says it first
+        lines.insert(1 if synthetic_data_line(report) else 0, scope)
     lines += [header, "-" * len(header)]
     for task, key, value, interval in rows:
         lines.append(f"{task:<13} {key:<{width}} {value:>5}  {interval}".rstrip())
