@@ -978,13 +978,17 @@ def test_bad_input_is_one_line_exit_2_and_nothing_changes(
 # --------------------------------------------------------------------------- what stays allowed
 
 
-def test_a_report_is_replaced_by_the_next_run(
+def test_a_report_is_replaced_by_the_next_run_only_with_force(
     shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = [*_evaluate(shared, shared.predictions, tmp_path), "--markdown", str(tmp_path / "r.md")]
     assert main(argv) == 0
     first = (tmp_path / "report.json").read_text(encoding="utf-8")
-    assert main(argv) == 0  # our own report and Markdown: replaced without a flag
+    capsys.readouterr()
+    assert main(argv) == 2  # our own report: kept unless the user says to replace it
+    assert "pass --force to replace it" in capsys.readouterr().err
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == first
+    assert main([*argv, "--force"]) == 0  # our own report and Markdown: replaced
     assert json.loads((tmp_path / "report.json").read_text(encoding="utf-8")).keys() == (
         json.loads(first).keys()
     )
@@ -997,7 +1001,7 @@ def test_a_byte_order_mark_is_accepted_everywhere(
     predictions = _lines(tmp_path, bom + json.dumps(GOOD_IMAGE_LINE).encode() + b"\n")
     assert main(_evaluate(shared, predictions, tmp_path)) == 0
     (tmp_path / "pred.jsonl.manifest.json").write_bytes(bom + b'{"model": "m"}')
-    assert main(_evaluate(shared, predictions, tmp_path)) == 0
+    assert main([*_evaluate(shared, predictions, tmp_path), "--force"]) == 0
     legacy = shutil.copytree(shared.legacy, tmp_path / "legacy")
     (legacy / "captions.csv").write_bytes(bom + (legacy / "captions.csv").read_bytes())
     assert main(["info", str(legacy)]) == 0

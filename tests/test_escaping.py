@@ -22,6 +22,7 @@ from novabench.escaping import (
     html_text,
     markdown_code_span,
     markdown_text,
+    markdown_text_with_code,
     plot_text,
     visible_text,
 )
@@ -254,3 +255,15 @@ def test_breakdown_groups_from_a_users_category_map_show_as_text() -> None:
     for line, text in zip(table, HOSTILE):
         assert line.startswith(f"| {markdown_text(text)} | 3 (too small) |")
         assert unescaped_markup(line).count("|") == 4 and not HIDDEN.search(line)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_code_spans_of_our_lines_render_as_code_and_nothing_else_as_markup(text: str) -> None:
+    from markdown_it import MarkdownIt
+
+    line = f"warning: {text}; install it with `python -m nltk.downloader wordnet`, see `{text}`"
+    rendered = MarkdownIt("commonmark").renderInline(f"**{markdown_text_with_code(line)}**")
+    assert set(re.findall(r"</?([a-z]+)", rendered)) <= {"strong", "code"}
+    assert rendered.startswith("<strong>") and rendered.endswith("</strong>")
+    if "`" not in text:  # a stray backtick of the text may pair with ours: still no markup
+        assert "<code>python -m nltk.downloader wordnet</code>" in rendered

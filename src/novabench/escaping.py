@@ -21,6 +21,7 @@ __all__ = [
     "html_text",
     "markdown_code_span",
     "markdown_text",
+    "markdown_text_with_code",
     "plot_text",
     "visible_text",
 ]
@@ -121,6 +122,40 @@ def markdown_code_span(text: object) -> str:
     if content.startswith("`") or content.endswith("`") or not content.strip():
         content = f" {content} "
     return f"{fence}{content}{fence}"
+
+
+# A run of backticks, the shortest text, then a run of the same length: a CommonMark code span.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def markdown_text_with_code(text: object) -> str:
+    """``text`` as inline Markdown, its `code spans` kept as code spans, the rest escaped.
+
+    Our warning lines are worded for the terminal too, with commands in backticks:
+    :func:`markdown_text` alone would show the backticks escaped (inside bold text as
+    well). Each span found becomes a :func:`markdown_code_span` (no content can close it)
+    and the text between spans goes through :func:`markdown_text`, so nothing else in the
+    text can open markup.
+
+    Args:
+        text: a line of ours that may quote untrusted text (a command, a path).
+
+    Returns:
+        Markdown source for running text, bold included.
+
+    Example:
+        >>> print(markdown_text_with_code("run `nova sample --cases 6` on *data*"))
+        run `nova sample --cases 6` on \\*data\\*
+        >>> print(markdown_text_with_code("an unpaired ` stays text"))
+        an unpaired \\` stays text
+    """
+    flat = _LINE_BREAKS.sub(" ", visible_text(text))
+    parts, last = [], 0
+    for span in _CODE_SPAN.finditer(flat):
+        parts += [markdown_text(flat[last : span.start()]), markdown_code_span(span.group(2))]
+        last = span.end()
+    parts.append(markdown_text(flat[last:]))
+    return "".join(parts)
 
 
 def csv_cell(text: object) -> str:

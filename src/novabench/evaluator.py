@@ -353,13 +353,20 @@ class NovaReport:
 
         return render_html(self.report, release=self.release, items=self.tables)
 
-    def save(self, folder: str | os.PathLike[str], *, full_paths: bool = False) -> dict[str, Path]:
+    def save(
+        self, folder: str | os.PathLike[str], *, full_paths: bool = False, overwrite: bool = False
+    ) -> dict[str, Path]:
         """Write ``report.json``, ``report.md``, ``report.html`` and ``items/`` into ``folder``.
 
         The files are those of ``nova evaluate --out report.json --markdown report.md --html
         report.html --items items``: the report names local files relative to ``folder`` (or
         by name) unless ``full_paths``, and pins its tables (their run id and SHA-256), which
-        are written first; each file is written whole or not at all.
+        are written first; each file is written whole or not at all. Reports already in
+        ``folder`` are replaced only with ``overwrite`` (as ``nova evaluate --force``); a
+        file there that novabench did not write never is.
+
+        Raises:
+            NovaInputError: a report is already in ``folder`` and ``overwrite`` is False.
 
         Returns:
             The paths written, by kind (``report``, ``markdown``, ``html``, and the tables').
@@ -367,11 +374,20 @@ class NovaReport:
         from novabench._files import write_text_atomic
         from novabench.report.html import render_html
         from novabench.report.items import check_items_folder, write_item_tables
-        from novabench.report.render import render_markdown, shareable_paths, write_report
+        from novabench.report.render import (
+            check_replaceable_reports,
+            render_markdown,
+            shareable_paths,
+            write_report,
+        )
 
         target = Path(folder)
-        target.mkdir(parents=True, exist_ok=True)
         report_path, items = target / "report.json", target / "items"
+        check_replaceable_reports(
+            {name: target / name for name in ("report.json", "report.md", "report.html")},
+            overwrite=overwrite,
+        )
+        target.mkdir(parents=True, exist_ok=True)
         check_items_folder(items, report_path)  # another report's tables are not replaced
         report = dict(self.report) if full_paths else shareable_paths(self.report, report_path)
         markdown = render_markdown(report)

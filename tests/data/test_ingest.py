@@ -163,9 +163,12 @@ def test_legacy_layout_tables(tmp_path: Path) -> None:
         "bboxes_raters.csv",
         "captions.csv",
         "case_metadata.csv",
+        "novabench_provenance.json",  # what made it (CSV carries no metadata)
         "test",
     ]
     assert (out / "test" / "case0001_001.png").is_file()
+    assert json.loads((out / "novabench_provenance.json").read_text()) == {"origin": "nova ingest"}
+    assert read_release(out).provenance == {"origin": "nova ingest"}
 
     def read(name: str) -> list[list[str]]:
         with (out / name).open(encoding="utf-8", newline="") as handle:

@@ -107,6 +107,7 @@ def test_legacy_tables_hold_the_same_content(
         "bboxes_raters.csv",
         "captions.csv",
         "case_metadata.csv",
+        "novabench_provenance.json",  # what made it (CSV carries no metadata)
         "test",
     ]
 

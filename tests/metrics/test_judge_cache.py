@@ -441,3 +441,38 @@ def test_an_endpoint_value_with_keywords_besides_is_refused(kind: type[Any]) -> 
         kind("http://127.0.0.1:9", "m", cache_folder="verdicts")
     with pytest.raises(NovaInputError, match="timeout"):
         kind(JudgeEndpoint("http://127.0.0.1:9", "m", timeout=0))
+
+
+def test_a_consistent_edit_of_reply_and_answer_is_not_detected_but_the_report_says_it_was_cached(
+    sample_release: Path, predictions: Path, server: FakeOpenAIServer, half_matched: list[str],
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """The documented limit: only a secret could catch this edit; the report shows the share."""
+    from novabench.report import evaluate_predictions, render_markdown, render_table
+    from novabench.report.html import render_html
+
+    cache = tmp_path / "cache"
+    n_cases = len(scored_references(sample_release))
+
+    def scored() -> dict[str, Any]:
+        judge = OpenAICaseJudge(server.base_url, "judge-model", cache_dir=cache)
+        return evaluate_predictions(
+            sample_release, predictions, tasks=["diagnosis"], n_resamples=0, case_judge=judge
+        )
+
+    first = scored()
+    honest_top1 = first["tasks"]["diagnosis"]["metrics"]["top1"]
+    assert 0 < honest_top1 < 1
+    expected = f"case judge judge-model: 0 of {n_cases} verdicts from the cache, 0 cache entries"
+    assert expected in render_table(first)
+    for path in entries(cache):  # the reply and the answer edited alike: "no match"
+        record = json.loads(path.read_text(encoding="utf-8"))
+        record["reply"] = json.dumps({"matched_slot": None})
+        record["answer"]["matched_slot"] = None
+        path.write_text(json.dumps(record), encoding="utf-8")
+    edited = scored()
+    assert edited["tasks"]["diagnosis"]["metrics"]["top1"] == 0.0  # trusted: what the docs say
+    assert server.n_requests == n_cases  # nothing asked again
+    shown = f"case judge judge-model: {n_cases} of {n_cases} verdicts from the cache"
+    for text in (render_table(edited), render_markdown(edited), render_html(edited)):
+        assert shown in text

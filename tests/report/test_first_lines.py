@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import copy
+import html
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.html import render_comparison_html, render_html
-from novabench.report.render import render_comparison, render_comparison_markdown
+from novabench.report.render import (
+    render_comparison,
+    render_comparison_markdown,
+    report_first_lines,
+)
 
 FAST_CAPTIONS = {"exclude": ["BERTScore-F1", "METEOR"]}
 
@@ -211,3 +218,72 @@ def test_a_wrong_box_convention_is_flagged_first_with_the_prompts_one(
 
 def test_boxes_read_in_the_prompts_convention_raise_no_outside_warning(report: dict) -> None:
     assert "answers with boxes" not in render_table(report)
+
+
+def _with_meteor_fallback(report: dict) -> dict:
+    """The report as scored where the WordNet corpus is missing (the note scoring writes)."""
+    changed = copy.deepcopy(report)
+    changed["tasks"]["captioning"]["notes"].append(
+        "METEOR not computed: the nltk WordNet corpus is not installed, so METEOR-exact+stem "
+        "is given instead; install it with `python -m nltk.downloader wordnet`"
+    )
+    return changed
+
+
+def test_every_notice_comes_together_before_the_model_line_in_every_rendering(
+    report: dict,
+) -> None:
+    shown = _with_meteor_fallback(report)
+    first = report_first_lines(shown)
+    # The sample report has the synthetic notice, METEOR's stand-in and the two proxy warnings.
+    assert first[0].startswith("notice: NOT THE REAL DATA")
+    assert first[1].startswith("warning: captioning: METEOR not computed")
+    assert [line.split(":")[1].strip() for line in first[2:]] == ["captioning", "diagnosis"]
+    assert all("are not the paper's" in line for line in first[2:])
+    assert render_table(shown).splitlines()[: len(first)] == first
+
+    paragraphs = [line for line in render_markdown(shown).splitlines()[1:] if line.strip()]
+    model_at = next(n for n, line in enumerate(paragraphs) if line.startswith("Model: "))
+    assert model_at == len(first)  # all of them, and nothing else, before the Model line
+    assert all(line.startswith("**") and line.endswith("**") for line in paragraphs[:model_at])
+    assert "are not the paper's" not in "\n".join(paragraphs[model_at:])
+
+    page = render_html(shown)
+    assert page.index('id="warnings"') < page.index('class="lead"')
+    read_first = page.split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+    starts = [read_first.index(html.escape(line[:40], quote=False)) for line in first]
+    assert starts == sorted(starts)
+
+
+def test_code_spans_in_bold_notices_render_as_code(report: dict) -> None:
+    from markdown_it import MarkdownIt
+
+    markdown = render_markdown(_with_meteor_fallback(report))
+    rendered = MarkdownIt("commonmark").render(markdown)
+    assert "\\`" not in markdown.split("Model: ", 1)[0]
+    sample = report["data"]["provenance"]
+    command = f"nova sample --cases {sample['cases']} --seed {sample['seed']}"
+    assert f"<code>{command}</code>" in rendered
+    assert "<code>python -m nltk.downloader wordnet</code>" in rendered
+    assert "`" not in re.sub(r"<code>.*?</code>", "", rendered.split("<table>", 1)[0])
+
+
+def test_a_comparison_shows_its_notices_before_the_models_in_markdown_and_html(
+    sample_release: Path, floor_run: Path
+) -> None:
+    from novabench.report.scoring import compare_predictions
+
+    comparison = compare_predictions(
+        sample_release,
+        floor_run,
+        floor_run,
+        tasks=["diagnosis"],
+        n_resamples=20,
+        caption_options=FAST_CAPTIONS,
+    )
+    paragraphs = [line for line in render_comparison_markdown(comparison).splitlines() if line]
+    at = next(n for n, line in enumerate(paragraphs) if line.startswith("A: "))
+    assert paragraphs[1].startswith("**notice: NOT THE REAL DATA") and at > 1
+    assert "`nova sample --cases" in paragraphs[1] and "\\`" not in paragraphs[1]
+    page = render_comparison_html(comparison)
+    assert page.index('id="warnings"') < page.index('class="lead"')

@@ -40,8 +40,8 @@ def runs(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     return paths
 
 
-def evaluate(release: Path, predictions: Path, out: Path, items: Path) -> int:
-    args = ["evaluate", "--data", str(release), "--predictions", str(predictions)]
+def evaluate(release: Path, predictions: Path, out: Path, items: Path, *extra: str) -> int:
+    args = ["evaluate", "--data", str(release), "--predictions", str(predictions), *extra]
     return main([*args, "--task", "localization", "--out", str(out), "--items", str(items), *FAST])
 
 
@@ -68,8 +68,8 @@ def test_a_second_report_cannot_take_over_the_first_reports_items_folder(
     assert str(items) in message and str(first) in message and "--items" in message
     assert not second.exists()
     assert {path.name: path.read_bytes() for path in items.iterdir()} == tables
-    # Re-scoring the first report itself into its own folder is allowed.
-    assert evaluate(sample_release, runs["perfect"], first, items) == 0
+    # Re-scoring the first report itself into its own folder is allowed (asked for: --force).
+    assert evaluate(sample_release, runs["perfect"], first, items, "--force") == 0
     assert leaderboard(first) == 0
 
 
@@ -91,7 +91,7 @@ def test_tables_replaced_under_a_report_are_refused_by_every_reader(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(novabench.report, "write_report", killed)
-    assert evaluate(sample_release, runs["half"], report_a, tmp_path / "items_a") == 130
+    assert evaluate(sample_release, runs["half"], report_a, tmp_path / "items_a", "--force") == 130
     monkeypatch.undo()
     capsys.readouterr()
     assert leaderboard(report_a, report_b) == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from novabench import checks
@@ -46,6 +47,12 @@ def register(subparsers: Any) -> None:
         "--predictions", required=True, nargs="+", help="predictions JSONL file(s), parsed or raw"
     )
     parser.add_argument("--out", required=True, help="report JSON path")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace reports already at --out, --markdown and --html (refused without it; "
+        "a file that is not a novabench report is never replaced)",
+    )
     parser.add_argument("--markdown", help="also write the report as Markdown here")
     parser.add_argument(
         "--html", help="also write a self-contained HTML report (plots, overlays) here"
@@ -112,10 +119,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
-    from pathlib import Path
-
-    from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
+    from novabench._files import check_output_paths, write_text_atomic
     from novabench.report import render_markdown, render_table, write_report
+    from novabench.report.render import check_replaceable_reports, pinned_item_folder
     from novabench.report.scoring import (
         ScoringOptions,
         nothing_answered_note,
@@ -136,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
         {"a predictions file": list(args.predictions), "the release": args.data},
         folders=("--judge-cache",),
     )
-    check_report_outputs(outputs)
+    check_replaceable_reports(outputs, overwrite=args.force)
+    # The tables the report being replaced pins: orphaned unless this run rewrites them.
+    replaced_items = pinned_item_folder(args.out) if args.force else None
     if args.items:
         from novabench.report.items import check_items_folder
 
@@ -190,6 +198,9 @@ def run(args: argparse.Namespace) -> int:
     print(render_table(report))
     written = [path for path in (args.out, args.markdown, args.html, args.items) if path]
     print(f"\nreport written to {', '.join(map(str, written))}")
+    orphan = _orphaned_items_note(replaced_items, args.items, args.out)
+    if orphan is not None:
+        print(f"nova evaluate: note: {orphan}", file=sys.stderr)
     for task, task_report in report["tasks"].items():  # last, where it cannot scroll away
         note = nothing_answered_note(task_report["coverage"])
         if note is not None:
@@ -198,6 +209,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 _ITEM_FILES = ("images.parquet", "images.csv", "cases.parquet", "cases.csv")
+
+
+def _orphaned_items_note(
+    replaced: Path | None, items: str | None, report_path: str | os.PathLike[str]
+) -> str | None:
+    """One line when the replaced report's tables are left with no report pointing at them."""
+    if replaced is None or not replaced.is_dir():
+        return None
+    if items and os.path.realpath(items) == os.path.realpath(replaced):
+        return None  # rewritten with this report: consistent again
+    return (
+        f"the per-item tables in {replaced} belonged to the report replaced at {report_path}; "
+        "no report points at them now (remove them, or pass --items with that folder)"
+    )
 
 
 def add_full_paths_option(parser: argparse.ArgumentParser) -> None:

@@ -114,8 +114,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--card-notice",
         metavar="TEXT",
-        help="paragraph quoted under the card title (default: a notice for v1-layout nova sample / "
-        "nova ingest output, which records its origin in the parquet; none otherwise; '' for none)",
+        help="paragraph quoted under the card title (default: a notice for nova sample / nova "
+        "ingest output, which records its origin (v1: in the parquet; legacy: in "
+        "novabench_provenance.json); none otherwise; '' for none)",
     )
     parser.add_argument(
         "--card-hub-id",

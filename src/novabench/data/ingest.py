@@ -448,7 +448,9 @@ def ingest_volumes(
                 staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"}
             )
         else:
-            legacy_layout.write(staging, images, metas, meta_keys)
+            legacy_layout.write(
+                staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"}
+            )
         if listed is None:  # a generator: its files are known only now, before any replacing
             check_output_paths({"OUT": out_dir}, {"a source volume": read}, folders=("OUT",))
         mark_output_folder(staging, command)

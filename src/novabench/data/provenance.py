@@ -3,7 +3,10 @@
 It travels in the parquet schema metadata under ``novabench.provenance`` (readers that do
 not know the key ignore it, so the files stay in the official layout): the v1 parquet of
 a sample or ingest output, and every shard of its export, whose card then says what the
-data is. CSV (legacy) files cannot carry it.
+data is. CSV files cannot carry metadata: a legacy-layout sample or ingest output keeps the
+same JSON in a sidecar beside ``captions.csv`` (``layouts.legacy.PROVENANCE_FILE``), which
+the official legacy release does not have; it is read and checked as the metadata is.
+Provenance is not part of a release's fingerprint (records and image bytes are).
 """
 
 from __future__ import annotations

@@ -191,7 +191,8 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
 def _read_provenance(
     root: Path, layout: Layout, schema_metadata: dict[bytes, bytes], warnings: list[str]
 ) -> dict[str, Any] | None:
-    """The provenance in the parquet schema metadata the layout's reader passed on, if any."""
+    """The provenance the layout's reader passed on (parquet schema metadata, or the legacy
+    layout's sidecar file), if any, checked alike."""
     if layout == "v1":
         label = V1_PARQUET
     elif layout == "export":
@@ -199,5 +200,5 @@ def _read_provenance(
 
         label = export_layout.image_shards(root)[0].relative_to(root).as_posix()  # no open
     else:
-        return None  # CSV files carry no metadata
+        label = legacy_layout.PROVENANCE_FILE  # CSV files carry no metadata: a sidecar does
     return provenance_from_metadata(schema_metadata, label, warnings)

@@ -33,11 +33,8 @@ from novabench.report.render import (
     NO_INTERVALS,
     TASK_ORDER,
     coverage_phrase,
-    few_resamples_line,
-    meteor_fallback_line,
     model_name,
     settings_lines,
-    stand_in_lines,
     without_intervals,
 )
 from novabench.tasks import tasks_where
@@ -167,17 +164,9 @@ def _interval(interval: Any) -> str:
 
 def _warnings(report: Mapping[str, Any]) -> str:
     """What a reader must know before reading any number, at the top of the page ("" if none)."""
-    from novabench.report.render import (
-        _outside_lines,
-        _unread_lines,
-        synthetic_data_line,
-        unusable_answers_lines,
-    )
+    from novabench.report.render import report_first_lines
 
-    lines = [synthetic_data_line(report)] if synthetic_data_line(report) else []
-    lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
-    lines += [line for line in (meteor_fallback_line(report), few_resamples_line(report)) if line]
-    lines += stand_in_lines(report)
+    lines = report_first_lines(report)  # the terminal's and the Markdown's order
     if not lines:
         return ""
     items = "".join(f"<li>{_text_with_code(line)}</li>" for line in lines)
@@ -682,8 +671,8 @@ def render_html(
         f"<title>NOVA report: {_text(model)}</title>",
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>NOVA evaluation report: {_text(model)}</h1>",
+        _warnings(report),  # under the title, before the lead, as in the Markdown report
         f'<p class="lead">{lead}</p>',
-        _warnings(report),
         _table_of_contents(sections),
         *(section.html() for section in sections),
         missing_items,
@@ -748,10 +737,10 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f"<title>NOVA comparison: {_text(names['a'])} vs {_text(names['b'])}</title>",
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>NOVA comparison: {_text(names['a'])} (A) vs {_text(names['b'])} (B)</h1>",
+        warnings,  # under the title, before the lead, as in the Markdown comparison
         f'<p class="lead">A: <b>{_text(names["a"])}</b>, B: <b>{_text(names["b"])}</b>, on '
         f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
         "for both models).</p>",
-        warnings,
         f'<div class="wide" tabindex="0"><table><tr><th>task</th><th>metric</th>'
         f"<th>{_text(names['a'])} (%)</th>"
         f"<th>{_text(names['b'])} (%)</th><th>A - B</th><th>{level}% CI of A - B</th>"

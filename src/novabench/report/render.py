@@ -16,7 +16,7 @@ from typing import Any
 from novabench import registry
 from novabench._files import json_safe, write_text_atomic
 from novabench.errors import NovaInputError
-from novabench.escaping import markdown_code_span, markdown_text
+from novabench.escaping import markdown_code_span, markdown_text, markdown_text_with_code
 
 __all__ = [
     "HEADLINE_KEYS",
@@ -719,7 +719,43 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
             for note in task_report.get("notes", [])
             if not note.startswith(_METEOR_FALLBACK)  # the report's first line says it
         )
+        cached = judge_cache_line(task_report)
+        if cached:
+            lines.append(f"{task}: note: {cached}")
     return lines
+
+
+def judge_cache_line(task_report: Mapping[str, Any]) -> str | None:
+    """How many of a judge's verdicts came from its cache, from the report's judge record.
+
+    A cached verdict is trusted as far as the folder it came from (see
+    ``novabench.metrics.judge.cache``): the reader is told how much rests on it. None when
+    the task had no judge keeping counts, or when a note already says it (``nova evaluate``
+    writes one naming the cache folder).
+
+    Example:
+        >>> judged = {"notes": [], "judge": {"kind": "case", "model": "m",
+        ...     "stats": {"calls": 40, "cache_hits": 38, "cache_rejected": 1}}}
+        >>> judge_cache_line(judged)
+        'case judge m: 38 of 40 verdicts from the cache, 1 cache entry rejected'
+        >>> judge_cache_line({"notes": [], "judge": {"kind": "pair", "stats": {}}}) is None
+        True
+    """
+    judge = task_report.get("judge")
+    if not isinstance(judge, Mapping):
+        return None
+    stats = judge.get("stats")
+    if not isinstance(stats, Mapping) or "cache_hits" not in stats:
+        return None
+    if any(" from the cache (" in str(note) for note in task_report.get("notes") or []):
+        return None
+    kind = {"case": "case judge", "keyword": "keyword judge"}.get(str(judge.get("kind")), "judge")
+    model = f" {judge['model']}" if isinstance(judge.get("model"), str) else ""
+    rejected = int(stats.get("cache_rejected", 0))
+    return (
+        f"{kind}{model}: {stats['cache_hits']} of {stats.get('calls', '?')} verdicts from the "
+        f"cache, {rejected} cache {'entry' if rejected == 1 else 'entries'} rejected"
+    )
 
 
 # The scoring settings a task's metrics record (non-numeric), with the label a reader sees.
@@ -1055,22 +1091,11 @@ def render_table(report: Mapping[str, Any]) -> str:
     header = f"{'task':<13} {'metric':<{width}} {'value %':>7}  " + (
         NO_INTERVALS if without_intervals(report) else f"{level}% CI"
     )
-    # Right above the table: its proxy keys (top1-lexicon...) are not the paper's.
-    lines = [*stand_in_lines(report), header, "-" * len(header)]
+    lines = report_first_lines(report)
     scope = answered_only_line(report)
-    if scope:
-        lines.insert(0, scope)  # first, so a partial run's numbers are never read as a full one
-    few = few_resamples_line(report)
-    if few:
-        lines.insert(0, few)
-    meteor = meteor_fallback_line(report)
-    if meteor:
-        lines.insert(0, meteor)
-    # first: answers not read at all, then tasks whose answers are mostly unusable
-    lines[0:0] = [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
-    synthetic = synthetic_data_line(report)
-    if synthetic:  # before anything: these numbers are not NOVA's
-        lines.insert(0, synthetic)
+    if scope:  # first after the synthetic notice, as the Markdown title says it first
+        lines.insert(1 if synthetic_data_line(report) else 0, scope)
+    lines += [header, "-" * len(header)]
     for task, key, value, interval in rows:
         lines.append(f"{task:<13} {key:<{width}} {value:>5}  {interval}".rstrip())
     lines.append("")
@@ -1081,6 +1106,25 @@ def render_table(report: Mapping[str, Any]) -> str:
     if published:
         lines.append(published)
     return "\n".join(lines)
+
+
+def report_first_lines(report: Mapping[str, Any]) -> list[str]:
+    """What a report's reader must see before its first number, in every output, in order.
+
+    The synthetic-data notice, answers not read, boxes past the image, tasks whose answers
+    are mostly unusable, METEOR's stand-in, too few resamples, then the keys that stand in
+    for the paper's. The terminal prints them first, the Markdown and HTML reports right
+    under their title (before the Model line), so all three show them alike.
+
+    Example:
+        >>> note = "METEOR not computed: the nltk WordNet corpus is not installed"
+        >>> report_first_lines({"tasks": {"captioning": {"notes": [note]}}})
+        ['warning: captioning: METEOR not computed: the nltk WordNet corpus is not installed']
+    """
+    lines = [synthetic_data_line(report)]
+    lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
+    lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
+    return [line for line in lines if line]
 
 
 def _human_reference_lines(report: Mapping[str, Any]) -> list[str]:
@@ -1126,22 +1170,13 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
         "|---|---|---:|---|",
     ]
-    few = few_resamples_line(report)
-    if few:
-        lines[-2:-2] = [f"**{few}**", ""]
-    stand_ins = stand_in_lines(report)
-    if stand_ins:  # right above the table: its proxy keys are not the paper's
-        # one paragraph each: adjacent lines would render as one run-on paragraph
-        lines[-2:-2] = [part for line in stand_ins for part in (f"**{markdown_text(line)}**", "")]
-    meteor = meteor_fallback_line(report)
-    if meteor:
-        lines[2:2] = [f"**{markdown_text(meteor)}**", ""]
-    unread = [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
-    if unread:
-        lines[2:2] = [f"**{markdown_text(line)}**" for line in unread] + [""]
-    synthetic = synthetic_data_line(report)
-    if synthetic:
-        lines[2:2] = [f"**{markdown_text(synthetic)}**", ""]
+    # Every notice and warning under the title, before the Model line, in the terminal's
+    # order; one paragraph each (adjacent lines would render as one run-on paragraph).
+    lines[2:2] = [
+        part
+        for line in report_first_lines(report)
+        for part in (f"**{markdown_text_with_code(line)}**", "")
+    ]
     if without_intervals(report):
         lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
         lines.append("|---|---|---:|")
@@ -1281,7 +1316,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
     ]
     first = comparison_first_lines(comparison)
     if first:  # first under the heading, before any number
-        lines[2:2] = [f"**{markdown_text(line)}**" for line in first] + [""]
+        lines[2:2] = [f"**{markdown_text_with_code(line)}**" for line in first] + [""]
     n_resamples = bootstrap.get("n_resamples")
     for task, key, row in _comparison_rows(comparison):
         low, high = row["ci"]
@@ -1533,3 +1568,115 @@ def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
     # Undefined metrics (NaN) are written as null: strict JSON readers refuse NaN.
     text = json.dumps(json_safe(report), indent=2, allow_nan=False, default=str) + "\n"
     return write_text_atomic(path, text)
+
+
+def existing_report_summary(path: str | os.PathLike[str]) -> str:
+    """What a report file already at ``path`` holds, in a few words: model and when written.
+
+    A JSON report names its model (its run manifests) and ``created_at``; a Markdown or
+    HTML report its title and the file's modification time. Used by the refusal to replace
+    a report, so the user sees what would be lost.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.json"
+        >>> _ = path.write_text(json.dumps({"toolkit": {"name": "novabench"},
+        ...     "created_at": "2026-01-02T03:04:05+00:00",
+        ...     "predictions": {"paths": ["qwen.jsonl"], "manifests": [{"model": "qwen"}]}}))
+        >>> existing_report_summary(path)
+        "the report of model 'qwen', written 2026-01-02T03:04:05+00:00"
+    """
+    import datetime as _dt
+    import html as _html
+    import re
+
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return "a report novabench wrote (unreadable)"
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    if isinstance(document, dict):
+        sides = [document[s] for s in ("a", "b") if isinstance(document.get(s), dict)]
+        if sides:
+            names = " and ".join(repr(model_name(side)) for side in sides)
+            what = f"the comparison of {names}"
+        elif "predictions" in document:
+            what = f"the report of model {model_name(document)!r}"
+        else:
+            what = "a report novabench wrote"
+        when = document.get("created_at") or (sides[0].get("created_at") if sides else None)
+        return f"{what}, written {when}" if isinstance(when, str) else what
+    found = re.search(r"<title>([^<]*)</title>", text[:4096]) or re.match(r"# ([^\n]*)", text)
+    title = _html.unescape(found.group(1)).strip() if found else "a report novabench wrote"
+    try:
+        stamp = _dt.datetime.fromtimestamp(
+            Path(path).expanduser().stat().st_mtime, _dt.timezone.utc
+        )
+    except OSError:
+        return repr(title)
+    return f"{title!r}, last modified {stamp.isoformat(timespec='seconds')}"
+
+
+def check_replaceable_reports(outputs: Mapping[str, Any], *, overwrite: bool) -> None:
+    """Refuse to replace an existing report unless ``overwrite`` says so.
+
+    ``outputs`` maps an option name (``--out``, ``--markdown``...) to its path or None. A
+    file that is not a report novabench wrote is refused whatever ``overwrite`` says
+    (:func:`novabench._files.check_report_outputs`); an existing report is replaced only
+    with ``overwrite``, and the refusal says what it holds.
+
+    Raises:
+        NovaInputError: an output exists (naming it, what it holds and how to replace it).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.md"
+        >>> _ = path.write_text("# NOVA evaluation report: qwen\\n")
+        >>> check_replaceable_reports({"--markdown": path}, overwrite=True)
+        >>> check_replaceable_reports({"--markdown": path}, overwrite=False)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...r.md, field '--markdown': holds 'NOVA evaluation report: qwen', last modified ...; pass overwrite=True to replace it
+    """
+    from novabench._files import check_report_outputs
+
+    check_report_outputs(dict(outputs))
+    if overwrite:
+        return
+    for option, value in outputs.items():
+        if value is None:
+            continue
+        path = Path(value).expanduser()
+        if path.exists():
+            raise NovaInputError(
+                f"holds {existing_report_summary(path)}; pass overwrite=True to replace it",
+                source=str(value),
+                field=option,
+            )
+
+
+def pinned_item_folder(report_path: str | os.PathLike[str]) -> Path | None:
+    """The folder of the per-item tables the report at ``report_path`` pins, or None.
+
+    None when there is no such report, it pins no tables, or it cannot be read.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "r.json"
+        >>> _ = path.write_text('{"items": {"images": "items/images.parquet", "run_id": "x"}}')
+        >>> pinned_item_folder(path) == path.parent / "items"
+        True
+        >>> pinned_item_folder(path.parent / "none.json") is None
+        True
+    """
+    try:
+        items = json.loads(Path(report_path).read_text(encoding="utf-8")).get("items")
+        table = items.get("images") or items.get("cases")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(table, str):
+        return None
+    return Path(os.path.normpath(Path(report_path).parent / table)).parent

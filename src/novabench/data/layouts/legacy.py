@@ -5,6 +5,12 @@ title, publication_date, clinical_history, final_diagnosis, extras...),
 ``bboxes_gold.csv`` (filename, x, y, width, height) and ``bboxes_raters.csv`` (filename,
 rater, x, y, width, height). Text is kept exactly; a quoted field may span lines.
 ``read`` gives the rows of such a folder, ``write`` makes one.
+
+Data novabench made (``nova sample``, ``nova ingest``) carries its provenance in a small
+sidecar, ``novabench_provenance.json`` beside ``captions.csv``: CSV files have no metadata
+of their own. The official layout has no such file, so a real release reads as before; a
+reader that does not know the file ignores it. Its content is checked as the v1 parquet's
+metadata is (``novabench.data.provenance``), and it is not part of the fingerprint.
 """
 
 from __future__ import annotations
@@ -21,9 +27,13 @@ from novabench.data.layouts.rows import GOLD_SOURCE, ImageRow, RawBox, RawImage
 from novabench.errors import NovaInputError
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS
 
-__all__ = ["FILES", "IMAGE_DIR", "read", "write"]
+__all__ = ["FILES", "IMAGE_DIR", "PROVENANCE_FILE", "read", "write"]
 
 IMAGE_DIR = "test"
+#: The sidecar of data novabench made: its provenance (JSON), read when present.
+PROVENANCE_FILE = "novabench_provenance.json"
+# A provenance is a few fields: a larger sidecar is not ours and is not read.
+_MAX_PROVENANCE_BYTES = 4096
 #: Each CSV file of the layout and the columns it must have.
 FILES: dict[str, tuple[str, ...]] = {
     "captions.csv": ("filename", "case_id", "scan_id", "caption"),
@@ -111,7 +121,9 @@ def read(
         root: the release folder.
         warnings: notes on what was skipped (a second metadata row of a case, a missing
             ``bboxes_raters.csv``) are appended here.
-        schema_metadata: kept for the common reader signature: CSV files carry no metadata.
+        schema_metadata: filled with the provenance sidecar's bytes under the v1 parquet's
+            key (``PROVENANCE_METADATA_KEY``) when :data:`PROVENANCE_FILE` is present, so
+            the release reader checks it as it checks the v1 metadata.
 
     Returns:
         The unvalidated rows (``novabench.data.validate`` checks them) and the extra meta
@@ -185,7 +197,35 @@ def read(
                 )
             owner.boxes.append(RawBox({k: row[k] for k in BOX_FIELDS}, rater, name, record, ""))
     extra = [key for key in meta_header if key != "case_id" and key not in FIXED_META_KEYS]
+    if schema_metadata is not None:
+        sidecar = _read_provenance_file(root, warnings)
+        if sidecar is not None:
+            from novabench.data.provenance import PROVENANCE_METADATA_KEY
+
+            schema_metadata[PROVENANCE_METADATA_KEY] = sidecar
     return raws, extra
+
+
+def _read_provenance_file(root: Path, warnings: list[str]) -> bytes | None:
+    """The provenance sidecar's bytes (None when absent; an unusable one is noted, ignored)."""
+    path = root / PROVENANCE_FILE
+    if not (path.exists() or path.is_symlink()):
+        return None
+    try:
+        if not path.is_file():
+            raise OSError("not a file")
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_PROVENANCE_BYTES + 1)
+    except OSError as error:
+        warnings.append(f"{PROVENANCE_FILE}: unreadable novabench provenance ignored ({error})")
+        return None
+    if len(data) > _MAX_PROVENANCE_BYTES:
+        warnings.append(
+            f"{PROVENANCE_FILE}: more than {_MAX_PROVENANCE_BYTES} bytes, not a provenance "
+            "novabench wrote: ignored"
+        )
+        return None
+    return data
 
 
 def _write_csv(path: Path, header: Sequence[str], records: Iterable[Sequence[Any]]) -> None:
@@ -200,6 +240,7 @@ def write(
     images: Sequence[ImageRow],
     metas: Mapping[str, Mapping[str, str | None]],
     meta_keys: Sequence[str],
+    provenance: Mapping[str, Any] | None = None,
 ) -> None:
     """Write the four CSV files of images whose PNGs are already under ``test/``.
 
@@ -208,6 +249,8 @@ def write(
         images: one row per image.
         metas: per case id, its metadata by key (a missing value is written empty).
         meta_keys: the ``case_metadata.csv`` columns after ``case_id``, in order.
+        provenance: what made the release (``novabench.data.provenance``), written to
+            :data:`PROVENANCE_FILE`; None writes no sidecar (the official layout has none).
 
     Example:
         >>> import tempfile
@@ -238,3 +281,8 @@ def write(
                 rater_rows.append([image.filename, source, *numbers])
     _write_csv(root / "bboxes_gold.csv", ("filename", *BOX_FIELDS), gold_rows)
     _write_csv(root / "bboxes_raters.csv", ("filename", "rater", *BOX_FIELDS), rater_rows)
+    if provenance is not None:
+        from novabench.data.provenance import provenance_metadata
+
+        # The same bytes the v1 parquet keeps in its schema metadata (only novabench's fields).
+        (root / PROVENANCE_FILE).write_bytes(provenance_metadata(provenance).popitem()[1] + b"\n")

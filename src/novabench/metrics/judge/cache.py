@@ -1,4 +1,19 @@
-"""The on-disk verdict cache: keys, folder choice and the entries."""
+"""The on-disk verdict cache: keys, folder choice and the entries.
+
+What an entry is checked for, and what it is not: an entry is used only when it answers
+exactly the request asked (judge, prompt version and hash, the pair or case as sent) and
+its stored answer is what the stored raw reply, read again by the parser used on fresh
+replies, gives. That catches an entry copied over from another request, an answer edited
+without its reply (or the reply without its answer), an old entry without a reply and a
+file that is not a regular one: each is asked again and counted as ``cache_rejected``.
+It does not catch an entry whose reply and answer were both edited consistently (a reply
+rewritten to ``{"matched_slot": null}`` with the answer to match): only a secret key could
+tell such an entry from a real one, and a key per machine would make a cache copied to
+another machine unusable, where it must give the same report. An entry is as trustworthy
+as the folder it sits in: share caches only from people you trust. Reports say how many
+verdicts came from the cache (``cache_hits`` in the judge's stats, and the judge note),
+so a reader knows how much rests on it.
+"""
 
 from __future__ import annotations
 
