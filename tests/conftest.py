@@ -49,7 +49,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)  # runs without xdist (-p no:xdist) know no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """`-n N` sends each test file whole to one worker, and ``HEAVY_LIBRARY_FILES`` all to one.
+    """`-n N` sends each test file whole to one worker, and each group of ``WORKER_GROUPS``
+    (the files using evaluate, gradio or torch; those using nltk) all to one.
 
     Each worker imports evaluate or gradio (seconds each) on the first test that needs them:
     with those tests together, one worker pays. A file's module fixtures (releases, exports,
@@ -62,12 +63,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None  # any other --dist the user chose is theirs
     from xdist.scheduler import LoadScopeScheduling
 
-    from tests.lazy_import import HEAVY_LIBRARY_FILES
+    from tests.lazy_import import WORKER_GROUPS
+
+    group_of = {path: group for group, paths in WORKER_GROUPS.items() for path in paths}
 
     class FilesWholeHeavyLibrariesTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return "heavy libraries" if path in HEAVY_LIBRARY_FILES else path
+            return group_of.get(path, path)
 
     return FilesWholeHeavyLibrariesTogether(config, log)
 

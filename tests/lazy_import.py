@@ -45,6 +45,20 @@ TORCH_FILES = frozenset(
 #: Sent to one worker together: each library is imported once per run.
 HEAVY_LIBRARY_FILES = EVALUATE_OR_GRADIO_FILES | TORCH_FILES
 
+#: Test files whose tests read nltk, rouge_score or scikit-learn (the reference libraries of
+#: the caption metrics, 1.5 CPU s to import; test_meteor_variants.py is with evaluate above).
+NLTK_FILES = frozenset(
+    {
+        "tests/metrics/test_captioning.py",
+        "tests/metrics/test_captioning_mutants.py",
+        "tests/metrics/test_porter.py",
+        "tests/metrics/test_text_parity.py",
+    }
+)
+
+#: Each group's files go to one worker under xdist (tests/conftest.py).
+WORKER_GROUPS = {"heavy libraries": HEAVY_LIBRARY_FILES, "nltk and scikit-learn": NLTK_FILES}
+
 
 class LazyModule:
     """Stands for a module until a test reads one of its public names.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lazy_import import HEAVY_LIBRARY_FILES
+from tests.lazy_import import HEAVY_LIBRARY_FILES, NLTK_FILES
 
 REPO = Path(__file__).resolve().parents[1]
 # The browser and Space-install files are all slow: the fast suite collects them only to
@@ -18,7 +18,8 @@ COLLECT_AND_LIST_HEAVY = """
 import sys
 import pytest
 code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *sys.argv[1:]])
-print("heavy:", sorted(name for name in ("evaluate", "gradio", "torch", "transformers") if name in sys.modules))
+heavy = ("evaluate", "gradio", "torch", "transformers", "nltk", "rouge_score", "sklearn")
+print("heavy:", sorted(name for name in heavy if name in sys.modules))
 sys.exit(code)
 """
 
@@ -27,7 +28,7 @@ sys.exit(code)
 # CI runs it (make test-slow); the fast test below still checks the files exist and share a worker.
 @pytest.mark.slow
 def test_collecting_the_heavy_library_files_imports_no_heavy_library() -> None:
-    files = sorted(HEAVY_LIBRARY_FILES) + list(SLOW_ONLY_FILES)
+    files = sorted(HEAVY_LIBRARY_FILES | NLTK_FILES) + list(SLOW_ONLY_FILES)
     assert all((REPO / name).is_file() for name in files), files  # a renamed file loses its group
     done = subprocess.run(
         [sys.executable, "-c", COLLECT_AND_LIST_HEAVY, *files],
@@ -50,6 +51,8 @@ def test_the_heavy_library_files_share_one_worker_under_xdist() -> None:
     scheduler = pytest_xdist_make_scheduler(Config(), log=None)
     scopes = {scheduler._split_scope(f"{name}::test_x") for name in HEAVY_LIBRARY_FILES}
     assert len(scopes) == 1
+    nltk = {scheduler._split_scope(f"{name}::test_x") for name in NLTK_FILES}
+    assert len(nltk) == 1 and nltk != scopes
     # Any other file goes whole to one worker: its module fixtures are built once per run.
     checks = {scheduler._split_scope(f"tests/test_checks.py::test_{x}") for x in ("a", "b[1]")}
     assert checks == {"tests/test_checks.py"}
