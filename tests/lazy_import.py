@@ -56,8 +56,14 @@ NLTK_FILES = frozenset(
     }
 )
 
+#: Modules whose docstring examples load evaluate (and torch with it) when they run.
+EVALUATE_DOCTEST_FILES = frozenset({"scripts/bench_metric.py"})
+
 #: Each group's files go to one worker under xdist (tests/conftest.py).
-WORKER_GROUPS = {"heavy libraries": HEAVY_LIBRARY_FILES, "nltk and scikit-learn": NLTK_FILES}
+WORKER_GROUPS = {
+    "heavy libraries": HEAVY_LIBRARY_FILES | EVALUATE_DOCTEST_FILES,
+    "nltk and scikit-learn": NLTK_FILES,
+}
 
 
 class LazyModule:
