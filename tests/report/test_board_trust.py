@@ -384,3 +384,39 @@ def test_neighbours_name_the_reports_not_only_the_models(tmp_path: Path) -> None
     [pair] = board["ranking"]["localization"]["neighbours"]
     assert (pair["a"], pair["b"]) == ("baseline:floor", "baseline:floor")
     assert (pair["a_report"], pair["b_report"]) == (str(paths[0]), str(paths[1]))
+
+
+# 6. Found by a second new user (board9).
+
+
+def _answered_only_pair(tmp_path: Path) -> list[Path]:
+    """Two --answered-only reports whose localisation tables hold different images (2 and 3);
+    their diagnosis tables cover the same two cases."""
+    paths = []
+    for name, ious, hits, top1 in (
+        ("a", [0.6, 0.1], 0.5, [True, False]),
+        ("b", [0.6, 0.6, 0.1], 2 / 3, [False, True]),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        entry = write_items(folder / "items", images_table(ious), cases_table(top1))
+        report = report_dict(name, hit_30=hits, top1=0.5, items=entry)
+        report["answered_only"] = True
+        paths.append(folder / "report.json")
+        paths[-1].write_text(json.dumps(report), encoding="utf-8")
+    return paths
+
+
+def test_answered_only_reports_of_different_items_leave_the_task_unranked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = _answered_only_pair(tmp_path)
+    out = tmp_path / "board.md"
+    assert main(["leaderboard", *map(str, paths), "--markdown", str(out), "-q"]) == 0
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=20)
+    localization = board["ranking"]["localization"]
+    assert localization["ranked"] is False
+    assert str(paths[0]) in localization["reason"] and str(paths[1]) in localization["reason"]
+    assert all(m["tasks"]["localization"]["rank"] is None for m in board["models"])
+    assert board["ranking"]["diagnosis"]["ranked"] is True  # same cases: ranked as usual
+    assert "scored different localization items" in out.read_text(encoding="utf-8")

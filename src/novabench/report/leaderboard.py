@@ -401,6 +401,18 @@ def _same_evaluations(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
             seen[mark] = name
 
 
+def _different_items(
+    task: str, sides: Sequence[tuple[Mapping[str, Any], str]]
+) -> tuple[int, int] | None:
+    """The positions of the first two sides whose tables cover different items (None if all
+    cover the same): a paired bootstrap needs the same items on both sides."""
+    item_sets = [sorted(_item_values(task, *side)[0]) for side in sides]
+    for position, keys in enumerate(item_sets[1:], start=1):
+        if keys != item_sets[0]:
+            return 0, position
+    return None
+
+
 @dataclass(frozen=True)
 class _ItemMean:
     """A mean over items in the form the bootstrap of ``metrics.stats`` resamples."""
@@ -587,6 +599,21 @@ def build_leaderboard(
             continue
         scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
         with_items = all(task in table_readings[index] for index in scored)
+        apart = (
+            _different_items(task, [(tables[i] or {}, table_readings[i][task]) for i in scored])
+            if with_items
+            else None
+        )
+        if apart is not None:
+            # Means over different items (two --answered-only runs): no one quantity.
+            first, second = (names[scored[position]] for position in apart)
+            reason = (
+                f"{first} and {second} scored different {task} items (their per-item tables "
+                "differ, e.g. --answered-only runs that answered different items): their "
+                f"{metric} values are means over different items"
+            )
+            ranking[task] = _not_ranked(metric, _DIFFERENT_ITEMS, reason, readings)
+            continue
         neighbours = []
         rank = 1
         for position, index in enumerate(scored):
@@ -744,6 +771,7 @@ def _not_ranked(
 _ONE_MODEL = "one model only: nothing to rank it against"
 _NOT_COMPARABLE = "not ranked: the reports scored its ranking metric with different settings"
 _READINGS_DIFFER = "not ranked: the reports hold different readings of its ranking metric"
+_DIFFERENT_ITEMS = "not ranked: the reports' per-item tables cover different items"
 
 
 def _method(n_models: int, with_items: bool, n_resamples: int, confidence: float, seed: int) -> str:
@@ -1052,7 +1080,7 @@ def _ranking_line(board: Mapping[str, Any], task: str) -> str:
         return f"Not ranked: no model has {task}'s ranking metric {RANK_METRICS[task]}."
     if rule["method"] == _ONE_MODEL:
         return f"One model only: not ranked ({rule['metric']} is the ranking metric)."
-    if rule["method"] == _READINGS_DIFFER:
+    if rule["method"] in (_READINGS_DIFFER, _DIFFERENT_ITEMS):
         return f"Not ranked: {rule['reason']}."
     if rule["method"].startswith(_NOT_COMPARABLE):
         settings = [d["setting"] for d in _differing(board, task) if rule["metric"] in d["metrics"]]
