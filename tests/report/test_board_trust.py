@@ -420,3 +420,34 @@ def test_answered_only_reports_of_different_items_leave_the_task_unranked(
     assert all(m["tasks"]["localization"]["rank"] is None for m in board["models"])
     assert board["ranking"]["diagnosis"]["ranked"] is True  # same cases: ranked as usual
     assert "scored different localization items" in out.read_text(encoding="utf-8")
+
+
+def test_the_meteor_warning_comes_before_the_stand_ins_as_in_nova_evaluate() -> None:
+    note = (
+        "METEOR not computed: the nltk WordNet corpus is not installed, so METEOR-exact+stem "
+        "is given instead"
+    )
+    report = report_dict("a", hit_30=0.5)
+    diagnosis = report["tasks"]["diagnosis"]
+    diagnosis["metrics"] = {"top1-lexicon": 0.25, "match_rule": "lexicon"}
+    diagnosis["confidence_intervals"] = {}
+    report["tasks"]["captioning"] = {
+        "metrics": {"ROUGE-L": 0.2, "METEOR-exact+stem": 0.19, "METEOR_variant": "exact+stem"},
+        "confidence_intervals": {},
+        "notes": [note],
+    }
+    warnings = build_leaderboard([report], ["a.json"])["warnings"]
+    meteor = warnings.index(f"warning: captioning: {note}")
+    stand_in = next(i for i, line in enumerate(warnings) if "top1-lexicon" in line)
+    assert meteor < stand_in
+
+
+def test_a_task_only_one_of_two_reports_holds_says_so_not_one_model_only() -> None:
+    a = report_dict("a", hit_30=0.5)
+    b = report_dict("b", hit_30=0.25)
+    a["tasks"]["captioning"] = {"metrics": {"ROUGE-L": 0.2}, "confidence_intervals": {}}
+    b["tasks"]["captioning"] = {"metrics": {"BLEU-4": 0.1}, "confidence_intervals": {}}
+    board = build_leaderboard([a, b], ["a.json", "b.json"])
+    text = render_leaderboard_text(board)
+    assert "Not ranked: only one report holds ROUGE-L (a.json)" in text
+    assert "One model only" not in text

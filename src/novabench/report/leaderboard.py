@@ -683,8 +683,9 @@ def build_leaderboard(
         # none), and proxies (top1-lexicon...) that are not the paper's keys.
         "warnings": [
             *dict.fromkeys(line for line in map(synthetic_data_line, reports) if line),
-            *stand_in_lines({"tasks": held}),
+            # The METEOR fallback before the stand-ins, in the order nova evaluate says them.
             *dict.fromkeys(line for line in map(meteor_fallback_line, reports) if line),
+            *stand_in_lines({"tasks": held}),
             *(line for line in map(_coverage_warning, reports, names) if line),
         ],
         "models": models,
@@ -1079,6 +1080,10 @@ def _ranking_line(board: Mapping[str, Any], task: str) -> str:
     if rule is None:
         return f"Not ranked: no model has {task}'s ranking metric {RANK_METRICS[task]}."
     if rule["method"] == _ONE_MODEL:
+        if len(board["models"]) > 1:  # others shown, without the ranking metric
+            holders = [path for paths in (rule.get("readings") or {}).values() for path in paths]
+            who = f" ({', '.join(holders)})" if holders else ""
+            return f"Not ranked: only one report holds {rule['metric']}{who}, the ranking metric."
         return f"One model only: not ranked ({rule['metric']} is the ranking metric)."
     if rule["method"] in (_READINGS_DIFFER, _DIFFERENT_ITEMS):
         return f"Not ranked: {rule['reason']}."
