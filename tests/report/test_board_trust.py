@@ -451,3 +451,86 @@ def test_a_task_only_one_of_two_reports_holds_says_so_not_one_model_only() -> No
     text = render_leaderboard_text(board)
     assert "Not ranked: only one report holds ROUGE-L (a.json)" in text
     assert "One model only" not in text
+
+
+def test_a_copy_without_its_tables_is_refused_naming_both_files(
+    scored: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = scored["localization"]
+    copy = copied(source, "no-items-copy.json", lambda report: report.pop("items"))
+    capsys.readouterr()
+    assert main(["leaderboard", str(source), str(copy), "--bootstrap", "20"]) == 2
+    message = one_error_line(capsys)
+    assert str(source) in message and str(copy) in message
+    assert "same value and CI for every headline metric" in message
+
+
+def test_reports_without_tables_are_warned_about_first_and_their_values_marked(
+    tmp_path: Path,
+) -> None:
+    a, b = report_dict("a", hit_30=0.5), report_dict("b", hit_30=0.25)
+    board = build_leaderboard([a, b], ["a.json", "b.json"])
+    [warning] = [line for line in board["warnings"] if "no per-item tables" in line]
+    assert "a.json, b.json" in warning and "unverified" in warning and "†" in warning
+    text = render_leaderboard_text(board)
+    assert text.index(warning) < text.index("Overview")
+    assert "50.0 [30.0, 70.0] †" in text  # hit@30 of a, as stated, marked
+
+
+@pytest.mark.parametrize("resamples", [100, 1000])
+def test_a_mean_outside_its_own_interval_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], resamples: int
+) -> None:
+    # The second user's edit: top1-lexicon set to 0.99, its interval left at [18.2, 72.7] %.
+    report = report_dict("edited", hit_30=0.5)
+    report["bootstrap"]["n_resamples"] = resamples
+    report["tasks"]["diagnosis"]["metrics"] = {"top1-lexicon": 0.99, "match_rule": "matcher"}
+    report["tasks"]["diagnosis"]["confidence_intervals"] = {"top1-lexicon": [0.182, 0.727]}
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["leaderboard", str(path)]) == 2
+    message = one_error_line(capsys)
+    assert str(path) in message and "tasks.diagnosis.metrics.top1-lexicon" in message
+    assert "outside its own interval" in message
+
+
+def test_a_mean_outside_an_interval_of_few_resamples_is_shown() -> None:
+    # Under 100 resamples a percentile interval may miss even a mean (nova evaluate warns).
+    report = report_dict("few", hit_30=0.5)
+    report["bootstrap"]["n_resamples"] = 20
+    report["tasks"]["localization"]["confidence_intervals"]["hit@30"] = [0.1, 0.45]
+    board = build_leaderboard([report], ["few.json"])
+    assert board["models"][0]["tasks"]["localization"]["ci"]["hit@30"] == [0.1, 0.45]
+
+
+@pytest.mark.parametrize(
+    ("task", "key"),
+    [("diagnosis", "top5-lexicon"), ("localization", "mAP@50"), ("localization", "hit@50")],
+)
+def test_every_key_the_tables_hold_is_checked_not_only_the_ranking_one(
+    scored: dict[str, Path], capsys: pytest.CaptureFixture[str], task: str, key: str
+) -> None:
+    source = scored[task]
+    truth = json.loads(source.read_text())["tasks"][task]["metrics"][key]
+
+    def inflated(report: dict) -> None:
+        report["tasks"][task]["metrics"][key] = 0.99
+        report["tasks"][task]["confidence_intervals"].pop(key, None)
+
+    edited = copied(source, f"inflated-{key}.json", inflated)
+    capsys.readouterr()
+    assert main(["leaderboard", str(edited), "--bootstrap", "20"]) == 2
+    message = one_error_line(capsys)
+    assert str(edited) in message and f"tasks.{task}.metrics.{key}" in message
+    assert "0.99" in message and repr(truth) in message
+
+
+def test_keys_the_tables_cannot_recompute_are_noted_as_taken_as_stated(
+    scored: dict[str, Path],
+) -> None:
+    paths = [scored["localization"]]
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=20)
+    [note] = [note for note in board["notes"] if "taken as stated" in note]
+    assert str(paths[0]) in note and "COCO-AP@30" in note and "mAP@30" not in note
+    assert board["models"][0]["tasks"]["localization"]["verified"] is True
+    assert "†" not in render_leaderboard_text(board)

@@ -631,6 +631,7 @@ def test_a_written_board_names_reports_without_their_local_folders(tmp_path: Pat
     # and notes the one without tables by its path.
     again = json.loads(Path(paths[0]).read_text(encoding="utf-8"))
     again.pop("items")
+    again["tasks"]["localization"]["metrics"]["hit@50"] = 0.0  # another run, not a copy
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "A-again.json").write_text(json.dumps(again), encoding="utf-8")
     absolute = [str(Path(p).resolve()) for p in [*paths, tmp_path / "runs" / "A-again.json"]]

@@ -270,9 +270,16 @@ def _check_values(report: Mapping[str, Any], source: str) -> None:
 
     Each headline metric a task holds is null or a finite fraction in [0, 1]; its interval,
     when given (not null, nor two nulls: none could be computed), is two finite fractions,
-    low <= high. A value outside its interval is not refused: a percentile interval of a
-    statistic that is no mean (COCO-AP, corpus BLEU) can miss its own value, and so can any
-    with few resamples. The ranking metric's value is checked against the item tables instead.
+    low <= high.
+
+    The rule for a value outside its interval: refused for a key that is a mean over items
+    (``TaskBehaviour.mean_keys``: hit rates, mAP@30/50, Top-1/Top-5, per-caption scores)
+    when the report records 100 resamples or more; shown otherwise. Why: the resampled means
+    average exactly the stated mean and, for 0/1 hits, their count is binomial with its
+    median within one item of it, so a 95% percentile interval leaves the stated mean out
+    only when over 97.5% of resamples fall on one side of it, which a mean over items does
+    not do; a statistic that is no mean (COCO-AP, corpus BLEU) can, and so can any interval
+    from few resamples (where ``nova evaluate`` itself warns).
     """
     tasks = report.get("tasks")
     if not isinstance(tasks, Mapping):
@@ -321,6 +328,27 @@ def _check_values(report: Mapping[str, Any], source: str) -> None:
                 raise NovaInputError(
                     f"{interval!r}: low end above high end", source=source, field=field
                 )
+            if (
+                value is not None
+                and key in behaviour(task).mean_keys
+                and _enough_resamples(report)
+                and not low - _TOLERANCE <= value <= high + _TOLERANCE
+            ):
+                raise NovaInputError(
+                    f"{key} = {value!r} lies outside its own interval {interval!r}: a "
+                    "percentile interval of a mean over items contains the mean (the report "
+                    "was edited?)",
+                    source=source,
+                    field=f"{where}.metrics.{key}",
+                )
+
+
+def _enough_resamples(report: Mapping[str, Any]) -> bool:
+    """Whether the report's CIs rest on a recorded number of resamples that is not too few."""
+    from novabench.report.render import FEW_RESAMPLES
+
+    n_resamples = (report.get("bootstrap") or {}).get("n_resamples")
+    return isinstance(n_resamples, int) and n_resamples >= FEW_RESAMPLES
 
 
 def _held_reading(report: Mapping[str, Any], task: str) -> str | None:
@@ -373,6 +401,86 @@ def _checked_table_readings(
             )
         columns[task] = written
     return columns
+
+
+def _headline_signature(report: Mapping[str, Any]) -> str:
+    """Every headline value and CI of a report, as one comparable text ("" when none)."""
+    import json
+
+    held = {}
+    for task, section in sorted((report.get("tasks") or {}).items()):
+        if task not in HEADLINE_KEYS or not isinstance(section, Mapping):
+            continue
+        metrics = section.get("metrics") or {}
+        intervals = section.get("confidence_intervals") or {}
+        for key in HEADLINE_KEYS[task]:
+            if key in metrics:
+                held[f"{task}.{key}"] = [metrics[key], intervals.get(key)]
+    return json.dumps(held, sort_keys=True) if held else ""
+
+
+def _same_headlines(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    """Refuse two reports stating the same value and CI for every headline key: a copy
+    (perhaps with its tables or run id removed), never two evaluations."""
+    seen: dict[str, str] = {}
+    for report, name in zip(reports, names):
+        signature = _headline_signature(report)
+        if not signature:
+            continue
+        if signature in seen:
+            raise NovaInputError(
+                f"{seen[signature]} and {name} state the same value and CI for every headline "
+                "metric: one evaluation (a copied report?); give each report once",
+                source=name,
+                field="tasks",
+            )
+        seen[signature] = name
+
+
+def _checked_headline_means(
+    original: Mapping[str, Any], tables: Mapping[str, Any], name: str
+) -> dict[str, list[str]]:
+    """Check every headline key the tables can recompute; per task, the keys they cannot.
+
+    Each key a report states (as written, the tables' own naming) that the task's module
+    recomputes from the per-item tables (:meth:`TaskBehaviour.item_mean`) must equal it up
+    to float rounding, else one line naming the report, key and both values; a key stated
+    under a reading the tables do not hold is refused too. The keys the tables cannot
+    recompute (COCO-AP, BLEU-4, BERTScore...) are returned: taken as stated.
+    """
+    stated_as_is: dict[str, list[str]] = {}
+    for task in TASK_ORDER:
+        section = (original.get("tasks") or {}).get(task)
+        if not isinstance(section, Mapping):
+            continue
+        metrics = section.get("metrics") or {}
+        for key in HEADLINE_KEYS[task]:
+            stated = _number(metrics.get(key))
+            if stated is None:
+                continue
+            field = f"tasks.{task}.metrics.{key}"
+            try:
+                recomputable, recomputed = behaviour(task).item_mean(tables, key)
+            except ItemTablesMismatch as error:
+                raise NovaInputError(
+                    f"the report states {key} but its per-item tables do not hold it ({error})",
+                    source=name,
+                    field=field,
+                ) from None
+            if not recomputable:
+                stated_as_is.setdefault(task, []).append(key)
+                continue
+            if recomputed is None or not math.isclose(
+                stated, recomputed, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE
+            ):
+                shown = "no value" if recomputed is None else f"{recomputed!r}"
+                raise NovaInputError(
+                    f"the report states {key} = {stated!r} but its per-item tables give "
+                    f"{shown}: the report was edited or is not the one that wrote them",
+                    source=name,
+                    field=field,
+                )
+    return stated_as_is
 
 
 def _same_evaluations(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
@@ -527,6 +635,7 @@ def build_leaderboard(
     originals = reports
     # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
     reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
+    _same_headlines(reports, names)
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
     if len(set(fingerprints)) > 1:
         listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
@@ -544,8 +653,13 @@ def build_leaderboard(
         {} if table is None else _checked_table_readings(report, original, table, name)
         for report, original, table, name in zip(reports, originals, tables, names)
     ]
+    # Then every other key the tables recompute; the rest is taken as stated (noted).
+    taken_as_stated = [
+        {} if table is None else _checked_headline_means(original, table, name)
+        for original, table, name in zip(originals, tables, names)
+    ]
     models = []
-    for report, name in zip(reports, names):
+    for report, name, table in zip(reports, names, tables):
         entry: dict[str, Any] = {"model": model_name(report), "path": name, "tasks": {}}
         for task in TASK_ORDER:
             task_report = (report.get("tasks") or {}).get(task)
@@ -560,6 +674,8 @@ def build_leaderboard(
                     if k in HEADLINE_KEYS[task]
                 },
                 "rank": None,
+                # Checked against per-item tables; False: taken as stated, marked.
+                "verified": table is not None,
             }
         models.append(entry)
     ranking: dict[str, Any] = {}
@@ -660,6 +776,12 @@ def build_leaderboard(
             "recompute them from), so ranks follow the point estimates and ties cannot "
             "be assessed"
         )
+    notes += [
+        f"{name}: {task} {', '.join(keys)} taken as stated (its per-item tables cannot "
+        "recompute them)"
+        for stated, name in zip(taken_as_stated, names)
+        for task, keys in stated.items()
+    ]
     notes += [difference["sentence"] for difference in differences]
     held = {
         task: {
@@ -687,6 +809,7 @@ def build_leaderboard(
             *dict.fromkeys(line for line in map(meteor_fallback_line, reports) if line),
             *stand_in_lines({"tasks": held}),
             *(line for line in map(_coverage_warning, reports, names) if line),
+            *([_unverified_warning(without_items)] if without_items else []),
         ],
         "models": models,
         "ranking": ranking,
@@ -695,6 +818,25 @@ def build_leaderboard(
         "setting_differences": differences,
         "notes": notes,
     }
+
+
+#: The mark after a value the board could not check (its report has no per-item tables).
+UNVERIFIED_MARK = "†"
+
+
+def _unverified_warning(names: Sequence[str]) -> str:
+    """The warning naming the reports whose values nothing could check.
+
+    Example:
+        >>> _unverified_warning(["a.json"])
+        'warning: a.json has no per-item tables (nova evaluate --items): its values are taken as stated, unverified, and marked † in the tables'
+    """
+    has, its = ("has", "its") if len(names) == 1 else ("have", "their")
+    return (
+        f"warning: {', '.join(names)} {has} no per-item tables (nova evaluate --items): "
+        f"{its} values are taken as stated, unverified, and marked {UNVERIFIED_MARK} in "
+        "the tables"
+    )
 
 
 def _coverage_warning(report: Mapping[str, Any], name: str) -> str:
@@ -829,10 +971,15 @@ def _with_interval(value: Any, interval: Any) -> str:
 
 
 def _cell(task_entry: Mapping[str, Any], key: str) -> str:
-    """A model's value with its CI; "" for a key it does not hold (another reading's)."""
+    """A model's value with its CI; "" for a key it does not hold (another reading's).
+
+    Marked when nothing could check it (:data:`UNVERIFIED_MARK`, explained in the warnings).
+    """
     if key not in task_entry["metrics"]:
         return ""
-    return _with_interval(task_entry["metrics"][key], task_entry.get("ci", {}).get(key))
+    text = _with_interval(task_entry["metrics"][key], task_entry.get("ci", {}).get(key))
+    unverified = task_entry.get("verified") is False and text != "n/a"
+    return f"{text} {UNVERIFIED_MARK}" if unverified else text
 
 
 def _human_cell(metrics: Mapping[str, Any], key: str) -> str:
