@@ -534,3 +534,24 @@ def test_keys_the_tables_cannot_recompute_are_noted_as_taken_as_stated(
     assert str(paths[0]) in note and "COCO-AP@30" in note and "mAP@30" not in note
     assert board["models"][0]["tasks"]["localization"]["verified"] is True
     assert "†" not in render_leaderboard_text(board)
+
+
+def test_coverage_is_counted_from_the_tables_when_the_report_lost_it(tmp_path: Path) -> None:
+    paths = _answered_only_pair(tmp_path)
+    reports = [json.loads(p.read_text()) for p in paths]
+    for report in reports:  # the second user deleted tasks.*.coverage
+        for section in report["tasks"].values():
+            del section["coverage"]
+    board = build_leaderboard(reports, paths, n_resamples=20)
+    [a_line] = [line for line in board["warnings"] if line.startswith(f"warning: {paths[0]} ")]
+    # a's tables: 2 of the release's 4 images, 2 of its 4 cases, left out (--answered-only).
+    assert "localization 2/4 answered" in a_line and "diagnosis 2/4 answered" in a_line
+    assert "left out" in a_line
+
+
+def test_coverage_neither_recorded_nor_countable_is_said_to_be_unknown() -> None:
+    report = report_dict("a", hit_30=0.5)
+    del report["tasks"]["diagnosis"]["coverage"]
+    warnings = build_leaderboard([report], ["a.json"])["warnings"]
+    [line] = [line for line in warnings if "unknown" in line]
+    assert "a.json" in line and "diagnosis" in line and "localization" not in line

@@ -808,7 +808,11 @@ def build_leaderboard(
             # The METEOR fallback before the stand-ins, in the order nova evaluate says them.
             *dict.fromkeys(line for line in map(meteor_fallback_line, reports) if line),
             *stand_in_lines({"tasks": held}),
-            *(line for line in map(_coverage_warning, reports, names) if line),
+            *(
+                line
+                for text in map(_coverage_warning, reports, names, tables)
+                for line in text.splitlines()
+            ),
             *([_unverified_warning(without_items)] if without_items else []),
         ],
         "models": models,
@@ -839,11 +843,43 @@ def _unverified_warning(names: Sequence[str]) -> str:
     )
 
 
-def _coverage_warning(report: Mapping[str, Any], name: str) -> str:
+def _table_coverage(
+    report: Mapping[str, Any], task: str, tables: Mapping[str, Any]
+) -> dict[str, int] | None:
+    """A task's coverage counted from its per-item table (None when the table cannot say).
+
+    Answered: rows whose status is an answer (not missing, not a model error). Total: the
+    release's count of the task's unit (``data.n_images``/``n_cases``), or the rows when
+    larger (an ``--answered-only`` table holds only the answered rows).
+    """
+    table_name = behaviour(task).rank_item_column[0]
+    table = tables.get(table_name)
+    status = f"{task}_status"
+    if table is None or status not in table.columns:
+        return None
+    statuses = table[status]
+    given = statuses[statuses.notna()].astype(str)
+    errors = int((given == "error").sum())
+    answered = int((~given.isin(["missing", "error"])).sum())
+    recorded = (report.get("data") or {}).get(f"n_{table_name}")
+    total = max(len(table), recorded if isinstance(recorded, int) else 0)
+    return {
+        "items": total,
+        "answered": answered,
+        "errors": errors,
+        "missing": total - answered - errors,
+    }
+
+
+def _coverage_warning(
+    report: Mapping[str, Any], name: str, tables: Mapping[str, Any] | None = None
+) -> str:
     """A warning naming the report when some task's items were not all answered ("" if not).
 
-    Read from the coverage ``nova evaluate`` records per task: answered/total, and how the
-    missing items were counted (as misses, or left out with ``--answered-only``).
+    With per-item tables the coverage is counted from them (a report's ``coverage`` field
+    can be edited or deleted); without, read from the coverage ``nova evaluate`` records
+    per task: answered/total, and how the missing items were counted (as misses, or left
+    out with ``--answered-only``). A task with neither is said to have unknown coverage.
 
     Example:
         >>> report = {"tasks": {"diagnosis": {"coverage": {"items": 40, "answered": 10,
@@ -853,16 +889,29 @@ def _coverage_warning(report: Mapping[str, Any], name: str) -> str:
     """
     answered_only = bool(report.get("answered_only"))
     parts = []
+    unknown = []
     for task in TASK_ORDER:
-        coverage = ((report.get("tasks") or {}).get(task) or {}).get("coverage")
+        section = (report.get("tasks") or {}).get(task)
+        if not isinstance(section, Mapping):
+            continue
+        coverage = _table_coverage(report, task, tables) if tables is not None else None
+        if coverage is None:
+            coverage = section.get("coverage")
         if not isinstance(coverage, Mapping) or not {"items", "answered"} <= set(coverage):
+            unknown.append(task)
             continue
         if coverage["answered"] < coverage["items"]:
             filled = {"missing": 0, "errors": 0, **coverage}
             parts.append(f"{task} {coverage_phrase(filled, answered_only=answered_only)}")
-    if not parts:
-        return ""
-    return f"warning: {name} answered only part of the items: " + "; ".join(parts)
+    lines = []
+    if parts:
+        lines.append(f"warning: {name} answered only part of the items: " + "; ".join(parts))
+    if unknown:
+        lines.append(
+            f"warning: {name} records no coverage of {', '.join(unknown)} and no per-item "
+            "tables count it: how many items it answered is unknown"
+        )
+    return "\n".join(lines)
 
 
 def _readings_held(models: Sequence[Mapping[str, Any]], task: str) -> dict[str, list[str]]:
