@@ -555,3 +555,21 @@ def test_coverage_neither_recorded_nor_countable_is_said_to_be_unknown() -> None
     warnings = build_leaderboard([report], ["a.json"])["warnings"]
     [line] = [line for line in warnings if "unknown" in line]
     assert "a.json" in line and "diagnosis" in line and "localization" not in line
+
+
+def test_the_csv_carries_the_warnings_per_row_and_still_reads_with_pandas(
+    scored: dict[str, Path], sample_release: Path, tmp_path: Path
+) -> None:
+    import pandas as pd
+
+    paths = [scored["localization"], scored["partial"]]  # with tables; without, 3 answered
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=20)
+    path = tmp_path / "board.csv"
+    path.write_text(leaderboard_csv(board), encoding="utf-8")
+    table = pd.read_csv(path, keep_default_na=False).set_index("model")
+    n_images = json.loads(paths[0].read_text())["tasks"]["localization"]["coverage"]["items"]
+    full, partial = table.iloc[0], table.iloc[1]
+    assert (full["data"], full["verified"]) == ("synthetic sample", "yes")
+    assert full["localization coverage"] == f"{n_images}/{n_images}"
+    assert (partial["verified"], partial["localization coverage"]) == ("no", f"3/{n_images}")
+    assert [row for row in table.index if row.startswith("human")]  # raters keep their rows

@@ -660,7 +660,12 @@ def build_leaderboard(
     ]
     models = []
     for report, name, table in zip(reports, names, tables):
-        entry: dict[str, Any] = {"model": model_name(report), "path": name, "tasks": {}}
+        entry: dict[str, Any] = {
+            "model": model_name(report),
+            "path": name,
+            "data": "synthetic sample" if synthetic_data_line(report) else "",
+            "tasks": {},
+        }
         for task in TASK_ORDER:
             task_report = (report.get("tasks") or {}).get(task)
             if task_report is None:
@@ -676,6 +681,7 @@ def build_leaderboard(
                 "rank": None,
                 # Checked against per-item tables; False: taken as stated, marked.
                 "verified": table is not None,
+                "coverage": _coverage_cell(_task_coverage(report, task, table)),
             }
         models.append(entry)
     ranking: dict[str, Any] = {}
@@ -871,6 +877,29 @@ def _table_coverage(
     }
 
 
+def _task_coverage(
+    report: Mapping[str, Any], task: str, tables: Mapping[str, Any] | None
+) -> Mapping[str, Any] | None:
+    """A task's coverage: counted from the per-item tables when they can, else as recorded
+    (None when neither says it)."""
+    coverage = _table_coverage(report, task, tables) if tables is not None else None
+    if coverage is None:
+        coverage = ((report.get("tasks") or {}).get(task) or {}).get("coverage")
+    if not isinstance(coverage, Mapping) or not {"items", "answered"} <= set(coverage):
+        return None
+    return coverage
+
+
+def _coverage_cell(coverage: Mapping[str, Any] | None) -> str:
+    """A task's coverage as the CSV gives it: answered/total, or "unknown".
+
+    Example:
+        >>> _coverage_cell({"items": 37, "answered": 5}), _coverage_cell(None)
+        ('5/37', 'unknown')
+    """
+    return "unknown" if coverage is None else f"{coverage['answered']}/{coverage['items']}"
+
+
 def _coverage_warning(
     report: Mapping[str, Any], name: str, tables: Mapping[str, Any] | None = None
 ) -> str:
@@ -894,10 +923,8 @@ def _coverage_warning(
         section = (report.get("tasks") or {}).get(task)
         if not isinstance(section, Mapping):
             continue
-        coverage = _table_coverage(report, task, tables) if tables is not None else None
+        coverage = _task_coverage(report, task, tables)
         if coverage is None:
-            coverage = section.get("coverage")
-        if not isinstance(coverage, Mapping) or not {"items", "answered"} <= set(coverage):
             unknown.append(task)
             continue
         if coverage["answered"] < coverage["items"]:
@@ -1119,9 +1146,11 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
 
     Per task a rank column, then per headline key three columns: the value, its CI's low
     and high end, in percent; empty cells where there is no value. Column titles are the
-    task, key and unit only, whatever the board holds; last, a note column per task says
+    task, key and unit only, whatever the board holds; then a note column per task says
     what it was ranked on (or why not) and which keys the reports scored with different
-    settings.
+    settings; last, what the warnings say per row: ``data`` ("synthetic sample" or ""),
+    ``verified`` ("yes": checked against per-item tables, "no": taken as stated) and a
+    coverage column per task (answered/total, or "unknown").
     """
     columns = _columns(board)
     tasks = _tasks(board)
@@ -1134,6 +1163,8 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
         else:
             header += [f"{task} {key} (%)", f"{task} {key} CI low (%)", f"{task} {key} CI high (%)"]
     header += [f"{task} note" for task in tasks]
+    # What the warnings say, per row (a CSV read by pandas has no room for comment lines).
+    header += ["data", "verified"] + [f"{task} coverage" for task in tasks]
     rows = []
     for model in board["models"]:
         cells = [_label(board, model)]
@@ -1146,6 +1177,12 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             else:
                 cells += _csv_cells(entry["metrics"].get(key), entry.get("ci", {}).get(key))
         cells += [_csv_note(board, task) if task in model["tasks"] else "" for task in tasks]
+        checked = [entry.get("verified") for entry in model["tasks"].values()]
+        cells += [
+            str(model.get("data", "")),
+            "yes" if checked and all(checked) else "no" if checked else "",
+        ]
+        cells += [str(model["tasks"].get(task, {}).get("coverage", "")) for task in tasks]
         rows.append(cells)
     for human in board["human_reference"]:
         cells = [f"human: {human['who']}"]
@@ -1158,7 +1195,8 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
                 cells += _csv_cells(metrics.get(key), interval)
             else:
                 cells += ["", "", ""]
-        rows.append(cells + [""] * len(tasks))
+        data = next((str(model.get("data", "")) for model in board["models"]), "")
+        rows.append(cells + [""] * len(tasks) + [data, ""] + [""] * len(tasks))
     return header, rows
 
 
@@ -1626,7 +1664,7 @@ def leaderboard_csv(board: Mapping[str, Any]) -> str:
     Example:
         >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
         >>> leaderboard_csv(board)
-        'model\\r\\n'
+        'model,data,verified\\r\\n'
     """
     header, rows = _table(board)
     buffer = io.StringIO()
