@@ -229,6 +229,8 @@ def report_dict(
             }
         }
     if items is not None:
+        if items.get("run_id") in _WRITTEN:
+            _means_of_tables(report, items["run_id"])
         report["items"] = items
     return report
 
@@ -238,4 +240,25 @@ def write_items(directory: Path, images: pd.DataFrame, cases: pd.DataFrame) -> d
     the folder (``report.json``); the report's ``items`` entry that pins them."""
     from novabench.report.items import ItemTables, write_item_tables
 
-    return write_item_tables(ItemTables(images, cases), directory, directory.parent / "report.json")
+    entry = write_item_tables(
+        ItemTables(images, cases), directory, directory.parent / "report.json"
+    )
+    _WRITTEN[entry["run_id"]] = (images, cases)
+    return entry
+
+
+# The tables write_items wrote, by run id: report_dict states the means they give.
+_WRITTEN: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
+
+
+def _means_of_tables(report: dict[str, Any], run_id: str) -> None:
+    """Set hit@50 and top5 to what the pinned tables give, as nova evaluate would."""
+    images, cases = _WRITTEN[run_id]
+    with_gold = images[images["n_gold_boxes"] > 0]
+    localization = report["tasks"]["localization"]["metrics"]
+    localization["hit@50"] = float(with_gold["hit_50"].astype(float).mean())
+    from novabench.records import is_placeholder_diagnosis
+
+    scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
+    for column in [name for name in cases.columns if name.startswith("top5")]:
+        report["tasks"]["diagnosis"]["metrics"]["top5"] = float(scored[column].astype(float).mean())

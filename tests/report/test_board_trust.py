@@ -384,3 +384,192 @@ def test_neighbours_name_the_reports_not_only_the_models(tmp_path: Path) -> None
     [pair] = board["ranking"]["localization"]["neighbours"]
     assert (pair["a"], pair["b"]) == ("baseline:floor", "baseline:floor")
     assert (pair["a_report"], pair["b_report"]) == (str(paths[0]), str(paths[1]))
+
+
+# 6. Found by a second new user (board9).
+
+
+def _answered_only_pair(tmp_path: Path) -> list[Path]:
+    """Two --answered-only reports whose localisation tables hold different images (2 and 3);
+    their diagnosis tables cover the same two cases."""
+    paths = []
+    for name, ious, hits, top1 in (
+        ("a", [0.6, 0.1], 0.5, [True, False]),
+        ("b", [0.6, 0.6, 0.1], 2 / 3, [False, True]),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        entry = write_items(folder / "items", images_table(ious), cases_table(top1))
+        report = report_dict(name, hit_30=hits, top1=0.5, items=entry)
+        report["answered_only"] = True
+        paths.append(folder / "report.json")
+        paths[-1].write_text(json.dumps(report), encoding="utf-8")
+    return paths
+
+
+def test_answered_only_reports_of_different_items_leave_the_task_unranked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = _answered_only_pair(tmp_path)
+    out = tmp_path / "board.md"
+    assert main(["leaderboard", *map(str, paths), "--markdown", str(out), "-q"]) == 0
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=20)
+    localization = board["ranking"]["localization"]
+    assert localization["ranked"] is False
+    assert str(paths[0]) in localization["reason"] and str(paths[1]) in localization["reason"]
+    assert all(m["tasks"]["localization"]["rank"] is None for m in board["models"])
+    assert board["ranking"]["diagnosis"]["ranked"] is True  # same cases: ranked as usual
+    assert "scored different localization items" in out.read_text(encoding="utf-8")
+
+
+def test_the_meteor_warning_comes_before_the_stand_ins_as_in_nova_evaluate() -> None:
+    note = (
+        "METEOR not computed: the nltk WordNet corpus is not installed, so METEOR-exact+stem "
+        "is given instead"
+    )
+    report = report_dict("a", hit_30=0.5)
+    diagnosis = report["tasks"]["diagnosis"]
+    diagnosis["metrics"] = {"top1-lexicon": 0.25, "match_rule": "lexicon"}
+    diagnosis["confidence_intervals"] = {}
+    report["tasks"]["captioning"] = {
+        "metrics": {"ROUGE-L": 0.2, "METEOR-exact+stem": 0.19, "METEOR_variant": "exact+stem"},
+        "confidence_intervals": {},
+        "notes": [note],
+    }
+    warnings = build_leaderboard([report], ["a.json"])["warnings"]
+    meteor = warnings.index(f"warning: captioning: {note}")
+    stand_in = next(i for i, line in enumerate(warnings) if "top1-lexicon" in line)
+    assert meteor < stand_in
+
+
+def test_a_task_only_one_of_two_reports_holds_says_so_not_one_model_only() -> None:
+    a = report_dict("a", hit_30=0.5)
+    b = report_dict("b", hit_30=0.25)
+    a["tasks"]["captioning"] = {"metrics": {"ROUGE-L": 0.2}, "confidence_intervals": {}}
+    b["tasks"]["captioning"] = {"metrics": {"BLEU-4": 0.1}, "confidence_intervals": {}}
+    board = build_leaderboard([a, b], ["a.json", "b.json"])
+    text = render_leaderboard_text(board)
+    assert "Not ranked: only one report holds ROUGE-L (a.json)" in text
+    assert "One model only" not in text
+
+
+def test_a_copy_without_its_tables_is_refused_naming_both_files(
+    scored: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = scored["localization"]
+    copy = copied(source, "no-items-copy.json", lambda report: report.pop("items"))
+    capsys.readouterr()
+    assert main(["leaderboard", str(source), str(copy), "--bootstrap", "20"]) == 2
+    message = one_error_line(capsys)
+    assert str(source) in message and str(copy) in message
+    assert "same value and CI for every headline metric" in message
+
+
+def test_reports_without_tables_are_warned_about_first_and_their_values_marked(
+    tmp_path: Path,
+) -> None:
+    a, b = report_dict("a", hit_30=0.5), report_dict("b", hit_30=0.25)
+    board = build_leaderboard([a, b], ["a.json", "b.json"])
+    [warning] = [line for line in board["warnings"] if "no per-item tables" in line]
+    assert "a.json, b.json" in warning and "unverified" in warning and "†" in warning
+    text = render_leaderboard_text(board)
+    assert text.index(warning) < text.index("Overview")
+    assert "50.0 [30.0, 70.0] †" in text  # hit@30 of a, as stated, marked
+
+
+@pytest.mark.parametrize("resamples", [100, 1000])
+def test_a_mean_outside_its_own_interval_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], resamples: int
+) -> None:
+    # The second user's edit: top1-lexicon set to 0.99, its interval left at [18.2, 72.7] %.
+    report = report_dict("edited", hit_30=0.5)
+    report["bootstrap"]["n_resamples"] = resamples
+    report["tasks"]["diagnosis"]["metrics"] = {"top1-lexicon": 0.99, "match_rule": "matcher"}
+    report["tasks"]["diagnosis"]["confidence_intervals"] = {"top1-lexicon": [0.182, 0.727]}
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert main(["leaderboard", str(path)]) == 2
+    message = one_error_line(capsys)
+    assert str(path) in message and "tasks.diagnosis.metrics.top1-lexicon" in message
+    assert "outside its own interval" in message
+
+
+def test_a_mean_outside_an_interval_of_few_resamples_is_shown() -> None:
+    # Under 100 resamples a percentile interval may miss even a mean (nova evaluate warns).
+    report = report_dict("few", hit_30=0.5)
+    report["bootstrap"]["n_resamples"] = 20
+    report["tasks"]["localization"]["confidence_intervals"]["hit@30"] = [0.1, 0.45]
+    board = build_leaderboard([report], ["few.json"])
+    assert board["models"][0]["tasks"]["localization"]["ci"]["hit@30"] == [0.1, 0.45]
+
+
+@pytest.mark.parametrize(
+    ("task", "key"),
+    [("diagnosis", "top5-lexicon"), ("localization", "mAP@50"), ("localization", "hit@50")],
+)
+def test_every_key_the_tables_hold_is_checked_not_only_the_ranking_one(
+    scored: dict[str, Path], capsys: pytest.CaptureFixture[str], task: str, key: str
+) -> None:
+    source = scored[task]
+    truth = json.loads(source.read_text())["tasks"][task]["metrics"][key]
+
+    def inflated(report: dict) -> None:
+        report["tasks"][task]["metrics"][key] = 0.99
+        report["tasks"][task]["confidence_intervals"].pop(key, None)
+
+    edited = copied(source, f"inflated-{key}.json", inflated)
+    capsys.readouterr()
+    assert main(["leaderboard", str(edited), "--bootstrap", "20"]) == 2
+    message = one_error_line(capsys)
+    assert str(edited) in message and f"tasks.{task}.metrics.{key}" in message
+    assert "0.99" in message and repr(truth) in message
+
+
+def test_keys_the_tables_cannot_recompute_are_noted_as_taken_as_stated(
+    scored: dict[str, Path],
+) -> None:
+    paths = [scored["localization"]]
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=20)
+    [note] = [note for note in board["notes"] if "taken as stated" in note]
+    assert str(paths[0]) in note and "COCO-AP@30" in note and "mAP@30" not in note
+    assert board["models"][0]["tasks"]["localization"]["verified"] is True
+    assert "†" not in render_leaderboard_text(board)
+
+
+def test_coverage_is_counted_from_the_tables_when_the_report_lost_it(tmp_path: Path) -> None:
+    paths = _answered_only_pair(tmp_path)
+    reports = [json.loads(p.read_text()) for p in paths]
+    for report in reports:  # the second user deleted tasks.*.coverage
+        for section in report["tasks"].values():
+            del section["coverage"]
+    board = build_leaderboard(reports, paths, n_resamples=20)
+    [a_line] = [line for line in board["warnings"] if line.startswith(f"warning: {paths[0]} ")]
+    # a's tables: 2 of the release's 4 images, 2 of its 4 cases, left out (--answered-only).
+    assert "localization 2/4 answered" in a_line and "diagnosis 2/4 answered" in a_line
+    assert "left out" in a_line
+
+
+def test_coverage_neither_recorded_nor_countable_is_said_to_be_unknown() -> None:
+    report = report_dict("a", hit_30=0.5)
+    del report["tasks"]["diagnosis"]["coverage"]
+    warnings = build_leaderboard([report], ["a.json"])["warnings"]
+    [line] = [line for line in warnings if "unknown" in line]
+    assert "a.json" in line and "diagnosis" in line and "localization" not in line
+
+
+def test_the_csv_carries_the_warnings_per_row_and_still_reads_with_pandas(
+    scored: dict[str, Path], sample_release: Path, tmp_path: Path
+) -> None:
+    import pandas as pd
+
+    paths = [scored["localization"], scored["partial"]]  # with tables; without, 3 answered
+    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=20)
+    path = tmp_path / "board.csv"
+    path.write_text(leaderboard_csv(board), encoding="utf-8")
+    table = pd.read_csv(path, keep_default_na=False).set_index("model")
+    n_images = json.loads(paths[0].read_text())["tasks"]["localization"]["coverage"]["items"]
+    full, partial = table.iloc[0], table.iloc[1]
+    assert (full["data"], full["verified"]) == ("synthetic sample", "yes")
+    assert full["localization coverage"] == f"{n_images}/{n_images}"
+    assert (partial["verified"], partial["localization coverage"]) == ("no", f"3/{n_images}")
+    assert [row for row in table.index if row.startswith("human")]  # raters keep their rows

@@ -297,9 +297,11 @@ def test_csv_stays_one_wide_table(tmp_path: Path) -> None:
     assert {len(row) for row in rows} == {len(rows[0])}
     assert "captioning ROUGE-L (%)" in rows[0] and "diagnosis top1 (%)" in rows[0]
     # Numbers, ready for pandas: every non-empty cell past the model name parses, but the
-    # notes at the end.
-    numbers = [i for i, title in enumerate(rows[0]) if i and not title.endswith(" note")]
-    assert rows[0][numbers[-1] + 1 :] == ["localization note", "captioning note", "diagnosis note"]
+    # notes and what the warnings say per row, at the end.
+    tasks = ["localization", "captioning", "diagnosis"]
+    trailer = [f"{t} note" for t in tasks] + ["data", "verified"] + [f"{t} coverage" for t in tasks]
+    assert rows[0][-len(trailer) :] == trailer
+    numbers = list(range(1, len(rows[0]) - len(trailer)))
     assert all(float(row[i]) == float(row[i]) for row in rows[1:] for i in numbers if row[i])
 
 
@@ -631,6 +633,7 @@ def test_a_written_board_names_reports_without_their_local_folders(tmp_path: Pat
     # and notes the one without tables by its path.
     again = json.loads(Path(paths[0]).read_text(encoding="utf-8"))
     again.pop("items")
+    again["tasks"]["localization"]["metrics"]["hit@50"] = 0.0  # another run, not a copy
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "A-again.json").write_text(json.dumps(again), encoding="utf-8")
     absolute = [str(Path(p).resolve()) for p in [*paths, tmp_path / "runs" / "A-again.json"]]

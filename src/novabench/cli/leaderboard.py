@@ -29,9 +29,11 @@ def register(subparsers: Any) -> None:
             "of the offline matcher) leave that task unranked, each value under its own key, "
             "and say how to re-score them alike; stand-ins for the paper's keys and reports "
             "that answered only part of a task's items are warned about before the tables. A "
-            "report is refused when a headline value is not a fraction inside its CI, when its "
-            "per-item tables do not give the value it states, or when it is a copy of another "
-            "(same run id or tables)."
+            "report is refused when a headline value or CI is not a fraction, when a mean "
+            "over items (hit rates, top1/top5...) lies outside its own CI, when its per-item "
+            "tables do not give a value it states, or when it is a copy of another (same run "
+            "id, tables, or every headline value and CI). Values of reports without per-item "
+            "tables are marked as unverified."
         ),
     )
     parser.add_argument("reports", nargs="+", metavar="REPORT.json", help="nova evaluate reports")

@@ -270,9 +270,16 @@ def _check_values(report: Mapping[str, Any], source: str) -> None:
 
     Each headline metric a task holds is null or a finite fraction in [0, 1]; its interval,
     when given (not null, nor two nulls: none could be computed), is two finite fractions,
-    low <= high. A value outside its interval is not refused: a percentile interval of a
-    statistic that is no mean (COCO-AP, corpus BLEU) can miss its own value, and so can any
-    with few resamples. The ranking metric's value is checked against the item tables instead.
+    low <= high.
+
+    The rule for a value outside its interval: refused for a key that is a mean over items
+    (``TaskBehaviour.mean_keys``: hit rates, mAP@30/50, Top-1/Top-5, per-caption scores)
+    when the report records 100 resamples or more; shown otherwise. Why: the resampled means
+    average exactly the stated mean and, for 0/1 hits, their count is binomial with its
+    median within one item of it, so a 95% percentile interval leaves the stated mean out
+    only when over 97.5% of resamples fall on one side of it, which a mean over items does
+    not do; a statistic that is no mean (COCO-AP, corpus BLEU) can, and so can any interval
+    from few resamples (where ``nova evaluate`` itself warns).
     """
     tasks = report.get("tasks")
     if not isinstance(tasks, Mapping):
@@ -321,6 +328,27 @@ def _check_values(report: Mapping[str, Any], source: str) -> None:
                 raise NovaInputError(
                     f"{interval!r}: low end above high end", source=source, field=field
                 )
+            if (
+                value is not None
+                and key in behaviour(task).mean_keys
+                and _enough_resamples(report)
+                and not low - _TOLERANCE <= value <= high + _TOLERANCE
+            ):
+                raise NovaInputError(
+                    f"{key} = {value!r} lies outside its own interval {interval!r}: a "
+                    "percentile interval of a mean over items contains the mean (the report "
+                    "was edited?)",
+                    source=source,
+                    field=f"{where}.metrics.{key}",
+                )
+
+
+def _enough_resamples(report: Mapping[str, Any]) -> bool:
+    """Whether the report's CIs rest on a recorded number of resamples that is not too few."""
+    from novabench.report.render import FEW_RESAMPLES
+
+    n_resamples = (report.get("bootstrap") or {}).get("n_resamples")
+    return isinstance(n_resamples, int) and n_resamples >= FEW_RESAMPLES
 
 
 def _held_reading(report: Mapping[str, Any], task: str) -> str | None:
@@ -375,6 +403,86 @@ def _checked_table_readings(
     return columns
 
 
+def _headline_signature(report: Mapping[str, Any]) -> str:
+    """Every headline value and CI of a report, as one comparable text ("" when none)."""
+    import json
+
+    held = {}
+    for task, section in sorted((report.get("tasks") or {}).items()):
+        if task not in HEADLINE_KEYS or not isinstance(section, Mapping):
+            continue
+        metrics = section.get("metrics") or {}
+        intervals = section.get("confidence_intervals") or {}
+        for key in HEADLINE_KEYS[task]:
+            if key in metrics:
+                held[f"{task}.{key}"] = [metrics[key], intervals.get(key)]
+    return json.dumps(held, sort_keys=True) if held else ""
+
+
+def _same_headlines(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    """Refuse two reports stating the same value and CI for every headline key: a copy
+    (perhaps with its tables or run id removed), never two evaluations."""
+    seen: dict[str, str] = {}
+    for report, name in zip(reports, names):
+        signature = _headline_signature(report)
+        if not signature:
+            continue
+        if signature in seen:
+            raise NovaInputError(
+                f"{seen[signature]} and {name} state the same value and CI for every headline "
+                "metric: one evaluation (a copied report?); give each report once",
+                source=name,
+                field="tasks",
+            )
+        seen[signature] = name
+
+
+def _checked_headline_means(
+    original: Mapping[str, Any], tables: Mapping[str, Any], name: str
+) -> dict[str, list[str]]:
+    """Check every headline key the tables can recompute; per task, the keys they cannot.
+
+    Each key a report states (as written, the tables' own naming) that the task's module
+    recomputes from the per-item tables (:meth:`TaskBehaviour.item_mean`) must equal it up
+    to float rounding, else one line naming the report, key and both values; a key stated
+    under a reading the tables do not hold is refused too. The keys the tables cannot
+    recompute (COCO-AP, BLEU-4, BERTScore...) are returned: taken as stated.
+    """
+    stated_as_is: dict[str, list[str]] = {}
+    for task in TASK_ORDER:
+        section = (original.get("tasks") or {}).get(task)
+        if not isinstance(section, Mapping):
+            continue
+        metrics = section.get("metrics") or {}
+        for key in HEADLINE_KEYS[task]:
+            stated = _number(metrics.get(key))
+            if stated is None:
+                continue
+            field = f"tasks.{task}.metrics.{key}"
+            try:
+                recomputable, recomputed = behaviour(task).item_mean(tables, key)
+            except ItemTablesMismatch as error:
+                raise NovaInputError(
+                    f"the report states {key} but its per-item tables do not hold it ({error})",
+                    source=name,
+                    field=field,
+                ) from None
+            if not recomputable:
+                stated_as_is.setdefault(task, []).append(key)
+                continue
+            if recomputed is None or not math.isclose(
+                stated, recomputed, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE
+            ):
+                shown = "no value" if recomputed is None else f"{recomputed!r}"
+                raise NovaInputError(
+                    f"the report states {key} = {stated!r} but its per-item tables give "
+                    f"{shown}: the report was edited or is not the one that wrote them",
+                    source=name,
+                    field=field,
+                )
+    return stated_as_is
+
+
 def _same_evaluations(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
     """Refuse two reports of one evaluation (a copied report): same run id or pinned tables."""
     seen: dict[str, str] = {}
@@ -399,6 +507,18 @@ def _same_evaluations(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
                     field="items",
                 )
             seen[mark] = name
+
+
+def _different_items(
+    task: str, sides: Sequence[tuple[Mapping[str, Any], str]]
+) -> tuple[int, int] | None:
+    """The positions of the first two sides whose tables cover different items (None if all
+    cover the same): a paired bootstrap needs the same items on both sides."""
+    item_sets = [sorted(_item_values(task, *side)[0]) for side in sides]
+    for position, keys in enumerate(item_sets[1:], start=1):
+        if keys != item_sets[0]:
+            return 0, position
+    return None
 
 
 @dataclass(frozen=True)
@@ -515,6 +635,7 @@ def build_leaderboard(
     originals = reports
     # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
     reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
+    _same_headlines(reports, names)
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
     if len(set(fingerprints)) > 1:
         listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
@@ -532,9 +653,19 @@ def build_leaderboard(
         {} if table is None else _checked_table_readings(report, original, table, name)
         for report, original, table, name in zip(reports, originals, tables, names)
     ]
+    # Then every other key the tables recompute; the rest is taken as stated (noted).
+    taken_as_stated = [
+        {} if table is None else _checked_headline_means(original, table, name)
+        for original, table, name in zip(originals, tables, names)
+    ]
     models = []
-    for report, name in zip(reports, names):
-        entry: dict[str, Any] = {"model": model_name(report), "path": name, "tasks": {}}
+    for report, name, table in zip(reports, names, tables):
+        entry: dict[str, Any] = {
+            "model": model_name(report),
+            "path": name,
+            "data": "synthetic sample" if synthetic_data_line(report) else "",
+            "tasks": {},
+        }
         for task in TASK_ORDER:
             task_report = (report.get("tasks") or {}).get(task)
             if task_report is None:
@@ -548,6 +679,9 @@ def build_leaderboard(
                     if k in HEADLINE_KEYS[task]
                 },
                 "rank": None,
+                # Checked against per-item tables; False: taken as stated, marked.
+                "verified": table is not None,
+                "coverage": _coverage_cell(_task_coverage(report, task, table)),
             }
         models.append(entry)
     ranking: dict[str, Any] = {}
@@ -587,6 +721,21 @@ def build_leaderboard(
             continue
         scored.sort(key=lambda index: -float(models[index]["tasks"][task]["metrics"][metric]))
         with_items = all(task in table_readings[index] for index in scored)
+        apart = (
+            _different_items(task, [(tables[i] or {}, table_readings[i][task]) for i in scored])
+            if with_items
+            else None
+        )
+        if apart is not None:
+            # Means over different items (two --answered-only runs): no one quantity.
+            first, second = (names[scored[position]] for position in apart)
+            reason = (
+                f"{first} and {second} scored different {task} items (their per-item tables "
+                "differ, e.g. --answered-only runs that answered different items): their "
+                f"{metric} values are means over different items"
+            )
+            ranking[task] = _not_ranked(metric, _DIFFERENT_ITEMS, reason, readings)
+            continue
         neighbours = []
         rank = 1
         for position, index in enumerate(scored):
@@ -633,6 +782,12 @@ def build_leaderboard(
             "recompute them from), so ranks follow the point estimates and ties cannot "
             "be assessed"
         )
+    notes += [
+        f"{name}: {task} {', '.join(keys)} taken as stated (its per-item tables cannot "
+        "recompute them)"
+        for stated, name in zip(taken_as_stated, names)
+        for task, keys in stated.items()
+    ]
     notes += [difference["sentence"] for difference in differences]
     held = {
         task: {
@@ -656,9 +811,15 @@ def build_leaderboard(
         # none), and proxies (top1-lexicon...) that are not the paper's keys.
         "warnings": [
             *dict.fromkeys(line for line in map(synthetic_data_line, reports) if line),
-            *stand_in_lines({"tasks": held}),
+            # The METEOR fallback before the stand-ins, in the order nova evaluate says them.
             *dict.fromkeys(line for line in map(meteor_fallback_line, reports) if line),
-            *(line for line in map(_coverage_warning, reports, names) if line),
+            *stand_in_lines({"tasks": held}),
+            *(
+                line
+                for text in map(_coverage_warning, reports, names, tables)
+                for line in text.splitlines()
+            ),
+            *([_unverified_warning(without_items)] if without_items else []),
         ],
         "models": models,
         "ranking": ranking,
@@ -669,11 +830,85 @@ def build_leaderboard(
     }
 
 
-def _coverage_warning(report: Mapping[str, Any], name: str) -> str:
+#: The mark after a value the board could not check (its report has no per-item tables).
+UNVERIFIED_MARK = "†"
+
+
+def _unverified_warning(names: Sequence[str]) -> str:
+    """The warning naming the reports whose values nothing could check.
+
+    Example:
+        >>> _unverified_warning(["a.json"])
+        'warning: a.json has no per-item tables (nova evaluate --items): its values are taken as stated, unverified, and marked † in the tables'
+    """
+    has, its = ("has", "its") if len(names) == 1 else ("have", "their")
+    return (
+        f"warning: {', '.join(names)} {has} no per-item tables (nova evaluate --items): "
+        f"{its} values are taken as stated, unverified, and marked {UNVERIFIED_MARK} in "
+        "the tables"
+    )
+
+
+def _table_coverage(
+    report: Mapping[str, Any], task: str, tables: Mapping[str, Any]
+) -> dict[str, int] | None:
+    """A task's coverage counted from its per-item table (None when the table cannot say).
+
+    Answered: rows whose status is an answer (not missing, not a model error). Total: the
+    release's count of the task's unit (``data.n_images``/``n_cases``), or the rows when
+    larger (an ``--answered-only`` table holds only the answered rows).
+    """
+    table_name = behaviour(task).rank_item_column[0]
+    table = tables.get(table_name)
+    status = f"{task}_status"
+    if table is None or status not in table.columns:
+        return None
+    statuses = table[status]
+    given = statuses[statuses.notna()].astype(str)
+    errors = int((given == "error").sum())
+    answered = int((~given.isin(["missing", "error"])).sum())
+    recorded = (report.get("data") or {}).get(f"n_{table_name}")
+    total = max(len(table), recorded if isinstance(recorded, int) else 0)
+    return {
+        "items": total,
+        "answered": answered,
+        "errors": errors,
+        "missing": total - answered - errors,
+    }
+
+
+def _task_coverage(
+    report: Mapping[str, Any], task: str, tables: Mapping[str, Any] | None
+) -> Mapping[str, Any] | None:
+    """A task's coverage: counted from the per-item tables when they can, else as recorded
+    (None when neither says it)."""
+    coverage = _table_coverage(report, task, tables) if tables is not None else None
+    if coverage is None:
+        coverage = ((report.get("tasks") or {}).get(task) or {}).get("coverage")
+    if not isinstance(coverage, Mapping) or not {"items", "answered"} <= set(coverage):
+        return None
+    return coverage
+
+
+def _coverage_cell(coverage: Mapping[str, Any] | None) -> str:
+    """A task's coverage as the CSV gives it: answered/total, or "unknown".
+
+    Example:
+        >>> _coverage_cell({"items": 37, "answered": 5}), _coverage_cell(None)
+        ('5/37', 'unknown')
+    """
+    return "unknown" if coverage is None else f"{coverage['answered']}/{coverage['items']}"
+
+
+def _coverage_warning(
+    report: Mapping[str, Any], name: str, tables: Mapping[str, Any] | None = None
+) -> str:
     """A warning naming the report when some task's items were not all answered ("" if not).
 
-    Read from the coverage ``nova evaluate`` records per task: answered/total, and how the
-    missing items were counted (as misses, or left out with ``--answered-only``).
+    With per-item tables the coverage is counted from them (a report's ``coverage`` field
+    can be edited or deleted); without, read from the coverage ``nova evaluate`` records
+    per task: answered/total, and how the missing items were counted (as misses, or left
+    out with ``--answered-only``). A task with neither is said to have unknown coverage.
 
     Example:
         >>> report = {"tasks": {"diagnosis": {"coverage": {"items": 40, "answered": 10,
@@ -683,16 +918,27 @@ def _coverage_warning(report: Mapping[str, Any], name: str) -> str:
     """
     answered_only = bool(report.get("answered_only"))
     parts = []
+    unknown = []
     for task in TASK_ORDER:
-        coverage = ((report.get("tasks") or {}).get(task) or {}).get("coverage")
-        if not isinstance(coverage, Mapping) or not {"items", "answered"} <= set(coverage):
+        section = (report.get("tasks") or {}).get(task)
+        if not isinstance(section, Mapping):
+            continue
+        coverage = _task_coverage(report, task, tables)
+        if coverage is None:
+            unknown.append(task)
             continue
         if coverage["answered"] < coverage["items"]:
             filled = {"missing": 0, "errors": 0, **coverage}
             parts.append(f"{task} {coverage_phrase(filled, answered_only=answered_only)}")
-    if not parts:
-        return ""
-    return f"warning: {name} answered only part of the items: " + "; ".join(parts)
+    lines = []
+    if parts:
+        lines.append(f"warning: {name} answered only part of the items: " + "; ".join(parts))
+    if unknown:
+        lines.append(
+            f"warning: {name} records no coverage of {', '.join(unknown)} and no per-item "
+            "tables count it: how many items it answered is unknown"
+        )
+    return "\n".join(lines)
 
 
 def _readings_held(models: Sequence[Mapping[str, Any]], task: str) -> dict[str, list[str]]:
@@ -744,6 +990,7 @@ def _not_ranked(
 _ONE_MODEL = "one model only: nothing to rank it against"
 _NOT_COMPARABLE = "not ranked: the reports scored its ranking metric with different settings"
 _READINGS_DIFFER = "not ranked: the reports hold different readings of its ranking metric"
+_DIFFERENT_ITEMS = "not ranked: the reports' per-item tables cover different items"
 
 
 def _method(n_models: int, with_items: bool, n_resamples: int, confidence: float, seed: int) -> str:
@@ -800,10 +1047,15 @@ def _with_interval(value: Any, interval: Any) -> str:
 
 
 def _cell(task_entry: Mapping[str, Any], key: str) -> str:
-    """A model's value with its CI; "" for a key it does not hold (another reading's)."""
+    """A model's value with its CI; "" for a key it does not hold (another reading's).
+
+    Marked when nothing could check it (:data:`UNVERIFIED_MARK`, explained in the warnings).
+    """
     if key not in task_entry["metrics"]:
         return ""
-    return _with_interval(task_entry["metrics"][key], task_entry.get("ci", {}).get(key))
+    text = _with_interval(task_entry["metrics"][key], task_entry.get("ci", {}).get(key))
+    unverified = task_entry.get("verified") is False and text != "n/a"
+    return f"{text} {UNVERIFIED_MARK}" if unverified else text
 
 
 def _human_cell(metrics: Mapping[str, Any], key: str) -> str:
@@ -894,9 +1146,11 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
 
     Per task a rank column, then per headline key three columns: the value, its CI's low
     and high end, in percent; empty cells where there is no value. Column titles are the
-    task, key and unit only, whatever the board holds; last, a note column per task says
+    task, key and unit only, whatever the board holds; then a note column per task says
     what it was ranked on (or why not) and which keys the reports scored with different
-    settings.
+    settings; last, what the warnings say per row: ``data`` ("synthetic sample" or ""),
+    ``verified`` ("yes": checked against per-item tables, "no": taken as stated) and a
+    coverage column per task (answered/total, or "unknown").
     """
     columns = _columns(board)
     tasks = _tasks(board)
@@ -909,6 +1163,8 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
         else:
             header += [f"{task} {key} (%)", f"{task} {key} CI low (%)", f"{task} {key} CI high (%)"]
     header += [f"{task} note" for task in tasks]
+    # What the warnings say, per row (a CSV read by pandas has no room for comment lines).
+    header += ["data", "verified"] + [f"{task} coverage" for task in tasks]
     rows = []
     for model in board["models"]:
         cells = [_label(board, model)]
@@ -921,6 +1177,12 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             else:
                 cells += _csv_cells(entry["metrics"].get(key), entry.get("ci", {}).get(key))
         cells += [_csv_note(board, task) if task in model["tasks"] else "" for task in tasks]
+        checked = [entry.get("verified") for entry in model["tasks"].values()]
+        cells += [
+            str(model.get("data", "")),
+            "yes" if checked and all(checked) else "no" if checked else "",
+        ]
+        cells += [str(model["tasks"].get(task, {}).get("coverage", "")) for task in tasks]
         rows.append(cells)
     for human in board["human_reference"]:
         cells = [f"human: {human['who']}"]
@@ -933,7 +1195,8 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
                 cells += _csv_cells(metrics.get(key), interval)
             else:
                 cells += ["", "", ""]
-        rows.append(cells + [""] * len(tasks))
+        data = next((str(model.get("data", "")) for model in board["models"]), "")
+        rows.append(cells + [""] * len(tasks) + [data, ""] + [""] * len(tasks))
     return header, rows
 
 
@@ -1051,8 +1314,12 @@ def _ranking_line(board: Mapping[str, Any], task: str) -> str:
     if rule is None:
         return f"Not ranked: no model has {task}'s ranking metric {RANK_METRICS[task]}."
     if rule["method"] == _ONE_MODEL:
+        if len(board["models"]) > 1:  # others shown, without the ranking metric
+            holders = [path for paths in (rule.get("readings") or {}).values() for path in paths]
+            who = f" ({', '.join(holders)})" if holders else ""
+            return f"Not ranked: only one report holds {rule['metric']}{who}, the ranking metric."
         return f"One model only: not ranked ({rule['metric']} is the ranking metric)."
-    if rule["method"] == _READINGS_DIFFER:
+    if rule["method"] in (_READINGS_DIFFER, _DIFFERENT_ITEMS):
         return f"Not ranked: {rule['reason']}."
     if rule["method"].startswith(_NOT_COMPARABLE):
         settings = [d["setting"] for d in _differing(board, task) if rule["metric"] in d["metrics"]]
@@ -1397,7 +1664,7 @@ def leaderboard_csv(board: Mapping[str, Any]) -> str:
     Example:
         >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
         >>> leaderboard_csv(board)
-        'model\\r\\n'
+        'model,data,verified\\r\\n'
     """
     header, rows = _table(board)
     buffer = io.StringIO()

@@ -19,7 +19,14 @@ from typing import Any
 
 from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
 
-__all__ = ["BEHAVIOUR", "KEYWORD_METRICS", "judge", "metric_options", "rank_item_values"]
+__all__ = [
+    "BEHAVIOUR",
+    "KEYWORD_METRICS",
+    "item_mean_values",
+    "judge",
+    "metric_options",
+    "rank_item_values",
+]
 
 #: The metrics the keyword extractor (lexicon or judge) and its averaging decide.
 KEYWORD_METRICS: tuple[str, ...] = (
@@ -95,6 +102,29 @@ def rank_item_values(
     return list(scored["filename"]), values[values.notna()].to_numpy()
 
 
+# Per-caption scores whose mean is the headline value (BLEU-4 is a corpus statistic).
+_CAPTION_MEANS = ("ROUGE-L", "METEOR", "METEOR-exact+stem")
+
+
+def item_mean_values(tables: Mapping[str, Any], key: str) -> Any:
+    """Per-caption values whose mean is ``key`` (unscored captions left out); None when the
+    images table has no such column.
+
+    Example:
+        >>> import pandas as pd
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "ROUGE-L": [0.5, None]})
+        >>> item_mean_values({"images": images}, "ROUGE-L").tolist()
+        [0.5]
+        >>> item_mean_values({"images": images}, "BLEU-4") is None
+        True
+    """
+    images = tables["images"]
+    if key not in _CAPTION_MEANS or key not in images.columns:
+        return None
+    values = images[key].astype(float)
+    return values[values.notna()].to_numpy()
+
+
 BEHAVIOUR = TaskBehaviour(
     task="captioning",
     reference=lambda image: image.caption,
@@ -108,6 +138,8 @@ BEHAVIOUR = TaskBehaviour(
     rank_metric=_RANK_METRIC,
     rank_item_column=("images", _RANK_METRIC),
     rank_item_values=rank_item_values,
+    mean_keys=_CAPTION_MEANS,
+    item_mean_values=item_mean_values,
     comparability_settings=(
         ("BERTScore_hash", ("BERTScore-F1",)),
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),

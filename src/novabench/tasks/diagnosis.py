@@ -29,6 +29,7 @@ __all__ = [
     "TOP1_READINGS",
     "judge",
     "metric_options",
+    "item_mean_values",
     "rank_item_values",
 ]
 
@@ -36,6 +37,8 @@ __all__ = [
 PROMPT_PLACEHOLDERS: tuple[str, ...] = ("{clinical_history}", "{findings}")
 #: The Top-1 keys of the three readings: the paper's (case judge), the lexicon's, a pair matcher's.
 TOP1_READINGS: tuple[str, ...] = ("top1", "top1-lexicon", "top1-pairwise")
+# Every reading's Top-1 and Top-5: per-case hits in the cases table, means over cases.
+_HIT_KEYS = (*TOP1_READINGS, "top5", "top5-lexicon", "top5-pairwise")
 _CASE_JUDGE_HINT = (
     "the paper's need the case judge (nova evaluate --judge-endpoint URL --judge-model NAME)"
 )
@@ -113,6 +116,38 @@ def rank_item_values(tables: Mapping[str, Any], reading: str = "top1") -> tuple[
     return list(scored["case_id"]), scored[reading].astype(bool).to_numpy(float)
 
 
+def item_mean_values(tables: Mapping[str, Any], key: str) -> Any:
+    """Per-case hits of ``key``'s column (top1/top5 of any reading), placeholders and
+    unscored cases left out; None when the cases table has no top-k column of ``key``'s k.
+
+    Raises:
+        ItemTablesMismatch: the table holds another reading's column of the same k.
+
+    Example:
+        >>> import pandas as pd
+        >>> cases = pd.DataFrame({"case_id": ["case0001", "case0002"],
+        ...                       "top5-lexicon": [True, False],
+        ...                       "final_diagnosis": ["Glioma", "Meningioma"]})
+        >>> item_mean_values({"cases": cases}, "top5-lexicon").tolist()
+        [1.0, 0.0]
+        >>> item_mean_values({"cases": cases}, "top5")
+        Traceback (most recent call last):
+        ...
+        novabench.tasks.ItemTablesMismatch: the cases table holds top5-lexicon, not top5
+    """
+    if key not in _HIT_KEYS:
+        return None
+    cases = tables["cases"]
+    same_k = [other for other in _HIT_KEYS if other[:4] == key[:4] and other in cases.columns]
+    if not same_k:
+        return None
+    if key not in cases.columns:
+        raise ItemTablesMismatch(f"the cases table holds {', '.join(same_k)}, not {key}")
+    scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
+    scored = scored[scored[key].notna()]
+    return scored[key].astype(bool).to_numpy(float)
+
+
 BEHAVIOUR = TaskBehaviour(
     task="diagnosis",
     # Rows, not strings: a null diagnosis in the release is "no ground truth" (counted); the
@@ -130,6 +165,8 @@ BEHAVIOUR = TaskBehaviour(
     rank_metric="top1",
     rank_item_column=("cases", "top1"),
     rank_item_values=rank_item_values,
+    mean_keys=_HIT_KEYS,
+    item_mean_values=item_mean_values,
     rank_metric_readings=TOP1_READINGS[1:],
     rank_readings_advice=(
         "score every report with nova evaluate and the same --judge-mode: case for top1, the "
