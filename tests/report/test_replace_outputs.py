@@ -103,6 +103,7 @@ def test_a_leaderboard_replaces_its_own_outputs_only_with_force(
         assert _leaderboard(scored, option, str(path)) == 2
         error = _one_line_error(capsys)
         assert str(path) in error and error.endswith("pass --force to replace it")
+        assert "a report novabench wrote" not in error  # each says what it holds
     assert {name: path.read_bytes() for name, path in outputs.items()} == before
     capsys.readouterr()
     assert _leaderboard(scored, *argv, "--force") == 0

@@ -1612,7 +1612,8 @@ def existing_report_summary(path: str | os.PathLike[str]) -> str:
         when = document.get("created_at") or (sides[0].get("created_at") if sides else None)
         return f"{what}, written {when}" if isinstance(when, str) else what
     found = re.search(r"<title>([^<]*)</title>", text[:4096]) or re.match(r"# ([^\n]*)", text)
-    title = _html.unescape(found.group(1)).strip() if found else "a report novabench wrote"
+    fallback = "a leaderboard CSV" if text.startswith("model,") else "a report novabench wrote"
+    title = _html.unescape(found.group(1)).strip() if found else fallback
     try:
         stamp = _dt.datetime.fromtimestamp(
             Path(path).expanduser().stat().st_mtime, _dt.timezone.utc
