@@ -50,29 +50,91 @@ def minilm_options() -> list[str]:
     ]
 
 
+# Everything the demo writes in its folder (the marker first); nothing else there is removed.
+DEMO_ENTRIES = (
+    ".novabench-output.json",
+    "nova-sample",
+    "nova-export",
+    "floor.jsonl",
+    "floor.jsonl.manifest.json",
+    "report.json",
+    "report.md",
+    "report.html",
+    "items",
+)
+
+
+def clear_previous_demo(out: Path) -> list[Path]:
+    """Remove what an earlier demo wrote in ``out``; return the other entries, kept.
+
+    A folder the demo did not write (no demo marker in it, not empty) is refused: a mistyped
+    ``--out`` never loses anything. In a demo's folder only the demo's own entries
+    (:data:`DEMO_ENTRIES`) are removed; files the user added there stay.
+
+    Raises:
+        NovaInputError: ``out`` is a file, a link, or a folder another program filled.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> from novabench._files import mark_output_folder
+        >>> mark_output_folder(folder, "demo")
+        >>> _ = (folder / "report.md").write_text("old"); _ = (folder / "notes.txt").write_text("mine")
+        >>> [path.name for path in clear_previous_demo(folder)], (folder / "report.md").exists()
+        (['notes.txt'], False)
+    """
+    from novabench._files import OUTPUT_MARKER, output_folder_writer
+    from novabench.errors import NovaInputError
+
+    if not (out.exists() or out.is_symlink()):
+        return []
+    rerun = "choose another --out or remove it yourself (scripts/demo.py, as `make demo` runs it)"
+    if out.is_symlink() or not out.is_dir():
+        kind = "a link" if out.is_symlink() else "a file"
+        raise NovaInputError(f"is {kind}, not a folder the demo wrote: {rerun}", source=str(out))
+    entries = sorted(out.iterdir())
+    if entries and output_folder_writer(out) != "demo":
+        raise NovaInputError(
+            f"already exists and was not written by the demo (no demo {OUTPUT_MARKER} in it): "
+            + rerun,
+            source=str(out),
+        )
+    kept = []
+    for entry in entries:
+        if entry.name not in DEMO_ENTRIES:
+            kept.append(entry)
+        elif entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    return kept
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--out",
         default="build/demo",
-        help="output folder (replaced when empty or an earlier demo's; any other folder is kept)",
+        help="output folder: empty or an earlier demo's, whose files are replaced (files you "
+        "added are kept); any other folder is refused",
     )
     parser.add_argument("--cases", type=int, default=40, help="cases in the sample release")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from novabench._files import check_output_folder, mark_output_folder
+    from novabench._files import mark_output_folder
     from novabench.errors import NovaInputError
 
     out = Path(args.out)
-    try:  # never delete a folder the demo did not write (a typo'd --out)
-        check_output_folder(out, command="demo", overwrite=True, field="--out")
+    try:  # never delete a folder the demo did not write (a typo'd --out), nor files added to it
+        kept = clear_previous_demo(out)
     except NovaInputError as error:
         print(f"demo: error: {error}", file=sys.stderr)
         return 2
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    if kept:
+        names = ", ".join(path.name for path in kept)
+        print(f"demo: kept what the demo did not write in {out}: {names}")
+    out.mkdir(parents=True, exist_ok=True)
     mark_output_folder(out, "demo")
     release, export = out / "nova-sample", out / "nova-export"
     predictions, report = out / "floor.jsonl", out / "report.json"

@@ -482,11 +482,74 @@ def is_novabench_report(path: str | os.PathLike[str]) -> bool:
     )
 
 
-def check_report_outputs(outputs: dict[str, Any]) -> None:
-    """Refuse to replace an existing file that is not a report novabench wrote.
+# The title each command's HTML page starts with (html.py, leaderboard.py).
+_HTML_TITLES = {
+    "<title>NOVA report:": "evaluate",
+    "<title>NOVA comparison": "compare",
+    "<title>NOVA leaderboard": "leaderboard",
+}
+_MARKDOWN_WRITERS = dict(zip(_MARKDOWN_REPORT_TITLES, ("evaluate", "compare", "leaderboard")))
 
-    ``nova evaluate`` and ``nova compare`` rewrite their reports on every run; a file of
-    the user's at that path (notes, a paper draft) is never replaced.
+
+def report_writer(path: str | os.PathLike[str]) -> str | None:
+    """The ``nova`` command whose report (JSON, Markdown, HTML or leaderboard CSV) is at
+    ``path``, or None for any other file.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> board = folder / "board.md"; _ = board.write_text("# NOVA leaderboard\\n")
+        >>> table = folder / "board.csv"; _ = table.write_text("model,diagnosis rank\\nqwen,1\\n")
+        >>> mine = folder / "mine.csv"; _ = mine.write_text("model,score\\nqwen,1\\n")
+        >>> report_writer(board), report_writer(table), report_writer(mine)
+        ('leaderboard', 'leaderboard', None)
+    """
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            head = handle.read(4096)
+            for title, command in _MARKDOWN_WRITERS.items():
+                if head.startswith(title):
+                    return command
+            if _HTML_GENERATOR in head[:_REPORT_HEAD_CHARS]:
+                return next((c for t, c in _HTML_TITLES.items() if t in head), None)
+            first_line = head.split("\n", 1)[0]
+            # leaderboard_csv's header: the model, then each task's rank and values.
+            if first_line.startswith("model,") and " rank," in first_line + ",":
+                return "leaderboard"
+            document = json.loads(head + handle.read())
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    sides = [document.get(side) for side in ("a", "b")]
+    if all(_from_novabench(side) for side in sides):
+        return "compare"
+    if not _from_novabench(document):
+        return None
+    if "ranking" in document:
+        return "leaderboard"
+    return "evaluate" if "tasks" in document else None
+
+
+def _from_novabench(document: Any) -> bool:
+    return (
+        isinstance(document, dict)
+        and isinstance(document.get("toolkit"), dict)
+        and document["toolkit"].get("name") == "novabench"
+    )
+
+
+_OUTPUT_KINDS = {"evaluate": "a report", "compare": "a comparison", "leaderboard": "a leaderboard"}
+
+
+def check_report_outputs(outputs: dict[str, Any], *, command: str = "evaluate") -> None:
+    """Refuse to replace an existing file that is not an output of ``nova <command>``.
+
+    Each command rewrites only its own outputs: a file of the user's (notes, a CSV of
+    their own, a report's per-item table) is never replaced, nor another command's
+    report (a leaderboard never replaces the evaluation report it ranks).
 
     Example:
         >>> import tempfile
@@ -496,6 +559,11 @@ def check_report_outputs(outputs: dict[str, Any]) -> None:
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: ...notes.md, field '--markdown': exists and is not a report novabench wrote; ...
+        >>> _ = notes.write_text("# NOVA evaluation report: qwen\\n")
+        >>> check_report_outputs({"--markdown": notes}, command="leaderboard")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...: holds a report of `nova evaluate`, which `nova leaderboard` never replaces...
     """
     from novabench.errors import NovaInputError
 
@@ -503,11 +571,19 @@ def check_report_outputs(outputs: dict[str, Any]) -> None:
         if value is None:
             continue
         path = Path(value).expanduser()
-        if (path.exists() or path.is_symlink()) and not (
-            path.is_file() and is_novabench_report(path)
-        ):
+        if not (path.exists() or path.is_symlink()):
+            continue
+        writer = report_writer(path) if path.is_file() else None
+        if writer is None:
             raise NovaInputError(
                 "exists and is not a report novabench wrote; choose another path or remove it",
+                source=str(value),
+                field=option,
+            )
+        if writer != command:
+            raise NovaInputError(
+                f"holds {_OUTPUT_KINDS.get(writer, 'an output')} of `nova {writer}`, which "
+                f"`nova {command}` never replaces (not even when forced); choose another path",
                 source=str(value),
                 field=option,
             )

@@ -388,7 +388,8 @@ class NovaReport:
             overwrite=overwrite,
         )
         target.mkdir(parents=True, exist_ok=True)
-        check_items_folder(items, report_path)  # another report's tables are not replaced
+        # another report's tables are not replaced; tables naming no report need overwrite
+        check_items_folder(items, report_path, overwrite=overwrite)
         report = dict(self.report) if full_paths else shareable_paths(self.report, report_path)
         markdown = render_markdown(report)
         page = render_html(report, items=self.tables, release=self.release, report_path=report_path)

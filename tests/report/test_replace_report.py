@@ -140,3 +140,34 @@ def test_library_save_refuses_to_replace_a_saved_report(
         report.save(folder)
     assert (folder / "report.json").read_bytes() == before
     assert report.save(folder, overwrite=True)["report"] == folder / "report.json"
+
+
+def test_tables_of_an_older_report_are_replaced_only_with_force(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    import pyarrow.parquet as pq
+
+    old_out, items = tmp_path / "old.report.json", tmp_path / "old-items"
+    assert _evaluate(sample_release, runs["oracle-v1"], old_out, "--items", str(items)) == 0
+    # As a novabench before the pins wrote them: no run id in the report or the tables.
+    report = json.loads(old_out.read_text())
+    report["items"] = {key: report["items"][key] for key in ("images", "cases")}
+    old_out.write_text(json.dumps(report))
+    for name in ("images", "cases"):
+        table = pq.read_table(items / f"{name}.parquet")
+        pq.write_table(table.replace_schema_metadata(None), items / f"{name}.parquet")
+    before = {p.name: p.read_bytes() for p in items.iterdir()}
+    capsys.readouterr()
+
+    new_out = tmp_path / "new.report.json"
+    assert _evaluate(sample_release, runs["empty-v2"], new_out, "--items", str(items)) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and str(items) in error and "--items" in error
+    assert "record no report" in error and error.endswith("pass --force to replace them")
+    assert {p.name: p.read_bytes() for p in items.iterdir()} == before
+    assert not new_out.exists()
+
+    assert (
+        _evaluate(sample_release, runs["empty-v2"], new_out, "--items", str(items), "--force") == 0
+    )
+    assert json.loads(new_out.read_text())["items"]["images"] == "old-items/images.parquet"

@@ -582,6 +582,7 @@ def test_compare_shows_coverage_and_needs_resamples(
                 str(partial),
                 "--out",
                 str(out),
+                "--force",  # the earlier comparison: only the resamples are refused
                 "--bootstrap",
                 "0",
             ]

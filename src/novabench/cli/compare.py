@@ -45,6 +45,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--out", required=True, help="comparison JSON path")
     add_full_paths_option(parser)
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an earlier comparison at --out, --markdown and --html (refused without "
+        "it; any other file, an evaluation report included, is never replaced)",
+    )
     parser.add_argument("--markdown", help="also write the comparison as Markdown here")
     parser.add_argument("--html", help="also write the comparison as a self-contained HTML page")
     parser.add_argument(
@@ -59,9 +65,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
-    from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
+    from novabench._files import check_output_paths, write_text_atomic
     from novabench.report import compare_predictions, render_comparison, write_report
-    from novabench.report.render import model_name, render_comparison_markdown
+    from novabench.report.render import (
+        check_replaceable_reports,
+        model_name,
+        render_comparison_markdown,
+    )
 
     check_output_paths(
         {
@@ -73,7 +83,11 @@ def run(args: argparse.Namespace) -> int:
         {"a predictions file": [*args.a, *args.b], "the release": args.data},
         folders=("--judge-cache",),
     )
-    check_report_outputs({"--out": args.out, "--markdown": args.markdown, "--html": args.html})
+    check_replaceable_reports(
+        {"--out": args.out, "--markdown": args.markdown, "--html": args.html},
+        overwrite=args.force,
+        command="compare",
+    )
     if args.bootstrap < 1:
         from novabench.errors import NovaInputError
 

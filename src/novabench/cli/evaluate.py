@@ -50,8 +50,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--force",
         action="store_true",
-        help="replace reports already at --out, --markdown and --html (refused without it; "
-        "a file that is not a novabench report is never replaced)",
+        help="replace reports already at --out, --markdown and --html, and --items tables "
+        "that record no report (an older novabench's) (refused without it; a file that is not "
+        "a novabench report, or tables another report pins, are never replaced)",
     )
     parser.add_argument("--markdown", help="also write the report as Markdown here")
     parser.add_argument(
@@ -148,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     if args.items:
         from novabench.report.items import check_items_folder
 
-        check_items_folder(args.items, args.out)  # another report's tables are not replaced
+        # another report's tables are not replaced; tables naming no report need --force
+        check_items_folder(args.items, args.out, overwrite=args.force)
     options = ScoringOptions.build(scoring_options(args), **item_options(args))
     scored = score_predictions(args.data, args.predictions, options)
     report = scored.report

@@ -42,6 +42,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--csv", help="write the leaderboard table as CSV here")
     parser.add_argument("--out", help="write the leaderboard as JSON here")
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an earlier leaderboard at --out, --markdown, --html or --csv (refused "
+        "without it; any other file, an evaluation report included, is never replaced)",
+    )
+    parser.add_argument(
         "--bootstrap",
         type=checks.positive_int_option,
         default=1000,
@@ -74,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     import os
 
-    from novabench._files import check_output_paths, check_report_outputs, write_text_atomic
+    from novabench._files import check_output_paths, write_text_atomic
     from novabench.errors import NovaInputError
     from novabench.report.leaderboard import (
         build_leaderboard,
@@ -85,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         render_leaderboard_markdown,
         render_leaderboard_text,
     )
-    from novabench.report.render import write_report
+    from novabench.report.render import check_replaceable_reports, write_report
 
     outputs = {
         "--markdown": args.markdown,
@@ -94,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         "--out": args.out,
     }
     check_output_paths(outputs, {"a report": list(args.reports)})
-    check_report_outputs({key: value for key, value in outputs.items() if key != "--csv"})
+    check_replaceable_reports(outputs, overwrite=args.force, command="leaderboard")
     seen: dict[str, str] = {}
     for path in args.reports:
         # The same report twice would fill two rows that tie at rank 1 (a copy of it, same

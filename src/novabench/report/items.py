@@ -524,6 +524,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+_TABLE_FILES = ("images.parquet", "images.csv", "cases.parquet", "cases.csv")
+
+
 def _owner(path: Path) -> dict[str, Any] | None:
     """The ``novabench.items`` metadata of a Parquet table, or None (not ours, unreadable)."""
     try:
@@ -537,22 +540,43 @@ def _owner(path: Path) -> dict[str, Any] | None:
 
 
 def check_items_folder(
-    directory: str | os.PathLike[str], report_path: str | os.PathLike[str]
+    directory: str | os.PathLike[str],
+    report_path: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
 ) -> None:
     """Refuse an ``--items`` folder that holds the tables of another report still pointing at them.
 
     Two reports cannot share one folder: the second would replace the tables the first one
-    pins. Tables of the same report (a rerun of it), of a report that is gone or that no
-    longer pins them, and files novabench did not mark are replaced as before.
+    pins. Tables of the same report (a rerun of it) and of a report that is gone or that no
+    longer pins them are replaced. Tables that record no report (an older novabench's, or
+    another program's) may still be an older report's: they are replaced only with
+    ``overwrite``.
 
     Raises:
-        NovaInputError: the folder's tables belong to another existing report.
+        NovaInputError: the folder's tables belong to another existing report, or record
+            none and ``overwrite`` is False.
 
     Example:
         >>> import tempfile
         >>> check_items_folder(tempfile.mkdtemp(), "report.json") is None
         True
+        >>> older = Path(tempfile.mkdtemp()); _ = (older / "images.csv").write_text("filename\\n")
+        >>> check_items_folder(older, "report.json")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ..., field '--items': holds per-item tables (images.csv) that record no report...; pass overwrite=True to replace them
     """
+    folder = Path(directory)
+    present = [name for name in _TABLE_FILES if (folder / name).is_file()]
+    marked = any(_owner(folder / name) for name in present if name.endswith(".parquet"))
+    if present and not marked and not overwrite:
+        raise NovaInputError(
+            f"holds per-item tables ({', '.join(present)}) that record no report (an older "
+            "novabench's, maybe pinned by an older report); pass overwrite=True to replace them",
+            source=str(folder),
+            field="--items",
+        )
     folder, report = Path(directory), Path(report_path)
     for name in ("images", "cases"):
         table = folder / f"{name}.parquet"

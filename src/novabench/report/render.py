@@ -1605,12 +1605,15 @@ def existing_report_summary(path: str | os.PathLike[str]) -> str:
             what = f"the comparison of {names}"
         elif "predictions" in document:
             what = f"the report of model {model_name(document)!r}"
+        elif isinstance(document.get("models"), list):
+            what = f"the leaderboard of {len(document['models'])} reports"
         else:
             what = "a report novabench wrote"
         when = document.get("created_at") or (sides[0].get("created_at") if sides else None)
         return f"{what}, written {when}" if isinstance(when, str) else what
     found = re.search(r"<title>([^<]*)</title>", text[:4096]) or re.match(r"# ([^\n]*)", text)
-    title = _html.unescape(found.group(1)).strip() if found else "a report novabench wrote"
+    fallback = "a leaderboard CSV" if text.startswith("model,") else "a report novabench wrote"
+    title = _html.unescape(found.group(1)).strip() if found else fallback
     try:
         stamp = _dt.datetime.fromtimestamp(
             Path(path).expanduser().stat().st_mtime, _dt.timezone.utc
@@ -1620,13 +1623,16 @@ def existing_report_summary(path: str | os.PathLike[str]) -> str:
     return f"{title!r}, last modified {stamp.isoformat(timespec='seconds')}"
 
 
-def check_replaceable_reports(outputs: Mapping[str, Any], *, overwrite: bool) -> None:
+def check_replaceable_reports(
+    outputs: Mapping[str, Any], *, overwrite: bool, command: str = "evaluate"
+) -> None:
     """Refuse to replace an existing report unless ``overwrite`` says so.
 
     ``outputs`` maps an option name (``--out``, ``--markdown``...) to its path or None. A
-    file that is not a report novabench wrote is refused whatever ``overwrite`` says
-    (:func:`novabench._files.check_report_outputs`); an existing report is replaced only
-    with ``overwrite``, and the refusal says what it holds.
+    file that is not an output of ``nova <command>`` (the user's, another command's) is
+    refused whatever ``overwrite`` says (:func:`novabench._files.check_report_outputs`);
+    an earlier output of the same command is replaced only with ``overwrite``, and the
+    refusal says what it holds.
 
     Raises:
         NovaInputError: an output exists (naming it, what it holds and how to replace it).
@@ -1643,7 +1649,7 @@ def check_replaceable_reports(outputs: Mapping[str, Any], *, overwrite: bool) ->
     """
     from novabench._files import check_report_outputs
 
-    check_report_outputs(dict(outputs))
+    check_report_outputs(dict(outputs), command=command)
     if overwrite:
         return
     for option, value in outputs.items():

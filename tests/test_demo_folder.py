@@ -1,0 +1,72 @@
+"""scripts/demo.py replaces only what an earlier demo wrote in its folder."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from novabench._files import OUTPUT_MARKER, mark_output_folder
+from novabench.errors import NovaInputError
+
+DEMO = Path(__file__).resolve().parents[1] / "scripts" / "demo.py"
+
+
+@pytest.fixture(scope="module")
+def demo() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("novabench_demo_script", DEMO)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _earlier_demo(folder: Path) -> None:
+    """A demo folder as a finished run leaves it (names as scripts/demo.py writes them)."""
+    folder.mkdir()
+    mark_output_folder(folder, "demo")
+    (folder / "nova-sample" / "images").mkdir(parents=True)
+    (folder / "nova-sample" / "images" / "case0001_001.png").write_bytes(b"\x89PNG")
+    (folder / "items").mkdir()
+    (folder / "items" / "images.csv").write_text("filename\ncase0001_001.png\n")
+    (folder / "floor.jsonl").write_text('{"filename": "case0001_001.png", "boxes": []}\n')
+    (folder / "report.json").write_text('{"toolkit": {"name": "novabench"}, "tasks": {}}\n')
+
+
+def test_a_rerun_keeps_the_files_the_user_added(demo: ModuleType, tmp_path: Path) -> None:
+    folder = tmp_path / "demo"
+    _earlier_demo(folder)
+    (folder / "MYNOTES.txt").write_text("floor mAP@30 looked low on vascular cases\n")
+    (folder / "my-model.jsonl").write_text('{"filename": "case0001_001.png", "boxes": []}\n')
+
+    kept = demo.clear_previous_demo(folder)
+
+    assert sorted(path.name for path in kept) == ["MYNOTES.txt", "my-model.jsonl"]
+    assert sorted(path.name for path in folder.iterdir()) == ["MYNOTES.txt", "my-model.jsonl"]
+    assert (folder / "MYNOTES.txt").read_text() == "floor mAP@30 looked low on vascular cases\n"
+
+
+def test_the_marker_is_among_the_demo_entries(demo: ModuleType) -> None:
+    assert OUTPUT_MARKER in demo.DEMO_ENTRIES  # else a rerun would keep a stale marker
+
+
+def test_a_folder_the_demo_did_not_write_is_refused_naming_the_real_command(
+    demo: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "paper.tex").write_text("\\section{Results}\n")
+    monkeypatch.setattr(sys, "argv", ["demo.py", "--out", str(folder)])
+
+    assert demo.main() == 2
+
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and str(folder) in error
+    assert "scripts/demo.py" in error and "--out" in error
+    assert "nova demo" not in error and "--overwrite" not in error  # neither exists
+    assert (folder / "paper.tex").read_text() == "\\section{Results}\n"
+    with pytest.raises(NovaInputError, match="not written by the demo"):
+        demo.clear_previous_demo(folder)
