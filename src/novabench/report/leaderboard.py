@@ -404,7 +404,9 @@ def _checked_table_readings(
 
 
 def _headline_signature(report: Mapping[str, Any]) -> str:
-    """Every headline value and CI of a report, as one comparable text ("" when none)."""
+    """Every headline value and CI of a report, as one comparable text ("" when none, or when
+    no value lies strictly between 0 and 1: reports scoring nothing, or everything, alike are
+    no evidence of a copy)."""
     import json
 
     held = {}
@@ -416,25 +418,30 @@ def _headline_signature(report: Mapping[str, Any]) -> str:
         for key in HEADLINE_KEYS[task]:
             if key in metrics:
                 held[f"{task}.{key}"] = [metrics[key], intervals.get(key)]
-    return json.dumps(held, sort_keys=True) if held else ""
+    informative = any(isinstance(value, float) and 0.0 < value < 1.0 for value, _ in held.values())
+    return json.dumps(held, sort_keys=True) if informative else ""
 
 
 def _same_headlines(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
-    """Refuse two reports stating the same value and CI for every headline key: a copy
-    (perhaps with its tables or run id removed), never two evaluations."""
-    seen: dict[str, str] = {}
+    """Refuse two reports stating the same value and CI for every headline key when one of
+    them has no per-item tables: a copy with its tables (or run id) removed. Two reports
+    backed by tables are told apart by their run ids and pinned tables (a deterministic
+    model run twice gives equal values, and both runs are genuine)."""
+    seen: dict[str, tuple[str, bool]] = {}
     for report, name in zip(reports, names):
         signature = _headline_signature(report)
         if not signature:
             continue
-        if signature in seen:
+        with_tables = bool(report.get("items"))
+        if signature in seen and not (with_tables and seen[signature][1]):
             raise NovaInputError(
-                f"{seen[signature]} and {name} state the same value and CI for every headline "
-                "metric: one evaluation (a copied report?); give each report once",
+                f"{seen[signature][0]} and {name} state the same value and CI for every "
+                "headline metric, and one has no per-item tables to tell them apart: one "
+                "evaluation (a copied report?); give each report once",
                 source=name,
                 field="tasks",
             )
-        seen[signature] = name
+        seen.setdefault(signature, (name, with_tables))
 
 
 def _checked_headline_means(
