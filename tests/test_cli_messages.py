@@ -262,3 +262,21 @@ def test_an_unknown_box_convention_names_the_option_and_the_value(
         "qwen, xyxy_norm1, xyxy_norm1000, xyxy_pixel, xywh_pixel, yxyx_norm1"
     )
     assert not (tmp_path / "out").exists()  # refused before anything was read or written
+
+
+# --------------------------------------------------------------------------- --exclude lists
+
+
+def test_exclude_takes_names_separated_by_commas_as_well_as_repeated_flags() -> None:
+    import argparse
+
+    from novabench.cli.evaluate import add_scoring_options, scoring_options
+
+    parser = argparse.ArgumentParser()
+    add_scoring_options(parser)
+    parser.add_argument("--task", action="append")
+    args = parser.parse_args(
+        ["--exclude", "BERTScore-F1, ROUGE-L", "--exclude", "METEOR", "--bootstrap", "0"]
+    )
+    options = scoring_options(args)
+    assert options.caption_options["exclude"] == ["BERTScore-F1", "ROUGE-L", "METEOR"]
