@@ -57,6 +57,17 @@ def test_a_release_without_provenance_has_no_notice(report: dict) -> None:
     assert "NOT THE REAL DATA" not in render_html(official)
 
 
+def test_a_report_on_ingested_data_says_so_first(report: dict) -> None:
+    """Data built with nova ingest is the user's own volumes: the published figures are not its."""
+    ingested = {**report, "data": {**report["data"], "provenance": {"origin": "nova ingest"}}}
+    first = render_table(ingested).splitlines()[0]
+    assert first.startswith("notice: NOT THE NOVA RELEASE: Built with `nova ingest`")
+    assert "published figures are on the real NOVA release and are not comparable" in first
+    assert _first_text_line(render_markdown(ingested)).startswith("**notice: NOT THE NOVA RELEASE")
+    read_first = render_html(ingested).split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+    assert read_first.split("<li>", 2)[1].startswith("notice: NOT THE NOVA RELEASE")
+
+
 def _empty_captions(sample_release: Path, tmp_path: Path) -> Path:
     from novabench.data.release import read_release
 

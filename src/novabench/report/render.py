@@ -492,15 +492,20 @@ def stand_in_lines(report: Mapping[str, Any]) -> list[str]:
 
 
 def synthetic_data_line(report: Mapping[str, Any]) -> str:
-    """A reader's notice when the scored data is novabench's synthetic sample ("" otherwise).
+    """A reader's notice when novabench made the scored data ("" for the NOVA release).
 
     Read from the provenance the release records (``report["data"]["provenance"]``, as the
     explorer reads it); a comparison is read from its side A (both sides score one release).
+    The synthetic sample, data built with ``nova ingest`` and data whose novabench
+    provenance could not be read each get their notice: none of them is the NOVA release,
+    so the published figures are not comparable.
 
     Example:
         >>> sample = {"data": {"provenance": {"origin": "nova sample", "cases": 40, "seed": 0}}}
         >>> synthetic_data_line(sample)[:72]
         'notice: NOT THE REAL DATA: Synthetic sample made by novabench (`nova sam'
+        >>> synthetic_data_line({"data": {"provenance": {"origin": "nova ingest"}}})[:62]
+        'notice: NOT THE NOVA RELEASE: Built with `nova ingest` from lo'
         >>> synthetic_data_line({"data": {"provenance": None}})
         ''
     """
@@ -508,11 +513,17 @@ def synthetic_data_line(report: Mapping[str, Any]) -> str:
 
     data = report.get("data") or (report.get("a") or {}).get("data") or {}
     provenance = data.get("provenance") if isinstance(data, Mapping) else None
-    if not isinstance(provenance, Mapping) or provenance.get("origin") != "nova sample":
+    if not isinstance(provenance, Mapping):
         return ""
+    notice = provenance_notice(provenance)
+    if notice is None:
+        return ""
+    heading = (
+        "NOT THE REAL DATA" if provenance.get("origin") == "nova sample" else "NOT THE NOVA RELEASE"
+    )
     return (
-        f"notice: NOT THE REAL DATA: {provenance_notice(provenance)} The published figures "
-        "are on the real NOVA release and are not comparable with these."
+        f"notice: {heading}: {notice} The published figures are on the real NOVA release and "
+        "are not comparable with these."
     )
 
 
