@@ -27,6 +27,7 @@ __all__ = [
     "clean_provenance",
     "provenance_metadata",
     "provenance_from_metadata",
+    "provenance_heading",
     "provenance_notice",
     "read_provenance",
 ]
@@ -144,6 +145,28 @@ def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
             "novabench made it, so it is not the official NOVA release."
         )
     return None
+
+
+def provenance_heading(provenance: Mapping[str, Any] | None) -> str | None:
+    """The capitalised words that head the notice of data novabench made; None otherwise.
+
+    The synthetic sample is not real data at all; ingested or unreadable-provenance data
+    may be real images, but it is not the NOVA release.
+
+    Example:
+        >>> provenance_heading({"origin": "nova sample", "cases": 2, "seed": 0})
+        'NOT THE REAL DATA'
+        >>> provenance_heading({"origin": "nova ingest"})
+        'NOT THE NOVA RELEASE'
+        >>> provenance_heading(None) is None
+        True
+    """
+    if provenance_notice(provenance) is None:
+        return None
+    assert provenance is not None  # a notice is only given for a provenance
+    return (
+        "NOT THE REAL DATA" if provenance.get("origin") == "nova sample" else "NOT THE NOVA RELEASE"
+    )
 
 
 def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, Any] | None:

@@ -509,18 +509,15 @@ def synthetic_data_line(report: Mapping[str, Any]) -> str:
         >>> synthetic_data_line({"data": {"provenance": None}})
         ''
     """
-    from novabench.data.provenance import provenance_notice
+    from novabench.data.provenance import provenance_heading, provenance_notice
 
     data = report.get("data") or (report.get("a") or {}).get("data") or {}
     provenance = data.get("provenance") if isinstance(data, Mapping) else None
     if not isinstance(provenance, Mapping):
         return ""
-    notice = provenance_notice(provenance)
+    notice, heading = provenance_notice(provenance), provenance_heading(provenance)
     if notice is None:
         return ""
-    heading = (
-        "NOT THE REAL DATA" if provenance.get("origin") == "nova sample" else "NOT THE NOVA RELEASE"
-    )
     return (
         f"notice: {heading}: {notice} The published figures are on the real NOVA release and "
         "are not comparable with these."
