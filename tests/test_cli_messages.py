@@ -262,3 +262,72 @@ def test_an_unknown_box_convention_names_the_option_and_the_value(
         "qwen, xyxy_norm1, xyxy_norm1000, xyxy_pixel, xywh_pixel, yxyx_norm1"
     )
     assert not (tmp_path / "out").exists()  # refused before anything was read or written
+
+
+# --------------------------------------------------------------------------- --exclude lists
+
+
+def test_exclude_takes_names_separated_by_commas_as_well_as_repeated_flags() -> None:
+    import argparse
+
+    from novabench.cli.evaluate import add_scoring_options, scoring_options
+
+    parser = argparse.ArgumentParser()
+    add_scoring_options(parser)
+    parser.add_argument("--task", action="append")
+    args = parser.parse_args(
+        ["--exclude", "BERTScore-F1, ROUGE-L", "--exclude", "METEOR", "--bootstrap", "0"]
+    )
+    options = scoring_options(args)
+    assert options.caption_options["exclude"] == ["BERTScore-F1", "ROUGE-L", "METEOR"]
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def test_bootstrap_warnings_are_one_plain_line_in_evaluate_and_compare(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three answered images of many: some resamples hold no answered image, FP30 undefined."""
+    from novabench.data.release import read_release
+    from novabench.run.predictions import RunManifest
+
+    images = read_release(sample_release).images
+    few = tmp_path / "few.jsonl"
+    few.write_text(
+        "".join(
+            json.dumps({"filename": image.filename, "boxes": image.boxes}) + "\n"
+            for image in images[:3]
+        ),
+        encoding="utf-8",
+    )
+    RunManifest(model="few").write(few)
+    common = ["--data", str(sample_release), "--task", "localization", "--bootstrap", "200"]
+    assert (
+        main(["evaluate", *common, "--predictions", str(few), "--out", str(tmp_path / "r.json")])
+        == 0
+    )
+    assert (
+        main(
+            [
+                "compare",
+                *common,
+                "--a",
+                str(few),
+                "--b",
+                str(few),
+                "--out",
+                str(tmp_path / "c.json"),
+            ]
+        )
+        == 0
+    )
+    err = capsys.readouterr().err.splitlines()
+    for command in ("evaluate", "compare"):
+        shown = [
+            line for line in err if line.startswith(f"nova {command}: warning: some resamples")
+        ]
+        assert shown, err
+        assert all("FP30" in line for line in shown)
+    assert not [line for line in err if "BootstrapWarning" in line or ".py:" in line], err
+    assert not [line for line in err if "bootstrap_confidence_intervals(" in line], err

@@ -778,8 +778,57 @@ def test_foreign_provenance_never_reaches_shards_or_card(release_dir: Path, tmp_
         assert json.loads(stored) == {"origin": "nova sample", "seed": 3}
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "hf_" not in card and "<img" not in card and "/home/someone" not in card
-    # An origin novabench never writes is ignored altogether.
+    # An origin novabench never writes: none of it is kept, but novabench's key is there,
+    # so the data still reads as novabench's (never as the official release).
     foreign["origin"] = "**made by me**"
     metadata[b"novabench.provenance"] = json.dumps(foreign).encode()
     pq.write_table(table.replace_schema_metadata(metadata), path)
-    assert read_release(source).provenance is None
+    assert read_release(source).provenance == {"origin": "unreadable novabench provenance"}
+
+
+# --------------------------------------------------------------------------- coco of our own data
+
+
+def _with_provenance(release: Path, folder: Path, provenance: bytes) -> Path:
+    copy = shutil.copytree(release, folder)
+    path = copy / "data" / "nova-v1.parquet"
+    table = pq.read_table(path)
+    metadata = {**(table.schema.metadata or {}), b"novabench.provenance": provenance}
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    return copy
+
+
+@pytest.mark.parametrize("layout", ["v1", "legacy"])
+def test_the_coco_export_of_the_synthetic_sample_says_what_it_is(
+    layout: str,
+    sample_release: Path,
+    sample_release_legacy: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    source = sample_release if layout == "v1" else sample_release_legacy
+    out = tmp_path / "coco"
+    assert main(["export", str(source), str(out), "--format", "coco", "--quiet"]) == 0
+    assert (out / "annotations" / "gold.json").is_file()
+    for path in sorted((out / "annotations").glob("*.json")):  # gold, and raters when written
+        info = json.loads(path.read_text(encoding="utf-8"))["info"]
+        assert info["description"].startswith("NOT THE REAL DATA: Synthetic sample made by")
+        assert "NOVA brain MRI benchmark" not in info["description"]
+        assert "arxiv" not in info["url"]
+        assert info["provenance"]["origin"] == "nova sample"
+
+
+def test_the_coco_info_of_ingested_and_unreadable_provenance_data_is_marked(
+    release_dir: Path, tmp_path: Path
+) -> None:
+    ingested = _with_provenance(release_dir, tmp_path / "ingested", b'{"origin": "nova ingest"}')
+    info = coco_document(read_release(ingested))["info"]
+    assert info["description"].startswith("NOT THE NOVA RELEASE: Built with `nova ingest`")
+    assert info["provenance"] == {"origin": "nova ingest"} and info["url"] == ""
+    damaged = _with_provenance(release_dir, tmp_path / "damaged", b"[1, 2]")
+    info = coco_document(read_release(damaged))["info"]
+    assert info["description"].startswith("NOT THE NOVA RELEASE: The data carries a novabench")
+    # The official layout, without novabench's key, keeps the benchmark's own description.
+    official = coco_document(read_release(release_dir))["info"]
+    assert official["description"] == "NOVA brain MRI benchmark, gold boxes (evaluation only)"
+    assert "arxiv.org" in official["url"] and "provenance" not in official

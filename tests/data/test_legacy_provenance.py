@@ -15,6 +15,7 @@ from novabench.data.release import read_release
 from tests.release_factory import write_legacy_release
 
 NOTICE = "NOT THE REAL DATA"
+UNREADABLE = {"origin": "unreadable novabench provenance"}
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +76,17 @@ def test_an_official_legacy_release_has_no_sidecar_and_no_provenance(tmp_path: P
             {"origin": "nova sample", "cases": 6, "seed": 0},
             "fields novabench does not write were dropped: ['token']",
         ),
-        ('{"origin": "<b>made by me</b>"}', None, "origin novabench does not write"),
-        ('{"origin": "nova sample"', None, "unreadable novabench provenance ignored"),
-        ("", None, "unreadable novabench provenance ignored"),
-        ('{"origin": "nova sample", "pad": "' + "x" * 5000 + '"}', None, "more than 4096 bytes"),
+        # Present but unreadable: still data novabench made, never the official release.
+        ('{"origin": "<b>made by me</b>"}', UNREADABLE, "not an origin novabench writes"),
+        ('{"origin": "nova sample"', UNREADABLE, "unreadable novabench provenance"),
+        ("", UNREADABLE, "unreadable novabench provenance"),
+        ("[1, 2]", UNREADABLE, "not a JSON object"),
+        ('"nova sample"', UNREADABLE, "not a JSON object"),
+        (
+            '{"origin": "nova sample", "pad": "' + "x" * 5000 + '"}',
+            UNREADABLE,
+            "more than 4096 bytes",
+        ),
     ],
 )
 def test_a_sidecar_is_checked_as_the_v1_metadata_is(
@@ -99,3 +107,59 @@ def test_a_legacy_sample_export_carries_the_notice_to_the_card(
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "`nova sample --cases 6 --seed 0`" in card
     assert read_release(out).provenance == {"origin": "nova sample", "cases": 6, "seed": 0}
+
+
+@pytest.mark.parametrize("kind", ["directory", "dangling symlink"])
+def test_a_sidecar_that_is_no_file_still_marks_the_data_as_novabenchs(
+    legacy_sample: Path, tmp_path: Path, kind: str
+) -> None:
+    copy = shutil.copytree(legacy_sample, tmp_path / "copy")
+    (copy / PROVENANCE_FILE).unlink()
+    if kind == "directory":
+        (copy / PROVENANCE_FILE).mkdir()
+    else:
+        (copy / PROVENANCE_FILE).symlink_to(tmp_path / "gone.json")
+    release = read_release(copy)
+    assert release.provenance == UNREADABLE
+    assert [w for w in release.warnings if "not the NOVA release" in w], release.warnings
+
+
+def test_a_damaged_sidecar_puts_the_notice_first_in_every_report(
+    legacy_sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The new user's case: an empty sidecar left the report silent, beside the published figures."""
+    copy = shutil.copytree(legacy_sample, tmp_path / "copy")
+    (copy / PROVENANCE_FILE).write_text("", encoding="utf-8")
+    run = tmp_path / "floor.jsonl"
+    args = ["run", "--data", str(copy), "--task", "diagnosis", "--baseline", "floor"]
+    assert main([*args, "--out", str(run), "--no-progress"]) == 0
+    out = tmp_path / "report.json"
+    args = ["evaluate", "--data", str(copy), "--predictions", str(run), "--out", str(out)]
+    outputs = ["--markdown", str(tmp_path / "r.md"), "--html", str(tmp_path / "r.html")]
+    capsys.readouterr()
+    assert main([*args, *outputs, "--bootstrap", "0"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("notice: NOT THE NOVA RELEASE: ")
+    assert "novabench provenance record" in first and "could not be read" in first
+    assert "published figures are on the real NOVA release and are not comparable" in first
+    assert json.loads(out.read_text())["data"]["provenance"] == UNREADABLE
+    markdown = (tmp_path / "r.md").read_text(encoding="utf-8").splitlines()
+    assert any("NOT THE NOVA RELEASE" in line for line in markdown[:4]), markdown[:4]
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    box = page[page.index('id="warnings"') :]
+    assert box.index("NOT THE NOVA RELEASE") < box.index("</ul>")
+
+
+def test_a_v1_parquet_with_invalid_novabench_metadata_is_marked_too(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    copy = shutil.copytree(sample_release, tmp_path / "copy")
+    path = copy / "data" / "nova-v1.parquet"
+    table = pq.read_table(path)
+    metadata = {**(table.schema.metadata or {}), b"novabench.provenance": b"[1, 2]"}
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    release = read_release(copy)
+    assert release.provenance == UNREADABLE
+    assert [w for w in release.warnings if "not a JSON object" in w], release.warnings

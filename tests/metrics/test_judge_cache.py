@@ -127,12 +127,19 @@ def half_matched(sample_release: Path) -> Iterator[list[str]]:
     MATCHED.clear()
 
 
+def cli_warnings(capsys: pytest.CaptureFixture[str], words: str) -> list[str]:
+    """The warnings ``nova evaluate`` printed (one line each) that contain ``words``."""
+    lines = capsys.readouterr().err.splitlines()
+    return [line for line in lines if line.startswith("nova evaluate: warning: ") and words in line]
+
+
 def test_flipped_verdicts_in_the_cache_are_rejected_and_asked_again(
     sample_release: Path,
     predictions: Path,
     server: FakeOpenAIServer,
     half_matched: list[str],
     tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     n_cases = len(half_matched)
     # What the judge says, computed from its rule (not from the code under test).
@@ -146,16 +153,15 @@ def test_flipped_verdicts_in_the_cache_are_rejected_and_asked_again(
     assert len(entries(cache)) == n_cases
     for path in entries(cache):
         flip_case_entry(path)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        code, again = evaluate(
-            sample_release, predictions, tmp_path / "r2.json", server.base_url, cache
-        )
+    capsys.readouterr()
+    code, again = evaluate(
+        sample_release, predictions, tmp_path / "r2.json", server.base_url, cache
+    )
     assert code == 0
     diagnosis = again["tasks"]["diagnosis"]
     # Before: Top-1 became 1 - honest_top1 with no request and no warning.
     assert diagnosis["metrics"]["top1"] == honest_top1
-    assert len([w for w in caught if "does not give" in str(w.message)]) == 1
+    assert len(cli_warnings(capsys, "does not give")) == 1
     stats = diagnosis["judge"]["stats"]
     assert stats["cache_rejected"] == n_cases and stats["cache_hits"] == 0
     assert stats["requests"] == n_cases and server.n_requests == 2 * n_cases
@@ -174,6 +180,7 @@ def test_one_match_entry_copied_over_the_others_is_rejected(
     server: FakeOpenAIServer,
     half_matched: list[str],
     tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     n_cases = len(half_matched)
     honest_top1 = sum(reference in MATCHED for reference in half_matched) / n_cases
@@ -187,14 +194,13 @@ def test_one_match_entry_copied_over_the_others_is_rejected(
         if text != matching:
             path.write_text(matching, encoding="utf-8")
             copied_over += 1
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        code, again = evaluate(
-            sample_release, predictions, tmp_path / "r2.json", server.base_url, cache
-        )
+    capsys.readouterr()
+    code, again = evaluate(
+        sample_release, predictions, tmp_path / "r2.json", server.base_url, cache
+    )
     # Before: every case read the copied "match" entry and Top-1 was 100%.
     assert again["tasks"]["diagnosis"]["metrics"]["top1"] == honest_top1
-    assert len([w for w in caught if "answers another request" in str(w.message)]) == 1
+    assert len(cli_warnings(capsys, "answers another request")) == 1
     stats = again["tasks"]["diagnosis"]["judge"]["stats"]
     assert stats["cache_rejected"] == copied_over and stats["cache_hits"] == n_cases - copied_over
 

@@ -57,6 +57,39 @@ def test_a_release_without_provenance_has_no_notice(report: dict) -> None:
     assert "NOT THE REAL DATA" not in render_html(official)
 
 
+def test_a_report_on_ingested_data_says_so_first(report: dict) -> None:
+    """Data built with nova ingest is the user's own volumes: the published figures are not its."""
+    ingested = {**report, "data": {**report["data"], "provenance": {"origin": "nova ingest"}}}
+    first = render_table(ingested).splitlines()[0]
+    assert first.startswith("notice: NOT THE NOVA RELEASE: Built with `nova ingest`")
+    assert "published figures are on the real NOVA release and are not comparable" in first
+    assert _first_text_line(render_markdown(ingested)).startswith("**notice: NOT THE NOVA RELEASE")
+    read_first = render_html(ingested).split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+    assert read_first.split("<li>", 2)[1].startswith("notice: NOT THE NOVA RELEASE")
+
+
+def test_an_answered_only_report_gives_its_counts_second_in_every_output(report: dict) -> None:
+    """The HTML page said "Answered items only." in its lead, after every warning, no counts."""
+    scoped = copy.deepcopy(report)
+    scoped["answered_only"] = True
+    for task in scoped["tasks"].values():  # half of each task's items had a line
+        task["coverage"]["scored"] = task["coverage"]["items"] // 2
+    counts = ", ".join(
+        f"{task} {section['coverage']['scored']} of {section['coverage']['items']}"
+        for task, section in scoped["tasks"].items()
+    )
+    assert render_table(scoped).splitlines()[1].startswith("answered items only: ")
+    first = report_first_lines(scoped)
+    assert first[1].startswith("answered items only: ")
+    for part in counts.split(", "):
+        assert part in first[1]
+    markdown = render_markdown(scoped)
+    assert markdown.splitlines()[4] == f"**{first[1]}**"
+    read_first = render_html(scoped).split('id="warnings"', 1)[1].split("</ul>", 1)[0]
+    assert read_first.split("<li>")[2] == f"{html.escape(first[1], quote=False)}</li>"
+    assert "Answered items only." not in render_html(scoped)
+
+
 def _empty_captions(sample_release: Path, tmp_path: Path) -> Path:
     from novabench.data.release import read_release
 

@@ -113,3 +113,19 @@ def test_a_report_that_does_not_pin_its_tables_is_refused(
     capsys.readouterr()
     assert leaderboard(report_path) == 2
     assert "does not pin its per-item tables" in one_line(capsys)
+
+
+def test_a_report_shared_without_its_items_folder_says_what_to_share(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sent = tmp_path / "sent"
+    sent.mkdir()
+    report_path = tmp_path / "model.json"
+    assert evaluate(sample_release, runs["perfect"], report_path, tmp_path / "model-items") == 0
+    (sent / "model.json").write_bytes(report_path.read_bytes())  # the report alone, e-mailed
+    capsys.readouterr()
+    assert leaderboard(sent / "model.json") == 2
+    message = one_line(capsys)
+    assert str(sent / "model-items" / "images.parquet") + " is missing" in message
+    assert "with its items folder (the report expects 'model-items/images.parquet'" in message
+    assert "nova evaluate --items" in message

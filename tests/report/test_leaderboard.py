@@ -686,3 +686,19 @@ def test_reports_of_the_synthetic_sample_say_so_before_any_table(tmp_path: Path)
     page = render_leaderboard_html(board)
     for rendered, first_table in ((text, "Overview"), (markdown, "| model"), (page, "<table")):
         assert -1 < rendered.find("NOT THE REAL DATA") < rendered.find(first_table)
+
+
+def test_reports_of_ingested_data_say_so_before_any_table(tmp_path: Path) -> None:
+    from novabench.report.leaderboard import render_leaderboard_text
+
+    paths = [saved_report(tmp_path, "A", 20), saved_report(tmp_path, "B", 10)]
+    for path in paths:  # as nova evaluate records a release that `nova ingest` built
+        report = json.loads(path.read_text())
+        report["data"]["provenance"] = {"origin": "nova ingest"}
+        path.write_text(json.dumps(report), encoding="utf-8")
+    board = build_leaderboard(load(paths), paths, n_resamples=50)
+    notices = [line for line in board["warnings"] if "NOT THE NOVA RELEASE" in line]
+    assert len(notices) == 1 and board["warnings"][0] == notices[0]
+    assert "nova ingest" in notices[0] and "not comparable" in notices[0]
+    text = render_leaderboard_text(board)
+    assert -1 < text.find("NOT THE NOVA RELEASE") < text.find("Overview")

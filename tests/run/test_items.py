@@ -343,8 +343,10 @@ def test_answered_only_scores_the_answered_items_and_says_so(
     assert next(i for i, t in enumerate(table) if t.startswith(first_line)) < next(
         i for i, t in enumerate(table) if t.startswith("task ")
     )
-    title = render_markdown(report).splitlines()[0]
-    assert title.startswith("# NOVA evaluation report: ") and f"({first_line}" in title
+    markdown = render_markdown(report).splitlines()
+    assert markdown[0].startswith("# NOVA evaluation report: ")
+    assert markdown[0].endswith("(answered items only)")
+    assert markdown[4].startswith(f"**{first_line}")  # after the synthetic notice
     # Without the option the unanswered images are misses, as before.
     full = score_predictions(sample_release, predictions, n_resamples=0).report
     assert full["answered_only"] is False and "answered items only" not in render_table(full)

@@ -12,7 +12,8 @@ import argparse
 import importlib
 import re
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from novabench import __version__
@@ -235,7 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # bars libraries draw themselves (model loading, downloads) never show in our output.
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "no_progress", False))
     try:
-        with progress_enabled(not quiet), third_party_bars_hidden():
+        with progress_enabled(not quiet), third_party_bars_hidden(), warnings.catch_warnings():
+            warnings.showwarning = _warning_printer(args.command)
             code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code
@@ -373,6 +375,34 @@ def _bertscore_missing(args: argparse.Namespace) -> str | None:
         f"BERTScore model {model or DEFAULT_BERTSCORE_MODEL!r} is not on this machine{offline}; "
         f"{fix} or --exclude BERTScore-F1"
     )
+
+
+def _warning_printer(command: str) -> Callable[..., None]:
+    """A ``warnings.showwarning`` that prints ``nova COMMAND: warning: MESSAGE`` on one line.
+
+    Python's own shows the file path and source line of the call, which say nothing to a user.
+
+    Example:
+        >>> import contextlib, io
+        >>> show, err = _warning_printer("compare"), io.StringIO()
+        >>> with contextlib.redirect_stderr(err):
+        ...     show(UserWarning("two\\nlines"), UserWarning, "stats.py", 308)
+        >>> err.getvalue()
+        'nova compare: warning: two lines\\n'
+    """
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        text = " ".join(str(message).split()) or category.__name__
+        print(f"nova {command}: warning: {text}", file=sys.stderr if file is None else file)
+
+    return show
 
 
 def _one_line(error: BaseException) -> str:

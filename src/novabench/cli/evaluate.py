@@ -17,6 +17,8 @@ from novabench.run.defaults import CONVENTIONS
 JUDGE_MODES = ("case", "pair", "lexicon")
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from novabench.report.scoring import ScoringOptions
 
 
@@ -334,7 +336,11 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         "with roberta-large 17, with minilm 6)",
     )
     parser.add_argument(
-        "--exclude", action="append", default=[], help="captioning metric to leave out (repeatable)"
+        "--exclude",
+        action="append",
+        default=[],
+        help="captioning metric to leave out (repeatable, or several separated by commas: "
+        "--exclude BERTScore-F1,ROUGE-L)",
     )
     parser.add_argument(
         "--meteor",
@@ -387,6 +393,23 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def excluded_metric_names(values: Sequence[str]) -> list[str]:
+    """The metric names of every ``--exclude`` flag, each flag holding one name or several
+    separated by commas.
+
+    Args:
+        values: the flags' values as given.
+
+    Returns:
+        The names in the order given, stripped of spaces; empty pieces (a trailing comma) skipped.
+
+    Example:
+        >>> excluded_metric_names(["BERTScore-F1,ROUGE-L", "METEOR"])
+        ['BERTScore-F1', 'ROUGE-L', 'METEOR']
+    """
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
+
+
 def scoring_options(args: argparse.Namespace) -> ScoringOptions:
     """The scoring options chosen on the command line, built once for ``evaluate``/``compare``.
 
@@ -406,12 +429,13 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
     """
     from novabench.report.scoring import ScoringOptions
 
+    excluded = excluded_metric_names(args.exclude)
     caption_options: dict[str, Any] = {
-        "exclude": list(args.exclude),
+        "exclude": excluded,
         "keyword_averaging": args.keyword_averaging,
         "meteor": args.meteor,
     }
-    if "METEOR" not in args.exclude:
+    if "METEOR" not in excluded:
         from novabench.metrics.text import resolve_meteor_setting
 
         resolve_meteor_setting(args.meteor, option="--meteor")  # wordnet refused in CLI words

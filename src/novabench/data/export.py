@@ -63,7 +63,7 @@ from novabench.data.card import (
 )
 from novabench.data.layouts import export as export_layout
 from novabench.data.layouts.export import DEFAULT_MAX_SHARD_BYTES, image_source
-from novabench.data.provenance import provenance_notice
+from novabench.data.provenance import provenance_heading, provenance_notice
 from novabench.data.release import NovaRelease, read_release
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
@@ -275,13 +275,21 @@ def coco_document(release: NovaRelease, *, source: CocoSource = "gold") -> dict[
             for entry in image.rater_boxes:
                 for box in entry["boxes"]:
                     annotate(image_id, box, {"rater": entry["rater"]})
+    info: dict[str, Any] = {
+        "description": f"NOVA brain MRI benchmark, {source} boxes (evaluation only)",
+        "url": NOVA_ARXIV_URL,
+        "version": "1.0",
+        "contributor": f"exported by novabench {__version__} from {release.layout} layout",
+    }
+    notice = provenance_notice(release.provenance)
+    if notice is not None:  # data novabench made must not pass for the release in COCO tools
+        info.update(
+            description=f"{provenance_heading(release.provenance)}: {notice} ({source} boxes)",
+            url="",
+            provenance=dict(release.provenance or {}),
+        )
     return {
-        "info": {
-            "description": f"NOVA brain MRI benchmark, {source} boxes (evaluation only)",
-            "url": NOVA_ARXIV_URL,
-            "version": "1.0",
-            "contributor": f"exported by novabench {__version__} from {release.layout} layout",
-        },
+        "info": info,
         "licenses": [{"id": 1, "name": NOVA_LICENSE, "url": LICENSE_URL}],
         "images": images,
         "annotations": annotations,

@@ -6,6 +6,9 @@ a sample or ingest output, and every shard of its export, whose card then says w
 data is. CSV files cannot carry metadata: a legacy-layout sample or ingest output keeps the
 same JSON in a sidecar beside ``captions.csv`` (``layouts.legacy.PROVENANCE_FILE``), which
 the official legacy release does not have; it is read and checked as the metadata is.
+A provenance that is present but cannot be read (not JSON, not an object, an origin
+novabench does not write, a sidecar that is no small file) still says novabench made the
+data: it reads as :data:`UNREADABLE_ORIGIN`, never as the official release.
 Provenance is not part of a release's fingerprint (records and image bytes are).
 """
 
@@ -19,14 +22,22 @@ from typing import Any
 __all__ = [
     "PROVENANCE_FIELDS",
     "PROVENANCE_METADATA_KEY",
+    "UNREADABLE_ORIGIN",
+    "UNREADABLE_PROVENANCE",
     "clean_provenance",
     "provenance_metadata",
     "provenance_from_metadata",
+    "provenance_heading",
     "provenance_notice",
     "read_provenance",
 ]
 
 PROVENANCE_METADATA_KEY = b"novabench.provenance"
+
+#: The origin of a provenance that is present but could not be read: only novabench writes
+#: the key or the sidecar, so the data is novabench's, whatever else it is.
+UNREADABLE_ORIGIN = "unreadable novabench provenance"
+UNREADABLE_PROVENANCE: Mapping[str, Any] = {"origin": UNREADABLE_ORIGIN}
 
 #: What novabench itself records, per origin: the fields and the check of their values.
 #: Anything else found under the key (a local path, a Hub token, markup) was not written
@@ -37,6 +48,7 @@ PROVENANCE_FIELDS: dict[str, dict[str, Any]] = {
         "seed": lambda value: _whole(value, minimum=0),
     },
     "nova ingest": {},
+    UNREADABLE_ORIGIN: {},
 }
 
 
@@ -126,7 +138,35 @@ def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
             "Built with `nova ingest` from local NIfTI volumes and lesion masks, not the NOVA "
             "release: see its maintainers for the source, consent and licence of the images."
         )
+    if origin == UNREADABLE_ORIGIN:
+        return (
+            "The data carries a novabench provenance record (novabench_provenance.json beside "
+            "captions.csv, or novabench metadata in its parquet) that could not be read: "
+            "novabench made it, so it is not the official NOVA release."
+        )
     return None
+
+
+def provenance_heading(provenance: Mapping[str, Any] | None) -> str | None:
+    """The capitalised words that head the notice of data novabench made; None otherwise.
+
+    The synthetic sample is not real data at all; ingested or unreadable-provenance data
+    may be real images, but it is not the NOVA release.
+
+    Example:
+        >>> provenance_heading({"origin": "nova sample", "cases": 2, "seed": 0})
+        'NOT THE REAL DATA'
+        >>> provenance_heading({"origin": "nova ingest"})
+        'NOT THE NOVA RELEASE'
+        >>> provenance_heading(None) is None
+        True
+    """
+    if provenance_notice(provenance) is None:
+        return None
+    assert provenance is not None  # a notice is only given for a provenance
+    return (
+        "NOT THE REAL DATA" if provenance.get("origin") == "nova sample" else "NOT THE NOVA RELEASE"
+    )
 
 
 def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, Any] | None:
@@ -135,10 +175,11 @@ def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, An
     Args:
         path: the parquet file (the v1 table, or an export's first image shard).
         label: how a warning names it (the path relative to the release).
-        warnings: an unreadable provenance is noted here and ignored.
+        warnings: an unreadable provenance is noted here.
 
     Returns:
-        The provenance dict, or None when the file has none (e.g. the official release).
+        The provenance dict, or None when the file has none (e.g. the official release);
+        :data:`UNREADABLE_PROVENANCE` when it has one that cannot be read.
 
     Example:
         >>> import pyarrow as pa, pyarrow.parquet as pq, tempfile
@@ -165,15 +206,20 @@ def provenance_from_metadata(
     Args:
         metadata: the schema's key-value metadata (None: the file has none).
         label: how a warning names the file (the path relative to the release).
-        warnings: an unreadable provenance is noted here and ignored.
+        warnings: an unreadable provenance is noted here.
+
+    Returns:
+        The provenance; None when the metadata has none (the official release);
+        :data:`UNREADABLE_PROVENANCE` when it has one that cannot be read.
 
     Example:
         >>> provenance_from_metadata(provenance_metadata({"origin": "nova ingest"}), "t", [])
         {'origin': 'nova ingest'}
         >>> warnings = []
-        >>> provenance_from_metadata({PROVENANCE_METADATA_KEY: b"{"}, "t.parquet", warnings)
+        >>> provenance_from_metadata({PROVENANCE_METADATA_KEY: b"[1, 2]"}, "t.parquet", warnings)
+        {'origin': 'unreadable novabench provenance'}
         >>> warnings
-        ['t.parquet: unreadable novabench provenance ignored']
+        ['t.parquet: unreadable novabench provenance: read as data novabench made, not the NOVA release (not a JSON object)']
     """
     raw = (metadata or {}).get(PROVENANCE_METADATA_KEY)
     if raw is None:
@@ -181,6 +227,17 @@ def provenance_from_metadata(
     try:
         provenance = json.loads(raw)
     except (ValueError, RecursionError):
-        warnings.append(f"{label}: unreadable novabench provenance ignored")
-        return None
+        provenance = None
+    if not isinstance(provenance, Mapping):
+        warnings.append(f"{label}: {_UNREADABLE_WARNING} (not a JSON object)")
+        return dict(UNREADABLE_PROVENANCE)
+    if provenance.get("origin") not in PROVENANCE_FIELDS:
+        warnings.append(f"{label}: {_UNREADABLE_WARNING} (not an origin novabench writes)")
+        return dict(UNREADABLE_PROVENANCE)
     return clean_provenance(provenance, label=label, warnings=warnings)
+
+
+#: How a reader's warning says what an unreadable provenance becomes.
+_UNREADABLE_WARNING = (
+    "unreadable novabench provenance: read as data novabench made, not the NOVA release"
+)

@@ -635,8 +635,6 @@ def render_html(
         f"novabench {_text(report.get('toolkit', {}).get('version', '?'))}, "
         f"{_text(report.get('created_at', ''))}."
     )
-    if report.get("answered_only"):
-        lead = "<b>Answered items only.</b> " + lead
     sections = _headline_sections(report)
     sections += _coverage_section(report)
     sections += _human_section(report)

@@ -680,8 +680,13 @@ def read_item_tables(
     for name in ("images", "cases"):
         path = base / str(entry[name])
         if not path.is_file():
+            # A report shared alone is the usual cause: say what brings the tables back.
             raise NovaInputError(
-                f"the per-item table {path} is missing", source=str(report_path), field="items"
+                f"the per-item table {path} is missing; share the report together with its items "
+                f"folder (the report expects {entry[name]!r} relative to itself), or score the "
+                "predictions again with nova evaluate --items DIR",
+                source=str(report_path),
+                field="items",
             )
         owner = _owner(path) or {}
         digest = _sha256(path)

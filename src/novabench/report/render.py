@@ -492,27 +492,35 @@ def stand_in_lines(report: Mapping[str, Any]) -> list[str]:
 
 
 def synthetic_data_line(report: Mapping[str, Any]) -> str:
-    """A reader's notice when the scored data is novabench's synthetic sample ("" otherwise).
+    """A reader's notice when novabench made the scored data ("" for the NOVA release).
 
     Read from the provenance the release records (``report["data"]["provenance"]``, as the
     explorer reads it); a comparison is read from its side A (both sides score one release).
+    The synthetic sample, data built with ``nova ingest`` and data whose novabench
+    provenance could not be read each get their notice: none of them is the NOVA release,
+    so the published figures are not comparable.
 
     Example:
         >>> sample = {"data": {"provenance": {"origin": "nova sample", "cases": 40, "seed": 0}}}
         >>> synthetic_data_line(sample)[:72]
         'notice: NOT THE REAL DATA: Synthetic sample made by novabench (`nova sam'
+        >>> synthetic_data_line({"data": {"provenance": {"origin": "nova ingest"}}})[:62]
+        'notice: NOT THE NOVA RELEASE: Built with `nova ingest` from lo'
         >>> synthetic_data_line({"data": {"provenance": None}})
         ''
     """
-    from novabench.data.provenance import provenance_notice
+    from novabench.data.provenance import provenance_heading, provenance_notice
 
     data = report.get("data") or (report.get("a") or {}).get("data") or {}
     provenance = data.get("provenance") if isinstance(data, Mapping) else None
-    if not isinstance(provenance, Mapping) or provenance.get("origin") != "nova sample":
+    if not isinstance(provenance, Mapping):
+        return ""
+    notice, heading = provenance_notice(provenance), provenance_heading(provenance)
+    if notice is None:
         return ""
     return (
-        f"notice: NOT THE REAL DATA: {provenance_notice(provenance)} The published figures "
-        "are on the real NOVA release and are not comparable with these."
+        f"notice: {heading}: {notice} The published figures are on the real NOVA release and "
+        "are not comparable with these."
     )
 
 
@@ -1092,9 +1100,6 @@ def render_table(report: Mapping[str, Any]) -> str:
         NO_INTERVALS if without_intervals(report) else f"{level}% CI"
     )
     lines = report_first_lines(report)
-    scope = answered_only_line(report)
-    if scope:  # first after the synthetic notice, as the Markdown title says it first
-        lines.insert(1 if synthetic_data_line(report) else 0, scope)
     lines += [header, "-" * len(header)]
     for task, key, value, interval in rows:
         lines.append(f"{task:<13} {key:<{width}} {value:>5}  {interval}".rstrip())
@@ -1111,7 +1116,8 @@ def render_table(report: Mapping[str, Any]) -> str:
 def report_first_lines(report: Mapping[str, Any]) -> list[str]:
     """What a report's reader must see before its first number, in every output, in order.
 
-    The synthetic-data notice, answers not read, boxes past the image, tasks whose answers
+    The synthetic-data notice, the answered-only scope with its counts per task, answers
+    not read, boxes past the image, tasks whose answers
     are mostly unusable, METEOR's stand-in, too few resamples, then the keys that stand in
     for the paper's. The terminal prints them first, the Markdown and HTML reports right
     under their title (before the Model line), so all three show them alike.
@@ -1121,7 +1127,7 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
         >>> report_first_lines({"tasks": {"captioning": {"notes": [note]}}})
         ['warning: captioning: METEOR not computed: the nltk WordNet corpus is not installed']
     """
-    lines = [synthetic_data_line(report)]
+    lines = [synthetic_data_line(report), answered_only_line(report)]
     lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
     return [line for line in lines if line]
@@ -1158,9 +1164,10 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     """
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     model = model_name(report)
-    scope = answered_only_line(report)
+    # The title marks the scope; its counts are in the first lines, as in every output.
+    scope = " (answered items only)" if report.get("answered_only") else ""
     lines = [
-        f"# NOVA evaluation report: {markdown_text(model)}" + (f" ({scope})" if scope else ""),
+        f"# NOVA evaluation report: {markdown_text(model)}{scope}",
         "",
         f"Model: **{markdown_text(model)}**. "
         f"Data: {markdown_code_span(report['data']['path'])} ({report['data']['n_images']} images, {report['data']['n_cases']} cases). "

@@ -207,24 +207,38 @@ def read(
 
 
 def _read_provenance_file(root: Path, warnings: list[str]) -> bytes | None:
-    """The provenance sidecar's bytes (None when absent; an unusable one is noted, ignored)."""
+    """The provenance sidecar's bytes (None when absent).
+
+    Only novabench writes the sidecar: one that cannot be read is noted and read as
+    ``UNREADABLE_PROVENANCE`` (data novabench made), never as the official release.
+    """
+    from novabench.data.provenance import (
+        PROVENANCE_METADATA_KEY,
+        UNREADABLE_PROVENANCE,
+        provenance_metadata,
+    )
+
     path = root / PROVENANCE_FILE
     if not (path.exists() or path.is_symlink()):
         return None
+    unreadable = provenance_metadata(UNREADABLE_PROVENANCE)[PROVENANCE_METADATA_KEY]
     try:
         if not path.is_file():
             raise OSError("not a file")
         with path.open("rb") as handle:
             data = handle.read(_MAX_PROVENANCE_BYTES + 1)
     except OSError as error:
-        warnings.append(f"{PROVENANCE_FILE}: unreadable novabench provenance ignored ({error})")
-        return None
+        warnings.append(
+            f"{PROVENANCE_FILE}: unreadable novabench provenance ({error}): read as data "
+            "novabench made, not the NOVA release"
+        )
+        return unreadable
     if len(data) > _MAX_PROVENANCE_BYTES:
         warnings.append(
             f"{PROVENANCE_FILE}: more than {_MAX_PROVENANCE_BYTES} bytes, not a provenance "
-            "novabench wrote: ignored"
+            "novabench wrote: read as data novabench made, not the NOVA release"
         )
-        return None
+        return unreadable
     return data
 
 
