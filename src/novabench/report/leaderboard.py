@@ -389,16 +389,7 @@ def _checked_table_readings(
                 field=field,
             ) from None
         stated = float(report["tasks"][task]["metrics"][key])
-        if recomputed is None or not math.isclose(
-            stated, recomputed, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE
-        ):
-            shown = "no value" if recomputed is None else f"{recomputed!r}"
-            raise NovaInputError(
-                f"the report states {written} = {stated!r} but its per-item tables give "
-                f"{shown}: the report was edited or is not the one that wrote them",
-                source=name,
-                field=field,
-            )
+        _check_recomputed(written, stated, recomputed, name, field)
         columns[task] = written
     return columns
 
@@ -477,17 +468,24 @@ def _checked_headline_means(
             if not recomputable:
                 stated_as_is.setdefault(task, []).append(key)
                 continue
-            if recomputed is None or not math.isclose(
-                stated, recomputed, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE
-            ):
-                shown = "no value" if recomputed is None else f"{recomputed!r}"
-                raise NovaInputError(
-                    f"the report states {key} = {stated!r} but its per-item tables give "
-                    f"{shown}: the report was edited or is not the one that wrote them",
-                    source=name,
-                    field=field,
-                )
+            _check_recomputed(key, stated, recomputed, name, field)
     return stated_as_is
+
+
+def _check_recomputed(
+    key: str, stated: float, recomputed: float | None, name: str, field: str
+) -> None:
+    """Refuse a stated value its per-item tables do not give (up to float rounding)."""
+    if recomputed is None or not math.isclose(
+        stated, recomputed, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE
+    ):
+        shown = "no value" if recomputed is None else f"{recomputed!r}"
+        raise NovaInputError(
+            f"the report states {key} = {stated!r} but its per-item tables give "
+            f"{shown}: the report was edited or is not the one that wrote them",
+            source=name,
+            field=field,
+        )
 
 
 def _same_evaluations(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
