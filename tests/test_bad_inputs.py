@@ -1322,22 +1322,29 @@ def test_a_report_that_cannot_be_written_is_named_with_its_cause(
     assert _tree(tmp_path, shared.root) == before
 
 
+def _pid_of_an_ended_process() -> int:
+    """The id of a process that has ended: it names no process now, as after `kill -9` of a
+    writer."""
+    import subprocess
+    import sys
+
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    return ended.pid
+
+
 @pytest.mark.parametrize("command", ["export", "ingest"])
 def test_what_a_killed_replacement_left_is_removed_when_obsolete_else_named(
     command: str, shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A writer killed while replacing OUT left `.out.replaced-<random>` (the previous OUT,
     # maybe its only copy) or a retired copy it had not finished removing; nothing said so.
-    import subprocess
-    import sys
-
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()  # its id names no process now, as after `kill -9` of a writer
+    dead_pid = _pid_of_an_ended_process()
     out = tmp_path / "out"
     # Killed after the new OUT was in place, while removing the previous one: obsolete.
-    superseded = tmp_path / f".out.superseded-{dead.pid}-0a1b2c3d"
+    superseded = tmp_path / f".out.superseded-{dead_pid}-0a1b2c3d"
     # Killed between moving the previous OUT aside and moving the new one in: OUT is gone.
-    replaced = tmp_path / f".out.replaced-{dead.pid}-4e5f6a7b"
+    replaced = tmp_path / f".out.replaced-{dead_pid}-4e5f6a7b"
     # Named by novabench before this change (no process id): named too, never removed.
     earlier = tmp_path / ".out.replaced-9f8e7d6c"
     for left in (superseded, replaced, earlier):
@@ -1354,10 +1361,10 @@ def test_what_a_killed_replacement_left_is_removed_when_obsolete_else_named(
     assert sorted(err) == sorted([  # in the order of the names, which hold a process id
         f"nova: {earlier} may hold a previous {out}, moved aside by an interrupted run of an "
         "earlier novabench; remove it if you do not need it",
-        f"nova: {replaced} holds the {out} that process {dead.pid} was replacing when it was "
+        f"nova: {replaced} holds the {out} that process {dead_pid} was replacing when it was "
         "interrupted; rename it back to out to keep it, or remove it",
         f"nova: removed {superseded}, left by an interrupted run for {out} (process "
-        f"{dead.pid} has ended), the previous version its finished replacement made obsolete",
+        f"{dead_pid} has ended), the previous version its finished replacement made obsolete",
     ])  # fmt: skip
     assert not superseded.exists() and out.is_dir()
     assert (replaced / "notes.txt").read_text(encoding="utf-8") == "the previous out"
@@ -1368,7 +1375,7 @@ def test_what_a_killed_replacement_left_is_removed_when_obsolete_else_named(
     assert sorted(err) == sorted([
         f"nova: {earlier} may hold a previous {out}, moved aside by an interrupted run of an "
         "earlier novabench; remove it if you do not need it",
-        f"nova: {replaced} holds the {out} that process {dead.pid} was replacing when it was "
+        f"nova: {replaced} holds the {out} that process {dead_pid} was replacing when it was "
         "interrupted; a newer one is in place: remove it if you do not need it",
     ])  # fmt: skip
     for left in (replaced, earlier):
@@ -1409,17 +1416,13 @@ def test_a_failed_move_into_place_puts_the_previous_folder_back(
 def test_a_killed_run_s_staging_folder_is_removed_by_the_next_run(
     command: str, shared: Shared, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import subprocess
-    import sys
-
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()  # its id names no process now, as after `kill -9` of a writer
+    dead_pid = _pid_of_an_ended_process()
     out = tmp_path / "out"
-    stale = tmp_path / f".out.partial-{dead.pid}-k2j9x1"
+    stale = tmp_path / f".out.partial-{dead_pid}-k2j9x1"
     (stale / "images").mkdir(parents=True)
     (stale / "images" / IMAGE).write_bytes(png_bytes((32, 32)))
     running = tmp_path / f".out.partial-{os.getppid()}-a8b7c6"  # a writer still alive
-    someone_elses = tmp_path / f".other.partial-{dead.pid}-q1w2e3"
+    someone_elses = tmp_path / f".other.partial-{dead_pid}-q1w2e3"
     unknown_owner = tmp_path / ".out.partial-zz9y8x7w"  # named before owners were recorded
     for kept in (running, someone_elses, unknown_owner):
         kept.mkdir()
@@ -1437,7 +1440,7 @@ def test_a_killed_run_s_staging_folder_is_removed_by_the_next_run(
     assert not stale.exists() and out.is_dir()
     assert [line for line in err if "interrupted" in line] == [
         f"nova: removed {stale}, left by an interrupted run for {out} "
-        f"(process {dead.pid} has ended)"
+        f"(process {dead_pid} has ended)"
     ]
     for kept in (running, someone_elses, unknown_owner):
         assert (kept / "notes.txt").read_text(encoding="utf-8") == "kept"
