@@ -159,3 +159,52 @@ def test_plain_image_files_are_opened_without_a_look_at_their_status_first(
     release = read_release(folder)
     assert [path for path in looked if path.endswith(".png")] == []
     assert release.n_images == len(default_rows())
+
+
+def _boxes_as_python(lists: pa.Array) -> tuple[list[list[float]], list[str | None], list[int]]:
+    """What the columns must hold, from the lists as Python objects: one box at a time."""
+    coordinates: list[list[float]] = []
+    raters: list[str | None] = []
+    starts = [0]
+    for boxes in lists.to_pylist():
+        for box in boxes or []:
+            coordinates.append([float(box[name]) for name in ("x", "y", "width", "height")])
+            raters.append(None if box["source"] == "gold" else box["source"])
+        starts.append(len(coordinates))
+    return coordinates, raters, starts
+
+
+BOX_TYPE = pa.struct(
+    [("x", pa.float64()), ("y", pa.int64()), ("width", pa.float32()), ("height", pa.float64())]
+    + [("source", pa.string())]
+)
+
+
+@pytest.mark.parametrize("first, length", [(0, 5), (1, 4), (2, 2), (4, 1), (0, 0)])
+def test_columns_of_a_sliced_list_with_null_and_empty_lists_hold_its_boxes(first, length) -> None:
+    """The columns come from the lists' offsets and child values, so a slice (a chunk that
+    starts inside the child array) and a null list (an image without boxes) must count."""
+
+    def box(x: float, source: str) -> dict[str, object]:
+        return {"x": x, "y": int(x) + 1, "width": 3.0, "height": 4.0, "source": source}
+
+    rows = [[box(1, "gold")], None, [], [box(5, "rater1"), box(9, "gold")], [box(13, "gold")]]
+    lists = pa.array(rows, type=pa.list_(BOX_TYPE)).slice(first, length)
+    columns = v1_layout._box_columns(pa.chunked_array([lists], type=lists.type))
+    assert columns is not None
+    expected = _boxes_as_python(lists)
+    assert columns.coordinates.reshape(-1, 4).tolist() == expected[0]
+    assert (columns.raters, columns.starts.tolist()) == expected[1:]
+
+
+def test_a_null_list_over_stored_boxes_takes_the_box_by_box_path() -> None:
+    """Arrow lets a null list span child values; they are not its boxes, and the columns,
+    which read the offsets, leave such a column to the box-by-box reader."""
+    values = pa.array(
+        [{"x": 1.0, "y": 2, "width": 3.0, "height": 4.0, "source": "gold"}] * 2, type=BOX_TYPE
+    )
+    lists = pa.ListArray.from_arrays(
+        pa.array([0, 1, 2], pa.int32()), values, mask=pa.array([True, False])
+    )
+    assert lists.to_pylist()[0] is None
+    assert v1_layout._box_columns(pa.chunked_array([lists])) is None
