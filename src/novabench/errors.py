@@ -7,11 +7,46 @@ researcher can fix the input without a debugger.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 __all__ = ["NovaError", "NovaInputError", "NovaOutputError"]
 
 
 class NovaError(Exception):
-    """Base class of every error raised on purpose by ``novabench``."""
+    """Base class of every error raised on purpose by ``novabench``.
+
+    An error whose message names the item it is about (an input record, a judged case) says
+    which attribute holds that name in ``item_attribute`` and builds its message from its
+    attributes in ``_render``, so a caller that knows the item better can rename it with
+    :meth:`rename_item`. Other errors name no item (``item_attribute`` is None).
+    """
+
+    #: The attribute that names the item the message is about; None: the error names none.
+    item_attribute: ClassVar[str | None] = None
+
+    def _render(self) -> str:
+        """The message, from the error's attributes (only errors that name an item need it)."""
+        raise NotImplementedError(f"{type(self).__name__} names no item")
+
+    def rename_item(self, name: str) -> None:
+        """Name the item this error is about ``name``, in its attribute and its message.
+
+        Args:
+            name: the item's new name, e.g. a filename where the metrics said ``example 3``.
+
+        Raises:
+            TypeError: the error names no item (its ``item_attribute`` is None).
+
+        Example:
+            >>> error = NovaInputError("empty caption", record="example 0", field="references")
+            >>> error.rename_item("case0001_001.png")
+            >>> error.record, str(error)
+            ('case0001_001.png', "case0001_001.png, field 'references': empty caption")
+        """
+        if self.item_attribute is None:
+            raise TypeError(f"{type(self).__name__} names no item to rename")
+        setattr(self, self.item_attribute, name)
+        self.args = (self._render(),)
 
 
 class NovaInputError(NovaError, ValueError):
@@ -33,6 +68,8 @@ class NovaInputError(NovaError, ValueError):
         "data/nova-v1.parquet, row 7 (case0002_001.png), field 'bboxes[0].width': width must be positive, got -3.0"
     """
 
+    item_attribute = "record"
+
     def __init__(
         self,
         message: str,
@@ -45,10 +82,13 @@ class NovaInputError(NovaError, ValueError):
         self.source = source
         self.record = record
         self.field = field
-        where = [part for part in (source, record) if part]
-        if field:
-            where.append(f"field '{field}'")
-        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = [part for part in (self.source, self.record) if part]
+        if self.field:
+            where.append(f"field '{self.field}'")
+        return f"{', '.join(where)}: {self.message}" if where else self.message
 
 
 class NovaOutputError(NovaError, OSError):

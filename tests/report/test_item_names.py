@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from novabench.data.release import read_release
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, NovaOutputError
 from novabench.metrics.evaluate_adapter import examples_counted_from_one
 from novabench.metrics.judge import JudgeError
 from novabench.metrics.keyword_judge import KEYWORD_GROUPS, OpenAIKeywordJudge
-from novabench.metrics.tasks import compute_task
+from novabench.metrics.tasks import compute_task, examples_renamed
 from novabench.report.scoring import evaluate_predictions
 from tests.fake_openai_server import FakeOpenAIServer, request_text
 from tests.release_factory import write_v1_release
@@ -131,3 +131,47 @@ def test_the_face_counts_a_judge_errors_example_from_one() -> None:
         "example 1 (0-based index 0, case0009), prediction 1 (reference 'Glioma', "
         "candidate 'GBM'): unreadable reply"
     )
+
+
+def _named_by_filename(index: int, detail: str | None) -> str:
+    return ["case0001_001.png", "case0002_001.png", "case0002_002.png"][index]
+
+
+def test_a_renamed_input_error_keeps_its_source_and_field() -> None:
+    with pytest.raises(NovaInputError) as caught, examples_renamed(_named_by_filename):
+        raise NovaInputError(
+            "width must be >= 0, got -2.0",
+            source="predictions.jsonl",
+            record="example 2, box 1",
+            field="boxes",
+        )
+    assert caught.value.record == "case0002_002.png, box 1"
+    assert (caught.value.source, caught.value.field) == ("predictions.jsonl", "boxes")
+    assert str(caught.value) == (
+        "predictions.jsonl, case0002_002.png, box 1, field 'boxes': width must be >= 0, got -2.0"
+    )
+
+
+def test_a_renamed_judge_error_keeps_its_pair_and_reply() -> None:
+    with pytest.raises(JudgeError) as caught, examples_renamed(_named_by_filename):
+        raise JudgeError(
+            "unreadable reply",
+            case="example 1 (case0002), prediction 3",
+            reference="Glioma",
+            candidate="GBM",
+            reply="maybe",
+        )
+    assert caught.value.case == "case0002_001.png, prediction 3"
+    assert caught.value.reply == "maybe"
+    assert str(caught.value) == (
+        "case0002_001.png, prediction 3 (reference 'Glioma', candidate 'GBM'): unreadable reply"
+    )
+
+
+def test_an_error_that_names_no_item_is_left_as_it_was_and_refuses_a_rename() -> None:
+    error = NovaOutputError("example 0.json", "no space left on the device")
+    with pytest.raises(NovaOutputError) as caught, examples_renamed(_named_by_filename):
+        raise error
+    assert str(caught.value) == "cannot write example 0.json: no space left on the device"
+    with pytest.raises(TypeError, match="NovaOutputError names no item"):
+        error.rename_item("case0001_001.png")

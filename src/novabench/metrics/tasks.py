@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from novabench import registry
-from novabench.errors import NovaInputError
+from novabench.errors import NovaError, NovaInputError
 
 __all__ = ["TASKS", "compute_task", "examples_renamed", "prepare_task", "task_options"]
 
@@ -40,9 +40,9 @@ def examples_renamed(rename: Callable[[int, str | None], str]) -> Iterator[None]
     The metrics name an item by its 0-based index in the lists they were given (``example
     3``, with its case id when known: ``example 3 (case0004)``), which is all they know. A
     caller that knows more names it better: ``nova evaluate`` by the item's filename or
-    case id, the ``evaluate`` face counted from 1. Renamed: a
-    :class:`~novabench.errors.NovaInputError`'s record, a judge error's case
-    (:class:`~novabench.metrics.judge.JudgeError`) and a "while matching example N" note.
+    case id, the ``evaluate`` face counted from 1. Renamed: the item of an error that names
+    one (its ``item_attribute``: a :class:`~novabench.errors.NovaInputError`'s record, a
+    :class:`~novabench.metrics.judge.JudgeError`'s case) and a "while matching example N" note.
     An error is renamed once, by the innermost block.
 
     Args:
@@ -71,34 +71,12 @@ def _renamed(text: str | None, rename: Callable[[int, str | None], str]) -> str 
 
 
 def _rename_examples(error: Exception, rename: Callable[[int, str | None], str]) -> None:
-    from novabench.metrics.judge.common import JudgeError
-
-    if isinstance(error, NovaInputError):
-        record = _renamed(error.record, rename)
-        if record != error.record:
-            error.record = record
-            error.args = (
-                str(
-                    NovaInputError(
-                        error.message, source=error.source, record=record, field=error.field
-                    )
-                ),
-            )
-    elif isinstance(error, JudgeError):
-        case = _renamed(error.case, rename)
-        if case != error.case:
-            error.case = case
-            error.args = (
-                str(
-                    JudgeError(
-                        error.message,
-                        case=case,
-                        reference=error.reference,
-                        candidate=error.candidate,
-                        reply=error.reply,
-                    )
-                ),
-            )
+    # Errors that name an item (NovaInputError's record, JudgeError's case) say which attribute.
+    if isinstance(error, NovaError) and error.item_attribute is not None:
+        item = getattr(error, error.item_attribute)
+        renamed = _renamed(item, rename)
+        if renamed is not None and renamed != item:
+            error.rename_item(renamed)
     notes = getattr(error, "__notes__", None)
     if notes:
         notes[:] = [  # the list add_note appends to, renamed in place

@@ -23,6 +23,8 @@ class JudgeError(NovaError):
         "example 0, prediction 1 (reference 'Glioma', candidate 'GBM'): unreadable reply"
     """
 
+    item_attribute = "case"
+
     def __init__(
         self,
         message: str,
@@ -37,10 +39,13 @@ class JudgeError(NovaError):
         self.reference = reference
         self.candidate = candidate
         self.reply = reply
-        where = case or "pair"
-        if reference is not None or candidate is not None:
-            where += f" (reference {reference!r}, candidate {candidate!r})"
-        super().__init__(f"{where}: {message}")
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.case or "pair"
+        if self.reference is not None or self.candidate is not None:
+            where += f" (reference {self.reference!r}, candidate {self.candidate!r})"
+        return f"{where}: {self.message}"
 
 
 @dataclass(frozen=True)
