@@ -42,6 +42,9 @@ REQUIRED_COLUMNS = (
     "bboxes",
 )
 OPTIONAL_COLUMNS = ("split",)
+#: The required columns of one plain value a row; ``bboxes`` is read apart (as box columns,
+#: or box by box).
+_VALUE_COLUMNS = tuple(name for name in REQUIRED_COLUMNS if name != "bboxes")
 
 
 def read(
@@ -118,54 +121,49 @@ def read(
     if box_columns is None:  # a type, a null or a source that needs a look box by box
         raws = _rows_box_by_box(table, source)
     else:
-        raws = [
-            RawImage(
-                source=source,
-                record=f"row {index}",
-                filename=filename,
-                case_id=case_id,
-                scan_id=scan_id,
-                caption=caption,
-                image_path=image_path,
-                meta=meta or {},
-                box_columns=box_columns,
-                box_row=index,
-            )
-            for index, (filename, case_id, scan_id, caption, image_path, meta) in enumerate(
-                zip(
-                    *(
-                        table.column(name).to_pylist()
-                        for name in (
-                            "filename",
-                            "case_id",
-                            "scan_id",
-                            "caption_text",
-                            "image_path",
-                            "meta",
-                        )
-                    )
-                )
-            )
-        ]
+        raws = _raw_images(table, source, box_columns)
     return raws, [key for key in meta_keys if key not in FIXED_META_KEYS]
+
+
+def _raw_images(
+    table: pa.Table, source: str, box_columns: BoxColumns | None = None
+) -> list[RawImage]:
+    """The file's rows, their boxes given as ``box_columns`` or not yet read (None).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> table = pa.table({"filename": ["case0001_001.png"], "case_id": ["case0001"],
+        ...     "scan_id": ["001"], "caption_text": ["Axial T2."],
+        ...     "image_path": ["images/case0001_001.png"],
+        ...     "meta": pa.array([None], pa.struct([("title", pa.string())]))})
+        >>> (raw,) = _raw_images(table, PARQUET)
+        >>> raw.where(), raw.caption, raw.meta, raw.listed_boxes()
+        ('row 0 (case0001_001.png)', 'Axial T2.', {}, [])
+    """
+    columns = {name: table.column(name).to_pylist() for name in _VALUE_COLUMNS}
+    return [
+        RawImage(
+            source=source,
+            record=f"row {index}",
+            filename=columns["filename"][index],
+            case_id=columns["case_id"][index],
+            scan_id=columns["scan_id"][index],
+            caption=columns["caption_text"][index],
+            image_path=columns["image_path"][index],
+            meta=columns["meta"][index] or {},
+            box_columns=box_columns,
+            box_row=index,
+        )
+        for index in range(table.num_rows)
+    ]
 
 
 def _rows_box_by_box(table: pa.Table, source: str) -> list[RawImage]:
     """The rows with their boxes read one by one: every box problem named where it is."""
-    raws = []
-    for index, row in enumerate(table.to_pylist()):
-        raw = RawImage(
-            source=source,
-            record=f"row {index}",
-            filename=row["filename"],
-            case_id=row["case_id"],
-            scan_id=row["scan_id"],
-            caption=row["caption_text"],
-            image_path=row["image_path"],
-            meta=dict(row["meta"] or {}),
-        )
+    raws = _raw_images(table, source)
+    for raw, boxes in zip(raws, table.column("bboxes").to_pylist()):
         where = raw.where()  # the row's name in errors, built once for all its boxes
-        for position, box in enumerate(row["bboxes"] or []):
+        for position, box in enumerate(boxes or []):
             prefix = f"bboxes[{position}]."
             if not isinstance(box, dict):
                 raise NovaInputError("box is null", source=source, record=where, field=prefix[:-1])
@@ -181,7 +179,6 @@ def _rows_box_by_box(table: pa.Table, source: str) -> list[RawImage]:
             raw.boxes.append(
                 RawBox(values, None if rater == GOLD_SOURCE else rater, source, where, prefix)
             )
-        raws.append(raw)
     return raws
 
 
