@@ -137,35 +137,43 @@ def _named_by_filename(index: int, detail: str | None) -> str:
     return ["case0001_001.png", "case0002_001.png", "case0002_002.png"][index]
 
 
-def test_a_renamed_input_error_keeps_its_source_and_field() -> None:
-    with pytest.raises(NovaInputError) as caught, examples_renamed(_named_by_filename):
-        raise NovaInputError(
-            "width must be >= 0, got -2.0",
-            source="predictions.jsonl",
-            record="example 2, box 1",
-            field="boxes",
-        )
-    assert caught.value.record == "case0002_002.png, box 1"
-    assert (caught.value.source, caught.value.field) == ("predictions.jsonl", "boxes")
-    assert str(caught.value) == (
-        "predictions.jsonl, case0002_002.png, box 1, field 'boxes': width must be >= 0, got -2.0"
-    )
-
-
-def test_a_renamed_judge_error_keeps_its_pair_and_reply() -> None:
-    with pytest.raises(JudgeError) as caught, examples_renamed(_named_by_filename):
-        raise JudgeError(
-            "unreadable reply",
-            case="example 1 (case0002), prediction 3",
-            reference="Glioma",
-            candidate="GBM",
-            reply="maybe",
-        )
-    assert caught.value.case == "case0002_001.png, prediction 3"
-    assert caught.value.reply == "maybe"
-    assert str(caught.value) == (
-        "case0002_001.png, prediction 3 (reference 'Glioma', candidate 'GBM'): unreadable reply"
-    )
+@pytest.mark.parametrize(
+    ("error_type", "arguments", "renamed_item", "message"),
+    [
+        (
+            NovaInputError,
+            {"message": "width must be >= 0, got -2.0", "source": "predictions.jsonl",
+             "record": "example 2, box 1", "field": "boxes"},
+            "case0002_002.png, box 1",
+            "predictions.jsonl, case0002_002.png, box 1, field 'boxes': width must be >= 0, "
+            "got -2.0",
+        ),
+        (
+            JudgeError,
+            {"message": "unreadable reply", "case": "example 1 (case0002), prediction 3",
+             "reference": "Glioma", "candidate": "GBM", "reply": "maybe"},
+            "case0002_001.png, prediction 3",
+            "case0002_001.png, prediction 3 (reference 'Glioma', candidate 'GBM'): unreadable "
+            "reply",
+        ),
+    ],
+    ids=["input-error-record", "judge-error-case"],
+)  # fmt: skip
+def test_a_renamed_error_names_its_item_anew_and_keeps_everything_else(
+    error_type: type[NovaInputError | JudgeError],
+    arguments: dict[str, str],
+    renamed_item: str,
+    message: str,
+) -> None:
+    item_attribute = error_type.item_attribute
+    assert item_attribute is not None
+    with pytest.raises(error_type) as caught, examples_renamed(_named_by_filename):
+        raise error_type(**arguments)
+    assert getattr(caught.value, item_attribute) == renamed_item
+    for name, value in arguments.items():
+        if name != item_attribute:
+            assert getattr(caught.value, name) == value, name
+    assert str(caught.value) == message
 
 
 def test_an_error_that_names_no_item_is_left_as_it_was_and_refuses_a_rename() -> None:
