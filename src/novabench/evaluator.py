@@ -366,12 +366,15 @@ class NovaReport:
         file there that novabench did not write never is.
 
         Raises:
-            NovaInputError: a report is already in ``folder`` and ``overwrite`` is False.
+            NovaInputError: a report is already in ``folder`` and ``overwrite`` is False;
+                ``folder`` is a file, or is, holds or sits inside the release or the run
+                file (the checks of ``nova evaluate``'s outputs).
+            NovaOutputError: ``folder`` cannot be made (named, with the cause).
 
         Returns:
             The paths written, by kind (``report``, ``markdown``, ``html``, and the tables').
         """
-        from novabench._files import write_text_atomic
+        from novabench._files import as_output_error, check_output_paths, write_text_atomic
         from novabench.report.html import render_html
         from novabench.report.items import check_items_folder, write_item_tables
         from novabench.report.render import (
@@ -382,12 +385,27 @@ class NovaReport:
         )
 
         target = Path(folder)
+        inputs = {"the release": self.release.root, "the run file": self.run_file}
+        check_output_paths({"folder": target}, inputs, folders=("folder",))
+        if target.exists() and not target.is_dir():
+            raise NovaInputError(
+                "is a file; give a folder to write report.json, report.md, report.html and "
+                "items/ into",
+                source=str(target),
+                field="folder",
+            )
         report_path, items = target / "report.json", target / "items"
         check_replaceable_reports(
             {name: target / name for name in ("report.json", "report.md", "report.html")},
             overwrite=overwrite,
         )
-        target.mkdir(parents=True, exist_ok=True)
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+        except OSError as error:  # a parent that is a file, no permission, a full disk...
+            failure = as_output_error(error, target)
+            if failure is None:
+                raise
+            raise failure from None
         # another report's tables are not replaced; tables naming no report need overwrite
         check_items_folder(items, report_path, overwrite=overwrite)
         report = dict(self.report) if full_paths else shareable_paths(self.report, report_path)
