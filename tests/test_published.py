@@ -92,3 +92,40 @@ def test_the_interval_agrees_with_the_one_the_source_printed() -> None:
 def test_an_interval_needs_a_hit_rate() -> None:
     top1 = PublishedResult("m", "nova-paper", "diagnosis", "top1", 20.0, n=100, decimals=1)
     assert published_interval(top1) is None
+
+
+def _report_holding(**metrics_by_task: dict[str, float]) -> dict[str, object]:
+    return {
+        "bootstrap": {"n_resamples": 0},
+        "tasks": {task: {"metrics": metrics} for task, metrics in metrics_by_task.items()},
+    }
+
+
+def test_a_figure_whose_settings_the_paper_kept_says_so_in_every_rendering() -> None:
+    """The paper's BLEU-4 comes without its settings (corpus or sentence BLEU...): beside a
+    report's BLEU-4 the figure says so; a figure whose metric is defined (mAP@30) does not."""
+    from novabench.published import published_beside, published_rows
+    from novabench.report.html import _published_cell
+    from novabench.report.render import published_line
+
+    report = _report_holding(captioning={"BLEU-4": 0.089}, localization={"mAP@30": 0.5})
+    labels = {row[1] for row in published_rows(report)}
+    caveat = "settings not published: corpus or sentence BLEU, tokenizer and smoothing"
+    assert f"BLEU-4 ({caveat})" in labels
+    assert "mAP@30" in labels  # as it is: no caveat
+    assert f"captioning BLEU-4 ({caveat}) Gemini 2.0 Flash 1.83" in published_line(report)
+    cell = _published_cell(published_beside(report), "captioning", "BLEU-4")
+    assert cell.endswith(f'<br><span class="stand-in">{caveat}</span>')
+    assert "settings not published" not in _published_cell(
+        published_beside(report), "localization", "mAP@30"
+    )
+
+
+def test_a_stand_in_note_wins_over_the_settings_caveat() -> None:
+    """Beside a stand-in the figure is another quantity altogether: that is what it says."""
+    from novabench.published import published_rows
+
+    report = _report_holding(diagnosis={"top1-lexicon": 0.3})
+    assert [row[1] for row in published_rows(report)] == [
+        "top1 (not comparable with this report's top1-lexicon)"
+    ]

@@ -37,7 +37,9 @@ __all__ = [
     "published_interval",
     "published_results",
     "published_sources",
+    "settings_caveat",
     "stand_in_of",
+    "unpublished_settings",
 ]
 
 
@@ -106,7 +108,12 @@ def published_sources() -> dict[str, PublishedSource]:
     """
     return {
         key: PublishedSource(
-            key=key, **{name: str(value) for name, value in entry.items() if name != "n"}
+            key=key,
+            **{
+                name: str(value)
+                for name, value in entry.items()
+                if name not in ("n", "unpublished_settings")
+            },
         )
         for key, entry in _data()["sources"].items()
     }
@@ -271,6 +278,35 @@ def stand_in_of(report: Mapping[str, Any], result: PublishedResult) -> str | Non
     return next((key for key in spec.stand_ins(result.metric) if key in metrics), None)
 
 
+def unpublished_settings(result: PublishedResult) -> str | None:
+    """The settings of the figure's metric its source did not publish, in words, or None.
+
+    The paper's BLEU-4, METEOR and BERTScore figures come without their settings (corpus
+    or sentence BLEU, WordNet, BERTScore model...), so a report's value under the same key
+    may be on another scale: every rendering says so beside the figure.
+
+    Example:
+        >>> unpublished_settings(published_results("captioning", "BLEU-4")[0])
+        'corpus or sentence BLEU, tokenizer and smoothing'
+        >>> unpublished_settings(published_results("diagnosis", "top1")[0]) is None
+        True
+    """
+    source = _data()["sources"].get(result.source) or {}
+    unknown = (source.get("unpublished_settings") or {}).get(result.metric)
+    return None if unknown is None else str(unknown)
+
+
+def settings_caveat(result: PublishedResult) -> str | None:
+    """``settings not published: ...`` for a figure whose metric settings are unknown.
+
+    Example:
+        >>> settings_caveat(published_results("captioning", "BLEU-4")[0])
+        'settings not published: corpus or sentence BLEU, tokenizer and smoothing'
+    """
+    unknown = unpublished_settings(result)
+    return None if unknown is None else f"settings not published: {unknown}"
+
+
 #: What every rendering of published figures says about them.
 NOT_RESCORED = "published, not re-scored"
 
@@ -289,7 +325,8 @@ def published_rows(report: Mapping[str, Any]) -> list[list[str]]:
     """Table rows (task, metric, model, value with interval, n, source) for a report's metrics.
 
     A figure shown beside a stand-in says so in its metric cell: ``top1 (not comparable with
-    this report's top1-lexicon)``.
+    this report's top1-lexicon)``; one whose metric settings its source did not publish says
+    that: ``BLEU-4 (settings not published: corpus or sentence BLEU, ...)``.
 
     Example:
         >>> report = {"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}}
@@ -302,8 +339,11 @@ def published_rows(report: Mapping[str, Any]) -> list[list[str]]:
         source = sources[result.source]
         stand_in = stand_in_of(report, result)
         metric = result.metric
+        caveat = settings_caveat(result)
         if stand_in is not None:
             metric += f" (not comparable with this report's {stand_in})"
+        elif caveat is not None:
+            metric += f" ({caveat})"
         rows.append(
             [
                 result.task,

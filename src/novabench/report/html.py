@@ -215,10 +215,11 @@ def _published_cell(
     """How many published figures the report shows for a key, their range, and where.
 
     Beside a stand-in, the paper key's figures are shown marked as another quantity."""
+    from novabench.published import settings_caveat
+
     wanted = key if stands_for is None else stands_for
-    values = [
-        result.value for result, _ in published if result.task == task and result.metric == wanted
-    ]
+    shown = [result for result, _ in published if result.task == task and result.metric == wanted]
+    values = [result.value for result in shown]
     if not values:
         return "none"
     low, high = min(values), max(values)
@@ -230,6 +231,9 @@ def _published_cell(
             f'<br><span class="stand-in">the paper\'s {_text(stands_for)}: not comparable '
             f"with {_text(key)}</span>"
         )
+    else:
+        caveats = sorted({caveat for caveat in map(settings_caveat, shown) if caveat})
+        cell += "".join(f'<br><span class="stand-in">{_text(c)}</span>' for c in caveats)
     return cell
 
 

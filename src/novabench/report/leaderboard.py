@@ -1357,9 +1357,8 @@ def _published_rows(board: Mapping[str, Any]) -> list[list[str]]:
         task, metric = row[0], row[1].split(" (")[0]
         held = report["tasks"].get(task, {}).get("metrics", {})
         stand_ins = [key for key in registry.TASKS[task].stand_ins(metric) if key in held]
-        if stand_ins:
-            metric += f" (not comparable with this board's {', '.join(stand_ins)})"
-        row[1] = metric
+        if stand_ins:  # else the row keeps its own label (a settings caveat, if any)
+            row[1] = f"{metric} (not comparable with this board's {', '.join(stand_ins)})"
     return rows
 
 
