@@ -252,7 +252,9 @@ _WRITTEN: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
 
 
 def _means_of_tables(report: dict[str, Any], run_id: str) -> None:
-    """Set hit@50 and top5 to what the pinned tables give, as nova evaluate would."""
+    """Set hit@50 and top5 to what the pinned tables give, and the stated CIs of hit@30 and
+    top1 (of the tables' reading) to what nova evaluate's bootstrap draws from them, as nova
+    evaluate would."""
     images, cases = _WRITTEN[run_id]
     with_gold = images[images["n_gold_boxes"] > 0]
     localization = report["tasks"]["localization"]["metrics"]
@@ -262,3 +264,43 @@ def _means_of_tables(report: dict[str, Any], run_id: str) -> None:
     scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
     for column in [name for name in cases.columns if name.startswith("top5")]:
         report["tasks"]["diagnosis"]["metrics"]["top5"] = float(scored[column].astype(float).mean())
+    # Every image is drawn, only those with a gold box counted; cases: the scored ones.
+    gold = (images["n_gold_boxes"] > 0).to_numpy(float)
+    hits_30 = images["hit_30"].astype(float).to_numpy() * gold
+    report["tasks"]["localization"]["confidence_intervals"]["hit@30"] = _drawn_interval(
+        hits_30, gold, report["bootstrap"]
+    )
+    for column in [name for name in cases.columns if name.startswith("top1")]:
+        hits = scored[column].astype(float).to_numpy()
+        report["tasks"]["diagnosis"]["confidence_intervals"]["top1"] = _drawn_interval(
+            hits, [1.0] * len(hits), report["bootstrap"]
+        )
+
+
+class _HitShare:
+    """The share of hits among the counted items drawn: nova evaluate's hit rates as its
+    bootstrap resamples them (0/1 sums, exact in any order)."""
+
+    def __init__(self, hits: Sequence[float], counted: Sequence[float]) -> None:
+        import numpy as np
+
+        self.hits, self.counted = np.asarray(hits, dtype=float), np.asarray(counted, dtype=float)
+        self.n_items = len(self.hits)
+
+    def aggregate(self, indices: Any = None) -> dict[str, float]:
+        drawn = slice(None) if indices is None else indices
+        counted = self.counted[drawn].sum()
+        return {"share": float(self.hits[drawn].sum() / counted) if counted else float("nan")}
+
+
+def _drawn_interval(
+    hits: Sequence[float], counted: Sequence[float], settings: dict[str, Any]
+) -> list[float]:
+    import warnings
+
+    from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BootstrapWarning)
+        low, high = bootstrap_confidence_intervals(_HitShare(hits, counted), **settings)["share"]
+    return [low, high]

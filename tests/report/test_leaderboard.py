@@ -102,8 +102,10 @@ def test_table_has_cis_ranks_and_the_human_rows(tmp_path: Path) -> None:
     ]
     by_model = {row[0]: dict(zip(header, row)) for row in rows[1:]}
     hit = ("localization hit@30 (%)", "localization hit@30 CI low (%)")
-    assert [by_model["A"][column] for column in hit] == ["50.0000", "30.0000"]
-    assert by_model["A"]["localization hit@30 CI high (%)"] == "70.0000"
+    # The CI A's report states (the one its tables give), in percent.
+    low, high = load(paths)[0]["tasks"]["localization"]["confidence_intervals"]["hit@30"]
+    assert [by_model["A"][column] for column in hit] == ["50.0000", f"{100 * low:.4f}"]
+    assert by_model["A"]["localization hit@30 CI high (%)"] == f"{100 * high:.4f}"
     assert by_model["A"]["localization rank"] == "1"
     assert by_model["A"]["localization note"] == "ranked on mAP@30"
     assert by_model["human: rater 1 vs gold"]["localization hit@30 (%)"] == "90.0000"

@@ -26,7 +26,13 @@ report with per-item tables must hold, in them, the reading of each ranking metr
 (the cases table's ``top1-lexicon`` never backs a stated ``top1``), and its stated value must
 equal the value the task's module recomputes from them as the ranking resamples it
 (``TaskBehaviour.rank_value``, up to float rounding); anything else is refused in one line
-naming the report, the key and both values. Values of reports without tables are taken as
+naming the report, the key and both values. So is every other headline key the tables carry
+per item (``TaskBehaviour.item_mean_terms``: mAP@30/50, hit@30/50, top1/top5 of any reading,
+ROUGE-L, METEOR), and its stated CI too: it must be the interval ``nova evaluate`` drew from
+those items with the report's own bootstrap settings (resamples, confidence, seed), which the
+same bootstrap of the tables gives again, to float rounding; else one line naming the
+report, the key and both intervals. The keys the tables cannot recompute (COCO-AP, BLEU-4,
+BERTScore, keyword F1s) and every value and CI of a report without tables are taken as
 stated, and the notes say so.
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
@@ -71,8 +77,8 @@ import csv
 import io
 import math
 import os
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -438,13 +444,16 @@ def _same_headlines(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) 
 def _checked_headline_means(
     original: Mapping[str, Any], tables: Mapping[str, Any], name: str
 ) -> dict[str, list[str]]:
-    """Check every headline key the tables can recompute; per task, the keys they cannot.
+    """Check every headline key the tables can recompute, value and CI; per task, the keys
+    they cannot.
 
     Each key a report states (as written, the tables' own naming) that the task's module
-    recomputes from the per-item tables (:meth:`TaskBehaviour.item_mean`) must equal it up
-    to float rounding, else one line naming the report, key and both values; a key stated
-    under a reading the tables do not hold is refused too. The keys the tables cannot
-    recompute (COCO-AP, BLEU-4, BERTScore...) are returned: taken as stated.
+    recomputes from the per-item tables (:attr:`TaskBehaviour.item_mean_terms`) must equal
+    it up to float rounding, else one line naming the report, key and both values; a key
+    stated under a reading the tables do not hold is refused too. Its CI, when stated, must
+    be the one ``nova evaluate`` drew from the same items (:func:`_check_intervals`). The
+    keys the tables cannot recompute (COCO-AP, BLEU-4, BERTScore...) are returned: value and
+    CI taken as stated.
     """
     stated_as_is: dict[str, list[str]] = {}
     for task in TASK_ORDER:
@@ -452,24 +461,125 @@ def _checked_headline_means(
         if not isinstance(section, Mapping):
             continue
         metrics = section.get("metrics") or {}
+        with_interval: dict[str, tuple[Any, Any]] = {}
         for key in HEADLINE_KEYS[task]:
             stated = _number(metrics.get(key))
             if stated is None:
                 continue
             field = f"tasks.{task}.metrics.{key}"
             try:
-                recomputable, recomputed = behaviour(task).item_mean(tables, key)
+                terms = behaviour(task).item_mean_terms(tables, key)
             except ItemTablesMismatch as error:
                 raise NovaInputError(
                     f"the report states {key} but its per-item tables do not hold it ({error})",
                     source=name,
                     field=field,
                 ) from None
-            if not recomputable:
+            if terms is None:
                 stated_as_is.setdefault(task, []).append(key)
                 continue
-            _check_recomputed(key, stated, recomputed, name, field)
+            _check_recomputed(key, stated, _ItemRatios({key: terms}).mean(key), name, field)
+            if _stated_interval(section, key) is not None:
+                with_interval[key] = terms
+        if with_interval:
+            _check_intervals(original, task, with_interval, name)
     return stated_as_is
+
+
+def _stated_interval(section: Mapping[str, Any], key: str) -> list[float] | None:
+    """A task section's CI of ``key`` (checked by :func:`_check_values`), None when it states
+    none (no entry, or two nulls: nothing resampled defined it)."""
+    interval = (section.get("confidence_intervals") or {}).get(key)
+    if interval is None or all(end is None for end in interval):
+        return None
+    return [float(end) for end in interval]
+
+
+def _recorded_bootstrap(report: Mapping[str, Any], name: str, field: str) -> dict[str, Any]:
+    """The report's bootstrap settings, as the draws of its CIs need them; refused in one line
+    when a stated CI cannot have come from them (none recorded, or 0 resamples)."""
+    settings = report.get("bootstrap")
+    problem = None
+    if not isinstance(settings, Mapping):
+        problem = "records no bootstrap settings (bootstrap: n_resamples, confidence, seed)"
+    else:
+        n_resamples, confidence, seed = (
+            settings.get(key) for key in ("n_resamples", "confidence", "seed")
+        )
+        if n_resamples == 0:
+            problem = "records bootstrap.n_resamples = 0 (nova evaluate then writes no CI)"
+        elif not (
+            isinstance(n_resamples, int)
+            and not isinstance(n_resamples, bool)
+            and n_resamples > 0
+            and isinstance(confidence, float)
+            and 0 < confidence < 1
+            and isinstance(seed, int)
+            and not isinstance(seed, bool)
+        ):
+            problem = f"records bootstrap settings no bootstrap can have used ({dict(settings)!r})"
+    if problem:
+        raise NovaInputError(
+            f"the report states this CI but {problem}: nothing to redraw it from its per-item "
+            "tables; the report was edited or is not the one that wrote them",
+            source=name,
+            field=field,
+        )
+    assert isinstance(settings, Mapping)  # problem is set otherwise
+    return {key: settings[key] for key in ("n_resamples", "confidence", "seed")}
+
+
+def _check_intervals(
+    report: Mapping[str, Any], task: str, terms: Mapping[str, tuple[Any, Any]], name: str
+) -> None:
+    """Refuse a stated CI of a table-backed key that is not the one ``nova evaluate`` drew.
+
+    ``nova evaluate`` resamples the task's items with the report's bootstrap settings
+    (resamples, confidence, seed) through :mod:`novabench.metrics.stats`; the tables hold
+    the same items in the same order (the draws pick positions, so the order matters), only
+    the scored ones (``--answered-only``, placeholder diagnoses left out), so the same
+    bootstrap of the tables' terms gives the same interval, up to float rounding. Checked
+    whatever the number of resamples: the draws are deterministic, so even an interval of
+    20 resamples, which may miss its own mean, is exactly reproducible. A report of 0
+    resamples states no CI; one stating a CI with 0 resamples or without bootstrap settings
+    is refused (a report with per-item tables was written by a novabench that records them:
+    the settings were removed).
+    """
+    from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
+
+    section = report["tasks"][task]
+    first = next(iter(terms))
+    settings = _recorded_bootstrap(report, name, f"tasks.{task}.confidence_intervals.{first}")
+    recomputed: dict[str, tuple[float, float]] = {}
+    # One bootstrap for the keys resampling the same number of items (one draw for all).
+    by_size: dict[int, dict[str, tuple[Any, Any]]] = {}
+    for key, (numerators, weights) in terms.items():
+        by_size.setdefault(len(numerators), {})[key] = (numerators, weights)
+    for size, group in by_size.items():
+        if size == 0:
+            recomputed.update(dict.fromkeys(group, (math.nan, math.nan)))
+            continue
+        with warnings.catch_warnings():
+            # Resamples where a key is undefined (no gold box drawn): nova evaluate warned.
+            warnings.simplefilter("ignore", BootstrapWarning)
+            recomputed.update(bootstrap_confidence_intervals(_ItemRatios(group), **settings))
+    for key in terms:
+        stated = _stated_interval(section, key)
+        low, high = recomputed[key]
+        assert stated is not None  # only keys with a stated CI are given
+        if not all(
+            math.isclose(end, again, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE)
+            for end, again in zip(stated, (low, high))
+        ):
+            shown = "no interval" if math.isnan(low) else f"[{low!r}, {high!r}]"
+            drawn = ", ".join(f"{setting}={value}" for setting, value in settings.items())
+            raise NovaInputError(
+                f"the report states {key} CI = [{stated[0]!r}, {stated[1]!r}] but its per-item "
+                f"tables give {shown} with its bootstrap settings ({drawn}): the report was "
+                "edited or is not the one that wrote them",
+                source=name,
+                field=f"tasks.{task}.confidence_intervals.{key}",
+            )
 
 
 def _check_recomputed(
@@ -526,19 +636,50 @@ def _different_items(
     return None
 
 
-@dataclass(frozen=True)
-class _ItemMean:
-    """A mean over items in the form the bootstrap of ``metrics.stats`` resamples."""
+class _ItemRatios:
+    """Keys that are ratios of sums over items, in the form the bootstrap of ``metrics.stats``
+    resamples: ``{key: (numerators, weights)}``, one entry per item, every key over the same
+    items; a key's value is ``sum(numerators) / sum(weights)`` over the items drawn (a plain
+    mean when every weight is 1), NaN when nothing drawn counts.
 
-    values: np.ndarray
+    Example:
+        >>> hits = _ItemRatios({"hit": (np.array([1.0, 0.0, 0.0]), np.array([1.0, 1.0, 0.0]))})
+        >>> hits.aggregate(), hits.aggregate(np.array([2, 2]))
+        ({'hit': 0.5}, {'hit': nan})
+    """
 
-    @property
-    def n_items(self) -> int:
-        return len(self.values)
+    def __init__(self, terms: Mapping[str, tuple[Any, Any]]) -> None:
+        self.terms = {
+            key: (np.asarray(numerators, dtype=float), np.asarray(weights, dtype=float))
+            for key, (numerators, weights) in terms.items()
+        }
+        self.n_items = len(next(iter(self.terms.values()))[0])
+
+    def mean(self, key: str) -> float | None:
+        """The key over every item; None when no item counts."""
+        value = self.aggregate()[key]
+        return None if math.isnan(value) else value
 
     def aggregate(self, indices: np.ndarray | None = None) -> dict[str, float]:
-        chosen = self.values if indices is None else self.values[np.asarray(indices)]
-        return {"value": float(chosen.mean()) if len(chosen) else math.nan}
+        chosen = np.arange(self.n_items) if indices is None else np.asarray(indices)
+        return {
+            key: float(self._ratios(numerators[None, chosen], weights[None, chosen])[0])
+            for key, (numerators, weights) in self.terms.items()
+        }
+
+    def aggregate_resamples(self, indices: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            key: self._ratios(numerators[indices], weights[indices])
+            for key, (numerators, weights) in self.terms.items()
+        }
+
+    @staticmethod
+    def _ratios(numerators: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        # Row sums, then one division: the mean nova evaluate takes of the same row (numpy
+        # sums a row of a 2-D array as it sums the row alone).
+        counted = weights.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(counted > 0, numerators.sum(axis=1) / counted, math.nan)
 
 
 def _separable(
@@ -562,9 +703,10 @@ def _separable(
         )
     order_b = {key: index for index, key in enumerate(keys_b)}
     aligned_b = values_b[[order_b[key] for key in keys_a]]
+    ones = np.ones(len(values_a))
     result = paired_bootstrap(
-        _ItemMean(values_a),
-        _ItemMean(aligned_b),
+        _ItemRatios({"value": (values_a, ones)}),
+        _ItemRatios({"value": (aligned_b, ones)}),
         n_resamples=n_resamples,
         confidence=confidence,
         seed=seed,
@@ -618,7 +760,8 @@ def build_leaderboard(
             an old report whose recorded matcher does not say its reading, a headline value
             or CI that is not a fraction (or a CI whose low end is above its high end), two reports of one
             evaluation (same run id or pinned tables), or a report whose per-item tables
-            do not hold the reading it states or give another value.
+            do not hold the reading it states or give another value or CI (or whose CIs
+            have no bootstrap settings to be drawn again with).
 
     Example:
         >>> def report(name, top1):
@@ -783,13 +926,13 @@ def build_leaderboard(
     if without_items and len(reports) > 1:
         notes.append(
             f"some reports have no per-item tables (nova evaluate --items): "
-            f"{', '.join(without_items)}; their values are taken as stated (nothing to "
-            "recompute them from), so ranks follow the point estimates and ties cannot "
+            f"{', '.join(without_items)}; their values and CIs are taken as stated (nothing "
+            "to recompute them from), so ranks follow the point estimates and ties cannot "
             "be assessed"
         )
     notes += [
-        f"{name}: {task} {', '.join(keys)} taken as stated (its per-item tables cannot "
-        "recompute them)"
+        f"{name}: {task} {', '.join(keys)}: values and CIs taken as stated (its per-item "
+        "tables cannot recompute them; its other keys' values and CIs are checked against them)"
         for stated, name in zip(taken_as_stated, names)
         for task, keys in stated.items()
     ]
@@ -844,12 +987,12 @@ def _unverified_warning(names: Sequence[str]) -> str:
 
     Example:
         >>> _unverified_warning(["a.json"])
-        'warning: a.json has no per-item tables (nova evaluate --items): its values are taken as stated, unverified, and marked † in the tables'
+        'warning: a.json has no per-item tables (nova evaluate --items): its values and CIs are taken as stated, unverified, and marked † in the tables'
     """
     has, its = ("has", "its") if len(names) == 1 else ("have", "their")
     return (
         f"warning: {', '.join(names)} {has} no per-item tables (nova evaluate --items): "
-        f"{its} values are taken as stated, unverified, and marked {UNVERIFIED_MARK} in "
+        f"{its} values and CIs are taken as stated, unverified, and marked {UNVERIFIED_MARK} in "
         "the tables"
     )
 

@@ -72,7 +72,7 @@ def _no_answer_notes(predictions: Sequence[Any], items: Sequence[Any]) -> list[s
     return []
 
 
-def _no_item_means(tables: Mapping[str, Any], key: str) -> None:
+def _no_item_mean_terms(tables: Mapping[str, Any], key: str) -> None:
     return None
 
 
@@ -127,10 +127,13 @@ class TaskBehaviour:
         mean_keys: the headline keys that are means over the task's items (hit rates, top-1,
             per-caption scores): a percentile CI of one contains its value. Not COCO-AP,
             corpus BLEU or ratios of corpus counts.
-        item_mean_values: (per-item tables, a headline key) -> the per-item values whose
-            mean is the key's value as the report states it, or None when the tables carry
-            no column for it; raises :class:`ItemTablesMismatch` when they hold another
-            reading's column instead.
+        item_mean_terms: (per-item tables, a headline key) -> ``(numerators, weights)``,
+            two float arrays with one entry per item ``nova evaluate`` resampled for the key,
+            in its order: the key's value is ``sum(numerators) / sum(weights)`` over all of
+            them and over each bootstrap resample (weights are 1 for a plain mean; 0 for an
+            item drawn but not counted, as an image without a gold box in ``hit@30``). None
+            when the tables carry no column for the key; raises :class:`ItemTablesMismatch`
+            when they hold another reading's column instead.
         reading_settings: the comparability settings that decide which reading's keys a
             report holds (the diagnosis matcher: ``top1`` or ``top1-lexicon``...). Reports
             holding different readings are already told apart by their keys (the task is
@@ -169,7 +172,7 @@ class TaskBehaviour:
     rank_readings_advice: str = ""
     reading_settings: tuple[str, ...] = ()
     mean_keys: tuple[str, ...] = ()
-    item_mean_values: Callable[[Mapping[str, Any], str], Any] = _no_item_means
+    item_mean_terms: Callable[[Mapping[str, Any], str], Any] = _no_item_mean_terms
 
     def __post_init__(self) -> None:
         in_report_order = [d for d in BREAKDOWN_DIMENSIONS if d in self.breakdown_dimensions]
@@ -178,27 +181,6 @@ class TaskBehaviour:
                 f"task {self.task!r}: breakdown_dimensions {self.breakdown_dimensions} must be "
                 f"some of {BREAKDOWN_DIMENSIONS}, each once, in that order"
             )
-
-    def item_mean(self, tables: Mapping[str, Any], key: str) -> tuple[bool, float | None]:
-        """A headline key recomputed from per-item tables: (whether they can, the mean).
-
-        The mean is None when the tables score no item of it.
-
-        Raises:
-            ItemTablesMismatch: the tables hold another reading of the key.
-
-        Example:
-            >>> import pandas as pd
-            >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "best_iou": [0.6, 0.4]})
-            >>> behaviour("localization").item_mean({"images": images}, "mAP@50")
-            (True, 0.5)
-            >>> behaviour("localization").item_mean({"images": images}, "COCO-AP@50")
-            (False, None)
-        """
-        values = self.item_mean_values(tables, key)
-        if values is None:
-            return False, None
-        return True, float(values.mean()) if len(values) else None
 
     def rank_value(self, tables: Mapping[str, Any], reading: str) -> float | None:
         """The ranking metric recomputed from per-item tables: the mean the ranking resamples.

@@ -22,7 +22,7 @@ from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
 __all__ = [
     "BEHAVIOUR",
     "KEYWORD_METRICS",
-    "item_mean_values",
+    "item_mean_terms",
     "judge",
     "metric_options",
     "rank_item_values",
@@ -106,23 +106,26 @@ def rank_item_values(
 _CAPTION_MEANS = ("ROUGE-L", "METEOR", "METEOR-exact+stem")
 
 
-def item_mean_values(tables: Mapping[str, Any], key: str) -> Any:
-    """Per-caption values whose mean is ``key`` (unscored captions left out); None when the
-    images table has no such column.
+def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | None:
+    """Per scored caption (unscored ones left out; the table's order, the evaluation's) the
+    terms of ``key``: its value, weight 1; None when the images table has no such column.
 
     Example:
         >>> import pandas as pd
         >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "ROUGE-L": [0.5, None]})
-        >>> item_mean_values({"images": images}, "ROUGE-L").tolist()
-        [0.5]
-        >>> item_mean_values({"images": images}, "BLEU-4") is None
+        >>> [terms.tolist() for terms in item_mean_terms({"images": images}, "ROUGE-L")]
+        [[0.5], [1.0]]
+        >>> item_mean_terms({"images": images}, "BLEU-4") is None
         True
     """
+    import numpy as np
+
     images = tables["images"]
     if key not in _CAPTION_MEANS or key not in images.columns:
         return None
     values = images[key].astype(float)
-    return values[values.notna()].to_numpy()
+    scored = values[values.notna()].to_numpy(float)
+    return scored, np.ones(len(scored))
 
 
 BEHAVIOUR = TaskBehaviour(
@@ -139,7 +142,7 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_column=("images", _RANK_METRIC),
     rank_item_values=rank_item_values,
     mean_keys=_CAPTION_MEANS,
-    item_mean_values=item_mean_values,
+    item_mean_terms=item_mean_terms,
     comparability_settings=(
         ("BERTScore_hash", ("BERTScore-F1",)),
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),

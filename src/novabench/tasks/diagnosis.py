@@ -29,7 +29,7 @@ __all__ = [
     "TOP1_READINGS",
     "judge",
     "metric_options",
-    "item_mean_values",
+    "item_mean_terms",
     "rank_item_values",
 ]
 
@@ -116,9 +116,10 @@ def rank_item_values(tables: Mapping[str, Any], reading: str = "top1") -> tuple[
     return list(scored["case_id"]), scored[reading].astype(bool).to_numpy(float)
 
 
-def item_mean_values(tables: Mapping[str, Any], key: str) -> Any:
-    """Per-case hits of ``key``'s column (top1/top5 of any reading), placeholders and
-    unscored cases left out; None when the cases table has no top-k column of ``key``'s k.
+def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | None:
+    """Per scored case (placeholders and unscored cases left out; the table's order, the
+    evaluation's) the terms of ``key`` (top1/top5 of any reading): its hit, weight 1; None
+    when the cases table has no top-k column of ``key``'s k.
 
     Raises:
         ItemTablesMismatch: the table holds another reading's column of the same k.
@@ -128,13 +129,15 @@ def item_mean_values(tables: Mapping[str, Any], key: str) -> Any:
         >>> cases = pd.DataFrame({"case_id": ["case0001", "case0002"],
         ...                       "top5-lexicon": [True, False],
         ...                       "final_diagnosis": ["Glioma", "Meningioma"]})
-        >>> item_mean_values({"cases": cases}, "top5-lexicon").tolist()
-        [1.0, 0.0]
-        >>> item_mean_values({"cases": cases}, "top5")
+        >>> [terms.tolist() for terms in item_mean_terms({"cases": cases}, "top5-lexicon")]
+        [[1.0, 0.0], [1.0, 1.0]]
+        >>> item_mean_terms({"cases": cases}, "top5")
         Traceback (most recent call last):
         ...
         novabench.tasks.ItemTablesMismatch: the cases table holds top5-lexicon, not top5
     """
+    import numpy as np
+
     if key not in _HIT_KEYS:
         return None
     cases = tables["cases"]
@@ -144,8 +147,8 @@ def item_mean_values(tables: Mapping[str, Any], key: str) -> Any:
     if key not in cases.columns:
         raise ItemTablesMismatch(f"the cases table holds {', '.join(same_k)}, not {key}")
     scored = cases[~cases["final_diagnosis"].map(is_placeholder_diagnosis)]
-    scored = scored[scored[key].notna()]
-    return scored[key].astype(bool).to_numpy(float)
+    hits = scored.loc[scored[key].notna(), key].astype(bool).to_numpy(float)
+    return hits, np.ones(len(hits))
 
 
 BEHAVIOUR = TaskBehaviour(
@@ -166,7 +169,7 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_column=("cases", "top1"),
     rank_item_values=rank_item_values,
     mean_keys=_HIT_KEYS,
-    item_mean_values=item_mean_values,
+    item_mean_terms=item_mean_terms,
     rank_metric_readings=TOP1_READINGS[1:],
     rank_readings_advice=(
         "score every report with nova evaluate and the same --judge-mode: case for top1, the "

@@ -18,7 +18,7 @@ from typing import Any
 
 from novabench.tasks import BREAKDOWN_DIMENSIONS, ItemTablesMismatch, TaskBehaviour
 
-__all__ = ["BEHAVIOUR", "HIT_IOU", "box_overrun_notes", "item_mean_values", "rank_item_values"]
+__all__ = ["BEHAVIOUR", "HIT_IOU", "box_overrun_notes", "item_mean_terms", "rank_item_values"]
 
 #: The IoU an image's best box must reach to be a hit of the ranking metric (mAP@30).
 HIT_IOU = 0.3
@@ -88,37 +88,43 @@ def rank_item_values(tables: Mapping[str, Any], reading: str = "mAP@30") -> tupl
     return list(scored["filename"]), hits
 
 
-# Per headline key a mean over images: (threshold on best_iou, or the hit column over the
-# images with a gold box).
+# Per headline key a mean over images: the threshold on best_iou (every scored image
+# counted), or the hit column (only the scored images with a gold box counted).
 _IMAGE_MEANS = {"mAP@30": HIT_IOU, "mAP@50": 0.5}
 _GOLD_IMAGE_MEANS = {"hit@30": "hit_30", "hit@50": "hit_50"}
 
 
-def item_mean_values(tables: Mapping[str, Any], key: str) -> Any:
-    """Per-image values whose mean is ``key`` (mAP@30/50 over every scored image, hit@30/50
-    over the scored images with a gold box); None when the table cannot give ``key``.
+def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | None:
+    """Per scored image (a best IoU; the table's order, the evaluation's) the terms of ``key``:
+    mAP@30/50 count every image, hit@30/50 only those with a gold box, though the bootstrap
+    draws all of them; None when the table cannot give ``key``.
 
     Example:
         >>> import pandas as pd
         >>> images = pd.DataFrame({"filename": ["a.png", "b.png", "c.png"],
         ...                        "n_gold_boxes": [1, 1, 0], "best_iou": [0.6, 0.4, 0.0],
         ...                        "hit_50": [True, False, False]})
-        >>> item_mean_values({"images": images}, "mAP@50").tolist()
-        [1.0, 0.0, 0.0]
-        >>> item_mean_values({"images": images}, "hit@50").tolist()
-        [1.0, 0.0]
-        >>> item_mean_values({"images": images}, "hit@30") is None
+        >>> [terms.tolist() for terms in item_mean_terms({"images": images}, "mAP@50")]
+        [[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+        >>> [terms.tolist() for terms in item_mean_terms({"images": images}, "hit@50")]
+        [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
+        >>> item_mean_terms({"images": images}, "hit@30") is None
         True
     """
+    import numpy as np
+
     images = tables["images"]
-    if key in _IMAGE_MEANS and "best_iou" in images.columns:
-        best_iou = images["best_iou"].astype(float)
-        return (best_iou[best_iou.notna()] >= _IMAGE_MEANS[key]).to_numpy(float)
     column = _GOLD_IMAGE_MEANS.get(key)
-    if column is None or not {column, "n_gold_boxes"} <= set(images.columns):
+    needed = {"best_iou"} if column is None else {"best_iou", column, "n_gold_boxes"}
+    if (key not in _IMAGE_MEANS and column is None) or not needed <= set(images.columns):
         return None
-    hits = images.loc[images["n_gold_boxes"] > 0, column].astype(float)
-    return hits[hits.notna()].to_numpy(float)
+    scored = images[images["best_iou"].astype(float).notna()]
+    if column is None:
+        hits = (scored["best_iou"].astype(float) >= _IMAGE_MEANS[key]).to_numpy(float)
+        return hits, np.ones(len(hits))
+    hits = scored[column].astype(float)
+    counted = ((scored["n_gold_boxes"] > 0) & hits.notna()).to_numpy(float)
+    return hits.fillna(0.0).to_numpy(float) * counted, counted
 
 
 BEHAVIOUR = TaskBehaviour(
@@ -138,5 +144,5 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_column=("images", "best_iou"),
     rank_item_values=rank_item_values,
     mean_keys=("mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50"),
-    item_mean_values=item_mean_values,
+    item_mean_terms=item_mean_terms,
 )
