@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     (:class:`~novabench.run.runner.EndpointUnusableError`, a ``NovaInputError``: exit 2).
     """
     from novabench._files import check_output_paths
+    from novabench.data.provenance import provenance_notice_line
     from novabench.data.release import read_release
     from novabench.run.presets import resolve_preset
     from novabench.run.runner import parse_shard, parse_tasks, run_model
@@ -131,6 +132,9 @@ def run(args: argparse.Namespace) -> int:
     )
     shard = parse_shard(args.shard)
     release = read_release(args.data)
+    notice = provenance_notice_line(release.provenance)
+    if notice:  # said before the model is asked, as every report of the run will say it
+        print(notice, file=sys.stderr)
     backend = build_backend(args)
     if args.display_name:
         backend.display_name = args.display_name

@@ -509,19 +509,13 @@ def synthetic_data_line(report: Mapping[str, Any]) -> str:
         >>> synthetic_data_line({"data": {"provenance": None}})
         ''
     """
-    from novabench.data.provenance import provenance_heading, provenance_notice
+    from novabench.data.provenance import provenance_notice_line
 
     data = report.get("data") or (report.get("a") or {}).get("data") or {}
     provenance = data.get("provenance") if isinstance(data, Mapping) else None
     if not isinstance(provenance, Mapping):
         return ""
-    notice, heading = provenance_notice(provenance), provenance_heading(provenance)
-    if notice is None:
-        return ""
-    return (
-        f"notice: {heading}: {notice} The published figures are on the real NOVA release and "
-        "are not comparable with these."
-    )
+    return provenance_notice_line(provenance)
 
 
 #: Above this share of a task's scored items without a usable answer, a report warns first.
