@@ -124,7 +124,11 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
     from novabench._files import check_output_paths, write_text_atomic
     from novabench.report import render_markdown, render_table, write_report
-    from novabench.report.render import check_replaceable_reports, pinned_item_folder
+    from novabench.report.render import (
+        check_replaceable_reports,
+        pinned_item_folder,
+        with_notices,
+    )
     from novabench.report.scoring import (
         ScoringOptions,
         nothing_answered_note,
@@ -171,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         from novabench.report.render import shareable_paths
 
         report = shareable_paths(report, args.out)
+    report = with_notices(report)  # what every output shows first, for programs too
     tables = None
     if args.items or args.html:  # the page's plots and gallery need them, written or not
         from novabench.report.items import item_tables, write_item_tables
