@@ -1138,7 +1138,7 @@ def with_notices(report: Mapping[str, Any]) -> dict[str, Any]:
 
     Example:
         >>> report = {"data": {"provenance": {"origin": "nova ingest"}}, "tasks": {}}
-        >>> [line[:29] for line in with_notices(report)["notices"]]
+        >>> [line[:28] for line in with_notices(report)["notices"]]
         ['notice: NOT THE NOVA RELEASE']
         >>> with_notices({"tasks": {}})
         {'notices': [], 'tasks': {}}
@@ -1151,7 +1151,7 @@ def comparison_with_notices(comparison: Mapping[str, Any]) -> dict[str, Any]:
 
     Example:
         >>> comparison = {"a": {"data": {"provenance": {"origin": "nova ingest"}}}, "tasks": {}}
-        >>> [line[:29] for line in comparison_with_notices(comparison)["notices"]]
+        >>> [line[:28] for line in comparison_with_notices(comparison)["notices"]]
         ['notice: NOT THE NOVA RELEASE']
     """
     return {"notices": comparison_first_lines(comparison), **_without_notices(comparison)}
