@@ -73,3 +73,14 @@ def test_a_run_on_a_release_without_provenance_gives_no_notice(
     official = write_v1_release(tmp_path / "official", n_cases=2, image_size=(64, 64))
 
     assert _run(official, tmp_path / "floor.jsonl", capsys) == []
+
+
+def test_a_refused_run_on_the_sample_is_still_one_line(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The notice comes once the run is checked: a refusal says only why."""
+    capsys.readouterr()
+    args = ["run", "--data", str(sample_release), "--task", "diagnosis", "--baseline", "nope"]
+    assert main([*args, "--out", str(tmp_path / "floor.jsonl"), "--no-progress"]) == 2
+    [error] = capsys.readouterr().err.splitlines()
+    assert error.startswith("nova run: error: ") and "nope" in error

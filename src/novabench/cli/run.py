@@ -133,8 +133,6 @@ def run(args: argparse.Namespace) -> int:
     shard = parse_shard(args.shard)
     release = read_release(args.data)
     notice = provenance_notice_line(release.provenance)
-    if notice:  # said before the model is asked, as every report of the run will say it
-        print(notice, file=sys.stderr)
     backend = build_backend(args)
     if args.display_name:
         backend.display_name = args.display_name
@@ -151,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         command="nova run",
         preset=choice.record(),
+        # Before the model is asked, as every report of its answers will say it; not before
+        # the checks, so that a refusal stays one line.
+        on_start=(lambda: print(notice, file=sys.stderr)) if notice else None,
     )
     if summary.repaired_fragment is not None:
         print(f"a cut-off last line was set aside in {summary.repaired_fragment}", file=sys.stderr)
