@@ -51,8 +51,12 @@ def minilm_options() -> list[str]:
 
 
 # Everything the demo writes in its folder (the marker first); nothing else there is removed.
+# Its folders' contents are listed in DEMO_FILES as each step writes them, so a rerun can tell
+# a file the user put inside one of them from a file the demo wrote.
+DEMO_FILES = ".novabench-demo-files.json"
 DEMO_ENTRIES = (
     ".novabench-output.json",
+    DEMO_FILES,
     "nova-sample",
     "nova-export",
     "floor.jsonl",
@@ -64,15 +68,63 @@ DEMO_ENTRIES = (
 )
 
 
+def _paths_under(folder: Path, out: Path) -> list[str]:
+    """Every file, folder and link under ``folder``, relative to ``out`` (links not followed)."""
+    import os
+
+    found = []
+    for parent, folders, files in os.walk(folder):  # a link to a folder is listed, not entered
+        for name in folders + files:
+            found.append((Path(parent) / name).relative_to(out).as_posix())
+    return sorted(found)
+
+
+def _recorded_demo_files(out: Path) -> set[str] | None:
+    """What the earlier demo listed in ``DEMO_FILES`` as written in its folders; None if no list."""
+    import json
+
+    try:
+        listed = json.loads((out / DEMO_FILES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    paths = listed.get("paths") if isinstance(listed, dict) else None
+    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
+        return None
+    return set(paths)
+
+
+def record_demo_folder(out: Path, folder: Path) -> None:
+    """Add what a step of the demo wrote in ``folder`` to the list ``DEMO_FILES`` in ``out``.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()); (out / "items").mkdir()
+        >>> _ = (out / "items" / "images.csv").write_text("filename\\n")
+        >>> record_demo_folder(out, out / "items")
+        >>> sorted(_recorded_demo_files(out))
+        ['items', 'items/images.csv']
+    """
+    import json
+
+    from novabench._files import write_text_atomic
+
+    paths = (_recorded_demo_files(out) or set()) | {folder.relative_to(out).as_posix()}
+    paths |= set(_paths_under(folder, out))
+    write_text_atomic(out / DEMO_FILES, json.dumps({"paths": sorted(paths)}, indent=1) + "\n")
+
+
 def clear_previous_demo(out: Path) -> list[Path]:
     """Remove what an earlier demo wrote in ``out``; return the other entries, kept.
 
     A folder the demo did not write (no demo marker in it, not empty) is refused: a mistyped
     ``--out`` never loses anything. In a demo's folder only the demo's own entries
-    (:data:`DEMO_ENTRIES`) are removed; files the user added there stay.
+    (:data:`DEMO_ENTRIES`) are removed; files the user added there stay. A file the user
+    put inside one of the demo's folders (anything its list ``DEMO_FILES`` does not name)
+    is refused before anything is removed: those folders are written whole by their step.
 
     Raises:
-        NovaInputError: ``out`` is a file, a link, or a folder another program filled.
+        NovaInputError: ``out`` is a file, a link, or a folder another program filled; or
+            one of the demo's folders holds a file the demo did not write.
 
     Example:
         >>> import tempfile
@@ -99,6 +151,31 @@ def clear_previous_demo(out: Path) -> list[Path]:
             + rerun,
             source=str(out),
         )
+    # Checked before anything is removed, so a refusal leaves the folder as it was.
+    recorded = _recorded_demo_files(out)
+    foreign: list[str] = []
+    for entry in entries:
+        if entry.name not in DEMO_ENTRIES or not entry.is_dir() or entry.is_symlink():
+            continue
+        if recorded is None or entry.name not in recorded:
+            raise NovaInputError(
+                f"the demo that wrote it left no list of its files ({DEMO_FILES}), so a file "
+                "you put there cannot be told apart from the demo's: move your files out of it "
+                f"and remove it, or {rerun}",
+                source=str(entry),
+            )
+        foreign += [path for path in _paths_under(entry, out) if path not in recorded]
+    if foreign:
+        folder = foreign[0].split("/")[0]
+        others = ", ".join(foreign[1:4]) + (
+            f" and {len(foreign) - 4} more" if len(foreign) > 4 else ""
+        )
+        more = f" (nor were {others})" if others else ""
+        raise NovaInputError(
+            f"was not written by the demo, and a rerun replaces {folder}/ whole{more}: move it "
+            f"out, or choose another --out (scripts/demo.py, as `make demo` runs it)",
+            source=str(out / foreign[0]),
+        )
     kept = []
     for entry in entries:
         if entry.name not in DEMO_ENTRIES:
@@ -116,7 +193,8 @@ def main() -> int:
         "--out",
         default="build/demo",
         help="output folder: empty or an earlier demo's, whose files are replaced (files you "
-        "added are kept); any other folder is refused",
+        "added beside them are kept; one you put inside a folder the demo wrote is refused, "
+        "naming it); any other folder is refused",
     )
     parser.add_argument("--cases", type=int, default=40, help="cases in the sample release")
     parser.add_argument("--seed", type=int, default=0)
@@ -141,11 +219,13 @@ def main() -> int:
 
     started = step(f"1/5 sample release: {args.cases} cases, seed {args.seed}, official v1 layout")
     nova("sample", release, "--cases", args.cases, "--seed", args.seed)
+    record_demo_folder(out, release)
     nova("info", release)
     print(f"   ({time.perf_counter() - started:.1f} s)")
 
     started = step("2/5 Hub-ready Parquet export, loaded back with datasets.load_dataset (offline)")
     nova("export", release, export, "--pretty-name", "NOVA sample")  # the card says it is a sample
+    record_demo_folder(out, export)
     import datasets
 
     images = datasets.load_dataset(str(export), "images", split="test")
@@ -180,6 +260,7 @@ def main() -> int:
         out / "items",
         *minilm_options(),
     )
+    record_demo_folder(out, out / "items")
     print(f"   ({time.perf_counter() - started:.1f} s)")
 
     started = step(

@@ -331,3 +331,26 @@ def test_bootstrap_warnings_are_one_plain_line_in_evaluate_and_compare(
         assert all("FP30" in line for line in shown)
     assert not [line for line in err if "BootstrapWarning" in line or ".py:" in line], err
     assert not [line for line in err if "bootstrap_confidence_intervals(" in line], err
+
+
+# --------------------------------------------------------------------------- failed writes
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        PermissionError(13, "Failed to open local file 'nova/data/nova-v1.parquet'"),
+        # The same failure as a pyarrow build that gives the number in its text only.
+        OSError(
+            "Failed to open local file 'nova/data/nova-v1.parquet'. Detail: [errno 13] "
+            "Permission denied"
+        ),
+    ],
+)
+def test_a_permission_error_naming_no_file_is_not_said_to_be_a_write(error: OSError) -> None:
+    """It may be an input's (a release that cannot be read): "cannot write r.json" would lie."""
+    import argparse
+
+    from novabench.cli import write_failure
+
+    assert write_failure(error, argparse.Namespace(out="r.json")) is None

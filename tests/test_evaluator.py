@@ -23,7 +23,7 @@ from novabench.cli import main
 from novabench.errors import NovaInputError
 from novabench.evaluator import CallableBackend, Endpoint, NovaReport, as_backend
 from novabench.report.items import read_item_tables
-from novabench.report.render import render_markdown, shareable_paths
+from novabench.report.render import render_markdown, report_first_lines, shareable_paths
 from novabench.run.backends import model_display_name
 from tests.fake_openai_server import FakeOpenAIServer, request_text
 
@@ -262,6 +262,9 @@ def test_save_writes_what_nova_evaluate_writes(sample_release, tmp_path):
     assert paths["markdown"].read_text() == render_markdown(
         shareable_paths(report.report, paths["report"])
     )
+    # The notices the Markdown shows first, for programs, as nova evaluate writes them.
+    assert saved["notices"] == report_first_lines(shareable_paths(report.report, paths["report"]))
+    assert saved["notices"][0].startswith("notice: NOT THE REAL DATA: ")
     assert paths["html"].read_text().lstrip().lower().startswith("<!doctype html>")
     assert str(tmp_path) not in paths["markdown"].read_text() + paths["report"].read_text()
 

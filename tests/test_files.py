@@ -70,6 +70,19 @@ def test_a_full_disk_inside_a_path_writer_names_the_output_not_the_temporary(
     assert list(out.parent.iterdir()) == []
 
 
+def test_an_error_number_given_only_in_the_text_is_kept_as_the_errors_number(
+    tmp_path: Path,
+) -> None:
+    """pyarrow may raise OSError with errno None and "[errno 28]" in its text."""
+    import errno
+
+    out = tmp_path / "items" / "images.parquet"
+    bare = OSError("Error writing bytes to file. Detail: [errno 28] No space left on device")
+    failure = _files.as_output_error(bare, out)
+    assert failure is not None and failure.errno == errno.ENOSPC
+    assert str(failure) == f"cannot write {out}: no space left on the device"
+
+
 def _calls(tree: ast.AST, module: str, name: str) -> bool:
     return any(
         isinstance(node, ast.Call)

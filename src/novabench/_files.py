@@ -138,6 +138,27 @@ _TEMPORARY_SIBLING = re.compile(
 )
 
 
+def os_error_number(error: BaseException) -> int | None:
+    """The operating system's error number of ``error``, also when only its text carries it.
+
+    pyarrow can raise a bare ``OSError`` whose ``errno`` is None and whose text says
+    ``[errno 28]``: every rule that looks at the number reads it here, so such an error is
+    judged as the same error with its ``errno`` set.
+
+    Example:
+        >>> os_error_number(OSError("Error writing bytes to file. Detail: [errno 28] No space"))
+        28
+        >>> os_error_number(OSError(errno.EROFS, "Read-only")), os_error_number(KeyError("x"))
+        (30, None)
+    """
+    if not isinstance(error, OSError):
+        return None
+    if error.errno is not None:
+        return error.errno
+    found = _ERRNO_IN_TEXT.search(str(error))
+    return int(found.group(1)) if found else None
+
+
 def write_failure_reason(error: BaseException) -> str | None:
     """Why ``error`` stopped a write, in words, when it is a cause the user can fix (else None).
 
@@ -149,12 +170,7 @@ def write_failure_reason(error: BaseException) -> str | None:
         >>> write_failure_reason(OSError(errno.ENOENT, "No such file")) is None
         True
     """
-    if not isinstance(error, OSError):
-        return None
-    number = error.errno
-    if number is None:
-        found = _ERRNO_IN_TEXT.search(str(error))
-        number = int(found.group(1)) if found else None
+    number = os_error_number(error)
     return WRITE_FAILURES.get(number) if number is not None else None
 
 
@@ -202,13 +218,14 @@ def as_output_error(
     # A copy names its source first and its destination second: the destination failed.
     named = error.filename2 if error.filename2 is not None else error.filename
     failed = output_named(os.fsdecode(named)) if isinstance(named, (str, bytes)) else None
+    number = os_error_number(error)
     if failed is not None and (path is None or not _within(failed, path)):
-        if error.errno in (errno.EACCES, errno.EPERM) and path is not None:
+        if number in (errno.EACCES, errno.EPERM) and path is not None:
             return None  # an input this command may not read: not a write failure
         path = failed
     if path is None:
         return None
-    return NovaOutputError(str(path), reason, errno=error.errno)
+    return NovaOutputError(str(path), reason, errno=number)
 
 
 def _within(inner: str | os.PathLike[str], outer: str | os.PathLike[str]) -> bool:

@@ -381,6 +381,7 @@ class NovaReport:
             check_replaceable_reports,
             render_markdown,
             shareable_paths,
+            with_notices,
             write_report,
         )
 
@@ -409,6 +410,7 @@ class NovaReport:
         # another report's tables are not replaced; tables naming no report need overwrite
         check_items_folder(items, report_path, overwrite=overwrite)
         report = dict(self.report) if full_paths else shareable_paths(self.report, report_path)
+        report = with_notices(report)  # the JSON's notices, as nova evaluate writes them
         markdown = render_markdown(report)
         page = render_html(report, items=self.tables, release=self.release, report_path=report_path)
         report["items"] = write_item_tables(self.tables, items, report_path)

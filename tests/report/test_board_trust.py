@@ -126,14 +126,30 @@ def test_a_stated_value_its_tables_do_not_give_is_refused_with_both_values(
     assert "0.95" in message and repr(truth) in message
 
 
-def test_values_of_reports_without_tables_are_said_to_be_taken_as_stated(tmp_path: Path) -> None:
+def test_values_of_reports_without_tables_are_said_to_be_taken_as_stated_once(
+    tmp_path: Path,
+) -> None:
+    """The warning said it, and an older note said it again at the end of every output."""
+    from novabench.report.leaderboard import render_leaderboard_html
+
     paths = []
     for name, hits in (("a", 0.5), ("b", 0.25)):
         paths.append(tmp_path / f"{name}.json")
         paths[-1].write_text(json.dumps(report_dict(name, hit_30=hits)), encoding="utf-8")
     board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths)
-    [note] = [note for note in board["notes"] if "no per-item tables" in note]
-    assert "taken as stated" in note and str(paths[0]) in note
+    [warning] = [line for line in board["warnings"] if "no per-item tables" in line]
+    assert "taken as stated" in warning and str(paths[0]) in warning
+    assert not [note for note in board["notes"] if "per-item tables" in note]
+    outputs = {
+        "terminal": render_leaderboard_text(board),
+        "markdown": render_leaderboard_markdown(board),
+        "html": render_leaderboard_html(board),
+        "csv": leaderboard_csv(board),
+    }
+    for name, text in outputs.items():
+        assert text.count("taken as stated") == (0 if name == "csv" else 1), name
+    # The ranks of such reports follow their point estimates: each task's method says so.
+    assert "ties cannot be assessed" in board["ranking"]["localization"]["method"]
 
 
 # 2. Values a board cannot show are refused, naming the report and field.

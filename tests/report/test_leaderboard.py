@@ -73,7 +73,7 @@ def test_without_items_ranks_follow_point_estimates_and_say_so(tmp_path: Path) -
     board = build_leaderboard(load(paths), paths)
     assert ranks(board) == {"A": 1, "B": 2}
     assert "ties cannot be assessed" in board["ranking"]["localization"]["method"]
-    assert any("ties cannot be assessed" in note for note in board["notes"])
+    assert any("no per-item tables" in line for line in board["warnings"])
 
 
 def test_reports_on_other_releases_are_refused_naming_the_files(tmp_path: Path) -> None:
@@ -582,16 +582,17 @@ def test_reports_of_the_same_model_name_are_told_apart_in_the_tables(tmp_path: P
         assert f"<td>A ({path})</td>" in render_leaderboard_html(board)
 
 
-def test_the_note_on_missing_item_tables_names_the_reports(tmp_path: Path) -> None:
+def test_the_warning_on_missing_item_tables_names_the_reports(tmp_path: Path) -> None:
     paths = [
         saved_report(tmp_path, "A", 40),
         saved_report(tmp_path, "B", 39, items=False),
         saved_report(tmp_path, "C", 30, items=False),
     ]
     board = build_leaderboard(load(paths), paths, n_resamples=50)
-    [note] = [note for note in board["notes"] if "per-item tables" in note]
-    assert str(paths[1]) in note and str(paths[2]) in note and str(paths[0]) not in note
-    assert markdown_text(note) in render_leaderboard_markdown(board)
+    [warning] = [line for line in board["warnings"] if "per-item tables" in line]
+    assert str(paths[1]) in warning and str(paths[2]) in warning and str(paths[0]) not in warning
+    assert markdown_text(warning) in render_leaderboard_markdown(board)
+    assert not [note for note in board["notes"] if "per-item tables" in note]  # said once
 
 
 def test_the_overview_of_one_model_promises_no_ranks(tmp_path: Path) -> None:

@@ -167,7 +167,46 @@ def test_tables_of_an_older_report_are_replaced_only_with_force(
     assert {p.name: p.read_bytes() for p in items.iterdir()} == before
     assert not new_out.exists()
 
+    capsys.readouterr()
     assert (
         _evaluate(sample_release, runs["empty-v2"], new_out, "--items", str(items), "--force") == 0
     )
     assert json.loads(new_out.read_text())["items"]["images"] == "old-items/images.parquet"
+    # Replaced, and said so: the files, and that they record no version (new.report.json
+    # is not the report that pointed at them).
+    [warning] = capsys.readouterr().err.strip().splitlines()
+    assert warning.startswith("nova evaluate: warning: replaced the per-item tables of an older")
+    assert str(items) in warning and all(name in warning for name in before)
+    assert "version is not recorded" in warning
+
+
+def _older_tables(release: Path, predictions: Path, out: Path, items: Path) -> None:
+    """Tables and their report as a novabench before the pins wrote them (no run id)."""
+    import pyarrow.parquet as pq
+
+    assert _evaluate(release, predictions, out, "--items", str(items)) == 0
+    report = json.loads(out.read_text())
+    report["items"] = {key: report["items"][key] for key in ("images", "cases")}
+    report["toolkit"]["version"] = "0.0.9"
+    out.write_text(json.dumps(report))
+    for name in ("images", "cases"):
+        table = pq.read_table(items / f"{name}.parquet")
+        pq.write_table(table.replace_schema_metadata(None), items / f"{name}.parquet")
+
+
+def test_forcing_over_older_tables_names_the_version_of_the_report_replaced_with_them(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
+) -> None:
+    out, items = tmp_path / "r.json", tmp_path / "items"
+    _older_tables(sample_release, runs["oracle-v1"], out, items)
+    capsys.readouterr()
+
+    assert _evaluate(sample_release, runs["empty-v2"], out, "--items", str(items), "--force") == 0
+    [warning] = capsys.readouterr().err.strip().splitlines()
+    assert warning.startswith("nova evaluate: warning: ")
+    assert "images.parquet, images.csv, cases.parquet, cases.csv" in warning
+    assert f"written by novabench 0.0.9, the version of {out}" in warning
+
+    capsys.readouterr()  # the tables are this novabench's now: replaced without a word
+    assert _evaluate(sample_release, runs["oracle-v1"], out, "--items", str(items), "--force") == 0
+    assert capsys.readouterr().err == ""

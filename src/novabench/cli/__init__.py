@@ -291,14 +291,15 @@ def write_failure(error: BaseException, args: argparse.Namespace) -> NovaError |
     """
     import errno
 
-    from novabench._files import as_output_error, write_failure_reason
+    from novabench._files import as_output_error, os_error_number, write_failure_reason
     from novabench.errors import NovaOutputError
 
     failure = as_output_error(error)
     if failure is not None:
         return failure
     reason = write_failure_reason(error)
-    if reason is None or getattr(error, "errno", None) in (errno.EACCES, errno.EPERM):
+    number = os_error_number(error)  # pyarrow may give it in its text only
+    if reason is None or number in (errno.EACCES, errno.EPERM):
         return None  # permission with no file named may be an input's: not said as a write
     outputs = [
         str(value)
@@ -308,7 +309,7 @@ def write_failure(error: BaseException, args: argparse.Namespace) -> NovaError |
     if not outputs:
         return None
     named = outputs[0] if len(outputs) == 1 else "one of " + ", ".join(outputs)
-    return NovaOutputError(named, reason, errno=getattr(error, "errno", None))
+    return NovaOutputError(named, reason, errno=number)
 
 
 def cli_message(error: NovaError, args: argparse.Namespace) -> str:

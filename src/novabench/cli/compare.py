@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from novabench.report import compare_predictions, render_comparison, write_report
     from novabench.report.render import (
         check_replaceable_reports,
+        comparison_with_notices,
         model_name,
         render_comparison_markdown,
     )
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         from novabench.report.render import shareable_paths
 
         comparison = shareable_paths(comparison, args.out)
+    comparison = comparison_with_notices(comparison)  # what every output shows first
     write_report(comparison, args.out)
     if args.markdown:
         write_text_atomic(args.markdown, render_comparison_markdown(comparison))

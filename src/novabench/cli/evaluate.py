@@ -124,7 +124,11 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
     from novabench._files import check_output_paths, write_text_atomic
     from novabench.report import render_markdown, render_table, write_report
-    from novabench.report.render import check_replaceable_reports, pinned_item_folder
+    from novabench.report.render import (
+        check_replaceable_reports,
+        pinned_item_folder,
+        with_notices,
+    )
     from novabench.report.scoring import (
         ScoringOptions,
         nothing_answered_note,
@@ -148,11 +152,13 @@ def run(args: argparse.Namespace) -> int:
     check_replaceable_reports(outputs, overwrite=args.force)
     # The tables the report being replaced pins: orphaned unless this run rewrites them.
     replaced_items = pinned_item_folder(args.out) if args.force else None
+    older_tables = None
     if args.items:
-        from novabench.report.items import check_items_folder
+        from novabench.report.items import check_items_folder, older_tables_note
 
         # another report's tables are not replaced; tables naming no report need --force
         check_items_folder(args.items, args.out, overwrite=args.force)
+        older_tables = older_tables_note(args.items, args.out)  # read before it is replaced
     options = ScoringOptions.build(scoring_options(args), **item_options(args))
     scored = score_predictions(args.data, args.predictions, options)
     report = scored.report
@@ -171,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         from novabench.report.render import shareable_paths
 
         report = shareable_paths(report, args.out)
+    report = with_notices(report)  # what every output shows first, for programs too
     tables = None
     if args.items or args.html:  # the page's plots and gallery need them, written or not
         from novabench.report.items import item_tables, write_item_tables
@@ -205,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
     orphan = _orphaned_items_note(replaced_items, args.items, args.out)
     if orphan is not None:
         print(f"nova evaluate: note: {orphan}", file=sys.stderr)
+    if older_tables is not None:
+        print(f"nova evaluate: warning: {older_tables}", file=sys.stderr)
     for task, task_report in report["tasks"].items():  # last, where it cannot scroll away
         note = nothing_answered_note(task_report["coverage"])
         if note is not None:

@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     (:class:`~novabench.run.runner.EndpointUnusableError`, a ``NovaInputError``: exit 2).
     """
     from novabench._files import check_output_paths
+    from novabench.data.provenance import provenance_notice_line
     from novabench.data.release import read_release
     from novabench.run.presets import resolve_preset
     from novabench.run.runner import parse_shard, parse_tasks, run_model
@@ -131,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     )
     shard = parse_shard(args.shard)
     release = read_release(args.data)
+    notice = provenance_notice_line(release.provenance)
     backend = build_backend(args)
     if args.display_name:
         backend.display_name = args.display_name
@@ -147,6 +149,9 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         command="nova run",
         preset=choice.record(),
+        # Before the model is asked, as every report of its answers will say it; not before
+        # the checks, so that a refusal stays one line.
+        on_start=(lambda: print(notice, file=sys.stderr)) if notice else None,
     )
     if summary.repaired_fragment is not None:
         print(f"a cut-off last line was set aside in {summary.repaired_fragment}", file=sys.stderr)

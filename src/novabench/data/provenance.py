@@ -29,6 +29,7 @@ __all__ = [
     "provenance_from_metadata",
     "provenance_heading",
     "provenance_notice",
+    "provenance_notice_line",
     "read_provenance",
 ]
 
@@ -166,6 +167,31 @@ def provenance_heading(provenance: Mapping[str, Any] | None) -> str | None:
     assert provenance is not None  # a notice is only given for a provenance
     return (
         "NOT THE REAL DATA" if provenance.get("origin") == "nova sample" else "NOT THE NOVA RELEASE"
+    )
+
+
+def provenance_notice_line(provenance: Mapping[str, Any] | None) -> str:
+    """The one-line notice a command prints for data novabench made ("" for the NOVA release).
+
+    Every output that shows results on such data opens with it (``nova run`` before it asks
+    anything; the reports, ``nova compare`` and the leaderboard before their tables), so the
+    synthetic sample, ``nova ingest`` data and data whose provenance could not be read are
+    never taken for the release the published figures were measured on.
+
+    Example:
+        >>> provenance_notice_line({"origin": "nova sample", "cases": 40, "seed": 0})[:72]
+        'notice: NOT THE REAL DATA: Synthetic sample made by novabench (`nova sam'
+        >>> provenance_notice_line({"origin": "nova ingest"})[:62]
+        'notice: NOT THE NOVA RELEASE: Built with `nova ingest` from lo'
+        >>> provenance_notice_line(None)
+        ''
+    """
+    notice, heading = provenance_notice(provenance), provenance_heading(provenance)
+    if notice is None:
+        return ""
+    return (
+        f"notice: {heading}: {notice} The published figures are on the real NOVA release and "
+        "are not comparable with these."
     )
 
 

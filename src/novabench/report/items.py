@@ -79,7 +79,9 @@ __all__ = [
     "build_item_tables",
     "check_items_folder",
     "item_tables",
+    "older_tables_note",
     "read_item_tables",
+    "unrecorded_tables",
     "write_item_tables",
 ]
 
@@ -567,10 +569,8 @@ def check_items_folder(
         ...
         novabench.errors.NovaInputError: ..., field '--items': holds per-item tables (images.csv) that record no report...; pass overwrite=True to replace them
     """
-    folder = Path(directory)
-    present = [name for name in _TABLE_FILES if (folder / name).is_file()]
-    marked = any(_owner(folder / name) for name in present if name.endswith(".parquet"))
-    if present and not marked and not overwrite:
+    folder, present = Path(directory), unrecorded_tables(directory)
+    if present and not overwrite:
         raise NovaInputError(
             f"holds per-item tables ({', '.join(present)}) that record no report (an older "
             "novabench's, maybe pinned by an older report); pass overwrite=True to replace them",
@@ -597,6 +597,72 @@ def check_items_folder(
                 source=str(folder),
                 field="--items",
             )
+
+
+def unrecorded_tables(directory: str | os.PathLike[str]) -> list[str]:
+    """The per-item table files in ``directory`` when none of them records its report.
+
+    Such tables were written by an older novabench (before tables named their report) or
+    by another program: :func:`check_items_folder` replaces them only with ``overwrite``.
+
+    Example:
+        >>> import tempfile
+        >>> older = Path(tempfile.mkdtemp()); _ = (older / "cases.csv").write_text("case_id\\n")
+        >>> unrecorded_tables(older), unrecorded_tables(older / "none")
+        (['cases.csv'], [])
+    """
+    folder = Path(directory)
+    present = [name for name in _TABLE_FILES if (folder / name).is_file()]
+    marked = any(_owner(folder / name) for name in present if name.endswith(".parquet"))
+    return [] if marked else present
+
+
+def older_tables_note(
+    directory: str | os.PathLike[str], report_path: str | os.PathLike[str]
+) -> str | None:
+    """What replacing the unrecorded tables in ``directory`` loses, in one line; None if none.
+
+    Read before the tables are replaced. The tables record no version; the report at
+    ``report_path`` (the one being replaced) gives it when it points at them.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp()); (root / "items").mkdir()
+        >>> _ = (root / "items" / "images.csv").write_text("filename\\n")
+        >>> _ = (root / "r.json").write_text(json.dumps({"toolkit": {"version": "0.0.9"},
+        ...     "items": {"images": "items/images.parquet"}}))
+        >>> print(older_tables_note(root / "items", root / "r.json"))  # doctest: +ELLIPSIS
+        replaced the per-item tables of an older novabench in .../items (they recorded no \
+report): images.csv; written by novabench 0.0.9, the version of .../r.json, the report that \
+pointed at them
+    """
+    names = unrecorded_tables(directory)
+    if not names:
+        return None
+    folder, version = Path(directory), None
+    try:
+        report = json.loads(Path(report_path).read_text(encoding="utf-8"))
+        tables = [report["items"].get(name) for name in ("images", "cases")]
+        here = os.path.realpath(folder)
+        if any(
+            isinstance(table, str)
+            and os.path.realpath((Path(report_path).parent / table).parent) == here
+            for table in tables
+        ):
+            found = report["toolkit"]["version"]
+            version = found if isinstance(found, str) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # no such report, or not one of ours: the version stays unknown
+    said = (
+        f"written by novabench {version}, the version of {report_path}, the report that "
+        "pointed at them"
+        if version
+        else "their version is not recorded"
+    )
+    return (
+        f"replaced the per-item tables of an older novabench in {folder} (they recorded no "
+        f"report): {', '.join(names)}; {said}"
+    )
 
 
 def _same_file(first: Path, second: Path) -> bool:

@@ -922,14 +922,8 @@ def build_leaderboard(
             "method": _method(len(scored), with_items, n_resamples, confidence, seed),
             "neighbours": neighbours,
         }
+    # Said once, by the warning below; each task's ranking method says what it does to ties.
     without_items = [name for table, name in zip(tables, names) if table is None]
-    if without_items and len(reports) > 1:
-        notes.append(
-            f"some reports have no per-item tables (nova evaluate --items): "
-            f"{', '.join(without_items)}; their values and CIs are taken as stated (nothing "
-            "to recompute them from), so ranks follow the point estimates and ties cannot "
-            "be assessed"
-        )
     notes += [
         f"{name}: {task} {', '.join(keys)}: values and CIs taken as stated (its per-item "
         "tables cannot recompute them; its other keys' values and CIs are checked against them)"

@@ -49,6 +49,8 @@ __all__ = [
     "unread_boxes_line",
     "stand_in_lines",
     "with_current_keys",
+    "with_notices",
+    "comparison_with_notices",
     "without_intervals",
     "write_report",
 ]
@@ -509,19 +511,13 @@ def synthetic_data_line(report: Mapping[str, Any]) -> str:
         >>> synthetic_data_line({"data": {"provenance": None}})
         ''
     """
-    from novabench.data.provenance import provenance_heading, provenance_notice
+    from novabench.data.provenance import provenance_notice_line
 
     data = report.get("data") or (report.get("a") or {}).get("data") or {}
     provenance = data.get("provenance") if isinstance(data, Mapping) else None
     if not isinstance(provenance, Mapping):
         return ""
-    notice, heading = provenance_notice(provenance), provenance_heading(provenance)
-    if notice is None:
-        return ""
-    return (
-        f"notice: {heading}: {notice} The published figures are on the real NOVA release and "
-        "are not comparable with these."
-    )
+    return provenance_notice_line(provenance)
 
 
 #: Above this share of a task's scored items without a usable answer, a report warns first.
@@ -1131,6 +1127,39 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
     lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
     return [line for line in lines if line]
+
+
+def with_notices(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The report with its first lines (:func:`report_first_lines`) as the top-level ``notices``.
+
+    A program reading the JSON gets the notices the terminal, Markdown and HTML show before
+    the first number, the same texts in the same order, without re-deriving them. Computed
+    from the report as it will be written (paths already made shareable), so call it last.
+
+    Example:
+        >>> report = {"data": {"provenance": {"origin": "nova ingest"}}, "tasks": {}}
+        >>> [line[:28] for line in with_notices(report)["notices"]]
+        ['notice: NOT THE NOVA RELEASE']
+        >>> with_notices({"tasks": {}})
+        {'notices': [], 'tasks': {}}
+    """
+    return {"notices": report_first_lines(report), **_without_notices(report)}
+
+
+def comparison_with_notices(comparison: Mapping[str, Any]) -> dict[str, Any]:
+    """The comparison with :func:`comparison_first_lines` as the top-level ``notices``.
+
+    Example:
+        >>> comparison = {"a": {"data": {"provenance": {"origin": "nova ingest"}}}, "tasks": {}}
+        >>> [line[:28] for line in comparison_with_notices(comparison)["notices"]]
+        ['notice: NOT THE NOVA RELEASE']
+    """
+    return {"notices": comparison_first_lines(comparison), **_without_notices(comparison)}
+
+
+def _without_notices(document: Mapping[str, Any]) -> dict[str, Any]:
+    # A report read back and written again gets its notices anew, never a stale list.
+    return {key: value for key, value in document.items() if key != "notices"}
 
 
 def _human_reference_lines(report: Mapping[str, Any]) -> list[str]:

@@ -1058,6 +1058,7 @@ def run_model(
     progress: bool = True,
     command: str = "run_model",
     preset: Mapping[str, Any] | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> RunSummary:
     """Ask ``backend`` every pending question of ``tasks`` and append the raw answers to ``out_path``.
 
@@ -1083,6 +1084,9 @@ def run_model(
             name and the parts overridden), kept in the manifest as ``preset``; the caller
             has already applied it to ``prompts``, ``box_convention`` and the backend.
             Resuming a file asked with another preset (or none) is refused.
+        on_start: called once the plan and the file are checked, before the backend is
+            asked (``nova run`` says there what data it runs on, so a refusal stays the
+            one line it is).
 
     Returns:
         A :class:`RunSummary`.
@@ -1125,4 +1129,6 @@ def run_model(
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, command):  # one writer per file: a second run fails at once
         resumed = resume_run(plan, release, backend, out)
+        if on_start is not None:
+            on_start()
         return execute_run(plan, resumed, backend, progress=progress, started=started)
