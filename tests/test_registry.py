@@ -185,3 +185,38 @@ def test_paper_keys_and_their_stand_ins_are_headline_keys(name: str) -> None:
     behaviour = spec.load_behaviour()
     for other, note in behaviour.stand_in_notes:
         assert spec.stands_in_for(other) is not None and "paper's" in note
+
+
+def _card_protocol_rows() -> dict[str, str]:
+    """key -> the metric card's "compare with the paper?" cell, from its Protocol note table."""
+    import re
+    from pathlib import Path
+
+    card = Path(__file__).resolve().parents[1] / "metrics" / "nova_metric" / "README.md"
+    section = card.read_text().split("## Protocol note", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, str] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].startswith("`"):
+            continue
+        for key in re.findall(r"`([^`]+)`", cells[0].split(" (")[0].split(" with ")[0]):
+            rows[key] = cells[3]
+    return rows
+
+
+def _verdict(text: str) -> str:
+    """"yes", "with care" or "no": how a comparison text begins."""
+    return next(word for word in ("with care", "yes", "no") if text.startswith(word))
+
+
+def test_the_reports_comparison_column_agrees_with_the_metric_cards_protocol_note() -> None:
+    """Each key the card's Protocol note judges is judged alike in every report's column
+    (the card says why; the column says what), and each paper key is in the card."""
+    rows = _card_protocol_rows()
+    assert {"mAP@30", "top1-lexicon", "BLEU-4", "METEOR-exact+stem"} <= set(rows)
+    for key, cell in rows.items():
+        task = next(name for name, spec in TASKS.items() if key in spec.headline_keys)
+        assert _verdict(TASKS[task].comparison_with_paper(key)) == _verdict(cell), key
+    for spec in TASKS.values():
+        for key, _ in spec.paper_comparison:
+            assert key in spec.headline_keys and key in rows, key

@@ -46,6 +46,17 @@ __all__ = [
 
 Unit = Literal["image", "case"]
 
+# How far a report's key can be put beside the paper's figure of the same name (the metric
+# card's "Protocol note" says why, key by key). A key the paper has no figure for is
+# NOT_A_PAPER_KEY.
+SAME_DEFINITION = "yes"
+UP_TO_THE_JUDGE = "yes, up to the judge model (the paper's is not known)"
+DEFINITION_INFERRED = "with care: definition inferred"
+DEFINITION_OURS = "with care: the paper's definition is not public (ours)"
+SETTINGS_UNPUBLISHED = "with care: the paper's settings are not published"
+ANOTHER_QUANTITY = "no: another quantity"
+NOT_A_PAPER_KEY = "not a paper key"
+
 #: The pseudo-task of the evaluate face that scores every task from one row per image.
 ALL_TASKS = "all"
 
@@ -84,6 +95,9 @@ class TaskSpec:
         failure_statuses: the statuses meaning "nothing usable was read".
         lower_is_better: the metric keys where a lower value is the better one (error
             rates); every other key is better higher.
+        paper_comparison: ``(key, how far)`` pairs: how far each key that carries a name of
+            the paper's tables (or stands in for one) can be put beside the paper's figure
+            (:meth:`comparison_with_paper`); reports show it beside every value.
         behaviour: ``"module:attribute"`` of the task's :class:`novabench.tasks.TaskBehaviour`
             (how it is judged, scored, broken down and ranked: ``novabench/tasks/<task>.py``).
 
@@ -117,6 +131,7 @@ class TaskSpec:
     paper_keys: tuple[str, ...] = ()
     paper_key_stand_ins: tuple[tuple[str, str], ...] = ()
     lower_is_better: tuple[str, ...] = ()
+    paper_comparison: tuple[tuple[str, str], ...] = ()
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -145,6 +160,19 @@ class TaskSpec:
             ('ClinicalF1', None)
         """
         return next((paper for paper, other in self.paper_key_stand_ins if other == key), None)
+
+    def comparison_with_paper(self, key: str) -> str:
+        """How far a report's ``key`` can be put beside the paper's figure of that name.
+
+        Example:
+            >>> TASKS["localization"].comparison_with_paper("mAP@30")
+            'yes'
+            >>> TASKS["diagnosis"].comparison_with_paper("top1-lexicon")
+            'no: another quantity'
+            >>> TASKS["localization"].comparison_with_paper("COCO-AP@50")
+            'not a paper key'
+        """
+        return dict(self.paper_comparison).get(key, NOT_A_PAPER_KEY)
 
     def load_parser(self) -> Callable[..., Any]:
         """Import and return the task's parser.
@@ -239,6 +267,15 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             behaviour="novabench.tasks.localization:BEHAVIOUR",
             lower_is_better=("FP30", "FNR"),  # error rates
             paper_keys=("mAP@30", "mAP@50"),
+            paper_comparison=(
+                ("mAP@30", SAME_DEFINITION),
+                ("mAP@50", SAME_DEFINITION),
+                ("mAP@50:95", DEFINITION_INFERRED),
+                ("ACC50", DEFINITION_OURS),
+                ("TP30", DEFINITION_OURS),
+                ("FP30", DEFINITION_OURS),
+                ("FNR", DEFINITION_OURS),
+            ),
         ),
         "captioning": TaskSpec(
             name="captioning",
@@ -279,6 +316,18 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             failure_statuses=_FAILURES,
             behaviour="novabench.tasks.captioning:BEHAVIOUR",
             paper_keys=("BLEU-4", "METEOR", "ClinicalF1"),
+            paper_comparison=(
+                ("BLEU-4", SETTINGS_UNPUBLISHED),
+                ("METEOR", SETTINGS_UNPUBLISHED),
+                ("METEOR-exact+stem", ANOTHER_QUANTITY),
+                ("BERTScore-F1", SETTINGS_UNPUBLISHED),
+                ("ClinicalF1", UP_TO_THE_JUDGE),
+                ("ModalityF1", UP_TO_THE_JUDGE),
+                ("BinaryF1", UP_TO_THE_JUDGE),
+                ("ClinicalF1-lexicon", ANOTHER_QUANTITY),
+                ("ModalityF1-lexicon", ANOTHER_QUANTITY),
+                ("BinaryF1-lexicon", ANOTHER_QUANTITY),
+            ),
             # Without WordNet / without the keyword judge: other quantities, other names.
             paper_key_stand_ins=(
                 ("METEOR", "METEOR-exact+stem"),
@@ -322,6 +371,14 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
             failure_statuses=_FAILURES,
             behaviour="novabench.tasks.diagnosis:BEHAVIOUR",
             paper_keys=("top1", "top5"),
+            paper_comparison=(
+                ("top1", UP_TO_THE_JUDGE),
+                ("top5", UP_TO_THE_JUDGE),
+                ("top1-lexicon", ANOTHER_QUANTITY),
+                ("top5-lexicon", ANOTHER_QUANTITY),
+                ("top1-pairwise", ANOTHER_QUANTITY),
+                ("top5-pairwise", ANOTHER_QUANTITY),
+            ),
             paper_key_stand_ins=(
                 ("top1", "top1-lexicon"),
                 ("top1", "top1-pairwise"),

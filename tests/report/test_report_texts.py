@@ -88,7 +88,9 @@ def test_no_breakdowns_and_no_bootstrap_are_said_not_left_blank(
     assert "n=0" not in markdown and "no intervals (--bootstrap 0)" in markdown
     assert "| localization | mAP@30 |" in markdown
     headline = markdown.split("## Coverage", 1)[0].splitlines()
-    assert all(line.count("|") == 4 for line in headline if line.startswith("| "))  # no CI column
+    # task, metric, value and how far it compares with the paper: no CI column
+    assert "| task | metric | value (%) | comparable with the paper's? |" in headline
+    assert all(line.count("|") == 5 for line in headline if line.startswith("| "))
     table = render_table(report)
     assert "no intervals (--bootstrap 0)" in table and "% CI" not in table
 
@@ -213,3 +215,43 @@ def test_markdown_breakdowns_withhold_too_small_values_as_the_html_does() -> Non
     (section,) = _breakdown_section(report)
     page = "".join(section.body)
     assert "66.7" not in page and "too small" in page
+
+
+def test_every_value_says_how_far_it_compares_with_the_papers_figure() -> None:
+    """The Markdown and HTML headline tables carry, beside each value, whether the key is
+    the paper's (mAP@30), the paper's name under an inferred or our own definition, a
+    quantity whose paper settings are unknown, a proxy, or no paper key at all."""
+    from novabench.report.html import render_html
+    from novabench.report.render import render_markdown
+
+    report = {
+        "data": {"path": "nova", "n_images": 2, "n_cases": 1},
+        "predictions": {"paths": ["p.jsonl"]},
+        "toolkit": {"version": "0"},
+        "bootstrap": {"n_resamples": 0, "confidence": 0.95, "seed": 0},
+        "tasks": {
+            "localization": {
+                "metrics": {"mAP@30": 0.5, "mAP@50:95": 0.2, "TP30": 0.4, "COCO-AP@50": 0.3},
+                "notes": [],
+                "coverage": {"items": 2, "answered": 2, "missing": 0, "errors": 0},
+            },
+            "captioning": {
+                "metrics": {"BLEU-4": 0.09, "ClinicalF1-lexicon": 0.3},
+                "notes": [],
+                "coverage": {"items": 2, "answered": 2, "missing": 0, "errors": 0},
+            },
+        },
+    }
+    markdown = render_markdown(report)
+    for row in (
+        "| localization | mAP@30 | 50.0 | yes |",
+        "| localization | mAP@50:95 | 20.0 | with care: definition inferred |",
+        "| localization | TP30 | 40.0 | with care: the paper's definition is not public (ours) |",
+        "| localization | COCO-AP@50 | 30.0 | not a paper key |",
+        "| captioning | BLEU-4 | 9.0 | with care: the paper's settings are not published |",
+        "| captioning | ClinicalF1-lexicon | 30.0 | no: another quantity |",
+    ):
+        assert row in markdown
+    page = render_html(report, gallery_size=0)
+    assert "<th>comparable with the paper&#x27;s?</th>" in page
+    assert "<td>with care: definition inferred</td>" in page

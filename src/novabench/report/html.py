@@ -32,6 +32,7 @@ from novabench.report.render import (
     HEADLINE_KEYS,
     NO_INTERVALS,
     TASK_ORDER,
+    VERSUS_PAPER,
     coverage_phrase,
     model_name,
     settings_lines,
@@ -270,6 +271,7 @@ def _measure_rows(
         if published is not None:
             # Beside a stand-in the paper key's figures, marked as not comparable with it.
             cells.append(f"<td>{_published_cell(published, task, key, stands_for)}</td>")
+        cells.append(f"<td>{_text(registry.TASKS[task].comparison_with_paper(key))}</td>")
         html.append("<tr>" + "".join(cells) + "</tr>")
     return html
 
@@ -280,6 +282,7 @@ def _header(report: Mapping[str, Any], intervals: bool, published: bool) -> str:
     columns += [f"{level}% CI"] if intervals else []
     columns += ["human reference (%)"]
     columns += ["published, not re-scored (%)"] if published else []
+    columns += [VERSUS_PAPER]
     return "<tr>" + "".join(f"<th>{_text(c)}</th>" for c in columns) + "</tr>"
 
 

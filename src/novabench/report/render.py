@@ -413,6 +413,10 @@ def without_intervals(report: Mapping[str, Any]) -> bool:
 #: What a report scored without resamples says in place of its intervals.
 NO_INTERVALS = "no intervals (--bootstrap 0)"
 
+#: The column saying how far each value can be put beside the paper's figure of that name
+#: (``TaskSpec.comparison_with_paper``).
+VERSUS_PAPER = "comparable with the paper's?"
+
 #: Below this many resamples a percentile interval can miss its own estimate entirely.
 FEW_RESAMPLES = 100
 
@@ -1203,8 +1207,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"Predictions: {', '.join(markdown_code_span(p) for p in report['predictions']['paths'])}. "
         f"novabench {report['toolkit']['version']}.",
         "",
-        f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) |",
-        "|---|---|---:|---|",
+        f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) | {VERSUS_PAPER} |",
+        "|---|---|---:|---|---|",
     ]
     # Every notice and warning under the title, before the Model line, in the terminal's
     # order; one paragraph each (adjacent lines would render as one run-on paragraph).
@@ -1213,13 +1217,25 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         for line in report_first_lines(report)
         for part in (f"**{markdown_text_with_code(line)}**", "")
     ]
+    versus = {
+        (task, key): registry.TASKS[task].comparison_with_paper(key)
+        for task in TASK_ORDER
+        for key in HEADLINE_KEYS[task]
+    }
     if without_intervals(report):
-        lines[-2:] = [f"Values in percent; {NO_INTERVALS}.", "", "| task | metric | value (%) |"]
-        lines.append("|---|---|---:|")
-        lines += [f"| {task} | {key} | {value} |" for task, key, value, _ in _rows(report)]
+        lines[-2:] = [
+            f"Values in percent; {NO_INTERVALS}.",
+            "",
+            f"| task | metric | value (%) | {VERSUS_PAPER} |",
+        ]
+        lines.append("|---|---|---:|---|")
+        lines += [
+            f"| {task} | {key} | {value} | {versus[task, key]} |"
+            for task, key, value, _ in _rows(report)
+        ]
     else:
         lines += [
-            f"| {task} | {key} | {value} | {interval} |"
+            f"| {task} | {key} | {value} | {interval} | {versus[task, key]} |"
             for task, key, value, interval in _rows(report)
         ]
     lines += ["", "## Coverage", ""] + [f"- {line}" for line in _coverage_lines(report)]
