@@ -998,3 +998,23 @@ def test_a_comma_line_that_may_be_one_name_is_kept_whole_and_counted(
 def test_unmarked_lines_of_prose_are_not_read_as_names() -> None:
     answer = "The lesion enhances.\nIt is probably a glioma."
     assert parse_diagnoses(answer).status == "unparseable"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "lesión：［502，392，552，454］",  # a CJK input method's brackets, comma and colon
+        '```json\n［{"bbox_2d"：［502，392，552，454］，"label"："病变"}］\n```',
+        "lesion:\u3000[502、392、552、454]",  # ideographic space and comma
+        "lesion: [５０２, ３９２, ５５２, ４５４]",  # fullwidth digits
+    ],
+)
+def test_fullwidth_punctuation_is_read_as_ascii_and_said(raw: str) -> None:
+    parsed = parse_localization(raw, image_size=(600, 600), convention="xyxy_pixel")
+    assert (parsed.status, parsed.boxes) == ("ok", [[502.0, 392.0, 50.0, 62.0]])
+    assert "fullwidth characters read as their ASCII forms" in parsed.notes
+
+
+def test_an_answer_without_fullwidth_forms_gets_no_note() -> None:
+    parsed = parse_localization("lesion: [502, 392, 552, 454]", image_size=(600, 600))
+    assert parsed.status == "ok" and parsed.notes == ()

@@ -88,6 +88,7 @@ from novabench.run.parsers.text import (
     _fenced_blocks,
     _is_null_literal,
     _strip_reasoning,
+    _with_ascii_punctuation,
     _without_fences,
 )
 
@@ -781,6 +782,9 @@ def _parse_localization(
     if len(text) > _MAX_CHARS:
         notes.append(f"answer of {len(text)} characters read up to {_MAX_CHARS}")
         text = text[:_MAX_CHARS]
+    text, folded = _with_ascii_punctuation(text)
+    if folded:
+        notes.append("fullwidth characters read as their ASCII forms")
     if not text.strip():
         error = reasoning.empty_error() if reasoning.removed else "no answer text"
         return ParsedBoxes(status="empty", error=error, notes=tuple(notes))

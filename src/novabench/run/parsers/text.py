@@ -14,6 +14,9 @@
 - ``_MAX_CHARS``: how much of a runaway answer is read.
 - ``_without_surrogates``: lone UTF-16 surrogates become U+FFFD, so no output string
   is unencodable.
+- ``_with_ascii_punctuation``: fullwidth forms (``［502，392］``, ``：``, the ideographic
+  space and comma) as their ASCII characters, so box numbers a model writes with a CJK
+  input method are read.
 
 Everything here is private to :mod:`novabench.run.parsers`.
 """
@@ -43,6 +46,26 @@ def _without_surrogates(text: str) -> str:
     if _SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+# U+FF01..U+FF5E are the fullwidth forms of "!".."~"; U+3000 and U+3001 the ideographic
+# space and comma (a list separator). Nothing else is folded: "。" ends a sentence.
+_FULLWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 32, 0x3001: 44}
+_HAS_FULLWIDTH = re.compile("[\uff01-\uff5e\u3000\u3001]")
+
+
+def _with_ascii_punctuation(text: str) -> tuple[str, bool]:
+    """The text with fullwidth forms as ASCII, and whether there were any.
+
+    Example:
+        >>> _with_ascii_punctuation("lesión：［502，392，552，454］")
+        ('lesión:[502,392,552,454]', True)
+        >>> _with_ascii_punctuation("lesion: [1, 2, 3, 4]")
+        ('lesion: [1, 2, 3, 4]', False)
+    """
+    if _HAS_FULLWIDTH.search(text) is None:
+        return text, False
+    return text.translate(_FULLWIDTH), True
 
 
 def _coerce_text(value: Any) -> tuple[str | None, str | None]:
