@@ -1018,3 +1018,21 @@ def test_fullwidth_punctuation_is_read_as_ascii_and_said(raw: str) -> None:
 def test_an_answer_without_fullwidth_forms_gets_no_note() -> None:
     parsed = parse_localization("lesion: [502, 392, 552, 454]", image_size=(600, 600))
     assert parsed.status == "ok" and parsed.notes == ()
+
+
+def test_ollamas_thinking_lines_are_reasoning_not_the_answer() -> None:
+    """Ollama's command line wraps a thinking model's reasoning in "Thinking..." and
+    "...done thinking."; a box quoted there is no answer, and the final "no target" is."""
+    raw = (
+        "Thinking...\nMaybe lesion: [10, 10, 50, 50]? No, it is normal.\n"
+        "...done thinking.\n\nno target"
+    )
+    parsed = parse_localization(raw, image_size=(600, 600), convention="xyxy_pixel")
+    assert (parsed.status, parsed.boxes) == ("no_target", [])
+    cut = parse_localization("Thinking...\nlesion: [10, 10, 50, 50]", image_size=(600, 600))
+    assert (cut.status, cut.boxes) == ("empty", [])  # cut off while thinking: no answer
+    # "Thinking..." elsewhere than on the first line is the answer's own text
+    kept = parse_localization(
+        "lesion: [10, 10, 50, 50]\nThinking...\n", image_size=(600, 600), convention="xyxy_pixel"
+    )
+    assert kept.boxes == [[10.0, 10.0, 40.0, 40.0]]

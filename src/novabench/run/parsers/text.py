@@ -98,6 +98,12 @@ _REASONING_TAG = re.compile(
 )
 
 
+# Ollama's command line prints a thinking model's reasoning between a first line
+# "Thinking..." and a line "...done thinking."; read as <think> and </think>.
+_OLLAMA_THINKING_OPEN = re.compile(r"\s*Thinking\.\.\.[ \t]*\r?\n")
+_OLLAMA_THINKING_CLOSE = re.compile(r"^\.\.\.done thinking\.[ \t]*$", re.MULTILINE)
+
+
 @dataclass(frozen=True)
 class _Reasoning:
     text: str  # the answer without its reasoning blocks
@@ -127,8 +133,17 @@ def _strip_reasoning(text: str) -> _Reasoning:
     without an opening one (the chat template put ``<think>`` in the prompt)
     means everything before it was reasoning; an opening tag that is never
     closed (generation cut off by the token limit) means everything after it
-    is reasoning. One pass over the tags, so the cost stays linear.
+    is reasoning. One pass over the tags, so the cost stays linear. Ollama's
+    ``Thinking...`` / ``...done thinking.`` lines, when the answer opens with the first,
+    are read as those tags.
+
+    Example:
+        >>> _strip_reasoning("Thinking...\\nlesion?\\n...done thinking.\\n\\nno target").text
+        '\\n\\nno target'
     """
+    opened = _OLLAMA_THINKING_OPEN.match(text)
+    if opened is not None:
+        text = "<think>" + _OLLAMA_THINKING_CLOSE.sub("</think>", text[opened.end() :], count=1)
     kept: list[str] = []
     start = 0  # where the current stretch of answer text began
     open_at: int | None = None
