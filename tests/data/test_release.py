@@ -877,3 +877,25 @@ def test_rows_of_another_split_are_kept_and_counted_by_split(tmp_path):
     assert release.warnings == [
         "data/nova-v1.parquet: rows with a split other than 'test' were kept: {'train': 2, None: 1}"
     ]
+
+
+@pytest.mark.parametrize("layout", ["v1", "legacy"])
+def test_a_gold_box_listed_twice_is_kept_and_reported(tmp_path, layout):
+    """The ground truth is the release's, so a repeated gold box stays (every metric sees
+    the release as it is), and the reading warnings say which image holds it."""
+    if layout == "v1":
+        rows = _rows()
+        gold = next(box for box in rows[0]["bboxes"] if box["source"] == "gold")
+        rows[0]["bboxes"].append(dict(gold))
+        root = write_v1_release(tmp_path, rows, image_size=SMALL)
+        filename = rows[0]["filename"]
+    else:
+        root = write_legacy_release(tmp_path, image_size=SMALL)
+        lines = (root / "bboxes_gold.csv").read_text().splitlines()
+        (root / "bboxes_gold.csv").write_text("\n".join([*lines, lines[1]]) + "\n")
+        filename = lines[1].split(",")[0]
+    release = read_release(root)
+    image = next(image for image in release.images if image.filename == filename)
+    assert len(image.boxes) == len({tuple(box) for box in image.boxes}) + 1
+    repeated = [warning for warning in release.warnings if "listed more than once" in warning]
+    assert len(repeated) == 1 and f"({filename})" in repeated[0]

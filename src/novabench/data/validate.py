@@ -536,8 +536,8 @@ def build_records(
         root: the release folder (image paths are relative to it).
         raws: the rows a layout reader gave.
         extra_keys: the release's extra meta keys, in order.
-        warnings: empty captions and per-case metadata that differs within a case are
-            noted here.
+        warnings: empty captions, a gold box listed twice in one image and per-case
+            metadata that differs within a case are noted here.
         png_digests: if given, filled with filename -> SHA-256 of the image's PNG bytes,
             hashed from the bytes that were checked (each file is read once).
 
@@ -614,6 +614,12 @@ def build_records(
         caption = text(raw.caption)
         if caption is None or not caption.strip():
             warnings.append(f"{raw.source}, {raw.where()}: empty caption")
+        if len(gold) > 1 and len({tuple(box) for box in gold}) < len(gold):
+            # Kept as the release lists it: the ground truth is not ours to edit.
+            warnings.append(
+                f"{raw.source}, {raw.where()}: a gold box is listed more than once; kept as "
+                "listed (COCO-AP@ and TP30 count each copy; the hit rates do not change)"
+            )
         title, publication_date, clinical_history = case_values
         record = ImageRecord(
             filename=raw.filename,
