@@ -137,6 +137,18 @@ def test_a_run_still_being_written_is_refused_in_one_line_unless_allowed(
     assert "not of the run once it ends" in line
     assert line.endswith("captioning and diagnosis were asked and not answered yet (no line)")
     assert line in render_table(report) and f"**{line}**" in render_markdown(report)
+    # Ranked on a board only with a warning saying its numbers were a snapshot.
+    board = build_leaderboard([report], ["running.json"], n_resamples=20)
+    assert f"warning: running.json: {line}" in board["warnings"]
+    (row,) = [row for row in csv.DictReader(io.StringIO(leaderboard_csv(board))) if row["run"]]
+    assert row["run"].startswith("running (still being written when scored); captioning")
+    # nova compare reads runs the same way: refused while written.
+    arguments = ["compare", "--data", str(sample_release), "--a", str(sample_floor_run), "--b",
+                 str(run), "--out", str(tmp_path / "c.json"), "--task", "localization",
+                 "--bootstrap", "20"]  # fmt: skip
+    capsys.readouterr()
+    assert main(arguments) == 2
+    assert "still being written" in capsys.readouterr().err
 
 
 def test_a_running_status_with_no_writer_left_is_scored_and_said(
