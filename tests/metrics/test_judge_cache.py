@@ -1,4 +1,5 @@
-"""The judge cache trusts an entry only as the answer to exactly this request (issues 20, 22).
+"""The judge cache trusts an entry only as the answer to exactly this request, asked of this
+server (issues 20, 22; user11).
 
 A tampered entry (a flipped verdict, another request's entry copied over), an old entry
 without its raw reply, or an entry that is not a readable regular file is a counted miss,
@@ -30,7 +31,11 @@ from novabench.metrics.judge import (
     verdict_cache_key,
 )
 from novabench.metrics.judge.cache import MAX_CACHE_ENTRY_BYTES
-from novabench.metrics.keyword_judge import KEYWORD_GROUPS, OpenAIKeywordJudge
+from novabench.metrics.keyword_judge import (
+    KEYWORD_GROUPS,
+    OpenAIKeywordJudge,
+    keyword_pair_cache_key,
+)
 from novabench.records import is_placeholder_diagnosis
 from tests.fake_openai_server import FakeOpenAIServer, request_text
 
@@ -427,7 +432,9 @@ def test_an_endpoint_value_and_the_keyword_form_build_the_same_judge(
     shown = ("endpoint", "identity", "timeout", "max_retries", "max_tokens", "max_workers")
     for name in (*shown, "cache_dir"):
         assert getattr(from_value, name) == getattr(from_keywords, name), name
-    assert from_value.identity.endswith(":judge-model:temperature=0.2")
+    assert from_value.identity.endswith(
+        ":judge-model:temperature=0.2:endpoint=http://127.0.0.1:9/v1/chat/completions"
+    )
     assert "secret" not in repr(endpoint) + repr(from_value)
 
 
@@ -482,3 +489,132 @@ def test_a_consistent_edit_of_reply_and_answer_is_not_detected_but_the_report_sa
     shown = f"case judge judge-model: {n_cases} of {n_cases} verdicts from the cache"
     for text in (render_table(edited), render_markdown(edited), render_html(edited)):
         assert shown in text
+
+
+# ---------------------------------------------------------------------------------------
+# A verdict belongs to the server that gave it
+# ---------------------------------------------------------------------------------------
+
+D3_LINES = [
+    {"case_id": "case0002", "diagnoses": ["NMOSD", "MS", "MOGAD", "ADEM", "Sarcoidosis"]},
+    {
+        "case_id": "case0004",
+        "diagnoses": [
+            "Neurocysticercosis",
+            "Tuberculoma",
+            "Toxoplasmosis",
+            "Abscess",
+            "Metastasis",
+        ],
+    },
+    {
+        "case_id": "case0008",
+        "diagnoses": ["Susac syndrome", "MS", "ADEM", "SLE vasculitis", "Migraine"],
+    },
+]
+
+
+def test_two_servers_under_one_model_name_do_not_share_verdicts(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """user11: the second server's run was scored from the first server's cached verdicts."""
+    predictions = tmp_path / "d3.jsonl"
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in D3_LINES), encoding="utf-8")
+    cache = tmp_path / "jcache"
+    always = FakeOpenAIServer(answer=lambda body: json.dumps({"matched_slot": 1}))
+    never = FakeOpenAIServer(answer=lambda body: json.dumps({"matched_slot": None}))
+    reports = []
+    with always, never:
+        for name, server in (("first", always), ("second", never)):
+            out = tmp_path / f"{name}.json"
+            arguments = ["evaluate", "--data", str(sample_release), "--predictions",
+                         str(predictions), "--out", str(out), "--answered-only", "--bootstrap",
+                         "0", "-q", "--no-breakdowns", "--judge-endpoint", server.base_url,
+                         "--judge-model", "judge-x", "--judge-cache", str(cache)]  # fmt: skip
+            assert main(arguments) == 0
+            reports.append(json.loads(out.read_text(encoding="utf-8")))
+        assert (always.n_requests, never.n_requests) == (3, 3)
+    first, second = (report["tasks"]["diagnosis"] for report in reports)
+    # Every reply of the first server names slot 1, of the second none.
+    assert (first["metrics"]["top1"], second["metrics"]["top1"]) == (1.0, 0.0)
+    assert second["judge"]["stats"]["cache_hits"] == 0
+    assert second["judge"]["endpoint"] == never.base_url + "/chat/completions"
+    assert "0 from the cache" in capsys.readouterr().out
+    assert len(entries(cache)) == 6  # each server's verdicts kept apart
+
+
+def keyword_ask(judge: Any) -> Any:
+    return judge.judge_pair("Axial FLAIR: a lesion.", "Axial T2: a lesion.")
+
+
+JUDGE_ASKS = {
+    OpenAIChatJudge: lambda judge: judge("Glioma", "glioma"),
+    OpenAICaseJudge: lambda judge: judge.judge_case("Glioma", ["GBM", "glioma"]),
+    OpenAIKeywordJudge: keyword_ask,
+}
+
+
+@pytest.mark.parametrize("kind", JUDGE_TYPES)
+def test_each_judge_asks_another_server_again_and_reuses_its_own_however_spelled(
+    kind: type[Any], tmp_path: Path
+) -> None:
+    ask = JUDGE_ASKS[kind]
+    with FakeOpenAIServer(answer=judge_answer) as one, FakeOpenAIServer(answer=judge_answer) as two:
+        ask(kind(one.base_url, "judge-model", cache_dir=tmp_path))
+        other = kind(two.base_url, "judge-model", cache_dir=tmp_path)
+        ask(other)
+        assert (one.n_requests, two.n_requests) == (1, 1)
+        assert other.stats.cache_hits == 0 and other.stats.cache_rejected == 0
+        # The same server written another way: root URL, a trailing slash, the full path,
+        # upper-case host, credentials and a query token (neither is part of the key).
+        host, port = one.root_url.removeprefix("http://").split(":")
+        spellings = [
+            one.root_url,
+            one.base_url + "/",
+            one.base_url + "/chat/completions",
+            f"HTTP://{host.upper()}:{port}/v1",
+            f"http://user:hunter2@{host}:{port}/v1?api_key=sk-test-0123456789",
+        ]
+        for spelling in spellings:
+            again = kind(spelling, "judge-model", cache_dir=tmp_path)
+            ask(again)
+            assert again.stats.cache_hits == 1, spelling
+        assert (one.n_requests, two.n_requests) == (1, 1)
+    written = "".join(path.read_text(encoding="utf-8") for path in entries(tmp_path))
+    assert "hunter2" not in written and "sk-test" not in written
+
+
+@pytest.mark.parametrize("kind", JUDGE_TYPES)
+def test_an_entry_written_before_keys_named_the_server_is_a_plain_miss(
+    kind: type[Any], tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    """Entries keyed on model and temperature alone are served to no server: asked once."""
+    ask = JUDGE_ASKS[kind]
+    judge = kind(server.base_url, "judge-model", cache_dir=tmp_path)
+    ask(judge)
+    (entry,) = entries(tmp_path)
+    record = json.loads(entry.read_text(encoding="utf-8"))
+    old_identity = judge.identity.split(":endpoint=")[0]
+    assert record["request"]["judge"] == judge.identity != old_identity
+    # The entry as the former key wrote it: the same reply, under the identity without server.
+    record["request"]["judge"] = old_identity
+    request = record["request"]
+    if kind is OpenAIChatJudge:
+        key = verdict_cache_key(old_identity, judge.prompt_version, "Glioma", "glioma")
+    elif kind is OpenAICaseJudge:
+        key = case_verdict_cache_key(
+            old_identity, judge.prompt_version, "Glioma", ["GBM", "glioma"]
+        )
+    else:
+        key = keyword_pair_cache_key(
+            old_identity, judge.prompt_version, judge.prompt_sha256,
+            request["reference"], request["prediction"],
+        )  # fmt: skip
+    entry.unlink()
+    old = tmp_path / key[:2] / f"{key}.json"
+    old.parent.mkdir(exist_ok=True)
+    old.write_text(json.dumps(record), encoding="utf-8")
+    again = kind(server.base_url, "judge-model", cache_dir=tmp_path)
+    ask(again)
+    assert again.stats.cache_hits == 0 and again.stats.cache_rejected == 0
+    assert server.n_requests == 2

@@ -316,6 +316,12 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         help="score a run whose manifest records another release fingerprint",
     )
     parser.add_argument(
+        "--allow-running",
+        action="store_true",
+        help="score a run another process is still writing (its scores will change); by "
+        "default refused",
+    )
+    parser.add_argument(
         "--confidence",
         type=checks.positive_float_option,
         default=0.95,
@@ -463,6 +469,7 @@ def scoring_options(args: argparse.Namespace) -> ScoringOptions:
         tasks=args.task,
         box_convention=args.box_convention,
         allow_other_release=args.allow_other_release,
+        allow_running=args.allow_running,
         n_resamples=args.bootstrap,
         confidence=args.confidence,
         seed=args.seed,

@@ -21,8 +21,9 @@ Replies are checked strictly (:func:`parse_keyword_reply`): one JSON object with
 captions, all five groups as lists of strings and a label of ``"normal"`` or
 ``"abnormal"``; anything else is asked again within the retry budget and, if it stays
 unreadable, counted as a failure. Results are cached on disk (the judge cache layout of
-:mod:`novabench.metrics.judge`) under a hash of model, temperature, prompt version and
-hash, and the caption pair, each entry with the raw reply its keywords are read from
+:mod:`novabench.metrics.judge`) under a hash of model, temperature, server
+(:func:`~novabench.metrics.judge.cache_endpoint`), prompt version and hash, and the
+caption pair, each entry with the raw reply its keywords are read from
 again (an entry of another request, or whose keywords its reply does not give, is asked
 again and counted in ``cache_rejected``); HTTP goes through the one client, :class:`novabench.client.ChatClient`.
 
@@ -372,7 +373,7 @@ class OpenAIKeywordJudge(_HttpJudge):
     Example:
         >>> judge = OpenAIKeywordJudge("http://localhost:8000/v1", "judge", temperature=0)
         >>> judge.identity, len(judge.prompt_sha256)
-        ('openai-keywords:judge:temperature=0', 64)
+        ('openai-keywords:judge:temperature=0:endpoint=http://localhost:8000/v1/chat/completions', 64)
     """
 
     _IDENTITY_KIND = "openai-keywords"

@@ -102,6 +102,7 @@ from novabench.report.render import (
     portable_bertscore_hash,
     stand_in_lines,
     synthetic_data_line,
+    unfinished_run_line,
     with_current_keys,
 )
 from novabench.tasks import ItemTablesMismatch, behaviour, tasks_where
@@ -812,6 +813,8 @@ def build_leaderboard(
             "model": model_name(report),
             "path": name,
             "data": "synthetic sample" if synthetic_data_line(report) else "",
+            # an interrupted or running run: its manifest statuses, for the CSV's rows
+            "run": _run_cell(report),
             "tasks": {},
         }
         for task in TASK_ORDER:
@@ -962,6 +965,12 @@ def build_leaderboard(
                 for line in text.splitlines()
             ),
             *([_unverified_warning(without_items)] if without_items else []),
+            # ranked as they stood when scored: a running run's numbers were a snapshot
+            *(
+                f"warning: {name}: {line}"
+                for name, line in zip(names, map(unfinished_run_line, reports))
+                if line
+            ),
         ],
         "models": models,
         "ranking": ranking,
@@ -970,6 +979,34 @@ def build_leaderboard(
         "setting_differences": differences,
         "notes": notes,
     }
+
+
+def _run_cell(report: Mapping[str, Any]) -> str:
+    """The CSV's word on the run a report scored: "" when finished, else its statuses.
+
+    Example:
+        >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
+        ...     "status": "interrupted"}], "asked_not_answered": ["diagnosis"]}}})
+        'interrupted; diagnosis asked, no line'
+        >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
+        ...     "status": "running", "writer": "pid 7"}], "asked_not_answered": []}}})
+        'running (still being written when scored)'
+        >>> _run_cell({})
+        ''
+    """
+    recorded = (report.get("predictions") or {}).get("unfinished_run")
+    if not isinstance(recorded, Mapping):
+        return ""
+    parts = []
+    for run in recorded.get("runs") or []:
+        if not isinstance(run, Mapping):
+            continue
+        status = str(run.get("status"))
+        parts.append(f"{status} (still being written when scored)" if run.get("writer") else status)
+    asked = [task for task in recorded.get("asked_not_answered") or [] if isinstance(task, str)]
+    if asked:
+        parts.append(f"{', '.join(asked)} asked, no line")
+    return "; ".join(parts)
 
 
 #: The mark after a value the board could not check (its report has no per-item tables).
@@ -1291,8 +1328,9 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     task, key and unit only, whatever the board holds; then a note column per task says
     what it was ranked on (or why not) and which keys the reports scored with different
     settings; last, what the warnings say per row: ``data`` ("synthetic sample" or ""),
-    ``verified`` ("yes": checked against per-item tables, "no": taken as stated) and a
-    coverage column per task (answered/total, or "unknown").
+    ``verified`` ("yes": checked against per-item tables, "no": taken as stated), a
+    coverage column per task (answered/total, or "unknown") and ``run`` ("" for a finished
+    run, else its manifest statuses and the tasks asked but never answered).
     """
     columns = _columns(board)
     tasks = _tasks(board)
@@ -1306,7 +1344,7 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             header += [f"{task} {key} (%)", f"{task} {key} CI low (%)", f"{task} {key} CI high (%)"]
     header += [f"{task} note" for task in tasks]
     # What the warnings say, per row (a CSV read by pandas has no room for comment lines).
-    header += ["data", "verified"] + [f"{task} coverage" for task in tasks]
+    header += ["data", "verified"] + [f"{task} coverage" for task in tasks] + ["run"]
     rows = []
     for model in board["models"]:
         cells = [_label(board, model)]
@@ -1325,6 +1363,7 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             "yes" if checked and all(checked) else "no" if checked else "",
         ]
         cells += [str(model["tasks"].get(task, {}).get("coverage", "")) for task in tasks]
+        cells.append(str(model.get("run", "")))
         rows.append(cells)
     for human in board["human_reference"]:
         cells = [f"human: {human['who']}"]
@@ -1338,7 +1377,7 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             else:
                 cells += ["", "", ""]
         data = next((str(model.get("data", "")) for model in board["models"]), "")
-        rows.append(cells + [""] * len(tasks) + [data, ""] + [""] * len(tasks))
+        rows.append(cells + [""] * len(tasks) + [data, ""] + [""] * len(tasks) + [""])
     return header, rows
 
 
@@ -1805,7 +1844,7 @@ def leaderboard_csv(board: Mapping[str, Any]) -> str:
     Example:
         >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
         >>> leaderboard_csv(board)
-        'model,data,verified\\r\\n'
+        'model,data,verified,run\\r\\n'
     """
     header, rows = _table(board)
     buffer = io.StringIO()

@@ -46,6 +46,7 @@ __all__ = [
     "render_markdown",
     "render_table",
     "settings_lines",
+    "unfinished_run_line",
     "unread_boxes_line",
     "stand_in_lines",
     "with_current_keys",
@@ -360,7 +361,8 @@ def metric_label(task: str, key: str) -> str:
 def comparison_first_lines(comparison: Mapping[str, Any]) -> list[str]:
     """What a comparison's reader must see before its table, in every output, in order.
 
-    The synthetic-data notice, answers not read, sides whose answers are mostly unusable,
+    The synthetic-data notice, a side's unfinished run, answers not read, sides whose
+    answers are mostly unusable,
     METEOR's stand-in, then tasks where both sides answer alike.
 
     Example:
@@ -368,7 +370,13 @@ def comparison_first_lines(comparison: Mapping[str, Any]) -> list[str]:
         >>> comparison_first_lines({"tasks": {"captioning": {}}, "notes": {"captioning": [note]}})
         ['warning: captioning: METEOR not computed: the nltk WordNet corpus is not installed']
     """
-    lines = [synthetic_data_line(comparison), *comparison_unread_lines(comparison)]
+    lines = [synthetic_data_line(comparison)]
+    lines += [
+        f"{_side_name(comparison, side)} {line}"
+        for side in ("a", "b")
+        if (line := unfinished_run_line(comparison.get(side) or {}))
+    ]
+    lines += comparison_unread_lines(comparison)
     for task in TASK_ORDER:
         for side in ("a", "b"):
             counts = ((comparison.get("coverage") or {}).get(task) or {}).get(side) or {}
@@ -1116,8 +1124,8 @@ def render_table(report: Mapping[str, Any]) -> str:
 def report_first_lines(report: Mapping[str, Any]) -> list[str]:
     """What a report's reader must see before its first number, in every output, in order.
 
-    The synthetic-data notice, the answered-only scope with its counts per task, answers
-    not read, boxes past the image, tasks whose answers
+    The synthetic-data notice, the answered-only scope with its counts per task, an
+    unfinished run (its status, tasks asked and never answered), answers not read, boxes past the image, tasks whose answers
     are mostly unusable, METEOR's stand-in, too few resamples, then the keys that stand in
     for the paper's. The terminal prints them first, the Markdown and HTML reports right
     under their title (before the Model line), so all three show them alike.
@@ -1127,7 +1135,7 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
         >>> report_first_lines({"tasks": {"captioning": {"notes": [note]}}})
         ['warning: captioning: METEOR not computed: the nltk WordNet corpus is not installed']
     """
-    lines = [synthetic_data_line(report), answered_only_line(report)]
+    lines = [synthetic_data_line(report), answered_only_line(report), unfinished_run_line(report)]
     lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
     return [line for line in lines if line]
@@ -1428,6 +1436,30 @@ def _p_value(value: Any, n_resamples: Any = None) -> str:
         if float(value) <= floor * (1 + 1e-9):
             return f"<{math.ceil(floor * 1000 - 1e-9) / 1000:.3f}"
     return f"{float(value):.3f}"
+
+
+def unfinished_run_line(report: Mapping[str, Any]) -> str:
+    """A reader's warning when the run scored had not finished ("" otherwise).
+
+    Built from what the report recorded (``predictions.unfinished_run``: each file's
+    manifest status and, for a running one, its writer; tasks asked and never answered).
+
+    Example:
+        >>> unfinished_run_line({"predictions": {"unfinished_run": {"runs": [{"path":
+        ...     "run.jsonl", "status": "interrupted"}], "asked_not_answered": ["diagnosis"]}}})
+        "unfinished run: run.jsonl has manifest status 'interrupted' (it ended before it \
+asked every item); diagnosis was asked and never answered (no line)"
+        >>> unfinished_run_line({"predictions": {"paths": ["run.jsonl"]}})
+        ''
+    """
+    from novabench.run.manifest import unfinished_run_notice
+
+    recorded = (report.get("predictions") or {}).get("unfinished_run")
+    if not isinstance(recorded, Mapping):
+        return ""
+    runs = [run for run in recorded.get("runs") or [] if isinstance(run, Mapping)]
+    asked = [task for task in recorded.get("asked_not_answered") or [] if isinstance(task, str)]
+    return unfinished_run_notice(runs, asked)
 
 
 def answered_only_line(report: Mapping[str, Any]) -> str:

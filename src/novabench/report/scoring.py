@@ -73,6 +73,11 @@ class ScoringOptions:
             the run's manifest, else ``"auto"``.
         allow_other_release: score a run whose manifest records another release fingerprint
             (by default an error: the answers belong to other data).
+        allow_running: score a run that another process is still writing (its manifest says
+            ``running`` and a writer holds its lock; by default an error: the scores would
+            change as answers arrive). A run whose status says ``running`` with no writer
+            left (killed) is scored either way, as an interrupted one is: the report's first
+            line says its status.
         n_resamples: bootstrap resamples for confidence intervals (0: none).
         confidence: confidence level of the intervals.
         seed: bootstrap seed.
@@ -117,6 +122,7 @@ class ScoringOptions:
     tasks: Sequence[str] | None = None
     box_convention: str | None = None
     allow_other_release: bool = False
+    allow_running: bool = False
     n_resamples: int = 1000
     confidence: float = 0.95
     seed: int = 0
@@ -311,7 +317,9 @@ def score_predictions(
     (:func:`novabench.report.items.item_tables`).
 
     Report keys beyond the scores: ``answered_only`` (True when only answered items were
-    scored; each task's ``coverage["scored"]`` says how many), ``human_reference``
+    scored; each task's ``coverage["scored"]`` says how many), ``predictions.unfinished_run``
+    (only for a run whose manifest holds an unfinished status or names a task asked that no
+    line answers: ``runs``, ``asked_not_answered`` and the ``notice`` every output says first), ``human_reference``
     (``{"localization": ...}`` when localisation is scored, see
     :mod:`novabench.report.human_reference`), ``breakdown_settings`` and ``breakdowns``
     (``{task: {dimension: rows}}``, see :mod:`novabench.report.breakdowns`).
@@ -326,8 +334,9 @@ def score_predictions(
         A :class:`ScoredPredictions`.
 
     Raises:
-        NovaInputError: bad predictions or options, or (with ``answered_only``) a task
-            chosen that no line answers.
+        NovaInputError: bad predictions or options, (with ``answered_only``) a task chosen
+            that no line answers, or a run another process is still writing (unless
+            ``allow_running``).
 
     Example:
         >>> import tempfile, pathlib, json
@@ -704,6 +713,7 @@ class _Loaded:
     tasks: list[str]
     fingerprint: str  # of the release; hashing every image is the costly part, so once
     prompt_convention: str | None = None  # the box order the runs' prompt asked for
+    unfinished: dict[str, Any] | None = None  # unfinished statuses, tasks never answered
 
 
 def _load(
@@ -729,6 +739,7 @@ def _load(
         raise NovaInputError("no predictions file given", field="predictions")
     prediction_set = read_predictions(paths, release)
     manifests = [RunManifest.read(p) for p in paths]
+    unfinished = _unfinished_runs(paths, manifests, options.allow_running)
     if fingerprint is None:
         fingerprint = release.fingerprint()
     if not options.allow_other_release:
@@ -773,7 +784,65 @@ def _load(
         ordered,
         fingerprint,
         prompt_convention,
+        _unfinished_record(unfinished, _asked_not_answered(manifests, prediction_set)),
     )
+
+
+def _unfinished_runs(
+    paths: Sequence[Path], manifests: Sequence[Any], allow_running: bool
+) -> list[dict[str, Any]]:
+    """The files whose manifest holds an unfinished status, with their writer if running.
+
+    Raises:
+        NovaInputError: a run another process is still writing, unless ``allow_running``.
+    """
+    from novabench.run.lock import active_writer
+    from novabench.run.manifest import finished_status, is_running_status
+
+    runs = []
+    for path, manifest in zip(paths, manifests):
+        status = None if manifest is None else manifest.status
+        if finished_status(status):
+            continue
+        run: dict[str, Any] = {"path": str(path), "status": status}
+        if is_running_status(status):
+            run["writer"] = active_writer(path)
+            if run["writer"] is not None and not allow_running:
+                # Scores of a file still growing change without the user choosing.
+                raise NovaInputError(
+                    f"the run is still being written ({run['writer']}; manifest status "
+                    f"{status!r}): its scores would change as answers arrive; wait for it "
+                    "to end, or pass --allow-running (allow_running=True) to score the "
+                    "answers so far",
+                    source=str(path),
+                    field="status",
+                )
+        runs.append(run)
+    return runs
+
+
+def _asked_not_answered(manifests: Sequence[Any], prediction_set: Any) -> list[str]:
+    """Tasks a run manifest says were asked that no line of the predictions answers."""
+    asked = set()
+    for manifest in manifests:
+        for name in (manifest.tasks or []) if manifest is not None else []:
+            try:
+                asked.add(registry.canonical_task(name))
+            except (NovaInputError, TypeError):  # not a task name: nothing asked of it
+                continue
+    return [t for t in registry.TASK_NAMES if t in asked and not prediction_set.records[t]]
+
+
+def _unfinished_record(
+    runs: list[dict[str, Any]], asked_not_answered: list[str]
+) -> dict[str, Any] | None:
+    """What a report keeps of an unfinished run (None when there is nothing to say)."""
+    from novabench.run.manifest import unfinished_run_notice
+
+    notice = unfinished_run_notice(runs, asked_not_answered)
+    if not notice:
+        return None
+    return {"runs": runs, "asked_not_answered": asked_not_answered, "notice": notice}
 
 
 def _prompt_convention(manifests: Sequence[Any]) -> str | None:
@@ -922,5 +991,7 @@ def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> 
                     for m in loaded.manifests
                 ]
             ),
+            # an interrupted or running run, and tasks asked but never answered: said first
+            **({"unfinished_run": loaded.unfinished} if loaded.unfinished else {}),
         },
     }

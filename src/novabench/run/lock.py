@@ -23,7 +23,13 @@ from pathlib import Path
 
 from novabench.errors import NovaInputError
 
-__all__ = ["LOCK_SUFFIX", "lock_path_for", "remove_unfinished_writes", "writer_lock"]
+__all__ = [
+    "LOCK_SUFFIX",
+    "active_writer",
+    "lock_path_for",
+    "remove_unfinished_writes",
+    "writer_lock",
+]
 
 #: The name the lock file adds to its predictions file's name (``run.jsonl.lock``).
 LOCK_SUFFIX = ".lock"
@@ -54,6 +60,58 @@ def _holder_text(lock_path: Path) -> str:
         )
     except (OSError, ValueError, AttributeError):
         return "a process that has not recorded itself yet"
+
+
+#: What :func:`active_writer` says where no advisory lock can tell (no ``fcntl``).
+UNKNOWN_WRITER = "a writer this system cannot detect (no advisory locks here)"
+
+
+def active_writer(predictions_path: str | os.PathLike[str]) -> str | None:
+    """Who is writing a predictions file now, in a few words; None when no process is.
+
+    Readers (``nova evaluate`` of a run whose manifest says ``running``) ask this without
+    creating the lock file. The kernel has no "is it locked" query for ``flock``, so a
+    shared lock is taken and dropped at once: a writer holds it exclusively, so taking it
+    fails exactly while one writes. A writer starting in that instant would be refused;
+    the window is one system call long.
+
+    Args:
+        predictions_path: the predictions file.
+
+    Returns:
+        The holder as its lock file records it (pid, host, command, start), or None.
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "raw.jsonl"
+        >>> active_writer(target) is None
+        True
+        >>> with writer_lock(target, "nova run"):
+        ...     active_writer(target).startswith(f"pid {os.getpid()} ")
+        True
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX: nothing can tell
+        return UNKNOWN_WRITER
+    lock_path = lock_path_for(predictions_path)
+    if lock_path.resolve() in _HELD:  # this very process writes it
+        return _holder_text(lock_path)
+    try:
+        descriptor = os.open(lock_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:  # every writer makes it first and removes it last
+        return None
+    except OSError:
+        return UNKNOWN_WRITER
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _holder_text(lock_path)
+    except OSError:  # a file system without flock
+        return UNKNOWN_WRITER
+    finally:
+        os.close(descriptor)  # closing drops the shared lock, if taken
+    return None
 
 
 @contextmanager

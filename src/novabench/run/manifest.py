@@ -24,16 +24,21 @@ if TYPE_CHECKING:
     from novabench.run.predictions import PredictionSet
 
 __all__ = [
+    "FINISHED_STATUSES",
     "MANIFEST_SUFFIX",
+    "RUNNING_STATUS",
     "RECORDED_BACKEND_KEYS",
     "SHARD_SPECIFIC_KEYS",
     "RunManifest",
     "backend_identity",
     "check_replaceable_output",
+    "finished_status",
+    "is_running_status",
     "manifest_path_for",
     "merge_prediction_files",
     "read_manifest",
     "release_identity",
+    "unfinished_run_notice",
     "write_manifest",
 ]
 
@@ -331,6 +336,104 @@ class RunManifest:
             missing_shards=_missing_shards([m.shard for _, m in shards]),
             extra=dict(first.extra),
         )
+
+
+#: The statuses of a run that asked every item it was given (model errors included).
+FINISHED_STATUSES = ("complete", "complete-with-errors")
+#: The status a run's manifest holds while it is written (and after its writer was killed).
+RUNNING_STATUS = "running"
+_ENDED_EARLY = ("interrupted", "stopped")
+
+
+def _status_parts(status: str) -> list[str]:
+    """A manifest status as statuses: itself, or the parts of a merged ``mixed: a, b``."""
+    if status.startswith("mixed: "):
+        return [part.strip() for part in status[len("mixed: ") :].split(",")]
+    return [status]
+
+
+def finished_status(status: Any) -> bool:
+    """Whether a manifest status is a finished run's (every part, for merged shards).
+
+    A manifest without a status (written by hand, or by another tool) says nothing and
+    counts as finished: only a recorded unfinished status is reported.
+
+    Example:
+        >>> [finished_status(s) for s in ("complete", "mixed: complete, complete-with-errors")]
+        [True, True]
+        >>> [finished_status(s) for s in ("running", "interrupted", "mixed: complete, stopped")]
+        [False, False, False]
+        >>> finished_status(None)
+        True
+    """
+    if not isinstance(status, str):
+        return True
+    return all(part in FINISHED_STATUSES for part in _status_parts(status))
+
+
+def is_running_status(status: Any) -> bool:
+    """Whether a manifest status says (any shard of) the run was being written.
+
+    Example:
+        >>> is_running_status("running"), is_running_status("mixed: complete, running")
+        (True, True)
+        >>> is_running_status("interrupted")
+        False
+    """
+    return isinstance(status, str) and RUNNING_STATUS in _status_parts(status)
+
+
+def unfinished_run_notice(
+    runs: Sequence[Mapping[str, Any]], asked_not_answered: Sequence[str]
+) -> str:
+    """The one line a report of an unfinished run says before any number ("" if none).
+
+    Args:
+        runs: per predictions file whose manifest holds an unfinished status, ``{"path",
+            "status"}``, and for a ``running`` one ``"writer"``: who wrote it when it was
+            scored (what :func:`novabench.run.lock.active_writer` said), None for nobody.
+        asked_not_answered: tasks a manifest says were asked that no line answers.
+
+    Example:
+        >>> unfinished_run_notice([{"path": "run.jsonl", "status": "interrupted"}],
+        ...                       ["captioning", "diagnosis"])
+        "unfinished run: run.jsonl has manifest status 'interrupted' (it ended before it \
+asked every item); captioning and diagnosis were asked and never answered (no line)"
+        >>> unfinished_run_notice([{"path": "r.jsonl", "status": "running", "writer": None}], [])
+        "unfinished run: r.jsonl has manifest status 'running' but no process writes it (its \
+writer ended without recording how, e.g. killed): scored as it stands"
+        >>> unfinished_run_notice([], [])
+        ''
+    """
+    parts = []
+    for run in runs:
+        # The file's name only: reports and boards travel, the folder is the user's own.
+        path, status = Path(str(run.get("path"))).name, run.get("status")
+        if is_running_status(status) and run.get("writer"):
+            parts.append(
+                f"{path} was still being written when scored (manifest status {status!r}; "
+                f"{run['writer']}): these scores are of its answers so far, not of the run "
+                "once it ends"
+            )
+        elif is_running_status(status):
+            parts.append(
+                f"{path} has manifest status {status!r} but no process writes it (its writer "
+                "ended without recording how, e.g. killed): scored as it stands"
+            )
+        elif isinstance(status, str) and all(p in _ENDED_EARLY for p in _status_parts(status)):
+            parts.append(
+                f"{path} has manifest status {status!r} (it ended before it asked every item)"
+            )
+        else:
+            parts.append(f"{path} has manifest status {status!r}, not a finished run's")
+    if asked_not_answered:
+        tasks = list(asked_not_answered)
+        named = tasks[0] if len(tasks) == 1 else f"{', '.join(tasks[:-1])} and {tasks[-1]}"
+        were = "was" if len(tasks) == 1 else "were"
+        writing = any(is_running_status(run.get("status")) and run.get("writer") for run in runs)
+        answered = "not answered yet" if writing else "never answered"
+        parts.append(f"{named} {were} asked and {answered} (no line)")
+    return f"unfinished run: {'; '.join(parts)}" if parts else ""
 
 
 def manifest_path_for(predictions_path: str | os.PathLike) -> Path:

@@ -29,6 +29,7 @@ Example:
 
 from novabench.metrics.judge.cache import (
     CACHE_ENV,
+    cache_endpoint,
     case_verdict_cache_key,
     default_cache_dir,
     shown_cache_folder,
@@ -64,6 +65,7 @@ __all__ = [
     "OpenAICaseJudge",
     "OpenAIChatJudge",
     "build_case_judge_messages",
+    "cache_endpoint",
     "case_verdict_cache_key",
     "build_judge_messages",
     "default_cache_dir",

@@ -1,7 +1,8 @@
 """The on-disk verdict cache: keys, folder choice and the entries.
 
 What an entry is checked for, and what it is not: an entry is used only when it answers
-exactly the request asked (judge, prompt version and hash, the pair or case as sent) and
+exactly the request asked of this server (judge, model and server, prompt version and hash,
+the pair or case as sent) and
 its stored answer is what the stored raw reply, read again by the parser used on fresh
 replies, gives. That catches an entry copied over from another request, an answer edited
 without its reply (or the reply without its answer), an old entry without a reply and a
@@ -24,6 +25,7 @@ import re
 import stat
 import threading
 import time
+import urllib.parse
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -33,6 +35,37 @@ from novabench._files import write_text_atomic
 from novabench.errors import NovaInputError
 from novabench.lexicon.diagnoses import normalize_diagnosis
 from novabench.metrics.judge.prompts import _case_context
+
+
+def cache_endpoint(url: str) -> str:
+    """The server a judge asks, as its cache keys name it: scheme, host, port and path.
+
+    Two spellings of one server give one form (case of scheme and host, a default port
+    written or not, a trailing slash); credentials (``user:password@``) and the query string
+    (where some hosts take an API key) are left out, so no secret reaches a cache entry.
+    A verdict is served only to the server that gave it: two servers under one model name
+    may serve different models.
+
+    Example:
+        >>> cache_endpoint("HTTP://User:pw@LocalHost/v1/chat/completions/?api_key=sk-1")
+        'http://localhost:80/v1/chat/completions'
+        >>> cache_endpoint("https://h:443/v1/chat/completions") == cache_endpoint(
+        ...     "https://h/v1/chat/completions")
+        True
+    """
+    parts = urllib.parse.urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:  # an IPv6 literal
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:  # the client refuses such a URL before any judge is built
+        port = None
+    if port is None:
+        port = {"http": 80, "https": 443}.get(scheme)
+    where = host if port is None else f"{host}:{port}"
+    return f"{scheme}://{where}{parts.path.rstrip('/')}"
 
 
 def verdict_cache_key(identity: str, prompt_version: str, reference: str, candidate: str) -> str:
@@ -213,7 +246,7 @@ class _VerdictCache:
     """One small JSON file per answer under ``<dir>/<key[:2]>/<key>.json`` (atomic writes).
 
     An entry binds one request to the judge's reply: it keeps the request's identity
-    (judge, prompt version and hash, the pair or case as sent), the raw reply and the
+    (judge with its server, prompt version and hash, the pair or case as sent), the raw reply and the
     answer read from it. :meth:`get` uses an entry only when its request is exactly the
     one asked and the answer read again from the stored reply, with the parser used on
     fresh replies, equals the stored answer; anything else (another request's entry, a

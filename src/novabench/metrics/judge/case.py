@@ -42,9 +42,10 @@ class OpenAICaseJudge(_HttpJudge):
     line. The reply names the first matching slot (:func:`parse_case_verdict`). HTTP retries
     follow :class:`novabench.client.ChatClient`; an unreadable or out-of-range verdict is
     asked again within the same budget of ``max_retries + 1`` attempts. Verdicts are cached
-    on disk under a hash of (model, temperature, prompt version, reference, predictions,
-    context), so a case judged without its history is judged again with it; an entry is
-    used only when it answers exactly this request and its slot is the one its stored raw
+    on disk under a hash of (model, temperature, server, prompt version, reference,
+    predictions, context), so a case judged without its history is judged again with it,
+    and a verdict of one server is never served to another; an entry is used only when it
+    answers exactly this request to this server and its slot is the one its stored raw
     reply gives (else it is counted in ``cache_rejected`` and asked again).
 
     Args:

@@ -12,7 +12,7 @@ from typing import Any, ClassVar, TypeVar
 from novabench import checks
 from novabench.client import ChatClient, ChatClientError
 from novabench.errors import NovaInputError
-from novabench.metrics.judge.cache import _VerdictCache, shown_cache_folder
+from novabench.metrics.judge.cache import _VerdictCache, cache_endpoint, shown_cache_folder
 from novabench.metrics.judge.common import JudgeError
 
 _Answer = TypeVar("_Answer")
@@ -158,7 +158,12 @@ class _HttpJudge:
         self.backoff = float(settings.backoff)
         self.temperature = float(settings.temperature)
         self.max_tokens = settings.max_tokens
-        self.identity = f"{kind}:{settings.model}:temperature={self.temperature:g}"
+        # The one place every endpoint judge's cache key comes from: the server is in it, so
+        # a verdict is never served to another server under the same model name.
+        self.identity = (
+            f"{kind}:{settings.model}:temperature={self.temperature:g}"
+            f":endpoint={cache_endpoint(self.endpoint)}"
+        )
         self.prompt_version = prompt_version
 
     def _keep_state(

@@ -242,8 +242,9 @@ class CachedJudge(_CachingJudge):
     Args:
         judge: a callable ``(reference, candidate) -> bool``.
         cache_dir: directory of the cache (created if missing).
-        identity: names the judge in the cache key; defaults to ``judge.identity`` or the
-            judge's qualified name. Change it whenever the judge's behaviour changes.
+        identity: names the judge in the cache key; defaults to ``judge.identity`` (an
+            endpoint judge's names its model, temperature and server) or the judge's
+            qualified name. Change it whenever the judge's behaviour changes.
         prompt_version: second part of the key; defaults to ``judge.prompt_version`` or
             ``"none"``.
         max_workers: default concurrency of :meth:`match_many`.
@@ -338,7 +339,7 @@ class OpenAIChatJudge(_CachingJudge, _HttpJudge):
         >>> judge.endpoint
         'http://localhost:8000/v1/chat/completions'
         >>> judge.identity
-        'openai-chat:Qwen2.5-72B-Instruct:temperature=0'
+        'openai-chat:Qwen2.5-72B-Instruct:temperature=0:endpoint=http://localhost:8000/v1/chat/completions'
     """
 
     def __init__(

@@ -1,0 +1,194 @@
+"""A run that was interrupted, or is still being written, says so when scored (user11).
+
+`nova evaluate` scored a run whose manifest said ``running`` or ``interrupted`` with exit 0,
+the status only inside the report's JSON; a Ctrl-C'd ``nova run --task all`` gave a
+localisation-only report with no word of the two tasks asked and never answered.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from novabench.cli import main
+from novabench.report import render_markdown, render_table
+from novabench.report.leaderboard import build_leaderboard, leaderboard_csv
+from novabench.report.render import report_first_lines
+from novabench.run.manifest import RunManifest
+
+FAST = ["--bootstrap", "0", "--no-breakdowns", "--exclude", "BERTScore-F1", "--exclude", "METEOR"]
+
+
+def partial_run(floor_run: Path, folder: Path, status: str, name: str = "run.jsonl") -> Path:
+    """The floor run cut short: its localisation lines only, its manifest saying ``status``.
+
+    The manifest still says the three tasks were asked, as a ``nova run --task all`` stopped
+    during its first task leaves it.
+    """
+    lines = floor_run.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["task"] == "localization"]
+    assert 0 < len(kept) < len(lines)
+    out = folder / name
+    out.write_text("".join(kept[: len(kept) // 2]), encoding="utf-8")
+    manifest = RunManifest.read(floor_run)
+    assert manifest is not None and manifest.tasks == ["localization", "captioning", "diagnosis"]
+    replace(manifest, status=status).write(out)
+    return out
+
+
+def evaluate(release: Path, predictions: Path, out: Path, *extra: str) -> int:
+    return main(
+        ["evaluate", "--data", str(release), "--predictions", str(predictions), "--out", str(out)]
+        + FAST
+        + list(extra)
+    )
+
+
+@pytest.fixture
+def writer_elsewhere(tmp_path: Path) -> Iterator[Any]:
+    """Hold a file's writer lock in another process, as a `nova run` at work does."""
+    held: list[subprocess.Popen[str]] = []
+
+    def hold(predictions: Path) -> None:
+        code = (
+            "import sys\n"
+            "from novabench.run.lock import writer_lock\n"
+            f"with writer_lock({str(predictions)!r}, 'nova run'):\n"
+            "    print('held', flush=True)\n"
+            "    sys.stdin.read()\n"  # until the test closes our stdin
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        held.append(process)
+        assert process.stdout is not None and process.stdout.readline() == "held\n"
+
+    yield hold
+    for process in held:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=30)
+
+
+def test_an_interrupted_run_says_so_and_names_the_tasks_never_answered_in_every_output(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = partial_run(sample_floor_run, tmp_path, "interrupted")
+    out = tmp_path / "report.json"
+    markdown, page = tmp_path / "report.md", tmp_path / "report.html"
+    code = evaluate(sample_release, run, out, "--markdown", str(markdown), "--html", str(page))
+    assert code == 0
+    expected = (
+        "unfinished run: run.jsonl has manifest status 'interrupted' (it ended before it asked "
+        "every item); captioning and diagnosis were asked and never answered (no line)"
+    )
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert sorted(report["tasks"]) == ["localization"]
+    recorded = report["predictions"]["unfinished_run"]
+    assert recorded["notice"] == expected
+    assert recorded["asked_not_answered"] == ["captioning", "diagnosis"]
+    assert report_first_lines(report)[1] == expected
+    terminal = capsys.readouterr().out.splitlines()
+    assert terminal[1] == expected  # right after the synthetic-data notice
+    assert f"**{expected}**" in markdown.read_text(encoding="utf-8").splitlines()
+    read_first = page.read_text(encoding="utf-8").split('id="warnings"', 1)[1].split("</ul>")[0]
+    assert read_first.split("<li>")[2] == f"{html.escape(expected)}</li>"
+
+
+def test_a_complete_run_has_no_such_line(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "report.json"
+    assert evaluate(sample_release, sample_floor_run, out, "--task", "localization") == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert "unfinished_run" not in report["predictions"]
+    assert not any("unfinished run" in line for line in report_first_lines(report))
+
+
+def test_a_run_still_being_written_is_refused_in_one_line_unless_allowed(
+    sample_release: Path,
+    sample_floor_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    writer_elsewhere: Any,
+) -> None:
+    run = partial_run(sample_floor_run, tmp_path, "running")
+    writer_elsewhere(run)
+    out = tmp_path / "report.json"
+    assert evaluate(sample_release, run, out) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and error[0].startswith(f"nova evaluate: error: {run}, field 'status': ")
+    assert "still being written (pid " in error[0] and "--allow-running" in error[0]
+    assert not out.exists()
+    assert evaluate(sample_release, run, out, "--allow-running") == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    line = report["predictions"]["unfinished_run"]["notice"]
+    assert line.startswith("unfinished run: run.jsonl was still being written when scored ")
+    assert "not of the run once it ends" in line
+    assert line.endswith("captioning and diagnosis were asked and not answered yet (no line)")
+    assert line in render_table(report) and f"**{line}**" in render_markdown(report)
+    # Ranked on a board only with a warning saying its numbers were a snapshot.
+    board = build_leaderboard([report], ["running.json"], n_resamples=20)
+    assert f"warning: running.json: {line}" in board["warnings"]
+    (row,) = [row for row in csv.DictReader(io.StringIO(leaderboard_csv(board))) if row["run"]]
+    assert row["run"].startswith("running (still being written when scored); captioning")
+    # nova compare reads runs the same way: refused while written.
+    arguments = ["compare", "--data", str(sample_release), "--a", str(sample_floor_run), "--b",
+                 str(run), "--out", str(tmp_path / "c.json"), "--task", "localization",
+                 "--bootstrap", "20"]  # fmt: skip
+    capsys.readouterr()
+    assert main(arguments) == 2
+    assert "still being written" in capsys.readouterr().err
+
+
+def test_a_running_status_with_no_writer_left_is_scored_and_said(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path
+) -> None:
+    """A killed run never records its end: nothing writes it, so its scores cannot change."""
+    run = partial_run(sample_floor_run, tmp_path, "running")
+    out = tmp_path / "report.json"
+    assert evaluate(sample_release, run, out) == 0
+    line = json.loads(out.read_text(encoding="utf-8"))["predictions"]["unfinished_run"]["notice"]
+    assert line.startswith(
+        "unfinished run: run.jsonl has manifest status 'running' but no process writes it"
+    )
+
+
+def test_compare_and_leaderboard_carry_the_line(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = partial_run(sample_floor_run, tmp_path, "interrupted", name="cut.jsonl")
+    arguments = ["compare", "--data", str(sample_release), "--a", str(sample_floor_run), "--b",
+                 str(run), "--out", str(tmp_path / "c.json"), "--markdown", str(tmp_path / "c.md"),
+                 "--task", "localization", "--bootstrap", "20"]  # fmt: skip
+    assert main(arguments) == 0
+    notice = (
+        "unfinished run: cut.jsonl has manifest status 'interrupted' (it ended before it asked "
+        "every item); captioning and diagnosis were asked and never answered (no line)"
+    )
+    terminal = capsys.readouterr().out
+    assert f"B (baseline:floor) {notice}" in terminal.splitlines()
+    assert f"**B (baseline:floor) {notice}**" in (tmp_path / "c.md").read_text(encoding="utf-8")
+    assert "A (baseline:floor) unfinished" not in terminal
+
+    reports = []
+    for predictions, name in ((sample_floor_run, "full.json"), (run, "cut.json")):
+        assert evaluate(sample_release, predictions, tmp_path / name, "--task", "localization") == 0
+        reports.append(json.loads((tmp_path / name).read_text(encoding="utf-8")))
+    board = build_leaderboard(reports, ["full.json", "cut.json"], n_resamples=20)
+    assert f"warning: cut.json: {notice}" in board["warnings"]
+    assert not any(line.startswith("warning: full.json: unfinished") for line in board["warnings"])
+    rows = list(csv.DictReader(io.StringIO(leaderboard_csv(board))))
+    runs = {row["model"]: row["run"] for row in rows}
+    assert runs["baseline:floor (cut.json)"] == "interrupted; captioning, diagnosis asked, no line"
+    assert runs["baseline:floor (full.json)"] == ""
