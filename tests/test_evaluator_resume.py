@@ -95,6 +95,14 @@ def test_a_resume_says_how_many_answers_came_from_the_file(sample_release, tmp_p
         "asked_now": 0,
     }
 
+    # A smaller limit asks nothing, but the score reads every answer in the file: say all.
+    trial = evaluate_model(diagnose, sample_release, run_file=run_file, limit=2, **QUIET)
+    assert (
+        capsys.readouterr().err
+        == f"resumed {run_file}: {n_cases} answers from the file, 0 asked now\n"
+    )
+    assert trial.report["tasks"]["diagnosis"]["coverage"]["scored"] == n_cases
+
 
 def test_a_changed_function_is_refused_naming_the_file_and_the_way_forward(
     sample_release, tmp_path, capsys
@@ -183,6 +191,21 @@ def test_without_source_the_digest_reads_the_bytecode_of_nested_code_too():
     assert code_digest(glioma)[1] == "bytecode"
     assert code_digest(glioma) == code_digest(moved)
     assert code_digest(glioma) != code_digest(edited)
+
+
+def test_a_lambda_is_read_from_its_bytecode_not_from_the_line_around_it(tmp_path):
+    from novabench.evaluator import code_digest
+
+    # inspect.getsource gives a lambda's whole line: the call around it is no part of it.
+    module = _user_module(
+        tmp_path / "lambdas",
+        'first = (lambda image, prompt: "no target", 1)[0]\n'
+        'second = (lambda image, prompt: "no target", 2)[0]\n'
+        'other = (lambda image, prompt: "lesion: [1, 2, 3, 4]", 1)[0]\n',
+    )
+    assert code_digest(module.first) == code_digest(module.second)
+    assert code_digest(module.first)[1] == "bytecode"
+    assert code_digest(module.first) != code_digest(module.other)
 
 
 @pytest.mark.parametrize(

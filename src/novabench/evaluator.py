@@ -269,8 +269,10 @@ def code_digest(function: Callable[..., Any]) -> tuple[str, str] | None:
 
     The function's source (``inspect.getsource``: the ``def`` with its decorators and
     comments) when Python can find it, else its code objects (bytecode, constants and
-    names, nested functions included); ``functools.partial`` and bound methods are read
-    through to their function, a callable object through its class. An edit of the
+    names, nested functions included); a lambda is always read from its bytecode (its
+    "source" is the whole line around it, call arguments included). ``functools.partial``
+    and bound methods are read through to their function, a callable object through its
+    class. An edit of the
     function's own code changes the digest; the digest cannot see anything else: the
     model's weights or files, the values of globals and closure variables, default
     arguments held elsewhere, the functions and libraries it calls. It changes with
@@ -289,6 +291,8 @@ def code_digest(function: Callable[..., Any]) -> tuple[str, str] | None:
         (64, 'source')
         >>> code_digest(len) is None
         True
+        >>> code_digest(lambda image, prompt: "no target")[1]
+        'bytecode'
     """
     import functools
     import hashlib
@@ -301,12 +305,13 @@ def code_digest(function: Callable[..., Any]) -> tuple[str, str] | None:
         target = target.__func__
     if not (inspect.isroutine(target) or inspect.isclass(target)):
         target = type(target)  # a callable object: its class holds its code
-    try:
-        source = inspect.getsource(target)
-    except (OSError, TypeError):  # no file (python -c, exec) or a built-in
-        pass
-    else:
-        return hashlib.sha256(source.encode("utf-8")).hexdigest(), "source"
+    if getattr(target, "__name__", None) != "<lambda>":
+        try:
+            source = inspect.getsource(target)
+        except (OSError, TypeError):  # no file (python -c, exec) or a built-in
+            pass
+        else:
+            return hashlib.sha256(source.encode("utf-8")).hexdigest(), "source"
     if inspect.isclass(target):
         target = getattr(target, "__call__", None)
     code = getattr(inspect.unwrap(target), "__code__", None) if target is not None else None
@@ -734,9 +739,10 @@ def _say_resumed(report: dict[str, Any], summary: RunSummary) -> None:
         section = report["tasks"].get(task)
         if section is None:
             continue
+        from_file = summary.answers_in_file.get(task, 0)
         section.setdefault("notes", []).insert(
             0,
-            f"resumed {summary.out_path}: {_answers(counts['done_before'])} from the file "
+            f"resumed {summary.out_path}: {_answers(from_file)} from the file "
             f"(asked by an earlier call), {counts['answered'] + counts['errors']} asked now",
         )
 

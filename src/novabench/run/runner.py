@@ -131,6 +131,9 @@ class RunSummary:
         resumed: the file held answer lines (or failures) of an earlier call.
         code_changed: the file's answers were asked by other code (a resume allowed with
             ``resume_changed_code``): the file now mixes answers of two versions.
+        answers_in_file: per task, the answers the file held before this call (failures
+            not counted), items beyond ``limit`` included: what a score of the file reads
+            besides this call's answers.
     """
 
     out_path: Path
@@ -142,11 +145,12 @@ class RunSummary:
     asking_s: float = 0.0
     resumed: bool = False
     code_changed: bool = False
+    answers_in_file: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_from_file(self) -> int:
-        """Answers of this call's items taken from the file, not asked again (all tasks)."""
-        return sum(c["done_before"] for c in self.counts.values())
+        """Answers the file held before this call, over this call's tasks."""
+        return sum(self.answers_in_file.values())
 
     @property
     def n_asked(self) -> int:
@@ -803,6 +807,7 @@ class ResumedRun:
         resumed: the file held lines of an earlier call.
         code_changed: the file's answers were asked by other code, let through with
             ``resume_changed_code`` (recorded in the manifest's ``code_changes``).
+        answers_in_file: per task of the plan, the answers the file already held.
     """
 
     out_path: Path
@@ -815,6 +820,7 @@ class ResumedRun:
     repaired_fragment: Path | None = None
     resumed: bool = False
     code_changed: bool = False
+    answers_in_file: dict[str, int] = field(default_factory=dict)
 
     def save_manifest(self, status: str) -> Path:
         """Write the manifest with ``status`` and the counts so far; returns its path."""
@@ -999,6 +1005,7 @@ def resume_run(
         repaired_fragment=repaired,
         resumed=has_lines,
         code_changed=code_changed,
+        answers_in_file={task: len(done[task]) for task in plan.tasks},
     )
 
 
@@ -1128,7 +1135,7 @@ def execute_run(
         bar.close()
         if resumed.resumed:  # how much of the file this call found, and how much it added
             manifest.runtime["resumed"] = {
-                "answers_from_file": sum(c["done_before"] for c in counts.values()),
+                "answers_from_file": sum(resumed.answers_in_file.values()),
                 "asked_now": sum(c["answered"] + c["errors"] for c in counts.values()),
             }
         if status == "stopped":
@@ -1149,6 +1156,7 @@ def execute_run(
         asking_s=asking_s,
         resumed=resumed.resumed,
         code_changed=resumed.code_changed,
+        answers_in_file=dict(resumed.answers_in_file),
     )
     if status == "stopped" and problem is not None:
         raise EndpointUnusableError(problem, summary)
