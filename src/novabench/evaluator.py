@@ -134,8 +134,9 @@ class CallableBackend:
     answer text. An exception raised by the function is recorded as that item's failure
     (``error`` in the run file, counted in the report), never a crash of the run; but a
     failure every call would get (:func:`function_cannot_run`: a misspelt name, a missing
-    module, a signature that does not take ``(image, prompt)``) is marked as such, so the
-    runner stops as it does for an endpoint that answers nothing (the run's early stop).
+    module or module attribute, a signature that does not take ``(image, prompt)``) is
+    marked as such, so the runner stops as it does for an endpoint that answers nothing
+    (the run's early stop).
 
     The manifest records the function's module and name and a digest of its code
     (:func:`code_digest`), so a run file is not resumed by changed code unnoticed.
@@ -271,13 +272,14 @@ def code_digest(function: Callable[..., Any]) -> tuple[str, str] | None:
     comments) when Python can find it, else its code objects (bytecode, constants and
     names, nested functions included); a lambda is always read from its bytecode (its
     "source" is the whole line around it, call arguments included). ``functools.partial``
-    and bound methods are read through to their function, a callable object through its
-    class. An edit of the
-    function's own code changes the digest; the digest cannot see anything else: the
-    model's weights or files, the values of globals and closure variables, default
-    arguments held elsewhere, the functions and libraries it calls. It changes with
-    formatting and comments when read from source, and may change with the Python version
-    when read from bytecode.
+    (not its bound arguments) and bound methods are read through to their function, a
+    callable object through its class.
+
+    An edit of the function's own code changes the digest; nothing else does: not the
+    model's weights or files, not the values of globals and closure variables (a flag
+    read from ``sys.argv``), not the functions and libraries it calls. Read from source it
+    also changes with formatting and comments; read from bytecode, possibly with the
+    Python version.
 
     Returns:
         ``(hex digest, "source" or "bytecode")``, or None when no code can be seen (a
