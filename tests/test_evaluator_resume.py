@@ -284,3 +284,18 @@ def test_failures_that_may_be_one_items_do_not_count_as_the_code_unable_to_run()
     assert not function_cannot_run(_raised(unbound))
     assert not function_cannot_run(_raised(attribute_of_the_input))
     assert not function_cannot_run(_raised(lambda image, prompt: 1 + prompt))  # a TypeError inside
+
+
+def test_a_source_inspect_fails_to_read_falls_back_to_the_bytecode(tmp_path, monkeypatch):
+    import inspect
+
+    from novabench.evaluator import code_digest
+
+    answer = _user_module(tmp_path / "v1", VERSION_1).answer
+
+    def unreadable(_: Any) -> str:
+        raise IndexError("list index out of range")  # as inspect's tokenizer may on odd files
+
+    monkeypatch.setattr(inspect, "getsource", unreadable)
+    digest = code_digest(answer)
+    assert digest is not None and digest[1] == "bytecode"

@@ -310,13 +310,19 @@ def code_digest(function: Callable[..., Any]) -> tuple[str, str] | None:
     if getattr(target, "__name__", None) != "<lambda>":
         try:
             source = inspect.getsource(target)
-        except (OSError, TypeError):  # no file (python -c, exec) or a built-in
+        # No file (python -c, exec), a built-in, or a file inspect cannot tokenize: the
+        # bytecode below then, never a failed run.
+        except Exception:
             pass
         else:
             return hashlib.sha256(source.encode("utf-8")).hexdigest(), "source"
     if inspect.isclass(target):
         target = getattr(target, "__call__", None)
-    code = getattr(inspect.unwrap(target), "__code__", None) if target is not None else None
+    try:
+        target = inspect.unwrap(target) if target is not None else None
+    except ValueError:  # a __wrapped__ cycle: the outer function is what can be read
+        pass
+    code = getattr(target, "__code__", None)
     if code is None:
         return None
     digest = hashlib.sha256()
