@@ -137,6 +137,8 @@ def test_a_second_call_with_the_same_run_file_resumes_without_asking(sample_rele
     second = evaluate_model(counting, sample_release, **settings)
     assert len(calls) == asked  # nothing asked again
     assert second.run_summary is not None and second.run_summary.n_answered == 0
+    for section in second.report["tasks"].values():  # the resume says so first, then as before
+        assert section["notes"].pop(0).startswith(f"resumed {tmp_path / 'run.jsonl'}: ")
     assert _numbers(second.report) == _numbers(first.report)
 
 

@@ -46,7 +46,15 @@ if TYPE_CHECKING:
     from novabench.report.items import ItemTables
     from novabench.run.runner import RunSummary
 
-__all__ = ["CallableBackend", "Endpoint", "NovaReport", "as_backend", "evaluate_model"]
+__all__ = [
+    "CallableBackend",
+    "Endpoint",
+    "NovaReport",
+    "as_backend",
+    "code_digest",
+    "evaluate_model",
+    "function_cannot_run",
+]
 
 
 @dataclass(frozen=True)
@@ -124,7 +132,14 @@ class CallableBackend:
     ``image`` is the image as a ``PIL.Image`` (RGB) for localisation and captioning and
     ``None`` for diagnosis (a text task); ``prompt`` is the task prompt. Return the model's
     answer text. An exception raised by the function is recorded as that item's failure
-    (``error`` in the run file, counted in the report), never a crash of the run.
+    (``error`` in the run file, counted in the report), never a crash of the run; but a
+    failure every call would get (:func:`function_cannot_run`: a misspelt name, a missing
+    module or module attribute, a signature that does not take ``(image, prompt)``) is
+    marked as such, so the runner stops as it does for an endpoint that answers nothing
+    (the run's early stop).
+
+    The manifest records the function's module and name and a digest of its code
+    (:func:`code_digest`), so a run file is not resumed by changed code unnoticed.
 
     Args:
         answer: the function.
@@ -160,17 +175,24 @@ class CallableBackend:
         self.batch_size = 1
 
     def describe(self) -> dict[str, Any]:
-        """What the run manifest records: the function's module and name.
+        """What the run manifest records: the function's module and name, and its code digest.
+
+        ``code_sha256`` and ``code_seen`` are :func:`code_digest`'s (None for a built-in,
+        whose code cannot be seen); a resume compares them.
 
         Example:
-            >>> CallableBackend(len, name="length").describe()["type"]
-            'python-callable'
+            >>> described = CallableBackend(len, name="length").describe()
+            >>> described["type"], described["code_sha256"]
+            ('python-callable', None)
         """
         function = getattr(self.answer, "__qualname__", type(self.answer).__name__)
+        digest = code_digest(self.answer)
         return {
             "type": "python-callable",
             "model": self.name,
             "function": f"{getattr(self.answer, '__module__', '?')}.{function}",
+            "code_sha256": None if digest is None else digest[0],
+            "code_seen": None if digest is None else digest[1],
         }
 
     def generate(self, requests: Sequence[Request]) -> list[Answer]:
@@ -195,7 +217,12 @@ class CallableBackend:
             try:
                 text = self.answer(image, request.prompt)
             except Exception as error:  # the function's failure is this item's, not the run's
-                answers.append(Answer(error=f"{type(error).__name__}: {error}"))
+                failure = f"{type(error).__name__}: {error}"
+                # ...unless every call would fail alike: then the runner's early stop applies
+                problem = None
+                if function_cannot_run(error):
+                    problem = f"the function {self.name} cannot run: {' '.join(failure.split())}"
+                answers.append(Answer(error=failure, endpoint_problem=problem))
                 continue
             latency = time.perf_counter() - begin
             size = None if image is None else tuple(image.size)
@@ -206,6 +233,124 @@ class CallableBackend:
                 continue
             answers.append(Answer(text=text, latency_s=latency, input_size=size))
         return answers
+
+
+def function_cannot_run(error: BaseException) -> bool:
+    """Whether a function's exception is one every call would raise, whatever it is asked.
+
+    The failures of the code rather than of an input: a name that is not defined (a typo;
+    not ``UnboundLocalError``, which may depend on the path taken), a module that cannot be
+    imported, a syntax error, an attribute missing from a module, and a ``TypeError`` raised
+    by the call itself (the function does not take ``(image, prompt)``). Any other
+    exception (out of memory, a bad image, a ``ValueError`` in the model) may be one
+    item's and is only recorded as that item's failure.
+
+    Example:
+        >>> function_cannot_run(NameError("name 'proccessor' is not defined"))
+        True
+        >>> function_cannot_run(RuntimeError("CUDA out of memory"))
+        False
+    """
+    import types
+
+    if isinstance(error, NameError):
+        return not isinstance(error, UnboundLocalError)
+    if isinstance(error, (ImportError, SyntaxError)):
+        return True
+    if isinstance(error, AttributeError):
+        return isinstance(getattr(error, "obj", None), types.ModuleType)
+    if isinstance(error, TypeError) and error.__traceback__ is not None:
+        # Raised where the function is called, before its body ran: its signature.
+        return error.__traceback__.tb_next is None
+    return False
+
+
+def code_digest(function: Callable[..., Any]) -> tuple[str, str] | None:
+    """A SHA-256 of what can be seen of a function's code, and what was seen.
+
+    The function's source (``inspect.getsource``: the ``def`` with its decorators and
+    comments) when Python can find it, else its code objects (bytecode, constants and
+    names, nested functions included); a lambda is always read from its bytecode (its
+    "source" is the whole line around it, call arguments included). ``functools.partial``
+    (not its bound arguments) and bound methods are read through to their function, a
+    callable object through its class.
+
+    An edit of the function's own code changes the digest; nothing else does: not the
+    model's weights or files, not the values of globals and closure variables (a flag
+    read from ``sys.argv``), not the functions and libraries it calls. Read from source it
+    also changes with formatting and comments; read from bytecode, possibly with the
+    Python version.
+
+    Returns:
+        ``(hex digest, "source" or "bytecode")``, or None when no code can be seen (a
+        built-in).
+
+    Example:
+        >>> def answer(image, prompt):
+        ...     return "no target"
+        >>> digest, seen = code_digest(answer)
+        >>> len(digest), seen
+        (64, 'source')
+        >>> code_digest(len) is None
+        True
+        >>> code_digest(lambda image, prompt: "no target")[1]
+        'bytecode'
+    """
+    import functools
+    import hashlib
+    import inspect
+
+    target: Any = function
+    while isinstance(target, functools.partial):
+        target = target.func
+    if inspect.ismethod(target):
+        target = target.__func__
+    if not (inspect.isroutine(target) or inspect.isclass(target)):
+        target = type(target)  # a callable object: its class holds its code
+    if getattr(target, "__name__", None) != "<lambda>":
+        try:
+            source = inspect.getsource(target)
+        # No file (python -c, exec), a built-in, or a file inspect cannot tokenize: the
+        # bytecode below then, never a failed run.
+        except Exception:
+            pass
+        else:
+            return hashlib.sha256(source.encode("utf-8")).hexdigest(), "source"
+    if inspect.isclass(target):
+        target = getattr(target, "__call__", None)
+    try:
+        target = inspect.unwrap(target) if target is not None else None
+    except ValueError:  # a __wrapped__ cycle: the outer function is what can be read
+        pass
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return None
+    digest = hashlib.sha256()
+    _hash_code(code, digest)
+    return digest.hexdigest(), "bytecode"
+
+
+def _hash_code(code: Any, digest: Any) -> None:
+    """Feed a code object's bytecode, names and constants (nested code too) to ``digest``;
+    not its file name or line numbers, which move without the code changing."""
+    digest.update(code.co_code)
+    digest.update(repr((code.co_names, code.co_varnames, code.co_argcount)).encode("utf-8"))
+    for constant in code.co_consts:
+        _hash_constant(constant, digest)
+
+
+def _hash_constant(constant: Any, digest: Any) -> None:
+    if hasattr(constant, "co_code"):
+        _hash_code(constant, digest)
+    elif isinstance(constant, tuple):
+        digest.update(b"(")
+        for item in constant:
+            _hash_constant(item, digest)
+        digest.update(b")")
+    elif isinstance(constant, frozenset):  # its order follows string hashing: sorted
+        digest.update(repr(sorted(repr(item) for item in constant)).encode("utf-8"))
+    else:
+        digest.update(f"{type(constant).__name__}:{constant!r};".encode())
 
 
 def _is_pipeline(model: Any) -> bool:
@@ -456,6 +601,7 @@ def evaluate_model(
     bertscore_num_layers: int | None = None,
     progress: bool = True,
     preset: str | None = None,
+    resume_changed_code: bool = False,
     **scoring: Any,
 ) -> NovaReport:
     """Run a model over NOVA and score its answers: ``nova run`` + ``nova evaluate`` in one call.
@@ -469,8 +615,11 @@ def evaluate_model(
         tasks: ``"all"``, one task or several.
         name: the model name the report shows (default: the model's own name).
         run_file: where the raw answers are kept (a ``nova run`` file). Given again, the run
-            resumes: answered items are not asked again. None: a file in a new temporary
-            folder (its path is :attr:`NovaReport.run_file`).
+            resumes: answered items are not asked again, and one line on stderr (and a
+            note per task in the report) says how many answers came from the file and how
+            many were asked now. A function whose code changed since the file's answers
+            (its :func:`code_digest`) is refused. None: a file in a new temporary folder
+            (its path is :attr:`NovaReport.run_file`).
         prompts: ``{task: prompt file or TaskPrompt}`` (e.g. the paper's wording); the
             toolkit's default prompt for the other tasks.
         limit: ask at most this many items per task, for a quick trial; the report then
@@ -491,6 +640,9 @@ def evaluate_model(
             and generation settings. ``prompts``, a ``box_convention`` and Endpoint fields
             changed from their defaults win over the preset's parts; the run's manifest
             records the preset and what was overridden.
+        resume_changed_code: resume ``run_file`` even though the function's code changed
+            since its answers were asked: the file then holds answers of two versions,
+            which the stderr line, the report's first lines and the manifest say.
         **scoring: any other :class:`novabench.report.ScoringOptions` setting (judges,
             ``box_convention``, ``breakdowns``...).
 
@@ -500,9 +652,13 @@ def evaluate_model(
     Raises:
         NovaInputError: a bad argument, a metric that cannot be computed here (BERTScore's
             model not at hand offline: checked before the model is asked anything), or a
-            run file written by another model, prompt or release (choose a new file).
+            run file written by another model, prompt or release, or by the function's
+            code before it changed (choose a new file).
         TypeError: a keyword that is no scoring option (checked before the model is asked).
-        EndpointUnusableError: the server cannot answer at all (unreachable, 401/403/404).
+        EndpointUnusableError: the server cannot answer at all (unreachable, 401/403/404),
+            or the function fails in a way every call would (:func:`function_cannot_run`,
+            e.g. a ``NameError``), before anything was answered: the run stopped at once
+            and the message gives the error's type and text.
 
     Example:
         >>> import tempfile, pathlib
@@ -562,10 +718,13 @@ def evaluate_model(
                 progress=progress,
                 box_convention=box_convention,
                 preset=preset_record,
+                resume_changed_code=resume_changed_code,
             )
         except NovaInputError as error:
             if error.field == "backend" and "different configuration" in error.message:
                 raise _another_model(error) from None
+            if error.field == "backend.code_sha256":
+                raise _changed_code(error, run_path) from None
             raise
         finally:
             close = getattr(backend, "close", None)
@@ -580,8 +739,44 @@ def evaluate_model(
             caption_options=captioning,
             **options,
         )
+        if summary.resumed:
+            _say_resumed(scored.report, summary)
         tables = item_tables(scored)
     return NovaReport(scored.report, tables, scored.release, run_path, summary)
+
+
+def _say_resumed(report: dict[str, Any], summary: RunSummary) -> None:
+    """Say on stderr, and in each task's notes, what of a resumed run the file gave.
+
+    Answers taken from the file were asked by an earlier call, possibly by code or weights
+    that have changed since in ways the manifest cannot see: the reader is told how many.
+    """
+    import sys
+
+    line = (
+        f"resumed {summary.out_path}: {_answers(summary.n_from_file)} from the file, "
+        f"{summary.n_asked} asked now"
+    )
+    if summary.code_changed:
+        line += (
+            "; the function's code changed since the file's answers were asked "
+            "(resume_changed_code=True): the answers may mix two versions"
+        )
+    print(line, file=sys.stderr)
+    for task, counts in summary.counts.items():
+        section = report["tasks"].get(task)
+        if section is None:
+            continue
+        from_file = summary.answers_in_file.get(task, 0)
+        section.setdefault("notes", []).insert(
+            0,
+            f"resumed {summary.out_path}: {_answers(from_file)} from the file "
+            f"(asked by an earlier call), {counts['answered'] + counts['errors']} asked now",
+        )
+
+
+def _answers(count: int) -> str:
+    return f"{count} answer{'' if count == 1 else 's'}"
 
 
 _CAPTION_KEYWORDS = ("exclude", "bertscore_model", "bertscore_num_layers")
@@ -654,6 +849,17 @@ def _another_model(error: NovaInputError) -> NovaInputError:
         "a new run_file to start again, or the model the file was written with to resume it",
     )
     return NovaInputError(message, source=error.source, field=error.field)
+
+
+def _changed_code(error: NovaInputError, run_file: Path) -> NovaInputError:
+    """The runner's refusal of changed code, in this call's terms, naming ``run_file``."""
+    message = error.message.replace(
+        "; write to a new output file",
+        "; its answers and this code's would be mixed: pass a new run_file to start again, "
+        "or resume_changed_code=True to add this version's answers anyway (the report then "
+        "says the answers may mix two versions)",
+    )
+    return NovaInputError(message, source=str(run_file), field="run_file")
 
 
 def _apply_preset(

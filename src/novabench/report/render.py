@@ -32,6 +32,7 @@ __all__ = [
     "identical_answers_lines",
     "meteor_fallback_line",
     "metric_label",
+    "mixed_code_line",
     "model_name",
     "portable_bertscore_hash",
     "shareable_path",
@@ -503,6 +504,35 @@ def stand_in_lines(report: Mapping[str, Any]) -> list[str]:
                 f"{note}"
             )
     return lines
+
+
+def mixed_code_line(report: Mapping[str, Any]) -> str:
+    """A warning when a run file was resumed by changed code of its function ("" if not).
+
+    Read from the run manifests the report records: ``code_changes`` lists each resume that
+    ``resume_changed_code=True`` let through although the function's code digest changed.
+
+    Example:
+        >>> manifest = {"backend": {"function": "__main__.my_vlm"},
+        ...             "code_changes": [{"code_sha256_before": "ab", "code_sha256_after": "cd"}]}
+        >>> mixed_code_line({"predictions": {"manifests": [manifest]}})
+        'warning: the run file was resumed after the code of __main__.my_vlm changed (resume_changed_code=True): its answers may come from 2 versions'
+        >>> mixed_code_line({"predictions": {"manifests": [{"backend": {}}]}})
+        ''
+    """
+    manifests = (report.get("predictions") or {}).get("manifests") or []
+    parts = []
+    for manifest in manifests:
+        changes = manifest.get("code_changes") if isinstance(manifest, Mapping) else None
+        if not isinstance(changes, list) or not changes:
+            continue
+        backend = manifest.get("backend")
+        name = backend.get("function") if isinstance(backend, Mapping) else None
+        parts.append(
+            f"the run file was resumed after the code of {name or 'the model'} changed "
+            f"(resume_changed_code=True): its answers may come from {len(changes) + 1} versions"
+        )
+    return "warning: " + "; ".join(parts) if parts else ""
 
 
 def synthetic_data_line(report: Mapping[str, Any]) -> str:
@@ -1124,8 +1154,9 @@ def render_table(report: Mapping[str, Any]) -> str:
 def report_first_lines(report: Mapping[str, Any]) -> list[str]:
     """What a report's reader must see before its first number, in every output, in order.
 
-    The synthetic-data notice, the answered-only scope with its counts per task, an
-    unfinished run (its status, tasks asked and never answered), answers not read, boxes past the image, tasks whose answers
+    The synthetic-data notice, answers of two versions of a function's code, the
+    answered-only scope with its counts per task, an unfinished run (its status, tasks asked
+    and never answered), answers not read, boxes past the image, tasks whose answers
     are mostly unusable, METEOR's stand-in, too few resamples, then the keys that stand in
     for the paper's. The terminal prints them first, the Markdown and HTML reports right
     under their title (before the Model line), so all three show them alike.
@@ -1135,7 +1166,12 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
         >>> report_first_lines({"tasks": {"captioning": {"notes": [note]}}})
         ['warning: captioning: METEOR not computed: the nltk WordNet corpus is not installed']
     """
-    lines = [synthetic_data_line(report), answered_only_line(report), unfinished_run_line(report)]
+    lines = [
+        synthetic_data_line(report),
+        mixed_code_line(report),
+        answered_only_line(report),
+        unfinished_run_line(report),
+    ]
     lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
     return [line for line in lines if line]

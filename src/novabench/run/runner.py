@@ -33,7 +33,9 @@ Guarantees:
   loses only the requests in flight;
 - early stop: when a failure is one every request would get (the server cannot be
   reached, connecting times out, or it answers HTTP 401/403/404;
-  :func:`novabench.client.endpoint_problem`) and nothing has been answered yet in this
+  :func:`novabench.client.endpoint_problem`; a Python function raises what every call would,
+  such as a ``NameError``: ``novabench.evaluator.function_cannot_run``; either way the
+  backend sets ``Answer.endpoint_problem``) and nothing has been answered yet in this
   call, no further item is asked: the items in flight end and are recorded, and
   :class:`EndpointUnusableError` says why. After a first answer, failures never stop a run
   (every item is tried and its failure recorded);
@@ -44,7 +46,12 @@ Guarantees:
   (model id, revision, generation settings), the prompts (name and SHA-256), the box
   convention, the shard and the release fingerprint; resuming with a different
   configuration is refused. Where the server was (endpoint URL, port) and the library
-  versions are recorded but not compared, so a run moved to another server resumes;
+  versions are recorded but not compared, so a run moved to another server resumes. A
+  backend that describes its code by a digest (:data:`CODE_KEYS`: a Python function) is
+  refused with its own message when only that digest changed, unless the caller lets the
+  changed code resume (``resume_changed_code``): the manifest then lists each change
+  (``code_changes``). A resume records in ``runtime.resumed`` how many answers came from
+  the file and how many were asked in this call;
 - sharding: ``shard=(i, n)`` keeps the items whose SHA-256 of the item id is ``i`` modulo
   ``n``, so n machines cover every item exactly once with no coordination.
 """
@@ -79,6 +86,7 @@ from novabench.run.predictions import (
 )
 
 __all__ = [
+    "CODE_KEYS",
     "RUNTIME_KEYS",
     "EndpointUnusableError",
     "ResumedRun",
@@ -99,6 +107,10 @@ __all__ = [
 RUNTIME_KEYS = frozenset(
     ("device", "device_map", "batch_size", "max_concurrency", "timeout_s", "max_retries")
 )
+#: Backend description keys that identify the code answering (a Python function's digest,
+#: see ``novabench.evaluator.code_digest``): when only they differ on resume, the refusal
+#: says the code changed, and ``resume_changed_code`` lets the run resume anyway.
+CODE_KEYS = ("code_sha256", "code_seen")
 
 
 @dataclass
@@ -116,6 +128,12 @@ class RunSummary:
         elapsed_s: wall time of this call.
         asking_s: wall time from the first question to the last answer (``elapsed_s`` less
             reading the file, fingerprinting the release and writing the manifest).
+        resumed: the file held answer lines (or failures) of an earlier call.
+        code_changed: the file's answers were asked by other code (a resume allowed with
+            ``resume_changed_code``): the file now mixes answers of two versions.
+        answers_in_file: per task, the answers the file held before this call (failures
+            not counted), items beyond ``limit`` included: what a score of the file reads
+            besides this call's answers.
     """
 
     out_path: Path
@@ -125,6 +143,19 @@ class RunSummary:
     elapsed_s: float = 0.0
     tasks: tuple[str, ...] = field(default_factory=tuple)
     asking_s: float = 0.0
+    resumed: bool = False
+    code_changed: bool = False
+    answers_in_file: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_from_file(self) -> int:
+        """Answers the file held before this call, over this call's tasks."""
+        return sum(self.answers_in_file.values())
+
+    @property
+    def n_asked(self) -> int:
+        """Items asked in this call, answered or failed (all tasks)."""
+        return sum(c["answered"] + c["errors"] for c in self.counts.values())
 
     @property
     def n_answered(self) -> int:
@@ -151,7 +182,9 @@ class EndpointUnusableError(NovaInputError):
     """A run stopped early: every request failed in a way every other one would too.
 
     Raised by :func:`run_model` when the backend reports a failure shared by all requests
-    (an unreachable server, HTTP 401/403/404) before anything was answered in this call.
+    (an unreachable server, HTTP 401/403/404; a Python function whose code cannot run, such
+    as a ``NameError``: ``novabench.evaluator.function_cannot_run``) before anything was
+    answered in this call.
     What was asked is recorded in the output file as failures, so a rerun asks it again.
 
     Args:
@@ -362,20 +395,38 @@ def _recorded_task_settings(manifest: RunManifest) -> dict[str, dict[str, Any]]:
     )
 
 
-def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -> None:
+def _check_resumable(
+    existing: RunManifest, manifest: RunManifest, path: Path, *, resume_changed_code: bool = False
+) -> bool:
     """Refuse to append answers of another configuration to a file.
 
     The release is compared by content (fingerprint and counts), not by layout: the same
     data read from the official folder or from its ``nova export`` may resume each other.
     What is set per task (prompt, generation settings, box convention) is compared only for
     the tasks both the file and this call answer: another task may be asked its own way.
+    A backend whose description differs only in its code digest (:data:`CODE_KEYS`) is
+    refused as changed code, or let through with ``resume_changed_code``.
+
+    Returns:
+        True when only the code digest differs and ``resume_changed_code`` let it through.
     """
+    code_changed = False
     for key in ("backend", "shard", "release"):
         old, new = getattr(existing, key), getattr(manifest, key)
         if key == "release":
             old, new = release_identity(old), release_identity(new)
         elif key == "backend":  # the endpoint URL and library versions may change
             old, new = _without_generation(old), _without_generation(new)
+            if old != new and _without_code(old) == _without_code(new):
+                if not resume_changed_code:
+                    raise NovaInputError(
+                        _code_change_words(existing.backend, manifest.backend)
+                        + "; write to a new output file",
+                        source=str(path),
+                        field="backend.code_sha256",
+                    )
+                code_changed = True
+                continue
         if old != new:
             raise NovaInputError(
                 "the file was written by a different configuration "
@@ -412,6 +463,29 @@ def _check_resumable(existing: RunManifest, manifest: RunManifest, path: Path) -
                 source=str(path),
                 field=f"prompts.{task}",
             )
+    return code_changed
+
+
+def _without_code(backend: Any) -> Any:
+    if isinstance(backend, Mapping):
+        return {k: v for k, v in backend.items() if k not in CODE_KEYS}
+    return backend
+
+
+def _code_change_words(old: Any, new: Any) -> str:
+    """The code change between two backend entries in a reader's words (function, digests)."""
+    name = new.get("function") or new.get("model") or "the backend"
+    before = old.get("code_sha256") if isinstance(old, Mapping) else None
+    now = new.get("code_sha256")
+    if before is None:
+        return (
+            f"the answers in the file were asked by {name} with no digest of its code recorded "
+            f"(an older novabench), so whether its code changed is unknown (now {str(now)[:12]})"
+        )
+    return (
+        f"the code of {name} changed since the answers in the file were asked (code digest "
+        f"{str(before)[:12]} now {str(now)[:12]})"
+    )
 
 
 def _preset_words(name: Any) -> str:
@@ -730,6 +804,10 @@ class ResumedRun:
             this call sends PNGs; the manifest holds it when ``send_png``).
         model_label: the name written on every answer line.
         repaired_fragment: where a cut-off last line was saved, if one was found.
+        resumed: the file held lines of an earlier call.
+        code_changed: the file's answers were asked by other code, let through with
+            ``resume_changed_code`` (recorded in the manifest's ``code_changes``).
+        answers_in_file: per task of the plan, the answers the file already held.
     """
 
     out_path: Path
@@ -740,6 +818,9 @@ class ResumedRun:
     image_encodings: Counter[str]
     model_label: str
     repaired_fragment: Path | None = None
+    resumed: bool = False
+    code_changed: bool = False
+    answers_in_file: dict[str, int] = field(default_factory=dict)
 
     def save_manifest(self, status: str) -> Path:
         """Write the manifest with ``status`` and the counts so far; returns its path."""
@@ -749,7 +830,12 @@ class ResumedRun:
 
 
 def resume_run(
-    plan: RunPlan, release: Any, backend: Backend, out_path: str | os.PathLike
+    plan: RunPlan,
+    release: Any,
+    backend: Backend,
+    out_path: str | os.PathLike,
+    *,
+    resume_changed_code: bool = False,
 ) -> ResumedRun:
     """Read what ``out_path`` already answers and check it was asked the way ``plan`` asks.
 
@@ -765,13 +851,16 @@ def resume_run(
         release: the release the plan was made from.
         backend: the backend (its ``describe()`` is recorded and compared).
         out_path: the raw-answers file (need not exist).
+        resume_changed_code: resume a file whose answers were asked by the same backend
+            with other code (its :data:`CODE_KEYS` differ); the manifest records the change.
 
     Returns:
         The :class:`ResumedRun`.
 
     Raises:
         NovaInputError: the file has answers but no manifest, was written by another
-            configuration, or holds a line that cannot be read.
+            configuration (or by other code, without ``resume_changed_code``), or holds a
+            line that cannot be read.
 
     Example:
         >>> import pathlib, tempfile, types
@@ -828,8 +917,27 @@ def resume_run(
     done: dict[str, set[str]] = {task: set() for task in TASK_NAMES}
     if existing is not None and not has_lines:
         existing = None  # a manifest without answers (file deleted, or a crash before any line)
+    code_changed = False
     if existing is not None:
-        _check_resumable(existing, manifest, RunManifest.path_for(out))
+        code_changed = _check_resumable(
+            existing,
+            manifest,
+            RunManifest.path_for(out),
+            resume_changed_code=resume_changed_code,
+        )
+        # Once two versions answered in one file, every later manifest says so.
+        recorded = existing.extra.get("code_changes")
+        changes = list(recorded) if isinstance(recorded, list) else []
+        if code_changed:
+            changes.append(
+                {
+                    "at": _now(),
+                    "code_sha256_before": (existing.backend or {}).get("code_sha256"),
+                    "code_sha256_after": what.get("code_sha256"),
+                }
+            )
+        if changes:
+            manifest.extra["code_changes"] = changes
         manifest.prompts = {**(existing.prompts or {}), **(manifest.prompts or {})}
         _join_task_settings(existing, manifest)
         manifest.created_at = existing.created_at
@@ -895,6 +1003,9 @@ def resume_run(
         image_encodings=image_encodings,
         model_label=model_label,
         repaired_fragment=repaired,
+        resumed=has_lines,
+        code_changed=code_changed,
+        answers_in_file={task: len(done[task]) for task in plan.tasks},
     )
 
 
@@ -1022,6 +1133,11 @@ def execute_run(
         status = "stopped" if stopping() else "complete"
     finally:
         bar.close()
+        if resumed.resumed:  # how much of the file this call found, and how much it added
+            manifest.runtime["resumed"] = {
+                "answers_from_file": sum(resumed.answers_in_file.values()),
+                "asked_now": sum(c["answered"] + c["errors"] for c in counts.values()),
+            }
         if status == "stopped":
             manifest.runtime["stopped_because"] = problem
         if status == "complete":
@@ -1038,6 +1154,9 @@ def execute_run(
         elapsed_s=time.perf_counter() - started,
         tasks=plan.tasks,
         asking_s=asking_s,
+        resumed=resumed.resumed,
+        code_changed=resumed.code_changed,
+        answers_in_file=dict(resumed.answers_in_file),
     )
     if status == "stopped" and problem is not None:
         raise EndpointUnusableError(problem, summary)
@@ -1059,6 +1178,7 @@ def run_model(
     command: str = "run_model",
     preset: Mapping[str, Any] | None = None,
     on_start: Callable[[], None] | None = None,
+    resume_changed_code: bool = False,
 ) -> RunSummary:
     """Ask ``backend`` every pending question of ``tasks`` and append the raw answers to ``out_path``.
 
@@ -1087,6 +1207,9 @@ def run_model(
         on_start: called once the plan and the file are checked, before the backend is
             asked (``nova run`` says there what data it runs on, so a refusal stays the
             one line it is).
+        resume_changed_code: resume a file whose answers the same backend gave with other
+            code (a Python function edited since; see :data:`CODE_KEYS`), instead of
+            refusing; the manifest's ``code_changes`` records it.
 
     Returns:
         A :class:`RunSummary`.
@@ -1128,7 +1251,7 @@ def run_model(
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, command):  # one writer per file: a second run fails at once
-        resumed = resume_run(plan, release, backend, out)
+        resumed = resume_run(plan, release, backend, out, resume_changed_code=resume_changed_code)
         if on_start is not None:
             on_start()
         return execute_run(plan, resumed, backend, progress=progress, started=started)

@@ -1,0 +1,301 @@
+"""`evaluate_model` never hands back stale or empty answers as a model's score unannounced.
+
+A resumed run says how many answers came from the file; a function whose code changed since
+the file's answers is refused (or let through by the caller's choice, which the report says);
+a function that cannot run at all stops the run at once, as an unreachable endpoint does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from novabench import evaluate_model
+from novabench.data.release import read_release
+from novabench.errors import NovaInputError
+from novabench.run.runner import EndpointUnusableError
+
+DIAGNOSIS = '{"most_likely_diagnosis": "multiple sclerosis", "other_possible_diagnoses": ["ADEM"]}'
+QUIET = dict(tasks="diagnosis", n_resamples=0, progress=False)
+
+
+def _n_cases(release: Path) -> int:
+    return len(read_release(release).cases())
+
+
+def diagnose(image: Any, prompt: str) -> str:
+    return DIAGNOSIS
+
+
+def _user_module(folder: Path, body: str) -> Any:
+    """The user's model file ``nova_user_model.py`` in ``folder``, imported as a user would.
+
+    Each version lives in its own folder: same module and function name, other code.
+    """
+    folder.mkdir(parents=True)
+    path = folder / "nova_user_model.py"
+    path.write_text(body)
+    spec = importlib.util.spec_from_file_location("nova_user_model", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+VERSION_1 = textwrap.dedent(
+    """\
+    def answer(image, prompt):
+        return '{"most_likely_diagnosis": "glioma"}'
+    """
+)
+VERSION_2 = textwrap.dedent(
+    """\
+    def answer(image, prompt):
+        return '{"most_likely_diagnosis": "meningioma"}'
+    """
+)
+
+
+def _manifest(run_file: Path) -> dict[str, Any]:
+    return json.loads(run_file.with_name(run_file.name + ".manifest.json").read_text())
+
+
+def test_a_resume_says_how_many_answers_came_from_the_file(sample_release, tmp_path, capsys):
+    run_file = tmp_path / "run.jsonl"
+    n_cases = _n_cases(sample_release)
+    evaluate_model(diagnose, sample_release, run_file=run_file, limit=3, **QUIET)
+    assert capsys.readouterr().err == ""  # a new file is no resume
+
+    report = evaluate_model(diagnose, sample_release, run_file=run_file, **QUIET)
+    said = f"resumed {run_file}: 3 answers from the file, {n_cases - 3} asked now"
+    assert capsys.readouterr().err == said + "\n"
+    notes = report.report["tasks"]["diagnosis"]["notes"]
+    assert notes[0] == (
+        f"resumed {run_file}: 3 answers from the file (asked by an earlier call), "
+        f"{n_cases - 3} asked now"
+    )
+    assert f"diagnosis: note: {notes[0]}" in report.to_text()
+    runtime = _manifest(run_file)["runtime"]
+    assert runtime["resumed"] == {"answers_from_file": 3, "asked_now": n_cases - 3}
+
+    # Everything from the file: the same report as before, but never silently.
+    evaluate_model(diagnose, sample_release, run_file=run_file, **QUIET)
+    assert (
+        capsys.readouterr().err
+        == f"resumed {run_file}: {n_cases} answers from the file, 0 asked now\n"
+    )
+    assert _manifest(run_file)["runtime"]["resumed"] == {
+        "answers_from_file": n_cases,
+        "asked_now": 0,
+    }
+
+    # A smaller limit asks nothing, but the score reads every answer in the file: say all.
+    trial = evaluate_model(diagnose, sample_release, run_file=run_file, limit=2, **QUIET)
+    assert (
+        capsys.readouterr().err
+        == f"resumed {run_file}: {n_cases} answers from the file, 0 asked now\n"
+    )
+    assert trial.report["tasks"]["diagnosis"]["coverage"]["scored"] == n_cases
+
+
+def test_a_changed_function_is_refused_naming_the_file_and_the_way_forward(
+    sample_release, tmp_path, capsys
+):
+    first = _user_module(tmp_path / "v1", VERSION_1).answer
+    second = _user_module(tmp_path / "v2", VERSION_2).answer
+    run_file = tmp_path / "run.jsonl"
+    evaluate_model(first, sample_release, run_file=run_file, limit=2, **QUIET)
+    before = run_file.read_bytes()
+    recorded = _manifest(run_file)["backend"]
+    # The digest is that of the function's source as written in its file.
+    assert recorded["code_sha256"] == hashlib.sha256(VERSION_1.encode()).hexdigest()
+    assert recorded["code_seen"] == "source"
+
+    with pytest.raises(NovaInputError) as caught:
+        evaluate_model(second, sample_release, run_file=run_file, **QUIET)
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1 and message.startswith(f"{run_file}, ")
+    assert "the code of nova_user_model.answer changed" in message
+    assert "pass a new run_file" in message and "resume_changed_code=True" in message
+    assert run_file.read_bytes() == before
+
+    # The caller's choice: resumed, and every output says the answers may mix two versions.
+    capsys.readouterr()
+    mixed = evaluate_model(
+        second, sample_release, run_file=run_file, resume_changed_code=True, **QUIET
+    )
+    assert "the answers may mix two versions" in capsys.readouterr().err
+    warning = (
+        "warning: the run file was resumed after the code of nova_user_model.answer changed "
+        "(resume_changed_code=True): its answers may come from 2 versions"
+    )
+    assert warning in mixed.to_text().splitlines()
+    assert "the run file was resumed after the code of" in mixed.to_markdown()  # escaped there
+    [change] = _manifest(run_file)["code_changes"]
+    assert change["code_sha256_before"] == hashlib.sha256(VERSION_1.encode()).hexdigest()
+    assert change["code_sha256_after"] == hashlib.sha256(VERSION_2.encode()).hexdigest()
+    answers = [json.loads(line)["raw_diagnoses"] for line in run_file.read_text().splitlines()]
+    assert sum("glioma" in a for a in answers) == 2  # the first version's, kept
+    assert sum("meningioma" in a for a in answers) == _n_cases(sample_release) - 2
+
+    # Resumed again by the second version: no refusal, and the warning stays.
+    again = evaluate_model(second, sample_release, run_file=run_file, **QUIET)
+    assert warning in again.to_text().splitlines()
+
+
+def test_a_file_without_a_code_digest_is_refused_as_unknown_code(sample_release, tmp_path):
+    run_file = tmp_path / "run.jsonl"
+    evaluate_model(diagnose, sample_release, run_file=run_file, limit=2, **QUIET)
+    # As a novabench before the digest wrote it: the function's module and name only.
+    manifest_path = run_file.with_name(run_file.name + ".manifest.json")
+    manifest = json.loads(manifest_path.read_text())
+    for key in ("code_sha256", "code_seen"):
+        del manifest["backend"][key]
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(NovaInputError, match="no digest of its code recorded") as caught:
+        evaluate_model(diagnose, sample_release, run_file=run_file, **QUIET)
+    assert "resume_changed_code=True" in str(caught.value)
+    report = evaluate_model(
+        diagnose, sample_release, run_file=run_file, resume_changed_code=True, **QUIET
+    )
+    assert report.report["tasks"]["diagnosis"]["coverage"]["answered"] == _n_cases(sample_release)
+
+
+def _compiled(source: str, filename: str) -> Any:
+    """A function with no source Python can find (as typed at a prompt or exec'd)."""
+    scope: dict[str, Any] = {}
+    exec(compile(source, filename, "exec"), scope)
+    return scope["answer"]
+
+
+def test_without_source_the_digest_reads_the_bytecode_of_nested_code_too():
+    from novabench.evaluator import code_digest  # here: the module's other tests run without it
+
+    body = textwrap.dedent(
+        """\
+        def answer(image, prompt):
+            def label():
+                return "{word}" if prompt in {{"a", "b", "c"}} else "none"
+            return label()
+        """
+    )
+    glioma = _compiled(body.format(word="glioma"), "<cell-1>")
+    moved = _compiled("\n\n\n" + body.format(word="glioma"), "<cell-7>")  # other lines, file
+    edited = _compiled(body.format(word="meningioma"), "<cell-1>")  # only the nested function
+    assert code_digest(glioma)[1] == "bytecode"
+    assert code_digest(glioma) == code_digest(moved)
+    assert code_digest(glioma) != code_digest(edited)
+
+
+def test_a_lambda_is_read_from_its_bytecode_not_from_the_line_around_it(tmp_path):
+    from novabench.evaluator import code_digest
+
+    # inspect.getsource gives a lambda's whole line: the call around it is no part of it.
+    module = _user_module(
+        tmp_path / "lambdas",
+        'first = (lambda image, prompt: "no target", 1)[0]\n'
+        'second = (lambda image, prompt: "no target", 2)[0]\n'
+        'other = (lambda image, prompt: "lesion: [1, 2, 3, 4]", 1)[0]\n',
+    )
+    assert code_digest(module.first) == code_digest(module.second)
+    assert code_digest(module.first)[1] == "bytecode"
+    assert code_digest(module.first) != code_digest(module.other)
+
+
+@pytest.mark.parametrize(
+    ("body", "raised"),
+    [
+        (
+            "def answer(image, prompt):\n    return proccessor(image, prompt)\n",
+            "NameError: name 'proccessor' is not defined",
+        ),
+        (
+            "def answer(image, prompt):\n    import nova_no_such_module\n    return ''\n",
+            "ModuleNotFoundError: No module named 'nova_no_such_module'",
+        ),
+        (
+            "import os\ndef answer(image, prompt):\n    return os.no_such_function(prompt)\n",
+            "AttributeError: module 'os' has no attribute 'no_such_function'",
+        ),
+        (
+            "def answer(prompt):\n    return ''\n",
+            "TypeError: answer() takes 1 positional argument but 2 were given",
+        ),
+    ],
+    ids=["misspelt-name", "missing-module", "missing-module-attribute", "signature"],
+)
+def test_a_function_that_cannot_run_stops_at_once_with_its_error(
+    sample_release, tmp_path, body, raised
+):
+    answer = _compiled(body, "<notebook>")
+    run_file = tmp_path / "run.jsonl"
+    with pytest.raises(EndpointUnusableError) as caught:
+        evaluate_model(answer, sample_release, run_file=run_file, **QUIET)
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1
+    assert f"the function answer cannot run: {raised}; nothing was answered" in message
+    assert f"stopped after 1 of {_n_cases(sample_release)} items" in message
+    [line] = [json.loads(text) for text in run_file.read_text().splitlines()]
+    assert line["error"] == raised
+    assert _manifest(run_file)["status"] == "stopped"
+
+
+def test_after_a_first_answer_a_failing_function_is_tried_on_every_item(sample_release, tmp_path):
+    # The endpoint's rule: once something was answered, failures never stop the run.
+    calls = []
+
+    def answers_once(image: Any, prompt: str) -> str:
+        calls.append(prompt)
+        if len(calls) == 1:
+            return DIAGNOSIS
+        return proccessor(image, prompt)  # type: ignore[name-defined]  # noqa: F821
+
+    report = evaluate_model(answers_once, sample_release, run_file=tmp_path / "r.jsonl", **QUIET)
+    coverage = report.report["tasks"]["diagnosis"]["coverage"]
+    assert len(calls) == coverage["items"] == _n_cases(sample_release)
+    assert coverage["errors"] == coverage["items"] - 1
+
+
+def _raised(function: Any) -> BaseException:
+    try:
+        function(None, "prompt")
+    except Exception as error:
+        return error
+    raise AssertionError("the function did not raise")
+
+
+def test_failures_that_may_be_one_items_do_not_count_as_the_code_unable_to_run():
+    from novabench.evaluator import function_cannot_run
+
+    def unbound(image: Any, prompt: str) -> str:
+        if image is not None:
+            size = image.size
+        return str(size)  # fails only when there is no image: one path, not every call
+
+    def attribute_of_the_input(image: Any, prompt: str) -> str:
+        return image.mode  # None for diagnosis: the input's attribute, not the code's
+
+    assert not function_cannot_run(_raised(unbound))
+    assert not function_cannot_run(_raised(attribute_of_the_input))
+    assert not function_cannot_run(_raised(lambda image, prompt: 1 + prompt))  # a TypeError inside
+
+
+def test_a_source_inspect_fails_to_read_falls_back_to_the_bytecode(tmp_path, monkeypatch):
+    import inspect
+
+    from novabench.evaluator import code_digest
+
+    answer = _user_module(tmp_path / "v1", VERSION_1).answer
+
+    def unreadable(_: Any) -> str:
+        raise IndexError("list index out of range")  # as inspect's tokenizer may on odd files
+
+    monkeypatch.setattr(inspect, "getsource", unreadable)
+    digest = code_digest(answer)
+    assert digest is not None and digest[1] == "bytecode"
