@@ -145,7 +145,7 @@ def test_the_outside_line_says_what_read_each_part_of_a_mixed_set() -> None:
     line = boxes_outside_line("localization", coverage, predictions)
     assert line is not None
     assert "6 read with --box-convention auto; 4 given as boxes, no parse on record" in line
-    assert "record, but the run's prompt asked for protocol;" in line
+    assert "no parse on record; the run's prompt asked for protocol;" in line
     # More than half of the 6 read again fit under 5 and 4; 3 of 6 is not more than half.
     assert (
         "they fit the images with --box-convention xyxy_norm1000 (5 of 6) or protocol (4 of 6)"

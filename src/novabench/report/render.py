@@ -176,9 +176,12 @@ def boxes_outside_line(
     outside = int(coverage.get("answers_out_of_image") or 0)
     if not boxed or outside <= UNUSABLE_SHARE * boxed:
         return None
-    read, governing = _how_boxes_were_read(predictions)
+    parts, governing = _how_boxes_were_read(predictions)
+    read = "; ".join(parts)
     asked = predictions.get("prompt_box_convention")
-    if len(governing) == 1 and asked and asked != governing[0]:
+    if len(parts) > 1:  # a mixed set: the prompt's order is said once, for all of them
+        source = f"; the run's prompt asked for {asked}" if asked else ""
+    elif len(governing) == 1 and asked and asked != governing[0]:
         source = f", but the run's prompt asked for {asked}"
     elif asked:
         source = f" (the run's prompt asked for {asked})"
@@ -197,14 +200,15 @@ def boxes_outside_line(
     )
 
 
-def _how_boxes_were_read(predictions: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """What read a report's box answers, in words, and the conventions that did."""
+def _how_boxes_were_read(predictions: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """What read a report's box answers, in words (one part per reader), and the conventions
+    that did."""
     from novabench.run.predictions import UNRECORDED_PARSE
 
     used = predictions.get("box_convention") or "auto"
     answers = predictions.get("box_answers")
     if not answers:  # a report from before box_answers: every answer was read here
-        return f"read with --box-convention {used}", [used]
+        return [f"read with --box-convention {used}"], [used]
     here = int(answers.get("read_here") or 0)
     earlier = dict(answers.get("parsed_earlier") or {})
     unrecorded = int(earlier.pop(UNRECORDED_PARSE, 0))
@@ -220,7 +224,7 @@ def _how_boxes_were_read(predictions: Mapping[str, Any]) -> tuple[str, list[str]
     if unrecorded:
         parts.append(f"{f'{unrecorded} ' if several else ''}given as boxes, no parse on record")
     governing = ([used] if here else []) + list(earlier)
-    return "; ".join(parts), governing
+    return parts, governing
 
 
 def _fitting_conventions(coverage: Mapping[str, Any]) -> str:
