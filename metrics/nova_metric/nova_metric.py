@@ -20,7 +20,6 @@ size), localization: add_batch 0.085 / 0.134 s, compute 0.032 / 0.060 s, peak me
 import evaluate
 
 from novabench.citation import NOVA_ARXIV_URL, NOVA_BIBTEX
-from novabench.errors import NovaInputError
 from novabench.metric_module import configuration_task
 from novabench.metrics import evaluate_adapter
 from novabench.metrics.tasks import compute_task
@@ -49,6 +48,10 @@ Args:
         captioning: a caption string;
         diagnosis: a list of up to five diagnosis strings, most likely first;
         all: {"boxes", "scores", "caption", "diagnoses"} per image.
+        Paired with references by position. Each may name its item: "filename" (image
+        tasks: {"caption": ..., "filename": ...} for a caption), "case_id" (diagnosis:
+        {"diagnoses": [...], "case_id": ...}); a name that is not the reference's at the
+        same position is refused, never used to reorder.
     references: per task,
         localization: {"boxes": [[x, y, w, h], ...]} or a NOVA `images` row;
         captioning: the reference caption or a NOVA `images` row;
@@ -122,19 +125,12 @@ class NovaMetric(evaluate.Metric):
                 f"Bad inputs for evaluation module: {sorted(kwargs)}; expected predictions and references"
             )
         start = getattr(self, "_nova_items_added", 0)
-        batch = {
-            "predictions": evaluate_adapter.normalize_predictions(
-                self.task, predictions, start_index=start
-            ),
-            "references": evaluate_adapter.normalize_references(
-                self.task, references, start_index=start
-            ),
-        }
-        if len(batch["predictions"]) != len(batch["references"]):
-            raise NovaInputError(
-                f"got {len(batch['predictions'])} predictions but {len(batch['references'])} references",
-                field="predictions",
-            )
+        # Paired by position; a prediction's filename / case_id, when given, is checked
+        # against its reference here, where both are at hand, and is not stored.
+        plain_predictions, plain_references = evaluate_adapter.normalize_batch(
+            self.task, predictions, references, start_index=start
+        )
+        batch = {"predictions": plain_predictions, "references": plain_references}
         try:
             super().add_batch(**batch)
         except (TypeError, ValueError, OverflowError):

@@ -357,13 +357,162 @@ def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
     assert_same(results[0], score_localization(predictions, references), LOCALIZATION_KEYS)
 
 
-def test_all_task_refuses_a_join_key_it_would_ignore() -> None:
+def test_a_name_with_no_reference_name_to_check_it_against_is_refused() -> None:
+    # Rows without a filename cannot confirm the pairing: an unchecked name would be ignored.
     rows = [{"boxes": [], "caption": "x", "final_diagnosis": "Glioma", "case_id": "case0001"}]
-    with pytest.raises(NovaInputError, match=r"example 1 \(0-based index 0\).*filename"):
+    with pytest.raises(NovaInputError) as info:
         evaluate.load(MODULE, "all").compute(
             predictions=[{"boxes": [], "caption": "x", "diagnoses": [], "filename": "a.png"}],
             references=rows,
             exclude=["BERTScore-F1"],
+        )
+    assert (info.value.record, info.value.field) == (
+        "example 1 (0-based index 0)",
+        "predictions.filename",
+    )
+    assert "no filename to check it against" in str(info.value) and "`images` rows" in str(
+        info.value
+    )
+    with pytest.raises(NovaInputError, match="no case_id to check it against.*`cases` rows"):
+        evaluate.load(MODULE, "diagnosis").compute(
+            predictions=[{"diagnoses": ["Glioma"], "case_id": "case0001"}], references=["Glioma"]
+        )
+    with pytest.raises(NovaInputError, match=r"predictions\.filename.*a string"):
+        evaluate.load(MODULE, "localization").compute(
+            predictions=[{"boxes": [], "filename": 17}],
+            references=[{"boxes": [], "filename": "case0001_001.png"}],
+        )
+
+
+def _official_order_gold_predictions(release: Path) -> list[dict]:
+    """Each image's gold boxes as a prediction named by its filename, in the order of the
+    release's own parquet file (not the filename order load_nova gives)."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(release / "data" / "nova-v1.parquet").to_pylist()
+    return [
+        {
+            "filename": row["filename"],
+            "boxes": [
+                [box["x"], box["y"], box["width"], box["height"]]
+                for box in row["bboxes"] or []
+                if box["source"] == "gold"
+            ],
+        }
+        for row in rows
+    ]
+
+
+def test_named_predictions_in_another_order_are_refused_and_in_order_score_as_unnamed(
+    sample_release: Path,
+) -> None:
+    from novabench.data.hf import load_nova
+
+    images = load_nova(sample_release, "images", split="test")
+    predictions = _official_order_gold_predictions(sample_release)
+    order = [p["filename"] for p in predictions]
+    assert order != images["filename"]  # the sample's parquet is not in filename order
+    first_wrong = next(i for i, (a, b) in enumerate(zip(order, images["filename"])) if a != b)
+    with pytest.raises(NovaInputError) as info:
+        evaluate.load(MODULE, "localization").compute(predictions=predictions, references=images)
+    message = str(info.value)
+    assert info.value.record == f"example {first_wrong + 1} (0-based index {first_wrong})"
+    assert repr(order[first_wrong]) in message and repr(images["filename"][first_wrong]) in message
+    assert "paired with references by position; sort them as the references are" in message
+
+    # Sorted as the references are: accepted, and the names change nothing.
+    by_name = {p["filename"]: p for p in predictions}
+    ordered = [by_name[name] for name in images["filename"]]
+    named = evaluate.load(MODULE, "localization").compute(predictions=ordered, references=images)
+    unnamed = evaluate.load(MODULE, "localization").compute(
+        predictions=[{"boxes": p["boxes"]} for p in ordered], references=images
+    )
+    assert_same(named, unnamed, LOCALIZATION_KEYS)
+    assert named["hit@30"] == 1.0  # the gold boxes themselves: every image with gold is hit
+
+
+def test_names_are_checked_per_batch_and_a_refused_batch_keeps_the_earlier_ones() -> None:
+    rows = [
+        {"filename": f"case000{i}_001.png", "boxes": [[10.0 * i, 10.0, 20.0, 20.0]]}
+        for i in range(1, 5)
+    ]
+    hits = [{"boxes": row["boxes"], "filename": row["filename"]} for row in rows]
+    metric = evaluate.load(MODULE, "localization")
+    # Names in some rows and not in others, a batch at a time, and one item through add().
+    metric.add_batch(predictions=[hits[0], {"boxes": rows[1]["boxes"]}], references=rows[:2])
+    with pytest.raises(NovaInputError) as info:
+        metric.add_batch(predictions=[hits[3], hits[2]], references=rows[2:])
+    assert info.value.record == "example 3 (0-based index 2)"
+    assert "'case0004_001.png'" in str(info.value) and "'case0003_001.png'" in str(info.value)
+    metric.add(prediction=hits[2], reference=rows[2])
+    metric.add_batch(predictions=[{**hits[3], "boxes": []}], references=rows[3:])
+    result = metric.compute()
+    # Kept: images 1-3 hit (their own gold box), image 4 answered nothing: 3 of 4.
+    assert result["n_images"] == 4 and result["mAP@30"] == 0.75
+
+
+def test_every_configuration_accepts_and_checks_item_names(sample_release: Path) -> None:
+    from novabench.data.hf import load_nova
+
+    images = load_nova(sample_release, "images", split="test").remove_columns("image")
+    cases = load_nova(sample_release, "cases", split="test")
+    rows = images.to_list()
+    captions = [{"caption": row["caption"], "filename": row["filename"]} for row in rows]
+    text_only = ["BERTScore-F1", "METEOR"]
+    result = evaluate.load(MODULE, "captioning").compute(
+        predictions=captions, references=images, exclude=text_only
+    )
+    assert result["BLEU-4"] == pytest.approx(1.0) and result["n_captions"] == len(rows)
+    with pytest.raises(NovaInputError, match=r"example 1 \(0-based index 0\).*filename"):
+        evaluate.load(MODULE, "captioning").compute(
+            predictions=captions[::-1], references=images, exclude=text_only
+        )
+
+    diagnoses = [{"diagnoses": [r["final_diagnosis"]], "case_id": r["case_id"]} for r in cases]
+    result = evaluate.load(MODULE, "diagnosis").compute(predictions=diagnoses, references=cases)
+    assert result["top1-lexicon"] == 1.0
+    with pytest.raises(NovaInputError) as info:
+        evaluate.load(MODULE, "diagnosis").compute(predictions=diagnoses[::-1], references=cases)
+    assert info.value.field == "predictions.case_id" and "load_nova gives rows by case_id" in str(
+        info.value
+    )
+
+    every = [
+        {
+            "filename": row["filename"],
+            "boxes": row["boxes"],
+            "caption": row["caption"],
+            "diagnoses": [row["final_diagnosis"]],
+        }
+        for row in rows
+    ]
+    result = evaluate.load(MODULE, "all").compute(
+        predictions=every, references=images, exclude=text_only
+    )
+    assert result["localization"]["hit@30"] == 1.0
+    with pytest.raises(NovaInputError, match="predictions.filename"):
+        evaluate.load(MODULE, "all").compute(
+            predictions=every[1:] + every[:1], references=images, exclude=text_only
+        )
+
+
+def test_a_predictions_dataset_with_a_filename_column_is_checked(sample_release: Path) -> None:
+    from novabench.data.hf import load_nova
+
+    images = load_nova(sample_release, "images", split="test")
+    predictions = datasets.Dataset.from_list(
+        [
+            {"filename": name, "boxes": boxes}
+            for name, boxes in zip(images["filename"], images["boxes"])
+        ]
+    )
+    result = evaluate.load(MODULE, "localization").compute(
+        predictions=predictions, references=images
+    )
+    assert result["hit@30"] == 1.0
+    with pytest.raises(NovaInputError, match="predictions.filename"):
+        evaluate.load(MODULE, "localization").compute(
+            predictions=predictions.select(range(images.num_rows - 1, -1, -1)), references=images
         )
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "examples_counted_from_one",
     "explain_bad_batch",
     "metric_features",
+    "normalize_batch",
     "normalize_predictions",
     "normalize_references",
 ]
@@ -62,10 +63,18 @@ _STRINGS = datasets.List(datasets.Value("string"))
 # A diagnosis reference: the final diagnosis and the case's clinical history (None: none),
 # which a case judge receives with the case.
 _DIAGNOSIS_REFERENCE = {"final_diagnosis": _STRING, "clinical_history": _STRING}
+# The item key an image prediction may carry (filename): the face pairs by position and
+# checks a given key against the reference at the same position (normalize_batch).
+_IMAGE_KEY = registry.TASKS[registry.task_answered_in("boxes")].key_field
+_CASE_KEY = registry.TASKS[registry.task_answered_in("diagnoses")].key_field
 # Keys a box prediction may carry; anything else is a mistake worth reporting (a misspelt
-# "score" would otherwise silently mean "no scores"). No filename/case_id: the module pairs
-# by position, and an ignored join key would hide a misaligned list.
-_BOX_PREDICTION_KEYS = frozenset({"boxes", "scores"})
+# "score" would otherwise silently mean "no scores").
+_BOX_PREDICTION_KEYS = frozenset({"boxes", "scores", _IMAGE_KEY})
+# How a misaligned list is put right, the end of every pairing refusal.
+_PAIRING_FIX = (
+    "predictions are paired with references by position; sort them as the references are "
+    "(load_nova gives rows by {key})"
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,8 @@ class _InputForm:
         read_predictions: ``(items, start_index) -> plain predictions``; raises naming the
             example.
         read_references: ``(items, start_index) -> plain references``.
+        key_field: the item key (``filename`` or ``case_id``) a prediction may carry; when
+            given it must name the reference at the same position. Never stored.
         prediction_columns: the dataset columns a prediction is read from (None: whole rows).
         boxes: the form carries boxes (checked per batch, read from Arrow buffers).
     """
@@ -86,6 +97,7 @@ class _InputForm:
     reference_feature: Any
     read_predictions: Callable[[list[Any], int], list[Any]]
     read_references: Callable[[list[Any], int], list[Any]]
+    key_field: str
     prediction_columns: tuple[str, ...] | None = None
     boxes: bool = False
 
@@ -143,7 +155,9 @@ def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) 
 
     Missing ``scores`` mean "no scores" (given order), a single diagnosis string
     becomes a one-item list, numpy arrays become lists. Unknown keys raise. Box
-    values are checked later, vectorised, by the metric core.
+    values are checked later, vectorised, by the metric core. An item key
+    (``filename``, or ``case_id`` for diagnosis) is accepted and left out here: only
+    :func:`normalize_batch`, which sees the references too, can check it.
 
     Args:
         task: the task name.
@@ -161,8 +175,7 @@ def normalize_predictions(task: str, predictions: Any, *, start_index: int = 0) 
         [['glioma']]
     """
     form = _form(task)
-    columns = list(form.prediction_columns) if form.prediction_columns else None
-    out = form.read_predictions(_as_items(predictions, columns), start_index)
+    out = form.read_predictions(_prediction_items(form, predictions), start_index)
     if form.boxes:
         checks.box_values(out, side="predictions", start_index=start_index)
     return out
@@ -193,10 +206,97 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
         [{'final_diagnosis': 'Glioma', 'clinical_history': ''}]
     """
     form = _form(task)
-    out = form.read_references(_as_items(references, _reference_columns(task)), start_index)
+    out = form.read_references(_reference_items(task, references), start_index)
     if form.boxes:
         checks.box_values(out, side="references", start_index=start_index)
     return out
+
+
+@examples_counted_from_one()
+def normalize_batch(
+    task: str, predictions: Any, references: Any, *, start_index: int = 0
+) -> tuple[list[Any], list[Any]]:
+    """One batch of the ``evaluate`` face in plain form, its pairing checked.
+
+    Predictions are paired with references by position. A prediction may name its item
+    (``filename``; ``case_id`` for diagnosis, whose predictions are per case): the name
+    must then be the reference's at the same position, else the batch is refused, naming
+    the example and both names. It is never used to reorder: the same predictions with and
+    without names score the same, or are refused.
+
+    Args:
+        task: the task name.
+        predictions: a sequence (or ``datasets.Dataset``) of predictions, as for
+            :func:`normalize_predictions`; image predictions may be mappings with a
+            ``filename``, diagnosis ones ``{"diagnoses": [...], "case_id": ...}``, captions
+            ``{"caption": ..., "filename": ...}``.
+        references: as for :func:`normalize_references`; NOVA dataset rows carry the names.
+        start_index: index of the batch's first item in the whole evaluation.
+
+    Returns:
+        ``(predictions, references)`` in plain form, without the names.
+
+    Raises:
+        NovaInputError: a bad item, unequal counts, a name that is not the reference's, or
+            a name with no name on the reference to check it against.
+
+    Example:
+        >>> rows = [{"filename": "case0001_001.png", "boxes": []},
+        ...         {"filename": "case0002_001.png", "boxes": [[10.0, 10.0, 5.0, 5.0]]}]
+        >>> normalize_batch("localization", [{"filename": "case0001_001.png", "boxes": []},
+        ...                                  {"boxes": [[10, 10, 5, 5]]}], rows)[0]
+        [{'boxes': [], 'scores': None}, {'boxes': [[10, 10, 5, 5]], 'scores': None}]
+        >>> normalize_batch("localization", [{"filename": "case0002_001.png", "boxes": []}], rows[:1])
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 1 (0-based index 0), field 'predictions.filename': prediction for 'case0002_001.png', but the reference at this position is 'case0001_001.png': predictions are paired with references by position; sort them as the references are (load_nova gives rows by filename)
+    """
+    form = _form(task)
+    prediction_items = _prediction_items(form, predictions)
+    reference_items = _reference_items(task, references)
+    plain_predictions = form.read_predictions(prediction_items, start_index)
+    if form.boxes:
+        checks.box_values(plain_predictions, side="predictions", start_index=start_index)
+    plain_references = form.read_references(reference_items, start_index)
+    if form.boxes:
+        checks.box_values(plain_references, side="references", start_index=start_index)
+    if len(plain_predictions) != len(plain_references):
+        raise NovaInputError(
+            f"got {len(plain_predictions)} predictions but {len(plain_references)} references",
+            field="predictions",
+        )
+    _check_pairing(form.key_field, task, prediction_items, reference_items, start_index)
+    return plain_predictions, plain_references
+
+
+def _check_pairing(
+    key: str, task: str, predictions: list[Any], references: list[Any], start_index: int
+) -> None:
+    """Each prediction that names its item names the reference at its position."""
+    for offset, prediction in enumerate(predictions):
+        given = prediction.get(key) if isinstance(prediction, Mapping) else None
+        if given is None:
+            continue
+        record = f"example {start_index + offset}"
+        name = checks.text(given, record=record, field=f"predictions.{key}")
+        reference = references[offset]
+        expected = reference.get(key) if isinstance(reference, Mapping) else None
+        if expected is None:
+            unit = registry.TASKS[_BOX_TASK if task == registry.ALL_TASKS else task].unit
+            raise NovaInputError(
+                f"prediction for {name!r}, but the reference at this position has no {key} "
+                f"to check it against: pass NOVA `{unit}s` rows (load_nova) as references, or "
+                f"leave {key} out",
+                record=record,
+                field=f"predictions.{key}",
+            )
+        if name != expected:
+            raise NovaInputError(
+                f"prediction for {name!r}, but the reference at this position is "
+                f"{expected!r}: " + _PAIRING_FIX.format(key=key),
+                record=record,
+                field=f"predictions.{key}",
+            )
 
 
 @examples_counted_from_one()
@@ -447,8 +547,20 @@ def _reference_columns(task: str) -> list[str]:
     return [registry.TASKS[task].reference_field]
 
 
-def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
-    """A list of items; a ``datasets.Dataset`` is read column-wise (no image decoding)."""
+def _prediction_items(form: _InputForm, predictions: Any) -> list[Any]:
+    """A form's predictions as a list (a dataset's item key column read when it has one)."""
+    columns = list(form.prediction_columns) if form.prediction_columns else None
+    return _as_items(predictions, columns, optional=(form.key_field,))
+
+
+def _reference_items(task: str, references: Any) -> list[Any]:
+    """A task's references as a list (a dataset's item key column read too)."""
+    return _as_items(references, _reference_columns(task), optional=(_form(task).key_field,))
+
+
+def _as_items(values: Any, columns: list[str] | None, optional: Sequence[str] = ()) -> list[Any]:
+    """A list of items; a ``datasets.Dataset`` is read column-wise (no image decoding), its
+    ``columns`` that exist and, beside them, its ``optional`` ones that exist."""
     if isinstance(values, datasets.Dataset):
         if columns == list(_DIAGNOSIS_REFERENCE) and "filename" in values.column_names:
             raise NovaInputError(_PER_CASE, field="references")
@@ -464,6 +576,7 @@ def _as_items(values: Any, columns: list[str] | None) -> list[Any]:
                 f"the dataset has none of the columns {columns}; it has {values.column_names}",
                 field="references",
             )
+        wanted += [c for c in optional if c in values.column_names and c not in wanted]
         table = values.select_columns(wanted).to_dict()
         if len(wanted) == 1 and columns and wanted[0] in ("caption", "final_diagnosis"):
             return [{wanted[0]: v} for v in table[wanted[0]]]
@@ -615,8 +728,10 @@ def _read_box_predictions(items: list[Any], start_index: int) -> list[Any]:
     for offset, item in enumerate(items):
         if _plain_box_prediction(item, _BOX_PREDICTION_KEYS):
             # Already plain; evaluate's add_batch wants every key, so a missing "scores"
-            # becomes None (no scores given), as the slow path below makes it.
-            out.append(item if "scores" in item else {"boxes": item["boxes"], "scores": None})
+            # becomes None (no scores given), as the slow path below makes it. The item key
+            # is checked by normalize_batch and never stored.
+            plain = len(item) == 2 and "scores" in item
+            out.append(item if plain else {"boxes": item["boxes"], "scores": item.get("scores")})
         else:
             record = f"example {start_index + offset}"
             out.append(_box_prediction(item, record, _BOX_PREDICTION_KEYS))
@@ -635,8 +750,26 @@ def _read_box_references(items: list[Any], start_index: int) -> list[Any]:
     return out
 
 
+def _keyed_answer(item: Mapping[str, Any], answer: str, key: str, record: str) -> Any:
+    """The answer of a prediction given as a mapping with its item key (``{"caption": ...,
+    "filename": ...}``); unknown keys raise, as for boxes."""
+    allowed = {answer, key}
+    unknown = sorted(set(item) - allowed)
+    if unknown:
+        raise NovaInputError(
+            f"unknown key(s) {unknown}; allowed: {sorted(allowed)}",
+            record=record,
+            field="predictions",
+        )
+    return _field(item, answer, record, "predictions")
+
+
 def _read_caption_prediction(item: Any, index: int) -> str:
-    return _caption_prediction(item, f"example {index}", "predictions")
+    record = f"example {index}"
+    if isinstance(item, Mapping):
+        value = _keyed_answer(item, "caption", _IMAGE_KEY, record)
+        return _caption_prediction(value, record, "predictions.caption")
+    return _caption_prediction(item, record, "predictions")
 
 
 def _caption_prediction(value: Any, record: str, field: str) -> str:
@@ -657,7 +790,11 @@ def _read_caption_reference(item: Any, index: int) -> str:
 
 
 def _read_diagnoses_prediction(item: Any, index: int) -> list[str]:
-    return _diagnosis_list(item, f"example {index}", "predictions")
+    record = f"example {index}"
+    if isinstance(item, Mapping) and "diagnoses" in item:  # {"diagnoses": [...], "case_id": ...}
+        value = _keyed_answer(item, "diagnoses", _CASE_KEY, record)
+        return _diagnosis_list(value, record, "predictions.diagnoses")
+    return _diagnosis_list(item, record, "predictions")
 
 
 def _read_diagnoses_reference(item: Any, index: int) -> dict[str, str]:
@@ -726,17 +863,23 @@ _FORMS: dict[str, _InputForm] = {
         reference_feature={"boxes": _BOXES},
         read_predictions=_read_box_predictions,
         read_references=_read_box_references,
+        key_field=_IMAGE_KEY,
         prediction_columns=("boxes", "scores"),
         boxes=True,
     ),
     "caption": _InputForm(
-        _STRING, _STRING, _each(_read_caption_prediction), _each(_read_caption_reference)
+        _STRING,
+        _STRING,
+        _each(_read_caption_prediction),
+        _each(_read_caption_reference),
+        key_field=registry.TASKS[registry.task_answered_in("caption")].key_field,
     ),
     "diagnoses": _InputForm(
         _STRINGS,
         _DIAGNOSIS_REFERENCE,
         _each(_read_diagnoses_prediction),
         _each(_read_diagnoses_reference),
+        key_field=_CASE_KEY,
     ),
 }
 
@@ -768,6 +911,7 @@ def _all_form() -> _InputForm:
         references,
         _each(_read_all_prediction),
         _each(_read_all_reference),
+        key_field=_IMAGE_KEY,  # one row per image
         prediction_columns=tuple(predictions),
         boxes=True,
     )
@@ -777,7 +921,7 @@ _FORMS[registry.ALL_TASKS] = _all_form()
 
 
 def _all_prediction_keys() -> frozenset[str]:
-    return frozenset(_FORMS[registry.ALL_TASKS].prediction_feature)
+    return frozenset({*_FORMS[registry.ALL_TASKS].prediction_feature, _IMAGE_KEY})
 
 
 def _form(task: str) -> _InputForm:

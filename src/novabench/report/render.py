@@ -143,14 +143,19 @@ def boxes_outside_line(
 ) -> str | None:
     """A warning when more than half of a task's answers with boxes reach past the image.
 
-    Most boxes outside the image mean the answers were read in the wrong convention; the
-    line names the one used and, when the runs' manifests record it, the one their prompt
-    asked for.
+    Most boxes outside the image mean the answers were read in the wrong convention. The
+    line says what read them: this evaluation's ``--box-convention`` for the raw answers it
+    read, the convention a ``nova parse`` recorded for answers parsed earlier (not read
+    again), or nothing for boxes given with no parse on record; and, when the runs'
+    manifests record it, the order their prompt asked for. When the raw answers were read
+    again under every explicit convention (``inside_with``), it names each under which most
+    of them lie inside the image, or says that none does.
 
     Args:
         task: the task name, first in the line.
-        coverage: the task's coverage (``parse_status`` and ``answers_out_of_image``).
-        predictions: the report's ``predictions`` (``box_convention``,
+        coverage: the task's coverage (``parse_status``, ``answers_out_of_image``,
+            ``out_of_image_reread``, ``inside_with``).
+        predictions: the report's ``predictions`` (``box_convention``, ``box_answers``,
             ``prompt_box_convention``).
 
     Returns:
@@ -162,26 +167,95 @@ def boxes_outside_line(
         >>> print(boxes_outside_line("localization", coverage, {"box_convention": "xyxy_pixel",
         ...     "prompt_box_convention": "protocol"}))
         localization: 76 of 83 answers with boxes (92%) have a box past the image (105 boxes): read with --box-convention xyxy_pixel, but the run's prompt asked for protocol; most likely the wrong convention (scores computed on the boxes as read)
+
+        Parsed earlier by ``nova parse --box-convention xyxy_pixel``, in 0..1000 in fact:
+
+        >>> coverage.update(out_of_image_reread=76, inside_with={"protocol": 76, "xyxy_norm1000": 76})
+        >>> print(boxes_outside_line("localization", coverage, {"box_convention": "auto",
+        ...     "box_answers": {"read_here": 0, "parsed_earlier": {"xyxy_pixel": 132}}}))
+        localization: 76 of 83 answers with boxes (92%) have a box past the image (105 boxes): parsed earlier with --box-convention xyxy_pixel, as the file's `nova parse` recorded (not read again here; no run manifest records the order the prompt asked for); most likely the wrong convention: read again, 76 of 76 fit the images with --box-convention protocol or xyxy_norm1000 (protocol if the prompt asked [ymin, xmin, ymax, xmax], xyxy_norm1000 if it asked [x1, y1, x2, y2]) (scores computed on the boxes as read)
     """
     statuses = coverage.get("parse_status") or {}
     boxed = sum(int(statuses.get(status) or 0) for status in _BOXED_STATUSES)
     outside = int(coverage.get("answers_out_of_image") or 0)
     if not boxed or outside <= UNUSABLE_SHARE * boxed:
         return None
-    used = predictions.get("box_convention") or "auto"
+    parts, governing = _how_boxes_were_read(predictions)
+    read = "; ".join(parts)
     asked = predictions.get("prompt_box_convention")
-    source = (
-        f", but the run's prompt asked for {asked}"
-        if asked and asked != used
-        else f" (the run's prompt asked for {asked})"
-        if asked
-        else " (no run manifest records the order the prompt asked for)"
-    )
+    if len(parts) > 1:  # a mixed set: the prompt's order is said once, for all of them
+        source = f"; the run's prompt asked for {asked}" if asked else ""
+    elif len(governing) == 1 and asked and asked != governing[0]:
+        source = f", but the run's prompt asked for {asked}"
+    elif asked:
+        source = f" (the run's prompt asked for {asked})"
+    elif governing:
+        source = " (no run manifest records the order the prompt asked for)"
+    else:
+        source = ""
+    if source.startswith(" (") and read.endswith(")"):  # one parenthesis, not two in a row
+        source = "; " + source[2:-1] + ")"
+        read = read[:-1]
     return (
         f"{task}: {outside} of {boxed} answers with boxes ({100 * outside / boxed:.0f}%) have a "
-        f"box past the image ({coverage.get('boxes_out_of_image', outside)} boxes): read with "
-        f"--box-convention {used}{source}; most likely the wrong convention (scores computed on "
-        "the boxes as read)"
+        f"box past the image ({coverage.get('boxes_out_of_image', outside)} boxes): {read}"
+        f"{source}; most likely the wrong convention{_fitting_conventions(coverage)} (scores "
+        "computed on the boxes as read)"
+    )
+
+
+def _how_boxes_were_read(predictions: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """What read a report's box answers, in words (one part per reader), and the conventions
+    that did."""
+    from novabench.run.predictions import UNRECORDED_PARSE
+
+    used = predictions.get("box_convention") or "auto"
+    answers = predictions.get("box_answers")
+    if not answers:  # a report from before box_answers: every answer was read here
+        return [f"read with --box-convention {used}"], [used]
+    here = int(answers.get("read_here") or 0)
+    earlier = dict(answers.get("parsed_earlier") or {})
+    unrecorded = int(earlier.pop(UNRECORDED_PARSE, 0))
+    several = sum(1 for n in (here, unrecorded, *earlier.values()) if n) > 1
+    parts = []
+    if here:
+        parts.append(f"{f'{here} ' if several else ''}read with --box-convention {used}")
+    for convention, n in earlier.items():
+        parts.append(
+            f"{f'{n} ' if several else ''}parsed earlier with --box-convention {convention}, "
+            "as the file's `nova parse` recorded (not read again here)"
+        )
+    if unrecorded:
+        parts.append(f"{f'{unrecorded} ' if several else ''}given as boxes, no parse on record")
+    governing = ([used] if here else []) + list(earlier)
+    return parts, governing
+
+
+def _fitting_conventions(coverage: Mapping[str, Any]) -> str:
+    """The conventions under which most raw answers past the image would fit it (computed by
+    reading them again), for the end of the warning; "" when none was read again."""
+    reread = int(coverage.get("out_of_image_reread") or 0)
+    if not reread:
+        return ""
+    fits = {
+        convention: int(n)
+        for convention, n in (coverage.get("inside_with") or {}).items()
+        if int(n) > UNUSABLE_SHARE * reread
+    }
+    if not fits:
+        return ": read again under every other --box-convention, most of them still reach past it"
+    names = " or ".join(fits)
+    if len(set(fits.values())) == 1:
+        found = (
+            f"{next(iter(fits.values()))} of {reread} fit the images with --box-convention {names}"
+        )
+    else:
+        counts = " or ".join(f"{c} ({n} of {reread})" for c, n in fits.items())
+        found = f"they fit the images with --box-convention {counts}"
+    key = "|".join(sorted(fits))
+    hint = _READABLE_WITH.get(key, "") if len(fits) > 1 else ""
+    return f": read again, {found}" + (
+        f" ({hint.removeprefix('--box-convention ')})" if hint else ""
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -380,7 +381,8 @@ def score_predictions(
         scored_images = [release.images[p] for p in positions[task]] if spec.unit == "image" else []
         notes.extend(
             _without_convention_in_use(
-                task_behaviour.answer_notes(task_predictions, scored_images), loaded.box_convention
+                task_behaviour.answer_notes(task_predictions, scored_images),
+                _conventions_in_use(loaded),
             )
         )
         judge_before = _judge_counts(chosen.judge_of(task))
@@ -714,6 +716,8 @@ class _Loaded:
     fingerprint: str  # of the release; hashing every image is the costly part, so once
     prompt_convention: str | None = None  # the box order the runs' prompt asked for
     unfinished: dict[str, Any] | None = None  # unfinished statuses, tasks never answered
+    # Who read the box answers: {"read_here": n, "parsed_earlier": {convention: n}}
+    box_answers: dict[str, Any] | None = None
 
 
 def _load(
@@ -765,6 +769,7 @@ def _load(
             )
         box_convention = recorded_conventions.pop() if recorded_conventions else "auto"
     prompt_convention = _prompt_convention(manifests) if box_convention == "auto" else None
+    box_answers = _box_answers_readers(prediction_set, paths, manifests)
     prediction_set = parse_raw(
         prediction_set,
         release,
@@ -785,6 +790,7 @@ def _load(
         fingerprint,
         prompt_convention,
         _unfinished_record(unfinished, _asked_not_answered(manifests, prediction_set)),
+        box_answers,
     )
 
 
@@ -843,6 +849,28 @@ def _unfinished_record(
     if not notice:
         return None
     return {"runs": runs, "asked_not_answered": asked_not_answered, "notice": notice}
+
+
+def _box_answers_readers(
+    prediction_set: Any, paths: Sequence[Path], manifests: Sequence[Any]
+) -> dict[str, Any]:
+    """Which convention governs the box answers: the raw ones are read here (with this
+    evaluation's ``box_convention``); the ones already parsed are not read again, so the
+    convention their ``nova parse`` recorded in the file's manifest governs them."""
+    from novabench.run.predictions import UNRECORDED_PARSE
+
+    recorded = {
+        str(path): (manifest.parsed or {}).get("box_convention") if manifest else None
+        for path, manifest in zip(paths, manifests)
+    }
+    read_here = 0
+    parsed_earlier: Counter[str] = Counter()
+    for record in prediction_set.records[registry.task_answered_in("boxes")].values():
+        if record.is_parsed:
+            parsed_earlier[recorded.get(str(record.source)) or UNRECORDED_PARSE] += 1
+        elif record.error is None and record.raw is not None:
+            read_here += 1
+    return {"read_here": read_here, "parsed_earlier": dict(parsed_earlier.most_common())}
 
 
 def _prompt_convention(manifests: Sequence[Any]) -> str | None:
@@ -944,22 +972,35 @@ prediction, not the model's
     )
 
 
-def _without_convention_in_use(notes: list[str], box_convention: str) -> list[str]:
-    """The notes, a suggestion of the ``--box-convention`` already in use replaced.
+def _conventions_in_use(loaded: _Loaded) -> list[str]:
+    """The conventions the box answers were read with: this evaluation's for the raw ones it
+    read, and each one a ``nova parse`` recorded for the answers parsed earlier."""
+    from novabench.run.predictions import UNRECORDED_PARSE
 
-    Suggesting the convention the answers were read with sends the reader in a circle.
+    answers = loaded.box_answers or {"read_here": 1, "parsed_earlier": {}}
+    used = [loaded.box_convention] if answers["read_here"] else []
+    return used + [c for c in answers["parsed_earlier"] if c != UNRECORDED_PARSE]
+
+
+def _without_convention_in_use(notes: list[str], conventions: Sequence[str]) -> list[str]:
+    """The notes, a suggestion of a ``--box-convention`` already in use replaced.
+
+    Suggesting the convention the answers were read with (here, or by the ``nova parse``
+    that wrote the file) sends the reader in a circle.
 
     Example:
         >>> _without_convention_in_use(["2 boxes ... (raw answers: --box-convention xyxy_pixel)"],
-        ...                            "xyxy_pixel")[0]
+        ...                            ["xyxy_pixel"])[0]
         '2 boxes ... (the raw answers were read with --box-convention xyxy_pixel already: another convention may fit, see the first lines)'
     """
-    in_use = f"(raw answers: --box-convention {box_convention})"
-    instead = (
-        f"(the raw answers were read with --box-convention {box_convention} already: another "
-        "convention may fit, see the first lines)"
-    )
-    return [note.replace(in_use, instead) for note in notes]
+    for convention in conventions:
+        in_use = f"(raw answers: --box-convention {convention})"
+        instead = (
+            f"(the raw answers were read with --box-convention {convention} already: another "
+            "convention may fit, see the first lines)"
+        )
+        notes = [note.replace(in_use, instead) for note in notes]
+    return notes
 
 
 def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> dict[str, Any]:
@@ -983,6 +1024,8 @@ def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> 
             "paths": [str(p) for p in loaded.paths],
             "manifests": loaded.manifests,
             "box_convention": loaded.box_convention,
+            # what governs the box answers: read here with box_convention, or parsed earlier
+            "box_answers": loaded.box_answers,
             "box_order_from_prompt": loaded.prompt_convention,
             # the box order the runs' prompt asked for, whatever convention read the answers
             "prompt_box_convention": _prompt_convention(

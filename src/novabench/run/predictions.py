@@ -61,6 +61,7 @@ __all__ = [
     "CASE_TASKS",
     "IMAGE_TASKS",
     "TASKS",
+    "UNRECORDED_PARSE",
     "PredictionRecord",
     "PredictionSet",
     "RunManifest",
@@ -1068,7 +1069,10 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
 
     Counts the boxes that reach past their image (raw and already-parsed answers alike:
     both are scored as given), and the answers left unread as ``ambiguous_convention``
-    with the ``--box-convention`` values that would read them (from their raw text).
+    with the ``--box-convention`` values that would read them (from their raw text). The
+    answers with a box past the image that keep their raw text are read again under each
+    explicit convention: ``inside_with`` counts, per convention, those whose every box
+    then lies inside the image (computed, so a warning can name what fits, not guess).
 
     Args:
         predictions: a parsed, aligned set (:func:`parse_raw`).
@@ -1076,8 +1080,12 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
 
     Returns:
         ``{"boxes_out_of_image": int, "answers_out_of_image": int,
-        "ambiguous_convention": int, "readable_with": {"protocol|xyxy_norm1000": int, ...}}``
-        (``readable_with`` keys join the conventions with ``|``; ``""`` for none).
+        "ambiguous_convention": int, "readable_with": {"protocol|xyxy_norm1000": int, ...},
+        "out_of_image_reread": int, "inside_with": {"xyxy_norm1000": int, ...}}``
+        (``readable_with`` keys join the conventions with ``|``; ``""`` for none;
+        ``out_of_image_reread``: the answers past the image read again; ``inside_with``:
+        conventions that bring at least one of them inside, most first; ``qwen`` is left
+        out, its numbers being ``xyxy_pixel``'s).
 
     Example:
         >>> import types
@@ -1089,17 +1097,32 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
         ...     "captioning": {}, "diagnosis": {}}, ["case0001_001.png"], [], aligned=True)
         >>> box_answer_summary(aligned, release)["boxes_out_of_image"]
         1
+
+        Qwen3-VL's ``bbox_2d`` in 0..1000, read as pixels by ``auto``, fits once read as
+        0..1000 (x first, or y first: the numbers cannot tell):
+
+        >>> raw = '[{"bbox_2d": [100, 700, 300, 900]}]'
+        >>> as_pixels = PredictionRecord("localization", "case0001_001.png", "p.jsonl", 1,
+        ...     boxes=[[100.0, 700.0, 200.0, 200.0]], raw=raw, parse_status="ok_out_of_image")
+        >>> aligned.records["localization"]["case0001_001.png"] = as_pixels
+        >>> summary = box_answer_summary(aligned, release)
+        >>> summary["out_of_image_reread"], summary["inside_with"]
+        (1, {'protocol': 1, 'xyxy_norm1000': 1})
     """
     from novabench.checks import box_inside_image
 
     task = registry.task_answered_in("boxes")
     sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
-    boxes_out = answers_out = ambiguous = 0
+    boxes_out = answers_out = ambiguous = reread = 0
     readable: Counter[str] = Counter()
+    inside: Counter[str] = Counter()
     for key, record in predictions.records[task].items():
         outside = sum(not box_inside_image(box, sizes[key]) for box in record.boxes or [])
         boxes_out += outside
         answers_out += bool(outside)
+        if outside and record.raw is not None and record.raw_truncated_from is None:
+            reread += 1
+            inside.update(_conventions_inside(record, sizes[key]))
         if record.parse_status == "ambiguous_convention":
             ambiguous += 1
             from novabench.run.parsers.boxes import parse_localization  # parsed runs never load it
@@ -1111,7 +1134,34 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
         "answers_out_of_image": answers_out,
         "ambiguous_convention": ambiguous,
         "readable_with": dict(readable.most_common()),
+        "out_of_image_reread": reread,
+        "inside_with": dict(sorted(inside.items(), key=lambda item: (-item[1], item[0]))),
     }
+
+
+#: A report's ``predictions.box_answers.parsed_earlier`` key for parsed box answers no
+#: ``nova parse`` record accounts for (boxes written by the user or a baseline).
+UNRECORDED_PARSE = "unrecorded"
+
+#: The conventions an answer past its image is read again under: every explicit one but
+#: ``qwen``, which converts the numbers exactly as ``xyxy_pixel`` does.
+_RETRIED_CONVENTIONS = tuple(c for c in CONVENTIONS if c not in ("auto", "qwen"))
+
+
+def _conventions_inside(record: PredictionRecord, image_size: tuple[int, int]) -> list[str]:
+    """The explicit conventions under which every box of ``record``'s raw answer lies
+    inside its image (at least one box read)."""
+    from novabench.checks import box_inside_image
+    from novabench.run.parsers.boxes import parse_localization
+
+    fitting = []
+    for convention in _RETRIED_CONVENTIONS:
+        parsed = parse_localization(
+            record.raw, image_size=image_size, input_size=record.input_size, convention=convention
+        )
+        if parsed.boxes and all(box_inside_image(box, image_size) for box in parsed.boxes):
+            fitting.append(convention)
+    return fitting
 
 
 # A parser's answer as a predictions record holds it, per answer field.
