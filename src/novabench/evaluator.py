@@ -145,6 +145,12 @@ class CallableBackend:
         answer: the function.
         name: the model name reports show (default: the function's name).
         tasks: the tasks the function answers (default: all three).
+        input_size_rule: the image size the run records as the model's input, which box
+            answers in absolute pixels are read in: ``"original"`` (the image the function
+            is given) or ``"qwen2.5-vl"`` (the size Qwen2(.5)-VL's processor resizes it to,
+            for a function that calls such a model and returns its answer unchanged).
+            None (not chosen): a preset's rule (``evaluate_model(..., preset="qwen2.5-vl")``),
+            else ``"original"``; a rule given here wins over the preset's.
 
     Example:
         >>> backend = CallableBackend(lambda image, prompt: "no target", name="empty")
@@ -160,10 +166,21 @@ class CallableBackend:
         *,
         name: str | None = None,
         tasks: Sequence[str] | None = None,
+        input_size_rule: str | None = None,
     ) -> None:
+        from novabench.run.backends import INPUT_SIZE_RULES
+
         if not callable(answer):
             raise NovaInputError(f"expected a function, got {type(answer).__name__}", field="model")
+        if input_size_rule is not None and input_size_rule not in INPUT_SIZE_RULES:
+            raise NovaInputError(
+                f"unknown input size rule {input_size_rule!r}; known: "
+                f"{', '.join(INPUT_SIZE_RULES)}",
+                field="input_size_rule",
+            )
         self.answer = answer
+        self.input_size_rule = input_size_rule or "original"
+        self.input_size_rule_chosen = input_size_rule is not None  # a preset leaves it so
         self.name = name or getattr(answer, "__name__", None) or type(answer).__name__
         if self.name == "<lambda>":
             self.name = "function"
@@ -187,13 +204,16 @@ class CallableBackend:
         """
         function = getattr(self.answer, "__qualname__", type(self.answer).__name__)
         digest = code_digest(self.answer)
-        return {
+        described = {
             "type": "python-callable",
             "model": self.name,
             "function": f"{getattr(self.answer, '__module__', '?')}.{function}",
             "code_sha256": None if digest is None else digest[0],
             "code_seen": None if digest is None else digest[1],
         }
+        if self.input_size_rule != "original":  # recorded when it is not the plain default
+            described["input_size_rule"] = self.input_size_rule
+        return described
 
     def generate(self, requests: Sequence[Request]) -> list[Answer]:
         """Call the function once per request; a raised exception is that item's error.
@@ -226,6 +246,10 @@ class CallableBackend:
                 continue
             latency = time.perf_counter() - begin
             size = None if image is None else tuple(image.size)
+            if size is not None and self.input_size_rule == "qwen2.5-vl":
+                from novabench.run.backends import qwen2_5_vl_input_size
+
+                size = qwen2_5_vl_input_size(*size)
             if text is not None and not isinstance(text, str):
                 answers.append(
                     Answer(error=f"the function returned {type(text).__name__}, not str")
@@ -400,6 +424,8 @@ def as_backend(model: Any, *, name: str | None = None) -> Any:
     if isinstance(model, Backend):
         if name is not None:
             model.display_name = name  # type: ignore[attr-defined]  # an optional attribute
+            if isinstance(model, CallableBackend):
+                model.name = name  # named as the function given with this name would be
         return model
     if callable(model):
         return CallableBackend(model, name=name)
@@ -872,7 +898,9 @@ def _apply_preset(
     """``(model, prompts, box convention, manifest record)`` once the preset is applied.
 
     An :class:`Endpoint` field left at its default takes the preset's value; one changed
-    from it was chosen by the caller and wins (recorded as overridden).
+    from it was chosen by the caller and wins (recorded as overridden). A plain function
+    (or a :class:`CallableBackend` whose ``input_size_rule`` was not chosen) takes the
+    preset's input-size rule: its answers are read as the preset's model family gives them.
     """
     from dataclasses import fields, replace
 
@@ -888,6 +916,8 @@ def _apply_preset(
             for attribute, option in endpoint_fields.items()
             if getattr(model, attribute) != defaults[attribute]
         }
+    elif isinstance(model, CallableBackend) and model.input_size_rule_chosen:
+        given = {"input_size_rule": model.input_size_rule}
     choice = resolve_preset(
         name, tasks=tasks, prompts=prompts, box_convention=box_convention, **given
     )
@@ -898,4 +928,19 @@ def _apply_preset(
             max_tokens=choice.max_new_tokens,
             temperature=choice.temperature,
         )
+    elif isinstance(model, CallableBackend):
+        model.input_size_rule = choice.input_size_rule
+    elif _is_plain_function(model) and choice.input_size_rule != "original":
+        model = CallableBackend(model, input_size_rule=choice.input_size_rule)
     return model, choice.prompts, choice.box_convention, choice.record()
+
+
+def _is_plain_function(model: Any) -> bool:
+    """A callable :func:`as_backend` makes a :class:`CallableBackend` of."""
+    from novabench.run.backends import Backend
+
+    return (
+        callable(model)
+        and not isinstance(model, (str, os.PathLike, Backend))
+        and not _is_pipeline(model)
+    )

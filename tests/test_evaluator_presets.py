@@ -1,0 +1,62 @@
+"""A preset applies to a plain Python function as it does to an endpoint.
+
+The ``qwen2.5-vl`` preset asks for ``bbox_2d`` boxes in pixels of the image Qwen2.5-VL's
+processor resized; an endpoint run records that size for every image, so the boxes are
+rescaled to the original. A function wrapping such a model answers in the same pixels,
+and its run must record the same size (user11 found it recorded the original size,
+silently). A function that returns original-image pixels says so with
+``CallableBackend(..., input_size_rule="original")``, which the preset leaves alone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from novabench import evaluate_model
+from novabench.data.release import read_release
+from novabench.evaluator import CallableBackend
+
+
+def _no_target(image: object, prompt: str) -> str:
+    return '{"bbox_2d": null}' if image is None else "[]"
+
+
+def _input_sizes(run_file: Path) -> set[tuple[int, int]]:
+    lines = [json.loads(line) for line in run_file.read_text().splitlines()]
+    return {tuple(line["input_size"]) for line in lines if line.get("input_size")}
+
+
+def test_the_qwen_preset_records_the_resized_input_of_a_function(sample_release, tmp_path):
+    sizes = {(image.width, image.height) for image in read_release(sample_release).images}
+    assert sizes == {(480, 480)}  # the sample's slices; Qwen's processor makes them 476 x 476
+    run_file = tmp_path / "qwen.jsonl"
+    evaluate_model(
+        _no_target,
+        sample_release,
+        tasks="localization",
+        preset="qwen2.5-vl",
+        run_file=run_file,
+        n_resamples=0,
+        progress=False,
+    )
+    assert _input_sizes(run_file) == {(476, 476)}  # 480 / 28 = 17.1 -> 17 * 28
+    manifest = json.loads(run_file.with_name(run_file.name + ".manifest.json").read_text())
+    assert manifest["backend"]["input_size_rule"] == "qwen2.5-vl"
+
+
+def test_a_function_that_answers_in_original_pixels_keeps_them(sample_release, tmp_path):
+    run_file = tmp_path / "original.jsonl"
+    evaluate_model(
+        CallableBackend(_no_target, input_size_rule="original"),
+        sample_release,
+        tasks="localization",
+        preset="qwen2.5-vl",
+        run_file=run_file,
+        n_resamples=0,
+        progress=False,
+        name="mine",
+    )
+    assert _input_sizes(run_file) == {(480, 480)}
+    manifest = json.loads(run_file.with_name(run_file.name + ".manifest.json").read_text())
+    assert "input_size_rule" not in manifest["backend"] and manifest["backend"]["model"] == "mine"
