@@ -726,6 +726,26 @@ ROWS: list[Row] = [
         _bad_prediction({"case_id": "case0001", "diagnoses": "glioma"}),
         ("line 1", "'diagnoses'"),
     ),
+    Row(
+        "caption with a lone surrogate",
+        _bad_prediction({"filename": IMAGE, "caption": "\ud800 axial T2"}),
+        ("pred.jsonl, line 1 (case0001_001.png), field 'caption': lone surrogate U+D800 at",),
+    ),
+    Row(
+        "diagnosis with a lone surrogate",
+        _bad_prediction({"case_id": "case0001", "diagnoses": ["glioma", "\udc00 abscess"]}),
+        ("pred.jsonl, line 1 (case0001), field 'diagnoses[1]': lone surrogate U+DC00 at",),
+    ),
+    Row(
+        "model name with a lone surrogate",
+        _bad_prediction({**GOOD_IMAGE_LINE, "model": "qwen\udfff"}),
+        ("line 1", "field 'model': lone surrogate U+DFFF"),
+    ),
+    Row(
+        "parse status with a lone surrogate",
+        _bad_prediction({**GOOD_IMAGE_LINE, "parse_status": "ok\ud834"}),
+        ("line 1", "field 'parse_status': lone surrogate U+D834"),
+    ),
     Row("line a JSON list", _bad_prediction([1, 2]), ("line 1", "JSON object")),
     Row("JSON nested 100000 deep", _bad_prediction(_deep(100_000)), ("line 1", "nested")),
     Row(

@@ -369,6 +369,16 @@ class _LineChecker:
             raise self.fail(f"must be a string, got {type(value).__name__}", name)
         if not allow_empty and not value.strip():
             raise self.fail("must not be empty", name)
+        # A lone surrogate has no UTF-8: refused here, not when a report or table is written.
+        return checks.text(
+            value, source=self.source, record=self.record, field=name, allow_blank=True
+        )
+
+    def model_text(self, value: Any, name: str) -> str:
+        """A raw answer or a server's error text: kept as the model gave it, lone surrogates
+        too (the parsers replace them and ``write_predictions`` escapes them)."""
+        if not isinstance(value, str):
+            raise self.fail(f"must be a string, got {type(value).__name__}", name)
         return value
 
     def finite(self, value: Any, name: str) -> float:
@@ -413,8 +423,6 @@ class _LineChecker:
     def diagnoses(self, value: Any) -> list[str]:
         if not isinstance(value, list):
             raise self.fail(f"must be a list of strings, got {type(value).__name__}", "diagnoses")
-        if all(type(v) is str for v in value):  # as string() gives them, without the names
-            return list(value)
         return [self.string(v, f"diagnoses[{i}]") for i, v in enumerate(value)]
 
     def input_size(self, value: Any) -> tuple[int, int]:
@@ -473,13 +481,17 @@ def _line_records(
         if latency < 0:
             raise check.fail(f"must not be negative, got {latency}", "latency_s")
     model = check.string(payload["model"], "model") if payload.get("model") is not None else None
-    error = check.string(payload["error"], "error") if payload.get("error") is not None else None
+    error = (
+        check.model_text(payload["error"], "error") if payload.get("error") is not None else None
+    )
     meta = payload.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise check.fail(f"must be an object, got {type(meta).__name__}", "meta")
     status = payload.get("parse_status")
     if status is not None and not isinstance(status, (str, dict)):
         raise check.fail("must be a string or an object {task: status}", "parse_status")
+    if isinstance(status, str):
+        check.string(status, "parse_status")
     if isinstance(status, dict):
         for status_task, value in status.items():
             if status_task not in line_tasks:
@@ -517,7 +529,7 @@ def _line_records(
         values = _answer_values(check, payload, current)
         raw_field = _ANSWER_FIELDS[current][1]
         raw = (
-            check.string(payload[raw_field], raw_field)
+            check.model_text(payload[raw_field], raw_field)
             if payload.get(raw_field) is not None
             else None
         )
