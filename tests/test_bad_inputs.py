@@ -746,6 +746,11 @@ ROWS: list[Row] = [
         _bad_prediction({**GOOD_IMAGE_LINE, "parse_status": "ok\ud834"}),
         ("line 1", "field 'parse_status': lone surrogate U+D834"),
     ),
+    Row(
+        "input_size beside parsed boxes",
+        _bad_prediction({"filename": IMAGE, "boxes": [[3, 4, 10, 8]], "input_size": [64, 64]}),
+        ("pred.jsonl, line 1 (case0001_001.png), field 'input_size'", "only to a raw answer"),
+    ),
     Row("line a JSON list", _bad_prediction([1, 2]), ("line 1", "JSON object")),
     Row("JSON nested 100000 deep", _bad_prediction(_deep(100_000)), ("line 1", "nested")),
     Row(

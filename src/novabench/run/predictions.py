@@ -11,7 +11,9 @@ A case line is keyed by ``case_id`` and carries the diagnoses::
     {"case_id": "case0001", "diagnoses": ["most likely", "other", ...]}
     {"case_id": "case0001", "raw_diagnoses": "..."}
 
-Boxes are ``[x, y, width, height]`` in pixels of the original image. Lines written by the
+Boxes are ``[x, y, width, height]`` in pixels of the original image; ``input_size`` (the size
+of the image the model saw) goes only with a raw answer, whose pixels it rescales (beside
+parsed boxes alone it is refused). Lines written by the
 runner may also carry ``task`` (which task the line answers), ``latency_s``, ``model``,
 ``error`` (the item failed; no answer), ``parse_status`` (added by :func:`parse_raw`),
 ``raw_truncated_from`` (the answer was longer than ``registry.MAX_RAW_ANSWER_CHARS``: only
@@ -536,6 +538,14 @@ def _line_records(
         parsed_field = _ANSWER_FIELDS[current][0]
         if error is None and raw is None and parsed_field not in values:
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
+        if raw is None and parsed_field in values and "input_size" in values:
+            # It rescales a raw answer's pixels; parsed boxes are already in the image's own.
+            raise check.fail(
+                f"applies only to a raw answer ({raw_field}, in pixels of the image the model "
+                f"saw); {parsed_field} are read in pixels of the original image: drop "
+                f"input_size, or give the model's answer as {raw_field}",
+                "input_size",
+            )
         task_status = status.get(current) if isinstance(status, dict) else status
         if truncated_from is not None:
             truncated_from = _truncated_length(check, truncated_from, raw, raw_field)
