@@ -751,6 +751,21 @@ ROWS: list[Row] = [
         _bad_prediction({"filename": IMAGE, "boxes": [[3, 4, 10, 8]], "input_size": [64, 64]}),
         ("pred.jsonl, line 1 (case0001_001.png), field 'input_size'", "only to a raw answer"),
     ),
+    Row(
+        "caption null",
+        _bad_prediction({"filename": IMAGE, "caption": None}),
+        ("pred.jsonl, line 1 (case0001_001.png), field 'caption': is null",),
+    ),
+    Row(
+        "diagnoses null",
+        _bad_prediction({"case_id": "case0001", "diagnoses": None}),
+        ("line 1 (case0001), field 'diagnoses': is null",),
+    ),
+    Row(
+        "box area past the largest float",
+        _bad_prediction({"filename": IMAGE, "boxes": [[1, 2, 1e308, 150]]}),
+        ("line 1 (case0001_001.png), field 'boxes[0]': too large",),
+    ),
     Row("line a JSON list", _bad_prediction([1, 2]), ("line 1", "JSON object")),
     Row("JSON nested 100000 deep", _bad_prediction(_deep(100_000)), ("line 1", "nested")),
     Row(

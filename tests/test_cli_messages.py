@@ -331,3 +331,24 @@ def test_bootstrap_warnings_are_one_plain_line_in_evaluate_and_compare(
         assert all("FP30" in line for line in shown)
     assert not [line for line in err if "BootstrapWarning" in line or ".py:" in line], err
     assert not [line for line in err if "bootstrap_confidence_intervals(" in line], err
+
+
+def test_a_raw_box_too_large_for_a_float_is_an_invalid_boxes_answer_with_no_numpy_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It printed numpy's "warning: overflow encountered in multiply", naming nothing, and
+    # scored the box (area 1e308 x 150 is past a float) as a prediction.
+    release = write_v1_release(tmp_path / "release", n_cases=1, image_size=(480, 480))
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text(
+        json.dumps({"filename": "case0001_001.png", "raw_boxes": "lesion: [1e308, 198, 479, 348]"})
+        + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "r.json"
+    argv = ["evaluate", "--data", str(release), "--predictions", str(raw), "--out", str(out)]
+    assert main([*argv, "--box-convention", "xyxy_pixel", "--bootstrap", "0", "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "overflow" not in err and "warning" not in err, err
+    coverage = json.loads(out.read_text(encoding="utf-8"))["tasks"]["localization"]["coverage"]
+    assert coverage["parse_status"] == {"invalid_boxes": 1}

@@ -404,6 +404,12 @@ class _LineChecker:
                 x, y, width, height = (self.finite(v, f"{name}[{i}]") for i, v in enumerate(box))
             if width < 0 or height < 0:
                 raise self.fail(f"width and height must not be negative, got {box!r}", name)
+            if not math.isfinite((x + width) + (y + height) + width * height):
+                # its far corner or area would overflow in every IoU: no box to score
+                raise self.fail(
+                    f"too large: its far corner or its area is past the largest float, got {box!r}",
+                    name,
+                )
             boxes.append([x, y, width, height])
         return boxes
 
@@ -513,11 +519,14 @@ def _line_records(
     if not tasks_here:
         if error is not None:
             raise check.fail("an error line must say which task failed", "task")
-        raise check.fail(
-            "carries no prediction: expected one of "
-            + ", ".join(n for t in line_tasks for n in _TASK_FIELDS[t]),
-            key_field,
-        )
+        expected = ", ".join(n for t in line_tasks for n in _TASK_FIELDS[t])
+        nulls = [n for t in line_tasks for n in _TASK_FIELDS[t] if n in payload]
+        if nulls:  # the field at fault is the one given as null, not the line's key
+            raise check.fail(
+                f"is null, so the line carries no prediction: expected one of {expected}",
+                nulls[0],
+            )
+        raise check.fail(f"carries no prediction: expected one of {expected}", key_field)
 
     truncated_from = payload.get("raw_truncated_from")
     if truncated_from is not None and len(tasks_here) != 1:
