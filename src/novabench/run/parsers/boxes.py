@@ -896,12 +896,12 @@ def _parse_localization(
         n_out += not box_inside_image([x1, y1, box_width, box_height], (width, height))
         boxes.append([x1, y1, box_width, box_height])
         labels.append(candidate.label)
-    error = None
+    invalid = None
     status = "truncated_ok" if extraction.truncated and boxes else "ok"
     if not boxes:  # boxes were written, none is one: a status of its own, counted per answer
-        error = "every box had zero area (or a value that is not a finite number)"
+        invalid = "every box had zero area (or a value that is not a finite number)"
         status = INVALID_BOXES
-        notes.append(error)
+        notes.append(invalid)
     return ParsedBoxes(
         boxes=boxes,
         labels=labels,
@@ -910,7 +910,7 @@ def _parse_localization(
         n_degenerate_dropped=n_degenerate,
         n_out_of_range=n_out,
         n_swapped=n_swapped,
-        error=error,
+        error=invalid,
         notes=tuple(notes),
     )
 
