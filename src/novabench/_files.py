@@ -144,7 +144,6 @@ PATH_FAILURES: dict[int, str] = {
     errno.ENOENT: "its folder takes no new file (no such file or directory)",
     errno.ENOTDIR: "a part of its path is a file, not a folder",
     errno.EEXIST: "a part of its path is a file, not a folder",
-    errno.EISDIR: "it is a folder; give a file path",
     errno.ENAMETOOLONG: "its name is too long for the file system",
 }
 
