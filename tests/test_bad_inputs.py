@@ -364,6 +364,27 @@ def _compare_onto_input(folder: Path, shared: Shared) -> list[str]:
     ]
 
 
+def _under_notes(*argv: str) -> Callable[[Path, Shared], list[str]]:
+    """A command whose output ({out}) sits under notes.txt, a file of the user's."""
+
+    def build(folder: Path, shared: Shared) -> list[str]:
+        (folder / "notes.txt").write_text("my notes", encoding="utf-8")
+        raw = _lines(folder, {"filename": IMAGE, "raw_boxes": "[1, 2, 3, 4]"}, name="raw.jsonl")
+        out = str(folder / "notes.txt" / "sub" / "out")
+        return [
+            value.format(
+                release=shared.release, folder=folder, pred=shared.predictions, raw=raw, out=out
+            )
+            for value in argv
+        ]
+
+    return build
+
+
+# A file name of 246 bytes: the file system takes 255, the temporary name adds 14.
+_LONG_NAME = "r" * 241 + ".json"
+
+
 def _option(*argv: str) -> Callable[[Path, Shared], list[str]]:
     def build(folder: Path, shared: Shared) -> list[str]:
         return [
@@ -375,6 +396,7 @@ def _option(*argv: str) -> Callable[[Path, Shared], list[str]]:
 
 
 _RUN = ("run", "--data", "{release}", "--task", "localization", "--baseline", "floor")
+_EVALUATE = ("evaluate", "--data", "{release}", "--predictions", "{pred}", "--bootstrap", "0")
 _RUN_OUT = ("--out", "{folder}/raw.jsonl", "--no-progress")
 
 
@@ -726,6 +748,46 @@ ROWS: list[Row] = [
         _bad_prediction({"case_id": "case0001", "diagnoses": "glioma"}),
         ("line 1", "'diagnoses'"),
     ),
+    Row(
+        "caption with a lone surrogate",
+        _bad_prediction({"filename": IMAGE, "caption": "\ud800 axial T2"}),
+        ("pred.jsonl, line 1 (case0001_001.png), field 'caption': lone surrogate U+D800 at",),
+    ),
+    Row(
+        "diagnosis with a lone surrogate",
+        _bad_prediction({"case_id": "case0001", "diagnoses": ["glioma", "\udc00 abscess"]}),
+        ("pred.jsonl, line 1 (case0001), field 'diagnoses[1]': lone surrogate U+DC00 at",),
+    ),
+    Row(
+        "model name with a lone surrogate",
+        _bad_prediction({**GOOD_IMAGE_LINE, "model": "qwen\udfff"}),
+        ("line 1", "field 'model': lone surrogate U+DFFF"),
+    ),
+    Row(
+        "parse status with a lone surrogate",
+        _bad_prediction({**GOOD_IMAGE_LINE, "parse_status": "ok\ud834"}),
+        ("line 1", "field 'parse_status': lone surrogate U+D834"),
+    ),
+    Row(
+        "input_size beside parsed boxes",
+        _bad_prediction({"filename": IMAGE, "boxes": [[3, 4, 10, 8]], "input_size": [64, 64]}),
+        ("pred.jsonl, line 1 (case0001_001.png), field 'input_size'", "only to a raw answer"),
+    ),
+    Row(
+        "caption null",
+        _bad_prediction({"filename": IMAGE, "caption": None}),
+        ("pred.jsonl, line 1 (case0001_001.png), field 'caption': is null",),
+    ),
+    Row(
+        "diagnoses null",
+        _bad_prediction({"case_id": "case0001", "diagnoses": None}),
+        ("line 1 (case0001), field 'diagnoses': is null",),
+    ),
+    Row(
+        "box area past the largest float",
+        _bad_prediction({"filename": IMAGE, "boxes": [[1, 2, 1e308, 150]]}),
+        ("line 1 (case0001_001.png), field 'boxes[0]': too large",),
+    ),
     Row("line a JSON list", _bad_prediction([1, 2]), ("line 1", "JSON object")),
     Row("JSON nested 100000 deep", _bad_prediction(_deep(100_000)), ("line 1", "nested")),
     Row(
@@ -820,6 +882,74 @@ ROWS: list[Row] = [
         ("--out", "sits inside the release"),
     ),
     Row("evaluate over a user's file", _evaluate_over_notes, ("--out", "not a report")),
+    # ------------------------------------------------------------------ outputs never writable
+    Row(
+        "evaluate --out under a file",
+        _under_notes(*_EVALUATE, "--out", "{out}.json"),
+        ("cannot write", "notes.txt/sub/out.json: ", "notes.txt is a file, not a folder"),
+    ),
+    Row(
+        "evaluate --items under a file",
+        _under_notes(*_EVALUATE, "--out", "{folder}/r.json", "--items", "{out}"),
+        ("cannot write", "notes.txt/sub/out/", "notes.txt is a file, not a folder"),
+    ),
+    Row(
+        "evaluate --html name too long",
+        _option(*_EVALUATE, "--out", "{folder}/r.json", "--html", "{folder}/" + _LONG_NAME),
+        ("cannot write", _LONG_NAME, "its name is too long: 246 bytes, at most 241 here"),
+    ),
+    Row(
+        "evaluate --items folder name too long",
+        _option(*_EVALUATE, "--out", "{folder}/r.json", "--items", "{folder}/" + "i" * 256),
+        ("cannot write", "the folder name iiii", "is too long: 256 bytes, at most 255 here"),
+    ),
+    Row(
+        "compare --markdown under a file",
+        _under_notes(
+            "compare",
+            "--data",
+            "{release}",
+            "--a",
+            "{pred}",
+            "--b",
+            "{pred}",
+            "--out",
+            "{folder}/c.json",
+            "--markdown",
+            "{out}.md",
+        ),
+        ("cannot write", "notes.txt/sub/out.md: ", "is a file, not a folder"),
+    ),
+    Row(
+        "leaderboard --csv under a file",
+        _under_notes("leaderboard", "{pred}", "--csv", "{out}.csv"),
+        ("cannot write", "notes.txt/sub/out.csv: ", "is a file, not a folder"),
+    ),
+    Row(
+        "parse --out under a file",
+        _under_notes("parse", "{raw}", "--data", "{release}", "--out", "{out}.jsonl"),
+        ("cannot write", "notes.txt/sub/out.jsonl: ", "is a file, not a folder"),
+    ),
+    Row(
+        "run --out under a file",
+        _under_notes(*_RUN, "--out", "{out}.jsonl", "--no-progress"),
+        ("cannot write", "notes.txt/sub/out.jsonl: ", "is a file, not a folder"),
+    ),
+    Row(
+        "merge --out name too long",
+        lambda folder, shared: [
+            "merge",
+            *map(str, _shards(folder)),
+            "--out",
+            str(folder / _LONG_NAME),
+        ],
+        ("cannot write", "its name is too long"),
+    ),
+    Row(
+        "export into a folder under a file",
+        _under_notes("export", "{release}", "{out}", "-q"),
+        ("cannot write", "notes.txt/sub/out: ", "is a file, not a folder"),
+    ),
     Row(
         "evaluate markdown over a user's file",
         _evaluate_markdown_over_notes,
@@ -1299,6 +1429,10 @@ def test_a_full_disk_names_the_output_in_one_line(
         (errno.EDQUOT, "the disk quota is exceeded"),
         (errno.EROFS, "the file system is read-only"),
         (errno.EACCES, "permission denied"),
+        # What only the write tells: a folder taking no new file (/proc), a name too long
+        # where the check before scoring could not know the limit.
+        (errno.ENOENT, "its folder takes no new file (no such file or directory)"),
+        (errno.ENAMETOOLONG, "its name is too long for the file system"),
     ],
 )
 def test_a_report_that_cannot_be_written_is_named_with_its_cause(
@@ -1452,3 +1586,55 @@ def test_a_killed_run_s_staging_folder_is_removed_by_the_next_run(
         unknown_owner.name,
     }
     assert leftovers == set()
+
+
+def test_an_output_that_can_never_be_written_is_refused_before_scoring(
+    shared: Shared,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import novabench.report.scoring as scoring
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("scored before the outputs were checked")
+
+    monkeypatch.setattr(scoring, "score_predictions", never)
+    (tmp_path / "notes.txt").write_text("my notes", encoding="utf-8")
+    argv = _evaluate(shared, shared.predictions, tmp_path)
+    argv[argv.index("--out") + 1] = str(tmp_path / "notes.txt" / "report.json")
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"nova evaluate: error: cannot write {tmp_path}/notes.txt/report.json: "
+        f"{tmp_path}/notes.txt is a file, not a folder\n"
+    )
+
+
+def test_a_folder_this_process_may_not_write_is_refused_before_scoring(
+    shared: Shared,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import novabench.report.scoring as scoring
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_access = os.access
+
+    def access(path: object, mode: int, **kwargs: object) -> bool:
+        # chmod does not stop root (these tests may run as root): the folder says no here.
+        return False if Path(str(path)) == locked else real_access(path, mode, **kwargs)
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("scored before the outputs were checked")
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(scoring, "score_predictions", never)
+    argv = [*_evaluate(shared, shared.predictions, tmp_path), "--markdown", f"{locked}/r/r.md"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"nova evaluate: error: cannot write {locked}/r/r.md: permission denied ({locked})\n"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 
 import pytest
 
@@ -102,7 +103,47 @@ def test_a_command_with_a_quiet_switch_takes_both_spellings(path: tuple[str, ...
         assert quiet, path
 
 
-def test_every_command_that_draws_bars_can_be_quiet() -> None:
-    for command in ("evaluate", "export", "ingest", "leaderboard", "run", "sample"):
-        strings = {s for action in _parser_of((command,))._actions for s in action.option_strings}
-        assert {"-q", "--quiet"} <= strings, command
+def _runs_something(parser: argparse.ArgumentParser) -> bool:
+    """Whether ``parser`` is a command that runs (not a group such as ``nova metric``)."""
+    return not any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
+
+
+COMMANDS_THAT_RUN = [path for path in PATHS if path and _runs_something(_parser_of(path))]
+
+
+def test_the_walk_reaches_the_nested_commands() -> None:
+    assert {("parse",), ("metric", "copy"), ("metric", "path"), ("space", "build")} <= set(
+        COMMANDS_THAT_RUN
+    )
+
+
+@pytest.mark.parametrize("path", COMMANDS_THAT_RUN, ids=" ".join)
+def test_every_command_takes_quiet_as_the_readme_says(path: tuple[str, ...]) -> None:
+    # README: "-q/--quiet hides them, in every command"; a script passing it to each step
+    # must not fail on one (nova parse and nova metric copy refused it).
+    strings = {s for action in _parser_of(path)._actions for s in action.option_strings}
+    assert {"-q", "--quiet"} <= strings, path
+
+
+def test_quiet_hides_the_bars_of_nova_parse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    import novabench.progress as progress
+    from tests.release_factory import write_v1_release
+
+    release = write_v1_release(tmp_path / "release", n_cases=1, image_size=(32, 32))
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text(json.dumps({"filename": "case0001_001.png", "raw_boxes": "no target"}) + "\n")
+    shown: list[bool] = []
+    real = progress.progress_enabled
+
+    def watched(enabled: bool):  # type: ignore[no-untyped-def]
+        shown.append(enabled)
+        return real(enabled)
+
+    monkeypatch.setattr(progress, "progress_enabled", watched)
+    out = str(tmp_path / "pred.jsonl")
+    assert main(["parse", str(raw), "--data", str(release), "--out", out, "-q"]) == 0
+    assert shown == [False]

@@ -187,7 +187,7 @@ def test_an_unexpected_error_says_where_to_report_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import novabench.data.release as release
-    from novabench.cli import issues_url
+    from novabench.cli import bug_hint
 
     def explode(*args: object, **kwargs: object) -> None:
         raise KeyError("surprise")
@@ -196,36 +196,68 @@ def test_an_unexpected_error_says_where_to_report_it(
     assert main(["info", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
-    assert "internal error: KeyError" in err and issues_url() in err and "--debug" in err
+    assert "internal error: KeyError" in err and bug_hint() in err and "--debug" in err
 
 
-def test_the_tracker_comes_from_the_package_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+def _installed(*urls: str) -> object:
     from email.message import Message
+
+    installed = Message()
+    installed["Name"] = "novabench"
+    for url in urls:
+        installed["Project-URL"] = url
+    return installed
+
+
+def test_the_tracker_comes_from_the_package_metadata_of_a_wheel_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from importlib import metadata
 
     import novabench.cli as cli
 
-    installed = Message()
-    installed["Name"] = "novabench"
-    installed["Project-URL"] = "Homepage, https://example.org/home"
-    installed["Project-URL"] = "Issues, https://example.org/issues"
+    monkeypatch.setattr(cli, "_project_urls", lambda path: None)  # no checkout around it
+    installed = _installed("Homepage, https://example.org/home", "Issues, https://example.org/i")
     monkeypatch.setattr(metadata, "metadata", lambda name: installed)
-    assert cli.issues_url() == "https://example.org/issues"
+    assert cli.issues_url() == "https://example.org/i"
+    assert cli.bug_hint().startswith("this is a bug in novabench: please report it at https://")
 
-    def not_installed(name: str) -> Message:
+    def not_installed(name: str) -> object:
         raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(metadata, "metadata", not_installed)
-    assert cli.issues_url() == cli.ISSUES_URL == _pyproject_urls()["Issues"]
-    without = Message()
-    without["Project-URL"] = "Homepage, https://example.org/home"
-    monkeypatch.setattr(metadata, "metadata", lambda name: without)
-    assert cli.issues_url() == cli.ISSUES_URL  # an older install without the entry
+    for answer in (not_installed, lambda name: _installed("Homepage, https://example.org/h")):
+        monkeypatch.setattr(metadata, "metadata", answer)
+        assert cli.issues_url() is None  # no tracker recorded: none is made up
+        assert cli.bug_hint().startswith(
+            "this is a bug in novabench: please report it to novabench's maintainers with"
+        )
 
 
-def test_the_issues_url_sits_beside_the_homepage() -> None:
+def test_the_checkout_s_pyproject_decides_over_older_installed_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from importlib import metadata
+
+    import novabench.cli as cli
+
+    pytest.importorskip("tomllib")  # Python 3.11+; the package supports 3.10
+    # An editable install keeps the metadata of when it was installed: the file wins.
+    stale = _installed("Issues, https://example.org/old-board")
+    monkeypatch.setattr(metadata, "metadata", lambda name: stale)
+    pyproject = Path(cli.__file__).resolve().parents[3] / "pyproject.toml"
+    assert cli.issues_url() == _pyproject_urls().get("Issues")
+    assert pyproject == Path(__file__).resolve().parents[1] / "pyproject.toml"
+
+
+def test_the_bug_line_never_sends_users_to_the_dataset_authors_board() -> None:
+    # The dataset's pages (its Homepage, their discussions) are the NOVA authors', not the
+    # toolkit's tracker.
     urls = _pyproject_urls()
-    assert urls["Issues"].startswith(urls["Homepage"].rstrip("/") + "/")
+    homepage = urls["Homepage"].rstrip("/")
+    assert not urls.get("Issues", "").startswith(homepage)
+    from novabench.cli import bug_hint
+
+    assert homepage not in bug_hint()
 
 
 def test_ctrl_c_while_the_commands_load_is_one_line(
@@ -354,3 +386,24 @@ def test_a_permission_error_naming_no_file_is_not_said_to_be_a_write(error: OSEr
     from novabench.cli import write_failure
 
     assert write_failure(error, argparse.Namespace(out="r.json")) is None
+
+
+def test_a_raw_box_too_large_for_a_float_is_an_invalid_boxes_answer_with_no_numpy_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # It printed numpy's "warning: overflow encountered in multiply", naming nothing, and
+    # scored the box (area 1e308 x 150 is past a float) as a prediction.
+    release = write_v1_release(tmp_path / "release", n_cases=1, image_size=(480, 480))
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text(
+        json.dumps({"filename": "case0001_001.png", "raw_boxes": "lesion: [1e308, 198, 479, 348]"})
+        + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "r.json"
+    argv = ["evaluate", "--data", str(release), "--predictions", str(raw), "--out", str(out)]
+    assert main([*argv, "--box-convention", "xyxy_pixel", "--bootstrap", "0", "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "overflow" not in err and "warning" not in err, err
+    coverage = json.loads(out.read_text(encoding="utf-8"))["tasks"]["localization"]["coverage"]
+    assert coverage["parse_status"] == {"invalid_boxes": 1}

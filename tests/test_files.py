@@ -105,3 +105,49 @@ def test_only_the_shared_writer_makes_a_temporary_file_and_renames_it() -> None:
         )
     )
     assert copies == []
+
+
+def test_a_missing_file_is_an_output_error_only_when_it_is_on_the_output_s_path(
+    tmp_path: Path,
+) -> None:
+    import errno
+
+    out = tmp_path / "reports" / "r.json"
+    temporary = FileNotFoundError(errno.ENOENT, "No such file", str(out.parent / ".r.json.k.tmp"))
+    named = _files.as_output_error(temporary, out)
+    assert (
+        str(named)
+        == f"cannot write {out}: its folder takes no new file (no such file or directory)"
+    )
+    folder_on_the_way = FileExistsError(errno.EEXIST, "File exists", str(tmp_path / "reports"))
+    (tmp_path / "reports").write_text("a file of the user's", encoding="utf-8")
+    assert str(_files.as_output_error(folder_on_the_way, out)) == (
+        f"cannot write {out}: {tmp_path / 'reports'} is a file, not a folder"
+    )
+    # The same errno about an input (an image the writer reads) is not the output's: it passes.
+    an_input = FileNotFoundError(errno.ENOENT, "No such file", str(tmp_path / "images" / "a.png"))
+    assert _files.as_output_error(an_input, out) is None
+    with pytest.raises(FileNotFoundError):
+        with _files.writing_to(out):
+            raise an_input
+
+
+@pytest.mark.parametrize(
+    ("name", "folder", "allowed"),
+    [
+        ("r" * 241, False, True),  # + ".", "." , 8 random, ".tmp" = 255
+        ("r" * 242, False, False),
+        ("e" * 226, True, True),  # + ".", ".superseded-", 7-digit pid, "-", 8 random = 255
+        ("e" * 227, True, False),
+    ],
+)
+def test_an_output_name_leaves_room_for_its_temporary_name(
+    tmp_path: Path, name: str, folder: bool, allowed: bool
+) -> None:
+    if os.pathconf(tmp_path, "PC_NAME_MAX") != 255:
+        pytest.skip("the limits below are those of a file system taking 255-byte names")
+    if allowed:
+        _files.check_writable_place(tmp_path / name, folder=folder)
+    else:
+        with pytest.raises(NovaOutputError, match=f"{len(name)} bytes, at most"):
+            _files.check_writable_place(tmp_path / name, folder=folder)

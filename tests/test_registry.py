@@ -205,7 +205,7 @@ def _card_protocol_rows() -> dict[str, str]:
 
 
 def _verdict(text: str) -> str:
-    """"yes", "with care" or "no": how a comparison text begins."""
+    """ "yes", "with care" or "no": how a comparison text begins."""
     return next(word for word in ("with care", "yes", "no") if text.startswith(word))
 
 

@@ -159,6 +159,16 @@ def os_error_number(error: BaseException) -> int | None:
     return int(found.group(1)) if found else None
 
 
+# Why an output's path could not be made, by errno: true only of that output's own path
+# (the file, its temporary sibling, a folder on the way to it), never of an input.
+PATH_FAILURES: dict[int, str] = {
+    errno.ENOENT: "its folder takes no new file (no such file or directory)",
+    errno.ENOTDIR: "a part of its path is a file, not a folder",
+    errno.EEXIST: "a part of its path is a file, not a folder",
+    errno.ENAMETOOLONG: "its name is too long for the file system",
+}
+
+
 def write_failure_reason(error: BaseException) -> str | None:
     """Why ``error`` stopped a write, in words, when it is a cause the user can fix (else None).
 
@@ -213,7 +223,7 @@ def as_output_error(
         return error
     reason = write_failure_reason(error)
     if reason is None:
-        return None
+        return _path_failure(error, path)
     assert isinstance(error, OSError)  # write_failure_reason said so
     # A copy names its source first and its destination second: the destination failed.
     named = error.filename2 if error.filename2 is not None else error.filename
@@ -225,6 +235,32 @@ def as_output_error(
         path = failed
     if path is None:
         return None
+    return NovaOutputError(str(path), reason, errno=number)
+
+
+def _path_failure(
+    error: BaseException, path: str | os.PathLike[str] | None
+) -> NovaOutputError | None:
+    """A :data:`PATH_FAILURES` error on the way to the output ``path`` as its one error, or None.
+
+    Only when the file it names is ``path`` (or a temporary sibling standing for it), a file
+    inside it, or a folder on its way: the same errno about any other file (an input that
+    is missing) is no write failure.
+    """
+    from novabench.errors import NovaOutputError
+
+    number = getattr(error, "errno", None)
+    if path is None or not isinstance(error, OSError) or number not in PATH_FAILURES:
+        return None
+    named = error.filename2 if error.filename2 is not None else error.filename
+    if not isinstance(named, (str, bytes)):
+        return None
+    failed = output_named(os.fsdecode(named))
+    if not (_within(failed, path) or _within(path, failed)):
+        return None
+    reason = PATH_FAILURES[number]
+    if number in (errno.EEXIST, errno.ENOTDIR) and os.path.isfile(failed):
+        reason = f"{failed} is a file, not a folder"
     return NovaOutputError(str(path), reason, errno=number)
 
 
@@ -402,8 +438,12 @@ def check_output_paths(
         folders: the options whose output is a folder; any other output that is an
             existing folder is refused.
 
+    Each output's place is checked first (:func:`check_writable_place`), so a path that
+    can never be written is refused before the command's work, not after it.
+
     Raises:
         NovaInputError: naming the option and the path.
+        NovaOutputError: naming the output and why it cannot be written there.
 
     Example:
         >>> check_output_paths({"--out": "runs/a.jsonl"}, ["runs/a.jsonl"])
@@ -422,6 +462,7 @@ def check_output_paths(
     for option, value in outputs.items():
         if value is None:
             continue
+        check_writable_place(value, folder=option in folders)
         forms = _path_forms(value)
         for input_forms, what, given in protected:
             if forms & input_forms or _same_file(value, given):
@@ -452,6 +493,95 @@ def check_output_paths(
                     f"is also the {seen[form]} output", source=str(value), field=option
                 )
         seen.update(dict.fromkeys(forms, option))
+
+
+# How much longer than an output's name the temporary names novabench writes it through
+# are: a file ".NAME.XXXXXXXX.tmp" (tempfile's 8 random characters); a folder
+# ".NAME.partial-PID-XXXXXXXX" and, when it replaces one, ".NAME.superseded-PID-XXXXXXXX",
+# the longest (a process id has at most 7 digits on Linux).
+TEMPORARY_NAME_EXTRA = {
+    "file": len("..") + 8 + len(".tmp"),
+    "folder": len("..superseded-") + 7 + len("-") + 8,
+}
+_DEFAULT_NAME_MAX = 255
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError):  # a file system that does not say: the usual limit
+        return _DEFAULT_NAME_MAX
+
+
+def check_writable_place(path: str | os.PathLike[str], *, folder: bool = False) -> None:
+    """Refuse an output that can never be written where it is asked for, writing nothing.
+
+    Checked without touching the disk: every name on the way fits the file system (the
+    output's own name with room for the temporary name it is written through, see
+    :data:`TEMPORARY_NAME_EXTRA`), the nearest existing folder on the way is a folder (not
+    a file), and this process may create files in it on a writable file system. What only a
+    write can tell (a full disk, a folder that takes no files such as ``/proc``) is said
+    when it happens, by :func:`writing_to`.
+
+    Args:
+        path: the output file (or folder, with ``folder=True``) as the user gave it.
+        folder: whether the output is a folder (written in a staging sibling).
+
+    Raises:
+        NovaOutputError: naming ``path`` and the cause.
+
+    Example:
+        >>> import tempfile
+        >>> notes = Path(tempfile.mkdtemp()) / "notes.txt"
+        >>> _ = notes.write_text("my notes")
+        >>> check_writable_place(notes.parent / "reports" / "r.json")  # made when written
+        >>> check_writable_place(notes / "r.json")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaOutputError: cannot write .../notes.txt/r.json: .../notes.txt is a file, not a folder
+        >>> check_writable_place(notes.parent / ("a" * 250 + ".json"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaOutputError: cannot write ...: its name is too long: 255 bytes, at most 241 here (...)
+    """
+    from novabench.errors import NovaOutputError
+
+    target = Path(os.path.abspath(Path(path).expanduser()))
+    existing = target
+    to_make: list[str] = []  # the names on the way that do not exist yet, nearest last
+    while not os.path.lexists(existing) and existing != existing.parent:
+        to_make.append(existing.name)
+        existing = existing.parent
+    if existing == target:  # the output exists: replaced through a sibling in its folder
+        to_make, existing = [target.name], target.parent
+    shown = Path(path).expanduser()  # the folder as the user wrote it, when it can be
+    for _ in to_make:
+        shown = shown.parent
+    if os.path.abspath(shown) != str(existing):
+        shown = existing
+    if not existing.is_dir():
+        reason = f"{shown} is a file, not a folder"
+        raise NovaOutputError(str(path), reason, errno=errno.ENOTDIR)
+    name_max = _name_max(existing)
+    extra = TEMPORARY_NAME_EXTRA["folder" if folder else "file"]
+    for index, name in enumerate(to_make):
+        size = len(os.fsencode(name))
+        own = index == 0  # to_make[0] is the output's own name
+        limit = name_max - extra if own else name_max
+        if size > limit:
+            what = "its name" if own else f"the folder name {name[:24]}..."
+            why = (
+                f" (the file system takes {name_max}; novabench writes through a temporary "
+                f"name {extra} bytes longer)"
+                if own
+                else ""
+            )
+            reason = f"{what} is too long: {size} bytes, at most {limit} here{why}"
+            raise NovaOutputError(str(path), reason, errno=errno.ENAMETOOLONG)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        read_only = bool(os.statvfs(existing).f_flag & os.ST_RDONLY)
+        reason = "the file system is read-only" if read_only else f"permission denied ({shown})"
+        raise NovaOutputError(str(path), reason, errno=errno.EROFS if read_only else errno.EACCES)
 
 
 def _same_file(first: Any, second: Any) -> bool:

@@ -261,9 +261,11 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "unparseable",
                 "truncated_ok",
                 "ambiguous_convention",
+                "invalid_boxes",
                 TOO_LONG,
             ),
-            failure_statuses=_FAILURES | {"ambiguous_convention"},
+            # invalid_boxes: boxes written, none of them one (zero area, or past a float).
+            failure_statuses=_FAILURES | {"ambiguous_convention", "invalid_boxes"},
             behaviour="novabench.tasks.localization:BEHAVIOUR",
             lower_is_better=("FP30", "FNR"),  # error rates
             paper_keys=("mAP@30", "mAP@50"),

@@ -223,7 +223,7 @@ LOCALIZATION_CASES: list[LocalizationCase] = [
     LocalizationCase(
         "only_zero_area",
         "dot: [500, 500, 500, 500]",
-        "ok",
+        "invalid_boxes",
         [],
         [],
         "protocol",

@@ -187,8 +187,28 @@ def test_huge_numbers_do_not_overflow() -> None:
         "lesion: [1" + "0" * 400 + ", 0, 10, 10]", image_size=(480, 480), convention="protocol"
     )
     # 1e400 is not a finite number: the box is dropped and counted, never kept as infinite.
-    assert parsed.status == "ok" and parsed.boxes == []
+    assert parsed.status == "invalid_boxes" and parsed.boxes == []
     assert parsed.n_degenerate_dropped == 1
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "lesion: [1e308, 198, 479, 348]",  # width 1e308 - 479, area 1e308 * 150: past a float
+        "lesion: [-1e308, 198, 1e308, 348]",  # width 2e308: past a float
+    ],
+)
+def test_a_box_too_large_for_a_float_is_dropped_and_counted_with_no_warning(answer: str) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warning would fail the test
+        parsed = parse_localization(
+            answer + "\nmass: [10, 20, 110, 220]", image_size=(480, 480), convention="xyxy_pixel"
+        )
+    # The second box stands as written (x 10, y 20, width 100, height 200).
+    assert parsed.boxes == [[10.0, 20.0, 100.0, 200.0]] and parsed.labels == ["mass"]
+    assert parsed.n_degenerate_dropped == 1 and parsed.n_out_of_range == 0
 
 
 def test_deep_nesting_is_not_a_crash() -> None:
@@ -695,7 +715,13 @@ def test_statuses_are_the_registry_declarations() -> None:
     assert LOCALIZATION_STATUSES == TASKS["localization"].parse_statuses
     assert DIAGNOSIS_STATUSES == TASKS["diagnosis"].parse_statuses
     assert CAPTION_STATUSES == TASKS["captioning"].parse_statuses
-    assert FAILURE_STATUSES == {"empty", "unparseable", "ambiguous_convention", "too_long"}
+    assert FAILURE_STATUSES == {
+        "empty",
+        "unparseable",
+        "ambiguous_convention",
+        "invalid_boxes",
+        "too_long",
+    }
     for spec in TASKS.values():
         assert (
             spec.failure_statuses

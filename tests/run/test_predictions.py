@@ -369,6 +369,25 @@ def test_raw_answers_must_be_parsed_before_scoring(release, tmp_path):
     assert caught.value.field == "raw_boxes" and caught.value.record.startswith("line 1")
 
 
+def test_a_model_s_own_text_keeps_its_lone_surrogates_and_a_parsed_answer_may_not(
+    release, tmp_path
+):
+    # A tokenizer that cuts an emoji's surrogate pair leaves one in the raw answer or in a
+    # server's error text: the run writes it as a JSON escape and the parsers replace it.
+    first, second = (image.filename for image in release.images[:2])
+    lines = [
+        {"filename": first, "raw_caption": "Axial FLAIR \ud83d, right frontal."},
+        {"filename": second, "task": "captioning", "error": "HTTP 500: \udc00 cut"},
+    ]
+    predictions = read_predictions(write_lines(tmp_path / "raw.jsonl", lines), release)
+    assert predictions.records["captioning"][first].raw == "Axial FLAIR \ud83d, right frontal."
+    assert predictions.records["captioning"][second].error == "HTTP 500: \udc00 cut"
+    parsed = [{"filename": first, "caption": "Axial FLAIR \ud83d, right frontal."}]
+    with pytest.raises(NovaInputError, match="lone surrogate U\\+D83D at character 12") as caught:
+        read_predictions(write_lines(tmp_path / "parsed.jsonl", parsed), release)
+    assert (caught.value.record, caught.value.field) == (f"line 1 ({first})", "caption")
+
+
 def test_parse_raw_uses_the_parsers_and_counts_statuses(release, tmp_path):
     images = release.images
     case = release.cases()[0]

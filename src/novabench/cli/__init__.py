@@ -14,6 +14,7 @@ import re
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from novabench import __version__
@@ -157,40 +158,68 @@ def _plain_help(parser: argparse.ArgumentParser) -> None:
                 _plain_help(subparser)
 
 
-#: Where novabench's bugs are reported when the installed metadata cannot say (the
-#: ``Issues`` entry of pyproject's ``[project.urls]``; a test keeps the two equal).
-ISSUES_URL = "https://huggingface.co/datasets/c-i-ber/Nova/discussions"
+# The labels pyproject's ``[project.urls]`` may give novabench's own issue tracker.
+_TRACKER_LABELS = ("issues", "issue tracker", "bug tracker")
 
 
-def issues_url() -> str:
-    """Where to report a bug: the installed package's ``Issues`` URL, else :data:`ISSUES_URL`.
+def issues_url() -> str | None:
+    """novabench's issue tracker: the ``Issues`` entry of ``[project.urls]`` (the one place).
+
+    Read from the ``pyproject.toml`` of the source tree this code runs from (a checkout,
+    an editable install: its metadata may be older than the file), else from the
+    installed package's metadata. None when neither records one.
 
     Example:
-        >>> issues_url().startswith("https://")
+        >>> url = issues_url()
+        >>> url is None or url.startswith("https://")
         True
     """
     from importlib import metadata
 
+    checkout = Path(__file__).resolve().parents[3] / "pyproject.toml"
+    if checkout.is_file():
+        urls = _project_urls(checkout)
+        if urls is not None:  # novabench's own pyproject: it alone decides
+            return next((u for label, u in urls.items() if label in _TRACKER_LABELS), None)
     try:
         entries = metadata.metadata("novabench").get_all("Project-URL") or []
-    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
-        return ISSUES_URL
+    except metadata.PackageNotFoundError:
+        return None
     for entry in entries:
         label, _, url = str(entry).partition(",")
-        if label.strip().lower() in ("issues", "issue tracker", "bug tracker") and url.strip():
+        if label.strip().lower() in _TRACKER_LABELS and url.strip():
             return url.strip()
-    return ISSUES_URL
+    return None
+
+
+def _project_urls(pyproject: Path) -> dict[str, str] | None:
+    """``[project.urls]`` of novabench's ``pyproject`` (labels in lower case), or None when
+    the file is another project's or cannot be read (Python 3.10 has no ``tomllib``)."""
+    try:  # by name: mypy checks for Python 3.10, which has no tomllib
+        tomllib = importlib.import_module("tomllib")
+    except ModuleNotFoundError:  # Python 3.10: the installed metadata answers instead
+        return None
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if project.get("name") != "novabench":
+        return None
+    urls = project.get("urls", {})
+    return {str(label).strip().lower(): str(url).strip() for label, url in urls.items() if url}
 
 
 def bug_hint() -> str:
     """The end of the one line an unexpected exception gives: a bug, and where to report it.
 
     Example:
-        >>> bug_hint().startswith("this is a bug in novabench: please report it at https://")
+        >>> bug_hint().startswith("this is a bug in novabench: please report it ")
         True
     """
+    url = issues_url()
+    where = f"at {url}" if url else "to novabench's maintainers"
     return (
-        f"this is a bug in novabench: please report it at {issues_url()} with the command "
+        f"this is a bug in novabench: please report it {where} with the command "
         "and the output of the same command run with --debug"
     )
 
@@ -288,6 +317,12 @@ def write_failure(error: BaseException, args: argparse.Namespace) -> NovaError |
         'cannot write runs/a.jsonl: no space left on the device'
         >>> write_failure(KeyError("x"), argparse.Namespace(out="runs/a.jsonl")) is None
         True
+        >>> on_the_way = NotADirectoryError(errno.ENOTDIR, "Not a directory", "runs/a.jsonl")
+        >>> str(write_failure(on_the_way, argparse.Namespace(out="runs/a.jsonl")))
+        'cannot write runs/a.jsonl: a part of its path is a file, not a folder'
+        >>> missing_input = FileNotFoundError(errno.ENOENT, "No such file", "data/x.parquet")
+        >>> write_failure(missing_input, argparse.Namespace(out="runs/a.jsonl")) is None
+        True
     """
     import errno
 
@@ -297,15 +332,18 @@ def write_failure(error: BaseException, args: argparse.Namespace) -> NovaError |
     failure = as_output_error(error)
     if failure is not None:
         return failure
-    reason = write_failure_reason(error)
-    number = os_error_number(error)  # pyarrow may give it in its text only
-    if reason is None or number in (errno.EACCES, errno.EPERM):
-        return None  # permission with no file named may be an input's: not said as a write
     outputs = [
         str(value)
         for name in _OUTPUT_OPTIONS
         if (value := getattr(args, name, None)) is not None and not isinstance(value, bool)
     ]
+    reason = write_failure_reason(error)
+    if reason is None:  # a path that cannot be made (a file on the way...): only an output's
+        paths = (as_output_error(error, output) for output in outputs)
+        return next((failure for failure in paths if failure is not None), None)
+    number = os_error_number(error)  # pyarrow may give it in its text only
+    if number in (errno.EACCES, errno.EPERM):
+        return None  # permission with no file named may be an input's: not said as a write
     if not outputs:
         return None
     named = outputs[0] if len(outputs) == 1 else "one of " + ", ".join(outputs)

@@ -72,4 +72,7 @@ def register(subparsers: Any) -> None:
         help="release folder (official v1 or legacy layout, or a `nova export` folder)",
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar (reading the images)"
+    )
     parser.set_defaults(func=run)

@@ -67,4 +67,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--force", action="store_true", help="replace --out, a predictions file novabench wrote"
     )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress bars (reading the release given with --data)",
+    )
     parser.set_defaults(func=run)

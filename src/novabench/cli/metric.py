@@ -32,6 +32,7 @@ def register(subparsers: Any) -> None:
         help="print the module folder's path",
         description="Print the folder evaluate.load takes (the installed copy).",
     )
+    _accept_quiet(path)
     path.set_defaults(func=run)
     copy = actions.add_parser(
         "copy",
@@ -48,7 +49,15 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="replace the module's files in an existing DEST/nova_metric (other files stay)",
     )
+    _accept_quiet(copy)
     copy.set_defaults(func=run)
+
+
+def _accept_quiet(parser: argparse.ArgumentParser) -> None:
+    # Nothing here draws a bar; the option is taken so that -q works in every command.
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="accepted as in every command (no bar here)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

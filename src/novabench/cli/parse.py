@@ -119,4 +119,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--force", action="store_true", help="replace --out, a predictions file novabench wrote"
     )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars (reading, parsing)"
+    )
     parser.set_defaults(func=run)

@@ -53,6 +53,9 @@ def register(subparsers: Any) -> None:
     )
     build.add_argument("--push", metavar="USER/NAME", help="upload the Space to this repository")
     build.add_argument("--private", action="store_true", help="create the pushed Space private")
+    build.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bars (reading a local release)"
+    )
     build.set_defaults(func=run)
 
 

@@ -644,6 +644,8 @@ _UNUSABLE_ADVICE: dict[str, str] = {
     "missing": "run the model on the items without a line (`nova run` resumes its file)",
     "model error": "re-run the items whose model call failed",
     "ambiguous_convention": "pass --box-convention as the prompt asked",
+    "invalid_boxes": "read the raw answers: their boxes have zero area or values too large "
+    "for a number (check --box-convention)",
     "unparseable": "read the raw answers: the prompt or the model's output format may not fit "
     "the parser",
     "empty": "read the raw answers: the prompt or the model's output format may not fit the parser",

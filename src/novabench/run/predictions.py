@@ -11,7 +11,9 @@ A case line is keyed by ``case_id`` and carries the diagnoses::
     {"case_id": "case0001", "diagnoses": ["most likely", "other", ...]}
     {"case_id": "case0001", "raw_diagnoses": "..."}
 
-Boxes are ``[x, y, width, height]`` in pixels of the original image. Lines written by the
+Boxes are ``[x, y, width, height]`` in pixels of the original image; ``input_size`` (the size
+of the image the model saw) goes only with a raw answer, whose pixels it rescales (beside
+parsed boxes alone it is refused). Lines written by the
 runner may also carry ``task`` (which task the line answers), ``latency_s``, ``model``,
 ``error`` (the item failed; no answer), ``parse_status`` (added by :func:`parse_raw`),
 ``raw_truncated_from`` (the answer was longer than ``registry.MAX_RAW_ANSWER_CHARS``: only
@@ -370,6 +372,16 @@ class _LineChecker:
             raise self.fail(f"must be a string, got {type(value).__name__}", name)
         if not allow_empty and not value.strip():
             raise self.fail("must not be empty", name)
+        # A lone surrogate has no UTF-8: refused here, not when a report or table is written.
+        return checks.text(
+            value, source=self.source, record=self.record, field=name, allow_blank=True
+        )
+
+    def model_text(self, value: Any, name: str) -> str:
+        """A raw answer or a server's error text: kept as the model gave it, lone surrogates
+        too (the parsers replace them and ``write_predictions`` escapes them)."""
+        if not isinstance(value, str):
+            raise self.fail(f"must be a string, got {type(value).__name__}", name)
         return value
 
     def finite(self, value: Any, name: str) -> float:
@@ -393,6 +405,12 @@ class _LineChecker:
                 x, y, width, height = (self.finite(v, f"{name}[{i}]") for i, v in enumerate(box))
             if width < 0 or height < 0:
                 raise self.fail(f"width and height must not be negative, got {box!r}", name)
+            if not math.isfinite((x + width) + (y + height) + width * height):
+                # its far corner or area would overflow in every IoU: no box to score
+                raise self.fail(
+                    f"too large: its far corner or its area is past the largest float, got {box!r}",
+                    name,
+                )
             boxes.append([x, y, width, height])
         return boxes
 
@@ -414,8 +432,6 @@ class _LineChecker:
     def diagnoses(self, value: Any) -> list[str]:
         if not isinstance(value, list):
             raise self.fail(f"must be a list of strings, got {type(value).__name__}", "diagnoses")
-        if all(type(v) is str for v in value):  # as string() gives them, without the names
-            return list(value)
         return [self.string(v, f"diagnoses[{i}]") for i, v in enumerate(value)]
 
     def input_size(self, value: Any) -> tuple[int, int]:
@@ -474,13 +490,17 @@ def _line_records(
         if latency < 0:
             raise check.fail(f"must not be negative, got {latency}", "latency_s")
     model = check.string(payload["model"], "model") if payload.get("model") is not None else None
-    error = check.string(payload["error"], "error") if payload.get("error") is not None else None
+    error = (
+        check.model_text(payload["error"], "error") if payload.get("error") is not None else None
+    )
     meta = payload.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise check.fail(f"must be an object, got {type(meta).__name__}", "meta")
     status = payload.get("parse_status")
     if status is not None and not isinstance(status, (str, dict)):
         raise check.fail("must be a string or an object {task: status}", "parse_status")
+    if isinstance(status, str):
+        check.string(status, "parse_status")
     if isinstance(status, dict):
         for status_task, value in status.items():
             if status_task not in line_tasks:
@@ -500,11 +520,14 @@ def _line_records(
     if not tasks_here:
         if error is not None:
             raise check.fail("an error line must say which task failed", "task")
-        raise check.fail(
-            "carries no prediction: expected one of "
-            + ", ".join(n for t in line_tasks for n in _TASK_FIELDS[t]),
-            key_field,
-        )
+        expected = ", ".join(n for t in line_tasks for n in _TASK_FIELDS[t])
+        nulls = [n for t in line_tasks for n in _TASK_FIELDS[t] if n in payload]
+        if nulls:  # the field at fault is the one given as null, not the line's key
+            raise check.fail(
+                f"is null, so the line carries no prediction: expected one of {expected}",
+                nulls[0],
+            )
+        raise check.fail(f"carries no prediction: expected one of {expected}", key_field)
 
     truncated_from = payload.get("raw_truncated_from")
     if truncated_from is not None and len(tasks_here) != 1:
@@ -518,13 +541,21 @@ def _line_records(
         values = _answer_values(check, payload, current)
         raw_field = _ANSWER_FIELDS[current][1]
         raw = (
-            check.string(payload[raw_field], raw_field)
+            check.model_text(payload[raw_field], raw_field)
             if payload.get(raw_field) is not None
             else None
         )
         parsed_field = _ANSWER_FIELDS[current][0]
         if error is None and raw is None and parsed_field not in values:
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
+        if raw is None and parsed_field in values and "input_size" in values:
+            # It rescales a raw answer's pixels; parsed boxes are already in the image's own.
+            raise check.fail(
+                f"applies only to a raw answer ({raw_field}, in pixels of the image the model "
+                f"saw); {parsed_field} are read in pixels of the original image: drop "
+                f"input_size, or give the model's answer as {raw_field}",
+                "input_size",
+            )
         task_status = status.get(current) if isinstance(status, dict) else status
         if truncated_from is not None:
             truncated_from = _truncated_length(check, truncated_from, raw, raw_field)

@@ -105,8 +105,9 @@ class ParsedBoxes:
         status: one of :data:`LOCALIZATION_STATUSES`: ``"ok"``; ``"no_target"`` (the model
             said nothing abnormal is visible: a valid empty answer); ``"empty"`` (no text);
             ``"unparseable"``; ``"truncated_ok"`` (boxes recovered from a cut-off answer);
-            ``"ambiguous_convention"`` (boxes present but their convention cannot be told).
-            Never ``"ok_out_of_image"``: the predictions layer gives that one after parsing.
+            ``"ambiguous_convention"`` (boxes present but their convention cannot be told);
+            ``"invalid_boxes"`` (boxes written, every one of zero area or with a value that
+            is not a finite number, even as width x height). Never ``"ok_out_of_image"``: the predictions layer gives that one after parsing.
         convention: the convention used (``None`` when no box was converted).
         n_degenerate_dropped: boxes dropped for zero area (or values that are not finite).
         n_out_of_range: boxes kept that reach past the image on at least one side.
@@ -174,6 +175,8 @@ class ParsedBoxes:
 #: layer (:mod:`novabench.run.predictions`) gives it to an ``"ok"`` answer with a box that
 #: reaches past the image (``n_out_of_range > 0``), a frequent sign of a wrong convention.
 LOCALIZATION_STATUSES: tuple[str, ...] = TASKS[ParsedBoxes.TASK].parse_statuses
+#: Boxes were written but none is one (zero area, or a value past a float): no prediction.
+INVALID_BOXES = "invalid_boxes"
 
 
 # --------------------------------------------------------------------------- reading boxes
@@ -631,7 +634,8 @@ def parse_localization(
     blocks (removed first; see the module docstring), labels holding
     colons or brackets, runaway lists (all boxes kept; the metric keeps 100),
     values outside the image (kept as given, counted), swapped corners
-    (reordered, counted) and zero-area boxes (dropped, counted) all give a
+    (reordered, counted) and zero-area boxes or boxes too large for a float
+    (dropped, counted; ``"invalid_boxes"`` when no box is left) all give a
     :class:`ParsedBoxes` with a status. Once a JSON answer has been read, text
     after it (prose quoting a box again) adds no boxes; a note counts them. So
     does prose quoting again a box of the protocol's labelled lines.
@@ -887,24 +891,30 @@ def _parse_localization(
             x1, x2 = min(x1, x2), max(x1, x2)
             y1, y2 = min(y1, y2), max(y1, y2)
         box_width, box_height = x2 - x1, y2 - y1
-        if not (box_width > 0.0 and box_height > 0.0):
+        # A size or an area past the largest float (corners near 1e308) is no box either:
+        # kept, it would overflow in every IoU.
+        if not (box_width > 0.0 and box_height > 0.0 and math.isfinite(box_width * box_height)):
             n_degenerate += 1
             continue
         # Kept as given (the co-authors' harness scores boxes unclipped), counted.
         n_out += not box_inside_image([x1, y1, box_width, box_height], (width, height))
         boxes.append([x1, y1, box_width, box_height])
         labels.append(candidate.label)
-    if not boxes:
-        notes.append("every box had zero area (or a value that is not a finite number)")
+    invalid = None
+    status = "truncated_ok" if extraction.truncated and boxes else "ok"
+    if not boxes:  # boxes were written, none is one: a status of its own, counted per answer
+        invalid = "every box had zero area (or a value that is not a finite number)"
+        status = INVALID_BOXES
+        notes.append(invalid)
     return ParsedBoxes(
         boxes=boxes,
         labels=labels,
-        status="truncated_ok" if extraction.truncated and boxes else "ok",
+        status=status,
         convention=used,
         n_degenerate_dropped=n_degenerate,
         n_out_of_range=n_out,
         n_swapped=n_swapped,
-        error=None,
+        error=invalid,
         notes=tuple(notes),
     )
 
