@@ -22,41 +22,35 @@ def _no_target(image: object, prompt: str) -> str:
     return '{"bbox_2d": null}' if image is None else "[]"
 
 
-def _input_sizes(run_file: Path) -> set[tuple[int, int]]:
+def _run_with_the_qwen_preset(model: object, release: Path, run_file: Path, **extra: object):
+    """The run's input sizes and its manifest's backend entry, localisation only."""
+    evaluate_model(
+        model,
+        release,
+        tasks="localization",
+        preset="qwen2.5-vl",
+        run_file=run_file,
+        n_resamples=0,
+        progress=False,
+        **extra,
+    )
     lines = [json.loads(line) for line in run_file.read_text().splitlines()]
-    return {tuple(line["input_size"]) for line in lines if line.get("input_size")}
+    sizes = {tuple(line["input_size"]) for line in lines if line.get("input_size")}
+    manifest = json.loads(run_file.with_name(run_file.name + ".manifest.json").read_text())
+    return sizes, manifest["backend"]
 
 
 def test_the_qwen_preset_records_the_resized_input_of_a_function(sample_release, tmp_path):
     sizes = {(image.width, image.height) for image in read_release(sample_release).images}
     assert sizes == {(480, 480)}  # the sample's slices; Qwen's processor makes them 476 x 476
-    run_file = tmp_path / "qwen.jsonl"
-    evaluate_model(
-        _no_target,
-        sample_release,
-        tasks="localization",
-        preset="qwen2.5-vl",
-        run_file=run_file,
-        n_resamples=0,
-        progress=False,
-    )
-    assert _input_sizes(run_file) == {(476, 476)}  # 480 / 28 = 17.1 -> 17 * 28
-    manifest = json.loads(run_file.with_name(run_file.name + ".manifest.json").read_text())
-    assert manifest["backend"]["input_size_rule"] == "qwen2.5-vl"
+    sizes, backend = _run_with_the_qwen_preset(_no_target, sample_release, tmp_path / "q.jsonl")
+    assert sizes == {(476, 476)}  # 480 / 28 = 17.1 -> 17 * 28
+    assert backend["input_size_rule"] == "qwen2.5-vl"
 
 
 def test_a_function_that_answers_in_original_pixels_keeps_them(sample_release, tmp_path):
+    model = CallableBackend(_no_target, input_size_rule="original")
     run_file = tmp_path / "original.jsonl"
-    evaluate_model(
-        CallableBackend(_no_target, input_size_rule="original"),
-        sample_release,
-        tasks="localization",
-        preset="qwen2.5-vl",
-        run_file=run_file,
-        n_resamples=0,
-        progress=False,
-        name="mine",
-    )
-    assert _input_sizes(run_file) == {(480, 480)}
-    manifest = json.loads(run_file.with_name(run_file.name + ".manifest.json").read_text())
-    assert "input_size_rule" not in manifest["backend"] and manifest["backend"]["model"] == "mine"
+    sizes, backend = _run_with_the_qwen_preset(model, sample_release, run_file, name="mine")
+    assert sizes == {(480, 480)}
+    assert "input_size_rule" not in backend and backend["model"] == "mine"

@@ -23,7 +23,7 @@ the ``diagnosis`` configuration.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -695,13 +695,7 @@ def _box_prediction(item: Any, record: str, allowed: frozenset[str]) -> dict[str
             record=record,
             field="predictions",
         )
-    unknown = sorted(set(item) - allowed)
-    if unknown:
-        raise NovaInputError(
-            f"unknown key(s) {unknown}; allowed: {sorted(allowed)}",
-            record=record,
-            field="predictions",
-        )
+    _refuse_unknown_keys(item, allowed, record)
     return {
         "boxes": _boxes(item.get("boxes"), record, "predictions.boxes"),
         "scores": _scores(item.get("scores"), record, "predictions.scores"),
@@ -753,7 +747,12 @@ def _read_box_references(items: list[Any], start_index: int) -> list[Any]:
 def _keyed_answer(item: Mapping[str, Any], answer: str, key: str, record: str) -> Any:
     """The answer of a prediction given as a mapping with its item key (``{"caption": ...,
     "filename": ...}``); unknown keys raise, as for boxes."""
-    allowed = {answer, key}
+    _refuse_unknown_keys(item, {answer, key}, record)
+    return _field(item, answer, record, "predictions")
+
+
+def _refuse_unknown_keys(item: Mapping[str, Any], allowed: Set[str], record: str) -> None:
+    """A prediction's keys beyond ``allowed`` are a mistake to name, never to drop."""
     unknown = sorted(set(item) - allowed)
     if unknown:
         raise NovaInputError(
@@ -761,7 +760,6 @@ def _keyed_answer(item: Mapping[str, Any], answer: str, key: str, record: str) -
             record=record,
             field="predictions",
         )
-    return _field(item, answer, record, "predictions")
 
 
 def _read_caption_prediction(item: Any, index: int) -> str:
