@@ -407,3 +407,24 @@ def test_a_raw_box_too_large_for_a_float_is_an_invalid_boxes_answer_with_no_nump
     assert "overflow" not in err and "warning" not in err, err
     coverage = json.loads(out.read_text(encoding="utf-8"))["tasks"]["localization"]["coverage"]
     assert coverage["parse_status"] == {"invalid_boxes": 1}
+
+
+@pytest.mark.parametrize("other", ["--out", "--markdown", "--html"])
+def test_the_item_tables_at_another_outputs_path_are_refused_before_scoring(
+    sample_release: Path,
+    sample_floor_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    other: str,
+) -> None:
+    # It scored, wrote the tables as a folder at the report's path, then crashed with
+    # IsADirectoryError ("this is a bug"), and the report was lost (user12).
+    shared = tmp_path / "ev" / "s6.json"
+    argv = ["evaluate", "--data", str(sample_release), "--predictions", str(sample_floor_run)]
+    outputs = {"--out": str(tmp_path / "ev" / "r.json"), other: str(shared)}
+    options = [part for pair in outputs.items() for part in pair] + ["--items", str(shared)]
+    assert main([*argv, *options, "--bootstrap", "0", "-q"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"nova evaluate: error: {shared}, field '--items': is also the {other} output"
+    )
+    assert not (tmp_path / "ev").exists()  # refused before anything was written

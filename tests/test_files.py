@@ -11,7 +11,7 @@ import pytest
 
 from novabench import _files
 from novabench._files import write_text_atomic, writing_atomically
-from novabench.errors import NovaOutputError
+from novabench.errors import NovaInputError, NovaOutputError
 
 SOURCE = Path(_files.__file__).parent
 
@@ -151,3 +151,38 @@ def test_an_output_name_leaves_room_for_its_temporary_name(
     else:
         with pytest.raises(NovaOutputError, match=f"{len(name)} bytes, at most"):
             _files.check_writable_place(tmp_path / name, folder=folder)
+
+
+@pytest.mark.parametrize(
+    ("outputs", "message"),
+    [
+        (
+            {"--out": "ev/r.json", "--items": "ev/r.json"},
+            "ev/r.json, field '--items': is also the --out output",
+        ),
+        (
+            {"--out": "ev/items/r.json", "--items": "ev/items"},
+            "ev/items/r.json, field '--out': sits inside the --items folder, which is written "
+            "whole; choose a path outside it",
+        ),
+        (
+            {"--out": "ev", "--items": "ev/items"},
+            "ev, field '--out': holds the --items folder; choose a path that does not",
+        ),
+    ],
+)
+def test_an_output_and_a_folder_output_that_overlap_are_refused_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outputs: dict[str, str], message: str
+) -> None:
+    """The item tables' folder is written whole and moved into place: a report at its path,
+    inside it or around it would crash the command after scoring or be lost (user12)."""
+    from novabench._files import check_output_paths
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NovaInputError) as refused:
+        check_output_paths(outputs, folders=("--items",))
+    assert str(refused.value) == message
+    check_output_paths(  # the folder's own files are not "inside" it
+        {"--out": "r.json", "--items": "items", "--items (images.csv)": "items/images.csv"},
+        folders=("--items",),
+    )

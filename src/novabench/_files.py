@@ -493,6 +493,35 @@ def check_output_paths(
                     f"is also the {seen[form]} output", source=str(value), field=option
                 )
         seen.update(dict.fromkeys(forms, option))
+    _refuse_outputs_within_folder_outputs(outputs, folders)
+
+
+def _refuse_outputs_within_folder_outputs(
+    outputs: dict[str, Any], folders: tuple[str, ...]
+) -> None:
+    """An output inside (or holding) a folder output: the folder is written whole, in a
+    staging sibling moved into place, so the other output would be lost or moved with it."""
+    from novabench.errors import NovaInputError
+
+    given = {option: _path_forms(value) for option, value in outputs.items() if value is not None}
+    for folder_option in folders:
+        for folder in given.get(folder_option, ()):
+            for option, forms in given.items():
+                if option == folder_option or option.startswith(f"{folder_option} ("):
+                    continue  # the folder itself, or a file of it ("--items (images.csv)")
+                if any(_inside(form, folder) for form in forms):
+                    raise NovaInputError(
+                        f"sits inside the {folder_option} folder, which is written whole; "
+                        "choose a path outside it",
+                        source=str(outputs[option]),
+                        field=option,
+                    )
+                if any(_inside(folder, form) for form in forms):
+                    raise NovaInputError(
+                        f"holds the {folder_option} folder; choose a path that does not",
+                        source=str(outputs[option]),
+                        field=option,
+                    )
 
 
 # How much longer than an output's name the temporary names novabench writes it through

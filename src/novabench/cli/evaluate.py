@@ -145,9 +145,9 @@ def run(args: argparse.Namespace) -> int:
     if args.items:
         item_files = {f"--items ({name})": Path(args.items) / name for name in _ITEM_FILES}
     check_output_paths(
-        {**outputs, **item_files, **judge_cache_output(args)},
+        {**outputs, "--items": args.items, **item_files, **judge_cache_output(args)},
         {"a predictions file": list(args.predictions), "the release": args.data},
-        folders=("--judge-cache",),
+        folders=("--items", "--judge-cache"),
     )
     check_replaceable_reports(outputs, overwrite=args.force)
     # The tables the report being replaced pins: orphaned unless this run rewrites them.
