@@ -1033,6 +1033,7 @@ def test_unmarked_lines_of_prose_are_not_read_as_names() -> None:
         '```json\n［{"bbox_2d"：［502，392，552，454］，"label"："病变"}］\n```',
         "lesion:\u3000[502、392、552、454]",  # ideographic space and comma
         "lesion: [５０２, ３９２, ５５２, ４５４]",  # fullwidth digits
+        "lesion：【502，392，552，454】",  # lenticular brackets
     ],
 )
 def test_fullwidth_punctuation_is_read_as_ascii_and_said(raw: str) -> None:
@@ -1055,6 +1056,8 @@ def test_ollamas_thinking_lines_are_reasoning_not_the_answer() -> None:
     )
     parsed = parse_localization(raw, image_size=(600, 600), convention="xyxy_pixel")
     assert (parsed.status, parsed.boxes) == ("no_target", [])
+    windows = parse_localization(raw.replace("\n", "\r\n"), image_size=(600, 600))
+    assert (windows.status, windows.boxes) == ("no_target", [])  # saved with CRLF (user12)
     cut = parse_localization("Thinking...\nlesion: [10, 10, 50, 50]", image_size=(600, 600))
     assert (cut.status, cut.boxes) == ("empty", [])  # cut off while thinking: no answer
     # "Thinking..." elsewhere than on the first line is the answer's own text

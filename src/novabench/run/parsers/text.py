@@ -49,9 +49,15 @@ def _without_surrogates(text: str) -> str:
 
 
 # U+FF01..U+FF5E are the fullwidth forms of "!".."~"; U+3000 and U+3001 the ideographic
-# space and comma (a list separator). Nothing else is folded: "。" ends a sentence.
-_FULLWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 32, 0x3001: 44}
-_HAS_FULLWIDTH = re.compile("[\uff01-\uff5e\u3000\u3001]")
+# space and comma (a list separator); U+3010 and U+3011 the lenticular brackets a CJK input
+# method gives for "[" and "]". Nothing else is folded: "。" ends a sentence.
+_FULLWIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {
+    0x3000: ord(" "),
+    0x3001: ord(","),
+    0x3010: ord("["),
+    0x3011: ord("]"),
+}
+_HAS_FULLWIDTH = re.compile("[\uff01-\uff5e\u3000\u3001\u3010\u3011]")
 
 
 def _with_ascii_punctuation(text: str) -> tuple[str, bool]:
@@ -101,7 +107,7 @@ _REASONING_TAG = re.compile(
 # Ollama's command line prints a thinking model's reasoning between a first line
 # "Thinking..." and a line "...done thinking."; read as <think> and </think>.
 _OLLAMA_THINKING_OPEN = re.compile(r"\s*Thinking\.\.\.[ \t]*\r?\n")
-_OLLAMA_THINKING_CLOSE = re.compile(r"^\.\.\.done thinking\.[ \t]*$", re.MULTILINE)
+_OLLAMA_THINKING_CLOSE = re.compile(r"^\.\.\.done thinking\.[ \t\r]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
