@@ -255,3 +255,30 @@ def test_every_value_says_how_far_it_compares_with_the_papers_figure() -> None:
     page = render_html(report, gallery_size=0)
     assert "<th>comparable with the paper&#x27;s?</th>" in page
     assert "<td>with care: definition inferred</td>" in page
+
+
+def test_the_releases_reading_warnings_come_first_in_every_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nova info listed them, nova evaluate said nothing (user12): the ground truth every
+    number is scored against was read with a problem, so every output says so first."""
+    from tests.release_factory import write_legacy_release
+
+    release = write_legacy_release(tmp_path / "nova", image_size=(64, 64))
+    lines = (release / "bboxes_gold.csv").read_text().splitlines()
+    (release / "bboxes_gold.csv").write_text("\n".join([*lines, lines[1]]) + "\n")
+    filename = lines[1].split(",")[0]
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(json.dumps({"filename": filename, "boxes": [[1, 1, 5, 5]]}) + "\n")
+    out, markdown = tmp_path / "r.json", tmp_path / "r.md"
+    argv = ["evaluate", "--data", str(release), "--predictions", str(predictions)]
+    assert main([*argv, "--out", str(out), "--markdown", str(markdown), "--bootstrap", "0"]) == 0
+    expected = (
+        "warning: the release was read with 1 warning (`nova info` on it lists them): "
+        f"captions.csv, line 2 ({filename}): a gold box is listed more than once; kept as "
+        "listed (COCO-AP@ and TP30 count each copy; the hit rates do not change)"
+    )
+    assert expected in capsys.readouterr().out.splitlines()
+    report = json.loads(out.read_text())
+    assert len(report["data"]["warnings"]) == 1 and expected in report["notices"]
+    assert "the release was read with 1 warning" in markdown.read_text()

@@ -636,6 +636,32 @@ def synthetic_data_line(report: Mapping[str, Any]) -> str:
     return provenance_notice_line(provenance)
 
 
+def release_warnings_line(report: Mapping[str, Any]) -> str:
+    """A warning when the release was read with warnings ("" without any).
+
+    What ``nova info`` lists (empty captions, a gold box listed twice, metadata differing
+    within a case, ignored columns...) concerns the ground truth every number is scored
+    against, so the report says it first; ``report["data"]["warnings"]`` holds them all.
+
+    Example:
+        >>> data = {"data": {"path": "Nova", "warnings": ["captions.csv, line 3: empty caption"]}}
+        >>> release_warnings_line(data)
+        'warning: the release was read with 1 warning (`nova info` on it lists them): captions.csv, line 3: empty caption'
+        >>> release_warnings_line({"data": {"path": "Nova"}})
+        ''
+    """
+    data = report.get("data") or (report.get("a") or {}).get("data") or {}
+    warnings = data.get("warnings") if isinstance(data, Mapping) else None
+    if not warnings:
+        return ""
+    shown = "; ".join(str(warning) for warning in warnings[:2])
+    more = f"; and {len(warnings) - 2} more" if len(warnings) > 2 else ""
+    return (
+        f"warning: the release was read with {_count(len(warnings), 'warning')} "
+        f"(`nova info` on it lists them): {shown}{more}"
+    )
+
+
 #: Above this share of a task's scored items without a usable answer, a report warns first.
 UNUSABLE_SHARE = 0.5
 
@@ -1230,7 +1256,8 @@ def render_table(report: Mapping[str, Any]) -> str:
 def report_first_lines(report: Mapping[str, Any]) -> list[str]:
     """What a report's reader must see before its first number, in every output, in order.
 
-    The synthetic-data notice, answers of two versions of a function's code, the
+    The synthetic-data notice, the release's reading warnings, answers of two versions of a
+    function's code, the
     answered-only scope with its counts per task, an unfinished run (its status, tasks asked
     and never answered), answers not read, boxes past the image, tasks whose answers
     are mostly unusable, METEOR's stand-in, too few resamples, then the keys that stand in
@@ -1244,6 +1271,7 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
     """
     lines = [
         synthetic_data_line(report),
+        release_warnings_line(report),
         mixed_code_line(report),
         answered_only_line(report),
         unfinished_run_line(report),

@@ -1019,6 +1019,8 @@ def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> 
             "fingerprint": loaded.fingerprint,
             # what made the data (e.g. the synthetic sample), so every output can say so first
             "provenance": loaded.release.provenance,
+            # what reading the ground truth noticed (nova info lists it): said first too
+            **({"warnings": list(loaded.release.warnings)} if loaded.release.warnings else {}),
         },
         "predictions": {
             "paths": [str(p) for p in loaded.paths],
