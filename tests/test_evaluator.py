@@ -114,6 +114,10 @@ def test_a_function_gives_the_report_nova_evaluate_gives_for_its_answers(sample_
     low, high = cli["tasks"]["diagnosis"]["confidence_intervals"]["top1-lexicon"]
     assert (top1.ci_low, top1.ci_high) == pytest.approx((100 * low, 100 * high))
     assert set(headline.task) == {"localization", "captioning", "diagnosis"}
+    # beside each value, how far it compares with the paper's figure of that name
+    assert top1.vs_paper == "no: another quantity"
+    map30 = headline[headline.metric == "mAP@30"].iloc[0]
+    assert map30.vs_paper == "yes"
     assert "mAP@30" in report.to_text() and report.to_markdown().startswith("# NOVA evaluation")
 
 

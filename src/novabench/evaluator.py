@@ -467,10 +467,13 @@ class NovaReport:
         """The headline metrics: one row per task and metric, values and intervals in percent.
 
         Columns: ``task``, ``metric``, ``value``, ``ci_low``, ``ci_high`` (percent; NaN where
-        a value is undefined or no interval was computed).
+        a value is undefined or no interval was computed) and ``vs_paper``: how far the value
+        compares with the paper's figure of that name (``TaskSpec.comparison_with_paper``:
+        ``yes``, ``with care: ...``, ``no: another quantity``, ``not a paper key``).
         """
         import pandas as pd
 
+        from novabench import registry
         from novabench.report.render import HEADLINE_KEYS, TASK_ORDER
 
         rows = []
@@ -490,9 +493,11 @@ class NovaReport:
                         "value": _percent(section["metrics"][key]),
                         "ci_low": _percent(low),
                         "ci_high": _percent(high),
+                        "vs_paper": registry.TASKS[task].comparison_with_paper(key),
                     }
                 )
-        return pd.DataFrame(rows, columns=["task", "metric", "value", "ci_low", "ci_high"])
+        columns = ["task", "metric", "value", "ci_low", "ci_high", "vs_paper"]
+        return pd.DataFrame(rows, columns=columns)
 
     @property
     def images(self) -> pd.DataFrame:
