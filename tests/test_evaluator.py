@@ -192,7 +192,12 @@ def test_a_limit_scores_only_what_was_answered_and_says_so(sample_release, tmp_p
 
 
 def test_failures_of_the_function_are_counted_not_raised(sample_release, tmp_path):
+    calls = []
+
     def flaky(image: Any, prompt: str) -> Any:
+        calls.append(prompt)
+        if len(calls) == 1:  # one answer first: failures after it never stop the run
+            return "Axial FLAIR: a right frontal hyperintensity."
         if image is None:
             raise RuntimeError("CUDA out of memory")
         return 42  # not text
@@ -209,13 +214,14 @@ def test_failures_of_the_function_are_counted_not_raised(sample_release, tmp_pat
     coverage = report.report["tasks"]["diagnosis"]["coverage"]
     assert coverage["errors"] == coverage["items"] == len(report.release.cases())
     captions = report.report["tasks"]["captioning"]["coverage"]
-    assert captions["errors"] == captions["items"]
+    assert captions["errors"] == captions["items"] - 1
     lines = [json.loads(line) for line in (tmp_path / "flaky.jsonl").read_text().splitlines()]
     assert {line["error"] for line in lines if line["task"] == "diagnosis"} == {
         "RuntimeError: CUDA out of memory"
     }
-    assert {line["error"] for line in lines if line["task"] == "captioning"} == {
-        "the function returned int, not str"
+    assert {line.get("error") for line in lines if line["task"] == "captioning"} == {
+        None,
+        "the function returned int, not str",
     }
 
 

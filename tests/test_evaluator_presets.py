@@ -13,8 +13,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from novabench import evaluate_model
 from novabench.data.release import read_release
+from novabench.errors import NovaInputError
 from novabench.evaluator import CallableBackend
 
 
@@ -54,3 +57,18 @@ def test_a_function_that_answers_in_original_pixels_keeps_them(sample_release, t
     sizes, backend = _run_with_the_qwen_preset(model, sample_release, run_file, name="mine")
     assert sizes == {(480, 480)}
     assert "input_size_rule" not in backend and backend["model"] == "mine"
+
+
+def test_a_resume_with_another_input_size_rule_is_refused_naming_the_rule(sample_release, tmp_path):
+    # user12: the refusal said the file "holds another model's answers"; the same function
+    # changed only how its boxes are read.
+    run_file = tmp_path / "q.jsonl"
+    _run_with_the_qwen_preset(_no_target, sample_release, run_file, limit=2)
+    with pytest.raises(NovaInputError) as caught:
+        _run_with_the_qwen_preset(
+            CallableBackend(_no_target, input_size_rule="original"), sample_release, run_file
+        )
+    message = str(caught.value)
+    assert "another input size rule ('qwen2.5-vl' now 'original')" in message
+    assert "another model" not in message and len(message.splitlines()) == 1
+    assert caught.value.field == "backend.input_size_rule"

@@ -299,3 +299,128 @@ def test_a_source_inspect_fails_to_read_falls_back_to_the_bytecode(tmp_path, mon
     monkeypatch.setattr(inspect, "getsource", unreadable)
     digest = code_digest(answer)
     assert digest is not None and digest[1] == "bytecode"
+
+
+BROKEN = textwrap.dedent(
+    """\
+    def answer(image, prompt):
+        return proccessor(image, prompt)
+    """
+)
+
+
+def test_a_run_stopped_by_broken_code_resumes_once_the_code_is_fixed(
+    sample_release, tmp_path, capsys
+):
+    # user12: the stop says "fix it and run the same command again"; that must work as
+    # written, though the fix changed the code: the file holds failures only, no answers.
+    run_file = tmp_path / "fn2.jsonl"
+    n_cases = _n_cases(sample_release)
+    broken = _user_module(tmp_path / "broken", BROKEN).answer
+    with pytest.raises(EndpointUnusableError, match="fix it and run the same command again"):
+        evaluate_model(broken, sample_release, run_file=run_file, **QUIET)
+    fixed = _user_module(tmp_path / "fixed", VERSION_1).answer
+    capsys.readouterr()
+
+    report = evaluate_model(fixed, sample_release, run_file=run_file, **QUIET)
+    assert capsys.readouterr().err == (
+        f"resumed {run_file}: 0 answers from the file, {n_cases} asked now\n"
+    )
+    assert "resumed after the code" not in report.to_text()
+    manifest = _manifest(run_file)
+    assert "code_changes" not in manifest
+    assert manifest["backend"]["code_sha256"] == hashlib.sha256(VERSION_1.encode()).hexdigest()
+    assert report.report["tasks"]["diagnosis"]["coverage"]["answered"] == n_cases
+
+
+def test_changed_code_that_answers_nothing_mixes_nothing(sample_release, tmp_path, capsys):
+    # Let through with resume_changed_code, the new version fails on every item: the file's
+    # answers are all the first version's, so no warning, and that version resumes as before.
+    run_file = tmp_path / "run.jsonl"
+    first = _user_module(tmp_path / "v1", VERSION_1).answer
+    evaluate_model(first, sample_release, run_file=run_file, limit=2, **QUIET)
+    failing = _user_module(
+        tmp_path / "v2", "def answer(image, prompt):\n    raise RuntimeError('no GPU')\n"
+    ).answer
+    with pytest.raises(EndpointUnusableError, match="RuntimeError: no GPU"):
+        evaluate_model(
+            failing, sample_release, run_file=run_file, resume_changed_code=True, **QUIET
+        )
+    manifest = _manifest(run_file)
+    assert "code_changes" not in manifest
+    assert manifest["backend"]["code_sha256"] == hashlib.sha256(VERSION_1.encode()).hexdigest()
+    capsys.readouterr()
+
+    report = evaluate_model(first, sample_release, run_file=run_file, **QUIET)  # no refusal
+    assert "mix" not in capsys.readouterr().err
+    assert "resumed after the code" not in report.to_text()
+
+
+def test_a_function_failing_on_every_item_stops_after_the_first_few(sample_release, tmp_path):
+    # user12: an AttributeError on a model left as None is no "cannot run" kind, but when
+    # the first items all fail with nothing answered the run stops, as for an endpoint.
+    from novabench.evaluator import FUNCTION_FAILURES_BEFORE_STOP
+
+    model = None
+
+    def f(image: Any, prompt: str) -> str:
+        return model.generate(image, prompt)  # type: ignore[attr-defined]
+
+    run_file = tmp_path / "none.jsonl"
+    with pytest.raises(EndpointUnusableError) as caught:
+        evaluate_model(f, sample_release, run_file=run_file, **QUIET)
+    raised = "AttributeError: 'NoneType' object has no attribute 'generate'"
+    assert str(caught.value) == (
+        f"the function f failed on all of the first {FUNCTION_FAILURES_BEFORE_STOP} new items "
+        f"asked (last failure: {raised}); nothing was answered, so the run stopped after "
+        f"{FUNCTION_FAILURES_BEFORE_STOP} of {_n_cases(sample_release)} items (recorded as "
+        f"failures in {run_file}); fix it and run the same command again"
+    )
+    lines = [json.loads(text) for text in run_file.read_text().splitlines()]
+    assert [line["error"] for line in lines] == [raised] * FUNCTION_FAILURES_BEFORE_STOP
+    assert _manifest(run_file)["status"] == "stopped"
+
+
+def test_items_that_failed_before_cannot_stop_a_rerun_again(sample_release, tmp_path):
+    # The stop's failed items are asked first on the rerun; if they fail for their own
+    # reason (inputs the fixed function still cannot take), the rerun goes on to the rest.
+    from novabench.evaluator import FUNCTION_FAILURES_BEFORE_STOP
+
+    first_prompts: list[str] = []
+
+    def answer(image: Any, prompt: str) -> str:
+        first_prompts.append(prompt)
+        raise RuntimeError("model not loaded")
+
+    run_file = tmp_path / "run.jsonl"
+    with pytest.raises(EndpointUnusableError):
+        evaluate_model(answer, sample_release, run_file=run_file, **QUIET)
+    assert len(first_prompts) == FUNCTION_FAILURES_BEFORE_STOP
+
+    def answer(image: Any, prompt: str) -> str:  # the same function, fixed
+        if prompt in first_prompts:
+            raise ValueError("history too long")
+        return DIAGNOSIS
+
+    report = evaluate_model(answer, sample_release, run_file=run_file, **QUIET)
+    coverage = report.report["tasks"]["diagnosis"]["coverage"]
+    assert coverage["errors"] == FUNCTION_FAILURES_BEFORE_STOP
+    assert coverage["answered"] == _n_cases(sample_release) - FUNCTION_FAILURES_BEFORE_STOP
+
+
+def test_a_limited_call_over_a_complete_file_says_none_was_left_out(sample_release, tmp_path):
+    # user12: "23 of 23 images scored, the rest left out" named a rest that was not there.
+    run_file = tmp_path / "run.jsonl"
+    n_cases = _n_cases(sample_release)
+    evaluate_model(diagnose, sample_release, run_file=run_file, **QUIET)
+    trial = evaluate_model(diagnose, sample_release, run_file=run_file, limit=3, **QUIET)
+    line = f"answered items only: diagnosis {n_cases} of {n_cases} cases scored, none left out"
+    assert line in trial.to_text().splitlines()
+
+
+def test_the_function_backend_is_imported_from_the_package_as_the_readme_does():
+    import novabench
+    from novabench import CallableBackend
+    from novabench.evaluator import CallableBackend as defined
+
+    assert CallableBackend is defined and "CallableBackend" in novabench.__all__

@@ -28,6 +28,7 @@ from novabench._version import __version__
 from novabench.errors import NovaError, NovaInputError
 
 __all__ = [
+    "CallableBackend",
     "Endpoint",
     "NovaBuilder",
     "NovaError",
@@ -43,11 +44,12 @@ __all__ = [
 if TYPE_CHECKING:
     from novabench.data.hf import NovaBuilder, load_nova
     from novabench.data.release import read_release
-    from novabench.evaluator import Endpoint, NovaReport, evaluate_model
+    from novabench.evaluator import CallableBackend, Endpoint, NovaReport, evaluate_model
     from novabench.metric_module import metric_path
 
 # Imported on first use: they pull in `datasets` and pyarrow.
 _LAZY = {
+    "CallableBackend": "novabench.evaluator",
     "Endpoint": "novabench.evaluator",
     "NovaReport": "novabench.evaluator",
     "evaluate_model": "novabench.evaluator",

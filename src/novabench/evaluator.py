@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from novabench.run.runner import RunSummary
 
 __all__ = [
+    "FUNCTION_FAILURES_BEFORE_STOP",
     "CallableBackend",
     "Endpoint",
     "NovaReport",
@@ -136,7 +137,10 @@ class CallableBackend:
     failure every call would get (:func:`function_cannot_run`: a misspelt name, a missing
     module or module attribute, a signature that does not take ``(image, prompt)``) is
     marked as such, so the runner stops as it does for an endpoint that answers nothing
-    (the run's early stop).
+    (the run's early stop). Any other exception stops the run too when the first
+    :data:`FUNCTION_FAILURES_BEFORE_STOP` items asked (not counting items that failed in
+    an earlier call, asked again) all fail with nothing answered: a function broken for
+    every input (``model.generate`` on a model left as None) is not run over every item.
 
     The manifest records the function's module and name and a digest of its code
     (:func:`code_digest`), so a run file is not resumed by changed code unnoticed.
@@ -190,6 +194,8 @@ class CallableBackend:
 
             self.tasks = tuple(parse_tasks(tasks))
         self.batch_size = 1
+        self.failures_before_stop = FUNCTION_FAILURES_BEFORE_STOP  # the runner's early stop
+        self.failure_subject = f"the function {self.name}"
 
     def describe(self) -> dict[str, Any]:
         """What the run manifest records: the function's module and name, and its code digest.
@@ -257,6 +263,12 @@ class CallableBackend:
                 continue
             answers.append(Answer(text=text, latency_s=latency, input_size=size))
         return answers
+
+
+#: A function whose first this-many new items all fail (any exception), with nothing
+#: answered, stops the run (:class:`CallableBackend`). More than one, so that a few inputs
+#: the function cannot take do not stop a run that would answer the rest.
+FUNCTION_FAILURES_BEFORE_STOP = 5
 
 
 def function_cannot_run(error: BaseException) -> bool:
@@ -689,7 +701,8 @@ def evaluate_model(
         EndpointUnusableError: the server cannot answer at all (unreachable, 401/403/404),
             or the function fails in a way every call would (:func:`function_cannot_run`,
             e.g. a ``NameError``), before anything was answered: the run stopped at once
-            and the message gives the error's type and text.
+            and the message gives the error's type and text. Likewise when the first
+            :data:`FUNCTION_FAILURES_BEFORE_STOP` new items all fail, whatever the error.
 
     Example:
         >>> import tempfile, pathlib

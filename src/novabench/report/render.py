@@ -1616,22 +1616,28 @@ def answered_only_line(report: Mapping[str, Any]) -> str:
         ...     "items": 40, "scored": 3, "errors": 3}}}})
         'answered items only: diagnosis 3 of 40 cases scored, the rest left out; model errors \
 among them (scored as no prediction): diagnosis 3'
+        >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
+        ...     "items": 40, "scored": 40, "errors": 0}}}})
+        'answered items only: diagnosis 40 of 40 cases scored, none left out'
         >>> answered_only_line({"tasks": {}})
         ''
     """
     if not report.get("answered_only"):
         return ""
     parts, errors = [], []
+    left_out = False
     for task in TASK_ORDER:
         coverage = report["tasks"].get(task, {}).get("coverage")
         if coverage:
             unit = "cases" if registry.TASKS[task].unit == "case" else "images"
-            parts.append(
-                f"{task} {coverage.get('scored', coverage['items'])} of {coverage['items']} {unit}"
-            )
+            scored = coverage.get("scored", coverage["items"])
+            left_out = left_out or scored != coverage["items"]
+            parts.append(f"{task} {scored} of {coverage['items']} {unit}")
             if coverage.get("errors"):
                 errors.append(f"{task} {coverage['errors']}")
-    line = f"answered items only: {', '.join(parts)} scored, the rest left out"
+    # Every item may have a line already (a limited call resuming a full run's file).
+    rest = "the rest left out" if left_out else "none left out"
+    line = f"answered items only: {', '.join(parts)} scored, {rest}"
     if errors:  # scored because the run asked them, but not answers
         line += f"; model errors among them (scored as no prediction): {', '.join(errors)}"
     return line

@@ -37,8 +37,11 @@ Guarantees:
   such as a ``NameError``: ``novabench.evaluator.function_cannot_run``; either way the
   backend sets ``Answer.endpoint_problem``) and nothing has been answered yet in this
   call, no further item is asked: the items in flight end and are recorded, and
-  :class:`EndpointUnusableError` says why. After a first answer, failures never stop a run
-  (every item is tried and its failure recorded);
+  :class:`EndpointUnusableError` says why. A backend with ``failures_before_stop`` (a
+  Python function: ``novabench.evaluator.FUNCTION_FAILURES_BEFORE_STOP``) also stops so
+  when that many items, none of which failed in an earlier call, fail in any way with
+  nothing answered. After a first answer, failures never stop a run (every item is tried
+  and its failure recorded);
 - resume: a rerun with the same output skips what is already answered and retries the
   items that failed; a last line cut off by a crash is set aside (saved next to the output)
   and the file repaired, with every complete line kept;
@@ -111,6 +114,9 @@ RUNTIME_KEYS = frozenset(
 #: see ``novabench.evaluator.code_digest``): when only they differ on resume, the refusal
 #: says the code changed, and ``resume_changed_code`` lets the run resume anyway.
 CODE_KEYS = ("code_sha256", "code_seen")
+#: Backend description keys that are settings of the same model, not another model: a
+#: resume that changes only them is refused naming the setting (absent means "original").
+BACKEND_SETTING_KEYS = ("input_size_rule",)
 
 
 @dataclass
@@ -396,7 +402,12 @@ def _recorded_task_settings(manifest: RunManifest) -> dict[str, dict[str, Any]]:
 
 
 def _check_resumable(
-    existing: RunManifest, manifest: RunManifest, path: Path, *, resume_changed_code: bool = False
+    existing: RunManifest,
+    manifest: RunManifest,
+    path: Path,
+    *,
+    resume_changed_code: bool = False,
+    file_has_answers: Callable[[], bool] = lambda: True,
 ) -> bool:
     """Refuse to append answers of another configuration to a file.
 
@@ -405,10 +416,15 @@ def _check_resumable(
     What is set per task (prompt, generation settings, box convention) is compared only for
     the tasks both the file and this call answer: another task may be asked its own way.
     A backend whose description differs only in its code digest (:data:`CODE_KEYS`) is
-    refused as changed code, or let through with ``resume_changed_code``.
+    refused as changed code, or let through with ``resume_changed_code``; but a file with
+    no answer (``file_has_answers``: only failures, which a resume asks again) holds
+    nothing of the old code and is resumed by the new one as it is.
+    A backend that differs only in a setting (:data:`BACKEND_SETTING_KEYS`, such as the
+    input-size rule) is refused naming that setting, old and new.
 
     Returns:
-        True when only the code digest differs and ``resume_changed_code`` let it through.
+        True when only the code digest differs, the file holds answers and
+        ``resume_changed_code`` let it through.
     """
     code_changed = False
     for key in ("backend", "shard", "release"):
@@ -418,6 +434,8 @@ def _check_resumable(
         elif key == "backend":  # the endpoint URL and library versions may change
             old, new = _without_generation(old), _without_generation(new)
             if old != new and _without_code(old) == _without_code(new):
+                if not file_has_answers():  # only failures of the old code: nothing to mix
+                    continue
                 if not resume_changed_code:
                     raise NovaInputError(
                         _code_change_words(existing.backend, manifest.backend)
@@ -427,6 +445,15 @@ def _check_resumable(
                     )
                 code_changed = True
                 continue
+            changed = _changed_settings(old, new)
+            if changed:
+                setting, before, now = changed[0]
+                raise NovaInputError(
+                    f"the answers in the file were asked with another {setting.replace('_', ' ')} "
+                    f"({before!r} now {now!r}); write to a new output file",
+                    source=str(path),
+                    field=f"backend.{setting}",
+                )
         if old != new:
             raise NovaInputError(
                 "the file was written by a different configuration "
@@ -464,6 +491,23 @@ def _check_resumable(
                 field=f"prompts.{task}",
             )
     return code_changed
+
+
+def _changed_settings(old: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    """``(key, old, new)`` for each :data:`BACKEND_SETTING_KEYS` entry that differs, when
+    nothing else does (code digests aside); else ``[]`` (another model: its own refusal)."""
+    if not (isinstance(old, Mapping) and isinstance(new, Mapping)):
+        return []
+    ignored = (*CODE_KEYS, *BACKEND_SETTING_KEYS)
+    if {k: v for k, v in old.items() if k not in ignored} != {
+        k: v for k, v in new.items() if k not in ignored
+    }:
+        return []
+    return [
+        (key, old.get(key, "original"), new.get(key, "original"))
+        for key in BACKEND_SETTING_KEYS
+        if old.get(key, "original") != new.get(key, "original")
+    ]
 
 
 def _without_code(backend: Any) -> Any:
@@ -806,7 +850,13 @@ class ResumedRun:
         repaired_fragment: where a cut-off last line was saved, if one was found.
         resumed: the file held lines of an earlier call.
         code_changed: the file's answers were asked by other code, let through with
-            ``resume_changed_code`` (recorded in the manifest's ``code_changes``).
+            ``resume_changed_code`` (recorded in the manifest's ``code_changes``, taken
+            back when this call answers nothing: failures mix nothing).
+        code_change: that ``code_changes`` entry (in the manifest while this call runs).
+        code_before: the file's backend entry before that change, which the manifest
+            keeps when this call answers nothing.
+        failed_before: per task, the items whose only lines in the file are failures
+            (asked again now; they do not count towards a function's early stop).
         answers_in_file: per task of the plan, the answers the file already held.
     """
 
@@ -820,7 +870,10 @@ class ResumedRun:
     repaired_fragment: Path | None = None
     resumed: bool = False
     code_changed: bool = False
+    code_change: dict[str, Any] | None = None
+    code_before: dict[str, Any] | None = None
     answers_in_file: dict[str, int] = field(default_factory=dict)
+    failed_before: dict[str, set[str]] = field(default_factory=dict)
 
     def save_manifest(self, status: str) -> Path:
         """Write the manifest with ``status`` and the counts so far; returns its path."""
@@ -918,35 +971,53 @@ def resume_run(
     if existing is not None and not has_lines:
         existing = None  # a manifest without answers (file deleted, or a crash before any line)
     code_changed = False
+    code_change: dict[str, Any] | None = None
+    old_code: dict[str, Any] = {}
+    read: list[Any] = []  # the file's lines, read once, after the configuration check
+
+    def previous_lines() -> Any:
+        if not read:
+            read.append(read_predictions(out, release) if has_lines else None)
+        return read[0]
+
+    def file_has_answers() -> bool:
+        lines = previous_lines()
+        return lines is not None and any(
+            record.error is None for task in lines.records.values() for record in task.values()
+        )
+
     if existing is not None:
         code_changed = _check_resumable(
             existing,
             manifest,
             RunManifest.path_for(out),
             resume_changed_code=resume_changed_code,
+            file_has_answers=file_has_answers,
         )
         # Once two versions answered in one file, every later manifest says so.
         recorded = existing.extra.get("code_changes")
         changes = list(recorded) if isinstance(recorded, list) else []
-        if code_changed:
-            changes.append(
-                {
-                    "at": _now(),
-                    "code_sha256_before": (existing.backend or {}).get("code_sha256"),
-                    "code_sha256_after": what.get("code_sha256"),
-                }
-            )
+        if code_changed:  # taken back by execute_run if this version answers nothing
+            code_change = {
+                "at": _now(),
+                "code_sha256_before": (existing.backend or {}).get("code_sha256"),
+                "code_sha256_after": what.get("code_sha256"),
+            }
+            changes.append(code_change)
+            old_code = {key: (existing.backend or {}).get(key) for key in CODE_KEYS}
         if changes:
             manifest.extra["code_changes"] = changes
         manifest.prompts = {**(existing.prompts or {}), **(manifest.prompts or {})}
         _join_task_settings(existing, manifest)
         manifest.created_at = existing.created_at
-    if has_lines:
-        previous = read_predictions(out, release)
+    previous = previous_lines()
+    failed_before: dict[str, set[str]] = {task: set() for task in TASK_NAMES}
+    if previous is not None:
         for task in TASK_NAMES:
             done[task] = {
                 key for key, record in previous.records[task].items() if record.error is None
             }
+            failed_before[task] = set(previous.records[task]) - done[task]
     manifest.created_at = manifest.created_at or _now()
     manifest.runtime = {
         **how,
@@ -1005,7 +1076,10 @@ def resume_run(
         repaired_fragment=repaired,
         resumed=has_lines,
         code_changed=code_changed,
+        code_change=code_change,
+        code_before=None if code_change is None else {**(manifest.backend or {}), **old_code},
         answers_in_file={task: len(done[task]) for task in plan.tasks},
+        failed_before=failed_before,
     )
 
 
@@ -1080,6 +1154,10 @@ def execute_run(
     # one thread of the batch path).
     answered_now = False
     problem: str | None = None
+    # A backend may stop on failures of any kind too (a Python function: every exception):
+    # after this many items, not already failed in the file, failed with nothing answered.
+    failures_before_stop = getattr(backend, "failures_before_stop", None)
+    new_failures = 0
 
     def stopping() -> bool:
         return problem is not None and not answered_now
@@ -1088,7 +1166,7 @@ def execute_run(
         with out.open("a", encoding="utf-8") as handle:
 
             def record(request: Request, answer: Answer) -> None:
-                nonlocal answered_now, problem
+                nonlocal answered_now, problem, new_failures
                 line = _answer_line(request, answer, model_label)
                 _append_line(handle, line)
                 counts[request.task]["errors" if "error" in line else "answered"] += 1
@@ -1099,6 +1177,17 @@ def execute_run(
                     answered_now = True
                 elif problem is None and not answered_now and answer.endpoint_problem:
                     problem = answer.endpoint_problem
+                elif problem is None and not answered_now and failures_before_stop:
+                    # An item that failed in an earlier call may fail for its own reason:
+                    # only new items count, so a rerun cannot stop on the same ones again.
+                    if request.item_id not in resumed.failed_before.get(request.task, ()):
+                        new_failures += 1
+                    if new_failures >= failures_before_stop:
+                        subject = getattr(backend, "failure_subject", None) or model_label
+                        problem = (
+                            f"{subject} failed on all of the first {new_failures} new items "
+                            f"asked (last failure: {' '.join(line['error'].split())})"
+                        )
                 bar.update(1)
 
             if plan.pooled:
@@ -1138,6 +1227,15 @@ def execute_run(
                 "answers_from_file": sum(resumed.answers_in_file.values()),
                 "asked_now": sum(c["answered"] + c["errors"] for c in counts.values()),
             }
+        if resumed.code_change is not None and not answered_now:
+            # Only failures of the new code: the file's answers are all the old code's, so
+            # the file mixes nothing and its manifest names the old code, as before.
+            changes = [c for c in manifest.extra["code_changes"] if c is not resumed.code_change]
+            if changes:
+                manifest.extra["code_changes"] = changes
+            else:
+                del manifest.extra["code_changes"]
+            manifest.backend = resumed.code_before
         if status == "stopped":
             manifest.runtime["stopped_because"] = problem
         if status == "complete":
@@ -1155,7 +1253,7 @@ def execute_run(
         tasks=plan.tasks,
         asking_s=asking_s,
         resumed=resumed.resumed,
-        code_changed=resumed.code_changed,
+        code_changed=resumed.code_changed and answered_now,
         answers_in_file=dict(resumed.answers_in_file),
     )
     if status == "stopped" and problem is not None:
