@@ -716,8 +716,8 @@ def evaluate_model(
         >>> report.model
         'nothing_found'
         >>> print(report.headline.head(1).to_string(index=False))
-                task metric  value  ci_low  ci_high
-        localization mAP@30    0.0     NaN      NaN
+                task metric  value  ci_low  ci_high vs_paper
+        localization mAP@30    0.0     NaN      NaN      yes
         >>> len(report.images) == len(report.release.images)
         True
     """
