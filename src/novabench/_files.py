@@ -496,8 +496,9 @@ class StagedOutputs:
         """Rename every staged file into place, in the order staged.
 
         Raises:
-            NovaOutputError: naming the output whose rename failed, which outputs are new
-                and which are as before (the staged files left are removed).
+            NovaOutputError: naming the output whose rename failed and the cause; when
+                outputs were renamed before it, also which are new and which are as before
+                (the staged files left are removed either way).
         """
         from novabench.errors import NovaOutputError
 
@@ -507,18 +508,19 @@ class StagedOutputs:
                 os.replace(temporary, target)
             except BaseException as error:  # Ctrl-C too: the staged files left are removed
                 self._staged = dict(staged[index:])
-                self._made_folders.clear()  # they may hold the outputs already renamed
-                self.discard()
-                if not isinstance(error, OSError):
+                self.discard()  # a folder holding an output already renamed is not empty: kept
+                failure = as_output_error(error, target) if isinstance(error, OSError) else None
+                if failure is None:
                     raise
-                cause = write_failure_reason(error) or error.strerror or str(error)
-                done = ", ".join(str(path) for path, _ in staged[:index]) or "none"
+                if index == 0:  # nothing was put in place: as if staging had failed
+                    raise failure from error
+                done = ", ".join(str(path) for path, _ in staged[:index])
                 kept = ", ".join(str(path) for path, _ in staged[index:])
                 raise NovaOutputError(
                     str(target),
-                    f"{cause} while putting the outputs in place; new: {done}; as before: "
-                    f"{kept}; run the command again (with --force) to write them all",
-                    errno=os_error_number(error),
+                    f"{failure.reason} while putting the outputs in place; new: {done}; as "
+                    f"before: {kept}; run the command again (with --force) to write them all",
+                    errno=failure.errno,
                 ) from error
         self._staged.clear()
         self._made_folders.clear()
