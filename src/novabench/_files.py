@@ -358,23 +358,206 @@ def writing_atomically(path: str | os.PathLike[str], *, durable: bool = False) -
         >>> out.read_text().splitlines(), temporary.exists()
         (['filename', 'case0001_001.png'], False)
     """
-    import tempfile
-
     target = Path(path)
     with writing_to(path):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        os.close(handle)
-        temporary = Path(name)
+        temporary = _new_temporary_sibling(target)
         try:
             yield temporary
-            if durable:
-                _sync_to_disk(temporary)
-            give_usual_permissions(temporary)
+            _finish_temporary(temporary, durable=durable)
             os.replace(temporary, target)
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise
+
+
+def _new_temporary_sibling(target: Path) -> Path:
+    """An empty ``.NAME.<random>.tmp`` beside ``target``, its folder made if needed."""
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(handle)
+    return Path(name)
+
+
+def _finish_temporary(temporary: Path, *, durable: bool) -> None:
+    if durable:
+        _sync_to_disk(temporary)
+    give_usual_permissions(temporary)
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and its parents that do not exist yet, the outermost first."""
+    missing: list[Path] = []
+    current = Path(os.path.abspath(folder))
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    return missing[::-1]
+
+
+class StagedOutputs:
+    """The outputs of one command, staged as temporary siblings and put in place together.
+
+    Each output is written whole to a ``.NAME.<random>.tmp`` beside it (as
+    :func:`writing_atomically` does) and nothing at its path changes while staging: a
+    failure on any of them removes every staged file and the folders made for them, and
+    every existing file stays as it was. :meth:`commit` then renames the staged files into
+    place in the order they were staged. Each rename is atomic, their sequence is not: a
+    rename that fails (rare: the disk fills or is unmounted in between) leaves the outputs
+    renamed before it new and the others as they were, removes the staged files left, and
+    raises one error saying which are which, so that running the command again (with
+    ``--force``) writes them all; a process killed outright (``SIGKILL``, a power cut)
+    between two renames leaves that mix and the staged ``.NAME.<random>.tmp`` files not
+    yet renamed. Stage the file that pins
+    others (a report pinning its tables) last, so a partial state is refused when read.
+    Use it through :func:`writing_all_or_none`.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> with writing_all_or_none() as outputs:
+        ...     _ = outputs.write_text(out / "r.json", "{}")
+        ...     _ = outputs.write_text(out / "r.md", "# Report")
+        ...     sorted(path.name for path in out.iterdir() if not path.name.startswith("."))
+        []
+        >>> sorted(path.name for path in out.iterdir())
+        ['r.json', 'r.md']
+    """
+
+    def __init__(self) -> None:
+        self._staged: dict[Path, Path] = {}  # output -> its staged temporary sibling
+        self._made_folders: list[Path] = []  # made for this group: removed if it fails
+
+    def make_folder(self, folder: str | os.PathLike[str]) -> Path:
+        """Make ``folder`` (and its parents) now; removed again if the group fails while empty.
+
+        Raises:
+            NovaOutputError: naming ``folder``, when it cannot be made for a cause a user
+                can fix (see :func:`as_output_error`).
+        """
+        target = Path(folder)
+        with writing_to(target):
+            self._make_folders(target)
+        return target
+
+    def _make_folders(self, folder: Path) -> None:
+        missing = _missing_folders(folder)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        finally:
+            self._made_folders.extend(path for path in missing if path.is_dir())
+
+    @contextmanager
+    def staging(self, path: str | os.PathLike[str], *, durable: bool = False) -> Iterator[Path]:
+        """A temporary sibling of ``path`` for a writer to fill; put at ``path`` on commit.
+
+        Raises:
+            NovaOutputError: naming ``path`` and the cause, as :func:`writing_atomically`.
+            ValueError: ``path`` is already staged in this group.
+        """
+        target = Path(path)
+        if target in self._staged:
+            raise ValueError(f"{target} is staged twice in one group of outputs")
+        with writing_to(target):
+            self._make_folders(target.parent)
+            temporary = _new_temporary_sibling(target)
+            try:
+                yield temporary
+                _finish_temporary(temporary, durable=durable)
+            except BaseException:
+                temporary.unlink(missing_ok=True)
+                raise
+        self._staged[target] = temporary
+
+    def write_text(self, path: str | os.PathLike[str], text: str, *, durable: bool = False) -> Path:
+        """Stage ``text`` as the file ``path``; returns ``path``."""
+        with self.staging(path, durable=durable) as temporary:
+            temporary.write_text(text, encoding="utf-8")
+        return Path(path)
+
+    def file_holding(self, path: str | os.PathLike[str]) -> Path:
+        """The file that holds ``path``'s new content now: its staged sibling until committed."""
+        return self._staged.get(Path(path), Path(path))
+
+    def discard(self) -> None:
+        """Remove every staged file and the folders made for them (when empty)."""
+        for temporary in self._staged.values():
+            temporary.unlink(missing_ok=True)
+        self._staged.clear()
+        for folder in reversed(self._made_folders):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (something else was put there) or gone: kept
+                pass
+        self._made_folders.clear()
+
+    def commit(self) -> None:
+        """Rename every staged file into place, in the order staged.
+
+        Raises:
+            NovaOutputError: naming the output whose rename failed and the cause; when
+                outputs were renamed before it, also which are new and which are as before
+                (the staged files left are removed either way).
+        """
+        from novabench.errors import NovaOutputError
+
+        staged = list(self._staged.items())
+        for index, (target, temporary) in enumerate(staged):
+            try:
+                os.replace(temporary, target)
+            except BaseException as error:  # Ctrl-C too: the staged files left are removed
+                self._staged = dict(staged[index:])
+                self.discard()  # a folder holding an output already renamed is not empty: kept
+                failure = as_output_error(error, target) if isinstance(error, OSError) else None
+                if failure is None:
+                    raise
+                if index == 0:  # nothing was put in place: as if staging had failed
+                    raise failure from error
+                done = ", ".join(str(path) for path, _ in staged[:index])
+                kept = ", ".join(str(path) for path, _ in staged[index:])
+                raise NovaOutputError(
+                    str(target),
+                    f"{failure.reason} while putting the outputs in place; new: {done}; as "
+                    f"before: {kept}; run the command again (with --force) to write them all",
+                    errno=failure.errno,
+                ) from error
+        self._staged.clear()
+        self._made_folders.clear()
+
+
+@contextmanager
+def writing_all_or_none(into: StagedOutputs | None = None) -> Iterator[StagedOutputs]:
+    """Stage a command's outputs in the block; put them all in place only when it succeeds.
+
+    An error in the block removes what was staged and leaves every existing file as it was
+    (see :class:`StagedOutputs` for what a failure while renaming can leave). With ``into``,
+    the block stages into that group instead and its owner commits: a writer that takes an
+    optional group (the item tables, a report) works alone or as part of a command's outputs.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> try:
+        ...     with writing_all_or_none() as outputs:
+        ...         _ = outputs.write_text(out / "r.json", "{}")
+        ...         raise OSError(errno.ENOSPC, "No space left on device", str(out / "r.html"))
+        ... except OSError as error:
+        ...     print(error)
+        [Errno 28] No space left on device: '...r.html'
+        >>> list(out.iterdir())
+        []
+    """
+    if into is not None:
+        yield into
+        return
+    outputs = StagedOutputs()
+    try:
+        yield outputs
+    except BaseException:
+        outputs.discard()
+        raise
+    outputs.commit()
 
 
 def _sync_to_disk(path: Path) -> None:

@@ -29,6 +29,7 @@ file can be scored or compared later on the command line. Scoring is
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
@@ -549,8 +550,8 @@ class NovaReport:
         The files are those of ``nova evaluate --out report.json --markdown report.md --html
         report.html --items items``: the report names local files relative to ``folder`` (or
         by name) unless ``full_paths``, and pins its tables (their run id and SHA-256), which
-        are written first; each file is written whole or not at all. Reports already in
-        ``folder`` are replaced only with ``overwrite`` (as ``nova evaluate --force``); a
+        are written first; the files are written all or none (a failure on any leaves every
+        file already in ``folder`` as it was). Reports already in ``folder`` are replaced only with ``overwrite`` (as ``nova evaluate --force``); a
         file there that novabench did not write never is.
 
         Raises:
@@ -562,7 +563,7 @@ class NovaReport:
         Returns:
             The paths written, by kind (``report``, ``markdown``, ``html``, and the tables').
         """
-        from novabench._files import as_output_error, check_output_paths, write_text_atomic
+        from novabench._files import as_output_error, check_output_paths, writing_all_or_none
         from novabench.report.html import render_html
         from novabench.report.items import check_items_folder, write_item_tables
         from novabench.report.render import (
@@ -588,6 +589,7 @@ class NovaReport:
             {name: target / name for name in ("report.json", "report.md", "report.html")},
             overwrite=overwrite,
         )
+        created = not target.exists()
         try:
             target.mkdir(parents=True, exist_ok=True)
         except OSError as error:  # a parent that is a file, no permission, a full disk...
@@ -601,10 +603,17 @@ class NovaReport:
         report = with_notices(report)  # the JSON's notices, as nova evaluate writes them
         markdown = render_markdown(report)
         page = render_html(report, items=self.tables, release=self.release, report_path=report_path)
-        report["items"] = write_item_tables(self.tables, items, report_path)
-        paths = {"report": write_report(report, report_path)}
-        paths["markdown"] = write_text_atomic(target / "report.md", markdown)
-        paths["html"] = write_text_atomic(target / "report.html", page)
+        try:
+            with writing_all_or_none() as staged:  # tables first, the report pinning them next
+                report["items"] = write_item_tables(self.tables, items, report_path, outputs=staged)
+                paths = {"report": write_report(report, report_path, outputs=staged)}
+                paths["markdown"] = staged.write_text(target / "report.md", markdown)
+                paths["html"] = staged.write_text(target / "report.html", page)
+        except BaseException:
+            if created:  # a folder made for this call holds nothing now: not left behind
+                with contextlib.suppress(OSError):
+                    target.rmdir()
+            raise
         paths.update({f"items_{name}": items / f"{name}.parquet" for name in ("images", "cases")})
         return paths
 

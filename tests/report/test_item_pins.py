@@ -8,11 +8,11 @@ for A: two different models came out tied.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-import novabench.report
 from novabench.cli import main
 from novabench.data.release import read_release
 from novabench.errors import NovaInputError
@@ -85,12 +85,18 @@ def test_tables_replaced_under_a_report_are_refused_by_every_reader(
     assert evaluate(sample_release, runs["half"], report_b, tmp_path / "items_b") == 0
     assert leaderboard(report_a, report_b) == 0
 
-    # Re-score report a with the other model and die between the tables and the report:
-    # report a on disk is the old one, its folder holds the new tables.
-    def killed(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt
+    # Re-score report a with the other model and die between putting the tables and the
+    # report in place: report a on disk is the old one, its folder holds the new tables.
+    real_replace = os.replace
 
-    monkeypatch.setattr(novabench.report, "write_report", killed)
+    def killed_at_the_report(
+        source: str | os.PathLike[str], target: str | os.PathLike[str]
+    ) -> None:
+        if Path(target) == report_a:
+            raise KeyboardInterrupt
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", killed_at_the_report)
     assert evaluate(sample_release, runs["half"], report_a, tmp_path / "items_a", "--force") == 130
     monkeypatch.undo()
     capsys.readouterr()

@@ -65,7 +65,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
-    from novabench._files import check_output_paths, write_text_atomic
+    from novabench._files import check_output_paths, writing_all_or_none
     from novabench.report import compare_predictions, render_comparison, write_report
     from novabench.report.render import (
         check_replaceable_reports,
@@ -107,13 +107,14 @@ def run(args: argparse.Namespace) -> int:
 
         comparison = shareable_paths(comparison, args.out)
     comparison = comparison_with_notices(comparison)  # what every output shows first
-    write_report(comparison, args.out)
-    if args.markdown:
-        write_text_atomic(args.markdown, render_comparison_markdown(comparison))
-    if args.html:
-        from novabench.report.html import render_comparison_html
+    with writing_all_or_none() as staged:  # a failure on any output writes none of them
+        write_report(comparison, args.out, outputs=staged)
+        if args.markdown:
+            staged.write_text(args.markdown, render_comparison_markdown(comparison))
+        if args.html:
+            from novabench.report.html import render_comparison_html
 
-        write_text_atomic(args.html, render_comparison_html(comparison))
+            staged.write_text(args.html, render_comparison_html(comparison))
     print(f"A: {model_name(comparison['a'])}\nB: {model_name(comparison['b'])}\n")
     print(render_comparison(comparison))  # the notes included
     written = [path for path in (args.out, args.markdown, args.html) if path]

@@ -122,7 +122,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
-    from novabench._files import check_output_paths, write_text_atomic
+    from novabench._files import check_output_paths, writing_all_or_none
     from novabench.report import render_markdown, render_table, write_report
     from novabench.report.render import (
         check_replaceable_reports,
@@ -197,15 +197,17 @@ def run(args: argparse.Namespace) -> int:
             gallery_size=args.gallery_size,
             seed=args.seed,
         )
-    if tables is not None and args.items:
-        # The tables first, the report that pins them last: a kill in between leaves a
-        # report whose pins do not match (refused when read), never a silent mix.
-        report["items"] = write_item_tables(tables, args.items, args.out)
-    write_report(report, args.out)
-    if markdown is not None:
-        write_text_atomic(args.markdown, markdown)
-    if page is not None:
-        write_text_atomic(args.html, page)
+    # All or none: a failure staging any output leaves every existing file as it was.
+    with writing_all_or_none() as staged:
+        if tables is not None and args.items:
+            # The tables first, the report that pins them after: a kill between the renames
+            # leaves a report whose pins do not match (refused when read), never a silent mix.
+            report["items"] = write_item_tables(tables, args.items, args.out, outputs=staged)
+        write_report(report, args.out, outputs=staged)
+        if markdown is not None:
+            staged.write_text(args.markdown, markdown)
+        if page is not None:
+            staged.write_text(args.html, page)
     print(render_table(report))
     written = [path for path in (args.out, args.markdown, args.html, args.items) if path]
     print(f"\nreport written to {', '.join(map(str, written))}")

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     import os
 
-    from novabench._files import check_output_paths, write_text_atomic
+    from novabench._files import check_output_paths, writing_all_or_none
     from novabench.errors import NovaInputError
     from novabench.report.leaderboard import (
         build_leaderboard,
@@ -149,18 +149,19 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     markdown = render_leaderboard_markdown(board)
-    if args.markdown:
-        write_text_atomic(args.markdown, markdown)
     curve_message = ""
-    if args.html:
-        images, left_out = curve_tables(board, reports, args.reports)
-        page = render_leaderboard_html(board, images or None, left_out=left_out)
-        write_text_atomic(args.html, page)
-        curve_message = curve_note(left_out, len(images))
-    if args.csv:
-        write_text_atomic(args.csv, leaderboard_csv(board))
-    if args.out:
-        write_report(board, args.out)
+    with writing_all_or_none() as staged:  # a failure on any output writes none of them
+        if args.markdown:
+            staged.write_text(args.markdown, markdown)
+        if args.html:
+            images, left_out = curve_tables(board, reports, args.reports)
+            page = render_leaderboard_html(board, images or None, left_out=left_out)
+            staged.write_text(args.html, page)
+            curve_message = curve_note(left_out, len(images))
+        if args.csv:
+            staged.write_text(args.csv, leaderboard_csv(board))
+        if args.out:
+            write_report(board, args.out, outputs=staged)
     print(render_leaderboard_text(board), end="")  # the terminal: no Markdown escapes
     if curve_message:
         print(f"\nnote: {curve_message}")

@@ -56,14 +56,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from novabench import registry
-from novabench._files import writing_atomically, writing_to
+from novabench._files import StagedOutputs, writing_all_or_none
 from novabench.errors import NovaInputError
 
 if TYPE_CHECKING:
@@ -172,18 +171,25 @@ class ItemTables:
     cases: pd.DataFrame
 
     def write(
-        self, directory: str | os.PathLike[str], *, owner: Mapping[str, str] | None = None
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        owner: Mapping[str, str] | None = None,
+        outputs: StagedOutputs | None = None,
     ) -> dict[str, Path]:
         """Write ``images.parquet``, ``images.csv``, ``cases.parquet``, ``cases.csv``.
 
-        The folder is created if needed; each file is written whole or not at all. In the
-        CSV files list columns are JSON text (``[[1.0, 2.0, 3.0, 4.0]]``) and nulls are empty.
+        The folder is created if needed; the four files are written all or none (a folder
+        made for them is removed again on failure). In the CSV files list columns are JSON
+        text (``[[1.0, 2.0, 3.0, 4.0]]``) and nulls are empty.
 
         Args:
             directory: the output folder.
             owner: the report the tables belong to (``{"run_id": ..., "report": path of
                 the report relative to the folder}``), kept in each Parquet file's key-value
                 metadata under ``novabench.items`` (see :func:`write_item_tables`).
+            outputs: stage the files in this group of a command's outputs, which puts
+                them in place with the others (see :func:`~novabench._files.writing_all_or_none`).
 
         Returns:
             ``{"images": parquet path, "images_csv": ..., "cases": ..., "cases_csv": ...}``.
@@ -200,23 +206,17 @@ class ItemTables:
         folder = Path(directory)
         if folder.exists() and not folder.is_dir():
             raise NovaInputError("is a file, not a folder", source=str(folder), field="--items")
-        created = not folder.exists()
         paths: dict[str, Path] = {}
-        try:
-            with writing_to(folder):
-                folder.mkdir(parents=True, exist_ok=True)
-                for name, table in (("images", self.images), ("cases", self.cases)):
-                    mark = None if owner is None else {**owner, "table": name}
-                    paths[name] = folder / f"{name}.parquet"
-                    with writing_atomically(paths[name]) as temporary:
-                        _to_parquet(table, temporary, mark)
-                    paths[f"{name}_csv"] = folder / f"{name}.csv"
-                    with writing_atomically(paths[f"{name}_csv"]) as temporary:
-                        _to_csv(table, temporary)
-        except BaseException:
-            if created:  # a folder made for this run holds only what this run wrote
-                shutil.rmtree(folder, ignore_errors=True)
-            raise
+        with writing_all_or_none(outputs) as group:
+            group.make_folder(folder)
+            for name, table in (("images", self.images), ("cases", self.cases)):
+                mark = None if owner is None else {**owner, "table": name}
+                paths[name] = folder / f"{name}.parquet"
+                with group.staging(paths[name]) as temporary:
+                    _to_parquet(table, temporary, mark)
+                paths[f"{name}_csv"] = folder / f"{name}.csv"
+                with group.staging(paths[f"{name}_csv"]) as temporary:
+                    _to_csv(table, temporary)
         return paths
 
 
@@ -676,6 +676,8 @@ def write_item_tables(
     tables: ItemTables,
     directory: str | os.PathLike[str],
     report_path: str | os.PathLike[str],
+    *,
+    outputs: StagedOutputs | None = None,
 ) -> dict[str, Any]:
     """Write the tables for a report and return the report's ``items`` entry that pins them.
 
@@ -683,7 +685,9 @@ def write_item_tables(
     ``run_id`` and the SHA-256 of each of the four files (``sha256``); each Parquet table
     records the run id and the report's path relative to the folder. Write the report after
     the tables: a kill in between leaves a report whose pins no longer match (a refusal on
-    reading, never a silent mix).
+    reading, never a silent mix). With ``outputs`` the tables are only staged in that group
+    of a command's outputs (the pins are those of the staged files, the ones its commit puts
+    in place; see :func:`~novabench._files.writing_all_or_none`).
 
     Example:
         >>> import tempfile, pandas as pd
@@ -698,13 +702,16 @@ def write_item_tables(
     folder, report = Path(directory), Path(report_path)
     run_id = uuid.uuid4().hex
     relative_report = os.path.relpath(report.resolve(), folder.resolve())
-    paths = tables.write(folder, owner={"run_id": run_id, "report": relative_report})
-    report_folder = report.resolve().parent
-    entry: dict[str, Any] = {
-        name: os.path.relpath(paths[name].resolve(), report_folder) for name in ("images", "cases")
-    }
-    entry["run_id"] = run_id
-    entry["sha256"] = {path.name: _sha256(path) for path in paths.values()}
+    with writing_all_or_none(outputs) as group:
+        owner = {"run_id": run_id, "report": relative_report}
+        paths = tables.write(folder, owner=owner, outputs=group)
+        report_folder = report.resolve().parent
+        entry: dict[str, Any] = {
+            name: os.path.relpath(paths[name].resolve(), report_folder)
+            for name in ("images", "cases")
+        }
+        entry["run_id"] = run_id
+        entry["sha256"] = {path.name: _sha256(group.file_holding(path)) for path in paths.values()}
     return entry
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from novabench import registry
-from novabench._files import json_safe, write_text_atomic
+from novabench._files import StagedOutputs, json_safe, write_text_atomic
 from novabench.errors import NovaInputError
 from novabench.escaping import markdown_code_span, markdown_text, markdown_text_with_code
 
@@ -1786,8 +1786,16 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+def write_report(
+    report: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    outputs: StagedOutputs | None = None,
+) -> Path:
     """Write the report as JSON atomically (a crash never leaves half a file).
+
+    With ``outputs`` the report is only staged in that group of a command's outputs, put in
+    place with the others (see :func:`~novabench._files.writing_all_or_none`).
 
     Example:
         >>> import tempfile, pathlib
@@ -1797,6 +1805,8 @@ def write_report(report: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
     """
     # Undefined metrics (NaN) are written as null: strict JSON readers refuse NaN.
     text = json.dumps(json_safe(report), indent=2, allow_nan=False, default=str) + "\n"
+    if outputs is not None:
+        return outputs.write_text(path, text)
     return write_text_atomic(path, text)
 
 
