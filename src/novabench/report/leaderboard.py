@@ -105,6 +105,7 @@ from novabench.report.render import (
     unfinished_run_line,
     with_current_keys,
 )
+from novabench.run.manifest import is_running_status
 from novabench.tasks import ItemTablesMismatch, behaviour, tasks_where
 
 __all__ = [
@@ -982,7 +983,9 @@ def build_leaderboard(
 
 
 def _run_cell(report: Mapping[str, Any]) -> str:
-    """The CSV's word on the run a report scored: "" when finished, else its statuses.
+    """The CSV's word on the run a report scored: "" when finished, else its statuses (a
+    ``running`` one with no writer when scored is said to be written by no process, as the
+    report says).
 
     Example:
         >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
@@ -991,6 +994,9 @@ def _run_cell(report: Mapping[str, Any]) -> str:
         >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
         ...     "status": "running", "writer": "pid 7"}], "asked_not_answered": []}}})
         'running (still being written when scored)'
+        >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
+        ...     "status": "running", "writer": None}], "asked_not_answered": []}}})
+        'running but no process writes it (its writer ended, e.g. killed)'
         >>> _run_cell({})
         ''
     """
@@ -1002,7 +1008,13 @@ def _run_cell(report: Mapping[str, Any]) -> str:
         if not isinstance(run, Mapping):
             continue
         status = str(run.get("status"))
-        parts.append(f"{status} (still being written when scored)" if run.get("writer") else status)
+        if run.get("writer"):
+            parts.append(f"{status} (still being written when scored)")
+        elif is_running_status(status):
+            # The manifest never recorded its end: its writer was gone, as the report says.
+            parts.append(f"{status} but no process writes it (its writer ended, e.g. killed)")
+        else:
+            parts.append(status)
     asked = [task for task in recorded.get("asked_not_answered") or [] if isinstance(task, str)]
     if asked:
         parts.append(f"{', '.join(asked)} asked, no line")
