@@ -823,6 +823,7 @@ def build_leaderboard(
             if task_report is None:
                 continue
             metrics = task_report.get("metrics", {})
+            coverage = _task_coverage(report, task, table)
             entry["tasks"][task] = {
                 "metrics": {k: metrics.get(k) for k in HEADLINE_KEYS[task] if k in metrics},
                 "ci": {
@@ -833,7 +834,9 @@ def build_leaderboard(
                 "rank": None,
                 # Checked against per-item tables; False: taken as stated, marked.
                 "verified": table is not None,
-                "coverage": _coverage_cell(_task_coverage(report, task, table)),
+                "coverage": _coverage_cell(coverage),
+                # Why the model is shown but not ranked (None: ranked as usual).
+                "unranked": _answered_nothing(coverage),
             }
         models.append(entry)
     ranking: dict[str, Any] = {}
@@ -855,6 +858,8 @@ def build_leaderboard(
             index
             for index, model in enumerate(models)
             if _number(model["tasks"].get(task, {}).get("metrics", {}).get(metric)) is not None
+            # A model that answered nothing scores as no prediction: no rank to share.
+            and not model["tasks"][task].get("unranked")
         ]
         if not scored:
             continue
@@ -966,6 +971,12 @@ def build_leaderboard(
                 for line in text.splitlines()
             ),
             *([_unverified_warning(without_items)] if without_items else []),
+            *(
+                f"warning: {model['path']}: {task} {entry['unranked']}"
+                for model in models
+                for task, entry in model["tasks"].items()
+                if entry.get("unranked")
+            ),
             # ranked as they stood when scored: a running run's numbers were a snapshot
             *(
                 f"warning: {name}: {line}"
@@ -1064,7 +1075,8 @@ def _table_coverage(
         "items": total,
         "answered": answered,
         "errors": errors,
-        "missing": total - answered - errors,
+        # Model errors are among the missing answers, as the report counts them.
+        "missing": total - answered,
     }
 
 
@@ -1079,6 +1091,25 @@ def _task_coverage(
     if not isinstance(coverage, Mapping) or not {"items", "answered"} <= set(coverage):
         return None
     return coverage
+
+
+def _answered_nothing(coverage: Mapping[str, Any] | None) -> str | None:
+    """Why a task of a report is shown unranked when it answered none of its items (None
+    when it answered some, or its coverage is unknown): its scores are those of no
+    prediction, and a rank shared with a model that answered would say they are alike.
+
+    Example:
+        >>> _answered_nothing({"items": 6, "answered": 0, "missing": 6, "errors": 6})
+        'answered nothing (0/6 answered; its scores are those of no prediction): shown, not ranked'
+        >>> _answered_nothing({"items": 6, "answered": 1, "missing": 5, "errors": 5}) is None
+        True
+    """
+    if coverage is None or coverage["answered"] or not coverage["items"]:
+        return None
+    return (
+        f"answered nothing (0/{coverage['items']} answered; its scores are those of no "
+        "prediction): shown, not ranked"
+    )
 
 
 def _coverage_cell(coverage: Mapping[str, Any] | None) -> str:
@@ -1277,6 +1308,8 @@ def _shown_rank(board: Mapping[str, Any], task: str, entry: Mapping[str, Any] | 
 
     Blank for one model alone (nothing to rank against) and for a model without the metric.
     """
+    if entry is not None and entry.get("unranked"):
+        return NOT_RANKED
     rule = board["ranking"].get(task) or {}
     unranked = rule.get("ranked") is False and rule.get("method") != _ONE_MODEL
     if entry is not None and entry.get("rank") is None and unranked:

@@ -1,0 +1,78 @@
+"""What a second new user (user12) found on the leaderboard: a model that answered nothing
+counted as "0 missing" and sharing a rank, one run scored twice ranked as two models, values
+the board could not check shown unmarked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from novabench.cli import main
+from novabench.report.leaderboard import build_leaderboard, render_leaderboard_text
+
+FAST = ["--bootstrap", "0", "--no-breakdowns", "--exclude", "BERTScore-F1", "--exclude", "METEOR"]
+
+
+def evaluate(release: Path, predictions: Path, out: Path, *extra: str) -> dict[str, Any]:
+    arguments = ["evaluate", "--data", str(release), "--predictions", str(predictions)]
+    assert main([*arguments, "--out", str(out), *FAST, *extra]) == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def failed_run(floor_run: Path, folder: Path) -> tuple[Path, dict[str, int]]:
+    """The floor run's items, every model call failed (the lines `nova run` writes then);
+    with the number of items per task."""
+    lines = []
+    per_task: dict[str, int] = {}
+    for line in floor_run.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        key = "filename" if "filename" in record else "case_id"
+        lines.append(
+            json.dumps(
+                {
+                    key: record[key],
+                    "task": record["task"],
+                    "model": "broken",
+                    "error": "ZeroDivisionError: division by zero",
+                }  # fmt: skip
+            )
+        )
+        per_task[record["task"]] = per_task.get(record["task"], 0) + 1
+    out = folder / "broken.jsonl"
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out, per_task
+
+
+def test_a_model_that_answered_nothing_is_counted_as_its_report_counts_and_not_ranked(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path
+) -> None:
+    broken, per_task = failed_run(sample_floor_run, tmp_path)
+    floor = evaluate(sample_release, sample_floor_run, tmp_path / "floor.json", "--items",
+                     str(tmp_path / "floor-items"))  # fmt: skip
+    failed = evaluate(sample_release, broken, tmp_path / "broken.json", "--items",
+                      str(tmp_path / "broken-items"))  # fmt: skip
+    n = per_task["diagnosis"]
+    # The report's own words: every call failed, so every item is missing.
+    assert failed["tasks"]["diagnosis"]["coverage"]["missing"] == n
+    board = build_leaderboard(
+        [floor, failed],
+        [tmp_path / "floor.json", tmp_path / "broken.json"],
+        shown=["floor.json", "broken.json"],
+        n_resamples=20,
+    )
+    (coverage,) = [line for line in board["warnings"] if "answered only part" in line]
+    assert (
+        f"diagnosis 0/{n} answered, {n} missing (scored as no prediction): {n} model errors, "
+        "0 without a line"
+    ) in coverage
+    # Scores of no prediction share no rank with a model that answered: shown, unranked.
+    models = {model["path"]: model for model in board["models"]}
+    for task in ("localization", "captioning", "diagnosis"):
+        entry = models["broken.json"]["tasks"][task]
+        assert entry["rank"] is None and entry["unranked"].startswith("answered nothing")
+        assert f"warning: broken.json: {task} answered nothing (0/" in "\n".join(board["warnings"])
+    text = render_leaderboard_text(board)
+    overview = text.split("\nOverview\n", 1)[1].split("\nlocalization\n", 1)[0]
+    (row,) = [line for line in overview.splitlines() if line.startswith("broken ")]
+    assert row.count("not ranked") == 3
