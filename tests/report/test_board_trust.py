@@ -484,13 +484,17 @@ def test_a_copy_without_its_tables_is_refused_naming_both_files(
 def test_two_runs_with_tables_and_equal_values_are_both_ranked(
     scored: dict[str, Path], sample_release: Path, sample_floor_run: Path
 ) -> None:
-    # A deterministic model scored twice: equal values, but each evaluation has its own run
-    # id and tables, so the board ranks both (a tie), as any two genuine evaluations.
+    # A deterministic model run twice: the same answers (other timings), equal values, but
+    # two runs, each evaluation with its own run id and tables, so the board ranks both (a
+    # tie), as any two genuine evaluations. (One run file scored twice is refused.)
     source = scored["localization"]
     again = source.parent / "rerun.json"
+    rerun = source.parent / "rerun.jsonl"
+    lines = [json.loads(line) for line in sample_floor_run.read_text().splitlines()]
+    rerun.write_text("".join(json.dumps({**line, "latency_s": 0.5}) + "\n" for line in lines))
     evaluate(
         sample_release,
-        sample_floor_run,
+        rerun,
         again,
         "--task",
         "localization",

@@ -4,11 +4,16 @@ the board could not check shown unmarked."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from novabench.cli import main
+from novabench.errors import NovaInputError
 from novabench.report.leaderboard import build_leaderboard, render_leaderboard_text
 
 FAST = ["--bootstrap", "0", "--no-breakdowns", "--exclude", "BERTScore-F1", "--exclude", "METEOR"]
@@ -76,3 +81,47 @@ def test_a_model_that_answered_nothing_is_counted_as_its_report_counts_and_not_r
     overview = text.split("\nOverview\n", 1)[1].split("\nlocalization\n", 1)[0]
     (row,) = [line for line in overview.splitlines() if line.startswith("broken ")]
     assert row.count("not ranked") == 3
+
+
+def test_one_run_scored_twice_alike_is_refused_naming_both(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path
+) -> None:
+    first = evaluate(sample_release, sample_floor_run, tmp_path / "e1.json", "--items",
+                     str(tmp_path / "i1"))  # fmt: skip
+    second = evaluate(sample_release, sample_floor_run, tmp_path / "e2.json", "--items",
+                      str(tmp_path / "i2"))  # fmt: skip
+    # The report records what identifies the answers: the digest of the file's bytes.
+    digest = hashlib.sha256(sample_floor_run.read_bytes()).hexdigest()
+    assert first["predictions"]["sha256"] == [digest] == second["predictions"]["sha256"]
+    paths = [tmp_path / "e1.json", tmp_path / "e2.json"]
+    with pytest.raises(NovaInputError) as refused:
+        build_leaderboard([first, second], paths, shown=["e1.json", "e2.json"], n_resamples=20)
+    assert refused.value.message.startswith(
+        "e1.json and e2.json score the same predictions (SHA-256) (one run) with the same settings"
+    )
+    # Reports written before the digest: the same run manifests say it is one run.
+    old = [deepcopy(first), deepcopy(second)]
+    for report in old:
+        del report["predictions"]["sha256"]
+    with pytest.raises(NovaInputError, match="score the same run manifests"):
+        build_leaderboard(old, paths, shown=["e1.json", "e2.json"], n_resamples=20)
+    # In the CLI: one line, exit 2.
+    arguments = ["leaderboard", str(paths[0]), str(paths[1])]
+    assert main(arguments) == 2
+
+
+def test_one_run_scored_under_two_readings_stays_on_the_board(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path
+) -> None:
+    sample = evaluate(sample_release, sample_floor_run, tmp_path / "sample.json", "--items",
+                      str(tmp_path / "i1"))  # fmt: skip
+    micro = evaluate(sample_release, sample_floor_run, tmp_path / "micro.json", "--items",
+                     str(tmp_path / "i2"), "--keyword-averaging", "micro")  # fmt: skip
+    board = build_leaderboard(
+        [sample, micro],
+        [tmp_path / "sample.json", tmp_path / "micro.json"],
+        shown=["sample.json", "micro.json"],
+        n_resamples=20,
+    )
+    assert [model["path"] for model in board["models"]] == ["sample.json", "micro.json"]
+    assert any(d["setting"] == "keyword_averaging" for d in board["setting_differences"])

@@ -626,6 +626,89 @@ def _same_evaluations(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
             seen[mark] = name
 
 
+def _predictions_identity(report: Mapping[str, Any]) -> dict[str, str]:
+    """What identifies the answers a report scored, as far as it records it:
+    ``"the same predictions (SHA-256)"``: the digests of its predictions files
+    (``predictions.sha256``); ``"the same run manifests"``: its run manifests (one run: same
+    model, creation time, status and answer counts), for reports written before digests.
+
+    Example:
+        >>> sorted(_predictions_identity({"predictions": {"sha256": ["ab"], "manifests": [None]}}))
+        ['the same predictions (SHA-256)']
+    """
+    import json
+
+    predictions = report.get("predictions")
+    if not isinstance(predictions, Mapping):
+        return {}
+    identity = {}
+    digests = predictions.get("sha256")
+    if isinstance(digests, list) and digests and all(isinstance(d, str) for d in digests):
+        identity["the same predictions (SHA-256)"] = json.dumps(sorted(digests))
+    manifests = predictions.get("manifests")
+    if (
+        isinstance(manifests, list)
+        and manifests
+        # a manifest identifies a run by its creation time (a bare model name does not)
+        and all(isinstance(m, dict) and m.get("created_at") for m in manifests)
+    ):
+        ordered = sorted(json.dumps(manifest, sort_keys=True) for manifest in manifests)
+        identity["the same run manifests"] = json.dumps(ordered)
+    return identity
+
+
+def _same_answers(a: Mapping[str, str], b: Mapping[str, str]) -> str | None:
+    """How two identities (:func:`_predictions_identity`) say the answers are one run's, None
+    when they do not: the digests when both record them (an edited file keeps its manifest),
+    else the manifests."""
+    for kind in ("the same predictions (SHA-256)", "the same run manifests"):
+        if kind in a and kind in b:
+            return kind if a[kind] == b[kind] else None
+    return None
+
+
+def _reading(report: Mapping[str, Any], task: str) -> dict[str, str]:
+    """The settings that make a task's scores one reading of its answers (matcher or judge,
+    METEOR variant, BERTScore model...), where recorded, and the ranking key held."""
+    reading = {
+        setting: value
+        for setting, _ in SCORING_SETTINGS[task]
+        if (value := _setting_value(report, task, setting)) != _UNKNOWN
+    }
+    reading["ranking key"] = str(_held_reading(report, task))
+    return reading
+
+
+def _same_readings(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two reports read their answers alike: over the tasks both hold, no setting
+    both record differs and both hold the same reading of each ranking metric."""
+    shared = [task for task in TASK_ORDER if task in (a.get("tasks") or {})]
+    shared = [task for task in shared if task in (b.get("tasks") or {})]
+    for task in shared:
+        first, second = _reading(a, task), _reading(b, task)
+        if any(first[key] != second[key] for key in first.keys() & second.keys()):
+            return False
+    return bool(shared)
+
+
+def _same_predictions(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    """Refuse two reports scoring the same predictions alike: one run would be ranked as two
+    models. Reports of the same answers under different readings (a judged and a lexicon
+    diagnosis, another METEOR variant) are different quantities, kept as the board keeps
+    readings apart."""
+    identities = [_predictions_identity(report) for report in reports]
+    for second in range(len(reports)):
+        for first in range(second):
+            same = _same_answers(identities[first], identities[second])
+            if same and _same_readings(reports[first], reports[second]):
+                raise NovaInputError(
+                    f"{names[first]} and {names[second]} score {same} (one run) with the "
+                    "same settings: one model would be ranked twice; give one of them",
+                    source=names[second],
+                    field="predictions",
+                )
+
+
 def _different_items(
     task: str, sides: Sequence[tuple[Mapping[str, Any], str]]
 ) -> tuple[int, int] | None:
@@ -786,6 +869,7 @@ def build_leaderboard(
     # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
     reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
     _same_headlines(reports, names)
+    _same_predictions(reports, names)
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
     if len(set(fingerprints)) > 1:
         listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
