@@ -4,7 +4,9 @@ the board could not check shown unmarked."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 from copy import deepcopy
 from pathlib import Path
@@ -14,7 +16,13 @@ import pytest
 
 from novabench.cli import main
 from novabench.errors import NovaInputError
-from novabench.report.leaderboard import build_leaderboard, render_leaderboard_text
+from novabench.report.leaderboard import (
+    build_leaderboard,
+    leaderboard_csv,
+    render_leaderboard_html,
+    render_leaderboard_markdown,
+    render_leaderboard_text,
+)
 
 FAST = ["--bootstrap", "0", "--no-breakdowns", "--exclude", "BERTScore-F1", "--exclude", "METEOR"]
 
@@ -125,3 +133,33 @@ def test_one_run_scored_under_two_readings_stays_on_the_board(
     )
     assert [model["path"] for model in board["models"]] == ["sample.json", "micro.json"]
     assert any(d["setting"] == "keyword_averaging" for d in board["setting_differences"])
+
+
+def test_every_value_taken_as_stated_is_marked_in_every_output_and_the_csv_says_which(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path
+) -> None:
+    report = evaluate(sample_release, sample_floor_run, tmp_path / "floor.json", "--items",
+                      str(tmp_path / "items"))  # fmt: skip
+    # user12's edits of keys the per-item tables cannot recompute: nothing can refuse them,
+    # so each must be shown as taken as stated.
+    report["tasks"]["localization"]["metrics"]["FP30"] = 0.1
+    report["tasks"]["captioning"]["metrics"]["BLEU-4"] = 0.5
+    report["tasks"]["localization"]["metrics"]["COCO-AP@30"] = 0.9
+    board = build_leaderboard([report], [tmp_path / "floor.json"], shown=["x.json"])
+    warnings = [line for line in board["warnings"] if "taken as stated" in line]
+    assert any("x.json: localization" in line and "FP30" in line for line in warnings)
+    assert any("x.json: captioning" in line and "BLEU-4" in line for line in warnings)
+    assert not any("taken as stated" in note for note in board["notes"])  # said once, first
+    text = render_leaderboard_text(board)
+    markdown = render_leaderboard_markdown(board)
+    page = render_leaderboard_html(board)
+    for shown in ("10.0 †", "50.0 †", "90.0 †"):
+        assert shown in text and shown in markdown and shown in page
+    # mAP@30 and ROUGE-L are recomputed from the tables: not marked.
+    mean = 100 * report["tasks"]["localization"]["metrics"]["mAP@30"]
+    assert f"{mean:.1f} †" not in text and f"{mean:.1f}" in text
+    (row,) = [row for row in csv.DictReader(io.StringIO(leaderboard_csv(board))) if row["verified"]]
+    assert row["verified"].startswith("partly: ")
+    stated = row["verified"].removeprefix("partly: ").split(", ")
+    assert {"localization FP30", "localization COCO-AP@30", "captioning BLEU-4"} <= set(stated)
+    assert not {"localization mAP@30", "captioning ROUGE-L"} & set(stated)

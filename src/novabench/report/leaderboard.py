@@ -33,7 +33,8 @@ those items with the report's own bootstrap settings (resamples, confidence, see
 same bootstrap of the tables gives again, to float rounding; else one line naming the
 report, the key and both intervals. The keys the tables cannot recompute (COCO-AP, BLEU-4,
 BERTScore, keyword F1s) and every value and CI of a report without tables are taken as
-stated, and the notes say so.
+stated: named in the warnings before the tables and each marked † (the CSV's ``verified``
+names them per row).
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
 paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
@@ -893,7 +894,7 @@ def build_leaderboard(
         for original, table, name in zip(originals, tables, names)
     ]
     models = []
-    for report, name, table in zip(reports, names, tables):
+    for report, name, table, stated in zip(reports, names, tables, taken_as_stated):
         entry: dict[str, Any] = {
             "model": model_name(report),
             "path": name,
@@ -908,6 +909,13 @@ def build_leaderboard(
                 continue
             metrics = task_report.get("metrics", {})
             coverage = _task_coverage(report, task, table)
+            # The keys whose value and CI were taken as stated (marked †): every key of a
+            # report without tables, else those its tables cannot recompute.
+            as_stated = [
+                key
+                for key in HEADLINE_KEYS[task]
+                if key in metrics and (table is None or key in stated.get(task, []))
+            ]
             entry["tasks"][task] = {
                 "metrics": {k: metrics.get(k) for k in HEADLINE_KEYS[task] if k in metrics},
                 "ci": {
@@ -916,8 +924,9 @@ def build_leaderboard(
                     if k in HEADLINE_KEYS[task]
                 },
                 "rank": None,
-                # Checked against per-item tables; False: taken as stated, marked.
-                "verified": table is not None,
+                "taken_as_stated": as_stated,
+                # Every value and CI checked against per-item tables.
+                "verified": not as_stated,
                 "coverage": _coverage_cell(coverage),
                 # Why the model is shown but not ranked (None: ranked as usual).
                 "unranked": _answered_nothing(coverage),
@@ -1017,12 +1026,6 @@ def build_leaderboard(
         }
     # Said once, by the warning below; each task's ranking method says what it does to ties.
     without_items = [name for table, name in zip(tables, names) if table is None]
-    notes += [
-        f"{name}: {task} {', '.join(keys)}: values and CIs taken as stated (its per-item "
-        "tables cannot recompute them; its other keys' values and CIs are checked against them)"
-        for stated, name in zip(taken_as_stated, names)
-        for task, keys in stated.items()
-    ]
     notes += [difference["sentence"] for difference in differences]
     held = {
         task: {
@@ -1055,6 +1058,11 @@ def build_leaderboard(
                 for line in text.splitlines()
             ),
             *([_unverified_warning(without_items)] if without_items else []),
+            *(
+                _stated_keys_warning(name, task, keys)
+                for stated, name in zip(taken_as_stated, names)
+                for task, keys in stated.items()
+            ),
             *(
                 f"warning: {model['path']}: {task} {entry['unranked']}"
                 for model in models
@@ -1133,6 +1141,43 @@ def _unverified_warning(names: Sequence[str]) -> str:
         f"{its} values and CIs are taken as stated, unverified, and marked {UNVERIFIED_MARK} in "
         "the tables"
     )
+
+
+def _stated_keys_warning(name: str, task: str, keys: Sequence[str]) -> str:
+    """The warning naming the keys of a report with per-item tables that they cannot check.
+
+    Example:
+        >>> _stated_keys_warning("a.json", "captioning", ["BLEU-4", "BERTScore-F1"])
+        "warning: a.json: captioning BLEU-4, BERTScore-F1: values and CIs taken as stated, unverified, and marked † in the tables (its per-item tables cannot recompute them; its other keys' values and CIs are checked against them)"
+    """
+    return (
+        f"warning: {name}: {task} {', '.join(keys)}: values and CIs taken as stated, "
+        f"unverified, and marked {UNVERIFIED_MARK} in the tables (its per-item tables cannot "
+        "recompute them; its other keys' values and CIs are checked against them)"
+    )
+
+
+def _verified_cell(model: Mapping[str, Any]) -> str:
+    """The CSV's ``verified``: "yes" when every value and CI was checked against per-item
+    tables, "no" when none was, else "partly: " and the keys taken as stated ("task key",
+    comma-separated); "" for a model with no task.
+
+    Example:
+        >>> _verified_cell({"tasks": {"localization": {"metrics": {"mAP@30": 0.5,
+        ...     "COCO-AP@30": 0.4}, "taken_as_stated": ["COCO-AP@30"]}}})
+        'partly: localization COCO-AP@30'
+    """
+    held = [(task, key) for task, entry in model["tasks"].items() for key in entry["metrics"]]
+    stated = [
+        (task, key) for task, entry in model["tasks"].items() for key in entry["taken_as_stated"]
+    ]
+    if not held:
+        return ""
+    if not stated:
+        return "yes"
+    if len(stated) == len(held):
+        return "no"
+    return "partly: " + ", ".join(f"{task} {key}" for task, key in stated)
 
 
 def _table_coverage(
@@ -1360,7 +1405,7 @@ def _cell(task_entry: Mapping[str, Any], key: str) -> str:
     if key not in task_entry["metrics"]:
         return ""
     text = _with_interval(task_entry["metrics"][key], task_entry.get("ci", {}).get(key))
-    unverified = task_entry.get("verified") is False and text != "n/a"
+    unverified = key in task_entry.get("taken_as_stated", ()) and text != "n/a"
     return f"{text} {UNVERIFIED_MARK}" if unverified else text
 
 
@@ -1457,7 +1502,8 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     task, key and unit only, whatever the board holds; then a note column per task says
     what it was ranked on (or why not) and which keys the reports scored with different
     settings; last, what the warnings say per row: ``data`` ("synthetic sample" or ""),
-    ``verified`` ("yes": checked against per-item tables, "no": taken as stated), a
+    ``verified`` (:func:`_verified_cell`: "yes", "no", or "partly: " and the keys taken as
+    stated), a
     coverage column per task (answered/total, or "unknown") and ``run`` ("" for a finished
     run, else its manifest statuses and the tasks asked but never answered).
     """
@@ -1486,11 +1532,7 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             else:
                 cells += _csv_cells(entry["metrics"].get(key), entry.get("ci", {}).get(key))
         cells += [_csv_note(board, task) if task in model["tasks"] else "" for task in tasks]
-        checked = [entry.get("verified") for entry in model["tasks"].values()]
-        cells += [
-            str(model.get("data", "")),
-            "yes" if checked and all(checked) else "no" if checked else "",
-        ]
+        cells += [str(model.get("data", "")), _verified_cell(model)]
         cells += [str(model["tasks"].get(task, {}).get("coverage", "")) for task in tasks]
         cells.append(str(model.get("run", "")))
         rows.append(cells)
