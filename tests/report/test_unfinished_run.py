@@ -158,9 +158,17 @@ def test_a_running_status_with_no_writer_left_is_scored_and_said(
     run = partial_run(sample_floor_run, tmp_path, "running")
     out = tmp_path / "report.json"
     assert evaluate(sample_release, run, out) == 0
-    line = json.loads(out.read_text(encoding="utf-8"))["predictions"]["unfinished_run"]["notice"]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    line = report["predictions"]["unfinished_run"]["notice"]
     assert line.startswith(
         "unfinished run: run.jsonl has manifest status 'running' but no process writes it"
+    )
+    # The board's CSV says what the report says: no writer, not a run at work (user12).
+    board = build_leaderboard([report], ["killed.json"], n_resamples=20)
+    (row,) = [row for row in csv.DictReader(io.StringIO(leaderboard_csv(board))) if row["run"]]
+    assert row["run"] == (
+        "running but no process writes it (its writer ended, e.g. killed); "
+        "captioning, diagnosis asked, no line"
     )
 
 

@@ -31,8 +31,10 @@ def register(subparsers: Any) -> None:
             "that answered only part of a task's items are warned about before the tables. A "
             "report is refused when a headline value or CI is not a fraction, when a mean "
             "over items (hit rates, top1/top5...) lies outside its own CI, when its per-item "
-            "tables do not give a value it states, or when it is a copy of another (same run "
-            "id, tables, or every headline value and CI). Values of reports without per-item "
+            "tables do not give a value it states, when it is a copy of another (same run "
+            "id, tables, or every headline value and CI), or when it scores the same "
+            "predictions as another with the same settings (one run ranked twice; recorded "
+            "file digests, else run manifests). Values of reports without per-item "
             "tables are marked as unverified."
         ),
     )

@@ -33,7 +33,8 @@ those items with the report's own bootstrap settings (resamples, confidence, see
 same bootstrap of the tables gives again, to float rounding; else one line naming the
 report, the key and both intervals. The keys the tables cannot recompute (COCO-AP, BLEU-4,
 BERTScore, keyword F1s) and every value and CI of a report without tables are taken as
-stated, and the notes say so.
+stated: named in the warnings before the tables and each marked † (the CSV's ``verified``
+names them per row).
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
 paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
@@ -105,6 +106,7 @@ from novabench.report.render import (
     unfinished_run_line,
     with_current_keys,
 )
+from novabench.run.manifest import is_running_status
 from novabench.tasks import ItemTablesMismatch, behaviour, tasks_where
 
 __all__ = [
@@ -625,6 +627,89 @@ def _same_evaluations(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
             seen[mark] = name
 
 
+def _predictions_identity(report: Mapping[str, Any]) -> dict[str, str]:
+    """What identifies the answers a report scored, as far as it records it:
+    ``"the same predictions (SHA-256)"``: the digests of its predictions files
+    (``predictions.sha256``); ``"the same run manifests"``: its run manifests (one run: same
+    model, creation time, status and answer counts), for reports written before digests.
+
+    Example:
+        >>> sorted(_predictions_identity({"predictions": {"sha256": ["ab"], "manifests": [None]}}))
+        ['the same predictions (SHA-256)']
+    """
+    import json
+
+    predictions = report.get("predictions")
+    if not isinstance(predictions, Mapping):
+        return {}
+    identity = {}
+    digests = predictions.get("sha256")
+    if isinstance(digests, list) and digests and all(isinstance(d, str) for d in digests):
+        identity["the same predictions (SHA-256)"] = json.dumps(sorted(digests))
+    manifests = predictions.get("manifests")
+    if (
+        isinstance(manifests, list)
+        and manifests
+        # a manifest identifies a run by its creation time (a bare model name does not)
+        and all(isinstance(m, dict) and m.get("created_at") for m in manifests)
+    ):
+        ordered = sorted(json.dumps(manifest, sort_keys=True) for manifest in manifests)
+        identity["the same run manifests"] = json.dumps(ordered)
+    return identity
+
+
+def _same_answers(a: Mapping[str, str], b: Mapping[str, str]) -> str | None:
+    """How two identities (:func:`_predictions_identity`) say the answers are one run's, None
+    when they do not: the digests when both record them (an edited file keeps its manifest),
+    else the manifests."""
+    for kind in ("the same predictions (SHA-256)", "the same run manifests"):
+        if kind in a and kind in b:
+            return kind if a[kind] == b[kind] else None
+    return None
+
+
+def _reading(report: Mapping[str, Any], task: str) -> dict[str, str]:
+    """The settings that make a task's scores one reading of its answers (matcher or judge,
+    METEOR variant, BERTScore model...), where recorded, and the ranking key held."""
+    reading = {
+        setting: value
+        for setting, _ in SCORING_SETTINGS[task]
+        if (value := _setting_value(report, task, setting)) != _UNKNOWN
+    }
+    reading["ranking key"] = str(_held_reading(report, task))
+    return reading
+
+
+def _same_readings(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two reports read their answers alike: over the tasks both hold, no setting
+    both record differs and both hold the same reading of each ranking metric."""
+    shared = [task for task in TASK_ORDER if task in (a.get("tasks") or {})]
+    shared = [task for task in shared if task in (b.get("tasks") or {})]
+    for task in shared:
+        first, second = _reading(a, task), _reading(b, task)
+        if any(first[key] != second[key] for key in first.keys() & second.keys()):
+            return False
+    return bool(shared)
+
+
+def _same_predictions(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    """Refuse two reports scoring the same predictions alike: one run would be ranked as two
+    models. Reports of the same answers under different readings (a judged and a lexicon
+    diagnosis, another METEOR variant) are different quantities, kept as the board keeps
+    readings apart."""
+    identities = [_predictions_identity(report) for report in reports]
+    for second in range(len(reports)):
+        for first in range(second):
+            same = _same_answers(identities[first], identities[second])
+            if same and _same_readings(reports[first], reports[second]):
+                raise NovaInputError(
+                    f"{names[first]} and {names[second]} score {same} (one run) with the "
+                    "same settings: one model would be ranked twice; give one of them",
+                    source=names[second],
+                    field="predictions",
+                )
+
+
 def _different_items(
     task: str, sides: Sequence[tuple[Mapping[str, Any], str]]
 ) -> tuple[int, int] | None:
@@ -785,6 +870,7 @@ def build_leaderboard(
     # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
     reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
     _same_headlines(reports, names)
+    _same_predictions(reports, names)
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
     if len(set(fingerprints)) > 1:
         listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
@@ -808,7 +894,7 @@ def build_leaderboard(
         for original, table, name in zip(originals, tables, names)
     ]
     models = []
-    for report, name, table in zip(reports, names, tables):
+    for report, name, table, stated in zip(reports, names, tables, taken_as_stated):
         entry: dict[str, Any] = {
             "model": model_name(report),
             "path": name,
@@ -822,6 +908,14 @@ def build_leaderboard(
             if task_report is None:
                 continue
             metrics = task_report.get("metrics", {})
+            coverage = _task_coverage(report, task, table)
+            # The keys whose value and CI were taken as stated (marked †): every key of a
+            # report without tables, else those its tables cannot recompute.
+            as_stated = [
+                key
+                for key in HEADLINE_KEYS[task]
+                if key in metrics and (table is None or key in stated.get(task, []))
+            ]
             entry["tasks"][task] = {
                 "metrics": {k: metrics.get(k) for k in HEADLINE_KEYS[task] if k in metrics},
                 "ci": {
@@ -830,9 +924,12 @@ def build_leaderboard(
                     if k in HEADLINE_KEYS[task]
                 },
                 "rank": None,
-                # Checked against per-item tables; False: taken as stated, marked.
-                "verified": table is not None,
-                "coverage": _coverage_cell(_task_coverage(report, task, table)),
+                "taken_as_stated": as_stated,
+                # Every value and CI checked against per-item tables.
+                "verified": not as_stated,
+                "coverage": _coverage_cell(coverage),
+                # Why the model is shown but not ranked (None: ranked as usual).
+                "unranked": _answered_nothing(coverage),
             }
         models.append(entry)
     ranking: dict[str, Any] = {}
@@ -854,6 +951,8 @@ def build_leaderboard(
             index
             for index, model in enumerate(models)
             if _number(model["tasks"].get(task, {}).get("metrics", {}).get(metric)) is not None
+            # A model that answered nothing scores as no prediction: no rank to share.
+            and not model["tasks"][task].get("unranked")
         ]
         if not scored:
             continue
@@ -927,12 +1026,6 @@ def build_leaderboard(
         }
     # Said once, by the warning below; each task's ranking method says what it does to ties.
     without_items = [name for table, name in zip(tables, names) if table is None]
-    notes += [
-        f"{name}: {task} {', '.join(keys)}: values and CIs taken as stated (its per-item "
-        "tables cannot recompute them; its other keys' values and CIs are checked against them)"
-        for stated, name in zip(taken_as_stated, names)
-        for task, keys in stated.items()
-    ]
     notes += [difference["sentence"] for difference in differences]
     held = {
         task: {
@@ -965,6 +1058,17 @@ def build_leaderboard(
                 for line in text.splitlines()
             ),
             *([_unverified_warning(without_items)] if without_items else []),
+            *(
+                _stated_keys_warning(name, task, keys)
+                for stated, name in zip(taken_as_stated, names)
+                for task, keys in stated.items()
+            ),
+            *(
+                f"warning: {model['path']}: {task} {entry['unranked']}"
+                for model in models
+                for task, entry in model["tasks"].items()
+                if entry.get("unranked")
+            ),
             # ranked as they stood when scored: a running run's numbers were a snapshot
             *(
                 f"warning: {name}: {line}"
@@ -982,7 +1086,9 @@ def build_leaderboard(
 
 
 def _run_cell(report: Mapping[str, Any]) -> str:
-    """The CSV's word on the run a report scored: "" when finished, else its statuses.
+    """The CSV's word on the run a report scored: "" when finished, else its statuses (a
+    ``running`` one with no writer when scored is said to be written by no process, as the
+    report says).
 
     Example:
         >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
@@ -991,6 +1097,9 @@ def _run_cell(report: Mapping[str, Any]) -> str:
         >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
         ...     "status": "running", "writer": "pid 7"}], "asked_not_answered": []}}})
         'running (still being written when scored)'
+        >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
+        ...     "status": "running", "writer": None}], "asked_not_answered": []}}})
+        'running but no process writes it (its writer ended, e.g. killed)'
         >>> _run_cell({})
         ''
     """
@@ -1002,7 +1111,13 @@ def _run_cell(report: Mapping[str, Any]) -> str:
         if not isinstance(run, Mapping):
             continue
         status = str(run.get("status"))
-        parts.append(f"{status} (still being written when scored)" if run.get("writer") else status)
+        if run.get("writer"):
+            parts.append(f"{status} (still being written when scored)")
+        elif is_running_status(status):
+            # The manifest never recorded its end: its writer was gone, as the report says.
+            parts.append(f"{status} but no process writes it (its writer ended, e.g. killed)")
+        else:
+            parts.append(status)
     asked = [task for task in recorded.get("asked_not_answered") or [] if isinstance(task, str)]
     if asked:
         parts.append(f"{', '.join(asked)} asked, no line")
@@ -1026,6 +1141,43 @@ def _unverified_warning(names: Sequence[str]) -> str:
         f"{its} values and CIs are taken as stated, unverified, and marked {UNVERIFIED_MARK} in "
         "the tables"
     )
+
+
+def _stated_keys_warning(name: str, task: str, keys: Sequence[str]) -> str:
+    """The warning naming the keys of a report with per-item tables that they cannot check.
+
+    Example:
+        >>> _stated_keys_warning("a.json", "captioning", ["BLEU-4", "BERTScore-F1"])
+        "warning: a.json: captioning BLEU-4, BERTScore-F1: values and CIs taken as stated, unverified, and marked † in the tables (its per-item tables cannot recompute them; its other keys' values and CIs are checked against them)"
+    """
+    return (
+        f"warning: {name}: {task} {', '.join(keys)}: values and CIs taken as stated, "
+        f"unverified, and marked {UNVERIFIED_MARK} in the tables (its per-item tables cannot "
+        "recompute them; its other keys' values and CIs are checked against them)"
+    )
+
+
+def _verified_cell(model: Mapping[str, Any]) -> str:
+    """The CSV's ``verified``: "yes" when every value and CI was checked against per-item
+    tables, "no" when none was, else "partly: " and the keys taken as stated ("task key",
+    comma-separated); "" for a model with no task.
+
+    Example:
+        >>> _verified_cell({"tasks": {"localization": {"metrics": {"mAP@30": 0.5,
+        ...     "COCO-AP@30": 0.4}, "taken_as_stated": ["COCO-AP@30"]}}})
+        'partly: localization COCO-AP@30'
+    """
+    held = [(task, key) for task, entry in model["tasks"].items() for key in entry["metrics"]]
+    stated = [
+        (task, key) for task, entry in model["tasks"].items() for key in entry["taken_as_stated"]
+    ]
+    if not held:
+        return ""
+    if not stated:
+        return "yes"
+    if len(stated) == len(held):
+        return "no"
+    return "partly: " + ", ".join(f"{task} {key}" for task, key in stated)
 
 
 def _table_coverage(
@@ -1052,7 +1204,8 @@ def _table_coverage(
         "items": total,
         "answered": answered,
         "errors": errors,
-        "missing": total - answered - errors,
+        # Model errors are among the missing answers, as the report counts them.
+        "missing": total - answered,
     }
 
 
@@ -1067,6 +1220,25 @@ def _task_coverage(
     if not isinstance(coverage, Mapping) or not {"items", "answered"} <= set(coverage):
         return None
     return coverage
+
+
+def _answered_nothing(coverage: Mapping[str, Any] | None) -> str | None:
+    """Why a task of a report is shown unranked when it answered none of its items (None
+    when it answered some, or its coverage is unknown): its scores are those of no
+    prediction, and a rank shared with a model that answered would say they are alike.
+
+    Example:
+        >>> _answered_nothing({"items": 6, "answered": 0, "missing": 6, "errors": 6})
+        'answered nothing (0/6 answered; its scores are those of no prediction): shown, not ranked'
+        >>> _answered_nothing({"items": 6, "answered": 1, "missing": 5, "errors": 5}) is None
+        True
+    """
+    if coverage is None or coverage["answered"] or not coverage["items"]:
+        return None
+    return (
+        f"answered nothing (0/{coverage['items']} answered; its scores are those of no "
+        "prediction): shown, not ranked"
+    )
 
 
 def _coverage_cell(coverage: Mapping[str, Any] | None) -> str:
@@ -1233,7 +1405,7 @@ def _cell(task_entry: Mapping[str, Any], key: str) -> str:
     if key not in task_entry["metrics"]:
         return ""
     text = _with_interval(task_entry["metrics"][key], task_entry.get("ci", {}).get(key))
-    unverified = task_entry.get("verified") is False and text != "n/a"
+    unverified = key in task_entry.get("taken_as_stated", ()) and text != "n/a"
     return f"{text} {UNVERIFIED_MARK}" if unverified else text
 
 
@@ -1265,6 +1437,8 @@ def _shown_rank(board: Mapping[str, Any], task: str, entry: Mapping[str, Any] | 
 
     Blank for one model alone (nothing to rank against) and for a model without the metric.
     """
+    if entry is not None and entry.get("unranked"):
+        return NOT_RANKED
     rule = board["ranking"].get(task) or {}
     unranked = rule.get("ranked") is False and rule.get("method") != _ONE_MODEL
     if entry is not None and entry.get("rank") is None and unranked:
@@ -1328,7 +1502,8 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     task, key and unit only, whatever the board holds; then a note column per task says
     what it was ranked on (or why not) and which keys the reports scored with different
     settings; last, what the warnings say per row: ``data`` ("synthetic sample" or ""),
-    ``verified`` ("yes": checked against per-item tables, "no": taken as stated), a
+    ``verified`` (:func:`_verified_cell`: "yes", "no", or "partly: " and the keys taken as
+    stated), a
     coverage column per task (answered/total, or "unknown") and ``run`` ("" for a finished
     run, else its manifest statuses and the tasks asked but never answered).
     """
@@ -1357,11 +1532,7 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             else:
                 cells += _csv_cells(entry["metrics"].get(key), entry.get("ci", {}).get(key))
         cells += [_csv_note(board, task) if task in model["tasks"] else "" for task in tasks]
-        checked = [entry.get("verified") for entry in model["tasks"].values()]
-        cells += [
-            str(model.get("data", "")),
-            "yes" if checked and all(checked) else "no" if checked else "",
-        ]
+        cells += [str(model.get("data", "")), _verified_cell(model)]
         cells += [str(model["tasks"].get(task, {}).get("coverage", "")) for task in tasks]
         cells.append(str(model.get("run", "")))
         rows.append(cells)

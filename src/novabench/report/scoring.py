@@ -718,6 +718,8 @@ class _Loaded:
     unfinished: dict[str, Any] | None = None  # unfinished statuses, tasks never answered
     # Who read the box answers: {"read_here": n, "parsed_earlier": {convention: n}}
     box_answers: dict[str, Any] | None = None
+    # Per file, the SHA-256 of its bytes as read (None: it changed while read, a run at work)
+    sha256: list[str | None] | None = None
 
 
 def _load(
@@ -741,7 +743,13 @@ def _load(
     )
     if not paths:
         raise NovaInputError("no predictions file given", field="predictions")
+    before = [_file_sha256(path) if path.is_file() else None for path in paths]
     prediction_set = read_predictions(paths, release)
+    # The same bytes before and after reading are the bytes read; a file written meanwhile
+    # (a running run scored with --allow-running) gets no digest rather than a wrong one.
+    digests = [
+        digest if digest == _file_sha256(path) else None for digest, path in zip(before, paths)
+    ]
     manifests = [RunManifest.read(p) for p in paths]
     unfinished = _unfinished_runs(paths, manifests, options.allow_running)
     if fingerprint is None:
@@ -791,7 +799,19 @@ def _load(
         prompt_convention,
         _unfinished_record(unfinished, _asked_not_answered(manifests, prediction_set)),
         box_answers,
+        digests,
     )
+
+
+def _file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, hex."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _unfinished_runs(
@@ -1024,6 +1044,9 @@ def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> 
         },
         "predictions": {
             "paths": [str(p) for p in loaded.paths],
+            # what identifies the answers scored, wherever the file travels (a board refuses
+            # two reports of the same bytes scored alike)
+            "sha256": loaded.sha256,
             "manifests": loaded.manifests,
             "box_convention": loaded.box_convention,
             # what governs the box answers: read here with box_convention, or parsed earlier
