@@ -138,6 +138,25 @@ _TEMPORARY_SIBLING = re.compile(
 )
 
 
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes (hex), read in 1 MiB blocks.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "a.txt"
+        >>> _ = path.write_bytes(b"abc")
+        >>> file_sha256(path)[:16]
+        'ba7816bf8f01cfea'
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def os_error_number(error: BaseException) -> int | None:
     """The operating system's error number of ``error``, also when only its text carries it.
 

@@ -22,10 +22,9 @@ import pytest
 
 from novabench import evaluate_model
 from novabench.cli import main
-from novabench.data.release import read_release
 from novabench.errors import NovaOutputError
 from novabench.report.render import model_name
-from novabench.run.predictions import RunManifest
+from tests.report.localization_runs import write_scored_runs
 
 FAST = ["--task", "localization", "--bootstrap", "0"]
 
@@ -34,20 +33,8 @@ FAST = ["--task", "localization", "--bootstrap", "0"]
 def runs(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two localisation runs (gold boxes, no boxes) and an evaluation report of each."""
     folder = tmp_path_factory.mktemp("runs")
-    release = read_release(sample_release)
-    made: dict[str, Path] = {}
-    for model, boxes in (("gold-boxes", True), ("no-boxes", False)):
-        run = folder / f"{model}.jsonl"
-        lines = [
-            {"filename": i.filename, "boxes": i.boxes if boxes else []} for i in release.images
-        ]
-        run.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        RunManifest(model=model).write(run)
-        report = folder / f"{model}.report.json"
-        args = ["evaluate", "-q", "--data", str(sample_release), "--predictions", str(run)]
-        assert main([*args, "--out", str(report), "--items", str(folder / model), *FAST]) == 0
-        made[model], made[f"{model} report"] = run, report
-    return made
+    models = {"gold-boxes": True, "no-boxes": False}
+    return write_scored_runs(sample_release, folder, models, ["-q", *FAST])
 
 
 def make_html_unwritable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from novabench.cli import main
-from novabench.data.release import read_release
-from novabench.run.predictions import RunManifest
+from tests.report.localization_runs import write_scored_runs
 
 FAST = ["--exclude", "BERTScore-F1", "--exclude", "METEOR"]
 
@@ -22,21 +21,9 @@ FAST = ["--exclude", "BERTScore-F1", "--exclude", "METEOR"]
 def scored(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two localisation runs (perfect boxes, no boxes), each with its evaluation report."""
     folder = tmp_path_factory.mktemp("scored")
-    release = read_release(sample_release)
-    made: dict[str, Path] = {}
-    for model, boxes in (("oracle-v1", True), ("empty-v2", False)):
-        run = folder / f"{model}.jsonl"
-        lines = [
-            {"filename": i.filename, "boxes": i.boxes if boxes else []} for i in release.images
-        ]
-        run.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-        RunManifest(model=model).write(run)
-        report = folder / f"{model}.report.json"
-        args = ["evaluate", "--data", str(sample_release), "--predictions", str(run)]
-        extra = ["--markdown", str(folder / f"{model}.md"), "--items", str(folder / model)]
-        assert main([*args, "--out", str(report), *extra, *FAST, "--bootstrap", "0"]) == 0
-        made[model], made[f"{model} report"] = run, report
-    return made
+    models = {"oracle-v1": True, "empty-v2": False}
+    options = [*FAST, "--bootstrap", "0"]
+    return write_scored_runs(sample_release, folder, models, options, markdown=True)
 
 
 def _leaderboard(scored: dict[str, Path], *outputs: str) -> int:

@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from novabench import registry
-from novabench._files import StagedOutputs, writing_all_or_none
+from novabench._files import StagedOutputs, file_sha256, writing_all_or_none
 from novabench.errors import NovaInputError
 
 if TYPE_CHECKING:
@@ -516,16 +516,6 @@ def _case_rows(scored: ScoredPredictions, image_cases: set[str]) -> list[dict[st
 _PINNED_FILES = ("images.parquet", "images.csv", "cases.parquet", "cases.csv")
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 _TABLE_FILES = ("images.parquet", "images.csv", "cases.parquet", "cases.csv")
 
 
@@ -711,7 +701,9 @@ def write_item_tables(
             for name in ("images", "cases")
         }
         entry["run_id"] = run_id
-        entry["sha256"] = {path.name: _sha256(group.file_holding(path)) for path in paths.values()}
+        entry["sha256"] = {
+            path.name: file_sha256(group.file_holding(path)) for path in paths.values()
+        }
     return entry
 
 
@@ -762,7 +754,7 @@ def read_item_tables(
                 field="items",
             )
         owner = _owner(path) or {}
-        digest = _sha256(path)
+        digest = file_sha256(path)
         if owner.get("run_id") != entry["run_id"]:
             cause = (
                 f"it records run id {owner.get('run_id')}, the report {entry['run_id']}: "

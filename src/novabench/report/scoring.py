@@ -731,6 +731,7 @@ def _load(
     fingerprint: str | None = None,
 ) -> _Loaded:
     """Release (unless given) and predictions read, raw answers parsed, tasks to score decided."""
+    from novabench._files import file_sha256
     from novabench.data.release import NovaRelease, read_release
     from novabench.run.predictions import RunManifest, parse_raw, read_predictions
 
@@ -743,12 +744,12 @@ def _load(
     )
     if not paths:
         raise NovaInputError("no predictions file given", field="predictions")
-    before = [_file_sha256(path) if path.is_file() else None for path in paths]
+    before = [file_sha256(path) if path.is_file() else None for path in paths]
     prediction_set = read_predictions(paths, release)
     # The same bytes before and after reading are the bytes read; a file written meanwhile
     # (a running run scored with --allow-running) gets no digest rather than a wrong one.
     digests = [
-        digest if digest == _file_sha256(path) else None for digest, path in zip(before, paths)
+        digest if digest == file_sha256(path) else None for digest, path in zip(before, paths)
     ]
     manifests = [RunManifest.read(p) for p in paths]
     unfinished = _unfinished_runs(paths, manifests, options.allow_running)
@@ -801,17 +802,6 @@ def _load(
         box_answers,
         digests,
     )
-
-
-def _file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes, hex."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _unfinished_runs(
