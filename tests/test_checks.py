@@ -341,3 +341,32 @@ def test_bounded_number_accepts_numpy_values_and_returns_plain_numbers() -> None
     timeout = checks.bounded_number(np.float32(0.5), minimum=0, strict=True)
     assert timeout == 0.5 and type(timeout) is float
     assert checks.bounded_number(Fraction(1, 4), minimum=0) == 0.25
+
+
+@pytest.mark.parametrize(
+    ("box", "box_format"),
+    [
+        ([1e308, 10.0, 1e308, 20.0], "xywh"),  # its far corner
+        ([10.0, 10.0, 1e200, 1e200], "xywh"),  # its area
+        ([-1e308, 0.0, 1e308, 5.0], "xyxy"),  # its width
+    ],
+)
+def test_a_box_past_the_largest_float_is_refused_where_every_box_enters(
+    box: list[float], box_format: str
+) -> None:
+    """Finite values whose far corner, side or area overflows made every IoU overflow: numpy
+    warned ("overflow encountered in multiply", naming nothing) and the box scored as a miss.
+    The scorers and the evaluate module refuse it, as the predictions reader does (user11)."""
+    from novabench.metrics.tasks import compute_task
+
+    with pytest.raises(NovaInputError) as refused:
+        compute_task(
+            "localization",
+            [{"boxes": [box], "scores": [1.0]}],
+            [{"boxes": [[10, 10, 20, 20]]}],
+            box_format=box_format,
+        )
+    assert str(refused.value) == (
+        "example 0, field 'predictions.boxes[0]': too large: its far corner or its area is "
+        f"past the largest float, got {box!r}"
+    )

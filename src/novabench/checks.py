@@ -496,7 +496,8 @@ def _box_problem(box: Any) -> str | None:
 
 
 def first_invalid_box(array: np.ndarray, box_format: str = "xywh") -> int | None:
-    """Row of the first box with a negative size or a non-finite value, or None.
+    """Row of the first box with a negative size, a non-finite value, or a far corner, size
+    or area past the largest float (which every IoU would overflow on), or None.
 
     Example:
         >>> import numpy as np
@@ -504,14 +505,32 @@ def first_invalid_box(array: np.ndarray, box_format: str = "xywh") -> int | None
         1
         >>> first_invalid_box(np.array([[5, 5, 6, 6.0]]), "xyxy") is None
         True
+        >>> first_invalid_box(np.array([[1e308, 0, 1e308, 1.0]]))
+        0
     """
     import numpy as np
 
     if array.shape[0] == 0:
         return None
-    sizes = array[:, 2:] - array[:, :2] if box_format == "xyxy" else array[:, 2:]
-    bad = ~np.isfinite(array).all(axis=1) | (sizes < 0).any(axis=1)
+    sizes, beyond = _sizes_and_overflow(array, box_format)
+    bad = ~np.isfinite(array).all(axis=1) | (sizes < 0).any(axis=1) | beyond
     return int(np.argmax(bad)) if bad.any() else None
+
+
+def _sizes_and_overflow(array: np.ndarray, box_format: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per box its width and height, and whether its far corner, a side or its area is past
+    the largest float (finite values can still overflow there)."""
+    import numpy as np
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        if box_format == "xyxy":
+            sizes, far = array[:, 2:] - array[:, :2], array[:, 2:]
+        else:
+            sizes = array[:, 2:]
+            far = array[:, :2] + sizes
+        area = sizes[:, 0] * sizes[:, 1]
+    beyond = ~np.isfinite(far).all(axis=1) | ~np.isfinite(sizes).all(axis=1) | ~np.isfinite(area)
+    return sizes, beyond & np.isfinite(array).all(axis=1)
 
 
 def _size_problem(box: np.ndarray, box_format: str) -> str:
@@ -519,6 +538,11 @@ def _size_problem(box: np.ndarray, box_format: str) -> str:
 
     if not np.isfinite(box).all():
         return f"box values must be finite, got {box.tolist()!r}"
+    sizes, beyond = _sizes_and_overflow(box.reshape(1, 4), box_format)
+    if (sizes >= 0).all() and beyond[0]:
+        return (
+            f"too large: its far corner or its area is past the largest float, got {box.tolist()!r}"
+        )
     if box_format == "xyxy":
         if box[2] < box[0]:
             return f"x_max must be >= x_min, got {box.tolist()!r}"
