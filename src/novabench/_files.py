@@ -661,6 +661,7 @@ def check_output_paths(
 
     protected = _protected_inputs(inputs)
     seen: dict[Path, str] = {}
+    output_forms: dict[str, set[Path]] = {}  # each output's path forms, for the folder check
     for option, value in outputs.items():
         if value is None:
             continue
@@ -695,17 +696,18 @@ def check_output_paths(
                     f"is also the {seen[form]} output", source=str(value), field=option
                 )
         seen.update(dict.fromkeys(forms, option))
-    _refuse_outputs_within_folder_outputs(outputs, folders)
+        output_forms[option] = forms
+    _refuse_outputs_within_folder_outputs(outputs, output_forms, folders)
 
 
 def _refuse_outputs_within_folder_outputs(
-    outputs: dict[str, Any], folders: tuple[str, ...]
+    outputs: dict[str, Any], given: dict[str, set[Path]], folders: tuple[str, ...]
 ) -> None:
     """An output inside (or holding) a folder output: the folder is written whole, in a
-    staging sibling moved into place, so the other output would be lost or moved with it."""
+    staging sibling moved into place, so the other output would be lost or moved with it.
+    ``given``: each output's path forms, as :func:`check_output_paths` computed them."""
     from novabench.errors import NovaInputError
 
-    given = {option: _path_forms(value) for option, value in outputs.items() if value is not None}
     for folder_option in folders:
         for folder in given.get(folder_option, ()):
             for option, forms in given.items():

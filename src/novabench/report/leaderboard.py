@@ -79,7 +79,7 @@ import io
 import math
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -389,14 +389,7 @@ def _checked_table_readings(
         if key is None or written is None:
             continue
         field = f"tasks.{task}.metrics.{written}"
-        try:
-            recomputed = behaviour(task).rank_value(tables, written)
-        except ItemTablesMismatch as error:
-            raise NovaInputError(
-                f"the report states {written} but its per-item tables do not hold it ({error})",
-                source=name,
-                field=field,
-            ) from None
+        recomputed = _from_tables(behaviour(task).rank_value, tables, written, name, field)
         stated = float(report["tasks"][task]["metrics"][key])
         _check_recomputed(written, stated, recomputed, name, field)
         columns[task] = written
@@ -470,14 +463,7 @@ def _checked_headline_means(
             if stated is None:
                 continue
             field = f"tasks.{task}.metrics.{key}"
-            try:
-                terms = behaviour(task).item_mean_terms(tables, key)
-            except ItemTablesMismatch as error:
-                raise NovaInputError(
-                    f"the report states {key} but its per-item tables do not hold it ({error})",
-                    source=name,
-                    field=field,
-                ) from None
+            terms = _from_tables(behaviour(task).item_mean_terms, tables, key, name, field)
             if terms is None:
                 stated_as_is.setdefault(task, []).append(key)
                 continue
@@ -583,6 +569,21 @@ def _check_intervals(
                 source=name,
                 field=f"tasks.{task}.confidence_intervals.{key}",
             )
+
+
+def _from_tables(
+    recompute: Callable[[Any, str], Any], tables: Any, key: str, name: str, field: str
+) -> Any:
+    """``recompute(tables, key)``; tables that do not hold the stated key are the report's
+    error, in one line naming it."""
+    try:
+        return recompute(tables, key)
+    except ItemTablesMismatch as error:
+        raise NovaInputError(
+            f"the report states {key} but its per-item tables do not hold it ({error})",
+            source=name,
+            field=field,
+        ) from None
 
 
 def _check_recomputed(

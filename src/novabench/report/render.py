@@ -609,6 +609,12 @@ def mixed_code_line(report: Mapping[str, Any]) -> str:
     return "warning: " + "; ".join(parts) if parts else ""
 
 
+def _data_section(report: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A report's ``data`` section; a comparison's is its side A's (both score one release)."""
+    data = report.get("data") or (report.get("a") or {}).get("data") or {}
+    return data if isinstance(data, Mapping) else {}
+
+
 def synthetic_data_line(report: Mapping[str, Any]) -> str:
     """A reader's notice when novabench made the scored data ("" for the NOVA release).
 
@@ -629,8 +635,7 @@ def synthetic_data_line(report: Mapping[str, Any]) -> str:
     """
     from novabench.data.provenance import provenance_notice_line
 
-    data = report.get("data") or (report.get("a") or {}).get("data") or {}
-    provenance = data.get("provenance") if isinstance(data, Mapping) else None
+    provenance = _data_section(report).get("provenance")
     if not isinstance(provenance, Mapping):
         return ""
     return provenance_notice_line(provenance)
@@ -650,8 +655,7 @@ def release_warnings_line(report: Mapping[str, Any]) -> str:
         >>> release_warnings_line({"data": {"path": "Nova"}})
         ''
     """
-    data = report.get("data") or (report.get("a") or {}).get("data") or {}
-    warnings = data.get("warnings") if isinstance(data, Mapping) else None
+    warnings = _data_section(report).get("warnings")
     if not warnings:
         return ""
     shown = "; ".join(str(warning) for warning in warnings[:2])
