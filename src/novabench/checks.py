@@ -512,9 +512,17 @@ def first_invalid_box(array: np.ndarray, box_format: str = "xywh") -> int | None
 
     if array.shape[0] == 0:
         return None
-    sizes, beyond = _sizes_and_overflow(array, box_format)
-    bad = ~np.isfinite(array).all(axis=1) | (sizes < 0).any(axis=1) | beyond
+    with np.errstate(over="ignore", invalid="ignore"):  # such rows are refused below
+        sizes = array[:, 2:] - array[:, :2] if box_format == "xyxy" else array[:, 2:]
+        bad = ~np.isfinite(array).all(axis=1) | (sizes < 0).any(axis=1)
+    # Below 1e150 no sum, difference or product of two values overflows: the usual case skips
+    # the overflow pass (NaN makes the maximum NaN, and the row is bad already).
+    if np.abs(array).max() >= _NO_OVERFLOW_BELOW:
+        bad |= _sizes_and_overflow(array, box_format)[1]
     return int(np.argmax(bad)) if bad.any() else None
+
+
+_NO_OVERFLOW_BELOW = 1e150
 
 
 def _sizes_and_overflow(array: np.ndarray, box_format: str) -> tuple[np.ndarray, np.ndarray]:
