@@ -925,6 +925,7 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
                 f"; boxes past the image edge (scored as given): {coverage['boxes_out_of_image']}"
                 f" in {_count(coverage.get('answers_out_of_image', 0), 'answer')}, by any margin"
             )
+        line += _box_repair_phrase(coverage)
         if metrics.get("n_truncated_predictions"):
             line += f"; {metrics['n_truncated_predictions']} boxes beyond max_detections not scored for AP"
         lines.append(line)
@@ -937,6 +938,37 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         if cached:
             lines.append(f"{task}: note: {cached}")
     return lines
+
+
+def _box_repair_phrase(coverage: Mapping[str, Any]) -> str:
+    """What the box parser dropped or put right, for a task's coverage line ("" for nothing).
+
+    Example:
+        >>> _box_repair_phrase({"boxes_dropped": 3, "answers_with_boxes_dropped": 2,
+        ...                     "boxes_swapped": 0, "box_repairs_unrecorded": 0})
+        '; boxes dropped (zero width or height, or a size past a float; not scored): 3 in 2 answers'
+        >>> _box_repair_phrase({"boxes_out_of_image": 4})
+        ''
+    """
+    phrase = ""
+    if coverage.get("boxes_dropped"):
+        phrase += (
+            "; boxes dropped (zero width or height, or a size past a float; not scored): "
+            f"{coverage['boxes_dropped']} in "
+            f"{_count(coverage.get('answers_with_boxes_dropped', 0), 'answer')}"
+        )
+    if coverage.get("boxes_swapped"):
+        phrase += (
+            f"; boxes whose corners came in the wrong order, put right (scored): "
+            f"{coverage['boxes_swapped']} in "
+            f"{_count(coverage.get('answers_with_boxes_swapped', 0), 'answer')}"
+        )
+    if coverage.get("box_repairs_unrecorded"):
+        phrase += (
+            f"; {_count(coverage['box_repairs_unrecorded'], 'answer')} parsed earlier by a "
+            "`nova parse` that did not record dropped or swapped boxes (unknown for those)"
+        )
+    return phrase
 
 
 def judge_cache_line(task_report: Mapping[str, Any]) -> str | None:
