@@ -1726,7 +1726,9 @@ def answered_only_line(report: Mapping[str, Any]) -> str:
     """A reader's warning when only answered items were scored ("" otherwise).
 
     The items scored are those with a line; model errors among them are named, since
-    they are not answers (they score as no prediction).
+    they are not answers (they score as no prediction). A resumed run says how many of
+    them are answers the run file held from an earlier call (``answers_from_run_file``),
+    and the limit of the call that resumed it (a limited call scores them all).
 
     Example:
         >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
@@ -1739,6 +1741,9 @@ among them (scored as no prediction): diagnosis 3'
         >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
         ...     "items": 40, "scored": 40, "errors": 0}}}})
         'answered items only: diagnosis 40 of 40 cases scored, none left out'
+        >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
+        ...     "items": 40, "scored": 30, "errors": 0, "answers_from_run_file": 30, "limit": 5}}}})
+        'answered items only: diagnosis 30 of 40 cases (30 of them answers from the run file, asked by an earlier call; this call asked at most 5) scored, the rest left out'
         >>> answered_only_line({"tasks": {}})
         ''
     """
@@ -1752,7 +1757,17 @@ among them (scored as no prediction): diagnosis 3'
             unit = "cases" if registry.TASKS[task].unit == "case" else "images"
             scored = coverage.get("scored", coverage["items"])
             left_out = left_out or scored != coverage["items"]
-            parts.append(f"{task} {scored} of {coverage['items']} {unit}")
+            part = f"{task} {scored} of {coverage['items']} {unit}"
+            from_file = coverage.get("answers_from_run_file")
+            if from_file is not None:  # a resumed run: a limited call scores the whole file
+                limit = coverage.get("limit")
+                part += (
+                    f" ({from_file} of them answers from the run file, asked by an "
+                    "earlier call"
+                    + (f"; this call asked at most {limit}" if limit is not None else "")
+                    + ")"
+                )
+            parts.append(part)
             if coverage.get("errors"):
                 errors.append(f"{task} {coverage['errors']}")
     # Every item may have a line already (a limited call resuming a full run's file).
