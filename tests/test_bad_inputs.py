@@ -381,7 +381,7 @@ def _under_notes(*argv: str) -> Callable[[Path, Shared], list[str]]:
     return build
 
 
-# A file name of 246 bytes: the file system takes 255, the temporary name adds 14.
+# A file name of 246 bytes: the file system takes 255, the temporary name adds 22.
 _LONG_NAME = "r" * 241 + ".json"
 
 
@@ -896,7 +896,7 @@ ROWS: list[Row] = [
     Row(
         "evaluate --html name too long",
         _option(*_EVALUATE, "--out", "{folder}/r.json", "--html", "{folder}/" + _LONG_NAME),
-        ("cannot write", _LONG_NAME, "its name is too long: 246 bytes, at most 241 here"),
+        ("cannot write", _LONG_NAME, "its name is too long: 246 bytes, at most 233 here"),
     ),
     Row(
         "evaluate --items folder name too long",

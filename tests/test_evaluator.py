@@ -141,8 +141,10 @@ def test_a_second_call_with_the_same_run_file_resumes_without_asking(sample_rele
     second = evaluate_model(counting, sample_release, **settings)
     assert len(calls) == asked  # nothing asked again
     assert second.run_summary is not None and second.run_summary.n_answered == 0
-    for section in second.report["tasks"].values():  # the resume says so first, then as before
+    for task, section in second.report["tasks"].items():  # the resume says so, then as before
         assert section["notes"].pop(0).startswith(f"resumed {tmp_path / 'run.jsonl'}: ")
+        from_file = section["coverage"].pop("answers_from_run_file")
+        assert from_file == first.report["tasks"][task]["coverage"]["answered"]
     assert _numbers(second.report) == _numbers(first.report)
 
 

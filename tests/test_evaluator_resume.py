@@ -414,8 +414,38 @@ def test_a_limited_call_over_a_complete_file_says_none_was_left_out(sample_relea
     n_cases = _n_cases(sample_release)
     evaluate_model(diagnose, sample_release, run_file=run_file, **QUIET)
     trial = evaluate_model(diagnose, sample_release, run_file=run_file, limit=3, **QUIET)
-    line = f"answered items only: diagnosis {n_cases} of {n_cases} cases scored, none left out"
+    line = (
+        f"answered items only: diagnosis {n_cases} of {n_cases} cases ({n_cases} of them answers "
+        "from the run file, asked by an earlier call; this call asked at most 3) scored, none "
+        "left out"
+    )
     assert line in trial.to_text().splitlines()
+
+
+def test_a_limited_resume_says_first_how_many_it_scores_and_how_many_the_file_gave(
+    sample_release, tmp_path
+):
+    """trust13: limit=2 on a file of 5 answers scored 5 under a first line that said only
+    "5 of N cases scored": nothing said the call's limit was 2 or where the 5 came from."""
+    run_file = tmp_path / "run.jsonl"
+    n_cases = _n_cases(sample_release)
+    evaluate_model(diagnose, sample_release, run_file=run_file, limit=5, **QUIET)
+    smaller = evaluate_model(diagnose, sample_release, run_file=run_file, limit=2, **QUIET)
+    first = (
+        f"answered items only: diagnosis 5 of {n_cases} cases (5 of them answers from the run "
+        "file, asked by an earlier call; this call asked at most 2) scored, the rest left out"
+    )
+    assert smaller.report["tasks"]["diagnosis"]["coverage"]["scored"] == 5
+    assert smaller.to_text().splitlines()[1] == first  # under the synthetic-data notice only
+    assert f"**{first}**" in smaller.to_markdown()
+    # A larger limit asks 2 more: 7 scored, 5 of them from the file.
+    larger = evaluate_model(diagnose, sample_release, run_file=run_file, limit=7, **QUIET)
+    coverage = larger.report["tasks"]["diagnosis"]["coverage"]
+    assert (coverage["scored"], coverage["answers_from_run_file"], coverage["limit"]) == (7, 5, 7)
+    assert (
+        f"answered items only: diagnosis 7 of {n_cases} cases (5 of them answers from the run "
+        "file, asked by an earlier call; this call asked at most 7) scored, the rest left out"
+    ) in larger.to_text().splitlines()
 
 
 def test_the_function_backend_is_imported_from_the_package_as_the_readme_does():

@@ -135,8 +135,8 @@ def test_a_missing_file_is_an_output_error_only_when_it_is_on_the_output_s_path(
 @pytest.mark.parametrize(
     ("name", "folder", "allowed"),
     [
-        ("r" * 241, False, True),  # + ".", "." , 8 random, ".tmp" = 255
-        ("r" * 242, False, False),
+        ("r" * 233, False, True),  # + ".", ".", 7-digit pid, "-", 8 random, ".tmp" = 255
+        ("r" * 234, False, False),
         ("e" * 226, True, True),  # + ".", ".superseded-", 7-digit pid, "-", 8 random = 255
         ("e" * 227, True, False),
     ],

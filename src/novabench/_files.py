@@ -389,14 +389,114 @@ def writing_atomically(path: str | os.PathLike[str], *, durable: bool = False) -
             raise
 
 
-def _new_temporary_sibling(target: Path) -> Path:
-    """An empty ``.NAME.<random>.tmp`` beside ``target``, its folder made if needed."""
+def _new_temporary_sibling(target: Path, *, with_process: bool = False) -> Path:
+    """An empty ``.NAME.<random>.tmp`` beside ``target``, its folder made if needed.
+
+    ``with_process`` names the writing process too (``.NAME.<pid>-<random>.tmp``), so a
+    later writer of ``target`` can tell a file its ended writer left from one being written
+    (:func:`remove_stale_staged_files`).
+    """
     import tempfile
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    prefix = f".{target.name}." + (f"{os.getpid()}-" if with_process else "")
+    handle, name = tempfile.mkstemp(dir=target.parent, prefix=prefix, suffix=".tmp")
     os.close(handle)
     return Path(name)
+
+
+#: A staged file without a process id in its name (an earlier novabench's, or a single
+#: file's atomic write) is removed only once its last change is this many seconds old: no
+#: write of a report, a table or a page takes that long between creating it and renaming it.
+STALE_STAGED_AFTER = 3600.0
+
+
+def remove_stale_staged_files(out: str | os.PathLike[str]) -> list[Path]:
+    """Remove the staged copies of ``out`` a killed writer left beside it, saying so.
+
+    A group of outputs (:func:`writing_all_or_none`) is staged as ``.OUT.<pid>-<random>.tmp``
+    files and renamed one by one; a process killed outright (``SIGKILL``, a power cut) before
+    every rename leaves the rest behind. Before staging ``out`` again, the next writer looks
+    for such siblings of ``out`` (of this very name, regular files, not links), and:
+
+    - ``.OUT.<pid>-<random>.tmp`` whose process has ended (no process of that id on this
+      machine) is removed: no one can be writing it, and it never was ``out`` (``out`` is
+      what it is, new or as before);
+    - the same whose process is running (this one, another writer of ``out`` right now, or
+      an unrelated process that got the id again) is left alone;
+    - ``.OUT.<random>.tmp`` (no process id: an earlier novabench, or another writer's single
+      file) is removed once unchanged for :data:`STALE_STAGED_AFTER` seconds, else left.
+
+    One line on stderr names the files removed, and one those left, if any. The rule reads
+    process ids of this machine: a folder written at the same moment from two machines
+    (a network share) is not told apart.
+
+    Args:
+        out: the output about to be staged.
+
+    Returns:
+        The files removed.
+
+    Example:
+        >>> import contextlib, io, tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> left = folder / ".r.json.999999999-k2j9x1ab.tmp"  # no process has this id
+        >>> mine = folder / f".r.json.{os.getpid()}-q1w2e3r4.tmp"
+        >>> for path in (left, mine, folder / ".other.json.999999999-k2j9x1ab.tmp"):
+        ...     _ = path.write_text("{")
+        >>> with contextlib.redirect_stderr(io.StringIO()) as said:
+        ...     removed = remove_stale_staged_files(folder / "r.json")
+        >>> [path.name for path in removed], mine.exists()
+        (['.r.json.999999999-k2j9x1ab.tmp'], True)
+        >>> said.getvalue().startswith("nova: removed .r.json.999999999-k2j9x1ab.tmp beside ")
+        True
+    """
+    import sys
+    import time
+
+    target = Path(out)
+    name = re.escape(target.name)
+    with_process = re.compile(rf"\.{name}\.(?P<pid>\d+)-[a-z0-9_]+\.tmp")
+    without_process = re.compile(rf"\.{name}\.[a-z0-9_]+\.tmp")
+    removed: list[Path] = []
+    left: list[str] = []
+    try:
+        entries = sorted(target.parent.iterdir())
+    except OSError:  # no folder yet: nothing was left there
+        return removed
+    for entry in entries:
+        found = with_process.fullmatch(entry.name)
+        if found is None and not without_process.fullmatch(entry.name):
+            continue
+        try:
+            if entry.is_symlink() or not entry.is_file():
+                continue
+            if found is not None:
+                pid = int(found.group("pid"))
+                if pid == os.getpid() or _process_alive(pid):
+                    left.append(f"{entry.name} (process {pid} is running)")
+                    continue
+            elif time.time() - entry.stat().st_mtime < STALE_STAGED_AFTER:
+                left.append(f"{entry.name} (changed in the last hour)")
+                continue
+            entry.unlink()
+        except OSError:  # removed by another writer first, or not ours to remove
+            continue
+        removed.append(entry)
+    if removed:
+        print(
+            f"nova: removed {', '.join(path.name for path in removed)} beside {target}: "
+            "staged for it by a writer that was killed before putting it in place (its "
+            "process has ended)",
+            file=sys.stderr,
+        )
+    if left:
+        print(
+            f"nova: left {', '.join(left)} beside {target}: staged for it by a writer that "
+            "may still be at work",
+            file=sys.stderr,
+        )
+    return removed
 
 
 def _finish_temporary(temporary: Path, *, durable: bool) -> None:
@@ -418,8 +518,9 @@ def _missing_folders(folder: Path) -> list[Path]:
 class StagedOutputs:
     """The outputs of one command, staged as temporary siblings and put in place together.
 
-    Each output is written whole to a ``.NAME.<random>.tmp`` beside it (as
-    :func:`writing_atomically` does) and nothing at its path changes while staging: a
+    Each output is written whole to a ``.NAME.<pid>-<random>.tmp`` beside it (as
+    :func:`writing_atomically` does, the writing process named) and nothing at its path
+    changes while staging: a
     failure on any of them removes every staged file and the folders made for them, and
     every existing file stays as it was. :meth:`commit` then renames the staged files into
     place in the order they were staged. Each rename is atomic, their sequence is not: a
@@ -427,8 +528,10 @@ class StagedOutputs:
     renamed before it new and the others as they were, removes the staged files left, and
     raises one error saying which are which, so that running the command again (with
     ``--force``) writes them all; a process killed outright (``SIGKILL``, a power cut)
-    between two renames leaves that mix and the staged ``.NAME.<random>.tmp`` files not
-    yet renamed. Stage the file that pins
+    between two renames leaves that mix and the staged ``.NAME.<pid>-<random>.tmp`` files
+    not yet renamed, which the next writer of the same output removes, saying so
+    (:func:`remove_stale_staged_files`: only once their process has ended). Stage the file
+    that pins
     others (a report pinning its tables) last, so a partial state is refused when read.
     Use it through :func:`writing_all_or_none`.
 
@@ -480,7 +583,8 @@ class StagedOutputs:
             raise ValueError(f"{target} is staged twice in one group of outputs")
         with writing_to(target):
             self._make_folders(target.parent)
-            temporary = _new_temporary_sibling(target)
+            remove_stale_staged_files(target)
+            temporary = _new_temporary_sibling(target, with_process=True)
             try:
                 yield temporary
                 _finish_temporary(temporary, durable=durable)
@@ -729,11 +833,12 @@ def _refuse_outputs_within_folder_outputs(
 
 
 # How much longer than an output's name the temporary names novabench writes it through
-# are: a file ".NAME.XXXXXXXX.tmp" (tempfile's 8 random characters); a folder
+# are: a file ".NAME.PID-XXXXXXXX.tmp" (tempfile's 8 random characters; the process id
+# when staged with others); a folder
 # ".NAME.partial-PID-XXXXXXXX" and, when it replaces one, ".NAME.superseded-PID-XXXXXXXX",
 # the longest (a process id has at most 7 digits on Linux).
 TEMPORARY_NAME_EXTRA = {
-    "file": len("..") + 8 + len(".tmp"),
+    "file": len("..") + 7 + len("-") + 8 + len(".tmp"),
     "folder": len("..superseded-") + 7 + len("-") + 8,
 }
 _DEFAULT_NAME_MAX = 255
@@ -775,7 +880,7 @@ def check_writable_place(path: str | os.PathLike[str], *, folder: bool = False) 
         >>> check_writable_place(notes.parent / ("a" * 250 + ".json"))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        novabench.errors.NovaOutputError: cannot write ...: its name is too long: 255 bytes, at most 241 here (...)
+        novabench.errors.NovaOutputError: cannot write ...: its name is too long: 255 bytes, at most 233 here (...)
     """
     from novabench.errors import NovaOutputError
 

@@ -793,16 +793,19 @@ def evaluate_model(
             **options,
         )
         if summary.resumed:
-            _say_resumed(scored.report, summary)
+            _say_resumed(scored.report, summary, limit)
         tables = item_tables(scored)
     return NovaReport(scored.report, tables, scored.release, run_path, summary)
 
 
-def _say_resumed(report: dict[str, Any], summary: RunSummary) -> None:
+def _say_resumed(report: dict[str, Any], summary: RunSummary, limit: int | None) -> None:
     """Say on stderr, and in each task's notes, what of a resumed run the file gave.
 
     Answers taken from the file were asked by an earlier call, possibly by code or weights
     that have changed since in ways the manifest cannot see: the reader is told how many.
+    Each task's coverage records them (``answers_from_run_file``) and, with ``limit``, the
+    limit (``limit``): a limited call scores every answered item of the file, which may be
+    far more than ``limit``, and the report's first line says how many came from the file.
     """
     import sys
 
@@ -821,6 +824,9 @@ def _say_resumed(report: dict[str, Any], summary: RunSummary) -> None:
         if section is None:
             continue
         from_file = summary.answers_in_file.get(task, 0)
+        section["coverage"]["answers_from_run_file"] = from_file
+        if limit is not None:
+            section["coverage"]["limit"] = limit
         section.setdefault("notes", []).insert(
             0,
             f"resumed {summary.out_path}: {_answers(from_file)} from the file "

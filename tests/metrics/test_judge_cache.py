@@ -585,6 +585,32 @@ def test_each_judge_asks_another_server_again_and_reuses_its_own_however_spelled
 
 
 @pytest.mark.parametrize("kind", JUDGE_TYPES)
+def test_a_query_parameter_choosing_the_model_keeps_verdicts_apart_and_a_key_stays_out(
+    kind: type[Any], tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    """trust13: `?model=a` and `?model=b` on one host may be two models; a key in the query
+    string is neither part of the key nor written to an entry."""
+    ask = JUDGE_ASKS[kind]
+    secret = "SECRET-4f9c2e"
+    for model in ("a", "b"):
+        judge = kind(f"{server.base_url}?model={model}&api-key={secret}", "m", cache_dir=tmp_path)
+        ask(judge)
+        assert judge.stats.cache_hits == 0, model
+    assert server.n_requests == 2
+    assert server.queries == [f"model=a&api-key={secret}", f"model=b&api-key={secret}"]
+    # The same parameters in another order, with another key (or none): the same server.
+    for spelling in ("?token=t-1&model=b", "?model=b", "?Api_Key=x&model=b"):
+        again = kind(server.base_url + spelling, "m", cache_dir=tmp_path)
+        ask(again)
+        assert again.stats.cache_hits == 1, spelling
+    assert server.n_requests == 2
+    written = "".join(path.read_text(encoding="utf-8") for path in entries(tmp_path))
+    assert len(entries(tmp_path)) == 2
+    assert "model=a" in written and "model=b" in written
+    assert secret not in written and "api-key" not in written.lower()
+
+
+@pytest.mark.parametrize("kind", JUDGE_TYPES)
 def test_an_entry_written_before_keys_named_the_server_is_a_plain_miss(
     kind: type[Any], tmp_path: Path, server: FakeOpenAIServer
 ) -> None:

@@ -48,7 +48,7 @@ def make_html_unwritable(monkeypatch: pytest.MonkeyPatch) -> None:
 
     def mkstemp(*args: Any, **kwargs: Any) -> Any:
         prefix, folder = str(kwargs.get("prefix", "")), str(kwargs.get("dir", ""))
-        if prefix.endswith(".html."):
+        if prefix.endswith(".html.") or prefix.endswith(f".html.{os.getpid()}-"):  # staged
             raise PermissionError(errno.EACCES, "Permission denied", f"{folder}/{prefix}x1.tmp")
         return real_mkstemp(*args, **kwargs)
 

@@ -84,10 +84,16 @@ def run(args: argparse.Namespace) -> int:
             or "nothing to parse"
         )
         outside = counts.get("boxes_out_of_image")
+        dropped = counts.get("boxes_dropped")
         print(
             f"{task:<13} items {counts['items']:>5}  answered {counts['answered']:>5}  "
             f"missing {counts['missing']:>5} (failed {counts['errors']})  parse: {statuses}"
             + (f"  boxes past the image edge: {outside}" if outside else "")
+            + (
+                f"  boxes dropped: {dropped} in {counts['answers_with_boxes_dropped']} answers"
+                if dropped
+                else ""
+            )
         )
     print(f"predictions: {out}")
     return 0

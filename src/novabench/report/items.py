@@ -22,6 +22,10 @@ sample averaging).
 - ``predicted_boxes`` (null when the image was not answered), ``predicted_scores``,
   ``localization_status`` (the parse status; ``"given"`` for parsed answers, ``"error"`` for
   a failed model call, ``"missing"`` without a line; null when localisation was not scored),
+  ``boxes_dropped`` (boxes the parser read in the answer but dropped: zero width or height,
+  or a size past a float; not scored), ``boxes_swapped`` (boxes whose corners it put in
+  order; scored) (both null when no parser read the answer here or the count was not
+  recorded),
   ``best_iou`` (0.0 when either side is empty), ``hit_30``, ``hit_50``,
   ``rater_1_best_iou``, ``rater_2_best_iou`` (each rater against gold);
 - ``caption_reference``, ``caption_prediction``, ``captioning_status``, one column per
@@ -105,6 +109,8 @@ IMAGE_COLUMNS: tuple[str, ...] = (
     "predicted_boxes",
     "predicted_scores",
     "localization_status",
+    "boxes_dropped",
+    "boxes_swapped",
     "best_iou",
     "hit_30",
     "hit_50",
@@ -140,6 +146,8 @@ _DTYPES: dict[str, str] = {
     "height": "Int64",
     "images_per_case": "Int64",
     "n_gold_boxes": "Int64",
+    "boxes_dropped": "Int64",
+    "boxes_swapped": "Int64",
     "n_images": "Int64",
     "matched_slot": "Int64",
     "gold_box_fraction": "Float64",
@@ -441,6 +449,8 @@ def _image_rows(scored: ScoredPredictions) -> list[dict[str, Any]]:
             answered = record is not None and record.error is None and item is not None
             row["predicted_boxes"] = _xyxy(record.boxes or []) if answered else None
             row["predicted_scores"] = list(record.scores) if answered and record.scores else None
+            for column in ("boxes_dropped", "boxes_swapped"):
+                row[column] = getattr(record, column) if answered else None
             for column in ("best_iou", "hit_30", "hit_50"):
                 row[column] = None if item is None else location[column][item]
         if captioning is not None:

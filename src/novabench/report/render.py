@@ -500,6 +500,68 @@ NO_INTERVALS = "no intervals (--bootstrap 0)"
 #: (``TaskSpec.comparison_with_paper``).
 VERSUS_PAPER = "comparable with the paper's?"
 
+#: The terminal table's title of the :data:`VERSUS_PAPER` column (its legend says the rest).
+VERSUS_PAPER_SHORT_TITLE = "vs paper"
+
+#: The terminal table's short forms of ``TaskSpec.comparison_with_paper``'s answers; the
+#: legend under the table spells out each one shown. An answer not listed is shown whole.
+_SHORT_COMPARISON = {
+    registry.SAME_DEFINITION: "yes",
+    registry.UP_TO_THE_JUDGE: "yes, judge",
+    registry.DEFINITION_INFERRED: "care: inferred",
+    registry.DEFINITION_OURS: "care: ours",
+    registry.SETTINGS_UNPUBLISHED: "care: settings",
+    registry.ANOTHER_QUANTITY: "no",
+    registry.NOT_A_PAPER_KEY: "-",
+}
+
+
+def short_comparison(comparison: str) -> str:
+    """How far a value compares with the paper's, in the terminal table's few characters.
+
+    Args:
+        comparison: an answer of ``TaskSpec.comparison_with_paper``.
+
+    Returns:
+        Its short form (:func:`versus_paper_legend` spells it out), or the answer itself
+        when it has none.
+
+    Example:
+        >>> short_comparison("with care: definition inferred"), short_comparison("not a paper key")
+        ('care: inferred', '-')
+    """
+    return _SHORT_COMPARISON.get(comparison, comparison)
+
+
+def versus_paper_legend(comparisons: Sequence[str]) -> str:
+    """The line under the terminal table that spells out the short forms of its last column.
+
+    Args:
+        comparisons: the ``TaskSpec.comparison_with_paper`` answers of the rows shown.
+
+    Returns:
+        The column's full title, then ``short = answer`` for each short form shown (once,
+        in the order first shown; a form that is the answer itself needs no spelling out);
+        "" when no row is shown.
+
+    Example:
+        >>> versus_paper_legend(["yes", "no: another quantity", "yes"])
+        "vs paper (comparable with the paper's?): no = no: another quantity"
+        >>> versus_paper_legend([])
+        ''
+    """
+    if not comparisons:
+        return ""
+    spelled = [
+        f"{short_comparison(answer)} = {answer}"
+        for answer in dict.fromkeys(comparisons)
+        if short_comparison(answer) != answer
+    ]
+    return f"{VERSUS_PAPER_SHORT_TITLE} ({VERSUS_PAPER})" + (
+        ": " + "; ".join(spelled) if spelled else ""
+    )
+
+
 #: Below this many resamples a percentile interval can miss its own estimate entirely.
 FEW_RESAMPLES = 100
 
@@ -863,6 +925,7 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
                 f"; boxes past the image edge (scored as given): {coverage['boxes_out_of_image']}"
                 f" in {_count(coverage.get('answers_out_of_image', 0), 'answer')}, by any margin"
             )
+        line += _box_repair_phrase(coverage)
         if metrics.get("n_truncated_predictions"):
             line += f"; {metrics['n_truncated_predictions']} boxes beyond max_detections not scored for AP"
         lines.append(line)
@@ -875,6 +938,37 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         if cached:
             lines.append(f"{task}: note: {cached}")
     return lines
+
+
+def _box_repair_phrase(coverage: Mapping[str, Any]) -> str:
+    """What the box parser dropped or put right, for a task's coverage line ("" for nothing).
+
+    Example:
+        >>> _box_repair_phrase({"boxes_dropped": 3, "answers_with_boxes_dropped": 2,
+        ...                     "boxes_swapped": 0, "box_repairs_unrecorded": 0})
+        '; boxes dropped (zero width or height, or a size past a float; not scored): 3 in 2 answers'
+        >>> _box_repair_phrase({"boxes_out_of_image": 4})
+        ''
+    """
+    phrase = ""
+    if coverage.get("boxes_dropped"):
+        phrase += (
+            "; boxes dropped (zero width or height, or a size past a float; not scored): "
+            f"{coverage['boxes_dropped']} in "
+            f"{_count(coverage.get('answers_with_boxes_dropped', 0), 'answer')}"
+        )
+    if coverage.get("boxes_swapped"):
+        phrase += (
+            f"; boxes whose corners came in the wrong order, put right (scored): "
+            f"{coverage['boxes_swapped']} in "
+            f"{_count(coverage.get('answers_with_boxes_swapped', 0), 'answer')}"
+        )
+    if coverage.get("box_repairs_unrecorded"):
+        phrase += (
+            f"; {_count(coverage['box_repairs_unrecorded'], 'answer')} parsed earlier by a "
+            "`nova parse` that did not record dropped or swapped boxes (unknown for those)"
+        )
+    return phrase
 
 
 def judge_cache_line(task_report: Mapping[str, Any]) -> str | None:
@@ -1230,23 +1324,45 @@ def _bertscore_model(bertscore_hash: str) -> str:
 def render_table(report: Mapping[str, Any]) -> str:
     """A plain-text table in percent with confidence intervals, then coverage lines.
 
+    Its last column says how far each value can be put beside the paper's figure of that
+    name (``TaskSpec.comparison_with_paper``, as the Markdown and HTML reports' column
+    "comparable with the paper's?"), in short forms that the line under the table spells out.
+
     Example:
         >>> report = {"bootstrap": {"confidence": 0.95}, "tasks": {"diagnosis": {"metrics": {"top1": 0.25, "top5": 0.5},
         ...     "confidence_intervals": {"top1": [0.0, 0.75]}, "notes": [],
         ...     "coverage": {"items": 4, "answered": 4, "missing": 0, "errors": 0, "parse_status": {}}}}}
-        >>> print(render_table(report).splitlines()[2])
-        diagnosis     top1           25.0  [0.0, 75.0]
+        >>> for line in render_table(report).splitlines()[:5]:
+        ...     print(line.rstrip())
+        task          metric        value %  95% CI       vs paper
+        ----------------------------------------------------------
+        diagnosis     top1           25.0  [0.0, 75.0]    yes, judge
+        diagnosis     top5           50.0                 yes, judge
+        vs paper (comparable with the paper's?): yes, judge = yes, up to the judge model (the paper's is not known)
     """
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     rows = _rows(report)
     width = _metric_width([key for _, key, _, _ in rows])
-    header = f"{'task':<13} {'metric':<{width}} {'value %':>7}  " + (
-        NO_INTERVALS if without_intervals(report) else f"{level}% CI"
+    interval_title = NO_INTERVALS if without_intervals(report) else f"{level}% CI"
+    interval_width = max([len(interval_title), *(len(interval) for *_, interval in rows)])
+    header = (
+        f"{'task':<13} {'metric':<{width}} {'value %':>7}  {interval_title:<{interval_width}}  "
+        f"{VERSUS_PAPER_SHORT_TITLE}"
     )
     lines = report_first_lines(report)
     lines += [header, "-" * len(header)]
+    shown_versus = []
     for task, key, value, interval in rows:
-        lines.append(f"{task:<13} {key:<{width}} {value:>5}  {interval}".rstrip())
+        versus = registry.TASKS[task].comparison_with_paper(key)
+        shown_versus.append(versus)
+        lines.append(
+            # The value is 2 narrower than its title ("value %"): the interval pads it back.
+            f"{task:<13} {key:<{width}} {value:>5}  {interval:<{interval_width + 2}}  "
+            f"{short_comparison(versus)}"
+        )
+    legend = versus_paper_legend(shown_versus)
+    if legend:
+        lines.append(legend)
     lines.append("")
     lines.extend(_coverage_lines(report))
     lines.extend(f"settings: {line}" for line in settings_lines(report, short=True))
@@ -1610,7 +1726,9 @@ def answered_only_line(report: Mapping[str, Any]) -> str:
     """A reader's warning when only answered items were scored ("" otherwise).
 
     The items scored are those with a line; model errors among them are named, since
-    they are not answers (they score as no prediction).
+    they are not answers (they score as no prediction). A resumed run says how many of
+    them are answers the run file held from an earlier call (``answers_from_run_file``),
+    and the limit of the call that resumed it (a limited call scores them all).
 
     Example:
         >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
@@ -1623,6 +1741,9 @@ among them (scored as no prediction): diagnosis 3'
         >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
         ...     "items": 40, "scored": 40, "errors": 0}}}})
         'answered items only: diagnosis 40 of 40 cases scored, none left out'
+        >>> answered_only_line({"answered_only": True, "tasks": {"diagnosis": {"coverage": {
+        ...     "items": 40, "scored": 30, "errors": 0, "answers_from_run_file": 30, "limit": 5}}}})
+        'answered items only: diagnosis 30 of 40 cases (30 of them answers from the run file, asked by an earlier call; this call asked at most 5) scored, the rest left out'
         >>> answered_only_line({"tasks": {}})
         ''
     """
@@ -1636,7 +1757,17 @@ among them (scored as no prediction): diagnosis 3'
             unit = "cases" if registry.TASKS[task].unit == "case" else "images"
             scored = coverage.get("scored", coverage["items"])
             left_out = left_out or scored != coverage["items"]
-            parts.append(f"{task} {scored} of {coverage['items']} {unit}")
+            part = f"{task} {scored} of {coverage['items']} {unit}"
+            from_file = coverage.get("answers_from_run_file")
+            if from_file is not None:  # a resumed run: a limited call scores the whole file
+                limit = coverage.get("limit")
+                part += (
+                    f" ({from_file} of them answers from the run file, asked by an "
+                    "earlier call"
+                    + (f"; this call asked at most {limit}" if limit is not None else "")
+                    + ")"
+                )
+            parts.append(part)
             if coverage.get("errors"):
                 errors.append(f"{task} {coverage['errors']}")
     # Every item may have a line already (a limited call resuming a full run's file).

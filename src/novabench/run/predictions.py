@@ -18,7 +18,9 @@ runner may also carry ``task`` (which task the line answers), ``latency_s``, ``m
 ``error`` (the item failed; no answer), ``parse_status`` (added by :func:`parse_raw`),
 ``raw_truncated_from`` (the answer was longer than ``registry.MAX_RAW_ANSWER_CHARS``: only
 that prefix of the raw text is stored and this is the original length in characters; the
-item is ``too_long``, never parsed) and a free-form ``meta`` object. Any other key is refused, so a typo such as ``"box"`` cannot
+item is ``too_long``, never parsed), ``boxes_dropped`` and ``boxes_swapped`` (added by
+:func:`parse_raw` beside a box answer it read: boxes written but not kept, of zero size or
+past a float, and boxes whose corners it put in order) and a free-form ``meta`` object. Any other key is refused, so a typo such as ``"box"`` cannot
 silently turn into "no prediction".
 
 Each (task, item) may be answered once per file. The one exception makes reruns safe: a line
@@ -92,6 +94,8 @@ _TASK_FIELDS: dict[str, tuple[str, ...]] = {
 _ANSWER_FIELDS: dict[str, tuple[str, str]] = {  # task -> (parsed answer, raw answer)
     name: (spec.answer_field, spec.raw_field) for name, spec in registry.TASKS.items()
 }
+# What the box parser did to an answer's boxes, kept on its line (counts; see parse_raw).
+_BOX_REPAIR_FIELDS = ("boxes_dropped", "boxes_swapped")
 _COMMON_FIELDS = (
     "task",
     "latency_s",
@@ -100,6 +104,7 @@ _COMMON_FIELDS = (
     "parse_status",
     "meta",
     "raw_truncated_from",
+    *_BOX_REPAIR_FIELDS,
 )
 # The keys a line of each unit may carry: its key field, the common fields, its tasks' fields.
 _UNIT_KEYS: dict[str, frozenset[str]] = {
@@ -149,6 +154,10 @@ class PredictionRecord:
         raw_truncated_from: the original length (characters) of an answer stored only as a
             prefix of ``registry.MAX_RAW_ANSWER_CHARS`` characters, or None when ``raw`` is
             whole. Such an item is ``too_long`` and its prefix is never parsed.
+        boxes_dropped: boxes the parser read in ``raw`` but dropped (zero width or height,
+            or a size past a float; not scored), or None when no parser read a box answer
+            here (parsed boxes given as such, or a file parsed before this was recorded).
+        boxes_swapped: boxes whose corners the parser put in order (scored), None alike.
     """
 
     task: str
@@ -166,6 +175,8 @@ class PredictionRecord:
     error: str | None = None
     parse_status: str | None = None
     raw_truncated_from: int | None = None
+    boxes_dropped: int | None = None
+    boxes_swapped: int | None = None
 
     @property
     def is_parsed(self) -> bool:
@@ -529,6 +540,7 @@ def _line_records(
             )
         raise check.fail(f"carries no prediction: expected one of {expected}", key_field)
 
+    repairs = _box_repairs(check, payload, tasks_here)
     truncated_from = payload.get("raw_truncated_from")
     if truncated_from is not None and len(tasks_here) != 1:
         raise check.fail(
@@ -538,6 +550,7 @@ def _line_records(
 
     records: list[PredictionRecord] = []
     for current in tasks_here:
+        boxes_line = current == registry.task_answered_in("boxes")
         values = _answer_values(check, payload, current)
         raw_field = _ANSWER_FIELDS[current][1]
         raw = (
@@ -575,10 +588,33 @@ def _line_records(
                 error=error,
                 parse_status=task_status,
                 raw_truncated_from=truncated_from,
+                boxes_dropped=repairs.get("boxes_dropped") if boxes_line else None,
+                boxes_swapped=repairs.get("boxes_swapped") if boxes_line else None,
                 **values,
             )
         )
     return records
+
+
+def _box_repairs(
+    check: _LineChecker, payload: Mapping[str, Any], tasks_here: Sequence[str]
+) -> dict[str, int]:
+    """A line's checked ``boxes_dropped`` / ``boxes_swapped``: counts beside a read box answer."""
+    given = {name: payload[name] for name in _BOX_REPAIR_FIELDS if payload.get(name) is not None}
+    if not given:
+        return {}
+    name = next(iter(given))
+    boxes_task = registry.task_answered_in("boxes")
+    if boxes_task not in tasks_here or payload.get(_ANSWER_FIELDS[boxes_task][1]) is None:
+        raise check.fail(
+            f"counts boxes the parser read in {_ANSWER_FIELDS[boxes_task][1]}, which this line "
+            "does not hold",
+            name,
+        )
+    return {
+        name: checks.integer(value, minimum=0, source=check.source, record=check.record, field=name)
+        for name, value in given.items()
+    }
 
 
 def _truncated_length(check: _LineChecker, value: Any, raw: str | None, raw_field: str) -> int:
@@ -920,7 +956,7 @@ def _record_payload(record: PredictionRecord) -> dict[str, Any]:
             payload[name] = list(value) if isinstance(value, tuple) else value
         if name == spec.raw_field and record.raw_truncated_from is not None:
             payload["raw_truncated_from"] = record.raw_truncated_from
-    for name in ("parse_status", "latency_s", "model", "error"):
+    for name in ("parse_status", *_BOX_REPAIR_FIELDS, "latency_s", "model", "error"):
         if getattr(record, name) is not None:
             payload[name] = getattr(record, name)
     return payload
@@ -1091,7 +1127,15 @@ def parse_raw(
             answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
             if _too_long(answer):
                 answer, status = _PARSED_VALUE[spec.answer_field](None), registry.TOO_LONG
-            records[task][key] = replace(record, **{spec.answer_field: answer}, parse_status=status)
+            repairs = {}
+            if isinstance(getattr(parsed, "n_degenerate_dropped", None), int):  # a box answer
+                repairs = {
+                    "boxes_dropped": parsed.n_degenerate_dropped,
+                    "boxes_swapped": parsed.n_swapped,
+                }
+            records[task][key] = replace(
+                record, **{spec.answer_field: answer}, parse_status=status, **repairs
+            )
     return replace(aligned, records=records)
 
 
@@ -1099,7 +1143,12 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
     """What a report says about the box answers beyond their statuses.
 
     Counts the boxes that reach past their image (raw and already-parsed answers alike:
-    both are scored as given), and the answers left unread as ``ambiguous_convention``
+    both are scored as given); the boxes the parser dropped from an answer (zero width or
+    height, or a size past a float: not scored; an answer of such boxes only is
+    ``invalid_boxes``) and those whose corners it put in order, each with the answers
+    concerned, and the answers parsed earlier by a ``nova parse`` that did not record
+    these counts (``box_repairs_unrecorded``: their boxes are scored as parsed, their drops
+    and swaps unknown); and the answers left unread as ``ambiguous_convention``
     with the ``--box-convention`` values that would read them (from their raw text). The
     answers with a box past the image that keep their raw text are read again under each
     explicit convention: ``inside_with`` counts, per convention, those whose every box
@@ -1110,8 +1159,9 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
         release: the release it answers (image sizes).
 
     Returns:
-        ``{"boxes_out_of_image": int, "answers_out_of_image": int,
-        "ambiguous_convention": int, "readable_with": {"protocol|xyxy_norm1000": int, ...},
+        ``{"boxes_out_of_image": int, "answers_out_of_image": int, "boxes_dropped": int,
+        "answers_with_boxes_dropped": int, "boxes_swapped": int, "answers_with_boxes_swapped":
+        int, "box_repairs_unrecorded": int, "ambiguous_convention": int, "readable_with": {"protocol|xyxy_norm1000": int, ...},
         "out_of_image_reread": int, "inside_with": {"xyxy_norm1000": int, ...}}``
         (``readable_with`` keys join the conventions with ``|``; ``""`` for none;
         ``out_of_image_reread``: the answers past the image read again; ``inside_with``:
@@ -1144,10 +1194,16 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
 
     task = registry.task_answered_in("boxes")
     sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
-    boxes_out = answers_out = ambiguous = reread = 0
+    boxes_out = answers_out = ambiguous = reread = unrecorded = 0
+    repaired: Counter[str] = Counter()
     readable: Counter[str] = Counter()
     inside: Counter[str] = Counter()
     for key, record in predictions.records[task].items():
+        for name in _BOX_REPAIR_FIELDS:
+            count = getattr(record, name) or 0
+            repaired[name] += count
+            repaired[f"answers_with_{name}"] += bool(count)
+        unrecorded += record.boxes_dropped is None and _read_by_a_parser(record)
         outside = sum(not box_inside_image(box, sizes[key]) for box in record.boxes or [])
         boxes_out += outside
         answers_out += bool(outside)
@@ -1163,11 +1219,31 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
     return {
         "boxes_out_of_image": boxes_out,
         "answers_out_of_image": answers_out,
+        **{name: repaired[name] for name in _REPAIR_COUNTS},
+        "box_repairs_unrecorded": unrecorded,
         "ambiguous_convention": ambiguous,
         "readable_with": dict(readable.most_common()),
         "out_of_image_reread": reread,
         "inside_with": dict(sorted(inside.items(), key=lambda item: (-item[1], item[0]))),
     }
+
+
+# The counts of box_answer_summary the parser's repairs give, in the report's order.
+_REPAIR_COUNTS = (
+    "boxes_dropped",
+    "answers_with_boxes_dropped",
+    "boxes_swapped",
+    "answers_with_boxes_swapped",
+)
+
+
+def _read_by_a_parser(record: PredictionRecord) -> bool:
+    """Whether a parser read ``record``'s answer from its raw text (a read, not a refusal)."""
+    return (
+        record.raw is not None
+        and record.parse_status not in (None, registry.TOO_LONG)
+        and record.raw_truncated_from is None
+    )
 
 
 #: A report's ``predictions.box_answers.parsed_earlier`` key for parsed box answers no

@@ -32,19 +32,25 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from novabench._files import write_text_atomic
+from novabench.client import is_credential_parameter
 from novabench.errors import NovaInputError
 from novabench.lexicon.diagnoses import normalize_diagnosis
 from novabench.metrics.judge.prompts import _case_context
 
 
 def cache_endpoint(url: str) -> str:
-    """The server a judge asks, as its cache keys name it: scheme, host, port and path.
+    """The server a judge asks, as its cache keys name it: scheme, host, port, path and query.
 
     Two spellings of one server give one form (case of scheme and host, a default port
-    written or not, a trailing slash); credentials (``user:password@``) and the query string
-    (where some hosts take an API key) are left out, so no secret reaches a cache entry.
-    A verdict is served only to the server that gave it: two servers under one model name
-    may serve different models.
+    written or not, a trailing slash, the order of query parameters); credentials
+    (``user:password@``) are left out, and so is every query parameter whose name says it
+    holds one (``key``, ``api-key``, ``token``, ``access_token``, ``code``, ``sig``,
+    ``signature``, ``secret``, ``password``, ``auth``...: the client's
+    :func:`~novabench.client.is_credential_parameter`), name and value, so no secret reaches
+    a cache entry and a new key does not cost the cache. Every other parameter stays, sorted:
+    it may choose the model or deployment (``?model=``, ``?deployment=``) or the API itself
+    (Azure's ``?api-version=``). A verdict is served only to the server that gave it: two
+    servers under one model name may serve different models.
 
     Example:
         >>> cache_endpoint("HTTP://User:pw@LocalHost/v1/chat/completions/?api_key=sk-1")
@@ -52,6 +58,8 @@ def cache_endpoint(url: str) -> str:
         >>> cache_endpoint("https://h:443/v1/chat/completions") == cache_endpoint(
         ...     "https://h/v1/chat/completions")
         True
+        >>> cache_endpoint("https://h/v1/chat/completions?model=b&Api-Key=sk-2&deployment=a")
+        'https://h:443/v1/chat/completions?deployment=a&model=b'
     """
     parts = urllib.parse.urlsplit(url.strip())
     scheme = parts.scheme.lower()
@@ -65,7 +73,13 @@ def cache_endpoint(url: str) -> str:
     if port is None:
         port = {"http": 80, "https": 443}.get(scheme)
     where = host if port is None else f"{host}:{port}"
-    return f"{scheme}://{where}{parts.path.rstrip('/')}"
+    kept = sorted(
+        (name, value)
+        for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        if not is_credential_parameter(name)
+    )
+    query = f"?{urllib.parse.urlencode(kept)}" if kept else ""
+    return f"{scheme}://{where}{parts.path.rstrip('/')}{query}"
 
 
 def verdict_cache_key(identity: str, prompt_version: str, reference: str, candidate: str) -> str:

@@ -177,6 +177,10 @@ class ParsedBoxes:
 LOCALIZATION_STATUSES: tuple[str, ...] = TASKS[ParsedBoxes.TASK].parse_statuses
 #: Boxes were written but none is one (zero area, or a value past a float): no prediction.
 INVALID_BOXES = "invalid_boxes"
+# Why a written box is dropped, as an answer's note says it.
+_ZERO_SIZE = "of zero width or height"
+_NOT_FINITE = "with a value that is not a finite number"
+_PAST_A_FLOAT = "with a width, height or area past the largest float"
 
 
 # --------------------------------------------------------------------------- reading boxes
@@ -878,13 +882,14 @@ def _parse_localization(
 
     boxes: list[list[float]] = []
     labels: list[str] = []
-    n_degenerate = n_out = n_swapped = 0
+    n_out = n_swapped = 0
+    dropped: dict[str, int] = {}  # why -> how many boxes
     for candidate in candidates:
         x1, y1, x2, y2 = _to_pixel_corners(
             candidate.numbers, used, width, height, input_width, input_height
         )
         if not all(math.isfinite(v) for v in (x1, y1, x2, y2)):
-            n_degenerate += 1
+            dropped[_NOT_FINITE] = dropped.get(_NOT_FINITE, 0) + 1
             continue
         if x1 > x2 or y1 > y2:
             n_swapped += 1
@@ -894,18 +899,27 @@ def _parse_localization(
         # A size or an area past the largest float (corners near 1e308) is no box either:
         # kept, it would overflow in every IoU.
         if not (box_width > 0.0 and box_height > 0.0 and math.isfinite(box_width * box_height)):
-            n_degenerate += 1
+            why = _ZERO_SIZE if box_width == 0.0 or box_height == 0.0 else _PAST_A_FLOAT
+            dropped[why] = dropped.get(why, 0) + 1
             continue
         # Kept as given (the co-authors' harness scores boxes unclipped), counted.
         n_out += not box_inside_image([x1, y1, box_width, box_height], (width, height))
         boxes.append([x1, y1, box_width, box_height])
         labels.append(candidate.label)
+    n_degenerate = sum(dropped.values())
     invalid = None
     status = "truncated_ok" if extraction.truncated and boxes else "ok"
+    if n_swapped:
+        notes.append(
+            f"{n_swapped} box(es) with corners in the wrong order (x1 > x2 or y1 > y2) put right"
+        )
     if not boxes:  # boxes were written, none is one: a status of its own, counted per answer
         invalid = "every box had zero area (or a value that is not a finite number)"
         status = INVALID_BOXES
         notes.append(invalid)
+    elif n_degenerate:  # some kept, some not: the answer says which went, and why
+        reasons = ", ".join(f"{count} {why}" for why, count in dropped.items())
+        notes.append(f"{n_degenerate} of {len(candidates)} boxes dropped (not scored): {reasons}")
     return ParsedBoxes(
         boxes=boxes,
         labels=labels,

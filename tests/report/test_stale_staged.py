@@ -1,0 +1,111 @@
+"""A writer killed between the renames of its outputs left ``.NAME.<pid>-<random>.tmp``
+files that the next run neither removed nor named (trust13): the next writer of the same
+outputs removes those whose process has ended, in one line naming them, and leaves alone
+those of a process still running."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from novabench import _files
+from novabench.cli import main
+
+KILLED_WRITER = """
+import os, signal, sys
+from pathlib import Path
+from novabench._files import StagedOutputs
+
+out = Path(sys.argv[1])
+outputs = StagedOutputs()
+outputs.write_text(out / "r.json", '{"half": ')
+outputs.write_text(out / "r.md", "# Report (never put in place)")
+print(os.getpid(), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)  # no commit, no cleanup: as a kill -9 leaves it
+"""
+
+
+def staged_by_a_killed_writer(folder: Path) -> tuple[int, list[Path]]:
+    """Run a writer that stages r.json and r.md in ``folder`` and is killed before renaming."""
+    environment = {**os.environ, "PYTHONPATH": str(Path(_files.__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(folder)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+    assert done.returncode == -9, done.stderr
+    pid = int(done.stdout.strip())
+    left = sorted(folder.glob(".r.*.tmp"))
+    assert [path.name.split(".")[2] for path in left] == ["json", "md"]
+    assert all(path.name.split(".")[3].startswith(f"{pid}-") for path in left)
+    return pid, left
+
+
+def test_the_next_evaluate_removes_what_a_killed_one_staged_and_says_so(
+    sample_release: Path,
+    sample_floor_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pid, left = staged_by_a_killed_writer(tmp_path)
+    assert not (tmp_path / "r.json").exists()  # killed before the first rename
+    arguments = ["evaluate", "--data", str(sample_release), "--predictions",
+                 str(sample_floor_run), "--task", "localization", "--bootstrap", "0",
+                 "--no-breakdowns", "-q", "--out", str(tmp_path / "r.json"),
+                 "--markdown", str(tmp_path / "r.md")]  # fmt: skip
+    assert main(arguments) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("nova: ")]
+    why = "staged for it by a writer that was killed before putting it in place (its process has ended)"
+    assert said == [
+        f"nova: removed {left[0].name} beside {tmp_path / 'r.json'}: {why}",
+        f"nova: removed {left[1].name} beside {tmp_path / 'r.md'}: {why}",
+    ]
+    assert not any(path.exists() for path in left)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["r.json", "r.md"]
+    assert "localization" in json.loads((tmp_path / "r.json").read_text())["tasks"]
+
+
+def test_a_staged_file_of_a_running_writer_is_left_alone_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sleeper = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                               stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        busy = tmp_path / f".r.json.{sleeper.pid}-k2j9x1ab.tmp"
+        busy.write_text('{"being written', encoding="utf-8")
+        with _files.writing_all_or_none() as outputs:
+            outputs.write_text(tmp_path / "r.json", "{}")
+        assert busy.read_text(encoding="utf-8") == '{"being written'
+        assert (tmp_path / "r.json").read_text(encoding="utf-8") == "{}"
+        assert capsys.readouterr().err == (
+            f"nova: left {busy.name} (process {sleeper.pid} is running) beside "
+            f"{tmp_path / 'r.json'}: staged for it by a writer that may still be at work\n"
+        )
+    finally:
+        sleeper.communicate(b"", timeout=60)
+
+
+def test_a_staged_file_without_a_process_id_goes_only_once_an_hour_old(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = tmp_path / ".r.json.q1w2e3r4.tmp"  # an earlier novabench's name
+    fresh = tmp_path / ".r.json.z9y8x7w6.tmp"
+    other = tmp_path / ".r.md.q1w2e3r4.tmp"  # another output's: not this writer's business
+    for path in (old, fresh, other):
+        path.write_text("{", encoding="utf-8")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    os.utime(other, (two_hours_ago, two_hours_ago))
+    assert _files.remove_stale_staged_files(tmp_path / "r.json") == [old]
+    assert not old.exists() and fresh.exists() and other.exists()
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"nova: removed {old.name} beside ")
+    assert err[1].startswith(f"nova: left {fresh.name} (changed in the last hour) beside ")
