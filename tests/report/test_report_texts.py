@@ -256,6 +256,26 @@ def test_every_value_says_how_far_it_compares_with_the_papers_figure() -> None:
     assert "<th>comparable with the paper&#x27;s?</th>" in page
     assert "<td>with care: definition inferred</td>" in page
 
+    # The report's own conditions rule out every paper figure, for the paper keys only; a
+    # key that is another quantity says so first.
+    for conditions, verdict in [
+        ({"answered_only": True}, "no: answered items only"),
+        (
+            {"data": {**report["data"], "provenance": {"origin": "nova sample", "cases": 1}}},
+            "no: not the NOVA release",
+        ),
+    ]:
+        markdown = render_markdown({**report, **conditions})
+        for row in (
+            f"| localization | mAP@30 | 50.0 | {verdict} |",
+            f"| localization | mAP@50:95 | 20.0 | {verdict} |",
+            f"| captioning | BLEU-4 | 9.0 | {verdict} |",
+            "| localization | COCO-AP@50 | 30.0 | not a paper key |",
+            "| captioning | ClinicalF1-lexicon | 30.0 | no: another quantity |",
+        ):
+            assert row in markdown, (conditions, row)
+        assert f"<td>{verdict}</td>" in render_html({**report, **conditions}, gallery_size=0)
+
 
 def test_the_releases_reading_warnings_come_first_in_every_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
