@@ -295,7 +295,8 @@ def test_the_releases_reading_warnings_come_first_in_every_output(
     assert main([*argv, "--out", str(out), "--markdown", str(markdown), "--bootstrap", "0"]) == 0
     expected = (
         "warning: the release was read with 1 warning (`nova info` on it lists them): "
-        f"captions.csv, line 2 ({filename}): a gold box is listed more than once; kept as "
+        f"bboxes_gold.csv, line 2 ({filename}) and line {len(lines) + 1} ({filename}): a gold "
+        "box is listed more than once; kept as "
         "listed (COCO-AP@ and TP30 count each copy; the hit rates do not change)"
     )
     assert expected in capsys.readouterr().out.splitlines()
