@@ -872,7 +872,7 @@ def score_columns(
 
 
 def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: int = 0) -> None:
-    """Box values and scores of plain items are numbers (no booleans) and finite.
+    """Box values and scores of plain items are numbers (no booleans, no strings) and finite.
 
     What the ``evaluate`` face checks as a batch is added, before Arrow would store
     ``True`` as 1.0. Box lengths and sizes (which depend on ``box_format``) are checked
@@ -930,8 +930,8 @@ def box_values(items: Sequence[Mapping[str, Any]], *, side: str, start_index: in
                     field=f"{side}.boxes[{position}]",
                 )
         for position, score in enumerate(item.get("scores") or ()):
-            if isinstance(score, (bool, np.bool_)) or is_real_number(score):
-                number(score, record=record, field=f"{side}.scores[{position}]")
+            # "0.9" too: Arrow would read it as 0.9 silently, where the scorers refuse it.
+            number(score, record=record, field=f"{side}.scores[{position}]")
 
 
 def box_inside_image(box: Any, image_size: tuple[float, float]) -> bool:

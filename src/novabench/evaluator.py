@@ -481,13 +481,14 @@ class NovaReport:
 
         Columns: ``task``, ``metric``, ``value``, ``ci_low``, ``ci_high`` (percent; NaN where
         a value is undefined or no interval was computed) and ``vs_paper``: how far the value
-        compares with the paper's figure of that name (``TaskSpec.comparison_with_paper``:
-        ``yes``, ``with care: ...``, ``no: another quantity``, ``not a paper key``).
+        compares with the paper's figure of that name
+        (:func:`novabench.report.render.comparison_with_paper`: ``yes``, ``with care: ...``,
+        ``no: another quantity``, ``not a paper key``; ``no: not the NOVA release`` on data
+        novabench made, ``no: answered items only`` with ``limit=`` or ``answered_only``).
         """
         import pandas as pd
 
-        from novabench import registry
-        from novabench.report.render import HEADLINE_KEYS, TASK_ORDER
+        from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, comparison_with_paper
 
         rows = []
         for task in TASK_ORDER:
@@ -506,7 +507,7 @@ class NovaReport:
                         "value": _percent(section["metrics"][key]),
                         "ci_low": _percent(low),
                         "ci_high": _percent(high),
-                        "vs_paper": registry.TASKS[task].comparison_with_paper(key),
+                        "vs_paper": comparison_with_paper(self.report, task, key),
                     }
                 )
         columns = ["task", "metric", "value", "ci_low", "ci_high", "vs_paper"]
@@ -725,8 +726,8 @@ def evaluate_model(
         >>> report.model
         'nothing_found'
         >>> print(report.headline.head(1).to_string(index=False))
-                task metric  value  ci_low  ci_high vs_paper
-        localization mAP@30    0.0     NaN      NaN      yes
+                task metric  value  ci_low  ci_high                 vs_paper
+        localization mAP@30    0.0     NaN      NaN no: not the NOVA release
         >>> len(report.images) == len(report.release.images)
         True
     """

@@ -456,6 +456,49 @@ def test_an_export_without_image_shards_is_refused(odd_export: Path, tmp_path: P
         read_release(copy)
 
 
+def test_an_export_missing_an_image_shard_is_refused_not_scored_smaller(
+    odd_export: Path, tmp_path: Path
+) -> None:
+    """A partial download: 1 of 2 image shards. It read as a 4-image release, warnings 0."""
+    import shutil
+
+    copy = tmp_path / "partial"
+    shutil.copytree(odd_export, copy)
+    (copy / "data" / "images" / "test-00001-of-00002.parquet").unlink()
+    with pytest.raises(NovaInputError, match="test-00001-of-00002.parquet is missing") as caught:
+        read_release(copy)
+    assert caught.value.source == str(copy / "data" / "images")
+
+
+def test_an_export_holding_fewer_images_than_its_card_records_is_refused(
+    odd_export: Path, tmp_path: Path
+) -> None:
+    """The shard set renamed to look whole: the card's count and the cases shard still tell."""
+    import shutil
+
+    copy = tmp_path / "renamed"
+    shutil.copytree(odd_export, copy)
+    images = copy / "data" / "images"
+    (images / "test-00001-of-00002.parquet").unlink()
+    (images / "test-00000-of-00002.parquet").rename(images / "test-00000-of-00001.parquet")
+    with pytest.raises(NovaInputError, match="the card records 6 images, the image shards hold 4"):
+        read_release(copy)
+    # With the card's count edited to match, the cases shard names the images it lists
+    # that have no row (case0003 is split over the two shards: half of it was left).
+    card = (copy / "README.md").read_text(encoding="utf-8")
+    assert card.count("num_examples: 6") == 1
+    (copy / "README.md").write_text(card.replace("num_examples: 6", "num_examples: 4"))
+    kept = pq.read_table(images / "test-00000-of-00001.parquet", columns=["filename"])
+    with pytest.raises(
+        NovaInputError, match=r"2 image\(s\) its cases list have no image row"
+    ) as caught:
+        read_release(copy)
+    absent = {image.filename for image in read_release(odd_export).images} - set(
+        kept.column("filename").to_pylist()
+    )
+    assert len(absent) == 2 and all(name in str(caught.value) for name in absent)
+
+
 @pytest.mark.parametrize("fixture", ["sample_release", "sample_export"])
 def test_each_parquet_file_is_opened_once_and_its_provenance_read_from_it(
     fixture: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch

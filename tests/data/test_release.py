@@ -898,4 +898,35 @@ def test_a_gold_box_listed_twice_is_kept_and_reported(tmp_path, layout):
     image = next(image for image in release.images if image.filename == filename)
     assert len(image.boxes) == len({tuple(box) for box in image.boxes}) + 1
     repeated = [warning for warning in release.warnings if "listed more than once" in warning]
-    assert len(repeated) == 1 and f"({filename})" in repeated[0]
+    # Both places, in the file that holds them (the legacy layout's box file, not captions.csv).
+    if layout == "v1":
+        position = len(rows[0]["bboxes"]) - 1
+        first = rows[0]["bboxes"].index(gold)
+        expected = f"bboxes[{first}] and bboxes[{position}]: a gold box is listed more than once"
+        assert repeated[0].startswith("data/nova-v1.parquet, row "), repeated
+    else:
+        expected = (
+            f"bboxes_gold.csv, line 2 ({filename}) and line {len(lines) + 1} ({filename}): "
+            "a gold box is listed more than once"
+        )
+    assert len(repeated) == 1 and expected in repeated[0], repeated
+
+
+def test_a_rater_box_listed_twice_is_kept_and_reported(tmp_path):
+    """A rater's box listed twice changes the human reference (each copy counts), so it is
+    reported as a gold one is; two raters drawing the same box is no repeat."""
+    root = write_legacy_release(tmp_path, image_size=SMALL)
+    lines = (root / "bboxes_raters.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    first = dict(zip(header, lines[1].split(",")))
+    other_rater = {**first, "rater": first["rater"] + "-b"}
+    (root / "bboxes_raters.csv").write_text(
+        "\n".join([*lines, lines[1], ",".join(other_rater[name] for name in header)]) + "\n"
+    )
+    release = read_release(root)
+    repeated = [warning for warning in release.warnings if "listed more than once" in warning]
+    assert repeated == [
+        f"bboxes_raters.csv, line 2 ({first['filename']}) and line {len(lines) + 1} "
+        f"({first['filename']}): a box of rater {first['rater']!r} is listed more than once; "
+        "kept as listed (the human reference counts each copy)"
+    ]

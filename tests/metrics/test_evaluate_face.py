@@ -569,6 +569,18 @@ def test_reference_box_format_and_missing_reference_keys() -> None:
             "predictions.boxes[0]",
         ),
         ([{"boxes": [[0.5, 1, 5, True]]}], [{"boxes": [[1, 1, 5, 5]]}], "predictions.boxes[0]"),
+        # Strings and None among the scores: Arrow would read "0.9" as 0.9 and None as a gap,
+        # where score_localization refuses both (a reviewer's "0.1", "0.9" was scored).
+        (
+            [{"boxes": [[1, 1, 5, 5], [9, 9, 5, 5]], "scores": ["0.1", "0.9"]}],
+            [{"boxes": [[1, 1, 5, 5]]}],
+            "predictions.scores[0]",
+        ),
+        (
+            [{"boxes": [[1, 1, 5, 5], [9, 9, 5, 5]], "scores": [0.1, None]}],
+            [{"boxes": [[1, 1, 5, 5]]}],
+            "predictions.scores[1]",
+        ),
     ],
 )
 def test_face_refuses_booleans_that_arrow_would_store_as_numbers(
@@ -712,6 +724,7 @@ def test_all_task_refuses_booleans_and_nan_in_its_boxes_too() -> None:
         ({"boxes": [[1, 1, 5, True]]}, "predictions.boxes[0]"),
         ({"boxes": [[1, 1, 5, 5]], "scores": [np.True_]}, "predictions.scores[0]"),
         ({"boxes": [[1, 1, float("nan"), 5]]}, "predictions.boxes[0]"),
+        ({"boxes": [[1, 1, 5, 5]], "scores": ["0.9"]}, "predictions.scores[0]"),
     ]:
         with pytest.raises(NovaInputError) as info:
             metric.add_batch(predictions=[prediction], references=[row])
@@ -749,3 +762,21 @@ def test_bertscore_default_follows_the_online_offline_rule_in_the_module(
     with pytest.raises(NovaInputError, match="stop here"):
         metric.compute()
     assert downloads == ["roberta-large"]
+
+
+def test_a_warning_names_its_example_counted_from_one_as_errors_do() -> None:
+    # The second reference's box has zero width: the face counts examples from 1.
+    with pytest.warns(UserWarning) as caught:
+        evaluate.load(MODULE, "localization").compute(
+            predictions=[{"boxes": []}, {"boxes": []}],
+            references=[{"boxes": [[1, 1, 5, 5]]}, {"boxes": [[1, 1, 0, 5]]}],
+        )
+    texts = [str(warning.message) for warning in caught]
+    assert any("first: example 2 (0-based index 1), references.boxes[0]" in t for t in texts), texts
+
+
+def test_no_image_at_all_warns_that_every_key_is_nan_not_that_map_is_zero() -> None:
+    with pytest.warns(UserWarning, match="no image to score: every key is undefined") as caught:
+        result = evaluate.load(MODULE, "localization").compute(predictions=[], references=[])
+    assert math.isnan(result["mAP@30"]) and math.isnan(result["COCO-AP@30"])
+    assert not any("mAP@ keys are 0" in str(warning.message) for warning in caught)

@@ -11,6 +11,7 @@ from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from novabench.metrics import meteor as meteor_module
 from novabench.metrics import text
+from novabench.metrics.bleu import bleu_from_statistics_rows, bleu_statistics
 from novabench.metrics.caption_pairs import CAPTION_WORDS, random_caption_pairs
 from tests.lazy_import import LazyModule
 
@@ -93,6 +94,17 @@ def test_bleu_special_cases_match_sacrebleu():
     for hyps, refs in cases:
         expected = sacrebleu.corpus_bleu(hyps, [refs]).score / 100
         assert text.corpus_bleu(hyps, refs) == pytest.approx(expected, abs=1e-12), (hyps, refs)
+
+
+def test_bleu_of_identical_captions_is_exactly_one_where_sacrebleu_rounds_past_100():
+    caption = (
+        "An ill-defined T2 hyperintense lesion in the left frontal lobe with mild mass effect."
+    )
+    # sacrebleu's own rounding: 100 plus an ulp, which a fraction in [0, 1] must not copy.
+    assert sacrebleu.corpus_bleu([caption], [[caption]]).score > 100
+    assert text.corpus_bleu([caption], [caption]) == 1.0
+    statistics = bleu_statistics([caption], [caption]).sum(axis=0)
+    assert bleu_from_statistics_rows(np.stack([statistics, statistics])).tolist() == [1.0, 1.0]
 
 
 def test_bleu_statistics_sum_like_sacrebleu(pairs):

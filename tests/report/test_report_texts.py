@@ -97,6 +97,9 @@ def test_the_terminal_table_says_how_far_each_value_compares_with_the_paper(
         report = evaluate_predictions(
             sample_release, floor_run, n_resamples=0, caption_options=FAST_CAPTIONS
         )
+    synthetic = report
+    # Read as the NOVA release would be (the sample's provenance rules every paper key out).
+    report = {**report, "data": {**report["data"], "provenance": None}}
     cells, spelled = terminal_versus_paper(render_table(report))
     # By hand from the reference notes: mAP@30 is the paper's image-level hit rate; the
     # mAP@[50:95] reading is inferred; TP30 is ours; COCO AP and ROUGE-L are no paper key;
@@ -123,6 +126,11 @@ def test_the_terminal_table_says_how_far_each_value_compares_with_the_paper(
             line for line in markdown.splitlines() if line.startswith(f"| {task} | {metric} |")
         )
         assert row.split("|")[-2].strip() == spelled.get(cell, cell), (task, metric)
+    # On the synthetic sample itself, no paper key compares; other quantities say so first.
+    cells, spelled = terminal_versus_paper(render_table(synthetic))
+    assert cells["localization", "mAP@30"] == cells["captioning", "BLEU-4"] == "no: not NOVA"
+    assert cells["diagnosis", "top1-lexicon"] == "no" and cells["captioning", "ROUGE-L"] == "-"
+    assert spelled["no: not NOVA"] == "no: not the NOVA release"
 
 
 def test_no_breakdowns_and_no_bootstrap_are_said_not_left_blank(
@@ -311,6 +319,26 @@ def test_every_value_says_how_far_it_compares_with_the_papers_figure() -> None:
     assert "<th>comparable with the paper&#x27;s?</th>" in page
     assert "<td>with care: definition inferred</td>" in page
 
+    # The report's own conditions rule out every paper figure, for the paper keys only; a
+    # key that is another quantity says so first.
+    for conditions, verdict in [
+        ({"answered_only": True}, "no: answered items only"),
+        (
+            {"data": {**report["data"], "provenance": {"origin": "nova sample", "cases": 1}}},
+            "no: not the NOVA release",
+        ),
+    ]:
+        markdown = render_markdown({**report, **conditions})
+        for row in (
+            f"| localization | mAP@30 | 50.0 | {verdict} |",
+            f"| localization | mAP@50:95 | 20.0 | {verdict} |",
+            f"| captioning | BLEU-4 | 9.0 | {verdict} |",
+            "| localization | COCO-AP@50 | 30.0 | not a paper key |",
+            "| captioning | ClinicalF1-lexicon | 30.0 | no: another quantity |",
+        ):
+            assert row in markdown, (conditions, row)
+        assert f"<td>{verdict}</td>" in render_html({**report, **conditions}, gallery_size=0)
+
 
 def test_the_releases_reading_warnings_come_first_in_every_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -330,7 +358,8 @@ def test_the_releases_reading_warnings_come_first_in_every_output(
     assert main([*argv, "--out", str(out), "--markdown", str(markdown), "--bootstrap", "0"]) == 0
     expected = (
         "warning: the release was read with 1 warning (`nova info` on it lists them): "
-        f"captions.csv, line 2 ({filename}): a gold box is listed more than once; kept as "
+        f"bboxes_gold.csv, line 2 ({filename}) and line {len(lines) + 1} ({filename}): a gold "
+        "box is listed more than once; kept as "
         "listed (COCO-AP@ and TP30 count each copy; the hit rates do not change)"
     )
     assert expected in capsys.readouterr().out.splitlines()

@@ -614,12 +614,8 @@ def build_records(
         caption = text(raw.caption)
         if caption is None or not caption.strip():
             warnings.append(f"{raw.source}, {raw.where()}: empty caption")
-        if len(gold) > 1 and len({tuple(box) for box in gold}) < len(gold):
-            # Kept as the release lists it: the ground truth is not ours to edit.
-            warnings.append(
-                f"{raw.source}, {raw.where()}: a gold box is listed more than once; kept as "
-                "listed (COCO-AP@ and TP30 count each copy; the hit rates do not change)"
-            )
+        if _listed_twice(gold) or any(_listed_twice(entry["boxes"]) for entry in rater_boxes):
+            warnings.extend(_duplicate_box_warnings(raw))
         title, publication_date, clinical_history = case_values
         record = ImageRecord(
             filename=raw.filename,
@@ -654,6 +650,49 @@ def _boxes_one_by_one(
         values = _validated_box(box, image.width, image.height)
         (gold if box.rater is None else by_rater.setdefault(box.rater, [])).append(values)
     return gold, [{"rater": name, "boxes": by_rater[name]} for name in sorted(by_rater)]
+
+
+def _listed_twice(boxes: list[list[float]]) -> bool:
+    return len(boxes) > 1 and len({tuple(box) for box in boxes}) < len(boxes)
+
+
+def _duplicate_box_warnings(raw: RawImage) -> list[str]:
+    """Where each box listed twice for one image and one source (gold, or one rater) is.
+
+    Both places are named, in the file that holds them (``bboxes_gold.csv`` lines in the
+    legacy layout, the row's box list in v1). Kept as the release lists them: the ground
+    truth is not ours to edit.
+
+    Example:
+        >>> row = RawImage("captions.csv", "line 2", "a.png", "case1", "1", "", None, {})
+        >>> box = {"x": 1, "y": 2, "width": 3, "height": 4}
+        >>> row.boxes = [RawBox(box, None, "bboxes_gold.csv", f"line {n} (a.png)", "") for n in (2, 9)]
+        >>> _duplicate_box_warnings(row)[0][:71]
+        'bboxes_gold.csv, line 2 (a.png) and line 9 (a.png): a gold box is listed'
+    """
+    first_place: dict[tuple[str | None, tuple[float, ...]], RawBox] = {}
+    found: list[str] = []
+    for box in raw.listed_boxes():
+        key = (box.rater, tuple(float(box.values[name]) for name in BOX_FIELDS))
+        first = first_place.setdefault(key, box)
+        if first is box:
+            continue
+        whose = "a gold box" if box.rater is None else f"a box of rater {box.rater!r}"
+        effect = (
+            "COCO-AP@ and TP30 count each copy; the hit rates do not change"
+            if box.rater is None
+            else "the human reference counts each copy"
+        )
+        second = _box_field(box) if box.record == first.record else f"{box.record}{_box_field(box)}"
+        found.append(
+            f"{first.source}, {first.record}{_box_field(first)} and {second.lstrip(', ')}: "
+            f"{whose} is listed more than once; kept as listed ({effect})"
+        )
+    return found
+
+
+def _box_field(box: RawBox) -> str:
+    return f", {box.field_prefix.rstrip('.')}" if box.field_prefix else ""
 
 
 def _validated_boxes(

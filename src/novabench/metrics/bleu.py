@@ -145,7 +145,9 @@ def bleu_from_statistics(
     method (the k-th such order gets ``1 / (2**k * total)``); a corpus with no
     match at any order scores 0; an order with no hypothesis n-gram at all
     makes the score 0; the brevity penalty is ``exp(1 - r / c)`` when the
-    hypotheses are shorter than the references (0 when they are empty).
+    hypotheses are shorter than the references (0 when they are empty). The value is
+    sacrebleu's score divided by 100, bit for bit, except when every n-gram matches: there
+    sacrebleu's rounding gives 100 plus an ulp and this gives exactly 1.
 
     Args:
         summed: ``[hyp_len, ref_len, matches..., totals...]`` summed over pairs.
@@ -184,7 +186,8 @@ def bleu_from_statistics(
         else:
             precision = 100.0 * matches[order] / totals[order]
         log_precision_sum += math.log(precision)
-    return brevity_penalty * math.exp(log_precision_sum / max_order) / 100.0
+    # Every n-gram matched gives 1 + an ulp (sacrebleu's 100.00000000000004): a fraction stays <= 1.
+    return min(1.0, brevity_penalty * math.exp(log_precision_sum / max_order) / 100.0)
 
 
 def _math_elementwise(function: Callable[[float], float], values: np.ndarray) -> np.ndarray:
@@ -243,7 +246,7 @@ def bleu_from_statistics_rows(summed: np.ndarray, *, max_order: int = BLEU_MAX_O
     if penalised.any():
         ratios = reference_length[scored][penalised] / hypothesis_length[scored][penalised]
         brevity_penalty[penalised] = _math_elementwise(math.exp, 1 - ratios)
-    scores[scored] = brevity_penalty * geometric_mean / 100.0
+    scores[scored] = np.minimum(1.0, brevity_penalty * geometric_mean / 100.0)
     return scores
 
 

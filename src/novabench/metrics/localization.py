@@ -1090,7 +1090,11 @@ def _evaluate_inputs(inputs: LocalizationInputs, max_detections: int) -> Localiz
     evaluation = LocalizationEvaluation(
         inputs, max_detections=max_detections, thresholds=_THRESHOLDS
     )
-    if evaluation.n_gold_boxes == 0:
+    if evaluation.n_items == 0:
+        warnings.warn(
+            "no image to score: every key is undefined (NaN)", LocalizationWarning, stacklevel=3
+        )
+    elif evaluation.n_gold_boxes == 0:
         warnings.warn(
             "no reference has a gold box: mAP@ keys are 0 (every image is a miss); COCO-AP, "
             "hit@, ACC50, TP30 and FNR are undefined (NaN)",

@@ -30,6 +30,8 @@ _STATS_KWARGS = frozenset({"bootstrap_resamples", "confidence", "seed"})
 # "example 3", "example 3 (case0004)", "example 3 (case0004), prediction 2": how the
 # metrics name an item of the lists they were given, by its 0-based list index.
 _EXAMPLE = re.compile(r"example (\d+)(?: \(([^)]*)\))?")
+# An item named inside a warning's text, "... (first: example 3, references.boxes[0])".
+_EXAMPLE_IN_TEXT = re.compile(r"(?<=first: )example \d+")
 _MATCHING_NOTE = re.compile(r"^while matching (example \d+(?: \([^)]*\))?)")
 
 
@@ -43,7 +45,8 @@ def examples_renamed(rename: Callable[[int, str | None], str]) -> Iterator[None]
     case id, the ``evaluate`` face counted from 1. Renamed: the item of an error that names
     one (its ``item_attribute``: a :class:`~novabench.errors.NovaInputError`'s record, a
     :class:`~novabench.metrics.judge.JudgeError`'s case) and a "while matching example N" note.
-    An error is renamed once, by the innermost block.
+    An error is renamed once, by the innermost block. A warning raised inside that names an
+    item (``first: example 3``) is renamed the same way and raised again as it was caught.
 
     Args:
         rename: ``(index, detail) -> name``; ``detail`` is what the parentheses held, or None.
@@ -55,12 +58,20 @@ def examples_renamed(rename: Callable[[int, str | None], str]) -> Iterator[None]
         ...
         novabench.errors.NovaInputError: case0002, prediction 3: unreadable
     """
-    try:
-        yield
-    except Exception as error:
-        if not getattr(error, "_examples_renamed", False):
-            _rename_examples(error, rename)
-        raise
+    # The caller's filters still decide inside ("error" raises, "ignore" drops): the block
+    # only collects what they let through, to name its items before passing it on.
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            yield
+        except Exception as error:
+            if not getattr(error, "_examples_renamed", False):
+                _rename_examples(error, rename)
+            raise
+    for warning in caught:
+        text = _EXAMPLE_IN_TEXT.sub(
+            lambda m: _renamed(m.group(0), rename) or "", str(warning.message)
+        )
+        warnings.warn_explicit(text, warning.category, warning.filename, warning.lineno)
 
 
 def _renamed(text: str | None, rename: Callable[[int, str | None], str]) -> str | None:

@@ -33,6 +33,7 @@ from novabench.report.render import (
     NO_INTERVALS,
     TASK_ORDER,
     VERSUS_PAPER,
+    comparison_with_paper,
     coverage_phrase,
     model_name,
     settings_lines,
@@ -271,7 +272,7 @@ def _measure_rows(
         if published is not None:
             # Beside a stand-in the paper key's figures, marked as not comparable with it.
             cells.append(f"<td>{_published_cell(published, task, key, stands_for)}</td>")
-        cells.append(f"<td>{_text(registry.TASKS[task].comparison_with_paper(key))}</td>")
+        cells.append(f"<td>{_text(comparison_with_paper(report, task, key))}</td>")
         html.append("<tr>" + "".join(cells) + "</tr>")
     return html
 

@@ -28,6 +28,7 @@ __all__ = [
     "comparison_first_lines",
     "comparison_unread_lines",
     "comparison_unusable_lines",
+    "comparison_with_paper",
     "coverage_phrase",
     "identical_answers_lines",
     "meteor_fallback_line",
@@ -500,6 +501,44 @@ NO_INTERVALS = "no intervals (--bootstrap 0)"
 #: (``TaskSpec.comparison_with_paper``).
 VERSUS_PAPER = "comparable with the paper's?"
 
+#: What the column says for a paper key in a report that no paper figure can be put beside.
+NOT_THE_RELEASE = "no: not the NOVA release"
+ANSWERED_ONLY = "no: answered items only"
+
+
+def comparison_with_paper(report: Mapping[str, Any], task: str, key: str) -> str:
+    """How far this report's value of ``key`` can be put beside the paper's figure of that name.
+
+    The key's definition decides (:meth:`~novabench.registry.TaskSpec.comparison_with_paper`),
+    unless the report itself rules every comparison out: data that is not the NOVA release
+    (the synthetic sample, ``nova ingest`` data: the report opens with that notice), or a
+    score over the answered items only (the paper divides by every item). The column speaks
+    of the key and the data, not of the prompt: the settings name the prompts a run used.
+
+    Example:
+        >>> full = {"answered_only": False, "data": {"provenance": None}}
+        >>> comparison_with_paper(full, "localization", "mAP@30")
+        'yes'
+        >>> comparison_with_paper({**full, "answered_only": True}, "localization", "mAP@30")
+        'no: answered items only'
+        >>> sample = {"data": {"provenance": {"origin": "nova sample", "cases": 4, "seed": 0}}}
+        >>> comparison_with_paper(sample, "localization", "mAP@30")
+        'no: not the NOVA release'
+        >>> comparison_with_paper(sample, "localization", "COCO-AP@30")
+        'not a paper key'
+        >>> comparison_with_paper(sample, "diagnosis", "top1-lexicon")
+        'no: another quantity'
+    """
+    reading = registry.TASKS[task].comparison_with_paper(key)
+    if reading == registry.NOT_A_PAPER_KEY or reading.startswith("no:"):
+        return reading  # another quantity whatever the data: that reason comes first
+    if synthetic_data_line(report):
+        return NOT_THE_RELEASE
+    if report.get("answered_only"):
+        return ANSWERED_ONLY
+    return reading
+
+
 #: The terminal table's title of the :data:`VERSUS_PAPER` column (its legend says the rest).
 VERSUS_PAPER_SHORT_TITLE = "vs paper"
 
@@ -513,6 +552,8 @@ _SHORT_COMPARISON = {
     registry.SETTINGS_UNPUBLISHED: "care: settings",
     registry.ANOTHER_QUANTITY: "no",
     registry.NOT_A_PAPER_KEY: "-",
+    NOT_THE_RELEASE: "no: not NOVA",
+    ANSWERED_ONLY: "no: answered",
 }
 
 
@@ -1353,7 +1394,7 @@ def render_table(report: Mapping[str, Any]) -> str:
     lines += [header, "-" * len(header)]
     shown_versus = []
     for task, key, value, interval in rows:
-        versus = registry.TASKS[task].comparison_with_paper(key)
+        versus = comparison_with_paper(report, task, key)
         shown_versus.append(versus)
         lines.append(
             # The value is 2 narrower than its title ("value %"): the interval pads it back.
@@ -1486,7 +1527,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         for part in (f"**{markdown_text_with_code(line)}**", "")
     ]
     versus = {
-        (task, key): registry.TASKS[task].comparison_with_paper(key)
+        (task, key): comparison_with_paper(report, task, key)
         for task in TASK_ORDER
         for key in HEADLINE_KEYS[task]
     }

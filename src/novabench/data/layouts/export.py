@@ -78,6 +78,93 @@ def image_shards(root: Path) -> list[Path]:
 
 # --------------------------------------------------------------------------- reader
 
+# The shard names `write` gives: every shard of a configuration says how many there are.
+_SHARD_NAME = re.compile(rf"^{SPLIT}-(\d+)-of-(\d+)\.parquet$")
+
+
+def _check_shard_set(root: Path, folder: str, shards: list[Path]) -> None:
+    """Refuse a configuration whose ``test-i-of-n`` shards are not all there (a partial download).
+
+    Shards named otherwise (a folder written by other means) cannot say what is missing and
+    are taken as they are.
+    """
+    names = [_SHARD_NAME.match(path.name) for path in shards]
+    if not shards or not all(names):
+        return
+    totals = {int(match.group(2)) for match in names if match}
+    present = {int(match.group(1)) for match in names if match}
+    total = max(totals)
+    missing = sorted(set(range(total)) - present)
+    if len(totals) > 1 or missing or present - set(range(total)):
+        expected = (
+            f"{SPLIT}-{missing[0]:05d}-of-{total:05d}.parquet is missing"
+            + (f" ({len(missing)} of {total} shards missing)" if len(missing) > 1 else "")
+            if missing
+            else f"the shards disagree on their number ({sorted(totals)})"
+        )
+        raise NovaInputError(
+            f"incomplete export: {expected}; download or copy the export again (every shard "
+            "of a configuration is needed: a missing one would leave its rows out of every score)",
+            source=f"{root / folder}",
+        )
+
+
+def _card_counts(root: Path) -> dict[str, int]:
+    """``{configuration: num_examples}`` as the export's card records them ({} without a card)."""
+    import yaml
+
+    try:
+        text = (root / "README.md").read_text(encoding="utf-8", errors="replace")
+        header = yaml.safe_load(text.split("---\n", 2)[1]) if text.startswith("---\n") else None
+    except (OSError, yaml.YAMLError, IndexError):
+        return {}
+    counts: dict[str, int] = {}
+    infos = header.get("dataset_info") if isinstance(header, dict) else None
+    for info in infos if isinstance(infos, list) else []:
+        splits = info.get("splits") if isinstance(info, dict) else None
+        for split in splits if isinstance(splits, list) else []:
+            if isinstance(split, dict) and split.get("name") == SPLIT:
+                if isinstance(split.get("num_examples"), int):
+                    counts[str(info.get("config_name"))] = split["num_examples"]
+    return counts
+
+
+def _check_complete(root: Path, raws: list[RawImage]) -> None:
+    """The rows read are all the export holds: its shard sets, its card's counts, its cases.
+
+    A partial download (a shard missing) would otherwise read, validate and score as a
+    smaller release; `datasets.load_dataset` refuses it (``NonMatchingSplitsSizesError``).
+    """
+    case_shards = sorted(
+        path for path in (root / CASE_DIR).glob("*.parquet") if not path.name.startswith(".")
+    )
+    _check_shard_set(root, CASE_DIR, case_shards)
+    counts = _card_counts(root)
+    if "images" in counts and counts["images"] != len(raws):
+        raise NovaInputError(
+            f"incomplete export: the card records {counts['images']} images, the image shards "
+            f"hold {len(raws)}; download or copy the export again",
+            source=f"{root / 'README.md'}",
+            field="dataset_info.images.num_examples",
+        )
+    if not case_shards:
+        return
+    # Each case row lists its images' filenames: one absent from the image rows is missing.
+    listed = [
+        filename
+        for shard in case_shards
+        for filenames in pq.read_table(shard, columns=["filenames"]).column("filenames").to_pylist()
+        for filename in filenames or ()
+    ]
+    missing = sorted(set(listed) - {raw.filename for raw in raws})
+    if missing:
+        raise NovaInputError(
+            f"incomplete export: {len(missing)} image(s) its cases list have no image row "
+            f"({', '.join(map(str, missing[:3]))}{', ...' if len(missing) > 3 else ''}); "
+            "download or copy the export again",
+            source=f"{root / CASE_DIR}",
+        )
+
 
 _CARD_EXTRA_ROW = re.compile(
     r"^\| `(?P<column>[0-9A-Za-z_]+)` \| `string` \| Extra per-case field of the release "
@@ -177,7 +264,9 @@ def read(
 
     Raises:
         NovaInputError: no image shard, a shard with other columns than the first, a
-            malformed box or rater entry, naming the shard and row.
+            malformed box or rater entry, naming the shard and row; an incomplete export
+            (a ``test-i-of-n`` shard missing, fewer images than the card records, an image
+            a case row lists without an image row).
 
     Example:
         >>> read(Path("."), [])  # doctest: +IGNORE_EXCEPTION_DETAIL
@@ -191,6 +280,7 @@ def read(
             "written by `nova export`)",
             source=str(root),
         )
+    _check_shard_set(root, IMAGE_DIR, shards)
     columns: list[str] = []
     extra: dict[str, str] | None = None  # column -> meta key
     raws: list[RawImage] = []
@@ -238,6 +328,7 @@ def read(
             raw.meta.update({key: row[column] for column, key in extra.items()})
             raws.append(raw)
         del rows  # the PNG bytes now live in the raw images only
+    _check_complete(root, raws)
     return raws, list((extra or {}).values())
 
 
