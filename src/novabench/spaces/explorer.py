@@ -834,7 +834,7 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         value = case_id if case_id in visible else (choices[0][1] if choices else None)
         return gr.update(choices=choices, value=value, label=f"Case ({len(choices)} of {len(ids)})")
 
-    def load_predictions(file: Any, manifest_file: Any, shown: list[str]):
+    def load_predictions(file: Any, shown: list[str], manifest_file: Any = None):
         if file is None:
             return (
                 None,
@@ -920,14 +920,14 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
     )
     upload.change(
         load_predictions,
-        inputs=[upload, manifest_upload, layers],
+        inputs=[upload, layers, manifest_upload],  # the manifest last: older calls still work
         outputs=[model_state, layers, legend, upload_status],
         api_name="load_predictions",
     ).then(show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs)
     # A manifest given after the file reads the file again with it (or without, if removed).
     manifest_upload.change(
         load_predictions,
-        inputs=[upload, manifest_upload, layers],
+        inputs=[upload, layers, manifest_upload],  # the manifest last: older calls still work
         outputs=[model_state, layers, legend, upload_status],
         api_visibility="private",
     ).then(show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs)

@@ -488,8 +488,9 @@ def score_inputs(
             # Pasted references have no run to hold a manifest to: never dropped unsaid.
             return [], (
                 "**Could not score.** a run manifest applies only to a run file scored "
-                f"against the NOVA data: choose references {markdown_text(repr(REFERENCES_FROM_DATA))} "
-                "or empty the run manifest box"
+                "against the NOVA data, and the run manifest box (shown with references "
+                f"{markdown_text(repr(REFERENCES_FROM_DATA))}) holds one: score against the "
+                "NOVA data, or empty that box"
             )
         result = compute_json(
             module_dir,
