@@ -863,7 +863,10 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         status = upload_status_text(answers)
         return (
             answers,
-            gr.update(choices=with_model, value=[*shown, MODEL_LAYER]),
+            # Once: a manifest given after the file loads it again with the layer already on.
+            gr.update(
+                choices=with_model, value=[*(x for x in shown if x != MODEL_LAYER), MODEL_LAYER]
+            ),
             legend_html(raters, True),
             status,
         )
