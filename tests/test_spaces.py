@@ -174,7 +174,7 @@ def test_metric_space_messages_carry_no_server_path(tmp_path: Path, sample_relea
                             data_source=str(tmp_path / "missing" / "release")),
     ]  # fmt: skip
     assert "unknown filename" in outputs[0][1] or "nope.png" in outputs[0][1]
-    assert outputs[3][0] and "1 of 8 items answered" in outputs[3][1]
+    assert outputs[3][0] and "diagnosis: 1/8 answered" in outputs[3][1]
     for rows, message in outputs:
         text = message + json.dumps(rows)
         for server_path in (

@@ -22,6 +22,7 @@ __all__ = [
     "HEADLINE_KEYS",
     "NO_INTERVALS",
     "TASK_ORDER",
+    "answer_reading_lines",
     "answered_only_line",
     "boxes_outside_line",
     "comparison_settings_lines",
@@ -1435,10 +1436,33 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
         release_warnings_line(report),
         mixed_code_line(report),
         answered_only_line(report),
-        unfinished_run_line(report),
+        *answer_reading_lines(report),
     ]
-    lines += [*_unread_lines(report), *_outside_lines(report), *unusable_answers_lines(report)]
     lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
+    return [line for line in lines if line]
+
+
+def answer_reading_lines(report: Mapping[str, Any]) -> list[str]:
+    """The first lines that say how the answers were read, in :func:`report_first_lines` order.
+
+    An unfinished run, answers not read (a box order no prompt on record fixes), boxes past
+    the image, and tasks whose answers are mostly unusable: what a viewer of the answers
+    (the explorer Space) must see even where no score is shown.
+
+    Example:
+        >>> report = {"tasks": {"diagnosis": {"coverage": {"items": 4, "answered": 4,
+        ...     "missing": 0, "errors": 0, "parse_status": {"ok": 1, "unparseable": 3}}}}}
+        >>> [line[:31] for line in answer_reading_lines(report)]
+        ['diagnosis: 3 of 4 items (75%) h']
+        >>> answer_reading_lines({"tasks": {}})
+        []
+    """
+    lines = [
+        unfinished_run_line(report),
+        *_unread_lines(report),
+        *_outside_lines(report),
+        *unusable_answers_lines(report),
+    ]
     return [line for line in lines if line]
 
 

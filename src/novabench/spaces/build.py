@@ -327,8 +327,9 @@ Browse the NOVA brain-MRI benchmark case by case: all slices of a case (lossless
 gold boxes, each rater's boxes and a model's boxes (each toggled, in its own colour), the
 title, date, clinical history, final diagnosis, other metadata and each slice's caption.
 Filter by text, step with previous/next, link one case with `?case=ID`, and upload a
-predictions JSONL (`nova run` output) to see the model's boxes, per-slice IoU and its
-parsed caption and diagnoses beside the reference.
+predictions JSONL (`nova run` output) with its run manifest (`<file>.manifest.json`) to see
+the model's boxes, per-slice IoU and its parsed caption and diagnoses beside the reference,
+read as `nova evaluate` reads them (without the manifest, the page says first what changes).
 
 The data: the Space variable `NOVA_SOURCE` (a Hub dataset id or a folder in this repo), else
 `nova_source.txt`, else the toolkit's synthetic sample, shown with a notice saying so.
@@ -351,6 +352,12 @@ The references choice "the NOVA data of this Space" reads them from the Space va
 else `nova_source.txt` (written by `nova space build metric --data`), else the toolkit's
 synthetic sample, which is not NOVA. Set `NOVA_SOURCE` in the Space's settings to score
 against other data; the page names the data in use.
+
+Give the run's manifest (`<file>.manifest.json`, written by `nova run` beside the file) in
+the run manifest box to score the file exactly as `nova evaluate` scores it: the manifest
+records the prompt (the coordinate order of bare box lists), a preset's box convention, the
+release and the run's status. Without it the result is what `nova evaluate` gives for the
+file alone and its first line says so. Every result opens with the report's notices.
 """
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from novabench import registry
 from novabench._files import write_bytes_atomic
 from novabench.data.render import (
     GOLD_COLOUR,
@@ -50,7 +51,9 @@ if TYPE_CHECKING:
 __all__ = [
     "GOLD_LAYER",
     "MODEL_LAYER",
+    "NO_LINE",
     "ModelAnswers",
+    "answer_state",
     "build_demo",
     "case_markdown",
     "link_note_text",
@@ -63,7 +66,13 @@ __all__ = [
     "read_model_answers",
     "slice_file",
     "slice_iou",
+    "upload_status_text",
 ]
+
+# The tasks answered in boxes, captions and diagnosis lists (named by the registry).
+_BOXES_TASK = registry.task_answered_in("boxes")
+_CAPTION_TASK = registry.task_answered_in("caption")
+_DIAGNOSIS_TASK = registry.task_answered_in("diagnoses")
 
 GOLD_LAYER = "gold"
 MODEL_LAYER = "model"
@@ -80,6 +89,12 @@ class ModelAnswers:
         captions: ``{filename: caption}``.
         diagnoses: ``{case_id: [diagnosis, ...]}``, most likely first.
         notes: what the reader noticed (parse statuses, answers that failed), for the page.
+        best_iou: ``{filename: best IoU}`` as the report and its item table give it
+            (None: no gold box); a slice missing here is computed from ``boxes``.
+        unusable: ``{task: {key: why}}`` for the items whose line holds no usable answer
+            (:func:`answer_state`); an item in neither this nor the answers has no line.
+        notices: the report's lines on how the answers were read (no manifest given,
+            answers not read...), shown first.
     """
 
     name: str
@@ -87,6 +102,47 @@ class ModelAnswers:
     captions: dict[str, str] = field(default_factory=dict)
     diagnoses: dict[str, list[str]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    best_iou: dict[str, float | None] = field(default_factory=dict)
+    unusable: dict[str, dict[str, str]] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+    def missing_answer(self, task: str, key: str) -> str:
+        """Why ``key`` shows no answer of ``task``: its line's state, or that it has none.
+
+        Example:
+            >>> answers = ModelAnswers("m.jsonl", unusable={"diagnosis": {"c1": "x"}})
+            >>> answers.missing_answer("diagnosis", "c1"), answers.missing_answer("diagnosis", "c2")
+            ('x', 'no line')
+        """
+        return self.unusable.get(task, {}).get(key, NO_LINE)
+
+
+#: What the explorer shows for an item the predictions file has no line for.
+NO_LINE = "no line"
+
+
+def answer_state(record: Any) -> str | None:
+    """Why a predictions line gives no usable answer; None when it gives one.
+
+    A failed model call is no answer; an answer the parser could not use is shown with its
+    parse status (``ambiguous_convention``, ``unparseable``...), as the reports count it.
+
+    Example:
+        >>> from types import SimpleNamespace as NS
+        >>> answer_state(NS(task="diagnosis", error="HTTP 500", parse_status=None))
+        'no answer (the model call failed)'
+        >>> answer_state(NS(task="localization", error=None, parse_status="ambiguous_convention"))
+        'answer not readable (ambiguous_convention)'
+        >>> answer_state(NS(task="localization", error=None, parse_status="no_target")) is None
+        True
+    """
+    from novabench.registry import TASKS
+
+    if record.error is not None:
+        return "no answer (the model call failed)"
+    if record.parse_status in TASKS[record.task].failure_statuses:
+        return f"answer not readable ({record.parse_status})"
+    return None
 
 
 def rater_names(release: NovaRelease) -> list[str]:
@@ -266,9 +322,11 @@ def model_help_text() -> str:
         True
     """
     return (
-        "Upload a predictions JSONL as `nova run` writes it (raw answers are parsed as "
-        f"`nova parse` would). The model's boxes become the {colour_name(PREDICTION_COLOUR)} "
-        "layer; the table gives each slice's best IoU with the gold boxes."
+        "Upload a predictions JSONL as `nova run` writes it, and its run manifest (raw "
+        "answers are read as `nova evaluate` reads them: without the manifest, as it reads the "
+        f"file alone). The model's boxes become the {colour_name(PREDICTION_COLOUR)} "
+        "layer; the table gives each slice's best IoU with the gold boxes, as the report's "
+        "item table does, or why the slice has none (no line, an answer not readable)."
     )
 
 
@@ -364,16 +422,25 @@ def slice_iou(
     return float(iou_matrix_xywh(predicted, gold).max())
 
 
-def read_model_answers(path: str | Path, release: NovaRelease, name: str) -> ModelAnswers:
-    """Read a predictions JSONL against ``release``, parsing raw answers as ``nova parse`` does.
+def read_model_answers(
+    path: str | Path, release: NovaRelease, name: str, manifest: str | Path | None = None
+) -> ModelAnswers:
+    """Read a predictions JSONL against ``release`` exactly as ``nova evaluate`` does.
+
+    The file (and its run manifest, when given) is scored by
+    :func:`novabench.report.scoring.score_predictions`, so the boxes drawn are the boxes
+    scored, each slice's best IoU is the report's (and the item table's), and the notices
+    say what the report says first about how the answers were read.
 
     Args:
         path: the file (``nova run`` output, raw or parsed).
         release: the release shown.
         name: the file's name for messages (the upload's own name, not the server path).
+        manifest: the run's ``<file>.manifest.json`` (an uploaded file), or None.
 
     Raises:
-        NovaInputError: a line that cannot be read; the message names ``name`` and the line.
+        NovaInputError: a line or the manifest cannot be read; the message names ``name``
+            (or the run manifest) and the line.
 
     Example:
         >>> import json, tempfile
@@ -386,24 +453,48 @@ def read_model_answers(path: str | Path, release: NovaRelease, name: str) -> Mod
         >>> answers = read_model_answers(path, release, "p.jsonl")
         >>> answers.boxes["case0001_001.png"], answers.notes
         ([[10.0, 10.0, 50.0, 50.0]], ['localization: 1 answer'])
+        >>> answers.notices[0][:36]
+        'note: no run manifest given: neither'
     """
-    from novabench.registry import TASKS
-    from novabench.run.predictions import parse_raw, read_predictions
+    import tempfile
 
-    try:
-        predictions = parse_raw(read_predictions(path, release), release)
-    except NovaError as error:
-        message = scrub_paths(str(error), [(str(path), name)])
-        if "this release does not have" in message:  # run on another release
-            message += (
-                f". This Space shows {len(release.images)} images in {release.n_cases} "
-                "cases; to explore these predictions, point it at the release they were run "
-                "on: set the Space variable NOVA_SOURCE to that release's folder (e.g. "
-                "NOVA_SOURCE=build/demo/nova-sample for the demo's floor.jsonl), an export "
-                "folder or a Hub dataset id, and restart it"
+    from novabench.registry import TASKS
+    from novabench.report.render import answer_reading_lines
+    from novabench.report.scoring import score_predictions
+    from novabench.spaces.run_file import manifest_missing_line, scrub_run_paths, stage_run
+    from novabench.spaces.source import read_upload
+
+    with tempfile.TemporaryDirectory(prefix="nova-explorer-") as folder:
+        staged = Path(folder) / "predictions.jsonl"
+        try:
+            manifest_text = None
+            if manifest is not None:
+                manifest_text = read_upload(manifest, "the run manifest")
+            staged = stage_run(folder, read_upload(path, name), manifest_text)
+            # No intervals, breakdowns or BERTScore: the explorer shows answers, not scores.
+            scored = score_predictions(
+                release,
+                staged,
+                n_resamples=0,
+                breakdowns=False,
+                caption_options={"exclude": ["BERTScore-F1"]},
             )
-        raise type(error)(message) from None
-    answers = ModelAnswers(name=name)
+        except NovaError as error:
+            message = scrub_run_paths(str(error), staged, name)
+            message = scrub_paths(message, [(str(path), name)])
+            if "this release does not have" in message:  # run on another release
+                message += (
+                    f". This Space shows {len(release.images)} images in {release.n_cases} "
+                    "cases; to explore these predictions, point it at the release they were run "
+                    "on: set the Space variable NOVA_SOURCE to that release's folder (e.g. "
+                    "NOVA_SOURCE=build/demo/nova-sample for the demo's floor.jsonl), an export "
+                    "folder or a Hub dataset id, and restart it"
+                )
+            raise type(error)(message) from None
+    predictions = scored.prediction_set
+    report = scored.report
+    notices = [manifest_missing_line(report), *answer_reading_lines(report)]
+    answers = ModelAnswers(name=name, notices=[line for line in notices if line])
     for task in TASKS:
         records = predictions.records[task]
         if not records:
@@ -415,8 +506,12 @@ def read_model_answers(path: str | Path, release: NovaRelease, name: str) -> Mod
         note += f" ({detail})" if detail else ""
         note += f"; {failed} failed model call(s)" if failed else ""
         answers.notes.append(note)
+        metrics = (report["tasks"].get(task) or {}).get("metrics") or {}
+        answers.best_iou.update(metrics.get("per_image_best_iou") or {})
         for key, record in records.items():
-            if record.error is not None:
+            state = answer_state(record)
+            if state is not None:
+                answers.unusable.setdefault(task, {})[key] = state
                 continue
             if record.boxes is not None:
                 answers.boxes[key] = [list(box) for box in record.boxes]
@@ -425,6 +520,27 @@ def read_model_answers(path: str | Path, release: NovaRelease, name: str) -> Mod
             if record.diagnoses is not None:
                 answers.diagnoses[key] = list(record.diagnoses)
     return answers
+
+
+def upload_status_text(answers: ModelAnswers) -> str:
+    """The Markdown under the upload: the notices first (as a report opens), then the counts.
+
+    Example:
+        >>> print(upload_status_text(ModelAnswers("run.jsonl", notes=["diagnosis: 2 answers"],
+        ...     notices=["note: no run manifest given"])))
+        **note: no run manifest given**
+        <BLANKLINE>
+        Loaded **run.jsonl**: diagnosis: 2 answers
+    """
+    from novabench.escaping import markdown_text_with_code
+
+    lines = [f"**{markdown_text_with_code(line)}**" for line in answers.notices]
+    loaded = f"Loaded **{_cell(answers.name)}**: " + "; ".join(_cell(n) for n in answers.notes)
+    return "\n\n".join([*lines, loaded])
+
+
+def _upload_path(file: Any) -> str:
+    return file if isinstance(file, str) else getattr(file, "name", str(file))
 
 
 def _cell(text: str | None) -> str:
@@ -465,11 +581,14 @@ def case_markdown(case: CaseRecord, answers: ModelAnswers | None = None) -> str:
     ]
     if answers is not None:
         said = answers.diagnoses.get(case.case_id)
-        lines += [
-            "",
-            f"**Model's diagnoses ({_cell(answers.name)}).** "
-            + ("; ".join(_cell(d) for d in said) if said else "no answer"),
-        ]
+        shown = (
+            "; ".join(_cell(d) for d in said)
+            if said
+            else "an empty list"
+            if said is not None
+            else _cell(answers.missing_answer(_DIAGNOSIS_TASK, case.case_id))
+        )
+        lines += ["", f"**Model's diagnoses ({_cell(answers.name)}).** {shown}"]
     for key, value in case.extra.items():
         if value not in (None, ""):
             lines += ["", f"**{_cell(key.replace('_', ' ').capitalize())}.** {_cell(value)}"]
@@ -485,10 +604,29 @@ def case_markdown(case: CaseRecord, answers: ModelAnswers | None = None) -> str:
     for image in case.images:
         row = f"| {_cell(image.filename)} | {_cell(image.caption)} | {len(image.boxes)} |"
         if answers is not None:
-            iou = slice_iou(answers.boxes.get(image.filename, []), image.boxes)
-            row += f" {'—' if iou is None else f'{iou:.2f}'} | {_cell(answers.captions.get(image.filename))} |"
+            row += (
+                f" {_slice_iou_cell(answers, image)} | {_caption_cell(answers, image.filename)} |"
+            )
         lines.append(row)
     return "\n".join(lines)
+
+
+def _slice_iou_cell(answers: ModelAnswers, image: Any) -> str:
+    """The best IoU of a slice as the report gives it; why there is none, when there is none."""
+    if not image.boxes:
+        return "—"  # no gold box: no IoU to give, whatever the answer
+    if image.filename in answers.boxes:
+        iou = answers.best_iou.get(image.filename)
+        if iou is None:  # a hand-made ModelAnswers: computed from its boxes
+            iou = slice_iou(answers.boxes[image.filename], image.boxes)
+        return f"{iou:.2f}" if iou is not None else "—"
+    return _cell(answers.missing_answer(_BOXES_TASK, image.filename))
+
+
+def _caption_cell(answers: ModelAnswers, filename: str) -> str:
+    if filename in answers.captions:
+        return _cell(answers.captions[filename])
+    return _cell(answers.missing_answer(_CAPTION_TASK, filename))
 
 
 def link_note_text(wanted: str, case_ids: Iterable[str]) -> str:
@@ -637,6 +775,13 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         upload = gr.File(
             label="predictions JSONL", file_types=[".jsonl", ".json"], elem_id="nova-upload"
         )
+        manifest_upload = gr.File(
+            label="its run manifest (<file>.manifest.json, optional: without it the answers "
+            "are read as `nova evaluate` reads the file alone, and the status says what that "
+            "changes)",
+            file_types=[".json"],
+            elem_id="nova-manifest-upload",
+        )
         upload_status = gr.Markdown(elem_id="nova-upload-status")
     model_state = gr.State(None)
 
@@ -689,7 +834,7 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         value = case_id if case_id in visible else (choices[0][1] if choices else None)
         return gr.update(choices=choices, value=value, label=f"Case ({len(choices)} of {len(ids)})")
 
-    def load_predictions(file: Any, shown: list[str]):
+    def load_predictions(file: Any, shown: list[str], manifest_file: Any = None):
         if file is None:
             return (
                 None,
@@ -697,13 +842,17 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
                 legend_html(raters, False),
                 "",
             )
-        path = file if isinstance(file, str) else getattr(file, "name", str(file))
+        path = _upload_path(file)
         name = Path(path).name
+        manifest = None if manifest_file is None else _upload_path(manifest_file)
         try:
             check_upload_size(path, name)
-            answers = read_model_answers(path, release, name)
+            if manifest is not None:
+                check_upload_size(manifest, "the run manifest")
+            answers = read_model_answers(path, release, name, manifest)
         except NovaError as error:
-            message = scrub_paths(str(error), [(path, name)])
+            names = [(path, name)] + ([(manifest, "the run manifest")] if manifest else [])
+            message = scrub_paths(str(error), names)
             return (
                 None,
                 gr.update(),
@@ -711,10 +860,13 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
                 f"**Could not read the predictions.** {_cell(message)}",
             )
         with_model = layer_names(raters, with_model=True)
-        status = f"Loaded **{_cell(name)}**: " + "; ".join(_cell(note) for note in answers.notes)
+        status = upload_status_text(answers)
         return (
             answers,
-            gr.update(choices=with_model, value=[*shown, MODEL_LAYER]),
+            # Once: a manifest given after the file loads it again with the layer already on.
+            gr.update(
+                choices=with_model, value=[*(x for x in shown if x != MODEL_LAYER), MODEL_LAYER]
+            ),
             legend_html(raters, True),
             status,
         )
@@ -771,9 +923,16 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
     )
     upload.change(
         load_predictions,
-        inputs=[upload, layers],
+        inputs=[upload, layers, manifest_upload],  # the manifest last: older calls still work
         outputs=[model_state, layers, legend, upload_status],
         api_name="load_predictions",
+    ).then(show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs)
+    # A manifest given after the file reads the file again with it (or without, if removed).
+    manifest_upload.change(
+        load_predictions,
+        inputs=[upload, layers, manifest_upload],  # the manifest last: older calls still work
+        outputs=[model_state, layers, legend, upload_status],
+        api_visibility="private",
     ).then(show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs)
     demo.load(open_from_link, outputs=[case_picker, link_note], api_visibility="private").then(
         show_case, inputs=[case_picker, layers, model_state], outputs=outputs

@@ -3,7 +3,9 @@
 References are pasted or uploaded as JSON (a list, or JSON Lines), or taken from the NOVA
 data the Space serves (``NOVA_SOURCE``: a release folder, a ``nova export`` folder or a Hub
 dataset id; the synthetic sample without it), in which case the predictions are a
-predictions JSONL as ``nova run`` writes it. Results are a table: each metric in percent
+predictions JSONL as ``nova run`` writes it, with its run manifest when given, scored as
+``nova evaluate`` scores it (the message opens with the report's notices, and without the
+manifest says first what that changes). Results are a table: each metric in percent
 (counts as integers) with its seeded bootstrap confidence interval. Changing the task never
 replaces what the user pasted, and no message carries a server path.
 """
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from novabench import registry
 from novabench.errors import NovaError, NovaInputError
-from novabench.escaping import markdown_text
+from novabench.escaping import markdown_text, markdown_text_with_code
 from novabench.spaces.source import (
     check_upload_size,
     read_upload,
@@ -40,6 +42,7 @@ __all__ = [
     "compute_json",
     "data_source_note",
     "parse_items",
+    "report_notices",
     "report_table",
     "result_table",
     "score_inputs",
@@ -259,32 +262,65 @@ def result_table(task: str, result: Mapping[str, Any]) -> tuple[list[list[str]],
     return rows, [*warnings, *(f"{task} {note}" for note in notes)]
 
 
+def report_notices(report: Mapping[str, Any]) -> list[str]:
+    """The report's notices (``report.json``'s ``notices``, in order), worded for this Space.
+
+    What ``nova evaluate`` prints before its table: the synthetic-data notice, release
+    reading warnings, answers not read, unusable answers, stand-in keys...; an option of
+    the command line that this Space sets with a control of its own is named as that control.
+
+    Example:
+        >>> sample = {"data": {"provenance": {"origin": "nova sample", "cases": 8, "seed": 0}},
+        ...     "tasks": {}}
+        >>> [line[:25] for line in report_notices(sample)]
+        ['notice: NOT THE REAL DATA']
+    """
+    from novabench.report.render import report_first_lines
+
+    return [_space_wording(line) for line in report_first_lines(report)]
+
+
+def _space_wording(line: str) -> str:
+    """``line`` with each note worded for the command line replaced by the Space's wording."""
+    from novabench.metrics.meteor import meteor_fallback_note
+
+    for note in ("BERTScore-F1: not computed (--exclude)", meteor_fallback_note(option="--meteor")):
+        line = line.replace(note, space_note(note))
+    return line
+
+
 def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
     """Rows of a ``evaluate_predictions`` report, and its notes (coverage, what was left out).
+
+    The notes come after the report's notices (:func:`report_notices`), which the message
+    shows first; a task note that a notice already says is not repeated.
 
     Example:
         >>> report = {"tasks": {"diagnosis": {"metrics": {"top1": 1.0}, "confidence_intervals":
         ...     {"top1": [1.0, 1.0]}, "notes": [], "coverage": {"items": 2, "answered": 1,
-        ...     "missing": 1, "errors": 0, "parse_status": {}}}}}
+        ...     "missing": 1, "errors": 0, "parse_status": {"ok": 1}}}}}
         >>> report_table(report)
-        ([['diagnosis', 'top1 (%)', '100.0', '100.0 – 100.0']], ['diagnosis: 1 of 2 items answered (1 missing, scored as no answer)'])
+        ([['diagnosis', 'top1 (%)', '100.0', '100.0 – 100.0']], ['diagnosis: 1/2 answered, 1 missing (scored as no prediction): 0 model errors, 1 without a line; parse: ok 1'])
     """
-    from novabench.report.render import stand_in_lines
+    from novabench.report.render import coverage_phrase, report_first_lines
 
+    notices = "\n".join(report_first_lines(report))
     rows: list[list[str]] = []
-    notes: list[str] = stand_in_lines(report)
+    notes: list[str] = []
     for task, part in report["tasks"].items():
         part_rows, values = _rows_of(task, part["metrics"], part.get("confidence_intervals", {}))
         rows += part_rows
         coverage = part.get("coverage", {})
         if coverage:
-            line = f"{task}: {coverage['answered']} of {coverage['items']} items answered"
-            if coverage.get("missing"):
-                line += f" ({coverage['missing']} missing, scored as no answer)"
-            if coverage.get("errors"):
-                line += f"; {coverage['errors']} failed model calls"
+            answered_only = bool(report.get("answered_only"))
+            line = f"{task}: {coverage_phrase(coverage, answered_only=answered_only)}"
+            statuses = coverage.get("parse_status") or {}
+            if statuses:  # every status counted, failures included, as the terminal shows
+                line += "; parse: " + ", ".join(f"{name} {n}" for name, n in statuses.items())
             notes.append(line)
-        notes += [f"{task}: {space_note(note)}" for note in part.get("notes", [])]
+        notes += [
+            f"{task}: {space_note(note)}" for note in part.get("notes", []) if note not in notices
+        ]
         notes += [f"{task} {value}" for value in values]
     return rows, notes
 
@@ -410,8 +446,26 @@ def score_inputs(
     seed: int = 0,
     with_bertscore: bool = False,
     data_source: str | None = None,
+    manifest_text: str = "",
 ) -> tuple[list[list[str]], str]:
     """Everything the Score button does: the table rows and a Markdown message.
+
+    Against the NOVA data, the predictions are a run file scored as ``nova evaluate``
+    scores it (:func:`novabench.report.scoring.score_predictions`), with its manifest when
+    ``manifest_text`` holds it; the message opens with the report's notices (and, without
+    a manifest, what that changes: :func:`novabench.spaces.run_file.manifest_missing_line`).
+
+    Args:
+        module_dir: the folder of the evaluate module (pasted references).
+        task: a task name, or ``all``.
+        predictions_text: the predictions (a JSON list or JSON Lines).
+        references_mode: :data:`REFERENCES_PASTED` or :data:`REFERENCES_FROM_DATA`.
+        references_text: the pasted references (pasted mode only).
+        n_resamples: bootstrap resamples (0: no intervals).
+        seed: bootstrap seed.
+        with_bertscore: captioning: BERTScore-F1 with the bundled MiniLM.
+        data_source: the Space's NOVA data (None: the synthetic sample).
+        manifest_text: the run's ``<file>.manifest.json`` (NOVA data only; empty: none).
 
     Example:
         >>> rows, message = score_inputs("/no/module", "diagnosis", "[", REFERENCES_PASTED, "[]")
@@ -427,7 +481,16 @@ def score_inputs(
         warnings.simplefilter("ignore")
         if references_mode == REFERENCES_FROM_DATA:
             return _score_against_data(
-                task, predictions_text, n_resamples, seed, with_bertscore, data_source
+                task, predictions_text, n_resamples, seed, with_bertscore, data_source,
+                manifest_text,
+            )  # fmt: skip
+        if manifest_text.strip():
+            # Pasted references have no run to hold a manifest to: never dropped unsaid.
+            return [], (
+                "**Could not score.** a run manifest applies only to a run file scored "
+                "against the NOVA data, and the run manifest box (shown with references "
+                f"{markdown_text(repr(REFERENCES_FROM_DATA))}) holds one: score against the "
+                "NOVA data, or empty that box"
             )
         result = compute_json(
             module_dir,
@@ -460,15 +523,19 @@ def _score_against_data(
     seed: int,
     with_bertscore: bool,
     data_source: str | None,
+    manifest_text: str = "",
 ) -> tuple[list[list[str]], str]:
     from novabench.report.scoring import evaluate_predictions
+    from novabench.spaces.run_file import manifest_missing_line, scrub_run_paths, stage_run
 
     with tempfile.TemporaryDirectory(prefix="nova-metric-") as folder:
         path = Path(folder) / "predictions.jsonl"
         try:
             items = parse_items(predictions_text, "predictions")
-            path.write_text("".join(json.dumps(item) + "\n" for item in items), encoding="utf-8")
+            jsonl = "".join(json.dumps(item) + "\n" for item in items)
+            path = stage_run(folder, jsonl, manifest_text)
             data, label = resolve_folder(data_source)
+            # The code path of `nova evaluate`: the manifest beside the file is read there.
             report = evaluate_predictions(
                 data,
                 path,
@@ -478,12 +545,18 @@ def _score_against_data(
                 caption_options=_caption_options(with_bertscore),
             )
         except (NovaError, ValueError, TypeError, KeyError, OSError) as error:
-            message = scrub_paths(str(error), [(str(path), "predictions")])
+            message = scrub_run_paths(str(error), path, "predictions")
             return [], f"**Could not score.** {markdown_text(message)}"
     if not report["tasks"]:
         return [], f"**Could not score.** the predictions answer no {task} item"
     rows, notes = report_table(report)
-    lines = [f"References: {label}. " + _settings_line(n_resamples, seed), *notes]
+    notices = [manifest_missing_line(report), *report_notices(report)]
+    lines = [
+        # First, as every report opens: what the reader must know before any number.
+        *(markdown_text_with_code(line) for line in notices if line),
+        f"References: {label}. " + _settings_line(n_resamples, seed),
+        *notes,
+    ]
     return headline_first(rows), scrub_paths("\n\n".join(lines))
 
 
@@ -621,7 +694,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             value=REFERENCES_PASTED,
             label="references",
             info="With the NOVA data, paste or upload a predictions JSONL as `nova run` writes it "
-            "(one line per image or case, keyed by filename / case_id). "
+            "(one line per image or case, keyed by filename / case_id), and its run manifest. "
             + data_source_note(data_source),
             elem_id="nova-references-mode",
         )
@@ -653,6 +726,22 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                     height=120,
                     elem_id="nova-references-file",
                 )
+        with gr.Column(visible=False) as manifest_column:
+            manifest = gr.Code(
+                "",
+                language="json",
+                label="run manifest (optional): the `<file>.manifest.json` `nova run` wrote beside "
+                "the file; with it the run is scored exactly as `nova evaluate` scores it (box "
+                "convention, prompt, release and status on record); without it the result says "
+                "first what that changes",
+                elem_id="nova-manifest",
+            )
+            manifest_file = gr.File(
+                label="or upload the run manifest (.json)",
+                file_types=[".json"],
+                height=120,
+                elem_id="nova-manifest-file",
+            )
         with gr.Row():
             n_resamples = gr.Number(
                 1000,
@@ -682,6 +771,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
         # A large upload stays a server file: (the editor's note, its path), else None.
         predictions_kept = gr.State(None)
         references_kept = gr.State(None)
+        manifest_kept = gr.State(None)
 
         def on_task(name: str, predictions_text: str, references_text: str) -> tuple[Any, Any]:
             texts = (predictions_text or "", references_text or "")
@@ -704,10 +794,12 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
 
         def on_score(*values: Any) -> tuple[list[list[str]], str]:
             name, predictions_text, mode, references_text, resamples, seed_value, bert = values[:7]
-            predictions_kept, references_kept = values[7:]
+            manifest_text = values[7]
+            predictions_kept, references_kept, manifest_kept = values[8:]
             try:
                 predictions_text = text_to_score(predictions_text or "", predictions_kept)
                 references_text = text_to_score(references_text or "", references_kept)
+                manifest_text = text_to_score(manifest_text or "", manifest_kept)
             except NovaInputError as error:
                 return [], f"**Could not score.** {markdown_text(str(error))}"
             rows, text = score_inputs(
@@ -720,6 +812,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 seed=int(seed_value or 0),
                 with_bertscore=bool(bert),
                 data_source=data_source,
+                manifest_text=manifest_text or "",
             )
             return rows, text
 
@@ -730,9 +823,12 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             api_visibility="private",
         )
         references_mode.change(
-            lambda mode: gr.update(visible=mode == REFERENCES_PASTED),
+            lambda mode: (
+                gr.update(visible=mode == REFERENCES_PASTED),
+                gr.update(visible=mode == REFERENCES_FROM_DATA),
+            ),
             inputs=references_mode,
-            outputs=references_column,
+            outputs=[references_column, manifest_column],
             api_visibility="private",
         )
         predictions_file.upload(
@@ -747,6 +843,12 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             outputs=[references, references_kept, message],
             api_visibility="private",
         )
+        manifest_file.upload(
+            on_upload,
+            inputs=manifest_file,
+            outputs=[manifest, manifest_kept, message],
+            api_visibility="private",
+        )
         button.click(
             on_score,
             inputs=[
@@ -757,8 +859,10 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 n_resamples,
                 seed,
                 with_bertscore,
+                manifest,  # after the older inputs: API calls without it keep working
                 predictions_kept,
                 references_kept,
+                manifest_kept,
             ],
             outputs=[table, message],
             api_name="score",
