@@ -113,7 +113,7 @@ def test_a_figure_whose_settings_the_paper_kept_says_so_in_every_rendering() -> 
     caveat = "settings not published: corpus or sentence BLEU, tokenizer and smoothing"
     assert f"BLEU-4 ({caveat})" in labels
     assert "mAP@30" in labels  # as it is: no caveat
-    assert f"captioning BLEU-4 ({caveat}) Gemini 2.0 Flash 1.83" in published_line(report)
+    assert f"captioning BLEU-4 ({caveat}) (paper) Gemini 2.0 Flash 1.83" in published_line(report)
     cell = _published_cell(published_beside(report), "captioning", "BLEU-4")
     assert cell.endswith(f'<br><span class="stand-in">{caveat}</span>')
     assert "settings not published" not in _published_cell(
@@ -129,3 +129,22 @@ def test_a_stand_in_note_wins_over_the_settings_caveat() -> None:
     assert [row[1] for row in published_rows(report)] == [
         "top1 (not comparable with this report's top1-lexicon)"
     ]
+
+
+def test_the_terminal_line_keeps_the_papers_figures_apart_from_re_runs() -> None:
+    """user14: the co-authors' mAP@50 re-runs (another prompt) sat on the line of the
+    paper's figures with no word of where each came from."""
+    from novabench.published import published_results
+    from novabench.report.render import published_line
+
+    line = published_line(_report_holding(localization={"mAP@30": 0.5, "mAP@50": 0.4}))
+    parts = dict(part.split(") ", 1) for part in line.split(": ", 1)[1].split("; "))
+    for result in published_results():
+        if result.task == "localization" and result.metric in ("mAP@30", "mAP@50"):
+            label = (
+                "paper" if result.source == "nova-paper" else "co-authors' re-run, another prompt"
+            )
+            listed = parts.get(f"localization {result.metric} ({label}", "")
+            # each figure under its own source, or left out after the first three ("...")
+            assert f"{result.model} " in listed or listed.endswith("..."), (result, line)
+    assert "localization mAP@50 (paper)" not in line  # the paper gave no mAP@50 figure here

@@ -711,6 +711,33 @@ def _same_predictions(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
                 )
 
 
+def _same_scoring_rules(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
+    """Refuse reports scored under different scoring revisions (or one without any beside
+    one with): a change that moved a score lies between them. Reports of one revision from
+    different builds give a warning line instead ("" when every report is of one build)."""
+    toolkits = [report.get("toolkit") or {} for report in reports]
+    revisions = [toolkit.get("scoring_revision") for toolkit in toolkits]
+    if len(set(revisions)) > 1:
+        listing = ", ".join(
+            f"{name} ({'revision ' + str(revision) if revision is not None else 'no revision recorded, older'})"
+            for name, revision in zip(names, revisions)
+        )
+        raise NovaInputError(
+            "the reports were scored under different scoring rules (CHANGELOG.md lists the "
+            f"changes that moved scores between them): {listing}; score every run again with "
+            "one novabench (`nova evaluate`) to rank them together",
+            field="toolkit.scoring_revision",
+        )
+    builds = {toolkit.get("source_sha256") for toolkit in toolkits} - {None}
+    if len(builds) <= 1:
+        return ""
+    return (
+        f"warning: the reports were scored by {len(builds)} builds of novabench with the same "
+        f"scoring rules (revision {revisions[0]}): an edit no CHANGELOG entry lists may lie "
+        "between them (`toolkit.source_sha256` in each report)"
+    )
+
+
 def _different_items(
     task: str, sides: Sequence[tuple[Mapping[str, Any], str]]
 ) -> tuple[int, int] | None:
@@ -843,7 +870,8 @@ def build_leaderboard(
         has several, ``metric`` is None: no one quantity was ranked.
 
     Raises:
-        NovaInputError: fewer than one report, reports on different release fingerprints,
+        NovaInputError: fewer than one report, reports on different release fingerprints
+            or scored under different scoring revisions (``toolkit.scoring_revision``),
             an old report whose recorded matcher does not say its reading, a headline value
             or CI that is not a fraction (or a CI whose low end is above its high end), two reports of one
             evaluation (same run id or pinned tables), or a report whose per-item tables
@@ -872,6 +900,7 @@ def build_leaderboard(
     reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
     _same_headlines(reports, names)
     _same_predictions(reports, names)
+    builds_line = _same_scoring_rules(reports, names)
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
     if len(set(fingerprints)) > 1:
         listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
@@ -1041,14 +1070,15 @@ def build_leaderboard(
     bootstrap_note = _bootstrap_note(reports, names)
     if bootstrap_note:
         notes.append(bootstrap_note)
-    from novabench._version import __version__
+    from novabench._version import toolkit_record
 
     return {
-        "toolkit": {"name": "novabench", "version": __version__},
+        "toolkit": toolkit_record(),
         "release": fingerprints[0],
         # Read before any number: scores of the synthetic sample (one release, so all or
         # none), and proxies (top1-lexicon...) that are not the paper's keys.
         "warnings": [
+            *([builds_line] if builds_line else []),
             *dict.fromkeys(line for line in map(synthetic_data_line, reports) if line),
             # The METEOR fallback before the stand-ins, in the order nova evaluate says them.
             *dict.fromkeys(line for line in map(meteor_fallback_line, reports) if line),

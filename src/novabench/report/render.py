@@ -1624,22 +1624,34 @@ def published_line(report: Mapping[str, Any]) -> str:
 
     Example:
         >>> published_line({"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}})
-        'published, not re-scored: diagnosis top1 Gemini 2.0 Flash 22.1 (see the Markdown or HTML report for all, with sources)'
+        'published, not re-scored: diagnosis top1 (paper) Gemini 2.0 Flash 22.1 (see the Markdown or HTML report for all, with sources)'
     """
-    from novabench.published import NOT_RESCORED, published_rows
+    from novabench.published import NOT_RESCORED, published_rows, published_sources
 
     # The line shows values only: no interval is computed for it.
     rows = published_rows({"bootstrap": {"n_resamples": 0}, "tasks": report.get("tasks") or {}})
     if not rows:
         return ""
-    best: dict[tuple[str, str], list[str]] = {}
-    for task, metric, model, value, _, _ in rows:
-        best.setdefault((task, metric), []).append(f"{model} {value}")
+    # Each figure's source in a word: the paper's figures and others' re-runs (another
+    # prompt) are never read as one list.
+    short = {
+        f"{source.title} ({source.date})": _SHORT_SOURCE.get(key, key)
+        for key, source in published_sources().items()
+    }
+    best: dict[tuple[str, str, str], list[str]] = {}
+    for task, metric, model, value, _, source in rows:
+        best.setdefault((task, metric, short.get(source, source)), []).append(f"{model} {value}")
     shown = "; ".join(
-        f"{task} {metric} " + ", ".join(models[:3]) + (", ..." if len(models) > 3 else "")
-        for (task, metric), models in best.items()
+        f"{task} {metric} ({source}) "
+        + ", ".join(models[:3])
+        + (", ..." if len(models) > 3 else "")
+        for (task, metric, source), models in best.items()
     )
     return f"{NOT_RESCORED}: {shown} (see the Markdown or HTML report for all, with sources)"
+
+
+#: How the terminal's one line names each source of published figures.
+_SHORT_SOURCE = {"nova-paper": "paper", "waldo-zero-shot": "co-authors' re-run, another prompt"}
 
 
 def model_name(report: Mapping[str, Any]) -> str:

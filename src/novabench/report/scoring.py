@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from novabench import registry
-from novabench._version import __version__
+from novabench._version import toolkit_record
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 from novabench.tasks import behaviour, load_hook, tasks_where
@@ -1019,7 +1019,7 @@ def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> 
     # a release already read is named by its folder, as when the folder is given
     path = data.root if isinstance(data, NovaRelease) else Path(data)
     return {
-        "toolkit": {"name": "novabench", "version": __version__},
+        "toolkit": toolkit_record(),
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "data": {
             "path": str(path),
