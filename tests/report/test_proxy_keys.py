@@ -81,7 +81,7 @@ def test_terminal_and_markdown_warn_above_the_proxy_keys() -> None:
     assert any(line.split()[:2] == ["diagnosis", "top1-lexicon"] for line in lines)
     assert not any(line.split()[:2] == ["diagnosis", "top1"] for line in lines)
     # The published Top-1 is shown, but marked as another quantity than this report's.
-    assert "diagnosis top1 (not comparable with this report's top1-lexicon) Gemini" in table
+    assert "diagnosis top1 (not comparable with this report's top1-lexicon) (paper) Gemini" in table
     markdown = render_markdown(report)
     assert PROXY_WARNING in markdown and "| diagnosis | top1-lexicon |" in markdown
     assert "| diagnosis | top1 |" not in markdown

@@ -667,7 +667,7 @@ def _duplicate_box_warnings(raw: RawImage) -> list[str]:
         >>> row = RawImage("captions.csv", "line 2", "a.png", "case1", "1", "", None, {})
         >>> box = {"x": 1, "y": 2, "width": 3, "height": 4}
         >>> row.boxes = [RawBox(box, None, "bboxes_gold.csv", f"line {n} (a.png)", "") for n in (2, 9)]
-        >>> _duplicate_box_warnings(row)[0][:71]
+        >>> _duplicate_box_warnings(row)[0][:72]
         'bboxes_gold.csv, line 2 (a.png) and line 9 (a.png): a gold box is listed'
     """
     first_place: dict[tuple[str | None, tuple[float, ...]], RawBox] = {}
