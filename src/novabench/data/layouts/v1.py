@@ -178,20 +178,19 @@ def _raw_images(
         ('row 0 (case0001_001.png)', 'Axial T2.', {}, [])
     """
     columns = {name: table.column(name).to_pylist() for name in _VALUE_COLUMNS}
+    rows = [dict(zip(columns, values)) for values in zip(*columns.values())]
     return [
-        RawImage(
-            source=source,
-            record=f"row {index}",
-            filename=columns["filename"][index],
-            case_id=columns["case_id"][index],
-            scan_id=columns["scan_id"][index],
-            caption=columns["caption_text"][index],
-            image_path=columns["image_path"][index],
-            meta=columns["meta"][index] or {},
+        RawImage.from_parquet_row(
+            row,
+            source,
+            index,
+            caption_column="caption_text",
+            image_path=row["image_path"],
+            meta=row["meta"] or {},
             box_columns=box_columns,
             box_row=index,
         )
-        for index in range(table.num_rows)
+        for index, row in enumerate(rows)
     ]
 
 
