@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, Option
 from novabench.run.backends import Answer, Request
 
 if TYPE_CHECKING:
@@ -481,6 +481,10 @@ def as_backend(model: Any, *, name: str | None = None) -> Any:
     )
 
 
+#: ``NovaReport.save``'s folder, where ``nova evaluate --items`` names the tables' own.
+_SAVE_FOLDER = Option("folder", "--items")
+
+
 @dataclass
 class NovaReport:
     """A scored run: the report, the per-item tables and where the answers are.
@@ -630,14 +634,16 @@ class NovaReport:
                 raise
             raise failure from None
         # another report's tables are not replaced; tables naming no report need overwrite
-        check_items_folder(items, report_path, overwrite=overwrite)
+        check_items_folder(items, report_path, overwrite=overwrite, option=_SAVE_FOLDER)
         report = dict(self.report) if full_paths else shareable_paths(self.report, report_path)
         report = with_notices(report)  # the JSON's notices, as nova evaluate writes them
         markdown = render_markdown(report)
         page = render_html(report, items=self.tables, release=self.release, report_path=report_path)
         try:
             with writing_all_or_none() as staged:  # tables first, the report pinning them next
-                report["items"] = write_item_tables(self.tables, items, report_path, outputs=staged)
+                report["items"] = write_item_tables(
+                    self.tables, items, report_path, outputs=staged, option=_SAVE_FOLDER
+                )
                 paths = {"report": write_report(report, report_path, outputs=staged)}
                 paths["markdown"] = staged.write_text(target / "report.md", markdown)
                 paths["html"] = staged.write_text(target / "report.html", page)
