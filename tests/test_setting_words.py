@@ -3,29 +3,26 @@
 A notebook user who called ``report.save(folder)`` or ``evaluate_model(...)`` has no
 ``--items``, ``--force`` or ``--task`` to pass: the message names the Python argument
 (``folder``, ``overwrite=True``, ``tasks=``). The same failure on the command line names
-the option (user13's report: save's refusals told a Python caller to pass ``--force``).
-Each error holds the setting as an ``Option``; ``str(error)`` says its Python name and
-``nova`` its flag.
+the option. Each error holds the setting as an ``Option``; ``str(error)`` says its Python
+name and ``nova`` its flag. ``NovaReport.save``'s cases are in ``test_report_save.py`` and
+``report/test_all_or_none.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
 import json
-import os
 import sys
 import types
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
 
 from novabench import evaluate_model
 from novabench.cli import cli_message, main
 from novabench.data.release import read_release
-from novabench.errors import NovaInputError, NovaOutputError
+from novabench.errors import NovaInputError
 from novabench.evaluator import CallableBackend
 from novabench.report import evaluate_predictions
 from novabench.run.backends import TransformersBackend
@@ -34,80 +31,6 @@ from novabench.run.predictions import RunManifest, merge_prediction_files
 
 def _no_target(image: object, prompt: str) -> str:
     return "no target"
-
-
-@pytest.fixture(scope="module")
-def report(sample_release: Path, tmp_path_factory: pytest.TempPathFactory):
-    folder = tmp_path_factory.mktemp("words")
-    return evaluate_model(
-        _no_target,
-        sample_release,
-        tasks="localization",
-        run_file=folder / "run.jsonl",
-        n_resamples=0,
-        progress=False,
-    )
-
-
-def _forget_owner(items: Path) -> None:
-    """The tables as a novabench before the pins wrote them: no report recorded."""
-    for name in ("images", "cases"):
-        table = pq.read_table(items / f"{name}.parquet")
-        pq.write_table(table.replace_schema_metadata(None), items / f"{name}.parquet")
-
-
-def test_save_over_tables_recording_no_report_names_folder_and_overwrite(report, tmp_path):
-    folder = tmp_path / "saved"
-    report.save(folder)
-    for name in ("report.json", "report.md", "report.html"):  # only the tables are left
-        (folder / name).unlink()
-    _forget_owner(folder / "items")
-    with pytest.raises(NovaInputError) as refused:
-        report.save(folder)
-    message = str(refused.value)
-    assert message.startswith(f"{folder / 'items'}, field 'folder': holds per-item tables")
-    assert message.endswith("; pass overwrite=True to replace them")
-    assert "--" not in message.replace(str(tmp_path), "")
-
-
-def test_save_over_another_reports_tables_names_the_folder_argument(report, tmp_path):
-    folder = tmp_path / "saved"
-    report.save(folder)
-    # A second report in the same folder, pinning the tables the first one wrote.
-    pinning = folder / "other.json"
-    pinning.write_text((folder / "report.json").read_text())
-    for name in ("images", "cases"):
-        path = folder / "items" / f"{name}.parquet"
-        table = pq.read_table(path)
-        owner = json.loads(table.schema.metadata[b"novabench.items"])
-        owner["report"] = "../other.json"
-        metadata = {**table.schema.metadata, b"novabench.items": json.dumps(owner).encode()}
-        pq.write_table(table.replace_schema_metadata(metadata), path)
-    with pytest.raises(NovaInputError) as refused:
-        report.save(folder, overwrite=True)
-    assert refused.value.field == "folder"
-    assert refused.value.message == (
-        f"holds the per-item tables of the report {pinning}, which points at them; a second "
-        "report would replace them: give folder= another folder"
-    )
-
-
-def test_a_save_cut_short_by_a_full_disk_says_overwrite_true(report, tmp_path, monkeypatch):
-    folder = tmp_path / "saved"
-    report.save(folder)
-    real_replace = os.replace
-
-    def disk_full_at_the_markdown(source: Any, target: Any) -> None:
-        if Path(target).name == "report.md":
-            raise OSError(errno.ENOSPC, "No space left on device", str(source))
-        real_replace(source, target)
-
-    monkeypatch.setattr(os, "replace", disk_full_at_the_markdown)
-    with pytest.raises(NovaOutputError) as failed:
-        report.save(folder, overwrite=True)
-    message = str(failed.value)
-    assert message.startswith(f"cannot write {folder / 'report.md'}: no space left on the device")
-    assert message.endswith("write them again (with overwrite=True) to have them all")
 
 
 def test_a_function_that_answers_fewer_tasks_is_told_about_tasks(sample_release, tmp_path):
