@@ -118,3 +118,25 @@ def test_a_model_that_does_not_load_is_named_by_its_argument_and_by_its_option(m
     command_line = cli_message(refused.value, argparse.Namespace(model="some/model"))
     assert command_line.startswith("some/model, field '--model': cannot load 'some/model'")
     assert command_line.endswith("(--trust-remote-code for models that ship their own code)")
+
+
+def test_a_release_folder_is_out_dir_in_python_and_OUT_on_the_command_line(tmp_path, capsys):
+    from novabench.data.sample import write_sample_release
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(NovaInputError) as refused:
+        write_sample_release(mine, n_cases=1, progress=False, overwrite=True)
+    assert str(refused.value) == (
+        f"{mine}, field 'out_dir': was not written by `nova sample` (no .novabench-output.json "
+        "in it); overwrite=True replaces only a folder that command wrote: choose another path "
+        "or remove it yourself"
+    )
+    assert main(["sample", str(mine), "--cases", "1", "--quiet", "--overwrite"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"nova sample: error: {mine}, field 'OUT': was not written by `nova sample` (no "
+        ".novabench-output.json in it); --overwrite replaces only a folder that command wrote: "
+        "choose another path or remove it yourself"
+    )
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "mine"

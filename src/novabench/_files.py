@@ -1022,7 +1022,11 @@ def mark_output_folder(folder: str | os.PathLike[str], command: str) -> None:
 
 
 def check_output_folder(
-    out: str | os.PathLike[str], *, command: str, overwrite: bool, field: str = "OUT"
+    out: str | os.PathLike[str],
+    *,
+    command: str,
+    overwrite: bool,
+    field: str | Option | None = None,
 ) -> None:
     """Refuse to write a folder over anything but an earlier output of the same command.
 
@@ -1039,14 +1043,15 @@ def check_output_folder(
         >>> check_output_folder(folder, command="export", overwrite=True)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        novabench.errors.NovaInputError: ..., field 'OUT': was not written by `nova export` ...
+        novabench.errors.NovaInputError: ..., field 'out_dir': was not written by `nova export` ...
         >>> check_output_folder(folder, command="export", overwrite=False)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: ...: already exists and was not written by `nova export` ...
     """
-    from novabench.errors import OVERWRITE, NovaInputError
+    from novabench.errors import OUT_DIR, OVERWRITE, NovaInputError
 
+    field = OUT_DIR if field is None else field
     path = Path(out).expanduser()
     if not (path.exists() or path.is_symlink()):
         return

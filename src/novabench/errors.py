@@ -11,7 +11,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["OVERWRITE", "TASKS", "NovaError", "NovaInputError", "NovaOutputError", "Option"]
+__all__ = [
+    "OUT_DIR",
+    "OVERWRITE",
+    "TASKS",
+    "NovaError",
+    "NovaInputError",
+    "NovaOutputError",
+    "Option",
+]
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,10 @@ OVERWRITE = Option("overwrite", "--overwrite", "True")
 
 #: The tasks to run or score: ``tasks=`` in Python, ``--task`` (repeated) on the command line.
 TASKS = Option("tasks", "--task")
+
+#: A folder a command writes whole (a release, an export): ``out_dir`` of the Python
+#: functions, ``OUT`` of ``nova sample/ingest/export``.
+OUT_DIR = Option("out_dir", "OUT")
 
 #: A message: plain text, or text and :class:`Option` parts that each face words its way.
 Words = str | Sequence[str | Option]

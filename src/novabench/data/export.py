@@ -66,7 +66,7 @@ from novabench.data.layouts.export import DEFAULT_MAX_SHARD_BYTES, image_source
 from novabench.data.provenance import provenance_heading, provenance_notice
 from novabench.data.release import NovaRelease, read_release
 from novabench.data.schema import case_features, image_features
-from novabench.errors import OVERWRITE, NovaInputError, Option
+from novabench.errors import OUT_DIR, OVERWRITE, NovaInputError, Option
 from novabench.hub import hub_errors, hub_offline, require_token
 from novabench.progress import progress_bar
 
@@ -135,7 +135,7 @@ class ExportSummary:
 
 
 def _check_destination(out: Path, release_root: Path, overwrite: bool) -> None:
-    check_output_paths({"OUT": out}, {"the release": release_root}, folders=("OUT",))
+    check_output_paths({OUT_DIR: out}, {"the release": release_root}, folders=(OUT_DIR,))
     check_output_folder(out, command="export", overwrite=overwrite)
 
 
