@@ -36,6 +36,7 @@ import copy
 import csv
 import io
 import random
+import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ __all__ = [
     "write_legacy_release",
     "write_v1_parquet",
     "write_v1_release",
+    "with_v1_provenance",
 ]
 
 PLACEHOLDER_DIAGNOSIS = "Final diagnosis not found."
@@ -263,6 +265,17 @@ def write_v1_release(
         random.Random(shuffle_seed).shuffle(rows)
     write_v1_parquet(root / "data" / "nova-v1.parquet", rows, schema=schema)
     return root
+
+
+def with_v1_provenance(release: Path, folder: Path, raw: bytes) -> Path:
+    """A copy of the v1 release at ``release`` (in ``folder``) whose parquet carries ``raw``
+    as its novabench provenance: data novabench made, a damaged record, a foreign one."""
+    copy = Path(shutil.copytree(release, folder))
+    path = copy / "data" / "nova-v1.parquet"
+    table = pq.read_table(path)
+    metadata = {**(table.schema.metadata or {}), b"novabench.provenance": raw}
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+    return copy
 
 
 def _write_csv(path: Path, header: Sequence[str], records: Iterable[Sequence[Any]]) -> None:

@@ -19,6 +19,7 @@ from novabench import evaluate_model
 from novabench.data.release import read_release
 from novabench.errors import NovaInputError
 from novabench.evaluator import CallableBackend
+from novabench.run.backends import Answer, Request
 
 
 def _no_target(image: object, prompt: str) -> str:
@@ -72,3 +73,28 @@ def test_a_resume_with_another_input_size_rule_is_refused_naming_the_rule(sample
     assert "another input size rule ('qwen2.5-vl' now 'original')" in message
     assert "another model" not in message and len(message.splitlines()) == 1
     assert caught.value.field == "backend.input_size_rule"
+
+
+class _CallableBaseline:
+    """A backend that can also be called (as some wrappers are): a backend, not a function."""
+
+    name = "callable-baseline"
+    tasks = ("localization",)
+
+    def describe(self) -> dict[str, object]:
+        return {"model": self.name, "kind": "a backend of the user's"}
+
+    def generate(self, requests: list[Request]) -> list[Answer]:
+        return [Answer(text="no target") for _ in requests]
+
+    def __call__(self, image: object, prompt: str) -> str:
+        raise AssertionError("a backend is driven through generate(), never called")
+
+
+def test_a_preset_leaves_a_callable_backend_a_backend(sample_release, tmp_path):
+    # The preset wraps only what as_backend makes a CallableBackend of; both ask the one
+    # _model_kind, so a callable backend is driven as the backend it is, its rule untouched.
+    run_file = tmp_path / "backend.jsonl"
+    sizes, backend = _run_with_the_qwen_preset(_CallableBaseline(), sample_release, run_file)
+    assert backend == {"model": "callable-baseline", "kind": "a backend of the user's"}
+    assert sizes == {(480, 480)}  # the original size: no Qwen rule was given to it

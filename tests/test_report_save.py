@@ -7,8 +7,10 @@ files and refuses the same things in one line, before writing anything.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from novabench import evaluate_model
@@ -71,3 +73,51 @@ def test_a_fresh_folder_still_gets_every_file(report, tmp_path):
     assert sorted(paths) == ["html", "items_cases", "items_images", "markdown", "report"]
     written = ("report", "markdown", "html", "items_images")
     assert [name for name in written if not paths[name].is_file()] == []
+
+
+# A Python caller is told its own arguments (folder, overwrite=True), never nova evaluate's
+# options (--items, --force) that it has no way to pass (tests/test_setting_words.py has
+# the other faces).
+
+
+def _forget_owner(items: Path) -> None:
+    """The tables as a novabench before the pins wrote them: no report recorded."""
+    for name in ("images", "cases"):
+        table = pq.read_table(items / f"{name}.parquet")
+        pq.write_table(table.replace_schema_metadata(None), items / f"{name}.parquet")
+
+
+def test_tables_recording_no_report_are_refused_naming_folder_and_overwrite(report, tmp_path):
+    folder = tmp_path / "saved"
+    report.save(folder)
+    for name in ("report.json", "report.md", "report.html"):  # only the tables are left
+        (folder / name).unlink()
+    _forget_owner(folder / "items")
+    with pytest.raises(NovaInputError) as refused:
+        report.save(folder)
+    message = str(refused.value)
+    assert message.startswith(f"{folder / 'items'}, field 'folder': holds per-item tables")
+    assert message.endswith("; pass overwrite=True to replace them")
+    assert "--" not in message.replace(str(tmp_path), "")
+
+
+def test_tables_another_report_pins_are_refused_naming_the_folder_argument(report, tmp_path):
+    folder = tmp_path / "saved"
+    report.save(folder)
+    # A second report in the same folder, pinning the tables the first one wrote.
+    pinning = folder / "other.json"
+    pinning.write_text((folder / "report.json").read_text())
+    for name in ("images", "cases"):
+        path = folder / "items" / f"{name}.parquet"
+        table = pq.read_table(path)
+        owner = json.loads(table.schema.metadata[b"novabench.items"])
+        owner["report"] = "../other.json"
+        metadata = {**table.schema.metadata, b"novabench.items": json.dumps(owner).encode()}
+        pq.write_table(table.replace_schema_metadata(metadata), path)
+    with pytest.raises(NovaInputError) as refused:
+        report.save(folder, overwrite=True)
+    assert refused.value.field == "folder"
+    assert refused.value.message == (
+        f"holds the per-item tables of the report {pinning}, which points at them; a second "
+        "report would replace them: give folder= another folder"
+    )

@@ -6,13 +6,13 @@ import errno
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from novabench.errors import NovaOutputError
+    from novabench.errors import NovaOutputError, Option
 
 
 def give_usual_permissions(path: str | os.PathLike[str]) -> None:
@@ -623,7 +623,7 @@ class StagedOutputs:
                 outputs were renamed before it, also which are new and which are as before
                 (the staged files left are removed either way).
         """
-        from novabench.errors import NovaOutputError
+        from novabench.errors import OVERWRITE, NovaOutputError
 
         staged = list(self._staged.items())
         for index, (target, temporary) in enumerate(staged):
@@ -641,8 +641,12 @@ class StagedOutputs:
                 kept = ", ".join(str(path) for path, _ in staged[index:])
                 raise NovaOutputError(
                     str(target),
-                    f"{failure.reason} while putting the outputs in place; new: {done}; as "
-                    f"before: {kept}; run the command again (with --force) to write them all",
+                    (
+                        f"{failure.reason} while putting the outputs in place; new: {done}; as "
+                        f"before: {kept}; write them again (with ",
+                        OVERWRITE,
+                        ") to have them all",
+                    ),
                     errno=failure.errno,
                 ) from error
         self._staged.clear()
@@ -729,7 +733,7 @@ def _protected_inputs(inputs: Any) -> list[tuple[set[Path], str, str]]:
 
 
 def check_output_paths(
-    outputs: dict[str, Any], inputs: Any = (), *, folders: tuple[str, ...] = ()
+    outputs: Mapping[Any, Any], inputs: Any = (), *, folders: tuple[str | Option, ...] = ()
 ) -> None:
     """Refuse outputs that are, contain or sit inside an input (or its run manifest), or each other.
 
@@ -737,7 +741,8 @@ def check_output_paths(
     exist), so a link or a ``..`` detour to an input is caught too.
 
     Args:
-        outputs: option name -> path (None entries are skipped), e.g. ``{"--out": "r.json"}``.
+        outputs: option name (or :class:`~novabench.errors.Option`, named in each face's
+            words) -> path (None entries are skipped), e.g. ``{"--out": "r.json"}``.
         inputs: what the command reads: a mapping ``description -> path or paths`` (e.g.
             ``{"the release": "Nova"}``), or a plain list of predictions files. The run
             manifest beside every input file (``<file>.manifest.json``) is protected too.
@@ -764,8 +769,10 @@ def check_output_paths(
     from novabench.errors import NovaInputError
 
     protected = _protected_inputs(inputs)
-    seen: dict[Path, str] = {}
-    output_forms: dict[str, set[Path]] = {}  # each output's path forms, for the folder check
+    seen: dict[Path, str | Option] = {}
+    output_forms: dict[
+        str | Option, set[Path]
+    ] = {}  # each output's path forms, for the folder check
     for option, value in outputs.items():
         if value is None:
             continue
@@ -797,7 +804,7 @@ def check_output_paths(
         for form in forms:
             if form in seen:
                 raise NovaInputError(
-                    f"is also the {seen[form]} output", source=str(value), field=option
+                    ("is also the ", seen[form], " output"), source=str(value), field=option
                 )
         seen.update(dict.fromkeys(forms, option))
         output_forms[option] = forms
@@ -805,7 +812,9 @@ def check_output_paths(
 
 
 def _refuse_outputs_within_folder_outputs(
-    outputs: dict[str, Any], given: dict[str, set[Path]], folders: tuple[str, ...]
+    outputs: Mapping[Any, Any],
+    given: dict[str | Option, set[Path]],
+    folders: tuple[str | Option, ...],
 ) -> None:
     """An output inside (or holding) a folder output: the folder is written whole, in a
     staging sibling moved into place, so the other output would be lost or moved with it.
@@ -815,18 +824,22 @@ def _refuse_outputs_within_folder_outputs(
     for folder_option in folders:
         for folder in given.get(folder_option, ()):
             for option, forms in given.items():
-                if option == folder_option or option.startswith(f"{folder_option} ("):
+                of_folder = isinstance(option, str) and option.startswith(f"{folder_option} (")
+                if option == folder_option or of_folder:
                     continue  # the folder itself, or a file of it ("--items (images.csv)")
                 if any(_inside(form, folder) for form in forms):
                     raise NovaInputError(
-                        f"sits inside the {folder_option} folder, which is written whole; "
-                        "choose a path outside it",
+                        (
+                            "sits inside the ",
+                            folder_option,
+                            " folder, which is written whole; choose a path outside it",
+                        ),
                         source=str(outputs[option]),
                         field=option,
                     )
                 if any(_inside(folder, form) for form in forms):
                     raise NovaInputError(
-                        f"holds the {folder_option} folder; choose a path that does not",
+                        ("holds the ", folder_option, " folder; choose a path that does not"),
                         source=str(outputs[option]),
                         field=option,
                     )
@@ -1114,7 +1127,11 @@ def mark_output_folder(folder: str | os.PathLike[str], command: str) -> None:
 
 
 def check_output_folder(
-    out: str | os.PathLike[str], *, command: str, overwrite: bool, field: str = "OUT"
+    out: str | os.PathLike[str],
+    *,
+    command: str,
+    overwrite: bool,
+    field: str | Option | None = None,
 ) -> None:
     """Refuse to write a folder over anything but an earlier output of the same command.
 
@@ -1131,24 +1148,25 @@ def check_output_folder(
         >>> check_output_folder(folder, command="export", overwrite=True)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        novabench.errors.NovaInputError: ..., field 'OUT': was not written by `nova export` ...
+        novabench.errors.NovaInputError: ..., field 'out_dir': was not written by `nova export` ...
         >>> check_output_folder(folder, command="export", overwrite=False)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: ...: already exists and was not written by `nova export` ...
     """
-    from novabench.errors import NovaInputError
+    from novabench.errors import OUT_DIR, OVERWRITE, NovaInputError
 
+    field = OUT_DIR if field is None else field
     path = Path(out).expanduser()
     if not (path.exists() or path.is_symlink()):
         return
     # What overwrite could never replace is said first: suggesting it would only lead to a refusal.
     if path.is_symlink() or not path.is_dir():
         kind = "a link" if path.is_symlink() else "a file"
+        only_ours = ("; ", OVERWRITE, " replaces only such a folder") if overwrite else ()
         raise NovaInputError(
-            f"is {kind}, not a folder `nova {command}` wrote"
-            + ("; --overwrite replaces only such a folder" if overwrite else "")
-            + ": choose another path or remove it yourself",
+            (f"is {kind}, not a folder `nova {command}` wrote", *only_ours)
+            + (": choose another path or remove it yourself",),
             source=str(out),
             field=field,
         )
@@ -1156,20 +1174,20 @@ def check_output_folder(
     writer = None if empty else output_folder_writer(path)
     if not empty and writer != command:
         made_by = f"it was written by `nova {writer}`" if writer else f"no {OUTPUT_MARKER} in it"
+        refusal: tuple[str | Option, ...] = (
+            (f"was not written by `nova {command}` ({made_by}); ", OVERWRITE)
+            + (" replaces only a folder that command wrote",)
+            if overwrite
+            else (f"already exists and was not written by `nova {command}` ({made_by})",)
+        )
         raise NovaInputError(
-            (
-                f"was not written by `nova {command}` ({made_by}); --overwrite replaces only a "
-                "folder that command wrote"
-                if overwrite
-                else f"already exists and was not written by `nova {command}` ({made_by})"
-            )
-            + ": choose another path or remove it yourself",
+            refusal + (": choose another path or remove it yourself",),
             source=str(out),
             field=field,
         )
     if not overwrite:
         raise NovaInputError(
-            "already exists; pass overwrite=True to replace it",
+            ("already exists; pass ", OVERWRITE, " to replace it"),
             source=str(out),
             field=field,
         )

@@ -7,9 +7,70 @@ researcher can fix the input without a debugger.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["NovaError", "NovaInputError", "NovaOutputError"]
+__all__ = [
+    "OUT_DIR",
+    "OVERWRITE",
+    "TASKS",
+    "NovaError",
+    "NovaInputError",
+    "NovaOutputError",
+    "Option",
+]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A setting as each face names it: the Python argument and the ``nova`` option.
+
+    An error about a setting holds the :class:`Option`, never one face's spelling of it:
+    ``str(error)`` names the Python argument (a Python call raised it) and the command line
+    renders the same error with the flag (:meth:`NovaError.in_words`, called by
+    ``novabench.cli.cli_message``).
+
+    Attributes:
+        argument: the Python argument, e.g. ``"overwrite"``; a field is named by it.
+        flag: the command-line option, e.g. ``"--overwrite"``.
+        value: the value a message asks for (``"True"`` in ``overwrite=True``), if any.
+
+    Example:
+        >>> tasks = Option("tasks", "--task")
+        >>> tasks.in_python(), OVERWRITE.in_python(), OVERWRITE.flag
+        ('tasks=', 'overwrite=True', '--overwrite')
+    """
+
+    argument: str
+    flag: str
+    value: str | None = None
+
+    def in_python(self) -> str:
+        """How a message names the setting to a Python caller: ``argument=value``."""
+        return f"{self.argument}={self.value or ''}"
+
+
+#: Replacing an earlier output: ``overwrite=True`` in Python; the command line names the
+#: running command's own option (``--overwrite``, or ``--force`` where a command has that).
+OVERWRITE = Option("overwrite", "--overwrite", "True")
+
+#: The tasks to run or score: ``tasks=`` in Python, ``--task`` (repeated) on the command line.
+TASKS = Option("tasks", "--task")
+
+#: A folder a command writes whole (a release, an export): ``out_dir`` of the Python
+#: functions, ``OUT`` of ``nova sample/ingest/export``.
+OUT_DIR = Option("out_dir", "OUT")
+
+#: A message: plain text, or text and :class:`Option` parts that each face words its way.
+Words = str | Sequence[str | Option]
+
+
+def _worded(words: Words, name_of: Callable[[Option], str]) -> str:
+    """The message with every option named by ``name_of``."""
+    if isinstance(words, str):
+        return words
+    return "".join(part if isinstance(part, str) else name_of(part) for part in words)
 
 
 class NovaError(Exception):
@@ -23,6 +84,19 @@ class NovaError(Exception):
 
     #: The attribute that names the item the message is about; None: the error names none.
     item_attribute: ClassVar[str | None] = None
+
+    def in_words(self, flag_of: Callable[[Option], str]) -> str:
+        """The message with every setting it names (an :class:`Option`) named by ``flag_of``.
+
+        ``str(error)`` names each by its Python argument; the command line passes a function
+        giving each option's flag. An error that names no setting is the same either way.
+
+        Example:
+            >>> error = NovaInputError(("pass ", OVERWRITE, " to replace it"), source="r.json")
+            >>> str(error), error.in_words(lambda option: option.flag)
+            ('r.json: pass overwrite=True to replace it', 'r.json: pass --overwrite to replace it')
+        """
+        return str(self)
 
     def _render(self) -> str:
         """The message, from the error's attributes (only errors that name an item need it)."""
@@ -55,10 +129,12 @@ class NovaInputError(NovaError, ValueError):
     It is a ``ValueError`` so callers that catch ``ValueError`` keep working.
 
     Args:
-        message: what is wrong, in one sentence.
+        message: what is wrong, in one sentence: text, or text and :class:`Option` parts
+            (a setting to name: by its Python argument here, by its flag on the command line).
         source: the file, URL or argument the input came from.
         record: which record: ``"row 12"``, ``"line 3"``, ``"example 4"``, a filename.
-        field: which field of that record, e.g. ``"bboxes[1].width"``.
+        field: which field of that record, e.g. ``"bboxes[1].width"``; or the
+            :class:`Option` at fault.
 
     Example:
         >>> err = NovaInputError("width must be positive, got -3.0",
@@ -72,23 +148,33 @@ class NovaInputError(NovaError, ValueError):
 
     def __init__(
         self,
-        message: str,
+        message: Words,
         *,
         source: str | None = None,
         record: str | None = None,
-        field: str | None = None,
+        field: str | Option | None = None,
     ) -> None:
-        self.message = message
+        self.words = message
+        self.field_option = field if isinstance(field, Option) else None
+        self.message = _worded(message, Option.in_python)
         self.source = source
         self.record = record
-        self.field = field
+        self.field = field.argument if isinstance(field, Option) else field
         super().__init__(self._render())
 
-    def _render(self) -> str:
+    def _render(self, flag_of: Callable[[Option], str] | None = None) -> str:
+        message, field = self.message, self.field
+        if flag_of is not None:
+            message = _worded(self.words, flag_of)
+            field = flag_of(self.field_option) if self.field_option else field
         where = [part for part in (self.source, self.record) if part]
-        if self.field:
-            where.append(f"field '{self.field}'")
-        return f"{', '.join(where)}: {self.message}" if where else self.message
+        if field:
+            where.append(f"field '{field}'")
+        return f"{', '.join(where)}: {message}" if where else message
+
+    def in_words(self, flag_of: Callable[[Option], str]) -> str:
+        """The error with each :class:`Option` it names said by ``flag_of`` (see NovaError)."""
+        return self._render(flag_of)
 
 
 class NovaOutputError(NovaError, OSError):
@@ -107,8 +193,13 @@ class NovaOutputError(NovaError, OSError):
         'cannot write runs/a.jsonl: no space left on the device'
     """
 
-    def __init__(self, path: str, reason: str, *, errno: int | None = None) -> None:
+    def __init__(self, path: str, reason: Words, *, errno: int | None = None) -> None:
         self.path = path
-        self.reason = reason
-        super().__init__(f"cannot write {path}: {reason}")
+        self.words = reason
+        self.reason = _worded(reason, Option.in_python)
+        super().__init__(f"cannot write {path}: {self.reason}")
         self.errno = errno  # OSError's attribute, set after init: the message stays ours
+
+    def in_words(self, flag_of: Callable[[Option], str]) -> str:
+        """The error with each :class:`Option` it names said by ``flag_of`` (see NovaError)."""
+        return f"cannot write {self.path}: {_worded(self.words, flag_of)}"

@@ -36,9 +36,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, Option
 from novabench.run.backends import Answer, Request
 
 if TYPE_CHECKING:
@@ -390,8 +390,39 @@ def _hash_constant(constant: Any, digest: Any) -> None:
         digest.update(f"{type(constant).__name__}:{constant!r};".encode())
 
 
-def _is_pipeline(model: Any) -> bool:
-    return callable(model) and hasattr(model, "model") and hasattr(model, "task")
+#: What a model given to :func:`evaluate_model` is, as :func:`_model_kind` says it.
+ModelKind = Literal["endpoint", "url", "model id or folder", "pipeline", "backend", "function"]
+
+
+def _model_kind(model: Any) -> ModelKind | None:
+    """What ``model`` is to :func:`as_backend` (None: nothing it can evaluate).
+
+    The one place that decides it: :func:`as_backend` builds the backend of this kind and a
+    preset (``_apply_preset``) wraps only a ``"function"``. The order matters: a string is
+    a URL or a model before anything else, a pipeline (callable, with ``model`` and
+    ``task``) and a backend are never taken for a plain function.
+
+    Example:
+        >>> _model_kind("Qwen/Qwen2.5-VL-7B-Instruct"), _model_kind("http://localhost:8000/v1")
+        ('model id or folder', 'url')
+        >>> _model_kind(lambda image, prompt: "no target"), _model_kind(3)
+        ('function', None)
+    """
+    from novabench.run.backends import Backend
+
+    if isinstance(model, Endpoint):
+        return "endpoint"
+    if isinstance(model, (str, os.PathLike)):
+        return (
+            "url" if os.fspath(model).startswith(("http://", "https://")) else "model id or folder"
+        )
+    if callable(model) and hasattr(model, "model") and hasattr(model, "task"):
+        return "pipeline"
+    if isinstance(model, Backend):
+        return "backend"
+    if callable(model):
+        return "function"
+    return None
 
 
 def as_backend(model: Any, *, name: str | None = None) -> Any:
@@ -418,35 +449,40 @@ def as_backend(model: Any, *, name: str | None = None) -> Any:
         ...
         novabench.errors.NovaInputError: field 'model': a URL is a server, not a model: pass Endpoint('http://localhost:8000/v1', '<served model name>')
     """
-    from novabench.run.backends import Backend, TransformersBackend
+    from novabench.run.backends import TransformersBackend
 
-    if isinstance(model, Endpoint):
+    kind = _model_kind(model)
+    if kind == "endpoint":
         if name is not None:
             model = Endpoint(**{**model.__dict__, "name": name})
         return model.backend()
-    if isinstance(model, (str, os.PathLike)):
-        text = os.fspath(model)
-        if text.startswith(("http://", "https://")):
-            raise NovaInputError(
-                f"a URL is a server, not a model: pass Endpoint({text!r}, '<served model name>')",
-                field="model",
-            )
-        return TransformersBackend(text, display_name=name)
-    if _is_pipeline(model):
+    if kind == "url":
+        raise NovaInputError(
+            f"a URL is a server, not a model: pass Endpoint({os.fspath(model)!r}, "
+            "'<served model name>')",
+            field="model",
+        )
+    if kind == "model id or folder":
+        return TransformersBackend(os.fspath(model), display_name=name)
+    if kind == "pipeline":
         return TransformersBackend(model, display_name=name)
-    if isinstance(model, Backend):
+    if kind == "backend":
         if name is not None:
-            model.display_name = name  # type: ignore[attr-defined]  # an optional attribute
+            model.display_name = name
             if isinstance(model, CallableBackend):
                 model.name = name  # named as the function given with this name would be
         return model
-    if callable(model):
+    if kind == "function":
         return CallableBackend(model, name=name)
     raise NovaInputError(
         f"cannot evaluate a {type(model).__name__}: pass a transformers pipeline, a model id or "
         "folder, an Endpoint, a function answer(image, prompt) -> str, or a backend",
         field="model",
     )
+
+
+#: ``NovaReport.save``'s folder, where ``nova evaluate --items`` names the tables' own.
+_SAVE_FOLDER = Option("folder", "--items")
 
 
 @dataclass
@@ -599,14 +635,16 @@ class NovaReport:
                 raise
             raise failure from None
         # another report's tables are not replaced; tables naming no report need overwrite
-        check_items_folder(items, report_path, overwrite=overwrite)
+        check_items_folder(items, report_path, overwrite=overwrite, option=_SAVE_FOLDER)
         report = dict(self.report) if full_paths else shareable_paths(self.report, report_path)
         report = with_notices(report)  # the JSON's notices, as nova evaluate writes them
         markdown = render_markdown(report)
         page = render_html(report, items=self.tables, release=self.release, report_path=report_path)
         try:
             with writing_all_or_none() as staged:  # tables first, the report pinning them next
-                report["items"] = write_item_tables(self.tables, items, report_path, outputs=staged)
+                report["items"] = write_item_tables(
+                    self.tables, items, report_path, outputs=staged, option=_SAVE_FOLDER
+                )
                 paths = {"report": write_report(report, report_path, outputs=staged)}
                 paths["markdown"] = staged.write_text(target / "report.md", markdown)
                 paths["html"] = staged.write_text(target / "report.html", page)
@@ -964,17 +1002,6 @@ def _apply_preset(
         )
     elif isinstance(model, CallableBackend):
         model.input_size_rule = choice.input_size_rule
-    elif _is_plain_function(model) and choice.input_size_rule != "original":
+    elif _model_kind(model) == "function" and choice.input_size_rule != "original":
         model = CallableBackend(model, input_size_rule=choice.input_size_rule)
     return model, choice.prompts, choice.box_convention, choice.record()
-
-
-def _is_plain_function(model: Any) -> bool:
-    """A callable :func:`as_backend` makes a :class:`CallableBackend` of."""
-    from novabench.run.backends import Backend
-
-    return (
-        callable(model)
-        and not isinstance(model, (str, os.PathLike, Backend))
-        and not _is_pipeline(model)
-    )

@@ -17,7 +17,7 @@ import warnings
 from pathlib import Path
 
 from novabench import registry
-from novabench.errors import NovaError, NovaInputError
+from novabench.errors import NovaError, NovaInputError, Option
 
 __all__ = [
     "METRIC_FILES",
@@ -68,6 +68,10 @@ def metric_path() -> str:
     )
 
 
+#: Replacing the copied module's files: ``copy_metric``'s argument, ``nova metric``'s option.
+_FORCE = Option("force", "--force", "True")
+
+
 def copy_metric(dest: str | os.PathLike[str], *, force: bool = False) -> Path:
     """Copy the module folder into ``dest/nova_metric`` (script, card, requirements, Space face).
 
@@ -97,7 +101,7 @@ def copy_metric(dest: str | os.PathLike[str], *, force: bool = False) -> Path:
     target = parent / METRIC_FOLDER
     if target.exists() and not force:
         raise NovaInputError(
-            "already exists; pass --force to replace the metric's files in it",
+            ("already exists; pass ", _FORCE, " to replace the metric's files in it"),
             source=str(target),
         )
     if target.exists() and not target.is_dir():

@@ -28,7 +28,12 @@ from novabench.data.export import coco_document, export_coco, export_release
 from novabench.data.release import read_release
 from novabench.data.schema import case_features, image_features
 from novabench.errors import NovaInputError
-from tests.release_factory import default_rows, write_legacy_release, write_v1_release
+from tests.release_factory import (
+    default_rows,
+    with_v1_provenance,
+    write_legacy_release,
+    write_v1_release,
+)
 
 N_CASES = 4  # cases of 1, 2, 3, 1 images: 7 images, one without boxes, one placeholder
 IMAGE_SIZE = (96, 80)  # not square, so width/height mix-ups show
@@ -789,15 +794,6 @@ def test_foreign_provenance_never_reaches_shards_or_card(release_dir: Path, tmp_
 # --------------------------------------------------------------------------- coco of our own data
 
 
-def _with_provenance(release: Path, folder: Path, provenance: bytes) -> Path:
-    copy = shutil.copytree(release, folder)
-    path = copy / "data" / "nova-v1.parquet"
-    table = pq.read_table(path)
-    metadata = {**(table.schema.metadata or {}), b"novabench.provenance": provenance}
-    pq.write_table(table.replace_schema_metadata(metadata), path)
-    return copy
-
-
 @pytest.mark.parametrize("layout", ["v1", "legacy"])
 def test_the_coco_export_of_the_synthetic_sample_says_what_it_is(
     layout: str,
@@ -821,11 +817,11 @@ def test_the_coco_export_of_the_synthetic_sample_says_what_it_is(
 def test_the_coco_info_of_ingested_and_unreadable_provenance_data_is_marked(
     release_dir: Path, tmp_path: Path
 ) -> None:
-    ingested = _with_provenance(release_dir, tmp_path / "ingested", b'{"origin": "nova ingest"}')
+    ingested = with_v1_provenance(release_dir, tmp_path / "ingested", b'{"origin": "nova ingest"}')
     info = coco_document(read_release(ingested))["info"]
     assert info["description"].startswith("NOT THE NOVA RELEASE: Built with `nova ingest`")
     assert info["provenance"] == {"origin": "nova ingest"} and info["url"] == ""
-    damaged = _with_provenance(release_dir, tmp_path / "damaged", b"[1, 2]")
+    damaged = with_v1_provenance(release_dir, tmp_path / "damaged", b"[1, 2]")
     info = coco_document(read_release(damaged))["info"]
     assert info["description"].startswith("NOT THE NOVA RELEASE: The data carries a novabench")
     # The official layout, without novabench's key, keeps the benchmark's own description.

@@ -12,7 +12,7 @@ from novabench.cli import main
 from novabench.data.export import export_release
 from novabench.data.layouts.legacy import PROVENANCE_FILE
 from novabench.data.release import read_release
-from tests.release_factory import write_legacy_release
+from tests.release_factory import with_v1_provenance, write_legacy_release
 
 NOTICE = "NOT THE REAL DATA"
 UNREADABLE = {"origin": "unreadable novabench provenance"}
@@ -153,13 +153,6 @@ def test_a_damaged_sidecar_puts_the_notice_first_in_every_report(
 def test_a_v1_parquet_with_invalid_novabench_metadata_is_marked_too(
     sample_release: Path, tmp_path: Path
 ) -> None:
-    import pyarrow.parquet as pq
-
-    copy = shutil.copytree(sample_release, tmp_path / "copy")
-    path = copy / "data" / "nova-v1.parquet"
-    table = pq.read_table(path)
-    metadata = {**(table.schema.metadata or {}), b"novabench.provenance": b"[1, 2]"}
-    pq.write_table(table.replace_schema_metadata(metadata), path)
-    release = read_release(copy)
+    release = read_release(with_v1_provenance(sample_release, tmp_path / "copy", b"[1, 2]"))
     assert release.provenance == UNREADABLE
     assert [w for w in release.warnings if "not a JSON object" in w], release.warnings

@@ -930,3 +930,33 @@ def test_a_rater_box_listed_twice_is_kept_and_reported(tmp_path):
         f"({first['filename']}): a box of rater {first['rater']!r} is listed more than once; "
         "kept as listed (the human reference counts each copy)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("column", "stored_as_text", "expected"),
+    [
+        # A meta struct flattened to JSON text by a spreadsheet round trip.
+        ("meta", '{"title": "Rare disease 1"}', "'meta' must be a struct, got string"),
+        # Boxes written as text ("[{...}]"), as a CSV export of the parquet would keep them.
+        (
+            "bboxes",
+            '[{"x": 10, "y": 12, "width": 8, "height": 6, "source": "gold"}]',
+            "'bboxes' must be a list of {x, y, width, height, source} structs, got the column "
+            "type string (boxes stored as text must be decoded first)",
+        ),
+    ],
+)
+def test_a_v1_column_of_the_wrong_kind_is_refused_naming_it(
+    tmp_path, column, stored_as_text, expected
+):
+    root = write_v1_release(tmp_path / "release", image_size=SMALL)
+    parquet = root / "data" / "nova-v1.parquet"
+    table = pq.read_table(parquet)
+    index = table.column_names.index(column)
+    text = pa.array([stored_as_text] * table.num_rows, pa.string())
+    pq.write_table(table.set_column(index, column, text), parquet)
+    with pytest.raises(NovaInputError) as refused:
+        read_release(root)
+    assert refused.value.field == column
+    assert refused.value.source == "data/nova-v1.parquet"
+    assert refused.value.message == expected

@@ -23,6 +23,7 @@ import pytest
 from novabench import evaluate_model
 from novabench.cli import main
 from novabench.errors import NovaOutputError
+from novabench.evaluator import NovaReport
 from novabench.report.render import model_name
 from tests.report.localization_runs import write_scored_runs
 
@@ -53,6 +54,18 @@ def make_html_unwritable(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_mkstemp(*args, **kwargs)
 
     monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+
+
+def make_replace_fail(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Putting a staged ``name`` in place fails as on a full disk; every other rename works."""
+    real_replace: Callable[..., Any] = os.replace
+
+    def replace(source: Any, target: Any) -> None:
+        if Path(target).name == name:
+            raise OSError(errno.ENOSPC, "No space left on device", str(source))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
 
 
 def _snapshot(folder: Path) -> dict[str, bytes | None]:
@@ -188,20 +201,26 @@ def test_leaderboard_writes_all_or_none(
     assert _snapshot(tmp_path) == before
 
 
-def test_report_save_writes_all_or_none(
-    sample_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def no_target(image: object, prompt: str) -> str:
-        return "no target"
+def _no_target(image: object, prompt: str) -> str:
+    return "no target"
 
-    report = evaluate_model(
-        no_target,
+
+@pytest.fixture(scope="module")
+def report(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> NovaReport:
+    """A function's localisation run, scored, to save."""
+    return evaluate_model(
+        _no_target,
         sample_release,
         tasks="localization",
-        run_file=tmp_path / "run.jsonl",
+        run_file=tmp_path_factory.mktemp("model") / "run.jsonl",
         n_resamples=0,
         progress=False,
     )
+
+
+def test_report_save_writes_all_or_none(
+    report: NovaReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "saved"
     make_html_unwritable(monkeypatch)
     with pytest.raises(NovaOutputError, match="report.html: permission denied"):
@@ -225,14 +244,7 @@ def test_a_failed_rename_says_which_outputs_are_new_and_a_rerun_repairs_it(
 ) -> None:
     assert _evaluate(sample_release, runs["gold-boxes"], tmp_path) == 0
     old_markdown = (tmp_path / "r.md").read_bytes()
-    real_replace = os.replace
-
-    def disk_full_at_the_markdown(source: Any, target: Any) -> None:
-        if Path(target).name == "r.md":
-            raise OSError(errno.ENOSPC, "No space left on device", str(source))
-        real_replace(source, target)
-
-    monkeypatch.setattr(os, "replace", disk_full_at_the_markdown)
+    make_replace_fail(monkeypatch, "r.md")
     capsys.readouterr()
     assert _evaluate(sample_release, runs["no-boxes"], tmp_path, "--force") == 2
     error = _one_line_error(capsys)
@@ -240,10 +252,25 @@ def test_a_failed_rename_says_which_outputs_are_new_and_a_rerun_repairs_it(
         f"nova evaluate: error: cannot write {tmp_path / 'r.md'}: no space left on the device"
     )
     assert f"new: {tmp_path / 'items' / 'images.parquet'}" in error
-    assert f"as before: {tmp_path / 'r.md'}" in error and "run the command again" in error
+    assert f"as before: {tmp_path / 'r.md'}" in error
+    assert error.endswith("write them again (with --force) to have them all")
     assert model_name(json.loads((tmp_path / "r.json").read_text())) == "no-boxes"
     assert (tmp_path / "r.md").read_bytes() == old_markdown
     assert not [path for path in tmp_path.rglob(".*")]  # no staged file left behind
     monkeypatch.undo()
     assert _evaluate(sample_release, runs["no-boxes"], tmp_path, "--force") == 0
     assert (tmp_path / "r.md").read_bytes() != old_markdown
+
+
+def test_a_save_cut_short_by_a_full_disk_tells_the_caller_overwrite_true(
+    report: NovaReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command line's advice is its own option (above); a Python caller gets its argument.
+    folder = tmp_path / "saved"
+    report.save(folder)
+    make_replace_fail(monkeypatch, "report.md")
+    with pytest.raises(NovaOutputError) as failed:
+        report.save(folder, overwrite=True)
+    message = str(failed.value)
+    assert message.startswith(f"cannot write {folder / 'report.md'}: no space left on the device")
+    assert message.endswith("write them again (with overwrite=True) to have them all")

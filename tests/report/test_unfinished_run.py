@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from novabench.cli import main
-from novabench.report import render_markdown, render_table
+from novabench.errors import NovaInputError
+from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.leaderboard import build_leaderboard, leaderboard_csv
 from novabench.report.render import report_first_lines
 from novabench.run.manifest import RunManifest
@@ -128,8 +129,13 @@ def test_a_run_still_being_written_is_refused_in_one_line_unless_allowed(
     assert evaluate(sample_release, run, out) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and error[0].startswith(f"nova evaluate: error: {run}, field 'status': ")
-    assert "still being written (pid " in error[0] and "--allow-running" in error[0]
+    assert "still being written (pid " in error[0]
+    assert error[0].endswith("or pass --allow-running to score the answers so far")
     assert not out.exists()
+    # A Python call is told its argument instead of the option.
+    with pytest.raises(NovaInputError) as refused:
+        evaluate_predictions(sample_release, run, tasks=["localization"], n_resamples=0)
+    assert refused.value.message.endswith("or pass allow_running=True to score the answers so far")
     assert evaluate(sample_release, run, out, "--allow-running") == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     line = report["predictions"]["unfinished_run"]["notice"]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from novabench.cli import main
-from tests.release_factory import write_v1_release
+from tests.release_factory import with_v1_provenance, write_v1_release
 
 
 def _run(data: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
@@ -17,18 +16,6 @@ def _run(data: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> list[str]
     args = ["run", "--data", str(data), "--task", "diagnosis", "--baseline", "floor"]
     assert main([*args, "--out", str(out), "--no-progress"]) == 0
     return capsys.readouterr().err.splitlines()
-
-
-def _with_provenance(release: Path, folder: Path, raw: bytes) -> Path:
-    """A copy of a v1 release whose parquet carries ``raw`` as its novabench provenance."""
-    import pyarrow.parquet as pq
-
-    copy = shutil.copytree(release, folder)
-    path = copy / "data" / "nova-v1.parquet"
-    table = pq.read_table(path)
-    metadata = {**(table.schema.metadata or {}), b"novabench.provenance": raw}
-    pq.write_table(table.replace_schema_metadata(metadata), path)
-    return copy
 
 
 def test_a_run_on_the_sample_says_first_what_the_report_will_say_first(
@@ -58,7 +45,7 @@ def test_a_run_on_ingested_or_unreadable_data_says_it_is_not_the_release(
     heading: str,
     words: str,
 ) -> None:
-    data = _with_provenance(sample_release, tmp_path / "data", raw)
+    data = with_v1_provenance(sample_release, tmp_path / "data", raw)
     errors = _run(data, tmp_path / "floor.jsonl", capsys)
 
     notices = [line for line in errors if line.startswith("notice: ")]

@@ -727,7 +727,7 @@ def test_a_task_the_backend_cannot_answer_is_refused_before_anything_is_written(
     assert (
         code == 2
         and "does not answer captioning, diagnosis" in err
-        and "--task localization" in err
+        and "(it answers localization); choose among those with --task or take another" in err
     )
     assert not out.exists()
     # The task it does answer runs as before.

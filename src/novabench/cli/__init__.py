@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from novabench import __version__
-from novabench.errors import NovaError, NovaInputError
+from novabench.errors import OVERWRITE, NovaError, NovaInputError, Option
 
 COMMANDS: tuple[str, ...] = (
     "sample",
@@ -353,28 +353,28 @@ def write_failure(error: BaseException, args: argparse.Namespace) -> NovaError |
 def cli_message(error: NovaError, args: argparse.Namespace) -> str:
     """A toolkit error in the command line's words: options, never Python arguments.
 
-    The library speaks to Python callers (``overwrite=True``, ``bertscore_model=PATH``);
-    here the same failure names the option of the command that ran. Always one line.
+    The library speaks to Python callers (``overwrite=True``, ``tasks=``): a setting an
+    error names is an :class:`~novabench.errors.Option`, said here by its flag (replacing
+    an output: the running command's own option, ``--overwrite`` or ``--force``). Always
+    one line.
 
     Example:
-        >>> from novabench.errors import NovaInputError
-        >>> error = NovaInputError("already exists; pass overwrite=True to replace it",
+        >>> from novabench.errors import OVERWRITE, NovaInputError
+        >>> error = NovaInputError(("already exists; pass ", OVERWRITE, " to replace it"),
         ...                        source="out", field="OUT")
-        >>> cli_message(error, argparse.Namespace(overwrite=False))
-        "out, field 'OUT': already exists; pass --overwrite to replace it"
+        >>> cli_message(error, argparse.Namespace(force=False))
+        "out, field 'OUT': already exists; pass --force to replace it"
     """
-    if isinstance(error, NovaInputError):
-        flag = _overwrite_flag(args)
-        if flag and "pass overwrite=True" in error.message:
-            error = NovaInputError(
-                error.message.replace("pass overwrite=True", f"pass {flag}"),
-                source=error.source,
-                record=error.record,
-                field=error.field,
-            )
-        elif error.source == "bertscore_model":
-            return _bertscore_missing(args) or _one_line(error)
-    return _one_line(error)
+    if isinstance(error, NovaInputError) and error.source == "bertscore_model":
+        missing = _bertscore_missing(args)
+        if missing:
+            return missing
+    overwrite = _overwrite_flag(args) or OVERWRITE.flag
+
+    def flag_of(option: Option) -> str:
+        return overwrite if option == OVERWRITE else option.flag
+
+    return " ".join(error.in_words(flag_of).splitlines()) or type(error).__name__
 
 
 def _overwrite_flag(args: argparse.Namespace) -> str | None:

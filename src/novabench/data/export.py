@@ -66,7 +66,7 @@ from novabench.data.layouts.export import DEFAULT_MAX_SHARD_BYTES, image_source
 from novabench.data.provenance import provenance_heading, provenance_notice
 from novabench.data.release import NovaRelease, read_release
 from novabench.data.schema import case_features, image_features
-from novabench.errors import NovaInputError
+from novabench.errors import OUT_DIR, OVERWRITE, NovaInputError, Option
 from novabench.hub import hub_errors, hub_offline, require_token
 from novabench.progress import progress_bar
 
@@ -135,7 +135,7 @@ class ExportSummary:
 
 
 def _check_destination(out: Path, release_root: Path, overwrite: bool) -> None:
-    check_output_paths({"OUT": out}, {"the release": release_root}, folders=("OUT",))
+    check_output_paths({OUT_DIR: out}, {"the release": release_root}, folders=(OUT_DIR,))
     check_output_folder(out, command="export", overwrite=overwrite)
 
 
@@ -339,14 +339,16 @@ def export_coco(
     out = Path(out_json)
     check_output_paths({"out_json": out}, {"the release": release_dir})
     if out.exists() and not _is_our_coco(out):  # said first: overwrite would not help
+        only_ours: tuple[str | Option, ...] = ("; ", OVERWRITE, " replaces only such a file")
         raise NovaInputError(
-            "is not a COCO file novabench exported"
-            + ("; overwrite replaces only such a file" if overwrite else "")
-            + ": choose another path or remove it yourself",
+            ("is not a COCO file novabench exported", *(only_ours if overwrite else ()))
+            + (": choose another path or remove it yourself",),
             source=str(out),
         )
     if out.exists() and not overwrite:
-        raise NovaInputError("already exists; pass overwrite=True to replace it", source=str(out))
+        raise NovaInputError(
+            ("already exists; pass ", OVERWRITE, " to replace it"), source=str(out)
+        )
     document = coco_document(read_release(release_dir), source=source)
     return write_text_atomic(out, json.dumps(document, ensure_ascii=False))
 

@@ -61,7 +61,7 @@ from novabench.data.slicing import (
     slice_boxes,
     take_slice,
 )
-from novabench.errors import NovaInputError
+from novabench.errors import OUT_DIR, NovaInputError
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS
 
 __all__ = [
@@ -322,7 +322,7 @@ def _source_files(cases: Sequence[IngestCase]) -> list[str]:
 
 
 def _prepare_target(out_dir: Path, overwrite: bool, command: str, inputs: Any) -> Path:
-    check_output_paths({"OUT": out_dir}, inputs, folders=("OUT",))
+    check_output_paths({OUT_DIR: out_dir}, inputs, folders=(OUT_DIR,))
     check_output_folder(out_dir, command=command, overwrite=overwrite)
     return make_staging_folder(out_dir)
 
@@ -452,7 +452,7 @@ def ingest_volumes(
                 staging, images, metas, meta_keys, provenance or {"origin": "nova ingest"}
             )
         if listed is None:  # a generator: its files are known only now, before any replacing
-            check_output_paths({"OUT": out_dir}, {"a source volume": read}, folders=("OUT",))
+            check_output_paths({OUT_DIR: out_dir}, {"a source volume": read}, folders=(OUT_DIR,))
         mark_output_folder(staging, command)
         replace_folder(staging, out_dir)  # an old release is replaced only at the very end
     except BaseException as error:
@@ -546,8 +546,8 @@ def ingest_manifest(
     """
     cases = read_manifest(manifest)
     check_output_paths(  # before minutes of slicing, not after
-        {"OUT": out_dir},
+        {OUT_DIR: out_dir},
         {"the manifest": manifest, "a source volume": _source_files(cases)},
-        folders=("OUT",),
+        folders=(OUT_DIR,),
     )
     return ingest_volumes(cases, out_dir, source=str(manifest), **options)

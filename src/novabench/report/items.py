@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 from novabench import registry
 from novabench._files import StagedOutputs, file_sha256, writing_all_or_none
-from novabench.errors import NovaInputError
+from novabench.errors import OVERWRITE, NovaInputError, Option
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -164,6 +164,9 @@ _DTYPES: dict[str, str] = {
     },
 }
 _LABELS = {1: "abnormal", 0: "normal"}
+#: The per-item tables' folder: ``directory`` of the functions here, ``--items`` of
+#: ``nova evaluate``; a caller whose own argument gives it says so (``NovaReport.save``).
+ITEMS_FOLDER = Option("directory", "--items")
 
 
 @dataclass(frozen=True)
@@ -184,6 +187,7 @@ class ItemTables:
         *,
         owner: Mapping[str, str] | None = None,
         outputs: StagedOutputs | None = None,
+        option: Option = ITEMS_FOLDER,
     ) -> dict[str, Path]:
         """Write ``images.parquet``, ``images.csv``, ``cases.parquet``, ``cases.csv``.
 
@@ -198,6 +202,7 @@ class ItemTables:
                 metadata under ``novabench.items`` (see :func:`write_item_tables`).
             outputs: stage the files in this group of a command's outputs, which puts
                 them in place with the others (see :func:`~novabench._files.writing_all_or_none`).
+            option: the setting that gave ``directory``, as errors name it.
 
         Returns:
             ``{"images": parquet path, "images_csv": ..., "cases": ..., "cases_csv": ...}``.
@@ -213,7 +218,7 @@ class ItemTables:
         """
         folder = Path(directory)
         if folder.exists() and not folder.is_dir():
-            raise NovaInputError("is a file, not a folder", source=str(folder), field="--items")
+            raise NovaInputError("is a file, not a folder", source=str(folder), field=option)
         paths: dict[str, Path] = {}
         with writing_all_or_none(outputs) as group:
             group.make_folder(folder)
@@ -546,6 +551,7 @@ def check_items_folder(
     report_path: str | os.PathLike[str],
     *,
     overwrite: bool = False,
+    option: Option = ITEMS_FOLDER,
 ) -> None:
     """Refuse an ``--items`` folder that holds the tables of another report still pointing at them.
 
@@ -553,7 +559,7 @@ def check_items_folder(
     pins. Tables of the same report (a rerun of it) and of a report that is gone or that no
     longer pins them are replaced. Tables that record no report (an older novabench's, or
     another program's) may still be an older report's: they are replaced only with
-    ``overwrite``.
+    ``overwrite``. ``option`` is the setting that gave ``directory``, as errors name it.
 
     Raises:
         NovaInputError: the folder's tables belong to another existing report, or record
@@ -567,15 +573,19 @@ def check_items_folder(
         >>> check_items_folder(older, "report.json")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        novabench.errors.NovaInputError: ..., field '--items': holds per-item tables (images.csv) that record no report...; pass overwrite=True to replace them
+        novabench.errors.NovaInputError: ..., field 'directory': holds per-item tables (images.csv) that record no report...; pass overwrite=True to replace them
     """
     folder, present = Path(directory), unrecorded_tables(directory)
     if present and not overwrite:
         raise NovaInputError(
-            f"holds per-item tables ({', '.join(present)}) that record no report (an older "
-            "novabench's, maybe pinned by an older report); pass overwrite=True to replace them",
+            (
+                f"holds per-item tables ({', '.join(present)}) that record no report (an older "
+                "novabench's, maybe pinned by an older report); pass ",
+                OVERWRITE,
+                " to replace them",
+            ),
             source=str(folder),
-            field="--items",
+            field=option,
         )
     folder, report = Path(directory), Path(report_path)
     for name in ("images", "cases"):
@@ -592,10 +602,14 @@ def check_items_folder(
             continue  # not a report any more: nothing points at the tables
         if pinned == owner.get("run_id"):
             raise NovaInputError(
-                f"holds the per-item tables of the report {other}, which points at them; "
-                "a second report would replace them: choose another --items folder",
+                (
+                    f"holds the per-item tables of the report {other}, which points at them; "
+                    "a second report would replace them: give ",
+                    option,
+                    " another folder",
+                ),
                 source=str(folder),
-                field="--items",
+                field=option,
             )
 
 
@@ -678,6 +692,7 @@ def write_item_tables(
     report_path: str | os.PathLike[str],
     *,
     outputs: StagedOutputs | None = None,
+    option: Option = ITEMS_FOLDER,
 ) -> dict[str, Any]:
     """Write the tables for a report and return the report's ``items`` entry that pins them.
 
@@ -687,7 +702,8 @@ def write_item_tables(
     the tables: a kill in between leaves a report whose pins no longer match (a refusal on
     reading, never a silent mix). With ``outputs`` the tables are only staged in that group
     of a command's outputs (the pins are those of the staged files, the ones its commit puts
-    in place; see :func:`~novabench._files.writing_all_or_none`).
+    in place; see :func:`~novabench._files.writing_all_or_none`). ``option`` is the setting
+    that gave ``directory``, as errors name it.
 
     Example:
         >>> import tempfile, pandas as pd
@@ -704,7 +720,7 @@ def write_item_tables(
     relative_report = os.path.relpath(report.resolve(), folder.resolve())
     with writing_all_or_none(outputs) as group:
         owner = {"run_id": run_id, "report": relative_report}
-        paths = tables.write(folder, owner=owner, outputs=group)
+        paths = tables.write(folder, owner=owner, outputs=group, option=option)
         report_folder = report.resolve().parent
         entry: dict[str, Any] = {
             name: os.path.relpath(paths[name].resolve(), report_folder)

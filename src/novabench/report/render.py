@@ -15,7 +15,7 @@ from typing import Any
 
 from novabench import registry
 from novabench._files import StagedOutputs, json_safe, write_text_atomic
-from novabench.errors import NovaInputError
+from novabench.errors import OVERWRITE, NovaInputError
 from novabench.escaping import markdown_code_span, markdown_text, markdown_text_with_code
 
 __all__ = [
@@ -2110,7 +2110,7 @@ def check_replaceable_reports(
         path = Path(value).expanduser()
         if path.exists():
             raise NovaInputError(
-                f"holds {existing_report_summary(path)}; pass overwrite=True to replace it",
+                (f"holds {existing_report_summary(path)}; pass ", OVERWRITE, " to replace it"),
                 source=str(value),
                 field=option,
             )

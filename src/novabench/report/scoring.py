@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from novabench import registry
 from novabench._version import toolkit_record
-from novabench.errors import NovaInputError
+from novabench.errors import TASKS, NovaInputError, Option
 from novabench.progress import progress_bar
 from novabench.tasks import behaviour, load_hook, tasks_where
 
@@ -480,6 +480,12 @@ def _human(task: str, release: Any, positions: Sequence[int], options: ScoringOp
     )
 
 
+#: Settings the scoring's refusals name (Python argument and ``nova evaluate`` option).
+_ANSWERED_ONLY = Option("answered_only", "--answered-only", "True")
+_ALLOW_OTHER_RELEASE = Option("allow_other_release", "--allow-other-release", "True")
+_ALLOW_RUNNING = Option("allow_running", "--allow-running", "True")
+
+
 def _scored_positions(task: str, loaded: _Loaded, answered_only: bool) -> list[int]:
     """Release positions of the items of ``task`` to score: all, or those with a line."""
     spec = registry.TASKS[task]
@@ -491,8 +497,14 @@ def _scored_positions(task: str, loaded: _Loaded, answered_only: bool) -> list[i
     chosen = [position for position, key in enumerate(keys) if key in answered]
     if not chosen:
         raise NovaInputError(
-            f"no line answers {task}, so --answered-only leaves nothing to score; "
-            "leave the task out (--task) or score without --answered-only",
+            (
+                f"no line answers {task}, so ",
+                _ANSWERED_ONLY,
+                " leaves nothing to score; leave the task out (",
+                TASKS,
+                ") or score without ",
+                _ANSWERED_ONLY,
+            ),
             source=", ".join(str(p) for p in loaded.paths),
             field=spec.key_field,
         )
@@ -761,9 +773,12 @@ def _load(
             if recorded is not None and recorded != fingerprint:
                 # Answers to other images or text would be scored against this ground truth.
                 raise NovaInputError(
-                    f"the run was made on other data (release fingerprint {recorded}, this one "
-                    f"{fingerprint}); score it against the data it was run on, or pass "
-                    "--allow-other-release (allow_other_release=True) if the change is intended",
+                    (
+                        f"the run was made on other data (release fingerprint {recorded}, this "
+                        f"one {fingerprint}); score it against the data it was run on, or pass ",
+                        _ALLOW_OTHER_RELEASE,
+                        " if the change is intended",
+                    ),
                     source=str(path),
                     field="release.fingerprint",
                 )
@@ -826,10 +841,13 @@ def _unfinished_runs(
             if run["writer"] is not None and not allow_running:
                 # Scores of a file still growing change without the user choosing.
                 raise NovaInputError(
-                    f"the run is still being written ({run['writer']}; manifest status "
-                    f"{status!r}): its scores would change as answers arrive; wait for it "
-                    "to end, or pass --allow-running (allow_running=True) to score the "
-                    "answers so far",
+                    (
+                        f"the run is still being written ({run['writer']}; manifest status "
+                        f"{status!r}): its scores would change as answers arrive; wait for it "
+                        "to end, or pass ",
+                        _ALLOW_RUNNING,
+                        " to score the answers so far",
+                    ),
                     source=str(path),
                     field="status",
                 )
@@ -944,10 +962,14 @@ def _task_inputs(
         for item, reference in zip(items, references):
             if reference is None or not str(reference).strip():
                 # The metric would name only an index; name the item and the way out.
-                others = " ".join(f"--task {t}" for t in registry.TASK_NAMES if t != task)
+                others = ", ".join(t for t in registry.TASK_NAMES if t != task)
                 raise NovaInputError(
-                    f"the release has no reference {spec.reference_field} for this {spec.unit}, "
-                    f"so {task} cannot be scored; score the other tasks with {others}",
+                    (
+                        f"the release has no reference {spec.reference_field} for this "
+                        f"{spec.unit}, so {task} cannot be scored; score the other tasks "
+                        f"({others}) with ",
+                        TASKS,
+                    ),
                     source=str(release.root),
                     record=getattr(item, spec.key_field),
                     field=spec.reference_field,

@@ -40,7 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from novabench._version import __version__
 from novabench.client import ChatClient, ChatClientError, DataURL, endpoint_problem
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, Option
 from novabench.run.defaults import DEFAULT_MAX_CONCURRENCY
 
 __all__ = [
@@ -56,6 +56,11 @@ __all__ = [
     "png_size",
     "qwen2_5_vl_input_size",
 ]
+
+# The settings a model that does not load is named by (``TransformersBackend``'s arguments,
+# ``nova run``'s options).
+_MODEL = Option("model", "--model")
+_TRUST_REMOTE_CODE = Option("trust_remote_code", "--trust-remote-code", "True")
 
 
 @dataclass(frozen=True)
@@ -418,13 +423,16 @@ class TransformersBackend:
             # transformers' own message is kept (chained); this one says what to do here.
             first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
             raise NovaInputError(
-                f"cannot load {model!r} as an image-text-to-text pipeline "
-                f"({type(error).__name__}: {first_line}). Check that it is a local model folder "
-                "or a Hub id (a download needs the network and no HF_HUB_OFFLINE=1) of a model "
-                "transformers supports for image-text-to-text (--trust-remote-code for models "
-                "that ship their own code)",
+                (
+                    f"cannot load {model!r} as an image-text-to-text pipeline "
+                    f"({type(error).__name__}: {first_line}). Check that it is a local model "
+                    "folder or a Hub id (a download needs the network and no HF_HUB_OFFLINE=1) "
+                    "of a model transformers supports for image-text-to-text (",
+                    _TRUST_REMOTE_CODE,
+                    " for models that ship their own code)",
+                ),
                 source=str(model),
-                field="--model",
+                field=_MODEL,
             ) from error
 
     def _prepare_padding(self) -> None:

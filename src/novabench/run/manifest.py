@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from novabench import checks
 from novabench._files import read_text_file, write_text_atomic
-from novabench.errors import NovaInputError
+from novabench.errors import OVERWRITE, NovaInputError, Option
 
 if TYPE_CHECKING:
     from novabench.run.predictions import PredictionSet
@@ -542,7 +542,7 @@ def merge_prediction_files(
         raise NovaInputError("nothing to merge: give at least one predictions file", field="paths")
     out = Path(out)
     resolved = [Path(p) for p in paths]
-    check_replaceable_output(out, overwrite=overwrite, inputs={"a shard": resolved}, field="out")
+    check_replaceable_output(out, overwrite=overwrite, inputs={"a shard": resolved})
 
     manifests = [RunManifest.read(p) for p in resolved]
     with_manifest = [(p, m) for p, m in zip(resolved, manifests) if m is not None]
@@ -575,8 +575,12 @@ def merge_prediction_files(
     return _prediction_set(str(out), records, release, superseded, sort_keys=True)
 
 
+#: A predictions output: ``out`` of the Python functions, ``--out`` of ``nova parse/merge``.
+OUT = Option("out", "--out")
+
+
 def check_replaceable_output(
-    out: str | os.PathLike, *, overwrite: bool, inputs: Any, field: str = "--out"
+    out: str | os.PathLike, *, overwrite: bool, inputs: Any, field: Option = OUT
 ) -> None:
     """Refuse a predictions output that is or holds an input, or an existing file not ours.
 
@@ -584,6 +588,7 @@ def check_replaceable_output(
     :func:`novabench._files.check_output_paths`). An existing ``out`` is replaced only with
     ``overwrite`` and only when novabench wrote it: a run manifest sits beside it, or every
     line of it reads as a predictions line. A user's other file is never replaced.
+    ``field`` is the setting that gave ``out``, as errors name it.
 
     Example:
         >>> import tempfile, pathlib
@@ -592,18 +597,19 @@ def check_replaceable_output(
         >>> check_replaceable_output(notes, overwrite=True, inputs=[])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        novabench.errors.NovaInputError: ...notes.txt, field '--out': is not a predictions file ...
+        novabench.errors.NovaInputError: ...notes.txt, field 'out': is not a predictions file ...
     """
     from novabench._files import check_output_paths
     from novabench.run.predictions import read_predictions
 
     out = Path(out)
-    check_output_paths({field: out, f"{field} (its manifest)": RunManifest.path_for(out)}, inputs)
+    its_manifest = Option(f"{field.argument} (its manifest)", f"{field.flag} (its manifest)")
+    check_output_paths({field: out, its_manifest: RunManifest.path_for(out)}, inputs)
     if not (out.exists() or out.is_symlink()):
         return
     if not overwrite:
         raise NovaInputError(
-            "exists already; choose another output or allow overwriting (--force)",
+            ("exists already; choose another output or pass ", OVERWRITE, " to replace it"),
             source=str(out),
             field=field,
         )
@@ -616,9 +622,12 @@ def check_replaceable_output(
         except NovaInputError:
             pass
     raise NovaInputError(
-        "is not a predictions file novabench wrote (no run manifest beside it and not "
-        "predictions lines); --force replaces only such a file: remove it yourself or choose "
-        "another path",
+        (
+            "is not a predictions file novabench wrote (no run manifest beside it and not "
+            "predictions lines); ",
+            OVERWRITE,
+            " replaces only such a file: remove it yourself or choose another path",
+        ),
         source=str(out),
         field=field,
     )

@@ -75,7 +75,7 @@ from typing import Any
 
 from novabench import registry
 from novabench._version import __version__
-from novabench.errors import NovaInputError
+from novabench.errors import TASKS, NovaInputError
 from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
 from novabench.run.lock import writer_lock
@@ -794,9 +794,13 @@ def plan_run(
     if supported is not None and not set(chosen) <= set(supported):
         unsupported = [task for task in chosen if task not in supported]
         raise NovaInputError(
-            f"{backend.name} does not answer {', '.join(unsupported)} (it answers "
-            f"{', '.join(supported)}); choose --task {' --task '.join(supported)} or another backend",
-            field="--task",
+            (
+                f"{backend.name} does not answer {', '.join(unsupported)} (it answers "
+                f"{', '.join(supported)}); choose among those with ",
+                TASKS,
+                " or take another backend",
+            ),
+            field=TASKS,
         )
     from novabench.run.parsers import CONVENTIONS
 

@@ -35,7 +35,7 @@ from novabench._files import (
     mark_output_folder,
     replace_folder,
 )
-from novabench.errors import NovaError, NovaInputError
+from novabench.errors import NovaError, NovaInputError, Option
 from novabench.spaces import SPACE_KINDS
 from novabench.spaces.source import SOURCE_FILE
 
@@ -382,6 +382,10 @@ def _face(kind: str) -> str:
     return face.read_text(encoding="utf-8")
 
 
+#: The Space's folder: ``build_space``'s ``out``, ``nova space build``'s OUT.
+_OUT = Option("out", "OUT")
+
+
 def build_space(
     kind: str,
     out: str | os.PathLike[str],
@@ -416,7 +420,7 @@ def build_space(
         )
     target = Path(out)
     # As every output folder: replaced only when empty or written by this command before.
-    check_output_folder(target, command="space build", overwrite=overwrite)
+    check_output_folder(target, command="space build", overwrite=overwrite, field=_OUT)
     staging = make_staging_folder(target)  # beside OUT: renamed into place when complete
     try:
         face = _face(kind)

@@ -293,13 +293,11 @@ def read(
             extra = dict(zip(extra_names, _export_extra_keys(root, extra_names)))
         for index, row in enumerate(rows):
             image = row["image"]
-            raw = RawImage(
-                source=source,
-                record=f"row {index}",
-                filename=row["filename"],
-                case_id=row["case_id"],
-                scan_id=row["scan_id"],
-                caption=row["caption"],
+            raw = RawImage.from_parquet_row(
+                row,
+                source,
+                index,
+                caption_column="caption",
                 image_path=None,
                 meta={},
                 embedded=True,

@@ -8,7 +8,7 @@ and saved, with its boxes) plus the per-case metadata.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,6 +118,36 @@ class RawImage:
     size: tuple[Any, Any] | None = None  # export layout: the row's (width, height)
     box_columns: BoxColumns | None = None  # v1 layout: the file's boxes as columns
     box_row: int = 0  # this row's position in box_columns
+
+    @classmethod
+    def from_parquet_row(
+        cls, row: Mapping[str, Any], source: str, index: int, *, caption_column: str, **layout: Any
+    ) -> RawImage:
+        """Row ``index`` of a release parquet file, named ``row <index>`` as errors say it.
+
+        The one builder of both parquet layouts (v1, export): the ids come from the row's
+        ``filename``, ``case_id`` and ``scan_id``, the caption from ``caption_column``
+        (``caption_text`` in v1, ``caption`` in an export); ``layout`` gives the rest
+        (``image_path`` and ``meta`` always; the PNG and size of an export row, the box
+        columns of a v1 file).
+
+        Example:
+            >>> row = {"filename": "case0001_001.png", "case_id": "case0001", "scan_id": "001",
+            ...        "caption_text": "Axial T2."}
+            >>> raw = RawImage.from_parquet_row(row, "data/nova-v1.parquet", 4,
+            ...     caption_column="caption_text", image_path="images/case0001_001.png", meta={})
+            >>> raw.where(), raw.caption
+            ('row 4 (case0001_001.png)', 'Axial T2.')
+        """
+        return cls(
+            source=source,
+            record=f"row {index}",
+            filename=row["filename"],
+            case_id=row["case_id"],
+            scan_id=row["scan_id"],
+            caption=row[caption_column],
+            **layout,
+        )
 
     def listed_boxes(self) -> list[RawBox]:
         """The row's boxes one by one, whichever way the reader gave them.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from novabench.data.layouts.rows import (
     GOLD_SOURCE,
@@ -28,23 +28,72 @@ from novabench.records import BOX_FIELDS, FIXED_META_KEYS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["IMAGE_DIR", "PARQUET", "REQUIRED_COLUMNS", "read", "write"]
+__all__ = ["COLUMNS", "IMAGE_DIR", "PARQUET", "REQUIRED_COLUMNS", "read", "write"]
+
+#: What a v1 column holds (see ``COLUMNS``).
+ColumnKind = Literal["string", "meta", "boxes"]
 
 PARQUET = "data/nova-v1.parquet"
 IMAGE_DIR = "images"
-REQUIRED_COLUMNS = (
-    "filename",
-    "case_id",
-    "scan_id",
-    "caption_text",
-    "image_path",
-    "meta",
-    "bboxes",
+#: The v1 parquet's columns in the order our writer gives them, each with the kind of its
+#: values: ``string``; ``meta``, a struct of strings (one field per meta key); ``boxes``, a
+#: list of ``{x, y, width, height: double, source: string}`` or null. The one list of
+#: them: the writer's schema is built from it (``_arrow_type``), the reader requires all
+#: but ``OPTIONAL_COLUMNS`` and checks the ``meta`` and ``boxes`` kinds.
+COLUMNS: tuple[tuple[str, ColumnKind], ...] = (
+    ("filename", "string"),
+    ("case_id", "string"),
+    ("scan_id", "string"),
+    ("caption_text", "string"),
+    ("image_path", "string"),
+    ("split", "string"),
+    ("meta", "meta"),
+    ("bboxes", "boxes"),
 )
+#: Columns an official file may lack (every row of NOVA is ``test``).
 OPTIONAL_COLUMNS = ("split",)
-#: The required columns of one plain value a row; ``bboxes`` is read apart (as box columns,
-#: or box by box).
-_VALUE_COLUMNS = tuple(name for name in REQUIRED_COLUMNS if name != "bboxes")
+REQUIRED_COLUMNS = tuple(name for name, _ in COLUMNS if name not in OPTIONAL_COLUMNS)
+#: The required columns of one plain value a row; the ``boxes`` column is read apart (as
+#: box columns, or box by box).
+_VALUE_COLUMNS = tuple(
+    name for name, kind in COLUMNS if kind != "boxes" and name in REQUIRED_COLUMNS
+)
+
+
+def _arrow_type(kind: ColumnKind, meta_keys: Sequence[str]) -> pa.DataType:
+    """The arrow type our writer gives a column of ``kind`` (``meta_keys``: the struct's fields).
+
+    Example:
+        >>> str(_arrow_type("meta", ["title"])), str(_arrow_type("string", []))
+        ('struct<title: string>', 'string')
+    """
+    import pyarrow as pa
+
+    if kind == "string":
+        return pa.string()
+    if kind == "meta":
+        return pa.struct([pa.field(key, pa.string()) for key in meta_keys])
+    box = [pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())]
+    return pa.list_(pa.struct(box))
+
+
+def _check_kind(name: str, kind: ColumnKind, arrow_type: pa.DataType, source: str) -> None:
+    """Refuse a ``meta`` column that is no struct and a ``boxes`` column that is no list (nor
+    all null); strings are checked value by value (``novabench.data.validate``)."""
+    import pyarrow as pa
+
+    if kind == "meta" and not pa.types.is_struct(arrow_type):
+        raise NovaInputError(
+            f"'{name}' must be a struct, got {arrow_type}", source=source, field=name
+        )
+    listed = pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
+    if kind == "boxes" and not (listed or pa.types.is_null(arrow_type)):
+        raise NovaInputError(
+            f"'{name}' must be a list of {{x, y, width, height, source}} structs, got the "
+            f"column type {arrow_type} (boxes stored as text must be decoded first)",
+            source=source,
+            field=name,
+        )
 
 
 def read(
@@ -74,27 +123,14 @@ def read(
         >>> len(rows), extra
         (6, ['differential_diagnosis'])
     """
-    import pyarrow as pa  # imported where the table is read: other layouts never load it
-
     source = PARQUET
     table = read_parquet(root / PARQUET, source, REQUIRED_COLUMNS)
     if schema_metadata is not None:
         schema_metadata.update(table.schema.metadata or {})
+    for name, kind in COLUMNS:
+        if name in table.column_names:
+            _check_kind(name, kind, table.schema.field(name).type, source)
     meta_type = table.schema.field("meta").type
-    if not pa.types.is_struct(meta_type):
-        raise NovaInputError(
-            f"'meta' must be a struct, got {meta_type}", source=source, field="meta"
-        )
-    boxes_type = table.schema.field("bboxes").type
-    if not (pa.types.is_list(boxes_type) or pa.types.is_large_list(boxes_type)) and not (
-        pa.types.is_null(boxes_type)
-    ):
-        raise NovaInputError(
-            f"'bboxes' must be a list of {{x, y, width, height, source}} structs, got the "
-            f"column type {boxes_type} (boxes stored as text must be decoded first)",
-            source=source,
-            field="bboxes",
-        )
     meta_keys = [meta_type.field(i).name for i in range(meta_type.num_fields)]
     for key in FIXED_META_KEYS:
         if key not in meta_keys:
@@ -103,7 +139,8 @@ def read(
                 source=source,
                 field=f"meta.{key}",
             )
-    ignored = [c for c in table.column_names if c not in REQUIRED_COLUMNS + OPTIONAL_COLUMNS]
+    declared = [name for name, _ in COLUMNS]
+    ignored = [c for c in table.column_names if c not in declared]
     if ignored:
         warnings.append(
             f"{source}: columns not part of the NOVA v1 layout were ignored: {', '.join(ignored)}"
@@ -141,20 +178,19 @@ def _raw_images(
         ('row 0 (case0001_001.png)', 'Axial T2.', {}, [])
     """
     columns = {name: table.column(name).to_pylist() for name in _VALUE_COLUMNS}
+    rows = [dict(zip(columns, values)) for values in zip(*columns.values())]
     return [
-        RawImage(
-            source=source,
-            record=f"row {index}",
-            filename=columns["filename"][index],
-            case_id=columns["case_id"][index],
-            scan_id=columns["scan_id"][index],
-            caption=columns["caption_text"][index],
-            image_path=columns["image_path"][index],
-            meta=columns["meta"][index] or {},
+        RawImage.from_parquet_row(
+            row,
+            source,
+            index,
+            caption_column="caption_text",
+            image_path=row["image_path"],
+            meta=row["meta"] or {},
             box_columns=box_columns,
             box_row=index,
         )
-        for index in range(table.num_rows)
+        for index, row in enumerate(rows)
     ]
 
 
@@ -283,20 +319,8 @@ def write(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    box_type = pa.struct(
-        [pa.field(name, pa.float64()) for name in BOX_FIELDS] + [pa.field("source", pa.string())]
-    )
     schema = pa.schema(
-        [
-            pa.field("filename", pa.string()),
-            pa.field("case_id", pa.string()),
-            pa.field("scan_id", pa.string()),
-            pa.field("caption_text", pa.string()),
-            pa.field("image_path", pa.string()),
-            pa.field("split", pa.string()),
-            pa.field("meta", pa.struct([pa.field(key, pa.string()) for key in meta_keys])),
-            pa.field("bboxes", pa.list_(box_type)),
-        ],
+        [pa.field(name, _arrow_type(kind, meta_keys)) for name, kind in COLUMNS],
         metadata=provenance_metadata(provenance),  # so an export's card can say what this is
     )
     rows = [
