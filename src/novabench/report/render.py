@@ -67,6 +67,8 @@ TASK_ORDER: tuple[str, ...] = registry.TASK_NAMES
 # What a parse status means for the reader, for the statuses that call for a note.
 _STATUS_NOTES: dict[str, str] = {
     "ok_out_of_image": "a box reaches past the image (kept as given); check --box-convention",
+    "ok_order_from_keys": "the answer's keys fix another order than --box-convention's: read "
+    "in the keys' order, in the convention's scale",
 }
 
 
@@ -135,7 +137,7 @@ coordinate order; scored as no prediction): `nova evaluate` on this run names th
 
 
 #: Parse statuses of a box answer that holds boxes (scored as given).
-_BOXED_STATUSES = ("ok", "ok_out_of_image", "truncated_ok")
+_BOXED_STATUSES = ("ok", "ok_out_of_image", "ok_order_from_keys", "truncated_ok")
 
 
 def boxes_outside_line(
