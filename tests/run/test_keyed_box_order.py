@@ -22,7 +22,11 @@ from novabench.cli import main
 from novabench.data.release import read_release
 from novabench.report import evaluate_predictions, render_table
 from novabench.run.defaults import CONVENTIONS
-from novabench.run.parsers.boxes import PROMPT_CONVENTIONS, parse_localization
+from novabench.run.parsers.boxes import (
+    _CONVENTION_READING,
+    PROMPT_CONVENTIONS,
+    parse_localization,
+)
 
 IMAGE = (500, 400)
 SEEN = (1000, 800)
@@ -97,6 +101,9 @@ UNKEYED_EXPECTED = {
 def test_the_tables_cover_every_explicit_convention() -> None:
     explicit = set(CONVENTIONS) - {"auto"}
     assert set(CONVENTION_ORDER) == set(KEYED_EXPECTED) == set(UNKEYED_EXPECTED) == explicit
+    # The parser knows the order and scale of every convention the command line offers.
+    assert set(_CONVENTION_READING) == explicit
+    assert {order for order, _ in _CONVENTION_READING.values()} == set(FORM_ORDER.values())
 
 
 @pytest.mark.parametrize("convention", sorted(KEYED_EXPECTED))
