@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -27,6 +28,7 @@ from novabench.run.parsers.boxes import (
     PROMPT_CONVENTIONS,
     parse_localization,
 )
+from novabench.run.predictions import box_answer_summary, parse_raw, read_predictions
 
 IMAGE = (500, 400)
 SEEN = (1000, 800)
@@ -236,3 +238,19 @@ def test_the_report_counts_answers_read_in_their_keys_order(
     # qwen's order is x-first: only x/y/width/height and box_2d contradict it.
     assert coverage["parse_status"] == {"ok": 1, "ok_order_from_keys": 2}
     assert "ok_order_from_keys: the answer's keys fix another order" in render_table(report)
+
+
+def test_a_keyed_answer_past_the_image_keeps_its_status_and_is_counted_outside(
+    tmp_path: Path,
+) -> None:
+    # box_2d under qwen on a 480 x 480 image: y-first pixels, x 400..600 reaches past 480.
+    image = SimpleNamespace(filename="case0001_001.png", case_id="case0001", width=480, height=480)
+    release = SimpleNamespace(images=[image], cases=lambda: [])
+    raw = tmp_path / "raw.jsonl"
+    line = {"filename": image.filename, "raw_boxes": '[{"box_2d": [100, 400, 300, 600]}]'}
+    raw.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    parsed = parse_raw(read_predictions(raw, release), release, box_convention="qwen")
+    assert parsed.parse_counts("localization") == {"ok_order_from_keys": 1}
+    assert parsed.records["localization"][image.filename].boxes == [[400.0, 100.0, 200.0, 200.0]]
+    summary = box_answer_summary(parsed, release)
+    assert (summary["answers_out_of_image"], summary["boxes_out_of_image"]) == (1, 1)
