@@ -252,10 +252,12 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "hit@50",
             ),
             # ok_out_of_image: a box reaches past the image (kept as given), often a wrong
-            # convention.
+            # convention. ok_order_from_keys: the answer's keys fixed another order than the
+            # explicit convention's; read in the keys' order, the convention's scale.
             parse_statuses=(
                 "ok",
                 "ok_out_of_image",
+                "ok_order_from_keys",
                 "no_target",
                 "empty",
                 "unparseable",

@@ -459,6 +459,20 @@ LOCALIZATION_CASES: list[LocalizationCase] = [
         convention="xywh_pixel",
     ),
     LocalizationCase(
+        # The gemini preset forces protocol; the model answered named corners in 0..1000.
+        # Keys fix x first: x 250 * 0.64 = 160, y 100 * 0.512 = 51.2, x2 500 * 0.64 = 320,
+        # y2 400 * 0.512 = 204.8 -> [160, 51.2, 160, 153.6].
+        "named_corners_under_protocol",
+        '```json\n[{"xmin": 250, "ymin": 100, "xmax": 500, "ymax": 400, "label": "mass"}]\n```',
+        "ok_order_from_keys",
+        [[160, 51.2, 160, 153.6]],
+        ["mass"],
+        "protocol",
+        image_size=WIDE,
+        convention="protocol",
+        note_contains="read in the order they fix, [x1, y1, x2, y2], not protocol's",
+    ),
+    LocalizationCase(
         "xyxy_pixel_rescaled",
         "[[100, 200, 300, 400]]",
         "ok",

@@ -303,7 +303,8 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         type=box_convention_option,
         default=None,
         help="how raw localisation answers are read (auto, protocol, qwen, xyxy_norm1, "
-        "yxyx_norm1, ...); "
+        "yxyx_norm1, ...; keys such as x/y/width/height or box_2d keep their own order, the "
+        "convention gives their scale); "
         "default: the convention recorded in the run's manifest, else auto",
     )
     parser.add_argument(

@@ -120,7 +120,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--box-convention",
         choices=CONVENTIONS,
-        help="how to read boxes (default: the raw file's manifest, else auto)",
+        help="how to read boxes: the order of bare lists and labelled lines, the scale of "
+        "every box (keys such as x/y/width/height or box_2d keep their own order; default: "
+        "the raw file's manifest, else auto)",
     )
     parser.add_argument(
         "--force", action="store_true", help="replace --out, a predictions file novabench wrote"

@@ -259,8 +259,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--box-convention",
         choices=CONVENTIONS,
-        help="how `nova parse` reads boxes (recorded in the manifest; default: the preset's, "
-        "else auto)",
+        help="how `nova parse` reads boxes (recorded in the manifest; keys such as "
+        "x/y/width/height or box_2d keep their own order; default: the preset's, else auto)",
     )
     parser.add_argument("--device", help="transformers device: cpu, cuda:0, mps, auto (device_map)")
     parser.add_argument("--dtype", help="transformers dtype: auto, bfloat16, float16, float32")

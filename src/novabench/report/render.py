@@ -69,6 +69,8 @@ TASK_ORDER: tuple[str, ...] = registry.TASK_NAMES
 # What a parse status means for the reader, for the statuses that call for a note.
 _STATUS_NOTES: dict[str, str] = {
     "ok_out_of_image": "a box reaches past the image (kept as given); check --box-convention",
+    "ok_order_from_keys": "the answer's keys fix another order than --box-convention's: read "
+    "in the keys' order, in the convention's scale",
 }
 
 
@@ -103,16 +105,16 @@ def unread_boxes_line(task: str, counts: Mapping[str, Any]) -> str | None:
     Example:
         >>> print(unread_boxes_line("localization", {"answered": 949, "ambiguous_convention": 3,
         ...     "readable_with": {"protocol|xyxy_norm1000": 2, "xyxy_pixel": 1}}))
-        localization: 3 of 949 answers NOT READ (ambiguous_convention: their boxes fix no \
-coordinate order; scored as no prediction): 2 read by --box-convention protocol if the prompt \
-asked [ymin, xmin, ymax, xmax], xyxy_norm1000 if it asked [x1, y1, x2, y2]; 1 by \
---box-convention xyxy_pixel (values above 1000 point to pixels; pass input_size if the model \
-saw a resized image)
+        localization: 3 of 949 answers NOT READ (ambiguous_convention: their boxes leave \
+the coordinate order or the scale open; scored as no prediction): 2 read by --box-convention \
+protocol if the prompt asked [ymin, xmin, ymax, xmax], xyxy_norm1000 if it asked [x1, y1, x2, \
+y2]; 1 by --box-convention xyxy_pixel (values above 1000 point to pixels; pass input_size if \
+the model saw a resized image)
         >>> print(unread_boxes_line("localization", {"answered": 4,
         ...     "parse_status": {"ok": 2, "ambiguous_convention": 2}}))
-        localization: 2 of 4 answers NOT READ (ambiguous_convention: their boxes fix no \
-coordinate order; scored as no prediction): `nova evaluate` on this run names the \
---box-convention that reads them
+        localization: 2 of 4 answers NOT READ (ambiguous_convention: their boxes leave the \
+coordinate order or the scale open; scored as no prediction): `nova evaluate` on this run \
+names the --box-convention that reads them
     """
     statuses = counts.get("parse_status") or {}
     unread = int(counts.get("ambiguous_convention") or statuses.get("ambiguous_convention") or 0)
@@ -121,8 +123,9 @@ coordinate order; scored as no prediction): `nova evaluate` on this run names th
     if "readable_with" not in counts:  # a bare summary: the raw answers were not re-read
         return (
             f"{task}: {unread} of {counts.get('answered', unread)} answers NOT READ "
-            "(ambiguous_convention: their boxes fix no coordinate order; scored as no "
-            "prediction): `nova evaluate` on this run names the --box-convention that reads them"
+            "(ambiguous_convention: their boxes leave the coordinate order or the scale open; "
+            "scored as no prediction): `nova evaluate` on this run names the --box-convention "
+            "that reads them"
         )
     parts = [
         f"{n} {'read ' if i == 0 else ''}by "
@@ -131,13 +134,13 @@ coordinate order; scored as no prediction): `nova evaluate` on this run names th
     ]
     return (
         f"{task}: {unread} of {counts.get('answered', unread)} answers NOT READ "
-        "(ambiguous_convention: their boxes fix no coordinate order; scored as no prediction)"
-        + (": " + "; ".join(parts) if parts else "")
+        "(ambiguous_convention: their boxes leave the coordinate order or the scale open; "
+        "scored as no prediction)" + (": " + "; ".join(parts) if parts else "")
     )
 
 
 #: Parse statuses of a box answer that holds boxes (scored as given).
-_BOXED_STATUSES = ("ok", "ok_out_of_image", "truncated_ok")
+_BOXED_STATUSES = ("ok", "ok_out_of_image", "ok_order_from_keys", "truncated_ok")
 
 
 def boxes_outside_line(

@@ -1067,7 +1067,8 @@ def parse_raw(
         A new :class:`PredictionSet` aligned to the release; ``parse_counts(task)`` gives the
         parse statistics. A localisation answer with a box reaching past the image (kept as
         given) gets the status ``ok_out_of_image`` (a frequent sign of a wrong
-        ``box_convention``).
+        ``box_convention``); an ``ok_order_from_keys`` answer keeps its status (its boxes
+        past the image are counted by :func:`box_answer_summary` all the same).
 
     Raises:
         NovaInputError: ``box_convention`` is not one of ``CONVENTIONS``.

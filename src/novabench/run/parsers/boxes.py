@@ -27,6 +27,20 @@ Qwen3-VL answers ``bbox_2d`` in 0..1000 (use ``convention="xyxy_norm1000"``).
 never picks it (fractions in the protocol's lines may as well be x-first): the user
 chooses it.
 
+A convention is a reading of what an answer leaves open. What the answer's own keys fix,
+the order of its four numbers, is read from the keys whatever the convention:
+``x``/``y``/``width``/``height`` are a corner and a size; named corners (``x1``/``y1``/
+``x2``/``y2``, ``xmin``/``ymin``/..., ``left``/``top``/...), ``bbox_2d`` and Qwen2-VL's
+``(x1,y1),(x2,y2)`` tokens are x first; ``box_2d`` is y first. An explicit convention
+(``--box-convention``, or the one a preset sets) then gives only the scale: 0..1000
+units, 0..1 fractions or pixels of the image the model saw. When its own order
+contradicts the keys (``protocol``, y first, on ``{"x": .., "y": .., "width": ..,
+"height": ..}``), the keys win for the order and the convention gives the scale (here
+0..1000 units); the answer gets the status ``"ok_order_from_keys"`` (a cut-off one stays
+``"truncated_ok"``) and a note naming both, so a report counts such answers. Bare lists,
+generic keys such as ``"bbox"`` and labelled lines fix no order: the convention reads
+them whole. ``auto`` always picks a convention in the keys' order.
+
 ``convention="auto"`` decides only from evidence that fixes the coordinate order,
 and records which convention it used. Exactly these forms are decided:
 
@@ -105,10 +119,13 @@ class ParsedBoxes:
         status: one of :data:`LOCALIZATION_STATUSES`: ``"ok"``; ``"no_target"`` (the model
             said nothing abnormal is visible: a valid empty answer); ``"empty"`` (no text);
             ``"unparseable"``; ``"truncated_ok"`` (boxes recovered from a cut-off answer);
+            ``"ok_order_from_keys"`` (read, but under an explicit convention whose order the
+            answer's own keys contradict: read in the keys' order, the convention's scale);
             ``"ambiguous_convention"`` (boxes present but their convention cannot be told);
             ``"invalid_boxes"`` (boxes written, every one of zero area or with a value that
             is not a finite number, even as width x height). Never ``"ok_out_of_image"``: the predictions layer gives that one after parsing.
-        convention: the convention used (``None`` when no box was converted).
+        convention: the convention used (``None`` when no box was converted); for
+            ``"ok_order_from_keys"``, the explicit one, which gave only the scale.
         n_degenerate_dropped: boxes dropped for zero area (or values that are not finite).
         n_out_of_range: boxes kept that reach past the image on at least one side.
         n_swapped: boxes whose corners came in the wrong order and were put right.
@@ -181,6 +198,9 @@ INVALID_BOXES = "invalid_boxes"
 _ZERO_SIZE = "of zero width or height"
 _NOT_FINITE = "with a value that is not a finite number"
 _PAST_A_FLOAT = "with a width, height or area past the largest float"
+#: Boxes read under an explicit convention whose order the answer's own keys contradict:
+#: read in the keys' order, in the convention's scale (a note says so).
+ORDER_FROM_KEYS = "ok_order_from_keys"
 
 
 # --------------------------------------------------------------------------- reading boxes
@@ -589,26 +609,56 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
     )
 
 
+# What each explicit convention reads: the order of the four numbers and their scale.
+_CONVENTION_READING: dict[str, tuple[str, str]] = {
+    "protocol": ("yxyx", "per_mille"),
+    "qwen": ("xyxy", "pixels"),
+    "xyxy_norm1": ("xyxy", "fraction"),
+    "xyxy_norm1000": ("xyxy", "per_mille"),
+    "xyxy_pixel": ("xyxy", "pixels"),
+    "xywh_pixel": ("xywh", "pixels"),
+    "yxyx_norm1": ("yxyx", "fraction"),
+}
+# The order an answer's own keys (or Qwen2-VL's point tokens) fix, whatever the convention,
+# and how a note names them. Labelled lines, bare lists and generic keys fix none.
+_KEYED_ORDER: dict[str, tuple[str, str]] = {
+    "xywh_named": ("xywh", "x/y/width/height keys"),
+    "xyxy_named": ("xyxy", "named corner keys (x1/y1/x2/y2 and the like)"),
+    "qwen": ("xyxy", "bbox_2d keys"),
+    "yxyx1000": ("yxyx", "box_2d keys"),
+    "qwen2_tokens": ("xyxy", "Qwen2-VL (x1,y1),(x2,y2) box tokens"),
+}
+_ORDER_WORDS = {
+    "xyxy": "[x1, y1, x2, y2]",
+    "yxyx": "[ymin, xmin, ymax, xmax]",
+    "xywh": "[x, y, width, height]",
+}
+_SCALE_WORDS = {
+    "per_mille": "0..1000 units",
+    "fraction": "0..1 fractions",
+    "pixels": "pixels of the image the model saw",
+}
+
+
 def _to_pixel_corners(
     numbers: list[float],
-    convention: str,
+    order: str,
+    scale: str,
     width: float,
     height: float,
     input_width: float,
     input_height: float,
 ) -> tuple[float, float, float, float]:
     a, b, c, d = numbers
-    if convention == "protocol":
-        return b * width / 1000.0, a * height / 1000.0, d * width / 1000.0, c * height / 1000.0
-    if convention == "xyxy_norm1":
-        return a * width, b * height, c * width, d * height
-    if convention == "yxyx_norm1":
-        return b * width, a * height, d * width, c * height
-    if convention == "xyxy_norm1000":
-        return a * width / 1000.0, b * height / 1000.0, c * width / 1000.0, d * height / 1000.0
-    scale_x, scale_y = width / input_width, height / input_height
-    if convention == "xywh_pixel":
+    if order == "yxyx":
+        a, b, c, d = b, a, d, c
+    elif order == "xywh":
         c, d = a + c, b + d
+    if scale == "per_mille":
+        return a * width / 1000.0, b * height / 1000.0, c * width / 1000.0, d * height / 1000.0
+    if scale == "fraction":
+        return a * width, b * height, c * width, d * height
+    scale_x, scale_y = width / input_width, height / input_height
     return a * scale_x, b * scale_y, c * scale_x, d * scale_y
 
 
@@ -650,7 +700,11 @@ def parse_localization(
         image_size: ``(width, height)`` of the original image.
         input_size: ``(width, height)`` of the image the model was given, when
             its processor resized it; used by the pixel conventions.
-        convention: one of :data:`CONVENTIONS`; see the module docstring.
+        convention: one of :data:`CONVENTIONS`; see the module docstring. It reads
+            what the answer leaves open: an answer whose keys fix the order (``x``/``y``/
+            ``width``/``height``, ``x1``/``y1``/..., ``bbox_2d``, ``box_2d``) is read in
+            that order, in the convention's scale (``"ok_order_from_keys"`` when the
+            convention's own order differs).
         prompt_convention: under ``convention="auto"``, the convention the run's
             prompt asked for (one of :data:`PROMPT_CONVENTIONS`, as
             ``novabench.run.prompts.prompt_box_convention`` tells from the
@@ -678,6 +732,10 @@ def parse_localization(
         >>> parse_localization('{"boxes": [[100, 200, 300, 400]]}', image_size=(480, 480),
         ...                    prompt_convention="protocol").boxes
         [[96.0, 48.0, 96.0, 96.0]]
+        >>> keyed = parse_localization('{"x": 100, "y": 50, "width": 200, "height": 100}',
+        ...                            image_size=(480, 480), convention="protocol")
+        >>> keyed.status, keyed.boxes
+        ('ok_order_from_keys', [[48.0, 24.0, 96.0, 48.0]])
         >>> repeated = parse_localization("mass: [100, 200, 300, 400]\\nThe box [100, 200, 300, "
         ...                               "400] is the mass.", image_size=(480, 480))
         >>> repeated.boxes, repeated.notes
@@ -884,9 +942,17 @@ def _parse_localization(
     labels: list[str] = []
     n_out = n_swapped = 0
     dropped: dict[str, int] = {}  # why -> how many boxes
+    convention_order, scale = _CONVENTION_READING[used]
+    # What the answer's keys fix wins over the convention, which then gives the scale only.
+    keyed_over: dict[str, int] = {}
     for candidate in candidates:
+        order = convention_order
+        keyed = _KEYED_ORDER.get(candidate.hint)
+        if keyed is not None and keyed[0] != order:
+            order = keyed[0]
+            keyed_over[candidate.hint] = keyed_over.get(candidate.hint, 0) + 1
         x1, y1, x2, y2 = _to_pixel_corners(
-            candidate.numbers, used, width, height, input_width, input_height
+            candidate.numbers, order, scale, width, height, input_width, input_height
         )
         if not all(math.isfinite(v) for v in (x1, y1, x2, y2)):
             dropped[_NOT_FINITE] = dropped.get(_NOT_FINITE, 0) + 1
@@ -907,12 +973,21 @@ def _parse_localization(
         boxes.append([x1, y1, box_width, box_height])
         labels.append(candidate.label)
     n_degenerate = sum(dropped.values())
-    invalid = None
-    status = "truncated_ok" if extraction.truncated and boxes else "ok"
     if n_swapped:
         notes.append(
             f"{n_swapped} box(es) with corners in the wrong order (x1 > x2 or y1 > y2) put right"
         )
+    for hint, n in keyed_over.items():
+        order, keys = _KEYED_ORDER[hint]
+        notes.append(
+            f"{n} box(es) with {keys} read in the order they fix, {_ORDER_WORDS[order]}, not "
+            f"{used}'s {_ORDER_WORDS[convention_order]}; {used} gave only the scale "
+            f"({_SCALE_WORDS[scale]})"
+        )
+    invalid = None
+    status = "truncated_ok" if extraction.truncated and boxes else "ok"
+    if status == "ok" and keyed_over:
+        status = ORDER_FROM_KEYS
     if not boxes:  # boxes were written, none is one: a status of its own, counted per answer
         invalid = "every box had zero area (or a value that is not a finite number)"
         status = INVALID_BOXES
