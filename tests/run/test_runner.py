@@ -809,3 +809,29 @@ def test_runs_of_different_tasks_into_one_file_keep_every_tasks_settings(release
         progress=False,
     )
     assert summary.counts["localization"]["done_before"] == 7 and out.read_bytes() == before
+
+
+def test_a_parse_output_is_refused_as_a_run_output_and_left_as_it_was(
+    release_dir, tmp_path, capsys
+):
+    raw, parsed = tmp_path / "raw.jsonl", tmp_path / "raw.p.jsonl"
+    run = ["run", "--data", str(release_dir), "--task", "diagnosis", "--baseline", "floor", "-q"]
+    assert main([*run, "--out", str(raw), "--limit", "2"]) == 0
+    assert main(["parse", str(raw), "--data", str(release_dir), "--out", str(parsed), "-q"]) == 0
+    capsys.readouterr()
+    manifest = parsed.with_name(parsed.name + ".manifest.json")
+    # A cut-off last line must not be "repaired" either: nothing of the file is touched.
+    with parsed.open("ab") as handle:
+        handle.write(b'{"case_id": "case0')
+    before = (parsed.read_bytes(), manifest.read_bytes())
+
+    # A rerun that would ask the rest, and one that would ask nothing: both refused.
+    for limit in ([], ["--limit", "2"]):
+        assert main([*run, "--out", str(parsed), *limit]) == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1 and "Traceback" not in error
+        assert f"{parsed}: is a `nova parse` output" in error
+        assert f"run on the raw answers file ({raw}), then parse it again" in error
+        assert (parsed.read_bytes(), manifest.read_bytes()) == before
+        assert [p.name for p in tmp_path.iterdir() if ".partial-" in p.name] == []
+        assert "parsed" in json.loads(manifest.read_text())

@@ -401,6 +401,24 @@ def _recorded_task_settings(manifest: RunManifest) -> dict[str, dict[str, Any]]:
     )
 
 
+def _refuse_parse_output(out: Path, existing: RunManifest | None) -> None:
+    """Refuse a ``nova parse`` output (its manifest has ``parsed``) as a run's output file.
+
+    Appending raw answers to it would mix answers read with the parse's box convention and
+    raw ones read later with another, and rewriting its manifest would lose the parse's
+    record; so the file and its manifest are left as they are.
+    """
+    if existing is None or existing.parsed is None:
+        return
+    raw = existing.parsed.get("from") if isinstance(existing.parsed, dict) else None
+    raw_file = f"the raw answers file ({raw})" if raw else "the raw answers file"
+    raise NovaInputError(
+        f"is a `nova parse` output (its manifest records the parse); a run appends raw "
+        f"answers only to a raw answers file: run on {raw_file}, then parse it again",
+        source=str(out),
+    )
+
+
 def _check_resumable(
     existing: RunManifest,
     manifest: RunManifest,
@@ -958,9 +976,11 @@ def resume_run(
     if plan.preset is not None:
         manifest.extra["preset"] = dict(plan.preset)
 
+    # A parse output is refused before anything (the repair too) touches it.
+    existing = RunManifest.read(out)
+    _refuse_parse_output(out, existing)
     # Repair a crash's leftovers, check the configuration, collect what is done.
     repaired = repair_partial_last_line(out)
-    existing = RunManifest.read(out)
     has_lines = out.is_file() and out.stat().st_size > 0
     if has_lines and existing is None:
         raise NovaInputError(
