@@ -813,7 +813,7 @@ def _unfinished_runs(
         NovaInputError: a run another process is still writing, unless ``allow_running``.
     """
     from novabench.run.lock import active_writer
-    from novabench.run.manifest import finished_status, is_running_status
+    from novabench.run.manifest import finished_status, is_running_status, still_being_written
 
     runs = []
     for path, manifest in zip(paths, manifests):
@@ -825,13 +825,12 @@ def _unfinished_runs(
             run["writer"] = active_writer(path)
             if run["writer"] is not None and not allow_running:
                 # Scores of a file still growing change without the user choosing.
-                raise NovaInputError(
-                    f"the run is still being written ({run['writer']}; manifest status "
-                    f"{status!r}): its scores would change as answers arrive; wait for it "
-                    "to end, or pass --allow-running (allow_running=True) to score the "
-                    "answers so far",
-                    source=str(path),
-                    field="status",
+                raise still_being_written(
+                    path,
+                    status,
+                    run["writer"],
+                    action="score the answers so far",
+                    consequence="its scores would change as answers arrive",
                 )
         runs.append(run)
     return runs
