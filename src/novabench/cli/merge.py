@@ -39,11 +39,10 @@ def run(args: argparse.Namespace) -> int:
                 f"{task:<13} answered {counts['answered']:>5}  failed {counts['errors']:>5}{missing}"
             )
     print(f"merged {len(args.shards)} file(s) into {args.out}")
-    from novabench.run.predictions import RunManifest
-
     import sys
 
     from novabench.run.manifest import SNAPSHOT_STATUS
+    from novabench.run.predictions import RunManifest
 
     merged_manifest = RunManifest.read(args.out) or RunManifest()
     for source in merged_manifest.merged_from or []:
