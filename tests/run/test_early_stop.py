@@ -173,3 +173,28 @@ def test_failures_of_one_request_never_stop_the_run(release_dir, tmp_path):
         )
         assert server.n_requests == 2 * n_cases  # each item: one attempt and one retry
     assert summary.counts["diagnosis"]["errors"] == n_cases
+
+
+def test_a_rerun_that_sets_a_cut_off_line_aside_says_so_even_when_it_stops(
+    release_dir, tmp_path, capsys
+):
+    # user13: with no server the rerun ended "cannot reach ...", and the fragment it had
+    # moved to <file>.partial-<time> was named nowhere (only a finished run said it).
+    out = tmp_path / "raw.jsonl"
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    command = ["run", "--data", str(release_dir), "--task", "diagnosis", "--endpoint", url,
+               "--model-name", "fake-vlm", "--out", str(out), "--max-retries", "0", "-q"]  # fmt: skip
+    assert main(command) == 2
+    with out.open("a") as handle:
+        handle.write('{"case_id": "case0001", "task": "diag')  # a kill mid-line
+    capsys.readouterr()
+    assert main(command) == 2
+    said = capsys.readouterr().err.splitlines()
+    (fragment,) = tmp_path.glob("raw.jsonl.partial-*")
+    assert fragment.read_text() == '{"case_id": "case0001", "task": "diag'
+    assert said[0] == (
+        f"nova: the cut-off last line of {out} (left by an interrupted writer) was set aside "
+        f"in {fragment}; every complete line is kept"
+    )
+    assert said[1].startswith(f"nova run: error: cannot reach {url}/chat/completions")
+    assert len(said) == 2

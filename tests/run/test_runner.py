@@ -835,3 +835,30 @@ def test_a_parse_output_is_refused_as_a_run_output_and_left_as_it_was(
         assert (parsed.read_bytes(), manifest.read_bytes()) == before
         assert [p.name for p in tmp_path.iterdir() if ".partial-" in p.name] == []
         assert "parsed" in json.loads(manifest.read_text())
+
+
+def test_a_cut_off_line_set_aside_is_said_before_the_run_is_interrupted(release, tmp_path, capsys):
+    out = tmp_path / "raw.jsonl"
+    run_model(
+        release,
+        tasks="captioning",
+        backend=ScriptedBackend(),
+        out_path=out,
+        limit=3,
+        progress=False,
+    )
+    with out.open("a") as handle:
+        handle.write('{"filename": "case00')
+
+    class Interrupted(ScriptedBackend):
+        def generate(self, requests):
+            raise KeyboardInterrupt  # Ctrl-C while the first question is asked
+
+    capsys.readouterr()
+    with pytest.raises(KeyboardInterrupt):
+        run_model(release, tasks="captioning", backend=Interrupted(), out_path=out, progress=False)
+    (fragment,) = tmp_path.glob("raw.jsonl.partial-*")
+    assert capsys.readouterr().err == (
+        f"nova: the cut-off last line of {out} (left by an interrupted writer) was set aside "
+        f"in {fragment}; every complete line is kept\n"
+    )

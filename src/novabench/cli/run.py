@@ -153,8 +153,6 @@ def run(args: argparse.Namespace) -> int:
         # the checks, so that a refusal stays one line.
         on_start=(lambda: print(notice, file=sys.stderr)) if notice else None,
     )
-    if summary.repaired_fragment is not None:
-        print(f"a cut-off last line was set aside in {summary.repaired_fragment}", file=sys.stderr)
     for task, counts in summary.counts.items():
         print(
             f"{task:<13} items {counts['items']:>5}  already done {counts['done_before']:>5}  "

@@ -44,7 +44,8 @@ Guarantees:
   and its failure recorded);
 - resume: a rerun with the same output skips what is already answered and retries the
   items that failed; a last line cut off by a crash is set aside (saved next to the output)
-  and the file repaired, with every complete line kept;
+  and the file repaired, with every complete line kept, and one stderr line says where at
+  once, however the run then ends;
 - one configuration per file: the manifest ``<out>.manifest.json`` records the backend
   (model id, revision, generation settings), the prompts (name and SHA-256), the box
   convention, the shard and the release fingerprint; resuming with a different
@@ -65,6 +66,7 @@ import datetime as _dt
 import hashlib
 import os
 import platform
+import sys
 import threading
 import time
 from collections import Counter
@@ -981,6 +983,12 @@ def resume_run(
     _refuse_parse_output(out, existing)
     # Repair a crash's leftovers, check the configuration, collect what is done.
     repaired = repair_partial_last_line(out)
+    if repaired is not None:  # said now: the run may yet stop (no server, Ctrl-C, a refusal)
+        print(
+            f"nova: the cut-off last line of {out} (left by an interrupted writer) was set "
+            f"aside in {repaired}; every complete line is kept",
+            file=sys.stderr,
+        )
     has_lines = out.is_file() and out.stat().st_size > 0
     if has_lines and existing is None:
         raise NovaInputError(
