@@ -862,3 +862,34 @@ def test_a_cut_off_line_set_aside_is_said_before_the_run_is_interrupted(release,
         f"nova: the cut-off last line of {out} (left by an interrupted writer) was set aside "
         f"in {fragment}; every complete line is kept\n"
     )
+
+
+def test_merge_of_other_tasks_by_one_model_names_the_joint_evaluation(
+    release, release_dir, tmp_path, capsys
+):
+    paths = {}
+    for task, model in (("localization", "m"), ("captioning", "m"), ("diagnosis", "other")):
+        paths[task] = tmp_path / f"{task}.jsonl"
+        backend = ScriptedBackend(name=model)
+        run_model(release, tasks=task, backend=backend, out_path=paths[task], progress=False)
+    merged = tmp_path / "merged.jsonl"
+    capsys.readouterr()
+    assert (
+        main(["merge", str(paths["localization"]), str(paths["captioning"]), "--out", str(merged)])
+        == 2
+    )
+    error = capsys.readouterr().err
+    assert (
+        error.count("\n") == 1 and "only shard fields may differ (these are runs of other " in error
+    )
+    assert "localization and captioning, by the same model" in error
+    files = f"{paths['localization']} {paths['captioning']}"
+    assert f"score them together with nova evaluate --predictions {files})" in error
+    # Another model: no joint score to suggest.
+    assert (
+        main(["merge", str(paths["localization"]), str(paths["diagnosis"]), "--out", str(merged)])
+        == 2
+    )
+    error = capsys.readouterr().err
+    assert "differs from" in error and "nova evaluate" not in error
+    assert not merged.exists()

@@ -628,7 +628,9 @@ def merge_prediction_files(
             differing = reference.differences(manifest)
             if differing:
                 raise NovaInputError(
-                    f"its run differs from {resolved[0]}'s in {', '.join(differing)}; only shard fields may differ",
+                    f"its run differs from {resolved[0]}'s in {', '.join(differing)}; only "
+                    "shard fields may differ"
+                    + _other_tasks_hint(reference, manifest, differing, resolved),
                     source=str(manifest_path_for(p)),
                     field=differing[0],
                 )
@@ -656,6 +658,25 @@ def merge_prediction_files(
     if with_manifest:
         RunManifest.merged(with_manifest, snapshots=snapshots).write(out)
     return _prediction_set(str(out), records, release, superseded, sort_keys=True)
+
+
+# What per-task runs of one model on one release may differ in: what each task was asked.
+_PER_TASK_KEYS = frozenset(("prompts", "task_settings", "tasks", "generation", "box_convention"))
+
+
+def _other_tasks_hint(
+    first: RunManifest, other: RunManifest, differing: Sequence[str], paths: Sequence[Path]
+) -> str:
+    """The way forward when two files are runs of other tasks by the same model, else ""."""
+    if not first.tasks or not other.tasks or set(first.tasks) & set(other.tasks):
+        return ""
+    if not set(differing) <= _PER_TASK_KEYS:  # another model, release...: no joint score
+        return ""
+    return (
+        f" (these are runs of other tasks, {', '.join(first.tasks)} and "
+        f"{', '.join(other.tasks)}, by the same model: no merge is needed, score them "
+        f"together with nova evaluate --predictions {' '.join(map(str, paths))})"
+    )
 
 
 def check_replaceable_output(
