@@ -38,9 +38,10 @@ Guarantees:
   backend sets ``Answer.endpoint_problem``) and nothing has been answered yet in this
   call, no further item is asked: the items in flight end and are recorded, and
   :class:`EndpointUnusableError` says why. A backend with ``failures_before_stop`` (a
-  Python function: ``novabench.evaluator.FUNCTION_FAILURES_BEFORE_STOP``) also stops so
-  when that many items, none of which failed in an earlier call, fail in any way with
-  nothing answered. After a first answer, failures never stop a run (every item is tried
+  Python function: ``novabench.evaluator.FUNCTION_FAILURES_BEFORE_STOP``; an endpoint:
+  ``backends.ENDPOINT_SERVER_ERRORS_BEFORE_STOP``) also stops so when that many items,
+  none of which failed in an earlier call, fail with nothing answered: in any way, or in
+  the ways its ``counts_towards_stop(answer)`` says (an endpoint: HTTP 5xx). After a first answer, failures never stop a run (every item is tried
   and its failure recorded);
 - resume: a rerun with the same output skips what is already answered and retries the
   items that failed; a last line cut off by a crash is set aside (saved next to the output)
@@ -1185,6 +1186,8 @@ def execute_run(
     # A backend may stop on failures of any kind too (a Python function: every exception):
     # after this many items, not already failed in the file, failed with nothing answered.
     failures_before_stop = getattr(backend, "failures_before_stop", None)
+    # ...or only on the failures it says count (an endpoint: server errors).
+    counts_towards_stop = getattr(backend, "counts_towards_stop", None)
     new_failures = 0
 
     def stopping() -> bool:
@@ -1205,7 +1208,12 @@ def execute_run(
                     answered_now = True
                 elif problem is None and not answered_now and answer.endpoint_problem:
                     problem = answer.endpoint_problem
-                elif problem is None and not answered_now and failures_before_stop:
+                elif (
+                    problem is None
+                    and not answered_now
+                    and failures_before_stop
+                    and (counts_towards_stop is None or counts_towards_stop(answer))
+                ):
                     # An item that failed in an earlier call may fail for its own reason:
                     # only new items count, so a rerun cannot stop on the same ones again.
                     if request.item_id not in resumed.failed_before.get(request.task, ()):
