@@ -165,6 +165,13 @@ def run(args: argparse.Namespace) -> int:
             "and were stored cut (parse status too_long)",
             file=sys.stderr,
         )
+    if summary.n_hit_token_limit:  # the server's finish_reason "length", on each line
+        print(
+            f"{summary.n_hit_token_limit} answer(s) stopped at the answer length limit "
+            "(finish_reason length, recorded on their lines) and may be cut off; to give the "
+            "model more room, run again with a higher --max-new-tokens into a new --out",
+            file=sys.stderr,
+        )
     if summary.n_errors:
         print(
             f"{summary.n_errors} item(s) failed; rerun the same command to retry them",

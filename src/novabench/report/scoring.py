@@ -403,6 +403,12 @@ def score_predictions(
             coverage.update(
                 load_hook(task_behaviour.answer_summary)(loaded.prediction_set, release)
             )
+        if coverage.get("hit_token_limit"):  # the server said so; the parse may not show it
+            notes.append(
+                f"{coverage['hit_token_limit']} answer(s) stopped at the model's answer length "
+                "limit (finish_reason length) and may be cut off; a run with a higher "
+                "--max-new-tokens may score otherwise"
+            )
         nothing = nothing_answered_note(coverage)
         if nothing is not None:  # first: the reader must not take these zeros for a model's
             notes.insert(0, nothing)

@@ -208,6 +208,8 @@ class Answer:
             the endpoint. The runner stops early on it while nothing has been answered.
         server_error: with ``error``, the server answered an HTTP 5xx to every attempt
             (an endpoint's :meth:`OpenAIEndpointBackend.counts_towards_stop`).
+        finish_reason: why the model stopped, as the server said (``"length"``: it reached
+            the answer length limit, so the answer may be cut off), when it said.
 
     Example:
         >>> Answer(text="no target", latency_s=0.2).ok
@@ -220,6 +222,7 @@ class Answer:
     error: str | None = None
     endpoint_problem: str | None = field(default=None, repr=False)
     server_error: bool = field(default=False, repr=False)
+    finish_reason: str | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -745,7 +748,12 @@ class OpenAIEndpointBackend:
                 endpoint_problem=endpoint_problem(error),
                 server_error=error.kind == "http" and 500 <= (error.status or 0) <= 599,
             )
-        return Answer(text=reply.text, latency_s=time.perf_counter() - begin, input_size=size)
+        return Answer(
+            text=reply.text,
+            latency_s=time.perf_counter() - begin,
+            input_size=size,
+            finish_reason=reply.finish_reason,
+        )
 
     def close(self) -> None:
         """Close the kept-alive connections (the runner calls it when a run ends)."""

@@ -18,7 +18,8 @@ runner may also carry ``task`` (which task the line answers), ``latency_s``, ``m
 ``error`` (the item failed; no answer), ``parse_status`` (added by :func:`parse_raw`),
 ``raw_truncated_from`` (the answer was longer than ``registry.MAX_RAW_ANSWER_CHARS``: only
 that prefix of the raw text is stored and this is the original length in characters; the
-item is ``too_long``, never parsed) and a free-form ``meta`` object. Any other key is refused, so a typo such as ``"box"`` cannot
+item is ``too_long``, never parsed), ``finish_reason`` (``"length"``: the model stopped at
+the answer length limit, so the answer may be cut off) and a free-form ``meta`` object. Any other key is refused, so a typo such as ``"box"`` cannot
 silently turn into "no prediction".
 
 Each (task, item) may be answered once per file. The one exception makes reruns safe: a line
@@ -63,6 +64,7 @@ __all__ = [
     "CASE_TASKS",
     "IMAGE_TASKS",
     "TASKS",
+    "TOKEN_LIMIT_FINISH",
     "UNRECORDED_PARSE",
     "PredictionRecord",
     "PredictionSet",
@@ -85,6 +87,11 @@ TASKS: tuple[str, ...] = registry.TASK_NAMES
 IMAGE_TASKS: tuple[str, ...] = registry.IMAGE_TASKS
 CASE_TASKS: tuple[str, ...] = registry.CASE_TASKS
 
+#: The ``finish_reason`` of an answer that stopped at the answer length limit (OpenAI's
+#: word): the runner records it on the answer's line, and reports count such answers, since
+#: they may be cut off.
+TOKEN_LIMIT_FINISH = "length"
+
 # Which keys of a line belong to which task; the first key of each group is the raw answer.
 _TASK_FIELDS: dict[str, tuple[str, ...]] = {
     name: spec.fields for name, spec in registry.TASKS.items()
@@ -100,6 +107,7 @@ _COMMON_FIELDS = (
     "parse_status",
     "meta",
     "raw_truncated_from",
+    "finish_reason",
 )
 # The keys a line of each unit may carry: its key field, the common fields, its tasks' fields.
 _UNIT_KEYS: dict[str, frozenset[str]] = {
@@ -149,6 +157,8 @@ class PredictionRecord:
         raw_truncated_from: the original length (characters) of an answer stored only as a
             prefix of ``registry.MAX_RAW_ANSWER_CHARS`` characters, or None when ``raw`` is
             whole. Such an item is ``too_long`` and its prefix is never parsed.
+        finish_reason: why the model stopped, when the run recorded it (``"length"``: at the
+            answer length limit, so the answer may be cut off).
     """
 
     task: str
@@ -166,6 +176,7 @@ class PredictionRecord:
     error: str | None = None
     parse_status: str | None = None
     raw_truncated_from: int | None = None
+    finish_reason: str | None = None
 
     @property
     def is_parsed(self) -> bool:
@@ -264,7 +275,9 @@ class PredictionSet:
         return dict(sorted(counts.items()))
 
     def summary(self) -> dict[str, dict[str, Any]]:
-        """Per task: items expected, answered, missing, errors and parse-status counts.
+        """Per task: items expected, answered, missing, errors and parse-status counts, and
+        (only when some did) ``hit_token_limit``: answers whose line says the model stopped at
+        the answer length limit (``finish_reason`` ``length``), so they may be cut off.
 
         Example:
             >>> PredictionSet("x", {t: {} for t in TASKS}, ["a.png"], ["case0001"]).summary()["diagnosis"]
@@ -280,6 +293,12 @@ class PredictionSet:
                 "errors": len(self.errors(task)),
                 "parse_status": self.parse_counts(task),
             }
+            cut = sum(
+                record.error is None and record.finish_reason == TOKEN_LIMIT_FINISH
+                for record in self.records[task].values()
+            )
+            if cut:
+                report[task]["hit_token_limit"] = cut
         return report
 
     def _answers(self, task: str) -> Iterator[PredictionRecord | None]:
@@ -493,6 +512,9 @@ def _line_records(
     error = (
         check.model_text(payload["error"], "error") if payload.get("error") is not None else None
     )
+    finish_reason = payload.get("finish_reason")
+    if finish_reason is not None:
+        finish_reason = check.string(finish_reason, "finish_reason")
     meta = payload.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise check.fail(f"must be an object, got {type(meta).__name__}", "meta")
@@ -575,6 +597,7 @@ def _line_records(
                 error=error,
                 parse_status=task_status,
                 raw_truncated_from=truncated_from,
+                finish_reason=finish_reason,
                 **values,
             )
         )
@@ -920,7 +943,7 @@ def _record_payload(record: PredictionRecord) -> dict[str, Any]:
             payload[name] = list(value) if isinstance(value, tuple) else value
         if name == spec.raw_field and record.raw_truncated_from is not None:
             payload["raw_truncated_from"] = record.raw_truncated_from
-    for name in ("parse_status", "latency_s", "model", "error"):
+    for name in ("parse_status", "latency_s", "model", "error", "finish_reason"):
         if getattr(record, name) is not None:
             payload[name] = getattr(record, name)
     return payload

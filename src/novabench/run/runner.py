@@ -83,6 +83,7 @@ from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
 from novabench.run.lock import writer_lock
 from novabench.run.predictions import (
+    TOKEN_LIMIT_FINISH,
     RunManifest,
     _append_line,
     backend_identity,
@@ -132,7 +133,9 @@ class RunSummary:
         counts: per task: ``items`` (in this shard, after ``limit``), ``done_before`` (found
             in the file), ``answered`` and ``errors`` (this call), and ``too_long`` (answered
             this call but beyond ``registry.MAX_RAW_ANSWER_CHARS``, so stored cut; these are
-            among ``answered`` and score as failures).
+            among ``answered`` and score as failures), and ``hit_token_limit`` (answered this
+            call, but the server said the answer stopped at the length limit:
+            ``finish_reason`` ``length`` on the line; these may be cut off).
         repaired_fragment: where a cut-off last line was saved, when one was found.
         elapsed_s: wall time of this call.
         asking_s: wall time from the first question to the last answer (``elapsed_s`` less
@@ -180,6 +183,12 @@ class RunSummary:
     def n_too_long(self) -> int:
         """Answers of this call stored cut at ``registry.MAX_RAW_ANSWER_CHARS`` (over all tasks)."""
         return sum(c.get("too_long", 0) for c in self.counts.values())
+
+    @property
+    def n_hit_token_limit(self) -> int:
+        """Answers of this call that stopped at the answer length limit (``finish_reason``
+        ``length``): they may be cut off (over all tasks)."""
+        return sum(c.get("hit_token_limit", 0) for c in self.counts.values())
 
     @property
     def complete(self) -> bool:
@@ -666,6 +675,8 @@ def _answer_line(request: Request, answer: Answer, model: str) -> dict[str, Any]
         line[spec.raw_field], truncated_from = cap_raw_answer(answer.text)
         if truncated_from is not None:
             line["raw_truncated_from"] = truncated_from
+        if answer.finish_reason == TOKEN_LIMIT_FINISH:  # the answer may be cut off: say so
+            line["finish_reason"] = answer.finish_reason
         if "input_size" in spec.extra_fields:  # the size the model saw, to rescale its boxes
             size = answer.input_size or request.image_size
             if size is not None:
@@ -1084,6 +1095,7 @@ def resume_run(
             "answered": 0,
             "errors": 0,
             "too_long": 0,
+            "hit_token_limit": 0,
         }
     manifest.tasks = sorted(
         set((existing.tasks or []) if existing else []) | set(plan.tasks), key=TASK_NAMES.index
@@ -1202,6 +1214,7 @@ def execute_run(
                 _append_line(handle, line)
                 counts[request.task]["errors" if "error" in line else "answered"] += 1
                 counts[request.task]["too_long"] += "raw_truncated_from" in line
+                counts[request.task]["hit_token_limit"] += "finish_reason" in line
                 if request.image_encoding is not None:
                     image_encodings[request.image_encoding] += 1
                 if "error" not in line:
@@ -1366,7 +1379,7 @@ def run_model(
         ...     def generate(self, requests): return [Answer(text="Glioma.") for _ in requests]
         >>> out = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
         >>> run_model(release, tasks="diagnosis", backend=Echo(), out_path=out, progress=False).counts
-        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0, 'too_long': 0}}
+        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0, 'too_long': 0, 'hit_token_limit': 0}}
         >>> print(out.read_text(), end="")
         {"case_id": "case0001", "task": "diagnosis", "raw_diagnoses": "Glioma.", "model": "echo"}
     """
