@@ -246,6 +246,8 @@ def test_merge_refuses_a_shard_still_being_written_unless_allowed_and_then_says_
     assert recorded.merged_from is not None
     assert recorded.merged_from[1]["status"] == "running"
     assert recorded.merged_from[1]["writer_when_merged"].startswith("pid ")
+    assert recorded.merged_from[1]["answers_when_merged"] == {"localization": len(taken)}
+    assert "answers_when_merged" not in recorded.merged_from[0]
     out = tmp_path / "report.json"
     assert evaluate(sample_release, merged, out) == 0
     line = json.loads(out.read_text(encoding="utf-8"))["predictions"]["unfinished_run"]["notice"]

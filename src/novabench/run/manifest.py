@@ -581,7 +581,9 @@ def merge_prediction_files(
     fields (shard index, counts, dates), since that would mix two configurations in one score.
     A shard another process is still writing (manifest status ``running``, its writer lock
     held) is refused as ``nova evaluate`` refuses it, unless ``allow_running``: then its
-    lines so far are merged and the merged manifest says so (:data:`SNAPSHOT_STATUS`).
+    lines so far are merged and the merged manifest says so (:data:`SNAPSHOT_STATUS`; its
+    ``merged_from`` entry names the writer and, per task, the answers merged from it, since
+    a running shard's own counts are those of its start).
 
     Args:
         paths: the shard files, e.g. ``pred.shard0.jsonl pred.shard1.jsonl``.
@@ -656,7 +658,11 @@ def merge_prediction_files(
     )
     write_text_atomic(out, "".join(_dump(payload) for payload in lines), durable=True)
     if with_manifest:
-        RunManifest.merged(with_manifest, snapshots=snapshots).write(out)
+        merged = RunManifest.merged(with_manifest, snapshots=snapshots)
+        for source in merged.merged_from or []:
+            if Path(source["path"]) in snapshots:  # its manifest's counts are of its start
+                source["answers_when_merged"] = _answers_from(records, source["path"])
+        merged.write(out)
     return _prediction_set(str(out), records, release, superseded, sort_keys=True)
 
 
@@ -726,6 +732,15 @@ def check_replaceable_output(
         source=str(out),
         field=field,
     )
+
+
+def _answers_from(records: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, int]:
+    """Per task, the answers (not failures) merged from the file ``source``."""
+    counted = {
+        task: sum(r.source == source and r.error is None for r in by_item.values())
+        for task, by_item in records.items()
+    }
+    return {task: n for task, n in counted.items() if n}
 
 
 def _missing_shards(shards: Sequence[Any]) -> list[int]:
