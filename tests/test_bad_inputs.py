@@ -232,6 +232,16 @@ def _shards(folder: Path) -> tuple[Path, Path]:
     return first, second
 
 
+def _run_onto_a_parse_output(folder: Path, shared: Shared) -> list[str]:
+    """A `nova run --out` naming the output of `nova parse` (user13): mixed box conventions."""
+    raw, parsed = folder / "raw.jsonl", folder / "parsed.jsonl"
+    run = [*_RUN, "--no-progress"]
+    run = [value.format(release=shared.release) for value in run]
+    assert main([*run, "--out", str(raw), "--limit", "1"]) == 0
+    assert main(["parse", str(raw), "--data", str(shared.release), "--out", str(parsed)]) == 0
+    return [*run, "--out", str(parsed)]
+
+
 def _merge_onto_manifest(folder: Path, shared: Shared) -> list[str]:
     first, second = _shards(folder)
     out = first.with_name(first.name + ".manifest.json")
@@ -844,6 +854,11 @@ ROWS: list[Row] = [
         ("contains a source volume",),
     ),
     Row("ingest onto its manifest", _ingest_onto_manifest, ("the manifest",)),
+    Row(
+        "run --out a parse output",
+        _run_onto_a_parse_output,
+        ("parsed.jsonl: is a `nova parse` output", "raw.jsonl), then parse it again"),
+    ),
     Row("merge onto a shard's manifest", _merge_onto_manifest, ("the manifest of a shard",)),
     Row("merge onto a shard", _merge_onto_input, ("is an input",)),
     Row("merge --force over a user's file", _merge_onto_notes, ("not a predictions file",)),

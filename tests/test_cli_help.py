@@ -147,3 +147,41 @@ def test_quiet_hides_the_bars_of_nova_parse(
     out = str(tmp_path / "pred.jsonl")
     assert main(["parse", str(raw), "--data", str(release), "--out", out, "-q"]) == 0
     assert shown == [False]
+
+
+def _list_options(path: tuple[str, ...]) -> list[argparse.Action]:
+    """The options of ``nova *path`` that take several values at once (``--x A B``)."""
+    return [
+        action
+        for action in _parser_of(path)._actions
+        if action.option_strings and action.nargs in ("+", "*")
+    ]
+
+
+def test_the_walk_finds_the_list_options() -> None:
+    found = {(path, a.option_strings[0]) for path in PATHS for a in _list_options(path)}
+    assert {(("evaluate",), "--predictions"), (("compare",), "--a"), (("compare",), "--b")} <= found
+
+
+@pytest.mark.parametrize("path", COMMANDS_THAT_RUN, ids=" ".join)
+def test_a_list_option_given_twice_keeps_both_lists(path: tuple[str, ...]) -> None:
+    # user13: `--predictions A --predictions B` scored B alone, with no word; a repeated
+    # `--exclude` (append) accumulates, so every option taking lists must too.
+    parser = _parser_of(path)
+    for action in _list_options(path):
+        namespace = argparse.Namespace(**{action.dest: None})
+        action(parser, namespace, ["a.jsonl", "b.jsonl"], action.option_strings[0])
+        action(parser, namespace, ["c.jsonl"], action.option_strings[0])
+        assert getattr(namespace, action.dest) == ["a.jsonl", "b.jsonl", "c.jsonl"], (path, action)
+
+
+def test_evaluate_and_compare_read_every_repeated_predictions_option() -> None:
+    parser = build_parser()
+    evaluate = parser.parse_args(
+        ["evaluate", "--data", "D", "--out", "r.json", "--predictions", "A", "--predictions", "B"]
+    )
+    assert evaluate.predictions == ["A", "B"]
+    compare = parser.parse_args(
+        ["compare", "--data", "D", "--out", "c.json", "--a", "A1", "--a", "A2", "--b", "B1", "B2"]
+    )
+    assert (compare.a, compare.b) == (["A1", "A2"], ["B1", "B2"])

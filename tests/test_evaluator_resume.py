@@ -454,3 +454,17 @@ def test_the_function_backend_is_imported_from_the_package_as_the_readme_does():
     from novabench.evaluator import CallableBackend as defined
 
     assert CallableBackend is defined and "CallableBackend" in novabench.__all__
+
+
+def test_a_parse_output_is_refused_as_run_file(sample_release, tmp_path):
+    from novabench.cli import main
+
+    run_file, parsed = tmp_path / "run.jsonl", tmp_path / "run.parsed.jsonl"
+    evaluate_model(diagnose, sample_release, run_file=run_file, limit=2, **QUIET)
+    assert main(["parse", str(run_file), "--data", str(sample_release), "--out", str(parsed)]) == 0
+    manifest = parsed.with_name(parsed.name + ".manifest.json")
+    before = (parsed.read_bytes(), manifest.read_bytes())
+    with pytest.raises(NovaInputError, match="is a `nova parse` output") as refused:
+        evaluate_model(diagnose, sample_release, run_file=parsed, **QUIET)
+    assert refused.value.source == str(parsed) and str(run_file) in str(refused.value)
+    assert (parsed.read_bytes(), manifest.read_bytes()) == before

@@ -206,3 +206,59 @@ def test_compare_and_leaderboard_carry_the_line(
     runs = {row["model"]: row["run"] for row in rows}
     assert runs["baseline:floor (cut.json)"] == "interrupted; captioning, diagnosis asked, no line"
     assert runs["baseline:floor (full.json)"] == ""
+
+
+def test_merge_refuses_a_shard_still_being_written_unless_allowed_and_then_says_so(
+    sample_release: Path,
+    sample_floor_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    writer_elsewhere: Any,
+) -> None:
+    """user13: `nova merge` took a shard at work with exit 0; its report then said "killed"."""
+    running = partial_run(sample_floor_run, tmp_path, "running", "shard1.jsonl")
+    taken = set(running.read_text(encoding="utf-8").splitlines(keepends=True))
+    finished = tmp_path / "shard0.jsonl"
+    rest = sample_floor_run.read_text(encoding="utf-8").splitlines(keepends=True)
+    finished.write_text("".join(line for line in rest if line not in taken), encoding="utf-8")
+    manifest = RunManifest.read(sample_floor_run)
+    assert manifest is not None
+    replace(manifest, status="complete").write(finished)
+    writer_elsewhere(running)
+    merged = tmp_path / "merged.jsonl"
+    merge = [
+        "merge",
+        str(finished),
+        str(running),
+        "--out",
+        str(merged),
+        "--data",
+        str(sample_release),
+    ]
+    capsys.readouterr()
+
+    assert main(merge) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1
+    assert error[0].startswith(f"nova merge: error: {running}, field 'status': the run is still ")
+    assert "being written (pid " in error[0] and "--allow-running" in error[0]
+    assert not merged.exists() and not RunManifest.path_for(merged).exists()
+
+    assert main([*merge, "--allow-running"]) == 0
+    said = capsys.readouterr().err
+    assert f"note: {running} was still being written (pid " in said
+    recorded = RunManifest.read(merged)
+    assert recorded is not None and recorded.status == "mixed: complete, running-when-merged"
+    assert recorded.merged_from is not None
+    assert recorded.merged_from[1]["status"] == "running"
+    assert recorded.merged_from[1]["writer_when_merged"].startswith("pid ")
+    assert recorded.merged_from[1]["answers_when_merged"] == {"localization": len(taken)}
+    assert "answers_when_merged" not in recorded.merged_from[0]
+    out = tmp_path / "report.json"
+    assert evaluate(sample_release, merged, out) == 0
+    line = json.loads(out.read_text(encoding="utf-8"))["predictions"]["unfinished_run"]["notice"]
+    assert line == (
+        "unfinished run: merged.jsonl was merged while a shard was still being written "
+        "(manifest status 'mixed: complete, running-when-merged', nova merge --allow-running): "
+        "it holds that shard's answers up to the merge, not the ones given after"
+    )

@@ -10,7 +10,7 @@ import pytest
 
 from novabench.cli import main
 from novabench.data.release import read_release
-from novabench.run.backends import OpenAIEndpointBackend
+from novabench.run.backends import ENDPOINT_SERVER_ERRORS_BEFORE_STOP, OpenAIEndpointBackend
 from novabench.run.predictions import read_manifest, read_predictions
 from novabench.run.runner import EndpointUnusableError, run_model
 from tests.fake_openai_server import FakeOpenAIServer, Reply
@@ -160,10 +160,13 @@ def test_failures_after_a_first_answer_never_stop_the_run(release_dir, tmp_path)
 
 
 def test_failures_of_one_request_never_stop_the_run(release_dir, tmp_path):
-    # Server errors (after their retries) may be one request's own: all items are tried.
+    # A few server errors (after their retries) may be those requests' own: every item is
+    # tried, though nothing was answered before them.
     release = read_release(release_dir)
     n_cases = len(release.cases())
-    with FakeOpenAIServer(script=[Reply(status=500) for _ in range(2 * n_cases)]) as server:
+    few = ENDPOINT_SERVER_ERRORS_BEFORE_STOP - 1
+    assert few < n_cases
+    with FakeOpenAIServer(script=[Reply(status=500) for _ in range(2 * few)]) as server:
         summary = run_model(
             release,
             tasks="diagnosis",
@@ -171,5 +174,77 @@ def test_failures_of_one_request_never_stop_the_run(release_dir, tmp_path):
             out_path=tmp_path / "raw.jsonl",
             progress=False,
         )
-        assert server.n_requests == 2 * n_cases  # each item: one attempt and one retry
+        assert server.n_requests == 2 * few + n_cases - few  # a failed item: two attempts
+    assert summary.counts["diagnosis"]["errors"] == few
+    assert summary.counts["diagnosis"]["answered"] == n_cases - few
+
+
+def test_a_server_failing_every_request_with_http_500_stops_after_the_first_few(
+    release_dir, tmp_path, capsys
+):
+    # user13: an endpoint answering HTTP 500 to everything was asked every item of the run
+    # (each with its retries); a function failing everything stopped after a few.
+    release = read_release(release_dir)
+    n_images = len(release.images)
+    assert n_images > ENDPOINT_SERVER_ERRORS_BEFORE_STOP
+    out = tmp_path / "raw.jsonl"
+    with FakeOpenAIServer(script=[Reply(status=500) for _ in range(2 * n_images)]) as server:
+        command = ["run", "--data", str(release_dir), "--task", "captioning", "--endpoint",
+                   server.base_url, "--model-name", "fake-vlm", "--out", str(out),
+                   "--max-retries", "1", "--max-concurrency", "1", "-q"]  # fmt: skip
+        assert main(command) == 2
+        # One at a time: exactly the first N items were asked (each twice), nothing more.
+        assert server.n_requests == 2 * ENDPOINT_SERVER_ERRORS_BEFORE_STOP
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1
+    assert error[0].startswith(
+        f"nova run: error: the endpoint {server.base_url}/chat/completions failed on all of "
+        f"the first {ENDPOINT_SERVER_ERRORS_BEFORE_STOP} new items asked (last failure: POST "
+    )
+    assert "HTTP 500" in error[0] and "nothing was answered, so the run stopped" in error[0]
+    manifest = read_manifest(out)
+    assert manifest["status"] == "stopped" and "HTTP 500" in manifest["runtime"]["stopped_because"]
+    assert len(out.read_text().splitlines()) == ENDPOINT_SERVER_ERRORS_BEFORE_STOP
+
+
+def test_rate_limits_on_every_request_do_not_stop_the_run(release_dir, tmp_path):
+    # HTTP 429 after every retry is the client's pace, not a broken server: all are tried.
+    release = read_release(release_dir)
+    n_cases = len(release.cases())
+    assert n_cases > ENDPOINT_SERVER_ERRORS_BEFORE_STOP
+    limited = [Reply(status=429, headers={"Retry-After": "0"}) for _ in range(n_cases)]
+    with FakeOpenAIServer(script=limited) as server:
+        summary = run_model(
+            release,
+            tasks="diagnosis",
+            backend=backend(server.base_url, max_concurrency=1, max_retries=0),
+            out_path=tmp_path / "raw.jsonl",
+            progress=False,
+        )
+        assert server.n_requests == n_cases
     assert summary.counts["diagnosis"]["errors"] == n_cases
+
+
+def test_a_rerun_that_sets_a_cut_off_line_aside_says_so_even_when_it_stops(
+    release_dir, tmp_path, capsys
+):
+    # user13: with no server the rerun ended "cannot reach ...", and the fragment it had
+    # moved to <file>.partial-<time> was named nowhere (only a finished run said it).
+    out = tmp_path / "raw.jsonl"
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    command = ["run", "--data", str(release_dir), "--task", "diagnosis", "--endpoint", url,
+               "--model-name", "fake-vlm", "--out", str(out), "--max-retries", "0", "-q"]  # fmt: skip
+    assert main(command) == 2
+    with out.open("a") as handle:
+        handle.write('{"case_id": "case0001", "task": "diag')  # a kill mid-line
+    capsys.readouterr()
+    assert main(command) == 2
+    said = capsys.readouterr().err.splitlines()
+    (fragment,) = tmp_path.glob("raw.jsonl.partial-*")
+    assert fragment.read_text() == '{"case_id": "case0001", "task": "diag'
+    assert said[0] == (
+        f"nova: the cut-off last line of {out} (left by an interrupted writer) was set aside "
+        f"in {fragment}; every complete line is kept"
+    )
+    assert said[1].startswith(f"nova run: error: cannot reach {url}/chat/completions")
+    assert len(said) == 2

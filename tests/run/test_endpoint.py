@@ -194,6 +194,7 @@ def test_a_run_through_the_endpoint_records_failures_and_continues(release_dir, 
         "answered": 0,
         "errors": n_images,
         "too_long": 0,
+        "hit_token_limit": 0,
     }
     assert summary.counts["diagnosis"]["answered"] == len(release.cases())
     predictions = read_predictions(out, release)
@@ -531,3 +532,51 @@ def test_nova_run_keeps_sixteen_requests_in_flight_by_default():
     backend = build_backend(args)
     assert backend.max_concurrency == 16 and backend.accepts_png
     assert backend.describe()["max_concurrency"] == 16
+
+
+def test_an_answer_stopped_at_the_length_limit_is_recorded_counted_and_reported(
+    release_dir, tmp_path, capsys
+):
+    # user13: `finish_reason: "length"` (the answer reached max_tokens, so it may be cut off)
+    # was dropped: nothing in the run file, its summary or the report said so.
+    cut = json.dumps(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "length",
+                    "message": {"role": "assistant", "content": '{"most_likely_diagnosis": "Glio'},
+                }
+            ]
+        }
+    )
+    raw, parsed = tmp_path / "raw.jsonl", tmp_path / "parsed.jsonl"
+    with FakeOpenAIServer(script=[Reply(body=cut)]) as server:
+        command = ["run", "--data", str(release_dir), "--task", "diagnosis", "--endpoint",
+                   server.base_url, "--model-name", "fake-vlm", "--out", str(raw),
+                   "--max-concurrency", "1", "--max-new-tokens", "8", "-q"]  # fmt: skip
+        assert main(command) == 0
+    said = capsys.readouterr().err
+    assert (
+        "1 answer(s) stopped at the answer length limit (finish_reason length, recorded on "
+        "their lines) and may be cut off; to give the model more room, run again with a higher "
+        "--max-new-tokens into a new --out"
+    ) in said
+    lines = [json.loads(line) for line in raw.read_text().splitlines()]
+    assert [line.get("finish_reason") for line in lines] == ["length"] + [None] * (len(lines) - 1)
+    assert read_manifest(raw)["counts"]["diagnosis"]["hit_token_limit"] == 1
+
+    # nova parse keeps it on the line; the report counts it and says what it means.
+    assert main(["parse", str(raw), "--data", str(release_dir), "--out", str(parsed), "-q"]) == 0
+    assert json.loads(parsed.read_text().splitlines()[0])["finish_reason"] == "length"
+    report_path = tmp_path / "report.json"
+    evaluate = ["evaluate", "--data", str(release_dir), "--out", str(report_path),
+                "--bootstrap", "0", "--no-breakdowns"]  # fmt: skip
+    for source in (raw, parsed):
+        assert main([*evaluate, "--predictions", str(source), "--force"]) == 0
+        diagnosis = json.loads(report_path.read_text())["tasks"]["diagnosis"]
+        assert diagnosis["coverage"]["hit_token_limit"] == 1
+        assert (
+            "1 answer(s) stopped at the model's answer length limit (finish_reason length) and "
+            "may be cut off; a run with a higher --max-new-tokens may score otherwise"
+        ) in diagnosis["notes"]

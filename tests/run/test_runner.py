@@ -94,7 +94,7 @@ def test_all_tasks_ask_the_right_questions_and_write_one_line_per_item(release, 
     summary = run_model(release, tasks="all", backend=backend, out_path=out, progress=False)
 
     n_images, cases = len(release.images), release.cases()
-    none_cut = {"errors": 0, "too_long": 0}
+    none_cut = {"errors": 0, "too_long": 0, "hit_token_limit": 0}
     assert summary.counts == {
         "localization": {"items": n_images, "done_before": 0, "answered": n_images, **none_cut},
         "captioning": {"items": n_images, "done_before": 0, "answered": n_images, **none_cut},
@@ -809,3 +809,87 @@ def test_runs_of_different_tasks_into_one_file_keep_every_tasks_settings(release
         progress=False,
     )
     assert summary.counts["localization"]["done_before"] == 7 and out.read_bytes() == before
+
+
+def test_a_parse_output_is_refused_as_a_run_output_and_left_as_it_was(
+    release_dir, tmp_path, capsys
+):
+    raw, parsed = tmp_path / "raw.jsonl", tmp_path / "raw.p.jsonl"
+    run = ["run", "--data", str(release_dir), "--task", "diagnosis", "--baseline", "floor", "-q"]
+    assert main([*run, "--out", str(raw), "--limit", "2"]) == 0
+    assert main(["parse", str(raw), "--data", str(release_dir), "--out", str(parsed), "-q"]) == 0
+    capsys.readouterr()
+    manifest = parsed.with_name(parsed.name + ".manifest.json")
+    # A cut-off last line must not be "repaired" either: nothing of the file is touched.
+    with parsed.open("ab") as handle:
+        handle.write(b'{"case_id": "case0')
+    before = (parsed.read_bytes(), manifest.read_bytes())
+
+    # A rerun that would ask the rest, and one that would ask nothing: both refused.
+    for limit in ([], ["--limit", "2"]):
+        assert main([*run, "--out", str(parsed), *limit]) == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1 and "Traceback" not in error
+        assert f"{parsed}: is a `nova parse` output" in error
+        assert f"run on the raw answers file ({raw}), then parse it again" in error
+        assert (parsed.read_bytes(), manifest.read_bytes()) == before
+        assert [p.name for p in tmp_path.iterdir() if ".partial-" in p.name] == []
+        assert "parsed" in json.loads(manifest.read_text())
+
+
+def test_a_cut_off_line_set_aside_is_said_before_the_run_is_interrupted(release, tmp_path, capsys):
+    out = tmp_path / "raw.jsonl"
+    run_model(
+        release,
+        tasks="captioning",
+        backend=ScriptedBackend(),
+        out_path=out,
+        limit=3,
+        progress=False,
+    )
+    with out.open("a") as handle:
+        handle.write('{"filename": "case00')
+
+    class Interrupted(ScriptedBackend):
+        def generate(self, requests):
+            raise KeyboardInterrupt  # Ctrl-C while the first question is asked
+
+    capsys.readouterr()
+    with pytest.raises(KeyboardInterrupt):
+        run_model(release, tasks="captioning", backend=Interrupted(), out_path=out, progress=False)
+    (fragment,) = tmp_path.glob("raw.jsonl.partial-*")
+    assert capsys.readouterr().err == (
+        f"nova: the cut-off last line of {out} (left by an interrupted writer) was set aside "
+        f"in {fragment}; every complete line is kept\n"
+    )
+
+
+def test_merge_of_other_tasks_by_one_model_names_the_joint_evaluation(
+    release, release_dir, tmp_path, capsys
+):
+    paths = {}
+    for task, model in (("localization", "m"), ("captioning", "m"), ("diagnosis", "other")):
+        paths[task] = tmp_path / f"{task}.jsonl"
+        backend = ScriptedBackend(name=model)
+        run_model(release, tasks=task, backend=backend, out_path=paths[task], progress=False)
+    merged = tmp_path / "merged.jsonl"
+    capsys.readouterr()
+    assert (
+        main(["merge", str(paths["localization"]), str(paths["captioning"]), "--out", str(merged)])
+        == 2
+    )
+    error = capsys.readouterr().err
+    assert (
+        error.count("\n") == 1 and "only shard fields may differ (these are runs of other " in error
+    )
+    assert "localization and captioning, by the same model" in error
+    files = f"{paths['localization']} {paths['captioning']}"
+    assert f"score them together with nova evaluate --predictions {files})" in error
+    # Another model: no joint score to suggest.
+    assert (
+        main(["merge", str(paths["localization"]), str(paths["diagnosis"]), "--out", str(merged)])
+        == 2
+    )
+    error = capsys.readouterr().err
+    assert "differs from" in error and "nova evaluate" not in error
+    assert not merged.exists()

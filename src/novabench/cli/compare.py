@@ -38,10 +38,20 @@ def register(subparsers: Any) -> None:
         help="release folder (official v1 or legacy layout, or a `nova export` folder)",
     )
     parser.add_argument(
-        "--a", required=True, nargs="+", metavar="PRED", help="predictions of model A"
+        "--a",
+        required=True,
+        nargs="+",
+        action="extend",
+        metavar="PRED",
+        help="predictions of model A (one file or several; repeatable)",
     )
     parser.add_argument(
-        "--b", required=True, nargs="+", metavar="PRED", help="predictions of model B"
+        "--b",
+        required=True,
+        nargs="+",
+        action="extend",
+        metavar="PRED",
+        help="predictions of model B (one file or several; repeatable)",
     )
     parser.add_argument("--out", required=True, help="comparison JSON path")
     add_full_paths_option(parser)

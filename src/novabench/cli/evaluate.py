@@ -46,7 +46,12 @@ def register(subparsers: Any) -> None:
         help="release folder (official v1 or legacy layout, or a `nova export` folder)",
     )
     parser.add_argument(
-        "--predictions", required=True, nargs="+", help="predictions JSONL file(s), parsed or raw"
+        "--predictions",
+        required=True,
+        nargs="+",
+        action="extend",
+        help="predictions JSONL file(s), parsed or raw (--predictions A B and --predictions A "
+        "--predictions B are the same)",
     )
     parser.add_argument("--out", required=True, help="report JSON path")
     parser.add_argument(

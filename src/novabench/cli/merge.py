@@ -2,7 +2,9 @@
 
 Lines are copied as written. An item answered in two shards is an error naming both files
 and lines, and shards run with different settings (model, prompts, box convention, release)
-are refused: only the shard's own fields may differ.
+are refused: only the shard's own fields may differ. A shard another process is still
+writing is refused (as `nova evaluate` refuses it) unless ``--allow-running``, which merges
+its answers so far and records so in the merged manifest (status ``running-when-merged``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ def run(args: argparse.Namespace) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(args.out, "nova merge"):  # not while a run (or another merge) writes it
         merged = merge_prediction_files(
-            args.shards, args.out, release=release, overwrite=args.force
+            args.shards,
+            args.out,
+            release=release,
+            overwrite=args.force,
+            allow_running=args.allow_running,
         )
     for task, counts in merged.summary().items():
         if counts["answered"] or counts["errors"] or (release is not None and counts["items"]):
@@ -33,12 +39,22 @@ def run(args: argparse.Namespace) -> int:
                 f"{task:<13} answered {counts['answered']:>5}  failed {counts['errors']:>5}{missing}"
             )
     print(f"merged {len(args.shards)} file(s) into {args.out}")
+    import sys
+
+    from novabench.run.manifest import SNAPSHOT_STATUS
     from novabench.run.predictions import RunManifest
 
-    missing_shards = (RunManifest.read(args.out) or RunManifest()).missing_shards or []
+    merged_manifest = RunManifest.read(args.out) or RunManifest()
+    for source in merged_manifest.merged_from or []:
+        if isinstance(source, dict) and source.get("writer_when_merged"):
+            print(
+                f"note: {source.get('path')} was still being written "
+                f"({source['writer_when_merged']}): its answers so far were merged, and the "
+                f"merged manifest says so (status {SNAPSHOT_STATUS})",
+                file=sys.stderr,
+            )
+    missing_shards = merged_manifest.missing_shards or []
     if missing_shards:
-        import sys
-
         print(
             f"note: shard(s) {missing_shards} of this run were not merged; the items they hold "
             "count as missing until they are",
@@ -66,6 +82,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--force", action="store_true", help="replace --out, a predictions file novabench wrote"
+    )
+    parser.add_argument(
+        "--allow-running",
+        action="store_true",
+        help="merge a shard another process is still writing, as it stands (the merged "
+        "manifest says so); by default refused",
     )
     parser.add_argument(
         "-q",

@@ -153,8 +153,6 @@ def run(args: argparse.Namespace) -> int:
         # the checks, so that a refusal stays one line.
         on_start=(lambda: print(notice, file=sys.stderr)) if notice else None,
     )
-    if summary.repaired_fragment is not None:
-        print(f"a cut-off last line was set aside in {summary.repaired_fragment}", file=sys.stderr)
     for task, counts in summary.counts.items():
         print(
             f"{task:<13} items {counts['items']:>5}  already done {counts['done_before']:>5}  "
@@ -165,6 +163,13 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{summary.n_too_long} answer(s) were longer than {MAX_RAW_ANSWER_CHARS} characters "
             "and were stored cut (parse status too_long)",
+            file=sys.stderr,
+        )
+    if summary.n_hit_token_limit:  # the server's finish_reason "length", on each line
+        print(
+            f"{summary.n_hit_token_limit} answer(s) stopped at the answer length limit "
+            "(finish_reason length, recorded on their lines) and may be cut off; to give the "
+            "model more room, run again with a higher --max-new-tokens into a new --out",
             file=sys.stderr,
         )
     if summary.n_errors:

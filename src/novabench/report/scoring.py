@@ -403,6 +403,12 @@ def score_predictions(
             coverage.update(
                 load_hook(task_behaviour.answer_summary)(loaded.prediction_set, release)
             )
+        if coverage.get("hit_token_limit"):  # the server said so; the parse may not show it
+            notes.append(
+                f"{coverage['hit_token_limit']} answer(s) stopped at the model's answer length "
+                "limit (finish_reason length) and may be cut off; a run with a higher "
+                "--max-new-tokens may score otherwise"
+            )
         nothing = nothing_answered_note(coverage)
         if nothing is not None:  # first: the reader must not take these zeros for a model's
             notes.insert(0, nothing)
@@ -483,7 +489,6 @@ def _human(task: str, release: Any, positions: Sequence[int], options: ScoringOp
 #: Settings the scoring's refusals name (Python argument and ``nova evaluate`` option).
 _ANSWERED_ONLY = Option("answered_only", "--answered-only", "True")
 _ALLOW_OTHER_RELEASE = Option("allow_other_release", "--allow-other-release", "True")
-_ALLOW_RUNNING = Option("allow_running", "--allow-running", "True")
 
 
 def _scored_positions(task: str, loaded: _Loaded, answered_only: bool) -> list[int]:
@@ -828,7 +833,7 @@ def _unfinished_runs(
         NovaInputError: a run another process is still writing, unless ``allow_running``.
     """
     from novabench.run.lock import active_writer
-    from novabench.run.manifest import finished_status, is_running_status
+    from novabench.run.manifest import finished_status, is_running_status, still_being_written
 
     runs = []
     for path, manifest in zip(paths, manifests):
@@ -840,16 +845,12 @@ def _unfinished_runs(
             run["writer"] = active_writer(path)
             if run["writer"] is not None and not allow_running:
                 # Scores of a file still growing change without the user choosing.
-                raise NovaInputError(
-                    (
-                        f"the run is still being written ({run['writer']}; manifest status "
-                        f"{status!r}): its scores would change as answers arrive; wait for it "
-                        "to end, or pass ",
-                        _ALLOW_RUNNING,
-                        " to score the answers so far",
-                    ),
-                    source=str(path),
-                    field="status",
+                raise still_being_written(
+                    path,
+                    status,
+                    run["writer"],
+                    action="score the answers so far",
+                    consequence="its scores would change as answers arrive",
                 )
         runs.append(run)
     return runs

@@ -44,6 +44,7 @@ from novabench.errors import NovaInputError, Option
 from novabench.run.defaults import DEFAULT_MAX_CONCURRENCY
 
 __all__ = [
+    "ENDPOINT_SERVER_ERRORS_BEFORE_STOP",
     "Answer",
     "Backend",
     "OpenAIEndpointBackend",
@@ -210,6 +211,10 @@ class Answer:
             backend would get (an unreachable server, HTTP 401/403/404; see
             :func:`novabench.client.endpoint_problem`): that cause in one phrase naming
             the endpoint. The runner stops early on it while nothing has been answered.
+        server_error: with ``error``, the server answered an HTTP 5xx to every attempt
+            (an endpoint's :meth:`OpenAIEndpointBackend.counts_towards_stop`).
+        finish_reason: why the model stopped, as the server said (``"length"``: it reached
+            the answer length limit, so the answer may be cut off), when it said.
 
     Example:
         >>> Answer(text="no target", latency_s=0.2).ok
@@ -221,6 +226,8 @@ class Answer:
     input_size: tuple[int, int] | None = None
     error: str | None = None
     endpoint_problem: str | None = field(default=None, repr=False)
+    server_error: bool = field(default=False, repr=False)
+    finish_reason: str | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -571,6 +578,12 @@ def image_to_data_url(image: Any) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+#: An endpoint whose first this-many new items all fail with a server error (HTTP 5xx on
+#: every attempt), with nothing answered, stops the run. More than one, so that a few
+#: requests the server chokes on do not stop a run that would answer the rest.
+ENDPOINT_SERVER_ERRORS_BEFORE_STOP = 5
+
+
 class OpenAIEndpointBackend:
     """Any OpenAI-compatible ``/chat/completions`` server (vLLM, TGI, llama.cpp, hosted APIs).
 
@@ -584,8 +597,11 @@ class OpenAIEndpointBackend:
     minute; other HTTP errors and malformed replies are not). A final failure becomes
     ``Answer(error=...)`` so one bad item never aborts a run; one that every request would
     get (unreachable server, HTTP 401/403/404) also sets ``Answer.endpoint_problem``, on
-    which the runner stops early while nothing has been answered. Each worker thread keeps its
-    HTTP connection alive between requests.
+    which the runner stops early while nothing has been answered. A server error (HTTP 5xx
+    on every attempt) may be one request's own, so one does not stop a run; but when the
+    first :data:`ENDPOINT_SERVER_ERRORS_BEFORE_STOP` new items all end so with nothing
+    answered, the runner stops too (``failures_before_stop``, :meth:`counts_towards_stop`).
+    Each worker thread keeps its HTTP connection alive between requests.
 
     The runner calls :meth:`answer` from ``max_concurrency`` threads, so that many requests
     are in flight at all times (a continuous pool); :meth:`generate` is for direct use.
@@ -661,6 +677,24 @@ class OpenAIEndpointBackend:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
+        # The runner's early stop on a server that fails everything with HTTP 5xx.
+        self.failures_before_stop = ENDPOINT_SERVER_ERRORS_BEFORE_STOP
+        self.failure_subject = f"the endpoint {self.url}"
+
+    @staticmethod
+    def counts_towards_stop(answer: Answer) -> bool:
+        """Whether a failed answer counts towards the early stop: a server error only.
+
+        Other failures (429 after every retry, a late or malformed reply) may be one
+        request's own; the endpoint-wide ones stop the run at once (``endpoint_problem``).
+
+        Example:
+            >>> OpenAIEndpointBackend.counts_towards_stop(Answer(error="HTTP 500", server_error=True))
+            True
+            >>> OpenAIEndpointBackend.counts_towards_stop(Answer(error="HTTP 429"))
+            False
+        """
+        return answer.server_error
 
     def describe(self) -> dict[str, Any]:
         """Endpoint (without credentials), model name, generation and retry settings."""
@@ -717,9 +751,17 @@ class OpenAIEndpointBackend:
             )
         except ChatClientError as error:  # retried already where retrying can help
             return Answer(
-                error=str(error), input_size=size, endpoint_problem=endpoint_problem(error)
+                error=str(error),
+                input_size=size,
+                endpoint_problem=endpoint_problem(error),
+                server_error=error.kind == "http" and 500 <= (error.status or 0) <= 599,
             )
-        return Answer(text=reply.text, latency_s=time.perf_counter() - begin, input_size=size)
+        return Answer(
+            text=reply.text,
+            latency_s=time.perf_counter() - begin,
+            input_size=size,
+            finish_reason=reply.finish_reason,
+        )
 
     def close(self) -> None:
         """Close the kept-alive connections (the runner calls it when a run ends)."""

@@ -28,6 +28,7 @@ __all__ = [
     "MANIFEST_SUFFIX",
     "RUNNING_STATUS",
     "RECORDED_BACKEND_KEYS",
+    "SNAPSHOT_STATUS",
     "SHARD_SPECIFIC_KEYS",
     "RunManifest",
     "backend_identity",
@@ -38,6 +39,7 @@ __all__ = [
     "merge_prediction_files",
     "read_manifest",
     "release_identity",
+    "still_being_written",
     "unfinished_run_notice",
     "write_manifest",
 ]
@@ -310,22 +312,45 @@ class RunManifest:
         return sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
 
     @classmethod
-    def merged(cls, shards: Sequence[tuple[Path, RunManifest]]) -> RunManifest:
+    def merged(
+        cls,
+        shards: Sequence[tuple[Path, RunManifest]],
+        *,
+        snapshots: Mapping[Path, str] | None = None,
+    ) -> RunManifest:
         """The manifest of shard files joined into one: the first shard's run fields, every
         shard's counts added up, their statuses and runtimes kept, and the shards not merged.
+
+        A shard in ``snapshots`` (path -> its writer, as :func:`novabench.run.lock.active_writer`
+        said) was still being written when merged: the merged file holds its answers up to
+        then, so its status becomes :data:`SNAPSHOT_STATUS` and its ``merged_from`` entry
+        names the writer.
 
         Example:
             >>> a = RunManifest(model="m", shard={"index": 0, "count": 2}, status="complete")
             >>> merged = RunManifest.merged([(Path("a.jsonl"), a)])
             >>> merged.shard is None, merged.missing_shards, merged.status
             (True, [1], 'complete')
+            >>> b = RunManifest(model="m", shard={"index": 1, "count": 2}, status="running")
+            >>> merged = RunManifest.merged([(Path("a.jsonl"), a), (Path("b.jsonl"), b)],
+            ...                             snapshots={Path("b.jsonl"): "pid 7"})
+            >>> merged.status, merged.merged_from[1]["writer_when_merged"]
+            ('mixed: complete, running-when-merged', 'pid 7')
         """
         first = shards[0][1]
-        statuses = {m.status for _, m in shards}
+        snapshots = snapshots or {}
+        statuses = {SNAPSHOT_STATUS if p in snapshots else m.status for p, m in shards}
+        sources = []
+        for p, m in shards:
+            source: dict[str, Any] = {"path": str(p), "shard": m.shard, "counts": m.counts}
+            if p in snapshots:
+                source["status"] = m.status
+                source["writer_when_merged"] = snapshots[p]
+            sources.append(source)
         return replace(
             first,
             shard=None,
-            merged_from=[{"path": str(p), "shard": m.shard, "counts": m.counts} for p, m in shards],
+            merged_from=sources,
             counts=_sum_counts([m.counts for _, m in shards]),
             status=(
                 statuses.pop()
@@ -342,6 +367,9 @@ class RunManifest:
 FINISHED_STATUSES = ("complete", "complete-with-errors")
 #: The status a run's manifest holds while it is written (and after its writer was killed).
 RUNNING_STATUS = "running"
+#: A merged shard's status when it was still being written as it was merged
+#: (``nova merge --allow-running``): the merged file holds its answers up to then only.
+SNAPSHOT_STATUS = "running-when-merged"
 _ENDED_EARLY = ("interrupted", "stopped")
 
 
@@ -420,6 +448,12 @@ writer ended without recording how, e.g. killed): scored as it stands"
                 f"{path} has manifest status {status!r} but no process writes it (its writer "
                 "ended without recording how, e.g. killed): scored as it stands"
             )
+        elif isinstance(status, str) and SNAPSHOT_STATUS in _status_parts(status):
+            parts.append(
+                f"{path} was merged while a shard was still being written (manifest status "
+                f"{status!r}, nova merge --allow-running): it holds that shard's answers up "
+                "to the merge, not the ones given after"
+            )
         elif isinstance(status, str) and all(p in _ENDED_EARLY for p in _status_parts(status)):
             parts.append(
                 f"{path} has manifest status {status!r} (it ended before it asked every item)"
@@ -434,6 +468,43 @@ writer ended without recording how, e.g. killed): scored as it stands"
         answered = "not answered yet" if writing else "never answered"
         parts.append(f"{named} {were} asked and {answered} (no line)")
     return f"unfinished run: {'; '.join(parts)}" if parts else ""
+
+
+#: Acting on a run another process still writes: ``allow_running=True`` in Python,
+#: ``--allow-running`` on the command line.
+ALLOW_RUNNING = Option("allow_running", "--allow-running", "True")
+
+
+def still_being_written(
+    path: str | os.PathLike, status: Any, writer: str, *, action: str, consequence: str
+) -> NovaInputError:
+    """The one refusal of a run another process still writes (``nova evaluate``, ``nova merge``).
+
+    Args:
+        path: the run file.
+        status: its manifest status.
+        writer: who writes it (what :func:`novabench.run.lock.active_writer` said).
+        action: what :data:`ALLOW_RUNNING` does instead, e.g. ``"score the answers so far"``.
+        consequence: why acting now is refused, e.g. ``"its scores would change as answers
+            arrive"``.
+
+    Example:
+        >>> print(still_being_written("r.jsonl", "running", "pid 7", action="merge the answers so far",
+        ...                           consequence="the merged file would miss its later answers"))
+        r.jsonl, field 'status': the run is still being written (pid 7; manifest status 'running'): \
+the merged file would miss its later answers; wait for it to end, or pass \
+allow_running=True to merge the answers so far
+    """
+    return NovaInputError(
+        (
+            f"the run is still being written ({writer}; manifest status {status!r}): "
+            f"{consequence}; wait for it to end, or pass ",
+            ALLOW_RUNNING,
+            f" to {action}",
+        ),
+        source=str(path),
+        field="status",
+    )
 
 
 def manifest_path_for(predictions_path: str | os.PathLike) -> Path:
@@ -510,12 +581,18 @@ def merge_prediction_files(
     *,
     release: Any = None,
     overwrite: bool = False,
+    allow_running: bool = False,
 ) -> PredictionSet:
     """Join the outputs of sharded runs into one predictions file (and one manifest).
 
     Every line is copied as written. The same task and item in two files is an error naming
     both files and lines; so are shard manifests that differ in anything but the shard's own
     fields (shard index, counts, dates), since that would mix two configurations in one score.
+    A shard another process is still writing (manifest status ``running``, its writer lock
+    held) is refused as ``nova evaluate`` refuses it, unless ``allow_running``: then its
+    lines so far are merged and the merged manifest says so (:data:`SNAPSHOT_STATUS`; its
+    ``merged_from`` entry names the writer and, per task, the answers merged from it, since
+    a running shard's own counts are those of its start).
 
     Args:
         paths: the shard files, e.g. ``pred.shard0.jsonl pred.shard1.jsonl``.
@@ -523,6 +600,7 @@ def merge_prediction_files(
             ``overwrite``.
         release: optional release to validate item names against.
         overwrite: replace ``out`` when it exists.
+        allow_running: merge a shard still being written, as it stands.
 
     Returns:
         The merged :class:`PredictionSet`.
@@ -536,6 +614,7 @@ def merge_prediction_files(
         >>> merged.case_ids, merged.diagnoses()
         (['case0001', 'case0002'], [['glioma'], ['abscess']])
     """
+    from novabench.run.lock import active_writer
     from novabench.run.predictions import _dump, _prediction_set, _read_records
 
     if not paths:
@@ -560,10 +639,27 @@ def merge_prediction_files(
             differing = reference.differences(manifest)
             if differing:
                 raise NovaInputError(
-                    f"its run differs from {resolved[0]}'s in {', '.join(differing)}; only shard fields may differ",
+                    f"its run differs from {resolved[0]}'s in {', '.join(differing)}; only "
+                    "shard fields may differ"
+                    + _other_tasks_hint(reference, manifest, differing, resolved),
                     source=str(manifest_path_for(p)),
                     field=differing[0],
                 )
+
+    snapshots: dict[Path, str] = {}
+    for p, manifest in with_manifest:
+        writer = active_writer(p) if is_running_status(manifest.status) else None
+        if writer is None:  # finished, or its writer is gone (killed): it stands as it is
+            continue
+        if not allow_running:  # merged now, the file would lack what the shard still answers
+            raise still_being_written(
+                p,
+                manifest.status,
+                writer,
+                action="merge the answers so far (the merged manifest says so)",
+                consequence="the merged file would lack the answers still to come",
+            )
+        snapshots[p] = writer
 
     lines: list[Any] = []
     records, superseded = _read_records(
@@ -571,12 +667,34 @@ def merge_prediction_files(
     )
     write_text_atomic(out, "".join(_dump(payload) for payload in lines), durable=True)
     if with_manifest:
-        RunManifest.merged(with_manifest).write(out)
+        merged = RunManifest.merged(with_manifest, snapshots=snapshots)
+        for source in merged.merged_from or []:
+            if Path(source["path"]) in snapshots:  # its manifest's counts are of its start
+                source["answers_when_merged"] = _answers_from(records, source["path"])
+        merged.write(out)
     return _prediction_set(str(out), records, release, superseded, sort_keys=True)
 
 
 #: A predictions output: ``out`` of the Python functions, ``--out`` of ``nova parse/merge``.
 OUT = Option("out", "--out")
+
+# What per-task runs of one model on one release may differ in: what each task was asked.
+_PER_TASK_KEYS = frozenset(("prompts", "task_settings", "tasks", "generation", "box_convention"))
+
+
+def _other_tasks_hint(
+    first: RunManifest, other: RunManifest, differing: Sequence[str], paths: Sequence[Path]
+) -> str:
+    """The way forward when two files are runs of other tasks by the same model, else ""."""
+    if not first.tasks or not other.tasks or set(first.tasks) & set(other.tasks):
+        return ""
+    if not set(differing) <= _PER_TASK_KEYS:  # another model, release...: no joint score
+        return ""
+    return (
+        f" (these are runs of other tasks, {', '.join(first.tasks)} and "
+        f"{', '.join(other.tasks)}, by the same model: no merge is needed, score them "
+        f"together with nova evaluate --predictions {' '.join(map(str, paths))})"
+    )
 
 
 def check_replaceable_output(
@@ -631,6 +749,15 @@ def check_replaceable_output(
         source=str(out),
         field=field,
     )
+
+
+def _answers_from(records: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, int]:
+    """Per task, the answers (not failures) merged from the file ``source``."""
+    counted = {
+        task: sum(r.source == source and r.error is None for r in by_item.values())
+        for task, by_item in records.items()
+    }
+    return {task: n for task, n in counted.items() if n}
 
 
 def _missing_shards(shards: Sequence[Any]) -> list[int]:

@@ -20,7 +20,8 @@ runner may also carry ``task`` (which task the line answers), ``latency_s``, ``m
 that prefix of the raw text is stored and this is the original length in characters; the
 item is ``too_long``, never parsed), ``boxes_dropped`` and ``boxes_swapped`` (added by
 :func:`parse_raw` beside a box answer it read: boxes written but not kept, of zero size or
-past a float, and boxes whose corners it put in order) and a free-form ``meta`` object. Any other key is refused, so a typo such as ``"box"`` cannot
+past a float, and boxes whose corners it put in order), ``finish_reason`` (``"length"``: the
+model stopped at the answer length limit, so the answer may be cut off) and a free-form ``meta`` object. Any other key is refused, so a typo such as ``"box"`` cannot
 silently turn into "no prediction".
 
 Each (task, item) may be answered once per file. The one exception makes reruns safe: a line
@@ -65,6 +66,7 @@ __all__ = [
     "CASE_TASKS",
     "IMAGE_TASKS",
     "TASKS",
+    "TOKEN_LIMIT_FINISH",
     "UNRECORDED_PARSE",
     "PredictionRecord",
     "PredictionSet",
@@ -87,6 +89,11 @@ TASKS: tuple[str, ...] = registry.TASK_NAMES
 IMAGE_TASKS: tuple[str, ...] = registry.IMAGE_TASKS
 CASE_TASKS: tuple[str, ...] = registry.CASE_TASKS
 
+#: The ``finish_reason`` of an answer that stopped at the answer length limit (OpenAI's
+#: word): the runner records it on the answer's line, and reports count such answers, since
+#: they may be cut off.
+TOKEN_LIMIT_FINISH = "length"
+
 # Which keys of a line belong to which task; the first key of each group is the raw answer.
 _TASK_FIELDS: dict[str, tuple[str, ...]] = {
     name: spec.fields for name, spec in registry.TASKS.items()
@@ -105,6 +112,7 @@ _COMMON_FIELDS = (
     "meta",
     "raw_truncated_from",
     *_BOX_REPAIR_FIELDS,
+    "finish_reason",
 )
 # The keys a line of each unit may carry: its key field, the common fields, its tasks' fields.
 _UNIT_KEYS: dict[str, frozenset[str]] = {
@@ -158,6 +166,8 @@ class PredictionRecord:
             or a size past a float; not scored), or None when no parser read a box answer
             here (parsed boxes given as such, or a file parsed before this was recorded).
         boxes_swapped: boxes whose corners the parser put in order (scored), None alike.
+        finish_reason: why the model stopped, when the run recorded it (``"length"``: at the
+            answer length limit, so the answer may be cut off).
     """
 
     task: str
@@ -177,6 +187,7 @@ class PredictionRecord:
     raw_truncated_from: int | None = None
     boxes_dropped: int | None = None
     boxes_swapped: int | None = None
+    finish_reason: str | None = None
 
     @property
     def is_parsed(self) -> bool:
@@ -275,7 +286,9 @@ class PredictionSet:
         return dict(sorted(counts.items()))
 
     def summary(self) -> dict[str, dict[str, Any]]:
-        """Per task: items expected, answered, missing, errors and parse-status counts.
+        """Per task: items expected, answered, missing, errors and parse-status counts, and
+        (only when some did) ``hit_token_limit``: answers whose line says the model stopped at
+        the answer length limit (``finish_reason`` ``length``), so they may be cut off.
 
         Example:
             >>> PredictionSet("x", {t: {} for t in TASKS}, ["a.png"], ["case0001"]).summary()["diagnosis"]
@@ -291,6 +304,12 @@ class PredictionSet:
                 "errors": len(self.errors(task)),
                 "parse_status": self.parse_counts(task),
             }
+            cut = sum(
+                record.error is None and record.finish_reason == TOKEN_LIMIT_FINISH
+                for record in self.records[task].values()
+            )
+            if cut:
+                report[task]["hit_token_limit"] = cut
         return report
 
     def _answers(self, task: str) -> Iterator[PredictionRecord | None]:
@@ -504,6 +523,9 @@ def _line_records(
     error = (
         check.model_text(payload["error"], "error") if payload.get("error") is not None else None
     )
+    finish_reason = payload.get("finish_reason")
+    if finish_reason is not None:
+        finish_reason = check.string(finish_reason, "finish_reason")
     meta = payload.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise check.fail(f"must be an object, got {type(meta).__name__}", "meta")
@@ -590,6 +612,7 @@ def _line_records(
                 raw_truncated_from=truncated_from,
                 boxes_dropped=repairs.get("boxes_dropped") if boxes_line else None,
                 boxes_swapped=repairs.get("boxes_swapped") if boxes_line else None,
+                finish_reason=finish_reason,
                 **values,
             )
         )
@@ -956,7 +979,14 @@ def _record_payload(record: PredictionRecord) -> dict[str, Any]:
             payload[name] = list(value) if isinstance(value, tuple) else value
         if name == spec.raw_field and record.raw_truncated_from is not None:
             payload["raw_truncated_from"] = record.raw_truncated_from
-    for name in ("parse_status", *_BOX_REPAIR_FIELDS, "latency_s", "model", "error"):
+    for name in (
+        "parse_status",
+        *_BOX_REPAIR_FIELDS,
+        "latency_s",
+        "model",
+        "error",
+        "finish_reason",
+    ):
         if getattr(record, name) is not None:
             payload[name] = getattr(record, name)
     return payload

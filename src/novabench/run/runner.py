@@ -38,13 +38,15 @@ Guarantees:
   backend sets ``Answer.endpoint_problem``) and nothing has been answered yet in this
   call, no further item is asked: the items in flight end and are recorded, and
   :class:`EndpointUnusableError` says why. A backend with ``failures_before_stop`` (a
-  Python function: ``novabench.evaluator.FUNCTION_FAILURES_BEFORE_STOP``) also stops so
-  when that many items, none of which failed in an earlier call, fail in any way with
-  nothing answered. After a first answer, failures never stop a run (every item is tried
+  Python function: ``novabench.evaluator.FUNCTION_FAILURES_BEFORE_STOP``; an endpoint:
+  ``backends.ENDPOINT_SERVER_ERRORS_BEFORE_STOP``) also stops so when that many items,
+  none of which failed in an earlier call, fail with nothing answered: in any way, or in
+  the ways its ``counts_towards_stop(answer)`` says (an endpoint: HTTP 5xx). After a first answer, failures never stop a run (every item is tried
   and its failure recorded);
 - resume: a rerun with the same output skips what is already answered and retries the
   items that failed; a last line cut off by a crash is set aside (saved next to the output)
-  and the file repaired, with every complete line kept;
+  and the file repaired, with every complete line kept, and one stderr line says where at
+  once, however the run then ends;
 - one configuration per file: the manifest ``<out>.manifest.json`` records the backend
   (model id, revision, generation settings), the prompts (name and SHA-256), the box
   convention, the shard and the release fingerprint; resuming with a different
@@ -65,6 +67,7 @@ import datetime as _dt
 import hashlib
 import os
 import platform
+import sys
 import threading
 import time
 from collections import Counter
@@ -80,6 +83,7 @@ from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
 from novabench.run.lock import writer_lock
 from novabench.run.predictions import (
+    TOKEN_LIMIT_FINISH,
     RunManifest,
     _append_line,
     backend_identity,
@@ -129,7 +133,9 @@ class RunSummary:
         counts: per task: ``items`` (in this shard, after ``limit``), ``done_before`` (found
             in the file), ``answered`` and ``errors`` (this call), and ``too_long`` (answered
             this call but beyond ``registry.MAX_RAW_ANSWER_CHARS``, so stored cut; these are
-            among ``answered`` and score as failures).
+            among ``answered`` and score as failures), and ``hit_token_limit`` (answered this
+            call, but the server said the answer stopped at the length limit:
+            ``finish_reason`` ``length`` on the line; these may be cut off).
         repaired_fragment: where a cut-off last line was saved, when one was found.
         elapsed_s: wall time of this call.
         asking_s: wall time from the first question to the last answer (``elapsed_s`` less
@@ -177,6 +183,12 @@ class RunSummary:
     def n_too_long(self) -> int:
         """Answers of this call stored cut at ``registry.MAX_RAW_ANSWER_CHARS`` (over all tasks)."""
         return sum(c.get("too_long", 0) for c in self.counts.values())
+
+    @property
+    def n_hit_token_limit(self) -> int:
+        """Answers of this call that stopped at the answer length limit (``finish_reason``
+        ``length``): they may be cut off (over all tasks)."""
+        return sum(c.get("hit_token_limit", 0) for c in self.counts.values())
 
     @property
     def complete(self) -> bool:
@@ -398,6 +410,24 @@ def _recorded_task_settings(manifest: RunManifest) -> dict[str, dict[str, Any]]:
         [t for t in manifest.tasks or [] if t in registry.TASKS],
         manifest.generation,
         manifest.box_convention,
+    )
+
+
+def _refuse_parse_output(out: Path, existing: RunManifest | None) -> None:
+    """Refuse a ``nova parse`` output (its manifest has ``parsed``) as a run's output file.
+
+    Appending raw answers to it would mix answers read with the parse's box convention and
+    raw ones read later with another, and rewriting its manifest would lose the parse's
+    record; so the file and its manifest are left as they are.
+    """
+    if existing is None or existing.parsed is None:
+        return
+    raw = existing.parsed.get("from") if isinstance(existing.parsed, dict) else None
+    raw_file = f"the raw answers file ({raw})" if raw else "the raw answers file"
+    raise NovaInputError(
+        f"is a `nova parse` output (its manifest records the parse); a run appends raw "
+        f"answers only to a raw answers file: run on {raw_file}, then parse it again",
+        source=str(out),
     )
 
 
@@ -645,6 +675,8 @@ def _answer_line(request: Request, answer: Answer, model: str) -> dict[str, Any]
         line[spec.raw_field], truncated_from = cap_raw_answer(answer.text)
         if truncated_from is not None:
             line["raw_truncated_from"] = truncated_from
+        if answer.finish_reason == TOKEN_LIMIT_FINISH:  # the answer may be cut off: say so
+            line["finish_reason"] = answer.finish_reason
         if "input_size" in spec.extra_fields:  # the size the model saw, to rescale its boxes
             size = answer.input_size or request.image_size
             if size is not None:
@@ -962,9 +994,17 @@ def resume_run(
     if plan.preset is not None:
         manifest.extra["preset"] = dict(plan.preset)
 
+    # A parse output is refused before anything (the repair too) touches it.
+    existing = RunManifest.read(out)
+    _refuse_parse_output(out, existing)
     # Repair a crash's leftovers, check the configuration, collect what is done.
     repaired = repair_partial_last_line(out)
-    existing = RunManifest.read(out)
+    if repaired is not None:  # said now: the run may yet stop (no server, Ctrl-C, a refusal)
+        print(
+            f"nova: the cut-off last line of {out} (left by an interrupted writer) was set "
+            f"aside in {repaired}; every complete line is kept",
+            file=sys.stderr,
+        )
     has_lines = out.is_file() and out.stat().st_size > 0
     if has_lines and existing is None:
         raise NovaInputError(
@@ -1059,6 +1099,7 @@ def resume_run(
             "answered": 0,
             "errors": 0,
             "too_long": 0,
+            "hit_token_limit": 0,
         }
     manifest.tasks = sorted(
         set((existing.tasks or []) if existing else []) | set(plan.tasks), key=TASK_NAMES.index
@@ -1161,6 +1202,8 @@ def execute_run(
     # A backend may stop on failures of any kind too (a Python function: every exception):
     # after this many items, not already failed in the file, failed with nothing answered.
     failures_before_stop = getattr(backend, "failures_before_stop", None)
+    # ...or only on the failures it says count (an endpoint: server errors).
+    counts_towards_stop = getattr(backend, "counts_towards_stop", None)
     new_failures = 0
 
     def stopping() -> bool:
@@ -1175,13 +1218,19 @@ def execute_run(
                 _append_line(handle, line)
                 counts[request.task]["errors" if "error" in line else "answered"] += 1
                 counts[request.task]["too_long"] += "raw_truncated_from" in line
+                counts[request.task]["hit_token_limit"] += "finish_reason" in line
                 if request.image_encoding is not None:
                     image_encodings[request.image_encoding] += 1
                 if "error" not in line:
                     answered_now = True
                 elif problem is None and not answered_now and answer.endpoint_problem:
                     problem = answer.endpoint_problem
-                elif problem is None and not answered_now and failures_before_stop:
+                elif (
+                    problem is None
+                    and not answered_now
+                    and failures_before_stop
+                    and (counts_towards_stop is None or counts_towards_stop(answer))
+                ):
                     # An item that failed in an earlier call may fail for its own reason:
                     # only new items count, so a rerun cannot stop on the same ones again.
                     if request.item_id not in resumed.failed_before.get(request.task, ()):
@@ -1334,7 +1383,7 @@ def run_model(
         ...     def generate(self, requests): return [Answer(text="Glioma.") for _ in requests]
         >>> out = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
         >>> run_model(release, tasks="diagnosis", backend=Echo(), out_path=out, progress=False).counts
-        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0, 'too_long': 0}}
+        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0, 'too_long': 0, 'hit_token_limit': 0}}
         >>> print(out.read_text(), end="")
         {"case_id": "case0001", "task": "diagnosis", "raw_diagnoses": "Glioma.", "model": "echo"}
     """
