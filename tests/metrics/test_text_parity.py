@@ -97,7 +97,9 @@ def test_bleu_special_cases_match_sacrebleu():
 
 
 def test_bleu_of_identical_captions_is_exactly_one_where_sacrebleu_rounds_past_100():
-    caption = "An ill-defined T2 hyperintense lesion in the left frontal lobe with mild mass effect."
+    caption = (
+        "An ill-defined T2 hyperintense lesion in the left frontal lobe with mild mass effect."
+    )
     # sacrebleu's own rounding: 100 plus an ulp, which a fraction in [0, 1] must not copy.
     assert sacrebleu.corpus_bleu([caption], [[caption]]).score > 100
     assert text.corpus_bleu([caption], [caption]) == 1.0
