@@ -10,8 +10,8 @@ import sacrebleu
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from novabench.metrics import meteor as meteor_module
-from novabench.metrics.bleu import bleu_from_statistics_rows, bleu_statistics
 from novabench.metrics import text
+from novabench.metrics.bleu import bleu_from_statistics_rows, bleu_statistics
 from novabench.metrics.caption_pairs import CAPTION_WORDS, random_caption_pairs
 from tests.lazy_import import LazyModule
 
