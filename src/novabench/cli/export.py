@@ -10,6 +10,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from novabench import checks
@@ -21,6 +22,8 @@ MEGABYTE = 1024 * 1024
 
 def run(args: argparse.Namespace) -> int:
     """Run the export described by parsed arguments and print a one-line summary.
+
+    The release's reading warnings (what ``nova info`` lists) go to stderr first, one a line.
 
     Example:
         >>> run(argparse.Namespace(release="r", out="o", format="parquet", overwrite=False, push=None,
@@ -58,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
         card_hub_id=args.card_hub_id,
         progress=not args.quiet,
     )
+    # What reading the release noticed, as `nova info` lists it: the export keeps it too.
+    for warning in summary.warnings:
+        print(f"nova export: warning: {warning}", file=sys.stderr)
     print(summary.describe())
     return 0
 

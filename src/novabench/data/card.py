@@ -37,8 +37,10 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from novabench._version import __version__
 from novabench.citation import NOVA_BIBTEX, NOVA_LICENSE
+from novabench.data.provenance import source_warning
 from novabench.data.schema import extra_columns
 from novabench.errors import NovaInputError
+from novabench.escaping import markdown_text_with_code
 
 if TYPE_CHECKING:
     from novabench.data.release_record import NovaRelease
@@ -135,6 +137,36 @@ class ReleaseSummary:
     image_sizes: Mapping[tuple[int, int], int] = field(default_factory=dict)
     extra_meta_keys: tuple[str, ...] = ()
     source_layout: str = "unknown"
+    warnings: tuple[str, ...] = ()  # what reading the release noticed, in its own words
+
+    def known_issues_text(self) -> str:
+        """The card's "Known issues": the warnings of the exported release, as Markdown.
+
+        Example:
+            >>> print(ReleaseSummary(n_images=1, n_cases=1, source_layout="v1").known_issues_text())
+            `novabench` read the release this export was made from (layout v1) without a warning.
+            >>> print(ReleaseSummary(n_images=1, n_cases=1, source_layout="legacy",
+            ...                      warnings=("captions.csv, line 3: empty caption",)).known_issues_text())
+            Reading the release this export was made from (layout legacy) gave 1 warning. The export keeps the data as the release has it; `nova info` on the export repeats the warning (the shards' `novabench.release_warnings` metadata records it).
+            <BLANKLINE>
+            - captions.csv, line 3: empty caption
+        """
+        if not self.warnings:
+            return (
+                f"`novabench` read the release this export was made from (layout "
+                f"{self.source_layout}) without a warning."
+            )
+        count = len(self.warnings)
+        plural = "s" if count != 1 else ""
+        lines = [
+            f"Reading the release this export was made from (layout {self.source_layout}) gave "
+            f"{count} warning{plural}. The export keeps the data as the release has it; "
+            f"`nova info` on the export repeats the warning{plural} (the shards' "
+            f"`novabench.release_warnings` metadata records {'them' if plural else 'it'}).",
+            "",
+        ]
+        lines += [f"- {markdown_text_with_code(warning)}" for warning in self.warnings]
+        return "\n".join(lines)
 
     def images_per_case_text(self) -> str:
         """``"1: 70, 2: 62"``: number of images per case, then how many cases have it.
@@ -194,6 +226,7 @@ def summarize_release(release: NovaRelease) -> ReleaseSummary:
         image_sizes=dict(Counter((image.width, image.height) for image in release.images)),
         extra_meta_keys=tuple(release.extra_meta_keys),
         source_layout=release.layout,
+        warnings=tuple(source_warning(warning) for warning in release.warnings),
     )
 
 
@@ -477,6 +510,7 @@ def render_dataset_card(
         "image_sizes": s.image_sizes_text(),
         "n_placeholder_diagnoses": s.n_placeholder_diagnoses,
         "images_per_case": s.images_per_case_text(),
+        "known_issues": s.known_issues_text(),
         "image_instance": _instance_json(image_instance),
         "case_instance": _instance_json(case_instance),
         "image_fields_table": _fields_table(features_by_config["images"], "images", extra_origin),

@@ -63,7 +63,7 @@ from novabench.data.card import (
 )
 from novabench.data.layouts import export as export_layout
 from novabench.data.layouts.export import DEFAULT_MAX_SHARD_BYTES, image_source
-from novabench.data.provenance import provenance_heading, provenance_notice
+from novabench.data.provenance import provenance_heading, provenance_notice, source_warning
 from novabench.data.release import NovaRelease, read_release
 from novabench.data.schema import case_features, image_features
 from novabench.errors import OUT_DIR, OVERWRITE, NovaInputError, Option
@@ -101,6 +101,9 @@ class ExportSummary:
         total_bytes: size of those files on disk.
         sizes: rows and bytes per configuration (parquet only).
         repo_url: the Hub commit URL when pushed, else None.
+        warnings: what reading the release noticed (``nova info`` lists the same), recorded in
+            the export: the shards' metadata and the card's "Known issues" (parquet), the
+            ``info`` of the COCO files.
     """
 
     out_dir: Path
@@ -113,6 +116,7 @@ class ExportSummary:
     total_bytes: int
     sizes: Mapping[str, ConfigSize] = field(default_factory=dict)
     repo_url: str | None = None
+    warnings: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """One line for a terminal.
@@ -120,12 +124,19 @@ class ExportSummary:
         Example:
             >>> ExportSummary(Path("out"), "parquet", 906, 281, 1000, 3, (Path("README.md"),), 2**20).describe()
             'exported 906 images, 281 cases, 1000 gold boxes (3 placeholder diagnoses) as parquet: 1 files, 1.0 MB at out'
+            >>> ExportSummary(Path("out"), "coco", 2, 1, 2, 0, (), 0, warnings=("w",)).describe()[-59:]
+            'at out; the release was read with 1 warning, recorded in it'
         """
         line = (
             f"exported {self.n_images} images, {self.n_cases} cases, {self.n_gold_boxes} gold boxes "
             f"({self.n_placeholder_diagnoses} placeholder diagnoses) as {self.fmt}: "
             f"{len(self.files)} files, {self.total_bytes / 2**20:.1f} MB at {self.out_dir}"
         )
+        if self.warnings:
+            count = len(self.warnings)
+            line += (
+                f"; the release was read with {count} warning{'s' * (count != 1)}, recorded in it"
+            )
         if self.repo_url:
             line += f"; pushed to {self.repo_url}"
         return line
@@ -281,6 +292,8 @@ def coco_document(release: NovaRelease, *, source: CocoSource = "gold") -> dict[
         "version": "1.0",
         "contributor": f"exported by novabench {__version__} from {release.layout} layout",
     }
+    if release.warnings:  # what reading the release noticed travels with its boxes
+        info["release_warnings"] = [source_warning(warning) for warning in release.warnings]
     notice = provenance_notice(release.provenance)
     if notice is not None:  # data novabench made must not pass for the release in COCO tools
         info.update(
@@ -569,6 +582,7 @@ def export_release(
         files=files,
         total_bytes=total_bytes,
         sizes=sizes,
+        warnings=tuple(release.warnings),
     )
     if push_to is not None:
         url = push_export(out, push_to, private=private)

@@ -10,17 +10,27 @@ A provenance that is present but cannot be read (not JSON, not an object, an ori
 novabench does not write, a sidecar that is no small file) still says novabench made the
 data: it reads as :data:`UNREADABLE_ORIGIN`, never as the official release.
 Provenance is not part of a release's fingerprint (records and image bytes are).
+
+The warnings of the release an export was made from travel the same way, under
+``novabench.release_warnings`` (a JSON list of text) in every shard's schema metadata: what
+reading the source noticed (a box listed twice, metadata differing within a case) may not
+show in the exported rows, so a reader of the export is told it again
+(:func:`recorded_warnings`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from novabench.escaping import visible_text
+
 __all__ = [
     "PROVENANCE_FIELDS",
+    "RECORDED_WARNINGS_KEY",
     "PROVENANCE_METADATA_KEY",
     "UNREADABLE_ORIGIN",
     "UNREADABLE_PROVENANCE",
@@ -31,6 +41,9 @@ __all__ = [
     "provenance_notice",
     "provenance_notice_line",
     "read_provenance",
+    "recorded_warnings",
+    "source_warning",
+    "warnings_metadata",
 ]
 
 PROVENANCE_METADATA_KEY = b"novabench.provenance"
@@ -267,3 +280,74 @@ def provenance_from_metadata(
 _UNREADABLE_WARNING = (
     "unreadable novabench provenance: read as data novabench made, not the NOVA release"
 )
+
+
+#: Parquet schema metadata key of the warnings ``nova export`` recorded (a JSON list of text).
+RECORDED_WARNINGS_KEY = b"novabench.release_warnings"
+# What a warning read back from an export says after the shard that recorded it.
+_RECORDED = "recorded by nova export from the release it was made from: "
+_SHARD_LABEL = re.compile(r"^data/[^:]*\.parquet$")
+
+
+def source_warning(warning: str) -> str:
+    """A warning as the source release gave it: one read back from an export loses its prefix.
+
+    Re-exporting an export records the original words once, not nested in prefixes.
+
+    Example:
+        >>> source_warning("data/images/test-00000-of-00001.parquet: recorded by nova export "
+        ...                "from the release it was made from: captions.csv, line 3: empty caption")
+        'captions.csv, line 3: empty caption'
+        >>> source_warning("captions.csv, line 3: empty caption")
+        'captions.csv, line 3: empty caption'
+    """
+    label, marker, original = warning.partition(": " + _RECORDED)
+    return original if marker and _SHARD_LABEL.match(label) else warning
+
+
+def warnings_metadata(warnings: list[str]) -> dict[bytes, bytes]:
+    """Parquet schema metadata recording the warnings of the release an export is made from.
+
+    Written even when there is none (``[]``: read without a warning), so a reader tells an
+    export with nothing to report from one written before warnings were recorded.
+
+    Example:
+        >>> warnings_metadata(["captions.csv, line 3: empty caption"])
+        {b'novabench.release_warnings': b'["captions.csv, line 3: empty caption"]'}
+    """
+    originals = [source_warning(warning) for warning in warnings]
+    return {RECORDED_WARNINGS_KEY: json.dumps(originals, ensure_ascii=False).encode("utf-8")}
+
+
+def recorded_warnings(metadata: Mapping[bytes, bytes] | None, label: str) -> list[str]:
+    """The warnings an export recorded of its source, each marked as recorded, named by ``label``.
+
+    Args:
+        metadata: the schema metadata of the export's first image shard (None: none).
+        label: the shard, relative to the export (how the warnings name where they were found).
+
+    Returns:
+        One warning per recorded one (``[]`` when none was recorded, e.g. an export written
+        before they were); a single warning saying so when the record cannot be read.
+
+    Example:
+        >>> metadata = warnings_metadata(["captions.csv, line 3: empty caption"])
+        >>> recorded_warnings(metadata, "data/images/test-00000-of-00001.parquet")
+        ['data/images/test-00000-of-00001.parquet: recorded by nova export from the release it was made from: captions.csv, line 3: empty caption']
+        >>> recorded_warnings({RECORDED_WARNINGS_KEY: b"{}"}, "s.parquet")[0][:60]
+        's.parquet: the warnings nova export recorded cannot be read '
+    """
+    raw = (metadata or {}).get(RECORDED_WARNINGS_KEY)
+    if raw is None:
+        return []
+    try:
+        recorded = json.loads(raw)
+    except (ValueError, RecursionError):
+        recorded = None
+    if not isinstance(recorded, list) or not all(isinstance(item, str) for item in recorded):
+        return [
+            f"{label}: the warnings nova export recorded cannot be read (not a JSON list of "
+            "text): those of the release it was made from are unknown"
+        ]
+    # One line each, control characters shown: the text is the file's, not ours.
+    return [f"{label}: {_RECORDED}{' '.join(visible_text(item).split())}" for item in recorded]

@@ -10,15 +10,18 @@ fingerprint. Every problem raises ``NovaInputError`` naming the file, the row an
 Boxes are kept verbatim when they lie at most ``BOX_TOLERANCE`` (10 %) of the image size
 beyond its border and overlap the image; further out, or with a non-finite coordinate or a
 non-positive size, they are an error. Per-case metadata that differs between the images of
-one case keeps the first image's values, with a warning.
+one case keeps the first image's values, with a warning. A PNG in an image folder that no row
+lists is named in a warning, and beside a missing image in the error (a renamed file).
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import io
 import math
 import os
+import posixpath
 import re
 import stat
 import sys
@@ -160,6 +163,25 @@ class _ReleaseFolder:
         self._resolved_root = root.resolve()
         self._folders: dict[str, tuple[str, bool]] = {}  # folder -> (resolved, inside root)
         self.buffer = _FileBuffer()
+        # Every image path the rows give, as written and normalised: a file beside a missing
+        # one that no row lists may be it, renamed (only an error reads this).
+        self.listed: set[str] = set()
+
+    def unlisted_like(self, relative: str) -> list[str]:
+        """PNG files in the folder of the missing ``relative`` that no row lists, nearest
+        names first (at most three): what it may have been renamed to."""
+        parent, name = posixpath.split(posixpath.normpath(relative))
+        try:
+            names = os.listdir(f"{self.root_text}/{parent}" if parent else self.root_text or "/")
+        except (OSError, ValueError):
+            return []
+        candidates = [
+            other
+            for other in names
+            if _is_png_name(other) and posixpath.join(parent, other) not in self.listed
+        ]
+        close = difflib.get_close_matches(name, candidates, n=3, cutoff=0.6)
+        return [posixpath.join(parent, other) for other in close]
 
     def _is_inside(self, resolved: str) -> bool:
         return Path(resolved).is_relative_to(self._resolved_root)
@@ -430,7 +452,13 @@ def _checked_image_file(
             f"image path {relative!r} escapes the release folder (symlink)", **where
         )
     if status is None:
-        raise NovaInputError(f"image file not found: {relative}", **where)
+        beside = folder.unlisted_like(relative)
+        hint = (
+            f"; did you mean {' or '.join(beside)} (in that folder, listed by no row)?"
+            if beside
+            else ""
+        )
+        raise NovaInputError(f"image file not found: {relative}{hint}", **where)
     if not stat.S_ISREG(status.st_mode):
         raise NovaInputError(
             f"image path {relative!r} is {_file_kind(status.st_mode)}, not a file", **where
@@ -536,8 +564,9 @@ def build_records(
         root: the release folder (image paths are relative to it).
         raws: the rows a layout reader gave.
         extra_keys: the release's extra meta keys, in order.
-        warnings: empty captions, a gold box listed twice in one image and per-case
-            metadata that differs within a case are noted here.
+        warnings: empty captions, a gold box listed twice in one image, per-case
+            metadata that differs within a case and PNG files in the image folders that no
+            row lists are noted here.
         png_digests: if given, filled with filename -> SHA-256 of the image's PNG bytes,
             hashed from the bytes that were checked (each file is read once).
 
@@ -563,6 +592,9 @@ def build_records(
     for raw in raws:
         _check_identity(raw, seen)
     folder = _ReleaseFolder(root)
+    folder.listed.update(
+        posixpath.normpath(raw.image_path) for raw in raws if isinstance(raw.image_path, str)
+    )
     ordered = sorted(raws, key=attrgetter("filename"))
     images: list[_CheckedImage] = []
     owner_of_path: dict[str, str] = {}
@@ -585,6 +617,7 @@ def build_records(
                 _boxes_one_by_one(earlier, checked)
             raise
         images.append(image)
+    warnings.extend(_unlisted_png_warnings(folder, images))
     boxes = _validated_boxes(ordered, images)
     records: list[ImageRecord] = []
     first_of_case: dict[str, tuple[ImageRecord, RawImage]] = {}
@@ -637,6 +670,68 @@ def build_records(
         first_of_case.setdefault(raw.case_id, (record, raw))
         records.append(record)
     return records
+
+
+def _is_png_name(name: str) -> bool:
+    return name.lower().endswith(".png") and not name.startswith(".")
+
+
+#: How many unlisted files a warning names (it counts them all).
+_UNLISTED_SHOWN = 5
+
+
+def _unlisted_png_warnings(folder: _ReleaseFolder, images: list[_CheckedImage]) -> list[str]:
+    """One warning per image folder holding PNG files no row lists (never read nor scored).
+
+    Only the folders that hold the release's images are looked at (``images/``, ``test/``),
+    hidden files skipped; a file reached through a link counts as the file it leads to.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> (root / "images").mkdir()
+        >>> for name in ("case0001_001.png", "case0001_01.png"):
+        ...     _ = (root / "images" / name).write_bytes(b"")
+        >>> folder = _ReleaseFolder(root)
+        >>> listed = f"{folder.folder(str(root / 'images'))[0]}/case0001_001.png"
+        >>> _unlisted_png_warnings(folder, [_CheckedImage(None, listed, 1, 1, b"")])
+        ['images/case0001_01.png: a PNG file in the image folder that no row lists; not read, not scored (renamed or left over?)']
+    """
+    used = {image.resolved for image in images if image.resolved is not None}
+    root = str(folder.root.resolve())
+    found: list[str] = []
+    for parent in sorted({os.path.dirname(path) for path in used}):
+        try:
+            entries = sorted(os.scandir(parent), key=attrgetter("name"))
+        except OSError:
+            continue
+        unlisted = []
+        for entry in entries:
+            if not _is_png_name(entry.name):
+                continue
+            location = os.path.join(parent, entry.name)
+            if entry.is_symlink():
+                location = os.path.realpath(location)
+            if location not in used:
+                unlisted.append(os.path.relpath(os.path.join(parent, entry.name), root))
+        if len(unlisted) == 1:
+            found.append(
+                f"{PurePosixPath(Path(unlisted[0]))}: a PNG file in the image folder that no "
+                "row lists; not read, not scored (renamed or left over?)"
+            )
+        elif unlisted:
+            shown = ", ".join(PurePosixPath(Path(name)).name for name in unlisted[:_UNLISTED_SHOWN])
+            more = (
+                f", and {len(unlisted) - _UNLISTED_SHOWN} more"
+                if len(unlisted) > _UNLISTED_SHOWN
+                else ""
+            )
+            where = PurePosixPath(Path(os.path.relpath(parent, root)))
+            found.append(
+                f"{where}/: {len(unlisted)} PNG files that no row lists ({shown}{more}); not "
+                "read, not scored (renamed or left over?)"
+            )
+    return found
 
 
 def _boxes_one_by_one(

@@ -7,7 +7,9 @@
     OUT/README.md                                   the card (``novabench.data.card``)
 
 Columns are the ``images``/``cases`` Features (``novabench.data.schema``); each shard
-carries their ``huggingface`` schema metadata, and the provenance of data novabench made.
+carries their ``huggingface`` schema metadata, the provenance of data novabench made, and
+the warnings reading the release gave (``novabench.release_warnings``: the rows alone may not
+show them; ``read`` gives them again, marked as recorded).
 Rows are streamed: a row group is flushed every ``ROW_GROUP_MAX_ROWS`` rows or
 ``ROW_GROUP_MAX_BYTES`` bytes, so memory does not grow with the number of images.
 
@@ -34,7 +36,11 @@ import pyarrow.parquet as pq
 from novabench.data.card import SPLIT, ConfigSize
 from novabench.data.layouts import DEFAULT_MAX_SHARD_BYTES
 from novabench.data.layouts.rows import RawBox, RawImage, read_parquet
-from novabench.data.provenance import provenance_metadata
+from novabench.data.provenance import (
+    provenance_metadata,
+    recorded_warnings,
+    warnings_metadata,
+)
 from novabench.data.rows import iter_case_rows, iter_image_rows
 from novabench.data.schema import IMAGE_COLUMNS, case_features, extra_columns, image_features
 from novabench.errors import NovaInputError
@@ -253,7 +259,8 @@ def read(
 
     Args:
         root: the export folder.
-        warnings: kept for the common reader signature; nothing is skipped here.
+        warnings: receives the warnings of the release the export was made from, as
+            ``nova export`` recorded them in the shards' metadata (nothing is skipped here).
         schema_metadata: when given, receives the first image shard's parquet schema
             key-value metadata (where the provenance is), so nothing opens it a second time.
 
@@ -287,7 +294,12 @@ def read(
     for shard in shards:
         source = shard.relative_to(root).as_posix()
         first = shard == shards[0]
-        rows = _export_image_rows(shard, source, columns, schema_metadata if first else None)
+        metadata: dict[bytes, bytes] = {}
+        rows = _export_image_rows(shard, source, columns, metadata if first else None)
+        if first:
+            if schema_metadata is not None:
+                schema_metadata.update(metadata)
+            warnings.extend(recorded_warnings(metadata, source))
         if extra is None:
             extra_names = [column for column in columns if column not in IMAGE_COLUMNS]
             extra = dict(zip(extra_names, _export_extra_keys(root, extra_names)))
@@ -387,6 +399,7 @@ class _ShardWriter:
         rows_per_shard: int | None,
         source: str,
         provenance: Mapping[str, Any] | None = None,
+        release_warnings: list[str] | None = None,
     ) -> None:
         self.folder = folder
         self.features = features
@@ -394,6 +407,10 @@ class _ShardWriter:
         if provenance:  # kept beside datasets' own "huggingface" key, so a re-export knows it
             self.schema = self.schema.with_metadata(
                 {**(self.schema.metadata or {}), **provenance_metadata(provenance)}
+            )
+        if release_warnings is not None:  # so a reader of the export is told them again
+            self.schema = self.schema.with_metadata(
+                {**(self.schema.metadata or {}), **warnings_metadata(release_warnings)}
             )
         self.options = _column_options(features)
         self.max_shard_bytes = max_shard_bytes
@@ -569,6 +586,7 @@ def write(
         rows_per_shard=rows_per_shard,
         source=str(release.root),
         provenance=release.provenance,
+        release_warnings=release.warnings,
     )
     bar = progress_bar(
         _image_rows(release),
@@ -594,6 +612,7 @@ def write(
         rows_per_shard=None,
         source=str(release.root),
         provenance=release.provenance,
+        release_warnings=release.warnings,
     )
     for row in iter_case_rows(release):
         if first_case is None:
