@@ -366,3 +366,28 @@ def test_the_releases_reading_warnings_come_first_in_every_output(
     report = json.loads(out.read_text())
     assert len(report["data"]["warnings"]) == 1 and expected in report["notices"]
     assert "the release was read with 1 warning" in markdown.read_text()
+
+
+def test_the_human_reference_line_says_it_covers_the_answered_images_only(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    """user13: with --answered-only the raters are scored on the model's answered images
+    (rater 1 vs gold 100.0 on 12 images, 94.7 on all 132), and the line did not say so."""
+    from novabench.data.release import read_release
+
+    images = read_release(sample_release).images
+    answered = [image.filename for image in images[:3]]
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(
+        "".join(json.dumps({"filename": name, "boxes": []}) + "\n" for name in answered)
+    )
+    report = evaluate_predictions(
+        sample_release, predictions, n_resamples=0, answered_only=True, tasks=["localization"]
+    )
+    (line,) = [line for line in render_table(report).splitlines() if "human reference" in line]
+    assert line.startswith(
+        f"localization: human reference (on the 3 images scored, not all {len(images)}),"
+    )
+    full = evaluate_predictions(sample_release, predictions, n_resamples=0, tasks=["localization"])
+    (line,) = [line for line in render_table(full).splitlines() if "human reference" in line]
+    assert line.startswith("localization: human reference, mAP@30:")

@@ -1515,7 +1515,14 @@ def _human_reference_lines(report: Mapping[str, Any]) -> list[str]:
             for name, label in _HUMAN_COLUMNS
             if section.get(name, {}).get("available", True) and name in section
         ]
-        lines.append(f"{task}: human reference, {key}: " + ", ".join(parts))
+        # On the images scored: with --answered-only the model's subset, which says so.
+        scored, total = section.get("n_images"), (report.get("data") or {}).get("n_images")
+        subset = (
+            f" (on the {scored} images scored, not all {total})"
+            if isinstance(scored, int) and isinstance(total, int) and scored != total
+            else ""
+        )
+        lines.append(f"{task}: human reference{subset}, {key}: " + ", ".join(parts))
     return lines
 
 
