@@ -175,6 +175,23 @@ def test_missing_token_is_refused_before_any_work(
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1
     assert REPO in message and "not logged in" in message and "hf auth login" in message
+    # user13: the README's "the local export stays complete" is not so here: said.
+    assert "nothing was written (without the push the export is written locally" in message
+    assert not out.exists()
+
+
+def test_push_in_offline_mode_is_refused_before_anything_is_written(
+    release_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(export_module, "_hub_offline", lambda: True)
+    out = tmp_path / "export"
+    assert main(["export", str(release_dir), str(out), "--push", REPO, "-q"]) == 2
+    (message,) = capsys.readouterr().err.strip().splitlines()
+    assert "offline mode (HF_HUB_OFFLINE=1)" in message
+    assert "nothing was written (without the push the export is written locally" in message
     assert not out.exists()
 
 

@@ -413,16 +413,28 @@ def _hub_offline() -> bool:
     return hub_offline()
 
 
+#: What a push refused before any work says it left: nothing, and how to get the export.
+_NOTHING_WRITTEN = (
+    "; nothing was written (without the push the export is written locally, for a later "
+    "`hf upload`)"
+)
+
+
 def _check_can_push(repo_id: str) -> None:
     """Refuse a push that cannot work (offline mode, no token) before any work is done."""
     if _hub_offline():
         raise NovaInputError(
             "cannot push: the Hugging Face Hub is in offline mode (HF_HUB_OFFLINE=1); unset it, "
-            "log in with `hf auth login` and run again",
+            "log in with `hf auth login` and run again" + _NOTHING_WRITTEN,
             source=repo_id,
             field="push_to",
         )
-    require_token(repo_id, field="push_to")
+    try:
+        require_token(repo_id, field="push_to")
+    except NovaInputError as error:
+        raise NovaInputError(
+            str(error.message) + _NOTHING_WRITTEN, source=error.source, field=error.field
+        ) from None
 
 
 def push_export(out_dir: str | Path, repo_id: str, *, private: bool = False) -> str:
