@@ -56,6 +56,11 @@ NLTK_FILES = frozenset(
     }
 )
 
+#: Test files that parse the whole package's source (tests/source_trees.py): parsed once.
+PACKAGE_SOURCE_FILES = frozenset(
+    {"tests/test_files.py", "tests/test_layers.py", "tests/test_registry.py"}
+)
+
 #: Modules whose docstring examples load evaluate (and torch with it) when they run.
 EVALUATE_DOCTEST_FILES = frozenset({"scripts/bench_metric.py"})
 
@@ -63,6 +68,7 @@ EVALUATE_DOCTEST_FILES = frozenset({"scripts/bench_metric.py"})
 WORKER_GROUPS = {
     "heavy libraries": HEAVY_LIBRARY_FILES | EVALUATE_DOCTEST_FILES,
     "nltk and scikit-learn": NLTK_FILES,
+    "package source": PACKAGE_SOURCE_FILES,
 }
 
 

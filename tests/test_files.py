@@ -12,6 +12,7 @@ import pytest
 from novabench import _files
 from novabench._files import write_text_atomic, writing_atomically
 from novabench.errors import NovaInputError, NovaOutputError
+from tests.source_trees import parsed_source
 
 SOURCE = Path(_files.__file__).parent
 
@@ -100,7 +101,7 @@ def test_only_the_shared_writer_makes_a_temporary_file_and_renames_it() -> None:
         for path in SOURCE.rglob("*.py")
         if path.name != "_files.py"
         and (
-            _calls(tree := ast.parse(path.read_text(encoding="utf-8")), "tempfile", "mkstemp")
+            _calls(tree := parsed_source(path), "tempfile", "mkstemp")
             or _calls(tree, "os", "replace")
         )
     )

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_trees import parsed_source
+
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "novabench"
 
 # Bottom to top, as CONTRIBUTING.md lists them; a module may import its own layer and those
@@ -61,16 +63,12 @@ def imported_modules(tree: ast.AST, name: str, is_package: bool, known: set[str]
                     yield submodule if submodule in known else target
 
 
-@functools.cache  # three tests read the package's graph: parse its modules once per worker
+@functools.cache  # three tests read the package's graph: build it once per worker
 def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     paths = {module_name(path, root): path for path in root.rglob("*.py")}
     known = set(paths)
     return {
-        name: set(
-            imported_modules(
-                ast.parse(path.read_text(encoding="utf-8")), name, path.name == "__init__.py", known
-            )
-        )
+        name: set(imported_modules(parsed_source(path), name, path.name == "__init__.py", known))
         - {name}
         for name, path in paths.items()
     }

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lazy_import import HEAVY_LIBRARY_FILES, NLTK_FILES
+from tests.lazy_import import HEAVY_LIBRARY_FILES, NLTK_FILES, PACKAGE_SOURCE_FILES
 
 REPO = Path(__file__).resolve().parents[1]
 # The browser and Space-install files are all slow: the fast suite collects them only to
@@ -57,3 +57,17 @@ def test_the_heavy_library_files_share_one_worker_under_xdist() -> None:
     checks = {scheduler._split_scope(f"tests/test_checks.py::test_{x}") for x in ("a", "b[1]")}
     assert checks == {"tests/test_checks.py"}
     assert scheduler._split_scope("tests/test_records.py::test_a") not in checks | scopes
+
+
+def test_the_files_parsing_the_package_share_one_worker_of_their_own() -> None:
+    from tests.conftest import pytest_xdist_make_scheduler
+
+    class Config:
+        def getvalue(self, name: str) -> str:
+            return {"dist": "load", "tx": ["popen", "popen"]}[name]
+
+    assert all((REPO / name).is_file() for name in PACKAGE_SOURCE_FILES)  # renamed: no group
+    scheduler = pytest_xdist_make_scheduler(Config(), log=None)
+    scopes = {scheduler._split_scope(f"{name}::test_x") for name in PACKAGE_SOURCE_FILES}
+    heavy = scheduler._split_scope(f"{min(HEAVY_LIBRARY_FILES)}::test_x")
+    assert len(scopes) == 1 and scopes != {heavy}

@@ -11,6 +11,7 @@ import pytest
 
 from novabench.errors import NovaInputError
 from novabench.registry import CASE_TASKS, IMAGE_TASKS, TASK_NAMES, TASKS, canonical_task, get_task
+from tests.source_trees import parsed_source
 
 
 @pytest.mark.parametrize("name", TASK_NAMES)
@@ -114,8 +115,9 @@ def _names_a_field_attribute(node: ast.AST) -> bool:
     )
 
 
-def task_name_comparisons(source: str, filename: str = "<source>") -> list[str]:
-    """Each place ``source`` decides by a task's name or by an answer-field literal.
+def task_name_comparisons(source: str | ast.Module, filename: str = "<source>") -> list[str]:
+    """Each place ``source`` (text, or its parsed tree) decides by a task's name or by an
+    answer-field literal.
 
     Flagged: ``==``/``!=``/``in``/``not in`` with a canonical task name among the literals;
     the same with an answer/raw field literal against ``answer_field``/``raw_field``; a
@@ -124,7 +126,8 @@ def task_name_comparisons(source: str, filename: str = "<source>") -> list[str]:
     names = set(TASK_NAMES)
     fields = {field for spec in TASKS.values() for field in (spec.raw_field, spec.answer_field)}
     found = []
-    for node in ast.walk(ast.parse(source, filename)):
+    tree = source if isinstance(source, ast.Module) else ast.parse(source, filename)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             if not all(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
                 continue
@@ -167,7 +170,7 @@ def test_no_module_outside_the_registry_and_the_task_modules_compares_a_task_nam
         relative = path.relative_to(_PACKAGE).as_posix() if _PACKAGE in path.parents else None
         if relative is not None and relative.startswith(_ALLOWED_TO_COMPARE):
             continue
-        found += task_name_comparisons(path.read_text(encoding="utf-8"), str(path))
+        found += task_name_comparisons(parsed_source(path), str(path))
     assert found == [], "decide through novabench.tasks.<task>, not by name:\n" + "\n".join(found)
 
 

@@ -59,6 +59,14 @@ def exported(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return out
 
 
+@pytest.fixture(scope="module")
+def sample_export(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic sample exported with the defaults, once per module (read-only)."""
+    out = tmp_path_factory.mktemp("sample-export") / "nova-export"
+    export_release(sample_release, out, progress=False)
+    return out
+
+
 @pytest.fixture()
 def cache_dir(tmp_path: Path) -> str:
     return str(tmp_path / "hf-cache")
@@ -664,14 +672,14 @@ def test_push_uploads_the_folder_as_a_dataset(
 
 @pytest.mark.parametrize("config", ["images", "cases"])
 def test_sample_export_equals_the_builder_on_the_release(
-    sample_release: Path, tmp_path: Path, config: str
+    sample_release: Path, sample_export: Path, tmp_path: Path, config: str
 ) -> None:
     """The export read by load_dataset gives the rows NovaBuilder makes from the release itself."""
     from novabench.data.hf import load_nova
 
-    out = tmp_path / "sample-export"
-    export_release(sample_release, out, progress=False)
-    exported = datasets.load_dataset(str(out), config, split="test", cache_dir=str(tmp_path / "c1"))
+    exported = datasets.load_dataset(
+        str(sample_export), config, split="test", cache_dir=str(tmp_path / "c1")
+    )
     built = load_nova(sample_release, config, cache_dir=str(tmp_path / "c2"))
     assert exported.features == built.features
     if config == "images":
@@ -690,7 +698,7 @@ def _notice_of(card_path: Path) -> list[str]:
 
 
 def test_sample_and_ingest_output_carry_their_provenance_into_the_card(
-    sample_release: Path, tmp_path: Path
+    sample_release: Path, sample_export: Path, tmp_path: Path
 ) -> None:
     from tests.conftest import SAMPLE_CASES, SAMPLE_SEED
 
@@ -700,8 +708,7 @@ def test_sample_and_ingest_output_carry_their_provenance_into_the_card(
         "cases": SAMPLE_CASES,
         "seed": SAMPLE_SEED,
     }
-    out = tmp_path / "nova-export"
-    export_release(sample_release, out, progress=False)
+    out = sample_export
     [notice] = _notice_of(out / "README.md")
     assert (
         f"`nova sample --cases {SAMPLE_CASES} --seed {SAMPLE_SEED}`" in notice

@@ -208,31 +208,20 @@ def test_evaluate_on_the_export_gives_the_numbers_of_the_release(
 
 
 def test_run_parse_compare_merge_and_info_take_an_export(
-    sample_release: Path, sample_export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sample_export: Path,
+    sample_floor_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    raw = tmp_path / "export.raw.jsonl"
+    argv = ["run", "--data", str(sample_export), "--task", "all", "--baseline", "floor"]
+    assert main([*argv, "--out", str(raw), "--no-progress"]) == 0
     answers = {}
-    for name, data in (("release", sample_release), ("export", sample_export)):
-        raw = tmp_path / f"{name}.raw.jsonl"
-        assert (
-            main(
-                [
-                    "run",
-                    "--data",
-                    str(data),
-                    "--task",
-                    "all",
-                    "--baseline",
-                    "floor",
-                    "--out",
-                    str(raw),
-                    "--no-progress",
-                ]
-            )
-            == 0
-        )
+    # The release's side is the session's floor run: the same command on sample_release.
+    for name, run in (("release", sample_floor_run), ("export", raw)):
         answers[name] = [
             {k: v for k, v in json.loads(line).items() if k != "latency_s"}
-            for line in raw.read_text().splitlines()
+            for line in run.read_text().splitlines()
         ]
     assert len(answers["export"]) == 25 + 25 + 8  # the sample: 25 images, 8 cases
     assert answers["export"] == answers["release"]  # the detector saw the same pixels

@@ -70,7 +70,10 @@ def same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
-@pytest.mark.parametrize("seed", range(6))
+# Seeds 0 and 1 in the fast suite; seeds 2-5 search further under `make test-slow`.
+@pytest.mark.parametrize(
+    "seed", [0, 1, *(pytest.param(seed, marks=pytest.mark.slow) for seed in range(2, 6))]
+)
 def test_localization_resamples_equal_the_per_resample_scores(seed) -> None:
     rng = np.random.default_rng(seed)
     for _ in range(25):
@@ -190,7 +193,10 @@ def test_diagnosis_resamples_equal_the_per_resample_scores() -> None:
 
 @pytest.mark.parametrize("distinct_scores", [False, True])
 @pytest.mark.parametrize("chunk_elements", [None, 8])
-@pytest.mark.parametrize("seed", range(3))
+# Seed 0 (every chunking and score kind) in the fast suite; seeds 1 and 2 under `make test-slow`.
+@pytest.mark.parametrize(
+    "seed", [0, *(pytest.param(seed, marks=pytest.mark.slow) for seed in (1, 2))]
+)
 def test_both_ways_of_resampling_ap_agree(
     seed, chunk_elements, distinct_scores, monkeypatch
 ) -> None:

@@ -131,10 +131,12 @@ def test_binary_f1_one_stray_normal_among_906_abnormal_references_moves_it_by_a_
     assert 1 - binary_f1(references, predictions) < 0.001  # a macro average would give about 0.5
 
 
-def test_binary_f1_matches_sklearn_positive_class_f1_on_random_labels():
+# 100 draws in the fast suite; all 500 (the first 100 again, then more) under `make test-slow`.
+@pytest.mark.parametrize("n_draws", [100, pytest.param(500, marks=pytest.mark.slow)])
+def test_binary_f1_matches_sklearn_positive_class_f1_on_random_labels(n_draws: int) -> None:
     rng = np.random.default_rng(0)
     names = {0: "normal", 1: "abnormal", -1: "normal"}  # an undecided prediction is not a positive
-    for _ in range(500):
+    for _ in range(n_draws):
         size = int(rng.integers(1, 15))
         references = rng.choice([0, 1, -1], size=size, p=rng.dirichlet([1, 1, 1]))
         predictions = rng.choice([0, 1, -1], size=size, p=rng.dirichlet([1, 1, 1]))

@@ -21,13 +21,16 @@ from novabench.report import evaluate_predictions
 from novabench.report.html import render_html
 from novabench.report.render import HEADLINE_KEYS
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, NEEDS_CHROMIUM
+from tests.lazy_import import LazyModule
 from tests.report.contract_tables import cases_table, image_row, report_dict, write_items
 
 # Starting Chromium takes 5-20 s on 2 shared cores: outside the fast run (the markup of the
 # same features is checked in test_html.py).
 pytestmark = [pytest.mark.slow]
 
-sync_api = pytest.importorskip(
+# Imported by the first test that reads it (tests/lazy_import.py): every worker collects this
+# file only to deselect it in the fast suite, and playwright costs each 0.2 CPU s to import.
+sync_api = LazyModule(
     "playwright.sync_api", reason="the playwright Python package is not installed"
 )
 

@@ -30,6 +30,8 @@ from .answers_table import CAPTION_CASES, DIAGNOSIS_CASES, LOCALIZATION_CASES
 
 SEEDS = range(4)
 INPUTS_PER_SEED = 1000
+# Each parser meets seed 0's inputs in the fast suite; seeds 1-3 under `make test-slow`.
+FAST_THEN_SLOW_SEEDS = [0, *(pytest.param(seed, marks=pytest.mark.slow) for seed in SEEDS[1:])]
 
 # Pieces the parsers treat specially, inserted by the mutations.
 TOKENS = [
@@ -178,7 +180,7 @@ def test_fuzz_inputs_are_seeded_and_varied() -> None:
     assert len(set(map(repr, inputs))) > 0.9 * len(inputs)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", FAST_THEN_SLOW_SEEDS)
 def test_localization_never_raises_and_out_of_image_boxes_are_counted(seed: int) -> None:
     rng = random.Random(1000 + seed)
     for answer in _fuzz_inputs(seed):
@@ -211,7 +213,7 @@ def test_localization_never_raises_and_out_of_image_boxes_are_counted(seed: int)
     ],
     ids=["diagnoses", "caption"],
 )
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", FAST_THEN_SLOW_SEEDS)
 def test_text_parsers_never_raise(
     seed: int, parse: Callable[[Any], Any], statuses: tuple[str, ...]
 ) -> None:
