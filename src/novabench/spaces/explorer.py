@@ -921,19 +921,19 @@ def _explorer(gr: Any, demo: Any, release: NovaRelease) -> None:
         outputs=case_picker,
         api_name="next_case",
     )
-    upload.change(
-        load_predictions,
-        inputs=[upload, layers, manifest_upload],  # the manifest last: older calls still work
-        outputs=[model_state, layers, legend, upload_status],
-        api_name="load_predictions",
-    ).then(show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs)
-    # A manifest given after the file reads the file again with it (or without, if removed).
-    manifest_upload.change(
-        load_predictions,
-        inputs=[upload, layers, manifest_upload],  # the manifest last: older calls still work
-        outputs=[model_state, layers, legend, upload_status],
-        api_visibility="private",
-    ).then(show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs)
+    # A manifest given after the file reads the file again with it (or without, if removed);
+    # only the file's upload is the Space's API.
+    api: dict[str, Any]
+    for trigger, api in (
+        (upload, {"api_name": "load_predictions"}),
+        (manifest_upload, {"api_visibility": "private"}),
+    ):
+        trigger.change(
+            load_predictions,
+            inputs=[upload, layers, manifest_upload],  # the manifest last: older calls still work
+            outputs=[model_state, layers, legend, upload_status],
+            **api,
+        ).then(show_slice, inputs=[case_picker, layers, model_state, slice_picker], outputs=outputs)
     demo.load(open_from_link, outputs=[case_picker, link_note], api_visibility="private").then(
         show_case, inputs=[case_picker, layers, model_state], outputs=outputs
     )
