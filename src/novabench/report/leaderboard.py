@@ -463,7 +463,13 @@ def _checked_headline_means(
             if stated is None:
                 continue
             field = f"tasks.{task}.metrics.{key}"
-            terms = _from_tables(behaviour(task).item_mean_terms, tables, key, name, field)
+            terms = _from_tables(
+                lambda held, wanted: behaviour(task).item_mean_terms(held, wanted, metrics),
+                tables,
+                key,
+                name,
+                field,
+            )
             if terms is None:
                 stated_as_is.setdefault(task, []).append(key)
                 continue

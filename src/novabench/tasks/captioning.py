@@ -104,11 +104,40 @@ def rank_item_values(
 
 # Per-caption scores whose mean is the headline value (BLEU-4 is a corpus statistic).
 _CAPTION_MEANS = ("ROUGE-L", "METEOR", "METEOR-exact+stem")
+# Per reading of the keyword metrics (the paper's keyword judge, an extractor): its keyword
+# F1 keys, each a per-caption column of the images table, and its BinaryF1 key.
+_KEYWORD_READINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "judge": (("ClinicalF1", "ModalityF1"), "BinaryF1"),
+    "extractor": (("ClinicalF1-lexicon", "ModalityF1-lexicon"), "BinaryF1-lexicon"),
+}
+# The labels BinaryF1 counts, as the images table writes them (null: undecidable).
+_ABNORMAL = "abnormal"
+_LABEL_COLUMNS = ("binary_label_reference", "binary_label_prediction")
 
 
-def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | None:
-    """Per scored caption (unscored ones left out; the table's order, the evaluation's) the
-    terms of ``key``: its value, weight 1; None when the images table has no such column.
+def item_mean_terms(
+    tables: Mapping[str, Any], key: str, recorded: Mapping[str, Any] | None = None
+) -> tuple[Any, Any] | None:
+    """Per scored caption (the table's order, the evaluation's) the terms of ``key``; None
+    when the images table cannot give it.
+
+    - ``ROUGE-L``, ``METEOR``, ``METEOR-exact+stem``: the caption's value, weight 1 (a caption
+      without one was not scored: left out).
+    - ``ClinicalF1``, ``ModalityF1`` and their ``-lexicon`` keys, when the report records
+      ``keyword_averaging`` ``"sample"`` (``recorded``: the task's metrics as the report
+      states them): the caption's F1, weight 1; a caption whose pair has no keyword of the
+      family has a null F1: weight 0 (drawn, not counted). Under ``"micro"`` the value is
+      the F1 of counts summed over pairs, which the per-caption F1s do not give: None.
+    - ``BinaryF1``, ``BinaryF1-lexicon``: from the two label columns, ``2 TP`` over ``(abnormal
+      references) + (abnormal predictions where the reference has a label)``, the F1 of the
+      abnormal label as ``metrics/captioning.py`` sums it: a caption whose reference has no
+      label counts 0 over 0.
+
+    The scored captions are the rows with a ``captioning_status``.
+
+    Raises:
+        ItemTablesMismatch: the table holds the keyword F1 columns of the other reading only
+            (``ClinicalF1-lexicon`` behind a stated ``ClinicalF1`` or ``BinaryF1``).
 
     Example:
         >>> import pandas as pd
@@ -117,15 +146,70 @@ def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | No
         [[0.5], [1.0]]
         >>> item_mean_terms({"images": images}, "BLEU-4") is None
         True
+
+        Three captions: references abnormal, abnormal, undecidable; predictions abnormal,
+        normal, abnormal. TP 1, abnormal references 2, abnormal predictions of labelled
+        references 1: BinaryF1 = 2 / 3.
+
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png", "c.png"],
+        ...     "captioning_status": ["given"] * 3, "ClinicalF1-lexicon": [1.0, None, 0.5],
+        ...     "binary_label_reference": ["abnormal", "abnormal", None],
+        ...     "binary_label_prediction": ["abnormal", "normal", "abnormal"]})
+        >>> [t.tolist() for t in item_mean_terms({"images": images}, "BinaryF1-lexicon")]
+        [[2.0, 0.0, 0.0], [2.0, 1.0, 0.0]]
+        >>> sample = {"keyword_averaging": "sample"}
+        >>> [t.tolist() for t in item_mean_terms({"images": images}, "ClinicalF1-lexicon", sample)]
+        [[1.0, 0.0, 0.5], [1.0, 0.0, 1.0]]
+        >>> item_mean_terms({"images": images}, "ClinicalF1-lexicon", {"keyword_averaging": "micro"})
     """
     import numpy as np
 
     images = tables["images"]
-    if key not in _CAPTION_MEANS or key not in images.columns:
+    if key in _CAPTION_MEANS:
+        if key not in images.columns:
+            return None
+        values = images[key].astype(float)
+        scored = values[values.notna()].to_numpy(float)
+        return scored, np.ones(len(scored))
+    reading = next(
+        (
+            name
+            for name, (f1_keys, binary) in _KEYWORD_READINGS.items()
+            if key in (*f1_keys, binary)
+        ),
+        None,
+    )
+    if reading is None or "captioning_status" not in images.columns:
         return None
-    values = images[key].astype(float)
-    scored = values[values.notna()].to_numpy(float)
-    return scored, np.ones(len(scored))
+    _check_keyword_reading(images, key, reading)
+    scored = images[images["captioning_status"].notna()]
+    if key == _KEYWORD_READINGS[reading][1]:
+        if not set(_LABEL_COLUMNS) <= set(images.columns):
+            return None
+        reference, prediction = (scored[column] for column in _LABEL_COLUMNS)
+        labelled = reference.notna().to_numpy(bool)
+        positive = (reference == _ABNORMAL).fillna(False).to_numpy(bool)
+        predicted = (prediction == _ABNORMAL).fillna(False).to_numpy(bool) & labelled
+        return 2.0 * (positive & predicted), positive.astype(float) + predicted
+    if (recorded or {}).get("keyword_averaging") != "sample" or key not in images.columns:
+        return None
+    values = scored[key].astype(float)
+    return values.fillna(0.0).to_numpy(float), values.notna().to_numpy(float)
+
+
+def _check_keyword_reading(images: Any, key: str, reading: str) -> None:
+    """Refuse a keyword key whose reading's F1 columns the table lacks while it holds the
+    other reading's: the labels and F1s in it were found by the other keyword source."""
+    own = [column for column in _KEYWORD_READINGS[reading][0] if column in images.columns]
+    other = [
+        column
+        for name, (f1_keys, _) in _KEYWORD_READINGS.items()
+        if name != reading
+        for column in f1_keys
+        if column in images.columns
+    ]
+    if other and not own:
+        raise ItemTablesMismatch(f"the images table holds {', '.join(other)}, not {key}")
 
 
 BEHAVIOUR = TaskBehaviour(

@@ -1,0 +1,333 @@
+"""The leaderboard verifies mAP@50:95, BinaryF1 and the sample-averaged keyword F1s too.
+
+Their values and CIs were taken as stated (marked †) though the per-item tables hold what
+they are made of: every image's best IoU (``mAP@50:95`` is the hit rate over all images
+averaged over IoU 0.50, 0.55, ..., 0.95), every caption's two binary labels (``BinaryF1``
+is the F1 of the abnormal label, a ratio of sums over captions) and every caption's keyword
+F1 (``ClinicalF1`` / ``ModalityF1`` under ``keyword_averaging="sample"`` are their mean over
+the captions with a keyword of the family). Micro averaging (an F1 of counts summed over
+captions) is not given by the per-caption F1s: those values stay as stated, marked.
+
+Expected values are hand-computed in comments or come from the metric core that scores
+the report (``metrics/localization.py``, ``metrics/captioning.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from novabench.cli import main
+from novabench.metrics.captioning import binary_f1, keyword_f1
+from novabench.metrics.localization import COCO_IOU_THRESHOLDS, prepare_localization
+from novabench.report.leaderboard import build_leaderboard, leaderboard_csv
+from novabench.tasks import ItemTablesMismatch, behaviour
+from novabench.tasks.localization import range_thresholds
+
+# Not the defaults: the board must redraw with the report's own settings.
+SETTINGS = ["--bootstrap", "200", "--confidence", "0.9", "--seed", "5"]
+LABELS = {1: "abnormal", 0: "normal", -1: None}  # as the images table writes them
+
+
+def ratio(terms: tuple[Any, Any], rows: Any = None) -> float:
+    """``sum(numerators) / sum(weights)`` over ``rows`` (every item when None)."""
+    numerators, weights = (np.asarray(part, dtype=float) for part in terms)
+    chosen = np.arange(len(numerators)) if rows is None else np.asarray(rows)
+    counted = weights[chosen].sum()
+    return float(numerators[chosen].sum() / counted) if counted else float("nan")
+
+
+# 1. What the tables give is what the metric core computed.
+
+
+def test_the_range_thresholds_are_the_metric_cores_to_the_bit() -> None:
+    # 0.9 is 0.8999999999999999 in both: a best IoU of 0.9 hits it in both.
+    assert range_thresholds().tobytes() == COCO_IOU_THRESHOLDS.tobytes()
+
+
+def test_map_50_95_from_best_ious_on_the_thresholds_is_the_reports() -> None:
+    gold = {"boxes": [[0.0, 0.0, 100.0, 100.0]]}
+    # IoU 55/100, 90/100 and 30/100 (a box of the gold's height, narrower), and no gold box.
+    predictions = [{"boxes": [[0.0, 0.0, width, 100.0]]} for width in (55.0, 90.0, 30.0)]
+    evaluation = prepare_localization(
+        [*predictions, {"boxes": []}], [gold, gold, gold, {"boxes": []}]
+    )
+    best = [value or 0.0 for value in evaluation.per_image_best_iou]  # as items.py writes it
+    assert best == [0.55, 0.9, 0.3, 0.0]
+    images = pd.DataFrame({"filename": list("abcd"), "best_iou": pd.array(best, "Float64")})
+    terms = behaviour("localization").item_mean_terms({"images": images}, "mAP@50:95", {})
+    # 0.55 reaches 0.50 and 0.55 (2 of 10), 0.9 reaches 0.50..0.9 (9), 0.3 and no gold none:
+    # (2 + 9) / (10 * 4) = 0.275.
+    assert ratio(terms) == pytest.approx(0.275, abs=1e-15)
+    assert evaluation.aggregate(coco_ap=False)["mAP@50:95"] == pytest.approx(0.275, abs=1e-15)
+
+
+def test_map_50_95_terms_follow_every_resample_of_random_boxes() -> None:
+    rng = np.random.default_rng(3)
+    predictions, references = [], []
+    for _ in range(60):
+        n_gold, n_predicted = rng.integers(0, 3), rng.integers(0, 4)
+        references.append({"boxes": (rng.uniform(5, 40, (n_gold, 4))).tolist()})
+        predictions.append({"boxes": (rng.uniform(5, 40, (n_predicted, 4))).tolist()})
+    evaluation = prepare_localization(predictions, references)
+    images = pd.DataFrame({"best_iou": [value or 0.0 for value in evaluation.per_image_best_iou]})
+    terms = behaviour("localization").item_mean_terms({"images": images}, "mAP@50:95", {})
+    draws = np.sort(rng.integers(0, 60, (25, 60)), axis=1)
+    expected = evaluation.aggregate_resamples(draws, coco_ap=False)["mAP@50:95"]
+    got = [ratio(terms, row) for row in draws]
+    assert 0 < expected.mean() < 1
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+def label_table(references: Any, predictions: Any, **columns: Any) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "captioning_status": ["given"] * len(references),
+            "binary_label_reference": [LABELS[int(label)] for label in references],
+            "binary_label_prediction": [LABELS[int(label)] for label in predictions],
+            **columns,
+        }
+    )
+
+
+def test_binary_f1_from_the_label_columns_is_the_metric_cores_on_every_resample() -> None:
+    rng = np.random.default_rng(8)
+    references, predictions = rng.integers(-1, 2, 80), rng.integers(-1, 2, 80)
+    images = label_table(references, predictions)
+    terms = behaviour("captioning").item_mean_terms({"images": images}, "BinaryF1-lexicon", {})
+    assert ratio(terms) == binary_f1(references, predictions)
+    for row in np.sort(rng.integers(0, 80, (25, 80)), axis=1):
+        assert ratio(terms, row) == binary_f1(references[row], predictions[row])
+
+
+def test_binary_f1_counts_a_caption_without_reference_label_as_nothing() -> None:
+    # References undecidable, normal, abnormal; predictions abnormal, abnormal, normal:
+    # kept pairs 2 and 3; TP 0, FP 1, FN 1: 2*0 / (0 + 1 + 1) = 0.
+    images = label_table([-1, 0, 1], [1, 1, 0])
+    terms = behaviour("captioning").item_mean_terms({"images": images}, "BinaryF1-lexicon", {})
+    assert [part.tolist() for part in terms] == [[0.0, 0.0, 0.0], [0.0, 1.0, 1.0]]
+    assert ratio(terms) == 0.0
+
+
+def test_sample_keyword_f1_is_the_mean_of_the_per_caption_column() -> None:
+    rng = np.random.default_rng(5)
+    counts = rng.integers(0, 3, (70, 3))
+    counts[::7] = 0  # captions without a keyword of the family: left out of the mean
+    denominators = 2 * counts[:, 0] + counts[:, 1] + counts[:, 2]
+    per_caption = [None if d == 0 else 2 * tp / d for tp, d in zip(counts[:, 0], denominators)]
+    images = pd.DataFrame(
+        {
+            "captioning_status": ["given"] * 70,
+            "ClinicalF1-lexicon": pd.array(per_caption, "Float64"),
+        }
+    )
+    terms = behaviour("captioning").item_mean_terms(
+        {"images": images}, "ClinicalF1-lexicon", {"keyword_averaging": "sample"}
+    )
+    assert ratio(terms) == pytest.approx(keyword_f1(counts, "sample"), abs=1e-14)
+    for row in np.sort(rng.integers(0, 70, (20, 70)), axis=1):
+        assert ratio(terms, row) == pytest.approx(keyword_f1(counts[row], "sample"), abs=1e-14)
+    # Micro averaging is 2 sum(TP) / sum(2TP + FP + FN): the per-caption F1s do not give it.
+    micro = {"keyword_averaging": "micro"}
+    assert (
+        behaviour("captioning").item_mean_terms({"images": images}, "ClinicalF1-lexicon", micro)
+        is None
+    )
+    # Nor does a report that records no averaging (written before it was recorded).
+    assert (
+        behaviour("captioning").item_mean_terms({"images": images}, "ClinicalF1-lexicon", {})
+        is None
+    )
+
+
+def test_a_keyword_key_of_the_other_reading_is_a_mismatch_and_old_tables_give_none() -> None:
+    images = label_table([1, 1], [1, 0], **{"ClinicalF1-lexicon": [1.0, 0.5]})
+    captioning = behaviour("captioning")
+    with pytest.raises(ItemTablesMismatch, match="holds ClinicalF1-lexicon, not BinaryF1$"):
+        captioning.item_mean_terms({"images": images}, "BinaryF1", {})
+    with pytest.raises(ItemTablesMismatch, match="holds ClinicalF1-lexicon, not ClinicalF1$"):
+        captioning.item_mean_terms(
+            {"images": images}, "ClinicalF1", {"keyword_averaging": "sample"}
+        )
+    judged = label_table([1, 1], [1, 0], ClinicalF1=[1.0, 0.5])
+    # 2 TP=1 over 2 abnormal references + 1 abnormal prediction: 2/3.
+    assert ratio(captioning.item_mean_terms({"images": judged}, "BinaryF1", {})) == 2 / 3
+    # Tables without the label columns or the status: nothing to recompute (as stated).
+    for missing in ("binary_label_prediction", "captioning_status"):
+        older = images.drop(columns=[missing])
+        assert captioning.item_mean_terms({"images": older}, "BinaryF1-lexicon", {}) is None
+
+
+# 2. On the board: genuine reports pass with these keys verified; edits are refused.
+
+
+def evaluate(release: Path, predictions: Path, out: Path, *options: str) -> Path:
+    args = ["evaluate", "--data", str(release), "--predictions", str(predictions), "-q"]
+    items = ["--items", str(out.with_suffix("")) + "-items"]
+    assert main([*args, "--out", str(out), "--exclude", "BERTScore-F1", *items, *options]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def reports(
+    sample_release: Path, sample_floor_run: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """The floor run's localisation and captioning scored with tables, under sample and
+    under micro keyword averaging."""
+    folder = tmp_path_factory.mktemp("more-keys")
+    tasks = ["--task", "localization", "--task", "captioning", *SETTINGS]
+    return {
+        "sample": evaluate(sample_release, sample_floor_run, folder / "sample.json", *tasks),
+        "micro": evaluate(
+            sample_release,
+            sample_floor_run,
+            folder / "micro.json",
+            *tasks,
+            "--keyword-averaging",
+            "micro",
+        ),
+    }
+
+
+def edited_copy(source: Path, name: str, edit: Any) -> Path:
+    """A copy of a report beside it (its tables resolve, as pinned), edited by ``edit``."""
+    report = json.loads(source.read_text(encoding="utf-8"))
+    edit(report)
+    path = source.parent / name
+    path.write_text(json.dumps(report), encoding="utf-8")
+    return path
+
+
+def refusal(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """The one error line of nova leaderboard refusing ``path`` (exit 2)."""
+    capsys.readouterr()
+    assert main(["leaderboard", str(path), "--bootstrap", "20", "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.strip().splitlines()
+    return line
+
+
+NEWLY_CHECKED = [
+    ("localization", "mAP@50:95"),
+    ("captioning", "ClinicalF1-lexicon"),
+    ("captioning", "ModalityF1-lexicon"),
+    ("captioning", "BinaryF1-lexicon"),
+]
+
+
+def test_a_genuine_report_has_these_keys_verified(reports: dict[str, Path]) -> None:
+    source = reports["sample"]
+    genuine = json.loads(source.read_text(encoding="utf-8"))
+    board = build_leaderboard([genuine], [source], n_resamples=20)
+    tasks = board["models"][0]["tasks"]
+    for task, key in NEWLY_CHECKED:
+        assert key in tasks[task]["metrics"] and key not in tasks[task]["taken_as_stated"]
+        # shown as nova evaluate wrote it
+        assert tasks[task]["ci"][key] == genuine["tasks"][task]["confidence_intervals"][key]
+    assert tasks["captioning"]["taken_as_stated"] == ["BLEU-4"]
+    assert tasks["localization"]["taken_as_stated"] == [
+        "ACC50", "TP30", "FP30", "FNR", "COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95"
+    ]  # fmt: skip
+    [row] = [
+        line for line in leaderboard_csv(board).splitlines()[1:] if line.startswith("baseline")
+    ]
+    assert "mAP@50:95" not in row.split('"partly: ')[1] and "BinaryF1" not in row
+
+
+@pytest.mark.parametrize(("task", "key"), NEWLY_CHECKED)
+def test_an_edited_value_is_refused_naming_report_key_and_both_values(
+    reports: dict[str, Path], capsys: pytest.CaptureFixture[str], task: str, key: str
+) -> None:
+    source = reports["sample"]
+    genuine = json.loads(source.read_text(encoding="utf-8"))["tasks"][task]["metrics"][key]
+    stated = 0.99 if genuine < 0.9 else 0.5
+
+    def edited(report: dict) -> None:
+        report["tasks"][task]["metrics"][key] = stated
+        report["tasks"][task]["confidence_intervals"].pop(key)  # no CI: the value alone
+
+    path = edited_copy(source, f"value-{key}.json", edited)
+    line = refusal(path, capsys)
+    prefix = (
+        f"nova leaderboard: error: {path}, field 'tasks.{task}.metrics.{key}': the report "
+        f"states {key} = {stated!r} but its per-item tables give "
+    )
+    assert line.startswith(prefix)
+    assert line.endswith(": the report was edited or is not the one that wrote them")
+    given = float(line[len(prefix) :].split(":")[0])
+    assert given == pytest.approx(genuine, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("task", "key"), [pair for pair in NEWLY_CHECKED if pair[1] != "ModalityF1-lexicon"]
+)
+def test_an_edited_ci_is_refused_naming_report_key_and_both_intervals(
+    reports: dict[str, Path], capsys: pytest.CaptureFixture[str], task: str, key: str
+) -> None:
+    # ModalityF1-lexicon is 0 with CI [0, 0] on the sample: no narrower interval to state.
+    source = reports["sample"]
+    genuine = json.loads(source.read_text(encoding="utf-8"))["tasks"][task]
+    low, high = genuine["confidence_intervals"][key]
+    assert low < genuine["metrics"][key] < high
+    stated = [low + (high - low) / 8, high - (high - low) / 8]  # still around the value
+
+    def narrowed(report: dict) -> None:
+        report["tasks"][task]["confidence_intervals"][key] = stated
+
+    path = edited_copy(source, f"ci-{key}.json", narrowed)
+    line = refusal(path, capsys)
+    found = re.fullmatch(
+        rf"nova leaderboard: error: {re.escape(str(path))}, field "
+        rf"'tasks\.{task}\.confidence_intervals\.{re.escape(key)}': the report states "
+        rf"{re.escape(key)} CI = \[{re.escape(repr(stated[0]))}, {re.escape(repr(stated[1]))}\] "
+        r"but its per-item tables give \[(\S+), (\S+)\] with its bootstrap settings "
+        r"\(n_resamples=200, confidence=0\.9, seed=5\): the report was edited or is not the one "
+        r"that wrote them",
+        line,
+    )
+    assert found is not None, line
+    assert [float(end) for end in found.groups()] == pytest.approx([low, high], abs=1e-12)
+
+
+def test_micro_averaged_keyword_f1s_stay_as_stated_and_marked_binary_f1_is_checked(
+    reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = reports["micro"]
+    genuine = json.loads(source.read_text(encoding="utf-8"))
+    assert genuine["tasks"]["captioning"]["metrics"]["keyword_averaging"] == "micro"
+    board = build_leaderboard([genuine], [source], n_resamples=20)
+    captioning = board["models"][0]["tasks"]["captioning"]
+    assert captioning["taken_as_stated"] == ["BLEU-4", "ClinicalF1-lexicon", "ModalityF1-lexicon"]
+    [warning] = [line for line in board["warnings"] if "captioning BLEU-4" in line]
+    assert "ClinicalF1-lexicon, ModalityF1-lexicon: values and CIs taken as stated" in warning
+
+    def edited(report: dict) -> None:
+        report["tasks"]["captioning"]["metrics"]["BinaryF1-lexicon"] = 0.5
+
+    path = edited_copy(source, "micro-binary.json", edited)
+    assert "states BinaryF1-lexicon = 0.5 but its per-item tables give" in refusal(path, capsys)
+
+
+def test_a_lexicon_report_relabelled_as_the_keyword_judges_is_refused(
+    reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # BinaryF1 is the paper's key (the LLM keyword judge's labels); the tables hold the
+    # lexicon's labels, beside its ClinicalF1-lexicon and ModalityF1-lexicon columns.
+    def relabelled(report: dict) -> None:
+        section = report["tasks"]["captioning"]
+        for part in ("metrics", "confidence_intervals"):
+            section[part]["BinaryF1"] = section[part].pop("BinaryF1-lexicon")
+
+    path = edited_copy(reports["sample"], "judged-binary.json", relabelled)
+    assert refusal(path, capsys) == (
+        f"nova leaderboard: error: {path}, field 'tasks.captioning.metrics.BinaryF1': the "
+        "report states BinaryF1 but its per-item tables do not hold it (the images table holds "
+        "ClinicalF1-lexicon, ModalityF1-lexicon, not BinaryF1)"
+    )
