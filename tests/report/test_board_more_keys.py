@@ -331,3 +331,47 @@ def test_a_lexicon_report_relabelled_as_the_keyword_judges_is_refused(
         "report states BinaryF1 but its per-item tables do not hold it (the images table holds "
         "ClinicalF1-lexicon, ModalityF1-lexicon, not BinaryF1)"
     )
+
+
+def test_keys_an_old_report_named_otherwise_are_marked_under_the_names_shown(
+    reports: dict[str, Path],
+) -> None:
+    # A report written before the keyword keys named their reading (its tables too) holds
+    # ClinicalF1 / ModalityF1 / BinaryF1 for the lexicon's values; the board shows them as
+    # ClinicalF1-lexicon... Under micro averaging the F1s are taken as stated: they must be
+    # marked under the names shown, not under the old names no table shows.
+    import hashlib
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    source = reports["micro"]
+    report = json.loads(source.read_text(encoding="utf-8"))
+    old_names = {f"{key}-lexicon": key for key in ("ClinicalF1", "ModalityF1", "BinaryF1")}
+    section = report["tasks"]["captioning"]
+    for part in ("metrics", "confidence_intervals"):
+        section[part] = {old_names.get(key, key): value for key, value in section[part].items()}
+    del section["metrics"]["keyword_source"]
+    folder = source.parent / "old-items"
+    folder.mkdir()
+    for name in ("images", "cases"):
+        pinned = source.parent / report["items"][name]
+        written = pq.read_table(pinned)
+        table = written.to_pandas().rename(columns=old_names)
+        arrow = pa.Table.from_pandas(table, preserve_index=False)
+        owner = {b"novabench.items": written.schema.metadata[b"novabench.items"]}
+        pq.write_table(
+            arrow.replace_schema_metadata({**arrow.schema.metadata, **owner}),
+            folder / f"{name}.parquet",
+        )
+        report["items"][name] = f"old-items/{name}.parquet"
+        digest = hashlib.sha256((folder / f"{name}.parquet").read_bytes()).hexdigest()
+        report["items"]["sha256"][f"{name}.parquet"] = digest
+    board = build_leaderboard([report], [source.parent / "old.json"], shown=["old.json"])
+    captioning = board["models"][0]["tasks"]["captioning"]
+    assert (
+        "ClinicalF1-lexicon" in captioning["metrics"] and "ClinicalF1" not in captioning["metrics"]
+    )
+    assert captioning["taken_as_stated"] == ["BLEU-4", "ClinicalF1-lexicon", "ModalityF1-lexicon"]
+    [warning] = [line for line in board["warnings"] if "old.json: captioning" in line]
+    assert "captioning BLEU-4, ClinicalF1-lexicon, ModalityF1-lexicon: values" in warning

@@ -98,6 +98,7 @@ from novabench.report.render import (
     HEADLINE_KEYS,
     TASK_ORDER,
     coverage_phrase,
+    current_key_names,
     meteor_fallback_line,
     model_name,
     portable_bertscore_hash,
@@ -479,6 +480,27 @@ def _checked_headline_means(
         if with_interval:
             _check_intervals(original, task, with_interval, name)
     return stated_as_is
+
+
+def _shown_keys(
+    stated: Mapping[str, list[str]], original: Mapping[str, Any], name: str
+) -> dict[str, list[str]]:
+    """Per task, the keys taken as stated under the names the board shows them by (today's:
+    :func:`~novabench.report.render.current_key_names`), in the headline order.
+
+    Example:
+        >>> old = {"tasks": {"captioning": {"metrics": {"BinaryF1": 0.7, "BLEU-4": 0.1,
+        ...     "keyword_extractor": "lexicon (offline)"}}}}
+        >>> _shown_keys({"captioning": ["BLEU-4", "BinaryF1"]}, old, "old.json")
+        {'captioning': ['BLEU-4', 'BinaryF1-lexicon']}
+    """
+    renamed = current_key_names(original, source=name)
+    shown = {}
+    for task, keys in stated.items():
+        names = renamed.get(task, {})
+        today = {names.get(key, key) for key in keys}
+        shown[task] = [key for key in HEADLINE_KEYS[task] if key in today]
+    return shown
 
 
 def _stated_interval(section: Mapping[str, Any], key: str) -> list[float] | None:
@@ -895,9 +917,12 @@ def build_leaderboard(
         {} if table is None else _checked_table_readings(report, original, table, name)
         for report, original, table, name in zip(reports, originals, tables, names)
     ]
-    # Then every other key the tables recompute; the rest is taken as stated (noted).
+    # Then every other key the tables recompute; the rest is taken as stated (noted), under
+    # the keys the board shows (an old report's ClinicalF1 of the lexicon: ClinicalF1-lexicon).
     taken_as_stated = [
-        {} if table is None else _checked_headline_means(original, table, name)
+        {}
+        if table is None
+        else _shown_keys(_checked_headline_means(original, table, name), original, name)
         for original, table, name in zip(originals, tables, names)
     ]
     models = []
