@@ -26,15 +26,17 @@ report with per-item tables must hold, in them, the reading of each ranking metr
 (the cases table's ``top1-lexicon`` never backs a stated ``top1``), and its stated value must
 equal the value the task's module recomputes from them as the ranking resamples it
 (``TaskBehaviour.rank_value``, up to float rounding); anything else is refused in one line
-naming the report, the key and both values. So is every other headline key the tables carry
-per item (``TaskBehaviour.item_mean_terms``: mAP@30/50, hit@30/50, top1/top5 of any reading,
-ROUGE-L, METEOR), and its stated CI too: it must be the interval ``nova evaluate`` drew from
+naming the report, the key and both values. So is every other headline key the tables can
+recompute as a ratio of sums over items (``TaskBehaviour.item_mean_terms``: mAP@30/50,
+mAP@50:95, hit@30/50, top1/top5 of any reading, ROUGE-L, METEOR, BinaryF1 of either reading,
+and ClinicalF1/ModalityF1 of either reading when the report records sample keyword
+averaging), and its stated CI too: it must be the interval ``nova evaluate`` drew from
 those items with the report's own bootstrap settings (resamples, confidence, seed), which the
 same bootstrap of the tables gives again, to float rounding; else one line naming the
-report, the key and both intervals. The keys the tables cannot recompute (COCO-AP, BLEU-4,
-BERTScore, keyword F1s) and every value and CI of a report without tables are taken as
-stated: named in the warnings before the tables and each marked † (the CSV's ``verified``
-names them per row).
+report, the key and both intervals. The keys the tables cannot recompute (ACC50, TP30, FP30,
+FNR, COCO-AP, BLEU-4, BERTScore, micro-averaged keyword F1s) and every value and CI of a
+report without tables are taken as stated: named in the warnings before the tables and each
+marked † under the key the board shows (the CSV's ``verified`` names them per row).
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
 paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
