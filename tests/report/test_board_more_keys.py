@@ -26,7 +26,11 @@ import pytest
 from novabench.cli import main
 from novabench.metrics.captioning import binary_f1, keyword_f1
 from novabench.metrics.localization import COCO_IOU_THRESHOLDS, prepare_localization
-from novabench.report.leaderboard import build_leaderboard, leaderboard_csv
+from novabench.report.leaderboard import (
+    build_leaderboard,
+    leaderboard_csv,
+    render_leaderboard_text,
+)
 from novabench.tasks import ItemTablesMismatch, behaviour
 from novabench.tasks.localization import range_thresholds
 
@@ -115,7 +119,7 @@ def test_binary_f1_counts_a_caption_without_reference_label_as_nothing() -> None
     assert ratio(terms) == 0.0
 
 
-def test_sample_keyword_f1_is_the_mean_of_the_per_caption_column() -> None:
+def test_keyword_f1_terms_are_the_metric_cores_under_either_averaging() -> None:
     rng = np.random.default_rng(5)
     counts = rng.integers(0, 3, (70, 3))
     counts[::7] = 0  # captions without a keyword of the family: left out of the mean
@@ -127,23 +131,26 @@ def test_sample_keyword_f1_is_the_mean_of_the_per_caption_column() -> None:
             "ClinicalF1-lexicon": pd.array(per_caption, "Float64"),
         }
     )
-    terms = behaviour("captioning").item_mean_terms(
-        {"images": images}, "ClinicalF1-lexicon", {"keyword_averaging": "sample"}
-    )
+    captioning = behaviour("captioning")
+    sample, micro = {"keyword_averaging": "sample"}, {"keyword_averaging": "micro"}
+    terms = captioning.item_mean_terms({"images": images}, "ClinicalF1-lexicon", sample)
+    draws = np.sort(rng.integers(0, 70, (20, 70)), axis=1)
     assert ratio(terms) == pytest.approx(keyword_f1(counts, "sample"), abs=1e-14)
-    for row in np.sort(rng.integers(0, 70, (20, 70)), axis=1):
+    for row in draws:
         assert ratio(terms, row) == pytest.approx(keyword_f1(counts[row], "sample"), abs=1e-14)
-    # Micro averaging is 2 sum(TP) / sum(2TP + FP + FN): the per-caption F1s do not give it.
-    micro = {"keyword_averaging": "micro"}
-    assert (
-        behaviour("captioning").item_mean_terms({"images": images}, "ClinicalF1-lexicon", micro)
-        is None
+    # Micro averaging is 2 sum(TP) / sum(2TP + FP + FN): the per-caption F1s do not give it,
+    # nor anything for a report recording no averaging (written before it was recorded).
+    assert captioning.item_mean_terms({"images": images}, "ClinicalF1-lexicon", micro) is None
+    assert captioning.item_mean_terms({"images": images}, "ClinicalF1-lexicon", {}) is None
+    # The count columns do: integer sums, so the same float as the metric core's, exactly.
+    columns = ("ClinicalF1-lexicon TP", "ClinicalF1-lexicon FP", "ClinicalF1-lexicon FN")
+    counted = images.assign(
+        **{name: pd.array(counts[:, i], "Int64") for i, name in enumerate(columns)}
     )
-    # Nor does a report that records no averaging (written before it was recorded).
-    assert (
-        behaviour("captioning").item_mean_terms({"images": images}, "ClinicalF1-lexicon", {})
-        is None
-    )
+    terms = captioning.item_mean_terms({"images": counted}, "ClinicalF1-lexicon", micro)
+    assert ratio(terms) == keyword_f1(counts, "micro")
+    for row in draws:
+        assert ratio(terms, row) == keyword_f1(counts[row], "micro")
 
 
 def test_a_keyword_key_of_the_other_reading_is_a_mismatch_and_old_tables_give_none() -> None:
@@ -220,6 +227,13 @@ NEWLY_CHECKED = [
     ("captioning", "ModalityF1-lexicon"),
     ("captioning", "BinaryF1-lexicon"),
 ]
+# ModalityF1-lexicon is 0 with CI [0, 0] on the sample (no sequence in the template caption):
+# its value can be edited, its CI cannot be narrowed.
+EDITS = [("sample", task, key) for task, key in NEWLY_CHECKED] + [
+    ("micro", "captioning", "ClinicalF1-lexicon"),
+    ("micro", "captioning", "ModalityF1-lexicon"),
+]
+CI_EDITS = [edit for edit in EDITS if edit[2] != "ModalityF1-lexicon"]
 
 
 def test_a_genuine_report_has_these_keys_verified(reports: dict[str, Path]) -> None:
@@ -241,11 +255,15 @@ def test_a_genuine_report_has_these_keys_verified(reports: dict[str, Path]) -> N
     assert "mAP@50:95" not in row.split('"partly: ')[1] and "BinaryF1" not in row
 
 
-@pytest.mark.parametrize(("task", "key"), NEWLY_CHECKED)
+@pytest.mark.parametrize(("report", "task", "key"), EDITS)
 def test_an_edited_value_is_refused_naming_report_key_and_both_values(
-    reports: dict[str, Path], capsys: pytest.CaptureFixture[str], task: str, key: str
+    reports: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    report: str,
+    task: str,
+    key: str,
 ) -> None:
-    source = reports["sample"]
+    source = reports[report]
     genuine = json.loads(source.read_text(encoding="utf-8"))["tasks"][task]["metrics"][key]
     stated = 0.99 if genuine < 0.9 else 0.5
 
@@ -253,7 +271,7 @@ def test_an_edited_value_is_refused_naming_report_key_and_both_values(
         report["tasks"][task]["metrics"][key] = stated
         report["tasks"][task]["confidence_intervals"].pop(key)  # no CI: the value alone
 
-    path = edited_copy(source, f"value-{key}.json", edited)
+    path = edited_copy(source, f"value-{report}-{key}.json", edited)
     line = refusal(path, capsys)
     prefix = (
         f"nova leaderboard: error: {path}, field 'tasks.{task}.metrics.{key}': the report "
@@ -265,14 +283,15 @@ def test_an_edited_value_is_refused_naming_report_key_and_both_values(
     assert given == pytest.approx(genuine, abs=1e-12)
 
 
-@pytest.mark.parametrize(
-    ("task", "key"), [pair for pair in NEWLY_CHECKED if pair[1] != "ModalityF1-lexicon"]
-)
+@pytest.mark.parametrize(("report", "task", "key"), CI_EDITS)
 def test_an_edited_ci_is_refused_naming_report_key_and_both_intervals(
-    reports: dict[str, Path], capsys: pytest.CaptureFixture[str], task: str, key: str
+    reports: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    report: str,
+    task: str,
+    key: str,
 ) -> None:
-    # ModalityF1-lexicon is 0 with CI [0, 0] on the sample: no narrower interval to state.
-    source = reports["sample"]
+    source = reports[report]
     genuine = json.loads(source.read_text(encoding="utf-8"))["tasks"][task]
     low, high = genuine["confidence_intervals"][key]
     assert low < genuine["metrics"][key] < high
@@ -281,7 +300,7 @@ def test_an_edited_ci_is_refused_naming_report_key_and_both_intervals(
     def narrowed(report: dict) -> None:
         report["tasks"][task]["confidence_intervals"][key] = stated
 
-    path = edited_copy(source, f"ci-{key}.json", narrowed)
+    path = edited_copy(source, f"ci-{report}-{key}.json", narrowed)
     line = refusal(path, capsys)
     found = re.fullmatch(
         rf"nova leaderboard: error: {re.escape(str(path))}, field "
@@ -296,23 +315,85 @@ def test_an_edited_ci_is_refused_naming_report_key_and_both_intervals(
     assert [float(end) for end in found.groups()] == pytest.approx([low, high], abs=1e-12)
 
 
-def test_micro_averaged_keyword_f1s_stay_as_stated_and_marked_binary_f1_is_checked(
+def test_micro_averaged_keyword_f1s_are_checked_from_the_count_columns(
     reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = reports["micro"]
     genuine = json.loads(source.read_text(encoding="utf-8"))
     assert genuine["tasks"]["captioning"]["metrics"]["keyword_averaging"] == "micro"
     board = build_leaderboard([genuine], [source], n_resamples=20)
-    captioning = board["models"][0]["tasks"]["captioning"]
-    assert captioning["taken_as_stated"] == ["BLEU-4", "ClinicalF1-lexicon", "ModalityF1-lexicon"]
-    [warning] = [line for line in board["warnings"] if "captioning BLEU-4" in line]
-    assert "ClinicalF1-lexicon, ModalityF1-lexicon: values and CIs taken as stated" in warning
+    assert board["models"][0]["tasks"]["captioning"]["taken_as_stated"] == ["BLEU-4"]
 
     def edited(report: dict) -> None:
         report["tasks"]["captioning"]["metrics"]["BinaryF1-lexicon"] = 0.5
 
     path = edited_copy(source, "micro-binary.json", edited)
     assert "states BinaryF1-lexicon = 0.5 but its per-item tables give" in refusal(path, capsys)
+
+
+def test_the_count_columns_are_the_pairs_keyword_counts_behind_each_f1(
+    reports: dict[str, Path],
+) -> None:
+    report = json.loads(reports["sample"].read_text(encoding="utf-8"))
+    images = pd.read_parquet(reports["sample"].parent / report["items"]["images"])
+    for key in ("ClinicalF1-lexicon", "ModalityF1-lexicon", "SequencePlaneF1"):
+        tp, fp, fn = (images[f"{key} {part}"] for part in ("TP", "FP", "FN"))
+        assert all(str(column.dtype) == "Int64" for column in (tp, fp, fn))
+        denominators = 2 * tp + fp + fn
+        # Per caption F1 = 2TP / (2TP + FP + FN), null where neither caption has a keyword.
+        assert (images[key].isna() == (denominators == 0)).all()
+        kept = denominators > 0
+        f1 = (2 * tp[kept] / denominators[kept]).astype(float)
+        np.testing.assert_array_equal(f1.to_numpy(), images.loc[kept, key].astype(float))
+    assert images["ClinicalF1-lexicon TP"].sum() > 0  # the sample's captions share keywords
+
+
+def with_older_tables(source: Path, name: str, change: Any, edit: Any = None) -> dict:
+    """``source``'s report with its tables rewritten by ``change`` (a DataFrame -> DataFrame)
+    in a folder of their own, pinned again, as an older novabench wrote them."""
+    import hashlib
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    report = json.loads(source.read_text(encoding="utf-8"))
+    if edit is not None:
+        edit(report)
+    folder = source.parent / name
+    folder.mkdir()
+    for table in ("images", "cases"):
+        written = pq.read_table(source.parent / report["items"][table])
+        arrow = pa.Table.from_pandas(change(written.to_pandas()), preserve_index=False)
+        owner = {b"novabench.items": written.schema.metadata[b"novabench.items"]}
+        path = folder / f"{table}.parquet"
+        pq.write_table(arrow.replace_schema_metadata({**arrow.schema.metadata, **owner}), path)
+        report["items"][table] = f"{name}/{table}.parquet"
+        report["items"]["sha256"][f"{table}.parquet"] = hashlib.sha256(
+            path.read_bytes()
+        ).hexdigest()
+    return report
+
+
+def without_counts(table: pd.DataFrame) -> pd.DataFrame:
+    return table.drop(columns=[c for c in table.columns if c.endswith((" TP", " FP", " FN"))])
+
+
+def test_tables_without_count_columns_leave_micro_f1s_as_stated_and_marked(
+    reports: dict[str, Path],
+) -> None:
+    source = reports["micro"]
+    report = with_older_tables(source, "no-counts", without_counts)
+    board = build_leaderboard([report], [source.parent / "older.json"], shown=["older.json"])
+    captioning = board["models"][0]["tasks"]["captioning"]
+    assert captioning["taken_as_stated"] == ["BLEU-4", "ClinicalF1-lexicon", "ModalityF1-lexicon"]
+    [warning] = [line for line in board["warnings"] if "older.json: captioning" in line]
+    assert "captioning BLEU-4, ClinicalF1-lexicon, ModalityF1-lexicon: values" in warning
+    shown = 100 * report["tasks"]["captioning"]["metrics"]["ClinicalF1-lexicon"]
+    assert re.search(rf"{shown:.1f} \[[0-9.]+, [0-9.]+\] †", render_leaderboard_text(board))
+    # Sample averaging needs only the per-caption F1s: still checked without the counts.
+    sample = with_older_tables(reports["sample"], "no-counts-sample", without_counts)
+    board = build_leaderboard([sample], [reports["sample"].parent / "s.json"], shown=["s.json"])
+    assert board["models"][0]["tasks"]["captioning"]["taken_as_stated"] == ["BLEU-4"]
 
 
 def test_a_lexicon_report_relabelled_as_the_keyword_judges_is_refused(
@@ -338,40 +419,24 @@ def test_keys_an_old_report_named_otherwise_are_marked_under_the_names_shown(
 ) -> None:
     # A report written before the keyword keys named their reading (its tables too) holds
     # ClinicalF1 / ModalityF1 / BinaryF1 for the lexicon's values; the board shows them as
-    # ClinicalF1-lexicon... Under micro averaging the F1s are taken as stated: they must be
-    # marked under the names shown, not under the old names no table shows.
-    import hashlib
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    source = reports["micro"]
-    report = json.loads(source.read_text(encoding="utf-8"))
+    # ClinicalF1-lexicon... Under micro averaging, tables without counts, the F1s are taken
+    # as stated: they must be marked under the names shown, not the old names none shows.
     old_names = {f"{key}-lexicon": key for key in ("ClinicalF1", "ModalityF1", "BinaryF1")}
-    section = report["tasks"]["captioning"]
-    for part in ("metrics", "confidence_intervals"):
-        section[part] = {old_names.get(key, key): value for key, value in section[part].items()}
-    del section["metrics"]["keyword_source"]
-    folder = source.parent / "old-items"
-    folder.mkdir()
-    for name in ("images", "cases"):
-        pinned = source.parent / report["items"][name]
-        written = pq.read_table(pinned)
-        table = written.to_pandas().rename(columns=old_names)
-        arrow = pa.Table.from_pandas(table, preserve_index=False)
-        owner = {b"novabench.items": written.schema.metadata[b"novabench.items"]}
-        pq.write_table(
-            arrow.replace_schema_metadata({**arrow.schema.metadata, **owner}),
-            folder / f"{name}.parquet",
-        )
-        report["items"][name] = f"old-items/{name}.parquet"
-        digest = hashlib.sha256((folder / f"{name}.parquet").read_bytes()).hexdigest()
-        report["items"]["sha256"][f"{name}.parquet"] = digest
-    board = build_leaderboard([report], [source.parent / "old.json"], shown=["old.json"])
+
+    def old_keys(report: dict) -> None:
+        section = report["tasks"]["captioning"]
+        for part in ("metrics", "confidence_intervals"):
+            section[part] = {old_names.get(k, k): value for k, value in section[part].items()}
+        del section["metrics"]["keyword_source"]
+
+    def old_columns(table: pd.DataFrame) -> pd.DataFrame:
+        return without_counts(table).rename(columns=old_names)
+
+    report = with_older_tables(reports["micro"], "old-items", old_columns, old_keys)
+    board = build_leaderboard([report], [reports["micro"].parent / "old.json"], shown=["old.json"])
     captioning = board["models"][0]["tasks"]["captioning"]
-    assert (
-        "ClinicalF1-lexicon" in captioning["metrics"] and "ClinicalF1" not in captioning["metrics"]
-    )
+    assert "ClinicalF1-lexicon" in captioning["metrics"]
+    assert "ClinicalF1" not in captioning["metrics"]
     assert captioning["taken_as_stated"] == ["BLEU-4", "ClinicalF1-lexicon", "ModalityF1-lexicon"]
     [warning] = [line for line in board["warnings"] if "old.json: captioning" in line]
     assert "captioning BLEU-4, ClinicalF1-lexicon, ModalityF1-lexicon: values" in warning

@@ -9,7 +9,9 @@ with ``n_gold_boxes > 0``, ``top1`` / ``top5`` (or ``top1-lexicon`` / ``top5-lex
 ``top1-pairwise`` / ``top5-pairwise``: the report's keys) the means of those columns over the
 cases that have them, and ``ROUGE-L`` / ``METEOR`` (or ``METEOR-exact+stem``) / ``BERTScore-F1`` the
 means of their columns (the keyword F1s are the means of theirs over non-null rows under
-sample averaging).
+sample averaging, and ``2 TP / (2 TP + FP + FN)`` of their count columns' sums under micro
+averaging; ``BinaryF1`` is ``2 TP / (abnormal references + abnormal predictions of labelled
+references)`` of the two label columns).
 
 ``images`` columns (null where not applicable; boxes ``[x1, y1, x2, y2]`` in pixels):
 
@@ -28,7 +30,9 @@ sample averaging).
   caption metric with a per-item value (``ROUGE-L``, ``METEOR`` or ``METEOR-exact+stem``,
   ``BERTScore-F1``,
   ``ClinicalF1`` and ``ModalityF1`` with the keyword judge, else ``ClinicalF1-lexicon`` and
-  ``ModalityF1-lexicon``, ``SequencePlaneF1``, those computed),
+  ``ModalityF1-lexicon``, ``SequencePlaneF1``, those computed), and per keyword F1 the
+  caption's keyword counts ``<key> TP``, ``<key> FP``, ``<key> FN`` (integers; older
+  tables lack them),
   ``binary_label_reference`` / ``binary_label_prediction`` (``abnormal``, ``normal`` or null:
   what BinaryF1 counts), ``keywords_reference``, ``keywords_prediction``.
 
@@ -64,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 from novabench import registry
 from novabench._files import StagedOutputs, file_sha256, writing_all_or_none
 from novabench.errors import NovaInputError
+from novabench.tasks.captioning import keyword_count_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -156,6 +161,8 @@ _DTYPES: dict[str, str] = {
     },
 }
 _LABELS = {1: "abnormal", 0: "normal"}
+# How the per-caption keyword count columns end (``ClinicalF1-lexicon TP``...).
+_COUNT_ENDINGS = keyword_count_columns("")
 
 
 @dataclass(frozen=True)
@@ -347,6 +354,8 @@ def _frame(pd: Any, rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFr
     for column in columns:
         if column in _DTYPES:
             table[column] = table[column].astype(_DTYPES[column])
+        elif column.endswith(_COUNT_ENDINGS):
+            table[column] = table[column].astype("Int64")
         elif column in registry.TASKS["captioning"].headline_keys or column.endswith("F1"):
             table[column] = table[column].astype("Float64")
         else:
@@ -398,7 +407,7 @@ def _image_rows(scored: ScoredPredictions) -> list[dict[str, Any]]:
     keywords: tuple[Any, Any] | None = None
     if captioning is not None:
         evaluation = scored.evaluations[captioning]
-        caption = evaluation.per_pair()
+        caption = {**evaluation.per_pair(), **_keyword_count_values(evaluation)}
         if evaluation.reference_labels is not None:
             labels = (evaluation.reference_labels, evaluation.prediction_labels)
         if evaluation.reference_keywords is not None:
@@ -459,6 +468,22 @@ def _image_rows(scored: ScoredPredictions) -> list[dict[str, Any]]:
                 row["keywords_prediction"] = _keywords(keywords[1][item])
         rows.append(row)
     return rows
+
+
+def _keyword_count_values(evaluation: Any) -> dict[str, list[int]]:
+    """Per keyword F1 scored, its per-caption TP, FP and FN columns (their sums over captions
+    make the micro-averaged F1, which the per-caption F1s do not give)."""
+    from novabench.metrics.captioning import KEYWORD_FAMILIES
+
+    columns: dict[str, list[int]] = {}
+    for name in evaluation.metrics:
+        family = KEYWORD_FAMILIES.get(name)
+        if family is None or family not in evaluation.keyword_counts:
+            continue
+        counts = evaluation.keyword_counts[family]
+        for position, column in enumerate(keyword_count_columns(name)):
+            columns[column] = [int(value) for value in counts[:, position]]
+    return columns
 
 
 def _keywords(keywords: Any) -> list[str]:

@@ -24,6 +24,7 @@ __all__ = [
     "KEYWORD_METRICS",
     "item_mean_terms",
     "judge",
+    "keyword_count_columns",
     "metric_options",
     "rank_item_values",
 ]
@@ -110,6 +111,20 @@ _KEYWORD_READINGS: dict[str, tuple[tuple[str, ...], str]] = {
     "judge": (("ClinicalF1", "ModalityF1"), "BinaryF1"),
     "extractor": (("ClinicalF1-lexicon", "ModalityF1-lexicon"), "BinaryF1-lexicon"),
 }
+
+
+def keyword_count_columns(key: str) -> tuple[str, str, str]:
+    """The images table's columns of a keyword F1's per-caption counts: true positives, false
+    positives, false negatives of the caption's keywords of the family. Their sums over
+    captions make the micro-averaged F1, ``2 TP / (2 TP + FP + FN)``.
+
+    Example:
+        >>> keyword_count_columns("ClinicalF1-lexicon")
+        ('ClinicalF1-lexicon TP', 'ClinicalF1-lexicon FP', 'ClinicalF1-lexicon FN')
+    """
+    return (f"{key} TP", f"{key} FP", f"{key} FN")
+
+
 # The labels BinaryF1 counts, as the images table writes them (null: undecidable).
 _ABNORMAL = "abnormal"
 _LABEL_COLUMNS = ("binary_label_reference", "binary_label_prediction")
@@ -127,7 +142,9 @@ def item_mean_terms(
       ``keyword_averaging`` ``"sample"`` (``recorded``: the task's metrics as the report
       states them): the caption's F1, weight 1; a caption whose pair has no keyword of the
       family has a null F1: weight 0 (drawn, not counted). Under ``"micro"`` the value is
-      the F1 of counts summed over pairs, which the per-caption F1s do not give: None.
+      the F1 of counts summed over pairs, which the per-caption F1s do not give: from the
+      per-caption counts (:func:`keyword_count_columns`), ``2 TP`` over ``2 TP + FP + FN``;
+      None for tables written before those columns (or a report recording no averaging).
     - ``BinaryF1``, ``BinaryF1-lexicon``: from the two label columns, ``2 TP`` over ``(abnormal
       references) + (abnormal predictions where the reference has a label)``, the F1 of the
       abnormal label as ``metrics/captioning.py`` sums it: a caption whose reference has no
@@ -160,7 +177,13 @@ def item_mean_terms(
         >>> sample = {"keyword_averaging": "sample"}
         >>> [t.tolist() for t in item_mean_terms({"images": images}, "ClinicalF1-lexicon", sample)]
         [[1.0, 0.0, 0.5], [1.0, 0.0, 1.0]]
-        >>> item_mean_terms({"images": images}, "ClinicalF1-lexicon", {"keyword_averaging": "micro"})
+        >>> micro = {"keyword_averaging": "micro"}
+        >>> item_mean_terms({"images": images}, "ClinicalF1-lexicon", micro)  # no counts: None
+        >>> counts = {"ClinicalF1-lexicon TP": [1, 0, 1], "ClinicalF1-lexicon FP": [0, 0, 1],
+        ...           "ClinicalF1-lexicon FN": [0, 0, 1]}
+        >>> counted = images.assign(**counts)
+        >>> [t.tolist() for t in item_mean_terms({"images": counted}, "ClinicalF1-lexicon", micro)]
+        [[2.0, 0.0, 2.0], [2.0, 0.0, 4.0]]
     """
     import numpy as np
 
@@ -191,7 +214,14 @@ def item_mean_terms(
         positive = (reference == _ABNORMAL).fillna(False).to_numpy(bool)
         predicted = (prediction == _ABNORMAL).fillna(False).to_numpy(bool) & labelled
         return 2.0 * (positive & predicted), positive.astype(float) + predicted
-    if (recorded or {}).get("keyword_averaging") != "sample" or key not in images.columns:
+    averaging = (recorded or {}).get("keyword_averaging")
+    counts = keyword_count_columns(key)
+    if averaging == "micro" and set(counts) <= set(images.columns):
+        true_positives, false_positives, false_negatives = (
+            scored[column].astype(float).to_numpy(float) for column in counts
+        )
+        return 2 * true_positives, 2 * true_positives + false_positives + false_negatives
+    if averaging != "sample" or key not in images.columns:
         return None
     values = scored[key].astype(float)
     return values.fillna(0.0).to_numpy(float), values.notna().to_numpy(float)
