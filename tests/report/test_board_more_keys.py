@@ -440,3 +440,55 @@ def test_keys_an_old_report_named_otherwise_are_marked_under_the_names_shown(
     assert captioning["taken_as_stated"] == ["BLEU-4", "ClinicalF1-lexicon", "ModalityF1-lexicon"]
     [warning] = [line for line in board["warnings"] if "old.json: captioning" in line]
     assert "captioning BLEU-4, ClinicalF1-lexicon, ModalityF1-lexicon: values" in warning
+
+
+def test_bertscore_f1_is_the_mean_of_its_per_caption_column() -> None:
+    images = pd.DataFrame({"BERTScore-F1": pd.array([0.62, None, 0.48], "Float64")})
+    terms = behaviour("captioning").item_mean_terms({"images": images}, "BERTScore-F1", {})
+    assert [part.tolist() for part in terms] == [[0.62, 0.48], [1.0, 1.0]]
+
+
+def test_a_bertscore_value_and_ci_are_checked_against_the_per_caption_column(
+    reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The fixture's reports exclude BERTScore (no model load): give the tables a per-caption
+    # BERTScore-F1 column, and the report the value and CI the metric core's own evaluation
+    # and bootstrap give on it with the report's settings.
+    from novabench.metrics.captioning import CaptioningEvaluation
+    from novabench.metrics.stats import bootstrap_confidence_intervals
+
+    source = reports["sample"]
+    n_captions = len(pd.read_parquet(source.parent / "sample-items" / "images.parquet"))
+    f1 = np.random.default_rng(11).uniform(0.35, 0.75, n_captions)
+    evaluation = CaptioningEvaluation(
+        n_items=n_captions, metrics=("BERTScore-F1",), keyword_averaging="sample", bertscore_f1=f1
+    )
+    value = evaluation.aggregate()["BERTScore-F1"]
+    low, high = bootstrap_confidence_intervals(evaluation, n_resamples=200, confidence=0.9, seed=5)[
+        "BERTScore-F1"
+    ]
+
+    def stated(report: dict) -> None:
+        report["tasks"]["captioning"]["metrics"]["BERTScore-F1"] = value
+        report["tasks"]["captioning"]["confidence_intervals"]["BERTScore-F1"] = [low, high]
+
+    def with_bertscore(table: pd.DataFrame) -> pd.DataFrame:
+        return table.assign(**{"BERTScore-F1": f1}) if "filename" in table.columns else table
+
+    report = with_older_tables(source, "bertscore-items", with_bertscore, stated)
+    path = source.parent / "bertscore.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    board = build_leaderboard([report], [path], n_resamples=20)
+    assert board["models"][0]["tasks"]["captioning"]["taken_as_stated"] == ["BLEU-4"]
+    for name, edit in (("value", [value + 0.02, None]), ("ci", [value, [low, high + 0.01]])):
+
+        def edited(report: dict, edit: list = edit) -> None:
+            report["tasks"]["captioning"]["metrics"]["BERTScore-F1"] = edit[0]
+            if edit[1] is not None:
+                report["tasks"]["captioning"]["confidence_intervals"]["BERTScore-F1"] = edit[1]
+
+        line = refusal(edited_copy(path, f"bertscore-{name}.json", edited), capsys)
+        part = "metrics" if name == "value" else "confidence_intervals"
+        assert (
+            f"field 'tasks.captioning.{part}.BERTScore-F1': the report states BERTScore-F1" in line
+        )

@@ -28,14 +28,15 @@ equal the value the task's module recomputes from them as the ranking resamples 
 (``TaskBehaviour.rank_value``, up to float rounding); anything else is refused in one line
 naming the report, the key and both values. So is every other headline key the tables can
 recompute as a ratio of sums over items (``TaskBehaviour.item_mean_terms``: mAP@30/50,
-mAP@50:95, hit@30/50, top1/top5 of any reading, ROUGE-L, METEOR, BinaryF1 of either reading,
+mAP@50:95, hit@30/50, top1/top5 of any reading, ROUGE-L, METEOR, BERTScore-F1, BinaryF1 of
+either reading,
 and ClinicalF1/ModalityF1 of either reading: sample keyword averaging from the per-caption
 F1s, micro from the per-caption counts), and its stated CI too: it must be the interval
 ``nova evaluate`` drew from those items with the report's own bootstrap settings
 (resamples, confidence, seed), which the same bootstrap of the tables gives again, to float
 rounding; else one line naming the report, the key and both intervals. The keys the tables
-cannot recompute (ACC50, TP30, FP30, FNR, COCO-AP, BLEU-4, BERTScore, micro-averaged keyword
-F1s of tables without counts) and every value and CI of a report without tables are taken
+cannot recompute (ACC50, TP30, FP30, FNR, COCO-AP, BLEU-4, micro-averaged keyword F1s of
+tables without counts) and every value and CI of a report without tables are taken
 as stated: named in the warnings before the tables and each marked † under the key the
 board shows (the CSV's ``verified`` names them per row).
 

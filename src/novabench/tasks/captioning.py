@@ -105,6 +105,8 @@ def rank_item_values(
 
 # Per-caption scores whose mean is the headline value (BLEU-4 is a corpus statistic).
 _CAPTION_MEANS = ("ROUGE-L", "METEOR", "METEOR-exact+stem")
+# Those the leaderboard recomputes from their per-caption column: BERTScore-F1 too.
+_CAPTION_COLUMN_MEANS = (*_CAPTION_MEANS, "BERTScore-F1")
 # Per reading of the keyword metrics (the paper's keyword judge, an extractor): its keyword
 # F1 keys, each a per-caption column of the images table, and its BinaryF1 key.
 _KEYWORD_READINGS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -136,8 +138,8 @@ def item_mean_terms(
     """Per scored caption (the table's order, the evaluation's) the terms of ``key``; None
     when the images table cannot give it.
 
-    - ``ROUGE-L``, ``METEOR``, ``METEOR-exact+stem``: the caption's value, weight 1 (a caption
-      without one was not scored: left out).
+    - ``ROUGE-L``, ``METEOR``, ``METEOR-exact+stem``, ``BERTScore-F1``: the caption's value,
+      weight 1 (a caption without one was not scored: left out).
     - ``ClinicalF1``, ``ModalityF1`` and their ``-lexicon`` keys, when the report records
       ``keyword_averaging`` ``"sample"`` (``recorded``: the task's metrics as the report
       states them): the caption's F1, weight 1; a caption whose pair has no keyword of the
@@ -188,7 +190,7 @@ def item_mean_terms(
     import numpy as np
 
     images = tables["images"]
-    if key in _CAPTION_MEANS:
+    if key in _CAPTION_COLUMN_MEANS:
         if key not in images.columns:
             return None
         values = images[key].astype(float)
