@@ -34,10 +34,15 @@ and ClinicalF1/ModalityF1 of either reading: sample keyword averaging from the p
 F1s, micro from the per-caption counts), and its stated CI too: it must be the interval
 ``nova evaluate`` drew from those items with the report's own bootstrap settings
 (resamples, confidence, seed), which the same bootstrap of the tables gives again, to float
-rounding; else one line naming the report, the key and both intervals. The keys the tables
-cannot recompute (ACC50, TP30, FP30, FNR, COCO-AP, BLEU-4, micro-averaged keyword F1s of
-tables without counts) and every value and CI of a report without tables are taken
-as stated: named in the warnings before the tables and each marked † under the key the
+rounding; else one line naming the report, the key and both intervals. The keys no ratio
+of per-item sums gives are scored again from the tables' own columns by the task's metric
+(``TaskBehaviour.table_rescoring``): COCO-AP@30/50/50:95, ACC50, TP30, FP30 and FNR from
+each scored image's predicted boxes, scores and gold boxes (``[x1, y1, x2, y2]``, scored in
+that form), BLEU-4 from the two captions; value and CI (the same bootstrap, the same
+settings) must be the report's, to float rounding, else one line as above. The keys the
+tables cannot recompute (those, in tables written without the scores or the predicted
+captions; micro-averaged keyword F1s of tables without counts) and every value and CI of
+a report without tables are taken as stated: named in the warnings before the tables and each marked † under the key the
 board shows (the CSV's ``verified`` names them per row).
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
@@ -112,7 +117,7 @@ from novabench.report.render import (
     with_current_keys,
 )
 from novabench.run.manifest import is_running_status
-from novabench.tasks import ItemTablesMismatch, behaviour, tasks_where
+from novabench.tasks import ItemTablesMismatch, behaviour, load_hook, tasks_where
 
 __all__ = [
     "RANK_METRICS",
@@ -483,7 +488,49 @@ def _checked_headline_means(
                 with_interval[key] = terms
         if with_interval:
             _check_intervals(original, task, with_interval, name)
+        if stated_as_is.get(task):
+            stated_as_is[task] = _checked_rescored(original, task, tables, stated_as_is[task], name)
+            if not stated_as_is[task]:
+                del stated_as_is[task]
     return stated_as_is
+
+
+def _checked_rescored(
+    report: Mapping[str, Any], task: str, tables: Mapping[str, Any], keys: list[str], name: str
+) -> list[str]:
+    """Check the stated keys no ratio of per-item sums gives, by scoring the tables' own
+    columns again with the task's metric (:attr:`TaskBehaviour.table_rescoring`: the boxes
+    and scores for COCO-AP, ACC50, TP30, FP30, FNR; the captions for BLEU-4), value and CI;
+    the keys left unchecked are returned (taken as stated).
+
+    The rebuilt evaluation holds the scored items in ``nova evaluate``'s order, so its value
+    and, with the report's bootstrap settings, its interval are the report's to float
+    rounding; anything else is refused in one line naming the report, key and both.
+    """
+    spec = behaviour(task)
+    wanted = [key for key in keys if key in spec.rescored_keys]
+    if not wanted or spec.table_rescoring is None:
+        return keys
+    evaluation = load_hook(spec.table_rescoring)(tables, wanted)
+    if evaluation is None:  # tables written without the columns: taken as stated
+        return keys
+    section = report["tasks"][task]
+    values = evaluation.aggregate() if evaluation.n_items else {}
+    for key in wanted:
+        stated = float(section["metrics"][key])
+        field = f"tasks.{task}.metrics.{key}"
+        _check_recomputed(key, stated, _number(values.get(key)), name, field)
+    with_interval = [key for key in wanted if _stated_interval(section, key) is not None]
+    if with_interval:
+        from novabench.metrics.stats import bootstrap_confidence_intervals
+
+        def draw(settings: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+            if not evaluation.n_items:
+                return dict.fromkeys(with_interval, (math.nan, math.nan))
+            return dict(bootstrap_confidence_intervals(evaluation, **settings))
+
+        _compare_intervals(report, task, with_interval, draw, name)
+    return [key for key in keys if key not in wanted]
 
 
 def _shown_keys(
@@ -566,25 +613,42 @@ def _check_intervals(
     is refused (a report with per-item tables was written by a novabench that records them:
     the settings were removed).
     """
-    from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
+    from novabench.metrics.stats import bootstrap_confidence_intervals
+
+    def draw(settings: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        recomputed: dict[str, tuple[float, float]] = {}
+        # One bootstrap for the keys resampling the same number of items (one draw for all).
+        by_size: dict[int, dict[str, tuple[Any, Any]]] = {}
+        for key, (numerators, weights) in terms.items():
+            by_size.setdefault(len(numerators), {})[key] = (numerators, weights)
+        for size, group in by_size.items():
+            if size == 0:
+                recomputed.update(dict.fromkeys(group, (math.nan, math.nan)))
+                continue
+            recomputed.update(bootstrap_confidence_intervals(_ItemRatios(group), **settings))
+        return recomputed
+
+    _compare_intervals(report, task, list(terms), draw, name)
+
+
+def _compare_intervals(
+    report: Mapping[str, Any],
+    task: str,
+    keys: Sequence[str],
+    draw: Callable[[Mapping[str, Any]], Mapping[str, tuple[float, float]]],
+    name: str,
+) -> None:
+    """Refuse a stated CI of ``keys`` that ``draw`` (the tables' bootstrap with the report's
+    settings: resamples, confidence, seed) does not give again, to float rounding."""
+    from novabench.metrics.stats import BootstrapWarning
 
     section = report["tasks"][task]
-    first = next(iter(terms))
-    settings = _recorded_bootstrap(report, name, f"tasks.{task}.confidence_intervals.{first}")
-    recomputed: dict[str, tuple[float, float]] = {}
-    # One bootstrap for the keys resampling the same number of items (one draw for all).
-    by_size: dict[int, dict[str, tuple[Any, Any]]] = {}
-    for key, (numerators, weights) in terms.items():
-        by_size.setdefault(len(numerators), {})[key] = (numerators, weights)
-    for size, group in by_size.items():
-        if size == 0:
-            recomputed.update(dict.fromkeys(group, (math.nan, math.nan)))
-            continue
-        with warnings.catch_warnings():
-            # Resamples where a key is undefined (no gold box drawn): nova evaluate warned.
-            warnings.simplefilter("ignore", BootstrapWarning)
-            recomputed.update(bootstrap_confidence_intervals(_ItemRatios(group), **settings))
-    for key in terms:
+    settings = _recorded_bootstrap(report, name, f"tasks.{task}.confidence_intervals.{keys[0]}")
+    with warnings.catch_warnings():
+        # Resamples where a key is undefined (no gold box drawn): nova evaluate warned.
+        warnings.simplefilter("ignore", BootstrapWarning)
+        recomputed = draw(settings)
+    for key in keys:
         stated = _stated_interval(section, key)
         low, high = recomputed[key]
         assert stated is not None  # only keys with a stated CI are given
@@ -703,44 +767,74 @@ def _same_answers(a: Mapping[str, str], b: Mapping[str, str]) -> str | None:
 
 def _reading(report: Mapping[str, Any], task: str) -> dict[str, str]:
     """The settings that make a task's scores one reading of its answers (matcher or judge,
-    METEOR variant, BERTScore model...), where recorded, and the ranking key held."""
+    METEOR variant, BERTScore model, how raw answers were read: the box convention...),
+    where recorded, and the ranking key held."""
     reading = {
         setting: value
         for setting, _ in SCORING_SETTINGS[task]
         if (value := _setting_value(report, task, setting)) != _UNKNOWN
     }
+    predictions = report.get("predictions")
+    for field in behaviour(task).answer_reading:
+        recorded = predictions.get(field) if isinstance(predictions, Mapping) else None
+        if recorded is not None:
+            reading[field] = str(recorded)
     reading["ranking key"] = str(_held_reading(report, task))
     return reading
 
 
-def _same_readings(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether two reports read their answers alike: over the tasks both hold, no setting
-    both record differs and both hold the same reading of each ranking metric."""
+def _reading_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """How two reports read their answers differently: ``"task setting (x / y)"`` for each
+    setting both record with different values, over the tasks both hold; [] when they read
+    them alike.
+
+    Example:
+        >>> a = {"predictions": {"box_convention": "auto"}, "tasks": {"localization": {}}}
+        >>> b = {"predictions": {"box_convention": "xyxy_norm1000"}, "tasks": {"localization": {}}}
+        >>> _reading_differences(a, b)
+        ['localization box_convention (auto / xyxy_norm1000)']
+    """
     shared = [task for task in TASK_ORDER if task in (a.get("tasks") or {})]
     shared = [task for task in shared if task in (b.get("tasks") or {})]
+    differences = []
     for task in shared:
         first, second = _reading(a, task), _reading(b, task)
-        if any(first[key] != second[key] for key in first.keys() & second.keys()):
-            return False
-    return bool(shared)
+        differences += [
+            f"{task} {key} ({first[key]} / {second[key]})"
+            for key in first.keys() & second.keys()
+            if first[key] != second[key]
+        ]
+    return sorted(differences)
 
 
-def _same_predictions(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
-    """Refuse two reports scoring the same predictions alike: one run would be ranked as two
-    models. Reports of the same answers under different readings (a judged and a lexicon
-    diagnosis, another METEOR variant) are different quantities, kept as the board keeps
-    readings apart."""
+def _same_predictions(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[str]:
+    """Refuse two reports scoring the same predictions with the same settings: one run would
+    be ranked as two models. Reports of the same answers under other settings (a judged and
+    a lexicon diagnosis, another METEOR variant, another box convention) are other readings
+    of that run, kept as the board keeps readings apart: the warnings returned name them."""
     identities = [_predictions_identity(report) for report in reports]
+    readings_of_one_run = []
     for second in range(len(reports)):
         for first in range(second):
             same = _same_answers(identities[first], identities[second])
-            if same and _same_readings(reports[first], reports[second]):
+            tasks = [set(report.get("tasks") or {}) for report in (reports[first], reports[second])]
+            if not same or not tasks[0] & tasks[1]:  # no task scored by both: nothing twice
+                continue
+            differences = _reading_differences(reports[first], reports[second])
+            if not differences:
                 raise NovaInputError(
                     f"{names[first]} and {names[second]} score {same} (one run) with the "
-                    "same settings: one model would be ranked twice; give one of them",
+                    "same scoring settings (how the answers were read, matcher, metric "
+                    "variants): one model would be ranked twice; give one of them",
                     source=names[second],
                     field="predictions",
                 )
+            readings_of_one_run.append(
+                f"warning: {names[first]} and {names[second]} score {same}: two readings "
+                f"of one run, not two models (their settings differ: "
+                f"{'; '.join(differences)})"
+            )
+    return readings_of_one_run
 
 
 def _different_items(
@@ -903,7 +997,7 @@ def build_leaderboard(
     # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
     reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
     _same_headlines(reports, names)
-    _same_predictions(reports, names)
+    readings_of_one_run = _same_predictions(reports, names)
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
     if len(set(fingerprints)) > 1:
         listing = ", ".join(f"{path} ({fp})" for path, fp in zip(paths, fingerprints))
@@ -1093,6 +1187,7 @@ def build_leaderboard(
                 for text in map(_coverage_warning, reports, names, tables)
                 for line in text.splitlines()
             ),
+            *readings_of_one_run,
             *([_unverified_warning(without_items)] if without_items else []),
             *(
                 _stated_keys_warning(name, task, keys)

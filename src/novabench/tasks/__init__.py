@@ -142,6 +142,18 @@ class TaskBehaviour:
             holding different readings are already told apart by their keys (the task is
             left unranked), so a key is marked as scored with differing settings only when
             the reports holding that key differ.
+        answer_reading: the fields of a report's ``predictions`` section that say how the
+            task's raw answers were read (the box convention...): the same answers read
+            with another value are another reading of one run, not a copy of it.
+        table_rescoring: ``"module:function"`` (per-item tables, the headline keys wanted)
+            -> an evaluation rebuilt from the tables' own columns (the boxes and scores, the
+            two captions) by the task's metric, over the items ``nova evaluate`` scored, in
+            its order, giving at least those keys through ``aggregate`` and
+            ``aggregate_resamples`` (what :mod:`novabench.metrics.stats` resamples); None
+            when the tables lack those columns. None: the task has none to rescore.
+        rescored_keys: the headline keys :attr:`table_rescoring` recomputes, those no ratio
+            of per-item sums gives (COCO-AP and the box-count ratios, which need the ranked
+            boxes and their one-to-one matches; corpus BLEU-4).
 
     Example:
         >>> spec = behaviour("captioning")
@@ -178,6 +190,9 @@ class TaskBehaviour:
     item_mean_terms: Callable[[Mapping[str, Any], str, Mapping[str, Any]], Any] = (
         _no_item_mean_terms
     )
+    answer_reading: tuple[str, ...] = ()
+    table_rescoring: str | None = None
+    rescored_keys: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         in_report_order = [d for d in BREAKDOWN_DIMENSIONS if d in self.breakdown_dimensions]

@@ -259,6 +259,8 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_values=rank_item_values,
     mean_keys=_CAPTION_MEANS,
     item_mean_terms=item_mean_terms,
+    table_rescoring="novabench.report.items:bleu_from_tables",
+    rescored_keys=("BLEU-4",),
     comparability_settings=(
         ("BERTScore_hash", ("BERTScore-F1",)),
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),

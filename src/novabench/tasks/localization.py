@@ -186,4 +186,8 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_values=rank_item_values,
     mean_keys=("mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50"),
     item_mean_terms=item_mean_terms,
+    # How raw box answers were read (nova evaluate --box-convention, the prompt's order).
+    answer_reading=("box_convention", "box_order_from_prompt"),
+    table_rescoring="novabench.report.items:localization_from_tables",
+    rescored_keys=("ACC50", "TP30", "FP30", "FNR", "COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95"),
 )
