@@ -306,6 +306,7 @@ def test_csv_stays_one_wide_table(tmp_path: Path) -> None:
     tasks = ["localization", "captioning", "diagnosis"]
     trailer = [f"{t} note" for t in tasks] + ["data", "verified"] + [f"{t} coverage" for t in tasks]
     trailer.append("run")  # the run's status when it had not finished, else empty
+    trailer += ["ci_level (%)", "ci_resamples"]  # each row's CIs: their level, resamples
     assert rows[0][-len(trailer) :] == trailer
     numbers = list(range(1, len(rows[0]) - len(trailer)))
     assert all(float(row[i]) == float(row[i]) for row in rows[1:] for i in numbers if row[i])

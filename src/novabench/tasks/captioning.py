@@ -266,7 +266,8 @@ BEHAVIOUR = TaskBehaviour(
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),
         ("METEOR_nltk", ("METEOR",)),
         ("keyword_extractor", KEYWORD_METRICS),
-        ("keyword_averaging", KEYWORD_METRICS),
+        # BinaryF1 counts labels, not keywords: the averaging of keyword F1s leaves it alone.
+        ("keyword_averaging", tuple(key for key in KEYWORD_METRICS if "BinaryF1" not in key)),
         ("answered_only", ("*",)),
     ),
     stand_in_notes=tuple(
