@@ -2402,7 +2402,7 @@ def leaderboard_csv(board: Mapping[str, Any]) -> str:
     Example:
         >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
         >>> leaderboard_csv(board)
-        'model,data,verified,run\\r\\n'
+        'model,data,verified,run,ci_level (%),ci_resamples\\r\\n'
     """
     header, rows = _table(board)
     buffer = io.StringIO()
