@@ -120,7 +120,12 @@ def test_the_csv_gives_each_rows_ci_level_and_resamples(two_runs: dict[str, Path
     assert models["ci_level (%)"].tolist() == [95, 50]
     assert models["ci_resamples"].tolist() == [200, 200]
     # The raters' rows come from the first report holding them: its level.
-    assert set(table[table["model"].str.startswith("human")]["ci_level (%)"]) == {95}
+    raters = table[table["model"].str.startswith("human")].set_index("model")
+    assert set(raters["ci_level (%)"]) == {95}
+    # Their verified cell names the keys taken as stated as a model's row does.
+    checked = raters.loc["human: rater 1 vs gold", "verified"]
+    assert checked.startswith("partly: localization ACC50, ") and "mAP@30" not in checked
+    assert raters.loc["human: rater 1 vs rater 2", "verified"] == "no"
 
 
 # 4. Marks: BinaryF1 and keyword averaging; ranks of unchecked values; the raters' rows.

@@ -1880,7 +1880,10 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
         )
         verified = "no" if human.get("taken_as_stated", True) else "yes"
         if 0 < len(human.get("taken_as_stated", ())) < len(_human_keys(human)):
-            verified = "partly: " + ", ".join(human["taken_as_stated"])
+            # "task key" pairs, as a model's row names them
+            verified = "partly: " + ", ".join(
+                f"{task} {key}" for task in _HUMAN_TASKS for key in human["taken_as_stated"]
+            )
         rows.append(
             cells
             + [""] * len(tasks)
