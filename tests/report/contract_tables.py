@@ -270,6 +270,14 @@ def _means_of_tables(report: dict[str, Any], run_id: str) -> None:
     report["tasks"]["localization"]["confidence_intervals"]["hit@30"] = _drawn_interval(
         hits_30, gold, report["bootstrap"]
     )
+    # The raters' hit rates against gold: the share of scored images whose best IoU of that
+    # rater reaches 0.30, as the board recomputes them from the same columns.
+    human = (report.get("human_reference") or {}).get("localization") or {}
+    located = images[images["localization_status"].notna()]
+    for slot in ("rater_1", "rater_2"):
+        if f"{slot}_vs_gold" in human and f"{slot}_best_iou" in located.columns:
+            best = located[f"{slot}_best_iou"].astype(float).fillna(0.0)
+            human[f"{slot}_vs_gold"]["mAP@30"] = float((best >= 0.3).mean())
     for column in [name for name in cases.columns if name.startswith("top1")]:
         hits = scored[column].astype(float).to_numpy()
         report["tasks"]["diagnosis"]["confidence_intervals"]["top1"] = _drawn_interval(

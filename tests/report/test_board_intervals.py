@@ -18,6 +18,8 @@ import pytest
 
 from novabench.cli import main
 from novabench.report.leaderboard import build_leaderboard
+from tests.report.test_board_more_keys import with_older_tables
+from tests.report.test_board_user12 import without_rescoring
 
 # Not the defaults: the board must redraw with the report's own settings.
 SETTINGS = ["--bootstrap", "200", "--confidence", "0.9", "--seed", "5"]
@@ -225,11 +227,10 @@ def test_the_notes_say_which_values_and_cis_were_taken_as_stated(
     without_tables["predictions"]["sha256"] = ["0" * 64]  # another run's answers
     without_tables["tasks"]["localization"]["metrics"]["mAP@30"] = 0.0  # not a copy
     without_tables["tasks"]["localization"]["confidence_intervals"]["mAP@30"] = [0.0, 0.0]
-    board = build_leaderboard(
-        [json.loads(source.read_text(encoding="utf-8")), without_tables],
-        [source, "no-tables.json"],
-        n_resamples=20,
-    )
+    # Tables without the scores and predicted captions (an older novabench's): COCO-AP,
+    # ACC50... and BLEU-4 cannot be scored again from them (board13b).
+    older = with_older_tables(source, "older", without_rescoring)
+    board = build_leaderboard([older, without_tables], [source, "no-tables.json"], n_resamples=20)
     prefix = f"warning: {source}: local"
     [localization] = [line for line in board["warnings"] if line.startswith(prefix)]
     listed = localization.split(": ")[2].removeprefix("localization ").split(", ")

@@ -25,6 +25,8 @@ from novabench.report.leaderboard import (
     render_leaderboard_text,
 )
 from tests.report.contract_tables import cases_table, images_table, report_dict, write_items
+from tests.report.test_board_more_keys import with_older_tables
+from tests.report.test_board_user12 import without_rescoring
 
 FAST = ["--exclude", "BERTScore-F1", "--exclude", "METEOR", "--bootstrap", "20", "-q"]
 
@@ -581,7 +583,10 @@ def test_keys_the_tables_cannot_recompute_are_noted_as_taken_as_stated(
     scored: dict[str, Path],
 ) -> None:
     paths = [scored["localization"]]
-    board = build_leaderboard([json.loads(p.read_text()) for p in paths], paths, n_resamples=20)
+    # Tables written before the board scored their boxes again (no predicted_scores): their
+    # COCO-AP, ACC50, TP30, FP30, FNR cannot be recomputed (board13b).
+    older = with_older_tables(paths[0], "older", without_rescoring)
+    board = build_leaderboard([older], paths, n_resamples=20)
     [note] = [line for line in board["warnings"] if "taken as stated" in line]
     assert str(paths[0]) in note and "COCO-AP@30" in note and "mAP@30" not in note
     # Those keys are marked where shown; the keys the tables checked are not (user12).
@@ -627,7 +632,8 @@ def test_the_csv_carries_the_warnings_per_row_and_still_reads_with_pandas(
     n_images = json.loads(paths[0].read_text())["tasks"]["localization"]["coverage"]["items"]
     full, partial = table.iloc[0], table.iloc[1]
     assert full["data"] == "synthetic sample"
-    assert full["verified"].startswith("partly: localization mAP@50:95, ")  # COCO-AP... too
+    # every key recomputed from the tables, COCO-AP, ACC50... from their boxes (board13b)
+    assert full["verified"] == "yes"
     assert full["localization coverage"] == f"{n_images}/{n_images}"
     assert (partial["verified"], partial["localization coverage"]) == ("no", f"3/{n_images}")
     assert [row for row in table.index if row.startswith("human")]  # raters keep their rows

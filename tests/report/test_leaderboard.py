@@ -12,6 +12,7 @@ import pytest
 from novabench.cli import main
 from novabench.errors import NovaInputError
 from novabench.escaping import markdown_text
+from novabench.metrics.bleu import corpus_bleu
 from novabench.report.leaderboard import (
     build_leaderboard,
     leaderboard_csv,
@@ -227,8 +228,10 @@ def _two_task_reports(tmp_path: Path) -> list[Path]:
         images["ROUGE-L"] = hits / 100  # every caption's, so their mean is the report's
         entry = write_items(tmp_path / f"{name}-items", images, cases_table([True]))
         report = report_dict(name, hit_30=hits / N_IMAGES, top1=1.0, items=entry)
+        # The corpus BLEU of the table's captions, as the board scores them again.
+        bleu = corpus_bleu(list(images["caption_prediction"]), list(images["caption_reference"]))
         report["tasks"]["captioning"] = {
-            "metrics": {"BLEU-4": 0.1, "ROUGE-L": hits / 100},
+            "metrics": {"BLEU-4": bleu, "ROUGE-L": hits / 100},
             "confidence_intervals": {},
             "coverage": {"items": 4, "answered": 4, "missing": 0, "errors": 0, "parse_status": {}},
         }
@@ -303,6 +306,7 @@ def test_csv_stays_one_wide_table(tmp_path: Path) -> None:
     tasks = ["localization", "captioning", "diagnosis"]
     trailer = [f"{t} note" for t in tasks] + ["data", "verified"] + [f"{t} coverage" for t in tasks]
     trailer.append("run")  # the run's status when it had not finished, else empty
+    trailer += ["ci_level (%)", "ci_resamples"]  # each row's CIs: their level, resamples
     assert rows[0][-len(trailer) :] == trailer
     numbers = list(range(1, len(rows[0]) - len(trailer)))
     assert all(float(row[i]) == float(row[i]) for row in rows[1:] for i in numbers if row[i])

@@ -9,7 +9,9 @@ with ``n_gold_boxes > 0``, ``top1`` / ``top5`` (or ``top1-lexicon`` / ``top5-lex
 ``top1-pairwise`` / ``top5-pairwise``: the report's keys) the means of those columns over the
 cases that have them, and ``ROUGE-L`` / ``METEOR`` (or ``METEOR-exact+stem``) / ``BERTScore-F1`` the
 means of their columns (the keyword F1s are the means of theirs over non-null rows under
-sample averaging).
+sample averaging, and ``2 TP / (2 TP + FP + FN)`` of their count columns' sums under micro
+averaging; ``BinaryF1`` is ``2 TP / (abnormal references + abnormal predictions of labelled
+references)`` of the two label columns).
 
 ``images`` columns (null where not applicable; boxes ``[x1, y1, x2, y2]`` in pixels):
 
@@ -32,7 +34,9 @@ sample averaging).
   caption metric with a per-item value (``ROUGE-L``, ``METEOR`` or ``METEOR-exact+stem``,
   ``BERTScore-F1``,
   ``ClinicalF1`` and ``ModalityF1`` with the keyword judge, else ``ClinicalF1-lexicon`` and
-  ``ModalityF1-lexicon``, ``SequencePlaneF1``, those computed),
+  ``ModalityF1-lexicon``, ``SequencePlaneF1``, those computed), and per keyword F1 the
+  caption's keyword counts ``<key> TP``, ``<key> FP``, ``<key> FN`` (integers; older
+  tables lack them),
   ``binary_label_reference`` / ``binary_label_prediction`` (``abnormal``, ``normal`` or null:
   what BinaryF1 counts), ``keywords_reference``, ``keywords_prediction``.
 
@@ -68,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 from novabench import registry
 from novabench._files import StagedOutputs, file_sha256, writing_all_or_none
 from novabench.errors import OVERWRITE, NovaInputError, Option
+from novabench.tasks.captioning import keyword_count_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +86,9 @@ __all__ = [
     "ItemTables",
     "build_item_tables",
     "check_items_folder",
+    "bleu_from_tables",
     "item_tables",
+    "localization_from_tables",
     "older_tables_note",
     "read_item_tables",
     "unrecorded_tables",
@@ -167,6 +174,8 @@ _LABELS = {1: "abnormal", 0: "normal"}
 #: The per-item tables' folder: ``directory`` of the functions here, ``--items`` of
 #: ``nova evaluate``; a caller whose own argument gives it says so (``NovaReport.save``).
 ITEMS_FOLDER = Option("directory", "--items")
+# How the per-caption keyword count columns end (``ClinicalF1-lexicon TP``...).
+_COUNT_ENDINGS = keyword_count_columns("")
 
 
 @dataclass(frozen=True)
@@ -360,6 +369,8 @@ def _frame(pd: Any, rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFr
     for column in columns:
         if column in _DTYPES:
             table[column] = table[column].astype(_DTYPES[column])
+        elif column.endswith(_COUNT_ENDINGS):
+            table[column] = table[column].astype("Int64")
         elif column in registry.TASKS["captioning"].headline_keys or column.endswith("F1"):
             table[column] = table[column].astype("Float64")
         else:
@@ -411,7 +422,7 @@ def _image_rows(scored: ScoredPredictions) -> list[dict[str, Any]]:
     keywords: tuple[Any, Any] | None = None
     if captioning is not None:
         evaluation = scored.evaluations[captioning]
-        caption = evaluation.per_pair()
+        caption = {**evaluation.per_pair(), **_keyword_count_values(evaluation)}
         if evaluation.reference_labels is not None:
             labels = (evaluation.reference_labels, evaluation.prediction_labels)
         if evaluation.reference_keywords is not None:
@@ -474,6 +485,22 @@ def _image_rows(scored: ScoredPredictions) -> list[dict[str, Any]]:
                 row["keywords_prediction"] = _keywords(keywords[1][item])
         rows.append(row)
     return rows
+
+
+def _keyword_count_values(evaluation: Any) -> dict[str, list[int]]:
+    """Per keyword F1 scored, its per-caption TP, FP and FN columns (their sums over captions
+    make the micro-averaged F1, which the per-caption F1s do not give)."""
+    from novabench.metrics.captioning import KEYWORD_FAMILIES
+
+    columns: dict[str, list[int]] = {}
+    for name in evaluation.metrics:
+        family = KEYWORD_FAMILIES.get(name)
+        if family is None or family not in evaluation.keyword_counts:
+            continue
+        counts = evaluation.keyword_counts[family]
+        for position, column in enumerate(keyword_count_columns(name)):
+            columns[column] = [int(value) for value in counts[:, position]]
+    return columns
 
 
 def _keywords(keywords: Any) -> list[str]:
@@ -802,3 +829,113 @@ def read_item_tables(
             )
         tables[name] = pd.read_parquet(path)
     return tables
+
+
+def _box_lists(value: Any) -> list[list[float]] | None:
+    """A table cell of boxes (a list, or Parquet's array of arrays) as plain float lists."""
+    if value is None:
+        return None
+    return [[float(end) for end in box] for box in value]
+
+
+def localization_from_tables(tables: Mapping[str, Any], keys: Sequence[str] = ()) -> Any:
+    """The localisation evaluation of the images the report scored, rebuilt from the table.
+
+    The images table holds what the scorer was given: each scored image's predicted boxes,
+    their scores (null: none given, every score 1.0) and the gold boxes, as
+    ``[x1, y1, x2, y2]`` pixels. They are scored in that form (``box_format="xyxy"``, no
+    conversion back to ``[x, y, w, h]`` by the caller), in the table's order (the
+    evaluation's), so the COCO-AP keys, ACC50, TP30, FP30 and FNR come out as ``nova
+    evaluate`` computed them, and a bootstrap with the report's settings draws the same
+    images. An image not answered (``predicted_boxes`` null) scores as no box, as it did.
+
+    Args:
+        tables: the per-item tables (:func:`read_item_tables`).
+        keys: the headline keys wanted; without a COCO-AP key among them the evaluation
+            skips COCO AP (most of a resample's cost).
+
+    Returns:
+        An evaluation (``aggregate``, ``aggregate_resamples``), or None when the table lacks
+        the boxes (localisation not scored).
+
+    Example:
+        >>> import pandas as pd
+        >>> images = pd.DataFrame({"localization_status": ["given", "missing"],
+        ...     "gold_boxes": [[[0.0, 0.0, 10.0, 10.0]], [[0.0, 0.0, 4.0, 4.0]]],
+        ...     "predicted_boxes": [[[0.0, 0.0, 10.0, 20.0]], None],
+        ...     "predicted_scores": [None, None]})
+        >>> evaluation = localization_from_tables({"images": images}, ["FNR", "TP30"])
+        >>> scores = evaluation.aggregate()
+        >>> scores["FNR"], scores["TP30"], "COCO-AP@30" in scores
+        (0.5, 0.5, False)
+    """
+    import warnings
+
+    from novabench.metrics.localization import (
+        COCO_AP_KEYS,
+        LocalizationWarning,
+        prepare_localization,
+    )
+    from novabench.report.breakdowns import result_without_coco_ap
+
+    images = tables["images"]
+    needed = {"localization_status", "gold_boxes", "predicted_boxes", "predicted_scores"}
+    if not needed <= set(images.columns):
+        return None
+    scored = images[images["localization_status"].notna()]
+    predictions = []
+    for boxes, scores in zip(scored["predicted_boxes"], scored["predicted_scores"]):
+        prediction: dict[str, Any] = {"boxes": _box_lists(boxes) or []}
+        if scores is not None:
+            prediction["scores"] = [float(score) for score in scores]
+        predictions.append(prediction)
+    references = [{"boxes": _box_lists(boxes)} for boxes in scored["gold_boxes"]]
+    with warnings.catch_warnings():
+        # What the scorer warned about (no gold box, truncated boxes), nova evaluate said.
+        warnings.simplefilter("ignore", LocalizationWarning)
+        evaluation = prepare_localization(
+            predictions, references, box_format="xyxy", reference_box_format="xyxy"
+        )
+    if any(key in COCO_AP_KEYS for key in keys):
+        return evaluation
+    return result_without_coco_ap(evaluation)
+
+
+def bleu_from_tables(tables: Mapping[str, Any], keys: Sequence[str] = ()) -> Any:
+    """The captioning evaluation of BLEU-4 alone over the captions the report scored, from
+    the table's two captions (a caption not answered, null, scores as ``""``, as it did).
+
+    BLEU-4 is a corpus score: its sufficient statistics are summed over the captions
+    drawn, so neither its value nor a resample's is a mean of a column; re-scored from the
+    captions, in the table's order, both come out as ``nova evaluate`` computed them. No
+    setting of the report changes BLEU-4.
+
+    Args:
+        tables: the per-item tables (:func:`read_item_tables`).
+        keys: the headline keys wanted (only BLEU-4 is given).
+
+    Returns:
+        A :class:`~novabench.metrics.captioning.CaptioningEvaluation` of BLEU-4, or None when
+        the table lacks the captions (captioning not scored).
+
+    Example:
+        >>> import pandas as pd
+        >>> images = pd.DataFrame({"captioning_status": ["given", None],
+        ...     "caption_reference": ["Axial FLAIR shows a left frontal mass.", "Normal."],
+        ...     "caption_prediction": ["Axial FLAIR shows a left frontal mass.", None]})
+        >>> evaluation = bleu_from_tables({"images": images}, ["BLEU-4"])
+        >>> evaluation.n_items, round(evaluation.aggregate()["BLEU-4"], 12)  # exp(log) rounding
+        (1, 1.0)
+    """
+    from novabench.metrics.captioning import METRIC_NAMES, prepare_captioning
+
+    images = tables["images"]
+    if not {"captioning_status", "caption_reference", "caption_prediction"} <= set(images.columns):
+        return None
+    scored = images[images["captioning_status"].notna()]
+    predictions = [text if isinstance(text, str) else "" for text in scored["caption_prediction"]]
+    return prepare_captioning(
+        predictions,
+        [str(text) for text in scored["caption_reference"]],
+        exclude=[name for name in METRIC_NAMES if name != "BLEU-4"],
+    )

@@ -26,15 +26,31 @@ report with per-item tables must hold, in them, the reading of each ranking metr
 (the cases table's ``top1-lexicon`` never backs a stated ``top1``), and its stated value must
 equal the value the task's module recomputes from them as the ranking resamples it
 (``TaskBehaviour.rank_value``, up to float rounding); anything else is refused in one line
-naming the report, the key and both values. So is every other headline key the tables carry
-per item (``TaskBehaviour.item_mean_terms``: mAP@30/50, hit@30/50, top1/top5 of any reading,
-ROUGE-L, METEOR), and its stated CI too: it must be the interval ``nova evaluate`` drew from
-those items with the report's own bootstrap settings (resamples, confidence, seed), which the
-same bootstrap of the tables gives again, to float rounding; else one line naming the
-report, the key and both intervals. The keys the tables cannot recompute (COCO-AP, BLEU-4,
-BERTScore, keyword F1s) and every value and CI of a report without tables are taken as
-stated: named in the warnings before the tables and each marked † (the CSV's ``verified``
-names them per row).
+naming the report, the key and both values. So is every other headline key the tables can
+recompute as a ratio of sums over items (``TaskBehaviour.item_mean_terms``: mAP@30/50,
+mAP@50:95, hit@30/50, top1/top5 of any reading, ROUGE-L, METEOR, BERTScore-F1, BinaryF1 of
+either reading,
+and ClinicalF1/ModalityF1 of either reading: sample keyword averaging from the per-caption
+F1s, micro from the per-caption counts), and its stated CI too: it must be the interval
+``nova evaluate`` drew from those items with the report's own bootstrap settings
+(resamples, confidence, seed), which the same bootstrap of the tables gives again, to float
+rounding; else one line naming the report, the key and both intervals. The keys no ratio
+of per-item sums gives are scored again from the tables' own columns by the task's metric
+(``TaskBehaviour.table_rescoring``): COCO-AP@30/50/50:95, ACC50, TP30, FP30 and FNR from
+each scored image's predicted boxes, scores and gold boxes (``[x1, y1, x2, y2]``, scored in
+that form), BLEU-4 from the two captions; value and CI (the same bootstrap, the same
+settings) must be the report's, to float rounding, else one line as above. The keys the
+tables cannot recompute (those, in tables written without the scores or the predicted
+captions; micro-averaged keyword F1s of tables without counts) and every value and CI of
+a report without tables are taken as stated: named in the warnings before the tables and each marked † under the key the
+board shows (the CSV's ``verified`` names them per row).
+
+Every value and CI is shown in percent; the header names the CI level most reports share,
+and a cell whose CI has another level says its own ("(50% CI)"); the CSV gives each row's
+``ci_level (%)`` and ``ci_resamples``. A rank set by a value taken as stated is marked † too.
+The raters' rows (the first report holding a human reference) are checked where the images
+table can: rater-vs-gold mAP@30/50 and mAP@50:95 from ``rater_*_best_iou``, value and CI;
+their other values are marked †.
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
 paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
@@ -98,6 +114,7 @@ from novabench.report.render import (
     HEADLINE_KEYS,
     TASK_ORDER,
     coverage_phrase,
+    current_key_names,
     meteor_fallback_line,
     model_name,
     portable_bertscore_hash,
@@ -107,7 +124,7 @@ from novabench.report.render import (
     with_current_keys,
 )
 from novabench.run.manifest import is_running_status
-from novabench.tasks import ItemTablesMismatch, behaviour, tasks_where
+from novabench.tasks import ItemTablesMismatch, behaviour, load_hook, tasks_where
 
 __all__ = [
     "RANK_METRICS",
@@ -463,7 +480,13 @@ def _checked_headline_means(
             if stated is None:
                 continue
             field = f"tasks.{task}.metrics.{key}"
-            terms = _from_tables(behaviour(task).item_mean_terms, tables, key, name, field)
+            terms = _from_tables(
+                lambda held, wanted: behaviour(task).item_mean_terms(held, wanted, metrics),
+                tables,
+                key,
+                name,
+                field,
+            )
             if terms is None:
                 stated_as_is.setdefault(task, []).append(key)
                 continue
@@ -472,7 +495,70 @@ def _checked_headline_means(
                 with_interval[key] = terms
         if with_interval:
             _check_intervals(original, task, with_interval, name)
+        if stated_as_is.get(task):
+            stated_as_is[task] = _checked_rescored(original, task, tables, stated_as_is[task], name)
+            if not stated_as_is[task]:
+                del stated_as_is[task]
     return stated_as_is
+
+
+def _checked_rescored(
+    report: Mapping[str, Any], task: str, tables: Mapping[str, Any], keys: list[str], name: str
+) -> list[str]:
+    """Check the stated keys no ratio of per-item sums gives, by scoring the tables' own
+    columns again with the task's metric (:attr:`TaskBehaviour.table_rescoring`: the boxes
+    and scores for COCO-AP, ACC50, TP30, FP30, FNR; the captions for BLEU-4), value and CI;
+    the keys left unchecked are returned (taken as stated).
+
+    The rebuilt evaluation holds the scored items in ``nova evaluate``'s order, so its value
+    and, with the report's bootstrap settings, its interval are the report's to float
+    rounding; anything else is refused in one line naming the report, key and both.
+    """
+    spec = behaviour(task)
+    wanted = [key for key in keys if key in spec.rescored_keys]
+    if not wanted or spec.table_rescoring is None:
+        return keys
+    evaluation = load_hook(spec.table_rescoring)(tables, wanted)
+    if evaluation is None:  # tables written without the columns: taken as stated
+        return keys
+    section = report["tasks"][task]
+    values = evaluation.aggregate() if evaluation.n_items else {}
+    for key in wanted:
+        stated = float(section["metrics"][key])
+        field = f"tasks.{task}.metrics.{key}"
+        _check_recomputed(key, stated, _number(values.get(key)), name, field)
+    with_interval = [key for key in wanted if _stated_interval(section, key) is not None]
+    if with_interval:
+        from novabench.metrics.stats import bootstrap_confidence_intervals
+
+        def draw(settings: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+            if not evaluation.n_items:
+                return dict.fromkeys(with_interval, (math.nan, math.nan))
+            return dict(bootstrap_confidence_intervals(evaluation, **settings))
+
+        _compare_intervals(report, task, with_interval, draw, name)
+    return [key for key in keys if key not in wanted]
+
+
+def _shown_keys(
+    stated: Mapping[str, list[str]], original: Mapping[str, Any], name: str
+) -> dict[str, list[str]]:
+    """Per task, the keys taken as stated under the names the board shows them by (today's:
+    :func:`~novabench.report.render.current_key_names`), in the headline order.
+
+    Example:
+        >>> old = {"tasks": {"captioning": {"metrics": {"BinaryF1": 0.7, "BLEU-4": 0.1,
+        ...     "keyword_extractor": "lexicon (offline)"}}}}
+        >>> _shown_keys({"captioning": ["BLEU-4", "BinaryF1"]}, old, "old.json")
+        {'captioning': ['BLEU-4', 'BinaryF1-lexicon']}
+    """
+    renamed = current_key_names(original, source=name)
+    shown = {}
+    for task, keys in stated.items():
+        names = renamed.get(task, {})
+        today = {names.get(key, key) for key in keys}
+        shown[task] = [key for key in HEADLINE_KEYS[task] if key in today]
+    return shown
 
 
 def _stated_interval(section: Mapping[str, Any], key: str) -> list[float] | None:
@@ -534,25 +620,42 @@ def _check_intervals(
     is refused (a report with per-item tables was written by a novabench that records them:
     the settings were removed).
     """
-    from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
+    from novabench.metrics.stats import bootstrap_confidence_intervals
+
+    def draw(settings: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        recomputed: dict[str, tuple[float, float]] = {}
+        # One bootstrap for the keys resampling the same number of items (one draw for all).
+        by_size: dict[int, dict[str, tuple[Any, Any]]] = {}
+        for key, (numerators, weights) in terms.items():
+            by_size.setdefault(len(numerators), {})[key] = (numerators, weights)
+        for size, group in by_size.items():
+            if size == 0:
+                recomputed.update(dict.fromkeys(group, (math.nan, math.nan)))
+                continue
+            recomputed.update(bootstrap_confidence_intervals(_ItemRatios(group), **settings))
+        return recomputed
+
+    _compare_intervals(report, task, list(terms), draw, name)
+
+
+def _compare_intervals(
+    report: Mapping[str, Any],
+    task: str,
+    keys: Sequence[str],
+    draw: Callable[[Mapping[str, Any]], Mapping[str, tuple[float, float]]],
+    name: str,
+) -> None:
+    """Refuse a stated CI of ``keys`` that ``draw`` (the tables' bootstrap with the report's
+    settings: resamples, confidence, seed) does not give again, to float rounding."""
+    from novabench.metrics.stats import BootstrapWarning
 
     section = report["tasks"][task]
-    first = next(iter(terms))
-    settings = _recorded_bootstrap(report, name, f"tasks.{task}.confidence_intervals.{first}")
-    recomputed: dict[str, tuple[float, float]] = {}
-    # One bootstrap for the keys resampling the same number of items (one draw for all).
-    by_size: dict[int, dict[str, tuple[Any, Any]]] = {}
-    for key, (numerators, weights) in terms.items():
-        by_size.setdefault(len(numerators), {})[key] = (numerators, weights)
-    for size, group in by_size.items():
-        if size == 0:
-            recomputed.update(dict.fromkeys(group, (math.nan, math.nan)))
-            continue
-        with warnings.catch_warnings():
-            # Resamples where a key is undefined (no gold box drawn): nova evaluate warned.
-            warnings.simplefilter("ignore", BootstrapWarning)
-            recomputed.update(bootstrap_confidence_intervals(_ItemRatios(group), **settings))
-    for key in terms:
+    settings = _recorded_bootstrap(report, name, f"tasks.{task}.confidence_intervals.{keys[0]}")
+    with warnings.catch_warnings():
+        # Resamples where a key is undefined (no gold box drawn): nova evaluate warned.
+        warnings.simplefilter("ignore", BootstrapWarning)
+        recomputed = draw(settings)
+    for key in keys:
         stated = _stated_interval(section, key)
         low, high = recomputed[key]
         assert stated is not None  # only keys with a stated CI are given
@@ -671,44 +774,74 @@ def _same_answers(a: Mapping[str, str], b: Mapping[str, str]) -> str | None:
 
 def _reading(report: Mapping[str, Any], task: str) -> dict[str, str]:
     """The settings that make a task's scores one reading of its answers (matcher or judge,
-    METEOR variant, BERTScore model...), where recorded, and the ranking key held."""
+    METEOR variant, BERTScore model, how raw answers were read: the box convention...),
+    where recorded, and the ranking key held."""
     reading = {
         setting: value
         for setting, _ in SCORING_SETTINGS[task]
         if (value := _setting_value(report, task, setting)) != _UNKNOWN
     }
+    predictions = report.get("predictions")
+    for field in behaviour(task).answer_reading:
+        recorded = predictions.get(field) if isinstance(predictions, Mapping) else None
+        if recorded is not None:
+            reading[field] = str(recorded)
     reading["ranking key"] = str(_held_reading(report, task))
     return reading
 
 
-def _same_readings(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether two reports read their answers alike: over the tasks both hold, no setting
-    both record differs and both hold the same reading of each ranking metric."""
+def _reading_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """How two reports read their answers differently: ``"task setting (x / y)"`` for each
+    setting both record with different values, over the tasks both hold; [] when they read
+    them alike.
+
+    Example:
+        >>> a = {"predictions": {"box_convention": "auto"}, "tasks": {"localization": {}}}
+        >>> b = {"predictions": {"box_convention": "xyxy_norm1000"}, "tasks": {"localization": {}}}
+        >>> _reading_differences(a, b)
+        ['localization box_convention (auto / xyxy_norm1000)']
+    """
     shared = [task for task in TASK_ORDER if task in (a.get("tasks") or {})]
     shared = [task for task in shared if task in (b.get("tasks") or {})]
+    differences = []
     for task in shared:
         first, second = _reading(a, task), _reading(b, task)
-        if any(first[key] != second[key] for key in first.keys() & second.keys()):
-            return False
-    return bool(shared)
+        differences += [
+            f"{task} {key} ({first[key]} / {second[key]})"
+            for key in first.keys() & second.keys()
+            if first[key] != second[key]
+        ]
+    return sorted(differences)
 
 
-def _same_predictions(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
-    """Refuse two reports scoring the same predictions alike: one run would be ranked as two
-    models. Reports of the same answers under different readings (a judged and a lexicon
-    diagnosis, another METEOR variant) are different quantities, kept as the board keeps
-    readings apart."""
+def _same_predictions(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> list[str]:
+    """Refuse two reports scoring the same predictions with the same settings: one run would
+    be ranked as two models. Reports of the same answers under other settings (a judged and
+    a lexicon diagnosis, another METEOR variant, another box convention) are other readings
+    of that run, kept as the board keeps readings apart: the warnings returned name them."""
     identities = [_predictions_identity(report) for report in reports]
+    readings_of_one_run = []
     for second in range(len(reports)):
         for first in range(second):
             same = _same_answers(identities[first], identities[second])
-            if same and _same_readings(reports[first], reports[second]):
+            tasks = [set(report.get("tasks") or {}) for report in (reports[first], reports[second])]
+            if not same or not tasks[0] & tasks[1]:  # no task scored by both: nothing twice
+                continue
+            differences = _reading_differences(reports[first], reports[second])
+            if not differences:
                 raise NovaInputError(
                     f"{names[first]} and {names[second]} score {same} (one run) with the "
-                    "same settings: one model would be ranked twice; give one of them",
+                    "same scoring settings (how the answers were read, matcher, metric "
+                    "variants): one model would be ranked twice; give one of them",
                     source=names[second],
                     field="predictions",
                 )
+            readings_of_one_run.append(
+                f"warning: {names[first]} and {names[second]} score {same}: two readings "
+                f"of one run, not two models (their settings differ: "
+                f"{'; '.join(differences)})"
+            )
+    return readings_of_one_run
 
 
 def _same_scoring_rules(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
@@ -899,7 +1032,7 @@ def build_leaderboard(
     # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
     reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
     _same_headlines(reports, names)
-    _same_predictions(reports, names)
+    readings_of_one_run = _same_predictions(reports, names)
     builds_line = _same_scoring_rules(reports, names)
     fingerprints = [(report.get("data") or {}).get("fingerprint") for report in reports]
     if len(set(fingerprints)) > 1:
@@ -918,9 +1051,12 @@ def build_leaderboard(
         {} if table is None else _checked_table_readings(report, original, table, name)
         for report, original, table, name in zip(reports, originals, tables, names)
     ]
-    # Then every other key the tables recompute; the rest is taken as stated (noted).
+    # Then every other key the tables recompute; the rest is taken as stated (noted), under
+    # the keys the board shows (an old report's ClinicalF1 of the lexicon: ClinicalF1-lexicon).
     taken_as_stated = [
-        {} if table is None else _checked_headline_means(original, table, name)
+        {}
+        if table is None
+        else _shown_keys(_checked_headline_means(original, table, name), original, name)
         for original, table, name in zip(originals, tables, names)
     ]
     models = []
@@ -928,6 +1064,9 @@ def build_leaderboard(
         entry: dict[str, Any] = {
             "model": model_name(report),
             "path": name,
+            # The report's own bootstrap: its CIs' level and resamples (None: not recorded).
+            "ci_level": _ci_setting(report, "confidence"),
+            "ci_resamples": _ci_setting(report, "n_resamples"),
             "data": "synthetic sample" if synthetic_data_line(report) else "",
             # an interrupted or running run: its manifest statuses, for the CSV's rows
             "run": _run_cell(report),
@@ -962,6 +1101,7 @@ def build_leaderboard(
                 "unranked": _answered_nothing(coverage),
             }
         models.append(entry)
+    board_level = _board_level(models)
     ranking: dict[str, Any] = {}
     notes: list[str] = []
     differences = _setting_differences(reports, names)
@@ -1067,6 +1207,7 @@ def build_leaderboard(
         }
         for task in TASK_ORDER
     }
+    human_rows, human_from = _human_rows(reports, tables, names)
     bootstrap_note = _bootstrap_note(reports, names)
     if bootstrap_note:
         notes.append(bootstrap_note)
@@ -1088,6 +1229,7 @@ def build_leaderboard(
                 for text in map(_coverage_warning, reports, names, tables)
                 for line in text.splitlines()
             ),
+            *readings_of_one_run,
             *([_unverified_warning(without_items)] if without_items else []),
             *(
                 _stated_keys_warning(name, task, keys)
@@ -1109,11 +1251,84 @@ def build_leaderboard(
         ],
         "models": models,
         "ranking": ranking,
-        "human_reference": _human_rows(reports),
+        "human_reference": human_rows,
+        # The report whose human reference the raters' rows show (its CI level is theirs).
+        "human_reference_from": human_from,
+        # The level most reports' CIs were drawn at: the tables' header says it, a cell of
+        # another level says its own.
+        "ci_level": board_level,
         "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
         "setting_differences": differences,
         "notes": notes,
     }
+
+
+def _ci_setting(report: Mapping[str, Any], setting: str) -> Any:
+    """A report's recorded bootstrap ``confidence`` or ``n_resamples`` (None if not recorded).
+
+    Example:
+        >>> _ci_setting({"bootstrap": {"confidence": 0.5, "n_resamples": 200}}, "confidence")
+        0.5
+        >>> _ci_setting({}, "n_resamples") is None
+        True
+    """
+    settings = report.get("bootstrap")
+    value = settings.get(setting) if isinstance(settings, Mapping) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+def _states_intervals(model: Mapping[str, Any]) -> bool:
+    return any(
+        interval and any(_number(end) is not None for end in interval)
+        for entry in model["tasks"].values()
+        for interval in entry["ci"].values()
+    )
+
+
+def _board_level(models: Sequence[Mapping[str, Any]]) -> float | None:
+    """The CI level of most reports stating intervals (the first one's on a tie), which the
+    tables' header names; None when no report states one.
+
+    Example:
+        >>> ci = {"localization": {"ci": {"mAP@30": [0.1, 0.2]}}}
+        >>> _board_level([{"ci_level": 0.5, "tasks": ci}, {"ci_level": 0.95, "tasks": ci},
+        ...               {"ci_level": 0.95, "tasks": ci}])
+        0.95
+    """
+    levels = [model.get("ci_level") for model in models if _states_intervals(model)]
+    if not levels:
+        return None
+    return max(dict.fromkeys(levels), key=levels.count)
+
+
+def _level_text(level: Any) -> str:
+    """A CI level in percent, as the tables write it ("95%"; "unknown" when not recorded).
+
+    Example:
+        >>> _level_text(0.95), _level_text(0.5), _level_text(0.999), _level_text(None)
+        ('95%', '50%', '99.9%', 'unknown')
+    """
+    if level is None:
+        return "unknown"
+    return f"{100 * float(level):g}%"
+
+
+def _header_level(board: Mapping[str, Any]) -> str:
+    """The level the tables' header names ("95% "), "" when no report states a CI.
+
+    A cell whose CI has another level says its own (:func:`_level_mark`).
+    """
+    level = board.get("ci_level")
+    return f"{_level_text(level)} " if level is not None else ""
+
+
+def _level_mark(board: Mapping[str, Any], level: Any) -> str:
+    """What a cell of a report's CIs adds when their level is not the header's ("" if it is)."""
+    if level == board.get("ci_level"):
+        return ""
+    return f"{_level_text(level)} CI" if level is not None else "CI level not recorded"
 
 
 def _run_cell(report: Mapping[str, Any]) -> str:
@@ -1405,15 +1620,107 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any], task: str, metric: str) ->
     return bool(a["tasks"][task]["metrics"][metric] == b["tasks"][task]["metrics"][metric])
 
 
-def _human_rows(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+# The human-reference comparisons the images table backs: its column of each image's best IoU.
+_HUMAN_TABLE_COLUMNS = {
+    "rater 1 vs gold": "rater_1_best_iou",
+    "rater 2 vs gold": "rater_2_best_iou",
+}
+
+
+def _human_rows(
+    reports: Sequence[Mapping[str, Any]],
+    tables: Sequence[Mapping[str, Any] | None],
+    names: Sequence[str],
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The raters' rows (the first report holding a human reference gives them), each key
+    the images table can recompute checked, value and CI, the rest listed as taken as stated.
+
+    A rater-vs-gold row's hit rates (mAP@30, mAP@50, mAP@50:95) are means over the scored
+    images of that rater's best IoU against gold, which the table holds
+    (``rater_1_best_iou``...): recomputed as the model's are, from the rows localisation
+    scored, and its CI redrawn with the report's bootstrap settings; anything else is
+    refused in one line naming the report and the field. Every other key, every key of rater
+    1 vs rater 2, and every key of a report without tables, is taken as stated (marked †).
+    Returns the rows and the name of the report they come from (None without rows).
+    """
     from novabench.report.human_reference import comparison_rows
 
     for task in _HUMAN_TASKS:
-        for report in reports:
-            rows = comparison_rows((report.get("human_reference") or {}).get(task))
-            if rows:
-                return [{"who": who, "metrics": dict(row)} for who, row in rows]
-    return []
+        for report, table, name in zip(reports, tables, names):
+            section = (report.get("human_reference") or {}).get(task)
+            rows = comparison_rows(section)
+            if not rows:
+                continue
+            shown = []
+            for who, row in rows:
+                keys = [key for key in HEADLINE_KEYS[task] if _number(row.get(key)) is not None]
+                checked = _checked_human_keys(report, table, task, who, row, keys, name)
+                shown.append(
+                    {
+                        "who": who,
+                        "metrics": dict(row),
+                        "taken_as_stated": [key for key in keys if key not in checked],
+                    }
+                )
+            return shown, name
+    return [], None
+
+
+def _checked_human_keys(
+    report: Mapping[str, Any],
+    tables: Mapping[str, Any] | None,
+    task: str,
+    who: str,
+    row: Mapping[str, Any],
+    keys: Sequence[str],
+    name: str,
+) -> list[str]:
+    """The keys of one human-reference row checked against the images table (see
+    :func:`_human_rows`); [] when the table cannot check any."""
+    column = _HUMAN_TABLE_COLUMNS.get(who)
+    if tables is None or column is None:
+        return []
+    images = tables["images"]
+    status = f"{task}_status"
+    if column not in images.columns or status not in images.columns:
+        return []
+    scored = images[images[status].notna()]
+    # The rater's best IoUs in the place of the model's: the same hit rates of the same rows.
+    rater = {"images": scored.assign(best_iou=scored[column].astype(float).fillna(0.0))}
+    field = f"human_reference.{task}.{who.replace(' ', '_')}"
+    terms = {}
+    for key in keys:
+        if key not in ("mAP@30", "mAP@50", "mAP@50:95"):
+            continue
+        terms[key] = behaviour(task).item_mean_terms(rater, key, {})
+        recomputed = _ItemRatios({key: terms[key]}).mean(key)
+        _check_recomputed(key, float(row[key]), recomputed, name, f"{field}.{key}")
+    stated = {
+        key: interval for key in terms if (interval := _stated_interval(row, key)) is not None
+    }
+    if stated:
+        from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
+
+        settings = _recorded_bootstrap(report, name, f"{field}.confidence_intervals")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BootstrapWarning)
+            drawn = bootstrap_confidence_intervals(
+                _ItemRatios({key: terms[key] for key in stated}), **settings
+            )
+        for key, (low, high) in stated.items():
+            again = drawn[key]
+            if not all(
+                math.isclose(end, redrawn, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE)
+                for end, redrawn in zip((low, high), again)
+            ):
+                raise NovaInputError(
+                    f"the report states {who} {key} CI = [{low!r}, {high!r}] but its per-item "
+                    f"tables give [{again[0]!r}, {again[1]!r}] with its bootstrap settings: "
+                    "the report was edited or is not the one that wrote them",
+                    source=name,
+                    field=f"{field}.confidence_intervals.{key}",
+                )
+    return list(terms)
 
 
 def _percent(value: Any) -> str:
@@ -1421,30 +1728,41 @@ def _percent(value: Any) -> str:
     return "n/a" if number is None else f"{100 * number:.1f}"
 
 
-def _with_interval(value: Any, interval: Any) -> str:
+def _with_interval(value: Any, interval: Any, level_mark: str = "") -> str:
+    """A value in percent and its CI; ``level_mark`` (e.g. "50% CI") after a CI whose level
+    is not the tables' header's."""
     text = _percent(value)
     if text != "n/a" and interval and all(_number(v) is not None for v in interval):
         text += f" [{_percent(interval[0])}, {_percent(interval[1])}]"
+        text += f" ({level_mark})" if level_mark else ""
     return text
 
 
-def _cell(task_entry: Mapping[str, Any], key: str) -> str:
+def _cell(task_entry: Mapping[str, Any], key: str, level_mark: str = "") -> str:
     """A model's value with its CI; "" for a key it does not hold (another reading's).
 
-    Marked when nothing could check it (:data:`UNVERIFIED_MARK`, explained in the warnings).
+    Marked when nothing could check it (:data:`UNVERIFIED_MARK`, explained in the warnings),
+    and with its level when its CI's is not the header's.
     """
     if key not in task_entry["metrics"]:
         return ""
-    text = _with_interval(task_entry["metrics"][key], task_entry.get("ci", {}).get(key))
+    interval = task_entry.get("ci", {}).get(key)
+    text = _with_interval(task_entry["metrics"][key], interval, level_mark)
     unverified = key in task_entry.get("taken_as_stated", ()) and text != "n/a"
     return f"{text} {UNVERIFIED_MARK}" if unverified else text
 
 
-def _human_cell(metrics: Mapping[str, Any], key: str) -> str:
-    """A rater's value with its CI (the report's human reference keeps both), "" if absent."""
+def _human_cell(human: Mapping[str, Any], key: str, level_mark: str = "") -> str:
+    """A rater's value with its CI (the report's human reference keeps both), "" if absent;
+    marked when nothing could check it."""
+    metrics = human["metrics"]
     if metrics.get(key) is None:
         return ""
-    return _with_interval(metrics[key], (metrics.get("confidence_intervals") or {}).get(key))
+    interval = (metrics.get("confidence_intervals") or {}).get(key)
+    text = _with_interval(metrics[key], interval, level_mark)
+    # Rows of boards built before the check carry no list: nothing was checked.
+    unverified = key in human.get("taken_as_stated", metrics) and text != "n/a"
+    return f"{text} {UNVERIFIED_MARK}" if unverified else text
 
 
 def _label(board: Mapping[str, Any], model: Mapping[str, Any]) -> str:
@@ -1474,7 +1792,11 @@ def _shown_rank(board: Mapping[str, Any], task: str, entry: Mapping[str, Any] | 
     unranked = rule.get("ranked") is False and rule.get("method") != _ONE_MODEL
     if entry is not None and entry.get("rank") is None and unranked:
         return NOT_RANKED
-    return _rank(entry)
+    rank = _rank(entry)
+    # A rank set by a value nothing checked (taken as stated) is as unverified as the value.
+    if rank and entry is not None and rule.get("metric") in entry.get("taken_as_stated", ()):
+        return f"{rank} {UNVERIFIED_MARK}"
+    return rank
 
 
 def _tasks(board: Mapping[str, Any]) -> list[str]:
@@ -1551,6 +1873,8 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
     header += [f"{task} note" for task in tasks]
     # What the warnings say, per row (a CSV read by pandas has no room for comment lines).
     header += ["data", "verified"] + [f"{task} coverage" for task in tasks] + ["run"]
+    # Each row's CIs: their level and resamples (reports may differ; the header has none).
+    header += ["ci_level (%)", "ci_resamples"]
     rows = []
     for model in board["models"]:
         cells = [_label(board, model)]
@@ -1566,6 +1890,7 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
         cells += [str(model.get("data", "")), _verified_cell(model)]
         cells += [str(model["tasks"].get(task, {}).get("coverage", "")) for task in tasks]
         cells.append(str(model.get("run", "")))
+        cells += _csv_bootstrap_cells(model)
         rows.append(cells)
     for human in board["human_reference"]:
         cells = [f"human: {human['who']}"]
@@ -1579,8 +1904,49 @@ def _table(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             else:
                 cells += ["", "", ""]
         data = next((str(model.get("data", "")) for model in board["models"]), "")
-        rows.append(cells + [""] * len(tasks) + [data, ""] + [""] * len(tasks) + [""])
+        source: Mapping[str, Any] = next(
+            (m for m in board["models"] if m.get("path") == board.get("human_reference_from")),
+            {},
+        )
+        verified = "no" if human.get("taken_as_stated", True) else "yes"
+        if 0 < len(human.get("taken_as_stated", ())) < len(_human_keys(human)):
+            # "task key" pairs, as a model's row names them
+            verified = "partly: " + ", ".join(
+                f"{task} {key}" for task in _HUMAN_TASKS for key in human["taken_as_stated"]
+            )
+        rows.append(
+            cells
+            + [""] * len(tasks)
+            + [data, verified]
+            + [""] * len(tasks)
+            + [""]
+            + _csv_bootstrap_cells(source)
+        )
     return header, rows
+
+
+def _human_keys(human: Mapping[str, Any]) -> list[str]:
+    """The headline keys a raters' row holds a value of."""
+    return [
+        key
+        for task in _HUMAN_TASKS
+        for key in HEADLINE_KEYS[task]
+        if _number(human["metrics"].get(key)) is not None
+    ]
+
+
+def _csv_bootstrap_cells(model: Mapping[str, Any]) -> list[str]:
+    """A row's CI level (percent) and resamples; "" where not recorded.
+
+    Example:
+        >>> _csv_bootstrap_cells({"ci_level": 0.5, "ci_resamples": 1000}), _csv_bootstrap_cells({})
+        (['50', '1000'], ['', ''])
+    """
+    level, resamples = model.get("ci_level"), model.get("ci_resamples")
+    return [
+        "" if level is None else f"{100 * float(level):g}",
+        "" if resamples is None else str(resamples),
+    ]
 
 
 def _csv_note(board: Mapping[str, Any], task: str) -> str:
@@ -1627,10 +1993,13 @@ def _overview(board: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
             if entry is None:
                 cells += [""] * (len(keys) + ranked)
                 continue
+            mark = _level_mark(board, model.get("ci_level", board.get("ci_level")))
             if len(keys) > 1:  # a reading the model does not hold: blank, never another's
-                cells += [_cell(entry, key) if key in entry["metrics"] else "" for key in keys]
+                cells += [
+                    _cell(entry, key, mark) if key in entry["metrics"] else "" for key in keys
+                ]
             else:
-                cells += [_cell(entry, keys[0])]
+                cells += [_cell(entry, keys[0], mark)]
             cells += [_shown_rank(board, task, entry)] if ranked else []
         rows.append(cells)
     return header, rows
@@ -1640,12 +2009,16 @@ def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[li
     """One task's headline keys per model, best rank first; the raters under localisation."""
     keys = _task_keys(board, task)
     header = ["model", "rank"] + [_key_header(board, task, key) for key in keys]
-    entries = [(_label(board, m), m["tasks"][task]) for m in board["models"] if task in m["tasks"]]
+    entries = [
+        (_label(board, m), m["tasks"][task], m.get("ci_level", board.get("ci_level")))
+        for m in board["models"]
+        if task in m["tasks"]
+    ]
     rule = board["ranking"].get(task) or {}
     # One ranking metric, or (not ranked) the readings held: rows grouped by reading.
     readings = [rule["metric"]] if rule.get("metric") else list(rule.get("readings") or {})
 
-    def order(item: tuple[str, Mapping[str, Any]]) -> tuple[float, float, float]:
+    def order(item: tuple[str, Mapping[str, Any], Any]) -> tuple[float, float, float]:
         entry = item[1]
         held = next((k for k in readings if _number(entry["metrics"].get(k)) is not None), None)
         group = readings.index(held) if held is not None else len(readings)
@@ -1658,15 +2031,30 @@ def _task_table(board: Mapping[str, Any], task: str) -> tuple[list[str], list[li
         )
 
     rows = [
-        [name, _shown_rank(board, task, entry)] + [_cell(entry, key) for key in keys]
-        for name, entry in sorted(entries, key=order)
+        [name, _shown_rank(board, task, entry)]
+        + [_cell(entry, key, _level_mark(board, level)) for key in keys]
+        for name, entry, level in sorted(entries, key=order)
     ]
     if task in _HUMAN_TASKS:
+        level = _human_level(board)
         rows += [
-            [f"human: {human['who']}", ""] + [_human_cell(human["metrics"], key) for key in keys]
+            [f"human: {human['who']}", ""]
+            + [_human_cell(human, key, _level_mark(board, level)) for key in keys]
             for human in board["human_reference"]
         ]
     return header, rows
+
+
+def _human_level(board: Mapping[str, Any]) -> Any:
+    """The CI level of the raters' rows: the level of the report they come from."""
+    return next(
+        (
+            model.get("ci_level")
+            for model in board["models"]
+            if model.get("path") == board.get("human_reference_from")
+        ),
+        board.get("ci_level"),
+    )
 
 
 def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -1762,7 +2150,7 @@ def render_leaderboard_markdown(board: Mapping[str, Any]) -> str:
         "# NOVA leaderboard",
         "",
         f"Release fingerprint {markdown_code_span(board['release'])}; values in percent with "
-        "bootstrap CIs.",
+        f"{_header_level(board)}bootstrap CIs.",
     ]
     # Before any table, as nova evaluate's report: one paragraph each (adjacent lines would
     # run into one).
@@ -1839,7 +2227,8 @@ def render_leaderboard_text(board: Mapping[str, Any]) -> str:
     lines = [
         "NOVA leaderboard",
         "",
-        f"Release fingerprint {_plain(board['release'])}; values in percent with bootstrap CIs.",
+        f"Release fingerprint {_plain(board['release'])}; values in percent with "
+        f"{_header_level(board)}bootstrap CIs.",
     ]
     warnings = [_plain(warning) for warning in board.get("warnings") or ()]
     lines += ["", *warnings] if warnings else []  # before any table, as nova evaluate's report
@@ -1975,7 +2364,7 @@ def render_leaderboard_html(
         "</style></head><body>",
         "<h1>NOVA leaderboard</h1>",
         f"<p>Release fingerprint <code>{escape(str(board['release']))}</code>; values in "
-        "percent with bootstrap CIs.</p>",
+        f"percent with {escape(_header_level(board))}bootstrap CIs.</p>",
     ]
     warnings = board.get("warnings") or []
     if warnings:  # before any table, as nova evaluate's page
@@ -2046,7 +2435,7 @@ def leaderboard_csv(board: Mapping[str, Any]) -> str:
     Example:
         >>> board = {"release": "f", "models": [], "ranking": {}, "human_reference": [], "notes": []}
         >>> leaderboard_csv(board)
-        'model,data,verified,run\\r\\n'
+        'model,data,verified,run,ci_level (%),ci_resamples\\r\\n'
     """
     header, rows = _table(board)
     buffer = io.StringIO()

@@ -31,6 +31,7 @@ __all__ = [
     "comparison_unusable_lines",
     "comparison_with_paper",
     "coverage_phrase",
+    "current_key_names",
     "identical_answers_lines",
     "meteor_fallback_line",
     "metric_label",
@@ -1164,14 +1165,35 @@ def with_current_keys(report: Mapping[str, Any], *, source: str = "report") -> d
         ['matcher', 'top1-lexicon', 'top5-lexicon']
     """
     result = dict(report)
-    for task, names in (
+    for task, names in current_key_names(report, source=source).items():
+        result = _renamed(result, task, names)
+    return result
+
+
+def current_key_names(
+    report: Mapping[str, Any], *, source: str = "report"
+) -> dict[str, dict[str, str]]:
+    """Per task, each key of an old report that :func:`with_current_keys` renames and the key
+    it is read under today (tasks with none left out).
+
+    Raises:
+        NovaInputError: as :func:`with_current_keys`.
+
+    Example:
+        >>> old = {"tasks": {"captioning": {"metrics": {"BinaryF1": 0.7,
+        ...     "keyword_extractor": "lexicon (offline)"}}}}
+        >>> current_key_names(old)
+        {'captioning': {'BinaryF1': 'BinaryF1-lexicon'}}
+    """
+    names: dict[str, dict[str, str]] = {}
+    for task, found in (
         ("captioning", _meteor_names(report)),
         ("diagnosis", _diagnosis_names(report, source)),
         ("captioning", _keyword_names(report, source)),
     ):
-        if names:
-            result = _renamed(result, task, names)
-    return result
+        if found:
+            names.setdefault(task, {}).update(found)
+    return names
 
 
 def _task_metrics(report: Mapping[str, Any], task: str) -> Mapping[str, Any]:

@@ -72,7 +72,7 @@ def _no_answer_notes(predictions: Sequence[Any], items: Sequence[Any]) -> list[s
     return []
 
 
-def _no_item_mean_terms(tables: Mapping[str, Any], key: str) -> None:
+def _no_item_mean_terms(tables: Mapping[str, Any], key: str, recorded: Mapping[str, Any]) -> None:
     return None
 
 
@@ -127,18 +127,33 @@ class TaskBehaviour:
         mean_keys: the headline keys that are means over the task's items (hit rates, top-1,
             per-caption scores): a percentile CI of one contains its value. Not COCO-AP,
             corpus BLEU or ratios of corpus counts.
-        item_mean_terms: (per-item tables, a headline key) -> ``(numerators, weights)``,
-            two float arrays with one entry per item ``nova evaluate`` resampled for the key,
-            in its order: the key's value is ``sum(numerators) / sum(weights)`` over all of
-            them and over each bootstrap resample (weights are 1 for a plain mean; 0 for an
-            item drawn but not counted, as an image without a gold box in ``hit@30``). None
-            when the tables carry no column for the key; raises :class:`ItemTablesMismatch`
-            when they hold another reading's column instead.
+        item_mean_terms: (per-item tables, a headline key, the settings the report
+            recorded in the task's metrics, e.g. ``keyword_averaging``) -> ``(numerators,
+            weights)``, two float arrays with one entry per item ``nova evaluate`` resampled
+            for the key, in its order: the key's value is ``sum(numerators) / sum(weights)``
+            over all of them and over each bootstrap resample (weights are 1 for a plain
+            mean; 0 for an item drawn but not counted, as an image without a gold box in
+            ``hit@30``). None when the tables carry no column for the key, or when the
+            recorded settings make it another ratio than the tables' columns give (micro
+            keyword averaging); raises :class:`ItemTablesMismatch` when they hold another
+            reading's column instead.
         reading_settings: the comparability settings that decide which reading's keys a
             report holds (the diagnosis matcher: ``top1`` or ``top1-lexicon``...). Reports
             holding different readings are already told apart by their keys (the task is
             left unranked), so a key is marked as scored with differing settings only when
             the reports holding that key differ.
+        answer_reading: the fields of a report's ``predictions`` section that say how the
+            task's raw answers were read (the box convention...): the same answers read
+            with another value are another reading of one run, not a copy of it.
+        table_rescoring: ``"module:function"`` (per-item tables, the headline keys wanted)
+            -> an evaluation rebuilt from the tables' own columns (the boxes and scores, the
+            two captions) by the task's metric, over the items ``nova evaluate`` scored, in
+            its order, giving at least those keys through ``aggregate`` and
+            ``aggregate_resamples`` (what :mod:`novabench.metrics.stats` resamples); None
+            when the tables lack those columns. None: the task has none to rescore.
+        rescored_keys: the headline keys :attr:`table_rescoring` recomputes, those no ratio
+            of per-item sums gives (COCO-AP and the box-count ratios, which need the ranked
+            boxes and their one-to-one matches; corpus BLEU-4).
 
     Example:
         >>> spec = behaviour("captioning")
@@ -172,7 +187,12 @@ class TaskBehaviour:
     rank_readings_advice: str = ""
     reading_settings: tuple[str, ...] = ()
     mean_keys: tuple[str, ...] = ()
-    item_mean_terms: Callable[[Mapping[str, Any], str], Any] = _no_item_mean_terms
+    item_mean_terms: Callable[[Mapping[str, Any], str, Mapping[str, Any]], Any] = (
+        _no_item_mean_terms
+    )
+    answer_reading: tuple[str, ...] = ()
+    table_rescoring: str | None = None
+    rescored_keys: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         in_report_order = [d for d in BREAKDOWN_DIMENSIONS if d in self.breakdown_dimensions]

@@ -24,6 +24,7 @@ __all__ = [
     "KEYWORD_METRICS",
     "item_mean_terms",
     "judge",
+    "keyword_count_columns",
     "metric_options",
     "rank_item_values",
 ]
@@ -104,11 +105,58 @@ def rank_item_values(
 
 # Per-caption scores whose mean is the headline value (BLEU-4 is a corpus statistic).
 _CAPTION_MEANS = ("ROUGE-L", "METEOR", "METEOR-exact+stem")
+# Those the leaderboard recomputes from their per-caption column: BERTScore-F1 too.
+_CAPTION_COLUMN_MEANS = (*_CAPTION_MEANS, "BERTScore-F1")
+# Per reading of the keyword metrics (the paper's keyword judge, an extractor): its keyword
+# F1 keys, each a per-caption column of the images table, and its BinaryF1 key.
+_KEYWORD_READINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "judge": (("ClinicalF1", "ModalityF1"), "BinaryF1"),
+    "extractor": (("ClinicalF1-lexicon", "ModalityF1-lexicon"), "BinaryF1-lexicon"),
+}
 
 
-def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | None:
-    """Per scored caption (unscored ones left out; the table's order, the evaluation's) the
-    terms of ``key``: its value, weight 1; None when the images table has no such column.
+def keyword_count_columns(key: str) -> tuple[str, str, str]:
+    """The images table's columns of a keyword F1's per-caption counts: true positives, false
+    positives, false negatives of the caption's keywords of the family. Their sums over
+    captions make the micro-averaged F1, ``2 TP / (2 TP + FP + FN)``.
+
+    Example:
+        >>> keyword_count_columns("ClinicalF1-lexicon")
+        ('ClinicalF1-lexicon TP', 'ClinicalF1-lexicon FP', 'ClinicalF1-lexicon FN')
+    """
+    return (f"{key} TP", f"{key} FP", f"{key} FN")
+
+
+# The labels BinaryF1 counts, as the images table writes them (null: undecidable).
+_ABNORMAL = "abnormal"
+_LABEL_COLUMNS = ("binary_label_reference", "binary_label_prediction")
+
+
+def item_mean_terms(
+    tables: Mapping[str, Any], key: str, recorded: Mapping[str, Any] | None = None
+) -> tuple[Any, Any] | None:
+    """Per scored caption (the table's order, the evaluation's) the terms of ``key``; None
+    when the images table cannot give it.
+
+    - ``ROUGE-L``, ``METEOR``, ``METEOR-exact+stem``, ``BERTScore-F1``: the caption's value,
+      weight 1 (a caption without one was not scored: left out).
+    - ``ClinicalF1``, ``ModalityF1`` and their ``-lexicon`` keys, when the report records
+      ``keyword_averaging`` ``"sample"`` (``recorded``: the task's metrics as the report
+      states them): the caption's F1, weight 1; a caption whose pair has no keyword of the
+      family has a null F1: weight 0 (drawn, not counted). Under ``"micro"`` the value is
+      the F1 of counts summed over pairs, which the per-caption F1s do not give: from the
+      per-caption counts (:func:`keyword_count_columns`), ``2 TP`` over ``2 TP + FP + FN``;
+      None for tables written before those columns (or a report recording no averaging).
+    - ``BinaryF1``, ``BinaryF1-lexicon``: from the two label columns, ``2 TP`` over ``(abnormal
+      references) + (abnormal predictions where the reference has a label)``, the F1 of the
+      abnormal label as ``metrics/captioning.py`` sums it: a caption whose reference has no
+      label counts 0 over 0.
+
+    The scored captions are the rows with a ``captioning_status``.
+
+    Raises:
+        ItemTablesMismatch: the table holds the keyword F1 columns of the other reading only
+            (``ClinicalF1-lexicon`` behind a stated ``ClinicalF1`` or ``BinaryF1``).
 
     Example:
         >>> import pandas as pd
@@ -117,15 +165,83 @@ def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | No
         [[0.5], [1.0]]
         >>> item_mean_terms({"images": images}, "BLEU-4") is None
         True
+
+        Three captions: references abnormal, abnormal, undecidable; predictions abnormal,
+        normal, abnormal. TP 1, abnormal references 2, abnormal predictions of labelled
+        references 1: BinaryF1 = 2 / 3.
+
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png", "c.png"],
+        ...     "captioning_status": ["given"] * 3, "ClinicalF1-lexicon": [1.0, None, 0.5],
+        ...     "binary_label_reference": ["abnormal", "abnormal", None],
+        ...     "binary_label_prediction": ["abnormal", "normal", "abnormal"]})
+        >>> [t.tolist() for t in item_mean_terms({"images": images}, "BinaryF1-lexicon")]
+        [[2.0, 0.0, 0.0], [2.0, 1.0, 0.0]]
+        >>> sample = {"keyword_averaging": "sample"}
+        >>> [t.tolist() for t in item_mean_terms({"images": images}, "ClinicalF1-lexicon", sample)]
+        [[1.0, 0.0, 0.5], [1.0, 0.0, 1.0]]
+        >>> micro = {"keyword_averaging": "micro"}
+        >>> item_mean_terms({"images": images}, "ClinicalF1-lexicon", micro)  # no counts: None
+        >>> counts = {"ClinicalF1-lexicon TP": [1, 0, 1], "ClinicalF1-lexicon FP": [0, 0, 1],
+        ...           "ClinicalF1-lexicon FN": [0, 0, 1]}
+        >>> counted = images.assign(**counts)
+        >>> [t.tolist() for t in item_mean_terms({"images": counted}, "ClinicalF1-lexicon", micro)]
+        [[2.0, 0.0, 2.0], [2.0, 0.0, 4.0]]
     """
     import numpy as np
 
     images = tables["images"]
-    if key not in _CAPTION_MEANS or key not in images.columns:
+    if key in _CAPTION_COLUMN_MEANS:
+        if key not in images.columns:
+            return None
+        values = images[key].astype(float)
+        scored = values[values.notna()].to_numpy(float)
+        return scored, np.ones(len(scored))
+    reading = next(
+        (
+            name
+            for name, (f1_keys, binary) in _KEYWORD_READINGS.items()
+            if key in (*f1_keys, binary)
+        ),
+        None,
+    )
+    if reading is None or "captioning_status" not in images.columns:
         return None
-    values = images[key].astype(float)
-    scored = values[values.notna()].to_numpy(float)
-    return scored, np.ones(len(scored))
+    _check_keyword_reading(images, key, reading)
+    scored = images[images["captioning_status"].notna()]
+    if key == _KEYWORD_READINGS[reading][1]:
+        if not set(_LABEL_COLUMNS) <= set(images.columns):
+            return None
+        reference, prediction = (scored[column] for column in _LABEL_COLUMNS)
+        labelled = reference.notna().to_numpy(bool)
+        positive = (reference == _ABNORMAL).fillna(False).to_numpy(bool)
+        predicted = (prediction == _ABNORMAL).fillna(False).to_numpy(bool) & labelled
+        return 2.0 * (positive & predicted), positive.astype(float) + predicted
+    averaging = (recorded or {}).get("keyword_averaging")
+    counts = keyword_count_columns(key)
+    if averaging == "micro" and set(counts) <= set(images.columns):
+        true_positives, false_positives, false_negatives = (
+            scored[column].astype(float).to_numpy(float) for column in counts
+        )
+        return 2 * true_positives, 2 * true_positives + false_positives + false_negatives
+    if averaging != "sample" or key not in images.columns:
+        return None
+    values = scored[key].astype(float)
+    return values.fillna(0.0).to_numpy(float), values.notna().to_numpy(float)
+
+
+def _check_keyword_reading(images: Any, key: str, reading: str) -> None:
+    """Refuse a keyword key whose reading's F1 columns the table lacks while it holds the
+    other reading's: the labels and F1s in it were found by the other keyword source."""
+    own = [column for column in _KEYWORD_READINGS[reading][0] if column in images.columns]
+    other = [
+        column
+        for name, (f1_keys, _) in _KEYWORD_READINGS.items()
+        if name != reading
+        for column in f1_keys
+        if column in images.columns
+    ]
+    if other and not own:
+        raise ItemTablesMismatch(f"the images table holds {', '.join(other)}, not {key}")
 
 
 BEHAVIOUR = TaskBehaviour(
@@ -143,12 +259,15 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_values=rank_item_values,
     mean_keys=_CAPTION_MEANS,
     item_mean_terms=item_mean_terms,
+    table_rescoring="novabench.report.items:bleu_from_tables",
+    rescored_keys=("BLEU-4",),
     comparability_settings=(
         ("BERTScore_hash", ("BERTScore-F1",)),
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),
         ("METEOR_nltk", ("METEOR",)),
         ("keyword_extractor", KEYWORD_METRICS),
-        ("keyword_averaging", KEYWORD_METRICS),
+        # BinaryF1 counts labels, not keywords: the averaging of keyword F1s leaves it alone.
+        ("keyword_averaging", tuple(key for key in KEYWORD_METRICS if "BinaryF1" not in key)),
         ("answered_only", ("*",)),
     ),
     stand_in_notes=tuple(

@@ -116,10 +116,13 @@ def rank_item_values(tables: Mapping[str, Any], reading: str = "top1") -> tuple[
     return list(scored["case_id"]), scored[reading].astype(bool).to_numpy(float)
 
 
-def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | None:
+def item_mean_terms(
+    tables: Mapping[str, Any], key: str, recorded: Mapping[str, Any] | None = None
+) -> tuple[Any, Any] | None:
     """Per scored case (placeholders and unscored cases left out; the table's order, the
     evaluation's) the terms of ``key`` (top1/top5 of any reading): its hit, weight 1; None
-    when the cases table has no top-k column of ``key``'s k.
+    when the cases table has no top-k column of ``key``'s k. No recorded setting changes
+    what a hit column's mean is (``recorded`` is not read).
 
     Raises:
         ItemTablesMismatch: the table holds another reading's column of the same k.

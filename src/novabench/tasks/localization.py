@@ -18,7 +18,14 @@ from typing import Any
 
 from novabench.tasks import BREAKDOWN_DIMENSIONS, ItemTablesMismatch, TaskBehaviour
 
-__all__ = ["BEHAVIOUR", "HIT_IOU", "box_overrun_notes", "item_mean_terms", "rank_item_values"]
+__all__ = [
+    "BEHAVIOUR",
+    "HIT_IOU",
+    "box_overrun_notes",
+    "item_mean_terms",
+    "range_thresholds",
+    "rank_item_values",
+]
 
 #: The IoU an image's best box must reach to be a hit of the ranking metric (mAP@30).
 HIT_IOU = 0.3
@@ -92,17 +99,38 @@ def rank_item_values(tables: Mapping[str, Any], reading: str = "mAP@30") -> tupl
 # counted), or the hit column (only the scored images with a gold box counted).
 _IMAGE_MEANS = {"mAP@30": HIT_IOU, "mAP@50": 0.5}
 _GOLD_IMAGE_MEANS = {"hit@30": "hit_30", "hit@50": "hit_50"}
+# mAP@50:95: the hit rate over every scored image averaged over these IoUs.
+_RANGE_MEAN = "mAP@50:95"
 
 
-def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | None:
+def range_thresholds() -> Any:
+    """The IoUs ``mAP@50:95`` averages the hit rate over: 0.50, 0.55, ..., 0.95, built as
+    COCO builds them (``np.linspace(0.5, 0.95, 10)``), so a best IoU on a threshold's last
+    bit is a hit here exactly when it is one in ``metrics/localization.py``.
+
+    Example:
+        >>> [round(float(threshold), 2) for threshold in range_thresholds()][::3]
+        [0.5, 0.65, 0.8, 0.95]
+    """
+    import numpy as np
+
+    return np.linspace(0.5, 0.95, 10)
+
+
+def item_mean_terms(
+    tables: Mapping[str, Any], key: str, recorded: Mapping[str, Any] | None = None
+) -> tuple[Any, Any] | None:
     """Per scored image (a best IoU; the table's order, the evaluation's) the terms of ``key``:
     mAP@30/50 count every image, hit@30/50 only those with a gold box, though the bootstrap
-    draws all of them; None when the table cannot give ``key``.
+    draws all of them; mAP@50:95 counts, per image, the thresholds of
+    :func:`range_thresholds` its best IoU reaches, over 10 per image (the mean over the ten
+    thresholds of the hit rate over all images); None when the table cannot give ``key``.
+    No recorded setting changes these (``recorded`` is not read).
 
     Example:
         >>> import pandas as pd
         >>> images = pd.DataFrame({"filename": ["a.png", "b.png", "c.png"],
-        ...                        "n_gold_boxes": [1, 1, 0], "best_iou": [0.6, 0.4, 0.0],
+        ...                        "n_gold_boxes": [1, 1, 0], "best_iou": [0.62, 0.4, 0.0],
         ...                        "hit_50": [True, False, False]})
         >>> [terms.tolist() for terms in item_mean_terms({"images": images}, "mAP@50")]
         [[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
@@ -110,17 +138,30 @@ def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | No
         [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]
         >>> item_mean_terms({"images": images}, "hit@30") is None
         True
+
+        0.62 reaches 0.50, 0.55 and 0.60 (3 of 10), 0.4 and 0.0 none: mAP@50:95 = 3 / 30.
+
+        >>> [terms.tolist() for terms in item_mean_terms({"images": images}, "mAP@50:95")]
+        [[3.0, 0.0, 0.0], [10.0, 10.0, 10.0]]
     """
     import numpy as np
 
     images = tables["images"]
     column = _GOLD_IMAGE_MEANS.get(key)
     needed = {"best_iou"} if column is None else {"best_iou", column, "n_gold_boxes"}
-    if (key not in _IMAGE_MEANS and column is None) or not needed <= set(images.columns):
+    known = key in _IMAGE_MEANS or key == _RANGE_MEAN or column is not None
+    if not known or not needed <= set(images.columns):
         return None
     scored = images[images["best_iou"].astype(float).notna()]
+    best_iou = scored["best_iou"].astype(float).to_numpy(float)
+    if key == _RANGE_MEAN:
+        thresholds = range_thresholds()
+        # A count of thresholds reached over their number: nova evaluate's
+        # sum(hits per threshold) / 10 / images, as one ratio of sums.
+        reached = (best_iou[:, None] >= thresholds[None, :]).sum(axis=1).astype(float)
+        return reached, np.full(len(reached), float(len(thresholds)))
     if column is None:
-        hits = (scored["best_iou"].astype(float) >= _IMAGE_MEANS[key]).to_numpy(float)
+        hits = (best_iou >= _IMAGE_MEANS[key]).astype(float)
         return hits, np.ones(len(hits))
     hits = scored[column].astype(float)
     counted = ((scored["n_gold_boxes"] > 0) & hits.notna()).to_numpy(float)
@@ -145,4 +186,8 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_values=rank_item_values,
     mean_keys=("mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50"),
     item_mean_terms=item_mean_terms,
+    # How raw box answers were read (nova evaluate --box-convention, the prompt's order).
+    answer_reading=("box_convention", "box_order_from_prompt"),
+    table_rescoring="novabench.report.items:localization_from_tables",
+    rescored_keys=("ACC50", "TP30", "FP30", "FNR", "COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95"),
 )
