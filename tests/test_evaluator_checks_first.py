@@ -213,3 +213,23 @@ def test_a_run_file_of_another_function_is_refused_with_the_way_forward(
     assert "second_answer" in message and "no option overrides this" in message
     assert "pass a new run_file" in message and "written with to resume" in message
     assert run_file.read_bytes() == before
+
+
+def test_a_negative_number_of_resamples_is_refused_before_the_model_is_asked(
+    sample_release, tmp_path
+):
+    """user15: n_resamples=-5 was recorded, then every output of the report failed."""
+    import novabench
+    from novabench.errors import NovaInputError
+
+    asked = []
+    with pytest.raises(NovaInputError, match="must be 0 \\(no intervals\\) or a positive integer"):
+        novabench.evaluate_model(
+            lambda image, prompt: asked.append(prompt) or "no target",
+            sample_release,
+            tasks="localization",
+            n_resamples=-5,
+            run_file=tmp_path / "run.jsonl",
+            progress=False,
+        )
+    assert asked == []

@@ -459,6 +459,20 @@ def test_an_export_missing_an_image_shard_is_refused_not_scored_smaller(
     assert caught.value.source == str(copy / "data" / "images")
 
 
+def test_an_export_without_its_cases_shards_is_refused(odd_export: Path, tmp_path: Path) -> None:
+    """user15: with data/cases emptied the export read as complete (warnings 0)."""
+    import shutil
+
+    copy = tmp_path / "no-cases"
+    shutil.copytree(odd_export, copy)
+    for shard in (copy / "data" / "cases").glob("*.parquet"):
+        shard.unlink()
+    with pytest.raises(
+        NovaInputError, match="the card records 3 cases, but data/cases holds no shard"
+    ):
+        read_release(copy)
+
+
 def test_an_export_holding_fewer_images_than_its_card_records_is_refused(
     odd_export: Path, tmp_path: Path
 ) -> None:

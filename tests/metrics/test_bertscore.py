@@ -288,3 +288,16 @@ def test_bertscore_matches_bert_score_called_directly():
         untied_predictions, untied_references, model="minilm", batch_size=2
     )
     assert ours.tobytes() == untied_f1.double().numpy().tobytes()
+
+
+def test_a_caption_equal_to_its_reference_scores_at_most_1(sample_release: Path) -> None:
+    """user15: float32 rounding gave 1.0000000052, and the leaderboard refused the report
+    nova evaluate wrote ("not a fraction in [0, 1]"); BLEU-4 had the same fault."""
+    from novabench.data.release import read_release
+
+    captions = [image.caption for image in read_release(sample_release).images]
+    name, layers = bertscore.resolve_bertscore_model("minilm", None)
+    raw = np.asarray(bertscore._bertscorer(name, layers).f1(captions, captions, 32))
+    assert (raw > 1.0).any()  # bert_score's own value: past 1 by rounding
+    scores, _ = bertscore.bertscore_f1_scores(captions, captions, model="minilm")
+    assert scores.max() == 1.0 and np.array_equal(scores, np.minimum(raw, 1.0))

@@ -99,7 +99,10 @@ def test_the_terminal_table_says_how_far_each_value_compares_with_the_paper(
         )
     synthetic = report
     # Read as the NOVA release would be (the sample's provenance rules every paper key out).
-    report = {**report, "data": {**report["data"], "provenance": None}}
+    report = {
+        **report,
+        "data": {**report["data"], "provenance": None, "n_images": 906, "n_cases": 281},
+    }
     cells, spelled = terminal_versus_paper(render_table(report))
     # By hand from the reference notes: mAP@30 is the paper's image-level hit rate; the
     # mAP@[50:95] reading is inferred; TP30 is ours; COCO AP and ROUGE-L are no paper key;
@@ -288,7 +291,8 @@ def test_every_value_says_how_far_it_compares_with_the_papers_figure() -> None:
     from novabench.report.render import render_markdown
 
     report = {
-        "data": {"path": "nova", "n_images": 2, "n_cases": 1},
+        # The NOVA release's size: data of another size compares with no paper figure.
+        "data": {"path": "nova", "n_images": 906, "n_cases": 281},
         "predictions": {"paths": ["p.jsonl"]},
         "toolkit": {"version": "0"},
         "bootstrap": {"n_resamples": 0, "confidence": 0.95, "seed": 0},
@@ -321,8 +325,13 @@ def test_every_value_says_how_far_it_compares_with_the_papers_figure() -> None:
 
     # The report's own conditions rule out every paper figure, for the paper keys only; a
     # key that is another quantity says so first.
+    partial = {
+        task: {**section, "coverage": {**section["coverage"], "answered": 1}}
+        for task, section in report["tasks"].items()
+    }
     for conditions, verdict in [
-        ({"answered_only": True}, "no: answered items only"),
+        ({"answered_only": True, "tasks": partial}, "no: answered items only"),
+        ({"data": {**report["data"], "n_images": 23, "n_cases": 6}}, "no: not the NOVA release"),
         (
             {"data": {**report["data"], "provenance": {"origin": "nova sample", "cases": 1}}},
             "no: not the NOVA release",
@@ -338,6 +347,10 @@ def test_every_value_says_how_far_it_compares_with_the_papers_figure() -> None:
         ):
             assert row in markdown, (conditions, row)
         assert f"<td>{verdict}</td>" in render_html({**report, **conditions}, gallery_size=0)
+    # --answered-only where a task answered every item: that task compares (user15).
+    assert "| localization | mAP@30 | 50.0 | yes |" in render_markdown(
+        {**report, "answered_only": True}
+    )
 
 
 def test_the_releases_reading_warnings_come_first_in_every_output(

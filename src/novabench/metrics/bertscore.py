@@ -386,4 +386,7 @@ def bertscore_f1_scores(
             [references[index] for index in spoken],
             batch_size,
         )
+    # A caption equal to its reference scores 1 plus float32 rounding (1.0000000052): a
+    # fraction never exceeds 1 (the leaderboard refused the report that said it did).
+    np.minimum(f1, 1.0, out=f1)
     return f1, scorer.hash

@@ -516,16 +516,20 @@ def comparison_with_paper(report: Mapping[str, Any], task: str, key: str) -> str
 
     The key's definition decides (:meth:`~novabench.registry.TaskSpec.comparison_with_paper`),
     unless the report itself rules every comparison out: data that is not the NOVA release
-    (the synthetic sample, ``nova ingest`` data: the report opens with that notice), or a
-    score over the answered items only (the paper divides by every item). The column speaks
+    (the synthetic sample, ``nova ingest`` data: the report opens with that notice; data of
+    another size than the release's 906 images in 281 cases), or a task scored over its
+    answered items only (the paper divides by every item). The column speaks
     of the key and the data, not of the prompt: the settings name the prompts a run used.
 
     Example:
-        >>> full = {"answered_only": False, "data": {"provenance": None}}
+        >>> full = {"answered_only": False, "data": {"provenance": None, "n_images": 906, "n_cases": 281}}
         >>> comparison_with_paper(full, "localization", "mAP@30")
         'yes'
-        >>> comparison_with_paper({**full, "answered_only": True}, "localization", "mAP@30")
+        >>> partial = {"localization": {"coverage": {"items": 906, "answered": 40}}}
+        >>> comparison_with_paper({**full, "answered_only": True, "tasks": partial}, "localization", "mAP@30")
         'no: answered items only'
+        >>> comparison_with_paper({**full, "data": {"n_images": 23, "n_cases": 6}}, "localization", "mAP@30")
+        'no: not the NOVA release'
         >>> sample = {"data": {"provenance": {"origin": "nova sample", "cases": 4, "seed": 0}}}
         >>> comparison_with_paper(sample, "localization", "mAP@30")
         'no: not the NOVA release'
@@ -537,11 +541,27 @@ def comparison_with_paper(report: Mapping[str, Any], task: str, key: str) -> str
     reading = registry.TASKS[task].comparison_with_paper(key)
     if reading == registry.NOT_A_PAPER_KEY or reading.startswith("no:"):
         return reading  # another quantity whatever the data: that reason comes first
-    if synthetic_data_line(report):
+    if synthetic_data_line(report) or not _release_sized(_data_section(report)):
         return NOT_THE_RELEASE
-    if report.get("answered_only"):
+    coverage = ((report.get("tasks") or {}).get(task) or {}).get("coverage") or {}
+    if report.get("answered_only") and coverage.get("answered") != coverage.get("items"):
         return ANSWERED_ONLY
     return reading
+
+
+def _release_sized(data: Mapping[str, Any]) -> bool:
+    """Whether the scored data has the NOVA release's size (906 images, 281 cases); data that
+    does not say is taken as it is. A subset or a lab's own data is not the paper's release."""
+    from novabench.data.sample import IMAGES_PER_CASE
+
+    sizes = (data.get("n_images"), data.get("n_cases"))
+    if not all(isinstance(size, int) for size in sizes):
+        return True
+    release = (
+        sum(images * cases for images, cases in IMAGES_PER_CASE.items()),
+        sum(IMAGES_PER_CASE.values()),
+    )
+    return sizes == release
 
 
 #: The terminal table's title of the :data:`VERSUS_PAPER` column (its legend says the rest).

@@ -141,6 +141,12 @@ class ScoringOptions:
         from novabench import checks
 
         checks.positive_int(self.min_group_size, field="min_group_size")
+        # 0 means no intervals; a negative count used to pass here and fail in every output.
+        n = self.n_resamples
+        if not (isinstance(n, int) and not isinstance(n, bool) and n >= 0):
+            raise NovaInputError(
+                f"must be 0 (no intervals) or a positive integer, got {n!r}", field="n_resamples"
+            )
         if self.coco_ap_intervals not in COCO_AP_INTERVALS:
             raise NovaInputError(
                 f"coco_ap_intervals must be one of {', '.join(COCO_AP_INTERVALS)}, "

@@ -154,6 +154,12 @@ def _check_complete(root: Path, raws: list[RawImage]) -> None:
             field="dataset_info.images.num_examples",
         )
     if not case_shards:
+        if "cases" in counts:  # the card lists a cases configuration: its shards are gone
+            raise NovaInputError(
+                f"incomplete export: the card records {counts['cases']} cases, but "
+                f"{CASE_DIR} holds no shard; download or copy the export again",
+                source=f"{root / CASE_DIR}",
+            )
         return
     # Each case row lists its images' filenames: one absent from the image rows is missing.
     listed = [
