@@ -35,6 +35,7 @@ from novabench.report.render import (
     VERSUS_PAPER,
     coverage_phrase,
     model_name,
+    resampled_unit,
     settings_lines,
     without_intervals,
 )
@@ -744,8 +745,8 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f"<h1>NOVA comparison: {_text(names['a'])} (A) vs {_text(names['b'])} (B)</h1>",
         warnings,  # under the title, before the lead, as in the Markdown comparison
         f'<p class="lead">A: <b>{_text(names["a"])}</b>, B: <b>{_text(names["b"])}</b>, on '
-        f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
-        "for both models).</p>",
+        f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same "
+        f"{resampled_unit(comparison.get('bootstrap'))} drawn for both models).</p>",
         f'<div class="wide" tabindex="0"><table><tr><th>task</th><th>metric</th>'
         f"<th>{_text(names['a'])} (%)</th>"
         f"<th>{_text(names['b'])} (%)</th><th>A - B</th><th>{level}% CI of A - B</th>"
