@@ -37,8 +37,8 @@ stated: named in the warnings before the tables and each marked † (the CSV's `
 names them per row).
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
-paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
-has an interval containing 0. Ties chain: if A ties B and B ties C, all three share A's
+paired bootstrap of their difference (the same cases drawn for both, every image of each,
+as ``nova compare``) has an interval containing 0. Ties chain: if A ties B and B ties C, all three share A's
 rank. Without per-item tables for every report, ranks follow the point estimates and the
 leaderboard says ties cannot be assessed. A task only one model has is not ranked (rank
 None, no tie statement).
@@ -49,7 +49,9 @@ variant, the keyword extractor and averaging, the diagnosis matcher or judge, wh
 answered items were scored); where a setting differs between reports (a report without it
 counts as "unknown"), the metrics it affects are marked "settings differ" and a task whose
 ranking metric is affected is not ranked. One sentence per difference names the setting and
-the reports, in every output. Differing bootstrap settings only make the CIs differ: noted.
+the reports, in every output. Differing bootstrap settings (resamples, confidence, seed, or
+unit: whole cases, or single images in reports written before cases were resampled) only
+make the CIs differ: noted.
 The rule for marks: every metric a differing setting affects is marked (METEOR of one report
 beside METEOR-exact+stem of another: both keys, the variant differs), except for a task's
 ``reading_settings`` (the diagnosis matcher), whose value decides which keys a report holds:
@@ -232,6 +234,8 @@ def _bootstrap_note(
         settings = report.get("bootstrap")
         if not isinstance(settings, Mapping):
             return _UNKNOWN
+        # A report without a unit resampled images (written before cases were resampled).
+        settings = {"unit": "image", **settings}
         return ", ".join(f"{key}={settings[key]}" for key in sorted(settings))
 
     values = [(str(path), described(report)) for report, path in zip(reports, paths)]
@@ -471,7 +475,7 @@ def _checked_headline_means(
             if _stated_interval(section, key) is not None:
                 with_interval[key] = terms
         if with_interval:
-            _check_intervals(original, task, with_interval, name)
+            _check_intervals(original, task, with_interval, name, tables)
     return stated_as_is
 
 
@@ -518,13 +522,37 @@ def _recorded_bootstrap(report: Mapping[str, Any], name: str, field: str) -> dic
     return {key: settings[key] for key in ("n_resamples", "confidence", "seed")}
 
 
+def _recorded_unit(report: Mapping[str, Any], name: str) -> str:
+    """What the report's intervals resampled: ``"case"`` or ``"image"`` (a report without
+    ``bootstrap.unit`` was written before cases were resampled: by image); refused in one
+    line when it names anything else."""
+    from novabench.metrics.stats import BOOTSTRAP_UNITS
+
+    settings = report.get("bootstrap")
+    unit = settings.get("unit", "image") if isinstance(settings, Mapping) else "image"
+    if unit not in BOOTSTRAP_UNITS:
+        raise NovaInputError(
+            f"the report records bootstrap.unit = {unit!r}, which no bootstrap draws "
+            f"(one of {', '.join(BOOTSTRAP_UNITS)})",
+            source=name,
+            field="bootstrap.unit",
+        )
+    return str(unit)
+
+
 def _check_intervals(
-    report: Mapping[str, Any], task: str, terms: Mapping[str, tuple[Any, Any]], name: str
+    report: Mapping[str, Any],
+    task: str,
+    terms: Mapping[str, tuple[Any, Any]],
+    name: str,
+    tables: Mapping[str, Any] | None = None,
 ) -> None:
     """Refuse a stated CI of a table-backed key that is not the one ``nova evaluate`` drew.
 
     ``nova evaluate`` resamples the task's items with the report's bootstrap settings
-    (resamples, confidence, seed) through :mod:`novabench.metrics.stats`; the tables hold
+    (resamples, confidence, seed, and its unit: whole cases, by the tables' case ids, or,
+    in a report without ``bootstrap.unit``, single images) through
+    :mod:`novabench.metrics.stats`; the tables hold
     the same items in the same order (the draws pick positions, so the order matters), only
     the scored ones (``--answered-only``, placeholder diagnoses left out), so the same
     bootstrap of the tables' terms gives the same interval, up to float rounding. Checked
@@ -539,19 +567,26 @@ def _check_intervals(
     section = report["tasks"][task]
     first = next(iter(terms))
     settings = _recorded_bootstrap(report, name, f"tasks.{task}.confidence_intervals.{first}")
+    unit = _recorded_unit(report, name)
     recomputed: dict[str, tuple[float, float]] = {}
-    # One bootstrap for the keys resampling the same number of items (one draw for all).
-    by_size: dict[int, dict[str, tuple[Any, Any]]] = {}
+    # One bootstrap for the keys resampling the same items (one draw for all).
+    by_items: dict[tuple[int, tuple[str, ...] | None], dict[str, tuple[Any, Any]]] = {}
     for key, (numerators, weights) in terms.items():
-        by_size.setdefault(len(numerators), {})[key] = (numerators, weights)
-    for size, group in by_size.items():
+        cases = None
+        if unit == "case" and tables is not None:
+            found = behaviour(task).item_case_ids(tables, key)
+            cases = None if found is None else tuple(found)
+        by_items.setdefault((len(numerators), cases), {})[key] = (numerators, weights)
+    for (size, cases), group in by_items.items():
         if size == 0:
             recomputed.update(dict.fromkeys(group, (math.nan, math.nan)))
             continue
         with warnings.catch_warnings():
             # Resamples where a key is undefined (no gold box drawn): nova evaluate warned.
             warnings.simplefilter("ignore", BootstrapWarning)
-            recomputed.update(bootstrap_confidence_intervals(_ItemRatios(group), **settings))
+            recomputed.update(
+                bootstrap_confidence_intervals(_ItemRatios(group), **settings, clusters=cases)
+            )
     for key in terms:
         stated = _stated_interval(section, key)
         low, high = recomputed[key]
@@ -561,7 +596,9 @@ def _check_intervals(
             for end, again in zip(stated, (low, high))
         ):
             shown = "no interval" if math.isnan(low) else f"[{low!r}, {high!r}]"
-            drawn = ", ".join(f"{setting}={value}" for setting, value in settings.items())
+            drawn = ", ".join(
+                f"{setting}={value}" for setting, value in {**settings, "unit": unit}.items()
+            )
             raise NovaInputError(
                 f"the report states {key} CI = [{stated[0]!r}, {stated[1]!r}] but its per-item "
                 f"tables give {shown} with its bootstrap settings ({drawn}): the report was "
@@ -791,12 +828,16 @@ def _separable(
     order_b = {key: index for index, key in enumerate(keys_b)}
     aligned_b = values_b[[order_b[key] for key in keys_a]]
     ones = np.ones(len(values_a))
+    # Whole cases drawn (every image of a drawn case), as nova evaluate and nova compare do;
+    # None for a case task (its items are cases) or tables without case ids.
+    cases = behaviour(task).item_case_ids(*side_a)
     result = paired_bootstrap(
         _ItemRatios({"value": (values_a, ones)}),
         _ItemRatios({"value": (aligned_b, ones)}),
         n_resamples=n_resamples,
         confidence=confidence,
         seed=seed,
+        clusters=cases,
     )["value"]
     low, high = result["ci"]
     return {
@@ -1080,7 +1121,12 @@ def build_leaderboard(
         "models": models,
         "ranking": ranking,
         "human_reference": _human_rows(reports),
-        "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
+        "bootstrap": {
+            "n_resamples": n_resamples,
+            "confidence": confidence,
+            "seed": seed,
+            "unit": "case",
+        },
         "setting_differences": differences,
         "notes": notes,
     }
@@ -1355,11 +1401,13 @@ def _method(n_models: int, with_items: bool, n_resamples: int, confidence: float
         )
     if n_models == 2:
         return (
-            f"paired bootstrap of the two models (n={n_resamples}, seed={seed}): they share "
+            f"paired bootstrap of the two models (n={n_resamples}, seed={seed}, whole cases "
+            "drawn): they share "
             f"the rank when the {level}% CI of their difference contains 0"
         )
     return (
-        f"paired bootstrap of each pair of neighbours (n={n_resamples}, seed={seed}): "
+        f"paired bootstrap of each pair of neighbours (n={n_resamples}, seed={seed}, whole "
+        "cases drawn): "
         f"neighbours share a rank when the {level}% CI of their difference contains 0"
     )
 

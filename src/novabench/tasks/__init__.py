@@ -76,6 +76,10 @@ def _no_item_mean_terms(tables: Mapping[str, Any], key: str) -> None:
     return None
 
 
+def _items_are_cases(tables: Mapping[str, Any], key: str) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class TaskBehaviour:
     """How the toolkit treats one task's answers, from scoring to the leaderboard.
@@ -134,6 +138,9 @@ class TaskBehaviour:
             item drawn but not counted, as an image without a gold box in ``hit@30``). None
             when the tables carry no column for the key; raises :class:`ItemTablesMismatch`
             when they hold another reading's column instead.
+        item_case_ids: (per-item tables, a headline key) -> the case id of each item of
+            ``item_mean_terms`` (same rows, same order), which ``nova evaluate`` resamples
+            case by case; None when the items are cases already (or the tables say none).
         reading_settings: the comparability settings that decide which reading's keys a
             report holds (the diagnosis matcher: ``top1`` or ``top1-lexicon``...). Reports
             holding different readings are already told apart by their keys (the task is
@@ -173,6 +180,7 @@ class TaskBehaviour:
     reading_settings: tuple[str, ...] = ()
     mean_keys: tuple[str, ...] = ()
     item_mean_terms: Callable[[Mapping[str, Any], str], Any] = _no_item_mean_terms
+    item_case_ids: Callable[[Mapping[str, Any], str], list[str] | None] = _items_are_cases
 
     def __post_init__(self) -> None:
         in_report_order = [d for d in BREAKDOWN_DIMENSIONS if d in self.breakdown_dimensions]

@@ -22,6 +22,7 @@ from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
 __all__ = [
     "BEHAVIOUR",
     "KEYWORD_METRICS",
+    "item_case_ids",
     "item_mean_terms",
     "judge",
     "metric_options",
@@ -128,6 +129,23 @@ def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | No
     return scored, np.ones(len(scored))
 
 
+def item_case_ids(tables: Mapping[str, Any], key: str) -> list[str] | None:
+    """The case id of each scored caption (the rows of :func:`item_mean_terms` for ``key``);
+    None when the images table has no such column or no case ids (older tables).
+
+    Example:
+        >>> import pandas as pd
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "case_id": ["c1", "c2"],
+        ...                        "ROUGE-L": [0.5, None]})
+        >>> item_case_ids({"images": images}, "ROUGE-L")
+        ['c1']
+    """
+    images = tables["images"]
+    if key not in _CAPTION_MEANS or not {key, "case_id"} <= set(images.columns):
+        return None
+    return [str(case) for case in images.loc[images[key].astype(float).notna(), "case_id"]]
+
+
 BEHAVIOUR = TaskBehaviour(
     task="captioning",
     reference=lambda image: image.caption,
@@ -143,6 +161,7 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_values=rank_item_values,
     mean_keys=_CAPTION_MEANS,
     item_mean_terms=item_mean_terms,
+    item_case_ids=item_case_ids,
     comparability_settings=(
         ("BERTScore_hash", ("BERTScore-F1",)),
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),

@@ -18,7 +18,14 @@ from typing import Any
 
 from novabench.tasks import BREAKDOWN_DIMENSIONS, ItemTablesMismatch, TaskBehaviour
 
-__all__ = ["BEHAVIOUR", "HIT_IOU", "box_overrun_notes", "item_mean_terms", "rank_item_values"]
+__all__ = [
+    "BEHAVIOUR",
+    "HIT_IOU",
+    "box_overrun_notes",
+    "item_case_ids",
+    "item_mean_terms",
+    "rank_item_values",
+]
 
 #: The IoU an image's best box must reach to be a hit of the ranking metric (mAP@30).
 HIT_IOU = 0.3
@@ -118,13 +125,36 @@ def item_mean_terms(tables: Mapping[str, Any], key: str) -> tuple[Any, Any] | No
     needed = {"best_iou"} if column is None else {"best_iou", column, "n_gold_boxes"}
     if (key not in _IMAGE_MEANS and column is None) or not needed <= set(images.columns):
         return None
-    scored = images[images["best_iou"].astype(float).notna()]
+    scored = _scored_images(images)
     if column is None:
         hits = (scored["best_iou"].astype(float) >= _IMAGE_MEANS[key]).to_numpy(float)
         return hits, np.ones(len(hits))
     hits = scored[column].astype(float)
     counted = ((scored["n_gold_boxes"] > 0) & hits.notna()).to_numpy(float)
     return hits.fillna(0.0).to_numpy(float) * counted, counted
+
+
+def _scored_images(images: Any) -> Any:
+    """The rows of the images the report scored (a best IoU), in the table's order."""
+    return images[images["best_iou"].astype(float).notna()]
+
+
+def item_case_ids(tables: Mapping[str, Any], key: str) -> list[str] | None:
+    """The case id of each scored image (the rows of :func:`item_mean_terms`, every key's
+    the same); None when the images table has no best IoU or no case ids (older tables).
+
+    Example:
+        >>> import pandas as pd
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png", "c.png"],
+        ...                        "case_id": ["case0001", "case0001", "case0002"],
+        ...                        "best_iou": [0.6, None, 0.0]})
+        >>> item_case_ids({"images": images}, "mAP@30")
+        ['case0001', 'case0002']
+    """
+    images = tables["images"]
+    if not {"best_iou", "case_id"} <= set(images.columns):
+        return None
+    return [str(case) for case in _scored_images(images)["case_id"]]
 
 
 BEHAVIOUR = TaskBehaviour(
@@ -145,4 +175,5 @@ BEHAVIOUR = TaskBehaviour(
     rank_item_values=rank_item_values,
     mean_keys=("mAP@30", "mAP@50", "mAP@50:95", "hit@30", "hit@50", "ACC50"),
     item_mean_terms=item_mean_terms,
+    item_case_ids=item_case_ids,
 )
