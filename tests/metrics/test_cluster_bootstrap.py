@@ -221,3 +221,65 @@ def test_localization_draw_counts_score_as_the_repeated_images() -> None:
             assert (math.isnan(value) and math.isnan(many[key][row])) or value == many[key][row]
     with pytest.raises(NovaInputError, match="non-negative integers, 20 columns"):
         evaluation.aggregate_counts(-counts)
+
+
+def test_compute_task_all_resamples_the_cases_its_rows_name() -> None:
+    from novabench.metrics.tasks import compute_task
+
+    box = [0.0, 0.0, 10.0, 10.0]
+    # case0001: 3 images, all found; case0002: 1 image, missed; case0003: 2 images, missed.
+    cases = ["case0001"] * 3 + ["case0002"] + ["case0003"] * 2
+    references = [
+        {
+            "boxes": [box],
+            "caption": "axial flair lesion",
+            "final_diagnosis": "glioma",
+            "case_id": case,
+            "clinical_history": "headache",
+        }
+        for case in cases
+    ]
+    predictions = [
+        {"boxes": [box] if case == "case0001" else [], "caption": "axial flair", "diagnoses": []}
+        for case in cases
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = compute_task(
+            "all",
+            predictions,
+            references,
+            bootstrap_resamples=200,
+            seed=1,
+            exclude=["BERTScore-F1"],
+        )
+    assert not [w for w in caught if "one by one" in str(w.message)]  # cases, all of them
+    localization = result["localization"]
+    assert localization["bootstrap_unit"] == "case"
+    assert result["captioning"]["bootstrap_unit"] == "case"
+    assert result["diagnosis"]["bootstrap_unit"] == "case"
+    hits = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    rng = np.random.default_rng(1)
+    members = {0: [0, 1, 2], 1: [3], 2: [4, 5]}
+    rates = []
+    for _ in range(200):
+        items = [i for case in rng.integers(0, 3, size=3) for i in members[int(case)]]
+        rates.append(sum(hits[i] for i in items) / len(items))
+    assert localization["confidence_intervals"]["mAP@30"] == [
+        float(v) for v in np.percentile(rates, [2.5, 97.5])
+    ]
+
+
+def test_compute_task_of_one_image_task_resamples_images_and_says_so() -> None:
+    from novabench.metrics.tasks import compute_task
+
+    box = [0.0, 0.0, 10.0, 10.0]
+    with pytest.warns(UserWarning, match="resample images one by one") as caught:
+        result = compute_task(
+            "localization", [{"boxes": [box]}] * 4, [{"boxes": [box]}] * 4, bootstrap_resamples=20
+        )
+    assert len([w for w in caught if "one by one" in str(w.message)]) == 1
+    assert result["bootstrap_unit"] == "image"
+    assert "bootstrap_unit" not in compute_task(
+        "localization", [{"boxes": [box]}], [{"boxes": [box]}]
+    )
