@@ -150,3 +150,30 @@ def test_compare_draws_the_same_cases_for_both_models(
     differences = case_loop(hits_a - hits_b, cases)
     stated = comparison["tasks"]["localization"]["mAP@30"]["ci"]
     assert list(stated) == pytest.approx(interval(differences), abs=1e-12)
+
+
+def test_the_leaderboards_tie_test_draws_the_same_cases_for_both_reports() -> None:
+    import pandas as pd
+
+    from novabench.report.leaderboard import _separable
+
+    cases = ["case0001"] * 4 + ["case0002"] * 3 + ["case0003"] + ["case0004"] * 2
+    best_a = [0.9, 0.8, 0.7, 0.1, 0.0, 0.5, 0.6, 0.9, 0.2, 0.4]
+    best_b = [0.1, 0.1, 0.7, 0.1, 0.0, 0.0, 0.6, 0.2, 0.9, 0.1]
+
+    def tables(best: list[float]) -> dict:
+        names = [f"{case}_{i:03d}.png" for i, case in enumerate(cases)]
+        return {"images": pd.DataFrame({"filename": names, "case_id": cases, "best_iou": best})}
+
+    result = _separable(
+        "localization",
+        (tables(best_a), "mAP@30"),
+        (tables(best_b), "mAP@30"),
+        n_resamples=RESAMPLES,
+        confidence=0.95,
+        seed=SEED,
+    )
+    differences = np.array([a >= 0.3 for a in best_a], float) - np.array(
+        [b >= 0.3 for b in best_b], float
+    )
+    assert result["ci"] == pytest.approx(interval(case_loop(differences, cases)), abs=1e-12)
