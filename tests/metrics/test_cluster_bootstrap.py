@@ -283,3 +283,17 @@ def test_compute_task_of_one_image_task_resamples_images_and_says_so() -> None:
     assert "bootstrap_unit" not in compute_task(
         "localization", [{"boxes": [box]}], [{"boxes": [box]}]
     )
+
+
+@pytest.mark.parametrize("coco_ap", [True, False])
+def test_localization_draw_counts_of_a_group_score_as_its_repeated_images(coco_ap: bool) -> None:
+    rng = np.random.default_rng(12)
+    evaluation = random_localization(rng, 25)
+    group = np.array([1, 4, 5, 9, 17, 20])
+    counts = rng.integers(0, 3, (12, len(group)))
+    many = evaluation.aggregate_counts(counts, coco_ap=coco_ap, positions=group)
+    for row, weights in enumerate(counts):
+        one = evaluation.aggregate(np.repeat(group, weights), coco_ap=coco_ap)
+        assert one.keys() == many.keys()
+        for key, value in one.items():
+            assert (math.isnan(value) and math.isnan(many[key][row])) or value == many[key][row]

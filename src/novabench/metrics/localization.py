@@ -650,7 +650,7 @@ class LocalizationEvaluation:
         return self._scores_of_weights(weights, counts, coco_ap=coco_ap)
 
     def aggregate_counts(
-        self, counts: np.ndarray, *, coco_ap: bool = True
+        self, counts: np.ndarray, *, coco_ap: bool = True, positions: np.ndarray | None = None
     ) -> dict[str, np.ndarray]:
         """:meth:`aggregate` of resamples given as how often each image is drawn.
 
@@ -661,6 +661,9 @@ class LocalizationEvaluation:
         Args:
             counts: ``(n_resamples, n_images)`` non-negative integers, one resample per row.
             coco_ap: also the :data:`COCO_AP_KEYS`.
+            positions: a group of images (sorted, distinct positions); ``counts`` then has
+                one column per image of the group (a breakdown group's share of the work
+                without COCO AP).
 
         Returns:
             ``{key: (n_resamples,) array}``, as :meth:`aggregate_resamples`.
@@ -672,19 +675,29 @@ class LocalizationEvaluation:
             >>> evaluation.aggregate_counts(np.array([[1, 1], [3, 0], [1, 2]]))["hit@30"].tolist()
             [0.5, 1.0, 0.3333333333333333]
         """
+        group = None if positions is None else self._group_positions(positions)
+        n_columns = self.n_items if group is None else len(group)
         weights = np.asarray(counts)
         if (
             weights.ndim != 2
-            or weights.shape[1] != self.n_items
+            or weights.shape[1] != n_columns
             or (weights.size and (weights.dtype.kind not in "iu" or weights.min() < 0))
         ):
             raise NovaInputError(
-                f"counts must be a 2-D array of non-negative integers, {self.n_items} columns "
+                f"counts must be a 2-D array of non-negative integers, {n_columns} columns "
                 "(one per image), one resample per row",
                 field="counts",
             )
         weights = weights.astype(np.int64, copy=False)
-        return self._scores_of_weights(weights, self._per_image_counts(), coco_ap=coco_ap)
+        per_image = self._per_image_counts()
+        if group is not None:
+            if coco_ap:  # COCO's ranking reads every image's column
+                whole = np.zeros((len(weights), self.n_items), dtype=np.int64)
+                whole[:, group] = weights
+                weights = whole
+            else:  # integer sums over the group's images alone: exact in any order
+                per_image = per_image[group]
+        return self._scores_of_weights(weights, per_image, coco_ap=coco_ap)
 
     def _scores_of_weights(
         self, weights: np.ndarray, counts: np.ndarray, *, coco_ap: bool

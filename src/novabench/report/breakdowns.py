@@ -418,10 +418,15 @@ class _ResampledGroup(_Group):
         raise AttributeError(name)
 
     def _aggregate_counts(self, counts: np.ndarray, **options: Any) -> Mapping[str, np.ndarray]:
-        """Draw counts of the group's items, as the evaluation's counts (0 elsewhere)."""
+        """Draw counts of the group's items, scored by the evaluation as those images'."""
+        if getattr(self._evaluation, "resamples_groups", False) is True:
+            result: Mapping[str, np.ndarray] = self._evaluation.aggregate_counts(
+                counts, positions=self._positions, **options
+            )
+            return result
         whole = np.zeros((len(counts), self._evaluation.n_items), dtype=np.int64)
         whole[:, self._positions] = counts
-        result: Mapping[str, np.ndarray] = self._evaluation.aggregate_counts(whole, **options)
+        result = self._evaluation.aggregate_counts(whole, **options)
         return result
 
     def aggregate_resamples(self, indices: np.ndarray, **options: Any) -> Mapping[str, np.ndarray]:
