@@ -177,3 +177,15 @@ def test_the_leaderboards_tie_test_draws_the_same_cases_for_both_reports() -> No
         [b >= 0.3 for b in best_b], float
     )
     assert result["ci"] == pytest.approx(interval(case_loop(differences, cases)), abs=1e-12)
+
+
+def test_the_markdown_and_html_say_what_the_intervals_drew(scored) -> None:
+    from novabench.report.html import render_html
+    from novabench.report.render import render_markdown
+
+    report = scored.report
+    assert f"CI (bootstrap of whole cases, n={RESAMPLES}, seed={SEED})" in render_markdown(report)
+    assert "with bootstrap intervals (whole cases drawn)" in render_html(report)
+    # A report from before the unit was recorded drew single images.
+    old = {**report, "bootstrap": {k: v for k, v in report["bootstrap"].items() if k != "unit"}}
+    assert f"CI (bootstrap of single images, n={RESAMPLES}, seed={SEED})" in render_markdown(old)

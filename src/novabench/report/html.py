@@ -309,7 +309,11 @@ def _headline_sections(report: Mapping[str, Any]) -> list[_Section]:
         ]
     note = (
         "<p>The NOVA paper's measures, in percent"
-        + (" with bootstrap intervals" if intervals else f" ({_text(NO_INTERVALS)})")
+        + (
+            f" with bootstrap intervals ({resampled_unit(report.get('bootstrap'))} drawn)"
+            if intervals
+            else f" ({_text(NO_INTERVALS)})"
+        )
         + "; the human reference is the release's raters scored with the same metric on the "
         "same images; published figures come from other runs (their prompts differ).</p>"
     )
