@@ -76,11 +76,10 @@ class RowsOnly:
     """The evaluation without ``aggregate_counts``: the bootstrap must give it rows of item
     positions (blocks of equal length) instead of draw counts."""
 
-    order_free = True
-
     def __init__(self, evaluation):
         self._evaluation = evaluation
         self.n_items = evaluation.n_items
+        self.order_free = getattr(evaluation, "order_free", False)
 
     def aggregate(self, indices=None):
         return self._evaluation.aggregate(indices)
@@ -124,8 +123,8 @@ def test_localization_case_intervals_equal_a_plain_loop_over_drawn_cases(seed: i
 
 @pytest.mark.parametrize("seed", range(3))
 def test_captioning_case_intervals_equal_a_plain_loop_over_drawn_cases(seed: int) -> None:
-    # Captioning is not order-free: its rows of varying length go to aggregate_resamples in
-    # blocks of equal length.
+    # Captioning takes draw counts (each the sorted row); without them, rows of varying
+    # length go to aggregate_resamples in blocks of equal length.
     rng = np.random.default_rng(10 + seed)
     clusters = random_cases(rng, int(rng.integers(2, 12)))
     evaluation = random_captioning(rng, len(clusters))
@@ -134,10 +133,14 @@ def test_captioning_case_intervals_equal_a_plain_loop_over_drawn_cases(seed: int
         ours = bootstrap_confidence_intervals(
             evaluation, n_resamples=50, seed=seed, clusters=clusters
         )
+        rows = bootstrap_confidence_intervals(
+            RowsOnly(evaluation), n_resamples=50, seed=seed, clusters=clusters
+        )
     expected = loop_intervals(evaluation, clusters, 50, seed)
     assert set(expected) >= {"BLEU-4", "ROUGE-L"}
     for key in expected:
         assert same(ours[key], expected[key]), key
+        assert same(rows[key], expected[key]), key
 
 
 def test_paired_case_bootstrap_draws_the_same_cases_for_both_models() -> None:
@@ -297,3 +300,31 @@ def test_localization_draw_counts_of_a_group_score_as_its_repeated_images(coco_a
         assert one.keys() == many.keys()
         for key, value in one.items():
             assert (math.isnan(value) and math.isnan(many[key][row])) or value == many[key][row]
+
+
+@pytest.mark.parametrize("averaging", ["sample", "micro"])
+def test_captioning_draw_counts_score_as_the_sorted_rows(averaging: str) -> None:
+    rng = np.random.default_rng(13)
+    words = ["axial", "t2", "flair", "lesion", "left", "mass", "no", "cyst", "edema", "dwi"]
+
+    def sentence() -> str:
+        return " ".join(rng.choice(words, int(rng.integers(1, 9))))
+
+    evaluation = prepare_captioning(
+        [sentence() for _ in range(18)],
+        [sentence() for _ in range(18)],
+        exclude=["BERTScore-F1"],
+        keyword_averaging=averaging,
+    )
+    counts = rng.integers(0, 3, (20, 18))
+    counts[3] = 0  # a resample of no pair: undefined
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        many = evaluation.aggregate_counts(counts)
+    for row, weights in enumerate(counts):
+        one = evaluation.aggregate(np.repeat(np.arange(18), weights))
+        assert one.keys() == many.keys()
+        for key, value in one.items():
+            assert (math.isnan(value) and math.isnan(many[key][row])) or value == many[key][row]
+    with pytest.raises(NovaInputError, match="non-negative integers, 18 columns"):
+        evaluation.aggregate_counts(counts[:, :5])

@@ -317,10 +317,11 @@ def _order_free(evaluation: Any) -> bool:
 
 
 def _counted(evaluation: Any) -> bool:
-    """Whether an order-free evaluation scores resamples given as draw counts per item
-    (``aggregate_counts(counts)``, ``counts`` of shape ``(n_resamples, n_items)``), which
+    """Whether an evaluation scores resamples given as draw counts per item
+    (``aggregate_counts(counts)``, ``counts`` of shape ``(n_resamples, n_items)``, each row
+    standing for its sorted positions, ``np.repeat(np.arange(n_items), counts[row])``), as
     rows of whole cases, of varying length, need."""
-    return _order_free(evaluation) and callable(getattr(evaluation, "aggregate_counts", None))
+    return callable(getattr(evaluation, "aggregate_counts", None))
 
 
 def _resampled_scores(
@@ -340,9 +341,7 @@ def _resampled_scores(
     are scored together.
     """
     order_free = all(_order_free(evaluation) for evaluation in evaluations)
-    counted = (
-        codes is not None and order_free and all(_counted(evaluation) for evaluation in evaluations)
-    )
+    counted = codes is not None and all(_counted(evaluation) for evaluation in evaluations)
     out = [np.full((n_resamples, len(keys)), np.nan) for _ in evaluations]
     chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // n_items))
     starts = range(0, n_resamples, chunk)
@@ -350,7 +349,7 @@ def _resampled_scores(
         draws = _chunks_of_draws(seed, n_items, n_resamples, chunk, sort=not order_free)
         blocks: Iterator[Any] = ([(np.arange(len(indices)), indices)] for indices in draws)
     elif counted:
-        # Scores that depend on draw counts alone take a chunk of any row lengths at once.
+        # Draw counts take a chunk of rows of any length at once.
         blocks = (
             [(np.arange(len(counts)), counts)]
             for counts in _cluster_draws(seed, codes, n_resamples, chunk)
