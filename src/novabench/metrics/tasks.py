@@ -120,7 +120,7 @@ def compute_task(
     ``{key: [low, high]}`` of seeded percentile-bootstrap intervals and ``bootstrap_unit``,
     what they resample: ``"case"`` (whole cases: for ``all``, whose rows name their case,
     and for diagnosis, scored per case) or ``"image"`` (localisation and captioning alone,
-    whose references name no case: too narrow for NOVA, and a warning says so).
+    which read no case from their references: too narrow for NOVA, and a warning says so).
 
     Args:
         task: the task name.
@@ -303,9 +303,10 @@ _PLAIN_FORM = {"boxes": _restore_missing_scores}
 
 #: Said once per computation whose image-level intervals resample images one by one.
 IMAGE_BOOTSTRAP_WARNING = (
-    "{task}: the intervals resample images one by one, as the references give no case_id: "
-    "images of one NOVA case are not independent, so they are too narrow; score task 'all' "
-    "with NOVA `images` rows, or use nova evaluate, for intervals that resample cases"
+    "{task}: the intervals resample images one by one, as this task alone reads no case_id "
+    "from its references: images of one NOVA case are not independent, so they are too "
+    "narrow; score task 'all' with NOVA `images` rows, or use nova evaluate, for intervals "
+    "that resample cases"
 )
 
 

@@ -456,8 +456,8 @@ def _settings_line(n_resamples: int, seed: int, unit: str = "case") -> str:
     drawn = (
         "whole cases drawn"
         if unit == "case"
-        else "single images drawn, as these references name no case: too narrow for NOVA, "
-        "whose images come in cases (task all with images rows resamples cases)"
+        else "single images drawn, as this task alone reads no case ids: too narrow for "
+        "NOVA, whose images come in cases (task all with images rows resamples cases)"
     )
     return (
         f"Scores in percent; 95% percentile-bootstrap intervals from {int(n_resamples)} "
