@@ -33,7 +33,9 @@ either reading,
 and ClinicalF1/ModalityF1 of either reading: sample keyword averaging from the per-caption
 F1s, micro from the per-caption counts), and its stated CI too: it must be the interval
 ``nova evaluate`` drew from those items with the report's own bootstrap settings
-(resamples, confidence, seed), which the same bootstrap of the tables gives again, to float
+(resamples, confidence, seed, and unit: whole cases by the tables' ``case_id``, or single
+images for a report without ``bootstrap.unit``), which the same bootstrap of the tables
+gives again, to float
 rounding; else one line naming the report, the key and both intervals. The keys no ratio
 of per-item sums gives are scored again from the tables' own columns by the task's metric
 (``TaskBehaviour.table_rescoring``): COCO-AP@30/50/50:95, ACC50, TP30, FP30 and FNR from
@@ -50,7 +52,8 @@ and a cell whose CI has another level says its own ("(50% CI)"); the CSV gives e
 ``ci_level (%)`` and ``ci_resamples``. A rank set by a value taken as stated is marked † too.
 The raters' rows (the first report holding a human reference) are checked where the images
 table can: rater-vs-gold mAP@30/50 and mAP@50:95 from ``rater_*_best_iou``, value and CI;
-their other values are marked †.
+their other values are marked †. The re-scored keys and the raters' rows are redrawn with
+the same unit as the rest.
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
 paired bootstrap of their difference (the same cases drawn for both, every image of each,
