@@ -256,6 +256,9 @@ def test_reports_verify_with_their_recorded_unit_and_old_ones_as_images(
     assert genuine["bootstrap"]["unit"] == "case"
     board = build_leaderboard([genuine], [source], n_resamples=20)
     assert board["bootstrap"]["unit"] == "case"
+    # Every key verified, the re-scored ones (COCO-AP, ACC50, ..., BLEU-4) included.
+    assert "COCO-AP@30" in genuine["tasks"]["localization"]["confidence_intervals"]
+    assert all(not task["taken_as_stated"] for task in board["models"][0]["tasks"].values())
     # The same intervals claimed as drawn by image (a report without a unit) are refused:
     # the images of a case were drawn together.
     as_images = edited_copy(source, "full-as-images.json", lambda r: r["bootstrap"].pop("unit"))
@@ -279,12 +282,9 @@ def test_reports_verify_with_their_recorded_unit_and_old_ones_as_images(
     ci_old = old_report["tasks"]["localization"]["confidence_intervals"]["mAP@30"]
     ci_new = genuine["tasks"]["localization"]["confidence_intervals"]["mAP@30"]
     assert ci_old != ci_new  # other draws: single images
-    assert (
-        build_leaderboard([old_report], [old], n_resamples=20)["models"][0]["tasks"][
-            "localization"
-        ]["ci"]["mAP@30"]
-        == ci_old
-    )
+    old_board = build_leaderboard([old_report], [old], n_resamples=20)
+    assert old_board["models"][0]["tasks"]["localization"]["ci"]["mAP@30"] == ci_old
+    assert all(not task["taken_as_stated"] for task in old_board["models"][0]["tasks"].values())
     # Claimed as drawn by case, it is refused.
     as_cases = edited_copy(old, "old-as-cases.json", lambda r: r["bootstrap"].update(unit="case"))
     assert "seed=5, unit=case): the report was edited" in refusal(as_cases, capsys)
