@@ -148,3 +148,22 @@ def test_the_terminal_line_keeps_the_papers_figures_apart_from_re_runs() -> None
             # each figure under its own source, or left out after the first three ("...")
             assert f"{result.model} " in listed or listed.endswith("..."), (result, line)
     assert "localization mAP@50 (paper)" not in line  # the paper gave no mAP@50 figure here
+
+
+def test_beside_a_report_of_case_intervals_a_published_rate_has_none_and_says_why() -> None:
+    # The figures carry k of n images, not which images hit nor their cases: an interval over
+    # images beside a report's interval over cases would look tighter for the same rate.
+    from novabench.published import NO_CASE_INTERVAL, published_beside, published_rows
+
+    metrics = {"localization": {"metrics": {"mAP@30": 0.3}}}
+    old = {"bootstrap": {"n_resamples": 200, "confidence": 0.95, "seed": 0}, "tasks": metrics}
+    new = {"bootstrap": {**old["bootstrap"], "unit": "case"}, "tasks": metrics}
+    waldo = [r for r, _ in published_beside(old) if r.source == "waldo-zero-shot"]
+    assert waldo and all(
+        interval is not None for r, interval in published_beside(old) if r in waldo
+    )
+    assert all(interval is None for _, interval in published_beside(new))
+    cells = {row[2]: row[3] for row in published_rows(new) if "WALDO" in row[5]}
+    assert cells["gemma-4-31B"] == f"39.7 ({NO_CASE_INTERVAL})"
+    old_cells = {row[2]: row[3] for row in published_rows(old) if "WALDO" in row[5]}
+    assert old_cells["gemma-4-31B"].startswith("39.7 [") and NO_CASE_INTERVAL not in str(old_cells)

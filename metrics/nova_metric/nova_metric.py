@@ -75,7 +75,11 @@ Args:
         novabench.metrics.judge.OpenAIChatJudge).
     case_judge: instead of a matcher, the protocol-mode diagnosis judge
         (novabench.metrics.judge.OpenAICaseJudge: one call per case with all predictions).
-    bootstrap_resamples, confidence, seed: add seeded bootstrap confidence intervals.
+    bootstrap_resamples, confidence, seed: add seeded bootstrap confidence intervals and
+        bootstrap_unit: "case" where whole cases are resampled (all, from `images` rows
+        that name their case; diagnosis), "image" for localization or captioning alone
+        (they read no case from their references: intervals too narrow for NOVA, with a
+        warning).
 Returns:
     localization: mAP@30, mAP@50, mAP@50:95, ACC50, TP30, FP30, FNR, COCO-AP@30, COCO-AP@50,
         COCO-AP@50:95, hit@30, hit@50, n_images, n_true_positives_30, ...

@@ -12,8 +12,14 @@ Intervals. A hit rate over ``n`` images is the mean of ``n`` hits (1) and misses
 the toolkit's interval for it is a percentile bootstrap over images. That interval depends
 on the hit count ``k`` and ``n`` only up to which images are the hits; so for a published
 rate whose ``k`` is fixed by the figure (``k / n`` is the only count of ``n`` that rounds to
-it), :func:`published_interval` gives the same kind of interval as a report's, from ``k`` of
-``n``. Where no single ``k`` fits, or ``n`` is unknown, there is no interval.
+it), :func:`published_interval` gives a bootstrap over images from ``k`` of ``n``. Where no
+single ``k`` fits, or ``n`` is unknown, there is no interval.
+
+A report whose intervals resample cases (``bootstrap.unit == "case"``, every report since
+cases are resampled) shows the published figures without an interval: a case interval needs
+each image's hit and case, which the figures do not carry (the source's per-image files are
+not shipped here), and an interval over images would be narrower than the report's own for
+the same rate (:data:`NO_CASE_INTERVAL` says so in the figure's cell).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import numpy as np
 from novabench.errors import NovaInputError
 
 __all__ = [
+    "NO_CASE_INTERVAL",
     "PublishedResult",
     "PublishedSource",
     "hit_count",
@@ -226,7 +233,9 @@ def published_beside(
     """The published figures of the tasks and metrics a report scores, with their intervals.
 
     Intervals use the report's own bootstrap settings (resamples, confidence, seed); a
-    report scored without resamples gets none. A paper key the report holds only a
+    report scored without resamples gets none, and so does a report whose intervals resample
+    cases (``bootstrap.unit`` ``"case"``): the figures carry no image's case (see the module
+    docstring). A paper key the report holds only a
     stand-in for (``top1-lexicon`` for ``top1``: another quantity) keeps its figures here;
     :func:`stand_in_of` names the stand-in so every rendering marks them not comparable.
 
@@ -237,6 +246,8 @@ def published_beside(
     """
     bootstrap = report.get("bootstrap") or {}
     n_resamples = int(bootstrap.get("n_resamples") or 0)
+    if _by_case(report):
+        n_resamples = 0
     rows = []
     for task, section in (report.get("tasks") or {}).items():
         metrics = (section or {}).get("metrics") or {}
@@ -310,14 +321,27 @@ def settings_caveat(result: PublishedResult) -> str | None:
 #: What every rendering of published figures says about them.
 NOT_RESCORED = "published, not re-scored"
 
+#: Beside a published hit rate of known ``n`` when the report resamples cases.
+NO_CASE_INTERVAL = "no interval: its per-image hits and cases are not here to resample cases"
 
-def _figure(result: PublishedResult, interval: tuple[float, float] | None) -> str:
-    """The value as its source gave it (full-precision rates to one decimal), with the interval."""
+
+def _by_case(report: Mapping[str, Any]) -> bool:
+    """Whether the report's intervals resample cases (a report without a unit: images)."""
+    return bool((report.get("bootstrap") or {}).get("unit") == "case")
+
+
+def _figure(
+    result: PublishedResult, interval: tuple[float, float] | None, by_case: bool = False
+) -> str:
+    """The value as its source gave it (full-precision rates to one decimal), with the
+    interval, or (``by_case``, a hit rate that would have one by image) why it has none."""
     text = f"{result.value:.{1 if result.decimals is None else result.decimals}f}"
     if result.n is None:  # a figure quoted as printed: its own digits
         text = f"{result.value:g}"
     if interval is not None:
         text += f" [{interval[0]:.1f}, {interval[1]:.1f}]"
+    elif by_case and result.hits is not None and result.metric in ("mAP@30", "mAP@50"):
+        text += f" ({NO_CASE_INTERVAL})"
     return text
 
 
@@ -332,8 +356,13 @@ def published_rows(report: Mapping[str, Any]) -> list[list[str]]:
         >>> report = {"bootstrap": {"n_resamples": 0}, "tasks": {"diagnosis": {"metrics": {"top1": 0.3}}}}
         >>> published_rows(report)
         [['diagnosis', 'top1', 'Gemini 2.0 Flash', '22.1', 'not stated', 'NOVA paper, zero-shot results (2025-05)']]
+        >>> report = {"bootstrap": {"n_resamples": 1000, "unit": "case"},
+        ...           "tasks": {"localization": {"metrics": {"mAP@30": 0.3}}}}
+        >>> [row[3] for row in published_rows(report) if row[2] == "gemma-4-31B"]
+        ['39.7 (no interval: its per-image hits and cases are not here to resample cases)']
     """
     sources = published_sources()
+    by_case = _by_case(report) and bool((report.get("bootstrap") or {}).get("n_resamples"))
     rows = []
     for result, interval in published_beside(report):
         source = sources[result.source]
@@ -349,7 +378,7 @@ def published_rows(report: Mapping[str, Any]) -> list[list[str]]:
                 result.task,
                 metric,
                 result.model,
-                _figure(result, interval),
+                _figure(result, interval, by_case),
                 "not stated" if result.n is None else str(result.n),
                 f"{source.title} ({source.date})",
             ]

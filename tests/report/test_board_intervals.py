@@ -23,7 +23,7 @@ from tests.report.test_board_user12 import without_rescoring
 
 # Not the defaults: the board must redraw with the report's own settings.
 SETTINGS = ["--bootstrap", "200", "--confidence", "0.9", "--seed", "5"]
-DRAWN_WITH = "n_resamples=200, confidence=0.9, seed=5"
+DRAWN_WITH = "n_resamples=200, confidence=0.9, seed=5, unit=case"
 
 
 def evaluate(release: Path, predictions: Path, out: Path, *options: str) -> Path:
@@ -171,7 +171,7 @@ def test_cis_of_few_resamples_are_checked_too_as_they_are_drawn_exactly(
         report["tasks"]["localization"]["confidence_intervals"]["mAP@50"] = stated
 
     edited = edited_copy(source, "few-widened.json", widened)
-    how = "n_resamples=20, confidence=0.95, seed=0"
+    how = "n_resamples=20, confidence=0.95, seed=0, unit=case"
     assert refusal(edited, capsys) == expected_refusal(
         edited, "localization", "mAP@50", stated, drawn, how
     )
@@ -239,3 +239,77 @@ def test_the_notes_say_which_values_and_cis_were_taken_as_stated(
     assert "other keys' values and CIs are checked against them" in localization
     [warning] = [line for line in board["warnings"] if "no-tables.json" in line]
     assert "its values and CIs are taken as stated, unverified" in warning
+
+
+def test_reports_verify_with_their_recorded_unit_and_old_ones_as_images(
+    reports: dict[str, Path],
+    sample_release: Path,
+    sample_floor_run: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import novabench.report.human_reference as human_reference
+    import novabench.report.scoring as scoring
+
+    source = reports["full"]
+    genuine = json.loads(source.read_text(encoding="utf-8"))
+    assert genuine["bootstrap"]["unit"] == "case"
+    board = build_leaderboard([genuine], [source], n_resamples=20)
+    assert board["bootstrap"]["unit"] == "case"
+    # Every key verified, the re-scored ones (COCO-AP, ACC50, ..., BLEU-4) included.
+    assert "COCO-AP@30" in genuine["tasks"]["localization"]["confidence_intervals"]
+    assert all(not task["taken_as_stated"] for task in board["models"][0]["tasks"].values())
+    # The same intervals claimed as drawn by image (a report without a unit) are refused:
+    # the images of a case were drawn together.
+    as_images = edited_copy(source, "full-as-images.json", lambda r: r["bootstrap"].pop("unit"))
+    line = refusal(as_images, capsys)
+    assert "seed=5, unit=image): the report was edited" in line
+    # A report written before cases were resampled: image intervals and no unit, as the
+    # scorer wrote when it knew no case (the model's and the raters' intervals); it verifies
+    # as images, the raters' rows included.
+    compare_raters = human_reference._compare
+    with monkeypatch.context() as patched:
+        patched.setattr(scoring, "_item_cases", lambda *args: None)
+        patched.setattr(
+            human_reference,
+            "_compare",
+            lambda *args, **options: compare_raters(*args, **{**options, "cases": None}),
+        )
+        old = evaluate(sample_release, sample_floor_run, source.parent / "old.json", *SETTINGS)
+    old_report = json.loads(old.read_text(encoding="utf-8"))
+    old_report["bootstrap"].pop("unit")
+    old.write_text(json.dumps(old_report), encoding="utf-8")
+    ci_old = old_report["tasks"]["localization"]["confidence_intervals"]["mAP@30"]
+    ci_new = genuine["tasks"]["localization"]["confidence_intervals"]["mAP@30"]
+    assert ci_old != ci_new  # other draws: single images
+    old_board = build_leaderboard([old_report], [old], n_resamples=20)
+    assert old_board["models"][0]["tasks"]["localization"]["ci"]["mAP@30"] == ci_old
+    assert all(not task["taken_as_stated"] for task in old_board["models"][0]["tasks"].values())
+    # Claimed as drawn by case, it is refused.
+    as_cases = edited_copy(old, "old-as-cases.json", lambda r: r["bootstrap"].update(unit="case"))
+    assert "seed=5, unit=case): the report was edited" in refusal(as_cases, capsys)
+
+
+def test_a_unit_no_bootstrap_draws_is_refused(
+    reports: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    edited = edited_copy(
+        reports["full"], "full-by-scan.json", lambda r: r["bootstrap"].update(unit="scan")
+    )
+    assert refusal(edited, capsys) == (
+        f"nova leaderboard: error: {edited}, field 'bootstrap.unit': the report records "
+        "bootstrap.unit = 'scan', which no bootstrap draws (one of case, image)"
+    )
+
+
+def test_reports_of_different_units_are_noted_as_different_bootstrap_settings(
+    reports: dict[str, Path],
+) -> None:
+    from novabench.report.leaderboard import _bootstrap_note
+
+    genuine = json.loads(reports["full"].read_text(encoding="utf-8"))
+    old = {**genuine, "bootstrap": {k: v for k, v in genuine["bootstrap"].items() if k != "unit"}}
+    note = _bootstrap_note([genuine, old], ["new.json", "old.json"])
+    assert "new.json (confidence=0.9, n_resamples=200, seed=5, unit=case)" in note
+    assert "old.json (confidence=0.9, n_resamples=200, seed=5, unit=image)" in note
+    assert _bootstrap_note([old, old], ["a.json", "b.json"]) == ""

@@ -306,7 +306,8 @@ def test_an_edited_ci_is_refused_naming_report_key_and_both_intervals(
         rf"'tasks\.{task}\.confidence_intervals\.{re.escape(key)}': the report states "
         rf"{re.escape(key)} CI = \[{re.escape(repr(stated[0]))}, {re.escape(repr(stated[1]))}\] "
         r"but its per-item tables give \[(\S+), (\S+)\] with its bootstrap settings "
-        r"\(n_resamples=200, confidence=0\.9, seed=5\): the report was edited or is not the one "
+        r"\(n_resamples=200, confidence=0\.9, seed=5, unit=case\): the report was edited or is "
+        r"not the one "
         r"that wrote them",
         line,
     )
@@ -457,15 +458,17 @@ def test_a_bertscore_value_and_ci_are_checked_against_the_per_caption_column(
     from novabench.metrics.stats import bootstrap_confidence_intervals
 
     source = reports["sample"]
-    n_captions = len(pd.read_parquet(source.parent / "sample-items" / "images.parquet"))
+    images = pd.read_parquet(source.parent / "sample-items" / "images.parquet")
+    n_captions = len(images)
     f1 = np.random.default_rng(11).uniform(0.35, 0.75, n_captions)
     evaluation = CaptioningEvaluation(
         n_items=n_captions, metrics=("BERTScore-F1",), keyword_averaging="sample", bertscore_f1=f1
     )
     value = evaluation.aggregate()["BERTScore-F1"]
-    low, high = bootstrap_confidence_intervals(evaluation, n_resamples=200, confidence=0.9, seed=5)[
-        "BERTScore-F1"
-    ]
+    # The report resamples whole cases (bootstrap.unit "case"): its CI draws the captions' cases.
+    low, high = bootstrap_confidence_intervals(
+        evaluation, n_resamples=200, confidence=0.9, seed=5, clusters=list(images["case_id"])
+    )["BERTScore-F1"]
 
     def stated(report: dict) -> None:
         report["tasks"]["captioning"]["metrics"]["BERTScore-F1"] = value

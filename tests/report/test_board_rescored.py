@@ -208,7 +208,8 @@ def test_an_edited_ci_is_refused_naming_report_key_and_both_intervals(
         rf"'tasks\.{task}\.confidence_intervals\.{re.escape(key)}': the report states "
         rf"{re.escape(key)} CI = \[{re.escape(repr(stated[0]))}, {re.escape(repr(stated[1]))}\] "
         r"but its per-item tables give \[(\S+), (\S+)\] with its bootstrap settings "
-        r"\(n_resamples=200, confidence=0\.9, seed=5\): the report was edited or is not the one "
+        r"\(n_resamples=200, confidence=0\.9, seed=5, unit=case\): the report was edited or is "
+        r"not the one "
         r"that wrote them",
         refusal(path, capsys),
     )

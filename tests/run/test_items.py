@@ -187,7 +187,8 @@ def test_breakdowns_cover_every_item_and_match_the_tables(scored) -> None:  # ty
         hits = group["hit_30"].astype(bool).astype(float).tolist()
         assert close(row["mAP@30"], float(np.mean(hits)))
         if len(set(hits)) > 1:
-            expected = percentile_bootstrap_ratio(hits, n_resamples=200, seed=4)
+            cases = group["case_id"].tolist()  # the group's images of each drawn case
+            expected = percentile_bootstrap_ratio(hits, n_resamples=200, seed=4, cases=cases)
             assert row["mAP@30_ci"] == pytest.approx(list(expected), abs=1e-12)
     sizes = {row["group"]: row["n"] for row in localization["gold_box_size"]}
     assert sizes == images["gold_box_size"].value_counts().to_dict()
@@ -213,6 +214,7 @@ def test_localization_groups_prepared_alone_equal_the_whole_evaluation_restricte
         order=("small", "medium", "large", "none"),
         n_resamples=200,
         seed=4,
+        clusters=[image.case_id for image in scored.release.images],
     )
     assert len(restricted) >= 2
     for expected, row in zip(

@@ -97,9 +97,12 @@ def test_bootstrap_intervals_and_rendering(sample_release: Path, tmp_path: Path)
     hits = [gold if index < 5 else 0.0 for index, gold in enumerate(has_gold)]
     point = report["tasks"]["localization"]["metrics"]["hit@30"]
     assert point == pytest.approx(sum(hits) / sum(has_gold))
-    expected = percentile_bootstrap_ratio(hits, has_gold, n_resamples=200, seed=3)
+    # Whole cases drawn: every image of a drawn case (images of a case are not independent).
+    cases = [image.case_id for image in images]
+    expected = percentile_bootstrap_ratio(hits, has_gold, n_resamples=200, seed=3, cases=cases)
     assert tuple(intervals["hit@30"]) == pytest.approx(expected, abs=1e-12)
-    assert 0.0 < expected[0] < expected[1] < 1.0
+    # The five images are one case's: a resample that does not draw it scores 0.
+    assert 0.0 <= expected[0] < point < expected[1] < 1.0
     table = render_table(report)
     assert "95% CI" in table and "hit@30" in table and "missing" in table
     markdown = render_markdown(report)
@@ -633,7 +636,12 @@ def test_scoring_options_object_and_keywords_score_alike(
     for report in (by_object, by_keywords):
         report.pop("created_at")
     assert by_object == by_keywords
-    assert by_object["bootstrap"] == {"n_resamples": 20, "confidence": 0.95, "seed": 4}
+    assert by_object["bootstrap"] == {
+        "n_resamples": 20,
+        "confidence": 0.95,
+        "seed": 4,
+        "unit": "case",
+    }
     # A keyword overrides the object; a keyword that is not an option is refused.
     overridden = evaluate_predictions(
         sample_release, path, options, tasks=["diagnosis"], n_resamples=0

@@ -90,7 +90,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -325,6 +325,43 @@ class _Draws:
         if gathered.shape[1] < 2:
             return np.cumsum(gathered, axis=0)[-1]
         return np.add.reduce(gathered, axis=0)
+
+
+class _CountedDraws(_Draws):
+    """Resamples given as draw counts per pair, each one the sorted row of its pairs (the
+    bootstrap's order): rows of any length, padded on the right with a pair of value 0 for
+    the left-to-right sums (adding 0.0 leaves a sum of non-negative values as it is)."""
+
+    def __init__(self, times: np.ndarray) -> None:
+        n_rows, n_items = times.shape
+        self.times = times
+        self.lengths = times.sum(axis=1)
+        width = int(self.lengths.max(initial=0))
+        flat = np.repeat(np.tile(np.arange(n_items), n_rows), times.ravel())
+        row = np.repeat(np.arange(n_rows), self.lengths)
+        starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1]))
+        column = np.arange(len(flat)) - starts[row]
+        padded = np.full((n_rows, width), n_items, dtype=np.intp)
+        padded[row, column] = flat
+        super().__init__(padded, n_items + 1)
+
+    def integer_sums(self, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """As :meth:`_Draws.integer_sums`, from the counts themselves (float64: exact)."""
+        times = self.times.astype(np.float64)
+        return {key: times @ values.astype(np.float64) for key, values in columns.items()}
+
+    def sequential_sums(self, values: np.ndarray) -> np.ndarray:
+        """As :meth:`_Draws.sequential_sums`, the padding adding 0.0."""
+        return super().sequential_sums(np.append(values, 0.0))
+
+    def means(self, values: np.ndarray) -> np.ndarray:
+        """Each row's mean of ``values``, as ``values[row].mean()`` sums it (pairwise, so
+        rows of one length at a time, unpadded)."""
+        out = np.full(len(self.lengths), math.nan)  # a row of no pair: undefined
+        for length in np.unique(self.lengths[self.lengths > 0]).tolist():
+            rows = np.flatnonzero(self.lengths == length)
+            out[rows] = np.take(values, self.chosen[rows, :length]).mean(axis=1)
+        return out
 
 
 def _keyword_denominators(counts: np.ndarray) -> np.ndarray:
@@ -638,6 +675,55 @@ class CaptioningEvaluation:
         if chosen.shape[1] == 0:
             return {name: np.full(n_rows, math.nan) for name in self.metrics}
         draws = _Draws(chosen, self.n_items)
+        return self._scores_of_draws(
+            draws, lambda values: np.take(values, draws.chosen).mean(axis=1)
+        )
+
+    def aggregate_counts(self, counts: np.ndarray) -> dict[str, np.ndarray]:
+        """:meth:`aggregate` of resamples given as how often each pair is drawn, each the
+        sorted row of its pairs (``np.repeat(np.arange(n_pairs), counts[row])``), as the
+        bootstrap orders a resample: rows of any length in one call (a resample of whole
+        cases holds as many pairs as its cases). Entries equal ``aggregate`` of that row
+        exactly; a row of no pair is NaN.
+
+        Args:
+            counts: ``(n_resamples, n_pairs)`` non-negative integers.
+
+        Returns:
+            ``{metric: (n_resamples,) array}`` for the metrics not excluded.
+
+        Example:
+            >>> evaluation = prepare_captioning(["a cyst", "no mass"], ["a cyst", "a mass"],
+            ...                                 exclude=["BERTScore-F1"])
+            >>> evaluation.aggregate_counts(np.array([[1, 1], [3, 0]]))["ROUGE-L"].tolist()
+            [0.75, 1.0]
+        """
+        times = np.asarray(counts)
+        if (
+            times.ndim != 2
+            or times.shape[1] != self.n_items
+            or (times.size and (times.dtype.kind not in "iu" or times.min() < 0))
+        ):
+            raise NovaInputError(
+                f"must be a 2-D array of non-negative integers, {self.n_items} columns (one "
+                "per pair), one resample per row",
+                source="aggregate_counts",
+                field="counts",
+            )
+        if not times.any():  # no resample draws a pair: nothing to score
+            return {name: np.full(len(times), math.nan) for name in self.metrics}
+        draws = _CountedDraws(times.astype(np.int64, copy=False))
+        result = self._scores_of_draws(draws, draws.means)
+        empty = draws.lengths == 0
+        if empty.any():  # nothing to score: undefined, as aggregate says
+            for values in result.values():
+                values[empty] = math.nan
+        return result
+
+    def _scores_of_draws(
+        self, draws: _Draws, mean_of: Callable[[np.ndarray], np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """The metrics of the resamples of ``draws``; ``mean_of(values)``: each one's mean."""
         sums = draws.integer_sums(
             {name: self._integer_columns(name) for name in self.metrics if name in _SUMMED}
         )
@@ -649,7 +735,7 @@ class CaptioningEvaluation:
         result: dict[str, np.ndarray] = {}
         for name in self.metrics:
             if name in means:
-                result[name] = np.take(self._per_pair(means[name], name), chosen).mean(axis=1)
+                result[name] = mean_of(self._per_pair(means[name], name))
             elif name == "BLEU-4":
                 result[name] = text.bleu_from_statistics_rows(sums[name])
             elif name in KEYWORD_FAMILIES:

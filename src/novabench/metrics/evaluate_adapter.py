@@ -340,7 +340,7 @@ def compute_task_from_arrow(
         predictions, references, _only(options, task_options(_BOX_TASK))
     )
     if task != registry.ALL_TASKS:
-        return _finish(localization, stats)
+        return _finish(localization, stats, task)
     text_predictions = [
         {"caption": c, "diagnoses": d}
         for c, d in zip(

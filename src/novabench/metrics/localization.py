@@ -647,6 +647,63 @@ class LocalizationEvaluation:
             # is the same as with every column.
             weights, drawn = self._drawn_weights(indices)
             counts = counts[drawn]
+        return self._scores_of_weights(weights, counts, coco_ap=coco_ap)
+
+    def aggregate_counts(
+        self, counts: np.ndarray, *, coco_ap: bool = True, positions: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
+        """:meth:`aggregate` of resamples given as how often each image is drawn.
+
+        The scores depend only on these counts (``order_free``), so a resample of whole
+        cases, whose number of images varies, is scored in the same call as any other: each
+        entry equals ``aggregate`` of the row's images (each repeated as often as drawn).
+
+        Args:
+            counts: ``(n_resamples, n_images)`` non-negative integers, one resample per row.
+            coco_ap: also the :data:`COCO_AP_KEYS`.
+            positions: a group of images (sorted, distinct positions); ``counts`` then has
+                one column per image of the group (a breakdown group's share of the work
+                without COCO AP).
+
+        Returns:
+            ``{key: (n_resamples,) array}``, as :meth:`aggregate_resamples`.
+
+        Example:
+            >>> evaluation = prepare_localization(
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": []}],
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[0, 0, 10, 10]]}])
+            >>> evaluation.aggregate_counts(np.array([[1, 1], [3, 0], [1, 2]]))["hit@30"].tolist()
+            [0.5, 1.0, 0.3333333333333333]
+        """
+        group = None if positions is None else self._group_positions(positions)
+        n_columns = self.n_items if group is None else len(group)
+        weights = np.asarray(counts)
+        if (
+            weights.ndim != 2
+            or weights.shape[1] != n_columns
+            or (weights.size and (weights.dtype.kind not in "iu" or weights.min() < 0))
+        ):
+            raise NovaInputError(
+                f"counts must be a 2-D array of non-negative integers, {n_columns} columns "
+                "(one per image), one resample per row",
+                field="counts",
+            )
+        weights = weights.astype(np.int64, copy=False)
+        per_image = self._per_image_counts()
+        if group is not None:
+            if coco_ap:  # COCO's ranking reads every image's column
+                whole = np.zeros((len(weights), self.n_items), dtype=np.int64)
+                whole[:, group] = weights
+                weights = whole
+            else:  # integer sums over the group's images alone: exact in any order
+                per_image = per_image[group]
+        return self._scores_of_weights(weights, per_image, coco_ap=coco_ap)
+
+    def _scores_of_weights(
+        self, weights: np.ndarray, counts: np.ndarray, *, coco_ap: bool
+    ) -> dict[str, np.ndarray]:
+        """The scores of resamples drawing the images of ``counts``' rows ``weights`` times
+        (every image's columns when ``coco_ap``, whose rebuild reads them all)."""
         # Every count below is a sum over drawn images of a per-image integer: one product.
         sums = weights.astype(np.float64) @ counts
         n_images, n_with_gold, kept, acc_50, matched_gold, gold, matched_det, no_prediction = (
@@ -872,7 +929,9 @@ class LocalizationEvaluation:
         first = _first_true_positive_reaching(gold, int(gold.max()))  # (rows, 101)
         reached = _points_reached(first)  # (rows, counts): points reached by each count
         # int32 halves the memory traffic when no count can reach 2**31.
-        small = int(self._kept_counts.max(initial=0)) * self.n_items < 2**31
+        # (A resample of whole cases may hold more images than the set: its own count.)
+        most_drawn = max(self.n_items, int(weights.sum(axis=1).max(initial=0)))
+        small = int(self._kept_counts.max(initial=0)) * most_drawn < 2**31
         count = np.int32 if small else np.int64
         copies = np.take(weights.astype(count), self._block_image, axis=1)  # (rows, blocks)
         ranks_through = np.cumsum(copies * self._block_length.astype(count), axis=1, dtype=count)

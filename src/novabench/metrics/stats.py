@@ -16,6 +16,15 @@ Resampling rules, identical for every family:
   :class:`SupportsResampledAggregate`): the scores of many resamples at once, from per-item
   sufficient statistics, equal to calling ``aggregate`` on each row. The bootstrap then uses
   it, a chunk of resamples at a time; the draws, and so the intervals, are the same.
+- Clustered items (NOVA's images come in cases, up to 17 images of one lesion): given
+  ``clusters`` (the cluster of each item, e.g. its case id), a resample draws clusters
+  instead, as many as there are, with replacement from the same generator (one
+  ``rng.integers(0, n_clusters, size=n_clusters)`` per resample, clusters numbered in the
+  order they first appear among the items), and takes every item of each drawn cluster as
+  often as the cluster is drawn, in item order. Items of one case are not independent, so
+  resampling them one by one gives intervals that are too narrow. A resample then holds a
+  varying number of items; each is scored exactly as ``aggregate`` scores it. When every
+  cluster holds one item the draws are those of the item bootstrap.
 - A key whose full-set value is NaN gets ``(nan, nan)``. Resamples on which a key is
   undefined (NaN, e.g. a resample without any gold box) are left out of that key's
   interval and counted in a :class:`BootstrapWarning`.
@@ -27,7 +36,7 @@ import math
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -38,12 +47,19 @@ from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 
 __all__ = [
+    "BOOTSTRAP_UNITS",
     "BootstrapWarning",
     "SupportsAggregate",
     "SupportsResampledAggregate",
     "bootstrap_confidence_intervals",
+    "cluster_codes",
     "paired_bootstrap",
 ]
+
+
+#: What a report's bootstrap resamples (its ``bootstrap.unit``): whole cases (every image of
+#: each drawn case) or single images. A report without the field resampled images.
+BOOTSTRAP_UNITS: tuple[str, ...] = ("case", "image")
 
 
 @runtime_checkable
@@ -218,6 +234,79 @@ def _chunks_of_draws(
         yield _draw(rng, n_items, min(chunk, n_resamples - start), sort=sort)
 
 
+def cluster_codes(
+    clusters: Sequence[Hashable], n_items: int, field: str = "clusters"
+) -> np.ndarray:
+    """Each item's cluster as a number: clusters counted in the order they first appear.
+
+    Args:
+        clusters: the cluster (e.g. case id) of each item, in item order.
+        n_items: how many items the evaluation has.
+        field: the argument's name, for the error.
+
+    Returns:
+        ``(n_items,)`` int64 cluster numbers, 0 for the first item's cluster.
+
+    Raises:
+        NovaInputError: not one cluster per item.
+
+    Example:
+        >>> cluster_codes(["case0002", "case0002", "case0001", "case0002"], 4).tolist()
+        [0, 0, 1, 0]
+    """
+    labels = list(clusters)
+    if len(labels) != n_items:
+        raise NovaInputError(
+            f"{field} must give one cluster per item: {len(labels)} for {n_items} items",
+            field=field,
+        )
+    numbers: dict[Hashable, int] = {}
+    return np.fromiter(
+        (numbers.setdefault(label, len(numbers)) for label in labels), dtype=np.int64, count=n_items
+    )
+
+
+def _cluster_draws(
+    seed: Any, codes: np.ndarray, n_resamples: int, chunk: int
+) -> Iterator[np.ndarray]:
+    """Per chunk of resamples, ``(rows, n_items)`` times each item is drawn: the times its
+    cluster is drawn (the stream of :func:`_chunks_of_draws` over clusters, unsorted)."""
+    n_clusters = int(codes.max()) + 1
+    for drawn in _chunks_of_draws(seed, n_clusters, n_resamples, chunk, sort=False):
+        yield _draw_counts(drawn, n_clusters)[:, codes]
+
+
+def _draw_counts(rows: np.ndarray, n_columns: int) -> np.ndarray:
+    """``(len(rows), n_columns)`` times each column is drawn in each row."""
+    flat = rows + (np.arange(len(rows), dtype=np.int64) * n_columns)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=len(rows) * n_columns)
+    return counts.reshape(len(rows), n_columns)
+
+
+def _rows_by_length(counts: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The resamples of ``counts`` (times each item is drawn, one row per resample) as sorted
+    rows of item positions, in blocks of equal length: ``(which rows, (k, length) positions)``.
+
+    A cluster resample holds as many items as its drawn clusters hold, so rows differ in
+    length; a block of equal-length rows is one rectangular array, as
+    ``aggregate_resamples`` takes them.
+    """
+    n_rows, n_items = counts.shape
+    lengths = counts.sum(axis=1)
+    order = np.argsort(lengths, kind="stable")
+    ordered = lengths[order]
+    positions = np.repeat(np.tile(np.arange(n_items), n_rows), counts[order].ravel())
+    bounds = np.flatnonzero(np.diff(ordered)) + 1
+    starts = np.concatenate(([0], bounds))
+    stops = np.concatenate((bounds, [n_rows]))
+    offset = 0
+    for start, stop in zip(starts.tolist(), stops.tolist()):
+        length = int(ordered[start])
+        size = (stop - start) * length
+        yield order[start:stop], positions[offset : offset + size].reshape(stop - start, length)
+        offset += size
+
+
 def _order_free(evaluation: Any) -> bool:
     """Whether an evaluation says its scores depend only on how often each item is drawn.
 
@@ -227,41 +316,87 @@ def _order_free(evaluation: Any) -> bool:
     return getattr(evaluation, "order_free", False) is True
 
 
+def _counted(evaluation: Any) -> bool:
+    """Whether an evaluation scores resamples given as draw counts per item
+    (``aggregate_counts(counts)``, ``counts`` of shape ``(n_resamples, n_items)``, each row
+    standing for its sorted positions, ``np.repeat(np.arange(n_items), counts[row])``), as
+    rows of whole cases, of varying length, need."""
+    return callable(getattr(evaluation, "aggregate_counts", None))
+
+
 def _resampled_scores(
     evaluations: list[SupportsAggregate],
     keys: list[str],
     n_items: int,
     n_resamples: int,
     seed: int,
+    codes: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """For each evaluation, an ``(n_resamples, len(keys))`` array of resampled scores.
 
     Every evaluation sees the same sorted indices in each resample (paired resampling).
     Evaluations with ``aggregate_resamples`` score a chunk of resamples in one call; the
-    others are asked resample by resample.
+    others are asked resample by resample. With ``codes`` (each item's cluster number,
+    :func:`cluster_codes`) clusters are resampled, and the rows of equal length of a chunk
+    are scored together.
     """
     order_free = all(_order_free(evaluation) for evaluation in evaluations)
+    counted = codes is not None and all(_counted(evaluation) for evaluation in evaluations)
     out = [np.full((n_resamples, len(keys)), np.nan) for _ in evaluations]
     chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // n_items))
     starts = range(0, n_resamples, chunk)
-    draws = _chunks_of_draws(seed, n_items, n_resamples, chunk, sort=not order_free)
+    if codes is None:
+        draws = _chunks_of_draws(seed, n_items, n_resamples, chunk, sort=not order_free)
+        blocks: Iterator[Any] = ([(np.arange(len(indices)), indices)] for indices in draws)
+    elif counted:
+        # Draw counts take a chunk of rows of any length at once.
+        blocks = (
+            [(np.arange(len(counts)), counts)]
+            for counts in _cluster_draws(seed, codes, n_resamples, chunk)
+        )
+    else:
+        blocks = (
+            list(_rows_by_length(counts))
+            for counts in _cluster_draws(seed, codes, n_resamples, chunk)
+        )
     # Many small matrix products: OpenBLAS's own threads would only spin between them.
     with one_blas_thread():
-        for start, indices in zip(progress_bar(starts, desc="bootstrap", unit="chunk"), draws):
-            stop = start + len(indices)
-            for table, evaluation in zip(out, evaluations):
-                if isinstance(evaluation, SupportsResampledAggregate):
-                    many = evaluation.aggregate_resamples(indices)
-                    # A key the fast path does not know (a metric added to aggregate() only)
-                    # is scored resample by resample below rather than left undefined.
-                    if all(key in many for key in keys):
-                        for column, key in enumerate(keys):
-                            table[start:stop, column] = many[key]
-                        continue
-                for row, drawn in enumerate(indices):
-                    scores = evaluation.aggregate(drawn)
-                    table[start + row] = [float(scores.get(key, math.nan)) for key in keys]
+        for start, chunk_blocks in zip(
+            progress_bar(starts, desc="bootstrap", unit="chunk"), blocks
+        ):
+            for rows, indices in chunk_blocks:
+                for table, evaluation in zip(out, evaluations):
+                    _score_rows(evaluation, keys, indices, table, start + rows, counted=counted)
     return out
+
+
+def _score_rows(
+    evaluation: SupportsAggregate,
+    keys: list[str],
+    indices: np.ndarray,
+    table: np.ndarray,
+    rows: np.ndarray,
+    *,
+    counted: bool = False,
+) -> None:
+    """Fill ``table[rows]`` with the scores of the resamples ``indices`` (one per row), or,
+    ``counted``, of the resamples whose draw counts per item are the rows of ``indices``."""
+    if counted:
+        many = evaluation.aggregate_counts(indices)  # type: ignore[attr-defined]
+        for column, key in enumerate(keys):
+            table[rows, column] = many[key] if key in many else np.nan
+        return
+    if isinstance(evaluation, SupportsResampledAggregate):
+        many = evaluation.aggregate_resamples(indices)
+        # A key the fast path does not know (a metric added to aggregate() only) is
+        # scored resample by resample below rather than left undefined.
+        if all(key in many for key in keys):
+            for column, key in enumerate(keys):
+                table[rows, column] = many[key]
+            return
+    for row, drawn in zip(rows.tolist(), indices):
+        scores = evaluation.aggregate(drawn)
+        table[row] = [float(scores.get(key, math.nan)) for key in keys]
 
 
 def _percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -316,42 +451,52 @@ def bootstrap_confidence_intervals(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    clusters: Sequence[Hashable] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap confidence intervals for every scalar score of an evaluation.
 
     Items are resampled with replacement (``n_items`` draws per resample, sorted so items keep
     their original order), the scores recomputed with ``evaluation.aggregate(indices)``, and
     the interval is the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles
-    (numpy's linear interpolation) of the resampled values.
+    (numpy's linear interpolation) of the resampled values. With ``clusters``, whole clusters
+    are resampled instead (see the module docstring): the interval for images that come in
+    cases.
 
     Args:
         evaluation: a prepared evaluation (``prepare_localization(...)`` and the like).
         n_resamples: number of bootstrap resamples.
         confidence: coverage of the interval, strictly between 0 and 1.
         seed: seed of ``numpy.random.default_rng``; same seed, same intervals.
+        clusters: the cluster (case id) of each item, in item order; None: items are
+            independent and drawn one by one.
 
     Returns:
         ``{key: (low, high)}`` for every real-number key of ``evaluation.aggregate()``;
         ``(nan, nan)`` where the full-set score is NaN.
 
     Raises:
-        NovaInputError: not an evaluation, zero items, or bad settings.
+        NovaInputError: not an evaluation, zero items, bad settings, or not one cluster
+            per item.
 
     Example:
         >>> from novabench.metrics.localization import prepare_localization
         >>> gold = [{"boxes": [[0, 0, 10, 10]]}] * 4
         >>> predictions = [{"boxes": [[0, 0, 10, 10]]}] * 3 + [{"boxes": []}]
-        >>> intervals = bootstrap_confidence_intervals(
-        ...     prepare_localization(predictions, gold), n_resamples=200)
-        >>> low, high = intervals["hit@50"]
+        >>> evaluation = prepare_localization(predictions, gold)
+        >>> low, high = bootstrap_confidence_intervals(evaluation, n_resamples=200)["hit@50"]
         >>> 0.0 <= low <= 0.75 <= high <= 1.0
         True
+        >>> by_case = bootstrap_confidence_intervals(
+        ...     evaluation, n_resamples=200, clusters=["c1", "c1", "c2", "c2"])
+        >>> by_case["hit@50"]  # two cases: both hit (1.0), one of each (0.75), both half (0.5)
+        (0.5, 1.0)
     """
     n_items = _check_evaluation(evaluation, "evaluation")
     _check_settings(n_resamples, confidence)
+    codes = None if clusters is None else cluster_codes(clusters, n_items)
     point = _scalar_scores(evaluation.aggregate(None))
     keys = list(point)
-    (samples,) = _resampled_scores([evaluation], keys, n_items, int(n_resamples), seed)
+    (samples,) = _resampled_scores([evaluation], keys, n_items, int(n_resamples), seed, codes)
     defined = [not math.isnan(point[key]) for key in keys]
     _warn_undefined(samples, keys, defined)
     intervals = _percentile_intervals(samples, confidence)
@@ -368,11 +513,13 @@ def paired_bootstrap(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    clusters: Sequence[Hashable] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Paired bootstrap comparison of two models scored on the same items.
 
     Each resample draws one set of item positions and applies it to BOTH evaluations, so the
-    difference ``a - b`` is compared on identical items (item difficulty cancels out).
+    difference ``a - b`` is compared on identical items (item difficulty cancels out). With
+    ``clusters`` both see the same drawn clusters (whole cases).
 
     For each scalar key present in both, the result holds:
 
@@ -391,6 +538,8 @@ def paired_bootstrap(
         n_resamples: number of bootstrap resamples.
         confidence: coverage of the interval of the difference.
         seed: seed of ``numpy.random.default_rng``.
+        clusters: the cluster (case id) of each item, shared by both evaluations; None:
+            items drawn one by one.
 
     Returns:
         ``{key: {"a", "b", "difference", "ci", "p_value"}}``; NaN entries where either
@@ -416,11 +565,12 @@ def paired_bootstrap(
             field="evaluation_b",
         )
     _check_settings(n_resamples, confidence)
+    codes = None if clusters is None else cluster_codes(clusters, n_items)
     point_a = _scalar_scores(evaluation_a.aggregate(None))
     point_b = _scalar_scores(evaluation_b.aggregate(None))
     keys = [key for key in point_a if key in point_b]
     samples_a, samples_b = _resampled_scores(
-        [evaluation_a, evaluation_b], keys, n_items, int(n_resamples), seed
+        [evaluation_a, evaluation_b], keys, n_items, int(n_resamples), seed, codes
     )
     differences = samples_a - samples_b
     _warn_undefined(differences, keys, [not math.isnan(point_a[k] - point_b[k]) for k in keys])

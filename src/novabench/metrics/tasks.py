@@ -128,7 +128,10 @@ def compute_task(
     history per case for the case judge; by default the references' ``clinical_history``,
     for ``all`` the history of each case's rows). ``bootstrap_resamples`` (default
     0: none), ``confidence`` (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
-    ``{key: [low, high]}`` of seeded percentile-bootstrap intervals.
+    ``{key: [low, high]}`` of seeded percentile-bootstrap intervals and ``bootstrap_unit``,
+    what they resample: ``"case"`` (whole cases: for ``all``, whose rows name their case,
+    and for diagnosis, scored per case) or ``"image"`` (localisation and captioning alone,
+    which read no case from their references: too narrow for NOVA, and a warning says so).
 
     Args:
         task: the task name.
@@ -158,7 +161,7 @@ def compute_task(
         )
         return _compute_all(localization, list(predictions), list(references), stats, options)
     evaluation = _prepare(task, list(predictions), list(references), options)
-    return _finish(evaluation, stats)
+    return _finish(evaluation, stats, task)
 
 
 def prepare_task(
@@ -226,10 +229,12 @@ def _compute_all(
     if any(case_histories):
         diagnosis_options["contexts"] = case_histories
     diagnosis = _prepare("diagnosis", case_predictions, case_references, diagnosis_options)
+    # One row per image, each naming its case: image intervals resample whole cases.
+    cases = [str(reference["case_id"]) for reference in references]
     return {
-        "localization": _finish(localization, stats),
-        "captioning": _finish(captioning, stats),
-        "diagnosis": _finish(diagnosis, stats),
+        "localization": _finish(localization, stats, "localization", cases),
+        "captioning": _finish(captioning, stats, "captioning", cases),
+        "diagnosis": _finish(diagnosis, stats, "diagnosis"),
     }
 
 
@@ -307,7 +312,21 @@ def _restore_missing_scores(predictions: list[Any]) -> list[dict[str, Any]]:
 _PLAIN_FORM = {"boxes": _restore_missing_scores}
 
 
-def _finish(evaluation: Any, stats: dict[str, Any]) -> dict[str, Any]:
+#: Said once per computation whose image-level intervals resample images one by one.
+IMAGE_BOOTSTRAP_WARNING = (
+    "{task}: the intervals resample images one by one, as this task alone reads no case_id "
+    "from its references: images of one NOVA case are not independent, so they are too "
+    "narrow; score task 'all' with NOVA `images` rows, or use nova evaluate, for intervals "
+    "that resample cases"
+)
+
+
+def _finish(
+    evaluation: Any, stats: dict[str, Any], task: str, cases: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The evaluation's result and, with resamples, its intervals and what they resampled
+    (``bootstrap_unit``: ``"case"``, whole cases, when ``cases`` gives each image's case or
+    the task's items are cases; else ``"image"``, with a warning)."""
     for note in getattr(evaluation, "notes", ()):  # e.g. METEOR-exact+stem given for METEOR
         warnings.warn(note, UserWarning, stacklevel=3)
     result = dict(evaluation.result())
@@ -315,15 +334,20 @@ def _finish(evaluation: Any, stats: dict[str, Any]) -> dict[str, Any]:
     if n_resamples > 0:
         from novabench.metrics.stats import bootstrap_confidence_intervals
 
+        by_image = cases is None and registry.TASKS[task].unit == "image"
+        if by_image:
+            warnings.warn(IMAGE_BOOTSTRAP_WARNING.format(task=task), UserWarning, stacklevel=3)
         intervals = bootstrap_confidence_intervals(
             evaluation,
             n_resamples=n_resamples,
             confidence=float(stats.get("confidence", 0.95)),
             seed=int(stats.get("seed", 0)),
+            clusters=cases,
         )
         result["confidence_intervals"] = {
             key: [low, high] for key, (low, high) in intervals.items()
         }
+        result["bootstrap_unit"] = "image" if by_image else "case"
     return result
 
 

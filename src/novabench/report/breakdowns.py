@@ -411,6 +411,25 @@ class _ResampledGroup(_Group):
     scored exactly as :meth:`aggregate` would score it.
     """
 
+    def __getattr__(self, name: str) -> Any:
+        # aggregate_counts only where the evaluation has it (the bootstrap asks for it).
+        inner = self.__dict__.get("_evaluation")
+        if name == "aggregate_counts" and callable(getattr(inner, "aggregate_counts", None)):
+            return self._aggregate_counts
+        raise AttributeError(name)
+
+    def _aggregate_counts(self, counts: np.ndarray, **options: Any) -> Mapping[str, np.ndarray]:
+        """Draw counts of the group's items, scored by the evaluation as those images'."""
+        if getattr(self._evaluation, "resamples_groups", False) is True:
+            result: Mapping[str, np.ndarray] = self._evaluation.aggregate_counts(
+                counts, positions=self._positions, **options
+            )
+            return result
+        whole = np.zeros((len(counts), self._evaluation.n_items), dtype=np.int64)
+        whole[:, self._positions] = counts
+        result = self._evaluation.aggregate_counts(whole, **options)
+        return result
+
     def aggregate_resamples(self, indices: np.ndarray, **options: Any) -> Mapping[str, np.ndarray]:
         result: Mapping[str, np.ndarray]
         if getattr(self._evaluation, "resamples_groups", False) is True:
@@ -453,6 +472,17 @@ class _WithoutCocoAp:
         result: Mapping[str, np.ndarray] = self._evaluation.aggregate_resamples(
             indices, coco_ap=False
         )
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        # aggregate_counts only where the wrapped evaluation has it.
+        inner = self.__dict__.get("_evaluation")
+        if name == "aggregate_counts" and callable(getattr(inner, "aggregate_counts", None)):
+            return self._aggregate_counts
+        raise AttributeError(name)
+
+    def _aggregate_counts(self, counts: np.ndarray) -> Mapping[str, np.ndarray]:
+        result: Mapping[str, np.ndarray] = self._evaluation.aggregate_counts(counts, coco_ap=False)
         return result
 
 
@@ -501,13 +531,15 @@ def result_with_intervals(
     confidence: float = 0.95,
     seed: int = 0,
     coco_ap_intervals: bool = True,
+    clusters: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """An evaluation's full result and, with resamples, its ``confidence_intervals``.
 
     What ``novabench.metrics.tasks.compute_task`` returns for a prepared evaluation: the
     report's task results and the human reference are built with it. With
     ``coco_ap_intervals=False`` a localisation evaluation's COCO AP keys keep their values
-    but get no interval (the other intervals are unchanged, and cost a fraction).
+    but get no interval (the other intervals are unchanged, and cost a fraction). With
+    ``clusters`` (each image's case id) whole cases are resampled.
 
     Example:
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
@@ -525,6 +557,7 @@ def result_with_intervals(
             n_resamples=n_resamples,
             confidence=confidence,
             seed=seed,
+            clusters=clusters,
         )
         result["confidence_intervals"] = {
             key: [low, high] for key, (low, high) in intervals.items()
@@ -551,6 +584,7 @@ def break_down(
     min_group_size: int = 10,
     prepare_group: Callable[[np.ndarray], Any] | None = None,
     coco_ap_intervals: bool = False,
+    clusters: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per group: n, too_small, each key's value on the group and its bootstrap CI.
 
@@ -571,6 +605,9 @@ def break_down(
         coco_ap_intervals: also bootstrap the COCO AP keys of a localisation evaluation
             (most of a breakdown's cost); by default their cells keep the value and have
             no interval (``_ci`` None).
+        clusters: each item's case id: a group's interval then resamples the cases its
+            items belong to, taking the group's items of each drawn case; None: items one
+            by one.
 
     Returns:
         Rows ``{"group", "n", "too_small", key: value | None, key + "_ci": [lo, hi] | None}``
@@ -589,7 +626,7 @@ def break_down(
     settings = _RowSettings(
         tuple(keys), n_resamples, confidence, seed, min_group_size, coco_ap_intervals
     )
-    return _rows(evaluation, groups, order, settings, prepare_group)
+    return _rows(evaluation, groups, order, settings, prepare_group, clusters)
 
 
 @dataclass(frozen=True)
@@ -667,22 +704,26 @@ def _rows(
     order: Sequence[str],
     settings: _RowSettings,
     prepare_group: Callable[[np.ndarray], Any] | None,
+    clusters: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`break_down`'s rows, in display order."""
     if len(groups) != evaluation.n_items:
         raise ValueError(f"{len(groups)} group labels for {evaluation.n_items} items")
+    if clusters is not None and len(clusters) != evaluation.n_items:
+        raise ValueError(f"{len(clusters)} case ids for {evaluation.n_items} items")
     labels = np.asarray(list(groups), dtype=object)
     present = list(dict.fromkeys(groups))
     ranked = [g for g in order if g in present] + sorted(g for g in present if g not in order)
     rows: list[dict[str, Any]] = []
     for group in ranked:
         positions = np.flatnonzero(labels == group).astype(np.int64)
+        cases = None if clusters is None else [clusters[int(p)] for p in positions]
         # A group prepared on its own only pays when its COCO AP is resampled: the other
         # keys are per-image counts, as cheap to resample on the whole evaluation.
         if prepare_group is None or settings.n_resamples == 0 or not settings.coco_ap_intervals:
-            rows.append(_group_row(_group(evaluation, positions), group, settings))
+            rows.append(_group_row(_group(evaluation, positions), group, settings, cases))
         else:
-            rows.append(_prepared_group_row(prepare_group, positions, group, settings))
+            rows.append(_prepared_group_row(prepare_group, positions, group, settings, cases))
     return rows
 
 
@@ -691,12 +732,15 @@ def _prepared_group_row(
     positions: np.ndarray,
     group: str,
     settings: _RowSettings,
+    cases: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The row of a group whose evaluation is prepared on its own."""
-    return _group_row(prepare_group(positions), group, settings)
+    return _group_row(prepare_group(positions), group, settings, cases)
 
 
-def _group_row(subset: Any, group: str, settings: _RowSettings) -> dict[str, Any]:
+def _group_row(
+    subset: Any, group: str, settings: _RowSettings, cases: Sequence[str] | None = None
+) -> dict[str, Any]:
     """One breakdown row: the group's values and, with resamples, their intervals."""
     from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
 
@@ -716,6 +760,7 @@ def _group_row(subset: Any, group: str, settings: _RowSettings) -> dict[str, Any
                 n_resamples=settings.n_resamples,
                 confidence=settings.confidence,
                 seed=settings.seed,
+                clusters=cases,
             )
     for key in settings.keys:
         if key not in values:
@@ -749,6 +794,7 @@ def task_breakdowns(
     keys: Sequence[str] | None = None,
     prepare_group: Callable[[np.ndarray], Any] | None = None,
     coco_ap_intervals: bool = False,
+    clusters: Sequence[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every dimension of ``task``: ``{dimension: rows of :func:`break_down`}``.
 
@@ -763,6 +809,7 @@ def task_breakdowns(
         keys: metric keys (default: the task's headline keys).
         prepare_group: see :func:`break_down`.
         coco_ap_intervals: see :func:`break_down`.
+        clusters: see :func:`break_down` (each image's case id; None for a case task).
 
     Example:
         >>> from novabench.metrics.diagnosis import prepare_diagnosis
@@ -784,6 +831,7 @@ def task_breakdowns(
             _ORDER[dimension],
             settings,
             prepare_group,
+            clusters,
         )
         for dimension in task_dimensions(task)
     }

@@ -36,6 +36,7 @@ from novabench.report.render import (
     comparison_with_paper,
     coverage_phrase,
     model_name,
+    resampled_unit,
     settings_lines,
     without_intervals,
 )
@@ -309,7 +310,11 @@ def _headline_sections(report: Mapping[str, Any]) -> list[_Section]:
         ]
     note = (
         "<p>The NOVA paper's measures, in percent"
-        + (" with bootstrap intervals" if intervals else f" ({_text(NO_INTERVALS)})")
+        + (
+            f" with bootstrap intervals ({resampled_unit(report.get('bootstrap'))} drawn)"
+            if intervals
+            else f" ({_text(NO_INTERVALS)})"
+        )
         + "; the human reference is the release's raters scored with the same metric on the "
         "same images; published figures come from other runs (their prompts differ).</p>"
     )
@@ -745,8 +750,8 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f"<h1>NOVA comparison: {_text(names['a'])} (A) vs {_text(names['b'])} (B)</h1>",
         warnings,  # under the title, before the lead, as in the Markdown comparison
         f'<p class="lead">A: <b>{_text(names["a"])}</b>, B: <b>{_text(names["b"])}</b>, on '
-        f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same items drawn "
-        "for both models).</p>",
+        f"<code>{_text(data.get('path', '?'))}</code>; paired bootstrap (the same "
+        f"{resampled_unit(comparison.get('bootstrap'))} drawn for both models).</p>",
         f'<div class="wide" tabindex="0"><table><tr><th>task</th><th>metric</th>'
         f"<th>{_text(names['a'])} (%)</th>"
         f"<th>{_text(names['b'])} (%)</th><th>A - B</th><th>{level}% CI of A - B</th>"

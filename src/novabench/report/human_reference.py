@@ -112,7 +112,8 @@ def human_reference(
     Args:
         release: a :class:`~novabench.data.release.NovaRelease`.
         positions: positions in ``release.images`` of the images to score.
-        n_resamples: bootstrap resamples (0: no intervals), as the report's.
+        n_resamples: bootstrap resamples (0: no intervals), as the report's; they draw
+            whole cases (every scored image of a drawn case), as the model's intervals do.
         confidence: interval coverage.
         seed: bootstrap seed.
         coco_ap_intervals: also give the COCO AP keys intervals (five times the cost of
@@ -169,6 +170,7 @@ def human_reference(
             confidence=confidence,
             seed=seed,
             coco_ap_intervals=coco_ap_intervals,
+            cases=[image.case_id for image in images],
         )
     section["notes"] = [
         "the gold boxes are the raters' consensus, so rater-vs-gold is an optimistic "
@@ -195,6 +197,7 @@ def _compare(
     confidence: float,
     seed: int,
     coco_ap_intervals: bool,
+    cases: Sequence[str],
 ) -> tuple[dict[str, Any], list[float]]:
     """One comparison: its result and each image's best IoU."""
     from novabench.metrics.localization import LocalizationWarning
@@ -212,6 +215,7 @@ def _compare(
             confidence=confidence,
             seed=seed,
             coco_ap_intervals=coco_ap_intervals,
+            clusters=cases,
         )
     result.pop("per_image_best_iou", None)
     result["n_images_with_rater_boxes"] = sum(1 for b in predicted if b)

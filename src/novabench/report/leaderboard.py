@@ -33,7 +33,9 @@ either reading,
 and ClinicalF1/ModalityF1 of either reading: sample keyword averaging from the per-caption
 F1s, micro from the per-caption counts), and its stated CI too: it must be the interval
 ``nova evaluate`` drew from those items with the report's own bootstrap settings
-(resamples, confidence, seed), which the same bootstrap of the tables gives again, to float
+(resamples, confidence, seed, and unit: whole cases by the tables' ``case_id``, or single
+images for a report without ``bootstrap.unit``), which the same bootstrap of the tables
+gives again, to float
 rounding; else one line naming the report, the key and both intervals. The keys no ratio
 of per-item sums gives are scored again from the tables' own columns by the task's metric
 (``TaskBehaviour.table_rescoring``): COCO-AP@30/50/50:95, ACC50, TP30, FP30 and FNR from
@@ -50,11 +52,12 @@ and a cell whose CI has another level says its own ("(50% CI)"); the CSV gives e
 ``ci_level (%)`` and ``ci_resamples``. A rank set by a value taken as stated is marked † too.
 The raters' rows (the first report holding a human reference) are checked where the images
 table can: rater-vs-gold mAP@30/50 and mAP@50:95 from ``rater_*_best_iou``, value and CI;
-their other values are marked †.
+their other values are marked †. The re-scored keys and the raters' rows are redrawn with
+the same unit as the rest.
 
 Models are ordered by the report's value of that metric; two neighbours share a rank when a
-paired bootstrap of their difference (the same items drawn for both, as ``nova compare``)
-has an interval containing 0. Ties chain: if A ties B and B ties C, all three share A's
+paired bootstrap of their difference (the same cases drawn for both, every image of each,
+as ``nova compare``) has an interval containing 0. Ties chain: if A ties B and B ties C, all three share A's
 rank. Without per-item tables for every report, ranks follow the point estimates and the
 leaderboard says ties cannot be assessed. A task only one model has is not ranked (rank
 None, no tie statement).
@@ -65,7 +68,9 @@ variant, the keyword extractor and averaging, the diagnosis matcher or judge, wh
 answered items were scored); where a setting differs between reports (a report without it
 counts as "unknown"), the metrics it affects are marked "settings differ" and a task whose
 ranking metric is affected is not ranked. One sentence per difference names the setting and
-the reports, in every output. Differing bootstrap settings only make the CIs differ: noted.
+the reports, in every output. Differing bootstrap settings (resamples, confidence, seed, or
+unit: whole cases, or single images in reports written before cases were resampled) only
+make the CIs differ: noted.
 The rule for marks: every metric a differing setting affects is marked (METEOR of one report
 beside METEOR-exact+stem of another: both keys, the variant differs), except for a task's
 ``reading_settings`` (the diagnosis matcher), whose value decides which keys a report holds:
@@ -249,6 +254,8 @@ def _bootstrap_note(
         settings = report.get("bootstrap")
         if not isinstance(settings, Mapping):
             return _UNKNOWN
+        # A report without a unit resampled images (written before cases were resampled).
+        settings = {"unit": "image", **settings}
         return ", ".join(f"{key}={settings[key]}" for key in sorted(settings))
 
     values = [(str(path), described(report)) for report, path in zip(reports, paths)]
@@ -494,7 +501,7 @@ def _checked_headline_means(
             if _stated_interval(section, key) is not None:
                 with_interval[key] = terms
         if with_interval:
-            _check_intervals(original, task, with_interval, name)
+            _check_intervals(original, task, with_interval, name, tables)
         if stated_as_is.get(task):
             stated_as_is[task] = _checked_rescored(original, task, tables, stated_as_is[task], name)
             if not stated_as_is[task]:
@@ -531,13 +538,25 @@ def _checked_rescored(
     if with_interval:
         from novabench.metrics.stats import bootstrap_confidence_intervals
 
-        def draw(settings: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+        def draw(settings: Mapping[str, Any], unit: str) -> dict[str, tuple[float, float]]:
             if not evaluation.n_items:
                 return dict.fromkeys(with_interval, (math.nan, math.nan))
-            return dict(bootstrap_confidence_intervals(evaluation, **settings))
+            cases = _rescored_case_ids(task, tables) if unit == "case" else None
+            return dict(bootstrap_confidence_intervals(evaluation, **settings, clusters=cases))
 
         _compare_intervals(report, task, with_interval, draw, name)
     return [key for key in keys if key not in wanted]
+
+
+def _rescored_case_ids(task: str, tables: Mapping[str, Any]) -> list[str] | None:
+    """The case id of each item of the evaluation :func:`_checked_rescored` rebuilds, in its
+    order: the images table's rows with a ``{task}_status``, as ``localization_from_tables``
+    and ``bleu_from_tables`` take them; None for tables without case ids (an image draw)."""
+    images = tables["images"]
+    status = f"{task}_status"
+    if not {status, "case_id"} <= set(images.columns):
+        return None
+    return [str(case) for case in images.loc[images[status].notna(), "case_id"]]
 
 
 def _shown_keys(
@@ -604,13 +623,37 @@ def _recorded_bootstrap(report: Mapping[str, Any], name: str, field: str) -> dic
     return {key: settings[key] for key in ("n_resamples", "confidence", "seed")}
 
 
+def _recorded_unit(report: Mapping[str, Any], name: str) -> str:
+    """What the report's intervals resampled: ``"case"`` or ``"image"`` (a report without
+    ``bootstrap.unit`` was written before cases were resampled: by image); refused in one
+    line when it names anything else."""
+    from novabench.metrics.stats import BOOTSTRAP_UNITS
+
+    settings = report.get("bootstrap")
+    unit = settings.get("unit", "image") if isinstance(settings, Mapping) else "image"
+    if unit not in BOOTSTRAP_UNITS:
+        raise NovaInputError(
+            f"the report records bootstrap.unit = {unit!r}, which no bootstrap draws "
+            f"(one of {', '.join(BOOTSTRAP_UNITS)})",
+            source=name,
+            field="bootstrap.unit",
+        )
+    return str(unit)
+
+
 def _check_intervals(
-    report: Mapping[str, Any], task: str, terms: Mapping[str, tuple[Any, Any]], name: str
+    report: Mapping[str, Any],
+    task: str,
+    terms: Mapping[str, tuple[Any, Any]],
+    name: str,
+    tables: Mapping[str, Any] | None = None,
 ) -> None:
     """Refuse a stated CI of a table-backed key that is not the one ``nova evaluate`` drew.
 
     ``nova evaluate`` resamples the task's items with the report's bootstrap settings
-    (resamples, confidence, seed) through :mod:`novabench.metrics.stats`; the tables hold
+    (resamples, confidence, seed, and its unit: whole cases, by the tables' case ids, or,
+    in a report without ``bootstrap.unit``, single images) through
+    :mod:`novabench.metrics.stats`; the tables hold
     the same items in the same order (the draws pick positions, so the order matters), only
     the scored ones (``--answered-only``, placeholder diagnoses left out), so the same
     bootstrap of the tables' terms gives the same interval, up to float rounding. Checked
@@ -622,17 +665,23 @@ def _check_intervals(
     """
     from novabench.metrics.stats import bootstrap_confidence_intervals
 
-    def draw(settings: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    def draw(settings: Mapping[str, Any], unit: str) -> dict[str, tuple[float, float]]:
         recomputed: dict[str, tuple[float, float]] = {}
-        # One bootstrap for the keys resampling the same number of items (one draw for all).
-        by_size: dict[int, dict[str, tuple[Any, Any]]] = {}
+        # One bootstrap for the keys resampling the same items (one draw for all).
+        by_items: dict[tuple[int, tuple[str, ...] | None], dict[str, tuple[Any, Any]]] = {}
         for key, (numerators, weights) in terms.items():
-            by_size.setdefault(len(numerators), {})[key] = (numerators, weights)
-        for size, group in by_size.items():
+            cases = None
+            if unit == "case" and tables is not None:
+                found = behaviour(task).item_case_ids(tables, key)
+                cases = None if found is None else tuple(found)
+            by_items.setdefault((len(numerators), cases), {})[key] = (numerators, weights)
+        for (size, cases), group in by_items.items():
             if size == 0:
                 recomputed.update(dict.fromkeys(group, (math.nan, math.nan)))
                 continue
-            recomputed.update(bootstrap_confidence_intervals(_ItemRatios(group), **settings))
+            recomputed.update(
+                bootstrap_confidence_intervals(_ItemRatios(group), **settings, clusters=cases)
+            )
         return recomputed
 
     _compare_intervals(report, task, list(terms), draw, name)
@@ -642,19 +691,21 @@ def _compare_intervals(
     report: Mapping[str, Any],
     task: str,
     keys: Sequence[str],
-    draw: Callable[[Mapping[str, Any]], Mapping[str, tuple[float, float]]],
+    draw: Callable[[Mapping[str, Any], str], Mapping[str, tuple[float, float]]],
     name: str,
 ) -> None:
     """Refuse a stated CI of ``keys`` that ``draw`` (the tables' bootstrap with the report's
-    settings: resamples, confidence, seed) does not give again, to float rounding."""
+    settings: resamples, confidence, seed, and its unit, ``"case"`` or ``"image"``) does not
+    give again, to float rounding."""
     from novabench.metrics.stats import BootstrapWarning
 
     section = report["tasks"][task]
     settings = _recorded_bootstrap(report, name, f"tasks.{task}.confidence_intervals.{keys[0]}")
+    unit = _recorded_unit(report, name)
     with warnings.catch_warnings():
         # Resamples where a key is undefined (no gold box drawn): nova evaluate warned.
         warnings.simplefilter("ignore", BootstrapWarning)
-        recomputed = draw(settings)
+        recomputed = draw(settings, unit)
     for key in keys:
         stated = _stated_interval(section, key)
         low, high = recomputed[key]
@@ -664,7 +715,9 @@ def _compare_intervals(
             for end, again in zip(stated, (low, high))
         ):
             shown = "no interval" if math.isnan(low) else f"[{low!r}, {high!r}]"
-            drawn = ", ".join(f"{setting}={value}" for setting, value in settings.items())
+            drawn = ", ".join(
+                f"{setting}={value}" for setting, value in {**settings, "unit": unit}.items()
+            )
             raise NovaInputError(
                 f"the report states {key} CI = [{stated[0]!r}, {stated[1]!r}] but its per-item "
                 f"tables give {shown} with its bootstrap settings ({drawn}): the report was "
@@ -951,12 +1004,16 @@ def _separable(
     order_b = {key: index for index, key in enumerate(keys_b)}
     aligned_b = values_b[[order_b[key] for key in keys_a]]
     ones = np.ones(len(values_a))
+    # Whole cases drawn (every image of a drawn case), as nova evaluate and nova compare do;
+    # None for a case task (its items are cases) or tables without case ids.
+    cases = behaviour(task).item_case_ids(*side_a)
     result = paired_bootstrap(
         _ItemRatios({"value": (values_a, ones)}),
         _ItemRatios({"value": (aligned_b, ones)}),
         n_resamples=n_resamples,
         confidence=confidence,
         seed=seed,
+        clusters=cases,
     )["value"]
     low, high = result["ci"]
     return {
@@ -1257,7 +1314,12 @@ def build_leaderboard(
         # The level most reports' CIs were drawn at: the tables' header says it, a cell of
         # another level says its own.
         "ci_level": board_level,
-        "bootstrap": {"n_resamples": n_resamples, "confidence": confidence, "seed": seed},
+        "bootstrap": {
+            "n_resamples": n_resamples,
+            "confidence": confidence,
+            "seed": seed,
+            "unit": "case",
+        },
         "setting_differences": differences,
         "notes": notes,
     }
@@ -1600,11 +1662,13 @@ def _method(n_models: int, with_items: bool, n_resamples: int, confidence: float
         )
     if n_models == 2:
         return (
-            f"paired bootstrap of the two models (n={n_resamples}, seed={seed}): they share "
+            f"paired bootstrap of the two models (n={n_resamples}, seed={seed}, whole cases "
+            "drawn): they share "
             f"the rank when the {level}% CI of their difference contains 0"
         )
     return (
-        f"paired bootstrap of each pair of neighbours (n={n_resamples}, seed={seed}): "
+        f"paired bootstrap of each pair of neighbours (n={n_resamples}, seed={seed}, whole "
+        "cases drawn): "
         f"neighbours share a rank when the {level}% CI of their difference contains 0"
     )
 
@@ -1702,10 +1766,15 @@ def _checked_human_keys(
         from novabench.metrics.stats import BootstrapWarning, bootstrap_confidence_intervals
 
         settings = _recorded_bootstrap(report, name, f"{field}.confidence_intervals")
+        # The raters' intervals draw what the model's do: whole cases, or images in an old report.
+        unit = _recorded_unit(report, name)
+        cases = None
+        if unit == "case" and "case_id" in scored.columns:
+            cases = [str(case) for case in scored["case_id"]]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BootstrapWarning)
             drawn = bootstrap_confidence_intervals(
-                _ItemRatios({key: terms[key] for key in stated}), **settings
+                _ItemRatios({key: terms[key] for key in stated}), **settings, clusters=cases
             )
         for key, (low, high) in stated.items():
             again = drawn[key]
@@ -1715,7 +1784,8 @@ def _checked_human_keys(
             ):
                 raise NovaInputError(
                     f"the report states {who} {key} CI = [{low!r}, {high!r}] but its per-item "
-                    f"tables give [{again[0]!r}, {again[1]!r}] with its bootstrap settings: "
+                    f"tables give [{again[0]!r}, {again[1]!r}] with its bootstrap settings "
+                    f"(unit={unit}): "
                     "the report was edited or is not the one that wrote them",
                     source=name,
                     field=f"{field}.confidence_intervals.{key}",

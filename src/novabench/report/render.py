@@ -48,6 +48,7 @@ __all__ = [
     "render_comparison_markdown",
     "render_human_reference",
     "render_markdown",
+    "resampled_unit",
     "render_table",
     "settings_lines",
     "unfinished_run_line",
@@ -487,6 +488,18 @@ def _interval(report_task: Mapping[str, Any], key: str) -> str:
     if not interval or any(v is None or (isinstance(v, float) and math.isnan(v)) for v in interval):
         return ""
     return f"[{_percent(interval[0])}, {_percent(interval[1])}]"
+
+
+def resampled_unit(settings: Mapping[str, Any] | None) -> str:
+    """What a report's or comparison's bootstrap resampled, in words: ``"whole cases"``, or
+    ``"single images"`` for ``bootstrap.unit`` "image" and reports from before the unit was
+    recorded.
+
+    Example:
+        >>> resampled_unit({"unit": "case"}), resampled_unit({"n_resamples": 1000})
+        ('whole cases', 'single images')
+    """
+    return "whole cases" if (settings or {}).get("unit") == "case" else "single images"
 
 
 def without_intervals(report: Mapping[str, Any]) -> bool:
@@ -1592,7 +1605,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"Predictions: {', '.join(markdown_code_span(p) for p in report['predictions']['paths'])}. "
         f"novabench {report['toolkit']['version']}.",
         "",
-        f"| task | metric | value (%) | {level}% CI (bootstrap, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) | {VERSUS_PAPER} |",
+        f"| task | metric | value (%) | {level}% CI (bootstrap of {resampled_unit(report['bootstrap'])}, n={report['bootstrap']['n_resamples']}, seed={report['bootstrap']['seed']}) | {VERSUS_PAPER} |",
         "|---|---|---:|---|---|",
     ]
     # Every notice and warning under the title, before the Model line, in the terminal's
@@ -1757,7 +1770,8 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         f"B: **{names['b']}** ({_paths(comparison['b'])}). "
         f"Data: {markdown_code_span(data.get('path', '?'))} ({data.get('n_images', '?')} images, "
         f"{data.get('n_cases', '?')} cases). Paired bootstrap: "
-        f"n={bootstrap.get('n_resamples', '?')}, seed={bootstrap.get('seed', '?')}.",
+        f"n={bootstrap.get('n_resamples', '?')}, seed={bootstrap.get('seed', '?')}, "
+        f"{resampled_unit(bootstrap)} drawn.",
         "",
         f"| task | metric | {names['a']} (%) | {names['b']} (%) | A - B | "
         f"{level}% CI of A - B | p |",

@@ -60,6 +60,11 @@ JOBS_REMOVED = (
 #: Where COCO AP keys get intervals: the headline only, or breakdowns and human reference too.
 COCO_AP_INTERVALS: tuple[str, ...] = ("headline", "all")
 
+#: What the intervals of a release-backed report resample (its ``bootstrap.unit``): whole
+#: cases, every scored image of each drawn case, since images of one case are not
+#: independent (``novabench.metrics.stats``). A report without the field resampled images.
+BOOTSTRAP_UNIT = "case"
+
 
 @dataclass(frozen=True)
 class ScoringOptions:
@@ -395,11 +400,13 @@ def score_predictions(
         with _items_named_as_in_release(task, release, positions[task]):
             evaluation = prepare_task(task, task_predictions, references, **metric_options)
         evaluations[task] = evaluation
+        item_cases = _item_cases(task, release, positions[task])
         result = result_with_intervals(
             evaluation,
             n_resamples=chosen.n_resamples,
             confidence=chosen.confidence,
             seed=chosen.seed,
+            clusters=item_cases,
         )
         if spec.unit == "image" and result.get("per_image_best_iou") is not None:
             filenames = [image.filename for image in scored_images]
@@ -443,6 +450,7 @@ def score_predictions(
                     else None
                 ),
                 coco_ap_intervals=chosen.coco_ap_intervals == "all",
+                clusters=item_cases,
             )
     # The task whose release has a human reference (the raters' boxes), if it is scored.
     human_task = next((t for t in loaded.tasks if behaviour(t).human_reference), None)
@@ -452,7 +460,7 @@ def score_predictions(
     human_section = {} if human is None else {human_task: human.section}
     report = {
         **_provenance(data, loaded),
-        "bootstrap": chosen.bootstrap,
+        "bootstrap": {**chosen.bootstrap, "unit": BOOTSTRAP_UNIT},
         "answered_only": chosen.answered_only,
         "tasks": task_reports,
         "human_reference": human_section,
@@ -495,6 +503,14 @@ def _human(task: str, release: Any, positions: Sequence[int], options: ScoringOp
 #: Settings the scoring's refusals name (Python argument and ``nova evaluate`` option).
 _ANSWERED_ONLY = Option("answered_only", "--answered-only", "True")
 _ALLOW_OTHER_RELEASE = Option("allow_other_release", "--allow-other-release", "True")
+
+
+def _item_cases(task: str, release: Any, positions: Sequence[int]) -> list[str] | None:
+    """The case id of each item of an image task's evaluation (its bootstrap resamples whole
+    cases); None for a case task, whose items are cases already."""
+    if registry.TASKS[task].unit != "image":
+        return None
+    return [release.images[position].case_id for position in positions]
 
 
 def _scored_positions(task: str, loaded: _Loaded, answered_only: bool) -> list[int]:
@@ -543,9 +559,10 @@ def compare_predictions(
     """Compare two models on the same NOVA items with a paired bootstrap.
 
     Both prediction sets are aligned to the release (missing items are "no
-    prediction" for either), so every resample draws the same images or cases
-    for A and B: the interval is of the difference A - B, not of two separate
-    scores, and is much tighter than comparing two unpaired intervals.
+    prediction" for either), so every resample draws the same cases for A and B
+    (every image of each drawn case, for an image task): the interval is of the
+    difference A - B, not of two separate scores, and is much tighter than
+    comparing two unpaired intervals.
 
     Args:
         data: the release folder.
@@ -599,7 +616,12 @@ def compare_predictions(
         with _items_named_as_in_release(task, release):
             evaluation_a = prepare_task(task, *_task_inputs(task, loaded_a), **metric_options)
             evaluation_b = prepare_task(task, *_task_inputs(task, loaded_b), **metric_options)
-        compared[task] = paired_bootstrap(evaluation_a, evaluation_b, **chosen.bootstrap)
+        compared[task] = paired_bootstrap(
+            evaluation_a,
+            evaluation_b,
+            **chosen.bootstrap,
+            clusters=_item_cases(task, release, range(len(release.images))),
+        )
         # One set of options scores both sides: A's settings are B's.
         named = {
             key: value for key, value in evaluation_a.result().items() if isinstance(value, str)
@@ -617,7 +639,7 @@ def compare_predictions(
     return {
         "a": _provenance(data, loaded_a),
         "b": _provenance(data, loaded_b),
-        "bootstrap": {**chosen.bootstrap, "paired": True},
+        "bootstrap": {**chosen.bootstrap, "paired": True, "unit": BOOTSTRAP_UNIT},
         "tasks": compared,
         "settings": metric_settings,
         # Missing answers score as misses; a difference can come from coverage alone.

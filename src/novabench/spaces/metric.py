@@ -504,15 +504,27 @@ def score_inputs(
     if "error" in result:
         return [], f"**Could not score.** {markdown_text(result['error'])}"
     rows, notes = result_table(task, result)
-    return headline_first(rows), "\n\n".join([_settings_line(n_resamples, seed), *notes])
+    units = {
+        section.get("bootstrap_unit")
+        for section in ([result] if "bootstrap_unit" in result else result.values())
+        if isinstance(section, dict)
+    }
+    line = _settings_line(n_resamples, seed, "image" if "image" in units else "case")
+    return headline_first(rows), "\n\n".join([line, *notes])
 
 
-def _settings_line(n_resamples: int, seed: int) -> str:
+def _settings_line(n_resamples: int, seed: int, unit: str = "case") -> str:
     if not n_resamples:
         return "Scores in percent; no confidence intervals (0 resamples)."
+    drawn = (
+        "whole cases drawn"
+        if unit == "case"
+        else "single images drawn, as this task alone reads no case ids: too narrow for "
+        "NOVA, whose images come in cases (task all with images rows resamples cases)"
+    )
     return (
         f"Scores in percent; 95% percentile-bootstrap intervals from {int(n_resamples)} "
-        f"resamples, seed {int(seed)}."
+        f"resamples, seed {int(seed)}, {drawn}."
     )
 
 

@@ -76,6 +76,10 @@ def _no_item_mean_terms(tables: Mapping[str, Any], key: str, recorded: Mapping[s
     return None
 
 
+def _items_are_cases(tables: Mapping[str, Any], key: str) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class TaskBehaviour:
     """How the toolkit treats one task's answers, from scoring to the leaderboard.
@@ -137,6 +141,9 @@ class TaskBehaviour:
             recorded settings make it another ratio than the tables' columns give (micro
             keyword averaging); raises :class:`ItemTablesMismatch` when they hold another
             reading's column instead.
+        item_case_ids: (per-item tables, a headline key) -> the case id of each item of
+            ``item_mean_terms`` (same rows, same order), which ``nova evaluate`` resamples
+            case by case; None when the items are cases already (or the tables say none).
         reading_settings: the comparability settings that decide which reading's keys a
             report holds (the diagnosis matcher: ``top1`` or ``top1-lexicon``...). Reports
             holding different readings are already told apart by their keys (the task is
@@ -193,6 +200,7 @@ class TaskBehaviour:
     answer_reading: tuple[str, ...] = ()
     table_rescoring: str | None = None
     rescored_keys: tuple[str, ...] = ()
+    item_case_ids: Callable[[Mapping[str, Any], str], list[str] | None] = _items_are_cases
 
     def __post_init__(self) -> None:
         in_report_order = [d for d in BREAKDOWN_DIMENSIONS if d in self.breakdown_dimensions]

@@ -22,6 +22,7 @@ from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
 __all__ = [
     "BEHAVIOUR",
     "KEYWORD_METRICS",
+    "item_case_ids",
     "item_mean_terms",
     "judge",
     "keyword_count_columns",
@@ -244,6 +245,35 @@ def _check_keyword_reading(images: Any, key: str, reading: str) -> None:
         raise ItemTablesMismatch(f"the images table holds {', '.join(other)}, not {key}")
 
 
+def item_case_ids(tables: Mapping[str, Any], key: str) -> list[str] | None:
+    """The case id of each scored caption (the rows of :func:`item_mean_terms` for ``key``,
+    in their order); None when the images table has no such column or no case ids (older
+    tables).
+
+    Example:
+        >>> import pandas as pd
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png"], "case_id": ["c1", "c2"],
+        ...                        "ROUGE-L": [0.5, None]})
+        >>> item_case_ids({"images": images}, "ROUGE-L")
+        ['c1']
+    """
+    images = tables["images"]
+    if "case_id" not in images.columns:
+        return None
+    if key in _CAPTION_COLUMN_MEANS:
+        if key not in images.columns:
+            return None
+        scored = images[key].astype(float).notna()
+    elif any(key in (*f1_keys, binary) for f1_keys, binary in _KEYWORD_READINGS.values()):
+        # The keyword and label keys draw every scored caption (a status), as item_mean_terms.
+        if "captioning_status" not in images.columns:
+            return None
+        scored = images["captioning_status"].notna()
+    else:
+        return None
+    return [str(case) for case in images.loc[scored, "case_id"]]
+
+
 BEHAVIOUR = TaskBehaviour(
     task="captioning",
     reference=lambda image: image.caption,
@@ -261,6 +291,7 @@ BEHAVIOUR = TaskBehaviour(
     item_mean_terms=item_mean_terms,
     table_rescoring="novabench.report.items:bleu_from_tables",
     rescored_keys=("BLEU-4",),
+    item_case_ids=item_case_ids,
     comparability_settings=(
         ("BERTScore_hash", ("BERTScore-F1",)),
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),

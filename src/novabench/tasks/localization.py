@@ -22,6 +22,7 @@ __all__ = [
     "BEHAVIOUR",
     "HIT_IOU",
     "box_overrun_notes",
+    "item_case_ids",
     "item_mean_terms",
     "range_thresholds",
     "rank_item_values",
@@ -152,7 +153,7 @@ def item_mean_terms(
     known = key in _IMAGE_MEANS or key == _RANGE_MEAN or column is not None
     if not known or not needed <= set(images.columns):
         return None
-    scored = images[images["best_iou"].astype(float).notna()]
+    scored = _scored_images(images)
     best_iou = scored["best_iou"].astype(float).to_numpy(float)
     if key == _RANGE_MEAN:
         thresholds = range_thresholds()
@@ -166,6 +167,29 @@ def item_mean_terms(
     hits = scored[column].astype(float)
     counted = ((scored["n_gold_boxes"] > 0) & hits.notna()).to_numpy(float)
     return hits.fillna(0.0).to_numpy(float) * counted, counted
+
+
+def _scored_images(images: Any) -> Any:
+    """The rows of the images the report scored (a best IoU), in the table's order."""
+    return images[images["best_iou"].astype(float).notna()]
+
+
+def item_case_ids(tables: Mapping[str, Any], key: str) -> list[str] | None:
+    """The case id of each scored image (the rows of :func:`item_mean_terms`, every key's
+    the same); None when the images table has no best IoU or no case ids (older tables).
+
+    Example:
+        >>> import pandas as pd
+        >>> images = pd.DataFrame({"filename": ["a.png", "b.png", "c.png"],
+        ...                        "case_id": ["case0001", "case0001", "case0002"],
+        ...                        "best_iou": [0.6, None, 0.0]})
+        >>> item_case_ids({"images": images}, "mAP@30")
+        ['case0001', 'case0002']
+    """
+    images = tables["images"]
+    if not {"best_iou", "case_id"} <= set(images.columns):
+        return None
+    return [str(case) for case in _scored_images(images)["case_id"]]
 
 
 BEHAVIOUR = TaskBehaviour(
@@ -190,4 +214,5 @@ BEHAVIOUR = TaskBehaviour(
     answer_reading=("box_convention", "box_order_from_prompt"),
     table_rescoring="novabench.report.items:localization_from_tables",
     rescored_keys=("ACC50", "TP30", "FP30", "FNR", "COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95"),
+    item_case_ids=item_case_ids,
 )
