@@ -18,6 +18,7 @@ import pytest
 
 from novabench.cli import main
 from novabench.report.leaderboard import build_leaderboard
+from tests.report.board_edits import edited_copy, refusal
 from tests.report.test_board_more_keys import with_older_tables
 from tests.report.test_board_user12 import without_rescoring
 
@@ -55,25 +56,6 @@ def reports(
             sample_release, sample_floor_run, folder / "none.json", "--bootstrap", "0"
         ),
     }
-
-
-def edited_copy(source: Path, name: str, edit: Any) -> Path:
-    """A copy of a report beside it (its tables resolve, as pinned), edited by ``edit``."""
-    report = json.loads(source.read_text(encoding="utf-8"))
-    edit(report)
-    path = source.parent / name
-    path.write_text(json.dumps(report), encoding="utf-8")
-    return path
-
-
-def refusal(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    """The one error line of nova leaderboard refusing ``path`` (exit 2)."""
-    capsys.readouterr()
-    assert main(["leaderboard", str(path), "--bootstrap", "20", "-q"]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    [line] = captured.err.strip().splitlines()
-    return line
 
 
 def expected_refusal(path: Path, task: str, key: str, stated: list, drawn: list, how: str) -> str:

@@ -33,6 +33,7 @@ from novabench.report.leaderboard import (
 )
 from novabench.tasks import ItemTablesMismatch, behaviour
 from novabench.tasks.localization import range_thresholds
+from tests.report.board_edits import edited_copy, refusal
 
 # Not the defaults: the board must redraw with the report's own settings.
 SETTINGS = ["--bootstrap", "200", "--confidence", "0.9", "--seed", "5"]
@@ -200,25 +201,6 @@ def reports(
             "micro",
         ),
     }
-
-
-def edited_copy(source: Path, name: str, edit: Any) -> Path:
-    """A copy of a report beside it (its tables resolve, as pinned), edited by ``edit``."""
-    report = json.loads(source.read_text(encoding="utf-8"))
-    edit(report)
-    path = source.parent / name
-    path.write_text(json.dumps(report), encoding="utf-8")
-    return path
-
-
-def refusal(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    """The one error line of nova leaderboard refusing ``path`` (exit 2)."""
-    capsys.readouterr()
-    assert main(["leaderboard", str(path), "--bootstrap", "20", "-q"]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    [line] = captured.err.strip().splitlines()
-    return line
 
 
 NEWLY_CHECKED = [

@@ -27,6 +27,7 @@ from novabench.metrics.bleu import corpus_bleu
 from novabench.metrics.localization import prepare_localization
 from novabench.report.items import bleu_from_tables, localization_from_tables
 from novabench.report.leaderboard import build_leaderboard, render_leaderboard_text
+from tests.report.board_edits import edited_copy, refusal
 
 RESCORED = ("ACC50", "TP30", "FP30", "FNR", "COCO-AP@30", "COCO-AP@50", "COCO-AP@50:95")
 # Not the defaults: the board must redraw with the report's own settings.
@@ -133,23 +134,6 @@ def report_path(
     args += ["--task", "localization", "--task", "captioning", "--exclude", "BERTScore-F1"]
     assert main([*args, *SETTINGS]) == 0
     return out
-
-
-def edited_copy(source: Path, name: str, edit: Any) -> Path:
-    report = json.loads(source.read_text(encoding="utf-8"))
-    edit(report)
-    path = source.parent / name
-    path.write_text(json.dumps(report), encoding="utf-8")
-    return path
-
-
-def refusal(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    capsys.readouterr()
-    assert main(["leaderboard", str(path), "--bootstrap", "20", "-q"]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    [line] = captured.err.strip().splitlines()
-    return line
 
 
 def test_a_genuine_report_has_every_key_verified(report_path: Path) -> None:
