@@ -15,10 +15,14 @@ from typing import Any
 __all__ = [
     "BOX_FIELDS",
     "FIXED_META_KEYS",
+    "NOVA_RELEASE_SIZE",
     "CaseRecord",
     "ImageRecord",
     "is_placeholder_diagnosis",
 ]
+
+#: The public NOVA release: (images, cases). ``data.sample.IMAGES_PER_CASE`` adds up to it.
+NOVA_RELEASE_SIZE: tuple[int, int] = (906, 281)
 
 #: Per-case metadata every release has (``meta`` keys in v1, ``case_metadata.csv`` columns).
 FIXED_META_KEYS: tuple[str, ...] = (

@@ -22,6 +22,7 @@ from novabench.data.sample import (
     images_per_case,
     write_sample_release,
 )
+from novabench.records import NOVA_RELEASE_SIZE
 
 BOX = pa.struct(
     [
@@ -222,6 +223,8 @@ def test_images_per_case_follows_the_real_distribution() -> None:
     # 70*1 + 62*2 + 54*3 + 30*4 + 23*5 + 16*6 + 11*7 + 7*8 + 3*9 + 2*10 + 2*11 + 1*17 = 906.
     exact = images_per_case(281, seed=3)
     assert collections.Counter(exact) == collections.Counter(IMAGES_PER_CASE) and sum(exact) == 906
+    # The size reports compare with ("not the NOVA release" otherwise) is this distribution's.
+    assert NOVA_RELEASE_SIZE == (sum(exact), len(exact)) == (906, 281)
     assert exact != images_per_case(281, seed=4)  # same multiset, other order
     drawn = collections.Counter(images_per_case(40, seed=1))
     assert all(drawn[k] <= IMAGES_PER_CASE[k] for k in drawn)  # drawn without replacement

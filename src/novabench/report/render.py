@@ -565,16 +565,12 @@ def comparison_with_paper(report: Mapping[str, Any], task: str, key: str) -> str
 def _release_sized(data: Mapping[str, Any]) -> bool:
     """Whether the scored data has the NOVA release's size (906 images, 281 cases); data that
     does not say is taken as it is. A subset or a lab's own data is not the paper's release."""
-    from novabench.data.sample import IMAGES_PER_CASE
+    from novabench.records import NOVA_RELEASE_SIZE
 
     sizes = (data.get("n_images"), data.get("n_cases"))
     if not all(isinstance(size, int) for size in sizes):
         return True
-    release = (
-        sum(images * cases for images, cases in IMAGES_PER_CASE.items()),
-        sum(IMAGES_PER_CASE.values()),
-    )
-    return sizes == release
+    return sizes == NOVA_RELEASE_SIZE
 
 
 #: The terminal table's title of the :data:`VERSUS_PAPER` column (its legend says the rest).
