@@ -78,8 +78,21 @@ def image_shards(root: Path) -> list[Path]:
         >>> image_shards(Path("."))
         []
     """
-    shards = (root / IMAGE_DIR).glob("*.parquet")
+    return _shards(root, IMAGE_DIR)
+
+
+def _shards(root: Path, folder: str) -> list[Path]:
+    """The shards of one configuration's folder, sorted (hidden partial files skipped)."""
+    shards = (root / folder).glob("*.parquet")
     return sorted(path for path in shards if not path.name.startswith("."))
+
+
+def _card_text(root: Path) -> str:
+    """The export's card (``README.md``), "" when it cannot be read."""
+    try:
+        return (root / "README.md").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 # --------------------------------------------------------------------------- reader
@@ -115,14 +128,13 @@ def _check_shard_set(root: Path, folder: str, shards: list[Path]) -> None:
         )
 
 
-def _card_counts(root: Path) -> dict[str, int]:
+def _card_counts(card: str) -> dict[str, int]:
     """``{configuration: num_examples}`` as the export's card records them ({} without a card)."""
     import yaml
 
     try:
-        text = (root / "README.md").read_text(encoding="utf-8", errors="replace")
-        header = yaml.safe_load(text.split("---\n", 2)[1]) if text.startswith("---\n") else None
-    except (OSError, yaml.YAMLError, IndexError):
+        header = yaml.safe_load(card.split("---\n", 2)[1]) if card.startswith("---\n") else None
+    except (yaml.YAMLError, IndexError):
         return {}
     counts: dict[str, int] = {}
     infos = header.get("dataset_info") if isinstance(header, dict) else None
@@ -135,17 +147,15 @@ def _card_counts(root: Path) -> dict[str, int]:
     return counts
 
 
-def _check_complete(root: Path, raws: list[RawImage]) -> None:
+def _check_complete(root: Path, raws: list[RawImage], card: str) -> None:
     """The rows read are all the export holds: its shard sets, its card's counts, its cases.
 
     A partial download (a shard missing) would otherwise read, validate and score as a
     smaller release; `datasets.load_dataset` refuses it (``NonMatchingSplitsSizesError``).
     """
-    case_shards = sorted(
-        path for path in (root / CASE_DIR).glob("*.parquet") if not path.name.startswith(".")
-    )
+    case_shards = _shards(root, CASE_DIR)
     _check_shard_set(root, CASE_DIR, case_shards)
-    counts = _card_counts(root)
+    counts = _card_counts(card)
     if "images" in counts and counts["images"] != len(raws):
         raise NovaInputError(
             f"incomplete export: the card records {counts['images']} images, the image shards "
@@ -185,7 +195,7 @@ _CARD_EXTRA_ROW = re.compile(
 )
 
 
-def _export_extra_keys(root: Path, columns: list[str]) -> list[str]:
+def _export_extra_keys(card: str, columns: list[str]) -> list[str]:
     """The release's extra meta keys behind the export's extra columns.
 
     ``nova export`` names the columns with ``extra_columns`` (``"link (Eurorad)"`` becomes
@@ -193,10 +203,6 @@ def _export_extra_keys(root: Path, columns: list[str]) -> list[str]:
     are used when they map back to exactly these columns; otherwise the column names are the
     keys (an edited card, or a folder written by other means).
     """
-    try:
-        card = (root / "README.md").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        card = ""
     origin: dict[str, str] = {}
     for match in _CARD_EXTRA_ROW.finditer(card):
         origin.setdefault(match.group("column"), match.group("key"))
@@ -294,6 +300,7 @@ def read(
             source=str(root),
         )
     _check_shard_set(root, IMAGE_DIR, shards)
+    card = _card_text(root)  # read once: the extra keys' names and the recorded counts
     columns: list[str] = []
     extra: dict[str, str] | None = None  # column -> meta key
     raws: list[RawImage] = []
@@ -308,7 +315,7 @@ def read(
             warnings.extend(recorded_warnings(metadata, source))
         if extra is None:
             extra_names = [column for column in columns if column not in IMAGE_COLUMNS]
-            extra = dict(zip(extra_names, _export_extra_keys(root, extra_names)))
+            extra = dict(zip(extra_names, _export_extra_keys(card, extra_names)))
         for index, row in enumerate(rows):
             image = row["image"]
             raw = RawImage.from_parquet_row(
@@ -344,7 +351,7 @@ def read(
             raw.meta.update({key: row[column] for column, key in extra.items()})
             raws.append(raw)
         del rows  # the PNG bytes now live in the raw images only
-    _check_complete(root, raws)
+    _check_complete(root, raws, card)
     return raws, list((extra or {}).values())
 
 
