@@ -133,7 +133,9 @@ def test_a_parsed_file_keeps_the_counts_and_an_older_one_is_said_unknown(
     parsed = tmp_path / "parsed.jsonl"
     arguments = ["parse", str(raw_run), "--data", str(sample_release), "--out", str(parsed)]
     assert main([*arguments, "--box-convention", "xyxy_pixel", "-q"]) == 0
-    assert "boxes dropped: 2 in 2 answers" in capsys.readouterr().out
+    printed = capsys.readouterr().out  # the report's words: what was dropped and swapped
+    assert f"{DROPPED_PHRASE}: 2 in 2 answers" in printed
+    assert f"{SWAPPED_PHRASE}: 2 in 1 answer" in printed
     lines = [json.loads(line) for line in parsed.read_text(encoding="utf-8").splitlines()]
     assert [line["boxes_dropped"] for line in lines] == [1, 1, 0, 0]
     report = scored(sample_release, parsed)

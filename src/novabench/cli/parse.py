@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     """Execute `nova parse`; prints parse-status counts per task."""
     from novabench.data.release import read_release
     from novabench.registry import TASK_NAMES
-    from novabench.report.render import unread_boxes_line
+    from novabench.report.render import box_repair_phrase, unread_boxes_line
     from novabench.run.predictions import (
         RunManifest,
         check_replaceable_output,
@@ -84,16 +84,12 @@ def run(args: argparse.Namespace) -> int:
             or "nothing to parse"
         )
         outside = counts.get("boxes_out_of_image")
-        dropped = counts.get("boxes_dropped")
+        repairs = box_repair_phrase(counts).removeprefix("; ")  # the report's own words
         print(
             f"{task:<13} items {counts['items']:>5}  answered {counts['answered']:>5}  "
             f"missing {counts['missing']:>5} (failed {counts['errors']})  parse: {statuses}"
             + (f"  boxes past the image edge: {outside}" if outside else "")
-            + (
-                f"  boxes dropped: {dropped} in {counts['answers_with_boxes_dropped']} answers"
-                if dropped
-                else ""
-            )
+            + (f"  {repairs}" if repairs else "")
         )
     print(f"predictions: {out}")
     return 0

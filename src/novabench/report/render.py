@@ -24,6 +24,7 @@ __all__ = [
     "TASK_ORDER",
     "answer_reading_lines",
     "answered_only_line",
+    "box_repair_phrase",
     "boxes_outside_line",
     "comparison_settings_lines",
     "comparison_first_lines",
@@ -1000,7 +1001,7 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
                 f"; boxes past the image edge (scored as given): {coverage['boxes_out_of_image']}"
                 f" in {_count(coverage.get('answers_out_of_image', 0), 'answer')}, by any margin"
             )
-        line += _box_repair_phrase(coverage)
+        line += box_repair_phrase(coverage)
         if metrics.get("n_truncated_predictions"):
             line += f"; {metrics['n_truncated_predictions']} boxes beyond max_detections not scored for AP"
         lines.append(line)
@@ -1015,14 +1016,14 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _box_repair_phrase(coverage: Mapping[str, Any]) -> str:
+def box_repair_phrase(coverage: Mapping[str, Any]) -> str:
     """What the box parser dropped or put right, for a task's coverage line ("" for nothing).
 
     Example:
-        >>> _box_repair_phrase({"boxes_dropped": 3, "answers_with_boxes_dropped": 2,
+        >>> box_repair_phrase({"boxes_dropped": 3, "answers_with_boxes_dropped": 2,
         ...                     "boxes_swapped": 0, "box_repairs_unrecorded": 0})
         '; boxes dropped (zero width or height, or a size past a float; not scored): 3 in 2 answers'
-        >>> _box_repair_phrase({"boxes_out_of_image": 4})
+        >>> box_repair_phrase({"boxes_out_of_image": 4})
         ''
     """
     phrase = ""
