@@ -275,3 +275,50 @@ def test_the_explorer_tells_an_unreadable_diagnosis_from_no_line(
     }
     assert "diagnoses (bare.jsonl).** answer not readable (empty)" in shown[run["unreadable_case"]]
     assert "diagnoses (bare.jsonl).** no line" in shown[run["no_line_case"]]
+
+
+def _running_manifest(run: dict[str, Any]) -> str:
+    """The run's manifest as a `nova run` still at work (or SIGKILLed) leaves it."""
+    return json.dumps({**json.loads(run["manifest"]), "status": "running"})
+
+
+def test_the_metric_space_names_the_uploaded_file_and_never_calls_its_writer_killed(
+    sample_release: Path, run: dict[str, Any]
+) -> None:
+    """user15: the notices said `predictions.jsonl ... its writer ended, e.g. killed`."""
+    from novabench.spaces import metric
+
+    rows, message = metric.score_inputs(
+        MODULE_DIR, "localization", run["path"].read_text(encoding="utf-8"),
+        metric.REFERENCES_FROM_DATA, "", n_resamples=0, data_source=str(sample_release),
+        manifest_text=_running_manifest(run), predictions_name="qwen-run.jsonl",
+    )  # fmt: skip
+    assert rows
+    assert "qwen-run.jsonl is not finished (no end record)" in message
+    assert "predictions.jsonl" not in message and "killed" not in message
+
+
+def test_the_metric_space_names_the_upload_in_a_refusal_too(
+    sample_release: Path, run: dict[str, Any]
+) -> None:
+    from novabench.spaces import metric
+
+    rows, message = metric.score_inputs(
+        MODULE_DIR, "localization", '{"filename": "case9999_001.png", "boxes": []}\n',
+        metric.REFERENCES_FROM_DATA, "", n_resamples=0, data_source=str(sample_release),
+        predictions_name="qwen-run.jsonl",
+    )  # fmt: skip
+    assert rows == [] and "qwen-run.jsonl" in message and "predictions.jsonl" not in message
+
+
+def test_the_explorer_names_the_uploaded_file_and_never_calls_its_writer_killed(
+    sample_release: Path, run: dict[str, Any], tmp_path: Path
+) -> None:
+    from novabench.spaces import explorer
+
+    manifest = tmp_path / "upload.manifest.json"
+    manifest.write_text(_running_manifest(run), encoding="utf-8")
+    answers = explorer.read_model_answers(run["path"], run["release"], "bare.jsonl", manifest)
+    shown = "\n".join(answers.notices)
+    assert "bare.jsonl is not finished (no end record)" in shown
+    assert "predictions.jsonl" not in shown and "killed" not in shown

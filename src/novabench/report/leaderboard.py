@@ -1407,7 +1407,7 @@ def _run_cell(report: Mapping[str, Any]) -> str:
         'running (still being written when scored)'
         >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
         ...     "status": "running", "writer": None}], "asked_not_answered": []}}})
-        'running but no process writes it (its writer ended, e.g. killed)'
+        'running, not finished (no end record)'
         >>> _run_cell({})
         ''
     """
@@ -1421,9 +1421,11 @@ def _run_cell(report: Mapping[str, Any]) -> str:
         status = str(run.get("status"))
         if run.get("writer"):
             parts.append(f"{status} (still being written when scored)")
+        elif is_running_status(status) and run.get("writer_ended"):
+            parts.append(f"{status} but its writer ended (e.g. killed)")
         elif is_running_status(status):
-            # The manifest never recorded its end: its writer was gone, as the report says.
-            parts.append(f"{status} but no process writes it (its writer ended, e.g. killed)")
+            # No end record, its writer not known to have ended: it may run elsewhere.
+            parts.append(f"{status}, not finished (no end record)")
         else:
             parts.append(status)
     asked = [task for task in recorded.get("asked_not_answered") or [] if isinstance(task, str)]

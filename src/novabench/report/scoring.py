@@ -860,7 +860,7 @@ def _unfinished_runs(
     Raises:
         NovaInputError: a run another process is still writing, unless ``allow_running``.
     """
-    from novabench.run.lock import active_writer
+    from novabench.run.lock import active_writer, ended_writer
     from novabench.run.manifest import finished_status, is_running_status, still_being_written
 
     runs = []
@@ -871,6 +871,9 @@ def _unfinished_runs(
         run: dict[str, Any] = {"path": str(path), "status": status}
         if is_running_status(status):
             run["writer"] = active_writer(path)
+            if run["writer"] is None:
+                # Said "ended" only when known: a file without a lock may be written elsewhere.
+                run["writer_ended"] = ended_writer(path)
             if run["writer"] is not None and not allow_running:
                 # Scores of a file still growing change without the user choosing.
                 raise still_being_written(

@@ -419,7 +419,9 @@ def unfinished_run_notice(
     Args:
         runs: per predictions file whose manifest holds an unfinished status, ``{"path",
             "status"}``, and for a ``running`` one ``"writer"``: who wrote it when it was
-            scored (what :func:`novabench.run.lock.active_writer` said), None for nobody.
+            scored (what :func:`novabench.run.lock.active_writer` said), None for nobody;
+            then ``"writer_ended"``: the writer known to have ended on this machine
+            (:func:`novabench.run.lock.ended_writer`), None when that is not known.
         asked_not_answered: tasks a manifest says were asked that no line answers.
 
     Example:
@@ -428,8 +430,11 @@ def unfinished_run_notice(
         "unfinished run: run.jsonl has manifest status 'interrupted' (it ended before it \
 asked every item); captioning and diagnosis were asked and never answered (no line)"
         >>> unfinished_run_notice([{"path": "r.jsonl", "status": "running", "writer": None}], [])
-        "unfinished run: r.jsonl has manifest status 'running' but no process writes it (its \
-writer ended without recording how, e.g. killed): scored as it stands"
+        "unfinished run: r.jsonl is not finished (no end record): manifest status 'running', \
+and no writer of it is known on this machine (it may still run elsewhere): scored as it stands"
+        >>> unfinished_run_notice([{"path": "r.jsonl", "status": "running", "writer": None,
+        ...     "writer_ended": "pid 7 on h, nova run, since t"}], [])[:91]
+        "unfinished run: r.jsonl has manifest status 'running' but its writer (pid 7 on h, nova run,"
         >>> unfinished_run_notice([], [])
         ''
     """
@@ -443,10 +448,17 @@ writer ended without recording how, e.g. killed): scored as it stands"
                 f"{run['writer']}): these scores are of its answers so far, not of the run "
                 "once it ends"
             )
-        elif is_running_status(status):
+        elif is_running_status(status) and run.get("writer_ended"):
             parts.append(
-                f"{path} has manifest status {status!r} but no process writes it (its writer "
-                "ended without recording how, e.g. killed): scored as it stands"
+                f"{path} has manifest status {status!r} but its writer ({run['writer_ended']}) "
+                "has ended without recording how (e.g. killed): scored as it stands"
+            )
+        elif is_running_status(status):
+            # No lock file, or its process on another machine: it may still be running.
+            parts.append(
+                f"{path} is not finished (no end record): manifest status {status!r}, and no "
+                "writer of it is known on this machine (it may still run elsewhere): scored "
+                "as it stands"
             )
         elif isinstance(status, str) and SNAPSHOT_STATUS in _status_parts(status):
             parts.append(

@@ -447,6 +447,7 @@ def score_inputs(
     with_bertscore: bool = False,
     data_source: str | None = None,
     manifest_text: str = "",
+    predictions_name: str = "",
 ) -> tuple[list[list[str]], str]:
     """Everything the Score button does: the table rows and a Markdown message.
 
@@ -466,6 +467,8 @@ def score_inputs(
         with_bertscore: captioning: BERTScore-F1 with the bundled MiniLM.
         data_source: the Space's NOVA data (None: the synthetic sample).
         manifest_text: the run's ``<file>.manifest.json`` (NOVA data only; empty: none).
+        predictions_name: the uploaded predictions file's own name, which messages name
+            (empty: pasted text, named "predictions").
 
     Example:
         >>> rows, message = score_inputs("/no/module", "diagnosis", "[", REFERENCES_PASTED, "[]")
@@ -482,7 +485,7 @@ def score_inputs(
         if references_mode == REFERENCES_FROM_DATA:
             return _score_against_data(
                 task, predictions_text, n_resamples, seed, with_bertscore, data_source,
-                manifest_text,
+                manifest_text, predictions_name,
             )  # fmt: skip
         if manifest_text.strip():
             # Pasted references have no run to hold a manifest to: never dropped unsaid.
@@ -536,16 +539,25 @@ def _score_against_data(
     with_bertscore: bool,
     data_source: str | None,
     manifest_text: str = "",
+    predictions_name: str = "",
 ) -> tuple[list[list[str]], str]:
     from novabench.report.scoring import evaluate_predictions
-    from novabench.spaces.run_file import manifest_missing_line, scrub_run_paths, stage_run
+    from novabench.spaces.run_file import (
+        manifest_missing_line,
+        scrub_run_paths,
+        stage_run,
+        staged_file_name,
+    )
 
+    name = predictions_name or None  # pasted text has no name of its own
+    shown_name = staged_file_name(name) if name else "predictions"
     with tempfile.TemporaryDirectory(prefix="nova-metric-") as folder:
-        path = Path(folder) / "predictions.jsonl"
+        path = Path(folder) / staged_file_name(name)
         try:
-            items = parse_items(predictions_text, "predictions")
+            items = parse_items(predictions_text, shown_name)
             jsonl = "".join(json.dumps(item) + "\n" for item in items)
-            path = stage_run(folder, jsonl, manifest_text)
+            # Under the upload's name: the report's notices name the file the user gave.
+            path = stage_run(folder, jsonl, manifest_text, name=name)
             data, label = resolve_folder(data_source)
             # The code path of `nova evaluate`: the manifest beside the file is read there.
             report = evaluate_predictions(
@@ -557,7 +569,7 @@ def _score_against_data(
                 caption_options=_caption_options(with_bertscore),
             )
         except (NovaError, ValueError, TypeError, KeyError, OSError) as error:
-            message = scrub_run_paths(str(error), path, "predictions")
+            message = scrub_run_paths(str(error), path, shown_name)
             return [], f"**Could not score.** {markdown_text(message)}"
     if not report["tasks"]:
         return [], f"**Could not score.** the predictions answer no {task} item"
@@ -784,6 +796,8 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
         predictions_kept = gr.State(None)
         references_kept = gr.State(None)
         manifest_kept = gr.State(None)
+        # The uploaded predictions file's own name, so notices name it ("": pasted text).
+        predictions_name = gr.State("")
 
         def on_task(name: str, predictions_text: str, references_text: str) -> tuple[Any, Any]:
             texts = (predictions_text or "", references_text or "")
@@ -804,10 +818,15 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 return gr.update(), None, f"**Upload refused.** {markdown_text(str(error))}"
             return text, (text, kept) if kept else None, ""
 
+        def on_predictions_upload(file: Any) -> tuple[Any, Any, Any, Any]:
+            text, kept, note = on_upload(file)
+            named = gr.update() if file is None else Path(_upload_path(file)).name
+            return text, kept, note, named
+
         def on_score(*values: Any) -> tuple[list[list[str]], str]:
             name, predictions_text, mode, references_text, resamples, seed_value, bert = values[:7]
             manifest_text = values[7]
-            predictions_kept, references_kept, manifest_kept = values[8:]
+            predictions_kept, references_kept, manifest_kept, uploaded_name = values[8:]
             try:
                 predictions_text = text_to_score(predictions_text or "", predictions_kept)
                 references_text = text_to_score(references_text or "", references_kept)
@@ -825,6 +844,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 with_bertscore=bool(bert),
                 data_source=data_source,
                 manifest_text=manifest_text or "",
+                predictions_name=uploaded_name or "",
             )
             return rows, text
 
@@ -844,9 +864,9 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             api_visibility="private",
         )
         predictions_file.upload(
-            on_upload,
+            on_predictions_upload,
             inputs=predictions_file,
-            outputs=[predictions, predictions_kept, message],
+            outputs=[predictions, predictions_kept, message, predictions_name],
             api_visibility="private",
         )
         references_file.upload(
@@ -875,6 +895,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 predictions_kept,
                 references_kept,
                 manifest_kept,
+                predictions_name,
             ],
             outputs=[table, message],
             api_name="score",

@@ -25,6 +25,7 @@ __all__ = [
     "manifest_missing_line",
     "scrub_run_paths",
     "stage_run",
+    "staged_file_name",
 ]
 
 #: The staged predictions file's name (its manifest is this name + ``.manifest.json``).
@@ -33,7 +34,34 @@ PREDICTIONS_FILE = "predictions.jsonl"
 MANIFEST_LABEL = "the run manifest"
 
 
-def stage_run(folder: str | Path, predictions_text: str, manifest_text: str | None = None) -> Path:
+def staged_file_name(name: str | None) -> str:
+    """The name a run file is staged under: the user's own file name, as they gave it.
+
+    Reports name a run file by its name (``run.jsonl has manifest status ...``), so staging
+    under the upload's name makes every notice name the file the user knows. A name that is
+    no plain file name (empty, a folder, hidden, too long) gives :data:`PREDICTIONS_FILE`.
+
+    Example:
+        >>> staged_file_name("qwen-run.jsonl"), staged_file_name("uploads/a.jsonl")
+        ('qwen-run.jsonl', 'a.jsonl')
+        >>> staged_file_name(None), staged_file_name(".."), staged_file_name("")
+        ('predictions.jsonl', 'predictions.jsonl', 'predictions.jsonl')
+    """
+    # A browser may send a Windows path: its last part is the file's name.
+    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
+    usable = base and not base.startswith(".") and len(base.encode("utf-8")) <= 200
+    if not usable or "\0" in base or base.endswith((".manifest.json", ".lock")):
+        return PREDICTIONS_FILE
+    return base
+
+
+def stage_run(
+    folder: str | Path,
+    predictions_text: str,
+    manifest_text: str | None = None,
+    *,
+    name: str | None = None,
+) -> Path:
     """Write a run's predictions and (when given) its manifest into ``folder`` as a pair.
 
     Args:
@@ -41,6 +69,8 @@ def stage_run(folder: str | Path, predictions_text: str, manifest_text: str | No
         predictions_text: the predictions JSONL, written as given (its line numbers stay
             the ones messages name).
         manifest_text: the run's ``<file>.manifest.json`` as text; None or blank: no manifest.
+        name: the uploaded file's own name, which the report's notices then name
+            (:func:`staged_file_name`); None: pasted text, staged as :data:`PREDICTIONS_FILE`.
 
     Returns:
         The predictions file's path; ``RunManifest.read`` of it finds the manifest.
@@ -62,7 +92,7 @@ def stage_run(folder: str | Path, predictions_text: str, manifest_text: str | No
     """
     from novabench.run.manifest import RunManifest
 
-    path = Path(folder) / PREDICTIONS_FILE
+    path = Path(folder) / staged_file_name(name)
     path.write_text(predictions_text, encoding="utf-8")
     if manifest_text is None or not manifest_text.strip():
         return path
