@@ -43,7 +43,13 @@ def partial_run(floor_run: Path, folder: Path, status: str, name: str = "run.jso
     out.write_text("".join(kept[: len(kept) // 2]), encoding="utf-8")
     manifest = RunManifest.read(floor_run)
     assert manifest is not None and manifest.tasks == ["localization", "captioning", "diagnosis"]
-    replace(manifest, status=status).write(out)
+    # Its counts as the runner records them: only the lines written were answered.
+    counts = {
+        task: {**recorded, "done_before": 0, "answered": 0, "errors": 0}
+        for task, recorded in (manifest.counts or {}).items()
+    }
+    counts["localization"]["answered"] = len(kept) // 2
+    replace(manifest, status=status, counts=counts).write(out)
     return out
 
 

@@ -316,7 +316,7 @@ def test_the_explorer_names_the_uploaded_file_and_never_calls_its_writer_killed(
 ) -> None:
     from novabench.spaces import explorer
 
-    manifest = tmp_path / "upload.manifest.json"
+    manifest = tmp_path / "bare.jsonl.manifest.json"  # the upload's own manifest
     manifest.write_text(_running_manifest(run), encoding="utf-8")
     answers = explorer.read_model_answers(run["path"], run["release"], "bare.jsonl", manifest)
     shown = "\n".join(answers.notices)

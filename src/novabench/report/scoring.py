@@ -797,6 +797,7 @@ def _load(
         digest if digest == file_sha256(path) else None for digest, path in zip(before, paths)
     ]
     manifests = [RunManifest.read(p) for p in paths]
+    _check_manifests_describe(paths, manifests, prediction_set)
     unfinished = _unfinished_runs(paths, manifests, options.allow_running)
     if fingerprint is None:
         fingerprint = release.fingerprint()
@@ -850,6 +851,36 @@ def _load(
         box_answers,
         digests,
     )
+
+
+def _check_manifests_describe(
+    paths: Sequence[Path], manifests: Sequence[Any], prediction_set: Any
+) -> None:
+    """Refuse a manifest that cannot be the record of the file beside it (user15).
+
+    Its box convention, prompts, release and status would be applied to answers it never
+    recorded: another run's manifest copied (or uploaded) beside a file.
+    """
+    from novabench.run.manifest import RunManifest, manifest_mismatch
+
+    for path, manifest in zip(paths, manifests):
+        if manifest is None:
+            continue
+        answered: dict[str, int] = {}
+        with_lines = []
+        for task in registry.TASK_NAMES:
+            mine = [r for r in prediction_set.records[task].values() if r.source == str(path)]
+            if mine:
+                with_lines.append(task)
+            answered[task] = sum(1 for record in mine if record.error is None)
+        reason = manifest_mismatch(manifest, answered, with_lines)
+        if reason is not None:
+            raise NovaInputError(
+                f"{RunManifest.path_for(path).name} is not the record of {path.name}: {reason}; "
+                f"give {path.name} with the manifest written beside it, or without a manifest",
+                source=str(RunManifest.path_for(path)),
+                field="counts",
+            )
 
 
 def _unfinished_runs(

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FINISHED_STATUSES",
     "MANIFEST_SUFFIX",
+    "RAW_ANSWERS_FORMAT",
     "RUNNING_STATUS",
     "RECORDED_BACKEND_KEYS",
     "SNAPSHOT_STATUS",
@@ -35,6 +36,7 @@ __all__ = [
     "check_replaceable_output",
     "finished_status",
     "is_running_status",
+    "manifest_mismatch",
     "manifest_path_for",
     "merge_prediction_files",
     "read_manifest",
@@ -409,6 +411,71 @@ def is_running_status(status: Any) -> bool:
         False
     """
     return isinstance(status, str) and RUNNING_STATUS in _status_parts(status)
+
+
+#: The ``format`` of the manifest ``nova run`` writes beside its raw answers.
+RAW_ANSWERS_FORMAT = "novabench-raw-answers"
+
+
+def manifest_mismatch(
+    manifest: RunManifest, answered: Mapping[str, int], tasks_with_lines: Sequence[str]
+) -> str | None:
+    """Why a run manifest cannot be the record of the predictions file it is given with.
+
+    A manifest ``nova run`` wrote records, per task, the items answered before the call and
+    by it (``counts``: ``done_before`` + ``answered``, each answered item a line without
+    ``error``; resuming only adds lines) and every task it asked (``tasks``). So the file it
+    describes answers at least that many items of each task and holds no task it never
+    asked. Manifests of merged or parsed files, and manifests without these records, are
+    not judged here.
+
+    Args:
+        manifest: the manifest found (or given) with the file.
+        answered: per task, the items the file answers (lines without ``error``).
+        tasks_with_lines: the tasks the file has any line for.
+
+    Returns:
+        The reason, in a few words; None when the file can be the one described.
+
+    Example:
+        >>> manifest = RunManifest(format=RAW_ANSWERS_FORMAT, tasks=["localization"],
+        ...     counts={"localization": {"items": 132, "done_before": 0, "answered": 130}})
+        >>> manifest_mismatch(manifest, {"localization": 130}, ["localization"]) is None
+        True
+        >>> manifest_mismatch(manifest, {"localization": 12}, ["localization"])
+        'it records 130 localization items answered, the file answers 12'
+        >>> manifest_mismatch(manifest, {"localization": 130, "diagnosis": 40},
+        ...                   ["localization", "diagnosis"])
+        'the file answers diagnosis, which it records no run of (tasks: localization)'
+    """
+    if manifest.format != RAW_ANSWERS_FORMAT or manifest.merged_from or manifest.parsed:
+        return None
+    if manifest.tasks is not None:
+        from novabench.registry import canonical_task
+
+        asked = set()
+        for name in manifest.tasks:
+            try:
+                asked.add(canonical_task(name))
+            except (NovaInputError, TypeError):  # no task name: it asked nothing we score
+                continue
+        unasked = [task for task in tasks_with_lines if task not in asked]
+        if unasked:
+            return (
+                f"the file answers {', '.join(unasked)}, which it records no run of "
+                f"(tasks: {', '.join(manifest.tasks) or 'none'})"
+            )
+    for task, counts in (manifest.counts or {}).items():
+        if not isinstance(counts, Mapping):
+            continue
+        recorded = [counts.get(key) for key in ("done_before", "answered")]
+        if not all(_is_number(value) and value >= 0 for value in recorded):
+            continue
+        expected = int(sum(recorded))
+        found = int(answered.get(task, 0))
+        if found < expected:
+            return f"it records {expected} {task} items answered, the file answers {found}"
+    return None
 
 
 def unfinished_run_notice(

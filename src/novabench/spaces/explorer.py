@@ -476,7 +476,13 @@ def read_model_answers(
             if manifest is not None:
                 manifest_text = read_upload(manifest, "the run manifest")
             # Under the user's name: the report's notices name the file they uploaded.
-            staged = stage_run(folder, read_upload(path, name), manifest_text, name=name)
+            staged = stage_run(
+                folder,
+                read_upload(path, name),
+                manifest_text,
+                name=name,
+                manifest_name=None if manifest is None else Path(manifest).name,
+            )
             # No intervals, breakdowns or BERTScore: the explorer shows answers, not scores.
             scored = score_predictions(
                 release,

@@ -448,6 +448,7 @@ def score_inputs(
     data_source: str | None = None,
     manifest_text: str = "",
     predictions_name: str = "",
+    manifest_name: str = "",
 ) -> tuple[list[list[str]], str]:
     """Everything the Score button does: the table rows and a Markdown message.
 
@@ -469,6 +470,8 @@ def score_inputs(
         manifest_text: the run's ``<file>.manifest.json`` (NOVA data only; empty: none).
         predictions_name: the uploaded predictions file's own name, which messages name
             (empty: pasted text, named "predictions").
+        manifest_name: the uploaded manifest's own name; ``<file>.manifest.json`` must name
+            the predictions file (empty: pasted text, not checked by name).
 
     Example:
         >>> rows, message = score_inputs("/no/module", "diagnosis", "[", REFERENCES_PASTED, "[]")
@@ -485,7 +488,7 @@ def score_inputs(
         if references_mode == REFERENCES_FROM_DATA:
             return _score_against_data(
                 task, predictions_text, n_resamples, seed, with_bertscore, data_source,
-                manifest_text, predictions_name,
+                manifest_text, predictions_name, manifest_name,
             )  # fmt: skip
         if manifest_text.strip():
             # Pasted references have no run to hold a manifest to: never dropped unsaid.
@@ -540,6 +543,7 @@ def _score_against_data(
     data_source: str | None,
     manifest_text: str = "",
     predictions_name: str = "",
+    manifest_name: str = "",
 ) -> tuple[list[list[str]], str]:
     from novabench.report.scoring import evaluate_predictions
     from novabench.spaces.run_file import (
@@ -557,7 +561,9 @@ def _score_against_data(
             items = parse_items(predictions_text, shown_name)
             jsonl = "".join(json.dumps(item) + "\n" for item in items)
             # Under the upload's name: the report's notices name the file the user gave.
-            path = stage_run(folder, jsonl, manifest_text, name=name)
+            path = stage_run(
+                folder, jsonl, manifest_text, name=name, manifest_name=manifest_name or None
+            )
             data, label = resolve_folder(data_source)
             # The code path of `nova evaluate`: the manifest beside the file is read there.
             report = evaluate_predictions(
@@ -798,6 +804,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
         manifest_kept = gr.State(None)
         # The uploaded predictions file's own name, so notices name it ("": pasted text).
         predictions_name = gr.State("")
+        manifest_name = gr.State("")  # the uploaded manifest's, checked against it
 
         def on_task(name: str, predictions_text: str, references_text: str) -> tuple[Any, Any]:
             texts = (predictions_text or "", references_text or "")
@@ -818,7 +825,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 return gr.update(), None, f"**Upload refused.** {markdown_text(str(error))}"
             return text, (text, kept) if kept else None, ""
 
-        def on_predictions_upload(file: Any) -> tuple[Any, Any, Any, Any]:
+        def on_named_upload(file: Any) -> tuple[Any, Any, Any, Any]:
             text, kept, note = on_upload(file)
             named = gr.update() if file is None else Path(_upload_path(file)).name
             return text, kept, note, named
@@ -826,7 +833,8 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
         def on_score(*values: Any) -> tuple[list[list[str]], str]:
             name, predictions_text, mode, references_text, resamples, seed_value, bert = values[:7]
             manifest_text = values[7]
-            predictions_kept, references_kept, manifest_kept, uploaded_name = values[8:]
+            predictions_kept, references_kept, manifest_kept = values[8:11]
+            uploaded_name, uploaded_manifest_name = values[11:]
             try:
                 predictions_text = text_to_score(predictions_text or "", predictions_kept)
                 references_text = text_to_score(references_text or "", references_kept)
@@ -845,6 +853,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 data_source=data_source,
                 manifest_text=manifest_text or "",
                 predictions_name=uploaded_name or "",
+                manifest_name=uploaded_manifest_name or "",
             )
             return rows, text
 
@@ -864,7 +873,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             api_visibility="private",
         )
         predictions_file.upload(
-            on_predictions_upload,
+            on_named_upload,
             inputs=predictions_file,
             outputs=[predictions, predictions_kept, message, predictions_name],
             api_visibility="private",
@@ -876,9 +885,9 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             api_visibility="private",
         )
         manifest_file.upload(
-            on_upload,
+            on_named_upload,
             inputs=manifest_file,
-            outputs=[manifest, manifest_kept, message],
+            outputs=[manifest, manifest_kept, message, manifest_name],
             api_visibility="private",
         )
         button.click(
@@ -896,6 +905,7 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 references_kept,
                 manifest_kept,
                 predictions_name,
+                manifest_name,
             ],
             outputs=[table, message],
             api_name="score",

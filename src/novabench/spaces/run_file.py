@@ -34,6 +34,11 @@ PREDICTIONS_FILE = "predictions.jsonl"
 MANIFEST_LABEL = "the run manifest"
 
 
+def _base_name(name: str | None) -> str:
+    # A browser may send a Windows path: its last part is the file's name.
+    return (name or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
+
+
 def staged_file_name(name: str | None) -> str:
     """The name a run file is staged under: the user's own file name, as they gave it.
 
@@ -47,8 +52,7 @@ def staged_file_name(name: str | None) -> str:
         >>> staged_file_name(None), staged_file_name(".."), staged_file_name("")
         ('predictions.jsonl', 'predictions.jsonl', 'predictions.jsonl')
     """
-    # A browser may send a Windows path: its last part is the file's name.
-    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1].strip()
+    base = _base_name(name)
     usable = base and not base.startswith(".") and len(base.encode("utf-8")) <= 200
     if not usable or "\0" in base or base.endswith((".manifest.json", ".lock")):
         return PREDICTIONS_FILE
@@ -61,6 +65,7 @@ def stage_run(
     manifest_text: str | None = None,
     *,
     name: str | None = None,
+    manifest_name: str | None = None,
 ) -> Path:
     """Write a run's predictions and (when given) its manifest into ``folder`` as a pair.
 
@@ -71,13 +76,16 @@ def stage_run(
         manifest_text: the run's ``<file>.manifest.json`` as text; None or blank: no manifest.
         name: the uploaded file's own name, which the report's notices then name
             (:func:`staged_file_name`); None: pasted text, staged as :data:`PREDICTIONS_FILE`.
+        manifest_name: the uploaded manifest's own name; ``<file>.manifest.json`` names the
+            file it was written beside, which must then be ``name``. None: pasted text.
 
     Returns:
         The predictions file's path; ``RunManifest.read`` of it finds the manifest.
 
     Raises:
         NovaInputError: the manifest is not JSON or not a run manifest (a field of the wrong
-            kind); the message names the run manifest and the field.
+            kind), or its name says it is another file's; the message names the run manifest
+            and the field.
 
     Example:
         >>> import tempfile
@@ -89,10 +97,27 @@ def stage_run(
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: the run manifest, field 'box_convention': must be a string or null, got int
+        >>> stage_run(tempfile.mkdtemp(), "", "{}", name="gemma.jsonl",
+        ...           manifest_name="qwen.jsonl.manifest.json")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: the run manifest, field 'manifest': qwen.jsonl.manifest.json is the record of qwen.jsonl, not of the predictions given (gemma.jsonl): give the manifest written beside gemma.jsonl (gemma.jsonl.manifest.json), or none
     """
-    from novabench.run.manifest import RunManifest
+    from novabench.run.manifest import MANIFEST_SUFFIX, RunManifest
 
     path = Path(folder) / staged_file_name(name)
+    given = _base_name(manifest_name)
+    described = given[: -len(MANIFEST_SUFFIX)] if given.endswith(MANIFEST_SUFFIX) else ""
+    if manifest_text and manifest_text.strip() and name and described:
+        if described != path.name:
+            # Its box convention, prompts and release would be applied to another run's answers.
+            raise NovaInputError(
+                f"{given} is the record of {described}, not of the predictions given "
+                f"({path.name}): give the manifest written beside {path.name} "
+                f"({path.name}{MANIFEST_SUFFIX}), or none",
+                source=MANIFEST_LABEL,
+                field="manifest",
+            )
     path.write_text(predictions_text, encoding="utf-8")
     if manifest_text is None or not manifest_text.strip():
         return path
