@@ -462,6 +462,7 @@ def read_model_answers(
     from novabench.report.render import answer_reading_lines
     from novabench.report.scoring import score_predictions
     from novabench.spaces.run_file import (
+        box_convention_in_space_words,
         manifest_missing_line,
         scrub_run_paths,
         stage_run,
@@ -506,6 +507,8 @@ def read_model_answers(
     predictions = scored.prediction_set
     report = scored.report
     notices = [manifest_missing_line(report), *answer_reading_lines(report)]
+    # Worded for this Space: it has no --box-convention, the uploaded manifest sets it.
+    notices = [box_convention_in_space_words(line, "the run manifest uploaded") for line in notices]
     answers = ModelAnswers(name=name, notices=[line for line in notices if line])
     for task in TASKS:
         records = predictions.records[task]

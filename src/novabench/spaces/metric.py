@@ -259,6 +259,9 @@ def result_table(task: str, result: Mapping[str, Any]) -> tuple[list[list[str]],
     rows, notes = _rows_of(task, result, result.get("confidence_intervals", {}))
     # First: a proxy (top1-lexicon...) is never to be read as the paper's key.
     warnings = stand_in_lines({"tasks": {task: {"metrics": result}}})
+    from novabench.spaces.run_file import box_convention_in_space_words
+
+    notes = [box_convention_in_space_words(note, _CONVENTION_CONTROL) for note in notes]
     return rows, [*warnings, *(f"{task} {note}" for note in notes)]
 
 
@@ -283,10 +286,11 @@ def report_notices(report: Mapping[str, Any]) -> list[str]:
 def _space_wording(line: str) -> str:
     """``line`` with each note worded for the command line replaced by the Space's wording."""
     from novabench.metrics.meteor import meteor_fallback_note
+    from novabench.spaces.run_file import box_convention_in_space_words
 
     for note in ("BERTScore-F1: not computed (--exclude)", meteor_fallback_note(option="--meteor")):
         line = line.replace(note, space_note(note))
-    return line
+    return box_convention_in_space_words(line, _CONVENTION_CONTROL)
 
 
 def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
@@ -354,6 +358,10 @@ def headline_first(rows: Sequence[Sequence[str]]) -> list[list[str]]:
     return [list(row) for row in sorted(rows, key=standing)]
 
 
+#: Where this Space takes the box convention of raw answers (it has no such control).
+_CONVENTION_CONTROL = "the run manifest box (shown with references from the NOVA data)"
+
+
 def space_note(note: str) -> str:
     """A report note worded for this Space's controls, not the command line's options.
 
@@ -373,7 +381,9 @@ def space_note(note: str) -> str:
             note.removesuffix(advice) + "; this Space has no METEOR setting: the Space's owner "
             "can add the WordNet corpus to its server for METEOR"
         )
-    return note
+    from novabench.spaces.run_file import box_convention_in_space_words
+
+    return box_convention_in_space_words(note, _CONVENTION_CONTROL)
 
 
 def _caption_options(with_bertscore: bool) -> dict[str, Any]:

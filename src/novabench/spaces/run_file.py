@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from novabench.errors import NovaInputError
+from novabench.errors import BOX_CONVENTION, NovaInputError
 from novabench.spaces.source import scrub_paths
 
 __all__ = [
     "MANIFEST_LABEL",
+    "box_convention_in_space_words",
     "PREDICTIONS_FILE",
     "manifest_missing_line",
     "scrub_run_paths",
@@ -185,4 +186,44 @@ def manifest_missing_line(report: Mapping[str, Any]) -> str:
         "4-number box lists (whose order only the prompt fixes) are not read and a preset's "
         f"box convention (e.g. qwen2.5-vl's absolute pixels) is not applied; {unchecked}; "
         f"{advice} to score it as `nova evaluate` does"
+    )
+
+
+def box_convention_in_space_words(line: str, control: str) -> str:
+    """A report line naming ``--box-convention``, worded for a Space, which has no such flag.
+
+    The report's lines are the command line's (``nova evaluate --box-convention ...``); a
+    Space reads raw box answers with the convention its run manifest records, so the line
+    names the setting by its Python argument (``box_convention``) and says once where the
+    Space takes it: ``control``, e.g. "the run manifest box".
+
+    Args:
+        line: one notice of a report.
+        control: where this Space takes the setting.
+
+    Example:
+        >>> print(box_convention_in_space_words(
+        ...     "localization: 2 read by --box-convention xyxy_pixel (values above 1000)",
+        ...     "the run manifest box"))
+        localization: 2 read by box_convention "xyxy_pixel" (values above 1000) (this Space \
+reads the box_convention set by "box_convention" in the run manifest box; in Python, pass \
+box_convention= to novabench.report.evaluate_predictions)
+        >>> box_convention_in_space_words("no box here", "the run manifest box")
+        'no box here'
+    """
+    import re
+
+    from novabench.run.defaults import CONVENTIONS
+
+    flag = re.escape(BOX_CONVENTION.flag)
+    if not re.search(flag, line):
+        return line
+    names = "|".join(re.escape(name) for name in sorted(CONVENTIONS, key=len, reverse=True))
+    worded = re.sub(rf"{flag} ({names})\b", rf'{BOX_CONVENTION.argument} "\1"', line)
+    worded = re.sub(rf"{flag}'s\b", "the box convention's", worded)
+    worded = re.sub(flag, BOX_CONVENTION.argument, worded)
+    return (
+        f"{worded} (this Space reads the {BOX_CONVENTION.argument} set by "
+        f'"{BOX_CONVENTION.argument}" in {control}; in Python, pass '
+        f"{BOX_CONVENTION.in_python()} to novabench.report.evaluate_predictions)"
     )
