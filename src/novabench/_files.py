@@ -405,9 +405,9 @@ def _new_temporary_sibling(target: Path, *, with_process: bool = False) -> Path:
     return Path(name)
 
 
-#: A staged file without a process id in its name (an earlier novabench's, or a single
-#: file's atomic write) is removed only once its last change is this many seconds old: no
-#: write of a report, a table or a page takes that long between creating it and renaming it.
+#: How long a staged file without a process id has been unchanged before the next writer
+#: says so: no write of a report, a table or a page takes that long between creating it
+#: and renaming it. It is still not removed: nothing tells whether its writer has ended.
 STALE_STAGED_AFTER = 3600.0
 
 
@@ -424,12 +424,15 @@ def remove_stale_staged_files(out: str | os.PathLike[str]) -> list[Path]:
       what it is, new or as before);
     - the same whose process is running (this one, another writer of ``out`` right now, or
       an unrelated process that got the id again) is left alone;
-    - ``.OUT.<random>.tmp`` (no process id: an earlier novabench, or another writer's single
-      file) is removed once unchanged for :data:`STALE_STAGED_AFTER` seconds, else left.
+    - ``.OUT.<random>.tmp`` (no process id recorded: an earlier novabench, or another
+      writer's single file) is left alone and named, with how long it has been unchanged:
+      its writer may be at work on another machine or under another name, and nothing here
+      tells whether it has ended (the staging folders' rule: :func:`remove_stale_staging`).
 
-    One line on stderr names the files removed, and one those left, if any. The rule reads
-    process ids of this machine: a folder written at the same moment from two machines
-    (a network share) is not told apart.
+    One line on stderr names the files removed, one those that may still be written, and
+    one those whose writer is unknown, if any. The rule reads process ids of this machine:
+    a folder written at the same moment from two machines (a network share) is not told
+    apart.
 
     Args:
         out: the output about to be staged.
@@ -448,7 +451,8 @@ def remove_stale_staged_files(out: str | os.PathLike[str]) -> list[Path]:
         ...     removed = remove_stale_staged_files(folder / "r.json")
         >>> [path.name for path in removed], mine.exists()
         (['.r.json.999999999-k2j9x1ab.tmp'], True)
-        >>> said.getvalue().startswith("nova: removed .r.json.999999999-k2j9x1ab.tmp beside ")
+        >>> said.getvalue().startswith(
+        ...     "nova: removed .r.json.999999999-k2j9x1ab.tmp (process 999999999 has ended) beside ")
         True
     """
     import sys
@@ -459,7 +463,9 @@ def remove_stale_staged_files(out: str | os.PathLike[str]) -> list[Path]:
     with_process = re.compile(rf"\.{name}\.(?P<pid>\d+)-[a-z0-9_]+\.tmp")
     without_process = re.compile(rf"\.{name}\.[a-z0-9_]+\.tmp")
     removed: list[Path] = []
-    left: list[str] = []
+    said_removed: list[str] = []
+    at_work: list[str] = []
+    unknown: list[str] = []
     try:
         entries = sorted(target.parent.iterdir())
     except OSError:  # no folder yet: nothing was left there
@@ -471,32 +477,60 @@ def remove_stale_staged_files(out: str | os.PathLike[str]) -> list[Path]:
         try:
             if entry.is_symlink() or not entry.is_file():
                 continue
-            if found is not None:
-                pid = int(found.group("pid"))
-                if pid == os.getpid() or _process_alive(pid):
-                    left.append(f"{entry.name} (process {pid} is running)")
-                    continue
-            elif time.time() - entry.stat().st_mtime < STALE_STAGED_AFTER:
-                left.append(f"{entry.name} (changed in the last hour)")
+            if found is None:
+                unchanged = time.time() - entry.stat().st_mtime
+                if unchanged < STALE_STAGED_AFTER:
+                    at_work.append(
+                        f"{entry.name} (no process id recorded; changed in the last hour)"
+                    )
+                else:
+                    unknown.append(
+                        f"{entry.name} (no process id recorded; unchanged for "
+                        f"{_duration_words(unchanged)})"
+                    )
+                continue
+            pid = int(found.group("pid"))
+            if pid == os.getpid() or _process_alive(pid):
+                at_work.append(f"{entry.name} (process {pid} is running)")
                 continue
             entry.unlink()
         except OSError:  # removed by another writer first, or not ours to remove
             continue
         removed.append(entry)
+        said_removed.append(f"{entry.name} (process {pid} has ended)")
     if removed:
         print(
-            f"nova: removed {', '.join(path.name for path in removed)} beside {target}: "
-            "staged for it by a writer that was killed before putting it in place (its "
-            "process has ended)",
+            f"nova: removed {', '.join(said_removed)} beside {target}: staged for it by a "
+            "writer that was killed before putting it in place",
             file=sys.stderr,
         )
-    if left:
+    if at_work:
         print(
-            f"nova: left {', '.join(left)} beside {target}: staged for it by a writer that "
+            f"nova: left {', '.join(at_work)} beside {target}: staged for it by a writer that "
             "may still be at work",
             file=sys.stderr,
         )
+    if unknown:
+        print(
+            f"nova: left {', '.join(unknown)} beside {target}: staged for it by a writer this "
+            "machine cannot tell has ended; remove it if no command is writing "
+            f"{target.name} (on any machine)",
+            file=sys.stderr,
+        )
     return removed
+
+
+def _duration_words(seconds: float) -> str:
+    """A duration of at least an hour in words: ``more than 3 hours``, ``more than 2 days``.
+
+    Example:
+        >>> _duration_words(3600), _duration_words(3 * 3600 + 5), _duration_words(50 * 3600)
+        ('more than 1 hour', 'more than 3 hours', 'more than 2 days')
+    """
+    hours = int(seconds // 3600)
+    if hours < 48:
+        return f"more than {hours} hour{'s' if hours != 1 else ''}"
+    return f"more than {hours // 24} days"
 
 
 def _finish_temporary(temporary: Path, *, durable: bool) -> None:

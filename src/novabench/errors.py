@@ -58,6 +58,10 @@ OVERWRITE = Option("overwrite", "--overwrite", "True")
 #: The tasks to run or score: ``tasks=`` in Python, ``--task`` (repeated) on the command line.
 TASKS = Option("tasks", "--task")
 
+#: How raw box answers are read: ``box_convention=`` in Python, ``--box-convention`` on the
+#: command line; a Space without such a control names the run manifest's field instead.
+BOX_CONVENTION = Option("box_convention", "--box-convention")
+
 #: A folder a command writes whole (a release, an export): ``out_dir`` of the Python
 #: functions, ``OUT`` of ``nova sample/ingest/export``.
 OUT_DIR = Option("out_dir", "OUT")

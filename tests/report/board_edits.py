@@ -28,3 +28,18 @@ def refusal(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     assert captured.out == ""
     [line] = captured.err.strip().splitlines()
     return line
+
+
+def manifest_of_cut_run(source_run: Path, cut: Path) -> None:
+    """The run's manifest beside ``cut`` (some of its lines), its counts those of ``cut``:
+    what the runner records of a run that answered only those lines (a copied manifest
+    whose counts describe the whole run is refused as another file's)."""
+    manifest = json.loads(Path(f"{source_run}.manifest.json").read_text(encoding="utf-8"))
+    answered: dict[str, int] = {}
+    for line in cut.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if "error" not in record:
+            answered[record["task"]] = answered.get(record["task"], 0) + 1
+    for task, counts in manifest["counts"].items():
+        counts.update(done_before=0, answered=answered.get(task, 0), errors=0)
+    Path(f"{cut}.manifest.json").write_text(json.dumps(manifest), encoding="utf-8")

@@ -10,7 +10,6 @@ intervals. The genuine intervals in these tests are the ones ``nova evaluate`` w
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 
 from novabench.cli import main
 from novabench.report.leaderboard import build_leaderboard
-from tests.report.board_edits import edited_copy, refusal
+from tests.report.board_edits import edited_copy, manifest_of_cut_run, refusal
 from tests.report.test_board_more_keys import with_older_tables
 from tests.report.test_board_user12 import without_rescoring
 
@@ -45,7 +44,7 @@ def reports(
     cut = folder / "cut.jsonl"
     kept = [line for position, line in enumerate(lines) if position % 4]  # 3 lines in 4
     cut.write_text("\n".join(kept) + "\n", encoding="utf-8")
-    shutil.copy(f"{sample_floor_run}.manifest.json", f"{cut}.manifest.json")
+    manifest_of_cut_run(sample_floor_run, cut)
     return {
         "full": evaluate(sample_release, sample_floor_run, folder / "full.json", *SETTINGS),
         "answered": evaluate(

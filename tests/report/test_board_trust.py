@@ -24,6 +24,7 @@ from novabench.report.leaderboard import (
     render_leaderboard_markdown,
     render_leaderboard_text,
 )
+from tests.report.board_edits import manifest_of_cut_run
 from tests.report.contract_tables import cases_table, images_table, report_dict, write_items
 from tests.report.test_board_more_keys import with_older_tables
 from tests.report.test_board_user12 import without_rescoring
@@ -66,7 +67,7 @@ def scored(
     partial = [line for line in lines if json.loads(line)["task"] == "localization"][:3]
     cut = folder / "cut.jsonl"
     cut.write_text("\n".join(partial) + "\n", encoding="utf-8")
-    shutil.copy(f"{sample_floor_run}.manifest.json", f"{cut}.manifest.json")
+    manifest_of_cut_run(sample_floor_run, cut)
     for name, options in (("partial", ()), ("partial-answered", ("--answered-only",))):
         reports[name] = folder / f"{name}.json"
         evaluate(sample_release, cut, reports[name], "--task", "localization", *options)

@@ -43,7 +43,13 @@ def partial_run(floor_run: Path, folder: Path, status: str, name: str = "run.jso
     out.write_text("".join(kept[: len(kept) // 2]), encoding="utf-8")
     manifest = RunManifest.read(floor_run)
     assert manifest is not None and manifest.tasks == ["localization", "captioning", "diagnosis"]
-    replace(manifest, status=status).write(out)
+    # Its counts as the runner records them: only the lines written were answered.
+    counts = {
+        task: {**recorded, "done_before": 0, "answered": 0, "errors": 0}
+        for task, recorded in (manifest.counts or {}).items()
+    }
+    counts["localization"]["answered"] = len(kept) // 2
+    replace(manifest, status=status, counts=counts).write(out)
     return out
 
 
@@ -157,25 +163,60 @@ def test_a_run_still_being_written_is_refused_in_one_line_unless_allowed(
     assert "still being written" in capsys.readouterr().err
 
 
-def test_a_running_status_with_no_writer_left_is_scored_and_said(
+def test_a_running_status_with_no_writer_known_is_not_called_killed(
     sample_release: Path, sample_floor_run: Path, tmp_path: Path
 ) -> None:
-    """A killed run never records its end: nothing writes it, so its scores cannot change."""
+    """No lock file: the file may be a copy of a run still going on another machine (user15)."""
     run = partial_run(sample_floor_run, tmp_path, "running")
     out = tmp_path / "report.json"
     assert evaluate(sample_release, run, out) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     line = report["predictions"]["unfinished_run"]["notice"]
     assert line.startswith(
-        "unfinished run: run.jsonl has manifest status 'running' but no process writes it"
+        "unfinished run: run.jsonl is not finished (no end record): manifest status 'running'"
     )
-    # The board's CSV says what the report says: no writer, not a run at work (user12).
-    board = build_leaderboard([report], ["killed.json"], n_resamples=20)
+    assert "killed" not in line and "ended" not in line
+    board = build_leaderboard([report], ["copied.json"], n_resamples=20)
     (row,) = [row for row in csv.DictReader(io.StringIO(leaderboard_csv(board))) if row["run"]]
     assert row["run"] == (
-        "running but no process writes it (its writer ended, e.g. killed); "
-        "captioning, diagnosis asked, no line"
+        "running, not finished (no end record); captioning, diagnosis asked, no line"
     )
+
+
+def _dead_pid() -> int:
+    """The pid of a process of this machine that has ended."""
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    return int(child.stdout)
+
+
+@pytest.mark.parametrize("on_this_machine", [True, False])
+def test_a_writer_is_said_to_have_ended_only_when_known_dead_here(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path, on_this_machine: bool
+) -> None:
+    """The lock file a SIGKILLed `nova run` leaves names its pid and host."""
+    import socket
+
+    run = partial_run(sample_floor_run, tmp_path, "running")
+    host = socket.gethostname() if on_this_machine else socket.gethostname() + "-elsewhere"
+    holder = {"pid": _dead_pid(), "host": host, "command": "nova run", "started_at": "t0"}
+    Path(f"{run}.lock").write_text(json.dumps(holder) + "\n", encoding="utf-8")
+    out = tmp_path / "report.json"
+    assert evaluate(sample_release, run, out) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    line = report["predictions"]["unfinished_run"]["notice"]
+    board = build_leaderboard([report], ["r.json"], n_resamples=20)
+    (row,) = [row for row in csv.DictReader(io.StringIO(leaderboard_csv(board))) if row["run"]]
+    if on_this_machine:
+        assert line.startswith(
+            f"unfinished run: run.jsonl has manifest status 'running' but its writer (pid "
+            f"{holder['pid']} on {host}, nova run, since t0) has ended without recording how "
+            "(e.g. killed): scored as it stands"
+        )
+        assert row["run"].startswith("running but its writer ended (e.g. killed);")
+    else:  # another machine's pid cannot be checked from here
+        assert "is not finished (no end record)" in line and "killed" not in line
+        assert row["run"].startswith("running, not finished (no end record);")
 
 
 def test_compare_and_leaderboard_carry_the_line(

@@ -137,10 +137,17 @@ def assert_table_is_the_reports(rows: list[list[str]], report: dict[str, Any]) -
 
 
 def assert_notices_first(message: str, notices: list[str], first: str | None = None) -> None:
-    """The message opens with ``first`` (if any) then every notice of the report, in order."""
+    """The message opens with ``first`` (if any) then every notice of the report, in order
+    (a notice naming the command's --box-convention worded for the Space, which has none)."""
     paragraphs = message.split("\n\n")
+    unworded = "--box-convention"
     expected = ([first] if first else []) + [markdown_text_with_code(line) for line in notices]
-    assert paragraphs[: len(expected)] == expected
+    assert len(paragraphs) > len(expected)
+    for shown, notice in zip(paragraphs, expected):
+        if unworded in notice:
+            assert unworded not in shown and shown.startswith(notice.split(unworded)[0])
+        else:
+            assert shown == notice
     assert paragraphs[len(expected)].startswith("References: ")
 
 
@@ -275,3 +282,66 @@ def test_the_explorer_tells_an_unreadable_diagnosis_from_no_line(
     }
     assert "diagnoses (bare.jsonl).** answer not readable (empty)" in shown[run["unreadable_case"]]
     assert "diagnoses (bare.jsonl).** no line" in shown[run["no_line_case"]]
+
+
+def _running_manifest(run: dict[str, Any]) -> str:
+    """The run's manifest as a `nova run` still at work (or SIGKILLed) leaves it."""
+    return json.dumps({**json.loads(run["manifest"]), "status": "running"})
+
+
+def test_the_metric_space_names_the_uploaded_file_and_never_calls_its_writer_killed(
+    sample_release: Path, run: dict[str, Any]
+) -> None:
+    """user15: the notices said `predictions.jsonl ... its writer ended, e.g. killed`."""
+    from novabench.spaces import metric
+
+    rows, message = metric.score_inputs(
+        MODULE_DIR, "localization", run["path"].read_text(encoding="utf-8"),
+        metric.REFERENCES_FROM_DATA, "", n_resamples=0, data_source=str(sample_release),
+        manifest_text=_running_manifest(run), predictions_name="qwen-run.jsonl",
+    )  # fmt: skip
+    assert rows
+    assert "qwen-run.jsonl is not finished (no end record)" in message
+    assert "predictions.jsonl" not in message and "killed" not in message
+
+
+def test_the_metric_space_names_the_upload_in_a_refusal_too(
+    sample_release: Path, run: dict[str, Any]
+) -> None:
+    from novabench.spaces import metric
+
+    rows, message = metric.score_inputs(
+        MODULE_DIR, "localization", '{"filename": "case9999_001.png", "boxes": []}\n',
+        metric.REFERENCES_FROM_DATA, "", n_resamples=0, data_source=str(sample_release),
+        predictions_name="qwen-run.jsonl",
+    )  # fmt: skip
+    assert rows == [] and "qwen-run.jsonl" in message and "predictions.jsonl" not in message
+
+
+def test_the_explorer_names_the_uploaded_file_and_never_calls_its_writer_killed(
+    sample_release: Path, run: dict[str, Any], tmp_path: Path
+) -> None:
+    from novabench.spaces import explorer
+
+    manifest = tmp_path / "bare.jsonl.manifest.json"  # the upload's own manifest
+    manifest.write_text(_running_manifest(run), encoding="utf-8")
+    answers = explorer.read_model_answers(run["path"], run["release"], "bare.jsonl", manifest)
+    shown = "\n".join(answers.notices)
+    assert "bare.jsonl is not finished (no end record)" in shown
+    assert "predictions.jsonl" not in shown and "killed" not in shown
+
+
+def test_the_metric_space_names_its_own_setting_not_the_commands_flag(
+    sample_release: Path, run: dict[str, Any]
+) -> None:
+    """user15: its notices said "read by --box-convention protocol", a flag it does not have."""
+    from novabench.spaces import explorer
+
+    rows, message = space_scores(sample_release, run, "")
+    assert "box-convention" not in message
+    assert 'read by box\\_convention "protocol" if the prompt asked' in message
+    assert '"box\\_convention" in the run manifest box' in message
+    answers = explorer.read_model_answers(run["path"], run["release"], "bare.jsonl")
+    shown = "\n".join(answers.notices)
+    assert "box-convention" not in shown
+    assert '"box_convention" in the run manifest uploaded' in shown

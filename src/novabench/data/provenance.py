@@ -44,6 +44,7 @@ __all__ = [
     "recorded_warnings",
     "source_warning",
     "warnings_metadata",
+    "without_restated_warnings",
 ]
 
 PROVENANCE_METADATA_KEY = b"novabench.provenance"
@@ -351,3 +352,58 @@ def recorded_warnings(metadata: Mapping[bytes, bytes] | None, label: str) -> lis
         ]
     # One line each, control characters shown: the text is the file's, not ours.
     return [f"{label}: {_RECORDED}{' '.join(visible_text(item).split())}" for item in recorded]
+
+
+# "<file>, <row or line> (<image>)<more places>: <problem>": what a row warning is about.
+_ROW_WARNING = re.compile(r"^[^,]+, .+? \((?P<image>[^()]+)\)[^:]*: (?P<problem>.+)$", re.DOTALL)
+
+
+def _warning_identity(warning: str) -> tuple[str, ...]:
+    """What a warning is about, wherever it was found: the image and the problem of a row
+    warning (an export's own row restates its source's with other row numbers), else the
+    source's words."""
+    original = source_warning(warning)
+    match = _ROW_WARNING.match(original)
+    return (match["image"], match["problem"]) if match else (original,)
+
+
+def without_restated_warnings(warnings: list[str]) -> list[str]:
+    """An export's warnings, each once: its own rows' that restate a recorded one are dropped.
+
+    An export keeps what its source's rows held (a gold box listed twice, an empty caption),
+    so reading it finds those again beside the recorded words; re-exporting would record
+    both and each round would add a copy. Each warning found again cancels one recorded
+    warning about the same image and problem (or of the same words), so two distinct
+    problems of one image stay two; the order is kept.
+
+    Args:
+        warnings: the warnings reading an export gave, the recorded ones
+            (:func:`recorded_warnings`) among them.
+
+    Returns:
+        The warnings, the restated ones left out.
+
+    Example:
+        >>> recorded = recorded_warnings(
+        ...     warnings_metadata(["data/nova-v1.parquet, row 2 (case0002_001.png): empty caption"]),
+        ...     "data/images/test-00000-of-00001.parquet")
+        >>> found = "data/images/test-00000-of-00001.parquet, row 1 (case0002_001.png): empty caption"
+        >>> without_restated_warnings([*recorded, found]) == recorded
+        True
+    """
+    unmatched: dict[tuple[str, ...], int] = {}
+    recorded_seen: set[str] = set()
+    kept: list[str] = []
+    for warning in warnings:
+        identity = _warning_identity(warning)
+        if source_warning(warning) != warning:  # recorded: kept, each text once
+            if warning in recorded_seen:
+                continue
+            recorded_seen.add(warning)
+            unmatched[identity] = unmatched.get(identity, 0) + 1
+            kept.append(warning)
+        elif unmatched.get(identity, 0) > 0:
+            unmatched[identity] -= 1  # found again: the recorded words stand for it
+        else:
+            kept.append(warning)
+    return kept

@@ -36,6 +36,7 @@ from novabench.data.provenance import (
     provenance_from_metadata,
     provenance_metadata,
     provenance_notice,
+    without_restated_warnings,
 )
 from novabench.data.release_record import Layout, NovaRelease
 from novabench.data.rows import iter_case_rows, iter_image_rows
@@ -173,6 +174,8 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     raws, extra_keys = reader(root, warnings, schema_metadata)
     png_digests: dict[str, bytes] = {}
     images = build_records(root, raws, extra_keys, warnings, png_digests=png_digests)
+    if layout == "export":  # its rows restate what its source's did: each warning once
+        warnings = without_restated_warnings(warnings)
     release = NovaRelease(
         root=root,
         layout=layout,

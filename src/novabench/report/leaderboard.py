@@ -105,6 +105,7 @@ from typing import Any
 
 import numpy as np
 
+from novabench._version import SCORING_REVISION
 from novabench.errors import NovaInputError
 from novabench.escaping import (
     csv_cell,
@@ -914,13 +915,75 @@ def _same_scoring_rules(reports: Sequence[Mapping[str, Any]], names: Sequence[st
             "one novabench (`nova evaluate`) to rank them together",
             field="toolkit.scoring_revision",
         )
-    builds = {toolkit.get("source_sha256") for toolkit in toolkits} - {None}
+    hashes = [toolkit.get("source_sha256") for toolkit in toolkits]
+    builds = set(hashes) - {None}
+    unknown = [name for name, digest in zip(names, hashes) if digest is None]
+    if builds and unknown:
+        # A report without the hash is of an unknown build: it may be another one.
+        return (
+            f"warning: the reports were scored by builds of novabench with the same scoring "
+            f"rules (revision {revisions[0]}) that cannot all be told apart: "
+            f"{', '.join(unknown)} record{'s' if len(unknown) == 1 else ''} no "
+            "`toolkit.source_sha256` (an unknown build) beside "
+            f"{len(builds)} that record{'s' if len(builds) == 1 else ''} one: an edit no "
+            "CHANGELOG entry lists may lie between them"
+        )
     if len(builds) <= 1:
         return ""
     return (
         f"warning: the reports were scored by {len(builds)} builds of novabench with the same "
         f"scoring rules (revision {revisions[0]}): an edit no CHANGELOG entry lists may lie "
         "between them (`toolkit.source_sha256` in each report)"
+    )
+
+
+def _other_revision_line(reports: Sequence[Mapping[str, Any]]) -> str:
+    """One line when the reports (of one scoring revision, checked before) were scored under
+    other rules than this novabench's, which checks their values against their per-item
+    tables ("" when they share its revision; asked only when some report has tables).
+
+    Example:
+        >>> _other_revision_line([{"toolkit": {"scoring_revision": SCORING_REVISION}}])
+        ''
+        >>> _other_revision_line([{"toolkit": {"scoring_revision": 1}}])[:62]
+        'note: every report was scored under scoring revision 1; this n'
+    """
+    revision = (reports[0].get("toolkit") or {}).get("scoring_revision") if reports else None
+    if revision == SCORING_REVISION:
+        return ""
+    scored = (
+        f"under scoring revision {revision}"
+        if revision is not None
+        else "before scoring revisions were recorded"
+    )
+    return (
+        f"note: every report was scored {scored}; this novabench (revision "
+        f"{SCORING_REVISION}) re-scores their item tables under its own rules to check them "
+        "(CHANGELOG.md lists the changes that moved scores between them)"
+    )
+
+
+#: How the per-item checks end a refusal; said otherwise when the rules differ.
+_EDITED = "the report was edited or is not the one that wrote them"
+
+
+def _refusal_under_other_rules(error: NovaInputError, report: Mapping[str, Any]) -> NovaInputError:
+    """A per-item check's refusal of a report scored under another scoring revision: the rule
+    change may explain the difference, so it says so rather than suggest an edit."""
+    revision = (report.get("toolkit") or {}).get("scoring_revision")
+    if revision == SCORING_REVISION or _EDITED not in error.message:
+        return error
+    scored = f"revision {revision}" if revision is not None else "no revision recorded, older"
+    return NovaInputError(
+        error.message.replace(
+            _EDITED,
+            f"the report was scored under other scoring rules ({scored}; this novabench: "
+            f"revision {SCORING_REVISION}), which may account for the difference: score the "
+            "run again with this novabench (`nova evaluate`) to rank it",
+        ),
+        source=error.source,
+        record=error.record,
+        field=error.field,
     )
 
 
@@ -1104,18 +1167,25 @@ def build_leaderboard(
     ]
     # Per report and task, the tables' column of the ranking metric: checked to be the
     # reading the report states, giving the value it states.
-    table_readings = [
-        {} if table is None else _checked_table_readings(report, original, table, name)
-        for report, original, table, name in zip(reports, originals, tables, names)
-    ]
-    # Then every other key the tables recompute; the rest is taken as stated (noted), under
-    # the keys the board shows (an old report's ClinicalF1 of the lexicon: ClinicalF1-lexicon).
-    taken_as_stated = [
-        {}
-        if table is None
-        else _shown_keys(_checked_headline_means(original, table, name), original, name)
-        for original, table, name in zip(originals, tables, names)
-    ]
+    # Only per-item tables are checked (re-scored) under this novabench's rules.
+    revision_line = _other_revision_line(reports) if any(tables) else ""
+    table_readings: list[dict[str, Any]] = []
+    taken_as_stated: list[dict[str, Any]] = []
+    for report, original, table, name in zip(reports, originals, tables, names):
+        try:
+            table_readings.append(
+                {} if table is None else _checked_table_readings(report, original, table, name)
+            )
+            # Then every other key the tables recompute; the rest is taken as stated (noted),
+            # under the keys the board shows (an old report's ClinicalF1 of the lexicon:
+            # ClinicalF1-lexicon).
+            taken_as_stated.append(
+                {}
+                if table is None
+                else _shown_keys(_checked_headline_means(original, table, name), original, name)
+            )
+        except NovaInputError as error:  # checked under this novabench's rules
+            raise _refusal_under_other_rules(error, original) from None
     models = []
     for report, name, table, stated in zip(reports, names, tables, taken_as_stated):
         entry: dict[str, Any] = {
@@ -1278,6 +1348,7 @@ def build_leaderboard(
         "warnings": [
             *([builds_line] if builds_line else []),
             *dict.fromkeys(line for line in map(synthetic_data_line, reports) if line),
+            *([revision_line] if revision_line else []),
             # The METEOR fallback before the stand-ins, in the order nova evaluate says them.
             *dict.fromkeys(line for line in map(meteor_fallback_line, reports) if line),
             *stand_in_lines({"tasks": held}),
@@ -1407,7 +1478,7 @@ def _run_cell(report: Mapping[str, Any]) -> str:
         'running (still being written when scored)'
         >>> _run_cell({"predictions": {"unfinished_run": {"runs": [{"path": "r.jsonl",
         ...     "status": "running", "writer": None}], "asked_not_answered": []}}})
-        'running but no process writes it (its writer ended, e.g. killed)'
+        'running, not finished (no end record)'
         >>> _run_cell({})
         ''
     """
@@ -1421,9 +1492,11 @@ def _run_cell(report: Mapping[str, Any]) -> str:
         status = str(run.get("status"))
         if run.get("writer"):
             parts.append(f"{status} (still being written when scored)")
+        elif is_running_status(status) and run.get("writer_ended"):
+            parts.append(f"{status} but its writer ended (e.g. killed)")
         elif is_running_status(status):
-            # The manifest never recorded its end: its writer was gone, as the report says.
-            parts.append(f"{status} but no process writes it (its writer ended, e.g. killed)")
+            # No end record, its writer not known to have ended: it may run elsewhere.
+            parts.append(f"{status}, not finished (no end record)")
         else:
             parts.append(status)
     asked = [task for task in recorded.get("asked_not_answered") or [] if isinstance(task, str)]

@@ -797,6 +797,7 @@ def _load(
         digest if digest == file_sha256(path) else None for digest, path in zip(before, paths)
     ]
     manifests = [RunManifest.read(p) for p in paths]
+    _check_manifests_describe(paths, manifests, prediction_set)
     unfinished = _unfinished_runs(paths, manifests, options.allow_running)
     if fingerprint is None:
         fingerprint = release.fingerprint()
@@ -852,6 +853,36 @@ def _load(
     )
 
 
+def _check_manifests_describe(
+    paths: Sequence[Path], manifests: Sequence[Any], prediction_set: Any
+) -> None:
+    """Refuse a manifest that cannot be the record of the file beside it (user15).
+
+    Its box convention, prompts, release and status would be applied to answers it never
+    recorded: another run's manifest copied (or uploaded) beside a file.
+    """
+    from novabench.run.manifest import RunManifest, manifest_mismatch
+
+    for path, manifest in zip(paths, manifests):
+        if manifest is None:
+            continue
+        answered: dict[str, int] = {}
+        with_lines = []
+        for task in registry.TASK_NAMES:
+            mine = [r for r in prediction_set.records[task].values() if r.source == str(path)]
+            if mine:
+                with_lines.append(task)
+            answered[task] = sum(1 for record in mine if record.error is None)
+        reason = manifest_mismatch(manifest, answered, with_lines)
+        if reason is not None:
+            raise NovaInputError(
+                f"{RunManifest.path_for(path).name} is not the record of {path.name}: {reason}; "
+                f"give {path.name} with the manifest written beside it, or without a manifest",
+                source=str(RunManifest.path_for(path)),
+                field="counts",
+            )
+
+
 def _unfinished_runs(
     paths: Sequence[Path], manifests: Sequence[Any], allow_running: bool
 ) -> list[dict[str, Any]]:
@@ -860,7 +891,7 @@ def _unfinished_runs(
     Raises:
         NovaInputError: a run another process is still writing, unless ``allow_running``.
     """
-    from novabench.run.lock import active_writer
+    from novabench.run.lock import active_writer, ended_writer
     from novabench.run.manifest import finished_status, is_running_status, still_being_written
 
     runs = []
@@ -871,6 +902,9 @@ def _unfinished_runs(
         run: dict[str, Any] = {"path": str(path), "status": status}
         if is_running_status(status):
             run["writer"] = active_writer(path)
+            if run["writer"] is None:
+                # Said "ended" only when known: a file without a lock may be written elsewhere.
+                run["writer_ended"] = ended_writer(path)
             if run["writer"] is not None and not allow_running:
                 # Scores of a file still growing change without the user choosing.
                 raise still_being_written(

@@ -26,6 +26,7 @@ from novabench.errors import NovaInputError
 __all__ = [
     "LOCK_SUFFIX",
     "active_writer",
+    "ended_writer",
     "lock_path_for",
     "remove_unfinished_writes",
     "writer_lock",
@@ -112,6 +113,49 @@ def active_writer(predictions_path: str | os.PathLike[str]) -> str | None:
     finally:
         os.close(descriptor)  # closing drops the shared lock, if taken
     return None
+
+
+def ended_writer(predictions_path: str | os.PathLike[str]) -> str | None:
+    """The writer a predictions file's lock file names, when it is known to have ended.
+
+    Known only when the lock file a killed writer leaves names a process of this machine
+    that no longer exists. A file without a lock file (copied, uploaded, written on another
+    machine) or whose writer is on another host or cannot be checked gives None: nothing is
+    known of its writer. Ask it once :func:`active_writer` said no process writes the file.
+
+    Args:
+        predictions_path: the predictions file.
+
+    Returns:
+        The writer as its lock file records it (pid, host, command, start), or None.
+
+    Example:
+        >>> import tempfile
+        >>> target = Path(tempfile.mkdtemp()) / "raw.jsonl"
+        >>> ended_writer(target) is None  # no lock file: nothing known
+        True
+        >>> _ = lock_path_for(target).write_text(json.dumps(
+        ...     {"pid": os.getpid(), "host": socket.gethostname()}))
+        >>> ended_writer(target) is None  # this very process: alive
+        True
+    """
+    lock_path = lock_path_for(predictions_path)
+    try:
+        holder = json.loads(lock_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    pid = holder.get("pid") if isinstance(holder, dict) else None
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    if holder.get("host") != socket.gethostname():
+        return None  # another machine's process cannot be checked from here
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return _holder_text(lock_path)
+    except OSError:  # alive under another user, or cannot be checked
+        return None
+    return None  # alive (or its pid reused): not known to have ended
 
 
 @contextmanager

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FINISHED_STATUSES",
     "MANIFEST_SUFFIX",
+    "RAW_ANSWERS_FORMAT",
     "RUNNING_STATUS",
     "RECORDED_BACKEND_KEYS",
     "SNAPSHOT_STATUS",
@@ -35,6 +36,7 @@ __all__ = [
     "check_replaceable_output",
     "finished_status",
     "is_running_status",
+    "manifest_mismatch",
     "manifest_path_for",
     "merge_prediction_files",
     "read_manifest",
@@ -411,6 +413,72 @@ def is_running_status(status: Any) -> bool:
     return isinstance(status, str) and RUNNING_STATUS in _status_parts(status)
 
 
+#: The ``format`` of the manifest ``nova run`` writes beside its raw answers.
+RAW_ANSWERS_FORMAT = "novabench-raw-answers"
+
+
+def manifest_mismatch(
+    manifest: RunManifest, answered: Mapping[str, int], tasks_with_lines: Sequence[str]
+) -> str | None:
+    """Why a run manifest cannot be the record of the predictions file it is given with.
+
+    A manifest ``nova run`` wrote records, per task, the items answered before the call and
+    by it (``counts``: ``done_before`` + ``answered``, each answered item a line without
+    ``error``; resuming only adds lines) and every task it asked (``tasks``). So the file it
+    describes answers at least that many items of each task and holds no task it never
+    asked. Manifests of merged or parsed files, and manifests without these records, are
+    not judged here.
+
+    Args:
+        manifest: the manifest found (or given) with the file.
+        answered: per task, the items the file answers (lines without ``error``).
+        tasks_with_lines: the tasks the file has any line for.
+
+    Returns:
+        The reason, in a few words; None when the file can be the one described.
+
+    Example:
+        >>> manifest = RunManifest(format=RAW_ANSWERS_FORMAT, tasks=["localization"],
+        ...     counts={"localization": {"items": 132, "done_before": 0, "answered": 130}})
+        >>> manifest_mismatch(manifest, {"localization": 130}, ["localization"]) is None
+        True
+        >>> manifest_mismatch(manifest, {"localization": 12}, ["localization"])
+        'it records 130 localization items answered, the file answers 12'
+        >>> manifest_mismatch(manifest, {"localization": 130, "diagnosis": 40},
+        ...                   ["localization", "diagnosis"])
+        'the file answers diagnosis, which it records no run of (tasks: localization)'
+    """
+    if manifest.format != RAW_ANSWERS_FORMAT or manifest.merged_from or manifest.parsed:
+        return None
+    if manifest.tasks is not None:
+        from novabench.registry import canonical_task
+
+        asked = set()
+        for name in manifest.tasks:
+            try:
+                asked.add(canonical_task(name))
+            except (NovaInputError, TypeError):  # no task name: it asked nothing we score
+                continue
+        unasked = [task for task in tasks_with_lines if task not in asked]
+        if unasked:
+            return (
+                f"the file answers {', '.join(unasked)}, which it records no run of "
+                f"(tasks: {', '.join(manifest.tasks) or 'none'})"
+            )
+    for task, counts in (manifest.counts or {}).items():
+        if not isinstance(counts, Mapping):
+            continue
+        recorded: list[Any] = [counts.get(key) for key in ("done_before", "answered")]
+        numbers = [float(value) for value in recorded if _is_number(value) and value >= 0]
+        if len(numbers) != len(recorded):  # not what nova run records: nothing to judge by
+            continue
+        expected = int(sum(numbers))
+        found = int(answered.get(task, 0))
+        if found < expected:
+            return f"it records {expected} {task} items answered, the file answers {found}"
+    return None
+
+
 def unfinished_run_notice(
     runs: Sequence[Mapping[str, Any]], asked_not_answered: Sequence[str]
 ) -> str:
@@ -419,7 +487,9 @@ def unfinished_run_notice(
     Args:
         runs: per predictions file whose manifest holds an unfinished status, ``{"path",
             "status"}``, and for a ``running`` one ``"writer"``: who wrote it when it was
-            scored (what :func:`novabench.run.lock.active_writer` said), None for nobody.
+            scored (what :func:`novabench.run.lock.active_writer` said), None for nobody;
+            then ``"writer_ended"``: the writer known to have ended on this machine
+            (:func:`novabench.run.lock.ended_writer`), None when that is not known.
         asked_not_answered: tasks a manifest says were asked that no line answers.
 
     Example:
@@ -428,8 +498,11 @@ def unfinished_run_notice(
         "unfinished run: run.jsonl has manifest status 'interrupted' (it ended before it \
 asked every item); captioning and diagnosis were asked and never answered (no line)"
         >>> unfinished_run_notice([{"path": "r.jsonl", "status": "running", "writer": None}], [])
-        "unfinished run: r.jsonl has manifest status 'running' but no process writes it (its \
-writer ended without recording how, e.g. killed): scored as it stands"
+        "unfinished run: r.jsonl is not finished (no end record): manifest status 'running', \
+and no writer of it is known on this machine (it may still run elsewhere): scored as it stands"
+        >>> unfinished_run_notice([{"path": "r.jsonl", "status": "running", "writer": None,
+        ...     "writer_ended": "pid 7 on h, nova run, since t"}], [])[:91]
+        "unfinished run: r.jsonl has manifest status 'running' but its writer (pid 7 on h, nova run,"
         >>> unfinished_run_notice([], [])
         ''
     """
@@ -443,10 +516,17 @@ writer ended without recording how, e.g. killed): scored as it stands"
                 f"{run['writer']}): these scores are of its answers so far, not of the run "
                 "once it ends"
             )
-        elif is_running_status(status):
+        elif is_running_status(status) and run.get("writer_ended"):
             parts.append(
-                f"{path} has manifest status {status!r} but no process writes it (its writer "
-                "ended without recording how, e.g. killed): scored as it stands"
+                f"{path} has manifest status {status!r} but its writer ({run['writer_ended']}) "
+                "has ended without recording how (e.g. killed): scored as it stands"
+            )
+        elif is_running_status(status):
+            # No lock file, or its process on another machine: it may still be running.
+            parts.append(
+                f"{path} is not finished (no end record): manifest status {status!r}, and no "
+                "writer of it is known on this machine (it may still run elsewhere): scored "
+                "as it stands"
             )
         elif isinstance(status, str) and SNAPSHOT_STATUS in _status_parts(status):
             parts.append(

@@ -82,6 +82,7 @@ from novabench.errors import TASKS, NovaInputError
 from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
 from novabench.run.lock import writer_lock
+from novabench.run.manifest import RAW_ANSWERS_FORMAT
 from novabench.run.predictions import (
     TOKEN_LIMIT_FINISH,
     RunManifest,
@@ -975,7 +976,7 @@ def resume_run(
     }
     shard = plan.shard
     manifest = RunManifest(
-        format="novabench-raw-answers",
+        format=RAW_ANSWERS_FORMAT,
         format_version=1,
         novabench_version=__version__,
         backend=what,

@@ -461,16 +461,29 @@ def read_model_answers(
     from novabench.registry import TASKS
     from novabench.report.render import answer_reading_lines
     from novabench.report.scoring import score_predictions
-    from novabench.spaces.run_file import manifest_missing_line, scrub_run_paths, stage_run
+    from novabench.spaces.run_file import (
+        box_convention_in_space_words,
+        manifest_missing_line,
+        scrub_run_paths,
+        stage_run,
+        staged_file_name,
+    )
     from novabench.spaces.source import read_upload
 
     with tempfile.TemporaryDirectory(prefix="nova-explorer-") as folder:
-        staged = Path(folder) / "predictions.jsonl"
+        staged = Path(folder) / staged_file_name(name)
         try:
             manifest_text = None
             if manifest is not None:
                 manifest_text = read_upload(manifest, "the run manifest")
-            staged = stage_run(folder, read_upload(path, name), manifest_text)
+            # Under the user's name: the report's notices name the file they uploaded.
+            staged = stage_run(
+                folder,
+                read_upload(path, name),
+                manifest_text,
+                name=name,
+                manifest_name=None if manifest is None else Path(manifest).name,
+            )
             # No intervals, breakdowns or BERTScore: the explorer shows answers, not scores.
             scored = score_predictions(
                 release,
@@ -494,6 +507,8 @@ def read_model_answers(
     predictions = scored.prediction_set
     report = scored.report
     notices = [manifest_missing_line(report), *answer_reading_lines(report)]
+    # Worded for this Space: it has no --box-convention, the uploaded manifest sets it.
+    notices = [box_convention_in_space_words(line, "the run manifest uploaded") for line in notices]
     answers = ModelAnswers(name=name, notices=[line for line in notices if line])
     for task in TASKS:
         records = predictions.records[task]

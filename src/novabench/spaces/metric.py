@@ -259,6 +259,9 @@ def result_table(task: str, result: Mapping[str, Any]) -> tuple[list[list[str]],
     rows, notes = _rows_of(task, result, result.get("confidence_intervals", {}))
     # First: a proxy (top1-lexicon...) is never to be read as the paper's key.
     warnings = stand_in_lines({"tasks": {task: {"metrics": result}}})
+    from novabench.spaces.run_file import box_convention_in_space_words
+
+    notes = [box_convention_in_space_words(note, _CONVENTION_CONTROL) for note in notes]
     return rows, [*warnings, *(f"{task} {note}" for note in notes)]
 
 
@@ -283,10 +286,11 @@ def report_notices(report: Mapping[str, Any]) -> list[str]:
 def _space_wording(line: str) -> str:
     """``line`` with each note worded for the command line replaced by the Space's wording."""
     from novabench.metrics.meteor import meteor_fallback_note
+    from novabench.spaces.run_file import box_convention_in_space_words
 
     for note in ("BERTScore-F1: not computed (--exclude)", meteor_fallback_note(option="--meteor")):
         line = line.replace(note, space_note(note))
-    return line
+    return box_convention_in_space_words(line, _CONVENTION_CONTROL)
 
 
 def report_table(report: Mapping[str, Any]) -> tuple[list[list[str]], list[str]]:
@@ -354,6 +358,10 @@ def headline_first(rows: Sequence[Sequence[str]]) -> list[list[str]]:
     return [list(row) for row in sorted(rows, key=standing)]
 
 
+#: Where this Space takes the box convention of raw answers (it has no such control).
+_CONVENTION_CONTROL = "the run manifest box (shown with references from the NOVA data)"
+
+
 def space_note(note: str) -> str:
     """A report note worded for this Space's controls, not the command line's options.
 
@@ -373,7 +381,9 @@ def space_note(note: str) -> str:
             note.removesuffix(advice) + "; this Space has no METEOR setting: the Space's owner "
             "can add the WordNet corpus to its server for METEOR"
         )
-    return note
+    from novabench.spaces.run_file import box_convention_in_space_words
+
+    return box_convention_in_space_words(note, _CONVENTION_CONTROL)
 
 
 def _caption_options(with_bertscore: bool) -> dict[str, Any]:
@@ -447,6 +457,8 @@ def score_inputs(
     with_bertscore: bool = False,
     data_source: str | None = None,
     manifest_text: str = "",
+    predictions_name: str = "",
+    manifest_name: str = "",
 ) -> tuple[list[list[str]], str]:
     """Everything the Score button does: the table rows and a Markdown message.
 
@@ -466,6 +478,10 @@ def score_inputs(
         with_bertscore: captioning: BERTScore-F1 with the bundled MiniLM.
         data_source: the Space's NOVA data (None: the synthetic sample).
         manifest_text: the run's ``<file>.manifest.json`` (NOVA data only; empty: none).
+        predictions_name: the uploaded predictions file's own name, which messages name
+            (empty: pasted text, named "predictions").
+        manifest_name: the uploaded manifest's own name; ``<file>.manifest.json`` must name
+            the predictions file (empty: pasted text, not checked by name).
 
     Example:
         >>> rows, message = score_inputs("/no/module", "diagnosis", "[", REFERENCES_PASTED, "[]")
@@ -482,7 +498,7 @@ def score_inputs(
         if references_mode == REFERENCES_FROM_DATA:
             return _score_against_data(
                 task, predictions_text, n_resamples, seed, with_bertscore, data_source,
-                manifest_text,
+                manifest_text, predictions_name, manifest_name,
             )  # fmt: skip
         if manifest_text.strip():
             # Pasted references have no run to hold a manifest to: never dropped unsaid.
@@ -536,16 +552,28 @@ def _score_against_data(
     with_bertscore: bool,
     data_source: str | None,
     manifest_text: str = "",
+    predictions_name: str = "",
+    manifest_name: str = "",
 ) -> tuple[list[list[str]], str]:
     from novabench.report.scoring import evaluate_predictions
-    from novabench.spaces.run_file import manifest_missing_line, scrub_run_paths, stage_run
+    from novabench.spaces.run_file import (
+        manifest_missing_line,
+        scrub_run_paths,
+        stage_run,
+        staged_file_name,
+    )
 
+    name = predictions_name or None  # pasted text has no name of its own
+    shown_name = staged_file_name(name) if name else "predictions"
     with tempfile.TemporaryDirectory(prefix="nova-metric-") as folder:
-        path = Path(folder) / "predictions.jsonl"
+        path = Path(folder) / staged_file_name(name)
         try:
-            items = parse_items(predictions_text, "predictions")
+            items = parse_items(predictions_text, shown_name)
             jsonl = "".join(json.dumps(item) + "\n" for item in items)
-            path = stage_run(folder, jsonl, manifest_text)
+            # Under the upload's name: the report's notices name the file the user gave.
+            path = stage_run(
+                folder, jsonl, manifest_text, name=name, manifest_name=manifest_name or None
+            )
             data, label = resolve_folder(data_source)
             # The code path of `nova evaluate`: the manifest beside the file is read there.
             report = evaluate_predictions(
@@ -557,7 +585,7 @@ def _score_against_data(
                 caption_options=_caption_options(with_bertscore),
             )
         except (NovaError, ValueError, TypeError, KeyError, OSError) as error:
-            message = scrub_run_paths(str(error), path, "predictions")
+            message = scrub_run_paths(str(error), path, shown_name)
             return [], f"**Could not score.** {markdown_text(message)}"
     if not report["tasks"]:
         return [], f"**Could not score.** the predictions answer no {task} item"
@@ -784,6 +812,9 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
         predictions_kept = gr.State(None)
         references_kept = gr.State(None)
         manifest_kept = gr.State(None)
+        # The uploaded predictions file's own name, so notices name it ("": pasted text).
+        predictions_name = gr.State("")
+        manifest_name = gr.State("")  # the uploaded manifest's, checked against it
 
         def on_task(name: str, predictions_text: str, references_text: str) -> tuple[Any, Any]:
             texts = (predictions_text or "", references_text or "")
@@ -804,10 +835,16 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 return gr.update(), None, f"**Upload refused.** {markdown_text(str(error))}"
             return text, (text, kept) if kept else None, ""
 
+        def on_named_upload(file: Any) -> tuple[Any, Any, Any, Any]:
+            text, kept, note = on_upload(file)
+            named = gr.update() if file is None else Path(_upload_path(file)).name
+            return text, kept, note, named
+
         def on_score(*values: Any) -> tuple[list[list[str]], str]:
             name, predictions_text, mode, references_text, resamples, seed_value, bert = values[:7]
             manifest_text = values[7]
-            predictions_kept, references_kept, manifest_kept = values[8:]
+            predictions_kept, references_kept, manifest_kept = values[8:11]
+            uploaded_name, uploaded_manifest_name = values[11:]
             try:
                 predictions_text = text_to_score(predictions_text or "", predictions_kept)
                 references_text = text_to_score(references_text or "", references_kept)
@@ -825,6 +862,8 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 with_bertscore=bool(bert),
                 data_source=data_source,
                 manifest_text=manifest_text or "",
+                predictions_name=uploaded_name or "",
+                manifest_name=uploaded_manifest_name or "",
             )
             return rows, text
 
@@ -844,9 +883,9 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             api_visibility="private",
         )
         predictions_file.upload(
-            on_upload,
+            on_named_upload,
             inputs=predictions_file,
-            outputs=[predictions, predictions_kept, message],
+            outputs=[predictions, predictions_kept, message, predictions_name],
             api_visibility="private",
         )
         references_file.upload(
@@ -856,9 +895,9 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             api_visibility="private",
         )
         manifest_file.upload(
-            on_upload,
+            on_named_upload,
             inputs=manifest_file,
-            outputs=[manifest, manifest_kept, message],
+            outputs=[manifest, manifest_kept, message, manifest_name],
             api_visibility="private",
         )
         button.click(
@@ -875,6 +914,8 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
                 predictions_kept,
                 references_kept,
                 manifest_kept,
+                predictions_name,
+                manifest_name,
             ],
             outputs=[table, message],
             api_name="score",
