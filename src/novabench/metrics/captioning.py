@@ -338,17 +338,27 @@ class _CountedDraws(_Draws):
         self.lengths = times.sum(axis=1)
         width = int(self.lengths.max(initial=0))
         flat = np.repeat(np.tile(np.arange(n_items), n_rows), times.ravel())
-        row = np.repeat(np.arange(n_rows), self.lengths)
-        starts = np.concatenate(([0], np.cumsum(self.lengths)[:-1]))
-        column = np.arange(len(flat)) - starts[row]
         padded = np.full((n_rows, width), n_items, dtype=np.intp)
-        padded[row, column] = flat
+        # A boolean mask fills in row-major order: each row's first `length` places get
+        # its pairs in order (cheaper than scattering by row and column numbers).
+        padded[np.arange(width) < self.lengths[:, None]] = flat
         super().__init__(padded, n_items + 1)
+        self._by_length: tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]] | None = None
 
     def integer_sums(self, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """As :meth:`_Draws.integer_sums`, from the counts themselves (float64: exact)."""
-        times = self.times.astype(np.float64)
-        return {key: times @ values.astype(np.float64) for key, values in columns.items()}
+        """As :meth:`_Draws.integer_sums`, from the counts themselves: one product for every
+        key, in float32 when every partial sum is an integer below 2**24 (exact, as float64
+        is below 2**53, and about twice as fast)."""
+        if not columns:
+            return {}
+        stacked = np.concatenate(list(columns.values()), axis=1)
+        # Counts and values are non-negative: no partial sum exceeds the longest row times
+        # the largest value.
+        largest = int(self.lengths.max(initial=0)) * int(np.abs(stacked).max(initial=0))
+        exact = np.float32 if largest < 1 << 24 else np.float64
+        summed = (self.times.astype(exact) @ stacked.astype(exact)).astype(np.float64)
+        splits = np.cumsum([block.shape[1] for block in columns.values()])[:-1]
+        return dict(zip(columns, np.split(summed, splits, axis=1)))
 
     def sequential_sums(self, values: np.ndarray) -> np.ndarray:
         """As :meth:`_Draws.sequential_sums`, the padding adding 0.0."""
@@ -356,11 +366,27 @@ class _CountedDraws(_Draws):
 
     def means(self, values: np.ndarray) -> np.ndarray:
         """Each row's mean of ``values``, as ``values[row].mean()`` sums it (pairwise, so
-        rows of one length at a time, unpadded)."""
-        out = np.full(len(self.lengths), math.nan)  # a row of no pair: undefined
-        for length in np.unique(self.lengths[self.lengths > 0]).tolist():
-            rows = np.flatnonzero(self.lengths == length)
-            out[rows] = np.take(values, self.chosen[rows, :length]).mean(axis=1)
+        rows of one length at a time, unpadded: each a view of one gathered copy)."""
+        if self._by_length is None:
+            order = np.argsort(self.lengths, kind="stable")
+            ordered = self.lengths[order]
+            bounds = np.flatnonzero(np.diff(ordered)) + 1
+            starts = [0, *bounds.tolist()]
+            stops = [*bounds.tolist(), len(order)]
+            blocks = [
+                (start, stop, int(ordered[start]))
+                for start, stop in zip(starts, stops)
+                if ordered[start] > 0
+            ]
+            self._by_length = (order, self.chosen[order], blocks)
+        order, chosen, blocks = self._by_length
+        gathered = np.take(np.append(values, 0.0), chosen)
+        sorted_means = np.full(len(order), math.nan)  # a row of no pair: undefined
+        for start, stop, length in blocks:
+            # Each row of the view is summed alone, pairwise, as a row of its own.
+            sorted_means[start:stop] = gathered[start:stop, :length].mean(axis=1)
+        out = np.empty(len(order))
+        out[order] = sorted_means
         return out
 
 
