@@ -364,9 +364,11 @@ class _CountedDraws(_Draws):
         """As :meth:`_Draws.sequential_sums`, the padding adding 0.0."""
         return super().sequential_sums(np.append(values, 0.0))
 
-    def means(self, values: np.ndarray) -> np.ndarray:
-        """Each row's mean of ``values``, as ``values[row].mean()`` sums it (pairwise, so
-        rows of one length at a time, unpadded: each a view of one gathered copy)."""
+    def means(self, stacked: np.ndarray) -> np.ndarray:
+        """Each row's mean of each row of ``stacked`` (``(k, n_items)`` -> ``(k, n_rows)``),
+        as ``values[row].mean()`` sums it (pairwise, so rows of one length at a time,
+        unpadded: each a view of one gathered copy; numpy reduces the last, contiguous axis
+        row by row, as it reduces one row alone)."""
         if self._by_length is None:
             order = np.argsort(self.lengths, kind="stable")
             ordered = self.lengths[order]
@@ -380,13 +382,13 @@ class _CountedDraws(_Draws):
             ]
             self._by_length = (order, self.chosen[order], blocks)
         order, chosen, blocks = self._by_length
-        gathered = np.take(np.append(values, 0.0), chosen)
-        sorted_means = np.full(len(order), math.nan)  # a row of no pair: undefined
+        padded = np.concatenate([stacked, np.zeros((len(stacked), 1))], axis=1)
+        gathered = np.take(padded, chosen, axis=1)  # (k, rows by length, width)
+        sorted_means = np.full((len(stacked), len(order)), math.nan)  # no pair: undefined
         for start, stop, length in blocks:
-            # Each row of the view is summed alone, pairwise, as a row of its own.
-            sorted_means[start:stop] = gathered[start:stop, :length].mean(axis=1)
-        out = np.empty(len(order))
-        out[order] = sorted_means
+            sorted_means[:, start:stop] = gathered[:, start:stop, :length].mean(axis=2)
+        out = np.empty_like(sorted_means)
+        out[:, order] = sorted_means
         return out
 
 
@@ -702,7 +704,10 @@ class CaptioningEvaluation:
             return {name: np.full(n_rows, math.nan) for name in self.metrics}
         draws = _Draws(chosen, self.n_items)
         return self._scores_of_draws(
-            draws, lambda values: np.take(values, draws.chosen).mean(axis=1)
+            draws,
+            lambda stacked: np.stack(
+                [np.take(values, draws.chosen).mean(axis=1) for values in stacked]
+            ),
         )
 
     def aggregate_counts(self, counts: np.ndarray) -> dict[str, np.ndarray]:
@@ -749,7 +754,8 @@ class CaptioningEvaluation:
     def _scores_of_draws(
         self, draws: _Draws, mean_of: Callable[[np.ndarray], np.ndarray]
     ) -> dict[str, np.ndarray]:
-        """The metrics of the resamples of ``draws``; ``mean_of(values)``: each one's mean."""
+        """The metrics of the resamples of ``draws``; ``mean_of(stacked)``: each resample's
+        mean of each row of ``stacked`` (``(k, n_pairs)`` -> ``(k, n_resamples)``)."""
         sums = draws.integer_sums(
             {name: self._integer_columns(name) for name in self.metrics if name in _SUMMED}
         )
@@ -758,10 +764,22 @@ class CaptioningEvaluation:
             **{key: self.meteor for key in METEOR_KEYS.values()},
             "BERTScore-F1": self.bertscore_f1,
         }
+        # The averaged metrics in one call: one gather of the resamples' pairs for all.
+        averaged = [name for name in self.metrics if name in means]
+        mean_rows = (
+            dict(
+                zip(
+                    averaged,
+                    mean_of(np.stack([self._per_pair(means[name], name) for name in averaged])),
+                )
+            )
+            if averaged
+            else {}
+        )
         result: dict[str, np.ndarray] = {}
         for name in self.metrics:
             if name in means:
-                result[name] = mean_of(self._per_pair(means[name], name))
+                result[name] = mean_rows[name]
             elif name == "BLEU-4":
                 result[name] = text.bleu_from_statistics_rows(sums[name])
             elif name in KEYWORD_FAMILIES:
