@@ -5,10 +5,12 @@
    0 and 1,000 resamples, ``--no-breakdowns``, ``--items --html``), optionally beside
    another tree's (``--other-src``), and ``evaluate.load(..., "all").compute`` (apart from
    ``import evaluate``), every contender once per round in a rotated order, the best of
-   ``--rounds``; then each task's headline bootstrap beside a bare-numpy floor of as many
-   keys (``numpy_bootstrap_floor``; ours draws afresh in every timed run, as a fresh
-   process does). Modules' bytecode is kept under ``WORK/pycache`` between runs, as an
-   installed package has it (``--no-bytecode-cache``: as the environment says);
+   ``--rounds``; then each task's headline bootstrap as a report draws it (whole cases for
+   an image task) beside a bare-numpy floor of as many keys and the same draws
+   (``numpy_case_bootstrap_floor``, ``numpy_bootstrap_floor``; ours draws afresh in every
+   timed run, as a fresh process does). Modules' bytecode is kept under ``WORK/pycache``
+   between runs, as an installed package has it (``--no-bytecode-cache``: as the
+   environment says);
 1. localisation: 10,000 and 100,000 images x 10 predictions, ours vs pycocotools and
    faster-coco-eval called directly (``bench_localization.py``), with our peak memory;
 2. captioning: 1,000 pairs, ours vs sacrebleu, rouge_score, nltk and bert_score
@@ -32,6 +34,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -398,6 +401,48 @@ def numpy_bootstrap_floor(
     return np.percentile(means, [tail, 100 - tail], axis=0)
 
 
+def numpy_case_bootstrap_floor(
+    table: np.ndarray, codes: np.ndarray, n_resamples: int, seed: int = 0, confidence: float = 0.95
+) -> np.ndarray:
+    """The least a bootstrap of whole cases can do for ``table.shape[1]`` per-image keys.
+
+    The same draws as ``novabench.metrics.stats`` with ``clusters`` (one
+    ``default_rng(seed).integers(0, n_cases, size=n_cases)`` per resample, ``codes``: each
+    image's case number), each key the mean of its per-image column over the images of the
+    drawn cases: per-case totals taken once, then one matrix product of the cases' draw
+    counts for the totals and one for the image counts, and the two percentiles of every
+    key. Nothing is expanded to images per draw.
+
+    Example:
+        The same draws as a report's: on 0/1 hits every sum is exact, so the floor's
+        interval of the hit rate is the bootstrap's own (20 images in 8 cases of 2-3).
+
+        >>> from novabench.metrics.localization import prepare_localization
+        >>> from novabench.metrics.stats import bootstrap_confidence_intervals, cluster_codes
+        >>> hit = [1, 0, 1, 1, 0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 1, 0, 1]
+        >>> cases = [f"c{i // 3 if i < 12 else i // 2}" for i in range(20)]
+        >>> box, far = [0, 0, 10, 10], [50, 50, 10, 10]
+        >>> evaluation = prepare_localization(
+        ...     [{"boxes": [box if h else far]} for h in hit], [{"boxes": [box]}] * 20)
+        >>> ours = bootstrap_confidence_intervals(evaluation, n_resamples=300, clusters=cases)
+        >>> floor = numpy_case_bootstrap_floor(
+        ...     np.array(hit, dtype=float)[:, None], cluster_codes(cases, 20), 300)
+        >>> (float(floor[0, 0]), float(floor[1, 0])) == ours["mAP@30"]
+        True
+    """
+    n_cases = int(codes.max()) + 1
+    drawn = np.random.default_rng(seed).integers(0, n_cases, size=(n_resamples, n_cases))
+    flat = drawn + (np.arange(n_resamples) * n_cases)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=n_resamples * n_cases).reshape(n_resamples, -1)
+    case_totals = np.zeros((n_cases, table.shape[1]))
+    np.add.at(case_totals, codes, table)
+    case_sizes = np.bincount(codes, minlength=n_cases).astype(np.float64)
+    weights = counts.astype(np.float64)
+    means = (weights @ case_totals) / (weights @ case_sizes)[:, None]
+    tail = (1 - confidence) / 2 * 100
+    return np.percentile(means, [tail, 100 - tail], axis=0)
+
+
 def forget_draws() -> None:
     """Empty the bootstrap's per-process store of draws (``novabench.metrics.stats``), so
     that a timed bootstrap draws as a fresh process does.
@@ -415,19 +460,31 @@ def forget_draws() -> None:
 def run_bootstrap_floor(
     release: Path, predictions: Path, resamples: int, rounds: int
 ) -> dict[str, dict[str, float]]:
-    """Each task's headline bootstrap against :func:`numpy_bootstrap_floor` of as many keys.
+    """Each task's headline bootstrap, as a report runs it, against a bare-numpy floor of as
+    many keys.
 
-    Both run in this process on the NOVA-size evaluations, alternated, best of ``rounds``;
-    CPU seconds beside wall seconds. Prints one line per task.
+    An image task's intervals resample whole cases (``clusters``: each image's case id), so
+    its floor is :func:`numpy_case_bootstrap_floor`; a case task's items are cases, drawn
+    one by one, beside :func:`numpy_bootstrap_floor`. Both run in this process on the
+    NOVA-size evaluations, alternated, best of ``rounds``; CPU seconds beside wall seconds.
+    Prints one line per task.
     """
-    from novabench.metrics.stats import bootstrap_confidence_intervals
+    from novabench import registry
+    from novabench.data.release import read_release
+    from novabench.metrics.stats import bootstrap_confidence_intervals, cluster_codes
 
     evaluations = nova_size_arrays(release, predictions)
+    cases = [image.case_id for image in read_release(release).images]
     figures: dict[str, dict[str, float]] = {}
-    print(f"bootstrap, {resamples} resamples of the headline keys (best of {rounds}, alternated)")
+    print(
+        f"bootstrap, {resamples} resamples of the headline keys, as a report draws them (best"
+        f" of {rounds}, alternated)"
+    )
     for task, evaluation in evaluations.items():
         keys = [k for k, v in evaluation.aggregate().items() if isinstance(v, float)]
         table = np.random.default_rng(1).random((evaluation.n_items, len(keys)))
+        clusters = cases if registry.TASKS[task].unit == "image" else None
+        unit = "cases" if clusters is not None else "items"
 
         def timed(function: Callable[[], Any]) -> Callable[[], dict[str, float]]:
             def run() -> dict[str, float]:
@@ -442,14 +499,24 @@ def run_bootstrap_floor(
 
             return run
 
+        floor: Callable[[], Any] = (
+            partial(numpy_bootstrap_floor, table, resamples)
+            if clusters is None
+            else partial(
+                numpy_case_bootstrap_floor,
+                table,
+                cluster_codes(clusters, evaluation.n_items),
+                resamples,
+            )
+        )
         best = alternate_rounds(
             {
                 "ours": timed(
-                    lambda evaluation=evaluation: bootstrap_confidence_intervals(
-                        evaluation, n_resamples=resamples
+                    lambda evaluation=evaluation, clusters=clusters: bootstrap_confidence_intervals(
+                        evaluation, n_resamples=resamples, clusters=clusters
                     )
                 ),
-                "floor": timed(lambda table=table: numpy_bootstrap_floor(table, resamples)),
+                "floor": timed(floor),
             },
             rounds,
         )
@@ -458,7 +525,7 @@ def run_bootstrap_floor(
         figures[task] = {**{f"{k}_{f}": v for k, d in best.items() for f, v in d.items()}}
         figures[task].update(ratio=ratio, cpu_ratio=cpu_ratio)
         print(
-            f"  {task:<13} {evaluation.n_items:>4} items, {len(keys):>2} keys:"
+            f"  {task:<13} {evaluation.n_items:>4} items, {len(keys):>2} keys, {unit:<5} drawn:"
             f"  ours {best['ours']['s']:6.3f} s (CPU {best['ours']['cpu_s']:6.3f})"
             f"  floor {best['floor']['s']:6.3f} s (CPU {best['floor']['cpu_s']:6.3f})"
             f"  ours/floor {ratio:5.1f}x (CPU {cpu_ratio:5.1f}x)"

@@ -328,3 +328,39 @@ def test_captioning_draw_counts_score_as_the_sorted_rows(averaging: str) -> None
             assert (math.isnan(value) and math.isnan(many[key][row])) or value == many[key][row]
     with pytest.raises(NovaInputError, match="non-negative integers, 18 columns"):
         evaluation.aggregate_counts(counts[:, :5])
+
+
+def test_captioning_draw_counts_of_long_rows_of_many_lengths_score_as_the_sorted_rows() -> None:
+    # Rows of hundreds of pairs, of many lengths in one call: numpy sums a row of more than
+    # 128 values pairwise, splitting it by its length, so a mean taken over a padded or
+    # reordered row would differ in the last bits; each must equal aggregate's own mean.
+    rng = np.random.default_rng(21)
+    words = ["axial", "t2", "flair", "lesion", "left", "mass", "no", "cyst", "edema", "dwi"]
+
+    def sentence() -> str:
+        return " ".join(rng.choice(words, int(rng.integers(1, 12))))
+
+    n_pairs = 300
+    evaluation = prepare_captioning(
+        [sentence() for _ in range(n_pairs)],
+        [sentence() for _ in range(n_pairs)],
+        exclude=["BERTScore-F1"],
+    )
+    # Whole cases drawn, as the bootstrap gives them: C-ordered rows of 0 to ~900 pairs.
+    codes = np.sort(rng.integers(0, 90, n_pairs))
+    drawn = rng.integers(0, 90, (40, 90))
+    cluster_counts = np.stack([np.bincount(row, minlength=90) for row in drawn])
+    counts = cluster_counts[:, codes]
+    counts[:5] *= rng.integers(0, 4, (5, 1))  # some rows empty, some very long
+    assert len(np.unique(counts.sum(axis=1))) > 20
+    assert counts.sum(axis=1).max() > 512
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        many = evaluation.aggregate_counts(counts)
+        fortran = evaluation.aggregate_counts(np.asfortranarray(counts))
+    for row, weights in enumerate(counts):
+        one = evaluation.aggregate(np.repeat(np.arange(n_pairs), weights))
+        for key, value in one.items():
+            for result in (many, fortran):
+                got = result[key][row]
+                assert (math.isnan(value) and math.isnan(got)) or value == got, (key, row)
