@@ -809,7 +809,8 @@ def _recount(
 
     ``items`` (the shard's size) stays as recorded; every line merged counts as asked, so
     ``done_before`` is 0 and ``answered`` / ``errors`` / ``too_long`` / ``hit_token_limit``
-    are counted from the merged records.
+    are counted from the merged records. (``finish_unknown`` is not on the lines: the
+    shard's recorded figure is not carried, as it is of its start.)
     """
     from novabench.run.predictions import TOKEN_LIMIT_FINISH
 

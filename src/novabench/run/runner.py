@@ -135,7 +135,9 @@ class RunSummary:
             this call but beyond ``registry.MAX_RAW_ANSWER_CHARS``, so stored cut; these are
             among ``answered`` and score as failures), and ``hit_token_limit`` (answered this
             call, but the server said the answer stopped at the length limit:
-            ``finish_reason`` ``length`` on the line; these may be cut off).
+            ``finish_reason`` ``length`` on the line; these may be cut off), and
+            ``finish_unknown`` (answered this call by a backend that did not tell why the
+            model stopped: whether these reached the length limit is not known).
         repaired_fragment: where a cut-off last line was saved, when one was found.
         elapsed_s: wall time of this call.
         asking_s: wall time from the first question to the last answer (``elapsed_s`` less
@@ -1100,6 +1102,7 @@ def resume_run(
             "errors": 0,
             "too_long": 0,
             "hit_token_limit": 0,
+            "finish_unknown": 0,
         }
     manifest.tasks = sorted(
         set((existing.tasks or []) if existing else []) | set(plan.tasks), key=TASK_NAMES.index
@@ -1219,6 +1222,10 @@ def execute_run(
                 counts[request.task]["errors" if "error" in line else "answered"] += 1
                 counts[request.task]["too_long"] += "raw_truncated_from" in line
                 counts[request.task]["hit_token_limit"] += "finish_reason" in line
+                # Never "not cut off" by default: an answer whose end nobody told is counted.
+                counts[request.task]["finish_unknown"] += (
+                    "error" not in line and answer.finish_reason is None
+                )
                 if request.image_encoding is not None:
                     image_encodings[request.image_encoding] += 1
                 if "error" not in line:
@@ -1383,7 +1390,7 @@ def run_model(
         ...     def generate(self, requests): return [Answer(text="Glioma.") for _ in requests]
         >>> out = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
         >>> run_model(release, tasks="diagnosis", backend=Echo(), out_path=out, progress=False).counts
-        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0, 'too_long': 0, 'hit_token_limit': 0}}
+        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0, 'too_long': 0, 'hit_token_limit': 0, 'finish_unknown': 1}}
         >>> print(out.read_text(), end="")
         {"case_id": "case0001", "task": "diagnosis", "raw_diagnoses": "Glioma.", "model": "echo"}
     """
