@@ -756,6 +756,7 @@ def test_parse_stats_as_dict_reports_each_task_its_own_counters() -> None:
         "n_degenerate_dropped",
         "n_out_of_range",
         "n_swapped",
+        "n_order_from_keys",
     }
     assert set(diagnoses.as_dict()) == common | {"n_diagnoses", "n_duplicates_removed"}
     assert set(captions.as_dict()) == common
@@ -810,6 +811,7 @@ def test_parse_stats_empty() -> None:
         "error": None,
         "notes": [],
         "readable_with": [],
+        "n_order_from_keys": 0,
     }
 
 
