@@ -721,6 +721,7 @@ def test_statuses_are_the_registry_declarations() -> None:
         "ambiguous_convention",
         "invalid_boxes",
         "too_long",
+        "refusal",
     }
     for spec in TASKS.values():
         assert (
