@@ -759,7 +759,7 @@ def check_replaceable_output(
         ...
         novabench.errors.NovaInputError: ...notes.txt, field 'out': is not a predictions file ...
     """
-    from novabench._files import check_output_paths
+    from novabench._files import check_output_paths, link_output_refusal
     from novabench.run.predictions import read_predictions
 
     out = Path(out)
@@ -767,6 +767,9 @@ def check_replaceable_output(
     check_output_paths({field: out, its_manifest: RunManifest.path_for(out)}, inputs)
     if not (out.exists() or out.is_symlink()):
         return
+    linked = link_output_refusal(out, field)
+    if linked is not None:  # what is wrong with it is that it is a link, not what it holds
+        raise linked
     if not overwrite:
         raise NovaInputError(
             ("exists already; choose another output or pass ", OVERWRITE, " to replace it"),
