@@ -826,7 +826,7 @@ def _recount(
             continue
         items = before.get("items") if isinstance(before, dict) else None
         counts[task] = {
-            **({"items": items} if _is_number(items) else {}),
+            **({"items": int(items)} if _is_number(items) else {}),
             "done_before": 0,
             "answered": sum(r.error is None for r in merged),
             "errors": sum(r.error is not None for r in merged),
