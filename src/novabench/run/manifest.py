@@ -824,7 +824,7 @@ def _recount(
         before = recorded.get(task)
         if not merged and not isinstance(before, dict):
             continue
-        items = before.get("items") if isinstance(before, dict) else None
+        items: Any = before.get("items") if isinstance(before, dict) else None
         counts[task] = {
             **({"items": int(items)} if _is_number(items) else {}),
             "done_before": 0,
