@@ -1076,6 +1076,43 @@ def _from_novabench(document: Any) -> bool:
 _OUTPUT_KINDS = {"evaluate": "a report", "compare": "a comparison", "leaderboard": "a leaderboard"}
 
 
+def link_output_refusal(path: str | os.PathLike[str], field: Any) -> Any:
+    """The refusal of an output file that is a symbolic link, or None when it is not one.
+
+    Outputs are written whole under a temporary name and renamed into place; renamed onto a
+    link, the new file would replace the link itself and leave the file it points to as it
+    was, while the user meant that file. So a link is refused, saying so and where it points.
+
+    Args:
+        path: the output path as given.
+        field: the setting that gave it (an :class:`novabench.errors.Option` or a name).
+
+    Returns:
+        A :class:`novabench.errors.NovaInputError` to raise, or None.
+
+    Example:
+        >>> import os, tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> os.symlink("runs/report.json", folder / "latest.json")
+        >>> print(link_output_refusal(folder / "latest.json", "out"))  # doctest: +ELLIPSIS
+        /...latest.json, field 'out': is a symbolic link (to runs/report.json): an output is written as a new file renamed into place, which would replace the link and leave the file it points to unchanged; give that file's path, or another path
+        >>> link_output_refusal(folder / "new.json", "out") is None
+        True
+    """
+    from novabench.errors import NovaInputError
+
+    link = Path(path).expanduser()
+    if not link.is_symlink():
+        return None
+    return NovaInputError(
+        f"is a symbolic link (to {os.readlink(link)}): an output is written as a new file "
+        "renamed into place, which would replace the link and leave the file it points to "
+        "unchanged; give that file's path, or another path",
+        source=str(path),
+        field=field,
+    )
+
+
 def check_report_outputs(outputs: dict[str, Any], *, command: str = "evaluate") -> None:
     """Refuse to replace an existing file that is not an output of ``nova <command>``.
 
@@ -1105,6 +1142,9 @@ def check_report_outputs(outputs: dict[str, Any], *, command: str = "evaluate") 
         path = Path(value).expanduser()
         if not (path.exists() or path.is_symlink()):
             continue
+        linked = link_output_refusal(path, option)
+        if linked is not None:
+            raise linked
         writer = report_writer(path) if path.is_file() else None
         if writer is None:
             raise NovaInputError(

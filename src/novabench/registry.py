@@ -316,8 +316,9 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "BinaryF1",
                 "BinaryF1-lexicon",
             ),
-            parse_statuses=("ok", "empty", "unparseable", TOO_LONG),
-            failure_statuses=_FAILURES,
+            # refusal: the whole answer declines to describe the image (no caption in it).
+            parse_statuses=("ok", "empty", "unparseable", "refusal", TOO_LONG),
+            failure_statuses=_FAILURES | {"refusal"},
             behaviour="novabench.tasks.captioning:BEHAVIOUR",
             paper_keys=("BLEU-4", "METEOR", "ClinicalF1"),
             paper_comparison=(

@@ -314,3 +314,60 @@ def test_a_cache_folder_that_cannot_be_written_is_one_error_naming_it(tmp_path, 
     assert not forbidden.exists()
     # A writable cache beside it still loads.
     assert load_nova(release, cache_dir=str(tmp_path / "cache")).num_rows == 1
+
+
+def _legacy_without_rater_boxes(folder):
+    """A legacy release whose reading gives one warning: bboxes_raters.csv is missing."""
+    release = write_legacy_release(folder, n_cases=2, image_size=SMALL)
+    (release / "bboxes_raters.csv").unlink()
+    assert read_release(release).warnings == [
+        "bboxes_raters.csv is missing: no rater boxes were read"
+    ]
+    return release
+
+
+def test_the_builder_and_load_nova_tell_the_release_warnings_once(tmp_path):
+    """fixb14: `nova info` prints what reading a release noticed; NovaBuilder and load_nova
+    said nothing of it to a Python user."""
+    from novabench.data.hf import NovaReleaseWarning
+
+    release = _legacy_without_rater_boxes(tmp_path / "nova")
+    expected = (
+        f"reading the NOVA release {release} gave 1 warning: bboxes_raters.csv is missing: "
+        "no rater boxes were read"
+    )
+    for load in (
+        lambda: load_nova(release, cache_dir=str(tmp_path / "cache")),
+        lambda: load_nova(release, "cases", streaming=True, cache_dir=str(tmp_path / "cache")),
+        lambda: NovaBuilder(data_dir=str(release), cache_dir=str(tmp_path / "cache")),
+    ):
+        with pytest.warns(NovaReleaseWarning) as caught:
+            load()
+        told = [str(w.message) for w in caught if issubclass(w.category, NovaReleaseWarning)]
+        assert told == [expected]
+
+
+def test_load_nova_on_an_export_tells_the_warnings_it_recorded(tmp_path):
+    from novabench.cli import main
+    from novabench.data.hf import NovaReleaseWarning
+
+    release = _legacy_without_rater_boxes(tmp_path / "nova")
+    export = tmp_path / "export"
+    assert main(["export", str(release), str(export), "--quiet"]) == 0
+    with pytest.warns(NovaReleaseWarning) as caught:
+        load_nova(export, cache_dir=str(tmp_path / "cache"))
+    told = [str(w.message) for w in caught if issubclass(w.category, NovaReleaseWarning)]
+    assert len(told) == 1
+    assert told[0].startswith(f"reading the NOVA release {export} gave 1 warning: ")
+    assert told[0].endswith("bboxes_raters.csv is missing: no rater boxes were read")
+
+
+def test_a_release_without_warnings_is_loaded_without_one(tmp_path, v1_release):
+    import warnings
+
+    from novabench.data.hf import NovaReleaseWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        load_nova(v1_release, cache_dir=str(tmp_path / "cache"))
+    assert not [w for w in caught if issubclass(w.category, NovaReleaseWarning)]

@@ -303,3 +303,44 @@ def test_merge_refuses_a_shard_still_being_written_unless_allowed_and_then_says_
         "(manifest status 'mixed: complete, running-when-merged', nova merge --allow-running): "
         "it holds that shard's answers up to the merge, not the ones given after"
     )
+
+
+def test_merging_a_running_shard_sets_its_half_written_last_line_aside_and_recounts_it(
+    sample_release: Path,
+    sample_floor_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    writer_elsewhere: Any,
+) -> None:
+    """A shard at work ends mid-line while its writer appends: a snapshot merge took exit 2 on
+    "not valid JSON", and its merged counts were the running shard's manifest's (of its start)."""
+    running = partial_run(sample_floor_run, tmp_path, "running", "shard1.jsonl")
+    complete = running.read_text(encoding="utf-8").splitlines(keepends=True)
+    # The writer is in the middle of its next line: the bytes so far, no line break yet.
+    half = '{"filename": "case0040_001.png", "task": "localization", "raw_boxes": "lesion: [1'
+    with running.open("a", encoding="utf-8") as handle:
+        handle.write(half)
+    stale = RunManifest.read(running)
+    assert stale is not None and stale.counts is not None
+    assert stale.counts["localization"]["answered"] != len(complete)  # the start's counts
+    writer_elsewhere(running)
+    merged = tmp_path / "merged.jsonl"
+    capsys.readouterr()
+
+    arguments = ["merge", str(running), "--out", str(merged), "--allow-running"]
+    assert main([*arguments, "--data", str(sample_release)]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1
+    assert f"its line {len(complete) + 1} was half-written ({len(half)} bytes" in notes[0]
+    assert "set aside, not merged" in notes[0]
+    taken = [json.loads(line) for line in merged.read_text(encoding="utf-8").splitlines()]
+    assert taken == [json.loads(line) for line in complete]
+    assert running.read_text(encoding="utf-8").endswith(half)  # the writer's file untouched
+    recorded = RunManifest.read(merged)
+    assert recorded is not None and recorded.counts is not None and recorded.merged_from
+    assert recorded.counts["localization"]["answered"] == len(complete)
+    assert recorded.counts["localization"]["done_before"] == 0
+    assert recorded.counts["localization"]["items"] == stale.counts["localization"]["items"]
+    assert recorded.counts["captioning"]["answered"] == 0  # asked in the manifest, no line yet
+    assert recorded.merged_from[0]["counts"] == recorded.counts
+    assert "line " + str(len(complete) + 1) in recorded.merged_from[0]["set_aside"]

@@ -1045,6 +1045,34 @@ CAPTION_CASES: list[CaptionCase] = [
         "ok",
         "Axial T2-weighted image. There is a hyperintense lesion in the pons.",
     ),
+    # --- refusals: the whole answer declines; scored as the empty caption, counted
+    CaptionCase("refusal_sorry", "I'm sorry, I can't describe medical images.", "refusal"),
+    CaptionCase(
+        "refusal_as_an_ai",
+        "As an AI language model, I cannot interpret medical images such as MRI scans. "
+        "Please consult a qualified radiologist.",
+        "refusal",
+    ),
+    CaptionCase(
+        "refusal_unable_bold",
+        "**I'm unable to provide a description of this image.** Please consult a healthcare "
+        "professional for an accurate interpretation.",
+        "refusal",
+    ),
+    CaptionCase(
+        "disclaimer_then_caption",
+        "As an AI, I cannot give a diagnosis, but this axial FLAIR image shows a right "
+        "temporal hyperintense lesion.",
+        "ok",
+        "As an AI, I cannot give a diagnosis, but this axial FLAIR image shows a right "
+        "temporal hyperintense lesion.",
+    ),
+    CaptionCase(
+        "cannot_be_excluded",
+        "Axial T2 image; a low-grade glioma cannot be excluded.",
+        "ok",
+        "Axial T2 image; a low-grade glioma cannot be excluded.",
+    ),
     CaptionCase("only_quotes", "''", "empty"),
     CaptionCase("whitespace", "\n\n  ", "empty"),
     CaptionCase("none", None, "empty"),

@@ -28,6 +28,7 @@ from novabench.run.parsers.boxes import (
     PROMPT_CONVENTIONS,
     parse_localization,
 )
+from novabench.run.parsers.stats import ParseStats
 from novabench.run.predictions import box_answer_summary, parse_raw, read_predictions
 
 IMAGE = (500, 400)
@@ -80,6 +81,9 @@ KEYED_EXPECTED = {
     "yxyx_norm1": FRACTION,
 }
 
+# The conventions in pixels of the image the model saw (box_2d's own 0..1000 contradicts them).
+PIXEL_CONVENTIONS = frozenset({"qwen", "xyxy_pixel", "xywh_pixel"})
+
 # Forms that fix no order, numbers [100, 200, 400, 300]: read whole by the convention.
 UNKEYED_ANSWERS = {
     "bare_list": '{"boxes": [[100, 200, 400, 300]]}',
@@ -114,16 +118,19 @@ def test_keys_fix_the_order_and_the_convention_the_scale(form: str, convention: 
     parsed = parse_localization(
         KEYED_ANSWERS[form], image_size=IMAGE, input_size=SEEN, convention=convention
     )
+    if form == "box_2d" and convention in PIXEL_CONVENTIONS:  # see the box_2d tests below
+        assert parsed.status == "ambiguous_convention" and parsed.boxes == []
+        return
     assert parsed.boxes == [pytest.approx(KEYED_EXPECTED[convention])]
     assert parsed.convention == convention  # it gave the scale
     contradicted = FORM_ORDER[form] != CONVENTION_ORDER[convention]
     notes = [note for note in parsed.notes if "read in the order they fix" in note]
     if contradicted:
-        assert parsed.status == "ok_order_from_keys"
+        assert parsed.status == "ok_order_from_keys" and parsed.n_order_from_keys == 1
         assert len(notes) == 1 and notes[0].startswith("1 box(es) with ")
         assert f"not {convention}'s " in notes[0]
     else:
-        assert parsed.status == "ok"
+        assert parsed.status == "ok" and parsed.n_order_from_keys == 0
         assert notes == []
 
 
@@ -174,14 +181,54 @@ def test_each_contradicted_form_gets_its_own_note_and_the_count_of_its_boxes() -
     )
 
 
-def test_a_cut_off_keyed_answer_stays_truncated_ok_and_keeps_the_note() -> None:
-    # box_2d under qwen, cut before the second box: y-first pixels halved, the first box's
-    # corners (100, 200)-(400, 300) -> (50, 100)-(200, 150).
-    answer = '[{"box_2d": [200, 100, 300, 400]}, {"box_2d": [10, 2'
-    parsed = parse_localization(answer, image_size=IMAGE, input_size=SEEN, convention="qwen")
-    assert parsed.status == "truncated_ok"
-    assert parsed.boxes == [PIXELS]
-    assert any("box_2d keys read in the order they fix" in note for note in parsed.notes)
+def test_a_cut_off_keyed_answer_stays_truncated_ok_and_counts_its_keyed_boxes() -> None:
+    # box_2d under xyxy_norm1000 (the qwen3-vl preset), cut inside the third box: the two
+    # whole boxes are read y first in 0..1000 units; the cut one is not read (its last
+    # number may have lost digits). (100, 200)-(400, 300) -> PER_MILLE; (0, 0)-(200, 500):
+    # x 0..100, y 0..200 on 500 x 400.
+    answer = (
+        '```json\n[{"box_2d": [200, 100, 300, 400], "label": "mass"},\n'
+        ' {"box_2d": [0, 0, 500, 200], "label": "oedema"},\n {"box_2d": [610, 220, 7'
+    )
+    parsed = parse_localization(
+        answer, image_size=IMAGE, input_size=SEEN, convention="xyxy_norm1000"
+    )
+    assert parsed.status == "truncated_ok"  # boxes recovered from a cut-off answer: scored
+    assert parsed.boxes == [pytest.approx(PER_MILLE), pytest.approx([0.0, 0.0, 100.0, 200.0])]
+    assert parsed.labels == ["mass", "oedema"]
+    # The status cannot say both: the count still tells the keyed reading, and a note the cut.
+    assert parsed.n_order_from_keys == 2
+    assert any("2 box(es) with box_2d keys read in the order" in n for n in parsed.notes)
+    assert "answer cut off: what follows its last complete box was not read" in parsed.notes
+    stats = ParseStats.from_results([parsed])
+    assert stats.status_counts == {"truncated_ok": 1} and stats.as_dict()["n_order_from_keys"] == 2
+
+
+@pytest.mark.parametrize("convention", sorted(PIXEL_CONVENTIONS))
+def test_a_box_2d_answer_is_not_given_a_pixel_scale(convention: str) -> None:
+    """box_2d is Gemini's y-first 0..1000 form; where pixels were asked (qwen, the qwen2.5-vl
+    preset) nothing tells which scale the model meant: not read, counted, never guessed."""
+    answer = '[{"box_2d": [200, 100, 300, 400], "label": "mass"}]'
+    parsed = parse_localization(answer, image_size=IMAGE, input_size=SEEN, convention=convention)
+    assert (parsed.status, parsed.boxes, parsed.readable_with) == ("ambiguous_convention", [], ())
+    assert f"convention={convention} reads pixels" in str(parsed.error)
+    cut = parse_localization(answer[:-8], image_size=IMAGE, input_size=SEEN, convention=convention)
+    assert cut.status == "ambiguous_convention"  # cut off or not
+
+
+def test_auto_does_not_read_box_2d_as_gemini_units_where_the_prompt_asked_for_pixels() -> None:
+    answer = '[{"box_2d": [200, 100, 300, 400], "label": "mass"}]'
+    asked_pixels = parse_localization(
+        answer, image_size=IMAGE, input_size=SEEN, prompt_convention="qwen"
+    )
+    assert asked_pixels.status == "ambiguous_convention" and asked_pixels.boxes == []
+    assert "the run's prompt asked for qwen pixels" in str(asked_pixels.error)
+    for asked in (None, "protocol", "xyxy_norm1000"):  # nothing says pixels: Gemini's form
+        parsed = parse_localization(
+            answer, image_size=IMAGE, input_size=SEEN, prompt_convention=asked
+        )
+        assert (parsed.status, parsed.convention) == ("ok", "protocol")
+        assert parsed.boxes == [pytest.approx(PER_MILLE)]
 
 
 # user13's answers, as a hand-written raw file (no manifest) on the synthetic sample (480 px).
@@ -235,22 +282,51 @@ def test_the_report_counts_answers_read_in_their_keys_order(
         sample_release, raw, n_resamples=0, tasks=["localization"], box_convention="qwen"
     )
     coverage = report["tasks"]["localization"]["coverage"]
-    # qwen's order is x-first: only x/y/width/height and box_2d contradict it.
-    assert coverage["parse_status"] == {"ok": 1, "ok_order_from_keys": 2}
+    # qwen's order is x-first: x/y/width/height contradicts it (read in its keys' order);
+    # box_2d's own form is 0..1000, qwen's pixels: not read, counted.
+    assert coverage["parse_status"] == {
+        "ok": 1,
+        "ok_order_from_keys": 1,
+        "ambiguous_convention": 1,
+    }
     assert "ok_order_from_keys: the answer's keys fix another order" in render_table(report)
 
 
 def test_a_keyed_answer_past_the_image_keeps_its_status_and_is_counted_outside(
     tmp_path: Path,
 ) -> None:
-    # box_2d under qwen on a 480 x 480 image: y-first pixels, x 400..600 reaches past 480.
+    # x/y/width/height under protocol on a 480 x 480 image: a corner and a size in 0..1000
+    # units (0.48 px each): x 900 -> 432, width 200 -> 96, so it reaches 528, past 480.
     image = SimpleNamespace(filename="case0001_001.png", case_id="case0001", width=480, height=480)
     release = SimpleNamespace(images=[image], cases=lambda: [])
     raw = tmp_path / "raw.jsonl"
-    line = {"filename": image.filename, "raw_boxes": '[{"box_2d": [100, 400, 300, 600]}]'}
+    answer = '{"x": 900, "y": 100, "width": 200, "height": 200}'
+    line = {"filename": image.filename, "raw_boxes": answer}
     raw.write_text(json.dumps(line) + "\n", encoding="utf-8")
-    parsed = parse_raw(read_predictions(raw, release), release, box_convention="qwen")
+    parsed = parse_raw(read_predictions(raw, release), release, box_convention="protocol")
     assert parsed.parse_counts("localization") == {"ok_order_from_keys": 1}
-    assert parsed.records["localization"][image.filename].boxes == [[400.0, 100.0, 200.0, 200.0]]
+    boxes = parsed.records["localization"][image.filename].boxes
+    assert boxes == [pytest.approx([432.0, 48.0, 96.0, 96.0])]
     summary = box_answer_summary(parsed, release)
     assert (summary["answers_out_of_image"], summary["boxes_out_of_image"]) == (1, 1)
+
+
+def test_a_whole_keyed_box_in_a_cut_object_is_read_in_its_keys_order() -> None:
+    # Cut after the box's "]" but inside its label: the four numbers were all written. The
+    # JSON reader drops the unfinished object; the line reader then took the numbers for a
+    # bare list, x first under xyxy_norm1000: (200, 100)-(300, 400) -> (100, 40)-(150, 160).
+    # box_2d says y first: (100, 200)-(400, 300) in 0..1000 -> PER_MILLE.
+    answer = '```json\n[{"box_2d": [200, 100, 300, 400], "label": "ma'
+    parsed = parse_localization(
+        answer, image_size=IMAGE, input_size=SEEN, convention="xyxy_norm1000"
+    )
+    assert (parsed.status, parsed.labels) == ("truncated_ok", [""])
+    assert parsed.boxes == [pytest.approx(PER_MILLE)] and parsed.n_order_from_keys == 1
+    # A second object cut after its box: both read, the second with its written label.
+    answer = (
+        '[{"box_2d": [200, 100, 300, 400], "label": "mass"}, '
+        '{"label": "oedema", "box_2d": [0, 0, 500, 200], "conf'
+    )
+    parsed = parse_localization(answer, image_size=IMAGE, input_size=SEEN, convention="protocol")
+    assert parsed.labels == ["mass", "oedema"] and parsed.status == "truncated_ok"
+    assert parsed.boxes == [pytest.approx(PER_MILLE), pytest.approx([0.0, 0.0, 100.0, 200.0])]

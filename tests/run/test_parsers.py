@@ -721,6 +721,7 @@ def test_statuses_are_the_registry_declarations() -> None:
         "ambiguous_convention",
         "invalid_boxes",
         "too_long",
+        "refusal",
     }
     for spec in TASKS.values():
         assert (
@@ -756,6 +757,7 @@ def test_parse_stats_as_dict_reports_each_task_its_own_counters() -> None:
         "n_degenerate_dropped",
         "n_out_of_range",
         "n_swapped",
+        "n_order_from_keys",
     }
     assert set(diagnoses.as_dict()) == common | {"n_diagnoses", "n_duplicates_removed"}
     assert set(captions.as_dict()) == common
@@ -810,6 +812,7 @@ def test_parse_stats_empty() -> None:
         "error": None,
         "notes": [],
         "readable_with": [],
+        "n_order_from_keys": 0,
     }
 
 

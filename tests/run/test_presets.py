@@ -254,3 +254,46 @@ def test_evaluate_model_with_a_preset_reads_the_family_answers(release_dir, tmp_
     # 10..20 and y 500..750 is 16..24; the images table writes [x1, y1, x2, y2].
     boxes = [[list(box) for box in image] for image in report.images["predicted_boxes"]]
     assert len(boxes) == 3 and all(image == [[10.0, 16.0, 20.0, 24.0]] for image in boxes), boxes
+
+
+def test_a_default_run_resumes_under_nova_protocol_which_asks_the_same(
+    release_dir, tmp_path, capsys
+):
+    """nova-protocol is the default prompts and generation settings: its run resumes a run
+    made without a preset (it was refused on the preset's name). The file keeps the box
+    convention it recorded (auto), so its answers are read as before, and says so."""
+    out = tmp_path / "default.jsonl"
+    assert _run(release_dir, out, "--limit", "1") == 0
+    first = out.read_text()
+    assert read_manifest(out)["box_convention"] == "auto"
+    capsys.readouterr()
+
+    assert _run(release_dir, out, "--preset", "nova-protocol") == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "resuming" in line]
+    assert len(said) == 1 and "keep the box convention recorded, auto" in said[0]
+    assert out.read_text().startswith(first) and len(out.read_text()) > len(first)
+    manifest = read_manifest(out)
+    assert manifest["box_convention"] == "auto"
+    assert manifest["task_settings"]["localization"]["box_convention"] == "auto"
+    assert manifest["preset"]["kept_from_file"] == ["box_convention"]
+
+
+def test_a_resume_is_still_refused_where_the_asking_really_differs(release_dir, tmp_path, capsys):
+    out = tmp_path / "default.jsonl"
+    assert _run(release_dir, out, "--limit", "1") == 0
+    before = out.read_text()
+    capsys.readouterr()
+    refusals = {
+        # Another prompt: the preset's name is in the message, beside what differs.
+        ("--preset", "gemini"): "asked with another prompt (no preset; this run uses the "
+        "preset 'gemini'): 'default' now 'preset:gemini'",
+        # The same prompts, but a convention chosen explicitly: compared as any setting.
+        ("--preset", "nova-protocol", "--box-convention", "protocol"): "asked with another "
+        "box_convention (no preset; this run uses the preset 'nova-protocol'): 'auto' now "
+        "'protocol'",
+    }
+    for options, words in refusals.items():
+        assert _run(release_dir, out, *options) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and words in error, error
+        assert out.read_text() == before

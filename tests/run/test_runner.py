@@ -95,11 +95,15 @@ def test_all_tasks_ask_the_right_questions_and_write_one_line_per_item(release, 
 
     n_images, cases = len(release.images), release.cases()
     none_cut = {"errors": 0, "too_long": 0, "hit_token_limit": 0}
+    # The scripted backend does not say why its answers ended: each one is counted unknown.
     assert summary.counts == {
-        "localization": {"items": n_images, "done_before": 0, "answered": n_images, **none_cut},
-        "captioning": {"items": n_images, "done_before": 0, "answered": n_images, **none_cut},
-        "diagnosis": {"items": len(cases), "done_before": 0, "answered": len(cases), **none_cut},
-    }
+        "localization": {"items": n_images, "done_before": 0, "answered": n_images, **none_cut,
+                         "finish_unknown": n_images},
+        "captioning": {"items": n_images, "done_before": 0, "answered": n_images, **none_cut,
+                       "finish_unknown": n_images},
+        "diagnosis": {"items": len(cases), "done_before": 0, "answered": len(cases), **none_cut,
+                      "finish_unknown": len(cases)},
+    }  # fmt: skip
     assert summary.complete and summary.n_errors == 0
 
     by_task = {
@@ -518,6 +522,66 @@ def test_effective_input_size_reads_the_patch_grid_of_dynamic_processors():
     assert effective_input_size(FixedProcessor(), image) is None
 
 
+class GreedyDecoder:
+    """Stands in for a decoder-only model: ``generate`` returns prompt + new token ids, each
+    row padded (id 0) after its end token (id 2) to the batch's longest, as transformers does."""
+
+    config = type("Config", (), {"is_encoder_decoder": False})()
+    generation_config = type("GenerationConfig", (), {"eos_token_id": 2})()
+    name_or_path = "greedy-decoder"
+
+    def __init__(self, new_tokens):
+        self.new_tokens = new_tokens  # per request, in order: the ids it generates
+        self.calls = 0
+
+    def generate(self, input_ids, max_new_tokens, **_settings):
+        import numpy as np
+
+        rows = [self.new_tokens[self.calls + i][:max_new_tokens] for i in range(len(input_ids))]
+        self.calls += len(input_ids)
+        width = max(len(row) for row in rows)
+        padded = [row + [0] * (width - len(row)) for row in rows]
+        return np.concatenate([input_ids, np.array(padded)], axis=1)
+
+
+class TextPipeline:
+    """Stands in for ``pipeline("image-text-to-text")``: tokenises, generates, gives text only."""
+
+    tokenizer = None
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, chats, *, batch_size, max_new_tokens, return_full_text, generate_kwargs):
+        import numpy as np
+
+        prompts = np.array([[5, 6, 7]] * len(chats))
+        sequences = self.model.generate(input_ids=prompts, max_new_tokens=max_new_tokens)
+        return [[{"generated_text": " ".join(map(str, row[3:]))}] for row in sequences.tolist()]
+
+
+def test_a_local_model_answer_cut_at_max_new_tokens_is_recorded_as_such(release, tmp_path):
+    """A pipeline answer that used up max_new_tokens is "length" on its line, as an endpoint's
+    is; one that ended with its end token is not marked (the manifest counts no unknown end)."""
+    # 3 requests, max_new_tokens 4: ended at its end token / used all 4 / ended at token 4.
+    model = GreedyDecoder([[11, 12, 2], [11, 12, 13, 14, 15], [11, 12, 13, 2]])
+    backend = TransformersBackend(TextPipeline(model), batch_size=3, max_new_tokens=4)
+    answers = backend.generate(
+        [Request(f"case000{i}", "diagnosis", "History: ...") for i in (1, 2, 3)]
+    )
+    assert [a.finish_reason for a in answers] == ["stop", "length", "stop"]
+    assert "generate" not in vars(model)  # the model is left as it was
+
+    model = GreedyDecoder([[11, 2]] * 2 + [[11, 12, 13, 14, 15]] * 2)
+    backend = TransformersBackend(TextPipeline(model), batch_size=2, max_new_tokens=4)
+    out = tmp_path / "raw.jsonl"
+    summary = run_model(release, tasks="diagnosis", backend=backend, out_path=out, progress=False)
+    marked = {line["case_id"]: line.get("finish_reason") for line in lines_of(out)}
+    assert sorted(marked.values(), key=str) == [None, None, "length", "length"]
+    assert summary.counts["diagnosis"]["hit_token_limit"] == 2
+    assert read_manifest(out)["counts"]["diagnosis"]["finish_unknown"] == 0
+
+
 # Building and loading the tiny LLaVA (torch, transformers) takes 10-20 s on 2 shared
 # cores; the runner's own path is covered in the fast run through the baselines.
 @pytest.mark.slow
@@ -550,6 +614,10 @@ def test_transformers_backend_end_to_end_on_a_tiny_llava(release, tiny_llava, tm
             ]  # a fixed-size processor: the original size is kept
     manifest = read_manifest(out)
     assert manifest["backend"]["model_class"] == "LlavaForConditionalGeneration"
+    # Why each answer ended is read from the generated tokens: none is left unknown.
+    assert all(c["finish_unknown"] == 0 for c in manifest["counts"].values())
+    cut = sum(c["hit_token_limit"] for c in manifest["counts"].values())
+    assert cut == sum(line.get("finish_reason") == "length" for line in lines)
     # Which image backend transformers chose (torchvision or PIL) is part of the record.
     assert (
         manifest["backend"]["image_processor_class"] == "LlavaImageProcessorPil"

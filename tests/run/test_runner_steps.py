@@ -111,6 +111,7 @@ def test_resume_leaves_out_what_the_file_answers_and_retries_failures(release, t
         "errors": 0,
         "too_long": 0,
         "hit_token_limit": 0,
+        "finish_unknown": 0,
     }
     assert resumed.manifest.created_at == json.loads(manifest_text)["created_at"]
     # Resuming reads and checks; it writes nothing.

@@ -4,7 +4,9 @@ Lines are copied as written. An item answered in two shards is an error naming b
 and lines, and shards run with different settings (model, prompts, box convention, release)
 are refused: only the shard's own fields may differ. A shard another process is still
 writing is refused (as `nova evaluate` refuses it) unless ``--allow-running``, which merges
-its answers so far and records so in the merged manifest (status ``running-when-merged``).
+its complete lines so far (a last line still being written is set aside and named) and
+records so in the merged manifest (status ``running-when-merged``, counts recounted from
+what was merged).
 """
 
 from __future__ import annotations
@@ -47,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
     merged_manifest = RunManifest.read(args.out) or RunManifest()
     for source in merged_manifest.merged_from or []:
         if isinstance(source, dict) and source.get("writer_when_merged"):
+            set_aside = f"; {source['set_aside']}" if source.get("set_aside") else ""
             print(
                 f"note: {source.get('path')} was still being written "
-                f"({source['writer_when_merged']}): its answers so far were merged, and the "
-                f"merged manifest says so (status {SNAPSHOT_STATUS})",
+                f"({source['writer_when_merged']}): its complete lines so far were merged, "
+                f"its counts recounted from them{set_aside}, and the merged manifest says so "
+                f"(status {SNAPSHOT_STATUS})",
                 file=sys.stderr,
             )
     missing_shards = merged_manifest.missing_shards or []

@@ -44,7 +44,9 @@ __all__ = [
     "HOMEPAGE",
     "LICENSE",
     "NovaBuilder",
+    "NovaReleaseWarning",
     "load_nova",
+    "warn_release_warnings",
 ]
 
 # One citation source for every face (card, metric, builder): novabench.citation.
@@ -107,6 +109,7 @@ class NovaBuilder(datasets.GeneratorBasedBuilder):
                 field="config_name",
             )
         self.release: NovaRelease = read_release(data_dir)
+        warn_release_warnings(self.release.warnings, self.release.root)
         kwargs["data_dir"] = str(self.release.root)
         kwargs.setdefault("dataset_name", "nova")
         kwargs.setdefault("hash", self.release.fingerprint())
@@ -139,6 +142,63 @@ class NovaBuilder(datasets.GeneratorBasedBuilder):
                 for entry in row["rater_boxes"]:
                     entry["boxes"] = _float32(entry["boxes"])
                 yield row["filename"], row
+
+
+class NovaReleaseWarning(UserWarning):
+    """What reading a release noticed (``NovaRelease.warnings``), told to a Python user."""
+
+
+#: Warnings a message quotes; the rest are counted (``read_release(...).warnings`` has all).
+_WARNINGS_SHOWN = 5
+
+
+def warn_release_warnings(found: list[str], root: str | os.PathLike[str]) -> str | None:
+    """Tell the reading warnings of a release as one :class:`NovaReleaseWarning`, as ``nova``
+    commands print them; nothing when there are none.
+
+    Args:
+        found: the release's warnings (``NovaRelease.warnings``).
+        root: the release folder, named in the message.
+
+    Returns:
+        The message warned, or None.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = warn_release_warnings(["captions.csv, line 3: empty caption"], "/data/Nova")
+        >>> print(caught[0].message)
+        reading the NOVA release /data/Nova gave 1 warning: captions.csv, line 3: empty caption
+        >>> warn_release_warnings([], "/data/Nova") is None
+        True
+    """
+    import warnings
+
+    if not found:
+        return None
+    shown = "; ".join(found[:_WARNINGS_SHOWN])
+    more = len(found) - _WARNINGS_SHOWN
+    rest = f"; and {more} more (read_release(...).warnings lists them all)" if more > 0 else ""
+    plural = "s" if len(found) != 1 else ""
+    message = f"reading the NOVA release {root} gave {len(found)} warning{plural}: {shown}{rest}"
+    # stacklevel 3: the caller of NovaBuilder(...) / load_nova(...), not this module.
+    warnings.warn(message, NovaReleaseWarning, stacklevel=3)
+    return message
+
+
+def _export_recorded_warnings(folder: Path) -> list[str]:
+    """The warnings a ``nova export`` recorded of its source release (first image shard)."""
+    import pyarrow.parquet as pq
+
+    from novabench.data.layouts.export import image_shards
+    from novabench.data.provenance import recorded_warnings
+
+    shards = image_shards(folder)
+    if not shards:
+        return []  # load_dataset names what is missing
+    metadata = pq.read_schema(shards[0]).metadata
+    return recorded_warnings(metadata, shards[0].relative_to(folder).as_posix())
 
 
 def _float32(boxes: list[list[float]]) -> list[list[float]]:
@@ -240,6 +300,7 @@ def load_nova(
                 source=str(folder / "README.md"),
                 field="configs",
             )
+        warn_release_warnings(_export_recorded_warnings(folder), folder)
         with writing_to(cache.expanduser()):
             return datasets.load_dataset(
                 str(folder), config, split=split, streaming=streaming, cache_dir=cache_dir

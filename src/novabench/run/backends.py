@@ -33,8 +33,9 @@ import os
 import platform
 import struct
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -505,23 +506,85 @@ class TransformersBackend:
             for start in range(0, len(indices), self.batch_size):
                 chunk = indices[start : start + self.batch_size]
                 begin = time.perf_counter()
-                outputs = self.pipeline(
-                    [_chat(requests[i]) for i in chunk],
-                    batch_size=len(chunk),
-                    max_new_tokens=self.max_new_tokens,
-                    return_full_text=False,
-                    generate_kwargs=dict(self.generate_kwargs),
-                )
+                with _finish_reasons(self.pipeline.model) as finishes:
+                    outputs = self.pipeline(
+                        [_chat(requests[i]) for i in chunk],
+                        batch_size=len(chunk),
+                        max_new_tokens=self.max_new_tokens,
+                        return_full_text=False,
+                        generate_kwargs=dict(self.generate_kwargs),
+                    )
                 latency = (time.perf_counter() - begin) / len(chunk)
-                for i, output in zip(chunk, outputs):
+                # One generate call per chunk gives one reason per request; else none is known.
+                reasons = finishes if len(finishes) == len(chunk) else [None] * len(chunk)
+                for i, output, reason in zip(chunk, outputs, reasons):
                     first = output[0] if isinstance(output, list) else output
                     text = first["generated_text"]
                     if not isinstance(text, str):  # a chat came back: take the assistant turn
                         text = str(text[-1]["content"])
                     image = requests[i].image
                     size = self._input_size(image) if image is not None else None
-                    answers[i] = Answer(text=text, latency_s=latency, input_size=size)
+                    answers[i] = Answer(
+                        text=text, latency_s=latency, input_size=size, finish_reason=reason
+                    )
         return [answer if answer is not None else Answer(error="no output") for answer in answers]
+
+
+@contextmanager
+def _finish_reasons(model: Any) -> Iterator[list[str | None]]:
+    """Why each row of the model's ``generate`` calls stopped, for the length of the block.
+
+    The pipeline gives text only; the token ids ``generate`` returns tell it: a row with no
+    end-of-sequence token among its new tokens and as many new tokens as ``max_new_tokens``
+    allows stopped at the limit (``"length"``), a row with one stopped by itself
+    (``"stop"``); None when that cannot be told (an encoder-decoder model, no end token
+    known, a ``generate`` that does not return token ids).
+    """
+    reasons: list[str | None] = []
+    generate = model.generate
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        sequences = generate(*args, **kwargs)
+        reasons.extend(_rows_finish(model, sequences, kwargs))
+        return sequences
+
+    own = "generate" in vars(model)  # set on the object itself, not its class's method
+    model.generate = observed
+    try:
+        yield reasons
+    finally:
+        if own:
+            model.generate = generate
+        else:
+            del model.generate  # the class's method shows through again
+
+
+def _rows_finish(model: Any, sequences: Any, kwargs: Mapping[str, Any]) -> list[str | None]:
+    """Per row of ``sequences`` (prompt + new tokens), ``"length"``, ``"stop"`` or None."""
+    prompt = kwargs.get("input_ids")
+    shape = getattr(sequences, "shape", None)
+    if prompt is None or shape is None or len(shape) != 2:
+        return [None] * (int(shape[0]) if shape else 0)
+    config = getattr(model, "config", None)
+    if getattr(config, "is_encoder_decoder", False):  # its output holds no prompt to cut
+        return [None] * int(shape[0])
+    limit = kwargs.get("max_new_tokens")
+    new = sequences[:, prompt.shape[-1] :]
+    eos = kwargs.get("eos_token_id")
+    if eos is None:
+        eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    end_ids = {int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos]) if e is not None}
+    reasons: list[str | None] = []
+    for row in new.tolist():
+        if any(token in end_ids for token in row):
+            reasons.append("stop")
+        elif isinstance(limit, int) and len(row) < limit:
+            reasons.append("stop")  # the batch ended before the limit: every row had stopped
+        elif isinstance(limit, int) and end_ids:
+            reasons.append("length")
+        else:
+            reasons.append(None)
+    return reasons
 
 
 # --------------------------------------------------------------------------- OpenAI-compatible endpoint

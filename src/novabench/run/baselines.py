@@ -322,7 +322,10 @@ class BaselineBackend:
             answer = load_hook(behaviour(request.task).baseline_answer)
             text, input_size = answer(request, self.settings)
             latency = time.perf_counter() - started
-            answers.append(Answer(text=text, latency_s=latency, input_size=input_size))
+            # A rule, not a generator: its answer is always whole.
+            answers.append(
+                Answer(text=text, latency_s=latency, input_size=input_size, finish_reason="stop")
+            )
         return answers
 
 

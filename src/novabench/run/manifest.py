@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FINISHED_STATUSES",
     "MANIFEST_SUFFIX",
+    "PartialLine",
     "RAW_ANSWERS_FORMAT",
     "RUNNING_STATUS",
     "RECORDED_BACKEND_KEYS",
@@ -362,6 +363,33 @@ class RunManifest:
             runtime=[m.runtime for _, m in shards],
             missing_shards=_missing_shards([m.shard for _, m in shards]),
             extra=dict(first.extra),
+        )
+
+
+@dataclass(frozen=True)
+class PartialLine:
+    """The last line of a shard that its writer was in the middle of when it was merged.
+
+    ``nova merge --allow-running`` takes a running shard's complete lines only; this one is
+    set aside (left where it is, not merged) and recorded in the merged manifest.
+
+    Attributes:
+        line: its 1-based line number in the shard.
+        size: how many bytes of it were written then.
+
+    Example:
+        >>> PartialLine(line=12, size=40).describe()
+        'its line 12 was half-written (40 bytes, no line break yet): set aside, not merged'
+    """
+
+    line: int
+    size: int
+
+    def describe(self) -> str:
+        """The one sentence a merge's note and the merged manifest say about it."""
+        return (
+            f"its line {self.line} was half-written ({self.size} bytes, no line break yet): "
+            "set aside, not merged"
         )
 
 
@@ -742,15 +770,29 @@ def merge_prediction_files(
         snapshots[p] = writer
 
     lines: list[Any] = []
+    # A shard at work: its complete lines only; the one its writer is in the middle of waits.
+    unfinished: dict[Path, list[PartialLine]] = {p: [] for p in snapshots}
     records, superseded = _read_records(
-        resolved, release, keep_answer_over_later_error=False, lines=lines
+        resolved, release, keep_answer_over_later_error=False, lines=lines, still_written=unfinished
     )
     write_text_atomic(out, "".join(_dump(payload) for payload in lines), durable=True)
     if with_manifest:
-        merged = RunManifest.merged(with_manifest, snapshots=snapshots)
+        # A running shard's recorded counts lag behind its file: count what was merged.
+        recounted = {
+            p: _recount(records, str(p), manifest.counts)
+            for p, manifest in with_manifest
+            if p in snapshots
+        }
+        merged = RunManifest.merged(
+            [(p, replace(m, counts=recounted.get(p, m.counts))) for p, m in with_manifest],
+            snapshots=snapshots,
+        )
         for source in merged.merged_from or []:
-            if Path(source["path"]) in snapshots:  # its manifest's counts are of its start
+            path = Path(source["path"])
+            if path in snapshots:
                 source["answers_when_merged"] = _answers_from(records, source["path"])
+                if unfinished[path]:
+                    source["set_aside"] = unfinished[path][0].describe()
         merged.write(out)
     return _prediction_set(str(out), records, release, superseded, sort_keys=True)
 
@@ -797,7 +839,7 @@ def check_replaceable_output(
         ...
         novabench.errors.NovaInputError: ...notes.txt, field 'out': is not a predictions file ...
     """
-    from novabench._files import check_output_paths
+    from novabench._files import check_output_paths, link_output_refusal
     from novabench.run.predictions import read_predictions
 
     out = Path(out)
@@ -805,6 +847,9 @@ def check_replaceable_output(
     check_output_paths({field: out, its_manifest: RunManifest.path_for(out)}, inputs)
     if not (out.exists() or out.is_symlink()):
         return
+    linked = link_output_refusal(out, field)
+    if linked is not None:  # what is wrong with it is that it is a link, not what it holds
+        raise linked
     if not overwrite:
         raise NovaInputError(
             ("exists already; choose another output or pass ", OVERWRITE, " to replace it"),
@@ -838,6 +883,37 @@ def _answers_from(records: Mapping[str, Mapping[str, Any]], source: str) -> dict
         for task, by_item in records.items()
     }
     return {task: n for task, n in counted.items() if n}
+
+
+def _recount(
+    records: Mapping[str, Mapping[str, Any]], source: str, recorded: Any
+) -> dict[str, dict[str, int]]:
+    """Per task, the counts of what was merged from the file ``source`` (a running shard).
+
+    ``items`` (the shard's size) stays as recorded; every line merged counts as asked, so
+    ``done_before`` is 0 and ``answered`` / ``errors`` / ``too_long`` / ``hit_token_limit``
+    are counted from the merged records. (``finish_unknown`` is not on the lines: the
+    shard's recorded figure is not carried, as it is of its start.)
+    """
+    from novabench.run.predictions import TOKEN_LIMIT_FINISH
+
+    recorded = recorded if isinstance(recorded, dict) else {}
+    counts: dict[str, dict[str, int]] = {}
+    for task, by_item in records.items():
+        merged = [r for r in by_item.values() if r.source == source]
+        before = recorded.get(task)
+        if not merged and not isinstance(before, dict):
+            continue
+        items: Any = before.get("items") if isinstance(before, dict) else None
+        counts[task] = {
+            **({"items": int(items)} if _is_number(items) else {}),
+            "done_before": 0,
+            "answered": sum(r.error is None for r in merged),
+            "errors": sum(r.error is not None for r in merged),
+            "too_long": sum(r.raw_truncated_from is not None for r in merged),
+            "hit_token_limit": sum(r.finish_reason == TOKEN_LIMIT_FINISH for r in merged),
+        }
+    return counts
 
 
 def _missing_shards(shards: Sequence[Any]) -> list[int]:

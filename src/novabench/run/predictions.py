@@ -52,6 +52,7 @@ from novabench.run.manifest import (  # noqa: F401
     MANIFEST_SUFFIX,
     RECORDED_BACKEND_KEYS,
     SHARD_SPECIFIC_KEYS,
+    PartialLine,
     RunManifest,
     backend_identity,
     check_replaceable_output,
@@ -708,15 +709,23 @@ def _too_many_digits(text: str) -> str:
     return f"a number of {digits}{where}, more than the {limit} a number can have here"
 
 
-def _iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+def _iter_json_lines(
+    path: Path, *, unfinished_line: list[PartialLine] | None = None
+) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, decoded object)`` of every non-blank line; broken JSON raises.
 
     Lines end at ``\\n`` only (as :func:`_count_lines` counts them); a UTF-8 byte order
     mark at the start is skipped; bytes that are not UTF-8 are an error naming the line.
+    With ``unfinished_line`` (a file its writer is still appending to), a last line without
+    its line break is one the writer is in the middle of: it is not read but described there.
     """
     source = str(path)
     with path.open("rb") as handle:
         for number, data in enumerate(handle, start=1):
+            if unfinished_line is not None and not data.endswith(b"\n"):
+                if data.strip():  # only the last line can lack its break
+                    unfinished_line.append(PartialLine(line=number, size=len(data)))
+                return
             if number == 1 and data.startswith(UTF8_BOM):
                 data = data[len(UTF8_BOM) :]
             text = decode_utf8_line(data, source=source, record=f"line {number}")
@@ -836,10 +845,13 @@ def _read_records(
     *,
     keep_answer_over_later_error: bool,
     lines: list[Any] | None = None,
+    still_written: Mapping[Path, list[PartialLine]] | None = None,
 ) -> tuple[dict[str, dict[str, PredictionRecord]], int]:
     """Every record of ``paths`` in file order (the one reading loop of reader and merger).
 
     Decoded lines are appended to ``lines`` when given, so a merger can copy them verbatim.
+    A path in ``still_written`` is read up to its last complete line; the line its writer is
+    in the middle of, if any, is described in that path's list instead.
     """
     filenames = case_ids = None
     if release is not None:
@@ -851,7 +863,8 @@ def _read_records(
         if not path.is_file():
             raise NovaInputError("no such predictions file", source=str(path))
         try:
-            for number, payload in _iter_json_lines(path):
+            unfinished = (still_written or {}).get(path)
+            for number, payload in _iter_json_lines(path, unfinished_line=unfinished):
                 line_records = _line_records(payload, str(path), number, filenames, case_ids)
                 for record in line_records:
                     superseded += _add_record(

@@ -136,7 +136,9 @@ class RunSummary:
             this call but beyond ``registry.MAX_RAW_ANSWER_CHARS``, so stored cut; these are
             among ``answered`` and score as failures), and ``hit_token_limit`` (answered this
             call, but the server said the answer stopped at the length limit:
-            ``finish_reason`` ``length`` on the line; these may be cut off).
+            ``finish_reason`` ``length`` on the line; these may be cut off), and
+            ``finish_unknown`` (answered this call by a backend that did not tell why the
+            model stopped: whether these reached the length limit is not known).
         repaired_fragment: where a cut-off last line was saved, when one was found.
         elapsed_s: wall time of this call.
         asking_s: wall time from the first question to the last answer (``elapsed_s`` less
@@ -493,25 +495,38 @@ def _check_resumable(
                 source=str(path),
                 field=key,
             )
+    # A preset is a name for settings: what is compared is what each task was asked with
+    # (prompt text, generation settings, box convention), never the name alone.
     old_settings = _recorded_task_settings(existing)
+    old_prompts, new_prompts = existing.prompts or {}, manifest.prompts or {}
     for task, settings in (manifest.task_settings or {}).items():
-        if task in old_settings and old_settings[task].get("preset") != settings.get("preset"):
-            raise NovaInputError(
-                f"the {task} answers in the file were asked with "
-                f"{_preset_words(old_settings[task].get('preset'))}, this run uses "
-                f"{_preset_words(settings.get('preset'))}; write to a new output file",
-                source=str(path),
-                field=f"task_settings.{task}.preset",
-            )
+        if task not in old_settings:
+            continue
+        differences: list[tuple[str, str, Any, Any]] = []
+        before_prompt, now_prompt = old_prompts.get(task), new_prompts.get(task)
+        if before_prompt and now_prompt and before_prompt.get("sha256") != now_prompt.get("sha256"):
+            names = (before_prompt.get("name"), now_prompt.get("name"))
+            differences.append(("prompt", f"prompts.{task}", *names))
         for key, value in settings.items():
-            if task in old_settings and key in old_settings[task]:
-                if old_settings[task][key] != value:
-                    raise NovaInputError(
-                        f"the {task} answers in the file were asked with another {key} "
-                        f"({old_settings[task][key]!r} now {value!r}); write to a new output file",
-                        source=str(path),
-                        field=f"task_settings.{task}.{key}",
-                    )
+            if key != "preset" and key in old_settings[task] and old_settings[task][key] != value:
+                differences.append(
+                    (key, f"task_settings.{task}.{key}", old_settings[task][key], value)
+                )
+        if not differences:
+            continue
+        what, field, before, now = differences[0]
+        old_preset, new_preset = old_settings[task].get("preset"), settings.get("preset")
+        presets = (
+            ""
+            if old_preset == new_preset
+            else f" ({_preset_words(old_preset)}; this run uses {_preset_words(new_preset)})"
+        )
+        raise NovaInputError(
+            f"the {task} answers in the file were asked with another {what}{presets}: "
+            f"{before!r} now {now!r}; write to a new output file",
+            source=str(path),
+            field=field,
+        )
     old_prompts = existing.prompts or {}
     for task, prompt in (manifest.prompts or {}).items():
         if task in old_prompts and old_prompts[task].get("sha256") != prompt.get("sha256"):
@@ -560,6 +575,53 @@ def _code_change_words(old: Any, new: Any) -> str:
     return (
         f"the code of {name} changed since the answers in the file were asked (code digest "
         f"{str(before)[:12]} now {str(now)[:12]})"
+    )
+
+
+def _keep_recorded_box_convention(
+    existing: RunManifest, manifest: RunManifest, preset: Mapping[str, Any] | None
+) -> str | None:
+    """Keep a file's box convention when only a preset's own one differs; say so, or None.
+
+    The default prompts asked with the default generation settings are what the
+    ``nova-protocol`` preset asks, so its run resumes a default run; but the default run
+    records ``auto`` and the preset ``protocol``, and the file's earlier answers would then
+    be read another way without anyone choosing it. A convention given explicitly (the
+    preset record lists it as overridden) is compared as any setting and refused if it
+    differs; so is everything when the prompt or generation settings differ.
+    """
+    if preset is None or "box_convention" in (preset.get("overridden") or ()):
+        return None
+    old_settings = _recorded_task_settings(existing)
+    old_prompts, new_prompts = existing.prompts or {}, manifest.prompts or {}
+    kept: dict[str, Any] = {}
+    for task, settings in (manifest.task_settings or {}).items():
+        before = old_settings.get(task, {})
+        if "box_convention" not in settings or "box_convention" not in before:
+            continue
+        if before["box_convention"] == settings["box_convention"]:
+            continue
+        same_prompt = (old_prompts.get(task) or {}).get("sha256") == (
+            new_prompts.get(task) or {}
+        ).get("sha256")
+        if not same_prompt or before.get("generation") != settings.get("generation"):
+            return None  # asked otherwise: the refusal names what differs
+        kept[task] = before["box_convention"]
+    if not kept:
+        return None
+    for task, convention in kept.items():
+        (manifest.task_settings or {})[task]["box_convention"] = convention
+    manifest.box_convention = existing.box_convention
+    if isinstance(manifest.extra.get("preset"), dict):  # the record says the file kept it
+        manifest.extra["preset"] = {
+            **manifest.extra["preset"],
+            "kept_from_file": ["box_convention"],
+        }
+    conventions = ", ".join(f"{c} ({t})" for t, c in kept.items())
+    return (
+        f"the preset {preset.get('name')!r} asks as its answers were asked (the same prompts "
+        f"and generation settings); they keep the box convention recorded, {conventions}, "
+        "not the preset's, so their reading does not change (--box-convention chooses)"
     )
 
 
@@ -1032,6 +1094,9 @@ def resume_run(
         )
 
     if existing is not None:
+        kept = _keep_recorded_box_convention(existing, manifest, plan.preset)
+        if kept is not None:
+            print(f"nova: resuming {out}: {kept}", file=sys.stderr)
         code_changed = _check_resumable(
             existing,
             manifest,
@@ -1101,6 +1166,7 @@ def resume_run(
             "errors": 0,
             "too_long": 0,
             "hit_token_limit": 0,
+            "finish_unknown": 0,
         }
     manifest.tasks = sorted(
         set((existing.tasks or []) if existing else []) | set(plan.tasks), key=TASK_NAMES.index
@@ -1220,6 +1286,10 @@ def execute_run(
                 counts[request.task]["errors" if "error" in line else "answered"] += 1
                 counts[request.task]["too_long"] += "raw_truncated_from" in line
                 counts[request.task]["hit_token_limit"] += "finish_reason" in line
+                # Never "not cut off" by default: an answer whose end nobody told is counted.
+                counts[request.task]["finish_unknown"] += (
+                    "error" not in line and answer.finish_reason is None
+                )
                 if request.image_encoding is not None:
                     image_encodings[request.image_encoding] += 1
                 if "error" not in line:
@@ -1384,7 +1454,7 @@ def run_model(
         ...     def generate(self, requests): return [Answer(text="Glioma.") for _ in requests]
         >>> out = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
         >>> run_model(release, tasks="diagnosis", backend=Echo(), out_path=out, progress=False).counts
-        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0, 'too_long': 0, 'hit_token_limit': 0}}
+        {'diagnosis': {'items': 1, 'done_before': 0, 'answered': 1, 'errors': 0, 'too_long': 0, 'hit_token_limit': 0, 'finish_unknown': 1}}
         >>> print(out.read_text(), end="")
         {"case_id": "case0001", "task": "diagnosis", "raw_diagnoses": "Glioma.", "model": "echo"}
     """

@@ -37,7 +37,11 @@ units, 0..1 fractions or pixels of the image the model saw. When its own order
 contradicts the keys (``protocol``, y first, on ``{"x": .., "y": .., "width": ..,
 "height": ..}``), the keys win for the order and the convention gives the scale (here
 0..1000 units); the answer gets the status ``"ok_order_from_keys"`` (a cut-off one stays
-``"truncated_ok"``) and a note naming both, so a report counts such answers. Bare lists,
+``"truncated_ok"``, and ``n_order_from_keys`` counts its boxes all the same) and a note
+naming both, so a report counts such answers. ``box_2d`` fixes more than an order: its
+only documented meaning (Gemini's) is y first AND 0..1000, so under a pixel convention
+(``qwen``, ``xyxy_pixel``, ``xywh_pixel``), or ``auto`` with a prompt on record that asked
+for pixels, its scale is unknown and the answer is ``"ambiguous_convention"``. Bare lists,
 generic keys such as ``"bbox"`` and labelled lines fix no order: the convention reads
 them whole. ``auto`` always picks a convention in the keys' order.
 
@@ -46,7 +50,8 @@ and records which convention it used. Exactly these forms are decided:
 
 - a ``bbox_2d`` key: ``qwen``, or ``xyxy_norm1000`` when the run's prompt asked for
   ``bbox_2d`` in 0..1000 (the ``qwen2-vl`` and ``qwen3-vl`` presets);
-- a ``box_2d`` key: ``protocol`` (Gemini's y-first form);
+- a ``box_2d`` key: ``protocol`` (Gemini's y-first 0..1000 form), unless the run's prompt
+  asked for pixels (``qwen``);
 - Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>`` tokens: ``xyxy_norm1000``;
 - the protocol's labelled lines ``label: [ymin, xmin, ymax, xmax]`` (a colon before
   the list) with values up to 1000: ``protocol``;
@@ -129,6 +134,9 @@ class ParsedBoxes:
         n_degenerate_dropped: boxes dropped for zero area (or values that are not finite).
         n_out_of_range: boxes kept that reach past the image on at least one side.
         n_swapped: boxes whose corners came in the wrong order and were put right.
+        n_order_from_keys: boxes read in the order their keys fix, not the explicit
+            convention's (the status says ``"ok_order_from_keys"`` unless the answer was cut
+            off: ``"truncated_ok"`` wins, and this count still tells).
         error: why nothing (or not everything) could be read; ``None`` when all went well.
         notes: other remarks worth a report line (assumed sizes, contradictions).
         readable_with: for ``"ambiguous_convention"``, the explicit conventions that
@@ -149,6 +157,7 @@ class ParsedBoxes:
         "n_degenerate_dropped",
         "n_out_of_range",
         "n_swapped",
+        "n_order_from_keys",
     )
     #: Attributes whose values :class:`ParseStats` counts in its ``<name>_counts``.
     TALLIED: ClassVar[tuple[str, ...]] = ("convention",)
@@ -163,6 +172,7 @@ class ParsedBoxes:
     error: str | None = None
     notes: tuple[str, ...] = ()
     readable_with: tuple[str, ...] = ()
+    n_order_from_keys: int = 0
 
     @property
     def n_boxes(self) -> int:
@@ -541,6 +551,10 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
             )
         return _Resolution("qwen")
     if hint == "yxyx1000":
+        if prompt_convention in _PIXEL_CONVENTIONS:
+            return _Resolution(
+                None, _box_2d_in_pixels(f"the run's prompt asked for {prompt_convention}")
+            )
         return _Resolution("protocol")
     if hint == "qwen2_tokens":
         return _Resolution("xyxy_norm1000")
@@ -609,6 +623,15 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
     )
 
 
+def _box_2d_in_pixels(pixels_from: str) -> str:
+    """Why a ``box_2d`` answer is not read where ``pixels_from`` says pixels."""
+    return (
+        f"box_2d keys are Gemini's form, y first in 0..1000 of the image, but {pixels_from} "
+        "pixels: the key fixes the order, and nothing in the answer says whether its "
+        "numbers are Gemini's 0..1000 units or pixels"
+    )
+
+
 # What each explicit convention reads: the order of the four numbers and their scale.
 _CONVENTION_READING: dict[str, tuple[str, str]] = {
     "protocol": ("yxyx", "per_mille"),
@@ -621,6 +644,10 @@ _CONVENTION_READING: dict[str, tuple[str, str]] = {
 }
 # The order an answer's own keys (or Qwen2-VL's point tokens) fix, whatever the convention,
 # and how a note names them. Labelled lines, bare lists and generic keys fix none.
+# Conventions in pixels of the image the model saw (the scale box_2d's own form contradicts).
+_PIXEL_CONVENTIONS = frozenset(
+    name for name, (_, scale) in _CONVENTION_READING.items() if scale == "pixels"
+)
 _KEYED_ORDER: dict[str, tuple[str, str]] = {
     "xywh_named": ("xywh", "x/y/width/height keys"),
     "xyxy_named": ("xyxy", "named corner keys (x1/y1/x2/y2 and the like)"),
@@ -861,6 +888,8 @@ def _parse_localization(
 
     extraction = _Extraction()
     answer_text, left_out = _read_json(text, extraction)
+    if extraction.truncated:
+        _recover_cut_keyed_boxes(answer_text or text, extraction)
     not_boxes = extraction.not_boxes
     if not any(c.from_json_object for c in extraction.candidates):
         # No boxes inside JSON objects: read labelled lines instead, which keeps
@@ -935,6 +964,14 @@ def _parse_localization(
                 readable_with=resolution.readable_with,
             )
         used = resolution.convention
+    elif used in _PIXEL_CONVENTIONS and any(c.hint == "yxyx1000" for c in candidates):
+        # Its key says y first in 0..1000 (Gemini's form), the convention pixels: no guess.
+        return ParsedBoxes(
+            status="ambiguous_convention",
+            notes=tuple(notes),
+            error=f"{len(candidates)} box(es) found but the convention is ambiguous: "
+            f"{_box_2d_in_pixels(f'convention={used} reads')}",
+        )
     if used in {"qwen"} and not has_input_size:
         notes.append("input_size not given: assumed the model saw the original image size")
 
@@ -985,6 +1022,8 @@ def _parse_localization(
             f"({_SCALE_WORDS[scale]})"
         )
     invalid = None
+    if extraction.truncated and boxes:
+        notes.append("answer cut off: what follows its last complete box was not read")
     status = "truncated_ok" if extraction.truncated and boxes else "ok"
     if status == "ok" and keyed_over:
         status = ORDER_FROM_KEYS
@@ -1005,7 +1044,46 @@ def _parse_localization(
         n_swapped=n_swapped,
         error=invalid,
         notes=tuple(notes),
+        n_order_from_keys=sum(keyed_over.values()),
     )
+
+
+# A whole box under a key that fixes its order: "box_2d": [a, b, c, d] (closing bracket read).
+_KEYED_LIST = re.compile(
+    rf"""["']?(?P<key>b?box_?2d)["']?\s*:\s*\[\s*({_NUM}){_SEP}({_NUM}){_SEP}({_NUM}){_SEP}({_NUM})\s*\]""",
+    re.IGNORECASE,
+)
+
+
+# A label whose closing quote was written (a cut one is no label).
+_COMPLETE_LABEL = re.compile(
+    "[\"']?(?:" + "|".join(_LABEL_KEYS) + ")[\"']?" + r'\s*:\s*"(?P<label>[^"\n]*)"',
+    re.IGNORECASE,
+)
+
+
+def _recover_cut_keyed_boxes(text: str, extraction: _Extraction) -> None:
+    """Add the whole keyed boxes of a cut-off answer's unfinished last object.
+
+    The JSON reader drops an array's unfinished last entry, so in
+    ``[{"box_2d": [1, 2, 3, 4], "label": "ma`` the box is lost though its four numbers were
+    all written (and with no object read, the line reader would take them for a bare list,
+    in the convention's order, not the key's). The key's boxes the text holds beyond those
+    already read are added, in the key's order; a list cut before its ``]`` stays unread.
+    """
+    hints = {"qwen", "yxyx1000"}
+    read = sum(c.hint in hints for c in extraction.candidates)
+    written = list(_KEYED_LIST.finditer(text))
+    for match in written[read:]:
+        hint = "qwen" if _norm_key(match["key"]) in _QWEN_KEYS else "yxyx1000"
+        numbers = [_number_token(match.group(i)) for i in range(2, 6)]
+        # Its object: from the last "{" before the box to the next "}" (or the cut).
+        start = text.rfind("{", 0, match.start()) + 1
+        end = text.find("}", match.end())
+        label = _COMPLETE_LABEL.search(text[start : end if end >= 0 else len(text)])
+        extraction.candidates.append(
+            _Candidate(label["label"] if label else "", numbers, hint, from_json_object=True)
+        )
 
 
 def _strip_json_strings(text: str) -> str:

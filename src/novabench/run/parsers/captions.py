@@ -189,7 +189,77 @@ def _parse_caption(raw: Any) -> ParsedCaption:
     caption = _strip_quotes(caption)
     if not caption:
         return ParsedCaption(status="empty", error="nothing left after removing the chat wrapping")
+    if is_refusal(caption):  # scored as the empty caption, counted as a non-answer
+        shown = caption if len(caption) <= 80 else caption[:77] + "..."
+        return ParsedCaption(
+            status="refusal", error=f"the model declined to describe the image: {shown!r}"
+        )
     return ParsedCaption(caption=caption, status="ok")
+
+
+# A refusal opens the answer: an apology, or the model saying what it cannot or will not do.
+_REFUSAL_OPENING = re.compile(
+    r"^\W*(?:"
+    r"(?:i'?m|i am)\s+(?:so\s+|very\s+|truly\s+)?sorry"
+    r"|sorry\b"
+    r"|(?:i|we)\s+apologi[sz]e"
+    r"|my apologies"
+    r"|unfortunately,?\s+(?:i|as an ai)\b"
+    r"|(?:i|we)\s+(?:can(?:no|')t|can not|cannot|am unable|'?m unable|am not able|'?m not able|"
+    r"won'?t|will not|must decline|have to decline)\b"
+    r"|i'?m\s+(?:unable|not able)\b"
+    r"|as an? (?:ai|artificial intelligence|language model|large language model|ai language model"
+    r"|text-based (?:ai|model))\b"
+    r")",
+    re.IGNORECASE,
+)
+# What a caption is made of: a plane, a sequence, a finding, a place in the brain. A refusal
+# names none of them ("medical images", "MRI scans" and "brain" are what it declines).
+_IMAGING_CONTENT = re.compile(
+    r"\b(?:axial|sagittal|coronal|flair|t1|t2|t1w|t2w|dwi|adc|swi|gre|diffusion|"
+    r"weighted|contrast|gadolinium|hyperintens\w*|hypointens\w*|isointens\w*|enhanc\w*|"
+    r"lesions?|mass(?:es)?|nodules?|cysts?|cystic|tumou?rs?|oedema|edema|infarcts?|"
+    r"ha?emorrhag\w*|bleeds?|microbleeds?|atroph\w*|calcif\w*|necro\w*|ring|"
+    r"signal|hydrocephalus|ventric\w*|sulc\w*|lobes?|frontal|parietal|temporal|occipital|"
+    r"cerebell\w*|thalam\w*|pons|pontine|midbrain|medulla|hippocamp\w*|basal ganglia|"
+    r"white matter|grey matter|gray matter|cortex|cortical|subcortical|periventricular|"
+    r"hemispheres?|midline|corpus callosum|meningeal|dural|extra-axial|intra-axial|"
+    r"left|right|bilateral|abnormal\w*|normal|sequences?|planes?)\b",
+    re.IGNORECASE,
+)
+# Longer than this, an answer holds more than a refusal: it is read as a caption.
+_REFUSAL_MAX_CHARS = 400
+
+
+def is_refusal(caption: str) -> bool:
+    """Whether a cleaned captioning answer, as a whole, declines to describe the image.
+
+    Conservative: the answer must open with an apology or a statement of what the model
+    cannot or will not do, stay short, and name no plane, sequence, finding or place in the
+    brain. A caption that says "a metastasis cannot be excluded", or a disclaimer followed
+    by a description, stays a caption.
+
+    Args:
+        caption: the answer as :func:`parse_caption` cleaned it.
+
+    Returns:
+        True for a whole-answer refusal.
+
+    Example:
+        >>> is_refusal("I'm sorry, but I can't help with describing medical images.")
+        True
+        >>> is_refusal("As an AI, I cannot diagnose, but this axial FLAIR image shows a "
+        ...            "right temporal hyperintense lesion.")
+        False
+        >>> is_refusal("Axial T2 image; a low-grade glioma cannot be excluded.")
+        False
+    """
+    text = caption.strip()
+    return (
+        len(text) <= _REFUSAL_MAX_CHARS
+        and _REFUSAL_OPENING.match(text) is not None
+        and _IMAGING_CONTENT.search(text) is None
+    )
 
 
 _QUOTE_PAIRS = (('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("`", "`"))

@@ -59,6 +59,7 @@ class ParseStats:
     n_degenerate_dropped: int = 0
     n_out_of_range: int = 0
     n_swapped: int = 0
+    n_order_from_keys: int = 0
     n_diagnoses: int = 0
     n_duplicates_removed: int = 0
 
