@@ -320,6 +320,11 @@ def test_merging_a_running_shard_sets_its_half_written_last_line_aside_and_recou
     half = '{"filename": "case0040_001.png", "task": "localization", "raw_boxes": "lesion: [1'
     with running.open("a", encoding="utf-8") as handle:
         handle.write(half)
+    # Its manifest as the writer left it at its start: nothing answered yet.
+    started = RunManifest.read(running)
+    assert started is not None and started.counts is not None
+    counts = {task: {**recorded, "answered": 0} for task, recorded in started.counts.items()}
+    replace(started, counts=counts).write(running)
     stale = RunManifest.read(running)
     assert stale is not None and stale.counts is not None
     assert stale.counts["localization"]["answered"] != len(complete)  # the start's counts
