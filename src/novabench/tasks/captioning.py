@@ -108,7 +108,7 @@ def bertscore_key(model: str, num_layers: int, *, folder: bool) -> str:
     return f"{BERTSCORE_PAPER_KEY}[{label}-L{num_layers}]"
 
 
-_BERTSCORE_HASH = re.compile(r"(?P<model>.+)_L(?P<layer>[0-9]+)_(?:no-)?idf_")
+_BERTSCORE_HASH = re.compile(r"(?P<model>.+)_L(?P<layer>[0-9]+)(?:_|$)")
 
 
 def bertscore_key_of_hash(bertscore_hash: str) -> str | None:
@@ -413,6 +413,9 @@ BEHAVIOUR = TaskBehaviour(
         ("keyword_averaging", tuple(key for key in KEYWORD_METRICS if "BinaryF1" not in key)),
         ("answered_only", ("*",)),
     ),
+    # The BERTScore model names its key (BERTScore-F1, -MiniLM-L6, [<model>-L<n>]): reports
+    # are compared on it only where they hold the same key (two folders, two versions).
+    reading_settings=("BERTScore_hash",),
     stand_in_notes=tuple(
         (key, _LEXICON_NOTE)
         for key in ("ClinicalF1-lexicon", "ModalityF1-lexicon", "BinaryF1-lexicon")
