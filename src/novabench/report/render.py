@@ -37,6 +37,7 @@ __all__ = [
     "meteor_fallback_line",
     "metric_label",
     "mixed_code_line",
+    "many_boxes_line",
     "model_name",
     "portable_bertscore_hash",
     "shareable_path",
@@ -286,6 +287,39 @@ def _outside_lines(report: Mapping[str, Any]) -> list[str]:
     for task in TASK_ORDER:
         coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
         line = boxes_outside_line(task, coverage, report.get("predictions") or {})
+        if line:
+            lines.append(line)
+    return lines
+
+
+def many_boxes_line(task: str, coverage: Mapping[str, Any]) -> str | None:
+    """A notice when images were answered with many boxes (``images_with_many_boxes``, counted
+    by the task's ``answer_counts``): the hit rates do not penalise them; COCO-AP@30 does.
+
+    Example:
+        >>> print(many_boxes_line("localization", {"scored": 132, "images_with_many_boxes": 128}))
+        localization: 128 of 132 images answered with many boxes (more than 10, or 5 per gold box): mAP@30 and mAP@50 count an image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a blind grid scores well); read COCO-AP@30, which penalises them (numbers unchanged)
+        >>> many_boxes_line("localization", {"scored": 132}) is None
+        True
+    """
+    from novabench.tasks.localization import MANY_BOXES, MANY_BOXES_PER_GOLD
+
+    many = int(coverage.get("images_with_many_boxes") or 0)
+    if not many:
+        return None
+    return (
+        f"{task}: {many} of {coverage.get('scored', '?')} images answered with many boxes (more "
+        f"than {MANY_BOXES}, or {MANY_BOXES_PER_GOLD} per gold box): mAP@30 and mAP@50 count an "
+        "image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a "
+        "blind grid scores well); read COCO-AP@30, which penalises them (numbers unchanged)"
+    )
+
+
+def _many_boxes_lines(report: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for task in TASK_ORDER:
+        coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
+        line = many_boxes_line(task, coverage)
         if line:
             lines.append(line)
     return lines
@@ -1530,6 +1564,7 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
         mixed_code_line(report),
         answered_only_line(report),
         *answer_reading_lines(report),
+        *_many_boxes_lines(report),
     ]
     lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
     return [line for line in lines if line]
