@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -132,9 +133,10 @@ class TaskSpec:
     paper_key_stand_ins: tuple[tuple[str, str], ...] = ()
     lower_is_better: tuple[str, ...] = ()
     paper_comparison: tuple[tuple[str, str], ...] = ()
-    #: ``(anchor, prefixes)``: keys a user's setting names (``BERTScore-F1[<model>-L<layer>]``)
-    #: that no fixed list can hold; shown after ``anchor`` and judged against the paper as it.
-    model_keys: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: ``(anchor, pattern)``: keys a user's setting names (``BERTScore-F1[<model>-L<layer>]``)
+    #: that no fixed list can hold, each whole key matching ``pattern`` (a regular expression;
+    #: ``<key>_ci`` and the like never do); shown after ``anchor`` and judged as it.
+    model_keys: tuple[tuple[str, str], ...] = ()
 
     def anchor_of(self, key: str) -> str | None:
         """The headline key a key named after a model is shown after (None: not such a key).
@@ -144,12 +146,14 @@ class TaskSpec:
             'BERTScore-F1-MiniLM-L6'
             >>> TASKS["captioning"].anchor_of("ROUGE-L") is None
             True
+            >>> TASKS["captioning"].anchor_of("BERTScore-F1-MiniLM-L6_ci") is None
+            True
         """
         return next(
             (
                 anchor
-                for anchor, prefixes in self.model_keys
-                if isinstance(key, str) and key.startswith(prefixes)
+                for anchor, pattern in self.model_keys
+                if isinstance(key, str) and re.fullmatch(pattern, key)
             ),
             None,
         )
@@ -381,7 +385,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 ("BinaryF1-lexicon", ANOTHER_QUANTITY),
             ),
             # Any other BERTScore model or layer: its own key, another scale.
-            model_keys=(("BERTScore-F1-MiniLM-L6", ("BERTScore-F1-MiniLM-L", "BERTScore-F1[")),),
+            model_keys=(("BERTScore-F1-MiniLM-L6", r"BERTScore-F1(?:-MiniLM-L[0-9]+|\[[^\]]+\])"),),
             # Without WordNet / without the keyword judge: other quantities, other names.
             paper_key_stand_ins=(
                 ("METEOR", "METEOR-exact+stem"),

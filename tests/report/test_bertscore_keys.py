@@ -131,3 +131,19 @@ def test_two_folders_of_one_name_are_one_key_whose_setting_differs() -> None:
     assert difference["metrics"] == ["BERTScore-F1[enc-L6]"]
     apart = [_old_report("r", 0.87, ROBERTA_HASH), _old_report("m", 0.47, MINILM_HASH)]
     assert build_leaderboard(apart, ["r.json", "m.json"])["setting_differences"] == []
+
+
+def test_a_breakdown_row_shows_a_model_keys_value_not_its_interval_as_a_key() -> None:
+    """A breakdown row holds ``<key>_ci`` beside each key: only the key is a column (the
+    interval, a list, once crashed the Markdown as a key of its own)."""
+    from novabench.report.render import render_breakdowns
+
+    row = {"group": "axial", "n": 30, "ROUGE-L": 0.2, "ROUGE-L_ci": [0.1, 0.3]}
+    for key in ("BERTScore-F1-MiniLM-L6", "BERTScore-F1[radbert-L9]"):
+        report = {
+            "breakdowns": {"captioning": {"plane": [{**row, key: 0.5, f"{key}_ci": [0.4, 0.6]}]}}
+        }
+        lines = render_breakdowns(report)
+        header = next(line for line in lines if line.startswith("| group"))
+        assert header == f"| group | n | ROUGE-L | {key} |"
+        assert "| axial | 30 | 20.0 [10.0, 30.0] | 50.0 [40.0, 60.0] |" in lines

@@ -137,17 +137,18 @@ def bertscore_key_of_hash(bertscore_hash: str) -> str | None:
         return None
 
 
+_MODEL_KEY = re.compile(r"BERTScore-F1(?:-MiniLM-L[0-9]+|\[[^\]]+\])")
+
+
 def is_bertscore_key(key: str) -> bool:
     """Whether ``key`` is BERTScore-F1 under some model (:func:`bertscore_key`'s forms).
 
     Example:
         >>> [is_bertscore_key(k) for k in ("BERTScore-F1", "BERTScore-F1-MiniLM-L6",
-        ...     "BERTScore-F1[radbert-L9]", "BERTScore_hash", "ROUGE-L")]
+        ...     "BERTScore-F1[radbert-L9]", "BERTScore_hash", "BERTScore-F1-MiniLM-L6_ci")]
         [True, True, True, False, False]
     """
-    return key == BERTSCORE_PAPER_KEY or key.startswith(
-        (f"{BERTSCORE_PAPER_KEY}-MiniLM-L", f"{BERTSCORE_PAPER_KEY}[")
-    )
+    return key == BERTSCORE_PAPER_KEY or bool(_MODEL_KEY.fullmatch(key))
 
 
 _LEXICON_NOTE = (
