@@ -136,7 +136,7 @@ def test_metric_space_notes_name_the_spaces_controls_not_cli_options(
         REPO / "metrics" / "nova_metric", "captioning", json.dumps(line),
         metric.REFERENCES_FROM_DATA, "", n_resamples=0, data_source=str(sample_release),
     )  # fmt: skip
-    assert rows and "BERTScore-F1: not computed (the BERTScore-F1 box" in message
+    assert rows and "BERTScore-F1: not computed (the BERTScore box" in message
     assert "--exclude" not in message and "--meteor" not in message
 
 
