@@ -131,7 +131,7 @@ def run_captioning_benchmark(n_pairs: int = 1000, seed: int = 0, *, bertscore: b
         # is part of its time below -- about 1 s for MiniLM).
         bertscore_f1_scores(predictions[:8], references[:8], model=model_path, num_layers=6)
         compare(
-            "BERTScore-F1",
+            "BERTScore-F1-MiniLM-L6",
             lambda: bertscore_f1_scores(predictions, references, model=model_path, num_layers=6)[
                 0
             ].mean(),

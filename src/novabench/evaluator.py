@@ -524,7 +524,7 @@ class NovaReport:
         """
         import pandas as pd
 
-        from novabench.report.render import HEADLINE_KEYS, TASK_ORDER, comparison_with_paper
+        from novabench.report.render import TASK_ORDER, comparison_with_paper, headline_keys
 
         rows = []
         for task in TASK_ORDER:
@@ -532,7 +532,7 @@ class NovaReport:
             if section is None:
                 continue
             intervals = section.get("confidence_intervals") or {}
-            for key in HEADLINE_KEYS[task]:
+            for key in headline_keys(task, section["metrics"]):
                 if key not in section["metrics"]:
                     continue
                 low, high = intervals.get(key) or (None, None)

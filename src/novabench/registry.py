@@ -24,7 +24,8 @@ Example:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
@@ -132,6 +133,52 @@ class TaskSpec:
     paper_key_stand_ins: tuple[tuple[str, str], ...] = ()
     lower_is_better: tuple[str, ...] = ()
     paper_comparison: tuple[tuple[str, str], ...] = ()
+    #: ``(anchor, pattern)``: keys a user's setting names (``BERTScore-F1[<model>-L<layer>]``)
+    #: that no fixed list can hold, each whole key matching ``pattern`` (a regular expression;
+    #: ``<key>_ci`` and the like never do); shown after ``anchor`` and judged as it.
+    model_keys: tuple[tuple[str, str], ...] = ()
+
+    def anchor_of(self, key: str) -> str | None:
+        """The headline key a key named after a model is shown after (None: not such a key).
+
+        Example:
+            >>> TASKS["captioning"].anchor_of("BERTScore-F1[radbert-L9]")
+            'BERTScore-F1-MiniLM-L6'
+            >>> TASKS["captioning"].anchor_of("ROUGE-L") is None
+            True
+            >>> TASKS["captioning"].anchor_of("BERTScore-F1-MiniLM-L6_ci") is None
+            True
+        """
+        return next(
+            (
+                anchor
+                for anchor, pattern in self.model_keys
+                if isinstance(key, str) and re.fullmatch(pattern, key)
+            ),
+            None,
+        )
+
+    def headline_keys_with(self, held: Iterable[str]) -> tuple[str, ...]:
+        """:attr:`headline_keys` and, after their anchor, the keys named after a model that
+        ``held`` holds (sorted): the keys a report of this task shows, in order.
+
+        Example:
+            >>> keys = TASKS["captioning"].headline_keys_with(["BERTScore-F1[radbert-L9]", "x"])
+            >>> keys[keys.index("BERTScore-F1-MiniLM-L6") + 1]
+            'BERTScore-F1[radbert-L9]'
+            >>> TASKS["diagnosis"].headline_keys_with(["x"]) == TASKS["diagnosis"].headline_keys
+            True
+        """
+        if not self.model_keys:
+            return self.headline_keys
+        named = sorted(
+            {key for key in held if key not in self.headline_keys and self.anchor_of(key)}
+        )
+        keys: list[str] = []
+        for key in self.headline_keys:
+            keys.append(key)
+            keys += [other for other in named if self.anchor_of(other) == key]
+        return tuple(keys)
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -171,8 +218,11 @@ class TaskSpec:
             'no: another quantity'
             >>> TASKS["localization"].comparison_with_paper("COCO-AP@50")
             'not a paper key'
+            >>> TASKS["captioning"].comparison_with_paper("BERTScore-F1[radbert-L9]")
+            'no: another quantity'
         """
-        return dict(self.paper_comparison).get(key, NOT_A_PAPER_KEY)
+        comparisons = dict(self.paper_comparison)
+        return comparisons.get(key) or comparisons.get(self.anchor_of(key) or "", NOT_A_PAPER_KEY)
 
     def load_parser(self) -> Callable[..., Any]:
         """Import and return the task's parser.
@@ -309,6 +359,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "METEOR",
                 "METEOR-exact+stem",
                 "BERTScore-F1",
+                "BERTScore-F1-MiniLM-L6",
                 "ClinicalF1",
                 "ClinicalF1-lexicon",
                 "ModalityF1",
@@ -326,6 +377,7 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 ("METEOR", SETTINGS_UNPUBLISHED),
                 ("METEOR-exact+stem", ANOTHER_QUANTITY),
                 ("BERTScore-F1", SETTINGS_UNPUBLISHED),
+                ("BERTScore-F1-MiniLM-L6", ANOTHER_QUANTITY),
                 ("ClinicalF1", UP_TO_THE_JUDGE),
                 ("ModalityF1", UP_TO_THE_JUDGE),
                 ("BinaryF1", UP_TO_THE_JUDGE),
@@ -333,6 +385,8 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 ("ModalityF1-lexicon", ANOTHER_QUANTITY),
                 ("BinaryF1-lexicon", ANOTHER_QUANTITY),
             ),
+            # Any other BERTScore model or layer: its own key, another scale.
+            model_keys=(("BERTScore-F1-MiniLM-L6", r"BERTScore-F1(?:-MiniLM-L[0-9]+|\[[^\]]+\])"),),
             # Without WordNet / without the keyword judge: other quantities, other names.
             paper_key_stand_ins=(
                 ("METEOR", "METEOR-exact+stem"),

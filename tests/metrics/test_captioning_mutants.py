@@ -356,6 +356,7 @@ def test_both_entry_points_batch_bertscore_alike_by_default(monkeypatch) -> None
         return np.zeros(len(predictions)), "recorded"
 
     monkeypatch.setattr(captioning, "bertscore_f1_scores", recording_bertscore)
+    monkeypatch.setattr(captioning, "bertscore_metric_key", lambda model, layers: "BERTScore-F1")
     only_bertscore = ["BLEU-4", "ROUGE-L", "METEOR", "ClinicalF1", "ModalityF1"]
     only_bertscore += ["SequencePlaneF1", "BinaryF1"]
     pair = (["Axial T2: cyst."], ["Axial T2: a cyst."])

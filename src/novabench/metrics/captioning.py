@@ -87,6 +87,7 @@ Input rules:
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import warnings
@@ -103,16 +104,16 @@ from novabench.metrics.bertscore import (
     DEFAULT_BERTSCORE_MODEL,
     bertscore_available,
     bertscore_f1_scores,
+    bertscore_metric_key,
     clear_bertscore_cache,
 )
-from novabench.metrics.bertscore import resolve_bertscore_model as _resolve_bertscore_model
 from novabench.metrics.keywords import (
     CaptionKeywords,
     KeywordExtractor,
     LexiconKeywordExtractor,
     default_keyword_extractor,
 )
-from novabench.tasks.captioning import KEYWORD_METRICS
+from novabench.tasks.captioning import BERTSCORE_PAPER_KEY, KEYWORD_METRICS, is_bertscore_key
 
 __all__ = [
     "DEFAULT_BERTSCORE_MODEL",
@@ -547,7 +548,7 @@ class CaptioningEvaluation:
         per_pair_arrays = {
             "ROUGE-L": self.rouge_l,
             **{key: self.meteor for key in METEOR_KEYS.values()},
-            "BERTScore-F1": self.bertscore_f1,
+            **{key: self.bertscore_f1 for key in self.metrics if is_bertscore_key(key)},
         }
         for name in self.metrics:
             if name in per_pair_arrays:
@@ -663,7 +664,7 @@ class CaptioningEvaluation:
                 result[name] = float(self._per_pair(self.rouge_l, name)[chosen].mean())
             elif name in _METEOR_KEY_SET:
                 result[name] = float(self._per_pair(self.meteor, name)[chosen].mean())
-            elif name == "BERTScore-F1":
+            elif is_bertscore_key(name):
                 result[name] = float(self._per_pair(self.bertscore_f1, name)[chosen].mean())
             elif name in KEYWORD_FAMILIES:
                 result[name] = keyword_f1(
@@ -762,7 +763,7 @@ class CaptioningEvaluation:
         means = {
             "ROUGE-L": self.rouge_l,
             **{key: self.meteor for key in METEOR_KEYS.values()},
-            "BERTScore-F1": self.bertscore_f1,
+            **{key: self.bertscore_f1 for key in self.metrics if is_bertscore_key(key)},
         }
         # The averaged metrics in one call: one gather of the resamples' pairs for all.
         averaged = [name for name in self.metrics if name in means]
@@ -822,11 +823,23 @@ class CaptioningEvaluation:
 
 
 def _validated_exclude(exclude: str | Iterable[str]) -> frozenset[str]:
+    """The names to leave out, each one of :data:`METRIC_NAMES`; an unknown one is refused.
+
+    ``BERTScore-F1`` leaves BERTScore out under any model: a key naming one model
+    (``BERTScore-F1-MiniLM-L6``, ``BERTScore-F1[...]``) is refused with that advice, as it
+    would leave it out under that model only.
+    """
     names = [exclude] if isinstance(exclude, str) else list(exclude)
-    unknown = [name for name in names if name not in METRIC_NAMES]
-    if unknown:
+    for name in names:
+        if name in METRIC_NAMES:
+            continue
+        if isinstance(name, str) and is_bertscore_key(name):
+            hint = f"; {BERTSCORE_PAPER_KEY!r} leaves BERTScore out whichever model computes it"
+        else:
+            close = difflib.get_close_matches(str(name), METRIC_NAMES, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
         raise NovaInputError(
-            f"unknown metric name(s) {unknown}; valid names are {list(METRIC_NAMES)}",
+            f"unknown metric name {name!r}{hint} (valid names: {', '.join(METRIC_NAMES)})",
             source="exclude",
         )
     return frozenset(names)
@@ -1001,8 +1014,14 @@ def prepare_captioning(
     _validate_captions(predictions, references)
     predictions, references = list(predictions), list(references)
     meteor_variant = _meteor_variant(meteor, excluded)
+    # The key names the model: BERTScore-F1 is roberta-large at layer 17 only.
+    bertscore_name = (
+        None
+        if BERTSCORE_PAPER_KEY in excluded
+        else bertscore_metric_key(bertscore_model, bertscore_num_layers)
+    )
     metrics = tuple(
-        name
+        bertscore_name if name == BERTSCORE_PAPER_KEY and bertscore_name else name
         for name in METRIC_NAMES
         if name not in excluded
         and (name not in _METEOR_KEY_SET or name == METEOR_KEYS.get(meteor_variant or ""))
@@ -1019,7 +1038,7 @@ def prepare_captioning(
     # transformers versions, all in bert_score's hash (compared as a setting by the
     # leaderboard); torch's version and the device are not recorded: they move only the
     # last float digits on another machine (the same machine gives the same bits).
-    if "BERTScore-F1" in metrics:
+    if bertscore_name is not None:
         evaluation.bertscore_f1, evaluation.info["BERTScore_hash"] = bertscore_f1_scores(
             predictions,
             references,
@@ -1189,11 +1208,9 @@ def settle_scoring_options(options: dict[str, Any]) -> tuple[dict[str, Any], lis
 'METEOR: not computed (--exclude)'])
     """
     settled = dict(options)
-    excluded = set(settled.get("exclude", ()))
-    if "BERTScore-F1" not in excluded:
-        _resolve_bertscore_model(
-            settled.get("bertscore_model"), settled.get("bertscore_num_layers"), fetch=False
-        )
+    excluded = set(_validated_exclude(settled.get("exclude", ())))
+    if BERTSCORE_PAPER_KEY not in excluded:  # the model's key checked too (bertscore_key)
+        bertscore_metric_key(settled.get("bertscore_model"), settled.get("bertscore_num_layers"))
     settled["exclude"] = sorted(excluded)
     notes = [f"{name}: not computed (--exclude)" for name in settled["exclude"]]
     return settled, _meteor_choice(settled, excluded) + notes

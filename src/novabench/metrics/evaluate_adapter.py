@@ -433,14 +433,12 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
     if "bertscore_model" in task_options(task):
         excluded = rest.get("exclude") or ()
         if "BERTScore-F1" not in ([excluded] if isinstance(excluded, str) else list(excluded)):
-            from novabench.metrics.bertscore import resolve_bertscore_model
+            from novabench.metrics.bertscore import bertscore_metric_key
 
             # Before any data is consumed: the model exists locally ("minilm": its package is
-            # installed), or can be downloaded (not offline), and has the layer asked for.
-            # The download itself comes later.
-            resolve_bertscore_model(
-                rest.get("bertscore_model"), rest.get("bertscore_num_layers"), fetch=False
-            )
+            # installed), or can be downloaded (not offline), has the layer asked for, and a
+            # name its key can carry. The download itself comes later.
+            bertscore_metric_key(rest.get("bertscore_model"), rest.get("bertscore_num_layers"))
     if stats.get("bootstrap_resamples"):
         from novabench.metrics.stats import _check_settings
 

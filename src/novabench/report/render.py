@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from novabench.escaping import markdown_code_span, markdown_text, markdown_text_
 
 __all__ = [
     "HEADLINE_KEYS",
+    "headline_keys",
     "NO_INTERVALS",
     "TASK_ORDER",
     "answer_reading_lines",
@@ -37,6 +38,7 @@ __all__ = [
     "meteor_fallback_line",
     "metric_label",
     "mixed_code_line",
+    "many_boxes_line",
     "model_name",
     "portable_bertscore_hash",
     "shareable_path",
@@ -66,6 +68,20 @@ __all__ = [
 HEADLINE_KEYS: dict[str, tuple[str, ...]] = {
     name: spec.headline_keys for name, spec in registry.TASKS.items()
 }
+
+
+def headline_keys(task: str, *held: Iterable[str]) -> tuple[str, ...]:
+    """The keys a task's table shows, in order: :data:`HEADLINE_KEYS` and the keys named after
+    a user's model (``BERTScore-F1[<model>-L<layer>]``) that ``held`` holds, after their kind.
+
+    Example:
+        >>> keys = headline_keys("captioning", {"BERTScore-F1[radbert-L9]": 0.8})
+        >>> keys[keys.index("BERTScore-F1-MiniLM-L6") + 1]
+        'BERTScore-F1[radbert-L9]'
+    """
+    return registry.TASKS[task].headline_keys_with(key for keys in held for key in keys)
+
+
 #: Tasks in report order.
 TASK_ORDER: tuple[str, ...] = registry.TASK_NAMES
 
@@ -272,6 +288,39 @@ def _outside_lines(report: Mapping[str, Any]) -> list[str]:
     for task in TASK_ORDER:
         coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
         line = boxes_outside_line(task, coverage, report.get("predictions") or {})
+        if line:
+            lines.append(line)
+    return lines
+
+
+def many_boxes_line(task: str, coverage: Mapping[str, Any]) -> str | None:
+    """A notice when images were answered with many boxes (``images_with_many_boxes``, counted
+    by the task's ``answer_counts``): the hit rates do not penalise them; COCO-AP@30 does.
+
+    Example:
+        >>> print(many_boxes_line("localization", {"scored": 132, "images_with_many_boxes": 128}))
+        localization: 128 of 132 images answered with many boxes (more than 10, or 5 per gold box): mAP@30 and mAP@50 count an image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a blind grid scores well); read COCO-AP@30, which penalises them (numbers unchanged)
+        >>> many_boxes_line("localization", {"scored": 132}) is None
+        True
+    """
+    from novabench.tasks.localization import MANY_BOXES, MANY_BOXES_PER_GOLD
+
+    many = int(coverage.get("images_with_many_boxes") or 0)
+    if not many:
+        return None
+    return (
+        f"{task}: {many} of {coverage.get('scored', '?')} images answered with many boxes (more "
+        f"than {MANY_BOXES}, or {MANY_BOXES_PER_GOLD} per gold box): mAP@30 and mAP@50 count an "
+        "image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a "
+        "blind grid scores well); read COCO-AP@30, which penalises them (numbers unchanged)"
+    )
+
+
+def _many_boxes_lines(report: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for task in TASK_ORDER:
+        coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
+        line = many_boxes_line(task, coverage)
         if line:
             lines.append(line)
     return lines
@@ -928,7 +977,7 @@ def _rows(report: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
         if task not in report["tasks"]:
             continue
         task_report = report["tasks"][task]
-        for key in HEADLINE_KEYS[task]:
+        for key in headline_keys(task, task_report["metrics"]):
             if key in task_report["metrics"]:
                 rows.append(
                     (task, key, _percent(task_report["metrics"][key]), _interval(task_report, key))
@@ -1175,12 +1224,15 @@ def with_current_keys(report: Mapping[str, Any], *, source: str = "report") -> d
     - ``ClinicalF1`` / ``ModalityF1`` / ``BinaryF1``: likewise (no ``keyword_source``
       recorded): the offline lexicon's (``keyword_extractor: "lexicon (offline...)"``) move to
       the ``-lexicon`` keys, the LLM keyword judge's stay.
+    - ``BERTScore-F1``: reports written before the key meant roberta-large at layer 17 only
+      held any model's; by the recorded ``BERTScore_hash``, another model's value moves to
+      that model's key (``BERTScore-F1-MiniLM-L6``, ``BERTScore-F1[<name>-L<layer>]``).
 
     Values, intervals and breakdown columns move together. Other reports come back equal.
 
     Raises:
-        NovaInputError: an old report whose recorded matcher or keyword extractor does not
-            say which reading it scored (one line naming ``source``, the setting and the
+        NovaInputError: an old report whose recorded matcher, keyword extractor or
+            BERTScore hash does not say which reading it scored (one line naming ``source``, the setting and the
             command that re-scores).
 
     Example:
@@ -1220,6 +1272,7 @@ def current_key_names(
         ("captioning", _meteor_names(report)),
         ("diagnosis", _diagnosis_names(report, source)),
         ("captioning", _keyword_names(report, source)),
+        ("captioning", _bertscore_names(report, source)),
     ):
         if found:
             names.setdefault(task, {}).update(found)
@@ -1289,6 +1342,26 @@ def _keyword_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
         source=source,
         field="tasks.captioning.metrics.keyword_extractor",
     )
+
+
+def _bertscore_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
+    """``BERTScore-F1`` of a report written before the key named roberta-large layer 17
+    only: read by its recorded ``BERTScore_hash`` (another model: that model's key)."""
+    from novabench.tasks.captioning import BERTSCORE_PAPER_KEY, bertscore_key_of_hash
+
+    metrics = _task_metrics(report, "captioning")
+    recorded = metrics.get("BERTScore_hash")
+    if BERTSCORE_PAPER_KEY not in metrics or recorded is None:
+        return {}
+    key = bertscore_key_of_hash(str(recorded))
+    if key is None:
+        raise NovaInputError(
+            f"its captioning {BERTSCORE_PAPER_KEY} records BERTScore_hash {recorded!r}, which "
+            f"names no model and layer, so it may not be roberta-large's: {_RESCORE}",
+            source=source,
+            field="tasks.captioning.metrics.BERTScore_hash",
+        )
+    return {} if key == BERTSCORE_PAPER_KEY else {BERTSCORE_PAPER_KEY: key}
 
 
 def _renamed(report: dict[str, Any], task: str, names: Mapping[str, str]) -> dict[str, Any]:
@@ -1492,6 +1565,7 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
         mixed_code_line(report),
         answered_only_line(report),
         *answer_reading_lines(report),
+        *_many_boxes_lines(report),
     ]
     lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
     return [line for line in lines if line]
@@ -1615,7 +1689,7 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     versus = {
         (task, key): comparison_with_paper(report, task, key)
         for task in TASK_ORDER
-        for key in HEADLINE_KEYS[task]
+        for key in headline_keys(task, _task_metrics(report, task))
     }
     if without_intervals(report):
         lines[-2:] = [
@@ -1810,7 +1884,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
 def _comparison_rows(comparison: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
     rows = []
     for task in TASK_ORDER:
-        for key in HEADLINE_KEYS[task]:
+        for key in headline_keys(task, comparison["tasks"].get(task, {})):
             row = comparison["tasks"].get(task, {}).get(key)
             if row is not None:
                 rows.append((task, key, row))
@@ -2037,7 +2111,8 @@ def render_breakdowns(report: Mapping[str, Any]) -> list[str]:
         for dimension, rows in (breakdowns.get(task) or {}).items():
             if not rows:
                 continue
-            keys = [key for key in HEADLINE_KEYS[task] if key in rows[0]][:_BREAKDOWN_COLUMNS]
+            keys = [key for key in headline_keys(task, rows[0]) if key in rows[0]]
+            keys = keys[:_BREAKDOWN_COLUMNS]
             title = _DIMENSION_TITLES.get(dimension, dimension)
             lines += [
                 "",

@@ -412,6 +412,8 @@ def score_predictions(
             filenames = [image.filename for image in scored_images]
             result["per_image_best_iou"] = dict(zip(filenames, result["per_image_best_iou"]))
         coverage = {**summary[task], "scored": len(positions[task])}
+        if task_behaviour.answer_counts is not None:  # e.g. images answered with many boxes
+            coverage.update(task_behaviour.answer_counts(task_predictions, scored_images))
         if task_behaviour.answer_summary is not None:  # e.g. out-of-image boxes
             coverage.update(
                 load_hook(task_behaviour.answer_summary)(loaded.prediction_set, release)

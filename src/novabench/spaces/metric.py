@@ -351,8 +351,9 @@ def headline_first(rows: Sequence[Sequence[str]]) -> list[list[str]]:
         paper_key = spec.stands_in_for(key) or key
         if paper_key in spec.paper_keys:
             return 0, tasks.index(task), spec.paper_keys.index(paper_key)
-        if key in spec.headline_keys:
-            return 1, tasks.index(task), spec.headline_keys.index(key)
+        shown = spec.headline_keys_with([key])  # with a key named after the user's model
+        if key in shown:
+            return 1, tasks.index(task), shown.index(key)
         return 2, tasks.index(task), 0
 
     return [list(row) for row in sorted(rows, key=standing)]
@@ -367,12 +368,10 @@ def space_note(note: str) -> str:
 
     Example:
         >>> space_note("BERTScore-F1: not computed (--exclude)")
-        'BERTScore-F1: not computed (the BERTScore-F1 box above the Score button is unticked)'
+        'BERTScore-F1: not computed (the BERTScore box above the Score button is unticked)'
     """
     if note == "BERTScore-F1: not computed (--exclude)":
-        return (
-            "BERTScore-F1: not computed (the BERTScore-F1 box above the Score button is unticked)"
-        )
+        return "BERTScore-F1: not computed (the BERTScore box above the Score button is unticked)"
     from novabench.metrics.meteor import WORDNET_INSTALL, meteor_fallback_note
 
     if note == meteor_fallback_note(option="--meteor"):
@@ -475,7 +474,7 @@ def score_inputs(
         references_text: the pasted references (pasted mode only).
         n_resamples: bootstrap resamples (0: no intervals).
         seed: bootstrap seed.
-        with_bertscore: captioning: BERTScore-F1 with the bundled MiniLM.
+        with_bertscore: captioning: BERTScore with the bundled MiniLM (``BERTScore-F1-MiniLM-L6``).
         data_source: the Space's NOVA data (None: the synthetic sample).
         manifest_text: the run's ``<file>.manifest.json`` (NOVA data only; empty: none).
         predictions_name: the uploaded predictions file's own name, which messages name
@@ -794,8 +793,8 @@ def build_demo(module_dir: str | Path, data_source: str | None = None) -> gr.Blo
             seed = gr.Number(0, label="bootstrap seed", precision=0, elem_id="nova-seed")
         with_bertscore = gr.Checkbox(
             False,
-            label="captioning: include BERTScore-F1 with all-MiniLM-L6-v2, layer 6 (bundled; "
-            "lighter than the default roberta-large, so compare only with MiniLM scores)",
+            label="captioning: include BERTScore with all-MiniLM-L6-v2, layer 6 (bundled; "
+            "another scale than roberta-large's BERTScore-F1, so shown as BERTScore-F1-MiniLM-L6)",
         )
         button = gr.Button("Score", variant="primary", elem_id="nova-score")
         table = gr.Dataframe(

@@ -99,6 +99,9 @@ class TaskBehaviour:
             answers themselves (e.g. boxes past their image).
         answer_summary: ``"module:function"`` (prediction set, release) -> extra coverage
             counts of the task's answers; None: none.
+        answer_counts: (the task's predictions, the scored release items) -> extra coverage
+            counts of the answers against the references (localisation: images answered with
+            many more boxes than gold); None: none.
         prompt_placeholders: placeholders the task's prompt template must hold.
         prompt_sets_box_order: the task's prompt fixes the box order its answers use.
         baseline_answer: ``"module:function"`` (request, detector settings) -> (text,
@@ -183,6 +186,7 @@ class TaskBehaviour:
     settle_metric_options: str | None = None
     answer_notes: Callable[[Sequence[Any], Sequence[Any]], list[str]] = _no_answer_notes
     answer_summary: str | None = None
+    answer_counts: Callable[[Sequence[Any], Sequence[Any]], dict[str, int]] | None = None
     prompt_placeholders: tuple[str, ...] = ()
     prompt_sets_box_order: bool = False
     groups_prepared_apart: bool = False

