@@ -243,10 +243,12 @@ def test_a_wrong_box_convention_is_flagged_first_with_the_prompts_one(
     assert markdown[1].startswith(f"**{expected}")
     read_first = render_html(report).split('id="warnings"', 1)[1].split("</ul>", 1)[0]
     assert expected in read_first
-    # The note on boxes past the image no longer suggests the convention already in use.
+    # The note on boxes past the image suggests what fit them once read again (the first
+    # line's evidence), never the convention already in use.
     notes = " ".join(report["tasks"]["localization"]["notes"])
-    assert "(raw answers: --box-convention xyxy_pixel)" not in notes
-    assert "read with --box-convention xyxy_pixel already" in notes
+    assert "--box-convention xyxy_pixel" not in notes
+    assert f"raw answers read again: {coverage['inside_with']['protocol']} of " in notes
+    assert "fit with --box-convention protocol" in notes
 
 
 def test_boxes_read_in_the_prompts_convention_raise_no_outside_warning(report: dict) -> None:

@@ -26,7 +26,11 @@ def run(args: argparse.Namespace) -> int:
     """Execute `nova parse`; prints parse-status counts per task."""
     from novabench.data.release import read_release
     from novabench.registry import TASK_NAMES
-    from novabench.report.render import box_repair_phrase, unread_boxes_line
+    from novabench.report.render import (
+        box_repair_phrase,
+        boxes_confined_line,
+        unread_boxes_line,
+    )
     from novabench.run.predictions import (
         RunManifest,
         check_replaceable_output,
@@ -71,10 +75,13 @@ def run(args: argparse.Namespace) -> int:
         }
         replace(manifest, parsed=parsed_from).write(out)
 
-    for task in TASK_NAMES:  # first: these answers were not read at all
+    for task in TASK_NAMES:  # first: these answers were not read at all, or in a corner
         unread = unread_boxes_line(task, summary[task])
         if unread:
             print(unread)
+        confined = boxes_confined_line(task, summary[task], {"box_convention": convention})
+        if confined:
+            print(confined)
     for task in TASK_NAMES:
         counts = summary[task]
         if not counts["answered"] and not counts["errors"] and not counts["parse_status"]:

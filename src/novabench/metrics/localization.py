@@ -310,6 +310,7 @@ class LocalizationEvaluation:
         given_counts = inputs.det_counts
         self._gold_counts = gold_counts
         self._given_counts = given_counts
+        self._inputs = inputs  # for input_notes, on demand
         self.n_images_with_gold = int(np.count_nonzero(gold_counts))
         self.n_gold_boxes = int(gold_counts.sum())
         self.n_predicted_boxes = int(given_counts.sum())
@@ -506,6 +507,22 @@ class LocalizationEvaluation:
             reached = at < n_detections  # recall points beyond the last detection stay 0
             sampled[row, reached] = envelope[row, at[reached]]
         return sampled
+
+    def input_notes(self) -> list[str]:
+        """Warnings on the predicted boxes' format or scale, measured against the reference
+        boxes (no image size is known here): what ``compute_task`` and the ``evaluate`` face
+        say (see :func:`novabench.tasks.localization.box_scale_warnings`).
+
+        Example:
+            >>> prepare_localization([{"boxes": [[0, 0, 1, 1]]}], [{"boxes": [[5, 5, 9, 9]]}]).input_notes()
+            []
+        """
+        from novabench.tasks.localization import box_scale_warnings
+
+        inputs = self._inputs
+        return box_scale_warnings(
+            inputs.det_boxes, inputs.det_counts, inputs.gold_boxes, inputs.gold_counts
+        )
 
     def result(self) -> dict[str, Any]:
         """The full result of :func:`score_localization`: scores, counts and per-image best IoU.

@@ -329,6 +329,9 @@ def _finish(
     the task's items are cases; else ``"image"``, with a warning)."""
     for note in getattr(evaluation, "notes", ()):  # e.g. METEOR-exact+stem given for METEOR
         warnings.warn(note, UserWarning, stacklevel=3)
+    input_notes = getattr(evaluation, "input_notes", None)  # e.g. boxes in another scale
+    for note in input_notes() if input_notes is not None else ():
+        warnings.warn(f"{task}: {note}", UserWarning, stacklevel=3)
     result = dict(evaluation.result())
     n_resamples = int(stats.get("bootstrap_resamples", 0) or 0)
     if n_resamples > 0:

@@ -26,6 +26,7 @@ __all__ = [
     "answer_reading_lines",
     "answered_only_line",
     "box_repair_phrase",
+    "boxes_confined_line",
     "boxes_outside_line",
     "comparison_settings_lines",
     "comparison_first_lines",
@@ -200,7 +201,10 @@ def boxes_outside_line(
         localization: 76 of 83 answers with boxes (92%) have a box past the image (105 boxes): parsed earlier with --box-convention xyxy_pixel, as the file's `nova parse` recorded (not read again here; no run manifest records the order the prompt asked for); most likely the wrong convention: read again, 76 of 76 fit the images with --box-convention protocol or xyxy_norm1000 (protocol if the prompt asked [ymin, xmin, ymax, xmax], xyxy_norm1000 if it asked [x1, y1, x2, y2]) (scores computed on the boxes as read)
     """
     statuses = coverage.get("parse_status") or {}
-    boxed = sum(int(statuses.get(status) or 0) for status in _BOXED_STATUSES)
+    boxed = int(  # counted per answer where recorded: a parsed file's answers have no status
+        coverage.get("answers_with_boxes")
+        or sum(int(statuses.get(status) or 0) for status in _BOXED_STATUSES)
+    )
     outside = int(coverage.get("answers_out_of_image") or 0)
     if not boxed or outside <= UNUSABLE_SHARE * boxed:
         return None
@@ -255,32 +259,119 @@ def _how_boxes_were_read(predictions: Mapping[str, Any]) -> tuple[list[str], lis
     return parts, governing
 
 
-def _fitting_conventions(coverage: Mapping[str, Any]) -> str:
+def _fitting_conventions(
+    coverage: Mapping[str, Any],
+    reread_key: str = "out_of_image_reread",
+    fits_key: str = "inside_with",
+    *,
+    outcome: str = "fit the images",
+    none_fits: str = "most of them still reach past it",
+) -> str:
     """The conventions under which most raw answers past the image would fit it (computed by
-    reading them again), for the end of the warning; "" when none was read again."""
-    reread = int(coverage.get("out_of_image_reread") or 0)
+    reading them again), for the end of the warning; "" when none was read again. The keys
+    and words serve the corner notice alike (``confined_reread``, ``spread_with``)."""
+    reread = int(coverage.get(reread_key) or 0)
     if not reread:
         return ""
     fits = {
         convention: int(n)
-        for convention, n in (coverage.get("inside_with") or {}).items()
+        for convention, n in (coverage.get(fits_key) or {}).items()
         if int(n) > UNUSABLE_SHARE * reread
     }
     if not fits:
-        return ": read again under every other --box-convention, most of them still reach past it"
+        return f": read again under every other --box-convention, {none_fits}"
     names = " or ".join(fits)
     if len(set(fits.values())) == 1:
-        found = (
-            f"{next(iter(fits.values()))} of {reread} fit the images with --box-convention {names}"
-        )
+        found = f"{next(iter(fits.values()))} of {reread} {outcome} with --box-convention {names}"
     else:
         counts = " or ".join(f"{c} ({n} of {reread})" for c, n in fits.items())
-        found = f"they fit the images with --box-convention {counts}"
+        found = f"they {outcome} with --box-convention {counts}"
     key = "|".join(sorted(fits))
     hint = _READABLE_WITH.get(key, "") if len(fits) > 1 else ""
     return f": read again, {found}" + (
         f" ({hint.removeprefix('--box-convention ')})" if hint else ""
     )
+
+
+def boxes_confined_line(
+    task: str, coverage: Mapping[str, Any], predictions: Mapping[str, Any]
+) -> str | None:
+    """A warning when every answer's boxes sit in one small corner of their images.
+
+    Boxes in a smaller scale read as a larger one (pixels of a model's resized input read
+    as 0..1000; 0..1 fractions read as pixels) all land near the images' top-left corner,
+    inside the image, so nothing else flags them and they score 0. The rule
+    (:func:`novabench.tasks.localization.corner_confinement`): at least 20 answers with
+    boxes, and no box's far corner past 60% of its image's width or height (``corner``), or
+    past 2 pixels (``tiny``). The line says how far they reach, what read them, and, for
+    raw answers, the conventions under which, read again, they spread over the images.
+
+    Args:
+        task: the task name, first in the line.
+        coverage: the task's coverage (``boxes_confined``, ``answers_with_boxes``,
+            ``box_reach``, ``box_reach_pixels``, ``confined_reread``, ``spread_with``).
+        predictions: the report's ``predictions`` (``box_convention``, ``box_answers``).
+
+    Returns:
+        One line, or None when the boxes are not confined.
+
+    Example:
+        >>> coverage = {"boxes_confined": "corner", "answers_with_boxes": 881,
+        ...     "box_reach": [0.427, 0.429], "box_reach_pixels": [205.0, 206.0],
+        ...     "confined_reread": 881, "spread_with": {"xyxy_pixel": 881}}
+        >>> print(boxes_confined_line("localization", coverage, {"box_convention": "xyxy_norm1000"}))
+        localization: every box of the 881 answers with boxes lies in the top-left 42.7% x 42.9% of its image (no far corner past 205 x 206 px): read with --box-convention xyxy_norm1000; a smaller scale read as a larger one explains this (e.g. pixels of a model input under 1000 px read as 0..1000): read again, 881 of 881 fit the images and reach past 60% of them with --box-convention xyxy_pixel (scores computed on the boxes as read)
+    """
+    kind = coverage.get("boxes_confined")
+    reach, pixels = coverage.get("box_reach"), coverage.get("box_reach_pixels")
+    if kind not in ("corner", "tiny") or not reach or not pixels:
+        return None
+    from novabench.tasks.localization import CORNER_REACH, TINY_BOX_PIXELS
+
+    boxed = int(coverage.get("answers_with_boxes") or 0)
+    where = (
+        f"ends within {TINY_BOX_PIXELS:g} px of its image's top-left corner"
+        if kind == "tiny"
+        else f"lies in the top-left {100 * reach[0]:.1f}% x {100 * reach[1]:.1f}% of its image"
+    )
+    explained = (
+        "0..1 fractions read as pixels explain this"
+        if kind == "tiny"
+        else "a smaller scale read as a larger one explains this (e.g. pixels of a model "
+        "input under 1000 px read as 0..1000)"
+    )
+    fitting = _fitting_conventions(
+        coverage,
+        "confined_reread",
+        "spread_with",
+        outcome=f"fit the images and reach past {100 * CORNER_REACH:.0f}% of them",
+        none_fits="none spreads most of them over the images",
+    )
+    if not int(coverage.get("confined_reread") or 0):  # no raw text here to read again
+        from novabench.run.predictions import UNRECORDED_PARSE
+
+        parsed = set((predictions.get("box_answers") or {}).get("parsed_earlier") or {})
+        fitting = (
+            ": `nova parse` their raw answers again (it names the --box-convention that "
+            "spreads them), or convert them to pixels of the original image"
+            if parsed - {UNRECORDED_PARSE}
+            else ": convert them to pixels of the original image before scoring"
+        )
+    return (
+        f"{task}: every box of the {boxed} answers with boxes {where} (no far corner past "
+        f"{pixels[0]:.0f} x {pixels[1]:.0f} px): {'; '.join(_how_boxes_were_read(predictions)[0])}"
+        f"; {explained}{fitting} (scores computed on the boxes as read)"
+    )
+
+
+def _confined_lines(report: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for task in TASK_ORDER:
+        coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
+        line = boxes_confined_line(task, coverage, report.get("predictions") or {})
+        if line:
+            lines.append(line)
+    return lines
 
 
 def _outside_lines(report: Mapping[str, Any]) -> list[str]:
@@ -1590,6 +1681,7 @@ def answer_reading_lines(report: Mapping[str, Any]) -> list[str]:
         unfinished_run_line(report),
         *_unread_lines(report),
         *_outside_lines(report),
+        *_confined_lines(report),
         *unusable_answers_lines(report),
     ]
     return [line for line in lines if line]

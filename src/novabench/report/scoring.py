@@ -390,12 +390,7 @@ def score_predictions(
         task_predictions, references = _task_inputs(task, loaded, positions[task])
         metric_options, notes = chosen.metric_options(task)
         scored_images = [release.images[p] for p in positions[task]] if spec.unit == "image" else []
-        notes.extend(
-            _without_convention_in_use(
-                task_behaviour.answer_notes(task_predictions, scored_images),
-                _conventions_in_use(loaded),
-            )
-        )
+        answer_notes = task_behaviour.answer_notes(task_predictions, scored_images)
         judge_before = _judge_counts(chosen.judge_of(task))
         with _items_named_as_in_release(task, release, positions[task]):
             evaluation = prepare_task(task, task_predictions, references, **metric_options)
@@ -418,6 +413,10 @@ def score_predictions(
             coverage.update(
                 load_hook(task_behaviour.answer_summary)(loaded.prediction_set, release)
             )
+        answer_notes = task_behaviour.revise_answer_notes(  # advice from counts, not guesses
+            answer_notes, coverage, loaded.box_answers
+        )
+        notes.extend(_without_convention_in_use(answer_notes, _conventions_in_use(loaded)))
         if coverage.get("hit_token_limit"):  # the server said so; the parse may not show it
             notes.append(
                 f"{coverage['hit_token_limit']} answer(s) stopped at the model's answer length "

@@ -1235,6 +1235,7 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
         (1, {'protocol': 1, 'xyxy_norm1000': 1})
     """
     from novabench.checks import box_inside_image
+    from novabench.tasks.localization import box_reach, corner_confinement
 
     task = registry.task_answered_in("boxes")
     sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
@@ -1260,7 +1261,22 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
 
             parsed = parse_localization(record.raw, image_size=sizes[key])
             readable["|".join(parsed.readable_with)] += 1
+    keys = list(predictions.records[task])
+    reach = box_reach(
+        [predictions.records[task][key].boxes or [] for key in keys], [sizes[key] for key in keys]
+    )
+    confined = corner_confinement(reach)
+    spread: dict[str, int] = {}
+    confined_reread = 0
+    if confined:  # rare: only then is every answer read again
+        confined_reread, spread = _conventions_spreading(predictions.records[task], sizes)
     return {
+        "answers_with_boxes": reach["answers_with_boxes"],
+        "box_reach": reach["reach"],
+        "box_reach_pixels": reach["reach_pixels"],
+        "boxes_confined": confined,
+        "confined_reread": confined_reread,
+        "spread_with": spread,
         "boxes_out_of_image": boxes_out,
         "answers_out_of_image": answers_out,
         **{name: repaired[name] for name in _REPAIR_COUNTS},
@@ -1313,6 +1329,43 @@ def _conventions_inside(record: PredictionRecord, image_size: tuple[int, int]) -
         if parsed.boxes and all(box_inside_image(box, image_size) for box in parsed.boxes):
             fitting.append(convention)
     return fitting
+
+
+def _conventions_spreading(
+    records: Mapping[str, PredictionRecord], sizes: Mapping[str, tuple[int, int]]
+) -> tuple[int, dict[str, int]]:
+    """The raw answers with boxes read again under every explicit convention, for a set
+    confined to a corner: how many were read again, and per convention that lifts the
+    confinement (its boxes reach past ``CORNER_REACH`` of the images) the answers whose every
+    box then lies inside the image, kept when more than half of them do, most first."""
+    from novabench.checks import box_inside_image
+    from novabench.run.parsers.boxes import parse_localization
+    from novabench.tasks.localization import CORNER_REACH, box_reach
+
+    reread = {
+        key: record
+        for key, record in records.items()
+        if record.boxes and record.raw is not None and record.raw_truncated_from is None
+    }
+    spread: dict[str, int] = {}
+    for convention in _RETRIED_CONVENTIONS:
+        boxes, image_sizes, inside = [], [], 0
+        for key, record in reread.items():
+            parsed = parse_localization(
+                record.raw,
+                image_size=sizes[key],
+                input_size=record.input_size,
+                convention=convention,
+            )
+            boxes.append(parsed.boxes or [])
+            image_sizes.append(sizes[key])
+            inside += bool(parsed.boxes) and all(
+                box_inside_image(box, sizes[key]) for box in parsed.boxes
+            )
+        reach = box_reach(boxes, image_sizes)["reach"]
+        if reach and max(reach) > CORNER_REACH and 2 * inside > len(reread):
+            spread[convention] = inside
+    return len(reread), dict(sorted(spread.items(), key=lambda item: (-item[1], item[0])))
 
 
 # A parser's answer as a predictions record holds it, per answer field.

@@ -72,6 +72,12 @@ def _no_answer_notes(predictions: Sequence[Any], items: Sequence[Any]) -> list[s
     return []
 
 
+def _notes_as_given(
+    notes: Sequence[str], coverage: Mapping[str, Any], readers: Mapping[str, Any] | None
+) -> list[str]:
+    return list(notes)
+
+
 def _no_item_mean_terms(tables: Mapping[str, Any], key: str, recorded: Mapping[str, Any]) -> None:
     return None
 
@@ -102,6 +108,9 @@ class TaskBehaviour:
         answer_counts: (the task's predictions, the scored release items) -> extra coverage
             counts of the answers against the references (localisation: images answered with
             many more boxes than gold); None: none.
+        revise_answer_notes: (``answer_notes``' notes, the task's coverage with those
+            counts, the report's ``box_answers`` or None) -> the notes, their advice taken
+            from the counts (e.g. the conventions that, read again, fit the answers).
         prompt_placeholders: placeholders the task's prompt template must hold.
         prompt_sets_box_order: the task's prompt fixes the box order its answers use.
         baseline_answer: ``"module:function"`` (request, detector settings) -> (text,
@@ -187,6 +196,9 @@ class TaskBehaviour:
     answer_notes: Callable[[Sequence[Any], Sequence[Any]], list[str]] = _no_answer_notes
     answer_summary: str | None = None
     answer_counts: Callable[[Sequence[Any], Sequence[Any]], dict[str, int]] | None = None
+    revise_answer_notes: Callable[
+        [Sequence[str], Mapping[str, Any], Mapping[str, Any] | None], list[str]
+    ] = _notes_as_given
     prompt_placeholders: tuple[str, ...] = ()
     prompt_sets_box_order: bool = False
     groups_prepared_apart: bool = False

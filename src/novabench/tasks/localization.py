@@ -25,7 +25,15 @@ __all__ = [
     "MANY_BOXES_PER_GOLD",
     "box_overrun_notes",
     "many_box_counts",
+    "CORNER_MIN_ANSWERS",
+    "CORNER_REACH",
+    "TINY_BOX_PIXELS",
+    "box_overrun_notes",
+    "box_reach",
+    "box_scale_warnings",
+    "corner_confinement",
     "item_case_ids",
+    "overrun_advice_from_rereading",
     "item_mean_terms",
     "range_thresholds",
     "rank_item_values",
@@ -64,8 +72,7 @@ def box_overrun_notes(predictions: Sequence[Mapping[str, Any]], images: Sequence
         return []
     return [
         f"{over} predicted boxes in {where} images extend past their image by more than 2%: "
-        "if they are [x1, y1, x2, y2], convert them to [x, y, width, height] (raw answers: "
-        "--box-convention xyxy_pixel)"
+        f"{_XYXY_ADVICE} {_RAW_ADVICE}"
     ]
 
 
@@ -104,6 +111,225 @@ def many_box_counts(
         > max(MANY_BOXES, MANY_BOXES_PER_GOLD * len(getattr(image, "boxes", None) or []))
     )
     return {"images_with_many_boxes": many} if many else {}
+
+
+# The advice of box_overrun_notes: for boxes given, and (a guess) for raw answers.
+_XYXY_ADVICE = "if they are [x1, y1, x2, y2], convert them to [x, y, width, height]"
+_RAW_ADVICE = "(raw answers: --box-convention xyxy_pixel)"
+
+
+def overrun_advice_from_rereading(
+    notes: Sequence[str], coverage: Mapping[str, Any], readers: Mapping[str, Any] | None
+) -> list[str]:
+    """The notes of :func:`box_overrun_notes`, their raw-answer advice taken from evidence.
+
+    When the raw answers past the image were read again under every explicit convention
+    (``box_answer_summary``'s ``out_of_image_reread`` and ``inside_with``), the advice names
+    those under which more than half of them fit the image, or says none does, instead of
+    guessing ``xyxy_pixel`` (which may leave them past it). The ``[x1, y1, x2, y2]`` advice
+    stays only when some answers were given as boxes (``readers["parsed_earlier"]``).
+
+    Args:
+        notes: the task's notes.
+        coverage: the task's coverage (``out_of_image_reread``: the raw answers past the
+            image read again, 0 leaves the notes as given; ``inside_with``: per convention
+            those that then fit their image).
+        readers: the report's ``box_answers`` (what read the answers), or None.
+
+    Example:
+        >>> note = box_overrun_notes([{"boxes": [[300, 10, 400, 50]]}],
+        ...     [type("Image", (), {"width": 480, "height": 480})()])
+        >>> coverage = {"out_of_image_reread": 1, "inside_with": {"protocol": 1}}
+        >>> print(overrun_advice_from_rereading(note, coverage, {"read_here": 1})[0])
+        1 predicted boxes in 1 images extend past their image by more than 2%: raw answers read again: 1 of 1 fit with --box-convention protocol
+    """
+    reread = int(coverage.get("out_of_image_reread") or 0)
+    inside_with = coverage.get("inside_with") or {}
+    boxes_given = bool((readers or {}).get("parsed_earlier"))
+    if not reread:
+        return list(notes)
+    fits = {c: int(n) for c, n in inside_with.items() if 2 * int(n) > reread}
+    if len(set(fits.values())) == 1:
+        fitted = (
+            f"{next(iter(fits.values()))} of {reread} fit with --box-convention "
+            + " or ".join(fits)
+        )
+    else:
+        fitted = " or ".join(
+            f"{n} of {reread} fit with --box-convention {c}" for c, n in fits.items()
+        )
+    found = (
+        f"raw answers read again: {fitted}"
+        if fits
+        else "raw answers read again under every other --box-convention: most still reach past it"
+    )
+    advice = f"{_XYXY_ADVICE} ({found})" if boxes_given else found
+    return [note.replace(f"{_XYXY_ADVICE} {_RAW_ADVICE}", advice) for note in notes]
+
+
+#: A set of box answers is "confined to a corner" when every box's far corner (x + width,
+#: y + height) lies at or below this fraction of its image's width and of its height. Pixels
+#: of a model input under 600 px read as 0..1000 land there (a 476 px Qwen2.5-VL input on a
+#: 480 px image: 0.476); on the synthetic sample 30% of the images' gold box sets reach no
+#: further on both axes, so a genuine model's 20 answers all do so with odds near 0.3**20.
+CORNER_REACH = 0.6
+#: The answers with boxes a confinement needs before it is noted (a handful prove nothing).
+CORNER_MIN_ANSWERS = 20
+#: Boxes whose far corner lies within this many pixels of the image's origin: 0..1 fractions
+#: read as pixels (no lesion box of a real image is that small on both axes).
+TINY_BOX_PIXELS = 2.0
+
+
+def box_reach(
+    answers: Sequence[Sequence[Sequence[float]]], image_sizes: Sequence[tuple[float, float]]
+) -> dict[str, Any]:
+    """How far the boxes of a set of answers reach into their images, taken together.
+
+    Args:
+        answers: per answer its ``[x, y, width, height]`` boxes in pixels of its image.
+        image_sizes: per answer its image's ``(width, height)``.
+
+    Returns:
+        ``{"answers_with_boxes": int, "reach": [x, y] | None, "reach_pixels": [x, y] | None}``:
+        the largest far corner (x + width, y + height) of any box as a fraction of its image's
+        width and height, and in pixels; None when no answer holds a box.
+
+    Example:
+        >>> box_reach([[[10, 20, 100, 50]], [], [[200, 0, 40, 40]]], [(480, 480)] * 3)
+        {'answers_with_boxes': 2, 'reach': [0.5, 0.14583333333333334], 'reach_pixels': [240.0, 70.0]}
+    """
+    boxed, reach_x, reach_y, pixels_x, pixels_y = 0, 0.0, 0.0, 0.0, 0.0
+    for boxes, (width, height) in zip(answers, image_sizes):
+        if not boxes:
+            continue
+        boxed += 1
+        far_x = max(float(box[0]) + float(box[2]) for box in boxes)
+        far_y = max(float(box[1]) + float(box[3]) for box in boxes)
+        reach_x, reach_y = max(reach_x, far_x / float(width)), max(reach_y, far_y / float(height))
+        pixels_x, pixels_y = max(pixels_x, far_x), max(pixels_y, far_y)
+    if not boxed:
+        return {"answers_with_boxes": 0, "reach": None, "reach_pixels": None}
+    return {
+        "answers_with_boxes": boxed,
+        "reach": [reach_x, reach_y],
+        "reach_pixels": [pixels_x, pixels_y],
+    }
+
+
+def corner_confinement(reach: Mapping[str, Any]) -> str | None:
+    """Whether boxes reaching as :func:`box_reach` says sit in one small corner of their images.
+
+    Returns:
+        ``"tiny"`` when every box ends within :data:`TINY_BOX_PIXELS` pixels of the images'
+        origin (0..1 fractions read as pixels), ``"corner"`` when every box ends at or
+        below :data:`CORNER_REACH` of its image on both axes (a smaller scale read as a
+        larger one, e.g. a model input's pixels as 0..1000), None otherwise or with fewer than
+        :data:`CORNER_MIN_ANSWERS` answers with boxes.
+
+    Example:
+        >>> corner_confinement({"answers_with_boxes": 881, "reach": [0.47, 0.47],
+        ...                     "reach_pixels": [226.0, 226.0]})
+        'corner'
+        >>> corner_confinement({"answers_with_boxes": 881, "reach": [0.002, 0.002],
+        ...                     "reach_pixels": [0.9, 1.0]})
+        'tiny'
+        >>> corner_confinement({"answers_with_boxes": 5, "reach": [0.47, 0.47],
+        ...                     "reach_pixels": [226.0, 226.0]}) is None
+        True
+    """
+    boxed, fraction, pixels = (
+        reach.get("answers_with_boxes") or 0,
+        reach.get("reach"),
+        reach.get("reach_pixels"),
+    )
+    if boxed < CORNER_MIN_ANSWERS or not fraction or not pixels:
+        return None
+    if max(pixels) <= TINY_BOX_PIXELS:
+        return "tiny"
+    if max(fraction) <= CORNER_REACH:
+        return "corner"
+    return None
+
+
+def box_scale_warnings(
+    det_boxes: Any, det_counts: Any, gold_boxes: Any, gold_counts: Any
+) -> list[str]:
+    """Warnings for predicted boxes in another format or scale, when no image size is known.
+
+    The ``evaluate`` face and ``compute_task`` get boxes and reference boxes, not the images:
+    the reference boxes' extent (their largest far corner on each axis, over all images)
+    stands in for the image size. With at least :data:`CORNER_MIN_ANSWERS` predictions
+    holding boxes: more than half of them with a box ending more than 2% past that extent
+    ([x1, y1, x2, y2] given as [x, y, width, height], 0..1000 for pixels); or every box
+    confined as :func:`corner_confinement` says, measured against that extent (0..1
+    fractions; a smaller scale read as a larger one).
+
+    Args:
+        det_boxes: ``(n, 4)`` predicted ``[x, y, width, height]`` boxes, stacked by image.
+        det_counts: predicted boxes per image.
+        gold_boxes: ``(m, 4)`` reference boxes, same form.
+        gold_counts: reference boxes per image.
+
+    Returns:
+        The warnings (none for boxes spread as the references are).
+
+    Example:
+        >>> import numpy as np
+        >>> gold = np.array([[100.0, 120.0, 60.0, 40.0], [300.0, 320.0, 80.0, 90.0]] * 10)
+        >>> fractions = gold / 480  # 0..1 of a 480 px image, given as pixels
+        >>> print(box_scale_warnings(fractions, np.ones(20), gold, np.ones(20))[0])
+        every predicted box of the 20 predictions with boxes ends within 2 px of the origin: 0..1 fractions? boxes must be pixels of the original image
+        >>> box_scale_warnings(gold, np.ones(20), gold, np.ones(20))
+        []
+    """
+    import numpy as np
+
+    det = np.asarray(det_boxes, dtype=np.float64).reshape(-1, 4)
+    counts = np.asarray(det_counts, dtype=np.int64)
+    gold = np.asarray(gold_boxes, dtype=np.float64).reshape(-1, 4)
+    boxed = int(np.count_nonzero(counts))
+    if boxed < CORNER_MIN_ANSWERS or not len(det):
+        return []
+    far = det[:, :2] + det[:, 2:]
+    image = np.repeat(np.arange(len(counts)), counts)
+    reach_pixels = far.max(axis=0)
+    if float(reach_pixels.max()) <= TINY_BOX_PIXELS:
+        return [
+            f"every predicted box of the {boxed} predictions with boxes ends within "
+            f"{TINY_BOX_PIXELS:g} px of the origin: 0..1 fractions? boxes must be pixels of the "
+            "original image"
+        ]
+    if not len(gold):  # nothing else to measure them against
+        return []
+    extent = (gold[:, :2] + gold[:, 2:]).max(axis=0)
+    if (extent <= 0).any():
+        return []
+    stand_in = f"the images' sizes are not known here: the reference boxes' extent, {extent[0]:.0f} x {extent[1]:.0f} px, stands in"
+    past = np.zeros(len(counts), dtype=bool)
+    past[image[(far > _OVERRUN_TOLERANCE * extent).any(axis=1)]] = True
+    if 2 * int(past.sum()) > boxed:
+        return [
+            f"{int(past.sum())} of {boxed} predictions with boxes have a box ending more than 2% "
+            f"past every reference box ({stand_in}): boxes in another format or scale? They must "
+            "be pixels of the original image, [x, y, width, height] (or [x1, y1, x2, y2] with "
+            "box_format='xyxy')"
+        ]
+    reach = reach_pixels / extent
+    confined = corner_confinement(
+        {
+            "answers_with_boxes": boxed,
+            "reach": reach.tolist(),
+            "reach_pixels": reach_pixels.tolist(),
+        }
+    )
+    if confined == "corner":
+        return [
+            f"every predicted box of the {boxed} predictions with boxes ends within "
+            f"{100 * reach[0]:.1f}% x {100 * reach[1]:.1f}% of the reference boxes' extent "
+            f"({stand_in}): a smaller scale read as a larger one (e.g. pixels of a model input "
+            "under 1000 px read as 0..1000)? boxes must be pixels of the original image"
+        ]
+    return []
 
 
 def rank_item_values(tables: Mapping[str, Any], reading: str = "mAP@30") -> tuple[list[str], Any]:
@@ -238,6 +464,7 @@ BEHAVIOUR = TaskBehaviour(
     answer_notes=box_overrun_notes,
     answer_counts=many_box_counts,
     answer_summary="novabench.run.predictions:box_answer_summary",
+    revise_answer_notes=overrun_advice_from_rereading,
     prompt_sets_box_order=True,
     baseline_answer="novabench.run.baselines:answer_localization",
     breakdown_dimensions=BREAKDOWN_DIMENSIONS,  # every one: boxes have a size and a count
