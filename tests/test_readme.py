@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import re
 from pathlib import Path
 
@@ -122,6 +123,21 @@ def test_notebook_block_runs_offline_as_written(
         "items",
     }
     assert report.model == "my_model"  # type: ignore[attr-defined]
+
+    # "a rerun resumes": the cell pasted again runs through, its save included (input14:
+    # the save refused a second run), and a file of the user's beside the report stays.
+    notes = tmp_path / "runs" / "my-model" / "notes.txt"
+    notes.write_text("compare with the 7B run\n", encoding="utf-8")
+    again: dict[str, object] = {}
+    exec(compile(block, str(README), "exec"), again)  # noqa: S102 (our own README)
+    tasks = report.report["tasks"]  # type: ignore[attr-defined]
+    rerun = again["report"].report["tasks"]  # type: ignore[attr-defined]
+    # Compared as JSON text: a NaN (no box at all gives an undefined AP) equals itself there.
+    assert json.dumps({task: rerun[task]["metrics"] for task in rerun}) == json.dumps(
+        {task: tasks[task]["metrics"] for task in tasks}
+    )
+    assert notes.read_text(encoding="utf-8") == "compare with the 7B run\n"
+    assert (tmp_path / "runs" / "my-model" / "report.json").is_file()
 
 
 # Slow: `import evaluate` alone takes seconds; the name check above is the fast part.
