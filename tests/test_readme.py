@@ -148,3 +148,16 @@ def test_evaluate_block_runs_as_written(
     block = notebook_blocks()[1].replace('"/path/to/Nova"', repr(str(sample_release)))
     exec(compile(block, str(README), "exec"), {})  # noqa: S102 (our own README)
     assert "'mAP@30': 0.0" in capsys.readouterr().out  # the placeholder finds nothing
+
+
+def test_what_the_readme_says_plain_load_dataset_gives_on_a_release_folder(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    # input14: the README explains `Unknown split "test"`; the facts it states hold.
+    import datasets
+
+    assert 'Not plain datasets.load_dataset("/path/to/Nova")' in README.read_text("utf-8")
+    loaded = datasets.load_dataset(str(sample_release), cache_dir=str(tmp_path / "cache"))
+    assert list(loaded) == ["train"] and loaded["train"].column_names == ["image"]
+    with pytest.raises(ValueError, match='Unknown split "test"'):
+        datasets.load_dataset(str(sample_release), split="test", cache_dir=str(tmp_path / "c2"))
