@@ -897,6 +897,20 @@ ROWS: list[Row] = [
         ("--out", "sits inside the release"),
     ),
     Row("evaluate over a user's file", _evaluate_over_notes, ("--out", "not a report")),
+    # Without --out only the table is printed: what would write beside a report is refused.
+    *(
+        Row(
+            f"evaluate {flag} without --out",
+            _option(*_EVALUATE, *argv),
+            (f"field '{flag}'", "give --out too", "prints the table and writes nothing"),
+        )
+        for flag, argv in (
+            ("--markdown", ("--markdown", "{folder}/r.md")),
+            ("--html", ("--html", "{folder}/r.html")),
+            ("--items", ("--items", "{folder}/items")),
+            ("--force", ("--force",)),
+        )
+    ),
     # ------------------------------------------------------------------ outputs never writable
     Row(
         "evaluate --out under a file",

@@ -73,7 +73,7 @@ def test_a_resume_says_how_many_answers_came_from_the_file(sample_release, tmp_p
     assert capsys.readouterr().err == ""  # a new file is no resume
 
     report = evaluate_model(diagnose, sample_release, run_file=run_file, **QUIET)
-    said = f"resumed {run_file}: 3 answers from the file, {n_cases - 3} asked now"
+    said = f"resumed {run_file}: 3 answers from the file, {n_cases - 3} to ask now"
     assert capsys.readouterr().err == said + "\n"
     notes = report.report["tasks"]["diagnosis"]["notes"]
     assert notes[0] == (
@@ -88,7 +88,7 @@ def test_a_resume_says_how_many_answers_came_from_the_file(sample_release, tmp_p
     evaluate_model(diagnose, sample_release, run_file=run_file, **QUIET)
     assert (
         capsys.readouterr().err
-        == f"resumed {run_file}: {n_cases} answers from the file, 0 asked now\n"
+        == f"resumed {run_file}: {n_cases} answers from the file, 0 to ask now\n"
     )
     assert _manifest(run_file)["runtime"]["resumed"] == {
         "answers_from_file": n_cases,
@@ -99,9 +99,31 @@ def test_a_resume_says_how_many_answers_came_from_the_file(sample_release, tmp_p
     trial = evaluate_model(diagnose, sample_release, run_file=run_file, limit=2, **QUIET)
     assert (
         capsys.readouterr().err
-        == f"resumed {run_file}: {n_cases} answers from the file, 0 asked now\n"
+        == f"resumed {run_file}: {n_cases} answers from the file, 0 to ask now\n"
     )
     assert trial.report["tasks"]["diagnosis"]["coverage"]["scored"] == n_cases
+
+
+def test_a_resume_says_so_before_the_model_is_asked(sample_release, tmp_path, capsys):
+    # input14: with progress=False a long resumed run said nothing until its end.
+    run_file = tmp_path / "run.jsonl"
+    n_cases = _n_cases(sample_release)
+    said_when_asked: list[str] = []
+    watching: list[bool] = []
+
+    def diagnose_and_look(image: Any, prompt: str) -> str:
+        if watching and not said_when_asked:  # stderr as it stood when first asked
+            said_when_asked.append(capsys.readouterr().err)
+        return DIAGNOSIS
+
+    evaluate_model(diagnose_and_look, sample_release, run_file=run_file, limit=2, **QUIET)
+    capsys.readouterr()
+    watching.append(True)
+    evaluate_model(diagnose_and_look, sample_release, run_file=run_file, **QUIET)
+    assert said_when_asked == [
+        f"resumed {run_file}: 2 answers from the file, {n_cases - 2} to ask now\n"
+    ]
+    assert capsys.readouterr().err == ""  # said once, at the start
 
 
 def test_a_changed_function_is_refused_naming_the_file_and_the_way_forward(
@@ -324,7 +346,7 @@ def test_a_run_stopped_by_broken_code_resumes_once_the_code_is_fixed(
 
     report = evaluate_model(fixed, sample_release, run_file=run_file, **QUIET)
     assert capsys.readouterr().err == (
-        f"resumed {run_file}: 0 answers from the file, {n_cases} asked now\n"
+        f"resumed {run_file}: 0 answers from the file, {n_cases} to ask now\n"
     )
     assert "resumed after the code" not in report.to_text()
     manifest = _manifest(run_file)

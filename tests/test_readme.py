@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import re
 from pathlib import Path
 
@@ -123,6 +124,21 @@ def test_notebook_block_runs_offline_as_written(
     }
     assert report.model == "my_model"  # type: ignore[attr-defined]
 
+    # "a rerun resumes": the cell pasted again runs through, its save included (input14:
+    # the save refused a second run), and a file of the user's beside the report stays.
+    notes = tmp_path / "runs" / "my-model" / "notes.txt"
+    notes.write_text("compare with the 7B run\n", encoding="utf-8")
+    again: dict[str, object] = {}
+    exec(compile(block, str(README), "exec"), again)  # noqa: S102 (our own README)
+    tasks = report.report["tasks"]  # type: ignore[attr-defined]
+    rerun = again["report"].report["tasks"]  # type: ignore[attr-defined]
+    # Compared as JSON text: a NaN (no box at all gives an undefined AP) equals itself there.
+    assert json.dumps({task: rerun[task]["metrics"] for task in rerun}) == json.dumps(
+        {task: tasks[task]["metrics"] for task in tasks}
+    )
+    assert notes.read_text(encoding="utf-8") == "compare with the 7B run\n"
+    assert (tmp_path / "runs" / "my-model" / "report.json").is_file()
+
 
 # Slow: `import evaluate` alone takes seconds; the name check above is the fast part.
 @pytest.mark.slow
@@ -132,3 +148,16 @@ def test_evaluate_block_runs_as_written(
     block = notebook_blocks()[1].replace('"/path/to/Nova"', repr(str(sample_release)))
     exec(compile(block, str(README), "exec"), {})  # noqa: S102 (our own README)
     assert "'mAP@30': 0.0" in capsys.readouterr().out  # the placeholder finds nothing
+
+
+def test_what_the_readme_says_plain_load_dataset_gives_on_a_release_folder(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    # input14: the README explains `Unknown split "test"`; the facts it states hold.
+    import datasets
+
+    assert 'Not plain datasets.load_dataset("/path/to/Nova")' in README.read_text("utf-8")
+    loaded = datasets.load_dataset(str(sample_release), cache_dir=str(tmp_path / "cache"))
+    assert list(loaded) == ["train"] and loaded["train"].column_names == ["image"]
+    with pytest.raises(ValueError, match='Unknown split "test"'):
+        datasets.load_dataset(str(sample_release), split="test", cache_dir=str(tmp_path / "c2"))

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from novabench.report.items import ItemTables
-    from novabench.run.runner import RunSummary
+    from novabench.run.runner import ResumedRun, RunSummary
 
 __all__ = [
     "FUNCTION_FAILURES_BEFORE_STOP",
@@ -811,6 +811,7 @@ def evaluate_model(
                 box_convention=box_convention,
                 preset=preset_record,
                 resume_changed_code=resume_changed_code,
+                on_resume=_say_resuming,
             )
         except NovaInputError as error:
             if error.field == "backend" and "different configuration" in error.message:
@@ -837,27 +838,33 @@ def evaluate_model(
     return NovaReport(scored.report, tables, scored.release, run_path, summary)
 
 
-def _say_resumed(report: dict[str, Any], summary: RunSummary, limit: int | None) -> None:
-    """Say on stderr, and in each task's notes, what of a resumed run the file gave.
+def _say_resuming(resumed: ResumedRun) -> None:
+    """Say on stderr, before the model is asked, what a resumed run takes from its file.
 
     Answers taken from the file were asked by an earlier call, possibly by code or weights
-    that have changed since in ways the manifest cannot see: the reader is told how many.
-    Each task's coverage records them (``answers_from_run_file``) and, with ``limit``, the
-    limit (``limit``): a limited call scores every answered item of the file, which may be
-    far more than ``limit``, and the report's first line says how many came from the file.
+    that have changed since in ways the manifest cannot see: the reader is told how many,
+    at the start, since a long run without progress bars says nothing else until its end.
     """
     import sys
 
-    line = (
-        f"resumed {summary.out_path}: {_answers(summary.n_from_file)} from the file, "
-        f"{summary.n_asked} asked now"
-    )
-    if summary.code_changed:
+    from_file = sum(resumed.answers_in_file.values())
+    to_ask = sum(len(items) for items in resumed.pending.values())
+    line = f"resumed {resumed.out_path}: {_answers(from_file)} from the file, {to_ask} to ask now"
+    if resumed.code_changed:
         line += (
             "; the function's code changed since the file's answers were asked "
             "(resume_changed_code=True): the answers may mix two versions"
         )
     print(line, file=sys.stderr)
+
+
+def _say_resumed(report: dict[str, Any], summary: RunSummary, limit: int | None) -> None:
+    """Record in each task's notes what of a resumed run the file gave (stderr said it first).
+
+    Each task's coverage records them (``answers_from_run_file``) and, with ``limit``, the
+    limit (``limit``): a limited call scores every answered item of the file, which may be
+    far more than ``limit``, and the report's first line says how many came from the file.
+    """
     for task, counts in summary.counts.items():
         section = report["tasks"].get(task)
         if section is None:

@@ -18,6 +18,7 @@ from tests.lazy_import import LazyModule
 evaluate = LazyModule("evaluate")
 
 from novabench.errors import NovaInputError  # noqa: E402
+from novabench.metrics import evaluate_adapter  # noqa: E402
 from novabench.metrics.captioning import score_captioning  # noqa: E402
 from novabench.metrics.diagnosis import score_diagnosis  # noqa: E402
 from novabench.metrics.localization import score_localization  # noqa: E402
@@ -277,6 +278,71 @@ def test_all_task_rejects_conflicting_diagnoses_within_a_case() -> None:
     with pytest.raises(NovaInputError, match=r"example 2 \(0-based index 1\).*diagnoses"):
         evaluate.load(MODULE, "all").compute(
             predictions=predictions, references=rows, exclude=["BERTScore-F1"]
+        )
+
+
+def _two_images_of_one_cadasil_case() -> list[dict]:
+    return [
+        {
+            "boxes": [[40.0, 52.0, 30.0, 22.0]],
+            "caption": "Axial FLAIR: confluent hyperintensity of both anterior temporal poles.",
+            "final_diagnosis": "CADASIL",
+            "case_id": "case0042",
+            "clinical_history": "52-year-old woman with migraine with aura and a stroke.",
+        },
+        {
+            "boxes": [[61.0, 30.0, 18.0, 25.0]],
+            "caption": "Axial T2: lacunes in the external capsules.",
+            "final_diagnosis": "CADASIL",
+            "case_id": "case0042",
+            "clinical_history": "52-year-old woman with migraine with aura and a stroke.",
+        },
+    ]
+
+
+def test_all_task_refuses_a_prediction_without_its_caption_key() -> None:
+    rows = _two_images_of_one_cadasil_case()
+    predictions = [
+        {"boxes": [[40.0, 50.0, 30.0, 25.0]], "caption": "Axial FLAIR.", "diagnoses": ["CADASIL"]},
+        {"boxes": [[60.0, 30.0, 20.0, 25.0]], "diagnoses": ["CADASIL"]},  # no "caption" key
+    ]
+    # evaluate's Features would fill the missing key with None (no answer) unseen:
+    features = evaluate_adapter.metric_features("all")
+    encoded = features.encode_example({"predictions": predictions[1], "references": rows[1]})
+    assert encoded["predictions"]["caption"] is None
+    with pytest.raises(
+        NovaInputError,
+        match=r"^example 2 \(0-based index 1\), field 'predictions\.caption': missing key 'caption'",
+    ):
+        evaluate.load(MODULE, "all").compute(
+            predictions=predictions, references=rows, exclude=["BERTScore-F1", "METEOR"]
+        )
+    # An explicit None stays "no caption on this image", counted among the captions.
+    predictions[1]["caption"] = None
+    result = evaluate.load(MODULE, "all").compute(
+        predictions=predictions, references=rows, exclude=["BERTScore-F1", "METEOR"]
+    )
+    assert result["captioning"]["n_captions"] == 2
+
+
+@pytest.mark.parametrize("empty", [[], None])
+@pytest.mark.parametrize("empty_first", [True, False])
+def test_all_task_refuses_no_diagnoses_on_one_image_beside_a_list_on_another(
+    empty: list | None, empty_first: bool
+) -> None:
+    rows = _two_images_of_one_cadasil_case()
+    lists = [empty, ["CADASIL", "Migraine"]] if empty_first else [["CADASIL", "Migraine"], empty]
+    predictions = [
+        {"boxes": [], "caption": row["caption"], "diagnoses": given}
+        for row, given in zip(rows, lists)
+    ]
+    with pytest.raises(
+        NovaInputError,
+        match=r"^example 2 \(0-based index 1\), field 'predictions\.diagnoses': case case0042 "
+        r"has diagnoses on one of its images and none",
+    ):
+        evaluate.load(MODULE, "all").compute(
+            predictions=predictions, references=rows, exclude=["BERTScore-F1", "METEOR"]
         )
 
 
@@ -722,6 +788,7 @@ def test_all_task_refuses_booleans_and_nan_in_its_boxes_too() -> None:
         "case_id": "case0001",
     }
     metric = evaluate.load(MODULE, "all")
+    unanswered = {"caption": None, "diagnoses": None}  # every key of `all` is required
     for prediction, field in [
         ({"boxes": [[1, 1, 5, True]]}, "predictions.boxes[0]"),
         ({"boxes": [[1, 1, 5, 5]], "scores": [np.True_]}, "predictions.scores[0]"),
@@ -729,11 +796,12 @@ def test_all_task_refuses_booleans_and_nan_in_its_boxes_too() -> None:
         ({"boxes": [[1, 1, 5, 5]], "scores": ["0.9"]}, "predictions.scores[0]"),
     ]:
         with pytest.raises(NovaInputError) as info:
-            metric.add_batch(predictions=[prediction], references=[row])
+            metric.add_batch(predictions=[{**prediction, **unanswered}], references=[row])
         assert info.value.record == "example 1 (0-based index 0)" and info.value.field == field
     with pytest.raises(NovaInputError) as info:
         metric.add_batch(
-            predictions=[{"boxes": []}], references=[{**row, "boxes": [[1, 1, 5, False]]}]
+            predictions=[{"boxes": [], **unanswered}],
+            references=[{**row, "boxes": [[1, 1, 5, False]]}],
         )
     assert info.value.field == "references.boxes[0]"
 

@@ -35,6 +35,24 @@ def runs(
     return {"floor": floor, "oracle": oracle}
 
 
+def test_evaluate_without_out_prints_the_same_table_and_writes_nothing(
+    sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys, monkeypatch
+) -> None:
+    # input14: --out was required when only the terminal table was wanted.
+    monkeypatch.chdir(tmp_path)
+    base = ["evaluate", "--data", str(sample_release), "--predictions", str(runs["floor"])]
+    base += ["--bootstrap", "20", *FAST]
+    assert main(base) == 0
+    table_only = capsys.readouterr()
+    assert list(tmp_path.iterdir()) == []
+    assert table_only.err.strip().splitlines()[-1] == (
+        "nova evaluate: note: no --out, so no report was written"
+    )
+    assert main([*base, "--out", str(tmp_path / "r.json")]) == 0
+    with_out = capsys.readouterr().out
+    assert with_out == f"{table_only.out}\nreport written to {tmp_path / 'r.json'}\n"
+
+
 def test_evaluate_writes_an_html_page_naming_the_model(
     sample_release: Path, runs: dict[str, Path], tmp_path: Path, capsys
 ) -> None:

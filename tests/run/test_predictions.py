@@ -442,6 +442,48 @@ def test_parse_raw_uses_the_parsers_and_counts_statuses(release, tmp_path):
     assert again.records["localization"][images[0].filename].raw == answers[0]["raw_boxes"]
 
 
+@pytest.mark.parametrize(
+    "both",
+    [
+        {"boxes": [[4.0, 6.0, 12.0, 9.0]], "raw_boxes": "no target"},
+        {"caption": "Axial FLAIR, right frontal.", "raw_caption": "Coronal T1, normal."},
+    ],
+    ids=["boxes", "caption"],
+)
+def test_a_line_holding_a_parsed_and_a_raw_answer_of_one_task_is_refused(release, tmp_path, both):
+    parsed_field, raw_field = both
+    lines = [
+        {"filename": release.images[0].filename, "raw_boxes": "lesion: [100, 200, 500, 600]"},
+        {"filename": release.images[1].filename, **both},
+    ]
+    path = write_lines(tmp_path / "both.jsonl", lines)
+    with pytest.raises(NovaInputError) as refused:
+        read_predictions(path, release)
+    message = str(refused.value)
+    assert f"line 2 ({release.images[1].filename})" in message
+    assert f"{parsed_field}/{raw_field}" in message and "two answers" in message
+    assert "\n" not in message
+
+
+def test_a_case_line_holding_parsed_and_raw_diagnoses_is_refused(release, tmp_path):
+    case_id = release.cases()[0].case_id
+    line = {"case_id": case_id, "diagnoses": ["CADASIL"], "raw_diagnoses": "Migraine"}
+    with pytest.raises(NovaInputError, match=r"line 1 \(case0001\).*diagnoses/raw_diagnoses"):
+        read_predictions(write_lines(tmp_path / "both.jsonl", [line]), release)
+
+
+def test_a_parsed_line_of_nova_parse_keeps_both_answers_with_its_status(release, tmp_path):
+    # What parse_raw writes: the answer read, the raw text, and the status it was read with.
+    line = {
+        "filename": release.images[0].filename,
+        "boxes": [],
+        "raw_boxes": "no target",
+        "parse_status": "no_target",
+    }
+    read = read_predictions(write_lines(tmp_path / "parsed.jsonl", [line]), release)
+    assert read.records["localization"][release.images[0].filename].raw == "no target"
+
+
 def test_manifest_is_written_atomically_and_read_back(tmp_path):
     target = tmp_path / "pred.jsonl"
     write_manifest(target, {"model": "a"})

@@ -34,8 +34,9 @@ def register(subparsers: Any) -> None:
         help="score predictions (every task present) and write a report",
         description=(
             "Score a predictions JSONL file against a NOVA release with the metric module, print a "
-            "table in percent with bootstrap confidence intervals and parse-failure counts, and write "
-            "the report (metric keys in fractions) as JSON, optionally as Markdown (--markdown) and "
+            "table in percent with bootstrap confidence intervals and parse-failure counts, and "
+            "with --out write the report (metric keys in fractions) as JSON, optionally as "
+            "Markdown (--markdown) and "
             "as one self-contained HTML page with plots and a box-overlay gallery (--html), and "
             "the per-item tables (--items)."
         ),
@@ -53,7 +54,11 @@ def register(subparsers: Any) -> None:
         help="predictions JSONL file(s), parsed or raw (--predictions A B and --predictions A "
         "--predictions B are the same)",
     )
-    parser.add_argument("--out", required=True, help="report JSON path")
+    parser.add_argument(
+        "--out",
+        help="report JSON path; without it the table is printed and nothing is written (then "
+        "--markdown, --html, --items and --force, which write beside the report, are refused)",
+    )
     parser.add_argument(
         "--force",
         action="store_true",
@@ -134,17 +139,15 @@ def run(args: argparse.Namespace) -> int:
         pinned_item_folder,
         with_notices,
     )
-    from novabench.report.scoring import (
-        ScoringOptions,
-        nothing_answered_note,
-        score_predictions,
-    )
+    from novabench.report.scoring import ScoringOptions, score_predictions
 
     if args.jobs is not None:
         raise NovaInputError(
             "--jobs was removed: nova evaluate scores in one process (helper processes "
             "saved too little for what they cost); drop the option"
         )
+    if args.out is None:
+        _refuse_writing_without_out(args)
     outputs: dict[str, Any] = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
     item_files: dict[str, Any] = {}
     if args.items:
@@ -172,13 +175,13 @@ def run(args: argparse.Namespace) -> int:
             judge = options.judge_of(task)
             folder = getattr(judge, "cache_folder", None)  # "~/..." under the home folder
             shown = None  # a shared report names the cache as it names the other files
-            if folder and not folder.startswith("~") and not args.full_paths:
+            if folder and not folder.startswith("~") and args.out and not args.full_paths:
                 from novabench.report.render import shareable_path
 
                 shown = shareable_path(folder, args.out)
             report["tasks"][task]["notes"].append(judge_note(args, judge, shown))
     close_judges(options)
-    if not args.full_paths:  # a report to share names no local folder
+    if args.out and not args.full_paths:  # a report to share names no local folder
         from novabench.report.render import shareable_paths
 
         report = shareable_paths(report, args.out)
@@ -202,6 +205,11 @@ def run(args: argparse.Namespace) -> int:
             gallery_size=args.gallery_size,
             seed=args.seed,
         )
+    if args.out is None:  # the table only, as asked
+        print(render_table(report))
+        print("nova evaluate: note: no --out, so no report was written", file=sys.stderr)
+        _warn_nothing_answered(report)
+        return 0
     # All or none: a failure staging any output leaves every existing file as it was.
     with writing_all_or_none() as staged:
         if tables is not None and args.items:
@@ -221,11 +229,34 @@ def run(args: argparse.Namespace) -> int:
         print(f"nova evaluate: note: {orphan}", file=sys.stderr)
     if older_tables is not None:
         print(f"nova evaluate: warning: {older_tables}", file=sys.stderr)
-    for task, task_report in report["tasks"].items():  # last, where it cannot scroll away
+    _warn_nothing_answered(report)
+    return 0
+
+
+def _warn_nothing_answered(report: dict[str, Any]) -> None:
+    """Last, where it cannot scroll away: each task the predictions answered nothing of."""
+    from novabench.report.scoring import nothing_answered_note
+
+    for task, task_report in report["tasks"].items():
         note = nothing_answered_note(task_report["coverage"])
         if note is not None:
             print(f"nova evaluate: warning: {task}: {note}", file=sys.stderr)
-    return 0
+
+
+def _refuse_writing_without_out(args: argparse.Namespace) -> None:
+    """Without --out only the table is printed: an option that writes beside it is refused."""
+    for flag, given in (
+        ("--markdown", args.markdown),
+        ("--html", args.html),
+        ("--items", args.items),
+        ("--force", args.force),
+    ):
+        if given:
+            raise NovaInputError(
+                "goes with the report: give --out too (without --out nova evaluate "
+                "prints the table and writes nothing)",
+                field=flag,
+            )
 
 
 _ITEM_FILES = ("images.parquet", "images.csv", "cases.parquet", "cases.csv")

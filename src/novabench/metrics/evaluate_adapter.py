@@ -818,6 +818,16 @@ def _row_history(item: Mapping[str, Any], record: str) -> str:
 def _read_all_prediction(item: Any, index: int) -> dict[str, Any]:
     record = f"example {index}"
     out = _box_prediction(item, record, _all_prediction_keys())
+    # evaluate's Features would fill a missing key with None, "no answer", unseen: an
+    # image of `all` answers every task, and only an explicit None says it gave none.
+    for answer in _ALL_ANSWER_FIELDS:
+        if answer not in item:
+            raise NovaInputError(
+                f"missing key '{answer}': every prediction of 'all' answers each task "
+                "(None for no answer on this image)",
+                record=record,
+                field=f"predictions.{answer}",
+            )
     out["caption"] = _text(item.get("caption"), record, "predictions.caption", allow_empty=True)
     out["diagnoses"] = _diagnosis_list(item.get("diagnoses"), record, "predictions.diagnoses")
     return out
@@ -914,6 +924,10 @@ def _all_form() -> _InputForm:
 
 
 _FORMS[registry.ALL_TASKS] = _all_form()
+
+
+#: The keys every `all` prediction must hold (scores stay optional): each task's answer.
+_ALL_ANSWER_FIELDS: tuple[str, ...] = tuple(spec.answer_field for spec in registry.TASKS.values())
 
 
 def _all_prediction_keys() -> frozenset[str]:

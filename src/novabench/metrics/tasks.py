@@ -282,8 +282,15 @@ def _group_by_case(
                 record=f"example {index}",
                 field="predictions.diagnoses",
             )
-        if diagnoses and not known:
-            by_case[case_id] = (diagnoses, truth, first)
+        if bool(diagnoses) != bool(known):
+            # One image with none and another with a list would score the case by whichever
+            # was given: the images of a case answer it once, with one list.
+            raise NovaInputError(
+                f"case {case_id} has diagnoses on one of its images and none (an empty list "
+                "or None) on another; give every image of a case the same list",
+                record=f"example {index}",
+                field="predictions.diagnoses",
+            )
     cases = by_case.values()
     return [v[0] for v in cases], [v[1] for v in cases], [histories[c] for c in by_case]
 

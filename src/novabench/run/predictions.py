@@ -15,7 +15,9 @@ Boxes are ``[x, y, width, height]`` in pixels of the original image; ``input_siz
 of the image the model saw) goes only with a raw answer, whose pixels it rescales (beside
 parsed boxes alone it is refused). Lines written by the
 runner may also carry ``task`` (which task the line answers), ``latency_s``, ``model``,
-``error`` (the item failed; no answer), ``parse_status`` (added by :func:`parse_raw`),
+``error`` (the item failed; no answer), ``parse_status`` (added by :func:`parse_raw`
+beside the parsed answer it read from the raw one: a line holding both answers of a task
+without it is refused, as two answers),
 ``raw_truncated_from`` (the answer was longer than ``registry.MAX_RAW_ANSWER_CHARS``: only
 that prefix of the raw text is stored and this is the original length in characters; the
 item is ``too_long``, never parsed), ``boxes_dropped`` and ``boxes_swapped`` (added by
@@ -584,6 +586,16 @@ def _line_records(
         parsed_field = _ANSWER_FIELDS[current][0]
         if error is None and raw is None and parsed_field not in values:
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
+        task_status = status.get(current) if isinstance(status, dict) else status
+        if raw is not None and parsed_field in values and task_status is None:
+            # nova parse writes both with the parse_status it read the raw one with; without
+            # it the line holds two answers and the parsed one would win unseen.
+            raise check.fail(
+                f"holds two answers for {current}: {parsed_field} and {raw_field}, and no "
+                f"parse_status saying the first was read from the second (as nova parse "
+                f"writes); keep one of them",
+                f"{parsed_field}/{raw_field}",
+            )
         if raw is None and parsed_field in values and "input_size" in values:
             # It rescales a raw answer's pixels; parsed boxes are already in the image's own.
             raise check.fail(
@@ -592,7 +604,6 @@ def _line_records(
                 f"input_size, or give the model's answer as {raw_field}",
                 "input_size",
             )
-        task_status = status.get(current) if isinstance(status, dict) else status
         if truncated_from is not None:
             truncated_from = _truncated_length(check, truncated_from, raw, raw_field)
         if truncated_from is not None or _too_long(values.get(parsed_field)):

@@ -1401,6 +1401,7 @@ def run_model(
     preset: Mapping[str, Any] | None = None,
     on_start: Callable[[], None] | None = None,
     resume_changed_code: bool = False,
+    on_resume: Callable[[ResumedRun], None] | None = None,
 ) -> RunSummary:
     """Ask ``backend`` every pending question of ``tasks`` and append the raw answers to ``out_path``.
 
@@ -1429,6 +1430,9 @@ def run_model(
         on_start: called once the plan and the file are checked, before the backend is
             asked (``nova run`` says there what data it runs on, so a refusal stays the
             one line it is).
+        on_resume: called like ``on_start``, with what :func:`resume_run` found, when the
+            file held lines of an earlier call (``evaluate_model`` says there how many
+            answers it takes from the file, before a long run).
         resume_changed_code: resume a file whose answers the same backend gave with other
             code (a Python function edited since; see :data:`CODE_KEYS`), instead of
             refusing; the manifest's ``code_changes`` records it.
@@ -1476,4 +1480,6 @@ def run_model(
         resumed = resume_run(plan, release, backend, out, resume_changed_code=resume_changed_code)
         if on_start is not None:
             on_start()
+        if on_resume is not None and resumed.resumed:
+            on_resume(resumed)
         return execute_run(plan, resumed, backend, progress=progress, started=started)
