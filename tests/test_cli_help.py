@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,49 @@ def test_evaluate_and_compare_read_every_repeated_predictions_option() -> None:
         ["compare", "--data", "D", "--out", "c.json", "--a", "A1", "--a", "A2", "--b", "B1", "B2"]
     )
     assert (compare.a, compare.b) == (["A1", "A2"], ["B1", "B2"])
+
+
+def test_a_command_line_naming_a_command_builds_that_command_only(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import novabench.cli as cli
+
+    built: list[list[str]] = []
+    real = cli.build_parser
+
+    def recording(commands: Sequence[str] = cli.COMMANDS) -> argparse.ArgumentParser:
+        built.append(list(commands))
+        return real(commands)
+
+    monkeypatch.setattr(cli, "build_parser", recording)
+    assert main(["info", "--help"]) == 0
+    assert main(["--help"]) == 0
+    assert main(["evalute", "--data", "x"]) == 2  # a typo: the error lists every command
+    assert built == [["info"], list(cli.COMMANDS), list(cli.COMMANDS)]
+    error = capsys.readouterr().err
+    assert "invalid choice: 'evalute'" in error
+    assert all(f"'{name}'" in error for name in cli.COMMANDS), error
+
+
+@pytest.mark.parametrize("path", [path for path in PATHS if path], ids=" ".join)
+def test_a_command_built_alone_parses_and_helps_as_among_all(path: tuple[str, ...]) -> None:
+    alone = build_parser([path[0]])
+    for word in path:
+        alone = next(
+            action.choices[word]
+            for action in alone._actions
+            if isinstance(action, argparse._SubParsersAction)
+        )
+    among_all = _parser_of(path)
+    assert alone.format_help() == among_all.format_help()
+    assert _settings(alone) == _settings(among_all)
+
+
+def _settings(parser: argparse.ArgumentParser) -> list[tuple[object, ...]]:
+    """What each option of ``parser`` takes and gives (besides its help, compared as text)."""
+    return [
+        (action.dest, action.option_strings, action.nargs, action.default, action.required)
+        + (action.type, action.choices, parser.get_default(action.dest))
+        for action in parser._actions
+        if not isinstance(action, argparse._SubParsersAction)
+    ]

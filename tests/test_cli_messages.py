@@ -265,7 +265,7 @@ def test_ctrl_c_while_the_commands_load_is_one_line(
 ) -> None:
     import novabench.cli as cli
 
-    def interrupted() -> None:
+    def interrupted(*commands: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)

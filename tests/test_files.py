@@ -84,13 +84,14 @@ def test_an_error_number_given_only_in_the_text_is_kept_as_the_errors_number(
     assert str(failure) == f"cannot write {out}: no space left on the device"
 
 
-def _calls(tree: ast.AST, module: str, name: str) -> bool:
+def _calls(tree: ast.AST, *functions: tuple[str, str]) -> bool:
+    """Whether ``tree`` calls any of ``functions`` (module, name) as ``module.name(...)``
+    (one walk of the tree for all of them)."""
     return any(
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr == name
         and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == module
+        and (node.func.value.id, node.func.attr) in functions
         for node in ast.walk(tree)
     )
 
@@ -100,10 +101,7 @@ def test_only_the_shared_writer_makes_a_temporary_file_and_renames_it() -> None:
         str(path.relative_to(SOURCE))
         for path in SOURCE.rglob("*.py")
         if path.name != "_files.py"
-        and (
-            _calls(tree := parsed_source(path), "tempfile", "mkstemp")
-            or _calls(tree, "os", "replace")
-        )
+        and _calls(parsed_source(path), ("tempfile", "mkstemp"), ("os", "replace"))
     )
     assert copies == []
 

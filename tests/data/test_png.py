@@ -184,11 +184,25 @@ def _mutants(data: bytes, rng: random.Random, count: int) -> list[tuple[str, byt
             mutant = join_chunks(edited)
             if mutant == data:
                 continue
-            first_change = next(
-                (i for i, (a, b) in enumerate(zip(mutant, data)) if a != b), len(data)
-            )
+            first_change = _first_difference(mutant, data)
             mutants.append((kind, mutant, first_change))
     return mutants
+
+
+def _first_difference(mutant: bytes, data: bytes) -> int:
+    """The first position where ``mutant`` and ``data`` differ, ``len(data)`` when one is a
+    prefix of the other. Halves the common prefix with slice comparisons (done in C): the
+    byte-by-byte loop took a second of CPU over the file's mutants."""
+    low, high = 0, min(len(mutant), len(data))  # mutant[:low] == data[:low] throughout
+    if mutant[:high] == data[:high]:
+        return len(data)
+    while high - low > 1:  # the first difference lies in [low, high)
+        middle = (low + high) // 2
+        if mutant[:middle] == data[:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 def _stricter_rule_broken(mutant: bytes) -> str | None:

@@ -12,6 +12,7 @@ punctuation runs, upper case).
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import unicodedata
@@ -53,8 +54,13 @@ def straightforward_words(extractor: LexiconKeywordExtractor, text: str) -> list
     return words
 
 
+@functools.cache  # the phrase table is fixed: one pass over it per extractor, not per text
+def longest_phrase(extractor: LexiconKeywordExtractor) -> int:
+    return max(len(phrase) for phrase in extractor._phrases)
+
+
 def straightforward_segments(extractor: LexiconKeywordExtractor, words: list[str]) -> list:
-    longest = max(len(phrase) for phrase in extractor._phrases)
+    longest = longest_phrase(extractor)
     segments, position = [], 0
     while position < len(words):
         for length in range(min(longest, len(words) - position), 0, -1):
