@@ -95,6 +95,7 @@ from novabench.run.parsers.lenient_json import (
     _json_spans,
     _norm_key,
     _number_token,
+    _UnclosedList,
 )
 from novabench.run.parsers.text import (
     _MAX_CHARS,
@@ -103,6 +104,7 @@ from novabench.run.parsers.text import (
     _is_null_literal,
     _strip_reasoning,
     _with_ascii_punctuation,
+    _with_number_groups_on_one_line,
     _without_fences,
 )
 
@@ -238,6 +240,8 @@ def _four_numbers(value: Any) -> list[float] | None:
         return None
     if len(value) == 1 and isinstance(value[0], list):
         value = value[0]
+    if isinstance(value, _UnclosedList):  # cut off before its "]": the last number may be cut
+        return None
     if (
         len(value) == 4
         and all(isinstance(v, str) for v in value)
@@ -447,7 +451,7 @@ def _line_candidates(text: str, extraction: _Extraction) -> None:
             )
             previous_end = match.end()
         return
-    for line in text.splitlines():
+    for line in _with_number_groups_on_one_line(text).splitlines():
         label, hint = "", "bare"
         previous_end = 0
         for match in _BRACKET_BOX.finditer(line):

@@ -1,0 +1,124 @@
+"""Cut-off JSON answers: whitespace (newlines included) never changes the boxes read.
+
+A model that writes ``json.dumps(indent=2)``-style JSON and runs out of tokens must score
+the boxes it finished writing, exactly as the same answer written on one line. A box is
+finished once its closing ``]`` is written.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from novabench.run.parsers import parse_localization
+
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+IMAGE = (480, 480)
+
+# Corners x1 < x2, y1 < y2 in pixels of a 480 x 480 image (the model saw the original size).
+corner_box = st.tuples(
+    st.integers(0, 400), st.integers(0, 400), st.integers(1, 79), st.integers(1, 79)
+).map(lambda b: [b[0], b[1], b[0] + b[2], b[1] + b[3]])
+
+# How models write several boxes: Qwen2.5-VL objects, a "boxes" key, a bare list of lists,
+# Gemini-style box_2d objects (y first). Each with the convention that reads it.
+SHAPES = {
+    "qwen_objects": (lambda boxes: [{"bbox_2d": b, "label": "lesion"} for b in boxes], "qwen"),
+    "boxes_key": (lambda boxes: {"boxes": boxes}, "xyxy_pixel"),
+    "bare_lists": (lambda boxes: boxes, "xyxy_pixel"),
+    "box_2d_objects": (
+        lambda boxes: [{"box_2d": [b[1], b[0], b[3], b[2]], "label": "mass"} for b in boxes],
+        "xyxy_pixel",
+    ),
+}
+
+
+def box_ends(text: str, boxes: list[list[int]], y_first: bool) -> list[int]:
+    """Where each box's closing bracket ends in ``text``: the cut positions that finish it."""
+    ends, pos = [], 0
+    for box in boxes:
+        for number in [box[1], box[0], box[3], box[2]] if y_first else box:
+            pos = text.index(str(number), pos) + len(str(number))
+        pos = text.index("]", pos) + 1
+        ends.append(pos)
+    return ends
+
+
+def read(text: str, convention: str) -> list[list[float]]:
+    parsed = parse_localization(text, image_size=IMAGE, convention=convention)
+    return parsed.boxes
+
+
+@SETTINGS
+@given(
+    boxes=st.lists(corner_box, min_size=1, max_size=3),
+    shape=st.sampled_from(sorted(SHAPES)),
+    indent=st.sampled_from([1, 2, 4]),
+    fenced=st.booleans(),
+)
+def test_a_pretty_printed_answer_cut_anywhere_reads_as_the_compact_one(
+    boxes: list[list[int]], shape: str, indent: int, fenced: bool
+) -> None:
+    build, convention = SHAPES[shape]
+    value: Any = build(boxes)
+    y_first = shape == "box_2d_objects"
+    pretty = json.dumps(value, indent=indent)
+    compact = json.dumps(value)
+    pretty_ends = box_ends(pretty, boxes, y_first)
+    compact_ends = box_ends(compact, boxes, y_first)
+    prefix = "```json\n" if fenced else ""
+    # Expected from the corners alone: [x, y, width, height] of the first n boxes.
+    expected = [[float(x1), float(y1), float(x2 - x1), float(y2 - y1)] for x1, y1, x2, y2 in boxes]
+    for cut in range(len(pretty) + 1):
+        finished = sum(end <= cut for end in pretty_ends)
+        # The compact answer cut where it holds as many finished boxes: right after the last
+        # finished box's "]", or just before the first box's "]" when none is finished.
+        compact_cut = compact_ends[finished - 1] if finished else compact_ends[0] - 1
+        got = read(prefix + pretty[:cut], convention)
+        assert got == read(prefix + compact[:compact_cut], convention), (cut, pretty[:cut])
+        assert got == expected[:finished], (cut, pretty[:cut])
+
+
+QWEN = dict(image_size=(480, 480), input_size=(476, 476), convention="qwen")
+# bbox_2d [158, 200, 190, 239] in pixels of the 476 x 476 input, on the 480 x 480 original.
+QWEN_BOX = [158 * 480 / 476, 200 * 480 / 476, 32 * 480 / 476, 39 * 480 / 476]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '[{"bbox_2d": [158,\n 200, 190, 239], "label": "lesion"',
+        '[{"bbox_2d": [158, 200, 190, 239], "label": "lesion"',
+        '```json\n[\n  {\n    "bbox_2d": [\n      158,\n      200,\n      190,\n      239\n    ],\n'
+        '    "label": "left frontal lesi',
+    ],
+    ids=["newline_in_the_list", "compact", "indent_2_cut_in_the_label"],
+)
+def test_a_cut_off_qwen_answer_keeps_its_finished_box(answer: str) -> None:
+    parsed = parse_localization(answer, **QWEN)
+    assert parsed.status == "truncated_ok"
+    assert parsed.boxes == [pytest.approx(QWEN_BOX)]
+
+
+def test_a_box_list_cut_before_its_closing_bracket_is_no_box() -> None:
+    # The fourth number is written but the "]" is not: 239 may be the start of 2390.
+    for answer in (
+        '[{"bbox_2d": [158, 200, 190, 239',
+        '[{"bbox_2d": [158, 200, 190, 239,',
+        '[\n  {\n    "bbox_2d": [\n      158,\n      200,\n      190,\n      239\n',
+    ):
+        parsed = parse_localization(answer, **QWEN)
+        assert (parsed.status, parsed.boxes) == ("unparseable", []), answer
+        assert parsed.error == "answer cut off before the first complete box"
+
+
+def test_a_pretty_printed_boxes_key_cut_after_its_first_box() -> None:
+    answer = '{\n  "boxes": [\n    [\n      330,\n      420,\n      480,\n      520\n    ],\n    ['
+    parsed = parse_localization(answer, image_size=(480, 480), convention="xyxy_norm1000")
+    # 0..1000 of 480 px: x 330 -> 158.4, y 420 -> 201.6, width 150 -> 72, height 100 -> 48.
+    assert parsed.status == "truncated_ok"
+    assert parsed.boxes == [pytest.approx([158.4, 201.6, 72.0, 48.0])]
