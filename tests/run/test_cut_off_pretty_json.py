@@ -122,3 +122,58 @@ def test_a_pretty_printed_boxes_key_cut_after_its_first_box() -> None:
     # 0..1000 of 480 px: x 330 -> 158.4, y 420 -> 201.6, width 150 -> 72, height 100 -> 48.
     assert parsed.status == "truncated_ok"
     assert parsed.boxes == [pytest.approx([158.4, 201.6, 72.0, 48.0])]
+
+
+# --- boxes written after a JSON answer (user16 finding 4). 0..1000 of a 480 x 480 image:
+# [200, 120, 400, 300] x-first is x 96, y 57.6, width 96, height 86.4;
+# [210, 130, 390, 310] is x 100.8, y 62.4, width 86.4, height 86.4.
+FIRST = [96.0, 57.6, 96.0, 86.4]
+CORRECTED = [100.8, 62.4, 86.4, 86.4]
+JSON_ANSWER = '{"boxes": [[200, 120, 400, 300]]}'
+
+
+def read_1000(answer: str) -> tuple[list[list[float]], tuple[str, ...]]:
+    parsed = parse_localization(answer, image_size=IMAGE, convention="xyxy_norm1000")
+    return parsed.boxes, parsed.notes
+
+
+@pytest.mark.parametrize("fence", [("```json\n", "\n```\n"), ("", "\n")], ids=["fenced", "bare"])
+def test_a_different_box_in_prose_after_the_answer_is_named_in_a_note(fence) -> None:
+    opening, closing = fence
+    answer = f"{opening}{JSON_ANSWER}{closing}Also a smaller one at [600, 600, 650, 650]."
+    boxes, notes = read_1000(answer)
+    assert boxes == [pytest.approx(FIRST)]
+    assert notes == ("1 different box(es) after the JSON answer not counted: [600, 600, 650, 650]",)
+
+
+def test_a_fenced_answer_restated_in_prose_is_a_quote() -> None:
+    answer = f"```json\n{JSON_ANSWER}\n```\nThe box [200, 120, 400, 300] outlines the mass."
+    boxes, notes = read_1000(answer)
+    assert boxes == [pytest.approx(FIRST)]
+    assert notes == ("1 box(es) after the JSON answer quoting it again not counted",)
+
+
+def test_a_corrected_second_block_is_the_final_answer() -> None:
+    answer = (
+        f"```json\n{JSON_ANSWER}\n```\nOn second look the box is too wide. Corrected:\n"
+        '```json\n{"boxes": [[210, 130, 390, 310]]}\n```'
+    )
+    boxes, notes = read_1000(answer)
+    assert boxes == [pytest.approx(CORRECTED)]
+    assert notes == (
+        "an earlier JSON answer not counted (1 box(es): [200, 120, 400, 300]): the last "
+        "complete JSON answer is the model's final answer",
+    )
+
+
+def test_a_correction_cut_off_leaves_the_last_complete_answer() -> None:
+    answer = (
+        f"```json\n{JSON_ANSWER}\n```\nCorrected:\n"
+        '```json\n{"boxes": [[210, 130, 390, 310], [50, 60'
+    )
+    parsed = parse_localization(answer, image_size=IMAGE, convention="xyxy_norm1000")
+    assert (parsed.status, parsed.boxes) == ("ok", [pytest.approx(FIRST)])
+    assert parsed.notes == (
+        "a later JSON answer cut off before its end not counted (1 box(es): "
+        "[210, 130, 390, 310]): the last complete JSON answer is scored",
+    )

@@ -185,6 +185,16 @@ def _fenced_blocks(text: str) -> list[str]:
     return [match.group(2) for match in _FENCE_PATTERN.finditer(text) if match.group(2).strip()]
 
 
+def _fenced_spans(text: str) -> list[tuple[int, int]]:
+    """Where the contents of each ```-fenced block that is not blank start and end.
+
+    Example:
+        >>> _fenced_spans("Box:\\n```json\\n[[1, 2, 3, 4]]\\n```\\nDone.")
+        [(13, 28)]
+    """
+    return [match.span(2) for match in _FENCE_PATTERN.finditer(text) if match.group(2).strip()]
+
+
 def _without_fences(text: str) -> str:
     """The text with fence markers removed but their contents kept."""
     return re.sub(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*", "\n", text)
