@@ -50,6 +50,8 @@ def box_ends(text: str, boxes: list[list[int]], y_first: bool) -> list[int]:
 
 def read(text: str, convention: str) -> list[list[float]]:
     parsed = parse_localization(text, image_size=IMAGE, convention=convention)
+    if parsed.boxes:  # a cut-off answer says so, whatever comes last (a space, a newline)
+        assert parsed.status == "truncated_ok" or text.rstrip().endswith(("]", "}")), text
     return parsed.boxes
 
 
@@ -114,6 +116,13 @@ def test_a_box_list_cut_before_its_closing_bracket_is_no_box() -> None:
         parsed = parse_localization(answer, **QWEN)
         assert (parsed.status, parsed.boxes) == ("unparseable", []), answer
         assert parsed.error == "answer cut off before the first complete box"
+
+
+def test_a_box_list_cut_inside_its_second_box_keeps_the_first_and_notes_nothing() -> None:
+    answer = '{"boxes": [[330, 420, 480, 520], [210, 13'
+    parsed = parse_localization(answer, image_size=(480, 480), convention="xyxy_norm1000")
+    assert (parsed.status, parsed.notes) == ("truncated_ok", ())
+    assert parsed.boxes == [pytest.approx([158.4, 201.6, 72.0, 48.0])]
 
 
 def test_a_pretty_printed_boxes_key_cut_after_its_first_box() -> None:
