@@ -186,3 +186,41 @@ def test_a_correction_cut_off_leaves_the_last_complete_answer() -> None:
         "a later JSON answer cut off before its end not counted (1 box(es): "
         "[210, 130, 390, 310]): the last complete JSON answer is scored",
     )
+
+
+def test_an_unfenced_correction_is_read_alone() -> None:
+    # Bare lists of lists are read by the line reader: only the corrected answer's text.
+    boxes, notes = read_1000("[[200, 120, 400, 300]]\nCorrected: [[210, 130, 390, 310]]")
+    assert boxes == [pytest.approx(CORRECTED)]
+    assert len(notes) == 1 and notes[0].startswith("an earlier JSON answer not counted")
+
+
+def test_a_correction_cut_in_its_second_object_leaves_the_first_answer() -> None:
+    answer = (
+        '{"bbox_2d": [200, 120, 400, 300]}\nCorrected:\n'
+        '{"bbox_2d": [210, 130, 390, 310]}\n{"bbox_2d": [50, 60, 70'
+    )
+    boxes, notes = read_1000(answer)
+    assert boxes == [pytest.approx(FIRST)]
+    assert len(notes) == 1 and notes[0].startswith("a later JSON answer cut off")
+
+
+def test_of_two_broken_answers_the_last_is_scored() -> None:
+    # The first block lacks its closing brace, the second is cut: neither is complete.
+    answer = (
+        '```json\n{"boxes": [[200, 120, 400, 300]]\n```\nCorrected:\n'
+        '```json\n{"boxes": [[210, 130, 390, 310]]'
+    )
+    boxes, _ = read_1000(answer)
+    assert boxes == [pytest.approx(CORRECTED)]
+
+
+def test_prose_quoting_the_corrected_box_is_a_quote() -> None:
+    answer = (
+        f"```json\n{JSON_ANSWER}\n```\nCorrected:\n"
+        '```json\n{"boxes": [[210, 130, 390, 310]]}\n```\n'
+        "The box [210, 130, 390, 310] now fits the lesion."
+    )
+    boxes, notes = read_1000(answer)
+    assert boxes == [pytest.approx(CORRECTED)]
+    assert notes[1:] == ("1 box(es) after the JSON answer quoting it again not counted",)
