@@ -106,12 +106,12 @@ def test_named_corners_in_zero_to_one_include_both_ends(
     "quoted",
     ["[100, 100, 200, 200]", "(100, 100, 200, 200)"],  # JSON itself, or only box-like text
 )
-def test_a_json_box_list_then_prose_quoting_a_box_counts_the_json_only(quoted: str) -> None:
+def test_a_json_box_list_then_another_box_in_prose_counts_the_json_only(quoted: str) -> None:
     answer = f"[[250, 100, 750, 500]]\nAlso a smaller one at {quoted}."
     parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
     assert parsed.boxes == [[48.0, 120.0, 192.0, 240.0]]
     assert parsed.notes == (
-        "1 box(es) written after the JSON answer (prose quoting it) not counted",
+        "1 different box(es) after the JSON answer not counted: [100, 100, 200, 200]",
     )
 
 

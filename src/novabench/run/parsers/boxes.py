@@ -72,9 +72,11 @@ values above 1000 where 0..1000 units are expected, every value 0 or 1, fraction
 labelled lines (``yxyx_norm1`` reads them) or bare lists, and answers that mix forms.
 
 Once a JSON answer has been read (an object, a list of boxes, or an empty list), text
-after it adds no boxes: prose that quotes a box again is not counted twice. Likewise,
-once a box was read from the protocol's labelled lines, the same four numbers quoted
-again later in prose (no colon before them) add no box; a note counts them.
+after it adds no boxes: prose that quotes a box again is not counted twice, and a different
+box in prose is not scored either (a note names it). Of several JSON answers (a second
+fenced block after "Corrected:"), the last complete one is scored; a note names the
+others. Likewise, once a box was read from the protocol's labelled lines, the same four
+numbers quoted again later in prose (no colon before them) add no box; a note counts them.
 
 All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
 Boxes come out as ``[x, y, width, height]`` floats in pixels of the original image,
@@ -87,6 +89,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
@@ -100,14 +103,16 @@ from novabench.run.parsers.lenient_json import (
     _json_spans,
     _norm_key,
     _number_token,
+    _UnclosedList,
 )
 from novabench.run.parsers.text import (
     _MAX_CHARS,
     _coerce_text,
-    _fenced_blocks,
+    _fenced_spans,
     _is_null_literal,
     _strip_reasoning,
     _with_ascii_punctuation,
+    _with_number_groups_on_one_line,
     _without_fences,
 )
 
@@ -248,6 +253,8 @@ def _four_numbers(value: Any) -> list[float] | None:
         return None
     if len(value) == 1 and isinstance(value[0], list):
         value = value[0]
+    if isinstance(value, _UnclosedList):  # cut off before its "]": the last number may be cut
+        return None
     if (
         len(value) == 4
         and all(isinstance(v, str) for v in value)
@@ -457,7 +464,7 @@ def _line_candidates(text: str, extraction: _Extraction) -> None:
             )
             previous_end = match.end()
         return
-    for line in text.splitlines():
+    for line in _with_number_groups_on_one_line(text).splitlines():
         label, hint = "", "bare"
         previous_end = 0
         for match in _BRACKET_BOX.finditer(line):
@@ -718,8 +725,9 @@ def parse_localization(
     (reordered, counted) and zero-area boxes or boxes too large for a float
     (dropped, counted; ``"invalid_boxes"`` when no box is left) all give a
     :class:`ParsedBoxes` with a status. Once a JSON answer has been read, text
-    after it (prose quoting a box again) adds no boxes; a note counts them. So
-    does prose quoting again a box of the protocol's labelled lines.
+    after it (prose quoting a box again, or another box) adds no boxes; a note counts them.
+    So does prose quoting again a box of the protocol's labelled lines. Of several JSON
+    answers, the last complete one is scored.
 
     Args:
         text: the raw answer (str; bytes, None or an already-decoded JSON
@@ -809,49 +817,112 @@ def _is_structured(value: Any) -> bool:
     return not value or any(isinstance(item, (list, dict)) for item in value)
 
 
-def _read_json(text: str, extraction: _Extraction) -> tuple[str | None, int]:
-    """Walk the answer's JSON into ``extraction``, stopping after the structured answer.
+@dataclass
+class _JsonAnswer:
+    """One JSON answer: a structure holding boxes (or saying none) and those right after it.
 
-    Returns the text up to the end of the structured answer (within its fenced block, or
-    the whole answer; None when no JSON structure gave an answer) and the number of boxes
-    found after it and left out. Structures right after the answer (only spaces or commas
-    between, as in one JSON object per line) belong to it.
+    Structures with only spaces or commas between them (one JSON object per line) are one
+    answer.
     """
-    blocks = _fenced_blocks(text)
-    sources = [(source, list(_json_spans(source))) for source in (blocks or [text])]
-    if blocks and not any(found for _, found in sources):
-        sources = [(text, list(_json_spans(text)))]
-    answer_source: str | None = None
-    answer_end = 0
-    left_out = 0
-    for source, found in sources:
-        for value, complete, start, end in found:
-            if answer_source is not None and (
-                source is not answer_source or source[answer_end:start].strip(" \t\r\n,;")
-            ):
-                # Text after the answer, e.g. prose quoting one of its boxes again.
-                scratch = _Extraction()
-                _walk(value, scratch, "")
-                left_out += len(scratch.candidates)
-                continue
-            explicit_empty = extraction.explicit_empty
-            before = len(extraction.candidates)
-            _walk(value, extraction, "")
-            if not complete:
-                extraction.truncated = True
-                # "[" cut off before its first item is not an empty answer.
-                extraction.explicit_empty = explicit_empty
+
+    extraction: _Extraction
+    block: int  # which source: a fenced block's contents, or the whole text
+    offset: int  # where that source starts in the text
+    source: str
+    start: int  # in ``source``
+    end: int
+    complete: bool = True
+
+
+@dataclass
+class _JsonReading:
+    """What :func:`_read_json` found: the answer scored and what is written outside it."""
+
+    text: str | None = None  # the scored answer's text (None: no JSON answer)
+    outside: list[list[float]] = field(default_factory=list)  # boxes after the first answer
+    set_aside: list[_JsonAnswer] = field(default_factory=list)  # JSON answers not scored
+
+
+def _read_json(text: str, extraction: _Extraction) -> _JsonReading:
+    """Walk the answer's JSON answers; the last complete one is scored, into ``extraction``.
+
+    With code fences, each fenced block holding a JSON answer is one ("Corrected:" and a
+    second block); without, each structured JSON value that is not right after the previous
+    one. The last complete answer is the model's final one; a cut-off answer is scored
+    only when no complete one precedes it. Boxes written after the first answer outside
+    any answer (prose) are returned, to be noted: never scored.
+    """
+    spans = _fenced_spans(text)
+    sources = [(start, text[start:end]) for start, end in spans] or [(0, text)]
+    found = [list(_json_spans(source)) for _, source in sources]
+    if spans and not any(found):
+        sources, found = [(0, text)], [list(_json_spans(text))]
+    pending = _Extraction()  # boxes before the first answer join it, as they always did
+    answers: list[_JsonAnswer] = []
+    for block, ((offset, source), structures) in enumerate(zip(sources, found)):
+        for value, complete, start, end in structures:
+            last = answers[-1] if answers else None
+            if last is not None and last.block == block:
+                if not source[last.end : start].strip(" \t\r\n,;"):
+                    _walk_into(value, complete, last.extraction)
+                    last.end, last.complete = end, last.complete and complete
+                    continue
+            target = pending if last is None else _Extraction()
+            before = len(target.candidates)
+            _walk_into(value, complete, target)
             answered = (
-                len(extraction.candidates) > before
-                or extraction.explicit_empty
-                or extraction.said_not_found
-                or bool(extraction.not_boxes)
+                len(target.candidates) > before
+                or target.explicit_empty
+                or target.said_not_found
+                or bool(target.not_boxes)
             )
-            if answer_source is not None or (answered and _is_structured(value)):
-                answer_source, answer_end = source, end
-    if answer_source is None:
-        return None, left_out
-    return answer_source[:answer_end], left_out
+            if answered and _is_structured(value):
+                answers.append(_JsonAnswer(target, block, offset, source, start, end, complete))
+                pending = _Extraction()
+    if not answers:
+        _copy_extraction(pending, extraction)
+        return _JsonReading()
+    complete_answers = [answer for answer in answers if answer.complete]
+    scored = complete_answers[-1] if complete_answers else answers[-1]
+    _copy_extraction(scored.extraction, extraction)
+    first = answers[0]
+    # The first answer is read with the prose before it (labels), a later one alone.
+    start = 0 if scored is first else scored.start
+    scored_text = scored.source[start : scored.end]
+    set_aside = [answer for answer in answers if answer is not scored]
+    after = _Extraction()
+    _line_candidates(_without_fences(text[first.offset + first.end :]), after)
+    # A later answer's own boxes are no prose: taken out once each (a Counter keeps a
+    # runaway answer linear).
+    answers_boxes = Counter(
+        tuple(candidate.numbers)
+        for answer in answers[1:]
+        for candidate in answer.extraction.candidates
+    )
+    outside = []
+    for candidate in after.candidates:
+        if answers_boxes[tuple(candidate.numbers)] > 0:
+            answers_boxes[tuple(candidate.numbers)] -= 1
+        else:
+            outside.append(candidate.numbers)
+    return _JsonReading(scored_text, outside, set_aside)
+
+
+def _walk_into(value: Any, complete: bool, extraction: _Extraction) -> None:
+    explicit_empty = extraction.explicit_empty
+    _walk(value, extraction, "")
+    if not complete:
+        extraction.truncated = True
+        # "[" cut off before its first item is not an empty answer.
+        extraction.explicit_empty = explicit_empty
+
+
+def _copy_extraction(source: _Extraction, target: _Extraction) -> None:
+    target.candidates = source.candidates
+    target.truncated = source.truncated
+    target.said_not_found = source.said_not_found
+    target.explicit_empty = source.explicit_empty
+    target.not_boxes = source.not_boxes
 
 
 def _parse_localization(
@@ -887,7 +958,8 @@ def _parse_localization(
         )
 
     extraction = _Extraction()
-    answer_text, left_out = _read_json(text, extraction)
+    reading = _read_json(text, extraction)
+    answer_text = reading.text
     if extraction.truncated:
         _recover_cut_keyed_boxes(answer_text or text, extraction)
     not_boxes = extraction.not_boxes
@@ -903,10 +975,6 @@ def _parse_localization(
         )
         _line_candidates(_without_fences(answer_text or text), extraction)
         extraction.candidates, repeated = _without_prose_repeats(extraction.candidates)
-        if answer_text is not None:
-            whole = _Extraction()
-            _line_candidates(_without_fences(text), whole)
-            left_out = len(_without_prose_repeats(whole.candidates)[0]) - len(extraction.candidates)
         if repeated:
             notes.append(
                 f"{repeated} box(es) quoted again in prose after the labelled lines not counted"
@@ -914,10 +982,7 @@ def _parse_localization(
         extraction.truncated = extraction.truncated or (
             json_truncated and bool(extraction.candidates)
         )
-    if left_out > 0:
-        notes.append(
-            f"{left_out} box(es) written after the JSON answer (prose quoting it) not counted"
-        )
+    notes.extend(_not_scored_notes(reading, extraction.candidates))
     if not_boxes:
         notes.append(
             f"{len(not_boxes)} entr{'y' if len(not_boxes) == 1 else 'ies'} of a box list "
@@ -1084,6 +1149,40 @@ def _recover_cut_keyed_boxes(text: str, extraction: _Extraction) -> None:
         extraction.candidates.append(
             _Candidate(label["label"] if label else "", numbers, hint, from_json_object=True)
         )
+
+
+def _boxes_shown(boxes: list[list[float]]) -> str:
+    shown = ", ".join(str(box) for box in boxes[:3])
+    return shown + (", ..." if len(boxes) > 3 else "")
+
+
+def _not_scored_notes(reading: _JsonReading, scored: list[_Candidate]) -> list[str]:
+    """Notes on the boxes written but not scored: other JSON answers, prose after the answer."""
+    notes: list[str] = []
+    for answer in reading.set_aside:
+        boxes = [candidate.numbers for candidate in answer.extraction.candidates]
+        held = f"{len(boxes)} box(es){': ' + _boxes_shown(boxes) if boxes else ''}"
+        if answer.complete:
+            notes.append(
+                f"an earlier JSON answer not counted ({held}): the last complete JSON answer "
+                "is the model's final answer"
+            )
+        else:
+            notes.append(
+                f"a later JSON answer cut off before its end not counted ({held}): the last "
+                "complete JSON answer is scored"
+            )
+    scored_boxes = {tuple(candidate.numbers) for candidate in scored}
+    quotes = [box for box in reading.outside if tuple(box) in scored_boxes]
+    different = [box for box in reading.outside if tuple(box) not in scored_boxes]
+    if quotes:
+        notes.append(f"{len(quotes)} box(es) after the JSON answer quoting it again not counted")
+    if different:
+        notes.append(
+            f"{len(different)} different box(es) after the JSON answer not counted: "
+            f"{_boxes_shown(different)}"
+        )
+    return notes
 
 
 def _strip_json_strings(text: str) -> str:

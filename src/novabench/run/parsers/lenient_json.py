@@ -25,6 +25,15 @@ class _BudgetExceeded(Exception):
     pass
 
 
+class _UnclosedList(list[Any]):
+    """A list whose closing bracket was cut off: its last item may be missing.
+
+    It is a ``list`` for every reader; the box reader refuses it as a box, so a cut-off
+    ``[158, 200, 190, 239`` (or ``239,`` or ``239\\n``) gives no box whatever follows the last
+    number: a box is complete once its ``]`` is written.
+    """
+
+
 _MISSING = object()
 _NUMBER_PATTERN = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _WORD_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -48,9 +57,12 @@ class _LenientJSON:
     Accepts ``//`` and ``/* */`` comments, trailing or missing commas, single
     quotes, bare keys and words, Python literals, and whitespace-separated
     numbers. At the end of the text (a cut-off answer) it returns what was
-    complete: an array drops its unfinished last element, an object keeps the
-    partial container of its last key. ``complete`` tells whether the value
-    was closed.
+    complete: an array drops its unfinished last element unless it is an object
+    (an object's finished members are complete values), an object keeps the
+    partial container of its last key, and an array cut off before its ``]`` is an
+    :class:`_UnclosedList`. ``complete`` tells whether the value was closed. Whitespace
+    (newlines included) never changes what is read, so ``json.dumps(indent=2)`` and the
+    compact form give the same values wherever they are cut.
     """
 
     def __init__(self, text: str) -> None:
@@ -130,7 +142,7 @@ class _LenientJSON:
         while True:
             pos = self.skip(pos)
             if pos >= self.length:
-                return items, pos, False
+                return _UnclosedList(items), pos, False
             char = self.text[pos]
             if char == "]":
                 return items, pos + 1, True
@@ -139,7 +151,10 @@ class _LenientJSON:
                 continue
             item, pos, complete = self.value(pos, depth)
             if not complete:
-                return items, pos, False
+                # A cut-off object keeps its finished members ([{"bbox_2d": [..], "label": ..).
+                if isinstance(item, dict) and item:
+                    items.append(item)
+                return _UnclosedList(items), pos, False
             items.append(item)
 
     def object(self, pos: int, depth: int) -> tuple[Any, int, bool]:

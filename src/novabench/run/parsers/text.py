@@ -11,6 +11,9 @@
   ran out of tokens while thinking) makes everything after its opening reasoning, so such
   an answer is ``"empty"``: a counted failure, not a caption.
 - ``_fenced_blocks`` / ``_without_fences``: Markdown code fences.
+- ``_with_number_groups_on_one_line``: a bracketed group of numbers written across lines
+  (``json.dumps(indent=2)``) put on one line, so a reader that goes line by line reads it
+  as it reads the compact form.
 - ``_MAX_CHARS``: how much of a runaway answer is read.
 - ``_without_surrogates``: lone UTF-16 surrogates become U+FFFD, so no output string
   is unencodable.
@@ -182,6 +185,42 @@ def _fenced_blocks(text: str) -> list[str]:
     return [match.group(2) for match in _FENCE_PATTERN.finditer(text) if match.group(2).strip()]
 
 
+def _fenced_spans(text: str) -> list[tuple[int, int]]:
+    """Where the contents of each ```-fenced block that is not blank start and end.
+
+    Example:
+        >>> _fenced_spans("Box:\\n```json\\n[[1, 2, 3, 4]]\\n```\\nDone.")
+        [(13, 28)]
+    """
+    return [match.span(2) for match in _FENCE_PATTERN.finditer(text) if match.group(2).strip()]
+
+
 def _without_fences(text: str) -> str:
     """The text with fence markers removed but their contents kept."""
     return re.sub(r"```[ \t]*[A-Za-z0-9_+-]*[ \t]*", "\n", text)
+
+
+# A bracketed group of numbers and separators only: no bracket inside, so each opening
+# bracket is scanned once up to the next character outside the class (linear).
+_NUMBER_GROUP = re.compile(r"[\[(][-+.0-9eE\s,;]*[\])]")
+
+
+def _with_number_groups_on_one_line(text: str) -> str:
+    """The text with each bracketed group of numbers spanning lines written on one line.
+
+    JSON allows a newline wherever a space goes; a pretty-printed box list
+    (``json.dumps(indent=2)``) puts each number on a line of its own. Lines that hold no
+    such group are unchanged, so a label before a group stays on the group's line.
+
+    Example:
+        >>> _with_number_groups_on_one_line('"bbox_2d": [\\n  158,\\n  200,\\n  190,\\n  239\\n]')
+        '"bbox_2d": [ 158, 200, 190, 239 ]'
+        >>> _with_number_groups_on_one_line("mass: [1, 2, 3, 4]\\nedema: [5, 6, 7, 8]")
+        'mass: [1, 2, 3, 4]\\nedema: [5, 6, 7, 8]'
+    """
+    return _NUMBER_GROUP.sub(
+        lambda group: (
+            re.sub(r"\s+", " ", group.group()) if "\n" in group.group() else group.group()
+        ),
+        text,
+    )
