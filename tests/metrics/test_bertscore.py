@@ -358,3 +358,43 @@ def test_exclude_bertscore_f1_leaves_out_every_model_and_a_model_key_is_refused(
     assert "'BERTScore-F1' leaves BERTScore out whichever model" in str(caught.value)
     with pytest.raises(NovaInputError, match="did you mean 'ROUGE-L'"):
         score_captioning(*pair, exclude=["ROUGE"])
+
+
+@pytest.mark.parametrize("spelling", ["models/radbert/", "./models/radbert", "models//radbert"])
+def test_one_local_folder_gives_one_hash_and_one_key_however_it_is_spelled(
+    spelling: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shell completion adds a trailing slash: ``models/radbert/`` once gave the hash
+    ``radbert/_L6_...`` and the leaderboard called it another setting than ``models/radbert``."""
+    from bert_score.utils import get_hash
+
+    from novabench.tasks.captioning import portable_bertscore_hash
+
+    (tmp_path / "models" / "radbert").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    plain = bertscore.resolve_bertscore_model("models/radbert", 6, fetch=False)
+    assert bertscore.resolve_bertscore_model(spelling, 6, fetch=False) == plain
+    shared = portable_bertscore_hash(get_hash(plain[0], plain[1], False, False, False, False))
+    assert shared.startswith("models/radbert_L6_no-idf_")
+    assert bertscore.bertscore_metric_key(spelling, 6) == "BERTScore-F1[radbert-L6]"
+
+
+def test_facebookai_roberta_large_takes_layer_17_under_its_own_key(monkeypatch) -> None:
+    """The Hub moved roberta-large to FacebookAI/roberta-large; bert_score's table of default
+    layers knows the old name only (17). The moved name takes that layer, and its own key:
+    the paper key stays with the one hash roberta-large_L17_no-idf."""
+    from bert_score.utils import model2layers
+
+    assert "FacebookAI/roberta-large" not in model2layers and model2layers["roberta-large"] == 17
+    monkeypatch.setattr(bertscore, "_cached_config", lambda name: None)
+    monkeypatch.setattr(bertscore, "hub_offline", lambda: False)
+    monkeypatch.setattr(bertscore, "_download_bertscore_model", _no_download)
+    assert bertscore.resolve_bertscore_model("FacebookAI/roberta-large", None, fetch=False) == (
+        "FacebookAI/roberta-large",
+        17,
+    )
+    key = bertscore.bertscore_metric_key("FacebookAI/roberta-large", None)
+    assert key == "BERTScore-F1[FacebookAI/roberta-large-L17]"
+    # A model bert_score's table does not know, moved or not, still needs its layer named.
+    with pytest.raises(NovaInputError, match="bertscore_num_layers"):
+        bertscore.resolve_bertscore_model("FacebookAI/unknown-encoder", None, fetch=False)

