@@ -386,7 +386,14 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 ("BinaryF1-lexicon", ANOTHER_QUANTITY),
             ),
             # Any other BERTScore model or layer: its own key, another scale.
-            model_keys=(("BERTScore-F1-MiniLM-L6", r"BERTScore-F1(?:-MiniLM-L[0-9]+|\[[^\]]+\])"),),
+            model_keys=(
+                (
+                    "BERTScore-F1-MiniLM-L6",
+                    # bertscore_key's forms: MiniLM at a layer, with bert_score's flags; [model].
+                    r"BERTScore-F1(?:-MiniLM-L[0-9]+(?:-idf)?(?:-rescaled|-custom-rescaled)?"
+                    r"(?:-fast-tokenizer)?|\[[^\]]+\])",
+                ),
+            ),
             # Without WordNet / without the keyword judge: other quantities, other names.
             paper_key_stand_ins=(
                 ("METEOR", "METEOR-exact+stem"),

