@@ -22,8 +22,8 @@ from novabench.report.html import render_html
 from novabench.report.render import render_markdown, render_table, with_notices
 
 QWEN_INPUT = 476  # Qwen2.5-VL's input for a 480 px image (a multiple of 28)
-CORNER = "answers with boxes lies in the top-left"
-TINY = "ends within 2 px of its image's top-left corner"
+CORNER = "answers with boxes have every box in the top-left"
+TINY = "end within 2 px of their image's top-left corner"
 
 
 def _qwen25_answer(boxes: list[list[float]], width: int) -> str:
@@ -83,7 +83,8 @@ def test_pixels_of_a_resized_input_read_as_0_1000_get_a_corner_notice_in_every_o
     assert reach_x / 1000 < 0.6 and reach_y / 1000 < 0.6
     (line,) = [line for line in _localization_notices(report) if CORNER in line]
     assert line.startswith(
-        f"localization: every box of the {len(boxed)} answers with boxes lies in the top-left "
+        f"localization: {len(boxed)} of the {len(boxed)} answers with boxes have every box in "
+        f"the top-left "
         f"{reach_x / 10:.1f}% x {reach_y / 10:.1f}% of its image"
     )
     assert "read with --box-convention xyxy_norm1000" in line
@@ -132,7 +133,7 @@ def test_nova_parse_prints_the_corner_notice(
     args = ["parse", str(raw), "--data", str(sample_release), "--out", str(out)]
     assert main([*args, "--box-convention", "xyxy_norm1000"]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].startswith("localization: every box of the ")
+    assert printed[0].startswith("localization: ")
     assert CORNER in printed[0] and "xyxy_pixel" in printed[0]
 
 
@@ -170,7 +171,7 @@ def test_a_parsed_file_of_0_1_fractions_gets_the_tiny_boxes_notice(
     report = evaluate_predictions(sample_release, parsed, tasks=["localization"], n_resamples=0)
     (line,) = _localization_notices(report)
     boxed = sum(bool(i.boxes) for i in read_release(sample_release).images)
-    assert line.startswith(f"localization: every box of the {boxed} answers with boxes {TINY}")
+    assert line.startswith(f"localization: {boxed} of the {boxed} answers with boxes {TINY}")
     assert "0..1 fractions read as pixels" in line
     assert "convert them to pixels of the original image" in line
 
@@ -224,7 +225,7 @@ def test_the_metric_warns_of_boxes_in_another_format_or_scale_and_not_of_good_on
     assert "past every reference box" in line
     fractions = [{"boxes": [[v / i.width for v in box] for box in i.boxes]} for i in images]
     (line,) = _face_warnings(fractions, references)
-    assert "ends within 2 px of the origin: 0..1 fractions?" in line
+    assert "ending within 2 px of the origin: 0..1 fractions?" in line
     corner = [{"boxes": [[v * QWEN_INPUT / 1000 for v in box] for box in i.boxes]} for i in images]
     (line,) = _face_warnings(corner, references)
     assert "of the reference boxes' extent" in line

@@ -12,7 +12,7 @@ import pytest
 from novabench.cli import main
 from novabench.data.release import read_release
 
-NOTICE = "images answered with many boxes"
+NOTICE = "images answered with many distinct boxes"
 
 
 def _grid(width: float, height: float, per_side: int = 10) -> list[list[float]]:

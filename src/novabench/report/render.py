@@ -303,14 +303,17 @@ def boxes_confined_line(
     as 0..1000; 0..1 fractions read as pixels) all land near the images' top-left corner,
     inside the image, so nothing else flags them and they score 0. The rule
     (:func:`novabench.tasks.localization.corner_confinement`): at least 20 answers with
-    boxes, and no box's far corner past 60% of its image's width or height (``corner``), or
-    past 2 pixels (``tiny``). The line says how far they reach, what read them, and, for
-    raw answers, the conventions under which, read again, they spread over the images.
+    boxes, at least 95% of them with no box's far corner past 60% of its image's width or
+    height (``corner``; a share, so one stray answer cannot hide the rest), or past 2 pixels
+    (``tiny``), while under 80% of the same images' gold is confined alike. The line says
+    how many, how far they reach, what read them, and, for raw answers, the conventions
+    under which, read again, they spread over the images.
 
     Args:
         task: the task name, first in the line.
         coverage: the task's coverage (``boxes_confined``, ``answers_with_boxes``,
-            ``box_reach``, ``box_reach_pixels``, ``confined_reread``, ``spread_with``).
+            ``confined_answers``, ``confined_reach``, ``confined_reach_pixels``,
+            ``confined_reread``, ``spread_with``).
         predictions: the report's ``predictions`` (``box_convention``, ``box_answers``).
 
     Returns:
@@ -318,22 +321,28 @@ def boxes_confined_line(
 
     Example:
         >>> coverage = {"boxes_confined": "corner", "answers_with_boxes": 881,
-        ...     "box_reach": [0.427, 0.429], "box_reach_pixels": [205.0, 206.0],
+        ...     "confined_answers": 880, "confined_reach": [0.427, 0.429],
+        ...     "confined_reach_pixels": [205.0, 206.0],
         ...     "confined_reread": 881, "spread_with": {"xyxy_pixel": 881}}
         >>> print(boxes_confined_line("localization", coverage, {"box_convention": "xyxy_norm1000"}))
-        localization: every box of the 881 answers with boxes lies in the top-left 42.7% x 42.9% of its image (no far corner past 205 x 206 px): read with --box-convention xyxy_norm1000; a smaller scale read as a larger one explains this (e.g. pixels of a model input under 1000 px read as 0..1000): read again, 881 of 881 fit the images and reach past 60% of them with --box-convention xyxy_pixel (scores computed on the boxes as read)
+        localization: 880 of the 881 answers with boxes have every box in the top-left 42.7% x 42.9% of its image (no far corner past 205 x 206 px): read with --box-convention xyxy_norm1000; a smaller scale read as a larger one explains this (e.g. pixels of a model input under 1000 px read as 0..1000): read again, 881 of 881 fit the images and reach past 60% of them with --box-convention xyxy_pixel (scores computed on the boxes as read)
     """
     kind = coverage.get("boxes_confined")
-    reach, pixels = coverage.get("box_reach"), coverage.get("box_reach_pixels")
-    if kind not in ("corner", "tiny") or not reach or not pixels:
+    if kind not in ("corner", "tiny"):
+        return None
+    reach = coverage.get("confined_reach") or coverage.get("box_reach")
+    pixels = coverage.get("confined_reach_pixels") or coverage.get("box_reach_pixels")
+    if not reach or not pixels:
         return None
     from novabench.tasks.localization import CORNER_REACH, TINY_BOX_PIXELS
 
     boxed = int(coverage.get("answers_with_boxes") or 0)
+    confined = int(coverage.get("confined_answers") or boxed)
     where = (
-        f"ends within {TINY_BOX_PIXELS:g} px of its image's top-left corner"
+        f"end within {TINY_BOX_PIXELS:g} px of their image's top-left corner"
         if kind == "tiny"
-        else f"lies in the top-left {100 * reach[0]:.1f}% x {100 * reach[1]:.1f}% of its image"
+        else f"have every box in the top-left {100 * reach[0]:.1f}% x {100 * reach[1]:.1f}% "
+        "of its image"
     )
     explained = (
         "0..1 fractions read as pixels explain this"
@@ -359,7 +368,7 @@ def boxes_confined_line(
             else ": convert them to pixels of the original image before scoring"
         )
     return (
-        f"{task}: every box of the {boxed} answers with boxes {where} (no far corner past "
+        f"{task}: {confined} of the {boxed} answers with boxes {where} (no far corner past "
         f"{pixels[0]:.0f} x {pixels[1]:.0f} px): {'; '.join(_how_boxes_were_read(predictions)[0])}"
         f"; {explained}{fitting} (scores computed on the boxes as read)"
     )
@@ -386,26 +395,50 @@ def _outside_lines(report: Mapping[str, Any]) -> list[str]:
 
 
 def many_boxes_line(task: str, coverage: Mapping[str, Any]) -> str | None:
-    """A notice when images were answered with many boxes (``images_with_many_boxes``, counted
-    by the task's ``answer_counts``): the hit rates do not penalise them; COCO-AP@30 does.
+    """Notices on how many boxes the answers hold (counted by the task's ``answer_counts``):
+    many distinct boxes (``images_with_many_boxes``: the hit rates do not penalise them;
+    COCO-AP@30 does), one box copied past that number (``images_with_repeated_boxes``: a
+    runaway list; the hit rates count it once, COCO-AP every copy), and one box set on at
+    least half of the answered images (``images_with_the_same_boxes``: a blind answer).
 
     Example:
         >>> print(many_boxes_line("localization", {"scored": 132, "images_with_many_boxes": 128}))
-        localization: 128 of 132 images answered with many boxes (more than 10, or 5 per gold box): mAP@30 and mAP@50 count an image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a blind grid scores well); read COCO-AP@30, which penalises them (numbers unchanged)
+        localization: 128 of 132 images answered with many distinct boxes (more than 10, or 5 per gold box): mAP@30 and mAP@50 count an image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a blind grid scores well); read COCO-AP@30, which penalises them (numbers unchanged)
+        >>> print(many_boxes_line("localization", {"scored": 906, "images_with_the_same_boxes": 906,
+        ...     "images_answered_with_boxes": 906}))
+        localization: the same answer (boxes) on 906 of the 906 images answered with boxes: a blind answer, the same guess whatever the image (numbers unchanged)
         >>> many_boxes_line("localization", {"scored": 132}) is None
         True
     """
     from novabench.tasks.localization import MANY_BOXES, MANY_BOXES_PER_GOLD
 
+    scored = coverage.get("scored", "?")
+    parts = []
     many = int(coverage.get("images_with_many_boxes") or 0)
-    if not many:
+    if many:
+        parts.append(
+            f"{many} of {scored} images answered with many distinct boxes (more than "
+            f"{MANY_BOXES}, or {MANY_BOXES_PER_GOLD} per gold box): mAP@30 and mAP@50 count an "
+            "image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a "
+            "blind grid scores well); read COCO-AP@30, which penalises them"
+        )
+    repeated = int(coverage.get("images_with_repeated_boxes") or 0)
+    if repeated:
+        parts.append(
+            f"{repeated} of {scored} images answered with one box repeated past {MANY_BOXES} "
+            "boxes (a runaway list): mAP@30 counts the box once, COCO-AP@30 counts every copy "
+            "as a false positive, so read mAP@30 for these (or deduplicate the answers)"
+        )
+    same = int(coverage.get("images_with_the_same_boxes") or 0)
+    if same:
+        parts.append(
+            f"the same answer (boxes) on {same} of the "
+            f"{coverage.get('images_answered_with_boxes', '?')} images answered with boxes: a "
+            "blind answer, the same guess whatever the image"
+        )
+    if not parts:
         return None
-    return (
-        f"{task}: {many} of {coverage.get('scored', '?')} images answered with many boxes (more "
-        f"than {MANY_BOXES}, or {MANY_BOXES_PER_GOLD} per gold box): mAP@30 and mAP@50 count an "
-        "image as a hit when any one box overlaps gold, so extra boxes cost them nothing (a "
-        "blind grid scores well); read COCO-AP@30, which penalises them (numbers unchanged)"
-    )
+    return f"{task}: " + "; ".join(parts) + " (numbers unchanged)"
 
 
 def _many_boxes_lines(report: Mapping[str, Any]) -> list[str]:

@@ -1276,7 +1276,13 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
     reach = box_reach(
         [predictions.records[task][key].boxes or [] for key in keys], [sizes[key] for key in keys]
     )
-    confined = corner_confinement(reach)
+    # The gold of the answered images, confined alike, explains confined answers.
+    gold = {image.filename: getattr(image, "boxes", None) or [] for image in release.images}
+    answered = [key for key in keys if predictions.records[task][key].boxes]
+    gold_reach = box_reach(
+        [gold.get(key) or [] for key in answered], [sizes[key] for key in answered]
+    )
+    confined = corner_confinement(reach, gold_reach)
     spread: dict[str, int] = {}
     confined_reread = 0
     if confined:  # rare: only then is every answer read again
@@ -1286,6 +1292,9 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
         "box_reach": reach["reach"],
         "box_reach_pixels": reach["reach_pixels"],
         "boxes_confined": confined,
+        "confined_answers": reach["tiny_answers" if confined == "tiny" else "confined_answers"],
+        "confined_reach": reach["confined_reach"],
+        "confined_reach_pixels": reach["confined_reach_pixels"],
         "confined_reread": confined_reread,
         "spread_with": spread,
         "boxes_out_of_image": boxes_out,

@@ -23,11 +23,16 @@ __all__ = [
     "HIT_IOU",
     "MANY_BOXES",
     "MANY_BOXES_PER_GOLD",
+    "SAME_ANSWER_SHARE",
     "box_overrun_notes",
     "many_box_counts",
+    "same_box_answers",
+    "CORNER_GOLD_SHARE",
     "CORNER_MIN_ANSWERS",
     "CORNER_REACH",
+    "CORNER_SHARE",
     "TINY_BOX_PIXELS",
+    "WHOLE_IMAGE_OVERRUN",
     "box_overrun_notes",
     "box_reach",
     "box_scale_warnings",
@@ -84,33 +89,115 @@ MANY_BOXES = 10
 MANY_BOXES_PER_GOLD = 5
 
 
+#: The share of the answers with boxes that, holding one and the same box set, make the
+#: notice of a blind answer: a model that looks at the image answers it differently on
+#: different images; one set on half of them is the same guess everywhere (the same ten
+#: boxes on every image of the sample reach Gemini's published mAP@30). "no target" answers
+#: hold no box and are never counted.
+SAME_ANSWER_SHARE = 0.5
+
+
+def _distinct_boxes(boxes: Sequence[Sequence[float]]) -> set[tuple[float, ...]]:
+    """The distinct boxes of an answer (to six significant digits: a copied box is the same)."""
+    return {tuple(float(f"{float(v):.6g}") for v in box) for box in boxes}
+
+
+def _covers_the_image(box: Sequence[float]) -> bool:
+    """Whether a box in fractions of its image (or of a stand-in for it) covers the image:
+    starting within 2% of the origin and reaching 90% of it on both axes."""
+    x, y, w, h = box
+    return x <= 0.02 and y <= 0.02 and x + w >= 0.9 and y + h >= 0.9
+
+
+def same_box_answers(
+    answers: Sequence[Sequence[Sequence[float]]],
+    image_sizes: Sequence[tuple[float, float]] | None = None,
+) -> tuple[int, int]:
+    """How many answers hold the most common box set, and how many hold boxes at all.
+
+    Two answers are the same when their distinct boxes are, in fractions of their image to six
+    significant digits when the image sizes are known (so a guess in 0..1000 matches across sizes), else
+    in pixels.
+
+    Args:
+        answers: per answer its ``[x, y, width, height]`` boxes in pixels of its image.
+        image_sizes: per answer its image's ``(width, height)``, or None.
+
+    Returns:
+        ``(same, answered)``: the answers holding the most common box set, and the answers
+        with boxes (answers without a box are neither, nor, when the sizes are known, those
+        whose every box covers the image: a diffuse finding's answer, not a guessed place).
+
+    Example:
+        >>> guess = [[100.0, 100.0, 50.0, 50.0], [300.0, 200.0, 40.0, 40.0]]
+        >>> same_box_answers([guess, guess[::-1], [[10.0, 10.0, 5.0, 5.0]], []])
+        (2, 3)
+    """
+    from collections import Counter
+
+    sets: Counter[tuple[tuple[float, ...], ...]] = Counter()
+    for position, boxes in enumerate(answers):
+        if not boxes:
+            continue
+        if image_sizes is not None:
+            width, height = (float(v) for v in image_sizes[position])
+            scale = (width, height, width, height)
+            # Six significant digits: tiny boxes (0..1 fractions) stay apart.
+            boxes = [[float(f"{float(v) / s:.6g}") for v, s in zip(box, scale)] for box in boxes]
+            if all(_covers_the_image(box) for box in boxes):
+                continue  # "somewhere in here": a diffuse finding's answer, no guessed place
+        sets[tuple(sorted(_distinct_boxes(boxes)))] += 1
+    answered = sum(sets.values())
+    return (sets.most_common(1)[0][1] if sets else 0), answered
+
+
 def many_box_counts(
     predictions: Sequence[Mapping[str, Any]], images: Sequence[Any]
 ) -> dict[str, int]:
-    """How many scored images were answered with many boxes (:data:`MANY_BOXES`): the protocol's
-    mAP@30 costs such answers nothing (a hit needs one box), COCO-AP@30 ranks them.
+    """How many scored images were answered with many distinct boxes (:data:`MANY_BOXES`): the
+    protocol's mAP@30 costs such answers nothing (a hit needs one box), COCO-AP@30 ranks them;
+    with one box copied past that number (a runaway list); and with one box set shared by at
+    least :data:`SAME_ANSWER_SHARE` of the answers with boxes (a blind answer).
 
     Args:
         predictions: ``{"boxes": [...]}`` per image, in the order of ``images``.
-        images: the scored images (anything with gold ``boxes``).
+        images: the scored images (anything with gold ``boxes``, ``width`` and ``height``).
 
     Returns:
-        ``{"images_with_many_boxes": n}`` when ``n > 0``, else ``{}`` (nothing to say).
+        ``{"images_with_many_boxes": n}`` when ``n > 0``, ``"images_with_repeated_boxes"``
+        likewise, and ``"images_with_the_same_boxes"`` with ``"images_answered_with_boxes"``
+        when one box set is that common among at least :data:`CORNER_MIN_ANSWERS` answers;
+        ``{}`` when there is nothing to say.
 
     Example:
         >>> from types import SimpleNamespace
-        >>> one_gold, three_gold = SimpleNamespace(boxes=[[0, 0, 5, 5]]), SimpleNamespace(boxes=[[0, 0, 5, 5]] * 3)
+        >>> one_gold = SimpleNamespace(boxes=[[0, 0, 5, 5]], width=480, height=480)
+        >>> three_gold = SimpleNamespace(boxes=[[0, 0, 5, 5]] * 3, width=480, height=480)
         >>> grid = {"boxes": [[i, i, 4, 4] for i in range(12)]}  # 12 > max(10, 5 x 1), 12 <= 15
-        >>> many_box_counts([grid, grid, {"boxes": []}], [one_gold, three_gold, one_gold])
-        {'images_with_many_boxes': 1}
+        >>> copies = {"boxes": [[20, 20, 40, 40]] * 30}  # one box, 30 times
+        >>> many_box_counts([grid, grid, copies], [one_gold, three_gold, one_gold])
+        {'images_with_many_boxes': 1, 'images_with_repeated_boxes': 1}
     """
-    many = sum(
-        1
-        for prediction, image in zip(predictions, images)
-        if len(prediction.get("boxes") or [])
-        > max(MANY_BOXES, MANY_BOXES_PER_GOLD * len(getattr(image, "boxes", None) or []))
+    many = repeated = 0
+    for prediction, image in zip(predictions, images):
+        boxes = prediction.get("boxes") or []
+        limit = max(MANY_BOXES, MANY_BOXES_PER_GOLD * len(getattr(image, "boxes", None) or []))
+        if len(boxes) <= limit:
+            continue
+        if len(_distinct_boxes(boxes)) > limit:
+            many += 1
+        else:
+            repeated += 1
+    counts = {"images_with_many_boxes": many, "images_with_repeated_boxes": repeated}
+    counts = {key: value for key, value in counts.items() if value}
+    sizes = [(getattr(image, "width", 1), getattr(image, "height", 1)) for image in images]
+    same, answered = same_box_answers(
+        [prediction.get("boxes") or [] for prediction in predictions], sizes
     )
-    return {"images_with_many_boxes": many} if many else {}
+    if answered >= CORNER_MIN_ANSWERS and same >= SAME_ANSWER_SHARE * answered and same > 1:
+        counts["images_with_the_same_boxes"] = same
+        counts["images_answered_with_boxes"] = answered
+    return counts
 
 
 # The advice of box_overrun_notes: for boxes given, and (a guess) for raw answers.
@@ -167,12 +254,22 @@ def overrun_advice_from_rereading(
     return [note.replace(f"{_XYXY_ADVICE} {_RAW_ADVICE}", advice) for note in notes]
 
 
-#: A set of box answers is "confined to a corner" when every box's far corner (x + width,
-#: y + height) lies at or below this fraction of its image's width and of its height. Pixels
-#: of a model input under 600 px read as 0..1000 land there (a 476 px Qwen2.5-VL input on a
-#: 480 px image: 0.476); on the synthetic sample 30% of the images' gold box sets reach no
-#: further on both axes, so a genuine model's 20 answers all do so with odds near 0.3**20.
+#: An answer is "confined to a corner" when every box's far corner (x + width, y + height)
+#: lies at or below this fraction of its image's width and of its height. Pixels of a model
+#: input under 600 px read as 0..1000 land there (a 476 px Qwen2.5-VL input on a 480 px
+#: image: 0.476); on the synthetic sample 30% of the images' gold box sets reach no further
+#: on both axes, so a genuine model's answers are confined about as often.
 CORNER_REACH = 0.6
+#: The share of the answers with boxes that must be confined (or tiny) for the notice: a
+#: share, not all of them, so one stray answer in the right scale cannot hide a whole run
+#: read in the wrong one, while a genuine model (about 30% confined) stays far below it.
+CORNER_SHARE = 0.95
+#: The share of the same images' gold box sets confined the same way at or above which no
+#: corner notice is given: answers confined because the lesions are (a model answering only
+#: where the lesion lies top-left: gold confined on all of them) are no scale error. A scale
+#: error on a spread of images meets gold confined at the base rate, 264 of 881 images
+#: (30%) on the 906-image sample, 13 of 24 on a 25-image one: well below it.
+CORNER_GOLD_SHARE = 0.8
 #: The answers with boxes a confinement needs before it is noted (a handful prove nothing).
 CORNER_MIN_ANSWERS = 20
 #: Boxes whose far corner lies within this many pixels of the image's origin: 0..1 fractions
@@ -190,79 +287,118 @@ def box_reach(
         image_sizes: per answer its image's ``(width, height)``.
 
     Returns:
-        ``{"answers_with_boxes": int, "reach": [x, y] | None, "reach_pixels": [x, y] | None}``:
-        the largest far corner (x + width, y + height) of any box as a fraction of its image's
-        width and height, and in pixels; None when no answer holds a box.
+        ``{"answers_with_boxes": int, "reach": [x, y] | None, "reach_pixels": [x, y] | None,
+        "confined_answers": int, "tiny_answers": int, "confined_reach": [x, y] | None,
+        "confined_reach_pixels": [x, y] | None}``: the largest far corner (x + width,
+        y + height) of any box as a fraction of its image's width and height, and in pixels
+        (None when no answer holds a box); the answers whose every box ends at or below
+        :data:`CORNER_REACH` of its image on both axes, those whose every box ends within
+        :data:`TINY_BOX_PIXELS` of the origin, and the largest far corner among the confined.
 
     Example:
-        >>> box_reach([[[10, 20, 100, 50]], [], [[200, 0, 40, 40]]], [(480, 480)] * 3)
-        {'answers_with_boxes': 2, 'reach': [0.5, 0.14583333333333334], 'reach_pixels': [240.0, 70.0]}
+        >>> reach = box_reach([[[10, 20, 100, 50]], [], [[200, 0, 40, 40]]], [(480, 480)] * 3)
+        >>> reach["answers_with_boxes"], reach["reach"], reach["reach_pixels"]
+        (2, [0.5, 0.14583333333333334], [240.0, 70.0])
+        >>> reach["confined_answers"], reach["confined_reach_pixels"]
+        (2, [240.0, 70.0])
     """
-    boxed, reach_x, reach_y, pixels_x, pixels_y = 0, 0.0, 0.0, 0.0, 0.0
+    boxed, confined, tiny = 0, 0, 0
+    reach, pixels = [0.0, 0.0], [0.0, 0.0]
+    confined_reach, confined_pixels = [0.0, 0.0], [0.0, 0.0]
     for boxes, (width, height) in zip(answers, image_sizes):
         if not boxes:
             continue
         boxed += 1
-        far_x = max(float(box[0]) + float(box[2]) for box in boxes)
-        far_y = max(float(box[1]) + float(box[3]) for box in boxes)
-        reach_x, reach_y = max(reach_x, far_x / float(width)), max(reach_y, far_y / float(height))
-        pixels_x, pixels_y = max(pixels_x, far_x), max(pixels_y, far_y)
-    if not boxed:
-        return {"answers_with_boxes": 0, "reach": None, "reach_pixels": None}
+        far = [
+            max(float(box[0]) + float(box[2]) for box in boxes),
+            max(float(box[1]) + float(box[3]) for box in boxes),
+        ]
+        fraction = [far[0] / float(width), far[1] / float(height)]
+        reach = [max(a, b) for a, b in zip(reach, fraction)]
+        pixels = [max(a, b) for a, b in zip(pixels, far)]
+        tiny += max(far) <= TINY_BOX_PIXELS
+        if max(fraction) <= CORNER_REACH:
+            confined += 1
+            confined_reach = [max(a, b) for a, b in zip(confined_reach, fraction)]
+            confined_pixels = [max(a, b) for a, b in zip(confined_pixels, far)]
     return {
         "answers_with_boxes": boxed,
-        "reach": [reach_x, reach_y],
-        "reach_pixels": [pixels_x, pixels_y],
+        "reach": reach if boxed else None,
+        "reach_pixels": pixels if boxed else None,
+        "confined_answers": confined,
+        "tiny_answers": tiny,
+        "confined_reach": confined_reach if confined else None,
+        "confined_reach_pixels": confined_pixels if confined else None,
     }
 
 
-def corner_confinement(reach: Mapping[str, Any]) -> str | None:
+def corner_confinement(
+    reach: Mapping[str, Any], gold_reach: Mapping[str, Any] | None = None
+) -> str | None:
     """Whether boxes reaching as :func:`box_reach` says sit in one small corner of their images.
 
+    Args:
+        reach: :func:`box_reach` of the answers.
+        gold_reach: :func:`box_reach` of the gold boxes of the same answered images, when known:
+            gold confined as often as :data:`CORNER_GOLD_SHARE` explains confined answers.
+
     Returns:
-        ``"tiny"`` when every box ends within :data:`TINY_BOX_PIXELS` pixels of the images'
-        origin (0..1 fractions read as pixels), ``"corner"`` when every box ends at or
-        below :data:`CORNER_REACH` of its image on both axes (a smaller scale read as a
-        larger one, e.g. a model input's pixels as 0..1000), None otherwise or with fewer than
-        :data:`CORNER_MIN_ANSWERS` answers with boxes.
+        ``"tiny"`` when at least :data:`CORNER_SHARE` of the answers with boxes end within
+        :data:`TINY_BOX_PIXELS` pixels of the images' origin (0..1 fractions read as pixels),
+        ``"corner"`` when at least that share end at or below :data:`CORNER_REACH` of the
+        image on both axes (a smaller scale read as a larger one, e.g. a model input's
+        pixels as 0..1000) and the gold of those images is not confined alike; None
+        otherwise or with fewer than :data:`CORNER_MIN_ANSWERS` answers with boxes.
 
     Example:
-        >>> corner_confinement({"answers_with_boxes": 881, "reach": [0.47, 0.47],
-        ...                     "reach_pixels": [226.0, 226.0]})
+        >>> corner_confinement({"answers_with_boxes": 881, "confined_answers": 880, "tiny_answers": 0})
         'corner'
-        >>> corner_confinement({"answers_with_boxes": 881, "reach": [0.002, 0.002],
-        ...                     "reach_pixels": [0.9, 1.0]})
+        >>> corner_confinement({"answers_with_boxes": 881, "confined_answers": 881, "tiny_answers": 881})
         'tiny'
-        >>> corner_confinement({"answers_with_boxes": 5, "reach": [0.47, 0.47],
-        ...                     "reach_pixels": [226.0, 226.0]}) is None
+        >>> corner_confinement({"answers_with_boxes": 881, "confined_answers": 264, "tiny_answers": 0}) is None
+        True
+        >>> gold = {"answers_with_boxes": 264, "confined_answers": 264, "tiny_answers": 0}
+        >>> corner_confinement({"answers_with_boxes": 264, "confined_answers": 264, "tiny_answers": 0}, gold) is None
         True
     """
-    boxed, fraction, pixels = (
-        reach.get("answers_with_boxes") or 0,
-        reach.get("reach"),
-        reach.get("reach_pixels"),
-    )
-    if boxed < CORNER_MIN_ANSWERS or not fraction or not pixels:
+    boxed = int(reach.get("answers_with_boxes") or 0)
+    if boxed < CORNER_MIN_ANSWERS:
         return None
-    if max(pixels) <= TINY_BOX_PIXELS:
+    if int(reach.get("tiny_answers") or 0) >= CORNER_SHARE * boxed:
         return "tiny"
-    if max(fraction) <= CORNER_REACH:
-        return "corner"
-    return None
+    if int(reach.get("confined_answers") or 0) < CORNER_SHARE * boxed:
+        return None
+    if gold_reach is not None:
+        gold_boxed = int(gold_reach.get("answers_with_boxes") or 0)
+        gold_confined = int(gold_reach.get("confined_answers") or 0)
+        if gold_boxed and gold_confined >= CORNER_GOLD_SHARE * gold_boxed:
+            return None  # the lesions themselves lie there
+    return "corner"
+
+
+#: A box past the reference boxes' extent that starts within 2% of it from the origin and
+#: ends at most this many times the extent is a whole-image box (a normal answer for a
+#: diffuse finding; the references rarely reach the image's edge), not a scale error.
+WHOLE_IMAGE_OVERRUN = 1.5
 
 
 def box_scale_warnings(
     det_boxes: Any, det_counts: Any, gold_boxes: Any, gold_counts: Any
 ) -> list[str]:
-    """Warnings for predicted boxes in another format or scale, when no image size is known.
+    """Warnings for predicted boxes in another format or scale, or blind, when no image size is
+    known.
 
     The ``evaluate`` face and ``compute_task`` get boxes and reference boxes, not the images:
     the reference boxes' extent (their largest far corner on each axis, over all images)
     stands in for the image size. With at least :data:`CORNER_MIN_ANSWERS` predictions
     holding boxes: more than half of them with a box ending more than 2% past that extent
-    ([x1, y1, x2, y2] given as [x, y, width, height], 0..1000 for pixels); or every box
-    confined as :func:`corner_confinement` says, measured against that extent (0..1
-    fractions; a smaller scale read as a larger one).
+    ([x1, y1, x2, y2] given as [x, y, width, height], 0..1000 for pixels; a whole-image box,
+    from the origin to at most :data:`WHOLE_IMAGE_OVERRUN` times the extent, is not
+    counted); or :data:`CORNER_SHARE` of them confined as :func:`corner_confinement` says,
+    measured against that extent, while the references of the same images are not (0..1
+    fractions; a smaller scale read as a larger one). Also: images with many distinct boxes
+    (:func:`many_box_counts`' rule), one box copied past it, and one box set on at least
+    :data:`SAME_ANSWER_SHARE` of the predictions with boxes (a blind answer).
 
     Args:
         det_boxes: ``(n, 4)`` predicted ``[x, y, width, height]`` boxes, stacked by image.
@@ -275,10 +411,10 @@ def box_scale_warnings(
 
     Example:
         >>> import numpy as np
-        >>> gold = np.array([[100.0, 120.0, 60.0, 40.0], [300.0, 320.0, 80.0, 90.0]] * 10)
+        >>> gold = np.array([[100.0 + 10 * i, 120.0 + 15 * i, 60.0, 40.0] for i in range(20)])
         >>> fractions = gold / 480  # 0..1 of a 480 px image, given as pixels
         >>> print(box_scale_warnings(fractions, np.ones(20), gold, np.ones(20))[0])
-        every predicted box of the 20 predictions with boxes ends within 2 px of the origin: 0..1 fractions? boxes must be pixels of the original image
+        20 of the 20 predictions with boxes have every box ending within 2 px of the origin: 0..1 fractions? boxes must be pixels of the original image
         >>> box_scale_warnings(gold, np.ones(20), gold, np.ones(20))
         []
     """
@@ -287,49 +423,116 @@ def box_scale_warnings(
     det = np.asarray(det_boxes, dtype=np.float64).reshape(-1, 4)
     counts = np.asarray(det_counts, dtype=np.int64)
     gold = np.asarray(gold_boxes, dtype=np.float64).reshape(-1, 4)
+    references = np.asarray(gold_counts, dtype=np.int64)
     boxed = int(np.count_nonzero(counts))
-    if boxed < CORNER_MIN_ANSWERS or not len(det):
+    if not len(det):
         return []
+    extent = (gold[:, :2] + gold[:, 2:]).max(axis=0) if len(gold) else np.ones(2)
+    warnings = _answer_count_warnings(det, counts, references, extent)
+    if boxed < CORNER_MIN_ANSWERS:
+        return warnings
     far = det[:, :2] + det[:, 2:]
     image = np.repeat(np.arange(len(counts)), counts)
-    reach_pixels = far.max(axis=0)
-    if float(reach_pixels.max()) <= TINY_BOX_PIXELS:
+    image_far = np.zeros((len(counts), 2))
+    np.maximum.at(image_far, image, far)
+    answered = counts > 0
+    tiny = int(np.count_nonzero(answered & (image_far.max(axis=1) <= TINY_BOX_PIXELS)))
+    if tiny >= CORNER_SHARE * boxed:
         return [
-            f"every predicted box of the {boxed} predictions with boxes ends within "
+            f"{tiny} of the {boxed} predictions with boxes have every box ending within "
             f"{TINY_BOX_PIXELS:g} px of the origin: 0..1 fractions? boxes must be pixels of the "
-            "original image"
+            "original image",
+            *warnings,
         ]
     if not len(gold):  # nothing else to measure them against
-        return []
-    extent = (gold[:, :2] + gold[:, 2:]).max(axis=0)
+        return warnings
     if (extent <= 0).any():
-        return []
+        return warnings
     stand_in = f"the images' sizes are not known here: the reference boxes' extent, {extent[0]:.0f} x {extent[1]:.0f} px, stands in"
+    whole_image = (det[:, :2] <= 0.02 * extent).all(axis=1) & (
+        far <= WHOLE_IMAGE_OVERRUN * extent
+    ).all(axis=1)
+    overrun = (far > _OVERRUN_TOLERANCE * extent).any(axis=1) & ~whole_image
     past = np.zeros(len(counts), dtype=bool)
-    past[image[(far > _OVERRUN_TOLERANCE * extent).any(axis=1)]] = True
+    past[image[overrun]] = True
     if 2 * int(past.sum()) > boxed:
         return [
             f"{int(past.sum())} of {boxed} predictions with boxes have a box ending more than 2% "
             f"past every reference box ({stand_in}): boxes in another format or scale? They must "
             "be pixels of the original image, [x, y, width, height] (or [x1, y1, x2, y2] with "
-            "box_format='xyxy')"
+            "box_format='xyxy')",
+            *warnings,
         ]
-    reach = reach_pixels / extent
-    confined = corner_confinement(
+    confined = answered & (image_far / extent <= CORNER_REACH).all(axis=1)
+    gold_image = np.repeat(np.arange(len(references)), references)
+    gold_far = np.zeros((len(references), 2))
+    np.maximum.at(gold_far, gold_image, gold[:, :2] + gold[:, 2:])
+    with_gold = answered[: len(references)] & (references > 0)
+    gold_confined = with_gold & (gold_far / extent <= CORNER_REACH).all(axis=1)
+    kind = corner_confinement(
+        {"answers_with_boxes": boxed, "confined_answers": int(confined.sum())},
         {
-            "answers_with_boxes": boxed,
-            "reach": reach.tolist(),
-            "reach_pixels": reach_pixels.tolist(),
-        }
+            "answers_with_boxes": int(with_gold.sum()),
+            "confined_answers": int(gold_confined.sum()),
+        },
     )
-    if confined == "corner":
+    if kind == "corner":
+        reach = image_far[confined].max(axis=0) / extent
         return [
-            f"every predicted box of the {boxed} predictions with boxes ends within "
+            f"{int(confined.sum())} of the {boxed} predictions with boxes have every box within "
             f"{100 * reach[0]:.1f}% x {100 * reach[1]:.1f}% of the reference boxes' extent "
-            f"({stand_in}): a smaller scale read as a larger one (e.g. pixels of a model input "
-            "under 1000 px read as 0..1000)? boxes must be pixels of the original image"
+            f"({stand_in}), where the references of those images mostly are not: a smaller scale "
+            "read as a larger one (e.g. pixels of a model input under 1000 px read as 0..1000)? "
+            "boxes must be pixels of the original image",
+            *warnings,
         ]
-    return []
+    return warnings
+
+
+def _answer_count_warnings(det: Any, counts: Any, references: Any, extent: Any) -> list[str]:
+    """:func:`box_scale_warnings`' warnings on many boxes, copied boxes and one box set
+    everywhere (:func:`many_box_counts`' rules on stacked boxes; ``extent`` stands in for
+    the image size, so a whole-image box is told apart)."""
+    import numpy as np
+
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    answers = [det[starts[i] : starts[i + 1]].tolist() for i in range(len(counts))]
+    gold = [[None] * int(n) for n in references] + [[]] * max(0, len(counts) - len(references))
+    size = tuple(float(v) if v > 0 else 1.0 for v in extent)
+    images = [_GoldCount(boxes, size) for boxes in gold]
+    found = many_box_counts([{"boxes": boxes} for boxes in answers], images)
+    scored = len(counts)
+    lines = []
+    if found.get("images_with_many_boxes"):
+        lines.append(
+            f"{found['images_with_many_boxes']} of {scored} predictions hold many distinct boxes "
+            f"(more than {MANY_BOXES}, or {MANY_BOXES_PER_GOLD} per reference box): mAP@30 and "
+            "mAP@50 count an image as a hit when any one box overlaps a reference, so extra "
+            "boxes cost them nothing; read COCO-AP@30 beside them (numbers unchanged)"
+        )
+    if found.get("images_with_repeated_boxes"):
+        lines.append(
+            f"{found['images_with_repeated_boxes']} of {scored} predictions repeat the same "
+            f"box past {MANY_BOXES} boxes (a runaway list): the hit rates count the box once, "
+            "COCO-AP@30 counts every copy as a false positive; deduplicate the answers to read "
+            "COCO-AP (numbers unchanged)"
+        )
+    if found.get("images_with_the_same_boxes"):
+        lines.append(
+            f"the same boxes on {found['images_with_the_same_boxes']} of the "
+            f"{found['images_answered_with_boxes']} predictions with boxes: a blind answer, not "
+            "a reading of each image (numbers unchanged)"
+        )
+    return lines
+
+
+class _GoldCount:
+    """A stand-in image for :func:`many_box_counts`: its reference boxes (only their number
+    counts) and the reference boxes' extent for its size."""
+
+    def __init__(self, boxes: list[Any], size: tuple[float, ...]) -> None:
+        self.boxes = boxes
+        self.width, self.height = size
 
 
 def rank_item_values(tables: Mapping[str, Any], reading: str = "mAP@30") -> tuple[list[str], Any]:
