@@ -587,11 +587,12 @@ def _line_records(
         if error is None and raw is None and parsed_field not in values:
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
         task_status = status.get(current) if isinstance(status, dict) else status
-        known = registry.TASKS[current].parse_statuses
-        if task_status is not None and task_status not in known:
+        parser_statuses = registry.TASKS[current].parse_statuses
+        if task_status is not None and task_status not in parser_statuses:
             # A status no parser gives would be counted in the report's parse line as given.
             raise check.fail(
-                f"{task_status!r} is not a {current} parse status (one of {', '.join(known)})",
+                f"{task_status!r} is not a {current} parse status "
+                f"(one of {', '.join(parser_statuses)})",
                 f"parse_status.{current}" if isinstance(status, dict) else "parse_status",
             )
         if raw is not None and parsed_field in values and task_status is None:
