@@ -817,7 +817,12 @@ def _as_paths(path: PathOrPaths) -> list[Path]:
     return [Path(p) for p in path]
 
 
-def read_predictions(path: PathOrPaths, release: Any = None) -> PredictionSet:
+def read_predictions(
+    path: PathOrPaths,
+    release: Any = None,
+    *,
+    still_written: Mapping[Path, list[PartialLine]] | None = None,
+) -> PredictionSet:
     """Read and validate a predictions JSONL file, or several as one set (e.g. one per task).
 
     Args:
@@ -828,6 +833,9 @@ def read_predictions(path: PathOrPaths, release: Any = None) -> PredictionSet:
         release: a ``NovaRelease`` (or anything with ``.images`` and ``.cases()``). When
             given, unknown filenames/case ids are errors and the predictions are aligned to
             the release order, with the items lacking a prediction listed as missing.
+        still_written: files another process is still appending to (a running run scored
+            with ``--allow-running``): each is read up to its last complete line, and the
+            line its writer is in the middle of, if any, is added to its list, not read.
 
     Returns:
         A :class:`PredictionSet`; its ``source`` lists the files read, comma-separated.
@@ -854,7 +862,9 @@ def read_predictions(path: PathOrPaths, release: Any = None) -> PredictionSet:
     paths = _as_paths(path)
     if not paths:
         raise NovaInputError("no predictions file given", field="predictions")
-    records, superseded = _read_records(paths, release, keep_answer_over_later_error=True)
+    records, superseded = _read_records(
+        paths, release, keep_answer_over_later_error=True, still_written=still_written
+    )
     return _prediction_set(", ".join(map(str, paths)), records, release, superseded)
 
 
