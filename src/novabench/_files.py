@@ -1076,7 +1076,16 @@ def _from_novabench(document: Any) -> bool:
 _OUTPUT_KINDS = {"evaluate": "a report", "compare": "a comparison", "leaderboard": "a leaderboard"}
 
 
-def link_output_refusal(path: str | os.PathLike[str], field: Any) -> Any:
+#: Why an output written whole and renamed into place may not be a link.
+_RENAMED_ONTO_LINK = (
+    "an output is written as a new file renamed into place, which would replace the link and "
+    "leave the file it points to unchanged"
+)
+
+
+def link_output_refusal(
+    path: str | os.PathLike[str], field: Any, *, why: str = _RENAMED_ONTO_LINK
+) -> Any:
     """The refusal of an output file that is a symbolic link, or None when it is not one.
 
     Outputs are written whole under a temporary name and renamed into place; renamed onto a
@@ -1086,6 +1095,8 @@ def link_output_refusal(path: str | os.PathLike[str], field: Any) -> Any:
     Args:
         path: the output path as given.
         field: the setting that gave it (an :class:`novabench.errors.Option` or a name).
+        why: what writing through the link would do, when the output is written otherwise
+            (``nova run`` appends to its answers file).
 
     Returns:
         A :class:`novabench.errors.NovaInputError` to raise, or None.
@@ -1105,9 +1116,8 @@ def link_output_refusal(path: str | os.PathLike[str], field: Any) -> Any:
     if not link.is_symlink():
         return None
     return NovaInputError(
-        f"is a symbolic link (to {os.readlink(link)}): an output is written as a new file "
-        "renamed into place, which would replace the link and leave the file it points to "
-        "unchanged; give that file's path, or another path",
+        f"is a symbolic link (to {os.readlink(link)}): {why}; give that file's path, or "
+        "another path",
         source=str(path),
         field=field,
     )

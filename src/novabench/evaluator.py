@@ -787,6 +787,10 @@ def evaluate_model(
     # Every setting is checked before the model is asked anything: a refusal after an
     # hour of answers would waste them (the answers stay in run_file, but the call fails).
     _check_scoring(chosen, n_resamples, seed, captioning, options)
+    if run_file is not None:
+        from novabench.run.runner import check_run_output_links
+
+        check_run_output_links(run_file, "run_file")
     box_convention = "auto"
     preset_record = None
     if preset is not None:

@@ -347,6 +347,43 @@ def test_all_task_refuses_no_diagnoses_on_one_image_beside_a_list_on_another(
         )
 
 
+@pytest.mark.parametrize(
+    "spaced",
+    [["CADASIL "], [" CADASIL"], ["CADASIL\n"], ["CADASIL", "Migraine  with aura"]],
+    ids=["trailing", "leading", "newline", "inner-run"],
+)
+def test_all_task_reads_two_lists_differing_only_in_whitespace_as_one(spaced: list) -> None:
+    # user17: ["CADASIL "] beside ["CADASIL"] was refused as "different diagnoses"; the
+    # matcher reads both as the same words.
+    rows = _two_images_of_one_cadasil_case()
+    plain = ["CADASIL", "Migraine with aura"] if len(spaced) == 2 else ["CADASIL"]
+    scores = []
+    for lists in ([plain, plain], [plain, spaced], [spaced, plain]):
+        predictions = [
+            {"boxes": [], "caption": row["caption"], "diagnoses": given}
+            for row, given in zip(rows, lists)
+        ]
+        result = evaluate.load(MODULE, "all").compute(
+            predictions=predictions, references=rows, exclude=["BERTScore-F1", "METEOR"]
+        )
+        scores.append((result["diagnosis"]["top1-lexicon"], result["diagnosis"]["top5-lexicon"]))
+    # One case, CADASIL named first (the lexicon's exact form): 1/1 at both ranks.
+    assert scores == [(1.0, 1.0)] * 3
+
+
+def test_all_task_still_refuses_lists_differing_in_words_or_ranks() -> None:
+    rows = _two_images_of_one_cadasil_case()
+    for other in (["CADASILL"], ["", "CADASIL"]):  # a blank item keeps its rank
+        predictions = [
+            {"boxes": [], "caption": row["caption"], "diagnoses": given}
+            for row, given in zip(rows, (["CADASIL"], other))
+        ]
+        with pytest.raises(NovaInputError, match="different diagnoses on two of its images"):
+            evaluate.load(MODULE, "all").compute(
+                predictions=predictions, references=rows, exclude=["BERTScore-F1", "METEOR"]
+            )
+
+
 def _iou_xywh(a: list[float], b: list[float]) -> float:
     width = max(0.0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]))
     height = max(0.0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))

@@ -106,3 +106,50 @@ def test_a_value_re_scored_otherwise_under_newer_rules_is_not_called_an_edit(
     same_rules = edited_copy(scored, "raised.json", _raised_map30)
     with pytest.raises(NovaInputError, match="the report was edited or is not the one"):
         _board(same_rules)
+
+
+@pytest.mark.parametrize(
+    ("revision", "shown"),
+    [("40", 'got "40"'), (40.0, "got 40.0"), (True, "got true"), (0, "got 0"), ([40], "got list")],
+)
+def test_a_scoring_revision_novabench_cannot_have_written_is_refused_as_malformed(
+    revision: Any, shown: str
+) -> None:
+    # user17: "40" beside 40 was refused as two revisions, "x (revision 40), y (revision 40)".
+    now = toolkit_record()
+    edited = {**now, "scoring_revision": revision}
+    for reports, names in [
+        ([_report("a", 0.2, now), _report("b", 0.6, edited)], ["a.json", "b.json"]),
+        ([_report("b", 0.6, edited)], ["b.json"]),  # alone too: it would be called another
+    ]:
+        with pytest.raises(NovaInputError) as refused:
+            build_leaderboard(reports, names)
+        error = refused.value
+        assert (error.source, error.field) == ("b.json", "toolkit.scoring_revision")
+        assert f"must be a whole number of at least 1 (as nova evaluate writes it), {shown}" in (
+            error.message
+        )
+        assert "different scoring rules" not in error.message
+
+
+def test_a_toolkit_record_that_is_not_an_object_is_refused_naming_it() -> None:
+    with pytest.raises(NovaInputError) as refused:
+        build_leaderboard([_report("b", 0.6, "novabench 0.1.0")], ["b.json"])  # type: ignore[arg-type]
+    assert (refused.value.source, refused.value.field) == ("b.json", "toolkit")
+    assert "must be an object (as nova evaluate writes it), got str" in refused.value.message
+
+
+def test_nova_leaderboard_refuses_a_text_revision_in_one_line(
+    scored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def as_text(report: dict[str, Any]) -> None:
+        report["toolkit"]["scoring_revision"] = str(report["toolkit"]["scoring_revision"])
+
+    text = edited_copy(scored, "text-revision.json", as_text)
+    out = text.parent / "board.json"
+    capsys.readouterr()
+    assert main(["leaderboard", str(text), "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and not out.exists()
+    assert f"{text.name}, field 'toolkit.scoring_revision': must be a whole number" in error[0]
+    assert f'got "{SCORING_REVISION}"' in error[0]

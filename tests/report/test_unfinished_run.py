@@ -349,3 +349,58 @@ def test_merging_a_running_shard_sets_its_half_written_last_line_aside_and_recou
     assert recorded.counts["captioning"]["answered"] == 0  # asked in the manifest, no line yet
     assert recorded.merged_from[0]["counts"] == recorded.counts
     assert "line " + str(len(complete) + 1) in recorded.merged_from[0]["set_aside"]
+
+
+HALF_LINE = '{"filename": "case0040_001.png", "task": "localization", "raw_boxes": "lesion: [1'
+
+
+def test_evaluating_a_running_run_sets_its_half_written_last_line_aside_with_one_note(
+    sample_release: Path,
+    sample_floor_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    writer_elsewhere: Any,
+) -> None:
+    """user17: `nova evaluate --allow-running` on a live writer's file ending mid-line took
+    exit 2 on "not valid JSON ... `nova run` repairs it on resume"; merge set it aside."""
+    run = partial_run(sample_floor_run, tmp_path, "running")
+    complete = run.read_text(encoding="utf-8").splitlines(keepends=True)
+    with run.open("a", encoding="utf-8") as handle:
+        handle.write(HALF_LINE)
+    writer_elsewhere(run)
+    out = tmp_path / "report.json"
+    capsys.readouterr()
+    assert evaluate(sample_release, run, out, "--allow-running") == 0
+    said = capsys.readouterr()
+    report = json.loads(out.read_text(encoding="utf-8"))
+    line = report["predictions"]["unfinished_run"]["notice"]
+    expected = (
+        f"its line {len(complete) + 1} was half-written ({len(HALF_LINE)} bytes, no line break "
+        "yet): set aside, not scored"
+    )
+    assert line.startswith("unfinished run: run.jsonl was still being written when scored ")
+    assert f"not of the run once it ends; {expected}" in line
+    assert (said.out + said.err).count("half-written") == 1  # one note, said once
+    assert report["predictions"]["box_answers"]["read_here"] == len(complete)  # the whole lines
+    assert run.read_text(encoding="utf-8").endswith(HALF_LINE)  # the writer's file untouched
+
+
+@pytest.mark.parametrize("status", ["running", "interrupted"])
+def test_a_half_written_last_line_of_a_run_no_one_writes_keeps_its_error(
+    sample_release: Path,
+    sample_floor_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    status: str,
+) -> None:
+    # No writer: the line will never be finished, so it is the file's fault, as before.
+    run = partial_run(sample_floor_run, tmp_path, status)
+    number = len(run.read_text(encoding="utf-8").splitlines()) + 1
+    with run.open("a", encoding="utf-8") as handle:
+        handle.write(HALF_LINE)
+    out = tmp_path / "report.json"
+    capsys.readouterr()
+    assert evaluate(sample_release, run, out, "--allow-running") == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and f"{run}, line {number}: " in error[0]
+    assert "not valid JSON" in error[0] and not out.exists()

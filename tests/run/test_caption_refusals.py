@@ -86,3 +86,56 @@ def test_a_refusal_is_scored_as_the_empty_caption(tmp_path: Path) -> None:
     assert parsed.parse_counts("captioning") == {"refusal": 1, "ok": 1}
     # What the caption metrics receive: "" for the refusal, as for an empty answer.
     assert parsed.captions() == ["", CAPTIONS[1]]
+
+
+# user17: GPT-4o and Claude write typographic apostrophes and quotes (U+2019, U+201C/D); such
+# refusals were read as `ok` captions while their ASCII twins were refusals.
+TYPOGRAPHIC_REFUSALS = [
+    "I\u2019m sorry, but I can\u2019t help with interpreting medical images.",
+    "I\u2019m not able to interpret medical images like this one. Please consult a radiologist.",
+    "I can\u2019t provide a diagnosis or description of this scan\u2014please ask a qualified "
+    "professional.",
+    "I won\u2019t be able to describe this image, as I\u2019m not a medical professional.",
+    "\u201cI\u2019m sorry, I can\u2019t assist with that.\u201d",
+    "I\u02bcm unable to analyze this image.",  # modifier-letter apostrophe
+    "\uff29\u2019m sorry, I can\u2019t help with that.",  # full-width I
+    "I can\u200b\u2019t help with that request.",  # a zero-width space inside the word
+]
+
+
+def _ascii_form(answer: str) -> str:
+    """The answer typed on an ASCII keyboard (written out here, not by the code under test)."""
+    for typographic, plain in [
+        ("\u2019", "'"),
+        ("\u02bc", "'"),
+        ("\u201c", '"'),
+        ("\u201d", '"'),
+        ("\u2014", "-"),
+        ("\uff29", "I"),
+        ("\u200b", ""),
+    ]:
+        answer = answer.replace(typographic, plain)
+    return answer
+
+
+@pytest.mark.parametrize("answer", TYPOGRAPHIC_REFUSALS)
+def test_a_refusal_with_typographic_apostrophes_is_a_refusal_as_its_ascii_form(answer: str) -> None:
+    plain = _ascii_form(answer)
+    assert plain.isascii() and plain != answer
+    assert parse_caption(plain).status == "refusal"
+    parsed = parse_caption(answer)
+    assert (parsed.status, parsed.caption) == ("refusal", "")
+
+
+@pytest.mark.parametrize(
+    "caption",
+    [
+        "Axial FLAIR image: a right temporal lesion\u2014glioma can\u2019t be excluded.",
+        "I\u2019m sorry, the image is small, but it appears to be a sagittal T1 image with a "
+        "Chiari malformation.",
+    ],
+)
+def test_typographic_captions_stay_captions_with_their_characters(caption: str) -> None:
+    # The folding only feeds the detector: the caption keeps the model's characters.
+    parsed = parse_caption(caption)
+    assert (parsed.status, parsed.caption) == ("ok", caption)

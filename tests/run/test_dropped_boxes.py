@@ -19,7 +19,10 @@ from novabench.report.scoring import score_predictions
 from novabench.run.parsers import parse_localization
 from novabench.run.predictions import read_predictions
 
-DROPPED_PHRASE = "boxes dropped (zero width or height, or a size past a float; not scored)"
+DROPPED_PHRASE = (
+    "boxes dropped (zero width or height, a size past a float, or box_2d under a pixel "
+    "convention; not scored)"
+)
 SWAPPED_PHRASE = "boxes whose corners came in the wrong order, put right (scored)"
 
 

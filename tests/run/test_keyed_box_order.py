@@ -330,3 +330,51 @@ def test_a_whole_keyed_box_in_a_cut_object_is_read_in_its_keys_order() -> None:
     parsed = parse_localization(answer, image_size=IMAGE, input_size=SEEN, convention="protocol")
     assert parsed.labels == ["mass", "oedema"] and parsed.status == "truncated_ok"
     assert parsed.boxes == [pytest.approx(PER_MILLE), pytest.approx([0.0, 0.0, 100.0, 200.0])]
+
+
+@pytest.mark.parametrize("convention", sorted(PIXEL_CONVENTIONS))
+def test_a_readable_box_beside_a_box_2d_one_is_read_under_a_pixel_convention(
+    convention: str,
+) -> None:
+    """user17: one bbox_2d and one box_2d box under --box-convention qwen made the whole
+    answer ambiguous_convention, the readable bbox_2d box lost with the other."""
+    answer = (
+        '[{"bbox_2d": [48, 120, 240, 360], "label": "mass"}, '
+        '{"box_2d": [200, 100, 300, 400], "label": "cyst"}]'
+    )
+    parsed = parse_localization(answer, image_size=(480, 480), convention=convention)
+    # bbox_2d is x1, y1, x2, y2 in pixels of the image seen (here the original 480 x 480):
+    # x 48, y 120, width 240 - 48 = 192, height 360 - 120 = 240.
+    # xywh_pixel's own order is x, y, width, height: the bbox_2d keys fix the order there.
+    read = "ok_order_from_keys" if convention == "xywh_pixel" else "ok"
+    assert (parsed.status, parsed.boxes, parsed.labels) == (
+        read,
+        [[48.0, 120.0, 192.0, 240.0]],
+        ["mass"],
+    )
+    assert parsed.n_degenerate_dropped == 1  # counted as a box read but not scored
+    [note] = [n for n in parsed.notes if "dropped (not scored)" in n]
+    assert note.startswith("1 of 2 boxes dropped (not scored): 1 with box_2d keys")
+    stats = ParseStats.from_results([parsed])
+    assert stats.status_counts == {read: 1} and stats.as_dict()["n_degenerate_dropped"] == 1
+
+
+def test_the_report_counts_the_box_2d_box_dropped_beside_a_read_one(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    release = read_release(sample_release)
+    first = release.images[0]
+    line = {
+        "filename": first.filename,
+        "task": "localization",
+        "raw_boxes": '[{"bbox_2d": [48, 120, 240, 360]}, {"box_2d": [200, 100, 300, 400]}]',
+    }
+    raw = tmp_path / "mixed.jsonl"
+    raw.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    report = evaluate_predictions(
+        sample_release, raw, n_resamples=0, tasks=["localization"], box_convention="qwen"
+    )
+    coverage = report["tasks"]["localization"]["coverage"]
+    assert coverage["parse_status"] == {"ok": 1}
+    assert (coverage["boxes_dropped"], coverage["answers_with_boxes_dropped"]) == (1, 1)
+    assert "box_2d under a pixel convention" in render_table(report)

@@ -465,6 +465,33 @@ def test_a_line_holding_a_parsed_and_a_raw_answer_of_one_task_is_refused(release
     assert "\n" not in message
 
 
+@pytest.mark.parametrize(
+    ("status", "field"),
+    [
+        ("banana", "parse_status"),
+        ("OK", "parse_status"),  # the parsers write lower case
+        ("refusal", "parse_status"),  # a captioning status, not a localization one
+        ({"localization": "banana"}, "parse_status.localization"),
+    ],
+)
+def test_a_line_with_a_parse_status_no_parser_gives_is_refused(release, tmp_path, status, field):
+    # user17: any status was accepted beside boxes + raw_boxes, and the report printed
+    # "parse: banana 1".
+    name = release.images[0].filename
+    line = {"filename": name, "boxes": [[4.0, 6.0, 12.0, 9.0]], "raw_boxes": "[4, 6, 12, 9]"}
+    path = write_lines(tmp_path / "status.jsonl", [{**line, "parse_status": status}])
+    with pytest.raises(NovaInputError) as refused:
+        read_predictions(path, release)
+    message = str(refused.value)
+    assert str(path) in message and f"line 1 ({name})" in message and field in message
+    assert "not a localization parse status" in message and "ok_out_of_image" in message
+    assert "\n" not in message
+    # The parser's own statuses still read, as nova parse writes them.
+    for known in ("ok", "ok_out_of_image", "invalid_boxes"):
+        write_lines(path, [{**line, "parse_status": known}])
+        assert read_predictions(path, release).parse_counts("localization") == {known: 1}
+
+
 def test_a_case_line_holding_parsed_and_raw_diagnoses_is_refused(release, tmp_path):
     case_id = release.cases()[0].case_id
     line = {"case_id": case_id, "diagnoses": ["CADASIL"], "raw_diagnoses": "Migraine"}

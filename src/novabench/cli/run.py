@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     from novabench.data.provenance import provenance_notice_line
     from novabench.data.release import read_release
     from novabench.run.presets import resolve_preset
-    from novabench.run.runner import parse_shard, parse_tasks, run_model
+    from novabench.run.runner import check_run_output_links, parse_shard, parse_tasks, run_model
 
     tasks = parse_tasks(args.task)
     prompts = parse_prompt_files(args.prompt_file)
@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         {"--out": args.out, "--out (its manifest)": out_manifest},
         {"the release": args.data, "a prompt file": list(prompts.values())},
     )
+    check_run_output_links(args.out, "--out")
     shard = parse_shard(args.shard)
     release = read_release(args.data)
     notice = provenance_notice_line(release.provenance)

@@ -241,6 +241,13 @@ def _compute_all(
     }
 
 
+def _spaced_alike(diagnoses: Sequence[Any]) -> list[Any]:
+    """A case's list as the diagnosis scorer tells its items apart: the matcher reads each
+    item's words (``normalize_diagnosis``), so surrounding and repeated whitespace do not
+    count; a blank item keeps its rank (scored as a miss), so it stays in place."""
+    return [" ".join(item.split()) if isinstance(item, str) else item for item in diagnoses]
+
+
 def _group_by_case(
     predictions: Sequence[Mapping[str, Any]],
     references: Sequence[Mapping[str, Any]],
@@ -278,7 +285,7 @@ def _group_by_case(
                 record=f"example {index}",
                 field="references.final_diagnosis",
             )
-        if diagnoses and known and diagnoses != known:
+        if diagnoses and known and _spaced_alike(diagnoses) != _spaced_alike(known):
             raise NovaInputError(
                 f"case {case_id} has different diagnoses on two of its images (an earlier one "
                 "and this one); give every image of a case the same list",

@@ -97,6 +97,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 import os
 import warnings
@@ -935,11 +936,38 @@ def _same_predictions(reports: Sequence[Mapping[str, Any]], names: Sequence[str]
     return readings_of_one_run
 
 
+def _check_toolkit_record(toolkit: Any, name: str) -> None:
+    """Refuse a report's ``toolkit`` record that novabench cannot have written: a revision
+    given as text (``"40"``) would be told apart from ``40`` as another scoring revision."""
+    if not isinstance(toolkit, Mapping):
+        raise NovaInputError(
+            f"must be an object (as nova evaluate writes it), got {type(toolkit).__name__}",
+            source=name,
+            field="toolkit",
+        )
+    revision = toolkit.get("scoring_revision")
+    if revision is not None and (type(revision) is not int or revision < 1):
+        raise NovaInputError(
+            f"must be a whole number of at least 1 (as nova evaluate writes it), got "
+            f"{json.dumps(revision) if _json_text(revision) else type(revision).__name__}: "
+            "the report was edited or written by another tool",
+            source=name,
+            field="toolkit.scoring_revision",
+        )
+
+
+def _json_text(value: Any) -> bool:
+    """Whether ``value`` is a short JSON scalar that a one-line message can quote."""
+    return isinstance(value, (str, int, float, bool)) and len(json.dumps(value)) <= 40
+
+
 def _same_scoring_rules(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> str:
     """Refuse reports scored under different scoring revisions (or one without any beside
     one with): a change that moved a score lies between them. Reports of one revision from
     different builds give a warning line instead ("" when every report is of one build)."""
     toolkits = [report.get("toolkit") or {} for report in reports]
+    for toolkit, name in zip(toolkits, names):
+        _check_toolkit_record(toolkit, name)
     revisions = [toolkit.get("scoring_revision") for toolkit in toolkits]
     if len(set(revisions)) > 1:
         listing = ", ".join(

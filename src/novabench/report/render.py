@@ -1196,14 +1196,16 @@ def box_repair_phrase(coverage: Mapping[str, Any]) -> str:
     Example:
         >>> box_repair_phrase({"boxes_dropped": 3, "answers_with_boxes_dropped": 2,
         ...                     "boxes_swapped": 0, "box_repairs_unrecorded": 0})
-        '; boxes dropped (zero width or height, or a size past a float; not scored): 3 in 2 answers'
+        '; boxes dropped (zero width or height, a size past a float, or box_2d under a pixel \
+convention; not scored): 3 in 2 answers'
         >>> box_repair_phrase({"boxes_out_of_image": 4})
         ''
     """
     phrase = ""
     if coverage.get("boxes_dropped"):
         phrase += (
-            "; boxes dropped (zero width or height, or a size past a float; not scored): "
+            "; boxes dropped (zero width or height, a size past a float, or box_2d under a "
+            "pixel convention; not scored): "
             f"{coverage['boxes_dropped']} in "
             f"{_count(coverage.get('answers_with_boxes_dropped', 0), 'answer')}"
         )

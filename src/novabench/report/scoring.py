@@ -791,15 +791,24 @@ def _load(
     if not paths:
         raise NovaInputError("no predictions file given", field="predictions")
     before = [file_sha256(path) if path.is_file() else None for path in paths]
-    prediction_set = read_predictions(paths, release)
+    manifests = [RunManifest.read(p) for p in paths]
+    unfinished = _unfinished_runs(paths, manifests, options.allow_running)
+    # A file its writer still appends to is read to its last complete line (as nova merge
+    # --allow-running reads it): the line being written is set aside and said so.
+    still_written: dict[Path, list[Any]] = {
+        Path(run["path"]): [] for run in unfinished if run.get("writer") is not None
+    }
+    prediction_set = read_predictions(paths, release, still_written=still_written)
+    for run in unfinished:
+        partial = still_written.get(Path(run["path"]))
+        if partial:
+            run["set_aside"] = partial[0].describe("scored")
     # The same bytes before and after reading are the bytes read; a file written meanwhile
     # (a running run scored with --allow-running) gets no digest rather than a wrong one.
     digests = [
         digest if digest == file_sha256(path) else None for digest, path in zip(before, paths)
     ]
-    manifests = [RunManifest.read(p) for p in paths]
     _check_manifests_describe(paths, manifests, prediction_set)
-    unfinished = _unfinished_runs(paths, manifests, options.allow_running)
     if fingerprint is None:
         fingerprint = release.fingerprint()
     if not options.allow_other_release:

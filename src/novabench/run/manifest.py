@@ -385,11 +385,12 @@ class PartialLine:
     line: int
     size: int
 
-    def describe(self) -> str:
-        """The one sentence a merge's note and the merged manifest say about it."""
+    def describe(self, done: str = "merged") -> str:
+        """The one sentence a merge's note and the merged manifest say about it (``done``:
+        what the line was left out of; ``nova evaluate`` says "scored")."""
         return (
             f"its line {self.line} was half-written ({self.size} bytes, no line break yet): "
-            "set aside, not merged"
+            f"set aside, not {done}"
         )
 
 
@@ -542,7 +543,7 @@ and no writer of it is known on this machine (it may still run elsewhere): score
             parts.append(
                 f"{path} was still being written when scored (manifest status {status!r}; "
                 f"{run['writer']}): these scores are of its answers so far, not of the run "
-                "once it ends"
+                "once it ends" + (f"; {run['set_aside']}" if run.get("set_aside") else "")
             )
         elif is_running_status(status) and run.get("writer_ended"):
             parts.append(

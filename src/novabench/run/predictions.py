@@ -166,7 +166,8 @@ class PredictionRecord:
             prefix of ``registry.MAX_RAW_ANSWER_CHARS`` characters, or None when ``raw`` is
             whole. Such an item is ``too_long`` and its prefix is never parsed.
         boxes_dropped: boxes the parser read in ``raw`` but dropped (zero width or height,
-            or a size past a float; not scored), or None when no parser read a box answer
+            a size past a float, or box_2d beside readable boxes under a pixel convention;
+            not scored), or None when no parser read a box answer
             here (parsed boxes given as such, or a file parsed before this was recorded).
         boxes_swapped: boxes whose corners the parser put in order (scored), None alike.
         finish_reason: why the model stopped, when the run recorded it (``"length"``: at the
@@ -587,6 +588,14 @@ def _line_records(
         if error is None and raw is None and parsed_field not in values:
             raise check.fail(f"has no {parsed_field} and no {raw_field}", parsed_field)
         task_status = status.get(current) if isinstance(status, dict) else status
+        parser_statuses = registry.TASKS[current].parse_statuses
+        if task_status is not None and task_status not in parser_statuses:
+            # A status no parser gives would be counted in the report's parse line as given.
+            raise check.fail(
+                f"{task_status!r} is not a {current} parse status "
+                f"(one of {', '.join(parser_statuses)})",
+                f"parse_status.{current}" if isinstance(status, dict) else "parse_status",
+            )
         if raw is not None and parsed_field in values and task_status is None:
             # nova parse writes both with the parse_status it read the raw one with; without
             # it the line holds two answers and the parsed one would win unseen.
@@ -809,7 +818,12 @@ def _as_paths(path: PathOrPaths) -> list[Path]:
     return [Path(p) for p in path]
 
 
-def read_predictions(path: PathOrPaths, release: Any = None) -> PredictionSet:
+def read_predictions(
+    path: PathOrPaths,
+    release: Any = None,
+    *,
+    still_written: Mapping[Path, list[PartialLine]] | None = None,
+) -> PredictionSet:
     """Read and validate a predictions JSONL file, or several as one set (e.g. one per task).
 
     Args:
@@ -820,6 +834,9 @@ def read_predictions(path: PathOrPaths, release: Any = None) -> PredictionSet:
         release: a ``NovaRelease`` (or anything with ``.images`` and ``.cases()``). When
             given, unknown filenames/case ids are errors and the predictions are aligned to
             the release order, with the items lacking a prediction listed as missing.
+        still_written: files another process is still appending to (a running run scored
+            with ``--allow-running``): each is read up to its last complete line, and the
+            line its writer is in the middle of, if any, is added to its list, not read.
 
     Returns:
         A :class:`PredictionSet`; its ``source`` lists the files read, comma-separated.
@@ -846,7 +863,9 @@ def read_predictions(path: PathOrPaths, release: Any = None) -> PredictionSet:
     paths = _as_paths(path)
     if not paths:
         raise NovaInputError("no predictions file given", field="predictions")
-    records, superseded = _read_records(paths, release, keep_answer_over_later_error=True)
+    records, superseded = _read_records(
+        paths, release, keep_answer_over_later_error=True, still_written=still_written
+    )
     return _prediction_set(", ".join(map(str, paths)), records, release, superseded)
 
 

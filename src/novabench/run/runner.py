@@ -416,6 +416,44 @@ def _recorded_task_settings(manifest: RunManifest) -> dict[str, dict[str, Any]]:
     )
 
 
+#: What ``nova run`` would do through a link given as its answers file or their manifest.
+_APPENDED_THROUGH_LINK = (
+    "nova run appends its answers through a link but writes the run manifest beside the link "
+    "as a new file renamed into place, so the answers and their manifest would part"
+)
+
+
+def check_run_output_links(out_path: str | os.PathLike[str], field: Any = "out_path") -> None:
+    """Refuse a run's answers file, or the manifest beside it, that is a symbolic link.
+
+    Args:
+        out_path: the raw-answers file a run appends to.
+        field: the setting that gave it, as the refusal names it (``--out``, ``run_file``).
+
+    Raises:
+        NovaInputError: one line naming the link, the setting and where the link points.
+
+    Example:
+        >>> import os, tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> os.symlink("runs/model.jsonl", folder / "latest.jsonl")
+        >>> check_run_output_links(folder / "latest.jsonl", "--out")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...latest.jsonl, field '--out': is a symbolic link (to runs/model.jsonl): nova run appends ...
+        >>> check_run_output_links(folder / "new.jsonl", "--out") is None
+        True
+    """
+    from novabench._files import link_output_refusal
+    from novabench.run.manifest import RunManifest
+
+    out = Path(out_path)
+    for path, name in ((out, field), (RunManifest.path_for(out), f"{field} (its manifest)")):
+        refusal = link_output_refusal(path, name, why=_APPENDED_THROUGH_LINK)
+        if refusal is not None:
+            raise refusal
+
+
 def _refuse_parse_output(out: Path, existing: RunManifest | None) -> None:
     """Refuse a ``nova parse`` output (its manifest has ``parsed``) as a run's output file.
 
@@ -1475,6 +1513,7 @@ def run_model(
         preset=preset,
     )
     out = Path(out_path)
+    check_run_output_links(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, command):  # one writer per file: a second run fails at once
         resumed = resume_run(plan, release, backend, out, resume_changed_code=resume_changed_code)

@@ -136,7 +136,8 @@ class ParsedBoxes:
             is not a finite number, even as width x height). Never ``"ok_out_of_image"``: the predictions layer gives that one after parsing.
         convention: the convention used (``None`` when no box was converted); for
             ``"ok_order_from_keys"``, the explicit one, which gave only the scale.
-        n_degenerate_dropped: boxes dropped for zero area (or values that are not finite).
+        n_degenerate_dropped: boxes dropped for zero area (or values that are not finite),
+            and ``box_2d`` boxes beside readable ones under a pixel convention.
         n_out_of_range: boxes kept that reach past the image on at least one side.
         n_swapped: boxes whose corners came in the wrong order and were put right.
         n_order_from_keys: boxes read in the order their keys fix, not the explicit
@@ -213,6 +214,7 @@ INVALID_BOXES = "invalid_boxes"
 _ZERO_SIZE = "of zero width or height"
 _NOT_FINITE = "with a value that is not a finite number"
 _PAST_A_FLOAT = "with a width, height or area past the largest float"
+_BOX_2D_UNDER_PIXELS = "with box_2d keys (y first in 0..1000, a scale pixels contradict)"
 #: Boxes read under an explicit convention whose order the answer's own keys contradict:
 #: read in the keys' order, in the convention's scale (a note says so).
 ORDER_FROM_KEYS = "ok_order_from_keys"
@@ -1029,21 +1031,27 @@ def _parse_localization(
                 readable_with=resolution.readable_with,
             )
         used = resolution.convention
-    elif used in _PIXEL_CONVENTIONS and any(c.hint == "yxyx1000" for c in candidates):
+    written = len(candidates)
+    dropped: dict[str, int] = {}  # why -> how many boxes
+    if used in _PIXEL_CONVENTIONS and any(c.hint == "yxyx1000" for c in candidates):
         # Its key says y first in 0..1000 (Gemini's form), the convention pixels: no guess.
-        return ParsedBoxes(
-            status="ambiguous_convention",
-            notes=tuple(notes),
-            error=f"{len(candidates)} box(es) found but the convention is ambiguous: "
-            f"{_box_2d_in_pixels(f'convention={used} reads')}",
-        )
+        readable = [c for c in candidates if c.hint != "yxyx1000"]
+        if not readable:
+            return ParsedBoxes(
+                status="ambiguous_convention",
+                notes=tuple(notes),
+                error=f"{len(candidates)} box(es) found but the convention is ambiguous: "
+                f"{_box_2d_in_pixels(f'convention={used} reads')}",
+            )
+        # The boxes whose own keys leave no doubt are read; the others go, as dropped boxes.
+        dropped[_BOX_2D_UNDER_PIXELS] = written - len(readable)
+        candidates = readable
     if used in {"qwen"} and not has_input_size:
         notes.append("input_size not given: assumed the model saw the original image size")
 
     boxes: list[list[float]] = []
     labels: list[str] = []
     n_out = n_swapped = 0
-    dropped: dict[str, int] = {}  # why -> how many boxes
     convention_order, scale = _CONVENTION_READING[used]
     # What the answer's keys fix wins over the convention, which then gives the scale only.
     keyed_over: dict[str, int] = {}
@@ -1098,7 +1106,7 @@ def _parse_localization(
         notes.append(invalid)
     elif n_degenerate:  # some kept, some not: the answer says which went, and why
         reasons = ", ".join(f"{count} {why}" for why, count in dropped.items())
-        notes.append(f"{n_degenerate} of {len(candidates)} boxes dropped (not scored): {reasons}")
+        notes.append(f"{n_degenerate} of {written} boxes dropped (not scored): {reasons}")
     return ParsedBoxes(
         boxes=boxes,
         labels=labels,

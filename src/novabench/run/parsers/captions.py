@@ -7,6 +7,7 @@ preambles, answer prefixes, markdown, courtesy lines and quotes.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
@@ -253,13 +254,34 @@ def is_refusal(caption: str) -> bool:
         False
         >>> is_refusal("Axial T2 image; a low-grade glioma cannot be excluded.")
         False
+        >>> is_refusal("I\u2019m sorry, but I can\u2019t help with interpreting medical images.")
+        True
     """
-    text = caption.strip()
+    text = _fold_lookalikes(caption).strip()
     return (
         len(text) <= _REFUSAL_MAX_CHARS
         and _REFUSAL_OPENING.match(text) is not None
         and _IMAGING_CONTENT.search(text) is None
     )
+
+
+# Typographic and other look-alike characters chat models write for the ASCII ones the
+# refusal patterns spell (GPT-4o writes "I’m sorry, but I can’t ...").
+_LOOKALIKES = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2035\u02bc\u02b9\u00b4\u0060", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+        **dict.fromkeys("\u00a0\u2007\u202f", " "),
+        **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff"),  # zero-width: gone
+    }
+)
+
+
+def _fold_lookalikes(text: str) -> str:
+    """The text with compatibility forms (full-width letters, ligatures) and typographic
+    quotes, apostrophes, dashes and spaces written as their ASCII counterparts."""
+    return unicodedata.normalize("NFKC", text).translate(_LOOKALIKES)
 
 
 _QUOTE_PAIRS = (('"', '"'), ("'", "'"), ("\u201c", "\u201d"), ("\u2018", "\u2019"), ("`", "`"))
