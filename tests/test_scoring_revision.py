@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from novabench._version import SCORING_REVISION, source_sha256, toolkit_record
+from tests.report.board_edits import diagnosis_only_report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,20 +69,6 @@ def test_a_report_records_the_revision_and_the_build(sample_release: Path, tmp_p
     assert toolkit["source_sha256"] == source_sha256()
 
 
-def _report(name: str, top1: float, toolkit: dict | None) -> dict:
-    report = {
-        "data": {"fingerprint": "f"},
-        "predictions": {"manifests": [{"model": name}]},
-        "tasks": {
-            "diagnosis": {
-                "metrics": {"top1": top1, "match_rule": "case-judge"},
-                "confidence_intervals": {},
-            }
-        },
-    }
-    return report if toolkit is None else {**report, "toolkit": toolkit}
-
-
 def test_the_leaderboard_refuses_reports_scored_under_different_rules() -> None:
     import pytest
 
@@ -93,7 +80,8 @@ def test_the_leaderboard_refuses_reports_scored_under_different_rules() -> None:
     for other, said in [(before, f"revision {SCORING_REVISION - 1}"), (None, "no revision")]:
         with pytest.raises(NovaInputError, match="scored under different scoring rules") as caught:
             build_leaderboard(
-                [_report("a", 0.2, now), _report("b", 0.6, other)], ["a.json", "b.json"]
+                [diagnosis_only_report("a", 0.2, now), diagnosis_only_report("b", 0.6, other)],
+                ["a.json", "b.json"],
             )
         assert (
             f"b.json ({said}" in str(caught.value)
@@ -101,11 +89,17 @@ def test_the_leaderboard_refuses_reports_scored_under_different_rules() -> None:
         )
     # One revision, two builds: ranked, with a warning first; one build: no such warning.
     patched = {**now, "source_sha256": "0" * 64}
-    board = build_leaderboard([_report("a", 0.2, now), _report("b", 0.6, patched)], ["a", "b"])
+    board = build_leaderboard(
+        [diagnosis_only_report("a", 0.2, now), diagnosis_only_report("b", 0.6, patched)], ["a", "b"]
+    )
     assert board["warnings"][0].startswith("warning: the reports were scored by 2 builds")
     assert [m["tasks"]["diagnosis"]["rank"] for m in board["models"]] == [2, 1]
-    board = build_leaderboard([_report("a", 0.2, now), _report("b", 0.6, now)], ["a", "b"])
+    board = build_leaderboard(
+        [diagnosis_only_report("a", 0.2, now), diagnosis_only_report("b", 0.6, now)], ["a", "b"]
+    )
     assert not any("builds of novabench" in line for line in board["warnings"])
     # Reports that all predate the revision are ranked as before.
-    board = build_leaderboard([_report("a", 0.2, None), _report("b", 0.6, None)], ["a", "b"])
+    board = build_leaderboard(
+        [diagnosis_only_report("a", 0.2, None), diagnosis_only_report("b", 0.6, None)], ["a", "b"]
+    )
     assert [m["tasks"]["diagnosis"]["rank"] for m in board["models"]] == [2, 1]

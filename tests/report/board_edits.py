@@ -43,3 +43,19 @@ def manifest_of_cut_run(source_run: Path, cut: Path) -> None:
     for task, counts in manifest["counts"].items():
         counts.update(done_before=0, answered=answered.get(task, 0), errors=0)
     Path(f"{cut}.manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def diagnosis_only_report(name: str, top1: float, toolkit: dict[str, Any] | None) -> dict[str, Any]:
+    """The least report a leaderboard ranks: one model's diagnosis top1, made by ``toolkit``
+    (None: a report from before reports recorded their toolkit)."""
+    report: dict[str, Any] = {
+        "data": {"fingerprint": "f"},
+        "predictions": {"manifests": [{"model": name}]},
+        "tasks": {
+            "diagnosis": {
+                "metrics": {"top1": top1, "match_rule": "case-judge"},
+                "confidence_intervals": {},
+            }
+        },
+    }
+    return report if toolkit is None else {**report, "toolkit": toolkit}

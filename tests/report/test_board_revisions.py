@@ -18,34 +18,25 @@ from novabench._version import SCORING_REVISION, toolkit_record
 from novabench.cli import main
 from novabench.errors import NovaInputError
 from novabench.report.leaderboard import build_leaderboard
-from tests.report.board_edits import edited_copy
-
-
-def _report(name: str, top1: float, toolkit: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "data": {"fingerprint": "f"},
-        "predictions": {"manifests": [{"model": name}]},
-        "tasks": {
-            "diagnosis": {
-                "metrics": {"top1": top1, "match_rule": "case-judge"},
-                "confidence_intervals": {},
-            }
-        },
-        "toolkit": toolkit,
-    }
+from tests.report.board_edits import diagnosis_only_report, edited_copy
 
 
 def test_a_report_of_an_unknown_build_beside_a_known_one_is_warned_about() -> None:
     now = toolkit_record()
     unknown = {key: value for key, value in now.items() if key != "source_sha256"}
-    board = build_leaderboard([_report("a", 0.2, now), _report("b", 0.6, unknown)], ["a", "b"])
+    board = build_leaderboard(
+        [diagnosis_only_report("a", 0.2, now), diagnosis_only_report("b", 0.6, unknown)], ["a", "b"]
+    )
     [line] = [line for line in board["warnings"] if "builds of novabench" in line]
     assert line.startswith("warning: the reports were scored by builds of novabench")
     assert "b records no `toolkit.source_sha256` (an unknown build) beside 1 that records" in line
     assert "a records" not in line
     assert [m["tasks"]["diagnosis"]["rank"] for m in board["models"]] == [2, 1]  # still ranked
     # Both without the hash: nothing tells two builds apart, nothing claimed.
-    board = build_leaderboard([_report("a", 0.2, unknown), _report("b", 0.6, unknown)], ["a", "b"])
+    board = build_leaderboard(
+        [diagnosis_only_report("a", 0.2, unknown), diagnosis_only_report("b", 0.6, unknown)],
+        ["a", "b"],
+    )
     assert not any("builds of novabench" in line for line in board["warnings"])
 
 
@@ -119,8 +110,14 @@ def test_a_scoring_revision_novabench_cannot_have_written_is_refused_as_malforme
     now = toolkit_record()
     edited = {**now, "scoring_revision": revision}
     for reports, names in [
-        ([_report("a", 0.2, now), _report("b", 0.6, edited)], ["a.json", "b.json"]),
-        ([_report("b", 0.6, edited)], ["b.json"]),  # alone too: it would be called another
+        (
+            [diagnosis_only_report("a", 0.2, now), diagnosis_only_report("b", 0.6, edited)],
+            ["a.json", "b.json"],
+        ),
+        (
+            [diagnosis_only_report("b", 0.6, edited)],
+            ["b.json"],
+        ),  # alone too: it would be called another
     ]:
         with pytest.raises(NovaInputError) as refused:
             build_leaderboard(reports, names)
@@ -134,7 +131,7 @@ def test_a_scoring_revision_novabench_cannot_have_written_is_refused_as_malforme
 
 def test_a_toolkit_record_that_is_not_an_object_is_refused_naming_it() -> None:
     with pytest.raises(NovaInputError) as refused:
-        build_leaderboard([_report("b", 0.6, "novabench 0.1.0")], ["b.json"])  # type: ignore[arg-type]
+        build_leaderboard([diagnosis_only_report("b", 0.6, "novabench 0.1.0")], ["b.json"])  # type: ignore[arg-type]
     assert (refused.value.source, refused.value.field) == ("b.json", "toolkit")
     assert "must be an object (as nova evaluate writes it), got str" in refused.value.message
 
