@@ -851,9 +851,7 @@ def _say_resuming(resumed: ResumedRun) -> None:
     """
     import sys
 
-    from_file = sum(resumed.answers_in_file.values())
-    to_ask = sum(len(items) for items in resumed.pending.values())
-    line = f"resumed {resumed.out_path}: {_answers(from_file)} from the file, {to_ask} to ask now"
+    line = resumed.resuming_line()
     if resumed.code_changed:
         line += (
             "; the function's code changed since the file's answers were asked "

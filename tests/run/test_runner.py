@@ -961,3 +961,16 @@ def test_merge_of_other_tasks_by_one_model_names_the_joint_evaluation(
     error = capsys.readouterr().err
     assert "differs from" in error and "nova evaluate" not in error
     assert not merged.exists()
+
+
+def test_a_resumed_nova_run_says_what_it_takes_from_its_file_before_it_asks(
+    release_dir, tmp_path, capsys
+):
+    """user16/input14: a resumed run said nothing until its closing table."""
+    raw = tmp_path / "raw.jsonl"
+    run = ["run", "--data", str(release_dir), "--task", "diagnosis", "--baseline", "floor"]
+    assert main([*run, "--out", str(raw), "--limit", "2", "--no-progress"]) == 0
+    assert "resumed" not in capsys.readouterr().err  # a new file resumes nothing
+    assert main([*run, "--out", str(raw), "--no-progress"]) == 0  # the release's 4 cases
+    said = capsys.readouterr().err.splitlines()
+    assert f"resumed {raw}: 2 answers from the file, 2 to ask now" in said

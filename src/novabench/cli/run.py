@@ -153,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
         # Before the model is asked, as every report of its answers will say it; not before
         # the checks, so that a refusal stays one line.
         on_start=(lambda: print(notice, file=sys.stderr)) if notice else None,
+        # At once, as evaluate_model says it: a long resumed run shows nothing else until
+        # its closing table when progress bars are off.
+        on_resume=lambda resumed: print(resumed.resuming_line(), file=sys.stderr),
     )
     for task, counts in summary.counts.items():
         print(

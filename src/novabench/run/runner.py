@@ -1012,6 +1012,21 @@ class ResumedRun:
     answers_in_file: dict[str, int] = field(default_factory=dict)
     failed_before: dict[str, set[str]] = field(default_factory=dict)
 
+    def resuming_line(self) -> str:
+        """What a resumed run takes from its file, said before the model is asked.
+
+        Example:
+            >>> from pathlib import Path
+            >>> resumed = ResumedRun(Path("runs/x.jsonl"), RunManifest(), {"diagnosis": [1, 2]},
+            ...     {}, {}, Counter(), "m", resumed=True, answers_in_file={"diagnosis": 1})
+            >>> resumed.resuming_line()
+            'resumed runs/x.jsonl: 1 answer from the file, 2 to ask now'
+        """
+        from_file = sum(self.answers_in_file.values())
+        to_ask = sum(len(items) for items in self.pending.values())
+        answers = f"{from_file} answer{'' if from_file == 1 else 's'}"
+        return f"resumed {self.out_path}: {answers} from the file, {to_ask} to ask now"
+
     def save_manifest(self, status: str) -> Path:
         """Write the manifest with ``status`` and the counts so far; returns its path."""
         self.manifest.status, self.manifest.updated_at = status, _now()
