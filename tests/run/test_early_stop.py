@@ -246,5 +246,7 @@ def test_a_rerun_that_sets_a_cut_off_line_aside_says_so_even_when_it_stops(
         f"nova: the cut-off last line of {out} (left by an interrupted writer) was set aside "
         f"in {fragment}; every complete line is kept"
     )
-    assert said[1].startswith(f"nova run: error: cannot reach {url}/chat/completions")
-    assert len(said) == 2
+    # The rerun resumes the file (its failed lines are asked again), and says so at once.
+    assert said[1] == f"resumed {out}: 0 answers from the file, 6 to ask now"
+    assert said[2].startswith(f"nova run: error: cannot reach {url}/chat/completions")
+    assert len(said) == 3
