@@ -83,3 +83,31 @@ def test_answers_of_at_most_ten_boxes_get_no_notice(
     assert not [line for line in notices if NOTICE in line]
     report = json.loads(raw)
     assert "images_with_many_boxes" not in report["tasks"]["localization"]["coverage"]
+
+
+def test_a_comparison_says_which_side_answered_with_a_blind_grid(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """nova compare said nothing of a side's blind grid, while nova evaluate says it first."""
+    release = read_release(sample_release)
+    grid = _write(
+        tmp_path / "grid.jsonl",
+        [{"filename": im.filename, "boxes": _grid(im.width, im.height)} for im in release.images],
+    )
+    none = _write(
+        tmp_path / "none.jsonl", [{"filename": im.filename, "boxes": []} for im in release.images]
+    )
+    out, markdown = tmp_path / "c.json", tmp_path / "c.md"
+    capsys.readouterr()
+    command = ["compare", "--data", str(sample_release), "--a", str(none), "--b", str(grid),
+               "--task", "localization", "--bootstrap", "20", "--out", str(out),
+               "--markdown", str(markdown)]  # fmt: skip
+    assert main(command) == 0
+    printed = capsys.readouterr().out
+    n = len(release.images)
+    expected = f"B (grid) localization: {n} of {n} {NOTICE}"
+    assert expected in printed and expected in markdown.read_text(encoding="utf-8")
+    assert f"A (none) localization: {n} of {n} {NOTICE}" not in printed
+    coverage = json.loads(out.read_text(encoding="utf-8"))["coverage"]["localization"]
+    assert coverage["b"]["images_with_many_boxes"] == n
+    assert "images_with_many_boxes" not in coverage["a"]

@@ -618,7 +618,8 @@ def metric_label(task: str, key: str) -> str:
 def comparison_first_lines(comparison: Mapping[str, Any]) -> list[str]:
     """What a comparison's reader must see before its table, in every output, in order.
 
-    The synthetic-data notice, a side's unfinished run, answers not read, sides whose
+    The synthetic-data notice, a side's unfinished run, answers not read, boxes past the
+    image, confined to a corner or many per image (as ``nova evaluate`` says them), sides whose
     answers are mostly unusable,
     METEOR's stand-in, then tasks where both sides answer alike.
 
@@ -638,8 +639,12 @@ def comparison_first_lines(comparison: Mapping[str, Any]) -> list[str]:
         for side in ("a", "b"):
             counts = ((comparison.get("coverage") or {}).get(task) or {}).get(side) or {}
             predictions = (comparison.get(side) or {}).get("predictions") or {}
-            outside = boxes_outside_line(task, counts, predictions)
-            lines += [f"{_side_name(comparison, side)} {outside}"] if outside else []
+            side_lines = (
+                boxes_outside_line(task, counts, predictions),
+                boxes_confined_line(task, counts, predictions),
+                many_boxes_line(task, {**counts, "scored": counts.get("items", "?")}),
+            )
+            lines += [f"{_side_name(comparison, side)} {line}" for line in side_lines if line]
     lines += [*comparison_unusable_lines(comparison), meteor_fallback_line(comparison)]
     lines += stand_in_lines(comparison)
     lines += [f"note: {line}" for line in identical_answers_lines(comparison)]

@@ -611,12 +611,21 @@ def compare_predictions(
     metric_settings: dict[str, dict[str, str]] = {}
     notes: dict[str, list[str]] = {}
     judges: dict[str, Any] = {}
+    answer_counts: dict[str, dict[str, dict[str, int]]] = {}
     for task in progress_bar(shared, desc="comparing", unit="task"):
         metric_options, notes[task] = chosen.metric_options(task)
         judge_before = _judge_counts(chosen.judge_of(task))
+        inputs_a, inputs_b = _task_inputs(task, loaded_a), _task_inputs(task, loaded_b)
         with _items_named_as_in_release(task, release):
-            evaluation_a = prepare_task(task, *_task_inputs(task, loaded_a), **metric_options)
-            evaluation_b = prepare_task(task, *_task_inputs(task, loaded_b), **metric_options)
+            evaluation_a = prepare_task(task, *inputs_a, **metric_options)
+            evaluation_b = prepare_task(task, *inputs_b, **metric_options)
+        counts = behaviour(task).answer_counts  # e.g. images answered with many boxes
+        if counts is not None:
+            images = list(release.images) if registry.TASKS[task].unit == "image" else []
+            answer_counts[task] = {
+                "a": counts(inputs_a[0], images),
+                "b": counts(inputs_b[0], images),
+            }
         compared[task] = paired_bootstrap(
             evaluation_a,
             evaluation_b,
@@ -637,6 +646,7 @@ def compare_predictions(
             extra = behaviour(task).answer_summary
             if extra is not None:
                 summaries[side][task].update(load_hook(extra)(loaded.prediction_set, release))
+            summaries[side][task].update(answer_counts.get(task, {}).get(side, {}))
     return {
         "a": _provenance(data, loaded_a),
         "b": _provenance(data, loaded_b),
