@@ -26,6 +26,13 @@ def _write(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+def _grid_run(release_folder: Path, folder: Path) -> tuple[Path, int]:
+    """A run answering every image of the release with a 10 x 10 grid, and its image count."""
+    images = read_release(release_folder).images
+    rows = [{"filename": im.filename, "boxes": _grid(im.width, im.height)} for im in images]
+    return _write(folder / "grid.jsonl", rows), len(images)
+
+
 def _evaluate(sample: Path, predictions: Path, folder: Path, capsys) -> tuple[list[str], ...]:
     out, markdown, html = folder / "r.json", folder / "r.md", folder / "r.html"
     capsys.readouterr()
@@ -49,13 +56,8 @@ def _evaluate(sample: Path, predictions: Path, folder: Path, capsys) -> tuple[li
 def test_a_blind_grid_gets_the_notice_first_in_every_output(
     sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    release = read_release(sample_release)
-    grid = _write(
-        tmp_path / "grid.jsonl",
-        [{"filename": im.filename, "boxes": _grid(im.width, im.height)} for im in release.images],
-    )
+    grid, n = _grid_run(sample_release, tmp_path)
     printed, notices, markdown, (page,), (raw,) = _evaluate(sample_release, grid, tmp_path, capsys)
-    n = len(release.images)
     expected = f"localization: {n} of {n} {NOTICE}"
     said = [line for line in notices if NOTICE in line]
     assert len(said) == 1 and said[0].startswith(expected) and "COCO-AP@30" in said[0]
@@ -89,14 +91,9 @@ def test_a_comparison_says_which_side_answered_with_a_blind_grid(
     sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """nova compare said nothing of a side's blind grid, while nova evaluate says it first."""
-    release = read_release(sample_release)
-    grid = _write(
-        tmp_path / "grid.jsonl",
-        [{"filename": im.filename, "boxes": _grid(im.width, im.height)} for im in release.images],
-    )
-    none = _write(
-        tmp_path / "none.jsonl", [{"filename": im.filename, "boxes": []} for im in release.images]
-    )
+    grid, n = _grid_run(sample_release, tmp_path)
+    filenames = [json.loads(line)["filename"] for line in grid.read_text().splitlines()]
+    none = _write(tmp_path / "none.jsonl", [{"filename": name, "boxes": []} for name in filenames])
     out, markdown = tmp_path / "c.json", tmp_path / "c.md"
     capsys.readouterr()
     command = ["compare", "--data", str(sample_release), "--a", str(none), "--b", str(grid),
@@ -104,7 +101,6 @@ def test_a_comparison_says_which_side_answered_with_a_blind_grid(
                "--markdown", str(markdown)]  # fmt: skip
     assert main(command) == 0
     printed = capsys.readouterr().out
-    n = len(release.images)
     expected = f"B (grid) localization: {n} of {n} {NOTICE}"
     assert expected in printed and expected in markdown.read_text(encoding="utf-8")
     assert f"A (none) localization: {n} of {n} {NOTICE}" not in printed

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -374,26 +374,6 @@ def boxes_confined_line(
     )
 
 
-def _confined_lines(report: Mapping[str, Any]) -> list[str]:
-    lines = []
-    for task in TASK_ORDER:
-        coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
-        line = boxes_confined_line(task, coverage, report.get("predictions") or {})
-        if line:
-            lines.append(line)
-    return lines
-
-
-def _outside_lines(report: Mapping[str, Any]) -> list[str]:
-    lines = []
-    for task in TASK_ORDER:
-        coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
-        line = boxes_outside_line(task, coverage, report.get("predictions") or {})
-        if line:
-            lines.append(line)
-    return lines
-
-
 def many_boxes_line(task: str, coverage: Mapping[str, Any]) -> str | None:
     """Notices on how many boxes the answers hold (counted by the task's ``answer_counts``):
     many distinct boxes (``images_with_many_boxes``: the hit rates do not penalise them;
@@ -441,21 +421,14 @@ def many_boxes_line(task: str, coverage: Mapping[str, Any]) -> str | None:
     return f"{task}: " + "; ".join(parts) + " (numbers unchanged)"
 
 
-def _many_boxes_lines(report: Mapping[str, Any]) -> list[str]:
+def _per_task_lines(
+    report: Mapping[str, Any], line_of: Callable[[str, Mapping[str, Any]], str | None]
+) -> list[str]:
+    """``line_of(task, coverage)`` for each task of a report, in task order, where it says one."""
     lines = []
     for task in TASK_ORDER:
-        coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
-        line = many_boxes_line(task, coverage)
-        if line:
-            lines.append(line)
-    return lines
-
-
-def _unread_lines(report: Mapping[str, Any]) -> list[str]:
-    lines = []
-    for task in TASK_ORDER:
-        coverage = report.get("tasks", {}).get(task, {}).get("coverage") or {}
-        line = unread_boxes_line(task, coverage)
+        coverage = ((report.get("tasks") or {}).get(task) or {}).get("coverage") or {}
+        line = line_of(task, coverage)
         if line:
             lines.append(line)
     return lines
@@ -1085,15 +1058,12 @@ def unusable_answers_lines(report: Mapping[str, Any]) -> list[str]:
         'diagnosis: 3 of 4 items (75%) have no usable answer and '
     """
     answered_only = bool(report.get("answered_only"))
-    lines = []
-    for task in TASK_ORDER:
-        coverage = ((report.get("tasks") or {}).get(task) or {}).get("coverage")
-        line = (
-            unusable_answers_line(task, coverage, answered_only=answered_only) if coverage else None
-        )
-        if line:
-            lines.append(line)
-    return lines
+    return _per_task_lines(
+        report,
+        lambda task, counts: (
+            unusable_answers_line(task, counts, answered_only=answered_only) if counts else None
+        ),
+    )
 
 
 def _metric_width(keys: Sequence[str]) -> int:
@@ -1693,7 +1663,7 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
         mixed_code_line(report),
         answered_only_line(report),
         *answer_reading_lines(report),
-        *_many_boxes_lines(report),
+        *_per_task_lines(report, many_boxes_line),
     ]
     lines += [meteor_fallback_line(report), few_resamples_line(report), *stand_in_lines(report)]
     return [line for line in lines if line]
@@ -1714,11 +1684,12 @@ def answer_reading_lines(report: Mapping[str, Any]) -> list[str]:
         >>> answer_reading_lines({"tasks": {}})
         []
     """
+    read = report.get("predictions") or {}  # how the answers were read
     lines = [
         unfinished_run_line(report),
-        *_unread_lines(report),
-        *_outside_lines(report),
-        *_confined_lines(report),
+        *_per_task_lines(report, unread_boxes_line),
+        *_per_task_lines(report, lambda task, counts: boxes_outside_line(task, counts, read)),
+        *_per_task_lines(report, lambda task, counts: boxes_confined_line(task, counts, read)),
         *unusable_answers_lines(report),
     ]
     return [line for line in lines if line]

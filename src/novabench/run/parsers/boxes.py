@@ -651,12 +651,12 @@ _CONVENTION_READING: dict[str, tuple[str, str]] = {
     "xywh_pixel": ("xywh", "pixels"),
     "yxyx_norm1": ("yxyx", "fraction"),
 }
-# The order an answer's own keys (or Qwen2-VL's point tokens) fix, whatever the convention,
-# and how a note names them. Labelled lines, bare lists and generic keys fix none.
 # Conventions in pixels of the image the model saw (the scale box_2d's own form contradicts).
 _PIXEL_CONVENTIONS = frozenset(
     name for name, (_, scale) in _CONVENTION_READING.items() if scale == "pixels"
 )
+# The order an answer's own keys (or Qwen2-VL's point tokens) fix, whatever the convention,
+# and how a note names them. Labelled lines, bare lists and generic keys fix none.
 _KEYED_ORDER: dict[str, tuple[str, str]] = {
     "xywh_named": ("xywh", "x/y/width/height keys"),
     "xyxy_named": ("xyxy", "named corner keys (x1/y1/x2/y2 and the like)"),
