@@ -490,7 +490,7 @@ def remove_stale_staged_files(out: str | os.PathLike[str]) -> list[Path]:
                     )
                 continue
             pid = int(found.group("pid"))
-            if pid == os.getpid() or _process_alive(pid):
+            if pid == os.getpid() or not process_ended(pid):
                 at_work.append(f"{entry.name} (process {pid} is running)")
                 continue
             entry.unlink()
@@ -1281,14 +1281,23 @@ def _staging_pattern(out: Path, kind: str = "partial") -> re.Pattern[str]:
     return re.compile(rf"\.{re.escape(out.name)}\.{kind}-(?P<pid>\d+)-[A-Za-z0-9_]+")
 
 
-def _process_alive(pid: int) -> bool:
+def process_ended(pid: int) -> bool:
+    """Whether process ``pid`` of this machine is known to have ended.
+
+    Only "no such process" says so. A live process, another user's (no right to signal it),
+    a number past any process id, or one that cannot be checked: not known to have ended.
+
+    Example:
+        >>> process_ended(os.getpid()), process_ended(2**70)
+        (False, False)
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):  # another user's process: alive, not ours
         return True
-    return True
+    except (OSError, OverflowError):
+        return False
+    return False
 
 
 def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
@@ -1340,7 +1349,7 @@ def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
         if found is None or entry.is_symlink() or not entry.is_dir():
             continue
         pid = int(found.group("pid"))
-        if pid == os.getpid() or _process_alive(pid):
+        if pid == os.getpid() or not process_ended(pid):
             continue
         if kind == "replaced":  # maybe the only copy of the previous OUT: never removed
             print(

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from novabench._files import process_ended
 from novabench.errors import NovaInputError
 
 __all__ = [
@@ -138,6 +139,10 @@ def ended_writer(predictions_path: str | os.PathLike[str]) -> str | None:
         ...     {"pid": os.getpid(), "host": socket.gethostname()}))
         >>> ended_writer(target) is None  # this very process: alive
         True
+        >>> _ = lock_path_for(target).write_text(json.dumps(
+        ...     {"pid": 2**70, "host": socket.gethostname()}))
+        >>> ended_writer(target) is None  # past any process id: nothing known
+        True
     """
     lock_path = lock_path_for(predictions_path)
     try:
@@ -149,13 +154,8 @@ def ended_writer(predictions_path: str | os.PathLike[str]) -> str | None:
         return None
     if holder.get("host") != socket.gethostname():
         return None  # another machine's process cannot be checked from here
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return _holder_text(lock_path)
-    except OSError:  # alive under another user, or cannot be checked
-        return None
-    return None  # alive (or its pid reused): not known to have ended
+    # Alive (or its pid reused), another user's, or past any pid: not known to have ended.
+    return _holder_text(lock_path) if process_ended(pid) else None
 
 
 @contextmanager
