@@ -521,3 +521,40 @@ def test_explorer_slices_are_files_written_once_in_gradios_cache(
     again, gallery_again, _, _ = show_case(case.case_id, [explorer.GOLD_LAYER], None)
     assert [Path(again), *(Path(item) for item, _ in gallery_again)] == paths
     assert {path: (path.stat().st_ino, path.stat().st_mtime_ns) for path in paths} == before
+
+
+def test_metric_space_shows_the_modules_warnings_on_pasted_input() -> None:
+    """Pasted input gets the evaluate module's word on its boxes, as nova evaluate's would.
+
+    One box set on 24 images whose references lie elsewhere: the module warns that it is a
+    blind answer confined to a corner of the references' extent; the Space used to swallow
+    both warnings and show the scores alone.
+    """
+    from novabench.spaces import metric
+
+    predictions = [{"boxes": [[10, 10, 50, 50]], "scores": [0.9]} for _ in range(24)]
+    references = [{"boxes": [[100 + 10 * i, 120, 60, 40]]} for i in range(24)]
+    rows, message = metric.score_inputs(
+        REPO / "metrics" / "nova_metric", "localization", json.dumps(predictions),
+        metric.REFERENCES_PASTED, json.dumps(references), n_resamples=50,
+    )  # fmt: skip
+    assert rows
+    assert "warning: localization: the same boxes on 24 of the 24 predictions" in message
+    assert "warning: localization: 24 of the 24 predictions with boxes have every box" in message
+    # Said once each; resampling by image is said by the settings line, not again.
+    assert message.count("the same boxes on 24") == 1
+    assert message.count("resample images one by one") == 0
+
+
+def test_metric_space_meteor_warning_names_no_python_option(monkeypatch) -> None:
+    from novabench.metrics import meteor
+    from novabench.spaces import metric
+
+    monkeypatch.setattr(meteor, "wordnet_problem", lambda: "the nltk WordNet corpus is missing")
+    caption, reference = metric.EXAMPLES["captioning"]
+    rows, message = metric.score_inputs(
+        REPO / "metrics" / "nova_metric", "captioning", json.dumps(caption),
+        metric.REFERENCES_PASTED, json.dumps(reference), n_resamples=0,
+    )  # fmt: skip
+    assert rows and "warning: METEOR not computed: the nltk WordNet corpus is missing" in message
+    assert 'meteor="exact+stem"' not in message and "this Space has no METEOR setting" in message

@@ -41,6 +41,7 @@ __all__ = [
     "build_demo",
     "compute_json",
     "data_source_note",
+    "module_warning_lines",
     "parse_items",
     "report_notices",
     "report_table",
@@ -374,11 +375,11 @@ def space_note(note: str) -> str:
         return "BERTScore-F1: not computed (the BERTScore box above the Score button is unticked)"
     from novabench.metrics.meteor import WORDNET_INSTALL, meteor_fallback_note
 
-    if note == meteor_fallback_note(option="--meteor"):
-        advice = f"; {WORDNET_INSTALL}, or choose --meteor exact+stem to ask for it"
+    # The command line's wording (a report's note) or Python's (the evaluate module's warning).
+    if note in (meteor_fallback_note(option="--meteor"), meteor_fallback_note()):
         return (
-            note.removesuffix(advice) + "; this Space has no METEOR setting: the Space's owner "
-            "can add the WordNet corpus to its server for METEOR"
+            note.partition(f"; {WORDNET_INSTALL}")[0] + "; this Space has no METEOR setting: the "
+            "Space's owner can add the WordNet corpus to its server for METEOR"
         )
     from novabench.spaces.run_file import box_convention_in_space_words
 
@@ -491,22 +492,27 @@ def score_inputs(
 
     if task not in TASK_CHOICES:
         return [], f"**Could not score.** unknown task {markdown_text(repr(task))}"
-    with warnings.catch_warnings():
-        # Undefined resamples are reported by the table (n/a), not as server warnings.
-        warnings.simplefilter("ignore")
-        if references_mode == REFERENCES_FROM_DATA:
+    if references_mode == REFERENCES_FROM_DATA:
+        with warnings.catch_warnings():
+            # The report's notices say what the run's warnings say, and undefined
+            # resamples show in the table (n/a): no server warnings.
+            warnings.simplefilter("ignore")
             return _score_against_data(
                 task, predictions_text, n_resamples, seed, with_bertscore, data_source,
                 manifest_text, predictions_name, manifest_name,
             )  # fmt: skip
-        if manifest_text.strip():
-            # Pasted references have no run to hold a manifest to: never dropped unsaid.
-            return [], (
-                "**Could not score.** a run manifest applies only to a run file scored "
-                "against the NOVA data, and the run manifest box (shown with references "
-                f"{markdown_text(repr(REFERENCES_FROM_DATA))}) holds one: score against the "
-                "NOVA data, or empty that box"
-            )
+    if manifest_text.strip():
+        # Pasted references have no run to hold a manifest to: never dropped unsaid.
+        return [], (
+            "**Could not score.** a run manifest applies only to a run file scored "
+            "against the NOVA data, and the run manifest box (shown with references "
+            f"{markdown_text(repr(REFERENCES_FROM_DATA))}) holds one: score against the "
+            "NOVA data, or empty that box"
+        )
+    with warnings.catch_warnings(record=True) as caught:
+        # The module's own warnings (boxes in another scale, one box set on every image,
+        # METEOR's stand-in) are the only word a pasted input gets: shown, not swallowed.
+        warnings.simplefilter("always")
         result = compute_json(
             module_dir,
             task,
@@ -519,6 +525,7 @@ def score_inputs(
     if "error" in result:
         return [], f"**Could not score.** {markdown_text(result['error'])}"
     rows, notes = result_table(task, result)
+    notes = [*module_warning_lines(caught, notes), *notes]
     units = {
         section.get("bootstrap_unit")
         for section in ([result] if "bootstrap_unit" in result else result.values())
@@ -526,6 +533,37 @@ def score_inputs(
     }
     line = _settings_line(n_resamples, seed, "image" if "image" in units else "case")
     return headline_first(rows), "\n\n".join([line, *notes])
+
+
+def module_warning_lines(caught: Sequence[Any], notes: Sequence[str]) -> list[str]:
+    """The evaluate module's warnings on pasted input, as lines of the Space's message.
+
+    Left out: undefined resamples (:class:`~novabench.metrics.stats.BootstrapWarning`; the
+    table shows them as n/a), the image-by-image resampling the settings line already says,
+    and any text a note already holds. Each other warning shows once, in the order given.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warnings.warn("localization: the same boxes on 24 of the 24 predictions")
+        ...     warnings.warn("localization: the same boxes on 24 of the 24 predictions")
+        >>> module_warning_lines(caught, [])
+        ['warning: localization: the same boxes on 24 of the 24 predictions']
+    """
+    from novabench.metrics.stats import BootstrapWarning
+    from novabench.metrics.tasks import IMAGE_BOOTSTRAP_WARNING
+
+    said_by_settings = {IMAGE_BOOTSTRAP_WARNING.format(task=task) for task in TASK_CHOICES}
+    lines: list[str] = []
+    for caught_warning in caught:
+        text = str(caught_warning.message)
+        if issubclass(caught_warning.category, BootstrapWarning) or text in said_by_settings:
+            continue
+        line = f"warning: {space_note(text)}"
+        if line not in lines and not any(text in note for note in notes):
+            lines.append(line)
+    return lines
 
 
 def _settings_line(n_resamples: int, seed: int, unit: str = "case") -> str:
