@@ -57,6 +57,11 @@ def matcher() -> LexiconDiagnosisMatcher:
         ("Glioma (low grade)", "glioma low grade"),  # a non-abbreviation parenthesis stays
         ("Sjögren’s syndrome", "sjogren syndrome"),
         ("Suspected ischaemic stroke?", "ischemic stroke"),
+        # Greek letters are spelled, other scripts kept: none is dropped
+        ("β-thalassemia", "beta thalassemia"),
+        ("Α-Mannosidosis", "alpha mannosidosis"),
+        ("脑膜瘤", "脑膜瘤"),
+        ("Менингиома", "менингиома"),
         ("", ""),
         ("likely", ""),
     ],
@@ -372,6 +377,11 @@ def test_lexicon_matcher_rejects(
         ("Bickerstaff brainstem encephalitis", "glioblastoma xyz", "mentions-different"),
         ("Xyz syndrome", "brain tumor", "too-vague"),
         ("Right MCA infarct", "left MCA infarct", "qualifier-mismatch"),
+        # A subtype's Greek letter, as "type A": beta is no alpha, spelled or written
+        ("alpha-mannosidosis", "beta-mannosidosis", "qualifier-mismatch"),
+        ("α-thalassemia", "β-thalassemia", "qualifier-mismatch"),
+        ("α-mannosidosis", "Alpha mannosidosis", "exact"),
+        ("Meningioma", "胶质瘤", "no-match"),
         ("Foix-Chavany-Marie opercular syndrome", "Foix-Chavany-Marie syndrome", "fuzzy"),
         ("Glioblastoma", "GBM with central necrosis", "lexicon-context"),
         ("Intraventricular hemorrhage", "intraventricular bleed", "lexicon"),

@@ -444,6 +444,32 @@ def test_cached_judge_wraps_any_callable(tmp_path: Path) -> None:
     assert len(calls) == 4  # a new identity does not reuse old verdicts
 
 
+def test_cached_judge_keeps_diagnoses_apart_that_differ_in_letters_beyond_ascii(
+    tmp_path: Path,
+) -> None:
+    """The cache key is the normalised pair: a Greek letter or a word in another script used
+    to vanish from it, so alpha's verdict answered for beta and one CJK pair for another."""
+    calls: list[tuple[str, str]] = []
+
+    def same(reference: str, candidate: str) -> bool:
+        calls.append((reference, candidate))
+        return reference == candidate
+
+    judge = CachedJudge(same, tmp_path, identity="same-v1")
+    pairs = [
+        ("α-mannosidosis", "α-mannosidosis"),
+        ("α-mannosidosis", "β-mannosidosis"),
+        ("脑膜瘤", "脑膜瘤"),
+        ("脑膜瘤", "胶质瘤"),
+    ]
+    assert [judge(reference, candidate) for reference, candidate in pairs] == [
+        True, False, True, False,
+    ]  # fmt: skip
+    assert calls == pairs and judge.stats.cache_hits == 0
+    # A spelling of the same letter is the same request: alpha spelled out hits alpha's entry.
+    assert judge("alpha-mannosidosis", "Α-MANNOSIDOSIS") and judge.stats.cache_hits == 1
+
+
 def test_cached_judge_rejects_non_bool_verdicts_and_non_callables(tmp_path: Path) -> None:
     judge = CachedJudge(lambda reference, candidate: "yes", tmp_path, identity="bad")
     with pytest.raises(JudgeError, match="not a bool"):

@@ -37,6 +37,17 @@ _SPECIAL_LETTERS = str.maketrans(
         "’": "'",
         "‘": "'",
         "ʼ": "'",
+        # Greek letters by name, as most texts write them ("β-thalassemia" is beta
+        # thalassemia, not thalassemia): the ASCII-only token rule below drops any other letter.
+        **{
+            letter: name
+            for pair in (
+                "αalpha βbeta γgamma δdelta εepsilon ζzeta ηeta θtheta ιiota κkappa λlambda "
+                "μmu νnu ξxi οomicron πpi ρrho σsigma ςsigma τtau υupsilon φphi χchi ψpsi "
+                "ωomega"
+            ).split()
+            for letter, name in ((pair[0], pair[1:]), (pair[0].upper(), pair[1:]))
+        },
     }
 )
 
@@ -169,7 +180,10 @@ _LEADING_LABELS: tuple[tuple[str, ...], ...] = (
 _PARENTHESIS = re.compile(r"[(\[]([^()\[\]]*)[)\]]")
 _ABBREVIATION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9/\-]{0,11}$")
 _POSSESSIVE = re.compile(r"(\w)'s\b")
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+# Separators: anything but a letter or a digit of any script. Letters without an ASCII
+# form (Cyrillic, CJK...) stay as words: dropping them made every answer in such a script
+# the same empty diagnosis, one cache entry and one lexicon reading for all of them.
+_NON_ALNUM = re.compile(r"[\W_]+")
 
 
 def _fold(text: str) -> str:

@@ -128,6 +128,11 @@ _GENERIC_WORDS = frozenset(
 """.split()
 )
 _QUALIFIER = re.compile(r"\d")
+# Greek letters by name (normalisation spells "α" alpha): a subtype's letter, as "type A" is.
+_GREEK_LETTER_NAMES = frozenset(
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho "
+    "sigma tau upsilon phi chi psi omega".split()
+)
 # Words that describe the patient, not the disease ("neonatal Citrobacter abscess", "HSV
 # encephalitis in a child"): qualifiers like a location.
 _PATIENT_WORDS = frozenset(
@@ -1331,7 +1336,9 @@ class LexiconDiagnosisMatcher:
 
     def _fuzzy_tokens(self, normalized: str) -> tuple[list[str], set[str], set[str]]:
         tokens = normalized.split()
-        qualifiers = {t for t in tokens if _QUALIFIER.search(t) or len(t) == 1}
+        qualifiers = {
+            t for t in tokens if _QUALIFIER.search(t) or len(t) == 1 or t in _GREEK_LETTER_NAMES
+        }
         laterality = {t for t in tokens if t in _LATERALITY}
         content = [
             _singular(t)
