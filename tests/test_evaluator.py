@@ -352,3 +352,37 @@ def test_a_transformers_pipeline_gives_the_report_of_nova_run_and_nova_evaluate(
         progress=False,
     )
     assert bare.model == "tiny-llava" and len(bare.cases) == 2
+
+
+def test_a_users_wrapper_with_model_and_task_attributes_is_a_function(sample_release) -> None:
+    """user18: a class answering (image, prompt) that keeps `model` and `task` attributes,
+    as wrappers often do, was driven as a transformers pipeline: a bare AttributeError."""
+
+    class MyVLM:
+        def __init__(self) -> None:
+            self.model = object()
+            self.task = "localization"
+
+        def __call__(self, image, prompt) -> str:
+            return "no target"
+
+    report = evaluate_model(
+        MyVLM(), sample_release, tasks="localization", limit=3, n_resamples=0, progress=False
+    )
+    assert report.run_summary.counts["localization"]["answered"] == 3
+
+
+def test_rows_of_load_nova_are_refused_before_any_model_is_loaded(sample_release) -> None:
+    from novabench.data.hf import load_nova
+
+    rows = load_nova(sample_release, "images")
+    asked: list[str] = []
+    with pytest.raises(NovaInputError, match=r"a Dataset \(rows of load_nova or load_dataset\) "
+                       r"is no release: pass the release folder"):  # fmt: skip
+        evaluate_model(
+            lambda image, prompt: asked.append(prompt) or "",
+            rows,
+            tasks="diagnosis",
+            progress=False,
+        )
+    assert asked == []

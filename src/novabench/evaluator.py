@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -416,13 +417,57 @@ def _model_kind(model: Any) -> ModelKind | None:
         return (
             "url" if os.fspath(model).startswith(("http://", "https://")) else "model id or folder"
         )
-    if callable(model) and hasattr(model, "model") and hasattr(model, "task"):
+    if _is_transformers_pipeline(model):
         return "pipeline"
     if isinstance(model, Backend):
         return "backend"
     if callable(model):
         return "function"
     return None
+
+
+def _is_transformers_pipeline(model: Any) -> bool:
+    """Whether ``model`` is a transformers pipeline, asked of transformers itself.
+
+    Its class, not its attributes: a user's own wrapper ``answer(image, prompt)`` often keeps
+    a ``model`` and a ``task`` too, and was driven as a pipeline (a bare AttributeError). A
+    pipeline exists only once transformers is imported, so nothing is imported here.
+
+    Example:
+        >>> class MyModel:
+        ...     model, task = object(), "localization"
+        ...     def __call__(self, image, prompt): return "no target"
+        >>> _is_transformers_pipeline(MyModel())
+        False
+    """
+    base = sys.modules.get("transformers.pipelines.base")
+    pipeline_class = getattr(base, "Pipeline", None)
+    return isinstance(pipeline_class, type) and isinstance(model, pipeline_class)
+
+
+def _check_data(data: Any) -> None:
+    """Refuse ``data`` that is neither a release folder nor a release already read.
+
+    Raises:
+        NovaInputError: anything else, e.g. the rows of ``load_nova`` / ``load_dataset``,
+            which hold no release's files to ask a model about and fingerprint.
+
+    Example:
+        >>> _check_data([{"image": None}])
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'data': a list is no release: pass the release folder (or the nova export folder) it was loaded from, or novabench.read_release(folder)
+    """
+    from novabench.data.release_record import NovaRelease
+
+    if isinstance(data, (str, os.PathLike, NovaRelease)):
+        return
+    rows = " (rows of load_nova or load_dataset)" if hasattr(data, "features") else ""
+    raise NovaInputError(
+        f"a {type(data).__name__}{rows} is no release: pass the release folder (or "
+        "the nova export folder) it was loaded from, or novabench.read_release(folder)",
+        field="data",
+    )
 
 
 def as_backend(model: Any, *, name: str | None = None) -> Any:
@@ -797,6 +842,7 @@ def evaluate_model(
         model, prompts, box_convention, preset_record = _apply_preset(
             preset, model, chosen, prompts, scoring.get("box_convention")
         )
+    _check_data(data)  # before a model is loaded
     backend = as_backend(model, name=name)
     with progress_enabled(progress):
         release = read_release(data) if isinstance(data, (str, os.PathLike)) else data
