@@ -535,6 +535,39 @@ def test_nova_run_keeps_sixteen_requests_in_flight_by_default():
     assert backend.describe()["max_concurrency"] == 16
 
 
+def test_a_resumed_runs_length_limit_line_counts_the_earlier_calls_answers_too(
+    release_dir, tmp_path, capsys
+):
+    # user18: after a resume, "17 answer(s) stopped" while the file (and every report of
+    # it) held 22: the line counted this call's answers only, and said so nowhere.
+    cut = json.dumps(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "length",
+                    "message": {"role": "assistant", "content": '{"most_likely_diagnosis": "Glio'},
+                }
+            ]
+        }
+    )
+    raw = tmp_path / "raw.jsonl"
+    command = ["run", "--data", str(release_dir), "--task", "diagnosis", "--model-name",
+               "fake-vlm", "--out", str(raw), "--max-concurrency", "1",
+               "--max-new-tokens", "8", "-q"]  # fmt: skip
+    with FakeOpenAIServer(script=[Reply(body=cut)]) as server:
+        assert main([*command, "--endpoint", server.base_url, "--limit", "1"]) == 0
+    capsys.readouterr()
+    with FakeOpenAIServer(script=[Reply(body=cut)]) as server:
+        assert main([*command, "--endpoint", server.base_url]) == 0
+    assert (
+        "1 answer(s) of this call and 1 of earlier calls in the file (2 in all) stopped at "
+        "the answer length limit"
+    ) in capsys.readouterr().err
+    lines = [json.loads(line) for line in raw.read_text().splitlines()]
+    assert sum(line.get("finish_reason") == "length" for line in lines) == 2
+
+
 def test_an_answer_stopped_at_the_length_limit_is_recorded_counted_and_reported(
     release_dir, tmp_path, capsys
 ):

@@ -169,13 +169,8 @@ def run(args: argparse.Namespace) -> int:
             "and were stored cut (parse status too_long)",
             file=sys.stderr,
         )
-    if summary.n_hit_token_limit:  # the server's finish_reason "length", on each line
-        print(
-            f"{summary.n_hit_token_limit} answer(s) stopped at the answer length limit "
-            "(finish_reason length, recorded on their lines) and may be cut off; to give the "
-            "model more room, run again with a higher --max-new-tokens into a new --out",
-            file=sys.stderr,
-        )
+    if token_limit_line(summary):
+        print(token_limit_line(summary), file=sys.stderr)
     if summary.n_errors:
         print(
             f"{summary.n_errors} item(s) failed; rerun the same command to retry them",
@@ -183,6 +178,33 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def token_limit_line(summary: Any) -> str:
+    """How many answers stopped at the answer length limit ("" for none): this call's, and
+    in a resumed file the earlier calls' too, which the file's reports count as well.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> token_limit_line(SimpleNamespace(n_hit_token_limit=17, n_hit_token_limit_before=5))
+        ...     # doctest: +ELLIPSIS
+        '17 answer(s) of this call and 5 of earlier calls in the file (22 in all) stopped at ...'
+    """
+    now, before = summary.n_hit_token_limit, summary.n_hit_token_limit_before
+    if not now and not before:
+        return ""
+    counted = (
+        f"{now} answer(s) of this call and {before} of earlier calls in the file "
+        f"({now + before} in all)"
+        if before
+        else f"{now} answer(s)"
+    )
+    # The server's finish_reason "length", recorded on each line.
+    return (
+        f"{counted} stopped at the answer length limit (finish_reason length, recorded on "
+        "their lines) and may be cut off; to give the model more room, run again with a "
+        "higher --max-new-tokens into a new --out"
+    )
 
 
 def register(subparsers: Any) -> None:

@@ -149,6 +149,8 @@ class RunSummary:
         answers_in_file: per task, the answers the file held before this call (failures
             not counted), items beyond ``limit`` included: what a score of the file reads
             besides this call's answers.
+        token_limit_in_file: per task, those of them that stopped at the answer length
+            limit (``finish_reason`` ``length`` on their lines).
     """
 
     out_path: Path
@@ -161,6 +163,7 @@ class RunSummary:
     resumed: bool = False
     code_changed: bool = False
     answers_in_file: dict[str, int] = field(default_factory=dict)
+    token_limit_in_file: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_from_file(self) -> int:
@@ -192,6 +195,12 @@ class RunSummary:
         """Answers of this call that stopped at the answer length limit (``finish_reason``
         ``length``): they may be cut off (over all tasks)."""
         return sum(c.get("hit_token_limit", 0) for c in self.counts.values())
+
+    @property
+    def n_hit_token_limit_before(self) -> int:
+        """Answers of earlier calls, kept in the file, that stopped at the answer length
+        limit: a resumed file's reports count them beside this call's."""
+        return sum(self.token_limit_in_file.values())
 
     @property
     def complete(self) -> bool:
@@ -995,6 +1004,8 @@ class ResumedRun:
         failed_before: per task, the items whose only lines in the file are failures
             (asked again now; they do not count towards a function's early stop).
         answers_in_file: per task of the plan, the answers the file already held.
+        token_limit_in_file: per task of the plan, those that stopped at the answer length
+            limit.
     """
 
     out_path: Path
@@ -1011,6 +1022,7 @@ class ResumedRun:
     code_before: dict[str, Any] | None = None
     answers_in_file: dict[str, int] = field(default_factory=dict)
     failed_before: dict[str, set[str]] = field(default_factory=dict)
+    token_limit_in_file: dict[str, int] = field(default_factory=dict)
 
     def resuming_line(self) -> str:
         """What a resumed run takes from its file, said before the model is asked.
@@ -1245,6 +1257,15 @@ def resume_run(
         code_before=None if code_change is None else {**(manifest.backend or {}), **old_code},
         answers_in_file={task: len(done[task]) for task in plan.tasks},
         failed_before=failed_before,
+        token_limit_in_file={
+            task: sum(
+                record.error is None and record.finish_reason == TOKEN_LIMIT_FINISH
+                for record in previous.records[task].values()
+            )
+            for task in plan.tasks
+        }
+        if previous is not None
+        else {},
     )
 
 
@@ -1432,6 +1453,7 @@ def execute_run(
         resumed=resumed.resumed,
         code_changed=resumed.code_changed and answered_now,
         answers_in_file=dict(resumed.answers_in_file),
+        token_limit_in_file=dict(resumed.token_limit_in_file),
     )
     if status == "stopped" and problem is not None:
         raise EndpointUnusableError(problem, summary)
