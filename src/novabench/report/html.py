@@ -722,10 +722,10 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         (True, True)
     """
     from novabench.report.render import (
-        _METEOR_FALLBACK,
         _comparison_rows,
         _p_value,
         _signed,
+        _warned_notes,
         comparison_first_lines,
         comparison_settings_lines,
         metric_label,
@@ -779,7 +779,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f"{task}: note: {note}"
         for task, notes in (comparison.get("notes") or {}).items()
         for note in notes
-        if not note.startswith(_METEOR_FALLBACK)  # the Read first box says it
+        if not note.startswith(_warned_notes())  # the Read first box says it
     ]
     if items:
         parts += ["<ul>", *(f"<li>{_text(item)}</li>" for item in items), "</ul>"]
