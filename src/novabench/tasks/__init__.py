@@ -131,6 +131,8 @@ class TaskBehaviour:
         prompt_sets_box_order: the task's prompt fixes the box order its answers use.
         baseline_answer: ``"module:function"`` (request, detector settings) -> (text,
             input size or None): the floor baseline's answer to one request.
+        baseline_name: the name of the baseline answering the task alone (``nova run
+            --baseline NAME``); ``floor`` answers every task.
         breakdown_dimensions: the dimensions the task is broken down by: some of
             :data:`BREAKDOWN_DIMENSIONS`, in that order (checked when declared).
         groups_prepared_apart: a breakdown group's evaluation is prepared on its own items
@@ -221,6 +223,7 @@ class TaskBehaviour:
     rank_item_values: Callable[[Mapping[str, Any], str], tuple[list[str], Any]]
     breakdown_dimensions: tuple[str, ...]
     baseline_answer: str
+    baseline_name: str
     inputs_from_rows: Callable[
         [Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], Mapping[str, Any]],
         tuple[list[Any], list[Any], dict[str, Any]],

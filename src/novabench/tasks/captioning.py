@@ -650,6 +650,7 @@ BEHAVIOUR = TaskBehaviour(
     metric_options=metric_options,
     settle_metric_options="novabench.metrics.captioning:settle_scoring_options",
     baseline_answer="novabench.run.baselines:answer_captioning",
+    baseline_name="template-caption",
     inputs_from_rows=inputs_from_rows,
     legacy_key_names=legacy_key_names,
     renamed_key_warnings=renamed_key_warnings,

@@ -313,6 +313,7 @@ BEHAVIOUR = TaskBehaviour(
     metric_options=metric_options,
     prompt_placeholders=PROMPT_PLACEHOLDERS,
     baseline_answer="novabench.run.baselines:answer_diagnosis",
+    baseline_name="lexicon-ranking",
     inputs_from_rows=inputs_from_rows,
     legacy_key_names=legacy_key_names,
     breakdown_dimensions=("pathology_category", "images_per_case"),

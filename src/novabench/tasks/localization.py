@@ -710,6 +710,7 @@ BEHAVIOUR = TaskBehaviour(
     revise_answer_notes=overrun_advice_from_rereading,
     prompt_sets_box_order=True,
     baseline_answer="novabench.run.baselines:answer_localization",
+    baseline_name="outlier-detector",
     inputs_from_rows=inputs_from_rows,
     plain_predictions=plain_predictions,
     breakdown_dimensions=BREAKDOWN_DIMENSIONS,  # every one: boxes have a size and a count
