@@ -174,6 +174,83 @@ def test_no_module_outside_the_registry_and_the_task_modules_compares_a_task_nam
     assert found == [], "decide through novabench.tasks.<task>, not by name:\n" + "\n".join(found)
 
 
+# Where a task's name may stand as a string outside the registry and the task modules: each
+# file holds the English word "diagnosis", not the task (nothing else may name a task).
+_WORD_NOT_TASK: dict[str, str] = {
+    # the phrases a diagnosis statement opens with ("final diagnosis: ...")
+    "lexicon/normalization.py": "diagnosis",
+    # a category map's column and key, as a user's file names them
+    "lexicon/taxonomy.py": "diagnosis",
+    # a word the matcher never reads as a disease
+    "metrics/diagnosis_matcher.py": "diagnosis",
+    # JSON keys a model writes its diagnosis under
+    "run/parsers/diagnoses.py": "diagnosis",
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring constants in ``tree`` (module, class, function)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def task_name_literals(source: str | ast.Module, filename: str = "<source>") -> list[str]:
+    """Each string constant of ``source`` (text, or its parsed tree) that is a canonical task
+    name, in reading order, docstrings (and so their examples) left out."""
+    tree = source if isinstance(source, ast.Module) else ast.parse(source, filename)
+    docstrings = _docstrings(tree)
+    names = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and node.value in TASK_NAMES
+        and id(node) not in docstrings
+    ]
+    names.sort(key=lambda node: (node.lineno, node.col_offset))  # in reading order
+    return [f"{filename}:{node.lineno}: {node.value!r}" for node in names]
+
+
+def test_the_task_name_literal_check_sees_names_outside_docstrings_only() -> None:
+    source = (
+        '"""Module: \'localization\' in a docstring is prose."""\n'
+        "def f(report):\n"
+        '    """>>> f({"tasks": {"captioning": {}}})"""\n'
+        "    return report['tasks']['captioning']\n"
+        "NAMES = {'diagnosis': 1, 'diagnoses': 2, 'localization task': 3}\n"
+        "class C:\n"
+        "    TASK = 'localization'\n"
+    )
+    assert [line.split(": ", 1)[1] for line in task_name_literals(source)] == [
+        "'captioning'",
+        "'diagnosis'",
+        "'localization'",
+    ]
+
+
+def test_no_module_outside_the_registry_and_the_task_modules_names_a_task() -> None:
+    """A task's behaviour lives in its module: code elsewhere loops over the registry (or
+    names a task by its answer field, ``registry.task_answered_in``), never by its name."""
+    files = [*_PACKAGE.rglob("*.py"), *(p for face in _FACES for p in face.rglob("*.py"))]
+    found, words = [], set()
+    for path in files:
+        relative = path.relative_to(_PACKAGE).as_posix() if _PACKAGE in path.parents else None
+        if relative is not None and relative.startswith(_ALLOWED_TO_COMPARE):
+            continue
+        for hit in task_name_literals(parsed_source(path), str(path)):
+            if relative in _WORD_NOT_TASK and hit.endswith(f": {_WORD_NOT_TASK[relative]!r}"):
+                words.add(relative)
+            else:
+                found.append(hit)
+    assert found == [], "name the task through novabench.tasks.<task>:\n" + "\n".join(found)
+    # An entry whose file no longer holds the word is dropped, so the list stays the truth.
+    assert words == set(_WORD_NOT_TASK)
+
+
 @pytest.mark.parametrize("name", TASK_NAMES)
 def test_paper_keys_and_their_stand_ins_are_headline_keys(name: str) -> None:
     spec = TASKS[name]

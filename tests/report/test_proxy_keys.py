@@ -398,6 +398,20 @@ def test_an_old_report_whose_matcher_says_nothing_is_refused_with_the_command(
     assert "'my own judge'" in error and "nova evaluate" in error
 
 
+def test_an_old_report_unreadable_in_two_tasks_is_refused_for_the_first_in_registry_order() -> None:
+    # Each task reads its own old keys (novabench.tasks.<task>.legacy_key_names), in registry
+    # order: captioning's unreadable extractor is named before diagnosis's unreadable matcher.
+    old = old_lexicon_report(with_breakdowns=False)
+    old["tasks"]["diagnosis"]["metrics"]["matcher"] = "my own judge"
+    old["tasks"]["captioning"] = {"metrics": {"BinaryF1": 0.7, "keyword_extractor": "Mine"}}
+    with pytest.raises(NovaInputError, match="keyword_extractor") as refused:
+        with_current_keys(old, source="old.json")
+    assert refused.value.field == "tasks.captioning.metrics.keyword_extractor"
+    del old["tasks"]["captioning"]
+    with pytest.raises(NovaInputError, match="my own judge"):
+        with_current_keys(old, source="old.json")
+
+
 def test_old_captioning_keywords_are_read_by_their_recorded_extractor() -> None:
     old = report_dict(with_breakdowns=False)
     old["tasks"]["captioning"] = {

@@ -357,7 +357,9 @@ def compute_task_from_arrow(
             pc.struct_field(references, "clinical_history").to_pylist(),
         )
     ]
-    return _compute_all(localization, text_predictions, text_references, stats, options)
+    return _compute_all(
+        {_BOX_TASK: localization}, text_predictions, text_references, stats, options
+    )
 
 
 @examples_counted_from_one()

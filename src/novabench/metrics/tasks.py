@@ -2,9 +2,10 @@
 
 The scorer of a task is read from :mod:`novabench.registry` (``TaskSpec.scorer``); the
 evaluate face's pseudo-task ``registry.ALL_TASKS`` (``"all"``) scores every task from one
-row per image, diagnosis once per case (rows grouped by ``case_id``, in order of first
-appearance; the diagnoses of a case must agree across its images, and so must its clinical
-history, which a case judge receives). The evaluate adapter
+row per image, each as its task module reads the rows (``TaskBehaviour.inputs_from_rows``:
+diagnosis once per case, rows grouped by ``case_id``, in order of first appearance; the
+diagnoses of a case must agree across its images, and so must its clinical history, which
+a case judge receives). The evaluate adapter
 (Features, input normalisation, Arrow) is :mod:`novabench.metrics.evaluate_adapter`.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 
 from novabench import registry
 from novabench.errors import NovaError, NovaInputError
+from novabench.tasks import behaviour
 from novabench.tasks.captioning import portable_bertscore_hash
 
 __all__ = ["TASKS", "compute_task", "examples_renamed", "prepare_task", "task_options"]
@@ -156,13 +158,7 @@ def compute_task(
             field="predictions",
         )
     if task == registry.ALL_TASKS:
-        localization = _prepare(
-            "localization",
-            [{"boxes": p["boxes"], "scores": p.get("scores")} for p in predictions],
-            [{"boxes": r["boxes"]} for r in references],
-            _only(options, task_options("localization")),
-        )
-        return _compute_all(localization, list(predictions), list(references), stats, options)
+        return _compute_all({}, list(predictions), list(references), stats, options)
     evaluation = _prepare(task, list(predictions), list(references), options)
     return _finish(evaluation, stats, task)
 
@@ -209,124 +205,42 @@ def _only(options: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
 
 
 def _compute_all(
-    localization: Any,
+    prepared: Mapping[str, Any],
     predictions: Sequence[Mapping[str, Any]],
     references: Sequence[Mapping[str, Any]],
     stats: dict[str, Any],
     options: dict[str, Any],
 ) -> dict[str, Any]:
-    captioning = _prepare(
-        "captioning",
-        [p.get("caption") or "" for p in predictions],
-        [r["caption"] for r in references],
-        _only(options, task_options("captioning")),
-    )
-    diagnosis_options = _only(options, task_options("diagnosis"))
-    # The rows' clinical histories reach a case judge as in the diagnosis configuration.
-    with_histories = (
-        diagnosis_options.get("case_judge") is not None and "contexts" not in diagnosis_options
-    )
-    case_predictions, case_references, case_histories = _group_by_case(
-        predictions, references, with_histories=with_histories
-    )
-    if any(case_histories):
-        diagnosis_options["contexts"] = case_histories
-    diagnosis = _prepare("diagnosis", case_predictions, case_references, diagnosis_options)
+    """Every task scored from the ``all`` rows (one per image), in registry order: each
+    task's evaluation from ``prepared`` when given (the evaluate face's Arrow path), else
+    prepared from the rows as the task reads them (``TaskBehaviour.inputs_from_rows``)."""
+    evaluations = {}
+    for name in registry.TASK_NAMES:
+        evaluation = prepared.get(name)
+        if evaluation is None:
+            task_predictions, task_references, task_options_given = behaviour(
+                name
+            ).inputs_from_rows(predictions, references, _only(options, task_options(name)))
+            evaluation = _prepare(name, task_predictions, task_references, task_options_given)
+        evaluations[name] = evaluation
     # One row per image, each naming its case: image intervals resample whole cases.
     cases = [str(reference["case_id"]) for reference in references]
     return {
-        "localization": _finish(localization, stats, "localization", cases),
-        "captioning": _finish(captioning, stats, "captioning", cases),
-        "diagnosis": _finish(diagnosis, stats, "diagnosis"),
+        name: _finish(
+            evaluation, stats, name, cases if registry.TASKS[name].unit == "image" else None
+        )
+        for name, evaluation in evaluations.items()
     }
-
-
-def _spaced_alike(diagnoses: Sequence[Any]) -> list[Any]:
-    """A case's list as the diagnosis scorer tells its items apart: the matcher reads each
-    item's words (``normalize_diagnosis``), so surrounding and repeated whitespace do not
-    count; a blank item keeps its rank (scored as a miss), so it stays in place."""
-    return [" ".join(item.split()) if isinstance(item, str) else item for item in diagnoses]
-
-
-def _group_by_case(
-    predictions: Sequence[Mapping[str, Any]],
-    references: Sequence[Mapping[str, Any]],
-    *,
-    with_histories: bool = False,
-) -> tuple[list[list[str]], list[str], list[str | None]]:
-    """One diagnosis item per case, in order of first appearance, with its clinical history
-    (None: none on any of its rows, or ``with_histories`` False)."""
-    by_case: dict[str, tuple[list[str], str, int]] = {}
-    histories: dict[str, str | None] = {}
-    for index, (prediction, reference) in enumerate(zip(predictions, references)):
-        case_id = reference["case_id"]
-        diagnoses = list(prediction.get("diagnoses") or [])
-        history = reference.get("clinical_history") if with_histories else None
-        history = history if isinstance(history, str) and history.strip() else None
-        known_history = histories.setdefault(case_id, history)
-        if history is not None and known_history is None:
-            histories[case_id] = history
-        elif history is not None and history != known_history:
-            raise NovaInputError(
-                f"case {case_id} has two clinical histories (the other one on an earlier image)",
-                record=f"example {index}",
-                field="references.clinical_history",
-            )
-        if case_id not in by_case:
-            by_case[case_id] = (diagnoses, reference["final_diagnosis"], index)
-            continue
-        known, truth, first = by_case[case_id]
-        # The earlier row is named by its case alone: an index in the message would escape
-        # the renaming the faces apply to the record (counted from 1, or a filename).
-        if truth != reference["final_diagnosis"]:
-            raise NovaInputError(
-                f"case {case_id} has two final diagnoses: {truth!r} on an earlier image of the "
-                f"case, {reference['final_diagnosis']!r} on this one",
-                record=f"example {index}",
-                field="references.final_diagnosis",
-            )
-        if diagnoses and known and _spaced_alike(diagnoses) != _spaced_alike(known):
-            raise NovaInputError(
-                f"case {case_id} has different diagnoses on two of its images (an earlier one "
-                "and this one); give every image of a case the same list",
-                record=f"example {index}",
-                field="predictions.diagnoses",
-            )
-        if bool(diagnoses) != bool(known):
-            # One image with none and another with a list would score the case by whichever
-            # was given: the images of a case answer it once, with one list.
-            raise NovaInputError(
-                f"case {case_id} has diagnoses on one of its images and none (an empty list "
-                "or None) on another; give every image of a case the same list",
-                record=f"example {index}",
-                field="predictions.diagnoses",
-            )
-    cases = by_case.values()
-    return [v[0] for v in cases], [v[1] for v in cases], [histories[c] for c in by_case]
 
 
 def _prepare(
     task: str, predictions: list[Any], references: list[Any], options: dict[str, Any]
 ) -> Any:
     spec = registry.get_task(task)
-    plain = _PLAIN_FORM.get(spec.answer_field)
+    # The plain form read as the metric reads it (what Arrow cannot say directly).
+    plain = behaviour(task).plain_predictions
     scorer = spec.load_scorer()
     return scorer(plain(predictions) if plain else predictions, references, **options)
-
-
-def _restore_missing_scores(predictions: list[Any]) -> list[dict[str, Any]]:
-    # Arrow stores "no scores" as an empty list; boxes without scores keep their given order.
-    restored = []
-    for prediction in predictions:
-        boxes = prediction["boxes"]
-        scores = prediction.get("scores")
-        unscored = scores is None or (len(scores) == 0 and len(boxes) > 0)
-        restored.append({"boxes": boxes} if unscored else {"boxes": boxes, "scores": scores})
-    return restored
-
-
-# Per answer form, the reading of the plain form before scoring (what Arrow cannot say directly).
-_PLAIN_FORM = {"boxes": _restore_missing_scores}
 
 
 #: Said once per computation whose image-level intervals resample images one by one.

@@ -357,19 +357,27 @@ def _coverage_section(report: Mapping[str, Any]) -> list[_Section]:
 
 
 def _human_section(report: Mapping[str, Any]) -> list[_Section]:
-    human = (report.get("human_reference") or {}).get("localization")
-    if not human:
-        return []
-    anchor, title = "human-reference", "Human reference (localisation)"
+    from novabench.tasks import tasks_where
+
+    sections = []
+    for task in tasks_where(lambda spec: spec.human_reference):
+        human = (report.get("human_reference") or {}).get(task)
+        if human:
+            sections.append(_human_task_section(report, task, human))
+    return sections
+
+
+def _human_task_section(report: Mapping[str, Any], task: str, human: Mapping[str, Any]) -> _Section:
+    # The task's noun ("Anomaly localisation": "localisation"), as the section is titled.
+    anchor = "human-reference"
+    title = f"Human reference ({registry.TASKS[task].title.split()[-1]})"
     if human.get("available") is False:
         reason = human.get("reason", "the release has no rater boxes")
-        return [
-            _Section(anchor, title, [f'<p class="note">No human reference: {_text(reason)}</p>'])
-        ]
+        return _Section(anchor, title, [f'<p class="note">No human reference: {_text(reason)}</p>'])
     from novabench.report.human_reference import comparison_rows
 
     compared = comparison_rows(human)
-    keys = [k for k in HEADLINE_KEYS["localization"] if any(k in row for _, row in compared)]
+    keys = [k for k in HEADLINE_KEYS[task] if any(k in row for _, row in compared)]
     level = int(round(100 * report.get("bootstrap", {}).get("confidence", 0.95)))
     parts = [
         "<p>The release's raters scored with the model's metric on the same images; values "
@@ -382,9 +390,9 @@ def _human_section(report: Mapping[str, Any]) -> list[_Section]:
     table = [
         "<table><tr><th>who</th>" + "".join(f"<th>{_text(k)} (%)</th>" for k in keys) + "</tr>"
     ]
-    task = report["tasks"].get("localization", {})
-    model = task.get("metrics")
-    rows = ([(model_name(report), model, task.get("confidence_intervals"))] if model else []) + [
+    section = report["tasks"].get(task, {})
+    model = section.get("metrics")
+    rows = ([(model_name(report), model, section.get("confidence_intervals"))] if model else []) + [
         (name, row, row.get("confidence_intervals")) for name, row in compared
     ]
     for name, row, intervals in rows:
@@ -397,7 +405,7 @@ def _human_section(report: Mapping[str, Any]) -> list[_Section]:
     parts.append(_wide("".join(table) + "</table>"))
     notes = human.get("notes") or []
     parts += ["<ul>", *(f"<li>{_text(n)}</li>" for n in notes), "</ul>"] if notes else []
-    return [_Section(anchor, title, parts, folded=True)]
+    return _Section(anchor, title, parts, folded=True)
 
 
 def _published_section(report: Mapping[str, Any]) -> list[_Section]:
@@ -722,10 +730,10 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         (True, True)
     """
     from novabench.report.render import (
-        _METEOR_FALLBACK,
         _comparison_rows,
         _p_value,
         _signed,
+        _warned_notes,
         comparison_first_lines,
         comparison_settings_lines,
         metric_label,
@@ -779,7 +787,7 @@ def render_comparison_html(comparison: Mapping[str, Any]) -> str:
         f"{task}: note: {note}"
         for task, notes in (comparison.get("notes") or {}).items()
         for note in notes
-        if not note.startswith(_METEOR_FALLBACK)  # the Read first box says it
+        if not note.startswith(_warned_notes())  # the Read first box says it
     ]
     if items:
         parts += ["<ul>", *(f"<li>{_text(item)}</li>" for item in items), "</ul>"]

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from novabench import registry
 from novabench.report.breakdowns import result_with_intervals
 
 __all__ = [
@@ -207,7 +208,9 @@ def _compare(
         # Data warnings about the gold boxes were already given for the model's score.
         warnings.simplefilter("ignore", LocalizationWarning)
         evaluation = prepare_task(
-            "localization", [{"boxes": b} for b in predicted], [{"boxes": b} for b in reference]
+            registry.task_answered_in("boxes"),
+            [{"boxes": b} for b in predicted],
+            [{"boxes": b} for b in reference],
         )
         result = result_with_intervals(
             evaluation,

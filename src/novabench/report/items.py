@@ -172,6 +172,8 @@ _DTYPES: dict[str, str] = {
         for key in registry.TASKS[registry.task_answered_in("diagnoses")].headline_keys
     },
 }
+# The caption scores' columns (their headline keys, BERTScore under any model) are floats.
+_CAPTION_SPEC = registry.TASKS[registry.task_answered_in("caption")]
 _LABELS = {1: "abnormal", 0: "normal"}
 #: The per-item tables' folder: ``directory`` of the functions here, ``--items`` of
 #: ``nova evaluate``; a caller whose own argument gives it says so (``NovaReport.save``).
@@ -374,9 +376,9 @@ def _frame(pd: Any, rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFr
         elif column.endswith(_COUNT_ENDINGS):
             table[column] = table[column].astype("Int64")
         elif (
-            column in registry.TASKS["captioning"].headline_keys
+            column in _CAPTION_SPEC.headline_keys
             or column.endswith("F1")
-            or registry.TASKS["captioning"].anchor_of(column)  # BERTScore-F1[<model>-L<n>]
+            or _CAPTION_SPEC.anchor_of(column)  # BERTScore-F1[<model>-L<n>]
         ):
             table[column] = table[column].astype("Float64")
         else:

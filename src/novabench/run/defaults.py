@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 from novabench.registry import TASK_NAMES
+from novabench.tasks import behaviour
 
 __all__ = ["BASELINES", "CONVENTIONS", "DEFAULT_MAX_CONCURRENCY", "PRESET_NAMES"]
 
@@ -42,10 +43,9 @@ PRESET_NAMES: tuple[str, ...] = (
 #: Requests in flight by default: enough to keep a vLLM/TGI server's continuous batch busy.
 DEFAULT_MAX_CONCURRENCY = 16
 
-#: Each baseline's name and the tasks it answers; ``run.baselines`` builds them.
+#: Each baseline's name and the tasks it answers (each task's own, named by its module:
+#: ``TaskBehaviour.baseline_name``); ``run.baselines`` builds them.
 BASELINES: dict[str, tuple[str, ...]] = {
-    "outlier-detector": ("localization",),
-    "template-caption": ("captioning",),
-    "lexicon-ranking": ("diagnosis",),
+    **{behaviour(task).baseline_name: (task,) for task in TASK_NAMES},
     "floor": TASK_NAMES,  # one baseline per task, together
 }

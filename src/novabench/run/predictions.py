@@ -349,7 +349,7 @@ class PredictionSet:
         A missing prediction counts as "the model found nothing", the same as ``no target``.
         """
         predictions: list[dict[str, list]] = []
-        for record in self._answers("localization"):
+        for record in self._answers(registry.task_answered_in("boxes")):
             if record is None:
                 predictions.append({"boxes": []})
                 continue
@@ -362,14 +362,15 @@ class PredictionSet:
     def captions(self) -> list[str]:
         """One caption per image, in order; missing images get the empty caption."""
         return [
-            "" if record is None else str(record.caption) for record in self._answers("captioning")
+            "" if record is None else str(record.caption)
+            for record in self._answers(registry.task_answered_in("caption"))
         ]
 
     def diagnoses(self) -> list[list[str]]:
         """One list of diagnoses (most likely first) per case, in order; missing cases get ``[]``."""
         return [
             [] if record is None else list(record.diagnoses or [])
-            for record in self._answers("diagnosis")
+            for record in self._answers(registry.task_answered_in("diagnoses"))
         ]
 
 

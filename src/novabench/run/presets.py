@@ -35,6 +35,8 @@ _DEFAULT_BOX_CONVENTION = "auto"
 _DEFAULT_INPUT_SIZE_RULE = "original"
 _DEFAULT_MAX_NEW_TOKENS = 256
 _DEFAULT_TEMPERATURE = 0.0
+# The task answered in boxes: the one whose prompt a preset words for its box convention.
+_BOX_TASK = registry.task_answered_in("boxes")
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ PRESETS: dict[str, Preset] = {
             box_convention="qwen",
             input_size_rule="qwen2.5-vl",
             max_new_tokens=_JSON_TOKENS,
-            prompt_resources={"localization": "qwen2.5-vl_localization.txt"},
+            prompt_resources={_BOX_TASK: "qwen2.5-vl_localization.txt"},
         ),
         Preset(
             "qwen2-vl",
@@ -128,7 +130,7 @@ PRESETS: dict[str, Preset] = {
             box_convention="xyxy_norm1000",
             input_size_rule="original",
             max_new_tokens=_JSON_TOKENS,
-            prompt_resources={"localization": "qwen-vl-norm1000_localization.txt"},
+            prompt_resources={_BOX_TASK: "qwen-vl-norm1000_localization.txt"},
         ),
         Preset(
             "qwen3-vl",
@@ -136,7 +138,7 @@ PRESETS: dict[str, Preset] = {
             box_convention="xyxy_norm1000",
             input_size_rule="original",
             max_new_tokens=_JSON_TOKENS,
-            prompt_resources={"localization": "qwen-vl-norm1000_localization.txt"},
+            prompt_resources={_BOX_TASK: "qwen-vl-norm1000_localization.txt"},
         ),
         Preset(
             "gemini",
@@ -144,7 +146,7 @@ PRESETS: dict[str, Preset] = {
             box_convention="protocol",
             input_size_rule="original",
             max_new_tokens=_JSON_TOKENS,
-            prompt_resources={"localization": "gemini_localization.txt"},
+            prompt_resources={_BOX_TASK: "gemini_localization.txt"},
         ),
         Preset(
             "gpt-4o",
@@ -152,7 +154,7 @@ PRESETS: dict[str, Preset] = {
             box_convention="xyxy_norm1000",
             input_size_rule="original",
             max_new_tokens=_JSON_TOKENS,
-            prompt_resources={"localization": "gpt-4o_localization.txt"},
+            prompt_resources={_BOX_TASK: "gpt-4o_localization.txt"},
         ),
         Preset(
             "llava",
@@ -160,7 +162,7 @@ PRESETS: dict[str, Preset] = {
             box_convention="xyxy_norm1",
             input_size_rule="original",
             max_new_tokens=_DEFAULT_MAX_NEW_TOKENS,
-            prompt_resources={"localization": "llava_localization.txt"},
+            prompt_resources={_BOX_TASK: "llava_localization.txt"},
         ),
     )
 }

@@ -32,7 +32,8 @@ from typing import Any
 
 from novabench import registry
 from novabench.errors import NovaInputError
-from novabench.tasks import behaviour
+from novabench.tasks import behaviour, tasks_where
+from novabench.tasks.diagnosis import BEHAVIOUR as DIAGNOSIS
 from novabench.tasks.diagnosis import PROMPT_PLACEHOLDERS
 
 __all__ = [
@@ -178,10 +179,12 @@ def prompt_box_convention(prompts: Mapping[str, Any] | None) -> str | None:
         >>> prompt_box_convention({"localization": {"name": "mine.txt", "sha256": "ab" * 32}}) is None
         True
     """
-    recorded = (prompts or {}).get("localization")
-    if not isinstance(recorded, Mapping):
-        return None
-    return PROMPT_BOX_CONVENTIONS.get(str(recorded.get("sha256")))
+    # The table's prompts are those of the task whose prompt fixes its answers' box order.
+    for task in tasks_where(lambda spec: spec.prompt_sets_box_order):
+        recorded = (prompts or {}).get(task)
+        if isinstance(recorded, Mapping):
+            return PROMPT_BOX_CONVENTIONS.get(str(recorded.get("sha256")))
+    return None
 
 
 def default_prompt(task: str) -> TaskPrompt:
@@ -305,7 +308,7 @@ def render_diagnosis_prompt(
         template = prompt.text
     else:
         template = str(prompt)
-        _validate_text("diagnosis", template, source="template string")
+        _validate_text(DIAGNOSIS.task, template, source="template string")
 
     history = (clinical_history or "").strip() or _MISSING_TEXT
     caption_list = [captions] if isinstance(captions, str) else list(captions)

@@ -63,12 +63,12 @@ _LOCALIZATION_EXAMPLE = (
     [{"boxes": [[110, 118, 55, 45]]}, {"boxes": [[300, 200, 30, 30]]}],
 )
 EXAMPLES: dict[str, tuple[list[Any], list[Any]]] = {
-    "localization": _LOCALIZATION_EXAMPLE,
-    "captioning": (
+    registry.task_answered_in("boxes"): _LOCALIZATION_EXAMPLE,
+    registry.task_answered_in("caption"): (
         ["Axial FLAIR image with a hyperintense lesion in the right frontal lobe."],
         ["Axial FLAIR shows a right frontal hyperintense lesion without enhancement."],
     ),
-    "diagnosis": (
+    registry.task_answered_in("diagnoses"): (
         [["MS", "ADEM", "NMOSD", "Susac syndrome", "CADASIL"]],
         ["Multiple sclerosis"],
     ),

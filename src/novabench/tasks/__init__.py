@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -34,6 +34,7 @@ __all__ = [
     "BREAKDOWN_DIMENSIONS",
     "ItemTablesMismatch",
     "JudgeKind",
+    "RESCORE_ADVICE",
     "TaskBehaviour",
     "behaviour",
     "load_hook",
@@ -54,6 +55,9 @@ BREAKDOWN_DIMENSIONS: tuple[str, ...] = (
 
 #: How a task's judge is asked: per pair of names, once per case, or once per caption pair.
 JudgeKind = Literal["pair", "case", "keyword"]
+
+#: What a report is told whose old keys do not say which reading they scored.
+RESCORE_ADVICE = "re-score it with `nova evaluate` (today's keys name the reading)"
 
 
 class ItemTablesMismatch(ValueError):
@@ -86,6 +90,18 @@ def _items_are_cases(tables: Mapping[str, Any], key: str) -> None:
     return None
 
 
+def _no_legacy_keys(
+    metrics: Mapping[str, Any], source: str, folders: Collection[str]
+) -> dict[str, str]:
+    return {}
+
+
+def _no_renamed_key_warnings(
+    metrics: Mapping[str, Any], renamed: Mapping[str, str], source: str
+) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True)
 class TaskBehaviour:
     """How the toolkit treats one task's answers, from scoring to the leaderboard.
@@ -115,6 +131,8 @@ class TaskBehaviour:
         prompt_sets_box_order: the task's prompt fixes the box order its answers use.
         baseline_answer: ``"module:function"`` (request, detector settings) -> (text,
             input size or None): the floor baseline's answer to one request.
+        baseline_name: the name of the baseline answering the task alone (``nova run
+            --baseline NAME``); ``floor`` answers every task.
         breakdown_dimensions: the dimensions the task is broken down by: some of
             :data:`BREAKDOWN_DIMENSIONS`, in that order (checked when declared).
         groups_prepared_apart: a breakdown group's evaluation is prepared on its own items
@@ -173,6 +191,22 @@ class TaskBehaviour:
         rescored_keys: the headline keys :attr:`table_rescoring` recomputes, those no ratio
             of per-item sums gives (COCO-AP and the box-count ratios, which need the ranked
             boxes and their one-to-one matches; corpus BLEU-4).
+        inputs_from_rows: the evaluate face's pseudo-task ``all`` (rows of one image each,
+            every task's fields; references naming their case) -> ``(predictions,
+            references, metric options)`` as the task's metric takes them (e.g. one item per
+            case), its options given only those of the task's metric.
+        plain_predictions: the task's predictions in their plain (evaluate, Arrow) form ->
+            as its metric reads them (e.g. an empty score list as no scores); None: as given.
+        legacy_key_names: (the task's metrics in an old report, the report's name, models
+            known to be local folders) -> each key written before it named its reading and
+            the key it is read under today (``METEOR`` -> ``METEOR-exact+stem``...); raises
+            ``NovaInputError`` naming the report and the setting when the recorded settings
+            do not say which reading it scored.
+        renamed_key_warnings: (the task's metrics in an old report, ``legacy_key_names``'
+            renaming, the report's name) -> the leaderboard's warning lines for keys it
+            shows under another name than the report's (another scale...).
+        warned_notes: how the task's notes begin that a report's first lines repeat as a
+            warning (``"warning: <task>: <note>"``), so the note lists leave them out.
 
     Example:
         >>> spec = behaviour("captioning")
@@ -189,6 +223,11 @@ class TaskBehaviour:
     rank_item_values: Callable[[Mapping[str, Any], str], tuple[list[str], Any]]
     breakdown_dimensions: tuple[str, ...]
     baseline_answer: str
+    baseline_name: str
+    inputs_from_rows: Callable[
+        [Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], Mapping[str, Any]],
+        tuple[list[Any], list[Any], dict[str, Any]],
+    ]
     reference_required: bool = False
     judge: Callable[[Any], tuple[JudgeKind | None, Any]] = _no_judge
     metric_options: Callable[[Any], tuple[dict[str, Any], list[str]]] = _no_metric_options
@@ -217,6 +256,14 @@ class TaskBehaviour:
     table_rescoring: str | None = None
     rescored_keys: tuple[str, ...] = ()
     item_case_ids: Callable[[Mapping[str, Any], str], list[str] | None] = _items_are_cases
+    plain_predictions: Callable[[list[Any]], list[Any]] | None = None
+    legacy_key_names: Callable[[Mapping[str, Any], str, Collection[str]], dict[str, str]] = (
+        _no_legacy_keys
+    )
+    renamed_key_warnings: Callable[[Mapping[str, Any], Mapping[str, str], str], list[str]] = (
+        _no_renamed_key_warnings
+    )
+    warned_notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         in_report_order = [d for d in BREAKDOWN_DIMENSIONS if d in self.breakdown_dimensions]

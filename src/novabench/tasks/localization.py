@@ -37,9 +37,11 @@ __all__ = [
     "box_reach",
     "box_scale_warnings",
     "corner_confinement",
+    "inputs_from_rows",
     "item_case_ids",
     "overrun_advice_from_rereading",
     "item_mean_terms",
+    "plain_predictions",
     "range_thresholds",
     "rank_item_values",
 ]
@@ -661,6 +663,44 @@ def item_case_ids(tables: Mapping[str, Any], key: str) -> list[str] | None:
     return [str(case) for case in _scored_images(images)["case_id"]]
 
 
+def inputs_from_rows(
+    predictions: Sequence[Mapping[str, Any]],
+    references: Sequence[Mapping[str, Any]],
+    options: Mapping[str, Any],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The evaluate face's ``all`` rows as the localisation metric takes them: each row's
+    boxes and scores (None when it gives none) against its gold boxes.
+
+    Example:
+        >>> inputs_from_rows([{"boxes": [[10, 20, 30, 40]], "caption": "Axial FLAIR."}],
+        ...     [{"boxes": [[12, 20, 30, 40]], "case_id": "case0001"}], {"max_detections": 5})
+        ([{'boxes': [[10, 20, 30, 40]], 'scores': None}], [{'boxes': [[12, 20, 30, 40]]}], {'max_detections': 5})
+    """
+    return (
+        [{"boxes": p["boxes"], "scores": p.get("scores")} for p in predictions],
+        [{"boxes": r["boxes"]} for r in references],
+        dict(options),
+    )
+
+
+def plain_predictions(predictions: list[Any]) -> list[dict[str, Any]]:
+    """Predictions in their plain form as the metric reads them: Arrow stores "no scores" as
+    an empty list, so boxes with an empty (or no) score list keep their given order, unscored.
+
+    Example:
+        >>> plain_predictions([{"boxes": [[1, 2, 3, 4]], "scores": []}, {"boxes": [], "scores": []},
+        ...     {"boxes": [[1, 2, 3, 4]], "scores": [0.5]}])
+        [{'boxes': [[1, 2, 3, 4]]}, {'boxes': [], 'scores': []}, {'boxes': [[1, 2, 3, 4]], 'scores': [0.5]}]
+    """
+    restored = []
+    for prediction in predictions:
+        boxes = prediction["boxes"]
+        scores = prediction.get("scores")
+        unscored = scores is None or (len(scores) == 0 and len(boxes) > 0)
+        restored.append({"boxes": boxes} if unscored else {"boxes": boxes, "scores": scores})
+    return restored
+
+
 BEHAVIOUR = TaskBehaviour(
     task="localization",
     reference=lambda image: {"boxes": image.boxes},
@@ -670,6 +710,9 @@ BEHAVIOUR = TaskBehaviour(
     revise_answer_notes=overrun_advice_from_rereading,
     prompt_sets_box_order=True,
     baseline_answer="novabench.run.baselines:answer_localization",
+    baseline_name="outlier-detector",
+    inputs_from_rows=inputs_from_rows,
+    plain_predictions=plain_predictions,
     breakdown_dimensions=BREAKDOWN_DIMENSIONS,  # every one: boxes have a size and a count
     # Every detection takes part in COCO's ranking: resampling a group inside the whole set
     # costs the whole set, its own evaluation costs the group (same numbers).

@@ -95,7 +95,7 @@ from typing import Any, ClassVar
 
 from novabench.checks import box_inside_image
 from novabench.errors import NovaInputError
-from novabench.registry import TASKS
+from novabench.registry import TASKS, task_answered_in
 from novabench.run.defaults import CONVENTIONS
 from novabench.run.parsers.lenient_json import (
     _MAX_DEPTH,
@@ -156,7 +156,7 @@ class ParsedBoxes:
     """
 
     #: The task of :mod:`novabench.registry` this result answers.
-    TASK: ClassVar[str] = "localization"
+    TASK: ClassVar[str] = task_answered_in("boxes")
     #: Counts :class:`ParseStats` adds up over the answers (attributes of both).
     COUNTED: ClassVar[tuple[str, ...]] = (
         "n_boxes",

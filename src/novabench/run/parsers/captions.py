@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
-from novabench.registry import TASKS
+from novabench.registry import TASKS, task_answered_in
 from novabench.run.parsers.lenient_json import _norm_key, _structures
 from novabench.run.parsers.text import (
     _MAX_CHARS,
@@ -37,7 +37,7 @@ class ParsedCaption:
     """
 
     #: The task of :mod:`novabench.registry` this result answers.
-    TASK: ClassVar[str] = "captioning"
+    TASK: ClassVar[str] = task_answered_in("caption")
     #: Counts :class:`ParseStats` adds up over the answers (none for captions).
     COUNTED: ClassVar[tuple[str, ...]] = ()
     #: Attributes whose values :class:`ParseStats` counts in its ``<name>_counts``.

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from novabench.registry import TASKS
+from novabench.registry import TASKS, task_answered_in
 from novabench.run.parsers.diagnosis_prose import (
     _item_name,
     _NameReader,
@@ -56,7 +56,7 @@ class ParsedDiagnoses:
     """
 
     #: The task of :mod:`novabench.registry` this result answers.
-    TASK: ClassVar[str] = "diagnosis"
+    TASK: ClassVar[str] = task_answered_in("diagnoses")
     #: Counts :class:`ParseStats` adds up over the answers (attributes of both).
     COUNTED: ClassVar[tuple[str, ...]] = ("n_diagnoses", "n_duplicates_removed")
     #: Attributes whose values :class:`ParseStats` counts in its ``<name>_counts``.
