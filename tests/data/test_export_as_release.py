@@ -473,6 +473,71 @@ def test_an_export_without_its_cases_shards_is_refused(odd_export: Path, tmp_pat
         read_release(copy)
 
 
+def _edit_case_rows(export: Path, copy: Path, edit: Any) -> None:
+    """Copy ``export`` to ``copy`` with its cases shard's rows passed through ``edit``."""
+    import shutil
+
+    shutil.copytree(export, copy)
+    (shard,) = (copy / "data" / "cases").glob("*.parquet")
+    table = pq.read_table(shard)
+    rows = edit(table.to_pylist())
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), shard)
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "said"),
+    [
+        (
+            lambda rows: [{**rows[0], "final_diagnosis": "EDITED DIAGNOSIS"}, *rows[1:]],
+            "final_diagnosis",
+            "'EDITED DIAGNOSIS' where the case's image rows give",
+        ),
+        (
+            lambda rows: [{**rows[0], "captions": ["EDITED", *rows[0]["captions"][1:]]}, *rows[1:]],
+            "captions",
+            "['EDITED'",
+        ),
+        (
+            lambda rows: [
+                {**rows[0], "boxes": [[[1.0, 2.0, 3.0, 4.0]]] + rows[0]["boxes"][1:]},
+                *rows[1:],
+            ],
+            "boxes",
+            "[[[1.0, 2.0, 3.0, 4.0]]",
+        ),
+    ],
+    ids=["diagnosis", "caption", "box"],
+)
+def test_a_case_row_that_says_other_than_its_image_rows_is_refused(
+    odd_export: Path, tmp_path: Path, edit: Any, field: str, said: str
+) -> None:
+    """user19: a case's diagnosis edited in the cases shard passed (warnings 0, the same
+    fingerprint), so load_nova(..., "cases") read another ground truth than scoring."""
+    copy = tmp_path / "edited"
+    _edit_case_rows(odd_export, copy, edit)
+    with pytest.raises(
+        NovaInputError, match="the cases configuration would read another"
+    ) as caught:
+        read_release(copy)
+    assert caught.value.field == field and caught.value.record == "case case0001"
+    assert said in caught.value.message
+    assert caught.value.source == "data/cases/test-00000-of-00001.parquet"
+
+
+def test_a_case_without_its_row_or_a_row_twice_is_refused(odd_export: Path, tmp_path: Path) -> None:
+    _edit_case_rows(odd_export, tmp_path / "dropped", lambda rows: rows[1:])
+    with pytest.raises(NovaInputError, match=r"1 case\(s\) of the image rows have no case row"):
+        read_release(tmp_path / "dropped")
+    _edit_case_rows(odd_export, tmp_path / "twice", lambda rows: [*rows, rows[0]])
+    with pytest.raises(NovaInputError, match="a case row without image rows .or listed twice"):
+        read_release(tmp_path / "twice")
+
+
+def test_an_unedited_exports_case_rows_are_its_image_rows_own(odd_export: Path) -> None:
+    """The check passes on what nova export writes (float32 boxes, renamed extra columns)."""
+    assert read_release(odd_export).n_cases == 3
+
+
 def test_an_export_holding_fewer_images_than_its_card_records_is_refused(
     odd_export: Path, tmp_path: Path
 ) -> None:

@@ -188,6 +188,8 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
         (id(image), (image, image.image_path, image.image_bytes, png_digests[image.filename]))
         for image in images
     )
+    if layout == "export":  # its cases configuration must say what its images do
+        export_layout.check_case_rows(root, release)
     return release
 
 

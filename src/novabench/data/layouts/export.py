@@ -188,6 +188,75 @@ def _check_complete(root: Path, raws: list[RawImage], card: str) -> None:
         )
 
 
+def _same_case_value(column: str, stored: Any, expected: Any) -> bool:
+    """Whether a case row's value is what its image rows give (boxes as float32 hold them)."""
+    if column != "boxes" or not isinstance(stored, list):
+        return bool(stored == expected)
+    widened = [
+        [[_shortest_float32(value) for value in box] for box in boxes or []] for boxes in stored
+    ]
+    return widened == expected
+
+
+def check_case_rows(root: Path, release: NovaRelease) -> None:
+    """Refuse an export whose ``cases`` rows say other than its ``images`` rows.
+
+    Scoring reads the image rows; a user of the ``cases`` configuration (``load_nova(...,
+    "cases")``, ``load_dataset(..., "cases")``) reads the case rows. Each case row must be
+    what ``nova export`` derives from its images (diagnosis, history, title, date, captions,
+    filenames, boxes, extra columns), and each case must have its row, or the two
+    configurations would give two ground truths under one fingerprint.
+
+    Raises:
+        NovaInputError: naming the shard, the case and the first differing column.
+
+    Example:
+        >>> from novabench.data.release_record import NovaRelease
+        >>> check_case_rows(Path("no-export"), NovaRelease(root=Path("."), layout="export",
+        ...     images=[]))  # no cases shard: nothing to compare
+    """
+    expected = {row["case_id"]: row for row in iter_case_rows(release)}
+    shards = _shards(root, CASE_DIR)
+    if not shards:
+        return
+    for shard in shards:
+        source = shard.relative_to(root).as_posix()
+        for row in pq.read_table(shard).to_pylist():
+            case_id = row.get("case_id")
+            derived = expected.pop(case_id, None) if isinstance(case_id, str) else None
+            if derived is None:
+                raise NovaInputError(
+                    "a case row without image rows (or listed twice): the export was edited "
+                    "or mixed with another; export the release again",
+                    source=source,
+                    record=f"case {case_id!r}",
+                    field="case_id",
+                )
+            for column, value in derived.items():
+                if not _same_case_value(column, row.get(column), value):
+                    raise NovaInputError(
+                        f"{_short(row.get(column))} where the case's image rows give "
+                        f"{_short(value)}: the cases configuration would read another ground "
+                        "truth than scoring does; export the release again",
+                        source=source,
+                        record=f"case {case_id}",
+                        field=column,
+                    )
+    if expected:
+        missing = sorted(expected)
+        raise NovaInputError(
+            f"{len(missing)} case(s) of the image rows have no case row ("
+            f"{', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}); export the "
+            "release again",
+            source=f"{root / CASE_DIR}",
+        )
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 _CARD_EXTRA_ROW = re.compile(
     r"^\| `(?P<column>[0-9A-Za-z_]+)` \| `string` \| Extra per-case field of the release "
     r"\(`meta` key `(?P<key>.*)`\), kept verbatim\. \|$",
