@@ -776,6 +776,8 @@ class _Loaded:
     box_answers: dict[str, Any] | None = None
     # Per file, the SHA-256 of its bytes as read (None: it changed while read, a run at work)
     sha256: list[str | None] | None = None
+    # Per file with a manifest, how much of it the manifest's SHA-256 verified
+    file_checks: list[dict[str, Any]] | None = None
 
 
 def _load(
@@ -800,9 +802,11 @@ def _load(
     )
     if not paths:
         raise NovaInputError("no predictions file given", field="predictions")
-    before = [file_sha256(path) if path.is_file() else None for path in paths]
+    # The manifests first: a run that ends meanwhile records the bytes hashed next.
     manifests = [RunManifest.read(p) for p in paths]
+    before = [file_sha256(path) if path.is_file() else None for path in paths]
     unfinished = _unfinished_runs(paths, manifests, options.allow_running)
+    file_checks = _check_recorded_files(paths, manifests, before)
     # A file its writer still appends to is read to its last complete line (as nova merge
     # --allow-running reads it): the line being written is set aside and said so.
     still_written: dict[Path, list[Any]] = {
@@ -870,7 +874,23 @@ def _load(
         _unfinished_record(unfinished, _asked_not_answered(manifests, prediction_set)),
         box_answers,
         digests,
+        file_checks,
     )
+
+
+def _check_recorded_files(
+    paths: Sequence[Path], manifests: Sequence[Any], digests: Sequence[str | None]
+) -> list[dict[str, Any]]:
+    """Refuse a file that is not the one its manifest records (edited or swapped since the
+    run wrote it); per file with a manifest, what was checked (``predictions.file_checks``)."""
+    from novabench.run.manifest import check_recorded_file
+
+    checked = []
+    for path, manifest, digest in zip(paths, manifests, digests):
+        if manifest is None or not path.is_file():
+            continue
+        checked.append(check_recorded_file(path, manifest, sha256=digest).to_dict())
+    return checked
 
 
 def _check_manifests_describe(
@@ -1156,5 +1176,7 @@ def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> 
             ),
             # an interrupted or running run, and tasks asked but never answered: said first
             **({"unfinished_run": loaded.unfinished} if loaded.unfinished else {}),
+            # per file with a manifest, what its recorded SHA-256 verified of it
+            **({"file_checks": loaded.file_checks} if loaded.file_checks else {}),
         },
     }
