@@ -857,6 +857,7 @@ def _load(
         release,
         box_convention=box_convention,
         prompt_convention=prompt_convention,
+        parsed_with=_parsed_with(paths, manifests),
     )
     wanted = options.tasks or [t for t in registry.TASK_NAMES if prediction_set.records[t]]
     if not wanted:
@@ -876,6 +877,22 @@ def _load(
         digests,
         file_checks,
     )
+
+
+def _parsed_with(
+    paths: Sequence[Path], manifests: Sequence[Any]
+) -> dict[str, tuple[str, str | None]]:
+    """Per file ``nova parse`` wrote, the box convention and prompt order it read with."""
+    from novabench.run.defaults import CONVENTIONS
+
+    recorded = {}
+    for path, manifest in zip(paths, manifests):
+        parsed = manifest.parsed if manifest is not None else None
+        convention = (parsed or {}).get("box_convention")
+        if convention in CONVENTIONS:
+            order = (parsed or {}).get("box_order_from_prompt")
+            recorded[str(path)] = (convention, order if isinstance(order, str) else None)
+    return recorded
 
 
 def _check_recorded_files(
