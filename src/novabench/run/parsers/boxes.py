@@ -24,8 +24,9 @@ assumed to have seen the original size. Qwen2.5-VL answers in absolute pixels
 of its internally resized input, so pass that size (``input_size``) for it;
 Qwen3-VL answers ``bbox_2d`` in 0..1000 (use ``convention="xyxy_norm1000"``).
 ``yxyx_norm1`` reads the protocol's y-first order written as 0..1 fractions; ``auto``
-never picks it (fractions in the protocol's lines may as well be x-first): the user
-chooses it.
+picks it only for ``box_2d`` keys (y first by their own form) when the run's prompt asked
+for 0..1 fractions (fractions in the protocol's lines may as well be x-first): else the
+user chooses it.
 
 A convention is a reading of what an answer leaves open. What the answer's own keys fix,
 the order of its four numbers, is read from the keys whatever the convention:
@@ -51,7 +52,10 @@ and records which convention it used. Exactly these forms are decided:
 - a ``bbox_2d`` key: ``qwen``, or ``xyxy_norm1000`` when the run's prompt asked for
   ``bbox_2d`` in 0..1000 (the ``qwen2-vl`` and ``qwen3-vl`` presets);
 - a ``box_2d`` key: ``protocol`` (Gemini's y-first 0..1000 form), unless the run's prompt
-  asked for pixels (``qwen``);
+  asked for pixels (``qwen``: ambiguous) or 0..1 fractions (``xyxy_norm1``: values all in
+  [0, 1] are read as ``yxyx_norm1``, the key's order in the prompt's scale; larger ones are
+  ambiguous), or its values are fractions (0..1 with decimals) no prompt on record asked
+  for (ambiguous, ``yxyx_norm1`` reads them);
 - Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>`` tokens: ``xyxy_norm1000``;
 - the protocol's labelled lines ``label: [ymin, xmin, ymax, xmax]`` (a colon before
   the list) with values up to 1000: ``protocol``;
@@ -567,6 +571,31 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
         if prompt_convention in _PIXEL_CONVENTIONS:
             return _Resolution(
                 None, _box_2d_in_pixels(f"the run's prompt asked for {prompt_convention}")
+            )
+        # The key fixes the order (y first); the scale is Gemini's 0..1000 unless the
+        # prompt asked for 0..1 fractions, or the values are fractions, which 0..1000 units
+        # would make a box smaller than a pixel in the image's corner.
+        within_one = bool(finite) and all(0.0 <= v <= 1.0 for v in finite)
+        if prompt_convention == "xyxy_norm1":
+            if within_one:
+                return _Resolution("yxyx_norm1")  # the prompt's scale, the key's order
+            return _Resolution(
+                None,
+                f"box_2d values up to {top:g}, but the run's prompt asked for 0..1 "
+                "fractions: Gemini's 0..1000 units or pixels cannot be told apart",
+                ("protocol",),
+            )
+        if fraction:
+            return _Resolution(
+                None,
+                "box_2d values in 0..1, but box_2d is Gemini's 0..1000 form"
+                + (
+                    f" and the run's prompt asked for {prompt_convention}"
+                    if prompt_convention is not None
+                    else ""
+                )
+                + ": y-first fractions are read only when chosen",
+                ("yxyx_norm1",),
             )
         return _Resolution("protocol")
     if hint == "qwen2_tokens":
