@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ def manifest_of_cut_run(source_run: Path, cut: Path) -> None:
             answered[record["task"]] = answered.get(record["task"], 0) + 1
     for task, counts in manifest["counts"].items():
         counts.update(done_before=0, answered=answered.get(task, 0), errors=0)
+    data = cut.read_bytes()
+    manifest["file"] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
     Path(f"{cut}.manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
 
 

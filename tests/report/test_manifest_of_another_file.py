@@ -50,6 +50,18 @@ def test_nova_evaluate_refuses_a_manifest_copied_beside_another_file(
     assert main([*arguments, "--out", str(out), *FAST]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
+    # The SHA-256 the manifest records (the full run's bytes) says it first.
+    assert "short.jsonl.manifest.json, field 'file.sha256': short.jsonl is not the file" in err
+    full = sample_floor_run.stat().st_size
+    assert f"it should be {full:,} bytes with SHA-256 {recorded['file']['sha256'][:12]}" in err
+    assert not out.exists() and short.read_bytes() == before
+
+    # A manifest of an older novabench records no SHA-256: its counts still tell.
+    del recorded["file"]
+    Path(f"{short}.manifest.json").write_text(json.dumps(recorded), encoding="utf-8")
+    assert main([*arguments, "--out", str(out), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
     assert "short.jsonl.manifest.json is not the record of short.jsonl" in err
     assert f"it records {n_images} localization items answered, the file answers 12" in err
     assert not out.exists() and short.read_bytes() == before
@@ -114,7 +126,14 @@ def test_the_metric_space_refuses_a_manifest_of_another_file_in_one_line(
         module, "localization", text, metric.REFERENCES_FROM_DATA, "", **common,
         predictions_name="short.jsonl", manifest_name="floor.jsonl.manifest.json",
     )  # fmt: skip
-    for rows, message in (by_counts, by_name):
+    older = json.loads(manifest)
+    del older["file"]  # a manifest of an older novabench: no SHA-256, its counts tell
+    by_older_counts = metric.score_inputs(
+        module, "localization", text, metric.REFERENCES_FROM_DATA, "",
+        **{**common, "manifest_text": json.dumps(older)}, predictions_name="short.jsonl",
+    )  # fmt: skip
+    for rows, message in (by_counts, by_name, by_older_counts):
         assert rows == [] and message.startswith("**Could not score.**") and "\n" not in message
-    assert "the file answers 12" in by_counts[1]
+    assert "field 'file.sha256': short.jsonl is not the file this manifest" in by_counts[1]
+    assert "the file answers 12" in by_older_counts[1]
     assert "is the record of floor.jsonl" in by_name[1]

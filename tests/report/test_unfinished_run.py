@@ -8,6 +8,7 @@ localisation-only report with no word of the two tasks asked and never answered.
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import io
 import json
@@ -25,7 +26,7 @@ from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.leaderboard import build_leaderboard, leaderboard_csv
 from novabench.report.render import report_first_lines
-from novabench.run.manifest import RunManifest
+from novabench.run.manifest import RunManifest, file_record
 
 FAST = ["--bootstrap", "0", "--no-breakdowns", "--exclude", "BERTScore-F1", "--exclude", "METEOR"]
 
@@ -49,7 +50,12 @@ def partial_run(floor_run: Path, folder: Path, status: str, name: str = "run.jso
         for task, recorded in (manifest.counts or {}).items()
     }
     counts["localization"]["answered"] = len(kept) // 2
-    replace(manifest, status=status, counts=counts).write(out)
+    # The bytes as the runner records them: at its start while running (an empty file),
+    # as it left them once it ended.
+    recorded = {"sha256": hashlib.sha256(b"").hexdigest(), "bytes": 0}
+    if status != "running":
+        recorded = file_record(out)
+    replace(manifest, status=status, counts=counts, file=recorded).write(out)
     return out
 
 
@@ -264,7 +270,7 @@ def test_merge_refuses_a_shard_still_being_written_unless_allowed_and_then_says_
     finished.write_text("".join(line for line in rest if line not in taken), encoding="utf-8")
     manifest = RunManifest.read(sample_floor_run)
     assert manifest is not None
-    replace(manifest, status="complete").write(finished)
+    replace(manifest, status="complete", file=file_record(finished)).write(finished)
     writer_elsewhere(running)
     merged = tmp_path / "merged.jsonl"
     merge = [
@@ -335,7 +341,11 @@ def test_merging_a_running_shard_sets_its_half_written_last_line_aside_and_recou
     arguments = ["merge", str(running), "--out", str(merged), "--allow-running"]
     assert main([*arguments, "--data", str(sample_release)]) == 0
     notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
-    assert len(notes) == 1
+    # What its manifest verifies of it (nothing: its writer wrote every byte since), then
+    # the snapshot's own note.
+    assert len(notes) == 2
+    assert notes[0].startswith(f"note: {running.name}: none of its ")
+    notes = notes[1:]
     assert f"its line {len(complete) + 1} was half-written ({len(half)} bytes" in notes[0]
     assert "set aside, not merged" in notes[0]
     taken = [json.loads(line) for line in merged.read_text(encoding="utf-8").splitlines()]
@@ -398,6 +408,10 @@ def test_a_half_written_last_line_of_a_run_no_one_writes_keeps_its_error(
     number = len(run.read_text(encoding="utf-8").splitlines()) + 1
     with run.open("a", encoding="utf-8") as handle:
         handle.write(HALF_LINE)
+    if status == "interrupted":  # stopped mid-line: its last manifest records the half line
+        ended = RunManifest.read(run)
+        assert ended is not None
+        replace(ended, file=file_record(run)).write(run)
     out = tmp_path / "report.json"
     capsys.readouterr()
     assert evaluate(sample_release, run, out, "--allow-running") == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from novabench.cli import main
 from novabench.data.release import read_release
 from novabench.errors import NovaInputError
 from novabench.run.backends import Answer, Request, TransformersBackend, effective_input_size
-from novabench.run.predictions import read_manifest, read_predictions
+from novabench.run.predictions import RunManifest, read_manifest, read_predictions
 from novabench.run.prompts import TaskPrompt, default_prompt, prompt_hash, render_diagnosis_prompt
 from novabench.run.runner import (
     in_shard,
@@ -206,6 +207,11 @@ def test_a_cut_off_last_line_is_set_aside_and_the_item_asked_again(release, tmp_
     complete = out.read_bytes()
     cut = complete[: complete.rstrip(b"\n").rfind(b"\n") + 1] + complete.splitlines()[-1][:25]
     out.write_bytes(cut)  # as if the process died while writing the last line
+    # ...so its manifest is the one written as it started: running, over an empty file.
+    started = RunManifest.read(out)
+    started.status = "running"
+    started.file = {"sha256": hashlib.sha256(b"").hexdigest(), "bytes": 0}
+    started.write(out)
 
     resumed = ScriptedBackend()
     summary = run_model(release, tasks="captioning", backend=resumed, out_path=out, progress=False)

@@ -38,6 +38,7 @@ def protocol_box(box: list[float], width: int, height: int) -> list[int]:
 def run(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A raw run on the sample: its file, its manifest, and what was built into it."""
     from novabench.data.release import read_release
+    from novabench.run.manifest import file_record
     from novabench.run.prompts import default_prompt
 
     release = read_release(sample_release)
@@ -81,6 +82,8 @@ def run(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[
         "release": {"layout": "v1", "fingerprint": release.fingerprint()},
         "tasks": ["localization", "diagnosis"],
         "status": "complete",
+        # The bytes it wrote, as nova run records them once it ends.
+        "file": file_record(path),
     }
     manifest_text = json.dumps(manifest, indent=2)
     (folder / "bare.jsonl.manifest.json").write_text(manifest_text, encoding="utf-8")

@@ -13,6 +13,7 @@ left unread (``ambiguous_convention``) and a line says which ``--box-convention`
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
         boxes_confined_line,
         unread_boxes_line,
     )
+    from novabench.run.manifest import check_recorded_file, file_check_notice, file_record
     from novabench.run.predictions import (
         RunManifest,
         check_replaceable_output,
@@ -50,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, "nova parse"):  # not while a run (or another parse) writes it
         release = read_release(args.data)
-        manifest = RunManifest.read(raw_path) or RunManifest()
+        recorded = RunManifest.read(raw_path)
+        if recorded is not None:  # its claims (convention, prompts) hold for its bytes only
+            unverified = file_check_notice([check_recorded_file(raw_path, recorded).to_dict()])
+            if unverified:
+                print(unverified, file=sys.stderr)
+        manifest = recorded or RunManifest()
         convention = args.box_convention or manifest.box_convention or "auto"
         asked = prompt_box_convention(manifest.prompts) if convention == "auto" else None
         parsed = parse_raw(
@@ -73,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             "box_order_from_prompt": asked,
             "summary": summary,
         }
-        replace(manifest, parsed=parsed_from).write(out)
+        replace(manifest, parsed=parsed_from, file=file_record(out)).write(out)
 
     for task in TASK_NAMES:  # first: these answers were not read at all, or in a corner
         unread = unread_boxes_line(task, summary[task])

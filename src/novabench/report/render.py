@@ -57,6 +57,7 @@ __all__ = [
     "render_table",
     "settings_lines",
     "unfinished_run_line",
+    "unverified_file_line",
     "unread_boxes_line",
     "stand_in_lines",
     "with_current_keys",
@@ -605,7 +606,11 @@ def comparison_first_lines(comparison: Mapping[str, Any]) -> list[str]:
     lines += [
         f"{_side_name(comparison, side)} {line}"
         for side in ("a", "b")
-        if (line := unfinished_run_line(comparison.get(side) or {}))
+        for line in (
+            unfinished_run_line(comparison.get(side) or {}),
+            unverified_file_line(comparison.get(side) or {}),
+        )
+        if line
     ]
     lines += comparison_unread_lines(comparison)
     for task in TASK_ORDER:
@@ -1610,6 +1615,7 @@ def answer_reading_lines(report: Mapping[str, Any]) -> list[str]:
     read = report.get("predictions") or {}  # how the answers were read
     lines = [
         unfinished_run_line(report),
+        unverified_file_line(report),
         *_per_task_lines(report, unread_boxes_line),
         *_per_task_lines(report, lambda task, counts: boxes_outside_line(task, counts, read)),
         *_per_task_lines(report, lambda task, counts: boxes_confined_line(task, counts, read)),
@@ -1957,6 +1963,28 @@ asked every item); diagnosis was asked and never answered (no line)"
     runs = [run for run in recorded.get("runs") or [] if isinstance(run, Mapping)]
     asked = [task for task in recorded.get("asked_not_answered") or [] if isinstance(task, str)]
     return unfinished_run_notice(runs, asked)
+
+
+def unverified_file_line(report: Mapping[str, Any]) -> str:
+    """A reader's note when a predictions file could not be checked whole against its
+    manifest's SHA-256 ("" when every file with a manifest matched it, or none has one).
+
+    Built from ``predictions.file_checks`` (an older manifest records no digest; a run still
+    being written is checked up to the bytes its manifest recorded).
+
+    Example:
+        >>> unverified_file_line({"predictions": {"file_checks": [{"path": "run.jsonl",
+        ...     "checked": "unrecorded"}]}})[:43]
+        'note: run.jsonl could not be verified: its '
+        >>> unverified_file_line({"predictions": {"paths": ["run.jsonl"]}})
+        ''
+    """
+    from novabench.run.manifest import file_check_notice
+
+    recorded = (report.get("predictions") or {}).get("file_checks")
+    if not isinstance(recorded, list):
+        return ""
+    return file_check_notice([check for check in recorded if isinstance(check, Mapping)])
 
 
 def answered_only_line(report: Mapping[str, Any]) -> str:

@@ -776,6 +776,8 @@ class _Loaded:
     box_answers: dict[str, Any] | None = None
     # Per file, the SHA-256 of its bytes as read (None: it changed while read, a run at work)
     sha256: list[str | None] | None = None
+    # Per file with a manifest, how much of it the manifest's SHA-256 verified
+    file_checks: list[dict[str, Any]] | None = None
 
 
 def _load(
@@ -800,9 +802,11 @@ def _load(
     )
     if not paths:
         raise NovaInputError("no predictions file given", field="predictions")
-    before = [file_sha256(path) if path.is_file() else None for path in paths]
+    # The manifests first: a run that ends meanwhile records the bytes hashed next.
     manifests = [RunManifest.read(p) for p in paths]
+    before = [file_sha256(path) if path.is_file() else None for path in paths]
     unfinished = _unfinished_runs(paths, manifests, options.allow_running)
+    file_checks = _check_recorded_files(paths, manifests, before)
     # A file its writer still appends to is read to its last complete line (as nova merge
     # --allow-running reads it): the line being written is set aside and said so.
     still_written: dict[Path, list[Any]] = {
@@ -853,6 +857,7 @@ def _load(
         release,
         box_convention=box_convention,
         prompt_convention=prompt_convention,
+        parsed_with=_parsed_with(paths, manifests),
     )
     wanted = options.tasks or [t for t in registry.TASK_NAMES if prediction_set.records[t]]
     if not wanted:
@@ -870,7 +875,39 @@ def _load(
         _unfinished_record(unfinished, _asked_not_answered(manifests, prediction_set)),
         box_answers,
         digests,
+        file_checks,
     )
+
+
+def _parsed_with(
+    paths: Sequence[Path], manifests: Sequence[Any]
+) -> dict[str, tuple[str, str | None]]:
+    """Per file ``nova parse`` wrote, the box convention and prompt order it read with."""
+    from novabench.run.defaults import CONVENTIONS
+
+    recorded = {}
+    for path, manifest in zip(paths, manifests):
+        parsed = manifest.parsed if manifest is not None else None
+        convention = (parsed or {}).get("box_convention")
+        if convention in CONVENTIONS:
+            order = (parsed or {}).get("box_order_from_prompt")
+            recorded[str(path)] = (convention, order if isinstance(order, str) else None)
+    return recorded
+
+
+def _check_recorded_files(
+    paths: Sequence[Path], manifests: Sequence[Any], digests: Sequence[str | None]
+) -> list[dict[str, Any]]:
+    """Refuse a file that is not the one its manifest records (edited or swapped since the
+    run wrote it); per file with a manifest, what was checked (``predictions.file_checks``)."""
+    from novabench.run.manifest import check_recorded_file
+
+    checked = []
+    for path, manifest, digest in zip(paths, manifests, digests):
+        if manifest is None or not path.is_file():
+            continue
+        checked.append(check_recorded_file(path, manifest, sha256=digest).to_dict())
+    return checked
 
 
 def _check_manifests_describe(
@@ -1156,5 +1193,7 @@ def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> 
             ),
             # an interrupted or running run, and tasks asked but never answered: said first
             **({"unfinished_run": loaded.unfinished} if loaded.unfinished else {}),
+            # per file with a manifest, what its recorded SHA-256 verified of it
+            **({"file_checks": loaded.file_checks} if loaded.file_checks else {}),
         },
     }

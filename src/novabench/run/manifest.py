@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FINISHED_STATUSES",
     "MANIFEST_SUFFIX",
+    "FileCheck",
     "PartialLine",
     "RAW_ANSWERS_FORMAT",
     "RUNNING_STATUS",
@@ -34,7 +36,10 @@ __all__ = [
     "SHARD_SPECIFIC_KEYS",
     "RunManifest",
     "backend_identity",
+    "check_recorded_file",
     "check_replaceable_output",
+    "file_check_notice",
+    "file_record",
     "finished_status",
     "is_running_status",
     "manifest_mismatch",
@@ -64,6 +69,7 @@ SHARD_SPECIFIC_KEYS = frozenset(
         "runtime",
         "merged_from",
         "novabench_version",
+        "file",  # the bytes of each shard, and of a run before and after its resume
     )
 )
 # Backend description keys that are recorded but never compared: where the server was
@@ -88,6 +94,7 @@ _RUN_FIELDS = (
     "status",
     "updated_at",
     "counts",
+    "file",
 )
 # Expected JSON kinds of the fields a reader relies on (others are kept as written).
 _MANIFEST_KINDS: dict[str, tuple[type, ...]] = {
@@ -100,6 +107,7 @@ _MANIFEST_KINDS: dict[str, tuple[type, ...]] = {
     "shard": (dict,),
     "release": (dict,),
     "counts": (dict,),
+    "file": (dict,),
     "parsed": (dict,),
     "task_settings": (dict,),
     "tasks": (list,),
@@ -120,6 +128,11 @@ class RunManifest:
     ``task_settings`` keeps, per task, what was set for it beyond the prompt (generation
     settings; the box convention for localisation), so runs of different tasks appended to
     one file keep each task's own.
+
+    ``file`` is the SHA-256 and size of the predictions file as its writer left it when it
+    last wrote the manifest (:func:`file_record`); readers check it
+    (:func:`check_recorded_file`), so an edited or swapped file is not scored under the
+    manifest's claims. Manifests written before it was recorded have none.
 
     Every attribute is optional (None when the manifest does not say). Keys this class does
     not know are kept in ``extra`` and written back unchanged.
@@ -158,6 +171,7 @@ class RunManifest:
     missing_shards: list[int] | None = None
     parsed: dict[str, Any] | None = None
     task_settings: dict[str, Any] | None = None
+    file: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ files
@@ -444,6 +458,211 @@ def is_running_status(status: Any) -> bool:
 
 #: The ``format`` of the manifest ``nova run`` writes beside its raw answers.
 RAW_ANSWERS_FORMAT = "novabench-raw-answers"
+
+
+def file_record(predictions_path: str | os.PathLike) -> dict[str, Any]:
+    """The SHA-256 and size of a predictions file as it is now: a manifest's ``file`` entry.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.jsonl"
+        >>> _ = path.write_bytes(b"abc")
+        >>> record = file_record(path)
+        >>> record["bytes"], record["sha256"][:16]
+        (3, 'ba7816bf8f01cfea')
+    """
+    from novabench._files import file_sha256
+
+    path = Path(predictions_path)
+    return {"sha256": file_sha256(path), "bytes": path.stat().st_size}
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """What checking a predictions file against its manifest's ``file`` entry found.
+
+    Attributes:
+        path: the predictions file.
+        checked: ``"sha256"`` (every byte matches), ``"first_bytes"`` (a run still being
+            written: the bytes its manifest recorded match, the ones appended since are
+            not checked) or ``"unrecorded"`` (the manifest records no digest: nothing
+            checked).
+        checked_bytes: how many bytes were checked.
+        unchecked_bytes: how many bytes after them were not.
+
+    Example:
+        >>> FileCheck("run.jsonl", "first_bytes", 1200, 300).to_dict()["unchecked_bytes"]
+        300
+    """
+
+    path: str
+    checked: str
+    checked_bytes: int = 0
+    unchecked_bytes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object a report keeps (``predictions.file_checks``)."""
+        return {
+            "path": self.path,
+            "checked": self.checked,
+            "checked_bytes": self.checked_bytes,
+            "unchecked_bytes": self.unchecked_bytes,
+        }
+
+
+def _prefix_sha256(path: Path, size: int) -> str:
+    """The SHA-256 of the first ``size`` bytes of ``path``."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        left = size
+        while left > 0:
+            block = handle.read(min(1 << 20, left))
+            if not block:
+                break
+            digest.update(block)
+            left -= len(block)
+    return digest.hexdigest()
+
+
+def check_recorded_file(
+    predictions_path: str | os.PathLike,
+    manifest: RunManifest,
+    *,
+    sha256: str | None = None,
+    advice: str | None = None,
+) -> FileCheck:
+    """Check that a predictions file is the one its manifest records (its ``file`` entry).
+
+    A manifest's claims (model, prompts, box convention, release, finished) hold only for
+    the bytes its writer left. A finished run's file must match the recorded SHA-256 and
+    size exactly; a run still being written (status ``running``, its writer appending) must
+    begin with the recorded bytes, and what was appended since cannot be checked until the
+    run ends and records it. A manifest written before novabench recorded the digest checks
+    nothing, and says so (``checked == "unrecorded"``).
+
+    Args:
+        predictions_path: the predictions file.
+        manifest: its manifest.
+        sha256: the file's digest when the caller has just computed it (saves a read).
+        advice: the way forward a refusal ends with (default: give the file as the run
+            wrote it, or without its manifest).
+
+    Returns:
+        The :class:`FileCheck`.
+
+    Raises:
+        NovaInputError: the file is not the one recorded; the message names both files,
+            the field is ``file.sha256`` (``file`` when the entry itself is malformed).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.jsonl"
+        >>> _ = path.write_text('{"case_id": "case0001", "raw_diagnoses": "Glioma."}\\n')
+        >>> manifest = RunManifest(status="complete", file=file_record(path))
+        >>> check_recorded_file(path, manifest).checked
+        'sha256'
+        >>> _ = path.write_text('{"case_id": "case0001", "raw_diagnoses": "Abscess"}\\n')
+        >>> check_recorded_file(path, manifest)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: ...run.jsonl.manifest.json, field 'file.sha256': \
+run.jsonl is not the file this manifest records: ...
+        >>> check_recorded_file(path, RunManifest(status="complete")).checked
+        'unrecorded'
+    """
+    path = Path(predictions_path)
+    manifest_file = RunManifest.path_for(path)
+    record = manifest.file
+    if record is None:
+        return FileCheck(str(path), "unrecorded")
+    recorded_sha = record.get("sha256")
+    recorded_size = record.get("bytes")
+    if (
+        not isinstance(recorded_sha, str)
+        or len(recorded_sha) != 64
+        or type(recorded_size) is not int  # JSON's whole numbers; never a boolean
+        or recorded_size < 0
+    ):
+        raise NovaInputError(
+            'must be an object {"sha256": 64 hex digits, "bytes": a whole number} as '
+            f"nova run writes it, got {json.dumps(record, default=str)[:80]}",
+            source=str(manifest_file),
+            field="file",
+        )
+    from novabench._files import file_sha256
+
+    size = path.stat().st_size
+    if size == recorded_size:
+        found = sha256 if sha256 is not None else file_sha256(path)
+        if found == recorded_sha:
+            return FileCheck(str(path), "sha256", size, 0)
+    elif size > recorded_size and is_running_status(manifest.status):
+        # Its writer appends: the bytes it had written when it wrote the manifest stay.
+        found = _prefix_sha256(path, recorded_size)
+        if found == recorded_sha:
+            return FileCheck(str(path), "first_bytes", recorded_size, size - recorded_size)
+    else:
+        found = file_sha256(path)
+    running = is_running_status(manifest.status)
+    how = "begin with" if running and size > recorded_size else "be"
+    raise NovaInputError(
+        f"{path.name} is not the file this manifest records: it should {how} {recorded_size:,} "
+        f"bytes with SHA-256 {recorded_sha[:12]}, {path.name} has {size:,} bytes"
+        + (f" with SHA-256 {found[:12]}" if size == recorded_size or how == "be" else "")
+        + " (changed or replaced since the run wrote it); "
+        + (
+            advice
+            or f"give {path.name} as the run wrote it, or give it without "
+            f"{manifest_file.name} (then nothing it records applies)"
+        ),
+        source=str(manifest_file),
+        field="file.sha256",
+    )
+
+
+def file_check_notice(checked: Sequence[Mapping[str, Any]]) -> str:
+    """The one line a report says of predictions files whose bytes were not all checked.
+
+    Args:
+        checked: per file with a manifest, what :meth:`FileCheck.to_dict` gave.
+
+    Returns:
+        The line ("" when every such file matched its manifest's SHA-256).
+
+    Example:
+        >>> file_check_notice([{"path": "/r/old.jsonl", "checked": "unrecorded"}])
+        'note: old.jsonl could not be verified: its manifest records no SHA-256 of the file \
+(written by an older novabench), so nothing shows it is the file the run wrote'
+        >>> print(file_check_notice([{"path": "live.jsonl", "checked": "first_bytes",
+        ...     "checked_bytes": 1200, "unchecked_bytes": 300}]))
+        note: live.jsonl: its first 1,200 bytes match its manifest's SHA-256; the 300 bytes \
+its writer appended since are not verified (the run records them when it ends)
+        >>> file_check_notice([{"path": "run.jsonl", "checked": "sha256"}])
+        ''
+    """
+    parts = []
+    for check in checked:
+        name = Path(str(check.get("path"))).name  # reports travel: the name only
+        if check.get("checked") == "unrecorded":
+            parts.append(
+                f"{name} could not be verified: its manifest records no SHA-256 of the file "
+                "(written by an older novabench), so nothing shows it is the file the run wrote"
+            )
+        elif check.get("checked") == "first_bytes" and not check.get("checked_bytes"):
+            parts.append(
+                f"{name}: none of its {int(check.get('unchecked_bytes') or 0):,} bytes is "
+                "verified: its writer appended them all since it wrote the manifest (the run "
+                "records them when it ends)"
+            )
+        elif check.get("checked") == "first_bytes":
+            parts.append(
+                f"{name}: its first {int(check.get('checked_bytes') or 0):,} bytes match its "
+                f"manifest's SHA-256; the {int(check.get('unchecked_bytes') or 0):,} bytes its "
+                "writer appended since are not verified (the run records them when it ends)"
+            )
+    return f"note: {'; '.join(parts)}" if parts else ""
 
 
 def manifest_mismatch(
@@ -770,6 +989,11 @@ def merge_prediction_files(
             )
         snapshots[p] = writer
 
+    for p, manifest in with_manifest:  # its claims hold for the bytes its run wrote only
+        unverified = file_check_notice([check_recorded_file(p, manifest).to_dict()])
+        if unverified:
+            print(unverified, file=sys.stderr)
+
     lines: list[Any] = []
     # A shard at work: its complete lines only; the one its writer is in the middle of waits.
     unfinished: dict[Path, list[PartialLine]] = {p: [] for p in snapshots}
@@ -794,6 +1018,7 @@ def merge_prediction_files(
                 source["answers_when_merged"] = _answers_from(records, source["path"])
                 if unfinished[path]:
                     source["set_aside"] = unfinished[path][0].describe()
+        merged.file = file_record(out)  # the merged bytes, not the first shard's
         merged.write(out)
     return _prediction_set(str(out), records, release, superseded, sort_keys=True)
 

@@ -1121,10 +1121,13 @@ def parse_raw(
     *,
     box_convention: str = "auto",
     prompt_convention: str | None = None,
+    parsed_with: Mapping[str, tuple[str, str | None]] | None = None,
 ) -> PredictionSet:
     """Parse every raw answer into boxes, captions and diagnoses; counts land in ``parse_status``.
 
-    Records that already hold a parsed answer are kept as they are. Localisation answers are
+    Records that already hold a parsed answer are kept as they are; when they hold their
+    raw answer too (as ``nova parse`` writes them), it is read again and must give the same
+    parsed answer, status and box repairs. Localisation answers are
     rescaled to pixels of the original image, using the size of the image the model saw
     (``input_size``) when the answer is in absolute pixels of that input.
 
@@ -1136,6 +1139,10 @@ def parse_raw(
             asked for (``novabench.run.prompts.prompt_box_convention`` of its manifest);
             None when no prompt on record fixes one: bare box lists are then
             ``ambiguous_convention``.
+        parsed_with: per predictions file (a record's ``source``), the box convention and
+            prompt order its ``nova parse`` recorded (its manifest's ``parsed``), under which
+            its parsed answers are read again; a file not named is read again with
+            ``box_convention`` and ``prompt_convention``.
 
     Returns:
         A new :class:`PredictionSet` aligned to the release; ``parse_counts(task)`` gives the
@@ -1145,7 +1152,9 @@ def parse_raw(
         past the image are counted by :func:`box_answer_summary` all the same).
 
     Raises:
-        NovaInputError: ``box_convention`` is not one of ``CONVENTIONS``.
+        NovaInputError: ``box_convention`` is not one of ``CONVENTIONS``, or a line's parsed
+            answer, ``parse_status`` or box repairs are not what its raw answer reads as
+            (the message names the line, the item, the task and the field).
 
     Example:
         >>> import json, tempfile, pathlib, types
@@ -1168,50 +1177,110 @@ def parse_raw(
     records: dict[str, dict[str, PredictionRecord]] = {task: {} for task in TASKS}
     for task in TASKS:
         spec = registry.TASKS[task]
-        parser = None  # loaded at the first raw answer: parsed predictions never import it
+        parser: list[Any] = []  # loaded at the first raw answer: parsed predictions never import it
         answers = aligned.records[task].items()
         for key, record in progress_bar(answers, desc=f"parsing {task}", unit="answer"):
-            if record.error is not None or record.raw is None or record.is_parsed:
+            if record.error is not None or record.raw is None:
                 records[task][key] = record
                 continue
-            cut = record.raw_truncated_from is not None  # only a prefix was stored
-            if cut or len(record.raw) > registry.MAX_RAW_ANSWER_CHARS:  # marked, not parsed
-                empty = _PARSED_VALUE[spec.answer_field](None)
-                records[task][key] = replace(
-                    record, **{spec.answer_field: empty}, parse_status=registry.TOO_LONG
+            if not parser:
+                parser.append(spec.load_parser())
+            if record.is_parsed:
+                # Written by nova parse beside its raw answer: the parsed fields must be what
+                # that answer reads as, under the convention that parse recorded.
+                convention, order = (parsed_with or {}).get(
+                    str(record.source), (box_convention, prompt_convention)
                 )
+                fresh = _read_raw_answer(record, spec, parser[0], sizes, convention, order)
+                _check_parse_agrees(record, fresh, convention)
+                records[task][key] = record
                 continue
-            options: dict[str, Any] = {}
-            if "input_size" in spec.extra_fields:  # answers in pixels of the image the model saw
-                options = {
-                    "image_size": sizes[key],
-                    "input_size": record.input_size,
-                    "convention": box_convention,
-                    "prompt_convention": prompt_convention if box_convention == "auto" else None,
-                }
-            if parser is None:
-                parser = spec.load_parser()
-            parsed = parser(record.raw, **options)
-            status = _status_text(parsed.status)
-            if (
-                status == "ok"
-                and "ok_out_of_image" in spec.parse_statuses
-                and parsed.n_out_of_range
-            ):
-                status = "ok_out_of_image"  # often a wrong --box-convention: counted, not hidden
-            answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
-            if _too_long(answer):
-                answer, status = _PARSED_VALUE[spec.answer_field](None), registry.TOO_LONG
-            repairs = {}
-            if isinstance(getattr(parsed, "n_degenerate_dropped", None), int):  # a box answer
-                repairs = {
-                    "boxes_dropped": parsed.n_degenerate_dropped,
-                    "boxes_swapped": parsed.n_swapped,
-                }
-            records[task][key] = replace(
-                record, **{spec.answer_field: answer}, parse_status=status, **repairs
+            records[task][key] = _read_raw_answer(
+                record, spec, parser[0], sizes, box_convention, prompt_convention
             )
     return replace(aligned, records=records)
+
+
+def _read_raw_answer(
+    record: PredictionRecord,
+    spec: Any,
+    parser: Callable[..., Any],
+    sizes: Mapping[str, tuple[int, int]],
+    box_convention: str,
+    prompt_convention: str | None,
+) -> PredictionRecord:
+    """``record`` with its raw answer read: the parsed answer, its status and box repairs."""
+    raw = record.raw or ""  # called for records with a raw answer only
+    cut = record.raw_truncated_from is not None  # only a prefix was stored
+    if cut or len(raw) > registry.MAX_RAW_ANSWER_CHARS:  # marked, not parsed
+        empty = _PARSED_VALUE[spec.answer_field](None)
+        return replace(record, **{spec.answer_field: empty}, parse_status=registry.TOO_LONG)
+    options: dict[str, Any] = {}
+    if "input_size" in spec.extra_fields:  # answers in pixels of the image the model saw
+        options = {
+            "image_size": sizes[record.key],
+            "input_size": record.input_size,
+            "convention": box_convention,
+            "prompt_convention": prompt_convention if box_convention == "auto" else None,
+        }
+    parsed = parser(raw, **options)
+    status = _status_text(parsed.status)
+    if status == "ok" and "ok_out_of_image" in spec.parse_statuses and parsed.n_out_of_range:
+        status = "ok_out_of_image"  # often a wrong --box-convention: counted, not hidden
+    answer = _PARSED_VALUE[spec.answer_field](getattr(parsed, spec.answer_field))
+    if _too_long(answer):
+        answer, status = _PARSED_VALUE[spec.answer_field](None), registry.TOO_LONG
+    repairs = {}
+    if isinstance(getattr(parsed, "n_degenerate_dropped", None), int):  # a box answer
+        repairs = {
+            "boxes_dropped": parsed.n_degenerate_dropped,
+            "boxes_swapped": parsed.n_swapped,
+        }
+    return replace(record, **{spec.answer_field: answer}, parse_status=status, **repairs)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_parse_agrees(stored: PredictionRecord, fresh: PredictionRecord, convention: str) -> None:
+    """Refuse a line whose parsed fields or ``parse_status`` are not what its raw answer
+    reads as (hand-edited, or parsed by another parser): one of the two would be scored
+    unseen.
+
+    Raises:
+        NovaInputError: naming the file, line and item, the task and the field.
+    """
+    spec = registry.TASKS[stored.task]
+    answer_field = spec.answer_field
+    fields_to_compare = [answer_field, "parse_status"]
+    fields_to_compare += [  # counts an older nova parse did not write are not compared
+        name for name in _BOX_REPAIR_FIELDS if getattr(stored, name) is not None
+    ]
+    differing = next(
+        (name for name in fields_to_compare if getattr(stored, name) != getattr(fresh, name)),
+        None,
+    )
+    if differing is None:
+        return
+    under = f" under box convention {convention}" if "input_size" in spec.extra_fields else ""
+    # What describes the raw answer goes with it (the reader refuses it alone).
+    with_raw = [spec.raw_field] + [
+        name
+        for name in ("input_size", "raw_truncated_from", *_BOX_REPAIR_FIELDS)
+        if getattr(stored, name, None) is not None
+    ]
+    raise NovaInputError(
+        f"{stored.task}: {differing} {_short(getattr(stored, differing))} is not what "
+        f"{spec.raw_field} reads as{under}: {_short(getattr(fresh, differing))} (edited, or "
+        f"parsed by another version); drop {answer_field} and parse_status to "
+        f"have {spec.raw_field} read again, or drop {', '.join(with_raw)} to score "
+        f"{answer_field} as given",
+        source=stored.source,
+        record=f"line {stored.line} ({stored.key})",
+        field=differing,
+    )
 
 
 def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, Any]:

@@ -82,7 +82,7 @@ from novabench.errors import TASKS, NovaInputError
 from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
 from novabench.run.lock import writer_lock
-from novabench.run.manifest import RAW_ANSWERS_FORMAT
+from novabench.run.manifest import RAW_ANSWERS_FORMAT, check_recorded_file, file_record
 from novabench.run.predictions import (
     TOKEN_LIMIT_FINISH,
     RunManifest,
@@ -1043,6 +1043,13 @@ class ResumedRun:
         """Write the manifest with ``status`` and the counts so far; returns its path."""
         self.manifest.status, self.manifest.updated_at = status, _now()
         self.manifest.counts = {**self.earlier_counts, **self.counts}
+        # The bytes written so far, so a reader can tell this file from an edited or
+        # swapped one (while running: the bytes a reader's file must begin with).
+        self.manifest.file = (
+            file_record(self.out_path)
+            if self.out_path.is_file()
+            else {"sha256": hashlib.sha256(b"").hexdigest(), "bytes": 0}
+        )
         return self.manifest.write(self.out_path)
 
 
@@ -1142,6 +1149,11 @@ def resume_run(
     done: dict[str, set[str]] = {task: set() for task in TASK_NAMES}
     if existing is not None and not has_lines:
         existing = None  # a manifest without answers (file deleted, or a crash before any line)
+    if existing is not None:
+        # Resuming an edited file would record the edit as the run's own answers.
+        check_recorded_file(
+            out, existing, advice="restore it as the run wrote it, or choose a new output"
+        )
     code_changed = False
     code_change: dict[str, Any] | None = None
     old_code: dict[str, Any] = {}

@@ -607,6 +607,13 @@ def _score_against_data(
         try:
             items = parse_items(predictions_text, shown_name)
             jsonl = "".join(json.dumps(item) + "\n" for item in items)
+            if manifest_text.strip() and not predictions_text.lstrip().startswith("["):
+                # A run file with its manifest: staged as given, so the SHA-256 its manifest
+                # records is checked against the user's bytes (an editor may drop the last
+                # line break, which changes no line).
+                jsonl = predictions_text
+                if not jsonl.endswith("\n"):
+                    jsonl += "\n"
             # Under the upload's name: the report's notices name the file the user gave.
             path = stage_run(
                 folder, jsonl, manifest_text, name=name, manifest_name=manifest_name or None

@@ -24,8 +24,9 @@ assumed to have seen the original size. Qwen2.5-VL answers in absolute pixels
 of its internally resized input, so pass that size (``input_size``) for it;
 Qwen3-VL answers ``bbox_2d`` in 0..1000 (use ``convention="xyxy_norm1000"``).
 ``yxyx_norm1`` reads the protocol's y-first order written as 0..1 fractions; ``auto``
-never picks it (fractions in the protocol's lines may as well be x-first): the user
-chooses it.
+picks it only for ``box_2d`` keys (y first by their own form) when the run's prompt asked
+for 0..1 fractions (fractions in the protocol's lines may as well be x-first): else the
+user chooses it.
 
 A convention is a reading of what an answer leaves open. What the answer's own keys fix,
 the order of its four numbers, is read from the keys whatever the convention:
@@ -51,7 +52,10 @@ and records which convention it used. Exactly these forms are decided:
 - a ``bbox_2d`` key: ``qwen``, or ``xyxy_norm1000`` when the run's prompt asked for
   ``bbox_2d`` in 0..1000 (the ``qwen2-vl`` and ``qwen3-vl`` presets);
 - a ``box_2d`` key: ``protocol`` (Gemini's y-first 0..1000 form), unless the run's prompt
-  asked for pixels (``qwen``);
+  asked for pixels (``qwen``: ambiguous) or 0..1 fractions (``xyxy_norm1``: values all in
+  [0, 1] are read as ``yxyx_norm1``, the key's order in the prompt's scale; larger ones are
+  ambiguous), or its values are fractions (0..1 with decimals) no prompt on record asked
+  for (ambiguous, ``yxyx_norm1`` reads them);
 - Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>`` tokens: ``xyxy_norm1000``;
 - the protocol's labelled lines ``label: [ymin, xmin, ymax, xmax]`` (a colon before
   the list) with values up to 1000: ``protocol``;
@@ -75,7 +79,11 @@ Once a JSON answer has been read (an object, a list of boxes, or an empty list),
 after it adds no boxes: prose that quotes a box again is not counted twice, and a different
 box in prose is not scored either (a note names it). Of several JSON answers (a second
 fenced block after "Corrected:"), the last complete one is scored; a note names the
-others. Likewise, once a box was read from the protocol's labelled lines, the same four
+others. One exception: JSON answers that are an enumeration of separate lesions, each
+after its own numbered label ("Lesion 1: {...} Lesion 2: {...}", "1. ...: {...}"), each
+with boxes no other repeats, with no word of a final or corrected answer between them,
+are all scored (a note says so); a restated, corrected or summed-up answer keeps the rule
+of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
 numbers quoted again later in prose (no colon before them) add no box; a note counts them.
 
 All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
@@ -564,6 +572,31 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
             return _Resolution(
                 None, _box_2d_in_pixels(f"the run's prompt asked for {prompt_convention}")
             )
+        # The key fixes the order (y first); the scale is Gemini's 0..1000 unless the
+        # prompt asked for 0..1 fractions, or the values are fractions, which 0..1000 units
+        # would make a box smaller than a pixel in the image's corner.
+        within_one = bool(finite) and all(0.0 <= v <= 1.0 for v in finite)
+        if prompt_convention == "xyxy_norm1":
+            if within_one:
+                return _Resolution("yxyx_norm1")  # the prompt's scale, the key's order
+            return _Resolution(
+                None,
+                f"box_2d values up to {top:g}, but the run's prompt asked for 0..1 "
+                "fractions: Gemini's 0..1000 units or pixels cannot be told apart",
+                ("protocol",),
+            )
+        if fraction:
+            return _Resolution(
+                None,
+                "box_2d values in 0..1, but box_2d is Gemini's 0..1000 form"
+                + (
+                    f" and the run's prompt asked for {prompt_convention}"
+                    if prompt_convention is not None
+                    else ""
+                )
+                + ": y-first fractions are read only when chosen",
+                ("yxyx_norm1",),
+            )
         return _Resolution("protocol")
     if hint == "qwen2_tokens":
         return _Resolution("xyxy_norm1000")
@@ -729,7 +762,8 @@ def parse_localization(
     :class:`ParsedBoxes` with a status. Once a JSON answer has been read, text
     after it (prose quoting a box again, or another box) adds no boxes; a note counts them.
     So does prose quoting again a box of the protocol's labelled lines. Of several JSON
-    answers, the last complete one is scored.
+    answers, the last complete one is scored, unless they are a numbered list of separate
+    lesions ("Lesion 1: {...} Lesion 2: {...}"), whose boxes are all scored.
 
     Args:
         text: the raw answer (str; bytes, None or an already-decoded JSON
@@ -843,6 +877,7 @@ class _JsonReading:
     text: str | None = None  # the scored answer's text (None: no JSON answer)
     outside: list[list[float]] = field(default_factory=list)  # boxes after the first answer
     set_aside: list[_JsonAnswer] = field(default_factory=list)  # JSON answers not scored
+    listed: int = 0  # JSON answers scored together as one per lesion (0: one answer)
 
 
 def _read_json(text: str, extraction: _Extraction) -> _JsonReading:
@@ -886,12 +921,23 @@ def _read_json(text: str, extraction: _Extraction) -> _JsonReading:
         return _JsonReading()
     complete_answers = [answer for answer in answers if answer.complete]
     scored = complete_answers[-1] if complete_answers else answers[-1]
-    _copy_extraction(scored.extraction, extraction)
     first = answers[0]
-    # The first answer is read with the prose before it (labels), a later one alone.
-    start = 0 if scored is first else scored.start
-    scored_text = scored.source[start : scored.end]
-    set_aside = [answer for answer in answers if answer is not scored]
+    listed = _one_answer_per_lesion(text, complete_answers)
+    if listed:
+        # "Lesion 1: {...} Lesion 2: {...}": separate lesions, each its own object: all
+        # scored, from the first one's text (with the prose before it) to the last one's.
+        for answer in listed:
+            extraction.candidates.extend(answer.extraction.candidates)
+            extraction.not_boxes.extend(answer.extraction.not_boxes)
+        last = listed[-1]
+        scored_text = text[first.offset : last.offset + last.end]
+        set_aside = [answer for answer in answers if answer not in listed]
+    else:
+        _copy_extraction(scored.extraction, extraction)
+        # The first answer is read with the prose before it (labels), a later one alone.
+        start = 0 if scored is first else scored.start
+        scored_text = scored.source[start : scored.end]
+        set_aside = [answer for answer in answers if answer is not scored]
     after = _Extraction()
     _line_candidates(_without_fences(text[first.offset + first.end :]), after)
     # A later answer's own boxes are no prose: taken out once each (a Counter keeps a
@@ -907,7 +953,58 @@ def _read_json(text: str, extraction: _Extraction) -> _JsonReading:
             answers_boxes[tuple(candidate.numbers)] -= 1
         else:
             outside.append(candidate.numbers)
-    return _JsonReading(scored_text, outside, set_aside)
+    return _JsonReading(scored_text, outside, set_aside, len(listed))
+
+
+# Words that make a later JSON answer the model's final one: it restates or corrects the
+# answers before it, so it alone is scored (whatever it holds).
+_FINAL_ANSWER_WORDS = re.compile(
+    r"\b(?:final|correct(?:ed|ion)?|revis(?:ed|ion)|updated?|actually|instead|wait|"
+    r"second\s+(?:look|thought)|re-?check(?:ed|ing)?|reconsider(?:ed|ing)?|summary|"
+    r"summari[sz]e|in\s+total|altogether|combined|together|overall|all\s+(?:the\s+)?"
+    r"(?:boxes|lesions|findings|regions))\b",
+    re.IGNORECASE,
+)
+# The label that opens one item of an enumeration, at the end of the text before an
+# answer: "Lesion 2:", "**Finding 2** (left):", "2. Right parietal lesion:", "- Lesion #2 -".
+_ENUMERATED_ITEM = re.compile(
+    r"(?:^|\n)[ \t>]*(?:[-*\u2022+][ \t]+)?[*_`]*[ \t]*(?:"
+    r"(?:lesion|finding|region|abnormality|anomaly|object|box|area|target|mass|nodule|focus|"
+    r"site|roi)s?[ \t]*(?:#|no\.?|number)?[ \t]*(?P<named>\d{1,2})\b"
+    r"|(?P<numbered>\d{1,2})[.)][ \t]"
+    r")[^\n{}\[\]]*$",
+    re.IGNORECASE,
+)
+
+
+def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonAnswer]:
+    """The JSON answers that are one enumerated list of separate lesions, else ``[]``.
+
+    A model that gives one object per lesion, each after its own label ("Lesion 1: {...}
+    Lesion 2: {...}"), answers with all of them; one that restates or corrects its answer
+    answers with the last one. Read as a list only when nothing says otherwise: at least
+    two complete answers, each after a label numbering it 1, 2, 3... in order, each with
+    boxes of its own (none repeated), and no word of a final, corrected or summed-up answer
+    between them (see :data:`_FINAL_ANSWER_WORDS`); then every box is scored. Anything
+    else keeps the rule of the last complete answer.
+    """
+    if len(answers) < 2:
+        return []
+    seen: set[tuple[float, ...]] = set()
+    previous_end = 0
+    for number, answer in enumerate(answers, start=1):
+        before = _without_fences(text[previous_end : answer.offset + answer.start])
+        previous_end = answer.offset + answer.end
+        if number > 1 and _FINAL_ANSWER_WORDS.search(before):  # not the preamble's words
+            return []
+        label = _ENUMERATED_ITEM.search(before.rstrip(" \t\r\n"))
+        if label is None or int(label["named"] or label["numbered"]) != number:
+            return []
+        boxes = {tuple(candidate.numbers) for candidate in answer.extraction.candidates}
+        if not boxes or boxes & seen:  # a box again: a restatement, not another lesion
+            return []
+        seen |= boxes
+    return answers
 
 
 def _walk_into(value: Any, complete: bool, extraction: _Extraction) -> None:
@@ -1167,6 +1264,11 @@ def _boxes_shown(boxes: list[list[float]]) -> str:
 def _not_scored_notes(reading: _JsonReading, scored: list[_Candidate]) -> list[str]:
     """Notes on the boxes written but not scored: other JSON answers, prose after the answer."""
     notes: list[str] = []
+    if reading.listed:
+        notes.append(
+            f"{reading.listed} JSON answers, one per numbered lesion (Lesion 1, Lesion 2...), "
+            "scored together"
+        )
     for answer in reading.set_aside:
         boxes = [candidate.numbers for candidate in answer.extraction.candidates]
         held = f"{len(boxes)} box(es){': ' + _boxes_shown(boxes) if boxes else ''}"

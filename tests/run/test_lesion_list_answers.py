@@ -1,0 +1,134 @@
+"""An answer listing one JSON object per lesion scores every lesion's box.
+
+Since "of several JSON answers, the last complete one is scored" (for a model restating or
+correcting its answer), an unfenced "Lesion 1: {...} Lesion 2: {...}" kept only the second
+box. A numbered enumeration of separate lesions, each with a box of its own and no word of a
+final or corrected answer between them, is now scored whole; everything else keeps the rule.
+
+Image 480 x 480 throughout; expected boxes are worked out by hand in the comments
+(``[x, y, width, height]`` in pixels).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from novabench.run.parsers import parse_localization
+
+IMAGE = (480, 480)
+# Gemini's box_2d is [ymin, xmin, ymax, xmax] in 0..1000 of the image:
+# [310, 402, 388, 470] -> x 402 * 0.48 = 192.96, y 310 * 0.48 = 148.8,
+#                         width 68 * 0.48 = 32.64, height 78 * 0.48 = 37.44
+LEFT = [192.96, 148.8, 32.64, 37.44]
+# [520, 610, 580, 680] -> x 292.8, y 249.6, width 70 * 0.48 = 33.6, height 60 * 0.48 = 28.8
+RIGHT = [292.8, 249.6, 33.6, 28.8]
+# Qwen2.5-VL's bbox_2d is [x1, y1, x2, y2] in pixels of its 1036 px input, scaled by
+# 480 / 1036: [402, 310, 470, 388] and [610, 520, 680, 580].
+QWEN_SCALE = 480 / 1036
+QWEN_LEFT = [402 * QWEN_SCALE, 310 * QWEN_SCALE, 68 * QWEN_SCALE, 78 * QWEN_SCALE]
+QWEN_RIGHT = [610 * QWEN_SCALE, 520 * QWEN_SCALE, 70 * QWEN_SCALE, 60 * QWEN_SCALE]
+# LLaVA's 0..1 [x1, y1, x2, y2]: [0.402, 0.31, 0.47, 0.388] is LEFT again, in fractions.
+
+LISTS = {
+    "gemini": (
+        'Lesion 1: {"box_2d": [310, 402, 388, 470], "label": "left frontal FLAIR '
+        'hyperintensity"}\nLesion 2: {"box_2d": [520, 610, 580, 680], "label": "right '
+        'parietal ring-enhancing lesion"}',
+        {},
+        [LEFT, RIGHT],
+    ),
+    "qwen2.5-vl": (
+        "There are two abnormal regions.\n**Lesion 1**:\n```json\n"
+        '[{"bbox_2d": [402, 310, 470, 388], "label": "hyperintense lesion"}]\n```\n'
+        '**Lesion 2**:\n```json\n[{"bbox_2d": [610, 520, 680, 580], "label": "mass"}]\n```',
+        {"input_size": (1036, 1036)},
+        [QWEN_LEFT, QWEN_RIGHT],
+    ),
+    "gpt-4o": (
+        "I identified two lesions:\n\n1. Left frontal white matter lesion:\n```json\n"
+        '{"boxes": [[310, 402, 388, 470]]}\n```\n2. Right parietal lesion:\n```json\n'
+        '{"boxes": [[520, 610, 580, 680]]}\n```\nBoth show restricted diffusion.',
+        {"convention": "protocol"},
+        [LEFT, RIGHT],
+    ),
+    "llava": (
+        'Lesion 1: {"bbox": [0.402, 0.31, 0.47, 0.388]}\n'
+        'Lesion 2: {"bbox": [0.61, 0.52, 0.68, 0.58]}',
+        {"convention": "xyxy_norm1"},
+        [LEFT, RIGHT],
+    ),
+}
+
+
+@pytest.mark.parametrize("model", sorted(LISTS))
+def test_one_object_per_numbered_lesion_scores_every_box(model: str) -> None:
+    answer, options, expected = LISTS[model]
+    parsed = parse_localization(answer, image_size=IMAGE, **options)
+    assert parsed.status == "ok"
+    assert parsed.boxes == [pytest.approx(box) for box in expected]
+    assert parsed.notes == (
+        "2 JSON answers, one per numbered lesion (Lesion 1, Lesion 2...), scored together",
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # A restatement after "Final answer:" of the same box: one box.
+        (
+            '{"box_2d": [310, 402, 388, 470], "label": "lesion"}\n'
+            'Final answer: {"box_2d": [310, 402, 388, 470], "label": "lesion"}',
+            [LEFT],
+        ),
+        # The list, then a corrected final answer: the correction alone.
+        (
+            'Lesion 1: {"box_2d": [310, 402, 388, 470]}\nLesion 2: {"box_2d": [520, 610, 580, '
+            '680]}\nCorrected: {"box_2d": [520, 610, 580, 680]}',
+            [RIGHT],
+        ),
+        # A lesion, then both together (a superset): the last answer, which holds both.
+        (
+            'Lesion 1: {"box_2d": [310, 402, 388, 470]}\nAll lesions: {"boxes": [{"box_2d": '
+            '[310, 402, 388, 470]}, {"box_2d": [520, 610, 580, 680]}]}',
+            [LEFT, RIGHT],
+        ),
+        # The same box under two numbers: a restatement, not two lesions.
+        (
+            'Lesion 1: {"box_2d": [310, 402, 388, 470]}\n'
+            'Lesion 2: {"box_2d": [310, 402, 388, 470]}',
+            [LEFT],
+        ),
+        # Numbers out of order: no enumeration to trust.
+        (
+            'Lesion 2: {"box_2d": [310, 402, 388, 470]}\n'
+            'Lesion 1: {"box_2d": [520, 610, 580, 680]}',
+            [RIGHT],
+        ),
+        # No numbering at all ("Another possibility"): the rule of the last answer, as before.
+        (
+            '{"box_2d": [310, 402, 388, 470]}\nAnother possibility: {"box_2d": [520, 610, 580, '
+            "680]}",
+            [RIGHT],
+        ),
+    ],
+    ids=["final-answer", "corrected", "superset", "same-box", "out-of-order", "unnumbered"],
+)
+def test_a_restated_or_corrected_answer_keeps_the_last_one(
+    answer: str, expected: list[list[float]]
+) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert parsed.status == "ok"
+    assert parsed.boxes == [pytest.approx(box) for box in expected]
+    assert any(note.startswith("an earlier JSON answer not counted") for note in parsed.notes)
+
+
+def test_a_list_whose_last_lesion_is_cut_off_scores_the_complete_ones() -> None:
+    # Three lesions listed, the third cut after its box: the two complete ones are a list,
+    # the cut one is set aside as any cut-off later answer is.
+    answer = (
+        'Lesion 1: {"box_2d": [310, 402, 388, 470]}\nLesion 2: {"box_2d": [520, 610, 580, 680]}'
+        '\nLesion 3: {"boxes": [[100, 200, 150, 260], [40'
+    )
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert parsed.boxes == [pytest.approx(LEFT), pytest.approx(RIGHT)]
+    assert any(note.startswith("a later JSON answer cut off") for note in parsed.notes)
