@@ -638,3 +638,34 @@ def test_the_csv_carries_the_warnings_per_row_and_still_reads_with_pandas(
     assert full["localization coverage"] == f"{n_images}/{n_images}"
     assert (partial["verified"], partial["localization coverage"]) == ("no", f"3/{n_images}")
     assert [row for row in table.index if row.startswith("human")]  # raters keep their rows
+
+
+def test_a_report_stating_the_boards_fingerprint_but_another_size_is_refused(
+    scored: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """user19: a 40-case report without tables, its fingerprint edited to the board's, was
+    ranked first above the 906-image one, flagged only "unverified", though its own n_images
+    and n_cases contradicted the release that fingerprint names."""
+    source = scored["localization"]
+    data = json.loads(source.read_text())["data"]
+
+    def smaller(report: dict) -> None:
+        del report["items"]
+        report["data"]["n_images"] = data["n_images"] - 7
+        report["data"]["n_cases"] = data["n_cases"] - 2
+        report["predictions"]["manifests"][0]["model"] = "other-model"
+        report["predictions"]["sha256"] = ["0" * 64]  # another model's answers
+        localization = report["tasks"]["localization"]
+        localization["metrics"] = {
+            key: value / 2 if isinstance(value, float) else value
+            for key, value in localization["metrics"].items()
+        }
+        localization["confidence_intervals"] = {}
+
+    edited = copied(source, "smaller.json", smaller)
+    capsys.readouterr()
+    assert main(["leaderboard", str(source), str(edited), "--bootstrap", "20"]) == 2
+    message = one_error_line(capsys)
+    assert f"the reports state one release (fingerprint {data['fingerprint']})" in message
+    assert f"{edited} {data['n_images'] - 7} images, {data['n_cases'] - 2} cases" in message
+    assert "data.n_images" in message

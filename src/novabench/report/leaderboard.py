@@ -1151,6 +1151,41 @@ def _separable(
     }
 
 
+def _same_release_sizes(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+    """Refuse reports that state one release fingerprint but different numbers of images or
+    cases: one release has one size, so one of them was edited (a report without per-item
+    tables is otherwise taken as it states).
+
+    Raises:
+        NovaInputError: naming each report's stated sizes.
+
+    Example:
+        >>> same = {"data": {"fingerprint": "f", "n_images": 906, "n_cases": 281}}
+        >>> _same_release_sizes([same, same], ["a.json", "b.json"])
+        >>> edited = {"data": {"fingerprint": "f", "n_images": 132, "n_cases": 40}}
+        >>> _same_release_sizes([same, edited], ["a.json", "b.json"])
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'data.n_images': the reports state one release (fingerprint f) but different sizes: a.json 906 images, 281 cases; b.json 132 images, 40 cases; one of them was edited or scored another release
+    """
+    sizes = []
+    for report in reports:
+        data = report.get("data") or {}
+        sizes.append((data.get("n_images"), data.get("n_cases")))
+    stated = {size for size in sizes if None not in size}
+    if len(stated) <= 1:
+        return
+    listing = "; ".join(
+        f"{name} {images} images, {cases} cases" for name, (images, cases) in zip(names, sizes)
+    )
+    fingerprint = (reports[0].get("data") or {}).get("fingerprint")
+    raise NovaInputError(
+        f"the reports state one release (fingerprint {fingerprint}) but different sizes: "
+        f"{listing}; one of them was edited or scored another release",
+        field="data.n_images",
+    )
+
+
 def build_leaderboard(
     reports: Sequence[Mapping[str, Any]],
     paths: Sequence[str | os.PathLike[str]],
@@ -1231,6 +1266,7 @@ def build_leaderboard(
             f"the reports score different releases and cannot share a leaderboard: {listing}",
             field="data.fingerprint",
         )
+    _same_release_sizes(reports, names)
     tables: list[dict[str, Any] | None] = [
         read_item_tables(report, path) if report.get("items") else None
         for report, path in zip(reports, paths)
