@@ -226,6 +226,20 @@ def test_localization_draw_counts_score_as_the_repeated_images() -> None:
         evaluation.aggregate_counts(-counts)
 
 
+def test_localization_draw_counts_past_float32s_exact_range_stay_exact() -> None:
+    # Sums are taken in float32 only while every partial sum stays below 2**24; a row of
+    # 2**24 + 5 draws (an odd count float32 cannot hold) goes to float64, still exact: as
+    # the repeated images score. The second row stays in float32's range.
+    rng = np.random.default_rng(5)
+    evaluation = random_localization(rng, 8)
+    counts = np.array([[(1 << 24) + 1, 1, 0, 2, 0, 0, 1, 0], [3, 0, 1 << 19, 0, 5, 7, 0, 1]])
+    many = evaluation.aggregate_counts(counts, coco_ap=False)
+    for row, weights in enumerate(counts):
+        one = evaluation.aggregate(np.repeat(np.arange(8), weights), coco_ap=False)
+        for key, value in one.items():
+            assert (math.isnan(value) and math.isnan(many[key][row])) or value == many[key][row]
+
+
 def test_compute_task_all_resamples_the_cases_its_rows_name() -> None:
     from novabench.metrics.tasks import compute_task
 
