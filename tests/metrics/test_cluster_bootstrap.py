@@ -226,6 +226,20 @@ def test_localization_draw_counts_score_as_the_repeated_images() -> None:
         evaluation.aggregate_counts(-counts)
 
 
+def test_localization_draw_counts_past_float32s_exact_range_stay_exact() -> None:
+    # Sums are taken in float32 only while every partial sum stays below 2**24; a row of
+    # 2**24 + 5 draws (an odd count float32 cannot hold) goes to float64, still exact: as
+    # the repeated images score. The second row stays in float32's range.
+    rng = np.random.default_rng(5)
+    evaluation = random_localization(rng, 8)
+    counts = np.array([[(1 << 24) + 1, 1, 0, 2, 0, 0, 1, 0], [3, 0, 1 << 19, 0, 5, 7, 0, 1]])
+    many = evaluation.aggregate_counts(counts, coco_ap=False)
+    for row, weights in enumerate(counts):
+        one = evaluation.aggregate(np.repeat(np.arange(8), weights), coco_ap=False)
+        for key, value in one.items():
+            assert (math.isnan(value) and math.isnan(many[key][row])) or value == many[key][row]
+
+
 def test_compute_task_all_resamples_the_cases_its_rows_name() -> None:
     from novabench.metrics.tasks import compute_task
 
@@ -300,6 +314,58 @@ def test_localization_draw_counts_of_a_group_score_as_its_repeated_images(coco_a
         assert one.keys() == many.keys()
         for key, value in one.items():
             assert (math.isnan(value) and math.isnan(many[key][row])) or value == many[key][row]
+
+
+@pytest.mark.parametrize("coco_ap", [True, False])
+@pytest.mark.parametrize("in_group", [False, True])
+def test_localization_cluster_counts_score_as_their_images_repeated(
+    coco_ap: bool, in_group: bool
+) -> None:
+    # Draw counts per case (cases of 1-6 images, not next to each other) must score as
+    # every image of each case repeated as often as its case.
+    rng = np.random.default_rng(14 + in_group)
+    clusters = random_cases(rng, 9)
+    evaluation = random_localization(rng, len(clusters) + 4 * in_group)
+    group = np.arange(2, 2 + len(clusters)) if in_group else None
+    places = group if group is not None else np.arange(len(clusters))
+    codes = cluster_codes(clusters, len(clusters))
+    counts = rng.integers(0, 4, (15, 9))
+    counts[2] = 0  # no case drawn: undefined
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        many = evaluation.aggregate_cluster_counts(counts, codes, coco_ap=coco_ap, positions=group)
+    for row, weights in enumerate(counts):
+        one = evaluation.aggregate(np.repeat(places, weights[codes]), coco_ap=coco_ap)
+        assert one.keys() == many.keys()
+        for key, value in one.items():
+            assert (math.isnan(value) and math.isnan(many[key][row])) or value == many[key][row]
+
+
+def test_localization_cluster_counts_refuse_codes_that_do_not_fit() -> None:
+    evaluation = random_localization(np.random.default_rng(3), 4)
+    counts = np.ones((2, 3), dtype=np.int64)
+    for codes in (np.array([0, 1, 2]), np.array([0, 1, 2, 3]), np.array([0, -1, 1, 2])):
+        with pytest.raises(NovaInputError, match="one cluster number per image"):
+            evaluation.aggregate_cluster_counts(counts, codes)
+    with pytest.raises(NovaInputError, match="non-negative integers"):
+        evaluation.aggregate_cluster_counts(-counts, np.array([0, 1, 2, 2]))
+
+
+def test_case_intervals_without_coco_ap_equal_a_plain_loop_over_drawn_cases() -> None:
+    # A breakdown cell's and the human reference's evaluation: COCO AP left out, so the
+    # bootstrap gives it draw counts per case; the intervals are the loop's, bit for bit.
+    from novabench.report.breakdowns import result_without_coco_ap
+
+    rng = np.random.default_rng(8)
+    clusters = random_cases(rng, 11)
+    evaluation = result_without_coco_ap(random_localization(rng, len(clusters)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BootstrapWarning)
+        ours = bootstrap_confidence_intervals(evaluation, n_resamples=60, seed=4, clusters=clusters)
+    expected = loop_intervals(evaluation, clusters, 60, 4)
+    assert ours.keys() == expected.keys() and "COCO-AP@30" not in ours
+    for key in expected:
+        assert same(ours[key], expected[key]), key
 
 
 @pytest.mark.parametrize("averaging", ["sample", "micro"])

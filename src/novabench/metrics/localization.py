@@ -716,13 +716,92 @@ class LocalizationEvaluation:
                 per_image = per_image[group]
         return self._scores_of_weights(weights, per_image, coco_ap=coco_ap)
 
+    def aggregate_cluster_counts(
+        self,
+        counts: np.ndarray,
+        codes: np.ndarray,
+        *,
+        coco_ap: bool = True,
+        positions: np.ndarray | None = None,
+    ) -> dict[str, np.ndarray]:
+        """:meth:`aggregate_counts` of resamples given as how often each cluster (case) is
+        drawn, every image of a cluster drawn as often as its cluster.
+
+        Without COCO AP every score is a ratio of sums of per-image integers, exact in any
+        order: they are summed per cluster once and the resamples take one product of the
+        clusters' draw counts, never spelt out per image. COCO AP ranks images, so with it
+        the counts are spelt out per image. Either way each entry equals
+        ``aggregate_counts(counts[:, codes], ...)`` exactly.
+
+        Args:
+            counts: ``(n_resamples, n_clusters)`` non-negative integers, one resample per row.
+            codes: each image's cluster (``0 .. n_clusters - 1``), one per image of the
+                evaluation, or of ``positions`` when given.
+            coco_ap: also the :data:`COCO_AP_KEYS`.
+            positions: a group of images (sorted, distinct positions), as in
+                :meth:`aggregate_counts`.
+
+        Returns:
+            ``{key: (n_resamples,) array}``, as :meth:`aggregate_counts`.
+
+        Example:
+            Two cases: the first of two images (one found), the second of one (missed).
+
+            >>> evaluation = prepare_localization(
+            ...     [{"boxes": [[0, 0, 10, 10]]}, {"boxes": []}, {"boxes": []}],
+            ...     [{"boxes": [[0, 0, 10, 10]]}] * 3)
+            >>> evaluation.aggregate_cluster_counts(
+            ...     np.array([[1, 1], [2, 0]]), np.array([0, 0, 1]), coco_ap=False
+            ... )["hit@30"].tolist()  # 1 of 3 images, 2 of 4
+            [0.3333333333333333, 0.5]
+        """
+        group = None if positions is None else self._group_positions(positions)
+        n_columns = self.n_items if group is None else len(group)
+        weights = np.asarray(counts)
+        labels = np.asarray(codes)
+        if (
+            weights.ndim != 2
+            or (weights.size and (weights.dtype.kind not in "iu" or weights.min() < 0))
+            or labels.shape != (n_columns,)
+            or (labels.size and (labels.dtype.kind not in "iu" or labels.min() < 0))
+            or (labels.size and labels.max() >= weights.shape[1])
+        ):
+            raise NovaInputError(
+                f"counts must be a 2-D array of non-negative integers, one column per cluster "
+                f"and one resample per row, and codes one cluster number per image "
+                f"({n_columns}) below the number of columns",
+                field="counts",
+            )
+        if coco_ap:
+            per_image = np.take(weights, labels, axis=1)
+            return self.aggregate_counts(per_image, coco_ap=True, positions=group)
+        per_image_counts = self._per_image_counts()
+        if group is not None:
+            per_image_counts = per_image_counts[group]
+        # Integers summed per cluster: exact, so the same sums as over the images.
+        per_cluster = np.zeros((weights.shape[1], per_image_counts.shape[1]))
+        for column in range(per_image_counts.shape[1]):
+            per_cluster[:, column] = np.bincount(
+                labels, weights=per_image_counts[:, column], minlength=weights.shape[1]
+            )
+        return self._scores_of_weights(
+            weights.astype(np.int64, copy=False), per_cluster, coco_ap=False
+        )
+
     def _scores_of_weights(
         self, weights: np.ndarray, counts: np.ndarray, *, coco_ap: bool
     ) -> dict[str, np.ndarray]:
         """The scores of resamples drawing the images of ``counts``' rows ``weights`` times
         (every image's columns when ``coco_ap``, whose rebuild reads them all)."""
-        # Every count below is a sum over drawn images of a per-image integer: one product.
-        sums = weights.astype(np.float64) @ counts
+        # Every count below is a sum over drawn images of a per-image integer: one product,
+        # exact in any order. In float32 when no partial sum can reach 2**24 (counts and
+        # weights are non-negative, so none exceeds the largest row total times the largest
+        # count): exact there too, and half the work of float64.
+        largest = int(weights.sum(axis=1).max(initial=0)) * int(counts.max(initial=0))
+        if largest < 1 << 24:
+            sums = (weights.astype(np.float32) @ counts.astype(np.float32)).astype(np.float64)
+        else:
+            sums = weights.astype(np.float64) @ counts
         n_images, n_with_gold, kept, acc_50, matched_gold, gold, matched_det, no_prediction = (
             sums[:, column] for column in range(8)
         )

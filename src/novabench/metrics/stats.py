@@ -267,16 +267,18 @@ def cluster_codes(
 
 
 def _cluster_draws(
-    seed: Any, codes: np.ndarray, n_resamples: int, chunk: int
+    seed: Any, codes: np.ndarray, n_resamples: int, chunk: int, *, per_item: bool = True
 ) -> Iterator[np.ndarray]:
     """Per chunk of resamples, ``(rows, n_items)`` times each item is drawn: the times its
-    cluster is drawn (the stream of :func:`_chunks_of_draws` over clusters, unsorted)."""
+    cluster is drawn (the stream of :func:`_chunks_of_draws` over clusters, unsorted).
+    ``per_item=False``: ``(rows, n_clusters)``, the times each cluster is drawn."""
     n_clusters = int(codes.max()) + 1
     for drawn in _chunks_of_draws(seed, n_clusters, n_resamples, chunk, sort=False):
+        counts = _draw_counts(drawn, n_clusters)
         # np.take keeps rows contiguous (C order); indexing [:, codes] gives a Fortran-
         # ordered array, on which every later per-row step (sums, repeats, products,
         # gathers along the images) runs several times slower.
-        yield np.take(_draw_counts(drawn, n_clusters), codes, axis=1)
+        yield np.take(counts, codes, axis=1) if per_item else counts
 
 
 def _draw_counts(rows: np.ndarray, n_columns: int) -> np.ndarray:
@@ -327,6 +329,15 @@ def _counted(evaluation: Any) -> bool:
     return callable(getattr(evaluation, "aggregate_counts", None))
 
 
+def _cluster_counted(evaluation: Any) -> bool:
+    """Whether an evaluation scores resamples given as draw counts per cluster
+    (``aggregate_cluster_counts(counts, codes)``: ``counts`` of shape ``(n_resamples,
+    n_clusters)``, ``codes`` each item's cluster), each row standing for the draw counts
+    per item ``counts[:, codes]``, as :meth:`aggregate_counts` would take them: its sums of
+    per-item integers can be taken per cluster, the draws never spelt out per item."""
+    return callable(getattr(evaluation, "aggregate_cluster_counts", None))
+
+
 def _resampled_scores(
     evaluations: list[SupportsAggregate],
     keys: list[str],
@@ -345,6 +356,7 @@ def _resampled_scores(
     """
     order_free = all(_order_free(evaluation) for evaluation in evaluations)
     counted = codes is not None and all(_counted(evaluation) for evaluation in evaluations)
+    by_cluster = counted and all(_cluster_counted(evaluation) for evaluation in evaluations)
     out = [np.full((n_resamples, len(keys)), np.nan) for _ in evaluations]
     chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // n_items))
     starts = range(0, n_resamples, chunk)
@@ -352,10 +364,11 @@ def _resampled_scores(
         draws = _chunks_of_draws(seed, n_items, n_resamples, chunk, sort=not order_free)
         blocks: Iterator[Any] = ([(np.arange(len(indices)), indices)] for indices in draws)
     elif counted:
-        # Draw counts take a chunk of rows of any length at once.
+        # Draw counts take a chunk of rows of any length at once (per cluster where every
+        # evaluation takes them so).
         blocks = (
             [(np.arange(len(counts)), counts)]
-            for counts in _cluster_draws(seed, codes, n_resamples, chunk)
+            for counts in _cluster_draws(seed, codes, n_resamples, chunk, per_item=not by_cluster)
         )
     else:
         blocks = (
@@ -369,7 +382,15 @@ def _resampled_scores(
         ):
             for rows, indices in chunk_blocks:
                 for table, evaluation in zip(out, evaluations):
-                    _score_rows(evaluation, keys, indices, table, start + rows, counted=counted)
+                    _score_rows(
+                        evaluation,
+                        keys,
+                        indices,
+                        table,
+                        start + rows,
+                        counted=counted,
+                        codes=codes if by_cluster else None,
+                    )
     return out
 
 
@@ -381,11 +402,16 @@ def _score_rows(
     rows: np.ndarray,
     *,
     counted: bool = False,
+    codes: np.ndarray | None = None,
 ) -> None:
     """Fill ``table[rows]`` with the scores of the resamples ``indices`` (one per row), or,
-    ``counted``, of the resamples whose draw counts per item are the rows of ``indices``."""
+    ``counted``, of the resamples whose draw counts per item are the rows of ``indices``
+    (with ``codes``: per cluster, each item's cluster in ``codes``)."""
     if counted:
-        many = evaluation.aggregate_counts(indices)  # type: ignore[attr-defined]
+        if codes is not None:
+            many = evaluation.aggregate_cluster_counts(indices, codes)  # type: ignore[attr-defined]
+        else:
+            many = evaluation.aggregate_counts(indices)  # type: ignore[attr-defined]
         for column, key in enumerate(keys):
             table[rows, column] = many[key] if key in many else np.nan
         return

@@ -412,11 +412,27 @@ class _ResampledGroup(_Group):
     """
 
     def __getattr__(self, name: str) -> Any:
-        # aggregate_counts only where the evaluation has it (the bootstrap asks for it).
+        # aggregate_counts / aggregate_cluster_counts only where the evaluation has them
+        # (the bootstrap asks for them); per cluster only for a group resampled on its own.
         inner = self.__dict__.get("_evaluation")
         if name == "aggregate_counts" and callable(getattr(inner, "aggregate_counts", None)):
             return self._aggregate_counts
+        if (
+            name == "aggregate_cluster_counts"
+            and callable(getattr(inner, "aggregate_cluster_counts", None))
+            and getattr(inner, "resamples_groups", False) is True
+        ):
+            return self._aggregate_cluster_counts
         raise AttributeError(name)
+
+    def _aggregate_cluster_counts(
+        self, counts: np.ndarray, codes: np.ndarray, **options: Any
+    ) -> Mapping[str, np.ndarray]:
+        """Draw counts of the group's clusters (``codes``: each of its items' cluster)."""
+        result: Mapping[str, np.ndarray] = self._evaluation.aggregate_cluster_counts(
+            counts, codes, positions=self._positions, **options
+        )
+        return result
 
     def _aggregate_counts(self, counts: np.ndarray, **options: Any) -> Mapping[str, np.ndarray]:
         """Draw counts of the group's items, scored by the evaluation as those images'."""
@@ -475,14 +491,26 @@ class _WithoutCocoAp:
         return result
 
     def __getattr__(self, name: str) -> Any:
-        # aggregate_counts only where the wrapped evaluation has it.
+        # aggregate_counts / aggregate_cluster_counts only where the wrapped evaluation has them.
         inner = self.__dict__.get("_evaluation")
         if name == "aggregate_counts" and callable(getattr(inner, "aggregate_counts", None)):
             return self._aggregate_counts
+        if name == "aggregate_cluster_counts" and callable(
+            getattr(inner, "aggregate_cluster_counts", None)
+        ):
+            return self._aggregate_cluster_counts
         raise AttributeError(name)
 
     def _aggregate_counts(self, counts: np.ndarray) -> Mapping[str, np.ndarray]:
         result: Mapping[str, np.ndarray] = self._evaluation.aggregate_counts(counts, coco_ap=False)
+        return result
+
+    def _aggregate_cluster_counts(
+        self, counts: np.ndarray, codes: np.ndarray
+    ) -> Mapping[str, np.ndarray]:
+        result: Mapping[str, np.ndarray] = self._evaluation.aggregate_cluster_counts(
+            counts, codes, coco_ap=False
+        )
         return result
 
 
