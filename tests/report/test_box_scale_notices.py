@@ -229,3 +229,62 @@ def test_the_metric_warns_of_boxes_in_another_format_or_scale_and_not_of_good_on
     corner = [{"boxes": [[v * QWEN_INPUT / 1000 for v in box] for box in i.boxes]} for i in images]
     (line,) = _face_warnings(corner, references)
     assert "of the reference boxes' extent" in line
+
+
+def test_answers_switching_to_0_1_on_part_of_the_images_are_named_in_every_output(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    """user18: Gemini-style box_2d in 0..1000 on even images and 0..1 fractions on odd ones,
+    read under the protocol's 0..1000, lost half the score (97.2 -> 47.9) with no word: the
+    tiny-box notice asked 95% of the answers. A box ending within 2 px of the origin is no
+    lesion's, so any share of them is named; all-0..1000 answers get no such line."""
+    lines, honest = [], []
+    for index, image in enumerate(read_release(sample_release).images):
+        objects = []
+        for x, y, w, h in image.boxes:
+            corners = [
+                y / image.height,
+                x / image.width,
+                (y + h) / image.height,
+                (x + w) / image.width,
+            ]
+            scale = 1.0 if index % 2 else 1000.0
+            objects.append({"box_2d": [round(v * scale, 3) for v in corners], "label": "lesion"})
+        lines.append({"filename": image.filename, "raw_boxes": json.dumps(objects)})
+        honest.append(
+            {
+                "filename": image.filename,
+                "raw_boxes": json.dumps(
+                    [{"box_2d": [round(v * 1000.0, 3) for v in ob["box_2d"]] if index % 2
+                      else ob["box_2d"], "label": "lesion"} for ob in objects]
+                ),
+            }
+        )  # fmt: skip
+    mixed = _write(tmp_path / "mixed.jsonl", lines)
+    options = {"tasks": ["localization"], "n_resamples": 0, "box_convention": "protocol"}
+    report = evaluate_predictions(sample_release, mixed, **options)
+    tiny_odd = sum(
+        bool(image.boxes) for index, image in enumerate(read_release(sample_release).images)
+        if index % 2
+    )  # fmt: skip
+    boxed = sum(bool(image.boxes) for image in read_release(sample_release).images)
+    (line,) = _localization_notices(report)
+    assert line.startswith(
+        f"localization: {tiny_odd} of the {boxed} answers with boxes have every box ending "
+        "within 2 px of its image's top-left corner"
+    )
+    assert "read with --box-convention protocol" in line
+    shown = "answers with boxes have every box ending within 2 px of its image"
+    assert shown in render_markdown(report) and shown in render_html(report)
+    clean = evaluate_predictions(sample_release, _write(tmp_path / "h.jsonl", honest), **options)
+    assert _localization_notices(clean) == []
+    # The evaluate face, which sees boxes only: the same odd answers, in pixels as read.
+    images = read_release(sample_release).images
+    references = [{"boxes": image.boxes} for image in images]
+    fractions_on_odd = [
+        {"boxes": [[v / image.width for v in box] for box in image.boxes] if index % 2
+         else image.boxes}
+        for index, image in enumerate(images)
+    ]  # fmt: skip
+    (line,) = _face_warnings(fractions_on_odd, references)
+    assert line.startswith(f"localization: {tiny_odd} of the {boxed} predictions with boxes have")

@@ -514,8 +514,10 @@ class LocalizationEvaluation:
         say (see :func:`novabench.tasks.localization.box_scale_warnings`).
 
         Example:
-            >>> prepare_localization([{"boxes": [[0, 0, 1, 1]]}], [{"boxes": [[5, 5, 9, 9]]}]).input_notes()
+            >>> prepare_localization([{"boxes": [[4, 6, 9, 8]]}], [{"boxes": [[5, 5, 9, 9]]}]).input_notes()
             []
+            >>> prepare_localization([{"boxes": [[0, 0, 1, 1]]}], [{"boxes": [[5, 5, 9, 9]]}]).input_notes()[0][:52]
+            '1 of the 1 predictions with boxes have every box endi'
         """
         from novabench.tasks.localization import box_scale_warnings
 

@@ -375,6 +375,36 @@ def boxes_confined_line(
     )
 
 
+def tiny_boxes_line(
+    task: str, coverage: Mapping[str, Any], predictions: Mapping[str, Any]
+) -> str | None:
+    """A warning when some answers, not nearly all, hold only boxes no lesion has: every box
+    ending within ``TINY_BOX_PIXELS`` of the image's origin.
+
+    Such a box is a scale error on that answer (0..1 values read as 0..1000 or as pixels): a
+    model that switches scale on part of its answers scores them as misses. Nearly all of a
+    run's answers so is :func:`boxes_confined_line`'s case; this line names a share of
+    them, however small (a real box is never this small on both axes).
+
+    Example:
+        >>> print(tiny_boxes_line("localization", {"answers_with_boxes": 881, "tiny_answers":
+        ...     453}, {"box_convention": "protocol"}))
+        localization: 453 of the 881 answers with boxes have every box ending within 2 px of its image's top-left corner, where no lesion's box ends: read with --box-convention protocol; 0..1 values read as 0..1000 or as pixels explain this, answer by answer (scores computed on the boxes as read)
+    """
+    tiny = int(coverage.get("tiny_answers") or 0)
+    if not tiny or coverage.get("boxes_confined") == "tiny":  # the confined line says it
+        return None
+    from novabench.tasks.localization import TINY_BOX_PIXELS
+
+    boxed = int(coverage.get("answers_with_boxes") or 0)
+    return (
+        f"{task}: {tiny} of the {boxed} answers with boxes have every box ending within "
+        f"{TINY_BOX_PIXELS:g} px of its image's top-left corner, where no lesion's box ends: "
+        f"{'; '.join(_how_boxes_were_read(predictions)[0])}; 0..1 values read as 0..1000 or "
+        "as pixels explain this, answer by answer (scores computed on the boxes as read)"
+    )
+
+
 def many_boxes_line(task: str, coverage: Mapping[str, Any]) -> str | None:
     """Notices on how many boxes the answers hold (counted by the task's ``answer_counts``):
     many distinct boxes (``images_with_many_boxes``: the hit rates do not penalise them;
@@ -1619,6 +1649,7 @@ def answer_reading_lines(report: Mapping[str, Any]) -> list[str]:
         *_per_task_lines(report, unread_boxes_line),
         *_per_task_lines(report, lambda task, counts: boxes_outside_line(task, counts, read)),
         *_per_task_lines(report, lambda task, counts: boxes_confined_line(task, counts, read)),
+        *_per_task_lines(report, lambda task, counts: tiny_boxes_line(task, counts, read)),
         *unusable_answers_lines(report),
     ]
     return [line for line in lines if line]

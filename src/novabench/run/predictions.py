@@ -1382,6 +1382,7 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
         "box_reach_pixels": reach["reach_pixels"],
         "boxes_confined": confined,
         "confined_answers": reach["tiny_answers" if confined == "tiny" else "confined_answers"],
+        "tiny_answers": reach["tiny_answers"],
         "confined_reach": reach["confined_reach"],
         "confined_reach_pixels": reach["confined_reach_pixels"],
         "confined_reread": confined_reread,

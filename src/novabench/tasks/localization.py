@@ -431,21 +431,21 @@ def box_scale_warnings(
         return []
     extent = (gold[:, :2] + gold[:, 2:]).max(axis=0) if len(gold) else np.ones(2)
     warnings = _answer_count_warnings(det, counts, references, extent)
-    if boxed < CORNER_MIN_ANSWERS:
-        return warnings
     far = det[:, :2] + det[:, 2:]
     image = np.repeat(np.arange(len(counts)), counts)
     image_far = np.zeros((len(counts), 2))
     np.maximum.at(image_far, image, far)
     answered = counts > 0
     tiny = int(np.count_nonzero(answered & (image_far.max(axis=1) <= TINY_BOX_PIXELS)))
-    if tiny >= CORNER_SHARE * boxed:
+    if tiny:  # no lesion's box is this small: said however few (a model switching scale)
         return [
             f"{tiny} of the {boxed} predictions with boxes have every box ending within "
             f"{TINY_BOX_PIXELS:g} px of the origin: 0..1 fractions? boxes must be pixels of the "
             "original image",
             *warnings,
         ]
+    if boxed < CORNER_MIN_ANSWERS:
+        return warnings
     if not len(gold):  # nothing else to measure them against
         return warnings
     if (extent <= 0).any():
