@@ -164,9 +164,7 @@ def test_a_shared_items_folder_is_claimed_with_different_reports(
 ) -> None:
     items = tmp_path / "e5" / "items"
     first_out, second_out = tmp_path / "e5a" / "report.json", tmp_path / "e5b" / "report.json"
-    first_command = _evaluate(
-        workspace["release"], workspace["found"], first_out, "--items", items
-    )
+    first_command = _evaluate(workspace["release"], workspace["found"], first_out, "--items", items)
     second_command = _evaluate(
         workspace["release"], workspace["empty"], second_out, "--items", items
     )

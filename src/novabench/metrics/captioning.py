@@ -105,6 +105,7 @@ from novabench.metrics.bertscore import (
     bertscore_available,
     bertscore_f1_scores,
     bertscore_metric_key,
+    bertscore_model_sha256,
     clear_bertscore_cache,
 )
 from novabench.metrics.keywords import (
@@ -113,7 +114,12 @@ from novabench.metrics.keywords import (
     LexiconKeywordExtractor,
     default_keyword_extractor,
 )
-from novabench.tasks.captioning import BERTSCORE_PAPER_KEY, KEYWORD_METRICS, is_bertscore_key
+from novabench.tasks.captioning import (
+    BERTSCORE_FINGERPRINT,
+    BERTSCORE_PAPER_KEY,
+    KEYWORD_METRICS,
+    is_bertscore_key,
+)
 
 __all__ = [
     "DEFAULT_BERTSCORE_MODEL",
@@ -1046,6 +1052,10 @@ def prepare_captioning(
             num_layers=bertscore_num_layers,
             batch_size=bertscore_batch_size,
         )
+        # The hash names a folder by its path: what the weights hold is recorded beside it.
+        fingerprint = bertscore_model_sha256(evaluation.info["BERTScore_hash"])
+        if fingerprint is not None:
+            evaluation.info[BERTSCORE_FINGERPRINT] = fingerprint
     if "BLEU-4" in metrics:
         evaluation.bleu_statistics = text.bleu_statistics(predictions, references)
     if "ROUGE-L" in metrics:
