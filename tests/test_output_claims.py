@@ -217,7 +217,7 @@ def lock_holder(tmp_path: Path) -> Iterator[Any]:
         process.communicate(b"\n", timeout=60)
 
 
-@pytest.mark.parametrize("command", ["export", "sample", "compare"])
+@pytest.mark.parametrize("command", ["export", "sample", "compare", "space"])
 def test_folder_and_comparison_writers_refuse_an_output_being_written(
     command: str, workspace: dict[str, Path], tmp_path: Path, lock_holder: Any
 ) -> None:
@@ -225,6 +225,7 @@ def test_folder_and_comparison_writers_refuse_an_output_being_written(
     argv = {
         "export": _nova("export", workspace["release"], out, "-q"),
         "sample": _nova("sample", out, "--cases", "2", "-q"),
+        "space": _nova("space", "build", "metric", out),
         "compare": _nova(
             "compare",
             "--data",
@@ -246,6 +247,30 @@ def test_folder_and_comparison_writers_refuse_an_output_being_written(
     _refusal(result, holder.pid, out)
     assert not out.exists()
     assert sorted(path.name for path in tmp_path.iterdir()) == [lock_path_for(out).name]
+
+
+def test_report_save_refuses_a_folder_whose_report_another_process_writes(
+    workspace: dict[str, Path], tmp_path: Path, lock_holder: Any
+) -> None:
+    from novabench import evaluate_model
+    from novabench.errors import NovaInputError
+
+    report = evaluate_model(
+        lambda image, prompt: "no target",
+        workspace["release"],
+        tasks="localization",
+        run_file=tmp_path / "run.jsonl",
+        n_resamples=0,
+        progress=False,
+    )
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    holder = lock_holder(folder / "report.json")
+    with pytest.raises(NovaInputError) as refused:
+        report.save(folder)
+    assert f"pid {holder.pid} " in str(refused.value)
+    assert str(folder / "report.json") in str(refused.value)
+    assert sorted(path.name for path in folder.iterdir()) == ["report.json.lock"]
 
 
 def test_parse_checks_its_output_again_once_it_holds_the_lock(
