@@ -26,7 +26,8 @@ Definitions (every value a fraction in [0, 1]; NaN where stated):
 - ``BERTScore-F1``: mean over pairs of bert_score's F1 (no idf, no baseline
   rescaling) with ``bertscore_model`` at layer ``bertscore_num_layers``;
   ``BERTScore_hash`` is bert_score's hash of that setting -- compare runs only
-  when the hashes agree. The model (default roberta-large, layer 17, as bert_score
+  when the hashes agree -- and, for a local model folder, ``BERTScore_model_sha256``
+  the fingerprint of its files (the hash names the folder, not the weights). The model (default roberta-large, layer 17, as bert_score
   and evaluate's ``bertscore``; ``"minilm"`` for the bundled all-MiniLM-L6-v2, layer 6)
   is resolved, downloaded if need be, and run by :mod:`novabench.metrics.bertscore`,
   which says the online/offline rule and why the same inputs give the same bits.
@@ -511,7 +512,7 @@ class CaptioningEvaluation:
         reference_labels: ``(n,)`` 1 abnormal, 0 normal, -1 undecidable (or None).
         prediction_labels: same for the predictions.
         info: non-numeric facts of the run (``METEOR_variant``, ``BERTScore_hash``,
-            ``keyword_averaging``, ``keyword_extractor``).
+            ``BERTScore_model_sha256``, ``keyword_averaging``, ``keyword_extractor``).
         reference_keywords: the keywords found in each reference (when keyword metrics ran).
         prediction_keywords: the keywords found in each prediction (when keyword metrics ran).
         notes: what the caller must be told (METEOR-exact+stem given because ``meteor="auto"``
@@ -1154,7 +1155,8 @@ def score_captioning(
         ``ClinicalF1``, ``ModalityF1``, ``BinaryF1`` (with ``keyword_judge``) or
         ``ClinicalF1-lexicon``, ``ModalityF1-lexicon``, ``BinaryF1-lexicon`` (with an
         extractor), ``SequencePlaneF1`` (those not excluded), ``keyword_source``,
-        ``n_captions``; ``METEOR_variant`` (and ``METEOR_nltk`` with ``METEOR``), ``BERTScore_hash``,
+        ``n_captions``; ``METEOR_variant`` (and ``METEOR_nltk`` with ``METEOR``), ``BERTScore_hash``
+        (and ``BERTScore_model_sha256`` with a local model folder),
         ``keyword_averaging`` and ``keyword_extractor`` when the metrics they describe ran;
         ``n_pairs_without_clinical_keywords``, ``n_pairs_without_modality_keywords``,
         ``n_pairs_without_sequence_plane_keywords``, ``n_pairs_without_reference_label``
