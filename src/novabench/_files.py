@@ -585,15 +585,18 @@ class StagedOutputs:
         self._staged: dict[Path, Path] = {}  # output -> its staged temporary sibling
         self._made_folders: list[Path] = []  # made for this group: removed if it fails
 
-    def make_folder(self, folder: str | os.PathLike[str]) -> Path:
+    def make_folder(
+        self, folder: str | os.PathLike[str], *, for_output: str | os.PathLike[str] | None = None
+    ) -> Path:
         """Make ``folder`` (and its parents) now; removed again if the group fails while empty.
 
         Raises:
-            NovaOutputError: naming ``folder``, when it cannot be made for a cause a user
-                can fix (see :func:`as_output_error`).
+            NovaOutputError: naming ``folder`` (or ``for_output``, the output it is made
+                for), when it cannot be made for a cause a user can fix (see
+                :func:`as_output_error`).
         """
         target = Path(folder)
-        with writing_to(target):
+        with writing_to(target if for_output is None else for_output):
             self._make_folders(target)
         return target
 

@@ -645,16 +645,8 @@ class NovaReport:
         Returns:
             The paths written, by kind (``report``, ``markdown``, ``html``, and the tables').
         """
-        from novabench._files import as_output_error, check_output_paths, writing_all_or_none
-        from novabench.report.html import render_html
-        from novabench.report.items import check_items_folder, write_item_tables
-        from novabench.report.render import (
-            check_replaceable_reports,
-            render_markdown,
-            shareable_paths,
-            with_notices,
-            write_report,
-        )
+        from novabench._files import check_output_paths
+        from novabench.run.lock import claiming_outputs
 
         target = Path(folder)
         inputs = {"the release": self.release.root, "the run file": self.run_file}
@@ -666,6 +658,24 @@ class NovaReport:
                 source=str(target),
                 field="folder",
             )
+        # Claimed as nova evaluate claims them: a second writer of any is refused, not raced.
+        names = ("report.json", "report.md", "report.html", "items")
+        with claiming_outputs({name: target / name for name in names}, "report.save"):
+            return self._save_claimed(target, full_paths=full_paths, overwrite=overwrite)
+
+    def _save_claimed(self, target: Path, *, full_paths: bool, overwrite: bool) -> dict[str, Path]:
+        """:meth:`save` once its outputs are claimed: check, render, write all or none."""
+        from novabench._files import as_output_error, writing_all_or_none
+        from novabench.report.html import render_html
+        from novabench.report.items import check_items_folder, write_item_tables
+        from novabench.report.render import (
+            check_replaceable_reports,
+            render_markdown,
+            shareable_paths,
+            with_notices,
+            write_report,
+        )
+
         report_path, items = target / "report.json", target / "items"
         check_replaceable_reports(
             {name: target / name for name in ("report.json", "report.md", "report.html")},

@@ -75,14 +75,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova compare``; returns the exit code."""
-    from novabench._files import check_output_paths, writing_all_or_none
-    from novabench.report import compare_predictions, render_comparison, write_report
-    from novabench.report.render import (
-        check_replaceable_reports,
-        comparison_with_notices,
-        model_name,
-        render_comparison_markdown,
-    )
+    from novabench._files import check_output_paths
+    from novabench.report.render import check_replaceable_reports
+    from novabench.run.lock import claiming_outputs
 
     check_output_paths(
         {
@@ -94,11 +89,23 @@ def run(args: argparse.Namespace) -> int:
         {"a predictions file": [*args.a, *args.b], "the release": args.data},
         folders=("--judge-cache",),
     )
-    check_replaceable_reports(
-        {"--out": args.out, "--markdown": args.markdown, "--html": args.html},
-        overwrite=args.force,
-        command="compare",
+    outputs = {"--out": args.out, "--markdown": args.markdown, "--html": args.html}
+    # Claimed before the check below: another writer of any output is refused, not raced.
+    with claiming_outputs(outputs, "nova compare"):
+        check_replaceable_reports(outputs, overwrite=args.force, command="compare")
+        return _compare_and_write(args)
+
+
+def _compare_and_write(args: argparse.Namespace) -> int:
+    """``nova compare`` once its outputs are claimed and may be written."""
+    from novabench._files import writing_all_or_none
+    from novabench.report import compare_predictions, render_comparison, write_report
+    from novabench.report.render import (
+        comparison_with_notices,
+        model_name,
+        render_comparison_markdown,
     )
+
     if args.bootstrap < 1:
         from novabench.errors import NovaInputError
 

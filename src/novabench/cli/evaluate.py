@@ -132,14 +132,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
-    from novabench._files import check_output_paths, writing_all_or_none
-    from novabench.report import render_markdown, render_table, write_report
-    from novabench.report.render import (
-        check_replaceable_reports,
-        pinned_item_folder,
-        with_notices,
-    )
-    from novabench.report.scoring import ScoringOptions, score_predictions
+    from novabench._files import check_output_paths
+    from novabench.run.lock import claiming_outputs
 
     if args.jobs is not None:
         raise NovaInputError(
@@ -157,6 +151,22 @@ def run(args: argparse.Namespace) -> int:
         {"a predictions file": list(args.predictions), "the release": args.data},
         folders=("--items", "--judge-cache"),
     )
+    # Claimed before the checks below: another writer of any output is refused, not raced.
+    with claiming_outputs({**outputs, "--items": args.items}, "nova evaluate"):
+        return _score_and_write(args, outputs)
+
+
+def _score_and_write(args: argparse.Namespace, outputs: dict[str, Any]) -> int:
+    """``nova evaluate`` once its outputs are claimed: check, score, write all or none."""
+    from novabench._files import writing_all_or_none
+    from novabench.report import render_markdown, render_table, write_report
+    from novabench.report.render import (
+        check_replaceable_reports,
+        pinned_item_folder,
+        with_notices,
+    )
+    from novabench.report.scoring import ScoringOptions, score_predictions
+
     check_replaceable_reports(outputs, overwrite=args.force)
     # The tables the report being replaced pins: orphaned unless this run rewrites them.
     replaced_items = pinned_item_folder(args.out) if args.force else None

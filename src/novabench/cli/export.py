@@ -47,7 +47,20 @@ def run(args: argparse.Namespace) -> int:
     if args.card_hub_id is not None:
         check_card_text(args.card_hub_id, field="--card-hub-id")
 
-    summary = export_release(
+    from novabench.run.lock import claiming_outputs
+
+    # Claimed before export_release checks OUT: a second export of it is refused, not raced.
+    with claiming_outputs({"OUT": args.out}, "nova export"):
+        summary = _export(args, export_release)
+    # What reading the release noticed, as `nova info` lists it: the export keeps it too.
+    for warning in summary.warnings:
+        print(f"nova export: warning: {warning}", file=sys.stderr)
+    print(summary.describe())
+    return 0
+
+
+def _export(args: argparse.Namespace, export_release: Any) -> Any:
+    return export_release(
         args.release,
         args.out,
         fmt=args.format,
@@ -61,11 +74,6 @@ def run(args: argparse.Namespace) -> int:
         card_hub_id=args.card_hub_id,
         progress=not args.quiet,
     )
-    # What reading the release noticed, as `nova info` lists it: the export keeps it too.
-    for warning in summary.warnings:
-        print(f"nova export: warning: {warning}", file=sys.stderr)
-    print(summary.describe())
-    return 0
 
 
 def register(subparsers: Any) -> None:

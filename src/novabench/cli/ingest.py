@@ -58,15 +58,18 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Ingest the manifest and print a one-line summary; returns the exit code."""
     from novabench.data.ingest import ingest_manifest, summarize_release
+    from novabench.run.lock import claiming_outputs
 
-    out = ingest_manifest(
-        args.manifest,
-        args.out,
-        layout=args.layout,
-        slices_per_lesion=args.slices_per_lesion,
-        image_size=args.image_size,
-        overwrite=args.overwrite,
-        progress=not args.quiet,
-    )
+    # Claimed before OUT is checked: a second writer of it is refused, not raced.
+    with claiming_outputs({"OUT": args.out}, "nova ingest"):
+        out = ingest_manifest(
+            args.manifest,
+            args.out,
+            layout=args.layout,
+            slices_per_lesion=args.slices_per_lesion,
+            image_size=args.image_size,
+            overwrite=args.overwrite,
+            progress=not args.quiet,
+        )
     print(f"nova ingest: {summarize_release(out)} (layout {args.layout}) -> {out}")
     return 0

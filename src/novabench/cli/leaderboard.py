@@ -79,10 +79,29 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova leaderboard``; returns the exit code."""
+    from novabench._files import check_output_paths
+    from novabench.report.render import check_replaceable_reports
+    from novabench.run.lock import claiming_outputs
+
+    outputs = {
+        "--markdown": args.markdown,
+        "--html": args.html,
+        "--csv": args.csv,
+        "--out": args.out,
+    }
+    check_output_paths(outputs, {"a report": list(args.reports)})
+    # Claimed before the check below: another writer of any output is refused, not raced.
+    with claiming_outputs(outputs, "nova leaderboard"):
+        check_replaceable_reports(outputs, overwrite=args.force, command="leaderboard")
+        return _rank_and_write(args, outputs)
+
+
+def _rank_and_write(args: argparse.Namespace, outputs: dict[str, Any]) -> int:
+    """``nova leaderboard`` once its outputs are claimed and may be written."""
     import json
     import os
 
-    from novabench._files import check_output_paths, writing_all_or_none
+    from novabench._files import writing_all_or_none
     from novabench.errors import NovaInputError
     from novabench.report.leaderboard import (
         build_leaderboard,
@@ -93,16 +112,8 @@ def run(args: argparse.Namespace) -> int:
         render_leaderboard_markdown,
         render_leaderboard_text,
     )
-    from novabench.report.render import check_replaceable_reports, write_report
+    from novabench.report.render import write_report
 
-    outputs = {
-        "--markdown": args.markdown,
-        "--html": args.html,
-        "--csv": args.csv,
-        "--out": args.out,
-    }
-    check_output_paths(outputs, {"a report": list(args.reports)})
-    check_replaceable_reports(outputs, overwrite=args.force, command="leaderboard")
     seen: dict[str, str] = {}
     for path in args.reports:
         # The same report twice would fill two rows that tie at rank 1 (a copy of it, same

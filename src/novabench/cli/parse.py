@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(out, "nova parse"):  # not while a run (or another parse) writes it
+        # Again under the lock: a parse that finished after the check above wrote it since.
+        check_replaceable_output(out, overwrite=args.force, inputs={})
         release = read_release(args.data)
         recorded = RunManifest.read(raw_path)
         if recorded is not None:  # its claims (convention, prompts) hold for its bytes only

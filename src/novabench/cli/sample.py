@@ -56,15 +56,18 @@ def run(args: argparse.Namespace) -> int:
     """Write the sample and print a one-line summary; returns the exit code."""
     from novabench.data.ingest import summarize_release
     from novabench.data.sample import write_sample_release
+    from novabench.run.lock import claiming_outputs
 
-    out = write_sample_release(
-        args.out,
-        n_cases=args.cases,
-        seed=args.seed,
-        layout=args.layout,
-        overwrite=args.overwrite,
-        progress=not args.quiet,
-    )
+    # Claimed before OUT is checked: a second writer of it is refused, not raced.
+    with claiming_outputs({"OUT": args.out}, "nova sample"):
+        out = write_sample_release(
+            args.out,
+            n_cases=args.cases,
+            seed=args.seed,
+            layout=args.layout,
+            overwrite=args.overwrite,
+            progress=not args.quiet,
+        )
     print(
         f"nova sample: {summarize_release(out)} (seed {args.seed}, layout {args.layout}) -> {out}"
     )

@@ -61,11 +61,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the Space (and push it); prints one line per step; returns the exit code."""
+    from novabench.run.lock import claiming_outputs
     from novabench.spaces.build import build_space, push_space
 
-    out = build_space(
-        args.kind, args.out, wheel=args.wheel, data=args.data, overwrite=args.overwrite
-    )
+    # Claimed before OUT is checked: a second build of it is refused, not raced.
+    with claiming_outputs({"OUT": args.out}, "nova space build"):
+        out = build_space(
+            args.kind, args.out, wheel=args.wheel, data=args.data, overwrite=args.overwrite
+        )
     files = sorted(path.name for path in out.iterdir())
     print(f"nova space: {args.kind} Space written to {out} ({', '.join(files)})")
     if args.push:

@@ -26,7 +26,8 @@ Definitions (every value a fraction in [0, 1]; NaN where stated):
 - ``BERTScore-F1``: mean over pairs of bert_score's F1 (no idf, no baseline
   rescaling) with ``bertscore_model`` at layer ``bertscore_num_layers``;
   ``BERTScore_hash`` is bert_score's hash of that setting -- compare runs only
-  when the hashes agree. The model (default roberta-large, layer 17, as bert_score
+  when the hashes agree -- and, for a local model folder, ``BERTScore_model_sha256``
+  the fingerprint of its files (the hash names the folder, not the weights). The model (default roberta-large, layer 17, as bert_score
   and evaluate's ``bertscore``; ``"minilm"`` for the bundled all-MiniLM-L6-v2, layer 6)
   is resolved, downloaded if need be, and run by :mod:`novabench.metrics.bertscore`,
   which says the online/offline rule and why the same inputs give the same bits.
@@ -105,6 +106,7 @@ from novabench.metrics.bertscore import (
     bertscore_available,
     bertscore_f1_scores,
     bertscore_metric_key,
+    bertscore_model_sha256,
     clear_bertscore_cache,
 )
 from novabench.metrics.keywords import (
@@ -113,7 +115,12 @@ from novabench.metrics.keywords import (
     LexiconKeywordExtractor,
     default_keyword_extractor,
 )
-from novabench.tasks.captioning import BERTSCORE_PAPER_KEY, KEYWORD_METRICS, is_bertscore_key
+from novabench.tasks.captioning import (
+    BERTSCORE_FINGERPRINT,
+    BERTSCORE_PAPER_KEY,
+    KEYWORD_METRICS,
+    is_bertscore_key,
+)
 
 __all__ = [
     "DEFAULT_BERTSCORE_MODEL",
@@ -511,7 +518,7 @@ class CaptioningEvaluation:
         reference_labels: ``(n,)`` 1 abnormal, 0 normal, -1 undecidable (or None).
         prediction_labels: same for the predictions.
         info: non-numeric facts of the run (``METEOR_variant``, ``BERTScore_hash``,
-            ``keyword_averaging``, ``keyword_extractor``).
+            ``BERTScore_model_sha256``, ``keyword_averaging``, ``keyword_extractor``).
         reference_keywords: the keywords found in each reference (when keyword metrics ran).
         prediction_keywords: the keywords found in each prediction (when keyword metrics ran).
         notes: what the caller must be told (METEOR-exact+stem given because ``meteor="auto"``
@@ -1052,6 +1059,10 @@ def prepare_captioning(
             num_layers=bertscore_num_layers,
             batch_size=bertscore_batch_size,
         )
+        # The hash names a folder by its path: what the weights hold is recorded beside it.
+        fingerprint = bertscore_model_sha256(evaluation.info["BERTScore_hash"])
+        if fingerprint is not None:
+            evaluation.info[BERTSCORE_FINGERPRINT] = fingerprint
     if "BLEU-4" in metrics:
         evaluation.bleu_statistics = text.bleu_statistics(predictions, references)
     if "ROUGE-L" in metrics:
@@ -1150,7 +1161,8 @@ def score_captioning(
         ``ClinicalF1``, ``ModalityF1``, ``BinaryF1`` (with ``keyword_judge``) or
         ``ClinicalF1-lexicon``, ``ModalityF1-lexicon``, ``BinaryF1-lexicon`` (with an
         extractor), ``SequencePlaneF1`` (those not excluded), ``keyword_source``,
-        ``n_captions``; ``METEOR_variant`` (and ``METEOR_nltk`` with ``METEOR``), ``BERTScore_hash``,
+        ``n_captions``; ``METEOR_variant`` (and ``METEOR_nltk`` with ``METEOR``), ``BERTScore_hash``
+        (and ``BERTScore_model_sha256`` with a local model folder),
         ``keyword_averaging`` and ``keyword_extractor`` when the metrics they describe ran;
         ``n_pairs_without_clinical_keywords``, ``n_pairs_without_modality_keywords``,
         ``n_pairs_without_sequence_plane_keywords``, ``n_pairs_without_reference_label``

@@ -133,7 +133,11 @@ from novabench.report.render import (
 )
 from novabench.run.manifest import is_running_status
 from novabench.tasks import ItemTablesMismatch, behaviour, load_hook, tasks_where
-from novabench.tasks.captioning import bertscore_folder_models
+from novabench.tasks.captioning import (
+    BERTSCORE_FINGERPRINT,
+    bertscore_folder_models,
+    bertscore_setting_without_model,
+)
 
 __all__ = [
     "RANK_METRICS",
@@ -202,7 +206,7 @@ def _setting_differences(
             key for report, _ in having for key in (report["tasks"][task] or {}).get("metrics", {})
         }
         for setting, affected in settings:
-            values = [(path, _setting_value(report, task, setting)) for report, path in having]
+            values = _compared_values(having, task, setting)
             distinct = list(dict.fromkeys(value for _, value in values))
             if len(distinct) < 2:
                 continue
@@ -246,12 +250,40 @@ def _differs_among_holders(
     having: Sequence[tuple[Mapping[str, Any], str]], task: str, setting: str, key: str
 ) -> bool:
     """Whether the reports holding ``key`` recorded different values of ``setting``."""
-    values = {
-        _setting_value(report, task, setting)
-        for report, _ in having
+    holders = [
+        (report, path)
+        for report, path in having
         if key in ((report["tasks"][task] or {}).get("metrics") or {})
-    }
-    return len(values) > 1
+    ]
+    return len({value for _, value in _compared_values(holders, task, setting)}) > 1
+
+
+def _compared_values(
+    having: Sequence[tuple[Mapping[str, Any], str]], task: str, setting: str
+) -> list[tuple[str, str]]:
+    """``(path, value)`` of a setting for the reports compared on it.
+
+    The BERTScore model folder's fingerprint is compared among the reports that record it
+    (older reports, and Hub models, have none: their hash alone says which model, as
+    before). Where every report with a BERTScore hash records a fingerprint, the hashes are
+    compared without the folder they name: the fingerprint says whether the weights are
+    the same, wherever the folder was.
+    """
+    values = [(path, _setting_value(report, task, setting)) for report, path in having]
+    if setting == BERTSCORE_FINGERPRINT:
+        return [(path, value) for path, value in values if value != _UNKNOWN]
+    if setting == "BERTScore_hash":
+        fingerprints = [
+            _setting_value(report, task, BERTSCORE_FINGERPRINT)
+            for (report, _), (_, value) in zip(having, values)
+            if value != _UNKNOWN
+        ]
+        if fingerprints and _UNKNOWN not in fingerprints:
+            return [
+                (path, value if value == _UNKNOWN else bertscore_setting_without_model(value))
+                for path, value in values
+            ]
+    return values
 
 
 def _bootstrap_note(

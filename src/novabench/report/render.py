@@ -1280,6 +1280,7 @@ def judge_cache_line(task_report: Mapping[str, Any]) -> str | None:
 # The scoring settings a task's metrics record (non-numeric), with the label a reader sees.
 _SETTING_LABELS: tuple[tuple[str, str], ...] = (
     ("BERTScore_hash", "BERTScore"),
+    ("BERTScore_model_sha256", "BERTScore weights sha256"),
     ("METEOR_variant", "METEOR"),
     ("METEOR_nltk", "nltk"),
     ("keyword_extractor", "keywords"),
@@ -1319,6 +1320,8 @@ def settings_lines(report: Mapping[str, Any], *, short: bool = False) -> list[st
             if isinstance(value, str) and value:
                 if key == "BERTScore_hash" and short:
                     value = _bertscore_model(value)
+                elif key == "BERTScore_model_sha256" and short:
+                    value = value[:12]
                 parts.append(f"{label} {value}")
         if parts:
             lines.append(f"{task}: " + "; ".join(parts))

