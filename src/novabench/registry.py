@@ -432,9 +432,11 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "fallback_comma_one_name",
                 "empty",
                 "unparseable",
+                "refusal",
                 TOO_LONG,
             ),
-            failure_statuses=_FAILURES,
+            # refusal: the whole answer declines to give a diagnosis (scored as no answer).
+            failure_statuses=_FAILURES | {"refusal"},
             behaviour="novabench.tasks.diagnosis:BEHAVIOUR",
             paper_keys=("top1", "top5"),
             paper_comparison=(

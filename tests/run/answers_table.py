@@ -685,7 +685,7 @@ DIAGNOSIS_CASES: list[DiagnosisCase] = [
         "fallback_comma_one_name",
         ["Meningioma, atypical"],
     ),
-    DiagnosisCase("refusal", "I'm sorry, but I can't provide a diagnosis.", "unparseable"),
+    DiagnosisCase("refusal", "I'm sorry, but I can't provide a diagnosis.", "refusal"),
     DiagnosisCase("empty", "", "empty"),
     DiagnosisCase("none", None, "empty"),
     DiagnosisCase("none_string", "None", "empty"),
