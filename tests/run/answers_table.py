@@ -295,7 +295,7 @@ LOCALIZATION_CASES: list[LocalizationCase] = [
     LocalizationCase("whitespace", "  \n\t ", "empty"),
     LocalizationCase("python_none", None, "empty"),
     LocalizationCase("none_string", "None", "empty"),
-    LocalizationCase("refusal", "I'm unable to analyse medical images.", "unparseable"),
+    LocalizationCase("refusal", "I'm unable to analyse medical images.", "refusal"),
     LocalizationCase("prose_only", "The lesion is in the left frontal lobe.", "unparseable"),
     LocalizationCase("not_text", 42, "unparseable", error_contains="int"),
     LocalizationCase(
