@@ -182,6 +182,16 @@ ANSWERS = [
         "Diagnosis: Glioblastoma, given the ring enhancement and central necrosis",
         ["Glioblastoma"],
     ),
+    (  # GPT-4o: a sentence after the label; its statement names the diagnosis
+        "Answer: Based on the MRI findings and clinical history, the most likely diagnosis is "
+        "glioblastoma.",
+        ["glioblastoma"],
+    ),
+    (
+        "Impression: Findings are most consistent with a cerebral abscess. Differential "
+        "includes necrotic glioblastoma and metastasis.",
+        ["cerebral abscess", "necrotic glioblastoma", "metastasis"],
+    ),
     (  # a remark in brackets after the label
         "Diagnosis (most likely): Ependymoma",
         ["Ependymoma"],

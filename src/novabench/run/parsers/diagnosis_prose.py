@@ -863,9 +863,11 @@ def _read_lead_line(
         names, comma_note = (
             _lead_names(name_text, reader) if list_rule else (reader.lead(name_text), None)
         )
-        if names and _SENTENCE_PIECE.search(names[0]):
-            # "Conclusion: the imaging features suggest X": a statement of the sentences
-            # below names it; the value itself only when none does
+        plain = _plain_sentence(name_text)
+        if names and (_SENTENCE_PIECE.search(names[0]) or _CLAUSE_PIECE.match(plain)):
+            # "Conclusion: the imaging features suggest X", "Answer: Based on the history,
+            # the most likely diagnosis is X": a statement of the sentences below names
+            # it; the value itself only when none does
             sentence_names = names
         elif names:
             found.lead, found.comma_note = names, comma_note
