@@ -314,10 +314,12 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "truncated_ok",
                 "ambiguous_convention",
                 "invalid_boxes",
+                "refusal",
                 TOO_LONG,
             ),
+            # refusal: no box, and the whole answer declines (never read as "no target").
             # invalid_boxes: boxes written, none of them one (zero area, or past a float).
-            failure_statuses=_FAILURES | {"ambiguous_convention", "invalid_boxes"},
+            failure_statuses=_FAILURES | {"ambiguous_convention", "invalid_boxes", "refusal"},
             behaviour="novabench.tasks.localization:BEHAVIOUR",
             lower_is_better=("FP30", "FNR"),  # error rates
             paper_keys=("mAP@30", "mAP@50"),
@@ -432,9 +434,11 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType(
                 "fallback_comma_one_name",
                 "empty",
                 "unparseable",
+                "refusal",
                 TOO_LONG,
             ),
-            failure_statuses=_FAILURES,
+            # refusal: the whole answer declines to give a diagnosis (scored as no answer).
+            failure_statuses=_FAILURES | {"refusal"},
             behaviour="novabench.tasks.diagnosis:BEHAVIOUR",
             paper_keys=("top1", "top5"),
             paper_comparison=(

@@ -295,7 +295,7 @@ LOCALIZATION_CASES: list[LocalizationCase] = [
     LocalizationCase("whitespace", "  \n\t ", "empty"),
     LocalizationCase("python_none", None, "empty"),
     LocalizationCase("none_string", "None", "empty"),
-    LocalizationCase("refusal", "I'm unable to analyse medical images.", "unparseable"),
+    LocalizationCase("refusal", "I'm unable to analyse medical images.", "refusal"),
     LocalizationCase("prose_only", "The lesion is in the left frontal lobe.", "unparseable"),
     LocalizationCase("not_text", 42, "unparseable", error_contains="int"),
     LocalizationCase(
@@ -685,7 +685,7 @@ DIAGNOSIS_CASES: list[DiagnosisCase] = [
         "fallback_comma_one_name",
         ["Meningioma, atypical"],
     ),
-    DiagnosisCase("refusal", "I'm sorry, but I can't provide a diagnosis.", "unparseable"),
+    DiagnosisCase("refusal", "I'm sorry, but I can't provide a diagnosis.", "refusal"),
     DiagnosisCase("empty", "", "empty"),
     DiagnosisCase("none", None, "empty"),
     DiagnosisCase("none_string", "None", "empty"),

@@ -85,7 +85,7 @@ def test_diagnosis_table(case: DiagnosisCase) -> None:
     assert parsed.status == case.status, parsed.error
     assert parsed.diagnoses == case.diagnoses
     assert parsed.n_duplicates_removed == case.n_duplicates_removed
-    assert (parsed.error is None) == (parsed.status not in {"empty", "unparseable"})
+    assert (parsed.error is None) == (parsed.status not in {"empty", "unparseable", "refusal"})
 
 
 @pytest.mark.parametrize("case", CAPTION_CASES, ids=lambda case: case.id)

@@ -470,7 +470,7 @@ def test_a_line_holding_a_parsed_and_a_raw_answer_of_one_task_is_refused(release
     [
         ("banana", "parse_status"),
         ("OK", "parse_status"),  # the parsers write lower case
-        ("refusal", "parse_status"),  # a captioning status, not a localization one
+        ("fallback_list", "parse_status"),  # a diagnosis status, not a localization one
         ({"localization": "banana"}, "parse_status.localization"),
     ],
 )

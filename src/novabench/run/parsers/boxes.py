@@ -105,6 +105,7 @@ from novabench.checks import box_inside_image
 from novabench.errors import NovaInputError
 from novabench.registry import TASKS, task_answered_in
 from novabench.run.defaults import CONVENTIONS
+from novabench.run.parsers.captions import is_refusal
 from novabench.run.parsers.lenient_json import (
     _MAX_DEPTH,
     _NUMBER_PATTERN,
@@ -141,7 +142,9 @@ class ParsedBoxes:
             answer's own keys contradict: read in the keys' order, the convention's scale);
             ``"ambiguous_convention"`` (boxes present but their convention cannot be told);
             ``"invalid_boxes"`` (boxes written, every one of zero area or with a value that
-            is not a finite number, even as width x height). Never ``"ok_out_of_image"``: the predictions layer gives that one after parsing.
+            is not a finite number, even as width x height); ``"refusal"`` (no box, and
+            the whole answer declines: "I cannot help with this"; scored as no answer,
+            never as "no target"). Never ``"ok_out_of_image"``: the predictions layer gives that one after parsing.
         convention: the convention used (``None`` when no box was converted); for
             ``"ok_order_from_keys"``, the explicit one, which gave only the scale.
         n_degenerate_dropped: boxes dropped for zero area (or values that are not finite),
@@ -1104,6 +1107,14 @@ def _parse_localization(
                 status="unparseable",
                 notes=tuple(notes),
                 error="answer cut off before the first complete box",
+            )
+        if is_refusal(text):  # "I cannot help with this" declines; it is not "no target"
+            shown = " ".join(text.split())
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            return ParsedBoxes(
+                status="refusal",
+                notes=tuple(notes),
+                error=f"the model declined to localise: {shown!r}",
             )
         return ParsedBoxes(
             status="unparseable",

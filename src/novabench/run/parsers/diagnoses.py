@@ -13,11 +13,17 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from novabench.registry import TASKS, task_answered_in
+from novabench.run.parsers.captions import is_refusal
 from novabench.run.parsers.diagnosis_prose import (
+    _MAX_NAME_WORDS,
+    _NO_DIAGNOSIS,
+    _SENTENCE_PIECE,
+    COMMA_NAME_STATUS,
     _item_name,
+    _line_label,
     _NameReader,
+    _one_line_names,
     _read_written_diagnoses,
-    _semicolon_outside_brackets,
 )
 from novabench.run.parsers.lenient_json import _norm_key, _structures
 from novabench.run.parsers.text import (
@@ -42,9 +48,11 @@ class ParsedDiagnoses:
             ``"fallback_list"`` (no usable JSON; read from a numbered or bulleted list,
             ``Most likely: X`` lines, prose statements such as "the most likely diagnosis
             is X. Differentials include A and B", a bare list or a bare one-line answer),
-            ``"fallback_comma_one_name"`` (a bare one-line answer with commas that may be
-            one name with qualifiers, read as one diagnosis and counted apart),
-            ``"empty"``, ``"unparseable"``.
+            ``"fallback_comma_one_name"`` (a bare one-line answer, or a labelled line's
+            value, with commas that may be one name with qualifiers, read as one diagnosis
+            and counted apart), ``"empty"`` (no text, or an answer that names no diagnosis:
+            ``Diagnosis: unknown``, ``Answer: N/A``), ``"refusal"`` (the whole answer
+            declines to give a diagnosis; scored as no answer), ``"unparseable"``.
         n_duplicates_removed: diagnoses dropped as repeats.
         error: why nothing could be read, else ``None``.
         notes: other remarks (a cut-off JSON object, for instance).
@@ -99,10 +107,6 @@ class ParsedDiagnoses:
         result["notes"] = list(self.notes)
         return result
 
-
-#: Status of a one-line answer with commas read as one diagnosis ("Meningioma, atypical"):
-#: usable, but counted apart so a report says how many answers were read that way.
-COMMA_NAME_STATUS = "fallback_comma_one_name"
 
 #: Statuses of :class:`ParsedDiagnoses`, as the task registry declares them.
 DIAGNOSIS_STATUSES: tuple[str, ...] = TASKS[ParsedDiagnoses.TASK].parse_statuses
@@ -173,8 +177,12 @@ def _strings_of(value: Any, depth: int = 0) -> list[str]:
     if depth > 5:
         return []
     if isinstance(value, str):
-        parts = re.split(r"\s*;\s*|\n+", value) if (";" in value or "\n" in value) else [value]
-        return parts
+        if ";" in value or "\n" in value:
+            return re.split(r"\s*;\s*|\n+", value)
+        if depth == 0 and "," in value:  # a key's whole value: the list rule of a bare line
+            read = _one_line_names(" ".join(value.split()), _NameReader())
+            return read.names if read is not None else [value]
+        return [value]
     if isinstance(value, dict):
         for key, item in value.items():
             if _norm_key(key) in _DIAGNOSIS_NAME_KEYS and isinstance(item, str):
@@ -304,6 +312,23 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
       " and " splits whenever the whole is not a known name, except where the
       words show one name.
 
+    A label at the start of a line (``<words>:`` or ``<words> -``, markdown bold around it
+    or not) is never a diagnosis. Its words are a label when they are a known label phrase
+    ("Most likely", "Top 1") or end in a label word and name no disease of the lexicon:
+    after "... diagnosis", "answer", "impression", "assessment", "conclusion", "opinion"
+    ("Likely diagnosis: X", "Final answer: X", "Clinical impression - X") comes the most
+    likely diagnosis; after "differential(s)", "ddx", "alternatives", "less likely ..." the
+    others; after "finding(s)", "summary", "signal", "location"... text that is read for
+    statements only ("Findings: a ring-enhancing lesion" names nothing). The value after a
+    lead label is read as the same line without the label would be (a plain list cut at its
+    semicolons or commas by the bare-line rule below, "Diagnosis: Meningioma, atypical"
+    kept whole and counted as ``"fallback_comma_one_name"``), unless it holds a statement
+    ("Most likely: X, followed by A and B") or a clause ("X, given ..."), read as above.
+    "unknown", "none", "N/A", "undetermined", "no definitive diagnosis" after a label (or
+    alone) is an answer without a diagnosis: status ``"empty"``, with an error quoting it.
+    A whole answer that declines ("I cannot provide a diagnosis", the captioning parser's
+    conservative detector) is ``"refusal"``, scored as no answer and counted.
+
     A prose or labelled list is read up to its first 100 names, and lexicon
     look-ups are budgeted per answer, so hostile answers stay linear.
 
@@ -326,6 +351,10 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
       clause, 2 pieces not both known) is read as ONE diagnosis with status
       ``"fallback_comma_one_name"`` and a note saying why, so a report counts them.
     - one line without those separators, of at most 12 words: one diagnosis.
+
+    A JSON value written as one string with commas
+    (``"other_possible_diagnoses": "Lymphoma, Metastasis, Sarcoidosis"``) is cut by the
+    same rule as one line; an item of a JSON list is never cut.
 
     Args:
         text: the raw answer (str; bytes, None or a decoded dict/list too).
@@ -352,6 +381,10 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
         >>> parsed = parse_diagnoses("Meningioma, atypical")
         >>> parsed.diagnoses, parsed.status
         (['Meningioma, atypical'], 'fallback_comma_one_name')
+        >>> parse_diagnoses("**Final answer:** Glioblastoma; lymphoma; metastasis").diagnoses
+        ['Glioblastoma', 'lymphoma', 'metastasis']
+        >>> parse_diagnoses("Diagnosis: N/A").status, parse_diagnoses("I cannot help with that.").status
+        ('empty', 'refusal')
     """
     try:
         return _parse_diagnoses(text)
@@ -402,9 +435,26 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     prose = _read_written_diagnoses(plain)
     diagnoses, removed = _deduplicate(prose.ranked())
     if diagnoses:
-        return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
+        status = "fallback_list"
+        if prose.comma_note:  # "Diagnosis: Meningioma, atypical": counted as the bare line
+            notes.append(prose.comma_note)
+            status = COMMA_NAME_STATUS if len(diagnoses) == 1 else status
+        return ParsedDiagnoses(diagnoses, status, removed, None, tuple(notes))
+    said_none = prose.no_diagnosis or (_NO_DIAGNOSIS.fullmatch(plain.strip()) and plain.strip())
+    if said_none:  # "Diagnosis: unknown", "Unknown": an answer without a diagnosis
+        return ParsedDiagnoses(
+            status="empty",
+            notes=tuple(notes),
+            error=f"the answer names no diagnosis: {_shown(said_none)}",
+        )
 
-    lines = [line.strip() for line in plain.splitlines() if line.strip()]
+    reader = _NameReader()
+    # A labelled line that gave no name is findings or a heading, never a diagnosis itself.
+    lines = [
+        line.strip()
+        for line in plain.splitlines()
+        if line.strip() and _line_label(line.strip(), reader) is None
+    ]
     if (
         lines
         and not prose.unnamed_lead
@@ -417,6 +467,12 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             if kept:
                 notes.append(note)
                 return ParsedDiagnoses(kept, status, removed, None, tuple(notes))
+    if is_refusal(plain):  # scored as no answer, counted apart from the unreadable ones
+        return ParsedDiagnoses(
+            status="refusal",
+            notes=tuple(notes),
+            error=f"the model declined to give a diagnosis: {_shown(plain)}",
+        )
     return ParsedDiagnoses(
         status="unparseable",
         notes=tuple(notes),
@@ -424,53 +480,21 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     )
 
 
+def _shown(text: str) -> str:
+    """A short quotation of the answer for an error message."""
+    text = " ".join(text.split())
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
 # --------------------------------------------------------------------------- bare answers
 
-_MAX_NAME_WORDS = 12  # a longer line without list separators is a sentence, not a name
 _MAX_BARE_LINES = 20  # more unmarked lines than this are an essay, not one name per line
-# A piece written as a clause ("the lesion shows ring enhancement"): the line is a sentence.
-_SENTENCE_PIECE = re.compile(
-    r"\b(?:is|are|was|were|be|been|shows?|showed|demonstrat\w*|reveal\w*|seen|noted|"
-    r"suggest\w*|indicat\w*|has|have|likely|consistent|probably|possibly)\b",
-    re.I,
-)
 # A heading line above the names ("Final answer", "Diagnoses:"), not a diagnosis.
 _HEADING_LINE = re.compile(
     r"[^\w]*(?:(?:final|my|the)\s+)?(?:answer|response|output|diagnos[ie]s|differentials?|"
     r"differential\s+diagnos[ie]s|ranked\s+diagnos[ie]s)[^\w]*|.*:\W*",
     re.I,
 )
-# Qualifiers written after a name and a comma ("Astrocytoma, IDH-mutant, CNS WHO grade 2"):
-# grades, molecular markers, "not otherwise specified".
-_QUALIFIER_MARKER = re.compile(
-    r"\b(?:grade|who|idh|mutant|mutated|wild-?type|co-?deleted|codeletion|1p/19q|h3|k27m?|"
-    r"g34[rv]?|mgmt|braf|v600e|tp53|egfr|shh|wnt|methylated|unmethylated|amplified|fusion|"
-    r"altered|nos|nec|not\s+otherwise\s+specified|not\s+elsewhere\s+classified)\b"
-    r"|\w-(?:mutant|wildtype|wild-type|altered|deleted|negative|positive)\b",
-    re.I,
-)
-# Words that alone never name a diagnosis but qualify one ("Meningioma, atypical",
-# "Leukoencephalopathy, progressive multifocal", "Neurofibromatosis, type 1", a site).
-_QUALIFIER_WORDS = frozenset(
-    """atypical anaplastic malignant benign progressive multifocal focal diffuse acute subacute
-    chronic hyperacute primary secondary recurrent relapsing remitting congenital familial
-    hereditary sporadic juvenile adult adulthood infantile childhood pediatric paediatric
-    neonatal late early onset classic classical variant type subtype form forms unspecified
-    left right bilateral unilateral sided frontal temporal parietal occipital cerebral
-    cerebellar brainstem spinal intracranial extracranial supratentorial infratentorial
-    posterior anterior fossa lobe midline intraventricular cns central nervous system
-    i ii iii iv v a b c""".split()
-)
-
-
-def _is_qualifier(piece: str, reader: _NameReader) -> bool:
-    """Whether a comma piece qualifies the name before it rather than naming a diagnosis."""
-    words = re.findall(r"[\w/]+(?:-[\w/]+)*", piece.lower())
-    if not words or len(words) > 5 or reader.known(piece):
-        return False
-    if _QUALIFIER_MARKER.search(piece):
-        return True
-    return all(word in _QUALIFIER_WORDS or word.isdigit() for word in words)
 
 
 def _bare_answer(lines: list[str]) -> tuple[list[str], str, str] | None:
@@ -487,54 +511,5 @@ def _bare_answer(lines: list[str]) -> tuple[list[str], str, str] | None:
             return None
         names = [_item_name(line) for line in lines if not _HEADING_LINE.fullmatch(line)]
         return names, "fallback_list", "one diagnosis per line"
-    line = lines[0]
-    reader = _NameReader()
-    if ";" in line and _semicolon_outside_brackets(line):
-        return reader.names(line), "fallback_list", "a one-line list cut at its semicolons"
-    pieces = [piece for piece in _commas_outside_brackets(line) if piece.strip()]
-    if len(pieces) > 1:
-        if reader.known(line):
-            return [line], "fallback_list", "a bare one-line answer, a known name with commas"
-        clause = next((piece.strip() for piece in pieces if _SENTENCE_PIECE.search(piece)), None)
-        names = [] if clause else reader.names(line)
-        qualifiers = [name for name in names if _is_qualifier(name, reader)]
-        if (
-            not clause
-            and not qualifiers
-            and (len(names) >= 3 or (len(names) == 2 and all(reader.known(name) for name in names)))
-        ):
-            return names, "fallback_list", "a one-line list cut at its commas"
-        if len(line.split()) <= _MAX_NAME_WORDS:
-            reason = (
-                f"{clause!r} reads as a clause"
-                if clause
-                else f"{qualifiers[0]!r} qualifies the name"
-                if qualifiers
-                else "fewer than 3 pieces, not each a known diagnosis"
-            )
-            return (
-                [_item_name(line)],
-                COMMA_NAME_STATUS,
-                f"a one-line answer with commas read as one diagnosis ({reason})",
-            )
-        return None
-    if len(line.split()) > _MAX_NAME_WORDS:
-        return None
-    return [_item_name(line)], "fallback_list", "a bare one-line answer"
-
-
-def _commas_outside_brackets(line: str) -> list[str]:
-    pieces: list[str] = []
-    depth = 0
-    start = 0
-    for match in re.finditer(r"[()\[\],]", line):
-        char = match.group()
-        if char in "([":
-            depth += 1
-        elif char in ")]":
-            depth = max(0, depth - 1)
-        elif not depth:
-            pieces.append(line[start : match.start()])
-            start = match.end()
-    pieces.append(line[start:])
-    return pieces
+    read = _one_line_names(lines[0], _NameReader())
+    return None if read is None else (read.names, read.status, read.note)

@@ -40,7 +40,6 @@ _DIFFERENTIAL_LABEL = (
     r"|\s+are\b(?!\s+(?:less|more|not|also|un\w*|possible|possibly|considered|ruled|excluded)\b))"
 )
 _MOST_LIKELY_LINE = re.compile(rf"^\W*{_MOST_LIKELY_LABEL}\s*\**\s*(?P<value>.+)$", re.I)
-_DIAGNOSIS_LINE = re.compile(r"^\W*diagnosis\**\s*:\s*\**\s*(?P<value>.+)$", re.I)
 _DIFFERENTIAL_LINE = re.compile(rf"^\W*{_DIFFERENTIAL_LABEL}\s*\**\s*(?P<value>.+)$", re.I)
 # A list marker: "1.", "1)", "(1)", "1:", "a.", "(a)", "-", "*", "+", a bullet; "**1.**" too.
 _LIST_MARKER = re.compile(
@@ -122,6 +121,90 @@ def _break_statements(text: str) -> str:
         head = marker.group() if marker else ""
         lines.append(head + _STATEMENT_BREAK.sub("\n", line[len(head) :]))
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- labels
+
+# The last word of a label whose value names the most likely diagnosis ("Likely diagnosis:",
+# "Final answer:", "Clinical impression -"); a plural one may name a ranked list.
+_LEAD_LABEL_WORDS = frozenset(
+    """diagnosis diagnoses dx answer impression impressions assessment conclusion conclusions
+    opinion interpretation verdict guess""".split()
+)
+# A word that makes a label one of the others ("Differential diagnoses:", "Top differentials").
+_DIFFERENTIAL_LABEL_WORDS = frozenset(
+    "differential differentials ddx alternative alternatives possibilities considerations".split()
+)
+# The last word of a label of text that is no diagnosis (findings, reasoning, a summary).
+_NOTE_LABEL_WORDS = frozenset(
+    """finding findings summary observation observations rationale reasoning explanation
+    justification comment comments note notes history technique description features evidence
+    reason reasons recommendation recommendations confidence location sequence sequences
+    discussion analysis background caption signal enhancement diffusion morphology appearance
+    characteristics distribution pattern modality plane size margins""".split()
+)
+# Labels that end in none of those words.
+_LABEL_PHRASES = {
+    "most likely": "lead",
+    "likely": "lead",
+    "top 1": "lead",
+    "top-1": "lead",
+    "top choice": "lead",
+    "first choice": "lead",
+    "result": "lead",
+    "output": "lead",
+    "response": "lead",
+    "bottom line": "lead",
+    "less likely": "differential",
+    "other": "differential",
+}
+_MAX_LABEL_WORDS = 6
+# "<words>:" or "<words> -" at the start of a line, markdown emphasis around either.
+_LABEL_LINE = re.compile(
+    r"^[\W_]*?(?P<label>[A-Za-z][\w'/()-]*(?:[ \t]+[\w'/()-]+){0,7}?)(?:\*\*|__)?"
+    r"(?:[ \t]*:|[ \t]+[-\u2013\u2014](?=\s|$))(?:\*\*|__)?[ \t]*(?P<value>.*)$"
+)
+# A value that says there is no diagnosis ("Diagnosis: unknown", "Answer: N/A").
+_NO_DIAGNOSIS = re.compile(
+    r"\W*(?:none|nil|null|unknown|n/?a|not\s+applicable|undetermined|indeterminate|uncertain|"
+    r"unclear|not\s+(?:known|determined|determinable)|cannot\s+be\s+determined|"
+    r"no\s+(?:definitive\s+|clear\s+|specific\s+)?(?:diagnosis|answer)|-+|\?+)\W*",
+    re.I,
+)
+
+
+def _line_label(line: str, reader: _NameReader) -> tuple[str, str] | None:
+    """The kind of a line's label and the value after it, or None when the line has none.
+
+    A label is ``<words>:`` or ``<words> -`` at the start of a line whose words are a known
+    label phrase ("Most likely", "Top 1") or end in a label word (diagnosis,
+    answer, impression, assessment, conclusion, opinion..., differential(s), ddx,
+    finding(s), summary...) and name no disease of the lexicon ("Tuberculosis diagnosis" is
+    no label). Kinds: ``"lead"`` (the value names the most likely diagnosis),
+    ``"differential"`` (the value lists the others), ``"note"`` (findings, reasoning: the
+    value names no diagnosis by itself).
+    """
+    match = _LABEL_LINE.match(line)
+    if match is None:
+        return None
+    label = " ".join(re.sub(r"\([^()]*\)", " ", match.group("label")).lower().split())
+    words = label.split()
+    if not words or len(words) > _MAX_LABEL_WORDS:
+        return None
+    kind = _LABEL_PHRASES.get(label)
+    if kind is None:
+        if words[-1] in _LEAD_LABEL_WORDS:
+            differential = any(word in _DIFFERENTIAL_LABEL_WORDS for word in words)
+            kind = "differential" if differential or "less likely" in label else "lead"
+        elif words[-1] in _DIFFERENTIAL_LABEL_WORDS:
+            kind = "differential"
+        elif words[-1] in _NOTE_LABEL_WORDS:
+            kind = "note"
+        else:
+            return None
+        if len(words) > 1 and reader.mentions(label):
+            return None
+    return kind, match.group("value")
 
 
 # --------------------------------------------------------------------------- prose
@@ -606,6 +689,11 @@ class _ProseFindings:
     unnamed_lead: bool = False
     others: list[str] = field(default_factory=list)  # differentials and list items
     list_items: int = 0  # how many of the others are numbered or bulleted list items
+    # The lead came from a labelled value with commas read as one name ("Diagnosis:
+    # Meningioma, atypical"): why, so the answer is counted as the unlabelled line would be.
+    comma_note: str | None = None
+    # A label said there is no diagnosis ("Diagnosis: unknown", "Answer: N/A"): the line.
+    no_diagnosis: str | None = None
 
     def ranked(self) -> list[str]:
         if self.lead:
@@ -761,6 +849,77 @@ def _read_labelled_list(value: str, reader: _NameReader, found: _ProseFindings) 
     found.others.extend(reader.names(text[:end]))
 
 
+def _read_lead_line(
+    value: str, line: str, reader: _NameReader, found: _ProseFindings, *, list_rule: bool = True
+) -> None:
+    """Read the value of a ``Diagnosis: X`` line (``line`` is the whole line, for the record);
+    with ``list_rule``, a value that is a plain list is read as a bare line would be."""
+    name_text = _item_name(value)
+    sentence_names: list[str] = []
+    if _NO_DIAGNOSIS.fullmatch(_plain_sentence(name_text)):
+        if found.lead is None and found.no_diagnosis is None:
+            found.no_diagnosis = _plain_sentence(line)
+    elif found.lead is None:  # a later "Final diagnosis: X" restates the first
+        names, comma_note = (
+            _lead_names(name_text, reader) if list_rule else (reader.lead(name_text), None)
+        )
+        plain = _plain_sentence(name_text)
+        if names and (_SENTENCE_PIECE.search(names[0]) or _CLAUSE_PIECE.match(plain)):
+            # "Conclusion: the imaging features suggest X", "Answer: Based on the history,
+            # the most likely diagnosis is X": a statement of the sentences below names
+            # it; the value itself only when none does
+            sentence_names = names
+        elif names:
+            found.lead, found.comma_note = names, comma_note
+    for sentence in _sentences(value):  # "X, followed by A and B"
+        _read_prose_sentence(sentence, reader, found)
+    if sentence_names and found.lead is None and found.suggested is None:
+        found.lead = sentence_names
+
+
+def _lead_names(text: str, reader: _NameReader) -> tuple[list[str], str | None]:
+    """The names of a labelled lead value and, when its commas were kept inside one name,
+    the note saying why.
+
+    A value that is a plain list ("Glioblastoma; lymphoma; metastasis", "Glioblastoma,
+    lymphoma, metastasis, abscess, tumefactive MS") is read by the rule of a bare line, so
+    a label never changes what a line says; a value holding a statement ("X, followed by A")
+    or a clause ("X, given the history") names the one diagnosis before its comma.
+    """
+    plain = _plain_sentence(text)
+    pieces = [piece.strip() for piece in _commas_outside_brackets(plain)]
+    separated = _semicolon_outside_brackets(plain) or len(pieces) > 1
+    clause = any(_CLAUSE_PIECE.match(piece) or _NAME_TAIL.search(f" {piece}") for piece in pieces)
+    if separated and not clause and not _has_statement(plain):
+        read = _one_line_names(plain, reader)
+        if read is not None and not read.clause:
+            return read.names, read.note if read.status == COMMA_NAME_STATUS else None
+    return reader.lead(text), None
+
+
+def _has_statement(text: str) -> bool:
+    """Whether ``text`` holds a lead, suggestion or differential statement."""
+    return any(
+        pattern.search(text)
+        for pattern in (
+            _LEAD_CUE,
+            _LEAD_AFTER,
+            _SUGGEST_CUE,
+            _DIFFERENTIAL_CUE,
+            _AS_DIFFERENTIALS,
+            _DIFFERENTIAL_AFTER,
+        )
+    )
+
+
+def _read_differential_line(value: str, reader: _NameReader, found: _ProseFindings) -> None:
+    """Read the value of an ``Others: A, B`` line and the sentences after its first."""
+    first = _first_sentence(value)
+    _read_labelled_list(first, reader, found)
+    for sentence in _sentences(value[len(first) :]):
+        _read_prose_sentence(sentence, reader, found)
+
+
 def _read_written_diagnoses(text: str) -> _ProseFindings:
     reader = _NameReader()
     found = _ProseFindings()
@@ -770,19 +929,30 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
             continue
         item = _LIST_ITEM.match(line)
         value = item.group("value") if item else stripped
-        match = _MOST_LIKELY_LINE.match(value) or _DIAGNOSIS_LINE.match(value)
+        match = _MOST_LIKELY_LINE.match(value)
         if match:
-            if found.lead is None:  # a later "Final diagnosis: X" restates the first
-                found.lead = reader.lead(_item_name(match.group("value"))) or None
-            for sentence in _sentences(match.group("value")):  # "X, followed by A and B"
-                _read_prose_sentence(sentence, reader, found)
+            # "Most likely: A; B" is a label; "The most likely diagnosis is X, ..." a sentence.
+            written_as_sentence = (
+                re.search(r"\bis\W*$", value[: match.start("value")], re.I) is not None
+            )
+            _read_lead_line(
+                match.group("value"), value, reader, found, list_rule=not written_as_sentence
+            )
             continue
         match = _DIFFERENTIAL_LINE.match(value)
         if match:
-            first = _first_sentence(match.group("value"))
-            _read_labelled_list(first, reader, found)
-            for sentence in _sentences(match.group("value")[len(first) :]):
-                _read_prose_sentence(sentence, reader, found)
+            _read_differential_line(match.group("value"), reader, found)
+            continue
+        label = _line_label(value, reader)
+        if label is not None:
+            kind, labelled = label
+            if kind == "lead":
+                _read_lead_line(labelled, value, reader, found)
+            elif kind == "differential":
+                _read_differential_line(labelled, reader, found)
+            else:  # findings, a summary: statements only, never a bare name
+                for sentence in _sentences(labelled):
+                    _read_prose_sentence(sentence, reader, found)
             continue
         if item:
             name = _item_name(value)
@@ -797,3 +967,120 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
         for sentence in _sentences(stripped):
             _read_prose_sentence(sentence, reader, found)
     return found
+
+
+# --------------------------------------------------------------------------- one line of names
+
+#: Status of a one-line answer (or a labelled line's value) with commas read as one
+#: diagnosis ("Meningioma, atypical"): usable, but counted apart so a report says how many
+#: answers were read that way.
+COMMA_NAME_STATUS = "fallback_comma_one_name"
+
+_MAX_NAME_WORDS = 12  # a longer line without list separators is a sentence, not a name
+# A piece written as a clause ("the lesion shows ring enhancement"): the line is a sentence.
+_SENTENCE_PIECE = re.compile(
+    r"\b(?:is|are|was|were|be|been|shows?|showed|demonstrat\w*|reveal\w*|seen|noted|"
+    r"suggest\w*|indicat\w*|has|have|likely|consistent|probably|possibly)\b",
+    re.I,
+)
+# Qualifiers written after a name and a comma ("Astrocytoma, IDH-mutant, CNS WHO grade 2"):
+# grades, molecular markers, "not otherwise specified".
+_QUALIFIER_MARKER = re.compile(
+    r"\b(?:grade|who|idh|mutant|mutated|wild-?type|co-?deleted|codeletion|1p/19q|h3|k27m?|"
+    r"g34[rv]?|mgmt|braf|v600e|tp53|egfr|shh|wnt|methylated|unmethylated|amplified|fusion|"
+    r"altered|nos|nec|not\s+otherwise\s+specified|not\s+elsewhere\s+classified)\b"
+    r"|\w-(?:mutant|wildtype|wild-type|altered|deleted|negative|positive)\b",
+    re.I,
+)
+# Words that alone never name a diagnosis but qualify one ("Meningioma, atypical",
+# "Leukoencephalopathy, progressive multifocal", "Neurofibromatosis, type 1", a site).
+_QUALIFIER_WORDS = frozenset(
+    """atypical anaplastic malignant benign progressive multifocal focal diffuse acute subacute
+    chronic hyperacute primary secondary recurrent relapsing remitting congenital familial
+    hereditary sporadic juvenile adult adulthood infantile childhood pediatric paediatric
+    neonatal late early onset classic classical variant type subtype form forms unspecified
+    left right bilateral unilateral sided frontal temporal parietal occipital cerebral
+    cerebellar brainstem spinal intracranial extracranial supratentorial infratentorial
+    posterior anterior fossa lobe midline intraventricular cns central nervous system
+    i ii iii iv v a b c""".split()
+)
+
+
+def _is_qualifier(piece: str, reader: _NameReader) -> bool:
+    """Whether a comma piece qualifies the name before it rather than naming a diagnosis."""
+    words = re.findall(r"[\w/]+(?:-[\w/]+)*", piece.lower())
+    if not words or len(words) > 5 or reader.known(piece):
+        return False
+    if _QUALIFIER_MARKER.search(piece):
+        return True
+    return all(word in _QUALIFIER_WORDS or word.isdigit() for word in words)
+
+
+@dataclass(frozen=True)
+class _LineNames:
+    """How one line of names was read: its names, a parse status and a note saying why."""
+
+    names: list[str]
+    status: str
+    note: str
+    clause: bool = False  # kept whole because a piece reads as a clause, not as a name
+
+
+def _one_line_names(line: str, reader: _NameReader) -> _LineNames | None:
+    """The names of one line with no label or statement: cut at its semicolons; cut at its
+    commas only when it cannot be one name with qualifiers (see :func:`parse_diagnoses`).
+    None when the line reads as a sentence."""
+    if ";" in line and _semicolon_outside_brackets(line):
+        return _LineNames(
+            reader.names(line), "fallback_list", "a one-line list cut at its semicolons"
+        )
+    pieces = [piece for piece in _commas_outside_brackets(line) if piece.strip()]
+    if len(pieces) > 1:
+        if reader.known(line):
+            return _LineNames(
+                [line], "fallback_list", "a bare one-line answer, a known name with commas"
+            )
+        clause = next((piece.strip() for piece in pieces if _SENTENCE_PIECE.search(piece)), None)
+        names = [] if clause else reader.names(line)
+        qualifiers = [name for name in names if _is_qualifier(name, reader)]
+        if (
+            not clause
+            and not qualifiers
+            and (len(names) >= 3 or (len(names) == 2 and all(reader.known(name) for name in names)))
+        ):
+            return _LineNames(names, "fallback_list", "a one-line list cut at its commas")
+        if len(line.split()) <= _MAX_NAME_WORDS:
+            reason = (
+                f"{clause!r} reads as a clause"
+                if clause
+                else f"{qualifiers[0]!r} qualifies the name"
+                if qualifiers
+                else "fewer than 3 pieces, not each a known diagnosis"
+            )
+            return _LineNames(
+                [_item_name(line)],
+                COMMA_NAME_STATUS,
+                f"a one-line answer with commas read as one diagnosis ({reason})",
+                clause=clause is not None,
+            )
+        return None
+    if len(line.split()) > _MAX_NAME_WORDS:
+        return None
+    return _LineNames([_item_name(line)], "fallback_list", "a bare one-line answer")
+
+
+def _commas_outside_brackets(line: str) -> list[str]:
+    pieces: list[str] = []
+    depth = 0
+    start = 0
+    for match in re.finditer(r"[()\[\],]", line):
+        char = match.group()
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth = max(0, depth - 1)
+        elif not depth:
+            pieces.append(line[start : match.start()])
+            start = match.end()
+    pieces.append(line[start:])
+    return pieces
