@@ -140,6 +140,25 @@ def test_protocol_labelled_lines_still_decide_y_first() -> None:
     assert parsed.boxes == [pytest.approx(Y_FIRST)]
 
 
+# user19: a custom prompt asked "label: [x1, y1, x2, y2]"; the lines look like the protocol's.
+LABELLED_X_FIRST = "mass: [457, 523, 620, 603]"
+
+
+def test_labelled_lines_under_a_custom_prompt_are_not_read_y_first() -> None:
+    parsed = parse_localization(LABELLED_X_FIRST, image_size=SQUARE, prompt_convention="custom")
+    assert (parsed.status, parsed.boxes) == ("ambiguous_convention", [])
+    assert parsed.readable_with == ("protocol", "xyxy_norm1000")
+    assert "--prompt-file" in (parsed.error or "")
+
+
+@pytest.mark.parametrize(("asked", "expected"), [("xyxy_norm1000", X_FIRST), ("protocol", Y_FIRST)])
+def test_labelled_lines_follow_the_order_a_known_prompt_asked(asked: str, expected: list) -> None:
+    # A preset's prompt asking x first (qwen2-vl, gpt-4o) reads the lines x first.
+    parsed = parse_localization(LABELLED_X_FIRST, image_size=SQUARE, prompt_convention=asked)
+    assert (parsed.status, parsed.convention) == ("ok", asked)
+    assert parsed.boxes == [pytest.approx(expected)]
+
+
 # The protocol's labelled line, then a sentence quoting the same box again (no JSON).
 LABELLED_THEN_PROSE = (
     "left thalamic lesion: [457, 523, 620, 603]\n\n"
@@ -350,6 +369,28 @@ def test_a_custom_prompt_fixes_no_order_unless_the_user_says(
     args = ["parse", str(raw), "--data", str(sample_release), "--out", str(out), "--force"]
     assert main([*args, "--box-convention", "xyxy_norm1000"]) == 0
     assert "NOT READ" not in capsys.readouterr().out
+
+
+def test_labelled_lines_answering_a_custom_prompt_are_named_not_read_y_first(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # user19's run: a --prompt-file prompt asked "label: [x1, y1, x2, y2]" and was obeyed.
+    lines = [
+        {"filename": image.filename, "raw_boxes": LABELLED_X_FIRST}
+        for image in read_release(sample_release).images
+    ]
+    raw = _write(tmp_path / "raw.jsonl", lines)
+    write_manifest(raw, _manifest(prompt_hash("Answer label: [x1, y1, x2, y2] in 0..1000.")))
+    report = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
+    coverage = report["tasks"]["localization"]["coverage"]
+    assert coverage["parse_status"] == {"ambiguous_convention": len(lines)}
+    assert report["predictions"]["box_order_from_prompt"] == "custom"
+    first = render_table(report).splitlines()[1]  # after the synthetic sample's notice
+    assert f"{len(lines)} of {len(lines)} answers NOT READ" in first
+    assert "--box-convention protocol" in first and "xyxy_norm1000" in first
+    out = tmp_path / "parsed.jsonl"
+    assert main(["parse", str(raw), "--data", str(sample_release), "--out", str(out)]) == 0
+    assert "answers NOT READ" in capsys.readouterr().out.splitlines()[0]
 
 
 def test_a_box_past_the_edge_is_the_same_box_on_both_paths(

@@ -846,7 +846,9 @@ def _load(
                 field="box_convention",
             )
         box_convention = recorded_conventions.pop() if recorded_conventions else "auto"
-    prompt_convention = _prompt_convention(manifests) if box_convention == "auto" else None
+    prompt_convention = (
+        _prompt_convention(manifests, custom=True) if box_convention == "auto" else None
+    )
     box_answers = _box_answers_readers(prediction_set, paths, manifests)
     prediction_set = parse_raw(
         prediction_set,
@@ -984,16 +986,20 @@ def _box_answers_readers(
     return {"read_here": read_here, "parsed_earlier": dict(parsed_earlier.most_common())}
 
 
-def _prompt_convention(manifests: Sequence[Any]) -> str | None:
+def _prompt_convention(manifests: Sequence[Any], *, custom: bool = False) -> str | None:
     """The box order all the runs' localisation prompts asked for; None unless one and known.
 
     A file without a manifest says nothing of its prompt, so it leaves the order open; a
-    manifest that records prompts but none for localisation does not take part.
+    manifest that records prompts but none for localisation does not take part. With
+    ``custom``, a run whose manifest records a prompt the toolkit does not know makes it
+    ``CUSTOM_PROMPT`` (what the parser is given: that prompt may have asked any order).
     """
-    from novabench.run.prompts import prompt_box_convention
+    from novabench.run.defaults import CUSTOM_PROMPT
+    from novabench.run.prompts import prompt_box_convention, prompt_box_order
 
+    read = prompt_box_order if custom else prompt_box_convention
     asked = {
-        prompt_box_convention(manifest.prompts if manifest is not None else None)
+        read(manifest.prompts if manifest is not None else None)
         for manifest in manifests
         if manifest is None
         or not manifest.prompts
@@ -1002,6 +1008,8 @@ def _prompt_convention(manifests: Sequence[Any]) -> str | None:
             for task in tasks_where(lambda spec: spec.prompt_sets_box_order)
         )
     }
+    if CUSTOM_PROMPT in asked:
+        return CUSTOM_PROMPT
     return asked.pop() if len(asked) == 1 else None
 
 
