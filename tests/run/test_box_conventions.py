@@ -429,3 +429,30 @@ def test_an_unknown_convention_names_the_python_argument():
         parse_localization("mass: [10, 20, 30, 40]", image_size=(480, 480), convention="xyxy")
     assert caught.value.field == "convention"
     assert caught.value.message.startswith("convention='xyxy': unknown box convention; choose")
+
+
+def test_a_box_convention_that_reads_no_answer_is_refused_not_recorded(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # user19: --box-convention on a file nova parse wrote was ignored but recorded as applied.
+    raw = _write(tmp_path / "raw.jsonl", _bare_raw_lines(sample_release))
+    write_manifest(raw, _manifest(default_prompt("localization").sha256))
+    parsed = tmp_path / "parsed.jsonl"
+    assert main(["parse", str(raw), "--data", str(sample_release), "--out", str(parsed)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "e" / "report.json"
+    args = ["evaluate", "--data", str(sample_release), "--predictions", str(parsed)]
+    args += ["--task", "localization", "--bootstrap", "0", "--out", str(out)]
+    assert main([*args, "--box-convention", "xyxy_pixel"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "Traceback" not in error
+    assert str(parsed) in error and "box convention auto" in error
+    assert "leave out --box-convention" in error and not out.exists()
+    with pytest.raises(NovaInputError, match="leave out box_convention="):
+        evaluate_predictions(sample_release, parsed, n_resamples=0, box_convention="qwen")
+    # The convention the parse recorded reads nothing either, but says what is true: kept.
+    assert main([*args, "--box-convention", "auto"]) == 0
+    assert json.loads(out.read_text())["predictions"]["box_convention"] == "auto"
+    # The raw file is read with the option: it applies.
+    report = evaluate_predictions(sample_release, raw, n_resamples=0, box_convention="qwen")
+    assert report["predictions"]["box_convention"] == "qwen"

@@ -374,6 +374,7 @@ def score_predictions(
 
     chosen = ScoringOptions.build(options, **settings)
     loaded = _load(data, predictions, chosen)
+    _check_box_convention_reads(chosen.box_convention, [loaded])
     release = loaded.release
     summary = loaded.prediction_set.summary()
     cases = case_facts(release, chosen.category_map)
@@ -602,6 +603,7 @@ def compare_predictions(
     fingerprint = release.fingerprint()
     loaded_a = _load(data, predictions_a, chosen, release=release, fingerprint=fingerprint)
     loaded_b = _load(data, predictions_b, chosen, release=release, fingerprint=fingerprint)
+    _check_box_convention_reads(chosen.box_convention, [loaded_a, loaded_b])
     shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
     if not shared:
         raise NovaInputError(
@@ -1092,6 +1094,47 @@ prediction, not the model's
         f"nothing was answered ({errors} model error{'' if errors == 1 else 's'}, "
         f"{without_line} without a line): these scores are those of no prediction, "
         "not the model's"
+    )
+
+
+def _check_box_convention_reads(asked: str | None, loaded: Sequence[_Loaded]) -> None:
+    """Refuse a box convention the user chose that reads no box answer (user19).
+
+    Box answers parsed earlier are scored as parsed; the report would record the convention
+    as the one that read them (and a board would call two reports of one run's boxes
+    differently read). The same convention as every parse recorded changes nothing: kept.
+
+    Raises:
+        NovaInputError: ``asked`` is set, box answers were given, none of them is raw, and
+            some were parsed (or given as boxes) under another convention.
+    """
+    from novabench.errors import BOX_CONVENTION
+    from novabench.run.predictions import UNRECORDED_PARSE
+
+    if asked is None:
+        return
+    answers = [one.box_answers or {"read_here": 0, "parsed_earlier": {}} for one in loaded]
+    earlier: Counter[str] = Counter()
+    for one in answers:
+        earlier.update(one.get("parsed_earlier") or {})
+    if any(one.get("read_here") for one in answers) or not earlier or set(earlier) == {asked}:
+        return
+    how = ", ".join(
+        f"{n} given as boxes with no parse on record"
+        if convention == UNRECORDED_PARSE
+        else f"{n} parsed by nova parse with box convention {convention}"
+        for convention, n in earlier.most_common()
+    )
+    files = ", ".join(str(path) for one in loaded for path in one.paths)
+    raise NovaInputError(
+        (
+            f"every box answer is already parsed ({how}, as recorded) and scored as parsed, "
+            f"so box convention {asked} would read none of them; leave out ",
+            BOX_CONVENTION,
+            f", or parse the raw answers again with it (nova parse --box-convention {asked})",
+        ),
+        source=files,
+        field="box_convention",
     )
 
 
