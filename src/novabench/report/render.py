@@ -1894,13 +1894,17 @@ def model_name(report: Mapping[str, Any]) -> str:
     """The model a report (or one side of a comparison) scores, as its run manifests name it.
 
     The manifests' ``model`` (else the backend's ``model``), distinct names joined by " + ";
-    without a manifest naming one, the predictions files' stems; else "unnamed model".
+    without a manifest naming one, the ``model`` the files' lines name; else the predictions
+    files' stems; else "unnamed model".
 
     Example:
         >>> model_name({"predictions": {"paths": ["runs/a.jsonl"], "manifests": [{"model": "qwen"}]}})
         'qwen'
         >>> model_name({"predictions": {"paths": ["runs/a.jsonl", "runs/b.jsonl"], "manifests": [None, None]}})
         'a + b'
+        >>> model_name({"predictions": {"paths": ["runs/a.jsonl"], "manifests": [None],
+        ...     "line_models": [["gpt-4o"]]}})
+        'gpt-4o'
     """
     predictions = report.get("predictions") or {}
     names: list[str] = []
@@ -1910,6 +1914,9 @@ def model_name(report: Mapping[str, Any]) -> str:
         name = manifest.get("model") or (manifest.get("backend") or {}).get("model")
         if name and str(name) not in names:
             names.append(str(name))
+    if not names:  # the lines' own word, before a file name the user may have chosen freely
+        for from_lines in predictions.get("line_models") or []:
+            names.extend(str(name) for name in from_lines or [] if str(name) not in names)
     if not names:
         names = list(dict.fromkeys(Path(str(p)).stem for p in predictions.get("paths") or []))
     return " + ".join(names) if names else "unnamed model"

@@ -778,6 +778,8 @@ class _Loaded:
     box_answers: dict[str, Any] | None = None
     # Per file, the SHA-256 of its bytes as read (None: it changed while read, a run at work)
     sha256: list[str | None] | None = None
+    # Per file, the distinct models its lines name (the report's name when no manifest has one)
+    line_models: list[list[str]] | None = None
 
 
 def _load(
@@ -821,6 +823,8 @@ def _load(
         digest if digest == file_sha256(path) else None for digest, path in zip(before, paths)
     ]
     _check_manifests_describe(paths, manifests, prediction_set)
+    line_models = _line_models(paths, prediction_set)
+    _check_one_model(paths, manifests, line_models)
     if fingerprint is None:
         fingerprint = release.fingerprint()
     if not options.allow_other_release:
@@ -874,7 +878,59 @@ def _load(
         _unfinished_record(unfinished, _asked_not_answered(manifests, prediction_set)),
         box_answers,
         digests,
+        line_models,
     )
+
+
+def _line_models(paths: Sequence[Path], prediction_set: Any) -> list[list[str]]:
+    """Per file, the distinct ``model`` values its lines give, in the order first met."""
+    named: dict[str, dict[str, None]] = {str(path): {} for path in paths}
+    for task in registry.TASK_NAMES:
+        for record in prediction_set.records[task].values():
+            if record.model is not None and str(record.source) in named:
+                named[str(record.source)][record.model] = None
+    return [list(named[str(path)]) for path in paths]
+
+
+def _check_one_model(
+    paths: Sequence[Path], manifests: Sequence[Any], line_models: Sequence[Sequence[str]]
+) -> None:
+    """Refuse predictions files that name different models (user19): ``--predictions A B``
+    joins per-task files of one model, and a report of two models' answers says nothing true.
+
+    A file's model is the one its manifest names (else its backend's), or, without one, the
+    ones its lines name; a file that names none takes no part.
+
+    Raises:
+        NovaInputError: two files, or the lines of one file without a manifest model, name
+            different models.
+    """
+    named: list[tuple[Path, list[str]]] = []
+    for path, manifest, from_lines in zip(paths, manifests, line_models):
+        recorded = None
+        if manifest is not None:
+            recorded = manifest.model or (manifest.backend or {}).get("model")
+        names = [str(recorded)] if recorded else list(from_lines)
+        if len(names) > 1:
+            raise NovaInputError(
+                f"its lines name different models ({names[0]!r} and {names[1]!r}) and no run "
+                "manifest names one: a report scores the answers of one model; split the "
+                "file by model and score each on its own",
+                source=str(path),
+                field="model",
+            )
+        if names:
+            named.append((path, names))
+    for path, names in named[1:]:
+        first_path, first = named[0]
+        if names != first:
+            raise NovaInputError(
+                f"the files name different models, {first[0]!r} and {names[0]!r} in that "
+                "order; several predictions files are scored as the per-task files of one "
+                "model, so score each model's files on their own",
+                source=f"{first_path}, {path}",
+                field="model",
+            )
 
 
 def _check_manifests_describe(
@@ -1198,6 +1254,8 @@ def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> 
             # what governs the box answers: read here with box_convention, or parsed earlier
             "box_answers": loaded.box_answers,
             "box_order_from_prompt": loaded.prompt_convention,
+            # per file, the models its lines name (the model's name when no manifest gives one)
+            "line_models": loaded.line_models,
             # the box order the runs' prompt asked for, whatever convention read the answers
             "prompt_box_convention": _prompt_convention(
                 [
