@@ -393,6 +393,26 @@ def test_labelled_lines_answering_a_custom_prompt_are_named_not_read_y_first(
     assert "answers NOT READ" in capsys.readouterr().out.splitlines()[0]
 
 
+def test_labelled_lines_read_y_first_with_no_prompt_on_record_are_named_first(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    # No manifest: the lines are read in the protocol's order, an assumption said first.
+    images = read_release(sample_release).images
+    lines = [{"filename": image.filename, "raw_boxes": LABELLED_X_FIRST} for image in images]
+    lines[0]["raw_boxes"] = "no target"  # no box: nothing assumed of it
+    raw = _write(tmp_path / "raw.jsonl", lines)
+    report = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
+    assert report["predictions"]["box_answers"]["labelled_read_y_first"] == len(images) - 1
+    first = render_table(report).splitlines()[1]  # after the synthetic sample's notice
+    assert first.startswith(f"localization: {len(images) - 1} answers in labelled lines")
+    assert "pass --box-convention xyxy_norm1000" in first
+    # The default prompt on record asked y-first: nothing assumed, nothing said.
+    write_manifest(raw, _manifest(default_prompt("localization").sha256))
+    prompted = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
+    assert "labelled_read_y_first" not in prompted["predictions"]["box_answers"]
+    assert "labelled lines" not in render_table(prompted)
+
+
 def test_a_box_past_the_edge_is_the_same_box_on_both_paths(
     sample_release: Path, tmp_path: Path
 ) -> None:
