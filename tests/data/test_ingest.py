@@ -506,3 +506,13 @@ def test_the_manifest_reader_needs_no_numpy_and_keeps_its_old_import_path(tmp_pa
     )
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert finished.stdout.split() == ["case0042", "2", "False"]
+
+
+@pytest.mark.parametrize("name", ["gold", "Gold", "GOLD"])
+def test_a_rater_named_gold_in_any_case_is_refused(tmp_path: Path, name: str) -> None:
+    # user19: a source "Gold" in the written release would be neither gold nor plainly a rater.
+    volume, mask = _volume()
+    series = IngestSeries(volume, caption="Axial T1.", mask=mask, rater_masks={name: mask})
+    with pytest.raises(NovaInputError, match="not 'gold' in any case"):
+        ingest_volumes([_case([series])], tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()

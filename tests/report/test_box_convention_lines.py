@@ -76,12 +76,12 @@ def test_a_parsed_file_is_said_to_be_read_as_its_parse_recorded(
     assert "(raw answers: --box-convention xyxy_pixel)" not in " ".join(
         report["tasks"]["localization"]["notes"]
     )
-    # A --box-convention given to evaluate reads no parsed answer: the line does not claim it.
+    # A --box-convention given to evaluate would read no parsed answer: refused (user19), not
+    # recorded as the reading of boxes it never read.
     args = [*evaluate, "--out", str(tmp_path / "r2.json"), "--box-convention", "xyxy_norm1000"]
-    assert main(args) == 0
-    line = _outside_line(capsys.readouterr().out)
-    assert "read with --box-convention xyxy_norm1000" not in line
-    assert "parsed earlier with --box-convention xyxy_pixel" in line
+    assert main(args) == 2
+    assert "box convention xyxy_pixel" in capsys.readouterr().err
+    assert not (tmp_path / "r2.json").exists()
 
 
 def test_the_outside_warning_names_every_convention_under_which_the_answers_fit(

@@ -140,6 +140,25 @@ def test_protocol_labelled_lines_still_decide_y_first() -> None:
     assert parsed.boxes == [pytest.approx(Y_FIRST)]
 
 
+# user19: a custom prompt asked "label: [x1, y1, x2, y2]"; the lines look like the protocol's.
+LABELLED_X_FIRST = "mass: [457, 523, 620, 603]"
+
+
+def test_labelled_lines_under_a_custom_prompt_are_not_read_y_first() -> None:
+    parsed = parse_localization(LABELLED_X_FIRST, image_size=SQUARE, prompt_convention="custom")
+    assert (parsed.status, parsed.boxes) == ("ambiguous_convention", [])
+    assert parsed.readable_with == ("protocol", "xyxy_norm1000")
+    assert "--prompt-file" in (parsed.error or "")
+
+
+@pytest.mark.parametrize(("asked", "expected"), [("xyxy_norm1000", X_FIRST), ("protocol", Y_FIRST)])
+def test_labelled_lines_follow_the_order_a_known_prompt_asked(asked: str, expected: list) -> None:
+    # A preset's prompt asking x first (qwen2-vl, gpt-4o) reads the lines x first.
+    parsed = parse_localization(LABELLED_X_FIRST, image_size=SQUARE, prompt_convention=asked)
+    assert (parsed.status, parsed.convention) == ("ok", asked)
+    assert parsed.boxes == [pytest.approx(expected)]
+
+
 # The protocol's labelled line, then a sentence quoting the same box again (no JSON).
 LABELLED_THEN_PROSE = (
     "left thalamic lesion: [457, 523, 620, 603]\n\n"
@@ -352,6 +371,48 @@ def test_a_custom_prompt_fixes_no_order_unless_the_user_says(
     assert "NOT READ" not in capsys.readouterr().out
 
 
+def test_labelled_lines_answering_a_custom_prompt_are_named_not_read_y_first(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # user19's run: a --prompt-file prompt asked "label: [x1, y1, x2, y2]" and was obeyed.
+    lines = [
+        {"filename": image.filename, "raw_boxes": LABELLED_X_FIRST}
+        for image in read_release(sample_release).images
+    ]
+    raw = _write(tmp_path / "raw.jsonl", lines)
+    write_manifest(raw, _manifest(prompt_hash("Answer label: [x1, y1, x2, y2] in 0..1000.")))
+    report = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
+    coverage = report["tasks"]["localization"]["coverage"]
+    assert coverage["parse_status"] == {"ambiguous_convention": len(lines)}
+    assert report["predictions"]["box_order_from_prompt"] == "custom"
+    first = render_table(report).splitlines()[1]  # after the synthetic sample's notice
+    assert f"{len(lines)} of {len(lines)} answers NOT READ" in first
+    assert "--box-convention protocol" in first and "xyxy_norm1000" in first
+    out = tmp_path / "parsed.jsonl"
+    assert main(["parse", str(raw), "--data", str(sample_release), "--out", str(out)]) == 0
+    assert "answers NOT READ" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_labelled_lines_read_y_first_with_no_prompt_on_record_are_named_first(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    # No manifest: the lines are read in the protocol's order, an assumption said first.
+    images = read_release(sample_release).images
+    lines = [{"filename": image.filename, "raw_boxes": LABELLED_X_FIRST} for image in images]
+    lines[0]["raw_boxes"] = "no target"  # no box: nothing assumed of it
+    raw = _write(tmp_path / "raw.jsonl", lines)
+    report = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
+    assert report["predictions"]["box_answers"]["labelled_read_y_first"] == len(images) - 1
+    first = render_table(report).splitlines()[1]  # after the synthetic sample's notice
+    assert first.startswith(f"localization: {len(images) - 1} answers in labelled lines")
+    assert "pass --box-convention xyxy_norm1000" in first
+    # The default prompt on record asked y-first: nothing assumed, nothing said.
+    write_manifest(raw, _manifest(default_prompt("localization").sha256))
+    prompted = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
+    assert "labelled_read_y_first" not in prompted["predictions"]["box_answers"]
+    assert "labelled lines" not in render_table(prompted)
+
+
 def test_a_box_past_the_edge_is_the_same_box_on_both_paths(
     sample_release: Path, tmp_path: Path
 ) -> None:
@@ -388,3 +449,30 @@ def test_an_unknown_convention_names_the_python_argument():
         parse_localization("mass: [10, 20, 30, 40]", image_size=(480, 480), convention="xyxy")
     assert caught.value.field == "convention"
     assert caught.value.message.startswith("convention='xyxy': unknown box convention; choose")
+
+
+def test_a_box_convention_that_reads_no_answer_is_refused_not_recorded(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # user19: --box-convention on a file nova parse wrote was ignored but recorded as applied.
+    raw = _write(tmp_path / "raw.jsonl", _bare_raw_lines(sample_release))
+    write_manifest(raw, _manifest(default_prompt("localization").sha256))
+    parsed = tmp_path / "parsed.jsonl"
+    assert main(["parse", str(raw), "--data", str(sample_release), "--out", str(parsed)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "e" / "report.json"
+    args = ["evaluate", "--data", str(sample_release), "--predictions", str(parsed)]
+    args += ["--task", "localization", "--bootstrap", "0", "--out", str(out)]
+    assert main([*args, "--box-convention", "xyxy_pixel"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "Traceback" not in error
+    assert str(parsed) in error and "box convention auto" in error
+    assert "leave out --box-convention" in error and not out.exists()
+    with pytest.raises(NovaInputError, match="leave out box_convention="):
+        evaluate_predictions(sample_release, parsed, n_resamples=0, box_convention="qwen")
+    # The convention the parse recorded reads nothing either, but says what is true: kept.
+    assert main([*args, "--box-convention", "auto"]) == 0
+    assert json.loads(out.read_text())["predictions"]["box_convention"] == "auto"
+    # The raw file is read with the option: it applies.
+    report = evaluate_predictions(sample_release, raw, n_resamples=0, box_convention="qwen")
+    assert report["predictions"]["box_convention"] == "qwen"

@@ -86,9 +86,9 @@ def raw_run(sample_release: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     return path
 
 
-def scored(release: Path, run: Path) -> dict:
+def scored(release: Path, run: Path, box_convention: str | None = "xyxy_pixel") -> dict:
     return evaluate_predictions(
-        release, run, tasks=["localization"], n_resamples=0, box_convention="xyxy_pixel"
+        release, run, tasks=["localization"], n_resamples=0, box_convention=box_convention
     )
 
 
@@ -148,10 +148,12 @@ def test_a_parsed_file_keeps_the_counts_and_an_older_one_is_said_unknown(
     older = tmp_path / "older.jsonl"
     stripped = [{k: v for k, v in line.items() if not k.startswith("boxes_")} for line in lines]
     older.write_text("".join(json.dumps(line) + "\n" for line in stripped), encoding="utf-8")
-    coverage = scored(sample_release, older)["tasks"]["localization"]["coverage"]
+    # (Boxes only, no manifest: a --box-convention would read none of them, so none given.)
+    older_report = scored(sample_release, older, box_convention=None)
+    coverage = older_report["tasks"]["localization"]["coverage"]
     assert coverage["boxes_dropped"] == 0 and coverage["box_repairs_unrecorded"] == 4
     assert "4 answers parsed earlier by a `nova parse` that did not record" in render_table(
-        scored(sample_release, older)
+        older_report
     )
 
 

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         read_predictions,
         write_predictions,
     )
-    from novabench.run.prompts import prompt_box_convention
+    from novabench.run.prompts import prompt_box_order
     from novabench.tasks import behaviour, load_hook
 
     raw_path, out = Path(args.raw), Path(args.out)
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                 print(unverified, file=sys.stderr)
         manifest = recorded or RunManifest()
         convention = args.box_convention or manifest.box_convention or "auto"
-        asked = prompt_box_convention(manifest.prompts) if convention == "auto" else None
+        asked = prompt_box_order(manifest.prompts) if convention == "auto" else None
         parsed = parse_raw(
             read_predictions(raw_path, release),
             release,

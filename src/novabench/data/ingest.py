@@ -43,7 +43,7 @@ from novabench.data.case_manifest import read_manifest
 from novabench.data.ingest_cases import IngestCase, IngestSeries, check_case
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
-from novabench.data.layouts.rows import ImageRow
+from novabench.data.layouts.rows import ImageRow, spelled_like_gold
 from novabench.data.slicing import (
     PLANE_AXIS,
     PLANES,
@@ -192,9 +192,10 @@ def _ingest_series(
         )
     rater_masks: dict[str, np.ndarray] = {}
     for rater, source in series.rater_masks.items():
-        if not isinstance(rater, str) or not _RATER.match(rater) or rater == "gold":
+        if not isinstance(rater, str) or not _RATER.match(rater) or spelled_like_gold(rater):
             raise NovaInputError(
-                f"rater name {rater!r} must be letters, digits, '_' or '-', and not 'gold'",
+                f"rater name {rater!r} must be letters, digits, '_' or '-', and not 'gold' "
+                "in any case (the release could not tell it from the gold boxes)",
                 source=where,
                 record=record,
                 field=f"{field_name}.rater_masks",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,35 @@ def detect_layout(path: str | Path) -> Layout:
     )
 
 
+#: Raters the human reference scores (``novabench.report.human_reference.RATER_SLOTS``),
+#: the first ones by name: NOVA has two.
+SCORED_RATERS = 2
+
+
+def _unscored_rater_warnings(images: Sequence[ImageRecord]) -> list[str]:
+    """A warning when the boxes name more raters than the human reference scores.
+
+    Said where the release is read (``nova info``, every report's first lines), not only in
+    the human reference's notes: a third name is often a misspelt source.
+
+    Example:
+        >>> from novabench.records import ImageRecord
+        >>> image = ImageRecord("case0001_001.png", "case0001", "001", None, 480, 480, "c",
+        ...     None, None, None, None, [], [{"rater": name, "boxes": [[1.0, 2.0, 3.0, 4.0]]}
+        ...     for name in ("rater1", "rater2", "rater3")], {})
+        >>> _unscored_rater_warnings([image])
+        ['the boxes name 3 raters (rater1, rater2, rater3); the human reference scores the first 2 by name (rater1, rater2): rater3 not scored']
+    """
+    names = sorted({entry["rater"] for image in images for entry in image.rater_boxes})
+    if len(names) <= SCORED_RATERS:
+        return []
+    return [
+        f"the boxes name {len(names)} raters ({', '.join(names)}); the human reference scores "
+        f"the first {SCORED_RATERS} by name ({', '.join(names[:SCORED_RATERS])}): "
+        f"{', '.join(names[SCORED_RATERS:])} not scored"
+    ]
+
+
 def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     """Read and validate a NOVA release folder: official v1 or legacy layout, or ``nova export``.
 
@@ -174,6 +204,7 @@ def read_release(path: str | os.PathLike[str]) -> NovaRelease:
     raws, extra_keys = reader(root, warnings, schema_metadata)
     png_digests: dict[str, bytes] = {}
     images = build_records(root, raws, extra_keys, warnings, png_digests=png_digests)
+    warnings.extend(_unscored_rater_warnings(images))
     if layout == "export":  # its rows restate what its source's did: each warning once
         warnings = without_restated_warnings(warnings)
     release = NovaRelease(

@@ -25,6 +25,7 @@ __all__ = [
     "NO_INTERVALS",
     "TASK_ORDER",
     "answer_reading_lines",
+    "assumed_box_order_line",
     "answered_only_line",
     "box_repair_phrase",
     "boxes_confined_line",
@@ -1630,6 +1631,32 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
     return [line for line in lines if line]
 
 
+def assumed_box_order_line(predictions: Mapping[str, Any]) -> str | None:
+    """The box answers read in the protocol's y-first order although no prompt on record
+    asked for it: labelled lines ``label: [a, b, c, d]`` with no run manifest (user19).
+
+    Args:
+        predictions: a report's ``predictions`` (``box_answers.labelled_read_y_first``).
+
+    Returns:
+        One line, or None when no answer was read so.
+
+    Example:
+        >>> print(assumed_box_order_line({"box_answers": {"read_here": 9,
+        ...     "parsed_earlier": {}, "labelled_read_y_first": 7}}))
+        localization: 7 answers in labelled lines (label: [a, b, c, d]) read y-first as the protocol's [ymin, xmin, ymax, xmax]: no run manifest records the prompt, so its order is assumed; if it asked [x1, y1, x2, y2], pass --box-convention xyxy_norm1000
+    """
+    assumed = int((predictions.get("box_answers") or {}).get("labelled_read_y_first") or 0)
+    if not assumed:
+        return None
+    return (
+        f"{registry.task_answered_in('boxes')}: {assumed} answers in labelled lines (label: "
+        "[a, b, c, d]) read y-first as the protocol's [ymin, xmin, ymax, xmax]: no run "
+        "manifest records the prompt, so its order is assumed; if it asked [x1, y1, x2, y2], "
+        "pass --box-convention xyxy_norm1000"
+    )
+
+
 def answer_reading_lines(report: Mapping[str, Any]) -> list[str]:
     """The first lines that say how the answers were read, in :func:`report_first_lines` order.
 
@@ -1650,6 +1677,7 @@ def answer_reading_lines(report: Mapping[str, Any]) -> list[str]:
         unfinished_run_line(report),
         unverified_file_line(report),
         *_per_task_lines(report, unread_boxes_line),
+        assumed_box_order_line(read),
         *_per_task_lines(report, lambda task, counts: boxes_outside_line(task, counts, read)),
         *_per_task_lines(report, lambda task, counts: boxes_confined_line(task, counts, read)),
         *_per_task_lines(report, lambda task, counts: tiny_boxes_line(task, counts, read)),
@@ -1857,13 +1885,17 @@ def model_name(report: Mapping[str, Any]) -> str:
     """The model a report (or one side of a comparison) scores, as its run manifests name it.
 
     The manifests' ``model`` (else the backend's ``model``), distinct names joined by " + ";
-    without a manifest naming one, the predictions files' stems; else "unnamed model".
+    without a manifest naming one, the ``model`` the files' lines name; else the predictions
+    files' stems; else "unnamed model".
 
     Example:
         >>> model_name({"predictions": {"paths": ["runs/a.jsonl"], "manifests": [{"model": "qwen"}]}})
         'qwen'
         >>> model_name({"predictions": {"paths": ["runs/a.jsonl", "runs/b.jsonl"], "manifests": [None, None]}})
         'a + b'
+        >>> model_name({"predictions": {"paths": ["runs/a.jsonl"], "manifests": [None],
+        ...     "line_models": [["gpt-4o"]]}})
+        'gpt-4o'
     """
     predictions = report.get("predictions") or {}
     names: list[str] = []
@@ -1873,6 +1905,9 @@ def model_name(report: Mapping[str, Any]) -> str:
         name = manifest.get("model") or (manifest.get("backend") or {}).get("model")
         if name and str(name) not in names:
             names.append(str(name))
+    if not names:  # the lines' own word, before a file name the user may have chosen freely
+        for from_lines in predictions.get("line_models") or []:
+            names.extend(str(name) for name in from_lines or [] if str(name) not in names)
     if not names:
         names = list(dict.fromkeys(Path(str(p)).stem for p in predictions.get("paths") or []))
     return " + ".join(names) if names else "unnamed model"

@@ -374,6 +374,7 @@ def score_predictions(
 
     chosen = ScoringOptions.build(options, **settings)
     loaded = _load(data, predictions, chosen)
+    _check_box_convention_reads(chosen.box_convention, [loaded])
     release = loaded.release
     summary = loaded.prediction_set.summary()
     cases = case_facts(release, chosen.category_map)
@@ -602,6 +603,7 @@ def compare_predictions(
     fingerprint = release.fingerprint()
     loaded_a = _load(data, predictions_a, chosen, release=release, fingerprint=fingerprint)
     loaded_b = _load(data, predictions_b, chosen, release=release, fingerprint=fingerprint)
+    _check_box_convention_reads(chosen.box_convention, [loaded_a, loaded_b])
     shared = [task for task in loaded_a.tasks if task in loaded_b.tasks]
     if not shared:
         raise NovaInputError(
@@ -778,6 +780,8 @@ class _Loaded:
     sha256: list[str | None] | None = None
     # Per file with a manifest, how much of it the manifest's SHA-256 verified
     file_checks: list[dict[str, Any]] | None = None
+    # Per file, the distinct models its lines name (the report's name when no manifest has one)
+    line_models: list[list[str]] | None = None
 
 
 def _load(
@@ -823,6 +827,8 @@ def _load(
         digest if digest == file_sha256(path) else None for digest, path in zip(before, paths)
     ]
     _check_manifests_describe(paths, manifests, prediction_set)
+    line_models = _line_models(paths, prediction_set)
+    _check_one_model(paths, manifests, line_models)
     if fingerprint is None:
         fingerprint = release.fingerprint()
     if not options.allow_other_release:
@@ -850,8 +856,15 @@ def _load(
                 field="box_convention",
             )
         box_convention = recorded_conventions.pop() if recorded_conventions else "auto"
-    prompt_convention = _prompt_convention(manifests) if box_convention == "auto" else None
+    prompt_convention = (
+        _prompt_convention(manifests, custom=True) if box_convention == "auto" else None
+    )
     box_answers = _box_answers_readers(prediction_set, paths, manifests)
+    raw_box_answers = [  # the box answers this evaluation reads (not parsed earlier)
+        key
+        for key, record in prediction_set.records[registry.task_answered_in("boxes")].items()
+        if not record.is_parsed and record.error is None and record.raw is not None
+    ]
     prediction_set = parse_raw(
         prediction_set,
         release,
@@ -859,6 +872,11 @@ def _load(
         prompt_convention=prompt_convention,
         parsed_with=_parsed_with(paths, manifests),
     )
+    if box_convention == "auto" and prompt_convention is None and raw_box_answers:
+        # (Parsed files never load the parser: none of their answers is read here.)
+        assumed = _labelled_lines_read_y_first(prediction_set, release, raw_box_answers)
+        if assumed:
+            box_answers["labelled_read_y_first"] = assumed
     wanted = options.tasks or [t for t in registry.TASK_NAMES if prediction_set.records[t]]
     if not wanted:
         raise NovaInputError("the predictions answer no task", source=", ".join(map(str, paths)))
@@ -876,6 +894,7 @@ def _load(
         box_answers,
         digests,
         file_checks,
+        line_models,
     )
 
 
@@ -908,6 +927,57 @@ def _check_recorded_files(
             continue
         checked.append(check_recorded_file(path, manifest, sha256=digest).to_dict())
     return checked
+
+
+def _line_models(paths: Sequence[Path], prediction_set: Any) -> list[list[str]]:
+    """Per file, the distinct ``model`` values its lines give, in the order first met."""
+    named: dict[str, dict[str, None]] = {str(path): {} for path in paths}
+    for task in registry.TASK_NAMES:
+        for record in prediction_set.records[task].values():
+            if record.model is not None and str(record.source) in named:
+                named[str(record.source)][record.model] = None
+    return [list(named[str(path)]) for path in paths]
+
+
+def _check_one_model(
+    paths: Sequence[Path], manifests: Sequence[Any], line_models: Sequence[Sequence[str]]
+) -> None:
+    """Refuse predictions files that name different models (user19): ``--predictions A B``
+    joins per-task files of one model, and a report of two models' answers says nothing true.
+
+    A file's model is the one its manifest names (else its backend's), or, without one, the
+    ones its lines name; a file that names none takes no part.
+
+    Raises:
+        NovaInputError: two files, or the lines of one file without a manifest model, name
+            different models.
+    """
+    named: list[tuple[Path, list[str]]] = []
+    for path, manifest, from_lines in zip(paths, manifests, line_models):
+        recorded = None
+        if manifest is not None:
+            recorded = manifest.model or (manifest.backend or {}).get("model")
+        names = [str(recorded)] if recorded else list(from_lines)
+        if len(names) > 1:
+            raise NovaInputError(
+                f"its lines name different models ({names[0]!r} and {names[1]!r}) and no run "
+                "manifest names one: a report scores the answers of one model; split the "
+                "file by model and score each on its own",
+                source=str(path),
+                field="model",
+            )
+        if names:
+            named.append((path, names))
+    for path, names in named[1:]:
+        first_path, first = named[0]
+        if names != first:
+            raise NovaInputError(
+                f"the files name different models, {first[0]!r} and {names[0]!r} in that "
+                "order; several predictions files are scored as the per-task files of one "
+                "model, so score each model's files on their own",
+                source=f"{first_path}, {path}",
+                field="model",
+            )
 
 
 def _check_manifests_describe(
@@ -1021,16 +1091,46 @@ def _box_answers_readers(
     return {"read_here": read_here, "parsed_earlier": dict(parsed_earlier.most_common())}
 
 
-def _prompt_convention(manifests: Sequence[Any]) -> str | None:
+def _labelled_lines_read_y_first(
+    prediction_set: Any, release: Any, read_here: Sequence[str]
+) -> int:
+    """The raw box answers read only because labelled lines are taken in the protocol's
+    order when no prompt is on record: those a custom prompt would leave unread (the one
+    difference between the two readings), so a report can name the assumption."""
+    from novabench.run.defaults import CUSTOM_PROMPT
+    from novabench.run.parsers.boxes import parse_localization
+
+    sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
+    records = prediction_set.records[registry.task_answered_in("boxes")]
+    assumed = 0
+    for key in read_here:
+        record = records[key]
+        if not record.boxes:
+            continue  # no box read (no_target, unparseable, not read...): nothing assumed
+        unprompted = parse_localization(
+            record.raw,
+            image_size=sizes[key],
+            input_size=record.input_size,
+            prompt_convention=CUSTOM_PROMPT,
+        )
+        assumed += unprompted.status == "ambiguous_convention"
+    return assumed
+
+
+def _prompt_convention(manifests: Sequence[Any], *, custom: bool = False) -> str | None:
     """The box order all the runs' localisation prompts asked for; None unless one and known.
 
     A file without a manifest says nothing of its prompt, so it leaves the order open; a
-    manifest that records prompts but none for localisation does not take part.
+    manifest that records prompts but none for localisation does not take part. With
+    ``custom``, a run whose manifest records a prompt the toolkit does not know makes it
+    ``CUSTOM_PROMPT`` (what the parser is given: that prompt may have asked any order).
     """
-    from novabench.run.prompts import prompt_box_convention
+    from novabench.run.defaults import CUSTOM_PROMPT
+    from novabench.run.prompts import prompt_box_convention, prompt_box_order
 
+    read = prompt_box_order if custom else prompt_box_convention
     asked = {
-        prompt_box_convention(manifest.prompts if manifest is not None else None)
+        read(manifest.prompts if manifest is not None else None)
         for manifest in manifests
         if manifest is None
         or not manifest.prompts
@@ -1039,6 +1139,8 @@ def _prompt_convention(manifests: Sequence[Any]) -> str | None:
             for task in tasks_where(lambda spec: spec.prompt_sets_box_order)
         )
     }
+    if CUSTOM_PROMPT in asked:
+        return CUSTOM_PROMPT
     return asked.pop() if len(asked) == 1 else None
 
 
@@ -1124,6 +1226,47 @@ prediction, not the model's
     )
 
 
+def _check_box_convention_reads(asked: str | None, loaded: Sequence[_Loaded]) -> None:
+    """Refuse a box convention the user chose that reads no box answer (user19).
+
+    Box answers parsed earlier are scored as parsed; the report would record the convention
+    as the one that read them (and a board would call two reports of one run's boxes
+    differently read). The same convention as every parse recorded changes nothing: kept.
+
+    Raises:
+        NovaInputError: ``asked`` is set, box answers were given, none of them is raw, and
+            some were parsed (or given as boxes) under another convention.
+    """
+    from novabench.errors import BOX_CONVENTION
+    from novabench.run.predictions import UNRECORDED_PARSE
+
+    if asked is None:
+        return
+    answers = [one.box_answers or {"read_here": 0, "parsed_earlier": {}} for one in loaded]
+    earlier: Counter[str] = Counter()
+    for one in answers:
+        earlier.update(one.get("parsed_earlier") or {})
+    if any(one.get("read_here") for one in answers) or not earlier or set(earlier) == {asked}:
+        return
+    how = ", ".join(
+        f"{n} given as boxes with no parse on record"
+        if convention == UNRECORDED_PARSE
+        else f"{n} parsed by nova parse with box convention {convention}"
+        for convention, n in earlier.most_common()
+    )
+    files = ", ".join(str(path) for one in loaded for path in one.paths)
+    raise NovaInputError(
+        (
+            f"every box answer is already parsed ({how}, as recorded) and scored as parsed, "
+            f"so box convention {asked} would read none of them; leave out ",
+            BOX_CONVENTION,
+            f", or parse the raw answers again with it (nova parse --box-convention {asked})",
+        ),
+        source=files,
+        field="box_convention",
+    )
+
+
 def _conventions_in_use(loaded: _Loaded) -> list[str]:
     """The conventions the box answers were read with: this evaluation's for the raw ones it
     read, and each one a ``nova parse`` recorded for the answers parsed earlier."""
@@ -1184,6 +1327,8 @@ def _provenance(data: str | os.PathLike[str] | NovaRelease, loaded: _Loaded) -> 
             # what governs the box answers: read here with box_convention, or parsed earlier
             "box_answers": loaded.box_answers,
             "box_order_from_prompt": loaded.prompt_convention,
+            # per file, the models its lines name (the model's name when no manifest gives one)
+            "line_models": loaded.line_models,
             # the box order the runs' prompt asked for, whatever convention read the answers
             "prompt_box_convention": _prompt_convention(
                 [

@@ -14,7 +14,7 @@ from __future__ import annotations
 from novabench.registry import TASK_NAMES
 from novabench.tasks import behaviour
 
-__all__ = ["BASELINES", "CONVENTIONS", "DEFAULT_MAX_CONCURRENCY", "PRESET_NAMES"]
+__all__ = ["BASELINES", "CONVENTIONS", "CUSTOM_PROMPT", "DEFAULT_MAX_CONCURRENCY", "PRESET_NAMES"]
 
 #: Conventions accepted by :func:`novabench.run.parsers.parse_localization` (``"auto"``
 #: decides per answer).
@@ -28,6 +28,11 @@ CONVENTIONS: tuple[str, ...] = (
     "xywh_pixel",
     "yxyx_norm1",
 )
+
+#: What a run's manifest says of its localisation prompt when it records one the toolkit does
+#: not know (``--prompt-file``): the prompt is the user's, so the order it asked for is unknown
+#: (``parse_localization(prompt_convention=CUSTOM_PROMPT)``).
+CUSTOM_PROMPT = "custom"
 
 #: The presets' names (``novabench.run.presets.PRESETS`` holds them; a test keeps both equal).
 PRESET_NAMES: tuple[str, ...] = (

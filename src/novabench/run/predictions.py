@@ -47,7 +47,7 @@ from novabench import checks, registry
 from novabench._files import UTF8_BOM, decode_utf8_line, is_novabench_report
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
-from novabench.run.defaults import CONVENTIONS
+from novabench.run.defaults import CONVENTIONS, CUSTOM_PROMPT
 
 # The manifest and merging live in novabench.run.manifest; their names stay importable here.
 from novabench.run.manifest import (  # noqa: F401
@@ -1360,6 +1360,10 @@ def box_answer_summary(predictions: PredictionSet, release: Any) -> dict[str, An
             from novabench.run.parsers.boxes import parse_localization  # parsed runs never load it
 
             parsed = parse_localization(record.raw, image_size=sizes[key])
+            if parsed.status != "ambiguous_convention":  # labelled lines a custom prompt left open
+                parsed = parse_localization(
+                    record.raw, image_size=sizes[key], prompt_convention=CUSTOM_PROMPT
+                )
             readable["|".join(parsed.readable_with)] += 1
     keys = list(predictions.records[task])
     reach = box_reach(

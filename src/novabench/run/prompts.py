@@ -44,6 +44,7 @@ __all__ = [
     "PROMPT_BOX_CONVENTIONS",
     "load_prompt",
     "prompt_box_convention",
+    "prompt_box_order",
     "prompt_hash",
     "render_diagnosis_prompt",
 ]
@@ -185,6 +186,33 @@ def prompt_box_convention(prompts: Mapping[str, Any] | None) -> str | None:
         if isinstance(recorded, Mapping):
             return PROMPT_BOX_CONVENTIONS.get(str(recorded.get("sha256")))
     return None
+
+
+def prompt_box_order(prompts: Mapping[str, Any] | None) -> str | None:
+    """What a run's manifest tells the box parser of the order its localisation prompt asked.
+
+    Args:
+        prompts: a run manifest's ``prompts`` (``{task: {"name": ..., "sha256": ...}}``).
+
+    Returns:
+        The convention :func:`prompt_box_convention` gives for a prompt the toolkit knows;
+        ``CUSTOM_PROMPT`` (``"custom"``) for a recorded localisation prompt it does not know
+        (a ``--prompt-file`` prompt, which may ask any order); None when no localisation
+        prompt is recorded.
+
+    Example:
+        >>> prompt_box_order({"localization": {"name": "mine.txt", "sha256": "ab" * 32}})
+        'custom'
+        >>> prompt_box_order({"captioning": {"name": "default", "sha256": "cd" * 32}}) is None
+        True
+    """
+    from novabench.run.defaults import CUSTOM_PROMPT
+
+    known = prompt_box_convention(prompts)
+    if known is not None:
+        return known
+    recorded = (prompts or {}).get("localization")
+    return CUSTOM_PROMPT if isinstance(recorded, Mapping) else None
 
 
 def default_prompt(task: str) -> TaskPrompt:

@@ -23,7 +23,13 @@ from typing import Any
 
 from novabench._files import read_text_file
 from novabench.data.layouts import rows as layout_rows
-from novabench.data.layouts.rows import GOLD_SOURCE, ImageRow, RawBox, RawImage
+from novabench.data.layouts.rows import (
+    GOLD_SOURCE,
+    ImageRow,
+    RawBox,
+    RawImage,
+    spelled_like_gold,
+)
 from novabench.errors import NovaInputError
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS
 
@@ -194,6 +200,16 @@ def read(
             if rater is not None and not rater.strip():
                 raise NovaInputError(
                     "rater name is empty", source=name, record=record, field="rater"
+                )
+            if rater is not None and spelled_like_gold(rater):
+                # Gold boxes are bboxes_gold.csv's; a rater named so would become gold when
+                # written in the v1 layout, where the source string alone tells them apart.
+                raise NovaInputError(
+                    f"rater name {rater!r} is {GOLD_SOURCE!r} in some spelling: the consensus "
+                    f"boxes belong in bboxes_gold.csv; name the rater otherwise",
+                    source=name,
+                    record=record,
+                    field="rater",
                 )
             owner.boxes.append(RawBox({k: row[k] for k in BOX_FIELDS}, rater, name, record, ""))
     extra = [key for key in meta_header if key != "case_id" and key not in FIXED_META_KEYS]

@@ -29,11 +29,27 @@ __all__ = [
     "RawBox",
     "RawImage",
     "read_parquet",
+    "spelled_like_gold",
     "text",
 ]
 
 #: ``source`` of a consensus box; any other source names a rater.
 GOLD_SOURCE = "gold"
+
+
+def spelled_like_gold(name: str) -> bool:
+    """Whether a box source or rater name is ``gold`` once case and outer spaces go.
+
+    Such a name cannot be told apart: the consensus marked in another spelling, or a
+    rater named after it. Readers refuse it rather than pick one (user19: "Gold" made ten
+    gold boxes a rater's).
+
+    Example:
+        >>> spelled_like_gold("Gold"), spelled_like_gold(" gold "), spelled_like_gold("rater1")
+        (True, True, False)
+    """
+    return name.strip().casefold() == GOLD_SOURCE
+
 
 #: Most rows a release parquet file may hold. NOVA has 906; a file claiming more than
 #: 100 times that is refused from its footer before any row is read (a 1.2 MB file of

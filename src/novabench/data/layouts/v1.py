@@ -20,6 +20,7 @@ from novabench.data.layouts.rows import (
     RawBox,
     RawImage,
     read_parquet,
+    spelled_like_gold,
 )
 from novabench.data.provenance import provenance_metadata
 from novabench.errors import NovaInputError
@@ -211,6 +212,16 @@ def _rows_box_by_box(table: pa.Table, source: str) -> list[RawImage]:
                     record=where,
                     field=prefix + "source",
                 )
+            if rater != GOLD_SOURCE and spelled_like_gold(rater):
+                raise NovaInputError(
+                    f"box source {rater!r} is {GOLD_SOURCE!r} in another spelling: a consensus "
+                    f"box is marked exactly {GOLD_SOURCE!r} and any other source names a rater, "
+                    f"so this box could be either; write {GOLD_SOURCE!r} or name the rater "
+                    "otherwise",
+                    source=source,
+                    record=where,
+                    field=prefix + "source",
+                )
             values = {name: box.get(name) for name in BOX_FIELDS}
             raw.boxes.append(
                 RawBox(values, None if rater == GOLD_SOURCE else rater, source, where, prefix)
@@ -262,6 +273,8 @@ def _box_columns(column: pa.ChunkedArray) -> BoxColumns | None:
     sources = fields[-1].to_pylist()
     if not all(name.strip() for name in sources):
         return None
+    if any(name != GOLD_SOURCE and spelled_like_gold(name) for name in set(sources)):
+        return None  # refused box by box, where the row is named
     coordinates = np.empty((len(boxes), len(BOX_FIELDS)), dtype=np.float64)
     for position, values in enumerate(fields[:-1]):
         coordinates[:, position] = _buffer_view(values, np.dtype(values.type.to_pandas_dtype()))

@@ -58,7 +58,10 @@ and records which convention it used. Exactly these forms are decided:
   for (ambiguous, ``yxyx_norm1`` reads them);
 - Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>`` tokens: ``xyxy_norm1000``;
 - the protocol's labelled lines ``label: [ymin, xmin, ymax, xmax]`` (a colon before
-  the list) with values up to 1000: ``protocol``;
+  the list) with values up to 1000: ``protocol`` when no prompt is on record; a prompt
+  on record reads them as it reads bare lists (below), so lines answering a custom
+  prompt (``prompt_convention=CUSTOM_PROMPT``), which may have asked x first in the
+  same form, are ``"ambiguous_convention"``;
 - named corners (``x1``/``y1``/``x2``/``y2``, ``xmin``/``ymin``/..., ``left``/``top``/...)
   with values all in [0, 1] written with decimals: ``xyxy_norm1``;
 - ``x``/``y``/``width``/``height`` keys with values above 1: ``xywh_pixel``;
@@ -104,7 +107,7 @@ from typing import Any, ClassVar
 from novabench.checks import box_inside_image
 from novabench.errors import NovaInputError
 from novabench.registry import TASKS, task_answered_in
-from novabench.run.defaults import CONVENTIONS
+from novabench.run.defaults import CONVENTIONS, CUSTOM_PROMPT
 from novabench.run.parsers.captions import is_refusal
 from novabench.run.parsers.lenient_json import (
     _MAX_DEPTH,
@@ -534,6 +537,13 @@ def _says_no_target(text: str) -> bool:
 PROMPT_CONVENTIONS: tuple[str, ...] = ("protocol", "xyxy_norm1000", "qwen", "xyxy_norm1")
 
 
+# How an answer wrote boxes whose numbers fix no order, as a reason names them.
+_UNORDERED_FORMS: dict[str, str] = {
+    "generic_key": "a generic box key",
+    "labelled_line": "labelled lines (label: [a, b, c, d])",
+}
+
+
 @dataclass(frozen=True)
 class _Resolution:
     convention: str | None
@@ -619,7 +629,10 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
         return _Resolution(
             None, "every value is 0 or 1: 0..1 fractions or 0..1000 units cannot be told apart"
         )
-    if hint == "labelled_line":  # the protocol's lines fix the order: y first, 0..1000
+    if hint == "labelled_line" and prompt_convention is None:
+        # No prompt on record: lines in the protocol's form are read in its order, y first in
+        # 0..1000. A prompt on record decides them as it decides bare lists (below): a custom
+        # prompt may ask x first in the very same form.
         if fraction:
             return _Resolution(
                 None,
@@ -634,7 +647,12 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
             f"values up to {top:g} exceed 1000, so they are not the protocol's 0..1000 units",
             ("xyxy_pixel",),
         )
-    # Bare lists (or a generic key such as "bbox"): the numbers carry no order of their own.
+    # Bare lists (or a generic key such as "bbox", or labelled lines under a prompt on
+    # record): the numbers carry no order of their own; the prompt's order reads them.
+    custom = prompt_convention == CUSTOM_PROMPT
+    if custom:
+        prompt_convention = None  # on record, but the user's own: its order is unknown
+    written_as = _UNORDERED_FORMS.get(hint, "bare lists")
     if fraction:
         readable: tuple[str, ...] = ("xyxy_norm1", "yxyx_norm1")
         if prompt_convention == "protocol":  # the prompt asked y-first, in other units
@@ -656,8 +674,15 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
             return _Resolution(prompt_convention)
         return _Resolution(
             None,
-            f"bare lists with values {'in 0..1' if fraction else f'up to {top:g}'}, "
+            f"{written_as} with values {'in 0..1' if fraction else f'up to {top:g}'}, "
             f"but the run's prompt asked for {prompt_convention}",
+            readable,
+        )
+    if custom:
+        return _Resolution(
+            None,
+            f"{written_as} (values up to {top:g}) fix no coordinate order, and the run's "
+            "prompt is its own (--prompt-file), whose order the toolkit does not know",
             readable,
         )
     return _Resolution(
@@ -782,8 +807,10 @@ def parse_localization(
         prompt_convention: under ``convention="auto"``, the convention the run's
             prompt asked for (one of :data:`PROMPT_CONVENTIONS`, as
             ``novabench.run.prompts.prompt_box_convention`` tells from the
-            manifest); it decides the order of bare 4-number lists. None: such
-            lists are ``"ambiguous_convention"``.
+            manifest); it decides the order of bare 4-number lists and labelled
+            lines. ``CUSTOM_PROMPT`` (``"custom"``): the run's prompt is on record but
+            is the user's own, so neither is read. None (nothing on record): bare lists
+            are ``"ambiguous_convention"``, labelled lines read in the protocol's order.
 
     Returns:
         The parsed boxes with a status from :data:`LOCALIZATION_STATUSES` (never
@@ -810,6 +837,10 @@ def parse_localization(
         ...                            image_size=(480, 480), convention="protocol")
         >>> keyed.status, keyed.boxes
         ('ok_order_from_keys', [[48.0, 24.0, 96.0, 48.0]])
+        >>> custom = parse_localization("mass: [100, 200, 300, 400]", image_size=(480, 480),
+        ...                             prompt_convention="custom")
+        >>> custom.status, custom.readable_with
+        ('ambiguous_convention', ('protocol', 'xyxy_norm1000'))
         >>> repeated = parse_localization("mass: [100, 200, 300, 400]\\nThe box [100, 200, 300, "
         ...                               "400] is the mass.", image_size=(480, 480))
         >>> repeated.boxes, repeated.notes
@@ -821,10 +852,13 @@ def parse_localization(
             f"{', '.join(CONVENTIONS)}",
             field="convention",
         )
-    if prompt_convention is not None and prompt_convention not in PROMPT_CONVENTIONS:
+    if prompt_convention is not None and prompt_convention not in (
+        *PROMPT_CONVENTIONS,
+        CUSTOM_PROMPT,
+    ):
         raise NovaInputError(
             f"unknown prompt convention {prompt_convention!r}; expected one of "
-            f"{', '.join(PROMPT_CONVENTIONS)}",
+            f"{', '.join((*PROMPT_CONVENTIONS, CUSTOM_PROMPT))}",
             field="prompt_convention",
         )
     width, height = _validate_size(image_size, "image_size")
