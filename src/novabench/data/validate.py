@@ -17,6 +17,7 @@ lists is named in a warning, and beside a missing image in the error (a renamed 
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import io
 import math
@@ -25,7 +26,7 @@ import posixpath
 import re
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, NamedTuple
@@ -145,6 +146,15 @@ def _embedded_image(raw: RawImage) -> _CheckedImage:
     return _CheckedImage(None, None, width, height, hashlib.sha256(data).digest())
 
 
+class _PlainFolder(NamedTuple):
+    """A folder of images named by a plain relative path (see ``_ReleaseFolder.plain_folder``)."""
+
+    path: Path  # the release folder joined with the relative path, as records hold it
+    location: str  # the same as text (``str(path)``), for opening its files
+    resolved: str  # with every link followed, no trailing "/" ("" for "/")
+    inside: bool  # whether that lies inside the release folder
+
+
 class _ReleaseFolder:
     """Where a release's image paths may lead: the folder, resolved once, and its sub-folders.
 
@@ -155,17 +165,42 @@ class _ReleaseFolder:
     ``Path`` objects cost more than the system calls.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, rows: Sequence[RawImage] = ()) -> None:
         self.root = root
         # The folder as text to join a plain relative path to ("" for "/"): str(root / path)
         # for such a path, without building the Path first (a third of its cost).
         self.root_text = str(root).rstrip("/")
         self._resolved_root = root.resolve()
         self._folders: dict[str, tuple[str, bool]] = {}  # folder -> (resolved, inside root)
+        self._plain_folders: dict[str, _PlainFolder] = {}  # by its plain relative path
         self.buffer = _FileBuffer()
-        # Every image path the rows give, as written and normalised: a file beside a missing
-        # one that no row lists may be it, renamed (only an error reads this).
-        self.listed: set[str] = set()
+        self._rows = rows
+
+    @functools.cached_property
+    def listed(self) -> set[str]:
+        """Every image path the rows give, as written and normalised: a file beside a
+        missing one that no row lists may be it, renamed. Only an error reads it, so it is
+        built then, not on every read."""
+        return {
+            posixpath.normpath(raw.image_path)
+            for raw in self._rows
+            if isinstance(raw.image_path, str)
+        }
+
+    def plain_folder(self, relative: str) -> _PlainFolder:
+        """The folder at the plain relative path ``relative`` ("" for the release folder
+        itself), worked out once per folder: an image in it is then joined by name."""
+        known = self._plain_folders.get(relative)
+        if known is None:
+            location = f"{self.root_text}/{relative}" if relative else self.root_text
+            resolved, inside = self.folder(location or "/")
+            known = self._plain_folders[relative] = _PlainFolder(
+                self.root / relative if relative else self.root,
+                location,
+                resolved.rstrip("/"),
+                inside,
+            )
+        return known
 
     def unlisted_like(self, relative: str) -> list[str]:
         """PNG files in the folder of the missing ``relative`` that no row lists, nearest
@@ -393,13 +428,12 @@ def _plain_png(folder: _ReleaseFolder, raw: RawImage, relative: str) -> _Checked
     hashed. None for anything else, which the long way reads again and names."""
     if _OPEN_FLAGS is None:
         return None
-    location = f"{folder.root_text}/{relative}"
-    parent, _, name = location.rpartition("/")
-    resolved_parent, inside = folder.folder(parent or "/")
-    if not inside:
+    parent, _, name = relative.rpartition("/")
+    in_folder = folder.plain_folder(parent)
+    if not in_folder.inside:
         return None
     try:
-        descriptor = os.open(location, _OPEN_FLAGS)
+        descriptor = os.open(f"{in_folder.location}/{name}", _OPEN_FLAGS)
     except OSError:  # a link, no file, no access...
         return None
     try:
@@ -415,8 +449,9 @@ def _plain_png(folder: _ReleaseFolder, raw: RawImage, relative: str) -> _Checked
     size = _decodable_size(
         header, relative, lambda: dict(source=raw.source, record=raw.where(), field="image_path")
     )
-    resolved = f"{resolved_parent.rstrip('/')}/{name}"
-    return _CheckedImage(folder.root / relative, resolved, *size, hashlib.sha256(data).digest())
+    # The folder's Path joined with the name: the same Path as root / relative, for less.
+    resolved = f"{in_folder.resolved}/{name}"
+    return _CheckedImage(in_folder.path / name, resolved, *size, hashlib.sha256(data).digest())
 
 
 # Opening an image file at once, without following a link at its end (a link is refused
@@ -591,10 +626,7 @@ def build_records(
     seen: dict[str, RawImage] = {}
     for raw in raws:
         _check_identity(raw, seen)
-    folder = _ReleaseFolder(root)
-    folder.listed.update(
-        posixpath.normpath(raw.image_path) for raw in raws if isinstance(raw.image_path, str)
-    )
+    folder = _ReleaseFolder(root, raws)
     ordered = sorted(raws, key=attrgetter("filename"))
     images: list[_CheckedImage] = []
     owner_of_path: dict[str, str] = {}
@@ -644,10 +676,10 @@ def build_records(
                 meta = kept
             case_values = meta["title"], meta["publication_date"], meta["clinical_history"]
             final_diagnosis, extra = meta["final_diagnosis"], {key: meta[key] for key in extra_keys}
-        caption = text(raw.caption)
+        caption = raw.caption if type(raw.caption) is str else text(raw.caption)
         if caption is None or not caption.strip():
             warnings.append(f"{raw.source}, {raw.where()}: empty caption")
-        if _listed_twice(gold) or any(_listed_twice(entry["boxes"]) for entry in rater_boxes):
+        if _has_repeated_box(gold, rater_boxes):
             warnings.extend(_duplicate_box_warnings(raw))
         title, publication_date, clinical_history = case_values
         record = ImageRecord(
@@ -697,23 +729,30 @@ def _unlisted_png_warnings(folder: _ReleaseFolder, images: list[_CheckedImage]) 
         >>> _unlisted_png_warnings(folder, [_CheckedImage(None, listed, 1, 1, b"")])
         ['images/case0001_01.png: a PNG file in the image folder that no row lists; not read, not scored (renamed or left over?)']
     """
-    used = {image.resolved for image in images if image.resolved is not None}
+    # The names read in each folder: a file is listed when its folder's set holds its name
+    # (names compared, not paths built for every file of the folder).
+    used: dict[str, set[str]] = {}
+    for image in images:
+        if image.resolved is not None:
+            parent, name = os.path.split(image.resolved)
+            used.setdefault(parent, set()).add(name)
     root = str(folder.root.resolve())
     found: list[str] = []
-    for parent in sorted({os.path.dirname(path) for path in used}):
+    for parent in sorted(used):
         try:
-            entries = sorted(os.scandir(parent), key=attrgetter("name"))
+            names = os.listdir(parent)
         except OSError:
             continue
+        read_here = used[parent]
         unlisted = []
-        for entry in entries:
-            if not _is_png_name(entry.name):
-                continue
-            location = os.path.join(parent, entry.name)
-            if entry.is_symlink():
-                location = os.path.realpath(location)
-            if location not in used:
-                unlisted.append(os.path.relpath(os.path.join(parent, entry.name), root))
+        # A name read here is no link (a link's image is the file it leads to).
+        for name in sorted(name for name in names if name not in read_here and _is_png_name(name)):
+            location = os.path.join(parent, name)
+            if os.path.islink(location):  # listed when the file it leads to was read
+                target_parent, target = os.path.split(os.path.realpath(location))
+                if target in used.get(target_parent, ()):
+                    continue
+            unlisted.append(os.path.relpath(location, root))
         if len(unlisted) == 1:
             found.append(
                 f"{PurePosixPath(Path(unlisted[0]))}: a PNG file in the image folder that no "
@@ -749,6 +788,17 @@ def _boxes_one_by_one(
 
 def _listed_twice(boxes: list[list[float]]) -> bool:
     return len(boxes) > 1 and len({tuple(box) for box in boxes}) < len(boxes)
+
+
+def _has_repeated_box(gold: list[list[float]], rater_boxes: list[dict[str, Any]]) -> bool:
+    """Whether a box is listed twice in the gold boxes or in one rater's (one call an image;
+    most images have a box or two of each source)."""
+    if _listed_twice(gold):
+        return True
+    for entry in rater_boxes:
+        if _listed_twice(entry["boxes"]):
+            return True
+    return False
 
 
 def _duplicate_box_warnings(raw: RawImage) -> list[str]:

@@ -1,0 +1,102 @@
+"""The reader's cheaper ways (issue 21) give what the plain ways give.
+
+Reading a release builds its rows from the ``meta`` struct's fields, joins each image's
+``Path`` to its folder's, finds unlisted PNGs by name and pauses the cyclic garbage
+collector while it reads. Each is held here to what it stands for: ``to_pylist``,
+``root / image_path``, the file a link leads to, and the collector's state as the caller
+left it.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from novabench.data import validate
+from novabench.data.layouts import v1 as v1_layout
+from novabench.data.release import read_release
+from novabench.errors import NovaInputError
+
+
+def test_meta_rows_are_what_to_pylist_gives_for_chunks_slices_and_nulls() -> None:
+    meta_type = pa.struct([("title", pa.string()), ("final_diagnosis", pa.string())])
+    first = pa.array(
+        [
+            {"title": "Glioma", "final_diagnosis": None},
+            {"title": "CADASIL", "final_diagnosis": "CADASIL"},
+            {"title": "Ménière", "final_diagnosis": "Final diagnosis not found."},
+        ],
+        meta_type,
+    )
+    with_null = pa.array([None, {"title": "Lymphoma", "final_diagnosis": "PCNSL"}], meta_type)
+    column = pa.chunked_array([first.slice(1), with_null, first.slice(0, 1)])
+    assert v1_layout._meta_values(column) == column.to_pylist()
+    assert v1_layout._meta_values(pa.chunked_array([], meta_type)) == []
+
+
+def test_every_image_path_is_the_release_folder_joined_with_the_row_path(sample_release) -> None:
+    rows = pq.read_table(sample_release / "data" / "nova-v1.parquet").to_pylist()
+    written = {row["filename"]: row["image_path"] for row in rows}
+    root = sample_release.resolve()
+    release = read_release(sample_release)
+    assert len(release.images) == len(written)
+    for image in release.images:
+        assert image.image_path == root / written[image.filename]
+        assert str(image.image_path) == f"{root}/{written[image.filename]}"
+
+
+def _copy(sample_release: Path, tmp_path: Path) -> tuple[Path, Path]:
+    copy = tmp_path / "nova"
+    shutil.copytree(sample_release, copy)
+    return copy, copy / "images"
+
+
+def test_a_link_to_an_image_read_is_not_named_and_a_link_to_another_png_is(
+    sample_release, tmp_path
+) -> None:
+    root, images = _copy(sample_release, tmp_path)
+    (images / "alias.png").symlink_to(images / "case0001_001.png")  # the same file: read
+    spare = root / "spare"
+    spare.mkdir()
+    shutil.copyfile(images / "case0001_001.png", spare / "left_over.png")
+    (images / "other.png").symlink_to(spare / "left_over.png")  # no row's file
+    assert read_release(root).warnings == [
+        "images/other.png: a PNG file in the image folder that no row lists; not read, "
+        "not scored (renamed or left over?)"
+    ]
+
+
+def test_the_garbage_collector_is_off_while_reading_and_back_on_after(
+    sample_release, tmp_path, monkeypatch
+) -> None:
+    states: list[bool] = []
+    build_records = validate.build_records
+
+    def watched(*args, **kwargs):
+        states.append(gc.isenabled())
+        return build_records(*args, **kwargs)
+
+    monkeypatch.setattr("novabench.data.release.build_records", watched)
+    assert gc.isenabled()
+    read_release(sample_release)
+    assert states == [False] and gc.isenabled()
+
+    root, images = _copy(sample_release, tmp_path)
+    (images / "case0001_001.png").unlink()
+    with pytest.raises(NovaInputError, match="image file not found"):
+        read_release(root)
+    assert states == [False, False] and gc.isenabled()  # back on after an error too
+
+
+def test_a_collector_the_caller_turned_off_stays_off(sample_release) -> None:
+    gc.disable()
+    try:
+        read_release(sample_release)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
