@@ -146,6 +146,11 @@ def _embedded_image(raw: RawImage) -> _CheckedImage:
     return _CheckedImage(None, None, width, height, hashlib.sha256(data).digest())
 
 
+def _same_path(made: Any, joined: Path) -> bool:
+    """Whether ``made`` is in every way the Path ``joined`` is (type, parts and text)."""
+    return type(made) is type(joined) and made == joined and str(made) == str(joined)
+
+
 class _PlainFolder(NamedTuple):
     """A folder of images named by a plain relative path (see ``_ReleaseFolder.plain_folder``)."""
 
@@ -173,6 +178,7 @@ class _ReleaseFolder:
         self._resolved_root = root.resolve()
         self._folders: dict[str, tuple[str, bool]] = {}  # folder -> (resolved, inside root)
         self._plain_folders: dict[str, _PlainFolder] = {}  # by its plain relative path
+        self._child_makers: dict[Path, Callable[[str], Path]] = {}  # see child_path
         self.buffer = _FileBuffer()
         self._rows = rows
 
@@ -186,6 +192,23 @@ class _ReleaseFolder:
             for raw in self._rows
             if isinstance(raw.image_path, str)
         }
+
+    def child_path(self, parent: Path, name: str) -> Path:
+        """``parent / name`` for a plain file name (no separator, not "." or "..").
+
+        pathlib's own way to make a folder's child (what ``iterdir`` and ``glob`` use)
+        costs an eighth of ``/`` (which parses the name again): 1.5 ms of a release's 906
+        records. It is private, so it is used only where it exists and gave, for the
+        first name of the folder, the very Path ``/`` gives; else ``/``.
+        """
+        make_child = self._child_makers.get(parent)
+        if make_child is None:
+            make_child = getattr(parent, "_make_child_relpath", None)
+            if not callable(make_child) or not _same_path(make_child(name), parent / name):
+                make_child = parent.__truediv__
+            self._child_makers[parent] = make_child
+        path: Path = make_child(name)
+        return path
 
     def plain_folder(self, relative: str) -> _PlainFolder:
         """The folder at the plain relative path ``relative`` ("" for the release folder
@@ -449,9 +472,9 @@ def _plain_png(folder: _ReleaseFolder, raw: RawImage, relative: str) -> _Checked
     size = _decodable_size(
         header, relative, lambda: dict(source=raw.source, record=raw.where(), field="image_path")
     )
-    # The folder's Path joined with the name: the same Path as root / relative, for less.
     resolved = f"{in_folder.resolved}/{name}"
-    return _CheckedImage(in_folder.path / name, resolved, *size, hashlib.sha256(data).digest())
+    path = folder.child_path(in_folder.path, name)
+    return _CheckedImage(path, resolved, *size, hashlib.sha256(data).digest())
 
 
 # Opening an image file at once, without following a link at its end (a link is refused
@@ -884,21 +907,33 @@ def _validated_boxes(
     if not good.all():
         for raw, image in zip(ordered, images):
             _boxes_one_by_one(raw, image)  # raises at the first problem
-    values = in_order.tolist()
-    raters = [columns.raters[position] for position in positions.tolist()]
-    result = []
-    end = 0
-    for count in counts.tolist():
-        start, end = end, end + count
-        gold: list[list[float]] = []
-        by_rater: dict[str, list[list[float]]] = {}
-        for rater, box in zip(raters[start:end], values[start:end]):
-            if rater is None:
-                gold.append(box)
-            elif rater in by_rater:
-                by_rater[rater].append(box)
-            else:
-                by_rater[rater] = [box]
-        names = sorted(by_rater) if len(by_rater) > 1 else by_rater
-        result.append((gold, [{"rater": name, "boxes": by_rater[name]} for name in names]))
-    return result
+    # Each image's boxes grouped by source with one stable sort (gold first, then the raters
+    # by name, each group in file order) and taken as slices: a step per group, not per box.
+    rater_names = sorted({name for name in columns.raters if name is not None})
+    code_of = {name: code for code, name in enumerate(rater_names, start=1)}
+    codes = np.fromiter(
+        (0 if name is None else code_of[name] for name in columns.raters),
+        dtype=np.int64,
+        count=len(columns.raters),
+    )[positions]
+    n_codes = len(rater_names) + 1
+    keys = np.repeat(np.arange(len(counts), dtype=np.int64), counts) * n_codes + codes
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    values = in_order[order].tolist()
+    firsts = np.flatnonzero(np.diff(keys, prepend=-1))
+    ends = np.append(firsts[1:], len(keys))
+    group_keys = keys[firsts]
+    golds: list[list[list[float]]] = [[] for _ in range(len(counts))]
+    raters: list[list[dict[str, Any]]] = [[] for _ in range(len(counts))]
+    for image, code, start, end in zip(
+        (group_keys // n_codes).tolist(),
+        (group_keys % n_codes).tolist(),
+        firsts.tolist(),
+        ends.tolist(),
+    ):
+        if code:
+            raters[image].append({"rater": rater_names[code - 1], "boxes": values[start:end]})
+        else:
+            golds[image] = values[start:end]
+    return list(zip(golds, raters))

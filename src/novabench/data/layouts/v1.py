@@ -284,7 +284,7 @@ def _box_columns(column: pa.ChunkedArray) -> BoxColumns | None:
     if any(values.null_count for values in fields):
         return None
     sources = fields[-1].to_pylist()
-    if not all(name.strip() for name in sources):
+    if not all(map(str.strip, sources)):  # a blank source: named box by box
         return None
     coordinates = np.empty((len(boxes), len(BOX_FIELDS)), dtype=np.float64)
     for position, values in enumerate(fields[:-1]):
