@@ -100,3 +100,21 @@ def test_a_collector_the_caller_turned_off_stays_off(sample_release) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_child_path_is_the_public_join_where_the_private_maker_gives_another(tmp_path) -> None:
+    plain = type(tmp_path)
+
+    class Elsewhere(plain):  # type: ignore[valid-type,misc]
+        def _make_child_relpath(self, name: str) -> Path:
+            return plain("/elsewhere") / name
+
+    class Without(plain):  # type: ignore[valid-type,misc]
+        _make_child_relpath = None
+
+    for parent in (Elsewhere(tmp_path / "images"), Without(tmp_path / "images"), tmp_path):
+        make_child = validate._child_maker(parent)
+        for name in ("case0001_001.png", "case0001_002.png"):
+            made = make_child(name)
+            assert made == parent / name and str(made) == str(parent / name)
+            assert type(made) is type(parent)

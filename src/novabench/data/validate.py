@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 from warnings import catch_warnings, simplefilter, warn
 
 import numpy as np
@@ -146,9 +146,25 @@ def _embedded_image(raw: RawImage) -> _CheckedImage:
     return _CheckedImage(None, None, width, height, hashlib.sha256(data).digest())
 
 
-def _same_path(made: Any, joined: Path) -> bool:
-    """Whether ``made`` is in every way the Path ``joined`` is (type, parts and text)."""
-    return type(made) is type(joined) and made == joined and str(made) == str(joined)
+def _child_maker(parent: Path) -> Callable[[str], Path]:
+    """What makes ``parent / name`` of a plain file name (no separator, not "." or "..").
+
+    pathlib's own maker of a folder's children (what ``iterdir`` and ``glob`` use) costs a
+    seventh of ``/``, which parses the name again: 1.5 ms of a release's 906 records. It is
+    private, so it is taken only where it exists and gives the very Path ``/`` gives (type,
+    parts and text); else ``/``.
+
+    Example:
+        >>> _child_maker(Path("/nova/images"))("case0001_001.png")
+        PosixPath('/nova/images/case0001_001.png')
+    """
+    make_child = getattr(parent, "_make_child_relpath", None)
+    probe = "case0001_001.png"
+    if callable(make_child):
+        made, joined = make_child(probe), parent / probe
+        if type(made) is type(joined) and made.parts == joined.parts and str(made) == str(joined):
+            return cast(Callable[[str], Path], make_child)
+    return parent.__truediv__
 
 
 class _PlainFolder(NamedTuple):
@@ -158,6 +174,7 @@ class _PlainFolder(NamedTuple):
     location: str  # the same as text (``str(path)``), for opening its files
     resolved: str  # with every link followed, no trailing "/" ("" for "/")
     inside: bool  # whether that lies inside the release folder
+    make_child: Callable[[str], Path]  # path / name, for a plain name (see _child_maker)
 
 
 class _ReleaseFolder:
@@ -178,7 +195,6 @@ class _ReleaseFolder:
         self._resolved_root = root.resolve()
         self._folders: dict[str, tuple[str, bool]] = {}  # folder -> (resolved, inside root)
         self._plain_folders: dict[str, _PlainFolder] = {}  # by its plain relative path
-        self._child_makers: dict[Path, Callable[[str], Path]] = {}  # see child_path
         self.buffer = _FileBuffer()
         self._rows = rows
 
@@ -193,23 +209,6 @@ class _ReleaseFolder:
             if isinstance(raw.image_path, str)
         }
 
-    def child_path(self, parent: Path, name: str) -> Path:
-        """``parent / name`` for a plain file name (no separator, not "." or "..").
-
-        pathlib's own way to make a folder's child (what ``iterdir`` and ``glob`` use)
-        costs an eighth of ``/`` (which parses the name again): 1.5 ms of a release's 906
-        records. It is private, so it is used only where it exists and gave, for the
-        first name of the folder, the very Path ``/`` gives; else ``/``.
-        """
-        make_child = self._child_makers.get(parent)
-        if make_child is None:
-            make_child = getattr(parent, "_make_child_relpath", None)
-            if not callable(make_child) or not _same_path(make_child(name), parent / name):
-                make_child = parent.__truediv__
-            self._child_makers[parent] = make_child
-        path: Path = make_child(name)
-        return path
-
     def plain_folder(self, relative: str) -> _PlainFolder:
         """The folder at the plain relative path ``relative`` ("" for the release folder
         itself), worked out once per folder: an image in it is then joined by name."""
@@ -217,11 +216,9 @@ class _ReleaseFolder:
         if known is None:
             location = f"{self.root_text}/{relative}" if relative else self.root_text
             resolved, inside = self.folder(location or "/")
+            path = self.root / relative if relative else self.root
             known = self._plain_folders[relative] = _PlainFolder(
-                self.root / relative if relative else self.root,
-                location,
-                resolved.rstrip("/"),
-                inside,
+                path, location, resolved.rstrip("/"), inside, _child_maker(path)
             )
         return known
 
@@ -473,7 +470,7 @@ def _plain_png(folder: _ReleaseFolder, raw: RawImage, relative: str) -> _Checked
         header, relative, lambda: dict(source=raw.source, record=raw.where(), field="image_path")
     )
     resolved = f"{in_folder.resolved}/{name}"
-    path = folder.child_path(in_folder.path, name)
+    path = in_folder.make_child(name)
     return _CheckedImage(path, resolved, *size, hashlib.sha256(data).digest())
 
 
