@@ -118,3 +118,31 @@ def test_a_child_path_is_the_public_join_where_the_private_maker_gives_another(t
             made = make_child(name)
             assert made == parent / name and str(made) == str(parent / name)
             assert type(made) is type(parent)
+
+
+def test_a_meta_struct_holding_a_key_twice_is_refused_naming_it(
+    sample_release, tmp_path, capsys
+) -> None:
+    """pyarrow cannot give such rows as dicts (a ValueError and a traceback before)."""
+    from novabench.cli import main
+
+    root, _ = _copy(sample_release, tmp_path)
+    parquet = root / "data" / "nova-v1.parquet"
+    table = pq.read_table(parquet)
+    meta = table.column("meta").combine_chunks()
+    names = [meta.type.field(index).name for index in range(meta.type.num_fields)]
+    doubled = pa.StructArray.from_arrays(
+        [meta.field(index) for index in range(len(names))] + [meta.field(0)],
+        names=[*names, names[0]],
+    )
+    table = table.set_column(table.column_names.index("meta"), "meta", doubled)
+    pq.write_table(table, parquet)
+    with pytest.raises(NovaInputError) as raised:
+        read_release(root)
+    assert str(raised.value) == (
+        f"data/nova-v1.parquet, field 'meta.{names[0]}': meta key '{names[0]}' is a field of "
+        "the meta struct 2 times; each key may be one field"
+    )
+    assert main(["info", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and f"meta.{names[0]}" in err

@@ -130,6 +130,14 @@ def read(
             _check_kind(name, kind, table.schema.field(name).type, source)
     meta_type = table.schema.field("meta").type
     meta_keys = [meta_type.field(i).name for i in range(meta_type.num_fields)]
+    repeated = sorted({key for key in meta_keys if meta_keys.count(key) > 1})
+    if repeated:  # a row could not say which of the two is the case's value
+        raise NovaInputError(
+            f"meta key '{repeated[0]}' is a field of the meta struct {meta_keys.count(repeated[0])} "
+            "times; each key may be one field",
+            source=source,
+            field=f"meta.{repeated[0]}",
+        )
     for key in FIXED_META_KEYS:
         if key not in meta_keys:
             raise NovaInputError(
@@ -210,7 +218,7 @@ def _meta_values(column: pa.ChunkedArray) -> list[dict[str, Any] | None]:
     values: list[dict[str, Any] | None] = []
     for chunk in column.chunks:
         keys = [chunk.type.field(index).name for index in range(chunk.type.num_fields)]
-        if chunk.null_count or len(set(keys)) < len(keys):  # as pyarrow reads those
+        if chunk.null_count:  # a null row: as pyarrow reads it
             values.extend(chunk.to_pylist())
             continue
         fields = [chunk.field(index).to_pylist() for index in range(len(keys))]
