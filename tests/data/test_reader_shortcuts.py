@@ -146,3 +146,30 @@ def test_a_meta_struct_holding_a_key_twice_is_refused_naming_it(
     assert main(["info", str(root)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and f"meta.{names[0]}" in err
+
+
+def test_records_and_rows_built_by_position_follow_their_classes_field_order() -> None:
+    """``build_records`` and the v1 reader pass every field by position (keywords cost
+    several times more): each class's fields must stay in that order."""
+    import dataclasses
+
+    from novabench.data.layouts.rows import RawImage
+    from novabench.records import ImageRecord
+
+    assert tuple(f.name for f in dataclasses.fields(ImageRecord)) == validate._RECORD_FIELDS
+    assert tuple(f.name for f in dataclasses.fields(RawImage)) == (
+        "source",
+        "record",
+        "filename",
+        "case_id",
+        "scan_id",
+        "caption",
+        "image_path",
+        "meta",
+        "boxes",
+        "embedded",
+        "image_bytes",
+        "size",
+        "box_columns",
+        "box_row",
+    )

@@ -184,7 +184,8 @@ def _raw_images(
         ('row 0 (case0001_001.png)', 'Axial T2.', {}, [])
     """
     # Column by column, each row's RawImage built at once (what RawImage.from_parquet_row
-    # gives a row): no dict per row on the way.
+    # gives a row): no dict per row on the way, every field by position (keywords cost
+    # several times more; a test holds the order to the class's).
     texts = [table.column(name).to_pylist() for name in _TEXT_COLUMNS]
     return [
         RawImage(
@@ -196,8 +197,12 @@ def _raw_images(
             caption,
             image_path,
             meta or {},
-            box_columns=box_columns,
-            box_row=index,
+            [],  # boxes: none listed apart
+            False,  # embedded
+            None,  # image_bytes
+            None,  # size
+            box_columns,
+            index,  # box_row
         )
         for index, (filename, case_id, scan_id, caption, image_path, meta) in enumerate(
             zip(*texts, _meta_values(table.column("meta")))
