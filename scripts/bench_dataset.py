@@ -223,7 +223,10 @@ def _plain_export(release: Path, out: Path) -> int:
 
 # Streaming children once died with "terminate called without an active exception" (a C++
 # std::terminate, SIGABRT). It did not recur here since (12 more runs of iterate_streaming
-# in a row on 2026-12-06, datasets 5.2 / pyarrow 26 / torch 2.13, all exited 0). The same
+# in a row on 2026-12-06, datasets 5.2 / pyarrow 26 / torch 2.13, all exited 0; later that
+# day, at load average 7-12, 10 runs of each streaming child through this script and 10
+# more of each ending with a normal interpreter exit instead of os._exit: all 40 exited 0,
+# so what it depends on could not be narrowed further here). The same
 # abort after load_dataset(..., streaming=True) is reported upstream and open
 # (huggingface/datasets issue 7566). What such a child holds at exit, looked at then: the
 # first Parquet read starts pyarrow's native thread pools (3 threads before it, 6 after,
