@@ -21,7 +21,8 @@ Python process so that imports, caches and peak memory of one run never pollute 
   and hashed with ``hashlib.sha256``, and the same with every file read into one reused
   buffer (the cheapest read we know), side by side with their ratios. ``--read-only``
   measures only this, and ``--release DIR`` measures it on an existing release (only
-  read, never written). ``--export-only`` measures only the exports.
+  read, never written); ``--other-src TREE/src`` times another tree's reader in the same
+  rounds. ``--export-only`` measures only the exports.
 
 Every figure is given in CPU seconds of the measured process (``time.process_time``) beside
 wall seconds: on a shared machine wall time measures the neighbours too.
@@ -32,7 +33,7 @@ machine is shared and a slow run measures the neighbours, not the code. Peak RSS
 
 Usage:
     python scripts/bench_dataset.py [--n-cases 281] [--seed 0] [--workdir DIR] [--repeat 3]
-    python scripts/bench_dataset.py --read-only [--release DIR] [--repeat 5]
+    python scripts/bench_dataset.py --read-only [--release DIR] [--repeat 5] [--other-src TREE/src]
     python scripts/bench_dataset.py --export-only [--workdir DIR] [--repeat 3]
 """
 
@@ -222,7 +223,10 @@ def _plain_export(release: Path, out: Path) -> int:
 
 # Streaming children once died with "terminate called without an active exception" (a C++
 # std::terminate, SIGABRT). It did not recur here since (12 more runs of iterate_streaming
-# in a row on 2026-12-06, datasets 5.2 / pyarrow 26 / torch 2.13, all exited 0). The same
+# in a row on 2026-12-06, datasets 5.2 / pyarrow 26 / torch 2.13, all exited 0; later that
+# day, at load average 7-12, 10 runs of each streaming child through this script and 10
+# more of each ending with a normal interpreter exit instead of os._exit: all 40 exited 0,
+# so what it depends on could not be narrowed further here). The same
 # abort after load_dataset(..., streaming=True) is reported upstream and open
 # (huggingface/datasets issue 7566). What such a child holds at exit, looked at then: the
 # first Parquet read starts pyarrow's native thread pools (3 threads before it, 6 after,
@@ -241,11 +245,17 @@ _ABORT_NOTE = "huggingface/datasets issue 7566, an abort at exit after streaming
 def measure_once(operation: str, **params: Any) -> dict[str, Any]:
     """Run ``operation`` once in a fresh interpreter and return its JSON report.
 
+    A ``python_path`` parameter (not passed on) runs the child on another tree's package
+    (``PYTHONPATH``); the floors never take one, so every tree is measured against the same.
+
     Example:
         >>> measure_once("iterate_pil", images="/nonexistent")["count"]  # doctest: +SKIP
         0
     """
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TQDM_DISABLE": "1"}
+    python_path = params.pop("python_path", None)
+    if python_path is not None:
+        env["PYTHONPATH"] = python_path
     completed = subprocess.run(
         [sys.executable, __file__, "--child", operation, json.dumps(params)],
         capture_output=True,
@@ -279,6 +289,8 @@ def measure_rounds(
         name: {
             "seconds": min(run["seconds"] for run in results),
             "cpu_seconds": min(run["cpu_seconds"] for run in results),
+            "seconds_max": max(run["seconds"] for run in results),
+            "cpu_seconds_max": max(run["cpu_seconds"] for run in results),
             "count": results[0]["count"],
             "peak_mb": max(run["peak_mb"] for run in results),
             "baseline_mb": statistics.median(run["baseline_mb"] for run in results),
@@ -365,36 +377,55 @@ def _crc_library() -> str:
     return "zlib (zlib-ng not installed)" if crc is zlib.crc32 else "zlib-ng"
 
 
-def _print_reading(release: Path, repeat: int) -> None:
+def _print_reading(release: Path, repeat: int, other_src: Path | None = None) -> None:
     """Reading the release (validated and fingerprinted) beside two read-and-hash floors.
 
     CPU seconds lead (on a shared machine wall time measures the neighbours too); wall
-    seconds beside them. Every module is imported before the clock (``novabench.data.export``
-    loads the reader, as ``hashlib`` is loaded for the floors).
+    seconds beside them, each the fastest run and the slowest (in brackets). Every module
+    is imported before the clock (``novabench.data.export`` loads the reader, as
+    ``hashlib`` is loaded for the floors). With ``other_src`` (another tree's ``src``),
+    that tree's reader runs in the same rounds, against the same floors.
+
+    The floors read every ``*.png`` under the release, sorted by path (for a release we
+    write, its images in the order the reader reads them): when that is not as many files
+    as the release has images, the ratios are not like for like, and it says so.
     """
-    reading = measure_rounds(
-        {
-            "ours": ("read_release", {"release": str(release)}),
-            "floor": ("read_hash_floor", {"release": str(release)}),
-            "floor_reused": ("read_hash_floor_reused", {"release": str(release)}),
-        },
-        repeat,
-    )
+    jobs = {
+        "ours": ("read_release", {"release": str(release)}),
+        "floor": ("read_hash_floor", {"release": str(release)}),
+        "floor_reused": ("read_hash_floor_reused", {"release": str(release)}),
+    }
+    if other_src is not None:
+        other = {"release": str(release), "python_path": str(other_src.resolve())}
+        jobs["other"] = ("read_release", other)
+    reading = measure_rounds(jobs, repeat)
     ours = reading["ours"]
+    load = os.getloadavg()
     print(
-        f"\nreading {release} ({ours['count']} images), fastest of {repeat} interleaved runs, "
-        f"load average {os.getloadavg()[0]:.1f}, PNG CRCs by {_crc_library()}"
+        f"\nreading {release} ({ours['count']} images), fastest of {repeat} interleaved runs "
+        f"(slowest in brackets), load average {load[0]:.1f} (5 min: {load[1]:.1f}), "
+        f"PNG CRCs by {_crc_library()}"
     )
-    print(f"{'':<58} {'CPU s':>7} {'wall s':>7} {'ours / it (CPU)':>16}")
-    for name, label in (
+    print(f"{'':<58} {'CPU s':>15} {'wall s':>15} {'ours / it (CPU)':>16}")
+    rows = [
         ("ours", "read_release + fingerprint() (all checks, PNG CRCs)"),
         ("floor", "floor: read every PNG (read_bytes) + hashlib.sha256"),
         ("floor_reused", "floor: read into one reused buffer + hashlib.sha256"),
-    ):
+    ]
+    if other_src is not None:
+        rows.append(("other", f"the same, the tree of {other_src}"))
+    for name, label in rows:
         result = reading[name]
         ratio = ours["cpu_seconds"] / result["cpu_seconds"]
         print(
-            f"{label:<58} {result['cpu_seconds']:>7.3f} {result['seconds']:>7.3f} {ratio:>15.2f}x"
+            f"{label:<58} {result['cpu_seconds']:>6.3f} ({result['cpu_seconds_max']:.3f})"
+            f" {result['seconds']:>6.3f} ({result['seconds_max']:.3f}) {ratio:>15.2f}x"
+        )
+    floors = {reading[name]["count"] for name in ("floor", "floor_reused")}
+    if floors != {ours["count"]}:
+        print(
+            f"note: the floors read {' and '.join(map(str, sorted(floors)))} PNG files, the "
+            f"release has {ours['count']} images: the ratios are not like for like"
         )
 
 
@@ -418,6 +449,12 @@ def main(argv: list[str] | None = None) -> int:
         "--release", type=Path, default=None, help="an existing release to read (--read-only)"
     )
     parser.add_argument(
+        "--other-src",
+        type=Path,
+        default=None,
+        help="another tree's src folder: its reader is timed in the same rounds (--read-only)",
+    )
+    parser.add_argument(
         "--export-only",
         action="store_true",
         help="only time export_release at the three sizes and the plain export beside it",
@@ -434,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     from novabench.data.sample import write_sample_release
 
     if args.read_only and args.release is not None:
-        _print_reading(args.release, args.repeat)
+        _print_reading(args.release, args.repeat, args.other_src)
         return 0
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="nova-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -447,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"sample release: {time.perf_counter() - start:.1f} s", file=sys.stderr)
         if args.read_only:
-            _print_reading(release, args.repeat)
+            _print_reading(release, args.repeat, args.other_src)
             return 0
         n_total = len(list((release / "images").glob("*.png")))
         png_mb = sum(p.stat().st_size for p in (release / "images").glob("*.png")) / 2**20
@@ -547,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
             "the PIL loop includes opening the files; numpy-format rows decode in batches of 32."
         )
         _print_export(exports[f"export-{n_total}"], plain, Path(export), workdir, args.repeat)
-        _print_reading(release, args.repeat)
+        _print_reading(release, args.repeat, args.other_src)
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -86,6 +86,54 @@ def test_integer_and_float32_columns_give_the_values_of_the_box_by_box_path(
     assert first[0] == float(int(first[0]))
 
 
+def test_interleaved_sources_are_grouped_as_the_box_by_box_path_groups_them(
+    tmp_path, monkeypatch
+) -> None:
+    """Gold first, then the raters sorted by name (capitals before small letters), each in
+    the file's order; an image with rater boxes only and one without boxes among them."""
+    rows = default_rows(image_size=SMALL)
+
+    def box(x: float, source: str) -> dict[str, object]:
+        return {"x": x, "y": 2.0, "width": 5.0, "height": 6.0, "source": source}
+
+    rows[0]["bboxes"] = [
+        box(1, "rater2"),
+        box(2, "gold"),
+        box(3, "Zed"),
+        box(4, "rater2"),
+        box(5, "gold"),
+        box(6, "rater10"),
+        box(4, "rater2"),  # listed twice: kept, and warned about
+    ]
+    rows[1]["bboxes"] = [box(7, "rater1"), box(8, "rater1")]
+    rows[2]["bboxes"] = None
+    folder = write_v1_release(tmp_path / "nova", rows, image_size=SMALL, shuffle_seed=2)
+    assert v1_layout.read(folder, [])[0][0].box_columns is not None
+    fast, slow = read_release(folder), _read_box_by_box(folder, monkeypatch)
+    by_name = {image.filename: image for image in fast.images}
+    first = by_name[rows[0]["filename"]]
+    assert [box[0] for box in first.boxes] == [2.0, 5.0]
+    assert [
+        (entry["rater"], [box[0] for box in entry["boxes"]]) for entry in first.rater_boxes
+    ] == [
+        ("Zed", [3.0]),
+        ("rater10", [6.0]),
+        ("rater2", [1.0, 4.0, 4.0]),
+    ]
+    assert by_name[rows[1]["filename"]].boxes == []
+    assert (by_name[rows[2]["filename"]].boxes, by_name[rows[2]["filename"]].rater_boxes) == (
+        [],
+        [],
+    )
+    assert [dataclasses.asdict(image) for image in fast.images] == [
+        dataclasses.asdict(image) for image in slow.images
+    ]
+    assert fast.warnings == slow.warnings and len(fast.warnings) == 1
+    assert fast.fingerprint() == slow.fingerprint()
+    # Each record owns its lists.
+    assert len({id(image.boxes) for image in fast.images}) == len(fast.images)
+
+
 @pytest.mark.parametrize(
     "change",
     [
