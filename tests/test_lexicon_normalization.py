@@ -9,6 +9,7 @@ as written before the shortcuts, on many seeded random strings.
 from __future__ import annotations
 
 import random
+import string
 import unicodedata
 
 import pytest
@@ -18,9 +19,16 @@ from novabench.lexicon.diagnoses import load_diagnosis_lexicon
 
 
 def plain_fold(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).translate(normalization._SPECIAL_LETTERS)
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+    decomposed = unicodedata.normalize("NFKD", text).translate(normalization._SPECIAL_LETTERS)
+    out: list[str] = []
+    base = None  # the last character that is no mark
+    for ch in decomposed:
+        if not unicodedata.combining(ch):
+            base = ch
+            out.append(ch)
+        elif base is None or base not in string.ascii_letters:  # a Latin letter's accent goes
+            out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out)).casefold()
 
 
 def plain_fix_spelling(token: str) -> str:
@@ -80,7 +88,7 @@ _WORDS = (
     "vitamin a non non-ketotic non-Hodgkin "
     "Ménière æ ß œ ø ł đ ’ ‘ ʼ glioma glioblastoma abscess (PML) [GBM] x linked v i"
 ).split()
-_LETTERS = "aeiouchrtlmpsgxv'- ÆéüöØ"
+_LETTERS = "aeiouchrtlmpsgxv'- ÆéüöØβΑトドパ\u3099\u0301й"
 
 
 def random_texts(seed: int, count: int) -> list[str]:

@@ -533,6 +533,28 @@ def test_a_case_without_its_row_or_a_row_twice_is_refused(odd_export: Path, tmp_
         read_release(tmp_path / "twice")
 
 
+def test_a_cases_shard_with_a_column_of_its_own_is_refused(
+    odd_export: Path, tmp_path: Path
+) -> None:
+    """user20: a column added to the cases shard passed nova info ("warnings 0") while
+    load_nova(..., "cases") failed with a raw DatasetGenerationError."""
+    import shutil
+
+    copy = tmp_path / "extra-column"
+    shutil.copytree(odd_export, copy)
+    (shard,) = (copy / "data" / "cases").glob("*.parquet")
+    table = pq.read_table(shard)
+    corrected = pa.array(
+        [f"{value} (corrected)" for value in table.column("final_diagnosis").to_pylist()]
+    )
+    pq.write_table(table.append_column("final_diagnosis_corrected", corrected), shard)
+    with pytest.raises(
+        NovaInputError, match="a column the case's image rows do not give"
+    ) as caught:
+        read_release(copy)
+    assert caught.value.field == "final_diagnosis_corrected"
+
+
 def test_an_unedited_exports_case_rows_are_its_image_rows_own(odd_export: Path) -> None:
     """The check passes on what nova export writes (float32 boxes, renamed extra columns)."""
     assert read_release(odd_export).n_cases == 3

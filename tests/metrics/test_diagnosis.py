@@ -61,6 +61,9 @@ def matcher() -> LexiconDiagnosisMatcher:
         ("β-thalassemia", "beta thalassemia"),
         ("Α-Mannosidosis", "alpha mannosidosis"),
         ("脑膜瘤", "脑膜瘤"),
+        ("ミトコンドリア病", "ミトコンドリア病"),  # a kana's voicing mark is part of it
+        ("Aβ-related angiitis", "beta related angiitis"),  # a Greek letter is a word
+        ("αβ T-cell lymphoma", "alpha beta t cell lymphoma"),
         ("Менингиома", "менингиома"),
         ("", ""),
         ("likely", ""),
@@ -382,6 +385,7 @@ def test_lexicon_matcher_rejects(
         ("α-thalassemia", "β-thalassemia", "qualifier-mismatch"),
         ("α-mannosidosis", "Alpha mannosidosis", "exact"),
         ("Meningioma", "胶质瘤", "no-match"),
+        ("Amyloid beta-related angiitis", "Aβ-related angiitis", "fuzzy"),
         ("Foix-Chavany-Marie opercular syndrome", "Foix-Chavany-Marie syndrome", "fuzzy"),
         ("Glioblastoma", "GBM with central necrosis", "lexicon-context"),
         ("Intraventricular hemorrhage", "intraventricular bleed", "lexicon"),

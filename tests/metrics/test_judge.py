@@ -461,9 +461,10 @@ def test_cached_judge_keeps_diagnoses_apart_that_differ_in_letters_beyond_ascii(
         ("α-mannosidosis", "β-mannosidosis"),
         ("脑膜瘤", "脑膜瘤"),
         ("脑膜瘤", "胶质瘤"),
+        ("ヘルペス脳炎", "ヘルヘス脳炎"),  # pe and he differ by a voicing mark only
     ]
     assert [judge(reference, candidate) for reference, candidate in pairs] == [
-        True, False, True, False,
+        True, False, True, False, False,
     ]  # fmt: skip
     assert calls == pairs and judge.stats.cache_hits == 0
     # A spelling of the same letter is the same request: alpha spelled out hits alpha's entry.

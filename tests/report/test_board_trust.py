@@ -653,6 +653,7 @@ def test_a_report_stating_the_boards_fingerprint_but_another_size_is_refused(
         del report["items"]
         report["data"]["n_images"] = data["n_images"] - 7
         report["data"]["n_cases"] = data["n_cases"] - 2
+        report["tasks"]["localization"]["coverage"]["items"] = data["n_images"] - 7
         report["predictions"]["manifests"][0]["model"] = "other-model"
         report["predictions"]["sha256"] = ["0" * 64]  # another model's answers
         localization = report["tasks"]["localization"]
@@ -669,3 +670,38 @@ def test_a_report_stating_the_boards_fingerprint_but_another_size_is_refused(
     assert f"the reports state one release (fingerprint {data['fingerprint']})" in message
     assert f"{edited} {data['n_images'] - 7} images, {data['n_cases'] - 2} cases" in message
     assert "data.n_images" in message
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda data, tasks: data.pop("n_images"), "data.n_images"),
+        (lambda data, tasks: data.update(n_cases=None), "data.n_cases"),
+        (lambda data, tasks: tasks["localization"]["coverage"].update(items=7), "coverage.items"),
+    ],
+    ids=["size-deleted", "size-null", "size-kept-coverage-edited"],
+)
+def test_a_reports_size_deleted_or_contradicted_by_its_coverage_is_refused(
+    scored: dict[str, Path], capsys: pytest.CaptureFixture[str], edit: Any, field: str
+) -> None:
+    """user20: with n_images deleted or null, or set back to the board's while its own
+    coverage counted another number of items, the edited report passed and ranked first."""
+    source = scored["localization"]
+
+    def edited_report(report: dict) -> None:
+        del report["items"]
+        report["predictions"]["sha256"] = ["0" * 64]
+        report["predictions"]["manifests"][0]["model"] = "other-model"
+        localization = report["tasks"]["localization"]
+        localization["metrics"] = {
+            key: value / 2 if isinstance(value, float) else value
+            for key, value in localization["metrics"].items()
+        }
+        localization["confidence_intervals"] = {}
+        edit(report["data"], report["tasks"])
+
+    edited = copied(source, f"edited-{field}.json", edited_report)
+    capsys.readouterr()
+    assert main(["leaderboard", str(source), str(edited), "--bootstrap", "20"]) == 2
+    message = one_error_line(capsys)
+    assert str(edited) in message and field in message

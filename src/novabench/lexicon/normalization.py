@@ -38,9 +38,9 @@ _SPECIAL_LETTERS = str.maketrans(
         "‘": "'",
         "ʼ": "'",
         # Greek letters by name, as most texts write them ("β-thalassemia" is beta
-        # thalassemia, not thalassemia): the ASCII-only token rule below drops any other letter.
+        # thalassemia, not thalassemia), a word of their own ("Aβ" is A beta, "αβ" alpha beta).
         **{
-            letter: name
+            letter: f" {name} "
             for pair in (
                 "αalpha βbeta γgamma δdelta εepsilon ζzeta ηeta θtheta ιiota κkappa λlambda "
                 "μmu νnu ξxi οomicron πpi ρrho σsigma ςsigma τtau υupsilon φphi χchi ψpsi "
@@ -187,12 +187,26 @@ _NON_ALNUM = re.compile(r"[\W_]+")
 
 
 def _fold(text: str) -> str:
-    """Lower-case, fold accents and special letters, unify apostrophes."""
+    """Lower-case, fold the accents of Latin letters and special letters, spell Greek letters,
+    unify apostrophes.
+
+    Only a mark on a Latin letter is an accent to fold (``é`` is ``e``); the marks of other
+    scripts are letters' parts (kana voicing, ``ド`` is no ``ト``; Thai tones; Devanagari
+    vowels) and stay, recomposed.
+    """
     if text.isascii():  # nothing to fold: the same as the steps below, without them
         return text.lower()
-    text = unicodedata.normalize("NFKC", text).translate(_SPECIAL_LETTERS)
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+    decomposed = unicodedata.normalize("NFKD", text).translate(_SPECIAL_LETTERS)
+    kept: list[str] = []
+    base = ""
+    for ch in decomposed:
+        if unicodedata.combining(ch):
+            if base.isascii() and base.isalpha():
+                continue  # an accent of a Latin letter
+        else:
+            base = ch
+        kept.append(ch)
+    return unicodedata.normalize("NFC", "".join(kept)).casefold()
 
 
 # Every spelling rule's pattern contains one of these: a token without any is left as it is,

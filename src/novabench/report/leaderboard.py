@@ -1185,11 +1185,12 @@ def _separable(
 
 def _same_release_sizes(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
     """Refuse reports that state one release fingerprint but different numbers of images or
-    cases: one release has one size, so one of them was edited (a report without per-item
-    tables is otherwise taken as it states).
+    cases, that state no size, or whose own task coverage counts another size: one release
+    has one size, so such a report was edited (one without per-item tables is otherwise taken
+    as it states). Reports none of which states a size (written by hand) are not compared.
 
     Raises:
-        NovaInputError: naming each report's stated sizes.
+        NovaInputError: naming the report and the field.
 
     Example:
         >>> same = {"data": {"fingerprint": "f", "n_images": 906, "n_cases": 281}}
@@ -1201,11 +1202,40 @@ def _same_release_sizes(reports: Sequence[Mapping[str, Any]], names: Sequence[st
         novabench.errors.NovaInputError: field 'data.n_images': the reports state one release (fingerprint f) but different sizes: a.json 906 images, 281 cases; b.json 132 images, 40 cases; one of them was edited or scored another release
     """
     sizes = []
-    for report in reports:
+    stated = [
+        (report.get("data") or {}).get("n_images") is not None
+        or (report.get("data") or {}).get("n_cases") is not None
+        for report in reports
+    ]
+    for report, name in zip(reports, names):
         data = report.get("data") or {}
-        sizes.append((data.get("n_images"), data.get("n_cases")))
-    stated = {size for size in sizes if None not in size}
-    if len(stated) <= 1:
+        size = (data.get("n_images"), data.get("n_cases"))
+        if not any(stated):  # hand-made reports stating no size at all: nothing to compare
+            continue
+        for field, value in zip(("n_images", "n_cases"), size):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise NovaInputError(
+                    f"states no release size ({value!r}), which every report nova evaluate "
+                    "writes holds: edited? re-score it with nova evaluate",
+                    source=name,
+                    field=f"data.{field}",
+                )
+        for task, section in (report.get("tasks") or {}).items():
+            items = ((section or {}).get("coverage") or {}).get("items")
+            if task not in TASKS or items is None:
+                continue
+            unit = TASKS[task].unit
+            expected = size[0] if unit == "image" else size[1]
+            if items != expected:
+                raise NovaInputError(
+                    f"its {task} coverage counts {items!r} items where its release has "
+                    f"{expected} {unit}s (data.n_{unit}s): edited? re-score it with nova "
+                    "evaluate",
+                    source=name,
+                    field=f"tasks.{task}.coverage.items",
+                )
+        sizes.append(size)
+    if len(set(sizes)) <= 1:
         return
     listing = "; ".join(
         f"{name} {images} images, {cases} cases" for name, (images, cases) in zip(names, sizes)

@@ -232,6 +232,16 @@ def check_case_rows(root: Path, release: NovaRelease) -> None:
                     record=f"case {case_id!r}",
                     field="case_id",
                 )
+            unknown = sorted(set(row) - set(derived))
+            if unknown:  # datasets refuses a shard whose columns are not the card's
+                raise NovaInputError(
+                    f"a column the case's image rows do not give ({', '.join(unknown)}): the "
+                    "cases configuration would not load (its columns must be the card's); "
+                    "export the release again",
+                    source=source,
+                    record=f"case {case_id}",
+                    field=unknown[0],
+                )
             for column, value in derived.items():
                 if not _same_case_value(column, row.get(column), value):
                     raise NovaInputError(
