@@ -1235,7 +1235,9 @@ def _check_box_convention_reads(asked: str | None, loaded: Sequence[_Loaded]) ->
 
     Raises:
         NovaInputError: ``asked`` is set, box answers were given, none of them is raw, and
-            some were parsed (or given as boxes) under another convention.
+            some were parsed under another convention by a ``nova parse`` on record (boxes
+            with no parse on record are checked against their raw answers read under
+            ``asked``, so it is used).
     """
     from novabench.errors import BOX_CONVENTION
     from novabench.run.predictions import UNRECORDED_PARSE
@@ -1247,6 +1249,10 @@ def _check_box_convention_reads(asked: str | None, loaded: Sequence[_Loaded]) ->
     for one in answers:
         earlier.update(one.get("parsed_earlier") or {})
     if any(one.get("read_here") for one in answers) or not earlier or set(earlier) == {asked}:
+        return
+    if UNRECORDED_PARSE in earlier:
+        # No parse on record: the raw answers beside those boxes are read again under the
+        # convention asked, to check them (a check that reads, so the convention is used).
         return
     how = ", ".join(
         f"{n} given as boxes with no parse on record"

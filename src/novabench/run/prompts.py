@@ -211,7 +211,7 @@ def prompt_box_order(prompts: Mapping[str, Any] | None) -> str | None:
     known = prompt_box_convention(prompts)
     if known is not None:
         return known
-    recorded = (prompts or {}).get("localization")
+    recorded = (prompts or {}).get(registry.task_answered_in("boxes"))
     return CUSTOM_PROMPT if isinstance(recorded, Mapping) else None
 
 
