@@ -457,14 +457,20 @@ def _check_data(data: Any) -> None:
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: field 'data': a list is no release: pass the release folder (or the nova export folder) it was loaded from, or novabench.read_release(folder)
+        >>> _check_data(object())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'data': an object is no release: ...
     """
     from novabench.data.release_record import NovaRelease
 
     if isinstance(data, (str, os.PathLike, NovaRelease)):
         return
     rows = " (rows of load_nova or load_dataset)" if hasattr(data, "features") else ""
+    kind = type(data).__name__
+    article = "an" if kind[:1].lower() in "aeiou" else "a"
     raise NovaInputError(
-        f"a {type(data).__name__}{rows} is no release: pass the release folder (or "
+        f"{article} {kind}{rows} is no release: pass the release folder (or "
         "the nova export folder) it was loaded from, or novabench.read_release(folder)",
         field="data",
     )
