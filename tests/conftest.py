@@ -64,7 +64,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(optionalhook=True)  # runs without xdist (-p no:xdist) know no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`-n N` sends each test file whole to one worker, and each group of ``WORKER_GROUPS``
-    (the files using evaluate, gradio or torch; those using nltk) all to one.
+    (the files using evaluate, gradio, torch or nltk; those parsing the package) all to one.
 
     Each worker imports evaluate or gradio (seconds each) on the first test that needs them:
     with those tests together, one worker pays. A file's module fixtures (releases, exports,
