@@ -23,8 +23,10 @@ demo: $(STAMP)
 # __pycache__ folders) even where the environment sets PYTHONDONTWRITEBYTECODE: without it each
 # xdist worker compiles the package and rewrites every test module's asserts on every run, half of
 # its collection time. (scripts/mutation_check.py sets it again for its mutants, rightly.)
-# The pytest step costs 117-136 CPU s (user+sys, three runs at load 4-10 on 2 cores; 137-145 s
-# for the tree before, alternated with them); its wall time follows the load. mypy takes ~12
+# The pytest step costs 105-120 CPU s (user+sys, three runs at load 5-14 on 2 cores; 112-131 s
+# for the tree before, 3ae5f56, alternated with them); its wall time follows the load (227-407 s
+# in those runs; at least CPU / 2, so issue 21's minute is not reached on 2 cores). The tests
+# set OMP_NUM_THREADS=1 in each xdist worker (tests/conftest.py) unless you set it. mypy takes ~12
 # CPU s without its .mypy_cache (a fresh clone; ~43 s while it analysed transformers and torch
 # whole), ~5 s with it.
 test: $(STAMP)

@@ -34,6 +34,7 @@ TORCH_FILES = frozenset(
         "tests/data/test_export.py",
         "tests/data/test_hf.py",
         "tests/metrics/test_bertscore.py",
+        "tests/report/test_bertscore_keys.py",
         "tests/run/test_report.py",
         "tests/run/test_runner.py",
         "tests/test_cli_messages.py",
@@ -65,9 +66,10 @@ PACKAGE_SOURCE_FILES = frozenset(
 EVALUATE_DOCTEST_FILES = frozenset({"scripts/bench_metric.py"})
 
 #: Each group's files go to one worker under xdist (tests/conftest.py).
+#: nltk and scikit-learn go with the heavy libraries: test_meteor_variants.py (there for
+#: evaluate) imports them too, so apart both workers imported them (1.5 CPU s each).
 WORKER_GROUPS = {
-    "heavy libraries": HEAVY_LIBRARY_FILES | EVALUATE_DOCTEST_FILES,
-    "nltk and scikit-learn": NLTK_FILES,
+    "heavy libraries": HEAVY_LIBRARY_FILES | EVALUATE_DOCTEST_FILES | NLTK_FILES,
     "package source": PACKAGE_SOURCE_FILES,
 }
 

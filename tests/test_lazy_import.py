@@ -51,8 +51,9 @@ def test_the_heavy_library_files_share_one_worker_under_xdist() -> None:
     scheduler = pytest_xdist_make_scheduler(Config(), log=None)
     scopes = {scheduler._split_scope(f"{name}::test_x") for name in HEAVY_LIBRARY_FILES}
     assert len(scopes) == 1
+    # The nltk files too: test_meteor_variants.py, among them, reads both evaluate and nltk.
     nltk = {scheduler._split_scope(f"{name}::test_x") for name in NLTK_FILES}
-    assert len(nltk) == 1 and nltk != scopes
+    assert nltk == scopes
     # Any other file goes whole to one worker: its module fixtures are built once per run.
     checks = {scheduler._split_scope(f"tests/test_checks.py::test_{x}") for x in ("a", "b[1]")}
     assert checks == {"tests/test_checks.py"}

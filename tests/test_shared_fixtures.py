@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import built_once_per_run
+from tests.conftest import THREADS_CHOSEN_BY_USER, built_once_per_run
 
 
 class WorkerTempFactory:
@@ -65,3 +67,17 @@ def test_without_xdist_the_session_builds_in_its_own_folder(
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     folder = built_once_per_run(WorkerTempFactory(tmp_path, "main"), "sample", lambda f: f)
     assert folder == tmp_path / "popen-main" / "sample"
+
+
+def test_an_xdist_worker_runs_torch_and_blas_on_one_thread() -> None:
+    """Each worker has a core: the libraries' own thread pools only spun against the other."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or THREADS_CHOSEN_BY_USER:
+        pytest.skip("only under xdist, without a thread count the user chose")
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import numpy  # noqa: F401  (its OpenBLAS must be loaded to be listed)
+
+    pools = threadpoolctl.threadpool_info()
+    assert {pool["internal_api"] for pool in pools} >= {"openblas"}
+    assert {pool["num_threads"] for pool in pools} == {1}, pools
+    if "torch" in sys.modules:  # loaded by an earlier test of this worker
+        assert sys.modules["torch"].get_num_threads() == 1

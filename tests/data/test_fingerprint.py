@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +32,15 @@ def reference_fingerprint(release) -> str:
     return digest.hexdigest()[:16]
 
 
+@pytest.fixture(scope="module")
+def two_cases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-case sample (seed 0) written once for this file's tests, which only read it (a
+    test that changes a file works on a copy): four builds cost 1 CPU s."""
+    return write_sample_release(
+        tmp_path_factory.mktemp("fingerprint") / "nova", n_cases=2, seed=0, progress=False
+    )
+
+
 @pytest.mark.parametrize("layout", ["v1", "legacy"])
 def test_fingerprint_equals_the_original_definition(tmp_path, layout) -> None:
     folder = write_sample_release(
@@ -39,9 +50,8 @@ def test_fingerprint_equals_the_original_definition(tmp_path, layout) -> None:
     assert release.fingerprint() == reference_fingerprint(release)
 
 
-def test_fingerprint_sees_every_field_and_pixel(tmp_path) -> None:
-    folder = write_sample_release(tmp_path / "nova", n_cases=2, seed=0, progress=False)
-    release = read_release(folder)
+def test_fingerprint_sees_every_field_and_pixel(two_cases) -> None:
+    release = read_release(two_cases)
     before = release.fingerprint()
     first = release.images[0]
     edited = dataclasses.replace(first, boxes=[*first.boxes, [1.0, 1.0, 2.0, 2.0]])
@@ -56,9 +66,9 @@ def test_fingerprint_sees_every_field_and_pixel(tmp_path) -> None:
     assert release.fingerprint() == before
 
 
-def test_fingerprint_hashes_the_bytes_that_were_checked(tmp_path) -> None:
+def test_fingerprint_hashes_the_bytes_that_were_checked(two_cases, tmp_path) -> None:
     """Taken from the bytes read_release validated; a record pointed elsewhere is re-read."""
-    folder = write_sample_release(tmp_path / "nova", n_cases=2, seed=0, progress=False)
+    folder = Path(shutil.copytree(two_cases, tmp_path / "nova"))  # a PNG is rewritten below
     release = read_release(folder)
     before = release.fingerprint()
     assert before == reference_fingerprint(release)
@@ -113,10 +123,10 @@ def test_records_with_other_attributes_or_values_keep_the_original_definition(
     assert release.fingerprint() == reference_fingerprint(release)
 
 
-def test_a_record_that_contains_itself_is_an_input_error_naming_it(tmp_path) -> None:
+def test_a_record_that_contains_itself_is_an_input_error_naming_it(two_cases) -> None:
     from novabench.errors import NovaInputError
 
-    folder = write_sample_release(tmp_path / "nova", n_cases=2, seed=0, progress=False)
+    folder = two_cases
     release = read_release(folder)
     second = release.images[1]
     # A script adding a rater's boxes appended the rater list to itself by mistake.
@@ -130,11 +140,10 @@ def test_a_record_that_contains_itself_is_an_input_error_naming_it(tmp_path) -> 
     assert "contains itself" in caught.value.message
 
 
-def test_a_value_json_cannot_hold_is_an_input_error_naming_the_meta_key(tmp_path) -> None:
+def test_a_value_json_cannot_hold_is_an_input_error_naming_the_meta_key(two_cases) -> None:
     from novabench.errors import NovaInputError
 
-    folder = write_sample_release(tmp_path / "nova", n_cases=2, seed=0, progress=False)
-    release = read_release(folder)
+    release = read_release(two_cases)
     first = release.images[0]
     first.extra = {**first.extra, "differential_diagnosis": {"glioma", "abscess"}}
     with pytest.raises(NovaInputError) as caught:
