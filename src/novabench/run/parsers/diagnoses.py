@@ -19,6 +19,7 @@ from novabench.run.parsers.diagnosis_prose import (
     _NO_DIAGNOSIS,
     _SENTENCE_PIECE,
     COMMA_NAME_STATUS,
+    _inline_list_items,
     _item_name,
     _line_label,
     _NameReader,
@@ -177,6 +178,9 @@ def _strings_of(value: Any, depth: int = 0) -> list[str]:
     if depth > 5:
         return []
     if isinstance(value, str):
+        inline = _inline_list_items(value) if depth == 0 else None
+        if inline is not None:  # "1. Lymphoma 2. Metastasis": as written one item per line
+            return inline
         if ";" in value or "\n" in value:
             return re.split(r"\s*;\s*|\n+", value)
         if depth == 0 and "," in value:  # a key's whole value: the list rule of a bare line
