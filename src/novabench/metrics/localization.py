@@ -516,8 +516,8 @@ class LocalizationEvaluation:
         Example:
             >>> prepare_localization([{"boxes": [[4, 6, 9, 8]]}], [{"boxes": [[5, 5, 9, 9]]}]).input_notes()
             []
-            >>> prepare_localization([{"boxes": [[0, 0, 1, 1]]}], [{"boxes": [[5, 5, 9, 9]]}]).input_notes()[0][:52]
-            '1 of the 1 predictions with boxes have every box endi'
+            >>> prepare_localization([{"boxes": [[0, 0, 1, 1]]}], [{"boxes": [[5, 5, 9, 9]]}]).input_notes()[0][:44]
+            '1 of the 1 predictions with boxes have every'
         """
         from novabench.tasks.localization import box_scale_warnings
 
