@@ -156,6 +156,14 @@ def test_markers_out_of_sequence_or_style_leave_the_line_one_item(answer: str) -
     assert len(parse_diagnoses(answer).diagnoses) == 1
 
 
+def test_a_numbered_list_of_findings_on_one_line_names_no_diagnosis() -> None:
+    answer = (
+        "Findings: 1. Ring-enhancing lesion in the left frontal lobe 2. Perilesional edema\n"
+        "Diagnosis: Glioblastoma"
+    )
+    assert parse_diagnoses(answer).diagnoses == ["Glioblastoma"]
+
+
 def test_a_json_value_written_as_one_numbered_line_is_cut_like_one_item_per_line() -> None:
     answer = (
         '{"most_likely_diagnosis": "Glioblastoma", "other_possible_diagnoses": '

@@ -190,7 +190,7 @@ def _inline_list_items(text: str) -> list[str] | None:
 def _unfold_inline_list(line: str, reader: _NameReader) -> str:
     """A line whose text (after a bullet and a label, if any) is a numbered list written on
     one line, as the same list written one item per line under its label; any other line as
-    it is. "Answer: 1. Glioblastoma 2. Lymphoma" reads as "Answer:\\n1. Glioblastoma\\n2.
+    it is (a findings or summary label's list too: it names no diagnosis). "Answer: 1. Glioblastoma 2. Lymphoma" reads as "Answer:\\n1. Glioblastoma\\n2.
     Lymphoma" does."""
     if "2" not in line or not _POSSIBLE_FIRST_MARKER.search(line):  # spares label look-ups
         return line
@@ -204,7 +204,7 @@ def _unfold_inline_list(line: str, reader: _NameReader) -> str:
         rest = value[labelled.start("value") :]
     else:
         label = _line_label(value, reader)
-        if label is None:
+        if label is None or label[0] == "note":  # "Findings: 1. ... 2. ...": no diagnoses
             return line
         rest = value[len(value) - len(label[1]) :]
     items = _inline_list_items(rest)
