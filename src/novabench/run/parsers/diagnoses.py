@@ -19,6 +19,7 @@ from novabench.run.parsers.diagnosis_prose import (
     _NO_DIAGNOSIS,
     _SENTENCE_PIECE,
     COMMA_NAME_STATUS,
+    _inline_list_items,
     _item_name,
     _line_label,
     _NameReader,
@@ -177,6 +178,9 @@ def _strings_of(value: Any, depth: int = 0) -> list[str]:
     if depth > 5:
         return []
     if isinstance(value, str):
+        inline = _inline_list_items(value) if depth == 0 else None
+        if inline is not None:  # "1. Lymphoma 2. Metastasis": as written one item per line
+            return inline
         if ";" in value or "\n" in value:
             return re.split(r"\s*;\s*|\n+", value)
         if depth == 0 and "," in value:  # a key's whole value: the list rule of a bare line
@@ -262,7 +266,12 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     labelled ``Differentials: A, B`` / ``Others: A; B`` / ``Alternatives: ...``
     lines, statements in prose, or a bare one-line answer are read (status
     ``"fallback_list"``). A list item is its name: the explanation after a colon,
-    a spaced dash or the item's first sentence is left out. Duplicates are
+    a spaced dash or the item's first sentence is left out. A numbered list written on
+    one line ("1. A 2. B 3. C", "Answer: 1) A; 2) B") is read as the same list one item
+    per line: after any bullet or label the line must open with marker 1 and hold 2, 3...
+    in the same style, each after whitespace, ``;`` or ``,``, outside brackets and not
+    right after grade, type, stage, WHO... ("1. Astrocytoma, WHO grade 2. X" is one item;
+    "Neurofibromatosis type 1. Schwannoma 2. Meningioma" no list). Duplicates are
     removed case-insensitively, keeping the first. ``<think>`` reasoning is
     removed first.
 
@@ -383,6 +392,8 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
         (['Meningioma, atypical'], 'fallback_comma_one_name')
         >>> parse_diagnoses("**Final answer:** Glioblastoma; lymphoma; metastasis").diagnoses
         ['Glioblastoma', 'lymphoma', 'metastasis']
+        >>> parse_diagnoses("Answer: 1. **Glioblastoma** - necrotic rim 2. **Lymphoma**").diagnoses
+        ['Glioblastoma', 'Lymphoma']
         >>> parse_diagnoses("Diagnosis: N/A").status, parse_diagnoses("I cannot help with that.").status
         ('empty', 'refusal')
     """

@@ -123,6 +123,96 @@ def _break_statements(text: str) -> str:
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------- inline lists
+
+# The first marker of a numbered list written on one line: "1.", "1)", "(1)", "1:", bold or
+# not, after a label's colon; its style ("{n}." ...) is the one every later marker must have.
+_INLINE_FIRST_MARKER = re.compile(
+    r"[\s:]*(?P<item>(?:\*\*|__)?(?P<marker>\(1\)|1[.):])(?:\*\*|__)?\s+(?=\S))"
+)
+# Words a number belongs to ("WHO grade 2.", "type 2.", "stage 3)"): never a list marker.
+_NUMBERED_WORDS = frozenset(
+    """grade grades type types subtype subtypes stage stages class group level phase factor
+    variant who nf sca no number""".split()
+)
+_POSSIBLE_FIRST_MARKER = re.compile(r"(?<![^\s:*_])(?:\(1\)|1[.):])[*_]*\s")
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[\s*_]*$")
+_MAX_INLINE_ITEMS = 99  # markers are at most two digits, as in _LIST_MARKER
+
+
+def _inline_list_items(text: str) -> list[str] | None:
+    """The items of a numbered list written on one line, each with its marker, in order.
+
+    ``text`` must open with a marker numbered 1 ("1.", "1)", "(1)", "1:", a label's colon
+    before it or not) and hold the marker numbered 2 in the same style, then 3, ...: each
+    after whitespace, ``;`` or ``,``, outside brackets, followed by a space, and not right
+    after a word a number belongs to ("WHO grade 2.", "type 2."). Markers run 1, 2, 3
+    without a gap, so "Neurofibromatosis type 1. Schwannoma 2. Meningioma" (no marker 1
+    first) and "Type 2 diabetes" are no list. None when ``text`` is no such list (fewer
+    than two markers).
+    """
+    first = _INLINE_FIRST_MARKER.match(text)
+    if first is None:
+        return None
+    style = first.group("marker").replace("1", "{n}", 1)
+    starts = [first.start("item")]
+    search_from = first.end()
+    for number in range(2, _MAX_INLINE_ITEMS + 1):
+        marker = re.escape(style.format(n=number))
+        pattern = re.compile(rf"(?<![^\s;,])(?:\*\*|__)?{marker}(?:\*\*|__)?\s+(?=\S)")
+        found = None
+        for attempt, candidate in enumerate(pattern.finditer(text, search_from)):
+            if attempt == _MAX_CUE_ATTEMPTS:  # a hostile line stays linear
+                break
+            between = text[search_from : candidate.start()]
+            if not re.search(r"[A-Za-z0-9]", between):
+                continue  # an empty item: "1. 2. Lymphoma" is no list of two
+            if between.count("(") + between.count("[") > between.count(")") + between.count("]"):
+                continue  # inside brackets: "(see 2. below)" belongs to the item
+            word = _WORD_BEFORE.search(between[-40:])
+            if word is not None and word.group(1).lower() in _NUMBERED_WORDS:
+                continue  # "WHO grade 2.": the number belongs to the word before it
+            found = candidate
+            break
+        if found is None:
+            break
+        starts.append(found.start())
+        search_from = found.end()
+    if len(starts) < 2:
+        return None
+    ends = [*starts[1:], len(text)]
+    return [
+        text[start:end].strip().rstrip(";,").rstrip()
+        for start, end in zip(starts, ends, strict=True)
+    ]
+
+
+def _unfold_inline_list(line: str, reader: _NameReader) -> str:
+    """A line whose text (after a bullet and a label, if any) is a numbered list written on
+    one line, as the same list written one item per line under its label; any other line as
+    it is (a findings or summary label's list too: it names no diagnosis). "Answer: 1. Glioblastoma 2. Lymphoma" reads as "Answer:\\n1. Glioblastoma\\n2.
+    Lymphoma" does."""
+    if "2" not in line or not _POSSIBLE_FIRST_MARKER.search(line):  # spares label look-ups
+        return line
+    items = _inline_list_items(line)
+    if items is not None:
+        return "\n".join(items)
+    bullet = _LIST_ITEM.match(line)
+    value = bullet.group("value") if bullet else line
+    labelled = _MOST_LIKELY_LINE.match(value) or _DIFFERENTIAL_LINE.match(value)
+    if labelled is not None:
+        rest = value[labelled.start("value") :]
+    else:
+        label = _line_label(value, reader)
+        if label is None or label[0] == "note":  # "Findings: 1. ... 2. ...": no diagnoses
+            return line
+        rest = value[len(value) - len(label[1]) :]
+    items = _inline_list_items(rest)
+    if items is None:
+        return line
+    return "\n".join([line[: len(line) - len(rest)].rstrip(), *items])
+
+
 # --------------------------------------------------------------------------- labels
 
 # The last word of a label whose value names the most likely diagnosis ("Likely diagnosis:",
@@ -923,7 +1013,8 @@ def _read_differential_line(value: str, reader: _NameReader, found: _ProseFindin
 def _read_written_diagnoses(text: str) -> _ProseFindings:
     reader = _NameReader()
     found = _ProseFindings()
-    for line in _break_statements(text).splitlines():
+    lines = [_unfold_inline_list(line, reader) for line in _break_statements(text).splitlines()]
+    for line in "\n".join(lines).splitlines():
         stripped = line.strip()
         if not stripped:
             continue
