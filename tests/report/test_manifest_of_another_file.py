@@ -58,6 +58,7 @@ def test_nova_evaluate_refuses_a_manifest_copied_beside_another_file(
 
     # A manifest of an older novabench records no SHA-256: its counts still tell.
     del recorded["file"]
+    recorded["format_version"] = 1  # before novabench recorded the file
     Path(f"{short}.manifest.json").write_text(json.dumps(recorded), encoding="utf-8")
     assert main([*arguments, "--out", str(out), *FAST]) == 2
     err = capsys.readouterr().err
@@ -128,6 +129,7 @@ def test_the_metric_space_refuses_a_manifest_of_another_file_in_one_line(
     )  # fmt: skip
     older = json.loads(manifest)
     del older["file"]  # a manifest of an older novabench: no SHA-256, its counts tell
+    older["format_version"] = 1
     by_older_counts = metric.score_inputs(
         module, "localization", text, metric.REFERENCES_FROM_DATA, "",
         **{**common, "manifest_text": json.dumps(older)}, predictions_name="short.jsonl",

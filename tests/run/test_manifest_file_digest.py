@@ -112,7 +112,7 @@ def test_a_manifest_without_a_digest_is_read_as_before_and_says_so(
     run = run_copy(sample_floor_run, tmp_path, "old.jsonl")
     older = RunManifest.read(run)
     assert older is not None
-    replace(older, file=None).write(run)  # as novabench wrote it before it recorded one
+    replace(older, file=None, format_version=1).write(run)  # as an older novabench wrote it
     out = tmp_path / "report.json"
     capsys.readouterr()
     assert evaluate(sample_release, run, out, "--task", "localization") == 0
@@ -206,7 +206,7 @@ def test_a_running_file_is_checked_up_to_the_bytes_its_manifest_recorded(
     expected = (
         f"note: run.jsonl: its first {recorded['bytes']:,} bytes match its manifest's SHA-256; "
         f"the {appended:,} bytes its writer appended since are not verified (the run records "
-        "them when it ends)"
+        "them as it goes and when it ends)"
     )
     assert expected in report_first_lines(report)
 

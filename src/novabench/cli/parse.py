@@ -32,7 +32,17 @@ def run(args: argparse.Namespace) -> int:
         boxes_confined_line,
         unread_boxes_line,
     )
-    from novabench.run.manifest import check_recorded_file, file_check_notice, file_record
+    from novabench.run.lock import active_writer
+    from novabench.run.manifest import (
+        bytes_through_line,
+        check_recorded_file,
+        file_check_notice,
+        file_record,
+        is_running_status,
+        recording_format_version,
+        still_being_written,
+        unverified_input,
+    )
     from novabench.run.predictions import (
         RunManifest,
         check_replaceable_output,
@@ -55,19 +65,51 @@ def run(args: argparse.Namespace) -> int:
         check_replaceable_output(out, overwrite=args.force, inputs={})
         release = read_release(args.data)
         recorded = RunManifest.read(raw_path)
+        writer = None
+        if recorded is not None and is_running_status(recorded.status):
+            writer = active_writer(raw_path)
+            if writer is not None and not args.allow_running:
+                # Parsed now, the file would lack the answers still to come, said nowhere.
+                raise still_being_written(
+                    raw_path,
+                    recorded.status,
+                    writer,
+                    action="parse the answers so far (the parsed file's manifest says so)",
+                    consequence="the parsed file would lack the answers still to come",
+                )
+        check = None
         if recorded is not None:  # its claims (convention, prompts) hold for its bytes only
-            unverified = file_check_notice([check_recorded_file(raw_path, recorded).to_dict()])
+            check = check_recorded_file(raw_path, recorded)
+            unverified = file_check_notice([check.to_dict()])
             if unverified:
                 print(unverified, file=sys.stderr)
         manifest = recorded or RunManifest()
         convention = args.box_convention or manifest.box_convention or "auto"
         asked = prompt_box_order(manifest.prompts) if convention == "auto" else None
+        # A file its writer still appends to is read to its last complete line.
+        still_written: dict[Path, list[Any]] = {raw_path: []} if writer is not None else {}
+        answers = read_predictions(raw_path, release, still_written=still_written)
         parsed = parse_raw(
-            read_predictions(raw_path, release),
+            answers,
             release,
             box_convention=convention,
             prompt_convention=asked,
         )
+        carried: list[dict[str, Any]] = []
+        if check is not None:
+            if writer is not None:  # appended while read: count the bytes parsed
+                set_aside = still_written[raw_path]
+                lines_read = (
+                    set_aside[0].line - 1  # the half-written line's predecessors, exactly
+                    if set_aside
+                    else max(
+                        (r.line for task in answers.records.values() for r in task.values()),
+                        default=0,
+                    )
+                )
+                parsed_bytes = bytes_through_line(raw_path, lines_read)
+                check = replace(check, unchecked_bytes=max(0, parsed_bytes - check.checked_bytes))
+            carried = unverified_input(check)
 
         with writing_atomically(out) as temporary:  # the finished file appears whole at once
             write_predictions(temporary, parsed)
@@ -82,7 +124,12 @@ def run(args: argparse.Namespace) -> int:
             "box_order_from_prompt": asked,
             "summary": summary,
         }
-        replace(manifest, parsed=parsed_from, file=file_record(out)).write(out)
+        replace(
+            manifest,
+            parsed=parsed_from,
+            file=file_record(out, carried),  # what no input manifest vouched for stays said
+            format_version=recording_format_version(manifest.format_version),
+        ).write(out)
 
     for task in TASK_NAMES:  # first: these answers were not read at all, or in a corner
         unread = unread_boxes_line(task, summary[task])
@@ -138,6 +185,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--force", action="store_true", help="replace --out, a predictions file novabench wrote"
+    )
+    parser.add_argument(
+        "--allow-running",
+        action="store_true",
+        help="parse a raw file another `nova run` is still writing, as it stands (its "
+        "answers so far; the parsed file's manifest records the bytes not yet verified)",
     )
     parser.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bars (reading, parsing)"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from novabench.run.predictions import PredictionSet
 
 __all__ = [
+    "FILE_RECORD_FORMAT_VERSION",
     "FINISHED_STATUSES",
     "MANIFEST_SUFFIX",
     "FileCheck",
@@ -41,6 +42,9 @@ __all__ = [
     "file_check_notice",
     "file_record",
     "finished_status",
+    "unverified_input",
+    "bytes_through_line",
+    "recording_format_version",
     "is_running_status",
     "manifest_mismatch",
     "manifest_path_for",
@@ -69,6 +73,7 @@ SHARD_SPECIFIC_KEYS = frozenset(
         "runtime",
         "merged_from",
         "novabench_version",
+        "format_version",  # 2 from when the file's digest is recorded: how, not what, it records
         "file",  # the bytes of each shard, and of a run before and after its resume
     )
 )
@@ -460,8 +465,21 @@ def is_running_status(status: Any) -> bool:
 RAW_ANSWERS_FORMAT = "novabench-raw-answers"
 
 
-def file_record(predictions_path: str | os.PathLike) -> dict[str, Any]:
+#: The manifest ``format_version`` from which every writer records its file's digest
+#: (``file``): such a manifest without one was edited, not written by an older novabench.
+FILE_RECORD_FORMAT_VERSION = 2
+
+
+def file_record(
+    predictions_path: str | os.PathLike, unverified_from: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
     """The SHA-256 and size of a predictions file as it is now: a manifest's ``file`` entry.
+
+    Args:
+        predictions_path: the file.
+        unverified_from: what :func:`unverified_input` said of the bytes it was made from
+            that could not be verified; kept as ``unverified_from`` (left out when empty),
+            so the digest of a file written from them never reads as fully verified.
 
     Example:
         >>> import tempfile, pathlib
@@ -470,11 +488,16 @@ def file_record(predictions_path: str | os.PathLike) -> dict[str, Any]:
         >>> record = file_record(path)
         >>> record["bytes"], record["sha256"][:16]
         (3, 'ba7816bf8f01cfea')
+        >>> file_record(path, [{"path": "shard1.jsonl", "bytes": 3}])["unverified_from"]
+        [{'path': 'shard1.jsonl', 'bytes': 3}]
     """
     from novabench._files import file_sha256
 
     path = Path(predictions_path)
-    return {"sha256": file_sha256(path), "bytes": path.stat().st_size}
+    record: dict[str, Any] = {"sha256": file_sha256(path), "bytes": path.stat().st_size}
+    if unverified_from:
+        record["unverified_from"] = [dict(entry) for entry in unverified_from]
+    return record
 
 
 @dataclass(frozen=True)
@@ -489,6 +512,9 @@ class FileCheck:
             checked).
         checked_bytes: how many bytes were checked.
         unchecked_bytes: how many bytes after them were not.
+        unverified_from: the manifest's ``file.unverified_from``: bytes the file was written
+            from (another file's, or a killed run's) that could not be verified, so its
+            digest vouches for what was written from them, not for them.
 
     Example:
         >>> FileCheck("run.jsonl", "first_bytes", 1200, 300).to_dict()["unchecked_bytes"]
@@ -499,15 +525,19 @@ class FileCheck:
     checked: str
     checked_bytes: int = 0
     unchecked_bytes: int = 0
+    unverified_from: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object a report keeps (``predictions.file_checks``)."""
-        return {
+        checked: dict[str, Any] = {
             "path": self.path,
             "checked": self.checked,
             "checked_bytes": self.checked_bytes,
             "unchecked_bytes": self.unchecked_bytes,
         }
+        if self.unverified_from:
+            checked["unverified_from"] = [dict(entry) for entry in self.unverified_from]
+        return checked
 
 
 def _prefix_sha256(path: Path, size: int) -> str:
@@ -576,6 +606,21 @@ run.jsonl is not the file this manifest records: ...
     manifest_file = RunManifest.path_for(path)
     record = manifest.file
     if record is None:
+        version = manifest.format_version
+        if type(version) is int and version >= FILE_RECORD_FORMAT_VERSION:
+            # Its writer recorded one: taken out, the file would pass as an older run's.
+            raise NovaInputError(
+                f"missing: a manifest of format_version {version} always records the SHA-256 "
+                f"of its file (format_version {FILE_RECORD_FORMAT_VERSION} on), so "
+                f"{path.name} cannot be shown to be the file it describes; "
+                + (
+                    advice
+                    or f"restore {manifest_file.name} as it was written, or give {path.name} "
+                    "without it (then nothing it records applies)"
+                ),
+                source=str(manifest_file),
+                field="file",
+            )
         return FileCheck(str(path), "unrecorded")
     recorded_sha = record.get("sha256")
     recorded_size = record.get("bytes")
@@ -591,21 +636,26 @@ run.jsonl is not the file this manifest records: ...
             source=str(manifest_file),
             field="file",
         )
+    unverified = _unverified_from(record, manifest_file)
     from novabench._files import file_sha256
 
+    # Only a run's own file grows after its manifest: parse and merge write theirs whole,
+    # whatever status they copied from their input.
+    running = is_running_status(manifest.status) and not _written_whole(manifest)
     size = path.stat().st_size
     if size == recorded_size:
         found = sha256 if sha256 is not None else file_sha256(path)
         if found == recorded_sha:
-            return FileCheck(str(path), "sha256", size, 0)
-    elif size > recorded_size and is_running_status(manifest.status):
+            return FileCheck(str(path), "sha256", size, 0, unverified)
+    elif size > recorded_size and running:
         # Its writer appends: the bytes it had written when it wrote the manifest stay.
         found = _prefix_sha256(path, recorded_size)
         if found == recorded_sha:
-            return FileCheck(str(path), "first_bytes", recorded_size, size - recorded_size)
+            return FileCheck(
+                str(path), "first_bytes", recorded_size, size - recorded_size, unverified
+            )
     else:
         found = file_sha256(path)
-    running = is_running_status(manifest.status)
     how = "begin with" if running and size > recorded_size else "be"
     raise NovaInputError(
         f"{path.name} is not the file this manifest records: it should {how} {recorded_size:,} "
@@ -620,6 +670,67 @@ run.jsonl is not the file this manifest records: ...
         source=str(manifest_file),
         field="file.sha256",
     )
+
+
+def _written_whole(manifest: RunManifest) -> bool:
+    """Whether the manifest is of a file ``nova parse`` or ``nova merge`` wrote at once."""
+    return manifest.parsed is not None or manifest.merged_from is not None
+
+
+def _unverified_from(record: Mapping[str, Any], manifest_file: Path) -> tuple[dict[str, Any], ...]:
+    """A ``file`` entry's ``unverified_from``, checked: a list of ``{"path", "bytes"}``."""
+    entries = record.get("unverified_from")
+    if entries is None:
+        return ()
+    if isinstance(entries, list) and all(
+        isinstance(entry, Mapping)
+        and isinstance(entry.get("path"), str)
+        and type(entry.get("bytes")) is int
+        and entry["bytes"] > 0
+        for entry in entries
+    ):
+        return tuple(dict(entry) for entry in entries)
+    raise NovaInputError(
+        'must be a list of {"path": a file name, "bytes": a whole number above 0} as '
+        f"novabench writes it, got {json.dumps(entries, default=str)[:80]}",
+        source=str(manifest_file),
+        field="file.unverified_from",
+    )
+
+
+def unverified_input(check: FileCheck, *, reason: str | None = None) -> list[dict[str, Any]]:
+    """What a file written from a checked input carries of the input's unverifiable bytes.
+
+    A file made from another (a parse, a merge, a resumed run) gets a digest of its own,
+    which shows only that it is what its writer wrote: bytes its writer read that their
+    manifest could not vouch for stay unverified, and its manifest says so
+    (``file.unverified_from``) for every reader to repeat.
+
+    Args:
+        check: what :func:`check_recorded_file` found of the input.
+        reason: why its unchecked bytes were not verified (default: from ``check``).
+
+    Returns:
+        The input's own ``unverified_from`` entries, then one for its bytes not checked
+        (all of them for a manifest without ``file``), each ``{"path", "bytes", "reason"}``.
+
+    Example:
+        >>> unverified_input(FileCheck("runs/live.jsonl", "first_bytes", 1200, 300))
+        [{'path': 'live.jsonl', 'bytes': 300, 'reason': 'appended after its manifest last recorded it'}]
+        >>> unverified_input(FileCheck("runs/run.jsonl", "sha256", 1500, 0))
+        []
+    """
+    carried = [dict(entry) for entry in check.unverified_from]
+    name = Path(check.path).name  # manifests and reports travel: the name only
+    if check.checked == "unrecorded":
+        size = Path(check.path).stat().st_size
+        if size:
+            why = reason or "its manifest records no SHA-256 of it"
+            carried.append({"path": name, "bytes": size, "reason": why})
+    elif check.unchecked_bytes:
+        why = reason or "appended after its manifest last recorded it"
+        carried.append({"path": name, "bytes": check.unchecked_bytes, "reason": why})
+    return carried
 
 
 def file_check_notice(checked: Sequence[Mapping[str, Any]]) -> str:
@@ -638,13 +749,32 @@ def file_check_notice(checked: Sequence[Mapping[str, Any]]) -> str:
         >>> print(file_check_notice([{"path": "live.jsonl", "checked": "first_bytes",
         ...     "checked_bytes": 1200, "unchecked_bytes": 300}]))
         note: live.jsonl: its first 1,200 bytes match its manifest's SHA-256; the 300 bytes \
-its writer appended since are not verified (the run records them when it ends)
+its writer appended since are not verified (the run records them as it goes and when it ends)
         >>> file_check_notice([{"path": "run.jsonl", "checked": "sha256"}])
         ''
+        >>> print(file_check_notice([{"path": "parsed.jsonl", "checked": "sha256",
+        ...     "unverified_from": [{"path": "live.jsonl", "bytes": 300,
+        ...                          "reason": "appended after its manifest last recorded it"}]}]))
+        note: parsed.jsonl was written from 300 bytes of input that could not be verified: \
+300 bytes of live.jsonl (appended after its manifest last recorded it); its SHA-256 shows \
+only that it is what was written from them
     """
     parts = []
     for check in checked:
         name = Path(str(check.get("path"))).name  # reports travel: the name only
+        sources = [e for e in check.get("unverified_from") or [] if isinstance(e, Mapping)]
+        if sources:
+            total = sum(int(e.get("bytes") or 0) for e in sources)
+            named = ", ".join(
+                f"{int(e.get('bytes') or 0):,} bytes of {Path(str(e.get('path'))).name}"
+                + (f" ({e['reason']})" if e.get("reason") else "")
+                for e in sources
+            )
+            parts.append(
+                f"{name} was written from {total:,} bytes of input that could not be "
+                f"verified: {named}; its SHA-256 shows only that it is what was written "
+                "from them"
+            )
         if check.get("checked") == "unrecorded":
             parts.append(
                 f"{name} could not be verified: its manifest records no SHA-256 of the file "
@@ -654,13 +784,14 @@ its writer appended since are not verified (the run records them when it ends)
             parts.append(
                 f"{name}: none of its {int(check.get('unchecked_bytes') or 0):,} bytes is "
                 "verified: its writer appended them all since it wrote the manifest (the run "
-                "records them when it ends)"
+                "records them as it goes and when it ends)"
             )
         elif check.get("checked") == "first_bytes":
             parts.append(
                 f"{name}: its first {int(check.get('checked_bytes') or 0):,} bytes match its "
                 f"manifest's SHA-256; the {int(check.get('unchecked_bytes') or 0):,} bytes its "
-                "writer appended since are not verified (the run records them when it ends)"
+                "writer appended since are not verified (the run records them as it goes and "
+                "when it ends)"
             )
     return f"note: {'; '.join(parts)}" if parts else ""
 
@@ -989,8 +1120,10 @@ def merge_prediction_files(
             )
         snapshots[p] = writer
 
+    checks: dict[Path, FileCheck] = {}
     for p, manifest in with_manifest:  # its claims hold for the bytes its run wrote only
-        unverified = file_check_notice([check_recorded_file(p, manifest).to_dict()])
+        checks[p] = check_recorded_file(p, manifest)
+        unverified = file_check_notice([checks[p].to_dict()])
         if unverified:
             print(unverified, file=sys.stderr)
 
@@ -1018,7 +1151,20 @@ def merge_prediction_files(
                 source["answers_when_merged"] = _answers_from(records, source["path"])
                 if unfinished[path]:
                     source["set_aside"] = unfinished[path][0].describe()
-        merged.file = file_record(out)  # the merged bytes, not the first shard's
+        carried: list[dict[str, Any]] = []
+        for p, _ in with_manifest:
+            check = checks[p]
+            if p in snapshots:  # its writer appended while it was read: count what was merged
+                set_aside = unfinished[p]
+                last_line = set_aside[0].line - 1 if set_aside else _last_line_from(records, str(p))
+                merged_bytes = bytes_through_line(p, last_line)
+                unchecked = max(0, merged_bytes - check.checked_bytes)
+                check = replace(check, unchecked_bytes=unchecked)
+            carried += unverified_input(check)
+        # The merged bytes, not the first shard's; what no shard's manifest vouched for stays
+        # unverified in the merged file's record.
+        merged.file = file_record(out, carried)
+        merged.format_version = recording_format_version(merged.format_version)
         merged.write(out)
     return _prediction_set(str(out), records, release, superseded, sort_keys=True)
 
@@ -1100,6 +1246,49 @@ def check_replaceable_output(
         source=str(out),
         field=field,
     )
+
+
+def _last_line_from(records: Mapping[str, Mapping[str, Any]], source: str) -> int:
+    """The last line number of the file ``source`` that any merged record came from."""
+    return max(
+        (r.line for by_item in records.values() for r in by_item.values() if r.source == source),
+        default=0,
+    )
+
+
+def bytes_through_line(path: str | os.PathLike, line: int) -> int:
+    """How many bytes of ``path`` its first ``line`` lines take (line breaks included).
+
+    What a reader took of a file its writer still appends to, when it read ``line`` lines.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.jsonl"
+        >>> _ = path.write_bytes(b'{"a": 1}\\n{"b": 2}\\n{"c"')
+        >>> bytes_through_line(path, 1), bytes_through_line(path, 2), bytes_through_line(path, 0)
+        (9, 18, 0)
+    """
+    taken = 0
+    with open(path, "rb") as handle:
+        for _ in range(line):
+            text = handle.readline()
+            if not text:
+                break
+            taken += len(text)
+    return taken
+
+
+def recording_format_version(version: Any) -> int:
+    """The ``format_version`` of a manifest written with its file's digest: at least
+    :data:`FILE_RECORD_FORMAT_VERSION`, so one without ``file`` is never taken for older.
+
+    Example:
+        >>> recording_format_version(1), recording_format_version(None), recording_format_version(3)
+        (2, 2, 3)
+    """
+    if type(version) is int and version > FILE_RECORD_FORMAT_VERSION:
+        return version
+    return FILE_RECORD_FORMAT_VERSION
 
 
 def _answers_from(records: Mapping[str, Mapping[str, Any]], source: str) -> dict[str, int]:

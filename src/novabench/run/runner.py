@@ -74,7 +74,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from novabench import registry
 from novabench._version import __version__
@@ -82,7 +82,13 @@ from novabench.errors import TASKS, NovaInputError
 from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
 from novabench.run.lock import writer_lock
-from novabench.run.manifest import RAW_ANSWERS_FORMAT, check_recorded_file, file_record
+from novabench.run.manifest import (
+    FILE_RECORD_FORMAT_VERSION,
+    RAW_ANSWERS_FORMAT,
+    check_recorded_file,
+    file_record,
+    unverified_input,
+)
 from novabench.run.predictions import (
     TOKEN_LIMIT_FINISH,
     RunManifest,
@@ -1006,7 +1012,14 @@ class ResumedRun:
         answers_in_file: per task of the plan, the answers the file already held.
         token_limit_in_file: per task of the plan, those that stopped at the answer length
             limit.
+        unverified_from: bytes of the file its manifest could not vouch for when this call
+            found it (a killed writer's lines past its last checkpoint, and what earlier
+            calls recorded so): kept in every manifest this call writes.
     """
+
+    #: Seconds between two checkpoints of a running file's digest in its manifest: a run
+    #: killed meanwhile leaves at most this much of its answers unverifiable.
+    CHECKPOINT_S: ClassVar[float] = 2.0
 
     out_path: Path
     manifest: RunManifest
@@ -1023,6 +1036,11 @@ class ResumedRun:
     answers_in_file: dict[str, int] = field(default_factory=dict)
     failed_before: dict[str, set[str]] = field(default_factory=dict)
     token_limit_in_file: dict[str, int] = field(default_factory=dict)
+    unverified_from: list[dict[str, Any]] = field(default_factory=list)
+    # The running digest of the file's bytes up to ``_hashed_bytes`` (checkpoints extend it).
+    _hasher: Any = field(default=None, repr=False)
+    _hashed_bytes: int = 0
+    _checkpointed_at: float = 0.0
 
     def resuming_line(self) -> str:
         """What a resumed run takes from its file, said before the model is asked.
@@ -1046,11 +1064,58 @@ class ResumedRun:
         # The bytes written so far, so a reader can tell this file from an edited or
         # swapped one (while running: the bytes a reader's file must begin with).
         self.manifest.file = (
-            file_record(self.out_path)
+            file_record(self.out_path, self.unverified_from)
             if self.out_path.is_file()
             else {"sha256": hashlib.sha256(b"").hexdigest(), "bytes": 0}
         )
+        self._hasher, self._hashed_bytes = None, 0
+        self._checkpointed_at = time.monotonic()
         return self.manifest.write(self.out_path)
+
+    def checkpoint(self, handle: Any, *, now: float | None = None) -> bool:
+        """Record the bytes written so far in the ``running`` manifest, at most every
+        :attr:`CHECKPOINT_S` seconds; returns whether it did.
+
+        Called after each answer is appended: a run killed later leaves only the answers
+        written since its last checkpoint unverifiable (a resume keeps them, recorded as
+        such), not all of its call's. Only the bytes new since the last checkpoint are
+        hashed.
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> out = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
+            >>> resumed = ResumedRun(out, RunManifest(), {}, {}, {}, Counter(), "m")
+            >>> _ = resumed.save_manifest("running")
+            >>> with out.open("a", encoding="utf-8") as handle:
+            ...     _ = handle.write('{"case_id": "case0001", "raw_diagnoses": "Glioma."}\\n')
+            ...     resumed.checkpoint(handle, now=time.monotonic() + resumed.CHECKPOINT_S)
+            True
+            >>> RunManifest.read(out).file == file_record(out)
+            True
+        """
+        now = time.monotonic() if now is None else now
+        if now - self._checkpointed_at < self.CHECKPOINT_S:
+            return False
+        handle.flush()
+        os.fsync(handle.fileno())  # the bytes on disk before a manifest that vouches for them
+        if self._hasher is None:
+            self._hasher, self._hashed_bytes = hashlib.sha256(), 0
+        with open(self.out_path, "rb") as reader:
+            reader.seek(self._hashed_bytes)
+            for block in iter(lambda: reader.read(1 << 20), b""):
+                self._hasher.update(block)
+                self._hashed_bytes += len(block)
+        record: dict[str, Any] = {
+            "sha256": self._hasher.hexdigest(),
+            "bytes": self._hashed_bytes,
+        }
+        if self.unverified_from:
+            record["unverified_from"] = [dict(entry) for entry in self.unverified_from]
+        self.manifest.file, self.manifest.updated_at = record, _now()
+        self.manifest.counts = {**self.earlier_counts, **self.counts}
+        self.manifest.write(self.out_path)
+        self._checkpointed_at = now
+        return True
 
 
 def resume_run(
@@ -1111,7 +1176,7 @@ def resume_run(
     shard = plan.shard
     manifest = RunManifest(
         format=RAW_ANSWERS_FORMAT,
-        format_version=1,
+        format_version=FILE_RECORD_FORMAT_VERSION,
         novabench_version=__version__,
         backend=what,
         model=getattr(backend, "display_name", None)
@@ -1149,11 +1214,26 @@ def resume_run(
     done: dict[str, set[str]] = {task: set() for task in TASK_NAMES}
     if existing is not None and not has_lines:
         existing = None  # a manifest without answers (file deleted, or a crash before any line)
+    unverified_from: list[dict[str, Any]] = []
     if existing is not None:
         # Resuming an edited file would record the edit as the run's own answers.
-        check_recorded_file(
+        found = check_recorded_file(
             out, existing, advice="restore it as the run wrote it, or choose a new output"
         )
+        # Lines a killed writer added after its last checkpoint are kept (refusing them
+        # would make a crash unrecoverable) but stay unverified in every later record.
+        unverified_from = unverified_input(
+            found,
+            reason="written by an earlier call that ended before its manifest recorded them",
+        )
+        if len(unverified_from) > len(found.unverified_from):
+            added = unverified_from[-1]["bytes"]
+            print(
+                f"nova: resuming {out}: its last {added:,} bytes were written after its "
+                "manifest last recorded the file (a killed run): kept, and recorded as not "
+                "verified in its manifest and every report",
+                file=sys.stderr,
+            )
     code_changed = False
     code_change: dict[str, Any] | None = None
     old_code: dict[str, Any] = {}
@@ -1278,6 +1358,7 @@ def resume_run(
         }
         if previous is not None
         else {},
+        unverified_from=unverified_from,
     )
 
 
@@ -1398,6 +1479,7 @@ def execute_run(
                             f"{subject} failed on all of the first {new_failures} new items "
                             f"asked (last failure: {' '.join(line['error'].split())})"
                         )
+                resumed.checkpoint(handle)  # the bytes so far, every few seconds
                 bar.update(1)
 
             if plan.pooled:
