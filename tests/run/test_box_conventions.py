@@ -20,6 +20,7 @@ from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.html import render_comparison_html, render_html
 from novabench.report.render import unread_boxes_line
+from novabench.run.manifest import file_record
 from novabench.run.parsers.boxes import PROMPT_CONVENTIONS, parse_localization
 from novabench.run.predictions import (
     box_answer_summary,
@@ -380,7 +381,9 @@ def test_labelled_lines_answering_a_custom_prompt_are_named_not_read_y_first(
         for image in read_release(sample_release).images
     ]
     raw = _write(tmp_path / "raw.jsonl", lines)
-    write_manifest(raw, _manifest(prompt_hash("Answer label: [x1, y1, x2, y2] in 0..1000.")))
+    custom = _manifest(prompt_hash("Answer label: [x1, y1, x2, y2] in 0..1000."))
+    # The file's digest, as a run records it (else a note that it cannot be verified is first).
+    write_manifest(raw, {**custom, "file": file_record(raw)})
     report = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
     coverage = report["tasks"]["localization"]["coverage"]
     assert coverage["parse_status"] == {"ambiguous_convention": len(lines)}

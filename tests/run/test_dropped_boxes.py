@@ -148,8 +148,9 @@ def test_a_parsed_file_keeps_the_counts_and_an_older_one_is_said_unknown(
     older = tmp_path / "older.jsonl"
     stripped = [{k: v for k, v in line.items() if not k.startswith("boxes_")} for line in lines]
     older.write_text("".join(json.dumps(line) + "\n" for line in stripped), encoding="utf-8")
-    # (Boxes only, no manifest: a --box-convention would read none of them, so none given.)
-    older_report = scored(sample_release, older, box_convention=None)
+    # No manifest says how it was parsed: its raw answers are read again with the convention
+    # given, which must give its boxes.
+    older_report = scored(sample_release, older, box_convention="xyxy_pixel")
     coverage = older_report["tasks"]["localization"]["coverage"]
     assert coverage["boxes_dropped"] == 0 and coverage["box_repairs_unrecorded"] == 4
     assert "4 answers parsed earlier by a `nova parse` that did not record" in render_table(
