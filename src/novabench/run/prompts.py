@@ -211,8 +211,9 @@ def prompt_box_order(prompts: Mapping[str, Any] | None) -> str | None:
     known = prompt_box_convention(prompts)
     if known is not None:
         return known
-    recorded = (prompts or {}).get("localization")
-    return CUSTOM_PROMPT if isinstance(recorded, Mapping) else None
+    box_order_tasks = tasks_where(lambda spec: spec.prompt_sets_box_order)
+    recorded = [(prompts or {}).get(task) for task in box_order_tasks]
+    return CUSTOM_PROMPT if any(isinstance(one, Mapping) for one in recorded) else None
 
 
 def default_prompt(task: str) -> TaskPrompt:
