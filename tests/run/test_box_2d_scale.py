@@ -87,3 +87,40 @@ def test_a_run_file_is_read_per_its_prompt(tmp_path: Path) -> None:
     record = parsed.records["localization"][image.filename]
     assert record.parse_status == "ok"
     assert record.boxes == [pytest.approx(READ_AS_FRACTIONS)]
+
+
+# user20: fractions beside Gemini's units in one answer were read as 0..1000 with no word:
+# [0.1, 0.1, 0.2, 0.2] -> a box 0.048 px wide at (0.048, 0.048).
+MIXED_SCALES = {
+    "one-list": '[{"box_2d": [0.1, 0.1, 0.2, 0.2], "label": "left frontal lesion"}, '
+    '{"box_2d": [500, 500, 700, 650], "label": "right parietal lesion"}]',
+    "numbered-lesions": 'Lesion 1: {"box_2d": [0.1, 0.1, 0.2, 0.2]}\n'
+    'Lesion 2: {"box_2d": [500, 500, 700, 650]}',
+    "fraction-second": '```json\n[{"box_2d": [310, 402, 388, 470]}, '
+    '{"box_2d": [0.52, 0.61, 0.58, 0.68]}]\n```',
+}
+
+
+@pytest.mark.parametrize("answer", list(MIXED_SCALES.values()), ids=list(MIXED_SCALES))
+@pytest.mark.parametrize("prompt", [None, "protocol"])
+def test_box_2d_fractions_beside_units_make_the_answer_ambiguous(
+    answer: str, prompt: str | None
+) -> None:
+    # As an answer mixing box forms is: not read, counted, the reason given.
+    parsed = parse_localization(answer, image_size=IMAGE, prompt_convention=prompt)
+    assert (parsed.status, parsed.boxes, parsed.convention) == ("ambiguous_convention", [], None)
+    assert "box_2d values in 0..1 in 1 of 2 boxes" in (parsed.error or "")
+
+
+def test_box_2d_units_alone_and_a_chosen_convention_read_as_before() -> None:
+    # [500, 500, 700, 650] y first in 0..1000 of 480 px: x 240, y 240, width 150 * 0.48 = 72,
+    # height 200 * 0.48 = 96.
+    alone = parse_localization('{"box_2d": [500, 500, 700, 650]}', image_size=IMAGE)
+    assert (alone.status, alone.boxes) == ("ok", [pytest.approx([240.0, 240.0, 72.0, 96.0])])
+    # Chosen by the user, protocol reads every box_2d as 0..1000, fractions included:
+    # [0.1, 0.1, 0.2, 0.2] -> x 0.1 * 0.48 = 0.048, width 0.1 * 0.48 = 0.048.
+    chosen = parse_localization(MIXED_SCALES["one-list"], image_size=IMAGE, convention="protocol")
+    assert chosen.boxes == [
+        pytest.approx([0.048, 0.048, 0.048, 0.048]),
+        pytest.approx([240.0, 240.0, 72.0, 96.0]),
+    ]

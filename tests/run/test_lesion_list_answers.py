@@ -132,3 +132,63 @@ def test_a_list_whose_last_lesion_is_cut_off_scores_the_complete_ones() -> None:
     parsed = parse_localization(answer, image_size=IMAGE)
     assert parsed.boxes == [pytest.approx(LEFT), pytest.approx(RIGHT)]
     assert any(note.startswith("a later JSON answer cut off") for note in parsed.notes)
+
+
+# user20: numbered answers that revise one box or offer another place were scored as two
+# lesions. bbox_2d [x1, y1, x2, y2] in pixels of the 480 px image itself (no input_size).
+REVISED_OR_ALTERNATIVE = {
+    # IoU of [100, 100, 200, 200] and [110, 105, 205, 198]: overlap 90 x 93 = 8370, union
+    # 10000 + 95 x 93 - 8370 = 10465: 0.80; and "estimate", "Refined".
+    "refined-estimate": (
+        '1. Initial estimate: {"bbox_2d": [100, 100, 200, 200]}\n'
+        '2. Refined estimate after looking closer: {"bbox_2d": [110, 105, 205, 198]}',
+        [110.0, 105.0, 95.0, 93.0],
+    ),
+    # No overlap; "Alternative" says it is another place for the one finding.
+    "alternative-location": (
+        '1) Most likely location: {"bbox_2d": [100, 100, 200, 200]}\n'
+        '2) Alternative location if the first is an artefact: {"bbox_2d": [300, 300, 350, 360]}',
+        [300.0, 300.0, 50.0, 60.0],
+    ),
+    # Lesion words, but the second box is the first moved by a few pixels (IoU 0.80 again).
+    "same-lesion-moved": (
+        'Lesion 1: {"bbox_2d": [100, 100, 200, 200], "label": "left frontal lesion"}\n'
+        'Lesion 2: {"bbox_2d": [110, 105, 205, 198], "label": "left frontal lesion"}',
+        [110.0, 105.0, 95.0, 93.0],
+    ),
+    # "or" between the numbered answers: one lesion in one of two places.
+    "either-or": (
+        'Lesion 1: {"bbox_2d": [100, 100, 200, 200]}\nor, if the signal is flow-related,\n'
+        'Lesion 2: {"bbox_2d": [300, 300, 350, 360]}',
+        [300.0, 300.0, 50.0, 60.0],
+    ),
+    "options": (
+        'Option 1: {"bbox_2d": [100, 100, 200, 200]}\nOption 2: {"bbox_2d": [300, 300, 350, 360]}',
+        [300.0, 300.0, 50.0, 60.0],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"), list(REVISED_OR_ALTERNATIVE.values()), ids=list(REVISED_OR_ALTERNATIVE)
+)
+def test_numbered_revisions_and_alternatives_keep_the_last_answer(
+    answer: str, expected: list[float]
+) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.boxes) == ("ok", [pytest.approx(expected)])
+    assert any(note.startswith("an earlier JSON answer not counted") for note in parsed.notes)
+
+
+def test_adjacent_lesions_that_overlap_a_little_are_two_lesions() -> None:
+    # [100, 100, 200, 200] and [180, 100, 280, 200]: overlap 20 x 100 = 2000, union
+    # 10000 + 10000 - 2000 = 18000: IoU 0.11, two lesions side by side.
+    answer = (
+        "I found two adjacent lesions.\n"
+        '1. Left periventricular lesion: {"bbox_2d": [100, 100, 200, 200]}\n'
+        '2. Left parietal lesion: {"bbox_2d": [180, 100, 280, 200]}'
+    )
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert parsed.status == "ok"
+    assert parsed.boxes == [[100.0, 100.0, 100.0, 100.0], [180.0, 100.0, 100.0, 100.0]]
+    assert parsed.notes[0].startswith("2 JSON answers, one per numbered lesion")

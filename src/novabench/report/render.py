@@ -257,7 +257,15 @@ def _how_boxes_were_read(predictions: Mapping[str, Any]) -> tuple[list[str], lis
             "as the file's `nova parse` recorded (not read again here)"
         )
     if unrecorded:
-        parts.append(f"{f'{unrecorded} ' if several else ''}given as boxes, no parse on record")
+        checked = int(answers.get("checked_here") or 0)
+        against = (
+            f" ({checked} checked against their raw answers read with --box-convention {used})"
+            if checked
+            else ""
+        )
+        parts.append(
+            f"{f'{unrecorded} ' if several else ''}given as boxes, no parse on record{against}"
+        )
     governing = ([used] if here else []) + list(earlier)
     return parts, governing
 

@@ -1081,14 +1081,24 @@ def _box_answers_readers(
         str(path): (manifest.parsed or {}).get("box_convention") if manifest else None
         for path, manifest in zip(paths, manifests)
     }
-    read_here = 0
+    read_here = checked_here = 0
     parsed_earlier: Counter[str] = Counter()
     for record in prediction_set.records[registry.task_answered_in("boxes")].values():
         if record.is_parsed:
-            parsed_earlier[recorded.get(str(record.source)) or UNRECORDED_PARSE] += 1
+            parse = recorded.get(str(record.source))
+            parsed_earlier[parse or UNRECORDED_PARSE] += 1
+            # No parse on record, raw answer kept: read again with this evaluation's
+            # convention, which must give the parsed boxes (else the line is refused).
+            checked_here += parse is None and record.error is None and record.raw is not None
         elif record.error is None and record.raw is not None:
             read_here += 1
-    return {"read_here": read_here, "parsed_earlier": dict(parsed_earlier.most_common())}
+    readers: dict[str, Any] = {
+        "read_here": read_here,
+        "parsed_earlier": dict(parsed_earlier.most_common()),
+    }
+    if checked_here:
+        readers["checked_here"] = checked_here
+    return readers
 
 
 def _labelled_lines_read_y_first(
@@ -1248,7 +1258,12 @@ def _check_box_convention_reads(asked: str | None, loaded: Sequence[_Loaded]) ->
     earlier: Counter[str] = Counter()
     for one in answers:
         earlier.update(one.get("parsed_earlier") or {})
-    if any(one.get("read_here") for one in answers) or not earlier or set(earlier) == {asked}:
+    # Parsed answers with no parse on record are read again with it: it decides them too.
+    if (
+        any(one.get("read_here") or one.get("checked_here") for one in answers)
+        or not earlier
+        or set(earlier) == {asked}
+    ):
         return
     if UNRECORDED_PARSE in earlier:
         # No parse on record: the raw answers beside those boxes are read again under the
@@ -1279,7 +1294,7 @@ def _conventions_in_use(loaded: _Loaded) -> list[str]:
     from novabench.run.predictions import UNRECORDED_PARSE
 
     answers = loaded.box_answers or {"read_here": 1, "parsed_earlier": {}}
-    used = [loaded.box_convention] if answers["read_here"] else []
+    used = [loaded.box_convention] if answers["read_here"] or answers.get("checked_here") else []
     return used + [c for c in answers["parsed_earlier"] if c != UNRECORDED_PARSE]
 
 

@@ -1188,12 +1188,16 @@ def parse_raw(
             if record.is_parsed:
                 # Written by nova parse beside its raw answer: the parsed fields must be what
                 # that answer reads as, under the convention that parse recorded.
-                convention, order = (parsed_with or {}).get(
-                    str(record.source), (box_convention, prompt_convention)
-                )
+                recorded = (parsed_with or {}).get(str(record.source))
+                convention, order = recorded or (box_convention, prompt_convention)
                 fresh = _read_raw_answer(record, spec, parser[0], sizes, convention, order)
-                _check_parse_agrees(record, fresh, convention)
-                records[task][key] = record
+                if not _parse_agrees(record, fresh):
+                    others = () if recorded else _conventions_reading_as_stored(record, sizes)
+                    _refuse_disagreement(record, fresh, convention, recorded is not None, others)
+                # Equal up to a JSON writer's round-off: the raw answer's own reading is
+                # scored, so how the file was written cannot move a score.
+                answer_field = spec.answer_field
+                records[task][key] = replace(record, **{answer_field: getattr(fresh, answer_field)})
                 continue
             records[task][key] = _read_raw_answer(
                 record, spec, parser[0], sizes, box_convention, prompt_convention
@@ -1244,27 +1248,109 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _check_parse_agrees(stored: PredictionRecord, fresh: PredictionRecord, convention: str) -> None:
+# A parsed file written again by another JSON writer keeps fewer digits: pandas' to_json
+# keeps 10 (an error up to 5e-10 of the value), others 10 decimals (5e-11 px). Values that
+# agree within 1e-9 of themselves or 1e-6 px are one reading: the raw answer's own is then
+# scored, so nothing let through here moves a score, and no edit that matters (a box moved
+# by a pixel, or by a thousandth of one) is that small.
+_ROUNDOFF_RELATIVE = 1e-9
+_ROUNDOFF_PIXELS = 1e-6
+
+
+def _agree(stored: Any, fresh: Any) -> bool:
+    """Whether a parsed value is what the raw answer reads as, numbers up to round-off.
+
+    Example:
+        >>> _agree([[196.8, 238.08, 23.04, 20.16]], [[196.8, 238.08, 23.039999999999992, 20.16]])
+        True
+        >>> _agree([[196.8, 238.08, 23.04, 20.16]], [[196.8, 238.08, 23.05, 20.16]])
+        False
+    """
+    numbers = (int, float)
+    if isinstance(stored, numbers) and isinstance(fresh, numbers):
+        if isinstance(stored, bool) or isinstance(fresh, bool):
+            return stored is fresh
+        return math.isclose(stored, fresh, rel_tol=_ROUNDOFF_RELATIVE, abs_tol=_ROUNDOFF_PIXELS)
+    if isinstance(stored, list) and isinstance(fresh, list):
+        return len(stored) == len(fresh) and all(map(_agree, stored, fresh))
+    return bool(stored == fresh)
+
+
+def _compared_fields(stored: PredictionRecord) -> list[str]:
+    """The fields of a parsed line its raw answer must give again."""
+    fields_to_compare = [registry.TASKS[stored.task].answer_field, "parse_status"]
+    return fields_to_compare + [  # counts an older nova parse did not write are not compared
+        name for name in _BOX_REPAIR_FIELDS if getattr(stored, name) is not None
+    ]
+
+
+def _parse_agrees(stored: PredictionRecord, fresh: PredictionRecord) -> bool:
+    """Whether a parsed line holds what its raw answer reads as (numbers up to round-off)."""
+    return all(
+        _agree(getattr(stored, name), getattr(fresh, name)) for name in _compared_fields(stored)
+    )
+
+
+def _conventions_reading_as_stored(
+    stored: PredictionRecord, sizes: Mapping[str, tuple[int, int]]
+) -> tuple[str, ...]:
+    """The explicit box conventions under which a line's raw answer reads as stored."""
+    spec = registry.TASKS[stored.task]
+    if "input_size" not in spec.extra_fields:  # not a box answer: no convention reads it
+        return ()
+    parser = spec.load_parser()
+    return tuple(
+        convention
+        for convention in CONVENTIONS
+        if convention != "auto"
+        and _parse_agrees(stored, _read_raw_answer(stored, spec, parser, sizes, convention, None))
+    )
+
+
+def _refuse_disagreement(
+    stored: PredictionRecord,
+    fresh: PredictionRecord,
+    convention: str,
+    recorded: bool,
+    reading_as_stored: Sequence[str] = (),
+) -> None:
     """Refuse a line whose parsed fields or ``parse_status`` are not what its raw answer
     reads as (hand-edited, or parsed by another parser): one of the two would be scored
-    unseen.
+    unseen. Without a recorded parse, the raw answer was read with this evaluation's box
+    convention (the default unless chosen), which the message says, naming
+    ``--box-convention`` and the conventions that read it as stored.
 
     Raises:
         NovaInputError: naming the file, line and item, the task and the field.
     """
+    from novabench.errors import BOX_CONVENTION
+
     spec = registry.TASKS[stored.task]
     answer_field = spec.answer_field
-    fields_to_compare = [answer_field, "parse_status"]
-    fields_to_compare += [  # counts an older nova parse did not write are not compared
-        name for name in _BOX_REPAIR_FIELDS if getattr(stored, name) is not None
-    ]
     differing = next(
-        (name for name in fields_to_compare if getattr(stored, name) != getattr(fresh, name)),
-        None,
+        name
+        for name in _compared_fields(stored)
+        if not _agree(getattr(stored, name), getattr(fresh, name))
     )
-    if differing is None:
-        return
-    under = f" under box convention {convention}" if "input_size" in spec.extra_fields else ""
+    boxed = "input_size" in spec.extra_fields
+    under = f" under box convention {convention}" if boxed else ""
+    why: list[Any] = [" (edited, or parsed by another version)"]
+    if boxed and not recorded:
+        # No manifest says how nova parse read it: "another version" may only be another
+        # convention, which the user can name.
+        read_as_stored = (
+            f"; {' and '.join(reading_as_stored)} read{'s' if len(reading_as_stored) == 1 else ''}"
+            f" {spec.raw_field} as stored"
+            if reading_as_stored
+            else ""
+        )
+        why = [
+            f": no run manifest beside the file records the box convention nova parse read it "
+            f"with, so {spec.raw_field} was read again with {convention}; if it was parsed "
+            "with another, pass that one (",
+            BOX_CONVENTION,
+            f"){read_as_stored}",
+        ]
     # What describes the raw answer goes with it (the reader refuses it alone).
     with_raw = [spec.raw_field] + [
         name
@@ -1272,11 +1358,13 @@ def _check_parse_agrees(stored: PredictionRecord, fresh: PredictionRecord, conve
         if getattr(stored, name, None) is not None
     ]
     raise NovaInputError(
-        f"{stored.task}: {differing} {_short(getattr(stored, differing))} is not what "
-        f"{spec.raw_field} reads as{under}: {_short(getattr(fresh, differing))} (edited, or "
-        f"parsed by another version); drop {answer_field} and parse_status to "
-        f"have {spec.raw_field} read again, or drop {', '.join(with_raw)} to score "
-        f"{answer_field} as given",
+        (
+            f"{stored.task}: {differing} {_short(getattr(stored, differing))} is not what "
+            f"{spec.raw_field} reads as{under}: {_short(getattr(fresh, differing))}",
+            *why,
+            f"; drop {answer_field} and parse_status to have {spec.raw_field} read again, or "
+            f"drop {', '.join(with_raw)} to score {answer_field} as given",
+        ),
         source=stored.source,
         record=f"line {stored.line} ({stored.key})",
         field=differing,

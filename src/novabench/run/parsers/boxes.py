@@ -55,7 +55,8 @@ and records which convention it used. Exactly these forms are decided:
   asked for pixels (``qwen``: ambiguous) or 0..1 fractions (``xyxy_norm1``: values all in
   [0, 1] are read as ``yxyx_norm1``, the key's order in the prompt's scale; larger ones are
   ambiguous), or its values are fractions (0..1 with decimals) no prompt on record asked
-  for (ambiguous, ``yxyx_norm1`` reads them);
+  for (ambiguous, ``yxyx_norm1`` reads them); fraction boxes beside larger values in one
+  answer are two scales, read by no single convention (ambiguous);
 - Qwen2-VL ``<|box_start|>(x1,y1),(x2,y2)<|box_end|>`` tokens: ``xyxy_norm1000``;
 - the protocol's labelled lines ``label: [ymin, xmin, ymax, xmax]`` (a colon before
   the list) with values up to 1000: ``protocol`` when no prompt is on record; a prompt
@@ -84,9 +85,11 @@ box in prose is not scored either (a note names it). Of several JSON answers (a 
 fenced block after "Corrected:"), the last complete one is scored; a note names the
 others. One exception: JSON answers that are an enumeration of separate lesions, each
 after its own numbered label ("Lesion 1: {...} Lesion 2: {...}", "1. ...: {...}"), each
-with boxes no other repeats, with no word of a final or corrected answer between them,
-are all scored (a note says so); a restated, corrected or summed-up answer keeps the rule
-of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
+with boxes no other repeats or overlaps as the same lesion would (IoU >= 0.5), with no word
+of a final or corrected answer between them and none of a revision or an alternative
+("Refined estimate", "Alternative location", "option", "or") in their labels or between
+them, are all scored (a note says so); a restated, revised, corrected or summed-up answer,
+or alternatives, keep the rule of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
 numbers quoted again later in prose (no colon before them) add no box; a note counts them.
 
 All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
@@ -598,6 +601,16 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
                 "fractions: Gemini's 0..1000 units or pixels cannot be told apart",
                 ("protocol",),
             )
+        in_fractions = sum(_fraction_box(c) for c in candidates)
+        if in_fractions and not fraction:
+            # Fractions beside larger values: read as 0..1000, such a box would sit in the
+            # image's corner, smaller than a pixel; no single scale reads both.
+            return _Resolution(
+                None,
+                f"box_2d values in 0..1 in {in_fractions} of {len(candidates)} boxes and up to "
+                f"{top:g} in the others: 0..1 fractions and Gemini's 0..1000 units in one "
+                "answer",
+            )
         if fraction:
             return _Resolution(
                 None,
@@ -690,6 +703,13 @@ def _resolve_auto(candidates: list[_Candidate], prompt_convention: str | None) -
         f"{'a generic box key' if hint == 'generic_key' else 'bare 4-number lists'} "
         f"(values up to {top:g}) fix no coordinate order and no prompt on record does",
         readable,
+    )
+
+
+def _fraction_box(candidate: _Candidate) -> bool:
+    """A box written as 0..1 fractions: decimals, every value within [0, 1]."""
+    return candidate.decimals and all(
+        math.isfinite(v) and 0.0 <= v <= 1.0 for v in candidate.numbers
     )
 
 
@@ -791,7 +811,8 @@ def parse_localization(
     after it (prose quoting a box again, or another box) adds no boxes; a note counts them.
     So does prose quoting again a box of the protocol's labelled lines. Of several JSON
     answers, the last complete one is scored, unless they are a numbered list of separate
-    lesions ("Lesion 1: {...} Lesion 2: {...}"), whose boxes are all scored.
+    lesions ("Lesion 1: {...} Lesion 2: {...}"), whose boxes are all scored (not one box
+    revised, nor alternative places: see the module docstring).
 
     Args:
         text: the raw answer (str; bytes, None or an already-decoded JSON
@@ -1002,6 +1023,16 @@ _FINAL_ANSWER_WORDS = re.compile(
     r"(?:boxes|lesions|findings|regions))\b",
     re.IGNORECASE,
 )
+# Words that make numbered JSON answers one answer revised or offered in alternatives
+# ("1. Initial estimate", "2) Alternative location"), not separate lesions: the last one
+# alone is scored.
+_ALTERNATIVE_WORDS = re.compile(
+    r"\b(?:refin\w*|revis\w*|alternativ\w*|instead|updat\w*|estimates?|options?|possib\w*|"
+    r"or)\b",
+    re.IGNORECASE,
+)
+# Two numbered boxes that overlap this much (IoU) are one lesion written twice.
+_SAME_LESION_IOU = 0.5
 # The label that opens one item of an enumeration, at the end of the text before an
 # answer: "Lesion 2:", "**Finding 2** (left):", "2. Right parietal lesion:", "- Lesion #2 -".
 _ENUMERATED_ITEM = re.compile(
@@ -1021,27 +1052,68 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
     Lesion 2: {...}"), answers with all of them; one that restates or corrects its answer
     answers with the last one. Read as a list only when nothing says otherwise: at least
     two complete answers, each after a label numbering it 1, 2, 3... in order, each with
-    boxes of its own (none repeated), and no word of a final, corrected or summed-up answer
-    between them (see :data:`_FINAL_ANSWER_WORDS`); then every box is scored. Anything
-    else keeps the rule of the last complete answer.
+    boxes of its own (none repeated, none overlapping an earlier one's with an IoU of 0.5
+    or more: the same lesion moved), no word of a final, corrected or summed-up answer
+    between them (see :data:`_FINAL_ANSWER_WORDS`) and no word of a revision or an
+    alternative in their labels or between them (:data:`_ALTERNATIVE_WORDS`); then every
+    box is scored. Anything else keeps the rule of the last complete answer.
     """
     if len(answers) < 2:
         return []
     seen: set[tuple[float, ...]] = set()
+    earlier: list[_Candidate] = []
     previous_end = 0
     for number, answer in enumerate(answers, start=1):
         before = _without_fences(text[previous_end : answer.offset + answer.start])
         previous_end = answer.offset + answer.end
-        if number > 1 and _FINAL_ANSWER_WORDS.search(before):  # not the preamble's words
+        # The preamble's words are not read: "Here are the lesions, or what may be ..."
+        between = before if number > 1 else ""
+        if _FINAL_ANSWER_WORDS.search(between):
             return []
         label = _ENUMERATED_ITEM.search(before.rstrip(" \t\r\n"))
         if label is None or int(label["named"] or label["numbered"]) != number:
             return []
-        boxes = {tuple(candidate.numbers) for candidate in answer.extraction.candidates}
+        if _ALTERNATIVE_WORDS.search(between) or _ALTERNATIVE_WORDS.search(label.group()):
+            return []  # "2. Refined estimate:", "2) Alternative location:"
+        candidates = answer.extraction.candidates
+        boxes = {tuple(candidate.numbers) for candidate in candidates}
         if not boxes or boxes & seen:  # a box again: a restatement, not another lesion
             return []
+        if any(_same_lesion(one, other) for one in candidates for other in earlier):
+            return []  # the box of an earlier number moved a little: the same lesion
         seen |= boxes
+        earlier += candidates
     return answers
+
+
+def _same_lesion(one: _Candidate, other: _Candidate) -> bool:
+    """Whether two boxes of one answer overlap as one lesion written twice would.
+
+    Both are written in the same form (else no overlap is told): their IoU is the same in
+    any order and scale that form's convention may have (a transposition, a scale per axis).
+    """
+    if one.hint != other.hint:
+        return False
+    a, b = _written_corners(one), _written_corners(other)
+    if a is None or b is None:
+        return False
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    if width <= 0.0 or height <= 0.0:
+        return False
+    overlap = width * height
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - overlap
+    return union > 0.0 and overlap / union >= _SAME_LESION_IOU
+
+
+def _written_corners(candidate: _Candidate) -> tuple[float, float, float, float] | None:
+    """A box's two corners in the units and order it was written in (None: not finite)."""
+    a, b, c, d = (float(v) for v in candidate.numbers)
+    if candidate.hint == "xywh_named":
+        c, d = a + c, b + d
+    if not all(math.isfinite(v) for v in (a, b, c, d)):
+        return None
+    return min(a, c), min(b, d), max(a, c), max(b, d)
 
 
 def _walk_into(value: Any, complete: bool, extraction: _Extraction) -> None:
