@@ -335,8 +335,12 @@ def _normalise(text: str, rewrites: list[_Rewrite]) -> str:
         text = unicodedata.normalize("NFKD", text.casefold().translate(_SPELT_OUT))
         if not text.isascii():
             text = "".join(character for character in text if not unicodedata.combining(character))
-    for rewrite in rewrites:
-        text = rewrite.apply(text)
+    for rewrite in rewrites:  # rewrite.apply(text), inlined: this runs for every text
+        for character in rewrite.required:
+            if character not in text:
+                break  # the pattern cannot match: no scan
+        else:
+            text = rewrite.pattern.sub(rewrite.replacement, text)
     return text
 
 
@@ -353,6 +357,7 @@ _CLASSICAL_PLURALS: tuple[tuple[str, str], ...] = (
     ("en", "ina"),
     ("nx", "nges"),
 )
+_CLASSICAL_ENDINGS = tuple(ending for ending, _ in _CLASSICAL_PLURALS)
 
 
 def _plurals(word: str) -> tuple[str, ...]:
@@ -363,6 +368,8 @@ def _plurals(word: str) -> tuple[str, ...]:
         english = word[:-1] + "ies"
     else:
         english = word + "s"
+    if not word.endswith(_CLASSICAL_ENDINGS):  # no classical ending: the English plural only
+        return (english,)
     classical = next(
         (
             word[: -len(ending)] + plural
@@ -435,6 +442,13 @@ class LexiconKeywordExtractor:
             for pattern, replacement in data.get("rewrites", [])
         ]
         self._folds = [tuple(pair) for pair in data.get("spelling_folds", [])]
+        # Matches where any fold's British spelling occurs: a word without one keeps its
+        # spelling (most do), found in one search instead of a test per fold.
+        self._fold_trigger = (
+            re.compile("|".join(re.escape(british) for british, _ in self._folds))
+            if self._folds
+            else None
+        )
         neutral = set(data.get("neutral_characteristics", []))
         no_plural = set(data.get("no_plural", []))
         self._phrases: dict[tuple[str, ...], _Entry] = {}
@@ -541,9 +555,10 @@ class LexiconKeywordExtractor:
         folded = self._folded.get(word)
         if folded is None:
             folded = word
-            for british, american in self._folds:
-                if british in folded:
-                    folded = folded.replace(british, american)
+            if self._fold_trigger is not None and self._fold_trigger.search(word) is not None:
+                for british, american in self._folds:
+                    if british in folded:
+                        folded = folded.replace(british, american)
             if len(self._folded) < _FOLD_CACHE_LIMIT:
                 self._folded[word] = folded
         return folded
