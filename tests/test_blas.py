@@ -42,3 +42,67 @@ def test_the_bootstrap_runs_with_one_blas_thread(monkeypatch) -> None:
     monkeypatch.setattr(type(evaluation), "aggregate_resamples", spy)
     bootstrap_confidence_intervals(evaluation, n_resamples=20)
     assert seen and all(threads <= {1} for threads in seen)
+
+
+_LOAD_NUMPY = """
+import json, os, sys
+from novabench._blas import blas_threads_unstarted
+with blas_threads_unstarted():
+    inside = os.environ.get("OPENBLAS_NUM_THREADS")
+    import numpy
+from threadpoolctl import threadpool_info
+print(json.dumps({
+    "inside": inside,
+    "after": os.environ.get("OPENBLAS_NUM_THREADS"),
+    "threads": sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}),
+}))
+"""
+
+
+def _fresh_numpy(**variables: str) -> dict:
+    """Import numpy under blas_threads_unstarted in a fresh interpreter with ``variables``."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+    }
+    source = str(Path(__file__).resolve().parents[1] / "src")
+    environment["PYTHONPATH"] = os.pathsep.join([source, os.environ.get("PYTHONPATH", "")])
+    environment.update(variables)
+    finished = subprocess.run(
+        [sys.executable, "-c", _LOAD_NUMPY], capture_output=True, text=True, env=environment
+    )
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    return json.loads(finished.stdout.strip().splitlines()[-1])
+
+
+def test_numpy_first_loaded_in_blas_threads_unstarted_starts_one_blas_thread() -> None:
+    pytest.importorskip("threadpoolctl")
+    seen = _fresh_numpy()
+    assert seen["inside"] == "1" and seen["after"] is None
+    assert seen["threads"] in ([1], [])  # [] where numpy's BLAS is not one threadpoolctl sees
+
+
+def test_blas_threads_unstarted_leaves_a_thread_count_the_user_set() -> None:
+    pytest.importorskip("threadpoolctl")
+    seen = _fresh_numpy(OMP_NUM_THREADS="2")
+    assert seen["inside"] is None and seen["after"] is None
+    seen = _fresh_numpy(OPENBLAS_NUM_THREADS="2")
+    assert seen["inside"] == "2" and seen["after"] == "2"
+
+
+def test_blas_threads_unstarted_changes_nothing_once_numpy_is_loaded(monkeypatch) -> None:
+    import os
+
+    from novabench._blas import blas_threads_unstarted
+
+    for name in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    with blas_threads_unstarted():  # numpy is imported by this module already
+        assert "OPENBLAS_NUM_THREADS" not in os.environ
