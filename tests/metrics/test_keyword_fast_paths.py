@@ -460,3 +460,19 @@ def test_plurals_skip_the_classical_endings_only_where_none_ends_the_word() -> N
     assert _plurals("nucleus") == ("nucleuses", "nuclei")
     assert _plurals("ganglion") == ("ganglions", "ganglia")
     assert _plurals("cyst") == ("cysts",)
+
+
+def test_every_location_reference_reads_as_the_straightforward_path() -> None:
+    # A plain word is looked up as the end of a reference only where some reference ends
+    # in it ("to", "from", "above", "below"): each reference, before a finding and after one.
+    extractor = LexiconKeywordExtractor()
+    references = load_lexicon()["location_references"]
+    texts = [f"Oedema {reference} the mass." for reference in references]
+    texts += [
+        f"Small cyst {reference} the enhancing tumour, no haemorrhage." for reference in references
+    ]
+    texts += [f"{reference.capitalize()} the lesion there is oedema." for reference in references]
+    assert_same_extraction(extractor, texts)
+    remote = extractor("Oedema remote from the mass.")
+    assert remote.clinical == {"oedema"}
+    assert "mass" in extractor("Oedema below the mass.").clinical  # a finding came first

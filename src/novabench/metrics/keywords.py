@@ -201,6 +201,7 @@ class KeywordMatch:
 _LEXICON_RESOURCE = "neuro_lexicon.json"
 _WORD_OR_PUNCTUATION = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*|[.;:!?,]")
 _CLAUSE_END = frozenset(".;:!?")
+_PUNCTUATION = _CLAUSE_END | {","}  # the tokens that are no words
 _SPELT_OUT = str.maketrans({"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "đ": "d", "ł": "l"})
 # "both" directly before a structure states laterality ("both globi pallidi": bilateral).
 _BOTH = "both"
@@ -502,6 +503,8 @@ class LexiconKeywordExtractor:
             self._phrase_words(phrase) for phrase in data.get("location_references", [])
         )
         self._longest_reference = max((len(words) for words in self._references), default=0)
+        # Every reference ends in one of these: a plain word outside them ends none.
+        self._reference_ends = frozenset(words[-1] for words in self._references)
         # "remote from the mass" always names a landmark; "below the mass" after a finding
         # relates two findings of this image ("a cyst below the mass" shows both).
         self._remote_references = frozenset(
@@ -572,7 +575,7 @@ class LexiconKeywordExtractor:
 
     def _phrase_words(self, phrase: str) -> tuple[str, ...]:
         words = tuple(self._words(phrase))
-        if not words or any(word in _CLAUSE_END or word == "," for word in words):
+        if not words or not _PUNCTUATION.isdisjoint(words):
             raise ValueError(f"lexicon phrase {phrase!r} must be words only")
         return words
 
@@ -720,13 +723,17 @@ class LexiconKeywordExtractor:
             if self._references:
                 if entry is None:
                     plain_run = (*plain_run, phrase)[-self._longest_reference :]
-                    reference = next(
-                        (
-                            plain_run[start:]
-                            for start in range(len(plain_run))
-                            if plain_run[start:] in self._references
-                        ),
-                        None,
+                    reference = (
+                        next(
+                            (
+                                plain_run[start:]
+                                for start in range(len(plain_run))
+                                if plain_run[start:] in self._references
+                            ),
+                            None,
+                        )
+                        if phrase in self._reference_ends
+                        else None
                     )
                     if reference is not None and (
                         not finding_in_clause or reference in self._remote_references
