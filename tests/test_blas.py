@@ -46,13 +46,21 @@ def test_the_bootstrap_runs_with_one_blas_thread(monkeypatch) -> None:
 
 _LOAD_NUMPY = """
 import json, os, sys
-from novabench._blas import blas_threads_unstarted
-with blas_threads_unstarted():
-    inside = os.environ.get("OPENBLAS_NUM_THREADS")
-    import numpy
+from novabench import _blas
+seen = {}
+real_import = __import__
+def spy(name, *args, **kwargs):  # the variable as numpy's import sees it
+    if name == "numpy" and "numpy" not in sys.modules:
+        seen["inside"] = os.environ.get("OPENBLAS_NUM_THREADS")
+    return real_import(name, *args, **kwargs)
+import builtins
+builtins.__import__ = spy
+_blas.import_numpy_with_one_blas_thread()
+builtins.__import__ = real_import
+import numpy
 from threadpoolctl import threadpool_info
 print(json.dumps({
-    "inside": inside,
+    "inside": seen.get("inside"),
     "after": os.environ.get("OPENBLAS_NUM_THREADS"),
     "threads": sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}),
 }))
@@ -60,7 +68,7 @@ print(json.dumps({
 
 
 def _fresh_numpy(**variables: str) -> dict:
-    """Import numpy under blas_threads_unstarted in a fresh interpreter with ``variables``."""
+    """import_numpy_with_one_blas_thread in a fresh interpreter with ``variables``."""
     import json
     import os
     import subprocess
@@ -82,27 +90,44 @@ def _fresh_numpy(**variables: str) -> dict:
     return json.loads(finished.stdout.strip().splitlines()[-1])
 
 
-def test_numpy_first_loaded_in_blas_threads_unstarted_starts_one_blas_thread() -> None:
+def test_numpy_loaded_by_import_numpy_with_one_blas_thread_starts_one_blas_thread() -> None:
     pytest.importorskip("threadpoolctl")
     seen = _fresh_numpy()
     assert seen["inside"] == "1" and seen["after"] is None
     assert seen["threads"] in ([1], [])  # [] where numpy's BLAS is not one threadpoolctl sees
 
 
-def test_blas_threads_unstarted_leaves_a_thread_count_the_user_set() -> None:
+def test_import_numpy_with_one_blas_thread_leaves_a_thread_count_the_user_set() -> None:
     pytest.importorskip("threadpoolctl")
+    # numpy is not imported by it then ("inside" unseen): it loads as the user's variable says
     seen = _fresh_numpy(OMP_NUM_THREADS="2")
-    assert seen["inside"] is None and seen["after"] is None
+    assert seen == {"inside": None, "after": None, "threads": [2]}
     seen = _fresh_numpy(OPENBLAS_NUM_THREADS="2")
-    assert seen["inside"] == "2" and seen["after"] == "2"
+    assert seen == {"inside": None, "after": "2", "threads": [2]}
 
 
-def test_blas_threads_unstarted_changes_nothing_once_numpy_is_loaded(monkeypatch) -> None:
+def test_import_numpy_with_one_blas_thread_changes_nothing_once_numpy_is_loaded(
+    monkeypatch,
+) -> None:
     import os
 
-    from novabench._blas import blas_threads_unstarted
+    from novabench._blas import import_numpy_with_one_blas_thread
 
     for name in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
         monkeypatch.delenv(name, raising=False)
-    with blas_threads_unstarted():  # numpy is imported by this module already
-        assert "OPENBLAS_NUM_THREADS" not in os.environ
+    import_numpy_with_one_blas_thread()  # numpy is imported by this module already
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+
+
+def test_the_scoring_commands_load_numpy_with_one_blas_thread() -> None:
+    # nova evaluate and nova compare load numpy first thing, so that no module imported
+    # on the way loads it with OpenBLAS's default threads.
+    import inspect
+
+    from novabench.cli import compare, evaluate
+
+    for command in (evaluate.run, compare.run):
+        source = inspect.getsource(command)
+        body = source.split('"""', 2)[2]
+        first = body.index("import_numpy_with_one_blas_thread()")
+        assert first < body.index("check_output_paths"), command.__module__

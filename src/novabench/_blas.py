@@ -8,8 +8,8 @@ per-item counts or 0/1 flags), far below 2**53, hence exact in any order of summ
 
 OpenBLAS also starts its worker threads when numpy is imported, and they spin about a tenth
 of a CPU second before they sleep, whether a product follows or not (an eighth of
-``nova evaluate``'s CPU at NOVA size). :func:`blas_threads_unstarted` keeps that from the
-``nova`` command: numpy loaded while it holds starts OpenBLAS with one thread, unless the
+``nova evaluate``'s CPU at NOVA size). :func:`import_numpy_with_one_blas_thread` keeps that
+from the scoring commands: it loads numpy with OpenBLAS on one thread, unless the
 environment already says how many. Every product of the package is exact in any order of
 summation (above) or of a handful of numbers, so this changes no number either.
 """
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["blas_threads_unstarted", "one_blas_thread"]
+__all__ = ["import_numpy_with_one_blas_thread", "one_blas_thread"]
 
 # What OpenBLAS reads for its number of threads when it is loaded (the first one set wins).
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
@@ -59,29 +59,28 @@ def one_blas_thread() -> Iterator[None]:
         yield
 
 
-@contextlib.contextmanager
-def blas_threads_unstarted() -> Iterator[None]:
-    """Have numpy, if it is first imported inside the ``with`` block, load OpenBLAS with one
-    thread (``OPENBLAS_NUM_THREADS=1`` while the block runs, removed after it).
+def import_numpy_with_one_blas_thread() -> None:
+    """Import numpy with its OpenBLAS started on one thread (``OPENBLAS_NUM_THREADS=1`` for
+    the import only), unless numpy is loaded already or the environment says how many
+    threads (``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS``, ``OMP_NUM_THREADS``: the
+    user's choice stands).
 
-    Nothing is changed when numpy is loaded already or when the environment sets
-    ``OPENBLAS_NUM_THREADS``, ``GOTO_NUM_THREADS`` or ``OMP_NUM_THREADS`` (the user's
-    choice stands). The ``nova`` command runs in it: no product of the package gains from
-    BLAS threads, and the ones OpenBLAS starts at load spin a tenth of a CPU second.
+    The scoring commands (``nova evaluate``, ``nova compare``) call it first: no product
+    of the package gains from BLAS threads, and the worker OpenBLAS starts at load spins
+    about 0.12 CPU s before it sleeps. Libraries loaded later (torch for BERTScore) see the
+    environment as it was.
 
     Example:
         >>> import os
-        >>> with blas_threads_unstarted():
-        ...     pass
-        >>> "OPENBLAS_NUM_THREADS" in os.environ
-        False
+        >>> import_numpy_with_one_blas_thread()
+        >>> "numpy" in sys.modules, "OPENBLAS_NUM_THREADS" in os.environ
+        (True, False)
     """
     if "numpy" in sys.modules or any(name in os.environ for name in _THREAD_VARIABLES):
-        yield
         return
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     try:
-        yield
+        import numpy  # noqa: F401  (OpenBLAS reads its thread count when numpy loads it)
     finally:
         if os.environ.get("OPENBLAS_NUM_THREADS") == "1":
             del os.environ["OPENBLAS_NUM_THREADS"]

@@ -244,7 +244,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     import io
 
-    from novabench._blas import blas_threads_unstarted
     from novabench.progress import progress_enabled, third_party_bars_hidden
 
     arguments = list(sys.argv[1:] if argv is None else argv)
@@ -276,12 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # bars libraries draw themselves (model loading, downloads) never show in our output.
     quiet = bool(getattr(args, "quiet", False) or getattr(args, "no_progress", False))
     try:
-        with (
-            blas_threads_unstarted(),  # OpenBLAS's threads would spin at load, for nothing
-            progress_enabled(not quiet),
-            third_party_bars_hidden(),
-            warnings.catch_warnings(),
-        ):
+        with progress_enabled(not quiet), third_party_bars_hidden(), warnings.catch_warnings():
             warnings.showwarning = _warning_printer(args.command)
             code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
