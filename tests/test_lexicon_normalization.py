@@ -133,3 +133,33 @@ def test_folding_and_spelling_shortcuts_equal_the_plain_steps(seed: int) -> None
         assert normalization._fix_spelling(token) == plain_fix_spelling(token), token
     for text in random_texts(seed, 2000):
         assert normalization._fold(text) == plain_fold(text), text
+
+
+def plain_key(tokens: list[str]) -> str:
+    words = [normalization._singular(token) for token in tokens]
+    optional = normalization._KEY_OPTIONAL
+    core = [w for t, w in zip(tokens, words) if w not in optional and t not in optional]
+    return "".join(core if core else words)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_normalize_diagnosis_and_keys_equal_the_plain_steps(seed: int) -> None:
+    # normalize_diagnosis skips the parenthesis pass where no "(" or "[" stands, and a key
+    # skips the optional-word filter where no optional word stands.
+    rng = random.Random(seed)
+    texts = random_texts(seed, 2000)
+    extra = ("disease", "diseases", "syndromes", "virus", "anti", "antibodies", "blood")
+    for text in texts:
+        main, _ = normalization._split_abbreviations(text)
+        expected = " ".join(plain_normalized(main))
+        assert normalization.normalize_diagnosis(text) == expected, text
+        tokens = expected.split() + rng.choices(extra, k=rng.randint(0, 2))
+        rng.shuffle(tokens)
+        assert normalization._key_from_tokens(tokens) == plain_key(tokens), tokens
+
+
+def test_keys_drop_optional_words_only_beside_others() -> None:
+    assert normalization._key_from_tokens(["krabbe", "disease"]) == "krabbe"
+    assert normalization._key_from_tokens(["disease"]) == "disease"
+    assert normalization._key_from_tokens(["cyanide", "intoxication"]) == "cyanidepoisoning"
+    assert normalization._key_from_tokens(["metastases"]) == "metastasis"

@@ -22,6 +22,7 @@ import pytest
 
 from novabench.metrics.caption_pairs import random_caption_pairs
 from novabench.metrics.keywords import (
+    _CLASSICAL_PLURALS,
     _NOT_SIGN_NAMES,
     CLINICAL_FAMILIES,
     NEGATABLE_FAMILIES,
@@ -29,6 +30,7 @@ from novabench.metrics.keywords import (
     CaptionKeywords,
     KeywordMatch,
     LexiconKeywordExtractor,
+    _plurals,
     _required_characters,
     load_lexicon,
 )
@@ -427,3 +429,50 @@ def test_a_lexicon_with_other_rewrites_extracts_as_the_straightforward_path(n_te
 )
 def test_required_characters_of_a_pattern(pattern: str, required: tuple[str, ...]) -> None:
     assert _required_characters(re.compile(pattern)) == required
+
+
+def straightforward_plurals(word: str) -> tuple[str, ...]:
+    """The lexicon's generated plurals, every classical ending tried in order."""
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        english = word + "es"
+    elif word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        english = word[:-1] + "ies"
+    else:
+        english = word + "s"
+    for ending, plural in _CLASSICAL_PLURALS:
+        if word.endswith(ending) and len(word) > len(ending) + 2:
+            classical = word[: -len(ending)] + plural
+            return (english,) if classical == english else (english, classical)
+    return (english,)
+
+
+def test_plurals_skip_the_classical_endings_only_where_none_ends_the_word() -> None:
+    rng = random.Random(0)
+    endings = [ending for ending, _ in _CLASSICAL_PLURALS] + ["y", "ay", "s", "ch", "x", ""]
+    words = ["".join(rng.choices("abcdeilmnorsuxy", k=rng.randint(0, 6))) + rng.choice(endings)]
+    words += ["".join(rng.choices("abcdeilmnorsuxy", k=rng.randint(1, 9))) for _ in range(3000)]
+    words += [
+        rng.choice("abcdeilmnorsu") * rng.randint(0, 4) + e for e in endings for _ in range(50)
+    ]
+    for word in words:
+        assert _plurals(word) == straightforward_plurals(word), word
+    assert _plurals("glioma") == ("gliomas", "gliomata")
+    assert _plurals("nucleus") == ("nucleuses", "nuclei")
+    assert _plurals("ganglion") == ("ganglions", "ganglia")
+    assert _plurals("cyst") == ("cysts",)
+
+
+def test_every_location_reference_reads_as_the_straightforward_path() -> None:
+    # A plain word is looked up as the end of a reference only where some reference ends
+    # in it ("to", "from", "above", "below"): each reference, before a finding and after one.
+    extractor = LexiconKeywordExtractor()
+    references = load_lexicon()["location_references"]
+    texts = [f"Oedema {reference} the mass." for reference in references]
+    texts += [
+        f"Small cyst {reference} the enhancing tumour, no haemorrhage." for reference in references
+    ]
+    texts += [f"{reference.capitalize()} the lesion there is oedema." for reference in references]
+    assert_same_extraction(extractor, texts)
+    remote = extractor("Oedema remote from the mass.")
+    assert remote.clinical == {"oedema"}
+    assert "mass" in extractor("Oedema below the mass.").clinical  # a finding came first

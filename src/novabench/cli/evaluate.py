@@ -132,6 +132,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``nova evaluate``; returns the exit code."""
+    from novabench._blas import import_numpy_with_one_blas_thread
+
+    import_numpy_with_one_blas_thread()  # before anything loads it: OpenBLAS's idle threads spin
     from novabench._files import check_output_paths
     from novabench.run.lock import claiming_outputs
 

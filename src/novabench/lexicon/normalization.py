@@ -270,19 +270,31 @@ def _normalize_tokens(text: str) -> list[str]:
     return list(_normalized_tuple(text))
 
 
+# The first words of the leading labels and of the hedges: a text that starts with none of
+# the former, or holds none of the latter, skips that step (most names do).
+_LABEL_FIRST_WORDS = frozenset(label[0] for label in _LEADING_LABELS)
+_HEDGE_WORDS = frozenset(_HEDGES_BY_FIRST_WORD)
+
+
 @lru_cache(maxsize=65536)
 def _normalized_tuple(text: str) -> tuple[str, ...]:
     folded = _fold(text)
-    folded = _POSSESSIVE.sub(r"\1", folded).replace("'", "")
+    if "'" in folded:
+        folded = _POSSESSIVE.sub(r"\1", folded).replace("'", "")
     tokens = _join_non([_fix_spelling(t) for t in _NON_ALNUM.sub(" ", folded).split()])
-    for i in range(1, len(tokens)):
-        if tokens[i] in _ROMAN and tokens[i - 1] in _ROMAN_TRIGGERS:
-            tokens[i] = _ROMAN[tokens[i]]
-    for label in _LEADING_LABELS:
-        if tuple(tokens[: len(label)]) == label:
-            tokens = tokens[len(label) :]
-            break
-    tokens = _remove_phrases(tokens, _HEDGES_BY_FIRST_WORD)
+    if not _ROMAN.keys().isdisjoint(tokens):
+        for i in range(1, len(tokens)):
+            if tokens[i] in _ROMAN and tokens[i - 1] in _ROMAN_TRIGGERS:
+                tokens[i] = _ROMAN[tokens[i]]
+    if tokens and tokens[0] in _LABEL_FIRST_WORDS:
+        for label in _LEADING_LABELS:
+            if tuple(tokens[: len(label)]) == label:
+                tokens = tokens[len(label) :]
+                break
+    if not _HEDGE_WORDS.isdisjoint(tokens):
+        tokens = _remove_phrases(tokens, _HEDGES_BY_FIRST_WORD)
+    if _ARTICLES.isdisjoint(tokens):
+        return tuple(tokens)
     # "a" after "type", "group", "vitamin"... is a letter, not an article ("type A").
     return tuple(
         t
@@ -342,8 +354,9 @@ def normalize_diagnosis(text: str) -> str:
         'hemorrhagic tumor who grade 4'
     """
     text = _check_text(text, "text")
-    main, _ = _split_abbreviations(text)
-    return " ".join(_normalize_tokens(main))
+    if "(" in text or "[" in text:  # else there is no parenthesis to take out
+        text, _ = _split_abbreviations(text)
+    return " ".join(_normalized_tuple(text))
 
 
 def diagnosis_aliases(text: str) -> tuple[str, ...]:
@@ -396,6 +409,7 @@ _PLURALS = {
 }
 
 
+@lru_cache(maxsize=65536)
 def _singular(token: str) -> str:
     if token in _SAME_WORD:
         return _SAME_WORD[token]
@@ -411,6 +425,8 @@ def _singular(token: str) -> str:
 def _key_from_tokens(tokens: Iterable[str]) -> str:
     tokens = list(tokens)
     words = [_singular(t) for t in tokens]
+    if _KEY_OPTIONAL.isdisjoint(tokens) and _KEY_OPTIONAL.isdisjoint(words):
+        return "".join(words)  # every word is kept: the core below is all of them
     core = [w for t, w in zip(tokens, words) if w not in _KEY_OPTIONAL and t not in _KEY_OPTIONAL]
     return "".join(core if core else words)
 

@@ -201,6 +201,7 @@ class KeywordMatch:
 _LEXICON_RESOURCE = "neuro_lexicon.json"
 _WORD_OR_PUNCTUATION = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*|[.;:!?,]")
 _CLAUSE_END = frozenset(".;:!?")
+_PUNCTUATION = _CLAUSE_END | {","}  # the tokens that are no words
 _SPELT_OUT = str.maketrans({"œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "đ": "d", "ł": "l"})
 # "both" directly before a structure states laterality ("both globi pallidi": bilateral).
 _BOTH = "both"
@@ -335,8 +336,12 @@ def _normalise(text: str, rewrites: list[_Rewrite]) -> str:
         text = unicodedata.normalize("NFKD", text.casefold().translate(_SPELT_OUT))
         if not text.isascii():
             text = "".join(character for character in text if not unicodedata.combining(character))
-    for rewrite in rewrites:
-        text = rewrite.apply(text)
+    for rewrite in rewrites:  # rewrite.apply(text), inlined: this runs for every text
+        for character in rewrite.required:
+            if character not in text:
+                break  # the pattern cannot match: no scan
+        else:
+            text = rewrite.pattern.sub(rewrite.replacement, text)
     return text
 
 
@@ -353,6 +358,7 @@ _CLASSICAL_PLURALS: tuple[tuple[str, str], ...] = (
     ("en", "ina"),
     ("nx", "nges"),
 )
+_CLASSICAL_ENDINGS = tuple(ending for ending, _ in _CLASSICAL_PLURALS)
 
 
 def _plurals(word: str) -> tuple[str, ...]:
@@ -363,6 +369,8 @@ def _plurals(word: str) -> tuple[str, ...]:
         english = word[:-1] + "ies"
     else:
         english = word + "s"
+    if not word.endswith(_CLASSICAL_ENDINGS):  # no classical ending: the English plural only
+        return (english,)
     classical = next(
         (
             word[: -len(ending)] + plural
@@ -435,6 +443,13 @@ class LexiconKeywordExtractor:
             for pattern, replacement in data.get("rewrites", [])
         ]
         self._folds = [tuple(pair) for pair in data.get("spelling_folds", [])]
+        # Matches where any fold's British spelling occurs: a word without one keeps its
+        # spelling (most do), found in one search instead of a test per fold.
+        self._fold_trigger = (
+            re.compile("|".join(re.escape(british) for british, _ in self._folds))
+            if self._folds
+            else None
+        )
         neutral = set(data.get("neutral_characteristics", []))
         no_plural = set(data.get("no_plural", []))
         self._phrases: dict[tuple[str, ...], _Entry] = {}
@@ -488,6 +503,8 @@ class LexiconKeywordExtractor:
             self._phrase_words(phrase) for phrase in data.get("location_references", [])
         )
         self._longest_reference = max((len(words) for words in self._references), default=0)
+        # Every reference ends in one of these: a plain word outside them ends none.
+        self._reference_ends = frozenset(words[-1] for words in self._references)
         # "remote from the mass" always names a landmark; "below the mass" after a finding
         # relates two findings of this image ("a cyst below the mass" shows both).
         self._remote_references = frozenset(
@@ -541,9 +558,10 @@ class LexiconKeywordExtractor:
         folded = self._folded.get(word)
         if folded is None:
             folded = word
-            for british, american in self._folds:
-                if british in folded:
-                    folded = folded.replace(british, american)
+            if self._fold_trigger is not None and self._fold_trigger.search(word) is not None:
+                for british, american in self._folds:
+                    if british in folded:
+                        folded = folded.replace(british, american)
             if len(self._folded) < _FOLD_CACHE_LIMIT:
                 self._folded[word] = folded
         return folded
@@ -557,7 +575,7 @@ class LexiconKeywordExtractor:
 
     def _phrase_words(self, phrase: str) -> tuple[str, ...]:
         words = tuple(self._words(phrase))
-        if not words or any(word in _CLAUSE_END or word == "," for word in words):
+        if not words or not _PUNCTUATION.isdisjoint(words):
             raise ValueError(f"lexicon phrase {phrase!r} must be words only")
         return words
 
@@ -705,13 +723,17 @@ class LexiconKeywordExtractor:
             if self._references:
                 if entry is None:
                     plain_run = (*plain_run, phrase)[-self._longest_reference :]
-                    reference = next(
-                        (
-                            plain_run[start:]
-                            for start in range(len(plain_run))
-                            if plain_run[start:] in self._references
-                        ),
-                        None,
+                    reference = (
+                        next(
+                            (
+                                plain_run[start:]
+                                for start in range(len(plain_run))
+                                if plain_run[start:] in self._references
+                            ),
+                            None,
+                        )
+                        if phrase in self._reference_ends
+                        else None
                     )
                     if reference is not None and (
                         not finding_in_clause or reference in self._remote_references

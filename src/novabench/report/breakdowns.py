@@ -137,6 +137,38 @@ _PLANE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("coronal", re.compile(_B + r"coronal" + _E)),
     ("sagittal", re.compile(_B + r"sagittal" + _E)),
 )
+# Per pattern above, words of which every match holds one: a caption holding none of them
+# is not searched. A search starting with a look-behind tries every position of the caption
+# (13 of them took 30 ms over NOVA's 906 captions); most captions name a sequence or two and
+# a plane, and hold none of the other patterns' words.
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "FLAIR": ("flair", "fluid"),
+    "DWI/ADC": ("dwi", "adc", "diffusion", "1000"),
+    "SWI/GRE": ("swi", "swan", "susceptibility", "gre", "gradient", "t2"),
+    "T1": ("t1", "rage", "spgr", "bravo"),  # mprage, mp-rage
+    "T2": ("t2",),
+    "PD": ("pd", "proton"),
+    "STIR": ("stir",),
+    "MRA": ("mra", "angiography", "flight", "tof"),
+    "perfusion": ("perfusion", "dsc", "dce", "asl", "spin"),
+    "contrast": ("contrast", "gadolinium", "gd", "gad", "enhanced", "+", "t1c"),
+    "axial": ("axial", "transverse"),
+    "coronal": ("coronal",),
+    "sagittal": ("sagittal",),
+}
+
+
+def _found(patterns: tuple[tuple[str, re.Pattern[str]], ...], text: str) -> set[str]:
+    """The labels of ``patterns`` that match ``text``, searched only where one of the
+    label's :data:`_NEEDLES` stands."""
+    found: set[str] = set()
+    for label, pattern in patterns:
+        for needle in _NEEDLES[label]:
+            if needle in text:
+                if pattern.search(text):
+                    found.add(label)
+                break
+    return found
 
 
 def parse_acquisition(caption: str | None) -> tuple[str | None, str | None]:
@@ -169,13 +201,13 @@ def parse_acquisition(caption: str | None) -> tuple[str | None, str | None]:
     if not caption:
         return None, None
     text = caption.lower()
-    sequences = {label for label, pattern in _SEQUENCE_PATTERNS if pattern.search(text)}
+    sequences = _found(_SEQUENCE_PATTERNS, text)
     if "FLAIR" in sequences:
         sequences.discard("T2")  # "T2 FLAIR", "T2-weighted FLAIR": one sequence
-    if _CONTRAST.search(text) and (not sequences or "T1" in sequences):
+    if (not sequences or "T1" in sequences) and _found((("contrast", _CONTRAST),), text):
         sequences.discard("T1")
         sequences.add("T1 with contrast")
-    planes = {label for label, pattern in _PLANE_PATTERNS if pattern.search(text)}
+    planes = _found(_PLANE_PATTERNS, text)
     return _one(sequences), _one(planes)
 
 
