@@ -180,10 +180,13 @@ def test_failures_of_one_request_never_stop_the_run(release_dir, tmp_path):
 
 
 def test_a_server_failing_every_request_with_http_500_stops_after_the_first_few(
-    release_dir, tmp_path, capsys
+    release_dir, tmp_path, capsys, monkeypatch
 ):
     # user13: an endpoint answering HTTP 500 to everything was asked every item of the run
     # (each with its retries); a function failing everything stopped after a few.
+    # The CLI has no backoff option; its 1 s wait before each retry only costs the suite time.
+    init = OpenAIEndpointBackend.__init__
+    monkeypatch.setattr(init, "__kwdefaults__", {**init.__kwdefaults__, "backoff": 0.0})
     release = read_release(release_dir)
     n_images = len(release.images)
     assert n_images > ENDPOINT_SERVER_ERRORS_BEFORE_STOP
