@@ -165,6 +165,8 @@ def test_a_numbered_list_after_a_lead_in_on_its_line_is_read_item_by_item(
         "Key imaging features include: 1. Ring-enhancing lesion 2. Perilesional edema",
         "The lesion shows: 1. Ring enhancement 2. Restricted diffusion",
         "MRI reveals: 1. Ring enhancement 2. Restricted diffusion",
+        "Next steps: 1. Biopsy 2. MR spectroscopy",
+        "Management: 1. Surgery 2. Radiotherapy",
     ],
 )
 def test_a_lead_in_to_findings_names_no_diagnosis(findings: str) -> None:

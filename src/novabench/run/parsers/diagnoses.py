@@ -281,9 +281,9 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     Schwannoma 2. Meningioma" and "Type 1- diabetes" no list). Such a list may also follow
     a lead-in on its line that ends in a colon or "is" / "are" ("My ranked list is: 1. A
     2. B", "Based on the findings, the differential is 1) A 2) B"), unless the lead-in
-    introduces findings ("The findings are: 1. ...", "The lesion shows: 1. ...": a
-    finding word in its last sentence, and no premise "Based on ..." or word of diagnoses
-    in its last clause); a ``Findings:`` / ``Summary:`` label's list names no diagnosis
+    introduces findings or next steps ("The findings are: 1. ...", "The lesion shows:
+    1. ...", "Next steps: 1. ...": such a word in its last sentence, and no premise "Based
+    on ..." or word of diagnoses in its last clause); a ``Findings:`` / ``Summary:`` label's list names no diagnosis
     either. Duplicates are removed case-insensitively, keeping the first. ``<think>``
     reasoning is removed first.
 

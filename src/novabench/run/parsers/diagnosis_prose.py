@@ -360,12 +360,14 @@ _LEAD_IN_DIAGNOSES = re.compile(
     r"considerations|alternatives|candidates|answers?|impressions?)\b",
     re.I,
 )
-# Words of a lead-in to findings ("The findings are:", "The lesion shows:", "MRI reveals:").
+# Words of a lead-in to findings or to what to do next ("The findings are:", "The lesion
+# shows:", "MRI reveals:", "Next steps:", "Management:"): its list names no diagnosis.
 _LEAD_IN_FINDINGS = re.compile(
     r"\b(?:"
     + "|".join(sorted(_NOTE_LABEL_WORDS))
     + r"|features?|lesions?|mass(?:es)?|images?|scans?|mri|shows?|showing|demonstrat\w*|"
-    r"reveal\w*)\b",
+    r"reveal\w*|next|steps?|plan|management|work-?up|treatment|therapy|follow-?up|"
+    r"recommend\w*)\b",
     re.I,
 )
 
@@ -378,7 +380,8 @@ def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
     "are": "My ranked list is: 1. A 2. B", "Based on the findings, the differential is
     1) A 2) B". It must not introduce findings: its last sentence (up to a ``.``, ``!``,
     ``?`` or ``;``) naming a finding word (findings, features, summary, the lesion, the
-    image, MRI, shows...) makes the list findings ("The findings are: 1. Ring enhancement
+    image, MRI, shows...) or a next step (next steps, management, workup, treatment...)
+    makes the list findings ("The findings are: 1. Ring enhancement
     2. Edema"), unless its last clause (after a comma) opens with a premise ("Based on the
     findings:") or names diagnoses ("diagnoses", "differential", "most likely", "answer").
 
