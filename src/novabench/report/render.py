@@ -1024,6 +1024,8 @@ _UNUSABLE_ADVICE: dict[str, str] = {
     "unparseable": "read the raw answers: the prompt or the model's output format may not fit "
     "the parser",
     "empty": "read the raw answers: the prompt or the model's output format may not fit the parser",
+    "refusal": "read the raw answers: the model declined the task (a system prompt or a model "
+    "that answers medical questions may help; declined items score as no prediction)",
     registry.TOO_LONG: "cap the model's output length (the answers run past the parser's limit)",
 }
 

@@ -257,11 +257,17 @@ def is_refusal(caption: str) -> bool:
         >>> is_refusal("I\u2019m sorry, but I can\u2019t help with interpreting medical images.")
         True
     """
-    text = _fold_lookalikes(caption).strip()
-    return (
-        len(text) <= _REFUSAL_MAX_CHARS
-        and _REFUSAL_OPENING.match(text) is not None
-        and _IMAGING_CONTENT.search(text) is None
+    return _opens_declining(caption) and _IMAGING_CONTENT.search(_fold_lookalikes(caption)) is None
+
+
+def _opens_declining(text: str, also: re.Pattern[str] | None = None) -> bool:
+    """Whether a short answer (at most :data:`_REFUSAL_MAX_CHARS`, look-alikes folded) opens
+    with an apology or a statement of what the model cannot or will not do (or ``also``):
+    the first half of :func:`is_refusal`, which the diagnosis parser shares."""
+    folded = _fold_lookalikes(text).strip()
+    return len(folded) <= _REFUSAL_MAX_CHARS and (
+        _REFUSAL_OPENING.match(folded) is not None
+        or (also is not None and also.match(folded) is not None)
     )
 
 

@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from novabench.registry import TASKS, task_answered_in
-from novabench.run.parsers.captions import is_refusal
 from novabench.run.parsers.diagnosis_prose import (
     _MAX_NAME_WORDS,
     _NO_DIAGNOSIS,
@@ -25,6 +24,7 @@ from novabench.run.parsers.diagnosis_prose import (
     _NameReader,
     _one_line_names,
     _read_written_diagnoses,
+    declines_diagnosis,
 )
 from novabench.run.parsers.lenient_json import _norm_key, _structures
 from novabench.run.parsers.text import (
@@ -199,9 +199,13 @@ def _strings_of(value: Any, depth: int = 0) -> list[str]:
 
 def _clean_diagnosis(text: str) -> str:
     text = re.sub(r"\*\*|__|`", "", text)
-    # "a)", "(b)", "C." are list markers; "E. coli", "C. neoformans" are genus initials.
+    # "a)", "(b)", "C.", "1-", "1 -" are list markers; "E. coli", "C. neoformans" are genus
+    # initials, "5-ALA" and "11-beta" no markers (no space after the dash).
     text = re.sub(
-        r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\(?[a-eA-E]\)|[a-eA-E]\.(?!\s*[a-z]))\s*", "", text
+        r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\d{1,2} ?[-\u2013\u2014](?=\s)|\(?[a-eA-E]\)|"
+        r"[a-eA-E]\.(?!\s*[a-z]))\s*",
+        "",
+        text,
     )
     text = " ".join(text.split())
     text = text.strip(" \"'\u201c\u201d")
@@ -262,18 +266,26 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     prose around it, single quotes, comments, trailing commas, other key
     spellings (``"most likely diagnosis"``, ``"differentials"``...) or cut off
     (complete strings are kept). Without usable JSON, numbered or bulleted
-    lists (``1.``, ``1)``, ``(1)``, ``-``, ``*``, ``\u2022``), ``Most likely: X`` lines,
-    labelled ``Differentials: A, B`` / ``Others: A; B`` / ``Alternatives: ...``
+    lists (``1.``, ``1)``, ``(1)``, ``-``, ``*``, ``\u2022``; ``1-`` and ``1 -`` in a run
+    numbered 1, 2, 3..., so a line "2 - 3 lesions" alone is no item), ``Most likely: X``
+    lines, labelled ``Differentials: A, B`` / ``Others: A; B`` / ``Alternatives: ...``
     lines, statements in prose, or a bare one-line answer are read (status
-    ``"fallback_list"``). A list item is its name: the explanation after a colon,
-    a spaced dash or the item's first sentence is left out. A numbered list written on
-    one line ("1. A 2. B 3. C", "Answer: 1) A; 2) B") is read as the same list one item
-    per line: after any bullet or label the line must open with marker 1 and hold 2, 3...
-    in the same style, each after whitespace, ``;`` or ``,``, outside brackets and not
-    right after grade, type, stage, WHO... ("1. Astrocytoma, WHO grade 2. X" is one item;
-    "Neurofibromatosis type 1. Schwannoma 2. Meningioma" no list). Duplicates are
-    removed case-insensitively, keeping the first. ``<think>`` reasoning is
-    removed first.
+    ``"fallback_list"``). A list item is its name: the explanation after a colon (inside
+    the bold or after it: ``**1. Glioblastoma:** necrosis`` and ``1. **Glioblastoma**:
+    necrosis`` are "Glioblastoma"), a spaced dash or the item's first sentence is left
+    out. A numbered list written on one line ("1. A 2. B 3. C", "Answer: 1) A; 2) B",
+    "1- A 2- B") is read as the same list one item per line: after any bullet or label the
+    line must open with marker 1 and hold 2, 3... in the same style, each after
+    whitespace, ``;`` or ``,``, outside brackets and not right after grade, type, stage,
+    WHO... ("1. Astrocytoma, WHO grade 2. X" is one item; "Neurofibromatosis type 1.
+    Schwannoma 2. Meningioma" and "Type 1- diabetes" no list). Such a list may also follow
+    a lead-in on its line that ends in a colon or "is" / "are" ("My ranked list is: 1. A
+    2. B", "Based on the findings, the differential is 1) A 2) B"), unless the lead-in
+    introduces findings or next steps ("The findings are: 1. ...", "The lesion shows:
+    1. ...", "Next steps: 1. ...": such a word in its last sentence, and no premise "Based
+    on ..." or word of diagnoses in its last clause); a ``Findings:`` / ``Summary:`` label's list names no diagnosis
+    either. Duplicates are removed case-insensitively, keeping the first. ``<think>``
+    reasoning is removed first.
 
     Prose (how models answer when they ignore the JSON instruction) is read
     sentence by sentence, in the order it ranks:
@@ -336,7 +348,12 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     "unknown", "none", "N/A", "undetermined", "no definitive diagnosis" after a label (or
     alone) is an answer without a diagnosis: status ``"empty"``, with an error quoting it.
     A whole answer that declines ("I cannot provide a diagnosis", the captioning parser's
-    conservative detector) is ``"refusal"``, scored as no answer and counted.
+    conservative detector; or, when nothing else was read, a short answer opening with an
+    apology, "I cannot / won't / must decline ..." or "Unable to ..." that names what it
+    declines, a diagnosis or a radiologist to consult, imaging words in it or not: "I
+    cannot provide a diagnosis from this axial T2 MRI image; please consult a radiologist"),
+    and a lead label's value that declines ("Diagnosis: I cannot provide one from this MRI
+    image"), is ``"refusal"``, scored as no answer and counted; never a diagnosis.
 
     A prose or labelled list is read up to its first 100 names, and lexicon
     look-ups are budgeted per answer, so hostile answers stay linear.
@@ -394,6 +411,12 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
         ['Glioblastoma', 'lymphoma', 'metastasis']
         >>> parse_diagnoses("Answer: 1. **Glioblastoma** - necrotic rim 2. **Lymphoma**").diagnoses
         ['Glioblastoma', 'Lymphoma']
+        >>> parse_diagnoses("1- Glioblastoma\\n2- Lymphoma\\n3- Metastasis").diagnoses
+        ['Glioblastoma', 'Lymphoma', 'Metastasis']
+        >>> parse_diagnoses("My ranked list is: 1. Glioblastoma 2. Lymphoma").diagnoses
+        ['Glioblastoma', 'Lymphoma']
+        >>> parse_diagnoses("**1. Glioblastoma:** ring enhancement and necrosis").diagnoses
+        ['Glioblastoma']
         >>> parse_diagnoses("Diagnosis: N/A").status, parse_diagnoses("I cannot help with that.").status
         ('empty', 'refusal')
     """
@@ -466,9 +489,11 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
         for line in plain.splitlines()
         if line.strip() and _line_label(line.strip(), reader) is None
     ]
+    declined = prose.declined or (plain if declines_diagnosis(plain) else None)
     if (
         lines
         and not prose.unnamed_lead
+        and not declined  # "I won't diagnose from this MRI image; consult a radiologist"
         and not any(_REFUSAL.search(line) or re.search(r"[{}\[\]]", line) for line in lines)
     ):
         bare = _bare_answer(lines)
@@ -478,11 +503,11 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             if kept:
                 notes.append(note)
                 return ParsedDiagnoses(kept, status, removed, None, tuple(notes))
-    if is_refusal(plain):  # scored as no answer, counted apart from the unreadable ones
+    if declined:  # scored as no answer, counted apart from the unreadable ones
         return ParsedDiagnoses(
             status="refusal",
             notes=tuple(notes),
-            error=f"the model declined to give a diagnosis: {_shown(plain)}",
+            error=f"the model declined to give a diagnosis: {_shown(declined)}",
         )
     return ParsedDiagnoses(
         status="unparseable",

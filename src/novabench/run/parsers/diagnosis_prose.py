@@ -20,6 +20,7 @@ from novabench.lexicon.diagnoses import (
     load_diagnosis_lexicon,
     normalize_diagnosis,
 )
+from novabench.run.parsers.captions import _opens_declining, is_refusal
 
 # --------------------------------------------------------------------------- lines and lists
 
@@ -46,6 +47,11 @@ _LIST_MARKER = re.compile(
     r"^\s*(?:\*\*|__)?(?:\(?\d{1,2}[.):]|[-*\u2022+]|\(?[a-e][.)])(?:\*\*|__)?\s+"
 )
 _LIST_ITEM = re.compile(_LIST_MARKER.pattern + r"(?P<value>.+)$")
+# A number and a dash opening a line ("1- Glioblastoma", "1 - Glioblastoma", "**2-** X"): a
+# list marker only in a run numbered 1, 2, 3... (see _dash_numbered_as_dotted).
+_DASH_MARKER = re.compile(
+    r"^(?P<head>\s*(?:\*\*|__)?)(?P<number>\d{1,2}) ?[-\u2013\u2014](?P<tail>(?:\*\*|__)?\s+)(?=\S)"
+)
 # A labelled statement after a sentence on the same line ("Most likely: X. Others: A, B").
 _STATEMENT_BREAK = re.compile(
     rf"(?<=[.;])\s+(?=(?:\*\*|__)?(?:{_MOST_LIKELY_LABEL}|{_DIFFERENTIAL_LABEL}))", re.I
@@ -100,17 +106,51 @@ def _first_sentence(text: str) -> str:
 def _item_name(text: str) -> str:
     """The diagnosis at the start of a list item, without the explanation after it.
 
-    The explanation is what follows a bold name, a spaced dash, a colon, a
-    "(most likely" remark or the end of the first sentence: in
-    ``"2. Susac syndrome. Less likely: vasculitis"`` the item is "Susac syndrome".
+    The explanation is what follows a bold name, a spaced dash, a colon (bold closing after
+    it or not), a "(most likely" remark or the end of the first sentence: in
+    ``"2. Susac syndrome. Less likely: vasculitis"`` the item is "Susac syndrome", in
+    ``"Glioblastoma:** ring enhancement"`` (the rest of ``**1. Glioblastoma:** ...``)
+    "Glioblastoma".
     """
     bold = re.match(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)", text)
     if bold:
         return bold.group(1).rstrip(":")
     text = _first_sentence(text)
     return re.split(
-        r"\s+[-\u2013\u2014]\s+|:\s+|\s+\((?:most likely|likely|less likely)", text, maxsplit=1
+        r"\s+[-\u2013\u2014]\s+|:(?:\*\*|__)?\s+|\s+\((?:most likely|likely|less likely)",
+        text,
+        maxsplit=1,
     )[0]
+
+
+def _dash_numbered_as_dotted(lines: list[str]) -> list[str]:
+    """The lines with the markers of a dash-numbered list ("1- A", "2 - B") written "1.", "2.".
+
+    A number and a dash open a list item only in a run that starts at 1 and counts up by one,
+    other lines (an item's explanation) between them or not; "2 - 3 lesions" with no "1 -"
+    before it, a number that skips ("1- A" then "3- B") and anything after such a gap until a
+    new "1-" stay as written. Dashes inside a line ("Type 1- diabetes", "Creutzfeldt-Jakob")
+    are never markers.
+
+    Example:
+        >>> _dash_numbered_as_dotted(["1- Glioma", "  ring enhancement", "2 - Lymphoma"])
+        ['1. Glioma', '  ring enhancement', '2. Lymphoma']
+        >>> _dash_numbered_as_dotted(["2 - 3 lesions", "Type 1- diabetes"])
+        ['2 - 3 lesions', 'Type 1- diabetes']
+    """
+    dotted = list(lines)
+    expected = None  # the number the current run continues with
+    for index, line in enumerate(lines):
+        marker = _DASH_MARKER.match(line)
+        if marker is None:
+            continue
+        number = int(marker.group("number"))
+        if number != 1 and number != expected:
+            expected = None
+            continue
+        dotted[index] = line[: marker.start("number")] + f"{number}." + line[marker.start("tail") :]
+        expected = number + 1
+    return dotted
 
 
 def _break_statements(text: str) -> str:
@@ -125,17 +165,18 @@ def _break_statements(text: str) -> str:
 
 # --------------------------------------------------------------------------- inline lists
 
-# The first marker of a numbered list written on one line: "1.", "1)", "(1)", "1:", bold or
-# not, after a label's colon; its style ("{n}." ...) is the one every later marker must have.
+# The first marker of a numbered list written on one line: "1.", "1)", "(1)", "1:", "1-",
+# "1 -", bold or not, after a label's colon; its style ("{n}." ...) is the one every later
+# marker must have.
 _INLINE_FIRST_MARKER = re.compile(
-    r"[\s:]*(?P<item>(?:\*\*|__)?(?P<marker>\(1\)|1[.):])(?:\*\*|__)?\s+(?=\S))"
+    r"[\s:]*(?P<item>(?:\*\*|__)?(?P<marker>\(1\)|1[.):]|1 ?[-\u2013\u2014])(?:\*\*|__)?\s+(?=\S))"
 )
 # Words a number belongs to ("WHO grade 2.", "type 2.", "stage 3)"): never a list marker.
 _NUMBERED_WORDS = frozenset(
     """grade grades type types subtype subtypes stage stages class group level phase factor
     variant who nf sca no number""".split()
 )
-_POSSIBLE_FIRST_MARKER = re.compile(r"(?<![^\s:*_])(?:\(1\)|1[.):])[*_]*\s")
+_POSSIBLE_FIRST_MARKER = re.compile(r"(?<![^\s:*_])(?:\(1\)|1[.):]|1 ?[-\u2013\u2014])[*_]*\s")
 _WORD_BEFORE = re.compile(r"([A-Za-z]+)[\s*_]*$")
 _MAX_INLINE_ITEMS = 99  # markers are at most two digits, as in _LIST_MARKER
 
@@ -189,9 +230,11 @@ def _inline_list_items(text: str) -> list[str] | None:
 
 def _unfold_inline_list(line: str, reader: _NameReader) -> str:
     """A line whose text (after a bullet and a label, if any) is a numbered list written on
-    one line, as the same list written one item per line under its label; any other line as
-    it is (a findings or summary label's list too: it names no diagnosis). "Answer: 1. Glioblastoma 2. Lymphoma" reads as "Answer:\\n1. Glioblastoma\\n2.
-    Lymphoma" does."""
+    one line, as the same list written one item per line under its label or lead-in; any
+    other line as it is (a findings or summary label's list too: it names no diagnosis).
+    "Answer: 1. Glioblastoma 2. Lymphoma" reads as "Answer:\\n1. Glioblastoma\\n2. Lymphoma"
+    does, "My ranked list is: 1. A 2. B" as "My ranked list is:\\n1. A\\n2. B" (a lead-in:
+    see :func:`_lead_in_list`)."""
     if "2" not in line or not _POSSIBLE_FIRST_MARKER.search(line):  # spares label look-ups
         return line
     items = _inline_list_items(line)
@@ -200,16 +243,22 @@ def _unfold_inline_list(line: str, reader: _NameReader) -> str:
     bullet = _LIST_ITEM.match(line)
     value = bullet.group("value") if bullet else line
     labelled = _MOST_LIKELY_LINE.match(value) or _DIFFERENTIAL_LINE.match(value)
+    rest, items = value, None
     if labelled is not None:
         rest = value[labelled.start("value") :]
+        items = _inline_list_items(rest)
     else:
         label = _line_label(value, reader)
-        if label is None or label[0] == "note":  # "Findings: 1. ... 2. ...": no diagnoses
+        if label is not None and label[0] == "note":  # "Findings: 1. ... 2. ...": no diagnoses
             return line
-        rest = value[len(value) - len(label[1]) :]
-    items = _inline_list_items(rest)
-    if items is None:
-        return line
+        if label is not None:
+            rest = value[len(value) - len(label[1]) :]
+            items = _inline_list_items(rest)
+    if items is None:  # "My ranked list is: 1. A 2. B", "Answer: the differential is 1) A 2) B"
+        lead_in = _lead_in_list(rest)
+        if lead_in is None:
+            return line
+        rest, items = rest[lead_in[0] :], lead_in[1]
     return "\n".join([line[: len(line) - len(rest)].rstrip(), *items])
 
 
@@ -295,6 +344,72 @@ def _line_label(line: str, reader: _NameReader) -> tuple[str, str] | None:
         if len(words) > 1 and reader.mentions(label):
             return None
     return kind, match.group("value")
+
+
+# --------------------------------------------------------------------------- lead-ins
+
+# Prose that ends in a colon or "is"/"are" before a numbered list on the same line.
+_LEAD_IN_END = re.compile(r"(?::|\b(?:is|are))[\s*_]*$", re.I)
+# A premise opening the lead-in's last clause ("Based on the findings:"): a conclusion follows.
+_LEAD_IN_PREMISE = re.compile(
+    r"\W*(?:based\s+on|given|considering|in\s+(?:view|light)\s+of|according\s+to)\b", re.I
+)
+# Words of a lead-in to diagnoses ("the differential is", "the most likely diagnoses are:").
+_LEAD_IN_DIAGNOSES = re.compile(
+    r"\b(?:diagnos[ie]s|differentials?|ddx|most\s+likely|likeliest|possibilities|"
+    r"considerations|alternatives|candidates|answers?|impressions?)\b",
+    re.I,
+)
+# Words of a lead-in to findings or to what to do next ("The findings are:", "The lesion
+# shows:", "MRI reveals:", "Next steps:", "Management:"): its list names no diagnosis.
+_LEAD_IN_FINDINGS = re.compile(
+    r"\b(?:"
+    + "|".join(sorted(_NOTE_LABEL_WORDS))
+    + r"|features?|lesions?|mass(?:es)?|images?|scans?|mri|shows?|showing|demonstrat\w*|"
+    r"reveal\w*|next|steps?|plan|management|work-?up|treatment|therapy|follow-?up|"
+    r"recommend\w*)\b",
+    re.I,
+)
+
+
+def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
+    """Where a numbered list written on one line after a lead-in starts in ``text``, and its
+    items (:func:`_inline_list_items`); None when there is no such list.
+
+    The lead-in is the prose before marker 1 on the line, ending in a colon or in "is" /
+    "are": "My ranked list is: 1. A 2. B", "Based on the findings, the differential is
+    1) A 2) B". It must not introduce findings: its last sentence (up to a ``.``, ``!``,
+    ``?`` or ``;``) naming a finding word (findings, features, summary, the lesion, the
+    image, MRI, shows...) or a next step (next steps, management, workup, treatment...)
+    makes the list findings ("The findings are: 1. Ring enhancement
+    2. Edema"), unless its last clause (after a comma) opens with a premise ("Based on the
+    findings:") or names diagnoses ("diagnoses", "differential", "most likely", "answer").
+
+    Example:
+        >>> _lead_in_list("My ranked list is: 1. Glioma 2. Lymphoma")
+        (19, ['1. Glioma', '2. Lymphoma'])
+        >>> _lead_in_list("The findings are: 1. Ring enhancement 2. Edema") is None
+        True
+    """
+    for attempt, marker in enumerate(_POSSIBLE_FIRST_MARKER.finditer(text)):
+        if attempt == _MAX_CUE_ATTEMPTS:
+            break
+        lead_in = text[: marker.start()].rstrip("*_")  # "is: **1. A** ...": the bold opens it
+        start = len(lead_in)
+        if not re.search(r"[A-Za-z]", lead_in) or not _LEAD_IN_END.search(lead_in):
+            continue
+        sentence = re.split(r"[.!?](?=\s)|;", lead_in)[-1]
+        clause = sentence.rsplit(",", 1)[-1]
+        if (
+            not _LEAD_IN_PREMISE.match(clause)
+            and not _LEAD_IN_DIAGNOSES.search(clause)
+            and _LEAD_IN_FINDINGS.search(sentence)
+        ):
+            return None
+        items = _inline_list_items(text[start:])
+        if items is not None:
+            return start, items
+    return None
 
 
 # --------------------------------------------------------------------------- prose
@@ -784,6 +899,8 @@ class _ProseFindings:
     comma_note: str | None = None
     # A label said there is no diagnosis ("Diagnosis: unknown", "Answer: N/A"): the line.
     no_diagnosis: str | None = None
+    # A lead label's value declined ("Diagnosis: I cannot provide one from this MRI"): the line.
+    declined: str | None = None
 
     def ranked(self) -> list[str]:
         if self.lead:
@@ -949,11 +1066,18 @@ def _read_lead_line(
     if _NO_DIAGNOSIS.fullmatch(_plain_sentence(name_text)):
         if found.lead is None and found.no_diagnosis is None:
             found.no_diagnosis = _plain_sentence(line)
+    elif declines_diagnosis(_plain_sentence(value), labelled=True):
+        # "Diagnosis: I cannot provide one from this MRI image": no name; a statement in
+        # it ("I cannot be sure, but X is most likely") is still read below
+        if found.declined is None:
+            found.declined = _plain_sentence(line)
     elif found.lead is None:  # a later "Final diagnosis: X" restates the first
         names, comma_note = (
             _lead_names(name_text, reader) if list_rule else (reader.lead(name_text), None)
         )
         plain = _plain_sentence(name_text)
+        if re.search(r"\b(?:is|are)\W*$", plain, re.I):
+            names = []  # "Answer: the differential is" + a list below: a lead-in, no name
         if names and (_SENTENCE_PIECE.search(names[0]) or _CLAUSE_PIECE.match(plain)):
             # "Conclusion: the imaging features suggest X", "Answer: Based on the history,
             # the most likely diagnosis is X": a statement of the sentences below names
@@ -1014,7 +1138,7 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     reader = _NameReader()
     found = _ProseFindings()
     lines = [_unfold_inline_list(line, reader) for line in _break_statements(text).splitlines()]
-    for line in "\n".join(lines).splitlines():
+    for line in _dash_numbered_as_dotted("\n".join(lines).splitlines()):
         stripped = line.strip()
         if not stripped:
             continue
@@ -1058,6 +1182,52 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
         for sentence in _sentences(stripped):
             _read_prose_sentence(sentence, reader, found)
     return found
+
+
+# --------------------------------------------------------------------------- refusals
+
+# Openings without a subject that decline a diagnosis ("Unable to provide a diagnosis",
+# "Cannot be made from this MRI image"), beside the captioning parser's ("I cannot", "Sorry").
+_DECLINE_WITHOUT_SUBJECT = re.compile(
+    r"\W*(?:(?:unable|not\s+able|not\s+possible)\s+to|"
+    r"(?:cannot|can't|can\s+not)\s+(?:provide|give|make|offer|determine|diagnose|interpret|"
+    r"assess|comment|help|be\s+(?:made|given|provided|established|determined|assessed)))\b",
+    re.I,
+)
+# What a declining diagnosis answer declines, or whom it sends the reader to.
+_DECLINED_DIAGNOSIS = re.compile(
+    r"\b(?:diagnos\w*|interpret\w*|medical\s+(?:advice|opinion)|(?:neuro)?radiologists?|"
+    r"physicians?|doctors?|clinicians?|specialists?|healthcare|health\s+care)\b",
+    re.I,
+)
+
+
+def declines_diagnosis(text: str, *, labelled: bool = False) -> bool:
+    """Whether a diagnosis answer in which nothing else was read declines to give one.
+
+    A refusal by the captioning parser's rule (:func:`novabench.run.parsers.captions.is_refusal`:
+    a short answer opening with an apology or "I cannot / will not ...", naming no finding),
+    or a short answer opening so (or "Unable to ...", "Cannot be made ...") that says what it
+    declines: a diagnosis, an interpretation, medical advice, or a radiologist or physician
+    to consult. Such an answer may name the image it declines to read ("this axial T2 MRI
+    image", "the lesion"): a caption would not be there, a diagnosis would have been read
+    first. With ``labelled`` the text is a diagnosis label's value ("Diagnosis: I cannot
+    provide one"), whose label says what is declined.
+
+    Example:
+        >>> declines_diagnosis("I cannot provide a diagnosis from this axial T2 MRI image; "
+        ...                    "please consult a radiologist.")
+        True
+        >>> declines_diagnosis("Cannot be made from this MRI image", labelled=True)
+        True
+        >>> declines_diagnosis("I cannot see the lesion clearly on this T2 image.")
+        False
+    """
+    if is_refusal(text):
+        return True
+    if not _opens_declining(text, _DECLINE_WITHOUT_SUBJECT):
+        return False
+    return labelled or _DECLINED_DIAGNOSIS.search(text) is not None
 
 
 # --------------------------------------------------------------------------- one line of names
