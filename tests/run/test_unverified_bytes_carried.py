@@ -189,10 +189,26 @@ def test_a_killed_run_resumed_keeps_its_unrecorded_tail_as_unverified(
     ]  # fmt: skip
     assert resumed.file == file_record(run, carried)
     report = evaluate_predictions(sample_release, run, n_resamples=0, breakdowns=False)
-    assert any(
-        line.startswith(f"note: run.jsonl was written from {tail:,} bytes of input that could")
-        for line in report_first_lines(report)
+    # The file is no input of its own: the earlier run's lines past its record were kept.
+    kept = (
+        f"note: run.jsonl: the earlier run's lines past its manifest's last record ({tail:,} "
+        "bytes: it ended before recording them) were kept when it resumed and could not be "
+        "verified; its SHA-256 shows only that they are the lines found then"
     )
+    assert kept in report_first_lines(report)
+    assert not any("was written from" in line for line in report_first_lines(report))
+    # A file parsed from it was written from those bytes of run.jsonl: said so.
+    parsed = tmp_path / "parsed.jsonl"
+    capsys.readouterr()
+    assert main(["parse", str(run), "--data", str(sample_release), "--out", str(parsed)]) == 0
+    assert kept in capsys.readouterr().err.splitlines()  # its input, checked, as a report says
+    report = evaluate_predictions(sample_release, parsed, n_resamples=0, breakdowns=False)
+    assert (
+        f"note: parsed.jsonl was written from {tail:,} bytes of input that could not be "
+        f"verified: {tail:,} bytes of run.jsonl (written by an earlier call that ended before "
+        "its manifest recorded them); its SHA-256 shows only that it is what was written from "
+        "them"
+    ) in report_first_lines(report)
 
 
 def test_a_run_records_its_bytes_at_checkpoints_while_it_writes(

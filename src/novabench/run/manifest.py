@@ -28,6 +28,7 @@ __all__ = [
     "FILE_RECORD_FORMAT_VERSION",
     "FINISHED_STATUSES",
     "MANIFEST_SUFFIX",
+    "RESUMED_TAIL_REASON",
     "FileCheck",
     "PartialLine",
     "RAW_ANSWERS_FORMAT",
@@ -733,6 +734,16 @@ def unverified_input(check: FileCheck, *, reason: str | None = None) -> list[dic
     return carried
 
 
+#: Why a resumed run's lines past its manifest's last record are not verified: an earlier
+#: call (killed) wrote them, and the resume kept them (``file.unverified_from``'s ``reason``).
+RESUMED_TAIL_REASON = "written by an earlier call that ended before its manifest recorded them"
+
+
+def _resumed_tail_of(entry: Mapping[str, Any], name: str) -> bool:
+    """Whether an ``unverified_from`` entry is the file ``name``'s own kept tail (a resume)."""
+    return entry.get("reason") == RESUMED_TAIL_REASON and Path(str(entry.get("path"))).name == name
+
+
 def file_check_notice(checked: Sequence[Mapping[str, Any]]) -> str:
     """The one line a report says of predictions files whose bytes were not all checked.
 
@@ -758,11 +769,30 @@ its writer appended since are not verified (the run records them as it goes and 
         note: parsed.jsonl was written from 300 bytes of input that could not be verified: \
 300 bytes of live.jsonl (appended after its manifest last recorded it); its SHA-256 shows \
 only that it is what was written from them
+
+        A resumed run's own lines that an earlier call wrote past its manifest's last record
+        (:data:`RESUMED_TAIL_REASON`) are no input it was written from: they were kept.
+
+        >>> print(file_check_notice([{"path": "run.jsonl", "checked": "sha256",
+        ...     "unverified_from": [{"path": "run.jsonl", "bytes": 209,
+        ...                          "reason": RESUMED_TAIL_REASON}]}]))
+        note: run.jsonl: the earlier run's lines past its manifest's last record (209 bytes: \
+it ended before recording them) were kept when it resumed and could not be verified; its \
+SHA-256 shows only that they are the lines found then
     """
     parts = []
     for check in checked:
         name = Path(str(check.get("path"))).name  # reports travel: the name only
-        sources = [e for e in check.get("unverified_from") or [] if isinstance(e, Mapping)]
+        entries = [e for e in check.get("unverified_from") or [] if isinstance(e, Mapping)]
+        kept = [e for e in entries if _resumed_tail_of(e, name)]
+        sources = [e for e in entries if not _resumed_tail_of(e, name)]
+        if kept:
+            parts.append(
+                f"{name}: the earlier run's lines past its manifest's last record "
+                f"({sum(int(e.get('bytes') or 0) for e in kept):,} bytes: it ended before "
+                "recording them) were kept when it resumed and could not be verified; its "
+                "SHA-256 shows only that they are the lines found then"
+            )
         if sources:
             total = sum(int(e.get("bytes") or 0) for e in sources)
             named = ", ".join(
