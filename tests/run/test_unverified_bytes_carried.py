@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,13 @@ from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions
 from novabench.report.render import report_first_lines
 from novabench.run.backends import Answer
-from novabench.run.manifest import RunManifest, check_recorded_file, file_record
+from novabench.run.manifest import (
+    RunManifest,
+    UnverifiedFileWarning,
+    check_recorded_file,
+    file_record,
+    merge_prediction_files,
+)
 from novabench.run.runner import ResumedRun, run_model
 
 from ..report.test_unfinished_run import partial_run, writer_elsewhere  # noqa: F401
@@ -122,13 +129,22 @@ def shards_one_without_digest(sample_release: Path, folder: Path) -> tuple[Path,
     return shards[0], shards[1]
 
 
+SHARD1_UNVERIFIED = (
+    "note: shard1.jsonl could not be verified: its manifest records no SHA-256 of the file "
+    "(written by an older novabench), so nothing shows it is the file the run wrote"
+)
+
+
 def test_merge_and_parse_carry_a_shard_without_digest_into_every_report(
     sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first, second = shards_one_without_digest(sample_release, tmp_path)
     size = second.stat().st_size
     merged = tmp_path / "merged.jsonl"
+    capsys.readouterr()
     assert main(["merge", str(first), str(second), "--out", str(merged)]) == 0
+    # nova merge says it as before: its own note line, not a "warning:" of the library.
+    assert SHARD1_UNVERIFIED in capsys.readouterr().err.splitlines()
     carried = [
         {"path": "shard1.jsonl", "bytes": size, "reason": "its manifest records no SHA-256 of it"}
     ]
@@ -154,6 +170,22 @@ def test_merge_and_parse_carry_a_shard_without_digest_into_every_report(
     report = json.loads(out.read_text(encoding="utf-8"))
     assert said in report_first_lines(report)
     assert report["predictions"]["file_checks"][0]["unverified_from"] == carried
+
+
+def test_merge_prediction_files_warns_of_a_shard_it_cannot_verify_and_prints_nothing(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = shards_one_without_digest(sample_release, tmp_path)
+    capsys.readouterr()
+    with pytest.warns(UnverifiedFileWarning) as told:
+        merge_prediction_files([first, second], tmp_path / "merged.jsonl")
+    assert capsys.readouterr() == ("", "")  # a library function prints nothing
+    assert [str(warning.message) for warning in told] == [SHARD1_UNVERIFIED]
+    # A caller who has read the note can silence it by its category alone.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", UnverifiedFileWarning)
+        merge_prediction_files([first, second], tmp_path / "again.jsonl")
 
 
 def test_a_killed_run_resumed_keeps_its_unrecorded_tail_as_unverified(

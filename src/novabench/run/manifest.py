@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
+import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -37,6 +37,7 @@ __all__ = [
     "SNAPSHOT_STATUS",
     "SHARD_SPECIFIC_KEYS",
     "RunManifest",
+    "UnverifiedFileWarning",
     "backend_identity",
     "check_recorded_file",
     "check_replaceable_output",
@@ -539,6 +540,17 @@ class FileCheck:
         if self.unverified_from:
             checked["unverified_from"] = [dict(entry) for entry in self.unverified_from]
         return checked
+
+
+class UnverifiedFileWarning(UserWarning):
+    """A predictions file read whose bytes its manifest does not all vouch for
+    (:func:`file_check_notice`'s line), told to a Python caller of
+    :func:`merge_prediction_files`; ``nova merge`` prints it as a ``note:`` line.
+
+    Example:
+        >>> issubclass(UnverifiedFileWarning, UserWarning)
+        True
+    """
 
 
 def _prefix_sha256(path: Path, size: int) -> str:
@@ -1154,8 +1166,8 @@ def merge_prediction_files(
     for p, manifest in with_manifest:  # its claims hold for the bytes its run wrote only
         checks[p] = check_recorded_file(p, manifest)
         unverified = file_check_notice([checks[p].to_dict()])
-        if unverified:
-            print(unverified, file=sys.stderr)
+        if unverified:  # a library prints nothing: nova merge prints it, a caller filters it
+            warnings.warn(unverified, UnverifiedFileWarning, stacklevel=2)
 
     lines: list[Any] = []
     # A shard at work: its complete lines only; the one its writer is in the middle of waits.
