@@ -10,6 +10,7 @@ today's format with its ``file`` entry deleted also read as an older novabench's
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import warnings
@@ -152,6 +153,13 @@ def test_merge_and_parse_carry_a_shard_without_digest_into_every_report(
     assert recorded is not None and recorded.file is not None
     assert recorded.file["unverified_from"] == carried
     assert recorded.file["sha256"] == file_record(merged)["sha256"]  # its own bytes still
+    # Each shard's bytes as merged, so the merge can be checked against the shards later.
+    assert recorded.merged_from is not None
+    assert [entry["file"] for entry in recorded.merged_from] == [
+        {"sha256": hashlib.sha256(first.read_bytes()).hexdigest(), "bytes": first.stat().st_size},
+        {"sha256": hashlib.sha256(second.read_bytes()).hexdigest(), "bytes": size,
+         "unverified_from": carried},
+    ]  # fmt: skip
 
     parsed = tmp_path / "parsed.jsonl"
     assert main(["parse", str(merged), "--data", str(sample_release), "--out", str(parsed)]) == 0
