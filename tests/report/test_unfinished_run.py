@@ -359,6 +359,19 @@ def test_merging_a_running_shard_sets_its_half_written_last_line_aside_and_recou
     assert recorded.counts["captioning"]["answered"] == 0  # asked in the manifest, no line yet
     assert recorded.merged_from[0]["counts"] == recorded.counts
     assert "line " + str(len(complete) + 1) in recorded.merged_from[0]["set_aside"]
+    # The shard's bytes as merged: its complete lines, none of which its manifest recorded.
+    taken_bytes = "".join(complete).encode("utf-8")
+    assert recorded.merged_from[0]["file"] == {
+        "sha256": hashlib.sha256(taken_bytes).hexdigest(),
+        "bytes": len(taken_bytes),
+        "unverified_from": [
+            {
+                "path": running.name,
+                "bytes": len(taken_bytes),
+                "reason": "appended after its manifest last recorded it",
+            }
+        ],
+    }
 
 
 HALF_LINE = '{"filename": "case0040_001.png", "task": "localization", "raw_boxes": "lesion: [1'

@@ -415,6 +415,43 @@ def test_labelled_lines_read_y_first_with_no_prompt_on_record_are_named_first(
     assert "labelled lines" not in render_table(prompted)
 
 
+def test_nova_parse_and_nova_compare_name_labelled_lines_read_y_first_as_evaluate_does(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # user19's file again, read by the two other commands: they said nothing of the order.
+    images = read_release(sample_release).images
+    lines = [{"filename": image.filename, "raw_boxes": LABELLED_X_FIRST} for image in images]
+    lines[0]["raw_boxes"] = "no target"  # no box: nothing assumed of it
+    lines[1]["raw_boxes"] = '{"bbox_2d": [100, 120, 200, 220]}'  # x first by its key
+    raw = _write(tmp_path / "raw.jsonl", lines)
+    assumed = len(images) - 2
+    said = (
+        f"localization: {assumed} answers in labelled lines (label: [a, b, c, d]) read y-first "
+        "as the protocol's [ymin, xmin, ymax, xmax]: no run manifest records the prompt, so "
+        "its order is assumed; if it asked [x1, y1, x2, y2], pass --box-convention xyxy_norm1000"
+    )
+    report = evaluate_predictions(sample_release, raw, n_resamples=0, tasks=["localization"])
+    assert said in render_table(report).splitlines()  # as nova evaluate says it
+
+    parsed = tmp_path / "parsed.jsonl"
+    capsys.readouterr()
+    assert main(["parse", str(raw), "--data", str(sample_release), "--out", str(parsed)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == said
+    # A convention chosen, or a prompt on record: nothing assumed, nothing said.
+    args = ["parse", str(raw), "--data", str(sample_release), "--out", str(parsed), "--force"]
+    assert main([*args, "--box-convention", "protocol"]) == 0
+    assert "labelled lines" not in capsys.readouterr().out
+
+    comparison = tmp_path / "comparison.json"
+    compare = ["compare", "--data", str(sample_release), "--a", str(raw), "--b", str(parsed)]
+    assert main([*compare, "--out", str(comparison), "--bootstrap", "10"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    side_a = [line for line in printed if line.endswith(said)]
+    assert len(side_a) == 1 and side_a[0].startswith("A (")  # B was parsed with protocol
+    notices = json.loads(comparison.read_text(encoding="utf-8"))["notices"]
+    assert [line for line in notices if "labelled lines" in line] == side_a
+
+
 def test_a_box_past_the_edge_is_the_same_box_on_both_paths(
     sample_release: Path, tmp_path: Path
 ) -> None:

@@ -575,6 +575,30 @@ def test_diagnosis_prose_without_the_lexicon_still_cuts_at_punctuation(monkeypat
     assert calls  # the parser did ask for the lexicon, and carried on without it
 
 
+@pytest.mark.parametrize(
+    ("text", "separator", "pieces"),
+    [
+        ("glioma; lymphoma", ";", ["glioma", " lymphoma"]),
+        ("glioma (grade 4; IDH-wildtype)", ";", ["glioma (grade 4; IDH-wildtype)"]),
+        ("a [b, (c, d)], e", ",", ["a [b, (c, d)]", " e"]),
+        ("a), b", ",", ["a)", " b"]),  # a stray closing bracket opens nothing to skip
+        ("a, b; c", ";", ["a, b", " c"]),  # only the separator asked for cuts
+        ("no separator", ",", ["no separator"]),
+    ],
+)
+def test_diagnosis_prose_cuts_at_semicolons_and_commas_outside_brackets_alike(
+    text: str, separator: str, pieces: list[str]
+) -> None:
+    # One scan serves both separators (it was two copies of the same loop).
+    from novabench.run.parsers import diagnosis_prose
+
+    assert diagnosis_prose._split_outside_brackets(text, separator) == pieces
+    if separator == ";":
+        assert diagnosis_prose._semicolon_outside_brackets(text) == (len(pieces) > 1)
+    else:
+        assert diagnosis_prose._commas_outside_brackets(text) == pieces
+
+
 def test_diagnosis_runaway_prose_list_is_read_up_to_its_first_100_names() -> None:
     names = [f"disease {i}" for i in range(150)]
     parsed = parse_diagnoses("Differentials include " + ", ".join(names) + ".")

@@ -10,8 +10,10 @@ today's format with its ``file`` entry deleted also read as an older novabench's
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,13 @@ from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions
 from novabench.report.render import report_first_lines
 from novabench.run.backends import Answer
-from novabench.run.manifest import RunManifest, check_recorded_file, file_record
+from novabench.run.manifest import (
+    RunManifest,
+    UnverifiedFileWarning,
+    check_recorded_file,
+    file_record,
+    merge_prediction_files,
+)
 from novabench.run.runner import ResumedRun, run_model
 
 from ..report.test_unfinished_run import partial_run, writer_elsewhere  # noqa: F401
@@ -122,13 +130,22 @@ def shards_one_without_digest(sample_release: Path, folder: Path) -> tuple[Path,
     return shards[0], shards[1]
 
 
+SHARD1_UNVERIFIED = (
+    "note: shard1.jsonl could not be verified: its manifest records no SHA-256 of the file "
+    "(written by an older novabench), so nothing shows it is the file the run wrote"
+)
+
+
 def test_merge_and_parse_carry_a_shard_without_digest_into_every_report(
     sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first, second = shards_one_without_digest(sample_release, tmp_path)
     size = second.stat().st_size
     merged = tmp_path / "merged.jsonl"
+    capsys.readouterr()
     assert main(["merge", str(first), str(second), "--out", str(merged)]) == 0
+    # nova merge says it as before: its own note line, not a "warning:" of the library.
+    assert SHARD1_UNVERIFIED in capsys.readouterr().err.splitlines()
     carried = [
         {"path": "shard1.jsonl", "bytes": size, "reason": "its manifest records no SHA-256 of it"}
     ]
@@ -136,6 +153,13 @@ def test_merge_and_parse_carry_a_shard_without_digest_into_every_report(
     assert recorded is not None and recorded.file is not None
     assert recorded.file["unverified_from"] == carried
     assert recorded.file["sha256"] == file_record(merged)["sha256"]  # its own bytes still
+    # Each shard's bytes as merged, so the merge can be checked against the shards later.
+    assert recorded.merged_from is not None
+    assert [entry["file"] for entry in recorded.merged_from] == [
+        {"sha256": hashlib.sha256(first.read_bytes()).hexdigest(), "bytes": first.stat().st_size},
+        {"sha256": hashlib.sha256(second.read_bytes()).hexdigest(), "bytes": size,
+         "unverified_from": carried},
+    ]  # fmt: skip
 
     parsed = tmp_path / "parsed.jsonl"
     assert main(["parse", str(merged), "--data", str(sample_release), "--out", str(parsed)]) == 0
@@ -154,6 +178,22 @@ def test_merge_and_parse_carry_a_shard_without_digest_into_every_report(
     report = json.loads(out.read_text(encoding="utf-8"))
     assert said in report_first_lines(report)
     assert report["predictions"]["file_checks"][0]["unverified_from"] == carried
+
+
+def test_merge_prediction_files_warns_of_a_shard_it_cannot_verify_and_prints_nothing(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = shards_one_without_digest(sample_release, tmp_path)
+    capsys.readouterr()
+    with pytest.warns(UnverifiedFileWarning) as told:
+        merge_prediction_files([first, second], tmp_path / "merged.jsonl")
+    assert capsys.readouterr() == ("", "")  # a library function prints nothing
+    assert [str(warning.message) for warning in told] == [SHARD1_UNVERIFIED]
+    # A caller who has read the note can silence it by its category alone.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", UnverifiedFileWarning)
+        merge_prediction_files([first, second], tmp_path / "again.jsonl")
 
 
 def test_a_killed_run_resumed_keeps_its_unrecorded_tail_as_unverified(
@@ -189,10 +229,26 @@ def test_a_killed_run_resumed_keeps_its_unrecorded_tail_as_unverified(
     ]  # fmt: skip
     assert resumed.file == file_record(run, carried)
     report = evaluate_predictions(sample_release, run, n_resamples=0, breakdowns=False)
-    assert any(
-        line.startswith(f"note: run.jsonl was written from {tail:,} bytes of input that could")
-        for line in report_first_lines(report)
+    # The file is no input of its own: the earlier run's lines past its record were kept.
+    kept = (
+        f"note: run.jsonl: the earlier run's lines past its manifest's last record ({tail:,} "
+        "bytes: it ended before recording them) were kept when it resumed and could not be "
+        "verified; its SHA-256 shows only that they are the lines found then"
     )
+    assert kept in report_first_lines(report)
+    assert not any("was written from" in line for line in report_first_lines(report))
+    # A file parsed from it was written from those bytes of run.jsonl: said so.
+    parsed = tmp_path / "parsed.jsonl"
+    capsys.readouterr()
+    assert main(["parse", str(run), "--data", str(sample_release), "--out", str(parsed)]) == 0
+    assert kept in capsys.readouterr().err.splitlines()  # its input, checked, as a report says
+    report = evaluate_predictions(sample_release, parsed, n_resamples=0, breakdowns=False)
+    assert (
+        f"note: parsed.jsonl was written from {tail:,} bytes of input that could not be "
+        f"verified: {tail:,} bytes of run.jsonl (written by an earlier call that ended before "
+        "its manifest recorded them); its SHA-256 shows only that it is what was written from "
+        "them"
+    ) in report_first_lines(report)
 
 
 def test_a_run_records_its_bytes_at_checkpoints_while_it_writes(

@@ -18,8 +18,12 @@ from typing import Any
 
 def run(args: argparse.Namespace) -> int:
     """Execute `nova merge`; prints what the merged file holds."""
+    import sys
+    import warnings
+
     from novabench.data.release import read_release
     from novabench.run.lock import writer_lock
+    from novabench.run.manifest import UnverifiedFileWarning
     from novabench.run.predictions import check_replaceable_output, merge_prediction_files
 
     inputs = {"a shard": args.shards, "the release": args.data}
@@ -27,13 +31,22 @@ def run(args: argparse.Namespace) -> int:
     release = read_release(args.data) if args.data else None
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with writer_lock(args.out, "nova merge"):  # not while a run (or another merge) writes it
-        merged = merge_prediction_files(
-            args.shards,
-            args.out,
-            release=release,
-            overwrite=args.force,
-            allow_running=args.allow_running,
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UnverifiedFileWarning)  # one per shard, each said
+            merged = merge_prediction_files(
+                args.shards,
+                args.out,
+                release=release,
+                overwrite=args.force,
+                allow_running=args.allow_running,
+            )
+    for warning in caught:  # a shard's bytes its manifest does not vouch for: a note line
+        if issubclass(warning.category, UnverifiedFileWarning):
+            print(str(warning.message), file=sys.stderr)
+        else:  # anything else as every nova command shows a warning
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     for task, counts in merged.summary().items():
         if counts["answered"] or counts["errors"] or (release is not None and counts["items"]):
             missing = f"  missing {counts['missing']:>5}" if release is not None else ""
@@ -41,8 +54,6 @@ def run(args: argparse.Namespace) -> int:
                 f"{task:<13} answered {counts['answered']:>5}  failed {counts['errors']:>5}{missing}"
             )
     print(f"merged {len(args.shards)} file(s) into {args.out}")
-    import sys
-
     from novabench.run.manifest import SNAPSHOT_STATUS
     from novabench.run.predictions import RunManifest
 

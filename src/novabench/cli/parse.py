@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from novabench.data.release import read_release
     from novabench.registry import TASK_NAMES
     from novabench.report.render import (
+        assumed_box_order_line,
         box_repair_phrase,
         boxes_confined_line,
         unread_boxes_line,
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from novabench.run.predictions import (
         RunManifest,
         check_replaceable_output,
+        labelled_lines_read_y_first,
         parse_raw,
         read_predictions,
         write_predictions,
@@ -95,6 +97,11 @@ def run(args: argparse.Namespace) -> int:
             box_convention=convention,
             prompt_convention=asked,
         )
+        # Labelled lines read y-first for want of a prompt on record: said as nova evaluate
+        # and nova compare say it.
+        assumed = labelled_lines_read_y_first(
+            answers, parsed, release, box_convention=convention, prompt_convention=asked
+        )
         carried: list[dict[str, Any]] = []
         if check is not None:
             if writer is not None:  # appended while read: count the bytes parsed
@@ -131,13 +138,17 @@ def run(args: argparse.Namespace) -> int:
             format_version=recording_format_version(manifest.format_version),
         ).write(out)
 
-    for task in TASK_NAMES:  # first: these answers were not read at all, or in a corner
-        unread = unread_boxes_line(task, summary[task])
-        if unread:
-            print(unread)
-        confined = boxes_confined_line(task, summary[task], {"box_convention": convention})
-        if confined:
-            print(confined)
+    # First, in nova evaluate's order: answers not read at all, read by an assumed order,
+    # or confined to a corner.
+    first = [unread_boxes_line(task, summary[task]) for task in TASK_NAMES]
+    first.append(assumed_box_order_line({"box_answers": {"labelled_read_y_first": assumed}}))
+    first += [
+        boxes_confined_line(task, summary[task], {"box_convention": convention})
+        for task in TASK_NAMES
+    ]
+    for line in first:
+        if line:
+            print(line)
     for task in TASK_NAMES:
         counts = summary[task]
         if not counts["answered"] and not counts["errors"] and not counts["parse_status"]:

@@ -631,9 +631,9 @@ def metric_label(task: str, key: str) -> str:
 def comparison_first_lines(comparison: Mapping[str, Any]) -> list[str]:
     """What a comparison's reader must see before its table, in every output, in order.
 
-    The synthetic-data notice, a side's unfinished run, answers not read, boxes past the
-    image, confined to a corner or many per image (as ``nova evaluate`` says them), sides whose
-    answers are mostly unusable,
+    The synthetic-data notice, a side's unfinished run, answers not read, labelled lines
+    read in an assumed order, boxes past the image, confined to a corner or many per image
+    (as ``nova evaluate`` says them), sides whose answers are mostly unusable,
     METEOR's stand-in, then tasks where both sides answer alike.
 
     Example:
@@ -652,6 +652,12 @@ def comparison_first_lines(comparison: Mapping[str, Any]) -> list[str]:
         if line
     ]
     lines += comparison_unread_lines(comparison)
+    lines += [  # labelled lines read y-first for want of a prompt on record, as evaluate says
+        f"{_side_name(comparison, side)} {line}"
+        for side in ("a", "b")
+        for line in [assumed_box_order_line((comparison.get(side) or {}).get("predictions") or {})]
+        if line
+    ]
     for task in TASK_ORDER:
         for side in ("a", "b"):
             counts = ((comparison.get("coverage") or {}).get(task) or {}).get(side) or {}
@@ -1644,6 +1650,9 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
 def assumed_box_order_line(predictions: Mapping[str, Any]) -> str | None:
     """The box answers read in the protocol's y-first order although no prompt on record
     asked for it: labelled lines ``label: [a, b, c, d]`` with no run manifest (user19).
+
+    The one line ``nova evaluate``, ``nova compare`` (per side) and ``nova parse`` say of
+    them, counted by :func:`novabench.run.predictions.labelled_lines_read_y_first`.
 
     Args:
         predictions: a report's ``predictions`` (``box_answers.labelled_read_y_first``).

@@ -795,7 +795,12 @@ def _load(
     """Release (unless given) and predictions read, raw answers parsed, tasks to score decided."""
     from novabench._files import file_sha256
     from novabench.data.release import NovaRelease, read_release
-    from novabench.run.predictions import RunManifest, parse_raw, read_predictions
+    from novabench.run.predictions import (
+        RunManifest,
+        labelled_lines_read_y_first,
+        parse_raw,
+        read_predictions,
+    )
 
     if release is None:
         release = data if isinstance(data, NovaRelease) else read_release(data)
@@ -860,11 +865,7 @@ def _load(
         _prompt_convention(manifests, custom=True) if box_convention == "auto" else None
     )
     box_answers = _box_answers_readers(prediction_set, paths, manifests)
-    raw_box_answers = [  # the box answers this evaluation reads (not parsed earlier)
-        key
-        for key, record in prediction_set.records[registry.task_answered_in("boxes")].items()
-        if not record.is_parsed and record.error is None and record.raw is not None
-    ]
+    read = prediction_set
     prediction_set = parse_raw(
         prediction_set,
         release,
@@ -872,11 +873,17 @@ def _load(
         prompt_convention=prompt_convention,
         parsed_with=_parsed_with(paths, manifests),
     )
-    if box_convention == "auto" and prompt_convention is None and raw_box_answers:
-        # (Parsed files never load the parser: none of their answers is read here.)
-        assumed = _labelled_lines_read_y_first(prediction_set, release, raw_box_answers)
-        if assumed:
-            box_answers["labelled_read_y_first"] = assumed
+    # Labelled lines read y-first for want of a prompt on record: said first, as nova parse
+    # says it. (Parsed files never load the parser: none of their answers is read here.)
+    assumed = labelled_lines_read_y_first(
+        read,
+        prediction_set,
+        release,
+        box_convention=box_convention,
+        prompt_convention=prompt_convention,
+    )
+    if assumed:
+        box_answers["labelled_read_y_first"] = assumed
     wanted = options.tasks or [t for t in registry.TASK_NAMES if prediction_set.records[t]]
     if not wanted:
         raise NovaInputError("the predictions answer no task", source=", ".join(map(str, paths)))
@@ -1099,32 +1106,6 @@ def _box_answers_readers(
     if checked_here:
         readers["checked_here"] = checked_here
     return readers
-
-
-def _labelled_lines_read_y_first(
-    prediction_set: Any, release: Any, read_here: Sequence[str]
-) -> int:
-    """The raw box answers read only because labelled lines are taken in the protocol's
-    order when no prompt is on record: those a custom prompt would leave unread (the one
-    difference between the two readings), so a report can name the assumption."""
-    from novabench.run.defaults import CUSTOM_PROMPT
-    from novabench.run.parsers.boxes import parse_localization
-
-    sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
-    records = prediction_set.records[registry.task_answered_in("boxes")]
-    assumed = 0
-    for key in read_here:
-        record = records[key]
-        if not record.boxes:
-            continue  # no box read (no_target, unparseable, not read...): nothing assumed
-        unprompted = parse_localization(
-            record.raw,
-            image_size=sizes[key],
-            input_size=record.input_size,
-            prompt_convention=CUSTOM_PROMPT,
-        )
-        assumed += unprompted.status == "ambiguous_convention"
-    return assumed
 
 
 def _prompt_convention(manifests: Sequence[Any], *, custom: bool = False) -> str | None:

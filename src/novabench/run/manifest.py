@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
+import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -28,6 +28,7 @@ __all__ = [
     "FILE_RECORD_FORMAT_VERSION",
     "FINISHED_STATUSES",
     "MANIFEST_SUFFIX",
+    "RESUMED_TAIL_REASON",
     "FileCheck",
     "PartialLine",
     "RAW_ANSWERS_FORMAT",
@@ -36,6 +37,7 @@ __all__ = [
     "SNAPSHOT_STATUS",
     "SHARD_SPECIFIC_KEYS",
     "RunManifest",
+    "UnverifiedFileWarning",
     "backend_identity",
     "check_recorded_file",
     "check_replaceable_output",
@@ -339,6 +341,7 @@ class RunManifest:
         shards: Sequence[tuple[Path, RunManifest]],
         *,
         snapshots: Mapping[Path, str] | None = None,
+        files: Mapping[Path, Mapping[str, Any]] | None = None,
     ) -> RunManifest:
         """The manifest of shard files joined into one: the first shard's run fields, every
         shard's counts added up, their statuses and runtimes kept, and the shards not merged.
@@ -346,7 +349,9 @@ class RunManifest:
         A shard in ``snapshots`` (path -> its writer, as :func:`novabench.run.lock.active_writer`
         said) was still being written when merged: the merged file holds its answers up to
         then, so its status becomes :data:`SNAPSHOT_STATUS` and its ``merged_from`` entry
-        names the writer.
+        names the writer. A shard in ``files`` (path -> the SHA-256 and size of its bytes as
+        merged, and their ``unverified_from``: a :func:`file_record`) gets that record as its
+        entry's ``file``, so the merge can be checked against the shards later.
 
         Example:
             >>> a = RunManifest(model="m", shard={"index": 0, "count": 2}, status="complete")
@@ -355,16 +360,22 @@ class RunManifest:
             (True, [1], 'complete')
             >>> b = RunManifest(model="m", shard={"index": 1, "count": 2}, status="running")
             >>> merged = RunManifest.merged([(Path("a.jsonl"), a), (Path("b.jsonl"), b)],
-            ...                             snapshots={Path("b.jsonl"): "pid 7"})
+            ...                             snapshots={Path("b.jsonl"): "pid 7"},
+            ...     files={Path("a.jsonl"): {"sha256": "ab" * 32, "bytes": 9}})
             >>> merged.status, merged.merged_from[1]["writer_when_merged"]
             ('mixed: complete, running-when-merged', 'pid 7')
+            >>> merged.merged_from[0]["file"]["bytes"], "file" in merged.merged_from[1]
+            (9, False)
         """
         first = shards[0][1]
         snapshots = snapshots or {}
+        files = files or {}
         statuses = {SNAPSHOT_STATUS if p in snapshots else m.status for p, m in shards}
         sources = []
         for p, m in shards:
             source: dict[str, Any] = {"path": str(p), "shard": m.shard, "counts": m.counts}
+            if p in files:
+                source["file"] = dict(files[p])
             if p in snapshots:
                 source["status"] = m.status
                 source["writer_when_merged"] = snapshots[p]
@@ -538,6 +549,17 @@ class FileCheck:
         if self.unverified_from:
             checked["unverified_from"] = [dict(entry) for entry in self.unverified_from]
         return checked
+
+
+class UnverifiedFileWarning(UserWarning):
+    """A predictions file read whose bytes its manifest does not all vouch for
+    (:func:`file_check_notice`'s line), told to a Python caller of
+    :func:`merge_prediction_files`; ``nova merge`` prints it as a ``note:`` line.
+
+    Example:
+        >>> issubclass(UnverifiedFileWarning, UserWarning)
+        True
+    """
 
 
 def _prefix_sha256(path: Path, size: int) -> str:
@@ -733,6 +755,16 @@ def unverified_input(check: FileCheck, *, reason: str | None = None) -> list[dic
     return carried
 
 
+#: Why a resumed run's lines past its manifest's last record are not verified: an earlier
+#: call (killed) wrote them, and the resume kept them (``file.unverified_from``'s ``reason``).
+RESUMED_TAIL_REASON = "written by an earlier call that ended before its manifest recorded them"
+
+
+def _resumed_tail_of(entry: Mapping[str, Any], name: str) -> bool:
+    """Whether an ``unverified_from`` entry is the file ``name``'s own kept tail (a resume)."""
+    return entry.get("reason") == RESUMED_TAIL_REASON and Path(str(entry.get("path"))).name == name
+
+
 def file_check_notice(checked: Sequence[Mapping[str, Any]]) -> str:
     """The one line a report says of predictions files whose bytes were not all checked.
 
@@ -758,11 +790,30 @@ its writer appended since are not verified (the run records them as it goes and 
         note: parsed.jsonl was written from 300 bytes of input that could not be verified: \
 300 bytes of live.jsonl (appended after its manifest last recorded it); its SHA-256 shows \
 only that it is what was written from them
+
+        A resumed run's own lines that an earlier call wrote past its manifest's last record
+        (:data:`RESUMED_TAIL_REASON`) are no input it was written from: they were kept.
+
+        >>> print(file_check_notice([{"path": "run.jsonl", "checked": "sha256",
+        ...     "unverified_from": [{"path": "run.jsonl", "bytes": 209,
+        ...                          "reason": RESUMED_TAIL_REASON}]}]))
+        note: run.jsonl: the earlier run's lines past its manifest's last record (209 bytes: \
+it ended before recording them) were kept when it resumed and could not be verified; its \
+SHA-256 shows only that they are the lines found then
     """
     parts = []
     for check in checked:
         name = Path(str(check.get("path"))).name  # reports travel: the name only
-        sources = [e for e in check.get("unverified_from") or [] if isinstance(e, Mapping)]
+        entries = [e for e in check.get("unverified_from") or [] if isinstance(e, Mapping)]
+        kept = [e for e in entries if _resumed_tail_of(e, name)]
+        sources = [e for e in entries if not _resumed_tail_of(e, name)]
+        if kept:
+            parts.append(
+                f"{name}: the earlier run's lines past its manifest's last record "
+                f"({sum(int(e.get('bytes') or 0) for e in kept):,} bytes: it ended before "
+                "recording them) were kept when it resumed and could not be verified; its "
+                "SHA-256 shows only that they are the lines found then"
+            )
         if sources:
             total = sum(int(e.get("bytes") or 0) for e in sources)
             named = ", ".join(
@@ -1051,7 +1102,11 @@ def merge_prediction_files(
     held) is refused as ``nova evaluate`` refuses it, unless ``allow_running``: then its
     lines so far are merged and the merged manifest says so (:data:`SNAPSHOT_STATUS`; its
     ``merged_from`` entry names the writer and, per task, the answers merged from it, since
-    a running shard's own counts are those of its start).
+    a running shard's own counts are those of its start). Each shard's ``merged_from`` entry
+    records the SHA-256 and size of its bytes as merged (``file``, with ``unverified_from``
+    when its manifest could not vouch for some), so the merge can be checked against the
+    shards later. A shard whose manifest does not vouch for all its bytes is told as an
+    :class:`UnverifiedFileWarning` (the line reports say), never printed.
 
     Args:
         paths: the shard files, e.g. ``pred.shard0.jsonl pred.shard1.jsonl``.
@@ -1124,8 +1179,8 @@ def merge_prediction_files(
     for p, manifest in with_manifest:  # its claims hold for the bytes its run wrote only
         checks[p] = check_recorded_file(p, manifest)
         unverified = file_check_notice([checks[p].to_dict()])
-        if unverified:
-            print(unverified, file=sys.stderr)
+        if unverified:  # a library prints nothing: nova merge prints it, a caller filters it
+            warnings.warn(unverified, UnverifiedFileWarning, stacklevel=2)
 
     lines: list[Any] = []
     # A shard at work: its complete lines only; the one its writer is in the middle of waits.
@@ -1135,6 +1190,20 @@ def merge_prediction_files(
     )
     write_text_atomic(out, "".join(_dump(payload) for payload in lines), durable=True)
     if with_manifest:
+        carried: list[dict[str, Any]] = []
+        shard_files: dict[Path, dict[str, Any]] = {}  # each shard's bytes as merged
+        for p, manifest in with_manifest:
+            check = checks[p]
+            taken = p.stat().st_size
+            if p in snapshots:  # its writer appended while it was read: count what was merged
+                set_aside = unfinished[p]
+                last_line = set_aside[0].line - 1 if set_aside else _last_line_from(records, str(p))
+                taken = bytes_through_line(p, last_line)
+                unchecked = max(0, taken - check.checked_bytes)
+                check = replace(check, unchecked_bytes=unchecked)
+            not_vouched = unverified_input(check)
+            carried += not_vouched
+            shard_files[p] = _merged_bytes_record(p, taken, check, manifest, not_vouched)
         # A running shard's recorded counts lag behind its file: count what was merged.
         recounted = {
             p: _recount(records, str(p), manifest.counts)
@@ -1144,6 +1213,7 @@ def merge_prediction_files(
         merged = RunManifest.merged(
             [(p, replace(m, counts=recounted.get(p, m.counts))) for p, m in with_manifest],
             snapshots=snapshots,
+            files=shard_files,
         )
         for source in merged.merged_from or []:
             path = Path(source["path"])
@@ -1151,22 +1221,32 @@ def merge_prediction_files(
                 source["answers_when_merged"] = _answers_from(records, source["path"])
                 if unfinished[path]:
                     source["set_aside"] = unfinished[path][0].describe()
-        carried: list[dict[str, Any]] = []
-        for p, _ in with_manifest:
-            check = checks[p]
-            if p in snapshots:  # its writer appended while it was read: count what was merged
-                set_aside = unfinished[p]
-                last_line = set_aside[0].line - 1 if set_aside else _last_line_from(records, str(p))
-                merged_bytes = bytes_through_line(p, last_line)
-                unchecked = max(0, merged_bytes - check.checked_bytes)
-                check = replace(check, unchecked_bytes=unchecked)
-            carried += unverified_input(check)
         # The merged bytes, not the first shard's; what no shard's manifest vouched for stays
         # unverified in the merged file's record.
         merged.file = file_record(out, carried)
         merged.format_version = recording_format_version(merged.format_version)
         merged.write(out)
     return _prediction_set(str(out), records, release, superseded, sort_keys=True)
+
+
+def _merged_bytes_record(
+    path: Path,
+    size: int,
+    check: FileCheck,
+    manifest: RunManifest,
+    unverified: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """A shard's ``merged_from`` ``file``: the SHA-256 and size of its first ``size`` bytes
+    (what was merged), with ``unverified_from`` when some could not be verified."""
+    recorded = manifest.file or {}
+    if check.checked == "sha256" and recorded.get("bytes") == size:  # hashed just now
+        digest = str(recorded["sha256"])
+    else:
+        digest = _prefix_sha256(path, size)
+    record: dict[str, Any] = {"sha256": digest, "bytes": size}
+    if unverified:
+        record["unverified_from"] = [dict(entry) for entry in unverified]
+    return record
 
 
 #: A predictions output: ``out`` of the Python functions, ``--out`` of ``nova parse/merge``.

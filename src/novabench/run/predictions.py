@@ -77,6 +77,7 @@ __all__ = [
     "backend_identity",
     "box_answer_summary",
     "cap_raw_answer",
+    "labelled_lines_read_y_first",
     "manifest_path_for",
     "merge_prediction_files",
     "parse_raw",
@@ -1497,6 +1498,81 @@ _REPAIR_COUNTS = (
     "boxes_swapped",
     "answers_with_boxes_swapped",
 )
+
+
+def labelled_lines_read_y_first(
+    read: PredictionSet,
+    parsed: PredictionSet,
+    release: Any,
+    *,
+    box_convention: str,
+    prompt_convention: str | None,
+) -> int:
+    """How many box answers were read only by assuming the protocol's y-first order.
+
+    Under ``auto`` with no prompt on record, labelled lines ``label: [a, b, c, d]`` are read
+    in the protocol's ``[ymin, xmin, ymax, xmax]`` order; a custom prompt may have asked
+    ``[x1, y1, x2, y2]`` in the very same form, and would leave them unread. The answers
+    read here (raw in ``read``) that hold boxes in ``parsed`` and that a custom prompt
+    leaves ``ambiguous_convention`` are that assumption: ``nova evaluate``, ``nova
+    compare`` and ``nova parse`` count them alike and say so in one line
+    (:func:`novabench.report.render.assumed_box_order_line`).
+
+    Args:
+        read: the set as read (:func:`read_predictions`), before :func:`parse_raw`.
+        parsed: what :func:`parse_raw` made of it.
+        release: the release (image sizes).
+        box_convention: the convention ``parse_raw`` was given (only ``auto`` assumes).
+        prompt_convention: the order the prompt on record asked (None: none on record).
+
+    Returns:
+        The count (0 when a convention or a prompt on record fixed the order).
+
+    Example:
+        >>> import json, tempfile, pathlib, types
+        >>> image = types.SimpleNamespace(filename="case0001_001.png", case_id="case0001",
+        ...                               width=480, height=480)
+        >>> release = types.SimpleNamespace(images=[image], cases=lambda: [])
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "raw.jsonl"
+        >>> line = {"filename": "case0001_001.png", "raw_boxes": "mass: [457, 523, 620, 603]"}
+        >>> _ = path.write_text(json.dumps(line) + "\\n")
+        >>> read = read_predictions(path, release)
+        >>> parsed = parse_raw(read, release)
+        >>> labelled_lines_read_y_first(read, parsed, release, box_convention="auto",
+        ...                             prompt_convention=None)
+        1
+        >>> labelled_lines_read_y_first(read, parsed, release, box_convention="protocol",
+        ...                             prompt_convention=None)
+        0
+    """
+    if box_convention != "auto" or prompt_convention is not None:
+        return 0
+    task = registry.task_answered_in("boxes")
+    records = parsed.records[task]
+    read_here = [
+        (key, records[key])
+        for key, before in read.records[task].items()
+        if not before.is_parsed
+        and before.error is None
+        and before.raw is not None
+        and key in records
+        and records[key].boxes  # no box read: nothing assumed
+    ]
+    if not read_here:  # (parsed files never load the parser)
+        return 0
+    from novabench.run.parsers.boxes import parse_localization
+
+    sizes = {image.filename: (int(image.width), int(image.height)) for image in release.images}
+    assumed = 0
+    for key, record in read_here:
+        unprompted = parse_localization(
+            record.raw,
+            image_size=sizes[key],
+            input_size=record.input_size,
+            prompt_convention=CUSTOM_PROMPT,
+        )
+        assumed += unprompted.status == "ambiguous_convention"
+    return assumed
 
 
 def _read_by_a_parser(record: PredictionRecord) -> bool:

@@ -85,6 +85,7 @@ from novabench.run.lock import writer_lock
 from novabench.run.manifest import (
     FILE_RECORD_FORMAT_VERSION,
     RAW_ANSWERS_FORMAT,
+    RESUMED_TAIL_REASON,
     check_recorded_file,
     file_record,
     unverified_input,
@@ -1224,7 +1225,7 @@ def resume_run(
         # would make a crash unrecoverable) but stay unverified in every later record.
         unverified_from = unverified_input(
             found,
-            reason="written by an earlier call that ended before its manifest recorded them",
+            reason=RESUMED_TAIL_REASON,
         )
         if len(unverified_from) > len(found.unverified_from):
             added = unverified_from[-1]["bytes"]

@@ -864,17 +864,31 @@ def _name_pieces(value: str) -> tuple[list[str], list[str], list[str]]:
     return texts, joiners, kinds
 
 
-def _semicolon_outside_brackets(value: str) -> bool:
+def _split_outside_brackets(text: str, separator: str) -> list[str]:
+    """``text`` cut at each ``separator`` (one character) outside round and square brackets;
+    a stray closing bracket closes nothing.
+
+    >>> _split_outside_brackets("glioma (WHO 4, IDH-wildtype), lymphoma]; abscess", ",")
+    ['glioma (WHO 4, IDH-wildtype)', ' lymphoma]; abscess']
+    """
+    pieces: list[str] = []
     depth = 0
-    for match in re.finditer(r"[()\[\];]", value):
+    start = 0
+    for match in re.finditer(rf"[()\[\]{re.escape(separator)}]", text):
         char = match.group()
         if char in "([":
             depth += 1
         elif char in ")]":
             depth = max(0, depth - 1)
         elif not depth:
-            return True
-    return False
+            pieces.append(text[start : match.start()])
+            start = match.end()
+    pieces.append(text[start:])
+    return pieces
+
+
+def _semicolon_outside_brackets(value: str) -> bool:
+    return len(_split_outside_brackets(value, ";")) > 1
 
 
 def _joined(texts: list[str], joiners: list[str], start: int, stop: int) -> str:
@@ -1331,17 +1345,4 @@ def _one_line_names(line: str, reader: _NameReader) -> _LineNames | None:
 
 
 def _commas_outside_brackets(line: str) -> list[str]:
-    pieces: list[str] = []
-    depth = 0
-    start = 0
-    for match in re.finditer(r"[()\[\],]", line):
-        char = match.group()
-        if char in "([":
-            depth += 1
-        elif char in ")]":
-            depth = max(0, depth - 1)
-        elif not depth:
-            pieces.append(line[start : match.start()])
-            start = match.end()
-    pieces.append(line[start:])
-    return pieces
+    return _split_outside_brackets(line, ",")
