@@ -17,6 +17,7 @@ import pytest
 #: Test files whose tests import evaluate or gradio (paths from the repository root).
 EVALUATE_OR_GRADIO_FILES = frozenset(
     {
+        "tests/metrics/test_diagnosis_label_parity.py",
         "tests/metrics/test_evaluate_face.py",
         "tests/metrics/test_judge_face.py",
         "tests/metrics/test_meteor_variants.py",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,30 @@ def test_collecting_the_heavy_library_files_imports_no_heavy_library() -> None:
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "heavy: []"
+
+
+# What a test module may not import at its top: every xdist worker imports every test module
+# while collecting, so one such line costs both workers seconds (test_diagnosis_label_parity.py
+# imported evaluate, and torch with it, that way). Read them through LazyModule instead.
+_HEAVY_TOP_LEVEL_IMPORT = re.compile(
+    r"^(?:import|from) (evaluate|gradio|torch|transformers|nltk|rouge_score|sklearn|bert_score)\b",
+    re.MULTILINE,
+)
+
+
+def test_no_test_module_imports_a_heavy_library_at_its_top() -> None:
+    offenders = {
+        str(path.relative_to(REPO)): match.group(1)
+        for path in sorted((REPO / "tests").rglob("*.py"))
+        for match in [_HEAVY_TOP_LEVEL_IMPORT.search(path.read_text(encoding="utf-8"))]
+        if match is not None
+    }
+    assert offenders == {}, f"import these through tests.lazy_import.LazyModule: {offenders}"
+    # The rule reads what it should: a top-level line is caught, an indented one is not.
+    assert _HEAVY_TOP_LEVEL_IMPORT.search("import pytest\nimport evaluate\n")
+    assert _HEAVY_TOP_LEVEL_IMPORT.search("from torch import nn\n")
+    assert not _HEAVY_TOP_LEVEL_IMPORT.search("def f():\n    import evaluate\n")
+    assert not _HEAVY_TOP_LEVEL_IMPORT.search("import evaluated_things\n")
 
 
 def test_the_heavy_library_files_share_one_worker_under_xdist() -> None:

@@ -15,13 +15,15 @@ import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
-import evaluate
 import pytest
 
 from novabench import metric_path
 from novabench.metrics.diagnosis import score_diagnosis
 from novabench.run.parsers import parse_diagnoses
 from novabench.run.predictions import parse_raw, read_predictions
+from tests.lazy_import import LazyModule
+
+evaluate = LazyModule("evaluate")
 
 # (raw answer, final diagnosis, whether the answer names it): written as chat models answer.
 LABELLED = [
