@@ -194,6 +194,36 @@ def test_a_limit_scores_only_what_was_answered_and_says_so(sample_release, tmp_p
     assert report.to_text().splitlines()[1].startswith("answered items only: diagnosis 3 of")
 
 
+def test_a_limited_run_gives_the_numbers_of_nova_evaluate_answered_only(
+    sample_release, tmp_path, capsys
+):
+    """user21: `limit=10` gave mAP@30 20.0 and `nova evaluate` of its run file 1.52: the CLI
+    scores the items never asked as misses unless `--answered-only`, and its hint said only
+    to run the model on them."""
+    run_file = tmp_path / "limited.jsonl"
+    report = evaluate_model(
+        image_aware_answer,
+        sample_release,
+        tasks="localization",
+        limit=4,
+        run_file=run_file,
+        n_resamples=0,
+        progress=False,
+    )
+    capsys.readouterr()
+    arguments = ["evaluate", "--data", str(sample_release), "--predictions", str(run_file)]
+    arguments += ["--bootstrap", "0", "--task", "localization"]
+    assert main([*arguments, "--out", str(tmp_path / "all.json")]) == 0
+    hint = [line for line in capsys.readouterr().out.splitlines() if "what to do" in line]
+    assert len(hint) == 1 and "--answered-only" in hint[0], hint
+    assert "limit=4" in hint[0]
+    assert main([*arguments, "--answered-only", "--out", str(tmp_path / "answered.json")]) == 0
+    answered = json.loads((tmp_path / "answered.json").read_text())
+    assert _numbers(report.report) == _numbers(answered)
+    every = json.loads((tmp_path / "all.json").read_text())["tasks"]["localization"]
+    assert every["coverage"]["missing"] == every["coverage"]["items"] - 4
+
+
 def test_failures_of_the_function_are_counted_not_raised(sample_release, tmp_path):
     calls = []
 

@@ -98,3 +98,17 @@ def test_a_preset_leaves_a_callable_backend_a_backend(sample_release, tmp_path):
     sizes, backend = _run_with_the_qwen_preset(_CallableBaseline(), sample_release, run_file)
     assert backend == {"model": "callable-baseline", "kind": "a backend of the user's"}
     assert sizes == {(480, 480)}  # the original size: no Qwen rule was given to it
+
+
+def test_presets_are_found_from_the_top_level_package() -> None:
+    # user21 looked for them in dir(novabench) and found none: evaluate_model(preset=) takes
+    # a name the notebook user had no way to list.
+    import novabench
+    from novabench.run import presets
+
+    assert "PRESETS" in novabench.__all__ and "list_presets" in novabench.__all__
+    assert novabench.PRESETS is presets.PRESETS
+    listed = novabench.list_presets()
+    assert list(listed) == list(presets.PRESETS)
+    assert {"nova-protocol", "qwen2.5-vl", "gemini", "gpt-4o"} <= set(listed)
+    assert listed["gemini"] == presets.PRESETS["gemini"].description

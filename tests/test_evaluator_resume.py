@@ -403,6 +403,16 @@ def test_a_function_failing_on_every_item_stops_after_the_first_few(sample_relea
     assert _manifest(run_file)["status"] == "stopped"
 
 
+def test_a_failing_lambda_is_named_as_one(sample_release, tmp_path):
+    # user21: "the function function failed on all of the first 5 new items asked".
+    with pytest.raises(EndpointUnusableError) as caught:
+        evaluate_model(lambda image, prompt: b"no target", sample_release, **QUIET)
+    assert str(caught.value).startswith("the lambda function failed on all of the first ")
+    with pytest.raises(EndpointUnusableError) as caught:  # a name given is its name
+        evaluate_model(lambda i, p: b"x", sample_release, name="mine", **QUIET)
+    assert str(caught.value).startswith("the function mine failed on all of the first ")
+
+
 def test_items_that_failed_before_cannot_stop_a_rerun_again(sample_release, tmp_path):
     # The stop's failed items are asked first on the rerun; if they fail for their own
     # reason (inputs the fixed function still cannot take), the rerun goes on to the rest.

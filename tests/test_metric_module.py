@@ -58,6 +58,21 @@ def test_an_unknown_configuration_is_refused_by_name() -> None:
         evaluate.load(metric_path(), "boxes")
 
 
+@pytest.mark.parametrize(
+    ("spelling", "task"),
+    [("localisation", "localization"), ("Localisation", "localization"), ("caption", "captioning")],
+)
+def test_a_configuration_takes_every_spelling_evaluate_model_takes(spelling, task) -> None:
+    # user21: evaluate_model(tasks="localisation") ran, evaluate.load(..., "localisation")
+    # was refused; both take the registry's spellings now.
+    from novabench.run.runner import parse_tasks
+
+    assert parse_tasks(spelling) == (task,)  # what evaluate_model(tasks=) reads it as
+    metric = evaluate.load(metric_path(), spelling)
+    assert metric.task == task
+    assert metric.config_name == task  # evaluate's own record names the canonical task
+
+
 def test_metric_copy_writes_a_loadable_folder_and_keeps_an_existing_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

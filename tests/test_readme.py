@@ -161,3 +161,22 @@ def test_what_the_readme_says_plain_load_dataset_gives_on_a_release_folder(
     assert list(loaded) == ["train"] and loaded["train"].column_names == ["image"]
     with pytest.raises(ValueError, match='Unknown split "test"'):
         datasets.load_dataset(str(sample_release), split="test", cache_dir=str(tmp_path / "c2"))
+
+
+def test_the_first_python_example_says_where_a_release_comes_from() -> None:
+    # user21: the notebook block needs a release folder and never named `nova sample`.
+    text = README.read_text(encoding="utf-8")
+    section = text.split("## In a notebook", 1)[1]
+    before_block = section.split("```python", 1)[0]
+    assert "nova sample" in before_block
+    assert "NOT THE REAL DATA" in before_block  # what a report on it says, said up front
+
+
+def test_the_presets_section_names_how_python_lists_them() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### Presets", 1)[1].split("\n### ", 1)[0]
+    assert "novabench.list_presets()" in section
+    import novabench
+
+    for name in novabench.list_presets():
+        assert f"| `{name}` |" in section  # every preset has its row in the table

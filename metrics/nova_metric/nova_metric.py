@@ -118,7 +118,9 @@ class NovaMetric(evaluate.Metric):
     def __init__(self, config_name=None, **kwargs):
         # No configuration name ("default") means "all", with a warning naming the others.
         self._nova_task = configuration_task(config_name)
-        super().__init__(config_name=config_name, **kwargs)
+        # Another spelling of a task ("localisation") is recorded as the task it names.
+        named = config_name not in (None, "", "default")
+        super().__init__(config_name=self._nova_task if named else config_name, **kwargs)
 
     @property
     def task(self):

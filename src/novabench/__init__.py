@@ -13,9 +13,10 @@ Sub-packages, in the direction data flows:
 The public entry points of an installed package (``pip install novabench``), importable
 from anywhere::
 
-    from novabench import evaluate_model, load_nova, read_release
+    from novabench import evaluate_model, list_presets, load_nova, read_release
     images = load_nova("/path/to/Nova")          # a release folder, an export or a Hub id
     report = evaluate_model(pipe, "/path/to/Nova", run_file="runs/mine.jsonl")  # run + score
+    list_presets()   # {name: description} of what evaluate_model(..., preset=NAME) takes
 
 They are imported on first use, so ``import novabench`` stays light.
 """
@@ -34,8 +35,10 @@ __all__ = [
     "NovaError",
     "NovaInputError",
     "NovaReport",
+    "PRESETS",
     "__version__",
     "evaluate_model",
+    "list_presets",
     "load_nova",
     "metric_path",
     "read_release",
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from novabench.data.release import read_release
     from novabench.evaluator import CallableBackend, Endpoint, NovaReport, evaluate_model
     from novabench.metric_module import metric_path
+    from novabench.run.presets import PRESETS, list_presets
 
 # Imported on first use: they pull in `datasets` and pyarrow.
 _LAZY = {
@@ -57,6 +61,8 @@ _LAZY = {
     "load_nova": "novabench.data.hf",
     "read_release": "novabench.data.release",
     "metric_path": "novabench.metric_module",
+    "PRESETS": "novabench.run.presets",
+    "list_presets": "novabench.run.presets",
 }
 
 

@@ -188,7 +188,8 @@ class CallableBackend:
         self.input_size_rule = input_size_rule or "original"
         self.input_size_rule_chosen = input_size_rule is not None  # a preset leaves it so
         self.name = name or getattr(answer, "__name__", None) or type(answer).__name__
-        if self.name == "<lambda>":
+        anonymous = self.name == "<lambda>"
+        if anonymous:
             self.name = "function"
         self.display_name = self.name
         if tasks is not None:
@@ -197,7 +198,8 @@ class CallableBackend:
             self.tasks = tuple(parse_tasks(tasks))
         self.batch_size = 1
         self.failures_before_stop = FUNCTION_FAILURES_BEFORE_STOP  # the runner's early stop
-        self.failure_subject = f"the function {self.name}"
+        # "the function function failed..." read as a typo: a lambda is called what it is
+        self.failure_subject = "the lambda function" if anonymous else f"the function {self.name}"
 
     def describe(self) -> dict[str, Any]:
         """What the run manifest records: the function's module and name, and its code digest.
@@ -249,7 +251,7 @@ class CallableBackend:
                 # ...unless every call would fail alike: then the runner's early stop applies
                 problem = None
                 if function_cannot_run(error):
-                    problem = f"the function {self.name} cannot run: {' '.join(failure.split())}"
+                    problem = f"{self.failure_subject} cannot run: {' '.join(failure.split())}"
                 answers.append(Answer(error=failure, endpoint_problem=problem))
                 continue
             latency = time.perf_counter() - begin

@@ -120,12 +120,15 @@ def configuration_task(config_name: str | None) -> str:
     scores ``all`` (one row per image, the three tasks), and a warning says so and names the
     other configurations, so a user who meant one task is not handed another's inputs.
 
+    A task's other spellings (``registry.canonical_task``: "localisation", "caption"...)
+    name its configuration, as ``evaluate_model(tasks=...)`` takes them.
+
     Raises:
         NovaInputError: a name that is no task.
 
     Example:
-        >>> configuration_task("localization")
-        'localization'
+        >>> configuration_task("localization"), configuration_task("localisation")
+        ('localization', 'localization')
         >>> import warnings
         >>> with warnings.catch_warnings(record=True) as caught:
         ...     warnings.simplefilter("always")
@@ -147,10 +150,13 @@ def configuration_task(config_name: str | None) -> str:
             stacklevel=4,  # the line calling evaluate.load (via the module's __init__)
         )
         return registry.ALL_TASKS
-    if config_name not in (*tasks, registry.ALL_TASKS):
+    if config_name == registry.ALL_TASKS:
+        return registry.ALL_TASKS
+    try:  # the spellings evaluate_model(tasks=) takes ("localisation"): the registry's
+        return registry.canonical_task(str(config_name))
+    except NovaInputError:
         raise NovaInputError(
             f"unknown configuration {config_name!r}; choose one of "
             f"{', '.join([*tasks, registry.ALL_TASKS])}",
             field="config_name",
-        )
-    return config_name
+        ) from None

@@ -67,9 +67,10 @@ def pil_size(data: bytes) -> tuple[int, int] | None:
 
 def our_size(data: bytes) -> tuple[int, int] | None:
     try:
-        return _png_size(data, "x.png", {"source": "x.png"})
+        width, height, _mark = _png_size(data, "x.png", {"source": "x.png"})
     except NovaInputError:
         return None
+    return width, height
 
 
 def _encoded(image: Image.Image, **options) -> bytes:
@@ -560,3 +561,33 @@ def test_the_chunk_crc_is_zlibs_crc32_whichever_library_computes_it(monkeypatch)
 
     monkeypatch.setattr(png.importlib, "import_module", no_zlib_ng)
     assert png._fastest_crc32() is zlib.crc32
+
+
+# --------------------------------------------------------------------------- novabench's mark
+
+
+def _text_png(*texts: tuple[str, str]) -> bytes:
+    from PIL import PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    for keyword, value in texts:
+        info.add_text(keyword, value)
+    return _encoded(Image.new("L", (5, 4)), pnginfo=info)
+
+
+@pytest.mark.parametrize(
+    ("texts", "mark"),
+    [
+        ((("Software", "novabench: nova ingest (x)"),), "novabench: nova ingest (x)"),
+        # another keyword, or another tool's Software text, is no mark
+        ((("Comment", "novabench: nova ingest"),), None),
+        ((("Software", "GIMP 2.10"),), None),
+        ((("Software", "GIMP"), ("Software", "novabench: a")), "novabench: a"),
+        ((), None),
+    ],
+)
+def test_the_mark_is_the_software_text_starting_with_novabench(texts, mark) -> None:
+    from novabench.data.png import check_png_marked
+
+    data = _text_png(*texts)
+    assert check_png_marked(data) == (check_png(data), mark)

@@ -44,6 +44,7 @@ from novabench.data.ingest_cases import IngestCase, IngestSeries, check_case
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
 from novabench.data.layouts.rows import ImageRow, spelled_like_gold
+from novabench.data.provenance import png_mark
 from novabench.data.slicing import (
     PLANE_AXIS,
     PLANES,
@@ -161,6 +162,7 @@ def _ingest_series(
     window_percentiles: tuple[float, float],
     where: str,
     cache: dict[Any, Any],
+    mark: str | None = None,
 ) -> list[ImageRow]:
     record = f"case {case_id!r}"
     field_name = f"series[{index}]"
@@ -282,7 +284,7 @@ def _ingest_series(
             )
         geometry = SliceGeometry.fit(pixels.shape[0], pixels.shape[1], spacing, image_size)
         filename = f"{case_id}_{scan_number:03d}.png"
-        render_png(pixels, geometry, window, images_dir / filename)
+        render_png(pixels, geometry, window, images_dir / filename, mark=mark)
         boxes: list[tuple[str, list[float]]] = []
         if mask is not None:
             mask_slice = take_slice(mask, axis, slice_index)
@@ -401,6 +403,8 @@ def ingest_volumes(
     listed = list(cases) if isinstance(cases, (list, tuple)) else None
     inputs = {"a source volume": _source_files(listed)} if listed is not None else {}
     staging = _prepare_target(out_dir, overwrite, command, inputs)
+    # Every PNG says what made it: that survives a rewrite of the parquet or a lost sidecar.
+    mark = png_mark(provenance or {"origin": "nova ingest"})
     try:
         images_dir = staging / (v1_layout.IMAGE_DIR if layout == "v1" else legacy_layout.IMAGE_DIR)
         images_dir.mkdir()
@@ -425,6 +429,7 @@ def ingest_volumes(
                     window_percentiles=(float(low), float(high)),
                     where=source,
                     cache=cache,
+                    mark=mark,
                 )
                 images.extend(new)
                 next_scan += len(new)

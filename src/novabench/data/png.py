@@ -17,6 +17,10 @@ of letters only, ``IEND``'s length and CRC, at least one ``IDAT``: PIL fails on 
 one with an ``IndexError``), and it does not interpret ancillary chunks (a ``pHYs``, ``zTXt``
 or ``iCCP`` whose content is malformed but whose CRC is right passes here; PIL refuses some
 of those before the first ``IDAT``). Bytes after ``IEND`` are ignored, as PIL and libpng do.
+The one ancillary chunk looked into is a ``tEXt`` chunk with the keyword ``Software`` whose
+text starts with ``novabench:``: the mark ``nova sample`` and ``nova ingest`` write into
+every PNG they make (:func:`check_png_marked` gives it), so their images say where they
+came from after any rewrite of the parquet that held the provenance record.
 The pixel data is not decompressed by either: a PNG whose IDAT stream is corrupt but whose
 CRCs are right passes both, and fails only when a model or a drawing decodes it.
 """
@@ -30,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PNG_SIGNATURE", "PngError", "PngHeader", "check_png"]
+__all__ = ["PNG_SIGNATURE", "PngError", "PngHeader", "check_png", "check_png_marked"]
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -85,6 +89,7 @@ _read_crc = struct.Struct(">I").unpack_from
 
 
 _CRITICAL_TYPES = frozenset((b"IHDR", b"IDAT", b"IEND", b"PLTE"))  # letters, known
+_KNOWN_TYPES = _CRITICAL_TYPES | {b"tEXt"}  # tEXt: novabench's own PNGs carry one
 
 
 def _is_chunk_type(chunk_type: bytes) -> bool:
@@ -147,6 +152,41 @@ def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
         ...
         novabench.data.png.PngError: truncated: the IEND chunk at byte 56 needs 12 bytes, 10 are left
     """
+    return check_png_marked(data)[0]
+
+
+#: The keyword of the ``tEXt`` chunk novabench marks its own PNGs with, and how its text starts.
+MARK_KEYWORD = b"Software"
+MARK_PREFIX = b"novabench:"
+_MARK_START = MARK_KEYWORD + b"\x00" + MARK_PREFIX
+
+
+def check_png_marked(data: bytes | bytearray | memoryview) -> tuple[PngHeader, str | None]:
+    """:func:`check_png`, and the novabench mark of the PNG (its ``Software`` text), if any.
+
+    The same single walk over the chunks: the mark costs one comparison per ``tEXt`` chunk.
+
+    Args:
+        data: the file's bytes.
+
+    Returns:
+        The ``PngHeader`` and the text of a ``tEXt`` chunk ``Software`` that starts with
+        ``novabench:`` (None when there is none: any PNG novabench did not make).
+
+    Raises:
+        PngError: what is wrong and at which byte offset or chunk.
+
+    Example:
+        >>> import io
+        >>> from PIL import Image, PngImagePlugin
+        >>> info = PngImagePlugin.PngInfo(); info.add_text("Software", "novabench: nova ingest")
+        >>> buffer = io.BytesIO(); Image.new("L", (3, 2)).save(buffer, format="PNG", pnginfo=info)
+        >>> check_png_marked(buffer.getvalue())[1]
+        'novabench: nova ingest'
+        >>> buffer = io.BytesIO(); Image.new("L", (3, 2)).save(buffer, format="PNG")
+        >>> check_png_marked(buffer.getvalue())[1] is None
+        True
+    """
     if not data:
         raise PngError("the file is empty (0 bytes)")
     if data[:8] != PNG_SIGNATURE:
@@ -156,6 +196,7 @@ def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
     offset = len(PNG_SIGNATURE)
     header: PngHeader | None = None
     seen_image_data = False
+    mark: str | None = None
     read_chunk_start = _CHUNK_START.unpack_from
     while True:
         if offset + 8 > size:
@@ -166,7 +207,7 @@ def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
                 else f"truncated: {left} bytes at byte {offset}, less than a chunk header"
             )
         length, chunk_type = read_chunk_start(view, offset)
-        if chunk_type not in _CRITICAL_TYPES and not _is_chunk_type(chunk_type):
+        if chunk_type not in _KNOWN_TYPES and not _is_chunk_type(chunk_type):
             raise PngError(f"chunk at byte {offset} has the type {chunk_type!r}, not 4 letters")
         if length > _LARGEST_DIMENSION:
             raise PngError(f"the {_name(chunk_type)} chunk at byte {offset} claims {length} bytes")
@@ -197,7 +238,12 @@ def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
                 raise PngError(f"the IEND chunk at byte {offset} is not empty")
             if not seen_image_data:
                 raise PngError("no IDAT chunk: the PNG holds no image data")
-            return header
+            return header, mark
+        elif chunk_type == b"tEXt" and mark is None:
+            start = offset + 8
+            if view[start : start + len(_MARK_START)] == _MARK_START:
+                # tEXt is Latin-1; the keyword and its NUL separator are left out
+                mark = bytes(view[start + len(MARK_KEYWORD) + 1 : end - 4]).decode("latin-1")
         elif chunk_type == b"IHDR":
             raise PngError(f"a second IHDR chunk at byte {offset}")
         offset = end

@@ -11,6 +11,15 @@ novabench does not write, a sidecar that is no small file) still says novabench 
 data: it reads as :data:`UNREADABLE_ORIGIN`, never as the official release.
 Provenance is not part of a release's fingerprint (records and image bytes are).
 
+A record in the metadata is lost by any rewrite of the parquet (``pandas.read_parquet(...)
+.to_parquet(...)`` keeps none of it), and a sidecar is easily left behind. So every PNG
+``nova sample`` and ``nova ingest`` write also says what made it, in its ``Software`` text
+chunk (:func:`png_mark`), which survives rewrites, exports (the bytes are embedded) and
+copies. A release read without a provenance record whose images carry such marks is read
+as what the marks say, noting that the record was missing (:func:`provenance_from_marks`);
+one whose images are only partly marked is not the official release either
+(:data:`PARTLY_MARKED_ORIGIN`).
+
 The warnings of the release an export was made from travel the same way, under
 ``novabench.release_warnings`` (a JSON list of text) in every shard's schema metadata: what
 reading the source noticed (a box listed twice, metadata differing within a case) may not
@@ -29,6 +38,7 @@ from typing import Any
 from novabench.escaping import visible_text
 
 __all__ = [
+    "PARTLY_MARKED_ORIGIN",
     "PROVENANCE_FIELDS",
     "RECORDED_WARNINGS_KEY",
     "PROVENANCE_METADATA_KEY",
@@ -36,6 +46,8 @@ __all__ = [
     "UNREADABLE_PROVENANCE",
     "clean_provenance",
     "provenance_metadata",
+    "png_mark",
+    "provenance_from_marks",
     "provenance_from_metadata",
     "provenance_heading",
     "provenance_notice",
@@ -57,13 +69,24 @@ UNREADABLE_PROVENANCE: Mapping[str, Any] = {"origin": UNREADABLE_ORIGIN}
 #: What novabench itself records, per origin: the fields and the check of their values.
 #: Anything else found under the key (a local path, a Hub token, markup) was not written
 #: by novabench and is dropped, never copied into export shards or the card.
+#: The origin of data some of whose images, not all, carry novabench's mark (:func:`png_mark`).
+PARTLY_MARKED_ORIGIN = "images partly made by novabench"
+
+#: The value of ``recovered_from`` in a provenance read from the images' marks, not a record.
+RECOVERED_FROM_IMAGES = "image marks"
+
 PROVENANCE_FIELDS: dict[str, dict[str, Any]] = {
     "nova sample": {
         "cases": lambda value: _whole(value, minimum=1),
         "seed": lambda value: _whole(value, minimum=0),
+        "recovered_from": lambda value: value == RECOVERED_FROM_IMAGES,
     },
-    "nova ingest": {},
+    "nova ingest": {"recovered_from": lambda value: value == RECOVERED_FROM_IMAGES},
     UNREADABLE_ORIGIN: {},
+    PARTLY_MARKED_ORIGIN: {
+        "marked_images": lambda value: _whole(value, minimum=1),
+        "images": lambda value: _whole(value, minimum=1),
+    },
 }
 
 
@@ -138,6 +161,12 @@ def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
     if not provenance:
         return None
     origin = provenance.get("origin")
+    recovered = (
+        " Its provenance record was missing (rewriting the parquet drops it) and was "
+        "recovered from the marks in its images."
+        if provenance.get("recovered_from") == RECOVERED_FROM_IMAGES
+        else ""
+    )
     if origin == "nova sample":
         options = "".join(
             f" --{name} {provenance[name]}" for name in ("cases", "seed") if name in provenance
@@ -146,12 +175,24 @@ def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
             f"Synthetic sample made by novabench (`nova sample{options}`), "
             "not the NOVA release: slices of the MNI152 "
             "template with synthetic lesions, for trying the toolkit. Scores on it say nothing "
-            "about clinical ability."
+            f"about clinical ability.{recovered}"
         )
     if origin == "nova ingest":
         return (
             "Built with `nova ingest` from local NIfTI volumes and lesion masks, not the NOVA "
             "release: see its maintainers for the source, consent and licence of the images."
+            f"{recovered}"
+        )
+    if origin == PARTLY_MARKED_ORIGIN:
+        counted = (
+            f"{provenance['marked_images']} of its {provenance['images']} images carry"
+            if "marked_images" in provenance and "images" in provenance
+            else "Some of its images carry"
+        )
+        return (
+            f"{counted} the mark novabench writes into the images it makes (`nova sample`, "
+            "`nova ingest`): the data mixes them with other images, so it is not the official "
+            "NOVA release."
         )
     if origin == UNREADABLE_ORIGIN:
         return (
@@ -207,6 +248,107 @@ def provenance_notice_line(provenance: Mapping[str, Any] | None) -> str:
         f"notice: {heading}: {notice} The published figures are on the real NOVA release and "
         "are not comparable with these."
     )
+
+
+#: How the mark of each origin starts (the PNG ``Software`` text; ``novabench.data.png``).
+_MARK_OF_SAMPLE = re.compile(r"^novabench: nova sample --cases (\d{1,9}) --seed (\d{1,19})\b")
+_MARK_OF_INGEST = "novabench: nova ingest"
+
+
+def png_mark(provenance: Mapping[str, Any]) -> str | None:
+    """The ``Software`` text novabench writes into each PNG of data it makes.
+
+    It says what :func:`provenance_notice` would, in a form :func:`provenance_from_marks`
+    reads back; None for an origin that makes no images.
+
+    Example:
+        >>> png_mark({"origin": "nova sample", "cases": 281, "seed": 0})
+        'novabench: nova sample --cases 281 --seed 0 (synthetic images, not NOVA data)'
+        >>> png_mark({"origin": "nova ingest"})
+        'novabench: nova ingest (not the NOVA release)'
+    """
+    origin = provenance.get("origin")
+    if origin == "nova sample":
+        return (
+            f"novabench: nova sample --cases {provenance['cases']} --seed {provenance['seed']} "
+            "(synthetic images, not NOVA data)"
+        )
+    if origin == "nova ingest":
+        return f"{_MARK_OF_INGEST} (not the NOVA release)"
+    return None
+
+
+def _origin_of_mark(mark: str) -> dict[str, Any]:
+    sample = _MARK_OF_SAMPLE.match(mark)
+    if sample is not None:
+        return {"origin": "nova sample", "cases": int(sample[1]), "seed": int(sample[2])}
+    if mark.startswith(_MARK_OF_INGEST):
+        return {"origin": "nova ingest"}
+    return dict(UNREADABLE_PROVENANCE)
+
+
+def provenance_from_marks(
+    marks: Mapping[str, str], n_images: int, label: str, warnings: list[str]
+) -> dict[str, Any] | None:
+    """What the images' marks say made a release that holds no provenance record.
+
+    Args:
+        marks: filename -> the novabench mark of each image that carries one
+            (``novabench.data.png.check_png_marked``).
+        n_images: how many images the release holds.
+        label: how the warning names where the record was looked for (the parquet).
+        warnings: the recovery is noted here.
+
+    Returns:
+        None when no image is marked (the official release); the origin every image's mark
+        names (``recovered_from`` saying so) when all are marked; :data:`PARTLY_MARKED_ORIGIN`
+        when only some are.
+
+    Example:
+        >>> mark = png_mark({"origin": "nova sample", "cases": 2, "seed": 0})
+        >>> notes = []
+        >>> provenance_from_marks({"case0001_001.png": mark, "case0002_001.png": mark}, 2,
+        ...                       "data/nova-v1.parquet", notes)
+        {'origin': 'nova sample', 'cases': 2, 'seed': 0, 'recovered_from': 'image marks'}
+        >>> print(notes[0])
+        data/nova-v1.parquet: no novabench provenance record, but all 2 images carry the mark of `nova sample`: read as what made them (the record was missing; recovered from the images)
+        >>> provenance_from_marks({"case0001_001.png": mark}, 2, "data/nova-v1.parquet", [])
+        {'origin': 'images partly made by novabench', 'marked_images': 1, 'images': 2}
+        >>> provenance_from_marks({}, 2, "data/nova-v1.parquet", []) is None
+        True
+    """
+    if not marks:
+        return None
+    if len(marks) < n_images:
+        first = min(marks)
+        warnings.append(
+            f"{label}: no novabench provenance record, but {len(marks)} of the {n_images} "
+            f"images carry novabench's mark (first {first}): the data mixes images novabench "
+            "made with others; it is not the official NOVA release"
+        )
+        return {"origin": PARTLY_MARKED_ORIGIN, "marked_images": len(marks), "images": n_images}
+    origins = [_origin_of_mark(mark) for mark in marks.values()]
+    kinds = {origin["origin"] for origin in origins}
+    if len(kinds) > 1 or UNREADABLE_ORIGIN in kinds:
+        warnings.append(
+            f"{label}: no novabench provenance record, and its images carry marks of "
+            f"{'different novabench commands' if len(kinds) > 1 else 'novabench that cannot be read'}: "
+            "read as data novabench made, not the NOVA release"
+        )
+        return dict(UNREADABLE_PROVENANCE)
+    (origin,) = kinds
+    recovered: dict[str, Any] = {"origin": origin}
+    for name in ("cases", "seed"):  # only when every image says the same
+        values = {entry.get(name) for entry in origins}
+        if len(values) == 1 and None not in values:
+            recovered[name] = values.pop()
+    recovered["recovered_from"] = RECOVERED_FROM_IMAGES
+    warnings.append(
+        f"{label}: no novabench provenance record, but all {n_images} images carry the mark "
+        f"of `{origin}`: read as what made them (the record was missing; recovered from the "
+        "images)"
+    )
+    return recovered
 
 
 def read_provenance(path: Path, label: str, warnings: list[str]) -> dict[str, Any] | None:

@@ -36,6 +36,7 @@ from typing import Any
 from novabench.data.layouts import legacy as legacy_layout
 from novabench.data.layouts import v1 as v1_layout
 from novabench.data.provenance import (
+    provenance_from_marks,
     provenance_from_metadata,
     provenance_metadata,
     provenance_notice,
@@ -238,7 +239,10 @@ def _read_release(root: Path) -> NovaRelease:
     schema_metadata: dict[bytes, bytes] = {}  # the parquet's, for the provenance
     raws, extra_keys = reader(root, warnings, schema_metadata)
     png_digests: dict[str, bytes] = {}
-    images = build_records(root, raws, extra_keys, warnings, png_digests=png_digests)
+    png_marks: dict[str, str] = {}
+    images = build_records(
+        root, raws, extra_keys, warnings, png_digests=png_digests, png_marks=png_marks
+    )
     warnings.extend(_unscored_rater_warnings(images))
     if layout == "export":  # its rows restate what its source's did: each warning once
         warnings = without_restated_warnings(warnings)
@@ -248,7 +252,9 @@ def _read_release(root: Path) -> NovaRelease:
         images=images,
         extra_meta_keys=tuple(extra_keys),
         warnings=warnings,
-        provenance=_read_provenance(root, layout, schema_metadata, warnings),
+        provenance=_read_provenance(
+            root, layout, schema_metadata, warnings, png_marks, len(images)
+        ),
     )
     release._png_digests.update(
         (id(image), (image, image.image_path, image.image_bytes, png_digests[image.filename]))
@@ -260,10 +266,16 @@ def _read_release(root: Path) -> NovaRelease:
 
 
 def _read_provenance(
-    root: Path, layout: Layout, schema_metadata: dict[bytes, bytes], warnings: list[str]
+    root: Path,
+    layout: Layout,
+    schema_metadata: dict[bytes, bytes],
+    warnings: list[str],
+    png_marks: dict[str, str],
+    n_images: int,
 ) -> dict[str, Any] | None:
     """The provenance the layout's reader passed on (parquet schema metadata, or the legacy
-    layout's sidecar file), if any, checked alike."""
+    layout's sidecar file), if any, checked alike; without one, what the marks novabench
+    writes into its PNGs say (a rewritten parquet drops its metadata, the images keep them)."""
     if layout == "v1":
         label = V1_PARQUET
     elif layout == "export":
@@ -272,4 +284,7 @@ def _read_provenance(
         label = export_layout.image_shards(root)[0].relative_to(root).as_posix()  # no open
     else:
         label = legacy_layout.PROVENANCE_FILE  # CSV files carry no metadata: a sidecar does
-    return provenance_from_metadata(schema_metadata, label, warnings)
+    recorded = provenance_from_metadata(schema_metadata, label, warnings)
+    if recorded is not None:
+        return recorded
+    return provenance_from_marks(png_marks, n_images, label, warnings)

@@ -35,7 +35,7 @@ from warnings import catch_warnings, simplefilter, warn
 import numpy as np
 
 from novabench.data.layouts.rows import RawBox, RawImage, text
-from novabench.data.png import PNG_SIGNATURE, PngError, PngHeader, check_png
+from novabench.data.png import PNG_SIGNATURE, PngError, PngHeader, check_png_marked
 from novabench.errors import NovaInputError
 from novabench.progress import progress_bar
 from novabench.records import BOX_FIELDS, FIXED_META_KEYS, ImageRecord
@@ -67,13 +67,15 @@ FILENAME_PATTERN = re.compile(r"^(case\d{4})_(\d{3})\.png$")
 
 
 class _CheckedImage(NamedTuple):
-    """An image's file (None when embedded), that file resolved, size and SHA-256 of its bytes."""
+    """An image's file (None when embedded), that file resolved, size, SHA-256 of its bytes
+    and the novabench mark the PNG carries (``novabench.data.png.check_png_marked``)."""
 
     path: Path | None
     resolved: str | None  # the file with every link followed, for telling shared files
     width: int
     height: int
     sha256: bytes
+    mark: str | None
 
 
 #: How much of a file that is not a PNG is read to name its format (PIL reads its header).
@@ -100,16 +102,17 @@ _UNDER_PIL_DEFAULT_LIMIT = 1 << 24
 
 def _png_size(
     data: bytes | bytearray | memoryview, label: str, where: dict[str, str]
-) -> tuple[int, int]:
-    """Width and height of a whole, well-formed PNG (``novabench.data.png``; nothing decoded)."""
+) -> tuple[int, int, str | None]:
+    """Width, height and novabench mark of a whole, well-formed PNG (``novabench.data.png``;
+    nothing decoded)."""
     try:
-        header = check_png(data)
+        header, mark = check_png_marked(data)
     except PngError as error:
         other = None if bytes(data[: len(PNG_SIGNATURE)]) == PNG_SIGNATURE else _other_format(data)
         if other is not None and other != "PNG":
             raise NovaInputError(f"{label} is a {other} image, not a PNG", **where) from None
         raise NovaInputError(f"unreadable or corrupt PNG {label}: {error}", **where) from None
-    return _decodable_size(header, label, lambda: where)
+    return (*_decodable_size(header, label, lambda: where), mark)
 
 
 def _decodable_size(
@@ -151,7 +154,7 @@ def _embedded_image(raw: RawImage) -> _CheckedImage:
             "a `nova export` folder embeds every image",
             **where,
         )
-    width, height = _png_size(data, f"embedded image {raw.filename}", where)
+    width, height, mark = _png_size(data, f"embedded image {raw.filename}", where)
     for name, claimed, actual in zip(
         ("width", "height"), raw.size or (None, None), (width, height)
     ):
@@ -162,7 +165,7 @@ def _embedded_image(raw: RawImage) -> _CheckedImage:
                 record=raw.where(),
                 field=name,
             )
-    return _CheckedImage(None, None, width, height, hashlib.sha256(data).digest())
+    return _CheckedImage(None, None, width, height, hashlib.sha256(data).digest(), mark)
 
 
 def _child_maker(parent: Path) -> Callable[[str], Path]:
@@ -482,7 +485,7 @@ def _plain_png(folder: _ReleaseFolder, raw: RawImage, relative: str) -> _Checked
     if data is None:
         return None
     try:
-        header = check_png(data)
+        header, mark = check_png_marked(data)
     except PngError:
         return None
     size = _decodable_size(
@@ -490,7 +493,7 @@ def _plain_png(folder: _ReleaseFolder, raw: RawImage, relative: str) -> _Checked
     )
     resolved = f"{in_folder.resolved}/{name}"
     path = in_folder.make_child(name)
-    return _CheckedImage(path, resolved, *size, hashlib.sha256(data).digest())
+    return _CheckedImage(path, resolved, *size, hashlib.sha256(data).digest(), mark)
 
 
 # Opening an image file at once, without following a link at its end (a link is refused
@@ -545,8 +548,8 @@ def _checked_image_file(
         raise NovaInputError(
             f"cannot read image file {relative}: {error.strerror or error}", **where
         ) from None
-    width, height = _png_size(data, relative, where)
-    return _CheckedImage(path, resolved, width, height, hashlib.sha256(data).digest())
+    width, height, mark = _png_size(data, relative, where)
+    return _CheckedImage(path, resolved, width, height, hashlib.sha256(data).digest(), mark)
 
 
 def _coordinate(box: RawBox, name: str) -> float:
@@ -631,6 +634,7 @@ def build_records(
     warnings: list[str],
     *,
     png_digests: dict[str, bytes] | None = None,
+    png_marks: dict[str, str] | None = None,
 ) -> list[ImageRecord]:
     """Validate a layout's rows and turn them into records sorted by filename.
 
@@ -643,6 +647,8 @@ def build_records(
             row lists are noted here.
         png_digests: if given, filled with filename -> SHA-256 of the image's PNG bytes,
             hashed from the bytes that were checked (each file is read once).
+        png_marks: if given, filled with filename -> the novabench mark of each image
+            whose PNG carries one (``novabench.data.png.check_png_marked``).
 
     Returns:
         The records, sorted by filename.
@@ -696,6 +702,8 @@ def build_records(
     for raw, image, (gold, rater_boxes) in zip(ordered, images, boxes):
         if png_digests is not None:
             png_digests[raw.filename] = image.sha256
+        if png_marks is not None and image.mark is not None:
+            png_marks[raw.filename] = image.mark
         first_seen = first_of_case.get(raw.case_id)
         if first_seen is not None and raw.meta == first_seen[1].meta:
             first = first_seen[0]  # the case's metadata again, as found: its values kept
@@ -767,7 +775,7 @@ def _unlisted_png_warnings(folder: _ReleaseFolder, images: list[_CheckedImage]) 
         ...     _ = (root / "images" / name).write_bytes(b"")
         >>> folder = _ReleaseFolder(root)
         >>> listed = f"{folder.folder(str(root / 'images'))[0]}/case0001_001.png"
-        >>> _unlisted_png_warnings(folder, [_CheckedImage(None, listed, 1, 1, b"")])
+        >>> _unlisted_png_warnings(folder, [_CheckedImage(None, listed, 1, 1, b"", None)])
         ['images/case0001_01.png: a PNG file in the image folder that no row lists; not read, not scored (renamed or left over?)']
     """
     # The names read in each folder: a file is listed when its folder's set holds its name

@@ -49,6 +49,7 @@ __all__ = [
     "synthetic_data_line",
     "unusable_answers_line",
     "unusable_answers_lines",
+    "run_limit",
     "render_breakdowns",
     "render_comparison",
     "render_comparison_markdown",
@@ -1056,7 +1057,11 @@ def _unusable_counts(
 
 
 def unusable_answers_line(
-    task: str, coverage: Mapping[str, Any], *, answered_only: bool = False
+    task: str,
+    coverage: Mapping[str, Any],
+    *,
+    answered_only: bool = False,
+    limit: int | None = None,
 ) -> str | None:
     """A warning when more than half of a task's scored items have no usable answer.
 
@@ -1070,6 +1075,9 @@ def unusable_answers_line(
         task: the task name (canonical).
         coverage: the task's coverage (``items``, ``missing``, ``errors``, ``parse_status``).
         answered_only: whether only the items with a line were scored.
+        limit: the ``limit`` a run's manifest records (a trial on the first items): the
+            advice on missing items names ``--answered-only`` too, which scores such a run
+            as ``evaluate_model(..., limit=)`` does.
 
     Returns:
         One line naming the counts and what to do, or None at or below the threshold.
@@ -1084,6 +1092,11 @@ prompt or the model's output format may not fit the parser; run the model on the
 a line (`nova run` resumes its file); re-run the items whose model call failed
         >>> unusable_answers_line("captioning", {**coverage, "parse_status": {"ok": 120}}) is None
         True
+        >>> limited = {"items": 132, "answered": 10, "missing": 122, "errors": 0}
+        >>> print(unusable_answers_line("diagnosis", limited, limit=10).split("what to do: ")[1])
+        run the model on the items without a line (`nova run` resumes its file), or score only \
+the answered items with `--answered-only` (the run's manifest records limit=10: a trial on the \
+first items, which `evaluate_model(..., limit=)` scores so)
     """
     unusable, scored, failed = _unusable_counts(task, coverage, answered_only=answered_only)
     errors = int(coverage.get("errors") or 0)
@@ -1104,6 +1117,13 @@ a line (`nova run` resumes its file); re-run the items whose model call failed
     advice = list(
         dict.fromkeys(_UNUSABLE_ADVICE[kind] for kind in kinds if kind in _UNUSABLE_ADVICE)
     )
+    if limit is not None and "missing" in kinds:
+        missing_advice = _UNUSABLE_ADVICE["missing"]
+        advice[advice.index(missing_advice)] = (
+            f"{missing_advice}, or score only the answered items with `--answered-only` (the "
+            f"run's manifest records limit={limit}: a trial on the first items, which "
+            "`evaluate_model(..., limit=)` scores so)"
+        )
     return (
         f"{task}: {unusable} of {scored} items ({100 * unusable / scored:.0f}%) have no usable "
         f"answer and score as no prediction: {', '.join(parts)}"
@@ -1121,12 +1141,36 @@ def unusable_answers_lines(report: Mapping[str, Any]) -> list[str]:
         'diagnosis: 3 of 4 items (75%) have no usable answer and '
     """
     answered_only = bool(report.get("answered_only"))
+    limit = run_limit(report)
     return _per_task_lines(
         report,
         lambda task, counts: (
-            unusable_answers_line(task, counts, answered_only=answered_only) if counts else None
+            unusable_answers_line(task, counts, answered_only=answered_only, limit=limit)
+            if counts
+            else None
         ),
     )
+
+
+def run_limit(report: Mapping[str, Any]) -> int | None:
+    """The largest ``limit`` the run manifests of a report's predictions record, if any.
+
+    Example:
+        >>> run_limit({"predictions": {"manifests": [{"runtime": {"limit": 10}}, None]}})
+        10
+        >>> run_limit({"predictions": {"manifests": [{"runtime": {}}]}}) is None
+        True
+    """
+    predictions = report.get("predictions")
+    manifests = predictions.get("manifests") if isinstance(predictions, Mapping) else None
+    limits = [
+        manifest["runtime"]["limit"]
+        for manifest in manifests or []
+        if isinstance(manifest, Mapping)
+        and isinstance(manifest.get("runtime"), Mapping)
+        and type(manifest["runtime"].get("limit")) is int
+    ]
+    return max(limits) if limits else None
 
 
 def _metric_width(keys: Sequence[str]) -> int:

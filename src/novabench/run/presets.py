@@ -28,7 +28,7 @@ from typing import Any
 from novabench import registry
 from novabench.errors import NovaInputError
 
-__all__ = ["PRESETS", "Preset", "PresetChoice", "get_preset", "resolve_preset"]
+__all__ = ["PRESETS", "Preset", "PresetChoice", "get_preset", "list_presets", "resolve_preset"]
 
 # What a run uses when neither a preset nor an option says otherwise (the CLI's defaults).
 _DEFAULT_BOX_CONVENTION = "auto"
@@ -166,6 +166,21 @@ PRESETS: dict[str, Preset] = {
         ),
     )
 }
+
+
+def list_presets() -> dict[str, str]:
+    """Every preset's name (what ``preset=`` and ``--preset`` take) and its one-line description.
+
+    Also ``novabench.list_presets()``; the README's table "Presets" gives the evidence.
+
+    Example:
+        >>> presets = list_presets()
+        >>> "qwen2.5-vl" in presets and "gemini" in presets
+        True
+        >>> presets["nova-protocol"] == PRESETS["nova-protocol"].description
+        True
+    """
+    return {name: preset.description for name, preset in PRESETS.items()}
 
 
 def get_preset(name: str) -> Preset:
