@@ -894,3 +894,23 @@ def test_no_image_at_all_warns_that_every_key_is_nan_not_that_map_is_zero() -> N
         result = evaluate.load(MODULE, "localization").compute(predictions=[], references=[])
     assert math.isnan(result["mAP@30"]) and math.isnan(result["COCO-AP@30"])
     assert not any("mAP@ keys are 0" in str(warning.message) for warning in caught)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True])
+def test_a_bad_seed_is_refused_by_name_and_keeps_the_data(seed: object) -> None:
+    """user21: compute(bootstrap_resamples=10, seed=-1) raised numpy's error inside
+    evaluate's compute, and the next compute() found the batches gone."""
+    metric = evaluate.load(MODULE, "localization")
+    metric.add_batch(
+        predictions=[{"boxes": [[0, 0, 10, 10]]}, {"boxes": []}],
+        references=[{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[5, 5, 5, 5]]}],
+    )
+    with pytest.raises(NovaInputError) as caught:
+        metric.compute(bootstrap_resamples=10, seed=seed)
+    assert caught.value.field == "seed" and "\n" not in str(caught.value)
+    # The core's own entry point says the same (seed=True used to be seed 1, 1.5 seed 1).
+    with pytest.raises(NovaInputError) as caught:
+        evaluate_adapter.compute_task("diagnosis", [["a"]], ["a"], seed=seed)
+    assert caught.value.field == "seed"
+    # The data is still there: 1 hit of 2 images.
+    assert metric.compute(bootstrap_resamples=10, seed=3)["mAP@30"] == 0.5

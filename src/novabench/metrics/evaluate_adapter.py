@@ -444,7 +444,9 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
     if stats.get("bootstrap_resamples"):
         from novabench.metrics.stats import _check_settings
 
-        _check_settings(stats["bootstrap_resamples"], stats.get("confidence", 0.95))
+        _check_settings(
+            stats["bootstrap_resamples"], stats.get("confidence", 0.95), stats.get("seed", 0)
+        )
 
 
 def _check_judges(options: Mapping[str, Any]) -> None:

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from novabench import registry
+from novabench import checks, registry
 from novabench.errors import NovaError, NovaInputError
 from novabench.tasks import behaviour
 from novabench.tasks.captioning import portable_bertscore_hash
@@ -196,6 +196,8 @@ def _split_options(task: str, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any]
             f"unknown option(s) {unknown} for task '{task}'; valid: {sorted(allowed)}"
         )
     stats = {key: value for key, value in kwargs.items() if key in _STATS_KWARGS}
+    if "seed" in stats:  # checked whether or not intervals are asked for
+        checks.seed(stats["seed"])
     options = {key: value for key, value in kwargs.items() if key not in _STATS_KWARGS}
     return stats, options
 
