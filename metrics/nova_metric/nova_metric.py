@@ -22,7 +22,6 @@ import evaluate
 from novabench.citation import NOVA_ARXIV_URL, NOVA_BIBTEX
 from novabench.metric_module import configuration_task
 from novabench.metrics import evaluate_adapter
-from novabench.metrics.tasks import compute_task
 
 _CITATION = NOVA_BIBTEX
 
@@ -132,10 +131,12 @@ class NovaMetric(evaluate.Metric):
                 f"Bad inputs for evaluation module: {sorted(kwargs)}; expected predictions and references"
             )
         start = getattr(self, "_nova_items_added", 0)
+        seen = getattr(self, "_nova_items_named", {})
         # Paired by position; a prediction's filename / case_id, when given, is checked
-        # against its reference here, where both are at hand, and is not stored.
+        # against its reference here, where both are at hand; the reference's is stored
+        # (the items are scored in its order) and an item named twice is refused.
         plain_predictions, plain_references = evaluate_adapter.normalize_batch(
-            self.task, predictions, references, start_index=start
+            self.task, predictions, references, start_index=start, seen=seen
         )
         batch = {"predictions": plain_predictions, "references": plain_references}
         try:
@@ -147,6 +148,10 @@ class NovaMetric(evaluate.Metric):
             )
             raise
         self._nova_items_added = start + len(batch["predictions"])
+        self._nova_items_named = {
+            **seen,
+            **evaluate_adapter.item_names(self.task, plain_references, start_index=start),
+        }
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one prediction and its reference."""
@@ -159,6 +164,6 @@ class NovaMetric(evaluate.Metric):
 
     def _compute(self, predictions, references, **kwargs):
         """Score everything added (on process 0 in distributed runs)."""
-        self._nova_items_added = 0
+        self._nova_items_added, self._nova_items_named = 0, {}
         with evaluate_adapter.examples_counted_from_one():
-            return compute_task(self.task, predictions, references, **kwargs)
+            return evaluate_adapter.compute_stored(self.task, predictions, references, **kwargs)
