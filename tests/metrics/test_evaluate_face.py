@@ -1057,3 +1057,51 @@ def test_an_image_given_twice_is_refused_naming_its_example_and_filename(
     with pytest.raises(NovaInputError) as caught:
         compute_task("localization", answers[:2] + answers[:1], rows[:2] + rows[:1])
     assert caught.value.record == "example 2" and caught.value.field == "references.filename"
+
+
+def _lesions_in_one_quarter(n: int) -> list[dict]:
+    """480 x 480 images whose gold boxes all lie in the top-left (extent 199 x 196 px)."""
+    return [
+        {
+            "filename": f"case{i + 1:04d}_001.png",
+            "width": 480,
+            "height": 480,
+            "boxes": [[100.0 + 3 * i, 120.0 + 2 * i, 30.0, 30.0]],
+        }
+        for i in range(n)
+    ]
+
+
+def test_boxes_are_judged_against_the_image_size_when_the_rows_give_it() -> None:
+    """user21: '74 of 132 predictions with boxes have a box ending more than 2% past every
+    reference box (the images' sizes are not known here ...)' though the load_nova rows
+    carried width/height 480 and every box lay inside its image."""
+    import warnings
+
+    rows = _lesions_in_one_quarter(24)
+    # far corners 450 - i < 480, a box of its own per image
+    inside = [{"boxes": [[300.0 - i, 300.0, 150.0, 150.0]]} for i in range(len(rows))]
+    without_sizes = [{"boxes": row["boxes"]} for row in rows]
+    with pytest.warns(UserWarning, match="reference boxes' extent, 199 x 196 px, stands in"):
+        evaluate.load(MODULE, "localization").compute(predictions=inside, references=without_sizes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning at all: every box is inside its image
+        evaluate.load(MODULE, "localization").compute(predictions=inside, references=rows)
+    # Past the image (x1, y1, x2, y2 read as x, y, w, h): said as nova evaluate says it, for
+    # any image past it, naming how many boxes and images.
+    past = [dict(answer) for answer in inside]
+    past[3] = {"boxes": [[300.0, 300.0, 450.0, 470.0], [10.0, 10.0, 20.0, 20.0]]}
+    with pytest.warns(UserWarning) as caught:
+        evaluate.load(MODULE, "localization").compute(predictions=past, references=rows)
+    notes = [str(w.message) for w in caught if "past" in str(w.message)]
+    assert notes == [
+        "localization: 1 predicted boxes in 1 images extend past their image by more than 2% "
+        "(first: example 4 (0-based index 3)): boxes in another format or scale? They must be "
+        "pixels of the original image, [x, y, width, height] (or [x1, y1, x2, y2] with "
+        "box_format='xyxy')"
+    ]
+    # The functional core reads the rows' sizes the same way.
+    from novabench.metrics.localization import prepare_localization
+
+    assert prepare_localization(inside, rows).input_notes() == []
+    assert prepare_localization(inside, without_sizes).input_notes() != []
