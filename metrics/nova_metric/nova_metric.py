@@ -50,9 +50,13 @@ Args:
         Paired with references by position. Each may name its item: "filename" (image
         tasks: {"caption": ..., "filename": ...} for a caption), "case_id" (diagnosis:
         {"diagnoses": [...], "case_id": ...}); a name that is not the reference's at the
-        same position is refused, never used to reorder.
+        same position is refused, never used to reorder. The pairs are scored in the order
+        of the references' filename (case_id for diagnosis; NOVA rows carry them), as
+        nova evaluate scores them, so any order of the same pairs gives the same numbers;
+        references without names in the order added. An item named twice is refused.
     references: per task,
-        localization: {"boxes": [[x, y, w, h], ...]} or a NOVA `images` row;
+        localization: {"boxes": [[x, y, w, h], ...]} or a NOVA `images` row (its width
+            and height, when given, are what the box notes judge boxes against);
         captioning: the reference caption or a NOVA `images` row;
         diagnosis: the final diagnosis or a NOVA `cases` row (its clinical_history goes to a
             case_judge with the case);
@@ -76,7 +80,7 @@ Args:
         novabench.metrics.judge.OpenAIChatJudge).
     case_judge: instead of a matcher, the protocol-mode diagnosis judge
         (novabench.metrics.judge.OpenAICaseJudge: one call per case with all predictions).
-    bootstrap_resamples, confidence, seed: add seeded bootstrap confidence intervals and
+    bootstrap_resamples, confidence, seed (an integer >= 0): add seeded bootstrap confidence intervals and
         bootstrap_unit: "case" where whole cases are resampled (all, from `images` rows
         that name their case; diagnosis), "image" for localization or captioning alone
         (they read no case from their references: intervals too narrow for NOVA, with a
