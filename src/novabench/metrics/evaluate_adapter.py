@@ -414,7 +414,9 @@ def compute_task_from_arrow(
 
     Localisation boxes go from Arrow buffers to stacked numpy arrays without a
     Python object per box (``prepare_localization_from_arrays``); text columns
-    are read as Python strings.
+    are read as Python strings. References that name their images or give their sizes
+    take the lists' path (:func:`compute_stored`: scored in filename order, boxes judged
+    against each image).
 
     Args:
         task: the task name.
@@ -438,11 +440,12 @@ def compute_task_from_arrow(
             f"got {len(predictions)} predictions but {len(references)} references",
             field="predictions",
         )
-    if not _form(task).boxes:
-        return compute_task(
+    predictions, references = _combined(predictions), _combined(references)
+    if not _form(task).boxes or _names_items(references):
+        # Text, or items named (scored in their names' order, sizes read): the lists' path.
+        return compute_stored(
             task, predictions.to_pylist(), references.to_pylist(), **stats, **options
         )
-    predictions, references = _combined(predictions), _combined(references)
     localization = _localization_from_arrow(
         predictions, references, _only(options, task_options(_BOX_TASK))
     )
@@ -595,6 +598,19 @@ def _stacked_boxes(boxes: Any, field: str) -> tuple[np.ndarray, np.ndarray]:
         pc.list_flatten(per_box).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
     )
     return coordinates.reshape(-1, 4), counts
+
+
+def _names_items(references: Any) -> bool:
+    """Whether stored box references name an image or give its size (not the fast path's)."""
+    fields = {references.type.field(i).name for i in range(references.type.num_fields)}
+    if _IMAGE_KEY in fields:
+        names = pc.struct_field(references, _IMAGE_KEY).fill_null("")
+        if pc.any(pc.not_equal(names, "")).as_py():
+            return True
+    if "width" in fields:
+        sizes = pc.struct_field(references, "width")
+        return bool(sizes.null_count < len(sizes))
+    return False
 
 
 def _localization_from_arrow(predictions: Any, references: Any, options: dict[str, Any]) -> Any:
