@@ -1105,3 +1105,21 @@ def test_boxes_are_judged_against_the_image_size_when_the_rows_give_it() -> None
 
     assert prepare_localization(inside, rows).input_notes() == []
     assert prepare_localization(inside, without_sizes).input_notes() != []
+
+
+def test_named_and_unnamed_references_are_refused_when_the_batch_is_added() -> None:
+    """Names order the items; a batch of plain references after NOVA rows (or before) has
+    none to order by: refused at add_batch, where the earlier batches are kept."""
+    rows = _lesions_in_one_quarter(3)
+    answers = [{"boxes": row["boxes"]} for row in rows]
+    metric = evaluate.load(MODULE, "localization")
+    metric.add_batch(predictions=answers[:2], references=rows[:2])
+    with pytest.raises(NovaInputError) as caught:
+        metric.add_batch(predictions=answers[2:], references=[{"boxes": rows[2]["boxes"]}])
+    assert caught.value.record == "example 3 (0-based index 2)"
+    assert caught.value.field == "references.filename" and "no filename" in str(caught.value)
+    assert metric.compute()["n_images"] == 2
+    metric.add_batch(predictions=answers[:1], references=[{"boxes": rows[0]["boxes"]}])
+    with pytest.raises(NovaInputError, match="'case0002_001.png' named, though other"):
+        metric.add_batch(predictions=answers[1:2], references=rows[1:2])
+    assert metric.compute()["n_images"] == 1

@@ -288,7 +288,7 @@ def normalize_batch(
             field="predictions",
         )
     _check_pairing(form.key_field, task, prediction_items, reference_items, start_index)
-    _refuse_repeats(task, plain_references, start_index, seen or {})
+    _refuse_repeats(task, plain_references, start_index, seen)
     return plain_predictions, plain_references
 
 
@@ -310,23 +310,39 @@ def item_names(task: str, references: Sequence[Any], *, start_index: int = 0) ->
 
 
 def _refuse_repeats(
-    task: str, references: list[Any], start_index: int, seen: Mapping[str, int]
+    task: str, references: list[Any], start_index: int, seen: Mapping[str, int] | None
 ) -> None:
-    """An item named twice, in earlier batches or in this one, is refused (naming it)."""
+    """An item named twice, in earlier batches or in this one, is refused (naming it); with
+    ``seen`` (the face's record of the ``start_index`` items added before), so is a named
+    item beside unnamed ones, which no name can put in order."""
     key = item_key_field(task)
-    earlier = dict(seen)
+    earlier = dict(seen or {})
+    named = len(earlier)
+    unnamed = start_index - named if seen is not None else 0
     for offset, reference in enumerate(references):
+        record = f"example {start_index + offset}"
         name = _stored_name(reference, key)
+        if seen is not None and (name is None and named or name is not None and unnamed):
+            raise NovaInputError(
+                (f"no {key}" if name is None else f"{name!r} named")
+                + f", though other references {'give theirs' if name is None else 'give none'}: "
+                f"give every reference its {key} (NOVA rows do) or none, so that the items are "
+                f"scored in {key} order",
+                record=record,
+                field=f"references.{key}",
+            )
         if name is None:
+            unnamed += 1
             continue
         if name in earlier:
             raise NovaInputError(
                 f"{name!r} is given twice (first at 0-based index {earlier[name]}): each item "
                 "is scored once, as nova evaluate does",
-                record=f"example {start_index + offset}",
+                record=record,
                 field=f"references.{key}",
             )
         earlier[name] = start_index + offset
+        named += 1
 
 
 def compute_stored(
