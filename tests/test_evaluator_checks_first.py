@@ -234,3 +234,22 @@ def test_a_negative_number_of_resamples_is_refused_before_the_model_is_asked(
             progress=False,
         )
     assert asked == []
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, "3"])
+def test_a_bad_seed_is_refused_before_the_model_is_asked(sample_release, tmp_path, seed):
+    """user21: seed=-1 asked the model, then numpy said "expected non-negative integer";
+    seed=1.5 a TypeError; seed=True scored as seed 1."""
+    asked = []
+    with pytest.raises(NovaInputError) as caught:
+        evaluate_model(
+            lambda image, prompt: asked.append(prompt) or "no target",
+            sample_release,
+            tasks="localization",
+            seed=seed,
+            n_resamples=10,
+            run_file=tmp_path / "run.jsonl",
+            progress=False,
+        )
+    assert caught.value.field == "seed" and "\n" not in str(caught.value)
+    assert asked == [] and not (tmp_path / "run.jsonl").exists()

@@ -112,3 +112,43 @@ def test_presets_are_found_from_the_top_level_package() -> None:
     assert list(listed) == list(presets.PRESETS)
     assert {"nova-protocol", "qwen2.5-vl", "gemini", "gpt-4o"} <= set(listed)
     assert listed["gemini"] == presets.PRESETS["gemini"].description
+
+
+def _pixel_boxes(image: object, prompt: str) -> str:
+    """Boxes in pixels of the image the function was given (480 x 480 on the sample)."""
+    if image is None:
+        return '{"most_likely_diagnosis": "glioma", "other_possible_diagnoses": []}'
+    return json.dumps([{"bbox_2d": [100, 120, 200, 260], "label": "lesion"}])
+
+
+def _first_lines(model: object, release: Path, run_file: Path, preset: str | None) -> list[str]:
+    report = evaluate_model(
+        model,
+        release,
+        tasks="localization",
+        preset=preset,
+        run_file=run_file,
+        n_resamples=0,
+        progress=False,
+        limit=2,
+    )
+    return report.report["notices"] if "notices" in report.report else str(report).splitlines()
+
+
+def test_a_presets_input_size_rule_applied_to_a_function_is_said_first(sample_release, tmp_path):
+    """user21: preset="qwen2.5-vl" with a plain function rescaled its pixel boxes by 480/476
+    with nothing in the report saying so (documented, yet easy to miss)."""
+    lines = _first_lines(_pixel_boxes, sample_release, tmp_path / "q.jsonl", "qwen2.5-vl")
+    said = [line for line in lines if "input-size rule" in line]
+    assert len(said) == 1 and said[0].startswith("warning: localization: preset qwen2.5-vl")
+    assert "476 x 476" in said[0] and 'input_size_rule="original"' in said[0]
+    # Not said without the preset, nor when the function's own rule was chosen.
+    assert not any(
+        "input-size rule" in line
+        for line in _first_lines(_pixel_boxes, sample_release, tmp_path / "n.jsonl", None)
+    )
+    original = CallableBackend(_pixel_boxes, input_size_rule="original")
+    assert not any(
+        "input-size rule" in line
+        for line in _first_lines(original, sample_release, tmp_path / "o.jsonl", "qwen2.5-vl")
+    )

@@ -22,7 +22,6 @@ import evaluate
 from novabench.citation import NOVA_ARXIV_URL, NOVA_BIBTEX
 from novabench.metric_module import configuration_task
 from novabench.metrics import evaluate_adapter
-from novabench.metrics.tasks import compute_task
 
 _CITATION = NOVA_BIBTEX
 
@@ -51,9 +50,13 @@ Args:
         Paired with references by position. Each may name its item: "filename" (image
         tasks: {"caption": ..., "filename": ...} for a caption), "case_id" (diagnosis:
         {"diagnoses": [...], "case_id": ...}); a name that is not the reference's at the
-        same position is refused, never used to reorder.
+        same position is refused, never used to reorder. The pairs are scored in the order
+        of the references' filename (case_id for diagnosis; NOVA rows carry them), as
+        nova evaluate scores them, so any order of the same pairs gives the same numbers;
+        references without names in the order added. An item named twice is refused.
     references: per task,
-        localization: {"boxes": [[x, y, w, h], ...]} or a NOVA `images` row;
+        localization: {"boxes": [[x, y, w, h], ...]} or a NOVA `images` row (its width
+            and height, when given, are what the box notes judge boxes against);
         captioning: the reference caption or a NOVA `images` row;
         diagnosis: the final diagnosis or a NOVA `cases` row (its clinical_history goes to a
             case_judge with the case);
@@ -77,7 +80,7 @@ Args:
         novabench.metrics.judge.OpenAIChatJudge).
     case_judge: instead of a matcher, the protocol-mode diagnosis judge
         (novabench.metrics.judge.OpenAICaseJudge: one call per case with all predictions).
-    bootstrap_resamples, confidence, seed: add seeded bootstrap confidence intervals and
+    bootstrap_resamples, confidence, seed (an integer >= 0): add seeded bootstrap confidence intervals and
         bootstrap_unit: "case" where whole cases are resampled (all, from `images` rows
         that name their case; diagnosis), "image" for localization or captioning alone
         (they read no case from their references: intervals too narrow for NOVA, with a
@@ -134,10 +137,12 @@ class NovaMetric(evaluate.Metric):
                 f"Bad inputs for evaluation module: {sorted(kwargs)}; expected predictions and references"
             )
         start = getattr(self, "_nova_items_added", 0)
+        seen = getattr(self, "_nova_items_named", {})
         # Paired by position; a prediction's filename / case_id, when given, is checked
-        # against its reference here, where both are at hand, and is not stored.
+        # against its reference here, where both are at hand; the reference's is stored
+        # (the items are scored in its order) and an item named twice is refused.
         plain_predictions, plain_references = evaluate_adapter.normalize_batch(
-            self.task, predictions, references, start_index=start
+            self.task, predictions, references, start_index=start, seen=seen
         )
         batch = {"predictions": plain_predictions, "references": plain_references}
         try:
@@ -149,6 +154,10 @@ class NovaMetric(evaluate.Metric):
             )
             raise
         self._nova_items_added = start + len(batch["predictions"])
+        self._nova_items_named = {
+            **seen,
+            **evaluate_adapter.item_names(self.task, plain_references, start_index=start),
+        }
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one prediction and its reference."""
@@ -161,6 +170,6 @@ class NovaMetric(evaluate.Metric):
 
     def _compute(self, predictions, references, **kwargs):
         """Score everything added (on process 0 in distributed runs)."""
-        self._nova_items_added = 0
+        self._nova_items_added, self._nova_items_named = 0, {}
         with evaluate_adapter.examples_counted_from_one():
-            return compute_task(self.task, predictions, references, **kwargs)
+            return evaluate_adapter.compute_stored(self.task, predictions, references, **kwargs)

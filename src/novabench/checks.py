@@ -59,6 +59,7 @@ __all__ = [
     "positive_int_option",
     "score_batch",
     "score_columns",
+    "seed",
     "text",
 ]
 
@@ -186,6 +187,24 @@ def integer(
             f"must be >= {minimum}, got {value}", source=source, record=record, field=field
         )
     return int(value)
+
+
+def seed(value: Any, *, field: str = "seed") -> int:
+    """A random seed (the bootstrap's): an integer >= 0, numpy's or Python's, not a boolean.
+
+    Every entry point that takes a seed checks it with its other settings, before anything
+    is scored or asked: numpy's own refusal came late and in its words ("expected
+    non-negative integer"), and ``int()`` read 1.5 and True as 1.
+
+    Example:
+        >>> seed(3)
+        3
+        >>> seed(-1)
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'seed': must be >= 0, got -1
+    """
+    return integer(value, minimum=0, field=field)
 
 
 def positive_int(

@@ -779,7 +779,7 @@ def evaluate_model(
         limit: ask at most this many items per task, for a quick trial; the report then
             scores only the answered items and says so in its first line.
         n_resamples: bootstrap resamples for the 95% intervals (0: none).
-        seed: bootstrap seed.
+        seed: bootstrap seed (an integer >= 0; checked before the model is asked).
         caption_options: options of the caption metrics (``meteor``, ``keyword_averaging``...,
             as ``score_captioning`` takes them); the three below may be given here too.
         exclude: metrics left out, e.g. ``["BERTScore-F1"]`` (the report notes each).

@@ -199,7 +199,8 @@ def test_diagnosis_face_counts_a_null_final_diagnosis_as_missing_ground_truth() 
 
 def test_every_batch_goes_through_evaluates_own_add_batch(monkeypatch) -> None:
     # The face normalises a batch, then hands it to evaluate's public add_batch: no private
-    # writer. A first row without clinical history must pass evaluate's string check.
+    # writer. A first row without clinical history must pass evaluate's string check. The
+    # case id is kept: the cases are scored in its order.
     from novabench.metrics.diagnosis import NO_DIAGNOSIS_PLACEHOLDER
 
     handed: list[tuple[list, list]] = []
@@ -220,8 +221,16 @@ def test_every_batch_goes_through_evaluates_own_add_batch(monkeypatch) -> None:
         (
             [["abscess"], ["GBM", "lymphoma"]],
             [
-                {"final_diagnosis": NO_DIAGNOSIS_PLACEHOLDER, "clinical_history": ""},
-                {"final_diagnosis": "Glioblastoma", "clinical_history": "Seizures."},
+                {
+                    "final_diagnosis": NO_DIAGNOSIS_PLACEHOLDER,
+                    "clinical_history": "",
+                    "case_id": "case0001",
+                },
+                {
+                    "final_diagnosis": "Glioblastoma",
+                    "clinical_history": "Seizures.",
+                    "case_id": "case0002",
+                },
             ],
         )
     ]
@@ -894,3 +903,223 @@ def test_no_image_at_all_warns_that_every_key_is_nan_not_that_map_is_zero() -> N
         result = evaluate.load(MODULE, "localization").compute(predictions=[], references=[])
     assert math.isnan(result["mAP@30"]) and math.isnan(result["COCO-AP@30"])
     assert not any("mAP@ keys are 0" in str(warning.message) for warning in caught)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True])
+def test_a_bad_seed_is_refused_by_name_and_keeps_the_data(seed: object) -> None:
+    """user21: compute(bootstrap_resamples=10, seed=-1) raised numpy's error inside
+    evaluate's compute, and the next compute() found the batches gone."""
+    metric = evaluate.load(MODULE, "localization")
+    metric.add_batch(
+        predictions=[{"boxes": [[0, 0, 10, 10]]}, {"boxes": []}],
+        references=[{"boxes": [[0, 0, 10, 10]]}, {"boxes": [[5, 5, 5, 5]]}],
+    )
+    with pytest.raises(NovaInputError) as caught:
+        metric.compute(bootstrap_resamples=10, seed=seed)
+    assert caught.value.field == "seed" and "\n" not in str(caught.value)
+    # The core's own entry point says the same (seed=True used to be seed 1, 1.5 seed 1).
+    with pytest.raises(NovaInputError) as caught:
+        evaluate_adapter.compute_task("diagnosis", [["a"]], ["a"], seed=seed)
+    assert caught.value.field == "seed"
+    # The data is still there: 1 hit of 2 images.
+    assert metric.compute(bootstrap_resamples=10, seed=3)["mAP@30"] == 0.5
+
+
+def _unscored_answers(rows: list[dict]) -> list[dict]:
+    """Per image a decoy box and a shifted gold box, no scores (COCO AP then ranks images in
+    their given order), a caption of the reference's first words and one diagnosis list per
+    case: answers whose COCO-AP and intervals moved with the order of the rows (user21)."""
+    answers = []
+    for position, row in enumerate(rows):
+        boxes = [[box[0] + 3.0, box[1] + 2.0, box[2], box[3]] for box in row["boxes"][:1]]
+        decoy = [[5.0 + position % 7 * 40.0, 300.0, 30.0, 30.0]]
+        answers.append(
+            {
+                "filename": row["filename"],
+                "boxes": decoy + boxes if position % 3 else boxes + decoy,
+                "caption": " ".join(row["caption"].split()[: 3 + position % 5]),
+                "diagnoses": ["glioma", row["final_diagnosis"]]
+                if row["case_id"] < "case0005"
+                else ["metastasis"],
+            }
+        )
+    return answers
+
+
+def _cli_report(release: Path, rows: list[dict], answers: list[dict], folder: Path) -> dict:
+    """What nova evaluate says of the same answers (filename order, cases resampled)."""
+    import json
+
+    from novabench.report.scoring import evaluate_predictions
+
+    lines = [
+        {"filename": a["filename"], "boxes": a["boxes"], "caption": a["caption"]} for a in answers
+    ]
+    first = {}
+    for row, answer in zip(rows, answers):
+        first.setdefault(row["case_id"], answer["diagnoses"])
+    lines += [{"case_id": case, "diagnoses": given} for case, given in first.items()]
+    path = folder / "answers.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return evaluate_predictions(
+        release,
+        path,
+        n_resamples=50,
+        seed=4,
+        caption_options={"exclude": ["BERTScore-F1"], "meteor": "exact+stem"},
+        breakdowns=False,
+    )
+
+
+def test_the_same_pairs_in_any_order_score_as_nova_evaluate(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    """user21: with no scores, COCO-AP@30 was 0.695% in filename order and 0.213/0.365/0.207%
+    for shuffled rows, and every interval moved: the module now scores NOVA rows in filename
+    order, as nova evaluate does, whatever order they come in."""
+    from novabench.data.hf import load_nova
+
+    images = load_nova(sample_release, "images", split="test").remove_columns("image")
+    rows = images.to_list()
+    answers = _unscored_answers(rows)
+    report = _cli_report(sample_release, rows, answers, tmp_path)
+    by_name = {answer["filename"]: answer for answer in answers}
+    rng = np.random.default_rng(21)
+    orders = [list(range(len(rows)))[::-1]] + [
+        rng.permutation(len(rows)).tolist() for _ in range(2)
+    ]
+    for order in orders:
+        shuffled = images.select(order)
+        result = evaluate.load(MODULE, "all").compute(
+            predictions=[by_name[name] for name in shuffled["filename"]],
+            references=shuffled,
+            bootstrap_resamples=50,
+            seed=4,
+            exclude=["BERTScore-F1"],
+            meteor="exact+stem",
+        )
+        for task, section in report["tasks"].items():
+            assert result[task]["bootstrap_unit"] == "case"
+            for key, value in section["metrics"].items():
+                if isinstance(value, float) and not math.isnan(value):
+                    assert result[task][key] == value, (task, key, order[:5])
+            for key, interval in section["confidence_intervals"].items():
+                assert result[task]["confidence_intervals"][key] == list(interval), (task, key)
+        # Per-image values stay beside the rows as given (load_nova's boxes are float32, the
+        # release's float64: the same IoUs to 1e-6).
+        cli_best = report["tasks"]["localization"]["metrics"]["per_image_best_iou"]  # by filename
+        assert result["localization"]["per_image_best_iou"] == pytest.approx(
+            [cli_best[name] for name in shuffled["filename"]], abs=1e-6
+        )
+    # The localization configuration alone: the same numbers in any order too.
+    alone = [
+        evaluate.load(MODULE, "localization").compute(
+            predictions=[{"boxes": by_name[name]["boxes"]} for name in shuffled["filename"]],
+            references=shuffled,
+        )
+        for shuffled in (images, images.select(orders[1]))
+    ]
+    assert alone[0]["COCO-AP@30"] == alone[1]["COCO-AP@30"]
+    assert alone[0]["COCO-AP@30"] == report["tasks"]["localization"]["metrics"]["COCO-AP@30"]
+
+
+def test_an_image_given_twice_is_refused_naming_its_example_and_filename(
+    sample_release: Path,
+) -> None:
+    """user21: add_batch of the same rows twice scored every image twice, silently; so did
+    references=images.select([0, 0, 1]) in task all. nova evaluate refuses duplicates."""
+    from novabench.data.hf import load_nova
+
+    images = load_nova(sample_release, "images", split="test").remove_columns("image")
+    rows = images.to_list()[:4]
+    answers = [{"boxes": row["boxes"]} for row in rows]
+    metric = evaluate.load(MODULE, "localization")
+    metric.add_batch(predictions=answers, references=rows)
+    with pytest.raises(NovaInputError) as caught:
+        metric.add_batch(predictions=answers, references=rows)
+    assert caught.value.record == "example 5 (0-based index 4)"
+    assert caught.value.field == "references.filename"
+    assert repr(rows[0]["filename"]) in str(caught.value) and "\n" not in str(caught.value)
+    assert metric.compute()["n_images"] == 4  # the first batch is kept
+
+    every = _unscored_answers(images.to_list())
+    with pytest.raises(NovaInputError) as caught:
+        evaluate.load(MODULE, "all").compute(
+            predictions=[every[0], every[0], every[1]],
+            references=images.select([0, 0, 1]),
+            exclude=["BERTScore-F1"],
+        )
+    assert caught.value.record == "example 2 (0-based index 1)"
+    assert repr(rows[0]["filename"]) in str(caught.value)
+    # The functional core refuses them too (what several processes gather ends there).
+    from novabench.metrics.tasks import compute_task
+
+    with pytest.raises(NovaInputError) as caught:
+        compute_task("localization", answers[:2] + answers[:1], rows[:2] + rows[:1])
+    assert caught.value.record == "example 2" and caught.value.field == "references.filename"
+
+
+def _lesions_in_one_quarter(n: int) -> list[dict]:
+    """480 x 480 images whose gold boxes all lie in the top-left (extent 199 x 196 px)."""
+    return [
+        {
+            "filename": f"case{i + 1:04d}_001.png",
+            "width": 480,
+            "height": 480,
+            "boxes": [[100.0 + 3 * i, 120.0 + 2 * i, 30.0, 30.0]],
+        }
+        for i in range(n)
+    ]
+
+
+def test_boxes_are_judged_against_the_image_size_when_the_rows_give_it() -> None:
+    """user21: '74 of 132 predictions with boxes have a box ending more than 2% past every
+    reference box (the images' sizes are not known here ...)' though the load_nova rows
+    carried width/height 480 and every box lay inside its image."""
+    import warnings
+
+    rows = _lesions_in_one_quarter(24)
+    # far corners 450 - i < 480, a box of its own per image
+    inside = [{"boxes": [[300.0 - i, 300.0, 150.0, 150.0]]} for i in range(len(rows))]
+    without_sizes = [{"boxes": row["boxes"]} for row in rows]
+    with pytest.warns(UserWarning, match="reference boxes' extent, 199 x 196 px, stands in"):
+        evaluate.load(MODULE, "localization").compute(predictions=inside, references=without_sizes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning at all: every box is inside its image
+        evaluate.load(MODULE, "localization").compute(predictions=inside, references=rows)
+    # Past the image (x1, y1, x2, y2 read as x, y, w, h): said as nova evaluate says it, for
+    # any image past it, naming how many boxes and images.
+    past = [dict(answer) for answer in inside]
+    past[3] = {"boxes": [[300.0, 300.0, 450.0, 470.0], [10.0, 10.0, 20.0, 20.0]]}
+    with pytest.warns(UserWarning) as caught:
+        evaluate.load(MODULE, "localization").compute(predictions=past, references=rows)
+    notes = [str(w.message) for w in caught if "past" in str(w.message)]
+    assert notes == [
+        "localization: 1 predicted boxes in 1 images extend past their image by more than 2% "
+        "(first: example 4 (0-based index 3)): boxes in another format or scale? They must be "
+        "pixels of the original image, [x, y, width, height] (or [x1, y1, x2, y2] with "
+        "box_format='xyxy')"
+    ]
+    # The functional core reads the rows' sizes the same way.
+    from novabench.metrics.localization import prepare_localization
+
+    assert prepare_localization(inside, rows).input_notes() == []
+    assert prepare_localization(inside, without_sizes).input_notes() != []
+
+
+def test_named_and_unnamed_references_are_refused_when_the_batch_is_added() -> None:
+    """Names order the items; a batch of plain references after NOVA rows (or before) has
+    none to order by: refused at add_batch, where the earlier batches are kept."""
+    rows = _lesions_in_one_quarter(3)
+    answers = [{"boxes": row["boxes"]} for row in rows]
+    metric = evaluate.load(MODULE, "localization")
+    metric.add_batch(predictions=answers[:2], references=rows[:2])
+    with pytest.raises(NovaInputError) as caught:
+        metric.add_batch(predictions=answers[2:], references=[{"boxes": rows[2]["boxes"]}])
+    assert caught.value.record == "example 3 (0-based index 2)"
+    assert caught.value.field == "references.filename" and "no filename" in str(caught.value)
+    assert metric.compute()["n_images"] == 2
+    metric.add_batch(predictions=answers[:1], references=[{"boxes": rows[0]["boxes"]}])
+    with pytest.raises(NovaInputError, match="'case0002_001.png' named, though other"):
+        metric.add_batch(predictions=answers[1:2], references=rows[1:2])
+    assert metric.compute()["n_images"] == 1

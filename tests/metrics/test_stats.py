@@ -364,3 +364,17 @@ def test_intervals_of_all_columns_at_once_equal_each_column_alone(seed) -> None:
             assert all(
                 (math.isnan(a) and math.isnan(b)) or a == b for a, b in zip(together[column], alone)
             ), (seed, column)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True, None])
+def test_a_bad_seed_is_refused_by_name_by_both_bootstraps(seed: object) -> None:
+    """user21: seed=-1 reached numpy ("expected non-negative integer"), 1.5 a TypeError."""
+    evaluation = MeanEvaluation([1.0, 0.0, 1.0])
+    with pytest.raises(NovaInputError) as caught:
+        bootstrap_confidence_intervals(evaluation, n_resamples=10, seed=seed)  # type: ignore[arg-type]
+    assert caught.value.field == "seed"
+    with pytest.raises(NovaInputError) as caught:
+        paired_bootstrap(evaluation, evaluation, n_resamples=10, seed=seed)  # type: ignore[arg-type]
+    assert caught.value.field == "seed"
+    # numpy integers are integers
+    assert bootstrap_confidence_intervals(evaluation, n_resamples=10, seed=np.int64(2))

@@ -42,14 +42,17 @@ from novabench.metrics.tasks import (
     _split_options,
     compute_task,
     examples_renamed,
+    item_key_field,
     task_options,
 )
 
 __all__ = [
     "check_options",
+    "compute_stored",
     "compute_task_from_arrow",
     "examples_counted_from_one",
     "explain_bad_batch",
+    "item_names",
     "metric_features",
     "normalize_batch",
     "normalize_predictions",
@@ -62,7 +65,14 @@ _STRING = datasets.Value("string")
 _STRINGS = datasets.List(datasets.Value("string"))
 # A diagnosis reference: the final diagnosis and the case's clinical history (None: none),
 # which a case judge receives with the case.
-_DIAGNOSIS_REFERENCE = {"final_diagnosis": _STRING, "clinical_history": _STRING}
+# Its case_id ("": not given) puts the cases in case order (metrics.tasks.key_order).
+_DIAGNOSIS_REFERENCE = {"final_diagnosis": _STRING, "clinical_history": _STRING, "case_id": _STRING}
+# An image reference's filename ("": not given; evaluate's add_batch refuses None in a
+# string field of a batch's first row, and a name is never blank), kept so that the items are scored in
+# filename order and a repeated image is refused; its image's width and height (None: not
+# given), against which predicted boxes are judged (past the image? another scale?).
+_IMAGE_NAME = {"filename": _STRING}
+_IMAGE_SIZE = {"width": datasets.Value("int64"), "height": datasets.Value("int64")}
 # The item key an image prediction may carry (filename): the face pairs by position and
 # checks a given key against the reference at the same position (normalize_batch).
 _IMAGE_KEY = registry.TASKS[registry.task_answered_in("boxes")].key_field
@@ -141,7 +151,7 @@ def metric_features(task: str) -> datasets.Features:
         >>> sorted(metric_features("captioning"))
         ['predictions', 'references']
         >>> sorted(metric_features("diagnosis")["references"])
-        ['clinical_history', 'final_diagnosis']
+        ['case_id', 'clinical_history', 'final_diagnosis']
     """
     form = _form(task)
     return datasets.Features(
@@ -195,15 +205,17 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
         start_index: index of the first item in the whole evaluation.
 
     Returns:
-        A list of plain references. No clinical history is ``""``, never None:
-        evaluate's ``add_batch`` refuses None in a string field of a batch's first row,
-        and every scorer reads a blank history as none.
+        A list of plain references, each with its item's name (``filename``; ``case_id``
+        for diagnosis) and, for boxes, its image's ``width`` and ``height`` when the row
+        gives them. No clinical history and no name are ``""``, never None: evaluate's
+        ``add_batch`` refuses None in a string field of a batch's first row, and every
+        scorer reads a blank history as none.
 
     Example:
         >>> normalize_references("captioning", [{"caption": "Axial FLAIR.", "filename": "x.png"}])
-        ['Axial FLAIR.']
+        [{'caption': 'Axial FLAIR.', 'filename': 'x.png'}]
         >>> normalize_references("diagnosis", ["Glioma"])
-        [{'final_diagnosis': 'Glioma', 'clinical_history': ''}]
+        [{'final_diagnosis': 'Glioma', 'clinical_history': '', 'case_id': ''}]
     """
     form = _form(task)
     out = form.read_references(_reference_items(task, references), start_index)
@@ -214,7 +226,12 @@ def normalize_references(task: str, references: Any, *, start_index: int = 0) ->
 
 @examples_counted_from_one()
 def normalize_batch(
-    task: str, predictions: Any, references: Any, *, start_index: int = 0
+    task: str,
+    predictions: Any,
+    references: Any,
+    *,
+    start_index: int = 0,
+    seen: Mapping[str, int] | None = None,
 ) -> tuple[list[Any], list[Any]]:
     """One batch of the ``evaluate`` face in plain form, its pairing checked.
 
@@ -232,13 +249,18 @@ def normalize_batch(
             ``{"caption": ..., "filename": ...}``.
         references: as for :func:`normalize_references`; NOVA dataset rows carry the names.
         start_index: index of the batch's first item in the whole evaluation.
+        seen: the items named by earlier batches (:func:`item_names`): an item given again,
+            there or within this batch, is refused (each is scored once, as ``nova
+            evaluate`` refuses a duplicate).
 
     Returns:
-        ``(predictions, references)`` in plain form, without the names.
+        ``(predictions, references)`` in plain form; the references keep their item's name
+        (``filename``, ``case_id``; None when not given), which orders the items when they
+        are scored (:func:`compute_stored`).
 
     Raises:
-        NovaInputError: a bad item, unequal counts, a name that is not the reference's, or
-            a name with no name on the reference to check it against.
+        NovaInputError: a bad item, unequal counts, a name that is not the reference's, a
+            name with no name on the reference to check it against, or an item given twice.
 
     Example:
         >>> rows = [{"filename": "case0001_001.png", "boxes": []},
@@ -266,7 +288,108 @@ def normalize_batch(
             field="predictions",
         )
     _check_pairing(form.key_field, task, prediction_items, reference_items, start_index)
+    _refuse_repeats(task, plain_references, start_index, seen)
     return plain_predictions, plain_references
+
+
+def item_names(task: str, references: Sequence[Any], *, start_index: int = 0) -> dict[str, int]:
+    """The names of the items of a normalised batch and their 0-based indices in the whole
+    evaluation (unnamed items left out): what :func:`normalize_batch` takes as ``seen``.
+
+    Example:
+        >>> item_names("captioning", [{"caption": "x", "filename": "case0001_001.png"},
+        ...                           {"caption": "y", "filename": ""}], start_index=3)
+        {'case0001_001.png': 3}
+    """
+    key = item_key_field(task)
+    return {
+        name: start_index + offset
+        for offset, reference in enumerate(references)
+        if (name := _stored_name(reference, key)) is not None
+    }
+
+
+def _refuse_repeats(
+    task: str, references: list[Any], start_index: int, seen: Mapping[str, int] | None
+) -> None:
+    """An item named twice, in earlier batches or in this one, is refused (naming it); with
+    ``seen`` (the face's record of the ``start_index`` items added before), so is a named
+    item beside unnamed ones, which no name can put in order."""
+    key = item_key_field(task)
+    earlier = dict(seen or {})
+    named = len(earlier)
+    unnamed = start_index - named if seen is not None else 0
+    for offset, reference in enumerate(references):
+        record = f"example {start_index + offset}"
+        name = _stored_name(reference, key)
+        if seen is not None and (name is None and named or name is not None and unnamed):
+            raise NovaInputError(
+                (f"no {key}" if name is None else f"{name!r} named")
+                + f", though other references {'give theirs' if name is None else 'give none'}: "
+                f"give every reference its {key} (NOVA rows do) or none, so that the items are "
+                f"scored in {key} order",
+                record=record,
+                field=f"references.{key}",
+            )
+        if name is None:
+            unnamed += 1
+            continue
+        if name in earlier:
+            raise NovaInputError(
+                f"{name!r} is given twice (first at 0-based index {earlier[name]}): each item "
+                "is scored once, as nova evaluate does",
+                record=record,
+                field=f"references.{key}",
+            )
+        earlier[name] = start_index + offset
+        named += 1
+
+
+def compute_stored(
+    task: str, predictions: list[Any], references: list[Any], **kwargs: Any
+) -> dict[str, Any]:
+    """Score what the ``evaluate`` face stored: :func:`compute_task` on the plain lists, the
+    items in the order of their names when the references give them (NOVA rows: filename,
+    or case_id for diagnosis; as ``nova evaluate`` does), else in the order added.
+
+    Args:
+        task: the task name.
+        predictions: the stored predictions.
+        references: the stored references (:func:`normalize_batch`'s form).
+        **kwargs: as for ``compute_task``.
+
+    Example:
+        >>> stored = [{"caption": "Axial T2.", "filename": "case0002_001.png"},
+        ...           {"caption": "Axial FLAIR.", "filename": "case0001_001.png"}]
+        >>> compute_stored("captioning", ["Axial T2.", "Sagittal"], stored,
+        ...                exclude=["BERTScore-F1"], meteor="exact+stem")["n_captions"]
+        2
+    """
+    key = item_key_field(task)
+    names = [_stored_name(reference, key) for reference in references]
+    return compute_task(
+        task,
+        predictions,
+        [_scored_reference(task, reference) for reference in references],
+        item_keys=names,
+        **kwargs,
+    )
+
+
+def _scored_reference(task: str, reference: Any) -> Any:
+    """A stored reference as the task's scorer takes it: a caption as its text, an image
+    size only where one was given."""
+    if not isinstance(reference, Mapping):
+        return reference
+    if _form(task).reference_feature is _FORMS["caption"].reference_feature:
+        return reference["caption"]
+    key = item_key_field(task)
+    kept = {k: v for k, v in reference.items() if k != key or task == registry.ALL_TASKS}
+    if task == registry.ALL_TASKS or key == _CASE_KEY:
+        kept[key] = _stored_name(reference, key)  # rows name their case (diagnosis reads it)
+    if reference.get("width") is None:
+        return {k: v for k, v in kept.items() if k not in _IMAGE_SIZE}
+    return kept
 
 
 def _check_pairing(
@@ -307,7 +430,9 @@ def compute_task_from_arrow(
 
     Localisation boxes go from Arrow buffers to stacked numpy arrays without a
     Python object per box (``prepare_localization_from_arrays``); text columns
-    are read as Python strings.
+    are read as Python strings. References that name their images or give their sizes
+    take the lists' path (:func:`compute_stored`: scored in filename order, boxes judged
+    against each image).
 
     Args:
         task: the task name.
@@ -331,11 +456,12 @@ def compute_task_from_arrow(
             f"got {len(predictions)} predictions but {len(references)} references",
             field="predictions",
         )
-    if not _form(task).boxes:
-        return compute_task(
+    predictions, references = _combined(predictions), _combined(references)
+    if not _form(task).boxes or _names_items(references):
+        # Text, or items named (scored in their names' order, sizes read): the lists' path.
+        return compute_stored(
             task, predictions.to_pylist(), references.to_pylist(), **stats, **options
         )
-    predictions, references = _combined(predictions), _combined(references)
     localization = _localization_from_arrow(
         predictions, references, _only(options, task_options(_BOX_TASK))
     )
@@ -444,7 +570,9 @@ def check_options(task: str, options: Mapping[str, Any]) -> None:
     if stats.get("bootstrap_resamples"):
         from novabench.metrics.stats import _check_settings
 
-        _check_settings(stats["bootstrap_resamples"], stats.get("confidence", 0.95))
+        _check_settings(
+            stats["bootstrap_resamples"], stats.get("confidence", 0.95), stats.get("seed", 0)
+        )
 
 
 def _check_judges(options: Mapping[str, Any]) -> None:
@@ -486,6 +614,19 @@ def _stacked_boxes(boxes: Any, field: str) -> tuple[np.ndarray, np.ndarray]:
         pc.list_flatten(per_box).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
     )
     return coordinates.reshape(-1, 4), counts
+
+
+def _names_items(references: Any) -> bool:
+    """Whether stored box references name an image or give its size (not the fast path's)."""
+    fields = {references.type.field(i).name for i in range(references.type.num_fields)}
+    if _IMAGE_KEY in fields:
+        names = pc.struct_field(references, _IMAGE_KEY).fill_null("")
+        if pc.any(pc.not_equal(names, "")).as_py():
+            return True
+    if "width" in fields:
+        sizes = pc.struct_field(references, "width")
+        return bool(sizes.null_count < len(sizes))
+    return False
 
 
 def _localization_from_arrow(predictions: Any, references: Any, options: dict[str, Any]) -> Any:
@@ -554,8 +695,11 @@ def _prediction_items(form: _InputForm, predictions: Any) -> list[Any]:
 
 
 def _reference_items(task: str, references: Any) -> list[Any]:
-    """A task's references as a list (a dataset's item key column read too)."""
-    return _as_items(references, _reference_columns(task), optional=(_form(task).key_field,))
+    """A task's references as a list (a dataset's item key column read too, and the image
+    size columns for boxes)."""
+    form = _form(task)
+    sizes = tuple(_IMAGE_SIZE) if form.boxes else ()
+    return _as_items(references, _reference_columns(task), optional=(form.key_field, *sizes))
 
 
 def _as_items(values: Any, columns: list[str] | None, optional: Sequence[str] = ()) -> list[Any]:
@@ -735,13 +879,46 @@ def _read_box_predictions(items: list[Any], start_index: int) -> list[Any]:
 def _read_box_references(items: list[Any], start_index: int) -> list[Any]:
     out: list[Any] = []
     for offset, item in enumerate(items):
-        if type(item) is dict and type(item.get("boxes")) is list:
-            out.append({"boxes": item["boxes"]})
-            continue
         record = f"example {start_index + offset}"
-        boxes = _boxes(_field(item, "boxes", record, "references"), record, "references.boxes")
-        out.append({"boxes": boxes})
+        if type(item) is dict and type(item.get("boxes")) is list:
+            boxes = item["boxes"]
+        else:
+            boxes = _boxes(_field(item, "boxes", record, "references"), record, "references.boxes")
+        out.append({"boxes": boxes, **_image_facts(item, record)})
     return out
+
+
+def _item_name(item: Mapping[str, Any], key: str, record: str) -> str:
+    """A reference row's item name as stored: its text, or "" when it gives none."""
+    name = item.get(key)
+    return "" if name is None else checks.text(name, record=record, field=f"references.{key}")
+
+
+def _stored_name(reference: Any, key: str) -> str | None:
+    """The item name a stored reference keeps (None: none given)."""
+    name = reference.get(key) if isinstance(reference, Mapping) else None
+    return name or None
+
+
+def _image_facts(item: Mapping[str, Any], record: str) -> dict[str, Any]:
+    """A reference row's filename ("" when not given) and image size (None when not given;
+    both sides or neither, whole positive pixels)."""
+    name = _item_name(item, _IMAGE_KEY, record)
+    width, height = item.get("width"), item.get("height")
+    if width is None and height is None:
+        return {_IMAGE_KEY: name, "width": None, "height": None}
+    side = "width" if width is None else "height"
+    if width is None or height is None:
+        raise NovaInputError(
+            f"{'height' if side == 'width' else 'width'} given without {side}: give both "
+            "(NOVA rows do) or neither",
+            record=record,
+            field=f"references.{side}",
+        )
+    width, height = checks.image_size(
+        [width, height], record=record, field="references.width/height"
+    )
+    return {_IMAGE_KEY: name, "width": width, "height": height}
 
 
 def _keyed_answer(item: Mapping[str, Any], answer: str, key: str, record: str) -> Any:
@@ -781,10 +958,12 @@ def _caption_prediction(value: Any, record: str, field: str) -> str:
     return checks.text(value, record=record, field=field, allow_blank=True)  # surrogates
 
 
-def _read_caption_reference(item: Any, index: int) -> str:
+def _read_caption_reference(item: Any, index: int) -> dict[str, Any]:
     record = f"example {index}"
     value = _field(item, "caption", record, "references") if isinstance(item, Mapping) else item
-    return _text(value, record, "references")  # the plain functions' rule
+    name = _item_name(item, _IMAGE_KEY, record) if isinstance(item, Mapping) else ""
+    # the plain functions' rule; the row's filename kept for the order ("": not given)
+    return {"caption": _text(value, record, "references"), _IMAGE_KEY: name}
 
 
 def _read_diagnoses_prediction(item: Any, index: int) -> list[str]:
@@ -797,15 +976,20 @@ def _read_diagnoses_prediction(item: Any, index: int) -> list[str]:
 
 def _read_diagnoses_reference(item: Any, index: int) -> dict[str, str]:
     record = f"example {index}"
-    history = ""
+    history, case = "", ""
     if isinstance(item, Mapping):
         if "filename" in item and "filenames" not in item:
             raise NovaInputError(_PER_CASE, record=record, field="references")
         value = _row_diagnosis(_field(item, "final_diagnosis", record, "references"))
         history = _row_history(item, record)
+        case = _item_name(item, _CASE_KEY, record)
     else:
         value = item  # a plain reference that is None or blank is an error, as in diagnosis
-    return {"final_diagnosis": _text(value, record, "references"), "clinical_history": history}
+    return {
+        "final_diagnosis": _text(value, record, "references"),
+        "clinical_history": history,
+        _CASE_KEY: case,
+    }
 
 
 def _row_history(item: Mapping[str, Any], record: str) -> str:
@@ -861,6 +1045,7 @@ def _read_all_reference(item: Any, index: int) -> dict[str, Any]:
             _field(item, "case_id", record, "references"), record, "references.case_id"
         ),
         "clinical_history": _row_history(item, record),
+        **_image_facts(item, record),
     }
 
 
@@ -868,7 +1053,7 @@ def _read_all_reference(item: Any, index: int) -> dict[str, Any]:
 _FORMS: dict[str, _InputForm] = {
     "boxes": _InputForm(
         prediction_feature={"boxes": _BOXES, "scores": _SCORES},
-        reference_feature={"boxes": _BOXES},
+        reference_feature={"boxes": _BOXES, **_IMAGE_NAME, **_IMAGE_SIZE},
         read_predictions=_read_box_predictions,
         read_references=_read_box_references,
         key_field=_IMAGE_KEY,
@@ -877,7 +1062,7 @@ _FORMS: dict[str, _InputForm] = {
     ),
     "caption": _InputForm(
         _STRING,
-        _STRING,
+        {"caption": _STRING, **_IMAGE_NAME},
         _each(_read_caption_prediction),
         _each(_read_caption_reference),
         key_field=registry.TASKS[registry.task_answered_in("caption")].key_field,

@@ -509,9 +509,10 @@ class LocalizationEvaluation:
         return sampled
 
     def input_notes(self) -> list[str]:
-        """Warnings on the predicted boxes' format or scale, measured against the reference
-        boxes (no image size is known here): what ``compute_task`` and the ``evaluate`` face
-        say (see :func:`novabench.tasks.localization.box_scale_warnings`).
+        """Warnings on the predicted boxes' format or scale, measured against each image's
+        size when the references gave it (NOVA rows' ``width`` and ``height``), else against
+        the reference boxes: what ``compute_task`` and the ``evaluate`` face say (see
+        :func:`novabench.tasks.localization.box_scale_warnings`).
 
         Example:
             >>> prepare_localization([{"boxes": [[4, 6, 9, 8]]}], [{"boxes": [[5, 5, 9, 9]]}]).input_notes()
@@ -523,7 +524,11 @@ class LocalizationEvaluation:
 
         inputs = self._inputs
         return box_scale_warnings(
-            inputs.det_boxes, inputs.det_counts, inputs.gold_boxes, inputs.gold_counts
+            inputs.det_boxes,
+            inputs.det_counts,
+            inputs.gold_boxes,
+            inputs.gold_counts,
+            getattr(inputs, "image_sizes", None),
         )
 
     def result(self) -> dict[str, Any]:

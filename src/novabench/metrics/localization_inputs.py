@@ -242,12 +242,36 @@ def _read_checked(
     return det_count_array, gold_count_array, det_boxes, gold_boxes, det_scores
 
 
+def _image_sizes(references: list[Any]) -> np.ndarray | None:
+    """Each image's ``(width, height)`` when every reference row gives both (whole positive
+    pixels, checked), else None: the box notes then measure boxes against their image."""
+    if not references or not all(
+        isinstance(reference, Mapping)
+        and reference.get("width") is not None
+        and reference.get("height") is not None
+        for reference in references
+    ):
+        return None
+    return np.array(
+        [
+            checks.image_size(
+                [reference["width"], reference["height"]],
+                record=f"example {index}",
+                field="references.width/height",
+            )
+            for index, reference in enumerate(references)
+        ],
+        dtype=np.float64,
+    )
+
+
 class LocalizationInputs:
     """Validated inputs, flattened: boxes grouped by image in the given order, xywh.
 
     Attributes: ``n_images``, ``det_counts`` / ``gold_counts`` (boxes per image),
     ``det_boxes`` / ``gold_boxes`` (stacked ``(n, 4)`` xywh), ``det_scores`` (1.0 where an
-    image gave none).
+    image gave none), ``image_sizes`` (``(n_images, 2)`` width and height when every
+    reference gives its ``width`` and ``height``, as NOVA rows do; else None).
 
     Example:
         >>> inputs = LocalizationInputs([{"boxes": [[0, 0, 2, 2]]}], [{"boxes": None}],
@@ -282,6 +306,7 @@ class LocalizationInputs:
         # both readers return new arrays: convert them in place
         self.det_boxes = to_xywh(det_boxes, box_format, copy=False)
         self.gold_boxes = to_xywh(gold_boxes, reference_box_format, copy=False)
+        self.image_sizes = _image_sizes(references)
 
     @classmethod
     def from_arrays(
@@ -316,6 +341,7 @@ class LocalizationInputs:
             field="references.boxes",
             box_format=reference_box_format,
         )
+        inputs.image_sizes = None  # columns carry no image size
         inputs.det_scores = (
             np.ones(len(det_array), dtype=np.float64)
             if det_scores is None

@@ -109,8 +109,9 @@ def _check_evaluation(evaluation: Any, name: str) -> int:
     return int(n_items)
 
 
-def _check_settings(n_resamples: Any, confidence: Any) -> None:
+def _check_settings(n_resamples: Any, confidence: Any, seed: Any = 0) -> None:
     checks.positive_int(n_resamples, field="n_resamples")
+    checks.seed(seed)
     # "not 0 < c < 1" spelt so that NaN fails it too.
     if not checks.is_real_number(confidence) or confidence <= 0 or not confidence < 1:
         raise NovaInputError(
@@ -521,7 +522,7 @@ def bootstrap_confidence_intervals(
         (0.5, 1.0)
     """
     n_items = _check_evaluation(evaluation, "evaluation")
-    _check_settings(n_resamples, confidence)
+    _check_settings(n_resamples, confidence, seed)
     codes = None if clusters is None else cluster_codes(clusters, n_items)
     point = _scalar_scores(evaluation.aggregate(None))
     keys = list(point)
@@ -593,7 +594,7 @@ def paired_bootstrap(
             f"has {n_items} items and evaluation_b {n_items_b}",
             field="evaluation_b",
         )
-    _check_settings(n_resamples, confidence)
+    _check_settings(n_resamples, confidence, seed)
     codes = None if clusters is None else cluster_codes(clusters, n_items)
     point_a = _scalar_scores(evaluation_a.aggregate(None))
     point_b = _scalar_scores(evaluation_b.aggregate(None))

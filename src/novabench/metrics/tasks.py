@@ -17,12 +17,20 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from novabench import registry
+from novabench import checks, registry
 from novabench.errors import NovaError, NovaInputError
 from novabench.tasks import behaviour
 from novabench.tasks.captioning import portable_bertscore_hash
 
-__all__ = ["TASKS", "compute_task", "examples_renamed", "prepare_task", "task_options"]
+__all__ = [
+    "TASKS",
+    "compute_task",
+    "examples_renamed",
+    "item_key_field",
+    "key_order",
+    "prepare_task",
+    "task_options",
+]
 
 #: The tasks the evaluate face takes: the registry's, then its pseudo-task "all".
 TASKS: tuple[str, ...] = (*registry.TASK_NAMES, registry.ALL_TASKS)
@@ -39,7 +47,9 @@ _MATCHING_NOTE = re.compile(r"^while matching (example \d+(?: \([^)]*\))?)")
 
 
 @contextlib.contextmanager
-def examples_renamed(rename: Callable[[int, str | None], str]) -> Iterator[None]:
+def examples_renamed(
+    rename: Callable[[int, str | None], str], *, final: bool = True
+) -> Iterator[None]:
     """Name the items an error raised inside names as ``example N`` as ``rename(N, detail)``.
 
     The metrics name an item by its 0-based index in the lists they were given (``example
@@ -53,6 +63,9 @@ def examples_renamed(rename: Callable[[int, str | None], str]) -> Iterator[None]
 
     Args:
         rename: ``(index, detail) -> name``; ``detail`` is what the parentheses held, or None.
+        final: False when ``rename`` gives ``example M`` again (another index, as
+            :func:`compute_task` does when it scored the items in another order): an outer
+            block then renames the error too.
 
     Example:
         >>> with examples_renamed(lambda index, detail: ["case0001", "case0002"][index]):
@@ -68,7 +81,7 @@ def examples_renamed(rename: Callable[[int, str | None], str]) -> Iterator[None]
             yield
         except Exception as error:
             if not getattr(error, "_examples_renamed", False):
-                _rename_examples(error, rename)
+                _rename_examples(error, rename, final=final)
             raise
     for warning in caught:
         text = _EXAMPLE_IN_TEXT.sub(
@@ -84,7 +97,9 @@ def _renamed(text: str | None, rename: Callable[[int, str | None], str]) -> str 
     return rename(int(match.group(1)), match.group(2)) + text[match.end() :]
 
 
-def _rename_examples(error: Exception, rename: Callable[[int, str | None], str]) -> None:
+def _rename_examples(
+    error: Exception, rename: Callable[[int, str | None], str], *, final: bool = True
+) -> None:
     # Errors that name an item (NovaInputError's record, JudgeError's case) say which attribute.
     if isinstance(error, NovaError) and error.item_attribute is not None:
         item = getattr(error, error.item_attribute)
@@ -97,7 +112,8 @@ def _rename_examples(error: Exception, rename: Callable[[int, str | None], str])
             _MATCHING_NOTE.sub(lambda m: f"while matching {_renamed(m.group(1), rename)}", note)
             for note in notes
         ]
-    error._examples_renamed = True  # type: ignore[attr-defined]
+    if final:
+        error._examples_renamed = True  # type: ignore[attr-defined]
 
 
 def task_options(task: str) -> frozenset[str]:
@@ -118,6 +134,8 @@ def compute_task(
     task: str,
     predictions: Sequence[Any],
     references: Sequence[Any],
+    *,
+    item_keys: Sequence[str | None] | None = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
     """Score plain predictions against plain references for one NOVA task.
@@ -130,7 +148,8 @@ def compute_task(
     ``matcher``, ``case_judge``, ``contexts`` (diagnosis; ``contexts`` is one clinical
     history per case for the case judge; by default the references' ``clinical_history``,
     for ``all`` the history of each case's rows). ``bootstrap_resamples`` (default
-    0: none), ``confidence`` (0.95) and ``seed`` (0) add a ``confidence_intervals`` mapping
+    0: none), ``confidence`` (0.95) and ``seed`` (0; an integer >= 0) add a
+    ``confidence_intervals`` mapping
     ``{key: [low, high]}`` of seeded percentile-bootstrap intervals and ``bootstrap_unit``,
     what they resample: ``"case"`` (whole cases: for ``all``, whose rows name their case,
     and for diagnosis, scored per case) or ``"image"`` (localisation and captioning alone,
@@ -138,18 +157,41 @@ def compute_task(
     ``BERTScore_hash`` names a local model folder by its last two path parts, as a written
     report does, so one setting gives one hash on every machine.
 
+    Order: items that name themselves (``item_keys``, else each reference row's
+    ``filename``, or ``case_id`` for diagnosis: NOVA rows always do) are scored in the
+    order of their names, as ``nova evaluate`` scores a release, so the same pairs give the
+    same numbers in any order (COCO AP ranks equal scores by image order, the bootstrap
+    draws by position); a name given twice is refused. Items that name none are scored in
+    the order given. Per-item values of the result (``per_image_best_iou``) follow the
+    order given, and errors name the items by their given positions.
+
     Args:
         task: the task name.
         predictions: plain predictions (see ``normalize_predictions``).
         references: plain references (see ``normalize_references``).
+        item_keys: each item's name (``filename`` per image, ``case_id`` per case; None for
+            none); by default read from the references that are mappings.
         **kwargs: options listed above.
 
     Returns:
         The result dict; for ``all`` the three task dicts under their names.
 
+    Raises:
+        NovaInputError: a bad option, unequal lengths, a name given twice, or names on
+            some items only.
+
     Example:
         >>> compute_task("diagnosis", [["multiple sclerosis"]], ["Multiple sclerosis"])["top1-lexicon"]
         1.0
+        >>> rows = [{"filename": "case0002_001.png", "boxes": [[0, 0, 10, 10]]},
+        ...         {"filename": "case0001_001.png", "boxes": [[0, 0, 10, 10]]}]
+        >>> compute_task("localization", [{"boxes": [[0, 0, 10, 10]]}, {"boxes": []}],
+        ...              rows)["per_image_best_iou"]
+        [1.0, 0.0]
+        >>> compute_task("localization", [{"boxes": []}] * 2, [rows[0], rows[0]])
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 1, field 'references.filename': 'case0002_001.png' is given twice (first at 0-based index 0): each item is scored once, as nova evaluate does
     """
     stats, options = _split_options(task, kwargs)
     if len(predictions) != len(references):
@@ -157,10 +199,130 @@ def compute_task(
             f"got {len(predictions)} predictions but {len(references)} references",
             field="predictions",
         )
+    order = key_order(task, references, item_keys)
+    predictions, references = list(predictions), list(references)
+    if order is None:
+        return _compute_in_order(task, predictions, references, stats, options)
+    with examples_renamed(
+        lambda index, detail: f"example {order[index]}" + (f" ({detail})" if detail else ""),
+        final=False,
+    ):
+        result = _compute_in_order(
+            task,
+            [predictions[i] for i in order],
+            [references[i] for i in order],
+            stats,
+            options,
+        )
+    return _per_item_in_given_order(task, result, order)
+
+
+def _compute_in_order(
+    task: str,
+    predictions: list[Any],
+    references: list[Any],
+    stats: dict[str, Any],
+    options: dict[str, Any],
+) -> dict[str, Any]:
     if task == registry.ALL_TASKS:
-        return _compute_all({}, list(predictions), list(references), stats, options)
-    evaluation = _prepare(task, list(predictions), list(references), options)
+        return _compute_all({}, predictions, references, stats, options)
+    evaluation = _prepare(task, predictions, references, options)
     return _finish(evaluation, stats, task)
+
+
+def item_key_field(task: str) -> str:
+    """The field naming a task's items: ``filename`` (images; ``all``: one row per image) or
+    ``case_id`` (diagnosis), as the registry declares it.
+
+    Example:
+        >>> item_key_field("all"), item_key_field("diagnosis")
+        ('filename', 'case_id')
+    """
+    _check_task(task)
+    if task == registry.ALL_TASKS:
+        return next(spec.key_field for spec in registry.TASKS.values() if spec.unit == "image")
+    return registry.TASKS[task].key_field
+
+
+def key_order(
+    task: str, references: Sequence[Any], item_keys: Sequence[str | None] | None = None
+) -> list[int] | None:
+    """The given positions of the items in the order of their names, or None (no names).
+
+    Args:
+        task: the task name.
+        references: the references (mappings carrying :func:`item_key_field` give names).
+        item_keys: the names, when known apart from the references (None: none).
+
+    Raises:
+        NovaInputError: a name given twice (naming the later item and the name), names on
+            some items only, or a name that is not text.
+
+    Example:
+        >>> key_order("diagnosis", [{"case_id": "case0002"}, {"case_id": "case0001"}])
+        [1, 0]
+        >>> key_order("captioning", ["Axial FLAIR."]) is None
+        True
+    """
+    key = item_key_field(task)
+    if item_keys is None:
+        item_keys = [
+            reference.get(key) if isinstance(reference, Mapping) else None
+            for reference in references
+        ]
+    elif len(item_keys) != len(references):
+        raise NovaInputError(
+            f"got {len(item_keys)} item keys but {len(references)} references", field="item_keys"
+        )
+    named = [position for position, name in enumerate(item_keys) if name is not None]
+    if not named:
+        return None
+    field = f"references.{key}"
+    if len(named) < len(item_keys):
+        missing = next(position for position, name in enumerate(item_keys) if name is None)
+        raise NovaInputError(
+            f"no {key}, though other references give theirs: give every reference its {key} "
+            f"(NOVA rows do) or none, so that the items are scored in {key} order",
+            record=f"example {missing}",
+            field=field,
+        )
+    first: dict[str, int] = {}
+    for position, name in enumerate(item_keys):
+        text = checks.text(name, record=f"example {position}", field=field)
+        if text in first:
+            raise NovaInputError(
+                f"{text!r} is given twice (first at 0-based index {first[text]}): each item is "
+                "scored once, as nova evaluate does",
+                record=f"example {position}",
+                field=field,
+            )
+        first[text] = position
+    names = list(first)  # each name once, in the order given
+    return [first[name] for name in sorted(names)]
+
+
+def _per_item_in_given_order(
+    task: str, result: dict[str, Any], order: Sequence[int]
+) -> dict[str, Any]:
+    """A result scored in key order with its per-item lists put back in the order given
+    (for ``all``: the tasks scored per image, whose items are the rows)."""
+    if task == registry.ALL_TASKS:
+        return {
+            name: _given_order(section, order) if registry.TASKS[name].unit == "image" else section
+            for name, section in result.items()
+        }
+    return _given_order(result, order)
+
+
+def _given_order(result: dict[str, Any], order: Sequence[int]) -> dict[str, Any]:
+    out = dict(result)
+    for name, value in result.items():
+        if isinstance(value, list) and len(value) == len(order):
+            restored: list[Any] = [None] * len(order)
+            for sorted_position, given in enumerate(order):
+                restored[given] = value[sorted_position]
+            out[name] = restored
+    return out
 
 
 def prepare_task(
@@ -196,6 +358,8 @@ def _split_options(task: str, kwargs: Mapping[str, Any]) -> tuple[dict[str, Any]
             f"unknown option(s) {unknown} for task '{task}'; valid: {sorted(allowed)}"
         )
     stats = {key: value for key, value in kwargs.items() if key in _STATS_KWARGS}
+    if "seed" in stats:  # checked whether or not intervals are asked for
+        checks.seed(stats["seed"])
     options = {key: value for key, value in kwargs.items() if key not in _STATS_KWARGS}
     return stats, options
 

@@ -961,6 +961,53 @@ def mixed_code_line(report: Mapping[str, Any]) -> str:
     return "warning: " + "; ".join(parts) if parts else ""
 
 
+def function_input_size_line(report: Mapping[str, Any]) -> str:
+    """A warning when a preset's input-size rule was applied to a Python function's answers
+    ("" if not): its pixel boxes are then read as pixels of the model's resized input and
+    scaled to the image (user21: 480/476 on the sample, in no first line). Read from the run
+    manifests: a ``python-callable`` backend recording a rule other than ``original`` that
+    its preset gave (the function's own choice is recorded as overriding the preset).
+
+    Example:
+        >>> manifest = {"backend": {"type": "python-callable", "model": "my_vlm",
+        ...     "input_size_rule": "qwen2.5-vl"}, "preset": {"name": "qwen2.5-vl", "overridden": []}}
+        >>> print(function_input_size_line({"predictions": {"manifests": [manifest]}})[:98])
+        warning: localization: preset qwen2.5-vl's input-size rule (qwen2.5-vl) was applied to the answers
+        >>> manifest["preset"]["overridden"] = ["input_size_rule"]
+        >>> function_input_size_line({"predictions": {"manifests": [manifest]}})
+        ''
+    """
+    manifests = (report.get("predictions") or {}).get("manifests") or []
+    for manifest in manifests:
+        if not isinstance(manifest, Mapping):
+            continue
+        backend, preset = manifest.get("backend"), manifest.get("preset")
+        if not isinstance(backend, Mapping) or not isinstance(preset, Mapping):
+            continue
+        rule = backend.get("input_size_rule")
+        if (
+            backend.get("type") != "python-callable"
+            or rule in (None, "original")
+            or "input_size_rule" in (preset.get("overridden") or [])
+        ):
+            continue
+        example = ""
+        if rule == "qwen2.5-vl":
+            from novabench.run.backends import qwen2_5_vl_input_size
+
+            width, height = qwen2_5_vl_input_size(480, 480)
+            example = f" ({width} x {height} for a 480 x 480 image)"
+        return (
+            f"warning: {registry.task_answered_in('boxes')}: preset {preset.get('name')}'s "
+            f"input-size rule ({rule}) was applied to the answers of the Python function "
+            f"{backend.get('model') or ''}: its boxes in pixels were read as pixels of the "
+            f"model's resized input{example} and scaled to the image; if it answers in pixels "
+            "of the image it is given, pass CallableBackend(function, "
+            'input_size_rule="original") with the preset'
+        )
+    return ""
+
+
 def _data_section(report: Mapping[str, Any]) -> Mapping[str, Any]:
     """A report's ``data`` section; a comparison's is its side A's (both score one release)."""
     data = report.get("data") or (report.get("a") or {}).get("data") or {}
@@ -1667,7 +1714,7 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
     """What a report's reader must see before its first number, in every output, in order.
 
     The synthetic-data notice, the release's reading warnings, answers of two versions of a
-    function's code, the
+    function's code, a preset's input-size rule applied to a function's answers, the
     answered-only scope with its counts per task, an unfinished run (its status, tasks asked
     and never answered), answers not read, boxes past the image, tasks whose answers
     are mostly unusable, METEOR's stand-in, too few resamples, then the keys that stand in
@@ -1683,6 +1730,7 @@ def report_first_lines(report: Mapping[str, Any]) -> list[str]:
         synthetic_data_line(report),
         release_warnings_line(report),
         mixed_code_line(report),
+        function_input_size_line(report),
         answered_only_line(report),
         *answer_reading_lines(report),
         *_per_task_lines(report, many_boxes_line),

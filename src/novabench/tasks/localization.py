@@ -385,31 +385,42 @@ WHOLE_IMAGE_OVERRUN = 1.5
 
 
 def box_scale_warnings(
-    det_boxes: Any, det_counts: Any, gold_boxes: Any, gold_counts: Any
+    det_boxes: Any,
+    det_counts: Any,
+    gold_boxes: Any,
+    gold_counts: Any,
+    image_sizes: Any = None,
 ) -> list[str]:
-    """Warnings for predicted boxes in another format or scale, or blind, when no image size is
-    known.
+    """Warnings for predicted boxes in another format or scale, or blind.
 
-    The ``evaluate`` face and ``compute_task`` get boxes and reference boxes, not the images:
-    the reference boxes' extent (their largest far corner on each axis, over all images)
-    stands in for the image size. With at least :data:`CORNER_MIN_ANSWERS` predictions
-    holding boxes: more than half of them with a box ending more than 2% past that extent
-    ([x1, y1, x2, y2] given as [x, y, width, height], 0..1000 for pixels; a whole-image box,
-    from the origin to at most :data:`WHOLE_IMAGE_OVERRUN` times the extent, is not
-    counted); or :data:`CORNER_SHARE` of them confined as :func:`corner_confinement` says,
-    measured against that extent, while the references of the same images are not (0..1
-    fractions; a smaller scale read as a larger one). Also: images with many distinct boxes
-    (:func:`many_box_counts`' rule), one box copied past it, and one box set on at least
-    :data:`SAME_ANSWER_SHARE` of the predictions with boxes (a blind answer).
+    With ``image_sizes`` (the references' ``width`` and ``height``: NOVA rows give them)
+    the boxes are judged against their own image, as ``nova evaluate`` judges them: any box
+    ending more than 2% past its image is noted (how many boxes, in how many images, the
+    first of them); and :data:`CORNER_SHARE` of the answers with boxes confined as
+    :func:`corner_confinement` says, in fractions of their images, while the references of
+    the same images are not.
+
+    Without them (``compute_task`` or the ``evaluate`` face given bare boxes) the reference
+    boxes' extent (their largest far corner on each axis, over all images) stands in for the
+    image size. With at least :data:`CORNER_MIN_ANSWERS` predictions holding boxes: more than
+    half of them with a box ending more than 2% past that extent ([x1, y1, x2, y2] given as
+    [x, y, width, height], 0..1000 for pixels; a whole-image box, from the origin to at most
+    :data:`WHOLE_IMAGE_OVERRUN` times the extent, is not counted); or the confinement above,
+    measured against that extent (0..1 fractions; a smaller scale read as a larger one).
+
+    Either way: images with many distinct boxes (:func:`many_box_counts`' rule), one box
+    copied past it, one box set on at least :data:`SAME_ANSWER_SHARE` of the predictions
+    with boxes (a blind answer), and boxes all within :data:`TINY_BOX_PIXELS` of the origin.
 
     Args:
         det_boxes: ``(n, 4)`` predicted ``[x, y, width, height]`` boxes, stacked by image.
         det_counts: predicted boxes per image.
         gold_boxes: ``(m, 4)`` reference boxes, same form.
         gold_counts: reference boxes per image.
+        image_sizes: ``(n_images, 2)`` each image's width and height, or None (not known).
 
     Returns:
-        The warnings (none for boxes spread as the references are).
+        The warnings (none for boxes spread as the references are, or inside their images).
 
     Example:
         >>> import numpy as np
@@ -419,6 +430,17 @@ def box_scale_warnings(
         20 of the 20 predictions with boxes have every box ending within 2 px of the origin: 0..1 fractions? boxes must be pixels of the original image
         >>> box_scale_warnings(gold, np.ones(20), gold, np.ones(20))
         []
+
+        Boxes inside their 480 px images but past every reference box: noted only when the
+        images' sizes are not known.
+
+        >>> right = gold + [[120.0, 0.0, 0.0, 0.0]]  # far corners up to x 470, y 445
+        >>> print(box_scale_warnings(right, np.ones(20), gold, np.ones(20))[0][:64])
+        12 of 20 predictions with boxes have a box ending more than 2% p
+        >>> box_scale_warnings(right, np.ones(20), gold, np.ones(20), [[480, 480]] * 20)
+        []
+        >>> print(box_scale_warnings(right, np.ones(20), gold, np.ones(20), [[480, 400]] * 20)[0][:89])
+        3 predicted boxes in 3 images extend past their image by more than 2% (first: example 17)
     """
     import numpy as np
 
@@ -430,7 +452,13 @@ def box_scale_warnings(
     if not len(det):
         return []
     extent = (gold[:, :2] + gold[:, 2:]).max(axis=0) if len(gold) else np.ones(2)
-    warnings = _answer_count_warnings(det, counts, references, extent)
+    sized = image_sizes is not None
+    scale = (
+        np.asarray(image_sizes, dtype=np.float64).reshape(-1, 2)
+        if sized
+        else np.tile(np.where(extent > 0, extent, 1.0), (len(counts), 1))
+    )
+    warnings = _answer_count_warnings(det, counts, references, scale)
     far = det[:, :2] + det[:, 2:]
     image = np.repeat(np.arange(len(counts)), counts)
     image_far = np.zeros((len(counts), 2))
@@ -444,33 +472,39 @@ def box_scale_warnings(
             "original image",
             *warnings,
         ]
-    if boxed < CORNER_MIN_ANSWERS:
-        return warnings
-    if not len(gold):  # nothing else to measure them against
-        return warnings
-    if (extent <= 0).any():
-        return warnings
-    stand_in = f"the images' sizes are not known here: the reference boxes' extent, {extent[0]:.0f} x {extent[1]:.0f} px, stands in"
-    whole_image = (det[:, :2] <= 0.02 * extent).all(axis=1) & (
-        far <= WHOLE_IMAGE_OVERRUN * extent
-    ).all(axis=1)
-    overrun = (far > _OVERRUN_TOLERANCE * extent).any(axis=1) & ~whole_image
-    past = np.zeros(len(counts), dtype=bool)
-    past[image[overrun]] = True
-    if 2 * int(past.sum()) > boxed:
-        return [
-            f"{int(past.sum())} of {boxed} predictions with boxes have a box ending more than 2% "
-            f"past every reference box ({stand_in}): boxes in another format or scale? They must "
-            "be pixels of the original image, [x, y, width, height] (or [x1, y1, x2, y2] with "
-            "box_format='xyxy')",
-            *warnings,
-        ]
-    confined = answered & (image_far / extent <= CORNER_REACH).all(axis=1)
+    if sized:
+        past_box = (far > _OVERRUN_TOLERANCE * scale[image]).any(axis=1)
+        if past_box.any():
+            images_past = np.unique(image[past_box])
+            return [
+                f"{int(past_box.sum())} predicted boxes in {len(images_past)} images extend past "
+                f"their image by more than 2% (first: example {int(images_past[0])}): {_SCALE_ADVICE}",
+                *warnings,
+            ]
+        where = "of their image"
+    else:
+        if boxed < CORNER_MIN_ANSWERS or not len(gold) or (extent <= 0).any():
+            return warnings  # too few to judge, or nothing to measure them against
+        stand_in = f"the images' sizes are not known here: the reference boxes' extent, {extent[0]:.0f} x {extent[1]:.0f} px, stands in"
+        whole_image = (det[:, :2] <= 0.02 * extent).all(axis=1) & (
+            far <= WHOLE_IMAGE_OVERRUN * extent
+        ).all(axis=1)
+        overrun = (far > _OVERRUN_TOLERANCE * extent).any(axis=1) & ~whole_image
+        past = np.zeros(len(counts), dtype=bool)
+        past[image[overrun]] = True
+        if 2 * int(past.sum()) > boxed:
+            return [
+                f"{int(past.sum())} of {boxed} predictions with boxes have a box ending more "
+                f"than 2% past every reference box ({stand_in}): {_SCALE_ADVICE}",
+                *warnings,
+            ]
+        where = f"of the reference boxes' extent ({stand_in})"
+    confined = answered & (image_far / scale <= CORNER_REACH).all(axis=1)
     gold_image = np.repeat(np.arange(len(references)), references)
     gold_far = np.zeros((len(references), 2))
     np.maximum.at(gold_far, gold_image, gold[:, :2] + gold[:, 2:])
     with_gold = answered[: len(references)] & (references > 0)
-    gold_confined = with_gold & (gold_far / extent <= CORNER_REACH).all(axis=1)
+    gold_confined = with_gold & (gold_far / scale[: len(references)] <= CORNER_REACH).all(axis=1)
     kind = corner_confinement(
         {"answers_with_boxes": boxed, "confined_answers": int(confined.sum())},
         {
@@ -479,29 +513,37 @@ def box_scale_warnings(
         },
     )
     if kind == "corner":
-        reach = image_far[confined].max(axis=0) / extent
+        reach = (image_far[confined] / scale[confined]).max(axis=0)
         return [
             f"{int(confined.sum())} of the {boxed} predictions with boxes have every box within "
-            f"{100 * reach[0]:.1f}% x {100 * reach[1]:.1f}% of the reference boxes' extent "
-            f"({stand_in}), where the references of those images mostly are not: a smaller scale "
-            "read as a larger one (e.g. pixels of a model input under 1000 px read as 0..1000)? "
-            "boxes must be pixels of the original image",
+            f"{100 * reach[0]:.1f}% x {100 * reach[1]:.1f}% {where}, where the references of "
+            "those images mostly are not: a smaller scale read as a larger one (e.g. pixels of a "
+            "model input under 1000 px read as 0..1000)? boxes must be pixels of the original "
+            "image",
             *warnings,
         ]
     return warnings
 
 
-def _answer_count_warnings(det: Any, counts: Any, references: Any, extent: Any) -> list[str]:
+# What box_scale_warnings advises for boxes past their image (or the references' extent).
+_SCALE_ADVICE = (
+    "boxes in another format or scale? They must be pixels of the original image, "
+    "[x, y, width, height] (or [x1, y1, x2, y2] with box_format='xyxy')"
+)
+
+
+def _answer_count_warnings(det: Any, counts: Any, references: Any, sizes: Any) -> list[str]:
     """:func:`box_scale_warnings`' warnings on many boxes, copied boxes and one box set
-    everywhere (:func:`many_box_counts`' rules on stacked boxes; ``extent`` stands in for
-    the image size, so a whole-image box is told apart)."""
+    everywhere (:func:`many_box_counts`' rules on stacked boxes; ``sizes``, per image its
+    size or the reference boxes' extent standing in for it, tells a whole-image box apart)."""
     import numpy as np
 
     starts = np.concatenate([[0], np.cumsum(counts)])
     answers = [det[starts[i] : starts[i + 1]].tolist() for i in range(len(counts))]
     gold = [[None] * int(n) for n in references] + [[]] * max(0, len(counts) - len(references))
-    size = tuple(float(v) if v > 0 else 1.0 for v in extent)
-    images = [_GoldCount(boxes, size) for boxes in gold]
+    images = [
+        _GoldCount(boxes, (float(sizes[i][0]), float(sizes[i][1]))) for i, boxes in enumerate(gold)
+    ]
     found = many_box_counts([{"boxes": boxes} for boxes in answers], images)
     scored = len(counts)
     lines = []
@@ -530,7 +572,7 @@ def _answer_count_warnings(det: Any, counts: Any, references: Any, extent: Any) 
 
 class _GoldCount:
     """A stand-in image for :func:`many_box_counts`: its reference boxes (only their number
-    counts) and the reference boxes' extent for its size."""
+    counts) and its size (or the reference boxes' extent standing in for it)."""
 
     def __init__(self, boxes: list[Any], size: tuple[float, ...]) -> None:
         self.boxes = boxes
@@ -669,16 +711,21 @@ def inputs_from_rows(
     options: Mapping[str, Any],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """The evaluate face's ``all`` rows as the localisation metric takes them: each row's
-    boxes and scores (None when it gives none) against its gold boxes.
+    boxes and scores (None when it gives none) against its gold boxes (and its image's
+    width and height when the row gives them, which the box notes are judged against).
 
     Example:
         >>> inputs_from_rows([{"boxes": [[10, 20, 30, 40]], "caption": "Axial FLAIR."}],
         ...     [{"boxes": [[12, 20, 30, 40]], "case_id": "case0001"}], {"max_detections": 5})
         ([{'boxes': [[10, 20, 30, 40]], 'scores': None}], [{'boxes': [[12, 20, 30, 40]]}], {'max_detections': 5})
     """
+    sizes = ("width", "height")
     return (
         [{"boxes": p["boxes"], "scores": p.get("scores")} for p in predictions],
-        [{"boxes": r["boxes"]} for r in references],
+        [
+            {"boxes": r["boxes"], **{k: r[k] for k in sizes if r.get(k) is not None}}
+            for r in references
+        ],
         dict(options),
     )
 
