@@ -19,7 +19,7 @@ from novabench.data.release import read_release
 from novabench.errors import NovaInputError
 from novabench.report import evaluate_predictions, render_markdown, render_table
 from novabench.report.html import render_comparison_html, render_html
-from novabench.report.render import unread_boxes_line
+from novabench.report.render import report_first_lines, unread_boxes_line
 from novabench.run.manifest import file_record
 from novabench.run.parsers.boxes import PROMPT_CONVENTIONS, parse_localization
 from novabench.run.predictions import (
@@ -450,6 +450,63 @@ def test_nova_parse_and_nova_compare_name_labelled_lines_read_y_first_as_evaluat
     assert len(side_a) == 1 and side_a[0].startswith("A (")  # B was parsed with protocol
     notices = json.loads(comparison.read_text(encoding="utf-8"))["notices"]
     assert [line for line in notices if "labelled lines" in line] == side_a
+
+
+def test_a_parsed_file_records_labelled_lines_read_y_first_and_its_reports_say_so(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # user22: nova parse said the assumption, but the parsed file's manifest recorded only
+    # box_order_from_prompt None, so nova evaluate and nova compare of it said nothing.
+    from novabench.run.manifest import RunManifest
+
+    images = read_release(sample_release).images
+    lines = [{"filename": image.filename, "raw_boxes": LABELLED_X_FIRST} for image in images]
+    lines[0]["raw_boxes"] = "no target"  # no box: nothing assumed of it
+    raw = _write(tmp_path / "raw.jsonl", lines)
+    assumed = len(images) - 1
+    said = (
+        f"localization: {assumed} answers in labelled lines (label: [a, b, c, d]) read y-first "
+        "as the protocol's [ymin, xmin, ymax, xmax]: no run manifest records the prompt, so "
+        "its order is assumed; if it asked [x1, y1, x2, y2], pass --box-convention xyxy_norm1000"
+    )
+    parsed = tmp_path / "parsed.jsonl"
+    assert main(["parse", str(raw), "--data", str(sample_release), "--out", str(parsed)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == said
+    manifest = RunManifest.read(parsed)
+    assert manifest is not None and manifest.parsed is not None
+    assert manifest.parsed["labelled_read_y_first"] == {
+        "answers": assumed,
+        "read_as": "protocol",
+        "order": "[ymin, xmin, ymax, xmax]",
+    }
+
+    report = evaluate_predictions(sample_release, parsed, n_resamples=0, tasks=["localization"])
+    assert report["predictions"]["box_answers"]["labelled_read_y_first"] == assumed
+    assert said in render_table(report).splitlines()
+    assert said in report_first_lines(report)
+
+    comparison = tmp_path / "comparison.json"
+    compare = ["compare", "--data", str(sample_release), "--a", str(raw), "--b", str(parsed)]
+    assert main([*compare, "--out", str(comparison), "--bootstrap", "10"]) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.endswith(said)]
+    assert [line[:3] for line in printed] == ["A (", "B ("]
+
+    # A record that is not nova parse's: refused in one line naming the field.
+    from dataclasses import replace
+
+    broken = {**manifest.parsed, "labelled_read_y_first": {"answers": "many"}}
+    replace(manifest, parsed=broken).write(parsed)
+    with pytest.raises(NovaInputError, match=r"parsed\.labelled_read_y_first"):
+        evaluate_predictions(sample_release, parsed, n_resamples=0, tasks=["localization"])
+
+    # Parsed with an explicit convention: nothing assumed, nothing recorded, nothing said.
+    args = ["parse", str(raw), "--data", str(sample_release), "--out", str(parsed), "--force"]
+    assert main([*args, "--box-convention", "protocol"]) == 0
+    manifest = RunManifest.read(parsed)
+    assert manifest is not None and manifest.parsed is not None
+    assert "labelled_read_y_first" not in manifest.parsed
+    report = evaluate_predictions(sample_release, parsed, n_resamples=0, tasks=["localization"])
+    assert "labelled_read_y_first" not in report["predictions"]["box_answers"]
 
 
 def test_a_box_past_the_edge_is_the_same_box_on_both_paths(

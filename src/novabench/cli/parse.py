@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from novabench.run.predictions import (
         RunManifest,
+        assumed_box_order_record,
         check_replaceable_output,
         labelled_lines_read_y_first,
         parse_raw,
@@ -131,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
             "box_order_from_prompt": asked,
             "summary": summary,
         }
+        if assumed:  # the reports of the parsed file say it again (nova evaluate, compare)
+            parsed_from["labelled_read_y_first"] = assumed_box_order_record(assumed)
         replace(
             manifest,
             parsed=parsed_from,

@@ -801,6 +801,7 @@ def _load(
         labelled_lines_read_y_first,
         parse_raw,
         read_predictions,
+        recorded_y_first_reads,
     )
 
     if release is None:
@@ -883,6 +884,8 @@ def _load(
         box_convention=box_convention,
         prompt_convention=prompt_convention,
     )
+    # Those a nova parse read y-first: its manifest records them, said again here.
+    assumed += recorded_y_first_reads(paths, manifests)
     if assumed:
         box_answers["labelled_read_y_first"] = assumed
     wanted = options.tasks or [t for t in registry.TASK_NAMES if prediction_set.records[t]]

@@ -77,7 +77,9 @@ __all__ = [
     "backend_identity",
     "box_answer_summary",
     "cap_raw_answer",
+    "assumed_box_order_record",
     "labelled_lines_read_y_first",
+    "recorded_y_first_reads",
     "manifest_path_for",
     "merge_prediction_files",
     "parse_raw",
@@ -1573,6 +1575,54 @@ def labelled_lines_read_y_first(
         )
         assumed += unprompted.status == "ambiguous_convention"
     return assumed
+
+
+def assumed_box_order_record(answers: int) -> dict[str, Any]:
+    """What a parsed file's manifest records of the answers ``nova parse`` read y-first.
+
+    Under ``parsed.labelled_read_y_first``: the count of
+    :func:`labelled_lines_read_y_first` and the convention they were read in, so that
+    ``nova evaluate`` and ``nova compare`` of the parsed file say the assumption again
+    (:func:`recorded_y_first_reads`).
+
+    Example:
+        >>> assumed_box_order_record(7)
+        {'answers': 7, 'read_as': 'protocol', 'order': '[ymin, xmin, ymax, xmax]'}
+    """
+    return {"answers": int(answers), "read_as": "protocol", "order": "[ymin, xmin, ymax, xmax]"}
+
+
+def recorded_y_first_reads(paths: Sequence[Path], manifests: Sequence[Any]) -> int:
+    """The answers the parses on record read y-first by assumption (see
+    :func:`assumed_box_order_record`), summed over the files' manifests.
+
+    A manifest without a parse record, or from before the record, counts 0; a record that
+    is not what ``nova parse`` writes is refused, naming the field.
+
+    Example:
+        >>> import types
+        >>> parsed = {"box_convention": "auto", "labelled_read_y_first": {"answers": 7,
+        ...     "read_as": "protocol", "order": "[ymin, xmin, ymax, xmax]"}}
+        >>> recorded_y_first_reads([Path("a.jsonl"), Path("b.jsonl")],
+        ...                        [types.SimpleNamespace(parsed=parsed), None])
+        7
+    """
+    total = 0
+    for path, manifest in zip(paths, manifests):
+        parsed = getattr(manifest, "parsed", None) or {}
+        record = parsed.get("labelled_read_y_first")
+        if record is None:
+            continue
+        answers = record.get("answers") if isinstance(record, dict) else None
+        if not isinstance(answers, int) or isinstance(answers, bool) or answers < 0:
+            raise NovaInputError(
+                f"{record!r} is not nova parse's record of answers read y-first "
+                "({'answers': <count>, 'read_as': 'protocol', ...})",
+                source=f"the manifest of {path}",
+                field="parsed.labelled_read_y_first",
+            )
+        total += answers
+    return total
 
 
 def _read_by_a_parser(record: PredictionRecord) -> bool:

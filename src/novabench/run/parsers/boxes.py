@@ -85,11 +85,13 @@ box in prose is not scored either (a note names it). Of several JSON answers (a 
 fenced block after "Corrected:"), the last complete one is scored; a note names the
 others. One exception: JSON answers that are an enumeration of separate lesions, each
 after its own numbered label ("Lesion 1: {...} Lesion 2: {...}", "1. ...: {...}"), each
-with boxes no other repeats or overlaps as the same lesion would (IoU >= 0.5), with no word
-of a final or corrected answer between them and none of a revision or an alternative
-("Refined estimate", "Alternative location", "option", "or") in their labels or between
-them, are all scored (a note says so); a restated, revised, corrected or summed-up answer,
-or alternatives, keep the rule of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
+with boxes no other repeats, with no word of a final or corrected answer between them, are
+all scored (a note says so). The labels decide: "Lesion N (<description>)" is a lesion
+whatever the description says ("possible satellite lesion"; overlapping boxes too), while
+a numbered label naming a likelihood, guess, hypothesis, candidate, option, estimate,
+alternative, revision or refinement ("2. Less likely location", "2. Second guess"), or an
+item opened by "or", makes them alternatives or revisions of one answer; these, and a
+restated, corrected or summed-up answer, keep the rule of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
 numbers quoted again later in prose (no colon before them) add no box; a note counts them.
 
 All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
@@ -1023,23 +1025,30 @@ _FINAL_ANSWER_WORDS = re.compile(
     r"(?:boxes|lesions|findings|regions))\b",
     re.IGNORECASE,
 )
-# Words that make numbered JSON answers one answer revised or offered in alternatives
-# ("1. Initial estimate", "2) Alternative location"), not separate lesions: the last one
-# alone is scored.
-_ALTERNATIVE_WORDS = re.compile(
-    r"\b(?:refin\w*|revis\w*|alternativ\w*|instead|updat\w*|estimates?|options?|possib\w*|"
-    r"or)\b",
+# Words that make a numbered item's label ("2. <label>:") name one answer revised or offered
+# in alternatives, not a lesion: a likelihood, guess, hypothesis, candidate, option,
+# estimate, alternative, revision or refinement ("1. Initial estimate", "2) Alternative
+# location", "2. Less likely location", "2. Second guess", "1. Candidate A", "2. Lesion
+# (second read)"). "possible", "or" and "estimated" are not among them: "1. Lesion in the
+# left lobe, possibly a metastasis" or "..., estimated" still names a lesion.
+_ALTERNATIVE_LABEL = re.compile(
+    r"\b(?:(?:un)?likel(?:y|ihood)|probab\w*|guess\w*|hypothes[ie]s|candidates?|"
+    r"options?|choices?|estimates?|alternativ\w*|revis\w*|refin\w*|attempts?|"
+    r"(?:first|second|third|initial|final|new|another)\s+(?:read(?:ing)?|look|pass|try))\b",
     re.IGNORECASE,
 )
-# Two numbered boxes that overlap this much (IoU) are one lesion written twice.
-_SAME_LESION_IOU = 0.5
+# Text between two numbered items that opens with a connector of alternatives: "or, if the
+# signal is flow-related," before "Lesion 2".
+_ALTERNATIVE_CONNECTOR = re.compile(
+    r"^[\s*_>-]*(?:or|alternatively|otherwise|else|if\s+not)\b", re.IGNORECASE
+)
 # The label that opens one item of an enumeration, at the end of the text before an
 # answer: "Lesion 2:", "**Finding 2** (left):", "2. Right parietal lesion:", "- Lesion #2 -".
 _ENUMERATED_ITEM = re.compile(
     r"(?:^|\n)[ \t>]*(?:[-*\u2022+][ \t]+)?[*_`]*[ \t]*(?:"
     r"(?:lesion|finding|region|abnormality|anomaly|object|box|area|target|mass|nodule|focus|"
     r"site|roi)s?[ \t]*(?:#|no\.?|number)?[ \t]*(?P<named>\d{1,2})\b"
-    r"|(?P<numbered>\d{1,2})[.)][ \t]"
+    r"|(?P<numbered>\d{1,2})[.)][ \t](?P<label>[^\n{}\[\]]*)"
     r")[^\n{}\[\]]*$",
     re.IGNORECASE,
 )
@@ -1049,19 +1058,21 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
     """The JSON answers that are one enumerated list of separate lesions, else ``[]``.
 
     A model that gives one object per lesion, each after its own label ("Lesion 1: {...}
-    Lesion 2: {...}"), answers with all of them; one that restates or corrects its answer
-    answers with the last one. Read as a list only when nothing says otherwise: at least
-    two complete answers, each after a label numbering it 1, 2, 3... in order, each with
-    boxes of its own (none repeated, none overlapping an earlier one's with an IoU of 0.5
-    or more: the same lesion moved), no word of a final, corrected or summed-up answer
-    between them (see :data:`_FINAL_ANSWER_WORDS`) and no word of a revision or an
-    alternative in their labels or between them (:data:`_ALTERNATIVE_WORDS`); then every
-    box is scored. Anything else keeps the rule of the last complete answer.
+    Lesion 2: {...}"), answers with all of them; one that restates, corrects or hedges its
+    answer answers with the last one. The labels decide: at least two complete answers,
+    each after a label numbering it 1, 2, 3... in order, each with boxes of its own (no box
+    repeated), no word of a final, corrected or summed-up answer between them (see
+    :data:`_FINAL_ANSWER_WORDS`), none opened by a connector of alternatives ("or, if ...":
+    :data:`_ALTERNATIVE_CONNECTOR`), and no numbered label whose head names an alternative
+    or a revision (:data:`_ALTERNATIVE_LABEL`: "2. Second guess", "2) Less likely
+    location"). A "Lesion N" label (or "Finding N", "Region N"...) names a lesion whatever
+    its description says ("Lesion 2 (possible satellite lesion)"), and boxes that overlap
+    are two boxes the model chose to give (a tumour core and its oedema). Then every box is
+    scored; anything else keeps the rule of the last complete answer.
     """
     if len(answers) < 2:
         return []
     seen: set[tuple[float, ...]] = set()
-    earlier: list[_Candidate] = []
     previous_end = 0
     for number, answer in enumerate(answers, start=1):
         before = _without_fences(text[previous_end : answer.offset + answer.start])
@@ -1070,50 +1081,19 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
         between = before if number > 1 else ""
         if _FINAL_ANSWER_WORDS.search(between):
             return []
-        label = _ENUMERATED_ITEM.search(before.rstrip(" \t\r\n"))
+        stripped = before.rstrip(" \t\r\n")
+        label = _ENUMERATED_ITEM.search(stripped)
         if label is None or int(label["named"] or label["numbered"]) != number:
             return []
-        if _ALTERNATIVE_WORDS.search(between) or _ALTERNATIVE_WORDS.search(label.group()):
-            return []  # "2. Refined estimate:", "2) Alternative location:"
-        candidates = answer.extraction.candidates
-        boxes = {tuple(candidate.numbers) for candidate in candidates}
+        if number > 1 and _ALTERNATIVE_CONNECTOR.search(stripped[: label.start()]):
+            return []  # "or, if the signal is flow-related," then "Lesion 2:"
+        if label["label"] is not None and _ALTERNATIVE_LABEL.search(label["label"]):
+            return []  # "2. Refined estimate:", "2) Less likely location:"
+        boxes = {tuple(candidate.numbers) for candidate in answer.extraction.candidates}
         if not boxes or boxes & seen:  # a box again: a restatement, not another lesion
             return []
-        if any(_same_lesion(one, other) for one in candidates for other in earlier):
-            return []  # the box of an earlier number moved a little: the same lesion
         seen |= boxes
-        earlier += candidates
     return answers
-
-
-def _same_lesion(one: _Candidate, other: _Candidate) -> bool:
-    """Whether two boxes of one answer overlap as one lesion written twice would.
-
-    Both are written in the same form (else no overlap is told): their IoU is the same in
-    any order and scale that form's convention may have (a transposition, a scale per axis).
-    """
-    if one.hint != other.hint:
-        return False
-    a, b = _written_corners(one), _written_corners(other)
-    if a is None or b is None:
-        return False
-    width = min(a[2], b[2]) - max(a[0], b[0])
-    height = min(a[3], b[3]) - max(a[1], b[1])
-    if width <= 0.0 or height <= 0.0:
-        return False
-    overlap = width * height
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - overlap
-    return union > 0.0 and overlap / union >= _SAME_LESION_IOU
-
-
-def _written_corners(candidate: _Candidate) -> tuple[float, float, float, float] | None:
-    """A box's two corners in the units and order it was written in (None: not finite)."""
-    a, b, c, d = (float(v) for v in candidate.numbers)
-    if candidate.hint == "xywh_named":
-        c, d = a + c, b + d
-    if not all(math.isfinite(v) for v in (a, b, c, d)):
-        return None
-    return min(a, c), min(b, d), max(a, c), max(b, d)
 
 
 def _walk_into(value: Any, complete: bool, extraction: _Extraction) -> None:
