@@ -69,6 +69,9 @@ def comparable(report: dict[str, Any]) -> dict[str, Any]:
     kept = {key: value for key, value in report.items() if key not in ("created_at", "items")}
     kept["data"] = {key: value for key, value in report["data"].items() if key != "path"}
     kept["predictions"] = {k: v for k, v in report["predictions"].items() if k != "paths"}
+    # Each report names a file as seen from its own folder (render.shareable_path).
+    for check in kept["predictions"].get("file_checks", []):
+        check.pop("path")
     for task in kept["tasks"].values():
         judge = task.get("judge")
         if judge:  # where the verdicts came from differs (asked, then cached); not what they are
