@@ -253,3 +253,23 @@ def test_a_bad_seed_is_refused_before_the_model_is_asked(sample_release, tmp_pat
         )
     assert caught.value.field == "seed" and "\n" not in str(caught.value)
     assert asked == [] and not (tmp_path / "run.jsonl").exists()
+
+
+@pytest.mark.parametrize("confidence", [2, 95, 0, 1.0, float("nan"), "0.9", True])
+def test_a_bad_confidence_is_refused_before_the_model_is_asked(
+    sample_release, tmp_path, confidence
+):
+    """evmod21's note: confidence=2 was checked only by the bootstrap, after every answer."""
+    asked = []
+    with pytest.raises(NovaInputError) as caught:
+        evaluate_model(
+            lambda image, prompt: asked.append(prompt) or "no target",
+            sample_release,
+            tasks="localization",
+            confidence=confidence,
+            n_resamples=10,
+            run_file=tmp_path / "run.jsonl",
+            progress=False,
+        )
+    assert caught.value.field == "confidence" and "strictly between 0 and 1" in str(caught.value)
+    assert asked == [] and not (tmp_path / "run.jsonl").exists()

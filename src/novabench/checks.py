@@ -207,6 +207,26 @@ def seed(value: Any, *, field: str = "seed") -> int:
     return integer(value, minimum=0, field=field)
 
 
+def confidence_level(value: Any, *, field: str = "confidence") -> float:
+    """An interval's confidence level: a real number strictly between 0 and 1.
+
+    Checked with the other scoring settings, before any model is asked (``evaluate_model``
+    asked every item before the bootstrap refused ``confidence=2``).
+
+    Example:
+        >>> confidence_level(0.9)
+        0.9
+        >>> confidence_level(95)
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'confidence': must be strictly between 0 and 1, got 95
+    """
+    # "not 0 < c < 1" spelt so that NaN fails it too.
+    if not is_real_number(value) or value <= 0 or not value < 1:
+        raise NovaInputError(f"must be strictly between 0 and 1, got {value!r}", field=field)
+    return float(value)
+
+
 def positive_int(
     value: Any, *, source: str | None = None, record: str | None = None, field: str | None = None
 ) -> int:

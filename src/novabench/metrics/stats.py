@@ -112,11 +112,7 @@ def _check_evaluation(evaluation: Any, name: str) -> int:
 def _check_settings(n_resamples: Any, confidence: Any, seed: Any = 0) -> None:
     checks.positive_int(n_resamples, field="n_resamples")
     checks.seed(seed)
-    # "not 0 < c < 1" spelt so that NaN fails it too.
-    if not checks.is_real_number(confidence) or confidence <= 0 or not confidence < 1:
-        raise NovaInputError(
-            f"confidence must be strictly between 0 and 1, got {confidence!r}", field="confidence"
-        )
+    checks.confidence_level(confidence)
 
 
 def _scalar_scores(scores: Mapping[str, Any]) -> dict[str, float]:

@@ -153,6 +153,7 @@ class ScoringOptions:
                 f"must be 0 (no intervals) or a positive integer, got {n!r}", field="n_resamples"
             )
         checks.seed(self.seed)  # before any model is asked (evaluate_model), in its name
+        checks.confidence_level(self.confidence)
         if self.coco_ap_intervals not in COCO_AP_INTERVALS:
             raise NovaInputError(
                 f"coco_ap_intervals must be one of {', '.join(COCO_AP_INTERVALS)}, "
