@@ -629,6 +629,22 @@ def test_nova_info_prints_counts(tmp_path, capsys):
     assert summary["images_per_case"] == {"1": 1, "2": 1, "3": 1}
 
 
+def test_nova_info_says_first_when_novabench_made_the_data(sample_release, tmp_path, capsys):
+    # prov21: `nova info` on the synthetic sample printed its counts and no notice, so the
+    # one command that describes a release did not say it is not NOVA.
+    assert main(["info", "-q", str(sample_release)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("notice: NOT THE REAL DATA: Synthetic sample made by novabench")
+    assert main(["info", "-q", "--json", str(sample_release)]) == 0
+    assert json.loads(capsys.readouterr().out)["provenance"]["origin"] == "nova sample"
+    # A release with no record (as the official one) gets no notice and provenance null.
+    official = write_v1_release(tmp_path, image_size=SMALL)
+    assert main(["info", "-q", str(official)]) == 0
+    assert capsys.readouterr().out.startswith("NOVA release ")
+    assert main(["info", "-q", "--json", str(official)]) == 0
+    assert json.loads(capsys.readouterr().out)["provenance"] is None
+
+
 def test_nova_info_on_a_broken_release_exits_2(tmp_path, capsys):
     rows = _rows()
     _row(rows, "case0001_001.png")["bboxes"][0]["width"] = -1.0

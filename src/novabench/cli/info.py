@@ -24,12 +24,22 @@ def format_summary(summary: dict[str, Any]) -> str:
           extra meta keys           (none)
           images per case           2 images: 1 case
           warnings                  0
+        >>> text = format_summary({"root": "s", "layout": "v1", "n_images": 0, "n_cases": 0,
+        ...     "n_gold_boxes": 0, "n_images_without_gold": 0, "n_placeholder_diagnoses": 0,
+        ...     "raters": [], "images_per_case": {}, "extra_meta_keys": [], "warnings": [],
+        ...     "provenance": {"origin": "nova sample", "cases": 40, "seed": 0}})
+        >>> text.splitlines()[0][:36]
+        'notice: NOT THE REAL DATA: Synthetic'
     """
     histogram = ", ".join(
         f"{size} image{'s' * (size != '1')}: {count} case{'s' * (count != 1)}"
         for size, count in summary["images_per_case"].items()
     )
-    lines = [
+    from novabench.data.provenance import provenance_notice_line
+
+    notice = provenance_notice_line(summary.get("provenance"))
+    lines = [notice] if notice else []
+    lines += [
         f"NOVA release {summary['root']} (layout {summary['layout']})",
         f"  images                    {summary['n_images']}",
         f"  cases                     {summary['n_cases']}",

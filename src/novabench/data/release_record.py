@@ -243,4 +243,6 @@ class NovaRelease:
             "images_per_case": {str(k): v for k, v in self.images_per_case.items()},
             "extra_meta_keys": list(self.extra_meta_keys),
             "warnings": list(self.warnings),
+            # Who made the data when novabench did (None: no record, as the NOVA release).
+            "provenance": dict(self.provenance) if self.provenance else None,
         }
