@@ -213,6 +213,8 @@ def test_a_lone_one_dash_line_is_read_as_before() -> None:
             ["glioblastoma"],
         ),
         ("Diagnosis: cannot be made with certainty (favor glioblastoma)", ["glioblastoma"]),
+        # no hedge: the lexicon knows the name
+        ("Diagnosis: cannot be made on imaging alone; glioblastoma", ["glioblastoma"]),
     ],
 )
 def test_a_diagnosis_named_after_a_declining_clause_is_read(answer: str, names: list[str]) -> None:
@@ -229,6 +231,10 @@ def test_a_diagnosis_named_after_a_declining_clause_is_read(answer: str, names: 
         "Diagnosis: I cannot provide one from this MRI image; please consult a radiologist.",
         "Diagnosis: cannot be made from this MRI image - consult a neuroradiologist",
         "Diagnosis: I cannot provide one, but a radiologist can.",
+        # a reason or a next step after the clause names no diagnosis
+        "Diagnosis: cannot be made (insufficient information)",
+        "Diagnosis: cannot be made; further imaging needed",
+        "Diagnosis: cannot be given from a single slice, but MRI with contrast would help",
     ],
 )
 def test_a_declining_value_that_names_nothing_after_it_stays_a_refusal(answer: str) -> None:

@@ -1149,7 +1149,7 @@ def _read_lead_line(
         # be sure, but X is most likely") below; only an answer that names none declines
         if found.declined is None:
             found.declined = _plain_sentence(line)
-        after = _named_after_declining(value)
+        after = _named_after_declining(value, reader)
         if after is not None:
             _read_lead_line(after, line, reader, found, list_rule=list_rule)
     elif found.lead is None:  # a later "Final diagnosis: X" restates the first
@@ -1181,15 +1181,19 @@ _AFTER_DECLINING = re.compile(
     r"\s*(?:;|\s[-\u2013\u2014]\s|\(|[,.]\s*(?=(?:but|however|though|yet)\b)|\s(?=but\b))\s*",
     re.I,
 )
-# Hedges around the name after a declining clause ("leading consideration X", "X favoured").
+# A connective opening what follows a declining clause ("..., but most likely X").
+_CONNECTIVE = re.compile(r"^(?:but|however|though|yet)\b,?\s*", re.I)
+# Hedges around the name after a declining clause ("leading consideration X", "likely X",
+# "X favoured"): they say it is a diagnosis.
 _HEDGE_BEFORE_NAME = re.compile(
-    r"^(?:(?:but|however|though|yet)\b,?\s*)?(?:(?:the\s+)?(?:leading|top|main|primary)\s+"
-    r"(?:consideration|differential|possibility)(?:\s+is)?\b:?\s*|(?:favou?r(?:ed|s)?|"
-    r"probably|possibly|best\s+guess)\b:?\s*)?",
+    r"^(?:(?:the\s+)?(?:leading|top|main|primary)\s+(?:consideration|differential|possibility)"
+    r"(?:\s+is)?|(?:most\s+)?likely|favou?r(?:ed|s)?|probably|possibly|best\s+guess|"
+    r"suspect(?:ed)?)\b:?\s*",
     re.I,
 )
 _HEDGE_AFTER_NAME = re.compile(
-    r"(?:\s+(?:is\s+)?(?:most\s+likely|likely|favou?red|suspected|preferred))?[\s).]*$", re.I
+    r"\s+(?:is\s+)?(?:(?:the\s+)?most\s+likely|likely|favou?red|suspected|preferred)(?=[\s).]*$)",
+    re.I,
 )
 # Advice, not a diagnosis, after a declining clause ("; please consult a radiologist").
 _ADVICE = re.compile(
@@ -1199,33 +1203,43 @@ _ADVICE = re.compile(
 )
 
 
-def _named_after_declining(value: str) -> str | None:
-    """What a labelled value that declines names after its declining clause, without the
-    hedge around it; None when it names nothing after it (advice, another refusal, nothing).
+def _named_after_declining(value: str, reader: _NameReader) -> str | None:
+    """The diagnosis a labelled value that declines names after its declining clause, without
+    the hedge around it; None when it names none there: advice, another refusal, a reason
+    ("insufficient information", "further imaging needed") or nothing. What follows the
+    clause names a diagnosis when a hedge marks it one ("likely X", "leading consideration
+    X", "X favoured") or the lexicon finds a disease in it ("X vs Y").
 
     Example:
-        >>> _named_after_declining("cannot be made definitively; likely glioblastoma")
-        'likely glioblastoma'
-        >>> _named_after_declining("I cannot be certain, but most likely glioblastoma")
-        'most likely glioblastoma'
-        >>> _named_after_declining("cannot be established; leading consideration glioblastoma.")
+        >>> reader = _NameReader()
+        >>> _named_after_declining("cannot be made definitively; likely glioblastoma", reader)
         'glioblastoma'
-        >>> _named_after_declining("cannot be made; likely glioblastoma. Consult a radiologist.")
-        'likely glioblastoma'
-        >>> _named_after_declining("I cannot provide one; please consult a radiologist") is None
-        True
+        >>> _named_after_declining("I cannot be certain, but most likely glioblastoma", reader)
+        'glioblastoma'
+        >>> _named_after_declining("cannot be made; glioblastoma. Consult a radiologist.", reader)
+        'glioblastoma'
+        >>> _named_after_declining("I cannot provide one; please consult a radiologist", reader)
+        >>> _named_after_declining("cannot be made (insufficient information)", reader)
     """
     plain = _plain_sentence(value)
     cut = _AFTER_DECLINING.search(plain)
     if cut is None:
         return None
     rest = _first_sentence(plain[cut.end() :])  # "likely X. Consult a radiologist.": X
-    rest = _HEDGE_AFTER_NAME.sub("", _HEDGE_BEFORE_NAME.sub("", rest, count=1), count=1).strip()
+    rest = _CONNECTIVE.sub("", rest.strip(), count=1)
+    hedged = _HEDGE_BEFORE_NAME.match(rest)
+    if hedged:
+        rest = rest[hedged.end() :]
+    after = _HEDGE_AFTER_NAME.search(rest)
+    if after:
+        rest = rest[: after.start()]
+    rest = rest.strip(" \t).;,")
     if (
         not re.search(r"[^\W\d_]", rest)
         or _ADVICE.search(rest)
         or _NO_DIAGNOSIS.fullmatch(rest)
         or declines_diagnosis(rest, labelled=True)
+        or not (hedged or after or reader.mentions(rest))
     ):
         return None
     return rest
