@@ -240,3 +240,23 @@ def test_a_diagnosis_named_after_a_declining_clause_is_read(answer: str, names: 
 def test_a_declining_value_that_names_nothing_after_it_stays_a_refusal(answer: str) -> None:
     parsed = parse_diagnoses(answer)
     assert (parsed.status, parsed.diagnoses) == ("refusal", [])
+
+
+@pytest.mark.parametrize(
+    ("answer", "first"),
+    [
+        # a bare name above: the list below it would take its place, so no lead-in list
+        ("Glioblastoma\nDifferentials to exclude: 1. Abscess 2. Lymphoma", "Glioblastoma"),
+        # a sentence or a labelled line above leaves the rule to the lead-in
+        ("Here is my answer.\nMy ranked list is: 1. Glioblastoma 2. Lymphoma", "Glioblastoma"),
+        (
+            "Findings: ring enhancement.\nMy ranked list is: 1. Glioblastoma 2. Abscess",
+            "Glioblastoma",
+        ),
+    ],
+)
+def test_a_lead_in_list_below_a_bare_name_does_not_replace_it(answer: str, first: str) -> None:
+    parsed = parse_diagnoses(answer)
+    assert parsed.diagnoses[0] == first
+    # By hand: the reference is first, Top-1 1 of 1.
+    assert score_diagnosis([parsed.diagnoses], ["Glioblastoma"])["top1-lexicon"] == 1.0

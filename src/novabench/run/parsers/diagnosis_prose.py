@@ -251,13 +251,13 @@ def _inline_list_items(text: str) -> list[str] | None:
     ]
 
 
-def _unfold_inline_list(line: str, reader: _NameReader) -> str:
+def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True) -> str:
     """A line whose text (after a bullet and a label, if any) is a numbered list written on
     one line, as the same list written one item per line under its label or lead-in; any
     other line as it is (a findings or summary label's list too: it names no diagnosis).
     "Answer: 1. Glioblastoma 2. Lymphoma" reads as "Answer:\\n1. Glioblastoma\\n2. Lymphoma"
     does, "My ranked list is: 1. A 2. B" as "My ranked list is:\\n1. A\\n2. B" (a lead-in:
-    see :func:`_lead_in_list`)."""
+    see :func:`_lead_in_list`; only with ``lead_in``)."""
     if "2" not in line or not _POSSIBLE_FIRST_MARKER.search(line):  # spares label look-ups
         return line
     items = _inline_list_items(line)
@@ -278,10 +278,10 @@ def _unfold_inline_list(line: str, reader: _NameReader) -> str:
             rest = value[len(value) - len(label[1]) :]
             items = _inline_list_items(rest)
     if items is None:  # "My ranked list is: 1. A 2. B", "Answer: the differential is 1) A 2) B"
-        lead_in = _lead_in_list(rest)
-        if lead_in is None:
+        found = _lead_in_list(rest) if lead_in else None
+        if found is None:
             return line
-        rest, items = rest[lead_in[0] :], lead_in[1]
+        rest, items = rest[found[0] :], found[1]
     return "\n".join([line[: len(line) - len(rest)].rstrip(), *items])
 
 
@@ -1288,10 +1288,30 @@ def _read_differential_line(value: str, reader: _NameReader, found: _ProseFindin
         _read_prose_sentence(sentence, reader, found)
 
 
+def _before_a_lead_in(line: str) -> bool:
+    """Whether a line above a one-line lead-in list leaves the lead-in rule to it: a heading
+    or labelled line (a colon in it), or a sentence of four words or more ("Here is my
+    answer."), never a bare name ("Glioblastoma", "Glioblastoma.").
+
+    Example:
+        >>> _before_a_lead_in("Here is my ranked answer."), _before_a_lead_in("Glioblastoma.")
+        (True, False)
+    """
+    text = _plain_sentence(line).strip()
+    return ":" in text or (re.search(r"[.!?]$", text) is not None and len(text.split()) >= 4)
+
+
 def _read_written_diagnoses(text: str) -> _ProseFindings:
     reader = _NameReader()
     found = _ProseFindings()
-    lines = [_unfold_inline_list(line, reader) for line in _break_statements(text).splitlines()]
+    lines = []
+    lead_in = True
+    for line in _break_statements(text).splitlines():
+        lines.append(_unfold_inline_list(line, reader, lead_in=lead_in))
+        # A lead-in opens a list only on the answer's first line or after headings and prose
+        # sentences: after a bare name ("Glioblastoma\nDifferentials to exclude: 1. A 2. B")
+        # its list would take the place of the name above it.
+        lead_in = lead_in and (not line.strip() or _before_a_lead_in(line))
     for line in _dash_numbered_as_dotted("\n".join(lines).splitlines()):
         stripped = line.strip()
         if not stripped:
