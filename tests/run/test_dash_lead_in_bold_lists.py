@@ -83,8 +83,8 @@ def test_a_dash_numbered_list_reads_as_the_same_list_numbered_with_periods(
         ),
         # A range opening a line, with no "1 -" run before it, is no list item.
         ("Findings:\n2 - 3 ring-enhancing lesions\nDiagnosis: Metastases", ["Metastases"]),
-        # A number that skips ends the run: "3 - B" after "1 - A" is no item.
-        ("1 - Glioblastoma\n3 - 4 cm lesion", ["Glioblastoma"]),
+        # A number that skips ends the run: "4 - B" after "2 - A" is no item.
+        ("1 - Glioblastoma\n2 - Lymphoma\n4 - 5 cm lesion", ["Glioblastoma", "Lymphoma"]),
     ],
 )
 def test_dashes_that_are_no_list_markers_cut_nothing(answer: str, names: list[str]) -> None:

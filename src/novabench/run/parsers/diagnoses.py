@@ -279,12 +279,20 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     whitespace, ``;`` or ``,``, outside brackets and not right after grade, type, stage,
     WHO... ("1. Astrocytoma, WHO grade 2. X" is one item; "Neurofibromatosis type 1.
     Schwannoma 2. Meningioma" and "Type 1- diabetes" no list). Such a list may also follow
-    a lead-in on its line that ends in a colon or "is" / "are" ("My ranked list is: 1. A
-    2. B", "Based on the findings, the differential is 1) A 2) B"), unless the lead-in
-    introduces findings or next steps ("The findings are: 1. ...", "The lesion shows:
-    1. ...", "Next steps: 1. ...": such a word in its last sentence, and no premise "Based
-    on ..." or word of diagnoses in its last clause); a ``Findings:`` / ``Summary:`` label's list names no diagnosis
-    either. Duplicates are removed case-insensitively, keeping the first. ``<think>``
+    a lead-in on its line that ends in a colon or "is" / "are" and introduces diagnoses: a
+    hedge ends it ("These findings are concerning for: 1. A 2. B", "consistent with:",
+    "The findings suggest:"), or its last clause opens with a premise ("Based on the
+    clinical history:") or names diagnoses ("My ranked list is: 1. A 2. B", "Based on the
+    findings, the differential is 1) A 2) B", "In order of likelihood:") and no finding,
+    reason, limitation or next step ("Glioblastoma. Why: 1. ...", "Key differential
+    features are: 1. ...", "Caveats: 1. ...", "The lesion shows: 1. ...", "Next steps:
+    1. ..."), on the answer's first line or below headings, labelled lines and sentences
+    (never below a bare name). Any other lead-in opens no list: the line reads as it did
+    before lead-ins opened lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is
+    "Glioblastoma". A
+    ``Findings:`` / ``Summary:`` label's list names no diagnosis either. A dash-numbered
+    run needs "1 -" and "2 -" at least, and a number range ("1 - 2 new lesions",
+    "1 - 2 weeks") is never a marker. Duplicates are removed case-insensitively, keeping the first. ``<think>``
     reasoning is removed first.
 
     Prose (how models answer when they ignore the JSON instruction) is read
@@ -352,8 +360,12 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     apology, "I cannot / won't / must decline ..." or "Unable to ..." that names what it
     declines, a diagnosis or a radiologist to consult, imaging words in it or not: "I
     cannot provide a diagnosis from this axial T2 MRI image; please consult a radiologist"),
-    and a lead label's value that declines ("Diagnosis: I cannot provide one from this MRI
-    image"), is ``"refusal"``, scored as no answer and counted; never a diagnosis.
+    and a lead label's value that declines and names nothing after its declining clause
+    ("Diagnosis: I cannot provide one from this MRI image; consult a radiologist"), is
+    ``"refusal"``, scored as no answer and counted; never a diagnosis. A diagnosis named
+    after the declining clause is the answer ("Diagnosis: cannot be made definitively;
+    likely glioblastoma" and "Diagnosis: I cannot be certain, but most likely
+    glioblastoma" are "glioblastoma").
 
     A prose or labelled list is read up to its first 100 names, and lexicon
     look-ups are budgeted per answer, so hostile answers stay linear.

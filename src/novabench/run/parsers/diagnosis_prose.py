@@ -52,6 +52,9 @@ _LIST_ITEM = re.compile(_LIST_MARKER.pattern + r"(?P<value>.+)$")
 _DASH_MARKER = re.compile(
     r"^(?P<head>\s*(?:\*\*|__)?)(?P<number>\d{1,2}) ?[-\u2013\u2014](?P<tail>(?:\*\*|__)?\s+)(?=\S)"
 )
+# A whole number after "N -": the two make a range ("1 - 2 new lesions", "1 - 2 weeks old",
+# "2 - 3.5 cm"), no list marker.
+_NUMBER_RANGE = re.compile(r"\d+(?:[.,]\d+)?(?=[\s.,;:)%]|$)")
 # A labelled statement after a sentence on the same line ("Most likely: X. Others: A, B").
 _STATEMENT_BREAK = re.compile(
     rf"(?<=[.;])\s+(?=(?:\*\*|__)?(?:{_MOST_LIKELY_LABEL}|{_DIFFERENTIAL_LABEL}))", re.I
@@ -126,30 +129,50 @@ def _item_name(text: str) -> str:
 def _dash_numbered_as_dotted(lines: list[str]) -> list[str]:
     """The lines with the markers of a dash-numbered list ("1- A", "2 - B") written "1.", "2.".
 
-    A number and a dash open a list item only in a run that starts at 1 and counts up by one,
-    other lines (an item's explanation) between them or not; "2 - 3 lesions" with no "1 -"
-    before it, a number that skips ("1- A" then "3- B") and anything after such a gap until a
-    new "1-" stay as written. Dashes inside a line ("Type 1- diabetes", "Creutzfeldt-Jakob")
-    are never markers.
+    A number and a dash open a list item only in a run that starts at 1 and counts up by one
+    to 2 at least, other lines (an item's explanation) between them or not: a lone "1 - X"
+    line is no list. A number range ("1 - 2 new lesions", "1 - 2 weeks old", "2 - 3 cm": a
+    whole number right after the dash) is never a marker, nor does it end a run; "2 - X" with
+    no "1 -" before it, a number that skips ("1- A" then "3- B") and anything after such a
+    gap until a new "1-" stay as written. Dashes inside a line ("Type 1- diabetes",
+    "Creutzfeldt-Jakob") are never markers.
 
     Example:
         >>> _dash_numbered_as_dotted(["1- Glioma", "  ring enhancement", "2 - Lymphoma"])
         ['1. Glioma', '  ring enhancement', '2. Lymphoma']
         >>> _dash_numbered_as_dotted(["2 - 3 lesions", "Type 1- diabetes"])
         ['2 - 3 lesions', 'Type 1- diabetes']
+        >>> _dash_numbered_as_dotted(["Multiple sclerosis", "1 - 2 new lesions"])
+        ['Multiple sclerosis', '1 - 2 new lesions']
+        >>> _dash_numbered_as_dotted(["1 - Glioma", "Diagnosis: Glioma"])
+        ['1 - Glioma', 'Diagnosis: Glioma']
     """
     dotted = list(lines)
-    expected = None  # the number the current run continues with
+    run: list[tuple[int, re.Match[str]]] = []  # the markers of the current run
+
+    def close() -> None:
+        if len(run) >= 2:  # "1 -" and "2 -" at least
+            for index, marker in run:
+                line = lines[index]
+                number = marker.group("number")
+                dotted[index] = (
+                    line[: marker.start("number")] + f"{number}." + line[marker.start("tail") :]
+                )
+        run.clear()
+
     for index, line in enumerate(lines):
         marker = _DASH_MARKER.match(line)
-        if marker is None:
+        if marker is None or _NUMBER_RANGE.match(line, marker.end()):
             continue
         number = int(marker.group("number"))
-        if number != 1 and number != expected:
-            expected = None
-            continue
-        dotted[index] = line[: marker.start("number")] + f"{number}." + line[marker.start("tail") :]
-        expected = number + 1
+        if number == 1:
+            close()
+            run.append((index, marker))
+        elif run and number == int(run[-1][1].group("number")) + 1:
+            run.append((index, marker))
+        else:
+            close()
+    close()
     return dotted
 
 
@@ -228,13 +251,13 @@ def _inline_list_items(text: str) -> list[str] | None:
     ]
 
 
-def _unfold_inline_list(line: str, reader: _NameReader) -> str:
+def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True) -> str:
     """A line whose text (after a bullet and a label, if any) is a numbered list written on
     one line, as the same list written one item per line under its label or lead-in; any
     other line as it is (a findings or summary label's list too: it names no diagnosis).
     "Answer: 1. Glioblastoma 2. Lymphoma" reads as "Answer:\\n1. Glioblastoma\\n2. Lymphoma"
     does, "My ranked list is: 1. A 2. B" as "My ranked list is:\\n1. A\\n2. B" (a lead-in:
-    see :func:`_lead_in_list`)."""
+    see :func:`_lead_in_list`; only with ``lead_in``)."""
     if "2" not in line or not _POSSIBLE_FIRST_MARKER.search(line):  # spares label look-ups
         return line
     items = _inline_list_items(line)
@@ -255,10 +278,10 @@ def _unfold_inline_list(line: str, reader: _NameReader) -> str:
             rest = value[len(value) - len(label[1]) :]
             items = _inline_list_items(rest)
     if items is None:  # "My ranked list is: 1. A 2. B", "Answer: the differential is 1) A 2) B"
-        lead_in = _lead_in_list(rest)
-        if lead_in is None:
+        found = _lead_in_list(rest) if lead_in else None
+        if found is None:
             return line
-        rest, items = rest[lead_in[0] :], lead_in[1]
+        rest, items = rest[found[0] :], found[1]
     return "\n".join([line[: len(line) - len(rest)].rstrip(), *items])
 
 
@@ -354,22 +377,66 @@ _LEAD_IN_END = re.compile(r"(?::|\b(?:is|are))[\s*_]*$", re.I)
 _LEAD_IN_PREMISE = re.compile(
     r"\W*(?:based\s+on|given|considering|in\s+(?:view|light)\s+of|according\s+to)\b", re.I
 )
-# Words of a lead-in to diagnoses ("the differential is", "the most likely diagnoses are:").
+# Words of a lead-in to diagnoses ("the differential is", "the most likely diagnoses are:",
+# "My ranked list is:", "In order of likelihood:").
 _LEAD_IN_DIAGNOSES = re.compile(
     r"\b(?:diagnos[ie]s|differentials?|ddx|most\s+likely|likeliest|possibilities|"
-    r"considerations|alternatives|candidates|answers?|impressions?)\b",
+    r"considerations|alternatives|candidates|answers?|impressions?|ranked|ranking|"
+    r"likelihood)\b",
     re.I,
 )
-# Words of a lead-in to findings or to what to do next ("The findings are:", "The lesion
-# shows:", "MRI reveals:", "Next steps:", "Management:"): its list names no diagnosis.
-_LEAD_IN_FINDINGS = re.compile(
-    r"\b(?:"
-    + "|".join(sorted(_NOTE_LABEL_WORDS))
-    + r"|features?|lesions?|mass(?:es)?|images?|scans?|mri|shows?|showing|demonstrat\w*|"
-    r"reveal\w*|next|steps?|plan|management|work-?up|treatment|therapy|follow-?up|"
-    r"recommend\w*)\b",
+# A hedge ending the lead-in, whose object is the list ("These findings are concerning for:",
+# "The imaging features are consistent with:", "The findings suggest:"): diagnoses follow.
+_LEAD_IN_HEDGE = re.compile(
+    r"\b(?:(?:consistent|compatible)\s+with|in\s+keeping\s+with|(?:concerning|suspicious)"
+    r"\s+for|suggest(?:s|ive\s+of|ing)?|(?:typical|characteristic|indicative)\s+of)"
+    r"[\s*_]*:?[\s*_]*$",
     re.I,
 )
+# Words of a lead-in to findings, reasons, evidence, limitations or what to do next ("Why:",
+# "Glioblastoma, because:", "due to:", "Key points:", "Caveats:", "What I see is:", "Features
+# supporting this diagnosis are:", "The findings are:", "The lesion shows:", "Next steps:"):
+# its list names no diagnosis, whatever else its last clause says ("Key differential
+# features are:").
+_LEAD_IN_REASONS = re.compile(
+    r"\b(?:why|because|due\s+to|owing\s+to|reasons?|reasoning|rationale|justification|"
+    r"explanation|points?|caveats?|limitations?|support\w*|favou?ring|features?|signs?|"
+    r"evidence|clues?|hallmarks?|observations?|i\s+see|seen|findings?|notes?|pros|cons|"
+    r"summary|shows?|showing|reveal\w*|demonstrat\w*|"
+    r"next|steps?|plan|management|work-?up|treatment|therapy|follow-?up|recommend\w*)\b",
+    re.I,
+)
+
+
+def _introduces_diagnoses(lead_in: str) -> bool:
+    """Whether prose before a numbered list on its line introduces diagnoses: the list is the
+    object of a hedge ending it ("concerning for:", "consistent with:", "suggest:"), or its
+    last clause (after the last ``.``, ``!``, ``?``, ``;`` or ``,``) opens with a premise
+    ("Based on the clinical history and imaging findings:"), or names diagnoses ("the
+    differential is", "My ranked list is:", "In order of likelihood:") and no finding,
+    reason, evidence, limitation or next step ("Key differential features are:", "What
+    supports the diagnosis:", "Most likely glioblastoma due to:", "The findings are:").
+    When unsure, no: the line is then read as it was before lead-ins opened lists.
+
+    Example:
+        >>> _introduces_diagnoses("Based on the findings, the differential is")
+        True
+        >>> _introduces_diagnoses("These findings are concerning for:")
+        True
+        >>> _introduces_diagnoses("Glioblastoma. Why:"), _introduces_diagnoses("Caveats:")
+        (False, False)
+        >>> _introduces_diagnoses("Most likely glioblastoma due to:")
+        False
+    """
+    if _LEAD_IN_HEDGE.search(lead_in):
+        return True
+    sentence = re.split(r"[.!?](?=\s)|;", lead_in)[-1]
+    clause = sentence.rsplit(",", 1)[-1]
+    if _LEAD_IN_PREMISE.match(clause):
+        return True
+    if _LEAD_IN_REASONS.search(clause):
+        return False
+    return _LEAD_IN_DIAGNOSES.search(clause) is not None
 
 
 def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
@@ -377,18 +444,19 @@ def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
     items (:func:`_inline_list_items`); None when there is no such list.
 
     The lead-in is the prose before marker 1 on the line, ending in a colon or in "is" /
-    "are": "My ranked list is: 1. A 2. B", "Based on the findings, the differential is
-    1) A 2) B". It must not introduce findings: its last sentence (up to a ``.``, ``!``,
-    ``?`` or ``;``) naming a finding word (findings, features, summary, the lesion, the
-    image, MRI, shows...) or a next step (next steps, management, workup, treatment...)
-    makes the list findings ("The findings are: 1. Ring enhancement
-    2. Edema"), unless its last clause (after a comma) opens with a premise ("Based on the
-    findings:") or names diagnoses ("diagnoses", "differential", "most likely", "answer").
+    "are", that introduces diagnoses (:func:`_introduces_diagnoses`): "My ranked list is:
+    1. A 2. B", "Based on the findings, the differential is 1) A 2) B", "These findings are
+    concerning for: 1. A 2. B". A lead-in to findings, reasons, limitations or next steps
+    ("The findings are: 1. Ring enhancement 2. Edema", "Glioblastoma. Why: 1. ...",
+    "Caveats: 1. ...", "Next steps: 1. ..."), or one that says neither, opens no list: the
+    line is read as a line without a list, so a diagnosis before the lead-in stays the answer.
 
     Example:
         >>> _lead_in_list("My ranked list is: 1. Glioma 2. Lymphoma")
         (19, ['1. Glioma', '2. Lymphoma'])
         >>> _lead_in_list("The findings are: 1. Ring enhancement 2. Edema") is None
+        True
+        >>> _lead_in_list("Glioblastoma. Why: 1. Rim enhancement 2. Necrosis") is None
         True
     """
     for attempt, marker in enumerate(_POSSIBLE_FIRST_MARKER.finditer(text)):
@@ -398,13 +466,7 @@ def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
         start = len(lead_in)
         if not re.search(r"[A-Za-z]", lead_in) or not _LEAD_IN_END.search(lead_in):
             continue
-        sentence = re.split(r"[.!?](?=\s)|;", lead_in)[-1]
-        clause = sentence.rsplit(",", 1)[-1]
-        if (
-            not _LEAD_IN_PREMISE.match(clause)
-            and not _LEAD_IN_DIAGNOSES.search(clause)
-            and _LEAD_IN_FINDINGS.search(sentence)
-        ):
+        if not _introduces_diagnoses(lead_in):
             return None
         items = _inline_list_items(text[start:])
         if items is not None:
@@ -1081,10 +1143,15 @@ def _read_lead_line(
         if found.lead is None and found.no_diagnosis is None:
             found.no_diagnosis = _plain_sentence(line)
     elif declines_diagnosis(_plain_sentence(value), labelled=True):
-        # "Diagnosis: I cannot provide one from this MRI image": no name; a statement in
-        # it ("I cannot be sure, but X is most likely") is still read below
+        # "Diagnosis: I cannot provide one from this MRI image": no name; the diagnosis
+        # named after the declining clause ("cannot be made definitively; likely X", "I
+        # cannot be certain, but most likely X") is read, and a statement in it ("I cannot
+        # be sure, but X is most likely") below; only an answer that names none declines
         if found.declined is None:
             found.declined = _plain_sentence(line)
+        after = _named_after_declining(value, reader)
+        if after is not None:
+            _read_lead_line(after, line, reader, found, list_rule=list_rule)
     elif found.lead is None:  # a later "Final diagnosis: X" restates the first
         names, comma_note = (
             _lead_names(name_text, reader) if list_rule else (reader.lead(name_text), None)
@@ -1103,6 +1170,79 @@ def _read_lead_line(
         _read_prose_sentence(sentence, reader, found)
     if sentence_names and found.lead is None and found.suggested is None:
         found.lead = sentence_names
+
+
+# Where a labelled value's declining clause ends and what it names after it begins: a
+# semicolon, a spaced dash or an opening bracket ("cannot be made definitively; likely X",
+# "Unable to confirm without histology - most likely X", "cannot be made with certainty
+# (favor X)"), or a comma or sentence end before "but" / "however" ("I cannot be certain,
+# but most likely X", "Cannot be made definitively. Favor X").
+_AFTER_DECLINING = re.compile(
+    r"\s*(?:;|\s[-\u2013\u2014]\s|\(|[,.]\s*(?=(?:but|however|though|yet)\b)|\s(?=but\b))\s*",
+    re.I,
+)
+# A connective opening what follows a declining clause ("..., but most likely X").
+_CONNECTIVE = re.compile(r"^(?:but|however|though|yet)\b,?\s*", re.I)
+# Hedges around the name after a declining clause ("leading consideration X", "likely X",
+# "X favoured"): they say it is a diagnosis.
+_HEDGE_BEFORE_NAME = re.compile(
+    r"^(?:(?:the\s+)?(?:leading|top|main|primary)\s+(?:consideration|differential|possibility)"
+    r"(?:\s+is)?|(?:most\s+)?likely|favou?r(?:ed|s)?|probably|possibly|best\s+guess|"
+    r"suspect(?:ed)?)\b:?\s*",
+    re.I,
+)
+_HEDGE_AFTER_NAME = re.compile(
+    r"\s+(?:is\s+)?(?:(?:the\s+)?most\s+likely|likely|favou?red|suspected|preferred)(?=[\s).]*$)",
+    re.I,
+)
+# Advice, not a diagnosis, after a declining clause ("; please consult a radiologist").
+_ADVICE = re.compile(
+    r"\b(?:consult\w*|please|seek|refer\w*|recommend\w*|contact|correlat\w*|"
+    r"(?:neuro)?radiologists?|physicians?|doctors?|clinicians?|specialists?)\b",
+    re.I,
+)
+
+
+def _named_after_declining(value: str, reader: _NameReader) -> str | None:
+    """The diagnosis a labelled value that declines names after its declining clause, without
+    the hedge around it; None when it names none there: advice, another refusal, a reason
+    ("insufficient information", "further imaging needed") or nothing. What follows the
+    clause names a diagnosis when a hedge marks it one ("likely X", "leading consideration
+    X", "X favoured") or the lexicon finds a disease in it ("X vs Y").
+
+    Example:
+        >>> reader = _NameReader()
+        >>> _named_after_declining("cannot be made definitively; likely glioblastoma", reader)
+        'glioblastoma'
+        >>> _named_after_declining("I cannot be certain, but most likely glioblastoma", reader)
+        'glioblastoma'
+        >>> _named_after_declining("cannot be made; glioblastoma. Consult a radiologist.", reader)
+        'glioblastoma'
+        >>> _named_after_declining("I cannot provide one; please consult a radiologist", reader)
+        >>> _named_after_declining("cannot be made (insufficient information)", reader)
+    """
+    plain = _plain_sentence(value)
+    cut = _AFTER_DECLINING.search(plain)
+    if cut is None:
+        return None
+    rest = _first_sentence(plain[cut.end() :])  # "likely X. Consult a radiologist.": X
+    rest = _CONNECTIVE.sub("", rest.strip(), count=1)
+    hedged = _HEDGE_BEFORE_NAME.match(rest)
+    if hedged:
+        rest = rest[hedged.end() :]
+    after = _HEDGE_AFTER_NAME.search(rest)
+    if after:
+        rest = rest[: after.start()]
+    rest = rest.strip(" \t).;,")
+    if (
+        not re.search(r"[^\W\d_]", rest)
+        or _ADVICE.search(rest)
+        or _NO_DIAGNOSIS.fullmatch(rest)
+        or declines_diagnosis(rest, labelled=True)
+        or not (hedged or after or reader.mentions(rest))
+    ):
+        return None
+    return rest
 
 
 def _lead_names(text: str, reader: _NameReader) -> tuple[list[str], str | None]:
@@ -1148,10 +1288,30 @@ def _read_differential_line(value: str, reader: _NameReader, found: _ProseFindin
         _read_prose_sentence(sentence, reader, found)
 
 
+def _before_a_lead_in(line: str) -> bool:
+    """Whether a line above a one-line lead-in list leaves the lead-in rule to it: a heading
+    or labelled line (a colon in it), or a sentence of four words or more ("Here is my
+    answer."), never a bare name ("Glioblastoma", "Glioblastoma.").
+
+    Example:
+        >>> _before_a_lead_in("Here is my ranked answer."), _before_a_lead_in("Glioblastoma.")
+        (True, False)
+    """
+    text = _plain_sentence(line).strip()
+    return ":" in text or (re.search(r"[.!?]$", text) is not None and len(text.split()) >= 4)
+
+
 def _read_written_diagnoses(text: str) -> _ProseFindings:
     reader = _NameReader()
     found = _ProseFindings()
-    lines = [_unfold_inline_list(line, reader) for line in _break_statements(text).splitlines()]
+    lines = []
+    lead_in = True
+    for line in _break_statements(text).splitlines():
+        lines.append(_unfold_inline_list(line, reader, lead_in=lead_in))
+        # A lead-in opens a list only on the answer's first line or after headings and prose
+        # sentences: after a bare name ("Glioblastoma\nDifferentials to exclude: 1. A 2. B")
+        # its list would take the place of the name above it.
+        lead_in = lead_in and (not line.strip() or _before_a_lead_in(line))
     for line in _dash_numbered_as_dotted("\n".join(lines).splitlines()):
         stripped = line.strip()
         if not stripped:
