@@ -236,40 +236,33 @@ def test_a_negative_number_of_resamples_is_refused_before_the_model_is_asked(
     assert asked == []
 
 
-@pytest.mark.parametrize("seed", [-1, 1.5, True, "3"])
-def test_a_bad_seed_is_refused_before_the_model_is_asked(sample_release, tmp_path, seed):
-    """user21: seed=-1 asked the model, then numpy said "expected non-negative integer";
-    seed=1.5 a TypeError; seed=True scored as seed 1."""
-    asked = []
-    with pytest.raises(NovaInputError) as caught:
-        evaluate_model(
-            lambda image, prompt: asked.append(prompt) or "no target",
-            sample_release,
-            tasks="localization",
-            seed=seed,
-            n_resamples=10,
-            run_file=tmp_path / "run.jsonl",
-            progress=False,
-        )
-    assert caught.value.field == "seed" and "\n" not in str(caught.value)
-    assert asked == [] and not (tmp_path / "run.jsonl").exists()
-
-
-@pytest.mark.parametrize("confidence", [2, 95, 0, 1.0, float("nan"), "0.9", True])
-def test_a_bad_confidence_is_refused_before_the_model_is_asked(
-    sample_release, tmp_path, confidence
+@pytest.mark.parametrize(
+    ("setting", "value", "says"),
+    [
+        *[("seed", value, "seed") for value in (-1, 1.5, True, "3")],
+        *[
+            ("confidence", value, "strictly between 0 and 1")
+            for value in (2, 95, 0, 1.0, float("nan"), "0.9", True)
+        ],
+    ],
+)
+def test_a_bad_bootstrap_setting_is_refused_before_the_model_is_asked(
+    sample_release, tmp_path, setting, value, says
 ):
-    """evmod21's note: confidence=2 was checked only by the bootstrap, after every answer."""
+    """user21: seed=-1 asked the model, then numpy said "expected non-negative integer";
+    seed=1.5 a TypeError; seed=True scored as seed 1. evmod21's note: confidence=2 was
+    checked only by the bootstrap, after every answer."""
     asked = []
     with pytest.raises(NovaInputError) as caught:
         evaluate_model(
             lambda image, prompt: asked.append(prompt) or "no target",
             sample_release,
             tasks="localization",
-            confidence=confidence,
             n_resamples=10,
             run_file=tmp_path / "run.jsonl",
             progress=False,
+            **{setting: value},
         )
-    assert caught.value.field == "confidence" and "strictly between 0 and 1" in str(caught.value)
+    assert caught.value.field == setting and "\n" not in str(caught.value)
+    assert says in str(caught.value)
     assert asked == [] and not (tmp_path / "run.jsonl").exists()
