@@ -271,6 +271,15 @@ HEDGES = {
         '1. Candidate A: {"box_2d": [100, 100, 200, 200]}\n'
         '2. Candidate B: {"box_2d": [600, 600, 700, 700]}'
     ),
+    "numbered-options": (
+        '1. Option 1: {"box_2d": [100, 100, 200, 200]}\n'
+        '2. Option 2: {"box_2d": [600, 600, 700, 700]}'
+    ),
+    "alternative-location": (
+        '1. Most likely location: {"box_2d": [100, 100, 200, 200]}\n'
+        '2. Alternative location: {"box_2d": [600, 600, 700, 700]}'
+    ),
+    # A revision of a lesion's box is one lesion read twice, lesion word or not.
     "second-read": (
         '1. Lesion (first read): {"box_2d": [100, 100, 200, 200]}\n'
         '2. Lesion (second read, after zooming): {"box_2d": [600, 600, 700, 700]}'
@@ -286,4 +295,39 @@ def test_numbered_hedges_score_the_last_answer_alone(answer: str) -> None:
     assert parsed.notes[0] == (
         "an earlier JSON answer not counted (1 box(es): [100, 100, 200, 200]): the last "
         "complete JSON answer is the model's final answer"
+    )
+
+
+# user23: boxfix22 read a hedge anywhere in a numbered label as alternatives, so a label
+# that names a lesion and hedges its diagnosis ("likely GBM") dropped the first lesion
+# (d3f667c scored both). A label that names a lesion-like thing or a place in the brain is
+# a lesion; only a pure hedge ("1. Most likely location", "2. Second guess") is an
+# alternative. [x1, y1, x2, y2] pixels of the 480 px image: [100, 100, 150, 160] ->
+# [100, 100, 50, 60]; [300, 300, 350, 360] -> [300, 300, 50, 60].
+A, B = '{"boxes": [[100, 100, 150, 160]]}', '{"boxes": [[300, 300, 350, 360]]}'
+HEDGED_LESIONS = {
+    "likely-diagnoses": (
+        f"1. Right frontal lesion (likely GBM): {A}\n"
+        f"2. Left parietal lesion (likely metastasis): {B}"
+    ),
+    "likely-satellite": f"1. Primary lesion: {A}\n2. Likely satellite lesion: {B}",
+    "second-lesion-likely": (
+        f"1. Enhancing lesion: {A}\n2. Second lesion, likely a metastasis: {B}"
+    ),
+    "region-likely-oedema": (
+        f"1. Hyperintense lesion: {A}\n2. Surrounding region, likely oedema: {B}"
+    ),
+    "candidate-lesions": (
+        f"1. Candidate lesion (right frontal): {A}\n2. Candidate lesion (left occipital): {B}"
+    ),
+}
+
+
+@pytest.mark.parametrize("answer", list(HEDGED_LESIONS.values()), ids=list(HEDGED_LESIONS))
+def test_numbered_labels_naming_a_lesion_stay_separate_whatever_they_hedge(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE, convention="xyxy_pixel")
+    assert parsed.status == "ok"
+    assert parsed.boxes == [[100.0, 100.0, 50.0, 60.0], [300.0, 300.0, 50.0, 60.0]]
+    assert parsed.notes[0] == (
+        "2 JSON answers, one per numbered lesion (Lesion 1, Lesion 2...), scored together"
     )

@@ -1025,16 +1025,37 @@ _FINAL_ANSWER_WORDS = re.compile(
     r"(?:boxes|lesions|findings|regions))\b",
     re.IGNORECASE,
 )
-# Words that make a numbered item's label ("2. <label>:") name one answer revised or offered
-# in alternatives, not a lesion: a likelihood, guess, hypothesis, candidate, option,
-# estimate, alternative, revision or refinement ("1. Initial estimate", "2) Alternative
-# location", "2. Less likely location", "2. Second guess", "1. Candidate A", "2. Lesion
-# (second read)"). "possible", "or" and "estimated" are not among them: "1. Lesion in the
-# left lobe, possibly a metastasis" or "..., estimated" still names a lesion.
+# Words that make a numbered item's label ("2. <label>:") a hedge between places for one
+# answer: a likelihood, guess, hypothesis, candidate, option, estimate or alternative ("1.
+# Most likely location", "2) Alternative location", "2. Second guess", "1. Candidate A",
+# "2. Refined estimate"). They make alternatives only in a label that names no lesion (see
+# :data:`_LESION_LABEL`): "1. Right frontal lesion (likely GBM)" hedges a diagnosis. "possible",
+# "or" and "estimated" are not among them: "1. Lesion in the left lobe, possibly a
+# metastasis" or "..., estimated" still names a lesion.
 _ALTERNATIVE_LABEL = re.compile(
     r"\b(?:(?:un)?likel(?:y|ihood)|probab\w*|guess\w*|hypothes[ie]s|candidates?|"
-    r"options?|choices?|estimates?|alternativ\w*|revis\w*|refin\w*|attempts?|"
+    r"options?|choices?|estimates?|alternativ\w*)\b",
+    re.IGNORECASE,
+)
+# Words that make a numbered label a revision of one box, lesion word or not: "2. Refined
+# estimate", "2. Lesion (second read, after zooming)", "2. Revised box".
+_REVISION_LABEL = re.compile(
+    r"\b(?:revis\w*|refin\w*|attempts?|"
     r"(?:first|second|third|initial|final|new|another)\s+(?:read(?:ing)?|look|pass|try))\b",
+    re.IGNORECASE,
+)
+# Words that make a numbered label name a lesion-like thing or a place in the brain: such a
+# label is a separate lesion whatever hedge it carries ("2. Likely satellite lesion", "2.
+# Surrounding region, likely oedema", "1. Candidate lesion (right frontal)"). "location"
+# alone is no lesion ("1. Most likely location" is a hedge).
+_LESION_LABEL = re.compile(
+    r"\b(?:lesions?|mass(?:es)?|nodules?|nodular|foc(?:us|i)|regions?|areas?|components?|"
+    r"o?edema(?:tous)?|cores?|cysts?|cystic|tumou?rs?|enhancements?|enhancing|"
+    r"abnormalit(?:y|ies)|findings?|metastas[ie]s|hyperintensit(?:y|ies)|"
+    r"hypointensit(?:y|ies)|left|right|bilateral|midline|frontal|parietal|temporal|"
+    r"occipital|insular?|cerebellar|cerebellum|thalamic|thalamus|brainstem|pontine|pons|"
+    r"medulla(?:ry)?|midbrain|callos(?:al|um)|periventricular|juxtacortical|cortical|"
+    r"subcortical|basal\s+ganglia|ventricles?|ventricular|hemispheres?|hemispheric|lobes?)\b",
     re.IGNORECASE,
 )
 # Text between two numbered items that opens with a connector of alternatives: "or, if the
@@ -1063,9 +1084,9 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
     each after a label numbering it 1, 2, 3... in order, each with boxes of its own (no box
     repeated), no word of a final, corrected or summed-up answer between them (see
     :data:`_FINAL_ANSWER_WORDS`), none opened by a connector of alternatives ("or, if ...":
-    :data:`_ALTERNATIVE_CONNECTOR`), and no numbered label whose head names an alternative
-    or a revision (:data:`_ALTERNATIVE_LABEL`: "2. Second guess", "2) Less likely
-    location"). A "Lesion N" label (or "Finding N", "Region N"...) names a lesion whatever
+    :data:`_ALTERNATIVE_CONNECTOR`), and no numbered label that revises a box or is a pure
+    hedge naming no lesion (:func:`_is_alternative_label`: "2. Second guess", "2) Less likely
+    location"; "2. Likely satellite lesion" is a lesion). A "Lesion N" label (or "Finding N", "Region N"...) names a lesion whatever
     its description says ("Lesion 2 (possible satellite lesion)"), and boxes that overlap
     are two boxes the model chose to give (a tumour core and its oedema). Then every box is
     scored; anything else keeps the rule of the last complete answer.
@@ -1087,13 +1108,31 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
             return []
         if number > 1 and _ALTERNATIVE_CONNECTOR.search(stripped[: label.start()]):
             return []  # "or, if the signal is flow-related," then "Lesion 2:"
-        if label["label"] is not None and _ALTERNATIVE_LABEL.search(label["label"]):
+        if label["label"] is not None and _is_alternative_label(label["label"]):
             return []  # "2. Refined estimate:", "2) Less likely location:"
         boxes = {tuple(candidate.numbers) for candidate in answer.extraction.candidates}
         if not boxes or boxes & seen:  # a box again: a restatement, not another lesion
             return []
         seen |= boxes
     return answers
+
+
+def _is_alternative_label(label: str) -> bool:
+    """Whether a numbered item's label offers another place or a revision, not a lesion.
+
+    A revision ("refined", "second read") is one; a hedge ("likely", "guess", "option"...)
+    only in a label that names no lesion-like thing or place (:data:`_LESION_LABEL`).
+
+    >>> _is_alternative_label("Less likely location")
+    True
+    >>> _is_alternative_label("Left parietal lesion (likely metastasis)")
+    False
+    >>> _is_alternative_label("Lesion (second read, after zooming)")
+    True
+    """
+    if _REVISION_LABEL.search(label):
+        return True
+    return bool(_ALTERNATIVE_LABEL.search(label)) and not _LESION_LABEL.search(label)
 
 
 def _walk_into(value: Any, complete: bool, extraction: _Extraction) -> None:
