@@ -66,9 +66,9 @@ def test_a_lead_in_that_starts_the_answer_still_opens_its_list(answer: str) -> N
 
 
 def test_a_lead_in_below_another_line_opens_no_list() -> None:
-    # as 3d2d189: the lead-in line is one name, the list unread
+    # as 3d2d189: nothing read (the first line was no list either)
     answer = "Here is my answer.\nMy ranked list is: 1. Glioblastoma 2. Lymphoma"
-    assert parse_diagnoses(answer).diagnoses == ["My ranked list is"]
+    assert parse_diagnoses(answer).diagnoses == []
 
 
 # 2. a dash-numbered run below a name, or unspaced without "2-": as written (as 3d2d189)
