@@ -286,10 +286,11 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     findings, the differential is 1) A 2) B", "In order of likelihood:") and no finding,
     reason, limitation or next step ("Glioblastoma. Why: 1. ...", "Key differential
     features are: 1. ...", "Caveats: 1. ...", "The lesion shows: 1. ...", "Next steps:
-    1. ..."), on the answer's first line or below headings, labelled lines and sentences
-    (never below a bare name). Any other lead-in opens no list: the line reads as it did
-    before lead-ins opened lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is
-    "Glioblastoma". A
+    1. ..."), and only when the lead-in starts the answer: its first non-empty line, nothing
+    before the lead-in but a bullet, markup or a label ("Glioblastoma. The features are
+    consistent with: 1. ..." and "Glioblastoma, with features typical of: 1. ..." open
+    none). Any other lead-in opens no list: the line reads as it did before lead-ins opened
+    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A
     ``Findings:`` / ``Summary:`` label's list names no diagnosis either. A dash-numbered
     run needs "1 -" and "2 -" at least, and a number range ("1 - 2 new lesions",
     "1 - 2 weeks") is never a marker. Duplicates are removed case-insensitively, keeping the first. ``<think>``

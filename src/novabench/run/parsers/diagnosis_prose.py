@@ -278,11 +278,12 @@ def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True)
             rest = value[len(value) - len(label[1]) :]
             items = _inline_list_items(rest)
     if items is None:  # "My ranked list is: 1. A 2. B", "Answer: the differential is 1) A 2) B"
-        found = _lead_in_list(rest) if lead_in else None
+        found = _lead_in_list(rest, reader) if lead_in else None
         if found is None:
             return line
         rest, items = rest[found[0] :], found[1]
-    return "\n".join([line[: len(line) - len(rest)].rstrip(), *items])
+    # "- These findings are concerning for: 1. A 2. B": the bullet goes, the lead-in is no item
+    return "\n".join([line[len(line) - len(value) : len(line) - len(rest)].rstrip(), *items])
 
 
 # --------------------------------------------------------------------------- labels
@@ -439,7 +440,34 @@ def _introduces_diagnoses(lead_in: str) -> bool:
     return _LEAD_IN_DIAGNOSES.search(clause) is not None
 
 
-def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
+def _starts_with_lead_in(lead_in: str, reader: _NameReader) -> bool:
+    """Whether the prose before a one-line list is one lead-in with nothing before it: no
+    sentence end or ``;`` in it, and any clause before its last comma a premise or words
+    about diagnoses ("Based on the findings,", "In order of likelihood,") naming no disease.
+    "Glioblastoma. The features are consistent with:", "Likely glioblastoma; appearance is
+    consistent with:" and "Glioblastoma, with features typical of:" hold a name before the
+    lead-in: their line reads as it did before lead-ins opened lists.
+
+    Example:
+        >>> reader = _NameReader()
+        >>> _starts_with_lead_in("Based on the findings, the differential is", reader)
+        True
+        >>> _starts_with_lead_in("Glioblastoma. MRI is concerning for:", reader)
+        False
+        >>> _starts_with_lead_in("Glioblastoma, with features typical of:", reader)
+        False
+    """
+    if re.search(r"[.!?](?=\s)|;", lead_in):
+        return False
+    clauses = lead_in.split(",")[:-1]
+    return all(
+        (_LEAD_IN_PREMISE.match(clause) or _LEAD_IN_DIAGNOSES.search(clause))
+        and not reader.mentions(clause)
+        for clause in clauses
+    )
+
+
+def _lead_in_list(text: str, reader: _NameReader) -> tuple[int, list[str]] | None:
     """Where a numbered list written on one line after a lead-in starts in ``text``, and its
     items (:func:`_inline_list_items`); None when there is no such list.
 
@@ -448,15 +476,19 @@ def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
     1. A 2. B", "Based on the findings, the differential is 1) A 2) B", "These findings are
     concerning for: 1. A 2. B". A lead-in to findings, reasons, limitations or next steps
     ("The findings are: 1. Ring enhancement 2. Edema", "Glioblastoma. Why: 1. ...",
-    "Caveats: 1. ...", "Next steps: 1. ..."), or one that says neither, opens no list: the
-    line is read as a line without a list, so a diagnosis before the lead-in stays the answer.
+    "Caveats: 1. ...", "Next steps: 1. ..."), one that says neither, and one with anything
+    before it on its line (:func:`_starts_with_lead_in`) open no list: the line is read as a
+    line without a list, so a diagnosis before the lead-in stays the answer.
 
     Example:
-        >>> _lead_in_list("My ranked list is: 1. Glioma 2. Lymphoma")
+        >>> reader = _NameReader()
+        >>> _lead_in_list("My ranked list is: 1. Glioma 2. Lymphoma", reader)
         (19, ['1. Glioma', '2. Lymphoma'])
-        >>> _lead_in_list("The findings are: 1. Ring enhancement 2. Edema") is None
+        >>> _lead_in_list("The findings are: 1. Ring enhancement 2. Edema", reader) is None
         True
-        >>> _lead_in_list("Glioblastoma. Why: 1. Rim enhancement 2. Necrosis") is None
+        >>> _lead_in_list("Glioblastoma. Why: 1. Rim enhancement 2. Necrosis", reader) is None
+        True
+        >>> _lead_in_list("Glioma. MRI is concerning for: 1. Edema 2. Mass effect", reader) is None
         True
     """
     for attempt, marker in enumerate(_POSSIBLE_FIRST_MARKER.finditer(text)):
@@ -466,7 +498,7 @@ def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
         start = len(lead_in)
         if not re.search(r"[A-Za-z]", lead_in) or not _LEAD_IN_END.search(lead_in):
             continue
-        if not _introduces_diagnoses(lead_in):
+        if not _introduces_diagnoses(lead_in) or not _starts_with_lead_in(lead_in, reader):
             return None
         items = _inline_list_items(text[start:])
         if items is not None:
@@ -1288,19 +1320,6 @@ def _read_differential_line(value: str, reader: _NameReader, found: _ProseFindin
         _read_prose_sentence(sentence, reader, found)
 
 
-def _before_a_lead_in(line: str) -> bool:
-    """Whether a line above a one-line lead-in list leaves the lead-in rule to it: a heading
-    or labelled line (a colon in it), or a sentence of four words or more ("Here is my
-    answer."), never a bare name ("Glioblastoma", "Glioblastoma.").
-
-    Example:
-        >>> _before_a_lead_in("Here is my ranked answer."), _before_a_lead_in("Glioblastoma.")
-        (True, False)
-    """
-    text = _plain_sentence(line).strip()
-    return ":" in text or (re.search(r"[.!?]$", text) is not None and len(text.split()) >= 4)
-
-
 def _read_written_diagnoses(text: str) -> _ProseFindings:
     reader = _NameReader()
     found = _ProseFindings()
@@ -1308,10 +1327,10 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     lead_in = True
     for line in _break_statements(text).splitlines():
         lines.append(_unfold_inline_list(line, reader, lead_in=lead_in))
-        # A lead-in opens a list only on the answer's first line or after headings and prose
-        # sentences: after a bare name ("Glioblastoma\nDifferentials to exclude: 1. A 2. B")
-        # its list would take the place of the name above it.
-        lead_in = lead_in and (not line.strip() or _before_a_lead_in(line))
+        # A lead-in opens a list only on the answer's first non-empty line: below a name
+        # ("Glioblastoma\nDifferentials to exclude: 1. A 2. B") or any other line its list
+        # could take the place of the diagnosis above it.
+        lead_in = lead_in and not line.strip()
     for line in _dash_numbered_as_dotted("\n".join(lines).splitlines()):
         stripped = line.strip()
         if not stripped:
