@@ -197,13 +197,15 @@ def _strings_of(value: Any, depth: int = 0) -> list[str]:
     return []
 
 
-def _clean_diagnosis(text: str) -> str:
+def _clean_diagnosis(text: str, *, dash_markers: bool = False) -> str:
     text = re.sub(r"\*\*|__|`", "", text)
-    # "a)", "(b)", "C.", "1-", "1 -" are list markers; "E. coli", "C. neoformans" are genus
-    # initials, "5-ALA" and "11-beta" no markers (no space after the dash).
+    # "a)", "(b)", "C." are list markers; "E. coli", "C. neoformans" are genus initials. In
+    # a JSON item (``dash_markers``) "1-" and "1 -" are markers too ("5-ALA" and "11-beta",
+    # no space after the dash, are not); a written line keeps them unless its dash run was
+    # read as a list (see diagnosis_prose._dash_numbered_as_dotted).
+    dash = r"|\d{1,2} ?[-\u2013\u2014](?=\s)" if dash_markers else ""
     text = re.sub(
-        r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\d{1,2} ?[-\u2013\u2014](?=\s)|\(?[a-eA-E]\)|"
-        r"[a-eA-E]\.(?!\s*[a-z]))\s*",
+        rf"^\s*(?:[-*\u2022+]|\(?\d+[.):]{dash}|\(?[a-eA-E]\)|[a-eA-E]\.(?!\s*[a-z]))\s*",
         "",
         text,
     )
@@ -213,12 +215,12 @@ def _clean_diagnosis(text: str) -> str:
     return text if re.search(r"[A-Za-z0-9]", text) else ""
 
 
-def _deduplicate(items: Iterable[str]) -> tuple[list[str], int]:
+def _deduplicate(items: Iterable[str], *, dash_markers: bool = False) -> tuple[list[str], int]:
     kept: list[str] = []
     seen: set[str] = set()
     removed = 0
     for item in items:
-        cleaned = _clean_diagnosis(item)
+        cleaned = _clean_diagnosis(item, dash_markers=dash_markers)
         if not cleaned:
             continue
         key = " ".join(cleaned.casefold().split())
@@ -458,7 +460,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     for value, complete in _structures(text):
         found = _diagnoses_from_object(value) if isinstance(value, dict) else None
         if found is not None:
-            diagnoses, removed = _deduplicate(found)
+            diagnoses, removed = _deduplicate(found, dash_markers=True)
             if diagnoses:
                 if not complete:
                     notes.append("the JSON object was cut off; complete entries kept")
@@ -473,7 +475,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             json_list = value
 
     if json_list is not None:
-        diagnoses, removed = _deduplicate(json_list)
+        diagnoses, removed = _deduplicate(json_list, dash_markers=True)
         if diagnoses:
             notes.append("a JSON list of strings, not the requested object")
             return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))

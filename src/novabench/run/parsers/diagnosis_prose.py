@@ -131,11 +131,15 @@ def _dash_numbered_as_dotted(lines: list[str]) -> list[str]:
 
     A number and a dash open a list item only in a run that starts at 1 and counts up by one
     to 2 at least, other lines (an item's explanation) between them or not: a lone "1 - X"
-    line is no list. A number range ("1 - 2 new lesions", "1 - 2 weeks old", "2 - 3 cm": a
-    whole number right after the dash) is never a marker, nor does it end a run; "2 - X" with
-    no "1 -" before it, a number that skips ("1- A" then "3- B") and anything after such a
-    gap until a new "1-" stay as written. Dashes inside a line ("Type 1- diabetes",
-    "Creutzfeldt-Jakob") are never markers.
+    line is no list; and only when the run is the answer: no line before its "1 -" names
+    anything (empty lines and a label or lead-in line such as "Differential:", "Answer:" or
+    "The differential is" may stand above it), so "Glioblastoma\n1- Irregular rim\n2-
+    Necrosis" keeps its lines as written and Glioblastoma first. A number range ("1 - 2 new
+    lesions", "1 - 2 weeks old", "2 - 3 cm": a whole number right after the dash) is never
+    a marker, and names something when it stands above the run. "2 - X" with no "1 -"
+    before it, a number that skips ("1- A" then "3- B": the run is "1- A" alone, no list)
+    and everything from there on, a second run included, stay as written. Dashes inside a
+    line ("Type 1- diabetes", "Creutzfeldt-Jakob") are never markers.
 
     Example:
         >>> _dash_numbered_as_dotted(["1- Glioma", "  ring enhancement", "2 - Lymphoma"])
@@ -146,33 +150,36 @@ def _dash_numbered_as_dotted(lines: list[str]) -> list[str]:
         ['Multiple sclerosis', '1 - 2 new lesions']
         >>> _dash_numbered_as_dotted(["1 - Glioma", "Diagnosis: Glioma"])
         ['1 - Glioma', 'Diagnosis: Glioma']
+        >>> _dash_numbered_as_dotted(["Glioma", "1- Rim", "2- Necrosis"])
+        ['Glioma', '1- Rim', '2- Necrosis']
+        >>> _dash_numbered_as_dotted(["**Differential:**", "", "1- Glioma", "2- Lymphoma"])
+        ['**Differential:**', '', '1. Glioma', '2. Lymphoma']
     """
     dotted = list(lines)
-    run: list[tuple[int, re.Match[str]]] = []  # the markers of the current run
-
-    def close() -> None:
-        if len(run) >= 2:  # "1 -" and "2 -" at least
-            for index, marker in run:
-                line = lines[index]
-                number = marker.group("number")
-                dotted[index] = (
-                    line[: marker.start("number")] + f"{number}." + line[marker.start("tail") :]
-                )
-        run.clear()
-
+    run: list[tuple[int, re.Match[str]]] = []  # the markers of the one run read as a list
     for index, line in enumerate(lines):
         marker = _DASH_MARKER.match(line)
-        if marker is None or _NUMBER_RANGE.match(line, marker.end()):
+        if marker is not None and _NUMBER_RANGE.match(line, marker.end()):
+            marker = None  # "1 - 2 new lesions": a range, no marker
+        if marker is None:
+            text = _plain_sentence(line).strip(" *_")
+            if not run and text and not _LEAD_IN_END.search(text):
+                return dotted  # a line above the run names something: no list
             continue
         number = int(marker.group("number"))
-        if number == 1:
-            close()
-            run.append((index, marker))
-        elif run and number == int(run[-1][1].group("number")) + 1:
-            run.append((index, marker))
-        else:
-            close()
-    close()
+        if not run and number != 1:
+            return dotted  # "2 - 3 lesions" first, or "2- B" with no "1-"
+        if run and number != int(run[-1][1].group("number")) + 1:
+            break  # a skipped number or a new "1-": the list ends before it
+        run.append((index, marker))
+    if len(run) >= 2:  # "1 -" and "2 -" at least
+        for index, marker in run:
+            line = lines[index]
+            dotted[index] = (
+                line[: marker.start("number")]
+                + f"{marker.group('number')}."
+                + line[marker.start("tail") :]
+            )
     return dotted
 
 
