@@ -198,23 +198,12 @@ def test_a_lone_one_dash_line_is_read_as_before() -> None:
             "glioblastoma.",
             ["glioblastoma"],
         ),
-        (
-            "Most likely diagnosis: cannot be made definitively from a single slice; "
-            "glioblastoma vs lymphoma.",
-            ["glioblastoma", "lymphoma"],
-        ),
         ("Diagnosis: I cannot be certain, but most likely glioblastoma", ["glioblastoma"]),
-        (
-            "Diagnosis: cannot be made definitively without histology; glioblastoma favoured",
-            ["glioblastoma"],
-        ),
         (
             "Final answer: Unable to confirm without histology - most likely glioblastoma",
             ["glioblastoma"],
         ),
         ("Diagnosis: cannot be made with certainty (favor glioblastoma)", ["glioblastoma"]),
-        # no hedge: the lexicon knows the name
-        ("Diagnosis: cannot be made on imaging alone; glioblastoma", ["glioblastoma"]),
     ],
 )
 def test_a_diagnosis_named_after_a_declining_clause_is_read(answer: str, names: list[str]) -> None:
@@ -235,6 +224,12 @@ def test_a_diagnosis_named_after_a_declining_clause_is_read(answer: str, names: 
         "Diagnosis: cannot be made (insufficient information)",
         "Diagnosis: cannot be made; further imaging needed",
         "Diagnosis: cannot be given from a single slice, but MRI with contrast would help",
+        # dxfix23: no hedge introduces the name (the lexicon finding one, or a hedge after
+        # it, no longer counts: "biopsy to exclude lymphoma" names a disease too)
+        "Most likely diagnosis: cannot be made definitively from a single slice; "
+        "glioblastoma vs lymphoma.",
+        "Diagnosis: cannot be made definitively without histology; glioblastoma favoured",
+        "Diagnosis: cannot be made on imaging alone; glioblastoma",
     ],
 )
 def test_a_declining_value_that_names_nothing_after_it_stays_a_refusal(answer: str) -> None:

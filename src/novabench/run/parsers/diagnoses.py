@@ -21,6 +21,7 @@ from novabench.run.parsers.diagnosis_prose import (
     _inline_list_items,
     _item_name,
     _line_label,
+    _named_after_declining,
     _NameReader,
     _one_line_names,
     _read_written_diagnoses,
@@ -365,10 +366,14 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     cannot provide a diagnosis from this axial T2 MRI image; please consult a radiologist"),
     and a lead label's value that declines and names nothing after its declining clause
     ("Diagnosis: I cannot provide one from this MRI image; consult a radiologist"), is
-    ``"refusal"``, scored as no answer and counted; never a diagnosis. A diagnosis named
-    after the declining clause is the answer ("Diagnosis: cannot be made definitively;
-    likely glioblastoma" and "Diagnosis: I cannot be certain, but most likely
-    glioblastoma" are "glioblastoma").
+    ``"refusal"``, scored as no answer and counted; never a diagnosis. A diagnosis that a
+    hedge (likely, most likely, probably, possibly, favour(s/ed), leading consideration,
+    suspect(ed), "looks like", "consistent with") introduces right after the declining
+    clause is the answer ("Diagnosis: cannot be made definitively; likely glioblastoma",
+    "Diagnosis: I cannot be certain, but this is probably a glioblastoma" and "I cannot be
+    sure, but this looks like a meningioma" name it); without such a hedge nothing after
+    the clause is read ("Diagnosis: cannot be made; biopsy to exclude lymphoma" is
+    ``"refusal"``).
 
     A prose or labelled list is read up to its first 100 names, and lexicon
     look-ups are budgeted per answer, so hostile answers stay linear.
@@ -518,6 +523,13 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             if kept:
                 notes.append(note)
                 return ParsedDiagnoses(kept, status, removed, None, tuple(notes))
+    # "I cannot be sure, but this looks like a meningioma": the name a hedge introduces
+    # after the declining clause is the answer
+    named = _named_after_declining(plain) if declined and not prose.declined else None
+    if named is not None:
+        kept, removed = _deduplicate([named])
+        if kept:
+            return ParsedDiagnoses(kept, "fallback_list", removed, None, tuple(notes))
     if declined:  # scored as no answer, counted apart from the unreadable ones
         return ParsedDiagnoses(
             status="refusal",

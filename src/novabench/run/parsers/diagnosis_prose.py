@@ -1182,13 +1182,14 @@ def _read_lead_line(
         if found.lead is None and found.no_diagnosis is None:
             found.no_diagnosis = _plain_sentence(line)
     elif declines_diagnosis(_plain_sentence(value), labelled=True):
-        # "Diagnosis: I cannot provide one from this MRI image": no name; the diagnosis
-        # named after the declining clause ("cannot be made definitively; likely X", "I
-        # cannot be certain, but most likely X") is read, and a statement in it ("I cannot
-        # be sure, but X is most likely") below; only an answer that names none declines
+        # "Diagnosis: I cannot provide one from this MRI image": no name; the diagnosis a
+        # hedge introduces after the declining clause ("cannot be made definitively; likely
+        # X", "I cannot be certain, but it is probably X") is read, and a statement in it
+        # ("I cannot be sure, but X is most likely") below; only an answer that names none
+        # declines ("cannot be made; biopsy to exclude lymphoma": no hedge, no name)
         if found.declined is None:
             found.declined = _plain_sentence(line)
-        after = _named_after_declining(value, reader)
+        after = _named_after_declining(value)
         if after is not None:
             _read_lead_line(after, line, reader, found, list_rule=list_rule)
     elif found.lead is None:  # a later "Final diagnosis: X" restates the first
@@ -1222,18 +1223,19 @@ _AFTER_DECLINING = re.compile(
 )
 # A connective opening what follows a declining clause ("..., but most likely X").
 _CONNECTIVE = re.compile(r"^(?:but|however|though|yet)\b,?\s*", re.I)
-# Hedges around the name after a declining clause ("leading consideration X", "likely X",
-# "X favoured"): they say it is a diagnosis.
+# A hedge directly introducing the name after a declining clause ("likely X", "leading
+# consideration X", "features favour a X", "but it is probably X", "this looks like a X"):
+# only then is what follows a diagnosis. A subject ("it is", "this", "the features") may stand
+# before the hedge, an article after it.
 _HEDGE_BEFORE_NAME = re.compile(
-    r"^(?:(?:the\s+)?(?:leading|top|main|primary)\s+(?:consideration|differential|possibility)"
+    r"^(?:(?:it|this|that)(?:\s+is|'s)?\s+|(?:the\s+)?(?:imaging\s+)?"
+    r"(?:features?|findings?|appearance)\s+)?"
+    r"(?:(?:the\s+)?(?:leading|top|main|primary)\s+(?:consideration|differential|possibility)"
     r"(?:\s+is)?|(?:most\s+)?likely|favou?r(?:ed|s)?|probably|possibly|best\s+guess|"
-    r"suspect(?:ed)?)\b:?\s*",
+    r"suspect(?:ed|s)?|looks?\s+like|(?:is\s+)?consistent\s+with)\b:?\s*(?:(?:a|an|the)\s+)?",
     re.I,
 )
-_HEDGE_AFTER_NAME = re.compile(
-    r"\s+(?:is\s+)?(?:(?:the\s+)?most\s+likely|likely|favou?red|suspected|preferred)(?=[\s).]*$)",
-    re.I,
-)
+_MAX_HEDGED_NAME_WORDS = 8  # "likely X" after a declining clause: X is a name, not a sentence
 # Advice, not a diagnosis, after a declining clause ("; please consult a radiologist").
 _ADVICE = re.compile(
     r"\b(?:consult\w*|please|seek|refer\w*|recommend\w*|contact|correlat\w*|"
@@ -1242,23 +1244,26 @@ _ADVICE = re.compile(
 )
 
 
-def _named_after_declining(value: str, reader: _NameReader) -> str | None:
-    """The diagnosis a labelled value that declines names after its declining clause, without
-    the hedge around it; None when it names none there: advice, another refusal, a reason
-    ("insufficient information", "further imaging needed") or nothing. What follows the
-    clause names a diagnosis when a hedge marks it one ("likely X", "leading consideration
-    X", "X favoured") or the lexicon finds a disease in it ("X vs Y").
+def _named_after_declining(value: str) -> str | None:
+    """The diagnosis a value that declines names after its declining clause, without the
+    hedge introducing it; None when no hedge introduces one there (:data:`_HEDGE_BEFORE_NAME`):
+    advice, a next step ("biopsy to exclude lymphoma", "DWI would help distinguish abscess
+    from tumor"), another refusal, a reason ("insufficient information"), a bare name
+    without a hedge, or nothing. What follows the hedge must be a name: at most eight words,
+    no verb.
 
     Example:
-        >>> reader = _NameReader()
-        >>> _named_after_declining("cannot be made definitively; likely glioblastoma", reader)
+        >>> _named_after_declining("cannot be made definitively; likely glioblastoma")
         'glioblastoma'
-        >>> _named_after_declining("I cannot be certain, but most likely glioblastoma", reader)
+        >>> _named_after_declining("I cannot be certain, but this is probably a glioblastoma")
         'glioblastoma'
-        >>> _named_after_declining("cannot be made; glioblastoma. Consult a radiologist.", reader)
-        'glioblastoma'
-        >>> _named_after_declining("I cannot provide one; please consult a radiologist", reader)
-        >>> _named_after_declining("cannot be made (insufficient information)", reader)
+        >>> _named_after_declining("cannot be made, but features favour a high-grade glioma")
+        'high-grade glioma'
+        >>> _named_after_declining("cannot be made; likely glioma. Consult a radiologist.")
+        'glioma'
+        >>> _named_after_declining("cannot be made; biopsy to exclude lymphoma")
+        >>> _named_after_declining("I cannot provide one; please consult a radiologist")
+        >>> _named_after_declining("cannot be made (insufficient information)")
     """
     plain = _plain_sentence(value)
     cut = _AFTER_DECLINING.search(plain)
@@ -1267,18 +1272,16 @@ def _named_after_declining(value: str, reader: _NameReader) -> str | None:
     rest = _first_sentence(plain[cut.end() :])  # "likely X. Consult a radiologist.": X
     rest = _CONNECTIVE.sub("", rest.strip(), count=1)
     hedged = _HEDGE_BEFORE_NAME.match(rest)
-    if hedged:
-        rest = rest[hedged.end() :]
-    after = _HEDGE_AFTER_NAME.search(rest)
-    if after:
-        rest = rest[: after.start()]
-    rest = rest.strip(" \t).;,")
+    if hedged is None:
+        return None
+    rest = rest[hedged.end() :].strip(" \t).;,")
     if (
         not re.search(r"[^\W\d_]", rest)
+        or len(rest.split()) > _MAX_HEDGED_NAME_WORDS
+        or _SENTENCE_PIECE.search(rest)
         or _ADVICE.search(rest)
         or _NO_DIAGNOSIS.fullmatch(rest)
         or declines_diagnosis(rest, labelled=True)
-        or not (hedged or after or reader.mentions(rest))
     ):
         return None
     return rest
