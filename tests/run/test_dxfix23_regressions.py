@@ -112,6 +112,7 @@ HEDGED_AFTER_DECLINING = [
     ("I cannot be sure, but this looks like a meningioma", "meningioma"),
     ("Diagnosis: cannot be made; consistent with glioblastoma", "glioblastoma"),
     ("Diagnosis: cannot be made definitively; likely glioblastoma", "glioblastoma"),
+    ("Diagnosis: cannot be made, suspected glioblastoma", "glioblastoma"),
 ]
 
 
@@ -128,6 +129,9 @@ def test_a_hedged_name_after_declining_is_read(answer: str, name: str) -> None:
         "Diagnosis: cannot be made definitively; biopsy to exclude lymphoma",
         "Diagnosis: cannot be made; DWI would help distinguish abscess from tumor",
         "Diagnosis: unable to determine - stroke should be ruled out clinically",
+        # a hedged reason, not a name
+        "Diagnosis: cannot be made; likely due to motion artefact",
+        "Diagnosis: cannot be made, likely because of lymphoma-like motion artefact",
     ],
 )
 def test_a_next_step_after_declining_is_no_diagnosis(answer: str) -> None:
