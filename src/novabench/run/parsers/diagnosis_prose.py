@@ -1215,11 +1215,16 @@ def _read_lead_line(
 # Where a labelled value's declining clause ends and what it names after it begins: a
 # semicolon, a spaced dash or an opening bracket ("cannot be made definitively; likely X",
 # "Unable to confirm without histology - most likely X", "cannot be made with certainty
-# (favor X)"), or a comma or sentence end before "but" / "however" ("I cannot be certain,
-# but most likely X", "Cannot be made definitively. Favor X").
+# (favor X)"), a comma or sentence end before "but" / "however" ("I cannot be certain,
+# but most likely X"), or a comma before a hedge ("cannot be made, suspected X").
 _AFTER_DECLINING = re.compile(
-    r"\s*(?:;|\s[-\u2013\u2014]\s|\(|[,.]\s*(?=(?:but|however|though|yet)\b)|\s(?=but\b))\s*",
+    r"\s*(?:;|\s[-\u2013\u2014]\s|\(|[,.]\s*(?=(?:but|however|though|yet)\b)|\s(?=but\b)|"
+    r",\s*(?=(?:(?:most\s+)?likely|probably|possibly|suspect(?:ed|s)?|favou?r(?:ed|s)?)\b))\s*",
     re.I,
+)
+# A reason, not a name, after a hedge ("likely due to motion artefact").
+_REASON_FIRST = re.compile(
+    r"(?:due|because|owing|secondary|related|caused|given|from|to|that|if|on|in)\b", re.I
 )
 # A connective opening what follows a declining clause ("..., but most likely X").
 _CONNECTIVE = re.compile(r"^(?:but|however|though|yet)\b,?\s*", re.I)
@@ -1277,6 +1282,7 @@ def _named_after_declining(value: str) -> str | None:
     rest = rest[hedged.end() :].strip(" \t).;,")
     if (
         not re.search(r"[^\W\d_]", rest)
+        or _REASON_FIRST.match(rest)
         or len(rest.split()) > _MAX_HEDGED_NAME_WORDS
         or _SENTENCE_PIECE.search(rest)
         or _ADVICE.search(rest)
