@@ -116,6 +116,15 @@ HEDGED_AFTER_DECLINING = [
 ]
 
 
+def test_consider_introduces_the_names_after_declining() -> None:
+    # 3d2d189 read "consider glioblastoma", "lymphoma" (a top-1 hit for Glioblastoma)
+    answer = (
+        "Diagnosis: Not possible to determine without contrast; consider glioblastoma vs lymphoma"
+    )
+    parsed = parse_diagnoses(answer)
+    assert (parsed.diagnoses, parsed.status) == (["glioblastoma", "lymphoma"], "fallback_list")
+
+
 @pytest.mark.parametrize(("answer", "name"), HEDGED_AFTER_DECLINING)
 def test_a_hedged_name_after_declining_is_read(answer: str, name: str) -> None:
     parsed = parse_diagnoses(answer)
