@@ -1229,7 +1229,8 @@ _REASON_FIRST = re.compile(
 # A connective opening what follows a declining clause ("..., but most likely X").
 _CONNECTIVE = re.compile(r"^(?:but|however|though|yet)\b,?\s*", re.I)
 # A hedge directly introducing the name after a declining clause ("likely X", "leading
-# consideration X", "features favour a X", "but it is probably X", "this looks like a X"):
+# consideration X", "features favour a X", "but it is probably X", "this looks like a X",
+# "consider X vs Y"):
 # only then is what follows a diagnosis. A subject ("it is", "this", "the features") may stand
 # before the hedge, an article after it.
 _HEDGE_BEFORE_NAME = re.compile(
@@ -1237,7 +1238,8 @@ _HEDGE_BEFORE_NAME = re.compile(
     r"(?:features?|findings?|appearance)\s+)?"
     r"(?:(?:the\s+)?(?:leading|top|main|primary)\s+(?:consideration|differential|possibility)"
     r"(?:\s+is)?|(?:most\s+)?likely|favou?r(?:ed|s)?|probably|possibly|best\s+guess|"
-    r"suspect(?:ed|s)?|looks?\s+like|(?:is\s+)?consistent\s+with)\b:?\s*(?:(?:a|an|the)\s+)?",
+    r"suspect(?:ed|s)?|looks?\s+like|(?:is\s+)?consistent\s+with|consider)\b:?\s*"
+    r"(?:(?:a|an|the)\s+)?",
     re.I,
 )
 _MAX_HEDGED_NAME_WORDS = 8  # "likely X" after a declining clause: X is a name, not a sentence
