@@ -65,6 +65,11 @@ def test_a_lead_in_that_starts_the_answer_still_opens_its_list(answer: str) -> N
     assert parse_diagnoses(answer).diagnoses == ["Glioblastoma", "Lymphoma"]
 
 
+def test_a_sentence_end_before_a_comma_is_before_the_lead_in() -> None:
+    answer = "Final diagnosis not found., with features typical of: 1. WHO grade 4 2. IDH-wildtype"
+    assert parse_diagnoses(answer).diagnoses != ["WHO grade 4", "IDH-wildtype"]
+
+
 def test_a_lead_in_below_another_line_opens_no_list() -> None:
     # as 3d2d189: nothing read (the first line was no list either)
     answer = "Here is my answer.\nMy ranked list is: 1. Glioblastoma 2. Lymphoma"
@@ -123,6 +128,12 @@ def test_consider_introduces_the_names_after_declining() -> None:
     )
     parsed = parse_diagnoses(answer)
     assert (parsed.diagnoses, parsed.status) == (["glioblastoma", "lymphoma"], "fallback_list")
+    # a long name is still a name (281-case release: six such cases were refusals)
+    long = answer.replace("glioblastoma", "Primary angiitis of the central nervous system")
+    assert parse_diagnoses(long).diagnoses == [
+        "Primary angiitis of the central nervous system",
+        "lymphoma",
+    ]
 
 
 @pytest.mark.parametrize(("answer", "name"), HEDGED_AFTER_DECLINING)
