@@ -464,7 +464,7 @@ def _starts_with_lead_in(lead_in: str, reader: _NameReader) -> bool:
         >>> _starts_with_lead_in("Glioblastoma, with features typical of:", reader)
         False
     """
-    if re.search(r"[.!?](?=\s)|;", lead_in):
+    if re.search(r"[.!?](?=[\s,])|;", lead_in):  # "not found., with features typical of:"
         return False
     clauses = lead_in.split(",")[:-1]
     return all(
@@ -1242,7 +1242,7 @@ _HEDGE_BEFORE_NAME = re.compile(
     r"(?:(?:a|an|the)\s+)?",
     re.I,
 )
-_MAX_HEDGED_NAME_WORDS = 8  # "likely X" after a declining clause: X is a name, not a sentence
+_MAX_HEDGED_NAME_WORDS = 16  # "likely X vs Y" after a declining clause: names, not a sentence
 # Advice, not a diagnosis, after a declining clause ("; please consult a radiologist").
 _ADVICE = re.compile(
     r"\b(?:consult\w*|please|seek|refer\w*|recommend\w*|contact|correlat\w*|"
@@ -1256,7 +1256,7 @@ def _named_after_declining(value: str) -> str | None:
     hedge introducing it; None when no hedge introduces one there (:data:`_HEDGE_BEFORE_NAME`):
     advice, a next step ("biopsy to exclude lymphoma", "DWI would help distinguish abscess
     from tumor"), another refusal, a reason ("insufficient information"), a bare name
-    without a hedge, or nothing. What follows the hedge must be a name: at most eight words,
+    without a hedge, or nothing. What follows the hedge must be names: at most 16 words,
     no verb.
 
     Example:
