@@ -76,10 +76,11 @@ def test_a_dash_numbered_list_reads_as_the_same_list_numbered_with_periods(
             "Neurofibromatosis type 1- Schwannoma 2- Meningioma",
             ["Neurofibromatosis type 1- Schwannoma 2- Meningioma"],
         ),
-        # "2." after "grade" belongs to the grade, dash or period.
+        # "2." after "grade" belongs to the grade, dash or period; with no "2-" marker the
+        # lone "1-" is no list marker either (dxfix23): the line stays as written.
         (
             "1- Diffuse astrocytoma, WHO grade 2- Oligodendroglioma",
-            ["Diffuse astrocytoma, WHO grade 2- Oligodendroglioma"],
+            ["1- Diffuse astrocytoma, WHO grade 2- Oligodendroglioma"],
         ),
         # A range opening a line, with no "1 -" run before it, is no list item.
         ("Findings:\n2 - 3 ring-enhancing lesions\nDiagnosis: Metastases", ["Metastases"]),

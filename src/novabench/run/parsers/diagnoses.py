@@ -21,6 +21,7 @@ from novabench.run.parsers.diagnosis_prose import (
     _inline_list_items,
     _item_name,
     _line_label,
+    _named_after_declining,
     _NameReader,
     _one_line_names,
     _read_written_diagnoses,
@@ -197,13 +198,15 @@ def _strings_of(value: Any, depth: int = 0) -> list[str]:
     return []
 
 
-def _clean_diagnosis(text: str) -> str:
+def _clean_diagnosis(text: str, *, dash_markers: bool = False) -> str:
     text = re.sub(r"\*\*|__|`", "", text)
-    # "a)", "(b)", "C.", "1-", "1 -" are list markers; "E. coli", "C. neoformans" are genus
-    # initials, "5-ALA" and "11-beta" no markers (no space after the dash).
+    # "a)", "(b)", "C." are list markers; "E. coli", "C. neoformans" are genus initials. In
+    # a JSON item (``dash_markers``) "1-" and "1 -" are markers too ("5-ALA" and "11-beta",
+    # no space after the dash, are not); a written line keeps them unless its dash run was
+    # read as a list (see diagnosis_prose._dash_numbered_as_dotted).
+    dash = r"|\d{1,2} ?[-\u2013\u2014](?=\s)" if dash_markers else ""
     text = re.sub(
-        r"^\s*(?:[-*\u2022+]|\(?\d+[.):]|\d{1,2} ?[-\u2013\u2014](?=\s)|\(?[a-eA-E]\)|"
-        r"[a-eA-E]\.(?!\s*[a-z]))\s*",
+        rf"^\s*(?:[-*\u2022+]|\(?\d+[.):]{dash}|\(?[a-eA-E]\)|[a-eA-E]\.(?!\s*[a-z]))\s*",
         "",
         text,
     )
@@ -213,12 +216,12 @@ def _clean_diagnosis(text: str) -> str:
     return text if re.search(r"[A-Za-z0-9]", text) else ""
 
 
-def _deduplicate(items: Iterable[str]) -> tuple[list[str], int]:
+def _deduplicate(items: Iterable[str], *, dash_markers: bool = False) -> tuple[list[str], int]:
     kept: list[str] = []
     seen: set[str] = set()
     removed = 0
     for item in items:
-        cleaned = _clean_diagnosis(item)
+        cleaned = _clean_diagnosis(item, dash_markers=dash_markers)
         if not cleaned:
             continue
         key = " ".join(cleaned.casefold().split())
@@ -286,10 +289,11 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     findings, the differential is 1) A 2) B", "In order of likelihood:") and no finding,
     reason, limitation or next step ("Glioblastoma. Why: 1. ...", "Key differential
     features are: 1. ...", "Caveats: 1. ...", "The lesion shows: 1. ...", "Next steps:
-    1. ..."), on the answer's first line or below headings, labelled lines and sentences
-    (never below a bare name). Any other lead-in opens no list: the line reads as it did
-    before lead-ins opened lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is
-    "Glioblastoma". A
+    1. ..."), and only when the lead-in starts the answer: its first non-empty line, nothing
+    before the lead-in but a bullet, markup or a label ("Glioblastoma. The features are
+    consistent with: 1. ..." and "Glioblastoma, with features typical of: 1. ..." open
+    none). Any other lead-in opens no list: the line reads as it did before lead-ins opened
+    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A
     ``Findings:`` / ``Summary:`` label's list names no diagnosis either. A dash-numbered
     run needs "1 -" and "2 -" at least, and a number range ("1 - 2 new lesions",
     "1 - 2 weeks") is never a marker. Duplicates are removed case-insensitively, keeping the first. ``<think>``
@@ -362,10 +366,14 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     cannot provide a diagnosis from this axial T2 MRI image; please consult a radiologist"),
     and a lead label's value that declines and names nothing after its declining clause
     ("Diagnosis: I cannot provide one from this MRI image; consult a radiologist"), is
-    ``"refusal"``, scored as no answer and counted; never a diagnosis. A diagnosis named
-    after the declining clause is the answer ("Diagnosis: cannot be made definitively;
-    likely glioblastoma" and "Diagnosis: I cannot be certain, but most likely
-    glioblastoma" are "glioblastoma").
+    ``"refusal"``, scored as no answer and counted; never a diagnosis. A diagnosis that a
+    hedge (likely, most likely, probably, possibly, favour(s/ed), leading consideration,
+    suspect(ed), "looks like", "consistent with") introduces right after the declining
+    clause is the answer ("Diagnosis: cannot be made definitively; likely glioblastoma",
+    "Diagnosis: I cannot be certain, but this is probably a glioblastoma" and "I cannot be
+    sure, but this looks like a meningioma" name it); without such a hedge nothing after
+    the clause is read ("Diagnosis: cannot be made; biopsy to exclude lymphoma" is
+    ``"refusal"``).
 
     A prose or labelled list is read up to its first 100 names, and lexicon
     look-ups are budgeted per answer, so hostile answers stay linear.
@@ -457,7 +465,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     for value, complete in _structures(text):
         found = _diagnoses_from_object(value) if isinstance(value, dict) else None
         if found is not None:
-            diagnoses, removed = _deduplicate(found)
+            diagnoses, removed = _deduplicate(found, dash_markers=True)
             if diagnoses:
                 if not complete:
                     notes.append("the JSON object was cut off; complete entries kept")
@@ -472,7 +480,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             json_list = value
 
     if json_list is not None:
-        diagnoses, removed = _deduplicate(json_list)
+        diagnoses, removed = _deduplicate(json_list, dash_markers=True)
         if diagnoses:
             notes.append("a JSON list of strings, not the requested object")
             return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
@@ -515,6 +523,13 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             if kept:
                 notes.append(note)
                 return ParsedDiagnoses(kept, status, removed, None, tuple(notes))
+    # "I cannot be sure, but this looks like a meningioma": the name a hedge introduces
+    # after the declining clause is the answer
+    named = _named_after_declining(plain) if declined and not prose.declined else None
+    if named is not None:
+        kept, removed = _deduplicate([named])
+        if kept:
+            return ParsedDiagnoses(kept, "fallback_list", removed, None, tuple(notes))
     if declined:  # scored as no answer, counted apart from the unreadable ones
         return ParsedDiagnoses(
             status="refusal",

@@ -131,11 +131,15 @@ def _dash_numbered_as_dotted(lines: list[str]) -> list[str]:
 
     A number and a dash open a list item only in a run that starts at 1 and counts up by one
     to 2 at least, other lines (an item's explanation) between them or not: a lone "1 - X"
-    line is no list. A number range ("1 - 2 new lesions", "1 - 2 weeks old", "2 - 3 cm": a
-    whole number right after the dash) is never a marker, nor does it end a run; "2 - X" with
-    no "1 -" before it, a number that skips ("1- A" then "3- B") and anything after such a
-    gap until a new "1-" stay as written. Dashes inside a line ("Type 1- diabetes",
-    "Creutzfeldt-Jakob") are never markers.
+    line is no list; and only when the run is the answer: no line before its "1 -" names
+    anything (empty lines and a label or lead-in line such as "Differential:", "Answer:" or
+    "The differential is" may stand above it), so "Glioblastoma\n1- Irregular rim\n2-
+    Necrosis" keeps its lines as written and Glioblastoma first. A number range ("1 - 2 new
+    lesions", "1 - 2 weeks old", "2 - 3 cm": a whole number right after the dash) is never
+    a marker, and names something when it stands above the run. "2 - X" with no "1 -"
+    before it, a number that skips ("1- A" then "3- B": the run is "1- A" alone, no list)
+    and everything from there on, a second run included, stay as written. Dashes inside a
+    line ("Type 1- diabetes", "Creutzfeldt-Jakob") are never markers.
 
     Example:
         >>> _dash_numbered_as_dotted(["1- Glioma", "  ring enhancement", "2 - Lymphoma"])
@@ -146,33 +150,36 @@ def _dash_numbered_as_dotted(lines: list[str]) -> list[str]:
         ['Multiple sclerosis', '1 - 2 new lesions']
         >>> _dash_numbered_as_dotted(["1 - Glioma", "Diagnosis: Glioma"])
         ['1 - Glioma', 'Diagnosis: Glioma']
+        >>> _dash_numbered_as_dotted(["Glioma", "1- Rim", "2- Necrosis"])
+        ['Glioma', '1- Rim', '2- Necrosis']
+        >>> _dash_numbered_as_dotted(["**Differential:**", "", "1- Glioma", "2- Lymphoma"])
+        ['**Differential:**', '', '1. Glioma', '2. Lymphoma']
     """
     dotted = list(lines)
-    run: list[tuple[int, re.Match[str]]] = []  # the markers of the current run
-
-    def close() -> None:
-        if len(run) >= 2:  # "1 -" and "2 -" at least
-            for index, marker in run:
-                line = lines[index]
-                number = marker.group("number")
-                dotted[index] = (
-                    line[: marker.start("number")] + f"{number}." + line[marker.start("tail") :]
-                )
-        run.clear()
-
+    run: list[tuple[int, re.Match[str]]] = []  # the markers of the one run read as a list
     for index, line in enumerate(lines):
         marker = _DASH_MARKER.match(line)
-        if marker is None or _NUMBER_RANGE.match(line, marker.end()):
+        if marker is not None and _NUMBER_RANGE.match(line, marker.end()):
+            marker = None  # "1 - 2 new lesions": a range, no marker
+        if marker is None:
+            text = _plain_sentence(line).strip(" *_")
+            if not run and text and not _LEAD_IN_END.search(text):
+                return dotted  # a line above the run names something: no list
             continue
         number = int(marker.group("number"))
-        if number == 1:
-            close()
-            run.append((index, marker))
-        elif run and number == int(run[-1][1].group("number")) + 1:
-            run.append((index, marker))
-        else:
-            close()
-    close()
+        if not run and number != 1:
+            return dotted  # "2 - 3 lesions" first, or "2- B" with no "1-"
+        if run and number != int(run[-1][1].group("number")) + 1:
+            break  # a skipped number or a new "1-": the list ends before it
+        run.append((index, marker))
+    if len(run) >= 2:  # "1 -" and "2 -" at least
+        for index, marker in run:
+            line = lines[index]
+            dotted[index] = (
+                line[: marker.start("number")]
+                + f"{marker.group('number')}."
+                + line[marker.start("tail") :]
+            )
     return dotted
 
 
@@ -278,11 +285,12 @@ def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True)
             rest = value[len(value) - len(label[1]) :]
             items = _inline_list_items(rest)
     if items is None:  # "My ranked list is: 1. A 2. B", "Answer: the differential is 1) A 2) B"
-        found = _lead_in_list(rest) if lead_in else None
+        found = _lead_in_list(rest, reader) if lead_in else None
         if found is None:
             return line
         rest, items = rest[found[0] :], found[1]
-    return "\n".join([line[: len(line) - len(rest)].rstrip(), *items])
+    # "- These findings are concerning for: 1. A 2. B": the bullet goes, the lead-in is no item
+    return "\n".join([line[len(line) - len(value) : len(line) - len(rest)].rstrip(), *items])
 
 
 # --------------------------------------------------------------------------- labels
@@ -439,7 +447,34 @@ def _introduces_diagnoses(lead_in: str) -> bool:
     return _LEAD_IN_DIAGNOSES.search(clause) is not None
 
 
-def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
+def _starts_with_lead_in(lead_in: str, reader: _NameReader) -> bool:
+    """Whether the prose before a one-line list is one lead-in with nothing before it: no
+    sentence end or ``;`` in it, and any clause before its last comma a premise or words
+    about diagnoses ("Based on the findings,", "In order of likelihood,") naming no disease.
+    "Glioblastoma. The features are consistent with:", "Likely glioblastoma; appearance is
+    consistent with:" and "Glioblastoma, with features typical of:" hold a name before the
+    lead-in: their line reads as it did before lead-ins opened lists.
+
+    Example:
+        >>> reader = _NameReader()
+        >>> _starts_with_lead_in("Based on the findings, the differential is", reader)
+        True
+        >>> _starts_with_lead_in("Glioblastoma. MRI is concerning for:", reader)
+        False
+        >>> _starts_with_lead_in("Glioblastoma, with features typical of:", reader)
+        False
+    """
+    if re.search(r"[.!?](?=[\s,])|;", lead_in):  # "not found., with features typical of:"
+        return False
+    clauses = lead_in.split(",")[:-1]
+    return all(
+        (_LEAD_IN_PREMISE.match(clause) or _LEAD_IN_DIAGNOSES.search(clause))
+        and not reader.mentions(clause)
+        for clause in clauses
+    )
+
+
+def _lead_in_list(text: str, reader: _NameReader) -> tuple[int, list[str]] | None:
     """Where a numbered list written on one line after a lead-in starts in ``text``, and its
     items (:func:`_inline_list_items`); None when there is no such list.
 
@@ -448,15 +483,19 @@ def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
     1. A 2. B", "Based on the findings, the differential is 1) A 2) B", "These findings are
     concerning for: 1. A 2. B". A lead-in to findings, reasons, limitations or next steps
     ("The findings are: 1. Ring enhancement 2. Edema", "Glioblastoma. Why: 1. ...",
-    "Caveats: 1. ...", "Next steps: 1. ..."), or one that says neither, opens no list: the
-    line is read as a line without a list, so a diagnosis before the lead-in stays the answer.
+    "Caveats: 1. ...", "Next steps: 1. ..."), one that says neither, and one with anything
+    before it on its line (:func:`_starts_with_lead_in`) open no list: the line is read as a
+    line without a list, so a diagnosis before the lead-in stays the answer.
 
     Example:
-        >>> _lead_in_list("My ranked list is: 1. Glioma 2. Lymphoma")
+        >>> reader = _NameReader()
+        >>> _lead_in_list("My ranked list is: 1. Glioma 2. Lymphoma", reader)
         (19, ['1. Glioma', '2. Lymphoma'])
-        >>> _lead_in_list("The findings are: 1. Ring enhancement 2. Edema") is None
+        >>> _lead_in_list("The findings are: 1. Ring enhancement 2. Edema", reader) is None
         True
-        >>> _lead_in_list("Glioblastoma. Why: 1. Rim enhancement 2. Necrosis") is None
+        >>> _lead_in_list("Glioblastoma. Why: 1. Rim enhancement 2. Necrosis", reader) is None
+        True
+        >>> _lead_in_list("Glioma. MRI is concerning for: 1. Edema 2. Mass effect", reader) is None
         True
     """
     for attempt, marker in enumerate(_POSSIBLE_FIRST_MARKER.finditer(text)):
@@ -466,7 +505,7 @@ def _lead_in_list(text: str) -> tuple[int, list[str]] | None:
         start = len(lead_in)
         if not re.search(r"[A-Za-z]", lead_in) or not _LEAD_IN_END.search(lead_in):
             continue
-        if not _introduces_diagnoses(lead_in):
+        if not _introduces_diagnoses(lead_in) or not _starts_with_lead_in(lead_in, reader):
             return None
         items = _inline_list_items(text[start:])
         if items is not None:
@@ -1143,13 +1182,14 @@ def _read_lead_line(
         if found.lead is None and found.no_diagnosis is None:
             found.no_diagnosis = _plain_sentence(line)
     elif declines_diagnosis(_plain_sentence(value), labelled=True):
-        # "Diagnosis: I cannot provide one from this MRI image": no name; the diagnosis
-        # named after the declining clause ("cannot be made definitively; likely X", "I
-        # cannot be certain, but most likely X") is read, and a statement in it ("I cannot
-        # be sure, but X is most likely") below; only an answer that names none declines
+        # "Diagnosis: I cannot provide one from this MRI image": no name; the diagnosis a
+        # hedge introduces after the declining clause ("cannot be made definitively; likely
+        # X", "I cannot be certain, but it is probably X") is read, and a statement in it
+        # ("I cannot be sure, but X is most likely") below; only an answer that names none
+        # declines ("cannot be made; biopsy to exclude lymphoma": no hedge, no name)
         if found.declined is None:
             found.declined = _plain_sentence(line)
-        after = _named_after_declining(value, reader)
+        after = _named_after_declining(value)
         if after is not None:
             _read_lead_line(after, line, reader, found, list_rule=list_rule)
     elif found.lead is None:  # a later "Final diagnosis: X" restates the first
@@ -1175,26 +1215,34 @@ def _read_lead_line(
 # Where a labelled value's declining clause ends and what it names after it begins: a
 # semicolon, a spaced dash or an opening bracket ("cannot be made definitively; likely X",
 # "Unable to confirm without histology - most likely X", "cannot be made with certainty
-# (favor X)"), or a comma or sentence end before "but" / "however" ("I cannot be certain,
-# but most likely X", "Cannot be made definitively. Favor X").
+# (favor X)"), a comma or sentence end before "but" / "however" ("I cannot be certain,
+# but most likely X"), or a comma before a hedge ("cannot be made, suspected X").
 _AFTER_DECLINING = re.compile(
-    r"\s*(?:;|\s[-\u2013\u2014]\s|\(|[,.]\s*(?=(?:but|however|though|yet)\b)|\s(?=but\b))\s*",
+    r"\s*(?:;|\s[-\u2013\u2014]\s|\(|[,.]\s*(?=(?:but|however|though|yet)\b)|\s(?=but\b)|"
+    r",\s*(?=(?:(?:most\s+)?likely|probably|possibly|suspect(?:ed|s)?|favou?r(?:ed|s)?)\b))\s*",
     re.I,
+)
+# A reason, not a name, after a hedge ("likely due to motion artefact").
+_REASON_FIRST = re.compile(
+    r"(?:due|because|owing|secondary|related|caused|given|from|to|that|if|on|in)\b", re.I
 )
 # A connective opening what follows a declining clause ("..., but most likely X").
 _CONNECTIVE = re.compile(r"^(?:but|however|though|yet)\b,?\s*", re.I)
-# Hedges around the name after a declining clause ("leading consideration X", "likely X",
-# "X favoured"): they say it is a diagnosis.
+# A hedge directly introducing the name after a declining clause ("likely X", "leading
+# consideration X", "features favour a X", "but it is probably X", "this looks like a X",
+# "consider X vs Y"):
+# only then is what follows a diagnosis. A subject ("it is", "this", "the features") may stand
+# before the hedge, an article after it.
 _HEDGE_BEFORE_NAME = re.compile(
-    r"^(?:(?:the\s+)?(?:leading|top|main|primary)\s+(?:consideration|differential|possibility)"
+    r"^(?:(?:it|this|that)(?:\s+is|'s)?\s+|(?:the\s+)?(?:imaging\s+)?"
+    r"(?:features?|findings?|appearance)\s+)?"
+    r"(?:(?:the\s+)?(?:leading|top|main|primary)\s+(?:consideration|differential|possibility)"
     r"(?:\s+is)?|(?:most\s+)?likely|favou?r(?:ed|s)?|probably|possibly|best\s+guess|"
-    r"suspect(?:ed)?)\b:?\s*",
+    r"suspect(?:ed|s)?|looks?\s+like|(?:is\s+)?consistent\s+with|consider)\b:?\s*"
+    r"(?:(?:a|an|the)\s+)?",
     re.I,
 )
-_HEDGE_AFTER_NAME = re.compile(
-    r"\s+(?:is\s+)?(?:(?:the\s+)?most\s+likely|likely|favou?red|suspected|preferred)(?=[\s).]*$)",
-    re.I,
-)
+_MAX_HEDGED_NAME_WORDS = 16  # "likely X vs Y" after a declining clause: names, not a sentence
 # Advice, not a diagnosis, after a declining clause ("; please consult a radiologist").
 _ADVICE = re.compile(
     r"\b(?:consult\w*|please|seek|refer\w*|recommend\w*|contact|correlat\w*|"
@@ -1203,23 +1251,26 @@ _ADVICE = re.compile(
 )
 
 
-def _named_after_declining(value: str, reader: _NameReader) -> str | None:
-    """The diagnosis a labelled value that declines names after its declining clause, without
-    the hedge around it; None when it names none there: advice, another refusal, a reason
-    ("insufficient information", "further imaging needed") or nothing. What follows the
-    clause names a diagnosis when a hedge marks it one ("likely X", "leading consideration
-    X", "X favoured") or the lexicon finds a disease in it ("X vs Y").
+def _named_after_declining(value: str) -> str | None:
+    """The diagnosis a value that declines names after its declining clause, without the
+    hedge introducing it; None when no hedge introduces one there (:data:`_HEDGE_BEFORE_NAME`):
+    advice, a next step ("biopsy to exclude lymphoma", "DWI would help distinguish abscess
+    from tumor"), another refusal, a reason ("insufficient information"), a bare name
+    without a hedge, or nothing. What follows the hedge must be names: at most 16 words,
+    no verb.
 
     Example:
-        >>> reader = _NameReader()
-        >>> _named_after_declining("cannot be made definitively; likely glioblastoma", reader)
+        >>> _named_after_declining("cannot be made definitively; likely glioblastoma")
         'glioblastoma'
-        >>> _named_after_declining("I cannot be certain, but most likely glioblastoma", reader)
+        >>> _named_after_declining("I cannot be certain, but this is probably a glioblastoma")
         'glioblastoma'
-        >>> _named_after_declining("cannot be made; glioblastoma. Consult a radiologist.", reader)
-        'glioblastoma'
-        >>> _named_after_declining("I cannot provide one; please consult a radiologist", reader)
-        >>> _named_after_declining("cannot be made (insufficient information)", reader)
+        >>> _named_after_declining("cannot be made, but features favour a high-grade glioma")
+        'high-grade glioma'
+        >>> _named_after_declining("cannot be made; likely glioma. Consult a radiologist.")
+        'glioma'
+        >>> _named_after_declining("cannot be made; biopsy to exclude lymphoma")
+        >>> _named_after_declining("I cannot provide one; please consult a radiologist")
+        >>> _named_after_declining("cannot be made (insufficient information)")
     """
     plain = _plain_sentence(value)
     cut = _AFTER_DECLINING.search(plain)
@@ -1228,18 +1279,17 @@ def _named_after_declining(value: str, reader: _NameReader) -> str | None:
     rest = _first_sentence(plain[cut.end() :])  # "likely X. Consult a radiologist.": X
     rest = _CONNECTIVE.sub("", rest.strip(), count=1)
     hedged = _HEDGE_BEFORE_NAME.match(rest)
-    if hedged:
-        rest = rest[hedged.end() :]
-    after = _HEDGE_AFTER_NAME.search(rest)
-    if after:
-        rest = rest[: after.start()]
-    rest = rest.strip(" \t).;,")
+    if hedged is None:
+        return None
+    rest = rest[hedged.end() :].strip(" \t).;,")
     if (
         not re.search(r"[^\W\d_]", rest)
+        or _REASON_FIRST.match(rest)
+        or len(rest.split()) > _MAX_HEDGED_NAME_WORDS
+        or _SENTENCE_PIECE.search(rest)
         or _ADVICE.search(rest)
         or _NO_DIAGNOSIS.fullmatch(rest)
         or declines_diagnosis(rest, labelled=True)
-        or not (hedged or after or reader.mentions(rest))
     ):
         return None
     return rest
@@ -1288,19 +1338,6 @@ def _read_differential_line(value: str, reader: _NameReader, found: _ProseFindin
         _read_prose_sentence(sentence, reader, found)
 
 
-def _before_a_lead_in(line: str) -> bool:
-    """Whether a line above a one-line lead-in list leaves the lead-in rule to it: a heading
-    or labelled line (a colon in it), or a sentence of four words or more ("Here is my
-    answer."), never a bare name ("Glioblastoma", "Glioblastoma.").
-
-    Example:
-        >>> _before_a_lead_in("Here is my ranked answer."), _before_a_lead_in("Glioblastoma.")
-        (True, False)
-    """
-    text = _plain_sentence(line).strip()
-    return ":" in text or (re.search(r"[.!?]$", text) is not None and len(text.split()) >= 4)
-
-
 def _read_written_diagnoses(text: str) -> _ProseFindings:
     reader = _NameReader()
     found = _ProseFindings()
@@ -1308,10 +1345,10 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     lead_in = True
     for line in _break_statements(text).splitlines():
         lines.append(_unfold_inline_list(line, reader, lead_in=lead_in))
-        # A lead-in opens a list only on the answer's first line or after headings and prose
-        # sentences: after a bare name ("Glioblastoma\nDifferentials to exclude: 1. A 2. B")
-        # its list would take the place of the name above it.
-        lead_in = lead_in and (not line.strip() or _before_a_lead_in(line))
+        # A lead-in opens a list only on the answer's first non-empty line: below a name
+        # ("Glioblastoma\nDifferentials to exclude: 1. A 2. B") or any other line its list
+        # could take the place of the diagnosis above it.
+        lead_in = lead_in and not line.strip()
     for line in _dash_numbered_as_dotted("\n".join(lines).splitlines()):
         stripped = line.strip()
         if not stripped:
