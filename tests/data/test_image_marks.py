@@ -131,10 +131,13 @@ def test_a_release_only_partly_marked_is_not_the_official_release(
         "images": len(names),
     }
     assert any(
-        f"1 of the {len(names)} images carry novabench's mark" in w for w in release.warnings
+        f"1 of the {len(names)} images carries novabench's mark" in w for w in release.warnings
     )
     line = provenance_notice_line(release.provenance)
-    assert line.startswith(f"notice: NOT THE NOVA RELEASE: 1 of its {len(names)} images carry ")
+    assert line.startswith(f"notice: NOT THE NOVA RELEASE: 1 of its {len(names)} images carries ")
+    # two marked images: the plural (user23 read "1 of its 132 images carry")
+    two = {**release.provenance, "marked_images": 2}
+    assert f"2 of its {len(names)} images carry the mark" in provenance_notice_line(two)
 
 
 def test_unmarked_images_read_as_the_official_release(rewritten: Path, tmp_path: Path) -> None:

@@ -423,6 +423,20 @@ def test_bootstrap_intervals_are_seeded_and_equal_a_bootstrap_by_hand() -> None:
     assert expected[0] < first["hit@30"] < expected[1]
 
 
+@pytest.mark.parametrize(
+    ("task", "name", "message"),
+    [
+        ("captioning", "keyword_judge", "needs an extract_pairs(..., labels=...) method"),
+        ("diagnosis", "case_judge", "needs a judge_cases(..., labels=...) method"),
+    ],
+)
+def test_a_judge_without_its_method_is_named_in_plain_words(task, name, message) -> None:
+    # user23: "needs a extract_pairs(...)"
+    with pytest.raises(NovaInputError) as caught:
+        evaluate_adapter.check_options(task, {name: object()})
+    assert str(caught.value) == f"field '{name}': {message}"
+
+
 def test_unknown_option_is_named() -> None:
     with pytest.raises(NovaInputError, match="bertscore_modle"):
         evaluate.load(MODULE, "captioning").compute(

@@ -629,7 +629,8 @@ def _check_judges(options: Mapping[str, Any]) -> None:
         if options.get(name) is None:
             continue
         if not callable(getattr(options[name], method, None)):
-            raise NovaInputError(f"needs a {method}(..., labels=...) method", field=name)
+            article = "an" if method[0] in "aeiou" else "a"
+            raise NovaInputError(f"needs {article} {method}(..., labels=...) method", field=name)
         if options.get(rival) is not None:
             raise NovaInputError(f"give either {rival} or {name}, not both", field=name)
 
