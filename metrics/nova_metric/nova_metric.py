@@ -144,6 +144,15 @@ class NovaMetric(evaluate.Metric):
         plain_predictions, plain_references = evaluate_adapter.normalize_batch(
             self.task, predictions, references, start_index=start, seen=seen
         )
+        # task all: an image contradicting an earlier one of its case is refused here, not
+        # in compute(), where the error would lose every batch (evaluate drops them).
+        cases = evaluate_adapter.case_rows(
+            self.task,
+            plain_predictions,
+            plain_references,
+            start_index=start,
+            known=getattr(self, "_nova_cases", None),
+        )
         batch = {"predictions": plain_predictions, "references": plain_references}
         try:
             super().add_batch(**batch)
@@ -154,6 +163,7 @@ class NovaMetric(evaluate.Metric):
             )
             raise
         self._nova_items_added = start + len(batch["predictions"])
+        self._nova_cases = cases
         self._nova_items_named = {
             **seen,
             **evaluate_adapter.item_names(self.task, plain_references, start_index=start),
@@ -170,6 +180,6 @@ class NovaMetric(evaluate.Metric):
 
     def _compute(self, predictions, references, **kwargs):
         """Score everything added (on process 0 in distributed runs)."""
-        self._nova_items_added, self._nova_items_named = 0, {}
+        self._nova_items_added, self._nova_items_named, self._nova_cases = 0, {}, None
         with evaluate_adapter.examples_counted_from_one():
             return evaluate_adapter.compute_stored(self.task, predictions, references, **kwargs)

@@ -131,10 +131,13 @@ def test_a_release_only_partly_marked_is_not_the_official_release(
         "images": len(names),
     }
     assert any(
-        f"1 of the {len(names)} images carry novabench's mark" in w for w in release.warnings
+        f"1 of the {len(names)} images carries novabench's mark" in w for w in release.warnings
     )
     line = provenance_notice_line(release.provenance)
-    assert line.startswith(f"notice: NOT THE NOVA RELEASE: 1 of its {len(names)} images carry ")
+    assert line.startswith(f"notice: NOT THE NOVA RELEASE: 1 of its {len(names)} images carries ")
+    # two marked images: the plural (user23 read "1 of its 132 images carry")
+    two = {**release.provenance, "marked_images": 2}
+    assert f"2 of its {len(names)} images carry the mark" in provenance_notice_line(two)
 
 
 def test_unmarked_images_read_as_the_official_release(rewritten: Path, tmp_path: Path) -> None:
@@ -144,3 +147,34 @@ def test_unmarked_images_read_as_the_official_release(rewritten: Path, tmp_path:
     release = read_release(plain)
     assert release.provenance is None
     assert not any("provenance" in w for w in release.warnings)
+
+
+def _mark_moved(path: Path, how: str) -> None:
+    """The same pixels and mark, the mark in a zTXt or iTXt chunk (as exiftool or an
+    optimiser may leave it), or gone (PIL's plain re-save)."""
+    from PIL import PngImagePlugin
+
+    with Image.open(path) as image:
+        text = image.text["Software"]
+        pixels = image.copy()
+    info = PngImagePlugin.PngInfo()
+    if how == "zTXt":
+        info.add_text("Software", text, zip=True)
+    else:
+        info.add_itxt("Software", text, zip=how == "iTXt-compressed")
+    buffer = io.BytesIO()
+    pixels.save(buffer, format="PNG", pnginfo=info)
+    assert how[:4].encode() in buffer.getvalue() and b"tEXt" not in buffer.getvalue()
+    path.write_bytes(buffer.getvalue())
+
+
+@pytest.mark.parametrize("how", ["zTXt", "iTXt", "iTXt-compressed"])
+def test_a_sample_whose_marks_moved_to_another_text_chunk_is_still_the_sample(
+    rewritten: Path, tmp_path: Path, how: str
+) -> None:
+    """user23: after exiftool moved the marks, the rewritten sample read as the official
+    release (`mAP@30 47.6 yes`)."""
+    moved = Path(shutil.copytree(rewritten, tmp_path / how))
+    for path in (moved / "images").iterdir():
+        _mark_moved(path, how)
+    assert read_release(moved).provenance == RECOVERED

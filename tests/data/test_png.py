@@ -591,3 +591,80 @@ def test_the_mark_is_the_software_text_starting_with_novabench(texts, mark) -> N
 
     data = _text_png(*texts)
     assert check_png_marked(data) == (check_png(data), mark)
+
+
+def _pil_png(add) -> bytes:
+    from PIL import PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    add(info)
+    return _encoded(Image.new("L", (5, 4)), pnginfo=info)
+
+
+@pytest.mark.parametrize(
+    ("add", "chunk_type"),
+    [
+        (lambda i: i.add_text("Software", "novabench: nova ingest (x)", zip=True), b"zTXt"),
+        (lambda i: i.add_itxt("Software", "novabench: nova ingest (x)"), b"iTXt"),
+        (lambda i: i.add_itxt("Software", "novabench: nova ingest (x)", zip=True), b"iTXt"),
+        (lambda i: i.add_itxt("Software", "novabench: nova ingest (x)", "en", "Logiciel"), b"iTXt"),
+    ],
+    ids=["zTXt", "iTXt", "iTXt-compressed", "iTXt-language"],
+)
+def test_the_mark_is_read_from_itxt_and_ztxt_chunks_too(add, chunk_type) -> None:
+    """user23: a tool moving the mark to iTXt or zTXt (exiftool, optimisers) made a
+    rewritten sample read as the official release."""
+    from novabench.data.png import check_png_marked
+
+    data = _pil_png(add)
+    assert chunk_type in [t for t, _ in split_chunks(data)]
+    assert b"tEXt" not in [t for t, _ in split_chunks(data)]
+    assert check_png_marked(data) == (check_png(data), "novabench: nova ingest (x)")
+
+
+def _with_text_chunk(chunk_type: bytes, body: bytes) -> bytes:
+    chunks = split_chunks(_encoded(Image.new("L", (5, 4))))
+    return join_chunks([*chunks[:-1], (chunk_type, body), chunks[-1]])  # after IDAT
+
+
+@pytest.mark.parametrize(
+    ("chunk_type", "body"),
+    [
+        (b"zTXt", b"Software\0\0" + zlib.compress(b"GIMP 2.10.34")),
+        (b"iTXt", b"Software\0\1\0\0\0" + zlib.compress(b"GIMP 2.10.34")),
+        (b"iTXt", b"Software\0\0\0\0\0GIMP 2.10.34"),
+        (b"zTXt", b"Softwares\0\0" + zlib.compress(b"novabench: a")),
+        (b"iTXt", b"software\0\0\0\0\0novabench: a"),
+        (b"zTXt", b"Comment\0\0" + zlib.compress(b"novabench: a")),
+        (b"zTXt", b"Software\0\0" + zlib.compress(b"novabench")),
+        (b"zTXt", b"Software\0\0" + zlib.compress(b" novabench: a")),
+        # malformed content under a right CRC: no mark, and not refused (not interpreted)
+        (b"zTXt", b"Software\0\0" + b"novabench: not a zlib stream"),
+        (b"zTXt", b"Software\0\1" + zlib.compress(b"novabench: a")),  # unknown method
+        (b"iTXt", b"Software\0\1\1\0\0" + zlib.compress(b"novabench: a")),
+        (b"iTXt", b"Software\0\2\0\0\0novabench: a"),  # flag neither 0 nor 1
+        (b"iTXt", b"Software\0\0\0\0novabench: a"),  # no translated keyword's NUL
+        (b"iTXt", b"Software\0"),
+        (b"zTXt", b"Software\0"),
+    ],
+)
+def test_no_mark_from_other_software_texts_or_malformed_chunks(chunk_type, body) -> None:
+    from novabench.data.png import check_png_marked
+
+    data = _with_text_chunk(chunk_type, body)
+    assert check_png_marked(data) == (check_png(data), None)
+
+
+def test_a_compressed_mark_is_decompressed_only_as_far_as_a_mark_goes() -> None:
+    from novabench.data.png import check_png_marked
+
+    # 64 MB of text in a 64 kB stream: a reader must not inflate it to find the mark.
+    bomb = zlib.compress(b"novabench: nova sample " + b"a" * (64 << 20), 9)
+    for data in (
+        _with_text_chunk(b"zTXt", b"Software\0\0" + bomb),
+        _with_text_chunk(b"iTXt", b"Software\0\1\0\0\0" + bomb),
+        _with_text_chunk(b"iTXt", b"Software\0\0\0\0\0novabench: nova sample " + b"a" * 5000),
+    ):
+        mark = check_png_marked(data)[1]
+        assert mark is not None and mark.startswith("novabench: nova sample aaa")
+        assert len(mark) <= 1024

@@ -423,6 +423,20 @@ def test_bootstrap_intervals_are_seeded_and_equal_a_bootstrap_by_hand() -> None:
     assert expected[0] < first["hit@30"] < expected[1]
 
 
+@pytest.mark.parametrize(
+    ("task", "name", "message"),
+    [
+        ("captioning", "keyword_judge", "needs an extract_pairs(..., labels=...) method"),
+        ("diagnosis", "case_judge", "needs a judge_cases(..., labels=...) method"),
+    ],
+)
+def test_a_judge_without_its_method_is_named_in_plain_words(task, name, message) -> None:
+    # user23: "needs a extract_pairs(...)"
+    with pytest.raises(NovaInputError) as caught:
+        evaluate_adapter.check_options(task, {name: object()})
+    assert str(caught.value) == f"field '{name}': {message}"
+
+
 def test_unknown_option_is_named() -> None:
     with pytest.raises(NovaInputError, match="bertscore_modle"):
         evaluate.load(MODULE, "captioning").compute(
@@ -1123,3 +1137,40 @@ def test_named_and_unnamed_references_are_refused_when_the_batch_is_added() -> N
     with pytest.raises(NovaInputError, match="'case0002_001.png' named, though other"):
         metric.add_batch(predictions=answers[1:2], references=rows[1:2])
     assert metric.compute()["n_images"] == 1
+
+
+def test_a_case_with_two_lists_is_refused_when_added_and_the_earlier_batches_stay() -> None:
+    """user23: a case whose images gave two lists was accepted by add_batch and refused in
+    compute(), after evaluate had dropped every batch ("cache file doesn't exist" next)."""
+    rows = _two_images_of_one_cadasil_case()
+    other = {**rows[0], "case_id": "case0043", "final_diagnosis": "Migraine"}
+    answer = [
+        {"boxes": [], "caption": row["caption"], "diagnoses": ["CADASIL"]} for row in (*rows, other)
+    ]
+    wrong = {**answer[1], "diagnoses": ["Something else"]}
+    metric = evaluate.load(MODULE, "all")
+    metric.add_batch(predictions=[answer[2], answer[0]], references=[other, rows[0]])
+    with pytest.raises(NovaInputError) as caught:  # across batches
+        metric.add_batch(predictions=[wrong], references=[rows[1]])
+    assert caught.value.record == "example 3 (0-based index 2)"
+    assert caught.value.field == "predictions.diagnoses"
+    assert "case case0042 has different diagnoses on two of its images" in str(caught.value)
+    with pytest.raises(NovaInputError) as caught:  # within a batch
+        metric.add_batch(predictions=[answer[1], wrong], references=rows[1:] * 2)
+    assert caught.value.record == "example 4 (0-based index 3)"
+    with pytest.raises(NovaInputError, match="has diagnoses on one of its images and none"):
+        metric.add_batch(predictions=[{**answer[1], "diagnoses": None}], references=[rows[1]])
+    with pytest.raises(NovaInputError, match="two final diagnoses"):
+        metric.add_batch(
+            predictions=[answer[1]], references=[{**rows[1], "final_diagnosis": "Glioma"}]
+        )
+    # The refused batches left nothing behind: the right image of case0042 is still taken.
+    metric.add_batch(predictions=[answer[1]], references=[rows[1]])
+    result = metric.compute(exclude=["BERTScore-F1", "METEOR"])
+    assert result["localization"]["n_images"] == 3
+    diagnosis = result["diagnosis"]
+    # case0042 (CADASIL named first) a hit, case0043 (Migraine, answered CADASIL) a miss.
+    assert diagnosis["n_cases"] == 2 and diagnosis["top1-lexicon"] == 0.5
+    # compute() starts afresh: the cases of the scored batches are forgotten.
+    metric.add_batch(predictions=[wrong], references=[rows[1]])
+    assert metric.compute(exclude=["BERTScore-F1", "METEOR"])["diagnosis"]["n_cases"] == 1

@@ -20,7 +20,11 @@ of those before the first ``IDAT``). Bytes after ``IEND`` are ignored, as PIL an
 The one ancillary chunk looked into is a ``tEXt`` chunk with the keyword ``Software`` whose
 text starts with ``novabench:``: the mark ``nova sample`` and ``nova ingest`` write into
 every PNG they make (:func:`check_png_marked` gives it), so their images say where they
-came from after any rewrite of the parquet that held the provenance record.
+came from after any rewrite of the parquet that held the provenance record. The same text
+in an ``iTXt`` (compressed or not) or ``zTXt`` chunk, where exiftool or an optimiser may
+move it, is the mark too (at most :data:`MARK_TEXT_LIMIT` bytes of a compressed text are
+inflated; a malformed one is no mark, never an error). A re-save that drops every text
+chunk (PIL's plain ``Image.save``) leaves no mark to read.
 The pixel data is not decompressed by either: a PNG whose IDAT stream is corrupt but whose
 CRCs are right passes both, and fails only when a model or a drawing decodes it.
 """
@@ -89,7 +93,8 @@ _read_crc = struct.Struct(">I").unpack_from
 
 
 _CRITICAL_TYPES = frozenset((b"IHDR", b"IDAT", b"IEND", b"PLTE"))  # letters, known
-_KNOWN_TYPES = _CRITICAL_TYPES | {b"tEXt"}  # tEXt: novabench's own PNGs carry one
+# tEXt: novabench's own PNGs carry one; iTXt, zTXt: where other tools may move it
+_KNOWN_TYPES = _CRITICAL_TYPES | {b"tEXt", b"iTXt", b"zTXt"}
 
 
 def _is_chunk_type(chunk_type: bytes) -> bool:
@@ -159,19 +164,59 @@ def check_png(data: bytes | bytearray | memoryview) -> PngHeader:
 MARK_KEYWORD = b"Software"
 MARK_PREFIX = b"novabench:"
 _MARK_START = MARK_KEYWORD + b"\x00" + MARK_PREFIX
+_KEYWORD_END = len(MARK_KEYWORD) + 1
+#: How much of a compressed (``zTXt``, ``iTXt``) text is inflated to read a mark: a mark is
+#: under a hundred bytes, and a small stream can hold gigabytes.
+MARK_TEXT_LIMIT = 512
+# The start of an iTXt mark as exiftool writes it (with iTXt's chunk type, checked apart).
+_PLAIN_ITXT_MARK = MARK_KEYWORD + b"\x00\x00\x00\x00\x00" + MARK_PREFIX
+
+
+def _inflated_start(stream: bytes | memoryview) -> bytes | None:
+    """The first :data:`MARK_TEXT_LIMIT` bytes a zlib stream gives (None: not a zlib stream)."""
+    try:
+        return zlib.decompressobj().decompress(stream, MARK_TEXT_LIMIT)
+    except zlib.error:
+        return None
+
+
+def _compressed_mark(chunk_type: bytes, body: memoryview) -> str | None:
+    """The mark in a ``zTXt`` or ``iTXt`` chunk's data (keyword ``Software`` already seen),
+    if its text starts with ``novabench:``; None for anything else, malformed included."""
+    if chunk_type == b"zTXt":
+        # compression method (0: zlib), the Latin-1 text compressed
+        if len(body) < 1 or body[0] != 0:
+            return None
+        raw = _inflated_start(body[1:])
+        text = None if raw is None else raw.decode("latin-1")
+    else:
+        # compression flag and method, language tag NUL, translated keyword NUL, UTF-8 text
+        if len(body) < 2 or body[0] not in (0, 1) or (body[0] == 1 and body[1] != 0):
+            return None
+        rest = bytes(body[2:])
+        language_end = rest.find(b"\x00")
+        keyword_end = rest.find(b"\x00", language_end + 1) if language_end >= 0 else -1
+        if keyword_end < 0:
+            return None
+        stored = rest[keyword_end + 1 :]
+        raw = _inflated_start(stored) if body[0] == 1 else stored[:MARK_TEXT_LIMIT]
+        text = None if raw is None else raw.decode("utf-8", errors="replace")
+    return text if text is not None and text.startswith("novabench:") else None
 
 
 def check_png_marked(data: bytes | bytearray | memoryview) -> tuple[PngHeader, str | None]:
     """:func:`check_png`, and the novabench mark of the PNG (its ``Software`` text), if any.
 
-    The same single walk over the chunks: the mark costs one comparison per ``tEXt`` chunk.
+    The same single walk over the chunks: the mark costs one comparison per ``tEXt``,
+    ``iTXt`` or ``zTXt`` chunk (and, for a compressed ``Software`` text, inflating its start).
 
     Args:
         data: the file's bytes.
 
     Returns:
-        The ``PngHeader`` and the text of a ``tEXt`` chunk ``Software`` that starts with
-        ``novabench:`` (None when there is none: any PNG novabench did not make).
+        The ``PngHeader`` and the text of the first ``tEXt``, ``iTXt`` or ``zTXt`` chunk
+        ``Software`` that starts with ``novabench:`` (None when there is none: any PNG
+        novabench did not make); a compressed one's first :data:`MARK_TEXT_LIMIT` bytes.
 
     Raises:
         PngError: what is wrong and at which byte offset or chunk.
@@ -244,6 +289,18 @@ def check_png_marked(data: bytes | bytearray | memoryview) -> tuple[PngHeader, s
             if view[start : start + len(_MARK_START)] == _MARK_START:
                 # tEXt is Latin-1; the keyword and its NUL separator are left out
                 mark = bytes(view[start + len(MARK_KEYWORD) + 1 : end - 4]).decode("latin-1")
+        elif (chunk_type == b"iTXt" or chunk_type == b"zTXt") and mark is None:
+            start = offset + 8
+            if (
+                chunk_type == b"iTXt"
+                and view[start : start + len(_PLAIN_ITXT_MARK)] == _PLAIN_ITXT_MARK
+            ):
+                # iTXt uncompressed, no language tag or translated keyword: read as tEXt
+                text_start = start + len(_PLAIN_ITXT_MARK) - len(MARK_PREFIX)
+                text = bytes(view[text_start : min(end - 4, text_start + MARK_TEXT_LIMIT)])
+                mark = text.decode("utf-8", errors="replace")
+            elif view[start : start + _KEYWORD_END] == _MARK_START[:_KEYWORD_END]:
+                mark = _compressed_mark(chunk_type, view[start + _KEYWORD_END : end - 4])
         elif chunk_type == b"IHDR":
             raise PngError(f"a second IHDR chunk at byte {offset}")
         offset = end

@@ -185,7 +185,8 @@ def provenance_notice(provenance: Mapping[str, Any] | None) -> str | None:
         )
     if origin == PARTLY_MARKED_ORIGIN:
         counted = (
-            f"{provenance['marked_images']} of its {provenance['images']} images carry"
+            f"{provenance['marked_images']} of its {provenance['images']} images "
+            + ("carries" if provenance["marked_images"] == 1 else "carry")
             if "marked_images" in provenance and "images" in provenance
             else "Some of its images carry"
         )
@@ -323,7 +324,8 @@ def provenance_from_marks(
         first = min(marks)
         warnings.append(
             f"{label}: no novabench provenance record, but {len(marks)} of the {n_images} "
-            f"images carry novabench's mark (first {first}): the data mixes images novabench "
+            f"images {'carries' if len(marks) == 1 else 'carry'} novabench's mark (first "
+            f"{first}): the data mixes images novabench "
             "made with others; it is not the official NOVA release"
         )
         return {"origin": PARTLY_MARKED_ORIGIN, "marked_images": len(marks), "images": n_images}

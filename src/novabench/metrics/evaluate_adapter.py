@@ -45,8 +45,10 @@ from novabench.metrics.tasks import (
     item_key_field,
     task_options,
 )
+from novabench.tasks.diagnosis import CaseRows
 
 __all__ = [
+    "case_rows",
     "check_options",
     "compute_stored",
     "compute_task_from_arrow",
@@ -290,6 +292,49 @@ def normalize_batch(
     _check_pairing(form.key_field, task, prediction_items, reference_items, start_index)
     _refuse_repeats(task, plain_references, start_index, seen)
     return plain_predictions, plain_references
+
+
+@examples_counted_from_one()
+def case_rows(
+    task: str,
+    predictions: Sequence[Any],
+    references: Sequence[Any],
+    *,
+    start_index: int = 0,
+    known: CaseRows | None = None,
+) -> CaseRows | None:
+    """The cases of ``all`` read so far with a normalised batch's rows added: an image whose
+    diagnoses (or final diagnosis) differ from an earlier image of its case, in this batch or
+    an earlier one, is refused when its batch is added, not in ``compute()``, which loses
+    every batch on an error (evaluate drops them). ``known`` is left as it was.
+
+    Args:
+        task: the task name; only ``all`` gives its diagnoses per image (None for the others).
+        predictions, references: a batch as :func:`normalize_batch` returns it.
+        start_index: index of the batch's first item in the whole evaluation.
+        known: what earlier batches gave (this function's earlier answer), if any.
+
+    Returns:
+        A new record of the cases (None for a task other than ``all``).
+
+    Raises:
+        NovaInputError: naming the example and the field, as ``compute()`` would.
+
+    Example:
+        >>> rows = [{"case_id": "c1", "final_diagnosis": "MS"}]
+        >>> known = case_rows("all", [{"diagnoses": ["MS"]}], rows)
+        >>> case_rows("all", [{"diagnoses": ["ADEM"]}], rows, start_index=1, known=known)
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 2 (0-based index 1), field 'predictions.diagnoses': case c1 has different diagnoses on two of its images (an earlier one and this one); give every image of a case the same list
+    """
+    if task != "all":
+        return None
+    # Histories are checked in compute(), where a case judge (which reads them) is known.
+    rows = known.copy() if known is not None else CaseRows()
+    for offset, (prediction, reference) in enumerate(zip(predictions, references)):
+        rows.add(start_index + offset, prediction, reference)
+    return rows
 
 
 def item_names(task: str, references: Sequence[Any], *, start_index: int = 0) -> dict[str, int]:
@@ -584,7 +629,8 @@ def _check_judges(options: Mapping[str, Any]) -> None:
         if options.get(name) is None:
             continue
         if not callable(getattr(options[name], method, None)):
-            raise NovaInputError(f"needs a {method}(..., labels=...) method", field=name)
+            article = "an" if method[0] in "aeiou" else "a"
+            raise NovaInputError(f"needs {article} {method}(..., labels=...) method", field=name)
         if options.get(rival) is not None:
             raise NovaInputError(f"give either {rival} or {name}, not both", field=name)
 

@@ -26,6 +26,7 @@ from novabench.tasks import RESCORE_ADVICE, ItemTablesMismatch, JudgeKind, TaskB
 
 __all__ = [
     "BEHAVIOUR",
+    "CaseRows",
     "PROMPT_PLACEHOLDERS",
     "TOP1_READINGS",
     "inputs_from_rows",
@@ -196,34 +197,62 @@ def _spaced_alike(diagnoses: Sequence[Any]) -> list[Any]:
     return [" ".join(item.split()) if isinstance(item, str) else item for item in diagnoses]
 
 
-def _group_by_case(
-    predictions: Sequence[Mapping[str, Any]],
-    references: Sequence[Mapping[str, Any]],
-    *,
-    with_histories: bool = False,
-) -> tuple[list[list[str]], list[str], list[str | None]]:
-    """One diagnosis item per case, in order of first appearance, with its clinical history
-    (None: none on any of its rows, or ``with_histories`` False)."""
-    by_case: dict[str, tuple[list[str], str, int]] = {}
-    histories: dict[str, str | None] = {}
-    for index, (prediction, reference) in enumerate(zip(predictions, references)):
+class CaseRows:
+    """The rows of ``all`` read one by one into one diagnosis item per case: an image that
+    contradicts an earlier image of its case is refused as it comes (the ``evaluate`` face
+    checks each batch as it is added, while the earlier batches can still be kept).
+
+    Args:
+        with_histories: keep each case's clinical history (for a case judge): two different
+            ones on a case are refused; without it histories are not read.
+
+    Example:
+        >>> rows = CaseRows()
+        >>> rows.add(0, {"diagnoses": ["MS"]}, {"case_id": "c1", "final_diagnosis": "MS"})
+        >>> rows.add(1, {"diagnoses": ["ADEM"]}, {"case_id": "c1", "final_diagnosis": "MS"})
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 1, field 'predictions.diagnoses': case c1 has different diagnoses on two of its images (an earlier one and this one); give every image of a case the same list
+        >>> rows.items()
+        ([['MS']], ['MS'], [None])
+    """
+
+    def __init__(self, *, with_histories: bool = False) -> None:
+        self._with_histories = with_histories
+        self._by_case: dict[str, tuple[list[str], str]] = {}
+        self._histories: dict[str, str | None] = {}
+
+    def copy(self) -> CaseRows:
+        """An independent copy (to check a batch without touching this one)."""
+        other = CaseRows(with_histories=self._with_histories)
+        other._by_case = dict(self._by_case)
+        other._histories = dict(self._histories)
+        return other
+
+    def add(self, index: int, prediction: Mapping[str, Any], reference: Mapping[str, Any]) -> None:
+        """Read one image's row; refuse it (``example {index}``) if it contradicts its case."""
         case_id = reference["case_id"]
         diagnoses = list(prediction.get("diagnoses") or [])
-        history = reference.get("clinical_history") if with_histories else None
+        history = reference.get("clinical_history") if self._with_histories else None
         history = history if isinstance(history, str) and history.strip() else None
-        known_history = histories.setdefault(case_id, history)
-        if history is not None and known_history is None:
-            histories[case_id] = history
-        elif history is not None and history != known_history:
+        known_history = self._histories.get(case_id)
+        if history is not None and known_history is not None and history != known_history:
             raise NovaInputError(
                 f"case {case_id} has two clinical histories (the other one on an earlier image)",
                 record=f"example {index}",
                 field="references.clinical_history",
             )
-        if case_id not in by_case:
-            by_case[case_id] = (diagnoses, reference["final_diagnosis"], index)
-            continue
-        known, truth, first = by_case[case_id]
+        if case_id in self._by_case:
+            self._check(case_id, diagnoses, reference, index)
+        else:
+            self._by_case[case_id] = (diagnoses, reference["final_diagnosis"])
+        if known_history is None:
+            self._histories[case_id] = history
+
+    def _check(
+        self, case_id: str, diagnoses: list[str], reference: Mapping[str, Any], index: int
+    ) -> None:
+        known, truth = self._by_case[case_id]
         # The earlier row is named by its case alone: an index in the message would escape
         # the renaming the faces apply to the record (counted from 1, or a filename).
         if truth != reference["final_diagnosis"]:
@@ -249,8 +278,30 @@ def _group_by_case(
                 record=f"example {index}",
                 field="predictions.diagnoses",
             )
-    cases = by_case.values()
-    return [v[0] for v in cases], [v[1] for v in cases], [histories[c] for c in by_case]
+
+    def items(self) -> tuple[list[list[str]], list[str], list[str | None]]:
+        """The cases' lists, final diagnoses and clinical histories (None: none on any of
+        its rows, or not kept), in order of first appearance."""
+        cases = self._by_case
+        return (
+            [v[0] for v in cases.values()],
+            [v[1] for v in cases.values()],
+            [self._histories.get(c) for c in cases],
+        )
+
+
+def _group_by_case(
+    predictions: Sequence[Mapping[str, Any]],
+    references: Sequence[Mapping[str, Any]],
+    *,
+    with_histories: bool = False,
+) -> tuple[list[list[str]], list[str], list[str | None]]:
+    """One diagnosis item per case, in order of first appearance, with its clinical history
+    (None: none on any of its rows, or ``with_histories`` False)."""
+    rows = CaseRows(with_histories=with_histories)
+    for index, (prediction, reference) in enumerate(zip(predictions, references)):
+        rows.add(index, prediction, reference)
+    return rows.items()
 
 
 #: Old reports' recorded diagnosis matcher (its description's start) -> the key suffix it
