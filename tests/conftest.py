@@ -192,3 +192,45 @@ def sample_release_legacy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
 
     return built_once_per_run(tmp_path_factory, "sample-legacy", build)
+
+
+@pytest.fixture
+def lock_holder() -> Iterator[Callable[..., Any]]:
+    """Start a separate process that holds the writer lock of a path, as another writer would,
+    until the test ends (or the test sends it a line): ``lock_holder(path, "nova run")``.
+    """
+    import subprocess
+
+    import novabench
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(novabench.__file__).resolve().parents[1]),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
+    started: list[subprocess.Popen[bytes]] = []
+
+    def hold(path: Path, command: str = "nova run") -> subprocess.Popen[bytes]:
+        code = (
+            "import sys\n"
+            "from novabench.run.lock import writer_lock\n"
+            f"with writer_lock({str(path)!r}, {command!r}):\n"
+            "    print('held', flush=True)\n"
+            "    sys.stdin.readline()\n"
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-c", code],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        started.append(process)
+        assert process.stdout is not None and process.stdout.readline() == b"held\n"
+        return process
+
+    yield hold
+    for process in started:
+        if process.poll() is None:
+            process.communicate(b"\n", timeout=60)

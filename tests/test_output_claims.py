@@ -192,31 +192,6 @@ def test_two_leaderboards_on_the_same_outputs_the_second_is_refused(
     assert [model["path"] for model in board_models] == ["found-report.json"]
 
 
-@pytest.fixture
-def lock_holder(tmp_path: Path) -> Iterator[Any]:
-    """A separate process holding the writer lock of a path, as another writer would."""
-    started: list[subprocess.Popen[bytes]] = []
-
-    def hold(path: Path) -> subprocess.Popen[bytes]:
-        code = (
-            "import sys\n"
-            "from novabench.run.lock import writer_lock\n"
-            f"with writer_lock({str(path)!r}, 'nova export'):\n"
-            "    print('held', flush=True)\n"
-            "    sys.stdin.readline()\n"
-        )
-        process = subprocess.Popen(
-            [sys.executable, "-c", code], env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
-        started.append(process)
-        assert process.stdout is not None and process.stdout.readline() == b"held\n"
-        return process
-
-    yield hold
-    for process in started:
-        process.communicate(b"\n", timeout=60)
-
-
 @pytest.mark.parametrize("command", ["export", "sample", "compare", "space"])
 def test_folder_and_comparison_writers_refuse_an_output_being_written(
     command: str, workspace: dict[str, Path], tmp_path: Path, lock_holder: Any
@@ -242,7 +217,7 @@ def test_folder_and_comparison_writers_refuse_an_output_being_written(
             "20",
         ),
     }[command]
-    holder = lock_holder(out)
+    holder = lock_holder(out, "nova export")
     result = subprocess.run(argv, env=_env(), capture_output=True, timeout=300)
     _refusal(result, holder.pid, out)
     assert not out.exists()
@@ -265,7 +240,7 @@ def test_report_save_refuses_a_folder_whose_report_another_process_writes(
     )
     folder = tmp_path / "saved"
     folder.mkdir()
-    holder = lock_holder(folder / "report.json")
+    holder = lock_holder(folder / "report.json", "nova export")
     with pytest.raises(NovaInputError) as refused:
         report.save(folder)
     assert f"pid {holder.pid} " in str(refused.value)

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,36 +56,6 @@ def _wait_for(condition: Any, process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_v1_release(tmp_path_factory.mktemp("release"), n_cases=3, image_size=(64, 64))
-
-
-@pytest.fixture
-def lock_holder(tmp_path: Path) -> Iterator[Any]:
-    """Start a separate process that holds the writer lock of a path until the test ends."""
-    started: list[subprocess.Popen[bytes]] = []
-
-    def hold(path: Path) -> subprocess.Popen[bytes]:
-        code = (
-            "import sys\n"
-            "from novabench.run.lock import writer_lock\n"
-            f"with writer_lock({str(path)!r}, 'nova run'):\n"
-            "    print('held', flush=True)\n"
-            "    sys.stdin.readline()\n"
-        )
-        process = subprocess.Popen(
-            [sys.executable, "-c", code],
-            env=_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        started.append(process)
-        assert process.stdout is not None and process.stdout.readline() == b"held\n"
-        return process
-
-    yield hold
-    for process in started:
-        if process.poll() is None:
-            process.communicate(b"\n", timeout=60)
 
 
 def test_second_nova_run_on_the_same_output_fails_while_the_first_writes(
