@@ -1,0 +1,216 @@
+"""Diagnosis answers last session's rules still misread (dxfix24).
+
+Each rule fires only on the answer shape it is written for; every other answer reads as the
+tree before it (3482645) did. The expected readings are written by hand; those marked "as
+3482645" were checked against that tree's ``parse_diagnoses``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from novabench.metrics.diagnosis import score_diagnosis
+from novabench.run.parsers import parse_diagnoses
+
+
+def _read(answer: str) -> tuple[str, list[str]]:
+    parsed = parse_diagnoses(answer)
+    return parsed.status, parsed.diagnoses
+
+
+# 1. an apology that then gives a diagnosis is an answer, not a refusal
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("I'm sorry for the earlier error. Final answer: Glioblastoma", ["Glioblastoma"]),
+        ("Sorry, correction: Glioblastoma", ["Glioblastoma"]),
+        ("Apologies - the diagnosis is glioblastoma.", ["glioblastoma"]),  # as 3482645
+        ("I apologize for the confusion. Final answer: Meningioma", ["Meningioma"]),
+        ("My apologies. Diagnosis: Glioblastoma", ["Glioblastoma"]),
+        ("Sorry about that - final answer: Glioblastoma", ["Glioblastoma"]),
+        ("Sorry, correction: Multiple sclerosis; ADEM; NMOSD", ["Multiple sclerosis", "ADEM", "NMOSD"]),
+    ],
+)
+def test_an_apology_then_a_diagnosis_is_the_diagnosis(answer: str, expected: list[str]) -> None:
+    assert _read(answer) == ("fallback_list", expected)
+    assert score_diagnosis([expected], [expected[0]])["top1-lexicon"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I'm sorry, I can't provide a diagnosis.",
+        "I'm sorry, but I cannot provide a diagnosis. Final answer: none",
+        "I'm sorry, I cannot diagnose. Final answer: consult a radiologist",
+        "Sorry, correction: I cannot provide a diagnosis",
+        "Sorry, I can't help with that.",
+        "I'm sorry for the confusion. That was wrong.",  # no label, no correction: no name
+    ],
+)
+def test_an_apology_that_declines_or_names_nothing_stays_a_refusal(answer: str) -> None:
+    assert _read(answer) == ("refusal", [])
+
+
+# 2. "cannot exclude X" names X (a hedge, low confidence); declining a diagnosis is refusal
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("I cannot exclude a glioma.", ["glioma"]),
+        ("Glioma cannot be excluded.", ["Glioma"]),
+        ("A glioma cannot be excluded.", ["glioma"]),
+        ("I cannot rule out glioblastoma.", ["glioblastoma"]),
+        ("Diagnosis: cannot be excluded: glioblastoma", ["glioblastoma"]),
+        ("Diagnosis: glioma cannot be excluded", ["glioma"]),
+    ],
+)
+def test_a_disease_that_cannot_be_excluded_is_named(answer: str, expected: list[str]) -> None:
+    assert _read(answer) == ("fallback_list", expected)
+
+
+@pytest.mark.parametrize(
+    ("answer", "status"),
+    [
+        ("Diagnosis: cannot be made", "refusal"),  # as 3482645
+        ("Diagnosis: cannot be determined", "empty"),  # as 3482645
+        ("I cannot exclude anything from a single slice.", "refusal"),  # names no disease
+        ("I cannot exclude a glioma; please consult a radiologist.", "refusal"),
+    ],
+)
+def test_cannot_exclude_without_a_disease_stays_as_it_was(answer: str, status: str) -> None:
+    assert _read(answer) == (status, [])
+
+
+# 3. a reason list under a bare name is no list of diagnoses
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Glioblastoma\nWhy:\n1. Rim\n2. Necrosis",
+        "Glioblastoma\nReasons for this diagnosis:\n1. Rim enhancement\n2. Necrosis",
+        "Glioblastoma\n\nRationale:\n1. Rim enhancement\n2. Necrosis",
+        "**Glioblastoma**\nWhy:\n1. Rim\n2. Necrosis",
+        "Glioblastoma\nKey features:\n- Rim enhancement\n- Necrosis",
+        "Glioblastoma\nFindings supporting this:\n1. Rim enhancement\n2. Necrosis",
+    ],
+)
+def test_a_reason_list_under_a_name_keeps_the_name(answer: str) -> None:
+    status, names = _read(answer)
+    assert (status, [name.strip("*") for name in names]) == ("fallback_list", ["Glioblastoma"])
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # as 3482645: a differential list is diagnoses; a reason list with nothing above it
+        # stays as it was
+        ("Glioblastoma\nDifferentials:\n1. Lymphoma\n2. Metastasis", ["Lymphoma", "Metastasis"]),
+        ("Differential diagnosis:\n1. Glioblastoma\n2. Lymphoma", ["Glioblastoma", "Lymphoma"]),
+        ("Why:\n1. Rim\n2. Necrosis", ["Rim", "Necrosis"]),
+        ("Diagnosis: Glioblastoma\nWhy:\n1. Rim\n2. Necrosis", ["Glioblastoma"]),
+    ],
+)
+def test_lists_that_are_not_reasons_under_a_name_read_as_before(
+    answer: str, expected: list[str]
+) -> None:
+    assert _read(answer) == ("fallback_list", expected)
+
+
+# 4. a first-line lead-in that ranks
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (
+            "My top 3 are: 1. Glioblastoma 2. Lymphoma 3. Metastasis",
+            ["Glioblastoma", "Lymphoma", "Metastasis"],
+        ),
+        ("I would rank them: 1. Glioblastoma 2. Lymphoma", ["Glioblastoma", "Lymphoma"]),
+        (
+            "Top 5: 1. Glioblastoma 2. Lymphoma 3. Metastasis 4. Abscess 5. Tumefactive MS",
+            ["Glioblastoma", "Lymphoma", "Metastasis", "Abscess", "Tumefactive MS"],
+        ),
+    ],
+)
+def test_a_ranking_lead_in_opens_its_list(answer: str, expected: list[str]) -> None:
+    assert _read(answer) == ("fallback_list", expected)
+
+
+def test_a_ranking_lead_in_after_a_name_opens_none() -> None:  # as 3482645
+    assert _read("Glioblastoma. I would rank them: 1. Rim 2. Necrosis") == (
+        "fallback_list",
+        ["Glioblastoma"],
+    )
+
+
+# 5. findings after a hedge lead-in, no disease named: no junk names
+def test_findings_after_a_hedge_lead_in_name_nothing() -> None:
+    status, names = _read("Findings consistent with: 1. Ring enhancement 2. Necrosis")
+    assert (status, names) == ("unparseable", [])
+    assert _read("Findings consistent with: 1. Glioblastoma 2. Lymphoma") == (
+        "fallback_list",
+        ["Glioblastoma", "Lymphoma"],
+    )
+
+
+# 6. a spaced dash inside brackets does not end the name
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("NMOSD (AQP4-IgG positive, 1 - 2 lesions)", ["NMOSD (AQP4-IgG positive, 1 - 2 lesions)"]),
+        (
+            "1. NMOSD (AQP4-IgG positive - longitudinally extensive)\n2. Multiple sclerosis",
+            ["NMOSD (AQP4-IgG positive - longitudinally extensive)", "Multiple sclerosis"],
+        ),
+        (
+            "Diagnosis: NMOSD (AQP4-IgG positive, 1 - 2 lesions)",
+            ["NMOSD (AQP4-IgG positive, 1 - 2 lesions)"],
+        ),
+        ("Glioblastoma - necrotic rim", ["Glioblastoma"]),  # as 3482645
+        ("1. Glioblastoma - necrotic rim (ring - enhancing)", ["Glioblastoma"]),
+    ],
+)
+def test_a_spaced_dash_inside_brackets_keeps_the_name(answer: str, expected: list[str]) -> None:
+    assert _read(answer)[1] == expected
+
+
+# 7. a one-line dash list after an "Others:" label under a name
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Glioblastoma\nOthers: 1- Lymphoma 2- Metastasis",
+        "Glioblastoma\nOthers: 1 - Lymphoma 2 - Metastasis",
+        "Glioblastoma\nDifferentials: 1- Lymphoma 2- Metastasis",
+        "Most likely: Glioblastoma\nOthers: 1- Lymphoma 2- Metastasis",
+    ],
+)
+def test_a_dash_list_after_an_others_label_is_read(answer: str) -> None:
+    assert _read(answer) == ("fallback_list", ["Glioblastoma", "Lymphoma", "Metastasis"])
+
+
+# 8. the reason clause after a hedge and a name on the first line
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Most likely glioblastoma due to: 1. Ring enhancement 2. Necrosis",
+        "Most likely glioblastoma due to: 1. Ring enhancement with central necrosis and "
+        "surrounding vasogenic edema 2. Mass effect",
+        "Most likely glioblastoma because of the necrotic rim",
+        "Most likely glioblastoma given the necrotic rim",
+        "Most likely glioblastoma as evidenced by: 1. Ring enhancement 2. Necrosis",
+        "Likely glioblastoma due to the irregular enhancing rim and central necrosis",
+    ],
+)
+def test_a_reason_clause_after_a_hedged_name_is_cut(answer: str) -> None:
+    assert _read(answer) == ("fallback_list", ["glioblastoma"])
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        # as 3482645: no hedge before the name, or no name before the clause
+        ("Hypoxic ischemic injury due to cardiac arrest", ["Hypoxic ischemic injury due to cardiac arrest"]),
+        ("Most likely due to: 1. Ring enhancement 2. Necrosis", ["Most likely due to"]),
+    ],
+)
+def test_a_reason_clause_without_a_hedged_name_reads_as_before(
+    answer: str, expected: list[str]
+) -> None:
+    assert _read(answer) == ("fallback_list", expected)
