@@ -119,11 +119,23 @@ def _item_name(text: str) -> str:
     if bold:
         return bold.group(1).rstrip(":")
     text = _first_sentence(text)
-    return re.split(
-        r"\s+[-\u2013\u2014]\s+|:(?:\*\*|__)?\s+|\s+\((?:most likely|likely|less likely)",
-        text,
-        maxsplit=1,
-    )[0]
+    for end in _ITEM_NAME_END.finditer(text):
+        if ":" in end.group() or "(" in end.group() or not _inside_brackets(text, end.start()):
+            return text[: end.start()]  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole
+    return text
+
+
+# Where a list item's name ends: a spaced dash (outside brackets), a colon or a "(most likely"
+# remark.
+_ITEM_NAME_END = re.compile(
+    r"\s+[-\u2013\u2014]\s+|:(?:\*\*|__)?\s+|\s+\((?:most likely|likely|less likely)"
+)
+
+
+def _inside_brackets(text: str, index: int) -> bool:
+    """Whether ``text[index]`` stands inside round or square brackets."""
+    before = text[:index]
+    return before.count("(") + before.count("[") > before.count(")") + before.count("]")
 
 
 def _dash_numbered_as_dotted(lines: list[str]) -> list[str]:
@@ -885,9 +897,11 @@ def _tidy_name(text: str) -> str:
         text = text[lead_in.end() :]
     if _CLAUSE_PIECE.match(text):
         return ""
-    tail = _NAME_TAIL.search(text)
-    if tail:
+    for tail in _NAME_TAIL.finditer(text):
+        if tail.group().strip() in "-\u2013\u2014" and _inside_brackets(text, tail.start()):
+            continue  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)": the dash is inside the name
         text = text[: tail.start()]
+        break
     words = text.split()
     while words and (
         words[-1].lower().strip(",.") in _NAME_TRAILERS
