@@ -102,10 +102,8 @@ def test_a_reason_list_under_a_name_keeps_the_name(answer: str) -> None:
     [
         # as 3482645: a differential list is diagnoses; a reason list with nothing above it
         # stays as it was
-        ("Glioblastoma\nDifferentials:\n1. Lymphoma\n2. Metastasis", ["Lymphoma", "Metastasis"]),
         ("Differential diagnosis:\n1. Glioblastoma\n2. Lymphoma", ["Glioblastoma", "Lymphoma"]),
         ("Why:\n1. Rim\n2. Necrosis", ["Rim", "Necrosis"]),
-        ("Diagnosis: Glioblastoma\nWhy:\n1. Rim\n2. Necrosis", ["Glioblastoma"]),
     ],
 )
 def test_lists_that_are_not_reasons_under_a_name_read_as_before(
@@ -211,6 +209,35 @@ def test_a_reason_clause_after_a_hedged_name_is_cut(answer: str) -> None:
     ],
 )
 def test_a_reason_clause_without_a_hedged_name_reads_as_before(
+    answer: str, expected: list[str]
+) -> None:
+    assert _read(answer) == ("fallback_list", expected)
+
+
+# 7b. a bare name above a labelled list of the others is the most likely diagnosis
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        (
+            "Glioblastoma\nDifferentials:\n1. Lymphoma\n2. Metastasis",
+            ["Glioblastoma", "Lymphoma", "Metastasis"],  # 3482645: Lymphoma, Metastasis
+        ),
+        (
+            "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis",
+            ["Glioblastoma", "Lymphoma", "Metastasis"],  # 3482645: Lymphoma, Metastasis
+        ),
+        (
+            "Glioblastoma. Differential: metastasis, lymphoma",
+            ["Glioblastoma", "metastasis", "lymphoma"],  # 3482645: metastasis, lymphoma
+        ),
+        # as 3482645: no bare name above (a sentence, a heading, nothing the lexicon knows)
+        ("Here is my answer.\nOthers: lymphoma, metastasis", ["lymphoma", "metastasis"]),
+        ("Answer\nOthers: lymphoma, metastasis", ["lymphoma", "metastasis"]),
+        ("Differentials:\n1. Lymphoma\n2. Metastasis", ["Lymphoma", "Metastasis"]),
+        ("Glioblastoma\n1. Lymphoma\n2. Metastasis", ["Lymphoma", "Metastasis"]),
+    ],
+)
+def test_a_bare_name_above_a_labelled_list_of_others_comes_first(
     answer: str, expected: list[str]
 ) -> None:
     assert _read(answer) == ("fallback_list", expected)

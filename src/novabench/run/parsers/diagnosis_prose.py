@@ -285,10 +285,11 @@ def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True)
     bullet = _LIST_ITEM.match(line)
     value = bullet.group("value") if bullet else line
     labelled = _MOST_LIKELY_LINE.match(value) or _DIFFERENTIAL_LINE.match(value)
-    rest, items = value, None
+    rest, items, others = value, None, False
     if labelled is not None:
         rest = value[labelled.start("value") :]
         items = _inline_list_items(rest)
+        others = _DIFFERENTIAL_LINE.match(value) is not None
     else:
         label = _line_label(value, reader)
         if label is not None and label[0] == "note":  # "Findings: 1. ... 2. ...": no diagnoses
@@ -296,6 +297,11 @@ def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True)
         if label is not None:
             rest = value[len(value) - len(label[1]) :]
             items = _inline_list_items(rest)
+            others = label[0] == "differential"
+    if items is not None and others:
+        # "Glioblastoma\nOthers: 1- A 2- B": the label says the run lists the other
+        # diagnoses, so its dash markers are markers wherever the line stands
+        items = [_DASH_MARKER.sub(r"\g<head>\g<number>.\g<tail>", item, count=1) for item in items]
     if items is None:  # "My ranked list is: 1. A 2. B", "Answer: the differential is 1) A 2) B"
         found = _lead_in_list(rest, reader) if lead_in else None
         if found is None:
@@ -1363,10 +1369,18 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
         # ("Glioblastoma\nDifferentials to exclude: 1. A 2. B") or any other line its list
         # could take the place of the diagnosis above it.
         lead_in = lead_in and not line.strip()
+    # The answer's first line when it is read as plain prose and names nothing by itself,
+    # and whether an "Others:" / "Differentials:" label stands below it.
+    first_line: str | None = None
+    others_labelled = False
     for line in _dash_numbered_as_dotted("\n".join(lines).splitlines()):
         stripped = line.strip()
         if not stripped:
             continue
+        if first_line and (_DIFFERENTIAL_LINE.match(stripped) or _differential_label(stripped)):
+            others_labelled = True
+        first = first_line is None
+        first_line = first_line or ""
         item = _LIST_ITEM.match(line)
         value = item.group("value") if item else stripped
         match = _MOST_LIKELY_LINE.match(value)
@@ -1404,9 +1418,50 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
             found.others.append(name)
             found.list_items += 1
             continue
+        read_before = (found.lead, found.suggested, len(found.others), found.unnamed_lead)
         for sentence in _sentences(stripped):
             _read_prose_sentence(sentence, reader, found)
+        if first and read_before == (
+            found.lead,
+            found.suggested,
+            len(found.others),
+            found.unnamed_lead,
+        ):
+            first_line = stripped  # nothing read from it: maybe a bare name
+    if first_line and others_labelled and found.lead is None and found.suggested is None:
+        # "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis": a bare name above a labelled
+        # list of the others is the most likely diagnosis
+        found.lead = _bare_lead(first_line, reader)
     return found
+
+
+def _differential_label(line: str) -> bool:
+    """Whether ``line`` opens with a label of the other diagnoses ("Differentials:")."""
+    item = _LIST_ITEM.match(line)
+    value = item.group("value") if item else line
+    if re.match(rf"^\W*{_DIFFERENTIAL_LABEL}[\s*_]*$", value, re.I):  # "Others:" alone
+        return True
+    label = _line_label(value, _NameReader())
+    return label is not None and label[0] == "differential"
+
+
+def _bare_lead(line: str, reader: _NameReader) -> list[str] | None:
+    """The name a first line written bare gives ("**Glioblastoma**"), or None when it may
+    be anything else: a sentence, a label or heading, a line of over 12 words, or one in
+    which the lexicon finds no disease."""
+    plain = _plain_sentence(line).strip(" *_.")
+    if (
+        not plain
+        or ":" in plain
+        or len(plain.split()) > _MAX_NAME_WORDS
+        or _SENTENCE_PIECE.search(plain)
+        or _CLAUSE_PIECE.match(plain)
+        or re.search(r"\b(?:cannot|can't|unable|sorry|apologi\w*)\b", plain, re.I)
+        or not reader.mentions(plain)
+    ):
+        return None
+    read = _one_line_names(plain, reader)
+    return read.names if read is not None and read.status == "fallback_list" else None
 
 
 # --------------------------------------------------------------------------- refusals
