@@ -138,6 +138,17 @@ def test_a_ranking_lead_in_after_a_name_opens_none() -> None:  # as 3482645
     )
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [  # as 3482645: a ranking of findings or features is no list of diagnoses
+        "Top 3 features: 1. Rim 2. Necrosis",
+        "I would rank the findings: 1. Rim 2. Necrosis",
+    ],
+)
+def test_a_ranking_of_findings_opens_no_list(answer: str) -> None:
+    assert _read(answer) == ("unparseable", [])
+
+
 # 5. findings after a hedge lead-in, no disease named: no junk names
 def test_findings_after_a_hedge_lead_in_name_nothing() -> None:
     status, names = _read("Findings consistent with: 1. Ring enhancement 2. Necrosis")

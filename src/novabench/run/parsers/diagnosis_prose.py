@@ -404,11 +404,11 @@ _LEAD_IN_PREMISE = re.compile(
     r"\W*(?:based\s+on|given|considering|in\s+(?:view|light)\s+of|according\s+to)\b", re.I
 )
 # Words of a lead-in to diagnoses ("the differential is", "the most likely diagnoses are:",
-# "My ranked list is:", "In order of likelihood:").
+# "My ranked list is:", "In order of likelihood:", "My top 3 are:", "I would rank them:").
 _LEAD_IN_DIAGNOSES = re.compile(
     r"\b(?:diagnos[ie]s|differentials?|ddx|most\s+likely|likeliest|possibilities|"
     r"considerations|alternatives|candidates|answers?|impressions?|ranked|ranking|"
-    r"likelihood)\b",
+    r"likelihood|rank(?:s|\s+them)?|top\s+(?:\d{1,2}|three|five|choices?|picks?)|picks)\b",
     re.I,
 )
 # A hedge ending the lead-in, whose object is the list ("These findings are concerning for:",
