@@ -90,6 +90,8 @@ def test_cannot_exclude_without_a_disease_stays_as_it_was(answer: str, status: s
         "**Glioblastoma**\nWhy:\n1. Rim\n2. Necrosis",
         "Glioblastoma\nKey features:\n- Rim enhancement\n- Necrosis",
         "Glioblastoma\nFindings supporting this:\n1. Rim enhancement\n2. Necrosis",
+        "Diagnosis: Glioblastoma\nWhy:\n1. Rim\n2. Necrosis",  # 3482645: Rim, Necrosis after it
+        "Glioblastoma\n\nReasoning:\n1- Rim\n2- Necrosis",  # 3482645: "1- Rim", "2- Necrosis" after
     ],
 )
 def test_a_reason_list_under_a_name_keeps_the_name(answer: str) -> None:
@@ -104,6 +106,11 @@ def test_a_reason_list_under_a_name_keeps_the_name(answer: str) -> None:
         # stays as it was
         ("Differential diagnosis:\n1. Glioblastoma\n2. Lymphoma", ["Glioblastoma", "Lymphoma"]),
         ("Why:\n1. Rim\n2. Necrosis", ["Rim", "Necrosis"]),
+        ("Here is my analysis.\nWhy:\n1. Rim\n2. Necrosis", ["Rim", "Necrosis"]),
+        (
+            "Glioblastoma\nReasoning:\n1. Rim\n2. Necrosis\nDifferentials:\n1. Lymphoma",
+            ["Glioblastoma", "Lymphoma"],  # 3482645: Rim, Necrosis, Lymphoma
+        ),
     ],
 )
 def test_lists_that_are_not_reasons_under_a_name_read_as_before(

@@ -25,6 +25,7 @@ from novabench.run.parsers.diagnosis_prose import (
     _NameReader,
     _one_line_names,
     _read_written_diagnoses,
+    _without_reason_lists,
     declines_diagnosis,
 )
 from novabench.run.parsers.lenient_json import _norm_key, _structures
@@ -485,7 +486,8 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             notes.append("a JSON list of strings, not the requested object")
             return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
 
-    plain = _without_fences(text)
+    # "Glioblastoma\nWhy:\n1. Rim\n2. Necrosis": the reasons under the name are no diagnoses
+    plain = _without_reason_lists(_without_fences(text))
     prose = _read_written_diagnoses(plain)
     diagnoses, removed = _deduplicate(prose.ranked())
     if diagnoses:

@@ -1435,6 +1435,79 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     return found
 
 
+# A heading line over a list of reasons, findings or features ("Why:", "Reasons for this
+# diagnosis:", "**Rationale:**", "Key features:", "Findings supporting this:"): nothing after
+# its colon.
+_REASON_HEADING = re.compile(r"^[\W_]*(?P<label>[A-Za-z][\w' -]{0,60}?)[\s*_]*:[\s*_]*$")
+_REASON_HEADING_WORDS = frozenset(
+    """why reason reasons reasoning rationale justification explanation evidence finding
+    findings feature features supporting support because""".split()
+)
+_NOT_REASON_WORDS = frozenset(
+    """differential differentials ddx alternative alternatives other others possibilities
+    considerations diagnoses""".split()
+)
+
+
+def _without_reason_lists(text: str) -> str:
+    """``text`` without the reason lists that stand under a name: a reason heading
+    (:data:`_REASON_HEADING`) and the list items (and indented lines) after it, when a line
+    above names a diagnosis: a lead label's value ("Diagnosis: X", "Most likely: X") or a
+    bare name the lexicon knows. ``"Glioblastoma\nWhy:\n1. Rim\n2. Necrosis"`` is read as
+    ``"Glioblastoma"``; a reason list with no name above it stays as written.
+
+    Example:
+        >>> _without_reason_lists("Glioblastoma\nWhy:\n1. Rim\n2. Necrosis")
+        'Glioblastoma'
+        >>> _without_reason_lists("Why:\n1. Rim\n2. Necrosis")
+        'Why:\n1. Rim\n2. Necrosis'
+        >>> _without_reason_lists("Glioblastoma\nDifferentials:\n1. Lymphoma")
+        'Glioblastoma\nDifferentials:\n1. Lymphoma'
+    """
+    if ":" not in text:
+        return text
+    reader = _NameReader()
+    lines = text.splitlines()
+    kept: list[str] = []
+    named = False  # a line so far names a diagnosis
+    skipping = False
+    for line in lines:
+        if skipping:
+            dash = _DASH_MARKER.match(line)
+            if (
+                not line.strip()
+                or line[:1].isspace()
+                or _LIST_ITEM.match(line)
+                or (dash is not None and not _NUMBER_RANGE.match(line, dash.end()))
+            ):
+                continue  # an item of the reasons ("1. Rim", "2- Necrosis") or its explanation
+            skipping = False
+        heading = _REASON_HEADING.match(line) if named else None
+        if heading is not None:
+            words = set(re.findall(r"[a-z]+", heading.group("label").lower()))
+            if words & _REASON_HEADING_WORDS and not words & _NOT_REASON_WORDS:
+                skipping = True
+                continue
+        if not named and line.strip():
+            named = _names_a_diagnosis(line, reader)
+        kept.append(line)
+    return "\n".join(kept).rstrip() if len(kept) < len(lines) else text
+
+
+def _names_a_diagnosis(line: str, reader: _NameReader) -> bool:
+    """Whether a line above a reason list names a diagnosis: a lead label with a value,
+    or a bare name the lexicon knows."""
+    stripped = line.strip()
+    item = _LIST_ITEM.match(stripped)
+    value = item.group("value") if item else stripped
+    if _MOST_LIKELY_LINE.match(value):
+        return True
+    label = _line_label(value, reader)
+    if label is not None:
+        return label[0] == "lead" and bool(_plain_sentence(label[1]).strip(" *_"))
+    return _bare_lead(value, reader) is not None
+
+
 def _differential_label(line: str) -> bool:
     """Whether ``line`` opens with a label of the other diagnoses ("Differentials:")."""
     item = _LIST_ITEM.match(line)
