@@ -1453,16 +1453,16 @@ def _without_reason_lists(text: str) -> str:
     """``text`` without the reason lists that stand under a name: a reason heading
     (:data:`_REASON_HEADING`) and the list items (and indented lines) after it, when a line
     above names a diagnosis: a lead label's value ("Diagnosis: X", "Most likely: X") or a
-    bare name the lexicon knows. ``"Glioblastoma\nWhy:\n1. Rim\n2. Necrosis"`` is read as
+    bare name the lexicon knows. ``"Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis"`` is read as
     ``"Glioblastoma"``; a reason list with no name above it stays as written.
 
     Example:
-        >>> _without_reason_lists("Glioblastoma\nWhy:\n1. Rim\n2. Necrosis")
+        >>> _without_reason_lists("Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis")
         'Glioblastoma'
-        >>> _without_reason_lists("Why:\n1. Rim\n2. Necrosis")
-        'Why:\n1. Rim\n2. Necrosis'
-        >>> _without_reason_lists("Glioblastoma\nDifferentials:\n1. Lymphoma")
-        'Glioblastoma\nDifferentials:\n1. Lymphoma'
+        >>> _without_reason_lists("Why:\\n1. Rim\\n2. Necrosis")
+        'Why:\\n1. Rim\\n2. Necrosis'
+        >>> _without_reason_lists("Glioblastoma\\nDifferentials:\\n1. Lymphoma")
+        'Glioblastoma\\nDifferentials:\\n1. Lymphoma'
     """
     if ":" not in text:
         return text
