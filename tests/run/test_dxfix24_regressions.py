@@ -45,6 +45,8 @@ def test_an_apology_then_a_diagnosis_is_the_diagnosis(answer: str, expected: lis
         "Sorry, correction: I cannot provide a diagnosis",
         "Sorry, I can't help with that.",
         "I'm sorry for the confusion. That was wrong.",  # no label, no correction: no name
+        "I'm sorry, correction: the answer is glioblastoma",  # a sentence, no name: as 3482645
+        "Sorry for the confusion. Glioblastoma",  # a bare name, no correction: as 3482645
     ],
 )
 def test_an_apology_that_declines_or_names_nothing_stays_a_refusal(answer: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, ClassVar
 
 from novabench.registry import TASKS, task_answered_in
@@ -525,6 +525,11 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             if kept:
                 notes.append(note)
                 return ParsedDiagnoses(kept, status, removed, None, tuple(notes))
+    # "I'm sorry for the earlier error. Final answer: Glioblastoma", "Sorry, correction: X":
+    # an apology is no refusal; what follows it is read when it names a diagnosis
+    after_apology = _after_apology(plain)
+    if after_apology is not None:
+        return replace(after_apology, notes=(*notes, *after_apology.notes))
     # "I cannot be sure, but this looks like a meningioma": the name a hedge introduces
     # after the declining clause is the answer
     named = _named_after_declining(plain) if declined and not prose.declined else None
@@ -543,6 +548,55 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
         notes=tuple(notes),
         error="no diagnosis JSON object, list or one-line answer found",
     )
+
+
+# An apology opening the answer, what it is for ("for the earlier error", "about that") and
+# a "correction:" after it.
+_APOLOGY_FIRST = re.compile(
+    r"^\W*(?:(?:i'?m|i\s+am)\s+(?:so\s+|very\s+|truly\s+)?sorry|sorry|(?:i|we)\s+apologi[sz]e|"
+    r"(?:my\s+)?apologies)"
+    r"(?:\s+(?:for|about)\b[^.;:!?\n]{0,80}?)?"
+    r"\s*(?:[.!;:,]|\s[-\u2013\u2014])\s*"
+    r"(?P<correction>(?:here\s+is\s+(?:the|my)\s+)?correct(?:ion|ed(?:\s+answer)?)\s*"
+    r"(?::|[-\u2013\u2014]\s))?",
+    re.I,
+)
+# Words that decline or send the reader elsewhere: an apology before them is a refusal.
+_DECLINING_WORDS = re.compile(
+    r"\b(?:cannot|can't|can\s+not|unable|not\s+able|won't|will\s+not|decline\w*|as\s+an\s+ai|"
+    r"consult\w*|(?:neuro)?radiologists?|physicians?|doctors?|clinicians?|specialists?)\b",
+    re.I,
+)
+
+
+def _after_apology(text: str) -> ParsedDiagnoses | None:
+    """What an answer that opens with an apology names after it, or None.
+
+    The rest of the answer is read when it declines nothing and names a diagnosis by a
+    label, a list or a statement ("I'm sorry for the earlier error. Final answer: X",
+    "Apologies - the diagnosis is X"), or, after "correction:", as a bare answer ("Sorry,
+    correction: X"). "I'm sorry, I can't provide a diagnosis" and "I'm sorry for the
+    confusion. That was wrong." stay refusals.
+    """
+    apology = _APOLOGY_FIRST.match(text)
+    if apology is None:
+        return None
+    rest = text[apology.end() :]
+    if not rest.strip() or _DECLINING_WORDS.search(rest) or declines_diagnosis(rest):
+        return None
+    parsed = _parse_diagnoses(rest)
+    if not parsed.diagnoses or parsed.status not in ("ok", "partial", "fallback_list"):
+        return None
+    if parsed.status == "fallback_list" and any(
+        _SENTENCE_PIECE.search(name) for name in parsed.diagnoses
+    ):
+        return None  # "Sorry, correction: the answer is X": a sentence, not a name
+    if apology.group("correction") is None and parsed.status == "fallback_list":
+        # without "correction:", only a label, a list or a statement names the diagnosis
+        prose = _read_written_diagnoses(_without_fences(rest))
+        if not _deduplicate(prose.ranked())[0]:
+            return None
+    return replace(parsed, notes=(*parsed.notes, "an apology before the answer was left out"))
 
 
 def _shown(text: str) -> str:
