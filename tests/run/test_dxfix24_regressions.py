@@ -63,6 +63,7 @@ def test_an_apology_that_declines_or_names_nothing_stays_a_refusal(answer: str) 
         ("I cannot rule out glioblastoma.", ["glioblastoma"]),
         ("Diagnosis: cannot be excluded: glioblastoma", ["glioblastoma"]),
         ("Diagnosis: glioma cannot be excluded", ["glioma"]),
+        ("Diagnosis: Glioblastoma. Lymphoma cannot be excluded.", ["Glioblastoma"]),  # as 3482645
     ],
 )
 def test_a_disease_that_cannot_be_excluded_is_named(answer: str, expected: list[str]) -> None:
@@ -76,6 +77,7 @@ def test_a_disease_that_cannot_be_excluded_is_named(answer: str, expected: list[
         ("Diagnosis: cannot be determined", "empty"),  # as 3482645
         ("I cannot exclude anything from a single slice.", "refusal"),  # names no disease
         ("I cannot exclude a glioma; please consult a radiologist.", "refusal"),
+        ("I cannot exclude glioma or lymphoma.", "refusal"),  # a list: as 3482645
     ],
 )
 def test_cannot_exclude_without_a_disease_stays_as_it_was(answer: str, status: str) -> None:

@@ -23,6 +23,7 @@ from novabench.run.parsers.diagnosis_prose import (
     _line_label,
     _named_after_declining,
     _NameReader,
+    _not_excluded,
     _one_line_names,
     _read_written_diagnoses,
     _without_reason_lists,
@@ -525,6 +526,12 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             if kept:
                 notes.append(note)
                 return ParsedDiagnoses(kept, status, removed, None, tuple(notes))
+    # "I cannot exclude a glioma.": a disease named as a possibility, not a refusal
+    excluded = _not_excluded(plain, reader) if "\n" not in plain.strip() else None
+    if excluded is not None:
+        kept, removed = _deduplicate([excluded])
+        notes.append("a disease the answer says cannot be excluded")
+        return ParsedDiagnoses(kept, "fallback_list", removed, None, tuple(notes))
     # "I'm sorry for the earlier error. Final answer: Glioblastoma", "Sorry, correction: X":
     # an apology is no refusal; what follows it is read when it names a diagnosis
     after_apology = _after_apology(plain)

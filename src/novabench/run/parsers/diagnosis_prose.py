@@ -1196,6 +1196,10 @@ def _read_lead_line(
 ) -> None:
     """Read the value of a ``Diagnosis: X`` line (``line`` is the whole line, for the record);
     with ``list_rule``, a value that is a plain list is read as a bare line would be."""
+    excluded = _not_excluded(value, reader) if found.lead is None else None
+    if excluded is not None:  # "Diagnosis: cannot be excluded: glioblastoma"
+        found.lead = [excluded]
+        return
     name_text = _item_name(value)
     sentence_names: list[str] = []
     if _NO_DIAGNOSIS.fullmatch(_plain_sentence(name_text)):
@@ -1313,6 +1317,54 @@ def _named_after_declining(value: str) -> str | None:
     ):
         return None
     return rest
+
+
+# "I cannot exclude a glioma", "Glioma cannot be ruled out", "cannot be excluded: X": the
+# disease is named as a possibility, not declined.
+_CANNOT_EXCLUDE = re.compile(
+    r"(?:(?:i|we)\s+)?(?:cannot|can't|can\s+not|could\s+not|couldn't)\s+(?:exclude|rule\s+out)"
+    r"\s*:?\s+(?P<after>.+)"
+    r"|(?:cannot|can't|can\s+not)\s+be\s+(?:excluded|ruled\s+out)\s*:\s*(?P<labelled>.+)"
+    r"|(?P<before>.+?)\s+(?:cannot|can't|can\s+not|could\s+not)\s+be\s+(?:excluded|ruled\s+out)",
+    re.I,
+)
+_MAX_EXCLUDED_NAME_WORDS = 8
+
+
+def _not_excluded(text: str, reader: _NameReader) -> str | None:
+    """The disease a whole answer (or label value) says cannot be excluded, or None.
+
+    Only one name the lexicon knows, of at most 8 words, with no list, clause or advice
+    around it: "I cannot exclude a glioma." and "Glioma cannot be excluded." name glioma
+    (a possibility at low confidence, not a refusal); "I cannot exclude anything from a
+    single slice" and "...; please consult a radiologist" name nothing.
+
+    Example:
+        >>> reader = _NameReader()
+        >>> _not_excluded("I cannot exclude a glioma.", reader)
+        'glioma'
+        >>> _not_excluded("cannot be excluded: glioblastoma", reader)
+        'glioblastoma'
+        >>> _not_excluded("I cannot exclude anything from a single slice.", reader) is None
+        True
+    """
+    plain = _plain_sentence(text).strip().rstrip(".!")
+    match = _CANNOT_EXCLUDE.fullmatch(plain)
+    if match is None:
+        return None
+    name = match.group("after") or match.group("labelled") or match.group("before") or ""
+    name = re.sub(r"^(?:a|an|the)\s+", "", name.strip(), flags=re.I)
+    if (
+        not name
+        or re.search(r"[.,;:()]|\b(?:or|and|vs|versus)\b", name, re.I)
+        or len(name.split()) > _MAX_EXCLUDED_NAME_WORDS
+        or _SENTENCE_PIECE.search(name)
+        or _CLAUSE_PIECE.match(name)
+        or _ADVICE.search(name)
+        or not reader.mentions(name)
+    ):
+        return None
+    return name
 
 
 def _lead_names(text: str, reader: _NameReader) -> tuple[list[str], str | None]:
