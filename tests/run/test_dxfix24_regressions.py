@@ -228,6 +228,12 @@ def test_a_reason_clause_after_a_hedged_name_is_cut(answer: str) -> None:
         # as 3482645: no hedge before the name, or no name before the clause
         ("Hypoxic ischemic injury due to cardiac arrest", ["Hypoxic ischemic injury due to cardiac arrest"]),
         ("Most likely due to: 1. Ring enhancement 2. Necrosis", ["Most likely due to"]),
+        ("Most likely the lesion is due to: 1. Rim 2. Necrosis", ["Most likely the lesion is due to"]),
+        # the clause names a disease: the line stays whole
+        (
+            "Most likely hydrocephalus due to aqueductal stenosis",
+            ["Most likely hydrocephalus due to aqueductal stenosis"],
+        ),
     ],
 )
 def test_a_reason_clause_without_a_hedged_name_reads_as_before(

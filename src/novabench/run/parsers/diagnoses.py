@@ -26,6 +26,7 @@ from novabench.run.parsers.diagnosis_prose import (
     _not_excluded,
     _one_line_names,
     _read_written_diagnoses,
+    _without_reason_clause,
     _without_reason_lists,
     declines_diagnosis,
 )
@@ -488,7 +489,8 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
 
     # "Glioblastoma\nWhy:\n1. Rim\n2. Necrosis": the reasons under the name are no diagnoses
-    plain = _without_reason_lists(_without_fences(text))
+    # and "Most likely glioblastoma due to: 1. ..." the name before its reason clause
+    plain = _without_reason_lists(_without_reason_clause(_without_fences(text)))
     prose = _read_written_diagnoses(plain)
     diagnoses, removed = _deduplicate(prose.ranked())
     if diagnoses:

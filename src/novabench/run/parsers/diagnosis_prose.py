@@ -1546,6 +1546,63 @@ def _without_reason_lists(text: str) -> str:
     return "\n".join(kept).rstrip() if len(kept) < len(lines) else text
 
 
+# A hedge, a name and a reason clause opening the answer ("Most likely glioblastoma due to:
+# 1. ...", "Probably meningioma because of the dural tail").
+_HEDGED_NAME_REASON = re.compile(
+    r"[\W_]*(?:most\s+likely|likely|probably|possibly)\s+(?P<name>[^:;,.()]+?)\s*,?\s+"
+    r"(?:due\s+to|because(?:\s+of)?|given|as\s+evidenced\s+by)\b(?P<rest>.*)",
+    re.I,
+)
+_MAX_HEDGED_FIRST_NAME_WORDS = 8
+
+
+def _without_reason_clause(text: str) -> str:
+    """``text`` with a first line "<hedge> <name> <reason clause>" written "Most likely:
+    <name>", and the reason list under it (when the clause ends in a colon) left out.
+
+    Only when a name the lexicon knows (at most 8 words, no verb) stands between the hedge
+    (most likely, likely, probably, possibly) and the clause ("due to", "because (of)",
+    "given", "as evidenced by"), and the clause names no disease itself ("Most likely
+    hydrocephalus due to aqueductal stenosis" stays whole): every other first line reads
+    as before.
+
+    Example:
+        >>> _without_reason_clause("Most likely glioblastoma due to: 1. Rim 2. Necrosis")
+        'Most likely: glioblastoma'
+        >>> _without_reason_clause("Probably meningioma because of the dural tail")
+        'Most likely: meningioma'
+        >>> _without_reason_clause("Most likely due to: 1. Rim 2. Necrosis")
+        'Most likely due to: 1. Rim 2. Necrosis'
+    """
+    lines = text.splitlines()
+    first = next((index for index, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return text
+    match = _HEDGED_NAME_REASON.fullmatch(_plain_sentence(lines[first]))
+    if match is None:
+        return text
+    reader = _NameReader()
+    name, rest = match.group("name").strip(), match.group("rest").strip()
+    if (
+        len(name.split()) > _MAX_HEDGED_FIRST_NAME_WORDS
+        or _SENTENCE_PIECE.search(name)
+        or _CLAUSE_PIECE.match(name)
+        or not reader.mentions(name)
+        or (not rest.startswith(":") and reader.mentions(rest))
+    ):
+        return text
+    kept = [*lines[:first], f"Most likely: {name}"]
+    following = lines[first + 1 :]
+    if rest.startswith(":"):  # "due to:" and its list below: reasons
+        while following and (
+            not following[0].strip()
+            or following[0][:1].isspace()
+            or _LIST_ITEM.match(following[0])
+        ):
+            following.pop(0)
+    return "\n".join(kept + following)
+
+
 def _names_a_diagnosis(line: str, reader: _NameReader) -> bool:
     """Whether a line above a reason list names a diagnosis: a lead label with a value,
     or a bare name the lexicon knows."""
