@@ -162,8 +162,10 @@ def test_a_ranking_of_findings_opens_no_list(answer: str) -> None:
 
 # 5. findings after a hedge lead-in, no disease named: no junk names
 def test_findings_after_a_hedge_lead_in_name_nothing() -> None:
-    status, names = _read("Findings consistent with: 1. Ring enhancement 2. Necrosis")
-    assert (status, names) == ("unparseable", [])
+    parsed = parse_diagnoses("Findings consistent with: 1. Ring enhancement 2. Necrosis")
+    assert (parsed.status, parsed.diagnoses) == ("unparseable", [])
+    assert parsed.error is not None and "lists findings" in parsed.error
+    # 3482645 read the findings as the two diagnoses
     assert _read("Findings consistent with: 1. Glioblastoma 2. Lymphoma") == (
         "fallback_list",
         ["Glioblastoma", "Lymphoma"],

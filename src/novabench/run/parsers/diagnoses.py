@@ -518,6 +518,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     if (
         lines
         and not prose.unnamed_lead
+        and not prose.findings_listed  # "Findings consistent with: 1. Ring enhancement ..."
         and not declined  # "I won't diagnose from this MRI image; consult a radiologist"
         and not any(_REFUSAL.search(line) or re.search(r"[{}\[\]]", line) for line in lines)
     ):
@@ -555,7 +556,11 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     return ParsedDiagnoses(
         status="unparseable",
         notes=tuple(notes),
-        error="no diagnosis JSON object, list or one-line answer found",
+        error=(
+            f"the answer lists findings, no diagnosis: {_shown(prose.findings_listed)}"
+            if prose.findings_listed
+            else "no diagnosis JSON object, list or one-line answer found"
+        ),
     )
 
 
