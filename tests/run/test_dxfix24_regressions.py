@@ -187,6 +187,8 @@ def test_findings_after_a_hedge_lead_in_name_nothing() -> None:
         ),
         ("Glioblastoma - necrotic rim", ["Glioblastoma"]),  # as 3482645
         ("1. Glioblastoma - necrotic rim (ring - enhancing)", ["Glioblastoma"]),
+        # as 3482645: text after the brackets (the lexicon matcher reads the cut head)
+        ("Multiple sclerosis (2 - 3 lesions) vs ADEM", ["Multiple sclerosis (2"]),
     ],
 )
 def test_a_spaced_dash_inside_brackets_keeps_the_name(answer: str, expected: list[str]) -> None:

@@ -120,7 +120,7 @@ def _item_name(text: str) -> str:
         return bold.group(1).rstrip(":")
     text = _first_sentence(text)
     for end in _ITEM_NAME_END.finditer(text):
-        if ":" in end.group() or "(" in end.group() or not _inside_brackets(text, end.start()):
+        if ":" in end.group() or "(" in end.group() or not _inside_closing_brackets(text, end.start()):
             return text[: end.start()]  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole
     return text
 
@@ -132,10 +132,22 @@ _ITEM_NAME_END = re.compile(
 )
 
 
-def _inside_brackets(text: str, index: int) -> bool:
-    """Whether ``text[index]`` stands inside round or square brackets."""
+def _inside_closing_brackets(text: str, index: int) -> bool:
+    """Whether ``text[index]`` stands inside round or square brackets that close at the end
+    of ``text`` ("NMOSD (AQP4-IgG positive, 1 - 2 lesions)"); not when anything follows
+    them ("MS (2 - 3 lesions) vs ADEM" is cut as before)."""
     before = text[:index]
-    return before.count("(") + before.count("[") > before.count(")") + before.count("]")
+    depth = before.count("(") + before.count("[") - before.count(")") - before.count("]")
+    if depth <= 0:
+        return False
+    for position in range(index, len(text)):
+        if text[position] in "([":
+            depth += 1
+        elif text[position] in ")]":
+            depth -= 1
+            if depth == 0:
+                return not text[position + 1 :].strip(" .;,")
+    return False
 
 
 def _dash_numbered_as_dotted(lines: list[str]) -> list[str]:
@@ -916,7 +928,7 @@ def _tidy_name(text: str) -> str:
     if _CLAUSE_PIECE.match(text):
         return ""
     for tail in _NAME_TAIL.finditer(text):
-        if tail.group().strip() in "-\u2013\u2014" and _inside_brackets(text, tail.start()):
+        if tail.group().strip() in "-\u2013\u2014" and _inside_closing_brackets(text, tail.start()):
             continue  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)": the dash is inside the name
         text = text[: tail.start()]
         break
