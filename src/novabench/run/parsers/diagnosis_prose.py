@@ -1442,10 +1442,13 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     found = _ProseFindings()
     lines = []
     lead_in = True
+    dash_others = False  # "Others: 1- A 2- B" was unfolded (the dash run read as a list)
     for line in _break_statements(text).splitlines():
         unfolded = _unfold_inline_list(line, reader, lead_in=lead_in)
         if unfolded is None:
             found.findings_listed = line.strip()
+        elif unfolded != line and _DASH_RUN_AFTER_LABEL.search(line):
+            dash_others = True
         lines.append(unfolded or "")
         # A lead-in opens a list only on the answer's first non-empty line: below a name
         # ("Glioblastoma\nDifferentials to exclude: 1. A 2. B") or any other line its list
@@ -1510,11 +1513,28 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
             found.unnamed_lead,
         ):
             first_line = stripped  # nothing read from it: maybe a bare name
-    if first_line and others_labelled and found.lead is None and found.suggested is None:
-        # "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis": a bare name above a labelled
-        # list of the others is the most likely diagnosis
-        found.lead = _bare_lead(first_line, reader)
+    if (
+        first_line
+        and others_labelled
+        and dash_others
+        and found.lead is None
+        and found.suggested is None
+    ):
+        # "Glioblastoma\nOthers: 1- Lymphoma 2- Metastasis": the bare name above stays the
+        # most likely diagnosis, as it was when the dash run was read as written (a dotted
+        # list, "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis", reads as before)
+        found.lead = _bare_lead(first_line, reader, known=False)
     return found
+
+
+# A heading above the names ("Final answer", "Diagnoses"), as the bare-answer rule skips it.
+_HEADING_WORDS = re.compile(
+    r"[^\w]*(?:(?:final|my|the)\s+)?(?:answer|response|output|diagnos[ie]s|differentials?|"
+    r"differential\s+diagnos[ie]s|ranked\s+diagnos[ie]s)[^\w]*",
+    re.I,
+)
+# A one-line dash-numbered run after a label's colon ("Others: 1- A 2- B").
+_DASH_RUN_AFTER_LABEL = re.compile(r":(?:\*\*|__)?[\s*_]*1 ?[-\u2013\u2014](?:\*\*|__)?\s")
 
 
 # A heading line over a list of reasons, findings or features ("Why:", "Reasons for this
@@ -1657,10 +1677,12 @@ def _differential_label(line: str) -> bool:
     return label is not None and label[0] == "differential"
 
 
-def _bare_lead(line: str, reader: _NameReader) -> list[str] | None:
+def _bare_lead(line: str, reader: _NameReader, *, known: bool = True) -> list[str] | None:
     """The name a first line written bare gives ("**Glioblastoma**"), or None when it may
-    be anything else: a sentence, a label or heading, a line of over 12 words, or one in
-    which the lexicon finds no disease."""
+    be anything else: a sentence, a label or heading, a line of over 12 words, or (with
+    ``known``) one in which the lexicon finds no disease. Without ``known`` the line is
+    read as the bare-answer rule reads it ("Schistosomal granuloma of the brain\nOthers: 1-
+    A 2- B" was one name per line before the dash run was read as a list)."""
     plain = _plain_sentence(line).strip(" *_.")
     if (
         not plain
@@ -1669,7 +1691,8 @@ def _bare_lead(line: str, reader: _NameReader) -> list[str] | None:
         or _SENTENCE_PIECE.search(plain)
         or _CLAUSE_PIECE.match(plain)
         or re.search(r"\b(?:cannot|can't|unable|sorry|apologi\w*)\b", plain, re.I)
-        or not reader.mentions(plain)
+        or (known and not reader.mentions(plain))
+        or (not known and _HEADING_WORDS.fullmatch(plain))
     ):
         return None
     read = _one_line_names(plain, reader)
