@@ -28,7 +28,10 @@ def _read(answer: str) -> tuple[str, list[str]]:
         ("I apologize for the confusion. Final answer: Meningioma", ["Meningioma"]),
         ("My apologies. Diagnosis: Glioblastoma", ["Glioblastoma"]),
         ("Sorry about that - final answer: Glioblastoma", ["Glioblastoma"]),
-        ("Sorry, correction: Multiple sclerosis; ADEM; NMOSD", ["Multiple sclerosis", "ADEM", "NMOSD"]),
+        (
+            "Sorry, correction: Multiple sclerosis; ADEM; NMOSD",
+            ["Multiple sclerosis", "ADEM", "NMOSD"],
+        ),
     ],
 )
 def test_an_apology_then_a_diagnosis_is_the_diagnosis(answer: str, expected: list[str]) -> None:
@@ -230,9 +233,15 @@ def test_a_reason_clause_after_a_hedged_name_is_cut(answer: str) -> None:
     ("answer", "expected"),
     [
         # as 3482645: no hedge before the name, or no name before the clause
-        ("Hypoxic ischemic injury due to cardiac arrest", ["Hypoxic ischemic injury due to cardiac arrest"]),
+        (
+            "Hypoxic ischemic injury due to cardiac arrest",
+            ["Hypoxic ischemic injury due to cardiac arrest"],
+        ),
         ("Most likely due to: 1. Ring enhancement 2. Necrosis", ["Most likely due to"]),
-        ("Most likely the lesion is due to: 1. Rim 2. Necrosis", ["Most likely the lesion is due to"]),
+        (
+            "Most likely the lesion is due to: 1. Rim 2. Necrosis",
+            ["Most likely the lesion is due to"],
+        ),
         # the clause names a disease: the line stays whole
         (
             "Most likely hydrocephalus due to aqueductal stenosis",

@@ -278,8 +278,18 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     lines, statements in prose, or a bare one-line answer are read (status
     ``"fallback_list"``). A list item is its name: the explanation after a colon (inside
     the bold or after it: ``**1. Glioblastoma:** necrosis`` and ``1. **Glioblastoma**:
-    necrosis`` are "Glioblastoma"), a spaced dash or the item's first sentence is left
-    out. A numbered list written on one line ("1. A 2. B 3. C", "Answer: 1) A; 2) B",
+    necrosis`` are "Glioblastoma"), a spaced dash (not one inside brackets that close the
+    name: "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole) or the item's first sentence
+    is left out. A list of reasons under a line that names a diagnosis (a lead label's
+    value or a bare name the lexicon knows) is no list of diagnoses: its heading ("Why:",
+    "Reasons for this diagnosis:", "Rationale:", "Key features:", "Findings supporting
+    this:") and its items are left out, so "Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis" is
+    "Glioblastoma". A first line "<hedge> <name> <reason clause>" ("Most likely
+    glioblastoma due to: 1. ...", "Probably meningioma because of the dural tail"; the
+    clauses "due to", "because (of)", "given", "as evidenced by") is its name when the
+    lexicon knows the name and finds no disease in the clause (its reason list below is
+    left out too); "Most likely hydrocephalus due to aqueductal stenosis" stays whole. A
+    numbered list written on one line ("1. A 2. B 3. C", "Answer: 1) A; 2) B",
     "1- A 2- B") is read as the same list one item per line: after any bullet or label the
     line must open with marker 1 and hold 2, 3... in the same style, each after
     whitespace, ``;`` or ``,``, outside brackets and not right after grade, type, stage,
@@ -289,14 +299,21 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     hedge ends it ("These findings are concerning for: 1. A 2. B", "consistent with:",
     "The findings suggest:"), or its last clause opens with a premise ("Based on the
     clinical history:") or names diagnoses ("My ranked list is: 1. A 2. B", "Based on the
-    findings, the differential is 1) A 2) B", "In order of likelihood:") and no finding,
+    findings, the differential is 1) A 2) B", "In order of likelihood:",
+    "My top 3 are:", "I would rank them:", "Top 5:") and no finding,
     reason, limitation or next step ("Glioblastoma. Why: 1. ...", "Key differential
     features are: 1. ...", "Caveats: 1. ...", "The lesion shows: 1. ...", "Next steps:
     1. ..."), and only when the lead-in starts the answer: its first non-empty line, nothing
     before the lead-in but a bullet, markup or a label ("Glioblastoma. The features are
     consistent with: 1. ..." and "Glioblastoma, with features typical of: 1. ..." open
     none). Any other lead-in opens no list: the line reads as it did before lead-ins opened
-    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A
+    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A hedge lead-in
+    whose items name no disease of the lexicon ("Findings consistent with: 1. Ring
+    enhancement 2. Necrosis") lists findings: nothing is read from its line, never a bare
+    name (``"unparseable"`` when nothing else names one). A one-line dash-numbered run
+    after an ``Others:`` / ``Differentials:`` label is the others, also below a name
+    ("Glioblastoma\\nOthers: 1- Lymphoma 2- Metastasis": Glioblastoma, then Lymphoma,
+    Metastasis; the bare first line read as the bare-answer rule reads it). A
     ``Findings:`` / ``Summary:`` label's list names no diagnosis either. A dash-numbered
     run needs "1 -" and "2 -" at least, and a number range ("1 - 2 new lesions",
     "1 - 2 weeks") is never a marker. Duplicates are removed case-insensitively, keeping the first. ``<think>``
@@ -369,7 +386,14 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     cannot provide a diagnosis from this axial T2 MRI image; please consult a radiologist"),
     and a lead label's value that declines and names nothing after its declining clause
     ("Diagnosis: I cannot provide one from this MRI image; consult a radiologist"), is
-    ``"refusal"``, scored as no answer and counted; never a diagnosis. A diagnosis that a
+    ``"refusal"``, scored as no answer and counted; never a diagnosis. An apology alone is
+    no refusal: what follows it is read when it declines nothing and names a diagnosis by a
+    label, a list or a statement, or after "correction:" ("I'm sorry for the earlier error.
+    Final answer: Glioblastoma", "Sorry, correction: Glioblastoma"). A disease the whole
+    answer (or a lead label's value) says cannot be excluded or ruled out is named, a
+    possibility at low confidence ("I cannot exclude a glioma.", "Glioma cannot be
+    excluded.", "Diagnosis: cannot be excluded: glioblastoma"): one disease the lexicon
+    knows, at most 8 words, no list, clause or advice. A diagnosis that a
     hedge (likely, most likely, probably, possibly, favour(s/ed), leading consideration,
     suspect(ed), "looks like", "consistent with") introduces right after the declining
     clause is the answer ("Diagnosis: cannot be made definitively; likely glioblastoma",
@@ -442,6 +466,12 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
         ['Glioblastoma']
         >>> parse_diagnoses("Diagnosis: N/A").status, parse_diagnoses("I cannot help with that.").status
         ('empty', 'refusal')
+        >>> parse_diagnoses("Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis").diagnoses
+        ['Glioblastoma']
+        >>> parse_diagnoses("I'm sorry for the earlier error. Final answer: Glioblastoma").diagnoses
+        ['Glioblastoma']
+        >>> parse_diagnoses("I cannot exclude a glioma.").diagnoses
+        ['glioma']
     """
     try:
         return _parse_diagnoses(text)

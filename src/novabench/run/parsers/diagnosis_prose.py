@@ -120,7 +120,11 @@ def _item_name(text: str) -> str:
         return bold.group(1).rstrip(":")
     text = _first_sentence(text)
     for end in _ITEM_NAME_END.finditer(text):
-        if ":" in end.group() or "(" in end.group() or not _inside_closing_brackets(text, end.start()):
+        if (
+            ":" in end.group()
+            or "(" in end.group()
+            or not _inside_closing_brackets(text, end.start())
+        ):
             return text[: end.start()]  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole
     return text
 
@@ -1645,9 +1649,7 @@ def _without_reason_clause(text: str) -> str:
     following = lines[first + 1 :]
     if rest.startswith(":"):  # "due to:" and its list below: reasons
         while following and (
-            not following[0].strip()
-            or following[0][:1].isspace()
-            or _LIST_ITEM.match(following[0])
+            not following[0].strip() or following[0][:1].isspace() or _LIST_ITEM.match(following[0])
         ):
             following.pop(0)
     return "\n".join(kept + following)
