@@ -720,7 +720,9 @@ def _unverified_from(record: Mapping[str, Any], manifest_file: Path) -> tuple[di
     )
 
 
-def unverified_input(check: FileCheck, *, reason: str | None = None) -> list[dict[str, Any]]:
+def unverified_input(
+    check: FileCheck, *, reason: str | None = None, resumed: bool = False
+) -> list[dict[str, Any]]:
     """What a file written from a checked input carries of the input's unverifiable bytes.
 
     A file made from another (a parse, a merge, a resumed run) gets a digest of its own,
@@ -731,6 +733,10 @@ def unverified_input(check: FileCheck, *, reason: str | None = None) -> list[dic
     Args:
         check: what :func:`check_recorded_file` found of the input.
         reason: why its unchecked bytes were not verified (default: from ``check``).
+        resumed: the input is the file being written (a resumed run): its entries stay its
+            own. Otherwise (a parse, a merge) a resumed run's kept tail
+            (:data:`RESUMED_TAIL_REASON`) it carries is marked ``"carried": true``: input
+            of another file, which may have the same name in another folder.
 
     Returns:
         The input's own ``unverified_from`` entries, then one for its bytes not checked
@@ -741,8 +747,19 @@ def unverified_input(check: FileCheck, *, reason: str | None = None) -> list[dic
         [{'path': 'live.jsonl', 'bytes': 300, 'reason': 'appended after its manifest last recorded it'}]
         >>> unverified_input(FileCheck("runs/run.jsonl", "sha256", 1500, 0))
         []
+        >>> tail = {"path": "run.jsonl", "bytes": 209, "reason": RESUMED_TAIL_REASON}
+        >>> resumed = FileCheck("a/run.jsonl", "sha256", 1500, 0, unverified_from=(tail,))
+        >>> [e.get("carried") for e in unverified_input(resumed, resumed=True)]
+        [None]
+        >>> [e.get("carried") for e in unverified_input(resumed)]  # parsed into b/run.jsonl
+        [True]
     """
-    carried = [dict(entry) for entry in check.unverified_from]
+    carried = [
+        {**entry, "carried": True}
+        if not resumed and entry.get("reason") == RESUMED_TAIL_REASON
+        else dict(entry)
+        for entry in check.unverified_from
+    ]
     name = Path(check.path).name  # manifests and reports travel: the name only
     if check.checked == "unrecorded":
         size = Path(check.path).stat().st_size
@@ -761,8 +778,13 @@ RESUMED_TAIL_REASON = "written by an earlier call that ended before its manifest
 
 
 def _resumed_tail_of(entry: Mapping[str, Any], name: str) -> bool:
-    """Whether an ``unverified_from`` entry is the file ``name``'s own kept tail (a resume)."""
-    return entry.get("reason") == RESUMED_TAIL_REASON and Path(str(entry.get("path"))).name == name
+    """Whether an ``unverified_from`` entry is the file ``name``'s own kept tail (a resume),
+    not one carried from an input of that name (:func:`unverified_input`)."""
+    return (
+        entry.get("reason") == RESUMED_TAIL_REASON
+        and entry.get("carried") is not True
+        and Path(str(entry.get("path"))).name == name
+    )
 
 
 def file_check_notice(checked: Sequence[Mapping[str, Any]]) -> str:

@@ -1222,10 +1222,7 @@ def resume_run(
         )
         # Lines a killed writer added after its last checkpoint are kept (refusing them
         # would make a crash unrecoverable) but stay unverified in every later record.
-        unverified_from = unverified_input(
-            found,
-            reason=RESUMED_TAIL_REASON,
-        )
+        unverified_from = unverified_input(found, reason=RESUMED_TAIL_REASON, resumed=True)
         if len(unverified_from) > len(found.unverified_from):
             added = unverified_from[-1]["bytes"]
             note(
