@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import sys
 import uuid
 from pathlib import Path
 
@@ -378,6 +379,35 @@ def test_all_task_reads_two_lists_differing_only_in_whitespace_as_one(spaced: li
         scores.append((result["diagnosis"]["top1-lexicon"], result["diagnosis"]["top5-lexicon"]))
     # One case, CADASIL named first (the lexicon's exact form): 1/1 at both ranks.
     assert scores == [(1.0, 1.0)] * 3
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="error notes exist from Python 3.11")
+def test_all_task_names_a_case_by_its_row_not_by_its_place_among_the_cases() -> None:
+    """trust24: the second case (case index 1) was named "example 2 (0-based index 1)": the
+    second row, an image of the first case."""
+    rows = _two_images_of_one_cadasil_case()
+    rows.append({**rows[0], "case_id": "case0043", "final_diagnosis": "Migraine"})
+    predictions = [
+        {"boxes": [], "caption": row["caption"], "diagnoses": [row["final_diagnosis"]]}
+        for row in rows
+    ]
+
+    def matcher(reference: str, candidate: str) -> bool:
+        if reference == "Migraine":
+            raise RuntimeError("endpoint down")
+        return reference == candidate
+
+    with pytest.raises(RuntimeError, match="endpoint down") as caught:
+        evaluate.load(MODULE, "all").compute(
+            predictions=predictions,
+            references=rows,
+            exclude=["BERTScore-F1", "METEOR"],
+            matcher=matcher,
+        )
+    assert caught.value.__notes__ == [
+        "while matching example 3 (0-based index 2, case0043), prediction 1: "
+        "reference 'Migraine', candidate 'Migraine'"
+    ]
 
 
 def test_all_task_still_refuses_lists_differing_in_words_or_ranks() -> None:
@@ -1119,6 +1149,31 @@ def test_boxes_are_judged_against_the_image_size_when_the_rows_give_it() -> None
 
     assert prepare_localization(inside, rows).input_notes() == []
     assert prepare_localization(inside, without_sizes).input_notes() != []
+
+
+def test_references_with_sizes_on_only_some_rows_say_how_many_lack_them() -> None:
+    """trust24: sizes on some rows only fell back to the reference boxes' extent for every
+    image without a word."""
+    rows = _lesions_in_one_quarter(24)
+    inside = [{"boxes": [[300.0 - i, 300.0, 150.0, 150.0]]} for i in range(len(rows))]
+    mixed = [dict(row) for row in rows]
+    for index in (5, 9, 17):
+        mixed[index] = {key: v for key, v in rows[index].items() if key not in ("width", "height")}
+    with pytest.warns(UserWarning) as caught:
+        result = evaluate.load(MODULE, "localization").compute(
+            predictions=inside, references=mixed
+        )
+    notes = [str(w.message) for w in caught if "give no width" in str(w.message)]
+    assert notes == [
+        "localization: 3 of the 24 references give no width and height (first: example 6 "
+        "(0-based index 5), references.width/height): the box checks measure every image's "
+        "boxes against the reference boxes' extent, not their image; give both on every row "
+        "(load_nova rows do)"
+    ]
+    # Only said: the scores are those of the rows with every size.
+    assert result == evaluate.load(MODULE, "localization").compute(
+        predictions=inside, references=rows
+    )
 
 
 def test_named_and_unnamed_references_are_refused_when_the_batch_is_added() -> None:
