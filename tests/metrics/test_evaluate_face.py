@@ -1160,9 +1160,7 @@ def test_references_with_sizes_on_only_some_rows_say_how_many_lack_them() -> Non
     for index in (5, 9, 17):
         mixed[index] = {key: v for key, v in rows[index].items() if key not in ("width", "height")}
     with pytest.warns(UserWarning) as caught:
-        result = evaluate.load(MODULE, "localization").compute(
-            predictions=inside, references=mixed
-        )
+        result = evaluate.load(MODULE, "localization").compute(predictions=inside, references=mixed)
     notes = [str(w.message) for w in caught if "give no width" in str(w.message)]
     assert notes == [
         "localization: 3 of the 24 references give no width and height (first: example 6 "
