@@ -514,6 +514,71 @@ def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
     assert_same(results[0], score_localization(predictions, references), LOCALIZATION_KEYS)
 
 
+def test_a_repeat_across_processes_names_both_rows_and_how_to_keep_the_data() -> None:
+    """trust24: each process checks only its own batches; a repeat split across processes
+    is found on process 0 at compute(), after evaluate has dropped every batch: the error
+    says which gathered rows and what to do."""
+    rows = _lesions_in_one_quarter(3)
+    answers = [{"boxes": row["boxes"]} for row in rows]
+    gathered_answers, gathered_rows = answers + answers[1:2], rows + rows[1:2]  # 1's repeat
+    stored = [
+        evaluate_adapter.normalize_batch("localization", [a], [r])[1][0] for a, r in
+        zip(gathered_answers, gathered_rows)
+    ]  # fmt: skip
+    with pytest.raises(NovaInputError) as caught:
+        with evaluate_adapter.examples_counted_from_one():
+            evaluate_adapter.compute_stored("localization", gathered_answers, stored, processes=2)
+    error = caught.value
+    assert (error.record, error.field) == ("example 4 (0-based index 3)", "references.filename")
+    message = str(error)
+    assert len(message.splitlines()) == 1
+    assert (
+        "'case0002_001.png' is given twice (first at 0-based index 1) in the rows of the 2 "
+        "processes, gathered in process order: each process added it" in message
+    )
+    assert "shard the items" in message and "compute_task" in message
+    # One process: the rule and words of nova evaluate, as before.
+    with pytest.raises(NovaInputError, match=r"given twice \(first at 0-based index 1\): each"):
+        with evaluate_adapter.examples_counted_from_one():
+            evaluate_adapter.compute_stored("localization", gathered_answers, stored)
+
+
+def _repeating_worker(process_id: int, experiment_id: str, cache_dir: str, queue) -> None:
+    import evaluate as evaluate_in_child
+
+    rows = _lesions_in_one_quarter(3)
+    mine = rows[:2] if process_id == 0 else rows[1:]  # case0002_001.png in both
+    metric = evaluate_in_child.load(
+        MODULE, "localization", num_process=2, process_id=process_id,
+        experiment_id=experiment_id, cache_dir=cache_dir,
+    )  # fmt: skip
+    metric.add_batch(predictions=[{"boxes": r["boxes"]} for r in mine], references=mine)
+    try:
+        queue.put((process_id, metric.compute()))
+    except NovaInputError as error:
+        queue.put((process_id, (error.record, error.field, str(error))))
+
+
+@pytest.mark.slow  # two spawned interpreters importing evaluate: about 40 s on 2 shared cores
+def test_a_repeat_split_across_two_processes_is_refused_on_process_zero(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    experiment_id = uuid.uuid4().hex
+    workers = [
+        context.Process(target=_repeating_worker, args=(i, experiment_id, str(tmp_path), queue))
+        for i in (0, 1)
+    ]
+    for worker in workers:
+        worker.start()
+    results = dict(queue.get(timeout=240) for _ in workers)
+    for worker in workers:
+        worker.join(timeout=60)
+    assert results[1] is None
+    record, field, message = results[0]
+    assert (record, field) == ("example 3 (0-based index 2)", "references.filename")
+    assert "'case0002_001.png' is given twice (first at 0-based index 1) in the rows of " in message
+
+
 def test_a_name_with_no_reference_name_to_check_it_against_is_refused() -> None:
     # Rows without a filename cannot confirm the pairing: an unchecked name would be ignored.
     rows = [{"boxes": [], "caption": "x", "final_diagnosis": "Glioma", "case_id": "case0001"}]
