@@ -522,7 +522,8 @@ class FileCheck:
             not checked) or ``"unrecorded"`` (the manifest records no digest: nothing
             checked).
         checked_bytes: how many bytes were checked.
-        unchecked_bytes: how many bytes after them were not.
+        unchecked_bytes: how many bytes after them were not (``"unrecorded"``: the whole
+            file's, or the bytes a reader of a running file took).
         unverified_from: the manifest's ``file.unverified_from``: bytes the file was written
             from (another file's, or a killed run's) that could not be verified, so its
             digest vouches for what was written from them, not for them.
@@ -643,7 +644,9 @@ run.jsonl is not the file this manifest records: ...
                 source=str(manifest_file),
                 field="file",
             )
-        return FileCheck(str(path), "unrecorded")
+        # Nothing vouched for: every byte unchecked (a reader of a running file may take
+        # fewer, its complete lines, and carries those: unverified_input).
+        return FileCheck(str(path), "unrecorded", 0, path.stat().st_size)
     recorded_sha = record.get("sha256")
     recorded_size = record.get("bytes")
     if (
@@ -762,10 +765,9 @@ def unverified_input(
     ]
     name = Path(check.path).name  # manifests and reports travel: the name only
     if check.checked == "unrecorded":
-        size = Path(check.path).stat().st_size
-        if size:
+        if check.unchecked_bytes:  # the bytes read: all of them, nothing being vouched for
             why = reason or "its manifest records no SHA-256 of it"
-            carried.append({"path": name, "bytes": size, "reason": why})
+            carried.append({"path": name, "bytes": check.unchecked_bytes, "reason": why})
     elif check.unchecked_bytes:
         why = reason or "appended after its manifest last recorded it"
         carried.append({"path": name, "bytes": check.unchecked_bytes, "reason": why})
