@@ -385,12 +385,14 @@ def _compute_all(
         per_image = registry.TASKS[name].unit == "image"
         # A per-case task's items are the cases, in order of first appearance: its
         # "example K" (the K-th case) is named as its case's first row, and the case.
+        evaluation = prepared.get(name)
+        if evaluation is None:
+            # Read from the rows (an error here names its row: two images of a case differ).
+            task_predictions, task_references, task_options_given = behaviour(
+                name
+            ).inputs_from_rows(predictions, references, _only(options, task_options(name)))
         with contextlib.nullcontext() if per_image else _cases_named_by_row(references):
-            evaluation = prepared.get(name)
             if evaluation is None:
-                task_predictions, task_references, task_options_given = behaviour(
-                    name
-                ).inputs_from_rows(predictions, references, _only(options, task_options(name)))
                 evaluation = _prepare(name, task_predictions, task_references, task_options_given)
             results[name] = _finish(evaluation, stats, name, cases if per_image else None)
     return results
