@@ -234,3 +234,23 @@ def lock_holder() -> Iterator[Callable[..., Any]]:
     for process in started:
         if process.poll() is None:
             process.communicate(b"\n", timeout=60)
+
+
+@pytest.fixture
+def file_notes() -> Iterator[Callable[[], list[str]]]:
+    """The :class:`~novabench.errors.FileNoteWarning` messages the library told since the
+    last call, each one (a library prints nothing: its notes are warnings).
+    """
+    import warnings
+
+    from novabench.errors import FileNoteWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FileNoteWarning)
+
+        def take() -> list[str]:
+            told = [str(w.message) for w in caught if issubclass(w.category, FileNoteWarning)]
+            caught.clear()
+            return told
+
+        yield take

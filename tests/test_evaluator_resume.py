@@ -66,15 +66,18 @@ def _manifest(run_file: Path) -> dict[str, Any]:
     return json.loads(run_file.with_name(run_file.name + ".manifest.json").read_text())
 
 
-def test_a_resume_says_how_many_answers_came_from_the_file(sample_release, tmp_path, capsys):
+def test_a_resume_says_how_many_answers_came_from_the_file(
+    sample_release, tmp_path, capsys, file_notes
+):
     run_file = tmp_path / "run.jsonl"
     n_cases = _n_cases(sample_release)
     evaluate_model(diagnose, sample_release, run_file=run_file, limit=3, **QUIET)
-    assert capsys.readouterr().err == ""  # a new file is no resume
+    assert file_notes() == []  # a new file is no resume
 
     report = evaluate_model(diagnose, sample_release, run_file=run_file, **QUIET)
     said = f"resumed {run_file}: 3 answers from the file, {n_cases - 3} to ask now"
-    assert capsys.readouterr().err == said + "\n"
+    assert file_notes() == [said]
+    assert capsys.readouterr().err == ""  # told as a warning: a library prints nothing
     notes = report.report["tasks"]["diagnosis"]["notes"]
     assert notes[0] == (
         f"resumed {run_file}: 3 answers from the file (asked by an earlier call), "
@@ -86,10 +89,7 @@ def test_a_resume_says_how_many_answers_came_from_the_file(sample_release, tmp_p
 
     # Everything from the file: the same report as before, but never silently.
     evaluate_model(diagnose, sample_release, run_file=run_file, **QUIET)
-    assert (
-        capsys.readouterr().err
-        == f"resumed {run_file}: {n_cases} answers from the file, 0 to ask now\n"
-    )
+    assert file_notes() == [f"resumed {run_file}: {n_cases} answers from the file, 0 to ask now"]
     assert _manifest(run_file)["runtime"]["resumed"] == {
         "answers_from_file": n_cases,
         "asked_now": 0,
@@ -97,14 +97,12 @@ def test_a_resume_says_how_many_answers_came_from_the_file(sample_release, tmp_p
 
     # A smaller limit asks nothing, but the score reads every answer in the file: say all.
     trial = evaluate_model(diagnose, sample_release, run_file=run_file, limit=2, **QUIET)
-    assert (
-        capsys.readouterr().err
-        == f"resumed {run_file}: {n_cases} answers from the file, 0 to ask now\n"
-    )
+    assert file_notes() == [f"resumed {run_file}: {n_cases} answers from the file, 0 to ask now"]
+    assert capsys.readouterr().err == ""
     assert trial.report["tasks"]["diagnosis"]["coverage"]["scored"] == n_cases
 
 
-def test_a_resume_says_so_before_the_model_is_asked(sample_release, tmp_path, capsys):
+def test_a_resume_says_so_before_the_model_is_asked(sample_release, tmp_path, file_notes):
     # input14: with progress=False a long resumed run said nothing until its end.
     run_file = tmp_path / "run.jsonl"
     n_cases = _n_cases(sample_release)
@@ -112,22 +110,22 @@ def test_a_resume_says_so_before_the_model_is_asked(sample_release, tmp_path, ca
     watching: list[bool] = []
 
     def diagnose_and_look(image: Any, prompt: str) -> str:
-        if watching and not said_when_asked:  # stderr as it stood when first asked
-            said_when_asked.append(capsys.readouterr().err)
+        if watching and not said_when_asked:  # the notes as they stood when first asked
+            said_when_asked.extend(file_notes())
         return DIAGNOSIS
 
     evaluate_model(diagnose_and_look, sample_release, run_file=run_file, limit=2, **QUIET)
-    capsys.readouterr()
+    file_notes()
     watching.append(True)
     evaluate_model(diagnose_and_look, sample_release, run_file=run_file, **QUIET)
     assert said_when_asked == [
-        f"resumed {run_file}: 2 answers from the file, {n_cases - 2} to ask now\n"
+        f"resumed {run_file}: 2 answers from the file, {n_cases - 2} to ask now"
     ]
-    assert capsys.readouterr().err == ""  # said once, at the start
+    assert file_notes() == []  # said once, at the start
 
 
 def test_a_changed_function_is_refused_naming_the_file_and_the_way_forward(
-    sample_release, tmp_path, capsys
+    sample_release, tmp_path, file_notes
 ):
     first = _user_module(tmp_path / "v1", VERSION_1).answer
     second = _user_module(tmp_path / "v2", VERSION_2).answer
@@ -148,11 +146,12 @@ def test_a_changed_function_is_refused_naming_the_file_and_the_way_forward(
     assert run_file.read_bytes() == before
 
     # The caller's choice: resumed, and every output says the answers may mix two versions.
-    capsys.readouterr()
+    file_notes()
     mixed = evaluate_model(
         second, sample_release, run_file=run_file, resume_changed_code=True, **QUIET
     )
-    assert "the answers may mix two versions" in capsys.readouterr().err
+    (said,) = file_notes()
+    assert said.endswith("the answers may mix two versions")
     warning = (
         "warning: the run file was resumed after the code of nova_user_model.answer changed "
         "(resume_changed_code=True): its answers may come from 2 versions"
@@ -332,7 +331,7 @@ BROKEN = textwrap.dedent(
 
 
 def test_a_run_stopped_by_broken_code_resumes_once_the_code_is_fixed(
-    sample_release, tmp_path, capsys
+    sample_release, tmp_path, file_notes
 ):
     # user12: the stop says "fix it and run the same command again"; that must work as
     # written, though the fix changed the code: the file holds failures only, no answers.
@@ -342,12 +341,10 @@ def test_a_run_stopped_by_broken_code_resumes_once_the_code_is_fixed(
     with pytest.raises(EndpointUnusableError, match="fix it and run the same command again"):
         evaluate_model(broken, sample_release, run_file=run_file, **QUIET)
     fixed = _user_module(tmp_path / "fixed", VERSION_1).answer
-    capsys.readouterr()
+    file_notes()
 
     report = evaluate_model(fixed, sample_release, run_file=run_file, **QUIET)
-    assert capsys.readouterr().err == (
-        f"resumed {run_file}: 0 answers from the file, {n_cases} to ask now\n"
-    )
+    assert file_notes() == [f"resumed {run_file}: 0 answers from the file, {n_cases} to ask now"]
     assert "resumed after the code" not in report.to_text()
     manifest = _manifest(run_file)
     assert "code_changes" not in manifest
@@ -355,7 +352,7 @@ def test_a_run_stopped_by_broken_code_resumes_once_the_code_is_fixed(
     assert report.report["tasks"]["diagnosis"]["coverage"]["answered"] == n_cases
 
 
-def test_changed_code_that_answers_nothing_mixes_nothing(sample_release, tmp_path, capsys):
+def test_changed_code_that_answers_nothing_mixes_nothing(sample_release, tmp_path, file_notes):
     # Let through with resume_changed_code, the new version fails on every item: the file's
     # answers are all the first version's, so no warning, and that version resumes as before.
     run_file = tmp_path / "run.jsonl"
@@ -371,10 +368,11 @@ def test_changed_code_that_answers_nothing_mixes_nothing(sample_release, tmp_pat
     manifest = _manifest(run_file)
     assert "code_changes" not in manifest
     assert manifest["backend"]["code_sha256"] == hashlib.sha256(VERSION_1.encode()).hexdigest()
-    capsys.readouterr()
+    file_notes()
 
     report = evaluate_model(first, sample_release, run_file=run_file, **QUIET)  # no refusal
-    assert "mix" not in capsys.readouterr().err
+    (said,) = file_notes()
+    assert said.startswith(f"resumed {run_file}: ") and "mix" not in said
     assert "resumed after the code" not in report.to_text()
 
 

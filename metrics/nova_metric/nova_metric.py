@@ -182,4 +182,6 @@ class NovaMetric(evaluate.Metric):
         """Score everything added (on process 0 in distributed runs)."""
         self._nova_items_added, self._nova_items_named, self._nova_cases = 0, {}, None
         with evaluate_adapter.examples_counted_from_one():
-            return evaluate_adapter.compute_stored(self.task, predictions, references, **kwargs)
+            return evaluate_adapter.compute_stored(
+                self.task, predictions, references, processes=self.num_process, **kwargs
+            )

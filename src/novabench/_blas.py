@@ -12,6 +12,13 @@ of a CPU second before they sleep, whether a product follows or not (an eighth o
 from the scoring commands: it loads numpy with OpenBLAS on one thread, unless the
 environment already says how many. Every product of the package is exact in any order of
 summation (above) or of a handful of numbers, so this changes no number either.
+
+The Python API (``evaluate_model``, the ``evaluate`` module) does not do it: OpenBLAS reads
+its thread count once, when numpy loads it, so a caller who imported novabench before numpy
+would keep one BLAS thread for every product of their own session; raising the count
+afterwards (threadpoolctl) starts the workers again, spin included (0.08 CPU s measured,
+trust24). The saving is small besides: importing numpy took 0.098 CPU s, 0.061 s with
+``OPENBLAS_NUM_THREADS=1`` (5 runs each, 2 cores).
 """
 
 from __future__ import annotations

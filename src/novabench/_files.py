@@ -429,8 +429,9 @@ def remove_stale_staged_files(out: str | os.PathLike[str]) -> list[Path]:
       its writer may be at work on another machine or under another name, and nothing here
       tells whether it has ended (the staging folders' rule: :func:`remove_stale_staging`).
 
-    One line on stderr names the files removed, one those that may still be written, and
-    one those whose writer is unknown, if any. The rule reads process ids of this machine:
+    One :class:`~novabench.errors.FileNoteWarning` (``nova`` prints it as a ``nova:`` line)
+    names the files removed, one those that may still be written, and one those whose
+    writer is unknown, if any. The rule reads process ids of this machine:
     a folder written at the same moment from two machines (a network share) is not told
     apart.
 
@@ -441,22 +442,24 @@ def remove_stale_staged_files(out: str | os.PathLike[str]) -> list[Path]:
         The files removed.
 
     Example:
-        >>> import contextlib, io, tempfile
+        >>> import tempfile, warnings
         >>> folder = Path(tempfile.mkdtemp())
         >>> left = folder / ".r.json.999999999-k2j9x1ab.tmp"  # no process has this id
         >>> mine = folder / f".r.json.{os.getpid()}-q1w2e3r4.tmp"
         >>> for path in (left, mine, folder / ".other.json.999999999-k2j9x1ab.tmp"):
         ...     _ = path.write_text("{")
-        >>> with contextlib.redirect_stderr(io.StringIO()) as said:
+        >>> with warnings.catch_warnings(record=True) as said:
+        ...     warnings.simplefilter("always")
         ...     removed = remove_stale_staged_files(folder / "r.json")
         >>> [path.name for path in removed], mine.exists()
         (['.r.json.999999999-k2j9x1ab.tmp'], True)
-        >>> said.getvalue().startswith(
-        ...     "nova: removed .r.json.999999999-k2j9x1ab.tmp (process 999999999 has ended) beside ")
+        >>> str(said[0].message).startswith(
+        ...     "removed .r.json.999999999-k2j9x1ab.tmp (process 999999999 has ended) beside ")
         True
     """
-    import sys
     import time
+
+    from novabench.errors import note
 
     target = Path(out)
     name = re.escape(target.name)
@@ -499,23 +502,20 @@ def remove_stale_staged_files(out: str | os.PathLike[str]) -> list[Path]:
         removed.append(entry)
         said_removed.append(f"{entry.name} (process {pid} has ended)")
     if removed:
-        print(
-            f"nova: removed {', '.join(said_removed)} beside {target}: staged for it by a "
-            "writer that was killed before putting it in place",
-            file=sys.stderr,
+        note(
+            f"removed {', '.join(said_removed)} beside {target}: staged for it by a "
+            "writer that was killed before putting it in place"
         )
     if at_work:
-        print(
-            f"nova: left {', '.join(at_work)} beside {target}: staged for it by a writer that "
-            "may still be at work",
-            file=sys.stderr,
+        note(
+            f"left {', '.join(at_work)} beside {target}: staged for it by a writer that "
+            "may still be at work"
         )
     if unknown:
-        print(
-            f"nova: left {', '.join(unknown)} beside {target}: staged for it by a writer this "
+        note(
+            f"left {', '.join(unknown)} beside {target}: staged for it by a writer this "
             "machine cannot tell has ended; remove it if no command is writing "
-            f"{target.name} (on any machine)",
-            file=sys.stderr,
+            f"{target.name} (on any machine)"
         )
     return removed
 
@@ -1309,9 +1309,10 @@ def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
     Only folders named as :func:`make_staging_folder` and :func:`replace_folder` name them
     for this very ``out`` (``.OUT.partial-<pid>-<random>``, ``.OUT.superseded-<pid>-...``)
     whose process has ended are removed: a writer still running keeps its folder, and
-    nothing else in the parent folder is touched. Each removal is said in one line on
-    stderr. A ``.OUT.replaced-<pid>-...`` of an ended process holds the previous ``out``
-    (its only copy when ``out`` is missing): it is named in one line, never removed.
+    nothing else in the parent folder is touched. Each removal is told in one
+    :class:`~novabench.errors.FileNoteWarning` (``nova`` prints it as a ``nova:`` line). A
+    ``.OUT.replaced-<pid>-...`` of an ended process holds the previous ``out`` (its only
+    copy when ``out`` is missing): it is named in one such note, never removed.
 
     Returns:
         The folders removed.
@@ -1328,11 +1329,13 @@ def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
         False
     """
     import shutil
-    import sys
+
+    from novabench.errors import note
 
     target = Path(out)
     patterns = {kind: _staging_pattern(target, kind) for kind in _LEFT_BEHIND}
     removed: list[Path] = []
+    said: list[str] = []  # told once the folder is gone through: an error filter stops nothing
     try:
         entries = list(target.parent.iterdir())
     except OSError:  # no parent yet: nothing was left there
@@ -1341,10 +1344,9 @@ def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
     earlier = re.compile(rf"\.{re.escape(target.name)}\.(?:replaced-[0-9a-f]{{8}}|old-[a-z0-9_]+)")
     for entry in sorted(entries):
         if earlier.fullmatch(entry.name) and entry.is_dir() and not entry.is_symlink():
-            print(
-                f"nova: {entry} may hold a previous {target}, moved aside by an interrupted "
-                "run of an earlier novabench; remove it if you do not need it",
-                file=sys.stderr,
+            said.append(
+                f"{entry} may hold a previous {target}, moved aside by an interrupted "
+                "run of an earlier novabench; remove it if you do not need it"
             )
             continue
         matches = [(kind, p.fullmatch(entry.name)) for kind, p in patterns.items()]
@@ -1355,30 +1357,30 @@ def remove_stale_staging(out: str | os.PathLike[str]) -> list[Path]:
         if pid == os.getpid() or not process_ended(pid):
             continue
         if kind == "replaced":  # maybe the only copy of the previous OUT: never removed
-            print(
-                f"nova: {entry} holds the {target} that process {pid} was replacing when it "
+            said.append(
+                f"{entry} holds the {target} that process {pid} was replacing when it "
                 "was interrupted; "
                 + (
                     "a newer one is in place: remove it if you do not need it"
                     if target.exists() or target.is_symlink()
                     else f"rename it back to {target.name} to keep it, or remove it"
-                ),
-                file=sys.stderr,
+                )
             )
             continue
         shutil.rmtree(entry, ignore_errors=True)
         if not entry.exists():
             removed.append(entry)
-            print(
-                f"nova: removed {entry}, left by an interrupted run for {target} "
+            said.append(
+                f"removed {entry}, left by an interrupted run for {target} "
                 f"(process {pid} has ended)"
                 + (
                     ", the previous version its finished replacement made obsolete"
                     if kind == "superseded"
                     else ""
-                ),
-                file=sys.stderr,
+                )
             )
+    for line in said:
+        note(line)
     return removed
 
 

@@ -18,7 +18,9 @@ __all__ = [
     "NovaError",
     "NovaInputError",
     "NovaOutputError",
+    "FileNoteWarning",
     "Option",
+    "note",
 ]
 
 
@@ -207,3 +209,39 @@ class NovaOutputError(NovaError, OSError):
     def in_words(self, flag_of: Callable[[Option], str]) -> str:
         """The error with each :class:`Option` it names said by ``flag_of`` (see NovaError)."""
         return f"cannot write {self.path}: {_worded(self.words, flag_of)}"
+
+
+class FileNoteWarning(UserWarning):
+    """What a library call did, or left, on its own beside the user's files (a killed
+    writer's leftover removed or named, a cut-off last line set aside, a resumed run's
+    file): told as a warning, since a library does not print. ``nova`` prints each as
+    its own ``nova: MESSAGE`` line; a Python caller sees it as any warning, or silences it
+    with ``warnings.simplefilter("ignore", FileNoteWarning)``.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     note("removed .r.json.1-ab.tmp beside r.json")
+        >>> caught[0].category.__name__, str(caught[0].message)
+        ('FileNoteWarning', 'removed .r.json.1-ab.tmp beside r.json')
+    """
+
+
+def note(message: str, *, stacklevel: int = 3) -> None:
+    """Tell the caller ``message`` as a :class:`FileNoteWarning` (``nova`` prints it as
+    ``nova: MESSAGE``); ``stacklevel`` 3 names the caller of the function that calls this.
+
+    Example:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("error", FileNoteWarning)
+        ...     try:
+        ...         note("kept")
+        ...     except FileNoteWarning as told:
+        ...         print(told)
+        kept
+    """
+    import warnings
+
+    warnings.warn(message, FileNoteWarning, stacklevel=stacklevel)

@@ -769,9 +769,9 @@ def evaluate_model(
         tasks: ``"all"``, one task or several.
         name: the model name the report shows (default: the model's own name).
         run_file: where the raw answers are kept (a ``nova run`` file). Given again, the run
-            resumes: answered items are not asked again, and one line on stderr (and a
-            note per task in the report) says how many answers came from the file and how
-            many were asked now. A function whose code changed since the file's answers
+            resumes: answered items are not asked again, and one
+            :class:`~novabench.errors.FileNoteWarning` (and a note per task in the report)
+            says how many answers came from the file and how many were asked now. A function whose code changed since the file's answers
             (its :func:`code_digest`) is refused. None: a file in a new temporary folder
             (its path is :attr:`NovaReport.run_file`).
         prompts: ``{task: prompt file or TaskPrompt}`` (e.g. the paper's wording); the
@@ -796,7 +796,7 @@ def evaluate_model(
             records the preset and what was overridden.
         resume_changed_code: resume ``run_file`` even though the function's code changed
             since its answers were asked: the file then holds answers of two versions,
-            which the stderr line, the report's first lines and the manifest say.
+            which the warning, the report's first lines and the manifest say.
         **scoring: any other :class:`novabench.report.ScoringOptions` setting (judges,
             ``box_convention``, ``breakdowns``...).
 
@@ -907,13 +907,14 @@ def evaluate_model(
 
 
 def _say_resuming(resumed: ResumedRun) -> None:
-    """Say on stderr, before the model is asked, what a resumed run takes from its file.
+    """Tell (a FileNoteWarning), before the model is asked, what a resumed run takes from
+    its file: a library does not print.
 
     Answers taken from the file were asked by an earlier call, possibly by code or weights
     that have changed since in ways the manifest cannot see: the reader is told how many,
     at the start, since a long run without progress bars says nothing else until its end.
     """
-    import sys
+    from novabench.errors import note
 
     line = resumed.resuming_line()
     if resumed.code_changed:
@@ -921,11 +922,11 @@ def _say_resuming(resumed: ResumedRun) -> None:
             "; the function's code changed since the file's answers were asked "
             "(resume_changed_code=True): the answers may mix two versions"
         )
-    print(line, file=sys.stderr)
+    note(line)
 
 
 def _say_resumed(report: dict[str, Any], summary: RunSummary, limit: int | None) -> None:
-    """Record in each task's notes what of a resumed run the file gave (stderr said it first).
+    """Record in each task's notes what of a resumed run the file gave (a warning said it first).
 
     Each task's coverage records them (``answers_from_run_file``) and, with ``limit``, the
     limit (``limit``): a limited call scores every answered item of the file, which may be

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import sys
 import uuid
 from pathlib import Path
 
@@ -380,6 +381,35 @@ def test_all_task_reads_two_lists_differing_only_in_whitespace_as_one(spaced: li
     assert scores == [(1.0, 1.0)] * 3
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="error notes exist from Python 3.11")
+def test_all_task_names_a_case_by_its_row_not_by_its_place_among_the_cases() -> None:
+    """trust24: the second case (case index 1) was named "example 2 (0-based index 1)": the
+    second row, an image of the first case."""
+    rows = _two_images_of_one_cadasil_case()
+    rows.append({**rows[0], "case_id": "case0043", "final_diagnosis": "Migraine"})
+    predictions = [
+        {"boxes": [], "caption": row["caption"], "diagnoses": [row["final_diagnosis"]]}
+        for row in rows
+    ]
+
+    def matcher(reference: str, candidate: str) -> bool:
+        if reference == "Migraine":
+            raise RuntimeError("endpoint down")
+        return reference == candidate
+
+    with pytest.raises(RuntimeError, match="endpoint down") as caught:
+        evaluate.load(MODULE, "all").compute(
+            predictions=predictions,
+            references=rows,
+            exclude=["BERTScore-F1", "METEOR"],
+            matcher=matcher,
+        )
+    assert caught.value.__notes__ == [
+        "while matching example 3 (0-based index 2, case0043), prediction 1: "
+        "reference 'Migraine', candidate 'Migraine'"
+    ]
+
+
 def test_all_task_still_refuses_lists_differing_in_words_or_ranks() -> None:
     rows = _two_images_of_one_cadasil_case()
     for other in (["CADASILL"], ["", "CADASIL"]):  # a blank item keeps its rank
@@ -482,6 +512,71 @@ def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
         worker.join(timeout=60)
     assert results[1] is None
     assert_same(results[0], score_localization(predictions, references), LOCALIZATION_KEYS)
+
+
+def test_a_repeat_across_processes_names_both_rows_and_how_to_keep_the_data() -> None:
+    """trust24: each process checks only its own batches; a repeat split across processes
+    is found on process 0 at compute(), after evaluate has dropped every batch: the error
+    says which gathered rows and what to do."""
+    rows = _lesions_in_one_quarter(3)
+    answers = [{"boxes": row["boxes"]} for row in rows]
+    gathered_answers, gathered_rows = answers + answers[1:2], rows + rows[1:2]  # 1's repeat
+    stored = [
+        evaluate_adapter.normalize_batch("localization", [a], [r])[1][0] for a, r in
+        zip(gathered_answers, gathered_rows)
+    ]  # fmt: skip
+    with pytest.raises(NovaInputError) as caught:
+        with evaluate_adapter.examples_counted_from_one():
+            evaluate_adapter.compute_stored("localization", gathered_answers, stored, processes=2)
+    error = caught.value
+    assert (error.record, error.field) == ("example 4 (0-based index 3)", "references.filename")
+    message = str(error)
+    assert len(message.splitlines()) == 1
+    assert (
+        "'case0002_001.png' is given twice (first at 0-based index 1) in the rows of the 2 "
+        "processes, gathered in process order: each process added it" in message
+    )
+    assert "shard the items" in message and "compute_task" in message
+    # One process: the rule and words of nova evaluate, as before.
+    with pytest.raises(NovaInputError, match=r"given twice \(first at 0-based index 1\): each"):
+        with evaluate_adapter.examples_counted_from_one():
+            evaluate_adapter.compute_stored("localization", gathered_answers, stored)
+
+
+def _repeating_worker(process_id: int, experiment_id: str, cache_dir: str, queue) -> None:
+    import evaluate as evaluate_in_child
+
+    rows = _lesions_in_one_quarter(3)
+    mine = rows[:2] if process_id == 0 else rows[1:]  # case0002_001.png in both
+    metric = evaluate_in_child.load(
+        MODULE, "localization", num_process=2, process_id=process_id,
+        experiment_id=experiment_id, cache_dir=cache_dir,
+    )  # fmt: skip
+    metric.add_batch(predictions=[{"boxes": r["boxes"]} for r in mine], references=mine)
+    try:
+        queue.put((process_id, metric.compute()))
+    except NovaInputError as error:
+        queue.put((process_id, (error.record, error.field, str(error))))
+
+
+@pytest.mark.slow  # two spawned interpreters importing evaluate: about 40 s on 2 shared cores
+def test_a_repeat_split_across_two_processes_is_refused_on_process_zero(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    experiment_id = uuid.uuid4().hex
+    workers = [
+        context.Process(target=_repeating_worker, args=(i, experiment_id, str(tmp_path), queue))
+        for i in (0, 1)
+    ]
+    for worker in workers:
+        worker.start()
+    results = dict(queue.get(timeout=240) for _ in workers)
+    for worker in workers:
+        worker.join(timeout=60)
+    assert results[1] is None
+    record, field, message = results[0]
+    assert (record, field) == ("example 3 (0-based index 2)", "references.filename")
+    assert "'case0002_001.png' is given twice (first at 0-based index 1) in the rows of " in message
 
 
 def test_a_name_with_no_reference_name_to_check_it_against_is_refused() -> None:
@@ -1119,6 +1214,29 @@ def test_boxes_are_judged_against_the_image_size_when_the_rows_give_it() -> None
 
     assert prepare_localization(inside, rows).input_notes() == []
     assert prepare_localization(inside, without_sizes).input_notes() != []
+
+
+def test_references_with_sizes_on_only_some_rows_say_how_many_lack_them() -> None:
+    """trust24: sizes on some rows only fell back to the reference boxes' extent for every
+    image without a word."""
+    rows = _lesions_in_one_quarter(24)
+    inside = [{"boxes": [[300.0 - i, 300.0, 150.0, 150.0]]} for i in range(len(rows))]
+    mixed = [dict(row) for row in rows]
+    for index in (5, 9, 17):
+        mixed[index] = {key: v for key, v in rows[index].items() if key not in ("width", "height")}
+    with pytest.warns(UserWarning) as caught:
+        result = evaluate.load(MODULE, "localization").compute(predictions=inside, references=mixed)
+    notes = [str(w.message) for w in caught if "give no width" in str(w.message)]
+    assert notes == [
+        "localization: 3 of the 24 references give no width and height (first: example 6 "
+        "(0-based index 5), references.width/height): the box checks measure every image's "
+        "boxes against the reference boxes' extent, not their image; give both on every row "
+        "(load_nova rows do)"
+    ]
+    # Only said: the scores are those of the rows with every size.
+    assert result == evaluate.load(MODULE, "localization").compute(
+        predictions=inside, references=rows
+    )
 
 
 def test_named_and_unnamed_references_are_refused_when_the_batch_is_added() -> None:

@@ -8,6 +8,7 @@ id, the `evaluate` face counts it from 1 (with the list index beside it).
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,6 +117,35 @@ def test_the_all_face_names_the_row_counted_from_one_and_no_index_in_the_message
         "final diagnoses: 'Glioblastoma' on an earlier image of the case, 'Meningioma' on "
         "this one"
     )
+
+
+def test_all_names_a_row_error_by_its_row_and_a_case_error_by_its_case_first_row() -> None:
+    """trust24: a per-case task's "example K" is the K-th case, renamed as that case's first
+    row; an error of the rows themselves (two images of a case differ) keeps its row."""
+    rows = [
+        {"boxes": [], "caption": "Axial FLAIR.", "final_diagnosis": diagnosis, "case_id": case}
+        for case, diagnosis in (("c1", "MS"), ("c1", "MS"), ("c2", "ADEM"))
+    ]
+    predictions = [
+        {"boxes": [], "caption": "Axial FLAIR.", "diagnoses": given}
+        for given in (["MS"], ["ADEM"], ["ADEM"])
+    ]
+    with pytest.raises(NovaInputError) as caught, examples_counted_from_one():
+        compute_task("all", predictions, rows, exclude=NOT_KEYWORDS)
+    assert caught.value.record == "example 2 (0-based index 1)"  # the row, not case c2's
+    predictions[1] = predictions[0]
+
+    def matcher(reference: str, candidate: str) -> bool:
+        if reference == "ADEM":
+            raise RuntimeError("endpoint down")
+        return reference == candidate
+
+    with pytest.raises(RuntimeError) as failed, examples_counted_from_one():
+        compute_task("all", predictions, rows, exclude=NOT_KEYWORDS, matcher=matcher)
+    if sys.version_info >= (3, 11):  # add_note exists from Python 3.11
+        assert failed.value.__notes__[0].startswith(
+            "while matching example 3 (0-based index 2, c2), prediction 1: "
+        )
 
 
 def test_the_face_counts_a_judge_errors_example_from_one() -> None:

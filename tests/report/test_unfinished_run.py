@@ -374,6 +374,35 @@ def test_merging_a_running_shard_sets_its_half_written_last_line_aside_and_recou
     }
 
 
+def test_a_format_1_shard_merged_while_running_records_only_the_bytes_merged_as_unverified(
+    sample_release: Path, sample_floor_run: Path, tmp_path: Path, writer_elsewhere: Any
+) -> None:
+    """trust24: a running shard whose manifest predates the digest (format_version 1) was
+    recorded as unverified for its whole size, its half-written last line (set aside, not
+    merged) included."""
+    running = partial_run(sample_floor_run, tmp_path, "running", "shard1.jsonl")
+    complete = running.read_text(encoding="utf-8").splitlines(keepends=True)
+    with running.open("a", encoding="utf-8") as handle:
+        handle.write(HALF_LINE)
+    manifest_path = RunManifest.path_for(running)
+    older = json.loads(manifest_path.read_text(encoding="utf-8"))
+    del older["file"]
+    older["format_version"] = 1
+    manifest_path.write_text(json.dumps(older), encoding="utf-8")
+    writer_elsewhere(running)
+    merged = tmp_path / "merged.jsonl"
+    arguments = ["merge", str(running), "--out", str(merged), "--allow-running"]
+    assert main([*arguments, "--data", str(sample_release)]) == 0
+    recorded = RunManifest.read(merged)
+    assert recorded is not None and recorded.merged_from and recorded.file
+    taken_bytes = len("".join(complete).encode("utf-8"))
+    assert running.stat().st_size == taken_bytes + len(HALF_LINE)
+    entry = {"path": running.name, "bytes": taken_bytes,
+             "reason": "its manifest records no SHA-256 of it"}  # fmt: skip
+    assert recorded.merged_from[0]["file"]["unverified_from"] == [entry]
+    assert recorded.file["unverified_from"] == [entry]
+
+
 HALF_LINE = '{"filename": "case0040_001.png", "task": "localization", "raw_boxes": "lesion: [1'
 
 

@@ -196,9 +196,11 @@ def test_merge_prediction_files_warns_of_a_shard_it_cannot_verify_and_prints_not
         merge_prediction_files([first, second], tmp_path / "again.jsonl")
 
 
-def test_a_killed_run_resumed_keeps_its_unrecorded_tail_as_unverified(
+def killed_and_resumed(
     sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+) -> tuple[Path, int]:
+    """A floor run killed after its first checkpoint, its tail edited, then resumed by
+    ``nova run``: the run file and the bytes of its kept tail."""
     run = tmp_path / "run.jsonl"
     arguments = ["run", "--data", str(sample_release), "--task", "localization"]
     arguments += ["--baseline", "floor", "--out", str(run), "--no-progress"]
@@ -221,6 +223,13 @@ def test_a_killed_run_resumed_keeps_its_unrecorded_tail_as_unverified(
     capsys.readouterr()
     assert main(arguments) == 0
     assert f"its last {tail:,} bytes were written after its manifest" in capsys.readouterr().err
+    return run, tail
+
+
+def test_a_killed_run_resumed_keeps_its_unrecorded_tail_as_unverified(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, tail = killed_and_resumed(sample_release, tmp_path, capsys)
     resumed = RunManifest.read(run)
     assert resumed is not None and resumed.status == "complete"
     carried = [
@@ -249,6 +258,35 @@ def test_a_killed_run_resumed_keeps_its_unrecorded_tail_as_unverified(
         "its manifest recorded them); its SHA-256 shows only that it is what was written from "
         "them"
     ) in report_first_lines(report)
+
+
+def test_a_parse_or_merge_named_as_the_resumed_run_it_read_says_it_was_written_from_it(
+    sample_release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """trust24: an output of the resumed run's name in another folder got the resumed run's
+    own "kept when it resumed" wording: the entry's name matched its own."""
+    run, tail = killed_and_resumed(sample_release, tmp_path, capsys)
+    from_input = (
+        f"note: run.jsonl was written from {tail:,} bytes of input that could not be "
+        f"verified: {tail:,} bytes of run.jsonl (written by an earlier call that ended before "
+        "its manifest recorded them); its SHA-256 shows only that it is what was written from "
+        "them"
+    )
+    for command in ("parse", "merge"):
+        out = tmp_path / command / "run.jsonl"
+        arguments = [str(run), "--out", str(out)]
+        assert main([command, *arguments, "--data", str(sample_release)]) == 0, command
+        report = evaluate_predictions(sample_release, out, n_resamples=0, breakdowns=False)
+        lines = report_first_lines(report)
+        assert from_input in lines, (command, lines)
+        assert not any("kept when it resumed" in line for line in lines), command
+    # The run itself, resumed once more, still says its own tail was kept.
+    assert main(["run", "--data", str(sample_release), "--task", "localization",
+                 "--baseline", "floor", "--out", str(run), "--no-progress"]) == 0  # fmt: skip
+    lines = report_first_lines(
+        evaluate_predictions(sample_release, run, n_resamples=0, breakdowns=False)
+    )
+    assert any(line.startswith("note: run.jsonl: the earlier run's lines") for line in lines)
 
 
 def test_a_run_records_its_bytes_at_checkpoints_while_it_writes(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from novabench import __version__
-from novabench.errors import OVERWRITE, NovaError, NovaInputError, Option
+from novabench.errors import OVERWRITE, FileNoteWarning, NovaError, NovaInputError, Option
 
 COMMANDS: tuple[str, ...] = (
     "sample",
@@ -277,6 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with progress_enabled(not quiet), third_party_bars_hidden(), warnings.catch_warnings():
             warnings.showwarning = _warning_printer(args.command)
+            warnings.simplefilter("always", FileNoteWarning)  # each file's note, each time
             code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return code
@@ -427,7 +428,9 @@ def _bertscore_missing(args: argparse.Namespace) -> str | None:
 
 
 def _warning_printer(command: str) -> Callable[..., None]:
-    """A ``warnings.showwarning`` that prints ``nova COMMAND: warning: MESSAGE`` on one line.
+    """A ``warnings.showwarning`` that prints ``nova COMMAND: warning: MESSAGE`` on one line
+    (a :class:`FileNoteWarning`, what the library did beside the user's files: ``nova:
+    MESSAGE``, a note, no warning).
 
     Python's own shows the file path and source line of the call, which say nothing to a user.
 
@@ -438,6 +441,10 @@ def _warning_printer(command: str) -> Callable[..., None]:
         ...     show(UserWarning("two\\nlines"), UserWarning, "stats.py", 308)
         >>> err.getvalue()
         'nova compare: warning: two lines\\n'
+        >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+        ...     show(FileNoteWarning("removed x"), FileNoteWarning, "_files.py", 502)
+        >>> err.getvalue()
+        'nova: removed x\\n'
     """
 
     def show(
@@ -449,6 +456,9 @@ def _warning_printer(command: str) -> Callable[..., None]:
         line: str | None = None,
     ) -> None:
         text = " ".join(str(message).split()) or category.__name__
+        if issubclass(category, FileNoteWarning):
+            print(f"nova: {text}", file=sys.stderr if file is None else file)
+            return
         print(f"nova {command}: warning: {text}", file=sys.stderr if file is None else file)
 
     return show

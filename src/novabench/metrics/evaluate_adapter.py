@@ -391,7 +391,7 @@ def _refuse_repeats(
 
 
 def compute_stored(
-    task: str, predictions: list[Any], references: list[Any], **kwargs: Any
+    task: str, predictions: list[Any], references: list[Any], *, processes: int = 1, **kwargs: Any
 ) -> dict[str, Any]:
     """Score what the ``evaluate`` face stored: :func:`compute_task` on the plain lists, the
     items in the order of their names when the references give them (NOVA rows: filename,
@@ -401,6 +401,9 @@ def compute_stored(
         task: the task name.
         predictions: the stored predictions.
         references: the stored references (:func:`normalize_batch`'s form).
+        processes: the metric's ``num_process``: above 1, the lists are every process's
+            rows gathered on process 0 (in process order), and an item two processes added
+            (each checks only its own batches) is refused saying so.
         **kwargs: as for ``compute_task``.
 
     Example:
@@ -412,6 +415,8 @@ def compute_stored(
     """
     key = item_key_field(task)
     names = [_stored_name(reference, key) for reference in references]
+    if processes > 1:
+        _refuse_repeat_across_processes(names, key, processes)
     return compute_task(
         task,
         predictions,
@@ -419,6 +424,35 @@ def compute_stored(
         item_keys=names,
         **kwargs,
     )
+
+
+def _refuse_repeat_across_processes(names: list[str | None], key: str, processes: int) -> None:
+    """An item named twice in the rows gathered from ``processes`` processes: refused with
+    which rows, why no ``add_batch`` saw it, and how to score the data again.
+
+    Example:
+        >>> _refuse_repeat_across_processes(["a.png", "b.png", "a.png"], "filename", 2)
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 2, field 'references.filename': 'a.png' is given twice (first at 0-based index 0) in the rows of the 2 processes, gathered in process order: ...
+    """
+    first: dict[str, int] = {}
+    for position, name in enumerate(names):
+        if name is None:
+            continue
+        if name in first:
+            raise NovaInputError(
+                f"{name!r} is given twice (first at 0-based index {first[name]}) in the rows "
+                f"of the {processes} processes, gathered in process order: each process "
+                "added it (a process checks only its own batches), and evaluate has dropped "
+                "every batch, as after any error in compute(); shard the items so that each "
+                "process adds its own (e.g. rows.shard(num_shards=num_process, "
+                "index=process_id)) and add them again, or score with "
+                "novabench.metrics.tasks.compute_task or nova evaluate, which keep the data",
+                record=f"example {position}",
+                field=f"references.{key}",
+            )
+        first[name] = position
 
 
 def _scored_reference(task: str, reference: Any) -> Any:

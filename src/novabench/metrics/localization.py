@@ -519,11 +519,26 @@ class LocalizationEvaluation:
             []
             >>> prepare_localization([{"boxes": [[0, 0, 1, 1]]}], [{"boxes": [[5, 5, 9, 9]]}]).input_notes()[0][:44]
             '1 of the 1 predictions with boxes have every'
+            >>> sized = {"boxes": [[5, 5, 9, 9]], "width": 480, "height": 480}
+            >>> prepare_localization([{"boxes": [[4, 6, 9, 8]]}] * 2,
+            ...                      [sized, {"boxes": [[5, 5, 9, 9]]}]).input_notes()[0][:64]
+            '1 of the 2 references give no width and height (first: example 1'
         """
         from novabench.tasks.localization import box_scale_warnings
 
         inputs = self._inputs
-        return box_scale_warnings(
+        unsized = list(getattr(inputs, "without_size", []))
+        mixed = (
+            [
+                f"{len(unsized)} of the {inputs.n_images} references give no width and height "
+                f"(first: example {unsized[0]}, references.width/height): the box checks "
+                "measure every image's boxes against the reference boxes' extent, not their "
+                "image; give both on every row (load_nova rows do)"
+            ]
+            if unsized
+            else []
+        )
+        return mixed + box_scale_warnings(
             inputs.det_boxes,
             inputs.det_counts,
             inputs.gold_boxes,

@@ -242,6 +242,20 @@ def _read_checked(
     return det_count_array, gold_count_array, det_boxes, gold_boxes, det_scores
 
 
+def _without_size(references: list[Any]) -> list[int]:
+    """The positions of the rows that give no image size, when another row gives one (a
+    mix: the box notes then measure every image against the reference boxes' extent, and
+    :meth:`~novabench.metrics.localization.LocalizationEvaluation.input_notes` says so)."""
+    unsized = [
+        index
+        for index, reference in enumerate(references)
+        if not isinstance(reference, Mapping)
+        or reference.get("width") is None
+        or reference.get("height") is None
+    ]
+    return unsized if len(unsized) < len(references) else []
+
+
 def _image_sizes(references: list[Any]) -> np.ndarray | None:
     """Each image's ``(width, height)`` when every reference row gives both (whole positive
     pixels, checked), else None: the box notes then measure boxes against their image."""
@@ -271,7 +285,8 @@ class LocalizationInputs:
     Attributes: ``n_images``, ``det_counts`` / ``gold_counts`` (boxes per image),
     ``det_boxes`` / ``gold_boxes`` (stacked ``(n, 4)`` xywh), ``det_scores`` (1.0 where an
     image gave none), ``image_sizes`` (``(n_images, 2)`` width and height when every
-    reference gives its ``width`` and ``height``, as NOVA rows do; else None).
+    reference gives its ``width`` and ``height``, as NOVA rows do; else None),
+    ``without_size`` (the positions of the rows without them when others give them).
 
     Example:
         >>> inputs = LocalizationInputs([{"boxes": [[0, 0, 2, 2]]}], [{"boxes": None}],
@@ -307,6 +322,7 @@ class LocalizationInputs:
         self.det_boxes = to_xywh(det_boxes, box_format, copy=False)
         self.gold_boxes = to_xywh(gold_boxes, reference_box_format, copy=False)
         self.image_sizes = _image_sizes(references)
+        self.without_size = _without_size(references)
 
     @classmethod
     def from_arrays(
@@ -342,6 +358,7 @@ class LocalizationInputs:
             box_format=reference_box_format,
         )
         inputs.image_sizes = None  # columns carry no image size
+        inputs.without_size = []
         inputs.det_scores = (
             np.ones(len(det_array), dtype=np.float64)
             if det_scores is None

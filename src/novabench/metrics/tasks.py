@@ -378,23 +378,52 @@ def _compute_all(
     """Every task scored from the ``all`` rows (one per image), in registry order: each
     task's evaluation from ``prepared`` when given (the evaluate face's Arrow path), else
     prepared from the rows as the task reads them (``TaskBehaviour.inputs_from_rows``)."""
-    evaluations = {}
+    # One row per image, each naming its case: image intervals resample whole cases.
+    cases = [str(reference["case_id"]) for reference in references]
+    results = {}
     for name in registry.TASK_NAMES:
+        per_image = registry.TASKS[name].unit == "image"
+        # A per-case task's items are the cases, in order of first appearance: its
+        # "example K" (the K-th case) is named as its case's first row, and the case.
         evaluation = prepared.get(name)
         if evaluation is None:
+            # Read from the rows (an error here names its row: two images of a case differ).
             task_predictions, task_references, task_options_given = behaviour(
                 name
             ).inputs_from_rows(predictions, references, _only(options, task_options(name)))
-            evaluation = _prepare(name, task_predictions, task_references, task_options_given)
-        evaluations[name] = evaluation
-    # One row per image, each naming its case: image intervals resample whole cases.
-    cases = [str(reference["case_id"]) for reference in references]
-    return {
-        name: _finish(
-            evaluation, stats, name, cases if registry.TASKS[name].unit == "image" else None
-        )
-        for name, evaluation in evaluations.items()
-    }
+        with contextlib.nullcontext() if per_image else _cases_named_by_row(references):
+            if evaluation is None:
+                evaluation = _prepare(name, task_predictions, task_references, task_options_given)
+            results[name] = _finish(evaluation, stats, name, cases if per_image else None)
+    return results
+
+
+def _cases_named_by_row(references: Sequence[Mapping[str, Any]]) -> Any:
+    """Inside, the ``example K`` of a per-case task (its K-th case, in order of first
+    appearance) is named ``example R (CASE)``: R the row of that case's first image, the
+    rows' numbering an outer block renames.
+
+    Example:
+        >>> rows = [{"case_id": "c1"}, {"case_id": "c1"}, {"case_id": "c2"}]
+        >>> with _cases_named_by_row(rows):
+        ...     raise NovaInputError("bad", record="example 1")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: example 2 (c2): bad
+    """
+    first_rows: dict[Any, int] = {}
+    for row, reference in enumerate(references):
+        first_rows.setdefault(reference["case_id"], row)
+    by_case = list(first_rows.items())
+
+    def rename(index: int, detail: str | None) -> str:
+        if index >= len(by_case):  # no case of that number: left as it was
+            return f"example {index}" + (f" ({detail})" if detail else "")
+        case_id, row = by_case[index]
+        named = detail or (str(case_id) if case_id not in (None, "") else None)
+        return f"example {row}" + (f" ({named})" if named else "")
+
+    return examples_renamed(rename, final=False)
 
 
 def _prepare(

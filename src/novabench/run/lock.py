@@ -17,14 +17,13 @@ import json
 import os
 import re
 import socket
-import sys
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 from novabench._files import process_ended
-from novabench.errors import NovaInputError
+from novabench.errors import NovaInputError, note
 
 __all__ = [
     "LOCK_SUFFIX",
@@ -349,22 +348,24 @@ def remove_unfinished_writes(predictions_path: str | os.PathLike[str]) -> list[P
     Called by :func:`writer_lock` once it holds the lock: every writer of the file and of
     its manifest holds that lock, so such a copy belongs to a writer that has ended. Each
     was an unfinished replacement (the file itself was never touched by it): removing it
-    loses nothing. Each removal is said in one line on stderr; nothing else is touched.
+    loses nothing. Each removal is told in one :class:`~novabench.errors.FileNoteWarning`
+    (``nova`` prints it as a ``nova:`` line); nothing else is touched.
 
     Returns:
         The files removed.
 
     Example:
-        >>> import contextlib, io, tempfile
+        >>> import tempfile, warnings
         >>> folder = Path(tempfile.mkdtemp())
         >>> _ = (folder / ".run.jsonl.manifest.json.k2j9x1_a.tmp").write_text("{")
         >>> _ = (folder / ".other.jsonl.q1w2e3r4.tmp").write_text("{")
-        >>> with contextlib.redirect_stderr(io.StringIO()) as said:
+        >>> with warnings.catch_warnings(record=True) as said:
+        ...     warnings.simplefilter("always")
         ...     removed = remove_unfinished_writes(folder / "run.jsonl")
         >>> [path.name for path in removed], sorted(p.name for p in folder.iterdir())
         (['.run.jsonl.manifest.json.k2j9x1_a.tmp'], ['.other.jsonl.q1w2e3r4.tmp'])
-        >>> said.getvalue().startswith("nova: removed ")
-        True
+        >>> [str(w.message).startswith("removed ") for w in said]
+        [True]
     """
     target = Path(predictions_path)
     pattern = _unfinished_write_pattern(target)
@@ -381,9 +382,9 @@ def remove_unfinished_writes(predictions_path: str | os.PathLike[str]) -> list[P
         except OSError:
             continue  # not ours to force; the next writer tries again
         removed.append(entry)
-        print(
-            f"nova: removed {entry}, an unfinished write left by an interrupted writer of "
-            f"{target} (this command holds its writer lock, so no other writer is at work)",
-            file=sys.stderr,
+    for entry in removed:  # told once all are removed: an error filter cannot stop it midway
+        note(
+            f"removed {entry}, an unfinished write left by an interrupted writer of "
+            f"{target} (this command holds its writer lock, so no other writer is at work)"
         )
     return removed

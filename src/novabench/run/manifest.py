@@ -522,7 +522,8 @@ class FileCheck:
             not checked) or ``"unrecorded"`` (the manifest records no digest: nothing
             checked).
         checked_bytes: how many bytes were checked.
-        unchecked_bytes: how many bytes after them were not.
+        unchecked_bytes: how many bytes after them were not (``"unrecorded"``: the whole
+            file's, or the bytes a reader of a running file took).
         unverified_from: the manifest's ``file.unverified_from``: bytes the file was written
             from (another file's, or a killed run's) that could not be verified, so its
             digest vouches for what was written from them, not for them.
@@ -643,7 +644,9 @@ run.jsonl is not the file this manifest records: ...
                 source=str(manifest_file),
                 field="file",
             )
-        return FileCheck(str(path), "unrecorded")
+        # Nothing vouched for: every byte unchecked (a reader of a running file may take
+        # fewer, its complete lines, and carries those: unverified_input).
+        return FileCheck(str(path), "unrecorded", 0, path.stat().st_size)
     recorded_sha = record.get("sha256")
     recorded_size = record.get("bytes")
     if (
@@ -720,7 +723,9 @@ def _unverified_from(record: Mapping[str, Any], manifest_file: Path) -> tuple[di
     )
 
 
-def unverified_input(check: FileCheck, *, reason: str | None = None) -> list[dict[str, Any]]:
+def unverified_input(
+    check: FileCheck, *, reason: str | None = None, resumed: bool = False
+) -> list[dict[str, Any]]:
     """What a file written from a checked input carries of the input's unverifiable bytes.
 
     A file made from another (a parse, a merge, a resumed run) gets a digest of its own,
@@ -731,6 +736,10 @@ def unverified_input(check: FileCheck, *, reason: str | None = None) -> list[dic
     Args:
         check: what :func:`check_recorded_file` found of the input.
         reason: why its unchecked bytes were not verified (default: from ``check``).
+        resumed: the input is the file being written (a resumed run): its entries stay its
+            own. Otherwise (a parse, a merge) a resumed run's kept tail
+            (:data:`RESUMED_TAIL_REASON`) it carries is marked ``"carried": true``: input
+            of another file, which may have the same name in another folder.
 
     Returns:
         The input's own ``unverified_from`` entries, then one for its bytes not checked
@@ -741,14 +750,24 @@ def unverified_input(check: FileCheck, *, reason: str | None = None) -> list[dic
         [{'path': 'live.jsonl', 'bytes': 300, 'reason': 'appended after its manifest last recorded it'}]
         >>> unverified_input(FileCheck("runs/run.jsonl", "sha256", 1500, 0))
         []
+        >>> tail = {"path": "run.jsonl", "bytes": 209, "reason": RESUMED_TAIL_REASON}
+        >>> resumed = FileCheck("a/run.jsonl", "sha256", 1500, 0, unverified_from=(tail,))
+        >>> [e.get("carried") for e in unverified_input(resumed, resumed=True)]
+        [None]
+        >>> [e.get("carried") for e in unverified_input(resumed)]  # parsed into b/run.jsonl
+        [True]
     """
-    carried = [dict(entry) for entry in check.unverified_from]
+    carried = [
+        {**entry, "carried": True}
+        if not resumed and entry.get("reason") == RESUMED_TAIL_REASON
+        else dict(entry)
+        for entry in check.unverified_from
+    ]
     name = Path(check.path).name  # manifests and reports travel: the name only
     if check.checked == "unrecorded":
-        size = Path(check.path).stat().st_size
-        if size:
+        if check.unchecked_bytes:  # the bytes read: all of them, nothing being vouched for
             why = reason or "its manifest records no SHA-256 of it"
-            carried.append({"path": name, "bytes": size, "reason": why})
+            carried.append({"path": name, "bytes": check.unchecked_bytes, "reason": why})
     elif check.unchecked_bytes:
         why = reason or "appended after its manifest last recorded it"
         carried.append({"path": name, "bytes": check.unchecked_bytes, "reason": why})
@@ -761,8 +780,13 @@ RESUMED_TAIL_REASON = "written by an earlier call that ended before its manifest
 
 
 def _resumed_tail_of(entry: Mapping[str, Any], name: str) -> bool:
-    """Whether an ``unverified_from`` entry is the file ``name``'s own kept tail (a resume)."""
-    return entry.get("reason") == RESUMED_TAIL_REASON and Path(str(entry.get("path"))).name == name
+    """Whether an ``unverified_from`` entry is the file ``name``'s own kept tail (a resume),
+    not one carried from an input of that name (:func:`unverified_input`)."""
+    return (
+        entry.get("reason") == RESUMED_TAIL_REASON
+        and entry.get("carried") is not True
+        and Path(str(entry.get("path"))).name == name
+    )
 
 
 def file_check_notice(checked: Sequence[Mapping[str, Any]]) -> str:

@@ -45,8 +45,9 @@ Guarantees:
   and its failure recorded);
 - resume: a rerun with the same output skips what is already answered and retries the
   items that failed; a last line cut off by a crash is set aside (saved next to the output)
-  and the file repaired, with every complete line kept, and one stderr line says where at
-  once, however the run then ends;
+  and the file repaired, with every complete line kept, and one
+  :class:`~novabench.errors.FileNoteWarning` says where at once (``nova run`` prints it as
+  a ``nova:`` line), however the run then ends;
 - one configuration per file: the manifest ``<out>.manifest.json`` records the backend
   (model id, revision, generation settings), the prompts (name and SHA-256), the box
   convention, the shard and the release fingerprint; resuming with a different
@@ -67,7 +68,6 @@ import datetime as _dt
 import hashlib
 import os
 import platform
-import sys
 import threading
 import time
 from collections import Counter
@@ -78,7 +78,7 @@ from typing import Any, ClassVar
 
 from novabench import registry
 from novabench._version import __version__
-from novabench.errors import TASKS, NovaInputError
+from novabench.errors import TASKS, NovaInputError, note
 from novabench.registry import CASE_TASKS, TASK_NAMES
 from novabench.run.backends import Answer, Backend, Request
 from novabench.run.lock import writer_lock
@@ -1201,10 +1201,9 @@ def resume_run(
     # Repair a crash's leftovers, check the configuration, collect what is done.
     repaired = repair_partial_last_line(out)
     if repaired is not None:  # said now: the run may yet stop (no server, Ctrl-C, a refusal)
-        print(
-            f"nova: the cut-off last line of {out} (left by an interrupted writer) was set "
-            f"aside in {repaired}; every complete line is kept",
-            file=sys.stderr,
+        note(
+            f"the cut-off last line of {out} (left by an interrupted writer) was set "
+            f"aside in {repaired}; every complete line is kept"
         )
     has_lines = out.is_file() and out.stat().st_size > 0
     if has_lines and existing is None:
@@ -1223,17 +1222,13 @@ def resume_run(
         )
         # Lines a killed writer added after its last checkpoint are kept (refusing them
         # would make a crash unrecoverable) but stay unverified in every later record.
-        unverified_from = unverified_input(
-            found,
-            reason=RESUMED_TAIL_REASON,
-        )
+        unverified_from = unverified_input(found, reason=RESUMED_TAIL_REASON, resumed=True)
         if len(unverified_from) > len(found.unverified_from):
             added = unverified_from[-1]["bytes"]
-            print(
-                f"nova: resuming {out}: its last {added:,} bytes were written after its "
+            note(
+                f"resuming {out}: its last {added:,} bytes were written after its "
                 "manifest last recorded the file (a killed run): kept, and recorded as not "
-                "verified in its manifest and every report",
-                file=sys.stderr,
+                "verified in its manifest and every report"
             )
     code_changed = False
     code_change: dict[str, Any] | None = None
@@ -1254,7 +1249,7 @@ def resume_run(
     if existing is not None:
         kept = _keep_recorded_box_convention(existing, manifest, plan.preset)
         if kept is not None:
-            print(f"nova: resuming {out}: {kept}", file=sys.stderr)
+            note(f"resuming {out}: {kept}")
         code_changed = _check_resumable(
             existing,
             manifest,
