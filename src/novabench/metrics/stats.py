@@ -478,6 +478,7 @@ def bootstrap_confidence_intervals(
     confidence: float = 0.95,
     seed: int = 0,
     clusters: Sequence[Hashable] | None = None,
+    point: Mapping[str, Any] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap confidence intervals for every scalar score of an evaluation.
 
@@ -495,6 +496,8 @@ def bootstrap_confidence_intervals(
         seed: seed of ``numpy.random.default_rng``; same seed, same intervals.
         clusters: the cluster (case id) of each item, in item order; None: items are
             independent and drawn one by one.
+        point: ``evaluation.aggregate()`` when the caller has it already (a breakdown
+            cell shows it): not computed again. None: computed here.
 
     Returns:
         ``{key: (low, high)}`` for every real-number key of ``evaluation.aggregate()``;
@@ -520,7 +523,7 @@ def bootstrap_confidence_intervals(
     n_items = _check_evaluation(evaluation, "evaluation")
     _check_settings(n_resamples, confidence, seed)
     codes = None if clusters is None else cluster_codes(clusters, n_items)
-    point = _scalar_scores(evaluation.aggregate(None))
+    point = _scalar_scores(evaluation.aggregate(None) if point is None else point)
     keys = list(point)
     (samples,) = _resampled_scores([evaluation], keys, n_items, int(n_resamples), seed, codes)
     defined = [not math.isnan(point[key]) for key in keys]
