@@ -535,6 +535,51 @@ def test_group_intervals_from_the_fast_path_equal_the_resample_loop() -> None:
     assert fast == slow and all(row["ROUGE-L_ci"] is not None for row in fast)
 
 
+def test_a_caption_cell_scores_its_group_once_and_its_interval_is_unchanged(monkeypatch) -> None:
+    # The cell's values are the bootstrap's full-set scores: computed once per cell, and the
+    # interval is the one the bootstrap gives when it scores the group itself.
+    from novabench.metrics.captioning import CaptioningEvaluation, prepare_captioning
+    from novabench.metrics.stats import bootstrap_confidence_intervals
+
+    rng = np.random.default_rng(11)
+    words = ["axial", "flair", "lesion", "frontal", "t2", "enhancement", "normal", "mass"]
+    references = [" ".join(rng.choice(words, size=6)) for _ in range(40)]
+    predictions = [" ".join(rng.choice(words, size=5)) for _ in range(40)]
+    evaluation = prepare_captioning(predictions, references, exclude=["BERTScore-F1", "METEOR"])
+    groups = [str(label) for label in rng.choice(["a", "b"], size=40)]
+    cases = [f"c{i // 3}" for i in range(40)]
+    expected = {
+        group: bootstrap_confidence_intervals(
+            evaluation.subset(np.flatnonzero(np.array(groups) == group)),
+            n_resamples=120,
+            clusters=[cases[i] for i in np.flatnonzero(np.array(groups) == group)],
+        )
+        for group in ("a", "b")
+    }
+    calls: list[int] = []
+    original = CaptioningEvaluation.aggregate
+
+    def counted(self, indices=None):  # type: ignore[no-untyped-def]
+        if indices is None:
+            calls.append(self.n_items)
+        return original(self, indices)
+
+    monkeypatch.setattr(CaptioningEvaluation, "aggregate", counted)
+    rows = break_down(
+        evaluation,
+        groups,
+        keys=["ROUGE-L", "BLEU-4"],
+        n_resamples=120,
+        min_group_size=1,
+        clusters=cases,
+    )
+    sizes = sorted(row["n"] for row in rows)
+    assert sorted(calls) == sizes  # one full-set score per cell, not two
+    for row in rows:
+        for key in ("ROUGE-L", "BLEU-4"):
+            assert tuple(row[f"{key}_ci"]) == expected[row["group"]][key]
+
+
 @pytest.mark.parametrize("n_resamples", [0, 150])
 def test_localisation_groups_prepared_alone_equal_the_restricted_evaluation(n_resamples) -> None:
     # The report prepares each localisation group on its own images (cheaper to resample);

@@ -115,6 +115,7 @@ from novabench.metrics.keywords import (
     LexiconKeywordExtractor,
     default_keyword_extractor,
 )
+from novabench.metrics.stats import cluster_resample_sums
 from novabench.tasks.captioning import (
     BERTSCORE_FINGERPRINT,
     BERTSCORE_PAPER_KEY,
@@ -406,6 +407,65 @@ class _CountedDraws(_Draws):
         return out
 
 
+class _ClusterDraws:
+    """Resamples given as draw counts per cluster (case), every pair of a drawn cluster
+    taken as often as its cluster: each sum over a resample's pairs is the clusters' draw
+    counts times the clusters' sums, taken once, never spelt out per pair.
+
+    Sums of per-pair integers are exact in any order (one product, as
+    :meth:`_CountedDraws.integer_sums`). Sums of per-pair floats (the averaged metrics, the
+    sample-averaged keyword F1s) are taken in a fixed order instead of the image-by-image
+    order of :class:`_CountedDraws`, so they may differ from it in the last bits: each
+    cluster's sum in pair order, times its draw count, the products added pairwise, the
+    same on every machine (:meth:`float_sums`).
+    """
+
+    def __init__(self, times: np.ndarray, codes: np.ndarray) -> None:
+        self.times = times
+        self.codes = codes
+        self.n_clusters = times.shape[1]
+        sizes = np.bincount(codes, minlength=self.n_clusters)
+        # Integers (numpy multiplies integer matrices itself, exactly, without BLAS).
+        self.lengths = times @ sizes
+
+    def _cluster_totals(self, stacked: np.ndarray) -> np.ndarray:
+        """``(k, n_pairs)`` -> ``(k, n_clusters)``: each cluster's sum of each row, its pairs
+        added in pair order (``np.bincount`` adds them one by one, left to right)."""
+        return np.stack(
+            [np.bincount(self.codes, weights=row, minlength=self.n_clusters) for row in stacked]
+        )
+
+    def integer_sums(self, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """As :meth:`_Draws.integer_sums`: per-cluster integer sums, then one product of
+        the draw counts (integers throughout, so exact in any order: float32 when every
+        partial sum is below 2**24, as :meth:`_CountedDraws.integer_sums`)."""
+        if not columns:
+            return {}
+        stacked = np.concatenate(list(columns.values()), axis=1)
+        per_cluster = self._cluster_totals(stacked.T.astype(np.float64)).T
+        largest = int(self.lengths.max(initial=0)) * int(np.abs(stacked).max(initial=0))
+        exact = np.float32 if largest < 1 << 24 else np.float64
+        summed = (self.times.astype(exact) @ per_cluster.astype(exact)).astype(np.float64)
+        splits = np.cumsum([block.shape[1] for block in columns.values()])[:-1]
+        return dict(zip(columns, np.split(summed, splits, axis=1)))
+
+    def float_sums(self, stacked: np.ndarray) -> np.ndarray:
+        """Each resample's sum of each row of ``stacked`` (``(k, n_pairs)`` -> ``(k,
+        n_rows)``) in a fixed order, the same on every machine (no BLAS: see
+        :func:`~novabench.metrics.stats.cluster_resample_sums`)."""
+        return cluster_resample_sums(stacked, self.codes, self.times)
+
+    def sequential_sums(self, values: np.ndarray) -> np.ndarray:
+        """Each resample's sum of ``values`` over its pairs (:meth:`float_sums`)."""
+        return self.float_sums(values[None, :])[0]
+
+    def means(self, stacked: np.ndarray) -> np.ndarray:
+        """Each resample's mean of each row of ``stacked``; NaN for a resample of no pair."""
+        out = np.full((len(stacked), self.times.shape[0]), math.nan)
+        np.divide(self.float_sums(stacked), self.lengths, out=out, where=self.lengths > 0)
+        return out
+
+
 def _keyword_denominators(counts: np.ndarray) -> np.ndarray:
     """Per pair ``2TP + FP + FN``: 0 exactly when neither caption has a keyword."""
     return 2 * counts[:, 0] + counts[:, 1] + counts[:, 2]
@@ -424,7 +484,10 @@ def _keyword_integer_columns(counts: np.ndarray, averaging: KeywordAveraging) ->
 
 
 def _keyword_f1_resamples(
-    counts: np.ndarray, draws: _Draws, summed: np.ndarray, averaging: KeywordAveraging
+    counts: np.ndarray,
+    draws: _Draws | _ClusterDraws,
+    summed: np.ndarray,
+    averaging: KeywordAveraging,
 ) -> np.ndarray:
     """:func:`keyword_f1` of ``counts[row]`` for every row of ``draws.chosen``, exactly.
 
@@ -765,8 +828,65 @@ class CaptioningEvaluation:
                 values[empty] = math.nan
         return result
 
+    def aggregate_cluster_counts(
+        self, counts: np.ndarray, codes: np.ndarray
+    ) -> dict[str, np.ndarray]:
+        """:meth:`aggregate_counts` of resamples given as how often each cluster (case) is
+        drawn, every pair of a cluster drawn as often as its cluster (the bootstrap of
+        whole cases).
+
+        Every sum over a resample's pairs is taken per cluster once and weighted by the
+        clusters' draw counts, never spelt out per pair. Integer sums (BLEU statistics,
+        keyword and label counts) equal :meth:`aggregate_counts` of ``counts[:, codes]``
+        exactly; the averaged metrics (ROUGE-L, METEOR, BERTScore-F1, sample-averaged
+        keyword F1s) are float sums taken in another order (each cluster's pairs, then the
+        clusters one after another, the same on every machine), equal to it within a few
+        ulps. A row of no pair is NaN.
+
+        Args:
+            counts: ``(n_resamples, n_clusters)`` non-negative integers, one resample per row.
+            codes: each pair's cluster (``0 .. n_clusters - 1``), one per pair.
+
+        Returns:
+            ``{metric: (n_resamples,) array}`` for the metrics not excluded.
+
+        Example:
+            Two cases: pairs 0 and 1 (ROUGE-L 1.0 and 0.5) and pair 2 (0.0).
+
+            >>> evaluation = prepare_captioning(["a cyst", "no mass", "edema"],
+            ...     ["a cyst", "a mass", "a cyst"], exclude=["BERTScore-F1"])
+            >>> evaluation.aggregate_cluster_counts(
+            ...     np.array([[1, 1], [2, 0], [0, 2]]), np.array([0, 0, 1]))["ROUGE-L"].tolist()
+            [0.5, 0.75, 0.0]
+        """
+        times = np.asarray(counts)
+        labels = np.asarray(codes)
+        if (
+            times.ndim != 2
+            or (times.size and (times.dtype.kind not in "iu" or times.min() < 0))
+            or labels.shape != (self.n_items,)
+            or (labels.size and (labels.dtype.kind not in "iu" or labels.min() < 0))
+            or (labels.size and labels.max() >= times.shape[1])
+        ):
+            raise NovaInputError(
+                f"counts must be a 2-D array of non-negative integers, one column per "
+                f"cluster and one resample per row, and codes one cluster number per pair "
+                f"({self.n_items}) below the number of columns",
+                source="aggregate_cluster_counts",
+                field="counts",
+            )
+        if self.n_items == 0 or not times.any():  # no resample draws a pair
+            return {name: np.full(len(times), math.nan) for name in self.metrics}
+        draws = _ClusterDraws(times.astype(np.int64, copy=False), labels.astype(np.intp))
+        result = self._scores_of_draws(draws, draws.means)
+        empty = draws.lengths == 0
+        if empty.any():  # nothing to score: undefined, as aggregate says
+            for values in result.values():
+                values[empty] = math.nan
+        return result
+
     def _scores_of_draws(
-        self, draws: _Draws, mean_of: Callable[[np.ndarray], np.ndarray]
+        self, draws: _Draws | _ClusterDraws, mean_of: Callable[[np.ndarray], np.ndarray]
     ) -> dict[str, np.ndarray]:
         """The metrics of the resamples of ``draws``; ``mean_of(stacked)``: each resample's
         mean of each row of ``stacked`` (``(k, n_pairs)`` -> ``(k, n_resamples)``)."""

@@ -23,8 +23,12 @@ Resampling rules, identical for every family:
   order they first appear among the items), and takes every item of each drawn cluster as
   often as the cluster is drawn, in item order. Items of one case are not independent, so
   resampling them one by one gives intervals that are too narrow. A resample then holds a
-  varying number of items; each is scored exactly as ``aggregate`` scores it. When every
-  cluster holds one item the draws are those of the item bootstrap.
+  varying number of items; each is scored as ``aggregate`` scores it. An evaluation
+  offering ``aggregate_cluster_counts`` takes the draw counts per cluster and sums per
+  cluster: sums of integers are exact, sums of floats (captioning's means) are taken in a
+  fixed order, the same on every machine (:func:`cluster_resample_sums`), and equal
+  ``aggregate``'s to float rounding (a few ulps), not to the bit. When every cluster holds
+  one item the draws are those of the item bootstrap.
 - A key whose full-set value is NaN gets ``(nan, nan)``. Resamples on which a key is
   undefined (NaN, e.g. a resample without any gold box) are left out of that key's
   interval and counted in a :class:`BootstrapWarning`.
@@ -53,6 +57,7 @@ __all__ = [
     "SupportsResampledAggregate",
     "bootstrap_confidence_intervals",
     "cluster_codes",
+    "cluster_resample_sums",
     "paired_bootstrap",
 ]
 
@@ -263,6 +268,48 @@ def cluster_codes(
     )
 
 
+def cluster_resample_sums(values: np.ndarray, codes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each resample's sums of per-item floats, resamples given as draws of whole clusters.
+
+    Every item of a cluster is taken as often as its cluster is drawn. The sums are taken
+    in one fixed order, the same on every machine: each cluster's items added in item
+    order (``np.bincount``), each cluster's total times its draw count (an elementwise
+    product, rounded once), and each resample's products added by numpy's pairwise
+    summation along the last, contiguous axis of one ``(k, n_resamples, n_clusters)``
+    array (a fixed algorithm in plain C, its blocks set by the number of clusters alone; a
+    test holds it to a plain-Python copy, bit for bit). No BLAS (``@``, ``dot``,
+    ``einsum``): a product of float matrices is summed in an order OpenBLAS picks by CPU
+    and thread count, so its last bits would differ between machines. The result equals
+    the sum of the items spelt out per resample to float rounding (a few ulps), not to the
+    bit.
+
+    Args:
+        values: ``(k, n_items)`` floats, one row per key.
+        codes: ``(n_items,)`` each item's cluster, ``0 .. n_clusters - 1``.
+        counts: ``(n_resamples, n_clusters)`` times each cluster is drawn.
+
+    Returns:
+        ``(k, n_resamples)`` sums.
+
+    Example:
+        Items 0 and 1 in cluster 0, item 2 in cluster 1; the second resample draws
+        cluster 0 twice.
+
+        >>> cluster_resample_sums(
+        ...     np.array([[0.5, 0.25, 2.0]]), np.array([0, 0, 1]), np.array([[1, 1], [2, 0]])
+        ... ).tolist()
+        [[2.75, 1.5]]
+    """
+    n_clusters = counts.shape[1]
+    totals = np.stack(
+        [np.bincount(codes, weights=row, minlength=n_clusters) for row in values]
+    )  # (k, n_clusters)
+    weights = np.ascontiguousarray(counts, dtype=np.float64)  # (n_resamples, n_clusters)
+    products = totals[:, None, :] * weights[None, :, :]  # (k, n_resamples, n_clusters)
+    summed: np.ndarray = np.add.reduce(products, axis=2)
+    return summed
+
+
 def _cluster_draws(
     seed: Any, codes: np.ndarray, n_resamples: int, chunk: int, *, per_item: bool = True
 ) -> Iterator[np.ndarray]:
@@ -352,8 +399,12 @@ def _resampled_scores(
     are scored together.
     """
     order_free = all(_order_free(evaluation) for evaluation in evaluations)
-    counted = codes is not None and all(_counted(evaluation) for evaluation in evaluations)
-    by_cluster = counted and all(_cluster_counted(evaluation) for evaluation in evaluations)
+    by_cluster = codes is not None and all(
+        _cluster_counted(evaluation) for evaluation in evaluations
+    )
+    counted = by_cluster or (
+        codes is not None and all(_counted(evaluation) for evaluation in evaluations)
+    )
     out = [np.full((n_resamples, len(keys)), np.nan) for _ in evaluations]
     chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // n_items))
     starts = range(0, n_resamples, chunk)
@@ -478,6 +529,7 @@ def bootstrap_confidence_intervals(
     confidence: float = 0.95,
     seed: int = 0,
     clusters: Sequence[Hashable] | None = None,
+    point: Mapping[str, Any] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap confidence intervals for every scalar score of an evaluation.
 
@@ -495,6 +547,8 @@ def bootstrap_confidence_intervals(
         seed: seed of ``numpy.random.default_rng``; same seed, same intervals.
         clusters: the cluster (case id) of each item, in item order; None: items are
             independent and drawn one by one.
+        point: ``evaluation.aggregate()`` when the caller has it already (a breakdown
+            cell shows it): not computed again. None: computed here.
 
     Returns:
         ``{key: (low, high)}`` for every real-number key of ``evaluation.aggregate()``;
@@ -520,7 +574,7 @@ def bootstrap_confidence_intervals(
     n_items = _check_evaluation(evaluation, "evaluation")
     _check_settings(n_resamples, confidence, seed)
     codes = None if clusters is None else cluster_codes(clusters, n_items)
-    point = _scalar_scores(evaluation.aggregate(None))
+    point = _scalar_scores(evaluation.aggregate(None) if point is None else point)
     keys = list(point)
     (samples,) = _resampled_scores([evaluation], keys, n_items, int(n_resamples), seed, codes)
     defined = [not math.isnan(point[key]) for key in keys]

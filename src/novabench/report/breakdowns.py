@@ -815,12 +815,16 @@ def _group_row(
         with warnings.catch_warnings():
             # Undefined resamples are common in small groups; the rule is documented.
             warnings.simplefilter("ignore", BootstrapWarning)
+            bootstrapped = _bootstrapped(subset, settings.coco_ap_intervals)
             intervals = bootstrap_confidence_intervals(
-                _bootstrapped(subset, settings.coco_ap_intervals),
+                bootstrapped,
                 n_resamples=settings.n_resamples,
                 confidence=settings.confidence,
                 seed=settings.seed,
                 clusters=cases,
+                # The cell's values are the bootstrap's full-set scores: not computed twice
+                # (a wrapper without COCO AP scores fewer keys: it computes its own).
+                point=values if bootstrapped is subset else None,
             )
     for key in settings.keys:
         if key not in values:

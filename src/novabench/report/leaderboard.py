@@ -1132,6 +1132,23 @@ class _ItemRatios:
             for key, (numerators, weights) in self.terms.items()
         }
 
+    def aggregate_cluster_counts(
+        self, counts: np.ndarray, codes: np.ndarray
+    ) -> dict[str, np.ndarray]:
+        """Every key on resamples of whole clusters (``counts``: times each cluster is drawn,
+        one resample per row; ``codes``: each item's cluster), summed as ``nova evaluate``
+        sums a case bootstrap's averaged metrics
+        (:func:`~novabench.metrics.stats.cluster_resample_sums`), so its intervals redraw
+        the report's bit for bit."""
+        from novabench.metrics.stats import cluster_resample_sums
+
+        result = {}
+        for key, (numerators, weights) in self.terms.items():
+            summed, counted = cluster_resample_sums(np.stack([numerators, weights]), codes, counts)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                result[key] = np.where(counted > 0, summed / counted, math.nan)
+        return result
+
     @staticmethod
     def _ratios(numerators: np.ndarray, weights: np.ndarray) -> np.ndarray:
         # Row sums, then one division: the mean nova evaluate takes of the same row (numpy
