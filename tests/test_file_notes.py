@@ -3,6 +3,7 @@ a Python caller can catch or silence it, and `nova` prints each as its own `nova
 
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 
@@ -38,3 +39,25 @@ def test_notes_turned_into_errors_stop_nothing_half_done(tmp_path: Path) -> None
         with pytest.raises(FileNoteWarning, match=r"^removed .*\.run\.jsonl\.k2j9x1_a\.tmp, an "):
             remove_unfinished_writes(tmp_path / "run.jsonl")
     assert not any(path.exists() for path in left)  # every leftover removed before the first note
+
+
+def test_a_note_points_at_the_callers_line_not_into_the_package(
+    sample_release: Path, tmp_path: Path
+) -> None:
+    # evaluate_model's "resumed" note is told four frames down inside novabench (the
+    # runner's resume callback); a notebook's warning line must name the user's call.
+    from novabench import evaluate_model
+
+    def diagnose(image: object, prompt: str) -> str:
+        return '{"most_likely_diagnosis": "glioma"}'
+
+    settings = dict(tasks="diagnosis", n_resamples=0, progress=False)
+    run_file = tmp_path / "run.jsonl"
+    evaluate_model(diagnose, sample_release, run_file=run_file, limit=2, **settings)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        evaluate_model(diagnose, sample_release, run_file=run_file, **settings)
+    notes = [told for told in caught if told.category is FileNoteWarning]
+    assert [str(told.message).split(":")[0] for told in notes] == [f"resumed {run_file}"]
+    assert (Path(notes[0].filename), notes[0].lineno) == (Path(__file__), line)

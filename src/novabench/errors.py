@@ -228,9 +228,11 @@ class FileNoteWarning(UserWarning):
     """
 
 
-def note(message: str, *, stacklevel: int = 3) -> None:
+def note(message: str) -> None:
     """Tell the caller ``message`` as a :class:`FileNoteWarning` (``nova`` prints it as
-    ``nova: MESSAGE``); ``stacklevel`` 3 names the caller of the function that calls this.
+    ``nova: MESSAGE``), located at the first frame outside novabench: a notebook's warning
+    line then names the user's own call (``evaluate_model(...)``), not a module inside the
+    package that happened to notice.
 
     Example:
         >>> import warnings
@@ -242,6 +244,14 @@ def note(message: str, *, stacklevel: int = 3) -> None:
         ...         print(told)
         kept
     """
+    import os
+    import sys
     import warnings
 
-    warnings.warn(message, FileNoteWarning, stacklevel=stacklevel)
+    package = os.path.dirname(os.path.realpath(__file__)) + os.sep
+    level, frame = 1, sys._getframe(1)  # 1: note's caller
+    while frame.f_back is not None and os.path.realpath(frame.f_code.co_filename).startswith(
+        package
+    ):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, FileNoteWarning, stacklevel=level + 1)
