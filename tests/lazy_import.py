@@ -29,12 +29,14 @@ EVALUATE_OR_GRADIO_FILES = frozenset(
 
 #: Test files where a test (a BERTScore model, a transformers pipeline, datasets' streaming)
 #: imports torch and transformers, 3-4 CPU s a process; evaluate imports them too. Found by
-#: recording which tests bring them into ``sys.modules``.
+#: recording which tests bring them into ``sys.modules`` (test_bertscore_fingerprint.py's tiny
+#: BERTs were missed: the other worker imported torch and transformers for them alone).
 TORCH_FILES = frozenset(
     {
         "tests/data/test_export.py",
         "tests/data/test_hf.py",
         "tests/metrics/test_bertscore.py",
+        "tests/metrics/test_bertscore_fingerprint.py",
         "tests/report/test_bertscore_keys.py",
         "tests/run/test_report.py",
         "tests/run/test_runner.py",
