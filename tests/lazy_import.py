@@ -68,11 +68,18 @@ PACKAGE_SOURCE_FILES = frozenset(
 #: Modules whose docstring examples load evaluate (and torch with it) when they run.
 EVALUATE_DOCTEST_FILES = frozenset({"scripts/bench_metric.py"})
 
+#: Modules whose docstring examples load nltk, rouge_score and scikit-learn when they run (found
+#: as the test files were: the first example that brings each into ``sys.modules``).
+NLTK_DOCTEST_FILES = frozenset({"scripts/bench_captioning.py"})
+
 #: Each group's files go to one worker under xdist (tests/conftest.py).
 #: nltk and scikit-learn go with the heavy libraries: test_meteor_variants.py (there for
 #: evaluate) imports them too, so apart both workers imported them (1.5 CPU s each).
 WORKER_GROUPS = {
-    "heavy libraries": HEAVY_LIBRARY_FILES | EVALUATE_DOCTEST_FILES | NLTK_FILES,
+    "heavy libraries": HEAVY_LIBRARY_FILES
+    | EVALUATE_DOCTEST_FILES
+    | NLTK_FILES
+    | NLTK_DOCTEST_FILES,
     "package source": PACKAGE_SOURCE_FILES,
 }
 
