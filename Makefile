@@ -23,9 +23,10 @@ demo: $(STAMP)
 # __pycache__ folders) even where the environment sets PYTHONDONTWRITEBYTECODE: without it each
 # xdist worker compiles the package and rewrites every test module's asserts on every run, half of
 # its collection time. (scripts/mutation_check.py sets it again for its mutants, rightly.)
-# The pytest step costs 105-120 CPU s (user+sys, three runs at load 5-14 on 2 cores; 112-131 s
-# for the tree before, 3ae5f56, alternated with them); its wall time follows the load (227-407 s
-# in those runs; at least CPU / 2, so issue 21's minute is not reached on 2 cores). The tests
+# The pytest step costs about 95 CPU s (user+sys, bytecode cached; 102 s for the tree before,
+# 3482645, the same hour at load 4-6; about 130 s on a first run, which compiles every module);
+# its wall time is at least CPU / 2 on 2 cores and follows the load (66-126 s in those runs:
+# measured figures in CONTRIBUTING.md, "Tests"). The tests
 # set OMP_NUM_THREADS=1 in each xdist worker (tests/conftest.py) unless you set it. mypy takes ~12
 # CPU s without its .mypy_cache (a fresh clone; ~43 s while it analysed transformers and torch
 # whole), ~5 s with it.

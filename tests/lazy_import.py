@@ -29,12 +29,14 @@ EVALUATE_OR_GRADIO_FILES = frozenset(
 
 #: Test files where a test (a BERTScore model, a transformers pipeline, datasets' streaming)
 #: imports torch and transformers, 3-4 CPU s a process; evaluate imports them too. Found by
-#: recording which tests bring them into ``sys.modules``.
+#: recording which tests bring them into ``sys.modules`` (test_bertscore_fingerprint.py's tiny
+#: BERTs were missed: the other worker imported torch and transformers for them alone).
 TORCH_FILES = frozenset(
     {
         "tests/data/test_export.py",
         "tests/data/test_hf.py",
         "tests/metrics/test_bertscore.py",
+        "tests/metrics/test_bertscore_fingerprint.py",
         "tests/report/test_bertscore_keys.py",
         "tests/run/test_report.py",
         "tests/run/test_runner.py",
@@ -66,11 +68,18 @@ PACKAGE_SOURCE_FILES = frozenset(
 #: Modules whose docstring examples load evaluate (and torch with it) when they run.
 EVALUATE_DOCTEST_FILES = frozenset({"scripts/bench_metric.py"})
 
+#: Modules whose docstring examples load nltk, rouge_score and scikit-learn when they run (found
+#: as the test files were: the first example that brings each into ``sys.modules``).
+NLTK_DOCTEST_FILES = frozenset({"scripts/bench_captioning.py"})
+
 #: Each group's files go to one worker under xdist (tests/conftest.py).
 #: nltk and scikit-learn go with the heavy libraries: test_meteor_variants.py (there for
 #: evaluate) imports them too, so apart both workers imported them (1.5 CPU s each).
 WORKER_GROUPS = {
-    "heavy libraries": HEAVY_LIBRARY_FILES | EVALUATE_DOCTEST_FILES | NLTK_FILES,
+    "heavy libraries": HEAVY_LIBRARY_FILES
+    | EVALUATE_DOCTEST_FILES
+    | NLTK_FILES
+    | NLTK_DOCTEST_FILES,
     "package source": PACKAGE_SOURCE_FILES,
 }
 

@@ -192,7 +192,11 @@ def test_two_leaderboards_on_the_same_outputs_the_second_is_refused(
     assert [model["path"] for model in board_models] == ["found-report.json"]
 
 
-@pytest.mark.parametrize("command", ["export", "sample", "compare", "space"])
+# `nova export` loads datasets in its process (about 1 CPU s, 2 s of waiting): it runs with the
+# slow tests; the same claim is refused fast for the other three writers.
+@pytest.mark.parametrize(
+    "command", [pytest.param("export", marks=pytest.mark.slow), "sample", "compare", "space"]
+)
 def test_folder_and_comparison_writers_refuse_an_output_being_written(
     command: str, workspace: dict[str, Path], tmp_path: Path, lock_holder: Any
 ) -> None:

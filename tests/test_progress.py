@@ -155,6 +155,9 @@ def test_quiet_commands_hide_their_library_bars_too(
 # --------------------------------------------------------------------------- other libraries' bars
 
 
+# Slow: the command loads MiniLM twice (about 1.5 CPU s); the fast suite keeps the block that
+# hides its bar (test_hidden_library_bars_come_back_as_they_were: transformers' bar off inside).
+@pytest.mark.slow
 def test_a_command_shows_no_bar_of_the_libraries_it_calls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,6 +229,9 @@ def test_hidden_library_bars_come_back_as_they_were() -> None:
         assert are_progress_bars_disabled() == before[0]
 
 
+# Slow: a fresh interpreter importing transformers (0.7 CPU s); the import watcher is checked
+# fast with huggingface_hub loaded inside the block (the test after next, and the nested one).
+@pytest.mark.slow
 def test_a_library_imported_inside_the_block_gets_its_usual_setting_after() -> None:
     """transformers reads huggingface_hub's switch when imported: off inside, on after."""
     pytest.importorskip("transformers")
@@ -292,6 +298,9 @@ def test_huggingface_hub_loaded_inside_the_block_has_its_bars_off_then_back() ->
     assert run_fresh(script) == [True, False, False]
 
 
+# Slow: a fresh interpreter importing transformers (0.7 CPU s); a setting made before the block
+# comes back in test_hidden_library_bars_come_back_as_they_were (both hub settings, in process).
+@pytest.mark.slow
 def test_a_hub_setting_made_before_the_block_comes_back_after_transformers_loads_inside() -> None:
     """Switched off by the user before the block: off inside, and still off after."""
     script = (

@@ -8,6 +8,7 @@ import re
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,9 +28,20 @@ def load_app(relative: str):
     return module
 
 
-def test_metric_space_builds_and_scores_its_examples() -> None:
+# The tests that build a Space's page import gradio (3.7 CPU s, once per process) and run with
+# the slow tests (`make test-slow`, CI); the handlers and texts behind the pages need no gradio
+# and are checked here in the fast suite, each next to the build it was split from.
+SPACE_BUILD = pytest.mark.slow
+
+
+@SPACE_BUILD
+def test_metric_space_builds() -> None:
     app = load_app("metrics/nova_metric/app.py")
     assert isinstance(app.build_demo(), gr.Blocks)
+
+
+def test_metric_space_scores_its_examples() -> None:
+    app = load_app("metrics/nova_metric/app.py")
     predictions, references = app.EXAMPLES["diagnosis"]
     result = app.score("diagnosis", json.dumps(predictions), json.dumps(references))
     assert result["top1-lexicon"] == 1.0  # "MS" is the lexicon abbreviation of multiple sclerosis
@@ -231,9 +243,20 @@ def test_palette_names_are_the_colours_drawn() -> None:
         colour_name((1, 2, 3))
 
 
-def test_explorer_help_texts_name_the_colours_drawn(sample_release: Path) -> None:
+def _explorer_texts_name_only_colours_drawn(texts: list[str]) -> None:
     from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR, RATER_COLOURS
-    from novabench.spaces import build, explorer
+    from tests.spaces.colour_words import colour_words, hue_is
+
+    drawn = (GOLD_COLOUR, PREDICTION_COLOUR, *RATER_COLOURS)
+    for text in texts:  # no colour word anywhere that names no colour the explorer draws
+        for word in colour_words(re.sub(r"rgb\(.*?\)", "", text)):
+            assert any(hue_is(word, colour) for colour in drawn), (word, text[:200])
+
+
+@SPACE_BUILD
+def test_explorer_page_help_texts_name_the_colours_drawn(sample_release: Path) -> None:
+    from novabench.data.render import PREDICTION_COLOUR
+    from novabench.spaces import explorer
     from novabench.spaces.source import open_source
     from tests.spaces.colour_words import colour_words, hue_is
 
@@ -243,14 +266,20 @@ def test_explorer_help_texts_name_the_colours_drawn(sample_release: Path) -> Non
         for block in demo.blocks.values()
         if isinstance(block, (gr.Markdown, gr.HTML)) and block.value
     ]
-    texts += [build.EXPLORER_DESCRIPTION, explorer.legend_html(["A", "B"], with_model=True)]
     help_text = next(t for t in texts if "model's boxes" in t)
     said = colour_words(help_text)
     assert said and all(hue_is(word, PREDICTION_COLOUR) for word in said), help_text
-    drawn = (GOLD_COLOUR, PREDICTION_COLOUR, *RATER_COLOURS)
-    for text in texts:  # no colour word anywhere that names no colour the explorer draws
-        for word in colour_words(re.sub(r"rgb\(.*?\)", "", text)):
-            assert any(hue_is(word, colour) for colour in drawn), (word, text[:200])
+    _explorer_texts_name_only_colours_drawn(texts)
+
+
+def test_explorer_description_and_legend_name_the_colours_drawn() -> None:
+    from novabench.data.render import GOLD_COLOUR, PREDICTION_COLOUR
+    from novabench.spaces import build, explorer
+    from tests.spaces.colour_words import colour_words, hue_is
+
+    _explorer_texts_name_only_colours_drawn(
+        [build.EXPLORER_DESCRIPTION, explorer.legend_html(["A", "B"], with_model=True)]
+    )
     legend = explorer.legend_html(["A"], with_model=True)
     for label, colour in (("gold (reference)", GOLD_COLOUR), ("model", PREDICTION_COLOUR)):
         words = colour_words(re.search(rf"{re.escape(label)}: ([a-z ]+)", legend).group(1))
@@ -307,24 +336,43 @@ def test_explorer_case_view_filter_and_predictions(sample_release: Path, tmp_pat
     assert "run.jsonl" in str(error.value) and str(tmp_path) not in str(error.value)
 
 
-def test_explorer_bad_source_gives_a_page_not_a_crash(tmp_path: Path) -> None:
-    from novabench.spaces import explorer
+def _bad_sources(tmp_path: Path) -> list[Any]:
     from novabench.spaces.source import open_source
 
     (tmp_path / "not-nova").mkdir()
+    opened = []
     for source in (str(tmp_path / "not-nova"), str(tmp_path / "absent"), "owner/nova-absent"):
-        opened = open_source(source)  # tests run with HF_HUB_OFFLINE=1: the Hub id fails
-        assert opened.release is None and opened.error and str(tmp_path) not in opened.error
+        opened.append(open_source(source))  # tests run with HF_HUB_OFFLINE=1: the Hub id fails
+        assert opened[-1].release is None and opened[-1].error
+        assert str(tmp_path) not in opened[-1].error
+    return opened
+
+
+def test_explorer_bad_source_is_an_error_naming_no_server_path(tmp_path: Path) -> None:
+    assert len(_bad_sources(tmp_path)) == 3
+
+
+@SPACE_BUILD
+def test_explorer_bad_source_gives_a_page_not_a_crash(tmp_path: Path) -> None:
+    from novabench.spaces import explorer
+
+    for opened in _bad_sources(tmp_path):
         assert isinstance(explorer.build_demo(opened=opened), gr.Blocks)
 
 
-def test_explorer_space_builds_over_the_sample(sample_release: Path) -> None:
-    app = load_app("spaces/nova_explorer/app.py")
+def test_explorer_source_over_the_sample_says_it_is_synthetic(sample_release: Path) -> None:
     from novabench.spaces.source import open_source
 
     opened = open_source(str(sample_release))
     assert opened.notice and opened.notice.startswith("Synthetic sample")
-    assert isinstance(app.build_demo(opened=opened), gr.Blocks)
+
+
+@SPACE_BUILD
+def test_explorer_space_builds_over_the_sample(sample_release: Path) -> None:
+    app = load_app("spaces/nova_explorer/app.py")
+    from novabench.spaces.source import open_source
+
+    assert isinstance(app.build_demo(opened=open_source(str(sample_release))), gr.Blocks)
 
 
 def test_space_build_writes_complete_repositories(tmp_path: Path, monkeypatch) -> None:
@@ -464,9 +512,25 @@ def test_explorer_table_says_its_last_columns_scroll_and_shows_a_shadow(
     assert table_rule.endswith(SCROLL_SHADOWS_CSS + " ")
 
 
+# "the NOVA data of this Space" gave no hint of NOVA_SOURCE, nor that without it the
+# references are the synthetic sample: the page and the Space's README now say both.
+@SPACE_BUILD
+def test_metric_space_page_says_where_its_nova_data_comes_from(tmp_path: Path, monkeypatch) -> None:
+    from novabench.spaces import metric
+
+    monkeypatch.delenv("NOVA_SOURCE", raising=False)
+    folder = tmp_path / "srv" / "my-release"
+    folder.mkdir(parents=True)
+    demo = metric.build_demo(REPO / "metrics" / "nova_metric", str(folder))
+    (radio,) = [
+        block
+        for block in demo.blocks.values()
+        if getattr(block, "elem_id", None) == "nova-references-mode"
+    ]
+    assert metric.data_source_note(str(folder)) in radio.info
+
+
 def test_metric_space_says_where_its_nova_data_comes_from(tmp_path: Path, monkeypatch) -> None:
-    # "the NOVA data of this Space" gave no hint of NOVA_SOURCE, nor that without it the
-    # references are the synthetic sample: the page and the Space's README now say both.
     from novabench.spaces import metric
     from novabench.spaces.build import build_space
 
@@ -477,13 +541,6 @@ def test_metric_space_says_where_its_nova_data_comes_from(tmp_path: Path, monkey
     folder.mkdir(parents=True)
     named = metric.data_source_note(str(folder))
     assert "my-release" in named and str(tmp_path) not in named  # no server path on the page
-    demo = metric.build_demo(REPO / "metrics" / "nova_metric", str(folder))
-    (radio,) = [
-        block
-        for block in demo.blocks.values()
-        if getattr(block, "elem_id", None) == "nova-references-mode"
-    ]
-    assert named in radio.info
     wheel = tmp_path / "novabench-0.1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr("novabench-0.1.0.dist-info/METADATA", "Name: novabench\nVersion: 0.1.0\n")
@@ -491,6 +548,7 @@ def test_metric_space_says_where_its_nova_data_comes_from(tmp_path: Path, monkey
     assert "`NOVA_SOURCE`" in readme and "synthetic sample, which is not NOVA" in readme
 
 
+@SPACE_BUILD  # what gradio's cache does with the slices: gradio itself is the subject
 def test_explorer_slices_are_files_written_once_in_gradios_cache(
     sample_release: Path, tmp_path: Path, monkeypatch
 ) -> None:

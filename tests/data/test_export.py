@@ -231,6 +231,10 @@ def test_default_config_is_images(exported: Path, cache_dir: str) -> None:
     assert "image" in dataset.column_names and dataset.num_rows == 7
 
 
+# Slow: datasets' streaming reader over the export (0.9 CPU s, 2.3 s wall). The fast suite reads
+# the same rows back with load_dataset in the two round-trip tests above, and streams a release
+# through nova_dataset.py in tests/data/test_hf.py::test_streaming_yields_the_same_rows.
+@pytest.mark.slow
 def test_streaming_gives_the_same_rows(exported: Path, release_dir: Path) -> None:
     stream = datasets.load_dataset(str(exported), "images", split="test", streaming=True)
     rows = list(stream.cast_column("image", datasets.Image(decode=False)))

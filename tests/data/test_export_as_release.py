@@ -207,6 +207,10 @@ def test_evaluate_on_the_export_gives_the_numbers_of_the_release(
     assert reports["export"] == reports["release"]
 
 
+# Slow: five commands end to end (1.3-1.9 s); each reads the export through read_release, whose
+# records and fingerprint equal the release's in the first test above, and `nova evaluate` on it
+# gives the release's numbers in the fast suite.
+@pytest.mark.slow
 def test_run_parse_compare_merge_and_info_take_an_export(
     sample_export: Path,
     sample_floor_run: Path,

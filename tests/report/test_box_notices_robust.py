@@ -111,6 +111,9 @@ def test_the_metric_face_warns_of_a_corner_run_despite_one_outlier_image(
     assert "of the reference boxes' extent" in line
 
 
+# Slow: the 40-case release it needs costs 3-4 CPU s to write (the fast suite keeps the corner
+# rule's no-notice side in test_box_scale_notices.py's genuine-model test).
+@pytest.mark.slow
 def test_exact_answers_where_the_lesion_lies_top_left_get_no_corner_notice(
     wider_sample: Path, tmp_path: Path
 ) -> None:
@@ -213,6 +216,9 @@ def test_one_box_set_on_every_image_is_named_a_blind_answer(
     assert f"the same boxes on {len(images)} of the {len(images)} predictions" in warned
 
 
+# Slow: the 40-case release again (the fast suite keeps the blind rule's both sides: the two
+# tests above, and same_box_answers' docstring example, where an answer with no box is no set).
+@pytest.mark.slow
 def test_a_model_saying_no_target_often_or_the_whole_image_is_not_blind(
     wider_sample: Path, tmp_path: Path
 ) -> None:
