@@ -264,7 +264,7 @@ def test_a_refused_key_stops_the_batch_at_once(server) -> None:
         judge.judge_pairs(pairs)
     # 401 is not retried; the one worker may start a next pair or two before the stop
     # reaches it (more often on a loaded machine), but never the rest of the 40.
-    assert server.n_requests <= 4
+    assert server.n_requests == 1  # the worker stops itself: nothing queued is sent
 
 
 def test_pairs_after_a_success_are_all_tried_despite_connection_errors(server) -> None:
@@ -279,3 +279,41 @@ def test_pairs_after_a_success_are_all_tried_despite_connection_errors(server) -
     with pytest.raises(JudgeError, match="2 of 3 distinct caption pairs got no keywords"):
         judge.judge_pairs(pairs)
     assert server.n_requests == 3
+
+
+def test_pairs_a_worker_stopped_are_judged_when_an_earlier_pair_came_back(server) -> None:
+    # Two workers: pair 0 answers late, pair 1 meets HTTP 401 first, so the workers stop
+    # sending. Pair 0 then comes back, so the batch is not "unreachable" after all: the
+    # pairs the workers held back are judged (in the calling thread), and only pair 1 fails.
+    import threading
+    import time
+
+    from novabench.client import ChatClientError
+    from novabench.metrics.judge.common import JudgeError
+
+    server.answer = answer_by_reference
+    judge = _judge(server, max_workers=2)
+    first_failed = threading.Event()
+    real_judge_pair = judge.judge_pair
+    refused = ChatClientError(
+        "http://h/v1/chat/completions", 1, "HTTP 401: no", kind="http", status=401
+    )
+
+    def judge_pair(reference: str, prediction: str, *, pair: str | None = None):
+        if pair == "pair 0":
+            first_failed.wait(5)
+            time.sleep(0.05)  # the other worker has taken its next pair and stopped
+            return real_judge_pair(reference, prediction, pair=pair)
+        if pair == "pair 1":
+            try:
+                raise JudgeError("refused", case=pair) from refused
+            finally:
+                first_failed.set()
+        return real_judge_pair(reference, prediction, pair=pair)
+
+    judge.judge_pair = judge_pair  # type: ignore[method-assign]
+    held_back = [(PAIR_0[0], f"another caption {i}") for i in range(4)]  # distinct pairs
+    pairs = [PAIR_0, PAIR_1, *held_back]
+    with pytest.raises(JudgeError, match=r"^pair 1: 1 of 6 distinct caption pairs got no keywords"):
+        judge.judge_pairs(pairs)
+    assert server.n_requests == 5  # pair 0 and the four held back, all judged

@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import unicodedata
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -110,6 +111,10 @@ def normalize_keyword(text: str) -> str:
     """
     folded = unicodedata.normalize("NFKC", text).lower()
     return _SPACES.sub(" ", folded).strip(_EDGE_PUNCTUATION)
+
+
+class _NotAsked(Exception):
+    """A queued pair not sent: another worker met an endpoint problem first."""
 
 
 @dataclass(frozen=True)
@@ -499,19 +504,47 @@ class OpenAIKeywordJudge(_HttpJudge):
         results: list[JudgedPair | None] = [None] * len(batch)
         errors: list[JudgeError] = []
         judged_any = False
+        # A worker that meets an endpoint problem before any pair came back tells the
+        # others at once, so a queued pair is not sent to an endpoint known to refuse it
+        # (with one worker the main thread would learn of it only after a few more).
+        stop = threading.Event()
+        answered = threading.Event()
+
+        def judge_unless_stopped(reference: str, prediction: str, pair: str) -> JudgedPair:
+            if stop.is_set():
+                raise _NotAsked
+            try:
+                judged = self.judge_pair(reference, prediction, pair=pair)
+            except JudgeError as error:
+                if not answered.is_set() and endpoint_problem(error) is not None:
+                    stop.set()
+                raise
+            answered.set()
+            return judged
+
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(positions))) as pool:
             futures = {
-                pool.submit(self.judge_pair, reference, prediction, pair=names[where[0]]): where
+                pool.submit(judge_unless_stopped, reference, prediction, names[where[0]]): (
+                    reference,
+                    prediction,
+                    where,
+                )
                 for (reference, prediction), where in positions.items()
             }
-            for future, where in futures.items():
+            for future, (reference, prediction, where) in futures.items():
                 try:
-                    judged = future.result()
+                    try:
+                        judged = future.result()
+                    except _NotAsked:
+                        # Stopped by a worker, yet an earlier pair came back after all
+                        # (several workers): this pair is judged here, as it would have been.
+                        judged = self.judge_pair(reference, prediction, pair=names[where[0]])
                 except JudgeError as error:
                     problem = None if judged_any else endpoint_problem(error)
                     if problem is not None:
                         # Nothing has come back: every other pair would wait out the same
                         # retries. Stop here instead of after minutes.
+                        stop.set()
                         for pending in futures:
                             pending.cancel()
                         raise JudgeError(
