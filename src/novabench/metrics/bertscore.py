@@ -210,11 +210,13 @@ def resolve_bertscore_model(
         if fetch:
             _download_bertscore_model(name)
     if num_layers is None:
-        from bert_score.utils import (
-            model2layers,  # imports torch: only when a default layer is needed
-        )
+        layer = None
+        if not os.path.isabs(name):  # bert_score's table names Hub ids, never a folder
+            from bert_score.utils import (
+                model2layers,  # imports torch: only when a default layer is needed
+            )
 
-        layer = model2layers.get(name, model2layers.get(_moved_from(name)))
+            layer = model2layers.get(name, model2layers.get(_moved_from(name)))
         if layer is None:
             raise NovaInputError(
                 f"bert_score has no default layer for {name!r}: pass bertscore_num_layers "
