@@ -307,10 +307,7 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     before the lead-in but a bullet, markup or a label ("Glioblastoma. The features are
     consistent with: 1. ..." and "Glioblastoma, with features typical of: 1. ..." open
     none). Any other lead-in opens no list: the line reads as it did before lead-ins opened
-    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A hedge lead-in
-    whose items name no disease of the lexicon ("Findings consistent with: 1. Ring
-    enhancement 2. Necrosis") lists findings: nothing is read from its line, never a bare
-    name (``"unparseable"`` when nothing else names one). A one-line dash-numbered run
+    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A one-line dash-numbered run
     after an ``Others:`` / ``Differentials:`` label is the others, also below a name
     ("Glioblastoma\\nOthers: 1- Lymphoma 2- Metastasis": Glioblastoma, then Lymphoma,
     Metastasis; the bare first line read as the bare-answer rule reads it). A
@@ -548,7 +545,6 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     if (
         lines
         and not prose.unnamed_lead
-        and not prose.findings_listed  # "Findings consistent with: 1. Ring enhancement ..."
         and not declined  # "I won't diagnose from this MRI image; consult a radiologist"
         and not any(_REFUSAL.search(line) or re.search(r"[{}\[\]]", line) for line in lines)
     ):
@@ -586,11 +582,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     return ParsedDiagnoses(
         status="unparseable",
         notes=tuple(notes),
-        error=(
-            f"the answer lists findings, no diagnosis: {_shown(prose.findings_listed)}"
-            if prose.findings_listed
-            else "no diagnosis JSON object, list or one-line answer found"
-        ),
+        error="no diagnosis JSON object, list or one-line answer found",
     )
 
 

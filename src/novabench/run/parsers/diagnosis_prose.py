@@ -286,15 +286,13 @@ def _inline_list_items(text: str) -> list[str] | None:
     ]
 
 
-def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True) -> str | None:
+def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True) -> str:
     """A line whose text (after a bullet and a label, if any) is a numbered list written on
     one line, as the same list written one item per line under its label or lead-in; any
     other line as it is (a findings or summary label's list too: it names no diagnosis).
     "Answer: 1. Glioblastoma 2. Lymphoma" reads as "Answer:\\n1. Glioblastoma\\n2. Lymphoma"
     does, "My ranked list is: 1. A 2. B" as "My ranked list is:\\n1. A\\n2. B" (a lead-in:
-    see :func:`_lead_in_list`; only with ``lead_in``). None when the line is a hedge lead-in
-    whose list names no disease ("Findings consistent with: 1. Ring enhancement 2. Necrosis"):
-    findings, from which nothing is read."""
+    see :func:`_lead_in_list`; only with ``lead_in``)."""
     if "2" not in line or not _POSSIBLE_FIRST_MARKER.search(line):  # spares label look-ups
         return line
     items = _inline_list_items(line)
@@ -324,8 +322,6 @@ def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True)
         found = _lead_in_list(rest, reader) if lead_in else None
         if found is None:
             return line
-        if not found[1]:
-            return None  # a hedge lead-in's list of findings: no diagnosis on the line
         rest, items = rest[found[0] :], found[1]
     # "- These findings are concerning for: 1. A 2. B": the bullet goes, the lead-in is no item
     return "\n".join([line[len(line) - len(value) : len(line) - len(rest)].rstrip(), *items])
@@ -546,14 +542,6 @@ def _lead_in_list(text: str, reader: _NameReader) -> tuple[int, list[str]] | Non
         if not _introduces_diagnoses(lead_in) or not _starts_with_lead_in(lead_in, reader):
             return None
         items = _inline_list_items(text[start:])
-        if (
-            items is not None
-            and _LEAD_IN_HEDGE.search(lead_in)
-            and not any(reader.mentions(_item_name(item)) for item in items)
-        ):
-            # "Findings consistent with: 1. Ring enhancement 2. Necrosis": findings, no
-            # diagnosis; nothing is read from the line rather than a junk name
-            return start, []
         if items is not None:
             return start, items
     return None
@@ -1064,9 +1052,6 @@ class _ProseFindings:
     no_diagnosis: str | None = None
     # A lead label's value declined ("Diagnosis: I cannot provide one from this MRI"): the line.
     declined: str | None = None
-    # A first line listing findings after a hedge ("Findings consistent with: 1. Ring
-    # enhancement 2. Necrosis"): the line, never read as a bare answer.
-    findings_listed: str | None = None
 
     def ranked(self) -> list[str]:
         if self.lead:
@@ -1449,11 +1434,9 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     dash_others = False  # "Others: 1- A 2- B" was unfolded (the dash run read as a list)
     for line in _break_statements(text).splitlines():
         unfolded = _unfold_inline_list(line, reader, lead_in=lead_in)
-        if unfolded is None:
-            found.findings_listed = line.strip()
-        elif unfolded != line and _DASH_RUN_AFTER_LABEL.search(line):
+        if unfolded != line and _DASH_RUN_AFTER_LABEL.search(line):
             dash_others = True
-        lines.append(unfolded or "")
+        lines.append(unfolded)
         # A lead-in opens a list only on the answer's first non-empty line: below a name
         # ("Glioblastoma\nDifferentials to exclude: 1. A 2. B") or any other line its list
         # could take the place of the diagnosis above it.
