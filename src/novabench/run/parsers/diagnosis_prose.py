@@ -120,12 +120,13 @@ def _item_name(text: str) -> str:
         return bold.group(1).rstrip(":")
     text = _first_sentence(text)
     for end in _ITEM_NAME_END.finditer(text):
-        if (
-            ":" in end.group()
-            or "(" in end.group()
-            or not _inside_closing_brackets(text, end.start())
-        ):
-            return text[: end.start()]  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole
+        cut = (
+            end.start()
+            if ":" in end.group() or "(" in end.group()
+            else _dash_cut(text, end.start())
+        )
+        if cut is not None:
+            return text[:cut].rstrip()  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole
     return text
 
 
@@ -134,6 +135,47 @@ def _item_name(text: str) -> str:
 _ITEM_NAME_END = re.compile(
     r"\s+[-\u2013\u2014]\s+|:(?:\*\*|__)?\s+|\s+\((?:most likely|likely|less likely)"
 )
+
+
+# A bracket that opens on other diagnoses ("(differential - lymphoma)", "(vs lymphoma - less
+# likely)", "(or schwannoma - less likely)", "(mimics - lymphoma)").
+_ALTERNATIVES_BRACKET = re.compile(
+    r"\W*(?:differentials?|ddx|dd|alternatives?|vs\.?|versus|or|mimics?|mimickers?|"
+    r"others?|consider)\b",
+    re.I,
+)
+
+
+def _dash_cut(text: str, index: int) -> int | None:
+    """Where a name with a spaced dash at ``text[index]`` ends: at the dash; at the bracket
+    around it when the bracket names another disease or opens with differential,
+    alternatives, vs, or, mimics ("Glioblastoma (differential - lymphoma, metastasis)" is
+    "Glioblastoma"); None when the dash is inside closing brackets of details ("NMOSD
+    (AQP4-IgG positive, 1 - 2 lesions)" is whole).
+
+    Example:
+        >>> text = "Glioblastoma (vs lymphoma - less likely)"
+        >>> text[: _dash_cut(text, text.index(" - "))]
+        'Glioblastoma '
+        >>> _dash_cut("NMOSD (AQP4-IgG positive, 1 - 2 lesions)", 30) is None
+        True
+    """
+    if not _inside_closing_brackets(text, index):
+        return index
+    depth = 0
+    opening = index
+    for position in range(index - 1, -1, -1):
+        if text[position] in ")]":
+            depth += 1
+        elif text[position] in "([":
+            if depth == 0:
+                opening = position
+                break
+            depth -= 1
+    content = text[opening + 1 :].rstrip(" .;,")[:-1]
+    if _ALTERNATIVES_BRACKET.match(content) or _NameReader().mentions(content):
+        return opening
+    return None
 
 
 def _inside_closing_brackets(text: str, index: int) -> bool:
@@ -920,9 +962,12 @@ def _tidy_name(text: str) -> str:
     if _CLAUSE_PIECE.match(text):
         return ""
     for tail in _NAME_TAIL.finditer(text):
-        if tail.group().strip() in "-\u2013\u2014" and _inside_closing_brackets(text, tail.start()):
+        cut: int | None = tail.start()
+        if tail.group().strip() in "-\u2013\u2014":
+            cut = _dash_cut(text, tail.start())
+        if cut is None:
             continue  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)": the dash is inside the name
-        text = text[: tail.start()]
+        text = text[:cut]
         break
     words = text.split()
     while words and (
