@@ -1636,17 +1636,32 @@ _HEDGED_NAME_REASON = re.compile(
     re.I,
 )
 _MAX_HEDGED_FIRST_NAME_WORDS = 8
+# Imaging findings a reason clause may be made of ("the dural tail", "ring enhancement with
+# necrosis"): only such a clause is cut; any other ("due to hyponatremia") may be the
+# diagnosis.
+_IMAGING_CLAUSE = re.compile(
+    r"\b(?:enhanc\w*|signal|\w*intens\w*|restrict\w*|diffusion|dwi|adc|flair|t[12]|swi|"
+    r"susceptibility|bloom\w*|tail|rim|ring|necros[ie]s|necrotic|calcif\w*|cyst(?:ic|s)?|"
+    r"appearance|features?|findings?|location|pattern|morphology|margins?|mass\s+effect|"
+    r"lesions?|perfusion|spectroscopy|distribution|imaging|shape|configuration|"
+    r"periventricular|extra-?axial|intra-?axial|dural|hemorrhagic\s+foci|edema|"
+    r"characteristics|involvement|(?:its|the)\s+(?:size|age))\b",
+    re.I,
+)
 
 
 def _without_reason_clause(text: str) -> str:
     """``text`` with a first line "<hedge> <name> <reason clause>" written "Most likely:
-    <name>", and the reason list under it (when the clause ends in a colon) left out.
+    <name>", and the reason list under it (when the clause is a colon and nothing after it
+    on the line) left out; reasons written on the line leave the list below as it is.
 
     Only when a name the lexicon knows (at most 8 words, no verb) stands between the hedge
     (most likely, likely, probably, possibly) and the clause ("due to", "because (of)",
-    "given", "as evidenced by"), and the clause names no disease itself ("Most likely
-    hydrocephalus due to aqueductal stenosis" stays whole): every other first line reads
-    as before.
+    "given", "as evidenced by"), and the clause is empty or made of imaging findings
+    (:data:`_IMAGING_CLAUSE`: "the dural tail", "ring enhancement") and names no disease the
+    lexicon knows. "Most likely hydrocephalus due to aqueductal stenosis" and "Most likely
+    cerebral edema due to hyponatremia" (the clause may be the diagnosis) stay whole: every
+    other first line reads as before.
 
     Example:
         >>> _without_reason_clause("Most likely glioblastoma due to: 1. Rim 2. Necrosis")
@@ -1670,12 +1685,16 @@ def _without_reason_clause(text: str) -> str:
         or _SENTENCE_PIECE.search(name)
         or _CLAUSE_PIECE.match(name)
         or not reader.mentions(name)
-        or (not rest.startswith(":") and reader.mentions(rest))
     ):
+        return text
+    clause = rest.lstrip(":").strip()
+    findings = re.sub(r"\bmass\s+effect\b", "", clause, flags=re.I)  # a finding, not "mass"
+    if clause and (not _IMAGING_CLAUSE.search(clause) or reader.mentions(findings)):
+        # "Most likely cerebral edema due to hyponatremia": the clause may be the diagnosis
         return text
     kept = [*lines[:first], f"Most likely: {name}"]
     following = lines[first + 1 :]
-    if rest.startswith(":"):  # "due to:" and its list below: reasons
+    if rest.startswith(":") and not clause:  # "due to:" and its list below: reasons
         while following and (
             not following[0].strip() or following[0][:1].isspace() or _LIST_ITEM.match(following[0])
         ):
