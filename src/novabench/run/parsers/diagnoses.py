@@ -558,7 +558,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     # "I cannot exclude a glioma.": a disease named as a possibility, not a refusal
     excluded = _not_excluded(plain, reader) if "\n" not in plain.strip() else None
     if excluded is not None:
-        kept, removed = _deduplicate([excluded])
+        kept, removed = _deduplicate(excluded)
         notes.append("a disease the answer says cannot be excluded")
         return ParsedDiagnoses(kept, "fallback_list", removed, None, tuple(notes))
     # "I'm sorry for the earlier error. Final answer: Glioblastoma", "Sorry, correction: X":

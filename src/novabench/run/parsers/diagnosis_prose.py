@@ -1259,7 +1259,7 @@ def _read_lead_line(
     with ``list_rule``, a value that is a plain list is read as a bare line would be."""
     excluded = _not_excluded(value, reader) if found.lead is None else None
     if excluded is not None:  # "Diagnosis: cannot be excluded: glioblastoma"
-        found.lead = [excluded]
+        found.lead = excluded
         return
     name_text = _item_name(value)
     sentence_names: list[str] = []
@@ -1392,21 +1392,28 @@ _CANNOT_EXCLUDE = re.compile(
 _MAX_EXCLUDED_NAME_WORDS = 8
 
 
-def _not_excluded(text: str, reader: _NameReader) -> str | None:
+def _not_excluded(text: str, reader: _NameReader) -> list[str] | None:
     """The disease a whole answer (or label value) says cannot be excluded, or None.
 
-    Only one name the lexicon knows, of at most 8 words, with no list, clause or advice
-    around it: "I cannot exclude a glioma." and "Glioma cannot be excluded." name glioma
-    (a possibility at low confidence, not a refusal); "I cannot exclude anything from a
-    single slice" and "...; please consult a radiologist" name nothing.
+    Only one name the lexicon knows, of at most 8 words, with no list, clause, advice or
+    declining word around it: "I cannot exclude a glioma." and "Glioma cannot be excluded."
+    name glioma (a possibility at low confidence, not a refusal); "I cannot exclude
+    anything from a single slice", "...; please consult a radiologist" and "I cannot
+    exclude a glioma so I cannot give a diagnosis" (a refusal) name nothing. A name before
+    it, set apart by a spaced dash or "but", is named first: "Glioblastoma - lymphoma
+    cannot be excluded" names glioblastoma, then lymphoma.
 
     Example:
         >>> reader = _NameReader()
         >>> _not_excluded("I cannot exclude a glioma.", reader)
-        'glioma'
+        ['glioma']
         >>> _not_excluded("cannot be excluded: glioblastoma", reader)
-        'glioblastoma'
+        ['glioblastoma']
+        >>> _not_excluded("Glioblastoma but lymphoma cannot be excluded", reader)
+        ['Glioblastoma', 'lymphoma']
         >>> _not_excluded("I cannot exclude anything from a single slice.", reader) is None
+        True
+        >>> _not_excluded("I cannot exclude a glioma so I cannot give a diagnosis", reader) is None
         True
     """
     plain = _plain_sentence(text).strip().rstrip(".!")
@@ -1414,6 +1421,16 @@ def _not_excluded(text: str, reader: _NameReader) -> str | None:
     if match is None:
         return None
     name = match.group("after") or match.group("labelled") or match.group("before") or ""
+    if _EXCLUDED_DECLINING.search(name):
+        return None  # "I can't rule out stroke but I can't make a diagnosis": a refusal
+    first: list[str] = []
+    if match.group("before"):
+        pieces = re.split(r"\s+[-\u2013\u2014]\s+|,?\s+but\s+", name.strip(), maxsplit=1)
+        if len(pieces) == 2:  # "Glioblastoma - lymphoma cannot be excluded"
+            head = pieces[0].strip()
+            if not reader.known(head):
+                return None
+            first, name = [head], pieces[1]
     name = re.sub(r"^(?:a|an|the)\s+", "", name.strip(), flags=re.I)
     if (
         not name
@@ -1425,7 +1442,16 @@ def _not_excluded(text: str, reader: _NameReader) -> str | None:
         or not reader.mentions(name)
     ):
         return None
-    return name
+    return [*first, name]
+
+
+# A declining word in what cannot be excluded: the answer declines ("... so I cannot give a
+# diagnosis").
+_EXCLUDED_DECLINING = re.compile(
+    r"\b(?:cannot|can't|can\s+not|could\s+not|couldn't|unable|won't|will\s+not|not\s+able|"
+    r"diagnos\w*|consult\w*)\b",
+    re.I,
+)
 
 
 def _lead_names(text: str, reader: _NameReader) -> tuple[list[str], str | None]:
