@@ -1596,17 +1596,30 @@ _DASH_RUN_AFTER_LABEL = re.compile(r":(?:\*\*|__)?[\s*_]*1 ?[-\u2013\u2014](?:\*
 
 
 # A heading line over a list of reasons, findings or features ("Why:", "Reasons for this
-# diagnosis:", "**Rationale:**", "Key features:", "Findings supporting this:"): nothing after
-# its colon.
-_REASON_HEADING = re.compile(r"^[\W_]*(?P<label>[A-Za-z][\w' -]{0,60}?)[\s*_]*:[\s*_]*$")
-_REASON_HEADING_WORDS = frozenset(
-    """why reason reasons reasoning rationale justification explanation evidence finding
-    findings feature features supporting support because""".split()
+# diagnosis:", "**Rationale:**", "*Key features:*", "Findings supporting this:"): an exact
+# short heading, nothing after its colon; never one that also says rank, list, differential,
+# consider, each or likely ("Ranked list with rationale:", "Reasons to also consider:").
+_REASON_HEADING = re.compile(
+    r"[\W_]*(?:why|reasons?|reasoning|rationale|justification|(?:key\s+)?(?:features|findings)|"
+    r"findings\s+supporting\s+(?:this|it|the\s+diagnosis)|evidence|"
+    r"supporting\s+(?:findings|evidence|features)|reasons?\s+for\s+(?:this|the)\s+diagnosis)"
+    r"[\s*_]*:[\s*_]*",
+    re.I,
 )
-_NOT_REASON_WORDS = frozenset(
-    """differential differentials ddx alternative alternatives other others possibilities
-    considerations diagnoses""".split()
-)
+# A numbered item opened in bold ("**2. Lymphoma**", "__2) Lymphoma__"): an item of the
+# diagnoses, never a reason.
+_BOLD_NUMBERED_ITEM = re.compile(r"\s*(?:\*\*|__)\s*\d{1,2}\s*[.)\-\u2013\u2014:]")
+
+
+def _reason_item_kind(line: str) -> str | None:
+    """ "number" for a numbered item ("1. Rim", "2- Necrosis"), "bullet" for a bulleted one
+    ("- Rim", "* Rim"), None for any other line."""
+    dash = _DASH_MARKER.match(line)
+    if dash is not None and not _NUMBER_RANGE.match(line, dash.end()):
+        return "number"
+    if _LIST_ITEM.match(line) is None:
+        return None
+    return "number" if re.match(r"\s*(?:\*\*|__)?\s*\(?\d", line) else "bullet"
 
 
 def _without_reason_lists(text: str) -> str:
@@ -1631,23 +1644,26 @@ def _without_reason_lists(text: str) -> str:
     kept: list[str] = []
     named = False  # a line so far names a diagnosis
     skipping = False
+    kind: str | None = None  # the reasons' marker: "number" or "bullet"
+    blank = False  # a blank line after the reasons' items
     for line in lines:
         if skipping:
-            dash = _DASH_MARKER.match(line)
-            if (
-                not line.strip()
-                or line[:1].isspace()
-                or _LIST_ITEM.match(line)
-                or (dash is not None and not _NUMBER_RANGE.match(line, dash.end()))
-            ):
-                continue  # an item of the reasons ("1. Rim", "2- Necrosis") or its explanation
-            skipping = False
-        heading = _REASON_HEADING.match(line) if named else None
-        if heading is not None:
-            words = set(re.findall(r"[a-z]+", heading.group("label").lower()))
-            if words & _REASON_HEADING_WORDS and not words & _NOT_REASON_WORDS:
-                skipping = True
+            # the reasons end at the next item of the diagnoses: a bold numbered item, an
+            # item marked unlike the reasons, or any line after a blank one
+            if not line.strip():
+                blank = kind is not None
                 continue
+            line_kind = _reason_item_kind(line)
+            if not blank and not _BOLD_NUMBERED_ITEM.match(line):
+                if line[:1].isspace() and kind is not None:
+                    continue  # an explanation under a reason
+                if line_kind is not None and kind in (None, line_kind):
+                    kind = line_kind
+                    continue  # an item of the reasons ("1. Rim", "- Necrosis")
+            skipping = False
+        if named and _REASON_HEADING.fullmatch(line):
+            skipping, kind, blank = True, None, False
+            continue
         if not named and line.strip():
             named = _names_a_diagnosis(line, reader)
         kept.append(line)
