@@ -605,14 +605,22 @@ _DECLINING_WORDS = re.compile(
 )
 
 
+# A read name that opens with a negation or a subject ("Not a tumor", "it's a tumor").
+_NOT_A_NAME_FIRST = re.compile(
+    r"\W*(?:not|no|non|none|it'?s|it\s+is|this\s+is|that\s+is|i'?m|i\s+am|see|as|same)\b", re.I
+)
+
+
 def _after_apology(text: str) -> ParsedDiagnoses | None:
     """What an answer that opens with an apology names after it, or None.
 
     The rest of the answer is read when it declines nothing and names a diagnosis by a
     label, a list or a statement ("I'm sorry for the earlier error. Final answer: X",
     "Apologies - the diagnosis is X"), or, after "correction:", as a bare answer ("Sorry,
-    correction: X"). "I'm sorry, I can't provide a diagnosis" and "I'm sorry for the
-    confusion. That was wrong." stay refusals.
+    correction: X"), and only when a name read names a disease the lexicon knows and opens
+    with no negation or subject ("Sorry, correction: see above", "... Not a tumor", "...
+    it's a tumor" read as before). "I'm sorry, I can't provide a diagnosis" and "I'm sorry
+    for the confusion. That was wrong." stay refusals.
     """
     apology = _APOLOGY_FIRST.match(text)
     if apology is None:
@@ -623,6 +631,11 @@ def _after_apology(text: str) -> ParsedDiagnoses | None:
     parsed = _parse_diagnoses(rest)
     if not parsed.diagnoses or parsed.status not in ("ok", "partial", "fallback_list"):
         return None
+    reader = _NameReader()
+    if _NOT_A_NAME_FIRST.match(parsed.diagnoses[0]) or not any(
+        reader.mentions(name) for name in parsed.diagnoses
+    ):
+        return None  # "Sorry, correction: see above", "... Not a tumor": no disease named
     if parsed.status == "fallback_list" and any(
         _SENTENCE_PIECE.search(name) for name in parsed.diagnoses
     ):
