@@ -461,6 +461,16 @@ _LEAD_IN_END = re.compile(r"(?::|\b(?:is|are))[\s*_]*$", re.I)
 _LEAD_IN_PREMISE = re.compile(
     r"\W*(?:based\s+on|given|considering|in\s+(?:view|light)\s+of|according\s+to)\b", re.I
 )
+# The words of a lead-in to diagnoses before "rank", "top 3" and "picks" were added: a
+# lead-in with none of them opens a list only when an item names a disease the lexicon knows.
+_BEFORE_RANKING_WORDS = re.compile(
+    r"\b(?:diagnos[ie]s|differentials?|ddx|most\s+likely|likeliest|possibilities|"
+    r"considerations|alternatives|candidates|answers?|impressions?|ranked|ranking|"
+    r"likelihood)\b",
+    re.I,
+)
+# A list marker opening an item ("1. ", "2) ").
+_LIST_ITEM_MARKER = re.compile(r"^\s*(?:\*\*|__)?\(?\d{1,2}[.)\-\u2013\u2014:]?(?:\*\*|__)?\s*")
 # Words of a lead-in to diagnoses ("the differential is", "the most likely diagnoses are:",
 # "My ranked list is:", "In order of likelihood:", "My top 3 are:", "I would rank them:").
 _LEAD_IN_DIAGNOSES = re.compile(
@@ -584,6 +594,20 @@ def _lead_in_list(text: str, reader: _NameReader) -> tuple[int, list[str]] | Non
         if not _introduces_diagnoses(lead_in) or not _starts_with_lead_in(lead_in, reader):
             return None
         items = _inline_list_items(text[start:])
+        if (
+            items is not None
+            and not _BEFORE_RANKING_WORDS.search(lead_in)
+            and not _LEAD_IN_HEDGE.search(lead_in)
+            and not _LEAD_IN_PREMISE.match(
+                re.split(r"[.!?](?=\s)|;", lead_in)[-1].rsplit(",", 1)[-1]
+            )
+            and not any(
+                reader.mentions(_item_name(_LIST_ITEM_MARKER.sub("", item))) for item in items
+            )
+        ):
+            # "Top 3 things to check: 1. DWI 2. SWI": a ranking of no diseases reads as
+            # before ranking words opened lists ("My top 3 are: 1. Glioblastoma ..." opens)
+            return None
         if items is not None:
             return start, items
     return None
