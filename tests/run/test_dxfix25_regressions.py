@@ -260,6 +260,10 @@ def test_a_line_above_a_dash_run_that_names_no_disease_is_not_first() -> None:
         "fallback_list",
         ["Glioblastoma", "Lymphoma"],
     )
+    assert _read("Okay.\nOthers: 1- Lymphoma 2- Metastasis") == (
+        "fallback_list",
+        ["Lymphoma", "Metastasis"],
+    )
     assert _read("Glioblastoma\nOthers: 1- Lymphoma 2- Metastasis") == (
         "fallback_list",
         ["Glioblastoma", "Lymphoma", "Metastasis"],

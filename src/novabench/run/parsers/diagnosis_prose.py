@@ -1604,11 +1604,21 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     ):
         # "Glioblastoma\nOthers: 1- Lymphoma 2- Metastasis": the bare name above stays the
         # most likely diagnosis, as it was when the dash run was read as written (a dotted
-        # list, "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis", reads as before)
-        found.lead = _bare_lead(first_line, reader, known=False)
+        # list, "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis", reads as before); a
+        # line of chatter ("Sure!") only when it names a disease the lexicon knows
+        plain_first = _plain_sentence(first_line).strip(" *_")
+        if not _CHATTER.match(plain_first) or reader.mentions(plain_first):
+            found.lead = _bare_lead(first_line, reader, known=False)
     return found
 
 
+# A line of chatter, no name ("Sure!", "Okay, here it is", "Hello"): an exclamation or
+# question, or a conversational opening word.
+_CHATTER = re.compile(
+    r".*[!?]\W*$|\W*(?:sure|okay|ok|certainly|of\s+course|absolutely|yes|no|hello|hi|hey|"
+    r"great|thanks|thank\s+you|here|well|alright|all\s+right|got\s+it|understood|noted)\b",
+    re.I | re.S,
+)
 # A heading above the names ("Final answer", "Diagnoses"), as the bare-answer rule skips it.
 _HEADING_WORDS = re.compile(
     r"[^\w]*(?:(?:final|my|the)\s+)?(?:answer|response|output|diagnos[ie]s|differentials?|"
