@@ -268,3 +268,45 @@ def test_a_line_above_a_dash_run_that_names_no_disease_is_not_first() -> None:
         "fallback_list",
         ["Glioblastoma", "Lymphoma", "Metastasis"],
     )
+
+
+# found rerunning the reviewer's answers after the fixes above
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("I cannot rule out a tumor on this single image.", ["tumor"]),
+        ("I cannot exclude glioma without further imaging.", ["glioma"]),
+        ("I cannot exclude a glioma based on this image alone.", ["glioma"]),
+        ("I cannot exclude the possibility of glioma.", ["glioma"]),
+        ("I cannot exclude possible glioma.", ["glioma"]),
+    ],
+)
+def test_what_cannot_be_excluded_is_named_without_its_limitation(
+    answer: str, expected: list[str]
+) -> None:
+    assert _read(answer) == ("fallback_list", expected)
+
+
+@pytest.mark.parametrize(
+    "first",
+    ["**Assessment**", "Impression", "Brain MRI", "T2 hyperintense lesion", "Left frontal lesion"],
+)
+def test_a_heading_or_finding_above_a_dash_run_is_not_first(first: str) -> None:
+    assert _read(f"{first}\nDifferentials: 1- Glioblastoma 2- Lymphoma") == (
+        "fallback_list",
+        ["Glioblastoma", "Lymphoma"],
+    )
+
+
+def test_a_ranking_of_concerns_reads_as_before() -> None:  # as 3482645
+    assert _read("Top 3 concerns: 1. Herniation 2. Hydrocephalus 3. Hemorrhage") == (
+        "fallback_list",
+        ["Top 3 concerns"],
+    )
+
+
+def test_a_reason_heading_over_diseases_reads_as_before() -> None:  # as 3482645
+    answer = (
+        "Glioblastoma\nRationale:\n- Lymphoma: less likely due to necrosis\n- Metastasis: solitary"
+    )
+    assert _read(answer) == ("fallback_list", ["Lymphoma", "Metastasis"])

@@ -469,6 +469,14 @@ _BEFORE_RANKING_WORDS = re.compile(
     r"likelihood)\b",
     re.I,
 )
+# What a ranking lead-in ranks when it is no diagnoses ("Top 3 things to check", "Top 3 red
+# flags", "Top 3 sequences to review").
+_RANKED_NO_DISEASES = re.compile(
+    r"\b(?:things?|lesions?|locations?|sites?|red\s+flags?|flags?|abnormalit(?:y|ies)|"
+    r"sequences?|concerns?|findings?|features?|signs?|steps?|priorities|checks?|tests?|"
+    r"questions?|points?|observations?|to\s+(?:check|review|look|do|consider\s+next))\b",
+    re.I,
+)
 # A list marker opening an item ("1. ", "2) ").
 _LIST_ITEM_MARKER = re.compile(r"^\s*(?:\*\*|__)?\(?\d{1,2}[.)\-\u2013\u2014:]?(?:\*\*|__)?\s*")
 # Words of a lead-in to diagnoses ("the differential is", "the most likely diagnoses are:",
@@ -601,8 +609,11 @@ def _lead_in_list(text: str, reader: _NameReader) -> tuple[int, list[str]] | Non
             and not _LEAD_IN_PREMISE.match(
                 re.split(r"[.!?](?=\s)|;", lead_in)[-1].rsplit(",", 1)[-1]
             )
-            and not any(
-                reader.mentions(_item_name(_LIST_ITEM_MARKER.sub("", item))) for item in items
+            and (
+                _RANKED_NO_DISEASES.search(lead_in)
+                or not any(
+                    reader.mentions(_item_name(_LIST_ITEM_MARKER.sub("", item))) for item in items
+                )
             )
         ):
             # "Top 3 things to check: 1. DWI 2. SWI": a ranking of no diseases reads as
@@ -913,6 +924,16 @@ class _NameReader:
         # an explanation in brackets
         bracket = text.rfind("(")
         return text.endswith(")") and bracket > 0 and self.known(text[:bracket].strip())
+
+    def names_disease(self, text: str) -> bool:
+        """Whether ``text`` mentions a disease of the lexicon that is no category ("mass",
+        "tumor" are categories)."""
+        lexicon = self.lexicon()
+        if not text or lexicon is None or self.budget <= 0:
+            return False
+        self.budget -= 5
+        found, _ = lexicon.find_mentions(normalize_diagnosis(text[:_MAX_NAME_CHARS]))
+        return any(not entry.is_category for entry in found)
 
     def mentions(self, text: str) -> bool:
         """Whether ``text`` mentions a disease of the lexicon anywhere."""
@@ -1455,7 +1476,9 @@ def _not_excluded(text: str, reader: _NameReader) -> list[str] | None:
             if not reader.known(head):
                 return None
             first, name = [head], pieces[1]
+    name = _EXCLUDED_QUALIFIER.sub("", name.strip())
     name = re.sub(r"^(?:a|an|the)\s+", "", name.strip(), flags=re.I)
+    name = re.sub(r"^(?:(?:the\s+)?possibility\s+of|possible)\s+(?:an?\s+)?", "", name, flags=re.I)
     if (
         not name
         or re.search(r"[.,;:()]|\b(?:or|and|vs|versus)\b", name, re.I)
@@ -1469,6 +1492,15 @@ def _not_excluded(text: str, reader: _NameReader) -> list[str] | None:
     return [*first, name]
 
 
+# A limitation after what cannot be excluded ("on this single image", "based on this image
+# alone", "without DWI", "given the limited image", "without further imaging").
+_EXCLUDED_QUALIFIER = re.compile(
+    r"\s+(?:(?:on|in|from|based\s+on)\s+(?:this|the|a)\s+(?:single\s+)?"
+    r"(?:image|slice|scan|study|view|sequence)(?:\s+alone)?|without\s+(?:further\s+)?[\w-]+"
+    r"(?:\s+imaging)?|given\s+the\s+limited\s+(?:image|imaging|study|views?|data)|"
+    r"due\s+to\s+(?:the\s+)?image\s+quality)$",
+    re.I,
+)
 # A declining word in what cannot be excluded: the answer declines ("... so I cannot give a
 # diagnosis").
 _EXCLUDED_DECLINING = re.compile(
@@ -1605,9 +1637,14 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
         # "Glioblastoma\nOthers: 1- Lymphoma 2- Metastasis": the bare name above stays the
         # most likely diagnosis, as it was when the dash run was read as written (a dotted
         # list, "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis", reads as before); a
-        # line of chatter ("Sure!") only when it names a disease the lexicon knows
+        # line of chatter, a heading or imaging words ("Sure!", "Impression", "Brain MRI",
+        # "T2 hyperintense lesion") only when it names a disease the lexicon knows
         plain_first = _plain_sentence(first_line).strip(" *_")
-        if not _CHATTER.match(plain_first) or reader.mentions(plain_first):
+        if reader.names_disease(plain_first) or not (
+            _CHATTER.match(plain_first)
+            or _IMAGING_CLAUSE.search(plain_first)
+            or _NO_NAME_WORDS.search(plain_first)
+        ):
             found.lead = _bare_lead(first_line, reader, known=False)
     return found
 
@@ -1618,6 +1655,14 @@ _CHATTER = re.compile(
     r".*[!?]\W*$|\W*(?:sure|okay|ok|certainly|of\s+course|absolutely|yes|no|hello|hi|hey|"
     r"great|thanks|thank\s+you|here|well|alright|all\s+right|got\s+it|understood|noted)\b",
     re.I | re.S,
+)
+# Words of a heading, a study or a finding, no disease ("Impression", "Brain MRI", "Left
+# frontal lesion").
+_NO_NAME_WORDS = re.compile(
+    r"\b(?:mri|ct|axial|sagittal|coronal|scan|image|slice|sequence|study|assessment|"
+    r"impression|summary|conclusion|answer|diagnos[ie]s|differentials?|lesions?|mass|"
+    r"abnormalit(?:y|ies)|left|right|frontal|parietal|temporal|occipital)\b",
+    re.I,
 )
 # A heading above the names ("Final answer", "Diagnoses"), as the bare-answer rule skips it.
 _HEADING_WORDS = re.compile(
@@ -1643,6 +1688,20 @@ _REASON_HEADING = re.compile(
 # A numbered item opened in bold ("**2. Lymphoma**", "__2) Lymphoma__"): an item of the
 # diagnoses, never a reason.
 _BOLD_NUMBERED_ITEM = re.compile(r"\s*(?:\*\*|__)\s*\d{1,2}\s*[.)\-\u2013\u2014:]")
+
+
+def _items_name_diseases(lines: list[str], reader: _NameReader) -> bool:
+    """Whether the first list item of ``lines`` names a disease the lexicon knows at its
+    start ("- Lymphoma: less likely due to necrosis"): under a reason heading the items
+    are then the differentials, not reasons."""
+    for line in lines:
+        if not line.strip():
+            continue
+        item = _LIST_ITEM.match(line)
+        if item is None:
+            return False
+        return reader.known(_item_name(item.group("value")).strip(" *_"))
+    return False
 
 
 def _reason_item_kind(line: str) -> str | None:
@@ -1680,7 +1739,7 @@ def _without_reason_lists(text: str) -> str:
     skipping = False
     kind: str | None = None  # the reasons' marker: "number" or "bullet"
     blank = False  # a blank line after the reasons' items
-    for line in lines:
+    for index, line in enumerate(lines):
         if skipping:
             # the reasons end at the next item of the diagnoses: a bold numbered item, an
             # item marked unlike the reasons, or any line after a blank one
@@ -1695,7 +1754,11 @@ def _without_reason_lists(text: str) -> str:
                     kind = line_kind
                     continue  # an item of the reasons ("1. Rim", "- Necrosis")
             skipping = False
-        if named and _REASON_HEADING.fullmatch(line):
+        if (
+            named
+            and _REASON_HEADING.fullmatch(line)
+            and not _items_name_diseases(lines[index + 1 :], reader)
+        ):
             skipping, kind, blank = True, None, False
             continue
         if not named and line.strip():
