@@ -310,3 +310,11 @@ def test_a_reason_heading_over_diseases_reads_as_before() -> None:  # as 3482645
         "Glioblastoma\nRationale:\n- Lymphoma: less likely due to necrosis\n- Metastasis: solitary"
     )
     assert _read(answer) == ("fallback_list", ["Lymphoma", "Metastasis"])
+
+
+def test_a_reason_heading_over_an_unlisted_disease_reads_as_before() -> None:  # as 3482645
+    # the lexicon does not know the first item: it may be a differential, not a reason
+    answer = (
+        "Glioblastoma\nRationale:\n- Schistosomal granuloma: less likely\n- Metastasis: solitary"
+    )
+    assert _read(answer) == ("fallback_list", ["Schistosomal granuloma", "Metastasis"])

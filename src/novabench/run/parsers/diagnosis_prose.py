@@ -1690,18 +1690,37 @@ _REASON_HEADING = re.compile(
 _BOLD_NUMBERED_ITEM = re.compile(r"\s*(?:\*\*|__)\s*\d{1,2}\s*[.)\-\u2013\u2014:]")
 
 
-def _items_name_diseases(lines: list[str], reader: _NameReader) -> bool:
-    """Whether the first list item of ``lines`` names a disease the lexicon knows at its
-    start ("- Lymphoma: less likely due to necrosis"): under a reason heading the items
-    are then the differentials, not reasons."""
+def _items_are_findings(lines: list[str], reader: _NameReader) -> bool:
+    """Whether the first list item of ``lines`` opens with an imaging finding or a clinical
+    reason ("1. Rim", "- Ring enhancement", "- Clinical history") and no disease the lexicon
+    knows: under a reason heading the items are then reasons. Any other first item ("-
+    Lymphoma: less likely", "- Schistosomal granuloma: less likely") may be a differential:
+    the list reads as before."""
     for line in lines:
         if not line.strip():
             continue
+        dash = _DASH_MARKER.match(line)
         item = _LIST_ITEM.match(line)
-        if item is None:
+        if dash is not None:
+            value = line[dash.end() :]
+        elif item is not None:
+            value = item.group("value")
+        else:
             return False
-        return reader.known(_item_name(item.group("value")).strip(" *_"))
+        name = _item_name(value).strip(" *_")
+        return bool(
+            (_IMAGING_CLAUSE.search(name) or _CLINICAL_REASON.search(name))
+            and not reader.known(name)
+        )
     return False
+
+
+# A clinical reason ("Clinical history", "Age of the patient", "Typical presentation").
+_CLINICAL_REASON = re.compile(
+    r"\b(?:history|clinical|age|symptoms?|presentation|typical|classic|onset|"
+    r"demographics?|course)\b",
+    re.I,
+)
 
 
 def _reason_item_kind(line: str) -> str | None:
@@ -1757,7 +1776,7 @@ def _without_reason_lists(text: str) -> str:
         if (
             named
             and _REASON_HEADING.fullmatch(line)
-            and not _items_name_diseases(lines[index + 1 :], reader)
+            and _items_are_findings(lines[index + 1 :], reader)
         ):
             skipping, kind, blank = True, None, False
             continue
