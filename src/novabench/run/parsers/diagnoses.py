@@ -279,16 +279,23 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     ``"fallback_list"``). A list item is its name: the explanation after a colon (inside
     the bold or after it: ``**1. Glioblastoma:** necrosis`` and ``1. **Glioblastoma**:
     necrosis`` are "Glioblastoma"), a spaced dash (not one inside brackets that close the
-    name: "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole) or the item's first sentence
-    is left out. A list of reasons under a line that names a diagnosis (a lead label's
-    value or a bare name the lexicon knows) is no list of diagnoses: its heading ("Why:",
-    "Reasons for this diagnosis:", "Rationale:", "Key features:", "Findings supporting
-    this:") and its items are left out, so "Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis" is
-    "Glioblastoma". A first line "<hedge> <name> <reason clause>" ("Most likely
-    glioblastoma due to: 1. ...", "Probably meningioma because of the dural tail"; the
-    clauses "due to", "because (of)", "given", "as evidenced by") is its name when the
-    lexicon knows the name and finds no disease in the clause (its reason list below is
-    left out too); "Most likely hydrocephalus due to aqueductal stenosis" stays whole. A
+    name: "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole, unless the brackets name
+    another disease or open with differential, alternatives, vs, or, mimics:
+    "Glioblastoma (differential - lymphoma)" is "Glioblastoma") or the item's first
+    sentence is left out. A list of reasons under a line that names a diagnosis (a lead
+    label's value or a bare name the lexicon knows) is no list of diagnoses: its exact
+    short heading ("Why:", "Reasons:", "Reasoning:", "Rationale:", "Key features:",
+    "Findings supporting this:", "Evidence:", "Reasons for this diagnosis:"; never
+    "Ranked list with rationale:") and its items are left out when the first item is an
+    imaging finding or clinical reason, up to the next item of the diagnoses (a bold
+    numbered item, an item marked otherwise, a line after a blank one), so
+    "Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis" is "Glioblastoma". A first line "<hedge>
+    <name> <reason clause>" ("Most likely glioblastoma due to: 1. ...", "Probably
+    meningioma because of the dural tail"; the clauses "due to", "because (of)", "given",
+    "as evidenced by") is its name when the lexicon knows the name and the clause is empty
+    or imaging findings naming no disease (a reason list right below an empty "due to:" is
+    left out too); "Most likely hydrocephalus due to aqueductal stenosis" and "Most likely
+    cerebral edema due to hyponatremia" stay whole. A
     numbered list written on one line ("1. A 2. B 3. C", "Answer: 1) A; 2) B",
     "1- A 2- B") is read as the same list one item per line: after any bullet or label the
     line must open with marker 1 and hold 2, 3... in the same style, each after
@@ -300,20 +307,20 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     "The findings suggest:"), or its last clause opens with a premise ("Based on the
     clinical history:") or names diagnoses ("My ranked list is: 1. A 2. B", "Based on the
     findings, the differential is 1) A 2) B", "In order of likelihood:",
-    "My top 3 are:", "I would rank them:", "Top 5:") and no finding,
+    "My top 3 are:", "I would rank them:", "Top 5:": these ranking words only when an item
+    names a lexicon disease and no "things", "red flags", "sequences"... say what is
+    ranked) and no finding,
     reason, limitation or next step ("Glioblastoma. Why: 1. ...", "Key differential
     features are: 1. ...", "Caveats: 1. ...", "The lesion shows: 1. ...", "Next steps:
     1. ..."), and only when the lead-in starts the answer: its first non-empty line, nothing
     before the lead-in but a bullet, markup or a label ("Glioblastoma. The features are
     consistent with: 1. ..." and "Glioblastoma, with features typical of: 1. ..." open
     none). Any other lead-in opens no list: the line reads as it did before lead-ins opened
-    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A hedge lead-in
-    whose items name no disease of the lexicon ("Findings consistent with: 1. Ring
-    enhancement 2. Necrosis") lists findings: nothing is read from its line, never a bare
-    name (``"unparseable"`` when nothing else names one). A one-line dash-numbered run
+    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A one-line dash-numbered run
     after an ``Others:`` / ``Differentials:`` label is the others, also below a name
     ("Glioblastoma\\nOthers: 1- Lymphoma 2- Metastasis": Glioblastoma, then Lymphoma,
-    Metastasis; the bare first line read as the bare-answer rule reads it). A
+    Metastasis; the bare first line read as the bare-answer rule reads it, unless it is
+    chatter, a heading or a finding that names no disease of the lexicon: "Sure!"). A
     ``Findings:`` / ``Summary:`` label's list names no diagnosis either. A dash-numbered
     run needs "1 -" and "2 -" at least, and a number range ("1 - 2 new lesions",
     "1 - 2 weeks") is never a marker. Duplicates are removed case-insensitively, keeping the first. ``<think>``
@@ -387,13 +394,17 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     and a lead label's value that declines and names nothing after its declining clause
     ("Diagnosis: I cannot provide one from this MRI image; consult a radiologist"), is
     ``"refusal"``, scored as no answer and counted; never a diagnosis. An apology alone is
-    no refusal: what follows it is read when it declines nothing and names a diagnosis by a
-    label, a list or a statement, or after "correction:" ("I'm sorry for the earlier error.
-    Final answer: Glioblastoma", "Sorry, correction: Glioblastoma"). A disease the whole
-    answer (or a lead label's value) says cannot be excluded or ruled out is named, a
-    possibility at low confidence ("I cannot exclude a glioma.", "Glioma cannot be
-    excluded.", "Diagnosis: cannot be excluded: glioblastoma"): one disease the lexicon
-    knows, at most 8 words, no list, clause or advice. A diagnosis that a
+    no refusal: what follows it is read when it declines nothing and names a disease the
+    lexicon knows by a label, a list or a statement, or after "correction:" ("I'm sorry for
+    the earlier error. Final answer: Glioblastoma", "Sorry, correction: Glioblastoma"; not
+    "Sorry, correction: see above"). A disease the whole answer (or a lead label's value)
+    says cannot be excluded or ruled out is named, a possibility at low confidence ("I
+    cannot exclude a glioma.", "Glioma cannot be excluded.", "I cannot rule out a glioma on
+    this single image.", "Diagnosis: cannot be excluded: glioblastoma"): one disease the
+    lexicon knows, at most 8 words, no list, clause, advice or declining word ("I cannot
+    exclude a glioma so I cannot give a diagnosis" is a refusal); a name before it after a
+    spaced dash or "but" comes first ("Glioblastoma - lymphoma cannot be excluded":
+    Glioblastoma, lymphoma). A diagnosis that a
     hedge (likely, most likely, probably, possibly, favour(s/ed), leading consideration,
     suspect(ed), "looks like", "consistent with") introduces right after the declining
     clause is the answer ("Diagnosis: cannot be made definitively; likely glioblastoma",
@@ -548,7 +559,6 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     if (
         lines
         and not prose.unnamed_lead
-        and not prose.findings_listed  # "Findings consistent with: 1. Ring enhancement ..."
         and not declined  # "I won't diagnose from this MRI image; consult a radiologist"
         and not any(_REFUSAL.search(line) or re.search(r"[{}\[\]]", line) for line in lines)
     ):
@@ -562,7 +572,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     # "I cannot exclude a glioma.": a disease named as a possibility, not a refusal
     excluded = _not_excluded(plain, reader) if "\n" not in plain.strip() else None
     if excluded is not None:
-        kept, removed = _deduplicate([excluded])
+        kept, removed = _deduplicate(excluded)
         notes.append("a disease the answer says cannot be excluded")
         return ParsedDiagnoses(kept, "fallback_list", removed, None, tuple(notes))
     # "I'm sorry for the earlier error. Final answer: Glioblastoma", "Sorry, correction: X":
@@ -586,11 +596,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
     return ParsedDiagnoses(
         status="unparseable",
         notes=tuple(notes),
-        error=(
-            f"the answer lists findings, no diagnosis: {_shown(prose.findings_listed)}"
-            if prose.findings_listed
-            else "no diagnosis JSON object, list or one-line answer found"
-        ),
+        error="no diagnosis JSON object, list or one-line answer found",
     )
 
 
@@ -613,14 +619,22 @@ _DECLINING_WORDS = re.compile(
 )
 
 
+# A read name that opens with a negation or a subject ("Not a tumor", "it's a tumor").
+_NOT_A_NAME_FIRST = re.compile(
+    r"\W*(?:not|no|non|none|it'?s|it\s+is|this\s+is|that\s+is|i'?m|i\s+am|see|as|same)\b", re.I
+)
+
+
 def _after_apology(text: str) -> ParsedDiagnoses | None:
     """What an answer that opens with an apology names after it, or None.
 
     The rest of the answer is read when it declines nothing and names a diagnosis by a
     label, a list or a statement ("I'm sorry for the earlier error. Final answer: X",
     "Apologies - the diagnosis is X"), or, after "correction:", as a bare answer ("Sorry,
-    correction: X"). "I'm sorry, I can't provide a diagnosis" and "I'm sorry for the
-    confusion. That was wrong." stay refusals.
+    correction: X"), and only when a name read names a disease the lexicon knows and opens
+    with no negation or subject ("Sorry, correction: see above", "... Not a tumor", "...
+    it's a tumor" read as before). "I'm sorry, I can't provide a diagnosis" and "I'm sorry
+    for the confusion. That was wrong." stay refusals.
     """
     apology = _APOLOGY_FIRST.match(text)
     if apology is None:
@@ -631,6 +645,11 @@ def _after_apology(text: str) -> ParsedDiagnoses | None:
     parsed = _parse_diagnoses(rest)
     if not parsed.diagnoses or parsed.status not in ("ok", "partial", "fallback_list"):
         return None
+    reader = _NameReader()
+    if _NOT_A_NAME_FIRST.match(parsed.diagnoses[0]) or not any(
+        reader.mentions(name) for name in parsed.diagnoses
+    ):
+        return None  # "Sorry, correction: see above", "... Not a tumor": no disease named
     if parsed.status == "fallback_list" and any(
         _SENTENCE_PIECE.search(name) for name in parsed.diagnoses
     ):

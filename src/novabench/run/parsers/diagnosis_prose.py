@@ -120,12 +120,13 @@ def _item_name(text: str) -> str:
         return bold.group(1).rstrip(":")
     text = _first_sentence(text)
     for end in _ITEM_NAME_END.finditer(text):
-        if (
-            ":" in end.group()
-            or "(" in end.group()
-            or not _inside_closing_brackets(text, end.start())
-        ):
-            return text[: end.start()]  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole
+        cut = (
+            end.start()
+            if ":" in end.group() or "(" in end.group()
+            else _dash_cut(text, end.start())
+        )
+        if cut is not None:
+            return text[:cut].rstrip()  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole
     return text
 
 
@@ -134,6 +135,47 @@ def _item_name(text: str) -> str:
 _ITEM_NAME_END = re.compile(
     r"\s+[-\u2013\u2014]\s+|:(?:\*\*|__)?\s+|\s+\((?:most likely|likely|less likely)"
 )
+
+
+# A bracket that opens on other diagnoses ("(differential - lymphoma)", "(vs lymphoma - less
+# likely)", "(or schwannoma - less likely)", "(mimics - lymphoma)").
+_ALTERNATIVES_BRACKET = re.compile(
+    r"\W*(?:differentials?|ddx|dd|alternatives?|vs\.?|versus|or|mimics?|mimickers?|"
+    r"others?|consider)\b",
+    re.I,
+)
+
+
+def _dash_cut(text: str, index: int) -> int | None:
+    """Where a name with a spaced dash at ``text[index]`` ends: at the dash; at the bracket
+    around it when the bracket names another disease or opens with differential,
+    alternatives, vs, or, mimics ("Glioblastoma (differential - lymphoma, metastasis)" is
+    "Glioblastoma"); None when the dash is inside closing brackets of details ("NMOSD
+    (AQP4-IgG positive, 1 - 2 lesions)" is whole).
+
+    Example:
+        >>> text = "Glioblastoma (vs lymphoma - less likely)"
+        >>> text[: _dash_cut(text, text.index(" - "))]
+        'Glioblastoma '
+        >>> _dash_cut("NMOSD (AQP4-IgG positive, 1 - 2 lesions)", 30) is None
+        True
+    """
+    if not _inside_closing_brackets(text, index):
+        return index
+    depth = 0
+    opening = index
+    for position in range(index - 1, -1, -1):
+        if text[position] in ")]":
+            depth += 1
+        elif text[position] in "([":
+            if depth == 0:
+                opening = position
+                break
+            depth -= 1
+    content = text[opening + 1 :].rstrip(" .;,")[:-1]
+    if _ALTERNATIVES_BRACKET.match(content) or _NameReader().mentions(content):
+        return opening
+    return None
 
 
 def _inside_closing_brackets(text: str, index: int) -> bool:
@@ -286,15 +328,13 @@ def _inline_list_items(text: str) -> list[str] | None:
     ]
 
 
-def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True) -> str | None:
+def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True) -> str:
     """A line whose text (after a bullet and a label, if any) is a numbered list written on
     one line, as the same list written one item per line under its label or lead-in; any
     other line as it is (a findings or summary label's list too: it names no diagnosis).
     "Answer: 1. Glioblastoma 2. Lymphoma" reads as "Answer:\\n1. Glioblastoma\\n2. Lymphoma"
     does, "My ranked list is: 1. A 2. B" as "My ranked list is:\\n1. A\\n2. B" (a lead-in:
-    see :func:`_lead_in_list`; only with ``lead_in``). None when the line is a hedge lead-in
-    whose list names no disease ("Findings consistent with: 1. Ring enhancement 2. Necrosis"):
-    findings, from which nothing is read."""
+    see :func:`_lead_in_list`; only with ``lead_in``)."""
     if "2" not in line or not _POSSIBLE_FIRST_MARKER.search(line):  # spares label look-ups
         return line
     items = _inline_list_items(line)
@@ -324,8 +364,6 @@ def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True)
         found = _lead_in_list(rest, reader) if lead_in else None
         if found is None:
             return line
-        if not found[1]:
-            return None  # a hedge lead-in's list of findings: no diagnosis on the line
         rest, items = rest[found[0] :], found[1]
     # "- These findings are concerning for: 1. A 2. B": the bullet goes, the lead-in is no item
     return "\n".join([line[len(line) - len(value) : len(line) - len(rest)].rstrip(), *items])
@@ -423,6 +461,24 @@ _LEAD_IN_END = re.compile(r"(?::|\b(?:is|are))[\s*_]*$", re.I)
 _LEAD_IN_PREMISE = re.compile(
     r"\W*(?:based\s+on|given|considering|in\s+(?:view|light)\s+of|according\s+to)\b", re.I
 )
+# The words of a lead-in to diagnoses before "rank", "top 3" and "picks" were added: a
+# lead-in with none of them opens a list only when an item names a disease the lexicon knows.
+_BEFORE_RANKING_WORDS = re.compile(
+    r"\b(?:diagnos[ie]s|differentials?|ddx|most\s+likely|likeliest|possibilities|"
+    r"considerations|alternatives|candidates|answers?|impressions?|ranked|ranking|"
+    r"likelihood)\b",
+    re.I,
+)
+# What a ranking lead-in ranks when it is no diagnoses ("Top 3 things to check", "Top 3 red
+# flags", "Top 3 sequences to review").
+_RANKED_NO_DISEASES = re.compile(
+    r"\b(?:things?|lesions?|locations?|sites?|red\s+flags?|flags?|abnormalit(?:y|ies)|"
+    r"sequences?|concerns?|findings?|features?|signs?|steps?|priorities|checks?|tests?|"
+    r"questions?|points?|observations?|to\s+(?:check|review|look|do|consider\s+next))\b",
+    re.I,
+)
+# A list marker opening an item ("1. ", "2) ").
+_LIST_ITEM_MARKER = re.compile(r"^\s*(?:\*\*|__)?\(?\d{1,2}[.)\-\u2013\u2014:]?(?:\*\*|__)?\s*")
 # Words of a lead-in to diagnoses ("the differential is", "the most likely diagnoses are:",
 # "My ranked list is:", "In order of likelihood:", "My top 3 are:", "I would rank them:").
 _LEAD_IN_DIAGNOSES = re.compile(
@@ -548,12 +604,21 @@ def _lead_in_list(text: str, reader: _NameReader) -> tuple[int, list[str]] | Non
         items = _inline_list_items(text[start:])
         if (
             items is not None
-            and _LEAD_IN_HEDGE.search(lead_in)
-            and not any(reader.mentions(_item_name(item)) for item in items)
+            and not _BEFORE_RANKING_WORDS.search(lead_in)
+            and not _LEAD_IN_HEDGE.search(lead_in)
+            and not _LEAD_IN_PREMISE.match(
+                re.split(r"[.!?](?=\s)|;", lead_in)[-1].rsplit(",", 1)[-1]
+            )
+            and (
+                _RANKED_NO_DISEASES.search(lead_in)
+                or not any(
+                    reader.mentions(_item_name(_LIST_ITEM_MARKER.sub("", item))) for item in items
+                )
+            )
         ):
-            # "Findings consistent with: 1. Ring enhancement 2. Necrosis": findings, no
-            # diagnosis; nothing is read from the line rather than a junk name
-            return start, []
+            # "Top 3 things to check: 1. DWI 2. SWI": a ranking of no diseases reads as
+            # before ranking words opened lists ("My top 3 are: 1. Glioblastoma ..." opens)
+            return None
         if items is not None:
             return start, items
     return None
@@ -860,6 +925,16 @@ class _NameReader:
         bracket = text.rfind("(")
         return text.endswith(")") and bracket > 0 and self.known(text[:bracket].strip())
 
+    def names_disease(self, text: str) -> bool:
+        """Whether ``text`` mentions a disease of the lexicon that is no category ("mass",
+        "tumor" are categories)."""
+        lexicon = self.lexicon()
+        if not text or lexicon is None or self.budget <= 0:
+            return False
+        self.budget -= 5
+        found, _ = lexicon.find_mentions(normalize_diagnosis(text[:_MAX_NAME_CHARS]))
+        return any(not entry.is_category for entry in found)
+
     def mentions(self, text: str) -> bool:
         """Whether ``text`` mentions a disease of the lexicon anywhere."""
         if self.known(text):
@@ -932,9 +1007,12 @@ def _tidy_name(text: str) -> str:
     if _CLAUSE_PIECE.match(text):
         return ""
     for tail in _NAME_TAIL.finditer(text):
-        if tail.group().strip() in "-\u2013\u2014" and _inside_closing_brackets(text, tail.start()):
+        cut: int | None = tail.start()
+        if tail.group().strip() in "-\u2013\u2014":
+            cut = _dash_cut(text, tail.start())
+        if cut is None:
             continue  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)": the dash is inside the name
-        text = text[: tail.start()]
+        text = text[:cut]
         break
     words = text.split()
     while words and (
@@ -1064,9 +1142,6 @@ class _ProseFindings:
     no_diagnosis: str | None = None
     # A lead label's value declined ("Diagnosis: I cannot provide one from this MRI"): the line.
     declined: str | None = None
-    # A first line listing findings after a hedge ("Findings consistent with: 1. Ring
-    # enhancement 2. Necrosis"): the line, never read as a bare answer.
-    findings_listed: str | None = None
 
     def ranked(self) -> list[str]:
         if self.lead:
@@ -1229,7 +1304,7 @@ def _read_lead_line(
     with ``list_rule``, a value that is a plain list is read as a bare line would be."""
     excluded = _not_excluded(value, reader) if found.lead is None else None
     if excluded is not None:  # "Diagnosis: cannot be excluded: glioblastoma"
-        found.lead = [excluded]
+        found.lead = excluded
         return
     name_text = _item_name(value)
     sentence_names: list[str] = []
@@ -1362,21 +1437,28 @@ _CANNOT_EXCLUDE = re.compile(
 _MAX_EXCLUDED_NAME_WORDS = 8
 
 
-def _not_excluded(text: str, reader: _NameReader) -> str | None:
+def _not_excluded(text: str, reader: _NameReader) -> list[str] | None:
     """The disease a whole answer (or label value) says cannot be excluded, or None.
 
-    Only one name the lexicon knows, of at most 8 words, with no list, clause or advice
-    around it: "I cannot exclude a glioma." and "Glioma cannot be excluded." name glioma
-    (a possibility at low confidence, not a refusal); "I cannot exclude anything from a
-    single slice" and "...; please consult a radiologist" name nothing.
+    Only one name the lexicon knows, of at most 8 words, with no list, clause, advice or
+    declining word around it: "I cannot exclude a glioma." and "Glioma cannot be excluded."
+    name glioma (a possibility at low confidence, not a refusal); "I cannot exclude
+    anything from a single slice", "...; please consult a radiologist" and "I cannot
+    exclude a glioma so I cannot give a diagnosis" (a refusal) name nothing. A name before
+    it, set apart by a spaced dash or "but", is named first: "Glioblastoma - lymphoma
+    cannot be excluded" names glioblastoma, then lymphoma.
 
     Example:
         >>> reader = _NameReader()
         >>> _not_excluded("I cannot exclude a glioma.", reader)
-        'glioma'
+        ['glioma']
         >>> _not_excluded("cannot be excluded: glioblastoma", reader)
-        'glioblastoma'
+        ['glioblastoma']
+        >>> _not_excluded("Glioblastoma but lymphoma cannot be excluded", reader)
+        ['Glioblastoma', 'lymphoma']
         >>> _not_excluded("I cannot exclude anything from a single slice.", reader) is None
+        True
+        >>> _not_excluded("I cannot exclude a glioma so I cannot give a diagnosis", reader) is None
         True
     """
     plain = _plain_sentence(text).strip().rstrip(".!")
@@ -1384,7 +1466,19 @@ def _not_excluded(text: str, reader: _NameReader) -> str | None:
     if match is None:
         return None
     name = match.group("after") or match.group("labelled") or match.group("before") or ""
+    if _EXCLUDED_DECLINING.search(name):
+        return None  # "I can't rule out stroke but I can't make a diagnosis": a refusal
+    first: list[str] = []
+    if match.group("before"):
+        pieces = re.split(r"\s+[-\u2013\u2014]\s+|,?\s+but\s+", name.strip(), maxsplit=1)
+        if len(pieces) == 2:  # "Glioblastoma - lymphoma cannot be excluded"
+            head = pieces[0].strip()
+            if not reader.known(head):
+                return None
+            first, name = [head], pieces[1]
+    name = _EXCLUDED_QUALIFIER.sub("", name.strip())
     name = re.sub(r"^(?:a|an|the)\s+", "", name.strip(), flags=re.I)
+    name = re.sub(r"^(?:(?:the\s+)?possibility\s+of|possible)\s+(?:an?\s+)?", "", name, flags=re.I)
     if (
         not name
         or re.search(r"[.,;:()]|\b(?:or|and|vs|versus)\b", name, re.I)
@@ -1395,7 +1489,25 @@ def _not_excluded(text: str, reader: _NameReader) -> str | None:
         or not reader.mentions(name)
     ):
         return None
-    return name
+    return [*first, name]
+
+
+# A limitation after what cannot be excluded ("on this single image", "based on this image
+# alone", "without DWI", "given the limited image", "without further imaging").
+_EXCLUDED_QUALIFIER = re.compile(
+    r"\s+(?:(?:on|in|from|based\s+on)\s+(?:this|the|a)\s+(?:single\s+)?"
+    r"(?:image|slice|scan|study|view|sequence)(?:\s+alone)?|without\s+(?:further\s+)?[\w-]+"
+    r"(?:\s+imaging)?|given\s+the\s+limited\s+(?:image|imaging|study|views?|data)|"
+    r"due\s+to\s+(?:the\s+)?image\s+quality)$",
+    re.I,
+)
+# A declining word in what cannot be excluded: the answer declines ("... so I cannot give a
+# diagnosis").
+_EXCLUDED_DECLINING = re.compile(
+    r"\b(?:cannot|can't|can\s+not|could\s+not|couldn't|unable|won't|will\s+not|not\s+able|"
+    r"diagnos\w*|consult\w*)\b",
+    re.I,
+)
 
 
 def _lead_names(text: str, reader: _NameReader) -> tuple[list[str], str | None]:
@@ -1449,11 +1561,9 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     dash_others = False  # "Others: 1- A 2- B" was unfolded (the dash run read as a list)
     for line in _break_statements(text).splitlines():
         unfolded = _unfold_inline_list(line, reader, lead_in=lead_in)
-        if unfolded is None:
-            found.findings_listed = line.strip()
-        elif unfolded != line and _DASH_RUN_AFTER_LABEL.search(line):
+        if unfolded != line and _DASH_RUN_AFTER_LABEL.search(line):
             dash_others = True
-        lines.append(unfolded or "")
+        lines.append(unfolded)
         # A lead-in opens a list only on the answer's first non-empty line: below a name
         # ("Glioblastoma\nDifferentials to exclude: 1. A 2. B") or any other line its list
         # could take the place of the diagnosis above it.
@@ -1526,11 +1636,34 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     ):
         # "Glioblastoma\nOthers: 1- Lymphoma 2- Metastasis": the bare name above stays the
         # most likely diagnosis, as it was when the dash run was read as written (a dotted
-        # list, "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis", reads as before)
-        found.lead = _bare_lead(first_line, reader, known=False)
+        # list, "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis", reads as before); a
+        # line of chatter, a heading or imaging words ("Sure!", "Impression", "Brain MRI",
+        # "T2 hyperintense lesion") only when it names a disease the lexicon knows
+        plain_first = _plain_sentence(first_line).strip(" *_")
+        if reader.names_disease(plain_first) or not (
+            _CHATTER.match(plain_first)
+            or _IMAGING_CLAUSE.search(plain_first)
+            or _NO_NAME_WORDS.search(plain_first)
+        ):
+            found.lead = _bare_lead(first_line, reader, known=False)
     return found
 
 
+# A line of chatter, no name ("Sure!", "Okay, here it is", "Hello"): an exclamation or
+# question, or a conversational opening word.
+_CHATTER = re.compile(
+    r".*[!?]\W*$|\W*(?:sure|okay|ok|certainly|of\s+course|absolutely|yes|no|hello|hi|hey|"
+    r"great|thanks|thank\s+you|here|well|alright|all\s+right|got\s+it|understood|noted)\b",
+    re.I | re.S,
+)
+# Words of a heading, a study or a finding, no disease ("Impression", "Brain MRI", "Left
+# frontal lesion").
+_NO_NAME_WORDS = re.compile(
+    r"\b(?:mri|ct|axial|sagittal|coronal|scan|image|slice|sequence|study|assessment|"
+    r"impression|summary|conclusion|answer|diagnos[ie]s|differentials?|lesions?|mass|"
+    r"abnormalit(?:y|ies)|left|right|frontal|parietal|temporal|occipital)\b",
+    re.I,
+)
 # A heading above the names ("Final answer", "Diagnoses"), as the bare-answer rule skips it.
 _HEADING_WORDS = re.compile(
     r"[^\w]*(?:(?:final|my|the)\s+)?(?:answer|response|output|diagnos[ie]s|differentials?|"
@@ -1542,17 +1675,63 @@ _DASH_RUN_AFTER_LABEL = re.compile(r":(?:\*\*|__)?[\s*_]*1 ?[-\u2013\u2014](?:\*
 
 
 # A heading line over a list of reasons, findings or features ("Why:", "Reasons for this
-# diagnosis:", "**Rationale:**", "Key features:", "Findings supporting this:"): nothing after
-# its colon.
-_REASON_HEADING = re.compile(r"^[\W_]*(?P<label>[A-Za-z][\w' -]{0,60}?)[\s*_]*:[\s*_]*$")
-_REASON_HEADING_WORDS = frozenset(
-    """why reason reasons reasoning rationale justification explanation evidence finding
-    findings feature features supporting support because""".split()
+# diagnosis:", "**Rationale:**", "*Key features:*", "Findings supporting this:"): an exact
+# short heading, nothing after its colon; never one that also says rank, list, differential,
+# consider, each or likely ("Ranked list with rationale:", "Reasons to also consider:").
+_REASON_HEADING = re.compile(
+    r"[\W_]*(?:why|reasons?|reasoning|rationale|justification|(?:key\s+)?(?:features|findings)|"
+    r"findings\s+supporting\s+(?:this|it|the\s+diagnosis)|evidence|"
+    r"supporting\s+(?:findings|evidence|features)|reasons?\s+for\s+(?:this|the)\s+diagnosis)"
+    r"[\s*_]*:[\s*_]*",
+    re.I,
 )
-_NOT_REASON_WORDS = frozenset(
-    """differential differentials ddx alternative alternatives other others possibilities
-    considerations diagnoses""".split()
+# A numbered item opened in bold ("**2. Lymphoma**", "__2) Lymphoma__"): an item of the
+# diagnoses, never a reason.
+_BOLD_NUMBERED_ITEM = re.compile(r"\s*(?:\*\*|__)\s*\d{1,2}\s*[.)\-\u2013\u2014:]")
+
+
+def _items_are_findings(lines: list[str], reader: _NameReader) -> bool:
+    """Whether the first list item of ``lines`` opens with an imaging finding or a clinical
+    reason ("1. Rim", "- Ring enhancement", "- Clinical history") and no disease the lexicon
+    knows: under a reason heading the items are then reasons. Any other first item ("-
+    Lymphoma: less likely", "- Schistosomal granuloma: less likely") may be a differential:
+    the list reads as before."""
+    for line in lines:
+        if not line.strip():
+            continue
+        dash = _DASH_MARKER.match(line)
+        item = _LIST_ITEM.match(line)
+        if dash is not None:
+            value = line[dash.end() :]
+        elif item is not None:
+            value = item.group("value")
+        else:
+            return False
+        name = _item_name(value).strip(" *_")
+        return bool(
+            (_IMAGING_CLAUSE.search(name) or _CLINICAL_REASON.search(name))
+            and not reader.known(name)
+        )
+    return False
+
+
+# A clinical reason ("Clinical history", "Age of the patient", "Typical presentation").
+_CLINICAL_REASON = re.compile(
+    r"\b(?:history|clinical|age|symptoms?|presentation|typical|classic|onset|"
+    r"demographics?|course)\b",
+    re.I,
 )
+
+
+def _reason_item_kind(line: str) -> str | None:
+    """ "number" for a numbered item ("1. Rim", "2- Necrosis"), "bullet" for a bulleted one
+    ("- Rim", "* Rim"), None for any other line."""
+    dash = _DASH_MARKER.match(line)
+    if dash is not None and not _NUMBER_RANGE.match(line, dash.end()):
+        return "number"
+    if _LIST_ITEM.match(line) is None:
+        return None
+    return "number" if re.match(r"\s*(?:\*\*|__)?\s*\(?\d", line) else "bullet"
 
 
 def _without_reason_lists(text: str) -> str:
@@ -1577,23 +1756,30 @@ def _without_reason_lists(text: str) -> str:
     kept: list[str] = []
     named = False  # a line so far names a diagnosis
     skipping = False
-    for line in lines:
+    kind: str | None = None  # the reasons' marker: "number" or "bullet"
+    blank = False  # a blank line after the reasons' items
+    for index, line in enumerate(lines):
         if skipping:
-            dash = _DASH_MARKER.match(line)
-            if (
-                not line.strip()
-                or line[:1].isspace()
-                or _LIST_ITEM.match(line)
-                or (dash is not None and not _NUMBER_RANGE.match(line, dash.end()))
-            ):
-                continue  # an item of the reasons ("1. Rim", "2- Necrosis") or its explanation
-            skipping = False
-        heading = _REASON_HEADING.match(line) if named else None
-        if heading is not None:
-            words = set(re.findall(r"[a-z]+", heading.group("label").lower()))
-            if words & _REASON_HEADING_WORDS and not words & _NOT_REASON_WORDS:
-                skipping = True
+            # the reasons end at the next item of the diagnoses: a bold numbered item, an
+            # item marked unlike the reasons, or any line after a blank one
+            if not line.strip():
+                blank = kind is not None
                 continue
+            line_kind = _reason_item_kind(line)
+            if not blank and not _BOLD_NUMBERED_ITEM.match(line):
+                if line[:1].isspace() and kind is not None:
+                    continue  # an explanation under a reason
+                if line_kind is not None and kind in (None, line_kind):
+                    kind = line_kind
+                    continue  # an item of the reasons ("1. Rim", "- Necrosis")
+            skipping = False
+        if (
+            named
+            and _REASON_HEADING.fullmatch(line)
+            and _items_are_findings(lines[index + 1 :], reader)
+        ):
+            skipping, kind, blank = True, None, False
+            continue
         if not named and line.strip():
             named = _names_a_diagnosis(line, reader)
         kept.append(line)
@@ -1608,17 +1794,32 @@ _HEDGED_NAME_REASON = re.compile(
     re.I,
 )
 _MAX_HEDGED_FIRST_NAME_WORDS = 8
+# Imaging findings a reason clause may be made of ("the dural tail", "ring enhancement with
+# necrosis"): only such a clause is cut; any other ("due to hyponatremia") may be the
+# diagnosis.
+_IMAGING_CLAUSE = re.compile(
+    r"\b(?:enhanc\w*|signal|\w*intens\w*|restrict\w*|diffusion|dwi|adc|flair|t[12]|swi|"
+    r"susceptibility|bloom\w*|tail|rim|ring|necros[ie]s|necrotic|calcif\w*|cyst(?:ic|s)?|"
+    r"appearance|features?|findings?|location|pattern|morphology|margins?|mass\s+effect|"
+    r"lesions?|perfusion|spectroscopy|distribution|imaging|shape|configuration|"
+    r"periventricular|extra-?axial|intra-?axial|dural|hemorrhagic\s+foci|edema|"
+    r"characteristics|involvement|(?:its|the)\s+(?:size|age))\b",
+    re.I,
+)
 
 
 def _without_reason_clause(text: str) -> str:
     """``text`` with a first line "<hedge> <name> <reason clause>" written "Most likely:
-    <name>", and the reason list under it (when the clause ends in a colon) left out.
+    <name>", and the reason list under it (when the clause is a colon and nothing after it
+    on the line) left out; reasons written on the line leave the list below as it is.
 
     Only when a name the lexicon knows (at most 8 words, no verb) stands between the hedge
     (most likely, likely, probably, possibly) and the clause ("due to", "because (of)",
-    "given", "as evidenced by"), and the clause names no disease itself ("Most likely
-    hydrocephalus due to aqueductal stenosis" stays whole): every other first line reads
-    as before.
+    "given", "as evidenced by"), and the clause is empty or made of imaging findings
+    (:data:`_IMAGING_CLAUSE`: "the dural tail", "ring enhancement") and names no disease the
+    lexicon knows. "Most likely hydrocephalus due to aqueductal stenosis" and "Most likely
+    cerebral edema due to hyponatremia" (the clause may be the diagnosis) stay whole: every
+    other first line reads as before.
 
     Example:
         >>> _without_reason_clause("Most likely glioblastoma due to: 1. Rim 2. Necrosis")
@@ -1642,12 +1843,16 @@ def _without_reason_clause(text: str) -> str:
         or _SENTENCE_PIECE.search(name)
         or _CLAUSE_PIECE.match(name)
         or not reader.mentions(name)
-        or (not rest.startswith(":") and reader.mentions(rest))
     ):
+        return text
+    clause = rest.lstrip(":").strip()
+    findings = re.sub(r"\bmass\s+effect\b", "", clause, flags=re.I)  # a finding, not "mass"
+    if clause and (not _IMAGING_CLAUSE.search(clause) or reader.mentions(findings)):
+        # "Most likely cerebral edema due to hyponatremia": the clause may be the diagnosis
         return text
     kept = [*lines[:first], f"Most likely: {name}"]
     following = lines[first + 1 :]
-    if rest.startswith(":"):  # "due to:" and its list below: reasons
+    if rest.startswith(":") and not clause:  # "due to:" and its list below: reasons
         while following and (
             not following[0].strip() or following[0][:1].isspace() or _LIST_ITEM.match(following[0])
         ):
