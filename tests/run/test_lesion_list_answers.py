@@ -331,3 +331,137 @@ def test_numbered_labels_naming_a_lesion_stay_separate_whatever_they_hedge(answe
     assert parsed.notes[0] == (
         "2 JSON answers, one per numbered lesion (Lesion 1, Lesion 2...), scored together"
     )
+
+
+# boxfix24: last session's leftovers. box_2d [100, 100, 200, 200] -> FIRST and
+# [600, 600, 700, 700] -> SECOND (see above); every answer read with no prompt on record.
+BOX_1, BOX_2 = '{"box_2d": [100, 100, 200, 200]}', '{"box_2d": [600, 600, 700, 700]}'
+LAST_ALONE_NOTE = (
+    "an earlier JSON answer not counted (1 box(es): [100, 100, 200, 200]): the last "
+    "complete JSON answer is the model's final answer"
+)
+LISTED_NOTE = "2 JSON answers, one per numbered lesion (Lesion 1, Lesion 2...), scored together"
+
+# Read as alternatives or revisions of one answer: the last box, with its note (3482645
+# scored both boxes of each).
+ONE_LESION_TWICE = {
+    # (1) Words after "Lesion N" that only revise or hedge (the pure-hedge vocabulary).
+    "lesion-second-read": f"Lesion 1: {BOX_1}\nLesion 2 (second read): {BOX_2}",
+    "lesion-revised": f"Lesion 1 (initial): {BOX_1}\nLesion 2 (revised): {BOX_2}",
+    "lesion-refined-box": f"Lesion 1: {BOX_1}\nLesion 2 (refined box): {BOX_2}",
+    "lesion-less-likely": f"Lesion 1 (most likely): {BOX_1}\nLesion 2 (less likely): {BOX_2}",
+    "lesion-alternative-location": (f"Lesion 1: {BOX_1}\nLesion 2 (alternative location): {BOX_2}"),
+    "lesion-second-guess-bold": f"**Lesion 1:** {BOX_1}\n**Lesion 2 (second guess):** {BOX_2}",
+    # (3) A pure hedge before the brackets wins over a place word inside them.
+    "alternative-location-left-side": (
+        f"1. Right frontal lesion: {BOX_1}\n2. Alternative location (left side): {BOX_2}"
+    ),
+    "other-possible-location": (
+        f"1. Right frontal lesion: {BOX_1}\n2. Other possible location (left parietal): {BOX_2}"
+    ),
+    "second-guess-occipital": (
+        f"1. First guess (right frontal): {BOX_1}\n2. Second guess (left occipital): {BOX_2}"
+    ),
+    # (4) Markdown headings are labels like numbered lines; these ones hedge.
+    "heading-second-guess": f"### 1. First guess\n{BOX_1}\n### 2. Second guess\n{BOX_2}",
+}
+
+
+@pytest.mark.parametrize("answer", list(ONE_LESION_TWICE.values()), ids=list(ONE_LESION_TWICE))
+def test_hedged_or_revised_labels_score_the_last_answer_alone(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.boxes) == ("ok", [SECOND])
+    assert parsed.notes == (LAST_ALONE_NOTE,)
+
+
+# Read as separate lesions, both boxes scored (3482645 scored the last alone for the
+# headings, the diagnosis after "or" and the words describing a lesion in its label).
+TWO_LESIONS = {
+    # (4) Markdown headings, like "**Lesion 2:**" already was.
+    "heading-lesions-fenced": (
+        f"### Lesion 1\n```json\n{BOX_1}\n```\n### Lesion 2\n```json\n{BOX_2}\n```"
+    ),
+    "heading-numbered-places": (
+        f"## 1. Left frontal lesion\n{BOX_1}\n## 2. Right occipital lesion\n{BOX_2}"
+    ),
+    "heading-bold-lesions": f"#### **Lesion 1**\n{BOX_1}\n#### **Lesion 2**\n{BOX_2}",
+    # (2) A finished sentence opened by "or" that names no place hedges the diagnosis.
+    "or-possibly-an-abscess": f"Lesion 1: {BOX_1}\nOr possibly an abscess.\nLesion 2: {BOX_2}",
+    "or-a-plaque": (
+        f"Lesion 1: {BOX_1}\nor a demyelinating plaque; DWI would help.\n\nLesion 2: {BOX_2}"
+    ),
+    # (6) "final" on every label is the model's style; "together with" links two lesions.
+    "final-on-every-label": f"Lesion 1 (final): {BOX_1}\nLesion 2 (final): {BOX_2}",
+    "together-with": (
+        f"Lesion 1: {BOX_1}\nLesion 2 (together with lesion 1 forming a cluster): {BOX_2}"
+    ),
+}
+
+
+@pytest.mark.parametrize("answer", list(TWO_LESIONS.values()), ids=list(TWO_LESIONS))
+def test_labels_of_separate_lesions_score_both_boxes(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.boxes) == ("ok", [FIRST, SECOND])
+    assert parsed.notes == (LISTED_NOTE,)
+
+
+# Unchanged from 3482645 (the conservative form): each kept as it was read.
+BOTH, LAST = [FIRST, SECOND], [SECOND]
+UNCHANGED = {
+    "possible-satellite": (
+        f"Lesion 1: {BOX_1}\nLesion 2 (possible satellite lesion): {BOX_2}",
+        BOTH,
+    ),
+    "likely-metastasis": (f"Lesion 1: {BOX_1}\nLesion 2 (likely metastasis): {BOX_2}", BOTH),
+    "likely-gbm": (f"Lesion 1: {BOX_1}\nLesion 2 (likely GBM): {BOX_2}", BOTH),
+    "possible": (f"Lesion 1: {BOX_1}\nLesion 2 (possible): {BOX_2}", BOTH),
+    "second-read-and-a-place": (
+        f"Lesion 1: {BOX_1}\nLesion 2 (second read, left frontal): {BOX_2}",
+        BOTH,
+    ),
+    "left-parietal-likely-metastasis": (
+        f"1. Right frontal lesion (likely GBM): {BOX_1}\n"
+        f"2. Left parietal lesion (likely metastasis): {BOX_2}",
+        BOTH,
+    ),
+    "alternative-lesion-left": (
+        f"1. Right frontal lesion: {BOX_1}\n2. Alternative lesion (left side): {BOX_2}",
+        BOTH,
+    ),
+    "alternative-location-no-brackets": (
+        f"1. Right frontal lesion: {BOX_1}\n2. Alternative location, left side: {BOX_2}",
+        BOTH,
+    ),
+    "or-if-the-other-hemisphere": (
+        f"Lesion 1: {BOX_1}\nor, if considering the other hemisphere,\nLesion 2: {BOX_2}",
+        LAST,
+    ),
+    "or-sentence-naming-a-place": (
+        f"Lesion 1: {BOX_1}\nOr possibly in the other hemisphere.\nLesion 2: {BOX_2}",
+        LAST,
+    ),
+    "or-alone-between-numbered-lesions": (
+        f"1. Left frontal lesion: {BOX_1}\nor\n2. Right occipital lesion: {BOX_2}",
+        LAST,
+    ),
+    "final-on-the-second-label-only": (f"Lesion 1: {BOX_1}\nLesion 2 (final): {BOX_2}", LAST),
+    "corrected": (f"Lesion 1: {BOX_1}\nLesion 2 (corrected): {BOX_2}", LAST),
+    "final-answer-line": (f"Lesion 1: {BOX_1}\nFinal answer:\nLesion 2: {BOX_2}", LAST),
+    "actually-the-same-lesion": (
+        f"Lesion 1: {BOX_1}\nLesion 2 (actually the same lesion, refined): {BOX_2}",
+        LAST,
+    ),
+    # The same box twice: a restatement, one box (its note names the repeat).
+    "heading-same-box": (f"### Lesion 1\n{BOX_1}\n### Lesion 2\n{BOX_1}", [FIRST]),
+    "headings-likely": (f"### Lesion 1 (likely)\n{BOX_1}\n### Lesion 2 (likely)\n{BOX_2}", LAST),
+}
+
+
+@pytest.mark.parametrize(("answer", "expected"), list(UNCHANGED.values()), ids=list(UNCHANGED))
+def test_shapes_read_right_before_read_the_same(answer: str, expected: list[list[float]]) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.boxes) == ("ok", expected)
+    if expected == BOTH:
+        assert parsed.notes == (LISTED_NOTE,)
+    elif expected == LAST:
+        assert parsed.notes == (LAST_ALONE_NOTE,)
