@@ -86,12 +86,16 @@ fenced block after "Corrected:"), the last complete one is scored; a note names 
 others. One exception: JSON answers that are an enumeration of separate lesions, each
 after its own numbered label ("Lesion 1: {...} Lesion 2: {...}", "1. ...: {...}"), each
 with boxes no other repeats, with no word of a final or corrected answer between them, are
-all scored (a note says so). The labels decide: "Lesion N (<description>)" is a lesion
-whatever the description says ("possible satellite lesion"; overlapping boxes too), while
-a numbered label naming a likelihood, guess, hypothesis, candidate, option, estimate,
-alternative, revision or refinement ("2. Less likely location", "2. Second guess"), or an
-item opened by "or", makes them alternatives or revisions of one answer; these, and a
-restated, corrected or summed-up answer, keep the rule of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
+all scored (a note says so). The labels decide (a markdown heading, "### Lesion 2", is one too): "Lesion N
+(<description>)" is a lesion whatever the description says ("possible satellite lesion";
+overlapping boxes too) unless it only revises or hedges ("Lesion 2 (second read)", "Lesion
+2 (less likely)"), while a numbered label naming a likelihood, guess, hypothesis,
+candidate, option, estimate, alternative, revision or refinement ("2. Less likely
+location", "2. Second guess", "2. Alternative location (left side)": a place in brackets
+does not make it a lesion), or an item opened by "or" ("or, if ...", not a finished
+sentence naming no place such as "Or possibly an abscess."), makes them alternatives or
+revisions of one answer; these, and a restated, corrected or summed-up answer, keep the
+rule of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
 numbers quoted again later in prose (no colon before them) add no box; a note counts them.
 
 All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
@@ -1029,12 +1033,13 @@ _FINAL_ANSWER_WORDS = re.compile(
 # answer: a likelihood, guess, hypothesis, candidate, option, estimate or alternative ("1.
 # Most likely location", "2) Alternative location", "2. Second guess", "1. Candidate A",
 # "2. Refined estimate"). They make alternatives only in a label that names no lesion (see
-# :data:`_LESION_LABEL`): "1. Right frontal lesion (likely GBM)" hedges a diagnosis. "possible",
+# :data:`_LESION_THING`, :data:`_PLACE`): "1. Right frontal lesion (likely GBM)" hedges a diagnosis. "possible",
 # "or" and "estimated" are not among them: "1. Lesion in the left lobe, possibly a
 # metastasis" or "..., estimated" still names a lesion.
 _ALTERNATIVE_LABEL = re.compile(
     r"\b(?:(?:un)?likel(?:y|ihood)|probab\w*|guess\w*|hypothes[ie]s|candidates?|"
-    r"options?|choices?|estimates?|alternativ\w*)\b",
+    r"options?|choices?|estimates?|alternativ\w*|"
+    r"(?:an)?other\s+possible\s+(?:locations?|sites?|positions?|places?))\b",
     re.IGNORECASE,
 )
 # Words that make a numbered label a revision of one box, lesion word or not: "2. Refined
@@ -1044,31 +1049,46 @@ _REVISION_LABEL = re.compile(
     r"(?:first|second|third|initial|final|new|another)\s+(?:read(?:ing)?|look|pass|try))\b",
     re.IGNORECASE,
 )
-# Words that make a numbered label name a lesion-like thing or a place in the brain: such a
-# label is a separate lesion whatever hedge it carries ("2. Likely satellite lesion", "2.
-# Surrounding region, likely oedema", "1. Candidate lesion (right frontal)"). "location"
-# alone is no lesion ("1. Most likely location" is a hedge).
-_LESION_LABEL = re.compile(
+# Words that make a numbered label name a lesion-like thing: such a label is a separate
+# lesion whatever hedge it carries ("2. Likely satellite lesion", "2. Surrounding region,
+# likely oedema", "1. Candidate lesion (right frontal)"). "location" alone is no lesion ("1.
+# Most likely location" is a hedge).
+_LESION_THING = re.compile(
     r"\b(?:lesions?|mass(?:es)?|nodules?|nodular|foc(?:us|i)|regions?|areas?|components?|"
     r"o?edema(?:tous)?|cores?|cysts?|cystic|tumou?rs?|enhancements?|enhancing|"
     r"abnormalit(?:y|ies)|findings?|metastas[ie]s|hyperintensit(?:y|ies)|"
-    r"hypointensit(?:y|ies)|left|right|bilateral|midline|frontal|parietal|temporal|"
+    r"hypointensit(?:y|ies))\b",
+    re.IGNORECASE,
+)
+# Words that name a place in the brain: a label naming one is a lesion there ("2. Left
+# parietal lesion", "2. Right occipital"), unless a pure hedge stands before the place in
+# brackets ("2. Alternative location (left side)": a hedge of where the one lesion is).
+_PLACE = re.compile(
+    r"\b(?:left|right|bilateral|midline|frontal|parietal|temporal|"
     r"occipital|insular?|cerebellar|cerebellum|thalamic|thalamus|brainstem|pontine|pons|"
     r"medulla(?:ry)?|midbrain|callos(?:al|um)|periventricular|juxtacortical|cortical|"
     r"subcortical|basal\s+ganglia|ventricles?|ventricular|hemispheres?|hemispheric|lobes?)\b",
     re.IGNORECASE,
 )
+# Words that may stand beside a revision or a hedge in what follows "Lesion N" and name
+# nothing of their own: "Lesion 2 (second guess)", "Lesion 2 (refined box)", "Lesion 2 (less
+# likely location)".
+_HEDGE_FILLER = re.compile(
+    r"\b(?:a|an|the|my|of|more|less|most|least|very|first|second|third|other|another|"
+    r"initial|location|position|place|site|box|bounding|answer)\b",
+    re.IGNORECASE,
+)
 # Text between two numbered items that opens with a connector of alternatives: "or, if the
 # signal is flow-related," before "Lesion 2".
 _ALTERNATIVE_CONNECTOR = re.compile(
-    r"^[\s*_>-]*(?:or|alternatively|otherwise|else|if\s+not)\b", re.IGNORECASE
+    r"^[\s*_>-]*(or|alternatively|otherwise|else|if\s+not)\b", re.IGNORECASE
 )
 # The label that opens one item of an enumeration, at the end of the text before an
 # answer: "Lesion 2:", "**Finding 2** (left):", "2. Right parietal lesion:", "- Lesion #2 -".
 _ENUMERATED_ITEM = re.compile(
-    r"(?:^|\n)[ \t>]*(?:[-*\u2022+][ \t]+)?[*_`]*[ \t]*(?:"
+    r"(?:^|\n)[ \t>]*(?:#{1,6}[ \t]+)?(?:[-*\u2022+][ \t]+)?[*_`]*[ \t]*(?:"
     r"(?:lesion|finding|region|abnormality|anomaly|object|box|area|target|mass|nodule|focus|"
-    r"site|roi)s?[ \t]*(?:#|no\.?|number)?[ \t]*(?P<named>\d{1,2})\b"
+    r"site|roi)s?[ \t]*(?:#|no\.?|number)?[ \t]*(?P<named>\d{1,2})\b(?P<tail>[^\n{}\[\]]*)"
     r"|(?P<numbered>\d{1,2})[.)][ \t](?P<label>[^\n{}\[\]]*)"
     r")[^\n{}\[\]]*$",
     re.IGNORECASE,
@@ -1079,37 +1099,50 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
     """The JSON answers that are one enumerated list of separate lesions, else ``[]``.
 
     A model that gives one object per lesion, each after its own label ("Lesion 1: {...}
-    Lesion 2: {...}"), answers with all of them; one that restates, corrects or hedges its
-    answer answers with the last one. The labels decide: at least two complete answers,
-    each after a label numbering it 1, 2, 3... in order, each with boxes of its own (no box
-    repeated), no word of a final, corrected or summed-up answer between them (see
-    :data:`_FINAL_ANSWER_WORDS`), none opened by a connector of alternatives ("or, if ...":
-    :data:`_ALTERNATIVE_CONNECTOR`), and no numbered label that revises a box or is a pure
-    hedge naming no lesion (:func:`_is_alternative_label`: "2. Second guess", "2) Less likely
-    location"; "2. Likely satellite lesion" is a lesion). A "Lesion N" label (or "Finding N", "Region N"...) names a lesion whatever
-    its description says ("Lesion 2 (possible satellite lesion)"), and boxes that overlap
-    are two boxes the model chose to give (a tumour core and its oedema). Then every box is
-    scored; anything else keeps the rule of the last complete answer.
+    Lesion 2: {...}", a markdown heading "### Lesion 2" too), answers with all of them; one
+    that restates, corrects or hedges its answer answers with the last one. The labels
+    decide: at least two complete answers, each after a label numbering it 1, 2, 3... in
+    order, each with boxes of its own (no box repeated), no word of a final, corrected or
+    summed-up answer between them (see :data:`_FINAL_ANSWER_WORDS`; in a label, "final" on
+    every label from the first is the model's style, and "together with" / "combined with"
+    link a lesion to another), none opened by a connector of alternatives ("or, if ...":
+    :func:`_opens_alternatives`), and no label that revises a box or is a pure hedge naming
+    no lesion (:func:`_is_alternative_label`: "2. Second guess", "2) Less likely location";
+    "2. Likely satellite lesion" is a lesion; after "Lesion N", words that only revise or
+    hedge, :func:`_only_revises_or_hedges`: "Lesion 2 (second read)"). A "Lesion N" label (or
+    "Finding N", "Region N"...) names a lesion whatever else its description says ("Lesion 2
+    (possible satellite lesion)"), and boxes that overlap are two boxes the model chose to
+    give (a tumour core and its oedema). Then every box is scored; anything else keeps the
+    rule of the last complete answer.
     """
     if len(answers) < 2:
         return []
     seen: set[tuple[float, ...]] = set()
     previous_end = 0
+    first_says_final = False
     for number, answer in enumerate(answers, start=1):
         before = _without_fences(text[previous_end : answer.offset + answer.start])
         previous_end = answer.offset + answer.end
-        # The preamble's words are not read: "Here are the lesions, or what may be ..."
-        between = before if number > 1 else ""
-        if _FINAL_ANSWER_WORDS.search(between):
-            return []
         stripped = before.rstrip(" \t\r\n")
         label = _ENUMERATED_ITEM.search(stripped)
         if label is None or int(label["named"] or label["numbered"]) != number:
             return []
-        if number > 1 and _ALTERNATIVE_CONNECTOR.search(stripped[: label.start()]):
-            return []  # "or, if the signal is flow-related," then "Lesion 2:"
+        label_line = stripped[label.start() :]
+        if number == 1:
+            # The preamble's words are not read: "Here are the lesions, or what may be ..."
+            first_says_final = re.search(r"\bfinal\b", label_line, re.IGNORECASE) is not None
+        else:
+            prose = stripped[: label.start()]
+            if _FINAL_ANSWER_WORDS.search(prose) or _final_word_in_label(
+                label_line, first_says_final
+            ):
+                return []
+            if _opens_alternatives(prose):
+                return []  # "or, if the signal is flow-related," then "Lesion 2:"
         if label["label"] is not None and _is_alternative_label(label["label"]):
             return []  # "2. Refined estimate:", "2) Less likely location:"
+        if label["tail"] is not None and _only_revises_or_hedges(label["tail"]):
+            return []  # "Lesion 2 (second read):", "Lesion 2 (less likely):"
         boxes = {tuple(candidate.numbers) for candidate in answer.extraction.candidates}
         if not boxes or boxes & seen:  # a box again: a restatement, not another lesion
             return []
@@ -1117,11 +1150,89 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
     return answers
 
 
+def _final_word_in_label(label: str, first_says_final: bool) -> bool:
+    """Whether an item's label line carries a word of a final or corrected answer.
+
+    "final" is the model's style when the first label carries it too ("Lesion 1 (final)",
+    "Lesion 2 (final)"), and "together with" / "combined with" link this lesion to another
+    ("Lesion 2 (together with lesion 1 forming a cluster)"): neither makes a final answer.
+
+    >>> _final_word_in_label("Lesion 2 (corrected):", first_says_final=False)
+    True
+    >>> _final_word_in_label("Lesion 2 (final):", first_says_final=True)
+    False
+    >>> _final_word_in_label("Lesion 2 (together with lesion 1):", first_says_final=False)
+    False
+    """
+    for match in _FINAL_ANSWER_WORDS.finditer(label):
+        word = match.group().lower()
+        if word == "final" and first_says_final:
+            continue
+        if word in {"together", "combined"} and re.match(r"\s+with\b", label[match.end() :]):
+            continue
+        return True
+    return False
+
+
+def _opens_alternatives(prose: str) -> bool:
+    """Whether the text between two items opens with a connector of alternatives.
+
+    "or, if the signal is flow-related," or "Alternatively:" before "Lesion 2" offer another
+    place for one lesion. A finished sentence opened by "or" that names no place and no
+    condition hedges the diagnosis of the item before it, not its place ("Or possibly an
+    abscess.").
+
+    >>> _opens_alternatives("or, if considering the other hemisphere,")
+    True
+    >>> _opens_alternatives("Or possibly an abscess.")
+    False
+    >>> _opens_alternatives("Or possibly in the other hemisphere.")
+    True
+    """
+    connector = _ALTERNATIVE_CONNECTOR.search(prose)
+    if connector is None:
+        return False
+    if connector.group(1).lower() != "or":
+        return True
+    finished = re.search(r"[.!?][)*_\"']*\s*$", prose) is not None
+    conditional = re.search(
+        r"\b(?:if|unless|else|otherwise|alternatively|instead|elsewhere|here|there|"
+        r"locations?|sites?|positions?|places?|sides?)\b",
+        prose,
+        re.IGNORECASE,
+    )
+    return not finished or conditional is not None or _PLACE.search(prose) is not None
+
+
+def _only_revises_or_hedges(tail: str) -> bool:
+    """Whether what follows "Lesion N" only revises or hedges it, naming nothing of its own.
+
+    The revisions and hedges are the numbered labels' (:data:`_REVISION_LABEL`,
+    :data:`_ALTERNATIVE_LABEL`); a word beyond them and a few that name nothing
+    (:data:`_HEDGE_FILLER`: "second", "location", "box"...) describes a lesion.
+
+    >>> _only_revises_or_hedges(" (second read):")
+    True
+    >>> _only_revises_or_hedges(" (possible satellite lesion):")
+    False
+    >>> _only_revises_or_hedges(" (likely GBM)")
+    False
+    """
+    if not (_REVISION_LABEL.search(tail) or _ALTERNATIVE_LABEL.search(tail)):
+        return False
+    rest = _REVISION_LABEL.sub(" ", tail)
+    rest = _ALTERNATIVE_LABEL.sub(" ", rest)
+    rest = _HEDGE_FILLER.sub(" ", rest)
+    return re.search(r"[^\W_]", rest) is None
+
+
 def _is_alternative_label(label: str) -> bool:
     """Whether a numbered item's label offers another place or a revision, not a lesion.
 
     A revision ("refined", "second read") is one; a hedge ("likely", "guess", "option"...)
-    only in a label that names no lesion-like thing or place (:data:`_LESION_LABEL`).
+    only in a label that names no lesion-like thing (:data:`_LESION_THING`) and no place
+    (:data:`_PLACE`) outside brackets: "2. Alternative location (left side)" hedges where
+    the one lesion is, "2. Left parietal (alternative)" is a lesion there.
 
     >>> _is_alternative_label("Less likely location")
     True
@@ -1129,10 +1240,15 @@ def _is_alternative_label(label: str) -> bool:
     False
     >>> _is_alternative_label("Lesion (second read, after zooming)")
     True
+    >>> _is_alternative_label("Alternative location (left side)")
+    True
     """
     if _REVISION_LABEL.search(label):
         return True
-    return bool(_ALTERNATIVE_LABEL.search(label)) and not _LESION_LABEL.search(label)
+    if _LESION_THING.search(label):
+        return False
+    outside = re.sub(r"\([^()]*\)", " ", label)
+    return bool(_ALTERNATIVE_LABEL.search(label)) and not _PLACE.search(outside)
 
 
 def _walk_into(value: Any, complete: bool, extraction: _Extraction) -> None:
