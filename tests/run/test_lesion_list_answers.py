@@ -465,3 +465,25 @@ def test_shapes_read_right_before_read_the_same(answer: str, expected: list[list
         assert parsed.notes == (LISTED_NOTE,)
     elif expected == LAST:
         assert parsed.notes == (LAST_ALONE_NOTE,)
+
+
+# (5) Two unnumbered JSON answers: every such answer in this suite's corpora is a correction
+# or another place ("Corrected:", "Another possibility:", "Final answer:"), so an
+# unlabelled later answer stays the final one, the earlier named in a note (never silently
+# dropped). Two objects with nothing between them are one answer, both boxes scored.
+@pytest.mark.parametrize(
+    "answer",
+    [
+        f"```json\n{BOX_1}\n```\n\n```json\n{BOX_2}\n```",
+        f"{BOX_1}\nThere is also a second lesion:\n{BOX_2}",
+    ],
+    ids=["two-fenced-blocks", "prose-between"],
+)
+def test_two_unnumbered_json_answers_score_the_last_with_a_note(answer: str) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.boxes, parsed.notes) == ("ok", [SECOND], (LAST_ALONE_NOTE,))
+
+
+def test_two_json_objects_on_consecutive_lines_are_one_answer() -> None:
+    parsed = parse_localization(f"{BOX_1}\n{BOX_2}", image_size=IMAGE)
+    assert (parsed.status, parsed.boxes, parsed.notes) == ("ok", [FIRST, SECOND], ())
