@@ -451,6 +451,9 @@ UNCHANGED = {
         f"Lesion 1: {BOX_1}\nLesion 2 (actually the same lesion, refined): {BOX_2}",
         LAST,
     ),
+    # "with" after a word of a corrected answer other than together/combined changes nothing.
+    "revised-with": (f"Lesion 1: {BOX_1}\nLesion 2 (revised with the oedema): {BOX_2}", LAST),
+    "alternatively": (f"Lesion 1: {BOX_1}\nAlternatively:\nLesion 2: {BOX_2}", LAST),
     # The same box twice: a restatement, one box (its note names the repeat).
     "heading-same-box": (f"### Lesion 1\n{BOX_1}\n### Lesion 2\n{BOX_1}", [FIRST]),
     "headings-likely": (f"### Lesion 1 (likely)\n{BOX_1}\n### Lesion 2 (likely)\n{BOX_2}", LAST),
@@ -487,3 +490,9 @@ def test_two_unnumbered_json_answers_score_the_last_with_a_note(answer: str) -> 
 def test_two_json_objects_on_consecutive_lines_are_one_answer() -> None:
     parsed = parse_localization(f"{BOX_1}\n{BOX_2}", image_size=IMAGE)
     assert (parsed.status, parsed.boxes, parsed.notes) == ("ok", [FIRST, SECOND], ())
+
+
+def test_one_labelled_answer_is_no_list() -> None:
+    # One answer after "Lesion 1:" is the answer itself: no note of a list scored together.
+    parsed = parse_localization(f"Lesion 1: {BOX_1}", image_size=IMAGE)
+    assert (parsed.status, parsed.boxes, parsed.notes) == ("ok", [FIRST], ())
