@@ -86,15 +86,19 @@ fenced block after "Corrected:"), the last complete one is scored; a note names 
 others. One exception: JSON answers that are an enumeration of separate lesions, each
 after its own numbered label ("Lesion 1: {...} Lesion 2: {...}", "1. ...: {...}"), each
 with boxes no other repeats, with no word of a final or corrected answer between them, are
-all scored (a note says so). The labels decide (a markdown heading, "### Lesion 2", is one too): "Lesion N
-(<description>)" is a lesion whatever the description says ("possible satellite lesion";
-overlapping boxes too) unless it only revises or hedges ("Lesion 2 (second read)", "Lesion
-2 (less likely)"), while a numbered label naming a likelihood, guess, hypothesis,
-candidate, option, estimate, alternative, revision or refinement ("2. Less likely
-location", "2. Second guess", "2. Alternative location (left side)": a place in brackets
-does not make it a lesion), or an item opened by "or" ("or, if ...", not a finished
-sentence naming no place such as "Or possibly an abscess."), makes them alternatives or
-revisions of one answer; these, and a restated, corrected or summed-up answer, keep the
+all scored (a note says so). The labels decide (a markdown heading is one only when it
+names a lesion, a finding or a place: "### Lesion 2", "## 1. Left frontal lesion", not
+"### 2. Verification" or "## 2. Pixel coordinates"): "Lesion N (<description>)" is a lesion
+whatever the description says ("possible satellite lesion", "probable", "less likely";
+overlapping boxes too) unless it only revises ("Lesion 2 (second read)") or is an explicit
+alternative ("Lesion 2 (alternative location)"), while a numbered label naming a
+likelihood, guess, hypothesis, candidate, option, estimate, alternative, revision or
+refinement and no lesion or place ("2. Less likely location", "2. Second guess"; with a
+place in brackets only an explicit alternative as a whole, "2. Alternative location (left
+side)", not "2. Likely haemorrhage (left thalamus)"), or an item opened by "or" (all but a
+finished sentence offering a diagnosis and naming no place, direction or size, "Or
+possibly an abscess."), makes them alternatives or revisions of one answer; these, and a
+restated, corrected or summed-up answer, keep the
 rule of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
 numbers quoted again later in prose (no colon before them) add no box; a note counts them.
 
@@ -1038,8 +1042,7 @@ _FINAL_ANSWER_WORDS = re.compile(
 # metastasis" or "..., estimated" still names a lesion.
 _ALTERNATIVE_LABEL = re.compile(
     r"\b(?:(?:un)?likel(?:y|ihood)|probab\w*|guess\w*|hypothes[ie]s|candidates?|"
-    r"options?|choices?|estimates?|alternativ\w*|"
-    r"(?:an)?other\s+possible\s+(?:locations?|sites?|positions?|places?))\b",
+    r"options?|choices?|estimates?|alternativ\w*)\b",
     re.IGNORECASE,
 )
 # Words that make a numbered label a revision of one box, lesion word or not: "2. Refined
@@ -1061,8 +1064,8 @@ _LESION_THING = re.compile(
     re.IGNORECASE,
 )
 # Words that name a place in the brain: a label naming one is a lesion there ("2. Left
-# parietal lesion", "2. Right occipital"), unless a pure hedge stands before the place in
-# brackets ("2. Alternative location (left side)": a hedge of where the one lesion is).
+# parietal lesion", "2. Right occipital"), unless the label outside its brackets is one
+# of :data:`_ALTERNATIVE_PHRASE` ("2. Alternative location (left side)").
 _PLACE = re.compile(
     r"\b(?:left|right|bilateral|midline|frontal|parietal|temporal|"
     r"occipital|insular?|cerebellar|cerebellum|thalamic|thalamus|brainstem|pontine|pons|"
@@ -1070,12 +1073,47 @@ _PLACE = re.compile(
     r"subcortical|basal\s+ganglia|ventricles?|ventricular|hemispheres?|hemispheric|lobes?)\b",
     re.IGNORECASE,
 )
-# Words that may stand beside a revision or a hedge in what follows "Lesion N" and name
-# nothing of their own: "Lesion 2 (second guess)", "Lesion 2 (refined box)", "Lesion 2 (less
-# likely location)".
-_HEDGE_FILLER = re.compile(
-    r"\b(?:a|an|the|my|of|more|less|most|least|very|first|second|third|other|another|"
-    r"initial|location|position|place|site|box|bounding|answer)\b",
+# A label that is, as a whole (brackets, markup and punctuation aside), an explicit noun
+# phrase of another place for one lesion: "Alternative location", "Other possible
+# location", "Second guess", "Option 2", "Less likely location". Only this exact shape
+# makes a label naming a place in brackets an alternative ("2. Alternative location (left
+# side)"); a hedge before a diagnosis ("2. Likely haemorrhage (left thalamus)") or another
+# site ("2. Another possible site of involvement (left parietal)") is a lesion there.
+_ALTERNATIVE_PHRASE = re.compile(
+    r"(?:(?:an)?other\s+possible|alternative|(?:most|more|less|least)\s+likely)\s+"
+    r"(?:location|position)"
+    r"|(?:first|second|third|another|other|alternative)\s+guess"
+    r"|(?:option|choice|alternative)(?:\s+[a-z]|\s*\d{1,2})?",
+    re.IGNORECASE,
+)
+# Words that may stand beside a revision in what follows "Lesion N" and name nothing of
+# their own: "Lesion 2 (refined box)", "Lesion 2 (second read)".
+_REVISION_FILLER = re.compile(
+    r"\b(?:a|an|the|my|of|first|second|third|initial|location|position|box|bounding|"
+    r"answer|read|re-?estimat\w*)\b",
+    re.IGNORECASE,
+)
+# A finished sentence between two items that opens with "or" and offers another diagnosis,
+# not another place: "Or possibly an abscess.", "Or it may be a cavernoma.", "Or both could
+# be metastases." A thing after "a"/"an" (or after "could be", "is"...), never "the", a
+# size or a direction ("Or perhaps a bit more anterior.", "Or maybe it is the same
+# lesion.").
+_OR_DIAGNOSIS = re.compile(
+    r"^[\s*_>-]*or\s+(?:(?:possibly|perhaps|maybe|probably|likely)\s+)?(?:"
+    r"(?:it|this|that|both|they|these|either)\s+(?:is|are|(?:could|may|might)\s+(?:also\s+)?be)"
+    r"\s+(?:an?\s+)?"
+    r"|an?\s+)"
+    r"(?!(?:the|this|that|same|one|bit|little|touch|tad|few|slightly|more|less|further|"
+    r"different|separate|second|other|another|smaller|larger|bigger|wider|tighter|higher|"
+    r"lower)\b)[a-z]",
+    re.IGNORECASE,
+)
+# Words of a direction, size or place not in :data:`_PLACE` that make an "or" sentence
+# another place for one lesion ("Or possibly in the posterior fossa.").
+_OR_PLACE = re.compile(
+    r"\b(?:anterior\w*|posterior\w*|superior\w*|inferior\w*|lateral\w*|medial\w*|"
+    r"lower|upper|higher|above|below|fossa|hippocamp\w*|caudate|putamen|insula|"
+    r"contralateral|ipsilateral|larger|smaller|bigger|same|further|more|box|coordinates?)\b",
     re.IGNORECASE,
 )
 # Text between two numbered items that opens with a connector of alternatives: "or, if the
@@ -1086,9 +1124,9 @@ _ALTERNATIVE_CONNECTOR = re.compile(
 # The label that opens one item of an enumeration, at the end of the text before an
 # answer: "Lesion 2:", "**Finding 2** (left):", "2. Right parietal lesion:", "- Lesion #2 -".
 _ENUMERATED_ITEM = re.compile(
-    r"(?:^|\n)[ \t>]*(?:#{1,6}[ \t]+)?(?:[-*\u2022+][ \t]+)?[*_`]*[ \t]*(?:"
-    r"(?:lesion|finding|region|abnormality|anomaly|object|box|area|target|mass|nodule|focus|"
-    r"site|roi)s?[ \t]*(?:#|no\.?|number)?[ \t]*(?P<named>\d{1,2})\b(?P<tail>[^\n{}\[\]]*)"
+    r"(?:^|\n)[ \t>]*(?P<heading>#{1,6}[ \t]+)?(?:[-*\u2022+][ \t]+)?[*_`]*[ \t]*(?:"
+    r"(?P<kind>lesion|finding|region|abnormality|anomaly|object|box|area|target|mass|nodule|"
+    r"focus|site|roi)s?[ \t]*(?:#|no\.?|number)?[ \t]*(?P<named>\d{1,2})\b(?P<tail>[^\n{}\[\]]*)"
     r"|(?P<numbered>\d{1,2})[.)][ \t](?P<label>[^\n{}\[\]]*)"
     r")[^\n{}\[\]]*$",
     re.IGNORECASE,
@@ -1099,21 +1137,23 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
     """The JSON answers that are one enumerated list of separate lesions, else ``[]``.
 
     A model that gives one object per lesion, each after its own label ("Lesion 1: {...}
-    Lesion 2: {...}", a markdown heading "### Lesion 2" too), answers with all of them; one
-    that restates, corrects or hedges its answer answers with the last one. The labels
-    decide: at least two complete answers, each after a label numbering it 1, 2, 3... in
-    order, each with boxes of its own (no box repeated), no word of a final, corrected or
-    summed-up answer between them (see :data:`_FINAL_ANSWER_WORDS`; in a label, "final" on
-    every label from the first is the model's style, and "together with" / "combined with"
-    link a lesion to another), none opened by a connector of alternatives ("or, if ...":
+    Lesion 2: {...}"; a markdown heading only when it names a lesion, a finding or a place,
+    :func:`_heading_names_lesion`: "### Lesion 2"), answers with all of them; one that
+    restates, corrects or offers another place for its answer answers with the last one.
+    The labels decide: at least two complete answers, each after a label numbering it 1, 2,
+    3... in order, each with boxes of its own (no box repeated), no word of a final,
+    corrected or summed-up answer between them (see :data:`_FINAL_ANSWER_WORDS`; in a
+    label, "final" on every label from the first is the model's style, and "together with"
+    links a lesion to another), none opened by a connector of alternatives ("or, if ...":
     :func:`_opens_alternatives`), and no label that revises a box or is a pure hedge naming
     no lesion (:func:`_is_alternative_label`: "2. Second guess", "2) Less likely location";
-    "2. Likely satellite lesion" is a lesion; after "Lesion N", words that only revise or
-    hedge, :func:`_only_revises_or_hedges`: "Lesion 2 (second read)"). A "Lesion N" label (or
-    "Finding N", "Region N"...) names a lesion whatever else its description says ("Lesion 2
-    (possible satellite lesion)"), and boxes that overlap are two boxes the model chose to
-    give (a tumour core and its oedema). Then every box is scored; anything else keeps the
-    rule of the last complete answer.
+    "2. Likely satellite lesion" and "2. Likely haemorrhage (left thalamus)" are lesions;
+    after "Lesion N", only a revision or an explicit alternative, :func:`_only_revises`:
+    "Lesion 2 (second read)", never a likelihood: "Lesion 2 (probable)" is a lesion). A
+    "Lesion N" label (or "Finding N", "Region N"...) names a lesion whatever else its
+    description says ("Lesion 2 (possible satellite lesion)"), and boxes that overlap are
+    two boxes the model chose to give (a tumour core and its oedema). Then every box is
+    scored; anything else keeps the rule of the last complete answer.
     """
     if len(answers) < 2:
         return []
@@ -1127,6 +1167,10 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
         label = _ENUMERATED_ITEM.search(stripped)
         if label is None or int(label["named"] or label["numbered"]) != number:
             return []
+        if label["heading"] and not _heading_names_lesion(
+            label["kind"], label["label"] or label["tail"] or ""
+        ):
+            return []  # "### 1. Initial localization", "## 2. Pixel coordinates"
         label_line = stripped[label.start() :]
         if number == 1:
             # The preamble's words are not read: "Here are the lesions, or what may be ..."
@@ -1141,8 +1185,8 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
                 return []  # "or, if the signal is flow-related," then "Lesion 2:"
         if label["label"] is not None and _is_alternative_label(label["label"]):
             return []  # "2. Refined estimate:", "2) Less likely location:"
-        if label["tail"] is not None and _only_revises_or_hedges(label["tail"]):
-            return []  # "Lesion 2 (second read):", "Lesion 2 (less likely):"
+        if label["tail"] is not None and _only_revises(label["tail"]):
+            return []  # "Lesion 2 (second read):", "Lesion 2 (alternative location):"
         boxes = {tuple(candidate.numbers) for candidate in answer.extraction.candidates}
         if not boxes or boxes & seen:  # a box again: a restatement, not another lesion
             return []
@@ -1150,12 +1194,46 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
     return answers
 
 
+def _heading_names_lesion(kind: str | None, label: str) -> bool:
+    """Whether a markdown heading over an answer names a lesion, a finding or a place.
+
+    Only such a heading is a label of one lesion ("### Lesion 2", "## 1. Left frontal
+    lesion", "## 2. Satellite lesions"); a heading naming a step, a view or a form of the
+    coordinates ("### 1. Initial localization", "### Box 2 (tighter)", "## 2. Pixel
+    coordinates", "## 2. Same lesion, zoomed") is not, and the answers under it keep the
+    rule of the last one.
+
+    >>> _heading_names_lesion("Lesion", " (likely)")
+    True
+    >>> _heading_names_lesion(None, "Right occipital lesion")
+    True
+    >>> _heading_names_lesion("Box", " (tighter)")
+    False
+    >>> _heading_names_lesion(None, "Verification")
+    False
+    >>> _heading_names_lesion(None, "Same lesion, zoomed")
+    False
+    """
+    if re.search(r"\bsame\b", label, re.IGNORECASE):
+        return False
+    if kind is not None:
+        return kind.lower() in _LESION_HEADING_KINDS
+    return bool(_LESION_THING.search(label) or _PLACE.search(label))
+
+
+# The words of "Lesion N" that make a markdown heading a label of one lesion.
+_LESION_HEADING_KINDS = frozenset(
+    {"lesion", "finding", "region", "abnormality", "anomaly", "mass", "nodule", "focus"}
+)
+
+
 def _final_word_in_label(label: str, first_says_final: bool) -> bool:
     """Whether an item's label line carries a word of a final or corrected answer.
 
     "final" is the model's style when the first label carries it too ("Lesion 1 (final)",
-    "Lesion 2 (final)"), and "together with" / "combined with" link this lesion to another
-    ("Lesion 2 (together with lesion 1 forming a cluster)"): neither makes a final answer.
+    "Lesion 2 (final)"), and "together with" links this lesion to another ("Lesion 2
+    (together with lesion 1 forming a cluster)"): neither makes a final answer. "combined
+    with" stays one ("Lesion 2 (lesions 1 and 2 combined with margin)" sums them up).
 
     >>> _final_word_in_label("Lesion 2 (corrected):", first_says_final=False)
     True
@@ -1163,12 +1241,14 @@ def _final_word_in_label(label: str, first_says_final: bool) -> bool:
     False
     >>> _final_word_in_label("Lesion 2 (together with lesion 1):", first_says_final=False)
     False
+    >>> _final_word_in_label("Lesion 2 (combined with lesion 1):", first_says_final=False)
+    True
     """
     for match in _FINAL_ANSWER_WORDS.finditer(label):
         word = match.group().lower()
         if word == "final" and first_says_final:
             continue
-        if word in {"together", "combined"} and re.match(r"\s+with\b", label[match.end() :]):
+        if word == "together" and re.match(r"\s+with\b", label[match.end() :]):
             continue
         return True
     return False
@@ -1178,9 +1258,9 @@ def _opens_alternatives(prose: str) -> bool:
     """Whether the text between two items opens with a connector of alternatives.
 
     "or, if the signal is flow-related," or "Alternatively:" before "Lesion 2" offer another
-    place for one lesion. A finished sentence opened by "or" that names no place and no
-    condition hedges the diagnosis of the item before it, not its place ("Or possibly an
-    abscess.").
+    place for one lesion, and so does any text opened by "or" but one shape: a finished
+    sentence offering another diagnosis (:data:`_OR_DIAGNOSIS`: "Or possibly an abscess.")
+    that names no place, direction, size or condition (:data:`_PLACE`, :data:`_OR_PLACE`).
 
     >>> _opens_alternatives("or, if considering the other hemisphere,")
     True
@@ -1188,42 +1268,61 @@ def _opens_alternatives(prose: str) -> bool:
     False
     >>> _opens_alternatives("Or possibly in the other hemisphere.")
     True
+    >>> _opens_alternatives("Or perhaps a bit more anterior.")
+    True
+    >>> _opens_alternatives("Or possibly the hippocampus.")
+    True
     """
     connector = _ALTERNATIVE_CONNECTOR.search(prose)
     if connector is None:
         return False
     if connector.group(1).lower() != "or":
         return True
-    finished = re.search(r"[.!?][)*_\"']*\s*$", prose) is not None
+    if re.search(r"[.!?][)*_\"']*\s*$", prose) is None or not _OR_DIAGNOSIS.search(prose):
+        return True
     conditional = re.search(
         r"\b(?:if|unless|else|otherwise|alternatively|instead|elsewhere|here|there|"
         r"locations?|sites?|positions?|places?|sides?)\b",
         prose,
         re.IGNORECASE,
     )
-    return not finished or conditional is not None or _PLACE.search(prose) is not None
+    return bool(conditional or _PLACE.search(prose) or _OR_PLACE.search(prose))
 
 
-def _only_revises_or_hedges(tail: str) -> bool:
-    """Whether what follows "Lesion N" only revises or hedges it, naming nothing of its own.
+def _only_revises(tail: str) -> bool:
+    """Whether what follows "Lesion N" only revises it or names it another place.
 
-    The revisions and hedges are the numbered labels' (:data:`_REVISION_LABEL`,
-    :data:`_ALTERNATIVE_LABEL`); a word beyond them and a few that name nothing
-    (:data:`_HEDGE_FILLER`: "second", "location", "box"...) describes a lesion.
+    A revision (:data:`_REVISION_LABEL`) with nothing beside it but words that name nothing
+    (:data:`_REVISION_FILLER`: "Lesion 2 (second read)", "Lesion 2 (refined box)"), or an
+    explicit alternative as a whole (:data:`_ALTERNATIVE_PHRASE`: "Lesion 2 (alternative
+    location)", "Lesion 2 (second guess)"). A likelihood rates a lesion and never makes it
+    an alternative: "Lesion 2 (less likely)", "Lesion 2 (probable)" are lesions.
 
-    >>> _only_revises_or_hedges(" (second read):")
+    >>> _only_revises(" (second read):")
     True
-    >>> _only_revises_or_hedges(" (possible satellite lesion):")
+    >>> _only_revises(" (alternative location):")
+    True
+    >>> _only_revises(" (less likely):")
     False
-    >>> _only_revises_or_hedges(" (likely GBM)")
+    >>> _only_revises(" (possible satellite lesion):")
     False
     """
-    if not (_REVISION_LABEL.search(tail) or _ALTERNATIVE_LABEL.search(tail)):
+    words = _bare_label(tail)
+    if _ALTERNATIVE_PHRASE.fullmatch(words):
+        return True
+    if not _REVISION_LABEL.search(words):
         return False
-    rest = _REVISION_LABEL.sub(" ", tail)
-    rest = _ALTERNATIVE_LABEL.sub(" ", rest)
-    rest = _HEDGE_FILLER.sub(" ", rest)
+    rest = _REVISION_FILLER.sub(" ", _REVISION_LABEL.sub(" ", words))
     return re.search(r"[^\W_]", rest) is None
+
+
+def _bare_label(label: str) -> str:
+    """A label's words alone: markup, brackets and punctuation become single spaces.
+
+    >>> _bare_label(" (second read):** ")
+    'second read'
+    """
+    return " ".join(re.sub(r"[^\w\s-]|_", " ", label).split())
 
 
 def _is_alternative_label(label: str) -> bool:
@@ -1231,8 +1330,10 @@ def _is_alternative_label(label: str) -> bool:
 
     A revision ("refined", "second read") is one; a hedge ("likely", "guess", "option"...)
     only in a label that names no lesion-like thing (:data:`_LESION_THING`) and no place
-    (:data:`_PLACE`) outside brackets: "2. Alternative location (left side)" hedges where
-    the one lesion is, "2. Left parietal (alternative)" is a lesion there.
+    (:data:`_PLACE`). A place in brackets gives way only when the label outside them is an
+    explicit alternative as a whole (:data:`_ALTERNATIVE_PHRASE`): "2. Alternative location
+    (left side)" hedges where the one lesion is; "2. Likely haemorrhage (left thalamus)" is
+    a lesion there.
 
     >>> _is_alternative_label("Less likely location")
     True
@@ -1242,13 +1343,16 @@ def _is_alternative_label(label: str) -> bool:
     True
     >>> _is_alternative_label("Alternative location (left side)")
     True
+    >>> _is_alternative_label("Likely haemorrhage (left thalamus)")
+    False
     """
     if _REVISION_LABEL.search(label):
         return True
     if _LESION_THING.search(label):
         return False
-    outside = re.sub(r"\([^()]*\)", " ", label)
-    return bool(_ALTERNATIVE_LABEL.search(label)) and not _PLACE.search(outside)
+    if _ALTERNATIVE_PHRASE.fullmatch(_bare_label(re.sub(r"\([^()]*\)", " ", label))):
+        return True
+    return bool(_ALTERNATIVE_LABEL.search(label)) and not _PLACE.search(label)
 
 
 def _walk_into(value: Any, complete: bool, extraction: _Extraction) -> None:
