@@ -362,6 +362,9 @@ ONE_LESION_TWICE = {
     "second-guess-occipital": (
         f"1. First guess (right frontal): {BOX_1}\n2. Second guess (left occipital): {BOX_2}"
     ),
+    "hypothesis-n-temporal": (
+        f"1. Hypothesis 1 (right temporal): {BOX_1}\n2. Hypothesis 2 (left temporal): {BOX_2}"
+    ),
     # (4) A markdown heading naming no lesion is no label (boxfix25): the last answer.
     "heading-second-guess": f"### 1. First guess\n{BOX_1}\n### 2. Second guess\n{BOX_2}",
 }
@@ -415,6 +418,7 @@ UNCHANGED = {
     "likely-metastasis": (f"Lesion 1: {BOX_1}\nLesion 2 (likely metastasis): {BOX_2}", BOTH),
     "likely-gbm": (f"Lesion 1: {BOX_1}\nLesion 2 (likely GBM): {BOX_2}", BOTH),
     "possible": (f"Lesion 1: {BOX_1}\nLesion 2 (possible): {BOX_2}", BOTH),
+    "option-b-after-lesion": (f"Lesion 1: {BOX_1}\nLesion 2 (option B): {BOX_2}", BOTH),
     "second-read-and-a-place": (
         f"Lesion 1: {BOX_1}\nLesion 2 (second read, left frontal): {BOX_2}",
         BOTH,

@@ -1075,16 +1075,23 @@ _PLACE = re.compile(
 )
 # A label that is, as a whole (brackets, markup and punctuation aside), an explicit noun
 # phrase of another place for one lesion: "Alternative location", "Other possible
-# location", "Second guess", "Option 2", "Less likely location". Only this exact shape
-# makes a label naming a place in brackets an alternative ("2. Alternative location (left
-# side)"); a hedge before a diagnosis ("2. Likely haemorrhage (left thalamus)") or another
-# site ("2. Another possible site of involvement (left parietal)") is a lesion there.
+# location", "Second guess", "Less likely location", "Alternative". Only this exact shape
+# (or :data:`_NAMED_OPTION`) makes a label naming a place in brackets an alternative ("2.
+# Alternative location (left side)"); a hedge before a diagnosis ("2. Likely haemorrhage
+# (left thalamus)") or another site ("2. Another possible site of involvement (left
+# parietal)") is a lesion there. After "Lesion N" it is an alternative too ("Lesion 2
+# (alternative location)").
 _ALTERNATIVE_PHRASE = re.compile(
     r"(?:(?:an)?other\s+possible|alternative|(?:most|more|less|least)\s+likely)\s+"
     r"(?:location|position)"
     r"|(?:first|second|third|another|other|alternative)\s+guess"
-    r"|(?:option|choice|alternative)(?:\s+[a-z]|\s*\d{1,2})?",
+    r"|alternative",
     re.IGNORECASE,
+)
+# A numbered label that names one of several options as a whole: "Option 2", "Choice B",
+# "Hypothesis 1" (not after "Lesion N": "Lesion 2 (option B)" stays a lesion, as before).
+_NAMED_OPTION = re.compile(
+    r"(?:option|choice|alternative|hypothesis)(?:\s+[a-z]|\s*\d{1,2})?", re.IGNORECASE
 )
 # Words that may stand beside a revision in what follows "Lesion N" and name nothing of
 # their own: "Lesion 2 (refined box)", "Lesion 2 (second read)".
@@ -1304,6 +1311,8 @@ def _only_revises(tail: str) -> bool:
     True
     >>> _only_revises(" (less likely):")
     False
+    >>> _only_revises(" (option B):")
+    False
     >>> _only_revises(" (possible satellite lesion):")
     False
     """
@@ -1350,7 +1359,8 @@ def _is_alternative_label(label: str) -> bool:
         return True
     if _LESION_THING.search(label):
         return False
-    if _ALTERNATIVE_PHRASE.fullmatch(_bare_label(re.sub(r"\([^()]*\)", " ", label))):
+    outside = _bare_label(re.sub(r"\([^()]*\)", " ", label))
+    if _ALTERNATIVE_PHRASE.fullmatch(outside) or _NAMED_OPTION.fullmatch(outside):
         return True
     return bool(_ALTERNATIVE_LABEL.search(label)) and not _PLACE.search(label)
 
