@@ -603,6 +603,10 @@ ONE_ANSWER_REVISED = {
     "or-same-lesion": f"Lesion 1: {BOX_1}\nOr maybe it is the same lesion.\nLesion 2: {BOX_2}",
     "or-slightly-larger": f"Lesion 1: {BOX_1}\nOr maybe slightly larger.\nLesion 2: {BOX_2}",
     "or-box-lower": f"Lesion 1: {BOX_1}\nOr the box could be slightly lower.\nLesion 2: {BOX_2}",
+    "heading-lesion-steps": (
+        f"### 1. Lesion localization\n{Q_1}\n### 2. Lesion verification\n{Q_2}"
+    ),
+    "or-an-area-behind": f"Lesion 1: {BOX_1}\nOr an area just behind it.\nLesion 2: {BOX_2}",
     "combined-with-margin": (
         f"Lesion 1: {BOX_1}\nLesion 2 (lesions 1 and 2 combined with margin): {BOX_2}"
     ),

@@ -1119,8 +1119,11 @@ _OR_DIAGNOSIS = re.compile(
 # another place for one lesion ("Or possibly in the posterior fossa.").
 _OR_PLACE = re.compile(
     r"\b(?:anterior\w*|posterior\w*|superior\w*|inferior\w*|lateral\w*|medial\w*|"
-    r"lower|upper|higher|above|below|fossa|hippocamp\w*|caudate|putamen|insula|"
-    r"contralateral|ipsilateral|larger|smaller|bigger|same|further|more|box|coordinates?)\b",
+    r"lower|upper|higher|above|below|behind|beneath|under|adjacent|near(?:by|er)?|next|"
+    r"beside|around|back|front|deep(?:er)?|edge|margin|neighbou?ring|surrounding|shifted|"
+    r"fossa|hippocamp\w*|caudate|putamen|insula|contralateral|ipsilateral|larger|smaller|"
+    r"bigger|wider|narrower|tighter|looser|size|same|further|more|box(?:es)?|coordinates?|"
+    r"area|region|spot|slice|image)\b",
     re.IGNORECASE,
 )
 # Text between two numbered items that opens with a connector of alternatives: "or, if the
@@ -1220,14 +1223,24 @@ def _heading_names_lesion(kind: str | None, label: str) -> bool:
     False
     >>> _heading_names_lesion(None, "Same lesion, zoomed")
     False
+    >>> _heading_names_lesion(None, "Lesion localization")
+    False
     """
-    if re.search(r"\bsame\b", label, re.IGNORECASE):
+    if re.search(r"\bsame\b", label, re.IGNORECASE) or _STEP_HEADING.search(label):
         return False
     if kind is not None:
         return kind.lower() in _LESION_HEADING_KINDS
     return bool(_LESION_THING.search(label) or _PLACE.search(label))
 
 
+# Words of a heading naming a step of one answer, not a lesion, even beside a lesion word:
+# "### 1. Lesion localization", "### 2. Lesion verification", "## 2. Lesion box".
+_STEP_HEADING = re.compile(
+    r"\b(?:locali[sz]ation|verif\w*|detection|assessment|analysis|output|answer|"
+    r"box(?:es)?|coordinates?|steps?|pass|view|zoom\w*|check\w*|impression|estimate|"
+    r"attempt|draft|reasoning)\b",
+    re.IGNORECASE,
+)
 # The words of "Lesion N" that make a markdown heading a label of one lesion.
 _LESION_HEADING_KINDS = frozenset(
     {"lesion", "finding", "region", "abnormality", "anomaly", "mass", "nodule", "focus"}
@@ -1278,6 +1291,8 @@ def _opens_alternatives(prose: str) -> bool:
     >>> _opens_alternatives("Or perhaps a bit more anterior.")
     True
     >>> _opens_alternatives("Or possibly the hippocampus.")
+    True
+    >>> _opens_alternatives("Or an area just behind it.")
     True
     """
     connector = _ALTERNATIVE_CONNECTOR.search(prose)
