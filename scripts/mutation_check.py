@@ -74,6 +74,7 @@ DEFAULT_TARGETS: dict[str, list[str]] = {
         "tests/run/test_parsers.py",
         "tests/run/test_box_conventions.py",
         "tests/run/test_keyed_box_order.py",
+        "tests/run/test_lesion_list_answers.py",
         "tests/run/test_parsers_fuzz.py",
         "tests/run/test_parsers_properties.py",
     ],
