@@ -86,20 +86,12 @@ fenced block after "Corrected:"), the last complete one is scored; a note names 
 others. One exception: JSON answers that are an enumeration of separate lesions, each
 after its own numbered label ("Lesion 1: {...} Lesion 2: {...}", "1. ...: {...}"), each
 with boxes no other repeats, with no word of a final or corrected answer between them, are
-all scored (a note says so). The labels decide (a markdown heading is one only when it
-names a lesion, a finding or a place: "### Lesion 2", "## 1. Left frontal lesion", not
-"### 2. Verification" or "## 2. Pixel coordinates"): "Lesion N (<description>)" is a lesion
-whatever the description says ("possible satellite lesion", "probable", "less likely";
-overlapping boxes too) unless it only revises ("Lesion 2 (second read)") or is an explicit
-alternative ("Lesion 2 (alternative location)"), while a numbered label naming a
-likelihood, guess, hypothesis, candidate, option, estimate, alternative, revision or
-refinement and no lesion or place ("2. Less likely location", "2. Second guess"; with a
-place in brackets only an explicit alternative as a whole, "2. Alternative location (left
-side)", not "2. Likely haemorrhage (left thalamus)"), or an item opened by "or" (all but a
-finished sentence offering a diagnosis and naming no place, direction or size, "Or
-possibly an abscess."), makes them alternatives or revisions of one answer; these, and a
-restated, corrected or summed-up answer, keep the
-rule of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
+all scored (a note says so). The labels decide: "Lesion N (<description>)" is a lesion
+whatever the description says ("possible satellite lesion"; overlapping boxes too), while
+a numbered label naming a likelihood, guess, hypothesis, candidate, option, estimate,
+alternative, revision or refinement ("2. Less likely location", "2. Second guess"), or an
+item opened by "or", makes them alternatives or revisions of one answer; these, and a
+restated, corrected or summed-up answer, keep the rule of the last one. Likewise, once a box was read from the protocol's labelled lines, the same four
 numbers quoted again later in prose (no colon before them) add no box; a note counts them.
 
 All sizes are ``(width, height)`` in pixels, as ``PIL.Image.size`` gives them.
@@ -1037,7 +1029,7 @@ _FINAL_ANSWER_WORDS = re.compile(
 # answer: a likelihood, guess, hypothesis, candidate, option, estimate or alternative ("1.
 # Most likely location", "2) Alternative location", "2. Second guess", "1. Candidate A",
 # "2. Refined estimate"). They make alternatives only in a label that names no lesion (see
-# :data:`_LESION_THING`, :data:`_PLACE`): "1. Right frontal lesion (likely GBM)" hedges a diagnosis. "possible",
+# :data:`_LESION_LABEL`): "1. Right frontal lesion (likely GBM)" hedges a diagnosis. "possible",
 # "or" and "estimated" are not among them: "1. Lesion in the left lobe, possibly a
 # metastasis" or "..., estimated" still names a lesion.
 _ALTERNATIVE_LABEL = re.compile(
@@ -1052,91 +1044,31 @@ _REVISION_LABEL = re.compile(
     r"(?:first|second|third|initial|final|new|another)\s+(?:read(?:ing)?|look|pass|try))\b",
     re.IGNORECASE,
 )
-# Words that make a numbered label name a lesion-like thing: such a label is a separate
-# lesion whatever hedge it carries ("2. Likely satellite lesion", "2. Surrounding region,
-# likely oedema", "1. Candidate lesion (right frontal)"). "location" alone is no lesion ("1.
-# Most likely location" is a hedge).
-_LESION_THING = re.compile(
+# Words that make a numbered label name a lesion-like thing or a place in the brain: such a
+# label is a separate lesion whatever hedge it carries ("2. Likely satellite lesion", "2.
+# Surrounding region, likely oedema", "1. Candidate lesion (right frontal)"). "location"
+# alone is no lesion ("1. Most likely location" is a hedge).
+_LESION_LABEL = re.compile(
     r"\b(?:lesions?|mass(?:es)?|nodules?|nodular|foc(?:us|i)|regions?|areas?|components?|"
     r"o?edema(?:tous)?|cores?|cysts?|cystic|tumou?rs?|enhancements?|enhancing|"
     r"abnormalit(?:y|ies)|findings?|metastas[ie]s|hyperintensit(?:y|ies)|"
-    r"hypointensit(?:y|ies))\b",
-    re.IGNORECASE,
-)
-# Words that name a place in the brain: a label naming one is a lesion there ("2. Left
-# parietal lesion", "2. Right occipital"), unless the label outside its brackets is one
-# of :data:`_ALTERNATIVE_PHRASE` ("2. Alternative location (left side)").
-_PLACE = re.compile(
-    r"\b(?:left|right|bilateral|midline|frontal|parietal|temporal|"
+    r"hypointensit(?:y|ies)|left|right|bilateral|midline|frontal|parietal|temporal|"
     r"occipital|insular?|cerebellar|cerebellum|thalamic|thalamus|brainstem|pontine|pons|"
     r"medulla(?:ry)?|midbrain|callos(?:al|um)|periventricular|juxtacortical|cortical|"
     r"subcortical|basal\s+ganglia|ventricles?|ventricular|hemispheres?|hemispheric|lobes?)\b",
     re.IGNORECASE,
 )
-# A label that is, as a whole (brackets, markup and punctuation aside), an explicit noun
-# phrase of another place for one lesion: "Alternative location", "Other possible
-# location", "Second guess", "Less likely location", "Alternative". Only this exact shape
-# (or :data:`_NAMED_OPTION`) makes a label naming a place in brackets an alternative ("2.
-# Alternative location (left side)"); a hedge before a diagnosis ("2. Likely haemorrhage
-# (left thalamus)") or another site ("2. Another possible site of involvement (left
-# parietal)") is a lesion there. After "Lesion N" it is an alternative too ("Lesion 2
-# (alternative location)").
-_ALTERNATIVE_PHRASE = re.compile(
-    r"(?:(?:an)?other\s+possible|alternative|(?:most|more|less|least)\s+likely)\s+"
-    r"(?:location|position)"
-    r"|(?:first|second|third|another|other|alternative)\s+guess"
-    r"|alternative",
-    re.IGNORECASE,
-)
-# A numbered label that names one of several options as a whole: "Option 2", "Choice B",
-# "Hypothesis 1" (not after "Lesion N": "Lesion 2 (option B)" stays a lesion, as before).
-_NAMED_OPTION = re.compile(
-    r"(?:option|choice|alternative|hypothesis)(?:\s+[a-z]|\s*\d{1,2})?", re.IGNORECASE
-)
-# Words that may stand beside a revision in what follows "Lesion N" and name nothing of
-# their own: "Lesion 2 (refined box)", "Lesion 2 (second read)".
-_REVISION_FILLER = re.compile(
-    r"\b(?:a|an|the|my|of|first|second|third|initial|location|position|box|bounding|"
-    r"answer|read|re-?estimat\w*)\b",
-    re.IGNORECASE,
-)
-# A finished sentence between two items that opens with "or" and offers another diagnosis,
-# not another place: "Or possibly an abscess.", "Or it may be a cavernoma.", "Or both could
-# be metastases." A thing after "a"/"an" (or after "could be", "is"...), never "the", a
-# size or a direction ("Or perhaps a bit more anterior.", "Or maybe it is the same
-# lesion.").
-_OR_DIAGNOSIS = re.compile(
-    r"^[\s*_>-]*or\s+(?:(?:possibly|perhaps|maybe|probably|likely)\s+)?(?:"
-    r"(?:it|this|that|both|they|these|either)\s+(?:is|are|(?:could|may|might)\s+(?:also\s+)?be)"
-    r"\s+(?:an?\s+)?"
-    r"|an?\s+)"
-    r"(?!(?:the|this|that|same|one|bit|little|touch|tad|few|slightly|more|less|further|"
-    r"different|separate|second|other|another|smaller|larger|bigger|wider|tighter|higher|"
-    r"lower)\b)[a-z]",
-    re.IGNORECASE,
-)
-# Words of a direction, size or place not in :data:`_PLACE` that make an "or" sentence
-# another place for one lesion ("Or possibly in the posterior fossa.").
-_OR_PLACE = re.compile(
-    r"\b(?:anterior\w*|posterior\w*|superior\w*|inferior\w*|lateral\w*|medial\w*|"
-    r"lower|upper|higher|above|below|behind|beneath|under|adjacent|near(?:by|er)?|next|"
-    r"beside|around|back|front|deep(?:er)?|edge|margin|neighbou?ring|surrounding|shifted|"
-    r"fossa|hippocamp\w*|caudate|putamen|insula|contralateral|ipsilateral|larger|smaller|"
-    r"bigger|wider|narrower|tighter|looser|size|same|further|more|box(?:es)?|coordinates?|"
-    r"area|region|spot|slice|image)\b",
-    re.IGNORECASE,
-)
 # Text between two numbered items that opens with a connector of alternatives: "or, if the
 # signal is flow-related," before "Lesion 2".
 _ALTERNATIVE_CONNECTOR = re.compile(
-    r"^[\s*_>-]*(or|alternatively|otherwise|else|if\s+not)\b", re.IGNORECASE
+    r"^[\s*_>-]*(?:or|alternatively|otherwise|else|if\s+not)\b", re.IGNORECASE
 )
 # The label that opens one item of an enumeration, at the end of the text before an
 # answer: "Lesion 2:", "**Finding 2** (left):", "2. Right parietal lesion:", "- Lesion #2 -".
 _ENUMERATED_ITEM = re.compile(
-    r"(?:^|\n)[ \t>]*(?P<heading>#{1,6}[ \t]+)?(?:[-*\u2022+][ \t]+)?[*_`]*[ \t]*(?:"
-    r"(?P<kind>lesion|finding|region|abnormality|anomaly|object|box|area|target|mass|nodule|"
-    r"focus|site|roi)s?[ \t]*(?:#|no\.?|number)?[ \t]*(?P<named>\d{1,2})\b(?P<tail>[^\n{}\[\]]*)"
+    r"(?:^|\n)[ \t>]*(?:[-*\u2022+][ \t]+)?[*_`]*[ \t]*(?:"
+    r"(?:lesion|finding|region|abnormality|anomaly|object|box|area|target|mass|nodule|focus|"
+    r"site|roi)s?[ \t]*(?:#|no\.?|number)?[ \t]*(?P<named>\d{1,2})\b"
     r"|(?P<numbered>\d{1,2})[.)][ \t](?P<label>[^\n{}\[\]]*)"
     r")[^\n{}\[\]]*$",
     re.IGNORECASE,
@@ -1147,56 +1079,37 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
     """The JSON answers that are one enumerated list of separate lesions, else ``[]``.
 
     A model that gives one object per lesion, each after its own label ("Lesion 1: {...}
-    Lesion 2: {...}"; a markdown heading only when it names a lesion, a finding or a place,
-    :func:`_heading_names_lesion`: "### Lesion 2"), answers with all of them; one that
-    restates, corrects or offers another place for its answer answers with the last one.
-    The labels decide: at least two complete answers, each after a label numbering it 1, 2,
-    3... in order, each with boxes of its own (no box repeated), no word of a final,
-    corrected or summed-up answer between them (see :data:`_FINAL_ANSWER_WORDS`; in a
-    label, "final" on every label from the first is the model's style, and "together with"
-    links a lesion to another), none opened by a connector of alternatives ("or, if ...":
-    :func:`_opens_alternatives`), and no label that revises a box or is a pure hedge naming
-    no lesion (:func:`_is_alternative_label`: "2. Second guess", "2) Less likely location";
-    "2. Likely satellite lesion" and "2. Likely haemorrhage (left thalamus)" are lesions;
-    after "Lesion N", only a revision or an explicit alternative, :func:`_only_revises`:
-    "Lesion 2 (second read)", never a likelihood: "Lesion 2 (probable)" is a lesion). A
-    "Lesion N" label (or "Finding N", "Region N"...) names a lesion whatever else its
-    description says ("Lesion 2 (possible satellite lesion)"), and boxes that overlap are
-    two boxes the model chose to give (a tumour core and its oedema). Then every box is
+    Lesion 2: {...}"), answers with all of them; one that restates, corrects or hedges its
+    answer answers with the last one. The labels decide: at least two complete answers,
+    each after a label numbering it 1, 2, 3... in order, each with boxes of its own (no box
+    repeated), no word of a final, corrected or summed-up answer between them (see
+    :data:`_FINAL_ANSWER_WORDS`), none opened by a connector of alternatives ("or, if ...":
+    :data:`_ALTERNATIVE_CONNECTOR`), and no numbered label that revises a box or is a pure
+    hedge naming no lesion (:func:`_is_alternative_label`: "2. Second guess", "2) Less likely
+    location"; "2. Likely satellite lesion" is a lesion). A "Lesion N" label (or "Finding N", "Region N"...) names a lesion whatever
+    its description says ("Lesion 2 (possible satellite lesion)"), and boxes that overlap
+    are two boxes the model chose to give (a tumour core and its oedema). Then every box is
     scored; anything else keeps the rule of the last complete answer.
     """
     if len(answers) < 2:
         return []
     seen: set[tuple[float, ...]] = set()
     previous_end = 0
-    first_says_final = False
     for number, answer in enumerate(answers, start=1):
         before = _without_fences(text[previous_end : answer.offset + answer.start])
         previous_end = answer.offset + answer.end
+        # The preamble's words are not read: "Here are the lesions, or what may be ..."
+        between = before if number > 1 else ""
+        if _FINAL_ANSWER_WORDS.search(between):
+            return []
         stripped = before.rstrip(" \t\r\n")
         label = _ENUMERATED_ITEM.search(stripped)
         if label is None or int(label["named"] or label["numbered"]) != number:
             return []
-        if label["heading"] and not _heading_names_lesion(
-            label["kind"], label["label"] or label["tail"] or ""
-        ):
-            return []  # "### 1. Initial localization", "## 2. Pixel coordinates"
-        label_line = stripped[label.start() :]
-        if number == 1:
-            # The preamble's words are not read: "Here are the lesions, or what may be ..."
-            first_says_final = re.search(r"\bfinal\b", label_line, re.IGNORECASE) is not None
-        else:
-            prose = stripped[: label.start()]
-            if _FINAL_ANSWER_WORDS.search(prose) or _final_word_in_label(
-                label_line, first_says_final
-            ):
-                return []
-            if _opens_alternatives(prose):
-                return []  # "or, if the signal is flow-related," then "Lesion 2:"
+        if number > 1 and _ALTERNATIVE_CONNECTOR.search(stripped[: label.start()]):
+            return []  # "or, if the signal is flow-related," then "Lesion 2:"
         if label["label"] is not None and _is_alternative_label(label["label"]):
             return []  # "2. Refined estimate:", "2) Less likely location:"
-        if label["tail"] is not None and _only_revises(label["tail"]):
-            return []  # "Lesion 2 (second read):", "Lesion 2 (alternative location):"
         boxes = {tuple(candidate.numbers) for candidate in answer.extraction.candidates}
         if not boxes or boxes & seen:  # a box again: a restatement, not another lesion
             return []
@@ -1204,160 +1117,11 @@ def _one_answer_per_lesion(text: str, answers: list[_JsonAnswer]) -> list[_JsonA
     return answers
 
 
-def _heading_names_lesion(kind: str | None, label: str) -> bool:
-    """Whether a markdown heading over an answer names a lesion, a finding or a place.
-
-    Only such a heading is a label of one lesion ("### Lesion 2", "## 1. Left frontal
-    lesion", "## 2. Satellite lesions"); a heading naming a step, a view or a form of the
-    coordinates ("### 1. Initial localization", "### Box 2 (tighter)", "## 2. Pixel
-    coordinates", "## 2. Same lesion, zoomed") is not, and the answers under it keep the
-    rule of the last one.
-
-    >>> _heading_names_lesion("Lesion", " (likely)")
-    True
-    >>> _heading_names_lesion(None, "Right occipital lesion")
-    True
-    >>> _heading_names_lesion("Box", " (tighter)")
-    False
-    >>> _heading_names_lesion(None, "Verification")
-    False
-    >>> _heading_names_lesion(None, "Same lesion, zoomed")
-    False
-    >>> _heading_names_lesion(None, "Lesion localization")
-    False
-    """
-    if re.search(r"\bsame\b", label, re.IGNORECASE) or _STEP_HEADING.search(label):
-        return False
-    if kind is not None:
-        return kind.lower() in _LESION_HEADING_KINDS
-    return bool(_LESION_THING.search(label) or _PLACE.search(label))
-
-
-# Words of a heading naming a step of one answer, not a lesion, even beside a lesion word:
-# "### 1. Lesion localization", "### 2. Lesion verification", "## 2. Lesion box".
-_STEP_HEADING = re.compile(
-    r"\b(?:locali[sz]ation|verif\w*|detection|assessment|analysis|output|answer|"
-    r"box(?:es)?|coordinates?|steps?|pass|view|zoom\w*|check\w*|impression|estimate|"
-    r"attempt|draft|reasoning)\b",
-    re.IGNORECASE,
-)
-# The words of "Lesion N" that make a markdown heading a label of one lesion.
-_LESION_HEADING_KINDS = frozenset(
-    {"lesion", "finding", "region", "abnormality", "anomaly", "mass", "nodule", "focus"}
-)
-
-
-def _final_word_in_label(label: str, first_says_final: bool) -> bool:
-    """Whether an item's label line carries a word of a final or corrected answer.
-
-    "final" is the model's style when the first label carries it too ("Lesion 1 (final)",
-    "Lesion 2 (final)"), and "together with" links this lesion to another ("Lesion 2
-    (together with lesion 1 forming a cluster)"): neither makes a final answer. "combined
-    with" stays one ("Lesion 2 (lesions 1 and 2 combined with margin)" sums them up).
-
-    >>> _final_word_in_label("Lesion 2 (corrected):", first_says_final=False)
-    True
-    >>> _final_word_in_label("Lesion 2 (final):", first_says_final=True)
-    False
-    >>> _final_word_in_label("Lesion 2 (together with lesion 1):", first_says_final=False)
-    False
-    >>> _final_word_in_label("Lesion 2 (combined with lesion 1):", first_says_final=False)
-    True
-    """
-    for match in _FINAL_ANSWER_WORDS.finditer(label):
-        word = match.group().lower()
-        if word == "final" and first_says_final:
-            continue
-        if word == "together" and re.match(r"\s+with\b", label[match.end() :]):
-            continue
-        return True
-    return False
-
-
-def _opens_alternatives(prose: str) -> bool:
-    """Whether the text between two items opens with a connector of alternatives.
-
-    "or, if the signal is flow-related," or "Alternatively:" before "Lesion 2" offer another
-    place for one lesion, and so does any text opened by "or" but one shape: a finished
-    sentence offering another diagnosis (:data:`_OR_DIAGNOSIS`: "Or possibly an abscess.")
-    that names no place, direction, size or condition (:data:`_PLACE`, :data:`_OR_PLACE`).
-
-    >>> _opens_alternatives("or, if considering the other hemisphere,")
-    True
-    >>> _opens_alternatives("Or possibly an abscess.")
-    False
-    >>> _opens_alternatives("Or possibly in the other hemisphere.")
-    True
-    >>> _opens_alternatives("Or perhaps a bit more anterior.")
-    True
-    >>> _opens_alternatives("Or possibly the hippocampus.")
-    True
-    >>> _opens_alternatives("Or an area just behind it.")
-    True
-    """
-    connector = _ALTERNATIVE_CONNECTOR.search(prose)
-    if connector is None:
-        return False
-    if connector.group(1).lower() != "or":
-        return True
-    if re.search(r"[.!?][)*_\"']*\s*$", prose) is None or not _OR_DIAGNOSIS.search(prose):
-        return True
-    conditional = re.search(
-        r"\b(?:if|unless|else|otherwise|alternatively|instead|elsewhere|here|there|"
-        r"locations?|sites?|positions?|places?|sides?)\b",
-        prose,
-        re.IGNORECASE,
-    )
-    return bool(conditional or _PLACE.search(prose) or _OR_PLACE.search(prose))
-
-
-def _only_revises(tail: str) -> bool:
-    """Whether what follows "Lesion N" only revises it or names it another place.
-
-    A revision (:data:`_REVISION_LABEL`) with nothing beside it but words that name nothing
-    (:data:`_REVISION_FILLER`: "Lesion 2 (second read)", "Lesion 2 (refined box)"), or an
-    explicit alternative as a whole (:data:`_ALTERNATIVE_PHRASE`: "Lesion 2 (alternative
-    location)", "Lesion 2 (second guess)"). A likelihood rates a lesion and never makes it
-    an alternative: "Lesion 2 (less likely)", "Lesion 2 (probable)" are lesions.
-
-    >>> _only_revises(" (second read):")
-    True
-    >>> _only_revises(" (alternative location):")
-    True
-    >>> _only_revises(" (less likely):")
-    False
-    >>> _only_revises(" (option B):")
-    False
-    >>> _only_revises(" (possible satellite lesion):")
-    False
-    """
-    words = _bare_label(tail)
-    if _ALTERNATIVE_PHRASE.fullmatch(words):
-        return True
-    if not _REVISION_LABEL.search(words):
-        return False
-    rest = _REVISION_FILLER.sub(" ", _REVISION_LABEL.sub(" ", words))
-    return re.search(r"[^\W_]", rest) is None
-
-
-def _bare_label(label: str) -> str:
-    """A label's words alone: markup, brackets and punctuation become single spaces.
-
-    >>> _bare_label(" (second read):** ")
-    'second read'
-    """
-    return " ".join(re.sub(r"[^\w\s-]|_", " ", label).split())
-
-
 def _is_alternative_label(label: str) -> bool:
     """Whether a numbered item's label offers another place or a revision, not a lesion.
 
     A revision ("refined", "second read") is one; a hedge ("likely", "guess", "option"...)
-    only in a label that names no lesion-like thing (:data:`_LESION_THING`) and no place
-    (:data:`_PLACE`). A place in brackets gives way only when the label outside them is an
-    explicit alternative as a whole (:data:`_ALTERNATIVE_PHRASE`): "2. Alternative location
-    (left side)" hedges where the one lesion is; "2. Likely haemorrhage (left thalamus)" is
-    a lesion there.
+    only in a label that names no lesion-like thing or place (:data:`_LESION_LABEL`).
 
     >>> _is_alternative_label("Less likely location")
     True
@@ -1365,19 +1129,10 @@ def _is_alternative_label(label: str) -> bool:
     False
     >>> _is_alternative_label("Lesion (second read, after zooming)")
     True
-    >>> _is_alternative_label("Alternative location (left side)")
-    True
-    >>> _is_alternative_label("Likely haemorrhage (left thalamus)")
-    False
     """
     if _REVISION_LABEL.search(label):
         return True
-    if _LESION_THING.search(label):
-        return False
-    outside = _bare_label(re.sub(r"\([^()]*\)", " ", label))
-    if _ALTERNATIVE_PHRASE.fullmatch(outside) or _NAMED_OPTION.fullmatch(outside):
-        return True
-    return bool(_ALTERNATIVE_LABEL.search(label)) and not _PLACE.search(label)
+    return bool(_ALTERNATIVE_LABEL.search(label)) and not _LESION_LABEL.search(label)
 
 
 def _walk_into(value: Any, complete: bool, extraction: _Extraction) -> None:
