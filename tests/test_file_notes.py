@@ -61,3 +61,19 @@ def test_a_note_points_at_the_callers_line_not_into_the_package(
     notes = [told for told in caught if told.category is FileNoteWarning]
     assert [str(told.message).split(":")[0] for told in notes] == [f"resumed {run_file}"]
     assert (Path(notes[0].filename), notes[0].lineno) == (Path(__file__), line)
+
+
+def test_a_note_told_on_entering_a_with_block_names_the_with_line(tmp_path: Path) -> None:
+    # writer_lock removes a killed writer's leftovers as it is entered: the note came from
+    # contextlib's __enter__ (contextlib.py:137), so every such note shared one location.
+    from novabench.run.lock import writer_lock
+
+    _left_by_a_killed_writer(tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        with writer_lock(tmp_path / "run.jsonl", "a test"):
+            pass
+    notes = [told for told in caught if told.category is FileNoteWarning]
+    assert len(notes) == 2
+    assert {(Path(told.filename), told.lineno) for told in notes} == {(Path(__file__), line)}

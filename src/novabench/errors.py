@@ -231,8 +231,10 @@ class FileNoteWarning(UserWarning):
 def note(message: str) -> None:
     """Tell the caller ``message`` as a :class:`FileNoteWarning` (``nova`` prints it as
     ``nova: MESSAGE``), located at the first frame outside novabench: a notebook's warning
-    line then names the user's own call (``evaluate_model(...)``), not a module inside the
-    package that happened to notice.
+    line then names the user's own call (``evaluate_model(...)``, or the ``with`` line of a
+    context manager), not a module inside the package that happened to notice. Python's
+    default filter shows one message once per line; a note is only said, never needed:
+    under ``-W error`` let it through with ``-W default::novabench.errors.FileNoteWarning``.
 
     Example:
         >>> import warnings
@@ -244,14 +246,18 @@ def note(message: str) -> None:
         ...         print(told)
         kept
     """
+    import contextlib
     import os
     import sys
     import warnings
 
     package = os.path.dirname(os.path.realpath(__file__)) + os.sep
+    # contextlib's frames too: a note told on entering a ``with`` block names that line.
+    passed_through = os.path.splitext(os.path.realpath(contextlib.__file__))[0]
     level, frame = 1, sys._getframe(1)  # 1: note's caller
-    while frame.f_back is not None and os.path.realpath(frame.f_code.co_filename).startswith(
-        package
-    ):
+    while frame.f_back is not None:
+        where = os.path.realpath(frame.f_code.co_filename)
+        if not (where.startswith(package) or os.path.splitext(where)[0] == passed_through):
+            break
         level, frame = level + 1, frame.f_back
     warnings.warn(message, FileNoteWarning, stacklevel=level + 1)

@@ -98,6 +98,18 @@ def test_bertscore_model_path_errors(path, monkeypatch):
         score_captioning(["a"], ["a"], bertscore_model=path, bertscore_num_layers=6)
 
 
+def test_the_default_model_is_the_hub_id_even_beside_a_folder_of_its_name(tmp_path, monkeypatch):
+    # A clone of roberta-large in the working directory took over the default model (user26):
+    # "no default layer for '/.../roberta-large'" although no BERTScore option was given.
+    (tmp_path / "roberta-large").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    config = tmp_path / "cached-config.json"
+    config.write_text('{"num_hidden_layers": 24}')
+    monkeypatch.setattr(bertscore, "_cached_config", lambda name: str(config))  # as if cached
+    assert bertscore.resolve_bertscore_model(None, 17, fetch=False) == ("roberta-large", 17)
+
+
 def test_bertscore_model_path_needs_layers():
     with pytest.raises(NovaInputError, match="pass bertscore_num_layers") as caught:
         score_captioning(["a"], ["a"], bertscore_model=_minilm_folder())

@@ -188,7 +188,8 @@ def resolve_bertscore_model(
             raise _minilm_missing()
         model, num_layers = folder, MINILM_LAYER if num_layers is None else num_layers
     name = DEFAULT_BERTSCORE_MODEL if model is None else os.fspath(model)
-    if looks_like_path(name, bare_name_is_id=True) or os.path.exists(name):
+    # The default is a Hub id, never a folder of that name in the working directory.
+    if model is not None and (looks_like_path(name, bare_name_is_id=True) or os.path.exists(name)):
         if not os.path.isdir(name):
             raise NovaInputError(
                 f"no model folder at {name!r}; {_setup_hint()}", source="bertscore_model"

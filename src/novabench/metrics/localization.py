@@ -522,7 +522,7 @@ class LocalizationEvaluation:
             >>> sized = {"boxes": [[5, 5, 9, 9]], "width": 480, "height": 480}
             >>> prepare_localization([{"boxes": [[4, 6, 9, 8]]}] * 2,
             ...                      [sized, {"boxes": [[5, 5, 9, 9]]}]).input_notes()[0][:64]
-            '1 of the 2 references give no width and height (first: example 1'
+            '1 of the 2 references gives no width and height (first: example '
         """
         from novabench.tasks.localization import box_scale_warnings
 
@@ -530,7 +530,8 @@ class LocalizationEvaluation:
         unsized = list(getattr(inputs, "without_size", []))
         mixed = (
             [
-                f"{len(unsized)} of the {inputs.n_images} references give no width and height "
+                f"{len(unsized)} of the {inputs.n_images} references "
+                f"{'gives' if len(unsized) == 1 else 'give'} no width and height "
                 f"(first: example {unsized[0]}, references.width/height): the box checks "
                 "measure every image's boxes against the reference boxes' extent, not their "
                 "image; give both on every row (load_nova rows do)"

@@ -146,6 +146,10 @@ def parse_items(text: str, what: str) -> list[Any]:
         Traceback (most recent call last):
         ...
         novabench.errors.NovaInputError: predictions, line 2: not valid JSON (a JSON list, or one JSON value per line): Expecting value at column 6
+        >>> parse_items('{"a": "b', "predictions")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: predictions, line 1: not valid JSON (a JSON list, or one JSON value per line): Unterminated string starting at column 7
     """
     stripped = text.strip()
     if not stripped:
@@ -164,7 +168,8 @@ def parse_items(text: str, what: str) -> list[Any]:
             items.append(_json_value(line, what, f"line {number}"))
         except json.JSONDecodeError as error:
             raise NovaInputError(
-                f"not valid JSON (a JSON list, or one JSON value per line): {error.msg} "
+                f"not valid JSON (a JSON list, or one JSON value per line): "
+                f"{error.msg.removesuffix(' at')} "
                 f"at column {error.colno}",
                 source=what,
                 record=f"line {number}",

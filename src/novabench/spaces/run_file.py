@@ -128,7 +128,8 @@ def stage_run(
         raise NovaInputError("JSON nested too deeply to read", source=MANIFEST_LABEL) from None
     except json.JSONDecodeError as error:
         raise NovaInputError(
-            f"not valid JSON: {error.msg} at line {error.lineno}, column {error.colno} "
+            f"not valid JSON: {error.msg.removesuffix(' at')} at line {error.lineno}, "
+            f"column {error.colno} "
             "(give the `<file>.manifest.json` that `nova run` wrote beside the file)",
             source=MANIFEST_LABEL,
         ) from None
