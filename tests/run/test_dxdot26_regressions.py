@@ -95,6 +95,48 @@ def test_a_line_above_that_names_no_disease_is_not_first(first: str, below: str)
     assert _read(f"{first}\n{below}") == ("fallback_list", ["Lymphoma", "Metastasis"])
 
 
+# the line above is one name, no hedge, negation or history around it
+@pytest.mark.parametrize(
+    "first",
+    [
+        "Glioblastoma unlikely",
+        "Glioblastoma?",
+        "Glioma vs lymphoma",
+        "Glioblastoma or lymphoma",
+        "Rule out glioblastoma",
+        "Probable glioblastoma",
+        "Glioblastoma (suspected)",
+        "Consider glioblastoma",
+        "Prior stroke",
+        "Patient with multiple sclerosis",
+        "Status post resection of glioblastoma",
+        "History of breast cancer",
+    ],
+)
+def test_a_hedged_negated_or_historical_line_above_is_not_first(first: str) -> None:
+    assert _read(f"{first}\nDifferentials:\n1. Lymphoma\n2. Metastasis") == (
+        "fallback_list",
+        ["Lymphoma", "Metastasis"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("first", "name"),
+    [
+        ("**Glioblastoma**", "Glioblastoma"),
+        ("Glioblastoma.", "Glioblastoma"),
+        ("Glioblastoma, IDH-wildtype", "Glioblastoma, IDH-wildtype"),
+        ("Glioblastoma (WHO grade 4)", "Glioblastoma (WHO grade 4)"),
+        ("Multiple sclerosis", "Multiple sclerosis"),
+    ],
+)
+def test_one_name_with_its_qualifiers_above_is_first(first: str, name: str) -> None:
+    assert _read(f"{first}\nDifferentials:\n1. Lymphoma\n2. Metastasis") == (
+        "fallback_list",
+        [name, "Lymphoma", "Metastasis"],
+    )
+
+
 def test_a_heading_above_a_multiline_dash_list_is_not_first() -> None:
     assert _read("Impression\nDifferentials:\n1- Lymphoma\n2- Metastasis") == (
         "fallback_list",

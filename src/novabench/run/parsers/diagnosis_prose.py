@@ -1687,6 +1687,10 @@ _OTHERS_HEADING = re.compile(
 )
 
 
+def _letters(text: str) -> str:
+    return "".join(re.findall(r"[a-z0-9]", text.lower()))
+
+
 def _name_over_others(lines: list[str], reader: _NameReader) -> int | None:
     """The index of the label line when the answer opens with a bare name the lexicon knows
     as a disease and the next non-empty line is a label of the others
@@ -1705,7 +1709,22 @@ def _name_over_others(lines: list[str], reader: _NameReader) -> int | None:
     first = lines[filled[0]]
     if _LIST_MARKER.match(first) or _DASH_MARKER.match(first):
         return None
-    if not reader.names_disease(_plain_sentence(first).strip(" *_.")):
+    plain = _plain_sentence(first).strip(" *_.")
+    # the whole line one name the lexicon knows ("Glioblastoma (WHO grade 4)"), or one with
+    # qualifiers after commas ("Glioblastoma, IDH-wildtype"): never a hedge, a negation or a
+    # history around it ("Glioblastoma unlikely", "Glioma vs lymphoma", "Rule out X",
+    # "Prior stroke", "Patient with multiple sclerosis")
+    pieces = _commas_outside_brackets(plain)
+    one_name = reader.known(plain) or (
+        len(pieces) > 1
+        and reader.known(pieces[0].strip())
+        and all(_is_qualifier(piece.strip(), reader) for piece in pieces[1:])
+    )
+    if not one_name or "?" in plain or not reader.names_disease(plain):
+        return None
+    # nothing the lexicon's normalisation drops as a hedge ("Rule out X", "Probable X",
+    # "X (suspected)"): every letter and digit of the line is in the name it looks up
+    if _letters(normalize_diagnosis(plain)) != _letters(plain):
         return None
     return filled[1] if _bare_lead(first, reader) is not None else None
 
