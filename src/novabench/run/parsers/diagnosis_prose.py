@@ -20,6 +20,7 @@ from novabench.lexicon.diagnoses import (
     load_diagnosis_lexicon,
     normalize_diagnosis,
 )
+from novabench.lexicon.normalization import _HEDGE_PHRASES
 from novabench.run.parsers.captions import _opens_declining, is_refusal
 
 # --------------------------------------------------------------------------- lines and lists
@@ -1687,10 +1688,6 @@ _OTHERS_HEADING = re.compile(
 )
 
 
-def _letters(text: str) -> str:
-    return "".join(re.findall(r"[a-z0-9]", text.lower()))
-
-
 def _name_over_others(lines: list[str], reader: _NameReader) -> int | None:
     """The index of the label line when the answer opens with a bare name the lexicon knows
     as a disease and the next non-empty line is a label of the others
@@ -1722,9 +1719,13 @@ def _name_over_others(lines: list[str], reader: _NameReader) -> int | None:
     )
     if not one_name or "?" in plain or not reader.names_disease(plain):
         return None
-    # nothing the lexicon's normalisation drops as a hedge ("Rule out X", "Probable X",
-    # "X (suspected)"): every letter and digit of the line is in the name it looks up
-    if _letters(normalize_diagnosis(plain)) != _letters(plain):
+    # no hedge the lexicon's look-up leaves out ("Rule out X", "Probable X", "X (suspected)")
+    words = re.findall(r"[a-z]+", plain.lower().replace("favour", "favor"))
+    if any(
+        tuple(words[start : start + len(phrase)]) == phrase
+        for phrase in _HEDGE_PHRASES
+        for start in range(len(words))
+    ):
         return None
     return filled[1] if _bare_lead(first, reader) is not None else None
 
