@@ -320,8 +320,10 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     after an ``Others:`` / ``Differentials:`` label is the others, also below a name
     ("Glioblastoma\\nOthers: 1- Lymphoma 2- Metastasis": Glioblastoma, then Lymphoma,
     Metastasis; the bare first line read as the bare-answer rule reads it, unless it is
-    chatter, a heading or a finding that names no disease of the lexicon: "Sure!"). A bare
-    name the lexicon knows as a disease on the answer's first line, right above a label of
+    chatter, a heading or a finding that names no disease of the lexicon: "Sure!"). One
+    name the lexicon knows whole as a disease (qualifiers after commas or in brackets
+    allowed; no hedge, negation, "vs"/"or" or history: "Glioblastoma unlikely", "Rule out
+    X", "Prior stroke" are not) alone on the answer's first line, right above a label of
     the others on its own line (Differential(s), Differential diagnosis/es, DDx, Other(s),
     Other possibilities / diagnoses, Alternatives, Also consider), is the most likely
     diagnosis whatever the list's markers ("Glioblastoma\\nDifferentials:\\n1. Lymphoma\\n2.
