@@ -320,7 +320,17 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     after an ``Others:`` / ``Differentials:`` label is the others, also below a name
     ("Glioblastoma\\nOthers: 1- Lymphoma 2- Metastasis": Glioblastoma, then Lymphoma,
     Metastasis; the bare first line read as the bare-answer rule reads it, unless it is
-    chatter, a heading or a finding that names no disease of the lexicon: "Sure!"). A
+    chatter, a heading or a finding that names no disease of the lexicon: "Sure!"). One
+    name the lexicon knows whole as a disease (qualifiers after commas or in brackets
+    allowed; no hedge, negation, "vs"/"or" or history: "Glioblastoma unlikely", "Rule out
+    X", "Prior stroke" are not) alone on the answer's first line, right above a label of
+    the others on its own line (Differential(s), Differential diagnosis/es, DDx, Other(s),
+    Other possibilities / diagnoses, Alternatives, Also consider), is the most likely
+    diagnosis whatever the list's markers ("Glioblastoma\\nDifferentials:\\n1. Lymphoma\\n2.
+    Metastasis", "- A", "* A", "A; B" after the label, "1- A" lines: Glioblastoma, then
+    Lymphoma, Metastasis); a line naming no disease ("Sure!", "Impression", "Brain MRI",
+    "Left frontal lesion") or a reason heading ("Why:", "Key features:") keeps the reading
+    without it. A
     ``Findings:`` / ``Summary:`` label's list names no diagnosis either. A dash-numbered
     run needs "1 -" and "2 -" at least, and a number range ("1 - 2 new lesions",
     "1 - 2 weeks") is never a marker. Duplicates are removed case-insensitively, keeping the first. ``<think>``
@@ -479,6 +489,8 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
         ('empty', 'refusal')
         >>> parse_diagnoses("Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis").diagnoses
         ['Glioblastoma']
+        >>> parse_diagnoses("Glioblastoma\\nDifferentials:\\n1. Lymphoma\\n2. Metastasis").diagnoses
+        ['Glioblastoma', 'Lymphoma', 'Metastasis']
         >>> parse_diagnoses("I'm sorry for the earlier error. Final answer: Glioblastoma").diagnoses
         ['Glioblastoma']
         >>> parse_diagnoses("I cannot exclude a glioma.").diagnoses

@@ -20,6 +20,7 @@ from novabench.lexicon.diagnoses import (
     load_diagnosis_lexicon,
     normalize_diagnosis,
 )
+from novabench.lexicon.normalization import _HEDGE_PHRASES
 from novabench.run.parsers.captions import _opens_declining, is_refusal
 
 # --------------------------------------------------------------------------- lines and lists
@@ -1572,7 +1573,22 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     # and whether an "Others:" / "Differentials:" label stands below it.
     first_line: str | None = None
     others_labelled = False
-    for line in _dash_numbered_as_dotted("\n".join(lines).splitlines()):
+    split = "\n".join(lines).splitlines()
+    # (the label on a line of its own as written: "Glioblastoma. Differential: A, B" is one
+    # line, read as before)
+    written = [line for line in text.splitlines() if line.strip()]
+    over_others = (
+        _name_over_others(split, reader)
+        if len(written) >= 2 and _OTHERS_HEADING.match(written[1].strip())
+        else None
+    )
+    if over_others is not None:
+        # "Glioblastoma\nDifferentials:\n1- Lymphoma\n2- Metastasis": the dash run below
+        # the label is a list, as it is with no name above the label
+        split = split[:over_others] + _dash_numbered_as_dotted(split[over_others:])
+    else:
+        split = _dash_numbered_as_dotted(split)
+    for line in split:
         stripped = line.strip()
         if not stripped:
             continue
@@ -1646,7 +1662,72 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
             or _NO_NAME_WORDS.search(plain_first)
         ):
             found.lead = _bare_lead(first_line, reader, known=False)
+    elif (
+        first_line
+        and over_others is not None
+        and found.others
+        and found.lead is None
+        and found.suggested is None
+    ):
+        # "Glioblastoma\nDifferentials:\n1. Lymphoma\n2. Metastasis": the bare name above
+        # the label of the others is the model's first choice, whatever the list's markers
+        found.lead = _bare_lead(first_line, reader)
     return found
+
+
+# A label of the other diagnoses alone on its line, or with them after its colon
+# ("Differentials:", "**Differential diagnoses**:", "DDx:", "Others: A; B", "Other
+# possibilities:", "Alternatives:", "Also consider:"); never a reason heading ("Why:",
+# "Key features:", "Findings:").
+_OTHERS_HEADING = re.compile(
+    r"[\W_]*(?:differentials?(?:\s+diagnos[ie]s)?|ddx|others?|alternatives?(?:\s+diagnos[ie]s)?"
+    r"|other\s+(?:possible\s+|potential\s+|differential\s+)?"
+    r"(?:diagnos[ie]s|differentials?|possibilities|considerations)|also\s+consider)"
+    r"(?:\s*\([^()\n]{0,60}\))?[\s*_]*(?::|$)",
+    re.I,
+)
+
+
+def _name_over_others(lines: list[str], reader: _NameReader) -> int | None:
+    """The index of the label line when the answer opens with a bare name the lexicon knows
+    as a disease and the next non-empty line is a label of the others
+    (:data:`_OTHERS_HEADING`); else None. A line of chatter, a heading, a study or a finding
+    ("Sure!", "Impression", "Brain MRI", "Left frontal lesion") names no disease.
+
+    Example:
+        >>> _name_over_others(["Glioblastoma", "", "Differentials:", "1. Lymphoma"], _NameReader())
+        2
+        >>> _name_over_others(["Brain MRI", "Differentials:", "1. Lymphoma"], _NameReader())
+        >>> _name_over_others(["Glioblastoma", "Why:", "1. Rim"], _NameReader())
+    """
+    filled = [index for index, line in enumerate(lines) if line.strip()][:2]
+    if len(filled) < 2 or not _OTHERS_HEADING.match(lines[filled[1]].strip()):
+        return None
+    first = lines[filled[0]]
+    if _LIST_MARKER.match(first) or _DASH_MARKER.match(first):
+        return None
+    plain = _plain_sentence(first).strip(" *_.")
+    # the whole line one name the lexicon knows ("Glioblastoma (WHO grade 4)"), or one with
+    # qualifiers after commas ("Glioblastoma, IDH-wildtype"): never a hedge, a negation or a
+    # history around it ("Glioblastoma unlikely", "Glioma vs lymphoma", "Rule out X",
+    # "Prior stroke", "Patient with multiple sclerosis")
+    pieces = _commas_outside_brackets(plain)
+    one_name = reader.known(plain) or (
+        len(pieces) > 1
+        and reader.known(pieces[0].strip())
+        and all(_is_qualifier(piece.strip(), reader) for piece in pieces[1:])
+    )
+    if not one_name or "?" in plain or not reader.names_disease(plain):
+        return None
+    # no hedge the lexicon's look-up leaves out ("Rule out X", "Probable X", "X (suspected)")
+    words = re.findall(r"[a-z]+", plain.lower().replace("favour", "favor"))
+    if any(
+        tuple(words[start : start + len(phrase)]) == phrase
+        for phrase in _HEDGE_PHRASES
+        for start in range(len(words))
+    ):
+        return None
+    return filled[1] if _bare_lead(first, reader) is not None else None
 
 
 # A line of chatter, no name ("Sure!", "Okay, here it is", "Hello"): an exclamation or
