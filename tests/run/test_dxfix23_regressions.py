@@ -78,8 +78,7 @@ def test_a_lead_in_below_another_line_opens_no_list() -> None:
 
 # 2. a dash-numbered run below a name, or unspaced without "2-": as written (as 3d2d189)
 DASH_AS_WRITTEN = [
-    # the reason list under the name is left out since dxfix24 (3d2d189 kept its lines)
-    ("Glioblastoma\n\nReasoning:\n1- Rim\n2- Necrosis", ["Glioblastoma"]),
+    ("Glioblastoma\n\nReasoning:\n1- Rim\n2- Necrosis", ["Glioblastoma", "1- Rim", "2- Necrosis"]),
     (
         "Glioblastoma\n1- Irregular enhancing rim\n2- Central necrosis",
         ["Glioblastoma", "1- Irregular enhancing rim", "2- Central necrosis"],

@@ -28,10 +28,6 @@ def _read(answer: str) -> tuple[str, list[str]]:
         ("I apologize for the confusion. Final answer: Meningioma", ["Meningioma"]),
         ("My apologies. Diagnosis: Glioblastoma", ["Glioblastoma"]),
         ("Sorry about that - final answer: Glioblastoma", ["Glioblastoma"]),
-        (
-            "Sorry, correction: Multiple sclerosis; ADEM; NMOSD",
-            ["Multiple sclerosis", "ADEM", "NMOSD"],
-        ),
     ],
 )
 def test_an_apology_then_a_diagnosis_is_the_diagnosis(answer: str, expected: list[str]) -> None:
@@ -48,6 +44,8 @@ def test_an_apology_then_a_diagnosis_is_the_diagnosis(answer: str, expected: lis
         "Sorry, correction: I cannot provide a diagnosis",
         "Sorry, I can't help with that.",
         "I'm sorry for the confusion. That was wrong.",  # no label, no correction: no name
+        # dxfix27: after an apology only one specific disease is read (as 3482645)
+        "Sorry, correction: Multiple sclerosis; ADEM; NMOSD",
         "I'm sorry, correction: the answer is glioblastoma",  # a sentence, no name: as 3482645
         "Sorry for the confusion. Glioblastoma",  # a bare name, no correction: as 3482645
     ],
@@ -87,23 +85,38 @@ def test_cannot_exclude_without_a_disease_stays_as_it_was(answer: str, status: s
     assert _read(answer) == (status, [])
 
 
-# 3. a reason list under a bare name is no list of diagnoses
+# 3. dxfix27 removed the reason-list rule (a hostile review: the reasons' end swallowed the
+# differentials, 22 Top-5 losses): a reason list under a name reads as 3482645 read it
 @pytest.mark.parametrize(
-    "answer",
-    [
-        "Glioblastoma\nWhy:\n1. Rim\n2. Necrosis",
-        "Glioblastoma\nReasons for this diagnosis:\n1. Rim enhancement\n2. Necrosis",
-        "Glioblastoma\n\nRationale:\n1. Rim enhancement\n2. Necrosis",
-        "**Glioblastoma**\nWhy:\n1. Rim\n2. Necrosis",
-        "Glioblastoma\nKey features:\n- Rim enhancement\n- Necrosis",
-        "Glioblastoma\nFindings supporting this:\n1. Rim enhancement\n2. Necrosis",
-        "Diagnosis: Glioblastoma\nWhy:\n1. Rim\n2. Necrosis",  # 3482645: Rim, Necrosis after it
-        "Glioblastoma\n\nReasoning:\n1- Rim\n2- Necrosis",  # 3482645: "1- Rim", "2- Necrosis" after
+    ("answer", "expected"),
+    [  # as 3482645
+        ("Glioblastoma\nWhy:\n1. Rim\n2. Necrosis", ["Rim", "Necrosis"]),
+        (
+            "Glioblastoma\nReasons for this diagnosis:\n1. Rim enhancement\n2. Necrosis",
+            ["Rim enhancement", "Necrosis"],
+        ),
+        (
+            "Glioblastoma\n\nRationale:\n1. Rim enhancement\n2. Necrosis",
+            ["Rim enhancement", "Necrosis"],
+        ),
+        ("**Glioblastoma**\nWhy:\n1. Rim\n2. Necrosis", ["Rim", "Necrosis"]),
+        (
+            "Glioblastoma\nKey features:\n- Rim enhancement\n- Necrosis",
+            ["Rim enhancement", "Necrosis"],
+        ),
+        (
+            "Glioblastoma\nFindings supporting this:\n1. Rim enhancement\n2. Necrosis",
+            ["Rim enhancement", "Necrosis"],
+        ),
+        ("Diagnosis: Glioblastoma\nWhy:\n1. Rim\n2. Necrosis", ["Glioblastoma", "Rim", "Necrosis"]),
+        (
+            "Glioblastoma\n\nReasoning:\n1- Rim\n2- Necrosis",
+            ["Glioblastoma", "1- Rim", "2- Necrosis"],
+        ),
     ],
 )
-def test_a_reason_list_under_a_name_keeps_the_name(answer: str) -> None:
-    status, names = _read(answer)
-    assert (status, [name.strip("*") for name in names]) == ("fallback_list", ["Glioblastoma"])
+def test_a_reason_list_under_a_name_reads_as_before(answer: str, expected: list[str]) -> None:
+    assert _read(answer) == ("fallback_list", expected)
 
 
 @pytest.mark.parametrize(
@@ -116,9 +129,8 @@ def test_a_reason_list_under_a_name_keeps_the_name(answer: str) -> None:
         ("Here is my analysis.\nWhy:\n1. Rim\n2. Necrosis", ["Rim", "Necrosis"]),
         (
             "Glioblastoma\nReasoning:\n1. Rim\n2. Necrosis\nDifferentials:\n1. Lymphoma",
-            # 3482645: Rim, Necrosis, Lymphoma; dxfix24/25: Lymphoma (the name above lost);
-            # dxdot26: the reasons left out, the name above "Differentials:" is first
-            ["Glioblastoma", "Lymphoma"],
+            # the reasons sit between the name and the label: read as 3482645 reads it
+            ["Rim", "Necrosis", "Lymphoma"],
         ),
     ],
 )
@@ -179,26 +191,25 @@ def test_findings_after_a_hedge_lead_in_read_as_before() -> None:  # as 3482645
     )
 
 
-# 6. a spaced dash inside brackets does not end the name
+# 6. dxfix27 removed the bracket rule (a hostile review: "Ring-enhancing lesion (glioblastoma -
+# most likely)" lost its Top-1 hit, 31 in all): a spaced dash ends the name as 3482645 read it
 @pytest.mark.parametrize(
     ("answer", "expected"),
-    [
-        ("NMOSD (AQP4-IgG positive, 1 - 2 lesions)", ["NMOSD (AQP4-IgG positive, 1 - 2 lesions)"]),
+    [  # as 3482645
+        ("NMOSD (AQP4-IgG positive, 1 - 2 lesions)", ["NMOSD (AQP4-IgG positive, 1"]),
         (
             "1. NMOSD (AQP4-IgG positive - longitudinally extensive)\n2. Multiple sclerosis",
-            ["NMOSD (AQP4-IgG positive - longitudinally extensive)", "Multiple sclerosis"],
+            ["NMOSD (AQP4-IgG positive", "Multiple sclerosis"],
         ),
-        (
-            "Diagnosis: NMOSD (AQP4-IgG positive, 1 - 2 lesions)",
-            ["NMOSD (AQP4-IgG positive, 1 - 2 lesions)"],
-        ),
-        ("Glioblastoma - necrotic rim", ["Glioblastoma"]),  # as 3482645
+        ("Diagnosis: NMOSD (AQP4-IgG positive, 1 - 2 lesions)", ["NMOSD (AQP4-IgG positive, 1"]),
+        ("Glioblastoma - necrotic rim", ["Glioblastoma"]),
         ("1. Glioblastoma - necrotic rim (ring - enhancing)", ["Glioblastoma"]),
-        # as 3482645: text after the brackets (the lexicon matcher reads the cut head)
         ("Multiple sclerosis (2 - 3 lesions) vs ADEM", ["Multiple sclerosis (2"]),
     ],
 )
-def test_a_spaced_dash_inside_brackets_keeps_the_name(answer: str, expected: list[str]) -> None:
+def test_a_spaced_dash_inside_brackets_ends_the_name_as_before(
+    answer: str, expected: list[str]
+) -> None:
     assert _read(answer)[1] == expected
 
 

@@ -55,37 +55,40 @@ def test_a_hedge_lead_in_list_of_unlisted_diseases_keeps_its_top1_hit() -> None:
     )
 
 
-# 2. a bracket that names another disease or says differential/vs/or/mimics ends the name
+# 2. dxfix27 removed the bracket rule (a second hostile review: a finding outside the brackets
+# with the disease inside, "Ring-enhancing lesion (glioblastoma - most likely)", lost its
+# Top-1 hit): a spaced dash inside brackets ends the name as 3482645 read it
 @pytest.mark.parametrize(
     ("answer", "expected"),
-    [
-        ("Diagnosis: Glioblastoma (differential - lymphoma, metastasis)", ["Glioblastoma"]),
-        ("1. Glioblastoma (alternatives - lymphoma or metastasis)", ["Glioblastoma"]),
+    [  # as 3482645
+        (
+            "Diagnosis: Glioblastoma (differential - lymphoma, metastasis)",
+            ["Glioblastoma (differential"],
+        ),
+        ("1. Glioblastoma (alternatives - lymphoma or metastasis)", ["Glioblastoma (alternatives"]),
         (
             "1. Glioblastoma (vs lymphoma - less likely)\n2. Metastasis",
-            ["Glioblastoma", "Metastasis"],
+            ["Glioblastoma (vs lymphoma", "Metastasis"],
         ),
         (
             "1. Vestibular schwannoma (or schwannoma - less likely)\n2. Meningioma",
-            ["Vestibular schwannoma", "Meningioma"],
+            ["Vestibular schwannoma (or schwannoma", "Meningioma"],
         ),
         (
             "1. Glioblastoma (mimics - lymphoma, metastasis)\n2. Abscess",
-            ["Glioblastoma", "Abscess"],
+            ["Glioblastoma (mimics", "Abscess"],
         ),
-        ("Diagnosis: Glioblastoma (vs lymphoma - less likely)", ["Glioblastoma"]),
+        ("Diagnosis: Glioblastoma (vs lymphoma - less likely)", ["Glioblastoma (vs lymphoma"]),
+        (
+            "1. NMOSD (AQP4-IgG positive, 1 - 2 lesions)\n2. Multiple sclerosis",
+            ["NMOSD (AQP4-IgG positive, 1", "Multiple sclerosis"],
+        ),
     ],
 )
-def test_a_bracket_naming_alternatives_ends_the_name(answer: str, expected: list[str]) -> None:
+def test_a_spaced_dash_in_brackets_ends_the_name_as_before(
+    answer: str, expected: list[str]
+) -> None:
     assert _read(answer) == ("fallback_list", expected)
-    assert _top(expected, expected[0]) == (1.0, 1.0)
-
-
-def test_a_bracket_of_details_stays_in_the_name() -> None:
-    assert _read("1. NMOSD (AQP4-IgG positive, 1 - 2 lesions)\n2. Multiple sclerosis") == (
-        "fallback_list",
-        ["NMOSD (AQP4-IgG positive, 1 - 2 lesions)", "Multiple sclerosis"],
-    )
 
 
 # 3. a reason clause that may name the diagnosis is kept: the line reads as before
@@ -121,26 +124,44 @@ def test_cannot_exclude_then_declining_is_a_refusal(answer: str) -> None:
     assert _read(answer) == ("refusal", [])
 
 
-# 5. a reason block under one item ends at the next item of the list of diagnoses
+# 5. dxfix27 removed the reason-list rule: per-item reasons read as 3482645 read them
 @pytest.mark.parametrize(
-    "answer",
-    [
-        "**1. Glioblastoma**\n*Key features:*\n- Ring enhancement\n- Necrosis\n\n**2. Lymphoma**\n"
-        "*Key features:*\n- Periventricular\n\n**3. Metastasis**\n*Key features:*\n- Multiple lesions",
-        "**1. Glioblastoma**\nWhy:\n- Ring enhancement\n- Necrosis\n\n**2. Lymphoma**\nWhy:\n"
-        "- Periventricular\n\n**3. Metastasis**\nWhy:\n- Multiple lesions",
-        "1. Glioblastoma\nReasoning:\n- Ring enhancement\n- Necrosis\n2. Lymphoma\nReasoning:\n"
-        "- Periventricular\n3. Metastasis",
-        "Most likely: Glioblastoma\nReasons:\n- Ring enhancement\n- Necrosis\n2. Lymphoma\n"
-        "3. Metastasis",
+    ("answer", "expected"),
+    [  # as 3482645
+        (
+            "**1. Glioblastoma**\n*Key features:*\n- Ring enhancement\n- Necrosis\n\n**2. Lymphoma**\n"
+            "*Key features:*\n- Periventricular\n\n**3. Metastasis**\n*Key features:*\n- Multiple lesions",
+            [
+                "Glioblastoma",
+                "Ring enhancement",
+                "Necrosis",
+                "Lymphoma",
+                "Periventricular",
+                "Metastasis",
+                "Multiple lesions",
+            ],
+        ),
+        (
+            "1. Glioblastoma\nReasoning:\n- Ring enhancement\n- Necrosis\n2. Lymphoma\nReasoning:\n"
+            "- Periventricular\n3. Metastasis",
+            [
+                "Glioblastoma",
+                "Ring enhancement",
+                "Necrosis",
+                "Lymphoma",
+                "Periventricular",
+                "Metastasis",
+            ],
+        ),
+        (
+            "Most likely: Glioblastoma\nReasons:\n- Ring enhancement\n- Necrosis\n2. Lymphoma\n"
+            "3. Metastasis",
+            ["Glioblastoma", "Ring enhancement", "Necrosis", "Lymphoma", "Metastasis"],
+        ),
     ],
 )
-def test_per_item_reasons_keep_the_differentials(answer: str) -> None:
-    assert _read(answer) == ("fallback_list", ["Glioblastoma", "Lymphoma", "Metastasis"])
-
-
-def test_a_numbered_reason_list_under_a_name_is_still_left_out() -> None:
-    assert _read("Glioblastoma\nWhy:\n1. Rim\n2. Necrosis") == ("fallback_list", ["Glioblastoma"])
+def test_per_item_reasons_read_as_before(answer: str, expected: list[str]) -> None:
+    assert _read(answer) == ("fallback_list", expected)
 
 
 # 6. only an exact short reason heading opens a reason list

@@ -27,7 +27,6 @@ from novabench.run.parsers.diagnosis_prose import (
     _one_line_names,
     _read_written_diagnoses,
     _without_reason_clause,
-    _without_reason_lists,
     declines_diagnosis,
 )
 from novabench.run.parsers.lenient_json import _norm_key, _structures
@@ -278,24 +277,15 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     lines, statements in prose, or a bare one-line answer are read (status
     ``"fallback_list"``). A list item is its name: the explanation after a colon (inside
     the bold or after it: ``**1. Glioblastoma:** necrosis`` and ``1. **Glioblastoma**:
-    necrosis`` are "Glioblastoma"), a spaced dash (not one inside brackets that close the
-    name: "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole, unless the brackets name
-    another disease or open with differential, alternatives, vs, or, mimics:
-    "Glioblastoma (differential - lymphoma)" is "Glioblastoma") or the item's first
-    sentence is left out. A list of reasons under a line that names a diagnosis (a lead
-    label's value or a bare name the lexicon knows) is no list of diagnoses: its exact
-    short heading ("Why:", "Reasons:", "Reasoning:", "Rationale:", "Key features:",
-    "Findings supporting this:", "Evidence:", "Reasons for this diagnosis:"; never
-    "Ranked list with rationale:") and its items are left out when the first item is an
-    imaging finding or clinical reason, up to the next item of the diagnoses (a bold
-    numbered item, an item marked otherwise, a line after a blank one), so
-    "Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis" is "Glioblastoma". A first line "<hedge>
-    <name> <reason clause>" ("Most likely glioblastoma due to: 1. ...", "Probably
-    meningioma because of the dural tail"; the clauses "due to", "because (of)", "given",
-    "as evidenced by") is its name when the lexicon knows the name and the clause is empty
-    or imaging findings naming no disease (a reason list right below an empty "due to:" is
-    left out too); "Most likely hydrocephalus due to aqueductal stenosis" and "Most likely
-    cerebral edema due to hyponatremia" stay whole. A
+    necrosis`` are "Glioblastoma"), a spaced dash (inside brackets too) or the item's first
+    sentence is left out. A first line "<hedge> <name> <reason clause>" ("Most likely
+    glioblastoma due to: 1. ...", "Probably meningioma because of the dural tail"; the
+    clauses "due to", "because (of)", "given", "as evidenced by") is its name when the
+    name is a specific disease of the lexicon (no category: "Most likely a tumour given
+    the enhancement" reads as written) and the clause is empty or imaging findings naming
+    no disease (a reason list right below an empty "due to:" is left out too); "Most
+    likely hydrocephalus due to aqueductal stenosis" and "Most likely cerebral edema due
+    to hyponatremia" stay whole. A
     numbered list written on one line ("1. A 2. B 3. C", "Answer: 1) A; 2) B",
     "1- A 2- B") is read as the same list one item per line: after any bullet or label the
     line must open with marker 1 and hold 2, 3... in the same style, each after
@@ -307,9 +297,10 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     "The findings suggest:"), or its last clause opens with a premise ("Based on the
     clinical history:") or names diagnoses ("My ranked list is: 1. A 2. B", "Based on the
     findings, the differential is 1) A 2) B", "In order of likelihood:",
-    "My top 3 are:", "I would rank them:", "Top 5:": these ranking words only when an item
-    names a lexicon disease and no "things", "red flags", "sequences"... say what is
-    ranked) and no finding,
+    "My top 3 are:", "I would rank them:", "Top 5:": these ranking words only when the
+    first item is a specific lexicon disease, no "things", "red flags", "least likely",
+    "to rule out", "excluded", "complications", "risk factors"... say what is ranked and
+    no later "Answer:", "Final answer:", "on reflection" or "so" follows) and no finding,
     reason, limitation or next step ("Glioblastoma. Why: 1. ...", "Key differential
     features are: 1. ...", "Caveats: 1. ...", "The lesion shows: 1. ...", "Next steps:
     1. ..."), and only when the lead-in starts the answer: its first non-empty line, nothing
@@ -320,7 +311,9 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     after an ``Others:`` / ``Differentials:`` label is the others, also below a name
     ("Glioblastoma\\nOthers: 1- Lymphoma 2- Metastasis": Glioblastoma, then Lymphoma,
     Metastasis; the bare first line read as the bare-answer rule reads it, unless it is
-    chatter, a heading or a finding that names no disease of the lexicon: "Sure!"). One
+    chatter, a heading or a finding that names no disease of the lexicon: "Sure!"); when
+    the line above is no such bare name ("Likely glioblastoma", "Glioblastoma (most
+    likely)", "Consistent with X") the run reads as written. One
     name the lexicon knows whole as a disease (qualifiers after commas or in brackets
     allowed; no hedge, negation, "vs"/"or" or history: "Glioblastoma unlikely", "Rule out
     X", "Prior stroke" are not) alone on the answer's first line, right above a label of
@@ -404,17 +397,20 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     and a lead label's value that declines and names nothing after its declining clause
     ("Diagnosis: I cannot provide one from this MRI image; consult a radiologist"), is
     ``"refusal"``, scored as no answer and counted; never a diagnosis. An apology alone is
-    no refusal: what follows it is read when it declines nothing and names a disease the
-    lexicon knows by a label, a list or a statement, or after "correction:" ("I'm sorry for
-    the earlier error. Final answer: Glioblastoma", "Sorry, correction: Glioblastoma"; not
-    "Sorry, correction: see above"). A disease the whole answer (or a lead label's value)
-    says cannot be excluded or ruled out is named, a possibility at low confidence ("I
-    cannot exclude a glioma.", "Glioma cannot be excluded.", "I cannot rule out a glioma on
-    this single image.", "Diagnosis: cannot be excluded: glioblastoma"): one disease the
-    lexicon knows, at most 8 words, no list, clause, advice or declining word ("I cannot
-    exclude a glioma so I cannot give a diagnosis" is a refusal); a name before it after a
-    spaced dash or "but" comes first ("Glioblastoma - lymphoma cannot be excluded":
-    Glioblastoma, lymphoma). A diagnosis that a
+    no refusal: what follows it is read when it declines nothing and names one specific
+    disease of the lexicon (no question mark, "or", "vs", brackets or category) by a
+    label, a list or a statement, or after "correction:" ("I'm sorry for the earlier
+    error. Final answer: Glioblastoma", "Sorry, correction: Glioblastoma"; not "Sorry,
+    correction: see above", "... Glioblastoma? Or lymphoma.", "... tumour"). A disease the
+    whole answer (or a lead label's value) says cannot be excluded or ruled out is named,
+    a possibility at low confidence ("I cannot exclude a glioma.", "Glioma cannot be
+    excluded.", "I cannot rule out a glioma on this single image.", "Diagnosis: cannot be
+    excluded: glioblastoma"): the whole of what cannot be excluded is one disease the
+    lexicon knows, with at most an image qualifier after it ("glioma in a patient this
+    age", "meningioma but this looks like a schwannoma" read as before; "I cannot exclude
+    a glioma so I cannot give a diagnosis" is a refusal); a name before it after a spaced
+    dash or "but" comes first ("Glioblastoma - lymphoma cannot be excluded": Glioblastoma,
+    lymphoma). A diagnosis that a
     hedge (likely, most likely, probably, possibly, favour(s/ed), leading consideration,
     suspect(ed), "looks like", "consistent with") introduces right after the declining
     clause is the answer ("Diagnosis: cannot be made definitively; likely glioblastoma",
@@ -487,8 +483,6 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
         ['Glioblastoma']
         >>> parse_diagnoses("Diagnosis: N/A").status, parse_diagnoses("I cannot help with that.").status
         ('empty', 'refusal')
-        >>> parse_diagnoses("Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis").diagnoses
-        ['Glioblastoma']
         >>> parse_diagnoses("Glioblastoma\\nDifferentials:\\n1. Lymphoma\\n2. Metastasis").diagnoses
         ['Glioblastoma', 'Lymphoma', 'Metastasis']
         >>> parse_diagnoses("I'm sorry for the earlier error. Final answer: Glioblastoma").diagnoses
@@ -541,9 +535,8 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             notes.append("a JSON list of strings, not the requested object")
             return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
 
-    # "Glioblastoma\nWhy:\n1. Rim\n2. Necrosis": the reasons under the name are no diagnoses
-    # and "Most likely glioblastoma due to: 1. ..." the name before its reason clause
-    plain = _without_reason_lists(_without_reason_clause(_without_fences(text)))
+    # "Most likely glioblastoma due to: 1. ...": the name before its reason clause
+    plain = _without_reason_clause(_without_fences(text))
     prose = _read_written_diagnoses(plain)
     diagnoses, removed = _deduplicate(prose.ranked())
     if diagnoses:
@@ -631,6 +624,9 @@ _DECLINING_WORDS = re.compile(
 )
 
 
+# What says the rest after an apology names more or less than one disease: a question, an
+# alternative, brackets.
+_APOLOGY_NOT_ONE_NAME = re.compile(r"[?()\[\]]|\b(?:or|vs\.?|versus|and)\b", re.I)
 # A read name that opens with a negation or a subject ("Not a tumor", "it's a tumor").
 _NOT_A_NAME_FIRST = re.compile(
     r"\W*(?:not|no|non|none|it'?s|it\s+is|this\s+is|that\s+is|i'?m|i\s+am|see|as|same)\b", re.I
@@ -643,9 +639,11 @@ def _after_apology(text: str) -> ParsedDiagnoses | None:
     The rest of the answer is read when it declines nothing and names a diagnosis by a
     label, a list or a statement ("I'm sorry for the earlier error. Final answer: X",
     "Apologies - the diagnosis is X"), or, after "correction:", as a bare answer ("Sorry,
-    correction: X"), and only when a name read names a disease the lexicon knows and opens
-    with no negation or subject ("Sorry, correction: see above", "... Not a tumor", "...
-    it's a tumor" read as before). "I'm sorry, I can't provide a diagnosis" and "I'm sorry
+    correction: X"), and only when it reads one name, a specific disease the lexicon knows
+    (no category), opening with no negation or subject, and the rest holds no question
+    mark, "or", "and", "vs" or brackets ("Sorry, correction: see above", "... Not a tumor",
+    "... it's a tumor", "... tumour", "... Glioblastoma? Or lymphoma.", "... X (or Y)"
+    read as before). "I'm sorry, I can't provide a diagnosis" and "I'm sorry
     for the confusion. That was wrong." stay refusals.
     """
     apology = _APOLOGY_FIRST.match(text)
@@ -658,10 +656,17 @@ def _after_apology(text: str) -> ParsedDiagnoses | None:
     if not parsed.diagnoses or parsed.status not in ("ok", "partial", "fallback_list"):
         return None
     reader = _NameReader()
-    if _NOT_A_NAME_FIRST.match(parsed.diagnoses[0]) or not any(
-        reader.mentions(name) for name in parsed.diagnoses
+    if (
+        len(parsed.diagnoses) != 1
+        or _APOLOGY_NOT_ONE_NAME.search(rest)
+        or _NOT_A_NAME_FIRST.match(parsed.diagnoses[0])
+        or not reader.known(parsed.diagnoses[0])
+        or not reader.names_disease(parsed.diagnoses[0])
     ):
-        return None  # "Sorry, correction: see above", "... Not a tumor": no disease named
+        # "Sorry, correction: see above", "... Not a tumor", "... tumour" (a category),
+        # "... Glioblastoma? Or lymphoma.", "... X vs Y", "... X (or Y)": one specific
+        # disease of the lexicon or the answer reads as before
+        return None
     if parsed.status == "fallback_list" and any(
         _SENTENCE_PIECE.search(name) for name in parsed.diagnoses
     ):

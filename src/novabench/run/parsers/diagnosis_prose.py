@@ -120,81 +120,11 @@ def _item_name(text: str) -> str:
     if bold:
         return bold.group(1).rstrip(":")
     text = _first_sentence(text)
-    for end in _ITEM_NAME_END.finditer(text):
-        cut = (
-            end.start()
-            if ":" in end.group() or "(" in end.group()
-            else _dash_cut(text, end.start())
-        )
-        if cut is not None:
-            return text[:cut].rstrip()  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)" is whole
-    return text
-
-
-# Where a list item's name ends: a spaced dash (outside brackets), a colon or a "(most likely"
-# remark.
-_ITEM_NAME_END = re.compile(
-    r"\s+[-\u2013\u2014]\s+|:(?:\*\*|__)?\s+|\s+\((?:most likely|likely|less likely)"
-)
-
-
-# A bracket that opens on other diagnoses ("(differential - lymphoma)", "(vs lymphoma - less
-# likely)", "(or schwannoma - less likely)", "(mimics - lymphoma)").
-_ALTERNATIVES_BRACKET = re.compile(
-    r"\W*(?:differentials?|ddx|dd|alternatives?|vs\.?|versus|or|mimics?|mimickers?|"
-    r"others?|consider)\b",
-    re.I,
-)
-
-
-def _dash_cut(text: str, index: int) -> int | None:
-    """Where a name with a spaced dash at ``text[index]`` ends: at the dash; at the bracket
-    around it when the bracket names another disease or opens with differential,
-    alternatives, vs, or, mimics ("Glioblastoma (differential - lymphoma, metastasis)" is
-    "Glioblastoma"); None when the dash is inside closing brackets of details ("NMOSD
-    (AQP4-IgG positive, 1 - 2 lesions)" is whole).
-
-    Example:
-        >>> text = "Glioblastoma (vs lymphoma - less likely)"
-        >>> text[: _dash_cut(text, text.index(" - "))]
-        'Glioblastoma '
-        >>> _dash_cut("NMOSD (AQP4-IgG positive, 1 - 2 lesions)", 30) is None
-        True
-    """
-    if not _inside_closing_brackets(text, index):
-        return index
-    depth = 0
-    opening = index
-    for position in range(index - 1, -1, -1):
-        if text[position] in ")]":
-            depth += 1
-        elif text[position] in "([":
-            if depth == 0:
-                opening = position
-                break
-            depth -= 1
-    content = text[opening + 1 :].rstrip(" .;,")[:-1]
-    if _ALTERNATIVES_BRACKET.match(content) or _NameReader().mentions(content):
-        return opening
-    return None
-
-
-def _inside_closing_brackets(text: str, index: int) -> bool:
-    """Whether ``text[index]`` stands inside round or square brackets that close at the end
-    of ``text`` ("NMOSD (AQP4-IgG positive, 1 - 2 lesions)"); not when anything follows
-    them ("MS (2 - 3 lesions) vs ADEM" is cut as before)."""
-    before = text[:index]
-    depth = before.count("(") + before.count("[") - before.count(")") - before.count("]")
-    if depth <= 0:
-        return False
-    for position in range(index, len(text)):
-        if text[position] in "([":
-            depth += 1
-        elif text[position] in ")]":
-            depth -= 1
-            if depth == 0:
-                return not text[position + 1 :].strip(" .;,")
-    return False
+    return re.split(
+        r"\s+[-\u2013\u2014]\s+|:(?:\*\*|__)?\s+|\s+\((?:most likely|likely|less likely)",
+        text,
+        maxsplit=1,
+    )[0]
 
 
 def _dash_numbered_as_dotted(lines: list[str]) -> list[str]:
@@ -329,7 +259,9 @@ def _inline_list_items(text: str) -> list[str] | None:
     ]
 
 
-def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True) -> str:
+def _unfold_inline_list(
+    line: str, reader: _NameReader, *, lead_in: bool = True, dash_others: bool = True
+) -> str:
     """A line whose text (after a bullet and a label, if any) is a numbered list written on
     one line, as the same list written one item per line under its label or lead-in; any
     other line as it is (a findings or summary label's list too: it names no diagnosis).
@@ -357,7 +289,7 @@ def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True)
             rest = value[len(value) - len(label[1]) :]
             items = _inline_list_items(rest)
             others = label[0] == "differential"
-    if items is not None and others:
+    if items is not None and others and dash_others:
         # "Glioblastoma\nOthers: 1- A 2- B": the label says the run lists the other
         # diagnoses, so its dash markers are markers wherever the line stands
         items = [_DASH_MARKER.sub(r"\g<head>\g<number>.\g<tail>", item, count=1) for item in items]
@@ -476,6 +408,21 @@ _RANKED_NO_DISEASES = re.compile(
     r"\b(?:things?|lesions?|locations?|sites?|red\s+flags?|flags?|abnormalit(?:y|ies)|"
     r"sequences?|concerns?|findings?|features?|signs?|steps?|priorities|checks?|tests?|"
     r"questions?|points?|observations?|to\s+(?:check|review|look|do|consider\s+next))\b",
+    re.I,
+)
+# What a ranking lead-in ranks when it is not the answer ("Top 3 least likely", "Top 3 to
+# rule out", "Top 3 excluded", "Top 3 complications", "I would rank them lower").
+_RANKED_NOT_ANSWER = re.compile(
+    r"\b(?:(?<!\bto\s)least|less|lower|rul(?:e|ed|ing)\s+out|exclu\w*|complications?|risks?|"
+    r"emergenc\w*|next|mimic\w*|urgen\w*|patients?|biops\w*|treatments?|causes?|"
+    r"differential\s+features?)\b",
+    re.I,
+)
+# A later answer after a ranked list ("... Final answer: B", "... On reflection, B is the
+# answer", "... 3. Edema, so glioblastoma"): the list was no answer.
+_LATER_ANSWER = re.compile(
+    r"\b(?:answer|diagnosis|impression|conclusion)\s*(?:is\b|[:=])|\bon\s+reflection\b|"
+    r"\b(?:so|therefore|thus|hence)\b",
     re.I,
 )
 # A list marker opening an item ("1. ", "2) ").
@@ -612,12 +559,13 @@ def _lead_in_list(text: str, reader: _NameReader) -> tuple[int, list[str]] | Non
             )
             and (
                 _RANKED_NO_DISEASES.search(lead_in)
-                or not any(
-                    reader.mentions(_item_name(_LIST_ITEM_MARKER.sub("", item))) for item in items
-                )
+                or _RANKED_NOT_ANSWER.search(lead_in)
+                or _LATER_ANSWER.search(text[start:])
+                or not reader.names_disease(_item_name(_LIST_ITEM_MARKER.sub("", items[0])))
             )
         ):
-            # "Top 3 things to check: 1. DWI 2. SWI": a ranking of no diseases reads as
+            # "Top 3 things to check: 1. DWI 2. SWI", "Top 3 to rule out: 1. A 2. B", "Top 2:
+            # 1. A 2. B. Final answer: B": no ranking of the answer's diagnoses, read as
             # before ranking words opened lists ("My top 3 are: 1. Glioblastoma ..." opens)
             return None
         if items is not None:
@@ -1007,14 +955,9 @@ def _tidy_name(text: str) -> str:
         text = text[lead_in.end() :]
     if _CLAUSE_PIECE.match(text):
         return ""
-    for tail in _NAME_TAIL.finditer(text):
-        cut: int | None = tail.start()
-        if tail.group().strip() in "-\u2013\u2014":
-            cut = _dash_cut(text, tail.start())
-        if cut is None:
-            continue  # "NMOSD (AQP4-IgG positive, 1 - 2 lesions)": the dash is inside the name
-        text = text[:cut]
-        break
+    tail = _NAME_TAIL.search(text)
+    if tail:
+        text = text[: tail.start()]
     words = text.split()
     while words and (
         words[-1].lower().strip(",.") in _NAME_TRAILERS
@@ -1441,8 +1384,11 @@ _MAX_EXCLUDED_NAME_WORDS = 8
 def _not_excluded(text: str, reader: _NameReader) -> list[str] | None:
     """The disease a whole answer (or label value) says cannot be excluded, or None.
 
-    Only one name the lexicon knows, of at most 8 words, with no list, clause, advice or
-    declining word around it: "I cannot exclude a glioma." and "Glioma cannot be excluded."
+    Only when what cannot be excluded is, as a whole, one name the lexicon knows (after an
+    article and an image qualifier such as "on this single image" are left out), with no
+    list, clause, advice or declining word around it ("I can't rule out meningioma but this
+    looks like a schwannoma", "glioma in a patient this age", "stroke yet" read as before):
+    "I cannot exclude a glioma." and "Glioma cannot be excluded."
     name glioma (a possibility at low confidence, not a refusal); "I cannot exclude
     anything from a single slice", "...; please consult a radiologist" and "I cannot
     exclude a glioma so I cannot give a diagnosis" (a refusal) name nothing. A name before
@@ -1487,9 +1433,9 @@ def _not_excluded(text: str, reader: _NameReader) -> list[str] | None:
         or _SENTENCE_PIECE.search(name)
         or _CLAUSE_PIECE.match(name)
         or _ADVICE.search(name)
-        or not reader.mentions(name)
+        or not reader.known(name)
     ):
-        return None
+        return None  # "glioma in a patient this age", "meningioma but this looks like ...": no
     return [*first, name]
 
 
@@ -1554,16 +1500,21 @@ def _read_differential_line(value: str, reader: _NameReader, found: _ProseFindin
         _read_prose_sentence(sentence, reader, found)
 
 
-def _read_written_diagnoses(text: str) -> _ProseFindings:
+def _read_written_diagnoses(text: str, *, others_run: bool = True) -> _ProseFindings:
     reader = _NameReader()
     found = _ProseFindings()
     lines = []
     lead_in = True
     dash_others = False  # "Others: 1- A 2- B" was unfolded (the dash run read as a list)
+    first_is_others = None  # whether the first non-empty line is that labelled dash run
     for line in _break_statements(text).splitlines():
-        unfolded = _unfold_inline_list(line, reader, lead_in=lead_in)
+        unfolded = _unfold_inline_list(line, reader, lead_in=lead_in, dash_others=others_run)
         if unfolded != line and _DASH_RUN_AFTER_LABEL.search(line):
             dash_others = True
+            if first_is_others is None:
+                first_is_others = True
+        if line.strip() and first_is_others is None:
+            first_is_others = False
         lines.append(unfolded)
         # A lead-in opens a list only on the answer's first non-empty line: below a name
         # ("Glioblastoma\nDifferentials to exclude: 1. A 2. B") or any other line its list
@@ -1573,6 +1524,7 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
     # and whether an "Others:" / "Differentials:" label stands below it.
     first_line: str | None = None
     others_labelled = False
+    no_name_above = False
     split = "\n".join(lines).splitlines()
     # (the label on a line of its own as written: "Glioblastoma. Differential: A, B" is one
     # line, read as before)
@@ -1620,6 +1572,7 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
             elif kind == "differential":
                 _read_differential_line(labelled, reader, found)
             else:  # findings, a summary: statements only, never a bare name
+                no_name_above = no_name_above or first  # "Findings: ...\nOthers: 1- A 2- B"
                 for sentence in _sentences(labelled):
                     _read_prose_sentence(sentence, reader, found)
             continue
@@ -1662,6 +1615,8 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
             or _NO_NAME_WORDS.search(plain_first)
         ):
             found.lead = _bare_lead(first_line, reader, known=False)
+        else:
+            no_name_above = True  # "Sure!", "Impression": the others are the answer
     elif (
         first_line
         and over_others is not None
@@ -1672,6 +1627,18 @@ def _read_written_diagnoses(text: str) -> _ProseFindings:
         # "Glioblastoma\nDifferentials:\n1. Lymphoma\n2. Metastasis": the bare name above
         # the label of the others is the model's first choice, whatever the list's markers
         found.lead = _bare_lead(first_line, reader)
+    if (
+        others_run
+        and dash_others
+        and not first_is_others
+        and found.lead is None
+        and not no_name_above
+    ):
+        # "Likely glioblastoma\nDifferentials: 1- Lymphoma 2- Metastasis", "Glioblastoma
+        # (most likely)\nOthers: 1- ...", "The patient has a glioma.\nOthers: 1- ...": the
+        # line above is no bare name kept first, and the others would take its place; the
+        # dash run is read as it was before it was read as a list
+        return _read_written_diagnoses(text, others_run=False)
     return found
 
 
@@ -1755,118 +1722,6 @@ _HEADING_WORDS = re.compile(
 _DASH_RUN_AFTER_LABEL = re.compile(r":(?:\*\*|__)?[\s*_]*1 ?[-\u2013\u2014](?:\*\*|__)?\s")
 
 
-# A heading line over a list of reasons, findings or features ("Why:", "Reasons for this
-# diagnosis:", "**Rationale:**", "*Key features:*", "Findings supporting this:"): an exact
-# short heading, nothing after its colon; never one that also says rank, list, differential,
-# consider, each or likely ("Ranked list with rationale:", "Reasons to also consider:").
-_REASON_HEADING = re.compile(
-    r"[\W_]*(?:why|reasons?|reasoning|rationale|justification|(?:key\s+)?(?:features|findings)|"
-    r"findings\s+supporting\s+(?:this|it|the\s+diagnosis)|evidence|"
-    r"supporting\s+(?:findings|evidence|features)|reasons?\s+for\s+(?:this|the)\s+diagnosis)"
-    r"[\s*_]*:[\s*_]*",
-    re.I,
-)
-# A numbered item opened in bold ("**2. Lymphoma**", "__2) Lymphoma__"): an item of the
-# diagnoses, never a reason.
-_BOLD_NUMBERED_ITEM = re.compile(r"\s*(?:\*\*|__)\s*\d{1,2}\s*[.)\-\u2013\u2014:]")
-
-
-def _items_are_findings(lines: list[str], reader: _NameReader) -> bool:
-    """Whether the first list item of ``lines`` opens with an imaging finding or a clinical
-    reason ("1. Rim", "- Ring enhancement", "- Clinical history") and no disease the lexicon
-    knows: under a reason heading the items are then reasons. Any other first item ("-
-    Lymphoma: less likely", "- Schistosomal granuloma: less likely") may be a differential:
-    the list reads as before."""
-    for line in lines:
-        if not line.strip():
-            continue
-        dash = _DASH_MARKER.match(line)
-        item = _LIST_ITEM.match(line)
-        if dash is not None:
-            value = line[dash.end() :]
-        elif item is not None:
-            value = item.group("value")
-        else:
-            return False
-        name = _item_name(value).strip(" *_")
-        return bool(
-            (_IMAGING_CLAUSE.search(name) or _CLINICAL_REASON.search(name))
-            and not reader.known(name)
-        )
-    return False
-
-
-# A clinical reason ("Clinical history", "Age of the patient", "Typical presentation").
-_CLINICAL_REASON = re.compile(
-    r"\b(?:history|clinical|age|symptoms?|presentation|typical|classic|onset|"
-    r"demographics?|course)\b",
-    re.I,
-)
-
-
-def _reason_item_kind(line: str) -> str | None:
-    """ "number" for a numbered item ("1. Rim", "2- Necrosis"), "bullet" for a bulleted one
-    ("- Rim", "* Rim"), None for any other line."""
-    dash = _DASH_MARKER.match(line)
-    if dash is not None and not _NUMBER_RANGE.match(line, dash.end()):
-        return "number"
-    if _LIST_ITEM.match(line) is None:
-        return None
-    return "number" if re.match(r"\s*(?:\*\*|__)?\s*\(?\d", line) else "bullet"
-
-
-def _without_reason_lists(text: str) -> str:
-    """``text`` without the reason lists that stand under a name: a reason heading
-    (:data:`_REASON_HEADING`) and the list items (and indented lines) after it, when a line
-    above names a diagnosis: a lead label's value ("Diagnosis: X", "Most likely: X") or a
-    bare name the lexicon knows. ``"Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis"`` is read as
-    ``"Glioblastoma"``; a reason list with no name above it stays as written.
-
-    Example:
-        >>> _without_reason_lists("Glioblastoma\\nWhy:\\n1. Rim\\n2. Necrosis")
-        'Glioblastoma'
-        >>> _without_reason_lists("Why:\\n1. Rim\\n2. Necrosis")
-        'Why:\\n1. Rim\\n2. Necrosis'
-        >>> _without_reason_lists("Glioblastoma\\nDifferentials:\\n1. Lymphoma")
-        'Glioblastoma\\nDifferentials:\\n1. Lymphoma'
-    """
-    if ":" not in text:
-        return text
-    reader = _NameReader()
-    lines = text.splitlines()
-    kept: list[str] = []
-    named = False  # a line so far names a diagnosis
-    skipping = False
-    kind: str | None = None  # the reasons' marker: "number" or "bullet"
-    blank = False  # a blank line after the reasons' items
-    for index, line in enumerate(lines):
-        if skipping:
-            # the reasons end at the next item of the diagnoses: a bold numbered item, an
-            # item marked unlike the reasons, or any line after a blank one
-            if not line.strip():
-                blank = kind is not None
-                continue
-            line_kind = _reason_item_kind(line)
-            if not blank and not _BOLD_NUMBERED_ITEM.match(line):
-                if line[:1].isspace() and kind is not None:
-                    continue  # an explanation under a reason
-                if line_kind is not None and kind in (None, line_kind):
-                    kind = line_kind
-                    continue  # an item of the reasons ("1. Rim", "- Necrosis")
-            skipping = False
-        if (
-            named
-            and _REASON_HEADING.fullmatch(line)
-            and _items_are_findings(lines[index + 1 :], reader)
-        ):
-            skipping, kind, blank = True, None, False
-            continue
-        if not named and line.strip():
-            named = _names_a_diagnosis(line, reader)
-        kept.append(line)
-    return "\n".join(kept).rstrip() if len(kept) < len(lines) else text
-
-
 # A hedge, a name and a reason clause opening the answer ("Most likely glioblastoma due to:
 # 1. ...", "Probably meningioma because of the dural tail").
 _HEDGED_NAME_REASON = re.compile(
@@ -1923,9 +1778,9 @@ def _without_reason_clause(text: str) -> str:
         len(name.split()) > _MAX_HEDGED_FIRST_NAME_WORDS
         or _SENTENCE_PIECE.search(name)
         or _CLAUSE_PIECE.match(name)
-        or not reader.mentions(name)
+        or not reader.names_disease(name)
     ):
-        return text
+        return text  # "Most likely a tumour given the enhancement": a category, no name
     clause = rest.lstrip(":").strip()
     findings = re.sub(r"\bmass\s+effect\b", "", clause, flags=re.I)  # a finding, not "mass"
     if clause and (not _IMAGING_CLAUSE.search(clause) or reader.mentions(findings)):
@@ -1939,20 +1794,6 @@ def _without_reason_clause(text: str) -> str:
         ):
             following.pop(0)
     return "\n".join(kept + following)
-
-
-def _names_a_diagnosis(line: str, reader: _NameReader) -> bool:
-    """Whether a line above a reason list names a diagnosis: a lead label with a value,
-    or a bare name the lexicon knows."""
-    stripped = line.strip()
-    item = _LIST_ITEM.match(stripped)
-    value = item.group("value") if item else stripped
-    if _MOST_LIKELY_LINE.match(value):
-        return True
-    label = _line_label(value, reader)
-    if label is not None:
-        return label[0] == "lead" and bool(_plain_sentence(label[1]).strip(" *_"))
-    return _bare_lead(value, reader) is not None
 
 
 def _differential_label(line: str) -> bool:
