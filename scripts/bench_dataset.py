@@ -208,7 +208,7 @@ def _plain_export(release: Path, out: Path) -> int:
             **{
                 name: datasets.Value("string") for name in columns if name not in ("image", "boxes")
             },
-            "boxes": datasets.List(datasets.List(datasets.Value("float32"))),
+            "boxes": datasets.List(datasets.List(datasets.Value("float64"))),
         }
     )
     shutil.rmtree(out, ignore_errors=True)

@@ -193,7 +193,7 @@ def test_fields_tables_list_every_column(
     images_part, cases_part = fields.split("\n`cases`:\n", 1)
     assert re.findall(r"^\| `([^`]+)` \|", images_part, re.MULTILINE) == list(features["images"])
     assert re.findall(r"^\| `([^`]+)` \|", cases_part, re.MULTILINE) == list(features["cases"])
-    assert "| `boxes` | `list of list of float32` |" in images_part
+    assert "| `boxes` | `list of list of float64` |" in images_part
     assert "`meta` key `link (Eurorad)`" in images_part
 
 

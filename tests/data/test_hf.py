@@ -18,8 +18,8 @@ SMALL = (64, 64)
 WRITERS = {"v1": write_v1_release, "legacy": write_legacy_release}
 
 
-def _as_float32(boxes):
-    return np.asarray(boxes, dtype=np.float32).tolist()
+def _as_float64(boxes):
+    return [[float(value) for value in box] for box in boxes]
 
 
 META_KEYS = (
@@ -38,7 +38,7 @@ def _xywh(box):
 def _expected_image_rows(factory_rows, image_size):
     """Image rows as the dataset must give them back, derived from the rows the factory wrote
     (not through read_release / iter_image_rows, which the builder itself uses): sorted by
-    filename, gold and rater boxes split by source, boxes at float32 precision."""
+    filename, gold and rater boxes split by source, boxes as the release holds them."""
     expected = []
     for row in sorted(factory_rows, key=lambda row: row["filename"]):
         boxes = row["bboxes"] or []
@@ -53,11 +53,11 @@ def _expected_image_rows(factory_rows, image_size):
                 "height": image_size[1],
                 "caption": row["caption_text"],
                 **{key: meta[key] for key in META_KEYS},
-                "boxes": _as_float32([_xywh(box) for box in boxes if box["source"] == "gold"]),
+                "boxes": _as_float64([_xywh(box) for box in boxes if box["source"] == "gold"]),
                 "rater_boxes": [
                     {
                         "rater": name,
-                        "boxes": _as_float32([_xywh(b) for b in boxes if b["source"] == name]),
+                        "boxes": _as_float64([_xywh(b) for b in boxes if b["source"] == name]),
                     }
                     for name in raters
                 ],

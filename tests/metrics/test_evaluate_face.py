@@ -247,7 +247,7 @@ def test_dataset_rows_as_references(sample_release: Path) -> None:
     gold = [{"boxes": boxes} for boxes in images["boxes"]]
     metric = evaluate.load(MODULE, "localization")
     result = metric.compute(predictions=gold, references=images)
-    # Predicting exactly the gold boxes: every gold box matched at IoU 1 (float32 boxes both sides).
+    # Predicting exactly the gold boxes: every gold box matched at IoU 1 (float64 boxes both sides).
     # pycocotools divides by tp + fp + eps, so a perfect AP is 1 - 2.2e-16.
     assert result["COCO-AP@50:95"] == pytest.approx(1.0, abs=1e-12) and result["FNR"] == 0.0
     assert result["n_images"] == images.num_rows

@@ -429,7 +429,7 @@ def test_bad_box_format() -> None:
 
 
 def test_a_datasets_table_works_as_references() -> None:
-    # NOVA rows come from `datasets` (boxes: List(List(float32)), null for unmarked images).
+    # NOVA rows come from `datasets` (boxes: List(List(float64)), null for unmarked images).
     datasets = pytest.importorskip("datasets")
     table = datasets.Dataset.from_dict(
         {
@@ -439,7 +439,7 @@ def test_a_datasets_table_works_as_references() -> None:
         features=datasets.Features(
             {
                 "filename": datasets.Value("string"),
-                "boxes": datasets.List(datasets.List(datasets.Value("float32"))),
+                "boxes": datasets.List(datasets.List(datasets.Value("float64"))),
             }
         ),
     )

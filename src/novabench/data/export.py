@@ -541,7 +541,7 @@ def export_release(
         >>> import datasets
         >>> ds = datasets.load_dataset(str(out), "images", split="test")
         >>> ds.num_rows, ds[0]["filename"], ds.features["boxes"]
-        (7, 'case0001_001.png', List(List(Value('float32'))))
+        (7, 'case0001_001.png', List(List(Value('float64'))))
     """
     if fmt not in ("parquet", "coco"):
         raise NovaInputError(f"format must be 'parquet' or 'coco', got {fmt!r}", source="fmt")

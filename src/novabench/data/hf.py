@@ -84,7 +84,9 @@ class NovaBuilder(datasets.GeneratorBasedBuilder):
         ['case0002_001.png', 'case0002_002.png']
     """
 
-    VERSION = datasets.Version("1.0.0")
+    # 1.1.0: boxes float64 (were float32). The prepared cache is keyed on the release's
+    # fingerprint and this version: a cache prepared with float32 boxes is not served.
+    VERSION = datasets.Version("1.1.0")
     BUILDER_CONFIGS = [
         datasets.BuilderConfig(name="images", version=VERSION, description="One row per image."),
         datasets.BuilderConfig(
@@ -130,17 +132,17 @@ class NovaBuilder(datasets.GeneratorBasedBuilder):
         return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={})]
 
     def _generate_examples(self) -> Any:
-        # Boxes are rounded to float32 here, as Arrow stores them, so a streamed row equals
-        # the prepared one exactly.
+        # Boxes are made Python floats here, as Arrow stores them (float64: the release's
+        # values to the bit), so a streamed row equals the prepared one exactly.
         if self.config.name == "cases":
             for row in iter_case_rows(self.release):
-                row["boxes"] = [_float32(boxes) for boxes in row["boxes"]]
+                row["boxes"] = [_float64(boxes) for boxes in row["boxes"]]
                 yield row["case_id"], row
         else:
             for row in iter_image_rows(self.release, embed_images=True):
-                row["boxes"] = _float32(row["boxes"])
+                row["boxes"] = _float64(row["boxes"])
                 for entry in row["rater_boxes"]:
-                    entry["boxes"] = _float32(entry["boxes"])
+                    entry["boxes"] = _float64(entry["boxes"])
                 yield row["filename"], row
 
 
@@ -188,21 +190,29 @@ def warn_release_warnings(found: list[str], root: str | os.PathLike[str]) -> str
 
 
 def _export_recorded_warnings(folder: Path) -> list[str]:
-    """The warnings a ``nova export`` recorded of its source release (first image shard)."""
+    """The warnings a ``nova export`` recorded of its source release (first image shard),
+    and one when its boxes are stored as float32 (an export written before float64)."""
     import pyarrow.parquet as pq
 
-    from novabench.data.layouts.export import image_shards
+    from novabench.data.layouts.export import (
+        float32_box_columns,
+        float32_box_warning,
+        image_shards,
+    )
     from novabench.data.provenance import recorded_warnings
 
     shards = image_shards(folder)
     if not shards:
         return []  # load_dataset names what is missing
-    metadata = pq.read_schema(shards[0]).metadata
-    return recorded_warnings(metadata, shards[0].relative_to(folder).as_posix())
+    schema = pq.read_schema(shards[0])
+    source = shards[0].relative_to(folder).as_posix()
+    found = recorded_warnings(schema.metadata, source)
+    narrow = float32_box_warning(float32_box_columns(schema), source)
+    return [*found, narrow] if narrow else found
 
 
-def _float32(boxes: list[list[float]]) -> list[list[float]]:
-    return [np.asarray(box, dtype=np.float32).tolist() for box in boxes]
+def _float64(boxes: list[list[float]]) -> list[list[float]]:
+    return [np.asarray(box, dtype=np.float64).tolist() for box in boxes]
 
 
 def _export_config_names(folder: Path) -> list[str]:

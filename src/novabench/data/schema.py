@@ -4,7 +4,8 @@ This module is the single source of the column names and types: the builder, the
 export and the dataset card's YAML all derive from these functions.
 
 ``images``: one row per image. ``cases``: one row per case, its images listed in order.
-Boxes are ``[x, y, width, height]`` in pixels of the original image, stored as float32.
+Boxes are ``[x, y, width, height]`` in pixels of the original image, stored as float64: the
+release's values to the bit, so a score on these rows is the score on the release.
 Extra per-case metadata keys of a release (e.g. ``differential_diagnosis``) become string
 columns after the fixed ones, under a sanitised name (see ``extra_columns``).
 """
@@ -56,8 +57,9 @@ CASE_LIST_COLUMNS: tuple[str, ...] = ("filenames", "captions", "boxes")
 # Every fixed name of either configuration; an extra key equal to one of them is renamed.
 FIXED_COLUMNS: frozenset[str] = frozenset(IMAGE_COLUMNS + CASE_COLUMNS + CASE_LIST_COLUMNS)
 
-#: One box, ``[x, y, width, height]``.
-BOX = List(Value("float32"))
+#: One box, ``[x, y, width, height]``: float64, as the release holds it (float32 moved IoUs in
+#: their last digits and flipped IoU ties against ``nova evaluate``, which reads float64).
+BOX = List(Value("float64"))
 
 _NOT_WORD = re.compile(r"[^0-9A-Za-z_]+")
 
@@ -109,7 +111,7 @@ def image_features(extra_keys: Sequence[str] = ()) -> Features:
         >>> list(features)[-3:]
         ['boxes', 'rater_boxes', 'differential_diagnosis']
         >>> features["boxes"]
-        List(List(Value('float32')))
+        List(List(Value('float64')))
     """
     features = Features(
         {

@@ -54,6 +54,8 @@ __all__ = [
     "DEFAULT_MAX_SHARD_BYTES",
     "IMAGE_DIR",
     "WrittenShards",
+    "float32_box_columns",
+    "float32_box_warning",
     "image_shards",
     "image_source",
     "read",
@@ -188,9 +190,10 @@ def _check_complete(root: Path, raws: list[RawImage], card: str) -> None:
         )
 
 
-def _same_case_value(column: str, stored: Any, expected: Any) -> bool:
-    """Whether a case row's value is what its image rows give (boxes as float32 hold them)."""
-    if column != "boxes" or not isinstance(stored, list):
+def _same_case_value(column: str, stored: Any, expected: Any, narrow: bool = False) -> bool:
+    """Whether a case row's value is what its image rows give (boxes as a float32 column of
+    an older export holds them, when ``narrow``)."""
+    if column != "boxes" or not isinstance(stored, list) or not narrow:
         return bool(stored == expected)
     widened = [
         [[_shortest_float32(value) for value in box] for box in boxes or []] for boxes in stored
@@ -221,7 +224,9 @@ def check_case_rows(root: Path, release: NovaRelease) -> None:
         return
     for shard in shards:
         source = shard.relative_to(root).as_posix()
-        for row in pq.read_table(shard).to_pylist():
+        table = pq.read_table(shard)
+        narrow = "boxes" in float32_box_columns(table.schema)
+        for row in table.to_pylist():
             case_id = row.get("case_id")
             derived = expected.pop(case_id, None) if isinstance(case_id, str) else None
             if derived is None:
@@ -243,7 +248,7 @@ def check_case_rows(root: Path, release: NovaRelease) -> None:
                     field=unknown[0],
                 )
             for column, value in derived.items():
-                if not _same_case_value(column, row.get(column), value):
+                if not _same_case_value(column, row.get(column), value, narrow):
                     raise NovaInputError(
                         f"{_short(row.get(column))} where the case's image rows give "
                         f"{_short(value)}: the cases configuration would read another ground "
@@ -292,7 +297,8 @@ def _export_extra_keys(card: str, columns: list[str]) -> list[str]:
 
 
 def _shortest_float32(value: Any) -> Any:
-    """A float read from a float32 column as the shortest decimal that is that float32.
+    """A float read from a float32 column (an export written before boxes were float64) as
+    the shortest decimal that is that float32.
 
     ``159.2675`` is stored as the float32 nearest to it, which Arrow widens to
     ``159.26750183105469``; the release had ``159.2675``. Both are the same float32, so the
@@ -304,8 +310,68 @@ def _shortest_float32(value: Any) -> Any:
     return value
 
 
-def _export_box(values: Any, source: str, record: str, prefix: str) -> dict[str, Any]:
-    """``[x, y, width, height]`` of an export row as a dict keyed by ``BOX_FIELDS``."""
+#: The columns that hold boxes; ``nova export`` wrote them as float32 before they were float64.
+BOX_COLUMNS = ("boxes", "rater_boxes")
+
+
+def float32_box_columns(schema: pa.Schema) -> list[str]:
+    """The box columns of an export shard's schema whose coordinates are float32.
+
+    Exports written before boxes were float64 stored them as float32, which holds a
+    release's coordinate exactly only when it is a float32 (e.g. an integer).
+
+    Example:
+        >>> from novabench.data.schema import image_features
+        >>> float32_box_columns(image_features().arrow_schema)
+        []
+        >>> float32_box_columns(pa.schema([("boxes", pa.list_(pa.list_(pa.float32())))]))
+        ['boxes']
+    """
+    found = []
+    for name in BOX_COLUMNS:
+        index = schema.get_field_index(name)
+        if index != -1 and pa.float32() in _leaf_types(schema.field(index).type):
+            found.append(name)
+    return found
+
+
+def _leaf_types(arrow_type: pa.DataType) -> list[pa.DataType]:
+    if pa.types.is_struct(arrow_type):
+        return [leaf for child in arrow_type for leaf in _leaf_types(child.type)]
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return _leaf_types(arrow_type.value_type)
+    return [arrow_type]
+
+
+def float32_box_warning(narrow: list[str], source: str) -> str | None:
+    """One line saying an (older) export shard stores its boxes as float32, or None.
+
+    Args:
+        narrow: the shard's float32 box columns (:func:`float32_box_columns`).
+        source: the shard, as the warning names it.
+
+    Example:
+        >>> print(float32_box_warning(["boxes"], "s.parquet"))
+        s.parquet: column 'boxes' stores the boxes as float32 (an export written before novabench stored them as float64): each coordinate is read as the shortest decimal of its float32, the release's value only when it had at most 7 significant digits, so IoUs and scores at IoU ties may differ from the release's; export the release again
+    """
+    if not narrow:
+        return None
+    names = ", ".join(f"'{name}'" for name in narrow)
+    column = "column" if len(narrow) == 1 else "columns"
+    verb = "stores" if len(narrow) == 1 else "store"
+    return (
+        f"{source}: {column} {names} {verb} the boxes as float32 (an export written before "
+        "novabench stored them as float64): each coordinate is read as the shortest decimal "
+        "of its float32, the release's value only when it had at most 7 significant digits, "
+        "so IoUs and scores at IoU ties may differ from the release's; export the release again"
+    )
+
+
+def _export_box(
+    values: Any, source: str, record: str, prefix: str, narrow: bool = False
+) -> dict[str, Any]:
+    """``[x, y, width, height]`` of an export row as a dict keyed by ``BOX_FIELDS``; values
+    of a float32 column (``narrow``, an older export) as their shortest decimals."""
     if not isinstance(values, (list, tuple)) or len(values) != len(BOX_FIELDS):
         raise NovaInputError(
             f"a box must be a list [x, y, width, height], got {values!r}",
@@ -313,14 +379,21 @@ def _export_box(values: Any, source: str, record: str, prefix: str) -> dict[str,
             record=record,
             field=prefix[:-1],
         )
+    if not narrow:
+        return dict(zip(BOX_FIELDS, values))
     return {name: _shortest_float32(value) for name, value in zip(BOX_FIELDS, values)}
 
 
 def _export_image_rows(
-    shard: Path, source: str, columns: list[str], schema_metadata: dict[bytes, bytes] | None
+    shard: Path,
+    source: str,
+    columns: list[str],
+    schema_metadata: dict[bytes, bytes] | None,
+    narrow: list[str],
 ) -> list[dict[str, Any]]:
     """The rows of one image shard, after checking its columns against the first shard's;
-    its schema's key-value metadata put in ``schema_metadata`` when given."""
+    its schema's key-value metadata put in ``schema_metadata`` when given, its float32 box
+    columns (an older export) in ``narrow``."""
     table = read_parquet(shard, source, IMAGE_COLUMNS)
     if schema_metadata is not None:
         schema_metadata.update(table.schema.metadata or {})
@@ -339,6 +412,7 @@ def _export_image_rows(
             field=differing[0],
         )
     columns[:] = table.column_names
+    narrow[:] = float32_box_columns(table.schema)
     rows: list[dict[str, Any]] = table.to_pylist()
     return rows
 
@@ -351,7 +425,8 @@ def read(
     Args:
         root: the export folder.
         warnings: receives the warnings of the release the export was made from, as
-            ``nova export`` recorded them in the shards' metadata (nothing is skipped here).
+            ``nova export`` recorded them in the shards' metadata (nothing is skipped here),
+            and one saying so when the boxes are stored as float32 (an older export).
         schema_metadata: when given, receives the first image shard's parquet schema
             key-value metadata (where the provenance is), so nothing opens it a second time.
 
@@ -383,15 +458,21 @@ def read(
     columns: list[str] = []
     extra: dict[str, str] | None = None  # column -> meta key
     raws: list[RawImage] = []
+    narrow_told = False
     for shard in shards:
         source = shard.relative_to(root).as_posix()
         first = shard == shards[0]
         metadata: dict[bytes, bytes] = {}
-        rows = _export_image_rows(shard, source, columns, metadata if first else None)
+        narrow: list[str] = []
+        rows = _export_image_rows(shard, source, columns, metadata if first else None, narrow)
         if first:
             if schema_metadata is not None:
                 schema_metadata.update(metadata)
             warnings.extend(recorded_warnings(metadata, source))
+        told = None if narrow_told else float32_box_warning(narrow, source)
+        if told:  # an older export: said once, for its first shard of float32 boxes
+            warnings.append(told)
+            narrow_told = True
         if extra is None:
             extra_names = [column for column in columns if column not in IMAGE_COLUMNS]
             extra = dict(zip(extra_names, _export_extra_keys(card, extra_names)))
@@ -410,7 +491,7 @@ def read(
             )
             for position, values in enumerate(row["boxes"] or []):
                 prefix = f"boxes[{position}]."
-                box = _export_box(values, source, raw.where(), prefix)
+                box = _export_box(values, source, raw.where(), prefix, "boxes" in narrow)
                 raw.boxes.append(RawBox(box, None, source, raw.where(), prefix))
             for entry_index, entry in enumerate(row["rater_boxes"] or []):
                 entry_prefix = f"rater_boxes[{entry_index}]."
@@ -424,7 +505,7 @@ def read(
                     )
                 for position, values in enumerate(entry.get("boxes") or []):
                     prefix = f"{entry_prefix}boxes[{position}]."
-                    box = _export_box(values, source, raw.where(), prefix)
+                    box = _export_box(values, source, raw.where(), prefix, "rater_boxes" in narrow)
                     raw.boxes.append(RawBox(box, rater, source, raw.where(), prefix))
             raw.meta = {key: row[key] for key in FIXED_META_KEYS}
             raw.meta.update({key: row[column] for column, key in extra.items()})
