@@ -47,6 +47,29 @@ settings.register_profile("fast", max_examples=20)
 settings.register_profile("thorough", max_examples=300)
 
 
+#: Tests of answer shapes the parsers read wrong on purpose (rules withdrawn after review):
+#: each is a strict expected failure, so reading one right fails until it leaves the list.
+KNOWN_LIMITATIONS = Path(__file__).parent / "run" / "known_limitations.txt"
+
+
+def known_limitations() -> frozenset[str]:
+    """The node ids listed in :data:`KNOWN_LIMITATIONS` (comments and blank lines left out)."""
+    lines = KNOWN_LIMITATIONS.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line.strip() and not line.startswith("#"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    listed = known_limitations()
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(
+                pytest.mark.xfail(
+                    strict=True,
+                    reason="known limitation: see tests/run/known_limitations.txt",
+                )
+            )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("--hypothesis-profile", default=None):
         settings.load_profile("fast")

@@ -39,9 +39,9 @@ REASON_LEAD_INS = [
         ["Glioblastoma"],
     ),
     # read as before dxparse21: a bare line (the lexicon matcher reads its head)
-    (  # the name before the reason clause since dxfix24 (before it the bare line)
+    (
         "Most likely glioblastoma due to: 1. Irregular rim enhancement 2. Central necrosis",
-        ["glioblastoma"],
+        ["Most likely glioblastoma due to"],
     ),
     (
         "Glioblastoma, because: 1. Irregular rim enhancement 2. Central necrosis",

@@ -15,51 +15,6 @@ import pytest
 
 from novabench.run.parsers import parse_localization
 
-#: Reads the box parser gets wrong, kept as known limitations. boxfix24/25 wrote label rules
-#: for them (a revision or an alternative after "Lesion N", a hedge before a bracketed place,
-#: markdown headings as labels, an "or" sentence offering a diagnosis, "final" on every label,
-#: "together with"); two hostile reviews of 211 and 242 answers each found the rules reading
-#: more new answers wrong than right (81 and 136 worse against 24 and 49 better), so the
-#: parser stays as 3482645 reads them. strict: a change that fixes one must say so here.
-KNOWN_LIMITATIONS = frozenset(
-    (
-        "alternative-location-left-side",
-        "final-on-every-label",
-        "heading-bold-lesions",
-        "heading-lesions-fenced",
-        "heading-numbered-places",
-        "headings-likely",
-        "hypothesis-n-temporal",
-        "lesion-alternative-location",
-        "lesion-refined-box",
-        "lesion-second-guess-bold",
-        "lesion-second-read",
-        "or-a-plaque",
-        "or-both-could-be-metastases",
-        "or-it-may-be-an-abscess",
-        "or-possibly-an-abscess",
-        "other-possible-location",
-        "second-guess-occipital",
-        "together-with",
-    )
-)
-
-
-def cases(table: dict[str, object]) -> list[object]:
-    """The table's answers as pytest params, known limitations marked as expected failures."""
-    reason = "known limitation: the label rules for it were reverted (see KNOWN_LIMITATIONS)"
-    return [
-        pytest.param(
-            *(value if isinstance(value, tuple) else (value,)),
-            id=name,
-            marks=[pytest.mark.xfail(strict=True, reason=reason)]
-            if name in KNOWN_LIMITATIONS
-            else [],
-        )
-        for name, value in table.items()
-    ]
-
-
 IMAGE = (480, 480)
 # Gemini's box_2d is [ymin, xmin, ymax, xmax] in 0..1000 of the image:
 # [310, 402, 388, 470] -> x 402 * 0.48 = 192.96, y 310 * 0.48 = 148.8,
@@ -415,7 +370,7 @@ ONE_LESION_TWICE = {
 }
 
 
-@pytest.mark.parametrize("answer", cases(ONE_LESION_TWICE))
+@pytest.mark.parametrize("answer", list(ONE_LESION_TWICE.values()), ids=list(ONE_LESION_TWICE))
 def test_hedged_or_revised_labels_score_the_last_answer_alone(answer: str) -> None:
     parsed = parse_localization(answer, image_size=IMAGE)
     assert (parsed.status, parsed.boxes) == ("ok", [SECOND])
@@ -446,7 +401,7 @@ TWO_LESIONS = {
 }
 
 
-@pytest.mark.parametrize("answer", cases(TWO_LESIONS))
+@pytest.mark.parametrize("answer", list(TWO_LESIONS.values()), ids=list(TWO_LESIONS))
 def test_labels_of_separate_lesions_score_both_boxes(answer: str) -> None:
     parsed = parse_localization(answer, image_size=IMAGE)
     assert (parsed.status, parsed.boxes) == ("ok", [FIRST, SECOND])
@@ -509,7 +464,7 @@ UNCHANGED = {
 }
 
 
-@pytest.mark.parametrize(("answer", "expected"), cases(UNCHANGED))
+@pytest.mark.parametrize(("answer", "expected"), list(UNCHANGED.values()), ids=list(UNCHANGED))
 def test_shapes_read_right_before_read_the_same(answer: str, expected: list[list[float]]) -> None:
     parsed = parse_localization(answer, image_size=IMAGE)
     assert (parsed.status, parsed.boxes) == ("ok", expected)
@@ -609,7 +564,9 @@ CONFIDENCE_RATES_A_LESION = {
 }
 
 
-@pytest.mark.parametrize("answer", cases(CONFIDENCE_RATES_A_LESION))
+@pytest.mark.parametrize(
+    "answer", list(CONFIDENCE_RATES_A_LESION.values()), ids=list(CONFIDENCE_RATES_A_LESION)
+)
 def test_confidence_and_diagnosis_hedges_keep_every_lesion(answer: str) -> None:
     parsed = parse_localization(answer, image_size=IMAGE)
     assert (parsed.status, parsed.boxes) == ("ok", [FIRST, SECOND])

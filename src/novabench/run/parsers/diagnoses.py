@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 from novabench.registry import TASKS, task_answered_in
@@ -23,10 +23,8 @@ from novabench.run.parsers.diagnosis_prose import (
     _line_label,
     _named_after_declining,
     _NameReader,
-    _not_excluded,
     _one_line_names,
     _read_written_diagnoses,
-    _without_reason_clause,
     declines_diagnosis,
 )
 from novabench.run.parsers.lenient_json import _norm_key, _structures
@@ -277,16 +275,8 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     lines, statements in prose, or a bare one-line answer are read (status
     ``"fallback_list"``). A list item is its name: the explanation after a colon (inside
     the bold or after it: ``**1. Glioblastoma:** necrosis`` and ``1. **Glioblastoma**:
-    necrosis`` are "Glioblastoma"), a spaced dash (inside brackets too) or the item's first
-    sentence is left out. A first line "<hedge> <name> <reason clause>" ("Most likely
-    glioblastoma due to: 1. ...", "Probably meningioma because of the dural tail"; the
-    clauses "due to", "because (of)", "given", "as evidenced by") is its name when the
-    name is a specific disease of the lexicon (no category: "Most likely a tumour given
-    the enhancement" reads as written) and the clause is empty or imaging findings naming
-    no disease (a reason list right below an empty "due to:" is left out too); "Most
-    likely hydrocephalus due to aqueductal stenosis" and "Most likely cerebral edema due
-    to hyponatremia" stay whole. A
-    numbered list written on one line ("1. A 2. B 3. C", "Answer: 1) A; 2) B",
+    necrosis`` are "Glioblastoma"), a spaced dash or the item's first sentence is left
+    out. A numbered list written on one line ("1. A 2. B 3. C", "Answer: 1) A; 2) B",
     "1- A 2- B") is read as the same list one item per line: after any bullet or label the
     line must open with marker 1 and hold 2, 3... in the same style, each after
     whitespace, ``;`` or ``,``, outside brackets and not right after grade, type, stage,
@@ -296,34 +286,14 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     hedge ends it ("These findings are concerning for: 1. A 2. B", "consistent with:",
     "The findings suggest:"), or its last clause opens with a premise ("Based on the
     clinical history:") or names diagnoses ("My ranked list is: 1. A 2. B", "Based on the
-    findings, the differential is 1) A 2) B", "In order of likelihood:",
-    "My top 3 are:", "I would rank them:", "Top 5:": these ranking words only when the
-    first item is a specific lexicon disease, no "things", "red flags", "least likely",
-    "to rule out", "excluded", "complications", "risk factors"... say what is ranked and
-    no later "Answer:", "Final answer:", "on reflection" or "so" follows) and no finding,
+    findings, the differential is 1) A 2) B", "In order of likelihood:") and no finding,
     reason, limitation or next step ("Glioblastoma. Why: 1. ...", "Key differential
     features are: 1. ...", "Caveats: 1. ...", "The lesion shows: 1. ...", "Next steps:
     1. ..."), and only when the lead-in starts the answer: its first non-empty line, nothing
     before the lead-in but a bullet, markup or a label ("Glioblastoma. The features are
     consistent with: 1. ..." and "Glioblastoma, with features typical of: 1. ..." open
     none). Any other lead-in opens no list: the line reads as it did before lead-ins opened
-    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A one-line dash-numbered run
-    after an ``Others:`` / ``Differentials:`` label is the others, also below a name
-    ("Glioblastoma\\nOthers: 1- Lymphoma 2- Metastasis": Glioblastoma, then Lymphoma,
-    Metastasis; the bare first line read as the bare-answer rule reads it, unless it is
-    chatter, a heading or a finding that names no disease of the lexicon: "Sure!"); when
-    the line above is no such bare name ("Likely glioblastoma", "Glioblastoma (most
-    likely)", "Consistent with X") the run reads as written. One
-    name the lexicon knows whole as a disease (qualifiers after commas or in brackets
-    allowed; no hedge, negation, "vs"/"or" or history: "Glioblastoma unlikely", "Rule out
-    X", "Prior stroke" are not) alone on the answer's first line, right above a label of
-    the others on its own line (Differential(s), Differential diagnosis/es, DDx, Other(s),
-    Other possibilities / diagnoses, Alternatives, Also consider), is the most likely
-    diagnosis whatever the list's markers ("Glioblastoma\\nDifferentials:\\n1. Lymphoma\\n2.
-    Metastasis", "- A", "* A", "A; B" after the label, "1- A" lines: Glioblastoma, then
-    Lymphoma, Metastasis); a line naming no disease ("Sure!", "Impression", "Brain MRI",
-    "Left frontal lesion") or a reason heading ("Why:", "Key features:") keeps the reading
-    without it. A
+    lists, so "Glioblastoma. Why: 1. Rim 2. Necrosis" is "Glioblastoma". A
     ``Findings:`` / ``Summary:`` label's list names no diagnosis either. A dash-numbered
     run needs "1 -" and "2 -" at least, and a number range ("1 - 2 new lesions",
     "1 - 2 weeks") is never a marker. Duplicates are removed case-insensitively, keeping the first. ``<think>``
@@ -396,21 +366,7 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
     cannot provide a diagnosis from this axial T2 MRI image; please consult a radiologist"),
     and a lead label's value that declines and names nothing after its declining clause
     ("Diagnosis: I cannot provide one from this MRI image; consult a radiologist"), is
-    ``"refusal"``, scored as no answer and counted; never a diagnosis. An apology alone is
-    no refusal: what follows it is read when it declines nothing and names one specific
-    disease of the lexicon (no question mark, "or", "vs", brackets or category) by a
-    label, a list or a statement, or after "correction:" ("I'm sorry for the earlier
-    error. Final answer: Glioblastoma", "Sorry, correction: Glioblastoma"; not "Sorry,
-    correction: see above", "... Glioblastoma? Or lymphoma.", "... tumour"). A disease the
-    whole answer (or a lead label's value) says cannot be excluded or ruled out is named,
-    a possibility at low confidence ("I cannot exclude a glioma.", "Glioma cannot be
-    excluded.", "I cannot rule out a glioma on this single image.", "Diagnosis: cannot be
-    excluded: glioblastoma"): the whole of what cannot be excluded is one disease the
-    lexicon knows, with at most an image qualifier after it ("glioma in a patient this
-    age", "meningioma but this looks like a schwannoma" read as before; "I cannot exclude
-    a glioma so I cannot give a diagnosis" is a refusal); a name before it after a spaced
-    dash or "but" comes first ("Glioblastoma - lymphoma cannot be excluded": Glioblastoma,
-    lymphoma). A diagnosis that a
+    ``"refusal"``, scored as no answer and counted; never a diagnosis. A diagnosis that a
     hedge (likely, most likely, probably, possibly, favour(s/ed), leading consideration,
     suspect(ed), "looks like", "consistent with") introduces right after the declining
     clause is the answer ("Diagnosis: cannot be made definitively; likely glioblastoma",
@@ -483,12 +439,6 @@ def parse_diagnoses(text: Any) -> ParsedDiagnoses:
         ['Glioblastoma']
         >>> parse_diagnoses("Diagnosis: N/A").status, parse_diagnoses("I cannot help with that.").status
         ('empty', 'refusal')
-        >>> parse_diagnoses("Glioblastoma\\nDifferentials:\\n1. Lymphoma\\n2. Metastasis").diagnoses
-        ['Glioblastoma', 'Lymphoma', 'Metastasis']
-        >>> parse_diagnoses("I'm sorry for the earlier error. Final answer: Glioblastoma").diagnoses
-        ['Glioblastoma']
-        >>> parse_diagnoses("I cannot exclude a glioma.").diagnoses
-        ['glioma']
     """
     try:
         return _parse_diagnoses(text)
@@ -535,8 +485,7 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             notes.append("a JSON list of strings, not the requested object")
             return ParsedDiagnoses(diagnoses, "fallback_list", removed, None, tuple(notes))
 
-    # "Most likely glioblastoma due to: 1. ...": the name before its reason clause
-    plain = _without_reason_clause(_without_fences(text))
+    plain = _without_fences(text)
     prose = _read_written_diagnoses(plain)
     diagnoses, removed = _deduplicate(prose.ranked())
     if diagnoses:
@@ -574,17 +523,6 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
             if kept:
                 notes.append(note)
                 return ParsedDiagnoses(kept, status, removed, None, tuple(notes))
-    # "I cannot exclude a glioma.": a disease named as a possibility, not a refusal
-    excluded = _not_excluded(plain, reader) if "\n" not in plain.strip() else None
-    if excluded is not None:
-        kept, removed = _deduplicate(excluded)
-        notes.append("a disease the answer says cannot be excluded")
-        return ParsedDiagnoses(kept, "fallback_list", removed, None, tuple(notes))
-    # "I'm sorry for the earlier error. Final answer: Glioblastoma", "Sorry, correction: X":
-    # an apology is no refusal; what follows it is read when it names a diagnosis
-    after_apology = _after_apology(plain)
-    if after_apology is not None:
-        return replace(after_apology, notes=(*notes, *after_apology.notes))
     # "I cannot be sure, but this looks like a meningioma": the name a hedge introduces
     # after the declining clause is the answer
     named = _named_after_declining(plain) if declined and not prose.declined else None
@@ -603,80 +541,6 @@ def _parse_diagnoses(raw: Any) -> ParsedDiagnoses:
         notes=tuple(notes),
         error="no diagnosis JSON object, list or one-line answer found",
     )
-
-
-# An apology opening the answer, what it is for ("for the earlier error", "about that") and
-# a "correction:" after it.
-_APOLOGY_FIRST = re.compile(
-    r"^\W*(?:(?:i'?m|i\s+am)\s+(?:so\s+|very\s+|truly\s+)?sorry|sorry|(?:i|we)\s+apologi[sz]e|"
-    r"(?:my\s+)?apologies)"
-    r"(?:\s+(?:for|about)\b[^.;:!?\n]{0,80}?)?"
-    r"\s*(?:[.!;:,]|\s[-\u2013\u2014])\s*"
-    r"(?P<correction>(?:here\s+is\s+(?:the|my)\s+)?correct(?:ion|ed(?:\s+answer)?)\s*"
-    r"(?::|[-\u2013\u2014]\s))?",
-    re.I,
-)
-# Words that decline or send the reader elsewhere: an apology before them is a refusal.
-_DECLINING_WORDS = re.compile(
-    r"\b(?:cannot|can't|can\s+not|unable|not\s+able|won't|will\s+not|decline\w*|as\s+an\s+ai|"
-    r"consult\w*|(?:neuro)?radiologists?|physicians?|doctors?|clinicians?|specialists?)\b",
-    re.I,
-)
-
-
-# What says the rest after an apology names more or less than one disease: a question, an
-# alternative, brackets.
-_APOLOGY_NOT_ONE_NAME = re.compile(r"[?()\[\]]|\b(?:or|vs\.?|versus|and)\b", re.I)
-# A read name that opens with a negation or a subject ("Not a tumor", "it's a tumor").
-_NOT_A_NAME_FIRST = re.compile(
-    r"\W*(?:not|no|non|none|it'?s|it\s+is|this\s+is|that\s+is|i'?m|i\s+am|see|as|same)\b", re.I
-)
-
-
-def _after_apology(text: str) -> ParsedDiagnoses | None:
-    """What an answer that opens with an apology names after it, or None.
-
-    The rest of the answer is read when it declines nothing and names a diagnosis by a
-    label, a list or a statement ("I'm sorry for the earlier error. Final answer: X",
-    "Apologies - the diagnosis is X"), or, after "correction:", as a bare answer ("Sorry,
-    correction: X"), and only when it reads one name, a specific disease the lexicon knows
-    (no category), opening with no negation or subject, and the rest holds no question
-    mark, "or", "and", "vs" or brackets ("Sorry, correction: see above", "... Not a tumor",
-    "... it's a tumor", "... tumour", "... Glioblastoma? Or lymphoma.", "... X (or Y)"
-    read as before). "I'm sorry, I can't provide a diagnosis" and "I'm sorry
-    for the confusion. That was wrong." stay refusals.
-    """
-    apology = _APOLOGY_FIRST.match(text)
-    if apology is None:
-        return None
-    rest = text[apology.end() :]
-    if not rest.strip() or _DECLINING_WORDS.search(rest) or declines_diagnosis(rest):
-        return None
-    parsed = _parse_diagnoses(rest)
-    if not parsed.diagnoses or parsed.status not in ("ok", "partial", "fallback_list"):
-        return None
-    reader = _NameReader()
-    if (
-        len(parsed.diagnoses) != 1
-        or _APOLOGY_NOT_ONE_NAME.search(rest)
-        or _NOT_A_NAME_FIRST.match(parsed.diagnoses[0])
-        or not reader.known(parsed.diagnoses[0])
-        or not reader.names_disease(parsed.diagnoses[0])
-    ):
-        # "Sorry, correction: see above", "... Not a tumor", "... tumour" (a category),
-        # "... Glioblastoma? Or lymphoma.", "... X vs Y", "... X (or Y)": one specific
-        # disease of the lexicon or the answer reads as before
-        return None
-    if parsed.status == "fallback_list" and any(
-        _SENTENCE_PIECE.search(name) for name in parsed.diagnoses
-    ):
-        return None  # "Sorry, correction: the answer is X": a sentence, not a name
-    if apology.group("correction") is None and parsed.status == "fallback_list":
-        # without "correction:", only a label, a list or a statement names the diagnosis
-        prose = _read_written_diagnoses(_without_fences(rest))
-        if not _deduplicate(prose.ranked())[0]:
-            return None
-    return replace(parsed, notes=(*parsed.notes, "an apology before the answer was left out"))
 
 
 def _shown(text: str) -> str:

@@ -20,7 +20,6 @@ from novabench.lexicon.diagnoses import (
     load_diagnosis_lexicon,
     normalize_diagnosis,
 )
-from novabench.lexicon.normalization import _HEDGE_PHRASES
 from novabench.run.parsers.captions import _opens_declining, is_refusal
 
 # --------------------------------------------------------------------------- lines and lists
@@ -259,9 +258,7 @@ def _inline_list_items(text: str) -> list[str] | None:
     ]
 
 
-def _unfold_inline_list(
-    line: str, reader: _NameReader, *, lead_in: bool = True, dash_others: bool = True
-) -> str:
+def _unfold_inline_list(line: str, reader: _NameReader, *, lead_in: bool = True) -> str:
     """A line whose text (after a bullet and a label, if any) is a numbered list written on
     one line, as the same list written one item per line under its label or lead-in; any
     other line as it is (a findings or summary label's list too: it names no diagnosis).
@@ -276,11 +273,10 @@ def _unfold_inline_list(
     bullet = _LIST_ITEM.match(line)
     value = bullet.group("value") if bullet else line
     labelled = _MOST_LIKELY_LINE.match(value) or _DIFFERENTIAL_LINE.match(value)
-    rest, items, others = value, None, False
+    rest, items = value, None
     if labelled is not None:
         rest = value[labelled.start("value") :]
         items = _inline_list_items(rest)
-        others = _DIFFERENTIAL_LINE.match(value) is not None
     else:
         label = _line_label(value, reader)
         if label is not None and label[0] == "note":  # "Findings: 1. ... 2. ...": no diagnoses
@@ -288,11 +284,6 @@ def _unfold_inline_list(
         if label is not None:
             rest = value[len(value) - len(label[1]) :]
             items = _inline_list_items(rest)
-            others = label[0] == "differential"
-    if items is not None and others and dash_others:
-        # "Glioblastoma\nOthers: 1- A 2- B": the label says the run lists the other
-        # diagnoses, so its dash markers are markers wherever the line stands
-        items = [_DASH_MARKER.sub(r"\g<head>\g<number>.\g<tail>", item, count=1) for item in items]
     if items is None:  # "My ranked list is: 1. A 2. B", "Answer: the differential is 1) A 2) B"
         found = _lead_in_list(rest, reader) if lead_in else None
         if found is None:
@@ -394,45 +385,12 @@ _LEAD_IN_END = re.compile(r"(?::|\b(?:is|are))[\s*_]*$", re.I)
 _LEAD_IN_PREMISE = re.compile(
     r"\W*(?:based\s+on|given|considering|in\s+(?:view|light)\s+of|according\s+to)\b", re.I
 )
-# The words of a lead-in to diagnoses before "rank", "top 3" and "picks" were added: a
-# lead-in with none of them opens a list only when an item names a disease the lexicon knows.
-_BEFORE_RANKING_WORDS = re.compile(
-    r"\b(?:diagnos[ie]s|differentials?|ddx|most\s+likely|likeliest|possibilities|"
-    r"considerations|alternatives|candidates|answers?|impressions?|ranked|ranking|"
-    r"likelihood)\b",
-    re.I,
-)
-# What a ranking lead-in ranks when it is no diagnoses ("Top 3 things to check", "Top 3 red
-# flags", "Top 3 sequences to review").
-_RANKED_NO_DISEASES = re.compile(
-    r"\b(?:things?|lesions?|locations?|sites?|red\s+flags?|flags?|abnormalit(?:y|ies)|"
-    r"sequences?|concerns?|findings?|features?|signs?|steps?|priorities|checks?|tests?|"
-    r"questions?|points?|observations?|to\s+(?:check|review|look|do|consider\s+next))\b",
-    re.I,
-)
-# What a ranking lead-in ranks when it is not the answer ("Top 3 least likely", "Top 3 to
-# rule out", "Top 3 excluded", "Top 3 complications", "I would rank them lower").
-_RANKED_NOT_ANSWER = re.compile(
-    r"\b(?:(?<!\bto\s)least|less|lower|rul(?:e|ed|ing)\s+out|exclu\w*|complications?|risks?|"
-    r"emergenc\w*|next|mimic\w*|urgen\w*|patients?|biops\w*|treatments?|causes?|"
-    r"differential\s+features?)\b",
-    re.I,
-)
-# A later answer after a ranked list ("... Final answer: B", "... On reflection, B is the
-# answer", "... 3. Edema, so glioblastoma"): the list was no answer.
-_LATER_ANSWER = re.compile(
-    r"\b(?:answer|diagnosis|impression|conclusion)\s*(?:is\b|[:=])|\bon\s+reflection\b|"
-    r"\b(?:so|therefore|thus|hence)\b",
-    re.I,
-)
-# A list marker opening an item ("1. ", "2) ").
-_LIST_ITEM_MARKER = re.compile(r"^\s*(?:\*\*|__)?\(?\d{1,2}[.)\-\u2013\u2014:]?(?:\*\*|__)?\s*")
 # Words of a lead-in to diagnoses ("the differential is", "the most likely diagnoses are:",
-# "My ranked list is:", "In order of likelihood:", "My top 3 are:", "I would rank them:").
+# "My ranked list is:", "In order of likelihood:").
 _LEAD_IN_DIAGNOSES = re.compile(
     r"\b(?:diagnos[ie]s|differentials?|ddx|most\s+likely|likeliest|possibilities|"
     r"considerations|alternatives|candidates|answers?|impressions?|ranked|ranking|"
-    r"likelihood|rank(?:s|\s+them)?|top\s+(?:\d{1,2}|three|five|choices?|picks?)|picks)\b",
+    r"likelihood)\b",
     re.I,
 )
 # A hedge ending the lead-in, whose object is the list ("These findings are concerning for:",
@@ -550,24 +508,6 @@ def _lead_in_list(text: str, reader: _NameReader) -> tuple[int, list[str]] | Non
         if not _introduces_diagnoses(lead_in) or not _starts_with_lead_in(lead_in, reader):
             return None
         items = _inline_list_items(text[start:])
-        if (
-            items is not None
-            and not _BEFORE_RANKING_WORDS.search(lead_in)
-            and not _LEAD_IN_HEDGE.search(lead_in)
-            and not _LEAD_IN_PREMISE.match(
-                re.split(r"[.!?](?=\s)|;", lead_in)[-1].rsplit(",", 1)[-1]
-            )
-            and (
-                _RANKED_NO_DISEASES.search(lead_in)
-                or _RANKED_NOT_ANSWER.search(lead_in)
-                or _LATER_ANSWER.search(text[start:])
-                or not reader.names_disease(_item_name(_LIST_ITEM_MARKER.sub("", items[0])))
-            )
-        ):
-            # "Top 3 things to check: 1. DWI 2. SWI", "Top 3 to rule out: 1. A 2. B", "Top 2:
-            # 1. A 2. B. Final answer: B": no ranking of the answer's diagnoses, read as
-            # before ranking words opened lists ("My top 3 are: 1. Glioblastoma ..." opens)
-            return None
         if items is not None:
             return start, items
     return None
@@ -873,16 +813,6 @@ class _NameReader:
         # an explanation in brackets
         bracket = text.rfind("(")
         return text.endswith(")") and bracket > 0 and self.known(text[:bracket].strip())
-
-    def names_disease(self, text: str) -> bool:
-        """Whether ``text`` mentions a disease of the lexicon that is no category ("mass",
-        "tumor" are categories)."""
-        lexicon = self.lexicon()
-        if not text or lexicon is None or self.budget <= 0:
-            return False
-        self.budget -= 5
-        found, _ = lexicon.find_mentions(normalize_diagnosis(text[:_MAX_NAME_CHARS]))
-        return any(not entry.is_category for entry in found)
 
     def mentions(self, text: str) -> bool:
         """Whether ``text`` mentions a disease of the lexicon anywhere."""
@@ -1246,10 +1176,6 @@ def _read_lead_line(
 ) -> None:
     """Read the value of a ``Diagnosis: X`` line (``line`` is the whole line, for the record);
     with ``list_rule``, a value that is a plain list is read as a bare line would be."""
-    excluded = _not_excluded(value, reader) if found.lead is None else None
-    if excluded is not None:  # "Diagnosis: cannot be excluded: glioblastoma"
-        found.lead = excluded
-        return
     name_text = _item_name(value)
     sentence_names: list[str] = []
     if _NO_DIAGNOSIS.fullmatch(_plain_sentence(name_text)):
@@ -1369,94 +1295,6 @@ def _named_after_declining(value: str) -> str | None:
     return rest
 
 
-# "I cannot exclude a glioma", "Glioma cannot be ruled out", "cannot be excluded: X": the
-# disease is named as a possibility, not declined.
-_CANNOT_EXCLUDE = re.compile(
-    r"(?:(?:i|we)\s+)?(?:cannot|can't|can\s+not|could\s+not|couldn't)\s+(?:exclude|rule\s+out)"
-    r"\s*:?\s+(?P<after>.+)"
-    r"|(?:cannot|can't|can\s+not)\s+be\s+(?:excluded|ruled\s+out)\s*:\s*(?P<labelled>.+)"
-    r"|(?P<before>.+?)\s+(?:cannot|can't|can\s+not|could\s+not)\s+be\s+(?:excluded|ruled\s+out)",
-    re.I,
-)
-_MAX_EXCLUDED_NAME_WORDS = 8
-
-
-def _not_excluded(text: str, reader: _NameReader) -> list[str] | None:
-    """The disease a whole answer (or label value) says cannot be excluded, or None.
-
-    Only when what cannot be excluded is, as a whole, one name the lexicon knows (after an
-    article and an image qualifier such as "on this single image" are left out), with no
-    list, clause, advice or declining word around it ("I can't rule out meningioma but this
-    looks like a schwannoma", "glioma in a patient this age", "stroke yet" read as before):
-    "I cannot exclude a glioma." and "Glioma cannot be excluded."
-    name glioma (a possibility at low confidence, not a refusal); "I cannot exclude
-    anything from a single slice", "...; please consult a radiologist" and "I cannot
-    exclude a glioma so I cannot give a diagnosis" (a refusal) name nothing. A name before
-    it, set apart by a spaced dash or "but", is named first: "Glioblastoma - lymphoma
-    cannot be excluded" names glioblastoma, then lymphoma.
-
-    Example:
-        >>> reader = _NameReader()
-        >>> _not_excluded("I cannot exclude a glioma.", reader)
-        ['glioma']
-        >>> _not_excluded("cannot be excluded: glioblastoma", reader)
-        ['glioblastoma']
-        >>> _not_excluded("Glioblastoma but lymphoma cannot be excluded", reader)
-        ['Glioblastoma', 'lymphoma']
-        >>> _not_excluded("I cannot exclude anything from a single slice.", reader) is None
-        True
-        >>> _not_excluded("I cannot exclude a glioma so I cannot give a diagnosis", reader) is None
-        True
-    """
-    plain = _plain_sentence(text).strip().rstrip(".!")
-    match = _CANNOT_EXCLUDE.fullmatch(plain)
-    if match is None:
-        return None
-    name = match.group("after") or match.group("labelled") or match.group("before") or ""
-    if _EXCLUDED_DECLINING.search(name):
-        return None  # "I can't rule out stroke but I can't make a diagnosis": a refusal
-    first: list[str] = []
-    if match.group("before"):
-        pieces = re.split(r"\s+[-\u2013\u2014]\s+|,?\s+but\s+", name.strip(), maxsplit=1)
-        if len(pieces) == 2:  # "Glioblastoma - lymphoma cannot be excluded"
-            head = pieces[0].strip()
-            if not reader.known(head):
-                return None
-            first, name = [head], pieces[1]
-    name = _EXCLUDED_QUALIFIER.sub("", name.strip())
-    name = re.sub(r"^(?:a|an|the)\s+", "", name.strip(), flags=re.I)
-    name = re.sub(r"^(?:(?:the\s+)?possibility\s+of|possible)\s+(?:an?\s+)?", "", name, flags=re.I)
-    if (
-        not name
-        or re.search(r"[.,;:()]|\b(?:or|and|vs|versus)\b", name, re.I)
-        or len(name.split()) > _MAX_EXCLUDED_NAME_WORDS
-        or _SENTENCE_PIECE.search(name)
-        or _CLAUSE_PIECE.match(name)
-        or _ADVICE.search(name)
-        or not reader.known(name)
-    ):
-        return None  # "glioma in a patient this age", "meningioma but this looks like ...": no
-    return [*first, name]
-
-
-# A limitation after what cannot be excluded ("on this single image", "based on this image
-# alone", "without DWI", "given the limited image", "without further imaging").
-_EXCLUDED_QUALIFIER = re.compile(
-    r"\s+(?:(?:on|in|from|based\s+on)\s+(?:this|the|a)\s+(?:single\s+)?"
-    r"(?:image|slice|scan|study|view|sequence)(?:\s+alone)?|without\s+(?:further\s+)?[\w-]+"
-    r"(?:\s+imaging)?|given\s+the\s+limited\s+(?:image|imaging|study|views?|data)|"
-    r"due\s+to\s+(?:the\s+)?image\s+quality)$",
-    re.I,
-)
-# A declining word in what cannot be excluded: the answer declines ("... so I cannot give a
-# diagnosis").
-_EXCLUDED_DECLINING = re.compile(
-    r"\b(?:cannot|can't|can\s+not|could\s+not|couldn't|unable|won't|will\s+not|not\s+able|"
-    r"diagnos\w*|consult\w*)\b",
-    re.I,
-)
-
-
 def _lead_names(text: str, reader: _NameReader) -> tuple[list[str], str | None]:
     """The names of a labelled lead value and, when its commas were kept inside one name,
     the note saying why.
@@ -1500,54 +1338,21 @@ def _read_differential_line(value: str, reader: _NameReader, found: _ProseFindin
         _read_prose_sentence(sentence, reader, found)
 
 
-def _read_written_diagnoses(text: str, *, others_run: bool = True) -> _ProseFindings:
+def _read_written_diagnoses(text: str) -> _ProseFindings:
     reader = _NameReader()
     found = _ProseFindings()
     lines = []
     lead_in = True
-    dash_others = False  # "Others: 1- A 2- B" was unfolded (the dash run read as a list)
-    first_is_others = None  # whether the first non-empty line is that labelled dash run
     for line in _break_statements(text).splitlines():
-        unfolded = _unfold_inline_list(line, reader, lead_in=lead_in, dash_others=others_run)
-        if unfolded != line and _DASH_RUN_AFTER_LABEL.search(line):
-            dash_others = True
-            if first_is_others is None:
-                first_is_others = True
-        if line.strip() and first_is_others is None:
-            first_is_others = False
-        lines.append(unfolded)
+        lines.append(_unfold_inline_list(line, reader, lead_in=lead_in))
         # A lead-in opens a list only on the answer's first non-empty line: below a name
         # ("Glioblastoma\nDifferentials to exclude: 1. A 2. B") or any other line its list
         # could take the place of the diagnosis above it.
         lead_in = lead_in and not line.strip()
-    # The answer's first line when it is read as plain prose and names nothing by itself,
-    # and whether an "Others:" / "Differentials:" label stands below it.
-    first_line: str | None = None
-    others_labelled = False
-    no_name_above = False
-    split = "\n".join(lines).splitlines()
-    # (the label on a line of its own as written: "Glioblastoma. Differential: A, B" is one
-    # line, read as before)
-    written = [line for line in text.splitlines() if line.strip()]
-    over_others = (
-        _name_over_others(split, reader)
-        if len(written) >= 2 and _OTHERS_HEADING.match(written[1].strip())
-        else None
-    )
-    if over_others is not None:
-        # "Glioblastoma\nDifferentials:\n1- Lymphoma\n2- Metastasis": the dash run below
-        # the label is a list, as it is with no name above the label
-        split = split[:over_others] + _dash_numbered_as_dotted(split[over_others:])
-    else:
-        split = _dash_numbered_as_dotted(split)
-    for line in split:
+    for line in _dash_numbered_as_dotted("\n".join(lines).splitlines()):
         stripped = line.strip()
         if not stripped:
             continue
-        if first_line and (_DIFFERENTIAL_LINE.match(stripped) or _differential_label(stripped)):
-            others_labelled = True
-        first = first_line is None
-        first_line = first_line or ""
         item = _LIST_ITEM.match(line)
         value = item.group("value") if item else stripped
         match = _MOST_LIKELY_LINE.match(value)
@@ -1572,7 +1377,6 @@ def _read_written_diagnoses(text: str, *, others_run: bool = True) -> _ProseFind
             elif kind == "differential":
                 _read_differential_line(labelled, reader, found)
             else:  # findings, a summary: statements only, never a bare name
-                no_name_above = no_name_above or first  # "Findings: ...\nOthers: 1- A 2- B"
                 for sentence in _sentences(labelled):
                     _read_prose_sentence(sentence, reader, found)
             continue
@@ -1586,246 +1390,9 @@ def _read_written_diagnoses(text: str, *, others_run: bool = True) -> _ProseFind
             found.others.append(name)
             found.list_items += 1
             continue
-        read_before = (found.lead, found.suggested, len(found.others), found.unnamed_lead)
         for sentence in _sentences(stripped):
             _read_prose_sentence(sentence, reader, found)
-        if first and read_before == (
-            found.lead,
-            found.suggested,
-            len(found.others),
-            found.unnamed_lead,
-        ):
-            first_line = stripped  # nothing read from it: maybe a bare name
-    if (
-        first_line
-        and others_labelled
-        and dash_others
-        and found.lead is None
-        and found.suggested is None
-    ):
-        # "Glioblastoma\nOthers: 1- Lymphoma 2- Metastasis": the bare name above stays the
-        # most likely diagnosis, as it was when the dash run was read as written (a dotted
-        # list, "Glioblastoma\nOthers: 1. Lymphoma 2. Metastasis", reads as before); a
-        # line of chatter, a heading or imaging words ("Sure!", "Impression", "Brain MRI",
-        # "T2 hyperintense lesion") only when it names a disease the lexicon knows
-        plain_first = _plain_sentence(first_line).strip(" *_")
-        if reader.names_disease(plain_first) or not (
-            _CHATTER.match(plain_first)
-            or _IMAGING_CLAUSE.search(plain_first)
-            or _NO_NAME_WORDS.search(plain_first)
-        ):
-            found.lead = _bare_lead(first_line, reader, known=False)
-        else:
-            no_name_above = True  # "Sure!", "Impression": the others are the answer
-    elif (
-        first_line
-        and over_others is not None
-        and found.others
-        and found.lead is None
-        and found.suggested is None
-    ):
-        # "Glioblastoma\nDifferentials:\n1. Lymphoma\n2. Metastasis": the bare name above
-        # the label of the others is the model's first choice, whatever the list's markers
-        found.lead = _bare_lead(first_line, reader)
-    if (
-        others_run
-        and dash_others
-        and not first_is_others
-        and found.lead is None
-        and not no_name_above
-    ):
-        # "Likely glioblastoma\nDifferentials: 1- Lymphoma 2- Metastasis", "Glioblastoma
-        # (most likely)\nOthers: 1- ...", "The patient has a glioma.\nOthers: 1- ...": the
-        # line above is no bare name kept first, and the others would take its place; the
-        # dash run is read as it was before it was read as a list
-        return _read_written_diagnoses(text, others_run=False)
     return found
-
-
-# A label of the other diagnoses alone on its line, or with them after its colon
-# ("Differentials:", "**Differential diagnoses**:", "DDx:", "Others: A; B", "Other
-# possibilities:", "Alternatives:", "Also consider:"); never a reason heading ("Why:",
-# "Key features:", "Findings:").
-_OTHERS_HEADING = re.compile(
-    r"[\W_]*(?:differentials?(?:\s+diagnos[ie]s)?|ddx|others?|alternatives?(?:\s+diagnos[ie]s)?"
-    r"|other\s+(?:possible\s+|potential\s+|differential\s+)?"
-    r"(?:diagnos[ie]s|differentials?|possibilities|considerations)|also\s+consider)"
-    r"(?:\s*\([^()\n]{0,60}\))?[\s*_]*(?::|$)",
-    re.I,
-)
-
-
-def _name_over_others(lines: list[str], reader: _NameReader) -> int | None:
-    """The index of the label line when the answer opens with a bare name the lexicon knows
-    as a disease and the next non-empty line is a label of the others
-    (:data:`_OTHERS_HEADING`); else None. A line of chatter, a heading, a study or a finding
-    ("Sure!", "Impression", "Brain MRI", "Left frontal lesion") names no disease.
-
-    Example:
-        >>> _name_over_others(["Glioblastoma", "", "Differentials:", "1. Lymphoma"], _NameReader())
-        2
-        >>> _name_over_others(["Brain MRI", "Differentials:", "1. Lymphoma"], _NameReader())
-        >>> _name_over_others(["Glioblastoma", "Why:", "1. Rim"], _NameReader())
-    """
-    filled = [index for index, line in enumerate(lines) if line.strip()][:2]
-    if len(filled) < 2 or not _OTHERS_HEADING.match(lines[filled[1]].strip()):
-        return None
-    first = lines[filled[0]]
-    if _LIST_MARKER.match(first) or _DASH_MARKER.match(first):
-        return None
-    plain = _plain_sentence(first).strip(" *_.")
-    # the whole line one name the lexicon knows ("Glioblastoma (WHO grade 4)"), or one with
-    # qualifiers after commas ("Glioblastoma, IDH-wildtype"): never a hedge, a negation or a
-    # history around it ("Glioblastoma unlikely", "Glioma vs lymphoma", "Rule out X",
-    # "Prior stroke", "Patient with multiple sclerosis")
-    pieces = _commas_outside_brackets(plain)
-    one_name = reader.known(plain) or (
-        len(pieces) > 1
-        and reader.known(pieces[0].strip())
-        and all(_is_qualifier(piece.strip(), reader) for piece in pieces[1:])
-    )
-    if not one_name or "?" in plain or not reader.names_disease(plain):
-        return None
-    # no hedge the lexicon's look-up leaves out ("Rule out X", "Probable X", "X (suspected)")
-    words = re.findall(r"[a-z]+", plain.lower().replace("favour", "favor"))
-    if any(
-        tuple(words[start : start + len(phrase)]) == phrase
-        for phrase in _HEDGE_PHRASES
-        for start in range(len(words))
-    ):
-        return None
-    return filled[1] if _bare_lead(first, reader) is not None else None
-
-
-# A line of chatter, no name ("Sure!", "Okay, here it is", "Hello"): an exclamation or
-# question, or a conversational opening word.
-_CHATTER = re.compile(
-    r".*[!?]\W*$|\W*(?:sure|okay|ok|certainly|of\s+course|absolutely|yes|no|hello|hi|hey|"
-    r"great|thanks|thank\s+you|here|well|alright|all\s+right|got\s+it|understood|noted)\b",
-    re.I | re.S,
-)
-# Words of a heading, a study or a finding, no disease ("Impression", "Brain MRI", "Left
-# frontal lesion").
-_NO_NAME_WORDS = re.compile(
-    r"\b(?:mri|ct|axial|sagittal|coronal|scan|image|slice|sequence|study|assessment|"
-    r"impression|summary|conclusion|answer|diagnos[ie]s|differentials?|lesions?|mass|"
-    r"abnormalit(?:y|ies)|left|right|frontal|parietal|temporal|occipital)\b",
-    re.I,
-)
-# A heading above the names ("Final answer", "Diagnoses"), as the bare-answer rule skips it.
-_HEADING_WORDS = re.compile(
-    r"[^\w]*(?:(?:final|my|the)\s+)?(?:answer|response|output|diagnos[ie]s|differentials?|"
-    r"differential\s+diagnos[ie]s|ranked\s+diagnos[ie]s)[^\w]*",
-    re.I,
-)
-# A one-line dash-numbered run after a label's colon ("Others: 1- A 2- B").
-_DASH_RUN_AFTER_LABEL = re.compile(r":(?:\*\*|__)?[\s*_]*1 ?[-\u2013\u2014](?:\*\*|__)?\s")
-
-
-# A hedge, a name and a reason clause opening the answer ("Most likely glioblastoma due to:
-# 1. ...", "Probably meningioma because of the dural tail").
-_HEDGED_NAME_REASON = re.compile(
-    r"[\W_]*(?:most\s+likely|likely|probably|possibly)\s+(?P<name>[^:;,.()]+?)\s*,?\s+"
-    r"(?:due\s+to|because(?:\s+of)?|given|as\s+evidenced\s+by)\b(?P<rest>.*)",
-    re.I,
-)
-_MAX_HEDGED_FIRST_NAME_WORDS = 8
-# Imaging findings a reason clause may be made of ("the dural tail", "ring enhancement with
-# necrosis"): only such a clause is cut; any other ("due to hyponatremia") may be the
-# diagnosis.
-_IMAGING_CLAUSE = re.compile(
-    r"\b(?:enhanc\w*|signal|\w*intens\w*|restrict\w*|diffusion|dwi|adc|flair|t[12]|swi|"
-    r"susceptibility|bloom\w*|tail|rim|ring|necros[ie]s|necrotic|calcif\w*|cyst(?:ic|s)?|"
-    r"appearance|features?|findings?|location|pattern|morphology|margins?|mass\s+effect|"
-    r"lesions?|perfusion|spectroscopy|distribution|imaging|shape|configuration|"
-    r"periventricular|extra-?axial|intra-?axial|dural|hemorrhagic\s+foci|edema|"
-    r"characteristics|involvement|(?:its|the)\s+(?:size|age))\b",
-    re.I,
-)
-
-
-def _without_reason_clause(text: str) -> str:
-    """``text`` with a first line "<hedge> <name> <reason clause>" written "Most likely:
-    <name>", and the reason list under it (when the clause is a colon and nothing after it
-    on the line) left out; reasons written on the line leave the list below as it is.
-
-    Only when a name the lexicon knows (at most 8 words, no verb) stands between the hedge
-    (most likely, likely, probably, possibly) and the clause ("due to", "because (of)",
-    "given", "as evidenced by"), and the clause is empty or made of imaging findings
-    (:data:`_IMAGING_CLAUSE`: "the dural tail", "ring enhancement") and names no disease the
-    lexicon knows. "Most likely hydrocephalus due to aqueductal stenosis" and "Most likely
-    cerebral edema due to hyponatremia" (the clause may be the diagnosis) stay whole: every
-    other first line reads as before.
-
-    Example:
-        >>> _without_reason_clause("Most likely glioblastoma due to: 1. Rim 2. Necrosis")
-        'Most likely: glioblastoma'
-        >>> _without_reason_clause("Probably meningioma because of the dural tail")
-        'Most likely: meningioma'
-        >>> _without_reason_clause("Most likely due to: 1. Rim 2. Necrosis")
-        'Most likely due to: 1. Rim 2. Necrosis'
-    """
-    lines = text.splitlines()
-    first = next((index for index, line in enumerate(lines) if line.strip()), None)
-    if first is None:
-        return text
-    match = _HEDGED_NAME_REASON.fullmatch(_plain_sentence(lines[first]))
-    if match is None:
-        return text
-    reader = _NameReader()
-    name, rest = match.group("name").strip(), match.group("rest").strip()
-    if (
-        len(name.split()) > _MAX_HEDGED_FIRST_NAME_WORDS
-        or _SENTENCE_PIECE.search(name)
-        or _CLAUSE_PIECE.match(name)
-        or not reader.names_disease(name)
-    ):
-        return text  # "Most likely a tumour given the enhancement": a category, no name
-    clause = rest.lstrip(":").strip()
-    findings = re.sub(r"\bmass\s+effect\b", "", clause, flags=re.I)  # a finding, not "mass"
-    if clause and (not _IMAGING_CLAUSE.search(clause) or reader.mentions(findings)):
-        # "Most likely cerebral edema due to hyponatremia": the clause may be the diagnosis
-        return text
-    kept = [*lines[:first], f"Most likely: {name}"]
-    following = lines[first + 1 :]
-    if rest.startswith(":") and not clause:  # "due to:" and its list below: reasons
-        while following and (
-            not following[0].strip() or following[0][:1].isspace() or _LIST_ITEM.match(following[0])
-        ):
-            following.pop(0)
-    return "\n".join(kept + following)
-
-
-def _differential_label(line: str) -> bool:
-    """Whether ``line`` opens with a label of the other diagnoses ("Differentials:")."""
-    item = _LIST_ITEM.match(line)
-    value = item.group("value") if item else line
-    if re.match(rf"^\W*{_DIFFERENTIAL_LABEL}[\s*_]*$", value, re.I):  # "Others:" alone
-        return True
-    label = _line_label(value, _NameReader())
-    return label is not None and label[0] == "differential"
-
-
-def _bare_lead(line: str, reader: _NameReader, *, known: bool = True) -> list[str] | None:
-    """The name a first line written bare gives ("**Glioblastoma**"), or None when it may
-    be anything else: a sentence, a label or heading, a line of over 12 words, or (with
-    ``known``) one in which the lexicon finds no disease. Without ``known`` the line is
-    read as the bare-answer rule reads it ("Schistosomal granuloma of the brain\nOthers: 1-
-    A 2- B" was one name per line before the dash run was read as a list)."""
-    plain = _plain_sentence(line).strip(" *_.")
-    if (
-        not plain
-        or ":" in plain
-        or len(plain.split()) > _MAX_NAME_WORDS
-        or _SENTENCE_PIECE.search(plain)
-        or _CLAUSE_PIECE.match(plain)
-        or re.search(r"\b(?:cannot|can't|unable|sorry|apologi\w*)\b", plain, re.I)
-        or (known and not reader.mentions(plain))
-        or (not known and _HEADING_WORDS.fullmatch(plain))
-    ):
-        return None
-    read = _one_line_names(plain, reader)
-    return read.names if read is not None and read.status == "fallback_list" else None
 
 
 # --------------------------------------------------------------------------- refusals
