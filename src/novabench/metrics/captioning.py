@@ -115,7 +115,7 @@ from novabench.metrics.keywords import (
     LexiconKeywordExtractor,
     default_keyword_extractor,
 )
-from novabench.metrics.stats import cluster_resample_sums
+from novabench.metrics.stats import checked_cluster_counts, cluster_resample_sums
 from novabench.tasks.captioning import (
     BERTSCORE_FINGERPRINT,
     BERTSCORE_PAPER_KEY,
@@ -336,6 +336,26 @@ class _Draws:
         return np.add.reduce(gathered, axis=0)
 
 
+def _exact_products(
+    times: np.ndarray,
+    lengths: np.ndarray,
+    items: np.ndarray,
+    summed_items: np.ndarray,
+    columns: dict[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """``times @ summed_items`` split back into ``columns``' blocks: integer sums, exact in
+    any order, taken in float32 when no partial sum can reach 2**24 (exact there, as float64
+    is below 2**53, and about twice as fast). ``items`` are the per-item integers (counts
+    and values non-negative: no partial sum exceeds the longest row, ``lengths``, times the
+    largest value); ``summed_items`` the rows the product takes (the items, or their
+    per-cluster totals)."""
+    largest = int(lengths.max(initial=0)) * int(np.abs(items).max(initial=0))
+    exact = np.float32 if largest < 1 << 24 else np.float64
+    summed = (times.astype(exact) @ summed_items.astype(exact)).astype(np.float64)
+    splits = np.cumsum([block.shape[1] for block in columns.values()])[:-1]
+    return dict(zip(columns, np.split(summed, splits, axis=1)))
+
+
 class _CountedDraws(_Draws):
     """Resamples given as draw counts per pair, each one the sorted row of its pairs (the
     bootstrap's order): rows of any length, padded on the right with a pair of value 0 for
@@ -364,13 +384,7 @@ class _CountedDraws(_Draws):
         if not columns:
             return {}
         stacked = np.concatenate(list(columns.values()), axis=1)
-        # Counts and values are non-negative: no partial sum exceeds the longest row times
-        # the largest value.
-        largest = int(self.lengths.max(initial=0)) * int(np.abs(stacked).max(initial=0))
-        exact = np.float32 if largest < 1 << 24 else np.float64
-        summed = (self.times.astype(exact) @ stacked.astype(exact)).astype(np.float64)
-        splits = np.cumsum([block.shape[1] for block in columns.values()])[:-1]
-        return dict(zip(columns, np.split(summed, splits, axis=1)))
+        return _exact_products(self.times, self.lengths, stacked, stacked, columns)
 
     def sequential_sums(self, values: np.ndarray) -> np.ndarray:
         """As :meth:`_Draws.sequential_sums`, the padding adding 0.0."""
@@ -443,11 +457,7 @@ class _ClusterDraws:
             return {}
         stacked = np.concatenate(list(columns.values()), axis=1)
         per_cluster = self._cluster_totals(stacked.T.astype(np.float64)).T
-        largest = int(self.lengths.max(initial=0)) * int(np.abs(stacked).max(initial=0))
-        exact = np.float32 if largest < 1 << 24 else np.float64
-        summed = (self.times.astype(exact) @ per_cluster.astype(exact)).astype(np.float64)
-        splits = np.cumsum([block.shape[1] for block in columns.values()])[:-1]
-        return dict(zip(columns, np.split(summed, splits, axis=1)))
+        return _exact_products(self.times, self.lengths, stacked, per_cluster, columns)
 
     def float_sums(self, stacked: np.ndarray) -> np.ndarray:
         """Each resample's sum of each row of ``stacked`` (``(k, n_pairs)`` -> ``(k,
@@ -859,22 +869,9 @@ class CaptioningEvaluation:
             ...     np.array([[1, 1], [2, 0], [0, 2]]), np.array([0, 0, 1]))["ROUGE-L"].tolist()
             [0.5, 0.75, 0.0]
         """
-        times = np.asarray(counts)
-        labels = np.asarray(codes)
-        if (
-            times.ndim != 2
-            or (times.size and (times.dtype.kind not in "iu" or times.min() < 0))
-            or labels.shape != (self.n_items,)
-            or (labels.size and (labels.dtype.kind not in "iu" or labels.min() < 0))
-            or (labels.size and labels.max() >= times.shape[1])
-        ):
-            raise NovaInputError(
-                f"counts must be a 2-D array of non-negative integers, one column per "
-                f"cluster and one resample per row, and codes one cluster number per pair "
-                f"({self.n_items}) below the number of columns",
-                source="aggregate_cluster_counts",
-                field="counts",
-            )
+        times, labels = checked_cluster_counts(
+            counts, codes, self.n_items, item="pair", source="aggregate_cluster_counts"
+        )
         if self.n_items == 0 or not times.any():  # no resample draws a pair
             return {name: np.full(len(times), math.nan) for name in self.metrics}
         draws = _ClusterDraws(times.astype(np.int64, copy=False), labels.astype(np.intp))

@@ -40,6 +40,7 @@ from novabench import checks
 from novabench.errors import NovaInputError
 from novabench.metrics.boxes import paired_iou_xywh
 from novabench.metrics.localization_inputs import LocalizationInputs
+from novabench.metrics.stats import checked_cluster_counts
 
 __all__ = [
     "COCO_AP_KEYS",
@@ -780,21 +781,7 @@ class LocalizationEvaluation:
         """
         group = None if positions is None else self._group_positions(positions)
         n_columns = self.n_items if group is None else len(group)
-        weights = np.asarray(counts)
-        labels = np.asarray(codes)
-        if (
-            weights.ndim != 2
-            or (weights.size and (weights.dtype.kind not in "iu" or weights.min() < 0))
-            or labels.shape != (n_columns,)
-            or (labels.size and (labels.dtype.kind not in "iu" or labels.min() < 0))
-            or (labels.size and labels.max() >= weights.shape[1])
-        ):
-            raise NovaInputError(
-                f"counts must be a 2-D array of non-negative integers, one column per cluster "
-                f"and one resample per row, and codes one cluster number per image "
-                f"({n_columns}) below the number of columns",
-                field="counts",
-            )
+        weights, labels = checked_cluster_counts(counts, codes, n_columns, item="image")
         if coco_ap:
             per_image = np.take(weights, labels, axis=1)
             return self.aggregate_counts(per_image, coco_ap=True, positions=group)

@@ -57,6 +57,7 @@ __all__ = [
     "SupportsResampledAggregate",
     "bootstrap_confidence_intervals",
     "cluster_codes",
+    "checked_cluster_counts",
     "cluster_resample_sums",
     "paired_bootstrap",
 ]
@@ -266,6 +267,42 @@ def cluster_codes(
     return np.fromiter(
         (numbers.setdefault(label, len(numbers)) for label in labels), dtype=np.int64, count=n_items
     )
+
+
+def checked_cluster_counts(
+    counts: Any, codes: Any, n_items: int, *, item: str, source: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``counts`` and ``codes`` as arrays, once checked to be draws of whole clusters.
+
+    ``counts`` must be ``(n_resamples, n_clusters)`` non-negative integers and ``codes`` one
+    non-negative integer per item, each below ``n_clusters``; else a :class:`NovaInputError`
+    naming ``counts`` and what an ``item`` is (a pair, an image).
+
+    Example:
+        >>> times, labels = checked_cluster_counts([[1, 1]], [0, 1, 1], 3, item="image")
+        >>> times.shape, labels.tolist()
+        ((1, 2), [0, 1, 1])
+        >>> checked_cluster_counts([[1]], [0, 1], 2, item="image")
+        Traceback (most recent call last):
+        ...
+        novabench.errors.NovaInputError: field 'counts': counts must be a 2-D array of non-negative integers, one column per cluster and one resample per row, and codes one cluster number per image (2) below the number of columns
+    """
+    times, labels = np.asarray(counts), np.asarray(codes)
+    if (
+        times.ndim != 2
+        or (times.size and (times.dtype.kind not in "iu" or times.min() < 0))
+        or labels.shape != (n_items,)
+        or (labels.size and (labels.dtype.kind not in "iu" or labels.min() < 0))
+        or (labels.size and labels.max() >= times.shape[1])
+    ):
+        raise NovaInputError(
+            "counts must be a 2-D array of non-negative integers, one column per cluster and "
+            f"one resample per row, and codes one cluster number per {item} ({n_items}) below "
+            "the number of columns",
+            source=source,
+            field="counts",
+        )
+    return times, labels
 
 
 def cluster_resample_sums(values: np.ndarray, codes: np.ndarray, counts: np.ndarray) -> np.ndarray:
