@@ -9,6 +9,7 @@ import os
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import datasets
 import numpy as np
@@ -493,23 +494,30 @@ def _worker(
     queue.put((process_id, metric.compute()))
 
 
-@pytest.mark.slow  # two spawned interpreters importing evaluate: about 40 s on 2 shared cores
-def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
-    predictions, references = random_localization(np.random.default_rng(11), 24)
+def _in_two_processes(target: Any, arguments: Any) -> dict[int, Any]:
+    """``target`` run as evaluate's processes 0 and 1 (spawned, one experiment id), each
+    given ``arguments(process_id, experiment_id, queue)``; what each put on the queue."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     experiment_id = uuid.uuid4().hex
     workers = [
-        context.Process(
-            target=_worker, args=(i, experiment_id, str(tmp_path), predictions, references, queue)
-        )
-        for i in (0, 1)
+        context.Process(target=target, args=arguments(i, experiment_id, queue)) for i in (0, 1)
     ]
     for worker in workers:
         worker.start()
     results = dict(queue.get(timeout=240) for _ in workers)
     for worker in workers:
         worker.join(timeout=60)
+    return results
+
+
+@pytest.mark.slow  # two spawned interpreters importing evaluate: about 40 s on 2 shared cores
+def test_two_processes_gather_on_process_zero(tmp_path: Path) -> None:
+    predictions, references = random_localization(np.random.default_rng(11), 24)
+    results = _in_two_processes(
+        _worker,
+        lambda i, experiment, queue: (i, experiment, str(tmp_path), predictions, references, queue),
+    )
     assert results[1] is None
     assert_same(results[0], score_localization(predictions, references), LOCALIZATION_KEYS)
 
@@ -561,18 +569,9 @@ def _repeating_worker(process_id: int, experiment_id: str, cache_dir: str, queue
 
 @pytest.mark.slow  # two spawned interpreters importing evaluate: about 40 s on 2 shared cores
 def test_a_repeat_split_across_two_processes_is_refused_on_process_zero(tmp_path: Path) -> None:
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    experiment_id = uuid.uuid4().hex
-    workers = [
-        context.Process(target=_repeating_worker, args=(i, experiment_id, str(tmp_path), queue))
-        for i in (0, 1)
-    ]
-    for worker in workers:
-        worker.start()
-    results = dict(queue.get(timeout=240) for _ in workers)
-    for worker in workers:
-        worker.join(timeout=60)
+    results = _in_two_processes(
+        _repeating_worker, lambda i, experiment, queue: (i, experiment, str(tmp_path), queue)
+    )
     assert results[1] is None
     record, field, message = results[0]
     assert (record, field) == ("example 3 (0-based index 2)", "references.filename")

@@ -336,6 +336,18 @@ class _Draws:
         return np.add.reduce(gathered, axis=0)
 
 
+def _undefined_where_empty(
+    result: dict[str, np.ndarray], lengths: np.ndarray
+) -> dict[str, np.ndarray]:
+    """``result`` with NaN in every resample of no pair (nothing to score: undefined, as
+    ``aggregate`` says)."""
+    empty = lengths == 0
+    if empty.any():
+        for values in result.values():
+            values[empty] = math.nan
+    return result
+
+
 def _exact_products(
     times: np.ndarray,
     lengths: np.ndarray,
@@ -831,12 +843,7 @@ class CaptioningEvaluation:
         if not times.any():  # no resample draws a pair: nothing to score
             return {name: np.full(len(times), math.nan) for name in self.metrics}
         draws = _CountedDraws(times.astype(np.int64, copy=False))
-        result = self._scores_of_draws(draws, draws.means)
-        empty = draws.lengths == 0
-        if empty.any():  # nothing to score: undefined, as aggregate says
-            for values in result.values():
-                values[empty] = math.nan
-        return result
+        return _undefined_where_empty(self._scores_of_draws(draws, draws.means), draws.lengths)
 
     def aggregate_cluster_counts(
         self, counts: np.ndarray, codes: np.ndarray
@@ -875,12 +882,7 @@ class CaptioningEvaluation:
         if self.n_items == 0 or not times.any():  # no resample draws a pair
             return {name: np.full(len(times), math.nan) for name in self.metrics}
         draws = _ClusterDraws(times.astype(np.int64, copy=False), labels.astype(np.intp))
-        result = self._scores_of_draws(draws, draws.means)
-        empty = draws.lengths == 0
-        if empty.any():  # nothing to score: undefined, as aggregate says
-            for values in result.values():
-                values[empty] = math.nan
-        return result
+        return _undefined_where_empty(self._scores_of_draws(draws, draws.means), draws.lengths)
 
     def _scores_of_draws(
         self, draws: _Draws | _ClusterDraws, mean_of: Callable[[np.ndarray], np.ndarray]
