@@ -521,3 +521,14 @@ def test_a_cut_answer_reads_no_box_its_whole_form_does_not(answer: str) -> None:
     # [200, 100, 300, 400] -> x 48..192, y 96..144.
     parsed = parse_localization(answer, image_size=IMAGE)
     assert (parsed.labels, parsed.boxes) == (["tumour"], [[48.0, 96.0, 144.0, 48.0]])
+
+
+def test_a_labelled_line_before_a_json_list_of_names_keeps_its_whole_label() -> None:
+    # The JSON object names the lesion but holds no box: the line before it is the box, read
+    # with the text from the very start ("Left", not "eft"), and the name that is no box is
+    # noted. Per mille of 480 px: [250, 100, 750, 500] -> x 48, y 120, 192 x 240.
+    answer = 'Left frontal lesion: [250, 100, 750, 500]\n{"lesions": ["left frontal"]}'
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert (parsed.status, parsed.boxes) == ("ok", [[48.0, 120.0, 192.0, 240.0]])
+    assert parsed.labels == ["Left frontal lesion"]
+    assert parsed.notes == ("1 entry of a box list not 4 numbers ('left frontal'): not read",)
