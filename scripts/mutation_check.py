@@ -77,6 +77,12 @@ DEFAULT_TARGETS: dict[str, list[str]] = {
         "tests/run/test_lesion_list_answers.py",
         "tests/run/test_parsers_fuzz.py",
         "tests/run/test_parsers_properties.py",
+        "tests/run/test_box_2d_scale.py",
+        "tests/run/test_dropped_boxes.py",
+        "tests/run/test_cut_off_pretty_json.py",
+        "tests/run/test_localization_refusals.py",
+        "tests/run/test_parsed_agrees_with_raw.py",
+        "tests/run/test_parsed_file_rewritten.py",
     ],
     "src/novabench/metrics/localization.py": [
         "tests/metrics/test_localization_mutants.py",

@@ -253,3 +253,282 @@ def test_an_answer_of_exactly_the_size_cap_is_read_whole_without_a_note() -> Non
     assert len(answer) == _MAX_CHARS
     parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
     assert (parsed.boxes, parsed.notes) == ([[48.0, 120.0, 192.0, 240.0]], ())
+
+
+# Per mille of 480 px (the protocol's [ymin, xmin, ymax, xmax]): 100 -> 48, 200 -> 96,
+# 300 -> 144, 400 -> 192, 500 -> 240, 600 -> 288, 700 -> 336, 800 -> 384.
+_JSON_THEN_PROSE = '{"boxes": [[100, 100, 200, 200]]}\nOther candidates: '
+
+
+@pytest.mark.parametrize(
+    ("prose_boxes", "shown"),
+    [
+        # Three boxes after the answer: all three quoted in the note.
+        (
+            "[300, 300, 400, 400], [500, 500, 600, 600], [700, 700, 800, 800]",
+            "3 different box(es) after the JSON answer not counted: [300, 300, 400, 400], "
+            "[500, 500, 600, 600], [700, 700, 800, 800]",
+        ),
+        # Four: the first three, then "...".
+        (
+            "[300, 300, 400, 400], [500, 500, 600, 600], [700, 700, 800, 800], [10, 10, 20, 20]",
+            "4 different box(es) after the JSON answer not counted: [300, 300, 400, 400], "
+            "[500, 500, 600, 600], [700, 700, 800, 800], ...",
+        ),
+    ],
+)
+def test_boxes_in_prose_after_the_json_answer_are_quoted_up_to_three(
+    prose_boxes: str, shown: str
+) -> None:
+    parsed = parse_localization(
+        _JSON_THEN_PROSE + prose_boxes, image_size=IMAGE, convention="protocol"
+    )
+    # Only the JSON box is scored: y and x 100..200 per mille -> 48, size 48.
+    assert parsed.boxes == [[48.0, 48.0, 48.0, 48.0]]
+    assert parsed.notes == (shown,)
+
+
+_CUT_NOTE = "answer cut off: what follows its last complete box was not read"
+
+
+@pytest.mark.parametrize(
+    ("answer", "labels", "boxes"),
+    [
+        # The second object is cut inside its label: its box_2d was written whole and is
+        # kept (y-first per mille: x 600 -> 288, y 500 -> 240, 100 per mille -> 48 wide), with
+        # no label (a cut label is none); the first object keeps its own.
+        (
+            '[{"box_2d": [100, 200, 300, 400], "label": "mass"}, '
+            '{"box_2d": [500, 600, 700, 800], "label": "ede',
+            ["mass", ""],
+            [[96.0, 48.0, 96.0, 96.0], [288.0, 240.0, 96.0, 96.0]],
+        ),
+        # The label written before the box in the cut object is its label.
+        (
+            '[{"box_2d": [100, 200, 300, 400], "label": "mass"}, '
+            '{"label": "edema", "box_2d": [500, 600, 700, 800]',
+            ["mass", "edema"],
+            [[96.0, 48.0, 96.0, 96.0], [288.0, 240.0, 96.0, 96.0]],
+        ),
+        # Unquoted keys, the label first.
+        (
+            '{label: "edema", box_2d: [500, 600, 700, 800]',
+            ["edema"],
+            [[288.0, 240.0, 96.0, 96.0]],
+        ),
+        # A box_2d quoted in prose before the fenced answer is not the answer's: the cut
+        # answer's two boxes only (300..400 per mille -> 144, size 48).
+        (
+            "Earlier guess: box_2d: [100, 100, 200, 200]\n```json\n"
+            '[{"box_2d": [300, 300, 400, 400], "label": "mass"}, '
+            '{"box_2d": [500, 600, 700, 800], "label": "ede',
+            ["mass", ""],
+            [[144.0, 144.0, 48.0, 48.0], [288.0, 240.0, 96.0, 96.0]],
+        ),
+    ],
+)
+def test_a_box_2d_written_whole_in_a_cut_off_object_is_kept(
+    answer: str, labels: list[str], boxes: list[list[float]]
+) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.convention) == ("truncated_ok", "protocol")
+    assert (parsed.labels, parsed.boxes, parsed.notes) == (labels, boxes, (_CUT_NOTE,))
+
+
+def test_a_bbox_2d_written_whole_in_a_cut_off_object_is_read_as_qwen_pixels() -> None:
+    # bbox_2d is x-first pixels (Qwen2.5-VL): the cut object's box is x 50..70, y 60..80.
+    answer = (
+        '[{"bbox_2d": [10, 20, 300, 400], "label": "mass"}, '
+        '{"bbox_2d": [50, 60, 70, 80], "label": "x"'
+    )
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.convention) == ("truncated_ok", "qwen")
+    assert parsed.labels == ["mass", "x"]
+    assert parsed.boxes == [[10.0, 20.0, 290.0, 380.0], [50.0, 60.0, 20.0, 20.0]]
+
+
+@pytest.mark.parametrize("closed", ["", '00, 600, 700, 800], "label": "edema"}]'])
+def test_a_box_2d_in_prose_before_a_cut_json_answer_is_not_counted_twice(closed: str) -> None:
+    # The prose box joins the answer after it (boxes before the first JSON answer always
+    # did); the JSON answer's own box is read once, whether the answer was cut after its
+    # first object or not. Per mille of 480 px, y first: [200, 100, 300, 400] -> x 48..192,
+    # y 96..144; [500, 600, 700, 800] -> x 288..384, y 240..336.
+    answer = (
+        "The lesion is at box_2d: [200, 100, 300, 400], the mass.\n"
+        '[{"box_2d": [500, 600, 700, 800], "label": "edema"}, {"box_2d": [5' + closed
+    )
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    mass, edema = [48.0, 96.0, 144.0, 48.0], [288.0, 240.0, 96.0, 96.0]
+    if closed:  # the second object closed: it is the same box again, written twice
+        assert parsed.boxes == [mass, edema, edema]
+    else:
+        assert (parsed.status, parsed.boxes) == ("truncated_ok", [mass, edema])
+
+
+def test_box_2d_fractions_touching_the_edges_under_a_prompt_for_fractions() -> None:
+    # The prompt asked for 0..1 fractions; box_2d fixes y first. 0.0 and 1.0 are fractions
+    # too: ymin 0 -> 0 px, xmin 0.25 -> 120, ymax 0.5 -> 240, xmax 1.0 -> 480.
+    answer = '[{"box_2d": [0.0, 0.25, 0.5, 1.0], "label": "mass"}]'
+    parsed = parse_localization(answer, image_size=IMAGE, prompt_convention="xyxy_norm1")
+    assert (parsed.status, parsed.convention) == ("ok", "yxyx_norm1")
+    assert parsed.boxes == [[120.0, 0.0, 360.0, 240.0]]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "why"),
+    [
+        (None, ""),
+        ("protocol", " and the run's prompt asked for protocol"),
+    ],
+)
+def test_box_2d_fractions_name_the_prompt_only_when_one_is_on_record(
+    prompt: str | None, why: str
+) -> None:
+    answer = '[{"box_2d": [0.1, 0.2, 0.5, 0.6], "label": "mass"}]'
+    parsed = parse_localization(answer, image_size=IMAGE, prompt_convention=prompt)
+    assert (parsed.status, parsed.readable_with) == ("ambiguous_convention", ("yxyx_norm1",))
+    assert parsed.error == (
+        "1 box(es) found but the convention is ambiguous: box_2d values in 0..1, but box_2d "
+        f"is Gemini's 0..1000 form{why}: y-first fractions are read only when chosen; pass "
+        "convention= explicitly"
+    )
+
+
+def test_a_box_2d_fraction_box_touching_the_edges_beside_a_per_mille_one() -> None:
+    # The first box is 0..1 fractions (0.0 and 1.0 included), the second Gemini's 0..1000
+    # units with a decimal: no single scale reads both, and only the first counts as a
+    # fraction box ("1 of 2"); the largest value is 400.
+    answer = (
+        '[{"box_2d": [0.0, 0.25, 0.5, 1.0], "label": "mass"}, '
+        '{"box_2d": [100.5, 200, 300, 400], "label": "edema"}]'
+    )
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.boxes) == ("ambiguous_convention", [])
+    assert parsed.error == (
+        "2 box(es) found but the convention is ambiguous: box_2d values in 0..1 in 1 of 2 "
+        "boxes and up to 400 in the others: 0..1 fractions and Gemini's 0..1000 units in one "
+        "answer; pass convention= explicitly"
+    )
+
+
+_DECLINED = "As an AI language model, I cannot analyze medical images.\n"
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        # 57 + " " + 22 = 80 characters once the line break is a space: quoted whole.
+        (
+            _DECLINED + "Consult a radiologist.",
+            "As an AI language model, I cannot analyze medical images. Consult a radiologist.",
+        ),
+        # 81 characters: its first 77 (58 up to "Consult", then 19: "Consult your physic"),
+        # then "...".
+        (
+            _DECLINED + "Consult your physician.",
+            "As an AI language model, I cannot analyze medical images. Consult your physic...",
+        ),
+    ],
+)
+def test_a_refusal_is_quoted_on_one_line_up_to_80_characters(answer: str, shown: str) -> None:
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.boxes) == ("refusal", [])
+    assert parsed.error == f"the model declined to localise: {shown!r}"
+
+
+@pytest.mark.parametrize("between", ["\n", " "])  # one lesion a line, or both on one line
+def test_lesions_listed_after_a_fenced_block_without_json_are_all_scored(between: str) -> None:
+    # The fenced block holds prose, no JSON: the whole text is read, and its two numbered
+    # lesions are one answer. Per mille of 480 px, y first: [100, 100, 200, 200] -> x and y
+    # 48, size 48; [300, 600, 400, 700] -> x 288, y 144, size 48.
+    answer = (
+        "Findings:\n```\nT2 hyperintense lesions in both hemispheres\n```\n"
+        'Lesion 1: {"box_2d": [100, 100, 200, 200], "label": "left frontal"}'
+        + between
+        + 'Lesion 2: {"box_2d": [300, 600, 400, 700], "label": "right parietal"}'
+    )
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.status, parsed.labels) == ("ok", ["left frontal", "right parietal"])
+    assert parsed.boxes == [[48.0, 48.0, 48.0, 48.0], [288.0, 144.0, 48.0, 48.0]]
+    assert parsed.notes == (
+        "2 JSON answers, one per numbered lesion (Lesion 1, Lesion 2...), scored together",
+    )
+
+
+def test_a_box_restated_by_two_later_answers_is_no_prose_box() -> None:
+    # Three JSON answers, the last two holding the same box: the last is scored, the two
+    # earlier ones are set aside, and the box written twice after the first answer is each
+    # time a later answer's own box, not prose (300..400 per mille of 480 px -> 144, 48).
+    answer = (
+        'First try: {"boxes": [[100, 100, 200, 200]]}\n'
+        'On a second look: {"boxes": [[300, 300, 400, 400]]}\n'
+        'Final answer: {"boxes": [[300, 300, 400, 400]]}'
+    )
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert (parsed.status, parsed.boxes) == ("ok", [[144.0, 144.0, 48.0, 48.0]])
+    earlier = (
+        "an earlier JSON answer not counted (1 box(es): {}): the last complete JSON answer "
+        "is the model's final answer"
+    )
+    assert parsed.notes == (
+        earlier.format("[100, 100, 200, 200]"),
+        earlier.format("[300, 300, 400, 400]"),
+    )
+
+
+@pytest.mark.parametrize(
+    "preamble",
+    [
+        "Overall, two lesions:",  # "overall" before the list sums up nothing yet
+        "Otherwise unremarkable brain. Lesions:",  # "otherwise" opens no alternative here
+    ],
+)
+def test_words_of_the_preamble_do_not_undo_a_numbered_list_of_lesions(preamble: str) -> None:
+    # Before "Lesion 2" those words would make the second object a correction or an
+    # alternative; before "Lesion 1" they are the report's opening. Both lesions are scored
+    # (per mille of 480 px: [100, 100, 200, 200] -> 48, 48, 48, 48; [300, 600, 400, 700] ->
+    # x 288, y 144, size 48).
+    answer = (
+        preamble + "\n"
+        'Lesion 1: {"box_2d": [100, 100, 200, 200], "label": "left frontal"}\n'
+        'Lesion 2: {"box_2d": [300, 600, 400, 700], "label": "right parietal"}'
+    )
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert parsed.boxes == [[48.0, 48.0, 48.0, 48.0], [288.0, 144.0, 48.0, 48.0]]
+    assert parsed.notes == (
+        "2 JSON answers, one per numbered lesion (Lesion 1, Lesion 2...), scored together",
+    )
+
+
+_TUMOUR_WITH_CORE = (
+    '{"box_2d": [200, 100, 300, 400], "label": "tumour", '
+    '"core": {"box_2d": [220, 120, 280, 380], "label": "enhancing core"}}'
+)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        _TUMOUR_WITH_CORE,
+        _TUMOUR_WITH_CORE[:-2],  # cut after the core's label: the core object unfinished
+        _TUMOUR_WITH_CORE[: _TUMOUR_WITH_CORE.index(', "label": "enhancing')],  # after its "]"
+    ],
+)
+def test_a_cut_answer_reads_no_box_its_whole_form_does_not(answer: str) -> None:
+    # An object holding a box is one box: the box of an object nested in it is not read
+    # (the whole answer gives one). Cut off, it gave two: the nested box was added back as
+    # a "whole keyed box of the unfinished object". y first, per mille of 480 px:
+    # [200, 100, 300, 400] -> x 48..192, y 96..144.
+    parsed = parse_localization(answer, image_size=IMAGE)
+    assert (parsed.labels, parsed.boxes) == (["tumour"], [[48.0, 96.0, 144.0, 48.0]])
+
+
+def test_a_labelled_line_before_a_json_list_of_names_keeps_its_whole_label() -> None:
+    # The JSON object names the lesion but holds no box: the line before it is the box, read
+    # with the text from the very start ("Left", not "eft"), and the name that is no box is
+    # noted. Per mille of 480 px: [250, 100, 750, 500] -> x 48, y 120, 192 x 240.
+    answer = 'Left frontal lesion: [250, 100, 750, 500]\n{"lesions": ["left frontal"]}'
+    parsed = parse_localization(answer, image_size=IMAGE, convention="protocol")
+    assert (parsed.status, parsed.boxes) == ("ok", [[48.0, 120.0, 192.0, 240.0]])
+    assert parsed.labels == ["Left frontal lesion"]
+    assert parsed.notes == ("1 entry of a box list not 4 numbers ('left frontal'): not read",)

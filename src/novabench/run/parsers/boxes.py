@@ -1187,8 +1187,6 @@ def _parse_localization(
     extraction = _Extraction()
     reading = _read_json(text, extraction)
     answer_text = reading.text
-    if extraction.truncated:
-        _recover_cut_keyed_boxes(answer_text or text, extraction)
     not_boxes = extraction.not_boxes
     if not any(c.from_json_object for c in extraction.candidates):
         # No boxes inside JSON objects: read labelled lines instead, which keeps
@@ -1352,44 +1350,6 @@ def _parse_localization(
         notes=tuple(notes),
         n_order_from_keys=sum(keyed_over.values()),
     )
-
-
-# A whole box under a key that fixes its order: "box_2d": [a, b, c, d] (closing bracket read).
-_KEYED_LIST = re.compile(
-    rf"""["']?(?P<key>b?box_?2d)["']?\s*:\s*\[\s*({_NUM}){_SEP}({_NUM}){_SEP}({_NUM}){_SEP}({_NUM})\s*\]""",
-    re.IGNORECASE,
-)
-
-
-# A label whose closing quote was written (a cut one is no label).
-_COMPLETE_LABEL = re.compile(
-    "[\"']?(?:" + "|".join(_LABEL_KEYS) + ")[\"']?" + r'\s*:\s*"(?P<label>[^"\n]*)"',
-    re.IGNORECASE,
-)
-
-
-def _recover_cut_keyed_boxes(text: str, extraction: _Extraction) -> None:
-    """Add the whole keyed boxes of a cut-off answer's unfinished last object.
-
-    The JSON reader drops an array's unfinished last entry, so in
-    ``[{"box_2d": [1, 2, 3, 4], "label": "ma`` the box is lost though its four numbers were
-    all written (and with no object read, the line reader would take them for a bare list,
-    in the convention's order, not the key's). The key's boxes the text holds beyond those
-    already read are added, in the key's order; a list cut before its ``]`` stays unread.
-    """
-    hints = {"qwen", "yxyx1000"}
-    read = sum(c.hint in hints for c in extraction.candidates)
-    written = list(_KEYED_LIST.finditer(text))
-    for match in written[read:]:
-        hint = "qwen" if _norm_key(match["key"]) in _QWEN_KEYS else "yxyx1000"
-        numbers = [_number_token(match.group(i)) for i in range(2, 6)]
-        # Its object: from the last "{" before the box to the next "}" (or the cut).
-        start = text.rfind("{", 0, match.start()) + 1
-        end = text.find("}", match.end())
-        label = _COMPLETE_LABEL.search(text[start : end if end >= 0 else len(text)])
-        extraction.candidates.append(
-            _Candidate(label["label"] if label else "", numbers, hint, from_json_object=True)
-        )
 
 
 def _boxes_shown(boxes: list[list[float]]) -> str:
