@@ -8,20 +8,14 @@ regression fails here; raise them when the matcher improves.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from novabench.metrics.diagnosis import LexiconDiagnosisMatcher
+from tests.scripts import load_script
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "measure_matcher.py"
-_spec = importlib.util.spec_from_file_location("measure_matcher", _SCRIPT)
-assert _spec is not None and _spec.loader is not None
-measure_matcher = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("measure_matcher", measure_matcher)
-_spec.loader.exec_module(measure_matcher)
+measure_matcher = load_script("measure_matcher")
 
 _DATA = Path(__file__).resolve().parents[1] / "data"
 

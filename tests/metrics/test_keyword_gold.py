@@ -53,19 +53,14 @@ Floors sit a little below the measured figures, so a lexicon change that loses c
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from novabench.metrics.keywords import NEGATED_PREFIX, default_keyword_extractor, load_lexicon
+from tests.scripts import load_script
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "measure_keywords.py"
-_spec = importlib.util.spec_from_file_location("measure_keywords", _SCRIPT)
-measure_keywords = importlib.util.module_from_spec(_spec)
-sys.modules["measure_keywords"] = measure_keywords  # its dataclass looks its module up
-_spec.loader.exec_module(measure_keywords)
+measure_keywords = load_script("measure_keywords")
 
 GOLD = Path(__file__).resolve().parent / "keyword_gold.txt"
 HELDOUT = Path(__file__).resolve().parent / "keyword_gold_heldout.txt"

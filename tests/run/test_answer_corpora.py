@@ -12,19 +12,13 @@ script without ``--check``.
 from __future__ import annotations
 
 import copy
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "pin_answer_corpora.py"
-_spec = importlib.util.spec_from_file_location("pin_answer_corpora", _SCRIPT)
-assert _spec is not None and _spec.loader is not None
-pin = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("pin_answer_corpora", pin)
-_spec.loader.exec_module(pin)
+from tests.scripts import load_script
+
+pin = load_script("pin_answer_corpora")
 
 _HOW = (
     "Run `PYTHONPATH=src python scripts/pin_answer_corpora.py --check` and review every move "
